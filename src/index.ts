@@ -1,0 +1,6 @@
+export { AgentDO } from "../durable-objects/agent/agent-do.ts";
+export default {
+	async fetch() {
+		return new Response("ok");
+	},
+} satisfies ExportedHandler<Env>;

@@ -1,0 +1,39 @@
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
+import { defineConfig, type Plugin } from "vitest/config";
+
+// wrangler bundles *.yaml as text (the `rules` in wrangler.toml); Vite needs the same rule for tests.
+function yamlAsText(): Plugin {
+	return {
+		name: "drover-yaml-as-text",
+		async load(id) {
+			if (!id.endsWith(".yaml")) return null;
+			return `export default ${JSON.stringify(await readFile(id, "utf8"))};`;
+		},
+	};
+}
+
+export const TEST_TOKENS = "reader:read:test-read-token,operator:operate:test-operate-token,root:admin:test-admin-token";
+
+export default defineConfig(async () => {
+	const migrations = await readD1Migrations(path.join(import.meta.dirname, "migrations"));
+	return {
+		plugins: [
+			yamlAsText(),
+			cloudflareTest({
+				wrangler: { configPath: "./wrangler.toml" },
+				miniflare: {
+					bindings: {
+						TEST_MIGRATIONS: migrations,
+						API_TOKENS: TEST_TOKENS,
+						ANTHROPIC_API_KEY: "",
+					},
+				},
+			}),
+		],
+		test: {
+			setupFiles: ["./test/setup/apply-migrations.ts"],
+		},
+	};
+});
