@@ -1,0 +1,69 @@
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+
+/**
+ * The only errors whose message reaches a user. Anything else is logged and answered as a
+ * generic 500, so internals (stack traces, SQL, upstream bodies) never leak into a response.
+ */
+export class AppError extends Error {
+	constructor(
+		readonly status: ContentfulStatusCode,
+		readonly code: string,
+		message: string,
+		readonly details?: unknown,
+	) {
+		super(message);
+		this.name = new.target.name;
+	}
+}
+
+export class BadRequestError extends AppError {
+	constructor(message: string, details?: unknown) {
+		super(400, "bad_request", message, details);
+	}
+}
+
+export class UnauthorizedError extends AppError {
+	constructor(message = "a valid bearer token is required") {
+		super(401, "unauthorized", message);
+	}
+}
+
+export class ForbiddenError extends AppError {
+	constructor(message: string) {
+		super(403, "forbidden", message);
+	}
+}
+
+export class NotFoundError extends AppError {
+	constructor(message: string) {
+		super(404, "not_found", message);
+	}
+}
+
+export class ConflictError extends AppError {
+	constructor(message: string, details?: unknown) {
+		super(409, "conflict", message, details);
+	}
+}
+
+export class PayloadTooLargeError extends AppError {
+	constructor(message: string) {
+		super(413, "payload_too_large", message);
+	}
+}
+
+export class RateLimitedError extends AppError {
+	constructor(message: string) {
+		super(429, "rate_limited", message);
+	}
+}
+
+/** A fleet configuration that cannot be loaded; `issues` name each offending field path. */
+export class ConfigError extends AppError {
+	constructor(
+		message: string,
+		readonly issues: { path: string; message: string }[],
+	) {
+		super(500, "config_invalid", message, { issues });
+	}
+}
