@@ -5,14 +5,16 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
  * generic 500, so internals (stack traces, SQL, upstream bodies) never leak into a response.
  */
 export class AppError extends Error {
-	constructor(
-		readonly status: ContentfulStatusCode,
-		readonly code: string,
-		message: string,
-		readonly details?: unknown,
-	) {
+	readonly status: ContentfulStatusCode;
+	readonly code: string;
+	readonly details: unknown;
+
+	constructor(status: ContentfulStatusCode, code: string, message: string, details?: unknown) {
 		super(message);
 		this.name = new.target.name;
+		this.status = status;
+		this.code = code;
+		this.details = details;
 	}
 }
 
@@ -60,10 +62,10 @@ export class RateLimitedError extends AppError {
 
 /** A fleet configuration that cannot be loaded; `issues` name each offending field path. */
 export class ConfigError extends AppError {
-	constructor(
-		message: string,
-		readonly issues: { path: string; message: string }[],
-	) {
+	readonly issues: { path: string; message: string }[];
+
+	constructor(message: string, issues: { path: string; message: string }[]) {
 		super(500, "config_invalid", message, { issues });
+		this.issues = issues;
 	}
 }

@@ -1,0 +1,74 @@
+import { ConfigError } from "../../errors.ts";
+import { isRole, type Role } from "./roles.ts";
+
+/** Shorter tokens are refused at load: a guessable token is worse than a server that will not start. */
+export const MIN_TOKEN_LENGTH = 16;
+
+export interface TokenEntry {
+	name: string;
+	role: Role;
+	digest: ArrayBuffer;
+}
+
+const encoder = new TextEncoder();
+
+export async function sha256(value: string): Promise<ArrayBuffer> {
+	return crypto.subtle.digest("SHA-256", encoder.encode(value));
+}
+
+/**
+ * Parses the API_TOKENS secret: comma-separated `name:role:token`. The token may itself hold
+ * colons. Only digests are kept, so a token never sits in memory longer than the parse.
+ * Problems name the entry's position and name, never its token.
+ */
+export async function parseApiTokens(secret: string | undefined): Promise<TokenEntry[]> {
+	const issues: { path: string; message: string }[] = [];
+	const entries: TokenEntry[] = [];
+	const seen = new Set<string>();
+	const raw = (secret ?? "").split(",").map((s) => s.trim()).filter((s) => s.length > 0);
+	for (const [i, item] of raw.entries()) {
+		const first = item.indexOf(":");
+		const second = first < 0 ? -1 : item.indexOf(":", first + 1);
+		const path = `API_TOKENS[${i}]`;
+		if (second < 0) {
+			issues.push({ path, message: "expected name:role:token" });
+			continue;
+		}
+		const name = item.slice(0, first);
+		const role = item.slice(first + 1, second);
+		const token = item.slice(second + 1);
+		if (!/^[A-Za-z0-9_.-]{1,64}$/.test(name)) issues.push({ path, message: "name must be 1-64 of [A-Za-z0-9_.-]" });
+		else if (seen.has(name)) issues.push({ path, message: `name "${name}" is used twice` });
+		if (!isRole(role)) issues.push({ path, message: `role of "${name}" must be read, operate or admin` });
+		if (token.length < MIN_TOKEN_LENGTH) issues.push({ path, message: `token of "${name}" is shorter than ${MIN_TOKEN_LENGTH} characters` });
+		seen.add(name);
+		if (isRole(role)) entries.push({ name, role, digest: await sha256(token) });
+	}
+	if (raw.length === 0) issues.push({ path: "API_TOKENS", message: "no tokens configured" });
+	if (issues.length > 0) {
+		throw new ConfigError(`API_TOKENS is invalid: ${issues.map((x) => `${x.path}: ${x.message}`).join("; ")}`, issues);
+	}
+	return entries;
+}
+
+export type DigestCompare = (a: ArrayBuffer, b: ArrayBuffer) => boolean;
+
+export const timingSafeEqualDigests: DigestCompare = (a, b) => crypto.subtle.timingSafeEqual(a, b);
+
+/**
+ * Finds the entry whose token matches. Comparing fixed-length digests (not the raw strings) and
+ * visiting every entry whatever the outcome keeps the time independent of the token's length,
+ * its prefix, and of which entry (if any) matches.
+ */
+export async function findToken(
+	entries: readonly TokenEntry[],
+	presented: string,
+	compare: DigestCompare = timingSafeEqualDigests,
+): Promise<TokenEntry | undefined> {
+	const digest = await sha256(presented);
+	let match: TokenEntry | undefined;
+	for (const entry of entries) {
+		if (compare(entry.digest, digest) && match === undefined) match = entry;
+	}
+	return match;
+}

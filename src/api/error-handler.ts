@@ -1,0 +1,24 @@
+import type { ErrorHandler, NotFoundHandler } from "hono";
+import { HTTPException } from "hono/http-exception";
+import { AppError } from "../errors.ts";
+import { errorFields, log } from "../log.ts";
+import type { AppEnv } from "./context.ts";
+
+/** The single place a thrown error becomes a response: `{ error: { code, message, details? } }`. */
+export const onError: ErrorHandler<AppEnv> = (err, c) => {
+	if (err instanceof AppError) {
+		if (err.status >= 500) log.error("request.failed", { path: c.req.path, code: err.code, ...errorFields(err) });
+		return c.json({ error: { code: err.code, message: err.message, ...(err.details === undefined ? {} : { details: err.details }) } }, err.status);
+	}
+	if (err instanceof HTTPException) {
+		// Hono raises these for framework-level problems, such as a body that is not valid JSON.
+		const status = err.status;
+		const code = status === 413 ? "payload_too_large" : status >= 500 ? "internal" : "bad_request";
+		return c.json({ error: { code, message: err.message || "bad request" } }, status);
+	}
+	log.error("request.crashed", { method: c.req.method, path: c.req.path, ...errorFields(err) });
+	return c.json({ error: { code: "internal", message: "internal error" } }, 500);
+};
+
+export const onNotFound: NotFoundHandler<AppEnv> = (c) =>
+	c.json({ error: { code: "not_found", message: `no route for ${c.req.method} ${c.req.path}` } }, 404);

@@ -1,0 +1,41 @@
+import { OpenAPIHono, type RouteConfig } from "@hono/zod-openapi";
+import type { ZodError } from "zod";
+import { BadRequestError } from "../errors.ts";
+import { requireRole } from "./auth/middleware.ts";
+import type { Role } from "./auth/roles.ts";
+import type { AppEnv } from "./context.ts";
+import { standardErrors } from "./schemas.ts";
+
+function issuePath(path: PropertyKey[]): string {
+	return path.map((p) => (typeof p === "number" ? `[${p}]` : String(p))).join(".").replace(/\.\[/g, "[");
+}
+
+/** Turns a zod failure into a 400 whose message names each offending field. */
+export function validationError(target: string, error: ZodError): BadRequestError {
+	const issues = error.issues.map((i) => ({ path: issuePath(i.path), message: i.message }));
+	const summary = issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join("; ");
+	return new BadRequestError(`invalid ${target}: ${summary}`, { issues });
+}
+
+/** Every sub-app is built here so they all validate and answer errors the same way. */
+export function createApi() {
+	return new OpenAPIHono<AppEnv>({
+		defaultHook: (result) => {
+			if (!result.success) throw validationError(result.target === "json" ? "body" : result.target, result.error);
+		},
+	});
+}
+
+/**
+ * Declares the role a route needs: the middleware enforces it and the OpenAPI document states it,
+ * from one place, so the two cannot drift.
+ */
+export function withRole<R extends Omit<RouteConfig, "middleware" | "security">>(role: Role, route: R) {
+	return {
+		...route,
+		middleware: [requireRole(role)],
+		security: [{ bearer: [] }],
+		"x-drover-role": role,
+		responses: { ...standardErrors, ...route.responses },
+	} as R & { middleware: ReturnType<typeof requireRole>[] };
+}

@@ -1,0 +1,167 @@
+import { BadRequestError, ConflictError } from "../errors.ts";
+import { isJobId, newJobId } from "./ids.ts";
+import {
+	FINAL_STATUSES,
+	TRANSITIONS_CAP,
+	type DispatchKind,
+	type ExitReason,
+	type FinalStatus,
+	type JobError,
+	type JobRecord,
+	type JobStatus,
+	type PendingApproval,
+	type TriggerType,
+	type UsageLimits,
+} from "./schema.ts";
+
+// One import for callers: the model, its schemas and its ids.
+export * from "./ids.ts";
+export * from "./schema.ts";
+
+const NEXT: Record<JobStatus, readonly JobStatus[]> = {
+	pending: ["running", "cancelled", "failed"],
+	running: ["completed", "failed", "cancelled", "approval_pending", "indeterminate"],
+	approval_pending: ["running", "cancelled", "failed"],
+	completed: [],
+	failed: [],
+	cancelled: [],
+	indeterminate: [],
+};
+
+// The first entry is the default when the caller gives none.
+const EXIT_REASONS_FOR: Record<FinalStatus, readonly ExitReason[]> = {
+	completed: ["success"],
+	cancelled: ["cancelled"],
+	indeterminate: ["error"],
+	failed: ["error", "timeout", "max_turns", "usage_limit"],
+};
+
+export function isFinal(status: JobStatus): status is FinalStatus {
+	return (FINAL_STATUSES as readonly JobStatus[]).includes(status);
+}
+
+export function canTransition(from: JobStatus, to: JobStatus): boolean {
+	return NEXT[from].includes(to);
+}
+
+export interface CreateJobInput {
+	agent: string;
+	trigger_type: TriggerType;
+	definition_revision: string;
+	/** Given when the id had to be known before the record (an idempotent claim); otherwise generated. */
+	id?: string;
+	schedule?: string | null;
+	prompt?: string | null;
+	session_id?: string | null;
+	forked_from?: string | null;
+	scheduled_instant?: Date | null;
+	dispatch?: DispatchKind | null;
+	usage_limits?: UsageLimits | null;
+	owner?: string | null;
+}
+
+export function createJob(input: CreateJobInput, now: Date): JobRecord {
+	if (input.id !== undefined && !isJobId(input.id)) throw new BadRequestError(`not a job id: ${JSON.stringify(input.id)}`);
+	if (input.forked_from != null && !isJobId(input.forked_from)) {
+		throw new BadRequestError(`forked_from is not a job id: ${JSON.stringify(input.forked_from)}`);
+	}
+	return {
+		id: input.id ?? newJobId(now),
+		agent: input.agent,
+		schedule: input.schedule ?? null,
+		trigger_type: input.trigger_type,
+		status: "pending",
+		exit_reason: null,
+		session_id: input.session_id ?? null,
+		forked_from: input.forked_from ?? null,
+		started_at: null,
+		finished_at: null,
+		duration_seconds: null,
+		prompt: input.prompt ?? null,
+		summary: null,
+		output_file: null,
+		usage: { per_model: {}, num_turns: 0, total_cost_usd: null },
+		created_at: now.toISOString(),
+		revision: 1,
+		transitions: [],
+		scheduled_instant: input.scheduled_instant?.toISOString() ?? null,
+		dispatch: input.dispatch ?? null,
+		usage_limits: input.usage_limits ?? null,
+		error: null,
+		pending_approval: null,
+		delivery: null,
+		definition_revision: input.definition_revision,
+		owner: input.owner ?? null,
+	};
+}
+
+export interface TransitionOptions {
+	reason: string;
+	at: Date;
+	/** Only for a final status, and only one that status allows (see EXIT_REASONS_FOR). */
+	exit_reason?: ExitReason;
+	/** The error that ended the job: only for failed, cancelled or indeterminate. */
+	error?: JobError;
+	summary?: string;
+	/** The tool call awaiting a decision: only when entering approval_pending. */
+	pending_approval?: PendingApproval;
+}
+
+/**
+ * The only way a job's status changes. Returns a new record; the input is never modified, so a
+ * refused transition (ConflictError for the status, BadRequestError for the options) leaves it as it was.
+ */
+export function transition(job: JobRecord, to: JobStatus, options: TransitionOptions): JobRecord {
+	const from = job.status;
+	if (!canTransition(from, to)) {
+		throw new ConflictError(`job ${job.id} cannot go from ${from} to ${to}: ${whyRefused(from, to)}`, { from, to });
+	}
+	if (options.reason.trim() === "") throw new BadRequestError("a transition needs a reason");
+	if (options.pending_approval !== undefined && to !== "approval_pending") {
+		throw new BadRequestError(`pending_approval is only recorded when entering approval_pending, not ${to}`);
+	}
+	if (options.error !== undefined && (!isFinal(to) || to === "completed")) {
+		throw new BadRequestError(`an error is only recorded when a job ends unsuccessfully, not on ${to}`);
+	}
+
+	const at = options.at.toISOString();
+	const next: JobRecord = {
+		...job,
+		status: to,
+		revision: job.revision + 1,
+		transitions: [...job.transitions, { from, to, at, reason: options.reason }].slice(-TRANSITIONS_CAP),
+		started_at: to === "running" && job.started_at === null ? at : job.started_at,
+		// A decision (or the job ending) settles the request; a stale one would invite a second decision.
+		pending_approval: to === "approval_pending" ? (options.pending_approval ?? job.pending_approval) : null,
+	};
+	if (options.summary !== undefined) next.summary = options.summary;
+
+	if (isFinal(to)) {
+		next.exit_reason = exitReasonFor(job.id, to, options.exit_reason);
+		next.finished_at = at;
+		// A job cancelled or failed before it ran is timed from its creation. Date has millisecond
+		// precision, so the difference in seconds has at most 3 decimals; a clock that stepped back
+		// must not give a negative duration.
+		const start = Date.parse(job.started_at ?? job.created_at);
+		next.duration_seconds = Math.max(0, options.at.getTime() - start) / 1000;
+		if (options.error !== undefined) next.error = options.error;
+	} else if (options.exit_reason !== undefined) {
+		throw new BadRequestError(`an exit reason is only recorded when a job ends, not on ${to}`);
+	}
+	return next;
+}
+
+function whyRefused(from: JobStatus, to: JobStatus): string {
+	if (isFinal(from)) return `${from} is final`;
+	if (from === to) return `it is already ${from}`;
+	return `${from} can only go to ${NEXT[from].join(", ")}`;
+}
+
+function exitReasonFor(id: string, to: FinalStatus, given: ExitReason | undefined): ExitReason {
+	const allowed = EXIT_REASONS_FOR[to];
+	if (given === undefined) return allowed[0] as ExitReason;
+	if (!allowed.includes(given)) {
+		throw new BadRequestError(`job ${id} cannot end ${to} with exit reason ${given}: ${to} allows ${allowed.join(", ")}`);
+	}
+	return given;
+}

@@ -1,0 +1,139 @@
+import { z } from "@hono/zod-openapi";
+import { JobIdSchema } from "./ids.ts";
+
+export const JOB_STATUSES = [
+	"pending",
+	"running",
+	"approval_pending",
+	"completed",
+	"failed",
+	"cancelled",
+	"indeterminate",
+] as const;
+export type JobStatus = (typeof JOB_STATUSES)[number];
+
+export const FINAL_STATUSES = ["completed", "failed", "cancelled", "indeterminate"] as const satisfies readonly JobStatus[];
+export type FinalStatus = (typeof FINAL_STATUSES)[number];
+
+export const EXIT_REASONS = ["success", "error", "timeout", "cancelled", "max_turns", "usage_limit"] as const;
+export type ExitReason = (typeof EXIT_REASONS)[number];
+
+export const TRIGGER_TYPES = ["schedule", "manual", "webhook", "fork", "continue"] as const;
+export type TriggerType = (typeof TRIGGER_TYPES)[number];
+
+export const DISPATCH_KINDS = ["on_time", "late", "catch_up", "manual"] as const;
+export type DispatchKind = (typeof DISPATCH_KINDS)[number];
+
+export const DELIVERY_OUTCOMES = ["delivered", "failed", "suppressed", "unknown"] as const;
+export type DeliveryOutcome = (typeof DELIVERY_OUTCOMES)[number];
+
+/** deputy keeps the newest 128 transitions, so a job bouncing through approvals cannot grow without bound. */
+export const TRANSITIONS_CAP = 128;
+
+export const JobStatusSchema = z.enum(JOB_STATUSES);
+export const ExitReasonSchema = z.enum(EXIT_REASONS);
+export const TriggerTypeSchema = z.enum(TRIGGER_TYPES);
+export const DispatchKindSchema = z.enum(DISPATCH_KINDS);
+export const DeliveryOutcomeSchema = z.enum(DELIVERY_OUTCOMES);
+
+const Timestamp = z.iso.datetime().openapi({ example: "2025-01-15T09:00:00.000Z" });
+const Count = z.number().int().nonnegative();
+
+export const ModelUsageSchema = z.object({
+	input_tokens: Count,
+	output_tokens: Count,
+	cache_creation_input_tokens: Count,
+	cache_read_input_tokens: Count,
+});
+export type ModelUsage = z.infer<typeof ModelUsageSchema>;
+
+export const JobUsageSchema = z.object({
+	per_model: z.record(z.string(), ModelUsageSchema),
+	num_turns: Count,
+	total_cost_usd: z.number().nonnegative().nullable(),
+});
+export type JobUsage = z.infer<typeof JobUsageSchema>;
+
+export const UsageLimitsSchema = z.object({
+	max_requests: Count.optional(),
+	max_tool_calls: Count.optional(),
+	max_input_tokens: Count.optional(),
+	max_output_tokens: Count.optional(),
+	max_cost_usd: z.number().nonnegative().optional(),
+});
+export type UsageLimits = z.infer<typeof UsageLimitsSchema>;
+
+export const TransitionSchema = z.object({
+	from: JobStatusSchema,
+	to: JobStatusSchema,
+	at: Timestamp,
+	reason: z.string(),
+});
+export type Transition = z.infer<typeof TransitionSchema>;
+
+export const JobErrorSchema = z.object({ type: z.string(), message: z.string() });
+export type JobError = z.infer<typeof JobErrorSchema>;
+
+export const PendingApprovalSchema = z.object({
+	tool_use_id: z.string(),
+	tool_name: z.string(),
+	input: z.record(z.string(), z.unknown()),
+	requested_at: Timestamp,
+});
+export type PendingApproval = z.infer<typeof PendingApprovalSchema>;
+
+export const DeliverySchema = z.object({ target: z.string(), outcome: DeliveryOutcomeSchema });
+export type Delivery = z.infer<typeof DeliverySchema>;
+
+// Unnamed, so the summary can be picked from it without inheriting the JobRecord component name.
+const JobRecordObject = z.object({
+	// herdctl's job metadata, field for field
+	id: JobIdSchema,
+	agent: z.string(),
+	schedule: z.string().nullable(),
+	trigger_type: TriggerTypeSchema,
+	status: JobStatusSchema,
+	exit_reason: ExitReasonSchema.nullable(),
+	session_id: z.string().nullable(),
+	forked_from: JobIdSchema.nullable(),
+	started_at: Timestamp.nullable(),
+	finished_at: Timestamp.nullable(),
+	duration_seconds: z.number().nonnegative().nullable(),
+	prompt: z.string().nullable(),
+	summary: z.string().nullable(),
+	output_file: z.string().nullable(),
+	usage: JobUsageSchema,
+	// drover's additions
+	created_at: Timestamp,
+	revision: z.number().int().positive(),
+	transitions: z.array(TransitionSchema).max(TRANSITIONS_CAP),
+	scheduled_instant: Timestamp.nullable(),
+	dispatch: DispatchKindSchema.nullable(),
+	usage_limits: UsageLimitsSchema.nullable(),
+	error: JobErrorSchema.nullable(),
+	pending_approval: PendingApprovalSchema.nullable(),
+	delivery: DeliverySchema.nullable(),
+	definition_revision: z.string().openapi({ description: "Hash of the agent's configuration when the job was created" }),
+	owner: z.string().nullable(),
+});
+
+export const JobRecordSchema = JobRecordObject.openapi("JobRecord");
+export type JobRecord = z.infer<typeof JobRecordSchema>;
+
+export const JobSummarySchema = JobRecordObject.pick({
+	id: true,
+	agent: true,
+	schedule: true,
+	trigger_type: true,
+	status: true,
+	exit_reason: true,
+	dispatch: true,
+	scheduled_instant: true,
+	created_at: true,
+	started_at: true,
+	finished_at: true,
+	duration_seconds: true,
+	summary: true,
+	revision: true,
+}).openapi("JobSummary");
+export type JobSummary = z.infer<typeof JobSummarySchema>;

@@ -1,0 +1,175 @@
+import { BadRequestError } from "../errors.ts";
+import type { DispatchKind, ExitReason, JobRecord, JobStatus, JobSummary, TriggerType } from "../jobs/model.ts";
+
+/** A row of the D1 `jobs` table, as D1 returns it. */
+interface JobIndexRow {
+	id: string;
+	agent: string;
+	schedule: string | null;
+	trigger_type: string;
+	status: string;
+	exit_reason: string | null;
+	dispatch: string | null;
+	scheduled_instant: string | null;
+	created_at: number;
+	started_at: string | null;
+	finished_at: string | null;
+	duration_seconds: number | null;
+	summary: string | null;
+	revision: number;
+	updated_at: number;
+}
+
+function toJobSummary(row: JobIndexRow): JobSummary {
+	return {
+		id: row.id,
+		agent: row.agent,
+		schedule: row.schedule,
+		trigger_type: row.trigger_type as TriggerType,
+		status: row.status as JobStatus,
+		exit_reason: row.exit_reason as ExitReason | null,
+		dispatch: row.dispatch as DispatchKind | null,
+		scheduled_instant: row.scheduled_instant,
+		created_at: new Date(row.created_at).toISOString(),
+		started_at: row.started_at,
+		finished_at: row.finished_at,
+		duration_seconds: row.duration_seconds,
+		summary: row.summary,
+		revision: row.revision,
+	};
+}
+
+export interface JobFilters {
+	agent?: string | undefined;
+	status?: JobStatus | undefined;
+	trigger_type?: TriggerType | undefined;
+	/** Inclusive lower bound on creation time, ms since the epoch. */
+	since?: number | undefined;
+	/** Exclusive upper bound on creation time, ms since the epoch. */
+	until?: number | undefined;
+}
+
+interface CursorKey {
+	created_at: number;
+	id: string;
+}
+
+/** The cursor is opaque to clients; it is the last row's sort key, so every page costs the same. */
+export function encodeCursor(key: CursorKey): string {
+	const json = JSON.stringify([key.created_at, key.id]);
+	return btoa(json).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+export function decodeCursor(cursor: string): CursorKey {
+	const malformed = () => new BadRequestError("cursor is malformed; pass back the next_cursor of a previous page unchanged");
+	if (!/^[A-Za-z0-9_-]{1,200}$/.test(cursor)) throw malformed();
+	let parsed: unknown;
+	try {
+		parsed = JSON.parse(atob(cursor.replace(/-/g, "+").replace(/_/g, "/")));
+	} catch {
+		throw malformed();
+	}
+	if (
+		!Array.isArray(parsed) ||
+		parsed.length !== 2 ||
+		!Number.isSafeInteger(parsed[0]) ||
+		typeof parsed[1] !== "string" ||
+		parsed[1].length > 64
+	) {
+		throw malformed();
+	}
+	return { created_at: parsed[0] as number, id: parsed[1] as string };
+}
+
+// Each filter is a fixed fragment with a bound parameter: no caller text ever reaches the SQL.
+const FILTER_SQL = {
+	agent: "agent = ?",
+	status: "status = ?",
+	trigger_type: "trigger_type = ?",
+	since: "created_at >= ?",
+	until: "created_at < ?",
+} as const satisfies Record<keyof JobFilters, string>;
+
+export function buildListQuery(filters: JobFilters, limit: number, after?: CursorKey): { sql: string; params: (string | number)[] } {
+	const where: string[] = [];
+	const params: (string | number)[] = [];
+	for (const key of Object.keys(FILTER_SQL) as (keyof JobFilters)[]) {
+		const value = filters[key];
+		if (value === undefined) continue;
+		where.push(FILTER_SQL[key]);
+		params.push(value);
+	}
+	if (after) {
+		// Row-value comparison lets SQLite seek straight into the (…, created_at DESC, id DESC) index.
+		where.push("(created_at, id) < (?, ?)");
+		params.push(after.created_at, after.id);
+	}
+	const sql =
+		"SELECT * FROM jobs" +
+		(where.length > 0 ? ` WHERE ${where.join(" AND ")}` : "") +
+		" ORDER BY created_at DESC, id DESC LIMIT ?";
+	params.push(limit + 1);
+	return { sql, params };
+}
+
+export async function listJobs(
+	db: D1Database,
+	filters: JobFilters,
+	limit: number,
+	cursor?: string,
+): Promise<{ jobs: JobSummary[]; next_cursor: string | null }> {
+	const { sql, params } = buildListQuery(filters, limit, cursor === undefined ? undefined : decodeCursor(cursor));
+	const { results } = await db.prepare(sql).bind(...params).all<JobIndexRow>();
+	const page = results.slice(0, limit);
+	const last = page.at(-1);
+	return {
+		jobs: page.map(toJobSummary),
+		next_cursor: results.length > limit && last ? encodeCursor(last) : null,
+	};
+}
+
+export async function getJobSummary(db: D1Database, id: string): Promise<JobSummary | null> {
+	const row = await db.prepare("SELECT * FROM jobs WHERE id = ?").bind(id).first<JobIndexRow>();
+	return row ? toJobSummary(row) : null;
+}
+
+/**
+ * Writes index rows for job records. A row only moves forward: an older revision arriving late
+ * (retries, reordering) never overwrites a newer one, so the index never regresses.
+ */
+export function upsertStatements(db: D1Database, records: readonly JobRecord[], now: number): D1PreparedStatement[] {
+	return records.map((r) =>
+		db
+			.prepare(
+				`INSERT INTO jobs (id, agent, schedule, trigger_type, status, exit_reason, dispatch, scheduled_instant,
+				   created_at, started_at, finished_at, duration_seconds, summary, revision, updated_at)
+				 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+				 ON CONFLICT (id) DO UPDATE SET
+				   status = excluded.status, exit_reason = excluded.exit_reason, started_at = excluded.started_at,
+				   finished_at = excluded.finished_at, duration_seconds = excluded.duration_seconds,
+				   summary = excluded.summary, revision = excluded.revision, updated_at = excluded.updated_at
+				 WHERE excluded.revision > jobs.revision`,
+			)
+			.bind(
+				r.id,
+				r.agent,
+				r.schedule,
+				r.trigger_type,
+				r.status,
+				r.exit_reason,
+				r.dispatch,
+				r.scheduled_instant,
+				Date.parse(r.created_at),
+				r.started_at,
+				r.finished_at,
+				r.duration_seconds,
+				r.summary,
+				r.revision,
+				now,
+			),
+	);
+}
+
+export async function upsertJobIndex(db: D1Database, records: readonly JobRecord[], now = Date.now()): Promise<void> {
+	if (records.length > 0) await db.batch(upsertStatements(db, records, now));
+}
