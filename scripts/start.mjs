@@ -1,0 +1,76 @@
+#!/usr/bin/env node
+// `npm start`: drover on this machine, on embedded defaults. Local DO, D1 and R2 state live under
+// .wrangler/; the first run writes .dev.vars with a fresh admin token.
+import { spawn, spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+
+const { values } = parseArgs({ options: { port: { type: "string", default: process.env.PORT ?? "8787" } } });
+const port = Number(values.port);
+const base = `http://localhost:${port}`;
+// No network but package registries here: keep wrangler from phoning home.
+const env = { ...process.env, WRANGLER_SEND_METRICS: "false", WRANGLER_SEND_ERROR_REPORTS: "false" };
+
+function devVars() {
+	if (!existsSync(".dev.vars")) {
+		const token = `drover_local_${randomBytes(24).toString("hex")}`;
+		writeFileSync(
+			".dev.vars",
+			[
+				"# Local secrets for `npm start` (never committed). Format: name:role:token, comma-separated.",
+				`API_TOKENS=local:admin:${token}`,
+				"# Set a real key to call the Messages API; empty uses the bundled emulator.",
+				"ANTHROPIC_API_KEY=",
+				"",
+			].join("\n"),
+			{ mode: 0o600 },
+		);
+		console.log("Wrote .dev.vars with a new local admin token.");
+	}
+	const vars = Object.fromEntries(
+		readFileSync(".dev.vars", "utf8")
+			.split("\n")
+			.filter((l) => /^[A-Z_]+=/.test(l))
+			.map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]),
+	);
+	const token = (vars.API_TOKENS ?? "").split(",")[0]?.split(":").slice(2).join(":");
+	return { token, apiKey: vars.ANTHROPIC_API_KEY ?? "" };
+}
+
+function run(cmd, args) {
+	const r = spawnSync(cmd, args, { stdio: "inherit", env });
+	if (r.status !== 0) process.exit(r.status ?? 1);
+}
+
+const { token, apiKey } = devVars();
+run("npx", ["wrangler", "d1", "migrations", "apply", "DB", "--local"]);
+
+const dev = spawn("npx", ["wrangler", "dev", "--port", String(port), "--ip", "127.0.0.1", "--test-scheduled", "--show-interactive-dev-session=false"], {
+	stdio: ["ignore", "inherit", "inherit"],
+	env,
+});
+for (const sig of ["SIGINT", "SIGTERM"]) process.on(sig, () => dev.kill(sig));
+dev.on("exit", (code) => process.exit(code ?? 0));
+
+// Tell the newcomer what to do once the Worker answers.
+async function waitReady() {
+	for (let i = 0; i < 240; i++) {
+		try {
+			const r = await fetch(`${base}/healthz`);
+			if (r.status === 200 || r.status === 503) return true;
+		} catch {}
+		await new Promise((r) => setTimeout(r, 500));
+	}
+	return false;
+}
+if (await waitReady()) {
+	console.log(`
+drover is running at ${base}
+  model:  ${apiKey ? "Anthropic Messages API (ANTHROPIC_API_KEY from .dev.vars)" : "no ANTHROPIC_API_KEY in .dev.vars: model calls go to the local Messages API emulator"}
+  token:  ${token ? `${token.slice(0, 18)}… (the local admin token in .dev.vars)` : "none: set API_TOKENS in .dev.vars"}
+  try:    curl -H "Authorization: Bearer $(sed -n 's/^API_TOKENS=[^:]*:[^:]*://p' .dev.vars | cut -d, -f1)" ${base}/v1/jobs
+          curl ${base}/healthz
+          open ${base}/openapi.json
+`);
+}

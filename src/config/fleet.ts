@@ -1,0 +1,111 @@
+import { parseDocument } from "yaml";
+import type { z } from "@hono/zod-openapi";
+import { ConfigError } from "../errors.ts";
+import { DEPRECATED_MODELS } from "./models.ts";
+import { AgentSchema, FleetSchema, type AgentDefinition, type Fleet } from "./schema.ts";
+
+export { durationSeconds, intervalMinutes } from "./schema.ts";
+
+type Issue = { path: string; message: string };
+
+/**
+ * Parses and validates a whole fleet file. Any problem rejects the file as a whole, with every issue
+ * listed: one bad schedule must never be dropped while the rest loads.
+ */
+export function parseFleet(text: string, source = "fleet.yaml"): Fleet {
+	const doc = parseDocument(text);
+	if (doc.errors.length > 0) {
+		throw invalid(
+			source,
+			doc.errors.map((e) => {
+				const at = e.linePos?.[0];
+				// The position moves into the path; the rest of a pretty message is a code frame.
+				const message = (e.message.split("\n")[0] ?? "").replace(/ at line \d+, column \d+:?$/, "");
+				return { path: at ? `line ${at.line}:${at.col}` : "(yaml)", message };
+			}),
+		);
+	}
+	let data: unknown;
+	try {
+		data = doc.toJS();
+	} catch (error) {
+		throw invalid(source, [{ path: "(yaml)", message: error instanceof Error ? error.message : String(error) }]);
+	}
+	if (data === null || data === undefined) {
+		throw invalid(source, [{ path: "(root)", message: "the file is empty; it needs version: 1 and a list of agents" }]);
+	}
+	const result = FleetSchema.safeParse(data, { error: requiredMessage });
+	if (!result.success) throw invalid(source, issuesOf(result.error));
+	return result.data;
+}
+
+/** Validates one agent definition (as the API receives it), with the same rules as the fleet file. */
+export function parseAgent(input: unknown): AgentDefinition {
+	const result = AgentSchema.safeParse(input, { error: requiredMessage });
+	if (!result.success) throw invalid("agent definition", issuesOf(result.error));
+	return result.data;
+}
+
+/** First 16 hex of SHA-256 over the agent's canonical JSON: jobs record it to detect a changed definition. */
+export async function definitionRevision(agent: AgentDefinition): Promise<string> {
+	const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(canonicalJson(agent)));
+	return Array.from(new Uint8Array(digest).slice(0, 8), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** Warnings for agents whose model or fallback model is deprecated (or already retired) as of `today`. */
+export function modelWarnings(fleet: Fleet, today: Date): string[] {
+	const warnings: string[] = [];
+	for (const agent of fleet.agents) {
+		const uses = [["model", agent.model], ...agent.fallback_models.map((m) => ["fallback model", m])] as const;
+		for (const [role, model] of uses) {
+			const endOfLife = DEPRECATED_MODELS[model];
+			if (endOfLife === undefined) continue;
+			warnings.push(
+				today.getTime() >= Date.parse(`${endOfLife}T00:00:00Z`)
+					? `agent "${agent.name}": ${role} ${model} was retired on ${endOfLife}; its requests fail, switch to a current model`
+					: `agent "${agent.name}": ${role} ${model} is deprecated and will be retired on ${endOfLife}`,
+			);
+		}
+	}
+	return warnings;
+}
+
+function canonicalJson(value: unknown): string {
+	return JSON.stringify(value, (_key, v: unknown) =>
+		v !== null && typeof v === "object" && !Array.isArray(v)
+			? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1)))
+			: v,
+	);
+}
+
+// zod's default "expected string, received undefined" hides that the key is simply missing.
+function requiredMessage(iss: z.core.$ZodRawIssue): string | undefined {
+	return iss.code === "invalid_type" && iss.input === undefined ? `required (${iss.expected})` : undefined;
+}
+
+function issuesOf(error: z.ZodError): Issue[] {
+	return error.issues.map((iss) => {
+		if (iss.code === "unrecognized_keys" && iss.keys.length === 1) {
+			return { path: formatPath([...iss.path, iss.keys[0] ?? ""]), message: iss.message };
+		}
+		if (iss.code === "invalid_key") {
+			return { path: formatPath(iss.path), message: iss.issues.map((inner) => inner.message).join("; ") };
+		}
+		return { path: formatPath(iss.path), message: iss.message };
+	});
+}
+
+/** `["agents", 1, "schedules", "nightly"]` → `agents[1].schedules.nightly`. */
+function formatPath(path: PropertyKey[]): string {
+	let out = "";
+	for (const segment of path) {
+		if (typeof segment === "number") out += `[${segment}]`;
+		else out += out ? `.${String(segment)}` : String(segment);
+	}
+	return out || "(root)";
+}
+
+function invalid(source: string, issues: Issue[]): ConfigError {
+	const lines = issues.map((i) => `  - ${i.path}: ${i.message}`);
+	return new ConfigError(`${source} is invalid:\n${lines.join("\n")}`, issues);
+}

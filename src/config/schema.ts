@@ -1,0 +1,308 @@
+import { z } from "@hono/zod-openapi";
+import { Cron } from "croner";
+
+// Every object is strict: a misspelt key (`max_turn`) must fail loudly instead of silently keeping
+// the default. The unknown key is named, with the closest known key when it looks like a typo.
+function strict<T extends z.ZodRawShape>(shape: T) {
+	const known = Object.keys(shape);
+	return z.strictObject(shape, {
+		error: (iss) => (iss.code === "unrecognized_keys" ? unknownKeysMessage(iss.keys, known) : undefined),
+	});
+}
+
+function unknownKeysMessage(keys: string[], known: string[]): string {
+	if (keys.length > 1) return `unknown keys ${keys.map((k) => `"${k}"`).join(", ")}; allowed: ${known.join(", ")}`;
+	const key = keys[0] ?? "";
+	const close = known.find((k) => editDistance(k, key) <= 2);
+	return close ? `unknown key (did you mean "${close}"?)` : `unknown key; allowed: ${known.join(", ")}`;
+}
+
+function editDistance(a: string, b: string): number {
+	let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+	for (let i = 1; i <= a.length; i++) {
+		const row = [i];
+		for (let j = 1; j <= b.length; j++) {
+			row[j] = Math.min((prev[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1, (prev[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1));
+		}
+		prev = row;
+	}
+	return prev[b.length] ?? 0;
+}
+
+// Durations: whole units in descending order, e.g. "90s", "30m", "1h30m", "1d".
+const DURATION = /^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/;
+const DURATION_FORM = 'a number with a unit (d, h, m, s), e.g. "90s", "15m", "1h30m", "1d"';
+
+function parseDuration(s: string): number | undefined {
+	const m = DURATION.exec(s);
+	if (!m || s === "") return undefined;
+	const [, d = "0", h = "0", min = "0", sec = "0"] = m;
+	return ((Number(d) * 24 + Number(h)) * 60 + Number(min)) * 60 + Number(sec);
+}
+
+/** Seconds in a duration string such as "1h30m"; throws on anything else. */
+export function durationSeconds(s: string): number {
+	const seconds = parseDuration(s);
+	if (seconds === undefined) throw new RangeError(`"${s}" is not a duration; use ${DURATION_FORM}`);
+	return seconds;
+}
+
+const MAX_INTERVAL_MINUTES = 31 * 24 * 60;
+
+function intervalProblem(s: string): string | undefined {
+	const seconds = parseDuration(s);
+	if (seconds === undefined) return `interval "${s}" is not a duration; use ${DURATION_FORM}`;
+	// The scheduler ticks once a minute, so a sub-minute remainder could never be honoured.
+	if (seconds % 60 !== 0) return `interval "${s}" must be whole minutes, e.g. "1m" or "15m"`;
+	if (seconds < 60) return `interval "${s}" must be at least 1m`;
+	if (seconds / 60 > MAX_INTERVAL_MINUTES) return `interval "${s}" must be at most 31d`;
+	return undefined;
+}
+
+/** Minutes in a schedule interval such as "15m" or "1d"; throws if it is not a valid interval. */
+export function intervalMinutes(s: string): number {
+	const problem = intervalProblem(s);
+	if (problem) throw new RangeError(problem);
+	return durationSeconds(s) / 60;
+}
+
+function timeoutProblem(s: string): string | undefined {
+	const seconds = parseDuration(s);
+	if (seconds === undefined) return `timeout "${s}" is not a duration; use ${DURATION_FORM}`;
+	if (seconds < 10) return `timeout "${s}" must be at least 10s`;
+	if (seconds > 24 * 3600) return `timeout "${s}" must be at most 24h`;
+	return undefined;
+}
+
+function timezoneProblem(timeZone: string): string | undefined {
+	try {
+		new Intl.DateTimeFormat(undefined, { timeZone });
+		return undefined;
+	} catch {
+		return `unknown timezone "${timeZone}"; use an IANA zone such as "Europe/Berlin" or "UTC"`;
+	}
+}
+
+function cronProblem(expression: string, timezone: string): string | undefined {
+	const trimmed = expression.trim();
+	const fields = trimmed.split(/\s+/).length;
+	if (!trimmed.startsWith("@") && fields > 5) {
+		return `cron "${expression}" has ${fields} fields; use 5 (minute hour day-of-month month day-of-week): the scheduler ticks once a minute, so there is no seconds field`;
+	}
+	try {
+		const next = new Cron(trimmed, { paused: true, timezone, mode: "5-part" }).nextRun();
+		if (!next) return `cron "${expression}" never fires`;
+		return undefined;
+	} catch (error) {
+		const reason = error instanceof Error ? error.message.replace(/^CronPattern:\s*/, "") : String(error);
+		return `invalid cron "${expression}": ${reason}`;
+	}
+}
+
+// A key pasted into a prompt would be stored in every job record and sent to the model.
+const SECRET_LITERAL = /sk-ant-[\w-]{8,}/;
+const SECRET_MESSAGE = "looks like an Anthropic API key; secrets come from Worker secrets, never from the file";
+
+const Text = z.string().refine((s) => !SECRET_LITERAL.test(s), SECRET_MESSAGE);
+
+const SecretName = z
+	.string()
+	.regex(
+		/^[A-Z][A-Z0-9_]*$/,
+		"must be the name of a Worker secret (like SLACK_WEBHOOK_URL); the URL itself never goes in the file",
+	);
+
+const ModelName = z.string().regex(/^\S+$/, "must be a model id such as claude-sonnet-5-5");
+
+const Hostname = z
+	.string()
+	.regex(
+		/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/,
+		'must be a bare lowercase hostname like "example.com" (no scheme, port or path)',
+	);
+
+const ScheduleFields = strict({
+	cron: z.string().optional(),
+	timezone: z.string().optional(),
+	interval: z.string().optional(),
+	prompt: Text.optional(),
+	// Missed slots beyond the grace window fire once (true) or are skipped with a logged reason (false).
+	catch_up: z.boolean().default(true),
+	enabled: z.boolean().default(true),
+});
+
+export type CronSchedule = {
+	cron: string;
+	timezone: string;
+	prompt?: string;
+	catch_up: boolean;
+	enabled: boolean;
+};
+export type IntervalSchedule = { interval: string; prompt?: string; catch_up: boolean; enabled: boolean };
+export type Schedule = CronSchedule | IntervalSchedule;
+
+// One loose object checked as a whole rather than a union of two shapes: a union would answer a
+// typo in either shape with an opaque "no option matched" instead of naming the field.
+export const ScheduleSchema = ScheduleFields.superRefine((s, ctx) => {
+	const problem = (path: string, message: string) => ctx.addIssue({ code: "custom", path: [path], message });
+	if (s.cron !== undefined && s.interval !== undefined) {
+		ctx.addIssue({ code: "custom", message: "use either cron or interval, not both" });
+	}
+	if (s.cron === undefined && s.interval === undefined) {
+		ctx.addIssue({ code: "custom", message: 'a schedule needs cron (e.g. "0 9 * * 1-5") or interval (e.g. "15m")' });
+	}
+	if (s.timezone !== undefined && s.cron === undefined) problem("timezone", "timezone applies only to cron schedules");
+	const zoneProblem = s.timezone === undefined ? undefined : timezoneProblem(s.timezone);
+	if (zoneProblem) problem("timezone", zoneProblem);
+	if (s.cron !== undefined) {
+		const cron = cronProblem(s.cron, zoneProblem ? "UTC" : (s.timezone ?? "UTC"));
+		if (cron) problem("cron", cron);
+	}
+	if (s.interval !== undefined) {
+		const interval = intervalProblem(s.interval);
+		if (interval) problem("interval", interval);
+	}
+}).transform((s): Schedule => {
+	const rest = { ...(s.prompt === undefined ? {} : { prompt: s.prompt }), catch_up: s.catch_up, enabled: s.enabled };
+	if (s.cron !== undefined) return { cron: s.cron.trim(), timezone: s.timezone ?? "UTC", ...rest };
+	return { interval: s.interval ?? "", ...rest };
+});
+
+export const UsageLimitsSchema = strict({
+	max_requests: z.int().positive().optional(),
+	max_tool_calls: z.int().positive().optional(),
+	max_input_tokens: z.int().positive().optional(),
+	max_output_tokens: z.int().positive().optional(),
+	max_cost_usd: z.number().positive().optional(),
+});
+
+const HttpFetchTool = strict({
+	type: z.literal("http_fetch"),
+	allow_hosts: z.array(Hostname).min(1, "list at least one host the tool may fetch from"),
+	methods: z.array(z.enum(["GET", "POST"])).min(1).default(["GET"]),
+	// Bounded because the whole body is held in the isolate's 128 MB and then sent to the model.
+	max_response_bytes: z.int().min(1).max(10_000_000).default(1_000_000),
+	requires_approval: z.boolean().default(false),
+});
+
+const WebhookTool = strict({
+	type: z.literal("webhook"),
+	name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, "tool names are 1-64 letters, digits, _ or -"),
+	description: Text.min(1),
+	url_secret: SecretName,
+	input_schema: z
+		.record(z.string(), z.unknown())
+		.refine((s) => s.type === "object", 'input_schema must be a JSON schema with type: "object"')
+		.refine((s) => !SECRET_LITERAL.test(JSON.stringify(s)), SECRET_MESSAGE)
+		.default({ type: "object" }),
+	requires_approval: z.boolean().default(false),
+});
+
+export const ToolSchema = z.discriminatedUnion("type", [HttpFetchTool, WebhookTool], {
+	error: (iss) => (iss.code === "invalid_union" ? 'tool type must be "http_fetch" or "webhook"' : undefined),
+});
+
+export const DeliverySchema = strict({
+	type: z.enum(["webhook", "slack", "discord"]),
+	url_secret: SecretName,
+});
+
+const JOB_OUTCOMES = ["completed", "failed", "cancelled", "indeterminate"] as const;
+
+// after_run fires on every final status by default, cancelled included (a cancelled job is still
+// worth auditing); on_error fires on failed and indeterminate unless `events` says otherwise.
+export const HooksSchema = strict({
+	after_run: z
+		.array(strict({ url_secret: SecretName, events: z.array(z.enum(JOB_OUTCOMES)).min(1).default([...JOB_OUTCOMES]) }))
+		.optional(),
+	on_error: z
+		.array(
+			strict({
+				url_secret: SecretName,
+				events: z.array(z.enum(["failed", "cancelled", "indeterminate"])).min(1).default(["failed", "indeterminate"]),
+			}),
+		)
+		.optional(),
+});
+
+/** An agent name becomes a Durable Object name, an R2 key segment and a URL segment. */
+export const AGENT_NAME_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
+
+export const AgentSchema = strict({
+	name: z
+		.string()
+		.regex(AGENT_NAME_PATTERN, "agent names are 1-63 lowercase letters, digits or -, starting with a letter or digit"),
+	model: ModelName.default("claude-sonnet-5-5"),
+	fallback_models: z.array(ModelName).default([]),
+	system_prompt: Text.optional(),
+	prompt: Text.optional(),
+	schedules: z
+		.record(
+			z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, "schedule names are 1-63 lowercase letters, digits, _ or -"),
+			ScheduleSchema,
+		)
+		.default({}),
+	max_turns: z.int().min(1).max(500).default(20),
+	timeout: z
+		.string()
+		.superRefine((s, ctx) => {
+			const problem = timeoutProblem(s);
+			if (problem) ctx.addIssue({ code: "custom", message: problem });
+		})
+		.default("30m"),
+	max_concurrent: z.int().min(1).max(100).default(1),
+	overlap: z.enum(["skip", "queue"]).default("skip"),
+	enabled: z.boolean().default(true),
+	usage_limits: UsageLimitsSchema.optional(),
+	tools: z.array(ToolSchema).default([]),
+	delivery: DeliverySchema.optional(),
+	hooks: HooksSchema.optional(),
+})
+	.superRefine((agent, ctx) => {
+		for (const [name, schedule] of Object.entries(agent.schedules)) {
+			if (schedule.prompt === undefined && agent.prompt === undefined) {
+				ctx.addIssue({
+					code: "custom",
+					path: ["schedules", name, "prompt"],
+					message: "no prompt to run: set a prompt on the schedule or a default prompt on the agent",
+				});
+			}
+		}
+		// The Messages API refuses duplicate tool names, which would fail every run of the agent.
+		const seen = new Set<string>();
+		agent.tools.forEach((tool, i) => {
+			const name = tool.type === "webhook" ? tool.name : "http_fetch";
+			if (seen.has(name)) {
+				const message = tool.type === "webhook" ? `duplicate tool name "${name}"` : "only one http_fetch tool; list every host in its allow_hosts";
+				ctx.addIssue({ code: "custom", path: ["tools", i, tool.type === "webhook" ? "name" : "type"], message });
+			}
+			seen.add(name);
+		});
+	})
+	.openapi("AgentDefinition");
+
+export const FleetSchema = strict({
+	version: z.literal(1, { error: "version must be 1" }),
+	agents: z.array(AgentSchema).superRefine(
+		(agents, ctx) => {
+			// Runs even when an agent has other problems, so a duplicate is reported in the same pass.
+			const first = new Map<string, number>();
+			agents.forEach((agent: unknown, i) => {
+				const name = (agent as { name?: unknown } | null)?.name;
+				if (typeof name !== "string") return;
+				const earlier = first.get(name);
+				if (earlier === undefined) first.set(name, i);
+				else ctx.addIssue({ code: "custom", path: [i, "name"], message: `duplicate agent name "${name}" (also agents[${earlier}])` });
+			});
+		},
+		{ when: (payload) => Array.isArray(payload.value) },
+	),
+});
+
+export type AgentInput = z.input<typeof AgentSchema>;
+export type AgentDefinition = z.output<typeof AgentSchema>;
+export type Fleet = z.output<typeof FleetSchema>;
+export type Tool = AgentDefinition["tools"][number];
+export type Delivery = z.output<typeof DeliverySchema>;
+export type Hooks = z.output<typeof HooksSchema>;
+export type UsageLimits = z.output<typeof UsageLimitsSchema>;

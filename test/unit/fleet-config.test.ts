@@ -1,0 +1,215 @@
+import { describe, expect, it } from "vitest";
+import { stringify } from "yaml";
+import { DEPRECATED_MODELS as SDK_DEPRECATED_MODELS } from "../../node_modules/@anthropic-ai/sdk/internal/data/deprecated-models.mjs";
+import { findAgent, loadFleet } from "../../src/config/bundled.ts";
+import {
+	definitionRevision,
+	durationSeconds,
+	intervalMinutes,
+	modelWarnings,
+	parseAgent,
+	parseFleet,
+} from "../../src/config/fleet.ts";
+import { DEPRECATED_MODELS } from "../../src/config/models.ts";
+import { ConfigError } from "../../src/errors.ts";
+
+/** A fleet file with one agent `watcher` (plus any extra agents), the agent's fields overridden. */
+function fleetYaml(agent: Record<string, unknown>, ...more: Record<string, unknown>[]): string {
+	return stringify({ version: 1, agents: [{ name: "watcher", prompt: "check the site", ...agent }, ...more] });
+}
+
+function configError(run: () => unknown): ConfigError {
+	try {
+		run();
+	} catch (error) {
+		expect(error).toBeInstanceOf(ConfigError);
+		return error as ConfigError;
+	}
+	throw new Error("expected a ConfigError, but the input was accepted");
+}
+
+describe("the repository's fleet.yaml", () => {
+	it("loads with its three agents, their schedules and the defaults filled in", () => {
+		const fleet = loadFleet();
+		expect(fleet.agents.map((a) => a.name)).toEqual(["daily-digest", "site-watch", "triage"]);
+
+		const digest = findAgent("daily-digest");
+		expect(digest?.schedules["weekday-morning"]).toEqual({
+			cron: "0 9 * * 1-5",
+			timezone: "Europe/Berlin",
+			catch_up: true,
+			enabled: true,
+		});
+		expect(digest?.schedules["weekly-recap"]?.prompt).toContain("Recap");
+		expect(digest?.delivery).toEqual({ type: "slack", url_secret: "DIGEST_SLACK_WEBHOOK_URL" });
+		expect(digest).toMatchObject({ max_concurrent: 1, overlap: "skip", enabled: true, tools: [] });
+
+		const watch = findAgent("site-watch");
+		expect(watch?.schedules["every-15m"]).toEqual({ interval: "15m", catch_up: false, enabled: true });
+		expect(watch?.tools[0]).toEqual({
+			type: "http_fetch",
+			allow_hosts: ["example.com", "www.example.com"],
+			methods: ["GET"],
+			max_response_bytes: 200000,
+			requires_approval: false,
+		});
+		expect(watch).toMatchObject({ max_turns: 20, fallback_models: [], usage_limits: { max_cost_usd: 0.05 } });
+
+		const triage = findAgent("triage");
+		expect(triage?.schedules).toEqual({});
+		expect(triage?.tools[0]).toMatchObject({ type: "webhook", name: "create_ticket", requires_approval: true });
+		expect(triage?.hooks?.after_run?.[0]?.events).toEqual(["completed", "failed", "cancelled", "indeterminate"]);
+		expect(triage?.hooks?.on_error?.[0]?.events).toEqual(["failed", "indeterminate"]);
+
+		expect(findAgent("no-such-agent")).toBeUndefined();
+		expect(loadFleet()).toBe(fleet);
+	});
+
+	it("uses no deprecated model", () => {
+		expect(modelWarnings(loadFleet(), new Date("2026-11-30T00:00:00Z"))).toEqual([]);
+	});
+});
+
+describe("a bad fleet file is rejected with the offending path and reason", () => {
+	const schedule = (s: Record<string, unknown>) => fleetYaml({ schedules: { nightly: s } });
+	const cases: { name: string; text: string; path: string; message: string }[] = [
+		{ name: "bad cron", text: schedule({ cron: "61 * * * *" }), path: "agents[0].schedules.nightly.cron", message: 'invalid cron "61 * * * *": Invalid value for minute' },
+		{ name: "6-field cron", text: schedule({ cron: "0 0 9 * * *" }), path: "agents[0].schedules.nightly.cron", message: "has 6 fields; use 5" },
+		{ name: "bad timezone", text: schedule({ cron: "0 9 * * *", timezone: "Mars/Olympus" }), path: "agents[0].schedules.nightly.timezone", message: 'unknown timezone "Mars/Olympus"' },
+		{ name: "interval in words", text: schedule({ interval: "5 minutes" }), path: "agents[0].schedules.nightly.interval", message: 'interval "5 minutes" is not a duration; use a number with a unit' },
+		{ name: "zero interval", text: schedule({ interval: "0m" }), path: "agents[0].schedules.nightly.interval", message: "at least 1m" },
+		{ name: "sub-minute interval", text: schedule({ interval: "45s" }), path: "agents[0].schedules.nightly.interval", message: "whole minutes" },
+		{ name: "interval over 31 days", text: schedule({ interval: "32d" }), path: "agents[0].schedules.nightly.interval", message: "at most 31d" },
+		{ name: "cron and interval", text: schedule({ cron: "0 9 * * *", interval: "1h" }), path: "agents[0].schedules.nightly", message: "either cron or interval, not both" },
+		{ name: "neither cron nor interval", text: schedule({ prompt: "go" }), path: "agents[0].schedules.nightly", message: "needs cron" },
+		{ name: "timezone on an interval", text: schedule({ interval: "1h", timezone: "UTC" }), path: "agents[0].schedules.nightly.timezone", message: "only to cron" },
+		{ name: "bad schedule name", text: schedule({ interval: "1h" }).replace("nightly", "Nightly Run"), path: "agents[0].schedules.Nightly Run", message: "schedule names" },
+		{ name: "schedule with no prompt anywhere", text: stringify({ version: 1, agents: [{ name: "quiet", schedules: { hourly: { interval: "1h" } } }] }), path: "agents[0].schedules.hourly.prompt", message: "no prompt to run" },
+		{ name: "typo in a key", text: fleetYaml({ max_turn: 5 }), path: "agents[0].max_turn", message: 'did you mean "max_turns"' },
+		{ name: "bad agent name", text: fleetYaml({ name: "Site Watch" }), path: "agents[0].name", message: "lowercase" },
+		{ name: "duplicate agent", text: fleetYaml({}, { name: "watcher" }), path: "agents[1].name", message: 'duplicate agent name "watcher" (also agents[0])' },
+		{ name: "negative max_turns", text: fleetYaml({ max_turns: -1 }), path: "agents[0].max_turns", message: ">=1" },
+		{ name: "timeout too short", text: fleetYaml({ timeout: "5s" }), path: "agents[0].timeout", message: "at least 10s" },
+		{ name: "timeout too long", text: fleetYaml({ timeout: "25h" }), path: "agents[0].timeout", message: "at most 24h" },
+		{ name: "unknown tool type", text: fleetYaml({ tools: [{ type: "shell" }] }), path: "agents[0].tools[0].type", message: '"http_fetch" or "webhook"' },
+		{ name: "http_fetch without hosts", text: fleetYaml({ tools: [{ type: "http_fetch", allow_hosts: [] }] }), path: "agents[0].tools[0].allow_hosts", message: "at least one host" },
+		{ name: "http_fetch with a URL for a host", text: fleetYaml({ tools: [{ type: "http_fetch", allow_hosts: ["https://example.com/"] }] }), path: "agents[0].tools[0].allow_hosts[0]", message: "bare lowercase hostname" },
+		{ name: "webhook URL written into the file", text: fleetYaml({ delivery: { type: "slack", url_secret: "https://hooks.slack.com/services/T0/B0/x" } }), path: "agents[0].delivery.url_secret", message: "Worker secret" },
+		{ name: "API key in a prompt", text: fleetYaml({ prompt: "use sk-ant-api03-abcdefghijklmnop to call" }), path: "agents[0].prompt", message: "secrets come from Worker secrets, never from the file" },
+		{ name: "API key in a system prompt", text: fleetYaml({ system_prompt: "key: sk-ant-api03-abcdefghijklmnop" }), path: "agents[0].system_prompt", message: "never from the file" },
+		{ name: "wrong version", text: "version: 2\nagents: []\n", path: "version", message: "version must be 1" },
+		{ name: "missing agents", text: "version: 1\n", path: "agents", message: "required" },
+		{ name: "YAML syntax error", text: "version: 1\nagents:\n  - name: watcher\n   prompt: hi\n", path: "line 4:1", message: "without - indicator" },
+		{ name: "empty file", text: "", path: "(root)", message: "empty" },
+	];
+
+	for (const c of cases) {
+		it(c.name, () => {
+			const error = configError(() => parseFleet(c.text));
+			expect(error.issues).toContainEqual({ path: c.path, message: expect.stringContaining(c.message) });
+			expect(error.message).toMatch(/^fleet\.yaml is invalid:\n {2}- /);
+			expect(error.message).toContain(`  - ${c.path}: `);
+		});
+	}
+
+	it("reports every bad schedule, not just the first", () => {
+		const error = configError(() =>
+			parseFleet(fleetYaml({ schedules: { nightly: { cron: "0 25 * * *" }, often: { interval: "5 minutes" }, fine: { interval: "1h" } } })),
+		);
+		expect(error.issues.map((i) => i.path)).toEqual(["agents[0].schedules.nightly.cron", "agents[0].schedules.often.interval"]);
+		expect(error.message.split("\n")).toHaveLength(3);
+	});
+
+	it("rejects the whole file when one schedule among good ones is bad", () => {
+		const text = fleetYaml(
+			{ schedules: { hourly: { interval: "1h" }, broken: { interval: "1 hour" } } },
+			{ name: "digest", prompt: "digest", schedules: { morning: { cron: "0 9 * * *" } } },
+		);
+		let fleet: unknown;
+		expect(() => {
+			fleet = parseFleet(text);
+		}).toThrow(ConfigError);
+		expect(fleet).toBeUndefined();
+	});
+});
+
+describe("parseAgent", () => {
+	it("normalizes one agent definition with the defaults", () => {
+		const agent = parseAgent({ name: "api-agent", schedules: { daily: { cron: "30 6 * * *", prompt: "go" } } });
+		expect(agent).toMatchObject({
+			model: "claude-sonnet-5-5",
+			fallback_models: [],
+			max_turns: 20,
+			timeout: "30m",
+			max_concurrent: 1,
+			overlap: "skip",
+			enabled: true,
+			tools: [],
+			schedules: { daily: { cron: "30 6 * * *", timezone: "UTC", prompt: "go", catch_up: true, enabled: true } },
+		});
+		expect(parseAgent(agent)).toEqual(agent);
+	});
+
+	it("names the field relative to the agent", () => {
+		const error = configError(() => parseAgent({ name: "api-agent", prompt: "p", schedules: { daily: { cron: "99 * * * *" } } }));
+		expect(error.issues).toEqual([{ path: "schedules.daily.cron", message: expect.stringContaining('"99 * * * *"') }]);
+		expect(error.message).toMatch(/^agent definition is invalid:\n {2}- schedules\.daily\.cron: /);
+	});
+});
+
+describe("durations", () => {
+	it("reads timeouts and intervals in whole units", () => {
+		expect(durationSeconds("90s")).toBe(90);
+		expect(durationSeconds("1h30m")).toBe(5400);
+		expect(intervalMinutes("15m")).toBe(15);
+		expect(intervalMinutes("1d")).toBe(1440);
+		expect(() => durationSeconds("1.5h")).toThrow(/"1.5h" is not a duration/);
+		expect(() => intervalMinutes("45s")).toThrow(/whole minutes/);
+	});
+});
+
+describe("definitionRevision", () => {
+	const base = { name: "rev", prompt: "p", max_turns: 5, schedules: { a: { interval: "1h" } } };
+
+	it("is the same whatever the key order, and changes when a field changes", async () => {
+		const reordered = { schedules: { a: { interval: "1h" } }, max_turns: 5, prompt: "p", name: "rev" };
+		const revision = await definitionRevision(parseAgent(base));
+		expect(revision).toMatch(/^[0-9a-f]{16}$/);
+		expect(await definitionRevision(parseAgent(reordered))).toBe(revision);
+		expect(await definitionRevision(parseAgent({ ...base, max_turns: 6 }))).not.toBe(revision);
+		expect(await definitionRevision(parseAgent({ ...base, schedules: { a: { interval: "2h" } } }))).not.toBe(revision);
+	});
+
+	it("treats an explicit default the same as an omitted one", async () => {
+		expect(await definitionRevision(parseAgent({ ...base, overlap: "skip" }))).toBe(await definitionRevision(parseAgent(base)));
+	});
+});
+
+describe("modelWarnings", () => {
+	const fleet = parseFleet(
+		fleetYaml({ model: "claude-sonnet-4-5" }, { name: "current", prompt: "p", model: "claude-sonnet-5-5", fallback_models: ["claude-opus-4-5"] }),
+	);
+
+	it("warns ahead of a deprecated model's end of life and names the date", () => {
+		expect(modelWarnings(fleet, new Date("2026-06-01T00:00:00Z"))).toEqual([
+			'agent "watcher": model claude-sonnet-4-5 is deprecated and will be retired on 2026-11-30',
+			'agent "current": fallback model claude-opus-4-5 is deprecated and will be retired on 2027-01-22',
+		]);
+	});
+
+	it("says a model past its end of life is retired", () => {
+		const warnings = modelWarnings(fleet, new Date("2026-12-01T00:00:00Z"));
+		expect(warnings[0]).toContain("claude-sonnet-4-5 was retired on 2026-11-30");
+		expect(warnings[1]).toContain("claude-opus-4-5 is deprecated");
+	});
+
+	it("has the same end-of-life dates as the Anthropic SDK", () => {
+		const sdk = Object.fromEntries(
+			Object.entries(SDK_DEPRECATED_MODELS).map(([model, date]) => [
+				model,
+				new Date(`${String(date).replace(/(\d+)(st|nd|rd|th)/, "$1")} UTC`).toISOString().slice(0, 10),
+			]),
+		);
+		expect(DEPRECATED_MODELS).toEqual(sdk);
+	});
+});
