@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig, type Plugin } from "vitest/config";
+import { API_TOKENS } from "./test/helpers/tokens.ts";
 
 // wrangler bundles *.yaml as text (the `rules` in wrangler.toml); Vite needs the same rule for tests.
 function yamlAsText(): Plugin {
@@ -14,8 +15,6 @@ function yamlAsText(): Plugin {
 	};
 }
 
-export const TEST_TOKENS = "reader:read:test-read-token,operator:operate:test-operate-token,root:admin:test-admin-token";
-
 export default defineConfig(async () => {
 	const migrations = await readD1Migrations(path.join(import.meta.dirname, "migrations"));
 	return {
@@ -26,7 +25,7 @@ export default defineConfig(async () => {
 				miniflare: {
 					bindings: {
 						TEST_MIGRATIONS: migrations,
-						API_TOKENS: TEST_TOKENS,
+						API_TOKENS,
 						ANTHROPIC_API_KEY: "",
 					},
 				},

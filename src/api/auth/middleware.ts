@@ -1,5 +1,6 @@
 import { createMiddleware } from "hono/factory";
-import { ForbiddenError, UnauthorizedError } from "../../errors.ts";
+import { AppError, ConfigError, ForbiddenError, UnauthorizedError } from "../../errors.ts";
+import { log } from "../../log.ts";
 import type { AppEnv } from "../context.ts";
 import { roleAllows, type Role } from "./roles.ts";
 import { findToken, parseApiTokens, type TokenEntry } from "./tokens.ts";
@@ -8,9 +9,16 @@ const QUERY_TOKEN_PARAMS = ["token", "access_token", "api_key", "apikey", "key",
 
 // Secrets are fixed for an isolate's life; parse (and hash) them once per distinct value.
 let cache: { secret: string; entries: Promise<TokenEntry[]> } | undefined;
-function tokensFor(secret: string): Promise<TokenEntry[]> {
+async function tokensFor(secret: string): Promise<TokenEntry[]> {
 	if (cache?.secret !== secret) cache = { secret, entries: parseApiTokens(secret) };
-	return cache.entries;
+	try {
+		return await cache.entries;
+	} catch (err) {
+		if (!(err instanceof ConfigError)) throw err;
+		// The details (entry positions and names) are for the operator's logs, not for any caller.
+		log.error("auth.config_invalid", { issues: err.issues });
+		throw new AppError(500, "config_invalid", "the API_TOKENS secret is misconfigured; the Worker's logs say how");
+	}
 }
 
 /**

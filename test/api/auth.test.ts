@@ -1,0 +1,165 @@
+import { Hono } from "hono";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { requireRole } from "../../src/api/auth/middleware.ts";
+import { findToken, parseApiTokens, sha256 } from "../../src/api/auth/tokens.ts";
+import type { AppEnv } from "../../src/api/context.ts";
+import { onError } from "../../src/api/error-handler.ts";
+import { ConfigError } from "../../src/errors.ts";
+import { call, errorOf } from "../helpers/http.ts";
+import { API_TOKENS, TOKENS } from "../helpers/tokens.ts";
+
+/** A tiny app with one route per role, behind the real middleware and error handler. */
+function roleApp() {
+	const app = new Hono<AppEnv>();
+	app.get("/read", requireRole("read"), (c) => c.json({ who: c.var.principal }));
+	app.get("/operate", requireRole("operate"), (c) => c.json({ who: c.var.principal }));
+	app.get("/admin", requireRole("admin"), (c) => c.json({ who: c.var.principal }));
+	app.onError(onError);
+	return app;
+}
+
+function request(app: Hono<AppEnv>, path: string, token: string | null, apiTokens = API_TOKENS) {
+	const headers: Record<string, string> = token === null ? {} : { authorization: `Bearer ${token}` };
+	return app.request(path, { headers }, { API_TOKENS: apiTokens } as Env);
+}
+
+afterEach(() => vi.restoreAllMocks());
+
+describe("the API's bearer tokens", () => {
+	it("answers 401 with a clear message when no token is sent", async () => {
+		const res = await call("/v1/jobs", { as: null });
+		expect(res.status).toBe(401);
+		const error = await errorOf(res);
+		expect(error.code).toBe("unauthorized");
+		expect(error.message).toMatch(/missing Authorization header/);
+	});
+
+	it("answers 401 to a wrong token, one differing only in its last character, and an empty one", async () => {
+		for (const token of ["nope-nope-nope-nope-nope", `${TOKENS.read.slice(0, -1)}x`, `${TOKENS.read}x`]) {
+			const res = await call("/v1/jobs", { as: { token } });
+			expect(res.status).toBe(401);
+			expect((await errorOf(res)).message).toBe("invalid token");
+		}
+	});
+
+	it("answers 401 to an Authorization header that is not a bearer token", async () => {
+		for (const value of [`Basic ${btoa(`x:${TOKENS.read}`)}`, "Bearer", TOKENS.read]) {
+			const res = await call("/v1/jobs", { as: null, headers: { authorization: value } });
+			expect(res.status).toBe(401);
+		}
+	});
+
+	it("refuses a token in the query string, even a valid one alongside a valid header", async () => {
+		for (const param of ["token", "access_token", "api_key"]) {
+			const res = await call(`/v1/jobs?${param}=${TOKENS.admin}`, { as: "admin" });
+			expect(res.status).toBe(401);
+			expect((await errorOf(res)).message).toMatch(/not accepted in the query string/);
+		}
+	});
+
+	it("lets each role reach the routes of its rank and below, and answers 403 above it", async () => {
+		const app = roleApp();
+		const expected = {
+			read: { "/read": 200, "/operate": 403, "/admin": 403 },
+			operate: { "/read": 200, "/operate": 200, "/admin": 403 },
+			admin: { "/read": 200, "/operate": 200, "/admin": 200 },
+		} as const;
+		for (const [role, routes] of Object.entries(expected)) {
+			for (const [path, status] of Object.entries(routes)) {
+				const res = await request(app, path, TOKENS[role as keyof typeof TOKENS]);
+				expect({ role, path, status: res.status }).toEqual({ role, path, status });
+				if (status === 403) {
+					const error = await errorOf(res);
+					expect(error.code).toBe("forbidden");
+					expect(error.message).toContain(`needs the ${path.slice(1)} role`);
+				}
+			}
+		}
+	});
+
+	it("identifies the caller by the token's name, never echoing the token", async () => {
+		const res = await request(roleApp(), "/read", TOKENS.operate);
+		const body = await res.text();
+		expect(JSON.parse(body)).toEqual({ who: { name: "operator", role: "operate" } });
+		expect(body).not.toContain(TOKENS.operate);
+	});
+
+	it("lets a read token list jobs through the real Worker", async () => {
+		const res = await call("/v1/jobs", { as: "read" });
+		expect(res.status).toBe(200);
+	});
+});
+
+describe("constant-time token lookup", () => {
+	it("compares fixed-length digests against every configured entry, wherever the match is", async () => {
+		const entries = await parseApiTokens(API_TOKENS);
+		for (const [presented, expectedName] of [
+			[TOKENS.read, "reader"],
+			[TOKENS.admin, "root"],
+			["x", undefined],
+			["a-much-longer-token-than-any-configured-one-0123456789", undefined],
+		] as const) {
+			const lengths: number[] = [];
+			let calls = 0;
+			const found = await findToken(entries, presented, (a, b) => {
+				calls++;
+				lengths.push(a.byteLength, b.byteLength);
+				return crypto.subtle.timingSafeEqual(a, b);
+			});
+			expect(found?.name).toBe(expectedName);
+			// No early exit on a match, and the presented token's length never shows in what is compared.
+			expect(calls).toBe(entries.length);
+			expect(new Set(lengths)).toEqual(new Set([32]));
+		}
+	});
+
+	it("keeps only digests of the configured tokens", async () => {
+		const entries = await parseApiTokens(API_TOKENS);
+		expect(entries.map((e) => [e.name, e.role])).toEqual([
+			["reader", "read"],
+			["operator", "operate"],
+			["root", "admin"],
+		]);
+		const digest = new Uint8Array(await sha256(TOKENS.read));
+		expect(new Uint8Array(entries[0]!.digest)).toEqual(digest);
+		expect(JSON.stringify(entries)).not.toContain(TOKENS.read);
+	});
+
+	it("accepts tokens that contain colons", async () => {
+		const entries = await parseApiTokens("ci:operate:abc:def:0123456789abcdef");
+		expect((await findToken(entries, "abc:def:0123456789abcdef"))?.name).toBe("ci");
+	});
+});
+
+describe("a misconfigured API_TOKENS secret", () => {
+	const cases: [string, string][] = [
+		["", "no tokens configured"],
+		["reader:read", "API_TOKENS[0]: expected name:role:token"],
+		["reader:owner:0123456789abcdef0", 'role of "reader" must be read, operate or admin'],
+		["reader:read:short", 'token of "reader" is shorter than 16 characters'],
+		["a:read:0123456789abcdef0,a:admin:0123456789abcdef1", 'name "a" is used twice'],
+		["bad name:read:0123456789abcdef0", "name must be 1-64 of"],
+	];
+	for (const [secret, message] of cases) {
+		it(`is refused whole: ${message}`, async () => {
+			const err = await parseApiTokens(secret).catch((e: unknown) => e);
+			expect(err).toBeInstanceOf(ConfigError);
+			expect((err as ConfigError).message).toContain(message);
+		});
+	}
+
+	it("fails closed with a 500 that tells callers nothing of the configuration, and logs the issue without the token", async () => {
+		const logged: string[] = [];
+		vi.spyOn(console, "error").mockImplementation((line: string) => void logged.push(line));
+		const secret = "reader:read:tooshort-secret";
+		const res = await request(roleApp(), "/read", "tooshort-secret", secret);
+		expect(res.status).toBe(500);
+		const body = await res.text();
+		expect(JSON.parse(body).error.code).toBe("config_invalid");
+		expect(JSON.parse(body).error.message).toBe("the API_TOKENS secret is misconfigured; the Worker's logs say how");
+		expect(body).not.toContain("tooshort-secret");
+		expect(body).not.toContain("reader");
+		expect(logged.join("\n")).toContain('token of \\"reader\\" is shorter than 16 characters');
+		expect(logged.join("\n")).not.toContain("tooshort-secret");
+	});
+});

@@ -1,0 +1,112 @@
+import { OpenAPIHono, z } from "@hono/zod-openapi";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { app } from "../../src/app.ts";
+import type { AppEnv } from "../../src/api/context.ts";
+import { onError } from "../../src/api/error-handler.ts";
+import { createApi } from "../../src/api/factory.ts";
+import { ConflictError, PayloadTooLargeError } from "../../src/errors.ts";
+import { call, errorOf } from "../helpers/http.ts";
+
+afterEach(() => vi.restoreAllMocks());
+
+describe("the error contract", () => {
+	it("answers an unknown route with a JSON 404", async () => {
+		const res = await call("/v2/nothing");
+		expect(res.status).toBe(404);
+		expect(res.headers.get("content-type")).toMatch(/application\/json/);
+		expect(await res.json()).toEqual({ error: { code: "not_found", message: "no route for GET /v2/nothing" } });
+	});
+
+	it("carries an AppError's status, code, message and details", async () => {
+		const api = createApi();
+		api.get("/conflict", () => {
+			throw new ConflictError("job job-2026-11-30-abcdef is final", { status: "completed" });
+		});
+		api.get("/large", () => {
+			throw new PayloadTooLargeError("body exceeds 64 KiB");
+		});
+		api.onError(onError);
+		const conflict = await api.request("/conflict");
+		expect(conflict.status).toBe(409);
+		expect(await conflict.json()).toEqual({
+			error: { code: "conflict", message: "job job-2026-11-30-abcdef is final", details: { status: "completed" } },
+		});
+		const large = await api.request("/large");
+		expect(large.status).toBe(413);
+		expect(await large.json()).toEqual({ error: { code: "payload_too_large", message: "body exceeds 64 KiB" } });
+	});
+
+	it("turns a crash into a generic 500 and keeps the internals in the log", async () => {
+		const logged: string[] = [];
+		vi.spyOn(console, "error").mockImplementation((line: string) => void logged.push(line));
+		const api = new OpenAPIHono<AppEnv>();
+		api.get("/boom", () => {
+			throw new Error("SQLITE_CONSTRAINT: jobs.id at /internal/path.ts:12");
+		});
+		api.onError(onError);
+		const res = await api.request("/boom");
+		expect(res.status).toBe(500);
+		const body = await res.text();
+		expect(JSON.parse(body)).toEqual({ error: { code: "internal", message: "internal error" } });
+		expect(body).not.toContain("SQLITE");
+		const line = JSON.parse(logged.at(-1)!);
+		expect(line).toMatchObject({ level: "error", event: "request.crashed", path: "/boom", error_message: expect.stringContaining("SQLITE_CONSTRAINT") });
+	});
+
+	it("answers a body that is not JSON, or of the wrong shape, with a 400 naming the problem", async () => {
+		const api = createApi();
+		api.openapi(
+			{
+				method: "post",
+				path: "/things",
+				request: { body: { content: { "application/json": { schema: z.object({ name: z.string(), count: z.number().int() }) } } } },
+				responses: { 200: { description: "ok" } },
+			},
+			(c) => c.json(c.req.valid("json"), 200),
+		);
+		api.onError(onError);
+		const post = (body: string) => api.request("/things", { method: "POST", body, headers: { "content-type": "application/json" } });
+
+		const notJson = await post("{name:");
+		expect(notJson.status).toBe(400);
+		expect((await errorOf(notJson)).code).toBe("bad_request");
+
+		const wrong = await post(JSON.stringify({ name: 3 }));
+		expect(wrong.status).toBe(400);
+		const error = await errorOf(wrong);
+		expect(error.message).toMatch(/^invalid body: /);
+		expect(error.details?.issues?.map((i) => i.path).sort()).toEqual(["count", "name"]);
+	});
+});
+
+describe("GET /openapi.json", () => {
+	it("is served without a token and lists every route the app serves, with the role it needs", async () => {
+		const res = await call("/openapi.json", { as: null });
+		expect(res.status).toBe(200);
+		const doc = (await res.json()) as {
+			openapi: string;
+			paths: Record<string, Record<string, { security?: unknown; "x-drover-role"?: string; responses: Record<string, unknown> }>>;
+			components: { schemas: Record<string, unknown>; securitySchemes: Record<string, unknown> };
+		};
+		expect(doc.openapi).toBe("3.1.0");
+
+		const served = app.routes
+			.filter((r) => r.method !== "ALL" && r.path !== "/openapi.json")
+			.map((r) => `${r.method} ${r.path.replace(/:(\w+)/g, "{$1}")}`);
+		const documented = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`));
+		expect(new Set(documented)).toEqual(new Set(served));
+		expect(served).toEqual(expect.arrayContaining(["GET /healthz", "GET /v1/jobs", "GET /v1/jobs/{id}", "GET /v1/agents", "GET /v1/agents/{agent}"]));
+
+		for (const [path, ops] of Object.entries(doc.paths)) {
+			for (const op of Object.values(ops)) {
+				if (path.startsWith("/v1/")) {
+					expect(op.security).toEqual([{ bearer: [] }]);
+					expect(["read", "operate", "admin"]).toContain(op["x-drover-role"]);
+					expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(["400", "401", "403"]));
+				}
+			}
+		}
+		expect(Object.keys(doc.components.schemas)).toEqual(expect.arrayContaining(["Error", "JobRecord", "JobSummary", "JobPage", "AgentView"]));
+		expect(doc.components.securitySchemes).toHaveProperty("bearer");
+	});
+});

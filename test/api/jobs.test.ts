@@ -1,0 +1,161 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { createJob, transition, type JobRecord, type JobSummary } from "../../src/jobs/model.ts";
+import { buildListQuery, upsertJobIndex } from "../../src/store/job-index.ts";
+import { call, errorOf } from "../helpers/http.ts";
+
+const T0 = Date.parse("2026-11-01T00:00:00Z");
+
+function job(i: number, agent: string, trigger: "schedule" | "manual" = "manual"): JobRecord {
+	return createJob(
+		{ agent, trigger_type: trigger, definition_revision: "rev1", schedule: trigger === "schedule" ? "nightly" : null },
+		// Two jobs share each minute, so pages must break ties on the id.
+		new Date(T0 + Math.floor(i / 2) * 60_000),
+	);
+}
+
+async function page(query: string): Promise<{ jobs: JobSummary[]; next_cursor: string | null }> {
+	const res = await call(`/v1/jobs${query}`);
+	expect(res.status).toBe(200);
+	return res.json();
+}
+
+async function all(query: string, limit: number): Promise<JobSummary[]> {
+	const seen: JobSummary[] = [];
+	let cursor: string | null = null;
+	do {
+		const sep = query ? "&" : "?";
+		const p = await page(`${query}${sep}limit=${limit}${cursor ? `&cursor=${cursor}` : ""}`);
+		expect(p.jobs.length).toBeLessThanOrEqual(limit);
+		seen.push(...p.jobs);
+		cursor = p.next_cursor;
+	} while (cursor);
+	return seen;
+}
+
+describe("GET /v1/jobs", () => {
+	it("returns an empty page when there are no jobs", async () => {
+		expect(await page("")).toEqual({ jobs: [], next_cursor: null });
+	});
+
+	it("pages newest first through every job exactly once, ties broken by id", async () => {
+		const jobs = Array.from({ length: 45 }, (_, i) => job(i, i % 3 === 0 ? "alpha" : "beta", i % 2 ? "schedule" : "manual"));
+		// One finished job, to show the index carries status changes.
+		jobs[0] = transition(transition(jobs[0]!, "running", { reason: "start", at: new Date(T0 + 1000) }), "completed", {
+			reason: "done",
+			at: new Date(T0 + 5000),
+		});
+		await upsertJobIndex(env.DB, jobs);
+
+		const listed = await all("", 20);
+		expect(listed).toHaveLength(45);
+		expect(new Set(listed.map((j) => j.id)).size).toBe(45);
+		const keys = listed.map((j) => [Date.parse(j.created_at), j.id] as const);
+		const sorted = [...keys].sort((a, b) => b[0] - a[0] || (a[1] < b[1] ? 1 : -1));
+		expect(keys).toEqual(sorted);
+
+		const first = listed.find((j) => j.id === jobs[0]!.id)!;
+		expect(first).toMatchObject({ status: "completed", exit_reason: "success", revision: 3, duration_seconds: 4 });
+
+		const alpha = await all("?agent=alpha", 7);
+		expect(alpha.map((j) => j.id).sort()).toEqual(jobs.filter((j) => j.agent === "alpha").map((j) => j.id).sort());
+		const scheduledBeta = await all("?agent=beta&trigger_type=schedule", 5);
+		expect(scheduledBeta.length).toBe(jobs.filter((j) => j.agent === "beta" && j.trigger_type === "schedule").length);
+		expect(scheduledBeta.every((j) => j.agent === "beta" && j.trigger_type === "schedule" && j.schedule === "nightly")).toBe(true);
+		expect((await all("?status=completed", 10)).map((j) => j.id)).toEqual([jobs[0]!.id]);
+
+		const since = new Date(T0 + 10 * 60_000).toISOString();
+		const until = new Date(T0 + 15 * 60_000).toISOString();
+		const window = await all(`?since=${since}&until=${until}`, 3);
+		expect(window).toHaveLength(10);
+		expect(window.every((j) => j.created_at >= since && j.created_at < until)).toBe(true);
+	});
+
+	it("never lets an older revision overwrite a newer one in the index", async () => {
+		const pending = job(100, "gamma");
+		const running = transition(pending, "running", { reason: "start", at: new Date(T0) });
+		await upsertJobIndex(env.DB, [running]);
+		await upsertJobIndex(env.DB, [pending]);
+		const listed = await page("?agent=gamma");
+		expect(listed.jobs.map((j) => [j.status, j.revision])).toEqual([["running", 2]]);
+	});
+
+	const bad: [string, string, string][] = [
+		["?limit=0", "limit", "too small"],
+		["?limit=201", "limit", "too big"],
+		["?limit=ten", "limit", "expected number"],
+		["?status=done", "status", "pending"],
+		["?trigger_type=cron", "trigger_type", "schedule"],
+		["?agent=../etc", "agent", "must be an agent name"],
+		["?agent=%27%3B%20DROP%20TABLE%20jobs%3B--", "agent", "must be an agent name"],
+		["?since=yesterday", "since", "ISO 8601"],
+		["?since=2026-11-02T00:00:00Z&until=2026-11-01T00:00:00Z", "since", "since must be before until"],
+		["?stauts=failed", "", "stauts"],
+	];
+	for (const [query, path, fragment] of bad) {
+		it(`answers 400 to ${decodeURIComponent(query)}, naming the field`, async () => {
+			const res = await call(`/v1/jobs${query}`);
+			expect(res.status).toBe(400);
+			const error = await errorOf(res);
+			expect(error.code).toBe("bad_request");
+			expect(error.details?.issues?.some((i) => i.path === path && i.message.toLowerCase().includes(fragment.toLowerCase()))).toBe(true);
+		});
+	}
+
+	for (const cursor of ["not-a-cursor!", "bm90IGpzb24", btoa(JSON.stringify(["x", 1])), btoa(JSON.stringify([1]))]) {
+		it(`answers 400 to the malformed cursor ${cursor}`, async () => {
+			const res = await call(`/v1/jobs?cursor=${encodeURIComponent(cursor)}`);
+			expect(res.status).toBe(400);
+			expect((await errorOf(res)).message).toMatch(/cursor is malformed/);
+		});
+	}
+});
+
+describe("the job index's query plans", () => {
+	const combos: Record<string, string | number>[] = [
+		{},
+		{ agent: "a" },
+		{ status: "running" },
+		{ trigger_type: "manual" },
+		{ agent: "a", status: "running" },
+		{ agent: "a", trigger_type: "manual" },
+		{ status: "failed", since: 1 },
+		{ agent: "a", since: 1, until: 2 },
+	];
+	for (const filters of combos) {
+		it(`uses an index and no sort for ${JSON.stringify(filters)}, with and without a cursor`, async () => {
+			for (const after of [undefined, { created_at: T0, id: "job-2026-11-01-aaaaaa" }]) {
+				const { sql, params } = buildListQuery(filters, 20, after);
+				const { results } = await env.DB.prepare(`EXPLAIN QUERY PLAN ${sql}`).bind(...params).all<{ detail: string }>();
+				const plan = results.map((r) => r.detail).join(" | ");
+				expect(plan).toMatch(/USING (COVERING )?INDEX jobs_by_/);
+				expect(plan).not.toMatch(/USE TEMP B-TREE/);
+			}
+		});
+	}
+});
+
+describe("GET /v1/jobs/:id", () => {
+	it("returns the full record from the agent's Durable Object", async () => {
+		const record = transition(job(200, "delta"), "running", { reason: "claimed", at: new Date(T0 + 1) });
+		await env.AGENT.getByName("delta").saveJob(record);
+		await upsertJobIndex(env.DB, [record]);
+		const res = await call(`/v1/jobs/${record.id}`);
+		expect(res.status).toBe(200);
+		expect(await res.json()).toEqual(record);
+	});
+
+	it("answers 404 for a well-formed id nobody has", async () => {
+		const res = await call("/v1/jobs/job-2026-11-30-zzzzzz");
+		expect(res.status).toBe(404);
+		expect(await errorOf(res)).toMatchObject({ code: "not_found", message: "no job job-2026-11-30-zzzzzz" });
+	});
+
+	for (const id of ["job-2026-11-30-ZZZZZZ", "..%2F..%2Fetc", "job-2026-11-30-a'--x", "job-2026-13-01-abcdef", "%E2%98%83"]) {
+		it(`answers 400, never a lookup, for the id ${decodeURIComponent(id)}`, async () => {
+			const res = await call(`/v1/jobs/${id}`);
+			expect(res.status).toBe(400);
+			expect((await errorOf(res)).message).toMatch(/job id must be job-YYYY-MM-DD-xxxxxx/);
+		});
+	}
+});

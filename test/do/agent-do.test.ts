@@ -1,0 +1,43 @@
+import { env, evictDurableObject, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { AGENT_MIGRATIONS } from "../../durable-objects/agent/schema.ts";
+import { createJob, transition } from "../../src/jobs/model.ts";
+import { migrate } from "../../src/store/sqlite-migrations.ts";
+
+describe("AgentDO storage", () => {
+	it("migrates its SQLite schema in the constructor, once", async () => {
+		const stub = env.AGENT.getByName("migrations-once");
+		expect(await stub.getSchemaVersion()).toBe(AGENT_MIGRATIONS.at(-1)!.version);
+		await runInDurableObject(stub, (_instance, state) => {
+			const rows = state.storage.sql.exec<{ version: number; name: string }>("SELECT version, name FROM schema_migrations ORDER BY version").toArray();
+			expect(rows.map((r) => [r.version, r.name])).toEqual(AGENT_MIGRATIONS.map((m) => [m.version, m.name]));
+			// Running the steps again applies nothing and fails on nothing.
+			expect(migrate(state.storage, AGENT_MIGRATIONS)).toBe(AGENT_MIGRATIONS.at(-1)!.version);
+			expect(state.storage.sql.exec("SELECT count(*) AS n FROM schema_migrations").one().n).toBe(AGENT_MIGRATIONS.length);
+		});
+	});
+
+	it("keeps jobs across eviction and never lets a revision go backwards", async () => {
+		const stub = env.AGENT.getByName("keeps-jobs");
+		const pending = createJob({ agent: "keeps-jobs", trigger_type: "manual", definition_revision: "r" }, new Date("2026-11-30T10:00:00Z"));
+		const running = transition(pending, "running", { reason: "claimed", at: new Date("2026-11-30T10:00:01Z") });
+		expect(await stub.saveJob(pending)).toBe(true);
+		expect(await stub.saveJob(running)).toBe(true);
+		expect(await stub.saveJob(pending)).toBe(false);
+
+		await evictDurableObject(stub);
+		const again = env.AGENT.getByName("keeps-jobs");
+		expect(await again.getJob(pending.id)).toEqual(running);
+		expect(await again.getJob("job-2026-11-30-nobody")).toBeNull();
+	});
+
+	it("refuses a migration step that fails, leaving the previous version intact", async () => {
+		await runInDurableObject(env.AGENT.getByName("bad-step"), (_instance, state) => {
+			const bad = [...AGENT_MIGRATIONS, { version: 999, name: "broken", sql: "CREATE TABLE half (x); SELECT * FROM missing_table;" }];
+			expect(() => migrate(state.storage, bad)).toThrow(/missing_table/);
+			const version = state.storage.sql.exec<{ v: number }>("SELECT max(version) AS v FROM schema_migrations").one().v;
+			expect(version).toBe(AGENT_MIGRATIONS.at(-1)!.version);
+			expect(state.storage.sql.exec("SELECT count(*) AS n FROM sqlite_master WHERE name = 'half'").one().n).toBe(0);
+		});
+	});
+});

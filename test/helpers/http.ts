@@ -1,0 +1,32 @@
+import { exports } from "cloudflare:workers";
+import { TOKENS } from "./tokens.ts";
+
+export interface CallOptions {
+	method?: string;
+	/** A role whose token to send, a literal token, or null for none. */
+	as?: keyof typeof TOKENS | { token: string } | null;
+	body?: unknown;
+	headers?: Record<string, string>;
+}
+
+/** Calls the real Worker (its default export), as a client over HTTP would. */
+export async function call(path: string, options: CallOptions = {}): Promise<Response> {
+	const headers = new Headers(options.headers);
+	const as = options.as === undefined ? "read" : options.as;
+	if (as !== null) headers.set("authorization", `Bearer ${typeof as === "string" ? TOKENS[as] : as.token}`);
+	let body: BodyInit | undefined;
+	if (options.body !== undefined) {
+		body = typeof options.body === "string" ? options.body : JSON.stringify(options.body);
+		if (!headers.has("content-type")) headers.set("content-type", "application/json");
+	}
+	return exports.default.fetch(new Request(`https://drover.test${path}`, { method: options.method ?? "GET", headers, body }));
+}
+
+export interface ErrorBody {
+	error: { code: string; message: string; details?: { issues?: { path: string; message: string }[] } };
+}
+
+export async function errorOf(res: Response): Promise<ErrorBody["error"]> {
+	const body = (await res.json()) as ErrorBody;
+	return body.error;
+}
