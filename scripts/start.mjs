@@ -10,7 +10,13 @@ const { values } = parseArgs({ options: { port: { type: "string", default: proce
 const port = Number(values.port);
 const base = `http://localhost:${port}`;
 // No network but package registries here: keep wrangler from phoning home.
-const env = { ...process.env, WRANGLER_SEND_METRICS: "false", WRANGLER_SEND_ERROR_REPORTS: "false" };
+const env = {
+	...process.env,
+	WRANGLER_SEND_METRICS: "false",
+	WRANGLER_SEND_ERROR_REPORTS: "false",
+	// The Request.cf placeholder is fine locally; fetching the real one needs the internet.
+	CLOUDFLARE_CF_FETCH_ENABLED: "false",
+};
 
 function devVars() {
 	if (!existsSync(".dev.vars")) {
@@ -67,7 +73,7 @@ async function waitReady() {
 if (await waitReady()) {
 	console.log(`
 drover is running at ${base}
-  model:  ${apiKey ? "Anthropic Messages API (ANTHROPIC_API_KEY from .dev.vars)" : "no ANTHROPIC_API_KEY in .dev.vars: model calls go to the local Messages API emulator"}
+  model:  ${apiKey ? "Anthropic Messages API (ANTHROPIC_API_KEY from .dev.vars)" : "no ANTHROPIC_API_KEY in .dev.vars (set one there to call the Messages API)"}
   token:  ${token ? `${token.slice(0, 18)}… (the local admin token in .dev.vars)` : "none: set API_TOKENS in .dev.vars"}
   try:    curl -H "Authorization: Bearer $(sed -n 's/^API_TOKENS=[^:]*:[^:]*://p' .dev.vars | cut -d, -f1)" ${base}/v1/jobs
           curl ${base}/healthz
