@@ -257,6 +257,8 @@ export const AgentSchema = strict({
 	tools: z.array(ToolSchema).default([]),
 	delivery: DeliverySchema.optional(),
 	hooks: HooksSchema.optional(),
+	// POST /v1/hooks/<agent> is accepted only when signed with this Worker secret (HMAC-SHA256).
+	webhook: strict({ secret: SecretName }).optional(),
 })
 	.superRefine((agent, ctx) => {
 		for (const [name, schedule] of Object.entries(agent.schedules)) {

@@ -1,15 +1,11 @@
-import { Cron } from "croner";
-import { intervalMinutes, type Schedule } from "../config/schema.ts";
+import type { Schedule } from "../config/schema.ts";
+import { nextDue } from "./occurrences.ts";
 
 /**
- * The first slot of a schedule strictly after `after`. Cron slots are computed in the schedule's
- * timezone (croner handles DST gaps and repeats); interval slots are aligned to the Unix epoch so
- * an occurrence's instant is the same whoever computes it and whenever.
+ * The first slot of a schedule strictly after `after`. Kept as its own module for the API's
+ * `next_run`; it must agree with the scheduler, so it is the scheduler's own slot arithmetic
+ * (cron in the schedule's timezone, intervals aligned to the Unix epoch).
  */
 export function nextRun(schedule: Schedule, after: Date): Date | null {
-	if ("cron" in schedule) {
-		return new Cron(schedule.cron, { timezone: schedule.timezone, paused: true }).nextRun(after);
-	}
-	const period = intervalMinutes(schedule.interval) * 60_000;
-	return new Date((Math.floor(after.getTime() / period) + 1) * period);
+	return nextDue(schedule, after);
 }

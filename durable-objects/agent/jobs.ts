@@ -1,0 +1,77 @@
+import type { JobRecord, JobStatus } from "../../src/jobs/model.ts";
+import { syncOccurrenceWithJob } from "./ledger.ts";
+
+/** A row of AgentDO's `jobs` table. The record column is the whole JobRecord as JSON. */
+interface JobRow {
+	id: string;
+	status: string;
+	created_at: number;
+	revision: number;
+	record: string;
+	[key: string]: SqlStorageValue;
+}
+
+const toJobRecord = (row: JobRow): JobRecord => JSON.parse(row.record) as JobRecord;
+
+export function getJob(sql: SqlStorage, id: string): JobRecord | null {
+	const row = sql.exec<JobRow>("SELECT * FROM jobs WHERE id = ?", id).toArray()[0];
+	return row ? toJobRecord(row) : null;
+}
+
+/**
+ * Stores a job record if it is newer than the one held (revisions never go backwards), keeps its
+ * ledger row in step, and queues it for the D1 index, all in the caller's synchronous section so
+ * the three can never disagree. Returns whether anything was written.
+ */
+export function putJob(sql: SqlStorage, job: JobRecord, now: number): boolean {
+	const written = sql.exec(
+		`INSERT INTO jobs (id, status, created_at, revision, record) VALUES (?, ?, ?, ?, ?)
+		 ON CONFLICT (id) DO UPDATE SET status = excluded.status, revision = excluded.revision, record = excluded.record
+		 WHERE excluded.revision > jobs.revision`,
+		job.id,
+		job.status,
+		Date.parse(job.created_at),
+		job.revision,
+		JSON.stringify(job),
+	).rowsWritten;
+	if (written === 0) return false;
+	syncOccurrenceWithJob(sql, job);
+	sql.exec("INSERT INTO outbox (job_id, queued_at) VALUES (?, ?)", job.id, now);
+	return true;
+}
+
+const ACTIVE: readonly JobStatus[] = ["running", "approval_pending"];
+
+/** Jobs holding a concurrency slot (running or waiting on a human) and jobs queued to start. */
+export function jobCounts(sql: SqlStorage): { active: number; pending: number } {
+	const rows = sql.exec<{ status: string; n: number }>(
+		"SELECT status, count(*) AS n FROM jobs WHERE status IN ('pending', 'running', 'approval_pending') GROUP BY status",
+	);
+	let active = 0;
+	let pending = 0;
+	for (const r of rows) {
+		if (r.status === "pending") pending += r.n;
+		else if ((ACTIVE as readonly string[]).includes(r.status)) active += r.n;
+	}
+	return { active, pending };
+}
+
+export function pendingJobs(sql: SqlStorage, limit: number): JobRecord[] {
+	return sql
+		.exec<JobRow>("SELECT * FROM jobs WHERE status = 'pending' ORDER BY created_at, id LIMIT ?", limit)
+		.toArray()
+		.map(toJobRecord);
+}
+
+export function jobsWithStatus(sql: SqlStorage, statuses: readonly JobStatus[], limit = 100): JobRecord[] {
+	const marks = statuses.map(() => "?").join(", ");
+	return sql
+		.exec<JobRow>(`SELECT * FROM jobs WHERE status IN (${marks}) ORDER BY created_at DESC, id DESC LIMIT ?`, ...statuses, limit)
+		.toArray()
+		.map(toJobRecord);
+}
+
+export function latestJob(sql: SqlStorage): JobRecord | null {
+	const row = sql.exec<JobRow>("SELECT * FROM jobs ORDER BY created_at DESC, id DESC LIMIT 1").toArray()[0];
+	return row ? toJobRecord(row) : null;
+}

@@ -1,0 +1,160 @@
+import type { DispatchKind, JobStatus } from "../../src/jobs/model.ts";
+
+export const OCCURRENCE_STATUSES = ["claimed", "running", "completed", "failed", "skipped", "unknown"] as const;
+export type OccurrenceStatus = (typeof OCCURRENCE_STATUSES)[number];
+export type OccurrenceSource = "cron" | "manual" | "webhook";
+
+interface OccurrenceRow {
+	id: string;
+	schedule: string | null;
+	source: string;
+	scheduled_instant: number | null;
+	dispatch: string;
+	claimed_at: number;
+	started_at: number | null;
+	finished_at: number | null;
+	status: string;
+	skip_reason: string | null;
+	skipped_count: number | null;
+	skipped_from: number | null;
+	job_id: string | null;
+	error: string | null;
+	[key: string]: SqlStorageValue;
+}
+
+/** A ledger row as the API shows it (`GET /v1/agents/:agent/runs`). */
+export interface Occurrence {
+	id: string;
+	schedule: string | null;
+	source: OccurrenceSource;
+	scheduled_instant: string | null;
+	dispatch: DispatchKind;
+	claimed_at: string;
+	started_at: string | null;
+	finished_at: string | null;
+	status: OccurrenceStatus;
+	skip_reason: string | null;
+	/** For a skipped row that stands for a run of missed slots: how many, from which instant. */
+	skipped_count: number | null;
+	skipped_from: string | null;
+	job_id: string | null;
+	error: string | null;
+}
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+function toOccurrence(row: OccurrenceRow): Occurrence {
+	return {
+		id: row.id,
+		schedule: row.schedule,
+		source: row.source as OccurrenceSource,
+		scheduled_instant: iso(row.scheduled_instant),
+		dispatch: row.dispatch as DispatchKind,
+		claimed_at: new Date(row.claimed_at).toISOString(),
+		started_at: iso(row.started_at),
+		finished_at: iso(row.finished_at),
+		status: row.status as OccurrenceStatus,
+		skip_reason: row.skip_reason,
+		skipped_count: row.skipped_count,
+		skipped_from: iso(row.skipped_from),
+		job_id: row.job_id,
+		error: row.error,
+	};
+}
+
+export function newOccurrenceId(): string {
+	return `occ-${crypto.randomUUID().replace(/-/g, "")}`;
+}
+
+export interface NewOccurrence {
+	schedule: string | null;
+	source: OccurrenceSource;
+	scheduledInstant: number | null;
+	dispatch: DispatchKind;
+	claimedAt: number;
+	status: "claimed" | "skipped";
+	jobId?: string | null;
+	skipReason?: string | null;
+	skippedCount?: number | null;
+	skippedFrom?: number | null;
+}
+
+/**
+ * Inserts a ledger row unless its occurrence (schedule, instant) already has one. Returns the new
+ * row's id, or null when the occurrence was already claimed: that is what makes a claim idempotent.
+ */
+export function insertOccurrence(sql: SqlStorage, o: NewOccurrence): string | null {
+	const id = newOccurrenceId();
+	const cursor = sql.exec(
+		`INSERT INTO occurrences (id, schedule, source, scheduled_instant, dispatch, claimed_at, status, job_id,
+		   skip_reason, skipped_count, skipped_from)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		 ON CONFLICT (schedule, scheduled_instant) WHERE scheduled_instant IS NOT NULL DO NOTHING`,
+		id,
+		o.schedule,
+		o.source,
+		o.scheduledInstant,
+		o.dispatch,
+		o.claimedAt,
+		o.status,
+		o.jobId ?? null,
+		o.skipReason ?? null,
+		o.skippedCount ?? null,
+		o.skippedFrom ?? null,
+	);
+	return cursor.rowsWritten > 0 ? id : null;
+}
+
+const STATUS_FOR_JOB: Partial<Record<JobStatus, OccurrenceStatus>> = {
+	running: "running",
+	completed: "completed",
+	failed: "failed",
+	cancelled: "failed",
+	// The run stopped with a side effect unaccounted for: never reported as success, never re-run.
+	indeterminate: "unknown",
+};
+
+/** Keeps a job's ledger row in step with the job. */
+export function syncOccurrenceWithJob(
+	sql: SqlStorage,
+	job: { id: string; status: JobStatus; started_at: string | null; finished_at: string | null; error: { message: string } | null },
+): void {
+	const status = STATUS_FOR_JOB[job.status];
+	if (!status) return;
+	const error = job.status === "cancelled" ? "cancelled" : (job.error?.message ?? null);
+	sql.exec(
+		"UPDATE occurrences SET status = ?, started_at = ?, finished_at = ?, error = ? WHERE job_id = ?",
+		status,
+		job.started_at === null ? null : Date.parse(job.started_at),
+		job.finished_at === null ? null : Date.parse(job.finished_at),
+		error,
+		job.id,
+	);
+}
+
+/**
+ * Whether an occurrence is proved done: only a completed row counts, and only one that finished
+ * at or after its own slot (a run cannot prove an occurrence that had not happened yet).
+ */
+export function occurrenceCompleted(sql: SqlStorage, schedule: string, instant: number): boolean {
+	const row = sql
+		.exec<{ n: number }>(
+			"SELECT count(*) AS n FROM occurrences WHERE schedule = ? AND scheduled_instant = ? AND status = 'completed' AND finished_at >= scheduled_instant",
+			schedule,
+			instant,
+		)
+		.one();
+	return row.n > 0;
+}
+
+export function listOccurrences(sql: SqlStorage, limit: number, before?: { claimedAt: number; id: string }): Occurrence[] {
+	const rows = before
+		? sql.exec<OccurrenceRow>(
+				"SELECT * FROM occurrences WHERE (claimed_at, id) < (?, ?) ORDER BY claimed_at DESC, id DESC LIMIT ?",
+				before.claimedAt,
+				before.id,
+				limit,
+			)
+		: sql.exec<OccurrenceRow>("SELECT * FROM occurrences ORDER BY claimed_at DESC, id DESC LIMIT ?", limit);
+	return rows.toArray().map(toOccurrence);
+}

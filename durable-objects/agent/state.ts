@@ -1,0 +1,83 @@
+import { findAgent } from "../../src/config/bundled.ts";
+import type { AgentDefinition } from "../../src/config/schema.ts";
+
+export type AgentSource = "file" | "api";
+
+interface AgentStateRow {
+	name: string;
+	source: string;
+	definition: string | null;
+	definition_revision: string | null;
+	deleted_at: number | null;
+	paused_at: number | null;
+	paused_reason: string | null;
+	paused_by: string | null;
+	[key: string]: SqlStorageValue;
+}
+
+export interface AgentState {
+	name: string;
+	source: AgentSource;
+	/** The definition an API agent was given; file agents read theirs from the bundle. */
+	definition: AgentDefinition | null;
+	definitionRevision: string | null;
+	deletedAt: number | null;
+	pausedAt: number | null;
+	pausedReason: string | null;
+	pausedBy: "operator" | "auto" | null;
+}
+
+function toAgentState(row: AgentStateRow): AgentState {
+	return {
+		name: row.name,
+		source: row.source as AgentSource,
+		definition: row.definition === null ? null : (JSON.parse(row.definition) as AgentDefinition),
+		definitionRevision: row.definition_revision,
+		deletedAt: row.deleted_at,
+		pausedAt: row.paused_at,
+		pausedReason: row.paused_reason,
+		pausedBy: row.paused_by as AgentState["pausedBy"],
+	};
+}
+
+export function readState(sql: SqlStorage): AgentState | null {
+	const row = sql.exec<AgentStateRow>("SELECT * FROM agent_state WHERE id = 1").toArray()[0];
+	return row ? toAgentState(row) : null;
+}
+
+/** Records which agent this object is, the first time it hears its name. */
+export function ensureState(sql: SqlStorage, name: string, source: AgentSource): AgentState {
+	sql.exec("INSERT INTO agent_state (id, name, source) VALUES (1, ?, ?) ON CONFLICT (id) DO NOTHING", name, source);
+	const state = readState(sql);
+	if (!state) throw new Error("agent_state row missing after insert");
+	return state;
+}
+
+export function saveDefinition(sql: SqlStorage, name: string, definition: AgentDefinition, revision: string): void {
+	sql.exec(
+		`INSERT INTO agent_state (id, name, source, definition, definition_revision) VALUES (1, ?, 'api', ?, ?)
+		 ON CONFLICT (id) DO UPDATE SET source = 'api', definition = excluded.definition,
+		   definition_revision = excluded.definition_revision, deleted_at = NULL`,
+		name,
+		JSON.stringify(definition),
+		revision,
+	);
+}
+
+export function markDeleted(sql: SqlStorage, at: number): void {
+	sql.exec("UPDATE agent_state SET deleted_at = ? WHERE id = 1", at);
+}
+
+export function setPaused(sql: SqlStorage, at: number | null, reason: string | null, by: "operator" | "auto" | null): void {
+	sql.exec("UPDATE agent_state SET paused_at = ?, paused_reason = ?, paused_by = ? WHERE id = 1", at, reason, by);
+}
+
+/**
+ * The definition this agent runs with now: the bundled fleet.yaml for file agents (so a deploy
+ * changes it), the stored one for API agents. A deleted or unknown agent has none.
+ */
+export function currentDefinition(state: AgentState): AgentDefinition | null {
+	if (state.deletedAt !== null) return null;
+	if (state.source === "file") return findAgent(state.name) ?? null;
+	return state.definition;
+}

@@ -1,0 +1,18 @@
+import type { SqlMigration } from "../../src/store/sqlite-migrations.ts";
+
+export const SHARD_MIGRATIONS: readonly SqlMigration[] = [
+	{
+		version: 1,
+		name: "create_agents",
+		sql: `
+			-- The agents of this shard and when each is next due (ms); 0 = call at the next tick.
+			CREATE TABLE agents (
+				name TEXT PRIMARY KEY,
+				source TEXT NOT NULL,
+				next_due_at INTEGER NOT NULL
+			);
+			CREATE INDEX agents_by_due ON agents (next_due_at);
+			CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+		`,
+	},
+];

@@ -1,0 +1,97 @@
+import { DurableObject } from "cloudflare:workers";
+import { loadFleet } from "../../src/config/bundled.ts";
+import { errorFields, log } from "../../src/log.ts";
+import { shardOf } from "../../src/scheduler/shards.ts";
+import { migrate } from "../../src/store/sqlite-migrations.ts";
+import { SHARD_MIGRATIONS } from "./schema.ts";
+
+/** Agents with no slot ahead (no enabled schedule) are parked here until their definition changes. */
+const NEVER = Number.MAX_SAFE_INTEGER;
+/** Calls to agents in flight at once: enough to overlap RPC latency, few enough to stay polite. */
+const CONCURRENCY = 32;
+
+export interface ShardTickResult {
+	shard: number;
+	agents_called: number;
+	claimed: number;
+	skipped: number;
+	failed: { agent: string; error: string }[];
+}
+
+/**
+ * A scheduler shard: knows which of its agents are due when, and on each tick calls only those.
+ * An agent that fails to answer keeps its due time, so the next tick calls it again and its own
+ * cursor makes up for the missed minute.
+ */
+export class SchedulerShardDO extends DurableObject<Env> {
+	private readonly sql: SqlStorage;
+
+	constructor(ctx: DurableObjectState, env: Env) {
+		super(ctx, env);
+		this.sql = ctx.storage.sql;
+		migrate(ctx.storage, SHARD_MIGRATIONS);
+	}
+
+	/** Adds or refreshes an API agent (created or updated): it is called at the next tick. */
+	async register(name: string): Promise<void> {
+		this.sql.exec(
+			"INSERT INTO agents (name, source, next_due_at) VALUES (?, 'api', 0) ON CONFLICT (name) DO UPDATE SET source = 'api', next_due_at = 0",
+			name,
+		);
+	}
+
+	async unregister(name: string): Promise<void> {
+		this.sql.exec("DELETE FROM agents WHERE name = ? AND source = 'api'", name);
+	}
+
+	async tick(shard: number, now: number): Promise<ShardTickResult> {
+		await this.syncFileAgents(shard);
+		const due = this.sql
+			.exec<{ name: string; source: string }>("SELECT name, source FROM agents WHERE next_due_at <= ? ORDER BY name", now)
+			.toArray();
+		const result: ShardTickResult = { shard, agents_called: due.length, claimed: 0, skipped: 0, failed: [] };
+		let next = 0;
+		const worker = async () => {
+			for (let i = next++; i < due.length; i = next++) {
+				const { name, source } = due[i]!;
+				try {
+					const outcome = await this.env.AGENT.getByName(name).tick(name, source as "file" | "api", now);
+					result.claimed += outcome.claimed;
+					result.skipped += outcome.skipped;
+					this.sql.exec("UPDATE agents SET next_due_at = ? WHERE name = ?", outcome.nextDue ?? NEVER, name);
+				} catch (err) {
+					result.failed.push({ agent: name, error: err instanceof Error ? err.message : String(err) });
+					log.error("shard.agent_tick_failed", { shard, agent: name, ...errorFields(err) });
+				}
+			}
+		};
+		await Promise.all(Array.from({ length: Math.min(CONCURRENCY, due.length) }, worker));
+		return result;
+	}
+
+	/**
+	 * Brings this shard's file agents in line with the bundled fleet.yaml once per deploy: new and
+	 * changed agents are called at the next tick (their own state decides what is due), and agents
+	 * gone from the file stop being called.
+	 */
+	private async syncFileAgents(shard: number): Promise<void> {
+		const mine = loadFleet().agents.filter((a) => shardOf(a.name) === shard);
+		const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(JSON.stringify(mine)));
+		const revision = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+		const stored = this.sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = 'fleet'").toArray()[0]?.value;
+		if (stored === revision) return;
+		const names = new Set(mine.map((a) => a.name));
+		this.ctx.storage.transactionSync(() => {
+			for (const { name } of this.sql.exec<{ name: string }>("SELECT name FROM agents WHERE source = 'file'").toArray()) {
+				if (!names.has(name)) this.sql.exec("DELETE FROM agents WHERE name = ?", name);
+			}
+			for (const name of names) {
+				this.sql.exec(
+					"INSERT INTO agents (name, source, next_due_at) VALUES (?, 'file', 0) ON CONFLICT (name) DO UPDATE SET source = 'file', next_due_at = 0",
+					name,
+				);
+			}
+			this.sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('fleet', ?)", revision);
+		});
+	}
+}

@@ -1,0 +1,29 @@
+import { DEPRECATED_MODELS } from "./models.ts";
+import type { AgentDefinition } from "./schema.ts";
+
+/**
+ * Why an agent cannot run with the Worker's current secrets and today's models, or [] when it can.
+ * An agent with problems is paused automatically (with the reason) instead of failing every tick.
+ */
+export function readinessProblems(agent: AgentDefinition, env: Record<string, unknown>, today: Date): string[] {
+	const problems: string[] = [];
+	const missing = (name: string) => typeof env[name] !== "string" || (env[name] as string).length === 0;
+	if (missing("ANTHROPIC_API_KEY") && missing("ANTHROPIC_BASE_URL")) {
+		problems.push("ANTHROPIC_API_KEY is not set");
+	}
+	for (const tool of agent.tools) {
+		if (tool.type === "webhook" && missing(tool.url_secret)) {
+			problems.push(`secret ${tool.url_secret} (tool ${tool.name}) is not set`);
+		}
+	}
+	const usable = [agent.model, ...agent.fallback_models].filter((m) => !isRetired(m, today));
+	if (usable.length === 0) {
+		problems.push(`model ${agent.model} is retired (end of life ${DEPRECATED_MODELS[agent.model]}) and no fallback model is current`);
+	}
+	return problems;
+}
+
+function isRetired(model: string, today: Date): boolean {
+	const eol = DEPRECATED_MODELS[model];
+	return eol !== undefined && Date.parse(eol) <= today.getTime();
+}

@@ -1,0 +1,73 @@
+import type { ShardTickResult } from "../../durable-objects/shard/shard-do.ts";
+import { errorFields, log } from "../log.ts";
+import { recordTick } from "../store/heartbeat.ts";
+import { SCHEDULER_SHARDS, shardName } from "./shards.ts";
+
+export interface TickSummary {
+	scheduledTime: number;
+	outcome: "ok" | "partial" | "failed";
+	shards: ShardTickResult[];
+	shardsFailed: number;
+	claimed: number;
+	skipped: number;
+	agentsCalled: number;
+}
+
+/**
+ * One cron tick: every shard is asked to claim its agents' occurrences due at `scheduledTime`.
+ * Shards run in parallel and a failed shard does not stop the others; the heartbeat records how it
+ * went. Nothing here needs to be exactly-once: the agents' ledgers make every claim idempotent.
+ */
+export async function runTick(env: Env, scheduledTime: number, now = Date.now()): Promise<TickSummary> {
+	const settled = await Promise.allSettled(
+		Array.from({ length: SCHEDULER_SHARDS }, (_, i) => env.SCHEDULER_SHARD.getByName(shardName(i)).tick(i, scheduledTime)),
+	);
+	const shards: ShardTickResult[] = [];
+	const errors: string[] = [];
+	for (const [i, s] of settled.entries()) {
+		if (s.status === "fulfilled") {
+			shards.push(s.value);
+			for (const f of s.value.failed) errors.push(`${f.agent}: ${f.error}`);
+		} else {
+			errors.push(`shard ${i}: ${s.reason instanceof Error ? s.reason.message : String(s.reason)}`);
+			log.error("tick.shard_failed", { shard: i, ...errorFields(s.reason) });
+		}
+	}
+	const shardsFailed = SCHEDULER_SHARDS - shards.length;
+	const agentFailures = shards.reduce((n, s) => n + s.failed.length, 0);
+	const summary: TickSummary = {
+		scheduledTime,
+		outcome: shardsFailed === SCHEDULER_SHARDS ? "failed" : shardsFailed + agentFailures > 0 ? "partial" : "ok",
+		shards,
+		shardsFailed,
+		claimed: shards.reduce((n, s) => n + s.claimed, 0),
+		skipped: shards.reduce((n, s) => n + s.skipped, 0),
+		agentsCalled: shards.reduce((n, s) => n + s.agents_called, 0),
+	};
+	log.info("tick.done", {
+		scheduled_time: new Date(scheduledTime).toISOString(),
+		outcome: summary.outcome,
+		agents_called: summary.agentsCalled,
+		claimed: summary.claimed,
+		skipped: summary.skipped,
+		shards_failed: shardsFailed,
+	});
+	try {
+		await recordTick(env.DB, {
+			tickAt: now,
+			scheduledTime,
+			outcome: summary.outcome,
+			shardsOk: shards.length,
+			shardsFailed,
+			agentsCalled: summary.agentsCalled,
+			claimed: summary.claimed,
+			skipped: summary.skipped,
+			error: errors.length ? errors.slice(0, 5).join("; ").slice(0, 1000) : null,
+		});
+	} catch (err) {
+		// The claims stand without the heartbeat; /healthz will show it ageing.
+		log.error("tick.heartbeat_failed", errorFields(err));
+	}
+	if (summary.outcome === "failed") throw new Error(`scheduler tick failed: ${errors.slice(0, 3).join("; ")}`);
+	return summary;
+}

@@ -1,0 +1,16 @@
+/**
+ * What a Durable Object answers instead of throwing when it refuses a request: RPC carries an
+ * error's message but not its class or status, so refusals travel as data and the API layer turns
+ * them into the matching 4xx.
+ */
+export interface Refusal {
+	refused: { status: 400 | 404 | 409 | 429; message: string };
+}
+
+export function refuse(status: Refusal["refused"]["status"], message: string): Refusal {
+	return { refused: { status, message } };
+}
+
+export function isRefusal(value: unknown): value is Refusal {
+	return typeof value === "object" && value !== null && "refused" in value;
+}

@@ -1,0 +1,81 @@
+/** The scheduler's liveness, one D1 row rewritten by every tick. */
+interface HeartbeatRow {
+	tick_at: number;
+	scheduled_time: number;
+	outcome: string;
+	shards_ok: number;
+	shards_failed: number;
+	agents_called: number;
+	claimed: number;
+	skipped: number;
+	error: string | null;
+	last_ok_at: number | null;
+}
+
+export interface Heartbeat {
+	last_tick_at: string;
+	scheduled_time: string;
+	outcome: "ok" | "partial" | "failed";
+	shards_ok: number;
+	shards_failed: number;
+	agents_called: number;
+	claimed: number;
+	skipped: number;
+	error: string | null;
+	last_ok_at: string | null;
+}
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+function toHeartbeat(row: HeartbeatRow): Heartbeat {
+	return {
+		last_tick_at: new Date(row.tick_at).toISOString(),
+		scheduled_time: new Date(row.scheduled_time).toISOString(),
+		outcome: row.outcome as Heartbeat["outcome"],
+		shards_ok: row.shards_ok,
+		shards_failed: row.shards_failed,
+		agents_called: row.agents_called,
+		claimed: row.claimed,
+		skipped: row.skipped,
+		error: row.error,
+		last_ok_at: iso(row.last_ok_at),
+	};
+}
+
+export interface TickRecord {
+	tickAt: number;
+	scheduledTime: number;
+	outcome: Heartbeat["outcome"];
+	shardsOk: number;
+	shardsFailed: number;
+	agentsCalled: number;
+	claimed: number;
+	skipped: number;
+	error: string | null;
+}
+
+export async function recordTick(db: D1Database, t: TickRecord): Promise<void> {
+	await db
+		.prepare(
+			`INSERT INTO scheduler_heartbeat (id, tick_at, scheduled_time, outcome, shards_ok, shards_failed, agents_called, claimed, skipped, error, last_ok_at)
+			 VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			 ON CONFLICT (id) DO UPDATE SET tick_at = excluded.tick_at, scheduled_time = excluded.scheduled_time,
+			   outcome = excluded.outcome, shards_ok = excluded.shards_ok, shards_failed = excluded.shards_failed,
+			   agents_called = excluded.agents_called, claimed = excluded.claimed, skipped = excluded.skipped,
+			   error = excluded.error, last_ok_at = coalesce(excluded.last_ok_at, scheduler_heartbeat.last_ok_at)`,
+		)
+		.bind(t.tickAt, t.scheduledTime, t.outcome, t.shardsOk, t.shardsFailed, t.agentsCalled, t.claimed, t.skipped, t.error, t.outcome === "ok" ? t.tickAt : null)
+		.run();
+}
+
+export async function readHeartbeat(db: D1Database): Promise<Heartbeat | null> {
+	const row = await db.prepare("SELECT * FROM scheduler_heartbeat WHERE id = 1").first<HeartbeatRow>();
+	return row ? toHeartbeat(row) : null;
+}
+
+/** Age and staleness as /healthz and /v1/status report them. */
+export function heartbeatHealth(hb: Heartbeat | null, now: number, staleAfterSeconds: number) {
+	if (!hb) return { last_tick_at: null, age_seconds: null, stalled: true, outcome: null, last_ok_at: null };
+	const age = Math.max(0, Math.round((now - Date.parse(hb.last_tick_at)) / 1000));
+	return { last_tick_at: hb.last_tick_at, age_seconds: age, stalled: age > staleAfterSeconds, outcome: hb.outcome, last_ok_at: hb.last_ok_at };
+}
