@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig, type Plugin } from "vitest/config";
-import { API_TOKENS } from "./test/helpers/tokens.ts";
+import { API_TOKENS, WEBHOOK_SECRET } from "./test/helpers/tokens.ts";
 
 // wrangler bundles *.yaml as text (the `rules` in wrangler.toml); Vite needs the same rule for tests.
 function yamlAsText(): Plugin {
@@ -26,7 +26,9 @@ export default defineConfig(async () => {
 					bindings: {
 						TEST_MIGRATIONS: migrations,
 						API_TOKENS,
-						ANTHROPIC_API_KEY: "",
+						// Never sent anywhere real: outbound requests in tests go to fakes declared in the test.
+						ANTHROPIC_API_KEY: "sk-ant-test-0000000000000000",
+						TRIAGE_WEBHOOK_SECRET: WEBHOOK_SECRET,
 					},
 				},
 			}),

@@ -1,4 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
+import { agentRpc } from "../agent/client.ts";
 import { loadFleet } from "../../src/config/bundled.ts";
 import { errorFields, log } from "../../src/log.ts";
 import { shardOf } from "../../src/scheduler/shards.ts";
@@ -55,7 +56,7 @@ export class SchedulerShardDO extends DurableObject<Env> {
 			for (let i = next++; i < due.length; i = next++) {
 				const { name, source } = due[i]!;
 				try {
-					const outcome = await this.env.AGENT.getByName(name).tick(name, source as "file" | "api", now);
+					const outcome = await agentRpc(this.env, name).tick(name, source as "file" | "api", now);
 					result.claimed += outcome.claimed;
 					result.skipped += outcome.skipped;
 					this.sql.exec("UPDATE agents SET next_due_at = ? WHERE name = ?", outcome.nextDue ?? NEVER, name);

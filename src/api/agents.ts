@@ -1,11 +1,18 @@
 import { z } from "@hono/zod-openapi";
-import { findAgent, loadFleet } from "../config/bundled.ts";
-import type { AgentDefinition } from "../config/schema.ts";
-import { NotFoundError } from "../errors.ts";
+import type { AgentStatus } from "../../durable-objects/agent/agent-do.ts";
+import { agentRpc } from "../../durable-objects/agent/client.ts";
+import { loadFleet } from "../config/bundled.ts";
+import { definitionRevision } from "../config/fleet.ts";
+import { AgentSchema, type AgentDefinition } from "../config/schema.ts";
+import { BadRequestError, ConflictError, NotFoundError } from "../errors.ts";
+import { log } from "../log.ts";
 import { nextRun } from "../scheduler/next-run.ts";
+import { shardName, shardOf } from "../scheduler/shards.ts";
+import { getRegisteredAgent, listRegisteredAgents, markAgentDeleted, upsertRegisteredAgent } from "../store/agent-registry.ts";
 import { createApi, withRole } from "./factory.ts";
 import { AgentNameParam } from "./params.ts";
-import { notFoundResponse } from "./schemas.ts";
+import { requireAgent, type ResolvedAgent } from "./resolve-agent.ts";
+import { conflictResponse, notFoundResponse } from "./schemas.ts";
 
 const ScheduleView = z
 	.object({
@@ -27,63 +34,212 @@ const AgentView = z
 		model: z.string(),
 		fallback_models: z.array(z.string()),
 		max_concurrent: z.number().int(),
+		overlap: z.enum(["skip", "queue"]),
 		schedules: z.array(ScheduleView),
+		paused: z.object({ at: z.string(), reason: z.string().nullable(), by: z.string().nullable() }).nullable(),
+		running_jobs: z.array(z.object({ id: z.string(), status: z.string(), started_at: z.string().nullable(), schedule: z.string().nullable() })),
+		queued_jobs: z.number().int(),
+		last_job: z
+			.object({ id: z.string(), status: z.string(), exit_reason: z.string().nullable(), finished_at: z.string().nullable() })
+			.nullable(),
 	})
 	.openapi("AgentView");
 
-function agentView(agent: AgentDefinition, now: Date): z.infer<typeof AgentView> {
+const AgentDetail = AgentView.extend({ definition: AgentSchema, definition_revision: z.string() }).openapi("AgentDetail");
+
+const AgentPath = z.object({ agent: AgentNameParam });
+
+type AgentViewT = z.infer<typeof AgentView>;
+
+function scheduleViews(agent: AgentDefinition, now: Date): AgentViewT["schedules"] {
+	return Object.entries(agent.schedules).map(([name, s]) => ({
+		name,
+		kind: "cron" in s ? ("cron" as const) : ("interval" as const),
+		expression: "cron" in s ? s.cron : s.interval,
+		timezone: "cron" in s ? s.timezone : null,
+		catch_up: s.catch_up,
+		enabled: s.enabled,
+		next_run: agent.enabled && s.enabled ? (nextRun(s, now)?.toISOString() ?? null) : null,
+	}));
+}
+
+function agentView(agent: ResolvedAgent, status: AgentStatus, now: Date): AgentViewT {
+	const d = agent.definition;
 	return {
-		name: agent.name,
-		source: "file",
-		enabled: agent.enabled,
-		model: agent.model,
-		fallback_models: agent.fallback_models,
-		max_concurrent: agent.max_concurrent,
-		schedules: Object.entries(agent.schedules).map(([name, s]) => {
-			const active = agent.enabled && s.enabled;
-			return {
-				name,
-				kind: "cron" in s ? ("cron" as const) : ("interval" as const),
-				expression: "cron" in s ? s.cron : s.interval,
-				timezone: "cron" in s ? s.timezone : null,
-				catch_up: s.catch_up,
-				enabled: s.enabled,
-				next_run: active ? (nextRun(s, now)?.toISOString() ?? null) : null,
-			};
-		}),
+		name: d.name,
+		source: agent.source,
+		enabled: d.enabled,
+		model: d.model,
+		fallback_models: d.fallback_models,
+		max_concurrent: d.max_concurrent,
+		overlap: d.overlap,
+		schedules: scheduleViews(d, now),
+		paused: status.paused,
+		running_jobs: status.running_jobs,
+		queued_jobs: status.queued_jobs,
+		last_job: status.last_job,
 	};
 }
+
+const agentStub = agentRpc;
+
+/** The body was validated by the fleet.yaml schema on the way in; a PUT's name must match its path. */
+function checkName(agent: AgentDefinition, pathName: string): AgentDefinition {
+	if (agent.name !== pathName) {
+		throw new BadRequestError(`the body's name "${agent.name}" does not match the path's "${pathName}"`, {
+			issues: [{ path: "name", message: "must match the agent name in the path" }],
+		});
+	}
+	return agent;
+}
+
+function refuseFileAgent(name: string): void {
+	if (loadFleet().agents.some((a) => a.name === name)) {
+		throw new ConflictError(`agent ${name} is defined in fleet.yaml; change it there and deploy`);
+	}
+}
+
+/** The agent's Durable Object first (it schedules), then its shard, then the D1 registry (it lists). */
+async function store(env: Env, agent: AgentDefinition, by: string): Promise<string> {
+	const revision = await definitionRevision(agent);
+	await agentStub(env, agent.name).define(agent.name, agent, revision);
+	await env.SCHEDULER_SHARD.getByName(shardName(shardOf(agent.name))).register(agent.name);
+	await upsertRegisteredAgent(env.DB, agent, revision, by, Date.now());
+	return revision;
+}
+
+const AgentBody = { content: { "application/json": { schema: AgentSchema } }, required: true } as const;
 
 export const agentsApi = createApi()
 	.openapi(
 		withRole("read", {
 			method: "get",
 			path: "/",
-			summary: "The fleet's agents and their schedules",
+			summary: "Agents (fleet.yaml's and the API's), their schedules, next runs and state, by name",
+			request: {
+				query: z.strictObject({
+					limit: z.coerce.number().int().min(1).max(200).default(50),
+					cursor: AgentNameParam.optional().openapi({ description: "next_cursor of the previous page" }),
+				}),
+			},
 			responses: {
-				200: { description: "Every agent", content: { "application/json": { schema: z.object({ agents: z.array(AgentView) }) } } },
+				200: {
+					description: "A page of agents",
+					content: { "application/json": { schema: z.object({ agents: z.array(AgentView), next_cursor: z.string().nullable() }) } },
+				},
 			},
 		}),
-		(c) => {
+		async (c) => {
+			const { limit, cursor } = c.req.valid("query");
+			const file: ResolvedAgent[] = loadFleet()
+				.agents.filter((a) => cursor === undefined || a.name > cursor)
+				.map((a) => ({ name: a.name, source: "file", definition: a }));
+			const api: ResolvedAgent[] = (await listRegisteredAgents(c.env.DB, limit + 1, cursor)).map((r) => ({
+				name: r.name,
+				source: "api",
+				definition: r.definition,
+			}));
+			const merged = [...file, ...api].sort((a, b) => (a.name < b.name ? -1 : 1));
+			const page = merged.slice(0, limit);
 			const now = new Date();
-			return c.json({ agents: loadFleet().agents.map((a) => agentView(a, now)) }, 200);
+			const statuses = await Promise.all(page.map((a) => agentStub(c.env, a.name).status(a.name, a.source)));
+			return c.json(
+				{
+					agents: page.map((a, i) => agentView(a, statuses[i]!, now)),
+					next_cursor: merged.length > limit ? (page.at(-1)?.name ?? null) : null,
+				},
+				200,
+			);
 		},
 	)
 	.openapi(
 		withRole("read", {
 			method: "get",
 			path: "/{agent}",
-			summary: "One agent and its schedules",
-			request: { params: z.object({ agent: AgentNameParam }) },
+			summary: "One agent: definition, schedules with next runs, paused state, running jobs, last status",
+			request: { params: AgentPath },
 			responses: {
-				200: { description: "The agent", content: { "application/json": { schema: AgentView } } },
+				200: { description: "The agent", content: { "application/json": { schema: AgentDetail } } },
 				...notFoundResponse,
 			},
 		}),
-		(c) => {
+		async (c) => {
+			const agent = await requireAgent(c.env, c.req.valid("param").agent);
+			const status = await agentStub(c.env, agent.name).status(agent.name, agent.source);
+			return c.json(
+				{ ...agentView(agent, status, new Date()), definition: agent.definition, definition_revision: await definitionRevision(agent.definition) },
+				200,
+			);
+		},
+	)
+	.openapi(
+		withRole("admin", {
+			method: "post",
+			path: "/",
+			summary: "Define an agent through the API (same schema as a fleet.yaml agent)",
+			request: { body: AgentBody },
+			responses: {
+				201: { description: "Created", content: { "application/json": { schema: AgentDetail } } },
+				...conflictResponse,
+			},
+		}),
+		async (c) => {
+			const agent = c.req.valid("json");
+			refuseFileAgent(agent.name);
+			const existing = await getRegisteredAgent(c.env.DB, agent.name);
+			if (existing && existing.deletedAt === null) throw new ConflictError(`agent ${agent.name} already exists; PUT /v1/agents/${agent.name} changes it`);
+			const revision = await store(c.env, agent, c.var.principal.name);
+			log.info("agent.created", { agent: agent.name, by: c.var.principal.name, definition_revision: revision });
+			const status = await agentStub(c.env, agent.name).status(agent.name, "api");
+			return c.json({ ...agentView({ name: agent.name, source: "api", definition: agent }, status, new Date()), definition: agent, definition_revision: revision }, 201);
+		},
+	)
+	.openapi(
+		withRole("admin", {
+			method: "put",
+			path: "/{agent}",
+			summary: "Replace an API-defined agent's definition",
+			request: { params: AgentPath, body: AgentBody },
+			responses: {
+				200: { description: "Updated", content: { "application/json": { schema: AgentDetail } } },
+				...notFoundResponse,
+				...conflictResponse,
+			},
+		}),
+		async (c) => {
 			const { agent: name } = c.req.valid("param");
-			const agent = findAgent(name);
-			if (!agent) throw new NotFoundError(`no agent named ${name}`);
-			return c.json(agentView(agent, new Date()), 200);
+			refuseFileAgent(name);
+			const agent = checkName(c.req.valid("json"), name);
+			const existing = await getRegisteredAgent(c.env.DB, name);
+			if (!existing || existing.deletedAt !== null) throw new NotFoundError(`no agent named ${name}; POST /v1/agents creates one`);
+			const revision = await store(c.env, agent, c.var.principal.name);
+			log.info("agent.updated", { agent: name, by: c.var.principal.name, definition_revision: revision });
+			const status = await agentStub(c.env, name).status(name, "api");
+			return c.json({ ...agentView({ name, source: "api", definition: agent }, status, new Date()), definition: agent, definition_revision: revision }, 200);
+		},
+	)
+	.openapi(
+		withRole("admin", {
+			method: "delete",
+			path: "/{agent}",
+			summary: "Delete an API-defined agent; its jobs and ledger stay readable",
+			request: { params: AgentPath },
+			responses: {
+				200: { description: "Deleted", content: { "application/json": { schema: z.object({ deleted: z.string() }) } } },
+				...notFoundResponse,
+				...conflictResponse,
+			},
+		}),
+		async (c) => {
+			const { agent: name } = c.req.valid("param");
+			refuseFileAgent(name);
+			const existing = await getRegisteredAgent(c.env.DB, name);
+			if (!existing || existing.deletedAt !== null) throw new NotFoundError(`no agent named ${name}`);
+			const now = Date.now();
+			await agentStub(c.env, name).remove(now);
+			await c.env.SCHEDULER_SHARD.getByName(shardName(shardOf(name))).unregister(name);
+			await markAgentDeleted(c.env.DB, name, now);
+			log.info("agent.deleted", { agent: name, by: c.var.principal.name });
+			return c.json({ deleted: name }, 200);
 		},
 	);

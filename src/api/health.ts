@@ -1,7 +1,10 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { loadFleet } from "../config/bundled.ts";
 import { ConfigError } from "../errors.ts";
+import { errorFields, log } from "../log.ts";
+import { heartbeatHealth, readHeartbeat } from "../store/heartbeat.ts";
 import { createApi } from "./factory.ts";
+import { SchedulerHealth } from "./status.ts";
 
 const Health = z
 	.object({
@@ -12,28 +15,39 @@ const Health = z
 			agents: z.number().int(),
 			issues: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
 		}),
+		scheduler: SchedulerHealth.nullable().openapi({ description: "null when the heartbeat cannot be read (D1 unavailable)" }),
 	})
 	.openapi("Health");
 
-/** Liveness needs no token: load balancers and uptime checks call it bare. */
+/**
+ * Liveness needs no token: load balancers and uptime checks call it bare. It answers 503 when the
+ * fleet cannot load or the scheduler has stalled, so a plain HTTP check catches both.
+ */
 export const healthApi = createApi().openapi(
 	createRoute({
 		method: "get",
 		path: "/healthz",
-		summary: "Liveness and configuration health (no auth)",
+		summary: "Liveness, fleet configuration and scheduler heartbeat age (no auth)",
 		responses: {
-			200: { description: "drover is up", content: { "application/json": { schema: Health } } },
-			503: { description: "drover is up but cannot schedule: its configuration is invalid", content: { "application/json": { schema: Health } } },
+			200: { description: "drover is up and ticking", content: { "application/json": { schema: Health } } },
+			503: { description: "drover is up but its configuration is invalid or its scheduler has stalled", content: { "application/json": { schema: Health } } },
 		},
 	}),
-	(c) => {
-		const version = c.env.DROVER_VERSION;
+	async (c) => {
+		let fleet: z.infer<typeof Health>["fleet"];
 		try {
-			const fleet = loadFleet();
-			return c.json({ status: "ok" as const, version, fleet: { ok: true, agents: fleet.agents.length } }, 200);
+			fleet = { ok: true, agents: loadFleet().agents.length };
 		} catch (err) {
 			if (!(err instanceof ConfigError)) throw err;
-			return c.json({ status: "degraded" as const, version, fleet: { ok: false, agents: 0, issues: err.issues } }, 503);
+			fleet = { ok: false, agents: 0, issues: err.issues };
 		}
+		let scheduler: z.infer<typeof SchedulerHealth> | null = null;
+		try {
+			scheduler = heartbeatHealth(await readHeartbeat(c.env.DB), Date.now(), Number(c.env.HEARTBEAT_STALE_SECONDS));
+		} catch (err) {
+			log.error("healthz.heartbeat_unreadable", errorFields(err));
+		}
+		const ok = fleet.ok && scheduler !== null && !scheduler.stalled;
+		return c.json({ status: ok ? ("ok" as const) : ("degraded" as const), version: c.env.DROVER_VERSION, fleet, scheduler }, ok ? 200 : 503);
 	},
 );

@@ -1,4 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
+import { agentRpc } from "../../durable-objects/agent/client.ts";
 import { NotFoundError } from "../errors.ts";
 import { JobIdSchema, JobRecordSchema, JobStatusSchema, JobSummarySchema, TriggerTypeSchema } from "../jobs/model.ts";
 import { getJobSummary, listJobs } from "../store/job-index.ts";
@@ -67,7 +68,7 @@ export const jobsApi = createApi()
 		async (c) => {
 			const { id } = c.req.valid("param");
 			const summary = await getJobSummary(c.env.DB, id);
-			const job = summary && (await c.env.AGENT.getByName(summary.agent).getJob(id));
+			const job = summary && (await agentRpc(c.env, summary.agent).getJob(id));
 			if (!job) throw new NotFoundError(`no job ${id}`);
 			return c.json(job, 200);
 		},

@@ -1,4 +1,4 @@
-import { BadRequestError } from "../errors.ts";
+import { decodeCursor, encodeCursor, type CursorKey } from "../shared/cursor.ts";
 import type { DispatchKind, ExitReason, JobRecord, JobStatus, JobSummary, TriggerType } from "../jobs/model.ts";
 
 /** A row of the D1 `jobs` table, as D1 returns it. */
@@ -49,38 +49,6 @@ export interface JobFilters {
 	until?: number | undefined;
 }
 
-interface CursorKey {
-	created_at: number;
-	id: string;
-}
-
-/** The cursor is opaque to clients; it is the last row's sort key, so every page costs the same. */
-export function encodeCursor(key: CursorKey): string {
-	const json = JSON.stringify([key.created_at, key.id]);
-	return btoa(json).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-}
-
-export function decodeCursor(cursor: string): CursorKey {
-	const malformed = () => new BadRequestError("cursor is malformed; pass back the next_cursor of a previous page unchanged");
-	if (!/^[A-Za-z0-9_-]{1,200}$/.test(cursor)) throw malformed();
-	let parsed: unknown;
-	try {
-		parsed = JSON.parse(atob(cursor.replace(/-/g, "+").replace(/_/g, "/")));
-	} catch {
-		throw malformed();
-	}
-	if (
-		!Array.isArray(parsed) ||
-		parsed.length !== 2 ||
-		!Number.isSafeInteger(parsed[0]) ||
-		typeof parsed[1] !== "string" ||
-		parsed[1].length > 64
-	) {
-		throw malformed();
-	}
-	return { created_at: parsed[0] as number, id: parsed[1] as string };
-}
-
 // Each filter is a fixed fragment with a bound parameter: no caller text ever reaches the SQL.
 const FILTER_SQL = {
 	agent: "agent = ?",
@@ -102,7 +70,7 @@ export function buildListQuery(filters: JobFilters, limit: number, after?: Curso
 	if (after) {
 		// Row-value comparison lets SQLite seek straight into the (…, created_at DESC, id DESC) index.
 		where.push("(created_at, id) < (?, ?)");
-		params.push(after.created_at, after.id);
+		params.push(after.at, after.id);
 	}
 	const sql =
 		"SELECT * FROM jobs" +
@@ -124,7 +92,7 @@ export async function listJobs(
 	const last = page.at(-1);
 	return {
 		jobs: page.map(toJobSummary),
-		next_cursor: results.length > limit && last ? encodeCursor(last) : null,
+		next_cursor: results.length > limit && last ? encodeCursor({ at: last.created_at, id: last.id }) : null,
 	};
 }
 

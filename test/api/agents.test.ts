@@ -53,11 +53,3 @@ describe("GET /v1/agents", () => {
 		}
 	});
 });
-
-describe("GET /healthz", () => {
-	it("answers without a token, reporting the loaded fleet", async () => {
-		const res = await call("/healthz", { as: null });
-		expect(res.status).toBe(200);
-		expect(await res.json()).toEqual({ status: "ok", version: "0.1.0", fleet: { ok: true, agents: 3 } });
-	});
-});

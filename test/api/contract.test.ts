@@ -95,11 +95,32 @@ describe("GET /openapi.json", () => {
 			.map((r) => `${r.method} ${r.path.replace(/:(\w+)/g, "{$1}")}`);
 		const documented = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`));
 		expect(new Set(documented)).toEqual(new Set(served));
-		expect(served).toEqual(expect.arrayContaining(["GET /healthz", "GET /v1/jobs", "GET /v1/jobs/{id}", "GET /v1/agents", "GET /v1/agents/{agent}"]));
+		expect(served).toEqual(
+			expect.arrayContaining([
+				"GET /healthz",
+				"GET /v1/status",
+				"GET /v1/jobs",
+				"GET /v1/jobs/{id}",
+				"GET /v1/agents",
+				"POST /v1/agents",
+				"GET /v1/agents/{agent}",
+				"PUT /v1/agents/{agent}",
+				"DELETE /v1/agents/{agent}",
+				"POST /v1/agents/{agent}/jobs",
+				"POST /v1/agents/{agent}/pause",
+				"POST /v1/agents/{agent}/resume",
+				"GET /v1/agents/{agent}/runs",
+				"POST /v1/hooks/{agent}",
+			]),
+		);
 
 		for (const [path, ops] of Object.entries(doc.paths)) {
 			for (const op of Object.values(ops)) {
-				if (path.startsWith("/v1/")) {
+				// Webhooks authenticate by signature instead of a bearer token.
+				if (path.startsWith("/v1/hooks/")) {
+					expect(op.security).toBeUndefined();
+					expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(["401", "404"]));
+				} else if (path.startsWith("/v1/")) {
 					expect(op.security).toEqual([{ bearer: [] }]);
 					expect(["read", "operate", "admin"]).toContain(op["x-drover-role"]);
 					expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(["400", "401", "403"]));

@@ -124,7 +124,7 @@ describe("the job index's query plans", () => {
 	];
 	for (const filters of combos) {
 		it(`uses an index and no sort for ${JSON.stringify(filters)}, with and without a cursor`, async () => {
-			for (const after of [undefined, { created_at: T0, id: "job-2026-11-01-aaaaaa" }]) {
+			for (const after of [undefined, { at: T0, id: "job-2026-11-01-aaaaaa" }]) {
 				const { sql, params } = buildListQuery(filters, 20, after);
 				const { results } = await env.DB.prepare(`EXPLAIN QUERY PLAN ${sql}`).bind(...params).all<{ detail: string }>();
 				const plan = results.map((r) => r.detail).join(" | ");

@@ -6,3 +6,6 @@ export const TOKENS = {
 } as const;
 
 export const API_TOKENS = `reader:read:${TOKENS.read},operator:operate:${TOKENS.operate},root:admin:${TOKENS.admin}`;
+
+/** The secret the example `triage` agent's webhooks are signed with in tests. */
+export const WEBHOOK_SECRET = "whsec-test-5a1f0c9e3b7d2a6f";

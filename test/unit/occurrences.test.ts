@@ -1,3 +1,4 @@
+import { Cron } from "croner";
 import { describe, expect, it } from "vitest";
 import type { CronSchedule, IntervalSchedule } from "../../src/config/schema.ts";
 import { nextRun } from "../../src/scheduler/next-run.ts";
@@ -81,12 +82,12 @@ describe("slotsBetween: cron", () => {
 
 	it("daily 09:00 in America/New_York: 14:00Z in EST, 13:00Z in EDT, on its own DST dates", () => {
 		const ny = cron("0 9 * * *", "America/New_York");
-		expect(isos(slotsBetween(ny, t("2026-03-06T12:00:00Z"), t("2026-03-09T12:00:00Z")).slots)).toEqual([
+		expect(isos(slotsBetween(ny, t("2026-03-06T15:00:00Z"), t("2026-03-09T13:00:00Z")).slots)).toEqual([
 			"2026-03-07T14:00:00.000Z",
 			"2026-03-08T13:00:00.000Z",
 			"2026-03-09T13:00:00.000Z",
 		]);
-		expect(isos(slotsBetween(ny, t("2026-10-30T12:00:00Z"), t("2026-11-02T12:00:00Z")).slots)).toEqual([
+		expect(isos(slotsBetween(ny, t("2026-10-30T14:00:00Z"), t("2026-11-02T14:00:00Z")).slots)).toEqual([
 			"2026-10-31T13:00:00.000Z",
 			"2026-11-01T14:00:00.000Z",
 			"2026-11-02T14:00:00.000Z",
@@ -221,6 +222,43 @@ describe("slotsBetween: cap", () => {
 		const span = slotsBetween(cron("* * * * *"), t("2026-01-01T00:00:00Z"), t("2026-05-01T00:00:00Z"), 2);
 		expect(span).toMatchObject({ total: CRON_COUNT_LIMIT, truncated: true, exact: false });
 		expect(isos(span.slots)).toEqual(["2026-04-30T23:59:00.000Z", "2026-05-01T00:00:00.000Z"]);
+	});
+});
+
+describe("slotsBetween: long spans in a named zone", () => {
+	// Walked with croner's zoned Cron one step at a time, as the short path does.
+	function stepped(s: CronSchedule, after: Date, until: Date): string[] {
+		const zoned = new Cron(s.cron, { timezone: s.timezone, paused: true, mode: "5-part", fixedTimeRule: "no-wildcard" });
+		const out: string[] = [];
+		for (let slot = zoned.nextRun(after); slot !== null && slot <= until; slot = zoned.nextRun(slot)) out.push(slot.toISOString());
+		return out;
+	}
+
+	const year = [t("2025-12-31T13:17:00Z"), t("2026-12-31T09:00:00Z")] as const;
+	const cases: CronSchedule[] = [
+		cron("30 2 * * *", "Europe/Berlin"),
+		cron("30 2,14 * * *", "Europe/Berlin"),
+		cron("0 1-3 * * *", "Europe/Berlin"),
+		cron("45 1 * * *", "America/New_York"),
+		cron("15 2 * * 1-5", "Australia/Lord_Howe"), // a 30-minute DST shift
+		cron("0 0 * * *", "America/Santiago"), // DST changes at midnight
+		cron("30 5 L * *", "Asia/Kathmandu"), // a +05:45 offset
+	];
+	for (const s of cases) {
+		it(`a year of "${s.cron}" in ${s.timezone} matches stepping the zoned Cron`, () => {
+			const expected = stepped(s, ...year);
+			const span = slotsBetween(s, ...year, 100_000);
+			expect(isos(span.slots)).toEqual(expected);
+			expect(span.total).toBe(expected.length);
+		});
+	}
+
+	it("hourly across both Berlin DST changes: 8760 slots in 2026, identical to stepping", () => {
+		const hourly = cron("0 * * * *", "Europe/Berlin");
+		const expected = stepped(hourly, ...year);
+		const span = slotsBetween(hourly, ...year, 100_000);
+		expect(span.total).toBe(expected.length);
+		expect(isos(span.slots)).toEqual(expected);
 	});
 });
 

@@ -1,0 +1,16 @@
+import type { AgentDO } from "./agent-do.ts";
+
+/**
+ * An agent's Durable Object, typed by its own methods. Workers' generated RPC types drop any value
+ * containing `unknown` (a job record's free-form tool input), which would type a job as `never`;
+ * RPC returns exactly what these methods return, structured-cloned, so their signatures are the
+ * true ones.
+ */
+export type AgentRpc = Pick<
+	AgentDO,
+	"tick" | "trigger" | "define" | "remove" | "pause" | "resume" | "status" | "runs" | "getJob" | "saveJob" | "getSchemaVersion"
+>;
+
+export function agentRpc(env: Env, name: string): AgentRpc {
+	return env.AGENT.getByName(name) as unknown as AgentRpc;
+}

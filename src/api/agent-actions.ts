@@ -1,0 +1,154 @@
+import { z } from "@hono/zod-openapi";
+import { agentRpc } from "../../durable-objects/agent/client.ts";
+import { JobRecordSchema } from "../jobs/model.ts";
+import { decodeCursor, encodeCursor } from "../shared/cursor.ts";
+import { sha256Hex } from "../shared/hash.ts";
+import { createApi, withRole } from "./factory.ts";
+import { AgentNameParam } from "./params.ts";
+import { unwrap } from "./refusals.ts";
+import { requireAgent } from "./resolve-agent.ts";
+import { conflictResponse, notFoundResponse } from "./schemas.ts";
+
+const AgentPath = z.object({ agent: AgentNameParam });
+
+const TriggerBody = z
+	.strictObject({ prompt: z.string().min(1).max(100_000).optional().openapi({ description: "Overrides the agent's default prompt" }) })
+	.openapi("TriggerRequest");
+
+const IdempotencyHeader = z.object({
+	"idempotency-key": z
+		.string()
+		.regex(/^[\x21-\x7e]{1,255}$/, "must be 1-255 printable ASCII characters")
+		.optional()
+		.openapi({ description: "The same key within 24 h returns the same job instead of creating another" }),
+});
+
+const PauseBody = z.strictObject({ reason: z.string().max(500).optional() }).openapi("PauseRequest");
+
+const AgentStatusSchema = z
+	.object({
+		name: z.string(),
+		source: z.enum(["file", "api"]),
+		deleted: z.boolean(),
+		paused: z.object({ at: z.string(), reason: z.string().nullable(), by: z.string().nullable() }).nullable(),
+		running_jobs: z.array(z.object({ id: z.string(), status: z.string(), started_at: z.string().nullable(), schedule: z.string().nullable() })),
+		queued_jobs: z.number().int(),
+		last_job: z.object({ id: z.string(), status: z.string(), exit_reason: z.string().nullable(), finished_at: z.string().nullable() }).nullable(),
+		index_backlog: z.number().int(),
+	})
+	.openapi("AgentStatus");
+
+const OccurrenceSchema = z
+	.object({
+		id: z.string(),
+		schedule: z.string().nullable(),
+		source: z.enum(["cron", "manual", "webhook"]),
+		scheduled_instant: z.string().nullable(),
+		dispatch: z.enum(["on_time", "late", "catch_up", "manual"]),
+		claimed_at: z.string(),
+		started_at: z.string().nullable(),
+		finished_at: z.string().nullable(),
+		status: z.enum(["claimed", "running", "completed", "failed", "skipped", "unknown"]),
+		skip_reason: z.string().nullable(),
+		skipped_count: z.number().int().nullable(),
+		skipped_from: z.string().nullable(),
+		job_id: z.string().nullable(),
+		error: z.string().nullable(),
+	})
+	.openapi("Occurrence");
+
+const stub = agentRpc;
+
+export const agentActionsApi = createApi()
+	.openapi(
+		withRole("operate", {
+			method: "post",
+			path: "/{agent}/jobs",
+			summary: "Run an agent now (manual trigger)",
+			request: {
+				params: AgentPath,
+				headers: IdempotencyHeader,
+				body: { content: { "application/json": { schema: TriggerBody } }, required: false },
+			},
+			responses: {
+				201: { description: "A new pending job", content: { "application/json": { schema: JobRecordSchema } } },
+				200: { description: "The job this Idempotency-Key already created", content: { "application/json": { schema: JobRecordSchema } } },
+				...notFoundResponse,
+				...conflictResponse,
+			},
+		}),
+		async (c) => {
+			const agent = await requireAgent(c.env, c.req.valid("param").agent);
+			const body = c.req.valid("json") ?? {};
+			const result = unwrap(
+				await stub(c.env, agent.name).trigger(agent.name, agent.source, {
+					kind: "manual",
+					prompt: body.prompt,
+					idempotencyKey: c.req.valid("header")["idempotency-key"],
+					requestHash: await sha256Hex(JSON.stringify({ prompt: body.prompt ?? null })),
+					owner: c.var.principal.name,
+				}),
+			);
+			return c.json(result.job, result.created ? 201 : 200);
+		},
+	)
+	.openapi(
+		withRole("operate", {
+			method: "post",
+			path: "/{agent}/pause",
+			summary: "Pause an agent: its due occurrences are recorded as skipped (reason: paused)",
+			request: { params: AgentPath, body: { content: { "application/json": { schema: PauseBody } }, required: false } },
+			responses: { 200: { description: "Paused", content: { "application/json": { schema: AgentStatusSchema } } }, ...notFoundResponse },
+		}),
+		async (c) => {
+			const agent = await requireAgent(c.env, c.req.valid("param").agent);
+			const reason = c.req.valid("json")?.reason ?? null;
+			return c.json(await stub(c.env, agent.name).pause(agent.name, agent.source, reason), 200);
+		},
+	)
+	.openapi(
+		withRole("operate", {
+			method: "post",
+			path: "/{agent}/resume",
+			summary: "Resume a paused agent (paused by an operator or automatically)",
+			request: { params: AgentPath },
+			responses: { 200: { description: "Resumed", content: { "application/json": { schema: AgentStatusSchema } } }, ...notFoundResponse },
+		}),
+		async (c) => {
+			const agent = await requireAgent(c.env, c.req.valid("param").agent);
+			return c.json(await stub(c.env, agent.name).resume(agent.name, agent.source), 200);
+		},
+	)
+	.openapi(
+		withRole("read", {
+			method: "get",
+			path: "/{agent}/runs",
+			summary: "The agent's occurrence ledger, newest first: claimed, skipped (with reason), late, catch-up, unknown",
+			request: {
+				params: AgentPath,
+				query: z.strictObject({
+					limit: z.coerce.number().int().min(1).max(200).default(50),
+					cursor: z.string().max(200).optional(),
+				}),
+			},
+			responses: {
+				200: {
+					description: "A page of the ledger",
+					content: { "application/json": { schema: z.object({ runs: z.array(OccurrenceSchema), next_cursor: z.string().nullable() }) } },
+				},
+				...notFoundResponse,
+			},
+		}),
+		async (c) => {
+			const { agent: name } = c.req.valid("param");
+			const { limit, cursor } = c.req.valid("query");
+			const before = cursor === undefined ? undefined : decodeCursor(cursor);
+			// A deleted agent's ledger stays readable, so only an agent that never existed is a 404.
+			const agent = await requireAgent(c.env, name).catch(() => null);
+			const runs = await stub(c.env, name).runs(limit + 1, before && { claimedAt: before.at, id: before.id });
+			if (!agent && runs.length === 0) await requireAgent(c.env, name);
+			const page = runs.slice(0, limit);
+			const last = page.at(-1);
+			return c.json({ runs: page, next_cursor: runs.length > limit && last ? encodeCursor({ at: Date.parse(last.claimed_at), id: last.id }) : null }, 200);
+		},
+	);

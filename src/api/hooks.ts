@@ -1,0 +1,64 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { agentRpc } from "../../durable-objects/agent/client.ts";
+import { AppError, BadRequestError, NotFoundError } from "../errors.ts";
+import { JobRecordSchema } from "../jobs/model.ts";
+import { sha256Hex } from "../shared/hash.ts";
+import { createApi } from "./factory.ts";
+import { AgentNameParam } from "./params.ts";
+import { unwrap } from "./refusals.ts";
+import { requireAgent } from "./resolve-agent.ts";
+import { conflictResponse, notFoundResponse, standardErrors } from "./schemas.ts";
+import { verifyWebhook } from "./webhook-signature.ts";
+
+/** Webhook triggers authenticate by signature, not bearer token: the sender holds only the agent's secret. */
+export const hooksApi = createApi().openapi(
+	createRoute({
+		method: "post",
+		path: "/{agent}",
+		summary: "Trigger an agent from a signed webhook; the JSON body (any object) is given to the agent as data",
+		description:
+			"Headers: X-Drover-Timestamp (unix seconds) and X-Drover-Signature: sha256=<hex of HMAC-SHA256(secret, `${timestamp}.${body}`)>, " +
+			"with the secret named by the agent's `webhook.secret`. Requests more than 300 s from the Worker's clock, or seen before, are refused.",
+		request: {
+			params: z.object({ agent: AgentNameParam }),
+			headers: z.object({ "x-drover-timestamp": z.string().optional(), "x-drover-signature": z.string().optional() }),
+			// No body validator: it would parse and re-serialize the JSON, and the signature covers the raw bytes.
+		},
+		responses: {
+			202: { description: "A new pending job", content: { "application/json": { schema: JobRecordSchema } } },
+			400: standardErrors[400],
+			401: standardErrors[401],
+			...notFoundResponse,
+			...conflictResponse,
+		},
+	}),
+	async (c) => {
+		const agent = await requireAgent(c.env, c.req.valid("param").agent);
+		const secretName = agent.definition.webhook?.secret;
+		if (!secretName) throw new NotFoundError(`agent ${agent.name} does not accept webhooks (no webhook.secret in its definition)`);
+		const secret = (c.env as unknown as Record<string, unknown>)[secretName];
+		if (typeof secret !== "string" || secret.length === 0) {
+			throw new AppError(503, "unavailable", `agent ${agent.name}'s webhook secret is not configured on the Worker`);
+		}
+		// The signature covers the exact bytes sent, so verify the raw text before parsing it.
+		const raw = await c.req.text();
+		const headers = c.req.valid("header");
+		await verifyWebhook(secret, headers["x-drover-timestamp"], headers["x-drover-signature"], raw, Date.now());
+		let payload: unknown;
+		try {
+			payload = JSON.parse(raw);
+		} catch {
+			throw new BadRequestError("webhook body is not valid JSON");
+		}
+		const result = unwrap(
+			await agentRpc(c.env, agent.name).trigger(agent.name, agent.source, {
+				kind: "webhook",
+				payload,
+				requestHash: await sha256Hex(raw),
+				signature: headers["x-drover-signature"],
+				owner: `webhook:${agent.name}`,
+			}),
+		);
+		return c.json(result.job, 202);
+	},
+);

@@ -1,0 +1,41 @@
+import { UnauthorizedError } from "../errors.ts";
+
+/** How far a webhook's timestamp may be from the Worker's clock, either way. */
+export const REPLAY_WINDOW_SECONDS = 300;
+
+const encoder = new TextEncoder();
+
+function hexToBytes(hex: string): Uint8Array | null {
+	if (!/^[0-9a-f]{64}$/.test(hex)) return null;
+	const bytes = new Uint8Array(32);
+	for (let i = 0; i < 32; i++) bytes[i] = Number.parseInt(hex.slice(i * 2, i * 2 + 2), 16);
+	return bytes;
+}
+
+async function hmacKey(secret: string): Promise<CryptoKey> {
+	return crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"]);
+}
+
+/** `sha256=<hex>` of HMAC-SHA256(secret, `${timestamp}.${body}`): what a sender puts in X-Drover-Signature. */
+export async function signWebhook(secret: string, timestamp: number, body: string): Promise<string> {
+	const mac = await crypto.subtle.sign("HMAC", await hmacKey(secret), encoder.encode(`${timestamp}.${body}`));
+	return `sha256=${[...new Uint8Array(mac)].map((b) => b.toString(16).padStart(2, "0")).join("")}`;
+}
+
+/**
+ * Checks a webhook's timestamp and signature. The comparison is crypto.subtle.verify, which is
+ * constant-time; the timestamp is signed too, so an old request cannot be re-dated.
+ */
+export async function verifyWebhook(secret: string, timestampHeader: string | undefined, signatureHeader: string | undefined, body: string, nowMs: number): Promise<void> {
+	if (!timestampHeader || !/^\d{1,12}$/.test(timestampHeader)) {
+		throw new UnauthorizedError("missing or malformed X-Drover-Timestamp (unix seconds)");
+	}
+	const signature = signatureHeader?.startsWith("sha256=") ? hexToBytes(signatureHeader.slice(7)) : null;
+	if (!signature) throw new UnauthorizedError("missing or malformed X-Drover-Signature (sha256=<64 hex>)");
+	const timestamp = Number(timestampHeader);
+	if (Math.abs(nowMs / 1000 - timestamp) > REPLAY_WINDOW_SECONDS) {
+		throw new UnauthorizedError(`stale request: X-Drover-Timestamp is more than ${REPLAY_WINDOW_SECONDS} s from now`);
+	}
+	const ok = await crypto.subtle.verify("HMAC", await hmacKey(secret), signature, encoder.encode(`${timestamp}.${body}`));
+	if (!ok) throw new UnauthorizedError("signature does not match");
+}

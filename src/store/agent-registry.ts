@@ -1,0 +1,71 @@
+import type { AgentDefinition } from "../config/schema.ts";
+
+/** A row of the D1 `agents` table: an agent defined through the API. */
+interface AgentRow {
+	name: string;
+	definition: string;
+	definition_revision: string;
+	created_by: string;
+	created_at: number;
+	updated_at: number;
+	deleted_at: number | null;
+}
+
+export interface RegisteredAgent {
+	name: string;
+	definition: AgentDefinition;
+	definitionRevision: string;
+	createdBy: string;
+	createdAt: number;
+	updatedAt: number;
+	deletedAt: number | null;
+}
+
+function toRegisteredAgent(row: AgentRow): RegisteredAgent {
+	return {
+		name: row.name,
+		definition: JSON.parse(row.definition) as AgentDefinition,
+		definitionRevision: row.definition_revision,
+		createdBy: row.created_by,
+		createdAt: row.created_at,
+		updatedAt: row.updated_at,
+		deletedAt: row.deleted_at,
+	};
+}
+
+export async function getRegisteredAgent(db: D1Database, name: string): Promise<RegisteredAgent | null> {
+	const row = await db.prepare("SELECT * FROM agents WHERE name = ?").bind(name).first<AgentRow>();
+	return row ? toRegisteredAgent(row) : null;
+}
+
+/** Live (not deleted) API agents in name order, after `after`. */
+export async function listRegisteredAgents(db: D1Database, limit: number, after?: string): Promise<RegisteredAgent[]> {
+	const stmt =
+		after === undefined
+			? db.prepare("SELECT * FROM agents WHERE deleted_at IS NULL ORDER BY name LIMIT ?").bind(limit)
+			: db.prepare("SELECT * FROM agents WHERE deleted_at IS NULL AND name > ? ORDER BY name LIMIT ?").bind(after, limit);
+	const { results } = await stmt.all<AgentRow>();
+	return results.map(toRegisteredAgent);
+}
+
+export async function countRegisteredAgents(db: D1Database): Promise<number> {
+	return (await db.prepare("SELECT count(*) AS n FROM agents WHERE deleted_at IS NULL").first<{ n: number }>())?.n ?? 0;
+}
+
+export async function upsertRegisteredAgent(db: D1Database, agent: AgentDefinition, revision: string, by: string, now: number): Promise<void> {
+	await db
+		.prepare(
+			`INSERT INTO agents (name, definition, definition_revision, created_by, created_at, updated_at, deleted_at)
+			 VALUES (?, ?, ?, ?, ?, ?, NULL)
+			 ON CONFLICT (name) DO UPDATE SET definition = excluded.definition, definition_revision = excluded.definition_revision,
+			   updated_at = excluded.updated_at, deleted_at = NULL,
+			   created_by = CASE WHEN agents.deleted_at IS NULL THEN agents.created_by ELSE excluded.created_by END,
+			   created_at = CASE WHEN agents.deleted_at IS NULL THEN agents.created_at ELSE excluded.created_at END`,
+		)
+		.bind(agent.name, JSON.stringify(agent), revision, by, now, now)
+		.run();
+}
+
+export async function markAgentDeleted(db: D1Database, name: string, now: number): Promise<void> {
+	await db.prepare("UPDATE agents SET deleted_at = ?, updated_at = ? WHERE name = ?").bind(now, now, name).run();
+}
