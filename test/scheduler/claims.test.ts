@@ -1,0 +1,165 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { createAgent, fireAlarm, runsOf } from "../helpers/agents.ts";
+import { call } from "../helpers/http.ts";
+import { tick } from "../helpers/ticks.ts";
+
+const at = (iso: string) => Date.parse(iso);
+
+async function jobsOf(agent: string) {
+	const res = await call(`/v1/jobs?agent=${agent}&limit=200`);
+	return ((await res.json()) as { jobs: { id: string; status: string; schedule: string; scheduled_instant: string; dispatch: string; trigger_type: string }[] }).jobs;
+}
+
+describe("claiming occurrences", () => {
+	it("claims each occurrence once under duplicate, retried and concurrent ticks", async () => {
+		await createAgent({ name: "dup-ticks", schedules: { quarter: { interval: "15m" } } });
+		await tick("2026-12-01T10:00:00Z");
+		await tick("2026-12-01T10:00:00Z"); // duplicate delivery
+		await Promise.all([tick("2026-12-01T10:15:00Z"), tick("2026-12-01T10:15:00Z"), tick("2026-12-01T10:15:00Z")]); // concurrent
+		await tick("2026-12-01T10:15:00Z"); // retried after the fact
+
+		const runs = await runsOf("dup-ticks");
+		expect(runs.map((r) => [r.scheduled_instant, r.dispatch, r.status])).toEqual([
+			["2026-12-01T10:00:00.000Z", "on_time", "claimed"],
+			["2026-12-01T10:15:00.000Z", "on_time", "skipped"],
+		]);
+		// max_concurrent 1 with the first job still pending: the second slot is skipped, and recorded so.
+		expect(runs[1]!.skip_reason).toBe("already running (max_concurrent 1)");
+
+		const stub = env.AGENT.getByName("dup-ticks");
+		const job = await stub.getJob(runs[0]!.job_id!);
+		expect(job).toMatchObject({
+			agent: "dup-ticks",
+			trigger_type: "schedule",
+			schedule: "quarter",
+			status: "pending",
+			scheduled_instant: "2026-12-01T10:00:00.000Z",
+			dispatch: "on_time",
+			prompt: "Do the thing.",
+		});
+	});
+
+	it("turns a claim into a pending job that reaches the D1 index and the runner through the agent's alarm", async () => {
+		await createAgent({ name: "to-runner", schedules: { hourly: { cron: "0 * * * *" } } });
+		await tick("2026-12-01T11:00:00Z");
+		expect(await jobsOf("to-runner")).toEqual([]); // the index is fed by the agent's outbox, on its alarm
+		expect(await fireAlarm("to-runner")).toBe(true);
+		const jobs = await jobsOf("to-runner");
+		expect(jobs).toHaveLength(1);
+		expect(jobs[0]).toMatchObject({ schedule: "hourly", scheduled_instant: "2026-12-01T11:00:00.000Z", dispatch: "on_time", trigger_type: "schedule" });
+	});
+
+	it("fires a tick that comes late within the grace window as late", async () => {
+		await createAgent({ name: "late-one", schedules: { hourly: { cron: "0 * * * *" } } });
+		await tick("2026-12-01T09:30:00Z");
+		await tick("2026-12-01T10:20:00Z"); // 20 min late; an hourly schedule's grace is 30 min
+		const runs = await runsOf("late-one");
+		expect(runs.map((r) => [r.scheduled_instant, r.dispatch, r.status])).toEqual([["2026-12-01T10:00:00.000Z", "late", "claimed"]]);
+	});
+
+	it("collapses slots missed beyond the grace window into one catch-up run, recording the rest", async () => {
+		await createAgent({ name: "catch-up-on", schedules: { quarter: { interval: "15m" } } });
+		await tick("2026-12-01T12:00:00Z");
+		await fireAlarm("catch-up-on");
+		// Ticks stop for over an hour: 12:15 … 13:00 all lie beyond the 7.5 min grace of a 15 min schedule.
+		await tick("2026-12-01T13:10:00Z");
+		const runs = await runsOf("catch-up-on");
+		expect(runs.slice(1).map((r) => [r.dispatch, r.status, r.scheduled_instant, r.skipped_count, r.skipped_from])).toEqual(
+			expect.arrayContaining([
+				["catch_up", "skipped", "2026-12-01T13:00:00.000Z", null, null],
+				["late", "skipped", "2026-12-01T12:45:00.000Z", 3, "2026-12-01T12:15:00.000Z"],
+			]),
+		);
+	});
+
+	it("with catch_up off, records every missed slot as skipped with the reason, and runs none", async () => {
+		await createAgent({ name: "catch-up-off", max_concurrent: 5, schedules: { quarter: { interval: "15m", catch_up: false } } });
+		await tick("2026-12-01T12:00:00Z");
+		await tick("2026-12-01T13:10:00Z");
+		const runs = await runsOf("catch-up-off");
+		expect(runs).toHaveLength(2);
+		expect(runs[1]).toMatchObject({ status: "skipped", scheduled_instant: "2026-12-01T13:00:00.000Z", skipped_count: 4, skipped_from: "2026-12-01T12:15:00.000Z", job_id: null });
+		expect(runs[1]!.skip_reason).toMatch(/catch_up is off/);
+	});
+
+	it("runs the catch-up when capacity allows", async () => {
+		await createAgent({ name: "catch-up-runs", max_concurrent: 5, schedules: { quarter: { interval: "15m" } } });
+		await tick("2026-12-01T12:00:00Z");
+		await tick("2026-12-01T13:10:00Z");
+		const runs = await runsOf("catch-up-runs");
+		const catchUp = runs.find((r) => r.dispatch === "catch_up")!;
+		expect(catchUp).toMatchObject({ status: "claimed", scheduled_instant: "2026-12-01T13:00:00.000Z" });
+		expect(await env.AGENT.getByName("catch-up-runs").getJob(catchUp.job_id!)).toMatchObject({ dispatch: "catch_up", status: "pending" });
+	});
+
+	it("queues one run beyond capacity with overlap: queue, and skips the next", async () => {
+		await createAgent({ name: "queue-one", overlap: "queue", schedules: { minute: { interval: "1m" } } });
+		for (const t of ["10:00", "10:01", "10:02"]) await tick(`2026-12-01T${t}:00Z`);
+		const runs = await runsOf("queue-one");
+		expect(runs.map((r) => r.status)).toEqual(["claimed", "claimed", "skipped"]);
+		expect(runs[2]!.skip_reason).toBe("already running (max_concurrent 1) with a run already queued");
+	});
+
+	it("records a paused agent's due occurrences as skipped with the reason, and claims again after resume", async () => {
+		await createAgent({ name: "pausable", max_concurrent: 3, schedules: { quarter: { interval: "15m" } } });
+		const paused = await call("/v1/agents/pausable/pause", { method: "POST", as: "operate", body: { reason: "vendor outage" } });
+		expect(paused.status).toBe(200);
+		expect(((await paused.json()) as { paused: { reason: string; by: string } }).paused).toMatchObject({ reason: "vendor outage", by: "operator" });
+		await tick("2026-12-01T14:00:00Z");
+		expect((await call("/v1/agents/pausable/resume", { method: "POST", as: "operate" })).status).toBe(200);
+		await tick("2026-12-01T14:15:00Z");
+		const runs = await runsOf("pausable");
+		expect(runs.map((r) => [r.scheduled_instant, r.status, r.skip_reason])).toEqual([
+			["2026-12-01T14:00:00.000Z", "skipped", "paused: vendor outage"],
+			["2026-12-01T14:15:00.000Z", "claimed", null],
+		]);
+	});
+
+	it("ignores a tick whose scheduled time goes backwards", async () => {
+		await createAgent({ name: "backwards", max_concurrent: 5, schedules: { quarter: { interval: "15m" } } });
+		await tick("2026-12-01T15:00:00Z");
+		await tick("2026-12-01T14:45:00Z");
+		await tick("2026-12-01T14:30:00Z");
+		expect((await runsOf("backwards")).map((r) => r.scheduled_instant)).toEqual(["2026-12-01T15:00:00.000Z"]);
+	});
+
+	it("aligns interval occurrences to the epoch, whenever the agent was first seen", async () => {
+		await createAgent({ name: "ninety", max_concurrent: 10, schedules: { slow: { interval: "1h30m" } } });
+		for (const t of ["00:00", "00:30", "01:00", "01:30", "02:00", "02:30", "03:00"]) await tick(`2026-12-02T${t}:00Z`);
+		// 90-minute slots since 1970-01-01T00:00Z fall on 00:00, 01:30, 03:00 UTC of this day.
+		expect((await runsOf("ninety")).map((r) => [r.scheduled_instant, r.dispatch])).toEqual([
+			["2026-12-02T00:00:00.000Z", "on_time"],
+			["2026-12-02T01:30:00.000Z", "on_time"],
+			["2026-12-02T03:00:00.000Z", "on_time"],
+		]);
+	});
+});
+
+describe("daylight saving time", () => {
+	async function nightOf(agent: string, startIso: string, hours: number) {
+		for (let m = 0; m <= hours * 60; m += 30) await tick(at(startIso) + m * 60_000);
+		return (await runsOf(agent)).map((r) => [r.scheduled_instant, r.status]);
+	}
+
+	it("runs a 02:30 Berlin job once on the spring-forward night, at the first valid time", async () => {
+		await createAgent({ name: "dst-spring", max_concurrent: 5, schedules: { night: { cron: "30 2 * * *", timezone: "Europe/Berlin" } } });
+		// 2026-03-29: clocks jump from 02:00 to 03:00 CET→CEST, so 02:30 does not exist.
+		expect(await nightOf("dst-spring", "2026-03-28T23:00:00Z", 4)).toEqual([["2026-03-29T01:00:00.000Z", "claimed"]]);
+	});
+
+	it("runs a 02:30 Berlin job once on the fall-back night, though 02:30 happens twice", async () => {
+		await createAgent({ name: "dst-fall", max_concurrent: 5, schedules: { night: { cron: "30 2 * * *", timezone: "Europe/Berlin" } } });
+		// 2026-10-25: 02:30 CEST is 00:30Z, 02:30 CET would be 01:30Z.
+		expect(await nightOf("dst-fall", "2026-10-24T23:00:00Z", 4)).toEqual([["2026-10-25T00:30:00.000Z", "claimed"]]);
+	});
+
+	it("keeps a 09:00 Berlin job at 09:00 local across the change", async () => {
+		await createAgent({ name: "dst-nine", max_concurrent: 5, schedules: { morning: { cron: "0 9 * * *", timezone: "Europe/Berlin" } } });
+		await tick("2026-03-28T07:59:00Z");
+		await tick("2026-03-28T08:00:00Z"); // 09:00 CET
+		await tick("2026-03-29T06:59:00Z");
+		await tick("2026-03-29T07:00:00Z"); // 09:00 CEST
+		expect((await runsOf("dst-nine")).map((r) => r.scheduled_instant)).toEqual(["2026-03-28T08:00:00.000Z", "2026-03-29T07:00:00.000Z"]);
+	});
+});
