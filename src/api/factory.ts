@@ -1,19 +1,16 @@
 import { OpenAPIHono, type RouteConfig } from "@hono/zod-openapi";
 import type { ZodError } from "zod";
 import { BadRequestError } from "../errors.ts";
+import { issuesOf } from "../shared/zod-issues.ts";
 import { requireRole } from "./auth/middleware.ts";
 import type { Role } from "./auth/roles.ts";
 import type { AppEnv } from "./context.ts";
 import { standardErrors } from "./schemas.ts";
 
-function issuePath(path: PropertyKey[]): string {
-	return path.map((p) => (typeof p === "number" ? `[${p}]` : String(p))).join(".").replace(/\.\[/g, "[");
-}
-
 /** Turns a zod failure into a 400 whose message names each offending field. */
 export function validationError(target: string, error: ZodError): BadRequestError {
-	const issues = error.issues.map((i) => ({ path: issuePath(i.path), message: i.message }));
-	const summary = issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join("; ");
+	const issues = issuesOf(error);
+	const summary = issues.map((i) => `${i.path}: ${i.message}`).join("; ");
 	return new BadRequestError(`invalid ${target}: ${summary}`, { issues });
 }
 

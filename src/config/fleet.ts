@@ -1,12 +1,11 @@
 import { parseDocument } from "yaml";
 import type { z } from "@hono/zod-openapi";
 import { ConfigError } from "../errors.ts";
+import { issuesOf, type Issue } from "../shared/zod-issues.ts";
 import { DEPRECATED_MODELS } from "./models.ts";
 import { AgentSchema, FleetSchema, type AgentDefinition, type Fleet } from "./schema.ts";
 
 export { durationSeconds, intervalMinutes } from "./schema.ts";
-
-type Issue = { path: string; message: string };
 
 /**
  * Parses and validates a whole fleet file. Any problem rejects the file as a whole, with every issue
@@ -81,28 +80,6 @@ function canonicalJson(value: unknown): string {
 // zod's default "expected string, received undefined" hides that the key is simply missing.
 function requiredMessage(iss: z.core.$ZodRawIssue): string | undefined {
 	return iss.code === "invalid_type" && iss.input === undefined ? `required (${iss.expected})` : undefined;
-}
-
-function issuesOf(error: z.ZodError): Issue[] {
-	return error.issues.map((iss) => {
-		if (iss.code === "unrecognized_keys" && iss.keys.length === 1) {
-			return { path: formatPath([...iss.path, iss.keys[0] ?? ""]), message: iss.message };
-		}
-		if (iss.code === "invalid_key") {
-			return { path: formatPath(iss.path), message: iss.issues.map((inner) => inner.message).join("; ") };
-		}
-		return { path: formatPath(iss.path), message: iss.message };
-	});
-}
-
-/** `["agents", 1, "schedules", "nightly"]` → `agents[1].schedules.nightly`. */
-function formatPath(path: PropertyKey[]): string {
-	let out = "";
-	for (const segment of path) {
-		if (typeof segment === "number") out += `[${segment}]`;
-		else out += out ? `.${String(segment)}` : String(segment);
-	}
-	return out || "(root)";
 }
 
 function invalid(source: string, issues: Issue[]): ConfigError {

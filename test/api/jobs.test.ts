@@ -90,7 +90,7 @@ describe("GET /v1/jobs", () => {
 		["?agent=%27%3B%20DROP%20TABLE%20jobs%3B--", "agent", "must be an agent name"],
 		["?since=yesterday", "since", "ISO 8601"],
 		["?since=2026-11-02T00:00:00Z&until=2026-11-01T00:00:00Z", "since", "since must be before until"],
-		["?stauts=failed", "", "stauts"],
+		["?stauts=failed", "stauts", "unrecognized key"],
 	];
 	for (const [query, path, fragment] of bad) {
 		it(`answers 400 to ${decodeURIComponent(query)}, naming the field`, async () => {

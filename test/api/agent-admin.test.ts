@@ -1,0 +1,128 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { createAgent, fireAlarm, runsOf } from "../helpers/agents.ts";
+import { call, errorOf } from "../helpers/http.ts";
+import { tick } from "../helpers/ticks.ts";
+
+const definition = { name: "api-made", prompt: "Check the queue.", schedules: { quarter: { interval: "15m" } } };
+
+async function registryRow(name: string) {
+	return env.DB.prepare("SELECT name, deleted_at, created_by FROM agents WHERE name = ?").bind(name).first();
+}
+
+describe("agents defined through the API", () => {
+	it("are created by an admin, listed, scheduled like file agents, and their jobs indexed", async () => {
+		const res = await call("/v1/agents", { method: "POST", as: "admin", body: definition });
+		expect(res.status).toBe(201);
+		const created = (await res.json()) as { source: string; definition: { max_turns: number }; definition_revision: string };
+		expect(created.source).toBe("api");
+		expect(created.definition.max_turns).toBe(20); // defaults applied, as for fleet.yaml
+		expect(created.definition_revision).toMatch(/^[0-9a-f]{16}$/);
+		expect(await registryRow("api-made")).toMatchObject({ deleted_at: null, created_by: "root" });
+
+		const list = (await (await call("/v1/agents")).json()) as { agents: { name: string; source: string }[] };
+		expect(list.agents.map((a) => [a.name, a.source])).toEqual([
+			["api-made", "api"],
+			["daily-digest", "file"],
+			["site-watch", "file"],
+			["triage", "file"],
+		]);
+
+		await tick("2026-12-03T10:00:00Z");
+		await fireAlarm("api-made");
+		const jobs = (await (await call("/v1/jobs?agent=api-made")).json()) as { jobs: { schedule: string; scheduled_instant: string }[] };
+		expect(jobs.jobs).toMatchObject([{ schedule: "quarter", scheduled_instant: "2026-12-03T10:00:00.000Z" }]);
+	});
+
+	it("are changed by PUT: a new schedule takes effect at the next tick", async () => {
+		await createAgent({ name: "changing", schedules: { hourly: { cron: "0 * * * *" } } });
+		await tick("2026-12-03T11:00:00Z");
+		const put = await call("/v1/agents/changing", {
+			method: "PUT",
+			as: "admin",
+			body: { name: "changing", prompt: "Do the thing.", max_concurrent: 5, schedules: { hourly: { cron: "30 * * * *" } } },
+		});
+		expect(put.status).toBe(200);
+		await tick("2026-12-03T11:30:00Z");
+		expect((await runsOf("changing")).map((r) => [r.scheduled_instant, r.status])).toEqual([
+			["2026-12-03T11:00:00.000Z", "claimed"],
+			["2026-12-03T11:30:00.000Z", "claimed"],
+		]);
+	});
+
+	it("are deleted without losing their history, and no longer scheduled", async () => {
+		await createAgent({ name: "short-lived", max_concurrent: 5, schedules: { quarter: { interval: "15m" } } });
+		await tick("2026-12-03T12:00:00Z");
+		await fireAlarm("short-lived");
+		const [run] = await runsOf("short-lived");
+		const del = await call("/v1/agents/short-lived", { method: "DELETE", as: "admin" });
+		expect(del.status).toBe(200);
+		await tick("2026-12-03T12:15:00Z");
+
+		expect((await call("/v1/agents/short-lived")).status).toBe(404);
+		expect(await runsOf("short-lived")).toHaveLength(1);
+		const job = await call(`/v1/jobs/${run!.job_id}`);
+		expect(job.status).toBe(200);
+		expect(((await job.json()) as { agent: string }).agent).toBe("short-lived");
+		expect(await registryRow("short-lived")).toMatchObject({ deleted_at: expect.any(Number) });
+		// The name can be reused; the new agent starts its own schedule.
+		await createAgent({ name: "short-lived", schedules: { quarter: { interval: "15m" } } });
+	});
+});
+
+describe("refused agent changes change nothing", () => {
+	it("answers 403 to a weaker role", async () => {
+		const res = await call("/v1/agents", { method: "POST", as: "operate", body: { ...definition, name: "not-allowed" } });
+		expect(res.status).toBe(403);
+		expect(await registryRow("not-allowed")).toBeNull();
+	});
+
+	const bad: [string, Record<string, unknown>, string, string][] = [
+		["a bad cron", { schedules: { x: { cron: "61 * * * *" } } }, "schedules.x.cron", "invalid cron"],
+		["a bad interval", { schedules: { x: { interval: "5 minutes" } } }, "schedules.x.interval", "not a duration"],
+		["an unknown timezone", { schedules: { x: { cron: "0 9 * * *", timezone: "Mars/Olympus" } } }, "schedules.x.timezone", "unknown timezone"],
+		["a typo", { max_turn: 3 }, "max_turn", "did you mean"],
+		["a bad name", { name: "Bad Name" }, "name", "agent names"],
+		["a key in a prompt", { prompt: "use sk-ant-api03-abcdefghijklmnop" }, "prompt", "API key"],
+	];
+	for (const [what, patch, path, fragment] of bad) {
+		it(`answers 400 to ${what}, naming ${path}`, async () => {
+			const name = `bad-${path.replace(/[^a-z]/g, "")}`.slice(0, 40);
+			const res = await call("/v1/agents", { method: "POST", as: "admin", body: { ...definition, name, ...patch } });
+			expect(res.status).toBe(400);
+			const error = await errorOf(res);
+			expect(error.details?.issues?.some((i) => i.path === path && i.message.includes(fragment))).toBe(true);
+			expect(await registryRow(typeof patch.name === "string" ? patch.name : name)).toBeNull();
+		});
+	}
+
+	it("answers 409 to defining, changing or deleting a fleet.yaml agent", async () => {
+		const body = { name: "site-watch", prompt: "hijack" };
+		const post = await call("/v1/agents", { method: "POST", as: "admin", body });
+		expect(post.status).toBe(409);
+		expect((await errorOf(post)).message).toBe("agent site-watch is defined in fleet.yaml; change it there and deploy");
+		expect((await call("/v1/agents/site-watch", { method: "PUT", as: "admin", body })).status).toBe(409);
+		expect((await call("/v1/agents/site-watch", { method: "DELETE", as: "admin" })).status).toBe(409);
+		const agent = (await (await call("/v1/agents/site-watch")).json()) as { source: string; definition: { prompt: string } };
+		expect(agent.source).toBe("file");
+		expect(agent.definition.prompt).not.toBe("hijack");
+	});
+
+	it("answers 409 to creating an agent twice, 404 to changing or deleting one that does not exist", async () => {
+		await createAgent({ name: "twice" });
+		expect((await call("/v1/agents", { method: "POST", as: "admin", body: { name: "twice", prompt: "again" } })).status).toBe(409);
+		expect((await call("/v1/agents/nobody", { method: "PUT", as: "admin", body: { name: "nobody", prompt: "x" } })).status).toBe(404);
+		expect((await call("/v1/agents/nobody", { method: "DELETE", as: "admin" })).status).toBe(404);
+		const mismatch = await call("/v1/agents/twice", { method: "PUT", as: "admin", body: { name: "other", prompt: "x" } });
+		expect(mismatch.status).toBe(400);
+		expect(((await (await call("/v1/agents/twice")).json()) as { definition: { prompt: string } }).definition.prompt).toBe("Do the thing.");
+	});
+
+	it("answers 413 to an oversized body and 400 to one that is not JSON", async () => {
+		const huge = await call("/v1/agents", { method: "POST", as: "admin", body: { name: "huge", prompt: "x".repeat(300 * 1024) } });
+		expect(huge.status).toBe(413);
+		const notJson = await call("/v1/agents", { method: "POST", as: "admin", body: "{name: huge" });
+		expect(notJson.status).toBe(400);
+		expect(await registryRow("huge")).toBeNull();
+	});
+});
