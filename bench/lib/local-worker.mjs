@@ -1,0 +1,115 @@
+// The real drover Worker, bundled as `wrangler deploy` would ship it and run in workerd through
+// Miniflare, with its Durable Objects, D1 and R2 persisted to a throwaway directory. Benchmarks
+// drive it over its public HTTP API and its `scheduled()` handler; nothing here reaches into a
+// Durable Object.
+import { spawnSync } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { convertV4MiniflareOptions, Miniflare } from "miniflare";
+import { unstable_getMiniflareWorkerOptions, unstable_readConfig, unstable_splitSqlQuery } from "wrangler";
+
+export const ROOT = path.resolve(import.meta.dirname, "..", "..");
+const CONFIG = path.join(ROOT, "wrangler.toml");
+
+// No network here but the npm registry: keep wrangler and Miniflare from phoning home.
+process.env.WRANGLER_SEND_METRICS = "false";
+process.env.WRANGLER_SEND_ERROR_REPORTS = "false";
+process.env.CLOUDFLARE_CF_FETCH_ENABLED = "false";
+// unstable_getMiniflareWorkerOptions announces the developer's .dev.vars; its values are replaced
+// below (see `bindings`), so the announcement is noise.
+process.env.WRANGLER_LOG ??= "warn";
+
+/**
+ * Bundles the Worker exactly as `wrangler deploy` does (same esbuild settings, same module rules:
+ * fleet.yaml becomes a Text module beside index.js). Run with this Node, not whatever `node` is on
+ * PATH: wrangler refuses Node < 22.12.
+ */
+export function bundle(outdir) {
+	const wranglerBin = path.join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js");
+	const r = spawnSync(process.execPath, [wranglerBin, "deploy", "--dry-run", "--outdir", outdir], {
+		cwd: ROOT,
+		env: process.env,
+		encoding: "utf8",
+	});
+	if (r.status !== 0) throw new Error(`wrangler deploy --dry-run failed:\n${r.stdout}\n${r.stderr}`);
+	return path.join(outdir, "index.js");
+}
+
+/**
+ * Starts the bundled Worker in workerd. `secrets` become the Worker's secrets (nothing is read from
+ * .dev.vars). Worker console output arrives as structured logs; `onLog` sees every line (the
+ * default keeps errors only), since a tick over 10,000 agents logs 10,000+ lines.
+ */
+export async function startLocalWorker({ scriptPath, persistDir, secrets, onLog }) {
+	// The same binding translation `wrangler dev` uses, so a binding added to wrangler.toml is here too.
+	const { workerOptions } = unstable_getMiniflareWorkerOptions(CONFIG);
+	const config = unstable_readConfig({ config: CONFIG });
+	// Miniflare 5 has a new options shape; wrangler's translation produces the v4 one, which
+	// wrangler itself converts with convertV4MiniflareOptions before starting Miniflare. So do we.
+	const mf = new Miniflare(
+		convertV4MiniflareOptions({
+		workers: [
+			{
+				...workerOptions,
+				name: "drover",
+				modulesRules: undefined,
+				...bundleModules(scriptPath, workerOptions.modulesRules),
+				// Only [vars] and the bench's own secrets: never a developer's local token or API key.
+				bindings: { ...config.vars, ...secrets },
+				// The cron trigger is fired by hand (`tick`): Miniflare never fires crons on its own.
+				cronTriggers: [],
+			},
+		],
+		resourcePersistencePath: persistDir,
+		handleStructuredLogs: onLog ?? (() => {}),
+		}),
+	);
+	await mf.ready;
+	const db = await mf.getD1Database("DB");
+	await applyMigrations(db);
+	const worker = await mf.getWorker();
+	return {
+		mf,
+		db,
+		/** One cron tick, end to end: resolves when `scheduled()` (runTick, every shard) has returned. */
+		tick: (scheduledTime) => worker.scheduled({ scheduledTime: new Date(scheduledTime), cron: "* * * * *" }),
+		fetch: (pathname, init) => mf.dispatchFetch(new URL(pathname, "http://drover.local"), init),
+		dispose: () => mf.dispose(),
+	};
+}
+
+/**
+ * The bundle's files as an explicit module list: v5 cannot take `modulesRules`, so each file beside
+ * index.js gets its type from wrangler.toml's rules here (fleet.yaml → Text).
+ */
+function bundleModules(scriptPath, rules) {
+	const dir = path.dirname(scriptPath);
+	const modules = [{ type: "ESModule", path: scriptPath }];
+	for (const file of readdirSync(dir)) {
+		if (file === path.basename(scriptPath) || file.endsWith(".map") || file === "README.md") continue;
+		const rule = rules.find((r) => r.include.some((glob) => path.matchesGlob(file, glob)));
+		if (!rule) throw new Error(`bundle file ${file} matches no module rule in wrangler.toml`);
+		modules.push({ type: rule.type, path: path.join(dir, file) });
+	}
+	return { modulesRoot: dir, modules };
+}
+
+/** migrations/*.sql in order, through the D1 binding (what `wrangler d1 migrations apply --local` does). */
+async function applyMigrations(db) {
+	const dir = path.join(ROOT, "migrations");
+	for (const file of readdirSync(dir).filter((f) => f.endsWith(".sql")).sort()) {
+		const statements = unstable_splitSqlQuery(readFileSync(path.join(dir, file), "utf8"));
+		await db.batch(statements.map((s) => db.prepare(s)));
+	}
+}
+
+/** Runs `fn(item)` over `items` with at most `limit` in flight; resolves to the results in order. */
+export async function mapLimit(items, limit, fn) {
+	const results = new Array(items.length);
+	let next = 0;
+	const lane = async () => {
+		for (let i = next++; i < items.length; i = next++) results[i] = await fn(items[i], i);
+	};
+	await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+	return results;
+}

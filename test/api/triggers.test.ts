@@ -1,0 +1,176 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { signWebhook } from "../../src/api/webhook-signature.ts";
+import { createAgent, runsOf } from "../helpers/agents.ts";
+import { call, errorOf } from "../helpers/http.ts";
+import { WEBHOOK_SECRET } from "../helpers/tokens.ts";
+
+interface Job {
+	id: string;
+	agent: string;
+	status: string;
+	trigger_type: string;
+	prompt: string;
+	owner: string | null;
+	scheduled_instant: string | null;
+}
+
+function trigger(agent: string, body?: unknown, key?: string) {
+	return call(`/v1/agents/${agent}/jobs`, { method: "POST", as: "operate", body, headers: key ? { "idempotency-key": key } : {} });
+}
+
+describe("POST /v1/agents/:agent/jobs", () => {
+	it("creates a pending manual job with the caller as owner and no occurrence identity", async () => {
+		await createAgent({ name: "manual-one", max_concurrent: 3 });
+		const res = await trigger("manual-one", { prompt: "Summarize today." });
+		expect(res.status).toBe(201);
+		const job = (await res.json()) as Job;
+		expect(job).toMatchObject({ agent: "manual-one", status: "pending", trigger_type: "manual", prompt: "Summarize today.", owner: "operator", scheduled_instant: null });
+		const runs = await runsOf("manual-one");
+		expect(runs).toMatchObject([{ source: "manual", dispatch: "manual", status: "claimed", schedule: null, scheduled_instant: null, job_id: job.id }]);
+	});
+
+	it("uses the agent's default prompt when none is sent", async () => {
+		await createAgent({ name: "manual-default", prompt: "The default." });
+		const job = (await (await trigger("manual-default")).json()) as Job;
+		expect(job.prompt).toBe("The default.");
+	});
+
+	it("returns the same job for the same Idempotency-Key, and refuses the key for a different request", async () => {
+		await createAgent({ name: "idem", max_concurrent: 5 });
+		const first = await trigger("idem", { prompt: "once" }, "deploy-4711");
+		const again = await trigger("idem", { prompt: "once" }, "deploy-4711");
+		expect(first.status).toBe(201);
+		expect(again.status).toBe(200);
+		const a = (await first.json()) as Job;
+		expect(((await again.json()) as Job).id).toBe(a.id);
+
+		const different = await trigger("idem", { prompt: "twice" }, "deploy-4711");
+		expect(different.status).toBe(409);
+		expect((await errorOf(different)).message).toMatch(/Idempotency-Key was used within 24 h for a different request/);
+
+		// Without a key, every call is a new job.
+		await trigger("idem", { prompt: "once" });
+		await trigger("idem", { prompt: "once" });
+		expect(await runsOf("idem")).toHaveLength(3);
+	});
+
+	it("refuses bad input and unknown agents without creating anything", async () => {
+		await createAgent({ name: "refuser" });
+		const cases: [Response, number, string][] = [
+			[await trigger("refuser", { prompt: 42 }), 400, "prompt"],
+			[await trigger("refuser", { prompt: "" }), 400, "prompt"],
+			[await trigger("refuser", { promt: "typo" }), 400, "promt"],
+			[await trigger("refuser", "not json"), 400, ""],
+			[await trigger("refuser", { prompt: "x" }, "bad key with spaces"), 400, "idempotency-key"],
+			[await trigger("nobody", { prompt: "x" }), 404, ""],
+			[await call("/v1/agents/refuser/jobs", { method: "POST", as: "read", body: { prompt: "x" } }), 403, ""],
+		];
+		for (const [res, status, path] of cases) {
+			expect(res.status).toBe(status);
+			if (path) expect((await errorOf(res)).details?.issues?.map((i) => i.path)).toContain(path);
+		}
+		expect(await runsOf("refuser")).toEqual([]);
+	});
+
+	it("refuses an agent with no prompt at all with a 400", async () => {
+		// An API agent needs a prompt somewhere only when it has schedules; a manual run must bring one.
+		const res = await call("/v1/agents", { method: "POST", as: "admin", body: { name: "no-prompt" } });
+		expect(res.status).toBe(201);
+		const run = await trigger("no-prompt");
+		expect(run.status).toBe(400);
+		expect((await errorOf(run)).message).toBe('agent no-prompt has no default prompt; send {"prompt": "..."}');
+	});
+
+	it("refuses to run a paused agent (409) and names the reason", async () => {
+		await createAgent({ name: "paused-manual" });
+		await call("/v1/agents/paused-manual/pause", { method: "POST", as: "operate", body: { reason: "maintenance" } });
+		const res = await trigger("paused-manual", { prompt: "x" });
+		expect(res.status).toBe(409);
+		expect((await errorOf(res)).message).toBe("agent paused-manual is paused: maintenance");
+		expect(await runsOf("paused-manual")).toEqual([]);
+	});
+
+	it("pauses an agent that cannot run automatically, with the reason, instead of failing its runs", async () => {
+		// triage's create_ticket tool posts to the TICKETS_WEBHOOK_URL secret, which this Worker lacks.
+		const res = await trigger("triage", { prompt: "A bug report" });
+		expect(res.status).toBe(409);
+		expect((await errorOf(res)).message).toBe("agent triage is paused: auto: secret TICKETS_WEBHOOK_URL (tool create_ticket) is not set");
+		const agent = (await (await call("/v1/agents/triage")).json()) as { paused: { by: string; reason: string } };
+		expect(agent.paused).toMatchObject({ by: "auto", reason: "auto: secret TICKETS_WEBHOOK_URL (tool create_ticket) is not set" });
+	});
+});
+
+describe("POST /v1/hooks/:agent", () => {
+	async function hook(agent: string, body: string, opts: { secret?: string; timestamp?: number; signature?: string } = {}) {
+		const timestamp = opts.timestamp ?? Math.floor(Date.now() / 1000);
+		const signature = opts.signature ?? (await signWebhook(opts.secret ?? WEBHOOK_SECRET, timestamp, body));
+		return call(`/v1/hooks/${agent}`, {
+			method: "POST",
+			as: null,
+			body,
+			headers: { "x-drover-timestamp": String(timestamp), "x-drover-signature": signature },
+		});
+	}
+
+	async function webhookAgent(name: string) {
+		await createAgent({ name, max_concurrent: 10, prompt: "Triage this.", webhook: { secret: "TRIAGE_WEBHOOK_SECRET" } });
+	}
+
+	it("accepts a correctly signed request and hands its payload to the agent as data", async () => {
+		await webhookAgent("hooked");
+		const body = JSON.stringify({ issue: 17, title: "Login fails" });
+		const res = await hook("hooked", body);
+		expect(res.status).toBe(202);
+		const job = (await res.json()) as Job;
+		expect(job).toMatchObject({ trigger_type: "webhook", status: "pending", owner: "webhook:hooked" });
+		expect(job.prompt).toContain("Triage this.");
+		expect(job.prompt).toContain('"title": "Login fails"');
+		expect(await runsOf("hooked")).toMatchObject([{ source: "webhook", job_id: job.id }]);
+	});
+
+	it("refuses forged, stale, replayed and unsigned requests, creating nothing", async () => {
+		await webhookAgent("guarded");
+		const body = JSON.stringify({ n: 1 });
+		const now = Math.floor(Date.now() / 1000);
+
+		const forged = await hook("guarded", body, { secret: "not-the-secret" });
+		expect(forged.status).toBe(401);
+		expect((await errorOf(forged)).message).toBe("signature does not match");
+
+		const tampered = await hook("guarded", JSON.stringify({ n: 2 }), { signature: await signWebhook(WEBHOOK_SECRET, now, body) });
+		expect(tampered.status).toBe(401);
+
+		const stale = await hook("guarded", body, { timestamp: now - 301 });
+		expect(stale.status).toBe(401);
+		expect((await errorOf(stale)).message).toMatch(/^stale request/);
+
+		const unsigned = await call("/v1/hooks/guarded", { method: "POST", as: null, body });
+		expect(unsigned.status).toBe(401);
+
+		expect(await runsOf("guarded")).toEqual([]);
+
+		const fresh = await hook("guarded", body, { timestamp: now });
+		expect(fresh.status).toBe(202);
+		const replay = await hook("guarded", body, { timestamp: now });
+		expect(replay.status).toBe(409);
+		expect((await errorOf(replay)).message).toBe("this webhook request was already accepted (replay)");
+		expect(await runsOf("guarded")).toHaveLength(1);
+	});
+
+	it("answers 404 for an agent without a webhook secret and 400 for a signed body that is not JSON", async () => {
+		await createAgent({ name: "no-hooks" });
+		expect((await hook("no-hooks", "{}")).status).toBe(404);
+		await webhookAgent("hook-json");
+		const res = await hook("hook-json", "not json");
+		expect(res.status).toBe(400);
+		expect(await runsOf("hook-json")).toEqual([]);
+	});
+
+	it("never creates a job for a request signed for another agent's path", async () => {
+		await webhookAgent("hook-a");
+		const jobs = await env.DB.prepare("SELECT count(*) AS n FROM jobs").first<{ n: number }>();
+		expect((await hook("hook-b", "{}")).status).toBe(404);
+		expect(await env.DB.prepare("SELECT count(*) AS n FROM jobs").first<{ n: number }>()).toEqual(jobs);
+	});
+});

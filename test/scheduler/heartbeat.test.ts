@@ -1,0 +1,59 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { runTick } from "../../src/scheduler/tick.ts";
+import { call } from "../helpers/http.ts";
+import { tick } from "../helpers/ticks.ts";
+
+interface Health {
+	status: string;
+	fleet: { ok: boolean; agents: number };
+	scheduler: { last_tick_at: string | null; age_seconds: number | null; stalled: boolean; outcome: string | null; last_ok_at: string | null };
+}
+
+// One file, in order: the heartbeat row is shared by every test in it.
+describe("the scheduler heartbeat", () => {
+	it("reports a scheduler that never ticked as stalled: /healthz answers 503", async () => {
+		const res = await call("/healthz", { as: null });
+		expect(res.status).toBe(503);
+		expect((await res.json()) as Health).toMatchObject({
+			status: "degraded",
+			fleet: { ok: true, agents: 3 },
+			scheduler: { last_tick_at: null, stalled: true },
+		});
+	});
+
+	it("records each tick: /healthz answers 200 with the heartbeat's age, /v1/status with its counts", async () => {
+		const before = Date.now();
+		await tick(Date.now());
+		const res = await call("/healthz", { as: null });
+		expect(res.status).toBe(200);
+		const health = (await res.json()) as Health;
+		expect(health.status).toBe("ok");
+		expect(health.scheduler.outcome).toBe("ok");
+		expect(health.scheduler.age_seconds).toBeLessThanOrEqual(5);
+		expect(Date.parse(health.scheduler.last_tick_at!)).toBeGreaterThanOrEqual(before);
+		expect(health.scheduler.last_ok_at).toBe(health.scheduler.last_tick_at);
+
+		const status = await call("/v1/status");
+		expect(status.status).toBe(200);
+		const body = (await status.json()) as { scheduler: { stalled: boolean; agents_called: number }; agents: { file: number; api: number }; jobs: Record<string, number> };
+		expect(body.scheduler.stalled).toBe(false);
+		// The first tick after a deploy calls every file agent once so each can set its schedule.
+		expect(body.scheduler.agents_called).toBe(3);
+		expect(body.agents).toEqual({ file: 3, api: 0 });
+	});
+
+	it("flags a heartbeat older than HEARTBEAT_STALE_SECONDS", async () => {
+		const stale = Date.now() - (Number(env.HEARTBEAT_STALE_SECONDS) + 60) * 1000;
+		await runTick(env, stale, stale);
+		const res = await call("/healthz", { as: null });
+		expect(res.status).toBe(503);
+		const health = (await res.json()) as Health;
+		expect(health.scheduler.stalled).toBe(true);
+		expect(health.scheduler.age_seconds).toBeGreaterThan(Number(env.HEARTBEAT_STALE_SECONDS));
+	});
+
+	it("needs a token for /v1/status", async () => {
+		expect((await call("/v1/status", { as: null })).status).toBe(401);
+	});
+});
