@@ -80,3 +80,26 @@ drover is running at ${base}
           open ${base}/openapi.json
 `);
 }
+
+// Deployed, Cloudflare fires the `* * * * *` trigger; `wrangler dev` does not, so tick here on each
+// minute boundary with that minute as the scheduled time, exactly as the platform would.
+async function tickAt(minute) {
+	try {
+		const r = await fetch(`${base}/cdn-cgi/local/scheduled?cron=${encodeURIComponent("* * * * *")}&time=${minute}`);
+		if (!r.ok) console.error(`[drover] tick ${new Date(minute).toISOString()} failed: ${r.status} ${await r.text()}`);
+	} catch (err) {
+		console.error(`[drover] tick ${new Date(minute).toISOString()} failed: ${err.message}`);
+	}
+}
+function scheduleTicks() {
+	const next = Math.floor(Date.now() / 60_000) * 60_000 + 60_000;
+	setTimeout(async () => {
+		await tickAt(next);
+		scheduleTicks();
+	}, next - Date.now());
+}
+if (dev.exitCode === null) {
+	await tickAt(Math.floor(Date.now() / 60_000) * 60_000);
+	scheduleTicks();
+	console.log("  ticks:  the scheduler ticks every minute, as the deployed cron trigger does\n");
+}

@@ -175,12 +175,21 @@ export class AgentDO extends DurableObject<Env> {
 		if (current === null) await this.ctx.storage.setAlarm(Date.now());
 	}
 
-	/** Pauses an agent that cannot run (a missing secret, a retired model) instead of failing each tick. */
+	/**
+	 * Pauses an agent that cannot run (a missing secret, a retired model) instead of failing each
+	 * tick, and lifts a pause it made itself once the cause is gone. An operator's pause stays.
+	 */
 	private autoPause(agent: AgentDefinition, state: AgentState, now: number): AgentState {
-		if (state.pausedAt !== null) return state;
+		if (state.pausedAt !== null && state.pausedBy !== "auto") return state;
 		const problems = readinessProblems(agent, this.env as unknown as Record<string, unknown>, new Date(now));
-		if (problems.length === 0) return state;
+		if (problems.length === 0) {
+			if (state.pausedAt === null) return state;
+			setPaused(this.sql, null, null, null);
+			log.info("agent.auto_resumed", { agent: agent.name, was: state.pausedReason });
+			return { ...state, pausedAt: null, pausedReason: null, pausedBy: null };
+		}
 		const reason = `auto: ${problems.join("; ")}`;
+		if (state.pausedReason === reason) return state;
 		setPaused(this.sql, now, reason, "auto");
 		log.warn("agent.auto_paused", { agent: agent.name, reason });
 		return { ...state, pausedAt: now, pausedReason: reason, pausedBy: "auto" };

@@ -116,6 +116,29 @@ describe("claiming occurrences", () => {
 		]);
 	});
 
+	it("auto-pauses an agent whose model is retired, records its slots as skipped, and resumes once it is fixed", async () => {
+		await createAgent({ name: "old-model", model: "claude-sonnet-4-5", max_concurrent: 3, schedules: { quarter: { interval: "15m" } } });
+		await tick("2026-12-01T16:00:00Z");
+		const paused = (await (await call("/v1/agents/old-model")).json()) as { paused: { by: string; reason: string } };
+		expect(paused.paused).toEqual({
+			at: "2026-12-01T16:00:00.000Z",
+			by: "auto",
+			reason: "auto: model claude-sonnet-4-5 is retired (end of life 2026-11-30) and no fallback model is current",
+		});
+		const fixed = await call("/v1/agents/old-model", {
+			method: "PUT",
+			as: "admin",
+			body: { name: "old-model", prompt: "Do the thing.", model: "claude-sonnet-5-5", max_concurrent: 3, schedules: { quarter: { interval: "15m" } } },
+		});
+		expect(fixed.status).toBe(200);
+		await tick("2026-12-01T16:15:00Z");
+		expect((await runsOf("old-model")).map((r) => [r.scheduled_instant, r.status, r.skip_reason])).toEqual([
+			["2026-12-01T16:00:00.000Z", "skipped", paused.paused.reason.replace(/^auto/, "paused: auto")],
+			["2026-12-01T16:15:00.000Z", "claimed", null],
+		]);
+		expect(((await (await call("/v1/agents/old-model")).json()) as { paused: unknown }).paused).toBeNull();
+	});
+
 	it("ignores a tick whose scheduled time goes backwards", async () => {
 		await createAgent({ name: "backwards", max_concurrent: 5, schedules: { quarter: { interval: "15m" } } });
 		await tick("2026-12-01T15:00:00Z");
