@@ -34,7 +34,7 @@ export default defineConfig(async () => {
 			}),
 		],
 		test: {
-			setupFiles: ["./test/setup/apply-migrations.ts"],
+			setupFiles: ["./test/setup/apply-migrations.ts", "./test/setup/outbound.ts"],
 		},
 	};
 });

@@ -1,0 +1,74 @@
+/**
+ * The seams between the agent loop (durable-objects/agent/runner) and its parts: the model client,
+ * the tools and prompt assembly. Each part is built and tested on its own against these shapes.
+ */
+import type Anthropic from "@anthropic-ai/sdk";
+import type { AgentDefinition } from "../config/schema.ts";
+
+export type MessageParam = Anthropic.MessageParam;
+export type Message = Anthropic.Message;
+export type ToolParam = Anthropic.Tool;
+export type TextBlockParam = Anthropic.TextBlockParam;
+
+// ── Model client ────────────────────────────────────────────────────────────────────────────────
+export interface ModelRequest {
+	/** The agent's model first, then its fallback models, in order. */
+	models: readonly string[];
+	system: TextBlockParam[];
+	messages: MessageParam[];
+	tools: ToolParam[];
+	max_tokens: number;
+	/** Aborts the in-flight request (cancel, timeout). */
+	signal?: AbortSignal;
+}
+
+export interface ModelResponse {
+	message: Message;
+	/** The model that answered (a fallback when the primary was overloaded). */
+	model: string;
+	/** Every attempt made, for the job's JSONL `system` lines: key index, model, status, waited ms. */
+	attempts: { model: string; key: number; status: number | "network" | "ok"; waited_ms: number }[];
+}
+
+export type ModelErrorKind = "rate_limit" | "overloaded" | "server" | "auth" | "invalid_request" | "network" | "guard" | "aborted";
+
+/** A model call that failed after its bounded retries; `retryAfterMs` when the caller should come back later. */
+export class ModelCallError extends Error {
+	readonly kind: ModelErrorKind;
+	readonly status: number | null;
+	readonly retryAfterMs: number | null;
+
+	constructor(kind: ModelErrorKind, message: string, status: number | null = null, retryAfterMs: number | null = null) {
+		super(message);
+		this.name = "ModelCallError";
+		this.kind = kind;
+		this.status = status;
+		this.retryAfterMs = retryAfterMs;
+	}
+}
+
+export interface ModelClient {
+	call(request: ModelRequest): Promise<ModelResponse>;
+}
+
+// ── Tools ──────────────────────────────────────────────────────────────────────────────────────
+export interface ToolContext {
+	agent: AgentDefinition;
+	env: Env;
+	jobId: string;
+	signal?: AbortSignal;
+}
+
+export interface ToolOutcome {
+	ok: boolean;
+	/** What the model reads as the tool_result content. */
+	content: string;
+}
+
+// ── Prompt ─────────────────────────────────────────────────────────────────────────────────────
+export interface PromptParts {
+	/** System blocks; the last stable block carries cache_control so runs share a cached prefix. */
+	system: TextBlockParam[];
+	/** The first user message's text: notepad block (if any) then the prompt. */
+	user: string;
+}
