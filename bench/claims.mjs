@@ -102,7 +102,7 @@ async function runSize(n, { scriptPath, stateDir, concurrency }) {
 			});
 			if (res.status !== 201) throw new Error(`POST /v1/agents ${name}: ${res.status} ${await res.text()}`);
 			await res.arrayBuffer();
-			if (++done % 1000 === 0) progress(`created ${done}/${n} (${secs(performance.now() - t)} s)`);
+			if (++done % 100 === 0) progress(`created ${done}/${n} (${secs(performance.now() - t)} s)`);
 		});
 		const create_s = secs(performance.now() - t);
 		progress(`created ${n} agents in ${create_s} s (${Math.round(n / create_s)}/s)\n`);
@@ -313,7 +313,7 @@ function workerdVersion() {
 
 function progress(text) {
 	if (process.stdout.isTTY) process.stdout.write(`\r${text}`);
-	else if (text.endsWith("\n")) process.stdout.write(text);
+	else process.stdout.write(`${text.trimEnd()}\n`);
 }
 
 const round = (x, digits) => Math.round(x * 10 ** digits) / 10 ** digits;

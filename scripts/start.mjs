@@ -52,12 +52,22 @@ function run(cmd, args) {
 const { token, apiKey } = devVars();
 run("npx", ["wrangler", "d1", "migrations", "apply", "DB", "--local"]);
 
-const dev = spawn("npx", ["wrangler", "dev", "--port", String(port), "--ip", "127.0.0.1", "--test-scheduled", "--show-interactive-dev-session=false"], {
-	stdio: ["ignore", "inherit", "inherit"],
-	env,
+// Without a key, the bundled Messages API emulator serves the model; the key guard lets a
+// loopback base URL through only when there is no key to leak.
+const emulatorPort = port + 1;
+const children = [];
+const devArgs = ["wrangler", "dev", "--port", String(port), "--ip", "127.0.0.1", "--test-scheduled", "--show-interactive-dev-session=false"];
+if (!apiKey) {
+	children.push(spawn(process.execPath, ["emulator/server.ts", "--port", String(emulatorPort)], { stdio: ["ignore", "inherit", "inherit"], env }));
+	devArgs.push("--var", `ANTHROPIC_BASE_URL:http://127.0.0.1:${emulatorPort}`);
+}
+const dev = spawn("npx", devArgs, { stdio: ["ignore", "inherit", "inherit"], env });
+children.push(dev);
+for (const sig of ["SIGINT", "SIGTERM"]) process.on(sig, () => children.forEach((c) => c.kill(sig)));
+dev.on("exit", (code) => {
+	children.forEach((c) => c.kill());
+	process.exit(code ?? 0);
 });
-for (const sig of ["SIGINT", "SIGTERM"]) process.on(sig, () => dev.kill(sig));
-dev.on("exit", (code) => process.exit(code ?? 0));
 
 // Tell the newcomer what to do once the Worker answers.
 async function waitReady() {
@@ -73,7 +83,7 @@ async function waitReady() {
 if (await waitReady()) {
 	console.log(`
 drover is running at ${base}
-  model:  ${apiKey ? "Anthropic Messages API (ANTHROPIC_API_KEY from .dev.vars)" : "no ANTHROPIC_API_KEY in .dev.vars (set one there to call the Messages API)"}
+  model:  ${apiKey ? "the Anthropic Messages API (ANTHROPIC_API_KEY from .dev.vars)" : `NO API KEY: the local Messages API emulator (http://127.0.0.1:${emulatorPort}) answers for Claude; put ANTHROPIC_API_KEY in .dev.vars to use the real API`}
   token:  ${token ? `${token.slice(0, 18)}… (the local admin token in .dev.vars)` : "none: set API_TOKENS in .dev.vars"}
   try:    curl -H "Authorization: Bearer $(sed -n 's/^API_TOKENS=[^:]*:[^:]*://p' .dev.vars | cut -d, -f1)" ${base}/v1/jobs
           curl ${base}/healthz

@@ -13,9 +13,18 @@ import { AGENT_MIGRATIONS } from "./schema.ts";
 import { claimDue, type TickOutcome } from "./scheduling.ts";
 import { currentDefinition, ensureState, markDeleted, readState, saveDefinition, setPaused, type AgentSource, type AgentState } from "./state.ts";
 import { triggerJob, type TriggerRequest } from "./triggers.ts";
+import type { ModelClient } from "../../src/agent/contracts.ts";
+import { createModelClient } from "../../src/agent/model-client.ts";
+import { readLines } from "./runner/output.ts";
+import { copyMessages, decideToolCall, dueJobIds, getSetup, nextStepTime, requestCancel } from "./runner/session.ts";
+import { startJob } from "./runner/start.ts";
+import { finish, step, type StepDeps } from "./runner/step.ts";
+import { createJob, isFinal, newJobId, transition } from "../../src/jobs/model.ts";
 
 /** How soon the alarm retries an outbox that D1 refused. */
 const OUTBOX_RETRY_MS = 10_000;
+/** An alarm run hands over to a fresh one after this long, well inside the 15-minute wall-time limit. */
+const ALARM_BUDGET_MS = 10 * 60_000;
 
 export interface AgentStatus {
 	name: string;
@@ -35,6 +44,12 @@ export interface AgentStatus {
 export class AgentDO extends DurableObject<Env> {
 	readonly schemaVersion: number;
 	private readonly sql: SqlStorage;
+	/** In-flight model and tool calls by job, so a cancel reaching this instance aborts them. */
+	private readonly inflight = new Map<string, AbortController>();
+	/** The alarm work in progress: alarms never overlap in one instance, even when fired by hand. */
+	private working: Promise<void> | null = null;
+	/** One client per instance, so its key-rotation cursor carries from turn to turn. */
+	private modelClient: ModelClient | null = null;
 
 	constructor(ctx: DurableObjectState, env: Env) {
 		super(ctx, env);
@@ -74,6 +89,7 @@ export class AgentDO extends DurableObject<Env> {
 		);
 		if ("job" in result && result.created) {
 			log.info("job.triggered", { agent: name, job_id: result.job.id, trigger_type: result.job.trigger_type });
+			await this.indexNow();
 			await this.armAlarm();
 		}
 		return result;
@@ -140,9 +156,29 @@ export class AgentDO extends DurableObject<Env> {
 
 	/**
 	 * Re-reads everything and acts on what it finds, so a repeated or late alarm is harmless: flush
-	 * the D1 outbox, start what may start, and set the next alarm if anything is left to do.
+	 * the D1 outbox, start what may start, run due jobs turn by turn, and set the next alarm.
 	 */
 	override async alarm(): Promise<void> {
+		await this.work();
+	}
+
+	/** Runs alarm work until nothing is due now (tests and operators use it to settle an agent). */
+	async settle(): Promise<void> {
+		for (let i = 0; i < 1000; i++) {
+			await this.work();
+			if (!this.hasDueWork()) return;
+		}
+	}
+
+	private work(): Promise<void> {
+		this.working ??= this.doWork().finally(() => {
+			this.working = null;
+		});
+		return this.working;
+	}
+
+	private async doWork(): Promise<void> {
+		const began = Date.now();
 		const state = readState(this.sql);
 		let retryOutbox = false;
 		try {
@@ -154,25 +190,175 @@ export class AgentDO extends DurableObject<Env> {
 		const agent = state && currentDefinition(state);
 		if (agent && state.pausedAt === null) {
 			const { active } = jobCounts(this.sql);
-			for (const job of pendingJobs(this.sql, Math.max(agent.max_concurrent - active, 0))) await this.runJob(job);
+			for (const job of pendingJobs(this.sql, Math.max(agent.max_concurrent - active, 0))) {
+				startJob(this.sql, job, agent, {}, Date.now());
+			}
 		}
-		if (retryOutbox) await this.ctx.storage.setAlarm(Date.now() + OUTBOX_RETRY_MS);
-		else await this.armAlarm();
+		const deps = this.stepDeps();
+		await Promise.all(
+			dueJobIds(this.sql, Date.now()).map(async (jobId) => {
+				while (Date.now() - began < ALARM_BUDGET_MS) {
+					const result = await step(deps, jobId);
+					if (result !== "continue") break;
+				}
+			}),
+		);
+		try {
+			await flushOutbox(this.sql, this.env.DB);
+		} catch {
+			retryOutbox = true;
+		}
+		await this.scheduleNext(retryOutbox);
+	}
+
+	private hasDueWork(): boolean {
+		const state = readState(this.sql);
+		const agent = state && currentDefinition(state);
+		const counts = jobCounts(this.sql);
+		const canStart = agent !== null && state?.pausedAt === null && counts.pending > 0 && counts.active < agent.max_concurrent;
+		return outboxSize(this.sql) > 0 || canStart || dueJobIds(this.sql, Date.now()).length > 0;
+	}
+
+	private async scheduleNext(retryOutbox: boolean): Promise<void> {
+		const candidates: number[] = [];
+		const next = nextStepTime(this.sql);
+		if (next !== null) candidates.push(next);
+		if (retryOutbox) candidates.push(Date.now() + OUTBOX_RETRY_MS);
+		else if (outboxSize(this.sql) > 0 || this.hasDueWork()) candidates.push(Date.now());
+		if (candidates.length > 0) await this.ctx.storage.setAlarm(Math.max(Date.now(), Math.min(...candidates)));
+	}
+
+	private stepDeps(): StepDeps {
+		return {
+			sql: this.sql,
+			env: this.env,
+			model: (this.modelClient ??= createModelClient(this.env)),
+			now: () => Date.now(),
+			heartbeat: (at) => this.ctx.storage.setAlarm(at),
+			inflight: this.inflight,
+		};
 	}
 
 	/**
-	 * The agent loop's entry point: a pending job with a free concurrency slot is handed here by
-	 * the alarm.
+	 * Cancels a job: a pending or waiting one at once; a running one at its next checkpoint, with
+	 * any in-flight model or tool call in this instance aborted now.
 	 */
-	protected async runJob(job: JobRecord): Promise<void> {
-		log.info("job.ready", { agent: job.agent, job_id: job.id });
+	async cancel(jobId: string, reason: string | null, by: string): Promise<JobRecord | Refusal> {
+		const job = getJob(this.sql, jobId);
+		if (!job) return refuse(404, `no job ${jobId}`);
+		if (isFinal(job.status)) return refuse(409, `job ${jobId} is already ${job.status}`);
+		const why = `cancelled by ${by}${reason ? `: ${reason}` : ""}`;
+		if (job.status === "pending" || job.status === "approval_pending") {
+			const done = job.status === "pending" ? transition(job, "cancelled", { reason: why, at: new Date() }) : finish(this.stepDeps(), job, "cancelled", { reason: why });
+			if (job.status === "pending") putJob(this.sql, done, Date.now());
+			log.info("job.cancelled", { agent: job.agent, job_id: jobId, by });
+			await this.scheduleNext(false);
+			return done;
+		}
+		requestCancel(this.sql, jobId, why);
+		this.inflight.get(jobId)?.abort(new Error(why));
+		await this.ctx.storage.setAlarm(Date.now());
+		log.info("job.cancel_requested", { agent: job.agent, job_id: jobId, by });
+		return getJob(this.sql, jobId)!;
 	}
 
-	/** Sets an alarm now if there is work an alarm does (index rows to send); never pushes one back. */
+	/** Records a human decision on the tool call a job is waiting on, and resumes the job. */
+	async decide(jobId: string, decision: "approve" | "deny", toolInput: Record<string, unknown> | undefined, by: string): Promise<JobRecord | Refusal> {
+		const job = getJob(this.sql, jobId);
+		if (!job) return refuse(404, `no job ${jobId}`);
+		if (job.status !== "approval_pending" || !job.pending_approval) return refuse(409, `job ${jobId} is ${job.status}, not waiting for an approval`);
+		const pending = job.pending_approval;
+		decideToolCall(this.sql, jobId, pending.tool_use_id, decision, by, decision === "approve" ? toolInput : undefined);
+		const resumed = transition(job, "running", { reason: `${pending.tool_name} ${decision === "approve" ? "approved" : "denied"} by ${by}`, at: new Date() });
+		this.sql.exec("UPDATE job_setup SET approval_expires_at = NULL, next_step_at = ? WHERE job_id = ?", Date.now(), jobId);
+		putJob(this.sql, resumed, Date.now());
+		log.info("job.approval_decided", { agent: job.agent, job_id: jobId, decision, by });
+		await this.ctx.storage.setAlarm(Date.now());
+		return resumed;
+	}
+
+	/**
+	 * A new job from a finished job's conversation: `continue` keeps its session, `fork` starts a
+	 * new one (forked_from). Refused when the agent's definition changed since, unless allowed.
+	 */
+	async followUp(
+		kind: "continue" | "fork",
+		sourceId: string,
+		opts: { prompt?: string | undefined; owner: string; allowDefinitionChange: boolean },
+	): Promise<JobRecord | Refusal> {
+		const source = getJob(this.sql, sourceId);
+		if (!source) return refuse(404, `no job ${sourceId}`);
+		if (!isFinal(source.status)) return refuse(409, `job ${sourceId} is still ${source.status}; wait for it to finish`);
+		const state = readState(this.sql);
+		const agent = state && currentDefinition(state);
+		if (!agent) return refuse(404, `agent ${source.agent} no longer exists`);
+		const revision = await definitionRevision(agent);
+		if (revision !== source.definition_revision && !opts.allowDefinitionChange) {
+			return refuse(
+				409,
+				`agent ${agent.name}'s definition changed since job ${sourceId} ran (${source.definition_revision} → ${revision}); send "allow_definition_change": true to ${kind} anyway`,
+			);
+		}
+		if (kind === "continue" && !opts.prompt) return refuse(400, "continue needs a prompt");
+		const setup = getSetup(this.sql, sourceId);
+		if (!setup) return refuse(409, `job ${sourceId} never started, so it has no conversation to ${kind}`);
+		const now = Date.now();
+		const job = createJob(
+			{
+				id: newJobId(new Date(now)),
+				agent: agent.name,
+				trigger_type: kind,
+				prompt: opts.prompt ?? source.prompt,
+				definition_revision: revision,
+				session_id: kind === "continue" ? setup.sessionId : null,
+				forked_from: kind === "fork" ? sourceId : null,
+				usage_limits: agent.usage_limits ?? null,
+				owner: opts.owner,
+			},
+			new Date(now),
+		);
+		this.ctx.storage.transactionSync(() => {
+			// A fork without a prompt re-runs the source's last answer from the same conversation.
+			const copied = copyMessages(this.sql, sourceId, job.id, kind === "fork" && !opts.prompt ? 1 : 0);
+			if (opts.prompt) {
+				const seq = copied + 1;
+				this.sql.exec("INSERT INTO messages (job_id, seq, role, content) VALUES (?, ?, 'user', ?)", job.id, seq, JSON.stringify(opts.prompt));
+			}
+			this.sql.exec(
+				"INSERT INTO occurrences (id, schedule, source, scheduled_instant, dispatch, claimed_at, status, job_id) VALUES (?, NULL, 'manual', NULL, 'manual', ?, 'claimed', ?)",
+				`occ-${crypto.randomUUID().replace(/-/g, "")}`,
+				now,
+				job.id,
+			);
+			putJob(this.sql, job, now);
+		});
+		log.info(`job.${kind}`, { agent: agent.name, job_id: job.id, from: sourceId });
+		await this.indexNow();
+		await this.ctx.storage.setAlarm(Date.now());
+		return job;
+	}
+
+	async output(jobId: string, afterLine: number, limit: number): Promise<{ line: number; body: string }[]> {
+		return readLines(this.sql, jobId, afterLine, limit);
+	}
+
+	/**
+	 * Indexes a job the caller is about to be told about, so its id works in the API at once. A D1
+	 * failure here is not the caller's problem: the outbox keeps the row and the alarm retries.
+	 */
+	private async indexNow(): Promise<void> {
+		try {
+			await flushOutbox(this.sql, this.env.DB);
+		} catch (err) {
+			log.warn("outbox.flush_failed", { agent: readState(this.sql)?.name, ...errorFields(err) });
+		}
+	}
+
+	/** Sets an alarm now if there is work an alarm does; never pushes an earlier one back. */
 	private async armAlarm(): Promise<void> {
-		if (outboxSize(this.sql) === 0) return;
+		if (!this.hasDueWork()) return;
 		const current = await this.ctx.storage.getAlarm();
-		if (current === null) await this.ctx.storage.setAlarm(Date.now());
+		if (current === null || current > Date.now()) await this.ctx.storage.setAlarm(Date.now());
 	}
 
 	/**

@@ -8,7 +8,22 @@ import type { AgentDO } from "./agent-do.ts";
  */
 export type AgentRpc = Pick<
 	AgentDO,
-	"tick" | "trigger" | "define" | "remove" | "pause" | "resume" | "status" | "runs" | "getJob" | "saveJob" | "getSchemaVersion"
+	| "tick"
+	| "trigger"
+	| "define"
+	| "remove"
+	| "pause"
+	| "resume"
+	| "status"
+	| "runs"
+	| "getJob"
+	| "saveJob"
+	| "getSchemaVersion"
+	| "cancel"
+	| "decide"
+	| "followUp"
+	| "output"
+	| "settle"
 >;
 
 export function agentRpc(env: Env, name: string): AgentRpc {

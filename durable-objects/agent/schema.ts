@@ -76,4 +76,57 @@ export const AGENT_MIGRATIONS: readonly SqlMigration[] = [
 			CREATE TABLE outbox (seq INTEGER PRIMARY KEY AUTOINCREMENT, job_id TEXT NOT NULL, queued_at INTEGER NOT NULL);
 		`,
 	},
+	{
+		version: 3,
+		name: "create_runner_state",
+		sql: `
+			-- What a running job was started with (its manifest): later turns reuse it, so a deploy
+			-- mid-run does not change the agent under a job's feet.
+			CREATE TABLE job_setup (
+				job_id TEXT PRIMARY KEY,
+				session_id TEXT NOT NULL,
+				definition TEXT NOT NULL,
+				system TEXT NOT NULL,
+				tools TEXT NOT NULL,
+				models TEXT NOT NULL,
+				max_tokens INTEGER NOT NULL,
+				deadline INTEGER NOT NULL,
+				next_step_at INTEGER NOT NULL,
+				cancel_requested TEXT,
+				approval_expires_at INTEGER
+			);
+			CREATE INDEX job_setup_by_next ON job_setup (next_step_at);
+			-- The conversation, one row per message, committed after every turn.
+			CREATE TABLE messages (
+				job_id TEXT NOT NULL,
+				seq INTEGER NOT NULL,
+				role TEXT NOT NULL,
+				content TEXT NOT NULL,
+				PRIMARY KEY (job_id, seq)
+			);
+			-- Tool calls: recorded executing before the call leaves, completed/failed after.
+			CREATE TABLE tool_calls (
+				job_id TEXT NOT NULL,
+				tool_use_id TEXT NOT NULL,
+				seq INTEGER NOT NULL,
+				name TEXT NOT NULL,
+				input TEXT NOT NULL,
+				status TEXT NOT NULL,
+				decision TEXT,
+				decided_by TEXT,
+				result TEXT,
+				is_error INTEGER,
+				started_at INTEGER,
+				finished_at INTEGER,
+				PRIMARY KEY (job_id, tool_use_id)
+			);
+			-- JSONL output lines as produced, numbered from 1 per job.
+			CREATE TABLE output_lines (
+				job_id TEXT NOT NULL,
+				line INTEGER NOT NULL,
+				body TEXT NOT NULL,
+				PRIMARY KEY (job_id, line)
+			);
+		`,
+	},
 ];

@@ -5,7 +5,8 @@ import { JobIdSchema, JobRecordSchema, JobStatusSchema, JobSummarySchema, Trigge
 import { getJobSummary, listJobs } from "../store/job-index.ts";
 import { createApi, withRole } from "./factory.ts";
 import { AgentNameParam } from "./params.ts";
-import { notFoundResponse } from "./schemas.ts";
+import { unwrap } from "./refusals.ts";
+import { conflictResponse, notFoundResponse } from "./schemas.ts";
 
 const Instant = z.iso.datetime({ offset: true, message: "must be an ISO 8601 date-time, e.g. 2026-11-30T09:00:00Z" });
 
@@ -22,6 +23,31 @@ const ListQuery = z
 	.refine((q) => !q.since || !q.until || Date.parse(q.since) < Date.parse(q.until), {
 		message: "since must be before until",
 		path: ["since"],
+	});
+
+const JobPath = z.object({ id: JobIdSchema });
+
+/** The agent a job belongs to, from the index; every job action goes to that agent's object. */
+async function ownerOf(env: Env, id: string): Promise<string> {
+	const summary = await getJobSummary(env.DB, id);
+	if (!summary) throw new NotFoundError(`no job ${id}`);
+	return summary.agent;
+}
+
+const jobResponse = (description: string) => ({ description, content: { "application/json": { schema: JobRecordSchema } } });
+
+const CancelBody = z.strictObject({ reason: z.string().max(500).optional() }).openapi("CancelRequest");
+const ApprovalBody = z
+	.strictObject({
+		decision: z.enum(["approve", "deny"]),
+		tool_input: z.record(z.string(), z.unknown()).optional().openapi({ description: "Approve with this input instead of the model's" }),
+	})
+	.refine((b) => b.decision === "approve" || b.tool_input === undefined, { message: "tool_input goes only with approve", path: ["tool_input"] })
+	.openapi("ApprovalRequest");
+const FollowUpBody = (promptRequired: boolean) =>
+	z.strictObject({
+		prompt: promptRequired ? z.string().min(1).max(100_000) : z.string().min(1).max(100_000).optional(),
+		allow_definition_change: z.boolean().default(false).openapi({ description: "Run even if the agent's definition changed since the job" }),
 	});
 
 const JobPage = z
@@ -71,5 +97,71 @@ export const jobsApi = createApi()
 			const job = summary && (await agentRpc(c.env, summary.agent).getJob(id));
 			if (!job) throw new NotFoundError(`no job ${id}`);
 			return c.json(job, 200);
+		},
+	)
+	.openapi(
+		withRole("operate", {
+			method: "post",
+			path: "/{id}/cancel",
+			summary: "Cancel a job: a pending one at once, a running one promptly (its in-flight call is aborted)",
+			request: { params: JobPath, body: { content: { "application/json": { schema: CancelBody } }, required: false } },
+			responses: { 200: jobResponse("The job, cancelled or with its cancel under way"), ...notFoundResponse, ...conflictResponse },
+		}),
+		async (c) => {
+			const { id } = c.req.valid("param");
+			const agent = await ownerOf(c.env, id);
+			const body = c.req.valid("json") ?? {};
+			return c.json(unwrap(await agentRpc(c.env, agent).cancel(id, body.reason ?? null, c.var.principal.name)), 200);
+		},
+	)
+	.openapi(
+		withRole("operate", {
+			method: "post",
+			path: "/{id}/approval",
+			summary: "Approve (optionally with edited input) or deny the tool call a job is waiting on",
+			request: { params: JobPath, body: { content: { "application/json": { schema: ApprovalBody } }, required: true } },
+			responses: { 200: jobResponse("The job, running again"), ...notFoundResponse, ...conflictResponse },
+		}),
+		async (c) => {
+			const { id } = c.req.valid("param");
+			const agent = await ownerOf(c.env, id);
+			const body = c.req.valid("json");
+			return c.json(unwrap(await agentRpc(c.env, agent).decide(id, body.decision, body.tool_input, c.var.principal.name)), 200);
+		},
+	)
+	.openapi(
+		withRole("operate", {
+			method: "post",
+			path: "/{id}/continue",
+			summary: "A new job continuing this job's session with a new prompt",
+			request: { params: JobPath, body: { content: { "application/json": { schema: FollowUpBody(true) } }, required: true } },
+			responses: { 201: jobResponse("The new pending job"), ...notFoundResponse, ...conflictResponse },
+		}),
+		async (c) => {
+			const { id } = c.req.valid("param");
+			const agent = await ownerOf(c.env, id);
+			const body = c.req.valid("json");
+			const job = unwrap(
+				await agentRpc(c.env, agent).followUp("continue", id, { prompt: body.prompt, owner: c.var.principal.name, allowDefinitionChange: body.allow_definition_change }),
+			);
+			return c.json(job, 201);
+		},
+	)
+	.openapi(
+		withRole("operate", {
+			method: "post",
+			path: "/{id}/fork",
+			summary: "A new job in a new session starting from this job's conversation (forked_from)",
+			request: { params: JobPath, body: { content: { "application/json": { schema: FollowUpBody(false) } }, required: false } },
+			responses: { 201: jobResponse("The new pending job"), ...notFoundResponse, ...conflictResponse },
+		}),
+		async (c) => {
+			const { id } = c.req.valid("param");
+			const agent = await ownerOf(c.env, id);
+			const body = c.req.valid("json") ?? { allow_definition_change: false };
+			const job = unwrap(
+				await agentRpc(c.env, agent).followUp("fork", id, { prompt: body.prompt, owner: c.var.principal.name, allowDefinitionChange: body.allow_definition_change }),
+			);
+			return c.json(job, 201);
 		},
 	);

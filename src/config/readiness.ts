@@ -1,3 +1,4 @@
+import { providerConfig } from "../agent/credentials.ts";
 import { DEPRECATED_MODELS } from "./models.ts";
 import type { AgentDefinition } from "./schema.ts";
 
@@ -8,8 +9,11 @@ import type { AgentDefinition } from "./schema.ts";
 export function readinessProblems(agent: AgentDefinition, env: Record<string, unknown>, today: Date): string[] {
 	const problems: string[] = [];
 	const missing = (name: string) => typeof env[name] !== "string" || (env[name] as string).length === 0;
-	if (missing("ANTHROPIC_API_KEY") && missing("ANTHROPIC_BASE_URL")) {
-		problems.push("ANTHROPIC_API_KEY is not set");
+	try {
+		providerConfig(env as Parameters<typeof providerConfig>[0]);
+	} catch (err) {
+		// A missing key, or a base URL the key must not be sent to (the exfiltration guard).
+		problems.push(err instanceof Error ? err.message : String(err));
 	}
 	for (const tool of agent.tools) {
 		if (tool.type === "webhook" && missing(tool.url_secret)) {

@@ -251,6 +251,16 @@ export const AgentSchema = strict({
 		})
 		.default("30m"),
 	max_concurrent: z.int().min(1).max(100).default(1),
+	// How long a tool call may wait in approval_pending before it is treated as denied.
+	approval_timeout: z
+		.string()
+		.superRefine((s, ctx) => {
+			const seconds = parseDuration(s);
+			if (seconds === undefined || seconds < 60 || seconds > 30 * 86400) {
+				ctx.addIssue({ code: "custom", message: `approval_timeout "${s}" must be a duration from 1m to 30d, e.g. "24h"` });
+			}
+		})
+		.default("24h"),
 	overlap: z.enum(["skip", "queue"]).default("skip"),
 	enabled: z.boolean().default(true),
 	usage_limits: UsageLimitsSchema.optional(),

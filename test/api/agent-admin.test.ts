@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { createAgent, fireAlarm, runsOf } from "../helpers/agents.ts";
+import { createAgent, settle, runsOf } from "../helpers/agents.ts";
 import { call, errorOf } from "../helpers/http.ts";
 import { tick } from "../helpers/ticks.ts";
 
@@ -29,7 +29,7 @@ describe("agents defined through the API", () => {
 		]);
 
 		await tick("2026-12-03T10:00:00Z");
-		await fireAlarm("api-made");
+		await settle("api-made");
 		const jobs = (await (await call("/v1/jobs?agent=api-made")).json()) as { jobs: { schedule: string; scheduled_instant: string }[] };
 		expect(jobs.jobs).toMatchObject([{ schedule: "quarter", scheduled_instant: "2026-12-03T10:00:00.000Z" }]);
 	});
@@ -53,7 +53,7 @@ describe("agents defined through the API", () => {
 	it("are deleted without losing their history, and no longer scheduled", async () => {
 		await createAgent({ name: "short-lived", max_concurrent: 5, schedules: { quarter: { interval: "15m" } } });
 		await tick("2026-12-03T12:00:00Z");
-		await fireAlarm("short-lived");
+		await settle("short-lived");
 		const [run] = await runsOf("short-lived");
 		const del = await call("/v1/agents/short-lived", { method: "DELETE", as: "admin" });
 		expect(del.status).toBe(200);

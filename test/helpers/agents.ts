@@ -1,5 +1,5 @@
-import { runDurableObjectAlarm } from "cloudflare:test";
-import { env } from "cloudflare:test";
+import { env, runInDurableObject } from "cloudflare:test";
+import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { expect } from "vitest";
 import { call } from "./http.ts";
 
@@ -30,7 +30,10 @@ export async function runsOf(agent: string): Promise<Run[]> {
 	return runs.reverse();
 }
 
-/** Fires the agent's pending alarm, if any, the way the runtime would. */
-export async function fireAlarm(agent: string): Promise<boolean> {
-	return runDurableObjectAlarm(env.AGENT.getByName(agent));
+/**
+ * Runs the agent's alarm work until nothing is due now: starts pending jobs, runs them turn by
+ * turn, sends the D1 index its rows. An alarm the runtime already started is joined, not doubled.
+ */
+export async function settle(agent: string): Promise<void> {
+	await runInDurableObject(env.AGENT.getByName(agent), (instance: AgentDO) => instance.settle());
 }

@@ -1,6 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { createAgent, fireAlarm, runsOf } from "../helpers/agents.ts";
+import { createAgent, runsOf, settle } from "../helpers/agents.ts";
+import { useEmulator } from "../helpers/emulator.ts";
 import { call } from "../helpers/http.ts";
 import { tick } from "../helpers/ticks.ts";
 
@@ -40,14 +41,23 @@ describe("claiming occurrences", () => {
 		});
 	});
 
-	it("turns a claim into a pending job that reaches the D1 index and the runner through the agent's alarm", async () => {
+	it("turns a claim into a job that the agent's alarm indexes in D1 and runs to completion", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ text: "All quiet this hour." });
 		await createAgent({ name: "to-runner", schedules: { hourly: { cron: "0 * * * *" } } });
 		await tick("2026-12-01T11:00:00Z");
-		expect(await jobsOf("to-runner")).toEqual([]); // the index is fed by the agent's outbox, on its alarm
-		expect(await fireAlarm("to-runner")).toBe(true);
+		await settle("to-runner");
 		const jobs = await jobsOf("to-runner");
 		expect(jobs).toHaveLength(1);
-		expect(jobs[0]).toMatchObject({ schedule: "hourly", scheduled_instant: "2026-12-01T11:00:00.000Z", dispatch: "on_time", trigger_type: "schedule" });
+		expect(jobs[0]).toMatchObject({
+			schedule: "hourly",
+			scheduled_instant: "2026-12-01T11:00:00.000Z",
+			dispatch: "on_time",
+			trigger_type: "schedule",
+			status: "completed",
+		});
+		expect((await runsOf("to-runner"))[0]).toMatchObject({ status: "completed" });
+		expect(emulator.requests).toHaveLength(1);
 	});
 
 	it("fires a tick that comes late within the grace window as late", async () => {
@@ -61,13 +71,13 @@ describe("claiming occurrences", () => {
 	it("collapses slots missed beyond the grace window into one catch-up run, recording the rest", async () => {
 		await createAgent({ name: "catch-up-on", schedules: { quarter: { interval: "15m" } } });
 		await tick("2026-12-01T12:00:00Z");
-		await fireAlarm("catch-up-on");
+		await settle("catch-up-on"); // the first run finishes, so the catch-up has capacity
 		// Ticks stop for over an hour: 12:15 … 13:00 all lie beyond the 7.5 min grace of a 15 min schedule.
 		await tick("2026-12-01T13:10:00Z");
 		const runs = await runsOf("catch-up-on");
 		expect(runs.slice(1).map((r) => [r.dispatch, r.status, r.scheduled_instant, r.skipped_count, r.skipped_from])).toEqual(
 			expect.arrayContaining([
-				["catch_up", "skipped", "2026-12-01T13:00:00.000Z", null, null],
+				["catch_up", "claimed", "2026-12-01T13:00:00.000Z", null, null],
 				["late", "skipped", "2026-12-01T12:45:00.000Z", 3, "2026-12-01T12:15:00.000Z"],
 			]),
 		);

@@ -1,10 +1,17 @@
 import { afterEach, beforeEach, expect } from "vitest";
-import { guardedFetch, resetOutbound, unmocked } from "../helpers/outbound.ts";
+import { MessagesEmulator } from "../../emulator/messages-api.ts";
+import { fake, guardedFetch, resetOutbound, unmocked } from "../helpers/outbound.ts";
 
 // Installed before any test module runs, so the SDK and every DO in this isolate see the guard.
 globalThis.fetch = guardedFetch as typeof fetch;
 
-beforeEach(() => resetOutbound());
+beforeEach(() => {
+	resetOutbound();
+	// Alarms also fire on their own: a job a test did not mean to run still talks to the emulator,
+	// never to the network. A test that scripts the model registers its own (useEmulator) on top.
+	const standing = new MessagesEmulator();
+	fake("https://api.anthropic.com", (request) => standing.handle(request));
+});
 afterEach(() => {
 	expect(unmocked, "outbound requests that no fake in the test answered").toEqual([]);
 });

@@ -1,0 +1,213 @@
+import type { MessageParam, TextBlockParam, ToolParam } from "../../../src/agent/contracts.ts";
+import type { AgentDefinition } from "../../../src/config/schema.ts";
+
+/** What a job was started with; later turns reuse it, so a deploy mid-run changes nothing under it. */
+export interface JobSetup {
+	jobId: string;
+	sessionId: string;
+	/** The agent's definition when the job started: its tools run with this configuration. */
+	definition: AgentDefinition;
+	system: TextBlockParam[];
+	tools: ToolParam[];
+	models: string[];
+	maxTokens: number;
+	deadline: number;
+	nextStepAt: number;
+	cancelRequested: string | null;
+	approvalExpiresAt: number | null;
+}
+
+interface SetupRow {
+	job_id: string;
+	session_id: string;
+	definition: string;
+	system: string;
+	tools: string;
+	models: string;
+	max_tokens: number;
+	deadline: number;
+	next_step_at: number;
+	cancel_requested: string | null;
+	approval_expires_at: number | null;
+	[key: string]: SqlStorageValue;
+}
+
+function toSetup(row: SetupRow): JobSetup {
+	return {
+		jobId: row.job_id,
+		sessionId: row.session_id,
+		definition: JSON.parse(row.definition) as AgentDefinition,
+		system: JSON.parse(row.system) as TextBlockParam[],
+		tools: JSON.parse(row.tools) as ToolParam[],
+		models: JSON.parse(row.models) as string[],
+		maxTokens: row.max_tokens,
+		deadline: row.deadline,
+		nextStepAt: row.next_step_at,
+		cancelRequested: row.cancel_requested,
+		approvalExpiresAt: row.approval_expires_at,
+	};
+}
+
+export const NEVER = Number.MAX_SAFE_INTEGER;
+
+export function getSetup(sql: SqlStorage, jobId: string): JobSetup | null {
+	const row = sql.exec<SetupRow>("SELECT * FROM job_setup WHERE job_id = ?", jobId).toArray()[0];
+	return row ? toSetup(row) : null;
+}
+
+export function putSetup(sql: SqlStorage, s: JobSetup): void {
+	sql.exec(
+		`INSERT OR REPLACE INTO job_setup (job_id, session_id, definition, system, tools, models, max_tokens, deadline, next_step_at, cancel_requested, approval_expires_at)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		s.jobId,
+		s.sessionId,
+		JSON.stringify(s.definition),
+		JSON.stringify(s.system),
+		JSON.stringify(s.tools),
+		JSON.stringify(s.models),
+		s.maxTokens,
+		s.deadline,
+		s.nextStepAt,
+		s.cancelRequested,
+		s.approvalExpiresAt,
+	);
+}
+
+export function setNextStep(sql: SqlStorage, jobId: string, at: number): void {
+	sql.exec("UPDATE job_setup SET next_step_at = ? WHERE job_id = ?", at, jobId);
+}
+
+export function requestCancel(sql: SqlStorage, jobId: string, reason: string): void {
+	sql.exec("UPDATE job_setup SET cancel_requested = ?, next_step_at = 0 WHERE job_id = ?", reason, jobId);
+}
+
+/** Jobs with a step due at or before `now`. */
+export function dueJobIds(sql: SqlStorage, now: number): string[] {
+	return sql.exec<{ job_id: string }>("SELECT job_id FROM job_setup WHERE next_step_at <= ? ORDER BY next_step_at", now).toArray().map((r) => r.job_id);
+}
+
+export function nextStepTime(sql: SqlStorage): number | null {
+	const n = sql.exec<{ n: number | null }>("SELECT min(next_step_at) AS n FROM job_setup WHERE next_step_at < ?", NEVER).one().n;
+	return n;
+}
+
+export function readMessages(sql: SqlStorage, jobId: string): MessageParam[] {
+	return sql
+		.exec<{ role: string; content: string }>("SELECT role, content FROM messages WHERE job_id = ? ORDER BY seq", jobId)
+		.toArray()
+		.map((r) => ({ role: r.role as "user" | "assistant", content: JSON.parse(r.content) as MessageParam["content"] }));
+}
+
+export function appendMessage(sql: SqlStorage, jobId: string, message: MessageParam): void {
+	const seq = (sql.exec<{ n: number | null }>("SELECT max(seq) AS n FROM messages WHERE job_id = ?", jobId).one().n ?? 0) + 1;
+	sql.exec("INSERT INTO messages (job_id, seq, role, content) VALUES (?, ?, ?, ?)", jobId, seq, message.role, JSON.stringify(message.content));
+}
+
+/** Copies another job's conversation (continue, fork), optionally without its last `dropLast` messages. */
+export function copyMessages(sql: SqlStorage, fromJob: string, toJob: string, dropLast = 0): number {
+	const messages = readMessages(sql, fromJob);
+	const kept = messages.slice(0, Math.max(0, messages.length - dropLast));
+	for (const m of kept) appendMessage(sql, toJob, m);
+	return kept.length;
+}
+
+// ── Tool calls ─────────────────────────────────────────────────────────────────────────────────
+export type ToolCallStatus = "pending" | "executing" | "completed" | "failed" | "denied";
+
+export interface ToolCall {
+	toolUseId: string;
+	seq: number;
+	name: string;
+	input: Record<string, unknown>;
+	status: ToolCallStatus;
+	decision: "approve" | "deny" | null;
+	decidedBy: string | null;
+	result: string | null;
+	isError: boolean;
+}
+
+interface ToolCallRow {
+	tool_use_id: string;
+	seq: number;
+	name: string;
+	input: string;
+	status: string;
+	decision: string | null;
+	decided_by: string | null;
+	result: string | null;
+	is_error: number | null;
+	[key: string]: SqlStorageValue;
+}
+
+function toToolCall(r: ToolCallRow): ToolCall {
+	return {
+		toolUseId: r.tool_use_id,
+		seq: r.seq,
+		name: r.name,
+		input: JSON.parse(r.input) as Record<string, unknown>,
+		status: r.status as ToolCallStatus,
+		decision: r.decision as ToolCall["decision"],
+		decidedBy: r.decided_by,
+		result: r.result,
+		isError: r.is_error === 1,
+	};
+}
+
+/** The tool calls of the job's latest assistant turn (seq = that message's seq). */
+export function turnToolCalls(sql: SqlStorage, jobId: string): ToolCall[] {
+	return sql
+		.exec<ToolCallRow>(
+			"SELECT * FROM tool_calls WHERE job_id = ? AND seq = (SELECT max(seq) FROM tool_calls WHERE job_id = ?) ORDER BY rowid",
+			jobId,
+			jobId,
+		)
+		.toArray()
+		.map(toToolCall);
+}
+
+export function insertToolCalls(sql: SqlStorage, jobId: string, seq: number, calls: { id: string; name: string; input: unknown }[]): void {
+	for (const c of calls) {
+		sql.exec(
+			"INSERT INTO tool_calls (job_id, tool_use_id, seq, name, input, status) VALUES (?, ?, ?, ?, ?, 'pending')",
+			jobId,
+			c.id,
+			seq,
+			c.name,
+			JSON.stringify(c.input ?? {}),
+		);
+	}
+}
+
+export function markToolCall(
+	sql: SqlStorage,
+	jobId: string,
+	toolUseId: string,
+	patch: { status: ToolCallStatus; result?: string; isError?: boolean; at: number },
+): void {
+	if (patch.status === "executing") {
+		sql.exec("UPDATE tool_calls SET status = 'executing', started_at = ? WHERE job_id = ? AND tool_use_id = ?", patch.at, jobId, toolUseId);
+		return;
+	}
+	sql.exec(
+		"UPDATE tool_calls SET status = ?, result = ?, is_error = ?, finished_at = ? WHERE job_id = ? AND tool_use_id = ?",
+		patch.status,
+		patch.result ?? null,
+		patch.isError ? 1 : 0,
+		patch.at,
+		jobId,
+		toolUseId,
+	);
+}
+
+export function decideToolCall(sql: SqlStorage, jobId: string, toolUseId: string, decision: "approve" | "deny", by: string, input?: Record<string, unknown>): void {
+	if (input) sql.exec("UPDATE tool_calls SET input = ? WHERE job_id = ? AND tool_use_id = ?", JSON.stringify(input), jobId, toolUseId);
+	sql.exec("UPDATE tool_calls SET decision = ?, decided_by = ? WHERE job_id = ? AND tool_use_id = ?", decision, by, jobId, toolUseId);
+}
+
+export function toolCallCount(sql: SqlStorage, jobId: string): number {
+	return sql.exec<{ n: number }>("SELECT count(*) AS n FROM tool_calls WHERE job_id = ? AND status IN ('executing', 'completed', 'failed')", jobId).one().n;
+}
+
+export function lastMessageSeq(sql: SqlStorage, jobId: string): number {
+	return sql.exec<{ n: number | null }>("SELECT max(seq) AS n FROM messages WHERE job_id = ?", jobId).one().n ?? 0;
+}

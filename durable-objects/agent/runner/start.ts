@@ -1,0 +1,45 @@
+import { assemblePrompt } from "../../../src/agent/prompt.ts";
+import { toolParams } from "../../../src/agent/tools/definitions.ts";
+import type { AgentDefinition } from "../../../src/config/schema.ts";
+import { durationSeconds } from "../../../src/config/schema.ts";
+import { transition, type JobRecord } from "../../../src/jobs/model.ts";
+import { log } from "../../../src/log.ts";
+import { putJob } from "../jobs.ts";
+import { appendLines } from "./output.ts";
+import { appendMessage, putSetup, readMessages } from "./session.ts";
+
+/** Room for a full answer or a large tool call; the job's usage limits bound the spend. */
+const MAX_TOKENS = 8192;
+
+/**
+ * Moves a pending job to running: saves its manifest (prompt, tools, models, deadline) and its
+ * first message, so every later turn rebuilds the same request whatever is deployed meanwhile.
+ */
+export function startJob(sql: SqlStorage, job: JobRecord, agent: AgentDefinition, notepad: Record<string, string>, now: number): JobRecord {
+	const parts = assemblePrompt(agent, {
+		prompt: job.prompt ?? "",
+		notepad,
+		trigger: job.trigger_type,
+	});
+	const sessionId = job.session_id ?? `ses-${crypto.randomUUID()}`;
+	putSetup(sql, {
+		jobId: job.id,
+		sessionId,
+		definition: agent,
+		system: parts.system,
+		tools: toolParams(agent),
+		models: [agent.model, ...agent.fallback_models],
+		maxTokens: MAX_TOKENS,
+		deadline: now + durationSeconds(agent.timeout) * 1000,
+		nextStepAt: now,
+		cancelRequested: null,
+		approvalExpiresAt: null,
+	});
+	// Continued and forked jobs arrive with their conversation already copied in.
+	if (readMessages(sql, job.id).length === 0) appendMessage(sql, job.id, { role: "user", content: parts.user });
+	const running = { ...transition(job, "running", { reason: "started", at: new Date(now) }), session_id: sessionId };
+	appendLines(sql, job.id, [{ type: "system", subtype: "init", content: `job started with ${agent.model}`, session_id: sessionId, model: agent.model }], now);
+	putJob(sql, running, now);
+	log.info("job.started", { agent: job.agent, job_id: job.id, session_id: sessionId });
+	return running;
+}

@@ -1,0 +1,282 @@
+import type Anthropic from "@anthropic-ai/sdk";
+import { ModelCallError, type ModelClient } from "../../../src/agent/contracts.ts";
+import { executeTool } from "../../../src/agent/tools/index.ts";
+import { requiresApproval } from "../../../src/agent/tools/definitions.ts";
+import { durationSeconds } from "../../../src/config/schema.ts";
+import { transition, type ExitReason, type JobRecord } from "../../../src/jobs/model.ts";
+import { log } from "../../../src/log.ts";
+import { getJob, putJob } from "../jobs.ts";
+import { appendLines, type OutputLine } from "./output.ts";
+import {
+	NEVER,
+	appendMessage,
+	getSetup,
+	insertToolCalls,
+	lastMessageSeq,
+	markToolCall,
+	readMessages,
+	setNextStep,
+	toolCallCount,
+	turnToolCalls,
+	type JobSetup,
+} from "./session.ts";
+import { addUsage, limitReached } from "./usage.ts";
+
+/** While a model call is in flight an alarm waits this far ahead: if the object dies, it wakes and resumes. */
+export const HEARTBEAT_MS = 30_000;
+
+export interface StepDeps {
+	sql: SqlStorage;
+	env: Env;
+	model: ModelClient;
+	now: () => number;
+	/** Keeps an alarm set ahead while a call is in flight. */
+	heartbeat: (at: number) => Promise<void>;
+	/** In-flight calls by job, so a cancel in this instance can abort them. */
+	inflight: Map<string, AbortController>;
+}
+
+/** What the loop should do after a step. */
+export type StepResult = "continue" | "wait" | "done";
+
+function save(deps: StepDeps, job: JobRecord): JobRecord {
+	putJob(deps.sql, job, deps.now());
+	return job;
+}
+
+function bump(job: JobRecord, patch: Partial<JobRecord>): JobRecord {
+	return { ...job, ...patch, revision: job.revision + 1 };
+}
+
+function out(deps: StepDeps, jobId: string, ...lines: OutputLine[]): void {
+	appendLines(deps.sql, jobId, lines, deps.now());
+}
+
+/** Ends a job with a final status, its exit reason and a closing JSONL line. */
+export function finish(
+	deps: StepDeps,
+	job: JobRecord,
+	to: "completed" | "failed" | "cancelled" | "indeterminate",
+	opts: { reason: string; exit_reason?: ExitReason; error?: { type: string; message: string }; summary?: string | null },
+): JobRecord {
+	const done = transition(job, to, {
+		reason: opts.reason,
+		at: new Date(deps.now()),
+		...(opts.exit_reason ? { exit_reason: opts.exit_reason } : {}),
+		...(opts.error ? { error: opts.error } : {}),
+		...(opts.summary !== undefined && opts.summary !== null ? { summary: opts.summary } : {}),
+	});
+	deps.sql.exec("UPDATE job_setup SET next_step_at = ?, approval_expires_at = NULL WHERE job_id = ?", NEVER, job.id);
+	if (opts.error) out(deps, job.id, { type: "error", message: opts.error.message, code: opts.error.type });
+	out(deps, job.id, { type: "system", subtype: "result", status: to, exit_reason: done.exit_reason, content: opts.reason });
+	log.info("job.finished", { agent: job.agent, job_id: job.id, status: to, exit_reason: done.exit_reason, reason: opts.reason });
+	return save(deps, done);
+}
+
+/**
+ * One step of a running job: settle the latest turn's tool calls, or make the next model call.
+ * Every outcome is committed before the step returns, so a step repeated after a crash either
+ * finds its work done or repeats only a model call — never a tool call.
+ */
+export async function step(deps: StepDeps, jobId: string): Promise<StepResult> {
+	const job = getJob(deps.sql, jobId);
+	const setup = getSetup(deps.sql, jobId);
+	if (!job || !setup || !["running", "approval_pending"].includes(job.status)) return "done";
+	const now = deps.now();
+
+	if (setup.cancelRequested !== null) {
+		finish(deps, job, "cancelled", { reason: setup.cancelRequested });
+		return "done";
+	}
+	if (job.status === "approval_pending") {
+		if (setup.approvalExpiresAt === null || setup.approvalExpiresAt > now) return "wait";
+		return expireApproval(deps, job, setup);
+	}
+	if (now >= setup.deadline) {
+		finish(deps, job, "failed", { reason: "timeout", exit_reason: "timeout", error: { type: "timeout", message: `job exceeded its timeout of ${setup.definition.timeout}` } });
+		return "done";
+	}
+	const calls = turnToolCalls(deps.sql, jobId);
+	if (calls.some((c) => c.status === "pending" || c.status === "executing")) return settleTools(deps, job, setup);
+	return callModel(deps, job, setup);
+}
+
+async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promise<StepResult> {
+	const agent = setup.definition;
+	if ((job.usage.num_turns ?? 0) >= agent.max_turns) {
+		finish(deps, job, "failed", { reason: `max_turns ${agent.max_turns} reached`, exit_reason: "max_turns" });
+		return "done";
+	}
+	const before = limitReached(job, job.usage_limits, toolCallCount(deps.sql, job.id), "before_call");
+	if (before) {
+		finish(deps, job, "failed", { reason: before, exit_reason: "usage_limit" });
+		return "done";
+	}
+
+	const controller = new AbortController();
+	deps.inflight.set(job.id, controller);
+	const timeoutMs = Math.max(1, setup.deadline - deps.now());
+	const signal = AbortSignal.any([controller.signal, AbortSignal.timeout(timeoutMs)]);
+	await deps.heartbeat(deps.now() + HEARTBEAT_MS);
+	let response: Awaited<ReturnType<ModelClient["call"]>>;
+	try {
+		response = await deps.model.call({
+			models: setup.models,
+			system: setup.system,
+			messages: readMessages(deps.sql, job.id),
+			tools: setup.tools,
+			max_tokens: setup.maxTokens,
+			signal,
+		});
+	} catch (err) {
+		return modelFailed(deps, job.id, err);
+	} finally {
+		deps.inflight.delete(job.id);
+	}
+
+	// The job may have been cancelled while the call was in flight.
+	const current = getJob(deps.sql, job.id);
+	if (!current || current.status !== "running") return "done";
+	const { message, model, attempts } = response;
+	const now = deps.now();
+	const lines: OutputLine[] = [];
+	for (const a of attempts.filter((x) => x.status !== "ok")) {
+		lines.push({ type: "system", subtype: "retry", content: `model ${a.model} answered ${a.status}`, model: a.model, key: a.key, waited_ms: a.waited_ms });
+	}
+	if (model !== setup.models[0]) lines.push({ type: "system", subtype: "fallback", content: `answered by fallback model ${model}`, model });
+	const usage = { ...message.usage } as unknown as Record<string, number>;
+	const texts = message.content.filter((b): b is Anthropic.TextBlock => b.type === "text").map((b) => b.text);
+	const toolUses = message.content.filter((b): b is Anthropic.ToolUseBlock => b.type === "tool_use");
+	if (texts.length > 0) lines.push({ type: "assistant", content: texts.join("\n"), model, usage });
+	for (const t of toolUses) lines.push({ type: "tool_use", tool_name: t.name, tool_use_id: t.id, input: t.input });
+	if (texts.length === 0) lines.push({ type: "assistant", content: "", model, usage });
+
+	appendMessage(deps.sql, job.id, { role: "assistant", content: message.content as Anthropic.ContentBlockParam[] });
+	let updated = bump(current, { usage: addUsage(current.usage, model, message.usage) });
+	out(deps, job.id, ...lines);
+
+	if (message.stop_reason === "tool_use" && toolUses.length > 0) {
+		insertToolCalls(deps.sql, job.id, lastMessageSeq(deps.sql, job.id), toolUses.map((t) => ({ id: t.id, name: t.name, input: t.input })));
+		const after = limitReached(updated, updated.usage_limits, toolCallCount(deps.sql, job.id), "after_response");
+		if (after) {
+			finish(deps, updated, "failed", { reason: after, exit_reason: "usage_limit" });
+			return "done";
+		}
+		save(deps, updated);
+		setNextStep(deps.sql, job.id, now);
+		return "continue";
+	}
+	const text = texts.join("\n").trim();
+	if (message.stop_reason === "max_tokens" && text.length === 0) {
+		updated = save(deps, updated);
+		finish(deps, updated, "failed", { reason: "the model hit max_tokens without an answer", exit_reason: "error", error: { type: "max_tokens", message: "response truncated at max_tokens" } });
+		return "done";
+	}
+	updated = save(deps, updated);
+	finish(deps, updated, "completed", { reason: "final answer", summary: text === "[SILENT]" ? "[SILENT]" : text.slice(0, 2000) });
+	return "done";
+}
+
+function modelFailed(deps: StepDeps, jobId: string, err: unknown): StepResult {
+	const job = getJob(deps.sql, jobId);
+	const setup = getSetup(deps.sql, jobId);
+	if (!job || !setup || job.status !== "running") return "done";
+	const e = err instanceof ModelCallError ? err : new ModelCallError("network", err instanceof Error ? err.message : String(err));
+	if (e.kind === "aborted" || deps.now() >= setup.deadline) {
+		if (setup.cancelRequested !== null) {
+			finish(deps, job, "cancelled", { reason: setup.cancelRequested });
+		} else {
+			finish(deps, job, "failed", { reason: "timeout", exit_reason: "timeout", error: { type: "timeout", message: `job exceeded its timeout of ${setup.definition.timeout}` } });
+		}
+		return "done";
+	}
+	if (e.kind === "rate_limit" && e.retryAfterMs !== null) {
+		const at = deps.now() + e.retryAfterMs;
+		out(deps, jobId, { type: "system", subtype: "rate_limited", content: `rate limited; next attempt at ${new Date(at).toISOString()}` });
+		setNextStep(deps.sql, jobId, at);
+		return "wait";
+	}
+	finish(deps, job, "failed", { reason: `model call failed: ${e.kind}`, exit_reason: "error", error: { type: e.kind, message: e.message } });
+	return "done";
+}
+
+async function settleTools(deps: StepDeps, job: JobRecord, setup: JobSetup): Promise<StepResult> {
+	const agent = setup.definition;
+	for (const call of turnToolCalls(deps.sql, job.id)) {
+		if (call.status === "executing") {
+			// It was started and never recorded as finished: its side effect is unaccounted for.
+			finish(deps, job, "indeterminate", {
+				reason: `tool call ${call.name} (${call.toolUseId}) was interrupted; it is not re-run`,
+				error: { type: "indeterminate", message: `the run stopped while tool ${call.name} was executing; its effect is unknown` },
+			});
+			log.error("job.indeterminate", { agent: job.agent, job_id: job.id, tool: call.name, tool_use_id: call.toolUseId });
+			return "done";
+		}
+		if (call.status !== "pending") continue;
+		if (call.decision === null && requiresApproval(agent, call.name)) {
+			const expires = deps.now() + durationSeconds(agent.approval_timeout) * 1000;
+			const waiting = transition(job, "approval_pending", {
+				reason: `tool ${call.name} needs approval`,
+				at: new Date(deps.now()),
+				pending_approval: { tool_use_id: call.toolUseId, tool_name: call.name, input: call.input, requested_at: new Date(deps.now()).toISOString() },
+			});
+			deps.sql.exec("UPDATE job_setup SET approval_expires_at = ?, next_step_at = ? WHERE job_id = ?", expires, expires, job.id);
+			out(deps, job.id, { type: "system", subtype: "approval_requested", content: `tool ${call.name} is waiting for approval until ${new Date(expires).toISOString()}`, tool_use_id: call.toolUseId });
+			save(deps, waiting);
+			return "wait";
+		}
+		if (call.decision === "deny") {
+			const reason = `denied by ${call.decidedBy ?? "an operator"}: the tool call was not executed`;
+			markToolCall(deps.sql, job.id, call.toolUseId, { status: "denied", result: reason, isError: true, at: deps.now() });
+			out(deps, job.id, { type: "tool_result", tool_use_id: call.toolUseId, success: false, error: reason });
+			continue;
+		}
+		const limit = limitReached(job, job.usage_limits, toolCallCount(deps.sql, job.id), "before_tool");
+		if (limit) {
+			finish(deps, job, "failed", { reason: limit, exit_reason: "usage_limit" });
+			return "done";
+		}
+		// Recorded (and durable: the output gate holds the request until it is) before the call leaves.
+		markToolCall(deps.sql, job.id, call.toolUseId, { status: "executing", at: deps.now() });
+		const controller = new AbortController();
+		deps.inflight.set(job.id, controller);
+		let outcome: { ok: boolean; content: string };
+		try {
+			outcome = await executeTool(agent, call.name, call.input, call.toolUseId, { agent, env: deps.env, jobId: job.id, signal: controller.signal });
+		} catch (err) {
+			outcome = { ok: false, content: `tool failed: ${err instanceof Error ? err.message : String(err)}` };
+		} finally {
+			deps.inflight.delete(job.id);
+		}
+		markToolCall(deps.sql, job.id, call.toolUseId, { status: outcome.ok ? "completed" : "failed", result: outcome.content, isError: !outcome.ok, at: deps.now() });
+		out(deps, job.id, { type: "tool_result", tool_use_id: call.toolUseId, success: outcome.ok, ...(outcome.ok ? { result: outcome.content } : { error: outcome.content }) });
+		const current = getJob(deps.sql, job.id);
+		if (!current || current.status !== "running" || getSetup(deps.sql, job.id)?.cancelRequested) return "continue";
+	}
+	// Every call of the turn has its result: hand them to the model in the order it asked.
+	const results = turnToolCalls(deps.sql, job.id).map((c) => ({
+		type: "tool_result" as const,
+		tool_use_id: c.toolUseId,
+		content: c.result ?? "",
+		...(c.isError ? { is_error: true } : {}),
+	}));
+	appendMessage(deps.sql, job.id, { role: "user", content: results });
+	setNextStep(deps.sql, job.id, deps.now());
+	return "continue";
+}
+
+function expireApproval(deps: StepDeps, job: JobRecord, setup: JobSetup): StepResult {
+	const pending = job.pending_approval;
+	if (pending) {
+		deps.sql.exec(
+			"UPDATE tool_calls SET decision = 'deny', decided_by = ? WHERE job_id = ? AND tool_use_id = ? AND decision IS NULL",
+			`expiry after ${setup.definition.approval_timeout}`,
+			job.id,
+			pending.tool_use_id,
+		);
+	}
+	const resumed = transition(job, "running", { reason: "approval expired: treated as denied", at: new Date(deps.now()) });
+	deps.sql.exec("UPDATE job_setup SET approval_expires_at = NULL, next_step_at = ? WHERE job_id = ?", deps.now(), job.id);
+	save(deps, resumed);
+	return "continue";
+}

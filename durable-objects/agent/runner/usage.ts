@@ -1,0 +1,49 @@
+import type Anthropic from "@anthropic-ai/sdk";
+import type { JobRecord, JobUsage, UsageLimits } from "../../../src/jobs/model.ts";
+
+/** Adds one response's usage to the job's, per model, in the four token classes. */
+export function addUsage(usage: JobUsage, model: string, u: Anthropic.Usage): JobUsage {
+	const prev = usage.per_model[model] ?? { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+	return {
+		...usage,
+		num_turns: (usage.num_turns ?? 0) + 1,
+		per_model: {
+			...usage.per_model,
+			[model]: {
+				input_tokens: prev.input_tokens + (u.input_tokens ?? 0),
+				output_tokens: prev.output_tokens + (u.output_tokens ?? 0),
+				cache_creation_input_tokens: prev.cache_creation_input_tokens + (u.cache_creation_input_tokens ?? 0),
+				cache_read_input_tokens: prev.cache_read_input_tokens + (u.cache_read_input_tokens ?? 0),
+			},
+		},
+	};
+}
+
+function totals(usage: JobUsage) {
+	let input = 0;
+	let output = 0;
+	for (const m of Object.values(usage.per_model)) {
+		input += m.input_tokens + m.cache_creation_input_tokens + m.cache_read_input_tokens;
+		output += m.output_tokens;
+	}
+	return { input, output };
+}
+
+/**
+ * Which usage limit stops the job, if any. Checked before each call (a limit already reached
+ * forbids the next request) and after each response (a limit crossed by it ends the run).
+ */
+export function limitReached(job: JobRecord, limits: UsageLimits | null, toolCalls: number, when: "before_call" | "after_response" | "before_tool"): string | null {
+	if (!limits) return null;
+	const { input, output } = totals(job.usage);
+	const requests = job.usage.num_turns ?? 0;
+	const over = (value: number, cap: number | undefined) => cap !== undefined && (when === "after_response" ? value > cap : value >= cap);
+	if (when === "before_tool") return limits.max_tool_calls !== undefined && toolCalls >= limits.max_tool_calls ? `max_tool_calls ${limits.max_tool_calls} reached` : null;
+	if (when === "before_call" && limits.max_requests !== undefined && requests >= limits.max_requests) return `max_requests ${limits.max_requests} reached`;
+	if (over(input, limits.max_input_tokens)) return `max_input_tokens ${limits.max_input_tokens} reached (${input} used)`;
+	if (over(output, limits.max_output_tokens)) return `max_output_tokens ${limits.max_output_tokens} reached (${output} used)`;
+	if (limits.max_cost_usd !== undefined && job.usage.total_cost_usd !== null && over(job.usage.total_cost_usd, limits.max_cost_usd)) {
+		return `max_cost_usd ${limits.max_cost_usd} reached`;
+	}
+	return null;
+}

@@ -1,0 +1,847 @@
+/**
+ * A local stand-in for the Anthropic Messages API that speaks its wire format, so the real SDK runs
+ * unmodified against it. It serves the tests (inside workerd, behind the outbound guard), the
+ * benchmarks and `npm start` without an API key. It is a test and demo peer: nothing in the Worker's
+ * real code path imports it.
+ *
+ * Only web-standard APIs (Request, Response, ReadableStream, TextEncoder, AbortSignal, timers), so
+ * the same class runs in workerd and in Node 22 (emulator/server.ts).
+ *
+ * What answers a request, first match wins:
+ *   1. `modelErrors[model]`: a standing step for that model (not consumed), e.g. 529 on the primary
+ *      so the fallback answers. Checked before the queue, so queued steps go to the model that answers.
+ *   2. the queue of scripted steps (`enqueue`), one per request.
+ *   3. the demo behaviour: call the first tool while the conversation has no tool_result yet, else a
+ *      short final text quoting the last input. Deterministic except for ids.
+ */
+
+// ── Wire shapes (kept here rather than taken from the SDK: the emulator checks the SDK, not itself) ──
+
+export interface WireCacheControl {
+	type: "ephemeral";
+	ttl?: "5m" | "1h";
+}
+
+export interface WireTextBlock {
+	type: "text";
+	text: string;
+	cache_control?: WireCacheControl | null;
+}
+
+/** A request content block; only the types the emulator reads are spelled out. */
+export type WireContentBlock =
+	| WireTextBlock
+	| { type: "tool_use"; id: string; name: string; input: unknown }
+	| { type: "tool_result"; tool_use_id: string; content?: string | WireContentBlock[]; is_error?: boolean }
+	| { type: string; [key: string]: unknown };
+
+export interface WireMessage {
+	role: "user" | "assistant" | "system";
+	content: string | WireContentBlock[];
+}
+
+export interface WireTool {
+	name: string;
+	type?: string;
+	description?: string;
+	input_schema?: JsonSchema;
+	cache_control?: WireCacheControl | null;
+}
+
+export interface JsonSchema {
+	type?: string | string[];
+	properties?: Record<string, JsonSchema>;
+	required?: string[];
+	enum?: unknown[];
+	minimum?: number;
+	items?: JsonSchema;
+	format?: string;
+	default?: unknown;
+}
+
+/** A response content block, as the API returns it. */
+export type ResponseBlock =
+	| { type: "text"; text: string; citations: null }
+	| { type: "tool_use"; id: string; name: string; input: unknown; caller: { type: "direct" } };
+
+export type StopReason = "end_turn" | "tool_use" | "max_tokens";
+
+export interface ResponseUsage {
+	input_tokens: number;
+	output_tokens: number;
+	cache_creation_input_tokens: number;
+	cache_read_input_tokens: number;
+	cache_creation: { ephemeral_5m_input_tokens: number; ephemeral_1h_input_tokens: number };
+	service_tier: "standard";
+}
+
+export interface ResponseMessage {
+	id: string;
+	type: "message";
+	role: "assistant";
+	model: string;
+	content: ResponseBlock[];
+	stop_reason: StopReason;
+	stop_sequence: null;
+	usage: ResponseUsage;
+}
+
+export type ApiErrorType =
+	| "invalid_request_error"
+	| "authentication_error"
+	| "permission_error"
+	| "not_found_error"
+	| "rate_limit_error"
+	| "api_error"
+	| "overloaded_error";
+
+// ── Scripted steps ─────────────────────────────────────────────────────────────────────────────
+
+export type EmulatorErrorStatus = 400 | 401 | 429 | 500 | 529;
+
+/**
+ * One scripted answer. Distinguished by which key is present (checked in this order): `tool_use`,
+ * `max_tokens_stop`, `text`, `error`, `delay_ms`, `drop_after_events`, `malformed`, `hang`.
+ */
+export type EmulatorStep =
+	/** A final text answer (stop_reason end_turn, or max_tokens if it exceeds the request's max_tokens). */
+	| { text: string }
+	/** A tool call, optionally preceded by a text block; stop_reason tool_use. */
+	| { tool_use: { name: string; input: unknown; id?: string }; text?: string }
+	/**
+	 * An API error with the real body and headers. 429 carries `retry-after` (default 1 second).
+	 * With `after_events` on a streaming request the HTTP answer is 200 and the error arrives as an
+	 * SSE `error` event after that many events, as the real API reports overload mid-stream.
+	 */
+	| { error: EmulatorErrorStatus; retry_after?: number; message?: string; after_events?: number }
+	/** Waits before answering with `then` (default: the demo behaviour); a stream also waits after message_start. */
+	| { delay_ms: number; then?: EmulatorStep }
+	/** Streaming: sends this many events, then the connection breaks. Non-streaming: the body breaks halfway. */
+	| { drop_after_events: number }
+	/** Streaming: after message_start, an event whose data is not valid JSON. Non-streaming: a 200 with a broken JSON body. */
+	| { malformed: true }
+	/** Never answers; settles only when the request's signal aborts (or `reset()` releases it). */
+	| { hang: true }
+	/** Text cut short: stop_reason max_tokens. */
+	| { max_tokens_stop: true; text: string };
+
+export interface EmulatorOptions {
+	/** Require `x-api-key` or `authorization: Bearer` (default true, like the real API). */
+	requireKey?: boolean;
+	/** Keys answered with 401 authentication_error (a revoked key, for key-rotation tests). */
+	rejectKeys?: readonly string[];
+	/** Standing per-model steps, e.g. `{ "claude-sonnet-5-5": { error: 529 } }`. */
+	modelErrors?: Record<string, EmulatorStep>;
+}
+
+export interface RecordedRequest {
+	method: string;
+	path: string;
+	/** null when the body was not valid JSON or lacked the field. */
+	model: string | null;
+	system: string | WireTextBlock[] | null;
+	messages: WireMessage[] | null;
+	tools: WireTool[] | null;
+	max_tokens: number | null;
+	stream: boolean;
+	/** The key sent (x-api-key, else the bearer token), or null. */
+	apiKey: string | null;
+	/** Every request header, lower-cased names. */
+	headers: Record<string, string>;
+}
+
+/** Thrown into waits when `reset()` releases in-flight requests. */
+class Released extends Error {
+	constructor() {
+		super("released by emulator reset");
+		this.name = "Released";
+	}
+}
+
+const ERROR_TYPES: Record<EmulatorErrorStatus, ApiErrorType> = {
+	400: "invalid_request_error",
+	401: "authentication_error",
+	429: "rate_limit_error",
+	500: "api_error",
+	529: "overloaded_error",
+};
+
+const ERROR_MESSAGES: Record<EmulatorErrorStatus, string> = {
+	400: "Invalid request (emulated)",
+	401: "invalid x-api-key",
+	429: "Number of request tokens has exceeded your per-minute rate limit (emulated)",
+	500: "Internal server error",
+	529: "Overloaded",
+};
+
+const encoder = new TextEncoder();
+
+export class MessagesEmulator {
+	/** Every request that reached the messages endpoint, in order, parsed as far as it would parse. */
+	readonly requests: RecordedRequest[] = [];
+	/** Standing per-model steps; see the class comment for precedence. */
+	modelErrors: Record<string, EmulatorStep>;
+
+	readonly #requireKey: boolean;
+	readonly #rejectKeys: Set<string>;
+	readonly #initialModelErrors: Record<string, EmulatorStep>;
+	#queue: Step[] = [];
+	/** Cache prefixes already written, so the first use is a creation and later ones are reads. */
+	#cached = new Set<string>();
+	#release = new AbortController();
+
+	constructor(options: EmulatorOptions = {}) {
+		this.#requireKey = options.requireKey ?? true;
+		this.#rejectKeys = new Set(options.rejectKeys ?? []);
+		for (const [model, step] of Object.entries(options.modelErrors ?? {})) toStep(step, `modelErrors.${model}`);
+		this.#initialModelErrors = { ...options.modelErrors };
+		this.modelErrors = { ...this.#initialModelErrors };
+	}
+
+	/** Appends scripted steps; each request consumes one. Throws TypeError on a malformed step. */
+	enqueue(...steps: EmulatorStep[]): void {
+		// Validated as a whole first, so a bad step queues none of them.
+		const tagged = steps.map((step, i) => toStep(step, `steps[${i}]`));
+		this.#queue.push(...tagged);
+	}
+
+	/** Steps still queued. */
+	get queued(): number {
+		return this.#queue.length;
+	}
+
+	/**
+	 * Forgets the queue, recorded requests and cache state, restores the constructor's model errors,
+	 * and releases requests still waiting (hang, delay) with a 500, so nothing outlives a test.
+	 */
+	reset(): void {
+		this.#queue = [];
+		this.requests.length = 0;
+		this.#cached.clear();
+		this.modelErrors = { ...this.#initialModelErrors };
+		this.#release.abort(new Released());
+		this.#release = new AbortController();
+	}
+
+	async handle(request: Request): Promise<Response> {
+		const url = new URL(request.url);
+		// A base URL may carry a path prefix (a gateway), so routes match on their suffix.
+		const path = url.pathname.replace(/\/+$/, "");
+		if (path.endsWith("/__emulator/script") && request.method === "POST") return this.#controlScript(request);
+		if (path.endsWith("/__emulator/model_errors") && request.method === "POST") return this.#controlModelErrors(request);
+		if (path.endsWith("/__emulator/reset") && request.method === "POST") {
+			this.reset();
+			return json(200, { ok: true });
+		}
+		if (path.endsWith("/__emulator/requests") && request.method === "GET") return json(200, this.requests);
+		if (path.endsWith("/v1/messages")) {
+			if (request.method !== "POST") return apiError(405, "invalid_request_error", `Method ${request.method} not allowed; use POST`);
+			return this.#messages(request, url.pathname);
+		}
+		return apiError(404, "not_found_error", `Not found: ${url.pathname}`);
+	}
+
+	// ── Control routes (the Node server and benchmarks script the emulator over HTTP) ─────────
+
+	async #controlScript(request: Request): Promise<Response> {
+		let body: unknown;
+		try {
+			body = await request.json();
+		} catch {
+			return apiError(400, "invalid_request_error", "body must be a JSON array of steps");
+		}
+		const steps = Array.isArray(body) ? body : [body];
+		try {
+			this.enqueue(...(steps as EmulatorStep[]));
+		} catch (error) {
+			return apiError(400, "invalid_request_error", (error as Error).message);
+		}
+		return json(200, { queued: this.#queue.length });
+	}
+
+	async #controlModelErrors(request: Request): Promise<Response> {
+		let body: unknown;
+		try {
+			body = await request.json();
+		} catch {
+			return apiError(400, "invalid_request_error", 'body must be a JSON object { "<model>": step | null }');
+		}
+		if (!isObject(body)) return apiError(400, "invalid_request_error", 'body must be a JSON object { "<model>": step | null }');
+		try {
+			// All validated before any is applied, so a bad entry changes nothing.
+			for (const [model, step] of Object.entries(body)) if (step !== null) toStep(step, model);
+		} catch (error) {
+			return apiError(400, "invalid_request_error", (error as Error).message);
+		}
+		for (const [model, step] of Object.entries(body)) {
+			if (step === null) delete this.modelErrors[model];
+			else this.modelErrors[model] = step as EmulatorStep;
+		}
+		return json(200, { model_errors: this.modelErrors });
+	}
+
+	// ── POST /v1/messages ────────────────────────────────────────────────────────────────────
+
+	async #messages(request: Request, path: string): Promise<Response> {
+		const headers: Record<string, string> = {};
+		request.headers.forEach((value, name) => {
+			headers[name.toLowerCase()] = value;
+		});
+		const bearer = /^Bearer\s+(.+)$/i.exec(request.headers.get("authorization") ?? "")?.[1]?.trim();
+		const apiKey = request.headers.get("x-api-key") ?? bearer ?? null;
+
+		let body: unknown = null;
+		let parseFailed = false;
+		try {
+			body = JSON.parse(await request.text());
+		} catch {
+			parseFailed = true;
+		}
+		const b = isObject(body) ? body : {};
+		this.requests.push({
+			method: request.method,
+			path,
+			model: typeof b.model === "string" ? b.model : null,
+			system: typeof b.system === "string" || Array.isArray(b.system) ? (b.system as string | WireTextBlock[]) : null,
+			messages: Array.isArray(b.messages) ? (b.messages as WireMessage[]) : null,
+			tools: Array.isArray(b.tools) ? (b.tools as WireTool[]) : null,
+			max_tokens: typeof b.max_tokens === "number" ? b.max_tokens : null,
+			stream: b.stream === true,
+			apiKey,
+			headers,
+		});
+
+		// Authentication comes before validation, as on the real API.
+		if (apiKey === null && this.#requireKey) return apiError(401, "authentication_error", "x-api-key header is required");
+		if (apiKey !== null && this.#rejectKeys.has(apiKey)) return apiError(401, "authentication_error", "invalid x-api-key");
+		if (parseFailed || !isObject(body)) return apiError(400, "invalid_request_error", "The request body is not valid JSON.");
+		const problem = validate(body);
+		if (problem) return apiError(400, "invalid_request_error", problem);
+		const req = body as unknown as ValidRequest;
+
+		const standing = Object.hasOwn(this.modelErrors, req.model) ? this.modelErrors[req.model] : undefined;
+		let step: Step | null;
+		try {
+			step = standing ? toStep(standing, `modelErrors.${req.model}`) : (this.#queue.shift() ?? null);
+		} catch (error) {
+			// Only reachable when modelErrors was assigned directly with a bad step.
+			return apiError(500, "api_error", `emulator misconfigured: ${(error as Error).message}`);
+		}
+		const signal = AbortSignal.any([request.signal, this.#release.signal]);
+		try {
+			return await this.#answer(step, req, signal, 0);
+		} catch (error) {
+			if (error instanceof Released) return apiError(500, "api_error", "request released by emulator reset");
+			// Aborted by the caller: reject as fetch would, so the SDK reports its own abort.
+			throw error;
+		}
+	}
+
+	async #answer(step: Step | null, req: ValidRequest, signal: AbortSignal, streamDelayMs: number): Promise<Response> {
+		if (step?.kind === "delay") {
+			await wait(step.ms, signal);
+			return this.#answer(step.then, req, signal, step.ms);
+		}
+		if (step?.kind === "hang") await wait(Number.POSITIVE_INFINITY, signal);
+		if (step?.kind === "error" && !(req.stream && step.afterEvents !== undefined)) {
+			const extra: Record<string, string> = {};
+			if (step.retryAfter !== undefined) extra["retry-after"] = String(step.retryAfter);
+			else if (step.status === 429) extra["retry-after"] = "1";
+			return apiError(step.status, ERROR_TYPES[step.status], step.message ?? ERROR_MESSAGES[step.status], extra);
+		}
+
+		const { content, stopReason } = compose(step, req);
+		const message: ResponseMessage = {
+			id: newId("msg_01", 22),
+			type: "message",
+			role: "assistant",
+			model: req.model,
+			content,
+			stop_reason: stopReason,
+			stop_sequence: null,
+			usage: this.#usage(req, content),
+		};
+		const requestId = newId("req_011C", 20);
+
+		if (!req.stream) {
+			const text = JSON.stringify(message);
+			if (step?.kind === "malformed") return new Response(text.slice(0, 40), { status: 200, headers: jsonHeaders(requestId) });
+			if (step?.kind === "drop") return new Response(brokenBody(text), { status: 200, headers: jsonHeaders(requestId) });
+			return new Response(text, { status: 200, headers: jsonHeaders(requestId) });
+		}
+
+		let fault: StreamFault = null;
+		if (step?.kind === "drop") fault = { kind: "drop", after: step.after };
+		else if (step?.kind === "malformed") fault = { kind: "malformed" };
+		else if (step?.kind === "error" && step.afterEvents !== undefined) {
+			fault = { kind: "error", after: step.afterEvents, body: errorBody(ERROR_TYPES[step.status], step.message ?? ERROR_MESSAGES[step.status], requestId) };
+		}
+		return new Response(sseBody(streamEvents(message), fault, streamDelayMs, signal), {
+			status: 200,
+			headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", "request-id": requestId },
+		});
+	}
+
+	#usage(req: ValidRequest, content: ResponseBlock[]): ResponseUsage {
+		const tools = req.tools ?? [];
+		const toolChars = tools.reduce((n, t) => n + JSON.stringify({ name: t.name, description: t.description, input_schema: t.input_schema }).length, 0);
+		const system = typeof req.system === "string" ? [{ type: "text" as const, text: req.system }] : (req.system ?? []);
+		const systemChars = system.map((b) => b.text.length);
+		const messageChars = req.messages.reduce((n, m) => n + textOf(m.content).length, 0);
+
+		// The cached prefix follows the API's order (tools, then system) up to the last breakpoint.
+		let last = -1;
+		system.forEach((block, i) => {
+			if (block.cache_control) last = i;
+		});
+		let prefixChars = 0;
+		let creation = 0;
+		let read = 0;
+		let ttl: "5m" | "1h" = "5m";
+		if (last >= 0) {
+			prefixChars = toolChars + systemChars.slice(0, last + 1).reduce((a, n) => a + n, 0);
+			ttl = system[last]?.cache_control?.ttl ?? "5m";
+			const key = JSON.stringify([req.model, tools, system.slice(0, last + 1).map((b) => b.text)]);
+			const tokens = Math.ceil(prefixChars / 4);
+			if (this.#cached.has(key)) read = tokens;
+			else {
+				creation = tokens;
+				this.#cached.add(key);
+			}
+		}
+		const totalChars = toolChars + systemChars.reduce((a, n) => a + n, 0) + messageChars;
+		const generated = content.reduce((n, b) => n + (b.type === "text" ? b.text.length : JSON.stringify(b.input).length), 0);
+		return {
+			input_tokens: Math.ceil((totalChars - prefixChars) / 4),
+			output_tokens: Math.max(1, Math.ceil(generated / 4)),
+			cache_creation_input_tokens: creation,
+			cache_read_input_tokens: read,
+			cache_creation: { ephemeral_5m_input_tokens: ttl === "5m" ? creation : 0, ephemeral_1h_input_tokens: ttl === "1h" ? creation : 0 },
+			service_tier: "standard",
+		};
+	}
+}
+
+// ── Validation (the cheap checks the real API makes, with its message style) ─────────────────
+
+interface ValidRequest {
+	model: string;
+	max_tokens: number;
+	messages: WireMessage[];
+	system?: string | WireTextBlock[];
+	tools?: WireTool[];
+	stream?: boolean;
+}
+
+function validate(body: Record<string, unknown>): string | null {
+	if (typeof body.model !== "string" || body.model === "") return "model: Field required";
+	if (body.max_tokens === undefined) return "max_tokens: Field required";
+	if (!Number.isInteger(body.max_tokens) || (body.max_tokens as number) < 1) return "max_tokens: Input should be a positive integer";
+	if (body.messages === undefined) return "messages: Field required";
+	if (!Array.isArray(body.messages)) return "messages: Input should be a valid list";
+	if (body.messages.length === 0) return "messages: at least one message is required";
+	if (body.system !== undefined) {
+		if (typeof body.system !== "string") {
+			if (!Array.isArray(body.system)) return "system: Input should be a valid string or list";
+			for (const [i, block] of body.system.entries()) {
+				if (!isObject(block) || block.type !== "text" || typeof block.text !== "string") return `system.${i}: Input should be a text block`;
+			}
+		}
+	}
+	if (body.tools !== undefined) {
+		if (!Array.isArray(body.tools)) return "tools: Input should be a valid list";
+		for (const [i, tool] of body.tools.entries()) {
+			if (!isObject(tool) || typeof tool.name !== "string") return `tools.${i}.name: Field required`;
+			const custom = tool.type === undefined || tool.type === "custom";
+			if (custom && !isObject(tool.input_schema)) return `tools.${i}.custom.input_schema: Field required`;
+		}
+	}
+	if (body.stream !== undefined && typeof body.stream !== "boolean") return "stream: Input should be a valid boolean";
+
+	let previous: { role: string; content: unknown[] } | null = null;
+	for (const [i, message] of body.messages.entries()) {
+		if (!isObject(message)) return `messages.${i}: Input should be a valid dictionary`;
+		const role = message.role;
+		if (role !== "user" && role !== "assistant" && role !== "system") return `messages.${i}.role: Input should be 'user' or 'assistant'`;
+		const content = message.content;
+		if (typeof content !== "string" && !Array.isArray(content)) return `messages.${i}.content: Input should be a valid string or list`;
+		if (Array.isArray(content)) {
+			for (const [j, block] of content.entries()) {
+				if (!isObject(block) || typeof block.type !== "string") return `messages.${i}.content.${j}.type: Field required`;
+			}
+		}
+		// System-role turns sit outside the user/assistant alternation.
+		if (role === "system") continue;
+		const blocks = Array.isArray(content) ? (content as Record<string, unknown>[]) : [];
+		if (previous === null && role !== "user") return 'messages: first message must use the "user" role';
+		if (previous !== null && previous.role === role) {
+			return `messages: roles must alternate between "user" and "assistant", but found multiple "${role}" roles in a row`;
+		}
+		const resultIds = blocks.filter((bl) => bl.type === "tool_result").map((bl) => String(bl.tool_use_id));
+		const useIds =
+			previous?.role === "assistant"
+				? (previous.content as Record<string, unknown>[]).filter((bl) => isObject(bl) && bl.type === "tool_use").map((bl) => String(bl.id))
+				: [];
+		const unexpected = resultIds.filter((id) => !useIds.includes(id));
+		if (unexpected.length > 0) {
+			const at = blocks.findIndex((bl) => bl.type === "tool_result" && unexpected.includes(String(bl.tool_use_id)));
+			return `messages.${i}.content.${at}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${unexpected.join(", ")}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`;
+		}
+		if (role === "user" && useIds.length > 0) {
+			const missing = useIds.filter((id) => !resultIds.includes(id));
+			if (missing.length > 0) {
+				return `messages.${i}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(", ")}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`;
+			}
+		}
+		previous = { role, content: blocks };
+	}
+	return null;
+}
+
+/** A step tagged by its kind, so the code that plays it needs no key-presence checks. */
+type Step =
+	| { kind: "text"; text: string }
+	| { kind: "tool_use"; name: string; input: unknown; id: string | undefined; text: string | undefined }
+	| { kind: "error"; status: EmulatorErrorStatus; retryAfter: number | undefined; message: string | undefined; afterEvents: number | undefined }
+	| { kind: "delay"; ms: number; then: Step | null }
+	| { kind: "drop"; after: number }
+	| { kind: "malformed" }
+	| { kind: "hang" }
+	| { kind: "max_tokens_stop"; text: string };
+
+/** Validates a step (it may come over HTTP as JSON) and tags it; throws TypeError naming the bad field. */
+function toStep(value: unknown, at: string): Step {
+	const bad = (why: string): never => {
+		throw new TypeError(`${at}: ${why}`);
+	};
+	const count = (v: unknown, what: string): number => (Number.isInteger(v) && (v as number) >= 0 ? (v as number) : bad(`${what} must be an integer ≥ 0`));
+	if (!isObject(value)) return bad("a step must be an object");
+	if ("tool_use" in value) {
+		const t = value.tool_use;
+		if (!isObject(t) || typeof t.name !== "string" || t.name === "") return bad("tool_use needs a name");
+		if (t.id !== undefined && typeof t.id !== "string") bad("tool_use.id must be a string");
+		if (value.text !== undefined && typeof value.text !== "string") bad("text must be a string");
+		return { kind: "tool_use", name: t.name, input: t.input ?? {}, id: t.id as string | undefined, text: value.text as string | undefined };
+	}
+	if ("max_tokens_stop" in value) {
+		if (value.max_tokens_stop !== true || typeof value.text !== "string") bad("max_tokens_stop needs `max_tokens_stop: true` and a text");
+		return { kind: "max_tokens_stop", text: value.text as string };
+	}
+	if ("text" in value) {
+		if (typeof value.text !== "string") bad("text must be a string");
+		return { kind: "text", text: value.text as string };
+	}
+	if ("error" in value) {
+		const status = value.error;
+		if (!(status === 400 || status === 401 || status === 429 || status === 500 || status === 529)) return bad("error must be one of 400, 401, 429, 500, 529");
+		if (value.retry_after !== undefined && !(typeof value.retry_after === "number" && value.retry_after >= 0)) bad("retry_after must be seconds ≥ 0");
+		if (value.message !== undefined && typeof value.message !== "string") bad("message must be a string");
+		return {
+			kind: "error",
+			status,
+			retryAfter: value.retry_after as number | undefined,
+			message: value.message as string | undefined,
+			afterEvents: value.after_events === undefined ? undefined : count(value.after_events, "after_events"),
+		};
+	}
+	if ("delay_ms" in value) {
+		if (!(typeof value.delay_ms === "number" && value.delay_ms >= 0)) bad("delay_ms must be a number ≥ 0");
+		return { kind: "delay", ms: value.delay_ms as number, then: value.then === undefined ? null : toStep(value.then, `${at}.then`) };
+	}
+	if ("drop_after_events" in value) return { kind: "drop", after: count(value.drop_after_events, "drop_after_events") };
+	if ("malformed" in value) return value.malformed === true ? { kind: "malformed" } : bad("malformed must be true");
+	if ("hang" in value) return value.hang === true ? { kind: "hang" } : bad("hang must be true");
+	return bad("unknown step; expected one of text, tool_use, error, delay_ms, drop_after_events, malformed, hang, max_tokens_stop");
+}
+
+/** The content of the answer: the scripted step's, or the demo behaviour's. */
+function compose(step: Step | null, req: ValidRequest): { content: ResponseBlock[]; stopReason: StopReason } {
+	switch (step?.kind) {
+		case "tool_use": {
+			const content: ResponseBlock[] = [];
+			if (step.text) content.push(textBlock(step.text));
+			content.push(toolUseBlock(step.name, step.input, step.id));
+			return { content, stopReason: "tool_use" };
+		}
+		case "max_tokens_stop":
+			return { content: [textBlock(step.text)], stopReason: "max_tokens" };
+		case "text":
+			return finalText(step.text, req.max_tokens);
+		default:
+			// Faults (drop, malformed, a mid-stream error) break the demo answer partway.
+			return demo(req);
+	}
+}
+
+// ── Demo behaviour ─────────────────────────────────────────────────────────────────────────────
+
+function demo(req: ValidRequest): { content: ResponseBlock[]; stopReason: StopReason } {
+	const tool = (req.tools ?? []).find((t) => isObject(t.input_schema));
+	const hasResult = req.messages.some((m) => Array.isArray(m.content) && m.content.some((b) => b.type === "tool_result"));
+	if (tool && !hasResult) {
+		return { content: [toolUseBlock(tool.name, demoInput(tool))], stopReason: "tool_use" };
+	}
+	const quote = lastInput(req.messages).slice(0, 200);
+	return finalText(`Emulated reply from the local Messages API emulator (no model was called). Last input: "${quote}"`, req.max_tokens);
+}
+
+function demoInput(tool: WireTool): Record<string, unknown> {
+	if (tool.name === "http_fetch") {
+		const host = /\b((?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z]{2,})\b/i.exec(tool.description ?? "")?.[1]?.toLowerCase();
+		return { url: `https://${host ?? "example.com"}/`, method: "GET" };
+	}
+	const schema = tool.input_schema ?? {};
+	const input: Record<string, unknown> = {};
+	for (const name of schema.required ?? []) input[name] = demoValue(name, schema.properties?.[name] ?? {});
+	return input;
+}
+
+function demoValue(name: string, schema: JsonSchema): unknown {
+	if (schema.default !== undefined) return schema.default;
+	if (schema.enum && schema.enum.length > 0) return schema.enum[0];
+	const type = Array.isArray(schema.type) ? schema.type.find((t) => t !== "null") : schema.type;
+	switch (type) {
+		case "number":
+		case "integer":
+			return schema.minimum ?? 1;
+		case "boolean":
+			return true;
+		case "array":
+			return [];
+		case "object": {
+			const nested: Record<string, unknown> = {};
+			for (const key of schema.required ?? []) nested[key] = demoValue(key, schema.properties?.[key] ?? {});
+			return nested;
+		}
+		default: {
+			const n = name.toLowerCase();
+			if (schema.format === "uri" || n.includes("url")) return "https://example.com/";
+			if (schema.format === "email" || n.includes("email")) return "demo@example.com";
+			if (n.includes("title") || n.includes("subject") || n.includes("summary")) return "Demo title";
+			if (n.includes("body") || n.includes("text") || n.includes("message") || n.includes("content")) return "Hello from the emulator.";
+			return `demo ${name}`;
+		}
+	}
+}
+
+/** The last user turn's text, or the content of its last tool_result. */
+function lastInput(messages: WireMessage[]): string {
+	const user = messages.findLast((m) => m.role === "user");
+	if (!user) return "";
+	if (typeof user.content === "string") return user.content;
+	const result = user.content.findLast((b) => b.type === "tool_result");
+	if (result) return textOf((result as { content?: string | WireContentBlock[] }).content ?? "");
+	return textOf(user.content);
+}
+
+// ── Building answers ───────────────────────────────────────────────────────────────────────────
+
+function textBlock(text: string): ResponseBlock {
+	return { type: "text", text, citations: null };
+}
+
+function toolUseBlock(name: string, input: unknown, id?: string): ResponseBlock {
+	return { type: "tool_use", id: id ?? newId("toolu_01", 22), name, input: input ?? {}, caller: { type: "direct" } };
+}
+
+/** A final text, cut at max_tokens (about 4 characters a token) as the real API would. */
+function finalText(text: string, maxTokens: number): { content: ResponseBlock[]; stopReason: StopReason } {
+	const chars = [...text];
+	if (Math.ceil(chars.length / 4) > maxTokens) return { content: [textBlock(chars.slice(0, maxTokens * 4).join(""))], stopReason: "max_tokens" };
+	return { content: [textBlock(text)], stopReason: "end_turn" };
+}
+
+function textOf(content: string | WireContentBlock[] | undefined): string {
+	if (content === undefined) return "";
+	if (typeof content === "string") return content;
+	return content
+		.map((block) => {
+			if (block.type === "text") return String((block as WireTextBlock).text);
+			if (block.type === "tool_use") {
+				const use = block as { name: string; input: unknown };
+				return use.name + JSON.stringify(use.input);
+			}
+			if (block.type === "tool_result") return textOf((block as { content?: string | WireContentBlock[] }).content);
+			return "";
+		})
+		.join("\n");
+}
+
+// ── Streaming ──────────────────────────────────────────────────────────────────────────────────
+
+type SseEvent = { type: string; [key: string]: unknown };
+type StreamFault =
+	| null
+	| { kind: "drop"; after: number }
+	| { kind: "malformed" }
+	| { kind: "error"; after: number; body: ReturnType<typeof errorBody> };
+
+/** The event sequence the real API sends for a message. */
+function streamEvents(message: ResponseMessage): SseEvent[] {
+	const events: SseEvent[] = [
+		{
+			type: "message_start",
+			message: { ...message, content: [], stop_reason: null, stop_sequence: null, usage: { ...message.usage, output_tokens: 1 } },
+		},
+		{ type: "ping" },
+	];
+	message.content.forEach((block, index) => {
+		if (block.type === "text") {
+			events.push({ type: "content_block_start", index, content_block: { type: "text", text: "", citations: null } });
+			for (const text of chunks(block.text, 16)) events.push({ type: "content_block_delta", index, delta: { type: "text_delta", text } });
+		} else {
+			events.push({ type: "content_block_start", index, content_block: { ...block, input: {} } });
+			// The real API opens with an empty piece, then splits the JSON at arbitrary points.
+			const json = JSON.stringify(block.input);
+			const pieces = ["", ...chunks(json, Math.max(1, Math.ceil(json.length / 5)))];
+			for (const partial_json of pieces) events.push({ type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json } });
+		}
+		events.push({ type: "content_block_stop", index });
+	});
+	events.push(
+		{ type: "message_delta", delta: { stop_reason: message.stop_reason, stop_sequence: null }, usage: { output_tokens: message.usage.output_tokens } },
+		{ type: "message_stop" },
+	);
+	return events;
+}
+
+function frame(type: string, data: string): Uint8Array {
+	return encoder.encode(`event: ${type}\ndata: ${data}\n\n`);
+}
+
+/**
+ * One event per pull, so a fault lands after the consumer has read the events before it (erroring a
+ * stream discards whatever is still queued in it).
+ */
+function sseBody(events: SseEvent[], fault: StreamFault, delayMs: number, requestSignal: AbortSignal): ReadableStream<Uint8Array> {
+	const cancelled = new AbortController();
+	const signal = AbortSignal.any([requestSignal, cancelled.signal]);
+	let sent = 0;
+	let done = false;
+	return new ReadableStream<Uint8Array>(
+		{
+			async pull(controller) {
+				if (done) return;
+				try {
+					if (fault?.kind === "drop" && sent >= fault.after) {
+						done = true;
+						controller.error(new Error("emulated connection drop mid-stream"));
+						return;
+					}
+					if (fault?.kind === "error" && sent >= fault.after) {
+						done = true;
+						controller.enqueue(frame("error", JSON.stringify(fault.body)));
+						controller.close();
+						return;
+					}
+					if (fault?.kind === "malformed" && sent === 2) {
+						done = true;
+						controller.enqueue(frame("content_block_start", '{"type":"content_block_start","index":0,"content_block":{"type":"text"'));
+						controller.close();
+						return;
+					}
+					const event = events[sent];
+					if (!event) {
+						done = true;
+						controller.close();
+						return;
+					}
+					// A slow model: the headers and message_start come, then a pause before the content.
+					if (sent === 1 && delayMs > 0) await wait(delayMs, signal);
+					controller.enqueue(frame(event.type, JSON.stringify(event)));
+					sent++;
+				} catch (error) {
+					done = true;
+					if (!cancelled.signal.aborted) controller.error(error);
+				}
+			},
+			cancel(reason) {
+				done = true;
+				cancelled.abort(reason);
+			},
+		},
+		{ highWaterMark: 0 },
+	);
+}
+
+/** A JSON body that breaks halfway, as a connection reset would leave it. */
+function brokenBody(text: string): ReadableStream<Uint8Array> {
+	let first = true;
+	return new ReadableStream<Uint8Array>(
+		{
+			pull(controller) {
+				if (first) {
+					first = false;
+					controller.enqueue(encoder.encode(text.slice(0, Math.floor(text.length / 2))));
+				} else controller.error(new Error("emulated connection drop mid-body"));
+			},
+		},
+		{ highWaterMark: 0 },
+	);
+}
+
+// ── Small helpers ──────────────────────────────────────────────────────────────────────────────
+
+/** Resolves after `ms` (never, for Infinity); rejects with the signal's reason when it aborts. */
+function wait(ms: number, signal: AbortSignal): Promise<void> {
+	return new Promise((resolve, reject) => {
+		if (signal.aborted) {
+			reject(signal.reason);
+			return;
+		}
+		let timer: ReturnType<typeof setTimeout> | undefined;
+		const onAbort = () => {
+			if (timer !== undefined) clearTimeout(timer);
+			reject(signal.reason);
+		};
+		signal.addEventListener("abort", onAbort, { once: true });
+		if (Number.isFinite(ms)) {
+			timer = setTimeout(() => {
+				signal.removeEventListener("abort", onAbort);
+				resolve();
+			}, ms);
+		}
+	});
+}
+
+function chunks(text: string, size: number): string[] {
+	// By code point, so a chunk boundary never splits a surrogate pair.
+	const points = [...text];
+	const out: string[] = [];
+	for (let i = 0; i < points.length; i += size) out.push(points.slice(i, i + size).join(""));
+	return out.length > 0 ? out : [""];
+}
+
+const ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+function newId(prefix: string, length: number): string {
+	const bytes = crypto.getRandomValues(new Uint8Array(length));
+	let id = prefix;
+	for (const byte of bytes) id += ALPHABET[byte % ALPHABET.length];
+	return id;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+	return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function errorBody(type: ApiErrorType, message: string, requestId: string) {
+	return { type: "error" as const, error: { type, message }, request_id: requestId };
+}
+
+function jsonHeaders(requestId: string): Record<string, string> {
+	return { "content-type": "application/json", "request-id": requestId };
+}
+
+function json(status: number, body: unknown): Response {
+	return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
+}
+
+/** An error in the API's shape: `{type:"error", error:{type, message}, request_id}` plus a request-id header. */
+export function apiError(status: number, type: ApiErrorType, message: string, headers: Record<string, string> = {}): Response {
+	const requestId = newId("req_011C", 20);
+	return new Response(JSON.stringify(errorBody(type, message, requestId)), {
+		status,
+		headers: { ...jsonHeaders(requestId), ...headers },
+	});
+}

@@ -1,0 +1,210 @@
+/**
+ * Prompt injection scan, tiered (Hermes): "strict" for a bare prompt someone typed, "data" where
+ * text nobody vetted as a prompt is present (a webhook payload, the notepad). Data legitimately
+ * holds shell snippets and odd unicode, so that tier only refuses instruction overrides and strips
+ * invisible characters instead of refusing them.
+ *
+ * Every check is linear in the input: regexes are bounded (no nested unbounded quantifiers over
+ * overlapping classes), and the two checks that would not be are plain scans.
+ */
+export type ScanTier = "strict" | "data";
+
+export type ScanResult = { ok: true; text: string } | { ok: false; reason: string };
+
+interface Check {
+	name: string;
+	/** "override" checks run in both tiers; "strict" ones only on a bare prompt. */
+	tier: "override" | "strict";
+	test: (text: string) => boolean;
+}
+
+const re = (pattern: RegExp) => (text: string) => pattern.test(text);
+
+const CHECKS: Check[] = [
+	{
+		name: "ignore previous instructions",
+		tier: "override",
+		test: re(
+			/\bignore\s+(?:(?:all|any|the|your|my|of|these|those)\s+){0,3}(?:previous|prior|above|earlier|preceding|foregoing)\s+(?:instructions?|prompts?|rules|directions|directives|context)\b/i,
+		),
+	},
+	{
+		name: "disregard instructions or system prompt",
+		tier: "override",
+		test: re(/\bdisregard\s+(?:[\w'-]+\s+){0,4}?(?:instructions?|system\s+prompt|rules|guidelines|directives)\b/i),
+	},
+	{
+		name: "forget your instructions",
+		tier: "override",
+		test: re(/\bforget\s+(?:(?:all|everything|any|the|your|of)\s+){0,3}(?:(?:previous|prior|earlier|above)\s+)?(?:instructions|rules|guidelines|directives)\b/i),
+	},
+	{
+		name: "you are now (role reassignment)",
+		tier: "override",
+		// "You are now in charge of the digest" is a normal sentence; a new identity or mode is not.
+		test: re(
+			/\byou\s+are\s+now\s+(?:no\s+longer\b|(?:an?\s+|the\s+|my\s+)?(?:[\w-]+\s+){0,2}?(?:DAN|AI|assistant|model|bot|chatbot|persona|character|mode|jailbroken|unrestricted|unfiltered|uncensored|free\s+(?:from|of))\b)/i,
+		),
+	},
+	{
+		name: "reveal the system prompt",
+		tier: "override",
+		test: re(
+			/\b(?:reveal|print|show|output|repeat|display|leak|dump|tell\s+me)\s+(?:(?:me|us|your|the|full|entire|whole|complete|exact|original|initial|hidden|secret)\s+){0,4}(?:system\s+prompt|system\s+message|initial\s+instructions|hidden\s+instructions|instructions\s+above)\b/i,
+		),
+	},
+	{
+		name: "act without restrictions",
+		tier: "override",
+		test: re(
+			/\b(?:act|behave|respond|pretend)\s+(?:as|like|to\s+be)\s+(?:[\w'-]+\s+){0,6}?(?:without|with\s+no|free\s+of)\s+(?:any\s+)?(?:restrictions|limits|limitations|filters|rules|guidelines|censorship|safeguards)\b/i,
+		),
+	},
+	{
+		name: "DAN / jailbreak mode",
+		tier: "override",
+		test: (text) =>
+			/\bDAN\s+mode\b|\bdo\s+anything\s+now\b|\bjailbr(?:eak|oken)\s+mode\b|\bdeveloper\s+mode\s+(?:enabled|on)\b/i.test(text) ||
+			// The token itself is matched case-sensitively: "act as Dan" is a colleague, "act as DAN" is not.
+			/\b(?:[Aa]ct|[Bb]ehave|[Pp]retend|[Yy]ou\s+are(?:\s+now)?)\s+(?:as\s+|like\s+|to\s+be\s+)?(?:an?\s+)?DAN\b/.test(text),
+	},
+	{
+		name: "fake role tag",
+		tier: "override",
+		test: (text) =>
+			/<\s*\/?\s*(?:system|assistant|developer)\s*>|<\|\s*(?:im_start|im_end|im_sep|system|user|assistant|endoftext|start_header_id|end_header_id|eot_id)\s*\|>|\[\/?INST\]|<<\/?SYS>>/i.test(text) ||
+			// The legacy Human/Assistant turn markers, exactly as that format wrote them.
+			/\n\n(?:Human|Assistant):/.test(text),
+	},
+	{ name: "base64 blob with a request to decode it", tier: "strict", test: (text) => hasLongBase64Run(text) && /\b(?:decode|decoded|base64|b64decode|atob)\b/i.test(text) },
+	{
+		name: "download piped to a shell (curl | sh)",
+		tier: "strict",
+		test: re(
+			/\b(?:curl|wget)\b[^\n|]{0,500}\|\s*(?:sudo\s+)?(?:ba|z|da|k|fi)?sh\b|\b(?:iwr|irm|invoke-webrequest|invoke-restmethod)\b[^\n|]{0,500}\|\s*(?:iex|invoke-expression)\b/i,
+		),
+	},
+	{ name: "rm -rf /", tier: "strict", test: hasRecursiveRootDelete },
+	{
+		name: "destructive shell command",
+		tier: "strict",
+		test: re(/:\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:|\bmkfs(?:\.\w{1,10})?\s+\/dev\/|\bdd\s+if=\S{1,200}\s+of=\/dev\/(?:sd|hd|nvme|xvd|disk)/i),
+	},
+];
+
+const BASE64_CHAR = /[A-Za-z0-9+/_-]/;
+const BASE64_BLOB_MIN = 200;
+
+/** A run of more than 200 base64 characters, found in one pass (a regex would rescan short runs). */
+function hasLongBase64Run(text: string): boolean {
+	let run = 0;
+	for (const ch of text) {
+		run = BASE64_CHAR.test(ch) ? run + 1 : 0;
+		if (run > BASE64_BLOB_MIN) return true;
+	}
+	return false;
+}
+
+/** `rm` with recursive and force flags (in any spelling) aimed at /, /*, ~ or $HOME. */
+function hasRecursiveRootDelete(text: string): boolean {
+	const command = /\brm\s+((?:-{1,2}[a-z-]{1,20}\s+){1,4})(?:--\s+)?(?:\/\*?|~\/?|\$HOME\/?|\$\{HOME\}\/?)(?=\s|$|[;|&"'`)])/gi;
+	for (const match of text.matchAll(command)) {
+		const flags = (match[1] ?? "").toLowerCase();
+		const recursive = /(?:^|\s)-[a-z]*r|--recursive/.test(flags);
+		const force = /(?:^|\s)-[a-z]*f|--force/.test(flags);
+		if (recursive && force) return true;
+	}
+	return false;
+}
+
+// ── Invisible unicode ───────────────────────────────────────────────────────────────────────────
+
+function invisibleKind(cp: number): string | null {
+	if ((cp >= 0x200b && cp <= 0x200d) || (cp >= 0x2060 && cp <= 0x2064) || cp === 0xfeff || cp === 0x180e) return "zero-width character";
+	if ((cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069)) return "bidi control";
+	if (cp >= 0xe0000 && cp <= 0xe007f) return "tag character";
+	return null;
+}
+
+const PICTOGRAPHIC = /\p{Extended_Pictographic}/u;
+const EMOJI_TRAILER = /[\u{FE0F}\u{1F3FB}-\u{1F3FF}]/u;
+// Scripts whose spelling uses ZWNJ between letters (Persian, Urdu, the Indic scripts).
+const ZWNJ_SCRIPT = /[\p{sc=Arabic}\p{sc=Devanagari}\p{sc=Bengali}\p{sc=Gurmukhi}\p{sc=Gujarati}\p{sc=Oriya}\p{sc=Tamil}\p{sc=Telugu}\p{sc=Kannada}\p{sc=Malayalam}\p{sc=Sinhala}]/u;
+const BLACK_FLAG = 0x1f3f4;
+const CANCEL_TAG = 0xe007f;
+
+/**
+ * Invisible characters that carry no visible meaning here, with their positions. Legitimate uses
+ * are not counted: ZWJ inside an emoji sequence (👩‍💻), ZWNJ inside a word of a script that needs
+ * it, and tag characters inside a subdivision flag (🏴 + tags + cancel tag).
+ */
+function findInvisible(text: string): { at: number; cp: number; kind: string }[] {
+	const chars = Array.from(text);
+	const found: { at: number; cp: number; kind: string }[] = [];
+	for (let i = 0; i < chars.length; i++) {
+		const cp = chars[i]?.codePointAt(0) ?? 0;
+		if (cp === BLACK_FLAG) {
+			let j = i + 1;
+			while (j < chars.length) {
+				const t = chars[j]?.codePointAt(0) ?? 0;
+				if (t < 0xe0020 || t > 0xe007e) break;
+				j++;
+			}
+			if (j > i + 1 && chars[j]?.codePointAt(0) === CANCEL_TAG) {
+				i = j;
+				continue;
+			}
+		}
+		const kind = invisibleKind(cp);
+		if (kind === null) continue;
+		const before = chars[i - 1] ?? "";
+		const after = chars[i + 1] ?? "";
+		if (cp === 0x200d) {
+			let k = i - 1;
+			while (k > 0 && EMOJI_TRAILER.test(chars[k] ?? "")) k--;
+			if (PICTOGRAPHIC.test(chars[k] ?? "") && PICTOGRAPHIC.test(after)) continue;
+		}
+		if (cp === 0x200c && ZWNJ_SCRIPT.test(before) && ZWNJ_SCRIPT.test(after)) continue;
+		found.push({ at: i, cp, kind });
+	}
+	return found;
+}
+
+function codePointName(cp: number): string {
+	return `U+${cp.toString(16).toUpperCase().padStart(4, "0")}`;
+}
+
+/** Removes the invisible characters findInvisible reports, keeping everything else byte for byte. */
+export function stripInvisible(text: string): string {
+	const found = findInvisible(text);
+	if (found.length === 0) return text;
+	const drop = new Set(found.map((f) => f.at));
+	return Array.from(text)
+		.filter((_, i) => !drop.has(i))
+		.join("");
+}
+
+function firstMatch(text: string, tier: ScanTier): Check | undefined {
+	// NFKC folds look-alikes such as fullwidth letters, so "ｉｇｎｏｒｅ" is still "ignore".
+	const folded = text.normalize("NFKC");
+	return CHECKS.find((check) => (tier === "strict" || check.tier === "override") && check.test(folded));
+}
+
+/**
+ * Scans a prompt before it reaches the model. "strict" refuses injection patterns, shell command
+ * shapes and invisible unicode; "data" refuses only instruction overrides and returns the text
+ * with invisible unicode removed (checked after removal, so "ig\u200Bnore" cannot hide a phrase).
+ */
+export function scanPrompt(text: string, tier: ScanTier): ScanResult {
+	if (tier === "strict") {
+		const [hidden] = findInvisible(text);
+		if (hidden) {
+			return { ok: false, reason: `invisible unicode ${codePointName(hidden.cp)} (${hidden.kind}) at character ${hidden.at}` };
+		}
+		const check = firstMatch(text, "strict");
+		return check ? { ok: false, reason: `prompt injection pattern: ${check.name}` } : { ok: true, text };
+	}
+	const cleaned = stripInvisible(text);
+	const check = firstMatch(cleaned, "data");
+	return check ? { ok: false, reason: `prompt injection pattern: ${check.name}` } : { ok: true, text: cleaned };
+}

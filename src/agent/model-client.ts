@@ -1,0 +1,276 @@
+/**
+ * The Messages API client the agent loop calls once per turn. drover owns the retry policy (the
+ * SDK's own retries are off) so that every wait is bounded, visible in `attempts`, and never long
+ * enough to pin a Durable Object: a long rate limit is handed back to the loop as `retryAfterMs`,
+ * which it turns into an alarm.
+ */
+import Anthropic, { APIConnectionError, APIError, APIUserAbortError } from "@anthropic-ai/sdk";
+import {
+	ModelCallError,
+	type Message,
+	type ModelClient,
+	type ModelErrorKind,
+	type ModelRequest,
+	type ModelResponse,
+} from "./contracts.ts";
+import { DEFAULT_BASE_URL, EMULATOR_API_KEY, providerConfig, type ProviderConfig, type ProviderEnv } from "./credentials.ts";
+
+export type ModelAttempt = ModelResponse["attempts"][number];
+
+export interface ModelClientOptions {
+	/** The fetch the SDK uses; defaults to the global one, looked up per request. */
+	fetch?: typeof fetch;
+	/** Waits between tries; injected by tests so time is driven, never slept. */
+	sleep?: (ms: number) => Promise<void>;
+	/** The clock, for `retry-after` given as an HTTP date. */
+	now?: () => number;
+	/** The longest rate-limit wait held in the call; longer ones are handed back as retryAfterMs. */
+	maxWaitMs?: number;
+}
+
+/** A ModelCallError that also carries the tries made, so a failed turn is as visible as a good one. */
+export class ModelCallFailure extends ModelCallError {
+	readonly attempts: ModelAttempt[];
+
+	constructor(kind: ModelErrorKind, message: string, attempts: ModelAttempt[], status: number | null = null, retryAfterMs: number | null = null) {
+		super(kind, message, status, retryAfterMs);
+		this.attempts = attempts;
+	}
+}
+
+/** Waits before the 2nd and 3rd try of a model that answered overloaded, 5xx or not at all. */
+export const TRANSIENT_BACKOFF_MS: readonly number[] = [500, 1500];
+export const DEFAULT_MAX_WAIT_MS = 10_000;
+// The API always sends retry-after on a 429; a gateway might not. Assume a short, honest pause.
+const DEFAULT_RETRY_AFTER_MS = 5_000;
+
+type Transient = "overloaded" | "server" | "network";
+
+type Failure =
+	| { kind: "aborted" }
+	| { kind: "rate_limit"; status: number; retryAfterMs: number | null; detail: string }
+	| { kind: "auth"; status: number; detail: string }
+	| { kind: "invalid_request"; status: number; detail: string }
+	| { kind: Transient; status: number | null; detail: string };
+
+// A mid-stream `event: error` carries no HTTP status, only the error type: map it to the status the
+// same failure has when it happens before the stream starts, so both are handled alike.
+const STATUS_OF_ERROR_TYPE: Record<string, number> = {
+	invalid_request_error: 400,
+	authentication_error: 401,
+	billing_error: 402,
+	permission_error: 403,
+	not_found_error: 404,
+	request_too_large: 413,
+	rate_limit_error: 429,
+	api_error: 500,
+	timeout_error: 504,
+	overloaded_error: 529,
+};
+
+function retryAfterMs(headers: Headers | undefined, now: number): number | null {
+	const ms = headers?.get("retry-after-ms");
+	if (ms) {
+		const n = Number(ms);
+		if (Number.isFinite(n) && n >= 0) return Math.ceil(n);
+	}
+	const value = headers?.get("retry-after");
+	if (value) {
+		const seconds = Number(value);
+		if (Number.isFinite(seconds) && seconds >= 0) return Math.ceil(seconds * 1000);
+		const at = Date.parse(value);
+		if (!Number.isNaN(at)) return Math.max(0, at - now);
+	}
+	return null;
+}
+
+function classifyStatus(status: number, type: string | null, detail: string, headers: Headers | undefined, now: number): Failure {
+	if (status === 429) return { kind: "rate_limit", status, retryAfterMs: retryAfterMs(headers, now), detail };
+	// 402 (billing) belongs to the key's organisation, so another key in the pool may still work.
+	if (status === 401 || status === 402 || status === 403) return { kind: "auth", status, detail };
+	if (status === 529 || type === "overloaded_error") return { kind: "overloaded", status, detail };
+	if (status >= 500 || status === 408) return { kind: "server", status, detail };
+	// Any other 4xx says the request itself is wrong: the same request to another model or key fails too.
+	return { kind: "invalid_request", status, detail };
+}
+
+function classify(error: unknown, signal: AbortSignal | undefined, now: number): Failure {
+	if (signal?.aborted || error instanceof APIUserAbortError) return { kind: "aborted" };
+	if (error instanceof APIConnectionError) return { kind: "network", status: null, detail: error.message };
+	if (error instanceof APIError) {
+		const type = typeof error.type === "string" ? error.type : null;
+		const detail = [type, error.apiMessage ?? (error.status === undefined ? error.message : null)].filter(Boolean).join(": ") || error.message;
+		if (typeof error.status === "number") return classifyStatus(error.status, type, detail, error.headers, now);
+		const status = type === null ? undefined : STATUS_OF_ERROR_TYPE[type];
+		return classifyStatus(status ?? 500, type, detail, error.headers, now);
+	}
+	// A fetch that rejects, a stream cut before message_stop, malformed SSE: the answer never arrived.
+	return { kind: "network", status: null, detail: error instanceof Error ? error.message : String(error) };
+}
+
+function defaultSleep(ms: number): Promise<void> {
+	return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+export function createModelClient(env: ProviderEnv, options: ModelClientOptions = {}): ModelClient {
+	const sleep = options.sleep ?? defaultSleep;
+	const now = options.now ?? Date.now;
+	const maxWaitMs = options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
+	// Looked up per request rather than captured, and called unbound (workerd refuses a fetch whose
+	// `this` is the SDK client).
+	const doFetch: typeof fetch = options.fetch ?? ((input, init) => fetch(input, init));
+	// The key the next call starts with: it stays on a key that works and moves past one that was
+	// rate-limited or refused, so later calls do not keep hitting the same wall.
+	let cursor = 0;
+	const sdkClients = new Map<string, Anthropic>();
+
+	function sdkFor(config: ProviderConfig, index: number): Anthropic {
+		const baseURL = config.baseURL ?? DEFAULT_BASE_URL;
+		const id = `${index}\n${baseURL}`;
+		let client = sdkClients.get(id);
+		if (!client) {
+			// Always an explicit key and base URL, so the SDK never falls back to process.env or a
+			// credentials file: the host checked by providerConfig is the only one that gets a key.
+			const apiKey = config.emulator ? EMULATOR_API_KEY : (config.keys[index] ?? "");
+			client = new Anthropic({ apiKey, baseURL, maxRetries: 0, fetch: doFetch });
+			sdkClients.set(id, client);
+		}
+		return client;
+	}
+
+	return {
+		async call(request: ModelRequest): Promise<ModelResponse> {
+			const attempts: ModelAttempt[] = [];
+			const signal = request.signal;
+			let secrets: string[] = [];
+			// A gateway might echo a key back in an error body; nothing we return may carry one.
+			const redact = (text: string) => secrets.reduce((t, key) => t.split(key).join("[redacted key]"), text);
+			const failure = (kind: ModelErrorKind, message: string, status: number | null = null, retryAfter: number | null = null) =>
+				new ModelCallFailure(kind, redact(message), attempts, status, retryAfter);
+			const abortedError = () => failure("aborted", "the model call was aborted");
+
+			async function pause(ms: number): Promise<void> {
+				if (signal?.aborted) throw abortedError();
+				if (!signal) return sleep(ms);
+				let onAbort = () => {};
+				const aborted = new Promise<never>((_, reject) => {
+					onAbort = () => reject(abortedError());
+					signal.addEventListener("abort", onAbort, { once: true });
+				});
+				try {
+					await Promise.race([sleep(ms), aborted]);
+				} finally {
+					signal.removeEventListener("abort", onAbort);
+				}
+			}
+
+			let config: ProviderConfig;
+			try {
+				config = providerConfig(env);
+			} catch (error) {
+				if (error instanceof ModelCallError) throw new ModelCallFailure(error.kind, error.message, attempts, error.status, error.retryAfterMs);
+				throw error;
+			}
+			secrets = config.keys;
+			if (request.models.length === 0) throw failure("invalid_request", "no model to call: the request lists no models");
+			if (signal?.aborted) throw abortedError();
+
+			const poolSize = config.emulator ? 1 : config.keys.length;
+			if (cursor >= poolSize) cursor = 0;
+			// Per call: keys refused (401/402/403) and keys rate-limited, with their retry-after.
+			const refused = new Set<number>();
+			const limited = new Map<number, number>();
+			let waitedForLimit = false;
+			let last: { kind: Transient; status: number | null; detail: string; model: string } | null = null;
+
+			const nextUsableKey = (from: number): number | null => {
+				for (let step = 1; step <= poolSize; step++) {
+					const key = (from + step) % poolSize;
+					if (!refused.has(key) && !limited.has(key)) return key;
+				}
+				return null;
+			};
+
+			for (const model of request.models) {
+				let transientTries = 0;
+				let waited = 0;
+				for (;;) {
+					const key = cursor;
+					let message: Message;
+					try {
+						const stream = sdkFor(config, key).messages.stream(
+							{
+								model,
+								max_tokens: request.max_tokens,
+								messages: request.messages,
+								...(request.system.length > 0 ? { system: request.system } : {}),
+								...(request.tools.length > 0 ? { tools: request.tools } : {}),
+							},
+							{ signal },
+						);
+						message = await stream.finalMessage();
+					} catch (error) {
+						const f = classify(error, signal, now());
+						// The attempt type has no "aborted" status; the thrown kind says it.
+						if (f.kind === "aborted") throw abortedError();
+						attempts.push({ model, key, status: f.status ?? "network", waited_ms: waited });
+						waited = 0;
+
+						if (f.kind === "invalid_request") throw failure("invalid_request", `${model}: ${f.detail}`, f.status);
+
+						if (f.kind === "auth" || f.kind === "rate_limit") {
+							if (f.kind === "auth") {
+								refused.add(key);
+								limited.delete(key);
+							} else {
+								const after = f.retryAfterMs ?? DEFAULT_RETRY_AFTER_MS;
+								// Tried once more after waiting, and limited again: the loop should come back later.
+								if (waitedForLimit) throw failure("rate_limit", `${model}: rate limited again after waiting: ${f.detail}`, 429, after);
+								limited.set(key, after);
+							}
+							const next = nextUsableKey(key);
+							if (next !== null) {
+								cursor = next;
+								continue;
+							}
+							if (limited.size === 0) {
+								const pool = poolSize > 1 ? `all ${poolSize} keys in the pool were refused; last: ` : "";
+								throw failure("auth", `${model}: ${pool}${f.detail}`, f.status);
+							}
+							// Every usable key is rate-limited: wait for the soonest, if that is short, then try once more.
+							let soonestKey = 0;
+							let soonest = Number.POSITIVE_INFINITY;
+							for (const [k, ms] of limited) {
+								if (ms < soonest) [soonestKey, soonest] = [k, ms];
+							}
+							if (soonest > maxWaitMs) {
+								throw failure("rate_limit", `${model}: every key is rate limited for at least ${soonest} ms: ${f.detail}`, 429, soonest);
+							}
+							await pause(soonest);
+							waited = soonest;
+							waitedForLimit = true;
+							limited.clear();
+							cursor = soonestKey;
+							continue;
+						}
+
+						last = { kind: f.kind, status: f.status, detail: f.detail, model };
+						const backoff = TRANSIENT_BACKOFF_MS[transientTries];
+						if (backoff === undefined) break; // this model is exhausted: on to the next fallback
+						transientTries++;
+						await pause(backoff);
+						waited = backoff;
+						continue;
+					}
+					attempts.push({ model, key, status: "ok", waited_ms: waited });
+					cursor = key;
+					return { message, model, attempts };
+				}
+			}
+
+			const tried = request.models.join(", ");
+			const kind = last?.kind ?? "server";
+			throw failure(kind, `no model answered (tried ${tried}); last: ${last?.model ?? "?"}: ${last?.detail ?? "unknown error"}`, last?.status ?? null);
+		},
+	};
+}

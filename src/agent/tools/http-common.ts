@@ -1,0 +1,106 @@
+/** What http_fetch and webhook tools share: the deadline, bounded body reads, error wording. */
+
+/** One deadline per tool call, covering connect, redirects and reading the body. */
+export const TOOL_TIMEOUT_MS = 30_000;
+
+/** The call's deadline, combined with the job's own signal (cancel, job timeout) when there is one. */
+export function toolSignal(jobSignal: AbortSignal | undefined): AbortSignal {
+	const deadline = AbortSignal.timeout(TOOL_TIMEOUT_MS);
+	return jobSignal ? AbortSignal.any([deadline, jobSignal]) : deadline;
+}
+
+/**
+ * Settles with `promise`, or rejects as soon as `signal` aborts. fetch and body reads are given the
+ * signal too; the race makes the deadline hold even where a pending read does not observe it.
+ */
+export function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+	if (signal.aborted) {
+		promise.catch(() => {});
+		return Promise.reject(signal.reason);
+	}
+	return new Promise<T>((resolve, reject) => {
+		const onAbort = () => reject(signal.reason);
+		signal.addEventListener("abort", onAbort, { once: true });
+		promise.then(
+			(value) => {
+				signal.removeEventListener("abort", onAbort);
+				resolve(value);
+			},
+			(error: unknown) => {
+				signal.removeEventListener("abort", onAbort);
+				reject(error);
+			},
+		);
+	});
+}
+
+export interface CappedBody {
+	bytes: Uint8Array;
+	/** The body had more than `cap` bytes; only the first `cap` were kept. */
+	truncated: boolean;
+}
+
+/**
+ * Reads at most `cap` bytes of `body` and cancels the stream past that, so an endless or huge
+ * response costs at most `cap` bytes of the isolate's 128 MB and no more network reads than needed.
+ */
+export async function readCapped(body: ReadableStream<Uint8Array> | null, cap: number, signal: AbortSignal): Promise<CappedBody> {
+	if (!body) return { bytes: new Uint8Array(0), truncated: false };
+	const reader = body.getReader();
+	const chunks: Uint8Array[] = [];
+	let total = 0;
+	let truncated = false;
+	let done = false;
+	try {
+		while (!done) {
+			const next = await abortable(reader.read(), signal);
+			if (next.done) {
+				done = true;
+				break;
+			}
+			const chunk = next.value;
+			// Reaching exactly `cap` is not truncation unless more follows, so the loop reads once past
+			// the cap; that read's bytes are dropped, not kept.
+			if (total + chunk.byteLength > cap) {
+				chunks.push(chunk.subarray(0, cap - total));
+				total = cap;
+				truncated = true;
+				break;
+			}
+			chunks.push(chunk);
+			total += chunk.byteLength;
+		}
+	} finally {
+		// Tells the origin to stop sending; also settles a read left pending by an abort.
+		if (!done) reader.cancel().catch(() => {});
+	}
+	const bytes = new Uint8Array(total);
+	let offset = 0;
+	for (const chunk of chunks) {
+		bytes.set(chunk, offset);
+		offset += chunk.byteLength;
+	}
+	return { bytes, truncated };
+}
+
+/** Why a request failed, in words for the model: cancelled, timed out, or the network error. */
+export function failureReason(error: unknown, signal: AbortSignal, jobSignal: AbortSignal | undefined): string {
+	if (jobSignal?.aborted) return "cancelled: the job was stopped while the request was in flight";
+	if (signal.aborted) return `timed out after ${TOOL_TIMEOUT_MS / 1000} s`;
+	const message = error instanceof Error ? error.message : String(error);
+	return `network error: ${message}`;
+}
+
+/**
+ * Decodes in `charset` (UTF-8 when absent or unsupported), replacing invalid bytes; a multi-byte
+ * character cut by truncation is dropped rather than shown as a replacement character.
+ */
+export function decodeLenient(body: CappedBody, charset?: string): string {
+	let decoder: TextDecoder;
+	try {
+		decoder = new TextDecoder(charset ?? "utf-8");
+	} catch {
+		decoder = new TextDecoder("utf-8");
+	}
+	return decoder.decode(body.bytes, { stream: body.truncated });
+}

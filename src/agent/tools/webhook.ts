@@ -1,0 +1,73 @@
+/**
+ * Webhook tools: the model's input is POSTed, signed, to a URL the operator keeps in a Worker
+ * secret. The URL can carry a credential (Slack-style hook paths do), so it never appears in a
+ * tool result or a log line.
+ *
+ * Signature: `x-drover-signature: sha256=<hex HMAC-SHA256(key, "<timestamp>.<body>")>` with
+ * `x-drover-timestamp` in unix seconds, the same scheme drover checks on its own inbound webhooks.
+ * The key is the secret `<url_secret>_SIGNING_KEY` when it is set, otherwise the URL secret's value
+ * itself: a receiver that knows its own URL can verify without a second secret, and one that wants
+ * a key independent of the URL gets it by setting the second secret.
+ */
+import { signWebhook } from "../../api/webhook-signature.ts";
+import type { Tool } from "../../config/schema.ts";
+import { log } from "../../log.ts";
+import type { ToolContext, ToolOutcome } from "../contracts.ts";
+import { abortable, decodeLenient, failureReason, readCapped, toolSignal } from "./http-common.ts";
+
+export type WebhookTool = Extract<Tool, { type: "webhook" }>;
+
+/** How much of a webhook's answer is read and handed to the model. */
+export const WEBHOOK_MAX_RESPONSE_BYTES = 1_000_000;
+const ERROR_EXCERPT_CHARS = 500;
+
+export async function callWebhookTool(tool: WebhookTool, input: unknown, ctx: ToolContext, toolUseId: string): Promise<ToolOutcome> {
+	const secrets = ctx.env as unknown as Record<string, unknown>;
+	const url = secrets[tool.url_secret];
+	if (typeof url !== "string" || url === "") {
+		log.warn("tool.webhook.not_configured", { agent: ctx.agent.name, job_id: ctx.jobId, tool: tool.name, url_secret: tool.url_secret });
+		return { ok: false, content: `webhook tool ${tool.name} is not configured (the operator has not set its URL secret)` };
+	}
+	if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) {
+		log.warn("tool.webhook.bad_url", { agent: ctx.agent.name, job_id: ctx.jobId, tool: tool.name, url_secret: tool.url_secret });
+		return { ok: false, content: `webhook tool ${tool.name} is not configured correctly (its URL secret is not an http(s) URL)` };
+	}
+	const signingKey = secrets[`${tool.url_secret}_SIGNING_KEY`];
+	const key = typeof signingKey === "string" && signingKey !== "" ? signingKey : url;
+
+	const body = JSON.stringify({ tool: tool.name, input: input ?? {}, job_id: ctx.jobId });
+	const timestamp = Math.floor(Date.now() / 1000);
+	const headers = {
+		"content-type": "application/json",
+		"x-drover-timestamp": String(timestamp),
+		"x-drover-signature": await signWebhook(key, timestamp, body),
+		// The same tool call retried (after a crash or a network error) carries the same key, so the
+		// receiver can answer it once.
+		"idempotency-key": `${ctx.jobId}:${toolUseId}`,
+	};
+
+	const signal = toolSignal(ctx.signal);
+	let status: number;
+	let text: string;
+	let truncated: boolean;
+	try {
+		// Redirects are not followed: the signed payload goes to the configured URL or nowhere.
+		const response = await abortable(fetch(url, { method: "POST", headers, body, redirect: "manual", signal }), signal);
+		status = response.status;
+		const read = await readCapped(response.body, WEBHOOK_MAX_RESPONSE_BYTES, signal);
+		text = decodeLenient(read);
+		truncated = read.truncated;
+	} catch (error) {
+		// A network error's message may quote the URL; it is cut out before anyone sees it.
+		const reason = failureReason(error, signal, ctx.signal).split(url).join("<webhook url>");
+		log.warn("tool.webhook.failed", { agent: ctx.agent.name, job_id: ctx.jobId, tool: tool.name, reason });
+		return { ok: false, content: `webhook ${tool.name} failed: ${reason}` };
+	}
+	log.info("tool.webhook", { agent: ctx.agent.name, job_id: ctx.jobId, tool: tool.name, status, truncated });
+
+	if (status < 200 || status > 299) {
+		return { ok: false, content: `webhook answered ${status}: ${text.slice(0, ERROR_EXCERPT_CHARS)}` };
+	}
+	if (text === "") return { ok: true, content: `webhook answered ${status} with an empty body` };
+	return { ok: true, content: truncated ? `${text}\n[truncated at ${WEBHOOK_MAX_RESPONSE_BYTES} bytes]` : text };
+}

@@ -1,0 +1,449 @@
+import Anthropic from "@anthropic-ai/sdk";
+import { beforeEach, describe, expect, it, vi } from "vitest";
+import { MessagesEmulator, type EmulatorOptions, type WireTool } from "../../emulator/messages-api.ts";
+import { fake } from "../helpers/outbound.ts";
+
+const MODEL = "claude-sonnet-5-5";
+const FALLBACK = "claude-haiku-5-5";
+
+let emulator: MessagesEmulator;
+let client: Anthropic;
+
+/** A fresh emulator behind the outbound guard, and the real SDK pointed at its default host. */
+function setUp(options?: EmulatorOptions): void {
+	emulator = new MessagesEmulator(options);
+	fake("https://api.anthropic.com", (req) => emulator.handle(req));
+}
+
+beforeEach(() => {
+	setUp();
+	client = new Anthropic({ apiKey: "sk-ant-test", maxRetries: 0 });
+});
+
+const ask = (text: string) => ({ model: MODEL, max_tokens: 1024, messages: [{ role: "user" as const, content: text }] });
+
+/** Raw POST, for bodies the SDK's types would refuse. */
+function post(body: unknown, headers: Record<string, string> = { "x-api-key": "sk-ant-test" }): Promise<Response> {
+	return fetch("https://api.anthropic.com/v1/messages", {
+		method: "POST",
+		headers: { "content-type": "application/json", ...headers },
+		body: JSON.stringify(body),
+	});
+}
+
+describe("non-streaming messages.create", () => {
+	it("returns a Message in the API's shape with a request id", async () => {
+		emulator.enqueue({ text: "Hello there." });
+		const { data: message, response } = await client.messages.create(ask("Say hello")).withResponse();
+		expect(message).toMatchObject({
+			type: "message",
+			role: "assistant",
+			model: MODEL,
+			content: [{ type: "text", text: "Hello there." }],
+			stop_reason: "end_turn",
+			stop_sequence: null,
+			usage: { input_tokens: 3, output_tokens: 3, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+		});
+		expect(message.id).toMatch(/^msg_01[0-9A-Za-z]{22}$/);
+		expect(response.headers.get("request-id")).toMatch(/^req_/);
+	});
+
+	it("stops with max_tokens when scripted, and when the text exceeds the request's max_tokens", async () => {
+		emulator.enqueue({ max_tokens_stop: true, text: "Cut sh" }, { text: "x".repeat(40) });
+		const scripted = await client.messages.create(ask("go"));
+		expect(scripted.stop_reason).toBe("max_tokens");
+		expect(scripted.content).toEqual([{ type: "text", text: "Cut sh", citations: null }]);
+		const long = await client.messages.create({ ...ask("go"), max_tokens: 3 });
+		expect(long.stop_reason).toBe("max_tokens");
+		expect(long.content).toEqual([{ type: "text", text: "x".repeat(12), citations: null }]);
+		expect(long.usage.output_tokens).toBe(3);
+	});
+
+	it("serves a base URL with a path prefix and accepts a bearer token", async () => {
+		fake("https://gateway.example.test", (req) => emulator.handle(req));
+		const viaGateway = new Anthropic({ authToken: "gw-token", apiKey: null, baseURL: "https://gateway.example.test/anthropic", maxRetries: 0 });
+		emulator.enqueue({ text: "via gateway" });
+		const message = await viaGateway.messages.create(ask("hi"));
+		expect(message.content[0]).toMatchObject({ text: "via gateway" });
+		expect(emulator.requests[0]).toMatchObject({ path: "/anthropic/v1/messages", apiKey: "gw-token" });
+	});
+});
+
+describe("streaming", () => {
+	it("sends the real event sequence and the SDK assembles a tool_use input from input_json_delta pieces", async () => {
+		const input = { url: "https://api.github.com/repos/cloudflare/workerd/commits?per_page=5", method: "GET", headers: { accept: "application/json" } };
+		emulator.enqueue({ text: "Let me look that up.", tool_use: { name: "http_fetch", input, id: "toolu_01fixed" } });
+		const stream = client.messages.stream({ ...ask("What changed?"), tools: [httpFetchTool()] });
+		const events: string[] = [];
+		const pieces: string[] = [];
+		stream.on("streamEvent", (event) => {
+			events.push(event.type);
+			if (event.type === "content_block_delta" && event.delta.type === "input_json_delta") pieces.push(event.delta.partial_json);
+		});
+		const message = await stream.finalMessage();
+
+		expect(message.stop_reason).toBe("tool_use");
+		expect(message.content).toHaveLength(2);
+		expect(message.content[0]).toMatchObject({ type: "text", text: "Let me look that up." });
+		expect(message.content[1]).toMatchObject({ type: "tool_use", id: "toolu_01fixed", name: "http_fetch", input });
+		expect(pieces.filter((p) => p !== "").length).toBeGreaterThanOrEqual(3);
+		expect(pieces.join("")).toBe(JSON.stringify(input));
+		// message_start, content blocks (text deltas, then input_json deltas), message_delta, message_stop; pings are skipped by the SDK.
+		expect(events[0]).toBe("message_start");
+		expect(events.slice(-2)).toEqual(["message_delta", "message_stop"]);
+		const blockEvents = events.slice(1, -2).filter((t) => t !== "content_block_delta");
+		expect(blockEvents).toEqual(["content_block_start", "content_block_stop", "content_block_start", "content_block_stop"]);
+		expect(message.usage.output_tokens).toBe(Math.ceil(("Let me look that up.".length + JSON.stringify(input).length) / 4));
+	});
+
+	it("frames every event as `event: <type>` + `data: <json>` with message_start usage and a ping", async () => {
+		emulator.enqueue({ text: "abc" });
+		const res = await post({ ...ask("hi"), stream: true });
+		expect(res.headers.get("content-type")).toMatch(/^text\/event-stream/);
+		const frames = (await res.text()).split("\n\n").filter(Boolean);
+		const parsed = frames.map((f) => {
+			const [event, data] = f.split("\n");
+			return { event: event?.replace(/^event: /, ""), data: JSON.parse(data?.replace(/^data: /, "") ?? "null") as { type: string } & Record<string, unknown> };
+		});
+		expect(parsed.map((p) => p.event)).toEqual([
+			"message_start",
+			"ping",
+			"content_block_start",
+			"content_block_delta",
+			"content_block_stop",
+			"message_delta",
+			"message_stop",
+		]);
+		for (const p of parsed) expect(p.data.type).toBe(p.event);
+		expect(parsed[0]?.data).toMatchObject({
+			message: { content: [], stop_reason: null, usage: { input_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } },
+		});
+		expect(parsed[5]?.data).toEqual({ type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: 1 } });
+	});
+
+	it("a dropped connection mid-stream rejects the SDK's stream", async () => {
+		emulator.enqueue({ drop_after_events: 3 });
+		const stream = client.messages.stream(ask("hi"));
+		const seen: string[] = [];
+		stream.on("streamEvent", (e) => seen.push(e.type));
+		await expect(stream.finalMessage()).rejects.toThrow(/connection drop/);
+		expect(seen).toEqual(["message_start", "content_block_start"]); // the third event was the ping
+	});
+
+	it("a malformed event rejects the SDK's stream", async () => {
+		emulator.enqueue({ malformed: true });
+		const stream = client.messages.stream(ask("hi"));
+		const error = await stream.finalMessage().catch((e: unknown) => e);
+		expect(error).toBeInstanceOf(Anthropic.AnthropicError);
+		expect((error as Error).message).toMatch(/in JSON at position/);
+	});
+
+	it("a mid-stream error event surfaces as the SDK's APIError with the error type", async () => {
+		emulator.enqueue({ error: 529, after_events: 2 });
+		const stream = client.messages.stream(ask("hi"));
+		const error = await stream.finalMessage().catch((e: unknown) => e);
+		expect(error).toBeInstanceOf(Anthropic.APIError);
+		expect((error as InstanceType<typeof Anthropic.APIError>).type).toBe("overloaded_error");
+	});
+
+	it("delay_ms waits before answering and again after message_start, then plays its `then` step", async () => {
+		emulator.enqueue({ delay_ms: 25, then: { text: "slow but sure" } });
+		const started = Date.now();
+		const message = await client.messages.stream(ask("hi")).finalMessage();
+		expect(message.content[0]).toMatchObject({ text: "slow but sure" });
+		expect(Date.now() - started).toBeGreaterThanOrEqual(50);
+	});
+});
+
+describe("usage and prompt caching", () => {
+	it("counts ~4 characters a token, creates the cached prefix once, then reads it", async () => {
+		const system = [
+			{ type: "text" as const, text: "S".repeat(400), cache_control: { type: "ephemeral" as const } },
+			{ type: "text" as const, text: "tail", },
+		];
+		const tools = [httpFetchTool()];
+		const toolChars = JSON.stringify({ name: tools[0]?.name, description: tools[0]?.description, input_schema: tools[0]?.input_schema }).length;
+		const prefix = Math.ceil((toolChars + 400) / 4);
+		const request = { model: MODEL, max_tokens: 100, system, tools, messages: [{ role: "user" as const, content: "12345678" }] };
+
+		emulator.enqueue({ text: "one" }, { text: "two" });
+		const first = await client.messages.create(request);
+		const second = await client.messages.stream(request).finalMessage();
+		expect(first.usage).toMatchObject({ cache_creation_input_tokens: prefix, cache_read_input_tokens: 0, input_tokens: Math.ceil((4 + 8) / 4) });
+		expect(first.usage.cache_creation).toEqual({ ephemeral_5m_input_tokens: prefix, ephemeral_1h_input_tokens: 0 });
+		expect(second.usage).toMatchObject({ cache_creation_input_tokens: 0, cache_read_input_tokens: prefix, input_tokens: 3 });
+
+		// A different prefix is a new cache entry; no cache_control means no caching at all.
+		emulator.enqueue({ text: "three" }, { text: "four" });
+		const changed = await client.messages.create({ ...request, system: [{ ...system[0]!, text: "T".repeat(400) }] });
+		expect(changed.usage).toMatchObject({ cache_creation_input_tokens: prefix, cache_read_input_tokens: 0 });
+		const plain = await client.messages.create({ ...request, system: "S".repeat(400), tools: [] });
+		expect(plain.usage).toMatchObject({ input_tokens: Math.ceil(408 / 4), cache_creation_input_tokens: 0, cache_read_input_tokens: 0 });
+	});
+});
+
+describe("errors, as the SDK's typed errors", () => {
+	it("429 is a RateLimitError with a readable retry-after", async () => {
+		emulator.enqueue({ error: 429, retry_after: 7 });
+		const error = await client.messages.create(ask("hi")).catch((e: unknown) => e);
+		expect(error).toBeInstanceOf(Anthropic.RateLimitError);
+		const e = error as InstanceType<typeof Anthropic.RateLimitError>;
+		expect(e.status).toBe(429);
+		expect(e.headers?.get("retry-after")).toBe("7");
+		expect(e.type).toBe("rate_limit_error");
+		expect(e.requestID).toMatch(/^req_/);
+		expect(e.error).toMatchObject({ type: "error", error: { type: "rate_limit_error" }, request_id: e.requestID });
+	});
+
+	it("529 is an APIError with status 529 and overloaded_error; 500 is api_error", async () => {
+		emulator.enqueue({ error: 529 }, { error: 500, message: "boom" });
+		const overloaded = await client.messages.create(ask("hi")).catch((e: unknown) => e);
+		expect(overloaded).toBeInstanceOf(Anthropic.APIError);
+		expect(overloaded).toMatchObject({ status: 529, type: "overloaded_error" });
+		const server = await client.messages.stream(ask("hi")).finalMessage().catch((e: unknown) => e);
+		expect(server).toBeInstanceOf(Anthropic.InternalServerError);
+		expect(server).toMatchObject({ status: 500, type: "api_error" });
+		expect((server as Error).message).toContain("boom");
+	});
+
+	it("401: a scripted one, a rejected key, and a missing key", async () => {
+		setUp({ rejectKeys: ["sk-ant-revoked"] });
+		emulator.enqueue({ error: 401 });
+		await expect(client.messages.create(ask("hi"))).rejects.toBeInstanceOf(Anthropic.AuthenticationError);
+
+		const revoked = new Anthropic({ apiKey: "sk-ant-revoked", maxRetries: 0 });
+		const error = await revoked.messages.create(ask("hi")).catch((e: unknown) => e);
+		expect(error).toBeInstanceOf(Anthropic.AuthenticationError);
+		expect(error).toMatchObject({ status: 401, type: "authentication_error" });
+
+		const res = await post(ask("hi"), {});
+		expect(res.status).toBe(401);
+		expect(await res.json()).toMatchObject({ type: "error", error: { type: "authentication_error", message: "x-api-key header is required" } });
+		// Every attempt is recorded, rejected ones too (key rotation tests need to see which key was tried).
+		expect(emulator.requests.map((r) => r.apiKey)).toEqual(["sk-ant-test", "sk-ant-revoked", null]);
+	});
+
+	it("400 invalid_request_error for missing fields, roles that do not alternate and a stray tool_result", async () => {
+		const cases: [unknown, RegExp][] = [
+			[{ messages: [{ role: "user", content: "x" }], max_tokens: 5 }, /^model: Field required/],
+			[{ model: MODEL, messages: [{ role: "user", content: "x" }] }, /^max_tokens: Field required/],
+			[{ model: MODEL, max_tokens: 5 }, /^messages: Field required/],
+			[{ model: MODEL, max_tokens: 5, messages: [{ role: "assistant", content: "x" }] }, /first message must use the "user" role/],
+			[
+				{ model: MODEL, max_tokens: 5, messages: [{ role: "user", content: "a" }, { role: "user", content: "b" }] },
+				/roles must alternate .* multiple "user" roles in a row/,
+			],
+			[
+				{
+					model: MODEL,
+					max_tokens: 5,
+					messages: [
+						{ role: "user", content: "a" },
+						{ role: "assistant", content: [{ type: "tool_use", id: "toolu_a", name: "t", input: {} }] },
+						{ role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_b", content: "r" }] },
+					],
+				},
+				/^messages\.2\.content\.0: unexpected `tool_use_id` found in `tool_result` blocks: toolu_b/,
+			],
+		];
+		for (const [body, message] of cases) {
+			const res = await post(body);
+			expect(res.status, JSON.stringify(body)).toBe(400);
+			expect(res.headers.get("request-id")).toMatch(/^req_/);
+			const json = (await res.json()) as { type: string; error: { type: string; message: string }; request_id: string };
+			expect(json.type).toBe("error");
+			expect(json.error.type).toBe("invalid_request_error");
+			expect(json.error.message).toMatch(message);
+		}
+		// Through the SDK: a BadRequestError.
+		const stray = client.messages.create({
+			...ask("x"),
+			messages: [{ role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_zz", content: "r" }] }],
+		});
+		await expect(stray).rejects.toBeInstanceOf(Anthropic.BadRequestError);
+	});
+});
+
+describe("hang", () => {
+	it("never answers until the request's AbortSignal fires", async () => {
+		emulator.enqueue({ hang: true });
+		const handled = vi.fn();
+		fake("https://api.anthropic.com", (req) => {
+			const answer = emulator.handle(req);
+			answer.then(() => handled("resolved"), () => handled("rejected"));
+			return answer;
+		});
+		const controller = new AbortController();
+		const call = client.messages.create(ask("hi"), { signal: controller.signal });
+		const outcome = call.then(
+			() => "answered",
+			(e: unknown) => e,
+		);
+		await vi.waitFor(() => expect(emulator.requests).toHaveLength(1));
+		// Give every pending job a chance to run: the emulator still holds the request.
+		await new Promise((r) => setTimeout(r, 10));
+		expect(handled).not.toHaveBeenCalled();
+
+		controller.abort();
+		expect(await outcome).toBeInstanceOf(Anthropic.APIUserAbortError);
+		await vi.waitFor(() => expect(handled).toHaveBeenCalledWith("rejected"));
+	});
+
+	it("reset() releases a hung request with a 500 api_error", async () => {
+		emulator.enqueue({ hang: true });
+		const call = client.messages.create(ask("hi")).catch((e: unknown) => e);
+		await vi.waitFor(() => expect(emulator.requests).toHaveLength(1));
+		emulator.reset();
+		expect(await call).toMatchObject({ status: 500, type: "api_error" });
+		expect(emulator.requests).toHaveLength(0);
+	});
+});
+
+describe("scripting", () => {
+	it("plays queued steps in order, one per request, then falls back to the demo behaviour", async () => {
+		emulator.enqueue({ text: "first" }, { tool_use: { name: "lookup", input: { q: "x" } } }, { text: "third" });
+		expect(emulator.queued).toBe(3);
+		const answers = [];
+		for (let i = 0; i < 4; i++) answers.push(await client.messages.create(ask(`turn ${i}`)));
+		expect(answers.map((m) => m.stop_reason)).toEqual(["end_turn", "tool_use", "end_turn", "end_turn"]);
+		expect(answers[0]?.content[0]).toMatchObject({ text: "first" });
+		expect(answers[1]?.content[0]).toMatchObject({ type: "tool_use", name: "lookup", input: { q: "x" } });
+		expect((answers[1]?.content[0] as { id: string }).id).toMatch(/^toolu_01/);
+		expect(answers[2]?.content[0]).toMatchObject({ text: "third" });
+		expect(answers[3]?.content[0]).toMatchObject({ text: expect.stringContaining('Last input: "turn 3"') });
+		expect(emulator.queued).toBe(0);
+	});
+
+	it("refuses a malformed step without queueing any of the batch", () => {
+		expect(() => emulator.enqueue({ text: "ok" }, { error: 418 } as never)).toThrow(/steps\[1\]: error must be one of/);
+		expect(emulator.queued).toBe(0);
+	});
+
+	it("model_errors fail one model on every call and leave the queue to the model that answers", async () => {
+		setUp({ modelErrors: { [MODEL]: { error: 529 } } });
+		emulator.enqueue({ text: "from the fallback" });
+		for (let i = 0; i < 2; i++) {
+			await expect(client.messages.create(ask("hi"))).rejects.toMatchObject({ status: 529, type: "overloaded_error" });
+		}
+		expect(emulator.queued).toBe(1);
+		const fallback = await client.messages.create({ ...ask("hi"), model: FALLBACK });
+		expect(fallback.model).toBe(FALLBACK);
+		expect(fallback.content[0]).toMatchObject({ text: "from the fallback" });
+		expect(emulator.requests.map((r) => r.model)).toEqual([MODEL, MODEL, FALLBACK]);
+
+		// reset() restores the configured model errors; they can be cleared at runtime.
+		delete emulator.modelErrors[MODEL];
+		emulator.reset();
+		await expect(client.messages.create(ask("hi"))).rejects.toMatchObject({ status: 529 });
+	});
+
+	it("is scriptable over HTTP: script, model_errors, requests, reset", async () => {
+		const control = (path: string, body?: unknown) =>
+			fetch(`https://api.anthropic.com/__emulator/${path}`, body === undefined ? {} : { method: "POST", body: JSON.stringify(body) });
+		expect(await (await control("script", [{ text: "scripted over http" }, { error: 429 }])).json()).toEqual({ queued: 2 });
+		const bad = await control("script", [{ nope: true }]);
+		expect(bad.status).toBe(400);
+		expect(await bad.json()).toMatchObject({ error: { type: "invalid_request_error", message: expect.stringMatching(/^steps\[0\]: unknown step/) } });
+
+		expect((await client.messages.create(ask("hi"))).content[0]).toMatchObject({ text: "scripted over http" });
+		const limited = await client.messages.create(ask("hi")).catch((e: unknown) => e);
+		expect(limited).toBeInstanceOf(Anthropic.RateLimitError);
+		expect((limited as InstanceType<typeof Anthropic.RateLimitError>).headers?.get("retry-after")).toBe("1");
+
+		expect((await control("model_errors", { [FALLBACK]: { error: 500 } })).status).toBe(200);
+		await expect(client.messages.create({ ...ask("hi"), model: FALLBACK })).rejects.toMatchObject({ status: 500 });
+
+		const recorded = (await (await control("requests")).json()) as { model: string; apiKey: string }[];
+		expect(recorded.map((r) => r.model)).toEqual([MODEL, MODEL, FALLBACK]);
+		expect(recorded[0]?.apiKey).toBe("sk-ant-test");
+
+		expect((await control("reset", {})).status).toBe(200);
+		expect(emulator.requests).toHaveLength(0);
+		expect((await client.messages.create({ ...ask("hi"), model: FALLBACK })).stop_reason).toBe("end_turn");
+	});
+});
+
+describe("demo behaviour", () => {
+	it("calls the first tool while no tool_result exists, then answers quoting the tool result", async () => {
+		const tools = [httpFetchTool(), webhookTool()];
+		const first = await client.messages.create({ ...ask("Summarize the latest commits"), tools });
+		expect(first.stop_reason).toBe("tool_use");
+		const call = first.content[0];
+		expect(call).toMatchObject({ type: "tool_use", name: "http_fetch", input: { url: "https://api.github.com/", method: "GET" } });
+		if (call?.type !== "tool_use") throw new Error("expected a tool_use block");
+
+		const result = `{"commits":[${'"a",'.repeat(100)}"z"]}`;
+		const second = await client.messages.create({
+			...ask("Summarize the latest commits"),
+			tools,
+			messages: [
+				{ role: "user", content: "Summarize the latest commits" },
+				{ role: "assistant", content: first.content },
+				{ role: "user", content: [{ type: "tool_result", tool_use_id: call.id, content: result }] },
+			],
+		});
+		expect(second.stop_reason).toBe("end_turn");
+		const text = second.content[0]?.type === "text" ? second.content[0].text : "";
+		expect(text.endsWith(`Last input: "${result.slice(0, 200)}"`)).toBe(true);
+		// Deterministic: the same conversation gets the same text.
+		const again = await client.messages.create({ ...ask("x"), messages: [{ role: "user", content: "Summarize the latest commits" }] });
+		const again2 = await client.messages.create({ ...ask("x"), messages: [{ role: "user", content: "Summarize the latest commits" }] });
+		expect(again.content).toEqual(again2.content);
+	});
+
+	it("fills a tool's required properties from its input_schema", async () => {
+		const message = await client.messages.create({ ...ask("File it"), tools: [webhookTool()] });
+		expect(message.content[0]).toMatchObject({
+			type: "tool_use",
+			name: "create_ticket",
+			input: { title: "Demo title", priority: "low", count: 1 },
+		});
+		// Only required properties are filled.
+		expect(Object.keys((message.content[0] as { input: object }).input).sort()).toEqual(["count", "priority", "title"]);
+	});
+});
+
+describe("request recording", () => {
+	it("records every request parsed, with the key and headers the SDK sent", async () => {
+		const system = [{ type: "text" as const, text: "You are terse." }];
+		await client.messages.create({ ...ask("one"), system });
+		await client.messages.stream({ ...ask("two"), tools: [httpFetchTool()] }).finalMessage();
+		expect(emulator.requests).toHaveLength(2);
+		const [a, b] = emulator.requests;
+		expect(a).toMatchObject({ method: "POST", path: "/v1/messages", model: MODEL, system, stream: false, max_tokens: 1024, apiKey: "sk-ant-test", tools: null });
+		expect(a?.messages).toEqual([{ role: "user", content: "one" }]);
+				// SDK 1.14 sends the API key as a bearer token.
+		expect(a?.headers.authorization).toBe("Bearer sk-ant-test");
+		expect(a?.headers["anthropic-version"]).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+		expect(b).toMatchObject({ stream: true, tools: [{ name: "http_fetch" }] });
+	});
+});
+
+function httpFetchTool(): WireTool & Anthropic.Tool {
+	return {
+		name: "http_fetch",
+		description: "Fetch a URL over HTTPS. Allowed hosts: api.github.com, example.com. Methods: GET.",
+		input_schema: {
+			type: "object",
+			properties: { url: { type: "string" }, method: { type: "string", enum: ["GET"] } },
+			required: ["url"],
+		},
+	};
+}
+
+function webhookTool(): WireTool & Anthropic.Tool {
+	return {
+		name: "create_ticket",
+		description: "Create a ticket.",
+		input_schema: {
+			type: "object",
+			properties: {
+				title: { type: "string" },
+				priority: { type: "string", enum: ["low", "high"] },
+				count: { type: "integer" },
+				notes: { type: "string" },
+			},
+			required: ["title", "priority", "count"],
+		},
+	};
+}

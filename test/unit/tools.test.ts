@@ -1,0 +1,462 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import type { ToolContext } from "../../src/agent/contracts.ts";
+import { findTool, requiresApproval, toolParams } from "../../src/agent/tools/definitions.ts";
+import { httpFetch, type HttpFetchTool, MAX_REDIRECTS } from "../../src/agent/tools/http-fetch.ts";
+import { executeTool } from "../../src/agent/tools/index.ts";
+import { checkUrl } from "../../src/agent/tools/url-guard.ts";
+import { callWebhookTool, type WebhookTool, WEBHOOK_MAX_RESPONSE_BYTES } from "../../src/agent/tools/webhook.ts";
+import { AgentSchema, type AgentDefinition } from "../../src/config/schema.ts";
+import { fake, outboundLog } from "../helpers/outbound.ts";
+
+const API = "https://api.example.test";
+const HOOK_URL = "https://hooks.test/x/T0000/B0000/secretpath";
+
+function agentWith(tools: unknown[]): AgentDefinition {
+	return AgentSchema.parse({ name: "toolbox", prompt: "use the tools", tools });
+}
+
+const agent = agentWith([
+	{ type: "http_fetch", allow_hosts: ["api.example.test", "cdn.example.test"], methods: ["GET", "POST"], max_response_bytes: 2500 },
+	{
+		type: "webhook",
+		name: "create_ticket",
+		description: "Create a ticket.",
+		url_secret: "MY_HOOK_URL",
+		input_schema: { type: "object", properties: { title: { type: "string" } }, required: ["title"] },
+		requires_approval: true,
+	},
+]);
+const fetchTool = agent.tools[0] as HttpFetchTool;
+const hookTool = agent.tools[1] as WebhookTool;
+const getOnly = agentWith([{ type: "http_fetch", allow_hosts: ["api.example.test"] }]).tools[0] as HttpFetchTool;
+
+function ctxWith(extraEnv: Record<string, string> = {}, signal?: AbortSignal): ToolContext {
+	return { agent, env: { ...env, ...extraEnv } as Env, jobId: "job_0001", ...(signal ? { signal } : {}) };
+}
+
+describe("tool definitions", () => {
+	it("builds the Messages API tools in declaration order, byte-identical across calls", () => {
+		const tools = toolParams(agent);
+		expect(tools.map((t) => t.name)).toEqual(["http_fetch", "create_ticket"]);
+		expect(tools[0]?.input_schema).toEqual({
+			type: "object",
+			properties: {
+				url: { type: "string" },
+				method: { enum: ["GET", "POST"] },
+				body: { type: "string" },
+				headers: { type: "object", additionalProperties: { type: "string" } },
+			},
+			required: ["url"],
+		});
+		expect(tools[0]?.description).toContain("api.example.test, cdn.example.test");
+		expect(tools[0]?.description).toContain("GET, POST");
+		expect(tools[1]).toEqual({
+			name: "create_ticket",
+			description: "Create a ticket.",
+			input_schema: { type: "object", properties: { title: { type: "string" } }, required: ["title"] },
+		});
+		expect(JSON.stringify(toolParams(agent))).toBe(JSON.stringify(tools));
+		expect(toolParams(agentWith([]))).toEqual([]);
+	});
+
+	it("finds tools by the name the model calls them and says which need approval", () => {
+		expect(findTool(agent, "http_fetch")?.type).toBe("http_fetch");
+		expect(findTool(agent, "create_ticket")?.type).toBe("webhook");
+		expect(findTool(agent, "nope")).toBeUndefined();
+		expect(requiresApproval(agent, "create_ticket")).toBe(true);
+		expect(requiresApproval(agent, "http_fetch")).toBe(false);
+		expect(requiresApproval(agent, "nope")).toBe(false);
+	});
+});
+
+describe("the URL guard", () => {
+	// Every host here is on the allowlist, to show the allowlist cannot let these through.
+	const allowEverything = [
+		"api.example.test",
+		"localhost",
+		"foo.localhost",
+		"127.0.0.1",
+		"10.0.0.1",
+		"172.16.5.4",
+		"192.168.1.1",
+		"100.64.0.1",
+		"169.254.169.254",
+		"0.0.0.0",
+		"metadata.google.internal",
+		"db.internal",
+		"printer.local",
+		"2130706433",
+		"0x7f.1",
+		"127.1",
+	];
+	const refusedUrls: [string, RegExp][] = [
+		["http://127.0.0.1/", /127\.0\.0\.1 is a loopback address/],
+		["http://127.255.0.9/", /loopback/],
+		["http://10.0.0.1/", /private/],
+		["http://172.16.5.4/", /private/],
+		["http://172.31.255.255/", /private/],
+		["http://192.168.1.1/", /private/],
+		["http://100.64.0.1/", /carrier-grade NAT/],
+		["http://169.254.169.254/latest/meta-data/", /169\.254\.169\.254 is a link-local address/],
+		["http://0.0.0.0/", /unspecified/],
+		["http://0.1.2.3/", /unspecified/],
+		["http://2130706433/", /127\.0\.0\.1 is a loopback/],
+		["http://0177.0.0.1/", /127\.0\.0\.1 is a loopback/],
+		["http://0x7f.1/", /127\.0\.0\.1 is a loopback/],
+		["http://0x7f000001/", /127\.0\.0\.1 is a loopback/],
+		["http://127.1/", /127\.0\.0\.1 is a loopback/],
+		["http://%31%32%37.0.0.1/", /127\.0\.0\.1 is a loopback/],
+		["http://\uff11\uff12\uff17.\uff10.\uff10.\uff11/", /127\.0\.0\.1 is a loopback/],
+		["http://0xa9.0xfe.0xa9.0xfe/", /169\.254\.169\.254 is a link-local/],
+		["http://127.0.0.1./", /loopback/],
+		["http://[::1]/", /loopback/],
+		["http://[::]/", /unspecified/],
+		["http://[fe80::1]/", /link-local/],
+		["http://[fd00::1]/", /unique-local/],
+		["http://[fc00::abcd]/", /unique-local/],
+		["http://[::ffff:127.0.0.1]/", /IPv4-mapped address \(127\.0\.0\.1\)/],
+		["http://[::ffff:169.254.169.254]/", /IPv4-mapped address \(169\.254\.169\.254\)/],
+		["http://[64:ff9b::a9fe:a9fe]/", /embedding 169\.254\.169\.254/],
+		["http://[2002:7f00:1::]/", /6to4 address embedding 127\.0\.0\.1/],
+		["http://localhost/", /localhost is a local or internal name/],
+		["http://LOCALHOST./", /localhost is a local or internal name/],
+		["http://foo.localhost/", /local or internal name/],
+		["http://metadata.google.internal/computeMetadata/v1/", /metadata\.google\.internal is a local or internal name/],
+		["http://db.internal/", /local or internal name/],
+		["http://printer.local/", /local or internal name/],
+		["http://user:pass@api.example.test/", /credentials/],
+		["http://user@api.example.test/", /credentials/],
+		["https://api.example.test:8443/", /port 8443/],
+		["http://api.example.test:443/", /port 443/],
+		["ftp://api.example.test/", /only http and https/],
+		["file:///etc/passwd", /only http and https/],
+		["javascript:alert(1)", /only http and https/],
+		["/relative/path", /not a valid absolute URL/],
+		["http://1.2.3.4.5/", /not a valid absolute URL/],
+	];
+
+	it.each(refusedUrls)("refuses %s even when its host is allowlisted", (url, reason) => {
+		const check = checkUrl(url, allowEverything);
+		expect(check.ok).toBe(false);
+		if (!check.ok) expect(check.reason).toMatch(reason);
+	});
+
+	it("refuses every one of them in http_fetch without making a request", async () => {
+		const tool = agentWith([{ type: "http_fetch", allow_hosts: allowEverything }]).tools[0] as HttpFetchTool;
+		for (const [url, reason] of refusedUrls) {
+			const outcome = await httpFetch(tool, { url }, ctxWith());
+			expect(outcome.ok, url).toBe(false);
+			expect(outcome.content, url).toMatch(/^refused: /);
+			expect(outcome.content, url).toMatch(reason);
+		}
+		expect(outboundLog).toEqual([]);
+	});
+
+	it("matches the allowlist exactly, ignoring case and a trailing dot", () => {
+		const allow = ["api.example.test"];
+		expect(checkUrl("https://API.Example.TEST/a?b=1", allow)).toMatchObject({ ok: true });
+		expect(checkUrl("https://api.example.test./a", allow)).toMatchObject({ ok: true });
+		expect(checkUrl("http://api.example.test:80/", allow)).toMatchObject({ ok: true });
+		expect(checkUrl("https://api.example.test:443/", allow)).toMatchObject({ ok: true });
+		for (const url of ["https://evil.api.example.test/", "https://api.example.test.evil.com/", "https://example.test/", "https://8.8.8.8/"]) {
+			const check = checkUrl(url, allow);
+			expect(check.ok, url).toBe(false);
+			if (!check.ok) expect(check.reason).toMatch(/is not allowed; allowed hosts: api\.example\.test/);
+		}
+		// A public IP literal is fetched only when the operator listed it.
+		expect(checkUrl("http://8.8.8.8/", ["8.8.8.8"])).toMatchObject({ ok: true });
+	});
+});
+
+describe("http_fetch", () => {
+	it("GETs an allowed URL and returns the status line, content type and body", async () => {
+		fake(API, (req) => new Response(`you asked for ${new URL(req.url).pathname} with ${req.method}`, { status: 200, statusText: "OK", headers: { "content-type": "text/plain; charset=utf-8" } }));
+		const outcome = await httpFetch(fetchTool, { url: `${API}/status` }, ctxWith());
+		expect(outcome).toEqual({ ok: true, content: "HTTP 200 OK\ncontent-type: text/plain; charset=utf-8\n\nyou asked for /status with GET" });
+		expect(outboundLog).toEqual([{ method: "GET", url: `${API}/status` }]);
+	});
+
+	it("reports an HTTP error status as the result, not as a failure of the tool", async () => {
+		fake(API, () => new Response("no such thing", { status: 404, statusText: "Not Found", headers: { "content-type": "text/html" } }));
+		expect(await httpFetch(fetchTool, { url: `${API}/missing` }, ctxWith())).toEqual({ ok: true, content: "HTTP 404 Not Found\ncontent-type: text/html\n\nno such thing" });
+	});
+
+	it("refuses a host not on the allowlist without making any request", async () => {
+		const outcome = await httpFetch(fetchTool, { url: "https://elsewhere.test/" }, ctxWith());
+		expect(outcome).toEqual({ ok: false, content: "refused: host elsewhere.test is not allowed; allowed hosts: api.example.test, cdn.example.test" });
+		expect(outboundLog).toEqual([]);
+	});
+
+	it("follows a redirect to an allowed host", async () => {
+		fake(API, () => new Response(null, { status: 302, headers: { location: "https://cdn.example.test/file.txt" } }));
+		fake("https://cdn.example.test", () => new Response("the file", { headers: { "content-type": "text/plain" } }));
+		const outcome = await httpFetch(fetchTool, { url: `${API}/download` }, ctxWith());
+		expect(outcome).toEqual({ ok: true, content: "HTTP 200\ncontent-type: text/plain\n\nthe file" });
+		expect(outboundLog.map((r) => r.url)).toEqual([`${API}/download`, "https://cdn.example.test/file.txt"]);
+	});
+
+	it("resolves a relative Location, and turns a POST into a GET without its body on 303", async () => {
+		const seen: { method: string; body: string; type: string | null }[] = [];
+		fake(API, async (req) => {
+			seen.push({ method: req.method, body: await req.text(), type: req.headers.get("content-type") });
+			return new URL(req.url).pathname === "/submit" ? new Response(null, { status: 303, headers: { location: "/done?id=7" } }) : new Response("done 7");
+		});
+		const outcome = await httpFetch(fetchTool, { url: `${API}/submit`, method: "POST", body: '{"a":1}', headers: { "content-type": "application/json" } }, ctxWith());
+		expect(outcome.ok).toBe(true);
+		expect(outcome.content).toMatch(/done 7$/);
+		expect(seen).toEqual([
+			{ method: "POST", body: '{"a":1}', type: "application/json" },
+			{ method: "GET", body: "", type: null },
+		]);
+		expect(outboundLog.map((r) => r.url)).toEqual([`${API}/submit`, `${API}/done?id=7`]);
+	});
+
+	it.each([
+		["http://169.254.169.254/latest/meta-data/iam/", /169\.254\.169\.254 is a link-local address/],
+		["http://localhost:8080/admin", /port 8080/],
+		["http://localhost/admin", /localhost is a local or internal name/],
+		["http://[::ffff:7f00:1]/", /IPv4-mapped/],
+		["https://attacker.test/collect", /host attacker\.test is not allowed/],
+	])("refuses a redirect to %s and never makes the second request", async (location, reason) => {
+		fake(API, () => new Response(null, { status: 301, headers: { location } }));
+		const outcome = await httpFetch(fetchTool, { url: `${API}/go` }, ctxWith());
+		expect(outcome.ok).toBe(false);
+		expect(outcome.content).toMatch(/^redirect refused: https:\/\/api\.example\.test\/go answered 301 pointing to /);
+		expect(outcome.content).toMatch(reason);
+		expect(outboundLog).toEqual([{ method: "GET", url: `${API}/go` }]);
+	});
+
+	it(`gives up after ${MAX_REDIRECTS} redirects`, async () => {
+		fake(API, (req) => {
+			const n = Number(new URL(req.url).searchParams.get("n") ?? "0");
+			return new Response(null, { status: 307, headers: { location: `/loop?n=${n + 1}` } });
+		});
+		const outcome = await httpFetch(fetchTool, { url: `${API}/loop?n=0` }, ctxWith());
+		expect(outcome.ok).toBe(false);
+		expect(outcome.content).toMatch(/^too many redirects: gave up after following 5/);
+		expect(outboundLog).toHaveLength(MAX_REDIRECTS + 1);
+	});
+
+	it("follows exactly five redirects", async () => {
+		fake(API, (req) => {
+			const n = Number(new URL(req.url).searchParams.get("n"));
+			return n < 5 ? new Response(null, { status: 308, headers: { location: `/hop?n=${n + 1}` } }) : new Response(`arrived after ${n}`);
+		});
+		const outcome = await httpFetch(fetchTool, { url: `${API}/hop?n=0` }, ctxWith());
+		expect(outcome.content).toMatch(/arrived after 5$/);
+		expect(outboundLog).toHaveLength(6);
+	});
+
+	it("truncates a body larger than the cap and cancels the stream instead of reading on", async () => {
+		let pulls = 0;
+		let cancelled = false;
+		fake(API, () => {
+			const stream = new ReadableStream<Uint8Array>(
+				{
+					pull(controller) {
+						pulls++;
+						controller.enqueue(new TextEncoder().encode("a".repeat(1000)));
+						if (pulls === 1000) controller.close();
+					},
+					cancel() {
+						cancelled = true;
+					},
+				},
+				{ highWaterMark: 0 },
+			);
+			return new Response(stream, { headers: { "content-type": "text/plain" } });
+		});
+		const outcome = await httpFetch(fetchTool, { url: `${API}/huge` }, ctxWith());
+		expect(outcome.ok).toBe(true);
+		expect(outcome.content).toBe(`HTTP 200\ncontent-type: text/plain\n\n${"a".repeat(2500)}\n[truncated at 2500 bytes]`);
+		expect(cancelled).toBe(true);
+		// 2500 bytes need three 1000-byte chunks; the stream could have given a thousand.
+		expect(pulls).toBeGreaterThanOrEqual(3);
+		expect(pulls).toBeLessThanOrEqual(5);
+	});
+
+	it("does not call a body of exactly the cap truncated", async () => {
+		fake(API, () => new Response("b".repeat(2500), { headers: { "content-type": "text/plain" } }));
+		const outcome = await httpFetch(fetchTool, { url: `${API}/exact` }, ctxWith());
+		expect(outcome.content).toBe(`HTTP 200\ncontent-type: text/plain\n\n${"b".repeat(2500)}`);
+	});
+
+	it("describes a binary body instead of dumping its bytes", async () => {
+		const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]);
+		fake(API, () => new Response(png, { headers: { "content-type": "image/png" } }));
+		expect(await httpFetch(fetchTool, { url: `${API}/logo.png` }, ctxWith())).toEqual({
+			ok: true,
+			content: "HTTP 200\ncontent-type: image/png\n\n[binary body: 12 bytes of image/png, not shown]",
+		});
+		fake("https://cdn.example.test", () => new Response(new Uint8Array([0xff, 0xfe, 0x00, 0x01])));
+		const undeclared = await httpFetch(fetchTool, { url: "https://cdn.example.test/blob" }, ctxWith());
+		expect(undeclared.content).toMatch(/\[binary body: 4 bytes of .*, not shown\]$/);
+	});
+
+	it("sends a body only with POST, and POST only when the tool allows it", async () => {
+		fake(API, async (req) => new Response(`${req.method} ${await req.text()}`, { headers: { "content-type": "text/plain" } }));
+		expect(await httpFetch(fetchTool, { url: `${API}/items`, method: "POST", body: "name=x" }, ctxWith())).toMatchObject({ ok: true, content: expect.stringMatching(/POST name=x$/) });
+		expect(await httpFetch(fetchTool, { url: `${API}/items`, method: "GET", body: "name=x" }, ctxWith())).toEqual({ ok: false, content: "body is only allowed with POST" });
+		expect(await httpFetch(fetchTool, { url: `${API}/items`, body: "name=x" }, ctxWith())).toEqual({ ok: false, content: "body is only allowed with POST" });
+		expect(await httpFetch(getOnly, { url: `${API}/items`, method: "POST", body: "name=x" }, ctxWith())).toEqual({ ok: false, content: "method POST is not allowed; allowed: GET" });
+		expect(await httpFetch(fetchTool, { url: `${API}/items`, method: "DELETE" }, ctxWith())).toEqual({ ok: false, content: "method must be one of GET, POST" });
+		expect(outboundLog).toEqual([{ method: "POST", url: `${API}/items` }]);
+	});
+
+	it.each(["Authorization", "cookie", "Host", "Proxy-Authorization", "proxy-connection"])("refuses the %s header", async (name) => {
+		const outcome = await httpFetch(fetchTool, { url: `${API}/`, headers: { [name]: "x" } }, ctxWith());
+		expect(outcome).toEqual({ ok: false, content: `header ${name} is not allowed (authorization, cookie, host and proxy-* headers are refused)` });
+		expect(outboundLog).toEqual([]);
+	});
+
+	it("passes ordinary headers and drops hop-by-hop ones", async () => {
+		let received: Record<string, string> = {};
+		fake(API, (req) => {
+			received = Object.fromEntries(req.headers);
+			return new Response("ok");
+		});
+		await httpFetch(fetchTool, { url: `${API}/`, headers: { accept: "application/json", "x-trace": "t1", connection: "keep-alive", "transfer-encoding": "chunked" } }, ctxWith());
+		expect(received).toMatchObject({ accept: "application/json", "x-trace": "t1" });
+		expect(received).not.toHaveProperty("connection");
+		expect(received).not.toHaveProperty("transfer-encoding");
+	});
+
+	it("refuses malformed input with a reason the model can act on", async () => {
+		expect(await httpFetch(fetchTool, "https://api.example.test/", ctxWith())).toEqual({ ok: false, content: "input must be an object with url, method, body, headers" });
+		expect(await httpFetch(fetchTool, {}, ctxWith())).toEqual({ ok: false, content: "url is required and must be a string" });
+		expect(await httpFetch(fetchTool, { url: `${API}/`, verb: "GET" }, ctxWith())).toEqual({ ok: false, content: "unknown input field(s) verb; allowed: url, method, body, headers" });
+		expect(await httpFetch(fetchTool, { url: `${API}/`, headers: { "x-a": 1 } }, ctxWith())).toEqual({ ok: false, content: "header x-a must have a string value" });
+		expect(await httpFetch(fetchTool, { url: `${API}/`, headers: { "x-a": "a\r\nx-b: b" } }, ctxWith())).toEqual({ ok: false, content: "header x-a has an invalid name or value" });
+		expect(outboundLog).toEqual([]);
+	});
+
+	it("reports a network error as a result instead of throwing", async () => {
+		fake(API, () => {
+			throw new TypeError("Network connection lost.");
+		});
+		expect(await httpFetch(fetchTool, { url: `${API}/flaky` }, ctxWith())).toEqual({ ok: false, content: `GET ${API}/flaky failed: network error: Network connection lost.` });
+	});
+
+	it("stops when the job is cancelled, even mid-body", async () => {
+		const job = new AbortController();
+		fake(API, () => {
+			let pulls = 0;
+			const stream = new ReadableStream<Uint8Array>(
+				{
+					pull(c) {
+						pulls++;
+						if (pulls === 1) return c.enqueue(new TextEncoder().encode("first part"));
+						// The body stalls after its first chunk; only the job's abort can end the read.
+						job.abort();
+						return new Promise<void>(() => {});
+					},
+				},
+				{ highWaterMark: 0 },
+			);
+			return new Response(stream);
+		});
+		const outcome = await httpFetch(fetchTool, { url: `${API}/stall` }, ctxWith({}, job.signal));
+		expect(outcome).toEqual({ ok: false, content: `HTTP 200, but reading the body of ${API}/stall failed: cancelled: the job was stopped while the request was in flight` });
+
+		const already = new AbortController();
+		already.abort();
+		fake("https://cdn.example.test", () => new Promise<Response>(() => {}));
+		expect(await httpFetch(fetchTool, { url: "https://cdn.example.test/" }, ctxWith({}, already.signal))).toEqual({
+			ok: false,
+			content: "GET https://cdn.example.test/ failed: cancelled: the job was stopped while the request was in flight",
+		});
+		expect(outboundLog.map((r) => r.url)).toEqual([`${API}/stall`]);
+	});
+});
+
+describe("webhook tools", () => {
+	const encoder = new TextEncoder();
+
+	async function verify(key: string, req: Request, body: string): Promise<boolean> {
+		const signature = req.headers.get("x-drover-signature") ?? "";
+		const hex = signature.replace(/^sha256=/, "");
+		const bytes = new Uint8Array((hex.match(/../g) ?? []).map((h) => Number.parseInt(h, 16)));
+		const cryptoKey = await crypto.subtle.importKey("raw", encoder.encode(key), { name: "HMAC", hash: "SHA-256" }, false, ["verify"]);
+		return crypto.subtle.verify("HMAC", cryptoKey, bytes, encoder.encode(`${req.headers.get("x-drover-timestamp")}.${body}`));
+	}
+
+	it("POSTs the signed input with an idempotency key and returns the answer", async () => {
+		let checked: { valid: boolean; headers: Record<string, string>; payload: unknown } | undefined;
+		fake(HOOK_URL, async (req) => {
+			const body = await req.text();
+			checked = { valid: await verify(HOOK_URL, req, body), headers: Object.fromEntries(req.headers), payload: JSON.parse(body) };
+			return new Response('{"ticket":"T-42"}', { status: 201 });
+		});
+		const before = Math.floor(Date.now() / 1000);
+		const outcome = await callWebhookTool(hookTool, { title: "disk full" }, ctxWith({ MY_HOOK_URL: HOOK_URL }), "toolu_01");
+		expect(outcome).toEqual({ ok: true, content: '{"ticket":"T-42"}' });
+		expect(checked?.valid).toBe(true);
+		expect(checked?.payload).toEqual({ tool: "create_ticket", input: { title: "disk full" }, job_id: "job_0001" });
+		expect(checked?.headers).toMatchObject({ "content-type": "application/json", "idempotency-key": "job_0001:toolu_01" });
+		expect(Number(checked?.headers["x-drover-timestamp"])).toBeGreaterThanOrEqual(before);
+		expect(checked?.headers["x-drover-signature"]).toMatch(/^sha256=[0-9a-f]{64}$/);
+		expect(outboundLog).toEqual([{ method: "POST", url: HOOK_URL }]);
+	});
+
+	it("signs with <url_secret>_SIGNING_KEY when it is set", async () => {
+		const valid: Record<string, boolean> = {};
+		fake(HOOK_URL, async (req) => {
+			const body = await req.text();
+			valid.signingKey = await verify("dedicated-signing-key", req, body);
+			valid.url = await verify(HOOK_URL, req, body);
+			return new Response("ok");
+		});
+		const outcome = await callWebhookTool(hookTool, { title: "x" }, ctxWith({ MY_HOOK_URL: HOOK_URL, MY_HOOK_URL_SIGNING_KEY: "dedicated-signing-key" }), "toolu_02");
+		expect(outcome).toEqual({ ok: true, content: "ok" });
+		expect(valid).toEqual({ signingKey: true, url: false });
+	});
+
+	it("reports a non-2xx answer with the start of its body", async () => {
+		fake(HOOK_URL, () => new Response(`quota exceeded ${"z".repeat(1000)}`, { status: 429 }));
+		const outcome = await callWebhookTool(hookTool, { title: "x" }, ctxWith({ MY_HOOK_URL: HOOK_URL }), "toolu_03");
+		expect(outcome).toEqual({ ok: false, content: `webhook answered 429: ${`quota exceeded ${"z".repeat(1000)}`.slice(0, 500)}` });
+	});
+
+	it("does not follow a redirect with the signed payload", async () => {
+		fake(HOOK_URL, () => new Response(null, { status: 302, headers: { location: "https://elsewhere.test/" } }));
+		const outcome = await callWebhookTool(hookTool, { title: "x" }, ctxWith({ MY_HOOK_URL: HOOK_URL }), "toolu_04");
+		expect(outcome).toEqual({ ok: false, content: "webhook answered 302: " });
+		expect(outboundLog).toHaveLength(1);
+	});
+
+	it("reports a missing URL secret without making a request", async () => {
+		expect("MY_HOOK_URL" in env).toBe(false);
+		const outcome = await callWebhookTool(hookTool, { title: "x" }, ctxWith(), "toolu_05");
+		expect(outcome).toEqual({ ok: false, content: "webhook tool create_ticket is not configured (the operator has not set its URL secret)" });
+		expect(outboundLog).toEqual([]);
+	});
+
+	it("truncates a large answer at 1 MB", async () => {
+		fake(HOOK_URL, () => new Response("y".repeat(WEBHOOK_MAX_RESPONSE_BYTES + 10)));
+		const outcome = await callWebhookTool(hookTool, {}, ctxWith({ MY_HOOK_URL: HOOK_URL }), "toolu_06");
+		expect(outcome.ok).toBe(true);
+		expect(outcome.content).toBe(`${"y".repeat(WEBHOOK_MAX_RESPONSE_BYTES)}\n[truncated at ${WEBHOOK_MAX_RESPONSE_BYTES} bytes]`);
+	});
+
+	it("never puts the secret URL in a result, even when the network error quotes it", async () => {
+		fake(HOOK_URL, () => {
+			throw new TypeError(`connect failed for ${HOOK_URL}`);
+		});
+		const outcome = await callWebhookTool(hookTool, { title: "x" }, ctxWith({ MY_HOOK_URL: HOOK_URL }), "toolu_07");
+		expect(outcome).toEqual({ ok: false, content: "webhook create_ticket failed: network error: connect failed for <webhook url>" });
+		expect(outcome.content).not.toContain("secretpath");
+	});
+});
+
+describe("executeTool", () => {
+	it("dispatches by name and answers an unknown tool with a result", async () => {
+		fake(API, () => new Response("hi"));
+		fake(HOOK_URL, () => new Response("made"));
+		const ctx = ctxWith({ MY_HOOK_URL: HOOK_URL });
+		expect(await executeTool(agent, "http_fetch", { url: `${API}/` }, "toolu_1", ctx)).toMatchObject({ ok: true, content: expect.stringMatching(/hi$/) });
+		expect(await executeTool(agent, "create_ticket", { title: "t" }, "toolu_2", ctx)).toEqual({ ok: true, content: "made" });
+		expect(await executeTool(agent, "delete_everything", {}, "toolu_3", ctx)).toEqual({ ok: false, content: 'unknown tool "delete_everything"; available tools: http_fetch, create_ticket' });
+		expect(outboundLog.map((r) => r.url)).toEqual([`${API}/`, HOOK_URL]);
+	});
+});
