@@ -29,6 +29,8 @@ export default defineConfig(async () => {
 						// Never sent anywhere real: outbound requests in tests go to fakes declared in the test.
 						ANTHROPIC_API_KEY: "sk-ant-test-0000000000000000",
 						TRIAGE_WEBHOOK_SECRET: WEBHOOK_SECRET,
+						// A webhook tool target for agent-loop tests; the tests fake this origin.
+						TEST_TICKETS_URL: "https://tickets.example.test/hook",
 					},
 				},
 			}),

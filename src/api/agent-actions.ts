@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { agentRpc } from "../../durable-objects/agent/client.ts";
 import { JobRecordSchema } from "../jobs/model.ts";
+import { screenPrompt } from "./screen.ts";
 import { decodeCursor, encodeCursor } from "../shared/cursor.ts";
 import { sha256Hex } from "../shared/hash.ts";
 import { createApi, withRole } from "./factory.ts";
@@ -83,7 +84,7 @@ export const agentActionsApi = createApi()
 			const result = unwrap(
 				await stub(c.env, agent.name).trigger(agent.name, agent.source, {
 					kind: "manual",
-					prompt: body.prompt,
+					prompt: body.prompt === undefined ? undefined : screenPrompt(body.prompt, "strict"),
 					idempotencyKey: c.req.valid("header")["idempotency-key"],
 					requestHash: await sha256Hex(JSON.stringify({ prompt: body.prompt ?? null })),
 					owner: c.var.principal.name,

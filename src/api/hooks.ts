@@ -8,6 +8,7 @@ import { AgentNameParam } from "./params.ts";
 import { unwrap } from "./refusals.ts";
 import { requireAgent } from "./resolve-agent.ts";
 import { conflictResponse, notFoundResponse, standardErrors } from "./schemas.ts";
+import { screenPrompt } from "./screen.ts";
 import { verifyWebhook } from "./webhook-signature.ts";
 
 /** Webhook triggers authenticate by signature, not bearer token: the sender holds only the agent's secret. */
@@ -46,8 +47,10 @@ export const hooksApi = createApi().openapi(
 		await verifyWebhook(secret, headers["x-drover-timestamp"], headers["x-drover-signature"], raw, Date.now());
 		let payload: unknown;
 		try {
-			payload = JSON.parse(raw);
-		} catch {
+			// Injected data gets the looser scan: invisible characters are stripped, overrides refused.
+			payload = JSON.parse(screenPrompt(raw, "data"));
+		} catch (err) {
+			if (err instanceof BadRequestError) throw err;
 			throw new BadRequestError("webhook body is not valid JSON");
 		}
 		const result = unwrap(

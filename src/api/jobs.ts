@@ -6,6 +6,7 @@ import { getJobSummary, listJobs } from "../store/job-index.ts";
 import { createApi, withRole } from "./factory.ts";
 import { AgentNameParam } from "./params.ts";
 import { unwrap } from "./refusals.ts";
+import { screenPrompt } from "./screen.ts";
 import { conflictResponse, notFoundResponse } from "./schemas.ts";
 
 const Instant = z.iso.datetime({ offset: true, message: "must be an ISO 8601 date-time, e.g. 2026-11-30T09:00:00Z" });
@@ -142,7 +143,7 @@ export const jobsApi = createApi()
 			const agent = await ownerOf(c.env, id);
 			const body = c.req.valid("json");
 			const job = unwrap(
-				await agentRpc(c.env, agent).followUp("continue", id, { prompt: body.prompt, owner: c.var.principal.name, allowDefinitionChange: body.allow_definition_change }),
+				await agentRpc(c.env, agent).followUp("continue", id, { prompt: screenPrompt(body.prompt ?? "", "strict"), owner: c.var.principal.name, allowDefinitionChange: body.allow_definition_change }),
 			);
 			return c.json(job, 201);
 		},
@@ -160,7 +161,7 @@ export const jobsApi = createApi()
 			const agent = await ownerOf(c.env, id);
 			const body = c.req.valid("json") ?? { allow_definition_change: false };
 			const job = unwrap(
-				await agentRpc(c.env, agent).followUp("fork", id, { prompt: body.prompt, owner: c.var.principal.name, allowDefinitionChange: body.allow_definition_change }),
+				await agentRpc(c.env, agent).followUp("fork", id, { prompt: body.prompt === undefined ? undefined : screenPrompt(body.prompt, "strict"), owner: c.var.principal.name, allowDefinitionChange: body.allow_definition_change }),
 			);
 			return c.json(job, 201);
 		},

@@ -147,9 +147,9 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 	const usage = { ...message.usage } as unknown as Record<string, number>;
 	const texts = message.content.filter((b): b is Anthropic.TextBlock => b.type === "text").map((b) => b.text);
 	const toolUses = message.content.filter((b): b is Anthropic.ToolUseBlock => b.type === "tool_use");
-	if (texts.length > 0) lines.push({ type: "assistant", content: texts.join("\n"), model, usage });
+	// One assistant line per turn carries the turn's usage, even when the turn is only tool calls.
+	lines.push({ type: "assistant", content: texts.join("\n"), model, usage });
 	for (const t of toolUses) lines.push({ type: "tool_use", tool_name: t.name, tool_use_id: t.id, input: t.input });
-	if (texts.length === 0) lines.push({ type: "assistant", content: "", model, usage });
 
 	appendMessage(deps.sql, job.id, { role: "assistant", content: message.content as Anthropic.ContentBlockParam[] });
 	let updated = bump(current, { usage: addUsage(current.usage, model, message.usage) });

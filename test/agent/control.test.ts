@@ -1,0 +1,250 @@
+import { env, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
+import type { JobRecord } from "../../src/jobs/model.ts";
+import { createAgent, settle } from "../helpers/agents.ts";
+import { useEmulator } from "../helpers/emulator.ts";
+import { call, errorOf } from "../helpers/http.ts";
+import { jobOf, outputOf, runToRest, trigger } from "../helpers/jobs.ts";
+import { fake, outboundLog } from "../helpers/outbound.ts";
+
+const ticketTool = {
+	type: "webhook",
+	name: "create_ticket",
+	description: "Create a ticket.",
+	url_secret: "TEST_TICKETS_URL",
+	requires_approval: true,
+	input_schema: { type: "object", properties: { title: { type: "string" } }, required: ["title"] },
+};
+const fetchTool = { type: "http_fetch", allow_hosts: ["slow.example.test"] };
+
+async function post(path: string, body?: unknown): Promise<Response> {
+	return call(path, { method: "POST", as: "operate", body });
+}
+
+/** A fake that answers nothing until the request is aborted, and says when it was reached. */
+function hangingTarget(origin: string): Promise<void> {
+	return new Promise((arrived) => {
+		fake(origin, (req) => {
+			arrived();
+			return new Promise<Response>((_, reject) => req.signal.addEventListener("abort", () => reject(new Error("aborted by the client"))));
+		});
+	});
+}
+
+/** Resolves when the next model request arrives; that request hangs until aborted. */
+function hangingModel(): Promise<void> {
+	const emulator = useEmulator();
+	emulator.enqueue({ hang: true });
+	return new Promise((arrived) => {
+		fake("https://api.anthropic.com", (req) => {
+			arrived();
+			return emulator.handle(req);
+		});
+	});
+}
+
+describe("cancel", () => {
+	it("cancels a pending job at once", async () => {
+		// The first run waits for an approval, holding the only slot; the second stays pending.
+		useEmulator().enqueue({ tool_use: { name: "create_ticket", input: { title: "x" } } });
+		await createAgent({ name: "cancel-pending", tools: [ticketTool] });
+		const first = await runToRest("cancel-pending");
+		expect(first.status).toBe("approval_pending");
+		const second = await trigger("cancel-pending");
+		await settle("cancel-pending");
+		expect((await jobOf("cancel-pending", second.id)).status).toBe("pending");
+
+		const res = await post(`/v1/jobs/${second.id}/cancel`, { reason: "not needed" });
+		expect(res.status).toBe(200);
+		expect(await res.json()).toMatchObject({ status: "cancelled", exit_reason: "cancelled" });
+		const again = await post(`/v1/jobs/${second.id}/cancel`);
+		expect(again.status).toBe(409);
+		expect((await errorOf(again)).message).toBe(`job ${second.id} is already cancelled`);
+	});
+
+	it("aborts a model call in flight and ends the job cancelled", async () => {
+		const arrived = hangingModel();
+		await createAgent({ name: "cancel-stream" });
+		const job = await trigger("cancel-stream");
+		const running = settle("cancel-stream");
+		await arrived;
+		expect((await post(`/v1/jobs/${job.id}/cancel`, { reason: "wrong prompt" })).status).toBe(200);
+		await running;
+		const done = await jobOf("cancel-stream", job.id);
+		expect(done).toMatchObject({ status: "cancelled", exit_reason: "cancelled" });
+		expect(done.transitions.at(-1)!.reason).toBe("cancelled by operator: wrong prompt");
+	});
+
+	it("aborts a tool call in flight, records it failed, and ends the job cancelled", async () => {
+		useEmulator().enqueue({ tool_use: { name: "http_fetch", input: { url: "https://slow.example.test/" } } });
+		const arrived = hangingTarget("https://slow.example.test");
+		await createAgent({ name: "cancel-tool", tools: [fetchTool] });
+		const job = await trigger("cancel-tool");
+		const running = settle("cancel-tool");
+		await arrived;
+		expect((await post(`/v1/jobs/${job.id}/cancel`)).status).toBe(200);
+		await running;
+		expect(await jobOf("cancel-tool", job.id)).toMatchObject({ status: "cancelled" });
+		const result = (await outputOf("cancel-tool", job.id)).find((l) => l.type === "tool_result");
+		expect(result).toMatchObject({ success: false });
+	});
+});
+
+describe("approvals", () => {
+	async function waitingJob(name: string, input: Record<string, unknown> = { title: "Disk full on db-1" }) {
+		const emulator = useEmulator();
+		emulator.enqueue({ tool_use: { name: "create_ticket", input } }, { text: "Done." });
+		await createAgent({ name, tools: [ticketTool] });
+		const job = await runToRest(name);
+		return { emulator, job };
+	}
+
+	it("pauses a gated tool call in approval_pending with the call's details", async () => {
+		const { job } = await waitingJob("approve-details");
+		expect(job.status).toBe("approval_pending");
+		expect(job.pending_approval).toMatchObject({ tool_name: "create_ticket", input: { title: "Disk full on db-1" } });
+		expect(outboundLog.filter((r) => r.url.startsWith("https://tickets"))).toEqual([]);
+	});
+
+	it("runs the call once approved, then finishes", async () => {
+		const seen: unknown[] = [];
+		fake("https://tickets.example.test", async (req) => {
+			seen.push(await req.json());
+			return Response.json({ id: 42 });
+		});
+		const { job } = await waitingJob("approve-yes");
+		const res = await post(`/v1/jobs/${job.id}/approval`, { decision: "approve" });
+		expect(res.status).toBe(200);
+		expect(await res.json()).toMatchObject({ status: "running", pending_approval: null });
+		await settle("approve-yes");
+		expect(await jobOf("approve-yes", job.id)).toMatchObject({ status: "completed", summary: "Done." });
+		expect(seen).toMatchObject([{ tool: "create_ticket", input: { title: "Disk full on db-1" } }]);
+	});
+
+	it("runs the call with the input a human edited", async () => {
+		const seen: unknown[] = [];
+		fake("https://tickets.example.test", async (req) => {
+			seen.push(await req.json());
+			return Response.json({ id: 43 });
+		});
+		const { job } = await waitingJob("approve-edit");
+		await post(`/v1/jobs/${job.id}/approval`, { decision: "approve", tool_input: { title: "Disk full on db-1 (P1)" } });
+		await settle("approve-edit");
+		expect(seen).toMatchObject([{ input: { title: "Disk full on db-1 (P1)" } }]);
+	});
+
+	it("never runs a denied call and tells the model it was denied", async () => {
+		const { emulator, job } = await waitingJob("approve-no");
+		await post(`/v1/jobs/${job.id}/approval`, { decision: "deny" });
+		await settle("approve-no");
+		expect(await jobOf("approve-no", job.id)).toMatchObject({ status: "completed" });
+		const last = emulator.requests.at(-1)!.messages!.at(-1)!;
+		expect(JSON.stringify(last.content)).toContain("denied by operator");
+		expect(outboundLog.filter((r) => r.url.startsWith("https://tickets"))).toEqual([]);
+	});
+
+	it("treats an approval left past approval_timeout as denied", async () => {
+		const { job } = await waitingJob("approve-late");
+		await runInDurableObject(env.AGENT.getByName("approve-late"), async (instance: AgentDO, state) => {
+			state.storage.sql.exec("UPDATE job_setup SET approval_expires_at = ?, next_step_at = ? WHERE job_id = ?", Date.now() - 1, Date.now() - 1, job.id);
+			await instance.settle();
+		});
+		const done = await jobOf("approve-late", job.id);
+		expect(done.status).toBe("completed");
+		expect(done.transitions.map((t) => t.reason)).toContain("approval expired: treated as denied");
+		expect(outboundLog.filter((r) => r.url.startsWith("https://tickets"))).toEqual([]);
+	});
+
+	it("answers 409 to a decision on a job that is not waiting, and 400 to a bad decision", async () => {
+		useEmulator().enqueue({ text: "nothing to approve" });
+		await createAgent({ name: "approve-none" });
+		const job = await runToRest("approve-none");
+		expect((await post(`/v1/jobs/${job.id}/approval`, { decision: "approve" })).status).toBe(409);
+		expect((await post(`/v1/jobs/${job.id}/approval`, { decision: "maybe" })).status).toBe(400);
+		expect((await post(`/v1/jobs/${job.id}/approval`, { decision: "deny", tool_input: {} })).status).toBe(400);
+	});
+
+	it("times a job out when its deadline passes while it waits", async () => {
+		const { job } = await waitingJob("approve-timeout");
+		await runInDurableObject(env.AGENT.getByName("approve-timeout"), (_i: AgentDO, state) => {
+			state.storage.sql.exec("UPDATE job_setup SET deadline = ? WHERE job_id = ?", Date.now() - 1, job.id);
+		});
+		fake("https://tickets.example.test", () => Response.json({ id: 1 }));
+		await post(`/v1/jobs/${job.id}/approval`, { decision: "approve" });
+		await settle("approve-timeout");
+		expect(await jobOf("approve-timeout", job.id)).toMatchObject({ status: "failed", exit_reason: "timeout" });
+		// Past its deadline the job runs nothing more, approved or not.
+		expect(outboundLog.filter((r) => r.url.startsWith("https://tickets"))).toEqual([]);
+	});
+
+	it("aborts the model call in flight at the job's deadline", async () => {
+		const { job } = await waitingJob("deadline-inflight");
+		const emulator = useEmulator();
+		emulator.enqueue({ hang: true });
+		fake("https://tickets.example.test", () => Response.json({ id: 1 }));
+		await runInDurableObject(env.AGENT.getByName("deadline-inflight"), (_i: AgentDO, state) => {
+			state.storage.sql.exec("UPDATE job_setup SET deadline = ? WHERE job_id = ?", Date.now() + 300, job.id);
+		});
+		await post(`/v1/jobs/${job.id}/approval`, { decision: "approve" });
+		await settle("deadline-inflight");
+		expect(await jobOf("deadline-inflight", job.id)).toMatchObject({ status: "failed", exit_reason: "timeout" });
+		expect(emulator.requests).toHaveLength(1);
+	});
+});
+
+describe("continue and fork", () => {
+	async function finished(name: string): Promise<{ job: JobRecord; emulator: ReturnType<typeof useEmulator> }> {
+		const emulator = useEmulator();
+		emulator.enqueue({ text: "The capital of France is Paris." });
+		await createAgent({ name });
+		return { job: await runToRest(name, "What is the capital of France?"), emulator };
+	}
+
+	it("continues a session with a new prompt and the whole conversation", async () => {
+		const { job, emulator } = await finished("sessions");
+		emulator.enqueue({ text: "About 2.1 million people." });
+		const res = await post(`/v1/jobs/${job.id}/continue`, { prompt: "And its population?" });
+		expect(res.status).toBe(201);
+		const next = (await res.json()) as JobRecord;
+		expect(next).toMatchObject({ trigger_type: "continue", session_id: job.session_id, forked_from: null });
+		await settle("sessions");
+		expect(await jobOf("sessions", next.id)).toMatchObject({ status: "completed", session_id: job.session_id });
+		const sent = emulator.requests.at(-1)!.messages!;
+		expect(sent.map((m) => m.role)).toEqual(["user", "assistant", "user"]);
+		expect(JSON.stringify(sent[1]!.content)).toContain("Paris");
+		expect(sent[2]!.content).toBe("And its population?");
+	});
+
+	it("forks a new session from a job's conversation", async () => {
+		const { job, emulator } = await finished("forks");
+		emulator.enqueue({ text: "Paris, on the Seine." });
+		const res = await post(`/v1/jobs/${job.id}/fork`);
+		expect(res.status).toBe(201);
+		const fork = (await res.json()) as JobRecord;
+		expect(fork.forked_from).toBe(job.id);
+		expect(fork.trigger_type).toBe("fork");
+		await settle("forks");
+		const done = await jobOf("forks", fork.id);
+		expect(done.status).toBe("completed");
+		expect(done.session_id).not.toBe(job.session_id);
+		// Without a prompt, the fork re-asks the source's question from the same conversation.
+		expect(emulator.requests.at(-1)!.messages!.map((m) => m.role)).toEqual(["user"]);
+	});
+
+	it("refuses to continue after the agent's definition changed, unless told to", async () => {
+		const { job } = await finished("changed");
+		await call("/v1/agents/changed", { method: "PUT", as: "admin", body: { name: "changed", prompt: "Do the thing.", max_turns: 7 } });
+		const refused = await post(`/v1/jobs/${job.id}/continue`, { prompt: "More?" });
+		expect(refused.status).toBe(409);
+		expect((await errorOf(refused)).message).toMatch(/definition changed since job .* send "allow_definition_change": true/);
+		const allowed = await post(`/v1/jobs/${job.id}/continue`, { prompt: "More?", allow_definition_change: true });
+		expect(allowed.status).toBe(201);
+	});
+
+	it("refuses to continue a job that is still running, and needs a prompt", async () => {
+		const { job } = await finished("needs-prompt");
+		expect((await post(`/v1/jobs/${job.id}/continue`, {})).status).toBe(400);
+		expect((await post("/v1/jobs/job-2026-11-30-zzzzzz/continue", { prompt: "x" })).status).toBe(404);
+	});
+});

@@ -1,0 +1,32 @@
+import { env, runInDurableObject } from "cloudflare:test";
+import { expect } from "vitest";
+import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
+import type { JobRecord } from "../../src/jobs/model.ts";
+import { settle } from "./agents.ts";
+import { call } from "./http.ts";
+
+/** Triggers a manual run through the API and returns the pending job. */
+export async function trigger(agent: string, prompt = "Go."): Promise<JobRecord> {
+	const res = await call(`/v1/agents/${agent}/jobs`, { method: "POST", as: "operate", body: { prompt } });
+	expect(res.status, await res.clone().text()).toBe(201);
+	return res.json();
+}
+
+export async function jobOf(agent: string, id: string): Promise<JobRecord> {
+	const job = await runInDurableObject(env.AGENT.getByName(agent), (instance: AgentDO) => instance.getJob(id));
+	if (!job) throw new Error(`no job ${id}`);
+	return job;
+}
+
+/** Triggers a run and lets the agent's alarm work until nothing more is due; returns the job then. */
+export async function runToRest(agent: string, prompt = "Go."): Promise<JobRecord> {
+	const job = await trigger(agent, prompt);
+	await settle(agent);
+	return jobOf(agent, job.id);
+}
+
+/** The job's JSONL lines, parsed. */
+export async function outputOf(agent: string, id: string): Promise<Record<string, unknown>[]> {
+	const lines = await runInDurableObject(env.AGENT.getByName(agent), (instance: AgentDO) => instance.output(id, 0, 10_000));
+	return lines.map((l) => JSON.parse(l.body) as Record<string, unknown>);
+}
