@@ -60,20 +60,30 @@ export async function startLocalWorker({ scriptPath, persistDir, secrets, onLog 
 				cronTriggers: [],
 			},
 		],
+		// Serves /cdn-cgi/local/scheduled (what `wrangler dev --test-scheduled` turns on).
+		unsafeTriggerHandlers: true,
 		resourcePersistencePath: persistDir,
 		handleStructuredLogs: onLog ?? (() => {}),
 		}),
 	);
 	await mf.ready;
-	const db = await mf.getD1Database("DB");
-	await applyMigrations(db);
-	const worker = await mf.getWorker();
+	await applyMigrations(await mf.getD1Database("DB"));
+	const fetch = (pathname, init) => mf.dispatchFetch(new URL(pathname, "http://drover.local"), init);
 	return {
 		mf,
-		db,
-		/** One cron tick, end to end: resolves when `scheduled()` (runTick, every shard) has returned. */
-		tick: (scheduledTime) => worker.scheduled({ scheduledTime: new Date(scheduledTime), cron: "* * * * *" }),
-		fetch: (pathname, init) => mf.dispatchFetch(new URL(pathname, "http://drover.local"), init),
+		fetch,
+		/**
+		 * One cron tick, end to end: Miniflare's /cdn-cgi/local/scheduled answers once `scheduled()`
+		 * (runTick, every shard) has returned. Not `(await mf.getWorker()).scheduled()`: Miniflare's
+		 * Node-side proxy blocks Node's main thread until the call returns, so Node stops reading
+		 * workerd's stdout; a tick over a few hundred agents logs more than the pipe holds, workerd
+		 * blocks writing its logs and the tick never finishes. The same goes for any proxy call
+		 * (getD1Database, …) while the Worker is busy logging: read state over HTTP instead.
+		 */
+		async tick(scheduledTime) {
+			const res = await fetch(`/cdn-cgi/local/scheduled?cron=${encodeURIComponent("* * * * *")}&time=${scheduledTime}&format=json`);
+			return { status: res.status, ...(await res.json()) };
+		},
 		dispose: () => mf.dispose(),
 	};
 }

@@ -1,0 +1,176 @@
+import { env, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
+import { HEARTBEAT_MS } from "../../durable-objects/agent/runner/step.ts";
+import { transition } from "../../src/jobs/model.ts";
+import { call } from "../helpers/http.ts";
+import { createModelClient } from "../../src/agent/model-client.ts";
+import { ModelCallError } from "../../src/agent/contracts.ts";
+import { createAgent, settle } from "../helpers/agents.ts";
+import { useEmulator } from "../helpers/emulator.ts";
+import { jobOf, outputOf, runToRest, trigger } from "../helpers/jobs.ts";
+import { fake, outboundLog } from "../helpers/outbound.ts";
+
+// The vitest plugin runs Durable Objects in the test's own isolate, so a real kill mid-request
+// (abortAllDurableObjects) takes the test runner down with it, and eviction refuses an object
+// with active references. These tests therefore check the two halves separately: what is durable
+// at the moment a call is in flight, and what the object does when it finds exactly that state
+// on disk with nothing of the job in memory.
+describe("a Durable Object that dies mid-run", () => {
+	it("keeps an alarm set ahead while a model call is in flight, so a dead object wakes up", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ hang: true });
+		let arrived!: () => void;
+		const inFlight = new Promise<void>((r) => (arrived = r));
+		fake("https://api.anthropic.com", (req) => {
+			arrived();
+			return emulator.handle(req);
+		});
+		await createAgent({ name: "heartbeat" });
+		const job = await trigger("heartbeat");
+		const running = settle("heartbeat");
+		await inFlight;
+		const { alarm, last } = await runInDurableObject(env.AGENT.getByName("heartbeat"), async (_i: AgentDO, state) => ({
+			alarm: await state.storage.getAlarm(),
+			last: state.storage.sql.exec<{ role: string }>("SELECT role FROM messages WHERE job_id = ? ORDER BY seq DESC LIMIT 1", job.id).one().role,
+		}));
+		expect(alarm! - Date.now()).toBeGreaterThan(20_000);
+		expect(alarm! - Date.now()).toBeLessThanOrEqual(HEARTBEAT_MS);
+		expect(last).toBe("user"); // the conversation up to this call is already on disk
+		await call(`/v1/jobs/${job.id}/cancel`, { method: "POST", as: "operate" });
+		await running;
+	});
+
+	it("repeats the model call from its checkpoint, and finishes", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ error: 429, retry_after: 120 });
+		await createAgent({ name: "resumed" });
+		const job = await trigger("resumed", "Summarize.");
+		await settle("resumed"); // rate-limited: the job waits, running, its conversation checkpointed
+		const first = emulator.requests[0]!;
+		const stub = env.AGENT.getByName("resumed");
+		// Nothing of this job is held in memory now: the next step works from storage alone.
+		await runInDurableObject(stub, (_i: AgentDO, state) => {
+			state.storage.sql.exec("UPDATE job_setup SET next_step_at = 0 WHERE job_id = ?", job.id);
+		});
+		emulator.enqueue({ text: "Resumed and done." });
+		await settle("resumed");
+		const done = await jobOf("resumed", job.id);
+		expect(done).toMatchObject({ status: "completed", summary: "Resumed and done." });
+		expect(JSON.stringify(emulator.requests.at(-1)!.messages)).toBe(JSON.stringify(first.messages));
+		expect(done.usage.num_turns).toBe(1);
+	});
+
+	it("records a tool call as executing before its request leaves", async () => {
+		useEmulator().enqueue({ tool_use: { name: "http_fetch", input: { url: "https://side-effect.example.test/charge", method: "POST", body: "{}" } } });
+		let seen: string | undefined;
+		let arrived!: () => void;
+		const inTool = new Promise<void>((r) => (arrived = r));
+		fake("https://side-effect.example.test", async (req) => {
+			seen = await runInDurableObject(env.AGENT.getByName("in-tool"), (_i: AgentDO, state) =>
+				state.storage.sql.exec<{ status: string }>("SELECT status FROM tool_calls").one().status,
+			);
+			arrived();
+			return new Promise<Response>((_, reject) => req.signal.addEventListener("abort", () => reject(new Error("aborted"))));
+		});
+		await createAgent({ name: "in-tool", tools: [{ type: "http_fetch", allow_hosts: ["side-effect.example.test"], methods: ["POST"] }] });
+		const job = await trigger("in-tool");
+		const running = settle("in-tool");
+		await inTool;
+		expect(seen).toBe("executing");
+		await call(`/v1/jobs/${job.id}/cancel`, { method: "POST", as: "operate" });
+		await running;
+	});
+
+	it("ends a job indeterminate when it finds a tool left executing, and never runs it again", async () => {
+		useEmulator().enqueue({ tool_use: { name: "create_ticket", input: { title: "charge card" } } });
+		let calls = 0;
+		fake("https://tickets.example.test", () => {
+			calls++;
+			return Response.json({ ok: true });
+		});
+		await createAgent({
+			name: "died-in-tool",
+			tools: [{ type: "webhook", name: "create_ticket", description: "Create a ticket.", url_secret: "TEST_TICKETS_URL", requires_approval: true }],
+		});
+		const job = await trigger("died-in-tool");
+		await settle("died-in-tool"); // waits for approval with the call recorded, not yet run
+		const stub = env.AGENT.getByName("died-in-tool");
+		// The state a crash leaves between "executing" being recorded and the result being recorded.
+		await runInDurableObject(stub, async (instance: AgentDO, state) => {
+			const waiting = (await instance.getJob(job.id))!;
+			await instance.saveJob(transition(waiting, "running", { reason: "approved by operator", at: new Date() }));
+			state.storage.sql.exec("UPDATE tool_calls SET status = 'executing', decision = 'approve', started_at = ? WHERE job_id = ?", Date.now(), job.id);
+			state.storage.sql.exec("UPDATE job_setup SET next_step_at = 0, approval_expires_at = NULL WHERE job_id = ?", job.id);
+		});
+		await settle("died-in-tool");
+		const done = await jobOf("died-in-tool", job.id);
+		expect(done.status).toBe("indeterminate");
+		expect(done.exit_reason).toBe("error");
+		expect(done.error?.message).toMatch(/while tool create_ticket was executing; its effect is unknown/);
+		expect(calls).toBe(0);
+		expect((await stub.runs(10))[0]).toMatchObject({ job_id: job.id, status: "unknown" });
+	});
+});
+
+describe("the model provider failing", () => {
+	it("falls back to the next model when the primary is overloaded", async () => {
+		const emulator = useEmulator({ modelErrors: { "claude-opus-5-5": { error: 529 } } });
+		emulator.enqueue({ text: "Answered by the fallback." });
+		await createAgent({ name: "fallback", model: "claude-opus-5-5", fallback_models: ["claude-haiku-5-5"] });
+		const job = await runToRest("fallback");
+		expect(job).toMatchObject({ status: "completed", summary: "Answered by the fallback." });
+		expect(Object.keys(job.usage.per_model)).toEqual(["claude-haiku-5-5"]);
+		expect(emulator.requests.map((r) => r.model)).toEqual(["claude-opus-5-5", "claude-opus-5-5", "claude-opus-5-5", "claude-haiku-5-5"]);
+		const lines = await outputOf("fallback", job.id);
+		expect(lines.filter((l) => l.subtype === "retry")).toHaveLength(3);
+		expect(lines.find((l) => l.subtype === "fallback")).toMatchObject({ model: "claude-haiku-5-5" });
+	});
+
+	it("fails the job with the classified error when every model is overloaded", async () => {
+		useEmulator({ modelErrors: { "claude-opus-5-5": { error: 529 } } });
+		await createAgent({ name: "no-fallback", model: "claude-opus-5-5" });
+		const job = await runToRest("no-fallback");
+		expect(job).toMatchObject({ status: "failed", exit_reason: "error", error: { type: "overloaded" } });
+	});
+
+	it("comes back later, by alarm, when every key is rate-limited for longer than it may wait", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ error: 429, retry_after: 120 });
+		await createAgent({ name: "rate-limited" });
+		const job = await trigger("rate-limited");
+		const before = Date.now();
+		await settle("rate-limited");
+		expect((await jobOf("rate-limited", job.id)).status).toBe("running");
+		const alarm = await runInDurableObject(env.AGENT.getByName("rate-limited"), (_i: AgentDO, state) => state.storage.getAlarm());
+		expect(alarm! - before).toBeGreaterThanOrEqual(119_000);
+		const lines = await outputOf("rate-limited", job.id);
+		const note = lines.find((l) => l.subtype === "rate_limited")!;
+		const next = Date.parse(String(note.content).replace(/^rate limited; next attempt at /, ""));
+		expect(next - before).toBeGreaterThanOrEqual(119_000);
+	});
+
+	it("rotates to the next key of the pool on a 429, against the emulator", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ error: 429, retry_after: 1 }, { text: "ok" });
+		const client = createModelClient({ ANTHROPIC_API_KEY: "sk-ant-first-0000, sk-ant-second-0000" }, { sleep: async () => {} });
+		const res = await client.call({ models: ["claude-sonnet-5-5"], system: [], messages: [{ role: "user", content: "hi" }], tools: [], max_tokens: 100 });
+		expect(res.model).toBe("claude-sonnet-5-5");
+		expect(emulator.requests.map((r) => r.apiKey)).toEqual(["sk-ant-first-0000", "sk-ant-second-0000"]);
+		expect(res.attempts.map((a) => [a.key, a.status])).toEqual([
+			[0, 429],
+			[1, "ok"],
+		]);
+	});
+
+	it("never sends a key to a base URL that is not allowed", async () => {
+		const client = createModelClient({ ANTHROPIC_API_KEY: "sk-ant-secret-0000", ANTHROPIC_BASE_URL: "https://collector.evil.test" });
+		const err = await client
+			.call({ models: ["claude-sonnet-5-5"], system: [], messages: [{ role: "user", content: "hi" }], tools: [], max_tokens: 100 })
+			.catch((e: unknown) => e);
+		expect(err).toBeInstanceOf(ModelCallError);
+		expect((err as ModelCallError).kind).toBe("guard");
+		expect((err as Error).message).not.toContain("sk-ant-secret");
+		expect(outboundLog).toEqual([]);
+	});
+});
