@@ -30,7 +30,9 @@ const FULL_SIZES = [100, 1_000, 10_000];
 const GOAL_SECONDS = 10;
 const GOAL_N = 10_000;
 const MINUTE = 60_000;
-const INDEX_WAIT_MS = 10 * MINUTE;
+const INDEX_WAIT_MS = 3 * MINUTE;
+/** The running local Worker, for the signal handler. */
+let current = null;
 
 export async function run(argv) {
 	const { values } = parseArgs({
@@ -51,6 +53,17 @@ export async function run(argv) {
 	console.log(`sizes: ${sizes.join(", ")}${values.full || values.sizes ? "" : " (pass --full for 10,000)"}\n`);
 
 	const tmp = mkdtempSync(path.join(os.tmpdir(), "drover-bench-claims-"));
+	// Ctrl-C mid-run: stop workerd and remove the temp directory rather than leave them behind.
+	let stopping = false;
+	const interrupted = async (signal) => {
+		if (stopping) return; // npm forwards the terminal's signal too: the first one cleans up
+		stopping = true;
+		console.error(`\n${signal}: stopping the local Worker`);
+		await Promise.race([current?.dispose(), new Promise((r) => setTimeout(r, 5000))]).catch(() => {});
+		if (!values.keep) rmSync(tmp, { recursive: true, force: true });
+		process.exit(130);
+	};
+	process.on("SIGINT", interrupted).on("SIGTERM", interrupted);
 	const results = [];
 	try {
 		const t0 = performance.now();
@@ -88,6 +101,7 @@ async function runSize(n, { scriptPath, stateDir, concurrency }) {
 		},
 		onLog: logs.onLog,
 	});
+	current = w;
 	const startup_s = secs(performance.now() - t);
 	try {
 		// Set-up: N agents through the public API, bounded concurrency.
@@ -106,20 +120,24 @@ async function runSize(n, { scriptPath, stateDir, concurrency }) {
 		});
 		const create_s = secs(performance.now() - t);
 		progress(`created ${n} agents in ${create_s} s (${Math.round(n / create_s)}/s)\n`);
+		const registered = (await status(w, token)).agents.api;
+		if (registered !== n) throw new Error(`GET /v1/status counts ${registered} API agents, expected ${n}`);
 
 		const T = tickTime();
-		const tick = await timedTick(w, T, logs);
+		const tick = await timedTick(w, T, logs, token);
 		console.log(`tick     T=${new Date(T).toISOString()}  ${fmtTick(tick)}`);
-		const index1 = await waitForIndex(w, n);
+		if (tick.skipped > 0) tick.skip_reason = await skipReason(w, token, names[0]);
+		const index1 = await waitForIndex(w, token, n);
 		console.log(`index    ${index1.jobs} jobs in D1 ${index1.s} s after the tick`);
 
-		const dup = await timedTick(w, T, logs);
-		const afterDup = await jobCount(w);
+		const dup = await timedTick(w, T, logs, token);
+		const afterDup = await jobCount(w, token);
 		console.log(`dup      T again  ${fmtTick(dup)}  D1 jobs ${afterDup} (added ${afterDup - index1.jobs})`);
 
-		const next = await timedTick(w, T + MINUTE, logs);
+		const next = await timedTick(w, T + MINUTE, logs, token);
 		console.log(`next     T+1min   ${fmtTick(next)}`);
-		const index2 = await waitForIndex(w, 2 * n);
+		if (next.skipped > 0) next.skip_reason = await skipReason(w, token, names[0]);
+		const index2 = await waitForIndex(w, token, 2 * n);
 		console.log(`index    ${index2.jobs} jobs in D1 ${index2.s} s after the tick`);
 
 		return {
@@ -136,6 +154,7 @@ async function runSize(n, { scriptPath, stateDir, concurrency }) {
 			logs: logs.summary(),
 		};
 	} finally {
+		current = null;
 		await w.dispose();
 	}
 }
@@ -165,13 +184,18 @@ function tickTime() {
 	return T;
 }
 
-async function timedTick(w, T, logs) {
+async function timedTick(w, T, logs, token) {
+	const before = await status(w, token);
 	const errorsBefore = logs.errors();
 	const t = performance.now();
 	const result = await w.tick(T);
 	const wall_s = secs(performance.now() - t);
-	const hb = await w.db.prepare("SELECT * FROM scheduler_heartbeat WHERE id = 1").first();
-	if (!hb || hb.scheduled_time !== T) throw new Error(`heartbeat not written for ${new Date(T).toISOString()}: ${JSON.stringify(hb)}`);
+	if (result.status !== 200) throw new Error(`scheduled() at ${new Date(T).toISOString()} failed: ${JSON.stringify(result)}`);
+	// The heartbeat row is rewritten by every tick; a new last_tick_at tells this tick's row apart.
+	const { scheduler: hb } = await status(w, token);
+	if (hb.last_tick_at === null || hb.last_tick_at === before.scheduler.last_tick_at) {
+		throw new Error(`tick at ${new Date(T).toISOString()} wrote no heartbeat (scheduled: ${JSON.stringify(result)})`);
+	}
 	return {
 		wall_s,
 		scheduled_outcome: result.outcome,
@@ -179,7 +203,6 @@ async function timedTick(w, T, logs) {
 		agents_called: hb.agents_called,
 		claimed: hb.claimed,
 		skipped: hb.skipped,
-		shards_failed: hb.shards_failed,
 		claims_per_s: hb.claimed > 0 ? Math.round(hb.claimed / wall_s) : 0,
 		ms_per_agent: hb.agents_called > 0 ? round((wall_s * 1000) / hb.agents_called, 3) : null,
 		error: hb.error,
@@ -187,17 +210,33 @@ async function timedTick(w, T, logs) {
 	};
 }
 
-async function jobCount(w) {
-	return (await w.db.prepare("SELECT count(*) AS n FROM jobs").first()).n;
+/** Why a tick skipped instead of claiming: the newest entry of an agent's occurrence ledger. */
+async function skipReason(w, token, agent) {
+	const res = await w.fetch(`/v1/agents/${agent}/runs?limit=1`, { headers: { authorization: `Bearer ${token}` } });
+	const reason = (await res.json()).runs?.[0]?.skip_reason ?? "unknown";
+	console.log(`         skipped, e.g. ${agent}: ${reason}`);
+	return reason;
+}
+
+/** GET /v1/status: the heartbeat, D1's jobs by status and agent counts, through the public API. */
+async function status(w, token) {
+	const res = await w.fetch("/v1/status", { headers: { authorization: `Bearer ${token}` } });
+	if (res.status !== 200) throw new Error(`GET /v1/status: ${res.status} ${await res.text()}`);
+	return res.json();
+}
+
+async function jobCount(w, token) {
+	const { jobs } = await status(w, token);
+	return Object.values(jobs).reduce((a, b) => a + b, 0);
 }
 
 /** Jobs reach D1 from each agent's outbox alarm, asynchronously: poll until `expected` are there. */
-async function waitForIndex(w, expected) {
+async function waitForIndex(w, token, expected) {
 	const t = performance.now();
-	let jobs = await jobCount(w);
+	let jobs = await jobCount(w, token);
 	while (jobs < expected && performance.now() - t < INDEX_WAIT_MS) {
 		await new Promise((r) => setTimeout(r, 200));
-		jobs = await jobCount(w);
+		jobs = await jobCount(w, token);
 	}
 	return { jobs, s: secs(performance.now() - t), complete: jobs >= expected };
 }

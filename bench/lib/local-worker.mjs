@@ -48,22 +48,22 @@ export async function startLocalWorker({ scriptPath, persistDir, secrets, onLog 
 	// wrangler itself converts with convertV4MiniflareOptions before starting Miniflare. So do we.
 	const mf = new Miniflare(
 		convertV4MiniflareOptions({
-		workers: [
-			{
-				...workerOptions,
-				name: "drover",
-				modulesRules: undefined,
-				...bundleModules(scriptPath, workerOptions.modulesRules),
-				// Only [vars] and the bench's own secrets: never a developer's local token or API key.
-				bindings: { ...config.vars, ...secrets },
-				// The cron trigger is fired by hand (`tick`): Miniflare never fires crons on its own.
-				cronTriggers: [],
-			},
-		],
-		// Serves /cdn-cgi/local/scheduled (what `wrangler dev --test-scheduled` turns on).
-		unsafeTriggerHandlers: true,
-		resourcePersistencePath: persistDir,
-		handleStructuredLogs: onLog ?? (() => {}),
+			workers: [
+				{
+					...workerOptions,
+					name: "drover",
+					modulesRules: undefined,
+					...bundleModules(scriptPath, workerOptions.modulesRules),
+					// Only [vars] and the bench's own secrets: never a developer's local token or API key.
+					bindings: { ...config.vars, ...secrets },
+					// The cron trigger is fired by hand (`tick`): Miniflare never fires crons on its own.
+					cronTriggers: [],
+				},
+			],
+			// Serves /cdn-cgi/local/scheduled (what `wrangler dev --test-scheduled` turns on).
+			unsafeTriggerHandlers: true,
+			resourcePersistencePath: persistDir,
+			handleStructuredLogs: onLog ?? (() => {}),
 		}),
 	);
 	await mf.ready;

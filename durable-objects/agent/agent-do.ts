@@ -20,11 +20,17 @@ import { copyMessages, decideToolCall, dueJobIds, getSetup, nextStepTime, reques
 import { startJob } from "./runner/start.ts";
 import { finish, step, type StepDeps } from "./runner/step.ts";
 import { createJob, isFinal, newJobId, transition } from "../../src/jobs/model.ts";
+import { serveOutput, serveStream } from "./output-http.ts";
+import { consolidateJob, flushChunks, unconsolidated } from "./output-store.ts";
+import { StreamHub } from "./streams.ts";
+import { pruneJobs } from "./retention.ts";
 
 /** How soon the alarm retries an outbox that D1 refused. */
 const OUTBOX_RETRY_MS = 10_000;
 /** An alarm run hands over to a fresh one after this long, well inside the 15-minute wall-time limit. */
 const ALARM_BUDGET_MS = 10 * 60_000;
+/** How often an agent looks for jobs past their retention. */
+const PRUNE_EVERY_MS = 3600_000;
 
 export interface AgentStatus {
 	name: string;
@@ -50,12 +56,29 @@ export class AgentDO extends DurableObject<Env> {
 	private working: Promise<void> | null = null;
 	/** One client per instance, so its key-rotation cursor carries from turn to turn. */
 	private modelClient: ModelClient | null = null;
+	private readonly hub: StreamHub;
+	private lastPrune = 0;
+	/** D1 refused the last flush: the outbox waits for the retry alarm instead of spinning. */
+	private indexDown = false;
 
 	constructor(ctx: DurableObjectState, env: Env) {
 		super(ctx, env);
 		this.sql = ctx.storage.sql;
 		// SQLite calls are synchronous, so migrating here finishes before any request or alarm runs.
 		this.schemaVersion = migrate(ctx.storage, AGENT_MIGRATIONS);
+		this.hub = new StreamHub(this.sql, (jobId) => {
+			const job = getJob(this.sql, jobId);
+			return job && { status: job.status, revision: job.revision, final: isFinal(job.status) };
+		});
+	}
+
+	/** Streams only: job output (JSONL) and live job events (SSE). Everything else is RPC. */
+	override async fetch(request: Request): Promise<Response> {
+		const url = new URL(request.url);
+		const m = /^\/jobs\/([^/]+)\/(output|stream)$/.exec(url.pathname);
+		if (!m || request.method !== "GET") return Response.json({ error: { code: "not_found", message: "no such route" } }, { status: 404 });
+		const [, jobId = "", what] = m;
+		return what === "output" ? serveOutput(this.sql, this.env.OUTPUT, jobId, request) : serveStream(this.sql, this.env.OUTPUT, this.hub, jobId, request);
 	}
 
 	async getSchemaVersion(): Promise<number> {
@@ -180,18 +203,13 @@ export class AgentDO extends DurableObject<Env> {
 	private async doWork(): Promise<void> {
 		const began = Date.now();
 		const state = readState(this.sql);
-		let retryOutbox = false;
-		try {
-			await flushOutbox(this.sql, this.env.DB);
-		} catch (err) {
-			retryOutbox = true;
-			log.warn("outbox.flush_failed", { agent: state?.name, backlog: outboxSize(this.sql), ...errorFields(err) });
-		}
+		let retryOutbox = !(await this.flushIndex());
 		const agent = state && currentDefinition(state);
 		if (agent && state.pausedAt === null) {
 			const { active } = jobCounts(this.sql);
 			for (const job of pendingJobs(this.sql, Math.max(agent.max_concurrent - active, 0))) {
 				startJob(this.sql, job, agent, {}, Date.now());
+				this.hub.publish(job.id);
 			}
 		}
 		const deps = this.stepDeps();
@@ -203,12 +221,40 @@ export class AgentDO extends DurableObject<Env> {
 				}
 			}),
 		);
-		try {
-			await flushOutbox(this.sql, this.env.DB);
-		} catch {
-			retryOutbox = true;
-		}
+		await this.storeOutput();
+		await this.prune(Date.now());
+		if (!retryOutbox) retryOutbox = !(await this.flushIndex());
 		await this.scheduleNext(retryOutbox);
+	}
+
+	/**
+	 * Keeps R2 in step with the jobs' lines: chunks of running jobs as they grow, the final object of
+	 * finished ones. A failure leaves the lines in SQLite and is retried on the next alarm.
+	 */
+	private async storeOutput(): Promise<void> {
+		try {
+			for (const job of jobsWithStatus(this.sql, ["running", "approval_pending"])) await flushChunks(this.sql, this.env.OUTPUT, job);
+			for (const jobId of unconsolidated(this.sql, 20)) {
+				await consolidateJob(this.sql, this.env.OUTPUT, jobId);
+			}
+		} catch (err) {
+			log.warn("output.store_failed", { agent: readState(this.sql)?.name, ...errorFields(err) });
+		}
+	}
+
+	/** Prunes a batch of jobs older than the agent's retention, at most hourly per instance. */
+	async prune(now: number, force = false): Promise<number> {
+		if (!force && now - this.lastPrune < PRUNE_EVERY_MS) return 0;
+		this.lastPrune = now;
+		const state = readState(this.sql);
+		if (!state) return 0;
+		const days = currentDefinition(state)?.retention_days ?? Number(this.env.RETENTION_DAYS || "30");
+		try {
+			return await pruneJobs(this.sql, this.env.OUTPUT, state.name, now - days * 86_400_000, now);
+		} catch (err) {
+			log.warn("retention.failed", { agent: state.name, ...errorFields(err) });
+			return 0;
+		}
 	}
 
 	private hasDueWork(): boolean {
@@ -216,7 +262,7 @@ export class AgentDO extends DurableObject<Env> {
 		const agent = state && currentDefinition(state);
 		const counts = jobCounts(this.sql);
 		const canStart = agent !== null && state?.pausedAt === null && counts.pending > 0 && counts.active < agent.max_concurrent;
-		return outboxSize(this.sql) > 0 || canStart || dueJobIds(this.sql, Date.now()).length > 0;
+		return (!this.indexDown && outboxSize(this.sql) > 0) || canStart || dueJobIds(this.sql, Date.now()).length > 0 || unconsolidated(this.sql, 1).length > 0;
 	}
 
 	private async scheduleNext(retryOutbox: boolean): Promise<void> {
@@ -236,6 +282,7 @@ export class AgentDO extends DurableObject<Env> {
 			now: () => Date.now(),
 			heartbeat: (at) => this.ctx.storage.setAlarm(at),
 			inflight: this.inflight,
+			notify: (jobId) => this.hub.publish(jobId),
 		};
 	}
 
@@ -252,6 +299,7 @@ export class AgentDO extends DurableObject<Env> {
 			const done = job.status === "pending" ? transition(job, "cancelled", { reason: why, at: new Date() }) : finish(this.stepDeps(), job, "cancelled", { reason: why });
 			if (job.status === "pending") putJob(this.sql, done, Date.now());
 			log.info("job.cancelled", { agent: job.agent, job_id: jobId, by });
+			this.hub.publish(jobId);
 			await this.scheduleNext(false);
 			return done;
 		}
@@ -273,6 +321,7 @@ export class AgentDO extends DurableObject<Env> {
 		this.sql.exec("UPDATE job_setup SET approval_expires_at = NULL, next_step_at = ? WHERE job_id = ?", Date.now(), jobId);
 		putJob(this.sql, resumed, Date.now());
 		log.info("job.approval_decided", { agent: job.agent, job_id: jobId, decision, by });
+		this.hub.publish(jobId);
 		await this.ctx.storage.setAlarm(Date.now());
 		return resumed;
 	}
@@ -347,10 +396,19 @@ export class AgentDO extends DurableObject<Env> {
 	 * failure here is not the caller's problem: the outbox keeps the row and the alarm retries.
 	 */
 	private async indexNow(): Promise<void> {
+		await this.flushIndex();
+	}
+
+	/** Sends the outbox to D1; false (and the backlog kept) when D1 refuses. */
+	private async flushIndex(): Promise<boolean> {
 		try {
 			await flushOutbox(this.sql, this.env.DB);
+			this.indexDown = false;
+			return true;
 		} catch (err) {
-			log.warn("outbox.flush_failed", { agent: readState(this.sql)?.name, ...errorFields(err) });
+			this.indexDown = true;
+			log.warn("outbox.flush_failed", { agent: readState(this.sql)?.name, backlog: outboxSize(this.sql), ...errorFields(err) });
+			return false;
 		}
 	}
 

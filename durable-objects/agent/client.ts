@@ -24,6 +24,7 @@ export type AgentRpc = Pick<
 	| "followUp"
 	| "output"
 	| "settle"
+	| "prune"
 >;
 
 export function agentRpc(env: Env, name: string): AgentRpc {

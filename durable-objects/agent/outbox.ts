@@ -1,4 +1,4 @@
-import { upsertJobIndex } from "../../src/store/job-index.ts";
+import { deleteFromJobIndex, upsertJobIndex } from "../../src/store/job-index.ts";
 import { getJob } from "./jobs.ts";
 
 const BATCH = 50;
@@ -20,7 +20,10 @@ export async function flushOutbox(sql: SqlStorage, db: D1Database): Promise<numb
 		const maxSeq = rows.at(-1)!.seq;
 		const ids = [...new Set(rows.map((r) => r.job_id))];
 		const records = ids.map((id) => getJob(sql, id)).filter((r) => r !== null);
+		// A queued job this object no longer holds was pruned: the index drops it too.
+		const gone = ids.filter((id) => !records.some((r) => r.id === id));
 		await upsertJobIndex(db, records);
+		if (gone.length > 0) await deleteFromJobIndex(db, gone);
 		// Only the rows that were read: a change queued during the await stays for the next pass.
 		sql.exec("DELETE FROM outbox WHERE seq <= ?", maxSeq);
 		written += records.length;

@@ -129,4 +129,18 @@ export const AGENT_MIGRATIONS: readonly SqlMigration[] = [
 			);
 		`,
 	},
+	{
+		version: 4,
+		name: "track_output_in_r2",
+		sql: `
+			-- Lines up to flushed_line are in R2 chunks; output_key is set once the final object is written.
+			CREATE TABLE output_state (
+				job_id TEXT PRIMARY KEY,
+				flushed_line INTEGER NOT NULL DEFAULT 0,
+				output_key TEXT,
+				lines INTEGER,
+				bytes INTEGER
+			);
+		`,
+	},
 ];

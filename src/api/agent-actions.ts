@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { agentRpc } from "../../durable-objects/agent/client.ts";
-import { JobRecordSchema } from "../jobs/model.ts";
+import { JobRecordSchema, JobStatusSchema, JobSummarySchema } from "../jobs/model.ts";
+import { listJobs } from "../store/job-index.ts";
 import { screenPrompt } from "./screen.ts";
 import { decodeCursor, encodeCursor } from "../shared/cursor.ts";
 import { sha256Hex } from "../shared/hash.ts";
@@ -151,5 +152,31 @@ export const agentActionsApi = createApi()
 			const page = runs.slice(0, limit);
 			const last = page.at(-1);
 			return c.json({ runs: page, next_cursor: runs.length > limit && last ? encodeCursor({ at: Date.parse(last.claimed_at), id: last.id }) : null }, 200);
+		},
+	)
+	.openapi(
+		withRole("read", {
+			method: "get",
+			path: "/{agent}/jobs",
+			summary: "The agent's jobs, newest first (its newest job is the one `drover logs <agent> --follow` follows)",
+			request: {
+				params: AgentPath,
+				query: z.strictObject({
+					status: JobStatusSchema.optional(),
+					limit: z.coerce.number().int().min(1).max(200).default(20),
+					cursor: z.string().max(200).optional(),
+				}),
+			},
+			responses: {
+				200: {
+					description: "A page of the agent's jobs",
+					content: { "application/json": { schema: z.object({ jobs: z.array(JobSummarySchema), next_cursor: z.string().nullable() }) } },
+				},
+			},
+		}),
+		async (c) => {
+			const { agent } = c.req.valid("param");
+			const { status, limit, cursor } = c.req.valid("query");
+			return c.json(await listJobs(c.env.DB, { agent, status }, limit, cursor), 200);
 		},
 	);

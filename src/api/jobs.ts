@@ -2,6 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { agentRpc } from "../../durable-objects/agent/client.ts";
 import { NotFoundError } from "../errors.ts";
 import { JobIdSchema, JobRecordSchema, JobStatusSchema, JobSummarySchema, TriggerTypeSchema } from "../jobs/model.ts";
+import { toHerdctlYaml } from "../jobs/yaml.ts";
 import { getJobSummary, listJobs } from "../store/job-index.ts";
 import { createApi, withRole } from "./factory.ts";
 import { AgentNameParam } from "./params.ts";
@@ -33,6 +34,17 @@ async function ownerOf(env: Env, id: string): Promise<string> {
 	const summary = await getJobSummary(env.DB, id);
 	if (!summary) throw new NotFoundError(`no job ${id}`);
 	return summary.agent;
+}
+
+/** Hands a stream request to the agent's object and passes its response through untouched. */
+async function forward(env: Env, agent: string, path: string, original: Request): Promise<Response> {
+	const url = new URL(original.url);
+	const headers = new Headers();
+	for (const name of ["range", "last-event-id", "accept"]) {
+		const value = original.headers.get(name);
+		if (value !== null) headers.set(name, value);
+	}
+	return env.AGENT.getByName(agent).fetch(new Request(`https://agent${path}${url.search}`, { headers, signal: original.signal }));
 }
 
 const jobResponse = (description: string) => ({ description, content: { "application/json": { schema: JobRecordSchema } } });
@@ -88,7 +100,10 @@ export const jobsApi = createApi()
 			summary: "One job's full record",
 			request: { params: z.object({ id: JobIdSchema }) },
 			responses: {
-				200: { description: "The job record", content: { "application/json": { schema: JobRecordSchema } } },
+				200: {
+					description: "The job record; with `Accept: application/yaml`, herdctl's YAML job layout",
+					content: { "application/json": { schema: JobRecordSchema }, "application/yaml": { schema: z.string() } },
+				},
 				...notFoundResponse,
 			},
 		}),
@@ -97,6 +112,9 @@ export const jobsApi = createApi()
 			const summary = await getJobSummary(c.env.DB, id);
 			const job = summary && (await agentRpc(c.env, summary.agent).getJob(id));
 			if (!job) throw new NotFoundError(`no job ${id}`);
+			if (/\b(application|text)\/(x-)?yaml\b/.test(c.req.header("accept") ?? "")) {
+				return c.body(toHerdctlYaml(job), 200, { "content-type": "application/yaml; charset=utf-8" });
+			}
 			return c.json(job, 200);
 		},
 	)
@@ -164,5 +182,41 @@ export const jobsApi = createApi()
 				await agentRpc(c.env, agent).followUp("fork", id, { prompt: body.prompt === undefined ? undefined : screenPrompt(body.prompt, "strict"), owner: c.var.principal.name, allowDefinitionChange: body.allow_definition_change }),
 			);
 			return c.json(job, 201);
+		},
+	)
+	.openapi(
+		withRole("read", {
+			method: "get",
+			path: "/{id}/output",
+			summary: "The job's JSONL output: from R2 once it has ended, from its agent while it runs; honours Range",
+			request: {
+				params: JobPath,
+				query: z.strictObject({ lines: z.coerce.number().int().min(1).max(100_000).optional().openapi({ description: "Only the last N lines" }) }),
+				headers: z.object({ range: z.string().optional() }),
+			},
+			responses: {
+				200: { description: "JSONL, one object per line", content: { "application/x-ndjson": { schema: z.string() } } },
+				206: { description: "The requested byte range", content: { "application/x-ndjson": { schema: z.string() } } },
+				416: { description: "The range is outside the output" },
+				...notFoundResponse,
+			},
+		}),
+		async (c) => {
+			const { id } = c.req.valid("param");
+			return forward(c.env, await ownerOf(c.env, id), `/jobs/${id}/output`, c.req.raw);
+		},
+	)
+	.openapi(
+		withRole("read", {
+			method: "get",
+			path: "/{id}/stream",
+			summary: "Server-Sent Events: one `line` event per JSONL line (id = line number), `status` events, then `end`",
+			description: "Reconnect with Last-Event-ID to resume exactly after that line.",
+			request: { params: JobPath, headers: z.object({ "last-event-id": z.string().regex(/^\d{1,12}$/, "must be a line number").optional() }) },
+			responses: { 200: { description: "An event stream", content: { "text/event-stream": { schema: z.string() } } }, ...notFoundResponse },
+		}),
+		async (c) => {
+			const { id } = c.req.valid("param");
+			return forward(c.env, await ownerOf(c.env, id), `/jobs/${id}/stream`, c.req.raw);
 		},
 	);

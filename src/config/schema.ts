@@ -251,6 +251,8 @@ export const AgentSchema = strict({
 		})
 		.default("30m"),
 	max_concurrent: z.int().min(1).max(100).default(1),
+	// Jobs older than this are pruned from the agent, the D1 index and R2; unset = RETENTION_DAYS.
+	retention_days: z.int().min(1).max(3650).optional(),
 	// How long a tool call may wait in approval_pending before it is treated as denied.
 	approval_timeout: z
 		.string()

@@ -141,3 +141,12 @@ export function upsertStatements(db: D1Database, records: readonly JobRecord[], 
 export async function upsertJobIndex(db: D1Database, records: readonly JobRecord[], now = Date.now()): Promise<void> {
 	if (records.length > 0) await db.batch(upsertStatements(db, records, now));
 }
+
+/** Removes pruned jobs from the index. */
+export async function deleteFromJobIndex(db: D1Database, ids: readonly string[]): Promise<void> {
+	// D1 allows 100 bound parameters a statement.
+	for (let i = 0; i < ids.length; i += 100) {
+		const slice = ids.slice(i, i + 100);
+		await db.prepare(`DELETE FROM jobs WHERE id IN (${slice.map(() => "?").join(", ")})`).bind(...slice).run();
+	}
+}

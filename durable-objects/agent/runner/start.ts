@@ -4,6 +4,7 @@ import type { AgentDefinition } from "../../../src/config/schema.ts";
 import { durationSeconds } from "../../../src/config/schema.ts";
 import { transition, type JobRecord } from "../../../src/jobs/model.ts";
 import { log } from "../../../src/log.ts";
+import { outputKey } from "../../../src/store/output-r2.ts";
 import { putJob } from "../jobs.ts";
 import { appendLines } from "./output.ts";
 import { appendMessage, putSetup, readMessages } from "./session.ts";
@@ -37,7 +38,8 @@ export function startJob(sql: SqlStorage, job: JobRecord, agent: AgentDefinition
 	});
 	// Continued and forked jobs arrive with their conversation already copied in.
 	if (readMessages(sql, job.id).length === 0) appendMessage(sql, job.id, { role: "user", content: parts.user });
-	const running = { ...transition(job, "running", { reason: "started", at: new Date(now) }), session_id: sessionId };
+	// output_file names the R2 object from the start; it is written when the job ends.
+	const running = { ...transition(job, "running", { reason: "started", at: new Date(now) }), session_id: sessionId, output_file: outputKey(job.agent, job.id) };
 	appendLines(sql, job.id, [{ type: "system", subtype: "init", content: `job started with ${agent.model}`, session_id: sessionId, model: agent.model }], now);
 	putJob(sql, running, now);
 	log.info("job.started", { agent: job.agent, job_id: job.id, session_id: sessionId });

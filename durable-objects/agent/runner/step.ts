@@ -34,6 +34,8 @@ export interface StepDeps {
 	heartbeat: (at: number) => Promise<void>;
 	/** In-flight calls by job, so a cancel in this instance can abort them. */
 	inflight: Map<string, AbortController>;
+	/** Tells live subscribers that a job has new lines or a new status. */
+	notify: (jobId: string) => void;
 }
 
 /** What the loop should do after a step. */
@@ -41,6 +43,7 @@ export type StepResult = "continue" | "wait" | "done";
 
 function save(deps: StepDeps, job: JobRecord): JobRecord {
 	putJob(deps.sql, job, deps.now());
+	deps.notify(job.id);
 	return job;
 }
 
@@ -50,6 +53,7 @@ function bump(job: JobRecord, patch: Partial<JobRecord>): JobRecord {
 
 function out(deps: StepDeps, jobId: string, ...lines: OutputLine[]): void {
 	appendLines(deps.sql, jobId, lines, deps.now());
+	deps.notify(jobId);
 }
 
 /** Ends a job with a final status, its exit reason and a closing JSONL line. */

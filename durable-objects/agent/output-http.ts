@@ -1,0 +1,104 @@
+import { getOutputObject, readLinesFromR2, tailLinesFromR2 } from "../../src/store/output-r2.ts";
+import { resolveRange } from "../../src/shared/range.ts";
+import { getJob } from "./jobs.ts";
+import { outputState } from "./output-store.ts";
+import { readLines } from "./runner/output.ts";
+import type { StreamHub } from "./streams.ts";
+
+const NDJSON = "application/x-ndjson";
+const encoder = new TextEncoder();
+
+function jsonError(status: number, code: string, message: string): Response {
+	return Response.json({ error: { code, message } }, { status });
+}
+
+/** Streams a live job's lines from SQLite in batches, sliced to a byte range if asked. */
+function sqliteBody(sql: SqlStorage, jobId: string, range: { offset: number; length: number } | null): ReadableStream<Uint8Array> {
+	let after = 0;
+	let skip = range?.offset ?? 0;
+	let left = range ? range.length : Number.POSITIVE_INFINITY;
+	return new ReadableStream<Uint8Array>({
+		pull(controller) {
+			const batch = readLines(sql, jobId, after, 500);
+			if (batch.length === 0 || left <= 0) {
+				controller.close();
+				return;
+			}
+			after = batch.at(-1)!.line;
+			let bytes = encoder.encode(batch.map((l) => `${l.body}\n`).join(""));
+			if (skip > 0) {
+				const cut = Math.min(skip, bytes.length);
+				bytes = bytes.subarray(cut);
+				skip -= cut;
+			}
+			if (bytes.length > left) bytes = bytes.subarray(0, left);
+			left -= bytes.length;
+			if (bytes.length > 0) controller.enqueue(bytes);
+		},
+	});
+}
+
+function ndjson(lines: { body: string }[]): Response {
+	return new Response(lines.map((l) => `${l.body}\n`).join(""), { headers: { "content-type": NDJSON } });
+}
+
+/**
+ * GET …/output: a finished job's JSONL from R2, a live one's from SQLite. Honours `Range` and
+ * `?lines=N` (the last N lines).
+ */
+export async function serveOutput(sql: SqlStorage, bucket: R2Bucket, jobId: string, request: Request): Promise<Response> {
+	const job = getJob(sql, jobId);
+	if (!job) return jsonError(404, "not_found", `no job ${jobId}`);
+	const url = new URL(request.url);
+	const linesParam = url.searchParams.get("lines");
+	const state = outputState(sql, jobId);
+	if (linesParam !== null) {
+		const n = Number(linesParam);
+		if (!Number.isInteger(n) || n < 1 || n > 100_000) return jsonError(400, "bad_request", "lines must be an integer from 1 to 100000");
+		if (state.outputKey) return ndjson(await tailLinesFromR2(bucket, state.outputKey, n));
+		const rows = sql
+			.exec<{ body: string }>("SELECT body FROM (SELECT line, body FROM output_lines WHERE job_id = ? ORDER BY line DESC LIMIT ?) ORDER BY line", jobId, n)
+			.toArray();
+		return ndjson(rows);
+	}
+	const header = request.headers.get("range");
+	if (state.outputKey) {
+		const head = await bucket.head(state.outputKey);
+		if (!head) return jsonError(404, "not_found", `job ${jobId}'s output is missing from R2`);
+		const range = resolveRange(header, head.size);
+		if (range === "unsatisfiable") return new Response(null, { status: 416, headers: { "content-range": `bytes */${head.size}` } });
+		const object = await getOutputObject(bucket, state.outputKey, range ?? undefined);
+		if (!object) return jsonError(404, "not_found", `job ${jobId}'s output is missing from R2`);
+		const headers: Record<string, string> = { "content-type": NDJSON, "accept-ranges": "bytes" };
+		if (!range) return new Response(object.body, { headers: { ...headers, "content-length": String(head.size) } });
+		return new Response(object.body, {
+			status: 206,
+			headers: { ...headers, "content-length": String(range.length), "content-range": `bytes ${range.offset}-${range.offset + range.length - 1}/${head.size}` },
+		});
+	}
+	const total = sql
+		.exec<{ bytes: number | null }>("SELECT sum(length(CAST(body AS BLOB)) + 1) AS bytes FROM output_lines WHERE job_id = ?", jobId)
+		.one().bytes ?? 0;
+	const range = resolveRange(header, total);
+	if (range === "unsatisfiable") return new Response(null, { status: 416, headers: { "content-range": `bytes */${total}` } });
+	const headers: Record<string, string> = { "content-type": NDJSON, "accept-ranges": "bytes" };
+	if (!range) return new Response(sqliteBody(sql, jobId, null), { headers });
+	return new Response(sqliteBody(sql, jobId, range), {
+		status: 206,
+		headers: { ...headers, "content-range": `bytes ${range.offset}-${range.offset + range.length - 1}/${total}` },
+	});
+}
+
+/** GET …/stream: Server-Sent Events, one per line (id = line number), resuming after Last-Event-ID. */
+export function serveStream(sql: SqlStorage, bucket: R2Bucket, hub: StreamHub, jobId: string, request: Request): Response {
+	if (!getJob(sql, jobId)) return jsonError(404, "not_found", `no job ${jobId}`);
+	const lastEventId = request.headers.get("last-event-id") ?? new URL(request.url).searchParams.get("after") ?? "0";
+	const after = Number(lastEventId);
+	if (!Number.isInteger(after) || after < 0) return jsonError(400, "bad_request", "Last-Event-ID must be a line number");
+	const key = outputState(sql, jobId).outputKey;
+	const backlog = key ? readLinesFromR2(bucket, key, { afterLine: after }) : undefined;
+	const body = hub.subscribe(jobId, after, backlog);
+	return new Response(body, {
+		headers: { "content-type": "text/event-stream", "cache-control": "no-cache", "x-accel-buffering": "no" },
+	});
+}

@@ -1,0 +1,82 @@
+import { consolidate, outputKey, putChunk } from "../../src/store/output-r2.ts";
+import type { JobRecord } from "../../src/jobs/model.ts";
+import { getJob } from "./jobs.ts";
+import { readLines } from "./runner/output.ts";
+
+/** A running job's lines go to R2 in chunks of about this much, so R2 holds them before it ends. */
+const CHUNK_LINES = 500;
+const CHUNK_BYTES = 1024 * 1024;
+
+interface OutputState {
+	flushedLine: number;
+	outputKey: string | null;
+}
+
+export function outputState(sql: SqlStorage, jobId: string): OutputState {
+	const row = sql
+		.exec<{ flushed_line: number; output_key: string | null }>("SELECT flushed_line, output_key FROM output_state WHERE job_id = ?", jobId)
+		.toArray()[0];
+	return { flushedLine: row?.flushed_line ?? 0, outputKey: row?.output_key ?? null };
+}
+
+function unflushed(sql: SqlStorage, jobId: string, after: number): { n: number; bytes: number } {
+	const row = sql
+		.exec<{ n: number; bytes: number | null }>(
+			"SELECT count(*) AS n, sum(length(CAST(body AS BLOB)) + 1) AS bytes FROM output_lines WHERE job_id = ? AND line > ?",
+			jobId,
+			after,
+		)
+		.one();
+	return { n: row.n, bytes: row.bytes ?? 0 };
+}
+
+/** Puts a running job's new lines to R2 as a known-length chunk once enough have gathered. */
+export async function flushChunks(sql: SqlStorage, bucket: R2Bucket, job: JobRecord): Promise<void> {
+	const state = outputState(sql, job.id);
+	const pending = unflushed(sql, job.id, state.flushedLine);
+	if (pending.n < CHUNK_LINES && pending.bytes < CHUNK_BYTES) return;
+	const lines = readLines(sql, job.id, state.flushedLine, CHUNK_LINES * 4);
+	if (lines.length === 0) return;
+	await putChunk(bucket, job.agent, job.id, lines);
+	sql.exec(
+		"INSERT INTO output_state (job_id, flushed_line) VALUES (?, ?) ON CONFLICT (job_id) DO UPDATE SET flushed_line = excluded.flushed_line",
+		job.id,
+		lines.at(-1)!.line,
+	);
+}
+
+/** Finished jobs whose output is not yet consolidated in R2. */
+export function unconsolidated(sql: SqlStorage, limit: number): string[] {
+	return sql
+		.exec<{ id: string }>(
+			`SELECT j.id FROM jobs j LEFT JOIN output_state o ON o.job_id = j.id
+			 WHERE j.status IN ('completed', 'failed', 'cancelled', 'indeterminate') AND o.output_key IS NULL
+			   AND EXISTS (SELECT 1 FROM output_lines l WHERE l.job_id = j.id)
+			 LIMIT ?`,
+			limit,
+		)
+		.toArray()
+		.map((r) => r.id);
+}
+
+/**
+ * Writes a finished job's output as one R2 object (the key its output_file has named since it
+ * started), and only then drops the lines from SQLite: R2 is the copy that outlives the job.
+ */
+export async function consolidateJob(sql: SqlStorage, bucket: R2Bucket, jobId: string): Promise<void> {
+	const job = getJob(sql, jobId);
+	if (!job) return;
+	const result = await consolidate(bucket, job.agent, job.id, (after: number, limit: number) => readLines(sql, job.id, after, limit));
+	sql.exec(
+		`INSERT INTO output_state (job_id, flushed_line, output_key, lines, bytes) VALUES (?, ?, ?, ?, ?)
+		 ON CONFLICT (job_id) DO UPDATE SET output_key = excluded.output_key, lines = excluded.lines, bytes = excluded.bytes, flushed_line = excluded.flushed_line`,
+		job.id,
+		result.lines,
+		result.key,
+		result.lines,
+		result.bytes,
+	);
+	sql.exec("DELETE FROM output_lines WHERE job_id = ?", job.id);
+}
+
+export { outputKey };

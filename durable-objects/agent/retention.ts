@@ -1,0 +1,33 @@
+import { deleteJobOutput } from "../../src/store/output-r2.ts";
+import { log } from "../../src/log.ts";
+
+const BATCH = 50;
+
+/**
+ * Deletes up to one batch of finished jobs created before `cutoff`: their R2 output first, then
+ * every row this object holds of them, leaving an outbox entry so the D1 index drops them too.
+ * Bounded per call, so a large backlog is worked off over several alarms without a long stall.
+ */
+export async function pruneJobs(sql: SqlStorage, bucket: R2Bucket, agent: string, cutoff: number, now: number): Promise<number> {
+	const old = sql
+		.exec<{ id: string }>(
+			"SELECT id FROM jobs WHERE created_at < ? AND status IN ('completed', 'failed', 'cancelled', 'indeterminate') ORDER BY created_at LIMIT ?",
+			cutoff,
+			BATCH,
+		)
+		.toArray()
+		.map((r) => r.id);
+	for (const id of old) {
+		await deleteJobOutput(bucket, agent, id);
+		for (const table of ["jobs", "messages", "tool_calls", "output_lines", "job_setup", "output_state"] as const) {
+			// Table names come from the fixed list above, never from input.
+			sql.exec(`DELETE FROM ${table} WHERE ${table === "jobs" ? "id" : "job_id"} = ?`, id);
+		}
+		sql.exec("DELETE FROM occurrences WHERE job_id = ?", id);
+		sql.exec("INSERT INTO outbox (job_id, queued_at) VALUES (?, ?)", id, now);
+	}
+	// Ledger rows without a job (skips) age out with the same cutoff.
+	sql.exec("DELETE FROM occurrences WHERE job_id IS NULL AND claimed_at < ?", cutoff);
+	if (old.length > 0) log.info("retention.pruned", { agent, jobs: old.length, cutoff: new Date(cutoff).toISOString() });
+	return old.length;
+}

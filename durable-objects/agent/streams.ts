@@ -1,0 +1,109 @@
+import { readLines } from "./runner/output.ts";
+
+/** The state an SSE subscriber is told about besides lines. */
+export interface JobPhase {
+	status: string;
+	revision: number;
+	final: boolean;
+}
+
+interface Subscriber {
+	jobId: string;
+	lastLine: number;
+	lastRevision: number;
+	writer: WritableStreamDefaultWriter<Uint8Array>;
+	/** Writes are chained so frames leave in order without blocking the object. */
+	queue: Promise<void>;
+	closed: boolean;
+}
+
+const encoder = new TextEncoder();
+
+export function lineFrame(line: number, body: string): string {
+	return `id: ${line}\nevent: line\ndata: ${body}\n\n`;
+}
+
+function statusFrame(phase: JobPhase): string {
+	return `event: status\ndata: ${JSON.stringify({ status: phase.status, revision: phase.revision })}\n\n`;
+}
+
+/**
+ * Live SSE subscribers of this agent's jobs. New lines are read from SQLite once per publish and the
+ * same encoded frames go to every subscriber of that job, so a hundred watchers cost one read.
+ */
+export class StreamHub {
+	private readonly subscribers = new Set<Subscriber>();
+	private readonly sql: SqlStorage;
+	private readonly phaseOf: (jobId: string) => JobPhase | null;
+
+	constructor(sql: SqlStorage, phaseOf: (jobId: string) => JobPhase | null) {
+		this.sql = sql;
+		this.phaseOf = phaseOf;
+	}
+
+	get size(): number {
+		return this.subscribers.size;
+	}
+
+	/**
+	 * Opens a stream for a job from just after `afterLine`. `backlog` yields the lines the object no
+	 * longer keeps in SQLite (a finished job's output lives in R2), oldest first.
+	 */
+	subscribe(jobId: string, afterLine: number, backlog?: AsyncIterable<{ line: number; body: string }>): ReadableStream<Uint8Array> {
+		const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+		const sub: Subscriber = { jobId, lastLine: afterLine, lastRevision: -1, writer: writable.getWriter(), queue: Promise.resolve(), closed: false };
+		sub.queue = (async () => {
+			await sub.writer.write(encoder.encode(": drover job stream\nretry: 2000\n\n"));
+			if (backlog) {
+				for await (const l of backlog) {
+					if (l.line <= sub.lastLine) continue;
+					await sub.writer.write(encoder.encode(lineFrame(l.line, l.body)));
+					sub.lastLine = l.line;
+				}
+			}
+		})().catch(() => this.drop(sub));
+		sub.writer.closed.catch(() => this.drop(sub));
+		this.subscribers.add(sub);
+		this.publish(jobId);
+		return readable;
+	}
+
+	/** Sends every subscriber of `jobId` the lines and status it has not seen yet. */
+	publish(jobId: string): void {
+		const subs = [...this.subscribers].filter((s) => s.jobId === jobId && !s.closed);
+		if (subs.length === 0) return;
+		const from = Math.min(...subs.map((s) => s.lastLine));
+		const rows = readLines(this.sql, jobId, from, 100_000);
+		const frames = rows.map((r) => ({ line: r.line, frame: encoder.encode(lineFrame(r.line, r.body)) }));
+		const phase = this.phaseOf(jobId);
+		for (const sub of subs) {
+			sub.queue = sub.queue.then(async () => {
+				if (sub.closed) return;
+				for (const f of frames) {
+					if (f.line <= sub.lastLine) continue;
+					await sub.writer.write(f.frame);
+					sub.lastLine = f.line;
+				}
+				if (phase && phase.revision !== sub.lastRevision) {
+					await sub.writer.write(encoder.encode(statusFrame(phase)));
+					sub.lastRevision = phase.revision;
+				}
+				if (phase?.final) {
+					await sub.writer.write(encoder.encode(`event: end\ndata: ${JSON.stringify({ status: phase.status })}\n\n`));
+					this.drop(sub);
+					await sub.writer.close();
+				}
+			}).catch(() => this.drop(sub));
+		}
+	}
+
+	/** Every job with subscribers, to publish after work that may have touched any of them. */
+	watchedJobs(): string[] {
+		return [...new Set([...this.subscribers].map((s) => s.jobId))];
+	}
+
+	private drop(sub: Subscriber): void {
+		sub.closed = true;
+		this.subscribers.delete(sub);
+	}
+}

@@ -1,0 +1,27 @@
+import { stringify } from "yaml";
+import type { JobRecord } from "./model.ts";
+
+/** herdctl's job metadata fields, in its order (.herdctl/jobs/<id>.yaml). */
+export const HERDCTL_FIELDS = [
+	"id",
+	"agent",
+	"schedule",
+	"trigger_type",
+	"status",
+	"exit_reason",
+	"session_id",
+	"forked_from",
+	"started_at",
+	"finished_at",
+	"duration_seconds",
+	"prompt",
+	"summary",
+	"output_file",
+	"usage",
+] as const;
+
+/** A job record in herdctl's YAML layout, field for field, so its tools and scripts read it unchanged. */
+export function toHerdctlYaml(job: JobRecord): string {
+	const layout = Object.fromEntries(HERDCTL_FIELDS.map((f) => [f, job[f]]));
+	return stringify(layout, { lineWidth: 0 });
+}

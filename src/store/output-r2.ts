@@ -1,0 +1,411 @@
+/**
+ * A job's JSONL output in R2: chunks while the job runs, one consolidated object once it ends, and
+ * the readers the HTTP API serves from it. Memory stays bounded whatever the output's size: writers
+ * hold at most one multipart part, readers at most the current line (or the n lines asked for).
+ */
+
+export interface OutputLine {
+	line: number;
+	body: string;
+}
+
+export type ReadBatch = (afterLine: number, limit: number) => Promise<OutputLine[]> | OutputLine[];
+
+export interface ConsolidateOptions {
+	/** Bytes per multipart part (every part but the last is exactly this size). Default 8 MiB. */
+	partBytes?: number;
+	/** Lines asked of `readBatch` at a time. Default 1000. */
+	batchLines?: number;
+}
+
+export interface ConsolidateResult {
+	key: string;
+	bytes: number;
+	lines: number;
+	/** 1 for a single put; otherwise the multipart upload's part count (always at least 2). */
+	parts: number;
+}
+
+export type OutputRange = { offset: number; length?: number } | { suffix: number };
+
+export interface OutputObject {
+	body: ReadableStream<Uint8Array>;
+	/** The whole object's size, whatever range was asked for. */
+	size: number;
+	/** The bytes `body` holds, resolved against `size` (for `Content-Range`). */
+	range: { offset: number; length: number };
+	/** Quoted, for an `ETag` header. */
+	httpEtag: string;
+}
+
+const MiB = 1024 * 1024;
+// R2 multipart: parts are 5 MiB to 5 GiB, all but the last the same size, at most 10,000 of them.
+const MIN_PART_BYTES = 5 * MiB;
+const MAX_PART_BYTES = 5 * 1024 * MiB;
+const MAX_PARTS = 10_000;
+const DEFAULT_PART_BYTES = 8 * MiB;
+const DEFAULT_BATCH_LINES = 1000;
+// R2 deletes at most 1,000 keys per call, and list pages hold at most 1,000.
+const DELETE_BATCH = 1000;
+// Chunk keys carry zero-padded line numbers so R2's lexicographic listing returns them in line order.
+const LINE_DIGITS = 9;
+const MAX_LINE = 10 ** LINE_DIGITS - 1;
+// A tail is first looked for in this many bytes at the end of the object, growing up to the cap;
+// past it (very long lines, or a huge n) the object is streamed through a ring buffer instead.
+const TAIL_FIRST_WINDOW = 64 * 1024;
+const TAIL_MAX_WINDOW = 4 * MiB;
+
+const NDJSON = "application/x-ndjson";
+const NEWLINE = 0x0a;
+const encoder = new TextEncoder();
+
+// Agent names and job ids become key segments: a "/" (or "..") would let one job's chunk prefix
+// reach into another's, and deletions go by prefix.
+const SEGMENT = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+
+function segment(kind: string, value: string): string {
+	if (!SEGMENT.test(value) || value.includes("..")) throw new TypeError(`${kind} ${JSON.stringify(value)} cannot be part of an R2 key`);
+	return value;
+}
+
+function lineNumber(value: number): string {
+	if (!Number.isInteger(value) || value < 0 || value > MAX_LINE) throw new RangeError(`line number ${value} is not an integer from 0 to ${MAX_LINE}`);
+	return String(value).padStart(LINE_DIGITS, "0");
+}
+
+export function outputKey(agent: string, jobId: string): string {
+	return `jobs/${segment("agent", agent)}/${segment("job id", jobId)}.jsonl`;
+}
+
+function chunkPrefix(agent: string, jobId: string): string {
+	return `jobs/${segment("agent", agent)}/${segment("job id", jobId)}/`;
+}
+
+export function chunkKey(agent: string, jobId: string, firstLine: number, lastLine: number): string {
+	if (lastLine < firstLine) throw new RangeError(`chunk lines ${firstLine}-${lastLine} are reversed`);
+	return `${chunkPrefix(agent, jobId)}lines-${lineNumber(firstLine)}-${lineNumber(lastLine)}.jsonl`;
+}
+
+// Readers number lines by position, and SSE ids and `afterLine` are SQLite line numbers: a gap or a
+// body with a raw newline would shift every line after it.
+function checkLine(line: OutputLine, expected: number): void {
+	if (line.line !== expected) throw new Error(`output line ${line.line} where line ${expected} was expected: lines must be contiguous`);
+	if (line.body.includes("\n")) throw new Error(`output line ${line.line} contains a newline`);
+}
+
+/**
+ * Puts a running job's lines as one known-length object (R2 has no append, and put() needs a
+ * length), so R2 holds the output before the job ends. Each chunk has its own key, named by its
+ * lines, so chunks never contend for R2's one write per second per key.
+ */
+export async function putChunk(bucket: R2Bucket, agent: string, jobId: string, lines: OutputLine[]): Promise<{ key: string; bytes: number }> {
+	const first = lines[0];
+	const last = lines.at(-1);
+	if (!first || !last) throw new RangeError("putChunk needs at least one line");
+	lines.forEach((line, i) => checkLine(line, first.line + i));
+	const key = chunkKey(agent, jobId, first.line, last.line);
+	const bytes = encoder.encode(`${lines.map((l) => l.body).join("\n")}\n`);
+	await bucket.put(key, bytes, {
+		httpMetadata: { contentType: NDJSON },
+		customMetadata: { first_line: String(first.line), last_line: String(last.line) },
+	});
+	return { key, bytes: bytes.byteLength };
+}
+
+/**
+ * The last line number, found with O(log n) one-line reads. Multipart metadata is fixed when the
+ * upload is created, before the rest of the output has been read; lines are contiguous from 1 (checked
+ * as they are written), so line k exists iff the line after k - 1 does.
+ */
+async function findLastLine(readBatch: ReadBatch, known: number): Promise<number> {
+	const exists = async (k: number): Promise<boolean> => (await readBatch(k - 1, 1)).length > 0;
+	let lo = known;
+	let step = 1024;
+	let hi = lo + step;
+	while (await exists(hi)) {
+		lo = hi;
+		step *= 2;
+		hi = lo + step;
+	}
+	while (hi - lo > 1) {
+		const mid = Math.floor((lo + hi) / 2);
+		if (await exists(mid)) lo = mid;
+		else hi = mid;
+	}
+	return lo;
+}
+
+/**
+ * Writes a finished job's output as `jobs/<agent>/<job-id>.jsonl` from its lines in order, then
+ * deletes the job's chunks. One put() when the output fits in a part, else a multipart upload that
+ * is aborted on any error. Running it again writes the same object (though R2 takes about one write
+ * per second to a key, so an immediate rerun may be refused and need a retry).
+ */
+export async function consolidate(
+	bucket: R2Bucket,
+	agent: string,
+	jobId: string,
+	readBatch: ReadBatch,
+	opts: ConsolidateOptions = {},
+): Promise<ConsolidateResult> {
+	const key = outputKey(agent, jobId);
+	const prefix = chunkPrefix(agent, jobId);
+	const partBytes = opts.partBytes ?? DEFAULT_PART_BYTES;
+	const batchLines = opts.batchLines ?? DEFAULT_BATCH_LINES;
+	if (!Number.isInteger(partBytes) || partBytes < MIN_PART_BYTES || partBytes > MAX_PART_BYTES) {
+		throw new RangeError(`partBytes must be an integer from ${MIN_PART_BYTES} to ${MAX_PART_BYTES} (R2's multipart part sizes)`);
+	}
+	if (!Number.isInteger(batchLines) || batchLines < 1) throw new RangeError("batchLines must be a positive integer");
+
+	// The one part being filled. Parts must all be exactly partBytes but the last, so a line that does
+	// not fit is split across parts (R2 concatenates them); a full part is only uploaded once more bytes
+	// arrive, so the last part is never empty and an output of exactly one part is a single put().
+	const buffer = new Uint8Array(partBytes);
+	let filled = 0;
+	let bytes = 0;
+	let next = 1;
+	let highestRead = 0;
+	let expectedLines = -1;
+	// In an object: the closures below assign it, which TypeScript's narrowing of a `let` would miss.
+	const multipart: { upload: R2MultipartUpload | null; parts: R2UploadedPart[] } = { upload: null, parts: [] };
+	const { parts } = multipart;
+
+	const flushPart = async (): Promise<void> => {
+		if (!multipart.upload) {
+			expectedLines = await findLastLine(readBatch, highestRead);
+			multipart.upload = await bucket.createMultipartUpload(key, {
+				httpMetadata: { contentType: NDJSON },
+				customMetadata: { lines: String(expectedLines) },
+			});
+		}
+		if (parts.length + 1 >= MAX_PARTS) throw new RangeError(`job ${jobId}'s output needs more than ${MAX_PARTS} parts of ${partBytes} bytes`);
+		// The buffer is reused once uploadPart resolves: by then R2 has the whole part.
+		parts.push(await multipart.upload.uploadPart(parts.length + 1, buffer));
+		filled = 0;
+	};
+
+	const write = async (text: string): Promise<void> => {
+		if (text === "") return;
+		if (filled === partBytes) await flushPart();
+		const { read, written } = encoder.encodeInto(text, buffer.subarray(filled));
+		filled += written;
+		bytes += written;
+		if (read === text.length) return;
+		// encodeInto never splits a character, so up to 3 bytes can be left unfilled; encoding the rest
+		// separately lets the part end exactly at partBytes. Bounded by one line (a SQLite value ≤ 2 MB).
+		const rest = encoder.encode(text.slice(read));
+		for (let at = 0; at < rest.length; ) {
+			if (filled === partBytes) await flushPart();
+			const n = Math.min(rest.length - at, partBytes - filled);
+			buffer.set(rest.subarray(at, at + n), filled);
+			filled += n;
+			bytes += n;
+			at += n;
+		}
+	};
+
+	const writeNewline = async (): Promise<void> => {
+		if (filled === partBytes) await flushPart();
+		buffer[filled++] = NEWLINE;
+		bytes++;
+	};
+
+	try {
+		for (let after = 0; ; ) {
+			const batch = await readBatch(after, batchLines);
+			const last = batch.at(-1);
+			if (!last) break;
+			highestRead = last.line;
+			for (const line of batch) {
+				checkLine(line, next);
+				await write(line.body);
+				await writeNewline();
+				next++;
+			}
+			after = last.line;
+		}
+		const lines = next - 1;
+		const { upload } = multipart;
+		if (!upload) {
+			await bucket.put(key, buffer.subarray(0, filled), {
+				httpMetadata: { contentType: NDJSON },
+				customMetadata: { lines: String(lines) },
+			});
+		} else {
+			if (lines !== expectedLines) throw new Error(`job ${jobId}'s output changed while it was consolidated (${expectedLines} lines, then ${lines})`);
+			parts.push(await upload.uploadPart(parts.length + 1, buffer.subarray(0, filled)));
+			await upload.complete(parts);
+		}
+	} catch (error) {
+		if (multipart.upload) {
+			// The caller needs the original error; an upload that fails to abort is still removed by R2's
+			// lifecycle rule for incomplete multipart uploads (7 days by default).
+			await multipart.upload.abort().catch(() => undefined);
+		}
+		throw error;
+	}
+	// Only once the final object exists: until then the chunks are R2's only copy of the output.
+	await deletePrefix(bucket, prefix);
+	return { key, bytes, lines: next - 1, parts: multipart.upload ? parts.length : 1 };
+}
+
+async function deletePrefix(bucket: R2Bucket, prefix: string): Promise<void> {
+	let cursor: string | undefined;
+	do {
+		const page = await bucket.list({ prefix, limit: DELETE_BATCH, ...(cursor ? { cursor } : {}) });
+		const keys = page.objects.map((o) => o.key);
+		if (keys.length > 0) await bucket.delete(keys);
+		cursor = page.truncated ? page.cursor : undefined;
+	} while (cursor);
+}
+
+/**
+ * Streams an object's lines, numbered from 1, skipping those up to `afterLine` and stopping after
+ * `limit`. Only the current partial line is held. Yields nothing if the object is missing.
+ */
+export async function* readLinesFromR2(
+	bucket: R2Bucket,
+	key: string,
+	opts: { afterLine?: number; limit?: number } = {},
+): AsyncGenerator<OutputLine> {
+	const afterLine = opts.afterLine ?? 0;
+	const limit = opts.limit ?? Number.POSITIVE_INFINITY;
+	if (!(limit > 0)) return;
+	const object = await bucket.get(key);
+	if (!object) return;
+	const reader = object.body.pipeThrough(new TextDecoderStream()).getReader();
+	let line = 0;
+	let pending = "";
+	let yielded = 0;
+	try {
+		for (;;) {
+			const { done, value } = await reader.read();
+			if (done) break;
+			let start = 0;
+			// Search only the new text, so a long line arriving in many pieces stays linear.
+			for (let nl = value.indexOf("\n"); nl !== -1; nl = value.indexOf("\n", start)) {
+				line++;
+				if (line > afterLine) {
+					yield { line, body: pending + value.slice(start, nl) };
+					if (++yielded >= limit) return;
+				}
+				pending = "";
+				start = nl + 1;
+			}
+			// The partial line is line + 1; lines being skipped are not kept at all.
+			if (line + 1 > afterLine) pending += value.slice(start);
+		}
+		// Objects written here end with "\n"; anything after the last one is still a line.
+		if (pending !== "") yield { line: line + 1, body: pending };
+	} finally {
+		// Stops the R2 read when the caller stops early (limit reached, or it broke out of the loop).
+		await reader.cancel().catch(() => undefined);
+	}
+}
+
+/** The last n lines by streaming the whole object, keeping only n of them. */
+async function tailByStreaming(bucket: R2Bucket, key: string, n: number): Promise<OutputLine[]> {
+	const ring: OutputLine[] = [];
+	let count = 0;
+	for await (const line of readLinesFromR2(bucket, key)) {
+		ring[count % n] = line;
+		count++;
+	}
+	if (count <= n) return ring;
+	const at = count % n;
+	return [...ring.slice(at), ...ring.slice(0, at)];
+}
+
+/**
+ * The last n complete lines within `text`, the last `text`-many bytes of an object whose lines
+ * number `total`; null when the window holds fewer than n complete lines. `whole` says the window
+ * starts at byte 0, so its first line is complete too and the lines can be counted outright.
+ */
+function tailOfWindow(text: string, whole: boolean, total: number, n: number): OutputLine[] | null {
+	const out: OutputLine[] = [];
+	let end = text.endsWith("\n") ? text.length - 1 : text.length;
+	if (whole) total = countLines(text);
+	if (total === 0) return [];
+	while (out.length < n) {
+		// lastIndexOf clamps a negative start to 0, which would find a newline at 0 again.
+		const nl = end > 0 ? text.lastIndexOf("\n", end - 1) : -1;
+		if (nl === -1 && !whole) return null;
+		out.push({ line: total - out.length, body: text.slice(nl + 1, end) });
+		if (nl === -1) break;
+		end = nl;
+	}
+	return out.reverse();
+}
+
+function countLines(text: string): number {
+	let count = 0;
+	for (let nl = text.indexOf("\n"); nl !== -1; nl = text.indexOf("\n", nl + 1)) count++;
+	return text === "" || text.endsWith("\n") ? count : count + 1;
+}
+
+/**
+ * The last n lines. Reads a growing range from the end of the object, numbering lines from the
+ * `lines` count consolidate() stores; falls back to streaming the object through a ring buffer of n
+ * when that count is missing, or the window would grow past a few MiB (very long lines).
+ */
+export async function tailLinesFromR2(bucket: R2Bucket, key: string, n: number): Promise<OutputLine[]> {
+	const want = Math.floor(n);
+	if (!(want >= 1)) return [];
+	let window = TAIL_FIRST_WINDOW;
+	let object: R2ObjectBody | R2Object | null;
+	try {
+		object = await bucket.get(key, { range: { suffix: window } });
+	} catch {
+		// R2 refuses any range of an empty object (10039, not satisfiable); a plain read has no such case.
+		return tailByStreaming(bucket, key, want);
+	}
+	if (!object) return [];
+	const { size, etag } = object;
+	const total = Number(object.customMetadata?.lines);
+	const counted = Number.isSafeInteger(total) && total >= 0;
+	// A window holding the whole object needs no count; otherwise numbering from the end needs one,
+	// and a tail of every line is cheaper read from the start than in growing windows.
+	if (size > window && (!counted || want >= total)) {
+		if ("body" in object) await object.body.cancel();
+		return tailByStreaming(bucket, key, want);
+	}
+	for (;;) {
+		if (!("body" in object)) break;
+		const covered = Math.min(window, size);
+		const found = tailOfWindow(await object.text(), covered === size, total, want);
+		if (found) return found;
+		if (covered === size || window >= TAIL_MAX_WINDOW) break;
+		window = Math.min(window * 4, TAIL_MAX_WINDOW);
+		// The same version of the object, or the line numbers from its metadata would not hold.
+		object = await bucket.get(key, { range: { suffix: window }, onlyIf: { etagMatches: etag } });
+		if (!object) break;
+	}
+	return tailByStreaming(bucket, key, want);
+}
+
+/**
+ * bucket.get with an optional range, for the HTTP `Range` path; null when the object is missing. A
+ * range starting at or past the end (or any range of an empty object) rejects with R2's 10039 "not
+ * satisfiable": resolve the `Range` header against head().size first.
+ */
+export async function getOutputObject(bucket: R2Bucket, key: string, range?: OutputRange): Promise<OutputObject | null> {
+	const object = range ? await bucket.get(key, { range }) : await bucket.get(key);
+	if (!object) return null;
+	const size = object.size;
+	let offset = 0;
+	let length = size;
+	if (range && "suffix" in range) {
+		length = Math.min(range.suffix, size);
+		offset = size - length;
+	} else if (range) {
+		offset = Math.min(range.offset, size);
+		length = Math.min(range.length ?? size - offset, size - offset);
+	}
+	return { body: object.body, size, range: { offset, length }, httpEtag: object.httpEtag };
+}
+
+/** Deletes a job's consolidated output and any chunks left from while it ran (retention). */
+export async function deleteJobOutput(bucket: R2Bucket, agent: string, jobId: string): Promise<void> {
+	await bucket.delete(outputKey(agent, jobId));
+	await deletePrefix(bucket, chunkPrefix(agent, jobId));
+}

@@ -1,0 +1,229 @@
+import { env, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
+import { HERDCTL_FIELDS } from "../../src/jobs/yaml.ts";
+import { createAgent, settle } from "../helpers/agents.ts";
+import { useEmulator } from "../helpers/emulator.ts";
+import { call } from "../helpers/http.ts";
+import { jobOf, runToRest, trigger } from "../helpers/jobs.ts";
+import { fake } from "../helpers/outbound.ts";
+import { readEvents } from "../helpers/sse.ts";
+
+const fetchTool = { type: "http_fetch", allow_hosts: ["status.example.test"] };
+
+/** A finished job with a few turns of output. */
+async function finishedJob(name: string) {
+	const emulator = useEmulator();
+	fake("https://status.example.test", () => new Response("green"));
+	emulator.enqueue(
+		{ tool_use: { name: "http_fetch", input: { url: "https://status.example.test/a" } }, text: "Looking." },
+		{ tool_use: { name: "http_fetch", input: { url: "https://status.example.test/b" } } },
+		{ text: "All green." },
+	);
+	await createAgent({ name, tools: [fetchTool] });
+	return runToRest(name);
+}
+
+describe("GET /v1/jobs/:id as YAML", () => {
+	it("returns herdctl's job layout, field for field, parseable by yaml", async () => {
+		const job = await finishedJob("yaml-view");
+		const res = await call(`/v1/jobs/${job.id}`, { headers: { accept: "application/yaml" } });
+		expect(res.status).toBe(200);
+		expect(res.headers.get("content-type")).toMatch(/^application\/yaml/);
+		const doc = parse(await res.text()) as Record<string, unknown>;
+		expect(Object.keys(doc)).toEqual([...HERDCTL_FIELDS]);
+		expect(doc).toMatchObject({
+			id: job.id,
+			agent: "yaml-view",
+			trigger_type: "manual",
+			status: "completed",
+			exit_reason: "success",
+			summary: "All green.",
+			output_file: `jobs/yaml-view/${job.id}.jsonl`,
+			usage: { num_turns: 3, total_cost_usd: null },
+		});
+		expect(Object.keys((doc.usage as { per_model: Record<string, unknown> }).per_model)).toEqual(["claude-sonnet-5-5"]);
+	});
+});
+
+describe("job output", () => {
+	it("is consolidated into R2 when the job ends, equal to the lines produced", async () => {
+		const job = await finishedJob("to-r2");
+		const object = await env.OUTPUT.get(`jobs/to-r2/${job.id}.jsonl`);
+		expect(object).not.toBeNull();
+		const text = await object!.text();
+		const lines = text.trimEnd().split("\n").map((l) => JSON.parse(l) as { type: string; timestamp: string });
+		expect(lines.map((l) => l.type)).toEqual(["system", "assistant", "tool_use", "tool_result", "assistant", "tool_use", "tool_result", "assistant", "system"]);
+		expect(lines.every((l) => typeof l.timestamp === "string")).toBe(true);
+		// The agent's SQLite no longer holds them: R2 is the copy that lasts.
+		const left = await runInDurableObject(env.AGENT.getByName("to-r2"), (_i: AgentDO, state) =>
+			state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM output_lines").one().n,
+		);
+		expect(left).toBe(0);
+
+		const res = await call(`/v1/jobs/${job.id}/output`);
+		expect(res.status).toBe(200);
+		expect(res.headers.get("content-type")).toBe("application/x-ndjson");
+		expect(await res.text()).toBe(text);
+	});
+
+	it("honours Range and ?lines=N, for a finished job and a live one", async () => {
+		const job = await finishedJob("ranges");
+		const full = await (await call(`/v1/jobs/${job.id}/output`)).text();
+		const part = await call(`/v1/jobs/${job.id}/output`, { headers: { range: "bytes=10-49" } });
+		expect(part.status).toBe(206);
+		expect(part.headers.get("content-range")).toBe(`bytes 10-49/${new TextEncoder().encode(full).length}`);
+		expect(await part.text()).toBe(full.slice(10, 50));
+		const suffix = await call(`/v1/jobs/${job.id}/output`, { headers: { range: "bytes=-20" } });
+		expect(await suffix.text()).toBe(full.slice(-20));
+		const beyond = await call(`/v1/jobs/${job.id}/output`, { headers: { range: "bytes=999999-" } });
+		expect(beyond.status).toBe(416);
+		const tail = await call(`/v1/jobs/${job.id}/output?lines=2`);
+		expect(await tail.text()).toBe(full.trimEnd().split("\n").slice(-2).join("\n") + "\n");
+		expect((await call(`/v1/jobs/${job.id}/output?lines=0`)).status).toBe(400);
+
+		// A live job (waiting on an approval) is served from its agent.
+		useEmulator().enqueue({ tool_use: { name: "create_ticket", input: { title: "x" } } });
+		await createAgent({
+			name: "ranges-live",
+			tools: [{ type: "webhook", name: "create_ticket", description: "Create.", url_secret: "TEST_TICKETS_URL", requires_approval: true }],
+		});
+		const live = await runToRest("ranges-live");
+		expect(live.status).toBe("approval_pending");
+		const liveText = await (await call(`/v1/jobs/${live.id}/output`)).text();
+		expect(liveText.trimEnd().split("\n").map((l) => JSON.parse(l).type)).toEqual(["system", "assistant", "tool_use", "system"]);
+		const liveTail = await (await call(`/v1/jobs/${live.id}/output?lines=1`)).text();
+		expect(JSON.parse(liveTail).subtype).toBe("approval_requested");
+		const livePart = await call(`/v1/jobs/${live.id}/output`, { headers: { range: "bytes=0-9" } });
+		expect(livePart.status).toBe(206);
+		expect(await livePart.text()).toBe(liveText.slice(0, 10));
+	});
+});
+
+describe("GET /v1/jobs/:id/stream", () => {
+	it("resumes after every Last-Event-ID of a finished job with no line lost or repeated", async () => {
+		const job = await finishedJob("sse-resume");
+		const total = (await (await call(`/v1/jobs/${job.id}/output`)).text()).trimEnd().split("\n").length;
+		expect(total).toBe(9);
+		for (let after = 0; after <= total; after++) {
+			const res = await call(`/v1/jobs/${job.id}/stream`, { headers: { "last-event-id": String(after) } });
+			expect(res.headers.get("content-type")).toBe("text/event-stream");
+			const events = await readEvents(res);
+			const ids = events.filter((e) => e.event === "line").map((e) => Number(e.id));
+			expect(ids).toEqual(Array.from({ length: total - after }, (_, i) => after + i + 1));
+			expect(events.at(-2)).toMatchObject({ event: "status" });
+			expect(JSON.parse(events.at(-2)!.data).status).toBe("completed");
+			expect(events.at(-1)).toMatchObject({ event: "end" });
+		}
+	});
+
+	it("delivers a live job's lines and status changes as they happen, then ends", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ tool_use: { name: "create_ticket", input: { title: "x" } } }, { text: "Filed." });
+		fake("https://tickets.example.test", () => Response.json({ id: 7 }));
+		await createAgent({
+			name: "sse-live",
+			tools: [{ type: "webhook", name: "create_ticket", description: "Create.", url_secret: "TEST_TICKETS_URL", requires_approval: true }],
+		});
+		const job = await runToRest("sse-live");
+		const res = await call(`/v1/jobs/${job.id}/stream`);
+		const seenSoFar = await readEvents(res.clone(), (e) => e.event === "status");
+		expect(seenSoFar.filter((e) => e.event === "line").map((e) => e.id)).toEqual(["1", "2", "3", "4"]);
+		expect(JSON.parse(seenSoFar.at(-1)!.data).status).toBe("approval_pending");
+
+		const approved = call(`/v1/jobs/${job.id}/approval`, { method: "POST", as: "operate", body: { decision: "approve" } });
+		const all = readEvents(res);
+		await approved;
+		await settle("sse-live");
+		const events = await all;
+		const ids = events.filter((e) => e.event === "line").map((e) => Number(e.id));
+		expect(ids).toEqual(Array.from({ length: ids.length }, (_, i) => i + 1));
+		const statuses = events.filter((e) => e.event === "status").map((e) => JSON.parse(e.data).status);
+		expect(statuses[0]).toBe("approval_pending");
+		expect(statuses.at(-1)).toBe("completed");
+		expect(events.at(-1)!.event).toBe("end");
+		expect((await jobOf("sse-live", job.id)).status).toBe("completed");
+	});
+});
+
+describe("GET /v1/agents/:agent/jobs", () => {
+	it("lists the agent's jobs newest first", async () => {
+		useEmulator().enqueue({ text: "a" }, { text: "b" });
+		await createAgent({ name: "agent-jobs" });
+		const first = await runToRest("agent-jobs");
+		const second = await runToRest("agent-jobs");
+		const res = await call("/v1/agents/agent-jobs/jobs?limit=1");
+		const page = (await res.json()) as { jobs: { id: string }[]; next_cursor: string | null };
+		expect(page.jobs.map((j) => j.id)).toEqual([second.id]);
+		const next = (await (await call(`/v1/agents/agent-jobs/jobs?limit=1&cursor=${page.next_cursor}`)).json()) as { jobs: { id: string }[] };
+		expect(next.jobs.map((j) => j.id)).toEqual([first.id]);
+	});
+});
+
+describe("the D1 index outbox", () => {
+	it("keeps every change while D1 fails, and catches up when it returns", async () => {
+		useEmulator().enqueue({ text: "indexed later" });
+		await createAgent({ name: "d1-down" });
+		const stub = env.AGENT.getByName("d1-down");
+		type Swappable = { env: Env };
+		// Every D1 statement from this agent's object fails, as in an outage.
+		await runInDurableObject(stub, (instance: AgentDO) => {
+			const real = (instance as unknown as Swappable).env;
+			const down = new Proxy(real.DB, {
+				get: (target, prop) =>
+					prop === "batch" || prop === "prepare"
+						? () => {
+								throw new Error("D1_ERROR: database unavailable");
+							}
+						: Reflect.get(target, prop),
+			});
+			(instance as unknown as Swappable).env = { ...real, DB: down };
+		});
+		const job = await trigger("d1-down");
+		await settle("d1-down");
+		expect((await jobOf("d1-down", job.id)).status).toBe("completed");
+		// The index is behind, not wrong: it never saw the job; the changes wait in the outbox.
+		expect(await (await call("/v1/jobs?agent=d1-down")).json()).toEqual({ jobs: [], next_cursor: null });
+		const status = (await (await call("/v1/agents/d1-down")).json()) as { last_job: { status: string } };
+		expect(status.last_job.status).toBe("completed");
+		const backlog = await stub.status("d1-down", "api");
+		expect(backlog.index_backlog).toBeGreaterThan(0);
+
+		await runInDurableObject(stub, (instance: AgentDO) => {
+			(instance as unknown as Swappable).env = env;
+		});
+		await runInDurableObject(stub, (instance: AgentDO) => instance.alarm());
+		const indexed = (await (await call("/v1/jobs?agent=d1-down")).json()) as { jobs: { id: string; status: string; revision: number }[] };
+		const record = await jobOf("d1-down", job.id);
+		expect(indexed.jobs).toEqual([expect.objectContaining({ id: job.id, status: "completed", revision: record.revision })]);
+		expect((await stub.status("d1-down", "api")).index_backlog).toBe(0);
+	});
+});
+
+describe("retention", () => {
+	it("prunes jobs past their agent's retention from the agent, the D1 index and R2", async () => {
+		useEmulator().enqueue({ text: "old" }, { text: "new" });
+		await createAgent({ name: "retained", retention_days: 7 });
+		const old = await runToRest("retained");
+		const recent = await runToRest("retained");
+		const stub = env.AGENT.getByName("retained");
+		// Age the first job by ten days.
+		await runInDurableObject(stub, (_i: AgentDO, state) => {
+			const tenDays = 10 * 86_400_000;
+			state.storage.sql.exec("UPDATE jobs SET created_at = created_at - ? WHERE id = ?", tenDays, old.id);
+		});
+		expect(await env.OUTPUT.head(`jobs/retained/${old.id}.jsonl`)).not.toBeNull();
+		const pruned = await runInDurableObject(stub, (instance: AgentDO) => instance.prune(Date.now(), true));
+		expect(pruned).toBe(1);
+		await runInDurableObject(stub, (instance: AgentDO) => instance.alarm());
+
+		expect(await stub.getJob(old.id)).toBeNull();
+		expect(await env.OUTPUT.head(`jobs/retained/${old.id}.jsonl`)).toBeNull();
+		expect((await call(`/v1/jobs/${old.id}`)).status).toBe(404);
+		const listed = (await (await call("/v1/jobs?agent=retained")).json()) as { jobs: { id: string }[] };
+		expect(listed.jobs.map((j) => j.id)).toEqual([recent.id]);
+		expect(await env.OUTPUT.head(`jobs/retained/${recent.id}.jsonl`)).not.toBeNull();
+		expect((await stub.runs(10)).map((r) => r.job_id)).toEqual([recent.id]);
+	});
+});
