@@ -94,10 +94,8 @@ async function runSize(n, { scriptPath, stateDir, concurrency }) {
 		persistDir: stateDir,
 		secrets: {
 			API_TOKENS: `bench:admin:${token}`,
-			// Set so agents are not auto-paused for a missing key. No model call happens while claiming;
-			// the base URL is a closed local port so nothing could reach a real API regardless.
+			// Set so agents are not auto-paused for a missing key; no model call happens while claiming.
 			ANTHROPIC_API_KEY: "sk-ant-bench-not-used",
-			ANTHROPIC_BASE_URL: "http://127.0.0.1:9",
 		},
 		onLog: logs.onLog,
 	});
@@ -127,7 +125,7 @@ async function runSize(n, { scriptPath, stateDir, concurrency }) {
 		const tick = await timedTick(w, T, logs, token);
 		console.log(`tick     T=${new Date(T).toISOString()}  ${fmtTick(tick)}`);
 		if (tick.skipped > 0) tick.skip_reason = await skipReason(w, token, names[0]);
-		const index1 = await waitForIndex(w, token, n);
+		const index1 = await waitForIndex(w, token, tick.claimed);
 		console.log(`index    ${index1.jobs} jobs in D1 ${index1.s} s after the tick`);
 
 		const dup = await timedTick(w, T, logs, token);
@@ -137,7 +135,7 @@ async function runSize(n, { scriptPath, stateDir, concurrency }) {
 		const next = await timedTick(w, T + MINUTE, logs, token);
 		console.log(`next     T+1min   ${fmtTick(next)}`);
 		if (next.skipped > 0) next.skip_reason = await skipReason(w, token, names[0]);
-		const index2 = await waitForIndex(w, token, 2 * n);
+		const index2 = await waitForIndex(w, token, tick.claimed + next.claimed);
 		console.log(`index    ${index2.jobs} jobs in D1 ${index2.s} s after the tick`);
 
 		return {

@@ -15,7 +15,6 @@ import { currentDefinition, ensureState, markDeleted, readState, saveDefinition,
 import { triggerJob, type TriggerRequest } from "./triggers.ts";
 import type { ModelClient } from "../../src/agent/contracts.ts";
 import { createModelClient } from "../../src/agent/model-client.ts";
-import { readLines } from "./runner/output.ts";
 import { copyMessages, decideToolCall, dueJobIds, getSetup, nextStepTime, requestCancel } from "./runner/session.ts";
 import { startJob } from "./runner/start.ts";
 import { finish, step, type StepDeps } from "./runner/step.ts";
@@ -385,10 +384,6 @@ export class AgentDO extends DurableObject<Env> {
 		await this.indexNow();
 		await this.ctx.storage.setAlarm(Date.now());
 		return job;
-	}
-
-	async output(jobId: string, afterLine: number, limit: number): Promise<{ line: number; body: string }[]> {
-		return readLines(this.sql, jobId, afterLine, limit);
 	}
 
 	/**

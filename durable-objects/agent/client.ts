@@ -22,7 +22,6 @@ export type AgentRpc = Pick<
 	| "cancel"
 	| "decide"
 	| "followUp"
-	| "output"
 	| "settle"
 	| "prune"
 >;

@@ -25,8 +25,10 @@ export async function runToRest(agent: string, prompt = "Go."): Promise<JobRecor
 	return jobOf(agent, job.id);
 }
 
-/** The job's JSONL lines, parsed. */
-export async function outputOf(agent: string, id: string): Promise<Record<string, unknown>[]> {
-	const lines = await runInDurableObject(env.AGENT.getByName(agent), (instance: AgentDO) => instance.output(id, 0, 10_000));
-	return lines.map((l) => JSON.parse(l.body) as Record<string, unknown>);
+/** The job's JSONL lines, parsed, as a user downloads them (from R2 once the job has ended). */
+export async function outputOf(_agent: string, id: string): Promise<Record<string, unknown>[]> {
+	const res = await call(`/v1/jobs/${id}/output`);
+	expect(res.status).toBe(200);
+	const text = await res.text();
+	return text === "" ? [] : text.trimEnd().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
 }
