@@ -31,6 +31,13 @@ export default defineConfig(async () => {
 						TRIAGE_WEBHOOK_SECRET: WEBHOOK_SECRET,
 						// A webhook tool target for agent-loop tests; the tests fake this origin.
 						TEST_TICKETS_URL: "https://tickets.example.test/hook",
+						// Delivery, hook and alert targets for the effects tests; the tests fake these origins.
+						TEST_DELIVERY_URL: "https://deliver.example.test/webhook",
+						TEST_SLACK_URL: "https://slack.example.test/services/T0/B0/xyz",
+						TEST_DISCORD_URL: "https://discord.example.test/api/webhooks/1/abc",
+						TEST_HOOK_URL: "https://hooks.example.test/after-run",
+						TEST_ERROR_HOOK_URL: "https://hooks.example.test/on-error",
+						ALERT_WEBHOOK_URL: "https://alerts.example.test/drover",
 					},
 				},
 			}),

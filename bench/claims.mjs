@@ -4,10 +4,11 @@
 // For each N, on a fresh local Worker (workerd via Miniflare, fresh persist directory):
 //   set-up   create N agents through POST /v1/agents (16 in flight), each with a 1-minute interval
 //   tick     scheduled() at a minute boundary T: runTick → 16 shards → N AgentDO.tick calls; timed
-//            end to end, then the D1 heartbeat gives agents_called / claimed
-//   index    the claimed jobs reach the D1 job index through each agent's outbox alarm (after the
-//            tick, in the background); we wait for it so the next ticks are timed on a quiet Worker
-//   dup      scheduled() again at T: must add no claim (heartbeat and D1 job count)
+//            end to end, then GET /v1/status gives the heartbeat (agents_called, claimed, skipped)
+//   jobs     each claim is a pending job that the agent's alarm starts at once: it runs against the
+//            local Messages API emulator and is indexed in D1. We wait until every job is final, so
+//            the next ticks are timed on a quiet Worker (and report how long that took)
+//   dup      scheduled() again at T: must add no claim (heartbeat, then the D1 job count)
 //   next     scheduled() at T + 1 min: the steady-state tick, every agent claims its next slot
 // Goal: N = 10,000 claimed in ≤ 10 s locally, time per agent flat from 1,000 to 10,000 (ratio ≈ 1),
 // duplicate tick adds 0.
@@ -16,13 +17,15 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { bundle, mapLimit, ROOT, startLocalWorker } from "./lib/local-worker.mjs";
+import { bundle, durableObjectFileLimit, mapLimit, ROOT, startEmulator, startLocalWorker } from "./lib/local-worker.mjs";
 
 export const title = "claim fan-out: one cron tick claiming N due agents, then a duplicate and a next-minute tick";
-export const usage = `    --full            also run N = 10,000 (about 5-10 minutes on 2 cores; see bench/README.md)
+export const usage = `    --full            also run N = 10,000 (see bench/README.md for how long it takes)
     --sizes=100,1000  the N to run (overrides --full)
     --concurrency=16  agent creations in flight
-    --keep            keep the temp directory (bundle, DO/D1 state) for inspection
+    --storage=auto    Durable Object storage: disk, memory, or auto (disk unless the open-files
+                      limit cannot hold N agents' SQLite files; then memory for every N)
+    --keep            keep the temp directory (bundle, DO/D1/R2 state) for inspection
 `;
 
 const DEFAULT_SIZES = [100, 1_000];
@@ -30,9 +33,8 @@ const FULL_SIZES = [100, 1_000, 10_000];
 const GOAL_SECONDS = 10;
 const GOAL_N = 10_000;
 const MINUTE = 60_000;
-const INDEX_WAIT_MS = 3 * MINUTE;
-/** The running local Worker, for the signal handler. */
-let current = null;
+/** Running resources, for the signal handler. */
+const running = { worker: null, emulator: null };
 
 export async function run(argv) {
 	const { values } = parseArgs({
@@ -42,24 +44,37 @@ export async function run(argv) {
 			sizes: { type: "string" },
 			concurrency: { type: "string", default: "16" },
 			keep: { type: "boolean", default: false },
+			storage: { type: "string", default: "auto" },
 		},
 	});
 	const sizes = values.sizes ? values.sizes.split(",").map((s) => Number(s.replace(/_/g, ""))) : values.full ? FULL_SIZES : DEFAULT_SIZES;
 	if (sizes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--sizes must be positive integers, got ${values.sizes}`);
 	const concurrency = Number(values.concurrency);
+	if (!["auto", "disk", "memory"].includes(values.storage)) throw new Error(`--storage must be auto, disk or memory, got ${values.storage}`);
+	// One storage mode for the whole run, so figures across N compare like with like.
+	const fileLimit = durableObjectFileLimit();
+	const largest = Math.max(...sizes) + 16; // + the scheduler shards
+	const storage = values.storage === "auto" ? (largest <= fileLimit ? "disk" : "memory") : values.storage;
+	if (storage === "disk" && largest > fileLimit) {
+		console.log(`warning: the open-files limit holds about ${fileLimit} Durable Objects on disk; N = ${Math.max(...sizes)} will fail past that`);
+	}
 
 	const machine = machineInfo();
 	console.log(`machine: ${machine.cpus} × ${machine.cpu_model}, ${machine.memory_gb} GB, node ${machine.node}, workerd ${machine.workerd}`);
-	console.log(`sizes: ${sizes.join(", ")}${values.full || values.sizes ? "" : " (pass --full for 10,000)"}\n`);
+	console.log(`sizes: ${sizes.join(", ")}${values.full || values.sizes ? "" : " (pass --full for 10,000)"}`);
+	console.log(
+		`Durable Object storage: ${storage}${values.storage === "auto" && storage === "memory" ? ` (auto: the open-files limit holds about ${fileLimit} agents' SQLite files; N = ${Math.max(...sizes)} needs more)` : ""}\n`,
+	);
 
 	const tmp = mkdtempSync(path.join(os.tmpdir(), "drover-bench-claims-"));
-	// Ctrl-C mid-run: stop workerd and remove the temp directory rather than leave them behind.
+	// Ctrl-C mid-run: stop workerd and the emulator and remove the temp directory, leaving nothing behind.
 	let stopping = false;
 	const interrupted = async (signal) => {
 		if (stopping) return; // npm forwards the terminal's signal too: the first one cleans up
 		stopping = true;
 		console.error(`\n${signal}: stopping the local Worker`);
-		await Promise.race([current?.dispose(), new Promise((r) => setTimeout(r, 5000))]).catch(() => {});
+		const stops = [running.worker?.dispose(), running.emulator?.stop()];
+		await Promise.race([Promise.allSettled(stops), new Promise((r) => setTimeout(r, 5000))]);
 		if (!values.keep) rmSync(tmp, { recursive: true, force: true });
 		process.exit(130);
 	};
@@ -69,8 +84,14 @@ export async function run(argv) {
 		const t0 = performance.now();
 		const scriptPath = bundle(path.join(tmp, "bundle"));
 		console.log(`bundled the Worker (wrangler deploy --dry-run) in ${secs(performance.now() - t0)} s`);
-		for (const n of sizes) results.push(await runSize(n, { scriptPath, stateDir: path.join(tmp, `state-${n}`), concurrency }));
+		running.emulator = await startEmulator();
+		console.log(`Messages API emulator at ${running.emulator.url}`);
+		for (const n of sizes) {
+			const options = { scriptPath, stateDir: path.join(tmp, `state-${n}`), concurrency, modelURL: running.emulator.url, storage };
+			results.push(await runSize(n, options));
+		}
 	} finally {
+		await running.emulator?.stop();
 		if (values.keep) console.log(`kept ${tmp}`);
 		else rmSync(tmp, { recursive: true, force: true });
 	}
@@ -79,12 +100,13 @@ export async function run(argv) {
 	printTable(results, report);
 	const out = path.join(ROOT, "bench", "results", "claims.json");
 	mkdirSync(path.dirname(out), { recursive: true });
-	writeFileSync(out, `${JSON.stringify({ benchmark: "claims", at: new Date().toISOString(), machine, concurrency, results, ...report }, null, "\t")}\n`);
+	const doc = { benchmark: "claims", at: new Date().toISOString(), machine, storage, concurrency, results, ...report };
+	writeFileSync(out, `${JSON.stringify(doc, null, "\t")}\n`);
 	console.log(`\nwrote ${path.relative(process.cwd(), out)}`);
 	if (report.problems.length > 0) process.exitCode = 1;
 }
 
-async function runSize(n, { scriptPath, stateDir, concurrency }) {
+async function runSize(n, { scriptPath, stateDir, concurrency, modelURL, storage }) {
 	console.log(`\n-- N = ${n.toLocaleString("en")}`);
 	const logs = logCounter();
 	const token = `bench_${crypto.randomUUID().replaceAll("-", "")}`;
@@ -94,12 +116,16 @@ async function runSize(n, { scriptPath, stateDir, concurrency }) {
 		persistDir: stateDir,
 		secrets: {
 			API_TOKENS: `bench:admin:${token}`,
-			// Set so agents are not auto-paused for a missing key; no model call happens while claiming.
-			ANTHROPIC_API_KEY: "sk-ant-bench-not-used",
+			// No key and a loopback base URL: the Worker's emulator mode (as `npm start` without a key).
+			// A key would be refused for a non-Anthropic host (agents auto-pause), and a real host is
+			// never what a benchmark should call.
+			ANTHROPIC_API_KEY: "",
+			ANTHROPIC_BASE_URL: modelURL,
 		},
 		onLog: logs.onLog,
+		durableObjectsInMemory: storage === "memory",
 	});
-	current = w;
+	running.worker = w;
 	const startup_s = secs(performance.now() - t);
 	try {
 		// Set-up: N agents through the public API, bounded concurrency.
@@ -114,60 +140,61 @@ async function runSize(n, { scriptPath, stateDir, concurrency }) {
 			});
 			if (res.status !== 201) throw new Error(`POST /v1/agents ${name}: ${res.status} ${await res.text()}`);
 			await res.arrayBuffer();
-			if (++done % 100 === 0) progress(`created ${done}/${n} (${secs(performance.now() - t)} s)`);
+			if (++done % 500 === 0) progress(`created ${done}/${n} (${secs(performance.now() - t)} s)`);
 		});
 		const create_s = secs(performance.now() - t);
 		progress(`created ${n} agents in ${create_s} s (${Math.round(n / create_s)}/s)\n`);
 		const registered = (await status(w, token)).agents.api;
 		if (registered !== n) throw new Error(`GET /v1/status counts ${registered} API agents, expected ${n}`);
 
+		const loadBefore = round(os.loadavg()[0], 2);
 		const T = tickTime();
 		const tick = await timedTick(w, T, logs, token);
 		console.log(`tick     T=${new Date(T).toISOString()}  ${fmtTick(tick)}`);
 		if (tick.skipped > 0) tick.skip_reason = await skipReason(w, token, names[0]);
-		const index1 = await waitForIndex(w, token, tick.claimed);
-		console.log(`index    ${index1.jobs} jobs in D1 ${index1.s} s after the tick`);
+		const jobs1 = await waitForJobs(w, token, tick.claimed, n);
+		console.log(`jobs     ${fmtJobs(jobs1)}`);
 
 		const dup = await timedTick(w, T, logs, token);
-		const afterDup = await jobCount(w, token);
-		console.log(`dup      T again  ${fmtTick(dup)}  D1 jobs ${afterDup} (added ${afterDup - index1.jobs})`);
+		const afterDup = await status(w, token);
+		dup.jobs_added = totalJobs(afterDup) - jobs1.total;
+		console.log(`dup      T again  ${fmtTick(dup)}  jobs in D1 ${totalJobs(afterDup)} (added ${dup.jobs_added})`);
 
 		const next = await timedTick(w, T + MINUTE, logs, token);
 		console.log(`next     T+1min   ${fmtTick(next)}`);
 		if (next.skipped > 0) next.skip_reason = await skipReason(w, token, names[0]);
-		const index2 = await waitForIndex(w, token, tick.claimed + next.claimed);
-		console.log(`index    ${index2.jobs} jobs in D1 ${index2.s} s after the tick`);
+		const jobs2 = await waitForJobs(w, token, tick.claimed + next.claimed, n);
+		console.log(`jobs     ${fmtJobs(jobs2)}`);
 
 		return {
 			n,
+			storage,
+			// Other work on the machine skews the figures: the 1-minute load average before and after.
+			load: { before: loadBefore, after: round(os.loadavg()[0], 2) },
 			startup_s,
 			create_s,
 			creates_per_s: Math.round(n / create_s),
 			scheduled_time: new Date(T).toISOString(),
 			tick,
-			index_catchup_s: index1.s,
-			dup: { ...dup, jobs_added: afterDup - index1.jobs },
-			next: { ...next, index_catchup_s: index2.s },
-			jobs_in_index: index2.jobs,
+			jobs_after_tick: jobs1,
+			dup,
+			next,
+			jobs_after_next: jobs2,
 			logs: logs.summary(),
 		};
+	} catch (err) {
+		// The Worker's own error lines say more than a 500 does.
+		for (const line of logs.summary().errors) console.error(`worker error: ${line.slice(0, 2000)}`);
+		throw err;
 	} finally {
-		current = null;
+		running.worker = null;
 		await w.dispose();
 	}
 }
 
-/** The bench agent: the brief's minimal agent, plus overlap "queue" (see below). */
+/** The bench agent: a prompt and one schedule due every minute, everything else default. */
 function agentBody(name) {
-	return {
-		name,
-		prompt: "x",
-		schedules: { "every-minute": { interval: "1m" } },
-		// Claimed jobs stay pending (nothing runs them in this bench). With the default overlap "skip"
-		// and max_concurrent 1, the next-minute tick would then record a skip instead of a claim;
-		// "queue" lets one run wait beyond capacity, so the next-minute tick claims like the first.
-		overlap: "queue",
-	};
+	return { name, prompt: "x", schedules: { "every-minute": { interval: "1m" } } };
 }
 
 /**
@@ -223,20 +250,25 @@ async function status(w, token) {
 	return res.json();
 }
 
-async function jobCount(w, token) {
-	const { jobs } = await status(w, token);
-	return Object.values(jobs).reduce((a, b) => a + b, 0);
-}
+const FINAL = new Set(["completed", "failed", "cancelled", "indeterminate"]);
+const totalJobs = (st) => Object.values(st.jobs).reduce((a, b) => a + b, 0);
 
-/** Jobs reach D1 from each agent's outbox alarm, asynchronously: poll until `expected` are there. */
-async function waitForIndex(w, token, expected) {
+/**
+ * Waits until the D1 job index holds `expected` jobs, all final: each claimed job starts from its
+ * agent's alarm, runs against the emulator and reaches D1 through the agent's outbox. Polls the
+ * public API; gives up after a generous bound that grows with N.
+ */
+async function waitForJobs(w, token, expected, n) {
 	const t = performance.now();
-	let jobs = await jobCount(w, token);
-	while (jobs < expected && performance.now() - t < INDEX_WAIT_MS) {
-		await new Promise((r) => setTimeout(r, 200));
-		jobs = await jobCount(w, token);
+	const limit = Math.max(3 * MINUTE, n * 60);
+	for (;;) {
+		const { jobs } = await status(w, token);
+		const total = Object.values(jobs).reduce((a, b) => a + b, 0);
+		const open = Object.entries(jobs).reduce((a, [k, v]) => a + (FINAL.has(k) ? 0 : v), 0);
+		const settled = total >= expected && open === 0;
+		if (settled || performance.now() - t > limit) return { s: secs(performance.now() - t), settled, total, by_status: jobs };
+		await new Promise((r) => setTimeout(r, 250));
 	}
-	return { jobs, s: secs(performance.now() - t), complete: jobs >= expected };
 }
 
 /** Counts the Worker's log lines by event; a 10,000-agent tick logs 10,000+ lines. */
@@ -266,7 +298,8 @@ function summarize(results) {
 		if (r.tick.claimed !== r.n) problems.push(`N=${r.n}: first tick claimed ${r.tick.claimed}, expected ${r.n}`);
 		if (r.dup.claimed !== 0 || r.dup.jobs_added !== 0) problems.push(`N=${r.n}: duplicate tick claimed ${r.dup.claimed}, added ${r.dup.jobs_added} jobs`);
 		if (r.next.claimed !== r.n) problems.push(`N=${r.n}: next-minute tick claimed ${r.next.claimed}, expected ${r.n}`);
-		if (r.jobs_in_index !== 2 * r.n) problems.push(`N=${r.n}: D1 job index holds ${r.jobs_in_index} jobs, expected ${2 * r.n}`);
+		const j = r.jobs_after_next;
+		if (j.total !== 2 * r.n || !j.settled) problems.push(`N=${r.n}: D1 job index holds ${j.total} jobs (${j.settled ? "all final" : "not all final"}), expected ${2 * r.n} final`);
 		if (r.logs.errors.length > 0) problems.push(`N=${r.n}: the Worker logged errors, e.g. ${r.logs.errors[0]}`);
 	}
 	const at = (n) => results.find((r) => r.n === n);
@@ -293,16 +326,18 @@ function printTable(results, report) {
 		r.tick.claims_per_s.toLocaleString("en"),
 		r.tick.agents_called.toLocaleString("en"),
 		`${r.tick.ms_per_agent} ms`,
-		`${r.index_catchup_s} s`,
+		`${r.jobs_after_tick.s} s`,
 		`${r.dup.wall_s} s / +${r.dup.claimed} (called ${r.dup.agents_called})`,
 		`${r.next.wall_s} s / ${r.next.claimed.toLocaleString("en")} (${r.next.claims_per_s.toLocaleString("en")}/s)`,
 	]);
-	const head = ["N", "create (set-up)", "tick", "claimed", "claims/s", "agents_called", "per agent", "D1 index", "dup tick / added", "next-min tick / claimed"];
+	const head = ["N", "create (set-up)", "tick", "claimed", "claims/s", "agents_called", "per agent", "jobs done", "dup tick / added", "next-min tick / claimed"];
 	const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
 	const line = (cells) => `| ${cells.map((c, i) => String(c).padEnd(widths[i])).join(" | ")} |`;
 	console.log(`\n${line(head)}\n| ${widths.map((w) => "-".repeat(w)).join(" | ")} |`);
 	for (const r of rows) console.log(line(r));
-	console.log("\nagents_called includes fleet.yaml's 3 agents on the first tick (new to their shards); claims are bench agents only.");
+	console.log(`\nDurable Object storage: ${results[0]?.storage}; 1-min load average before each first tick: ${results.map((r) => `N=${r.n} ${r.load.before}`).join(", ")}`);
+	console.log("agents_called includes fleet.yaml's 3 agents on the first tick (new to their shards); claims are bench agents only.");
+	console.log("jobs done: from the end of the tick until every claimed job ran (emulator) and is final in the D1 index.");
 	const g = report.growth_1k_to_10k;
 	if (g.first_tick !== null) console.log(`time per agent, N=10,000 vs N=1,000: first tick ×${g.first_tick}, next-minute tick ×${g.next_tick} (linear ≈ 1)`);
 	console.log(`goal: ${report.goal.text}`);
@@ -353,6 +388,8 @@ function progress(text) {
 	else process.stdout.write(`${text.trimEnd()}\n`);
 }
 
+const fmtJobs = (j) =>
+	`${j.total} in D1 (${Object.entries(j.by_status).map(([k, v]) => `${k} ${v}`).join(", ")}) ${j.settled ? "all final" : "NOT all final"} ${j.s} s after the tick`;
 const round = (x, digits) => Math.round(x * 10 ** digits) / 10 ** digits;
 const secs = (ms) => round(ms / 1000, 2);
 const fmtTick = (k) =>

@@ -1,3 +1,5 @@
+import { redactDeep } from "./security/redact.ts";
+
 /**
  * Structured logs: one JSON object per line, which Workers observability indexes by field.
  * Callers pass ids (agent, job_id), never credentials or request bodies.
@@ -6,7 +8,8 @@ type Level = "debug" | "info" | "warn" | "error";
 export type LogFields = Record<string, unknown>;
 
 function emit(level: Level, event: string, fields: LogFields): void {
-	const line = JSON.stringify({ level, event, ts: new Date().toISOString(), ...fields });
+	// Callers never log secrets on purpose; redaction catches the ones hiding in error messages.
+	const line = JSON.stringify({ level, event, ts: new Date().toISOString(), ...redactDeep(fields) });
 	if (level === "error") console.error(line);
 	else if (level === "warn") console.warn(line);
 	else console.log(line);

@@ -2,7 +2,7 @@
 // Miniflare, with its Durable Objects, D1 and R2 persisted to a throwaway directory. Benchmarks
 // drive it over its public HTTP API and its `scheduled()` handler; nothing here reaches into a
 // Durable Object.
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { convertV4MiniflareOptions, Miniflare } from "miniflare";
@@ -89,6 +89,27 @@ export async function startLocalWorker({ scriptPath, persistDir, secrets, onLog 
 }
 
 /**
+ * How many SQLite-backed Durable Objects workerd can hold open at once on disk, or Infinity when
+ * the limit is unknown. workerd keeps each loaded object's database open as three files (.sqlite,
+ * -wal, -shm) and inherits this process's open-files limit; one tick that loads 10,000 agents needs
+ * about 30,000. Past the limit SQLite cannot open and those agents' ticks fail, and workerd
+ * eventually dies. An unprivileged process cannot raise its hard limit, so a benchmark that needs
+ * more runs its Durable Objects in memory instead (`durableObjectsInMemory`).
+ */
+export function durableObjectFileLimit() {
+	try {
+		const line = readFileSync("/proc/self/limits", "utf8")
+			.split("\n")
+			.find((l) => l.startsWith("Max open files"));
+		const soft = Number(line?.split(/\s{2,}/)[1]);
+		// Leave room for D1, R2, the cache, sockets and the bundle.
+		return Number.isFinite(soft) ? Math.floor((soft - 500) / 3) : Infinity;
+	} catch {
+		return Infinity;
+	}
+}
+
+/**
  * The bundle's files as an explicit module list: v5 cannot take `modulesRules`, so each file beside
  * index.js gets its type from wrangler.toml's rules here (fleet.yaml → Text).
  */
@@ -122,4 +143,36 @@ export async function mapLimit(items, limit, fn) {
 	};
 	await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
 	return results;
+}
+
+/**
+ * The project's Messages API emulator (emulator/server.ts) as a child process on a free port. With
+ * no ANTHROPIC_API_KEY and a loopback ANTHROPIC_BASE_URL the Worker talks to it keyless (the key
+ * guard never sends a key to a non-Anthropic host), so jobs that benchmarks cause run to completion
+ * locally and nothing leaves the machine.
+ */
+export async function startEmulator() {
+	const child = spawn(process.execPath, [path.join(ROOT, "emulator", "server.ts"), "--port", "0"], {
+		cwd: ROOT,
+		stdio: ["ignore", "pipe", "inherit"],
+	});
+	const url = await new Promise((resolve, reject) => {
+		let out = "";
+		child.stdout.on("data", (chunk) => {
+			out += chunk;
+			const m = /on (http:\/\/\S+)/.exec(out);
+			if (m) resolve(m[1]);
+		});
+		child.once("exit", (code) => reject(new Error(`emulator exited (${code}) before listening: ${out}`)));
+	});
+	child.stdout.resume();
+	return {
+		url,
+		stop: () =>
+			new Promise((resolve) => {
+				if (child.exitCode !== null) return resolve();
+				child.once("exit", resolve);
+				child.kill("SIGTERM");
+			}),
+	};
 }

@@ -23,6 +23,10 @@ import { serveOutput, serveStream } from "./output-http.ts";
 import { consolidateJob, flushChunks, unconsolidated } from "./output-store.ts";
 import { StreamHub } from "./streams.ts";
 import { pruneJobs } from "./retention.ts";
+import { redact } from "../../src/security/redact.ts";
+import { deleteNote, readNotepad, setNote } from "./notepad.ts";
+import { dueSends, nextSendAt, queueEffects, sendDue } from "./effects.ts";
+import { flushIncidentEvents } from "./incidents.ts";
 
 /** How soon the alarm retries an outbox that D1 refused. */
 const OUTBOX_RETRY_MS = 10_000;
@@ -161,6 +165,26 @@ export class AgentDO extends DurableObject<Env> {
 		};
 	}
 
+	async notepad(name: string, source: AgentSource): Promise<Record<string, string>> {
+		ensureState(this.sql, name, source);
+		return readNotepad(this.sql);
+	}
+
+	async setNote(name: string, source: AgentSource, key: string, value: string): Promise<Record<string, string> | Refusal> {
+		ensureState(this.sql, name, source);
+		const refused = setNote(this.sql, key, value, Date.now());
+		if (refused) return refused;
+		log.info("notepad.set", { agent: name, key });
+		return readNotepad(this.sql);
+	}
+
+	async deleteNote(name: string, source: AgentSource, key: string | null): Promise<{ deleted: number }> {
+		ensureState(this.sql, name, source);
+		const deleted = deleteNote(this.sql, key);
+		log.info("notepad.deleted", { agent: name, key, deleted });
+		return { deleted };
+	}
+
 	async runs(limit: number, before?: { claimedAt: number; id: string }): Promise<Occurrence[]> {
 		return listOccurrences(this.sql, limit, before);
 	}
@@ -207,7 +231,7 @@ export class AgentDO extends DurableObject<Env> {
 		if (agent && state.pausedAt === null) {
 			const { active } = jobCounts(this.sql);
 			for (const job of pendingJobs(this.sql, Math.max(agent.max_concurrent - active, 0))) {
-				startJob(this.sql, job, agent, {}, Date.now());
+				startJob(this.sql, job, agent, readNotepad(this.sql), Date.now());
 				this.hub.publish(job.id);
 			}
 		}
@@ -221,6 +245,8 @@ export class AgentDO extends DurableObject<Env> {
 			}),
 		);
 		await this.storeOutput();
+		this.queueFinalEffects();
+		await sendDue(this.sql, this.env, state?.name ?? "", () => Date.now(), (jobId) => this.hub.publish(jobId));
 		await this.prune(Date.now());
 		if (!retryOutbox) retryOutbox = !(await this.flushIndex());
 		await this.scheduleNext(retryOutbox);
@@ -261,13 +287,16 @@ export class AgentDO extends DurableObject<Env> {
 		const agent = state && currentDefinition(state);
 		const counts = jobCounts(this.sql);
 		const canStart = agent !== null && state?.pausedAt === null && counts.pending > 0 && counts.active < agent.max_concurrent;
-		return (!this.indexDown && outboxSize(this.sql) > 0) || canStart || dueJobIds(this.sql, Date.now()).length > 0 || unconsolidated(this.sql, 1).length > 0;
+		const effects = this.sql.exec<{ n: number }>("SELECT (SELECT count(*) FROM final_effects) + (SELECT count(*) FROM incident_events) AS n").one().n;
+		return (!this.indexDown && (outboxSize(this.sql) > 0 || effects > 0)) || dueSends(this.sql, Date.now()) > 0 || canStart || dueJobIds(this.sql, Date.now()).length > 0 || unconsolidated(this.sql, 1).length > 0;
 	}
 
 	private async scheduleNext(retryOutbox: boolean): Promise<void> {
 		const candidates: number[] = [];
 		const next = nextStepTime(this.sql);
 		if (next !== null) candidates.push(next);
+		const send = nextSendAt(this.sql);
+		if (send !== null) candidates.push(send);
 		if (retryOutbox) candidates.push(Date.now() + OUTBOX_RETRY_MS);
 		else if (outboxSize(this.sql) > 0 || this.hasDueWork()) candidates.push(Date.now());
 		if (candidates.length > 0) await this.ctx.storage.setAlarm(Math.max(Date.now(), Math.min(...candidates)));
@@ -348,6 +377,7 @@ export class AgentDO extends DurableObject<Env> {
 			);
 		}
 		if (kind === "continue" && !opts.prompt) return refuse(400, "continue needs a prompt");
+		const prompt = opts.prompt === undefined ? undefined : redact(opts.prompt);
 		const setup = getSetup(this.sql, sourceId);
 		if (!setup) return refuse(409, `job ${sourceId} never started, so it has no conversation to ${kind}`);
 		const now = Date.now();
@@ -356,7 +386,7 @@ export class AgentDO extends DurableObject<Env> {
 				id: newJobId(new Date(now)),
 				agent: agent.name,
 				trigger_type: kind,
-				prompt: opts.prompt ?? source.prompt,
+				prompt: prompt ?? source.prompt,
 				definition_revision: revision,
 				session_id: kind === "continue" ? setup.sessionId : null,
 				forked_from: kind === "fork" ? sourceId : null,
@@ -367,10 +397,10 @@ export class AgentDO extends DurableObject<Env> {
 		);
 		this.ctx.storage.transactionSync(() => {
 			// A fork without a prompt re-runs the source's last answer from the same conversation.
-			const copied = copyMessages(this.sql, sourceId, job.id, kind === "fork" && !opts.prompt ? 1 : 0);
-			if (opts.prompt) {
+			const copied = copyMessages(this.sql, sourceId, job.id, kind === "fork" && !prompt ? 1 : 0);
+			if (prompt) {
 				const seq = copied + 1;
-				this.sql.exec("INSERT INTO messages (job_id, seq, role, content) VALUES (?, ?, 'user', ?)", job.id, seq, JSON.stringify(opts.prompt));
+				this.sql.exec("INSERT INTO messages (job_id, seq, role, content) VALUES (?, ?, 'user', ?)", job.id, seq, JSON.stringify(prompt));
 			}
 			this.sql.exec(
 				"INSERT INTO occurrences (id, schedule, source, scheduled_instant, dispatch, claimed_at, status, job_id) VALUES (?, NULL, 'manual', NULL, 'manual', ?, 'claimed', ?)",
@@ -394,10 +424,24 @@ export class AgentDO extends DurableObject<Env> {
 		await this.flushIndex();
 	}
 
-	/** Sends the outbox to D1; false (and the backlog kept) when D1 refuses. */
+	/** Queues delivery, hooks and incident events of jobs that reached a final status. */
+	private queueFinalEffects(): void {
+		const state = readState(this.sql);
+		const agent = state && currentDefinition(state);
+		for (const { job_id } of this.sql.exec<{ job_id: string }>("SELECT job_id FROM final_effects LIMIT 100").toArray()) {
+			this.ctx.storage.transactionSync(() => {
+				const job = getJob(this.sql, job_id);
+				if (job) queueEffects(this.sql, job, agent, Date.now());
+				this.sql.exec("DELETE FROM final_effects WHERE job_id = ?", job_id);
+			});
+		}
+	}
+
+	/** Sends the outbox (job index, then incidents) to D1; false (and the backlog kept) when D1 refuses. */
 	private async flushIndex(): Promise<boolean> {
 		try {
 			await flushOutbox(this.sql, this.env.DB);
+			await flushIncidentEvents(this.sql, this.env, readState(this.sql)?.name ?? "");
 			this.indexDown = false;
 			return true;
 		} catch (err) {

@@ -24,6 +24,9 @@ export type AgentRpc = Pick<
 	| "followUp"
 	| "settle"
 	| "prune"
+	| "notepad"
+	| "setNote"
+	| "deleteNote"
 >;
 
 export function agentRpc(env: Env, name: string): AgentRpc {

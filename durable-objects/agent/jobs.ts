@@ -37,10 +37,13 @@ export function putJob(sql: SqlStorage, job: JobRecord, now: number): boolean {
 	if (written === 0) return false;
 	syncOccurrenceWithJob(sql, job);
 	sql.exec("INSERT INTO outbox (job_id, queued_at) VALUES (?, ?)", job.id, now);
+	// Reaching a final status sets off delivery, hooks and incidents, queued on the next alarm.
+	if (FINAL.includes(job.status)) sql.exec("INSERT OR IGNORE INTO final_effects (job_id, queued_at) VALUES (?, ?)", job.id, now);
 	return true;
 }
 
 const ACTIVE: readonly JobStatus[] = ["running", "approval_pending"];
+const FINAL: readonly JobStatus[] = ["completed", "failed", "cancelled", "indeterminate"];
 
 /** Jobs holding a concurrency slot (running or waiting on a human) and jobs queued to start. */
 export function jobCounts(sql: SqlStorage): { active: number; pending: number } {

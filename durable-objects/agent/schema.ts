@@ -143,4 +143,38 @@ export const AGENT_MIGRATIONS: readonly SqlMigration[] = [
 			);
 		`,
 	},
+	{
+		version: 5,
+		name: "create_notepad_deliveries_effects",
+		sql: `
+			-- The agent's notepad: rendered into every prompt; written only through the API.
+			CREATE TABLE notepad (key TEXT PRIMARY KEY, value TEXT NOT NULL, updated_at INTEGER NOT NULL);
+			-- Jobs that reached a final status and whose effects (delivery, hooks, incidents) are not queued yet.
+			CREATE TABLE final_effects (job_id TEXT PRIMARY KEY, queued_at INTEGER NOT NULL);
+			-- Outgoing deliveries and hook calls, retried until they succeed or give up; id is the idempotency key.
+			CREATE TABLE deliveries (
+				id TEXT PRIMARY KEY,
+				job_id TEXT NOT NULL,
+				kind TEXT NOT NULL,
+				target TEXT NOT NULL,
+				url_secret TEXT NOT NULL,
+				body TEXT NOT NULL,
+				content_type TEXT NOT NULL,
+				attempts INTEGER NOT NULL DEFAULT 0,
+				next_at INTEGER NOT NULL,
+				status TEXT NOT NULL,
+				last_error TEXT
+			);
+			CREATE INDEX deliveries_due ON deliveries (status, next_at);
+			-- Failures and clean runs waiting to reach the D1 incident table.
+			CREATE TABLE incident_events (
+				seq INTEGER PRIMARY KEY AUTOINCREMENT,
+				kind TEXT NOT NULL,
+				job_id TEXT,
+				error TEXT,
+				status INTEGER,
+				at INTEGER NOT NULL
+			);
+		`,
+	},
 ];

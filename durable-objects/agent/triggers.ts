@@ -1,5 +1,6 @@
 import type { AgentDefinition } from "../../src/config/schema.ts";
 import { createJob, newJobId, type JobRecord } from "../../src/jobs/model.ts";
+import { redact } from "../../src/security/redact.ts";
 import { refuse, type Refusal } from "../../src/shared/refusal.ts";
 import { getJob, jobCounts, putJob } from "./jobs.ts";
 import { insertOccurrence } from "./ledger.ts";
@@ -62,7 +63,9 @@ export function triggerJob(sql: SqlStorage, ctx: TriggerContext, req: TriggerReq
 	}
 	if (state.pausedAt !== null) return refuse(409, `agent ${agent.name} is paused: ${state.pausedReason ?? "no reason given"}`);
 	if (!agent.enabled) return refuse(409, `agent ${agent.name} is disabled in its definition`);
-	const prompt = promptFor(agent, req);
+	// A record holds plain data only: a credential pasted into a prompt or payload is not kept (nor sent on).
+	const raw = promptFor(agent, req);
+	const prompt = raw === null ? null : redact(raw);
 	if (prompt === null) return refuse(400, `agent ${agent.name} has no default prompt; send {"prompt": "..."}`);
 	const counts = jobCounts(sql);
 	if (counts.pending >= MAX_QUEUED) return refuse(429, `agent ${agent.name} already has ${counts.pending} runs queued; try again later`);

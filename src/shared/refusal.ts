@@ -4,7 +4,7 @@
  * them into the matching 4xx.
  */
 export interface Refusal {
-	refused: { status: 400 | 404 | 409 | 429; message: string };
+	refused: { status: 400 | 404 | 409 | 413 | 429; message: string };
 }
 
 export function refuse(status: Refusal["refused"]["status"], message: string): Refusal {

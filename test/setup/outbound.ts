@@ -11,6 +11,8 @@ beforeEach(() => {
 	// never to the network. A test that scripts the model registers its own (useEmulator) on top.
 	const standing = new MessagesEmulator();
 	fake("https://api.anthropic.com", (request) => standing.handle(request));
+	// Any failing job opens an incident and alerts ALERT_WEBHOOK_URL; tests that check alerts add their own sink.
+	fake("https://alerts.example.test", () => new Response("ok"));
 });
 afterEach(() => {
 	expect(unmocked, "outbound requests that no fake in the test answered").toEqual([]);

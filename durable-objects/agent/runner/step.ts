@@ -5,6 +5,7 @@ import { requiresApproval } from "../../../src/agent/tools/definitions.ts";
 import { durationSeconds } from "../../../src/config/schema.ts";
 import { transition, type ExitReason, type JobRecord } from "../../../src/jobs/model.ts";
 import { log } from "../../../src/log.ts";
+import { redact, redactDeep } from "../../../src/security/redact.ts";
 import { getJob, putJob } from "../jobs.ts";
 import { appendLines, type OutputLine } from "./output.ts";
 import {
@@ -67,11 +68,11 @@ export function finish(
 		reason: opts.reason,
 		at: new Date(deps.now()),
 		...(opts.exit_reason ? { exit_reason: opts.exit_reason } : {}),
-		...(opts.error ? { error: opts.error } : {}),
+		...(opts.error ? { error: { type: opts.error.type, message: redact(opts.error.message) } } : {}),
 		...(opts.summary !== undefined && opts.summary !== null ? { summary: opts.summary } : {}),
 	});
 	deps.sql.exec("UPDATE job_setup SET next_step_at = ?, approval_expires_at = NULL WHERE job_id = ?", NEVER, job.id);
-	if (opts.error) out(deps, job.id, { type: "error", message: opts.error.message, code: opts.error.type });
+	if (opts.error) out(deps, job.id, { type: "error", message: redact(opts.error.message), code: opts.error.type });
 	out(deps, job.id, { type: "system", subtype: "result", status: to, exit_reason: done.exit_reason, content: opts.reason });
 	log.info("job.finished", { agent: job.agent, job_id: job.id, status: to, exit_reason: done.exit_reason, reason: opts.reason });
 	return save(deps, done);
@@ -155,12 +156,13 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 	lines.push({ type: "assistant", content: texts.join("\n"), model, usage });
 	for (const t of toolUses) lines.push({ type: "tool_use", tool_name: t.name, tool_use_id: t.id, input: t.input });
 
-	appendMessage(deps.sql, job.id, { role: "assistant", content: message.content as Anthropic.ContentBlockParam[] });
+	// Stored redacted: the conversation is replayed to the model and kept in storage, never a credential.
+	appendMessage(deps.sql, job.id, { role: "assistant", content: redactDeep(message.content) as Anthropic.ContentBlockParam[] });
 	let updated = bump(current, { usage: addUsage(current.usage, model, message.usage) });
 	out(deps, job.id, ...lines);
 
 	if (message.stop_reason === "tool_use" && toolUses.length > 0) {
-		insertToolCalls(deps.sql, job.id, lastMessageSeq(deps.sql, job.id), toolUses.map((t) => ({ id: t.id, name: t.name, input: t.input })));
+		insertToolCalls(deps.sql, job.id, lastMessageSeq(deps.sql, job.id), toolUses.map((t) => ({ id: t.id, name: t.name, input: redactDeep(t.input) })));
 		const after = limitReached(updated, updated.usage_limits, toolCallCount(deps.sql, job.id), "after_response");
 		if (after) {
 			finish(deps, updated, "failed", { reason: after, exit_reason: "usage_limit" });
@@ -170,7 +172,7 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 		setNextStep(deps.sql, job.id, now);
 		return "continue";
 	}
-	const text = texts.join("\n").trim();
+	const text = redact(texts.join("\n").trim());
 	if (message.stop_reason === "max_tokens" && text.length === 0) {
 		updated = save(deps, updated);
 		finish(deps, updated, "failed", { reason: "the model hit max_tokens without an answer", exit_reason: "error", error: { type: "max_tokens", message: "response truncated at max_tokens" } });
@@ -252,6 +254,7 @@ async function settleTools(deps: StepDeps, job: JobRecord, setup: JobSetup): Pro
 		} finally {
 			deps.inflight.delete(job.id);
 		}
+		outcome = { ok: outcome.ok, content: redact(outcome.content) };
 		markToolCall(deps.sql, job.id, call.toolUseId, { status: outcome.ok ? "completed" : "failed", result: outcome.content, isError: !outcome.ok, at: deps.now() });
 		out(deps, job.id, { type: "tool_result", tool_use_id: call.toolUseId, success: outcome.ok, ...(outcome.ok ? { result: outcome.content } : { error: outcome.content }) });
 		const current = getJob(deps.sql, job.id);

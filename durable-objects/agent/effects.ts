@@ -1,0 +1,157 @@
+import { formatDelivery, formatHook } from "../../src/delivery/format.ts";
+import type { AgentDefinition } from "../../src/config/schema.ts";
+import type { DeliveryOutcome, JobRecord } from "../../src/jobs/model.ts";
+import { errorFields, log } from "../../src/log.ts";
+import { redact, redactDeep } from "../../src/security/redact.ts";
+import { getJob, putJob } from "./jobs.ts";
+
+/** Attempts per delivery or hook call before it is given up. */
+export const MAX_ATTEMPTS = 6;
+const SEND_TIMEOUT_MS = 10_000;
+const backoff = (attempt: number) => Math.min(5_000 * 2 ** (attempt - 1), 300_000);
+
+type FinalEvent = "completed" | "failed" | "cancelled" | "indeterminate";
+
+/** The full text of the job's final answer (the summary is cut short; a delivery is not). */
+function finalAnswer(sql: SqlStorage, job: JobRecord): string {
+	const row = sql
+		.exec<{ content: string }>("SELECT content FROM messages WHERE job_id = ? AND role = 'assistant' ORDER BY seq DESC LIMIT 1", job.id)
+		.toArray()[0];
+	if (!row) return job.summary ?? "";
+	const content = JSON.parse(row.content) as string | { type: string; text?: string }[];
+	return typeof content === "string" ? content : content.filter((b) => b.type === "text").map((b) => b.text ?? "").join("\n").trim();
+}
+
+function queueSend(sql: SqlStorage, row: { id: string; jobId: string; kind: "delivery" | "hook"; target: string; urlSecret: string; body: string; contentType: string }, now: number): void {
+	sql.exec(
+		`INSERT OR IGNORE INTO deliveries (id, job_id, kind, target, url_secret, body, content_type, attempts, next_at, status)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, 'pending')`,
+		row.id,
+		row.jobId,
+		row.kind,
+		row.target,
+		row.urlSecret,
+		row.body,
+		row.contentType,
+		now,
+	);
+}
+
+function incidentEvent(sql: SqlStorage, kind: "failure" | "clean", jobId: string, error: string | null, now: number): void {
+	sql.exec("INSERT INTO incident_events (kind, job_id, error, at) VALUES (?, ?, ?, ?)", kind, jobId, error === null ? null : redact(error), now);
+}
+
+/**
+ * Queues what a finished job sets off — its delivery, its hooks, its incident event — in the
+ * object's SQLite, so an eviction between finishing and sending loses none of them. Synchronous:
+ * the caller runs it in the transaction that consumes the job's `final_effects` row.
+ */
+export function queueEffects(sql: SqlStorage, job: JobRecord, agent: AgentDefinition | null, now: number): void {
+	const event = job.status as FinalEvent;
+	let awaitingDelivery = false;
+	if (event === "completed" && agent?.delivery) {
+		const answer = finalAnswer(sql, job);
+		if (answer.trim() === "[SILENT]") {
+			setDelivery(sql, job.id, agent.delivery.type, "suppressed", now);
+		} else {
+			const { body, contentType } = formatDelivery(agent.delivery.type, { agent: job.agent, job, answer: redact(answer) });
+			queueSend(sql, { id: `${job.id}:delivery`, jobId: job.id, kind: "delivery", target: agent.delivery.type, urlSecret: agent.delivery.url_secret, body, contentType }, now);
+			awaitingDelivery = true;
+		}
+	}
+	const hooks = [
+		...(agent?.hooks?.after_run ?? []).map((h, i) => ({ ...h, name: `after_run:${i}` })),
+		...(agent?.hooks?.on_error ?? []).map((h, i) => ({ ...h, name: `on_error:${i}` })),
+	];
+	for (const hook of hooks) {
+		if (!(hook.events as readonly string[]).includes(event)) continue;
+		const { body, contentType } = formatHook(event, redactDeep(getJob(sql, job.id) ?? job));
+		queueSend(sql, { id: `${job.id}:${hook.name}`, jobId: job.id, kind: "hook", target: hook.name, urlSecret: hook.url_secret, body, contentType }, now);
+	}
+	if (event === "failed" || event === "indeterminate") incidentEvent(sql, "failure", job.id, job.error?.message ?? job.transitions.at(-1)?.reason ?? event, now);
+	else if (event === "completed" && !awaitingDelivery) incidentEvent(sql, "clean", job.id, null, now);
+}
+
+function setDelivery(sql: SqlStorage, jobId: string, target: string, outcome: DeliveryOutcome, now: number): void {
+	const job = getJob(sql, jobId);
+	if (!job) return;
+	putJob(sql, { ...job, delivery: { target, outcome }, revision: job.revision + 1 }, now);
+}
+
+export function dueSends(sql: SqlStorage, now: number): number {
+	return sql.exec<{ n: number }>("SELECT count(*) AS n FROM deliveries WHERE status IN ('pending', 'sending') AND next_at <= ?", now).one().n;
+}
+
+export function nextSendAt(sql: SqlStorage): number | null {
+	return sql.exec<{ n: number | null }>("SELECT min(next_at) AS n FROM deliveries WHERE status IN ('pending', 'sending')").one().n;
+}
+
+interface SendRow {
+	id: string;
+	job_id: string;
+	kind: "delivery" | "hook";
+	target: string;
+	url_secret: string;
+	body: string;
+	content_type: string;
+	attempts: number;
+	[key: string]: SqlStorageValue;
+}
+
+/**
+ * Sends what is due. Each attempt is counted before the request leaves, so a send interrupted by an
+ * eviction is retried (the receiver dedupes on the Idempotency-Key) and never counted twice.
+ */
+export async function sendDue(sql: SqlStorage, env: Env, agent: string, now: () => number, notify: (jobId: string) => void): Promise<void> {
+	const rows = sql
+		.exec<SendRow>("SELECT * FROM deliveries WHERE status IN ('pending', 'sending') AND next_at <= ? ORDER BY next_at LIMIT 10", now())
+		.toArray();
+	for (const row of rows) {
+		const attempt = row.attempts + 1;
+		sql.exec("UPDATE deliveries SET attempts = ?, status = 'sending', next_at = ? WHERE id = ?", attempt, now() + backoff(attempt), row.id);
+		const url = (env as unknown as Record<string, unknown>)[row.url_secret];
+		let outcome: "delivered" | "retry" | "failed" | "unknown";
+		let error: string | null = null;
+		if (typeof url !== "string" || url === "") {
+			outcome = "failed";
+			error = `secret ${row.url_secret} is not set`;
+		} else {
+			try {
+				const res = await fetch(url, {
+					method: "POST",
+					headers: { "content-type": row.content_type, "idempotency-key": row.id, "user-agent": "drover" },
+					body: row.body,
+					signal: AbortSignal.timeout(SEND_TIMEOUT_MS),
+				});
+				await res.body?.cancel();
+				if (res.ok) outcome = "delivered";
+				else {
+					error = `${row.kind} target answered ${res.status}`;
+					// A 4xx other than 408/429 will not get better by retrying.
+					const permanent = res.status >= 400 && res.status < 500 && res.status !== 408 && res.status !== 429;
+					outcome = permanent ? "failed" : attempt >= MAX_ATTEMPTS ? "failed" : "retry";
+				}
+			} catch (err) {
+				error = `${row.kind} request failed: ${redact(err instanceof Error ? err.message : String(err))}`;
+				// The target may have received it: after the last try, the outcome is unknown, not failed.
+				outcome = attempt >= MAX_ATTEMPTS ? "unknown" : "retry";
+				log.warn("delivery.attempt_failed", { agent, job_id: row.job_id, kind: row.kind, target: row.target, attempt, ...errorFields(new Error(error)) });
+			}
+		}
+		if (outcome === "retry") {
+			sql.exec("UPDATE deliveries SET status = 'pending', last_error = ? WHERE id = ?", error, row.id);
+			continue;
+		}
+		sql.exec("UPDATE deliveries SET status = ?, last_error = ? WHERE id = ?", outcome === "delivered" ? "delivered" : "failed", error, row.id);
+		log.info("delivery.done", { agent, job_id: row.job_id, kind: row.kind, target: row.target, outcome, attempts: attempt });
+		if (row.kind === "delivery") {
+			setDelivery(sql, row.job_id, row.target, outcome, now());
+			if (outcome === "delivered") incidentEvent(sql, "clean", row.job_id, null, now());
+			else {
+				incidentEvent(sql, "failure", row.job_id, `delivery to ${row.target} ${outcome}: ${error ?? "no answer"}`, now());
+				sql.exec("UPDATE occurrences SET error = ? WHERE job_id = ?", `delivery ${outcome}: ${error ?? ""}`, row.job_id);
+			}
+			notify(row.job_id);
+		}
+	}
+}

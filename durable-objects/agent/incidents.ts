@@ -1,0 +1,48 @@
+import { errorFields, log } from "../../src/log.ts";
+import { markAlerted, recordFailure, resolveOpen, type Incident } from "../../src/store/incidents.ts";
+
+/** Posts an incident to the operator's alert webhook (ALERT_WEBHOOK_URL), once per opening. */
+async function alert(env: Env, incident: Incident): Promise<boolean> {
+	const url = (env as unknown as Record<string, unknown>).ALERT_WEBHOOK_URL;
+	if (typeof url !== "string" || url === "") return false;
+	try {
+		const res = await fetch(url, {
+			method: "POST",
+			headers: { "content-type": "application/json", "idempotency-key": `${incident.id}:${incident.first_seen_at}:${incident.count}` },
+			body: JSON.stringify({ type: "drover.incident", incident }),
+			signal: AbortSignal.timeout(10_000),
+		});
+		await res.body?.cancel();
+		return res.ok;
+	} catch (err) {
+		log.warn("incident.alert_failed", { agent: incident.agent, incident: incident.id, ...errorFields(err) });
+		return false;
+	}
+}
+
+/**
+ * Moves queued failure and clean-run events into the D1 incident table, in order: a failure files
+ * or re-opens its incident (and alerts on opening), a clean run resolves the agent's open ones. An
+ * event leaves the queue only once D1 has taken it.
+ */
+export async function flushIncidentEvents(sql: SqlStorage, env: Env, agent: string): Promise<void> {
+	for (;;) {
+		const rows = sql
+			.exec<{ seq: number; kind: string; job_id: string | null; error: string | null; at: number }>("SELECT * FROM incident_events ORDER BY seq LIMIT 20")
+			.toArray();
+		if (rows.length === 0) return;
+		for (const r of rows) {
+			if (r.kind === "failure") {
+				const { incident, opened } = await recordFailure(env.DB, { agent, error: r.error ?? "unknown error", jobId: r.job_id, at: r.at });
+				if (opened) {
+					log.warn("incident.opened", { agent, incident: incident.id, class: incident.class, job_id: r.job_id });
+					if (await alert(env, incident)) await markAlerted(env.DB, incident.id, Date.now());
+				}
+			} else {
+				const resolved = await resolveOpen(env.DB, agent, r.at);
+				if (resolved > 0) log.info("incident.resolved", { agent, count: resolved, job_id: r.job_id });
+			}
+			sql.exec("DELETE FROM incident_events WHERE seq = ?", r.seq);
+		}
+	}
+}

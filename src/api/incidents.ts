@@ -1,0 +1,71 @@
+import { z } from "@hono/zod-openapi";
+import { NotFoundError } from "../errors.ts";
+import { log } from "../log.ts";
+import { closeIncident, INCIDENT_STATES, listIncidents } from "../store/incidents.ts";
+import { createApi, withRole } from "./factory.ts";
+import { AgentNameParam } from "./params.ts";
+import { notFoundResponse } from "./schemas.ts";
+
+const IncidentSchema = z
+	.object({
+		id: z.string(),
+		agent: z.string(),
+		signature: z.string(),
+		class: z.string().openapi({ description: "rate_limit | timeout | auth | delivery | config | agent | unknown" }),
+		state: z.enum(INCIDENT_STATES),
+		error: z.string(),
+		count: z.number().int(),
+		first_seen_at: z.string(),
+		last_seen_at: z.string(),
+		last_job_id: z.string().nullable(),
+		alerted_at: z.string().nullable(),
+		resolved_at: z.string().nullable(),
+		closed_at: z.string().nullable(),
+		closed_by: z.string().nullable(),
+	})
+	.openapi("Incident");
+
+const IncidentPath = z.object({ id: z.string().regex(/^[a-z0-9-]{1,6}_[0-9a-f]{12}$/, "must be an incident id: <agent prefix>_<12 hex>") });
+
+export const incidentsApi = createApi()
+	.openapi(
+		withRole("read", {
+			method: "get",
+			path: "/",
+			summary: "Failure incidents, deduplicated by error signature, most recently seen first",
+			request: {
+				query: z.strictObject({
+					state: z.enum(INCIDENT_STATES).optional(),
+					agent: AgentNameParam.optional(),
+					limit: z.coerce.number().int().min(1).max(200).default(50),
+					cursor: z.string().max(200).optional(),
+				}),
+			},
+			responses: {
+				200: {
+					description: "A page of incidents",
+					content: { "application/json": { schema: z.object({ incidents: z.array(IncidentSchema), next_cursor: z.string().nullable() }) } },
+				},
+			},
+		}),
+		async (c) => {
+			const { state, agent, limit, cursor } = c.req.valid("query");
+			return c.json(await listIncidents(c.env.DB, { state, agent }, limit, cursor), 200);
+		},
+	)
+	.openapi(
+		withRole("operate", {
+			method: "post",
+			path: "/{id}/close",
+			summary: "Close an incident: terminal for its signature (the same error again stays quiet)",
+			request: { params: IncidentPath },
+			responses: { 200: { description: "The closed incident", content: { "application/json": { schema: IncidentSchema } } }, ...notFoundResponse },
+		}),
+		async (c) => {
+			const { id } = c.req.valid("param");
+			const incident = await closeIncident(c.env.DB, id, c.var.principal.name, Date.now());
+			if (!incident) throw new NotFoundError(`no incident ${id}`);
+			log.info("incident.closed", { agent: incident.agent, incident: id, by: c.var.principal.name });
+			return c.json(incident, 200);
+		},
+	);

@@ -1,0 +1,91 @@
+import { z } from "@hono/zod-openapi";
+import { agentRpc } from "../../durable-objects/agent/client.ts";
+import { NotFoundError } from "../errors.ts";
+import { createApi, withRole } from "./factory.ts";
+import { AgentNameParam } from "./params.ts";
+import { unwrap } from "./refusals.ts";
+import { requireAgent } from "./resolve-agent.ts";
+import { notFoundResponse } from "./schemas.ts";
+
+const AgentPath = z.object({ agent: AgentNameParam });
+const KeyPath = AgentPath.extend({ key: z.string().min(1).max(128, "notepad keys are at most 128 characters") });
+const Notepad = z.record(z.string(), z.string()).openapi("Notepad");
+const tooLarge = { 413: { description: "The value or the notepad would exceed its limit; nothing changed" } };
+
+/**
+ * An agent's notepad, rendered into its next prompts as "## Job notepad (persistent across runs)".
+ * Only operators write it (no model tool does), so an agent cannot plant instructions for itself.
+ */
+export const notepadApi = createApi()
+	.openapi(
+		withRole("read", {
+			method: "get",
+			path: "/{agent}/notepad",
+			summary: "The agent's whole notepad",
+			request: { params: AgentPath },
+			responses: { 200: { description: "Key → value", content: { "application/json": { schema: Notepad } } }, ...notFoundResponse },
+		}),
+		async (c) => {
+			const agent = await requireAgent(c.env, c.req.valid("param").agent);
+			return c.json(await agentRpc(c.env, agent.name).notepad(agent.name, agent.source), 200);
+		},
+	)
+	.openapi(
+		withRole("read", {
+			method: "get",
+			path: "/{agent}/notepad/{key}",
+			summary: "One notepad value",
+			request: { params: KeyPath },
+			responses: { 200: { description: "The value", content: { "application/json": { schema: z.object({ key: z.string(), value: z.string() }) } } }, ...notFoundResponse },
+		}),
+		async (c) => {
+			const { agent: name, key } = c.req.valid("param");
+			const agent = await requireAgent(c.env, name);
+			const notes = await agentRpc(c.env, agent.name).notepad(agent.name, agent.source);
+			if (!(key in notes)) throw new NotFoundError(`no notepad key ${JSON.stringify(key)} for agent ${name}`);
+			return c.json({ key, value: notes[key]! }, 200);
+		},
+	)
+	.openapi(
+		withRole("operate", {
+			method: "put",
+			path: "/{agent}/notepad/{key}",
+			summary: "Set a notepad value (16 KiB a value, 64 KiB in all)",
+			request: { params: KeyPath, body: { content: { "application/json": { schema: z.strictObject({ value: z.string() }) } }, required: true } },
+			responses: { 200: { description: "The notepad after the write", content: { "application/json": { schema: Notepad } } }, ...notFoundResponse, ...tooLarge },
+		}),
+		async (c) => {
+			const { agent: name, key } = c.req.valid("param");
+			const agent = await requireAgent(c.env, name);
+			return c.json(unwrap(await agentRpc(c.env, agent.name).setNote(agent.name, agent.source, key, c.req.valid("json").value)), 200);
+		},
+	)
+	.openapi(
+		withRole("operate", {
+			method: "delete",
+			path: "/{agent}/notepad/{key}",
+			summary: "Delete a notepad value",
+			request: { params: KeyPath },
+			responses: { 200: { description: "Deleted", content: { "application/json": { schema: z.object({ deleted: z.number().int() }) } } }, ...notFoundResponse },
+		}),
+		async (c) => {
+			const { agent: name, key } = c.req.valid("param");
+			const agent = await requireAgent(c.env, name);
+			const result = await agentRpc(c.env, agent.name).deleteNote(agent.name, agent.source, key);
+			if (result.deleted === 0) throw new NotFoundError(`no notepad key ${JSON.stringify(key)} for agent ${name}`);
+			return c.json(result, 200);
+		},
+	)
+	.openapi(
+		withRole("operate", {
+			method: "delete",
+			path: "/{agent}/notepad",
+			summary: "Clear the notepad",
+			request: { params: AgentPath },
+			responses: { 200: { description: "Cleared", content: { "application/json": { schema: z.object({ deleted: z.number().int() }) } } }, ...notFoundResponse },
+		}),
+		async (c) => {
+			const agent = await requireAgent(c.env, c.req.valid("param").agent);
+			return c.json(await agentRpc(c.env, agent.name).deleteNote(agent.name, agent.source, null), 200);
+		},
+	);

@@ -1,0 +1,182 @@
+/**
+ * Request bodies for an agent's delivery (its final answer, sent to a webhook, Slack or Discord) and
+ * for after_run/on_error hooks. Pure: the caller redacts first, queues the body and sends it, so a
+ * retry re-sends exactly the same bytes.
+ *
+ * Each target's limits are enforced here rather than left to the receiver, because an over-long
+ * message is refused whole (Slack answers 400 invalid_blocks, Discord 400 "Invalid Form Body") and a
+ * refused delivery is a lost answer, not a shorter one.
+ */
+
+export type DeliveryTarget = "webhook" | "slack" | "discord";
+export type HookEvent = "completed" | "failed" | "cancelled" | "indeterminate";
+
+export interface DeliveryJob {
+	id: string;
+	agent: string;
+	schedule: string | null;
+	trigger_type: string;
+	status: string;
+	finished_at: string | null;
+	summary: string | null;
+	usage?: unknown;
+}
+
+export interface DeliveryInput {
+	agent: string;
+	job: DeliveryJob;
+	answer: string;
+	dashboardUrl?: string | null;
+}
+
+export interface FormattedBody {
+	body: string;
+	contentType: string;
+}
+
+const JSON_CONTENT_TYPE = "application/json";
+
+/** Slack: characters in one text object of a section block. */
+export const SLACK_TEXT_LIMIT = 3000;
+/** Slack: blocks in one message. */
+export const SLACK_MAX_BLOCKS = 50;
+/** Slack: characters of a header block's plain_text. */
+export const SLACK_HEADER_LIMIT = 150;
+/** Characters of the answer in Slack's top-level `text`, which is only the notification fallback. */
+export const SLACK_FALLBACK_CHARS = 300;
+/** Discord: characters of a message's content. */
+export const DISCORD_CONTENT_LIMIT = 2000;
+/** Discord: characters of an embed title. */
+export const DISCORD_TITLE_LIMIT = 256;
+/** Discord: characters of an embed description. */
+export const DISCORD_DESCRIPTION_LIMIT = 4096;
+/** Discord: characters of an embed footer. */
+export const DISCORD_FOOTER_LIMIT = 2048;
+
+const ELLIPSIS = "…";
+
+const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
+
+/** The first `end` UTF-16 units of `text`, one fewer if that would split a surrogate pair (an emoji). */
+function safeSlice(text: string, end: number): string {
+	return end > 0 && end < text.length && isHighSurrogate(text.charCodeAt(end - 1)) ? text.slice(0, end - 1) : text.slice(0, end);
+}
+
+/**
+ * `text` if it fits in `limit` UTF-16 units, else its head plus "…" in exactly that budget. Limits are
+ * counted in UTF-16 units, which is never fewer than the code points the services count, so it is safe.
+ */
+export function clip(text: string, limit: number): string {
+	if (text.length <= limit) return text;
+	return safeSlice(text, limit - ELLIPSIS.length) + ELLIPSIS;
+}
+
+/** Slack's escaping: exactly &, < and >, so `<!channel>` or `<https://x|y>` in an answer stays text. */
+export function escapeSlack(text: string): string {
+	return text.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;");
+}
+
+/**
+ * Splits already-escaped mrkdwn into pieces of at most `limit` units whose concatenation is the input:
+ * at the last line break in the second half of the window, else the last space, else a hard cut that
+ * splits neither an entity (&amp;) nor a surrogate pair.
+ */
+export function splitForSlack(text: string, limit = SLACK_TEXT_LIMIT): string[] {
+	const chunks: string[] = [];
+	let start = 0;
+	while (text.length - start > limit) {
+		const window = text.slice(start, start + limit);
+		let cut = window.lastIndexOf("\n") + 1;
+		if (cut <= limit / 2) cut = window.lastIndexOf(" ") + 1;
+		if (cut <= limit / 2) {
+			cut = isHighSurrogate(text.charCodeAt(start + limit - 1)) ? limit - 1 : limit;
+			// An entity is at most 5 units (&amp;); back up to its "&" if the cut falls inside one.
+			const amp = window.lastIndexOf("&", cut - 1);
+			if (amp !== -1 && amp > cut - 5 && !window.slice(amp, cut).includes(";")) cut = amp;
+		}
+		chunks.push(window.slice(0, cut));
+		start += cut;
+	}
+	chunks.push(text.slice(start));
+	return chunks;
+}
+
+function webhookBody(input: DeliveryInput): unknown {
+	const { job } = input;
+	return {
+		type: "drover.delivery",
+		agent: input.agent,
+		job_id: job.id,
+		schedule: job.schedule,
+		trigger_type: job.trigger_type,
+		status: job.status,
+		finished_at: job.finished_at,
+		answer: input.answer,
+		...(input.dashboardUrl ? { dashboard_url: input.dashboardUrl } : {}),
+	};
+}
+
+type SlackBlock =
+	| { type: "header"; text: { type: "plain_text"; text: string; emoji: true } }
+	| { type: "section"; text: { type: "mrkdwn"; text: string } }
+	| { type: "context"; elements: { type: "mrkdwn"; text: string }[] };
+
+const section = (text: string): SlackBlock => ({ type: "section", text: { type: "mrkdwn", text } });
+
+function slackBody(input: DeliveryInput): unknown {
+	const { job } = input;
+	const header: SlackBlock = {
+		type: "header",
+		// plain_text is shown as typed: no escaping, and no mrkdwn to break.
+		text: { type: "plain_text", text: clip(`${input.agent} · ${job.schedule ?? job.trigger_type}`, SLACK_HEADER_LIMIT), emoji: true },
+	};
+	const link = input.dashboardUrl ? ` · <${escapeSlack(input.dashboardUrl)}|Open in drover>` : "";
+	const context: SlackBlock = {
+		type: "context",
+		elements: [{ type: "mrkdwn", text: `Job \`${escapeSlack(job.id)}\` · ${escapeSlack(job.trigger_type)} · ${escapeSlack(job.status)}${link}` }],
+	};
+
+	// Slack refuses a section with empty text; an empty answer still gets a visible section.
+	let chunks = input.answer.trim() === "" ? ["_(empty answer)_"] : splitForSlack(escapeSlack(input.answer));
+	const room = SLACK_MAX_BLOCKS - 2; // the header and the context
+	if (chunks.length > room) {
+		const where = input.dashboardUrl ? `<${escapeSlack(input.dashboardUrl)}|in drover>` : `in job \`${escapeSlack(job.id)}\`'s output`;
+		chunks = [...chunks.slice(0, room - 1), `_…answer truncated: Slack shows at most ${SLACK_MAX_BLOCKS} blocks. The full answer is ${where}._`];
+	}
+
+	const head = input.answer.length > SLACK_FALLBACK_CHARS ? safeSlice(input.answer, SLACK_FALLBACK_CHARS) + ELLIPSIS : input.answer;
+	return {
+		text: escapeSlack(`${input.agent}: ${head}`),
+		blocks: [header, ...chunks.map(section), context],
+	};
+}
+
+function discordBody(input: DeliveryInput): unknown {
+	const { job } = input;
+	const description = job.schedule !== null ? `schedule: ${job.schedule} (${job.trigger_type})` : `trigger: ${job.trigger_type}`;
+	return {
+		content: clip(input.answer, DISCORD_CONTENT_LIMIT),
+		embeds: [
+			{
+				title: clip(input.agent, DISCORD_TITLE_LIMIT),
+				description: clip(description, DISCORD_DESCRIPTION_LIMIT),
+				...(input.dashboardUrl ? { url: input.dashboardUrl } : {}),
+				...(job.finished_at ? { timestamp: job.finished_at } : {}),
+				footer: { text: clip(job.id, DISCORD_FOOTER_LIMIT) },
+			},
+		],
+		// Nothing in an answer may ping: not @everyone/@here, not users, not roles.
+		allowed_mentions: { parse: [] },
+	};
+}
+
+/** The body of an agent's delivery to its configured target. `answer` should already be redacted. */
+export function formatDelivery(target: DeliveryTarget, input: DeliveryInput): FormattedBody {
+	const payload = target === "slack" ? slackBody(input) : target === "discord" ? discordBody(input) : webhookBody(input);
+	return { body: JSON.stringify(payload), contentType: JSON_CONTENT_TYPE };
+}
+
+/** The body of an after_run/on_error hook call: the event and the (redacted) job record. */
+export function formatHook(event: HookEvent, job: unknown): FormattedBody {
+	return { body: JSON.stringify({ type: `drover.job.${event}`, job }), contentType: JSON_CONTENT_TYPE };
+}

@@ -1,0 +1,97 @@
+/**
+ * Incident identity and failure classes, after Hermes' cron incidents: the same error from the same
+ * agent, however its whitespace or case varies, is one incident, so a failing schedule pages once and
+ * then counts, instead of opening an incident on every tick.
+ *
+ * Callers pass error text that is already redacted (see src/security/redact.ts): the signature is
+ * stored and shown, so it must never be derived from a secret an operator could brute-force back.
+ */
+import { sha256Hex } from "../shared/hash.ts";
+
+/** How much of the normalised error identifies it: long errors often end in request ids and timestamps. */
+export const SIGNATURE_PREFIX_CHARS = 200;
+/** Hex characters of the sha256 kept: 48 bits, ample for one agent's distinct errors. */
+export const SIGNATURE_HEX_CHARS = 12;
+/** Characters of the agent name in an incident id, as Hermes keeps `job_id[:6]`. */
+export const INCIDENT_ID_AGENT_CHARS = 6;
+
+/** Collapse every run of whitespace to one space, trim, lowercase: cosmetic differences are not new incidents. */
+export function normalizeError(text: string): string {
+	return text.replace(/\s+/g, " ").trim().toLowerCase();
+}
+
+/** The first 12 hex of sha256(agent + normalizeError(error)[:200]). */
+export async function incidentSignature(agent: string, error: string): Promise<string> {
+	const digest = await sha256Hex(agent + normalizeError(error).slice(0, SIGNATURE_PREFIX_CHARS));
+	return digest.slice(0, SIGNATURE_HEX_CHARS);
+}
+
+/** `<agent[:6]>_<signature>`: readable at a glance, unique through the signature (which hashes the full agent name). */
+export function incidentId(agent: string, signature: string): string {
+	return `${agent.slice(0, INCIDENT_ID_AGENT_CHARS)}_${signature}`;
+}
+
+export const FAILURE_CLASSES = ["rate_limit", "timeout", "auth", "delivery", "config", "agent", "unknown"] as const;
+export type FailureClass = (typeof FAILURE_CLASSES)[number];
+
+// Keyword lists, matched as substrings of the normalised (lowercased) error text. Numeric codes are
+// matched as whole tokens instead (see hasKeyword), so "job-…-abc403" or "14290 tokens" is not a 403/429.
+
+/** Too many requests or out of quota. Deliberately not "overloaded": a 529 is the provider's capacity, not our rate. */
+export const RATE_LIMIT_KEYWORDS = ["429", "rate limit", "rate_limit", "rate-limit", "quota", "too many requests"] as const;
+export const TIMEOUT_KEYWORDS = ["timeout", "timed out", "deadline", "408", "504"] as const;
+export const AUTH_KEYWORDS = ["401", "403", "unauthorized", "authentication", "forbidden", "invalid api key", "invalid x-api-key", "permission"] as const;
+export const DELIVERY_KEYWORDS = ["delivery", "deliver", "webhook", "slack", "discord"] as const;
+export const CONFIG_KEYWORDS = ["config", "not set", "missing secret", "invalid cron", "definition", "retired", "not allowed base url", "guard"] as const;
+export const AGENT_KEYWORDS = ["max_turns", "usage_limit", "indeterminate", "model output", "tool", "refused", "invalid_request", "max_tokens"] as const;
+
+/** HTTP statuses that decide a class on their own when the caller knows the response status. */
+export const RATE_LIMIT_STATUSES: readonly number[] = [429];
+export const TIMEOUT_STATUSES: readonly number[] = [408, 504];
+export const AUTH_STATUSES: readonly number[] = [401, 403];
+
+/**
+ * The classes in the order they are tried; the first that matches wins. The order settles errors that
+ * name two causes, from the most specific and actionable to the most general:
+ *   1. rate_limit — "429 from slack webhook" is throttling, not a delivery fault: retry later.
+ *   2. timeout    — "webhook timed out" is a timeout, whatever timed out.
+ *   3. auth       — a 401 on the Slack webhook is a credential problem before it is a delivery one.
+ *   4. delivery   — the run itself succeeded; only sending its answer failed.
+ *   5. config     — fleet.yaml or a secret is wrong: fix the configuration, not the agent.
+ *   6. agent      — the model or its tools misbehaved (max_turns, refusals, bad requests).
+ *   7. unknown    — nothing matched.
+ */
+export const CLASSIFICATION_ORDER: readonly { readonly class: Exclude<FailureClass, "unknown">; readonly keywords: readonly string[]; readonly statuses: readonly number[] }[] = [
+	{ class: "rate_limit", keywords: RATE_LIMIT_KEYWORDS, statuses: RATE_LIMIT_STATUSES },
+	{ class: "timeout", keywords: TIMEOUT_KEYWORDS, statuses: TIMEOUT_STATUSES },
+	{ class: "auth", keywords: AUTH_KEYWORDS, statuses: AUTH_STATUSES },
+	{ class: "delivery", keywords: DELIVERY_KEYWORDS, statuses: [] },
+	{ class: "config", keywords: CONFIG_KEYWORDS, statuses: [] },
+	{ class: "agent", keywords: AGENT_KEYWORDS, statuses: [] },
+];
+
+const isDigit = (c: string | undefined) => c !== undefined && c >= "0" && c <= "9";
+const isAlnum = (c: string | undefined) => c !== undefined && /[a-z0-9]/.test(c);
+
+function hasKeyword(text: string, keyword: string): boolean {
+	if (!isDigit(keyword[0])) return text.includes(keyword);
+	// A status code counts only as a token of its own: "HTTP 429", "status=429", "(429)".
+	for (let at = text.indexOf(keyword); at !== -1; at = text.indexOf(keyword, at + 1)) {
+		if (!isAlnum(text[at - 1]) && !isAlnum(text[at + keyword.length])) return true;
+	}
+	return false;
+}
+
+/**
+ * The failure class of an error: for each class in CLASSIFICATION_ORDER, a match of the HTTP `status`
+ * (when given) or of any keyword in the normalised text selects it. A status is weighed in the same
+ * order as the text, so a 401 whose message says "timed out" is a timeout.
+ */
+export function classifyFailure(text: string, status?: number): FailureClass {
+	const normalized = normalizeError(text);
+	for (const entry of CLASSIFICATION_ORDER) {
+		if (status !== undefined && entry.statuses.includes(status)) return entry.class;
+		if (entry.keywords.some((keyword) => hasKeyword(normalized, keyword))) return entry.class;
+	}
+	return "unknown";
+}

@@ -1,0 +1,141 @@
+import { classifyFailure, incidentId, incidentSignature } from "../incidents/signature.ts";
+import { redact } from "../security/redact.ts";
+import { decodeCursor, encodeCursor } from "../shared/cursor.ts";
+
+export const INCIDENT_STATES = ["detected", "alerted", "resolved", "closed"] as const;
+export type IncidentState = (typeof INCIDENT_STATES)[number];
+
+interface IncidentRow {
+	id: string;
+	agent: string;
+	signature: string;
+	class: string;
+	state: string;
+	error: string;
+	count: number;
+	first_seen_at: number;
+	last_seen_at: number;
+	last_job_id: string | null;
+	alerted_at: number | null;
+	resolved_at: number | null;
+	closed_at: number | null;
+	closed_by: string | null;
+}
+
+export interface Incident {
+	id: string;
+	agent: string;
+	signature: string;
+	class: string;
+	state: IncidentState;
+	error: string;
+	count: number;
+	first_seen_at: string;
+	last_seen_at: string;
+	last_job_id: string | null;
+	alerted_at: string | null;
+	resolved_at: string | null;
+	closed_at: string | null;
+	closed_by: string | null;
+}
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+function toIncident(r: IncidentRow): Incident {
+	return {
+		id: r.id,
+		agent: r.agent,
+		signature: r.signature,
+		class: r.class,
+		state: r.state as IncidentState,
+		error: r.error,
+		count: r.count,
+		first_seen_at: new Date(r.first_seen_at).toISOString(),
+		last_seen_at: new Date(r.last_seen_at).toISOString(),
+		last_job_id: r.last_job_id,
+		alerted_at: iso(r.alerted_at),
+		resolved_at: iso(r.resolved_at),
+		closed_at: iso(r.closed_at),
+		closed_by: r.closed_by,
+	};
+}
+
+export async function getIncident(db: D1Database, id: string): Promise<Incident | null> {
+	const row = await db.prepare("SELECT * FROM incidents WHERE id = ?").bind(id).first<IncidentRow>();
+	return row ? toIncident(row) : null;
+}
+
+/**
+ * Files a failure: a new signature opens an incident (detected); the same error again counts on the
+ * open one, re-opens a resolved one, and leaves a closed one closed (closing is terminal for that
+ * signature). Returns the incident and whether this failure opened it (which is when to alert).
+ */
+export async function recordFailure(
+	db: D1Database,
+	f: { agent: string; error: string; jobId: string | null; status?: number | null; at: number },
+): Promise<{ incident: Incident; opened: boolean }> {
+	const error = redact(f.error).slice(0, 2000);
+	const signature = await incidentSignature(f.agent, error);
+	const id = incidentId(f.agent, signature);
+	const existing = await getIncident(db, id);
+	const opened = existing === null || existing.state === "resolved";
+	await db
+		.prepare(
+			`INSERT INTO incidents (id, agent, signature, class, state, error, count, first_seen_at, last_seen_at, last_job_id)
+			 VALUES (?1, ?2, ?3, ?4, 'detected', ?5, 1, ?6, ?6, ?7)
+			 ON CONFLICT (id) DO UPDATE SET
+			   count = incidents.count + 1, last_seen_at = ?6, last_job_id = ?7, error = ?5,
+			   state = CASE incidents.state WHEN 'resolved' THEN 'detected' ELSE incidents.state END,
+			   resolved_at = CASE incidents.state WHEN 'resolved' THEN NULL ELSE incidents.resolved_at END,
+			   alerted_at = CASE incidents.state WHEN 'resolved' THEN NULL ELSE incidents.alerted_at END`,
+		)
+		.bind(id, f.agent, signature, classifyFailure(error, f.status ?? undefined), error, f.at, f.jobId)
+		.run();
+	return { incident: (await getIncident(db, id))!, opened };
+}
+
+export async function markAlerted(db: D1Database, id: string, at: number): Promise<void> {
+	await db.prepare("UPDATE incidents SET state = 'alerted', alerted_at = ? WHERE id = ? AND state = 'detected'").bind(at, id).run();
+}
+
+/** A clean run of an agent resolves its open incidents. */
+export async function resolveOpen(db: D1Database, agent: string, at: number): Promise<number> {
+	const r = await db
+		.prepare("UPDATE incidents SET state = 'resolved', resolved_at = ? WHERE agent = ? AND state IN ('detected', 'alerted')")
+		.bind(at, agent)
+		.run();
+	return r.meta.changes ?? 0;
+}
+
+export async function closeIncident(db: D1Database, id: string, by: string, at: number): Promise<Incident | null> {
+	await db.prepare("UPDATE incidents SET state = 'closed', closed_at = ?, closed_by = ? WHERE id = ? AND state != 'closed'").bind(at, by, id).run();
+	return getIncident(db, id);
+}
+
+export async function listIncidents(
+	db: D1Database,
+	filters: { state?: IncidentState | undefined; agent?: string | undefined },
+	limit: number,
+	cursor?: string,
+): Promise<{ incidents: Incident[]; next_cursor: string | null }> {
+	const where: string[] = [];
+	const params: (string | number)[] = [];
+	if (filters.agent !== undefined) {
+		where.push("agent = ?");
+		params.push(filters.agent);
+	}
+	if (filters.state !== undefined) {
+		where.push("state = ?");
+		params.push(filters.state);
+	}
+	if (cursor !== undefined) {
+		const after = decodeCursor(cursor);
+		where.push("(last_seen_at, id) < (?, ?)");
+		params.push(after.at, after.id);
+	}
+	const sql = `SELECT * FROM incidents${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY last_seen_at DESC, id DESC LIMIT ?`;
+	const { results } = await db.prepare(sql).bind(...params, limit + 1).all<IncidentRow>();
+	const page = results.slice(0, limit);
+	const last = page.at(-1);
+	return { incidents: page.map(toIncident), next_cursor: results.length > limit && last ? encodeCursor({ at: last.last_seen_at, id: last.id }) : null };
+}

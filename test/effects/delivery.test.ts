@@ -1,0 +1,154 @@
+import { env, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
+import { createAgent, settle } from "../helpers/agents.ts";
+import { useEmulator } from "../helpers/emulator.ts";
+import { call } from "../helpers/http.ts";
+import { transition } from "../../src/jobs/model.ts";
+import { jobOf, runToRest, trigger } from "../helpers/jobs.ts";
+import { fake, outboundLog } from "../helpers/outbound.ts";
+
+interface Seen {
+	url: string;
+	key: string | null;
+	body: Record<string, unknown>;
+}
+
+function target(origin: string, answers: number[] = [200]): Seen[] {
+	const seen: Seen[] = [];
+	fake(origin, async (req) => {
+		seen.push({ url: req.url, key: req.headers.get("idempotency-key"), body: (await req.json()) as Record<string, unknown> });
+		return new Response("ok", { status: answers[Math.min(seen.length - 1, answers.length - 1)] });
+	});
+	return seen;
+}
+
+/** Makes every queued send due now, as if its backoff had passed. */
+async function timePasses(agent: string): Promise<void> {
+	await runInDurableObject(env.AGENT.getByName(agent), (_i: AgentDO, state) => {
+		state.storage.sql.exec("UPDATE deliveries SET next_at = 0 WHERE status IN ('pending', 'sending')");
+	});
+	await settle(agent);
+}
+
+describe("delivery of the final answer", () => {
+	const targets = [
+		["webhook", "TEST_DELIVERY_URL", "https://deliver.example.test"],
+		["slack", "TEST_SLACK_URL", "https://slack.example.test"],
+		["discord", "TEST_DISCORD_URL", "https://discord.example.test"],
+	] as const;
+	for (const [type, secret, origin] of targets) {
+		it(`posts the answer to a ${type} target, formatted for it, with an idempotency key`, async () => {
+			useEmulator().enqueue({ text: "Three deploys, no incidents." });
+			const seen = target(origin);
+			const name = `deliver-${type}`;
+			await createAgent({ name, delivery: { type, url_secret: secret } });
+			const job = await runToRest(name);
+			expect(seen).toHaveLength(1);
+			expect(seen[0]!.key).toBe(`${job.id}:delivery`);
+			const text = JSON.stringify(seen[0]!.body);
+			expect(text).toContain("Three deploys, no incidents.");
+			if (type === "webhook") expect(seen[0]!.body).toMatchObject({ type: "drover.delivery", job_id: job.id, answer: "Three deploys, no incidents." });
+			if (type === "slack") expect(seen[0]!.body).toHaveProperty("blocks");
+			if (type === "discord") expect(seen[0]!.body).toMatchObject({ allowed_mentions: { parse: [] } });
+			expect((await jobOf(name, job.id)).delivery).toEqual({ target: type, outcome: "delivered" });
+		});
+	}
+
+	it("suppresses an answer of exactly [SILENT], sending nothing", async () => {
+		useEmulator().enqueue({ text: "[SILENT]" });
+		await createAgent({ name: "silent", delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
+		const job = await runToRest("silent");
+		expect(job.delivery).toEqual({ target: "webhook", outcome: "suppressed" });
+		expect(outboundLog.filter((r) => r.url.startsWith("https://deliver"))).toEqual([]);
+	});
+
+	it("retries a failing target with the same idempotency key until it takes the delivery", async () => {
+		useEmulator().enqueue({ text: "Retry me." });
+		const seen = target("https://deliver.example.test", [500, 503, 200]);
+		await createAgent({ name: "retried", delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
+		const job = await runToRest("retried");
+		expect(seen).toHaveLength(1);
+		expect((await jobOf("retried", job.id)).delivery).toBeNull();
+		await timePasses("retried");
+		await timePasses("retried");
+		expect(seen.map((s) => s.key)).toEqual([`${job.id}:delivery`, `${job.id}:delivery`, `${job.id}:delivery`]);
+		expect((await jobOf("retried", job.id)).delivery).toEqual({ target: "webhook", outcome: "delivered" });
+	});
+
+	it("resends a delivery interrupted by an eviction, once, with the same key", async () => {
+		useEmulator().enqueue({ text: "Interrupted." });
+		const seen = target("https://deliver.example.test");
+		await createAgent({ name: "interrupted", delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
+		const job = await runToRest("interrupted");
+		expect(seen).toHaveLength(1);
+		// The state an eviction leaves when it strikes after the request left but before its answer was
+		// recorded: the attempt counted, the row still "sending".
+		await runInDurableObject(env.AGENT.getByName("interrupted"), (_i: AgentDO, state) => {
+			state.storage.sql.exec("UPDATE deliveries SET status = 'sending', attempts = 1, next_at = 0 WHERE id = ?", `${job.id}:delivery`);
+		});
+		await settle("interrupted");
+		expect(seen.map((s) => s.key)).toEqual([`${job.id}:delivery`, `${job.id}:delivery`]);
+		const attempts = await runInDurableObject(env.AGENT.getByName("interrupted"), (_i: AgentDO, state) =>
+			state.storage.sql.exec<{ attempts: number; status: string }>("SELECT attempts, status FROM deliveries WHERE id = ?", `${job.id}:delivery`).one(),
+		);
+		expect(attempts).toEqual({ attempts: 2, status: "delivered" });
+	});
+
+	it("records a refused delivery as failed, so the job does not read as ok, and opens a delivery incident", async () => {
+		useEmulator().enqueue({ text: "Nobody wants this." });
+		target("https://deliver.example.test", [410]);
+		const alerts = target("https://alerts.example.test");
+		await createAgent({ name: "undelivered", delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
+		const job = await runToRest("undelivered");
+		expect(job.status).toBe("completed");
+		expect((await jobOf("undelivered", job.id)).delivery).toEqual({ target: "webhook", outcome: "failed" });
+		const incidents = (await (await call("/v1/incidents?agent=undelivered")).json()) as { incidents: { class: string; state: string }[] };
+		expect(incidents.incidents).toMatchObject([{ class: "delivery", state: "alerted" }]);
+		expect(alerts).toHaveLength(1);
+	});
+});
+
+describe("hooks", () => {
+	it("fire after_run for every final status, cancelled included, and on_error for failures", async () => {
+		const hooks = target("https://hooks.example.test", [200]);
+		const emulator = useEmulator();
+		await createAgent({
+			name: "hooked-runs",
+			tools: [{ type: "webhook", name: "create_ticket", description: "Create.", url_secret: "TEST_TICKETS_URL", requires_approval: true }],
+			hooks: {
+				after_run: [{ url_secret: "TEST_HOOK_URL" }],
+				on_error: [{ url_secret: "TEST_ERROR_HOOK_URL", events: ["failed", "indeterminate"] }],
+			},
+		});
+		emulator.enqueue({ text: "fine" });
+		const completed = await runToRest("hooked-runs");
+		emulator.enqueue({ error: 400, message: "bad request from the model" });
+		const failed = await runToRest("hooked-runs");
+		// A run waiting for approval holds the only slot, so the next two stay pending.
+		emulator.enqueue({ tool_use: { name: "create_ticket", input: { title: "x" } } });
+		expect((await runToRest("hooked-runs")).status).toBe("approval_pending");
+		const cancelled = await trigger("hooked-runs");
+		await call(`/v1/jobs/${cancelled.id}/cancel`, { method: "POST", as: "operate" });
+		// However a job ends up indeterminate, its hooks fire: here one is marked so directly.
+		const lost = await trigger("hooked-runs");
+		await runInDurableObject(env.AGENT.getByName("hooked-runs"), async (instance: AgentDO) => {
+			const running = transition((await instance.getJob(lost.id))!, "running", { reason: "started", at: new Date() });
+			await instance.saveJob(running);
+			await instance.saveJob(transition(running, "indeterminate", { reason: "tool interrupted", at: new Date() }));
+		});
+		await settle("hooked-runs");
+
+		const events = hooks.map((s) => [new URL(s.url).pathname, s.body.type, (s.body.job as { id: string }).id]).sort();
+		expect(events).toEqual(
+			[
+				["/after-run", "drover.job.completed", completed.id],
+				["/after-run", "drover.job.failed", failed.id],
+				["/on-error", "drover.job.failed", failed.id],
+				["/after-run", "drover.job.cancelled", cancelled.id],
+				["/after-run", "drover.job.indeterminate", lost.id],
+				["/on-error", "drover.job.indeterminate", lost.id],
+			].sort(),
+		);
+	});
+});

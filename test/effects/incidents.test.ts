@@ -1,0 +1,97 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { createAgent } from "../helpers/agents.ts";
+import { useEmulator } from "../helpers/emulator.ts";
+import { call, errorOf } from "../helpers/http.ts";
+import { runToRest } from "../helpers/jobs.ts";
+import { fake } from "../helpers/outbound.ts";
+
+interface Incident {
+	id: string;
+	agent: string;
+	class: string;
+	state: string;
+	count: number;
+	error: string;
+}
+
+async function incidentsOf(agent: string): Promise<Incident[]> {
+	const res = await call(`/v1/incidents?agent=${agent}`);
+	expect(res.status).toBe(200);
+	return ((await res.json()) as { incidents: Incident[] }).incidents;
+}
+
+function alertSink(): unknown[] {
+	const alerts: unknown[] = [];
+	fake("https://alerts.example.test", async (req) => {
+		alerts.push(await req.json());
+		return new Response("ok");
+	});
+	return alerts;
+}
+
+describe("incidents", () => {
+	it("dedupe identical failures into one incident, alerted once; a clean run resolves it; the same error re-opens it", async () => {
+		const alerts = alertSink();
+		const emulator = useEmulator();
+		await createAgent({ name: "flaky" });
+		const fail = () => emulator.enqueue({ error: 400, message: "messages.0: tool_result block without tool_use" });
+
+		fail();
+		await runToRest("flaky");
+		fail();
+		await runToRest("flaky");
+		let [incident] = await incidentsOf("flaky");
+		expect(incident).toMatchObject({ state: "alerted", count: 2, class: "agent" });
+		expect(incident!.id).toMatch(/^flaky_[0-9a-f]{12}$/);
+		expect(alerts).toHaveLength(1);
+
+		emulator.enqueue({ text: "all good" });
+		await runToRest("flaky");
+		[incident] = await incidentsOf("flaky");
+		expect(incident).toMatchObject({ state: "resolved", count: 2 });
+
+		fail();
+		await runToRest("flaky");
+		[incident] = await incidentsOf("flaky");
+		expect(incident).toMatchObject({ state: "alerted", count: 3 });
+		expect(alerts).toHaveLength(2);
+		expect((await incidentsOf("flaky")).length).toBe(1);
+	});
+
+	it("stay closed once an operator closes them, while a changed error mints a new one", async () => {
+		const alerts = alertSink();
+		const emulator = useEmulator();
+		await createAgent({ name: "closer" });
+		emulator.enqueue({ error: 400, message: "first kind of failure" });
+		await runToRest("closer");
+		const [first] = await incidentsOf("closer");
+		const closed = await call(`/v1/incidents/${first!.id}/close`, { method: "POST", as: "operate" });
+		expect(closed.status).toBe(200);
+		expect(await closed.json()).toMatchObject({ state: "closed", closed_by: "operator" });
+
+		emulator.enqueue({ error: 400, message: "first kind of failure" });
+		await runToRest("closer");
+		emulator.enqueue({ text: "clean" });
+		await runToRest("closer");
+		expect((await incidentsOf("closer")).find((i) => i.id === first!.id)).toMatchObject({ state: "closed", count: 2 });
+		expect(alerts).toHaveLength(1);
+
+		emulator.enqueue({ error: 400, message: "a different failure" });
+		await runToRest("closer");
+		const all = await incidentsOf("closer");
+		expect(all).toHaveLength(2);
+		expect(all.find((i) => i.id !== first!.id)).toMatchObject({ state: "alerted", count: 1 });
+		expect(alerts).toHaveLength(2);
+	});
+
+	it("refuse a bad state filter or incident id, and need operate to close", async () => {
+		const res = await call("/v1/incidents?state=bogus");
+		expect(res.status).toBe(400);
+		expect((await errorOf(res)).details?.issues?.[0]?.path).toBe("state");
+		expect((await call("/v1/incidents/not-an-id/close", { method: "POST", as: "operate" })).status).toBe(400);
+		expect((await call("/v1/incidents/abc_000000000000/close", { method: "POST", as: "operate" })).status).toBe(404);
+		expect((await call("/v1/incidents/abc_000000000000/close", { method: "POST", as: "read" })).status).toBe(403);
+		expect(await env.DB.prepare("SELECT count(*) AS n FROM incidents WHERE id = 'abc_000000000000'").first<{ n: number }>()).toEqual({ n: 0 });
+	});
+});

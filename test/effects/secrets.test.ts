@@ -1,0 +1,77 @@
+import { env, runInDurableObject } from "cloudflare:test";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
+import { createAgent } from "../helpers/agents.ts";
+import { useEmulator } from "../helpers/emulator.ts";
+import { call } from "../helpers/http.ts";
+import { runToRest } from "../helpers/jobs.ts";
+import { fake } from "../helpers/outbound.ts";
+
+// A fake key in the shape of a real one; it must end up nowhere.
+const PLANTED = "sk-ant-api03-PLANTEDfakeKEY0123456789abcdefghijklmnopqrstuvwxyzABCDEF";
+
+afterEach(() => vi.restoreAllMocks());
+
+async function everythingStored(agent: string): Promise<string> {
+	const parts: string[] = [];
+	for (const table of ["jobs", "incidents", "agents", "scheduler_heartbeat"]) {
+		const { results } = await env.DB.prepare(`SELECT * FROM ${table}`).all();
+		parts.push(JSON.stringify(results));
+	}
+	const listed = await env.OUTPUT.list({ prefix: "jobs/" });
+	for (const o of listed.objects) parts.push((await (await env.OUTPUT.get(o.key))!.text()));
+	parts.push(
+		await runInDurableObject(env.AGENT.getByName(agent), (_i: AgentDO, state) => {
+			const tables = state.storage.sql.exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%'").toArray();
+			return JSON.stringify(tables.map((t) => state.storage.sql.exec(`SELECT * FROM "${t.name}"`).toArray()));
+		}),
+	);
+	return parts.join("\n");
+}
+
+describe("a credential that reaches drover", () => {
+	it("is stored nowhere and shown nowhere: model errors, tool results and tool inputs alike", async () => {
+		const logged: string[] = [];
+		for (const method of ["log", "warn", "error"] as const) {
+			vi.spyOn(console, method).mockImplementation((...args: unknown[]) => void logged.push(args.map(String).join(" ")));
+		}
+		fake("https://alerts.example.test", () => new Response("ok"));
+		fake("https://leaky.example.test", () => new Response(`config dump: ANTHROPIC_API_KEY=${PLANTED}`));
+		const emulator = useEmulator();
+		await createAgent({ name: "leaky", tools: [{ type: "http_fetch", allow_hosts: ["leaky.example.test"] }] });
+
+		// 1. a tool input carrying the key in a header, 2. a tool result echoing it, 3. a final answer quoting it
+		emulator.enqueue(
+			{ tool_use: { name: "http_fetch", input: { url: "https://leaky.example.test/config", headers: { "x-api-key": PLANTED } } } },
+			{ tool_use: { name: "http_fetch", input: { url: "https://leaky.example.test/config" } } },
+			{ text: `The key is ${PLANTED}.` },
+		);
+		const ok = await runToRest("leaky");
+		// 4. a provider error that echoes the key back
+		emulator.enqueue({ error: 400, message: `invalid x-api-key: ${PLANTED}` });
+		const failed = await runToRest("leaky");
+		expect(failed.status).toBe("failed");
+
+		const responses = [
+			await (await call(`/v1/jobs/${ok.id}`)).text(),
+			await (await call(`/v1/jobs/${ok.id}`, { headers: { accept: "application/yaml" } })).text(),
+			await (await call(`/v1/jobs/${ok.id}/output`)).text(),
+			await (await call(`/v1/jobs/${failed.id}`)).text(),
+			await (await call(`/v1/jobs/${failed.id}/output`)).text(),
+			await (await call("/v1/incidents?agent=leaky")).text(),
+			await (await call("/v1/jobs?agent=leaky")).text(),
+		].join("\n");
+		const stored = await everythingStored("leaky");
+
+		// The run itself happened: the redaction took the secret out, not the work.
+		expect(responses).toContain("[REDACTED]");
+		expect(stored).toContain("config dump");
+		for (const [where, text] of [
+			["API responses", responses],
+			["D1, R2 and the agent's storage", stored],
+			["logs", logged.join("\n")],
+		] as const) {
+			expect(text.includes("PLANTEDfakeKEY"), `the planted key was found in ${where}`).toBe(false);
+		}
+	});
+});

@@ -1,0 +1,197 @@
+import { describe, expect, it } from "vitest";
+import {
+	DISCORD_CONTENT_LIMIT,
+	SLACK_MAX_BLOCKS,
+	SLACK_TEXT_LIMIT,
+	clip,
+	escapeSlack,
+	formatDelivery,
+	formatHook,
+	splitForSlack,
+	type DeliveryInput,
+} from "../../src/delivery/format.ts";
+
+const job = {
+	id: "job-2026-11-30-k2x9qa",
+	agent: "daily-digest",
+	schedule: "morning",
+	trigger_type: "schedule",
+	status: "completed",
+	finished_at: "2026-11-30T09:01:12.000Z",
+	summary: "3 PRs merged",
+	usage: { per_model: {}, num_turns: 2, total_cost_usd: 0.01 },
+};
+const input = (answer: string, over: Partial<DeliveryInput> = {}): DeliveryInput => ({ agent: "daily-digest", job, answer, ...over });
+const parse = (target: "webhook" | "slack" | "discord", i: DeliveryInput) => {
+	const out = formatDelivery(target, i);
+	expect(out.contentType).toBe("application/json");
+	return JSON.parse(out.body) as Record<string, any>;
+};
+
+type Section = { type: "section"; text: { type: "mrkdwn"; text: string } };
+const sections = (payload: Record<string, any>) => (payload.blocks as { type: string }[]).filter((b): b is Section => b.type === "section");
+
+describe("formatDelivery: webhook", () => {
+	it("is drover.delivery with the job's fields and the answer", () => {
+		expect(parse("webhook", input("All green."))).toEqual({
+			type: "drover.delivery",
+			agent: "daily-digest",
+			job_id: "job-2026-11-30-k2x9qa",
+			schedule: "morning",
+			trigger_type: "schedule",
+			status: "completed",
+			finished_at: "2026-11-30T09:01:12.000Z",
+			answer: "All green.",
+		});
+	});
+
+	it("keeps nulls, and adds dashboard_url only when there is one", () => {
+		const manual = { ...job, schedule: null, trigger_type: "manual", finished_at: null };
+		const body = parse("webhook", { agent: "ops", job: manual, answer: "x", dashboardUrl: "https://drover.example.test/jobs/job-2026-11-30-k2x9qa" });
+		expect(body).toMatchObject({ schedule: null, finished_at: null, trigger_type: "manual" });
+		expect(body.dashboard_url).toBe("https://drover.example.test/jobs/job-2026-11-30-k2x9qa");
+		expect(Object.keys(parse("webhook", input("x", { dashboardUrl: null })))).not.toContain("dashboard_url");
+	});
+});
+
+describe("formatDelivery: slack", () => {
+	it("has the fallback text, a header, the answer as mrkdwn and a context with the job id", () => {
+		expect(parse("slack", input("*3* PRs merged."))).toEqual({
+			text: "daily-digest: *3* PRs merged.",
+			blocks: [
+				{ type: "header", text: { type: "plain_text", text: "daily-digest · morning", emoji: true } },
+				{ type: "section", text: { type: "mrkdwn", text: "*3* PRs merged." } },
+				{ type: "context", elements: [{ type: "mrkdwn", text: "Job `job-2026-11-30-k2x9qa` · schedule · completed" }] },
+			],
+		});
+	});
+
+	it("shows the trigger when there is no schedule, and links the dashboard", () => {
+		const body = parse("slack", { agent: "ops", job: { ...job, schedule: null, trigger_type: "manual" }, answer: "ok", dashboardUrl: "https://d.example.test/jobs/x?a=1&b=2" });
+		expect(body.blocks[0].text.text).toBe("ops · manual");
+		expect(body.blocks.at(-1).elements[0].text).toBe("Job `job-2026-11-30-k2x9qa` · manual · completed · <https://d.example.test/jobs/x?a=1&amp;b=2|Open in drover>");
+	});
+
+	it("escapes &, < and > (so <!channel> and fake links stay text) and nothing else", () => {
+		const answer = "a < b && c > d: <!channel> <https://evil.example.test|click> *bold* _it_ `code` \"q\" 'q'";
+		const escaped = "a &lt; b &amp;&amp; c &gt; d: &lt;!channel&gt; &lt;https://evil.example.test|click&gt; *bold* _it_ `code` \"q\" 'q'";
+		const body = parse("slack", input(answer));
+		expect(sections(body).map((s) => s.text.text)).toEqual([escaped]);
+		expect(body.text).toBe(`daily-digest: ${escaped}`);
+		expect(escapeSlack("&amp;")).toBe("&amp;amp;"); // the answer's own text, shown literally
+	});
+
+	it("limits the fallback text to the first 300 characters of the answer", () => {
+		const answer = "word ".repeat(200);
+		const body = parse("slack", input(answer));
+		expect(body.text).toBe(`daily-digest: ${answer.slice(0, 300)}…`);
+	});
+
+	it("splits a 10,000-character answer into sections of at most 3000 characters, in order", () => {
+		const paragraphs = Array.from({ length: 40 }, (_, i) => `Paragraph ${i}: ${"lorem <ipsum> & dolor ".repeat(10)}`.slice(0, 248));
+		const answer = paragraphs.join("\n\n").slice(0, 10_000).padEnd(10_000, "z");
+		expect(answer).toHaveLength(10_000);
+		const body = parse("slack", input(answer));
+		const texts = sections(body).map((s) => s.text.text);
+		expect(texts.length).toBeGreaterThan(3);
+		for (const text of texts) {
+			expect(text.length).toBeGreaterThan(0);
+			expect(text.length).toBeLessThanOrEqual(SLACK_TEXT_LIMIT);
+		}
+		expect(texts.join("")).toBe(escapeSlack(answer));
+		// Escaping grew the text past 10,000; no entity was cut in two at a boundary.
+		for (const text of texts) expect(text).not.toMatch(/&(?:a|am|amp|l|lt|g|gt)?$/);
+		expect(body.blocks[0].type).toBe("header");
+		expect(body.blocks.at(-1).type).toBe("context");
+	});
+
+	it("hard-cuts text without spaces or line breaks, never inside an entity or a surrogate pair", () => {
+		// Every alignment of the unit against the 3000 boundary, through the prefix.
+		for (const [unit, prefix] of ["&", "😀", "xy&", "x😀", "ab😀"].flatMap((u) => ["", "q", "qq", "qqq"].map((p) => [u, p] as const))) {
+			const text = escapeSlack(prefix + unit.repeat(5000));
+			const chunks = splitForSlack(text);
+			expect(chunks.join("")).toBe(text);
+			for (const chunk of chunks) {
+				expect(chunk.length).toBeLessThanOrEqual(SLACK_TEXT_LIMIT);
+				expect(chunk).not.toMatch(/&(?:a|am|amp|l|lt|g|gt)?$/);
+				expect(chunk).not.toMatch(/[\ud800-\udbff]$/);
+				expect(chunk).not.toMatch(/^[\udc00-\udfff]/);
+			}
+		}
+	});
+
+	it("prefers line breaks, then spaces, and keeps the separator with the earlier piece", () => {
+		expect(splitForSlack("aaaaaa\nbb cccccc", 10)).toEqual(["aaaaaa\n", "bb cccccc"]);
+		expect(splitForSlack("aaaaaa bbbbbbbb", 10)).toEqual(["aaaaaa ", "bbbbbbbb"]);
+		expect(splitForSlack("short", 10)).toEqual(["short"]);
+		expect(splitForSlack("", 10)).toEqual([""]);
+	});
+
+	it("never exceeds 50 blocks: a huge answer is truncated with a note", () => {
+		const answer = ("x".repeat(2999) + "\n").repeat(60);
+		const body = parse("slack", input(answer, { dashboardUrl: "https://d.example.test/j" }));
+		expect(body.blocks).toHaveLength(SLACK_MAX_BLOCKS);
+		const texts = sections(body).map((s) => s.text.text);
+		expect(texts).toHaveLength(SLACK_MAX_BLOCKS - 2);
+		expect(texts.slice(0, -1).join("")).toBe(answer.slice(0, 3000 * (SLACK_MAX_BLOCKS - 3)));
+		expect(texts.at(-1)).toMatch(/^_…answer truncated: .*<https:\/\/d\.example\.test\/j\|in drover>\._$/);
+		expect(body.blocks.at(-1).type).toBe("context");
+		expect(JSON.stringify(body.blocks)).not.toContain('"text":""');
+	});
+
+	it("still has a section for an empty answer (Slack refuses empty text)", () => {
+		const body = parse("slack", input("  "));
+		expect(sections(body).map((s) => s.text.text)).toEqual(["_(empty answer)_"]);
+	});
+});
+
+describe("formatDelivery: discord", () => {
+	it("has the answer as content, one embed, and no mentions", () => {
+		expect(parse("discord", input("All green. @everyone look"))).toEqual({
+			content: "All green. @everyone look",
+			embeds: [{ title: "daily-digest", description: "schedule: morning (schedule)", timestamp: "2026-11-30T09:01:12.000Z", footer: { text: "job-2026-11-30-k2x9qa" } }],
+			allowed_mentions: { parse: [] },
+		});
+	});
+
+	it("describes a manual run by its trigger and links the dashboard", () => {
+		const body = parse("discord", { agent: "ops", job: { ...job, schedule: null, trigger_type: "webhook", finished_at: null }, answer: "x", dashboardUrl: "https://d.example.test/j" });
+		expect(body.embeds).toEqual([{ title: "ops", description: "trigger: webhook", url: "https://d.example.test/j", footer: { text: "job-2026-11-30-k2x9qa" } }]);
+	});
+
+	it("truncates content to 2000 characters with …, and the title to 256", () => {
+		const answer = "y".repeat(5000);
+		const body = parse("discord", input(answer, { agent: "a".repeat(300) }));
+		expect(body.content).toHaveLength(DISCORD_CONTENT_LIMIT);
+		expect(body.content).toBe(`${"y".repeat(1999)}…`);
+		expect(body.embeds[0].title).toBe(`${"a".repeat(255)}…`);
+		expect(parse("discord", input("y".repeat(2000))).content).toBe("y".repeat(2000));
+		expect(body.allowed_mentions).toEqual({ parse: [] });
+	});
+
+	it("does not split an emoji when truncating", () => {
+		const answer = "😀".repeat(1500); // 3000 UTF-16 units
+		const content: string = parse("discord", input(answer)).content;
+		expect(content.length).toBeLessThanOrEqual(DISCORD_CONTENT_LIMIT);
+		expect(content).toBe(`${"😀".repeat(999)}…`);
+		expect(clip("ab😀", 3)).toBe("ab…");
+	});
+});
+
+describe("unicode", () => {
+	const answer = "Résumé ✅ — 日本語のテキスト 🚀 «ok» \u200d👩‍💻";
+	it.each(["webhook", "slack", "discord"] as const)("is preserved by %s", (target) => {
+		const out = formatDelivery(target, input(answer, { agent: "digest-ü" }));
+		expect(out.body).toContain(answer);
+		expect(out.body).toContain("digest-ü");
+		expect(out.body).not.toMatch(/\\u[0-9a-f]{4}/i); // sent as UTF-8, not \u escapes
+	});
+});
+
+describe("formatHook", () => {
+	it.each(["completed", "failed", "cancelled", "indeterminate"] as const)("wraps the record as drover.job.%s", (event) => {
+		const out = formatHook(event, { ...job, status: event });
+		expect(out.contentType).toBe("application/json");
+		expect(JSON.parse(out.body)).toEqual({ type: `drover.job.${event}`, job: { ...job, status: event } });
+	});
+});

@@ -1,0 +1,163 @@
+import { describe, expect, it } from "vitest";
+import {
+	AGENT_KEYWORDS,
+	AUTH_KEYWORDS,
+	CLASSIFICATION_ORDER,
+	CONFIG_KEYWORDS,
+	DELIVERY_KEYWORDS,
+	RATE_LIMIT_KEYWORDS,
+	TIMEOUT_KEYWORDS,
+	classifyFailure,
+	incidentId,
+	incidentSignature,
+	normalizeError,
+	type FailureClass,
+} from "../../src/incidents/signature.ts";
+import { sha256Hex } from "../../src/shared/hash.ts";
+
+describe("normalizeError", () => {
+	it("collapses whitespace runs, trims and lowercases", () => {
+		expect(normalizeError("  Upstream   ERROR:\n\tConnection\r\nReset  ")).toBe("upstream error: connection reset");
+		expect(normalizeError("")).toBe("");
+		expect(normalizeError(" \n\t ")).toBe("");
+	});
+});
+
+describe("incidentSignature and incidentId", () => {
+	it("is the first 12 hex of sha256(agent + normalized error[:200])", async () => {
+		const sig = await incidentSignature("digest", "  Model Output Was EMPTY ");
+		expect(sig).toMatch(/^[0-9a-f]{12}$/);
+		expect(sig).toBe((await sha256Hex("digest" + "model output was empty")).slice(0, 12));
+	});
+
+	it("is stable across whitespace and case differences", async () => {
+		const a = await incidentSignature("digest", "Slack webhook returned 404: no_service");
+		const b = await incidentSignature("digest", "  slack   WEBHOOK returned\n404:\tno_service\n");
+		expect(b).toBe(a);
+	});
+
+	it("is identical for errors that differ only after the first 200 normalized characters", async () => {
+		const head = "x".repeat(195) + " boom";
+		expect(normalizeError(head)).toHaveLength(200);
+		const a = await incidentSignature("digest", `${head} request_id=req_111 at 2026-11-30T09:00:00Z`);
+		const b = await incidentSignature("digest", `${head}   request_id=req_222 at 2026-12-01T09:00:00Z`);
+		expect(b).toBe(a);
+		// …and different when the difference falls inside the first 200.
+		const c = await incidentSignature("digest", "y" + head.slice(1));
+		expect(c).not.toBe(a);
+	});
+
+	it("counts the 200 characters after normalization, so leading whitespace does not shift the window", async () => {
+		const body = "e".repeat(200);
+		expect(await incidentSignature("a", `\n\n   ${body}tail-1`)).toBe(await incidentSignature("a", `${body}tail-2`));
+	});
+
+	it("gives different agents different signatures and ids for the same error", async () => {
+		const error = "HTTP 500 from upstream";
+		const s1 = await incidentSignature("digest", error);
+		const s2 = await incidentSignature("triage", error);
+		expect(s1).not.toBe(s2);
+		expect(incidentId("digest", s1)).not.toBe(incidentId("triage", s2));
+		// Agents sharing their first six characters still differ, through the signature.
+		const s3 = await incidentSignature("digest-weekly", error);
+		expect(incidentId("digest-weekly", s3)).not.toBe(incidentId("digest", s1));
+	});
+
+	it("formats the id as <agent[:6]>_<signature>", async () => {
+		const sig = await incidentSignature("daily-digest", "boom");
+		expect(incidentId("daily-digest", sig)).toBe(`daily-_${sig}`);
+		expect(incidentId("ops", sig)).toBe(`ops_${sig}`);
+		expect(incidentId("daily-digest", sig)).toMatch(/^[^_]{1,6}_[0-9a-f]{12}$/);
+	});
+});
+
+describe("classifyFailure", () => {
+	const CASES: [string, number | undefined, FailureClass][] = [
+		// rate_limit
+		["429 Too Many Requests", undefined, "rate_limit"],
+		['{"type":"error","error":{"type":"rate_limit_error","message":"Number of requests has exceeded your rate limit"}}', undefined, "rate_limit"],
+		["Monthly QUOTA exceeded for this organization", undefined, "rate_limit"],
+		["upstream said no", 429, "rate_limit"],
+		// overloaded is the provider's capacity, not a rate limit
+		['{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}', 529, "unknown"],
+		// timeout
+		["Request timed out after 600s", undefined, "timeout"],
+		["job timeout: exceeded 900 seconds", undefined, "timeout"],
+		["deadline exceeded", undefined, "timeout"],
+		["HTTP 504 Gateway Timeout", undefined, "timeout"],
+		["upstream closed the connection", 408, "timeout"],
+		// auth
+		["401 Unauthorized", undefined, "auth"],
+		['{"type":"authentication_error","message":"invalid x-api-key"}', undefined, "auth"],
+		["permission_error: your key lacks access to this model", undefined, "auth"],
+		["Forbidden", undefined, "auth"],
+		["request failed", 403, "auth"],
+		// delivery
+		["Slack returned 404 no_service", undefined, "delivery"],
+		["discord answered 400 invalid form body", undefined, "delivery"],
+		["delivery gave up after 6 attempts", undefined, "delivery"],
+		// config
+		["ANTHROPIC_API_KEY is not set", undefined, "config"],
+		["missing secret TRIAGE_WEBHOOK_SECRET", undefined, "delivery"], // "webhook" (delivery) precedes "missing secret" (config)
+		["invalid cron expression 0 0 16 * * 5", undefined, "config"],
+		["agent definition changed since the job was created", undefined, "config"],
+		["model claude-2 is retired", undefined, "config"],
+		["not allowed base url https://evil.example.test: the key guard refused it", undefined, "config"],
+		// agent
+		["reached max_turns (10)", undefined, "agent"],
+		["usage_limit: max_cost_usd 0.50 reached", undefined, "agent"],
+		["a tool was executing when the run stopped: indeterminate", undefined, "agent"],
+		["invalid_request_error: messages: text content blocks must be non-empty", undefined, "agent"],
+		["The model refused to answer", undefined, "agent"],
+		// unknown
+		["something odd happened", undefined, "unknown"],
+		["", undefined, "unknown"],
+		["HTTP 500 Internal Server Error", 500, "unknown"],
+		// numeric codes are whole tokens only
+		["job-2026-11-30-abc403 crashed", undefined, "unknown"],
+		["used 14290 tokens then crashed", undefined, "unknown"],
+		["status=401", undefined, "auth"],
+		["(429)", undefined, "rate_limit"],
+		// order conflicts: the first class in CLASSIFICATION_ORDER wins
+		["webhook timed out", undefined, "timeout"],
+		["429 from slack webhook", undefined, "rate_limit"],
+		["Slack webhook: 401 invalid_token", undefined, "auth"],
+		["rate limit reached while waiting; request timed out", undefined, "rate_limit"],
+		["timeout while reading config", undefined, "timeout"],
+		["delivery failed: DIGEST_SLACK_WEBHOOK_URL is not set", undefined, "delivery"],
+		["tool http_fetch refused: url guard", undefined, "config"],
+		["the request timed out", 401, "timeout"],
+		["Slack webhook returned an error", 403, "auth"],
+	];
+
+	it("has at least 20 cases", () => {
+		expect(CASES.length).toBeGreaterThanOrEqual(20);
+	});
+
+	it.each(CASES)("%j (status %s) → %s", (text, status, expected) => {
+		expect(classifyFailure(text, status)).toBe(expected);
+	});
+
+	it("is insensitive to case and whitespace", () => {
+		expect(classifyFailure("RATE\n\n   LIMIT")).toBe("rate_limit");
+		expect(classifyFailure("Timed\tOut")).toBe("timeout");
+	});
+
+	it("documents its order and keyword lists", () => {
+		expect(CLASSIFICATION_ORDER.map((e) => e.class)).toEqual(["rate_limit", "timeout", "auth", "delivery", "config", "agent"]);
+		expect(CLASSIFICATION_ORDER.map((e) => e.keywords)).toEqual([RATE_LIMIT_KEYWORDS, TIMEOUT_KEYWORDS, AUTH_KEYWORDS, DELIVERY_KEYWORDS, CONFIG_KEYWORDS, AGENT_KEYWORDS]);
+		expect(RATE_LIMIT_KEYWORDS).not.toContain("overloaded");
+		for (const list of CLASSIFICATION_ORDER) for (const keyword of list.keywords) expect(keyword, "keywords are matched against lowercased text").toBe(keyword.toLowerCase());
+	});
+
+	it("classifies every keyword of a class as that class or an earlier one", () => {
+		CLASSIFICATION_ORDER.forEach((entry, index) => {
+			for (const keyword of entry.keywords) {
+				const got = classifyFailure(`error: ${keyword}!`);
+				const at = CLASSIFICATION_ORDER.findIndex((e) => e.class === got);
+				expect(at, `${keyword} → ${got}`).toBeGreaterThanOrEqual(0);
+				expect(at, `${keyword} → ${got}`).toBeLessThanOrEqual(index);
+			}
+		});
+	});
+});

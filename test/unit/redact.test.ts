@@ -1,0 +1,277 @@
+import { describe, expect, it } from "vitest";
+import { REDACTED, isSensitiveKey, redact, redactDeep } from "../../src/security/redact.ts";
+
+// Fabricated, well-formed but never-issued credentials. Built from pieces at run time so that this file
+// itself does not trip secret scanners on push.
+const rep = (s: string, n: number) => s.repeat(Math.ceil(n / s.length)).slice(0, n);
+const B62 = "aB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xYz";
+const ANT_BODY = rep(B62 + "-_", 95);
+const JWT = ["eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9", "eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ", "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"].join(".");
+const PEM_BODY = `${rep("MIIEvQIBADANBgkqhkiG9w0BAQEFAASC", 64)}\n${rep("kqhkiG9w0BAQEFAASCBKcwggSjAgEAAo", 64)}\n${rep("Zx9", 20)}==`;
+
+/** [label, text containing the secret, the secret part that must be gone, optional expected output]. */
+const SECRETS: [string, string, string, string?][] = [
+	["anthropic api key", `key is sk-ant-api03-${ANT_BODY} ok`, ANT_BODY.slice(0, 30), `key is sk-ant-api03-${REDACTED} ok`],
+	["anthropic admin key", `sk-ant-admin01-${ANT_BODY}`, ANT_BODY.slice(0, 30), `sk-ant-admin01-${REDACTED}`],
+	["anthropic test-style key", "sk-ant-test-0000000000000000", "0000000000000000", `sk-ant-${REDACTED}`],
+	["openai legacy key", `OPENAI_API_KEY=sk-${rep(B62, 48)}`, rep(B62, 48)],
+	["openai project key", `using sk-proj-${rep(B62 + "_-", 120)}.`, rep(B62 + "_-", 120).slice(0, 40), `using sk-proj-${REDACTED}.`],
+	["github classic pat", `token ghp_${rep(B62, 36)} expired`, rep(B62, 36), `token ghp_${REDACTED} expired`],
+	["github oauth token", `gho_${rep(B62, 36)}`, rep(B62, 36)],
+	["github app installation token", `x ghs_${rep(B62, 36)} y`, rep(B62, 36)],
+	["github user-to-server / refresh", `ghu_${rep(B62, 36)} ghr_${rep("Qz8", 36)}`, rep("Qz8", 36)],
+	["github fine-grained pat", `github_pat_11ABCDEFG0${rep(B62, 12)}_${rep(B62, 59)}`, rep(B62, 59), `github_pat_${REDACTED}`],
+	["slack bot token", `xoxb-1234567890-1234567890123-${rep(B62, 24)}`, rep(B62, 24), `xoxb-${REDACTED}`],
+	["slack user token", `"xoxp-1234567890-0987654321-1111111111-${rep("ab12", 32)}"`, rep("ab12", 32)],
+	["slack incoming webhook", `POST https://hooks.slack.com/services/T0123ABCD/B0456EFGH/${rep(B62, 24)} failed`, "B0456EFGH", `POST https://hooks.slack.com/services/${REDACTED} failed`],
+	["discord webhook", `https://discord.com/api/webhooks/1234567890123456789/${rep(B62 + "-_", 68)}`, rep(B62 + "-_", 68), `https://discord.com/api/webhooks/${REDACTED}`],
+	["discordapp webhook", `https://discordapp.com/api/webhooks/987654321/${rep("Tk_9", 68)}?wait=true`, rep("Tk_9", 68)],
+	["aws access key id", "aws_access_key_id = AKIA" + "IOSFODNN7EXAMPLE", "IOSFODNN7EXAMPLE", `aws_access_key_id = AKIA${REDACTED}`],
+	["aws temporary key id", "ASIA" + "Y34FZKBOKMUTVV7A,", "Y34FZKBOKMUTVV7A"],
+	["aws secret access key", `aws_secret_access_key=${rep("wJalrXUtnFEMI/K7MDENG/bPxRfiCY", 40)}`, rep("wJalrXUtnFEMI/K7MDENG/bPxRfiCY", 40)],
+	["google api key", `https://maps.example.test/js?callback=init&v=AIza${rep("Sy9-_" + B62, 35)}`, rep("Sy9-_" + B62, 35)],
+	["stripe live secret", `sk_live_${rep(B62, 24)}`, rep(B62, 24), `sk_live_${REDACTED}`],
+	["stripe restricted key", `rk_live_${rep(B62, 24)}`, rep(B62, 24)],
+	["stripe test secret", `stripe key sk_test_${rep("4eC39HqLyjWDarjtT1zdp7dc", 24)}`, rep("4eC39HqLyjWDarjtT1zdp7dc", 24)],
+	["bearer token in prose", "called with Bearer read-token-3f9a1c7e5b2d4f60 and got 403", "read-token-3f9a1c7e5b2d4f60", `called with Bearer ${REDACTED} and got 403`],
+	["bearer jwt in curl", `curl -H "Authorization: Bearer ${JWT}" https://api.example.test`, "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"],
+	["authorization header line", "GET /v1/jobs HTTP/1.1\nAuthorization: Basic dXNlcjpodW50ZXIy\nAccept: */*", "dXNlcjpodW50ZXIy", `GET /v1/jobs HTTP/1.1\nAuthorization: ${REDACTED}\nAccept: */*`],
+	["curl -v header line", "> authorization: AWS4-HMAC-SHA256 Credential=AKID/20261130/us-east-1/s3/aws4_request, Signature=fe5f80f77d5fa3beca038a248ff027", "fe5f80f77d5fa3beca038a248ff027"],
+	["sigv4 in curl -H", `curl -H "Authorization: AWS4-HMAC-SHA256 Credential=AKID/20261130/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=fe5f80f77d5fa3beca038a248ff027"`, "fe5f80f77d5fa3beca038a248ff027"],
+	["inline basic auth", `fetch failed {"Authorization":"Basic dXNlcjpodW50ZXIy","Accept":"x"}`, "dXNlcjpodW50ZXIy", `fetch failed {"Authorization":"Basic ${REDACTED}","Accept":"x"}`],
+	["cookie header line", "Cookie: session=9f8e7d6c5b4a; theme=dark", "9f8e7d6c5b4a"],
+	["url credentials", "postgres://drover:hunter2-p@ss@db.example.test:5432/jobs", "hunter2", `postgres://${REDACTED}@db.example.test:5432/jobs`],
+	["git url with token password", `https://x-access-token:ghs_${rep(B62, 36)}@github.com/o/r.git`, rep(B62, 36), `https://${REDACTED}@github.com/o/r.git`],
+	["query token", "GET https://api.example.test/feed?format=json&token=abc123def456&page=2", "abc123def456", `GET https://api.example.test/feed?format=json&token=${REDACTED}&page=2`],
+	["query api_key and key", "https://x.example.test/a?api_key=q1w2e3r4&key=zzz999", "q1w2e3r4"],
+	["query key (second)", "https://x.example.test/a?api_key=q1w2e3r4&key=zzz999", "zzz999"],
+	["presigned signature", "https://bucket.example.test/o?X-Amz-Credential=AKID%2F2026&X-Amz-Signature=0a1b2c3d4e5f&sig=qwerty", "0a1b2c3d4e5f"],
+	["short sig and secret params", "https://h.example.test/?sig=qwerty123&secret=s3cr3t", "s3cr3t"],
+	["oauth fragment", "https://app.example.test/cb#access_token=ya29.a0AfH6SMBx&expires_in=3599", "ya29.a0AfH6SMBx"],
+	["pem private key", `here:\n-----BEGIN PRIVATE KEY-----\n${PEM_BODY}\n-----END PRIVATE KEY-----\ndone`, "MIIEvQIBADAN", `here:\n-----BEGIN PRIVATE KEY-----${REDACTED}-----END PRIVATE KEY-----\ndone`],
+	["rsa pem, JSON-escaped", `{"private_key":"-----BEGIN RSA PRIVATE KEY-----\\n${PEM_BODY.replaceAll("\n", "\\n")}\\n-----END RSA PRIVATE KEY-----\\n"}`, "kqhkiG9w0BAQ"],
+	["truncated pem", `key: -----BEGIN EC PRIVATE KEY-----\n${PEM_BODY.slice(0, 150)}`, PEM_BODY.slice(20, 60)],
+	["jwt bare", `id_token ${JWT} issued`, "eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ", `id_token ${REDACTED} issued`],
+	["password in connection string", "Server=db;User Id=drover;Password=Tr0ub4dor&3;", "Tr0ub4dor"],
+	["json api_key", `upstream said {"api_key": "k-9f8e7d6c5b4a3210", "ok": false}`, "k-9f8e7d6c5b4a3210"],
+	["x-api-key inline", `headers x-api-key: k_live_9f8e7d6c5b4a and more`, "k_live_9f8e7d6c5b4a"],
+	["client_secret yaml", "client_secret: 7Hq-2mZ_pL9xV", "7Hq-2mZ_pL9xV"],
+];
+
+// Things that look a little like secrets and are not: each must come out byte for byte.
+const BENIGN = [
+	"The digest agent finished in 42 seconds; 3 of 4 tools succeeded.",
+	"job-2026-11-30-abc123",
+	"550e8400-e29b-41d4-a716-446655440000",
+	"2026-11-30T09:00:00.000Z",
+	"https://example.com/docs/page?lang=en&sort=asc#section-2",
+	"http://localhost:8787/v1/jobs?agent=digest&status=failed&limit=20",
+	"deadbeef",
+	"commit 9f2c1e0a7b3d4c5e6f708192a3b4c5d6e7f80912",
+	"sha256:3a7bd3e2360a3d29eea436fcfb7e44c735d117c42d1c1835420b6b9942dd4f1b",
+	"usage: max_tokens: 1024, input_tokens=500, output_tokens=20",
+	"ssh://git@github.com/drover/drover.git",
+	"Bearer authentication failed: missing token",
+	"401 Unauthorized: invalid x-api-key",
+	"missing Authorization header",
+	"ANTHROPIC_API_KEY is not set; DIGEST_SLACK_WEBHOOK_URL is not set",
+	"Contact ops@example.com about the task-runner-for-the-nightly-build skill.",
+	"cron 0 9 * * 1-5 (Europe/Berlin)",
+	"Posting to https://hooks.slack.com/ failed with 404 no_service",
+	"The skeleton key=value pairs in a config file are fine.",
+	"rate limited: retry-after 30s (429 Too Many Requests)",
+	"emoji ✅ and ünïcödé survive — as do «quotes»",
+	"a url_secret names a Worker secret, e.g. url_secret: DIGEST_SLACK_WEBHOOK_URL",
+	"eyJ alone, AKIA alone, sk- alone, ghp_ alone",
+	"def f(x):\n    return {'a': 1}\n",
+	"missing Authorization header; send Authorization: Bearer <token>",
+	'curl -H "Authorization: Bearer $TOKEN" http://localhost:8787/v1/jobs',
+	"the SDK sends the key as `authorization: Bearer …` with an anthropic-version header",
+	"const apiKey = config.emulator ? EMULATOR_KEY : keys[0];",
+	'{"password": null, "api_key": false}',
+	"",
+];
+
+describe("redact: secrets", () => {
+	it("has a table of at least 25 secrets", () => {
+		expect(SECRETS.length).toBeGreaterThanOrEqual(25);
+	});
+
+	it.each(SECRETS)("%s", (_label, text, secret, expected) => {
+		expect(text).toContain(secret); // the fixture really holds the secret
+		const out = redact(text);
+		expect(out).not.toContain(secret);
+		expect(out).toContain(REDACTED);
+		if (expected !== undefined) expect(out).toBe(expected);
+	});
+
+	it("keeps a recognisable prefix where it identifies the kind of credential", () => {
+		expect(redact(`sk-proj-${rep(B62, 60)}`)).toBe(`sk-proj-${REDACTED}`);
+		expect(redact(`gho_${rep(B62, 36)}`)).toBe(`gho_${REDACTED}`);
+		expect(redact(`rk_live_${rep(B62, 24)}`)).toBe(`rk_live_${REDACTED}`);
+		expect(redact(`AIza${rep(B62, 35)}`)).toBe(`AIza${REDACTED}`);
+		expect(redact("ASIA" + "Y34FZKBOKMUTVV7A")).toBe(`ASIA${REDACTED}`);
+		expect(redact(`https://discordapp.com/api/webhooks/1/${rep("Tk_9", 68)}?wait=true`)).toBe(`https://discordapp.com/api/webhooks/${REDACTED}?wait=true`);
+	});
+
+	it("finds a secret run together with another, whose boundary appears only once the first is redacted", () => {
+		const text = `AIza${rep(B62, 35)}sk_live_${rep(B62, 24)}`;
+		const out = redact(text);
+		expect(out).toBe(`AIza${REDACTED}sk_live_${REDACTED}`);
+		expect(redact(out)).toBe(out);
+	});
+
+	it("redacts several secrets in one text", () => {
+		const text = `a sk-ant-api03-${ANT_BODY} b ghp_${rep(B62, 36)} c https://u:p4ss@h.example.test d Bearer ${rep("x1", 20)}`;
+		expect(redact(text)).toBe(`a sk-ant-api03-${REDACTED} b ghp_${REDACTED} c https://${REDACTED}@h.example.test d Bearer ${REDACTED}`);
+	});
+});
+
+describe("redact: ordinary text", () => {
+	it("has at least 15 benign strings", () => {
+		expect(BENIGN.length).toBeGreaterThanOrEqual(15);
+	});
+
+	it.each(BENIGN.map((s) => [s]))("leaves %j unchanged", (text) => {
+		expect(redact(text)).toBe(text);
+	});
+});
+
+describe("redact: idempotence", () => {
+	it.each(SECRETS.map(([label, text]) => [label, text]))("%s: redacting twice equals once", (_label, text) => {
+		const once = redact(text);
+		expect(redact(once)).toBe(once);
+	});
+
+	it("holds for everything concatenated, in both orders and joined without separators", () => {
+		const all = [...SECRETS.map((s) => s[1]), ...BENIGN];
+		for (const text of [all.join("\n"), [...all].reverse().join(" "), all.join("")]) {
+			const once = redact(text);
+			expect(redact(once)).toBe(once);
+		}
+	});
+
+	it("leaves already-redacted markers alone", () => {
+		const text = `Authorization: ${REDACTED}\nBearer ${REDACTED} sk-ant-${REDACTED} https://${REDACTED}@h/?token=${REDACTED}`;
+		expect(redact(text)).toBe(text);
+	});
+});
+
+describe("redactDeep", () => {
+	it("redacts strings at any depth and whole values under sensitive keys, without touching the input", () => {
+		const input = {
+			agent: "digest",
+			request: {
+				url: "https://api.example.test/v1?token=abc123&page=2",
+				headers: {
+					Authorization: "Bearer read-token-3f9a1c7e5b2d4f60",
+					"Content-Type": "application/json",
+					Cookie: "session=abc",
+					"X-Api-Key": "anything at all",
+					"set-cookie": ["a=1", "b=2"],
+				},
+				body: { password: 123456, nested: [{ note: `ghp_${rep(B62, 36)}`, client_secret: { deep: "x" } }] },
+			},
+			usage: { max_tokens: 1024, input_tokens: 10 },
+			token: null,
+			secret: "",
+			url_secret: "DIGEST_SLACK_WEBHOOK_URL",
+			count: 3,
+			ok: true,
+		};
+		const snapshot = structuredClone(input);
+		expect(redactDeep(input)).toEqual({
+			agent: "digest",
+			request: {
+				url: `https://api.example.test/v1?token=${REDACTED}&page=2`,
+				headers: {
+					Authorization: REDACTED,
+					"Content-Type": "application/json",
+					Cookie: REDACTED,
+					"X-Api-Key": REDACTED,
+					"set-cookie": REDACTED,
+				},
+				body: { password: REDACTED, nested: [{ note: `ghp_${REDACTED}`, client_secret: REDACTED }] },
+			},
+			usage: { max_tokens: 1024, input_tokens: 10 },
+			token: null,
+			secret: "",
+			url_secret: "DIGEST_SLACK_WEBHOOK_URL",
+			count: 3,
+			ok: true,
+		});
+		expect(input).toEqual(snapshot);
+	});
+
+	it("handles arrays at the top, Headers and Maps, and keeps Dates as they are", () => {
+		const headers = new Headers({ authorization: "Basic abc", "x-request-id": "req_1", accept: "text/plain" });
+		const when = new Date("2026-11-30T09:00:00Z");
+		const [h, m, d, s] = redactDeep([headers, new Map([["access_token", "t0k3n"], ["path", "/x?sig=1a2b"]]), when, "Bearer abcdef0123456789"] as const);
+		expect(h).toBeInstanceOf(Headers);
+		expect(Object.fromEntries(h)).toEqual({ authorization: REDACTED, "x-request-id": "req_1", accept: "text/plain" });
+		expect([...m]).toEqual([["access_token", REDACTED], ["path", `/x?sig=${REDACTED}`]]);
+		expect(d).toBe(when);
+		expect(s).toBe(`Bearer ${REDACTED}`);
+	});
+
+	it("treats key spelling loosely but whole", () => {
+		for (const key of ["Authorization", "SET-COOKIE", "x_api_key", "Api-Key", "apikey", "Refresh-Token", "PRIVATE_KEY"]) expect(isSensitiveKey(key), key).toBe(true);
+		for (const key of ["max_tokens", "tokens", "url_secret", "author", "keyword", "secrets_count"]) expect(isSensitiveKey(key), key).toBe(false);
+	});
+
+	it("survives cycles and a __proto__ key from JSON", () => {
+		const a: Record<string, unknown> = { name: "a" };
+		a.self = a;
+		const out = redactDeep(a);
+		expect(out.self).toBe(out);
+		const parsed = JSON.parse('{"__proto__": {"token": "x"}, "ok": 1}') as Record<string, unknown>;
+		const cleaned = redactDeep(parsed);
+		expect(Object.getPrototypeOf(cleaned)).toBe(Object.prototype);
+		expect(Object.keys(cleaned)).toEqual(["__proto__", "ok"]);
+		expect(JSON.stringify(cleaned)).toBe(`{"__proto__":{"token":"${REDACTED}"},"ok":1}`);
+	});
+
+	it("is idempotent", () => {
+		const value = { headers: { authorization: "Bearer x" }, log: SECRETS.map((s) => s[1]) };
+		const once = redactDeep(value);
+		expect(redactDeep(once)).toEqual(once);
+	});
+});
+
+describe("redact: performance", () => {
+	const MB = 1024 * 1024;
+	const time = (text: string) => {
+		const started = performance.now();
+		const out = redact(text);
+		return { out, ms: performance.now() - started };
+	};
+
+	it("redacts 1 MB of mixed log text well under a second", () => {
+		const line = `2026-11-30T09:00:00Z job-2026-11-30-abc123 GET https://api.example.test/v1?page=2&token=abc123 Bearer read-token-3f9a1c7e5b2d4f60 ok\n`;
+		const text = rep(line, MB);
+		const { out, ms } = time(text);
+		expect(out).not.toContain("3f9a1c7e5b2d4f60");
+		expect(ms).toBeLessThan(500);
+	});
+
+	// Inputs built to make a backtracking regex go quadratic: long runs of a pattern's own prefix and
+	// body characters with the closing piece missing.
+	it.each([
+		["token characters", rep("a", MB)],
+		["repeated sk- prefixes", rep("sk-", MB)],
+		["repeated eyJ segments", rep("eyJaaaaaaaaaaa.", MB)],
+		["url authority without @", `https://${rep("u:p", MB)}`],
+		["many schemes", rep("a://b:", MB)],
+		["many PEM begins without an end", rep("-----BEGIN PRIVATE KEY-----\nAAAA\n", MB)],
+		["PEM labels", rep("-----BEGIN ", MB)],
+		["authorization repeated", rep("authorization: ", MB)],
+		["bearer repeated", rep("bearer ", MB)],
+		["query parameters", `?${rep("token=a&", MB)}`],
+		["password= repeated", rep("password=", MB)],
+		["a value of closing brackets", `password=${rep(")}]", MB)}x`],
+		["slack hook paths", rep("hooks.slack.com/services/", MB)],
+	])("stays linear on %s", (_label, text) => {
+		const { ms } = time(text);
+		expect(ms).toBeLessThan(1000);
+	});
+});
