@@ -1,24 +1,6 @@
-import { errorFields, log } from "../../src/log.ts";
-import { markAlerted, recordFailure, resolveOpen, type Incident } from "../../src/store/incidents.ts";
-
-/** Posts an incident to the operator's alert webhook (ALERT_WEBHOOK_URL), once per opening. */
-async function alert(env: Env, incident: Incident): Promise<boolean> {
-	const url = (env as unknown as Record<string, unknown>).ALERT_WEBHOOK_URL;
-	if (typeof url !== "string" || url === "") return false;
-	try {
-		const res = await fetch(url, {
-			method: "POST",
-			headers: { "content-type": "application/json", "idempotency-key": `${incident.id}:${incident.first_seen_at}:${incident.count}` },
-			body: JSON.stringify({ type: "drover.incident", incident }),
-			signal: AbortSignal.timeout(10_000),
-		});
-		await res.body?.cancel();
-		return res.ok;
-	} catch (err) {
-		log.warn("incident.alert_failed", { agent: incident.agent, incident: incident.id, ...errorFields(err) });
-		return false;
-	}
-}
+import { sendAlert } from "../../src/incidents/alert.ts";
+import { log } from "../../src/log.ts";
+import { markAlerted, recordFailure, resolveOpen } from "../../src/store/incidents.ts";
 
 /**
  * Moves queued failure and clean-run events into the D1 incident table, in order: a failure files
@@ -36,7 +18,7 @@ export async function flushIncidentEvents(sql: SqlStorage, env: Env, agent: stri
 				const { incident, opened } = await recordFailure(env.DB, { agent, error: r.error ?? "unknown error", jobId: r.job_id, at: r.at });
 				if (opened) {
 					log.warn("incident.opened", { agent, incident: incident.id, class: incident.class, job_id: r.job_id });
-					if (await alert(env, incident)) await markAlerted(env.DB, incident.id, Date.now());
+					if (await sendAlert(env, incident)) await markAlerted(env.DB, incident.id, Date.now());
 				}
 			} else {
 				const resolved = await resolveOpen(env.DB, agent, r.at);

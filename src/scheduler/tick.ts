@@ -1,6 +1,8 @@
 import type { ShardTickResult } from "../../durable-objects/shard/shard-do.ts";
 import { errorFields, log } from "../log.ts";
+import { sendAlert } from "../incidents/alert.ts";
 import { recordTick } from "../store/heartbeat.ts";
+import { markAlerted, recordFailure, resolveOpen } from "../store/incidents.ts";
 import { SCHEDULER_SHARDS, shardName } from "./shards.ts";
 
 export interface TickSummary {
@@ -68,6 +70,21 @@ export async function runTick(env: Env, scheduledTime: number, now = Date.now())
 		// The claims stand without the heartbeat; /healthz will show it ageing.
 		log.error("tick.heartbeat_failed", errorFields(err));
 	}
+	await fileSchedulerIncident(env, summary.outcome, errors, now);
 	if (summary.outcome === "failed") throw new Error(`scheduler tick failed: ${errors.slice(0, 3).join("; ")}`);
 	return summary;
+}
+
+/** A tick that could not reach every shard or agent is an incident of the pseudo-agent "scheduler". */
+async function fileSchedulerIncident(env: Env, outcome: TickSummary["outcome"], errors: string[], now: number): Promise<void> {
+	try {
+		if (outcome === "ok") {
+			await resolveOpen(env.DB, "scheduler", now);
+			return;
+		}
+		const { incident, opened } = await recordFailure(env.DB, { agent: "scheduler", error: `tick ${outcome}: ${errors[0] ?? "unknown"}`, jobId: null, at: now });
+		if (opened && (await sendAlert(env, incident))) await markAlerted(env.DB, incident.id, now);
+	} catch (err) {
+		log.error("tick.incident_failed", errorFields(err));
+	}
 }
