@@ -17,7 +17,7 @@ function yamlAsText(): Plugin {
 
 export default defineConfig(async () => {
 	const migrations = await readD1Migrations(path.join(import.meta.dirname, "migrations"));
-	return {
+	const workers = {
 		plugins: [
 			yamlAsText(),
 			cloudflareTest({
@@ -43,7 +43,24 @@ export default defineConfig(async () => {
 			}),
 		],
 		test: {
+			name: "workers",
+			include: ["test/**/*.test.ts"],
+			exclude: ["test/e2e/**"],
 			setupFiles: ["./test/setup/apply-migrations.ts", "./test/setup/outbound.ts"],
 		},
 	};
+	// End-to-end: the real bundle in workerd (Miniflare's Node API) and the real CLI and browser.
+	const e2e = {
+		test: {
+			name: "e2e",
+			include: ["test/e2e/**/*.test.ts"],
+			environment: "node",
+			globalSetup: ["./test/e2e/global-setup.ts"],
+			testTimeout: 60_000,
+			hookTimeout: 120_000,
+			// One local Worker serves every e2e file: run them one at a time.
+			fileParallelism: false,
+		},
+	};
+	return { test: { projects: [workers, e2e] } };
 });

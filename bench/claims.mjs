@@ -17,14 +17,12 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { bundle, durableObjectFileLimit, mapLimit, ROOT, startEmulator, startLocalWorker } from "./lib/local-worker.mjs";
+import { bundle, mapLimit, openFilesLimit, ROOT, startEmulator, startLocalWorker, workerdOpenFiles } from "./lib/local-worker.mjs";
 
 export const title = "claim fan-out: one cron tick claiming N due agents, then a duplicate and a next-minute tick";
 export const usage = `    --full            also run N = 10,000 (see bench/README.md for how long it takes)
     --sizes=100,1000  the N to run (overrides --full)
     --concurrency=16  agent creations in flight
-    --storage=auto    Durable Object storage: disk, memory, or auto (disk unless the open-files
-                      limit cannot hold N agents' SQLite files; then memory for every N)
     --keep            keep the temp directory (bundle, DO/D1/R2 state) for inspection
 `;
 
@@ -44,27 +42,21 @@ export async function run(argv) {
 			sizes: { type: "string" },
 			concurrency: { type: "string", default: "16" },
 			keep: { type: "boolean", default: false },
-			storage: { type: "string", default: "auto" },
 		},
 	});
 	const sizes = values.sizes ? values.sizes.split(",").map((s) => Number(s.replace(/_/g, ""))) : values.full ? FULL_SIZES : DEFAULT_SIZES;
 	if (sizes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--sizes must be positive integers, got ${values.sizes}`);
 	const concurrency = Number(values.concurrency);
-	if (!["auto", "disk", "memory"].includes(values.storage)) throw new Error(`--storage must be auto, disk or memory, got ${values.storage}`);
-	// One storage mode for the whole run, so figures across N compare like with like.
-	const fileLimit = durableObjectFileLimit();
-	const largest = Math.max(...sizes) + 16; // + the scheduler shards
-	const storage = values.storage === "auto" ? (largest <= fileLimit ? "disk" : "memory") : values.storage;
-	if (storage === "disk" && largest > fileLimit) {
-		console.log(`warning: the open-files limit holds about ${fileLimit} Durable Objects on disk; N = ${Math.max(...sizes)} will fail past that`);
-	}
 
 	const machine = machineInfo();
 	console.log(`machine: ${machine.cpus} × ${machine.cpu_model}, ${machine.memory_gb} GB, node ${machine.node}, workerd ${machine.workerd}`);
 	console.log(`sizes: ${sizes.join(", ")}${values.full || values.sizes ? "" : " (pass --full for 10,000)"}`);
-	console.log(
-		`Durable Object storage: ${storage}${values.storage === "auto" && storage === "memory" ? ` (auto: the open-files limit holds about ${fileLimit} agents' SQLite files; N = ${Math.max(...sizes)} needs more)` : ""}\n`,
-	);
+	// workerd holds 3 files per loaded agent (see openFilesLimit): say so when N could outgrow it.
+	const fileLimit = openFilesLimit();
+	if (fileLimit !== null && 3 * Math.max(...sizes) > fileLimit) {
+		console.log(`note: open-files limit ${fileLimit}; workerd needs 3 per agent loaded at once, so a large N can run out`);
+	}
+	console.log();
 
 	const tmp = mkdtempSync(path.join(os.tmpdir(), "drover-bench-claims-"));
 	// Ctrl-C mid-run: stop workerd and the emulator and remove the temp directory, leaving nothing behind.
@@ -87,7 +79,7 @@ export async function run(argv) {
 		running.emulator = await startEmulator();
 		console.log(`Messages API emulator at ${running.emulator.url}`);
 		for (const n of sizes) {
-			const options = { scriptPath, stateDir: path.join(tmp, `state-${n}`), concurrency, modelURL: running.emulator.url, storage };
+			const options = { scriptPath, stateDir: path.join(tmp, `state-${n}`), concurrency, modelURL: running.emulator.url };
 			results.push(await runSize(n, options));
 		}
 	} finally {
@@ -100,13 +92,13 @@ export async function run(argv) {
 	printTable(results, report);
 	const out = path.join(ROOT, "bench", "results", "claims.json");
 	mkdirSync(path.dirname(out), { recursive: true });
-	const doc = { benchmark: "claims", at: new Date().toISOString(), machine, storage, concurrency, results, ...report };
+	const doc = { benchmark: "claims", at: new Date().toISOString(), machine: { ...machine, open_files_limit: fileLimit }, concurrency, results, ...report };
 	writeFileSync(out, `${JSON.stringify(doc, null, "\t")}\n`);
 	console.log(`\nwrote ${path.relative(process.cwd(), out)}`);
 	if (report.problems.length > 0) process.exitCode = 1;
 }
 
-async function runSize(n, { scriptPath, stateDir, concurrency, modelURL, storage }) {
+async function runSize(n, { scriptPath, stateDir, concurrency, modelURL }) {
 	console.log(`\n-- N = ${n.toLocaleString("en")}`);
 	const logs = logCounter();
 	const token = `bench_${crypto.randomUUID().replaceAll("-", "")}`;
@@ -123,9 +115,9 @@ async function runSize(n, { scriptPath, stateDir, concurrency, modelURL, storage
 			ANTHROPIC_BASE_URL: modelURL,
 		},
 		onLog: logs.onLog,
-		durableObjectsInMemory: storage === "memory",
 	});
 	running.worker = w;
+	const openFiles = workerdOpenFiles() ?? (() => null);
 	const startup_s = secs(performance.now() - t);
 	try {
 		// Set-up: N agents through the public API, bounded concurrency.
@@ -147,20 +139,22 @@ async function runSize(n, { scriptPath, stateDir, concurrency, modelURL, storage
 		const registered = (await status(w, token)).agents.api;
 		if (registered !== n) throw new Error(`GET /v1/status counts ${registered} API agents, expected ${n}`);
 
+		await coldAgents(openFiles);
 		const loadBefore = round(os.loadavg()[0], 2);
 		const T = tickTime();
-		const tick = await timedTick(w, T, logs, token);
+		const tick = await timedTick(w, T, logs, token, openFiles);
 		console.log(`tick     T=${new Date(T).toISOString()}  ${fmtTick(tick)}`);
 		if (tick.skipped > 0) tick.skip_reason = await skipReason(w, token, names[0]);
 		const jobs1 = await waitForJobs(w, token, tick.claimed, n);
 		console.log(`jobs     ${fmtJobs(jobs1)}`);
 
-		const dup = await timedTick(w, T, logs, token);
+		const dup = await timedTick(w, T, logs, token, openFiles);
 		const afterDup = await status(w, token);
 		dup.jobs_added = totalJobs(afterDup) - jobs1.total;
 		console.log(`dup      T again  ${fmtTick(dup)}  jobs in D1 ${totalJobs(afterDup)} (added ${dup.jobs_added})`);
 
-		const next = await timedTick(w, T + MINUTE, logs, token);
+		await coldAgents(openFiles);
+		const next = await timedTick(w, T + MINUTE, logs, token, openFiles);
 		console.log(`next     T+1min   ${fmtTick(next)}`);
 		if (next.skipped > 0) next.skip_reason = await skipReason(w, token, names[0]);
 		const jobs2 = await waitForJobs(w, token, tick.claimed + next.claimed, n);
@@ -168,7 +162,6 @@ async function runSize(n, { scriptPath, stateDir, concurrency, modelURL, storage
 
 		return {
 			n,
-			storage,
 			// Other work on the machine skews the figures: the 1-minute load average before and after.
 			load: { before: loadBefore, after: round(os.loadavg()[0], 2) },
 			startup_s,
@@ -209,11 +202,13 @@ function tickTime() {
 	return T;
 }
 
-async function timedTick(w, T, logs, token) {
+async function timedTick(w, T, logs, token, openFiles) {
 	const before = await status(w, token);
 	const errorsBefore = logs.errors();
+	let peakFiles = openFiles();
+	const sampler = setInterval(() => (peakFiles = Math.max(peakFiles ?? 0, openFiles() ?? 0)), 250);
 	const t = performance.now();
-	const result = await w.tick(T);
+	const result = await w.tick(T).finally(() => clearInterval(sampler));
 	const wall_s = secs(performance.now() - t);
 	if (result.status !== 200) throw new Error(`scheduled() at ${new Date(T).toISOString()} failed: ${JSON.stringify(result)}`);
 	// The heartbeat row is rewritten by every tick; a new last_tick_at tells this tick's row apart.
@@ -232,7 +227,20 @@ async function timedTick(w, T, logs, token) {
 		ms_per_agent: hb.agents_called > 0 ? round((wall_s * 1000) / hb.agents_called, 3) : null,
 		error: hb.error,
 		worker_errors: logs.errors() - errorsBefore,
+		workerd_peak_open_files: peakFiles,
 	};
+}
+
+/**
+ * Waits until workerd has evicted the agents that set-up (or the previous tick's jobs) loaded, so
+ * a tick wakes cold agents, as at a real cron minute. workerd evicts an idle object about 10 s after
+ * its last use; without /proc to watch, 15 s is waited.
+ */
+async function coldAgents(openFiles) {
+	const t = performance.now();
+	if (openFiles() === null) return new Promise((r) => setTimeout(r, 15_000));
+	// A handful of files stay: D1, R2, the cache, the shards, sockets.
+	while ((openFiles() ?? 0) > 200 && performance.now() - t < 60_000) await new Promise((r) => setTimeout(r, 500));
 }
 
 /** Why a tick skipped instead of claiming: the newest entry of an agent's occurrence ledger. */
@@ -335,7 +343,7 @@ function printTable(results, report) {
 	const line = (cells) => `| ${cells.map((c, i) => String(c).padEnd(widths[i])).join(" | ")} |`;
 	console.log(`\n${line(head)}\n| ${widths.map((w) => "-".repeat(w)).join(" | ")} |`);
 	for (const r of rows) console.log(line(r));
-	console.log(`\nDurable Object storage: ${results[0]?.storage}; 1-min load average before each first tick: ${results.map((r) => `N=${r.n} ${r.load.before}`).join(", ")}`);
+	console.log(`\n1-min load average before each first tick: ${results.map((r) => `N=${r.n} ${r.load.before}`).join(", ")}`);
 	console.log("agents_called includes fleet.yaml's 3 agents on the first tick (new to their shards); claims are bench agents only.");
 	console.log("jobs done: from the end of the tick until every claimed job ran (emulator) and is final in the D1 index.");
 	const g = report.growth_1k_to_10k;

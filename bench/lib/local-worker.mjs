@@ -89,24 +89,53 @@ export async function startLocalWorker({ scriptPath, persistDir, secrets, onLog 
 }
 
 /**
- * How many SQLite-backed Durable Objects workerd can hold open at once on disk, or Infinity when
- * the limit is unknown. workerd keeps each loaded object's database open as three files (.sqlite,
- * -wal, -shm) and inherits this process's open-files limit; one tick that loads 10,000 agents needs
- * about 30,000. Past the limit SQLite cannot open and those agents' ticks fail, and workerd
- * eventually dies. An unprivileged process cannot raise its hard limit, so a benchmark that needs
- * more runs its Durable Objects in memory instead (`durableObjectsInMemory`).
+ * workerd keeps each loaded SQLite-backed Durable Object's database open as three files (.sqlite,
+ * -wal, -shm) and evicts an object about 10 s after its last use; it inherits this process's
+ * open-files limit, which an unprivileged process cannot raise past the hard limit. A tick that
+ * loads more objects than the limit holds fails those agents' calls (SQLite cannot open) and can
+ * bring workerd down. These two report the limit and how many files workerd has open now.
  */
-export function durableObjectFileLimit() {
+export function openFilesLimit() {
 	try {
 		const line = readFileSync("/proc/self/limits", "utf8")
 			.split("\n")
 			.find((l) => l.startsWith("Max open files"));
 		const soft = Number(line?.split(/\s{2,}/)[1]);
-		// Leave room for D1, R2, the cache, sockets and the bundle.
-		return Number.isFinite(soft) ? Math.floor((soft - 500) / 3) : Infinity;
+		return Number.isFinite(soft) ? soft : null;
 	} catch {
-		return Infinity;
+		return null;
 	}
+}
+
+/**
+ * Counts the files open in the workerd this process started (Linux /proc); null where unknown.
+ * Found by parent pid: Miniflare spawns workerd as a direct child.
+ */
+export function workerdOpenFiles() {
+	let pid = null;
+	try {
+		for (const entry of readdirSync("/proc")) {
+			if (!/^\d+$/.test(entry)) continue;
+			let stat;
+			try {
+				stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+			} catch {
+				continue;
+			}
+			// "pid (comm) state ppid ...": comm may hold spaces, so read past the last ")".
+			const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+			const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+			if (comm === "workerd" && ppid === process.pid) pid = entry;
+		}
+	} catch {}
+	if (pid === null) return null;
+	return () => {
+		try {
+			return readdirSync(`/proc/${pid}/fd`).length;
+		} catch {
+			return null;
+		}
+	};
 }
 
 /**

@@ -1,0 +1,42 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import type { TestProject } from "vitest/node";
+// @ts-expect-error the bench harness is plain ESM without type declarations
+import { bundle, startEmulator, startLocalWorker } from "../../bench/lib/local-worker.mjs";
+import { API_TOKENS, TOKENS } from "../helpers/tokens.ts";
+
+export interface E2eContext {
+	/** The local Worker's base URL, as a deployed one's would be. */
+	url: string;
+	emulatorUrl: string;
+	tokens: typeof TOKENS;
+}
+
+declare module "vitest" {
+	export interface ProvidedContext {
+		drover: E2eContext;
+	}
+}
+
+/**
+ * Starts drover once for the end-to-end tests: the bundle `wrangler deploy` would ship, in workerd,
+ * with fresh local DO, D1 and R2 state, talking to the Messages API emulator (no key anywhere).
+ */
+export default async function setup(project: TestProject) {
+	const dir = mkdtempSync(path.join(tmpdir(), "drover-e2e-"));
+	const scriptPath = bundle(path.join(dir, "dist"));
+	const emulator = await startEmulator();
+	const worker = await startLocalWorker({
+		scriptPath,
+		persistDir: path.join(dir, "state"),
+		secrets: { API_TOKENS, ANTHROPIC_API_KEY: "", ANTHROPIC_BASE_URL: emulator.url },
+	});
+	const url = (await worker.mf.ready).toString().replace(/\/$/, "");
+	project.provide("drover", { url, emulatorUrl: emulator.url, tokens: TOKENS });
+	return async () => {
+		await worker.dispose();
+		await emulator.stop();
+		rmSync(dir, { recursive: true, force: true });
+	};
+}
