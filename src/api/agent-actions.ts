@@ -9,7 +9,7 @@ import { createApi, withRole } from "./factory.ts";
 import { AgentNameParam } from "./params.ts";
 import { unwrap } from "./refusals.ts";
 import { requireAgent } from "./resolve-agent.ts";
-import { conflictResponse, notFoundResponse } from "./schemas.ts";
+import { LastJobSchema, PausedSchema, RunningJobSchema, conflictResponse, notFoundResponse } from "./schemas.ts";
 
 const AgentPath = z.object({ agent: AgentNameParam });
 
@@ -32,10 +32,10 @@ const AgentStatusSchema = z
 		name: z.string(),
 		source: z.enum(["file", "api"]),
 		deleted: z.boolean(),
-		paused: z.object({ at: z.string(), reason: z.string().nullable(), by: z.string().nullable() }).nullable(),
-		running_jobs: z.array(z.object({ id: z.string(), status: z.string(), started_at: z.string().nullable(), schedule: z.string().nullable() })),
+		paused: PausedSchema,
+		running_jobs: z.array(RunningJobSchema),
 		queued_jobs: z.number().int(),
-		last_job: z.object({ id: z.string(), status: z.string(), exit_reason: z.string().nullable(), finished_at: z.string().nullable() }).nullable(),
+		last_job: LastJobSchema,
 		index_backlog: z.number().int(),
 	})
 	.openapi("AgentStatus");

@@ -12,7 +12,7 @@ import { getRegisteredAgent, listRegisteredAgents, markAgentDeleted, upsertRegis
 import { createApi, withRole } from "./factory.ts";
 import { AgentNameParam } from "./params.ts";
 import { requireAgent, type ResolvedAgent } from "./resolve-agent.ts";
-import { conflictResponse, notFoundResponse } from "./schemas.ts";
+import { LastJobSchema, PausedSchema, RunningJobSchema, conflictResponse, notFoundResponse } from "./schemas.ts";
 
 const ScheduleView = z
 	.object({
@@ -36,12 +36,10 @@ const AgentView = z
 		max_concurrent: z.number().int(),
 		overlap: z.enum(["skip", "queue"]),
 		schedules: z.array(ScheduleView),
-		paused: z.object({ at: z.string(), reason: z.string().nullable(), by: z.string().nullable() }).nullable(),
-		running_jobs: z.array(z.object({ id: z.string(), status: z.string(), started_at: z.string().nullable(), schedule: z.string().nullable() })),
+		paused: PausedSchema,
+		running_jobs: z.array(RunningJobSchema),
 		queued_jobs: z.number().int(),
-		last_job: z
-			.object({ id: z.string(), status: z.string(), exit_reason: z.string().nullable(), finished_at: z.string().nullable() })
-			.nullable(),
+		last_job: LastJobSchema,
 	})
 	.openapi("AgentView");
 

@@ -24,3 +24,10 @@ export const standardErrors = {
 
 export const notFoundResponse = { 404: errorResponse("No such resource") } as const;
 export const conflictResponse = { 409: errorResponse("The resource is in the wrong state for this") } as const;
+
+/** An agent's live state as its Durable Object reports it (paused, running, last job). */
+export const PausedSchema = z.object({ at: z.string(), reason: z.string().nullable(), by: z.string().nullable() }).nullable();
+export const RunningJobSchema = z.object({ id: z.string(), status: z.string(), started_at: z.string().nullable(), schedule: z.string().nullable() });
+export const LastJobSchema = z
+	.object({ id: z.string(), status: z.string(), exit_reason: z.string().nullable(), finished_at: z.string().nullable() })
+	.nullable();
