@@ -4,7 +4,7 @@ import { readinessProblems } from "../../src/config/readiness.ts";
 import type { AgentDefinition } from "../../src/config/schema.ts";
 import type { JobRecord } from "../../src/jobs/model.ts";
 import { errorFields, log } from "../../src/log.ts";
-import { refuse, type Refusal } from "../../src/shared/refusal.ts";
+import { isRefusal, refuse, type Refusal } from "../../src/shared/refusal.ts";
 import { migrate } from "../../src/store/sqlite-migrations.ts";
 import { getJob, jobCounts, jobsWithStatus, latestJob, pendingJobs, putJob } from "./jobs.ts";
 import { listOccurrences, type Occurrence } from "./ledger.ts";
@@ -15,15 +15,15 @@ import { currentDefinition, ensureState, markDeleted, readState, saveDefinition,
 import { triggerJob, type TriggerRequest } from "./triggers.ts";
 import type { ModelClient } from "../../src/agent/contracts.ts";
 import { createModelClient } from "../../src/agent/model-client.ts";
-import { copyMessages, decideToolCall, dueJobIds, getSetup, nextStepTime, requestCancel } from "./runner/session.ts";
+import { createFollowUp } from "./runner/follow-up.ts";
+import { decideToolCall, dueJobIds, nextStepTime, requestCancel } from "./runner/session.ts";
 import { startJob } from "./runner/start.ts";
 import { finish, step, type StepDeps } from "./runner/step.ts";
-import { createJob, isFinal, newJobId, transition } from "../../src/jobs/model.ts";
+import { isFinal, transition } from "../../src/jobs/model.ts";
 import { serveOutput, serveStream } from "./output-http.ts";
 import { consolidateJob, flushChunks, unconsolidated } from "./output-store.ts";
 import { StreamHub } from "./streams.ts";
 import { pruneJobs } from "./retention.ts";
-import { redact } from "../../src/security/redact.ts";
 import { deleteNote, readNotepad, setNote } from "./notepad.ts";
 import { dueSends, nextSendAt, queueEffects, sendDue } from "./effects.ts";
 import { flushIncidentEvents } from "./incidents.ts";
@@ -354,66 +354,17 @@ export class AgentDO extends DurableObject<Env> {
 		return resumed;
 	}
 
-	/**
-	 * A new job from a finished job's conversation: `continue` keeps its session, `fork` starts a
-	 * new one (forked_from). Refused when the agent's definition changed since, unless allowed.
-	 */
-	async followUp(
-		kind: "continue" | "fork",
-		sourceId: string,
-		opts: { prompt?: string | undefined; owner: string; allowDefinitionChange: boolean },
-	): Promise<JobRecord | Refusal> {
-		const source = getJob(this.sql, sourceId);
-		if (!source) return refuse(404, `no job ${sourceId}`);
-		if (!isFinal(source.status)) return refuse(409, `job ${sourceId} is still ${source.status}; wait for it to finish`);
+	/** A new job continuing a finished job's session, or forking a new session from it. */
+	async followUp(kind: "continue" | "fork", sourceId: string, opts: { prompt?: string | undefined; owner: string; allowDefinitionChange: boolean }): Promise<JobRecord | Refusal> {
 		const state = readState(this.sql);
 		const agent = state && currentDefinition(state);
-		if (!agent) return refuse(404, `agent ${source.agent} no longer exists`);
-		const revision = await definitionRevision(agent);
-		if (revision !== source.definition_revision && !opts.allowDefinitionChange) {
-			return refuse(
-				409,
-				`agent ${agent.name}'s definition changed since job ${sourceId} ran (${source.definition_revision} → ${revision}); send "allow_definition_change": true to ${kind} anyway`,
-			);
-		}
-		if (kind === "continue" && !opts.prompt) return refuse(400, "continue needs a prompt");
-		const prompt = opts.prompt === undefined ? undefined : redact(opts.prompt);
-		const setup = getSetup(this.sql, sourceId);
-		if (!setup) return refuse(409, `job ${sourceId} never started, so it has no conversation to ${kind}`);
-		const now = Date.now();
-		const job = createJob(
-			{
-				id: newJobId(new Date(now)),
-				agent: agent.name,
-				trigger_type: kind,
-				prompt: prompt ?? source.prompt,
-				definition_revision: revision,
-				session_id: kind === "continue" ? setup.sessionId : null,
-				forked_from: kind === "fork" ? sourceId : null,
-				usage_limits: agent.usage_limits ?? null,
-				owner: opts.owner,
-			},
-			new Date(now),
-		);
-		this.ctx.storage.transactionSync(() => {
-			// A fork without a prompt re-runs the source's last answer from the same conversation.
-			const copied = copyMessages(this.sql, sourceId, job.id, kind === "fork" && !prompt ? 1 : 0);
-			if (prompt) {
-				const seq = copied + 1;
-				this.sql.exec("INSERT INTO messages (job_id, seq, role, content) VALUES (?, ?, 'user', ?)", job.id, seq, JSON.stringify(prompt));
-			}
-			this.sql.exec(
-				"INSERT INTO occurrences (id, schedule, source, scheduled_instant, dispatch, claimed_at, status, job_id) VALUES (?, NULL, 'manual', NULL, 'manual', ?, 'claimed', ?)",
-				`occ-${crypto.randomUUID().replace(/-/g, "")}`,
-				now,
-				job.id,
-			);
-			putJob(this.sql, job, now);
-		});
-		log.info(`job.${kind}`, { agent: agent.name, job_id: job.id, from: sourceId });
+		const revision = agent ? await definitionRevision(agent) : null;
+		const result = this.ctx.storage.transactionSync(() => createFollowUp(this.sql, agent, revision, { kind, sourceId, ...opts }, Date.now()));
+		if (isRefusal(result)) return result;
+		log.info(`job.${kind}`, { agent: result.agent, job_id: result.id, from: sourceId });
 		await this.indexNow();
-		await this.ctx.storage.setAlarm(Date.now());
-		return job;
+		await this.armAlarm();
+		return result;
 	}
 
 	/**

@@ -1,0 +1,58 @@
+import type { AgentDefinition } from "../../../src/config/schema.ts";
+import { createJob, isFinal, newJobId, type JobRecord } from "../../../src/jobs/model.ts";
+import { redact } from "../../../src/security/redact.ts";
+import { refuse, type Refusal } from "../../../src/shared/refusal.ts";
+import { getJob, putJob } from "../jobs.ts";
+import { insertOccurrence } from "../ledger.ts";
+import { appendMessage, copyMessages, getSetup } from "./session.ts";
+
+export interface FollowUpRequest {
+	kind: "continue" | "fork";
+	sourceId: string;
+	prompt?: string | undefined;
+	owner: string;
+	allowDefinitionChange: boolean;
+}
+
+/**
+ * A new pending job from a finished job's conversation: `continue` keeps its session, `fork` starts
+ * a new one (forked_from). Refused when the agent's definition changed since, unless allowed, so a
+ * session never silently resumes under different instructions. Synchronous: run it in one
+ * transaction so the job, its copied conversation and its ledger row commit together.
+ */
+export function createFollowUp(sql: SqlStorage, agent: AgentDefinition | null, revision: string | null, req: FollowUpRequest, now: number): JobRecord | Refusal {
+	const source = getJob(sql, req.sourceId);
+	if (!source) return refuse(404, `no job ${req.sourceId}`);
+	if (!isFinal(source.status)) return refuse(409, `job ${req.sourceId} is still ${source.status}; wait for it to finish`);
+	if (!agent || revision === null) return refuse(404, `agent ${source.agent} no longer exists`);
+	if (revision !== source.definition_revision && !req.allowDefinitionChange) {
+		return refuse(
+			409,
+			`agent ${agent.name}'s definition changed since job ${req.sourceId} ran (${source.definition_revision} → ${revision}); send "allow_definition_change": true to ${req.kind} anyway`,
+		);
+	}
+	if (req.kind === "continue" && !req.prompt) return refuse(400, "continue needs a prompt");
+	const setup = getSetup(sql, req.sourceId);
+	if (!setup) return refuse(409, `job ${req.sourceId} never started, so it has no conversation to ${req.kind}`);
+	const prompt = req.prompt === undefined ? undefined : redact(req.prompt);
+	const job = createJob(
+		{
+			id: newJobId(new Date(now)),
+			agent: agent.name,
+			trigger_type: req.kind,
+			prompt: prompt ?? source.prompt,
+			definition_revision: revision,
+			session_id: req.kind === "continue" ? setup.sessionId : null,
+			forked_from: req.kind === "fork" ? req.sourceId : null,
+			usage_limits: agent.usage_limits ?? null,
+			owner: req.owner,
+		},
+		new Date(now),
+	);
+	// A fork without a prompt re-runs the source's last answer from the same conversation.
+	copyMessages(sql, req.sourceId, job.id, req.kind === "fork" && !prompt ? 1 : 0);
+	if (prompt) appendMessage(sql, job.id, { role: "user", content: prompt });
+	insertOccurrence(sql, { schedule: null, source: "manual", scheduledInstant: null, dispatch: "manual", claimedAt: now, status: "claimed", jobId: job.id });
+	putJob(sql, job, now);
+	return job;
+}

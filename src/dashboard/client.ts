@@ -1,0 +1,917 @@
+// The dashboard's only script, served at /ui/app.js. Plain browser JavaScript in a string: the pages
+// are server-rendered shells, and this fills them from the JSON API with the signed-in token.
+//
+// Rules it keeps: the token lives in sessionStorage and leaves only as an Authorization header (never
+// in a URL); text from the API reaches the page only through textContent/attributes, never as
+// markup; no inline handlers or styles (the CSP forbids them). Written without template literals so
+// it can sit inside this String.raw.
+
+export const APP_JS = String.raw`"use strict";
+(() => {
+	const TOKEN_KEY = "drover.token";
+	const VIEW = document.body.dataset.view;
+	const SUBJECT = document.body.dataset.subject || "";
+	const FINAL = ["completed", "failed", "cancelled", "indeterminate"];
+	const enc = encodeURIComponent;
+	const $ = (sel, root) => (root || document).querySelector(sel);
+
+	// ── DOM building: strings always become text nodes or attribute values ──
+	const SVG_NS = "http://www.w3.org/2000/svg";
+	function setAttrs(el, attrs) {
+		if (!attrs) return;
+		for (const [k, v] of Object.entries(attrs)) {
+			if (v === null || v === undefined || v === false) continue;
+			if (k === "text") el.textContent = String(v);
+			else if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+			else el.setAttribute(k, v === true ? "" : String(v));
+		}
+	}
+	function add(el, child) {
+		if (child === null || child === undefined || child === false) return;
+		if (Array.isArray(child)) {
+			for (const c of child) add(el, c);
+			return;
+		}
+		el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+	}
+	function h(tag, attrs, ...children) {
+		const el = document.createElement(tag);
+		setAttrs(el, attrs);
+		add(el, children);
+		return el;
+	}
+	function svg(tag, attrs, ...children) {
+		const el = document.createElementNS(SVG_NS, tag);
+		setAttrs(el, attrs);
+		add(el, children);
+		return el;
+	}
+
+	// ── formatting ──
+	const rtf = new Intl.RelativeTimeFormat("en", { numeric: "auto" });
+	const UNITS = [["year", 31536000], ["month", 2592000], ["week", 604800], ["day", 86400], ["hour", 3600], ["minute", 60], ["second", 1]];
+	function relText(ms) {
+		const d = (ms - Date.now()) / 1000;
+		const a = Math.abs(d);
+		if (a < 5) return "now";
+		for (const [unit, sec] of UNITS) if (a >= sec) return rtf.format(Math.round(d / sec), unit);
+		return "now";
+	}
+	const absText = (ms) => new Date(ms).toLocaleString("en-GB", { dateStyle: "medium", timeStyle: "medium" });
+	/** A relative time that keeps itself current; the absolute one is its tooltip. */
+	function when(iso) {
+		if (!iso) return h("span", { class: "muted", text: "—" });
+		const ms = Date.parse(iso);
+		return h("time", { class: "rel", datetime: iso, title: absText(ms), text: relText(ms) });
+	}
+	function refreshTimes() {
+		for (const t of document.querySelectorAll("time.rel")) t.textContent = relText(Date.parse(t.getAttribute("datetime")));
+	}
+	/** An absolute time (for ledgers, where the slot itself matters), with the relative one beneath. */
+	const slotTime = (iso) =>
+		iso
+			? [h("span", { text: new Date(iso).toLocaleString("en-GB", { day: "numeric", month: "short", hour: "2-digit", minute: "2-digit", second: "2-digit" }) }), h("span", { class: "sub" }, when(iso))]
+			: h("span", { class: "muted", text: "—" });
+	const clock = (iso) => new Date(iso).toLocaleTimeString("en-GB", { hour12: false });
+	function dur(sec) {
+		if (sec === null || sec === undefined) return "—";
+		if (sec < 10) return sec.toFixed(1) + " s";
+		if (sec < 60) return Math.round(sec) + " s";
+		const m = Math.floor(sec / 60);
+		const s = Math.round(sec % 60);
+		if (m < 60) return m + " min" + (s ? " " + s + " s" : "");
+		return Math.floor(m / 60) + " h " + (m % 60) + " min";
+	}
+	const num = (n) => (n === null || n === undefined ? "—" : Number(n).toLocaleString("en"));
+	const words = (s) => String(s).replace(/_/g, " ");
+	const badge = (status, prefix) => h("span", { class: "badge " + (prefix || "s-") + status, text: words(status) });
+	const jobLink = (id) => h("a", { href: "/jobs/" + enc(id), class: "mono", text: id });
+	const agentLink = (name) => h("a", { href: "/agents/" + enc(name) + "/runs", text: name });
+	const sleep = (ms, signal) =>
+		new Promise((resolve) => {
+			const t = setTimeout(resolve, ms);
+			signal.addEventListener("abort", () => { clearTimeout(t); resolve(); }, { once: true });
+		});
+
+	// ── notices ──
+	let noticeTimer = 0;
+	function notify(message, ok) {
+		const n = $("#notice");
+		n.replaceChildren(h("span", { text: message }), h("button", { type: "button", class: "small", text: "Dismiss", onclick: () => { n.hidden = true; } }));
+		n.className = ok ? "notice ok" : "notice";
+		n.hidden = false;
+		clearTimeout(noticeTimer);
+		if (ok) noticeTimer = setTimeout(() => { n.hidden = true; }, 4000);
+	}
+	function fail(err) {
+		if (!err || err.name === "AbortError") return;
+		// A 401 has already put the sign-in form up with the API's message.
+		if (err instanceof ApiError && err.status === 401) return;
+		notify(err instanceof ApiError ? err.message : "Something went wrong: " + (err.message || String(err)));
+	}
+
+	// ── the API ──
+	class ApiError extends Error {
+		constructor(status, code, message) {
+			super(message);
+			this.status = status;
+			this.code = code;
+		}
+	}
+	/** The API's own message ({"error": {"code", "message"}}), or the status line if the body is not one. */
+	async function errorFrom(res) {
+		let code = "http_" + res.status;
+		let message = "HTTP " + res.status + (res.statusText ? " " + res.statusText : "");
+		try {
+			const b = await res.json();
+			if (b && b.error) {
+				code = b.error.code || code;
+				message = b.error.message || message;
+			}
+		} catch (e) {}
+		return new ApiError(res.status, code, message);
+	}
+	const token = () => sessionStorage.getItem(TOKEN_KEY);
+	async function request(path, opts) {
+		opts = opts || {};
+		const headers = new Headers(opts.headers || {});
+		headers.set("authorization", "Bearer " + token());
+		let body;
+		if (opts.json !== undefined) {
+			headers.set("content-type", "application/json");
+			body = JSON.stringify(opts.json);
+		}
+		const res = await fetch(path, { method: opts.method || "GET", headers, body, signal: opts.signal, cache: "no-store" });
+		if (!res.ok) {
+			const err = await errorFrom(res);
+			if (res.status === 401) signOut(err.message);
+			throw err;
+		}
+		return res;
+	}
+	const api = async (path, opts) => (await request(path, opts)).json();
+	const post = (path, json) => api(path, { method: "POST", json: json === undefined ? {} : json });
+	/** Every page of a list endpoint, up to max items. */
+	async function all(path, key, max) {
+		const items = [];
+		let cursor = null;
+		do {
+			const page = await api(path + (path.includes("?") ? "&" : "?") + "limit=200" + (cursor ? "&cursor=" + enc(cursor) : ""));
+			items.push(...page[key]);
+			cursor = page.next_cursor;
+		} while (cursor && items.length < max);
+		return items;
+	}
+	async function mapLimit(items, limit, fn) {
+		const out = new Array(items.length);
+		let next = 0;
+		const lane = async () => {
+			for (let i = next++; i < items.length; i = next++) out[i] = await fn(items[i], i);
+		};
+		await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+		return out;
+	}
+	/** Runs an action from a button: disabled while it runs, its error shown, an optional note on success. */
+	async function act(button, fn, okMessage) {
+		button.disabled = true;
+		try {
+			const done = await fn();
+			if (okMessage && done !== false) notify(okMessage, true);
+		} catch (err) {
+			fail(err);
+		} finally {
+			button.disabled = false;
+		}
+	}
+
+	// ── session ──
+	let viewAbort = new AbortController();
+	function poll(fn, ms) {
+		const t = setInterval(() => {
+			if (!document.hidden && token()) fn().catch(fail);
+		}, ms);
+		viewAbort.signal.addEventListener("abort", () => clearInterval(t));
+	}
+	function showSignIn(message) {
+		$("#view").hidden = true;
+		$("#signin").hidden = false;
+		$("#sign-out").hidden = true;
+		$("#scheduler-pill").hidden = true;
+		$("#notice").hidden = true;
+		const err = $("#signin-error");
+		err.textContent = message || "";
+		err.hidden = !message;
+		$("#token").focus();
+	}
+	function signOut(message) {
+		sessionStorage.removeItem(TOKEN_KEY);
+		viewAbort.abort();
+		viewAbort = new AbortController();
+		showSignIn(message);
+	}
+	function showScheduler(status) {
+		const pill = $("#scheduler-pill");
+		if (!status) return;
+		const s = status.scheduler;
+		pill.hidden = false;
+		pill.className = s.stalled ? "pill bad" : "pill";
+		pill.replaceChildren();
+		if (!s.last_tick_at) pill.textContent = "scheduler: no tick yet";
+		else add(pill, [s.stalled ? "scheduler stalled · last tick " : "last tick ", when(s.last_tick_at)]);
+	}
+	function start(status) {
+		$("#signin").hidden = true;
+		$("#view").hidden = false;
+		$("#sign-out").hidden = false;
+		showScheduler(status);
+		const view = VIEWS[VIEW];
+		if (view) view(viewAbort.signal).catch(fail);
+	}
+	$("#signin-form").addEventListener("submit", async (e) => {
+		e.preventDefault();
+		const input = $("#token");
+		const button = $("#signin-form button");
+		const tok = input.value.trim();
+		button.disabled = true;
+		try {
+			// /v1/status needs only the read role, so any valid token signs in.
+			const res = await fetch("/v1/status", { headers: { authorization: "Bearer " + tok }, cache: "no-store" });
+			if (!res.ok) throw await errorFrom(res);
+			sessionStorage.setItem(TOKEN_KEY, tok);
+			input.value = "";
+			start(await res.json());
+		} catch (err) {
+			showSignIn(err.message || String(err));
+		} finally {
+			button.disabled = false;
+		}
+	});
+	$("#sign-out").addEventListener("click", () => signOut());
+
+	// ── Fleet ──
+	async function fleetView(signal) {
+		const tbody = $("#fleet-table tbody");
+		const load = async () => {
+			const agents = await all("/v1/agents", "agents", 2000);
+			if (signal.aborted) return;
+			tbody.replaceChildren(...agents.map((a) => agentRow(a, load)));
+			if (!agents.length) tbody.append(h("tr", null, h("td", { colspan: 6, class: "muted", text: "No agents." })));
+			const running = agents.reduce((n, a) => n + a.running_jobs.length, 0);
+			const paused = agents.filter((a) => a.paused).length;
+			$("#fleet-meta").textContent = agents.length + " agents · " + running + " running · " + paused + " paused";
+		};
+		await load();
+		poll(load, 10000);
+	}
+	function agentRow(a, reload) {
+		const auto = !!a.paused && a.paused.by === "auto";
+		let state;
+		if (!a.enabled) state = badge("disabled", "");
+		else if (a.paused) {
+			state = [
+				badge(auto ? "auto-paused" : "paused", ""),
+				" ",
+				h("span", { class: "muted small" }, "since ", when(a.paused.at)),
+				a.paused.reason ? h("span", { class: "reason", text: a.paused.reason }) : null,
+			];
+		} else state = badge("active", "");
+		const schedules = a.schedules.length
+			? h("ul", { class: "plain" }, a.schedules.map((s) =>
+				h("li", null,
+					h("strong", { text: s.name }), " ",
+					h("code", { text: s.expression + (s.timezone && s.timezone !== "UTC" ? " " + s.timezone : "") }), " · ",
+					s.next_run ? ["next ", when(s.next_run)] : h("span", { class: "muted", text: s.enabled ? "no next run" : "disabled" }))))
+			: h("span", { class: "muted", text: "manual / webhook only" });
+		const running = a.running_jobs.length || a.queued_jobs
+			? h("ul", { class: "plain" },
+				a.running_jobs.map((j) => h("li", null, badge(j.status), " ", jobLink(j.id))),
+				a.queued_jobs ? h("li", { class: "muted", text: a.queued_jobs + " queued" }) : null)
+			: h("span", { class: "muted", text: "—" });
+		const l = a.last_job;
+		const last = l
+			? [badge(l.status), " ", jobLink(l.id),
+				h("span", { class: "sub" }, l.finished_at ? when(l.finished_at) : null, l.exit_reason && l.exit_reason !== "success" ? " · " + words(l.exit_reason) : null)]
+			: h("span", { class: "muted", text: "never ran" });
+		const path = "/v1/agents/" + enc(a.name);
+		const actions = h("td", { class: "actions" },
+			h("button", { type: "button", class: "small", text: "Run now", onclick: (e) => act(e.currentTarget, async () => {
+				const job = await post(path + "/jobs");
+				location.href = "/jobs/" + enc(job.id);
+			}) }),
+			a.paused
+				? h("button", { type: "button", class: "small", text: "Resume", onclick: (e) => act(e.currentTarget, async () => {
+					await post(path + "/resume");
+					await reload();
+				}, "Resumed " + a.name) })
+				: h("button", { type: "button", class: "small", text: "Pause", onclick: (e) => act(e.currentTarget, async () => {
+					const reason = prompt("Pause " + a.name + ": its due runs are skipped until resumed. Reason (optional):", "");
+					if (reason === null) return false;
+					await post(path + "/pause", reason.trim() ? { reason: reason.trim() } : {});
+					await reload();
+				}, "Paused " + a.name) }));
+		return h("tr", { class: auto ? "auto-paused" : null, "data-agent": a.name },
+			h("td", null, h("strong", null, agentLink(a.name)), h("span", { class: "sub", text: a.model + " · " + (a.source === "file" ? "fleet.yaml" : "API") })),
+			h("td", null, state),
+			h("td", null, schedules),
+			h("td", null, running),
+			h("td", null, last),
+			actions);
+	}
+
+	// ── Jobs ──
+	const JOB_FILTERS = ["agent", "status", "trigger_type"];
+	async function jobsView(signal) {
+		const form = $("#jobs-filter");
+		const tbody = $("#jobs-table tbody");
+		const older = $("#jobs-older");
+		const agentSelect = form.elements.agent;
+		const params = new URLSearchParams(location.search);
+		form.onsubmit = (e) => e.preventDefault();
+		agentSelect.length = 1;
+		const names = (await all("/v1/agents", "agents", 2000)).map((a) => a.name);
+		const wanted = params.get("agent");
+		if (wanted && !names.includes(wanted)) names.push(wanted); // a deleted agent's jobs stay listed
+		for (const n of names) agentSelect.append(h("option", { value: n, text: n }));
+		for (const k of JOB_FILTERS) if (params.get(k)) form.elements[k].value = params.get(k);
+		let cursor = null;
+		let shown = 0;
+		let generation = 0;
+		const query = () => {
+			const q = new URLSearchParams();
+			for (const k of JOB_FILTERS) if (form.elements[k].value) q.set(k, form.elements[k].value);
+			return q;
+		};
+		const load = async (reset) => {
+			const mine = reset ? ++generation : generation;
+			const q = query();
+			q.set("limit", "25");
+			if (!reset && cursor) q.set("cursor", cursor);
+			const page = await api("/v1/jobs?" + q, { signal });
+			if (mine !== generation) return; // a newer filter answered first
+			if (reset) {
+				tbody.replaceChildren();
+				shown = 0;
+			}
+			tbody.append(...page.jobs.map(jobRow));
+			shown += page.jobs.length;
+			cursor = page.next_cursor;
+			older.hidden = !cursor;
+			$("#jobs-empty").hidden = shown > 0;
+			$("#jobs-meta").textContent = shown + (cursor ? " shown, more older" : shown === 1 ? " job" : " jobs");
+		};
+		form.onchange = () => {
+			const q = query().toString();
+			history.replaceState(null, "", "/jobs" + (q ? "?" + q : ""));
+			load(true).catch(fail);
+		};
+		older.onclick = () => act(older, () => load(false));
+		await load(true);
+	}
+	function jobRow(j) {
+		return h("tr", { "data-job": j.id },
+			h("td", null, jobLink(j.id)),
+			h("td", null, agentLink(j.agent)),
+			h("td", null, badge(j.status)),
+			h("td", null, words(j.trigger_type), j.schedule ? h("span", { class: "sub", text: j.schedule }) : null),
+			h("td", null, j.started_at ? when(j.started_at) : h("span", { class: "muted" }, "created ", when(j.created_at))),
+			h("td", { class: "num", text: dur(j.duration_seconds) }),
+			h("td", { class: "summary", title: j.summary || "", text: j.summary || "" }));
+	}
+
+	// ── Job ──
+	async function jobView(signal) {
+		const id = SUBJECT;
+		const path = "/v1/jobs/" + enc(id);
+		let job = null;
+		const render = (j) => {
+			job = j;
+			renderJob(j);
+		};
+		let refreshing = null;
+		const refresh = () => {
+			// Status events can come in bursts; one fetch at a time, and one more after it if needed.
+			if (!refreshing) {
+				refreshing = api(path, { signal }).then(render).catch(fail).finally(() => { refreshing = null; });
+			}
+			return refreshing;
+		};
+		render(await api(path, { signal }));
+
+		$("#job-cancel").onclick = (e) => act(e.currentTarget, async () => {
+			if (!confirm("Cancel job " + id + "?")) return false;
+			render(await post(path + "/cancel"));
+		}, "Cancel requested");
+		$("#job-fork").onclick = (e) => act(e.currentTarget, async () => {
+			const forked = await post(path + "/fork");
+			location.href = "/jobs/" + enc(forked.id);
+		});
+		$("#job-download").onclick = (e) => act(e.currentTarget, async () => {
+			const res = await request(path + "/output");
+			const url = URL.createObjectURL(new Blob([await res.blob()], { type: "application/x-ndjson" }));
+			const a = h("a", { href: url, download: id + ".jsonl", hidden: true });
+			document.body.append(a);
+			a.click();
+			a.remove();
+			setTimeout(() => URL.revokeObjectURL(url), 60000);
+		});
+		const approvalError = $("#approval-error");
+		$("#approval-approve").onclick = (e) => act(e.currentTarget, async () => {
+			approvalError.hidden = true;
+			let input;
+			try {
+				input = JSON.parse($("#approval-input").value);
+			} catch (err) {
+				approvalError.textContent = "The input is not valid JSON: " + err.message;
+				approvalError.hidden = false;
+				return false;
+			}
+			if (!input || typeof input !== "object" || Array.isArray(input)) {
+				approvalError.textContent = "The input must be a JSON object.";
+				approvalError.hidden = false;
+				return false;
+			}
+			const asked = job && job.pending_approval ? job.pending_approval.input : null;
+			const edited = JSON.stringify(input) !== JSON.stringify(asked);
+			render(await post(path + "/approval", edited ? { decision: "approve", tool_input: input } : { decision: "approve" }));
+		}, "Approved");
+		$("#approval-deny").onclick = (e) => act(e.currentTarget, async () => {
+			if (!confirm("Deny this tool call? The model is told it was refused.")) return false;
+			render(await post(path + "/approval", { decision: "deny" }));
+		}, "Denied");
+
+		followOutput(id, signal, { status: refresh, end: refresh });
+	}
+
+	function renderJob(j) {
+		const final = FINAL.includes(j.status);
+		$("#job-status").replaceChildren(badge(j.status));
+		document.title = j.id + " · " + words(j.status) + " · drover";
+		const facts = [
+			["Agent", agentLink(j.agent)],
+			["Status", badge(j.status)],
+			["Exit reason", j.exit_reason ? words(j.exit_reason) : "—"],
+			["Trigger", words(j.trigger_type) + (j.schedule ? " · " + j.schedule : "")],
+			j.scheduled_instant ? ["Slot", [when(j.scheduled_instant), j.dispatch ? " · " + words(j.dispatch) : ""]] : null,
+			["Created", when(j.created_at)],
+			["Started", when(j.started_at)],
+			["Finished", when(j.finished_at)],
+			["Duration", dur(j.duration_seconds)],
+			j.owner ? ["Owner", j.owner] : null,
+			j.forked_from ? ["Forked from", jobLink(j.forked_from)] : null,
+			j.session_id ? ["Session", h("code", { text: j.session_id })] : null,
+			j.error ? ["Error", h("span", { class: "error", text: j.error.type + ": " + j.error.message })] : null,
+		].filter(Boolean);
+		$("#job-facts").replaceChildren(...facts.flatMap(([k, v]) => [h("dt", { text: k }), h("dd", null, v)]));
+		$("#job-prompt").textContent = j.prompt || "(the agent's default prompt)";
+		$("#job-summary").textContent = j.summary || (final ? "(none)" : "(not yet)");
+
+		const models = Object.entries(j.usage.per_model);
+		const usage = $("#job-usage tbody");
+		if (!models.length) usage.replaceChildren(h("tr", null, h("td", { colspan: 5, class: "muted", text: "No model calls yet." })));
+		else {
+			const total = { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+			const row = (label, u, cls) => h("tr", { class: cls || null }, h("td", { class: "mono", text: label }),
+				["input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"].map((k) => h("td", { class: "num", text: num(u[k]) })));
+			const rows = models.map(([model, u]) => {
+				for (const k in total) total[k] += u[k];
+				return row(model, u);
+			});
+			if (models.length > 1) rows.push(row("total", total, "total"));
+			usage.replaceChildren(...rows);
+		}
+		const cost = j.usage.total_cost_usd;
+		$("#job-usage-meta").textContent = j.usage.num_turns + (j.usage.num_turns === 1 ? " turn" : " turns") + " · " + (cost === null ? "cost not priced" : "$" + cost.toFixed(4));
+
+		const delivery = $("#job-delivery");
+		if (j.delivery) delivery.replaceChildren(badge(j.delivery.outcome, "d-"), " to ", h("code", { text: j.delivery.target }));
+		else delivery.replaceChildren(h("span", { class: "muted", text: final ? "Nothing delivered (no delivery target, or the job did not complete)." : "Delivery happens when the job completes." }));
+
+		const transitions = $("#job-transitions");
+		transitions.replaceChildren(...(j.transitions.length
+			? j.transitions.map((t) => h("li", { class: "to-" + t.to },
+				h("strong", { text: words(t.from) + " → " + words(t.to) }), " ",
+				h("span", { class: "muted small" }, when(t.at)),
+				h("span", { class: "reason-text", text: t.reason })))
+			: [h("li", { class: "muted", text: "Created " + relText(Date.parse(j.created_at)) + "; not started yet." })]));
+
+		$("#job-cancel").hidden = final;
+		$("#job-fork").hidden = !final;
+		const panel = $("#job-approval");
+		const pa = j.status === "approval_pending" ? j.pending_approval : null;
+		panel.hidden = !pa;
+		// Re-rendering must not throw away an edit in progress: only a new request resets the input.
+		if (pa && panel.dataset.toolUseId !== pa.tool_use_id) {
+			panel.dataset.toolUseId = pa.tool_use_id;
+			$("#approval-tool").textContent = pa.tool_name;
+			$("#approval-requested").replaceChildren(" (asked ", when(pa.requested_at), ")");
+			$("#approval-input").value = JSON.stringify(pa.input, null, 2);
+			$("#approval-error").hidden = true;
+		}
+	}
+
+	/**
+	 * Parses a Server-Sent Events body. EventSource cannot send an Authorization header, so the stream
+	 * is read with fetch(); this is the part of the EventSource algorithm drover's stream needs.
+	 * Resolves true when the server sent "end", false when the connection closed without it.
+	 */
+	async function readSse(body, signal, on) {
+		const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+		const stop = () => reader.cancel().catch(() => {});
+		signal.addEventListener("abort", stop, { once: true });
+		let buffer = "";
+		let data = [];
+		let event = "";
+		let id = null;
+		try {
+			for (;;) {
+				const { value, done } = await reader.read();
+				if (done) return false;
+				buffer += value;
+				let nl;
+				while ((nl = buffer.indexOf("\n")) >= 0) {
+					let line = buffer.slice(0, nl);
+					buffer = buffer.slice(nl + 1);
+					if (line.endsWith("\r")) line = line.slice(0, -1);
+					if (line === "") {
+						if (data.length) {
+							const ev = { event: event || "message", data: data.join("\n"), id };
+							data = [];
+							event = "";
+							if (on.event(ev) === "end") {
+								stop();
+								return true;
+							}
+						}
+						event = "";
+						continue;
+					}
+					if (line.startsWith(":")) continue;
+					const colon = line.indexOf(":");
+					const field = colon < 0 ? line : line.slice(0, colon);
+					let val = colon < 0 ? "" : line.slice(colon + 1);
+					if (val.startsWith(" ")) val = val.slice(1);
+					if (field === "data") data.push(val);
+					else if (field === "event") event = val;
+					else if (field === "id") id = val;
+					else if (field === "retry" && /^\d+$/.test(val)) on.retry(Number(val));
+				}
+			}
+		} finally {
+			signal.removeEventListener("abort", stop);
+		}
+	}
+
+	/** The job's output, live: reconnects after a drop with Last-Event-ID, so no line is lost or shown twice. */
+	async function followOutput(id, signal, on) {
+		const log = $("#job-log");
+		const state = $("#log-state");
+		const setState = (cls, text) => {
+			state.className = "pill " + cls;
+			state.textContent = text;
+		};
+		let lastLine = 0;
+		let retry = 2000;
+		log.replaceChildren(h("li", { class: "placeholder", text: "Waiting for output…" }));
+		let empty = true;
+		setState("", "connecting…");
+		while (!signal.aborted) {
+			try {
+				const headers = { accept: "text/event-stream" };
+				if (lastLine > 0) headers["last-event-id"] = String(lastLine);
+				const res = await request("/v1/jobs/" + enc(id) + "/stream", { headers, signal });
+				setState("live", "live");
+				const ended = await readSse(res.body, signal, {
+					retry: (ms) => { retry = Math.min(Math.max(ms, 500), 30000); },
+					event: (ev) => {
+						if (ev.event === "line") {
+							const n = Number(ev.id);
+							if (!(n > lastLine)) return;
+							lastLine = n;
+							if (empty) {
+								log.replaceChildren();
+								empty = false;
+							}
+							appendLogLine(log, n, ev.data);
+						} else if (ev.event === "status") on.status();
+						else if (ev.event === "end") return "end";
+					},
+				});
+				if (ended) {
+					setState("", "ended");
+					if (empty) log.replaceChildren(h("li", { class: "placeholder", text: "No output." }));
+					on.end();
+					return;
+				}
+			} catch (err) {
+				if (signal.aborted) return;
+				// A 4xx will not fix itself by retrying (bad id, no such job, signed out).
+				if (err instanceof ApiError && err.status < 500 && err.status !== 429) {
+					setState("", "unavailable");
+					fail(err);
+					return;
+				}
+			}
+			setState("reconnecting", "reconnecting…");
+			await sleep(retry, signal);
+		}
+	}
+
+	function appendLogLine(log, n, raw) {
+		let o = null;
+		try {
+			o = JSON.parse(raw);
+		} catch (e) {}
+		const type = o && typeof o.type === "string" ? o.type : "raw";
+		let label = type;
+		let text = raw;
+		let extra = null;
+		if (type === "system") {
+			label = o.subtype ? words(o.subtype) : "system";
+			text = o.content || (o.status ? words(o.status) : "");
+		} else if (type === "assistant") {
+			text = o.content || "";
+			if (o.usage) extra = "in " + num(o.usage.input_tokens) + " · out " + num(o.usage.output_tokens) + (o.model ? " · " + o.model : "");
+		} else if (type === "tool_use") {
+			label = "tool use";
+			text = o.tool_name + " " + JSON.stringify(o.input);
+		} else if (type === "tool_result") {
+			label = o.success ? "tool result" : "tool error";
+			text = String((o.success ? o.result : o.error) || "");
+		} else if (type === "error") {
+			text = o.message + (o.code ? " (" + o.code + ")" : "");
+		}
+		const stick = log.scrollTop + log.clientHeight >= log.scrollHeight - 8;
+		log.append(h("li", { class: "t-" + type, "data-line": n },
+			h("span", { class: "n", text: n }),
+			h("span", { class: "ts", text: o && o.timestamp ? clock(o.timestamp) : "" }),
+			h("span", { class: "type", text: label }),
+			h("span", { class: "body" }, text, extra ? h("span", { class: "ts", text: "  [" + extra + "]" }) : null)));
+		if (stick) log.scrollTop = log.scrollHeight;
+	}
+
+	// ── charts ──
+	const TICK_STEPS = [60e3, 120e3, 300e3, 600e3, 900e3, 1800e3, 3600e3, 7200e3, 10800e3, 21600e3, 43200e3, 86400e3, 172800e3, 604800e3];
+	function timeTicks(t0, t1, max) {
+		const step = TICK_STEPS.find((s) => (t1 - t0) / s <= max) || 604800e3;
+		const ticks = [];
+		for (let t = Math.ceil(t0 / step) * step; t <= t1; t += step) ticks.push(t);
+		return { ticks, step };
+	}
+	function tickLabel(t, step) {
+		const d = new Date(t);
+		if (step < 86400e3) return d.toLocaleTimeString("en-GB", { hour: "2-digit", minute: "2-digit" });
+		return d.toLocaleDateString("en-GB", { day: "numeric", month: "short" });
+	}
+	function niceMax(v) {
+		if (v <= 0) return 1;
+		const p = Math.pow(10, Math.floor(Math.log10(v)));
+		for (const m of [1, 2, 2.5, 5, 10]) if (m * p >= v) return m * p;
+		return 10 * p;
+	}
+	const compact = (n) => Intl.NumberFormat("en", { notation: "compact" }).format(n);
+
+	// ── Runs ──
+	const RUN_LABELS = { "on-time": "on time", late: "late", "catch-up": "catch-up", manual: "manual / webhook", skipped: "skipped", unknown: "unknown", failed: "failed" };
+	function runClass(r) {
+		if (r.status === "failed") return "failed";
+		if (r.status === "skipped") return "skipped";
+		if (r.status === "unknown") return "unknown";
+		if (r.dispatch === "catch_up") return "catch-up";
+		if (r.dispatch === "late") return "late";
+		if (r.dispatch === "manual") return "manual";
+		return "on-time";
+	}
+	const runTime = (r) => Date.parse(r.scheduled_instant || r.claimed_at);
+	function runNote(r) {
+		const parts = [];
+		if (r.skip_reason) parts.push(r.skip_reason);
+		if (r.skipped_count && r.skipped_count > 1) parts.push(r.skipped_count + " slots" + (r.skipped_from ? " from " + absText(Date.parse(r.skipped_from)) : ""));
+		if (r.error) parts.push(r.error);
+		return parts.join(" · ");
+	}
+	async function runsView(signal) {
+		const agent = SUBJECT;
+		const load = async () => {
+			const runs = await all("/v1/agents/" + enc(agent) + "/runs", "runs", 400);
+			if (signal.aborted) return;
+			$("#runs-meta").textContent = runs.length + (runs.length === 1 ? " occurrence" : " occurrences") + (runs.length >= 400 ? " (the newest; older ones not shown)" : "");
+			$("#runs-empty").hidden = runs.length > 0;
+			drawRuns($("#runs-chart"), runs);
+			$("#runs-table tbody").replaceChildren(...runs.map((r) => h("tr", { "data-run": r.id, class: "run-row " + runClass(r) },
+				h("td", null, r.scheduled_instant ? slotTime(r.scheduled_instant) : [h("span", { text: r.source }), h("span", { class: "sub" }, when(r.claimed_at))]),
+				h("td", { text: r.schedule || "—" }),
+				h("td", null, h("span", { class: "swatch run-" + runClass(r) }), " ", RUN_LABELS[runClass(r)]),
+				h("td", null, badge(r.status)),
+				h("td", null, when(r.claimed_at)),
+				h("td", null, r.job_id ? jobLink(r.job_id) : h("span", { class: "muted", text: "—" })),
+				h("td", { class: "error-text", text: runNote(r) }))));
+		};
+		await load();
+		poll(load, 15000);
+	}
+	function drawRuns(box, runs) {
+		if (!runs.length) {
+			box.replaceChildren();
+			return;
+		}
+		const lanes = [...new Set(runs.map((r) => r.schedule || "(" + r.source + ")"))].sort();
+		const W = 1200, left = 150, right = 24, top = 16, laneH = 36, axisH = 34;
+		const H = top + lanes.length * laneH + axisH;
+		let t0 = Math.min(...runs.map((r) => (r.skipped_from ? Date.parse(r.skipped_from) : runTime(r))));
+		let t1 = Math.max(...runs.map(runTime));
+		const pad = Math.max((t1 - t0) * 0.04, 30e3);
+		t0 -= pad;
+		t1 += pad;
+		const x = (t) => left + ((t - t0) / (t1 - t0)) * (W - left - right);
+		const y = (lane) => top + lanes.indexOf(lane) * laneH + laneH / 2;
+		const root = svg("svg", { viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": "Occurrences of " + SUBJECT + " on a time axis", class: "runs-timeline" });
+		const { ticks, step } = timeTicks(t0, t1, 10);
+		const axisY = top + lanes.length * laneH;
+		for (const t of ticks) {
+			root.append(svg("line", { class: "grid-line", x1: x(t), x2: x(t), y1: top - 6, y2: axisY }));
+			root.append(svg("text", { x: x(t), y: axisY + 18, "text-anchor": "middle", text: tickLabel(t, step) }));
+		}
+		root.append(svg("g", { class: "axis" }, svg("line", { x1: left, x2: W - right, y1: axisY, y2: axisY })));
+		for (const lane of lanes) {
+			root.append(svg("line", { class: "lane-line", x1: left, x2: W - right, y1: y(lane), y2: y(lane) }));
+			root.append(svg("text", { class: "lane", x: left - 12, y: y(lane) + 4, "text-anchor": "end", text: lane }));
+		}
+		// Oldest first, so the newest mark is drawn on top where marks crowd.
+		for (const r of [...runs].reverse()) {
+			const cls = runClass(r);
+			const lane = r.schedule || "(" + r.source + ")";
+			const cx = x(runTime(r));
+			const tip = [
+				(r.schedule ? r.schedule + " · " : "") + RUN_LABELS[cls] + " · " + r.status,
+				"slot " + absText(runTime(r)),
+				"claimed " + absText(Date.parse(r.claimed_at)),
+				runNote(r),
+				r.job_id ? "job " + r.job_id : "",
+			].filter(Boolean).join("\n");
+			const open = r.status === "claimed" || r.status === "running";
+			const g = svg("g", { class: "occurrence", "data-class": cls, "data-run": r.id });
+			if (r.skipped_from && r.skipped_count > 1) {
+				const x0 = x(Date.parse(r.skipped_from));
+				g.append(svg("rect", { class: "range run-" + cls, x: x0, y: y(lane) - 4, width: Math.max(cx - x0, 2), height: 8, rx: 4 }));
+			}
+			g.append(svg("circle", { class: "mark run-" + cls + (open ? " open" : ""), cx, cy: y(lane), r: 7 }), svg("title", { text: tip }));
+			root.append(r.job_id ? svg("a", { href: "/jobs/" + enc(r.job_id) }, g) : g);
+		}
+		box.replaceChildren(root);
+	}
+
+	// ── Usage ──
+	const DAY = 86400e3;
+	const USAGE_DAYS = 7;
+	const USAGE_MAX_JOBS = 200;
+	async function usageView(signal) {
+		const meta = $("#usage-meta");
+		const today = Math.floor(Date.now() / DAY) * DAY;
+		const since = today - (USAGE_DAYS - 1) * DAY;
+		meta.textContent = "Loading…";
+		// Bounded on purpose: usage lives in each job's record, so this costs one request per job.
+		const jobs = [];
+		let cursor = null;
+		do {
+			const q = new URLSearchParams({ since: new Date(since).toISOString(), limit: "100" });
+			if (cursor) q.set("cursor", cursor);
+			const page = await api("/v1/jobs?" + q, { signal });
+			jobs.push(...page.jobs);
+			cursor = page.next_cursor;
+		} while (cursor && jobs.length < USAGE_MAX_JOBS);
+		const capped = jobs.slice(0, USAGE_MAX_JOBS);
+		const more = !!cursor || jobs.length > USAGE_MAX_JOBS;
+		let read = 0;
+		const records = await mapLimit(capped, 6, async (j) => {
+			const r = await api("/v1/jobs/" + enc(j.id), { signal }).catch((err) => {
+				if (err.status === 401) throw err;
+				return null;
+			});
+			meta.textContent = "Reading usage… " + ++read + " of " + capped.length + " jobs";
+			return r;
+		});
+		const cells = new Map();
+		for (const r of records) {
+			if (!r) continue;
+			const day = Math.floor(Date.parse(r.created_at) / DAY) * DAY;
+			const key = day + "|" + r.agent;
+			let c = cells.get(key);
+			if (!c) cells.set(key, (c = { day, agent: r.agent, jobs: 0, input: 0, output: 0, cacheWrite: 0, cacheRead: 0, cost: 0, priced: 0 }));
+			c.jobs++;
+			for (const u of Object.values(r.usage.per_model)) {
+				c.input += u.input_tokens;
+				c.output += u.output_tokens;
+				c.cacheWrite += u.cache_creation_input_tokens;
+				c.cacheRead += u.cache_read_input_tokens;
+			}
+			if (r.usage.total_cost_usd !== null) {
+				c.cost += r.usage.total_cost_usd;
+				c.priced++;
+			}
+		}
+		const rows = [...cells.values()].sort((a, b) => b.day - a.day || (a.agent < b.agent ? -1 : 1));
+		const totalOf = (c) => c.input + c.output + c.cacheWrite + c.cacheRead;
+		const byAgent = new Map();
+		for (const c of rows) byAgent.set(c.agent, (byAgent.get(c.agent) || 0) + totalOf(c));
+		const agents = [...byAgent.keys()].filter((a) => byAgent.get(a) > 0).sort((a, b) => byAgent.get(b) - byAgent.get(a) || (a < b ? -1 : 1));
+		const series = (agent) => "series-" + (Math.max(agents.indexOf(agent), 0) % 9);
+		meta.textContent = "Last " + USAGE_DAYS + " days (UTC) · " + capped.length + " jobs" + (more ? " (the newest " + USAGE_MAX_JOBS + "; older ones not counted)" : "");
+
+		const days = Array.from({ length: USAGE_DAYS }, (_, i) => since + i * DAY);
+		const W = 1200, H = 320, left = 64, right = 16, top = 16, bottom = 32;
+		const dayTotals = days.map((d) => rows.filter((c) => c.day === d).reduce((n, c) => n + totalOf(c), 0));
+		const max = niceMax(Math.max(...dayTotals));
+		const y = (v) => top + (H - top - bottom) * (1 - v / max);
+		const band = (W - left - right) / days.length;
+		const barW = Math.min(band * 0.6, 90);
+		const root = svg("svg", { viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": "Tokens per agent per day", class: "usage-chart" });
+		for (let i = 0; i <= 4; i++) {
+			const v = (max / 4) * i;
+			root.append(svg("line", { class: "grid-line", x1: left, x2: W - right, y1: y(v), y2: y(v) }));
+			root.append(svg("text", { x: left - 8, y: y(v) + 4, "text-anchor": "end", text: compact(v) }));
+		}
+		days.forEach((d, i) => {
+			const cx = left + band * i + band / 2;
+			root.append(svg("text", { x: cx, y: H - 10, "text-anchor": "middle", text: new Date(d).toLocaleDateString("en-GB", { weekday: "short", day: "numeric", month: "short", timeZone: "UTC" }) }));
+			let acc = 0;
+			for (const agent of agents) {
+				const c = cells.get(d + "|" + agent);
+				if (!c || totalOf(c) === 0) continue;
+				const v = totalOf(c);
+				const tip = agent + " · " + new Date(d).toISOString().slice(0, 10) + "\n" + num(v) + " tokens in " + c.jobs + (c.jobs === 1 ? " job" : " jobs") +
+					"\ninput " + num(c.input) + " · output " + num(c.output) + " · cache write " + num(c.cacheWrite) + " · cache read " + num(c.cacheRead) +
+					(c.priced ? "\n$" + c.cost.toFixed(4) : "");
+				root.append(svg("rect", { class: "bar " + series(agent), "data-agent": agent, x: cx - barW / 2, y: y(acc + v), width: barW, height: Math.max(y(acc) - y(acc + v), 1) }, svg("title", { text: tip })));
+				acc += v;
+			}
+			if (dayTotals[i] > 0) root.append(svg("text", { x: cx, y: y(dayTotals[i]) - 6, "text-anchor": "middle", text: compact(dayTotals[i]) }));
+		});
+		root.append(svg("g", { class: "axis" }, svg("line", { x1: left, x2: W - right, y1: y(0), y2: y(0) })));
+		$("#usage-chart").replaceChildren(root);
+		$("#usage-legend").replaceChildren(...agents.map((a) => h("li", null, h("span", { class: "swatch " + series(a) }), a)));
+		const tbody = $("#usage-table tbody");
+		tbody.replaceChildren(...rows.map((c) => h("tr", null,
+			h("td", { text: new Date(c.day).toISOString().slice(0, 10) }),
+			h("td", null, agentLink(c.agent)),
+			h("td", { class: "num", text: num(c.jobs) }),
+			h("td", { class: "num", text: num(c.input) }),
+			h("td", { class: "num", text: num(c.output) }),
+			h("td", { class: "num", text: num(c.cacheWrite) }),
+			h("td", { class: "num", text: num(c.cacheRead) }),
+			h("td", { class: "num", text: c.priced ? "$" + c.cost.toFixed(4) : "—" }))));
+		if (!rows.length) tbody.append(h("tr", null, h("td", { colspan: 8, class: "muted", text: "No jobs in the last " + USAGE_DAYS + " days." })));
+	}
+
+	// ── Incidents ──
+	async function incidentsView(signal) {
+		const form = $("#incidents-filter");
+		const select = form.elements.state;
+		const params = new URLSearchParams(location.search);
+		if (params.get("state")) select.value = params.get("state");
+		form.onsubmit = (e) => e.preventDefault();
+		const load = async () => {
+			const q = new URLSearchParams({ limit: "200" });
+			if (select.value) q.set("state", select.value);
+			const page = await api("/v1/incidents?" + q, { signal });
+			const rows = page.incidents.map((i) => h("tr", { "data-incident": i.id },
+				h("td", null, h("span", { class: "mono", text: i.id })),
+				h("td", null, agentLink(i.agent)),
+				h("td", { text: words(i.class) }),
+				h("td", null, badge(i.state, "i-")),
+				h("td", { class: "error-text", text: i.error }),
+				h("td", { class: "num", text: num(i.count) }),
+				h("td", null, when(i.last_seen_at), h("span", { class: "sub" }, "first ", when(i.first_seen_at))),
+				h("td", null, i.last_job_id ? jobLink(i.last_job_id) : "—"),
+				h("td", { class: "actions" }, i.state === "closed"
+					? h("span", { class: "muted small", text: i.closed_by ? "closed by " + i.closed_by : "closed" })
+					: h("button", { type: "button", class: "small", text: "Close", onclick: (e) => act(e.currentTarget, async () => {
+						if (!confirm("Close incident " + i.id + "? The same error will not open it again.")) return false;
+						await post("/v1/incidents/" + enc(i.id) + "/close");
+						await load();
+					}, "Closed " + i.id) }))));
+			$("#incidents-table tbody").replaceChildren(...rows);
+			$("#incidents-empty").hidden = rows.length > 0;
+			$("#incidents-meta").textContent = rows.length + (rows.length === 1 ? " incident" : " incidents") + (page.next_cursor ? " (newest shown)" : "");
+		};
+		form.onchange = () => {
+			history.replaceState(null, "", "/incidents" + (select.value ? "?state=" + enc(select.value) : ""));
+			load().catch(fail);
+		};
+		await load();
+	}
+
+	const VIEWS = { fleet: fleetView, jobs: jobsView, job: jobView, runs: runsView, usage: usageView, incidents: incidentsView };
+
+	setInterval(refreshTimes, 15000);
+	if (!token()) showSignIn();
+	else {
+		api("/v1/status").then(start, (err) => {
+			// A wrong token was handled by request() (sign-in form); anything else still shows the view.
+			if (!(err instanceof ApiError && err.status === 401)) {
+				start(null);
+				fail(err);
+			}
+		});
+	}
+})();
+`;

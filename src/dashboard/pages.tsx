@@ -1,0 +1,393 @@
+/** @jsxImportSource hono/jsx */
+// The dashboard's pages are shells: the frame, the headings, the filter forms and the empty tables.
+// They hold no data (so they need no token); /ui/app.js signs in, calls the JSON API and fills them.
+import type { Child } from "hono/jsx";
+import { JOB_STATUSES, TRIGGER_TYPES } from "../jobs/schema.ts";
+import { INCIDENT_STATES } from "../store/incidents.ts";
+
+export type View = "fleet" | "jobs" | "job" | "runs" | "usage" | "incidents";
+
+export interface PageProps {
+	view: View;
+	title: string;
+	/** Versioned asset URLs, so a deploy is picked up at once while the files cache for a year. */
+	assets: { js: string; css: string; icon: string };
+	/** The path parameter the view is about (a job id or an agent name); escaped by JSX like all text. */
+	subject?: string;
+}
+
+const NAV: { view: View; href: string; label: string }[] = [
+	{ view: "fleet", href: "/", label: "Fleet" },
+	{ view: "jobs", href: "/jobs", label: "Jobs" },
+	{ view: "usage", href: "/usage", label: "Usage" },
+	{ view: "incidents", href: "/incidents", label: "Incidents" },
+];
+
+function Layout(props: PageProps & { children: Child }) {
+	// The job page belongs to Jobs in the navigation, the runs page to the Fleet.
+	const section = props.view === "job" ? "jobs" : props.view === "runs" ? "fleet" : props.view;
+	return (
+		<html lang="en">
+			<head>
+				<meta charset="utf-8" />
+				<meta name="viewport" content="width=device-width, initial-scale=1" />
+				<title>{`${props.title} · drover`}</title>
+				<link rel="icon" href={props.assets.icon} type="image/svg+xml" />
+				<link rel="stylesheet" href={props.assets.css} />
+				<script src={props.assets.js} defer></script>
+			</head>
+			<body data-view={props.view} data-subject={props.subject ?? ""}>
+				<header class="topbar">
+					<a class="brand" href="/">
+						drover
+					</a>
+					<nav aria-label="Sections">
+						{NAV.map((n) => (
+							<a href={n.href} aria-current={n.view === section ? "page" : undefined}>
+								{n.label}
+							</a>
+						))}
+					</nav>
+					<div class="session">
+						<span id="scheduler-pill" class="pill" hidden></span>
+						<button type="button" id="sign-out" class="ghost" hidden>
+							Sign out
+						</button>
+					</div>
+				</header>
+				<div id="notice" class="notice" role="alert" hidden></div>
+				<main>
+					<section id="signin" class="signin" hidden>
+						<h1>Sign in</h1>
+						<p class="muted">Use an API token (read, operate or admin). It stays in this tab's session storage and is sent only as an Authorization header.</p>
+						<form id="signin-form" autocomplete="off">
+							<label for="token">API token</label>
+							<input id="token" name="token" type="password" required spellcheck={false} autocomplete="off" />
+							<button type="submit" class="primary">
+								Sign in
+							</button>
+							<p id="signin-error" class="error" role="alert" hidden></p>
+						</form>
+					</section>
+					<section id="view" hidden>
+						{props.children}
+					</section>
+					<noscript>The dashboard needs JavaScript; the same data is available from the HTTP API.</noscript>
+				</main>
+			</body>
+		</html>
+	);
+}
+
+function Fleet() {
+	return (
+		<>
+			<div class="view-head">
+				<h1>Fleet</h1>
+				<span id="fleet-meta" class="muted"></span>
+			</div>
+			<table class="grid" id="fleet-table">
+				<thead>
+					<tr>
+						<th>Agent</th>
+						<th>State</th>
+						<th>Schedules · next run</th>
+						<th>Running</th>
+						<th>Last job</th>
+						<th class="actions">Actions</th>
+					</tr>
+				</thead>
+				<tbody></tbody>
+			</table>
+		</>
+	);
+}
+
+function Options(props: { values: readonly string[]; all: string }) {
+	return (
+		<>
+			<option value="">{props.all}</option>
+			{props.values.map((v) => (
+				<option value={v}>{v.replace(/_/g, " ")}</option>
+			))}
+		</>
+	);
+}
+
+function Jobs() {
+	return (
+		<>
+			<div class="view-head">
+				<h1>Jobs</h1>
+				<span id="jobs-meta" class="muted"></span>
+			</div>
+			<form id="jobs-filter" class="filters">
+				<label>
+					Agent
+					<select name="agent">
+						<option value="">all agents</option>
+					</select>
+				</label>
+				<label>
+					Status
+					<select name="status">
+						<Options values={JOB_STATUSES} all="any status" />
+					</select>
+				</label>
+				<label>
+					Trigger
+					<select name="trigger_type">
+						<Options values={TRIGGER_TYPES} all="any trigger" />
+					</select>
+				</label>
+			</form>
+			<table class="grid" id="jobs-table">
+				<thead>
+					<tr>
+						<th>Job</th>
+						<th>Agent</th>
+						<th>Status</th>
+						<th>Trigger</th>
+						<th>Started</th>
+						<th class="num">Duration</th>
+						<th>Summary</th>
+					</tr>
+				</thead>
+				<tbody></tbody>
+			</table>
+			<p id="jobs-empty" class="empty" hidden>
+				No jobs match.
+			</p>
+			<div class="pager">
+				<button type="button" id="jobs-older" hidden>
+					Older
+				</button>
+			</div>
+		</>
+	);
+}
+
+function Job(props: { id: string }) {
+	return (
+		<>
+			<div class="view-head">
+				<h1>
+					<span class="mono">{props.id}</span> <span id="job-status"></span>
+				</h1>
+				<div class="buttons" id="job-actions">
+					<button type="button" id="job-download">
+						Download JSONL
+					</button>
+					<button type="button" id="job-fork" hidden>
+						Fork
+					</button>
+					<button type="button" id="job-cancel" class="danger" hidden>
+						Cancel
+					</button>
+				</div>
+			</div>
+			<section id="job-approval" class="panel approval" hidden>
+				<h2>Waiting for approval</h2>
+				<p>
+					The model wants to call <strong id="approval-tool" class="mono"></strong>
+					<span id="approval-requested" class="muted"></span>. Edit the input if needed, then decide.
+				</p>
+				<label for="approval-input">Tool input (JSON)</label>
+				<textarea id="approval-input" rows={6} spellcheck={false}></textarea>
+				<p id="approval-error" class="error" hidden></p>
+				<div class="buttons">
+					<button type="button" id="approval-approve" class="primary">
+						Approve
+					</button>
+					<button type="button" id="approval-deny" class="danger">
+						Deny
+					</button>
+				</div>
+			</section>
+			<div class="columns">
+				<section class="panel">
+					<h2>Record</h2>
+					<dl id="job-facts" class="facts"></dl>
+					<h3>Prompt</h3>
+					<pre id="job-prompt" class="text"></pre>
+					<h3>Summary</h3>
+					<pre id="job-summary" class="text"></pre>
+				</section>
+				<div>
+					<section class="panel">
+						<h2>Usage</h2>
+						<table class="grid compact" id="job-usage">
+							<thead>
+								<tr>
+									<th>Model</th>
+									<th class="num">Input</th>
+									<th class="num">Output</th>
+									<th class="num">Cache write</th>
+									<th class="num">Cache read</th>
+								</tr>
+							</thead>
+							<tbody></tbody>
+						</table>
+						<p id="job-usage-meta" class="muted"></p>
+					</section>
+					<section class="panel">
+						<h2>Delivery</h2>
+						<p id="job-delivery"></p>
+					</section>
+					<section class="panel">
+						<h2>Transitions</h2>
+						<ol id="job-transitions" class="timeline"></ol>
+					</section>
+				</div>
+			</div>
+			<section class="panel">
+				<div class="panel-head">
+					<h2>Output</h2>
+					<span id="log-state" class="pill"></span>
+				</div>
+				<ol id="job-log" class="log" aria-live="polite"></ol>
+			</section>
+		</>
+	);
+}
+
+export const RUN_CLASSES: { key: string; label: string }[] = [
+	{ key: "on-time", label: "on time" },
+	{ key: "late", label: "late" },
+	{ key: "catch-up", label: "catch-up" },
+	{ key: "manual", label: "manual / webhook" },
+	{ key: "skipped", label: "skipped" },
+	{ key: "unknown", label: "unknown" },
+	{ key: "failed", label: "failed" },
+];
+
+function Runs(props: { agent: string }) {
+	return (
+		<>
+			<div class="view-head">
+				<h1>
+					Runs · <span>{props.agent}</span>
+				</h1>
+				<span id="runs-meta" class="muted"></span>
+			</div>
+			<section class="panel">
+				<div id="runs-chart" class="chart"></div>
+				<ul class="legend">
+					{RUN_CLASSES.map((c) => (
+						<li>
+							<span class={`swatch run-${c.key}`}></span>
+							{c.label}
+						</li>
+					))}
+				</ul>
+			</section>
+			<table class="grid" id="runs-table">
+				<thead>
+					<tr>
+						<th>Slot</th>
+						<th>Schedule</th>
+						<th>Dispatch</th>
+						<th>Status</th>
+						<th>Claimed</th>
+						<th>Job</th>
+						<th>Note</th>
+					</tr>
+				</thead>
+				<tbody></tbody>
+			</table>
+			<p id="runs-empty" class="empty" hidden>
+				No occurrences yet: the ledger fills as the scheduler ticks.
+			</p>
+		</>
+	);
+}
+
+function Usage() {
+	return (
+		<>
+			<div class="view-head">
+				<h1>Usage</h1>
+				<span id="usage-meta" class="muted"></span>
+			</div>
+			<section class="panel">
+				<h2>Tokens per agent per day</h2>
+				<div id="usage-chart" class="chart"></div>
+				<ul id="usage-legend" class="legend"></ul>
+			</section>
+			<table class="grid" id="usage-table">
+				<thead>
+					<tr>
+						<th>Day (UTC)</th>
+						<th>Agent</th>
+						<th class="num">Jobs</th>
+						<th class="num">Input</th>
+						<th class="num">Output</th>
+						<th class="num">Cache write</th>
+						<th class="num">Cache read</th>
+						<th class="num">Cost</th>
+					</tr>
+				</thead>
+				<tbody></tbody>
+			</table>
+		</>
+	);
+}
+
+function Incidents() {
+	return (
+		<>
+			<div class="view-head">
+				<h1>Incidents</h1>
+				<span id="incidents-meta" class="muted"></span>
+			</div>
+			<form id="incidents-filter" class="filters">
+				<label>
+					State
+					<select name="state">
+						<Options values={INCIDENT_STATES} all="any state" />
+					</select>
+				</label>
+			</form>
+			<table class="grid" id="incidents-table">
+				<thead>
+					<tr>
+						<th>Incident</th>
+						<th>Agent</th>
+						<th>Class</th>
+						<th>State</th>
+						<th>Error</th>
+						<th class="num">Count</th>
+						<th>Last seen</th>
+						<th>Last job</th>
+						<th class="actions"></th>
+					</tr>
+				</thead>
+				<tbody></tbody>
+			</table>
+			<p id="incidents-empty" class="empty" hidden>
+				No incidents.
+			</p>
+		</>
+	);
+}
+
+/** The page for a view: the shared frame around that view's skeleton. */
+export function Page(props: PageProps) {
+	const body = (() => {
+		switch (props.view) {
+			case "fleet":
+				return <Fleet />;
+			case "jobs":
+				return <Jobs />;
+			case "job":
+				return <Job id={props.subject ?? ""} />;
+			case "runs":
+				return <Runs agent={props.subject ?? ""} />;
+			case "usage":
+				return <Usage />;
+			case "incidents":
+				return <Incidents />;
+		}
+	})();
+	return <Layout {...props}>{body}</Layout>;
+}

@@ -1,0 +1,88 @@
+/** @jsxImportSource hono/jsx */
+import { Hono, type Context } from "hono";
+import type { AppEnv } from "../api/context.ts";
+import { APP_JS } from "./client.ts";
+import { Page, type View } from "./pages.tsx";
+import { APP_CSS, FAVICON_SVG } from "./styles.ts";
+
+/**
+ * Everything the pages load comes from this origin and nothing runs inline, so an injected string
+ * can neither execute nor pull anything in. connect-src 'self' is what the client's fetch() calls need.
+ */
+const CSP = [
+	"default-src 'none'",
+	"script-src 'self'",
+	"style-src 'self'",
+	"img-src 'self'",
+	"connect-src 'self'",
+	"base-uri 'none'",
+	"form-action 'self'",
+	"frame-ancestors 'none'",
+].join("; ");
+
+function securityHeaders(c: Context<AppEnv>): void {
+	c.header("content-security-policy", CSP);
+	c.header("x-content-type-options", "nosniff");
+	c.header("referrer-policy", "no-referrer");
+	// For browsers that predate frame-ancestors.
+	c.header("x-frame-options", "DENY");
+}
+
+/** FNV-1a: a content hash for cache-busting asset URLs, computed once at load (no async crypto needed). */
+function contentVersion(text: string): string {
+	let hash = 0x811c9dc5;
+	for (let i = 0; i < text.length; i++) {
+		hash ^= text.charCodeAt(i);
+		hash = Math.imul(hash, 0x01000193);
+	}
+	return (hash >>> 0).toString(16).padStart(8, "0");
+}
+
+interface Asset {
+	path: string;
+	body: string;
+	type: string;
+	version: string;
+}
+
+const asset = (path: string, body: string, type: string): Asset => ({ path, body, type, version: contentVersion(body) });
+const ASSETS = [
+	asset("/ui/app.js", APP_JS, "text/javascript; charset=utf-8"),
+	asset("/ui/app.css", APP_CSS, "text/css; charset=utf-8"),
+	asset("/ui/favicon.svg", FAVICON_SVG, "image/svg+xml"),
+] as const;
+const [js, css, icon] = ASSETS;
+const versioned = (a: Asset) => `${a.path}?v=${a.version}`;
+const PAGE_ASSETS = { js: versioned(js), css: versioned(css), icon: versioned(icon) };
+
+function page(c: Context<AppEnv>, view: View, title: string, subject?: string) {
+	securityHeaders(c);
+	// The shell holds no data, but a stale one could reference assets a deploy removed.
+	c.header("cache-control", "no-cache");
+	return c.html(`<!doctype html>${(<Page view={view} title={title} assets={PAGE_ASSETS} subject={subject} />).toString()}`);
+}
+
+/**
+ * The web dashboard: server-rendered shells plus one script and one stylesheet. Only these paths
+ * are served, so /healthz, /openapi.json and /v1/* are never shadowed; the pages are not API routes
+ * and are not in the OpenAPI document (a plain Hono app contributes nothing to it).
+ */
+export const dashboardApp = new Hono<AppEnv>()
+	.get("/", (c) => page(c, "fleet", "Fleet"))
+	.get("/jobs", (c) => page(c, "jobs", "Jobs"))
+	.get("/jobs/:id", (c) => page(c, "job", c.req.param("id"), c.req.param("id")))
+	.get("/agents/:name/runs", (c) => page(c, "runs", `Runs · ${c.req.param("name")}`, c.req.param("name")))
+	.get("/usage", (c) => page(c, "usage", "Usage"))
+	.get("/incidents", (c) => page(c, "incidents", "Incidents"));
+
+for (const a of ASSETS) {
+	dashboardApp.get(a.path, (c) => {
+		c.header("x-content-type-options", "nosniff");
+		c.header("content-type", a.type);
+		// A URL carrying the current version never changes; any other (an old page, a bare link) revalidates.
+		c.header("cache-control", c.req.query("v") === a.version ? "public, max-age=31536000, immutable" : "no-cache");
+		c.header("etag", `"${a.version}"`);
+		if (c.req.header("if-none-match") === `"${a.version}"`) return c.body(null, 304);
+		return c.body(a.body);
+	});
+}

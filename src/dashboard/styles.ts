@@ -1,0 +1,234 @@
+// The dashboard's stylesheet and icon, served from /ui/* (the CSP allows no inline styles).
+
+export const FAVICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#1f3b57"/><path d="M8 22V10h6.5a6 6 0 0 1 0 12z" fill="none" stroke="#9ed0ff" stroke-width="3"/></svg>`;
+
+export const APP_CSS = String.raw`
+:root {
+	--bg: #f5f6f8;
+	--panel: #ffffff;
+	--ink: #1d2430;
+	--muted: #667085;
+	--line: #e3e6eb;
+	--accent: #1f6feb;
+	--accent-ink: #ffffff;
+	--danger: #c92a2a;
+	--warn-bg: #fff4e0;
+	--warn-line: #f0a020;
+	--top: #1f3b57;
+	--mono: ui-monospace, SFMono-Regular, Menlo, Consolas, "Liberation Mono", monospace;
+	/* occurrence and status colours, shared by badges, the runs timeline and the legend */
+	--on-time: #2f9e44;
+	--late: #f08c00;
+	--catch-up: #1c7ed6;
+	--manual: #0c8599;
+	--skipped: #adb5bd;
+	--unknown: #7048e8;
+	--failed: #e03131;
+}
+
+* { box-sizing: border-box; }
+[hidden] { display: none !important; }
+html { font-size: 14px; }
+body {
+	margin: 0;
+	font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif;
+	color: var(--ink);
+	background: var(--bg);
+	line-height: 1.45;
+}
+a { color: var(--accent); text-decoration: none; }
+a:hover { text-decoration: underline; }
+h1 { font-size: 1.45rem; margin: 0; font-weight: 600; }
+h2 { font-size: 1.05rem; margin: 0 0 .6rem; font-weight: 600; }
+h3 { font-size: .9rem; margin: 1rem 0 .3rem; color: var(--muted); font-weight: 600; text-transform: uppercase; letter-spacing: .03em; }
+.mono, code { font-family: var(--mono); font-size: .92em; }
+.muted { color: var(--muted); }
+.small { font-size: .86em; }
+.error { color: var(--danger); margin: .5rem 0 0; }
+
+/* ── frame ── */
+.topbar {
+	display: flex; align-items: center; gap: 2rem;
+	padding: 0 1.5rem; height: 52px;
+	background: var(--top); color: #fff;
+}
+.brand { color: #fff; font-weight: 700; font-size: 1.15rem; letter-spacing: .02em; }
+.topbar nav { display: flex; gap: .25rem; }
+.topbar nav a { color: #c9d6e3; padding: .4rem .75rem; border-radius: 6px; }
+.topbar nav a:hover { background: rgba(255,255,255,.08); text-decoration: none; }
+.topbar nav a[aria-current="page"] { color: #fff; background: rgba(255,255,255,.15); }
+.session { margin-left: auto; display: flex; align-items: center; gap: .75rem; }
+.topbar .ghost { color: #c9d6e3; border-color: rgba(255,255,255,.3); background: transparent; }
+main { max-width: 1400px; margin: 0 auto; padding: 1.25rem 1.5rem 3rem; }
+.notice {
+	max-width: 1400px; margin: .75rem auto 0; padding: .6rem 1rem;
+	border: 1px solid #f1b0b0; background: #fff1f1; color: #8a1c1c; border-radius: 6px;
+	display: flex; gap: 1rem; justify-content: space-between; align-items: center;
+}
+.notice.ok { border-color: #a8dcb5; background: #effaf2; color: #1e6b34; }
+.notice button { padding: .1rem .5rem; }
+
+/* ── controls ── */
+button {
+	font: inherit; cursor: pointer;
+	padding: .35rem .8rem; border-radius: 6px;
+	border: 1px solid #c8ced6; background: #fff; color: var(--ink);
+}
+button:hover { border-color: #98a2b3; }
+button:disabled { opacity: .55; cursor: default; }
+button.primary { background: var(--accent); border-color: var(--accent); color: var(--accent-ink); }
+button.danger { color: var(--danger); border-color: #e8b4b4; }
+button.danger:hover { background: #fff1f1; }
+button.small { padding: .15rem .55rem; font-size: .88em; }
+input, select, textarea {
+	font: inherit; color: inherit;
+	padding: .35rem .5rem; border: 1px solid #c8ced6; border-radius: 6px; background: #fff;
+}
+textarea { width: 100%; font-family: var(--mono); font-size: .9em; resize: vertical; }
+.buttons { display: flex; gap: .5rem; flex-wrap: wrap; }
+.filters { display: flex; gap: 1rem; margin: 0 0 1rem; flex-wrap: wrap; }
+.filters label { display: flex; flex-direction: column; gap: .2rem; font-size: .85em; color: var(--muted); }
+.filters select { min-width: 12rem; color: var(--ink); }
+
+/* ── sign-in ── */
+.signin { max-width: 26rem; margin: 4rem auto; background: var(--panel); padding: 2rem; border-radius: 10px; border: 1px solid var(--line); }
+.signin form { display: flex; flex-direction: column; gap: .5rem; }
+.signin label { font-weight: 600; margin-top: .5rem; }
+.signin h1 { margin-bottom: .5rem; }
+
+/* ── views ── */
+.view-head { display: flex; align-items: center; justify-content: space-between; gap: 1rem; margin: .25rem 0 1rem; flex-wrap: wrap; }
+.view-head h1 { display: flex; align-items: center; gap: .75rem; }
+.panel { background: var(--panel); border: 1px solid var(--line); border-radius: 8px; padding: 1rem 1.1rem; margin-bottom: 1rem; }
+.panel-head { display: flex; align-items: center; justify-content: space-between; }
+.columns { display: grid; grid-template-columns: minmax(0, 1.15fr) minmax(0, 1fr); gap: 1rem; }
+.columns > div > .panel:last-child { margin-bottom: 1rem; }
+.empty { color: var(--muted); text-align: center; padding: 2rem; background: var(--panel); border: 1px dashed var(--line); border-radius: 8px; }
+.pager { display: flex; justify-content: center; margin: 1rem 0; }
+
+table.grid { width: 100%; border-collapse: collapse; background: var(--panel); border: 1px solid var(--line); border-radius: 8px; overflow: hidden; }
+table.grid th { text-align: left; font-weight: 600; font-size: .82em; color: var(--muted); text-transform: uppercase; letter-spacing: .03em; background: #fafbfc; }
+table.grid th, table.grid td { padding: .55rem .75rem; border-bottom: 1px solid var(--line); vertical-align: top; }
+table.grid tbody tr:last-child td { border-bottom: 0; }
+table.grid tbody tr:hover { background: #fafcff; }
+table.grid.compact th, table.grid.compact td { padding: .35rem .5rem; }
+table.grid .num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+table.grid .actions { text-align: right; white-space: nowrap; }
+table.grid td.actions button + button { margin-left: .35rem; }
+table.grid tfoot td { font-weight: 600; border-top: 1px solid var(--line); border-bottom: 0; }
+/* ids and names are read as a whole: never broken at their hyphens */
+table.grid td a, table.grid td .mono { white-space: nowrap; }
+td.summary { max-width: 28rem; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+td.error-text { max-width: 26rem; word-break: break-word; }
+td .sub { display: block; color: var(--muted); font-size: .86em; }
+ul.plain { list-style: none; margin: 0; padding: 0; }
+ul.plain li + li { margin-top: .2rem; }
+
+/* an automatically paused agent cannot run until its cause is fixed: make it stand out */
+tr.auto-paused td { background: var(--warn-bg); }
+tr.auto-paused td:first-child { box-shadow: inset 4px 0 0 var(--warn-line); }
+.reason { display: block; font-size: .86em; color: #7a4b00; margin-top: .2rem; max-width: 22rem; word-break: break-word; }
+
+/* ── badges ── */
+.badge {
+	display: inline-block; padding: .05rem .5rem; border-radius: 999px;
+	font-size: .8rem; font-weight: 600; white-space: nowrap;
+	background: #eef0f3; color: #475467; border: 1px solid transparent;
+}
+.badge.s-running { background: #e7f0ff; color: #1849a9; }
+.badge.s-pending { background: #f2f4f7; color: #475467; }
+.badge.s-approval_pending { background: #fff4e0; color: #8a5300; border-color: #f5c97a; }
+.badge.s-completed { background: #e6f6ea; color: #1e6b34; }
+.badge.s-failed { background: #fdecec; color: #a11d1d; }
+.badge.s-cancelled { background: #eceef1; color: #475467; }
+.badge.s-indeterminate { background: #f1ecfe; color: #5a34c7; }
+.badge.active { background: #e6f6ea; color: #1e6b34; }
+.badge.paused { background: #eceef1; color: #344054; }
+.badge.auto-paused { background: #ffe8bf; color: #7a4b00; border-color: var(--warn-line); }
+.badge.disabled { background: #eceef1; color: #667085; }
+.badge.s-claimed { background: #f2f4f7; color: #475467; }
+.badge.s-skipped { background: #eceef1; color: #667085; }
+.badge.s-unknown { background: #f1ecfe; color: #5a34c7; }
+.badge.d-delivered { background: #e6f6ea; color: #1e6b34; }
+.badge.d-failed { background: #fdecec; color: #a11d1d; }
+.badge.d-suppressed { background: #eceef1; color: #475467; }
+.badge.d-unknown { background: #f1ecfe; color: #5a34c7; }
+.badge.i-detected, .badge.i-alerted { background: #fdecec; color: #a11d1d; }
+.badge.i-resolved { background: #e6f6ea; color: #1e6b34; }
+.badge.i-closed { background: #eceef1; color: #475467; }
+.pill { font-size: .82rem; padding: .1rem .6rem; border-radius: 999px; background: rgba(255,255,255,.12); color: #dbe6f0; }
+.pill.bad { background: #e03131; color: #fff; }
+.panel .pill { background: #eef0f3; color: #475467; }
+.panel .pill.live { background: #e7f0ff; color: #1849a9; }
+.panel .pill.live::before { content: ""; display: inline-block; width: .5rem; height: .5rem; border-radius: 50%; background: #1c7ed6; margin-right: .35rem; animation: pulse 1.2s ease-in-out infinite; }
+.panel .pill.reconnecting { background: #fff4e0; color: #8a5300; }
+@keyframes pulse { 50% { opacity: .25; } }
+
+/* ── job page ── */
+.facts { display: grid; grid-template-columns: max-content 1fr; gap: .3rem 1rem; margin: 0; }
+.facts dt { color: var(--muted); }
+.facts dd { margin: 0; word-break: break-word; }
+pre.text { margin: 0; white-space: pre-wrap; word-break: break-word; background: #f8f9fb; border: 1px solid var(--line); border-radius: 6px; padding: .6rem .75rem; font-family: var(--mono); font-size: .88em; max-height: 16rem; overflow: auto; }
+.approval { border-color: var(--warn-line); background: var(--warn-bg); }
+.approval textarea { margin: .3rem 0 .6rem; background: #fff; }
+.timeline { list-style: none; margin: 0; padding: 0 0 0 1rem; border-left: 2px solid var(--line); }
+.timeline li { position: relative; padding: 0 0 .7rem .5rem; }
+.timeline li::before { content: ""; position: absolute; left: -1.4rem; top: .35rem; width: .6rem; height: .6rem; border-radius: 50%; background: #98a2b3; border: 2px solid var(--panel); }
+.timeline li.to-completed::before { background: var(--on-time); }
+.timeline li.to-failed::before { background: var(--failed); }
+.timeline li.to-running::before { background: var(--catch-up); }
+.timeline li.to-approval_pending::before { background: var(--late); }
+.timeline .reason-text { display: block; color: var(--muted); font-size: .88em; }
+ol.log {
+	list-style: none; margin: .5rem 0 0; padding: .5rem 0;
+	background: #0f1720; color: #d7dee8; border-radius: 6px;
+	font-family: var(--mono); font-size: .85em;
+	max-height: 28rem; overflow: auto;
+}
+ol.log li { display: grid; grid-template-columns: 2.5rem 5.5rem 10rem 1fr; gap: .5rem; padding: .1rem .75rem; }
+ol.log li:hover { background: #17212d; }
+ol.log .n { color: #5b6b7d; text-align: right; }
+ol.log .ts { color: #7f8fa3; }
+ol.log .type { color: #9ed0ff; }
+ol.log .body { white-space: pre-wrap; word-break: break-word; }
+ol.log li.t-error .type, ol.log li.t-error .body { color: #ff8a8a; }
+ol.log li.t-tool_use .type { color: #ffd08a; }
+ol.log li.t-tool_result .type { color: #a6e3a1; }
+ol.log li.t-system .type { color: #b4a7f5; }
+ol.log li.placeholder { display: block; color: #7f8fa3; }
+
+/* ── charts ── */
+.chart svg { display: block; width: 100%; height: auto; }
+.chart .axis line, .chart .axis path { stroke: #c8ced6; }
+.chart .grid-line { stroke: #eef0f3; }
+.chart text { font-size: 11px; fill: var(--muted); font-family: inherit; }
+.chart text.lane { fill: var(--ink); font-weight: 600; }
+.chart .lane-line { stroke: #eef0f3; }
+.chart .mark { stroke: #fff; stroke-width: 1.5; }
+.chart .mark:hover, .chart .bar:hover { opacity: .8; }
+.chart .open { fill-opacity: .35; }
+.chart .range { opacity: .5; }
+.legend { list-style: none; display: flex; gap: 1.25rem; flex-wrap: wrap; margin: .75rem 0 0; padding: 0; font-size: .88em; color: var(--muted); }
+.legend li { display: flex; align-items: center; gap: .35rem; }
+.swatch { display: inline-block; width: .8rem; height: .8rem; border-radius: 3px; }
+.run-on-time { fill: var(--on-time); background: var(--on-time); }
+.run-late { fill: var(--late); background: var(--late); }
+.run-catch-up { fill: var(--catch-up); background: var(--catch-up); }
+.run-manual { fill: var(--manual); background: var(--manual); }
+.run-skipped { fill: var(--skipped); background: var(--skipped); }
+.run-unknown { fill: var(--unknown); background: var(--unknown); }
+.run-failed { fill: var(--failed); background: var(--failed); }
+.series-0 { fill: #1c7ed6; background: #1c7ed6; }
+.series-1 { fill: #f08c00; background: #f08c00; }
+.series-2 { fill: #2f9e44; background: #2f9e44; }
+.series-3 { fill: #7048e8; background: #7048e8; }
+.series-4 { fill: #e03131; background: #e03131; }
+.series-5 { fill: #0c8599; background: #0c8599; }
+.series-6 { fill: #d6336c; background: #d6336c; }
+.series-7 { fill: #5c940d; background: #5c940d; }
+.series-8 { fill: #868e96; background: #868e96; }
+
+@media (max-width: 1000px) {
+	.columns { grid-template-columns: 1fr; }
+}
+`;

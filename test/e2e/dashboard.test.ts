@@ -1,0 +1,409 @@
+import { mkdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+
+// The dashboard, driven in Debian's Chromium against the local Worker (the real bundle in workerd)
+// and the Messages API emulator. Nothing here sleeps: every wait is on something the page or the
+// API shows.
+
+const { url, emulatorUrl, tokens } = inject("drover");
+const SHOTS = path.join(import.meta.dirname, "screenshots");
+const LIVE = { timeout: 20_000 };
+const run = Math.random().toString(36).slice(2, 8);
+
+interface JobRecord {
+	id: string;
+	status: string;
+	agent: string;
+	pending_approval: { tool_name: string; input: Record<string, unknown> } | null;
+}
+
+async function call<T>(method: string, pathname: string, token: string | null, body?: unknown): Promise<T> {
+	const headers: Record<string, string> = {};
+	if (token) headers.authorization = `Bearer ${token}`;
+	if (body !== undefined) headers["content-type"] = "application/json";
+	const res = await fetch(`${url}${pathname}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+	const text = await res.text();
+	if (!res.ok) throw new Error(`${method} ${pathname} answered ${res.status}: ${text}`);
+	return (text ? JSON.parse(text) : null) as T;
+}
+
+/** Queues model answers on the emulator; each model request takes the next one. */
+async function script(...steps: unknown[]): Promise<void> {
+	const res = await fetch(`${emulatorUrl}/__emulator/script`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(steps) });
+	expect(res.status).toBe(200);
+}
+
+async function emulatorQueued(): Promise<number> {
+	const res = await fetch(`${emulatorUrl}/__emulator/script`, { method: "POST", headers: { "content-type": "application/json" }, body: "[]" });
+	return ((await res.json()) as { queued: number }).queued;
+}
+
+async function createAgent(name: string, definition: Record<string, unknown>): Promise<string> {
+	await call("POST", "/v1/agents", tokens.admin, { name, prompt: "Do the thing.", timeout: "5m", ...definition });
+	return name;
+}
+
+const trigger = (agent: string, prompt?: string) =>
+	call<JobRecord>("POST", `/v1/agents/${agent}/jobs`, tokens.operate, prompt === undefined ? {} : { prompt });
+const getJob = (id: string) => call<JobRecord>("GET", `/v1/jobs/${id}`, tokens.read);
+const FINAL = ["completed", "failed", "cancelled", "indeterminate"];
+
+async function settled(id: string): Promise<string> {
+	await expect.poll(async () => (await getJob(id)).status, LIVE).toSatisfy((s: string) => FINAL.includes(s));
+	return (await getJob(id)).status;
+}
+
+/** One scheduler tick at `at` (ms), as Cloudflare's cron would fire it. */
+async function tick(at: number): Promise<void> {
+	const res = await fetch(`${url}/cdn-cgi/local/scheduled?cron=*+*+*+*+*&time=${at}`);
+	expect(res.status).toBe(200);
+	await res.text();
+}
+
+let browser: Browser;
+let context: BrowserContext;
+/** Everything the pages reported as broken: a CSP violation or a script error fails the suite. */
+const pageErrors: string[] = [];
+
+async function open(pathname: string): Promise<Page> {
+	const page = await context.newPage();
+	page.on("pageerror", (err) => pageErrors.push(`${pathname}: ${err.message}`));
+	page.on("console", (msg) => {
+		if (msg.type() === "error" && /Content Security Policy|Refused to/i.test(msg.text())) pageErrors.push(`${pathname}: ${msg.text()}`);
+	});
+	// Cancel, deny, close and pause ask first; the tests say yes.
+	page.on("dialog", (d) => void d.accept());
+	await page.goto(`${url}${pathname}`);
+	return page;
+}
+
+/** Opens a page and signs in on it (the token is per tab: sessionStorage). */
+async function signedIn(pathname: string, token: string = tokens.operate): Promise<Page> {
+	const page = await open(pathname);
+	await page.locator("#token").fill(token);
+	await page.locator("#signin-form button[type=submit]").click();
+	await page.locator("#view").waitFor({ state: "visible" });
+	return page;
+}
+
+const shot = (page: Page, view: string) => page.screenshot({ path: path.join(SHOTS, `${view}.png`), fullPage: true });
+
+beforeAll(async () => {
+	mkdirSync(SHOTS, { recursive: true });
+	// No network on this machine (or in CI): keep Chromium from reaching for it.
+	browser = await chromium.launch({
+		executablePath: "/usr/bin/chromium",
+		args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+	});
+	context = await browser.newContext({ viewport: { width: 1280, height: 800 }, acceptDownloads: true });
+});
+
+afterAll(async () => {
+	await context?.close();
+	await browser?.close();
+});
+
+describe("the dashboard", () => {
+	it("serves shells with a strict CSP and its assets with cache headers, and leaves the API's routes alone", async () => {
+		for (const p of ["/", "/jobs", "/jobs/job-2026-01-01-abcdef", "/agents/triage/runs", "/usage", "/incidents"]) {
+			const res = await fetch(`${url}${p}`);
+			expect(res.status, p).toBe(200);
+			expect(res.headers.get("content-type")).toMatch(/text\/html/);
+			const csp = res.headers.get("content-security-policy") ?? "";
+			expect(csp).toContain("script-src 'self'");
+			expect(csp).toContain("style-src 'self'");
+			expect(csp).toContain("frame-ancestors 'none'");
+			expect(res.headers.get("x-content-type-options")).toBe("nosniff");
+			expect(res.headers.get("referrer-policy")).toBe("no-referrer");
+			const html = await res.text();
+			// No inline script or style: everything comes from /ui/.
+			expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
+			expect(html).not.toMatch(/<style|\sstyle=/);
+		}
+		// A path parameter is echoed into the shell (title, data attribute) only escaped.
+		const hostile = await (await fetch(`${url}/agents/${encodeURIComponent('"><img src=x onerror=alert(1)>')}/runs`)).text();
+		expect(hostile).not.toContain("<img");
+		expect(hostile).toContain("&lt;img");
+		const page = await (await fetch(`${url}/`)).text();
+		const js = /src="(\/ui\/app\.js\?v=[0-9a-f]+)"/.exec(page)?.[1];
+		expect(js).toBeDefined();
+		const asset = await fetch(`${url}${js}`);
+		expect(asset.headers.get("content-type")).toMatch(/javascript/);
+		expect(asset.headers.get("cache-control")).toContain("immutable");
+		expect((await fetch(`${url}/ui/app.css`)).headers.get("cache-control")).toBe("no-cache");
+		// The API's own answers are untouched.
+		expect((await fetch(`${url}/v1/jobs`)).status).toBe(401);
+		expect((await fetch(`${url}/openapi.json`)).headers.get("content-type")).toMatch(/json/);
+		expect([200, 503]).toContain((await fetch(`${url}/healthz`)).status);
+		const unknown = await fetch(`${url}/nothing-here`);
+		expect(unknown.status).toBe(404);
+		expect(unknown.headers.get("content-type")).toMatch(/json/);
+	});
+
+	it("signs in with a token: a wrong one shows the API's message, a right one the fleet", async () => {
+		const page = await open("/");
+		await page.locator("#signin").waitFor({ state: "visible" });
+		await page.locator("#token").fill("not-a-real-token-0000000000");
+		await page.locator("#signin-form button[type=submit]").click();
+		await page.locator("#signin-error", { hasText: "invalid token" }).waitFor(LIVE);
+		await shot(page, "signin");
+
+		await page.locator("#token").fill(tokens.read);
+		await page.locator("#signin-form button[type=submit]").click();
+		for (const name of ["daily-digest", "site-watch", "triage"]) {
+			await page.locator(`#fleet-table tr[data-agent="${name}"]`).waitFor(LIVE);
+		}
+		// A read token sees everything but may not act: the API's 403 message is shown.
+		await page.locator(`#fleet-table tr[data-agent="daily-digest"] button`, { hasText: "Run now" }).click();
+		await page.locator("#notice", { hasText: "needs the operate role" }).waitFor(LIVE);
+		// The token is in session storage, never in the address bar.
+		expect(page.url()).toBe(`${url}/`);
+		expect(await page.evaluate(() => sessionStorage.getItem("drover.token"))).toBe(tokens.read);
+		await page.locator("#sign-out").click();
+		await page.locator("#signin").waitFor({ state: "visible" });
+		expect(await page.evaluate(() => sessionStorage.getItem("drover.token"))).toBeNull();
+		await page.close();
+	});
+
+	it("shows a job live on its page: lines arrive, an approval is made with edited input, and it completes without a reload", async () => {
+		const agent = await createAgent(`dash-live-${run}`, {
+			tools: [
+				{
+					type: "webhook",
+					name: "create_ticket",
+					description: "File a ticket.",
+					// The only URL secret the e2e Worker has; the call's answer (a 404) does not matter here.
+					url_secret: "ANTHROPIC_BASE_URL",
+					requires_approval: true,
+					input_schema: { type: "object", properties: { title: { type: "string" } } },
+				},
+			],
+		});
+		const page = await signedIn("/jobs");
+		// A slow model: the page is open before the first answer arrives.
+		await script({ delay_ms: 1500, then: { text: "Filing it.", tool_use: { name: "create_ticket", input: { title: "Disk full" } } } }, { delay_ms: 1500, then: { text: "Ticket filed." } });
+		const job = await trigger(agent, "File a ticket about the disk.");
+		await page.goto(`${url}/jobs/${job.id}`);
+		await page.locator("#view").waitFor({ state: "visible" });
+		await page.evaluate(() => {
+			(globalThis as unknown as { marker: string }).marker = "same document";
+		});
+
+		// The first line (init) and the status come in while the model is still thinking.
+		await page.locator("#job-log li[data-line='1']").waitFor(LIVE);
+		await page.locator("#job-approval").waitFor({ state: "visible", ...LIVE });
+		await page.locator("#job-status .badge", { hasText: "approval pending" }).waitFor(LIVE);
+		expect(await page.locator("#approval-tool").textContent()).toBe("create_ticket");
+		expect(JSON.parse(await page.locator("#approval-input").inputValue())).toEqual({ title: "Disk full" });
+		await page.locator("#job-log li.t-tool_use", { hasText: "create_ticket" }).waitFor(LIVE);
+		await shot(page, "job-approval");
+
+		await page.locator("#approval-input").fill(JSON.stringify({ title: "Disk full on db-1" }));
+		const [approval] = await Promise.all([
+			page.waitForRequest((r) => r.url().endsWith(`/v1/jobs/${job.id}/approval`)),
+			page.locator("#approval-approve").click(),
+		]);
+		// The edited input goes with the approval (the model's own would be sent without tool_input).
+		expect(approval.postDataJSON()).toEqual({ decision: "approve", tool_input: { title: "Disk full on db-1" } });
+		await page.locator("#job-approval").waitFor({ state: "hidden", ...LIVE });
+		await page.locator("#job-log li.t-assistant", { hasText: "Ticket filed." }).waitFor(LIVE);
+		await page.locator("#job-status .badge", { hasText: "completed" }).waitFor(LIVE);
+		await page.locator("#log-state", { hasText: "ended" }).waitFor(LIVE);
+		// Still the same document: everything above arrived over the stream.
+		expect(await page.evaluate(() => (globalThis as unknown as { marker?: string }).marker)).toBe("same document");
+		expect(await page.locator("#job-summary").textContent()).toContain("Ticket filed.");
+		expect(await page.locator("#job-transitions li").count()).toBeGreaterThanOrEqual(4);
+		expect(await page.locator("#job-usage tbody tr").count()).toBeGreaterThanOrEqual(1);
+		const record = await getJob(job.id);
+		expect(record.status).toBe("completed");
+
+		// Every line exactly once, in order, matching the stored JSONL.
+		const jsonl = await (await fetch(`${url}/v1/jobs/${job.id}/output`, { headers: { authorization: `Bearer ${tokens.read}` } })).text();
+		const stored = jsonl.trim().split("\n");
+		const lineNumbers = await page.locator("#job-log li").evaluateAll((lis) => lis.map((li) => Number(li.getAttribute("data-line"))));
+		expect(lineNumbers).toEqual(stored.map((_, i) => i + 1));
+
+		// Download JSONL: fetched with the token, saved from a Blob.
+		const [download] = await Promise.all([page.waitForEvent("download"), page.locator("#job-download").click()]);
+		expect(download.suggestedFilename()).toBe(`${job.id}.jsonl`);
+		expect(readFileSync(await download.path(), "utf8")).toBe(jsonl);
+		await shot(page, "job");
+
+		// Fork it: a new job from this conversation, on its own page, whose model asks for the tool
+		// again; deny it there, and the job finishes.
+		await script({ tool_use: { name: "create_ticket", input: { title: "Disk full again" } } }, { text: "Not filed, as told." });
+		await page.locator("#job-fork").click();
+		await page.waitForURL((u) => /\/jobs\/job-/.test(u.pathname) && !u.pathname.endsWith(job.id), LIVE);
+		const forkId = new URL(page.url()).pathname.split("/").at(-1)!;
+		await page.locator("#job-facts dd a", { hasText: job.id }).waitFor(LIVE);
+		await page.locator("#job-status .badge", { hasText: "approval pending" }).waitFor(LIVE);
+		const [denial] = await Promise.all([
+			page.waitForRequest((r) => r.url().endsWith(`/v1/jobs/${forkId}/approval`)),
+			page.locator("#approval-deny").click(),
+		]);
+		expect(denial.postDataJSON()).toEqual({ decision: "deny" });
+		await page.locator("#job-status .badge", { hasText: "completed" }).waitFor(LIVE);
+		await page.locator("#job-log li.t-tool_result").waitFor(LIVE);
+		await page.close();
+	});
+
+	it("resumes the output stream after a dropped connection, with Last-Event-ID, without losing or repeating lines", async () => {
+		const agent = await createAgent(`dash-resume-${run}`, {});
+		await script({ text: "First answer, and the last." });
+		const job = await trigger(agent);
+		expect(await settled(job.id)).toBe("completed");
+
+		const page = await signedIn("/incidents");
+		const streamRequests: (string | null)[] = [];
+		page.on("request", (r) => {
+			if (r.url().endsWith(`/v1/jobs/${job.id}/stream`)) streamRequests.push(r.headers()["last-event-id"] ?? null);
+		});
+		let dropped = false;
+		await page.route(`**/v1/jobs/${job.id}/stream`, async (route) => {
+			if (dropped) return route.continue();
+			dropped = true;
+			// The first connection delivers two lines and then breaks (no `end` event).
+			const full = await (await route.fetch()).text();
+			const frames = full.split("\n\n").filter((f) => f.includes("event: line"));
+			await route.fulfill({ status: 200, headers: { "content-type": "text/event-stream" }, body: `retry: 500\n\n${frames.slice(0, 2).join("\n\n")}\n\n` });
+		});
+		await page.goto(`${url}/jobs/${job.id}`);
+		await page.locator("#log-state", { hasText: "ended" }).waitFor(LIVE);
+		expect(streamRequests).toEqual([null, "2"]);
+		const stored = (await (await fetch(`${url}/v1/jobs/${job.id}/output`, { headers: { authorization: `Bearer ${tokens.read}` } })).text()).trim().split("\n");
+		const lineNumbers = await page.locator("#job-log li").evaluateAll((lis) => lis.map((li) => Number(li.getAttribute("data-line"))));
+		expect(stored.length).toBeGreaterThan(2);
+		expect(lineNumbers).toEqual(stored.map((_, i) => i + 1));
+		await page.close();
+	});
+
+	it("lists jobs with filters and an Older button, and cancels a running job from its page", async () => {
+		// One job holds the only slot (its model never answers); the rest queue behind it.
+		const agent = await createAgent(`dash-queue-${run}`, { max_concurrent: 1 });
+		await script({ hang: true });
+		const running = await trigger(agent, "Hold the slot.");
+		await expect.poll(async () => (await getJob(running.id)).status, LIVE).toBe("running");
+		const queued: JobRecord[] = [];
+		for (let i = 0; i < 26; i++) queued.push(await trigger(agent, `Queued ${i}.`));
+
+		const page = await signedIn(`/jobs?agent=${agent}`);
+		await page.locator("#jobs-table tbody tr").nth(24).waitFor(LIVE);
+		expect(await page.locator("#jobs-table tbody tr").count()).toBe(25);
+		await page.locator("#jobs-older").click();
+		await page.locator("#jobs-table tbody tr").nth(26).waitFor(LIVE);
+		await page.locator("#jobs-older").waitFor({ state: "hidden" });
+		expect(await page.locator("#jobs-table tbody tr").count()).toBe(27);
+		// Filters: status narrows to the running one, and is kept in the address for a reload.
+		await page.locator("#jobs-filter select[name=status]").selectOption("running");
+		await page.locator(`#jobs-table tbody tr[data-job="${running.id}"]`).waitFor(LIVE);
+		await expect.poll(() => page.locator("#jobs-table tbody tr").count(), LIVE).toBe(1);
+		expect(new URL(page.url()).searchParams.get("status")).toBe("running");
+		await page.locator("#jobs-filter select[name=status]").selectOption("");
+		await page.locator("#jobs-table tbody tr").nth(24).waitFor(LIVE);
+		await shot(page, "jobs");
+
+		// Pending jobs are cancelled through the API so none of them calls the model afterwards.
+		for (const j of queued) await call("POST", `/v1/jobs/${j.id}/cancel`, tokens.operate, {});
+		await page.goto(`${url}/jobs/${running.id}`);
+		await page.locator("#job-status .badge", { hasText: "running" }).waitFor(LIVE);
+		await page.locator("#job-cancel").click();
+		await page.locator("#job-status .badge", { hasText: "cancelled" }).waitFor(LIVE);
+		await page.locator("#job-cancel").waitFor({ state: "hidden" });
+		await page.locator("#job-fork").waitFor({ state: "visible" });
+		await page.locator("#job-transitions li.to-cancelled").waitFor(LIVE);
+		expect((await getJob(running.id)).status).toBe("cancelled");
+		await page.close();
+	});
+
+	it("draws the runs of an agent as a timeline after a few ticks: on time, late, skipped with its reason, failed", async () => {
+		expect(await emulatorQueued()).toBe(0);
+		const agent = await createAgent(`dash-runs-${run}`, {
+			max_concurrent: 5,
+			schedules: {
+				"every-minute": { interval: "1m", catch_up: false },
+				"every-2m": { interval: "2m" },
+				"every-5m": { interval: "5m", catch_up: true },
+			},
+		});
+		// Ticks in the recent past (slots come from the tick's time), so no cursor is pushed into the
+		// future; all within one quarter hour, so no slot of fleet.yaml's schedules (every 15 minutes,
+		// on the hour) falls among them and only this agent's jobs call the model.
+		const q = Math.floor(Date.now() / 1_800_000) * 1_800_000 - 1_800_000;
+		const jobsOf = async () => (await call<{ jobs: JobRecord[] }>("GET", `/v1/jobs?agent=${agent}&limit=50`, tokens.read)).jobs;
+		// Each tick's jobs finish before the next tick, so none is refused for capacity.
+		const tickAndSettle = async (at: number, jobs: number) => {
+			await tick(at);
+			await expect.poll(async () => (await jobsOf()).map((j) => j.status), LIVE).toSatisfy((s: string[]) => s.length === jobs && s.every((x) => FINAL.includes(x)));
+		};
+		await script({ error: 400, message: "the model refused the request (emulated)" });
+		await tickAndSettle(q + 2 * 60_000, 2); // on time, both (one fails: the scripted 400)
+		await tickAndSettle(q + 3 * 60_000, 3); // on time
+		await tickAndSettle(q + 7 * 60_000 + 45_000, 6); // every-2m's 6-minute slot 105 s late; every-5m's 5-minute slot past its grace: caught up
+		await tickAndSettle(q + 13 * 60_000, 9); // on time, late, caught up; the slots in between skipped (superseded)
+
+		const page = await signedIn(`/agents/${agent}/runs`);
+		await page.locator("#runs-chart svg.runs-timeline").waitFor(LIVE);
+		const classes = await page.locator("#runs-chart g.occurrence").evaluateAll((gs) => gs.map((g) => g.getAttribute("data-class")));
+		expect(classes.length).toBeGreaterThanOrEqual(6);
+		for (const c of ["on-time", "late", "skipped", "catch-up", "failed"]) expect(classes, c).toContain(c);
+		// A skipped mark's tooltip says why, in the ledger's words.
+		const skipped = page.locator("#runs-chart g.occurrence[data-class=skipped]").first();
+		const runId = await skipped.getAttribute("data-run");
+		const { runs } = await call<{ runs: { id: string; skip_reason: string | null }[] }>("GET", `/v1/agents/${agent}/runs?limit=200`, tokens.read);
+		const reason = runs.find((r) => r.id === runId)?.skip_reason;
+		expect(reason).toBeTruthy();
+		expect(await skipped.locator("title").textContent()).toContain(reason);
+		expect(await page.locator("#runs-table tbody tr").count()).toBe(classes.length);
+		await shot(page, "runs");
+		await page.close();
+	});
+
+	it("lists incidents and closes one", async () => {
+		const agent = await createAgent(`dash-fail-${run}`, {});
+		await script({ error: 400, message: "prompt is too long for this model (emulated)" });
+		const job = await trigger(agent);
+		expect(await settled(job.id)).toBe("failed");
+		const page = await signedIn("/incidents?state=detected");
+		const row = page.locator("#incidents-table tbody tr", { hasText: agent });
+		await row.waitFor(LIVE);
+		expect(await row.locator(".badge").textContent()).toBe("detected");
+		expect(await row.textContent()).toContain(job.id);
+		await shot(page, "incidents");
+		await row.locator("button", { hasText: "Close" }).click();
+		// It leaves the "detected" list, and shows as closed under "closed".
+		await row.waitFor({ state: "detached", ...LIVE });
+		await page.locator("#incidents-filter select[name=state]").selectOption("closed");
+		await page.locator("#incidents-table tbody tr", { hasText: agent }).locator(".badge", { hasText: "closed" }).waitFor(LIVE);
+		await page.close();
+	});
+
+	it("charts tokens per agent per day", async () => {
+		const page = await signedIn("/usage");
+		await page.locator("#usage-chart svg.usage-chart rect.bar").first().waitFor(LIVE);
+		const agents = await page.locator("#usage-chart rect.bar").evaluateAll((rs) => rs.map((r) => r.getAttribute("data-agent")));
+		expect(agents).toContain(`dash-live-${run}`);
+		expect(await page.locator("#usage-table tbody tr", { hasText: `dash-live-${run}` }).count()).toBe(1);
+		await page.locator("#usage-meta", { hasText: "Last 7 days" }).waitFor(LIVE);
+		await shot(page, "usage");
+		await page.close();
+	});
+
+	it("shows the fleet's state, and pauses and resumes an agent", async () => {
+		const agent = `dash-live-${run}`;
+		const page = await signedIn("/");
+		const row = page.locator(`#fleet-table tr[data-agent="${agent}"]`);
+		await row.waitFor(LIVE);
+		await row.locator("button", { hasText: "Pause" }).click();
+		await row.locator(".badge", { hasText: "paused" }).waitFor(LIVE);
+		expect((await call<{ paused: unknown }>("GET", `/v1/agents/${agent}`, tokens.read)).paused).not.toBeNull();
+		// fleet.yaml's agents lack their secrets here, so the ticks above paused them automatically.
+		await page.locator("#fleet-table tr.auto-paused").first().waitFor(LIVE);
+		await shot(page, "fleet");
+		await row.locator("button", { hasText: "Resume" }).click();
+		await row.locator(".badge", { hasText: "active" }).waitFor(LIVE);
+		await page.close();
+		expect(pageErrors).toEqual([]);
+	});
+});
