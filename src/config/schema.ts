@@ -295,8 +295,19 @@ export const AgentSchema = strict({
 	})
 	.openapi("AgentDefinition");
 
+/** USD per million tokens, by token class; drover has no built-in prices (herdctl's stance). */
+export const ModelPriceSchema = strict({
+	input: z.number().nonnegative(),
+	output: z.number().nonnegative(),
+	cache_write: z.number().nonnegative(),
+	cache_read: z.number().nonnegative(),
+});
+export type ModelPrice = z.output<typeof ModelPriceSchema>;
+
 export const FleetSchema = strict({
 	version: z.literal(1, { error: "version must be 1" }),
+	// Optional prices per model: with them, jobs record total_cost_usd and max_cost_usd limits apply.
+	pricing: z.record(ModelName, ModelPriceSchema).default({}),
 	agents: z.array(AgentSchema).superRefine(
 		(agents, ctx) => {
 			// Runs even when an agent has other problems, so a duplicate is reported in the same pass.

@@ -112,3 +112,31 @@ describe("prompts handed in by callers", () => {
 		expect(res.status).toBe(400);
 	});
 });
+
+describe("cost", () => {
+	it("prices a run from fleet.yaml's pricing and stops it at max_cost_usd", async () => {
+		const emulator = useEmulator();
+		fake("https://status.example.test", () => new Response("ok"));
+		for (let i = 0; i < 4; i++) emulator.enqueue({ tool_use: { name: "http_fetch", input: { url: "https://status.example.test/" } }, text: "Checking again." });
+		await createAgent({
+			name: "priced",
+			model: "claude-haiku-5-5",
+			usage_limits: { max_cost_usd: 0.0002 },
+			tools: [{ type: "http_fetch", allow_hosts: ["status.example.test"] }],
+		});
+		const job = await runToRest("priced");
+		expect(job).toMatchObject({ status: "failed", exit_reason: "usage_limit" });
+		const t = job.usage.per_model["claude-haiku-5-5"]!;
+		// fleet.yaml: input 1.0, output 5.0, cache write 1.25, cache read 0.1 USD per million tokens.
+		const expected = (t.input_tokens * 1 + t.output_tokens * 5 + t.cache_creation_input_tokens * 1.25 + t.cache_read_input_tokens * 0.1) / 1e6;
+		expect(job.usage.total_cost_usd).toBeCloseTo(expected, 6);
+		expect(job.usage.total_cost_usd!).toBeGreaterThan(0.0002);
+		expect(job.transitions.at(-1)!.reason).toBe("max_cost_usd 0.0002 reached");
+	});
+
+	it("leaves the cost null for a model without a price", async () => {
+		useEmulator().enqueue({ text: "free?" });
+		await createAgent({ name: "unpriced" });
+		expect((await runToRest("unpriced")).usage.total_cost_usd).toBeNull();
+	});
+});

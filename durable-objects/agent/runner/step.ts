@@ -2,7 +2,8 @@ import type Anthropic from "@anthropic-ai/sdk";
 import { ModelCallError, type ModelClient } from "../../../src/agent/contracts.ts";
 import { executeTool } from "../../../src/agent/tools/index.ts";
 import { requiresApproval } from "../../../src/agent/tools/definitions.ts";
-import { durationSeconds } from "../../../src/config/schema.ts";
+import { loadFleet } from "../../../src/config/bundled.ts";
+import { durationSeconds, type ModelPrice } from "../../../src/config/schema.ts";
 import { transition, type ExitReason, type JobRecord } from "../../../src/jobs/model.ts";
 import { log } from "../../../src/log.ts";
 import { redact, redactDeep } from "../../../src/security/redact.ts";
@@ -22,6 +23,15 @@ import {
 	type JobSetup,
 } from "./session.ts";
 import { addUsage, limitReached } from "./usage.ts";
+
+/** The fleet's price table (fleet.yaml `pricing`); an invalid bundled fleet prices nothing. */
+function pricing(): Readonly<Record<string, ModelPrice>> {
+	try {
+		return loadFleet().pricing;
+	} catch {
+		return {};
+	}
+}
 
 /** While a model call is in flight an alarm waits this far ahead: if the object dies, it wakes and resumes. */
 export const HEARTBEAT_MS = 30_000;
@@ -158,7 +168,7 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 
 	// Stored redacted: the conversation is replayed to the model and kept in storage, never a credential.
 	appendMessage(deps.sql, job.id, { role: "assistant", content: redactDeep(message.content) as Anthropic.ContentBlockParam[] });
-	let updated = bump(current, { usage: addUsage(current.usage, model, message.usage) });
+	let updated = bump(current, { usage: addUsage(current.usage, model, message.usage, pricing()) });
 	out(deps, job.id, ...lines);
 
 	if (message.stop_reason === "tool_use" && toolUses.length > 0) {

@@ -1,8 +1,25 @@
 import type Anthropic from "@anthropic-ai/sdk";
+import type { ModelPrice } from "../../../src/config/schema.ts";
 import type { JobRecord, JobUsage, UsageLimits } from "../../../src/jobs/model.ts";
 
-/** Adds one response's usage to the job's, per model, in the four token classes. */
-export function addUsage(usage: JobUsage, model: string, u: Anthropic.Usage): JobUsage {
+/** The job's cost from a pricing table, or null when any model it used has no price. */
+export function costOf(usage: JobUsage, pricing: Readonly<Record<string, ModelPrice>>): number | null {
+	let usd = 0;
+	for (const [model, t] of Object.entries(usage.per_model)) {
+		const p = pricing[model];
+		if (!p) return null;
+		usd += (t.input_tokens * p.input + t.output_tokens * p.output + t.cache_creation_input_tokens * p.cache_write + t.cache_read_input_tokens * p.cache_read) / 1_000_000;
+	}
+	return Object.keys(usage.per_model).length === 0 ? null : Math.round(usd * 1e6) / 1e6;
+}
+
+/** Adds one response's usage to the job's, per model, in the four token classes, and prices it if it can. */
+export function addUsage(usage: JobUsage, model: string, u: Anthropic.Usage, pricing: Readonly<Record<string, ModelPrice>> = {}): JobUsage {
+	const next = addTokens(usage, model, u);
+	return { ...next, total_cost_usd: costOf(next, pricing) };
+}
+
+function addTokens(usage: JobUsage, model: string, u: Anthropic.Usage): JobUsage {
 	const prev = usage.per_model[model] ?? { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
 	return {
 		...usage,

@@ -1,0 +1,163 @@
+/** The drover HTTP API over fetch: bearer auth, the API's JSON errors turned into ApiError. */
+
+export const DEFAULT_URL = "http://localhost:8787";
+
+/** Ends the command with `exitCode` after printing `drover: <message>` (and the hint) on stderr. */
+export class CliError extends Error {
+	readonly exitCode: number;
+	readonly hint: string | null;
+
+	constructor(message: string, exitCode = 1, hint: string | null = null) {
+		super(message);
+		this.name = "CliError";
+		this.exitCode = exitCode;
+		this.hint = hint;
+	}
+}
+
+/** An error answer from the API: `{"error": {"code", "message"}}`, or what stood in for it. */
+export class ApiError extends CliError {
+	readonly status: number;
+	readonly code: string;
+
+	constructor(status: number, code: string, message: string) {
+		super(message, 1, hintFor(status));
+		this.name = "ApiError";
+		this.status = status;
+		this.code = code;
+	}
+}
+
+function hintFor(status: number): string | null {
+	if (status === 401) return "check DROVER_TOKEN (or --token): it must be one of the Worker's API_TOKENS";
+	if (status === 403) {
+		return "this needs a token with a stronger role (read < operate < admin): set DROVER_TOKEN (or --token) to one";
+	}
+	return null;
+}
+
+/** What fetch's "fetch failed" hides: ECONNREFUSED, ENOTFOUND, a TLS error… */
+export function networkReason(err: unknown): string {
+	if (!(err instanceof Error)) return String(err);
+	if (err.name === "TimeoutError") return "timed out";
+	const cause = (err as { cause?: unknown }).cause;
+	if (cause instanceof Error) {
+		const code = (cause as { code?: unknown }).code;
+		return typeof code === "string" && !cause.message.includes(code) ? `${code}: ${cause.message}` : cause.message;
+	}
+	return err.message;
+}
+
+export interface RequestOptions {
+	method?: string;
+	query?: Record<string, string | number | undefined>;
+	body?: unknown;
+	headers?: Record<string, string>;
+	/** false for the routes that need no token (/healthz). */
+	auth?: boolean;
+	/** Whole-request deadline; streams pass null (they last as long as the job). */
+	timeoutMs?: number | null;
+	signal?: AbortSignal;
+	/** Error statuses whose body is still the answer (GET /healthz gives its report with a 503). */
+	accept?: readonly number[];
+}
+
+export interface ClientConfig {
+	url: string;
+	token: string | undefined;
+}
+
+export class ApiClient {
+	readonly url: string;
+	readonly #token: string | undefined;
+
+	constructor(config: ClientConfig) {
+		let base: URL;
+		try {
+			base = new URL(config.url);
+		} catch {
+			throw new CliError(`--url/DROVER_URL is not a URL: ${JSON.stringify(config.url)}`, 2);
+		}
+		if (base.protocol !== "http:" && base.protocol !== "https:") {
+			throw new CliError(`--url/DROVER_URL must be http(s), not ${base.protocol}`, 2);
+		}
+		this.url = base.toString().replace(/\/+$/, "");
+		this.#token = config.token === "" ? undefined : config.token;
+	}
+
+	get hasToken(): boolean {
+		return this.#token !== undefined;
+	}
+
+	/** The raw response of a successful (2xx) request; an error answer throws ApiError. */
+	async fetch(path: string, options: RequestOptions = {}): Promise<Response> {
+		const url = new URL(this.url + path);
+		for (const [k, v] of Object.entries(options.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
+		const headers: Record<string, string> = { accept: "application/json", ...options.headers };
+		if (options.auth !== false) {
+			if (this.#token === undefined) {
+				throw new CliError("no API token", 1, "set DROVER_TOKEN or pass --token (a name:role:token entry of the Worker's API_TOKENS)");
+			}
+			headers.authorization = `Bearer ${this.#token}`;
+		}
+		let body: string | undefined;
+		if (options.body !== undefined) {
+			body = JSON.stringify(options.body);
+			headers["content-type"] = "application/json";
+		}
+		const timeout = options.timeoutMs === undefined ? 30_000 : options.timeoutMs;
+		const signals = [options.signal, timeout === null ? undefined : AbortSignal.timeout(timeout)].filter((s): s is AbortSignal => s !== undefined);
+		let res: Response;
+		try {
+			res = await fetch(url, { method: options.method ?? "GET", headers, body, signal: signals.length ? AbortSignal.any(signals) : undefined });
+		} catch (err) {
+			throw new CliError(`cannot reach ${this.url}: ${networkReason(err)}`, 1, this.url === DEFAULT_URL ? "is drover running? set DROVER_URL (or --url) to its address" : null);
+		}
+		if (!res.ok && !options.accept?.includes(res.status)) throw await errorFrom(res);
+		return res;
+	}
+
+	async json<T>(path: string, options: RequestOptions = {}): Promise<T> {
+		const res = await this.fetch(path, options);
+		const text = await readText(res, this.url);
+		try {
+			return JSON.parse(text) as T;
+		} catch {
+			throw new CliError(`${this.url}${path} answered ${res.status} with a body that is not JSON: ${text.slice(0, 200)}`);
+		}
+	}
+
+	async text(path: string, options: RequestOptions = {}): Promise<string> {
+		return readText(await this.fetch(path, options), this.url);
+	}
+}
+
+async function readText(res: Response, url: string): Promise<string> {
+	try {
+		return await res.text();
+	} catch (err) {
+		throw new CliError(`the connection to ${url} broke: ${networkReason(err)}`);
+	}
+}
+
+/** Reads the API's error body; a proxy's HTML page or an empty 502 still gives a useful message. */
+export async function errorFrom(res: Response): Promise<ApiError> {
+	const text = await res.text().catch(() => "");
+	try {
+		const body = JSON.parse(text) as { error?: { code?: unknown; message?: unknown } };
+		if (body.error && typeof body.error.message === "string") {
+			return new ApiError(res.status, typeof body.error.code === "string" ? body.error.code : "unknown", body.error.message);
+		}
+	} catch {
+		// Not JSON: fall through to the status line.
+	}
+	const snippet = text.replace(/\s+/g, " ").trim().slice(0, 200);
+	return new ApiError(res.status, "http_error", `HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ""}${snippet ? `: ${snippet}` : ""}`);
+}
+
+/** The exit code a job's final status maps to: 0 completed, 2 cancelled, 1 anything else. */
+export function outcomeCode(status: string): number {
+	if (status === "completed") return 0;
+	if (status === "cancelled") return 2;
+	return 1;
+}

@@ -1,0 +1,170 @@
+import { createInterface } from "node:readline/promises";
+import type { Command } from "commander";
+import { CliError, outcomeCode } from "../client.ts";
+import { act, type Context } from "../context.ts";
+import { statusStyle } from "../format.ts";
+import type { AgentStatus, JobRecord } from "../types.ts";
+import { waitFor } from "./trigger.ts";
+
+const jobPath = (id: string) => `/v1/jobs/${encodeURIComponent(id)}`;
+const agentPath = (agent: string) => `/v1/agents/${encodeURIComponent(agent)}`;
+
+interface CancelOptions {
+	yes?: boolean;
+	reason?: string;
+	json?: boolean;
+}
+
+interface ApproveOptions {
+	input?: string;
+	json?: boolean;
+}
+
+interface FollowUpOptions {
+	prompt?: string;
+	allowDefinitionChange?: boolean;
+	wait?: boolean;
+	json?: boolean;
+}
+
+interface PauseOptions {
+	reason?: string;
+	json?: boolean;
+}
+
+export function registerActions(program: Command): void {
+	program
+		.command("cancel")
+		.description("cancel a job: a pending one at once, a running one at its next checkpoint")
+		.argument("<id>", "job id")
+		.option("-y, --yes", "do not ask first (required when stdin is not a terminal)")
+		.option("-r, --reason <reason>", "recorded with the cancellation")
+		.option("--json", "print the API's JSON")
+		.action(act(cancel));
+
+	program
+		.command("approve")
+		.description("approve the tool call a job is waiting on (approval_pending)")
+		.argument("<id>", "job id")
+		.option("-i, --input <json>", "run the tool with this input (a JSON object) instead of the model's")
+		.option("--json", "print the API's JSON")
+		.action(act((ctx, id: string, opts: ApproveOptions) => decide(ctx, id, "approve", opts)));
+
+	program
+		.command("deny")
+		.description("deny the tool call a job is waiting on; the model is told and the job goes on")
+		.argument("<id>", "job id")
+		.option("--json", "print the API's JSON")
+		.action(act((ctx, id: string, opts: ApproveOptions) => decide(ctx, id, "deny", opts)));
+
+	program
+		.command("fork")
+		.description("a new job in a new session starting from this job's conversation")
+		.argument("<id>", "job id")
+		.option("-p, --prompt <prompt>", "the new job's prompt (default: the original's)")
+		.option("--allow-definition-change", "run even if the agent's definition changed since the job")
+		.option("-w, --wait", "follow the new job to its end (exit code as for trigger --wait)")
+		.option("--json", "print the API's JSON")
+		.action(act((ctx, id: string, opts: FollowUpOptions) => followUp(ctx, id, "fork", opts)));
+
+	program
+		.command("continue")
+		.description("a new job continuing this job's session with a new prompt")
+		.argument("<id>", "job id")
+		.requiredOption("-p, --prompt <prompt>", "what to say next")
+		.option("--allow-definition-change", "run even if the agent's definition changed since the job")
+		.option("-w, --wait", "follow the new job to its end (exit code as for trigger --wait)")
+		.option("--json", "print the API's JSON")
+		.action(act((ctx, id: string, opts: FollowUpOptions) => followUp(ctx, id, "continue", opts)));
+
+	program
+		.command("pause")
+		.description("pause an agent: its due occurrences are recorded as skipped until resume")
+		.argument("<agent>", "agent name")
+		.option("-r, --reason <reason>", "shown in status and in the skipped runs")
+		.option("--json", "print the API's JSON")
+		.action(act(pause));
+
+	program
+		.command("resume")
+		.description("resume a paused agent (paused by an operator or automatically)")
+		.argument("<agent>", "agent name")
+		.option("--json", "print the API's JSON")
+		.action(act(resume));
+}
+
+async function confirm(question: string): Promise<boolean> {
+	// Asked on stderr so stdout stays clean for whatever a script reads from it.
+	const rl = createInterface({ input: process.stdin, output: process.stderr });
+	try {
+		return /^y(es)?$/i.test((await rl.question(question)).trim());
+	} finally {
+		rl.close();
+	}
+}
+
+async function cancel(ctx: Context, id: string, opts: CancelOptions): Promise<number> {
+	if (!opts.yes) {
+		if (!ctx.stdinIsTTY) throw new CliError(`not cancelling job ${id} without confirmation`, 1, "stdin is not a terminal to ask on: pass --yes");
+		if (!(await confirm(`Cancel job ${id}? [y/N] `))) {
+			ctx.err("not cancelled");
+			return 1;
+		}
+	}
+	const job = await ctx.client.json<JobRecord>(`${jobPath(id)}/cancel`, { method: "POST", body: opts.reason === undefined ? {} : { reason: opts.reason } });
+	if (opts.json) ctx.json(job);
+	else if (job.status === "cancelled") ctx.out(`cancelled ${job.id}`);
+	else ctx.out(`cancelling ${job.id}: it is ${statusStyle(ctx.p, job.status)(job.status)} and stops at its next checkpoint`);
+	return 0;
+}
+
+async function decide(ctx: Context, id: string, decision: "approve" | "deny", opts: ApproveOptions): Promise<number> {
+	let toolInput: Record<string, unknown> | undefined;
+	if (opts.input !== undefined) {
+		let parsed: unknown;
+		try {
+			parsed = JSON.parse(opts.input);
+		} catch (err) {
+			throw new CliError(`--input is not JSON: ${(err as Error).message}`, 2);
+		}
+		if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) throw new CliError("--input must be a JSON object", 2);
+		toolInput = parsed as Record<string, unknown>;
+	}
+	const job = await ctx.client.json<JobRecord>(`${jobPath(id)}/approval`, {
+		method: "POST",
+		body: toolInput === undefined ? { decision } : { decision, tool_input: toolInput },
+	});
+	if (opts.json) ctx.json(job);
+	else ctx.out(`${decision === "approve" ? "approved" : "denied"} the tool call of ${job.id}; it is ${statusStyle(ctx.p, job.status)(job.status)}`);
+	return 0;
+}
+
+async function followUp(ctx: Context, id: string, kind: "fork" | "continue", opts: FollowUpOptions): Promise<number> {
+	const body: Record<string, unknown> = {};
+	if (opts.prompt !== undefined) body.prompt = opts.prompt;
+	if (opts.allowDefinitionChange) body.allow_definition_change = true;
+	const job = await ctx.client.json<JobRecord>(`${jobPath(id)}/${kind}`, { method: "POST", body });
+	if (!opts.wait) {
+		if (opts.json) ctx.json(job);
+		else ctx.out(job.id);
+		return 0;
+	}
+	if (!opts.json) ctx.out(job.id);
+	const final = await waitFor(ctx, job.id);
+	if (opts.json) ctx.json(final);
+	return outcomeCode(final.status);
+}
+
+async function pause(ctx: Context, agent: string, opts: PauseOptions): Promise<number> {
+	const status = await ctx.client.json<AgentStatus>(`${agentPath(agent)}/pause`, { method: "POST", body: opts.reason === undefined ? {} : { reason: opts.reason } });
+	if (opts.json) ctx.json(status);
+	else ctx.out(`paused ${status.name}${status.paused?.reason ? `: ${status.paused.reason}` : ""}`);
+	return 0;
+}
+
+async function resume(ctx: Context, agent: string, opts: { json?: boolean }): Promise<number> {
+	const status = await ctx.client.json<AgentStatus>(`${agentPath(agent)}/resume`, { method: "POST" });
+	if (opts.json) ctx.json(status);
+	else ctx.out(status.paused ? `${status.name} is still paused: ${status.paused.reason ?? "no reason given"}` : `resumed ${status.name}`);
+	return 0;
+}

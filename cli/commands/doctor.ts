@@ -1,0 +1,107 @@
+import type { Command } from "commander";
+import { ApiError, CliError } from "../client.ts";
+import { act, type Context } from "../context.ts";
+import { relTime } from "../format.ts";
+import type { AgentPage, Health, SchedulerHealth, Status } from "../types.ts";
+
+type CheckStatus = "ok" | "fail" | "warn" | "skip";
+
+interface Check {
+	check: string;
+	status: CheckStatus;
+	message: string;
+}
+
+export function registerDoctor(program: Command): void {
+	program
+		.command("doctor")
+		.description("check reachability, auth, the scheduler's heartbeat and the configuration; exits 1 on a problem")
+		.option("--json", "print the checks as JSON")
+		.action(act(doctor));
+}
+
+function failure(err: unknown): string {
+	if (err instanceof CliError) return err.hint ? `${err.message} (${err.hint})` : err.message;
+	return err instanceof Error ? err.message : String(err);
+}
+
+function heartbeat(hb: SchedulerHealth | null): Check {
+	if (hb === null) return { check: "scheduler", status: "fail", message: "the heartbeat cannot be read (is D1 reachable?)" };
+	if (hb.last_tick_at === null) return { check: "scheduler", status: "fail", message: "no tick has run yet: is the cron trigger (* * * * *) configured and firing?" };
+	const age = `last tick ${relTime(hb.last_tick_at)}`;
+	if (hb.stalled) return { check: "scheduler", status: "fail", message: `stalled: ${age}, longer than HEARTBEAT_STALE_SECONDS` };
+	if (hb.outcome !== "ok") return { check: "scheduler", status: "warn", message: `${age}, outcome ${hb.outcome ?? "unknown"} (see drover status and drover incidents --agent scheduler)` };
+	return { check: "scheduler", status: "ok", message: `${age} (ok)` };
+}
+
+async function doctor(ctx: Context, opts: { json?: boolean }): Promise<number> {
+	const checks: Check[] = [];
+	const { client } = ctx;
+	let health: Health | null = null;
+	try {
+		health = await client.json<Health>("/healthz", { auth: false, accept: [503] });
+		checks.push({ check: "reachable", status: "ok", message: `${client.url} answers (drover ${health.version})` });
+	} catch (err) {
+		checks.push({ check: "reachable", status: "fail", message: failure(err) });
+	}
+	if (health) {
+		checks.push(
+			health.fleet.ok
+				? { check: "config", status: "ok", message: `fleet.yaml loads: ${health.fleet.agents} agent${health.fleet.agents === 1 ? "" : "s"}` }
+				: {
+						check: "config",
+						status: "fail",
+						message: `fleet.yaml is invalid: ${(health.fleet.issues ?? []).map((i) => `${i.path}: ${i.message}`).join("; ") || "see /healthz"}`,
+					},
+		);
+		let status: Status | null = null;
+		if (!client.hasToken) {
+			checks.push({ check: "auth", status: "fail", message: "no token: set DROVER_TOKEN or pass --token" });
+		} else {
+			try {
+				status = await client.json<Status>("/v1/status");
+				checks.push({ check: "auth", status: "ok", message: "the token is accepted" });
+			} catch (err) {
+				checks.push({ check: "auth", status: "fail", message: failure(err) });
+			}
+		}
+		checks.push(heartbeat(status ? status.scheduler : health.scheduler));
+		if (status) checks.push(...(await pausedAgents(ctx)));
+	} else {
+		for (const check of ["config", "auth", "scheduler"]) checks.push({ check, status: "skip", message: "not checked: drover is unreachable" });
+	}
+	const ok = checks.every((c) => c.status !== "fail");
+	if (opts.json) {
+		ctx.json({ ok, url: client.url, checks });
+		return ok ? 0 : 1;
+	}
+	const { p } = ctx;
+	const mark: Record<CheckStatus, string> = { ok: p.green("✓"), fail: p.red("✗"), warn: p.yellow("!"), skip: p.dim("-") };
+	const width = Math.max(...checks.map((c) => c.check.length));
+	for (const c of checks) ctx.out(`${mark[c.status]} ${c.check.padEnd(width)}  ${c.status === "fail" ? p.red(c.message) : c.message}`);
+	if (!ok) ctx.err(ctx.ep.red("drover: doctor found problems"));
+	return ok ? 0 : 1;
+}
+
+/** Agents the scheduler paused by itself (a missing secret, a retired model…): warnings, since they resume on their own. */
+async function pausedAgents(ctx: Context): Promise<Check[]> {
+	const checks: Check[] = [];
+	let cursor: string | undefined;
+	let total = 0;
+	try {
+		for (let pages = 0; pages < 100; pages++) {
+			const page = await ctx.client.json<AgentPage>("/v1/agents", { query: { limit: 200, cursor } });
+			total += page.agents.length;
+			for (const a of page.agents) {
+				if (a.paused?.by === "auto") checks.push({ check: "agents", status: "warn", message: `${a.name} is paused automatically: ${a.paused.reason ?? "no reason given"}` });
+			}
+			if (!page.next_cursor) break;
+			cursor = page.next_cursor;
+		}
+	} catch (err) {
+		if (err instanceof ApiError || err instanceof CliError) return [{ check: "agents", status: "fail", message: failure(err) }];
+		throw err;
+	}
+	if (checks.length === 0) checks.push({ check: "agents", status: "ok", message: `${total} agent${total === 1 ? "" : "s"}, none paused automatically` });
+	return checks;
+}

@@ -1,0 +1,86 @@
+import { Option, type Command } from "commander";
+import { act, positiveInt, type Context } from "../context.ts";
+import { fields, relTime, statusStyle, table, when } from "../format.ts";
+import type { Incident, IncidentPage } from "../types.ts";
+
+const INCIDENT_STATES = ["detected", "alerted", "resolved", "closed"];
+
+interface ListOptions {
+	state?: string;
+	agent?: string;
+	limit: number;
+	cursor?: string;
+	json?: boolean;
+}
+
+export function registerIncidents(program: Command): void {
+	const incidents = program
+		.command("incidents")
+		.description("failure incidents, deduplicated by error signature, most recently seen first")
+		.addOption(new Option("-s, --state <state>", "only incidents in this state").choices(INCIDENT_STATES))
+		.option("-a, --agent <agent>", "only this agent's incidents")
+		.option("-n, --limit <n>", "how many (1-200)", positiveInt(200), 50)
+		.option("--cursor <cursor>", "the next page (printed after a full page)")
+		.option("--json", "print the API's JSON")
+		.action(act(list));
+
+	incidents
+		.command("close")
+		.description("close an incident: terminal for its signature (the same error again stays quiet)")
+		.argument("<id>", "incident id (<agent prefix>_<12 hex>)")
+		.option("--json", "print the API's JSON")
+		.action(act(close));
+}
+
+async function list(ctx: Context, opts: ListOptions): Promise<number> {
+	const page = await ctx.client.json<IncidentPage>("/v1/incidents", { query: { state: opts.state, agent: opts.agent, limit: opts.limit, cursor: opts.cursor } });
+	if (opts.json) {
+		ctx.json(page);
+		return 0;
+	}
+	if (page.incidents.length === 0) {
+		ctx.out(ctx.p.dim("no incidents"));
+		return 0;
+	}
+	const now = Date.now();
+	ctx.out(
+		table<Incident>(
+			page.incidents,
+			[
+				{ header: "ID", value: (i) => i.id },
+				{ header: "AGENT", value: (i) => i.agent },
+				{ header: "CLASS", value: (i) => i.class },
+				{ header: "STATE", value: (i) => i.state, style: (i) => statusStyle(ctx.p, i.state) },
+				{ header: "COUNT", value: (i) => String(i.count) },
+				{ header: "LAST SEEN", value: (i) => relTime(i.last_seen_at, now) },
+				{ header: "LAST JOB", value: (i) => i.last_job_id ?? "-" },
+				{ header: "ERROR", value: (i) => i.error, flexible: true, max: 80 },
+			],
+			ctx.p,
+			ctx.width,
+		),
+	);
+	if (page.next_cursor) ctx.err(ctx.ep.dim(`more: drover incidents --cursor ${page.next_cursor}`));
+	return 0;
+}
+
+async function close(ctx: Context, id: string, opts: { json?: boolean }): Promise<number> {
+	const incident = await ctx.client.json<Incident>(`/v1/incidents/${encodeURIComponent(id)}/close`, { method: "POST" });
+	if (opts.json) {
+		ctx.json(incident);
+		return 0;
+	}
+	ctx.out(
+		fields(
+			[
+				["closed", ctx.p.bold(incident.id)],
+				["agent", incident.agent],
+				["error", incident.error],
+				["seen", `${incident.count} time${incident.count === 1 ? "" : "s"}, first ${when(incident.first_seen_at)}`],
+				["by", incident.closed_by],
+			],
+			ctx.p,
+		),
+	);
+	return 0;
+}

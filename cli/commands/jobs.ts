@@ -1,0 +1,188 @@
+import { Option, type Command } from "commander";
+import { act, positiveInt, type Context } from "../context.ts";
+import { duration, fields, relTime, renderLine, statusStyle, table, when } from "../format.ts";
+import type { JobPage, JobRecord, JobSummary } from "../types.ts";
+
+const JOB_STATUSES = ["pending", "running", "approval_pending", "completed", "failed", "cancelled", "indeterminate"];
+const TRIGGER_TYPES = ["schedule", "manual", "webhook", "fork", "continue"];
+
+interface JobsOptions {
+	agent?: string;
+	status?: string;
+	trigger?: string;
+	since?: string;
+	until?: string;
+	limit: number;
+	cursor?: string;
+	json?: boolean;
+}
+
+interface JobOptions {
+	logs?: boolean;
+	json?: boolean;
+	yaml?: boolean;
+}
+
+export function registerJobs(program: Command): void {
+	program
+		.command("jobs")
+		.description("list jobs, newest first")
+		.option("-a, --agent <agent>", "only this agent's jobs")
+		.addOption(new Option("-s, --status <status>", "only jobs in this status").choices(JOB_STATUSES))
+		.addOption(new Option("--trigger <type>", "only jobs started this way").choices(TRIGGER_TYPES))
+		.option("--since <time>", "jobs created at or after this ISO 8601 time")
+		.option("--until <time>", "jobs created before this ISO 8601 time")
+		.option("-n, --limit <n>", "how many (1-200)", positiveInt(200), 20)
+		.option("--cursor <cursor>", "the next page (printed after a full page)")
+		.option("--json", "print the API's JSON")
+		.action(act(listJobs));
+
+	program
+		.command("job")
+		.description("one job: its record, usage per model and, with --logs, its output")
+		.argument("<id>", "job id (job-YYYY-MM-DD-xxxxxx)")
+		.option("-l, --logs", "also print the job's output")
+		.addOption(new Option("--json", "print the API's JSON (with --logs: {job, output})").conflicts("yaml"))
+		.addOption(new Option("--yaml", "print herdctl's YAML job layout (Accept: application/yaml)").conflicts("json"))
+		.action(act(showJob));
+}
+
+async function listJobs(ctx: Context, opts: JobsOptions): Promise<number> {
+	const page = await ctx.client.json<JobPage>("/v1/jobs", {
+		query: { agent: opts.agent, status: opts.status, trigger_type: opts.trigger, since: opts.since, until: opts.until, limit: opts.limit, cursor: opts.cursor },
+	});
+	if (opts.json) {
+		ctx.json(page);
+		return 0;
+	}
+	if (page.jobs.length === 0) {
+		ctx.out(ctx.p.dim("no jobs"));
+		return 0;
+	}
+	const now = Date.now();
+	ctx.out(
+		table<JobSummary>(
+			page.jobs,
+			[
+				{ header: "ID", value: (j) => j.id },
+				{ header: "AGENT", value: (j) => j.agent },
+				{ header: "STATUS", value: (j) => j.status, style: (j) => statusStyle(ctx.p, j.status) },
+				{ header: "TRIGGER", value: (j) => (j.schedule ? `${j.trigger_type}:${j.schedule}` : j.trigger_type) },
+				{ header: "STARTED", value: (j) => relTime(j.started_at, now) },
+				{ header: "DURATION", value: (j) => (j.duration_seconds !== null ? duration(j.duration_seconds) : j.started_at ? duration((now - Date.parse(j.started_at)) / 1000) : "-") },
+				{ header: "SUMMARY", value: (j) => j.summary ?? "", flexible: true, max: 60 },
+			],
+			ctx.p,
+			ctx.width,
+		),
+	);
+	if (page.next_cursor) ctx.err(ctx.ep.dim(`more: drover jobs --cursor ${page.next_cursor}`));
+	return 0;
+}
+
+async function showJob(ctx: Context, id: string, opts: JobOptions): Promise<number> {
+	const path = `/v1/jobs/${encodeURIComponent(id)}`;
+	if (opts.yaml) {
+		const yaml = await ctx.client.text(path, { headers: { accept: "application/yaml" } });
+		process.stdout.write(yaml.endsWith("\n") ? yaml : `${yaml}\n`);
+		if (opts.logs) await printOutput(ctx, id, false);
+		return 0;
+	}
+	const job = await ctx.client.json<JobRecord>(path);
+	if (opts.json) {
+		if (!opts.logs) ctx.json(job);
+		else {
+			const text = await ctx.client.text(`${path}/output`, { headers: { accept: "application/x-ndjson" } });
+			ctx.json({ job, output: parseJsonl(text) });
+		}
+		return 0;
+	}
+	ctx.out(describeJob(ctx, job));
+	if (opts.logs) {
+		ctx.out("");
+		await printOutput(ctx, id, true);
+	}
+	return 0;
+}
+
+function parseJsonl(text: string): unknown[] {
+	return text
+		.split("\n")
+		.filter((l) => l.trim() !== "")
+		.map((l) => {
+			try {
+				return JSON.parse(l) as unknown;
+			} catch {
+				return l;
+			}
+		});
+}
+
+async function printOutput(ctx: Context, id: string, human: boolean): Promise<void> {
+	const text = await ctx.client.text(`/v1/jobs/${encodeURIComponent(id)}/output`, { headers: { accept: "application/x-ndjson" } });
+	for (const raw of text.split("\n")) {
+		if (raw.trim() === "") continue;
+		if (!human) {
+			ctx.out(raw);
+			continue;
+		}
+		const shown = renderLine(raw, ctx.p, Math.max(40, (ctx.width ?? 160) - 20));
+		if (shown !== null) ctx.out(shown);
+	}
+}
+
+export function describeJob(ctx: Context, job: JobRecord): string {
+	const { p } = ctx;
+	const now = Date.now();
+	const status = statusStyle(p, job.status)(job.status) + (job.exit_reason && job.exit_reason !== "success" ? ` (${job.exit_reason})` : "");
+	const trigger = [job.trigger_type, job.schedule ? `schedule ${job.schedule}` : null, job.dispatch && job.dispatch !== "manual" ? job.dispatch : null]
+		.filter(Boolean)
+		.join(", ");
+	const approval = job.pending_approval
+		? `${job.pending_approval.tool_name} ${JSON.stringify(job.pending_approval.input)} (asked ${relTime(job.pending_approval.requested_at, now)}; drover approve|deny ${job.id})`
+		: null;
+	const head = fields(
+		[
+			["job", p.bold(job.id)],
+			["agent", job.agent],
+			["status", status],
+			["trigger", trigger],
+			["scheduled", job.scheduled_instant ? when(job.scheduled_instant, now) : null],
+			["created", when(job.created_at, now)],
+			["started", job.started_at ? when(job.started_at, now) : null],
+			["finished", job.finished_at ? when(job.finished_at, now) : null],
+			["duration", job.duration_seconds !== null ? duration(job.duration_seconds) : null],
+			["session", job.session_id],
+			["forked from", job.forked_from],
+			["owner", job.owner],
+			["prompt", job.prompt === null ? null : oneLine(job.prompt, ctx)],
+			["summary", job.summary === null ? null : oneLine(job.summary, ctx)],
+			["error", job.error ? p.red(`${job.error.type}: ${job.error.message}`) : null],
+			["approval", approval ? p.yellow(approval) : null],
+			["delivery", job.delivery ? `${job.delivery.target}: ${statusStyle(p, job.delivery.outcome)(job.delivery.outcome)}` : null],
+			["output", job.output_file],
+			["usage", `${job.usage.num_turns} turn${job.usage.num_turns === 1 ? "" : "s"}${job.usage.total_cost_usd !== null ? `, $${job.usage.total_cost_usd.toFixed(4)}` : ""}`],
+		],
+		p,
+	);
+	const models = Object.entries(job.usage.per_model);
+	if (models.length === 0) return head;
+	const usage = table(
+		models,
+		[
+			{ header: "MODEL", value: ([m]) => m },
+			{ header: "INPUT", value: ([, u]) => String(u.input_tokens) },
+			{ header: "OUTPUT", value: ([, u]) => String(u.output_tokens) },
+			{ header: "CACHE WRITE", value: ([, u]) => String(u.cache_creation_input_tokens) },
+			{ header: "CACHE READ", value: ([, u]) => String(u.cache_read_input_tokens) },
+		],
+		p,
+	);
+	return `${head}\n\n${usage}`;
+}
+
+function oneLine(text: string, ctx: Context): string {
+	const max = Math.max(40, (ctx.width ?? 120) - 14);
+	const flat = text.replace(/\s+/g, " ").trim();
+	return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}

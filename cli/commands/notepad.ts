@@ -1,0 +1,60 @@
+import { readFileSync } from "node:fs";
+import type { Command } from "commander";
+import { CliError } from "../client.ts";
+import { act, type Context } from "../context.ts";
+import { table } from "../format.ts";
+
+const ACTIONS = ["list", "get", "set", "delete"] as const;
+
+export function registerNotepad(program: Command): void {
+	program
+		.command("notepad")
+		.description("an agent's notepad, rendered into its next prompts: list | get <key> | set <key> <value> | delete <key>")
+		.argument("<agent>", "agent name")
+		.argument("[action]", `one of ${ACTIONS.join(", ")}`, "list")
+		.argument("[key]", "notepad key (at most 128 characters)")
+		.argument("[value]", 'for set: the value ("-" reads it from stdin)')
+		.option("--json", "print the API's JSON")
+		.action(act(notepad));
+}
+
+async function notepad(ctx: Context, agent: string, action: string, key: string | undefined, value: string | undefined, opts: { json?: boolean }): Promise<number> {
+	const base = `/v1/agents/${encodeURIComponent(agent)}/notepad`;
+	const usage = (message: string) => new CliError(message, 2, "drover notepad <agent> list | get <key> | set <key> <value> | delete <key>");
+	if (!(ACTIONS as readonly string[]).includes(action)) throw usage(`unknown notepad action ${JSON.stringify(action)}`);
+	const expected = action === "list" ? 0 : action === "set" ? 2 : 1;
+	const given = [key, value].filter((x) => x !== undefined).length;
+	if (given !== expected) throw usage(`notepad ${action} takes ${expected === 0 ? "no" : expected} argument${expected === 1 ? "" : "s"} after the agent`);
+	switch (action) {
+		case "list": {
+			const notes = await ctx.client.json<Record<string, string>>(base);
+			if (opts.json) ctx.json(notes);
+			else if (Object.keys(notes).length === 0) ctx.out(ctx.p.dim("the notepad is empty"));
+			else {
+				const rows = Object.entries(notes);
+				ctx.out(table(rows, [{ header: "KEY", value: ([k]) => k }, { header: "VALUE", value: ([, v]) => v, flexible: true, max: 100 }], ctx.p, ctx.width));
+			}
+			return 0;
+		}
+		case "get": {
+			const note = await ctx.client.json<{ key: string; value: string }>(`${base}/${encodeURIComponent(key!)}`);
+			// The value alone, unaltered, so `$(drover notepad a get k)` gives back what was set.
+			if (opts.json) ctx.json(note);
+			else process.stdout.write(note.value.endsWith("\n") ? note.value : `${note.value}\n`);
+			return 0;
+		}
+		case "set": {
+			const text = value === "-" ? readFileSync(0, "utf8") : value!;
+			const notes = await ctx.client.json<Record<string, string>>(`${base}/${encodeURIComponent(key!)}`, { method: "PUT", body: { value: text } });
+			if (opts.json) ctx.json(notes);
+			else ctx.out(`set ${key} on ${agent}'s notepad (${Object.keys(notes).length} key${Object.keys(notes).length === 1 ? "" : "s"})`);
+			return 0;
+		}
+		default: {
+			const result = await ctx.client.json<{ deleted: number }>(`${base}/${encodeURIComponent(key!)}`, { method: "DELETE" });
+			if (opts.json) ctx.json(result);
+			else ctx.out(`deleted ${key} from ${agent}'s notepad`);
+			return 0;
+		}
+	}
+}

@@ -1,0 +1,147 @@
+import type { Command } from "commander";
+import { act, positiveInt, type Context } from "../context.ts";
+import { fields, relTime, stamp, statusStyle, table } from "../format.ts";
+import type { AgentView, Occurrence, RunPage, Status } from "../types.ts";
+
+export function registerStatus(program: Command): void {
+	program
+		.command("status")
+		.description("the fleet's status (scheduler heartbeat, jobs by status, agents), or one agent's")
+		.argument("[agent]", "show this agent: schedules and next runs, paused state, running jobs, last job")
+		.option("--json", "print the API's JSON")
+		.action(act(status));
+
+	program
+		.command("runs")
+		.description("an agent's occurrence ledger, newest first: on time, late, catch-up, skipped (with reason)")
+		.argument("<agent>", "agent name")
+		.option("-n, --limit <n>", "how many (1-200)", positiveInt(200), 20)
+		.option("--cursor <cursor>", "the next page (printed after a full page)")
+		.option("--json", "print the API's JSON")
+		.action(act(runs));
+}
+
+async function status(ctx: Context, agent: string | undefined, opts: { json?: boolean }): Promise<number> {
+	if (agent !== undefined) return agentStatus(ctx, agent, opts);
+	const s = await ctx.client.json<Status>("/v1/status");
+	if (opts.json) {
+		ctx.json(s);
+		return 0;
+	}
+	const { p } = ctx;
+	const hb = s.scheduler;
+	const outcome = hb.outcome === "ok" ? p.green("ok") : p.yellow(hb.outcome ?? "unknown");
+	const tick =
+		hb.last_tick_at === null
+			? p.red("no tick yet: is the cron trigger running?")
+			: `${hb.stalled ? p.red("STALLED") : outcome}, last tick ${relTime(hb.last_tick_at)} (${hb.agents_called ?? 0} agents called, ${hb.claimed ?? 0} claimed, ${hb.skipped ?? 0} skipped)`;
+	const order = ["pending", "running", "approval_pending", "completed", "failed", "cancelled", "indeterminate"];
+	const jobs = Object.entries(s.jobs)
+		// A status this CLI does not know yet (indexOf -1, as unsigned: the largest) goes last.
+		.sort(([a], [b]) => (order.indexOf(a) >>> 0) - (order.indexOf(b) >>> 0))
+		.map(([k, n]) => `${statusStyle(p, k)(k)} ${n}`)
+		.join(" · ");
+	ctx.out(
+		fields(
+			[
+				["scheduler", tick],
+				["last ok", hb.last_ok_at && hb.last_ok_at !== hb.last_tick_at ? `${stamp(hb.last_ok_at)} (${relTime(hb.last_ok_at)})` : null],
+				["tick error", hb.error ? p.red(hb.error) : null],
+				["jobs", jobs || p.dim("none yet")],
+				["agents", `${s.agents.file + s.agents.api} (${s.agents.file} from fleet.yaml, ${s.agents.api} from the API)`],
+			],
+			p,
+		),
+	);
+	return 0;
+}
+
+async function agentStatus(ctx: Context, name: string, opts: { json?: boolean }): Promise<number> {
+	const a = await ctx.client.json<AgentView>(`/v1/agents/${encodeURIComponent(name)}`);
+	if (opts.json) {
+		ctx.json(a);
+		return 0;
+	}
+	const { p } = ctx;
+	const state = !a.enabled
+		? p.yellow("disabled")
+		: a.paused
+			? p.yellow(`paused ${relTime(a.paused.at)}${a.paused.by ? ` by ${a.paused.by}` : ""}${a.paused.reason ? `: ${a.paused.reason}` : ""}`)
+			: p.green("active");
+	const running = a.running_jobs.map((j) => `${j.id} ${statusStyle(p, j.status)(j.status)}${j.started_at ? ` since ${relTime(j.started_at)}` : ""}`).join(", ");
+	const last = a.last_job
+		? `${a.last_job.id} ${statusStyle(p, a.last_job.status)(a.last_job.status)}${a.last_job.exit_reason && a.last_job.exit_reason !== "success" ? ` (${a.last_job.exit_reason})` : ""}${a.last_job.finished_at ? ` ${relTime(a.last_job.finished_at)}` : ""}`
+		: p.dim("none");
+	ctx.out(
+		fields(
+			[
+				["agent", `${p.bold(a.name)} (${a.source === "file" ? "fleet.yaml" : "API"})`],
+				["state", state],
+				["model", a.fallback_models.length ? `${a.model} (fallback: ${a.fallback_models.join(", ")})` : a.model],
+				["capacity", `${a.max_concurrent} at once, overlap ${a.overlap}`],
+				["running", running || p.dim("none")],
+				["queued", a.queued_jobs > 0 ? String(a.queued_jobs) : null],
+				["last job", last],
+			],
+			p,
+		),
+	);
+	ctx.out("");
+	if (a.schedules.length === 0) {
+		ctx.out(p.dim("no schedules: runs when triggered"));
+		return 0;
+	}
+	ctx.out(
+		table(
+			a.schedules,
+			[
+				{ header: "SCHEDULE", value: (s) => s.name },
+				{ header: "WHEN", value: (s) => (s.kind === "interval" ? `every ${s.expression}` : s.expression) },
+				{ header: "TIMEZONE", value: (s) => s.timezone ?? "-" },
+				{ header: "CATCH-UP", value: (s) => (s.catch_up ? "yes" : "no") },
+				{ header: "NEXT RUN", value: (s) => (s.enabled ? (s.next_run ? `${stamp(s.next_run)} (${relTime(s.next_run)})` : "-") : "disabled") },
+			],
+			p,
+			ctx.width,
+		),
+	);
+	return 0;
+}
+
+async function runs(ctx: Context, agent: string, opts: { limit: number; cursor?: string; json?: boolean }): Promise<number> {
+	const page = await ctx.client.json<RunPage>(`/v1/agents/${encodeURIComponent(agent)}/runs`, { query: { limit: opts.limit, cursor: opts.cursor } });
+	if (opts.json) {
+		ctx.json(page);
+		return 0;
+	}
+	if (page.runs.length === 0) {
+		ctx.out(ctx.p.dim("no runs"));
+		return 0;
+	}
+	const now = Date.now();
+	ctx.out(
+		table<Occurrence>(
+			page.runs,
+			[
+				{ header: "INSTANT", value: (r) => `${stamp(r.scheduled_instant ?? r.claimed_at)} (${relTime(r.scheduled_instant ?? r.claimed_at, now)})` },
+				{ header: "SCHEDULE", value: (r) => r.schedule ?? r.source },
+				{ header: "DISPATCH", value: (r) => r.dispatch },
+				{ header: "STATUS", value: (r) => r.status, style: (r) => statusStyle(ctx.p, r.status) },
+				{ header: "JOB", value: (r) => r.job_id ?? "-" },
+				{ header: "REASON", value: reason, flexible: true, max: 80 },
+			],
+			ctx.p,
+			ctx.width,
+		),
+	);
+	if (page.next_cursor) ctx.err(ctx.ep.dim(`more: drover runs ${agent} --cursor ${page.next_cursor}`));
+	return 0;
+}
+
+function reason(r: Occurrence): string {
+	if (r.status === "skipped") {
+		const many = r.skipped_count !== null && r.skipped_count > 1 ? ` (${r.skipped_count} slots${r.skipped_from ? ` from ${stamp(r.skipped_from)}` : ""})` : "";
+		return `${r.skip_reason ?? "skipped"}${many}`;
+	}
+	return r.error ?? "";
+}

@@ -1,0 +1,146 @@
+import type { Command } from "commander";
+import { outcomeCode } from "../client.ts";
+import { act, type Context } from "../context.ts";
+import { duration, statusStyle, truncate } from "../format.ts";
+import { followJob } from "../sse.ts";
+import type { JobRecord, OutputLine } from "../types.ts";
+
+interface TriggerOptions {
+	prompt?: string;
+	wait?: boolean;
+	idempotencyKey?: string;
+	json?: boolean;
+}
+
+export function registerTrigger(program: Command): void {
+	program
+		.command("trigger")
+		.description("run an agent now; prints the new job's id")
+		.argument("<agent>", "agent name")
+		.option("-p, --prompt <prompt>", "instead of the agent's default prompt")
+		.option("-w, --wait", "follow the job to its end, with live progress on stderr; exits 0 completed, 1 failed or indeterminate, 2 cancelled")
+		.option("--idempotency-key <key>", "the same key within 24 h returns the same job instead of starting another")
+		.option("--json", "print the API's JSON (with --wait: the finished job's record)")
+		.action(act(trigger));
+}
+
+async function trigger(ctx: Context, agent: string, opts: TriggerOptions): Promise<number> {
+	const job = await ctx.client.json<JobRecord>(`/v1/agents/${encodeURIComponent(agent)}/jobs`, {
+		method: "POST",
+		body: opts.prompt === undefined ? {} : { prompt: opts.prompt },
+		headers: opts.idempotencyKey === undefined ? {} : { "idempotency-key": opts.idempotencyKey },
+	});
+	if (!opts.wait) {
+		if (opts.json) ctx.json(job);
+		else ctx.out(job.id);
+		return 0;
+	}
+	// The id goes out first, so a script (or a person) can cancel or inspect the job while it runs.
+	if (!opts.json) ctx.out(job.id);
+	const final = await waitFor(ctx, job.id);
+	if (opts.json) ctx.json(final);
+	return outcomeCode(final.status);
+}
+
+/** Live progress of a running job on stderr: one rewritten line on a terminal, a line per change otherwise. */
+class Progress {
+	readonly #ctx: Context;
+	readonly #jobId: string;
+	readonly #started = Date.now();
+	status = "pending";
+	turns = 0;
+	inputTokens = 0;
+	outputTokens = 0;
+	toolCalls = 0;
+	lastTool: string | null = null;
+	#shown = "";
+
+	constructor(ctx: Context, jobId: string) {
+		this.#ctx = ctx;
+		this.#jobId = jobId;
+	}
+
+	line(body: string): void {
+		let line: OutputLine;
+		try {
+			line = JSON.parse(body) as OutputLine;
+		} catch {
+			return;
+		}
+		if (line.type === "assistant") {
+			this.turns++;
+			const u = line.usage ?? {};
+			// Cache reads and writes are input too; a person asking "how many tokens" means all of them.
+			for (const k of ["input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"]) this.inputTokens += num(u[k]);
+			this.outputTokens += num(u.output_tokens);
+		} else if (line.type === "tool_use") {
+			this.toolCalls++;
+			this.lastTool = line.tool_name ?? null;
+		} else if (line.type === "error" && line.message) {
+			this.#note(this.#ctx.ep.red(`error: ${line.message}`));
+		}
+		this.render();
+	}
+
+	render(): void {
+		const { ep } = this.#ctx;
+		const rest = [
+			plural(this.turns, "turn"),
+			`${this.inputTokens} in / ${this.outputTokens} out tokens`,
+			`${plural(this.toolCalls, "tool call")}${this.lastTool ? ` (last: ${this.lastTool})` : ""}`,
+		];
+		if (this.status === "approval_pending") rest.push(`waiting: drover approve|deny ${this.#jobId}`);
+		const plain = `${this.#jobId} ${[this.status, ...rest].join(" · ")}`;
+		if (plain === this.#shown) return;
+		this.#shown = plain;
+		if (!this.#ctx.stderrIsTTY) {
+			this.#ctx.err(plain);
+			return;
+		}
+		// One line rewritten in place: it must never wrap, and a cut must not land inside a colour code.
+		const columns = (process.stderr.columns || 120) - 1;
+		const line = plain.length > columns ? truncate(plain, columns) : `${this.#jobId} ${[statusStyle(ep, this.status)(this.status), ...rest].join(" · ")}`;
+		process.stderr.write(`\r\x1b[K${line}`);
+	}
+
+	#note(text: string): void {
+		if (this.#ctx.stderrIsTTY) process.stderr.write("\r\x1b[K");
+		this.#ctx.err(text);
+		this.#shown = "";
+	}
+
+	finish(job: JobRecord): void {
+		const { ep } = this.#ctx;
+		const took = job.duration_seconds ?? (Date.now() - this.#started) / 1000;
+		const mark = job.status === "completed" ? ep.green("✓") : job.status === "cancelled" ? ep.yellow("■") : ep.red("✗");
+		const reason = job.exit_reason && job.exit_reason !== "success" && job.exit_reason !== "cancelled" ? ` (${job.exit_reason})` : "";
+		const text = `${mark} ${job.id} ${statusStyle(ep, job.status)(job.status)}${reason} in ${duration(took)} · ${plural(job.usage.num_turns, "turn")} · ${this.inputTokens} in / ${this.outputTokens} out tokens · ${plural(this.toolCalls, "tool call")}`;
+		this.#note(text);
+		if (job.error) this.#ctx.err(ep.red(`  ${job.error.type}: ${job.error.message}`));
+	}
+}
+
+function plural(n: number, noun: string): string {
+	return `${n} ${noun}${n === 1 ? "" : "s"}`;
+}
+
+function num(v: unknown): number {
+	return typeof v === "number" && Number.isFinite(v) ? v : 0;
+}
+
+/** Follows a job's stream to its end with progress on stderr; returns the final record. */
+export async function waitFor(ctx: Context, jobId: string): Promise<JobRecord> {
+	const progress = new Progress(ctx, jobId);
+	progress.render();
+	await followJob(ctx.client, jobId, {
+		onLine: (_n, body) => progress.line(body),
+		onStatus: (status) => {
+			progress.status = status;
+			progress.render();
+		},
+		onReconnect: ({ after, attempt, reason }) => ctx.err(ctx.ep.dim(`drover: ${reason}; resuming after line ${after} (attempt ${attempt})`)),
+	});
+	const final = await ctx.client.json<JobRecord>(`/v1/jobs/${encodeURIComponent(jobId)}`);
+	progress.finish(final);
+	return final;
+}

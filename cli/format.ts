@@ -1,0 +1,192 @@
+import type { OutputLine } from "./types.ts";
+
+/** Colour functions; all identity when colour is off, so callers never branch on it. */
+export interface Paint {
+	enabled: boolean;
+	bold(s: string): string;
+	dim(s: string): string;
+	red(s: string): string;
+	green(s: string): string;
+	yellow(s: string): string;
+	cyan(s: string): string;
+	magenta(s: string): string;
+}
+
+const sgr = (open: number, close: number) => (s: string) => `\x1b[${open}m${s}\x1b[${close}m`;
+
+export function paint(enabled: boolean): Paint {
+	const id = (s: string) => s;
+	return {
+		enabled,
+		bold: enabled ? sgr(1, 22) : id,
+		dim: enabled ? sgr(2, 22) : id,
+		red: enabled ? sgr(31, 39) : id,
+		green: enabled ? sgr(32, 39) : id,
+		yellow: enabled ? sgr(33, 39) : id,
+		cyan: enabled ? sgr(36, 39) : id,
+		magenta: enabled ? sgr(35, 39) : id,
+	};
+}
+
+/** Colour only for a person at a terminal: never into a pipe or file, never against NO_COLOR (no-color.org). */
+export function wantsColor(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv, flag: boolean): boolean {
+	return flag && stream.isTTY === true && (env.NO_COLOR === undefined || env.NO_COLOR === "");
+}
+
+export function statusStyle(p: Paint, status: string): (s: string) => string {
+	switch (status) {
+		case "completed":
+		case "delivered":
+		case "resolved":
+			return p.green;
+		case "failed":
+		case "indeterminate":
+		case "alerted":
+		case "detected":
+			return p.red;
+		case "cancelled":
+		case "skipped":
+		case "approval_pending":
+			return p.yellow;
+		case "running":
+		case "claimed":
+			return p.cyan;
+		default:
+			return (s) => s;
+	}
+}
+
+/** One line, at most `max` characters: newlines and runs of whitespace become single spaces. */
+export function truncate(s: string, max: number): string {
+	const flat = s.replace(/\s+/g, " ").trim();
+	if (max <= 0) return "";
+	return flat.length <= max ? flat : `${flat.slice(0, Math.max(0, max - 1))}…`;
+}
+
+function span(seconds: number): string {
+	if (seconds < 60) return `${seconds}s`;
+	const minutes = Math.floor(seconds / 60);
+	if (minutes < 60) return `${minutes}m`;
+	const hours = Math.floor(minutes / 60);
+	if (hours < 48) return `${hours}h`;
+	return `${Math.floor(hours / 24)}d`;
+}
+
+/** "3m ago", "in 12m", "now"; "-" for no time. */
+export function relTime(iso: string | null | undefined, now = Date.now()): string {
+	if (!iso) return "-";
+	const at = Date.parse(iso);
+	if (Number.isNaN(at)) return iso;
+	const seconds = Math.round((now - at) / 1000);
+	if (Math.abs(seconds) < 1) return "now";
+	return seconds > 0 ? `${span(seconds)} ago` : `in ${span(-seconds)}`;
+}
+
+/** "850ms", "12.3s", "4m 05s", "2h 03m". */
+export function duration(seconds: number | null | undefined): string {
+	if (seconds === null || seconds === undefined) return "-";
+	if (seconds < 1) return `${Math.round(seconds * 1000)}ms`;
+	if (seconds < 60) return `${seconds.toFixed(1)}s`;
+	const whole = Math.round(seconds);
+	const m = Math.floor(whole / 60);
+	if (m < 60) return `${m}m ${String(whole % 60).padStart(2, "0")}s`;
+	return `${Math.floor(m / 60)}h ${String(m % 60).padStart(2, "0")}m`;
+}
+
+/** An absolute time a person can read next to its relative form: "2026-11-30 08:39:26Z". */
+export function stamp(iso: string | null | undefined): string {
+	if (!iso) return "-";
+	const d = new Date(iso);
+	return Number.isNaN(d.getTime()) ? iso : `${d.toISOString().slice(0, 19).replace("T", " ")}Z`;
+}
+
+export function when(iso: string | null | undefined, now = Date.now()): string {
+	return iso ? `${stamp(iso)} (${relTime(iso, now)})` : "-";
+}
+
+export interface Column<T> {
+	header: string;
+	value(row: T): string;
+	/** Applied after padding, so escape codes never count toward the width. */
+	style?(row: T): (s: string) => string;
+	/** The column that gives way when the table is wider than the terminal (one per table, usually the last). */
+	flexible?: boolean;
+	/** The most characters a cell shows. */
+	max?: number;
+}
+
+/**
+ * An aligned table, two spaces between columns. A flexible column is truncated to what the
+ * terminal leaves it (when `width` is known) so rows never wrap.
+ */
+export function table<T>(rows: readonly T[], columns: readonly Column<T>[], p: Paint, width?: number): string {
+	const cells = rows.map((row) => columns.map((c) => truncate(c.value(row), c.max ?? 10_000)));
+	const widths = columns.map((c, i) => Math.max(c.header.length, ...cells.map((r) => r[i]!.length)));
+	const flex = columns.findIndex((c) => c.flexible);
+	if (width !== undefined && flex >= 0) {
+		const others = widths.reduce((n, w, i) => (i === flex ? n : n + w + 2), 0);
+		const room = Math.max(columns[flex]!.header.length, 16, width - others);
+		if (widths[flex]! > room) {
+			widths[flex] = room;
+			for (const r of cells) r[flex] = truncate(r[flex]!, room);
+		}
+	}
+	const last = columns.length - 1;
+	const line = (values: string[], styles: ((s: string) => string)[]) =>
+		values
+			.map((v, i) => styles[i]!(i === last ? v : v.padEnd(widths[i]!)))
+			.join("  ")
+			.trimEnd();
+	const header = line(
+		columns.map((c) => c.header),
+		columns.map(() => p.bold),
+	);
+	const body = rows.map((row, r) =>
+		line(
+			cells[r]!,
+			columns.map((c) => c.style?.(row) ?? ((s: string) => s)),
+		),
+	);
+	return [header, ...body].join("\n");
+}
+
+/** `key  value` lines with the keys aligned; entries with a null value are left out. */
+export function fields(entries: readonly (readonly [string, string | null])[], p: Paint): string {
+	const shown = entries.filter((e): e is readonly [string, string] => e[1] !== null);
+	const width = Math.max(...shown.map(([k]) => k.length));
+	return shown.map(([k, v]) => `${p.dim(k.padEnd(width))}  ${v}`).join("\n");
+}
+
+/**
+ * One output line for a person: system dim, assistant text as is, tool calls and results with
+ * arrows, errors red. Returns null for a line with nothing to show (an assistant turn that only
+ * called a tool has empty text).
+ */
+export function renderLine(raw: string, p: Paint, width = 160): string | null {
+	let line: OutputLine;
+	try {
+		line = JSON.parse(raw) as OutputLine;
+	} catch {
+		return p.dim(raw);
+	}
+	switch (line.type) {
+		case "system": {
+			const extra = [line.status, line.exit_reason].filter((x): x is string => typeof x === "string" && x !== "");
+			const content = [line.content ?? "", extra.length ? `(${extra.join(", ")})` : ""].filter(Boolean).join(" ");
+			return p.dim(`[system:${line.subtype ?? "?"}]${content ? ` ${content}` : ""}`);
+		}
+		case "assistant":
+			return line.content ? line.content : null;
+		case "tool_use":
+			return `${p.cyan("→")} ${p.bold(line.tool_name ?? "?")} ${truncate(JSON.stringify(line.input ?? null), width)}`;
+		case "tool_result": {
+			const ok = line.success === true;
+			const text = (ok ? line.result : (line.error ?? line.result)) ?? "";
+			return `${ok ? p.green("←") : p.red("←")} ${ok ? "ok" : p.red("error")} ${truncate(text, width)}`;
+		}
+		case "error":
+			return p.red(`error${line.code ? ` [${line.code}]` : ""}: ${line.message ?? raw}`);
+		default:
+			return p.dim(raw);
+	}
+}

@@ -1,0 +1,71 @@
+import { readFileSync } from "node:fs";
+import { Command, CommanderError, Option } from "commander";
+import { CliError, DEFAULT_URL } from "./client.ts";
+import { registerActions } from "./commands/actions.ts";
+import { registerDoctor } from "./commands/doctor.ts";
+import { registerIncidents } from "./commands/incidents.ts";
+import { registerJobs } from "./commands/jobs.ts";
+import { registerLogs } from "./commands/logs.ts";
+import { registerNotepad } from "./commands/notepad.ts";
+import { registerStatus } from "./commands/status.ts";
+import { registerTrigger } from "./commands/trigger.ts";
+import { outcome } from "./context.ts";
+import { paint, wantsColor } from "./format.ts";
+
+function version(): string {
+	try {
+		return (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;
+	} catch {
+		return "unknown";
+	}
+}
+
+export function buildProgram(): Command {
+	const program = new Command("drover")
+		.description("Operate a drover fleet over its HTTPS API")
+		.version(version(), "-V, --version")
+		.addOption(new Option("--url <url>", "the drover Worker's base URL").env("DROVER_URL").default(DEFAULT_URL))
+		.addOption(new Option("--token <token>", "an API token (read, operate or admin role)").env("DROVER_TOKEN"))
+		.option("--no-color", "no colour even on a terminal (NO_COLOR does the same)")
+		// Throw instead of exiting, so usage errors get exit code 2 (commander's default is 1).
+		.exitOverride()
+		.showHelpAfterError("(add --help for usage)")
+		.configureOutput({ outputError: (text, write) => write(text.replace(/^error: /, "drover: ")) });
+	registerJobs(program);
+	registerLogs(program);
+	registerStatus(program);
+	registerIncidents(program);
+	registerTrigger(program);
+	registerActions(program);
+	registerNotepad(program);
+	registerDoctor(program);
+	program.addHelpText(
+		"after",
+		"\nExit codes: 0 ok; 1 error, or a failed job (--wait, --follow); 2 usage error, or a cancelled job (--wait, --follow).",
+	);
+	return program;
+}
+
+/** Runs the CLI; resolves to the process exit code. */
+export async function run(argv: readonly string[]): Promise<number> {
+	// `drover jobs | head -1` closes the pipe early: that is the reader being done, not an error.
+	process.stdout.on("error", (err: NodeJS.ErrnoException) => {
+		if (err.code === "EPIPE") process.exit(outcome.exitCode);
+		throw err;
+	});
+	const program = buildProgram();
+	try {
+		await program.parseAsync(argv);
+		return outcome.exitCode;
+	} catch (err) {
+		if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2;
+		const ep = paint(wantsColor(process.stderr, process.env, !process.argv.includes("--no-color")));
+		if (err instanceof CliError) {
+			process.stderr.write(`${ep.red(`drover: ${err.message}`)}\n`);
+			if (err.hint) process.stderr.write(`${ep.dim(`drover: hint: ${err.hint}`)}\n`);
+			return err.exitCode;
+		}
+		process.stderr.write(`drover: unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+		return 1;
+	}
+}

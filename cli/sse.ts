@@ -1,0 +1,184 @@
+import { ApiError, CliError, networkReason, type ApiClient } from "./client.ts";
+
+export interface SseEvent {
+	event: string;
+	data: string;
+	/** The `id:` field of this event, or null when it had none. */
+	id: string | null;
+}
+
+/**
+ * A Server-Sent Events parser (the WHATWG event-stream format): fed text chunks split anywhere,
+ * calls `onEvent` once per dispatched event. Comments and `retry:` are ignored.
+ */
+export class SseParser {
+	readonly #onEvent: (event: SseEvent) => void;
+	#buffer = "";
+	#event = "";
+	#data: string[] = [];
+	#id: string | null = null;
+	#afterCR = false;
+
+	constructor(onEvent: (event: SseEvent) => void) {
+		this.#onEvent = onEvent;
+	}
+
+	feed(chunk: string): void {
+		if (chunk === "") return;
+		// A CR ends a line at once; an LF right after it (even in the next chunk) belongs to it.
+		if (this.#afterCR && chunk.startsWith("\n")) chunk = chunk.slice(1);
+		this.#afterCR = false;
+		this.#buffer += chunk;
+		for (;;) {
+			const m = /\r\n|\r|\n/.exec(this.#buffer);
+			if (!m) return;
+			const line = this.#buffer.slice(0, m.index);
+			this.#buffer = this.#buffer.slice(m.index + m[0].length);
+			if (m[0] === "\r" && this.#buffer === "") this.#afterCR = true;
+			this.#line(line);
+		}
+	}
+
+	#line(line: string): void {
+		if (line === "") {
+			if (this.#data.length > 0) this.#onEvent({ event: this.#event || "message", data: this.#data.join("\n"), id: this.#id });
+			this.#event = "";
+			this.#data = [];
+			this.#id = null;
+			return;
+		}
+		if (line.startsWith(":")) return;
+		const colon = line.indexOf(":");
+		const field = colon < 0 ? line : line.slice(0, colon);
+		let value = colon < 0 ? "" : line.slice(colon + 1);
+		if (value.startsWith(" ")) value = value.slice(1);
+		if (field === "event") this.#event = value;
+		else if (field === "data") this.#data.push(value);
+		else if (field === "id" && !value.includes("\0")) this.#id = value;
+	}
+}
+
+export interface FollowOptions {
+	/** The last line already seen: the stream resumes after it (0 = from the start). */
+	after?: number;
+	onLine(line: number, body: string): void;
+	onStatus?(status: string): void;
+	/** Told before each reconnect, e.g. to say so on stderr. */
+	onReconnect?(info: { after: number; attempt: number; reason: string; delayMs: number }): void;
+	/** Reconnects without progress before giving up (default 5). */
+	retries?: number;
+	/**
+	 * A connection that stayed open this long counts as healthy even if it brought nothing new
+	 * (default 10 s): a job waiting hours for an approval is silent, and proxies (and fetch's own
+	 * body timeout) cut silent streams; only quick failures in a row use up the retries.
+	 */
+	healthyAfterMs?: number;
+	/** Delay before the nth consecutive reconnect (default 250 ms doubling, at most 5 s). */
+	backoffMs?(attempt: number): number;
+	signal?: AbortSignal;
+}
+
+export interface FollowResult {
+	/** The final status from the `end` event. */
+	status: string;
+	lastLine: number;
+}
+
+const defaultBackoff = (attempt: number) => Math.min(5_000, 250 * 2 ** (attempt - 1));
+
+const sleep = (ms: number, signal?: AbortSignal) =>
+	new Promise<void>((resolve, reject) => {
+		if (signal?.aborted) return reject(signal.reason);
+		const timer = setTimeout(resolve, ms);
+		signal?.addEventListener("abort", () => (clearTimeout(timer), reject(signal.reason)), { once: true });
+	});
+
+/**
+ * Follows GET /v1/jobs/:id/stream to the job's `end` event. A dropped connection (or a stream that
+ * closes early) is reopened with Last-Event-ID = the last line seen, so no line is repeated or
+ * lost; a line the server sends again anyway is skipped. Reconnects back off and are bounded:
+ * after `retries` quick attempts in a row that brought no new line or status, it gives up (CliError).
+ * Errors that retrying cannot fix (404, 401, 403, 400) are thrown at once.
+ */
+export async function followJob(client: ApiClient, jobId: string, options: FollowOptions): Promise<FollowResult> {
+	const retries = options.retries ?? 5;
+	const backoff = options.backoffMs ?? defaultBackoff;
+	const healthyAfter = options.healthyAfterMs ?? 10_000;
+	let last = options.after ?? 0;
+	let lastStatus: string | null = null;
+	let failures = 0;
+	for (;;) {
+		let progressed = false;
+		let ended: string | null = null;
+		let reason = "the stream closed before the job ended";
+		let openedAt: number | null = null;
+		try {
+			const res = await client.fetch(`/v1/jobs/${encodeURIComponent(jobId)}/stream`, {
+				headers: { accept: "text/event-stream", ...(last > 0 ? { "last-event-id": String(last) } : {}) },
+				timeoutMs: null,
+				signal: options.signal,
+			});
+			openedAt = Date.now();
+			const parser = new SseParser((ev) => {
+				if (ended !== null) return;
+				if (ev.event === "line") {
+					const n = Number(ev.id);
+					// A frame without a usable id cannot be resumed after; print it rather than lose it.
+					if (!Number.isInteger(n)) {
+						options.onLine(last, ev.data);
+						return;
+					}
+					if (n <= last) return;
+					last = n;
+					progressed = true;
+					options.onLine(n, ev.data);
+				} else if (ev.event === "status") {
+					const status = parseStatus(ev.data);
+					if (status !== null && status !== lastStatus) {
+						lastStatus = status;
+						progressed = true;
+						options.onStatus?.(status);
+					}
+				} else if (ev.event === "end") {
+					ended = parseStatus(ev.data) ?? lastStatus ?? "unknown";
+				}
+			});
+			if (!res.body) throw new Error("the stream answered without a body");
+			const decoder = new TextDecoder();
+			for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+				parser.feed(decoder.decode(chunk, { stream: true }));
+				if (ended !== null) break;
+			}
+			if (ended !== null) return { status: ended, lastLine: last };
+		} catch (err) {
+			if (options.signal?.aborted) throw err;
+			if (err instanceof ApiError) {
+				if (err.status < 500 && err.status !== 429) throw err;
+				reason = err.message;
+			} else if (err instanceof CliError) {
+				// Unreachable server: worth retrying, like a dropped connection.
+				if (!err.message.startsWith("cannot reach")) throw err;
+				reason = err.message;
+			} else {
+				reason = `the connection broke: ${networkReason(err)}`;
+			}
+		}
+		if (openedAt !== null && Date.now() - openedAt >= healthyAfter) progressed = true;
+		failures = progressed ? 1 : failures + 1;
+		if (failures > retries) {
+			throw new CliError(`lost the stream of job ${jobId} after ${retries} reconnects (last line seen: ${last}): ${reason}`);
+		}
+		const delayMs = backoff(failures);
+		options.onReconnect?.({ after: last, attempt: failures, reason, delayMs });
+		await sleep(delayMs, options.signal);
+	}
+}
+
+function parseStatus(data: string): string | null {
+	try {
+		const v = JSON.parse(data) as { status?: unknown };
+		return typeof v.status === "string" ? v.status : null;
+	} catch {
+		return null;
+	}
+}

@@ -1,0 +1,243 @@
+// The CLI's SSE follower against fake servers (node:http) that break connections on purpose: the
+// parts of `drover logs --follow` / `trigger --wait` that the real Worker never does on demand.
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { ApiClient, ApiError, CliError } from "../../cli/client.ts";
+import { followJob, SseParser, type SseEvent } from "../../cli/sse.ts";
+
+const CLI = path.resolve(import.meta.dirname, "../../cli/drover.ts");
+const JOB = "job-2026-01-01-abcdef";
+const TOKEN = "fake-token-0123456789";
+
+interface FakeOptions {
+	total: number;
+	/** Line events served by each connection before it is cut (the last connection is never cut). */
+	cutAfter: (connection: number) => number | null;
+	finalStatus?: string;
+	/** Frames a misbehaving server sends again after a resume (must not be printed twice). */
+	replay?: number;
+}
+
+const lineBody = (n: number) => JSON.stringify({ type: "assistant", content: `line ${n}`, model: "m" });
+
+/** A fake /v1/jobs/:id/stream that cuts connections and honours Last-Event-ID. */
+function fakeStream(options: FakeOptions) {
+	const seen: (string | null)[] = [];
+	const handler = (req: IncomingMessage, res: ServerResponse) => {
+		if (req.headers.authorization !== `Bearer ${TOKEN}`) {
+			res.writeHead(401, { "content-type": "application/json" }).end(JSON.stringify({ error: { code: "unauthorized", message: "invalid token" } }));
+			return;
+		}
+		if (req.url !== `/v1/jobs/${JOB}/stream`) {
+			res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: { code: "not_found", message: `no job at ${req.url}` } }));
+			return;
+		}
+		const connection = seen.length;
+		const lastId = (req.headers["last-event-id"] as string | undefined) ?? null;
+		seen.push(lastId);
+		res.writeHead(200, { "content-type": "text/event-stream" });
+		res.write(": fake\nretry: 2000\n\n");
+		res.write(`event: status\ndata: {"status":"running","revision":2}\n\n`);
+		const cut = options.cutAfter(connection);
+		let from = Number(lastId ?? 0) + 1;
+		if (lastId !== null && options.replay) from = Math.max(1, from - options.replay);
+		let sent = 0;
+		for (let n = from; n <= options.total; n++) {
+			// Split a frame across writes, and use CRLF in places, as proxies may.
+			const frame = `id: ${n}\nevent: line\ndata: ${lineBody(n)}\n\n`;
+			const crlf = n % 3 === 0 ? frame.replace(/\n/g, "\r\n") : frame;
+			res.write(crlf.slice(0, 7));
+			res.write(crlf.slice(7));
+			sent++;
+			if (cut !== null && sent >= cut) {
+				// Let the frames reach the socket, then break it without ending the chunked body.
+				setTimeout(() => res.socket?.destroy(), 20);
+				return;
+			}
+		}
+		res.write(`event: status\ndata: {"status":"${options.finalStatus ?? "completed"}","revision":9}\n\n`);
+		res.end(`event: end\ndata: {"status":"${options.finalStatus ?? "completed"}"}\n\n`);
+	};
+	return { handler, seen };
+}
+
+const servers: Server[] = [];
+afterEach(async () => {
+	for (const s of servers.splice(0)) {
+		s.closeAllConnections();
+		await new Promise((resolve) => s.close(resolve));
+	}
+});
+
+async function listen(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<string> {
+	const server = createServer(handler);
+	servers.push(server);
+	server.listen(0, "127.0.0.1");
+	await once(server, "listening");
+	return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+function runCli(args: string[], env: Record<string, string>): Promise<{ status: number | null; stdout: string; stderr: string }> {
+	const child = spawn(process.execPath, [CLI, ...args], {
+		// The Worker's Env types widen NodeJS.ProcessEnv; a child's environment is plain strings.
+		env: { PATH: process.env.PATH ?? "", NO_COLOR: "1", ...env } as unknown as NodeJS.ProcessEnv,
+		stdio: ["ignore", "pipe", "pipe"],
+	});
+	let stdout = "";
+	let stderr = "";
+	child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+	child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+	const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
+	return new Promise((resolve) =>
+		child.on("close", (status) => {
+			clearTimeout(timer);
+			resolve({ status, stdout, stderr });
+		}),
+	);
+}
+
+describe("SseParser", () => {
+	it("yields the same events however the text is split, with LF, CRLF or CR line ends", () => {
+		const text =
+			": comment\nretry: 10\n\nid: 1\nevent: line\ndata: {\"a\":1}\n\n" +
+			"id: 2\r\nevent: line\r\ndata: first\r\ndata: second\r\n\r\n" +
+			"event: end\rdata:{\"status\":\"completed\"}\r\r";
+		const expected: SseEvent[] = [
+			{ id: "1", event: "line", data: '{"a":1}' },
+			{ id: "2", event: "line", data: "first\nsecond" },
+			{ id: null, event: "end", data: '{"status":"completed"}' },
+		];
+		for (let cut = 0; cut <= text.length; cut++) {
+			for (const step of [1, 2, 7]) {
+				const got: SseEvent[] = [];
+				const parser = new SseParser((e) => got.push(e));
+				parser.feed(text.slice(0, cut));
+				for (let i = cut; i < text.length; i += step) parser.feed(text.slice(i, i + step));
+				expect(got, `cut at ${cut}, step ${step}`).toEqual(expected);
+			}
+		}
+	});
+});
+
+describe("followJob", () => {
+	it("resumes after every dropped connection with Last-Event-ID: every line once, in order", async () => {
+		const fake = fakeStream({ total: 25, cutAfter: (c) => (c < 4 ? 5 : null) });
+		const url = await listen(fake.handler);
+		const lines: number[] = [];
+		const reconnects: number[] = [];
+		const result = await followJob(new ApiClient({ url, token: TOKEN }), JOB, {
+			onLine: (n, body) => {
+				expect(JSON.parse(body)).toMatchObject({ content: `line ${n}` });
+				lines.push(n);
+			},
+			onReconnect: (r) => reconnects.push(r.after),
+			backoffMs: () => 5,
+		});
+		expect(lines).toEqual(Array.from({ length: 25 }, (_, i) => i + 1));
+		expect(fake.seen).toEqual([null, "5", "10", "15", "20"]);
+		expect(reconnects).toEqual([5, 10, 15, 20]);
+		expect(result).toEqual({ status: "completed", lastLine: 25 });
+	});
+
+	it("skips lines a server sends again after a resume", async () => {
+		const fake = fakeStream({ total: 12, cutAfter: (c) => (c === 0 ? 6 : null), replay: 3 });
+		const url = await listen(fake.handler);
+		const lines: number[] = [];
+		await followJob(new ApiClient({ url, token: TOKEN }), JOB, { onLine: (n) => lines.push(n), backoffMs: () => 5 });
+		expect(lines).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+	});
+
+	it("gives up after a bounded number of reconnects that bring nothing new", async () => {
+		// Every connection is cut before its first line: no progress, ever.
+		let connections = 0;
+		const url = await listen((_req, res) => {
+			connections++;
+			res.writeHead(200, { "content-type": "text/event-stream" });
+			res.write(": hello\n\n");
+			setTimeout(() => res.socket?.destroy(), 5);
+		});
+		const started = Date.now();
+		const err = await followJob(new ApiClient({ url, token: TOKEN }), JOB, { onLine: () => {}, retries: 3, backoffMs: () => 10 }).catch((e: unknown) => e);
+		expect(err).toBeInstanceOf(CliError);
+		expect((err as Error).message).toMatch(/lost the stream of job .* after 3 reconnects/);
+		expect(connections).toBe(4);
+		expect(Date.now() - started).toBeLessThan(5_000);
+	});
+
+	it("keeps waiting through silent connections that an idle timeout cuts (a job waiting for approval)", async () => {
+		const fake = fakeStream({ total: 2, cutAfter: () => null });
+		let connections = 0;
+		const url = await listen((req, res) => {
+			// Six silent connections, each cut after a while, then the job goes on: more cuts than
+			// `retries`, but none of them was a quick failure.
+			if (++connections <= 6) {
+				res.writeHead(200, { "content-type": "text/event-stream" });
+				res.write(": quiet\n\n");
+				setTimeout(() => res.socket?.destroy(), 60);
+				return;
+			}
+			fake.handler(req, res);
+		});
+		const lines: number[] = [];
+		const result = await followJob(new ApiClient({ url, token: TOKEN }), JOB, { onLine: (n) => lines.push(n), retries: 2, healthyAfterMs: 40, backoffMs: () => 5 });
+		expect(connections).toBe(7);
+		expect(lines).toEqual([1, 2]);
+		expect(result.status).toBe("completed");
+	});
+
+	it("does not retry what retrying cannot fix: a 404 or 401 is thrown at once", async () => {
+		const fake = fakeStream({ total: 1, cutAfter: () => null });
+		const url = await listen(fake.handler);
+		const notFound = await followJob(new ApiClient({ url, token: TOKEN }), "job-2026-01-01-zzzzzz", { onLine: () => {}, backoffMs: () => 5 }).catch((e: unknown) => e);
+		expect(notFound).toBeInstanceOf(ApiError);
+		expect((notFound as ApiError).status).toBe(404);
+		const unauthorized = await followJob(new ApiClient({ url, token: "wrong-token-0000000000" }), JOB, { onLine: () => {}, backoffMs: () => 5 }).catch((e: unknown) => e);
+		expect((unauthorized as ApiError).status).toBe(401);
+		expect(fake.seen).toEqual([]);
+	});
+
+	it("retries a server that is briefly down (connection refused, 503) and then resumes", async () => {
+		const fake = fakeStream({ total: 6, cutAfter: (c) => (c === 0 ? 3 : null) });
+		let calls = 0;
+		const url = await listen((req, res) => {
+			calls++;
+			// The second and third attempts find a proxy in front answering 503.
+			if (calls === 2 || calls === 3) {
+				res.writeHead(503, { "content-type": "text/html" }).end("<h1>Service Unavailable</h1>");
+				return;
+			}
+			fake.handler(req, res);
+		});
+		const lines: number[] = [];
+		const result = await followJob(new ApiClient({ url, token: TOKEN }), JOB, { onLine: (n) => lines.push(n), backoffMs: () => 5 });
+		expect(lines).toEqual([1, 2, 3, 4, 5, 6]);
+		expect(fake.seen).toEqual([null, "3"]);
+		expect(result.status).toBe("completed");
+	});
+});
+
+describe("the drover binary following through dropped connections", () => {
+	it("logs --job --follow --json prints every line once and exits with the job's outcome", async () => {
+		const fake = fakeStream({ total: 9, cutAfter: (c) => (c < 2 ? 4 : null), finalStatus: "cancelled" });
+		const url = await listen(fake.handler);
+		const r = await runCli(["logs", "--job", JOB, "--follow", "--json"], { DROVER_URL: url, DROVER_TOKEN: TOKEN });
+		expect(r.stdout.trim().split("\n")).toEqual(Array.from({ length: 9 }, (_, i) => lineBody(i + 1)));
+		expect(fake.seen).toEqual([null, "4", "8"]);
+		expect(r.stderr).toMatch(/resuming after line 4/);
+		expect(r.stderr).toMatch(/resuming after line 8/);
+		// cancelled → 2, as for trigger --wait.
+		expect(r.status).toBe(2);
+	});
+
+	it("renders lines for a person and exits 0 for a completed job", async () => {
+		const fake = fakeStream({ total: 3, cutAfter: (c) => (c === 0 ? 2 : null) });
+		const url = await listen(fake.handler);
+		const r = await runCli(["logs", "--job", JOB, "--follow"], { DROVER_URL: url, DROVER_TOKEN: TOKEN });
+		expect(r.stdout).toBe("line 1\nline 2\nline 3\n");
+		expect(r.status).toBe(0);
+	});
+});

@@ -1,0 +1,623 @@
+// The real `drover` binary (a child process, as a person or a script runs it) against the real
+// Worker bundle running locally, with jobs answered by the Messages API emulator.
+import { spawn, spawnSync } from "node:child_process";
+import { once } from "node:events";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import type { JobRecord } from "../../src/jobs/schema.ts";
+
+const { url, emulatorUrl, tokens } = inject("drover");
+const CLI = path.resolve(import.meta.dirname, "../../cli/drover.ts");
+const ROOT = path.resolve(import.meta.dirname, "../..");
+
+// The Worker is shared by every e2e file: everything this file creates has a unique name.
+const suffix = Math.random().toString(36).slice(2, 8);
+const agents = {
+	ok: `cli-ok-${suffix}`,
+	fail: `cli-fail-${suffix}`,
+	slow: `cli-slow-${suffix}`,
+	approval: `cli-appr-${suffix}`,
+};
+
+interface Run {
+	status: number | null;
+	stdout: string;
+	stderr: string;
+}
+
+interface RunOptions {
+	/** null: no DROVER_TOKEN at all. */
+	token?: string | null;
+	url?: string;
+	stdin?: string;
+	env?: Record<string, string>;
+}
+
+// The Worker's Env types widen NodeJS.ProcessEnv; a child's environment is plain strings.
+function cliEnv(options: RunOptions): NodeJS.ProcessEnv {
+	const env: Record<string, string> = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", DROVER_URL: options.url ?? url, ...options.env };
+	const token = options.token === undefined ? tokens.admin : options.token;
+	if (token !== null) env.DROVER_TOKEN = token;
+	return env as unknown as NodeJS.ProcessEnv;
+}
+
+/** Starts the binary; `done` resolves when it exits (killed after 45 s so a hang fails, not stalls, the run). */
+function start(args: string[], options: RunOptions = {}) {
+	const child = spawn(process.execPath, [CLI, ...args], { env: cliEnv(options), stdio: ["pipe", "pipe", "pipe"] });
+	let stdout = "";
+	let stderr = "";
+	child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+	child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+	child.stdin.end(options.stdin ?? "");
+	const timer = setTimeout(() => child.kill("SIGKILL"), 45_000);
+	const done = new Promise<Run>((resolve) =>
+		child.on("close", (status) => {
+			clearTimeout(timer);
+			resolve({ status, stdout, stderr });
+		}),
+	);
+	return { child, done, stdout: () => stdout, stderr: () => stderr };
+}
+
+const drover = (args: string[], options: RunOptions = {}) => start(args, options).done;
+
+async function api<T = unknown>(pathname: string, init: { method?: string; body?: unknown; token?: string } = {}): Promise<{ status: number; body: T }> {
+	const res = await fetch(`${url}${pathname}`, {
+		method: init.method ?? "GET",
+		headers: { authorization: `Bearer ${init.token ?? tokens.admin}`, ...(init.body === undefined ? {} : { "content-type": "application/json" }) },
+		body: init.body === undefined ? undefined : JSON.stringify(init.body),
+	});
+	const text = await res.text();
+	return { status: res.status, body: (text ? JSON.parse(text) : null) as T };
+}
+
+async function until<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 20_000): Promise<T> {
+	const deadline = Date.now() + timeoutMs;
+	for (;;) {
+		const value = await probe();
+		if (value) return value;
+		if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+		await new Promise((r) => setTimeout(r, 100));
+	}
+}
+
+const getJob = async (id: string) => (await api<JobRecord>(`/v1/jobs/${id}`)).body;
+const jobIn = (id: string, statuses: string[]) => until(`${id} in ${statuses.join("|")}`, async () => {
+	const job = await getJob(id);
+	return statuses.includes(job.status) ? job : null;
+});
+
+/** A standing emulator answer for one model: only this file's agents use these models. */
+async function modelStep(model: string, step: unknown): Promise<void> {
+	const res = await fetch(`${emulatorUrl}/__emulator/model_errors`, { method: "POST", body: JSON.stringify({ [model]: step }) });
+	expect(res.status).toBe(200);
+}
+
+async function createAgent(definition: Record<string, unknown>): Promise<void> {
+	const res = await api("/v1/agents", { method: "POST", body: definition });
+	expect(res.status, JSON.stringify(res.body)).toBe(201);
+}
+
+const lines = (text: string) => text.split("\n").filter((l) => l.trim() !== "");
+
+beforeAll(async () => {
+	await createAgent({ name: agents.ok, model: agents.ok, prompt: "Say hello." });
+	await modelStep(agents.ok, { text: "All good from the CLI test." });
+	await createAgent({ name: agents.fail, model: agents.fail, prompt: "This will fail." });
+	await modelStep(agents.fail, { error: 400, message: "emulated bad request for the CLI test" });
+	await createAgent({ name: agents.slow, model: agents.slow, prompt: "Take your time." });
+	await modelStep(agents.slow, { delay_ms: 15_000, then: { text: "too late" } });
+	// The emulator's demo calls the first tool, then answers; a .local host is refused before any
+	// request leaves, so nothing goes over the network.
+	await createAgent({
+		name: agents.approval,
+		model: agents.approval,
+		prompt: "Fetch the page.",
+		// Jobs wait for a decision side by side.
+		max_concurrent: 3,
+		tools: [{ type: "http_fetch", allow_hosts: ["drover-cli.local"], requires_approval: true }],
+	});
+	await modelStep(agents.approval, { delay_ms: 100 });
+});
+
+afterAll(async () => {
+	for (const model of Object.values(agents)) await modelStep(model, null);
+});
+
+describe("drover trigger --wait: the exit code is the job's outcome", () => {
+	let okJob = "";
+
+	it("exits 0 for a completed job, printing its id on stdout and progress on stderr", async () => {
+		const r = await drover(["trigger", agents.ok, "--wait"]);
+		expect(r.status, r.stderr).toBe(0);
+		okJob = r.stdout.trim();
+		expect(okJob).toMatch(/^job-\d{4}-\d{2}-\d{2}-[a-z0-9]{6}$/);
+		expect(r.stderr).toMatch(new RegExp(`✓ ${okJob} completed in .* · 1 turn · \\d+ in / \\d+ out tokens · 0 tool calls`));
+		expect((await getJob(okJob)).status).toBe("completed");
+	});
+
+	it("exits 1 for a failed job, with the error on stderr", async () => {
+		const r = await drover(["trigger", agents.fail, "--wait", "--prompt", "fail, please"]);
+		expect(r.status).toBe(1);
+		const job = await getJob(r.stdout.trim());
+		expect(job.status).toBe("failed");
+		expect(job.prompt).toBe("fail, please");
+		expect(r.stderr).toMatch(/✗ .* failed/);
+		expect(r.stderr).toContain(job.error!.message);
+	});
+
+	it("exits 2 for a cancelled job; cancel refuses without --yes when stdin is not a terminal", async () => {
+		const wait = start(["trigger", agents.slow, "--wait"]);
+		const id = await until("the job id on stdout", async () => /job-\S+/.exec(wait.stdout())?.[0]);
+		await jobIn(id, ["running"]);
+		await until("progress showing the job running", async () => wait.stderr().includes("running"));
+
+		const refused = await drover(["cancel", id]);
+		expect(refused.status).toBe(1);
+		expect(refused.stderr).toContain(`drover: not cancelling job ${id} without confirmation`);
+		expect(refused.stderr).toContain("--yes");
+		expect((await getJob(id)).status).toBe("running");
+
+		const cancelled = await drover(["cancel", id, "--yes", "--reason", "cli test"]);
+		expect(cancelled.status, cancelled.stderr).toBe(0);
+		expect(cancelled.stdout).toMatch(new RegExp(`cancell(ed|ing) ${id}`));
+		const r = await wait.done;
+		expect(r.status).toBe(2);
+		expect(r.stderr).toMatch(/■ .* cancelled/);
+		expect((await getJob(id)).status).toBe("cancelled");
+	});
+
+	it("trigger --json prints the API's job; --idempotency-key returns the same job", async () => {
+		const first = await drover(["trigger", agents.ok, "--json", "--idempotency-key", `cli-${suffix}`]);
+		expect(first.status, first.stderr).toBe(0);
+		const job = JSON.parse(first.stdout) as JobRecord;
+		expect(job).toMatchObject({ agent: agents.ok, trigger_type: "manual", owner: "root" });
+		const again = await drover(["trigger", agents.ok, "--idempotency-key", `cli-${suffix}`]);
+		expect(again.stdout.trim()).toBe(job.id);
+		await jobIn(job.id, ["completed"]);
+	});
+
+	describe("reading jobs", () => {
+		it("jobs: an aligned table, and --json is the API's page", async () => {
+			const human = await drover(["jobs", "--agent", agents.ok]);
+			expect(human.status, human.stderr).toBe(0);
+			const [header, ...rows] = lines(human.stdout);
+			expect(header).toMatch(/^ID\s+AGENT\s+STATUS\s+TRIGGER\s+STARTED\s+DURATION\s+SUMMARY$/);
+			const row = rows.find((l) => l.startsWith(okJob))!;
+			expect(row).toMatch(new RegExp(`^${okJob}\\s+${agents.ok}\\s+completed\\s+manual\\s+(now|\\d+s ago)\\s+[\\d.]+m?s\\s+All good from the CLI test\\.$`));
+			// Columns line up: every row's STATUS starts where the header's does.
+			const at = header!.indexOf("STATUS");
+			for (const l of rows) expect(l.slice(at)).toMatch(/^(completed|failed|running|pending)/);
+			expect(human.stdout).not.toContain("\x1b[");
+
+			const json = await drover(["jobs", "--agent", agents.ok, "--json", "--limit", "5"]);
+			expect(JSON.parse(json.stdout)).toEqual((await api(`/v1/jobs?agent=${agents.ok}&limit=5`)).body);
+			const failed = await drover(["jobs", "--status", "failed", "--agent", agents.fail, "--json"]);
+			const page = JSON.parse(failed.stdout) as { jobs: { status: string }[] };
+			expect(page.jobs.length).toBeGreaterThan(0);
+			expect(page.jobs.every((j) => j.status === "failed")).toBe(true);
+		});
+
+		it("job: key fields and usage per model; --json, --yaml and --logs", async () => {
+			const human = await drover(["job", okJob]);
+			expect(human.status, human.stderr).toBe(0);
+			expect(human.stdout).toMatch(new RegExp(`^job\\s+${okJob}$`, "m"));
+			expect(human.stdout).toMatch(/^status\s+completed$/m);
+			expect(human.stdout).toMatch(/^summary\s+All good from the CLI test\.$/m);
+			expect(human.stdout).toMatch(new RegExp(`^MODEL\\s+INPUT\\s+OUTPUT\\s+CACHE WRITE\\s+CACHE READ\\n${agents.ok}\\s+\\d+\\s+\\d+\\s+\\d+\\s+\\d+$`, "m"));
+
+			const json = await drover(["job", okJob, "--json"]);
+			expect(JSON.parse(json.stdout)).toEqual(await getJob(okJob));
+
+			const yaml = await drover(["job", okJob, "--yaml"]);
+			expect(yaml.status).toBe(0);
+			const res = await fetch(`${url}/v1/jobs/${okJob}`, { headers: { authorization: `Bearer ${tokens.read}`, accept: "application/yaml" } });
+			expect(yaml.stdout.trimEnd()).toBe((await res.text()).trimEnd());
+			expect(yaml.stdout).toMatch(new RegExp(`^id: ${okJob}$`, "m"));
+
+			const logs = await drover(["job", okJob, "--logs"]);
+			expect(logs.stdout).toMatch(/^\[system:init\] job started with /m);
+			expect(logs.stdout).toMatch(/^All good from the CLI test\.$/m);
+			expect(logs.stdout).toMatch(/^\[system:result\] .*\(completed, success\)$/m);
+
+			const both = JSON.parse((await drover(["job", okJob, "--logs", "--json"])).stdout) as { job: JobRecord; output: { type: string }[] };
+			expect(both.job.id).toBe(okJob);
+			expect(both.output.map((l) => l.type)).toEqual(["system", "assistant", "system"]);
+		});
+
+		it("logs: the newest job's last lines, or --job's; --json gives the raw JSONL", async () => {
+			const output = lines(await (await fetch(`${url}/v1/jobs/${okJob}/output`, { headers: { authorization: `Bearer ${tokens.read}` } })).text());
+			const byJob = await drover(["logs", "--job", okJob, "--json"]);
+			expect(lines(byJob.stdout)).toEqual(output);
+			const last = await drover(["logs", "--job", okJob, "--lines", "1", "--json"]);
+			expect(lines(last.stdout)).toEqual(output.slice(-1));
+
+			const newest = (await api<{ jobs: { id: string }[] }>(`/v1/agents/${agents.ok}/jobs?limit=1`)).body.jobs[0]!.id;
+			const byAgent = await drover(["logs", agents.ok]);
+			expect(byAgent.status, byAgent.stderr).toBe(0);
+			expect(byAgent.stdout).toContain("[system:result]");
+			expect(lines(byAgent.stdout).length).toBe(lines((await drover(["logs", "--job", newest])).stdout).length);
+
+			const none = await drover(["logs", `cli-none-${suffix}`]);
+			expect(none.status).toBe(1);
+			expect(none.stderr).toContain(`agent cli-none-${suffix} has no jobs`);
+		});
+
+		it("logs --follow of a job that has ended prints it all and exits with its outcome", async () => {
+			const ok = await drover(["logs", "--job", okJob, "--follow"]);
+			expect(ok.status).toBe(0);
+			expect(ok.stdout).toContain("All good from the CLI test.");
+			const failedJob = (await api<{ jobs: { id: string }[] }>(`/v1/agents/${agents.fail}/jobs?limit=1`)).body.jobs[0]!.id;
+			const failed = await drover(["logs", agents.fail, "--follow"]);
+			expect(failed.status).toBe(1);
+			expect(failed.stdout).toMatch(/^error.*: /m);
+			const n = await drover(["logs", "--job", failedJob, "--follow", "--lines", "1", "--json"]);
+			expect(lines(n.stdout)).toHaveLength(1);
+		});
+
+		it("fork and continue start new jobs from a finished one", async () => {
+			const fork = await drover(["fork", okJob, "--prompt", "Again, differently.", "--wait"]);
+			expect(fork.status, fork.stderr).toBe(0);
+			const forked = await getJob(fork.stdout.trim());
+			expect(forked).toMatchObject({ trigger_type: "fork", forked_from: okJob, status: "completed", prompt: "Again, differently." });
+
+			const cont = await drover(["continue", okJob, "--prompt", "And then?", "--json"]);
+			expect(cont.status, cont.stderr).toBe(0);
+			const next = JSON.parse(cont.stdout) as JobRecord;
+			expect(next).toMatchObject({ trigger_type: "continue", prompt: "And then?" });
+			const followed = await drover(["logs", "--job", next.id, "--follow"]);
+			expect(followed.status).toBe(0);
+			expect(followed.stdout).toContain("All good from the CLI test.");
+		});
+
+		it("runs: the agent's ledger as a table, and --json is the API's page", async () => {
+			const human = await drover(["runs", agents.ok, "--limit", "3"]);
+			expect(human.status, human.stderr).toBe(0);
+			const [header, ...rows] = lines(human.stdout);
+			expect(header).toMatch(/^INSTANT\s+SCHEDULE\s+DISPATCH\s+STATUS\s+JOB\s+REASON$/);
+			expect(rows).toHaveLength(3);
+			expect(rows.join("\n")).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}Z \((now|\d+s ago)\)\s+manual\s+manual\s+completed\s+job-/m);
+			const json = await drover(["runs", agents.ok, "--json"]);
+			expect(JSON.parse(json.stdout)).toEqual((await api(`/v1/agents/${agents.ok}/runs?limit=20`)).body);
+		});
+
+		it("incidents lists the failed agent's incident; incidents close closes it", async () => {
+			const list = await drover(["incidents", "--agent", agents.fail, "--json"]);
+			const page = JSON.parse(list.stdout) as { incidents: { id: string; state: string; error: string }[] };
+			expect(page).toEqual((await api(`/v1/incidents?agent=${agents.fail}`)).body);
+			const incident = page.incidents[0]!;
+			expect(incident.error).toContain("emulated bad request");
+
+			const human = await drover(["incidents", "--agent", agents.fail]);
+			expect(lines(human.stdout)[0]).toMatch(/^ID\s+AGENT\s+CLASS\s+STATE\s+COUNT\s+LAST SEEN\s+LAST JOB\s+ERROR$/);
+			expect(human.stdout).toContain(incident.id);
+
+			const closed = await drover(["incidents", "close", incident.id]);
+			expect(closed.status, closed.stderr).toBe(0);
+			expect(closed.stdout).toMatch(new RegExp(`^closed\\s+${incident.id}$`, "m"));
+			const after = JSON.parse((await drover(["incidents", "--state", "closed", "--agent", agents.fail, "--json"])).stdout) as { incidents: { id: string; closed_by: string }[] };
+			expect(after.incidents.map((i) => i.id)).toContain(incident.id);
+			expect(after.incidents.find((i) => i.id === incident.id)!.closed_by).toBe("root");
+		});
+	});
+});
+
+describe("approvals", () => {
+	it("approve (with edited input) and deny the tool call a job waits on", async () => {
+		const approveId = (await drover(["trigger", agents.approval])).stdout.trim();
+		const denyId = (await drover(["trigger", agents.approval])).stdout.trim();
+		for (const id of [approveId, denyId]) await jobIn(id, ["approval_pending"]);
+
+		const shown = await drover(["job", approveId]);
+		expect(shown.stdout).toMatch(new RegExp(`^approval\\s+http_fetch .*drover approve\\|deny ${approveId}`, "m"));
+
+		const bad = await drover(["approve", approveId, "--input", "[1]"]);
+		expect(bad.status).toBe(2);
+		const approved = await drover(["approve", approveId, "--input", JSON.stringify({ url: "https://drover-cli.local/edited", method: "GET" })]);
+		expect(approved.status, approved.stderr).toBe(0);
+		expect(approved.stdout).toContain(`approved the tool call of ${approveId}`);
+		const denied = await drover(["deny", denyId, "--json"]);
+		expect(denied.status, denied.stderr).toBe(0);
+		expect(JSON.parse(denied.stdout)).toMatchObject({ id: denyId });
+
+		await jobIn(approveId, ["completed"]);
+		await jobIn(denyId, ["completed"]);
+		const approvedLog = (await drover(["logs", "--job", approveId])).stdout;
+		expect(approvedLog).toMatch(/^→ http_fetch \{"url":"https:\/\/drover-cli\.local\/","method":"GET"\}$/m);
+		expect(approvedLog).toMatch(/^← error .*drover-cli\.local/m);
+		const again = await drover(["approve", approveId]);
+		expect(again.status).toBe(1);
+		expect(again.stderr).toMatch(/^drover: /);
+	});
+});
+
+describe("logs --follow through a connection cut mid-stream", () => {
+	let proxy: Server | null = null;
+	afterAll(() => {
+		proxy?.closeAllConnections();
+		proxy?.close();
+	});
+
+	/**
+	 * A pass-through HTTP proxy in front of the Worker that breaks the first event stream after
+	 * `cutAfter` line events, the way a flaky network or a load balancer's idle timeout would.
+	 */
+	async function cuttingProxy(cutAfter: number) {
+		const streams: (string | null)[] = [];
+		proxy = createServer((req, res) => {
+			void (async () => {
+				const isStream = /\/stream$/.test(req.url ?? "");
+				const connection = isStream ? streams.push((req.headers["last-event-id"] as string | undefined) ?? null) - 1 : -1;
+				const headers: Record<string, string> = {};
+				for (const name of ["authorization", "accept", "last-event-id", "content-type", "idempotency-key"]) {
+					const v = req.headers[name];
+					if (typeof v === "string") headers[name] = v;
+				}
+				const upstream = await fetch(`${url}${req.url}`, { method: req.method, headers });
+				const out: Record<string, string> = {};
+				upstream.headers.forEach((v, k) => {
+					if (!["content-length", "content-encoding", "transfer-encoding", "connection"].includes(k)) out[k] = v;
+				});
+				res.writeHead(upstream.status, out);
+				res.flushHeaders();
+				const decoder = new TextDecoder();
+				let buffer = "";
+				let sent = 0;
+				for await (const chunk of upstream.body as unknown as AsyncIterable<Uint8Array>) {
+					if (connection !== 0) {
+						res.write(chunk);
+						continue;
+					}
+					buffer += decoder.decode(chunk, { stream: true });
+					for (let end = buffer.indexOf("\n\n"); end >= 0; end = buffer.indexOf("\n\n")) {
+						const frame = buffer.slice(0, end + 2);
+						buffer = buffer.slice(end + 2);
+						res.write(frame);
+						if (/^event: line$/m.test(frame) && ++sent >= cutAfter) {
+							await new Promise((r) => setTimeout(r, 50));
+							res.socket?.destroy();
+							return;
+						}
+					}
+				}
+				res.end();
+			})().catch(() => res.socket?.destroy());
+		});
+		proxy.listen(0, "127.0.0.1");
+		await once(proxy, "listening");
+		return { url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, streams };
+	}
+
+	it("resumes with Last-Event-ID: no line repeated, none lost, across a pause for approval", async () => {
+		const id = (await drover(["trigger", agents.approval])).stdout.trim();
+		const via = await cuttingProxy(2);
+		const follow = start(["logs", "--job", id, "--follow", "--json"], { url: via.url });
+		// Cut after line 2; the reconnect picks up from there and sits through the approval wait.
+		await until("the resumed stream", async () => via.streams.length >= 2);
+		await jobIn(id, ["approval_pending"]);
+		expect((await drover(["approve", id])).status).toBe(0);
+		const r = await follow.done;
+		expect(r.status, r.stderr).toBe(0);
+		expect(via.streams).toEqual([null, "2"]);
+		expect(r.stderr).toMatch(/resuming after line 2/);
+		const output = lines(await (await fetch(`${url}/v1/jobs/${id}/output`, { headers: { authorization: `Bearer ${tokens.read}` } })).text());
+		expect(output.length).toBeGreaterThan(4);
+		expect(lines(r.stdout).map((l) => JSON.parse(l) as unknown)).toEqual(output.map((l) => JSON.parse(l) as unknown));
+	});
+});
+
+describe("agents: status, pause, resume, notepad", () => {
+	it("status <agent> shows the state; pause and resume change it", async () => {
+		const paused = await drover(["pause", agents.ok, "--reason", "maintenance window"]);
+		expect(paused.status, paused.stderr).toBe(0);
+		expect(paused.stdout.trim()).toBe(`paused ${agents.ok}: maintenance window`);
+		const human = await drover(["status", agents.ok]);
+		expect(human.stdout).toMatch(/^state\s+paused (now|\d+s ago) by operator: maintenance window$/m);
+		expect(human.stdout).toMatch(/^last job\s+job-\S+ completed/m);
+		expect(human.stdout).toContain("no schedules");
+		const json = await drover(["status", agents.ok, "--json"]);
+		expect(JSON.parse(json.stdout)).toEqual((await api(`/v1/agents/${agents.ok}`)).body);
+
+		const resumed = await drover(["resume", agents.ok, "--json"]);
+		expect(JSON.parse(resumed.stdout)).toMatchObject({ name: agents.ok, paused: null });
+		expect((await drover(["status", agents.ok])).stdout).toMatch(/^state\s+active$/m);
+	});
+
+	it("status <agent> lists schedules with their next run", async () => {
+		const r = await drover(["status", "daily-digest"]);
+		expect(r.status, r.stderr).toBe(0);
+		expect(r.stdout).toMatch(/^SCHEDULE\s+WHEN\s+TIMEZONE\s+CATCH-UP\s+NEXT RUN$/m);
+		expect(r.stdout).toMatch(/^weekday-morning\s+0 9 \* \* 1-5\s+Europe\/Berlin\s+yes\s+\d{4}-\d{2}-\d{2} \d{2}:00:00Z \(in \d+[mhd]\)$/m);
+	});
+
+	it("notepad set, get, list and delete", async () => {
+		expect((await drover(["notepad", agents.ok, "set", "tone", "terse, please"])).status).toBe(0);
+		const value = await drover(["notepad", agents.ok, "get", "tone"]);
+		expect(value.stdout).toBe("terse, please\n");
+		const fromStdin = await drover(["notepad", agents.ok, "set", "multi", "-"], { stdin: "line one\nline two\n" });
+		expect(fromStdin.status, fromStdin.stderr).toBe(0);
+		const list = await drover(["notepad", agents.ok, "list", "--json"]);
+		expect(JSON.parse(list.stdout)).toEqual({ tone: "terse, please", multi: "line one\nline two\n" });
+		expect(JSON.parse(list.stdout)).toEqual((await api(`/v1/agents/${agents.ok}/notepad`)).body);
+		expect((await drover(["notepad", agents.ok])).stdout).toMatch(/^KEY\s+VALUE\nmulti\s+line one line two\ntone\s+terse, please$/m);
+		expect((await drover(["notepad", agents.ok, "delete", "tone"])).status).toBe(0);
+		expect((await drover(["notepad", agents.ok, "delete", "multi"])).status).toBe(0);
+		const gone = await drover(["notepad", agents.ok, "get", "tone"]);
+		expect(gone.status).toBe(1);
+		expect(gone.stderr).toContain(`drover: no notepad key "tone" for agent ${agents.ok}`);
+		expect((await drover(["notepad", agents.ok, "frobnicate"])).status).toBe(2);
+		expect((await drover(["notepad", agents.ok, "set", "only-key"])).status).toBe(2);
+	});
+});
+
+describe("the fleet: status and doctor", () => {
+	it("doctor passes once the scheduler has ticked (auto-paused agents are warnings)", async () => {
+		// Pause the fleet's scheduled agents around the tick so it claims no run of theirs (site-watch
+		// would fetch a public host), then put them back as they were.
+		const pausedHere: string[] = [];
+		for (const name of ["daily-digest", "site-watch"]) {
+			const state = JSON.parse((await drover(["status", name, "--json"])).stdout) as { paused: unknown };
+			if (state.paused !== null) continue;
+			expect((await drover(["pause", name, "--reason", "cli e2e: a tick without runs"])).status).toBe(0);
+			pausedHere.push(name);
+		}
+		try {
+			const tick = await fetch(`${url}/cdn-cgi/local/scheduled?cron=*+*+*+*+*&time=${Date.now()}`);
+			expect(tick.status).toBe(200);
+			await tick.text();
+		} finally {
+			for (const name of pausedHere) expect((await drover(["resume", name])).status).toBe(0);
+		}
+
+		const r = await drover(["doctor"]);
+		expect(r.status, r.stdout + r.stderr).toBe(0);
+		expect(r.stdout).toMatch(/^✓ reachable\s+http:\/\/.* answers \(drover /m);
+		expect(r.stdout).toMatch(/^✓ config\s+fleet\.yaml loads: 3 agents$/m);
+		expect(r.stdout).toMatch(/^✓ auth\s+/m);
+		expect(r.stdout).toMatch(/^✓ scheduler\s+last tick (now|\d+s ago) \(ok\)$/m);
+		expect(r.stdout).toMatch(/^! agents\s+triage is paused automatically: .*TICKETS_WEBHOOK_URL/m);
+
+		const json = JSON.parse((await drover(["doctor", "--json"], { token: tokens.read })).stdout) as { ok: boolean; checks: { check: string; status: string }[] };
+		expect(json.ok).toBe(true);
+		expect(json.checks.filter((c) => c.status === "fail")).toEqual([]);
+	});
+
+	it("doctor fails (exit 1) with a wrong token, without a token, and against nothing", async () => {
+		const wrong = await drover(["doctor"], { token: "not-a-real-token-000000" });
+		expect(wrong.status).toBe(1);
+		expect(wrong.stdout).toMatch(/^✓ reachable/m);
+		expect(wrong.stdout).toMatch(/^✗ auth\s+invalid token/m);
+		const none = await drover(["doctor"], { token: null });
+		expect(none.status).toBe(1);
+		expect(none.stdout).toMatch(/^✗ auth\s+no token/m);
+		const nowhere = await drover(["doctor"], { url: "http://127.0.0.1:9" });
+		expect(nowhere.status).toBe(1);
+		expect(nowhere.stdout).toMatch(/^✗ reachable\s+cannot reach http:\/\/127\.0\.0\.1:9/m);
+	});
+
+	it("status: heartbeat, jobs by status and agents; --json is the API's", async () => {
+		const human = await drover(["status"], { token: tokens.read });
+		expect(human.status, human.stderr).toBe(0);
+		expect(human.stdout).toMatch(/^scheduler\s+ok, last tick (now|\d+[sm] ago) \(\d+ agents called, \d+ claimed, \d+ skipped\)$/m);
+		expect(human.stdout).toMatch(/^jobs\s+.*completed \d+.*failed \d+/m);
+		expect(human.stdout).toMatch(/^agents\s+\d+ \(3 from fleet\.yaml, \d+ from the API\)$/m);
+		const json = JSON.parse((await drover(["status", "--json"])).stdout) as { agents: unknown; scheduler: { last_tick_at: string } };
+		const fromApi = (await api<typeof json>("/v1/status")).body;
+		expect(json.agents).toEqual(fromApi.agents);
+		expect(json.scheduler.last_tick_at).toBe(fromApi.scheduler.last_tick_at);
+		expect(Object.keys(json).sort()).toEqual(Object.keys(fromApi).sort());
+	});
+});
+
+describe("errors and usage", () => {
+	it("an unknown job exits 1 with the API's message on stderr", async () => {
+		const r = await drover(["job", "job-2020-01-01-aaaaaa"]);
+		expect(r.status).toBe(1);
+		expect(r.stdout).toBe("");
+		expect(r.stderr).toBe("drover: no job job-2020-01-01-aaaaaa\n");
+		const bad = await drover(["job", "not-a-job"]);
+		expect(bad.status).toBe(1);
+		expect(bad.stderr).toMatch(/^drover: invalid param: id: job id must be job-YYYY-MM-DD-xxxxxx/);
+	});
+
+	it("bad usage exits 2", async () => {
+		for (const args of [
+			["jobs", "--bogus"],
+			["job"],
+			["jobs", "--limit", "0"],
+			["jobs", "--status", "nope"],
+			["continue", "job-2020-01-01-aaaaaa"],
+			["logs"],
+			["logs", agents.ok, "--job", "job-2020-01-01-aaaaaa"],
+			["frobnicate"],
+			["job", "job-2020-01-01-aaaaaa", "--json", "--yaml"],
+		]) {
+			const r = await drover(args);
+			expect(r.status, `drover ${args.join(" ")}: ${r.stderr}`).toBe(2);
+			expect(r.stderr).toMatch(/^drover: /m);
+		}
+	});
+
+	it("401 and 403 say what to do about DROVER_TOKEN; no token at all is refused before any request", async () => {
+		const unauthorized = await drover(["jobs"], { token: "not-a-real-token-000000" });
+		expect(unauthorized.status).toBe(1);
+		expect(unauthorized.stderr).toContain("drover: invalid token");
+		expect(unauthorized.stderr).toContain("DROVER_TOKEN");
+		const forbidden = await drover(["trigger", agents.ok], { token: tokens.read });
+		expect(forbidden.status).toBe(1);
+		expect(forbidden.stderr).toMatch(/drover: this route needs the operate role/);
+		expect(forbidden.stderr).toMatch(/hint: .*stronger role.*DROVER_TOKEN/);
+		const missing = await drover(["jobs"], { token: null });
+		expect(missing.status).toBe(1);
+		expect(missing.stderr).toMatch(/drover: no API token\n.*DROVER_TOKEN/);
+		const viaFlag = await drover(["jobs", "--token", tokens.read, "--limit", "1", "--json"], { token: null });
+		expect(viaFlag.status, viaFlag.stderr).toBe(0);
+	});
+
+	it("an unreachable Worker is an error (exit 1) that names the URL", async () => {
+		const r = await drover(["jobs", "--url", "http://127.0.0.1:9"]);
+		expect(r.status).toBe(1);
+		expect(r.stderr).toMatch(/^drover: cannot reach http:\/\/127\.0\.0\.1:9: /);
+	});
+
+	it("--help works on every command", async () => {
+		const commands = [["jobs"], ["job"], ["logs"], ["status"], ["runs"], ["incidents"], ["incidents", "close"], ["trigger"], ["cancel"], ["approve"], ["deny"], ["fork"], ["continue"], ["pause"], ["resume"], ["notepad"], ["doctor"]];
+		const runs = await Promise.all(commands.map((c) => drover([...c, "--help"], { token: null })));
+		for (const [i, r] of runs.entries()) {
+			expect(r.status, commands[i]!.join(" ")).toBe(0);
+			expect(r.stdout).toMatch(new RegExp(`^Usage: drover ${commands[i]!.join(" ")} `));
+		}
+		const top = await drover(["--help"], { token: null });
+		for (const c of commands) if (c.length === 1) expect(top.stdout).toMatch(new RegExp(`^  ${c[0]} `, "m"));
+	});
+});
+
+// A pseudo-terminal from util-linux's `script`, so the CLI sees a TTY as it would in a person's shell.
+const hasScript = spawnSync("script", ["--version"]).status === 0;
+
+describe.skipIf(!hasScript)("on a terminal", () => {
+	function inPty(args: string[], stdin: string, env: Record<string, string> = {}): Promise<Run> {
+		const command = [process.execPath, CLI, ...args].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" ");
+		const child = spawn("script", ["-qefc", command, "/dev/null"], { cwd: ROOT, env: { ...cliEnv({}), TERM: "xterm", ...env } as NodeJS.ProcessEnv, stdio: ["pipe", "pipe", "pipe"] });
+		let stdout = "";
+		child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+		// Answer only once the question is on the screen, as a person would.
+		const answer = setInterval(() => {
+			if (stdout.includes("[y/N]")) {
+				clearInterval(answer);
+				child.stdin.end(stdin);
+			}
+		}, 20);
+		const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
+		return new Promise((resolve) =>
+			child.on("close", (status) => {
+				clearInterval(answer);
+				clearTimeout(timer);
+				resolve({ status, stdout, stderr: "" });
+			}),
+		);
+	}
+
+	it("colours the table, and NO_COLOR turns colour off", async () => {
+		const coloured = await inPty(["jobs", "--agent", agents.ok, "--limit", "2"], "");
+		expect(coloured.status).toBe(0);
+		expect(coloured.stdout).toContain("\x1b[1mID");
+		expect(coloured.stdout).toContain("\x1b[32mcompleted");
+		const plain = await inPty(["jobs", "--agent", agents.ok, "--limit", "2"], "", { NO_COLOR: "1" });
+		expect(plain.stdout).not.toContain("\x1b[");
+	});
+
+	it("cancel asks first: n keeps the job, y cancels it", async () => {
+		const id = (await drover(["trigger", agents.slow])).stdout.trim();
+		await jobIn(id, ["running"]);
+		const kept = await inPty(["cancel", id], "n\n");
+		expect(kept.stdout).toContain(`Cancel job ${id}? [y/N]`);
+		expect(kept.status).toBe(1);
+		expect((await getJob(id)).status).toBe("running");
+		const yes = await inPty(["cancel", id], "y\n");
+		expect(yes.status).toBe(0);
+		await jobIn(id, ["cancelled"]);
+	});
+});
