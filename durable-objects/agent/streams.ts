@@ -18,6 +18,9 @@ interface Subscriber {
 }
 
 const encoder = new TextEncoder();
+/** A comment line this often keeps idle streams (a job waiting hours for approval) through proxies. */
+const KEEPALIVE_MS = 25_000;
+const PING = encoder.encode(": ping\n\n");
 
 export function lineFrame(line: number, body: string): string {
 	return `id: ${line}\nevent: line\ndata: ${body}\n\n`;
@@ -35,6 +38,7 @@ export class StreamHub {
 	private readonly subscribers = new Set<Subscriber>();
 	private readonly sql: SqlStorage;
 	private readonly phaseOf: (jobId: string) => JobPhase | null;
+	private keepalive: ReturnType<typeof setInterval> | null = null;
 
 	constructor(sql: SqlStorage, phaseOf: (jobId: string) => JobPhase | null) {
 		this.sql = sql;
@@ -64,6 +68,7 @@ export class StreamHub {
 		})().catch(() => this.drop(sub));
 		sub.writer.closed.catch(() => this.drop(sub));
 		this.subscribers.add(sub);
+		this.keepalive ??= setInterval(() => this.ping(), KEEPALIVE_MS);
 		this.publish(jobId);
 		return readable;
 	}
@@ -102,8 +107,18 @@ export class StreamHub {
 		return [...new Set([...this.subscribers].map((s) => s.jobId))];
 	}
 
+	private ping(): void {
+		for (const sub of this.subscribers) {
+			sub.queue = sub.queue.then(() => (sub.closed ? undefined : sub.writer.write(PING))).catch(() => this.drop(sub));
+		}
+	}
+
 	private drop(sub: Subscriber): void {
 		sub.closed = true;
 		this.subscribers.delete(sub);
+		if (this.subscribers.size === 0 && this.keepalive !== null) {
+			clearInterval(this.keepalive);
+			this.keepalive = null;
+		}
 	}
 }

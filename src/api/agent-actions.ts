@@ -168,6 +168,7 @@ export const agentActionsApi = createApi()
 				}),
 			},
 			responses: {
+				...notFoundResponse,
 				200: {
 					description: "A page of the agent's jobs",
 					content: { "application/json": { schema: z.object({ jobs: z.array(JobSummarySchema), next_cursor: z.string().nullable() }) } },
@@ -177,6 +178,9 @@ export const agentActionsApi = createApi()
 		async (c) => {
 			const { agent } = c.req.valid("param");
 			const { status, limit, cursor } = c.req.valid("query");
-			return c.json(await listJobs(c.env.DB, { agent, status }, limit, cursor), 200);
+			const page = await listJobs(c.env.DB, { agent, status }, limit, cursor);
+			// A deleted agent's jobs stay listable, so only a name that never ran anything is a 404.
+			if (page.jobs.length === 0 && cursor === undefined) await requireAgent(c.env, agent);
+			return c.json(page, 200);
 		},
 	);

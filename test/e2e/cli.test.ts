@@ -242,7 +242,7 @@ describe("drover trigger --wait: the exit code is the job's outcome", () => {
 
 			const none = await drover(["logs", `cli-none-${suffix}`]);
 			expect(none.status).toBe(1);
-			expect(none.stderr).toContain(`agent cli-none-${suffix} has no jobs`);
+			expect(none.stderr).toContain(`no agent named cli-none-${suffix}`);
 		});
 
 		it("logs --follow of a job that has ended prints it all and exits with its outcome", async () => {
