@@ -131,10 +131,11 @@ export class AgentDO extends DurableObject<Env> {
 		markDeleted(this.sql, now);
 	}
 
-	async pause(name: string, source: AgentSource, reason: string | null): Promise<AgentStatus> {
+	/** Pauses the agent; `by` is the caller's token name ("auto" is reserved for automatic pauses). */
+	async pause(name: string, source: AgentSource, reason: string | null, by: string): Promise<AgentStatus> {
 		ensureState(this.sql, name, source);
-		setPaused(this.sql, Date.now(), reason, "operator");
-		log.info("agent.paused", { agent: name, reason });
+		setPaused(this.sql, Date.now(), reason, by === "auto" ? "operator" : by);
+		log.info("agent.paused", { agent: name, reason, by });
 		return this.status(name, source);
 	}
 

@@ -24,7 +24,8 @@ export interface AgentState {
 	deletedAt: number | null;
 	pausedAt: number | null;
 	pausedReason: string | null;
-	pausedBy: "operator" | "auto" | null;
+	/** "auto" for a pause drover made itself; otherwise the name of the token that paused it. */
+	pausedBy: string | null;
 }
 
 function toAgentState(row: AgentStateRow): AgentState {
@@ -36,7 +37,7 @@ function toAgentState(row: AgentStateRow): AgentState {
 		deletedAt: row.deleted_at,
 		pausedAt: row.paused_at,
 		pausedReason: row.paused_reason,
-		pausedBy: row.paused_by as AgentState["pausedBy"],
+		pausedBy: row.paused_by,
 	};
 }
 
@@ -68,7 +69,7 @@ export function markDeleted(sql: SqlStorage, at: number): void {
 	sql.exec("UPDATE agent_state SET deleted_at = ? WHERE id = 1", at);
 }
 
-export function setPaused(sql: SqlStorage, at: number | null, reason: string | null, by: "operator" | "auto" | null): void {
+export function setPaused(sql: SqlStorage, at: number | null, reason: string | null, by: string | null): void {
 	sql.exec("UPDATE agent_state SET paused_at = ?, paused_reason = ?, paused_by = ? WHERE id = 1", at, reason, by);
 }
 

@@ -105,7 +105,7 @@ export const agentActionsApi = createApi()
 		async (c) => {
 			const agent = await requireAgent(c.env, c.req.valid("param").agent);
 			const reason = c.req.valid("json")?.reason ?? null;
-			return c.json(await stub(c.env, agent.name).pause(agent.name, agent.source, reason), 200);
+			return c.json(await stub(c.env, agent.name).pause(agent.name, agent.source, reason, c.var.principal.name), 200);
 		},
 	)
 	.openapi(
