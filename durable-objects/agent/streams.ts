@@ -1,4 +1,4 @@
-import { readLines } from "./runner/output.ts";
+import { BATCH_BYTES, readLines } from "./runner/output.ts";
 
 /** The state an SSE subscriber is told about besides lines. */
 export interface JobPhase {
@@ -80,7 +80,9 @@ export class StreamHub {
 		const from = Math.min(...subs.map((s) => s.lastLine));
 		const rows = readLines(this.sql, jobId, from, 100_000);
 		const frames = rows.map((r) => ({ line: r.line, frame: encoder.encode(lineFrame(r.line, r.body)) }));
-		const phase = this.phaseOf(jobId);
+		// A read is bounded in bytes; when it stopped short, the rest follows once these frames are out.
+		const more = rows.length > 0 && rows.reduce((n, r) => n + r.body.length, 0) >= BATCH_BYTES;
+		const phase = more ? null : this.phaseOf(jobId);
 		for (const sub of subs) {
 			sub.queue = sub.queue.then(async () => {
 				if (sub.closed) return;
@@ -100,6 +102,7 @@ export class StreamHub {
 				}
 			}).catch(() => this.drop(sub));
 		}
+		if (more) void Promise.all(subs.map((sub) => sub.queue)).then(() => this.publish(jobId));
 	}
 
 	/** Every job with subscribers, to publish after work that may have touched any of them. */

@@ -22,13 +22,26 @@ export function appendLines(sql: SqlStorage, jobId: string, lines: OutputLine[],
 	return last;
 }
 
-export function readLines(sql: SqlStorage, jobId: string, afterLine = 0, limit = 1000): { line: number; body: string }[] {
-	return sql
-		.exec<{ line: number; body: string }>(
-			"SELECT line, body FROM output_lines WHERE job_id = ? AND line > ? ORDER BY line LIMIT ?",
-			jobId,
-			afterLine,
-			limit,
-		)
-		.toArray();
+/** Batches stop at this many bytes too: a few huge tool results must not fill the isolate's memory. */
+export const BATCH_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Reads lines after `afterLine`, at most `limit` of them and about `maxBytes` (always at least one).
+ * The cursor is lazy, so rows past the byte budget are never materialized.
+ */
+export function readLines(sql: SqlStorage, jobId: string, afterLine = 0, limit = 1000, maxBytes = BATCH_BYTES): { line: number; body: string }[] {
+	const out: { line: number; body: string }[] = [];
+	let bytes = 0;
+	const cursor = sql.exec<{ line: number; body: string }>(
+		"SELECT line, body FROM output_lines WHERE job_id = ? AND line > ? ORDER BY line LIMIT ?",
+		jobId,
+		afterLine,
+		limit,
+	);
+	for (const row of cursor) {
+		out.push(row);
+		bytes += row.body.length;
+		if (bytes >= maxBytes) break;
+	}
+	return out;
 }
