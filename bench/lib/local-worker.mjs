@@ -37,8 +37,9 @@ export function bundle(outdir) {
 
 /**
  * Starts the bundled Worker in workerd. `secrets` become the Worker's secrets (nothing is read from
- * .dev.vars). Worker console output arrives as structured logs; `onLog` sees every line (the
- * default keeps errors only), since a tick over 10,000 agents logs 10,000+ lines.
+ * .dev.vars). Worker console output arrives as structured logs: `onLog` sees every line, and without
+ * it they are dropped (a tick over 10,000 agents logs 10,000+ lines; printing them would be the cost
+ * measured).
  */
 export async function startLocalWorker({ scriptPath, persistDir, secrets, onLog }) {
 	// The same binding translation `wrangler dev` uses, so a binding added to wrangler.toml is here too.
@@ -67,10 +68,13 @@ export async function startLocalWorker({ scriptPath, persistDir, secrets, onLog 
 		}),
 	);
 	await mf.ready;
+	// Through Miniflare's proxy, which is safe only while the Worker is idle (see `tick`).
 	await applyMigrations(await mf.getD1Database("DB"));
 	const fetch = (pathname, init) => mf.dispatchFetch(new URL(pathname, "http://drover.local"), init);
 	return {
+		/** Miniflare itself; its get*() proxies block Node (see `tick`), so use them only while idle. */
 		mf,
+		/** A request to the Worker's fetch handler, e.g. fetch("/v1/status", { headers }). */
 		fetch,
 		/**
 		 * One cron tick, end to end: Miniflare's /cdn-cgi/local/scheduled answers once `scheduled()`

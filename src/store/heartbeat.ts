@@ -54,15 +54,20 @@ export interface TickRecord {
 	error: string | null;
 }
 
+const TICK_FIGURES = ["outcome", "shards_ok", "shards_failed", "agents_called", "claimed", "skipped", "error", "scheduled_time"] as const;
+// A duplicate or retried delivery of a minute already recorded claims nothing: it keeps that
+// minute's figures. A newer minute, or a retry after a failed try, replaces them.
+const NEWER =
+	"(excluded.scheduled_time > scheduler_heartbeat.scheduled_time OR (excluded.scheduled_time = scheduler_heartbeat.scheduled_time AND scheduler_heartbeat.outcome != 'ok'))";
+
 export async function recordTick(db: D1Database, t: TickRecord): Promise<void> {
 	await db
 		.prepare(
 			`INSERT INTO scheduler_heartbeat (id, tick_at, scheduled_time, outcome, shards_ok, shards_failed, agents_called, claimed, skipped, error, last_ok_at)
 			 VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-			 ON CONFLICT (id) DO UPDATE SET tick_at = excluded.tick_at, scheduled_time = excluded.scheduled_time,
-			   outcome = excluded.outcome, shards_ok = excluded.shards_ok, shards_failed = excluded.shards_failed,
-			   agents_called = excluded.agents_called, claimed = excluded.claimed, skipped = excluded.skipped,
-			   error = excluded.error, last_ok_at = coalesce(excluded.last_ok_at, scheduler_heartbeat.last_ok_at)`,
+			 ON CONFLICT (id) DO UPDATE SET tick_at = excluded.tick_at,
+			   last_ok_at = coalesce(excluded.last_ok_at, scheduler_heartbeat.last_ok_at),
+			   ${TICK_FIGURES.map((c) => `${c} = CASE WHEN ${NEWER} THEN excluded.${c} ELSE scheduler_heartbeat.${c} END`).join(", ")}`,
 		)
 		.bind(t.tickAt, t.scheduledTime, t.outcome, t.shardsOk, t.shardsFailed, t.agentsCalled, t.claimed, t.skipped, t.error, t.outcome === "ok" ? t.tickAt : null)
 		.run();

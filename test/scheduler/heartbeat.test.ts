@@ -54,6 +54,17 @@ describe("the scheduler heartbeat", () => {
 		expect(health.scheduler.age_seconds).toBeGreaterThan(Number(env.HEARTBEAT_STALE_SECONDS));
 	});
 
+	it("keeps a minute's figures when the same minute is delivered again", async () => {
+		const t = Math.floor(Date.now() / 900_000) * 900_000 + 2 * 3600_000 + 300_000;
+		await call("/v1/agents", { method: "POST", as: "admin", body: { name: "beat", prompt: "x", schedules: { m: { interval: "1m" } } } });
+		await tick(t);
+		const first = ((await (await call("/v1/status")).json()) as { scheduler: { claimed: number; agents_called: number } }).scheduler;
+		expect(first.claimed).toBeGreaterThanOrEqual(1);
+		await tick(t);
+		const again = ((await (await call("/v1/status")).json()) as { scheduler: { claimed: number; agents_called: number; last_tick_at: string } }).scheduler;
+		expect(again).toMatchObject({ claimed: first.claimed, agents_called: first.agents_called });
+	});
+
 	it("needs a token for /v1/status", async () => {
 		expect((await call("/v1/status", { as: null })).status).toBe(401);
 	});
