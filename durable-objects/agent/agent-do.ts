@@ -32,6 +32,8 @@ import { flushIncidentEvents } from "./incidents.ts";
 const OUTBOX_RETRY_MS = 10_000;
 /** An alarm run hands over to a fresh one after this long, well inside the 15-minute wall-time limit. */
 const ALARM_BUDGET_MS = 10 * 60_000;
+/** Revisions of the bundled fleet's agent definitions: the objects live as long as the isolate. */
+const fileRevisions = new WeakMap<AgentDefinition, string>();
 /** How often an agent looks for jobs past their retention. */
 const PRUNE_EVERY_MS = 3600_000;
 
@@ -93,14 +95,34 @@ export class AgentDO extends DurableObject<Env> {
 		const state = ensureState(this.sql, name, source);
 		const agent = currentDefinition(state);
 		if (!agent) return { claimed: 0, skipped: 0, nextDue: null, paused: false };
-		const revision = await definitionRevision(agent);
+		const revision = await this.revisionOf(state, agent);
 		const outcome = this.ctx.storage.transactionSync(() => {
 			const current = this.autoPause(agent, readState(this.sql)!, now);
 			return { ...claimDue(this.sql, { agent, state: current, definitionRevision: revision, now }), paused: current.pausedAt !== null };
 		});
-		if (outcome.claimed > 0) log.info("schedule.claimed", { agent: name, claimed: outcome.claimed, skipped: outcome.skipped, tick: new Date(now).toISOString() });
-		await this.armAlarm();
+		// The hot path of a tick: only a claim needs the alarm (to start its job and index it).
+		if (outcome.claimed > 0) {
+			log.info("schedule.claimed", { agent: name, claimed: outcome.claimed, skipped: outcome.skipped, tick: new Date(now).toISOString() });
+			await this.alarmNow();
+		}
 		return outcome;
+	}
+
+	/** An API agent's revision was computed when it was defined; a file agent's once per bundle. */
+	private async revisionOf(state: AgentState, agent: AgentDefinition): Promise<string> {
+		if (state.source === "api" && state.definitionRevision) return state.definitionRevision;
+		let revision = fileRevisions.get(agent);
+		if (revision === undefined) {
+			revision = await definitionRevision(agent);
+			fileRevisions.set(agent, revision);
+		}
+		return revision;
+	}
+
+	/** Sets the alarm to now unless one is already due sooner. */
+	private async alarmNow(): Promise<void> {
+		const current = await this.ctx.storage.getAlarm();
+		if (current === null || current > Date.now()) await this.ctx.storage.setAlarm(Date.now());
 	}
 
 	/** Creates a manual or webhook run. */
@@ -108,7 +130,7 @@ export class AgentDO extends DurableObject<Env> {
 		const state = ensureState(this.sql, name, source);
 		const agent = currentDefinition(state);
 		if (!agent) return refuse(404, `no agent named ${name}`);
-		const revision = await definitionRevision(agent);
+		const revision = await this.revisionOf(state, agent);
 		const now = Date.now();
 		const result = this.ctx.storage.transactionSync(() =>
 			triggerJob(this.sql, { agent, state: this.autoPause(agent, readState(this.sql)!, now), definitionRevision: revision, now }, request),
@@ -406,8 +428,7 @@ export class AgentDO extends DurableObject<Env> {
 	/** Sets an alarm now if there is work an alarm does; never pushes an earlier one back. */
 	private async armAlarm(): Promise<void> {
 		if (!this.hasDueWork()) return;
-		const current = await this.ctx.storage.getAlarm();
-		if (current === null || current > Date.now()) await this.ctx.storage.setAlarm(Date.now());
+		await this.alarmNow();
 	}
 
 	/**
