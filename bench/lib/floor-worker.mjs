@@ -1,0 +1,104 @@
+// The floor for a drover job: a tiny Worker of our own, in its own workerd (Miniflare), with the
+// same kinds of bindings (a SQLite-backed Durable Object, D1 with drover's `jobs` table and
+// indexes, R2), that does only the storage writes one job needs and nothing else.
+//
+// POST /job?sql_rows=&d1_writes=&r2_puts=&r2_bytes=&agent=  → one Durable Object request (RPC) in
+// which the object
+//   1. inserts `sql_rows` single-row records into its SQLite (committed before the answer),
+//   2. runs `d1_writes` upserts of one job row into D1's `jobs` (insert, then status changes that
+//      move the row in the status indexes, as drover's index flushes do), each awaited on its own,
+//   3. puts `r2_puts` objects of `r2_bytes` bytes to R2, each awaited,
+// and answers with what it did, counted at the bindings (SQLite cursor.rowsWritten, D1 meta, R2
+// operations). Timed from Node, request to response.
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { convertV4MiniflareOptions, Miniflare } from "miniflare";
+import { unstable_splitSqlQuery } from "wrangler";
+import { ROOT } from "./local-worker.mjs";
+
+const SCRIPT = String.raw`
+import { DurableObject } from "cloudflare:workers";
+
+export class FloorDO extends DurableObject {
+  constructor(ctx, env) {
+    super(ctx, env);
+    ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS writes (id INTEGER PRIMARY KEY, job_id TEXT NOT NULL, seq INTEGER NOT NULL, body TEXT NOT NULL)");
+  }
+  async job(plan) {
+    const counts = { sql_execs: 0, sql_rows_written: 0, d1_statements: 0, d1_write_statements: 0, d1_rows_written: 0, d1_rows_read: 0, r2_class_a: 0, r2_put: 0, r2_bytes_put: 0 };
+    const jobId = "job-2026-01-01-" + Math.random().toString(36).slice(2, 8).padEnd(6, "0");
+    const at = Date.now();
+    for (let i = 0; i < plan.sql_rows; i++) {
+      const c = this.ctx.storage.sql.exec("INSERT INTO writes (job_id, seq, body) VALUES (?, ?, ?)", jobId, i, '{"type":"system","subtype":"bench","content":"a job state change"}');
+      counts.sql_execs++;
+      counts.sql_rows_written += c.rowsWritten;
+    }
+    const statuses = ["pending", "running", "completed"];
+    for (let i = 0; i < plan.d1_writes; i++) {
+      const status = statuses[Math.min(i, statuses.length - 1)];
+      const r = await this.env.DB.prepare(
+        "INSERT INTO jobs (id, agent, schedule, trigger_type, status, exit_reason, dispatch, scheduled_instant, created_at, started_at, finished_at, duration_seconds, summary, revision, updated_at) " +
+          "VALUES (?, ?, NULL, 'manual', ?, NULL, 'manual', NULL, ?, NULL, NULL, NULL, NULL, ?, ?) " +
+          "ON CONFLICT (id) DO UPDATE SET status = excluded.status, revision = excluded.revision, updated_at = excluded.updated_at WHERE excluded.revision > jobs.revision",
+      ).bind(jobId, plan.agent, status, at, i + 1, Date.now()).run();
+      counts.d1_statements++;
+      if ((r.meta.rows_written ?? 0) > 0) counts.d1_write_statements++;
+      counts.d1_rows_written += r.meta.rows_written ?? 0;
+      counts.d1_rows_read += r.meta.rows_read ?? 0;
+    }
+    const body = new Uint8Array(plan.r2_bytes).fill(97);
+    for (let i = 0; i < plan.r2_puts; i++) {
+      await this.env.OUTPUT.put("jobs/" + plan.agent + "/" + jobId + (i === 0 ? "" : "-" + i) + ".jsonl", body);
+      counts.r2_class_a++;
+      counts.r2_put++;
+      counts.r2_bytes_put += body.byteLength;
+    }
+    return counts;
+  }
+}
+
+export default {
+  async fetch(request, env) {
+    const q = new URL(request.url).searchParams;
+    const num = (k) => Number(q.get(k) ?? 0);
+    const plan = { sql_rows: num("sql_rows"), d1_writes: num("d1_writes"), r2_puts: num("r2_puts"), r2_bytes: num("r2_bytes"), agent: q.get("agent") ?? "floor" };
+    const counts = await env.FLOOR.getByName(plan.agent).job(plan);
+    return Response.json({ ...counts, do_requests: 1 });
+  },
+};
+`;
+
+/** Starts the floor Worker; resolves to { job(plan) → counts, dispose, pid }. */
+export async function startFloorWorker({ persistDir }) {
+	const mf = new Miniflare(
+		convertV4MiniflareOptions({
+			workers: [
+				{
+					name: "floor",
+					modulesRoot: persistDir,
+					modules: [{ type: "ESModule", path: path.join(persistDir, "floor.js"), contents: SCRIPT }],
+					compatibilityDate: "2026-11-01",
+					durableObjects: { FLOOR: { className: "FloorDO", useSQLite: true } },
+					d1Databases: { DB: "floor-db" },
+					r2Buckets: { OUTPUT: "floor-output" },
+				},
+			],
+			resourcePersistencePath: persistDir,
+		}),
+	);
+	await mf.ready;
+	// drover's job index: the same table and indexes, so the floor's D1 writes cost what drover's do.
+	const db = await mf.getD1Database("DB");
+	const statements = unstable_splitSqlQuery(readFileSync(path.join(ROOT, "migrations", "0001_create_job_index.sql"), "utf8"));
+	await db.batch(statements.map((s) => db.prepare(s)));
+	return {
+		mf,
+		async job(plan) {
+			const qs = new URLSearchParams(Object.entries(plan).map(([k, v]) => [k, String(v)]));
+			const res = await mf.dispatchFetch(`http://floor.local/job?${qs}`, { method: "POST" });
+			if (res.status !== 200) throw new Error(`floor /job: ${res.status} ${await res.text()}`);
+			return res.json();
+		},
+		dispose: () => mf.dispose(),
+	};
+}

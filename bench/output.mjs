@@ -1,0 +1,201 @@
+// Large output: one job whose JSONL output is ~20 MB (--full: ~100 MB), made of big lines, and
+// what it costs to consolidate it into one R2 object when the job ends.
+//
+//   job      an API agent whose model (bench/lib/fixtures.mjs) calls its webhook tool once a turn
+//            for T turns; the tool's target answers each call with a body of --line-kb (default
+//            900 KB; webhook tools keep up to 1,000,000 bytes), so each turn adds a ~900 KB
+//            tool_result line. The job ends with a final text.
+//   figures  consolidation: from the final status (the `timestamp` of the job's last JSONL line,
+//            the `result` line committed with the final status) to the R2 object
+//            jobs/<agent>/<id>.jsonl existing (its `uploaded` instant, read through Miniflare's R2
+//            binding once the Worker is idle); MB/s = object bytes / that time. An upper bound is
+//            given too: final status → the D1 index showing the job final (the agent's object
+//            writes that row only after the object is written), polled over HTTP every 50 ms.
+//            memory: workerd's VmRSS sampled every 5 ms from /proc: the idle baseline before the
+//            job, the peak while the job ran, the RSS at the final status, and the peak from the
+//            final status to the object's existence, i.e. during consolidation; plus VmHWM.
+// Goals: consolidation ≥ 20 MB/s; workerd ≤ 32 MB above its baseline.
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { startFixtures } from "./lib/fixtures.mjs";
+import { bundle } from "./lib/local-worker.mjs";
+import { BENCH_TOOL, FINAL, logCounter, machineInfo, memoryOf, MiB, printMachine, printTable, progress, round, rssSampler, scratch, sleep, startBenchWorker, verdict, writeResult } from "./lib/common.mjs";
+
+export const title = "large output: one job writing ~20 MB of JSONL (--full: ~100 MB) in ~900 KB lines; R2 consolidation throughput and workerd memory";
+export const usage = `    --mb=20           output size to aim for (MB of tool results)
+    --full            100 MB
+    --line-kb=900     size of each tool result line (≤ 1000: a webhook tool keeps 1,000,000 bytes)
+    --keep            keep the temp directory
+`;
+
+const AGENT = "bench-output";
+const GOAL_MBPS = 20;
+const GOAL_RSS_MB = 32;
+
+export async function run(argv) {
+	const { values } = parseArgs({
+		args: argv,
+		options: {
+			mb: { type: "string" },
+			full: { type: "boolean", default: false },
+			"line-kb": { type: "string", default: "900" },
+			keep: { type: "boolean", default: false },
+		},
+	});
+	const targetMB = Number(values.mb ?? (values.full ? 100 : 20));
+	const lineBytes = Number(values["line-kb"]) * 1000;
+	if (lineBytes > 1_000_000) throw new Error("--line-kb must be at most 1000 (a webhook tool result is capped at 1,000,000 bytes)");
+	const turns = Math.ceil((targetMB * 1e6) / lineBytes);
+	if (turns > 499) throw new Error(`${targetMB} MB in ${lineBytes} B lines needs ${turns} turns; max_turns is 500`);
+	const machine = machineInfo();
+	printMachine(machine);
+	console.log(`job: ${turns} turns, each one tool result of ${(lineBytes / 1000).toLocaleString("en")} KB → ~${round((turns * lineBytes) / 1e6, 0)} MB of JSONL\n`);
+
+	const tmp = scratch("output", values.keep);
+	const logs = logCounter();
+	const result = { target_mb: targetMB, line_bytes: lineBytes, turns };
+	try {
+		const scriptPath = bundle(path.join(tmp.dir, "bundle"));
+		const fx = await startFixtures();
+		tmp.onCleanup(() => fx.stop());
+		const w = await startBenchWorker({
+			scriptPath,
+			persistDir: path.join(tmp.dir, "state"),
+			secrets: { ANTHROPIC_API_KEY: "", ANTHROPIC_BASE_URL: fx.url, BENCH_HOOK_URL: fx.hookUrl },
+			onLog: logs.onLog,
+		});
+		tmp.onCleanup(() => w.dispose());
+		if (!w.pid) throw new Error("could not find the workerd process in /proc");
+
+		const created = await w.api("POST", "/v1/agents", {
+			name: AGENT,
+			prompt: `BENCH-PLAN turns=${turns} calls=1 bytes=${lineBytes} tool=${BENCH_TOOL.name}`,
+			max_turns: 500,
+			timeout: "1h",
+			tools: [BENCH_TOOL],
+		});
+		if (created.status !== 201) throw new Error(`POST /v1/agents: ${created.status} ${created.text.slice(0, 300)}`);
+
+		// Baseline: workerd idle with the agent created, before the job.
+		await sleep(1500);
+		const sampler = rssSampler(w.pid, 5);
+		await sleep(1000);
+		const baseline = median(sampler.samples.map(([, rss]) => rss));
+		result.workerd_baseline_mb = round(baseline / MiB, 1);
+
+		const tTrigger = Date.now();
+		const trig = await w.api("POST", `/v1/agents/${AGENT}/jobs`, {});
+		if (trig.status !== 201) throw new Error(`POST /v1/agents/${AGENT}/jobs: ${trig.status} ${trig.text.slice(0, 300)}`);
+		const jobId = trig.json.id;
+		console.log(`job ${jobId} running`);
+		// The D1 index only: polling the agent's object would read from its SQLite while it works.
+		let row;
+		let polls = 0;
+		for (;;) {
+			const page = (await w.api("GET", `/v1/jobs?agent=${AGENT}&limit=1`)).json;
+			row = page.jobs?.[0];
+			if (row?.id === jobId && FINAL.has(row.status)) break;
+			if (Date.now() - tTrigger > 30 * 60_000) throw new Error(`job not final after 30 min (${row?.status})`);
+			if (++polls % 40 === 0) {
+				const st = await fx.stats();
+				progress(`${round((Date.now() - tTrigger) / 1000, 0)} s: ${st.hooks}/${turns} tool calls answered, last model request ${round(st.max_request_bytes / 1e6, 1)} MB`);
+			}
+			await sleep(50);
+		}
+		const tIndexed = Date.now();
+		await sleep(500);
+		sampler.stop();
+		console.log();
+		if (row.status !== "completed") throw new Error(`job ended ${row.status}: ${JSON.stringify(row)}`);
+
+		// The final status instant: the timestamp of the last line (the `result` line).
+		const tail = await w.api("GET", `/v1/jobs/${jobId}/output?lines=1`);
+		const last = JSON.parse(tail.text.trim());
+		if (last.type !== "system" || last.subtype !== "result") throw new Error(`last line is not the result line: ${tail.text.slice(0, 200)}`);
+		const tFinal = Date.parse(last.timestamp);
+		// The object, through the binding now that the Worker is idle.
+		const bucket = await w.mf.getR2Bucket("OUTPUT");
+		const head = await bucket.head(`jobs/${AGENT}/${jobId}.jsonl`);
+		if (!head) throw new Error(`no R2 object jobs/${AGENT}/${jobId}.jsonl`);
+		const leftover = await bucket.list({ prefix: `jobs/${AGENT}/${jobId}/` });
+		const tObject = head.uploaded.getTime();
+		const range = await w.api("GET", `/v1/jobs/${jobId}/output`, undefined, { range: "bytes=0-99" });
+		if (range.status !== 206 || !range.headers.get("content-range")?.endsWith(`/${head.size}`)) {
+			throw new Error(`Range read: ${range.status} ${range.headers.get("content-range")} (object ${head.size} B)`);
+		}
+		const expectedLines = 3 * turns + 3;
+		result.job = {
+			id: jobId,
+			status: row.status,
+			lines: Number(head.customMetadata?.lines),
+			expected_lines: expectedLines,
+			run_s: round((Date.parse(row.finished_at) - Date.parse(row.started_at)) / 1000, 2),
+			largest_model_request_mb: round((await fx.stats()).max_request_bytes / 1e6, 1),
+		};
+		if (result.job.lines !== expectedLines) throw new Error(`object has ${result.job.lines} lines, expected ${expectedLines}`);
+		const consolidationMs = tObject - tFinal;
+		result.object = { bytes: head.size, mb: round(head.size / 1e6, 1), chunks_left: leftover.objects.length, multipart_etag: head.etag.includes("-") };
+		result.consolidation = {
+			ms: consolidationMs,
+			mb_per_s: round(head.size / 1e6 / (consolidationMs / 1000), 1),
+			upper_bound_ms: tIndexed - tFinal,
+			upper_bound_mb_per_s: round(head.size / 1e6 / ((tIndexed - tFinal) / 1000), 1),
+		};
+		const atFinal = sampler.at(tFinal);
+		const peakJob = sampler.peak(tTrigger, tFinal);
+		const peakConsolidation = sampler.peak(tFinal, Math.max(tObject, tFinal + 10));
+		result.memory_mb = {
+			baseline: round(baseline / MiB, 1),
+			peak_while_running: round(peakJob / MiB, 1),
+			at_final_status: round(atFinal / MiB, 1),
+			peak_during_consolidation: round(peakConsolidation / MiB, 1),
+			consolidation_above_final: round((peakConsolidation - atFinal) / MiB, 1),
+			consolidation_above_baseline: round((peakConsolidation - baseline) / MiB, 1),
+			job_peak_above_baseline: round((Math.max(peakJob, peakConsolidation) - baseline) / MiB, 1),
+			vm_hwm: round(memoryOf(w.pid).hwm / MiB, 1),
+			samples: sampler.samples.length,
+			samples_in_consolidation: sampler.samples.filter(([t]) => t >= tFinal && t <= tObject).length,
+		};
+	} catch (err) {
+		result.error = err instanceof Error ? `${err.message}${err.cause ? ` (${err.cause.message ?? err.cause})` : ""}` : String(err);
+		console.log(`\nFAILED ${result.error}`);
+		process.exitCode = 1;
+	} finally {
+		await tmp.done();
+	}
+
+	const c = result.consolidation;
+	const m = result.memory_mb;
+	result.goal = {
+		text: `consolidation ≥ ${GOAL_MBPS} MB/s and workerd ≤ ${GOAL_RSS_MB} MB above baseline, for ~100 MB of output`,
+		throughput_met: c ? c.mb_per_s >= GOAL_MBPS : null,
+		memory_met: m ? m.job_peak_above_baseline <= GOAL_RSS_MB : null,
+		consolidation_memory_met: m ? m.consolidation_above_baseline <= GOAL_RSS_MB : null,
+	};
+	if (c) {
+		const j = result.job;
+		console.log(`\njob: ${j.lines} lines, ${result.object.mb} MB of JSONL in ${j.run_s} s of running; the last model request carried ${j.largest_model_request_mb} MB (the whole conversation, resent every turn)`);
+		printTable(
+			["figure", "measured", "goal"],
+			[
+				["consolidation: final status → R2 object", `${c.ms} ms (${c.mb_per_s} MB/s)`, `≥ ${GOAL_MBPS} MB/s`],
+				["  upper bound: final status → final in D1", `${c.upper_bound_ms} ms (${c.upper_bound_mb_per_s} MB/s)`, ""],
+				["workerd RSS baseline (idle, before the job)", `${m.baseline} MB`, ""],
+				["  peak while the job ran", `${m.peak_while_running} MB (+${round(m.peak_while_running - m.baseline, 1)})`, ""],
+				["  at the final status", `${m.at_final_status} MB`, ""],
+				["  peak during consolidation", `${m.peak_during_consolidation} MB (+${m.consolidation_above_final} over the final-status RSS, +${m.consolidation_above_baseline} over baseline)`, `≤ +${GOAL_RSS_MB} MB`],
+				["  VmHWM (process lifetime)", `${m.vm_hwm} MB`, ""],
+			],
+		);
+		console.log(`R2: one object of ${result.object.bytes.toLocaleString("en")} B (${result.object.multipart_etag ? "multipart" : "single put"}), ${result.object.chunks_left} chunk objects left; ${m.samples_in_consolidation} RSS samples fell inside the consolidation window`);
+		console.log(`goal: ${result.goal.text}: throughput ${verdict(result.goal.throughput_met)}, memory over the whole job ${verdict(result.goal.memory_met)} (during consolidation alone ${verdict(result.goal.consolidation_memory_met)})${targetMB < 100 ? ` (ran ${targetMB} MB; --full for 100)` : ""}`);
+	}
+	result.logs = logs.summary();
+	if (result.logs.errors.length > 0) console.log(`worker errors: ${result.logs.errors.length}, e.g. ${result.logs.errors[0].slice(0, 300)}`);
+	writeResult("output", { machine, ...result });
+}
+
+function median(values) {
+	const s = [...values].sort((a, b) => a - b);
+	return s[Math.floor(s.length / 2)] ?? null;
+}

@@ -1,0 +1,286 @@
+// Job overhead against a floor: what a one-tool-call job costs drover, in time and in what
+// Cloudflare bills, against the same storage writes done directly.
+//
+//   drover   an API agent with one webhook tool (BENCH_HOOK_URL → bench/lib/fixtures.mjs /hook,
+//            answering 200 "ok" at once). Per job the project's Messages API emulator is scripted
+//            with [tool_use bench_hook, text "done"] (POST /__emulator/script): one tool call, then
+//            the final answer. Jobs run one at a time. Each is timed from the trigger
+//            (POST /v1/agents/:agent/jobs) until the D1 index shows it final, polling
+//            GET /v1/jobs?agent=…&limit=1 every --poll-ms (D1 only, the agent's object is not
+//            touched); the Durable Object writes the index's final row only after the R2 object is
+//            written, and every job's R2 object is checked at the end.
+//   floor    bench/lib/floor-worker.mjs, a Worker of our own in its own workerd, doing per request
+//            one Durable Object call with the same number of SQLite rows written, D1 write
+//            statements (upserts into drover's `jobs` table and indexes) and R2 puts (of the same
+//            size) as drover's job, measured below; timed request to response. Drover and floor jobs
+//            alternate, so machine noise falls on both alike.
+//   billing  a separate run of the same jobs on an instrumented copy of the bundle
+//            (bench/lib/instrument.mjs: counting wrappers at the bindings, the product's source
+//            untouched): per job, Durable Object requests (RPC and fetch calls at their callers,
+//            plus alarm invocations), DO SQLite rows written and read, D1 rows written and read
+//            (D1's own meta), R2 class A and B operations. The trigger request's own operations
+//            are counted; the bench's polling is not.
+// Goals: drover/floor ≤ 2 (median per job); ≤ 12 D1 rows written and ≤ 4 R2 class-A operations per
+// one-tool-call job.
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { startFixtures } from "./lib/fixtures.mjs";
+import { startFloorWorker } from "./lib/floor-worker.mjs";
+import { instrumentBundle, readCounters } from "./lib/instrument.mjs";
+import { bundle, startEmulator } from "./lib/local-worker.mjs";
+import { BENCH_TOOL, FINAL, logCounter, machineInfo, printMachine, printTable, progress, round, scratch, sleep, startBenchWorker, summary, verdict, writeResult } from "./lib/common.mjs";
+
+export const title = "job overhead: 200 one-tool-call jobs, trigger → final in D1 with R2 output, against a floor of the same writes; billed operations per job";
+export const usage = `    --jobs=200        timed jobs (and as many floor requests)
+    --count-jobs=20   jobs run on the instrumented bundle to count billed operations
+    --poll-ms=5       pause between polls of the D1 index
+    --keep            keep the temp directory
+`;
+
+const AGENT = "bench-overhead";
+const GOALS = { ratio: 2, d1_rows_written: 12, r2_class_a: 4 };
+
+export async function run(argv) {
+	const { values } = parseArgs({
+		args: argv,
+		options: {
+			jobs: { type: "string", default: "200" },
+			"count-jobs": { type: "string", default: "20" },
+			"poll-ms": { type: "string", default: "5" },
+			full: { type: "boolean", default: false },
+			keep: { type: "boolean", default: false },
+		},
+	});
+	const jobs = Number(values.jobs);
+	const countJobs = Number(values["count-jobs"]);
+	const pollMs = Number(values["poll-ms"]);
+	const machine = machineInfo();
+	printMachine(machine);
+	console.log(`${jobs} timed jobs (+ as many floor requests), ${countJobs} counted jobs, polling D1 every ${pollMs} ms\n`);
+
+	const tmp = scratch("overhead", values.keep);
+	const logs = logCounter();
+	const result = { jobs, count_jobs: countJobs, poll_ms: pollMs };
+	try {
+		const scriptPath = bundle(path.join(tmp.dir, "bundle"));
+		const instrumented = instrumentBundle(scriptPath, path.join(tmp.dir, "bundle-instrumented"));
+		const emulator = await startEmulator();
+		tmp.onCleanup(() => emulator.stop());
+		const fx = await startFixtures();
+		tmp.onCleanup(() => fx.stop());
+		const secrets = { ANTHROPIC_API_KEY: "", ANTHROPIC_BASE_URL: emulator.url, BENCH_HOOK_URL: fx.hookUrl };
+		const script = () =>
+			fetch(`${emulator.url}/__emulator/script`, {
+				method: "POST",
+				body: JSON.stringify([{ tool_use: { name: BENCH_TOOL.name, input: {} } }, { text: "done" }]),
+			}).then((r) => r.json());
+
+		// ── 1. Billed operations, on the instrumented bundle ─────────────────────────────────────
+		console.log("-- counting billed operations (instrumented bundle)");
+		{
+			const w = await startBenchWorker({ scriptPath: instrumented, persistDir: path.join(tmp.dir, "state-count"), secrets, onLog: logs.onLog });
+			try {
+				await createAgent(w);
+				const perJob = [];
+				for (let i = 0; i < countJobs + 2; i++) {
+					await script();
+					await readCounters(w, true);
+					const trig = await trigger(w);
+					// The trigger request's own operations: the Worker's, before any polling.
+					const afterTrigger = await readCounters(w);
+					await waitFinal(w, trig.json.id, pollMs);
+					const settled = await quiescent(w);
+					if (i < 2) continue; // warm-up: the agent's first jobs also create its tables
+					perJob.push(combine(afterTrigger.worker ?? {}, settled));
+					progress(`counted ${perJob.length}/${countJobs}`);
+				}
+				console.log();
+				result.billing = billingSummary(perJob);
+			} finally {
+				await w.dispose();
+			}
+		}
+		const b = result.billing.mean;
+		const plan = {
+			sql_rows: Math.round(b.sql_rows_written),
+			d1_writes: Math.round(b.d1_write_statements),
+			r2_puts: Math.round(b.r2_class_a),
+			r2_bytes: Math.round(b.r2_bytes_put / Math.max(1, b.r2_put ?? 1)),
+			agent: "floor",
+		};
+		result.floor_plan = plan;
+		console.log(`floor per job: ${plan.sql_rows} SQLite rows, ${plan.d1_writes} D1 upserts, ${plan.r2_puts} R2 puts of ${plan.r2_bytes} B (drover's measured means)`);
+
+		// ── 2. Timing: drover jobs and floor requests, alternating ───────────────────────────────
+		console.log("-- timing (plain bundle) against the floor");
+		const w = await startBenchWorker({ scriptPath, persistDir: path.join(tmp.dir, "state"), secrets, onLog: logs.onLog });
+		tmp.onCleanup(() => w.dispose());
+		const floor = await startFloorWorker({ persistDir: path.join(tmp.dir, "state-floor") });
+		tmp.onCleanup(() => floor.dispose());
+		await createAgent(w);
+		const droverMs = [];
+		const floorMs = [];
+		const phases = { trigger_response: [], created_to_started: [], started_to_finished: [], finished_to_indexed: [] };
+		const ids = [];
+		let floorCounts = null;
+		const WARMUP = 5;
+		for (let i = 0; i < jobs + WARMUP; i++) {
+			await script();
+			const t0 = performance.now();
+			const trig = await trigger(w);
+			const tTrig = performance.now();
+			const row = await waitFinal(w, trig.json.id, pollMs);
+			const t1 = performance.now();
+			const wall1 = Date.now();
+			if (row.status !== "completed") throw new Error(`job ${row.id} ended ${row.status}`);
+			ids.push(row.id);
+
+			const f0 = performance.now();
+			const counts = await floor.job(plan);
+			const f1 = performance.now();
+			if (i < WARMUP) continue;
+			floorCounts ??= counts;
+			droverMs.push(t1 - t0);
+			floorMs.push(f1 - f0);
+			phases.trigger_response.push(tTrig - t0);
+			// The record's own instants (ms precision, the Worker's clock): where the time went.
+			const created = Date.parse(row.created_at);
+			const started = Date.parse(row.started_at);
+			const finished = Date.parse(row.finished_at);
+			phases.created_to_started.push(started - created);
+			phases.started_to_finished.push(finished - started);
+			phases.finished_to_indexed.push(wall1 - finished);
+			if ((i + 1 - WARMUP) % 20 === 0) progress(`timed ${i + 1 - WARMUP}/${jobs}: drover median ${round(summary(droverMs).p50, 1)} ms, floor ${round(summary(floorMs).p50, 1)} ms`);
+		}
+		console.log();
+		// Every job's output must be in R2 (read through Miniflare's proxy now that the Worker is idle).
+		const bucket = await w.mf.getR2Bucket("OUTPUT");
+		let missing = 0;
+		for (const id of ids) if (!(await bucket.head(`jobs/${AGENT}/${id}.jsonl`))) missing++;
+		if (missing > 0) throw new Error(`${missing} of ${ids.length} jobs have no R2 output object`);
+		const requests = await fetch(`${emulator.url}/__emulator/requests`).then((r) => r.json());
+		result.checks = { r2_objects: ids.length - missing, model_requests: requests.length, jobs_run: ids.length + countJobs + 2, hook_calls: (await fx.stats()).hooks };
+		if (result.checks.model_requests !== 2 * result.checks.jobs_run) throw new Error(`the emulator saw ${requests.length} requests for ${result.checks.jobs_run} jobs; expected 2 a job`);
+		result.drover_ms = summary(droverMs);
+		result.floor_ms = summary(floorMs);
+		result.ratio = { p50: round(result.drover_ms.p50 / result.floor_ms.p50, 2), p99: round(result.drover_ms.p99 / result.floor_ms.p99, 2) };
+		result.drover_phases_ms = Object.fromEntries(Object.entries(phases).map(([k, v]) => [k, summary(v, 1)]));
+		result.floor_counts_per_request = floorCounts;
+	} catch (err) {
+		result.error = err instanceof Error ? `${err.message}${err.cause ? ` (${err.cause.message ?? err.cause})` : ""}` : String(err);
+		console.log(`\nFAILED ${result.error}`);
+		process.exitCode = 1;
+	} finally {
+		await tmp.done();
+	}
+
+	const b = result.billing?.mean;
+	result.goal = {
+		text: `drover/floor ≤ ${GOALS.ratio} (median per job); ≤ ${GOALS.d1_rows_written} D1 rows written and ≤ ${GOALS.r2_class_a} R2 class-A operations per one-tool-call job`,
+		ratio_met: result.ratio ? result.ratio.p50 <= GOALS.ratio : null,
+		d1_met: b ? b.d1_rows_written <= GOALS.d1_rows_written : null,
+		r2_met: b ? b.r2_class_a <= GOALS.r2_class_a : null,
+	};
+	if (result.drover_ms) {
+		console.log(`\nper job, ms (${jobs} jobs each, alternating):`);
+		printTable(
+			["", "p50", "p90", "p99", "max"],
+			[
+				["drover: trigger → final in D1, R2 written", result.drover_ms.p50, result.drover_ms.p90, result.drover_ms.p99, result.drover_ms.max],
+				["floor: same writes, direct", result.floor_ms.p50, result.floor_ms.p90, result.floor_ms.p99, result.floor_ms.max],
+				["ratio drover / floor", result.ratio.p50, "", result.ratio.p99, ""],
+			],
+		);
+		const p = result.drover_phases_ms;
+		console.log(
+			`drover's time, medians from the job record: trigger answered ${p.trigger_response.p50} ms; created → started ${p.created_to_started.p50} ms; ` +
+				`started → finished ${p.started_to_finished.p50} ms (2 model calls, 1 tool call); finished → seen final in D1 ${p.finished_to_indexed.p50} ms (R2 consolidation, index flush, polling)`,
+		);
+	}
+	if (b) {
+		const m = result.billing;
+		console.log(`\nbilled operations per job (measured on the instrumented bundle, mean of ${m.jobs} jobs; min–max):`);
+		const row = (label, key, goal) => [label, round(m.mean[key] ?? 0, 1), `${m.min[key] ?? 0}–${m.max[key] ?? 0}`, goal ?? "", result.floor_counts_per_request?.[key] ?? ""];
+		printTable(
+			["operation", "per job", "range", "goal", "floor"],
+			[
+				row("DO requests (RPC/fetch + alarms)", "do_requests"),
+				row("  of which alarms", "do_alarms"),
+				row("DO SQLite rows written", "sql_rows_written"),
+				row("DO SQLite rows read", "sql_rows_read"),
+				row("DO SQLite statements", "sql_execs"),
+				row("D1 rows written", "d1_rows_written", `≤ ${GOALS.d1_rows_written}`),
+				row("D1 rows read", "d1_rows_read"),
+				row("D1 write statements", "d1_write_statements"),
+				row("R2 class A", "r2_class_a", `≤ ${GOALS.r2_class_a}`),
+				row("R2 class B", "r2_class_b"),
+			],
+		);
+		console.log(`  R2 class A by operation: ${Object.entries(m.mean).filter(([k]) => /^r2_(put|list|createMultipartUpload|uploadPart|completeMultipartUpload)$/.test(k)).map(([k, v]) => `${k.slice(3)} ${round(v, 2)}`).join(", ")}`);
+		console.log(`  DO requests by call: ${Object.entries(m.mean).filter(([k]) => k.startsWith("do_call ")).map(([k, v]) => `${k.slice(8)} ${round(v, 2)}`).join(", ")}, alarm ${round(m.mean.do_alarms ?? 0, 2)}`);
+	}
+	console.log(`\ngoal: ${result.goal.text}: ratio ${verdict(result.goal.ratio_met)}, D1 ${verdict(result.goal.d1_met)}, R2 ${verdict(result.goal.r2_met)}`);
+	result.logs = logs.summary();
+	if (result.logs.errors.length > 0) console.log(`worker errors: ${result.logs.errors.length}, e.g. ${result.logs.errors[0].slice(0, 300)}`);
+	writeResult("overhead", { machine, ...result });
+}
+
+async function createAgent(w) {
+	const r = await w.api("POST", "/v1/agents", { name: AGENT, prompt: "Call bench_hook once, then answer.", tools: [BENCH_TOOL] });
+	if (r.status !== 201) throw new Error(`POST /v1/agents: ${r.status} ${r.text.slice(0, 300)}`);
+}
+
+async function trigger(w) {
+	const r = await w.api("POST", `/v1/agents/${AGENT}/jobs`, {});
+	if (r.status !== 201) throw new Error(`POST /v1/agents/${AGENT}/jobs: ${r.status} ${r.text.slice(0, 300)}`);
+	return r;
+}
+
+/** Polls the D1 index (GET /v1/jobs?agent=…&limit=1) until job `id` is final; returns its row. */
+async function waitFinal(w, id, pollMs) {
+	const t = performance.now();
+	for (;;) {
+		const res = await w.fetch(`/v1/jobs?agent=${AGENT}&limit=1`, { headers: w.auth });
+		const page = await res.json();
+		const row = page.jobs?.[0];
+		if (row?.id === id && FINAL.has(row.status)) return row;
+		if (performance.now() - t > 60_000) throw new Error(`job ${id} not final in D1 after 60 s (last seen ${row?.id} ${row?.status})`);
+		await sleep(pollMs);
+	}
+}
+
+/** Counters once the agent's object has stopped working (two reads 300 ms apart agree). */
+async function quiescent(w) {
+	let last = JSON.stringify(withoutWorker(await readCounters(w)));
+	for (let i = 0; i < 20; i++) {
+		await sleep(300);
+		const now = await readCounters(w);
+		const s = JSON.stringify(withoutWorker(now));
+		if (s === last) return now;
+		last = s;
+	}
+	return readCounters(w);
+}
+
+const withoutWorker = (c) => Object.fromEntries(Object.entries(c).filter(([k]) => k !== "worker"));
+
+/** One job's operations: the trigger request's (worker origin) plus everything its objects did. */
+function combine(workerAtTrigger, all) {
+	const out = { ...workerAtTrigger };
+	for (const [origin, c] of Object.entries(all)) {
+		if (origin === "worker") continue;
+		for (const [k, v] of Object.entries(c)) out[k] = (out[k] ?? 0) + v;
+	}
+	return out;
+}
+
+function billingSummary(perJob) {
+	const keys = [...new Set(perJob.flatMap((j) => Object.keys(j)))].sort();
+	const stat = (f) => Object.fromEntries(keys.map((k) => [k, f(perJob.map((j) => j[k] ?? 0))]));
+	return {
+		jobs: perJob.length,
+		mean: stat((v) => round(v.reduce((a, b) => a + b, 0) / v.length, 2)),
+		min: stat((v) => Math.min(...v)),
+		max: stat((v) => Math.max(...v)),
+	};
+}
