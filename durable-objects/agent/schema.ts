@@ -177,4 +177,12 @@ export const AGENT_MIGRATIONS: readonly SqlMigration[] = [
 			);
 		`,
 	},
+	{
+		version: 6,
+		name: "index_tool_calls_by_turn",
+		sql: `
+			-- Each step reads the latest turn's tool calls; without this it rescans all of the job's.
+			CREATE INDEX tool_calls_by_turn ON tool_calls (job_id, seq);
+		`,
+	},
 ];

@@ -22,6 +22,16 @@ const encoder = new TextEncoder();
 const KEEPALIVE_MS = 25_000;
 const PING = encoder.encode(": ping\n\n");
 
+function concat(parts: Uint8Array[]): Uint8Array {
+	const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+	let at = 0;
+	for (const p of parts) {
+		out.set(p, at);
+		at += p.length;
+	}
+	return out;
+}
+
 export function lineFrame(line: number, body: string): string {
 	return `id: ${line}\nevent: line\ndata: ${body}\n\n`;
 }
@@ -86,10 +96,11 @@ export class StreamHub {
 		for (const sub of subs) {
 			sub.queue = sub.queue.then(async () => {
 				if (sub.closed) return;
-				for (const f of frames) {
-					if (f.line <= sub.lastLine) continue;
-					await sub.writer.write(f.frame);
-					sub.lastLine = f.line;
+				// One write per publish, not per line: a hundred subscribers cost a hundred writes.
+				const fresh = frames.filter((f) => f.line > sub.lastLine);
+				if (fresh.length > 0) {
+					await sub.writer.write(fresh.length === 1 ? fresh[0]!.frame : concat(fresh.map((f) => f.frame)));
+					sub.lastLine = fresh.at(-1)!.line;
 				}
 				if (phase && phase.revision !== sub.lastRevision) {
 					await sub.writer.write(encoder.encode(statusFrame(phase)));
