@@ -162,6 +162,9 @@ async function runSize(n, { scriptPath, stateDir, concurrency, modelURL }) {
 		r.dup = await timedTick(w, T, logs, token, openFiles);
 		const afterDup = totalJobs(await status(w, token));
 		r.dup.jobs_added = afterDup - r.jobs_after_tick.total;
+		// The heartbeat keeps a minute's figures when the same minute arrives again (it claims
+		// nothing), so the duplicate's own claims are the jobs it added.
+		Object.assign(r.dup, { claimed: r.dup.jobs_added, agents_called: null, claims_per_s: 0, ms_per_agent: null });
 		console.log(`dup      T again  ${fmtTick(r.dup)}  jobs in D1 ${afterDup} (added ${r.dup.jobs_added})`);
 
 		await coldAgents(openFiles);
