@@ -4,8 +4,9 @@
  * rest mirror the zod schemas in src/api/*.ts, which do not export their inferred types.
  */
 import type { JobRecord, JobStatus, JobSummary } from "../src/jobs/schema.ts";
+import type { Incident } from "../src/store/incidents.ts";
 
-export type { JobRecord, JobStatus, JobSummary };
+export type { Incident, JobRecord, JobStatus, JobSummary };
 
 export interface JobPage {
 	jobs: JobSummary[];
@@ -115,23 +116,6 @@ export interface Occurrence {
 export interface RunPage {
 	runs: Occurrence[];
 	next_cursor: string | null;
-}
-
-export interface Incident {
-	id: string;
-	agent: string;
-	signature: string;
-	class: string;
-	state: string;
-	error: string;
-	count: number;
-	first_seen_at: string;
-	last_seen_at: string;
-	last_job_id: string | null;
-	alerted_at: string | null;
-	resolved_at: string | null;
-	closed_at: string | null;
-	closed_by: string | null;
 }
 
 export interface IncidentPage {
