@@ -4,7 +4,17 @@
  * enough to pin a Durable Object: a long rate limit is handed back to the loop as `retryAfterMs`,
  * which it turns into an alarm.
  */
-import Anthropic, { APIConnectionError, APIError, APIUserAbortError } from "@anthropic-ai/sdk";
+import { BaseAnthropic } from "@anthropic-ai/sdk/client";
+import { APIConnectionError, APIError, APIUserAbortError } from "@anthropic-ai/sdk/core/error";
+import { Messages } from "@anthropic-ai/sdk/resources/messages/messages";
+
+/**
+ * The SDK's client with only the Messages resource: the full `Anthropic` class also pulls in every
+ * other resource (beta, files, batches…), which nearly doubles the Worker's bundle.
+ */
+class Anthropic extends BaseAnthropic {
+	messages: Messages = new Messages(this);
+}
 import {
 	ModelCallError,
 	type Message,
