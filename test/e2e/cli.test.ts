@@ -414,7 +414,8 @@ describe("agents: status, pause, resume, notepad", () => {
 		expect(paused.status, paused.stderr).toBe(0);
 		expect(paused.stdout.trim()).toBe(`paused ${agents.ok}: maintenance window`);
 		const human = await drover(["status", agents.ok]);
-		expect(human.stdout).toMatch(/^state\s+paused (now|\d+s ago) by operator: maintenance window$/m);
+		// The pause names the token that made it: the CLI runs with the admin token ("root").
+		expect(human.stdout).toMatch(/^state\s+paused (now|\d+s ago) by root: maintenance window$/m);
 		expect(human.stdout).toMatch(/^last job\s+job-\S+ completed/m);
 		expect(human.stdout).toContain("no schedules");
 		const json = await drover(["status", agents.ok, "--json"]);
