@@ -62,5 +62,5 @@ export default defineConfig(async () => {
 			fileParallelism: false,
 		},
 	};
-	return { test: { projects: [workers, e2e] } };
+	return { test: { projects: [workers, e2e], reporters: ["default", "./test/reporters/categories.ts"] } };
 });
