@@ -65,6 +65,8 @@ export class AgentDO extends DurableObject<Env> {
 	private lastPrune = 0;
 	/** D1 refused the last flush: the outbox waits for the retry alarm instead of spinning. */
 	private indexDown = false;
+	/** R2 refused the last write: finished jobs' output waits in SQLite for the retry alarm. */
+	private outputDown = false;
 
 	constructor(ctx: DurableObjectState, env: Env) {
 		super(ctx, env);
@@ -285,7 +287,9 @@ export class AgentDO extends DurableObject<Env> {
 			for (const jobId of unconsolidated(this.sql, 20)) {
 				await consolidateJob(this.sql, this.env.OUTPUT, jobId);
 			}
+			this.outputDown = false;
 		} catch (err) {
+			this.outputDown = true;
 			log.warn("output.store_failed", { agent: readState(this.sql)?.name, ...errorFields(err) });
 		}
 	}
@@ -311,7 +315,7 @@ export class AgentDO extends DurableObject<Env> {
 		const counts = jobCounts(this.sql);
 		const canStart = agent !== null && state?.pausedAt === null && counts.pending > 0 && counts.active < agent.max_concurrent;
 		const effects = this.sql.exec<{ n: number }>("SELECT (SELECT count(*) FROM final_effects) + (SELECT count(*) FROM incident_events) AS n").one().n;
-		return (!this.indexDown && (outboxSize(this.sql) > 0 || effects > 0)) || dueSends(this.sql, Date.now()) > 0 || canStart || dueJobIds(this.sql, Date.now()).length > 0 || unconsolidated(this.sql, 1).length > 0;
+		return (!this.indexDown && (outboxSize(this.sql) > 0 || effects > 0)) || dueSends(this.sql, Date.now()) > 0 || canStart || dueJobIds(this.sql, Date.now()).length > 0 || (!this.outputDown && unconsolidated(this.sql, 1).length > 0);
 	}
 
 	private async scheduleNext(retryOutbox: boolean): Promise<void> {
@@ -320,7 +324,7 @@ export class AgentDO extends DurableObject<Env> {
 		if (next !== null) candidates.push(next);
 		const send = nextSendAt(this.sql);
 		if (send !== null) candidates.push(send);
-		if (retryOutbox) candidates.push(Date.now() + OUTBOX_RETRY_MS);
+		if (retryOutbox || (this.outputDown && unconsolidated(this.sql, 1).length > 0)) candidates.push(Date.now() + OUTBOX_RETRY_MS);
 		else if (outboxSize(this.sql) > 0 || this.hasDueWork()) candidates.push(Date.now());
 		if (candidates.length > 0) await this.ctx.storage.setAlarm(Math.max(Date.now(), Math.min(...candidates)));
 	}
