@@ -7,7 +7,8 @@ import type { AgentDefinition } from "../config/schema.ts";
 
 export type MessageParam = Anthropic.MessageParam;
 export type Message = Anthropic.Message;
-export type ToolParam = Anthropic.Tool;
+/** A client tool drover runs, or an Anthropic server tool passed through. */
+export type ToolParam = Anthropic.ToolUnion;
 export type TextBlockParam = Anthropic.TextBlockParam;
 
 // ── Model client ────────────────────────────────────────────────────────────────────────────────

@@ -198,8 +198,21 @@ const WebhookTool = strict({
 	requires_approval: z.boolean().default(false),
 });
 
-export const ToolSchema = z.discriminatedUnion("type", [HttpFetchTool, WebhookTool], {
-	error: (iss) => (iss.code === "invalid_union" ? 'tool type must be "http_fetch" or "webhook"' : undefined),
+// An Anthropic server tool (web search, web fetch, code execution…): Anthropic runs it, so drover
+// passes its definition through as written and never executes or gates it.
+const ServerTool = strict({
+	type: z.literal("server"),
+	definition: z
+		.record(z.string(), z.unknown())
+		.refine(
+			(d) => typeof d.type === "string" && typeof d.name === "string",
+			"a server tool's definition needs the API's type and name, e.g. { type: web_search_20250305, name: web_search }",
+		)
+		.refine((d) => !SECRET_LITERAL.test(JSON.stringify(d)), SECRET_MESSAGE),
+});
+
+export const ToolSchema = z.discriminatedUnion("type", [HttpFetchTool, WebhookTool, ServerTool], {
+	error: (iss) => (iss.code === "invalid_union" ? 'tool type must be "http_fetch", "webhook" or "server"' : undefined),
 });
 
 export const DeliverySchema = strict({
@@ -285,10 +298,10 @@ export const AgentSchema = strict({
 		// The Messages API refuses duplicate tool names, which would fail every run of the agent.
 		const seen = new Set<string>();
 		agent.tools.forEach((tool, i) => {
-			const name = tool.type === "webhook" ? tool.name : "http_fetch";
+			const name = tool.type === "webhook" ? tool.name : tool.type === "server" ? String(tool.definition.name) : "http_fetch";
 			if (seen.has(name)) {
-				const message = tool.type === "webhook" ? `duplicate tool name "${name}"` : "only one http_fetch tool; list every host in its allow_hosts";
-				ctx.addIssue({ code: "custom", path: ["tools", i, tool.type === "webhook" ? "name" : "type"], message });
+				const message = tool.type === "http_fetch" ? "only one http_fetch tool; list every host in its allow_hosts" : `duplicate tool name "${name}"`;
+				ctx.addIssue({ code: "custom", path: ["tools", i, tool.type === "http_fetch" ? "type" : "name"], message });
 			}
 			seen.add(name);
 		});

@@ -140,3 +140,21 @@ describe("cost", () => {
 		expect((await runToRest("unpriced")).usage.total_cost_usd).toBeNull();
 	});
 });
+
+describe("Anthropic server tools", () => {
+	it("are passed to the API as configured, never run or gated by drover", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ text: "Searched and answered." });
+		const webSearch = { type: "web_search_20250305", name: "web_search", max_uses: 3 };
+		await createAgent({ name: "searcher", tools: [{ type: "server", definition: webSearch }] });
+		const job = await runToRest("searcher");
+		expect(job.status).toBe("completed");
+		expect(emulator.requests[0]!.tools).toEqual([webSearch]);
+	});
+
+	it("are refused when the definition lacks the API's type and name", async () => {
+		const res = await call("/v1/agents", { method: "POST", as: "admin", body: { name: "bad-server-tool", prompt: "x", tools: [{ type: "server", definition: { max_uses: 3 } }] } });
+		expect(res.status).toBe(400);
+		expect((await errorOf(res)).message).toMatch(/server tool's definition needs the API's type and name/);
+	});
+});

@@ -91,7 +91,7 @@ describe("a bad fleet file is rejected with the offending path and reason", () =
 		{ name: "negative max_turns", text: fleetYaml({ max_turns: -1 }), path: "agents[0].max_turns", message: ">=1" },
 		{ name: "timeout too short", text: fleetYaml({ timeout: "5s" }), path: "agents[0].timeout", message: "at least 10s" },
 		{ name: "timeout too long", text: fleetYaml({ timeout: "25h" }), path: "agents[0].timeout", message: "at most 24h" },
-		{ name: "unknown tool type", text: fleetYaml({ tools: [{ type: "shell" }] }), path: "agents[0].tools[0].type", message: '"http_fetch" or "webhook"' },
+		{ name: "unknown tool type", text: fleetYaml({ tools: [{ type: "shell" }] }), path: "agents[0].tools[0].type", message: '"http_fetch", "webhook" or "server"' },
 		{ name: "http_fetch without hosts", text: fleetYaml({ tools: [{ type: "http_fetch", allow_hosts: [] }] }), path: "agents[0].tools[0].allow_hosts", message: "at least one host" },
 		{ name: "http_fetch with a URL for a host", text: fleetYaml({ tools: [{ type: "http_fetch", allow_hosts: ["https://example.com/"] }] }), path: "agents[0].tools[0].allow_hosts[0]", message: "bare lowercase hostname" },
 		{ name: "webhook URL written into the file", text: fleetYaml({ delivery: { type: "slack", url_secret: "https://hooks.slack.com/services/T0/B0/x" } }), path: "agents[0].delivery.url_secret", message: "Worker secret" },

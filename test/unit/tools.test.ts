@@ -37,7 +37,8 @@ function ctxWith(extraEnv: Record<string, string> = {}, signal?: AbortSignal): T
 
 describe("tool definitions", () => {
 	it("builds the Messages API tools in declaration order, byte-identical across calls", () => {
-		const tools = toolParams(agent);
+		// Client tools only here, so every entry has the client-tool shape.
+		const tools = toolParams(agent) as import("@anthropic-ai/sdk").default.Tool[];
 		expect(tools.map((t) => t.name)).toEqual(["http_fetch", "create_ticket"]);
 		expect(tools[0]?.input_schema).toEqual({
 			type: "object",

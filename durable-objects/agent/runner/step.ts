@@ -182,6 +182,12 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 		setNextStep(deps.sql, job.id, now);
 		return "continue";
 	}
+	if (message.stop_reason === "pause_turn") {
+		// A long-running server tool paused the turn: send the conversation back to let it continue.
+		save(deps, updated);
+		setNextStep(deps.sql, job.id, now);
+		return "continue";
+	}
 	const text = redact(texts.join("\n").trim());
 	if (message.stop_reason === "max_tokens" && text.length === 0) {
 		updated = save(deps, updated);

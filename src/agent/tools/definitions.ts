@@ -12,11 +12,13 @@ export const HTTP_FETCH_TOOL_NAME = "http_fetch";
 
 /** The name the model calls a tool by: webhook tools carry their own, http_fetch is fixed. */
 export function toolName(tool: Tool): string {
+	if (tool.type === "server") return String(tool.definition.name);
 	return tool.type === "webhook" ? tool.name : HTTP_FETCH_TOOL_NAME;
 }
 
 export function toolParams(agent: AgentDefinition): ToolParam[] {
 	return agent.tools.map((tool): ToolParam => {
+		if (tool.type === "server") return tool.definition as unknown as ToolParam;
 		if (tool.type === "webhook") {
 			// The schema refines input_schema to an object with type: "object".
 			return { name: tool.name, description: tool.description, input_schema: tool.input_schema as Anthropic.Tool.InputSchema };
@@ -52,5 +54,6 @@ export function findTool(agent: AgentDefinition, name: string): Tool | undefined
 
 /** Whether a call to `name` waits for a human decision first; false for a tool the agent lacks. */
 export function requiresApproval(agent: AgentDefinition, name: string): boolean {
-	return findTool(agent, name)?.requires_approval ?? false;
+	const tool = findTool(agent, name);
+	return tool !== undefined && tool.type !== "server" && tool.requires_approval;
 }

@@ -19,5 +19,7 @@ export async function executeTool(agent: AgentDefinition, name: string, input: u
 		return { ok: false, content: `unknown tool "${name}"; available tools: ${available.length > 0 ? available.join(", ") : "none"}` };
 	}
 	if (tool.type === "http_fetch") return httpFetch(tool, input, ctx);
+	// Anthropic runs server tools itself; a client-side call to one is the model's mistake.
+	if (tool.type === "server") return { ok: false, content: `${name} is a server tool: Anthropic runs it, not a tool_use call` };
 	return callWebhookTool(tool, input, ctx, toolUseId);
 }
