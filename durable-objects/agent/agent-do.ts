@@ -152,7 +152,14 @@ export class AgentDO extends DurableObject<Env> {
 
 	/** Deletes an API agent: it stops scheduling, its jobs and ledger stay readable. */
 	async remove(now: number): Promise<void> {
-		markDeleted(this.sql, now);
+		// Queued runs would never start without a definition; running ones finish on their manifest.
+		this.ctx.storage.transactionSync(() => {
+			markDeleted(this.sql, now);
+			for (const job of pendingJobs(this.sql, 1000)) {
+				putJob(this.sql, transition(job, "cancelled", { reason: "agent deleted", at: new Date(now) }), now);
+			}
+		});
+		await this.alarmNow();
 	}
 
 	/** Pauses the agent; `by` is the caller's token name ("auto" is reserved for automatic pauses). */

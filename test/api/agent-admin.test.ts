@@ -1,7 +1,10 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createAgent, settle, runsOf } from "../helpers/agents.ts";
+import { useEmulator } from "../helpers/emulator.ts";
 import { call, errorOf } from "../helpers/http.ts";
+import { jobOf, runToRest, trigger } from "../helpers/jobs.ts";
+import { fake } from "../helpers/outbound.ts";
 import { tick } from "../helpers/ticks.ts";
 
 const definition = { name: "api-made", prompt: "Check the queue.", schedules: { quarter: { interval: "15m" } } };
@@ -67,6 +70,31 @@ describe("agents defined through the API", () => {
 		expect(await registryRow("short-lived")).toMatchObject({ deleted_at: expect.any(Number) });
 		// The name can be reused; the new agent starts its own schedule.
 		await createAgent({ name: "short-lived", schedules: { quarter: { interval: "15m" } } });
+	});
+});
+
+describe("deleting an agent with work in hand", () => {
+	it("cancels its queued runs and lets a running one finish on its own definition", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ tool_use: { name: "create_ticket", input: { title: "x" } } }, { text: "Filed anyway." });
+		fake("https://tickets.example.test", () => Response.json({ id: 1 }));
+		await createAgent({
+			name: "going-away",
+			tools: [{ type: "webhook", name: "create_ticket", description: "Create.", url_secret: "TEST_TICKETS_URL", requires_approval: true }],
+		});
+		const waiting = await runToRest("going-away");
+		expect(waiting.status).toBe("approval_pending");
+		const queued = await trigger("going-away");
+		await settle("going-away");
+		expect((await jobOf("going-away", queued.id)).status).toBe("pending");
+
+		expect((await call("/v1/agents/going-away", { method: "DELETE", as: "admin" })).status).toBe(200);
+		expect(await jobOf("going-away", queued.id)).toMatchObject({ status: "cancelled", exit_reason: "cancelled" });
+		expect((await jobOf("going-away", queued.id)).transitions.at(-1)!.reason).toBe("agent deleted");
+
+		await call(`/v1/jobs/${waiting.id}/approval`, { method: "POST", as: "operate", body: { decision: "approve" } });
+		await settle("going-away");
+		expect(await jobOf("going-away", waiting.id)).toMatchObject({ status: "completed", summary: "Filed anyway." });
 	});
 });
 
