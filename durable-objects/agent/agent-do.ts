@@ -34,6 +34,13 @@ const OUTBOX_RETRY_MS = 10_000;
 const ALARM_BUDGET_MS = 10 * 60_000;
 /** Revisions of the bundled fleet's agent definitions: the objects live as long as the isolate. */
 const fileRevisions = new WeakMap<AgentDefinition, string>();
+/** Scheduled starts are spread over this window, by a stable hash of the agent's name. */
+const START_SPREAD_MS = 5_000;
+function startSpreadMs(agent: string): number {
+	let h = 0;
+	for (let i = 0; i < agent.length; i++) h = (Math.imul(h, 31) + agent.charCodeAt(i)) >>> 0;
+	return h % START_SPREAD_MS;
+}
 /** How often an agent looks for jobs past their retention. */
 const PRUNE_EVERY_MS = 3600_000;
 
@@ -102,10 +109,12 @@ export class AgentDO extends DurableObject<Env> {
 			const current = this.autoPause(agent, readState(this.sql)!, now);
 			return { ...claimDue(this.sql, { agent, state: current, definitionRevision: revision, now }), paused: current.pausedAt !== null };
 		});
-		// The hot path of a tick: only a claim needs the alarm (to start its job and index it).
+		// The hot path of a tick: only a claim needs the alarm (to start its job and index it). Starts
+		// are spread over a few seconds by agent, so a fleet due in the same minute does not hit the
+		// Messages API (and its rate limits) in one burst.
 		if (outcome.claimed > 0) {
 			log.info("schedule.claimed", { agent: name, claimed: outcome.claimed, skipped: outcome.skipped, tick: new Date(now).toISOString() });
-			await this.alarmNow();
+			await this.alarmAt(Date.now() + startSpreadMs(name));
 		}
 		return outcome;
 	}
@@ -123,8 +132,12 @@ export class AgentDO extends DurableObject<Env> {
 
 	/** Sets the alarm to now unless one is already due sooner. */
 	private async alarmNow(): Promise<void> {
+		await this.alarmAt(Date.now());
+	}
+
+	private async alarmAt(at: number): Promise<void> {
 		const current = await this.ctx.storage.getAlarm();
-		if (current === null || current > Date.now()) await this.ctx.storage.setAlarm(Date.now());
+		if (current === null || current > at) await this.ctx.storage.setAlarm(at);
 	}
 
 	/** Creates a manual or webhook run. */
