@@ -12,11 +12,11 @@
 //   next     scheduled() at T + 1 min: the steady-state tick, every agent claims its next slot
 // Goal: N = 10,000 claimed in ≤ 10 s locally, time per agent flat from 1,000 to 10,000 (ratio ≈ 1),
 // duplicate tick adds 0.
-import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
+import { machineInfo, progress, round } from "./lib/common.mjs";
 import { bundle, mapLimit, openFilesLimit, ROOT, startEmulator, startLocalWorker, workerdOpenFiles } from "./lib/local-worker.mjs";
 
 export const title = "claim fan-out: one cron tick claiming N due agents, then a duplicate and a next-minute tick";
@@ -371,50 +371,8 @@ function printTable(results, report) {
 	for (const p of report.problems) console.log(`  problem: ${p}`);
 }
 
-function machineInfo() {
-	const cpus = os.cpus();
-	return {
-		cpus: os.availableParallelism(),
-		cpu_model: cpus[0]?.model ?? "unknown",
-		memory_gb: Math.round(os.totalmem() / 2 ** 30),
-		platform: `${os.platform()} ${os.release()}`,
-		node: process.version,
-		wrangler: pkgVersion("wrangler"),
-		miniflare: pkgVersion("miniflare"),
-		workerd: workerdVersion(),
-	};
-}
-
-function pkgVersion(name) {
-	try {
-		return JSON.parse(readFileSync(path.join(ROOT, "node_modules", name, "package.json"), "utf8")).version;
-	} catch {
-		return "unknown";
-	}
-}
-
-/** The workerd Miniflare runs: miniflare's own dependency when it has one. */
-function workerdVersion() {
-	for (const dir of [path.join(ROOT, "node_modules", "miniflare", "node_modules", "workerd"), path.join(ROOT, "node_modules", "workerd")]) {
-		try {
-			return JSON.parse(readFileSync(path.join(dir, "package.json"), "utf8")).version;
-		} catch {}
-	}
-	try {
-		return execFileSync(path.join(ROOT, "node_modules", ".bin", "workerd"), ["--version"], { encoding: "utf8" }).trim();
-	} catch {
-		return "unknown";
-	}
-}
-
-function progress(text) {
-	if (process.stdout.isTTY) process.stdout.write(`\r${text}`);
-	else process.stdout.write(`${text.trimEnd()}\n`);
-}
-
 const fmtJobs = (j) =>
 	`${j.total} in D1 (${Object.entries(j.by_status).map(([k, v]) => `${k} ${v}`).join(", ")}) ${j.settled ? "all final" : "NOT all final"} ${j.s} s after the tick  workerd files ≤ ${j.workerd_peak_open_files ?? "?"}`;
-const round = (x, digits) => Math.round(x * 10 ** digits) / 10 ** digits;
 const secs = (ms) => round(ms / 1000, 2);
 const fmtTick = (k) =>
 	`${k.wall_s} s  called ${k.agents_called}  claimed ${k.claimed}  skipped ${k.skipped}  (${k.claims_per_s}/s, ${k.ms_per_agent} ms/agent)  outcome ${k.outcome}  workerd files ≤ ${k.workerd_peak_open_files ?? "?"}`;
