@@ -1,10 +1,10 @@
 import { createInterface } from "node:readline/promises";
 import type { Command } from "commander";
-import { CliError, outcomeCode } from "../client.ts";
+import { CliError } from "../client.ts";
 import { act, type Context } from "../context.ts";
 import { statusStyle } from "../format.ts";
 import type { AgentStatus, JobRecord } from "../types.ts";
-import { waitFor } from "./trigger.ts";
+import { reportJob } from "./trigger.ts";
 
 const jobPath = (id: string) => `/v1/jobs/${encodeURIComponent(id)}`;
 const agentPath = (agent: string) => `/v1/agents/${encodeURIComponent(agent)}`;
@@ -144,15 +144,7 @@ async function followUp(ctx: Context, id: string, kind: "fork" | "continue", opt
 	if (opts.prompt !== undefined) body.prompt = opts.prompt;
 	if (opts.allowDefinitionChange) body.allow_definition_change = true;
 	const job = await ctx.client.json<JobRecord>(`${jobPath(id)}/${kind}`, { method: "POST", body });
-	if (!opts.wait) {
-		if (opts.json) ctx.json(job);
-		else ctx.out(job.id);
-		return 0;
-	}
-	if (!opts.json) ctx.out(job.id);
-	const final = await waitFor(ctx, job.id);
-	if (opts.json) ctx.json(final);
-	return outcomeCode(final.status);
+	return reportJob(ctx, job, opts);
 }
 
 async function pause(ctx: Context, agent: string, opts: PauseOptions): Promise<number> {

@@ -30,6 +30,14 @@ async function trigger(ctx: Context, agent: string, opts: TriggerOptions): Promi
 		body: opts.prompt === undefined ? {} : { prompt: opts.prompt },
 		headers: opts.idempotencyKey === undefined ? {} : { "idempotency-key": opts.idempotencyKey },
 	});
+	return reportJob(ctx, job, opts);
+}
+
+/**
+ * Prints a job just created (its id, or its JSON); with `wait`, follows it to its end and returns
+ * the outcome's exit code. Shared by trigger, fork and continue.
+ */
+export async function reportJob(ctx: Context, job: JobRecord, opts: { wait?: boolean; json?: boolean }): Promise<number> {
 	if (!opts.wait) {
 		if (opts.json) ctx.json(job);
 		else ctx.out(job.id);
