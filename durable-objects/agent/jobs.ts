@@ -1,4 +1,4 @@
-import type { JobRecord, JobStatus } from "../../src/jobs/model.ts";
+import { isFinal, type JobRecord, type JobStatus } from "../../src/jobs/model.ts";
 import { syncOccurrenceWithJob } from "./ledger.ts";
 
 /** A row of AgentDO's `jobs` table. The record column is the whole JobRecord as JSON. */
@@ -38,12 +38,11 @@ export function putJob(sql: SqlStorage, job: JobRecord, now: number): boolean {
 	syncOccurrenceWithJob(sql, job);
 	sql.exec("INSERT INTO outbox (job_id, queued_at) VALUES (?, ?)", job.id, now);
 	// Reaching a final status sets off delivery, hooks and incidents, queued on the next alarm.
-	if (FINAL.includes(job.status)) sql.exec("INSERT OR IGNORE INTO final_effects (job_id, queued_at) VALUES (?, ?)", job.id, now);
+	if (isFinal(job.status)) sql.exec("INSERT OR IGNORE INTO final_effects (job_id, queued_at) VALUES (?, ?)", job.id, now);
 	return true;
 }
 
 const ACTIVE: readonly JobStatus[] = ["running", "approval_pending"];
-const FINAL: readonly JobStatus[] = ["completed", "failed", "cancelled", "indeterminate"];
 
 /** Jobs holding a concurrency slot (running or waiting on a human) and jobs queued to start. */
 export function jobCounts(sql: SqlStorage): { active: number; pending: number } {

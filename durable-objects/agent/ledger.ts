@@ -132,21 +132,6 @@ export function syncOccurrenceWithJob(
 	);
 }
 
-/**
- * Whether an occurrence is proved done: only a completed row counts, and only one that finished
- * at or after its own slot (a run cannot prove an occurrence that had not happened yet).
- */
-export function occurrenceCompleted(sql: SqlStorage, schedule: string, instant: number): boolean {
-	const row = sql
-		.exec<{ n: number }>(
-			"SELECT count(*) AS n FROM occurrences WHERE schedule = ? AND scheduled_instant = ? AND status = 'completed' AND finished_at >= scheduled_instant",
-			schedule,
-			instant,
-		)
-		.one();
-	return row.n > 0;
-}
-
 export function listOccurrences(sql: SqlStorage, limit: number, before?: { claimedAt: number; id: string }): Occurrence[] {
 	const rows = before
 		? sql.exec<OccurrenceRow>(

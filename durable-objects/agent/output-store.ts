@@ -1,4 +1,4 @@
-import { consolidate, outputKey, putChunk } from "../../src/store/output-r2.ts";
+import { consolidate, putChunk } from "../../src/store/output-r2.ts";
 import type { JobRecord } from "../../src/jobs/model.ts";
 import { getJob } from "./jobs.ts";
 import { readLines } from "./runner/output.ts";
@@ -78,4 +78,3 @@ export async function consolidateJob(sql: SqlStorage, bucket: R2Bucket, jobId: s
 	sql.exec("DELETE FROM output_lines WHERE job_id = ?", job.id);
 }
 
-export { outputKey };

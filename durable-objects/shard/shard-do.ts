@@ -3,6 +3,7 @@ import { agentRpc } from "../agent/client.ts";
 import { loadFleet } from "../../src/config/bundled.ts";
 import { errorFields, log } from "../../src/log.ts";
 import { shardOf } from "../../src/scheduler/shards.ts";
+import { sha256Hex } from "../../src/shared/hash.ts";
 import { migrate } from "../../src/store/sqlite-migrations.ts";
 import { SHARD_MIGRATIONS } from "./schema.ts";
 
@@ -77,8 +78,7 @@ export class SchedulerShardDO extends DurableObject<Env> {
 	 */
 	private async syncFileAgents(shard: number): Promise<void> {
 		const mine = loadFleet().agents.filter((a) => shardOf(a.name) === shard);
-		const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(JSON.stringify(mine)));
-		const revision = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+		const revision = await sha256Hex(JSON.stringify(mine));
 		const stored = this.sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = 'fleet'").toArray()[0]?.value;
 		if (stored === revision) return;
 		const names = new Set(mine.map((a) => a.name));

@@ -1,4 +1,5 @@
 import { UnauthorizedError } from "../errors.ts";
+import { toHex } from "../shared/hash.ts";
 
 /** How far a webhook's timestamp may be from the Worker's clock, either way. */
 export const REPLAY_WINDOW_SECONDS = 300;
@@ -19,7 +20,7 @@ async function hmacKey(secret: string): Promise<CryptoKey> {
 /** `sha256=<hex>` of HMAC-SHA256(secret, `${timestamp}.${body}`): what a sender puts in X-Drover-Signature. */
 export async function signWebhook(secret: string, timestamp: number, body: string): Promise<string> {
 	const mac = await crypto.subtle.sign("HMAC", await hmacKey(secret), encoder.encode(`${timestamp}.${body}`));
-	return `sha256=${[...new Uint8Array(mac)].map((b) => b.toString(16).padStart(2, "0")).join("")}`;
+	return `sha256=${toHex(mac)}`;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { parseDocument } from "yaml";
 import type { z } from "@hono/zod-openapi";
 import { ConfigError } from "../errors.ts";
+import { sha256Hex } from "../shared/hash.ts";
 import { issuesOf, type Issue } from "../shared/zod-issues.ts";
 import { DEPRECATED_MODELS } from "./models.ts";
 import { AgentSchema, FleetSchema, type AgentDefinition, type Fleet } from "./schema.ts";
@@ -47,8 +48,7 @@ export function parseAgent(input: unknown): AgentDefinition {
 
 /** First 16 hex of SHA-256 over the agent's canonical JSON: jobs record it to detect a changed definition. */
 export async function definitionRevision(agent: AgentDefinition): Promise<string> {
-	const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(canonicalJson(agent)));
-	return Array.from(new Uint8Array(digest).slice(0, 8), (b) => b.toString(16).padStart(2, "0")).join("");
+	return (await sha256Hex(canonicalJson(agent))).slice(0, 16);
 }
 
 /** Warnings for agents whose model or fallback model is deprecated (or already retired) as of `today`. */
