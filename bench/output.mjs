@@ -15,11 +15,9 @@
 //            job, the peak while the job ran, the RSS at the final status, and the peak from the
 //            final status to the object's existence, i.e. during consolidation; plus VmHWM.
 // Goals: consolidation ≥ 20 MB/s; workerd ≤ 32 MB above its baseline.
-import path from "node:path";
 import { parseArgs } from "node:util";
-import { startFixtures } from "./lib/fixtures.mjs";
-import { bundle } from "./lib/local-worker.mjs";
-import { BENCH_TOOL, FINAL, logCounter, machineInfo, memoryOf, MiB, printMachine, printTable, progress, round, rssSampler, scratch, sleep, startBenchWorker, verdict, writeResult } from "./lib/common.mjs";
+import { startWorkerWithFixtures } from "./lib/fixtures.mjs";
+import { BENCH_TOOL, FINAL, logCounter, machineInfo, memoryOf, MiB, printMachine, printTable, progress, round, rssSampler, scratch, sleep, verdict, writeResult } from "./lib/common.mjs";
 
 export const title = "large output: one job writing ~20 MB of JSONL (--full: ~100 MB) in ~900 KB lines; R2 consolidation throughput and workerd memory";
 export const usage = `    --mb=20           output size to aim for (MB of tool results)
@@ -55,16 +53,7 @@ export async function run(argv) {
 	const logs = logCounter();
 	const result = { target_mb: targetMB, line_bytes: lineBytes, turns };
 	try {
-		const scriptPath = bundle(path.join(tmp.dir, "bundle"));
-		const fx = await startFixtures();
-		tmp.onCleanup(() => fx.stop());
-		const w = await startBenchWorker({
-			scriptPath,
-			persistDir: path.join(tmp.dir, "state"),
-			secrets: { ANTHROPIC_API_KEY: "", ANTHROPIC_BASE_URL: fx.url, BENCH_HOOK_URL: fx.hookUrl },
-			onLog: logs.onLog,
-		});
-		tmp.onCleanup(() => w.dispose());
+		const { w, fx } = await startWorkerWithFixtures(tmp, logs);
 		if (!w.pid) throw new Error("could not find the workerd process in /proc");
 
 		const created = await w.api("POST", "/v1/agents", {

@@ -19,11 +19,9 @@
 //                out of order: all must be 0. CPU shares of workerd and of this process (the
 //                subscribers) while the job ran, from /proc.
 // Goal: p99 ≤ 50 ms; nothing lost or duplicated.
-import path from "node:path";
 import { parseArgs } from "node:util";
-import { startFixtures } from "./lib/fixtures.mjs";
-import { bundle } from "./lib/local-worker.mjs";
-import { BENCH_TOOL, cpuWindow, FINAL, logCounter, machineInfo, printMachine, printTable, progress, round, scratch, sleep, startBenchWorker, summary, verdict, writeResult } from "./lib/common.mjs";
+import { startWorkerWithFixtures } from "./lib/fixtures.mjs";
+import { BENCH_TOOL, cpuWindow, FINAL, logCounter, machineInfo, printMachine, printTable, progress, round, scratch, sleep, summary, verdict, writeResult } from "./lib/common.mjs";
 
 export const title = "SSE delivery: a job writing 2,000 lines (--full: 10,000) to 1, 10 and 100 live subscribers (a job each)";
 export const usage = `    --lines=2000        lines the job writes (about; rounded up to whole turns)
@@ -61,16 +59,7 @@ export async function run(argv) {
 	const logs = logCounter();
 	const result = { target_lines: target, turns, calls_per_turn: calls, runs: [] };
 	try {
-		const scriptPath = bundle(path.join(tmp.dir, "bundle"));
-		const fx = await startFixtures();
-		tmp.onCleanup(() => fx.stop());
-		const w = await startBenchWorker({
-			scriptPath,
-			persistDir: path.join(tmp.dir, "state"),
-			secrets: { ANTHROPIC_API_KEY: "", ANTHROPIC_BASE_URL: fx.url, BENCH_HOOK_URL: fx.hookUrl },
-			onLog: logs.onLog,
-		});
-		tmp.onCleanup(() => w.dispose());
+		const { w, fx } = await startWorkerWithFixtures(tmp, logs);
 
 		const created = await w.api("POST", "/v1/agents", {
 			name: AGENT,

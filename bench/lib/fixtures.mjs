@@ -19,6 +19,8 @@
 import { spawn } from "node:child_process";
 import { createServer } from "node:http";
 import { fileURLToPath } from "node:url";
+import { startBenchWorker } from "./common.mjs";
+import { bundle } from "./local-worker.mjs";
 
 const SELF = fileURLToPath(import.meta.url);
 
@@ -179,4 +181,22 @@ function serve() {
 	};
 	process.on("SIGTERM", stop).on("SIGINT", stop);
 	process.stdin.on("end", stop).on("error", stop).resume();
+}
+
+/**
+ * The real bundle in workerd, talking to the model stand-in and hook target above: what the
+ * stream and output benchmarks both run against. Both are stopped by the scratch dir's cleanup.
+ */
+export async function startWorkerWithFixtures(tmp, logs) {
+	const scriptPath = bundle(`${tmp.dir}/bundle`);
+	const fx = await startFixtures();
+	tmp.onCleanup(() => fx.stop());
+	const w = await startBenchWorker({
+		scriptPath,
+		persistDir: `${tmp.dir}/state`,
+		secrets: { ANTHROPIC_API_KEY: "", ANTHROPIC_BASE_URL: fx.url, BENCH_HOOK_URL: fx.hookUrl },
+		onLog: logs.onLog,
+	});
+	tmp.onCleanup(() => w.dispose());
+	return { w, fx };
 }
