@@ -25,7 +25,7 @@ import { consolidateJob, flushChunks, unconsolidated } from "./output-store.ts";
 import { StreamHub } from "./streams.ts";
 import { pruneJobs } from "./retention.ts";
 import { deleteNote, readNotepad, setNote } from "./notepad.ts";
-import { dueSends, nextSendAt, queueEffects, sendDue } from "./effects.ts";
+import { SEND_TIMEOUT_MS, dueSends, nextSendAt, queueEffects, sendDue } from "./effects.ts";
 import { flushIncidentEvents } from "./incidents.ts";
 
 /** How soon the alarm retries an outbox that D1 refused. */
@@ -74,6 +74,8 @@ export class AgentDO extends DurableObject<Env> {
 	private indexDown = false;
 	/** R2 refused the last write: finished jobs' output waits in SQLite for the retry alarm. */
 	private outputDown = false;
+	/** How long a delivery or hook target may take to answer (tests shorten it to meet a hung target). */
+	sendTimeoutMs = SEND_TIMEOUT_MS;
 
 	constructor(ctx: DurableObjectState, env: Env) {
 		super(ctx, env);
@@ -154,6 +156,7 @@ export class AgentDO extends DurableObject<Env> {
 			log.info("job.triggered", { agent: name, job_id: result.job.id, trigger_type: result.job.trigger_type });
 			await this.indexNow();
 			await this.armAlarm();
+			this.startNow();
 		}
 		return result;
 	}
@@ -291,7 +294,7 @@ export class AgentDO extends DurableObject<Env> {
 		);
 		await this.storeOutput();
 		this.queueFinalEffects();
-		await sendDue(this.sql, this.env, state?.name ?? "", () => Date.now(), (jobId) => this.hub.publish(jobId));
+		await sendDue(this.sql, this.env, state?.name ?? "", () => Date.now(), (jobId) => this.hub.publish(jobId), this.sendTimeoutMs);
 		await this.prune(Date.now());
 		if (!retryOutbox) retryOutbox = !(await this.flushIndex());
 		await this.scheduleNext(retryOutbox);
@@ -411,6 +414,7 @@ export class AgentDO extends DurableObject<Env> {
 		log.info(`job.${kind}`, { agent: result.agent, job_id: result.id, from: sourceId });
 		await this.indexNow();
 		await this.armAlarm();
+		this.startNow();
 		return result;
 	}
 
@@ -447,6 +451,17 @@ export class AgentDO extends DurableObject<Env> {
 			log.warn("outbox.flush_failed", { agent: readState(this.sql)?.name, backlog: outboxSize(this.sql), ...errorFields(err) });
 			return false;
 		}
+	}
+
+	/**
+	 * Runs the alarm's work in this instance once the caller has its answer, instead of waiting for
+	 * the alarm's delivery (milliseconds locally, more in production). The alarm set before stays
+	 * as the safety net: if this instance dies, it runs the same idempotent work.
+	 */
+	private startNow(): void {
+		this.ctx.waitUntil(
+			this.work().catch((err: unknown) => log.warn("agent.work_failed", { agent: readState(this.sql)?.name, ...errorFields(err) })),
+		);
 	}
 
 	/** Sets an alarm now if there is work an alarm does; never pushes an earlier one back. */

@@ -7,7 +7,8 @@ import { getJob, putJob } from "./jobs.ts";
 
 /** Attempts per delivery or hook call before it is given up. */
 export const MAX_ATTEMPTS = 6;
-const SEND_TIMEOUT_MS = 10_000;
+/** How long a delivery or hook target may take to answer before the attempt counts as failed. */
+export const SEND_TIMEOUT_MS = 10_000;
 const backoff = (attempt: number) => Math.min(5_000 * 2 ** (attempt - 1), 300_000);
 
 type FinalEvent = "completed" | "failed" | "cancelled" | "indeterminate";
@@ -102,7 +103,14 @@ interface SendRow {
  * Sends what is due. Each attempt is counted before the request leaves, so a send interrupted by an
  * eviction is retried (the receiver dedupes on the Idempotency-Key) and never counted twice.
  */
-export async function sendDue(sql: SqlStorage, env: Env, agent: string, now: () => number, notify: (jobId: string) => void): Promise<void> {
+export async function sendDue(
+	sql: SqlStorage,
+	env: Env,
+	agent: string,
+	now: () => number,
+	notify: (jobId: string) => void,
+	timeoutMs = SEND_TIMEOUT_MS,
+): Promise<void> {
 	const rows = sql
 		.exec<SendRow>("SELECT * FROM deliveries WHERE status IN ('pending', 'sending') AND next_at <= ? ORDER BY next_at LIMIT 10", now())
 		.toArray();
@@ -121,7 +129,7 @@ export async function sendDue(sql: SqlStorage, env: Env, agent: string, now: () 
 					method: "POST",
 					headers: { "content-type": row.content_type, "idempotency-key": row.id, "user-agent": "drover" },
 					body: row.body,
-					signal: AbortSignal.timeout(SEND_TIMEOUT_MS),
+					signal: AbortSignal.timeout(timeoutMs),
 				});
 				await res.body?.cancel();
 				if (res.ok) outcome = "delivered";

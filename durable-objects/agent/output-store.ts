@@ -37,6 +37,9 @@ export async function flushChunks(sql: SqlStorage, bucket: R2Bucket, job: JobRec
 	if (pending.n < CHUNK_LINES && pending.bytes < CHUNK_BYTES) return;
 	const lines = readLines(sql, job.id, state.flushedLine, CHUNK_LINES * 4);
 	if (lines.length === 0) return;
+	// Recorded before the put leaves, so a chunk written by an object that then died is still known
+	// to exist (and deleted at consolidation); jobs without this row skip that R2 listing.
+	sql.exec("INSERT OR IGNORE INTO output_state (job_id, flushed_line) VALUES (?, 0)", job.id);
 	await putChunk(bucket, job.agent, job.id, lines);
 	sql.exec(
 		"INSERT INTO output_state (job_id, flushed_line) VALUES (?, ?) ON CONFLICT (job_id) DO UPDATE SET flushed_line = excluded.flushed_line",
@@ -65,7 +68,8 @@ export function unconsolidated(sql: SqlStorage, limit: number): string[] {
 export async function consolidateJob(sql: SqlStorage, bucket: R2Bucket, jobId: string): Promise<void> {
 	const job = getJob(sql, jobId);
 	if (!job) return;
-	const result = await consolidate(bucket, job.agent, job.id, (after: number, limit: number) => readLines(sql, job.id, after, limit));
+	const chunked = sql.exec("SELECT 1 FROM output_state WHERE job_id = ?", jobId).toArray().length > 0;
+	const result = await consolidate(bucket, job.agent, job.id, (after: number, limit: number) => readLines(sql, job.id, after, limit), { chunks: chunked });
 	sql.exec(
 		`INSERT INTO output_state (job_id, flushed_line, output_key, lines, bytes) VALUES (?, ?, ?, ?, ?)
 		 ON CONFLICT (job_id) DO UPDATE SET output_key = excluded.output_key, lines = excluded.lines, bytes = excluded.bytes, flushed_line = excluded.flushed_line`,

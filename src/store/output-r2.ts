@@ -16,6 +16,8 @@ export interface ConsolidateOptions {
 	partBytes?: number;
 	/** Lines asked of `readBatch` at a time. Default 1000. */
 	batchLines?: number;
+	/** Whether chunks may exist under the job's prefix (default true); false skips listing them. */
+	chunks?: boolean;
 }
 
 export interface ConsolidateResult {
@@ -45,6 +47,7 @@ const MAX_PART_BYTES = 5 * 1024 * MiB;
 const MAX_PARTS = 10_000;
 const DEFAULT_PART_BYTES = 8 * MiB;
 const DEFAULT_BATCH_LINES = 1000;
+const INITIAL_BUFFER_BYTES = 64 * 1024;
 // R2 deletes at most 1,000 keys per call, and list pages hold at most 1,000.
 const DELETE_BATCH = 1000;
 // Chunk keys carry zero-padded line numbers so R2's lexicographic listing returns them in line order.
@@ -160,8 +163,19 @@ export async function consolidate(
 	// The one part being filled. Parts must all be exactly partBytes but the last, so a line that does
 	// not fit is split across parts (R2 concatenates them); a full part is only uploaded once more bytes
 	// arrive, so the last part is never empty and an output of exactly one part is a single put().
-	const buffer = new Uint8Array(partBytes);
+	// It starts small and doubles up to a part: most outputs are a few KiB, and zeroing a whole part
+	// for each would cost more than the job's own writes.
+	let buffer = new Uint8Array(Math.min(partBytes, INITIAL_BUFFER_BYTES));
 	let filled = 0;
+	/** Grows the buffer (doubling, up to a part) until `wanted` more bytes fit or it is a whole part. */
+	const reserve = (wanted: number): void => {
+		let size = buffer.length;
+		while (size < partBytes && size - filled < wanted) size = Math.min(partBytes, size * 2);
+		if (size === buffer.length) return;
+		const grown = new Uint8Array(size);
+		grown.set(buffer.subarray(0, filled));
+		buffer = grown;
+	};
 	let bytes = 0;
 	let next = 1;
 	let highestRead = 0;
@@ -187,6 +201,8 @@ export async function consolidate(
 	const write = async (text: string): Promise<void> => {
 		if (text === "") return;
 		if (filled === partBytes) await flushPart();
+		// At most 3 bytes a UTF-16 unit: room for that, so a line is usually encoded in one go.
+		reserve(text.length * 3);
 		const { read, written } = encoder.encodeInto(text, buffer.subarray(filled));
 		filled += written;
 		bytes += written;
@@ -196,7 +212,8 @@ export async function consolidate(
 		const rest = encoder.encode(text.slice(read));
 		for (let at = 0; at < rest.length; ) {
 			if (filled === partBytes) await flushPart();
-			const n = Math.min(rest.length - at, partBytes - filled);
+			reserve(rest.length - at);
+			const n = Math.min(rest.length - at, buffer.length - filled);
 			buffer.set(rest.subarray(at, at + n), filled);
 			filled += n;
 			bytes += n;
@@ -206,6 +223,7 @@ export async function consolidate(
 
 	const writeNewline = async (): Promise<void> => {
 		if (filled === partBytes) await flushPart();
+		reserve(1);
 		buffer[filled++] = NEWLINE;
 		bytes++;
 	};
@@ -245,7 +263,7 @@ export async function consolidate(
 		throw error;
 	}
 	// Only once the final object exists: until then the chunks are R2's only copy of the output.
-	await deletePrefix(bucket, prefix);
+	if (opts.chunks ?? true) await deletePrefix(bucket, prefix);
 	return { key, bytes, lines: next - 1, parts: multipart.upload ? parts.length : 1 };
 }
 

@@ -11,11 +11,9 @@ import { useEmulator } from "../helpers/emulator.ts";
 import { jobOf, outputOf, runToRest, trigger } from "../helpers/jobs.ts";
 import { fake, outboundLog } from "../helpers/outbound.ts";
 
-// The vitest plugin runs Durable Objects in the test's own isolate, so a real kill mid-request
-// (abortAllDurableObjects) takes the test runner down with it, and eviction refuses an object
-// with active references. These tests therefore check the two halves separately: what is durable
-// at the moment a call is in flight, and what the object does when it finds exactly that state
-// on disk with nothing of the job in memory.
+// What is durable at the moment a call is in flight, and what the object does when it finds exactly
+// that state on disk with nothing of the job in memory. test/faults/kills.test.ts kills the object
+// for real at each of these points.
 describe("a Durable Object that dies mid-run", () => {
 	it("keeps an alarm set ahead while a model call is in flight, so a dead object wakes up", async () => {
 		const emulator = useEmulator();

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { createAgent } from "../helpers/agents.ts";
+import { createAgent, settle } from "../helpers/agents.ts";
+import { useEmulator } from "../helpers/emulator.ts";
 import { call } from "../helpers/http.ts";
+import { trigger } from "../helpers/jobs.ts";
 
 interface Operation {
 	method: string;
@@ -22,13 +24,42 @@ async function operations(): Promise<Operation[]> {
 	return Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((method) => ({ method: method.toUpperCase(), path })));
 }
 
+/** What a refused request must leave as it was: the agent, its notepad, a job waiting on it, the fleet. */
+async function snapshot(jobId: string): Promise<unknown> {
+	const read = async (path: string) => {
+		const res = await call(path);
+		expect(res.status, path).toBe(200);
+		return res.json();
+	};
+	const agent = (await read("/v1/agents/fuzz-target")) as Record<string, unknown>;
+	const job = (await read(`/v1/jobs/${jobId}`)) as Record<string, unknown>;
+	const agents = (await read("/v1/agents")) as { agents: { name: string; definition_revision: string }[] };
+	return {
+		agent,
+		job: { status: job.status, revision: job.revision },
+		notepad: await read("/v1/agents/fuzz-target/notepad"),
+		agents: agents.agents.map((a) => [a.name, a.definition_revision]),
+		jobs: ((await read("/v1/jobs?agent=fuzz-target")) as { jobs: unknown[] }).jobs.length,
+	};
+}
+
 function fill(path: string, value: string): string {
 	return path.replace(/\{[^}]+\}/g, value);
 }
 
 describe("every API route under hostile input", () => {
-	it("answers a clear 4xx, never a 5xx, to hostile path segments, bodies and sizes", async () => {
-		await createAgent({ name: "fuzz-target" });
+	it("answers a clear 4xx, never a 5xx, to hostile path segments, bodies and sizes, and changes nothing", async () => {
+		useEmulator().enqueue({ tool_use: { name: "create_ticket", input: { title: "t" } } });
+		await createAgent({
+			name: "fuzz-target",
+			tools: [{ type: "webhook", name: "create_ticket", description: "Create a ticket.", url_secret: "TEST_TICKETS_URL", requires_approval: true }],
+		});
+		await call("/v1/agents/fuzz-target/notepad/kept", { method: "PUT", as: "operate", body: { value: "unchanged" } });
+		// A job that waits on an operator: hostile approvals, cancels and follow-ups must not move it.
+		const waiting = await trigger("fuzz-target");
+		await settle("fuzz-target");
+		const before = await snapshot(waiting.id);
+		expect(before).toMatchObject({ job: { status: "approval_pending" }, notepad: { kept: "unchanged" } });
 		const ops = await operations();
 		expect(ops.length).toBeGreaterThan(25);
 		let tried = 0;
@@ -50,7 +81,7 @@ describe("every API route under hostile input", () => {
 				await check(`${op.method} ${path}`, await call(path, { method: op.method, as: "admin", body: op.method === "GET" || op.method === "DELETE" ? undefined : {} }));
 			}
 			if (op.method === "GET" || op.method === "DELETE") continue;
-			const path = fill(op.path, op.path.includes("{agent}") ? "fuzz-target" : "job-2026-11-30-zzzzzz").replace(/fuzz-target_/, "");
+			const path = op.path.replace("{agent}", "fuzz-target").replace(/\{[^}]+\}/g, op.path.includes("/jobs/") ? waiting.id : "kept");
 			for (const [label, body] of HOSTILE_BODIES) {
 				await check(`${op.method} ${path} with ${label}`, await call(path, { method: op.method, as: "admin", body }));
 			}
@@ -58,6 +89,7 @@ describe("every API route under hostile input", () => {
 		}
 		console.log(`fuzz: ${tried} requests, ${tried - failures.length} passed, ${failures.length} failed`);
 		expect(failures).toEqual([]);
+		expect(await snapshot(waiting.id)).toEqual(before);
 	});
 
 	it("refuses an oversized body with 413 before reading it", async () => {

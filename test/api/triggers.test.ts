@@ -27,7 +27,7 @@ describe("POST /v1/agents/:agent/jobs", () => {
 		const job = (await res.json()) as Job;
 		expect(job).toMatchObject({ agent: "manual-one", status: "pending", trigger_type: "manual", prompt: "Summarize today.", owner: "operator", scheduled_instant: null });
 		const runs = await runsOf("manual-one");
-		expect(runs).toMatchObject([{ source: "manual", dispatch: "manual", status: "claimed", schedule: null, scheduled_instant: null, job_id: job.id }]);
+		expect(runs).toMatchObject([{ source: "manual", dispatch: "manual", schedule: null, scheduled_instant: null, job_id: job.id }]);
 	});
 
 	it("uses the agent's default prompt when none is sent", async () => {

@@ -5,6 +5,7 @@ import { createAgent, settle } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
 import { call } from "../helpers/http.ts";
 import { transition } from "../../src/jobs/model.ts";
+import { MAX_ATTEMPTS } from "../../durable-objects/agent/effects.ts";
 import { jobOf, runToRest, trigger } from "../helpers/jobs.ts";
 import { fake, outboundLog } from "../helpers/outbound.ts";
 
@@ -106,6 +107,46 @@ describe("delivery of the final answer", () => {
 		const incidents = (await (await call("/v1/incidents?agent=undelivered")).json()) as { incidents: { class: string; state: string }[] };
 		expect(incidents.incidents).toMatchObject([{ class: "delivery", state: "alerted" }]);
 		expect(alerts).toHaveLength(1);
+	});
+});
+
+describe("a delivery target that hangs", () => {
+	it("gives up on each attempt at the timeout, lets the job finish, and ends the delivery unknown after bounded retries", async () => {
+		useEmulator().enqueue({ text: "Anyone there?" });
+		const keys: string[] = [];
+		fake("https://deliver.example.test", (req) => {
+			keys.push(req.headers.get("idempotency-key")!);
+			// Never answers: the request settles only when drover stops waiting for it.
+			return new Promise<Response>((_, reject) => req.signal.addEventListener("abort", () => reject(req.signal.reason)));
+		});
+		const alerts = target("https://alerts.example.test");
+		await createAgent({ name: "hung-target", delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
+		await runInDurableObject(env.AGENT.getByName("hung-target"), (instance: AgentDO) => {
+			instance.sendTimeoutMs = 20; // the 10 s of production, shortened so the test does not wait
+		});
+		const job = await runToRest("hung-target");
+		expect(job.status).toBe("completed");
+		expect(keys).toHaveLength(1);
+		const pending = await runInDurableObject(env.AGENT.getByName("hung-target"), (_i: AgentDO, state) =>
+			state.storage.sql.exec<{ status: string; last_error: string }>("SELECT status, last_error FROM deliveries").one(),
+		);
+		expect(pending.status).toBe("pending");
+		expect(pending.last_error).toMatch(/^delivery request failed: .*(timeout|timed out|abort)/i);
+		// The index already shows the finished job while the delivery is retried.
+		const indexed = await env.DB.prepare("SELECT status FROM jobs WHERE id = ?").bind(job.id).first<{ status: string }>();
+		expect(indexed?.status).toBe("completed");
+
+		for (let attempt = 2; attempt <= MAX_ATTEMPTS; attempt++) await timePasses("hung-target");
+		expect(keys).toEqual(Array.from({ length: MAX_ATTEMPTS }, () => `${job.id}:delivery`));
+		// It may have arrived: after the last try the outcome is unknown, never "failed".
+		expect((await jobOf("hung-target", job.id)).delivery).toEqual({ target: "webhook", outcome: "unknown" });
+		const incidents = (await (await call("/v1/incidents?agent=hung-target")).json()) as { incidents: { class: string; state: string; error: string }[] };
+		// Classes are matched in Hermes' order, and "timeout" comes before "delivery".
+		expect(incidents.incidents).toMatchObject([{ class: "timeout", state: "alerted" }]);
+		expect(incidents.incidents[0]!.error).toMatch(/^delivery to webhook unknown: /);
+		expect(alerts).toHaveLength(1);
+		await timePasses("hung-target");
+		expect(keys).toHaveLength(MAX_ATTEMPTS);
 	});
 });
 
