@@ -350,6 +350,9 @@ export class AgentDO extends DurableObject<Env> {
 		if (retryOutbox || (this.outputDown && unconsolidated(this.sql, 1).length > 0)) candidates.push(Date.now() + OUTBOX_RETRY_MS);
 		else if (outboxSize(this.sql) > 0 || this.hasDueWork()) candidates.push(Date.now());
 		if (candidates.length > 0) await this.ctx.storage.setAlarm(Math.max(Date.now(), Math.min(...candidates)));
+		// Nothing left to do: a model call's heartbeat alarm would only wake the object to find that
+		// out, and each alarm is a billed request.
+		else await this.ctx.storage.deleteAlarm();
 	}
 
 	private stepDeps(): StepDeps {

@@ -3,6 +3,9 @@ import type { JobRecord } from "../../src/jobs/model.ts";
 import { getJob } from "./jobs.ts";
 import { readLines } from "./runner/output.ts";
 
+/** Lines read at a time while consolidating: with a part's buffer, what the isolate holds. */
+const CONSOLIDATE_BATCH_BYTES = 1024 * 1024;
+
 /** A running job's lines go to R2 in chunks of about this much, so R2 holds them before it ends. */
 const CHUNK_LINES = 500;
 const CHUNK_BYTES = 1024 * 1024;
@@ -69,7 +72,9 @@ export async function consolidateJob(sql: SqlStorage, bucket: R2Bucket, jobId: s
 	const job = getJob(sql, jobId);
 	if (!job) return;
 	const chunked = sql.exec("SELECT 1 FROM output_state WHERE job_id = ?", jobId).toArray().length > 0;
-	const result = await consolidate(bucket, job.agent, job.id, (after: number, limit: number) => readLines(sql, job.id, after, limit), { chunks: chunked });
+	const result = await consolidate(bucket, job.agent, job.id, (after: number, limit: number) => readLines(sql, job.id, after, limit, CONSOLIDATE_BATCH_BYTES), {
+		chunks: chunked,
+	});
 	sql.exec(
 		`INSERT INTO output_state (job_id, flushed_line, output_key, lines, bytes) VALUES (?, ?, ?, ?, ?)
 		 ON CONFLICT (job_id) DO UPDATE SET output_key = excluded.output_key, lines = excluded.lines, bytes = excluded.bytes, flushed_line = excluded.flushed_line`,

@@ -12,7 +12,7 @@ export interface OutputLine {
 export type ReadBatch = (afterLine: number, limit: number) => Promise<OutputLine[]> | OutputLine[];
 
 export interface ConsolidateOptions {
-	/** Bytes per multipart part (every part but the last is exactly this size). Default 8 MiB. */
+	/** Bytes per multipart part (every part but the last is exactly this size). Default 5 MiB. */
 	partBytes?: number;
 	/** Lines asked of `readBatch` at a time. Default 1000. */
 	batchLines?: number;
@@ -45,7 +45,8 @@ const MiB = 1024 * 1024;
 const MIN_PART_BYTES = 5 * MiB;
 const MAX_PART_BYTES = 5 * 1024 * MiB;
 const MAX_PARTS = 10_000;
-const DEFAULT_PART_BYTES = 8 * MiB;
+// The smallest part R2 takes: the one buffer held while consolidating is the main cost in memory.
+const DEFAULT_PART_BYTES = 5 * MiB;
 const DEFAULT_BATCH_LINES = 1000;
 const INITIAL_BUFFER_BYTES = 64 * 1024;
 // R2 deletes at most 1,000 keys per call, and list pages hold at most 1,000.

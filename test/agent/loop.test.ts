@@ -1,9 +1,11 @@
+import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createAgent, runsOf } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
 import { call, errorOf } from "../helpers/http.ts";
 import { outputOf, runToRest } from "../helpers/jobs.ts";
 import { fake } from "../helpers/outbound.ts";
+import { MODEL_TOOL_RESULT_CHARS } from "../../durable-objects/agent/runner/step.ts";
 
 const page = (body: string) => () => new Response(body, { headers: { "content-type": "text/plain" } });
 const fetchTool = { type: "http_fetch", allow_hosts: ["status.example.test"] };
@@ -36,6 +38,24 @@ describe("a run, turn by turn", () => {
 		// Each turn sent the conversation so far, ending with the tool results.
 		expect(emulator.requests.map((r) => r.messages?.length)).toEqual([1, 3, 5]);
 		expect((await runsOf("multi"))[0]).toMatchObject({ status: "completed", job_id: job.id });
+		// Nothing left to do: no heartbeat alarm is left to wake the object for nothing.
+		expect(await runInDurableObject(env.AGENT.getByName("multi"), (_i, state) => state.storage.getAlarm())).toBeNull();
+	});
+
+	it("hands the model a long tool result cut to its limit, and keeps it whole in the JSONL", async () => {
+		const emulator = useEmulator();
+		const long = "0123456789".repeat(30_000); // 300,000 characters
+		fake("https://status.example.test", page(long));
+		emulator.enqueue({ tool_use: { name: "http_fetch", input: { url: "https://status.example.test/" } } }, { text: "Read it." });
+		await createAgent({ name: "long-result", tools: [fetchTool] });
+		const job = await runToRest("long-result");
+		expect(job.status).toBe("completed");
+		const block = (emulator.requests[1]!.messages!.at(-1)!.content as { type: string; content: string }[])[0]!;
+		expect(block.type).toBe("tool_result");
+		expect(block.content.length).toBeLessThan(MODEL_TOOL_RESULT_CHARS + 200);
+		expect(block.content).toMatch(/\[drover: result cut from \d+ to 100000 characters; the whole result is in the job's output\]$/);
+		const line = (await outputOf("long-result", job.id)).find((l) => l.type === "tool_result")!;
+		expect(String(line.result)).toContain(long);
 	});
 
 	it("sends the same system prompt and first message, byte for byte, run after run", async () => {

@@ -33,6 +33,19 @@ function pricing(): Readonly<Record<string, ModelPrice>> {
 	}
 }
 
+/**
+ * A tool result goes to the model cut to this many characters (about 25,000 tokens); the JSONL
+ * keeps it whole. Every turn resends the conversation, so uncut results of up to a megabyte would
+ * overflow the context window within a turn or two and make each turn's request, and the object's
+ * memory, grow by that much.
+ */
+export const MODEL_TOOL_RESULT_CHARS = 100_000;
+
+export function forModel(result: string): string {
+	if (result.length <= MODEL_TOOL_RESULT_CHARS) return result;
+	return `${result.slice(0, MODEL_TOOL_RESULT_CHARS)}\n[drover: result cut from ${result.length} to ${MODEL_TOOL_RESULT_CHARS} characters; the whole result is in the job's output]`;
+}
+
 /** While a model call is in flight an alarm waits this far ahead: if the object dies, it wakes and resumes. */
 export const HEARTBEAT_MS = 30_000;
 
@@ -280,7 +293,7 @@ async function settleTools(deps: StepDeps, job: JobRecord, setup: JobSetup): Pro
 	const results = turnToolCalls(deps.sql, job.id).map((c) => ({
 		type: "tool_result" as const,
 		tool_use_id: c.toolUseId,
-		content: c.result ?? "",
+		content: forModel(c.result ?? ""),
 		...(c.isError ? { is_error: true } : {}),
 	}));
 	appendMessage(deps.sql, job.id, { role: "user", content: results });
