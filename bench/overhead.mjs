@@ -8,12 +8,15 @@
 //            (POST /v1/agents/:agent/jobs) until the D1 index shows it final, polling
 //            GET /v1/jobs?agent=…&limit=1 every --poll-ms (D1 only, the agent's object is not
 //            touched); the Durable Object writes the index's final row only after the R2 object is
-//            written, and every job's R2 object is checked at the end.
+//            written, and every job's R2 object is checked at the end. Polling adds its own delay,
+//            so the figure the goal is judged on is trigger → the final row's updated_at in D1 (set
+//            by the Worker as it writes the row; read from D1 once the run is over).
 //   floor    bench/lib/floor-worker.mjs, a Worker of our own in its own workerd, doing per request
 //            one Durable Object call with the same number of SQLite rows written, D1 write
 //            statements (upserts into drover's `jobs` table and indexes) and R2 puts (of the same
 //            size) as drover's job, measured below; timed request to response. Drover and floor jobs
-//            alternate, so machine noise falls on both alike.
+//            alternate, so machine noise falls on both alike. A second floor adds the job's own
+//            calls (2 streamed requests to the emulator, 1 to the hook): the agent's own time.
 //   billing  a separate run of the same jobs on an instrumented copy of the bundle
 //            (bench/lib/instrument.mjs: counting wrappers at the bindings, the product's source
 //            untouched): per job, Durable Object requests (RPC and fetch calls at their callers,
@@ -116,16 +119,22 @@ export async function run(argv) {
 		const w = await startBenchWorker({ scriptPath, persistDir: path.join(tmp.dir, "state"), secrets, onLog: logs.onLog });
 		tmp.onCleanup(() => w.dispose());
 		const floor = await startFloorWorker({ persistDir: path.join(tmp.dir, "state-floor") });
+		// The agent's own time in a drover job: its 2 model requests (the emulator) and 1 tool request.
+		const ownCalls = { model_calls: 2, model_url: emulator.url, tool_calls: 1, tool_url: fx.hookUrl };
 		tmp.onCleanup(() => floor.dispose());
 		await createAgent(w);
 		const droverMs = [];
+		const writtenMs = [];
 		const floorMs = [];
+		const ownMs = [];
+		const starts = new Map();
 		const phases = { trigger_response: [], created_to_started: [], started_to_finished: [], finished_to_indexed: [] };
 		const ids = [];
 		let floorCounts = null;
 		const WARMUP = 5;
 		for (let i = 0; i < jobs + WARMUP; i++) {
 			await script();
+			const wall0 = Date.now();
 			const t0 = performance.now();
 			const trig = await trigger(w);
 			const tTrig = performance.now();
@@ -138,10 +147,15 @@ export async function run(argv) {
 			const f0 = performance.now();
 			const counts = await floor.job(plan);
 			const f1 = performance.now();
+			const o0 = performance.now();
+			await floor.job({ ...plan, ...ownCalls });
+			const o1 = performance.now();
 			if (i < WARMUP) continue;
+			starts.set(row.id, wall0);
 			floorCounts ??= counts;
 			droverMs.push(t1 - t0);
 			floorMs.push(f1 - f0);
+			ownMs.push(o1 - o0);
 			phases.trigger_response.push(tTrig - t0);
 			// The record's own instants (ms precision, the Worker's clock): where the time went.
 			const created = Date.parse(row.created_at);
@@ -153,17 +167,30 @@ export async function run(argv) {
 			if ((i + 1 - WARMUP) % 20 === 0) progress(`timed ${i + 1 - WARMUP}/${jobs}: drover median ${round(summary(droverMs).p50, 1)} ms, floor ${round(summary(floorMs).p50, 1)} ms`);
 		}
 		console.log();
+		// When the final row reached D1, by the row's own updated_at (the Worker's clock, which is this
+		// machine's): the time polling adds to the figure above is the bench's, not drover's.
+		const db = await w.mf.getD1Database("DB");
+		const { results: written } = await db.prepare(`SELECT id, updated_at FROM jobs WHERE agent = ?`).bind(AGENT).all();
+		for (const r of written) if (starts.has(r.id)) writtenMs.push(r.updated_at - starts.get(r.id));
 		// Every job's output must be in R2 (read through Miniflare's proxy now that the Worker is idle).
 		const bucket = await w.mf.getR2Bucket("OUTPUT");
 		let missing = 0;
 		for (const id of ids) if (!(await bucket.head(`jobs/${AGENT}/${id}.jsonl`))) missing++;
 		if (missing > 0) throw new Error(`${missing} of ${ids.length} jobs have no R2 output object`);
 		const requests = await fetch(`${emulator.url}/__emulator/requests`).then((r) => r.json());
-		result.checks = { r2_objects: ids.length - missing, model_requests: requests.length, jobs_run: ids.length + countJobs + 2, hook_calls: (await fx.stats()).hooks };
-		if (result.checks.model_requests !== 2 * result.checks.jobs_run) throw new Error(`the emulator saw ${requests.length} requests for ${result.checks.jobs_run} jobs; expected 2 a job`);
+		// The emulator also answered the second floor's 2 requests per timed round (5 of them warm-up).
+		result.checks = { r2_objects: ids.length - missing, model_requests: requests.length, jobs_run: ids.length + countJobs + 2, floor_model_requests: 2 * (jobs + 5), hook_calls: (await fx.stats()).hooks };
+		if (result.checks.model_requests !== 2 * result.checks.jobs_run + 2 * (jobs + 5)) throw new Error(`the emulator saw ${requests.length} requests for ${result.checks.jobs_run} jobs and ${jobs + 5} floor rounds; expected 2 each`);
 		result.drover_ms = summary(droverMs);
+		result.drover_written_ms = summary(writtenMs);
 		result.floor_ms = summary(floorMs);
+		result.floor_with_own_calls_ms = summary(ownMs);
 		result.ratio = { p50: round(result.drover_ms.p50 / result.floor_ms.p50, 2), p99: round(result.drover_ms.p99 / result.floor_ms.p99, 2) };
+		result.ratio_written = { p50: round(result.drover_written_ms.p50 / result.floor_ms.p50, 2), p99: round(result.drover_written_ms.p99 / result.floor_ms.p99, 2) };
+		result.ratio_with_own_calls = {
+			p50: round(result.drover_written_ms.p50 / result.floor_with_own_calls_ms.p50, 2),
+			p99: round(result.drover_written_ms.p99 / result.floor_with_own_calls_ms.p99, 2),
+		};
 		result.drover_phases_ms = Object.fromEntries(Object.entries(phases).map(([k, v]) => [k, summary(v, 1)]));
 		result.floor_counts_per_request = floorCounts;
 	} catch (err) {
@@ -177,7 +204,8 @@ export async function run(argv) {
 	const b = result.billing?.mean;
 	result.goal = {
 		text: `drover/floor ≤ ${GOALS.ratio} (median per job); ≤ ${GOALS.d1_rows_written} D1 rows written and ≤ ${GOALS.r2_class_a} R2 class-A operations per one-tool-call job`,
-		ratio_met: result.ratio ? result.ratio.p50 <= GOALS.ratio : null,
+		ratio_met: result.ratio_written ? result.ratio_written.p50 <= GOALS.ratio : null,
+		ratio_with_own_calls_met: result.ratio_with_own_calls ? result.ratio_with_own_calls.p50 <= GOALS.ratio : null,
 		d1_met: b ? b.d1_rows_written <= GOALS.d1_rows_written : null,
 		r2_met: b ? b.r2_class_a <= GOALS.r2_class_a : null,
 	};
@@ -186,9 +214,13 @@ export async function run(argv) {
 		printTable(
 			["", "p50", "p90", "p99", "max"],
 			[
-				["drover: trigger → final in D1, R2 written", result.drover_ms.p50, result.drover_ms.p90, result.drover_ms.p99, result.drover_ms.max],
+				["drover: trigger → final in D1, R2 written, seen by polling", result.drover_ms.p50, result.drover_ms.p90, result.drover_ms.p99, result.drover_ms.max],
+				["drover: trigger → final row written to D1 (its updated_at)", result.drover_written_ms.p50, result.drover_written_ms.p90, result.drover_written_ms.p99, result.drover_written_ms.max],
 				["floor: same writes, direct", result.floor_ms.p50, result.floor_ms.p90, result.floor_ms.p99, result.floor_ms.max],
-				["ratio drover / floor", result.ratio.p50, "", result.ratio.p99, ""],
+				["floor + the job's own calls (2 model, 1 tool)", result.floor_with_own_calls_ms.p50, result.floor_with_own_calls_ms.p90, result.floor_with_own_calls_ms.p99, result.floor_with_own_calls_ms.max],
+				["ratio drover (polled) / floor", result.ratio.p50, "", result.ratio.p99, ""],
+				["ratio drover (written) / floor", result.ratio_written.p50, "", result.ratio_written.p99, ""],
+				["ratio drover (written) / floor + own calls", result.ratio_with_own_calls.p50, "", result.ratio_with_own_calls.p99, ""],
 			],
 		);
 		const p = result.drover_phases_ms;
@@ -219,7 +251,7 @@ export async function run(argv) {
 		console.log(`  R2 class A by operation: ${Object.entries(m.mean).filter(([k]) => /^r2_(put|list|createMultipartUpload|uploadPart|completeMultipartUpload)$/.test(k)).map(([k, v]) => `${k.slice(3)} ${round(v, 2)}`).join(", ")}`);
 		console.log(`  DO requests by call: ${Object.entries(m.mean).filter(([k]) => k.startsWith("do_call ")).map(([k, v]) => `${k.slice(8)} ${round(v, 2)}`).join(", ")}, alarm ${round(m.mean.do_alarms ?? 0, 2)}`);
 	}
-	console.log(`\ngoal: ${result.goal.text}: ratio ${verdict(result.goal.ratio_met)}, D1 ${verdict(result.goal.d1_met)}, R2 ${verdict(result.goal.r2_met)}`);
+	console.log(`\ngoal: ${result.goal.text}: ratio ${verdict(result.goal.ratio_met)} (with the job's own calls in the floor: ${verdict(result.goal.ratio_with_own_calls_met)}), D1 ${verdict(result.goal.d1_met)}, R2 ${verdict(result.goal.r2_met)}`);
 	result.logs = logs.summary();
 	if (result.logs.errors.length > 0) console.log(`worker errors: ${result.logs.errors.length}, e.g. ${result.logs.errors[0].slice(0, 300)}`);
 	writeResult("overhead", { machine, ...result });

@@ -9,7 +9,9 @@
 //      move the row in the status indexes, as drover's index flushes do), each awaited on its own,
 //   3. puts `r2_puts` objects of `r2_bytes` bytes to R2, each awaited,
 // and answers with what it did, counted at the bindings (SQLite cursor.rowsWritten, D1 meta, R2
-// operations). Timed from Node, request to response.
+// operations). Timed from Node, request to response. With model_calls= / tool_calls= it also makes
+// that many requests to model_url (the emulator, streamed) and tool_url (the bench's hook): the
+// floor plus the agent's own time.
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { convertV4MiniflareOptions, Miniflare } from "miniflare";
@@ -46,6 +48,20 @@ export class FloorDO extends DurableObject {
       counts.d1_rows_written += r.meta.rows_written ?? 0;
       counts.d1_rows_read += r.meta.rows_read ?? 0;
     }
+    // The job's own calls, when asked: the same number of model requests (streamed, read to the end)
+    // and tool requests a drover job makes, so the floor can include the agent's own time.
+    for (let i = 0; i < (plan.model_calls ?? 0); i++) {
+      const res = await fetch(plan.model_url + "/v1/messages", {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-api-key": "floor", "anthropic-version": "2023-06-01" },
+        body: JSON.stringify({ model: "claude-sonnet-5-5", max_tokens: 256, stream: true, messages: [{ role: "user", content: "floor" }] }),
+      });
+      await res.text();
+    }
+    for (let i = 0; i < (plan.tool_calls ?? 0); i++) {
+      const res = await fetch(plan.tool_url, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+      await res.text();
+    }
     const body = new Uint8Array(plan.r2_bytes).fill(97);
     for (let i = 0; i < plan.r2_puts; i++) {
       await this.env.OUTPUT.put("jobs/" + plan.agent + "/" + jobId + (i === 0 ? "" : "-" + i) + ".jsonl", body);
@@ -61,7 +77,10 @@ export default {
   async fetch(request, env) {
     const q = new URL(request.url).searchParams;
     const num = (k) => Number(q.get(k) ?? 0);
-    const plan = { sql_rows: num("sql_rows"), d1_writes: num("d1_writes"), r2_puts: num("r2_puts"), r2_bytes: num("r2_bytes"), agent: q.get("agent") ?? "floor" };
+    const plan = {
+      sql_rows: num("sql_rows"), d1_writes: num("d1_writes"), r2_puts: num("r2_puts"), r2_bytes: num("r2_bytes"), agent: q.get("agent") ?? "floor",
+      model_calls: num("model_calls"), model_url: q.get("model_url"), tool_calls: num("tool_calls"), tool_url: q.get("tool_url"),
+    };
     const counts = await env.FLOOR.getByName(plan.agent).job(plan);
     return Response.json({ ...counts, do_requests: 1 });
   },

@@ -4,8 +4,9 @@ import { markAlerted, recordFailure, resolveOpen } from "../../src/store/inciden
 
 /**
  * Moves queued failure and clean-run events into the D1 incident table, in order: a failure files
- * or re-opens its incident (and alerts on opening), a clean run resolves the agent's open ones. An
- * event leaves the queue only once D1 has taken it.
+ * or re-opens its incident (and alerts on opening), a clean run resolves the agent's open ones (asking
+ * D1 only while a failure of this agent may have left one open). An event leaves the queue only once
+ * D1 has taken it.
  */
 export async function flushIncidentEvents(sql: SqlStorage, env: Env, agent: string): Promise<void> {
 	for (;;) {
@@ -15,14 +16,20 @@ export async function flushIncidentEvents(sql: SqlStorage, env: Env, agent: stri
 		if (rows.length === 0) return;
 		for (const r of rows) {
 			if (r.kind === "failure") {
+				// Before D1 hears of it: a crash after D1 took the failure must still leave the watch set.
+				sql.exec("INSERT INTO incident_watch (id, generation) VALUES (1, 1) ON CONFLICT (id) DO UPDATE SET generation = generation + 1");
 				const { incident, opened } = await recordFailure(env.DB, { agent, error: r.error ?? "unknown error", jobId: r.job_id, at: r.at });
 				if (opened) {
 					log.warn("incident.opened", { agent, incident: incident.id, class: incident.class, job_id: r.job_id });
 					if (await sendAlert(env, incident)) await markAlerted(env.DB, incident.id, Date.now());
 				}
 			} else {
-				const resolved = await resolveOpen(env.DB, agent, r.at);
-				if (resolved > 0) log.info("incident.resolved", { agent, count: resolved, job_id: r.job_id });
+				const watch = sql.exec<{ generation: number }>("SELECT generation FROM incident_watch").toArray()[0];
+				if (watch) {
+					const resolved = await resolveOpen(env.DB, agent, r.at);
+					if (resolved > 0) log.info("incident.resolved", { agent, count: resolved, job_id: r.job_id });
+					sql.exec("DELETE FROM incident_watch WHERE generation = ?", watch.generation);
+				}
 			}
 			sql.exec("DELETE FROM incident_events WHERE seq = ?", r.seq);
 		}

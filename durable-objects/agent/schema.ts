@@ -185,4 +185,16 @@ export const AGENT_MIGRATIONS: readonly SqlMigration[] = [
 			CREATE INDEX tool_calls_by_turn ON tool_calls (job_id, seq);
 		`,
 	},
+	{
+		version: 7,
+		name: "incident_watch",
+		sql: `
+			-- A row while this agent may have an open incident in D1 (only its own failures open one), so a
+			-- clean run asks D1 to resolve incidents only then, not after every job. The generation lets a
+			-- failure filed while a resolve is in flight keep the row.
+			CREATE TABLE incident_watch (id INTEGER PRIMARY KEY CHECK (id = 1), generation INTEGER NOT NULL);
+			-- Objects that existed before this table may have open incidents: their next clean run checks.
+			INSERT INTO incident_watch (id, generation) SELECT 1, 1 WHERE EXISTS (SELECT 1 FROM jobs);
+		`,
+	},
 ];

@@ -8,7 +8,7 @@ import { sha256Hex } from "../shared/hash.ts";
 import { createApi, withRole } from "./factory.ts";
 import { AgentNameParam } from "./params.ts";
 import { unwrap } from "./refusals.ts";
-import { requireAgent } from "./resolve-agent.ts";
+import { requireAgent, requireAgentSource } from "./resolve-agent.ts";
 import { LastJobSchema, PausedSchema, RunningJobSchema, conflictResponse, notFoundResponse } from "./schemas.ts";
 
 const AgentPath = z.object({ agent: AgentNameParam });
@@ -80,7 +80,7 @@ export const agentActionsApi = createApi()
 			},
 		}),
 		async (c) => {
-			const agent = await requireAgent(c.env, c.req.valid("param").agent);
+			const agent = await requireAgentSource(c.env, c.req.valid("param").agent);
 			const body = c.req.valid("json") ?? {};
 			const result = unwrap(
 				await stub(c.env, agent.name).trigger(agent.name, agent.source, {

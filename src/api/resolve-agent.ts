@@ -23,3 +23,22 @@ export async function requireAgent(env: Env, name: string): Promise<ResolvedAgen
 	if (!agent) throw new NotFoundError(`no agent named ${name}`);
 	return agent;
 }
+
+// API agents the registry has shown live, per isolate, so the trigger path (the API's hottest) skips
+// a D1 read for them. Stale is safe here: the agent's own object holds its definition and refuses a
+// deleted agent with the same 404. Only live names are kept, so a new agent is found at once.
+const LIVE_FOR_MS = 30_000;
+const liveApiAgents = new Map<string, number>();
+
+/** The agent's name and source, for calls its own object validates (it holds the definition). */
+export async function requireAgentSource(env: Env, name: string, now = Date.now()): Promise<Pick<ResolvedAgent, "name" | "source">> {
+	if (findAgent(name)) return { name, source: "file" };
+	const seen = liveApiAgents.get(name);
+	if (seen !== undefined && now - seen < LIVE_FOR_MS) return { name, source: "api" };
+	const agent = await requireAgent(env, name);
+	if (agent.source === "api") {
+		if (liveApiAgents.size >= 10_000) liveApiAgents.clear();
+		liveApiAgents.set(name, now);
+	}
+	return { name, source: agent.source };
+}

@@ -30,6 +30,16 @@ describe("POST /v1/agents/:agent/jobs", () => {
 		expect(runs).toMatchObject([{ source: "manual", dispatch: "manual", schedule: null, scheduled_instant: null, job_id: job.id }]);
 	});
 
+	it("refuses a trigger for an agent deleted since its last trigger, creating nothing", async () => {
+		await createAgent({ name: "manual-gone" });
+		expect((await trigger("manual-gone", { prompt: "before" })).status).toBe(201);
+		expect((await call("/v1/agents/manual-gone", { method: "DELETE", as: "admin" })).status).toBe(200);
+		const res = await trigger("manual-gone", { prompt: "after" });
+		expect(res.status).toBe(404);
+		expect(await errorOf(res)).toMatchObject({ code: "not_found", message: "no agent named manual-gone" });
+		expect(await runsOf("manual-gone")).toHaveLength(1);
+	});
+
 	it("uses the agent's default prompt when none is sent", async () => {
 		await createAgent({ name: "manual-default", prompt: "The default." });
 		const job = (await (await trigger("manual-default")).json()) as Job;
