@@ -30,13 +30,15 @@ import { parseArgs } from "node:util";
 import { startFixtures } from "./lib/fixtures.mjs";
 import { startFloorWorker } from "./lib/floor-worker.mjs";
 import { instrumentBundle, readCounters } from "./lib/instrument.mjs";
-import { bundle, startEmulator } from "./lib/local-worker.mjs";
+import { bundle, ROOT, startEmulator } from "./lib/local-worker.mjs";
+import { startProfile } from "./lib/profile.mjs";
 import { BENCH_TOOL, FINAL, logCounter, machineInfo, printMachine, printTable, progress, round, scratch, sleep, startBenchWorker, summary, verdict, writeResult } from "./lib/common.mjs";
 
 export const title = "job overhead: 200 one-tool-call jobs, trigger → final in D1 with R2 output, against a floor of the same writes; billed operations per job";
 export const usage = `    --jobs=200        timed jobs (and as many floor requests)
     --count-jobs=20   jobs run on the instrumented bundle to count billed operations
     --poll-ms=5       pause between polls of the D1 index
+    --profile         CPU-profile the Worker's isolate over the timed jobs (bench/results/overhead.cpuprofile)
     --keep            keep the temp directory
 `;
 
@@ -50,6 +52,7 @@ export async function run(argv) {
 			jobs: { type: "string", default: "200" },
 			"count-jobs": { type: "string", default: "20" },
 			"poll-ms": { type: "string", default: "5" },
+			profile: { type: "boolean", default: false },
 			full: { type: "boolean", default: false },
 			keep: { type: "boolean", default: false },
 		},
@@ -116,8 +119,10 @@ export async function run(argv) {
 
 		// ── 2. Timing: drover jobs and floor requests, alternating ───────────────────────────────
 		console.log("-- timing (plain bundle) against the floor");
-		const w = await startBenchWorker({ scriptPath, persistDir: path.join(tmp.dir, "state"), secrets, onLog: logs.onLog });
+		const inspectorPort = values.profile ? 9300 + Math.floor(Math.random() * 500) : undefined;
+		const w = await startBenchWorker({ scriptPath, persistDir: path.join(tmp.dir, "state"), secrets, onLog: logs.onLog, inspectorPort });
 		tmp.onCleanup(() => w.dispose());
+		let profiler = null;
 		const floor = await startFloorWorker({ persistDir: path.join(tmp.dir, "state-floor") });
 		// The agent's own time in a drover job: its 2 model requests (the emulator) and 1 tool request.
 		const ownCalls = { model_calls: 2, model_url: emulator.url, tool_calls: 1, tool_url: fx.hookUrl };
@@ -151,6 +156,7 @@ export async function run(argv) {
 			await floor.job({ ...plan, ...ownCalls });
 			const o1 = performance.now();
 			if (i < WARMUP) continue;
+			if (i === WARMUP - 1 + 1 && inspectorPort && !profiler) profiler = await startProfile(inspectorPort);
 			starts.set(row.id, wall0);
 			floorCounts ??= counts;
 			droverMs.push(t1 - t0);
@@ -167,6 +173,11 @@ export async function run(argv) {
 			if ((i + 1 - WARMUP) % 20 === 0) progress(`timed ${i + 1 - WARMUP}/${jobs}: drover median ${round(summary(droverMs).p50, 1)} ms, floor ${round(summary(floorMs).p50, 1)} ms`);
 		}
 		console.log();
+		if (profiler) {
+			result.profile = await profiler.stop(path.join(ROOT, "bench", "results", "overhead.cpuprofile"));
+			console.log(`CPU profile of the Worker's isolate (${result.profile.samples} samples), self time by function:`);
+			printTable(["function", "% of samples"], result.profile.top.map((r) => [r.fn, r.share]));
+		}
 		// When the final row reached D1, by the row's own updated_at (the Worker's clock, which is this
 		// machine's): the time polling adds to the figure above is the bench's, not drover's.
 		const db = await w.mf.getD1Database("DB");

@@ -134,10 +134,10 @@ export function logCounter() {
  * startLocalWorker with an admin token and the bench's secrets; returns the harness plus `api`
  * (JSON over HTTP with the token) and the workerd pid.
  */
-export async function startBenchWorker({ scriptPath, persistDir, secrets = {}, onLog }) {
+export async function startBenchWorker({ scriptPath, persistDir, secrets = {}, onLog, inspectorPort }) {
 	const token = `bench_${crypto.randomUUID().replaceAll("-", "")}`;
 	const before = new Set(workerdPids());
-	const w = await startLocalWorker({ scriptPath, persistDir, secrets: { API_TOKENS: `bench:admin:${token}`, ...secrets }, onLog });
+	const w = await startLocalWorker({ scriptPath, persistDir, secrets: { API_TOKENS: `bench:admin:${token}`, ...secrets }, onLog, inspectorPort });
 	const pid = workerdPids().find((p) => !before.has(p)) ?? null;
 	const auth = { authorization: `Bearer ${token}` };
 	/** `api(method, path, body?, headers?)` → { status, headers, json | text }. */

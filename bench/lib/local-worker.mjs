@@ -41,7 +41,7 @@ export function bundle(outdir) {
  * it they are dropped (a tick over 10,000 agents logs 10,000+ lines; printing them would be the cost
  * measured).
  */
-export async function startLocalWorker({ scriptPath, persistDir, secrets, onLog }) {
+export async function startLocalWorker({ scriptPath, persistDir, secrets, onLog, inspectorPort }) {
 	// The same binding translation `wrangler dev` uses, so a binding added to wrangler.toml is here too.
 	const { workerOptions } = unstable_getMiniflareWorkerOptions(CONFIG);
 	const config = unstable_readConfig({ config: CONFIG });
@@ -65,6 +65,8 @@ export async function startLocalWorker({ scriptPath, persistDir, secrets, onLog 
 			unsafeTriggerHandlers: true,
 			resourcePersistencePath: persistDir,
 			handleStructuredLogs: onLog ?? (() => {}),
+			// For CPU profiles (overhead --profile): the V8 inspector of the Worker's isolate.
+			...(inspectorPort ? { inspectorPort } : {}),
 		}),
 	);
 	await mf.ready;

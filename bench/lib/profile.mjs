@@ -1,0 +1,58 @@
+// A CPU profile of the Worker's isolate (Durable Objects included) through workerd's V8 inspector:
+// start it, run the work, stop it, and sum self time by function so the hot path can be read
+// without DevTools. The raw profile is written too (open it in Chrome DevTools → Performance).
+import { writeFileSync } from "node:fs";
+
+/** Connects to the inspector on `port` and starts sampling; resolves to { stop() → summary }. */
+export async function startProfile(port, { intervalUs = 200 } = {}) {
+	const targets = await fetch(`http://127.0.0.1:${port}/json`).then((r) => r.json());
+	const target = targets.find((t) => /drover/.test(t.title ?? t.id ?? "")) ?? targets[0];
+	if (!target) throw new Error(`no inspector target on port ${port}`);
+	const ws = new WebSocket(target.webSocketDebuggerUrl ?? `ws://127.0.0.1:${port}/${target.id}`);
+	await new Promise((resolve, reject) => {
+		ws.onopen = resolve;
+		ws.onerror = reject;
+	});
+	let id = 0;
+	const pending = new Map();
+	ws.onmessage = (event) => {
+		const msg = JSON.parse(String(event.data));
+		if (msg.id && pending.has(msg.id)) {
+			pending.get(msg.id)(msg);
+			pending.delete(msg.id);
+		}
+	};
+	const send = (method, params = {}) =>
+		new Promise((resolve) => {
+			pending.set(++id, resolve);
+			ws.send(JSON.stringify({ id, method, params }));
+		});
+	await send("Profiler.enable");
+	await send("Profiler.setSamplingInterval", { interval: intervalUs });
+	await send("Profiler.start");
+	return {
+		async stop(file) {
+			const { result } = await send("Profiler.stop");
+			ws.close();
+			if (file) writeFileSync(file, JSON.stringify(result.profile));
+			return summarize(result.profile);
+		},
+	};
+}
+
+/** Self time by function (name and file:line), largest first, as shares of all samples. */
+export function summarize(profile, top = 25) {
+	const byNode = new Map(profile.nodes.map((n) => [n.id, n]));
+	const counts = new Map();
+	for (const id of profile.samples) counts.set(id, (counts.get(id) ?? 0) + 1);
+	const total = profile.samples.length;
+	const self = new Map();
+	for (const [nodeId, n] of counts) {
+		const { functionName, url, lineNumber } = byNode.get(nodeId).callFrame;
+		const file = (url || "").split("/").pop();
+		const key = `${functionName || "(anonymous)"} ${file ? `${file}:${lineNumber + 1}` : ""}`.trim();
+		self.set(key, (self.get(key) ?? 0) + n);
+	}
+	const rows = [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, top);
+	return { samples: total, top: rows.map(([fn, n]) => ({ fn, share: Math.round((n / total) * 1000) / 10 })) };
+}
