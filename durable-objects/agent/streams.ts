@@ -49,6 +49,8 @@ export class StreamHub {
 	private readonly sql: SqlStorage;
 	private readonly phaseOf: (jobId: string) => JobPhase | null;
 	private keepalive: ReturnType<typeof setInterval> | null = null;
+	/** Jobs with a send already queued for this turn of the event loop. */
+	private readonly pending = new Set<string>();
 
 	constructor(sql: SqlStorage, phaseOf: (jobId: string) => JobPhase | null) {
 		this.sql = sql;
@@ -83,8 +85,20 @@ export class StreamHub {
 		return readable;
 	}
 
-	/** Sends every subscriber of `jobId` the lines and status it has not seen yet. */
+	/**
+	 * Sends every subscriber of `jobId` the lines and status it has not seen yet. Calls made in one
+	 * burst of work (a line, then the record, then another line) are coalesced into one send.
+	 */
 	publish(jobId: string): void {
+		if (this.pending.has(jobId)) return;
+		this.pending.add(jobId);
+		queueMicrotask(() => {
+			this.pending.delete(jobId);
+			this.send(jobId);
+		});
+	}
+
+	private send(jobId: string): void {
 		const subs = [...this.subscribers].filter((s) => s.jobId === jobId && !s.closed);
 		if (subs.length === 0) return;
 		const from = Math.min(...subs.map((s) => s.lastLine));
@@ -93,25 +107,37 @@ export class StreamHub {
 		// A read is bounded in bytes; when it stopped short, the rest follows once these frames are out.
 		const more = rows.length > 0 && rows.reduce((n, r) => n + r.body.length, 0) >= BATCH_BYTES;
 		const phase = more ? null : this.phaseOf(jobId);
+		const status = phase ? encoder.encode(statusFrame(phase)) : null;
+		const end = phase?.final ? encoder.encode(`event: end\ndata: ${JSON.stringify({ status: phase.status })}\n\n`) : null;
+		// Subscribers that have seen the same lines and revision get the very same bytes: with a hundred
+		// watchers in step, one payload is built and written a hundred times.
+		const payloads = new Map<string, Uint8Array | null>();
+		const payloadFor = (lastLine: number, lastRevision: number): Uint8Array | null => {
+			const key = `${lastLine}:${lastRevision}`;
+			if (payloads.has(key)) return payloads.get(key)!;
+			const parts = frames.filter((f) => f.line > lastLine).map((f) => f.frame);
+			if (status && phase!.revision !== lastRevision) parts.push(status);
+			if (end) parts.push(end);
+			const payload = parts.length === 0 ? null : parts.length === 1 ? parts[0]! : concat(parts);
+			payloads.set(key, payload);
+			return payload;
+		};
+		const lastLine = frames.at(-1)?.line;
 		for (const sub of subs) {
-			sub.queue = sub.queue.then(async () => {
-				if (sub.closed) return;
-				// One write per publish, not per line: a hundred subscribers cost a hundred writes.
-				const fresh = frames.filter((f) => f.line > sub.lastLine);
-				if (fresh.length > 0) {
-					await sub.writer.write(fresh.length === 1 ? fresh[0]!.frame : concat(fresh.map((f) => f.frame)));
-					sub.lastLine = fresh.at(-1)!.line;
-				}
-				if (phase && phase.revision !== sub.lastRevision) {
-					await sub.writer.write(encoder.encode(statusFrame(phase)));
-					sub.lastRevision = phase.revision;
-				}
-				if (phase?.final) {
-					await sub.writer.write(encoder.encode(`event: end\ndata: ${JSON.stringify({ status: phase.status })}\n\n`));
-					this.drop(sub);
-					await sub.writer.close();
-				}
-			}).catch(() => this.drop(sub));
+			sub.queue = sub.queue
+				.then(async () => {
+					if (sub.closed) return;
+					const payload = payloadFor(sub.lastLine, sub.lastRevision);
+					// One write per publish, not per line or per frame kind.
+					if (payload) await sub.writer.write(payload);
+					if (lastLine !== undefined && lastLine > sub.lastLine) sub.lastLine = lastLine;
+					if (phase) sub.lastRevision = phase.revision;
+					if (end) {
+						this.drop(sub);
+						await sub.writer.close();
+					}
+				})
+				.catch(() => this.drop(sub));
 		}
 		if (more) void Promise.all(subs.map((sub) => sub.queue)).then(() => this.publish(jobId));
 	}
