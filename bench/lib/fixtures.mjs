@@ -187,7 +187,7 @@ function serve() {
  * The real bundle in workerd, talking to the model stand-in and hook target above: what the
  * stream and output benchmarks both run against. Both are stopped by the scratch dir's cleanup.
  */
-export async function startWorkerWithFixtures(tmp, logs) {
+export async function startWorkerWithFixtures(tmp, logs, { inspectorPort } = {}) {
 	const scriptPath = bundle(`${tmp.dir}/bundle`);
 	const fx = await startFixtures();
 	tmp.onCleanup(() => fx.stop());
@@ -196,6 +196,7 @@ export async function startWorkerWithFixtures(tmp, logs) {
 		persistDir: `${tmp.dir}/state`,
 		secrets: { ANTHROPIC_API_KEY: "", ANTHROPIC_BASE_URL: fx.url, BENCH_HOOK_URL: fx.hookUrl },
 		onLog: logs.onLog,
+		inspectorPort,
 	});
 	tmp.onCleanup(() => w.dispose());
 	return { w, fx };

@@ -1,10 +1,60 @@
-// A CPU profile of the Worker's isolate (Durable Objects included) through workerd's V8 inspector:
-// start it, run the work, stop it, and sum self time by function so the hot path can be read
-// without DevTools. The raw profile is written too (open it in Chrome DevTools → Performance).
+// The Worker's isolate (Durable Objects included) through workerd's V8 inspector: a CPU profile,
+// with self time summed by function so the hot path reads without DevTools (the raw profile is
+// written too: open it in Chrome DevTools → Performance), and JS heap sampling.
 import { writeFileSync } from "node:fs";
 
 /** Connects to the inspector on `port` and starts sampling; resolves to { stop() → summary }. */
 export async function startProfile(port, { intervalUs = 200 } = {}) {
+	const { send, close } = await connectInspector(port);
+	await send("Profiler.enable");
+	await send("Profiler.setSamplingInterval", { interval: intervalUs });
+	await send("Profiler.start");
+	return {
+		async stop(file) {
+			const { result } = await send("Profiler.stop");
+			close();
+			if (file) writeFileSync(file, JSON.stringify(result.profile));
+			return summarize(result.profile);
+		},
+	};
+}
+
+/**
+ * The Worker isolate's JS heap (V8's usedSize: live objects plus garbage not yet collected), sampled
+ * every `everyMs` through the inspector: the memory drover's own code holds, without workerd's
+ * other isolates (Miniflare's D1 and R2 simulators) and the heap V8 keeps reserved, which RSS counts.
+ */
+export async function heapSampler(port, everyMs = 10) {
+	const { send, close } = await connectInspector(port);
+	const usage = async () => (await send("Runtime.getHeapUsage")).result.usedSize;
+	// workerd's inspector does not answer HeapProfiler.collectGarbage, so the baseline is the lowest
+	// reading over a second of idle (the closest to the live size; it makes "above" no smaller).
+	let baseline = Infinity;
+	for (const until = Date.now() + 1000; Date.now() < until; ) {
+		baseline = Math.min(baseline, await usage());
+		await new Promise((r) => setTimeout(r, everyMs));
+	}
+	const samples = [];
+	let running = true;
+	const loop = (async () => {
+		while (running) {
+			samples.push([Date.now(), await usage()]);
+			await new Promise((r) => setTimeout(r, everyMs));
+		}
+	})();
+	return {
+		baseline,
+		samples,
+		peak: (from, to) => Math.max(0, ...samples.filter(([t]) => t >= from && t <= to).map(([, v]) => v)),
+		async stop() {
+			running = false;
+			await loop;
+			close();
+		},
+	};
+}
+
+async function connectInspector(port) {
 	const targets = await fetch(`http://127.0.0.1:${port}/json`).then((r) => r.json());
 	const target = targets.find((t) => /drover/.test(t.title ?? t.id ?? "")) ?? targets[0];
 	if (!target) throw new Error(`no inspector target on port ${port}`);
@@ -27,17 +77,7 @@ export async function startProfile(port, { intervalUs = 200 } = {}) {
 			pending.set(++id, resolve);
 			ws.send(JSON.stringify({ id, method, params }));
 		});
-	await send("Profiler.enable");
-	await send("Profiler.setSamplingInterval", { interval: intervalUs });
-	await send("Profiler.start");
-	return {
-		async stop(file) {
-			const { result } = await send("Profiler.stop");
-			ws.close();
-			if (file) writeFileSync(file, JSON.stringify(result.profile));
-			return summarize(result.profile);
-		},
-	};
+	return { send, close: () => ws.close() };
 }
 
 /** Self time by function (name and file:line), largest first, as shares of all samples. */
