@@ -169,12 +169,8 @@ export class AgentDO extends DurableObject<Env> {
 	/** Deletes an API agent: it stops scheduling, its jobs and ledger stay readable. */
 	async remove(now: number): Promise<void> {
 		// Queued runs would never start without a definition; running ones finish on their manifest.
-		this.ctx.storage.transactionSync(() => {
-			markDeleted(this.sql, now);
-			for (const job of pendingJobs(this.sql, 1000)) {
-				putJob(this.sql, transition(job, "cancelled", { reason: "agent deleted", at: new Date(now) }), now);
-			}
-		});
+		markDeleted(this.sql, now);
+		this.cancelOrphans("agent deleted", now);
 		await this.alarmNow();
 	}
 
@@ -276,6 +272,7 @@ export class AgentDO extends DurableObject<Env> {
 		const state = readState(this.sql);
 		let retryOutbox = !(await this.flushIndex());
 		const agent = state && currentDefinition(state);
+		if (state && !agent) this.cancelOrphans(state.source === "file" ? "agent removed from fleet.yaml" : "agent deleted");
 		if (agent && state.pausedAt === null) {
 			const { active } = jobCounts(this.sql);
 			for (const job of pendingJobs(this.sql, Math.max(agent.max_concurrent - active, 0))) {
@@ -330,6 +327,20 @@ export class AgentDO extends DurableObject<Env> {
 			log.warn("retention.failed", { agent: state.name, ...errorFields(err) });
 			return 0;
 		}
+	}
+
+	/**
+	 * Queued runs of an agent that no longer exists (a file agent dropped from fleet.yaml by a deploy,
+	 * an API agent deleted) would never start: they end cancelled, saying why, instead of waiting forever.
+	 */
+	private cancelOrphans(reason: string, now = Date.now()): void {
+		this.ctx.storage.transactionSync(() => {
+			for (const job of pendingJobs(this.sql, 1000)) {
+				putJob(this.sql, transition(job, "cancelled", { reason, at: new Date(now) }), now);
+				log.info("job.cancelled", { agent: job.agent, job_id: job.id, reason });
+				this.hub.publish(job.id);
+			}
+		});
 	}
 
 	private hasDueWork(): boolean {

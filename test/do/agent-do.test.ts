@@ -1,7 +1,7 @@
 import { env, evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { AGENT_MIGRATIONS } from "../../durable-objects/agent/schema.ts";
-import { createJob, transition } from "../../src/jobs/model.ts";
+import { createJob, transition, type JobRecord } from "../../src/jobs/model.ts";
 import { migrate } from "../../src/store/sqlite-migrations.ts";
 
 describe("AgentDO storage", () => {
@@ -39,5 +39,21 @@ describe("AgentDO storage", () => {
 			expect(version).toBe(AGENT_MIGRATIONS.at(-1)!.version);
 			expect(state.storage.sql.exec("SELECT count(*) AS n FROM sqlite_master WHERE name = 'half'").one().n).toBe(0);
 		});
+	});
+});
+
+describe("an agent that no longer exists", () => {
+	it("cancels the queued runs of a file agent a deploy dropped from fleet.yaml, saying why", async () => {
+		// The object of a file agent whose name the bundled fleet.yaml no longer has.
+		const stub = env.AGENT.getByName("dropped-from-fleet");
+		await stub.tick("dropped-from-fleet", "file", Date.parse("2026-12-01T10:00:00Z"));
+		const queued = createJob({ agent: "dropped-from-fleet", trigger_type: "schedule", definition_revision: "r" }, new Date("2026-12-01T10:00:00Z"));
+		expect(await stub.saveJob(queued)).toBe(true);
+		await runInDurableObject(stub, (instance) => instance.settle());
+		const job = (await stub.getJob(queued.id)) as JobRecord | null;
+		expect(job).toMatchObject({ status: "cancelled" });
+		expect(job!.transitions.at(-1)).toMatchObject({ to: "cancelled", reason: "agent removed from fleet.yaml" });
+		const indexed = await env.DB.prepare("SELECT status FROM jobs WHERE id = ?").bind(queued.id).first<{ status: string }>();
+		expect(indexed?.status).toBe("cancelled");
 	});
 });
