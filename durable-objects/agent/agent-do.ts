@@ -72,6 +72,8 @@ export class AgentDO extends DurableObject<Env> {
 	private lastPrune = 0;
 	/** D1 refused the last flush: the outbox waits for the retry alarm instead of spinning. */
 	private indexDown = false;
+	/** The latest index flush; the next one starts after it (see flushIndex). */
+	private flushing: Promise<boolean> = Promise.resolve(true);
 	/** R2 refused the last write: finished jobs' output waits in SQLite for the retry alarm. */
 	private outputDown = false;
 	/** How long a delivery or hook target may take to answer (tests shorten it to meet a hung target). */
@@ -453,8 +455,18 @@ export class AgentDO extends DurableObject<Env> {
 		}
 	}
 
-	/** Sends the outbox (job index, then incidents) to D1; false (and the backlog kept) when D1 refuses. */
-	private async flushIndex(): Promise<boolean> {
+	/**
+	 * Sends the outbox (job index, then incidents) to D1; false (and the backlog kept) when D1 refuses.
+	 * Flushes run one after another: two at once (a trigger indexing its job while the alarm flushes)
+	 * would read the same queued rows and file a failure, and alert on it, twice. Each caller still
+	 * gets a flush that starts after it queued its rows.
+	 */
+	private flushIndex(): Promise<boolean> {
+		this.flushing = this.flushing.then(() => this.flushIndexNow());
+		return this.flushing;
+	}
+
+	private async flushIndexNow(): Promise<boolean> {
 		try {
 			await flushOutbox(this.sql, this.env.DB);
 			await flushIncidentEvents(this.sql, this.env, readState(this.sql)?.name ?? "");

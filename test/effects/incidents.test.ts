@@ -1,4 +1,5 @@
-import { env } from "cloudflare:test";
+import { env, runInDurableObject } from "cloudflare:test";
+import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { describe, expect, it } from "vitest";
 import { createAgent } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
@@ -93,5 +94,20 @@ describe("incidents", () => {
 		expect((await call("/v1/incidents/abc_000000000000/close", { method: "POST", as: "operate" })).status).toBe(404);
 		expect((await call("/v1/incidents/abc_000000000000/close", { method: "POST", as: "read" })).status).toBe(403);
 		expect(await env.DB.prepare("SELECT count(*) AS n FROM incidents WHERE id = 'abc_000000000000'").first<{ n: number }>()).toEqual({ n: 0 });
+	});
+
+	it("files a queued failure once, and alerts once, when a trigger's index flush meets the alarm's", async () => {
+		const alerts = alertSink();
+		await createAgent({ name: "raced" });
+		// Two flushes at once (a trigger indexing its job while the alarm flushes) see the same queue.
+		await runInDurableObject(env.AGENT.getByName("raced"), async (instance: AgentDO, state) => {
+			state.storage.sql.exec("INSERT INTO incident_events (kind, job_id, error, at) VALUES ('failure', NULL, 'tool ticket failed: 502', ?)", Date.now());
+			const flush = () => (instance as unknown as { flushIndex(): Promise<boolean> }).flushIndex();
+			expect(await Promise.all([flush(), flush()])).toEqual([true, true]);
+		});
+		const incidents = await incidentsOf("raced");
+		expect(incidents).toHaveLength(1);
+		expect(incidents[0]!.count).toBe(1);
+		expect(alerts).toHaveLength(1);
 	});
 });
