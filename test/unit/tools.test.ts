@@ -1,3 +1,4 @@
+import { forModel, MODEL_TOOL_RESULT_CHARS } from "../../durable-objects/agent/runner/step.ts";
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { ToolContext } from "../../src/agent/contracts.ts";
@@ -459,5 +460,23 @@ describe("executeTool", () => {
 		expect(await executeTool(agent, "create_ticket", { title: "t" }, "toolu_2", ctx)).toEqual({ ok: true, content: "made" });
 		expect(await executeTool(agent, "delete_everything", {}, "toolu_3", ctx)).toEqual({ ok: false, content: 'unknown tool "delete_everything"; available tools: http_fetch, create_ticket' });
 		expect(outboundLog.map((r) => r.url)).toEqual([`${API}/`, HOOK_URL]);
+	});
+});
+
+describe("a tool result handed to the model", () => {
+	it("is passed whole up to the limit", () => {
+		const fits = "a".repeat(MODEL_TOOL_RESULT_CHARS);
+		expect(forModel(fits)).toBe(fits);
+	});
+
+	it("is cut at the limit with a note, never inside a surrogate pair", () => {
+		const long = "b".repeat(MODEL_TOOL_RESULT_CHARS + 10);
+		expect(forModel(long)).toBe(`${"b".repeat(MODEL_TOOL_RESULT_CHARS)}\n[drover: result cut from ${long.length} to ${MODEL_TOOL_RESULT_CHARS} characters; the whole result is in the job's output]`);
+		// An emoji (two UTF-16 units) straddling the limit is left out whole.
+		const straddling = `${"c".repeat(MODEL_TOOL_RESULT_CHARS - 1)}😀${"d".repeat(10)}`;
+		const cut = forModel(straddling);
+		expect(cut.startsWith(`${"c".repeat(MODEL_TOOL_RESULT_CHARS - 1)}\n[drover: result cut from`)).toBe(true);
+		expect(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(new TextEncoder().encode(cut))).toBe(cut);
+		expect(cut).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/);
 	});
 });

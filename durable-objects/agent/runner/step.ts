@@ -43,7 +43,10 @@ export const MODEL_TOOL_RESULT_CHARS = 100_000;
 
 export function forModel(result: string): string {
 	if (result.length <= MODEL_TOOL_RESULT_CHARS) return result;
-	return `${result.slice(0, MODEL_TOOL_RESULT_CHARS)}\n[drover: result cut from ${result.length} to ${MODEL_TOOL_RESULT_CHARS} characters; the whole result is in the job's output]`;
+	// Never end on the first half of a surrogate pair: a lone surrogate is not valid UTF-8 to send.
+	const high = result.charCodeAt(MODEL_TOOL_RESULT_CHARS - 1);
+	const end = high >= 0xd800 && high <= 0xdbff ? MODEL_TOOL_RESULT_CHARS - 1 : MODEL_TOOL_RESULT_CHARS;
+	return `${result.slice(0, end)}\n[drover: result cut from ${result.length} to ${end} characters; the whole result is in the job's output]`;
 }
 
 /** While a model call is in flight an alarm waits this far ahead: if the object dies, it wakes and resumes. */
