@@ -20,7 +20,7 @@ import { gzipSync } from "node:zlib";
 import { convertV4MiniflareOptions, Miniflare } from "miniflare";
 import { unstable_getMiniflareWorkerOptions, unstable_readConfig } from "wrangler";
 import { ROOT, startLocalWorker } from "./lib/local-worker.mjs";
-import { machineInfo, printMachine, printTable, round, scratch, summary, verdict, writeResult } from "./lib/common.mjs";
+import { machineInfo, printMachine, printTable, recordFailure, round, scratch, summary, verdict, writeResult } from "./lib/common.mjs";
 
 export const title = "gzipped upload size (wrangler deploy --dry-run) and Worker start-up time";
 export const usage = `    --runs=7          start-ups timed (drover and the one-line floor each)
@@ -80,9 +80,7 @@ export async function run(argv) {
 		};
 		result.startup_ms.drover_minus_floor_p50 = round(result.startup_ms.drover.total.p50 - result.startup_ms.floor.total.p50, 1);
 	} catch (err) {
-		result.error = err instanceof Error ? err.message : String(err);
-		console.log(`\nFAILED ${result.error}`);
-		process.exitCode = 1;
+		recordFailure(result, err);
 	} finally {
 		await tmp.done();
 	}

@@ -16,7 +16,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { machineInfo, progress, round } from "./lib/common.mjs";
+import { logCounter, machineInfo, progress, round } from "./lib/common.mjs";
 import { bundle, mapLimit, openFilesLimit, ROOT, startEmulator, startLocalWorker, workerdOpenFiles } from "./lib/local-worker.mjs";
 
 export const title = "claim fan-out: one cron tick claiming N due agents, then a duplicate and a next-minute tick";
@@ -207,7 +207,7 @@ function tickTime() {
 
 async function timedTick(w, T, logs, token, openFiles) {
 	const before = await status(w, token);
-	const errorsBefore = logs.errors();
+	const errorsBefore = logs.errorCount();
 	let peakFiles = openFiles();
 	const sampler = setInterval(() => (peakFiles = Math.max(peakFiles ?? 0, openFiles() ?? 0)), 250);
 	const t = performance.now();
@@ -229,7 +229,7 @@ async function timedTick(w, T, logs, token, openFiles) {
 		claims_per_s: hb.claimed > 0 ? Math.round(hb.claimed / wall_s) : 0,
 		ms_per_agent: hb.agents_called > 0 ? round((wall_s * 1000) / hb.agents_called, 3) : null,
 		error: hb.error,
-		worker_errors: logs.errors() - errorsBefore,
+		worker_errors: logs.errorCount() - errorsBefore,
 		workerd_peak_open_files: peakFiles,
 	};
 }
@@ -286,25 +286,6 @@ async function waitForJobs(w, token, expected, n, openFiles) {
 	}
 }
 
-/** Counts the Worker's log lines by event; a 10,000-agent tick logs 10,000+ lines. */
-function logCounter() {
-	const byEvent = {};
-	const errorLines = [];
-	return {
-		onLog({ level, message }) {
-			let event = "(unstructured)";
-			try {
-				const parsed = JSON.parse(message);
-				event = parsed.event ?? event;
-				level = parsed.level ?? level;
-			} catch {}
-			byEvent[event] = (byEvent[event] ?? 0) + 1;
-			if (level === "error") errorLines.push(message);
-		},
-		errors: () => errorLines.length,
-		summary: () => ({ by_event: byEvent, errors: errorLines.slice(0, 5) }),
-	};
-}
 
 function summarize(results) {
 	const problems = [];

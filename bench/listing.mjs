@@ -20,7 +20,7 @@
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { bundle } from "./lib/local-worker.mjs";
-import { logCounter, machineInfo, printMachine, printTable, progress, round, scratch, startBenchWorker, summary, verdict, writeResult } from "./lib/common.mjs";
+import { logCounter, machineInfo, printMachine, printTable, progress, recordFailure, round, scratch, startBenchWorker, summary, verdict, writeResult } from "./lib/common.mjs";
 
 export const title = "job listing: GET /v1/jobs p50/p99 over a 1,000,000-row D1 index (first, filtered and deep keyset pages)";
 export const usage = `    --rows=1000000    index size (default 1,000,000; --full is the same)
@@ -148,9 +148,7 @@ export async function run(argv) {
 		result.cases = cases.map((c) => ({ name: c.name, path: c.path.replace(/cursor=[^&]+/, "cursor=…"), depth: c.depth ?? 0, ms: summary(times[c.name]) }));
 		result.filtered_rows = filteredCount;
 	} catch (err) {
-		result.error = err instanceof Error ? err.message : String(err);
-		console.log(`\nFAILED ${result.error}`);
-		process.exitCode = 1;
+		recordFailure(result, err);
 	} finally {
 		await tmp.done();
 	}

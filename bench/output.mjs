@@ -21,7 +21,7 @@
 import { parseArgs } from "node:util";
 import { startWorkerWithFixtures } from "./lib/fixtures.mjs";
 import { heapSampler } from "./lib/profile.mjs";
-import { BENCH_TOOL, FINAL, logCounter, machineInfo, memoryOf, MiB, printMachine, printTable, progress, round, rssSampler, scratch, sleep, verdict, writeResult } from "./lib/common.mjs";
+import { BENCH_TOOL, FINAL, logCounter, machineInfo, memoryOf, MiB, printMachine, printTable, progress, recordFailure, round, rssSampler, scratch, sleep, verdict, writeResult } from "./lib/common.mjs";
 
 export const title = "large output: one job writing ~20 MB of JSONL (--full: ~100 MB) in ~900 KB lines; R2 consolidation throughput and workerd memory";
 export const usage = `    --mb=20           output size to aim for (MB of tool results)
@@ -161,9 +161,7 @@ export async function run(argv) {
 			samples: heap.samples.length,
 		};
 	} catch (err) {
-		result.error = err instanceof Error ? `${err.message}${err.cause ? ` (${err.cause.message ?? err.cause})` : ""}` : String(err);
-		console.log(`\nFAILED ${result.error}`);
-		process.exitCode = 1;
+		recordFailure(result, err);
 	} finally {
 		await tmp.done();
 	}

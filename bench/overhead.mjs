@@ -32,7 +32,7 @@ import { startFloorWorker } from "./lib/floor-worker.mjs";
 import { instrumentBundle, readCounters } from "./lib/instrument.mjs";
 import { bundle, ROOT, startEmulator } from "./lib/local-worker.mjs";
 import { startProfile } from "./lib/profile.mjs";
-import { BENCH_TOOL, FINAL, logCounter, machineInfo, printMachine, printTable, progress, round, scratch, sleep, startBenchWorker, summary, verdict, writeResult } from "./lib/common.mjs";
+import { BENCH_TOOL, FINAL, logCounter, machineInfo, printMachine, printTable, progress, recordFailure, round, scratch, sleep, startBenchWorker, summary, verdict, writeResult } from "./lib/common.mjs";
 
 export const title = "job overhead: 200 one-tool-call jobs, trigger → final in D1 with R2 output, against a floor of the same writes; billed operations per job";
 export const usage = `    --jobs=200        timed jobs (and as many floor requests)
@@ -205,9 +205,7 @@ export async function run(argv) {
 		result.drover_phases_ms = Object.fromEntries(Object.entries(phases).map(([k, v]) => [k, summary(v, 1)]));
 		result.floor_counts_per_request = floorCounts;
 	} catch (err) {
-		result.error = err instanceof Error ? `${err.message}${err.cause ? ` (${err.cause.message ?? err.cause})` : ""}` : String(err);
-		console.log(`\nFAILED ${result.error}`);
-		process.exitCode = 1;
+		recordFailure(result, err);
 	} finally {
 		await tmp.done();
 	}

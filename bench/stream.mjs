@@ -21,7 +21,7 @@
 // Goal: p99 ≤ 50 ms; nothing lost or duplicated.
 import { parseArgs } from "node:util";
 import { startWorkerWithFixtures } from "./lib/fixtures.mjs";
-import { BENCH_TOOL, cpuWindow, FINAL, logCounter, machineInfo, printMachine, printTable, progress, round, scratch, sleep, summary, verdict, writeResult } from "./lib/common.mjs";
+import { BENCH_TOOL, cpuWindow, FINAL, logCounter, machineInfo, printMachine, printTable, progress, recordFailure, round, scratch, sleep, summary, verdict, writeResult } from "./lib/common.mjs";
 
 export const title = "SSE delivery: a job writing 2,000 lines (--full: 10,000) to 1, 10 and 100 live subscribers (a job each)";
 export const usage = `    --lines=2000        lines the job writes (about; rounded up to whole turns)
@@ -76,9 +76,7 @@ export async function run(argv) {
 			await runOnce(w, fx, n, r);
 		}
 	} catch (err) {
-		result.error = err instanceof Error ? `${err.message}${err.cause ? ` (${err.cause.message ?? err.cause})` : ""}` : String(err);
-		console.log(`\nFAILED ${result.error}`);
-		process.exitCode = 1;
+		recordFailure(result, err);
 	} finally {
 		await tmp.done();
 	}

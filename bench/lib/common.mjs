@@ -111,10 +111,11 @@ export function scratch(name, keep = false) {
 	};
 }
 
-/** Counts the Worker's structured log lines by event, keeping the first error lines. */
+/** Counts the Worker's structured log lines by event and its errors, keeping the first error lines. */
 export function logCounter() {
 	const byEvent = {};
 	const errors = [];
+	let errorCount = 0;
 	return {
 		onLog({ level, message }) {
 			let event = "(unstructured)";
@@ -124,8 +125,11 @@ export function logCounter() {
 				level = parsed.level ?? level;
 			} catch {}
 			byEvent[event] = (byEvent[event] ?? 0) + 1;
-			if (level === "error" && errors.length < 20) errors.push(message.slice(0, 500));
+			if (level !== "error") return;
+			errorCount++;
+			if (errors.length < 20) errors.push(message.slice(0, 500));
 		},
+		errorCount: () => errorCount,
 		summary: () => ({ by_event: byEvent, errors }),
 	};
 }
@@ -273,4 +277,11 @@ export function cpuWindow(pids) {
 		}
 		return out;
 	};
+}
+
+/** A benchmark that could not do its work: the error (and its cause) in the result, a FAILED line, exit code 1. */
+export function recordFailure(result, err) {
+	result.error = err instanceof Error ? `${err.message}${err.cause ? ` (${err.cause.message ?? err.cause})` : ""}` : String(err);
+	console.log(`\nFAILED ${result.error}`);
+	process.exitCode = 1;
 }
