@@ -17,6 +17,7 @@ import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { logCounter, machineInfo, progress, round } from "./lib/common.mjs";
+import { startProfile } from "./lib/profile.mjs";
 import { bundle, mapLimit, openFilesLimit, ROOT, startEmulator, startLocalWorker, workerdOpenFiles } from "./lib/local-worker.mjs";
 
 export const title = "claim fan-out: one cron tick claiming N due agents, then a duplicate and a next-minute tick";
@@ -24,6 +25,7 @@ export const usage = `    --full            also run N = 10,000 (needs an open-f
     --sizes=100,1000  the N to run (overrides --full)
     --concurrency=16  agent creations in flight
     --keep            keep the temp directory (bundle, DO/D1/R2 state) for inspection
+    --profile         CPU-profile the Worker's isolate over each first tick (bench/results/claims-<N>.cpuprofile)
 `;
 
 const DEFAULT_SIZES = [100, 1_000];
@@ -42,6 +44,7 @@ export async function run(argv) {
 			sizes: { type: "string" },
 			concurrency: { type: "string", default: "16" },
 			keep: { type: "boolean", default: false },
+			profile: { type: "boolean", default: false },
 		},
 	});
 	const sizes = values.sizes ? values.sizes.split(",").map((s) => Number(s.replace(/_/g, ""))) : values.full ? FULL_SIZES : DEFAULT_SIZES;
@@ -82,7 +85,7 @@ export async function run(argv) {
 		running.emulator = await startEmulator();
 		console.log(`Messages API emulator at ${running.emulator.url}`);
 		for (const n of sizes) {
-			const options = { scriptPath, stateDir: path.join(tmp, `state-${n}`), concurrency, modelURL: running.emulator.url };
+			const options = { scriptPath, stateDir: path.join(tmp, `state-${n}`), concurrency, modelURL: running.emulator.url, profile: values.profile };
 			results.push(await runSize(n, options));
 		}
 	} finally {
@@ -105,7 +108,7 @@ export async function run(argv) {
  * One N on a fresh Worker. Fills `r` as it goes, so a size that fails part-way (workerd out of
  * files, a crash) still reports what it measured; the error is recorded and the run goes on.
  */
-async function runSize(n, { scriptPath, stateDir, concurrency, modelURL }) {
+async function runSize(n, { scriptPath, stateDir, concurrency, modelURL, profile }) {
 	console.log(`\n-- N = ${n.toLocaleString("en")}`);
 	const r = { n };
 	const logs = logCounter();
@@ -123,6 +126,7 @@ async function runSize(n, { scriptPath, stateDir, concurrency, modelURL }) {
 			ANTHROPIC_BASE_URL: modelURL,
 		},
 		onLog: logs.onLog,
+		inspectorPort: profile ? 9300 + Math.floor(Math.random() * 500) : undefined,
 	});
 	running.worker = w;
 	const openFiles = workerdOpenFiles() ?? (() => null);
@@ -153,7 +157,13 @@ async function runSize(n, { scriptPath, stateDir, concurrency, modelURL }) {
 		r.load = { before: round(os.loadavg()[0], 2) };
 		const T = tickTime();
 		r.scheduled_time = new Date(T).toISOString();
+		const profiler = profile ? await startProfile(w.inspectorPort) : null;
 		r.tick = await timedTick(w, T, logs, token, openFiles);
+		if (profiler) {
+			r.profile = await profiler.stop(path.join(ROOT, "bench", "results", `claims-${n}.cpuprofile`));
+			console.log(`CPU profile of the Worker's isolate over the tick (${r.profile.samples} samples), self time by function:`);
+			for (const row of r.profile.top.slice(0, 15)) console.log(`  ${String(row.share).padStart(5)} %  ${row.fn}`);
+		}
 		console.log(`tick     T=${r.scheduled_time}  ${fmtTick(r.tick)}`);
 		if (r.tick.skipped > 0) r.tick.skip_reason = await skipReason(w, token, names[0]);
 		r.jobs_after_tick = await waitForJobs(w, token, r.tick.claimed, n, openFiles);

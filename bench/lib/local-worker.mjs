@@ -76,6 +76,8 @@ export async function startLocalWorker({ scriptPath, persistDir, secrets, onLog,
 	return {
 		/** Miniflare itself; its get*() proxies block Node (see `tick`), so use them only while idle. */
 		mf,
+		/** The V8 inspector's port when one was asked for (bench/lib/profile.mjs). */
+		inspectorPort,
 		/** A request to the Worker's fetch handler, e.g. fetch("/v1/status", { headers }). */
 		fetch,
 		/**
