@@ -5,7 +5,7 @@ import { useEmulator } from "../helpers/emulator.ts";
 import { call, errorOf } from "../helpers/http.ts";
 import { outputOf, runToRest } from "../helpers/jobs.ts";
 import { fake } from "../helpers/outbound.ts";
-import { MODEL_TOOL_RESULT_CHARS } from "../../durable-objects/agent/runner/step.ts";
+import { MODEL_TOOL_RESULT_CHARS, TOOL_RESULTS_BUDGET_CHARS } from "../../durable-objects/agent/runner/context.ts";
 
 const page = (body: string) => () => new Response(body, { headers: { "content-type": "text/plain" } });
 const fetchTool = { type: "http_fetch", allow_hosts: ["status.example.test"] };
@@ -56,6 +56,40 @@ describe("a run, turn by turn", () => {
 		expect(block.content).toMatch(/\[drover: result cut from \d+ to 100000 characters; the whole result is in the job's output\]$/);
 		const line = (await outputOf("long-result", job.id)).find((l) => l.type === "tool_result")!;
 		expect(String(line.result)).toContain(long);
+	});
+
+	it("clears the oldest tool results from the conversation past the budget, and says so in the JSONL", async () => {
+		const emulator = useEmulator();
+		const big = "x".repeat(150_000); // cut to 100,000 for the model
+		fake("https://status.example.test", page(big));
+		for (let i = 0; i < 6; i++) emulator.enqueue({ tool_use: { name: "http_fetch", input: { url: `https://status.example.test/${i}` } } });
+		emulator.enqueue({ text: "Read them all." });
+		await createAgent({ name: "long-reader", max_turns: 10, tools: [fetchTool] });
+		const job = await runToRest("long-reader");
+		expect(job.status).toBe("completed");
+
+		type Block = { type: string; content: string };
+		const resultsOf = (i: number) =>
+			emulator.requests[i]!.messages!.flatMap((m) => (Array.isArray(m.content) ? (m.content as Block[]) : [])).filter((b) => b.type === "tool_result");
+		const chars = (blocks: Block[]) => blocks.reduce((n, b) => n + b.content.length, 0);
+		// Three results fit; the fourth (each ≈ 100,100 characters with its note) tips the budget, and the
+		// oldest go until half of it is left.
+		expect(resultsOf(3).map((b) => b.content.startsWith("[drover: tool result cleared"))).toEqual([false, false, false]);
+		expect(resultsOf(4).map((b) => b.content.startsWith("[drover: tool result cleared"))).toEqual([true, true, true, false]);
+		expect(resultsOf(4)[0]!.content).toMatch(/\(\d+ characters\); the whole result is in the job's output\]$/);
+		expect(resultsOf(6).map((b) => b.content.startsWith("[drover: tool result cleared"))).toEqual([true, true, true, false, false, false]);
+		// No request carries more tool results than the budget, and what was sent stays put after a clearing.
+		for (let i = 1; i < emulator.requests.length; i++) expect(chars(resultsOf(i))).toBeLessThanOrEqual(TOOL_RESULTS_BUDGET_CHARS);
+		expect(JSON.stringify(resultsOf(6).slice(0, 4))).toBe(JSON.stringify(resultsOf(4)));
+
+		const lines = await outputOf("long-reader", job.id);
+		const kept = lines.filter((l) => l.type === "tool_result");
+		expect(kept).toHaveLength(6);
+		for (const l of kept) expect(String(l.result)).toContain(big);
+		const cleared = lines.filter((l) => l.type === "system" && l.subtype === "context_cleared");
+		expect(cleared).toHaveLength(1);
+		expect(cleared[0]).toMatchObject({ results: 3 });
+		expect(cleared[0]!.chars).toBeGreaterThan(300_000);
 	});
 
 	it("sends the same system prompt and first message, byte for byte, run after run", async () => {

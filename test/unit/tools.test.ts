@@ -1,4 +1,4 @@
-import { forModel, MODEL_TOOL_RESULT_CHARS } from "../../durable-objects/agent/runner/step.ts";
+import { forModel, MODEL_TOOL_RESULT_CHARS } from "../../durable-objects/agent/runner/context.ts";
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { ToolContext } from "../../src/agent/contracts.ts";

@@ -8,6 +8,7 @@ import { transition, type ExitReason, type JobRecord } from "../../../src/jobs/m
 import { log } from "../../../src/log.ts";
 import { redact, redactDeep } from "../../../src/security/redact.ts";
 import { getJob, putJob } from "../jobs.ts";
+import { clearOldToolResults, forModel } from "./context.ts";
 import { appendLines, type OutputLine } from "./output.ts";
 import {
 	NEVER,
@@ -31,22 +32,6 @@ function pricing(): Readonly<Record<string, ModelPrice>> {
 	} catch {
 		return {};
 	}
-}
-
-/**
- * A tool result goes to the model cut to this many characters (about 25,000 tokens); the JSONL
- * keeps it whole. Every turn resends the conversation, so uncut results of up to a megabyte would
- * overflow the context window within a turn or two and make each turn's request, and the object's
- * memory, grow by that much.
- */
-export const MODEL_TOOL_RESULT_CHARS = 100_000;
-
-export function forModel(result: string): string {
-	if (result.length <= MODEL_TOOL_RESULT_CHARS) return result;
-	// Never end on the first half of a surrogate pair: a lone surrogate is not valid UTF-8 to send.
-	const high = result.charCodeAt(MODEL_TOOL_RESULT_CHARS - 1);
-	const end = high >= 0xd800 && high <= 0xdbff ? MODEL_TOOL_RESULT_CHARS - 1 : MODEL_TOOL_RESULT_CHARS;
-	return `${result.slice(0, end)}\n[drover: result cut from ${result.length} to ${end} characters; the whole result is in the job's output]`;
 }
 
 /** While a model call is in flight an alarm waits this far ahead: if the object dies, it wakes and resumes. */
@@ -300,6 +285,16 @@ async function settleTools(deps: StepDeps, job: JobRecord, setup: JobSetup): Pro
 		...(c.isError ? { is_error: true } : {}),
 	}));
 	appendMessage(deps.sql, job.id, { role: "user", content: results });
+	const cleared = clearOldToolResults(deps.sql, job.id);
+	if (cleared.results > 0) {
+		out(deps, job.id, {
+			type: "system",
+			subtype: "context_cleared",
+			content: `${cleared.results} earlier tool result(s), ${cleared.chars} characters, cleared from the conversation sent to the model to keep it within the context window; this output keeps them whole`,
+			results: cleared.results,
+			chars: cleared.chars,
+		});
+	}
 	setNextStep(deps.sql, job.id, deps.now());
 	return "continue";
 }

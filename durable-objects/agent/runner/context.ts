@@ -1,0 +1,75 @@
+/**
+ * What of a job's tool results the model sees. The JSONL output always keeps every result whole;
+ * the conversation resent to the model every turn keeps them cut, and only the recent ones, so a
+ * long job fits the context window and the object's memory stays bounded however much it reads.
+ */
+
+/**
+ * A tool result goes to the model cut to this many characters (about 25,000 tokens). Uncut results
+ * of up to a megabyte would overflow the context window within a turn or two.
+ */
+export const MODEL_TOOL_RESULT_CHARS = 100_000;
+
+/**
+ * The tool results a conversation keeps, in characters (about 100,000 tokens, where the Messages
+ * API's own context editing clears by default). Past it the oldest results are cleared down to half
+ * the budget at once, so the prompt cache is broken every few turns rather than every turn.
+ */
+export const TOOL_RESULTS_BUDGET_CHARS = 400_000;
+
+const CLEARED_PREFIX = "[drover: tool result cleared";
+
+export function forModel(result: string): string {
+	if (result.length <= MODEL_TOOL_RESULT_CHARS) return result;
+	// Never end on the first half of a surrogate pair: a lone surrogate is not valid UTF-8 to send.
+	const high = result.charCodeAt(MODEL_TOOL_RESULT_CHARS - 1);
+	const end = high >= 0xd800 && high <= 0xdbff ? MODEL_TOOL_RESULT_CHARS - 1 : MODEL_TOOL_RESULT_CHARS;
+	return `${result.slice(0, end)}\n[drover: result cut from ${result.length} to ${end} characters; the whole result is in the job's output]`;
+}
+
+interface Block {
+	type: string;
+	content?: unknown;
+	[key: string]: unknown;
+}
+
+const sizeOf = (content: unknown) => (typeof content === "string" ? content.length : JSON.stringify(content ?? "").length);
+
+/**
+ * Clears the oldest tool results from a job's stored conversation once they exceed the budget,
+ * keeping the latest message's results (the model has not read them yet). Returns how many results
+ * and characters were cleared; the caller records it in the job's output.
+ */
+export function clearOldToolResults(sql: SqlStorage, jobId: string, budget = TOOL_RESULTS_BUDGET_CHARS): { results: number; chars: number } {
+	const none = { results: 0, chars: 0 };
+	// Stored JSON is never shorter than the text it holds, so most turns stop at this one aggregate.
+	const stored = sql.exec<{ n: number | null }>("SELECT sum(length(content)) AS n FROM messages WHERE job_id = ? AND role = 'user'", jobId).one().n ?? 0;
+	if (stored <= budget) return none;
+	const rows = sql
+		.exec<{ seq: number; content: string }>("SELECT seq, content FROM messages WHERE job_id = ? AND role = 'user' ORDER BY seq", jobId)
+		.toArray()
+		.map((r) => ({ seq: r.seq, content: JSON.parse(r.content) as string | Block[] }));
+	const results = rows.flatMap((r) => (Array.isArray(r.content) ? r.content.filter((b) => b.type === "tool_result") : []));
+	let total = results.reduce((n, b) => n + sizeOf(b.content), 0);
+	if (total <= budget) return none;
+	const cleared = { results: 0, chars: 0 };
+	for (const row of rows.slice(0, -1)) {
+		if (total <= budget / 2) break;
+		if (!Array.isArray(row.content)) continue;
+		let changed = false;
+		for (const block of row.content) {
+			if (total <= budget / 2) break;
+			if (block.type !== "tool_result" || (typeof block.content === "string" && block.content.startsWith(CLEARED_PREFIX))) continue;
+			const size = sizeOf(block.content);
+			const note = `${CLEARED_PREFIX} from the conversation to keep it within the context window (${size} characters); the whole result is in the job's output]`;
+			if (size <= note.length) continue;
+			block.content = note;
+			total -= size - note.length;
+			cleared.results++;
+			cleared.chars += size;
+			changed = true;
+		}
+		if (changed) sql.exec("UPDATE messages SET content = ? WHERE job_id = ? AND seq = ?", JSON.stringify(row.content), jobId, row.seq);
+	}
+	return cleared;
+}
