@@ -20,7 +20,7 @@
 // Goals: consolidation ≥ 20 MB/s; workerd ≤ 32 MB above its baseline.
 import { parseArgs } from "node:util";
 import { startWorkerWithFixtures } from "./lib/fixtures.mjs";
-import { heapSampler } from "./lib/profile.mjs";
+import { heapSampler, liveHeapSampler } from "./lib/profile.mjs";
 import { BENCH_TOOL, FINAL, logCounter, machineInfo, memoryOf, MiB, printMachine, printTable, progress, recordFailure, round, rssSampler, scratch, sleep, verdict, writeResult } from "./lib/common.mjs";
 
 export const title = "large output: one job writing ~20 MB of JSONL (--full: ~100 MB) in ~900 KB lines; R2 consolidation throughput and workerd memory";
@@ -75,40 +75,14 @@ export async function run(argv) {
 		const sampler = rssSampler(w.pid, 5);
 		await sleep(1000);
 		const baseline = median(sampler.samples.map(([, rss]) => rss));
+		const baselineAnon = median(sampler.samples.map(([, , anon]) => anon));
+		const baselineFile = median(sampler.samples.map(([, , , file]) => file));
 		result.workerd_baseline_mb = round(baseline / MiB, 1);
 		const heap = await heapSampler(inspectorPort, 10);
 
-		const tTrigger = Date.now();
-		const trig = await w.api("POST", `/v1/agents/${AGENT}/jobs`, {});
-		if (trig.status !== 201) throw new Error(`POST /v1/agents/${AGENT}/jobs: ${trig.status} ${trig.text.slice(0, 300)}`);
-		const jobId = trig.json.id;
-		console.log(`job ${jobId} running`);
-		// The D1 index only: polling the agent's object would read from its SQLite while it works.
-		let row;
-		let polls = 0;
-		for (;;) {
-			const page = (await w.api("GET", `/v1/jobs?agent=${AGENT}&limit=1`)).json;
-			row = page.jobs?.[0];
-			if (row?.id === jobId && FINAL.has(row.status)) break;
-			if (Date.now() - tTrigger > 30 * 60_000) throw new Error(`job not final after 30 min (${row?.status})`);
-			if (++polls % 40 === 0) {
-				const st = await fx.stats();
-				progress(`${round((Date.now() - tTrigger) / 1000, 0)} s: ${st.hooks}/${turns} tool calls answered, last model request ${round(st.max_request_bytes / 1e6, 1)} MB`);
-			}
-			await sleep(50);
-		}
-		const tIndexed = Date.now();
-		await sleep(500);
+		const { jobId, row, tTrigger, tFinal, tIndexed } = await runJob(w, fx, turns);
 		sampler.stop();
 		await heap.stop();
-		console.log();
-		if (row.status !== "completed") throw new Error(`job ended ${row.status}: ${JSON.stringify(row)}`);
-
-		// The final status instant: the timestamp of the last line (the `result` line).
-		const tail = await w.api("GET", `/v1/jobs/${jobId}/output?lines=1`);
-		const last = JSON.parse(tail.text.trim());
-		if (last.type !== "system" || last.subtype !== "result") throw new Error(`last line is not the result line: ${tail.text.slice(0, 200)}`);
-		const tFinal = Date.parse(last.timestamp);
 		// The object, through the binding now that the Worker is idle.
 		const bucket = await w.mf.getR2Bucket("OUTPUT");
 		const head = await bucket.head(`jobs/${AGENT}/${jobId}.jsonl`);
@@ -119,16 +93,23 @@ export async function run(argv) {
 		if (range.status !== 206 || !range.headers.get("content-range")?.endsWith(`/${head.size}`)) {
 			throw new Error(`Range read: ${range.status} ${range.headers.get("content-range")} (object ${head.size} B)`);
 		}
-		const expectedLines = 3 * turns + 3;
+		// Per turn an assistant, a tool_use and a tool_result line, plus the start, the final answer and
+		// the result; and a context_cleared line whenever old results left the model's conversation.
+		const types = await lineTypes(await bucket.get(`jobs/${AGENT}/${jobId}.jsonl`));
+		const cleared = types.get("system/context_cleared") ?? 0;
+		const expectedLines = 3 * turns + 3 + cleared;
 		result.job = {
 			id: jobId,
 			status: row.status,
 			lines: Number(head.customMetadata?.lines),
 			expected_lines: expectedLines,
+			tool_result_lines: types.get("tool_result") ?? 0,
+			context_cleared_lines: cleared,
 			run_s: round((Date.parse(row.finished_at) - Date.parse(row.started_at)) / 1000, 2),
 			largest_model_request_mb: round((await fx.stats()).max_request_bytes / 1e6, 1),
 		};
 		if (result.job.lines !== expectedLines) throw new Error(`object has ${result.job.lines} lines, expected ${expectedLines}`);
+		if (result.job.tool_result_lines !== turns) throw new Error(`object has ${result.job.tool_result_lines} tool_result lines, expected ${turns}`);
 		const consolidationMs = tObject - tFinal;
 		result.object = { bytes: head.size, mb: round(head.size / 1e6, 1), chunks_left: leftover.objects.length, multipart_etag: head.etag.includes("-") };
 		result.consolidation = {
@@ -148,6 +129,9 @@ export async function run(argv) {
 			consolidation_above_final: round((peakConsolidation - atFinal) / MiB, 1),
 			consolidation_above_baseline: round((peakConsolidation - baseline) / MiB, 1),
 			job_peak_above_baseline: round((Math.max(peakJob, peakConsolidation) - baseline) / MiB, 1),
+			// RSS in two parts: anonymous memory (V8 heaps, malloc) and file-backed pages (mapped files)
+			anon_peak_above_baseline: round((sampler.peak(tTrigger, Math.max(tObject, tFinal + 10), "anon") - baselineAnon) / MiB, 1),
+			file_peak_above_baseline: round((sampler.peak(tTrigger, Math.max(tObject, tFinal + 10), "file") - baselineFile) / MiB, 1),
 			vm_hwm: round(memoryOf(w.pid).hwm / MiB, 1),
 			samples: sampler.samples.length,
 			samples_in_consolidation: sampler.samples.filter(([t]) => t >= tFinal && t <= tObject).length,
@@ -159,6 +143,21 @@ export async function run(argv) {
 			peak_while_running_above_baseline: round((heapJob - heap.baseline) / MiB, 1),
 			peak_during_consolidation_above_baseline: round((heapConsolidation - heap.baseline) / MiB, 1),
 			samples: heap.samples.length,
+		};
+
+		// Live memory: the same job again, with V8 collecting garbage at every sample (heap snapshots
+		// pause the isolate, so this run's timings are not reported).
+		console.log("the same job again, sampling the isolate's live heap (garbage collected at every sample)");
+		const live = await liveHeapSampler(inspectorPort, { gapMs: 100 });
+		const again = await runJob(w, fx, turns);
+		const object = await waitForObject(bucket, `jobs/${AGENT}/${again.jobId}.jsonl`);
+		await live.stop();
+		result.live_heap_mb = {
+			baseline: round(live.baseline / MiB, 1),
+			peak_while_running_above_baseline: round((live.peak(again.tTrigger, again.tFinal) - live.baseline) / MiB, 1),
+			peak_during_consolidation_above_baseline: round((live.peak(again.tFinal, object.uploaded.getTime() + 1) - live.baseline) / MiB, 1),
+			samples: live.samples.length,
+			samples_while_running: live.samples.filter(([t]) => t >= again.tTrigger && t <= again.tFinal).length,
 		};
 	} catch (err) {
 		recordFailure(result, err);
@@ -175,7 +174,11 @@ export async function run(argv) {
 		memory_met: m ? m.job_peak_above_baseline <= GOAL_RSS_MB : null,
 		consolidation_memory_met: m ? m.consolidation_above_baseline <= GOAL_RSS_MB : null,
 		heap_met: h ? Math.max(h.peak_while_running_above_baseline, h.peak_during_consolidation_above_baseline) <= GOAL_RSS_MB : null,
+		live_heap_met: result.live_heap_mb
+			? Math.max(result.live_heap_mb.peak_while_running_above_baseline, result.live_heap_mb.peak_during_consolidation_above_baseline) <= GOAL_RSS_MB
+			: null,
 	};
+	const l = result.live_heap_mb;
 	if (c) {
 		const j = result.job;
 		console.log(`\njob: ${j.lines} lines, ${result.object.mb} MB of JSONL in ${j.run_s} s of running; the last model request carried ${j.largest_model_request_mb} MB (the whole conversation, resent every turn)`);
@@ -188,18 +191,85 @@ export async function run(argv) {
 				["  peak while the job ran", `${m.peak_while_running} MB (+${round(m.peak_while_running - m.baseline, 1)})`, ""],
 				["  at the final status", `${m.at_final_status} MB`, ""],
 				["  peak during consolidation", `${m.peak_during_consolidation} MB (+${m.consolidation_above_final} over the final-status RSS, +${m.consolidation_above_baseline} over baseline)`, `≤ +${GOAL_RSS_MB} MB`],
+				["  of it, anonymous (heaps) / file-backed (mapped files): peak above baseline", `+${m.anon_peak_above_baseline} / +${m.file_peak_above_baseline} MB`, ""],
 				["  VmHWM (process lifetime)", `${m.vm_hwm} MB`, ""],
 				["Worker isolate JS heap (used) baseline", `${h.baseline} MB`, ""],
 				["  peak while the job ran, above baseline", `+${h.peak_while_running_above_baseline} MB`, `≤ +${GOAL_RSS_MB} MB`],
 				["  peak during consolidation, above baseline", `+${h.peak_during_consolidation_above_baseline} MB`, `≤ +${GOAL_RSS_MB} MB`],
+				...(l
+					? [
+							[`live JS heap after a forced GC, baseline (second run, ${l.samples_while_running} samples while running)`, `${l.baseline} MB`, ""],
+							["  peak while the job ran, above baseline", `+${l.peak_while_running_above_baseline} MB`, `≤ +${GOAL_RSS_MB} MB`],
+							["  peak during consolidation, above baseline", `+${l.peak_during_consolidation_above_baseline} MB`, `≤ +${GOAL_RSS_MB} MB`],
+						]
+					: []),
 			],
 		);
 		console.log(`R2: one object of ${result.object.bytes.toLocaleString("en")} B (${result.object.multipart_etag ? "multipart" : "single put"}), ${result.object.chunks_left} chunk objects left; ${m.samples_in_consolidation} RSS samples fell inside the consolidation window`);
-		console.log(`goal: ${result.goal.text}: throughput ${verdict(result.goal.throughput_met)}, workerd RSS over the whole job ${verdict(result.goal.memory_met)} (during consolidation alone ${verdict(result.goal.consolidation_memory_met)}), the isolate's JS heap ${verdict(result.goal.heap_met)}${targetMB < 100 ? ` (ran ${targetMB} MB; --full for 100)` : ""}`);
+		console.log(`goal: ${result.goal.text}: throughput ${verdict(result.goal.throughput_met)}, workerd RSS over the whole job ${verdict(result.goal.memory_met)} (during consolidation alone ${verdict(result.goal.consolidation_memory_met)}), the isolate's JS heap ${verdict(result.goal.heap_met)} (used, garbage included), live ${verdict(result.goal.live_heap_met)}${targetMB < 100 ? ` (ran ${targetMB} MB; --full for 100)` : ""}`);
 	}
 	result.logs = logs.summary();
 	if (result.logs.errors.length > 0) console.log(`worker errors: ${result.logs.errors.length}, e.g. ${result.logs.errors[0].slice(0, 300)}`);
 	writeResult("output", { machine, ...result });
+}
+
+/** Lines of a JSONL object by type (system lines by type/subtype), read as a stream. */
+async function lineTypes(object) {
+	const types = new Map();
+	let rest = "";
+	const count = (line) => {
+		if (!line) return;
+		const l = JSON.parse(line);
+		const key = l.type === "system" ? `system/${l.subtype}` : l.type;
+		types.set(key, (types.get(key) ?? 0) + 1);
+	};
+	for await (const chunk of object.body.pipeThrough(new TextDecoderStream())) {
+		const parts = (rest + chunk).split("\n");
+		rest = parts.pop();
+		parts.forEach(count);
+	}
+	count(rest);
+	return types;
+}
+
+/** Triggers the bench agent's job and waits until the D1 index shows it final. */
+async function runJob(w, fx, turns) {
+	const tTrigger = Date.now();
+	const trig = await w.api("POST", `/v1/agents/${AGENT}/jobs`, {});
+	if (trig.status !== 201) throw new Error(`POST /v1/agents/${AGENT}/jobs: ${trig.status} ${trig.text.slice(0, 300)}`);
+	const jobId = trig.json.id;
+	console.log(`job ${jobId} running`);
+	const hooksBefore = (await fx.stats()).hooks;
+	// The D1 index only: polling the agent's object would read from its SQLite while it works.
+	let row;
+	let polls = 0;
+	for (;;) {
+		const page = (await w.api("GET", `/v1/jobs?agent=${AGENT}&limit=1`)).json;
+		row = page.jobs?.[0];
+		if (row?.id === jobId && FINAL.has(row.status)) break;
+		if (Date.now() - tTrigger > 30 * 60_000) throw new Error(`job not final after 30 min (${row?.status})`);
+		if (++polls % 40 === 0) {
+			const st = await fx.stats();
+			progress(`${round((Date.now() - tTrigger) / 1000, 0)} s: ${st.hooks - hooksBefore}/${turns} tool calls answered, last model request ${round(st.max_request_bytes / 1e6, 1)} MB`);
+		}
+		await sleep(50);
+	}
+	const tIndexed = Date.now();
+	await sleep(500);
+	console.log();
+	if (row.status !== "completed") throw new Error(`job ended ${row.status}: ${JSON.stringify(row)}`);
+	// The final status instant: the timestamp of the last line (the `result` line).
+	const tail = await w.api("GET", `/v1/jobs/${jobId}/output?lines=1`);
+	const last = JSON.parse(tail.text.trim());
+	if (last.type !== "system" || last.subtype !== "result") throw new Error(`last line is not the result line: ${tail.text.slice(0, 200)}`);
+	return { jobId, row, tTrigger, tFinal: Date.parse(last.timestamp), tIndexed };
+}
+
+/** The job's R2 object; the index shows the job final only once it is written, so it is there. */
+async function waitForObject(bucket, key) {
+	const head = await bucket.head(key);
+	if (!head) throw new Error(`no R2 object ${key}`);
+	return head;
 }
 
 function median(values) {

@@ -176,39 +176,47 @@ export function workerdPids() {
 	return pids;
 }
 
-/** { rss, hwm } of a process in bytes (VmRSS, VmHWM), or null. */
+/**
+ * { rss, hwm, anon, file } of a process in bytes, or null: VmRSS, VmHWM, and RSS split into
+ * anonymous memory (heaps) and file-backed pages (mapped files, e.g. SQLite databases read through
+ * mmap, which the kernel can drop at will).
+ */
 export function memoryOf(pid) {
 	try {
 		const status = readFileSync(`/proc/${pid}/status`, "utf8");
 		const kb = (key) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? NaN) * 1024;
-		return { rss: kb("VmRSS"), hwm: kb("VmHWM") };
+		return { rss: kb("VmRSS"), hwm: kb("VmHWM"), anon: kb("RssAnon"), file: kb("RssFile") + kb("RssShmem") };
 	} catch {
 		return null;
 	}
 }
 
-/** Samples a process's VmRSS every `everyMs` into [t (epoch ms), rss] pairs until stop(). */
+/**
+ * Samples a process's memory every `everyMs` into [t (epoch ms), rss, anon, file] until stop();
+ * `peak` and `at` read RSS, or another column by name.
+ */
 export function rssSampler(pid, everyMs = 5) {
 	const samples = [];
+	const column = { rss: 1, anon: 2, file: 3 };
 	const timer = setInterval(() => {
 		const m = memoryOf(pid);
-		if (m) samples.push([performance.timeOrigin + performance.now(), m.rss]);
+		if (m) samples.push([performance.timeOrigin + performance.now(), m.rss, m.anon, m.file]);
 	}, everyMs);
 	return {
 		samples,
 		stop: () => clearInterval(timer),
-		/** Max RSS within [from, to] (epoch ms), or null when no sample fell in it. */
-		peak(from = -Infinity, to = Infinity) {
+		/** Max within [from, to] (epoch ms), or null when no sample fell in it. */
+		peak(from = -Infinity, to = Infinity, what = "rss") {
 			let max = null;
-			for (const [t, rss] of samples) if (t >= from && t <= to && (max === null || rss > max)) max = rss;
+			for (const s of samples) if (s[0] >= from && s[0] <= to && (max === null || s[column[what]] > max)) max = s[column[what]];
 			return max;
 		},
 		/** The last sample at or before `t`. */
-		at(t) {
+		at(t, what = "rss") {
 			let last = null;
-			for (const [ts, rss] of samples) {
-				if (ts > t) break;
-				last = rss;
+			for (const s of samples) {
+				if (s[0] > t) break;
+				last = s[column[what]];
 			}
 			return last;
 		},

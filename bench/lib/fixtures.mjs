@@ -74,7 +74,11 @@ function serve() {
 
 	const server = createServer(async (req, res) => {
 		const chunks = [];
-		for await (const c of req) chunks.push(c);
+		try {
+			for await (const c of req) chunks.push(c);
+		} catch {
+			return; // the caller gave up mid-request (its timeout): nothing to answer
+		}
 		const body = Buffer.concat(chunks);
 		const path = (req.url ?? "/").split("?")[0];
 		try {

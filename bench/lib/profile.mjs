@@ -54,6 +54,43 @@ export async function heapSampler(port, everyMs = 10) {
 	};
 }
 
+/**
+ * The Worker isolate's live JS heap: V8 collects garbage before it takes a heap snapshot (and
+ * workerd's inspector answers nothing else that forces a collection), so each sample takes one and
+ * reads the heap right after: live objects plus ArrayBuffer backing stores. A snapshot pauses the
+ * isolate while it is taken, so samples are spaced `gapMs` apart to let the work go on between
+ * them, and a peak between two of them can be missed: the figure is a lower bound of the true live
+ * peak, the used-size sampler above an upper bound.
+ */
+export async function liveHeapSampler(port, { gapMs = 500 } = {}) {
+	const { send, close } = await connectInspector(port);
+	await send("HeapProfiler.enable");
+	const live = async () => {
+		await send("HeapProfiler.takeHeapSnapshot", { reportProgress: false });
+		const u = (await send("Runtime.getHeapUsage")).result;
+		return u.usedSize + (u.backingStorageSize ?? 0);
+	};
+	const baseline = Math.min(await live(), await live());
+	const samples = [];
+	let running = true;
+	const loop = (async () => {
+		while (running) {
+			samples.push([Date.now(), await live()]);
+			await new Promise((r) => setTimeout(r, gapMs));
+		}
+	})();
+	return {
+		baseline,
+		samples,
+		peak: (from, to) => Math.max(0, ...samples.filter(([t]) => t >= from && t <= to).map(([, v]) => v)),
+		async stop() {
+			running = false;
+			await loop;
+			close();
+		},
+	};
+}
+
 async function connectInspector(port) {
 	const targets = await fetch(`http://127.0.0.1:${port}/json`).then((r) => r.json());
 	const target = targets.find((t) => /drover/.test(t.title ?? t.id ?? "")) ?? targets[0];
@@ -66,7 +103,10 @@ async function connectInspector(port) {
 	let id = 0;
 	const pending = new Map();
 	ws.onmessage = (event) => {
-		const msg = JSON.parse(String(event.data));
+		const data = String(event.data);
+		// A heap snapshot streams as thousands of chunk events nobody here reads.
+		if (data.startsWith('{"method":"HeapProfiler.addHeapSnapshotChunk"')) return;
+		const msg = JSON.parse(data);
 		if (msg.id && pending.has(msg.id)) {
 			pending.get(msg.id)(msg);
 			pending.delete(msg.id);

@@ -19,12 +19,13 @@ export const TOOL_RESULTS_BUDGET_CHARS = 400_000;
 
 const CLEARED_PREFIX = "[drover: tool result cleared";
 
-export function forModel(result: string): string {
-	if (result.length <= MODEL_TOOL_RESULT_CHARS) return result;
+/** `length` is the whole result's, when `result` is only its head. */
+export function forModel(result: string, length = result.length): string {
+	if (result.length <= MODEL_TOOL_RESULT_CHARS && length <= MODEL_TOOL_RESULT_CHARS) return result;
 	// Never end on the first half of a surrogate pair: a lone surrogate is not valid UTF-8 to send.
 	const high = result.charCodeAt(MODEL_TOOL_RESULT_CHARS - 1);
 	const end = high >= 0xd800 && high <= 0xdbff ? MODEL_TOOL_RESULT_CHARS - 1 : MODEL_TOOL_RESULT_CHARS;
-	return `${result.slice(0, end)}\n[drover: result cut from ${result.length} to ${end} characters; the whole result is in the job's output]`;
+	return `${result.slice(0, end)}\n[drover: result cut from ${Math.max(length, result.length)} to ${end} characters; the whole result is in the job's output]`;
 }
 
 interface Block {

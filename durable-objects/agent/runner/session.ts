@@ -1,5 +1,6 @@
 import type { MessageParam, TextBlockParam, ToolParam } from "../../../src/agent/contracts.ts";
 import type { AgentDefinition } from "../../../src/config/schema.ts";
+import { MODEL_TOOL_RESULT_CHARS } from "./context.ts";
 
 /** What a job was started with; later turns reuse it, so a deploy mid-run changes nothing under it. */
 export interface JobSetup {
@@ -122,7 +123,10 @@ export interface ToolCall {
 	status: ToolCallStatus;
 	decision: "approve" | "deny" | null;
 	decidedBy: string | null;
+	/** The result's first MODEL_TOOL_RESULT_CHARS + 1 characters: all the model is ever sent of it. */
 	result: string | null;
+	/** The whole result's length, in characters. */
+	resultLength: number;
 	isError: boolean;
 }
 
@@ -135,6 +139,7 @@ interface ToolCallRow {
 	decision: string | null;
 	decided_by: string | null;
 	result: string | null;
+	result_length: number | null;
 	is_error: number | null;
 	[key: string]: SqlStorageValue;
 }
@@ -149,15 +154,21 @@ function toToolCall(r: ToolCallRow): ToolCall {
 		decision: r.decision as ToolCall["decision"],
 		decidedBy: r.decided_by,
 		result: r.result,
+		resultLength: r.result_length ?? 0,
 		isError: r.is_error === 1,
 	};
 }
 
-/** The tool calls of the job's latest assistant turn (seq = that message's seq). */
+/**
+ * The tool calls of the job's latest assistant turn (seq = that message's seq). A result can be a
+ * megabyte and the model sees its head only, so only the head leaves SQLite.
+ */
 export function turnToolCalls(sql: SqlStorage, jobId: string): ToolCall[] {
 	return sql
 		.exec<ToolCallRow>(
-			"SELECT * FROM tool_calls WHERE job_id = ? AND seq = (SELECT max(seq) FROM tool_calls WHERE job_id = ?) ORDER BY rowid",
+			`SELECT tool_use_id, seq, name, input, status, decision, decided_by, substr(result, 1, ?) AS result, length(result) AS result_length, is_error
+			 FROM tool_calls WHERE job_id = ? AND seq = (SELECT max(seq) FROM tool_calls WHERE job_id = ?) ORDER BY rowid`,
+			MODEL_TOOL_RESULT_CHARS + 1,
 			jobId,
 			jobId,
 		)

@@ -281,7 +281,7 @@ async function settleTools(deps: StepDeps, job: JobRecord, setup: JobSetup): Pro
 	const results = turnToolCalls(deps.sql, job.id).map((c) => ({
 		type: "tool_result" as const,
 		tool_use_id: c.toolUseId,
-		content: forModel(c.result ?? ""),
+		content: forModel(c.result ?? "", c.resultLength),
 		...(c.isError ? { is_error: true } : {}),
 	}));
 	appendMessage(deps.sql, job.id, { role: "user", content: results });
