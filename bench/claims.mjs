@@ -10,6 +10,9 @@
 //            the next ticks are timed on a quiet Worker (and report how long that took)
 //   dup      scheduled() again at T: must add no claim (heartbeat, then the D1 job count)
 //   next     scheduled() at T + 1 min: the steady-state tick, every agent claims its next slot
+//   floor    then, in a workerd of its own, the same fan-out with nothing but the claim: 16 shards
+//            calling N cold objects that each write one ledger row and set an alarm; the same three
+//            ticks timed, so drover's tick reads as a ratio to the least any design of this shape costs
 // Goal: N = 10,000 claimed in ≤ 10 s locally, time per agent flat from 1,000 to 10,000 (ratio ≈ 1),
 // duplicate tick adds 0.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -17,6 +20,7 @@ import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { logCounter, machineInfo, progress, round } from "./lib/common.mjs";
+import { startFloorWorker } from "./lib/floor-worker.mjs";
 import { startProfile } from "./lib/profile.mjs";
 import { bundle, mapLimit, openFilesLimit, ROOT, startEmulator, startLocalWorker, workerdOpenFiles } from "./lib/local-worker.mjs";
 
@@ -194,7 +198,42 @@ async function runSize(n, { scriptPath, stateDir, concurrency, modelURL, profile
 		await w.dispose().catch(() => {});
 	}
 	r.logs = logs.summary();
+	if (!r.error) r.floor = await runFloor(n, `${stateDir}-floor`);
 	return r;
+}
+
+/**
+ * The claim floor for N agents, in its own workerd once drover's is gone (bench/lib/floor-worker.mjs):
+ * the same 16-shard fan-out, 32 calls in flight a shard, to objects that only write one ledger row
+ * and set an alarm. Set-up wakes every object once; the ticks are timed on cold objects, as drover's.
+ */
+async function runFloor(n, persistDir) {
+	mkdirSync(persistDir, { recursive: true });
+	const floor = await startFloorWorker({ persistDir });
+	const f = {};
+	try {
+		const openFiles = workerdOpenFiles() ?? (() => null);
+		const T = tickTime();
+		if ((await floor.claimsTick(n, T - MINUTE)) !== n) throw new Error("set-up tick did not claim every agent");
+		await coldAgents(openFiles);
+		const timed = async (instant) => {
+			const t = performance.now();
+			const claimed = await floor.claimsTick(n, instant);
+			const wall_s = secs(performance.now() - t);
+			return { wall_s, claimed, ms_per_agent: round((wall_s * 1000) / n, 3) };
+		};
+		f.tick = await timed(T);
+		f.dup = await timed(T);
+		await coldAgents(openFiles);
+		f.next = await timed(T + MINUTE);
+		console.log(`floor    tick ${f.tick.wall_s} s (${f.tick.ms_per_agent} ms/agent, claimed ${f.tick.claimed})  dup +${f.dup.claimed}  next-minute ${f.next.wall_s} s (${f.next.ms_per_agent} ms/agent)`);
+	} catch (err) {
+		f.error = err instanceof Error ? err.message : String(err);
+		console.log(`floor FAILED ${f.error}`);
+	} finally {
+		await floor.dispose().catch(() => {});
+	}
+	return f;
 }
 
 /** The bench agent: a prompt and one schedule due every minute, everything else default. */
@@ -307,6 +346,8 @@ function summarize(results) {
 		if (r.next && r.next.claimed !== r.n) problems.push(`N=${r.n}: next-minute tick claimed ${r.next.claimed}, expected ${r.n}`);
 		const j = r.jobs_after_next;
 		if (j && (j.total !== 2 * r.n || !j.settled)) problems.push(`N=${r.n}: D1 job index holds ${j.total} jobs (${j.settled ? "all final" : "not all final"}), expected ${2 * r.n} final`);
+		if (r.floor?.error) problems.push(`N=${r.n}: floor: ${r.floor.error}`);
+		if (r.floor?.tick && (r.floor.tick.claimed !== r.n || r.floor.dup.claimed !== 0 || r.floor.next.claimed !== r.n)) problems.push(`N=${r.n}: the floor's claims do not add up: ${JSON.stringify(r.floor)}`);
 		if (!r.error && r.logs.errors.length > 0) problems.push(`N=${r.n}: the Worker logged errors, e.g. ${r.logs.errors[0].slice(0, 300)}`);
 	}
 	// Growth: time per agent called at the largest complete N against N = 1,000.
@@ -344,8 +385,10 @@ function printTable(results, report) {
 		r.jobs_after_tick ? `${r.jobs_after_tick.s} s` : "—",
 		r.dup ? `${r.dup.wall_s} s / +${r.dup.claimed} (called ${r.dup.agents_called})` : "—",
 		r.next ? `${r.next.wall_s} s / ${num(r.next.claimed)} (${num(r.next.claims_per_s)}/s)` : "—",
+		r.floor?.tick && r.tick ? `${r.floor.tick.wall_s} s (drover ×${round(r.tick.wall_s / r.floor.tick.wall_s, 1)})` : "—",
+		r.floor?.next && r.next ? `${r.floor.next.wall_s} s (drover ×${round(r.next.wall_s / r.floor.next.wall_s, 1)})` : "—",
 	]);
-	const head = ["N", "create (set-up)", "tick", "claimed", "claims/s", "agents_called", "per agent", "jobs done", "dup tick / added", "next-min tick / claimed"];
+	const head = ["N", "create (set-up)", "tick", "claimed", "claims/s", "agents_called", "per agent", "jobs done", "dup tick / added", "next-min tick / claimed", "floor tick", "floor next-min"];
 	const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
 	const line = (cells) => `| ${cells.map((c, i) => String(c).padEnd(widths[i])).join(" | ")} |`;
 	console.log(`\n${line(head)}\n| ${widths.map((w) => "-".repeat(w)).join(" | ")} |`);
@@ -353,6 +396,7 @@ function printTable(results, report) {
 	console.log(`\n1-min load average before each first tick: ${results.map((r) => `N=${r.n} ${r.load?.before ?? "—"}`).join(", ")}`);
 	console.log("agents_called includes fleet.yaml's 3 agents on the first tick (new to their shards); claims are bench agents only.");
 	console.log("jobs done: from the end of the tick until every claimed job ran (emulator) and is final in the D1 index.");
+	console.log("floor: the same 16-shard fan-out to objects that only write one ledger row and set an alarm (bench/lib/floor-worker.mjs), its own workerd.");
 	for (const [k, g] of Object.entries(report.growth)) {
 		if (g) console.log(`time per agent, ${k.replace("_", " ")}, N=${num(g.to)} vs N=1,000: ×${g.ratio} (linear ≈ 1)`);
 	}

@@ -2,6 +2,9 @@
 // same kinds of bindings (a SQLite-backed Durable Object, D1 with drover's `jobs` table and
 // indexes, R2), that does only the storage writes one job needs and nothing else.
 //
+// POST /claims/tick?n=&instant=  → the claim floor (see ClaimAgentFloorDO below): 16 shards calling
+// n agents' objects, each writing one ledger row and setting an alarm.
+//
 // POST /job?sql_rows=&d1_writes=&r2_puts=&r2_bytes=&agent=  → one Durable Object request (RPC) in
 // which the object
 //   1. inserts `sql_rows` single-row records into its SQLite (committed before the answer),
@@ -73,9 +76,54 @@ export class FloorDO extends DurableObject {
   }
 }
 
+// The claim floor: the least a cron tick can do per due agent and still claim durably. One object
+// per agent, woken by its shard; one ledger row written (unique per instant, so a repeat is a no-op)
+// and an alarm set within the start spread when the row is new. The alarm itself does nothing.
+export class ClaimAgentFloorDO extends DurableObject {
+  constructor(ctx, env) {
+    super(ctx, env);
+    ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS ledger (instant INTEGER PRIMARY KEY, claimed_at INTEGER NOT NULL)");
+  }
+  async claim(name, instant) {
+    const written = this.ctx.storage.sql.exec("INSERT OR IGNORE INTO ledger (instant, claimed_at) VALUES (?, ?)", instant, Date.now()).rowsWritten;
+    if (written > 0) {
+      let h = 0;
+      for (let i = 0; i < name.length; i++) h = (Math.imul(h, 31) + name.charCodeAt(i)) >>> 0;
+      await this.ctx.storage.setAlarm(Date.now() + (h % 5000));
+    }
+    return written;
+  }
+  async alarm() {}
+}
+
+// A shard of the claim floor: its agents are the names i ≡ shard (mod 16); 32 calls in flight, as drover's shards.
+export class ClaimShardFloorDO extends DurableObject {
+  async tick(shard, shards, n, instant) {
+    const names = [];
+    for (let i = shard; i < n; i += shards) names.push("floor-" + String(i + 1).padStart(5, "0"));
+    let claimed = 0;
+    let next = 0;
+    const lane = async () => {
+      for (let i = next++; i < names.length; i = next++) {
+        const written = await this.env.CLAIM_AGENT.getByName(names[i]).claim(names[i], instant);
+        claimed += written;
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(32, names.length) }, lane));
+    return claimed;
+  }
+}
+
 export default {
   async fetch(request, env) {
     const q = new URL(request.url).searchParams;
+    if (new URL(request.url).pathname === "/claims/tick") {
+      const shards = 16;
+      const counts = await Promise.all(
+        Array.from({ length: shards }, (_, i) => env.CLAIM_SHARD.getByName("shard-" + i).tick(i, shards, Number(q.get("n")), Number(q.get("instant")))),
+      );
+      return Response.json({ claimed: counts.reduce((a, b) => a + b, 0) });
+    }
     const num = (k) => Number(q.get(k) ?? 0);
     const plan = {
       sql_rows: num("sql_rows"), d1_writes: num("d1_writes"), r2_puts: num("r2_puts"), r2_bytes: num("r2_bytes"), agent: q.get("agent") ?? "floor",
@@ -97,7 +145,11 @@ export async function startFloorWorker({ persistDir }) {
 					modulesRoot: persistDir,
 					modules: [{ type: "ESModule", path: path.join(persistDir, "floor.js"), contents: SCRIPT }],
 					compatibilityDate: "2026-11-01",
-					durableObjects: { FLOOR: { className: "FloorDO", useSQLite: true } },
+					durableObjects: {
+						FLOOR: { className: "FloorDO", useSQLite: true },
+						CLAIM_AGENT: { className: "ClaimAgentFloorDO", useSQLite: true },
+						CLAIM_SHARD: { className: "ClaimShardFloorDO", useSQLite: true },
+					},
 					d1Databases: { DB: "floor-db" },
 					r2Buckets: { OUTPUT: "floor-output" },
 				},
@@ -117,6 +169,12 @@ export async function startFloorWorker({ persistDir }) {
 			const res = await mf.dispatchFetch(`http://floor.local/job?${qs}`, { method: "POST" });
 			if (res.status !== 200) throw new Error(`floor /job: ${res.status} ${await res.text()}`);
 			return res.json();
+		},
+		/** The claim floor's tick: n agents due at `instant`; resolves to how many it claimed. */
+		async claimsTick(n, instant) {
+			const res = await mf.dispatchFetch(`http://floor.local/claims/tick?n=${n}&instant=${instant}`, { method: "POST" });
+			if (res.status !== 200) throw new Error(`floor /claims/tick: ${res.status} ${await res.text()}`);
+			return (await res.json()).claimed;
 		},
 		dispose: () => mf.dispose(),
 	};
