@@ -19,6 +19,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { convertV4MiniflareOptions, Miniflare } from "miniflare";
 import { unstable_splitSqlQuery } from "wrangler";
+import { workerdPids } from "./common.mjs";
 import { ROOT } from "./local-worker.mjs";
 
 const SCRIPT = String.raw`
@@ -137,6 +138,7 @@ export default {
 
 /** Starts the floor Worker; resolves to { job(plan) → counts, dispose, pid }. */
 export async function startFloorWorker({ persistDir }) {
+	const before = new Set(workerdPids());
 	const mf = new Miniflare(
 		convertV4MiniflareOptions({
 			workers: [
@@ -158,12 +160,14 @@ export async function startFloorWorker({ persistDir }) {
 		}),
 	);
 	await mf.ready;
+	const pid = workerdPids().find((p) => !before.has(p)) ?? null;
 	// drover's job index: the same table and indexes, so the floor's D1 writes cost what drover's do.
 	const db = await mf.getD1Database("DB");
 	const statements = unstable_splitSqlQuery(readFileSync(path.join(ROOT, "migrations", "0001_create_job_index.sql"), "utf8"));
 	await db.batch(statements.map((s) => db.prepare(s)));
 	return {
 		mf,
+		pid,
 		async job(plan) {
 			const qs = new URLSearchParams(Object.entries(plan).map(([k, v]) => [k, String(v)]));
 			const res = await mf.dispatchFetch(`http://floor.local/job?${qs}`, { method: "POST" });
