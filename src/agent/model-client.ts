@@ -142,7 +142,9 @@ export function createModelClient(env: ProviderEnv, options: ModelClientOptions 
 			// Always an explicit key and base URL, so the SDK never falls back to process.env or a
 			// credentials file: the host checked by providerConfig is the only one that gets a key.
 			const apiKey = config.emulator ? EMULATOR_API_KEY : (config.keys[index] ?? "");
-			client = new Anthropic({ apiKey, baseURL, maxRetries: 0, fetch: doFetch });
+			// No OpenTelemetry: Workers observability traces the fetch already, and the SDK's spans and
+			// propagation headers cost CPU on every call for a tracer nobody registered.
+			client = new Anthropic({ apiKey, baseURL, maxRetries: 0, fetch: doFetch, openTelemetry: false });
 			sdkClients.set(id, client);
 		}
 		return client;
