@@ -39,6 +39,9 @@ function queueSend(sql: SqlStorage, row: { id: string; jobId: string; kind: "del
 }
 
 function incidentEvent(sql: SqlStorage, kind: "failure" | "clean", jobId: string, error: string | null, now: number): void {
+	// A clean run only resolves incidents: with no failure queued and none flushed since the last
+	// resolve (the watch), there is nothing for it to do, and its row would be written for nothing.
+	if (kind === "clean" && sql.exec("SELECT 1 FROM incident_watch UNION ALL SELECT 1 FROM incident_events WHERE kind = 'failure' LIMIT 1").toArray().length === 0) return;
 	sql.exec("INSERT INTO incident_events (kind, job_id, error, at) VALUES (?, ?, ?, ?)", kind, jobId, error === null ? null : redact(error), now);
 }
 

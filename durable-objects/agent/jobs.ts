@@ -1,5 +1,6 @@
 import { isFinal, type JobRecord, type JobStatus } from "../../src/jobs/model.ts";
 import { syncOccurrenceWithJob } from "./ledger.ts";
+import { queueForIndex } from "./outbox.ts";
 
 /** A row of AgentDO's `jobs` table. The record column is the whole JobRecord as JSON. */
 interface JobRow {
@@ -36,7 +37,7 @@ export function putJob(sql: SqlStorage, job: JobRecord, now: number): boolean {
 	).rowsWritten;
 	if (written === 0) return false;
 	syncOccurrenceWithJob(sql, job);
-	sql.exec("INSERT INTO outbox (job_id, queued_at) VALUES (?, ?)", job.id, now);
+	queueForIndex(sql, job.id, now);
 	// Reaching a final status sets off delivery, hooks and incidents, queued on the next alarm.
 	if (isFinal(job.status)) sql.exec("INSERT OR IGNORE INTO final_effects (job_id, queued_at) VALUES (?, ?)", job.id, now);
 	return true;

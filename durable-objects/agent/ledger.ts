@@ -122,11 +122,15 @@ export function syncOccurrenceWithJob(
 	const status = STATUS_FOR_JOB[job.status];
 	if (!status) return;
 	const error = job.status === "cancelled" ? "cancelled" : (job.error?.message ?? null);
+	const startedAt = job.started_at === null ? null : Date.parse(job.started_at);
+	const finishedAt = job.finished_at === null ? null : Date.parse(job.finished_at);
+	// Most revisions of a job (usage, a turn) change none of this; a no-op update is still a billed row.
 	sql.exec(
-		"UPDATE occurrences SET status = ?, started_at = ?, finished_at = ?, error = ? WHERE job_id = ?",
+		`UPDATE occurrences SET status = ?1, started_at = ?2, finished_at = ?3, error = ?4
+		 WHERE job_id = ?5 AND (status IS NOT ?1 OR started_at IS NOT ?2 OR finished_at IS NOT ?3 OR error IS NOT ?4)`,
 		status,
-		job.started_at === null ? null : Date.parse(job.started_at),
-		job.finished_at === null ? null : Date.parse(job.finished_at),
+		startedAt,
+		finishedAt,
 		error,
 		job.id,
 	);

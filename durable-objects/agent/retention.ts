@@ -1,5 +1,6 @@
 import { deleteJobOutput } from "../../src/store/output-r2.ts";
 import { log } from "../../src/log.ts";
+import { queueForIndex } from "./outbox.ts";
 
 const BATCH = 50;
 
@@ -24,7 +25,7 @@ export async function pruneJobs(sql: SqlStorage, bucket: R2Bucket, agent: string
 			sql.exec(`DELETE FROM ${table} WHERE ${table === "jobs" ? "id" : "job_id"} = ?`, id);
 		}
 		sql.exec("DELETE FROM occurrences WHERE job_id = ?", id);
-		sql.exec("INSERT INTO outbox (job_id, queued_at) VALUES (?, ?)", id, now);
+		queueForIndex(sql, id, now);
 	}
 	// Ledger rows without a job (skips) age out with the same cutoff.
 	sql.exec("DELETE FROM occurrences WHERE job_id IS NULL AND claimed_at < ?", cutoff);

@@ -197,4 +197,17 @@ export const AGENT_MIGRATIONS: readonly SqlMigration[] = [
 			INSERT INTO incident_watch (id, generation) SELECT 1, 1 WHERE EXISTS (SELECT 1 FROM jobs);
 		`,
 	},
+	{
+		version: 8,
+		name: "outbox_one_row_per_job",
+		sql: `
+			-- One row per job waiting for the index, however many revisions it went through: each save
+			-- bumps the row's version instead of appending a row (and an AUTOINCREMENT counter write), and
+			-- a flush deletes the row only if no save came while D1 was being written.
+			CREATE TABLE outbox_v8 (job_id TEXT PRIMARY KEY, version INTEGER NOT NULL, queued_at INTEGER NOT NULL) WITHOUT ROWID;
+			INSERT INTO outbox_v8 (job_id, version, queued_at) SELECT job_id, count(*), min(queued_at) FROM outbox GROUP BY job_id;
+			DROP TABLE outbox;
+			ALTER TABLE outbox_v8 RENAME TO outbox;
+		`,
+	},
 ];
