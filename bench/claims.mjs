@@ -29,7 +29,7 @@ export const usage = `    --full            also run N = 10,000 (needs an open-f
     --sizes=100,1000  the N to run (overrides --full)
     --concurrency=16  agent creations in flight
     --keep            keep the temp directory (bundle, DO/D1/R2 state) for inspection
-    --profile         CPU-profile the Worker's isolate over each first tick (bench/results/claims-<N>.cpuprofile)
+    --profile         CPU-profile the Worker's isolate over each first and next-minute tick (bench/results/claims-<N>[-next].cpuprofile)
 `;
 
 const DEFAULT_SIZES = [100, 1_000];
@@ -182,7 +182,13 @@ async function runSize(n, { scriptPath, stateDir, concurrency, modelURL, profile
 		console.log(`dup      T again  ${fmtTick(r.dup)}  jobs in D1 ${afterDup} (added ${r.dup.jobs_added})`);
 
 		await coldAgents(openFiles);
+		const nextProfiler = profile ? await startProfile(w.inspectorPort) : null;
 		r.next = await timedTick(w, T + MINUTE, logs, token, openFiles);
+		if (nextProfiler) {
+			r.next_profile = await nextProfiler.stop(path.join(ROOT, "bench", "results", `claims-${n}-next.cpuprofile`));
+			console.log(`CPU profile over the next-minute tick (${r.next_profile.samples} samples), self time by function:`);
+			for (const row of r.next_profile.top.slice(0, 15)) console.log(`  ${String(row.share).padStart(5)} %  ${row.fn}`);
+		}
 		console.log(`next     T+1min   ${fmtTick(r.next)}`);
 		if (r.next.skipped > 0) r.next.skip_reason = await skipReason(w, token, names[0]);
 		r.jobs_after_next = await waitForJobs(w, token, r.tick.claimed + r.next.claimed, n, openFiles);
