@@ -20,6 +20,7 @@
 // Goals: consolidation ≥ 20 MB/s; workerd ≤ 32 MB above its baseline.
 import { parseArgs } from "node:util";
 import { startWorkerWithFixtures } from "./lib/fixtures.mjs";
+import { startFloorWorker } from "./lib/floor-worker.mjs";
 import { heapSampler, liveHeapSampler } from "./lib/profile.mjs";
 import { BENCH_TOOL, FINAL, logCounter, machineInfo, memoryOf, MiB, printMachine, printTable, progress, recordFailure, round, rssSampler, scratch, sleep, verdict, writeResult } from "./lib/common.mjs";
 
@@ -159,6 +160,31 @@ export async function run(argv) {
 			samples: live.samples.length,
 			samples_while_running: live.samples.filter(([t]) => t >= again.tTrigger && t <= again.tFinal).length,
 		};
+
+		// The floor, in a workerd of its own: the same lines through SQLite into one multipart object,
+		// nothing else. What its RSS gains is what the platform (workerd, SQLite, Miniflare's R2) takes
+		// for this much output; drover's own memory is what its RSS gains beyond that.
+		console.log("the floor: the same lines into SQLite, then one multipart R2 object (bench/lib/floor-worker.mjs)");
+		const floor = await startFloorWorker({ persistDir: `${tmp.dir}/floor` });
+		tmp.onCleanup(() => floor.dispose());
+		if (!floor.pid) throw new Error("could not find the floor's workerd process in /proc");
+		await sleep(1500);
+		const floorSampler = rssSampler(floor.pid, 5);
+		await sleep(1000);
+		const floorBaseline = median(floorSampler.samples.map(([, rss]) => rss));
+		const tf0 = Date.now();
+		const floorDone = await floor.output(turns, lineBytes);
+		const tf1 = Date.now();
+		await sleep(200);
+		floorSampler.stop();
+		result.floor = {
+			bytes: floorDone.bytes,
+			parts: floorDone.parts,
+			s: round((tf1 - tf0) / 1000, 2),
+			rss_baseline_mb: round(floorBaseline / MiB, 1),
+			rss_peak_above_baseline_mb: round((floorSampler.peak(tf0, tf1 + 200) - floorBaseline) / MiB, 1),
+		};
+		result.memory_mb.drover_above_floor = round(result.memory_mb.job_peak_above_baseline - result.floor.rss_peak_above_baseline_mb, 1);
 	} catch (err) {
 		recordFailure(result, err);
 	} finally {
@@ -174,6 +200,7 @@ export async function run(argv) {
 		memory_met: m ? m.job_peak_above_baseline <= GOAL_RSS_MB : null,
 		consolidation_memory_met: m ? m.consolidation_above_baseline <= GOAL_RSS_MB : null,
 		heap_met: h ? Math.max(h.peak_while_running_above_baseline, h.peak_during_consolidation_above_baseline) <= GOAL_RSS_MB : null,
+		beyond_floor_met: result.memory_mb?.drover_above_floor !== undefined ? result.memory_mb.drover_above_floor <= GOAL_RSS_MB : null,
 		live_heap_met: result.live_heap_mb
 			? Math.max(result.live_heap_mb.peak_while_running_above_baseline, result.live_heap_mb.peak_during_consolidation_above_baseline) <= GOAL_RSS_MB
 			: null,
@@ -193,6 +220,12 @@ export async function run(argv) {
 				["  peak during consolidation", `${m.peak_during_consolidation} MB (+${m.consolidation_above_final} over the final-status RSS, +${m.consolidation_above_baseline} over baseline)`, `≤ +${GOAL_RSS_MB} MB`],
 				["  of it, anonymous (heaps) / file-backed (mapped files): peak above baseline", `+${m.anon_peak_above_baseline} / +${m.file_peak_above_baseline} MB`, ""],
 				["  VmHWM (process lifetime)", `${m.vm_hwm} MB`, ""],
+				...(result.floor
+					? [
+							[`floor (same lines via SQLite into one multipart object): workerd RSS peak above its baseline`, `+${result.floor.rss_peak_above_baseline_mb} MB (${result.floor.s} s)`, ""],
+							["  drover's RSS peak beyond the floor's", `${m.drover_above_floor >= 0 ? "+" : ""}${m.drover_above_floor} MB`, `≤ +${GOAL_RSS_MB} MB`],
+						]
+					: []),
 				["Worker isolate JS heap (used) baseline", `${h.baseline} MB`, ""],
 				["  peak while the job ran, above baseline", `+${h.peak_while_running_above_baseline} MB`, `≤ +${GOAL_RSS_MB} MB`],
 				["  peak during consolidation, above baseline", `+${h.peak_during_consolidation_above_baseline} MB`, `≤ +${GOAL_RSS_MB} MB`],
@@ -206,7 +239,7 @@ export async function run(argv) {
 			],
 		);
 		console.log(`R2: one object of ${result.object.bytes.toLocaleString("en")} B (${result.object.multipart_etag ? "multipart" : "single put"}), ${result.object.chunks_left} chunk objects left; ${m.samples_in_consolidation} RSS samples fell inside the consolidation window`);
-		console.log(`goal: ${result.goal.text}: throughput ${verdict(result.goal.throughput_met)}, workerd RSS over the whole job ${verdict(result.goal.memory_met)} (during consolidation alone ${verdict(result.goal.consolidation_memory_met)}), the isolate's JS heap ${verdict(result.goal.heap_met)} (used, garbage included), live ${verdict(result.goal.live_heap_met)}${targetMB < 100 ? ` (ran ${targetMB} MB; --full for 100)` : ""}`);
+		console.log(`goal: ${result.goal.text}: throughput ${verdict(result.goal.throughput_met)}, workerd RSS over the whole job ${verdict(result.goal.memory_met)} (during consolidation alone ${verdict(result.goal.consolidation_memory_met)}), the isolate's JS heap ${verdict(result.goal.heap_met)} (used, garbage included), live ${verdict(result.goal.live_heap_met)}; RSS beyond the floor's ${verdict(result.goal.beyond_floor_met)}${targetMB < 100 ? ` (ran ${targetMB} MB; --full for 100)` : ""}`);
 	}
 	result.logs = logs.summary();
 	if (result.logs.errors.length > 0) console.log(`worker errors: ${result.logs.errors.length}, e.g. ${result.logs.errors[0].slice(0, 300)}`);

@@ -2,6 +2,7 @@
 // same kinds of bindings (a SQLite-backed Durable Object, D1 with drover's `jobs` table and
 // indexes, R2), that does only the storage writes one job needs and nothing else.
 //
+// POST /output?lines=&line_bytes=  → the output floor (see OutputFloorDO below).
 // POST /claims/tick?n=&instant=  → the claim floor (see ClaimAgentFloorDO below): 16 shards calling
 // n agents' objects, each writing one ledger row and setting an alarm.
 //
@@ -77,6 +78,64 @@ export class FloorDO extends DurableObject {
   }
 }
 
+// The output floor: the least a job writing \`lines\` lines of \`line_bytes\` bytes can do with them
+// under drover's design. Each line is written to the object's SQLite and committed as it comes (the
+// copy streaming and crash recovery read); at the end the lines are read back 1 MiB at a time into
+// 5 MiB parts of one R2 multipart upload, and deleted.
+export class OutputFloorDO extends DurableObject {
+  constructor(ctx, env) {
+    super(ctx, env);
+    ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS lines (line INTEGER PRIMARY KEY, body TEXT NOT NULL)");
+  }
+  async output(lines, lineBytes, key) {
+    const sql = this.ctx.storage.sql;
+    const body = JSON.stringify({ type: "tool_result", result: "x".repeat(lineBytes) });
+    for (let i = 1; i <= lines; i++) {
+      sql.exec("INSERT INTO lines (line, body) VALUES (?, ?)", i, body);
+      await this.ctx.storage.sync();
+    }
+    const upload = await this.env.OUTPUT.createMultipartUpload(key);
+    const parts = [];
+    const PART = 5 * 1024 * 1024;
+    const encoder = new TextEncoder();
+    let part = new Uint8Array(PART);
+    let filled = 0;
+    let after = 0;
+    let bytes = 0;
+    const flush = async () => {
+      parts.push(await upload.uploadPart(parts.length + 1, part.subarray(0, filled)));
+      part = new Uint8Array(PART);
+      filled = 0;
+    };
+    for (;;) {
+      const rows = [];
+      let batch = 0;
+      for (const row of sql.exec("SELECT line, body FROM lines WHERE line > ? ORDER BY line", after)) {
+        rows.push(row);
+        batch += row.body.length;
+        if (batch >= 1024 * 1024) break;
+      }
+      if (rows.length === 0) break;
+      for (const row of rows) {
+        let data = encoder.encode(row.body + "\n");
+        bytes += data.length;
+        while (data.length > 0) {
+          const n = Math.min(PART - filled, data.length);
+          part.set(data.subarray(0, n), filled);
+          filled += n;
+          data = data.subarray(n);
+          if (filled === PART) await flush();
+        }
+        after = row.line;
+      }
+    }
+    if (filled > 0 || parts.length === 0) await flush();
+    await upload.complete(parts);
+    sql.exec("DELETE FROM lines");
+    return { bytes, parts: parts.length };
+  }
+}
+
 // The claim floor: the least a cron tick can do per due agent and still claim durably. One object
 // per agent, woken by its shard; one ledger row written (unique per instant, so a repeat is a no-op)
 // and an alarm set within the start spread when the row is new. The alarm itself does nothing.
@@ -118,6 +177,10 @@ export class ClaimShardFloorDO extends DurableObject {
 export default {
   async fetch(request, env) {
     const q = new URL(request.url).searchParams;
+    if (new URL(request.url).pathname === "/output") {
+      const done = await env.OUTPUT_FLOOR.getByName("output").output(Number(q.get("lines")), Number(q.get("line_bytes")), "jobs/floor/" + crypto.randomUUID() + ".jsonl");
+      return Response.json(done);
+    }
     if (new URL(request.url).pathname === "/claims/tick") {
       const shards = 16;
       const counts = await Promise.all(
@@ -151,6 +214,7 @@ export async function startFloorWorker({ persistDir }) {
 						FLOOR: { className: "FloorDO", useSQLite: true },
 						CLAIM_AGENT: { className: "ClaimAgentFloorDO", useSQLite: true },
 						CLAIM_SHARD: { className: "ClaimShardFloorDO", useSQLite: true },
+						OUTPUT_FLOOR: { className: "OutputFloorDO", useSQLite: true },
 					},
 					d1Databases: { DB: "floor-db" },
 					r2Buckets: { OUTPUT: "floor-output" },
@@ -172,6 +236,12 @@ export async function startFloorWorker({ persistDir }) {
 			const qs = new URLSearchParams(Object.entries(plan).map(([k, v]) => [k, String(v)]));
 			const res = await mf.dispatchFetch(`http://floor.local/job?${qs}`, { method: "POST" });
 			if (res.status !== 200) throw new Error(`floor /job: ${res.status} ${await res.text()}`);
+			return res.json();
+		},
+		/** The output floor: `lines` lines of `lineBytes` into SQLite, then one multipart object in R2. */
+		async output(lines, lineBytes) {
+			const res = await mf.dispatchFetch(`http://floor.local/output?lines=${lines}&line_bytes=${lineBytes}`, { method: "POST" });
+			if (res.status !== 200) throw new Error(`floor /output: ${res.status} ${await res.text()}`);
 			return res.json();
 		},
 		/** The claim floor's tick: n agents due at `instant`; resolves to how many it claimed. */
