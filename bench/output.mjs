@@ -86,8 +86,7 @@ export async function run(argv) {
 		await heap.stop();
 		// The object, through the binding now that the Worker is idle.
 		const bucket = await w.mf.getR2Bucket("OUTPUT");
-		const head = await bucket.head(`jobs/${AGENT}/${jobId}.jsonl`);
-		if (!head) throw new Error(`no R2 object jobs/${AGENT}/${jobId}.jsonl`);
+		const head = await objectHead(bucket, `jobs/${AGENT}/${jobId}.jsonl`);
 		const leftover = await bucket.list({ prefix: `jobs/${AGENT}/${jobId}/` });
 		const tObject = head.uploaded.getTime();
 		const range = await w.api("GET", `/v1/jobs/${jobId}/output`, undefined, { range: "bytes=0-99" });
@@ -151,7 +150,7 @@ export async function run(argv) {
 		console.log("the same job again, sampling the isolate's live heap (garbage collected at every sample)");
 		const live = await liveHeapSampler(inspectorPort, { gapMs: 100 });
 		const again = await runJob(w, fx, turns);
-		const object = await waitForObject(bucket, `jobs/${AGENT}/${again.jobId}.jsonl`);
+		const object = await objectHead(bucket, `jobs/${AGENT}/${again.jobId}.jsonl`);
 		await live.stop();
 		result.live_heap_mb = {
 			baseline: round(live.baseline / MiB, 1),
@@ -299,7 +298,7 @@ async function runJob(w, fx, turns) {
 }
 
 /** The job's R2 object; the index shows the job final only once it is written, so it is there. */
-async function waitForObject(bucket, key) {
+async function objectHead(bucket, key) {
 	const head = await bucket.head(key);
 	if (!head) throw new Error(`no R2 object ${key}`);
 	return head;

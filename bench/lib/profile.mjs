@@ -34,24 +34,7 @@ export async function heapSampler(port, everyMs = 10) {
 		baseline = Math.min(baseline, await usage());
 		await new Promise((r) => setTimeout(r, everyMs));
 	}
-	const samples = [];
-	let running = true;
-	const loop = (async () => {
-		while (running) {
-			samples.push([Date.now(), await usage()]);
-			await new Promise((r) => setTimeout(r, everyMs));
-		}
-	})();
-	return {
-		baseline,
-		samples,
-		peak: (from, to) => Math.max(0, ...samples.filter(([t]) => t >= from && t <= to).map(([, v]) => v)),
-		async stop() {
-			running = false;
-			await loop;
-			close();
-		},
-	};
+	return sampling(usage, everyMs, baseline, close);
 }
 
 /**
@@ -71,11 +54,16 @@ export async function liveHeapSampler(port, { gapMs = 500 } = {}) {
 		return u.usedSize + (u.backingStorageSize ?? 0);
 	};
 	const baseline = Math.min(await live(), await live());
+	return sampling(live, gapMs, baseline, close);
+}
+
+/** Calls `read` every `gapMs` into [t, value] samples until stop(); `peak(from, to)` over a window. */
+function sampling(read, gapMs, baseline, close) {
 	const samples = [];
 	let running = true;
 	const loop = (async () => {
 		while (running) {
-			samples.push([Date.now(), await live()]);
+			samples.push([Date.now(), await read()]);
 			await new Promise((r) => setTimeout(r, gapMs));
 		}
 	})();
