@@ -417,3 +417,16 @@ const fmtJobs = (j) =>
 const secs = (ms) => round(ms / 1000, 2);
 const fmtTick = (k) =>
 	`${k.wall_s} s  called ${k.agents_called}  claimed ${k.claimed}  skipped ${k.skipped}  (${k.claims_per_s}/s, ${k.ms_per_agent} ms/agent)  outcome ${k.outcome}  workerd files ≤ ${k.workerd_peak_open_files ?? "?"}`;
+
+/** Rows for `npm run bench`'s one table. */
+export function tableRows(doc) {
+	const rows = [];
+	for (const r of doc.results) {
+		if (!r.tick) continue;
+		const floor = (k) => (r.floor?.[k] ? `; floor ${r.floor[k].wall_s} s (×${round(r[k].wall_s / r.floor[k].wall_s, 1)})` : "");
+		rows.push({ figure: `one tick, ${r.n.toLocaleString("en")} agents due`, measured: `${r.tick.wall_s} s${floor("tick")}`, goal: `10,000 in ≤ ${GOAL_SECONDS} s`, met: r.n === GOAL_N ? r.tick.wall_s <= GOAL_SECONDS : null });
+		if (r.next) rows.push({ figure: `next-minute tick, ${r.n.toLocaleString("en")} agents`, measured: `${r.next.wall_s} s${floor("next")}`, goal: "", met: null });
+	}
+	rows.push({ figure: "a duplicate tick", measured: `adds ${doc.results.reduce((n, r) => n + (r.dup?.claimed ?? 0), 0)} claims`, goal: "adds none", met: doc.goal.duplicate_adds_none });
+	return rows;
+}

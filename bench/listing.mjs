@@ -233,3 +233,13 @@ SELECT
   created_at + dur * 1000
 FROM r`;
 }
+
+/** Rows for `npm run bench`'s one table. */
+export function tableRows(doc) {
+	return doc.cases.map((c) => ({
+		figure: `${c.name} page of ${doc.rows.toLocaleString("en")}${c.depth ? `, ${c.depth.toLocaleString("en")} rows deep` : ""}, p50 / p99`,
+		measured: `${c.ms.p50} / ${c.ms.p99} ms`,
+		goal: "p99 ≤ 25 ms",
+		met: c.ms.p99 <= 25,
+	}));
+}

@@ -348,3 +348,26 @@ function billingSummary(perJob) {
 		max: stat((v) => Math.max(...v)),
 	};
 }
+
+/** Rows for `npm run bench`'s one table. */
+export function tableRows(doc) {
+	const rows = [];
+	if (doc.drover_written_ms) {
+		rows.push({
+			figure: "one-tool job, trigger → final row in D1 (R2 written), p50 / p99, against the floor",
+			measured: `${doc.drover_written_ms.p50} / ${doc.drover_written_ms.p99} ms vs ${doc.floor_ms.p50} / ${doc.floor_ms.p99} ms (×${doc.ratio_written.p50}; with the job's own calls ×${doc.ratio_with_own_calls.p50})`,
+			goal: `ratio ≤ ${GOALS.ratio}`,
+			met: doc.ratio_written.p50 <= GOALS.ratio,
+		});
+	}
+	const b = doc.billing?.mean;
+	if (b) {
+		rows.push({
+			figure: "billed per job: D1 rows written; R2 class A; DO requests; DO SQLite rows written",
+			measured: `${b.d1_rows_written}; ${b.r2_class_a}; ${b.do_requests}; ${b.sql_rows_written}`,
+			goal: `≤ ${GOALS.d1_rows_written} D1 rows, ≤ ${GOALS.r2_class_a} R2 class A`,
+			met: b.d1_rows_written <= GOALS.d1_rows_written && b.r2_class_a <= GOALS.r2_class_a,
+		});
+	}
+	return rows;
+}

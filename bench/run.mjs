@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 // `npm run bench` runs every benchmark; `npm run bench -- <name> [options]` runs bench/<name>.mjs.
-// A benchmark is a module exporting `title`, `usage` and `run(argv)`; it prints its figures and
-// writes them to bench/results/<name>.json (gitignored). Benchmarks report, they never pass or fail
+// A benchmark is a module exporting `title`, `usage`, `run(argv)` and `tableRows(results)`; it prints its figures and
+// writes them to bench/results/<name>.json (gitignored); at the end one table of every figure against
+// its goal is printed and written to bench/results/summary.json. Benchmarks report, they never pass or fail
 // a build: the exit code is non-zero only when a benchmark could not run or its work went wrong.
-import { readdirSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
+import { machineInfo } from "./lib/common.mjs";
 
 const dir = import.meta.dirname;
 const available = readdirSync(dir)
@@ -32,9 +34,30 @@ if (unknown.length > 0) {
 	process.exit(2);
 }
 
+// After the benchmarks, one table of every figure against its goal, from the results each wrote.
+const rows = [];
 for (const name of names.length > 0 ? names : available) {
 	const mod = await import(pathToFileURL(path.join(dir, `${name}.mjs`)).href);
 	console.log(`\n== ${name}: ${mod.title}\n`);
+	const started = Date.now();
 	await mod.run(rest);
+	const file = path.join(dir, "results", `${name}.json`);
+	const doc = existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : null;
+	if (!doc || Date.parse(doc.at) < started) {
+		rows.push({ scenario: name, figure: "(no results written)", measured: "—", goal: "", met: null });
+		continue;
+	}
+	for (const row of mod.tableRows?.(doc) ?? []) rows.push({ scenario: name, ...row });
 }
+
+const verdict = (met) => (met === null || met === undefined ? "—" : met ? "yes" : "NO");
+const cells = rows.map((r) => [r.scenario, r.figure, r.measured, r.goal, verdict(r.met)]);
+const head = ["scenario", "figure", "measured", "goal", "met"];
+const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => String(c[i]).length)));
+const line = (c) => `| ${c.map((x, i) => String(x).padEnd(widths[i])).join(" | ")} |`;
+console.log(`\n== summary\n\n${line(head)}\n| ${widths.map((w) => "-".repeat(w)).join(" | ")} |\n${cells.map(line).join("\n")}`);
+const out = path.join(dir, "results", "summary.json");
+mkdirSync(path.dirname(out), { recursive: true });
+writeFileSync(out, `${JSON.stringify({ at: new Date().toISOString(), machine: machineInfo(), rows }, null, "\t")}\n`);
+console.log(`\nwrote ${path.relative(process.cwd(), out)}`);
 

@@ -224,3 +224,18 @@ function subscriber(w, jobId, index) {
 	})();
 	return s;
 }
+
+/** Rows for `npm run bench`'s one table. */
+export function tableRows(doc) {
+	const main = [...doc.runs].filter((r) => r.latency_ms).sort((a, b) => b.subscribers - a.subscribers)[0];
+	if (!main) return [];
+	const d = main.delivery;
+	return [
+		{
+			figure: `${main.lines.toLocaleString("en")} lines × ${main.subscribers} subscribers: latency p50 / p99; lost, duplicated`,
+			measured: `${main.latency_ms.p50} / ${main.latency_ms.p99} ms; ${d.lost_total}, ${d.duplicated_total}`,
+			goal: "p99 ≤ 50 ms; 0, 0 (judged at 10,000 × 100: --full)",
+			met: doc.target_lines >= 10_000 ? doc.goal.met : null,
+		},
+	];
+}
