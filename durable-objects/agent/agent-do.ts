@@ -66,6 +66,8 @@ export class AgentDO extends DurableObject<Env> {
 	private readonly inflight = new Map<string, AbortController>();
 	/** The alarm work in progress: alarms never overlap in one instance, even when fired by hand. */
 	private working: Promise<void> | null = null;
+	/** The pass queued behind `working` for calls that came while it ran. */
+	private rerun: Promise<void> | null = null;
 	/** One client per instance, so its key-rotation cursor carries from turn to turn. */
 	private modelClient: ModelClient | null = null;
 	private readonly hub: StreamHub;
@@ -262,8 +264,24 @@ export class AgentDO extends DurableObject<Env> {
 		}
 	}
 
+	/**
+	 * Runs a pass of the alarm's work. A call that comes while a pass is under way gets one more pass
+	 * after it (shared by every such call): the running pass may have read its due jobs before the
+	 * caller's change (a decision, a new job), and joining it would leave that change to whatever
+	 * alarm the pass happens to set last.
+	 */
 	private work(): Promise<void> {
-		this.working ??= this.doWork().finally(() => {
+		if (this.working) {
+			// After the running pass however it ends: its failure is its own callers' to see.
+			this.rerun ??= this.working
+				.catch(() => {})
+				.then(() => {
+					this.rerun = null;
+					return this.work();
+				});
+			return this.rerun;
+		}
+		this.working = this.doWork().finally(() => {
 			this.working = null;
 		});
 		return this.working;

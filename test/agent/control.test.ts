@@ -107,6 +107,34 @@ describe("approvals", () => {
 		expect(outboundLog.filter((r) => r.url.startsWith("https://tickets"))).toEqual([]);
 	});
 
+	it("acts on a decision made while the agent is busy with another job, in the alarm that decision set", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ tool_use: { name: "create_ticket", input: { title: "A" } } });
+		await createAgent({ name: "decide-busy", max_concurrent: 2, tools: [ticketTool, fetchTool] });
+		const waiting = await runToRest("decide-busy");
+		expect(waiting.status).toBe("approval_pending");
+		// A second job starts at once and holds the agent's work in its tool call until released.
+		let release = () => {};
+		const gate = new Promise<void>((resolve) => (release = resolve));
+		const reached = new Promise<void>((arrived) =>
+			fake("https://slow.example.test", async () => {
+				arrived();
+				await gate;
+				return new Response("slow page");
+			}),
+		);
+		emulator.enqueue({ tool_use: { name: "http_fetch", input: { url: "https://slow.example.test/" } } }, { text: "Read it." }, { text: "Not filed." });
+		const busy = await trigger("decide-busy");
+		await reached;
+		expect((await post(`/v1/jobs/${waiting.id}/approval`, { decision: "deny" })).status).toBe(200);
+		// The decision's alarm arrives while that work is still under way.
+		const alarm = runInDurableObject(env.AGENT.getByName("decide-busy"), (instance: AgentDO) => instance.alarm());
+		release();
+		await alarm;
+		expect((await jobOf("decide-busy", waiting.id)).status).toBe("completed");
+		expect((await jobOf("decide-busy", busy.id)).status).toBe("completed");
+	});
+
 	it("runs the call once approved, then finishes", async () => {
 		const seen: unknown[] = [];
 		fake("https://tickets.example.test", async (req) => {
