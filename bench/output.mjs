@@ -16,8 +16,16 @@
 //            final status to the object's existence, i.e. during consolidation; plus VmHWM. RSS
 //            counts all of workerd (Miniflare's D1 and R2 simulators too) and heap V8 keeps, so the
 //            Worker isolate's JS heap (V8 usedSize, through the inspector, every 10 ms; baseline the
-//            lowest reading over a second of idle) is reported beside it.
-// Goals: consolidation ≥ 20 MB/s; workerd ≤ 32 MB above its baseline.
+//            lowest reading over a second of idle) is reported beside it, RSS split into anonymous
+//            and file-backed pages.
+//   live     the same job again, with a heap snapshot every ~100 ms (V8 collects garbage before
+//            each): the isolate's live heap plus ArrayBuffer stores. Snapshots pause the isolate,
+//            so this run's timings are not reported, and a peak between samples can be missed.
+//   floor    bench/lib/floor-worker.mjs in its own workerd: the same lines written to a Durable
+//            Object's SQLite one commit each, then read back into one multipart R2 object; its RSS
+//            gain is what the platform takes for this much output, drover's beyond it its own.
+// Goals: consolidation ≥ 20 MB/s; ≤ 32 MB above baseline (judged on RSS beyond the floor's; the
+// live heap and the raw RSS are reported too).
 import { parseArgs } from "node:util";
 import { startWorkerWithFixtures } from "./lib/fixtures.mjs";
 import { startFloorWorker } from "./lib/floor-worker.mjs";

@@ -23,6 +23,8 @@
 //            plus alarm invocations), DO SQLite rows written and read, D1 rows written and read
 //            (D1's own meta), R2 class A and B operations. The trigger request's own operations
 //            are counted; the bench's polling is not.
+//   cpu      the CPU time (/proc) each workerd process spends over the timed jobs, per job: drover's
+//            (its polling included) and the floor's; locally one thread runs each process.
 // Goals: drover/floor ≤ 2 (median per job); ≤ 12 D1 rows written and ≤ 4 R2 class-A operations per
 // one-tool-call job.
 import path from "node:path";
