@@ -178,6 +178,17 @@ export class AgentDO extends DurableObject<Env> {
 		await this.alarmNow();
 	}
 
+	/**
+	 * A deploy dropped this file agent from fleet.yaml (its shard says so once): its queued runs end
+	 * now rather than when something next wakes it, which for a paused agent would be never.
+	 */
+	async dropFromFleet(): Promise<void> {
+		const state = readState(this.sql);
+		if (!state || state.source !== "file" || currentDefinition(state)) return;
+		this.cancelOrphans("agent removed from fleet.yaml");
+		await this.indexNow();
+	}
+
 	/** Pauses the agent; `by` is the caller's token name ("auto" is reserved for automatic pauses). */
 	async pause(name: string, source: AgentSource, reason: string | null, by: string): Promise<AgentStatus> {
 		ensureState(this.sql, name, source);

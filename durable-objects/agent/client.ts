@@ -12,6 +12,7 @@ export type AgentRpc = Pick<
 	| "trigger"
 	| "define"
 	| "remove"
+	| "dropFromFleet"
 	| "pause"
 	| "resume"
 	| "status"

@@ -82,17 +82,32 @@ export class SchedulerShardDO extends DurableObject<Env> {
 		const stored = this.sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = 'fleet'").toArray()[0]?.value;
 		if (stored === revision) return;
 		const names = new Set(mine.map((a) => a.name));
-		this.ctx.storage.transactionSync(() => {
-			for (const { name } of this.sql.exec<{ name: string }>("SELECT name FROM agents WHERE source = 'file'").toArray()) {
-				if (!names.has(name)) this.sql.exec("DELETE FROM agents WHERE name = ?", name);
+		const gone = this.sql
+			.exec<{ name: string }>("SELECT name FROM agents WHERE source = 'file'")
+			.toArray()
+			.map((r) => r.name)
+			.filter((name) => !names.has(name));
+		// A dropped agent's object hears of it from here, or from nothing: a paused one is never woken
+		// again, and its queued runs would wait forever. One that cannot be told stays listed, and the
+		// fleet's revision unrecorded, so the next tick tries again.
+		const told: string[] = [];
+		for (const name of gone) {
+			try {
+				await agentRpc(this.env, name).dropFromFleet();
+				told.push(name);
+			} catch (err) {
+				log.error("shard.drop_failed", { shard, agent: name, ...errorFields(err) });
 			}
+		}
+		this.ctx.storage.transactionSync(() => {
+			for (const name of told) this.sql.exec("DELETE FROM agents WHERE name = ?", name);
 			for (const name of names) {
 				this.sql.exec(
 					"INSERT INTO agents (name, source, next_due_at) VALUES (?, 'file', 0) ON CONFLICT (name) DO UPDATE SET source = 'file', next_due_at = 0",
 					name,
 				);
 			}
-			this.sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('fleet', ?)", revision);
+			if (told.length === gone.length) this.sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('fleet', ?)", revision);
 		});
 	}
 }

@@ -1,4 +1,7 @@
+import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { createJob, type JobRecord } from "../../src/jobs/model.ts";
+import { shardName, shardOf } from "../../src/scheduler/shards.ts";
 import { settle, runsOf } from "../helpers/agents.ts";
 import { call } from "../helpers/http.ts";
 import { fake } from "../helpers/outbound.ts";
@@ -41,5 +44,32 @@ describe("fleet.yaml agents", () => {
 		expect(digest.queued_jobs).toBe(0);
 		expect(digest.last_job.status).toBe("completed");
 		expect(digest.schedules.map((s) => s.name)).toEqual(["weekday-morning", "weekly-recap"]);
+	});
+});
+
+describe("a file agent a deploy drops from fleet.yaml", () => {
+	it("ends its queued runs at the next tick, even while paused, and is no longer called", async () => {
+		// An agent the previous deploy's fleet.yaml had: its shard lists it, its object holds a queued run.
+		const name = "retired-agent";
+		const agent = env.AGENT.getByName(name);
+		await agent.tick(name, "file", Date.parse("2026-12-05T09:00:00Z"));
+		await agent.pause(name, "file", "holiday", "operator");
+		const queued = createJob({ agent: name, trigger_type: "manual", definition_revision: "r" }, new Date("2026-12-05T09:00:00Z"));
+		expect(await agent.saveJob(queued)).toBe(true);
+		const shard = env.SCHEDULER_SHARD.getByName(shardName(shardOf(name)));
+		await tick("2026-12-05T09:00:00Z");
+		await runInDurableObject(shard, (_i, state) => {
+			state.storage.sql.exec("INSERT INTO agents (name, source, next_due_at) VALUES (?, 'file', 0)", name);
+			state.storage.sql.exec("UPDATE meta SET value = 'the previous deploy' WHERE key = 'fleet'");
+		});
+
+		await tick("2026-12-05T09:01:00Z");
+		const job = (await agent.getJob(queued.id)) as JobRecord | null;
+		expect(job).toMatchObject({ status: "cancelled" });
+		expect(job!.transitions.at(-1)).toMatchObject({ to: "cancelled", reason: "agent removed from fleet.yaml" });
+		const indexed = await env.DB.prepare("SELECT status FROM jobs WHERE id = ?").bind(queued.id).first<{ status: string }>();
+		expect(indexed?.status).toBe("cancelled");
+		const listed = await runInDurableObject(shard, (_i, state) => state.storage.sql.exec("SELECT name FROM agents WHERE name = ?", name).toArray());
+		expect(listed).toEqual([]);
 	});
 });
