@@ -323,14 +323,17 @@ export function tableRows(doc) {
 	const m = doc.memory_mb;
 	const l = doc.live_heap_mb;
 	const size = `${doc.object.mb} MB job`;
+	// The goals are for ~100 MB of output (--full); a smaller run reports without judging.
+	const judged = (met) => (doc.target_mb >= 100 ? met : null);
+	const at100 = doc.target_mb >= 100 ? "" : " (judged at 100 MB: --full)";
 	return [
-		{ figure: `${size}: consolidation into R2`, measured: `${doc.consolidation.mb_per_s} MB/s`, goal: `≥ ${GOAL_MBPS} MB/s`, met: doc.goal.throughput_met },
-		...(l ? [{ figure: `${size}: the isolate's live JS heap, peak above baseline`, measured: `+${Math.max(l.peak_while_running_above_baseline, l.peak_during_consolidation_above_baseline)} MB`, goal: `≤ ${GOAL_RSS_MB} MB`, met: doc.goal.live_heap_met }] : []),
+		{ figure: `${size}: consolidation into R2`, measured: `${doc.consolidation.mb_per_s} MB/s`, goal: `≥ ${GOAL_MBPS} MB/s${at100}`, met: judged(doc.goal.throughput_met) },
+		...(l ? [{ figure: `${size}: the isolate's live JS heap, peak above baseline`, measured: `+${Math.max(l.peak_while_running_above_baseline, l.peak_during_consolidation_above_baseline)} MB`, goal: `≤ ${GOAL_RSS_MB} MB${at100}`, met: judged(doc.goal.live_heap_met) }] : []),
 		{
 			figure: `${size}: workerd RSS peak above baseline${m.drover_above_floor !== undefined ? ", and beyond the floor's" : ""}`,
 			measured: `+${m.job_peak_above_baseline} MB${m.drover_above_floor !== undefined ? `; +${m.drover_above_floor} MB` : ""}`,
-			goal: `≤ ${GOAL_RSS_MB} MB`,
-			met: doc.goal.beyond_floor_met ?? doc.goal.memory_met,
+			goal: `≤ ${GOAL_RSS_MB} MB${at100}`,
+			met: judged(doc.goal.beyond_floor_met ?? doc.goal.memory_met),
 		},
 	];
 }
