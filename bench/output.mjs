@@ -170,28 +170,13 @@ export async function run(argv) {
 
 		// The floor, in a workerd of its own: the same lines through SQLite into one multipart object,
 		// nothing else. What its RSS gains is what the platform (workerd, SQLite, Miniflare's R2) takes
-		// for this much output; drover's own memory is what its RSS gains beyond that.
-		console.log("the floor: the same lines into SQLite, then one multipart R2 object (bench/lib/floor-worker.mjs)");
-		const floor = await startFloorWorker({ persistDir: `${tmp.dir}/floor` });
-		tmp.onCleanup(() => floor.dispose());
-		if (!floor.pid) throw new Error("could not find the floor's workerd process in /proc");
-		await sleep(1500);
-		const floorSampler = rssSampler(floor.pid, 5);
-		await sleep(1000);
-		const floorBaseline = median(floorSampler.samples.map(([, rss]) => rss));
-		const tf0 = Date.now();
-		const floorDone = await floor.output(turns, lineBytes);
-		const tf1 = Date.now();
-		await sleep(200);
-		floorSampler.stop();
-		result.floor = {
-			bytes: floorDone.bytes,
-			parts: floorDone.parts,
-			s: round((tf1 - tf0) / 1000, 2),
-			rss_baseline_mb: round(floorBaseline / MiB, 1),
-			rss_peak_above_baseline_mb: round((floorSampler.peak(tf0, tf1 + 200) - floorBaseline) / MiB, 1),
-		};
+		// for this much output; drover's own memory is what its RSS gains beyond that. A second floor
+		// also fetches each line's content from the same tool target first: the job's own I/O.
+		console.log("the floor: the same lines into SQLite, then one multipart R2 object (bench/lib/floor-worker.mjs); then with the tool fetches");
+		result.floor = await runOutputFloor(`${tmp.dir}/floor`, turns, lineBytes);
+		result.floor_with_own_calls = await runOutputFloor(`${tmp.dir}/floor-calls`, turns, lineBytes, fx.hookUrl);
 		result.memory_mb.drover_above_floor = round(result.memory_mb.job_peak_above_baseline - result.floor.rss_peak_above_baseline_mb, 1);
+		result.memory_mb.drover_above_floor_with_own_calls = round(result.memory_mb.job_peak_above_baseline - result.floor_with_own_calls.rss_peak_above_baseline_mb, 1);
 	} catch (err) {
 		recordFailure(result, err);
 	} finally {
@@ -231,6 +216,8 @@ export async function run(argv) {
 					? [
 							[`floor (same lines via SQLite into one multipart object): workerd RSS peak above its baseline`, `+${result.floor.rss_peak_above_baseline_mb} MB (${result.floor.s} s)`, ""],
 							["  drover's RSS peak beyond the floor's", `${m.drover_above_floor >= 0 ? "+" : ""}${m.drover_above_floor} MB`, `≤ +${GOAL_RSS_MB} MB`],
+							[`floor + the job's tool fetches (each line fetched from the tool target first): RSS peak above its baseline`, `+${result.floor_with_own_calls.rss_peak_above_baseline_mb} MB (${result.floor_with_own_calls.s} s)`, ""],
+							["  drover's RSS peak beyond that floor's", `${m.drover_above_floor_with_own_calls >= 0 ? "+" : ""}${m.drover_above_floor_with_own_calls} MB`, ""],
 						]
 					: []),
 				["Worker isolate JS heap (used) baseline", `${h.baseline} MB`, ""],
@@ -270,6 +257,32 @@ async function lineTypes(object) {
 	}
 	count(rest);
 	return types;
+}
+
+/** One output floor in a fresh workerd: its RSS peak above its own idle baseline while it writes. */
+async function runOutputFloor(persistDir, lines, lineBytes, toolUrl) {
+	const floor = await startFloorWorker({ persistDir });
+	try {
+		if (!floor.pid) throw new Error("could not find the floor's workerd process in /proc");
+		await sleep(1500);
+		const sampler = rssSampler(floor.pid, 5);
+		await sleep(1000);
+		const baseline = median(sampler.samples.map(([, rss]) => rss));
+		const t0 = Date.now();
+		const done = await floor.output(lines, lineBytes, toolUrl);
+		const t1 = Date.now();
+		await sleep(200);
+		sampler.stop();
+		return {
+			bytes: done.bytes,
+			parts: done.parts,
+			s: round((t1 - t0) / 1000, 2),
+			rss_baseline_mb: round(baseline / MiB, 1),
+			rss_peak_above_baseline_mb: round((sampler.peak(t0, t1 + 200) - baseline) / MiB, 1),
+		};
+	} finally {
+		await floor.dispose();
+	}
 }
 
 /** Triggers the bench agent's job and waits until the D1 index shows it final. */
@@ -335,5 +348,8 @@ export function tableRows(doc) {
 			goal: `≤ ${GOAL_RSS_MB} MB${at100}`,
 			met: judged(doc.goal.beyond_floor_met ?? doc.goal.memory_met),
 		},
+		...(m.drover_above_floor_with_own_calls !== undefined
+			? [{ figure: `${size}: workerd RSS beyond a floor that also fetches the tool results`, measured: `${m.drover_above_floor_with_own_calls >= 0 ? "+" : ""}${m.drover_above_floor_with_own_calls} MB`, goal: `≤ ${GOAL_RSS_MB} MB${at100}`, met: judged(m.drover_above_floor_with_own_calls <= GOAL_RSS_MB) }]
+			: []),
 	];
 }

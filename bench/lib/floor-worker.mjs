@@ -2,7 +2,7 @@
 // same kinds of bindings (a SQLite-backed Durable Object, D1 with drover's `jobs` table and
 // indexes, R2), that does only the storage writes one job needs and nothing else.
 //
-// POST /output?lines=&line_bytes=  → the output floor (see OutputFloorDO below).
+// POST /output?lines=&line_bytes=[&tool_url=]  → the output floor (see OutputFloorDO below).
 // POST /claims/tick?n=&instant=  → the claim floor (see ClaimAgentFloorDO below): 16 shards calling
 // n agents' objects, each writing one ledger row and setting an alarm.
 //
@@ -87,10 +87,14 @@ export class OutputFloorDO extends DurableObject {
     super(ctx, env);
     ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS lines (line INTEGER PRIMARY KEY, body TEXT NOT NULL)");
   }
-  async output(lines, lineBytes, key) {
+  async output(lines, lineBytes, key, toolUrl) {
     const sql = this.ctx.storage.sql;
-    const body = JSON.stringify({ type: "tool_result", result: "x".repeat(lineBytes) });
+    const filler = JSON.stringify({ type: "tool_result", result: "x".repeat(lineBytes) });
     for (let i = 1; i <= lines; i++) {
+      // With a tool URL, each line's content is fetched first, as the job's tool results are.
+      const body = toolUrl
+        ? JSON.stringify({ type: "tool_result", result: await (await fetch(toolUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ input: { bytes: lineBytes } }) })).text() })
+        : filler;
       sql.exec("INSERT INTO lines (line, body) VALUES (?, ?)", i, body);
       await this.ctx.storage.sync();
     }
@@ -178,7 +182,7 @@ export default {
   async fetch(request, env) {
     const q = new URL(request.url).searchParams;
     if (new URL(request.url).pathname === "/output") {
-      const done = await env.OUTPUT_FLOOR.getByName("output").output(Number(q.get("lines")), Number(q.get("line_bytes")), "jobs/floor/" + crypto.randomUUID() + ".jsonl");
+      const done = await env.OUTPUT_FLOOR.getByName("output").output(Number(q.get("lines")), Number(q.get("line_bytes")), "jobs/floor/" + crypto.randomUUID() + ".jsonl", q.get("tool_url"));
       return Response.json(done);
     }
     if (new URL(request.url).pathname === "/claims/tick") {
@@ -238,9 +242,10 @@ export async function startFloorWorker({ persistDir }) {
 			if (res.status !== 200) throw new Error(`floor /job: ${res.status} ${await res.text()}`);
 			return res.json();
 		},
-		/** The output floor: `lines` lines of `lineBytes` into SQLite, then one multipart object in R2. */
-		async output(lines, lineBytes) {
-			const res = await mf.dispatchFetch(`http://floor.local/output?lines=${lines}&line_bytes=${lineBytes}`, { method: "POST" });
+		/** The output floor: `lines` lines of `lineBytes` into SQLite (fetched from `toolUrl` when given), then one multipart object in R2. */
+		async output(lines, lineBytes, toolUrl) {
+			const qs = new URLSearchParams({ lines: String(lines), line_bytes: String(lineBytes), ...(toolUrl ? { tool_url: toolUrl } : {}) });
+			const res = await mf.dispatchFetch(`http://floor.local/output?${qs}`, { method: "POST" });
 			if (res.status !== 200) throw new Error(`floor /output: ${res.status} ${await res.text()}`);
 			return res.json();
 		},
