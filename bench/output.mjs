@@ -23,7 +23,9 @@
 //            so this run's timings are not reported, and a peak between samples can be missed.
 //   floor    bench/lib/floor-worker.mjs in its own workerd: the same lines written to a Durable
 //            Object's SQLite one commit each, then read back into one multipart R2 object; its RSS
-//            gain is what the platform takes for this much output, drover's beyond it its own.
+//            gain is what the platform takes for this much output, drover's beyond it its own. A
+//            second floor first fetches each line from the same tool target, as the job's tool
+//            calls do: the platform plus the job's own I/O.
 // Goals: consolidation ≥ 20 MB/s; ≤ 32 MB above baseline (judged on RSS beyond the floor's; the
 // live heap and the raw RSS are reported too).
 import { parseArgs } from "node:util";
