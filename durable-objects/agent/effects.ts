@@ -3,6 +3,7 @@ import type { AgentDefinition } from "../../src/config/schema.ts";
 import type { DeliveryOutcome, JobRecord } from "../../src/jobs/model.ts";
 import { errorFields, log } from "../../src/log.ts";
 import { redact, redactDeep } from "../../src/security/redact.ts";
+import { deadline } from "../../src/shared/deadline.ts";
 import { getJob, putJob } from "./jobs.ts";
 
 /** Attempts per delivery or hook call before it is given up. */
@@ -127,12 +128,13 @@ export async function sendDue(
 			outcome = "failed";
 			error = `secret ${row.url_secret} is not set`;
 		} else {
+			const limit = deadline(timeoutMs);
 			try {
 				const res = await fetch(url, {
 					method: "POST",
 					headers: { "content-type": row.content_type, "idempotency-key": row.id, "user-agent": "drover" },
 					body: row.body,
-					signal: AbortSignal.timeout(timeoutMs),
+					signal: limit.signal,
 				});
 				await res.body?.cancel();
 				if (res.ok) outcome = "delivered";
@@ -147,6 +149,8 @@ export async function sendDue(
 				// The target may have received it: after the last try, the outcome is unknown, not failed.
 				outcome = attempt >= MAX_ATTEMPTS ? "unknown" : "retry";
 				log.warn("delivery.attempt_failed", { agent, job_id: row.job_id, kind: row.kind, target: row.target, attempt, ...errorFields(new Error(error)) });
+			} finally {
+				limit.clear();
 			}
 		}
 		if (outcome === "retry") {

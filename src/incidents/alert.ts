@@ -1,21 +1,25 @@
 import { errorFields, log } from "../log.ts";
 import type { Incident } from "../store/incidents.ts";
+import { deadline } from "../shared/deadline.ts";
 
 /** Posts an incident to the operator's alert webhook (ALERT_WEBHOOK_URL), once per opening. */
 export async function sendAlert(env: Env, incident: Incident): Promise<boolean> {
 	const url = (env as unknown as Record<string, unknown>).ALERT_WEBHOOK_URL;
 	if (typeof url !== "string" || url === "") return false;
+	const limit = deadline(10_000);
 	try {
 		const res = await fetch(url, {
 			method: "POST",
 			headers: { "content-type": "application/json", "idempotency-key": `${incident.id}:${incident.count}` },
 			body: JSON.stringify({ type: "drover.incident", incident }),
-			signal: AbortSignal.timeout(10_000),
+			signal: limit.signal,
 		});
 		await res.body?.cancel();
 		return res.ok;
 	} catch (err) {
 		log.warn("incident.alert_failed", { agent: incident.agent, incident: incident.id, ...errorFields(err) });
 		return false;
+	} finally {
+		limit.clear();
 	}
 }

@@ -92,6 +92,44 @@ describe("a run, turn by turn", () => {
 		expect(cleared[0]!.chars).toBeGreaterThan(300_000);
 	});
 
+	it("releases the timer of every call's deadline once the call is over", async () => {
+		// workerd lets an isolate hold 10,000 pending timers; a deadline's must not outlive its call.
+		const realSet = globalThis.setTimeout;
+		const realClear = globalThis.clearTimeout;
+		const pending = new Set<unknown>();
+		let deadlines = 0;
+		globalThis.setTimeout = ((fn: (...a: unknown[]) => void, ms?: number, ...args: unknown[]) => {
+			const id = realSet(() => {
+				pending.delete(id);
+				fn(...args);
+			}, ms);
+			if ((ms ?? 0) >= 10_000) {
+				deadlines++;
+				pending.add(id);
+			}
+			return id;
+		}) as typeof setTimeout;
+		globalThis.clearTimeout = ((id?: Parameters<typeof clearTimeout>[0]) => {
+			pending.delete(id);
+			realClear(id);
+		}) as typeof clearTimeout;
+		try {
+			const emulator = useEmulator();
+			fake("https://status.example.test", page("fine"));
+			for (let i = 0; i < 4; i++) emulator.enqueue({ tool_use: { name: "http_fetch", input: { url: `https://status.example.test/${i}` } } });
+			emulator.enqueue({ text: "All fine." });
+			await createAgent({ name: "timers", tools: [fetchTool] });
+			const job = await runToRest("timers");
+			expect(job.status).toBe("completed");
+			// 5 model calls and 4 tool calls, each with its deadline, and none left pending.
+			expect(deadlines).toBeGreaterThanOrEqual(9);
+			expect(pending.size).toBe(0);
+		} finally {
+			globalThis.setTimeout = realSet;
+			globalThis.clearTimeout = realClear;
+		}
+	});
+
 	it("sends the same system prompt and first message, byte for byte, run after run", async () => {
 		const emulator = useEmulator();
 		emulator.enqueue({ text: "one" }, { text: "two" });

@@ -7,6 +7,7 @@ import { durationSeconds, type ModelPrice } from "../../../src/config/schema.ts"
 import { transition, type ExitReason, type JobRecord } from "../../../src/jobs/model.ts";
 import { log } from "../../../src/log.ts";
 import { redact, redactDeep } from "../../../src/security/redact.ts";
+import { deadline } from "../../../src/shared/deadline.ts";
 import { getJob, putJob } from "../jobs.ts";
 import { clearOldToolResults, forModel } from "./context.ts";
 import { appendLines, type OutputLine } from "./output.ts";
@@ -132,7 +133,7 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 	const controller = new AbortController();
 	deps.inflight.set(job.id, controller);
 	const timeoutMs = Math.max(1, setup.deadline - deps.now());
-	const signal = AbortSignal.any([controller.signal, AbortSignal.timeout(timeoutMs)]);
+	const limit = deadline(timeoutMs, controller.signal);
 	await deps.heartbeat(deps.now() + HEARTBEAT_MS);
 	let response: Awaited<ReturnType<ModelClient["call"]>>;
 	try {
@@ -142,11 +143,12 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 			messages: readMessages(deps.sql, job.id),
 			tools: setup.tools,
 			max_tokens: setup.maxTokens,
-			signal,
+			signal: limit.signal,
 		});
 	} catch (err) {
 		return modelFailed(deps, job.id, err);
 	} finally {
+		limit.clear();
 		deps.inflight.delete(job.id);
 	}
 

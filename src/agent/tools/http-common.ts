@@ -1,12 +1,12 @@
 /** What http_fetch and webhook tools share: the deadline, bounded body reads, error wording. */
+import { deadline, type Deadline } from "../../shared/deadline.ts";
 
 /** One deadline per tool call, covering connect, redirects and reading the body. */
 export const TOOL_TIMEOUT_MS = 30_000;
 
 /** The call's deadline, combined with the job's own signal (cancel, job timeout) when there is one. */
-export function toolSignal(jobSignal: AbortSignal | undefined): AbortSignal {
-	const deadline = AbortSignal.timeout(TOOL_TIMEOUT_MS);
-	return jobSignal ? AbortSignal.any([deadline, jobSignal]) : deadline;
+export function toolDeadline(jobSignal: AbortSignal | undefined): Deadline {
+	return deadline(TOOL_TIMEOUT_MS, jobSignal);
 }
 
 /**

@@ -6,7 +6,7 @@
 import type { Tool } from "../../config/schema.ts";
 import { log } from "../../log.ts";
 import type { ToolContext, ToolOutcome } from "../contracts.ts";
-import { abortable, type CappedBody, decodeLenient, failureReason, readCapped, toolSignal } from "./http-common.ts";
+import { abortable, type CappedBody, decodeLenient, failureReason, readCapped, toolDeadline } from "./http-common.ts";
 import { checkUrl } from "./url-guard.ts";
 
 export type HttpFetchTool = Extract<Tool, { type: "http_fetch" }>;
@@ -41,10 +41,18 @@ type Parsed = { ok: true; request: FetchRequest } | { ok: false; reason: string 
 export async function httpFetch(tool: HttpFetchTool, input: unknown, ctx: ToolContext): Promise<ToolOutcome> {
 	const parsed = parseInput(tool, input);
 	if (!parsed.ok) return { ok: false, content: parsed.reason };
-	const { headers } = parsed.request;
-	let { url, method, body } = parsed.request;
+	const limit = toolDeadline(ctx.signal);
+	try {
+		return await follow(tool, ctx, parsed.request, limit.signal);
+	} finally {
+		limit.clear();
+	}
+}
 
-	const signal = toolSignal(ctx.signal);
+/** Sends the request, following redirects (each target re-checked), and renders the answer. */
+async function follow(tool: HttpFetchTool, ctx: ToolContext, request: FetchRequest, signal: AbortSignal): Promise<ToolOutcome> {
+	const { headers } = request;
+	let { url, method, body } = request;
 	for (let redirects = 0; ; redirects++) {
 		let response: Response;
 		try {

@@ -13,7 +13,7 @@ import { signWebhook } from "../../api/webhook-signature.ts";
 import type { Tool } from "../../config/schema.ts";
 import { log } from "../../log.ts";
 import type { ToolContext, ToolOutcome } from "../contracts.ts";
-import { abortable, decodeLenient, failureReason, readCapped, toolSignal } from "./http-common.ts";
+import { abortable, decodeLenient, failureReason, readCapped, toolDeadline } from "./http-common.ts";
 
 export type WebhookTool = Extract<Tool, { type: "webhook" }>;
 
@@ -46,7 +46,8 @@ export async function callWebhookTool(tool: WebhookTool, input: unknown, ctx: To
 		"idempotency-key": `${ctx.jobId}:${toolUseId}`,
 	};
 
-	const signal = toolSignal(ctx.signal);
+	const limit = toolDeadline(ctx.signal);
+	const { signal } = limit;
 	let status: number;
 	let text: string;
 	let truncated: boolean;
@@ -62,6 +63,8 @@ export async function callWebhookTool(tool: WebhookTool, input: unknown, ctx: To
 		const reason = failureReason(error, signal, ctx.signal).split(url).join("<webhook url>");
 		log.warn("tool.webhook.failed", { agent: ctx.agent.name, job_id: ctx.jobId, tool: tool.name, reason });
 		return { ok: false, content: `webhook ${tool.name} failed: ${reason}` };
+	} finally {
+		limit.clear();
 	}
 	log.info("tool.webhook", { agent: ctx.agent.name, job_id: ctx.jobId, tool: tool.name, status, truncated });
 
