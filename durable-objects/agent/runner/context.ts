@@ -43,9 +43,19 @@ const sizeOf = (content: unknown) => (typeof content === "string" ? content.leng
  */
 export function clearOldToolResults(sql: SqlStorage, jobId: string, budget = TOOL_RESULTS_BUDGET_CHARS): { results: number; chars: number } {
 	const none = { results: 0, chars: 0 };
-	// Stored JSON is never shorter than the text it holds, so most turns stop at this one aggregate.
-	const stored = sql.exec<{ n: number | null }>("SELECT sum(length(content)) AS n FROM messages WHERE job_id = ? AND role = 'user'", jobId).one().n ?? 0;
-	if (stored <= budget) return none;
+	// Summed inside SQLite, so a turn under the budget parses nothing in JS; the stored JSON's own
+	// length would not do, since many small results pass the budget in overhead alone and every later
+	// turn would parse the whole conversation for nothing to clear.
+	const summed =
+		sql
+			.exec<{ n: number | null }>(
+				`SELECT sum(length(json_extract(m.content, b.fullkey || '.content'))) AS n
+				 FROM (SELECT content FROM messages WHERE job_id = ? AND role = 'user' AND json_type(content) = 'array') m, json_each(m.content) b
+				 WHERE json_extract(m.content, b.fullkey || '.type') = 'tool_result'`,
+				jobId,
+			)
+			.one().n ?? 0;
+	if (summed <= budget) return none;
 	const rows = sql
 		.exec<{ seq: number; content: string }>("SELECT seq, content FROM messages WHERE job_id = ? AND role = 'user' ORDER BY seq", jobId)
 		.toArray()
