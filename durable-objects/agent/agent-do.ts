@@ -18,7 +18,7 @@ import { createModelClient } from "../../src/agent/model-client.ts";
 import { createFollowUp } from "./runner/follow-up.ts";
 import { decideToolCall, dueJobIds, nextStepTime, requestCancel } from "./runner/session.ts";
 import { startJob } from "./runner/start.ts";
-import { finish, step, type StepDeps } from "./runner/step.ts";
+import { finish, HEARTBEAT_MS, step, type StepDeps } from "./runner/step.ts";
 import { isFinal, transition } from "../../src/jobs/model.ts";
 import { serveOutput, serveStream } from "./output-http.ts";
 import { consolidateJob, flushChunks, unconsolidated } from "./output-store.ts";
@@ -158,9 +158,9 @@ export class AgentDO extends DurableObject<Env> {
 		);
 		if ("job" in result && result.created) {
 			log.info("job.triggered", { agent: name, job_id: result.job.id, trigger_type: result.job.trigger_type });
-			await this.indexNow();
-			await this.armAlarm();
 			this.startNow();
+			await this.indexNow();
+			await this.armSafetyNet();
 		}
 		return result;
 	}
@@ -301,7 +301,9 @@ export class AgentDO extends DurableObject<Env> {
 	private async doWork(): Promise<void> {
 		const began = Date.now();
 		const state = readState(this.sql);
-		let retryOutbox = !(await this.flushIndex());
+		// The outbox goes to D1 while the jobs take their first steps: a run just triggered starts
+		// its model call without waiting on the index write of its creation.
+		const indexed = this.flushIndex();
 		const agent = state && currentDefinition(state);
 		if (state && !agent) this.cancelOrphans(state.source === "file" ? "agent removed from fleet.yaml" : "agent deleted");
 		if (agent && state.pausedAt === null) {
@@ -324,6 +326,7 @@ export class AgentDO extends DurableObject<Env> {
 		this.queueFinalEffects();
 		await sendDue(this.sql, this.env, state?.name ?? "", () => Date.now(), (jobId) => this.hub.publish(jobId), this.sendTimeoutMs);
 		await this.prune(Date.now());
+		let retryOutbox = !(await indexed);
 		if (!retryOutbox) retryOutbox = !(await this.flushIndex());
 		await this.scheduleNext(retryOutbox);
 	}
@@ -403,7 +406,8 @@ export class AgentDO extends DurableObject<Env> {
 			env: this.env,
 			model: (this.modelClient ??= createModelClient(this.env)),
 			now: () => Date.now(),
-			heartbeat: (at) => this.ctx.storage.setAlarm(at),
+			// An alarm already due by then is heartbeat enough; moving it is a write per model call.
+			heartbeat: (at) => this.alarmAt(at),
 			inflight: this.inflight,
 			notify: (jobId) => this.hub.publish(jobId),
 		};
@@ -457,9 +461,9 @@ export class AgentDO extends DurableObject<Env> {
 		const result = this.ctx.storage.transactionSync(() => createFollowUp(this.sql, agent, revision, { kind, sourceId, ...opts }, Date.now()));
 		if (isRefusal(result)) return result;
 		log.info(`job.${kind}`, { agent: result.agent, job_id: result.id, from: sourceId });
-		await this.indexNow();
-		await this.armAlarm();
 		this.startNow();
+		await this.indexNow();
+		await this.armSafetyNet();
 		return result;
 	}
 
@@ -523,6 +527,16 @@ export class AgentDO extends DurableObject<Env> {
 	private async armAlarm(): Promise<void> {
 		if (!this.hasDueWork()) return;
 		await this.alarmNow();
+	}
+
+	/**
+	 * After startNow: the work is under way in this instance, so the alarm is only the safety net
+	 * for an instance that dies, and waits a heartbeat. Set at now, it would fire during the work
+	 * (a billed request and a second pass); the job's model calls then find it set and leave it.
+	 */
+	private async armSafetyNet(): Promise<void> {
+		if (!this.hasDueWork() && this.working === null) return;
+		await this.alarmAt(Date.now() + HEARTBEAT_MS);
 	}
 
 	/**
