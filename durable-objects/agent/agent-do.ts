@@ -8,7 +8,7 @@ import { isRefusal, refuse, type Refusal } from "../../src/shared/refusal.ts";
 import { migrate } from "../../src/store/sqlite-migrations.ts";
 import { getJob, jobCounts, jobsWithStatus, latestJob, pendingJobs, putJob } from "./jobs.ts";
 import { listOccurrences, type Occurrence } from "./ledger.ts";
-import { flushOutbox, outboxSize } from "./outbox.ts";
+import { flushOutbox, outboxSize, settleOutbox, type OutboxAcks } from "./outbox.ts";
 import { AGENT_MIGRATIONS } from "./schema.ts";
 import { claimDue, type TickOutcome } from "./scheduling.ts";
 import { currentDefinition, ensureState, markDeleted, readState, saveDefinition, setPaused, type AgentSource, type AgentState } from "./state.ts";
@@ -21,7 +21,7 @@ import { startJob } from "./runner/start.ts";
 import { finish, HEARTBEAT_MS, step, type StepDeps } from "./runner/step.ts";
 import { isFinal, transition } from "../../src/jobs/model.ts";
 import { serveOutput, serveStream } from "./output-http.ts";
-import { consolidateJob, flushChunks, unconsolidated } from "./output-store.ts";
+import { consolidateJob, flushChunks, recordConsolidated, unconsolidated, type Consolidated } from "./output-store.ts";
 import { StreamHub } from "./streams.ts";
 import { pruneJobs } from "./retention.ts";
 import { deleteNote, readNotepad, setNote } from "./notepad.ts";
@@ -78,6 +78,13 @@ export class AgentDO extends DurableObject<Env> {
 	private flushing: Promise<boolean> = Promise.resolve(true);
 	/** R2 refused the last write: finished jobs' output waits in SQLite for the retry alarm. */
 	private outputDown = false;
+	/**
+	 * What D1 and R2 have acknowledged during the pass and SQLite has yet to note (outbox rows sent,
+	 * outputs consolidated). Noted with the pass's last writes: each write made as an answer
+	 * arrives would be a commit of its own, and the object's next request waits for it.
+	 */
+	private readonly acked: OutboxAcks = new Map();
+	private consolidated: Consolidated[] = [];
 	/** How long a delivery or hook target may take to answer (tests shorten it to meet a hung target). */
 	sendTimeoutMs = SEND_TIMEOUT_MS;
 
@@ -220,7 +227,7 @@ export class AgentDO extends DurableObject<Env> {
 			})),
 			queued_jobs: jobCounts(this.sql).pending,
 			last_job: last && { id: last.id, status: last.status, exit_reason: last.exit_reason, finished_at: last.finished_at },
-			index_backlog: outboxSize(this.sql),
+			index_backlog: outboxSize(this.sql, this.acked),
 		};
 	}
 
@@ -322,12 +329,15 @@ export class AgentDO extends DurableObject<Env> {
 				}
 			}),
 		);
-		await this.storeOutput();
+		// With the jobs' last writes, before the output's put: nothing is written between R2's answer
+		// and the index's final row.
 		this.queueFinalEffects();
+		await this.storeOutput();
 		await sendDue(this.sql, this.env, state?.name ?? "", () => Date.now(), (jobId) => this.hub.publish(jobId), this.sendTimeoutMs);
 		await this.prune(Date.now());
 		let retryOutbox = !(await indexed);
 		if (!retryOutbox) retryOutbox = !(await this.flushIndex());
+		this.noteAcknowledged();
 		await this.scheduleNext(retryOutbox);
 	}
 
@@ -339,7 +349,8 @@ export class AgentDO extends DurableObject<Env> {
 		try {
 			for (const job of jobsWithStatus(this.sql, ["running", "approval_pending"])) await flushChunks(this.sql, this.env.OUTPUT, job);
 			for (const jobId of unconsolidated(this.sql, 20)) {
-				await consolidateJob(this.sql, this.env.OUTPUT, jobId);
+				const done = await consolidateJob(this.sql, this.env.OUTPUT, jobId);
+				if (done) this.consolidated.push(done);
 			}
 			this.outputDown = false;
 		} catch (err) {
@@ -383,7 +394,7 @@ export class AgentDO extends DurableObject<Env> {
 		const counts = jobCounts(this.sql);
 		const canStart = agent !== null && state?.pausedAt === null && counts.pending > 0 && counts.active < agent.max_concurrent;
 		const effects = this.sql.exec<{ n: number }>("SELECT (SELECT count(*) FROM final_effects) + (SELECT count(*) FROM incident_events) AS n").one().n;
-		return (!this.indexDown && (outboxSize(this.sql) > 0 || effects > 0)) || dueSends(this.sql, Date.now()) > 0 || canStart || dueJobIds(this.sql, Date.now()).length > 0 || (!this.outputDown && unconsolidated(this.sql, 1).length > 0);
+		return (!this.indexDown && (outboxSize(this.sql, this.acked) > 0 || effects > 0)) || dueSends(this.sql, Date.now()) > 0 || canStart || dueJobIds(this.sql, Date.now()).length > 0 || (!this.outputDown && unconsolidated(this.sql, 1).length > 0);
 	}
 
 	private async scheduleNext(retryOutbox: boolean): Promise<void> {
@@ -393,7 +404,7 @@ export class AgentDO extends DurableObject<Env> {
 		const send = nextSendAt(this.sql);
 		if (send !== null) candidates.push(send);
 		if (retryOutbox || (this.outputDown && unconsolidated(this.sql, 1).length > 0)) candidates.push(Date.now() + OUTBOX_RETRY_MS);
-		else if (outboxSize(this.sql) > 0 || this.hasDueWork()) candidates.push(Date.now());
+		else if (outboxSize(this.sql, this.acked) > 0 || this.hasDueWork()) candidates.push(Date.now());
 		if (candidates.length > 0) await this.ctx.storage.setAlarm(Math.max(Date.now(), Math.min(...candidates)));
 		// Nothing left to do: a model call's heartbeat alarm would only wake the object to find that
 		// out, and each alarm is a billed request.
@@ -501,15 +512,24 @@ export class AgentDO extends DurableObject<Env> {
 
 	private async flushIndexNow(): Promise<boolean> {
 		try {
-			await flushOutbox(this.sql, this.env.DB);
+			await flushOutbox(this.sql, this.env.DB, this.acked);
 			await flushIncidentEvents(this.sql, this.env, readState(this.sql)?.name ?? "");
 			this.indexDown = false;
 			return true;
 		} catch (err) {
 			this.indexDown = true;
-			log.warn("outbox.flush_failed", { agent: readState(this.sql)?.name, backlog: outboxSize(this.sql), ...errorFields(err) });
+			log.warn("outbox.flush_failed", { agent: readState(this.sql)?.name, backlog: outboxSize(this.sql, this.acked), ...errorFields(err) });
 			return false;
+		} finally {
+			// No pass under way to note it with its last writes (an agent dropped from fleet.yaml).
+			if (this.working === null) this.noteAcknowledged();
 		}
+	}
+
+	/** Notes in SQLite what D1 and R2 acknowledged during the pass (see `acked`). */
+	private noteAcknowledged(): void {
+		for (const done of this.consolidated.splice(0)) recordConsolidated(this.sql, done);
+		settleOutbox(this.sql, this.acked);
 	}
 
 	/**

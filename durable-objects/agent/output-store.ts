@@ -64,26 +64,42 @@ export function unconsolidated(sql: SqlStorage, limit: number): string[] {
 		.map((r) => r.id);
 }
 
+/** What a consolidation wrote to R2, for recordConsolidated. */
+export interface Consolidated {
+	jobId: string;
+	key: string;
+	lines: number;
+	bytes: number;
+}
+
 /**
  * Writes a finished job's output as one R2 object (the key its output_file has named since it
- * started), and only then drops the lines from SQLite: R2 is the copy that outlives the job.
+ * started). The lines stay in SQLite until recordConsolidated: R2 is the copy that outlives the job.
  */
-export async function consolidateJob(sql: SqlStorage, bucket: R2Bucket, jobId: string): Promise<void> {
+export async function consolidateJob(sql: SqlStorage, bucket: R2Bucket, jobId: string): Promise<Consolidated | null> {
 	const job = getJob(sql, jobId);
-	if (!job) return;
+	if (!job) return null;
 	const chunked = sql.exec("SELECT 1 FROM output_state WHERE job_id = ?", jobId).toArray().length > 0;
 	const result = await consolidate(bucket, job.agent, job.id, (after: number, limit: number) => readLines(sql, job.id, after, limit, CONSOLIDATE_BATCH_BYTES), {
 		chunks: chunked,
 	});
+	return { jobId: job.id, key: result.key, lines: result.lines, bytes: result.bytes };
+}
+
+/**
+ * Notes where a consolidated job's output now lives and drops its lines from SQLite. Until this
+ * runs, the lines are served from SQLite; if the instance dies first, the job is consolidated
+ * again, to the same object.
+ */
+export function recordConsolidated(sql: SqlStorage, done: Consolidated): void {
 	sql.exec(
 		`INSERT INTO output_state (job_id, flushed_line, output_key, lines, bytes) VALUES (?, ?, ?, ?, ?)
 		 ON CONFLICT (job_id) DO UPDATE SET output_key = excluded.output_key, lines = excluded.lines, bytes = excluded.bytes, flushed_line = excluded.flushed_line`,
-		job.id,
-		result.lines,
-		result.key,
-		result.lines,
-		result.bytes,
+		done.jobId,
+		done.lines,
+		done.key,
+		done.lines,
+		done.bytes,
 	);
-	sql.exec("DELETE FROM output_lines WHERE job_id = ?", job.id);
+	sql.exec("DELETE FROM output_lines WHERE job_id = ?", done.jobId);
 }
-

@@ -1,9 +1,13 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { putJob } from "../../durable-objects/agent/jobs.ts";
-import { flushOutbox, outboxSize } from "../../durable-objects/agent/outbox.ts";
+import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
+import { flushOutbox, outboxSize, settleOutbox, type OutboxAcks } from "../../durable-objects/agent/outbox.ts";
+import { consolidateJob } from "../../durable-objects/agent/output-store.ts";
+import { appendLines } from "../../durable-objects/agent/runner/output.ts";
 import { AGENT_MIGRATIONS } from "../../durable-objects/agent/schema.ts";
 import { createJob, transition } from "../../src/jobs/model.ts";
+import { outputKey } from "../../src/store/output-r2.ts";
 
 const indexed = (id: string) => env.DB.prepare("SELECT status, revision FROM jobs WHERE id = ?").bind(id).first<{ status: string; revision: number }>();
 
@@ -49,6 +53,86 @@ describe("the index outbox", () => {
 			expect(await flushOutbox(sql, db)).toBe(2);
 			expect(await indexed(pending.id)).toEqual({ status: "running", revision: running.revision });
 			expect(outboxSize(sql)).toBe(0);
+		});
+	});
+
+	it("with deletions deferred, counts acknowledged rows as sent, sends only what was saved since, and deletes them when settled", async () => {
+		await runInDurableObject(env.AGENT.getByName("outbox-deferred"), async (_i, state) => {
+			const sql = state.storage.sql;
+			const pending = createJob({ agent: "outbox-deferred", trigger_type: "manual", definition_revision: "r" }, new Date("2026-11-30T10:00:00Z"));
+			const running = transition(pending, "running", { reason: "started", at: new Date("2026-11-30T10:00:01Z") });
+			putJob(sql, pending, Date.now());
+			const acked: OutboxAcks = new Map();
+
+			expect(await flushOutbox(sql, env.DB, acked)).toBe(1);
+			expect(outboxSize(sql)).toBe(1); // still queued in SQLite…
+			expect(outboxSize(sql, acked)).toBe(0); // …but sent
+			expect(await flushOutbox(sql, env.DB, acked)).toBe(0);
+
+			putJob(sql, running, Date.now());
+			expect(outboxSize(sql, acked)).toBe(1);
+			expect(await flushOutbox(sql, env.DB, acked)).toBe(1);
+			expect(await indexed(pending.id)).toEqual({ status: "running", revision: running.revision });
+
+			settleOutbox(sql, acked);
+			expect(outboxSize(sql)).toBe(0);
+			expect(acked.size).toBe(0);
+		});
+	});
+
+	it("sends acknowledged rows again when the acknowledgements are lost with the instance, which leaves the index as it was", async () => {
+		await runInDurableObject(env.AGENT.getByName("outbox-lost-acks"), async (_i, state) => {
+			const sql = state.storage.sql;
+			const pending = createJob({ agent: "outbox-lost-acks", trigger_type: "manual", definition_revision: "r" }, new Date("2026-11-30T10:00:00Z"));
+			const done = transition(transition(pending, "running", { reason: "started", at: new Date("2026-11-30T10:00:01Z") }), "completed", { reason: "final answer", at: new Date("2026-11-30T10:00:02Z") });
+			putJob(sql, done, Date.now());
+			expect(await flushOutbox(sql, env.DB, new Map())).toBe(1);
+			const before = await env.DB.prepare("SELECT * FROM jobs WHERE id = ?").bind(done.id).first();
+			expect(await flushOutbox(sql, env.DB)).toBe(1); // a fresh instance knows nothing was sent
+			expect(await env.DB.prepare("SELECT * FROM jobs WHERE id = ?").bind(done.id).first()).toEqual(before);
+			expect(outboxSize(sql)).toBe(0);
+		});
+	});
+
+	it("sends a backlog larger than the deferral bound in one flush", async () => {
+		await runInDurableObject(env.AGENT.getByName("outbox-backlog"), async (_i, state) => {
+			const sql = state.storage.sql;
+			const ids: string[] = [];
+			for (let i = 0; i < 260; i++) {
+				const job = createJob({ agent: "outbox-backlog", trigger_type: "manual", definition_revision: "r" }, new Date("2026-11-30T10:00:00Z"));
+				putJob(sql, job, Date.now());
+				ids.push(job.id);
+			}
+			const acked: OutboxAcks = new Map();
+			expect(await flushOutbox(sql, env.DB, acked)).toBe(260);
+			expect(outboxSize(sql, acked)).toBe(0);
+			const { n } = (await env.DB.prepare("SELECT count(*) AS n FROM jobs WHERE agent = 'outbox-backlog'").first<{ n: number }>())!;
+			expect(n).toBe(260);
+			settleOutbox(sql, acked);
+			expect(outboxSize(sql)).toBe(0);
+		});
+	});
+
+	it("consolidates again, to the same object, output whose consolidation was not noted before the instance died", async () => {
+		const stub = env.AGENT.getByName("consolidate-again");
+		const jobId = await runInDurableObject(stub, async (_i: AgentDO, state) => {
+			const sql = state.storage.sql;
+			const pending = createJob({ agent: "consolidate-again", trigger_type: "manual", definition_revision: "r" }, new Date("2026-11-30T10:00:00Z"));
+			const done = transition(transition(pending, "running", { reason: "started", at: new Date("2026-11-30T10:00:01Z") }), "completed", { reason: "final answer", at: new Date("2026-11-30T10:00:02Z") });
+			putJob(sql, done, Date.now());
+			appendLines(sql, done.id, [{ type: "assistant", content: "one", model: "claude-sonnet-5-5" }, { type: "system", subtype: "result", content: "final answer" }], Date.now());
+			// R2 took the object; the instance died before noting it (recordConsolidated never ran).
+			expect(await consolidateJob(sql, env.OUTPUT, done.id)).toMatchObject({ lines: 2 });
+			return done.id;
+		});
+		const first = await (await env.OUTPUT.get(outputKey("consolidate-again", jobId)))!.text();
+		await stub.settle();
+		const again = await env.OUTPUT.get(outputKey("consolidate-again", jobId));
+		expect(await again!.text()).toBe(first);
+		expect(first.trim().split("\n")).toHaveLength(2);
+		await runInDurableObject(stub, (_i: AgentDO, state) => {
+			expect(state.storage.sql.exec("SELECT count(*) AS n FROM output_lines").one().n).toBe(0);
+			expect(state.storage.sql.exec("SELECT output_key, lines FROM output_state").toArray()).toEqual([{ output_key: outputKey("consolidate-again", jobId), lines: 2 }]);
 		});
 	});
 
