@@ -52,6 +52,10 @@ export class SchedulerShardDO extends DurableObject<Env> {
 			.exec<{ name: string; source: string }>("SELECT name, source FROM agents WHERE next_due_at <= ? ORDER BY name", now)
 			.toArray();
 		const result: ShardTickResult = { shard, agents_called: due.length, claimed: 0, skipped: 0, failed: [] };
+		// Written together once every agent has answered: one write per answer would be one SQLite
+		// commit (an fsync) per agent. If the shard dies first, the next tick calls these agents again
+		// and each one's own cursor claims nothing twice.
+		const nextDue: [string, number][] = [];
 		let next = 0;
 		const worker = async () => {
 			for (let i = next++; i < due.length; i = next++) {
@@ -60,7 +64,7 @@ export class SchedulerShardDO extends DurableObject<Env> {
 					const outcome = await agentRpc(this.env, name).tick(name, source as "file" | "api", now);
 					result.claimed += outcome.claimed;
 					result.skipped += outcome.skipped;
-					this.sql.exec("UPDATE agents SET next_due_at = ? WHERE name = ?", outcome.nextDue ?? NEVER, name);
+					nextDue.push([name, outcome.nextDue ?? NEVER]);
 				} catch (err) {
 					result.failed.push({ agent: name, error: err instanceof Error ? err.message : String(err) });
 					log.error("shard.agent_tick_failed", { shard, agent: name, ...errorFields(err) });
@@ -68,6 +72,9 @@ export class SchedulerShardDO extends DurableObject<Env> {
 			}
 		};
 		await Promise.all(Array.from({ length: Math.min(CONCURRENCY, due.length) }, worker));
+		this.ctx.storage.transactionSync(() => {
+			for (const [name, at] of nextDue) this.sql.exec("UPDATE agents SET next_due_at = ? WHERE name = ?", at, name);
+		});
 		return result;
 	}
 
