@@ -24,6 +24,7 @@ import {
 	type ModelResponse,
 } from "./contracts.ts";
 import { DEFAULT_BASE_URL, EMULATOR_API_KEY, providerConfig, type ProviderConfig, type ProviderEnv } from "./credentials.ts";
+import { messageFromSse } from "./streamed-message.ts";
 
 export type ModelAttempt = ModelResponse["attempts"][number];
 
@@ -210,17 +211,20 @@ export function createModelClient(env: ProviderEnv, options: ModelClientOptions 
 					const key = cursor;
 					let message: Message;
 					try {
-						const stream = sdkFor(config, key).messages.stream(
-							{
-								model,
-								max_tokens: request.max_tokens,
-								messages: request.messages,
-								...(request.system.length > 0 ? { system: request.system } : {}),
-								...(request.tools.length > 0 ? { tools: request.tools } : {}),
-							},
-							{ signal },
-						);
-						message = await stream.finalMessage();
+						const response = await sdkFor(config, key)
+							.messages.create(
+								{
+									model,
+									max_tokens: request.max_tokens,
+									messages: request.messages,
+									...(request.system.length > 0 ? { system: request.system } : {}),
+									...(request.tools.length > 0 ? { tools: request.tools } : {}),
+									stream: true,
+								},
+								{ signal },
+							)
+							.asResponse();
+						message = messageFromSse(await response.text(), response.headers);
 					} catch (error) {
 						const f = classify(error, signal, now());
 						// The attempt type has no "aborted" status; the thrown kind says it.
