@@ -59,6 +59,13 @@ export interface AgentStatus {
  * One per agent, addressed by the agent's name: the source of truth for that agent's schedule
  * state, occurrence ledger and jobs. Callers use its RPC methods; `fetch` is kept for streams.
  */
+/**
+ * Resolves after the current event's I/O is issued. Requests leave in the order they are made, and
+ * a D1 write made first is served first on a thread it shares with the Worker (locally, all of
+ * them): an index write waits a turn so that a job's model call, the longer wait, leaves first.
+ */
+const nextTurn = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 0));
+
 export class AgentDO extends DurableObject<Env> {
 	readonly schemaVersion: number;
 	private readonly sql: SqlStorage;
@@ -166,6 +173,7 @@ export class AgentDO extends DurableObject<Env> {
 		if ("job" in result && result.created) {
 			log.info("job.triggered", { agent: name, job_id: result.job.id, trigger_type: result.job.trigger_type });
 			this.startNow();
+			await nextTurn();
 			await this.indexNow();
 			await this.armSafetyNet();
 		}
@@ -308,9 +316,9 @@ export class AgentDO extends DurableObject<Env> {
 	private async doWork(): Promise<void> {
 		const began = Date.now();
 		const state = readState(this.sql);
-		// The outbox goes to D1 while the jobs take their first steps: a run just triggered starts
-		// its model call without waiting on the index write of its creation.
-		const indexed = this.flushIndex();
+		// The outbox goes to D1 while the jobs take their first steps, a turn later: a run just
+		// triggered sends its model call first, without waiting on the index write of its creation.
+		const indexed = nextTurn().then(() => this.flushIndex());
 		const agent = state && currentDefinition(state);
 		if (state && !agent) this.cancelOrphans(state.source === "file" ? "agent removed from fleet.yaml" : "agent deleted");
 		if (agent && state.pausedAt === null) {
@@ -473,6 +481,7 @@ export class AgentDO extends DurableObject<Env> {
 		if (isRefusal(result)) return result;
 		log.info(`job.${kind}`, { agent: result.agent, job_id: result.id, from: sourceId });
 		this.startNow();
+		await nextTurn();
 		await this.indexNow();
 		await this.armSafetyNet();
 		return result;
