@@ -564,7 +564,7 @@ export class AgentDO extends DurableObject<Env> {
 	 * (a billed request and a second pass); the job's model calls then find it set and leave it.
 	 */
 	private async armSafetyNet(): Promise<void> {
-		if (!this.hasDueWork() && this.working === null) return;
+		if (this.working === null && !this.hasDueWork()) return;
 		await this.alarmAt(Date.now() + HEARTBEAT_MS);
 	}
 
