@@ -31,8 +31,8 @@ export type ModelAttempt = ModelResponse["attempts"][number];
 export interface ModelClientOptions {
 	/** The fetch the SDK uses; defaults to the global one, looked up per request. */
 	fetch?: typeof fetch;
-	/** Waits between tries; injected by tests so time is driven, never slept. */
-	sleep?: (ms: number) => Promise<void>;
+	/** Waits between tries, ending early (and releasing its timer) when `signal` aborts; injected by tests so time is driven, never slept. */
+	sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 	/** The clock, for `retry-after` given as an HTTP date. */
 	now?: () => number;
 	/** The longest rate-limit wait held in the call; longer ones are handed back as retryAfterMs. */
@@ -119,8 +119,17 @@ function classify(error: unknown, signal: AbortSignal | undefined, now: number):
 	return { kind: "network", status: null, detail: error instanceof Error ? error.message : String(error) };
 }
 
-function defaultSleep(ms: number): Promise<void> {
-	return new Promise((resolve) => setTimeout(resolve, ms));
+// An abandoned wait must not keep its timer: workerd allows an isolate 10,000 pending timers.
+function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
+	return new Promise((resolve) => {
+		const done = () => {
+			clearTimeout(timer);
+			signal?.removeEventListener("abort", done);
+			resolve();
+		};
+		const timer = setTimeout(done, ms);
+		signal?.addEventListener("abort", done, { once: true });
+	});
 }
 
 export function createModelClient(env: ProviderEnv, options: ModelClientOptions = {}): ModelClient {
@@ -171,10 +180,11 @@ export function createModelClient(env: ProviderEnv, options: ModelClientOptions 
 					signal.addEventListener("abort", onAbort, { once: true });
 				});
 				try {
-					await Promise.race([sleep(ms), aborted]);
+					await Promise.race([sleep(ms, signal), aborted]);
 				} finally {
 					signal.removeEventListener("abort", onAbort);
 				}
+				if (signal.aborted) throw abortedError();
 			}
 
 			let config: ProviderConfig;

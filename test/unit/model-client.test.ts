@@ -535,6 +535,39 @@ describe("createModelClient: abort", () => {
 		expect(sleeps).toEqual([500]);
 		expect(error.attempts).toEqual([{ model: PRIMARY, key: 0, status: 529, waited_ms: 0 }]);
 	});
+
+	it("releases a backoff's timer when the signal fires during it", async () => {
+		// workerd lets an isolate hold 10,000 pending timers; an abandoned wait must not keep one.
+		const realSet = globalThis.setTimeout;
+		const realClear = globalThis.clearTimeout;
+		const controller = new AbortController();
+		const pending = new Set<unknown>();
+		globalThis.setTimeout = ((fn: (...a: unknown[]) => void, ms?: number, ...args: unknown[]) => {
+			const id = realSet(() => {
+				pending.delete(id);
+				fn(...args);
+			}, ms);
+			if (ms === 500) {
+				pending.add(id);
+				queueMicrotask(() => controller.abort());
+			}
+			return id;
+		}) as typeof setTimeout;
+		globalThis.clearTimeout = ((id?: Parameters<typeof clearTimeout>[0]) => {
+			pending.delete(id);
+			realClear(id);
+		}) as typeof clearTimeout;
+		try {
+			script(API, () => apiError(529, "Overloaded"));
+			const error = await failure(createModelClient(env({ ANTHROPIC_API_KEY: KEYS[0] })).call(request({ signal: controller.signal })));
+			expect(error.kind).toBe("aborted");
+			expect(error.attempts).toEqual([{ model: PRIMARY, key: 0, status: 529, waited_ms: 0 }]);
+			expect(pending.size).toBe(0);
+		} finally {
+			globalThis.setTimeout = realSet;
+			globalThis.clearTimeout = realClear;
+		}
+	});
 });
 
 describe("credentials: the exfiltration guard", () => {
