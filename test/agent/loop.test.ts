@@ -6,6 +6,7 @@ import { call, errorOf } from "../helpers/http.ts";
 import { outputOf, runToRest } from "../helpers/jobs.ts";
 import { fake } from "../helpers/outbound.ts";
 import { MODEL_TOOL_RESULT_CHARS, TOOL_RESULTS_BUDGET_CHARS } from "../../durable-objects/agent/runner/context.ts";
+import { trackTimers } from "../helpers/timers.ts";
 
 const page = (body: string) => () => new Response(body, { headers: { "content-type": "text/plain" } });
 const fetchTool = { type: "http_fetch", allow_hosts: ["status.example.test"] };
@@ -94,25 +95,7 @@ describe("a run, turn by turn", () => {
 
 	it("releases the timer of every call's deadline once the call is over", async () => {
 		// workerd lets an isolate hold 10,000 pending timers; a deadline's must not outlive its call.
-		const realSet = globalThis.setTimeout;
-		const realClear = globalThis.clearTimeout;
-		const pending = new Set<unknown>();
-		let deadlines = 0;
-		globalThis.setTimeout = ((fn: (...a: unknown[]) => void, ms?: number, ...args: unknown[]) => {
-			const id = realSet(() => {
-				pending.delete(id);
-				fn(...args);
-			}, ms);
-			if ((ms ?? 0) >= 10_000) {
-				deadlines++;
-				pending.add(id);
-			}
-			return id;
-		}) as typeof setTimeout;
-		globalThis.clearTimeout = ((id?: Parameters<typeof clearTimeout>[0]) => {
-			pending.delete(id);
-			realClear(id);
-		}) as typeof clearTimeout;
+		const deadlines = trackTimers((ms) => ms >= 10_000);
 		try {
 			const emulator = useEmulator();
 			fake("https://status.example.test", page("fine"));
@@ -122,11 +105,10 @@ describe("a run, turn by turn", () => {
 			const job = await runToRest("timers");
 			expect(job.status).toBe("completed");
 			// 5 model calls and 4 tool calls, each with its deadline, and none left pending.
-			expect(deadlines).toBeGreaterThanOrEqual(9);
-			expect(pending.size).toBe(0);
+			expect(deadlines.set).toBeGreaterThanOrEqual(9);
+			expect(deadlines.pending.size).toBe(0);
 		} finally {
-			globalThis.setTimeout = realSet;
-			globalThis.clearTimeout = realClear;
+			deadlines.restore();
 		}
 	});
 

@@ -3,6 +3,7 @@ import { ModelCallError, type ModelRequest, type ModelResponse } from "../../src
 import { isEmulator, providerConfig } from "../../src/agent/credentials.ts";
 import { ModelCallFailure, createModelClient } from "../../src/agent/model-client.ts";
 import { fake, outboundLog } from "../helpers/outbound.ts";
+import { trackTimers } from "../helpers/timers.ts";
 
 const API = "https://api.anthropic.com";
 const PRIMARY = "claude-sonnet-5-5";
@@ -538,34 +539,18 @@ describe("createModelClient: abort", () => {
 
 	it("releases a backoff's timer when the signal fires during it", async () => {
 		// workerd lets an isolate hold 10,000 pending timers; an abandoned wait must not keep one.
-		const realSet = globalThis.setTimeout;
-		const realClear = globalThis.clearTimeout;
 		const controller = new AbortController();
-		const pending = new Set<unknown>();
-		globalThis.setTimeout = ((fn: (...a: unknown[]) => void, ms?: number, ...args: unknown[]) => {
-			const id = realSet(() => {
-				pending.delete(id);
-				fn(...args);
-			}, ms);
-			if (ms === 500) {
-				pending.add(id);
-				queueMicrotask(() => controller.abort());
-			}
-			return id;
-		}) as typeof setTimeout;
-		globalThis.clearTimeout = ((id?: Parameters<typeof clearTimeout>[0]) => {
-			pending.delete(id);
-			realClear(id);
-		}) as typeof clearTimeout;
+		// The backoff's wait is set: the call is cancelled during it.
+		const backoffs = trackTimers((ms) => ms === 500, () => queueMicrotask(() => controller.abort()));
 		try {
 			script(API, () => apiError(529, "Overloaded"));
 			const error = await failure(createModelClient(env({ ANTHROPIC_API_KEY: KEYS[0] })).call(request({ signal: controller.signal })));
 			expect(error.kind).toBe("aborted");
 			expect(error.attempts).toEqual([{ model: PRIMARY, key: 0, status: 529, waited_ms: 0 }]);
-			expect(pending.size).toBe(0);
+			expect(backoffs.set).toBe(1);
+			expect(backoffs.pending.size).toBe(0);
 		} finally {
-			globalThis.setTimeout = realSet;
-			globalThis.clearTimeout = realClear;
+			backoffs.restore();
 		}
 	});
 });
