@@ -56,16 +56,16 @@ export interface AgentStatus {
 }
 
 /**
- * One per agent, addressed by the agent's name: the source of truth for that agent's schedule
- * state, occurrence ledger and jobs. Callers use its RPC methods; `fetch` is kept for streams.
- */
-/**
  * Resolves after the current event's I/O is issued. Requests leave in the order they are made, and
  * a D1 write made first is served first on a thread it shares with the Worker (locally, all of
  * them): an index write waits a turn so that a job's model call, the longer wait, leaves first.
  */
 const nextTurn = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 0));
 
+/**
+ * One per agent, addressed by the agent's name: the source of truth for that agent's schedule
+ * state, occurrence ledger and jobs. Callers use its RPC methods; `fetch` is kept for streams.
+ */
 export class AgentDO extends DurableObject<Env> {
 	readonly schemaVersion: number;
 	private readonly sql: SqlStorage;

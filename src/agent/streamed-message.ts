@@ -4,8 +4,8 @@
  * The request streams, so a long generation keeps its connection busy and the SDK's limits on
  * non-streamed requests do not apply; but the agent loop only ever uses the final message. Reading
  * the body in one piece and folding its events here spares the SDK's MessageStream a JS turn per
- * network chunk and per event (an emitter, promises, a partial-JSON parse per tool-input delta),
- * about a millisecond of CPU a call in the overhead bench. The fold follows MessageStream's.
+ * network chunk and per event (its emitter, promises and a copied block per delta): about 0.6 ms
+ * of CPU a call in the overhead bench, and less garbage. The fold follows MessageStream's.
  */
 import type Anthropic from "@anthropic-ai/sdk";
 import { APIError } from "@anthropic-ai/sdk/core/error";
