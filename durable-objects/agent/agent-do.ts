@@ -319,33 +319,39 @@ export class AgentDO extends DurableObject<Env> {
 		// The outbox goes to D1 while the jobs take their first steps, a turn later: a run just
 		// triggered sends its model call first, without waiting on the index write of its creation.
 		const indexed = nextTurn().then(() => this.flushIndex());
-		const agent = state && currentDefinition(state);
-		if (state && !agent) this.cancelOrphans(state.source === "file" ? "agent removed from fleet.yaml" : "agent deleted");
-		if (agent && state.pausedAt === null) {
-			const { active } = jobCounts(this.sql);
-			for (const job of pendingJobs(this.sql, Math.max(agent.max_concurrent - active, 0))) {
-				startJob(this.sql, job, agent, readNotepad(this.sql), Date.now());
-				this.hub.publish(job.id);
-			}
-		}
-		const deps = this.stepDeps();
-		await Promise.all(
-			dueJobIds(this.sql, Date.now()).map(async (jobId) => {
-				while (Date.now() - began < ALARM_BUDGET_MS) {
-					const result = await step(deps, jobId);
-					if (result !== "continue") break;
+		let retryOutbox: boolean;
+		// Noted however the pass ends: a pass that failed after R2 took an output must not leave it to
+		// be put again by every retry.
+		try {
+			const agent = state && currentDefinition(state);
+			if (state && !agent) this.cancelOrphans(state.source === "file" ? "agent removed from fleet.yaml" : "agent deleted");
+			if (agent && state.pausedAt === null) {
+				const { active } = jobCounts(this.sql);
+				for (const job of pendingJobs(this.sql, Math.max(agent.max_concurrent - active, 0))) {
+					startJob(this.sql, job, agent, readNotepad(this.sql), Date.now());
+					this.hub.publish(job.id);
 				}
-			}),
-		);
-		// With the jobs' last writes, before the output's put: nothing is written between R2's answer
-		// and the index's final row.
-		this.queueFinalEffects();
-		await this.storeOutput();
-		await sendDue(this.sql, this.env, state?.name ?? "", () => Date.now(), (jobId) => this.hub.publish(jobId), this.sendTimeoutMs);
-		await this.prune(Date.now());
-		let retryOutbox = !(await indexed);
-		if (!retryOutbox) retryOutbox = !(await this.flushIndex());
-		this.noteAcknowledged();
+			}
+			const deps = this.stepDeps();
+			await Promise.all(
+				dueJobIds(this.sql, Date.now()).map(async (jobId) => {
+					while (Date.now() - began < ALARM_BUDGET_MS) {
+						const result = await step(deps, jobId);
+						if (result !== "continue") break;
+					}
+				}),
+			);
+			// With the jobs' last writes, before the output's put: nothing is written between R2's answer
+			// and the index's final row.
+			this.queueFinalEffects();
+			await this.storeOutput();
+			await sendDue(this.sql, this.env, state?.name ?? "", () => Date.now(), (jobId) => this.hub.publish(jobId), this.sendTimeoutMs);
+			await this.prune(Date.now());
+			retryOutbox = !(await indexed);
+			if (!retryOutbox) retryOutbox = !(await this.flushIndex());
+		} finally {
+			this.noteAcknowledged();
+		}
 		await this.scheduleNext(retryOutbox);
 	}
 
