@@ -24,6 +24,7 @@ import {
 	type ModelResponse,
 } from "./contracts.ts";
 import { DEFAULT_BASE_URL, EMULATOR_API_KEY, providerConfig, type ProviderConfig, type ProviderEnv } from "./credentials.ts";
+import { deadline } from "../shared/deadline.ts";
 import { messageFromSse } from "./streamed-message.ts";
 
 export type ModelAttempt = ModelResponse["attempts"][number];
@@ -119,17 +120,11 @@ function classify(error: unknown, signal: AbortSignal | undefined, now: number):
 	return { kind: "network", status: null, detail: error instanceof Error ? error.message : String(error) };
 }
 
-// An abandoned wait must not keep its timer: workerd allows an isolate 10,000 pending timers.
-function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
-	return new Promise((resolve) => {
-		const done = () => {
-			clearTimeout(timer);
-			signal?.removeEventListener("abort", done);
-			resolve();
-		};
-		const timer = setTimeout(done, ms);
-		signal?.addEventListener("abort", done, { once: true });
-	});
+/** Waits out a deadline, or until `signal` aborts; either way its timer is released. */
+async function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
+	const limit = deadline(ms, signal);
+	if (!limit.signal.aborted) await new Promise<void>((resolve) => limit.signal.addEventListener("abort", () => resolve(), { once: true }));
+	limit.clear();
 }
 
 export function createModelClient(env: ProviderEnv, options: ModelClientOptions = {}): ModelClient {
