@@ -11,13 +11,19 @@ import { outputKey } from "../../src/store/output-r2.ts";
 
 const indexed = (id: string) => env.DB.prepare("SELECT status, revision FROM jobs WHERE id = ?").bind(id).first<{ status: string; revision: number }>();
 
+/** One job's revisions as a run goes through them: created, started, completed. */
+function lifecycle(agent: string) {
+	const pending = createJob({ agent, trigger_type: "manual", definition_revision: "r" }, new Date("2026-11-30T10:00:00Z"));
+	const running = transition(pending, "running", { reason: "started", at: new Date("2026-11-30T10:00:01Z") });
+	const done = transition(running, "completed", { reason: "final answer", at: new Date("2026-11-30T10:00:02Z") });
+	return { pending, running, done };
+}
+
 describe("the index outbox", () => {
 	it("holds one row per job however often it is saved, and sends its newest revision once", async () => {
 		await runInDurableObject(env.AGENT.getByName("outbox-coalesce"), async (_i, state) => {
 			const sql = state.storage.sql;
-			const pending = createJob({ agent: "outbox-coalesce", trigger_type: "manual", definition_revision: "r" }, new Date("2026-11-30T10:00:00Z"));
-			const running = transition(pending, "running", { reason: "started", at: new Date("2026-11-30T10:00:01Z") });
-			const done = transition(running, "completed", { reason: "final answer", at: new Date("2026-11-30T10:00:02Z") });
+			const { pending, running, done } = lifecycle("outbox-coalesce");
 			for (const job of [pending, running, done]) putJob(sql, job, Date.now());
 			expect(sql.exec("SELECT job_id, version FROM outbox").toArray()).toEqual([{ job_id: pending.id, version: 3 }]);
 
@@ -30,8 +36,7 @@ describe("the index outbox", () => {
 	it("keeps a job saved while D1 was being written, and sends that revision on the next pass", async () => {
 		await runInDurableObject(env.AGENT.getByName("outbox-race"), async (_i, state) => {
 			const sql = state.storage.sql;
-			const pending = createJob({ agent: "outbox-race", trigger_type: "manual", definition_revision: "r" }, new Date("2026-11-30T10:00:00Z"));
-			const running = transition(pending, "running", { reason: "started", at: new Date("2026-11-30T10:00:01Z") });
+			const { pending, running } = lifecycle("outbox-race");
 			putJob(sql, pending, Date.now());
 			// The job moves on while its pending revision is on its way to D1.
 			let saved = false;
@@ -59,8 +64,7 @@ describe("the index outbox", () => {
 	it("with deletions deferred, counts acknowledged rows as sent, sends only what was saved since, and deletes them when settled", async () => {
 		await runInDurableObject(env.AGENT.getByName("outbox-deferred"), async (_i, state) => {
 			const sql = state.storage.sql;
-			const pending = createJob({ agent: "outbox-deferred", trigger_type: "manual", definition_revision: "r" }, new Date("2026-11-30T10:00:00Z"));
-			const running = transition(pending, "running", { reason: "started", at: new Date("2026-11-30T10:00:01Z") });
+			const { pending, running } = lifecycle("outbox-deferred");
 			putJob(sql, pending, Date.now());
 			const acked: OutboxAcks = new Map();
 
@@ -83,8 +87,7 @@ describe("the index outbox", () => {
 	it("sends acknowledged rows again when the acknowledgements are lost with the instance, which leaves the index as it was", async () => {
 		await runInDurableObject(env.AGENT.getByName("outbox-lost-acks"), async (_i, state) => {
 			const sql = state.storage.sql;
-			const pending = createJob({ agent: "outbox-lost-acks", trigger_type: "manual", definition_revision: "r" }, new Date("2026-11-30T10:00:00Z"));
-			const done = transition(transition(pending, "running", { reason: "started", at: new Date("2026-11-30T10:00:01Z") }), "completed", { reason: "final answer", at: new Date("2026-11-30T10:00:02Z") });
+			const { done } = lifecycle("outbox-lost-acks");
 			putJob(sql, done, Date.now());
 			expect(await flushOutbox(sql, env.DB, new Map())).toBe(1);
 			const before = await env.DB.prepare("SELECT * FROM jobs WHERE id = ?").bind(done.id).first();
@@ -99,7 +102,7 @@ describe("the index outbox", () => {
 			const sql = state.storage.sql;
 			const ids: string[] = [];
 			for (let i = 0; i < 260; i++) {
-				const job = createJob({ agent: "outbox-backlog", trigger_type: "manual", definition_revision: "r" }, new Date("2026-11-30T10:00:00Z"));
+				const job = lifecycle("outbox-backlog").pending;
 				putJob(sql, job, Date.now());
 				ids.push(job.id);
 			}
@@ -117,8 +120,7 @@ describe("the index outbox", () => {
 		const stub = env.AGENT.getByName("consolidate-again");
 		const jobId = await runInDurableObject(stub, async (_i: AgentDO, state) => {
 			const sql = state.storage.sql;
-			const pending = createJob({ agent: "consolidate-again", trigger_type: "manual", definition_revision: "r" }, new Date("2026-11-30T10:00:00Z"));
-			const done = transition(transition(pending, "running", { reason: "started", at: new Date("2026-11-30T10:00:01Z") }), "completed", { reason: "final answer", at: new Date("2026-11-30T10:00:02Z") });
+			const { done } = lifecycle("consolidate-again");
 			putJob(sql, done, Date.now());
 			appendLines(sql, done.id, [{ type: "assistant", content: "one", model: "claude-sonnet-5-5" }, { type: "system", subtype: "result", content: "final answer" }], Date.now());
 			// R2 took the object; the instance died before noting it (recordConsolidated never ran).
