@@ -61,7 +61,8 @@ export function jobCounts(sql: SqlStorage): { active: number; pending: number } 
 
 export function pendingJobs(sql: SqlStorage, limit: number): JobRecord[] {
 	return sql
-		.exec<JobRow>("SELECT * FROM jobs WHERE status = 'pending' ORDER BY created_at, id LIMIT ?", limit)
+		// `+?` keeps the cached plan: see schema.ts.
+		.exec<JobRow>("SELECT * FROM jobs WHERE status = 'pending' ORDER BY created_at, id LIMIT +?", limit)
 		.toArray()
 		.map(toJobRecord);
 }
@@ -69,7 +70,7 @@ export function pendingJobs(sql: SqlStorage, limit: number): JobRecord[] {
 export function jobsWithStatus(sql: SqlStorage, statuses: readonly JobStatus[], limit = 100): JobRecord[] {
 	const marks = statuses.map(() => "?").join(", ");
 	return sql
-		.exec<JobRow>(`SELECT * FROM jobs WHERE status IN (${marks}) ORDER BY created_at DESC, id DESC LIMIT ?`, ...statuses, limit)
+		.exec<JobRow>(`SELECT * FROM jobs WHERE status IN (${marks}) ORDER BY created_at DESC, id DESC LIMIT +?`, ...statuses, limit)
 		.toArray()
 		.map(toJobRecord);
 }

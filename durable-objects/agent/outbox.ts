@@ -50,7 +50,8 @@ export async function flushOutbox(sql: SqlStorage, db: D1Database, acked?: Outbo
 		if (sent.size > MAX_DEFERRED) settleOutbox(sql, sent);
 		// Enough rows that BATCH are due even if every acknowledged one is among them.
 		const rows = sql
-			.exec<{ job_id: string; version: number }>("SELECT job_id, version FROM outbox ORDER BY job_id LIMIT ?", BATCH + sent.size)
+			// `+?` keeps the cached plan: see schema.ts.
+			.exec<{ job_id: string; version: number }>("SELECT job_id, version FROM outbox ORDER BY job_id LIMIT +?", BATCH + sent.size)
 			.toArray()
 			.filter((r) => sent.get(r.job_id) !== r.version)
 			.slice(0, BATCH);

@@ -55,9 +55,10 @@ export async function flushChunks(sql: SqlStorage, bucket: R2Bucket, job: JobRec
 export function unconsolidated(sql: SqlStorage, limit: number): string[] {
 	// Only jobs that still have lines in SQLite can need it, and those are few (live or just ended).
 	return sql
+		// `+?` keeps the cached plan: see schema.ts.
 		.exec<{ id: string }>(
 			`SELECT j.id FROM (SELECT DISTINCT job_id FROM output_lines) l JOIN jobs j ON j.id = l.job_id
-			 WHERE j.status IN ('completed', 'failed', 'cancelled', 'indeterminate') LIMIT ?`,
+			 WHERE j.status IN ('completed', 'failed', 'cancelled', 'indeterminate') LIMIT +?`,
 			limit,
 		)
 		.toArray()

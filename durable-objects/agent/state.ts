@@ -1,5 +1,6 @@
 import { findAgent } from "../../src/config/bundled.ts";
 import type { AgentDefinition } from "../../src/config/schema.ts";
+import { jsonMemo } from "../../src/shared/json-memo.ts";
 
 export type AgentSource = "file" | "api";
 
@@ -28,11 +29,13 @@ export interface AgentState {
 	pausedBy: string | null;
 }
 
+const parseDefinition = jsonMemo<AgentDefinition>();
+
 function toAgentState(row: AgentStateRow): AgentState {
 	return {
 		name: row.name,
 		source: row.source as AgentSource,
-		definition: row.definition === null ? null : (JSON.parse(row.definition) as AgentDefinition),
+		definition: row.definition === null ? null : parseDefinition(row.definition),
 		definitionRevision: row.definition_revision,
 		deletedAt: row.deleted_at,
 		pausedAt: row.paused_at,
@@ -48,6 +51,8 @@ export function readState(sql: SqlStorage): AgentState | null {
 
 /** Records which agent this object is, the first time it hears its name. */
 export function ensureState(sql: SqlStorage, name: string, source: AgentSource): AgentState {
+	const known = readState(sql);
+	if (known) return known;
 	sql.exec("INSERT INTO agent_state (id, name, source) VALUES (1, ?, ?) ON CONFLICT (id) DO NOTHING", name, source);
 	const state = readState(sql);
 	if (!state) throw new Error("agent_state row missing after insert");

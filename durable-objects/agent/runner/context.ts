@@ -48,9 +48,10 @@ export function clearOldToolResults(sql: SqlStorage, jobId: string, budget = TOO
 	// turn would parse the whole conversation for nothing to clear.
 	const summed =
 		sql
+			// `+?` keeps the cached plan: see schema.ts.
 			.exec<{ n: number | null }>(
 				`SELECT sum(length(json_extract(m.content, b.fullkey || '.content'))) AS n
-				 FROM (SELECT content FROM messages WHERE job_id = ? AND role = 'user' AND json_type(content) = 'array') m, json_each(m.content) b
+				 FROM (SELECT content FROM messages WHERE job_id = +? AND role = 'user' AND json_type(content) = 'array') m, json_each(m.content) b
 				 WHERE json_extract(m.content, b.fullkey || '.type') = 'tool_result'`,
 				jobId,
 			)

@@ -13,11 +13,18 @@ export type OutputLine =
 
 /** Appends lines, redacted: a credential that reached a model reply or a tool result is never stored. */
 export function appendLines(sql: SqlStorage, jobId: string, lines: OutputLine[], at: number): number {
-	let last = sql.exec<{ n: number | null }>("SELECT max(line) AS n FROM output_lines WHERE job_id = ?", jobId).one().n ?? 0;
 	const timestamp = new Date(at).toISOString();
+	let last = 0;
 	for (const line of lines) {
-		last++;
-		sql.exec("INSERT INTO output_lines (job_id, line, body) VALUES (?, ?, ?)", jobId, last, JSON.stringify(redactDeep({ ...line, timestamp })));
+		// Numbered in the insert itself: one statement per line, not a max() query per call. (`+?`
+		// keeps the cached plan: see schema.ts.)
+		last = sql
+			.exec<{ line: number }>(
+				"INSERT INTO output_lines (job_id, line, body) SELECT ?1, coalesce(max(line), 0) + 1, ?2 FROM output_lines WHERE job_id = +?1 RETURNING line",
+				jobId,
+				JSON.stringify(redactDeep({ ...line, timestamp })),
+			)
+			.one().line;
 	}
 	return last;
 }
@@ -33,7 +40,7 @@ export function readLines(sql: SqlStorage, jobId: string, afterLine = 0, limit =
 	const out: { line: number; body: string }[] = [];
 	let bytes = 0;
 	const cursor = sql.exec<{ line: number; body: string }>(
-		"SELECT line, body FROM output_lines WHERE job_id = ? AND line > ? ORDER BY line LIMIT ?",
+		"SELECT line, body FROM output_lines WHERE job_id = +? AND line > +? ORDER BY line LIMIT +?",
 		jobId,
 		afterLine,
 		limit,

@@ -1,5 +1,6 @@
 import type { MessageParam, TextBlockParam, ToolParam } from "../../../src/agent/contracts.ts";
 import type { AgentDefinition } from "../../../src/config/schema.ts";
+import { jsonMemo } from "../../../src/shared/json-memo.ts";
 import { MODEL_TOOL_RESULT_CHARS } from "./context.ts";
 
 /** What a job was started with; later turns reuse it, so a deploy mid-run changes nothing under it. */
@@ -33,14 +34,19 @@ interface SetupRow {
 	[key: string]: SqlStorageValue;
 }
 
+const parseDefinition = jsonMemo<AgentDefinition>();
+const parseSystem = jsonMemo<TextBlockParam[]>();
+const parseTools = jsonMemo<ToolParam[]>();
+const parseModels = jsonMemo<string[]>();
+
 function toSetup(row: SetupRow): JobSetup {
 	return {
 		jobId: row.job_id,
 		sessionId: row.session_id,
-		definition: JSON.parse(row.definition) as AgentDefinition,
-		system: JSON.parse(row.system) as TextBlockParam[],
-		tools: JSON.parse(row.tools) as ToolParam[],
-		models: JSON.parse(row.models) as string[],
+		definition: parseDefinition(row.definition),
+		system: parseSystem(row.system),
+		tools: parseTools(row.tools),
+		models: parseModels(row.models),
 		maxTokens: row.max_tokens,
 		deadline: row.deadline,
 		nextStepAt: row.next_step_at,
@@ -94,14 +100,22 @@ export function nextStepTime(sql: SqlStorage): number | null {
 
 export function readMessages(sql: SqlStorage, jobId: string): MessageParam[] {
 	return sql
-		.exec<{ role: string; content: string }>("SELECT role, content FROM messages WHERE job_id = ? ORDER BY seq", jobId)
+		// `+?` keeps the cached plan: see schema.ts.
+		.exec<{ role: string; content: string }>("SELECT role, content FROM messages WHERE job_id = +? ORDER BY seq", jobId)
 		.toArray()
 		.map((r) => ({ role: r.role as "user" | "assistant", content: JSON.parse(r.content) as MessageParam["content"] }));
 }
 
-export function appendMessage(sql: SqlStorage, jobId: string, message: MessageParam): void {
-	const seq = (sql.exec<{ n: number | null }>("SELECT max(seq) AS n FROM messages WHERE job_id = ?", jobId).one().n ?? 0) + 1;
-	sql.exec("INSERT INTO messages (job_id, seq, role, content) VALUES (?, ?, ?, ?)", jobId, seq, message.role, JSON.stringify(message.content));
+/** Appends a message to the job's conversation; returns its sequence number. */
+export function appendMessage(sql: SqlStorage, jobId: string, message: MessageParam): number {
+	return sql
+		.exec<{ seq: number }>(
+			"INSERT INTO messages (job_id, seq, role, content) SELECT ?1, coalesce(max(seq), 0) + 1, ?2, ?3 FROM messages WHERE job_id = +?1 RETURNING seq",
+			jobId,
+			message.role,
+			JSON.stringify(message.content),
+		)
+		.one().seq;
 }
 
 /** Copies another job's conversation (continue, fork), optionally without its last `dropLast` messages. */
@@ -167,7 +181,7 @@ export function turnToolCalls(sql: SqlStorage, jobId: string): ToolCall[] {
 	return sql
 		.exec<ToolCallRow>(
 			`SELECT tool_use_id, seq, name, input, status, decision, decided_by, substr(result, 1, ?) AS result, length(result) AS result_length, is_error
-			 FROM tool_calls WHERE job_id = ? AND seq = (SELECT max(seq) FROM tool_calls WHERE job_id = ?) ORDER BY rowid`,
+			 FROM tool_calls WHERE job_id = +? AND seq = (SELECT max(seq) FROM tool_calls WHERE job_id = +?) ORDER BY rowid`,
 			MODEL_TOOL_RESULT_CHARS + 1,
 			jobId,
 			jobId,
@@ -217,8 +231,4 @@ export function decideToolCall(sql: SqlStorage, jobId: string, toolUseId: string
 
 export function toolCallCount(sql: SqlStorage, jobId: string): number {
 	return sql.exec<{ n: number }>("SELECT count(*) AS n FROM tool_calls WHERE job_id = ? AND status IN ('executing', 'completed', 'failed')", jobId).one().n;
-}
-
-export function lastMessageSeq(sql: SqlStorage, jobId: string): number {
-	return sql.exec<{ n: number | null }>("SELECT max(seq) AS n FROM messages WHERE job_id = ?", jobId).one().n ?? 0;
 }

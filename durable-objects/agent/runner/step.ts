@@ -16,7 +16,6 @@ import {
 	appendMessage,
 	getSetup,
 	insertToolCalls,
-	lastMessageSeq,
 	markToolCall,
 	readMessages,
 	setNextStep,
@@ -170,12 +169,12 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 	for (const t of toolUses) lines.push({ type: "tool_use", tool_name: t.name, tool_use_id: t.id, input: t.input });
 
 	// Stored redacted: the conversation is replayed to the model and kept in storage, never a credential.
-	appendMessage(deps.sql, job.id, { role: "assistant", content: redactDeep(message.content) as Anthropic.ContentBlockParam[] });
+	const seq = appendMessage(deps.sql, job.id, { role: "assistant", content: redactDeep(message.content) as Anthropic.ContentBlockParam[] });
 	let updated = bump(current, { usage: addUsage(current.usage, model, message.usage, pricing()) });
 	out(deps, job.id, ...lines);
 
 	if (message.stop_reason === "tool_use" && toolUses.length > 0) {
-		insertToolCalls(deps.sql, job.id, lastMessageSeq(deps.sql, job.id), toolUses.map((t) => ({ id: t.id, name: t.name, input: redactDeep(t.input) })));
+		insertToolCalls(deps.sql, job.id, seq, toolUses.map((t) => ({ id: t.id, name: t.name, input: redactDeep(t.input) })));
 		const after = limitReached(updated, updated.usage_limits, toolCallCount(deps.sql, job.id), "after_response");
 		if (after) {
 			finish(deps, updated, "failed", { reason: after, exit_reason: "usage_limit" });
