@@ -1,4 +1,5 @@
 import { isFinal, type JobRecord, type JobStatus } from "../../src/jobs/model.ts";
+import { jsonMemo } from "../../src/shared/json-memo.ts";
 import { syncOccurrenceWithJob } from "./ledger.ts";
 import { queueForIndex } from "./outbox.ts";
 
@@ -12,7 +13,9 @@ interface JobRow {
 	[key: string]: SqlStorageValue;
 }
 
-const toJobRecord = (row: JobRow): JobRecord => JSON.parse(row.record) as JobRecord;
+// A step reads the same record several times between saves: parsed once per revision's text.
+const parseRecord = jsonMemo<JobRecord>();
+const toJobRecord = (row: JobRow): JobRecord => parseRecord(row.record);
 
 export function getJob(sql: SqlStorage, id: string): JobRecord | null {
 	const row = sql.exec<JobRow>("SELECT * FROM jobs WHERE id = ?", id).toArray()[0];
