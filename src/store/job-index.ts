@@ -103,15 +103,16 @@ export async function getJobSummary(db: D1Database, id: string): Promise<JobSumm
 
 /**
  * Writes index rows for job records. A row only moves forward: an older revision arriving late
- * (retries, reordering) never overwrites a newer one, so the index never regresses.
+ * (retries, reordering) never overwrites a newer one, so the index never regresses. updated_at is
+ * D1's own clock as it writes the row, not the sender's: the instant the row changed in the index.
  */
-export function upsertStatements(db: D1Database, records: readonly JobRecord[], now: number): D1PreparedStatement[] {
+export function upsertStatements(db: D1Database, records: readonly JobRecord[]): D1PreparedStatement[] {
 	return records.map((r) =>
 		db
 			.prepare(
 				`INSERT INTO jobs (id, agent, schedule, trigger_type, status, exit_reason, dispatch, scheduled_instant,
 				   created_at, started_at, finished_at, duration_seconds, summary, revision, updated_at)
-				 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+				 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, CAST(unixepoch('subsec') * 1000 AS INTEGER))
 				 ON CONFLICT (id) DO UPDATE SET
 				   status = excluded.status, exit_reason = excluded.exit_reason, started_at = excluded.started_at,
 				   finished_at = excluded.finished_at, duration_seconds = excluded.duration_seconds,
@@ -133,13 +134,12 @@ export function upsertStatements(db: D1Database, records: readonly JobRecord[], 
 				r.duration_seconds,
 				r.summary,
 				r.revision,
-				now,
 			),
 	);
 }
 
-export async function upsertJobIndex(db: D1Database, records: readonly JobRecord[], now = Date.now()): Promise<void> {
-	if (records.length > 0) await db.batch(upsertStatements(db, records, now));
+export async function upsertJobIndex(db: D1Database, records: readonly JobRecord[]): Promise<void> {
+	if (records.length > 0) await db.batch(upsertStatements(db, records));
 }
 
 /** Removes pruned jobs from the index. */

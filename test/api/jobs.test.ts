@@ -80,6 +80,24 @@ describe("GET /v1/jobs", () => {
 		expect(listed.jobs.map((j) => [j.status, j.revision])).toEqual([["running", 2]]);
 	});
 
+	it("stamps a row's updated_at in whole ms as D1 writes it, and keeps it when a stale revision is refused", async () => {
+		const updatedAt = async (id: string) => (await env.DB.prepare("SELECT updated_at FROM jobs WHERE id = ?").bind(id).first<{ updated_at: number }>())!.updated_at;
+		const pending = job(101, "delta");
+		// workerd's clock stands still between I/O, so D1's can only be at or past it.
+		const before = Date.now();
+		await upsertJobIndex(env.DB, [pending]);
+		const first = await updatedAt(pending.id);
+		expect(Number.isInteger(first)).toBe(true);
+		expect(first).toBeGreaterThanOrEqual(before);
+		expect(first).toBeLessThanOrEqual(Date.now() + 1);
+		const running = transition(pending, "running", { reason: "start", at: new Date(T0) });
+		await upsertJobIndex(env.DB, [running]);
+		const second = await updatedAt(pending.id);
+		expect(second).toBeGreaterThanOrEqual(first);
+		await upsertJobIndex(env.DB, [pending]);
+		expect(await updatedAt(pending.id)).toBe(second);
+	});
+
 	const bad: [string, string, string][] = [
 		["?limit=0", "limit", "too small"],
 		["?limit=201", "limit", "too big"],
