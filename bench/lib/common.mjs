@@ -19,6 +19,34 @@ export function percentile(values, p) {
 	return sorted[rank];
 }
 
+/**
+ * Percentile of whole-millisecond values, each read as the 1 ms interval it stands for (the
+ * grouped-data interpolation): a nearest-rank median of clock stamps jumps a whole ms, 13 % of a
+ * 7 ms figure, where the distribution moved by a fraction of one.
+ */
+export function groupedPercentile(values, p) {
+	if (values.length === 0) return null;
+	const sorted = Float64Array.from(values).sort();
+	const target = (p / 100) * sorted.length;
+	let below = 0;
+	for (let i = 0; i < sorted.length; ) {
+		let j = i;
+		while (j < sorted.length && sorted[j] === sorted[i]) j++;
+		const count = j - i;
+		if (below + count >= target) return sorted[i] - 0.5 + (target - below) / count;
+		below += count;
+		i = j;
+	}
+	return sorted[sorted.length - 1] + 0.5;
+}
+
+/** summary() for whole-millisecond values, its percentiles from groupedPercentile. */
+export function summaryMs(values, digits = 2) {
+	const s = summary(values, digits);
+	if (values.length === 0) return s;
+	return { ...s, p50: round(groupedPercentile(values, 50), digits), p90: round(groupedPercentile(values, 90), digits), p99: round(groupedPercentile(values, 99), digits) };
+}
+
 /** p50/p90/p99/max/mean/n, rounded to `digits`. */
 export function summary(values, digits = 2) {
 	if (values.length === 0) return { n: 0, p50: null, p90: null, p99: null, max: null, mean: null };

@@ -7,15 +7,19 @@
 // n agents' objects, each writing one ledger row and setting an alarm.
 //
 // POST /job?sql_rows=&d1_writes=&r2_puts=&r2_bytes=&agent=  → one Durable Object request (RPC) in
-// which the object
+// which the object, in drover's order,
 //   1. inserts `sql_rows` single-row records into its SQLite (committed before the answer),
-//   2. runs `d1_writes` upserts of one job row into D1's `jobs` (insert, then status changes that
-//      move the row in the status indexes, as drover's index flushes do), each awaited on its own,
+//   2. runs all but the last of `d1_writes` upserts of one job row into D1's `jobs` (insert, then
+//      status changes that move the row in the status indexes, as drover's index flushes do), each
+//      awaited on its own,
 //   3. puts `r2_puts` objects of `r2_bytes` bytes to R2, each awaited,
+//   4. runs the last upsert, the row's final one, as drover writes its index's final row after R2,
 // and answers with what it did, counted at the bindings (SQLite cursor.rowsWritten, D1 meta, R2
-// operations). Timed from Node, request to response. With model_calls= / tool_calls= it also makes
-// that many requests to model_url (the emulator, streamed) and tool_url (the bench's hook): the
-// floor plus the agent's own time.
+// operations), and with the final row's updated_at: D1's clock as it wrote the row, the same stamp
+// drover's index rows carry, so both are timed from the request to their final row in D1. With
+// model_calls= / tool_calls= it also makes that many requests to model_url (the emulator,
+// streamed) and tool_url (the bench's hook) after the first upsert: the floor plus the agent's own
+// time.
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { convertV4MiniflareOptions, Miniflare } from "miniflare";
@@ -41,18 +45,22 @@ export class FloorDO extends DurableObject {
       counts.sql_rows_written += c.rowsWritten;
     }
     const statuses = ["pending", "running", "completed"];
-    for (let i = 0; i < plan.d1_writes; i++) {
+    let finalWrittenAt = null;
+    const upsert = async (i) => {
       const status = statuses[Math.min(i, statuses.length - 1)];
       const r = await this.env.DB.prepare(
         "INSERT INTO jobs (id, agent, schedule, trigger_type, status, exit_reason, dispatch, scheduled_instant, created_at, started_at, finished_at, duration_seconds, summary, revision, updated_at) " +
-          "VALUES (?, ?, NULL, 'manual', ?, NULL, 'manual', NULL, ?, NULL, NULL, NULL, NULL, ?, ?) " +
-          "ON CONFLICT (id) DO UPDATE SET status = excluded.status, revision = excluded.revision, updated_at = excluded.updated_at WHERE excluded.revision > jobs.revision",
-      ).bind(jobId, plan.agent, status, at, i + 1, Date.now()).run();
+          "VALUES (?, ?, NULL, 'manual', ?, NULL, 'manual', NULL, ?, NULL, NULL, NULL, NULL, ?, CAST(unixepoch('subsec') * 1000 AS INTEGER)) " +
+          "ON CONFLICT (id) DO UPDATE SET status = excluded.status, revision = excluded.revision, updated_at = excluded.updated_at WHERE excluded.revision > jobs.revision " +
+          "RETURNING updated_at",
+      ).bind(jobId, plan.agent, status, at, i + 1).all();
       counts.d1_statements++;
       if ((r.meta.rows_written ?? 0) > 0) counts.d1_write_statements++;
       counts.d1_rows_written += r.meta.rows_written ?? 0;
       counts.d1_rows_read += r.meta.rows_read ?? 0;
-    }
+      finalWrittenAt = r.results[0]?.updated_at ?? finalWrittenAt;
+    };
+    for (let i = 0; i < plan.d1_writes - 1; i++) await upsert(i);
     // The job's own calls, when asked: the same number of model requests (streamed, read to the end)
     // and tool requests a drover job makes, so the floor can include the agent's own time.
     for (let i = 0; i < (plan.model_calls ?? 0); i++) {
@@ -74,6 +82,8 @@ export class FloorDO extends DurableObject {
       counts.r2_put++;
       counts.r2_bytes_put += body.byteLength;
     }
+    if (plan.d1_writes > 0) await upsert(plan.d1_writes - 1);
+    counts.final_written_at = finalWrittenAt;
     return counts;
   }
 }
