@@ -1,16 +1,19 @@
 /**
  * JSON.parse with a small cache keyed by the text. A Durable Object reads the same stored JSON (an
- * agent's definition, a job's setup) several times per step, and parsing it again cost more than
- * the SQL read. The values are shared between readers, so they are frozen: a reader that tried to
- * change one would throw instead of changing everyone's copy.
+ * agent's definition, a job's setup and record) several times per step, and parsing it again cost
+ * more than the SQL read. The values are shared between readers, so they are frozen: a reader that
+ * tried to change one would throw instead of changing everyone's copy. The cache lives as long as
+ * the isolate, which can host many agents' objects in its 128 MB: so it holds a few entries, and a
+ * text longer than `maxChars` (a huge prompt) is parsed each time instead of held.
  */
-export function jsonMemo<T>(max = 16): (text: string) => T {
+export function jsonMemo<T>({ maxEntries = 16, maxChars = 64 * 1024 } = {}): (text: string) => T {
 	const cache = new Map<string, T>();
 	return (text) => {
+		if (text.length > maxChars) return JSON.parse(text) as T;
 		let value = cache.get(text);
 		if (value === undefined) {
 			value = deepFreeze(JSON.parse(text) as T);
-			if (cache.size >= max) cache.delete(cache.keys().next().value as string);
+			if (cache.size >= maxEntries) cache.delete(cache.keys().next().value as string);
 			cache.set(text, value);
 		}
 		return value;
