@@ -12,21 +12,17 @@ export type OutputLine =
 	| { type: "error"; message: string; code?: string };
 
 /** Appends lines, redacted: a credential that reached a model reply or a tool result is never stored. */
-export function appendLines(sql: SqlStorage, jobId: string, lines: OutputLine[], at: number): number {
+export function appendLines(sql: SqlStorage, jobId: string, lines: OutputLine[], at: number): void {
 	const timestamp = new Date(at).toISOString();
-	let last = 0;
 	for (const line of lines) {
 		// Numbered in the insert itself: one statement per line, not a max() query per call. (`+?`
 		// keeps the cached plan: see schema.ts.)
-		last = sql
-			.exec<{ line: number }>(
-				"INSERT INTO output_lines (job_id, line, body) SELECT ?1, coalesce(max(line), 0) + 1, ?2 FROM output_lines WHERE job_id = +?1 RETURNING line",
-				jobId,
-				JSON.stringify(redactDeep({ ...line, timestamp })),
-			)
-			.one().line;
+		sql.exec(
+			"INSERT INTO output_lines (job_id, line, body) SELECT ?1, coalesce(max(line), 0) + 1, ?2 FROM output_lines WHERE job_id = +?1",
+			jobId,
+			JSON.stringify(redactDeep({ ...line, timestamp })),
+		);
 	}
-	return last;
 }
 
 /** Batches stop at this many bytes too: a few huge tool results must not fill the isolate's memory. */
