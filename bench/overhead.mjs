@@ -201,6 +201,9 @@ export async function run(argv) {
 			droverMs.push(t1 - t0);
 			floorMs.push(f1 - f0);
 			ownMs.push(o1 - o0);
+			for (const c of [counts, ownCounts]) {
+				if (!Number.isInteger(c.final_written_at)) throw new Error(`the floor answered without its final row's updated_at: ${JSON.stringify(c)}`);
+			}
 			floorWrittenMs.push(counts.final_written_at - fw0);
 			ownWrittenMs.push(ownCounts.final_written_at - ow0);
 			phases.trigger_response.push(tTrig - t0);
