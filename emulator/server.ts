@@ -46,11 +46,14 @@ async function send(response: Response, res: ServerResponse, signal: AbortSignal
 	response.headers.forEach((value, name) => {
 		headers[name] = value;
 	});
-	res.writeHead(response.status, headers);
-	if (!response.body) {
-		res.end();
+	if (!response.body || response.headers.has("content-length")) {
+		// A complete body (JSON, a stream with no latency): head and body in one write.
+		const body = response.body ? Buffer.from(await response.arrayBuffer()) : undefined;
+		res.writeHead(response.status, headers);
+		res.end(body);
 		return;
 	}
+	res.writeHead(response.status, headers);
 	res.flushHeaders();
 	const reader = response.body.getReader();
 	const stop = () => void reader.cancel(signal.reason).catch(() => {});

@@ -121,6 +121,28 @@ describe("streaming", () => {
 		expect(parsed[5]?.data).toEqual({ type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: 1 } });
 	});
 
+	it("sends an undelayed stream as one sized body, and a delayed one event by event", async () => {
+		const chunksOf = async (res: Response) => {
+			const chunks: string[] = [];
+			const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+			for (let r = await reader.read(); !r.done; r = await reader.read()) chunks.push(r.value);
+			return chunks;
+		};
+		emulator.enqueue({ text: "at once" });
+		const instant = await post({ ...ask("hi"), stream: true });
+		const whole = await chunksOf(instant);
+		expect(whole).toHaveLength(1);
+		expect(Number(instant.headers.get("content-length"))).toBe(new TextEncoder().encode(whole[0]).byteLength);
+		expect(whole[0]!.split("\n\n").filter(Boolean)).toHaveLength(7);
+
+		emulator.enqueue({ delay_ms: 1, then: { text: "slowly" } });
+		const delayed = await post({ ...ask("hi"), stream: true });
+		expect(delayed.headers.get("content-length")).toBeNull();
+		const events = await chunksOf(delayed);
+		expect(events).toHaveLength(7);
+		expect(events.every((e) => e.startsWith("event: "))).toBe(true);
+	});
+
 	it("a dropped connection mid-stream rejects the SDK's stream", async () => {
 		emulator.enqueue({ drop_after_events: 3 });
 		const stream = client.messages.stream(ask("hi"));
