@@ -40,6 +40,7 @@ import { startFixtures } from "./lib/fixtures.mjs";
 import { startFloorWorker } from "./lib/floor-worker.mjs";
 import { instrumentBundle, readCounters } from "./lib/instrument.mjs";
 import { bundle, ROOT, startEmulator } from "./lib/local-worker.mjs";
+import { perfUnavailable, startPerf, V8_FLAGS } from "./lib/perf-split.mjs";
 import { startProfile } from "./lib/profile.mjs";
 import { BENCH_TOOL, cpuSecondsOf, FINAL, logCounter, machineInfo, printMachine, printTable, progress, recordFailure, round, scratch, sleep, startBenchWorker, summary, summaryMs, verdict, writeResult } from "./lib/common.mjs";
 
@@ -50,6 +51,8 @@ export const usage = `    --jobs=200        timed jobs (and as many floor reques
     --poll-margin-ms=8  the first poll waits for the median time to finished_at so far plus this
     --eager-poll      poll from the trigger's answer on (polls then share workerd's thread with the job)
     --profile         CPU-profile the Worker's isolate over the timed jobs (bench/results/overhead.cpuprofile)
+    --perf            split drover's workerd CPU over the timed jobs by what spends it (Linux perf, as root;
+                      sampling slows workerd, so read times from a run without it)
     --keep            keep the temp directory
 `;
 
@@ -66,6 +69,7 @@ export async function run(argv) {
 			"poll-margin-ms": { type: "string", default: "8" },
 			"eager-poll": { type: "boolean", default: false },
 			profile: { type: "boolean", default: false },
+			perf: { type: "boolean", default: false },
 			full: { type: "boolean", default: false },
 			keep: { type: "boolean", default: false },
 		},
@@ -75,6 +79,8 @@ export async function run(argv) {
 	const pollMs = Number(values["poll-ms"]);
 	const pollMarginMs = Number(values["poll-margin-ms"]);
 	const eagerPoll = values["eager-poll"];
+	const noPerf = values.perf ? perfUnavailable() : null;
+	if (noPerf) throw new Error(`--perf: ${noPerf}`);
 	const machine = machineInfo();
 	printMachine(machine);
 	console.log(`${jobs} timed jobs (+ as many floor requests), ${countJobs} counted jobs, polling D1 every ${pollMs} ms\n`);
@@ -135,9 +141,13 @@ export async function run(argv) {
 		// ── 2. Timing: drover jobs and floor requests, alternating ───────────────────────────────
 		console.log("-- timing (plain bundle) against the floor");
 		const inspectorPort = values.profile ? 9300 + Math.floor(Math.random() * 500) : undefined;
+		// Miniflare passes this to the workerd it starts: only drover's timed one gets V8's perf map.
+		if (values.perf) process.env.MINIFLARE_WORKERD_V8_FLAGS = V8_FLAGS;
 		const w = await startBenchWorker({ scriptPath, persistDir: path.join(tmp.dir, "state"), secrets, onLog: logs.onLog, inspectorPort });
+		delete process.env.MINIFLARE_WORKERD_V8_FLAGS;
 		tmp.onCleanup(() => w.dispose());
 		let profiler = null;
+		let perf = null;
 		const floor = await startFloorWorker({ persistDir: path.join(tmp.dir, "state-floor") });
 		// The agent's own time in a drover job: its 2 model requests (the emulator) and 1 tool request.
 		const ownCalls = { model_calls: 2, model_url: emulator.url, tool_calls: 1, tool_url: fx.hookUrl };
@@ -195,6 +205,7 @@ export async function run(argv) {
 			cpu.floor += fc1 - fc0;
 			cpu.floor_own += fc2 - fc1;
 			if (i === WARMUP - 1 + 1 && inspectorPort && !profiler) profiler = await startProfile(inspectorPort);
+			if (i === WARMUP && values.perf && !perf) perf = startPerf(w.pid, path.join(tmp.dir, "perf.data"), { entry: path.basename(scriptPath) });
 			starts.set(row.id, wall0);
 			pollsOf.set(row.id, pollsAt);
 			floorCounts ??= counts;
@@ -217,6 +228,17 @@ export async function run(argv) {
 			if ((i + 1 - WARMUP) % 20 === 0) progress(`timed ${i + 1 - WARMUP}/${jobs}: drover median ${round(summary(droverMs).p50, 1)} ms (seen), floor ${round(summary(floorWrittenMs).p50, 1)} ms`);
 		}
 		console.log();
+		if (perf) {
+			const split = await perf.stop();
+			// Timed jobs after the first (the recording starts as the first one ends) and the floor's
+			// requests, which run in their own workerd: drover's process is idle or finishing a job then.
+			const perJob = (n) => round((n / split.hz) * 1000 / (jobs - 1), 2);
+			result.perf = { ...split, jobs: jobs - 1 };
+			console.log(`drover's workerd CPU over ${jobs - 1} timed jobs (perf, ${split.samples} samples at ${split.hz} Hz in ${split.seconds} s; polls and each job's work after its final row included):`);
+			printTable(["spent on", "share", "ms a job"], split.categories.map((c) => [c.name, `${c.share} %`, perJob(c.samples)]));
+			console.log(`of drover's JS: its SQLite statements (the SQL API's cursors included) ${split.drover.sqlite_share} % of the process; by innermost drover function:`);
+			printTable(["function", "share"], split.drover.top.map((r) => [r.fn, `${r.share} %`]));
+		}
 		if (profiler) {
 			result.profile = await profiler.stop(path.join(ROOT, "bench", "results", "overhead.cpuprofile"));
 			console.log(`CPU profile of the Worker's isolate (${result.profile.samples} samples), self time by function:`);
