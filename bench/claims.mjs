@@ -19,8 +19,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { logCounter, machineInfo, progress, round } from "./lib/common.mjs";
+import { logCounter, machineInfo, printTable as printRows, progress, round, workerdPids } from "./lib/common.mjs";
 import { startFloorWorker } from "./lib/floor-worker.mjs";
+import { perfUnavailable, printPerfSplit, removePerfMap, startPerf, V8_FLAGS } from "./lib/perf-split.mjs";
 import { startProfile } from "./lib/profile.mjs";
 import { bundle, mapLimit, openFilesLimit, ROOT, startEmulator, startLocalWorker, workerdOpenFiles } from "./lib/local-worker.mjs";
 
@@ -30,6 +31,8 @@ export const usage = `    --full            also run N = 10,000 (needs an open-f
     --concurrency=16  agent creations in flight
     --keep            keep the temp directory (bundle, DO/D1/R2 state) for inspection
     --profile         CPU-profile the Worker's isolate over each first and next-minute tick (bench/results/claims-<N>[-next].cpuprofile)
+    --perf            split drover's workerd CPU over each first and next-minute tick by what spends it (Linux perf,
+                      as root; sampling slows workerd, so read times from a run without it)
 `;
 
 const DEFAULT_SIZES = [100, 1_000];
@@ -49,8 +52,11 @@ export async function run(argv) {
 			concurrency: { type: "string", default: "16" },
 			keep: { type: "boolean", default: false },
 			profile: { type: "boolean", default: false },
+			perf: { type: "boolean", default: false },
 		},
 	});
+	const noPerf = values.perf ? perfUnavailable() : null;
+	if (noPerf) throw new Error(`--perf: ${noPerf}`);
 	const sizes = values.sizes ? values.sizes.split(",").map((s) => Number(s.replace(/_/g, ""))) : values.full ? FULL_SIZES : DEFAULT_SIZES;
 	if (sizes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--sizes must be positive integers, got ${values.sizes}`);
 	const concurrency = Number(values.concurrency);
@@ -89,7 +95,7 @@ export async function run(argv) {
 		running.emulator = await startEmulator();
 		console.log(`Messages API emulator at ${running.emulator.url}`);
 		for (const n of sizes) {
-			const options = { scriptPath, stateDir: path.join(tmp, `state-${n}`), concurrency, modelURL: running.emulator.url, profile: values.profile };
+			const options = { scriptPath, stateDir: path.join(tmp, `state-${n}`), concurrency, modelURL: running.emulator.url, profile: values.profile, perf: values.perf };
 			results.push(await runSize(n, options));
 		}
 	} finally {
@@ -112,12 +118,15 @@ export async function run(argv) {
  * One N on a fresh Worker. Fills `r` as it goes, so a size that fails part-way (workerd out of
  * files, a crash) still reports what it measured; the error is recorded and the run goes on.
  */
-async function runSize(n, { scriptPath, stateDir, concurrency, modelURL, profile }) {
+async function runSize(n, { scriptPath, stateDir, concurrency, modelURL, profile, perf }) {
 	console.log(`\n-- N = ${n.toLocaleString("en")}`);
 	const r = { n };
 	const logs = logCounter();
 	const token = `bench_${crypto.randomUUID().replaceAll("-", "")}`;
 	let t = performance.now();
+	const before = new Set(workerdPids());
+	// Miniflare passes this to the workerd it starts: V8's perf map names drover's JIT code for perf.
+	if (perf) process.env.MINIFLARE_WORKERD_V8_FLAGS = V8_FLAGS;
 	const w = await startLocalWorker({
 		scriptPath,
 		persistDir: stateDir,
@@ -132,6 +141,18 @@ async function runSize(n, { scriptPath, stateDir, concurrency, modelURL, profile
 		onLog: logs.onLog,
 		inspectorPort: profile ? 9300 + Math.floor(Math.random() * 500) : undefined,
 	});
+	delete process.env.MINIFLARE_WORKERD_V8_FLAGS;
+	const pid = workerdPids().find((p) => !before.has(p)) ?? null;
+	/** Records drover's workerd over `during()`; prints and returns the split per agent. */
+	const perfOver = async (label, during) => {
+		if (!perf || pid === null) return { value: await during(), split: null };
+		const rec = startPerf(pid, path.join(path.dirname(stateDir), `perf-${n}-${label}.data`));
+		const value = await during();
+		const split = await rec.stop();
+		console.log(`drover's workerd CPU over the ${label} tick (perf, ${split.samples} samples at ${split.hz} Hz in ${split.seconds} s; the claimed jobs starting meanwhile included):`);
+		printPerfSplit(split, n, "an agent", printRows);
+		return { value, split };
+	};
 	running.worker = w;
 	const openFiles = workerdOpenFiles() ?? (() => null);
 	r.startup_s = secs(performance.now() - t);
@@ -162,7 +183,9 @@ async function runSize(n, { scriptPath, stateDir, concurrency, modelURL, profile
 		const T = tickTime();
 		r.scheduled_time = new Date(T).toISOString();
 		const profiler = profile ? await startProfile(w.inspectorPort) : null;
-		r.tick = await timedTick(w, T, logs, token, openFiles);
+		const first = await perfOver("first", () => timedTick(w, T, logs, token, openFiles));
+		r.tick = first.value;
+		if (first.split) r.perf = first.split;
 		if (profiler) {
 			r.profile = await profiler.stop(path.join(ROOT, "bench", "results", `claims-${n}.cpuprofile`));
 			console.log(`CPU profile of the Worker's isolate over the tick (${r.profile.samples} samples), self time by function:`);
@@ -183,7 +206,9 @@ async function runSize(n, { scriptPath, stateDir, concurrency, modelURL, profile
 
 		await coldAgents(openFiles);
 		const nextProfiler = profile ? await startProfile(w.inspectorPort) : null;
-		r.next = await timedTick(w, T + MINUTE, logs, token, openFiles);
+		const next = await perfOver("next-minute", () => timedTick(w, T + MINUTE, logs, token, openFiles));
+		r.next = next.value;
+		if (next.split) r.next_perf = next.split;
 		if (nextProfiler) {
 			r.next_profile = await nextProfiler.stop(path.join(ROOT, "bench", "results", `claims-${n}-next.cpuprofile`));
 			console.log(`CPU profile over the next-minute tick (${r.next_profile.samples} samples), self time by function:`);
@@ -202,6 +227,7 @@ async function runSize(n, { scriptPath, stateDir, concurrency, modelURL, profile
 	} finally {
 		running.worker = null;
 		await w.dispose().catch(() => {});
+		if (pid !== null) removePerfMap(pid);
 	}
 	r.logs = logs.summary();
 	if (!r.error) r.floor = await runFloor(n, `${stateDir}-floor`);

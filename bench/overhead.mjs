@@ -40,7 +40,7 @@ import { startFixtures } from "./lib/fixtures.mjs";
 import { startFloorWorker } from "./lib/floor-worker.mjs";
 import { instrumentBundle, readCounters } from "./lib/instrument.mjs";
 import { bundle, ROOT, startEmulator } from "./lib/local-worker.mjs";
-import { perfUnavailable, startPerf, V8_FLAGS } from "./lib/perf-split.mjs";
+import { perfUnavailable, printPerfSplit, removePerfMap, startPerf, V8_FLAGS } from "./lib/perf-split.mjs";
 import { startProfile } from "./lib/profile.mjs";
 import { BENCH_TOOL, cpuSecondsOf, FINAL, logCounter, machineInfo, printMachine, printTable, progress, recordFailure, round, scratch, sleep, startBenchWorker, summary, summaryMs, verdict, writeResult } from "./lib/common.mjs";
 
@@ -230,14 +230,12 @@ export async function run(argv) {
 		console.log();
 		if (perf) {
 			const split = await perf.stop();
+			removePerfMap(w.pid);
 			// Timed jobs after the first (the recording starts as the first one ends) and the floor's
 			// requests, which run in their own workerd: drover's process is idle or finishing a job then.
-			const perJob = (n) => round((n / split.hz) * 1000 / (jobs - 1), 2);
 			result.perf = { ...split, jobs: jobs - 1 };
 			console.log(`drover's workerd CPU over ${jobs - 1} timed jobs (perf, ${split.samples} samples at ${split.hz} Hz in ${split.seconds} s; polls and each job's work after its final row included):`);
-			printTable(["spent on", "share", "ms a job"], split.categories.map((c) => [c.name, `${c.share} %`, perJob(c.samples)]));
-			console.log(`of drover's JS: its SQLite statements (the SQL API's cursors included) ${split.drover.sqlite_share} % of the process; by innermost drover function:`);
-			printTable(["function", "share"], split.drover.top.map((r) => [r.fn, `${r.share} %`]));
+			printPerfSplit(split, jobs - 1, "a job", printTable);
 		}
 		if (profiler) {
 			result.profile = await profiler.stop(path.join(ROOT, "bench", "results", "overhead.cpuprofile"));

@@ -39,10 +39,22 @@ export function startPerf(pid, file, { hz = 4000, entry = "index.js" } = {}) {
 			const code = await exited;
 			if (code !== 0 && code !== null) throw new Error(`perf record exited ${code}: ${stderr.slice(0, 300)}`);
 			const split = await classify(file, entry);
-			rmSync(`/tmp/perf-${pid}.map`, { force: true });
 			return { ...split, seconds: Math.round(seconds * 10) / 10, hz };
 		},
 	};
+}
+
+/** V8 appends to the map while workerd runs: remove it once the process's last recording is read. */
+export function removePerfMap(pid) {
+	rmSync(`/tmp/perf-${pid}.map`, { force: true });
+}
+
+/** Prints a split: each category's share and its CPU ms per `unit` (of `count` units recorded). */
+export function printPerfSplit(split, count, unit, printTable) {
+	const per = (n) => Math.round(((n / split.hz) * 1000 * 100) / count) / 100;
+	printTable(["spent on", "share", `ms ${unit}`], split.categories.map((c) => [c.name, `${c.share} %`, per(c.samples)]));
+	console.log(`of drover's JS: its SQLite statements (the SQL API's cursors included) ${split.drover.sqlite_share} % of the process; by innermost drover function:`);
+	printTable(["function", "share"], split.drover.top.map((r) => [r.fn, `${r.share} %`]));
 }
 
 const KERNEL = /\(\[kernel\.kallsyms\]\)|\[unknown\] \(\[unknown\]\)$/;
