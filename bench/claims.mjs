@@ -141,7 +141,7 @@ async function runSize(n, { scriptPath, stateDir, concurrency, modelURL, profile
 		onLog: logs.onLog,
 		inspectorPort: profile ? 9300 + Math.floor(Math.random() * 500) : undefined,
 	});
-	delete process.env.MINIFLARE_WORKERD_V8_FLAGS;
+	if (perf) delete process.env.MINIFLARE_WORKERD_V8_FLAGS;
 	const pid = workerdPids().find((p) => !before.has(p)) ?? null;
 	/** Records drover's workerd over `during()`; prints and returns the split per agent. */
 	const perfOver = async (label, during) => {

@@ -144,7 +144,7 @@ export async function run(argv) {
 		// Miniflare passes this to the workerd it starts: only drover's timed one gets V8's perf map.
 		if (values.perf) process.env.MINIFLARE_WORKERD_V8_FLAGS = V8_FLAGS;
 		const w = await startBenchWorker({ scriptPath, persistDir: path.join(tmp.dir, "state"), secrets, onLog: logs.onLog, inspectorPort });
-		delete process.env.MINIFLARE_WORKERD_V8_FLAGS;
+		if (values.perf) delete process.env.MINIFLARE_WORKERD_V8_FLAGS;
 		tmp.onCleanup(() => w.dispose());
 		let profiler = null;
 		let perf = null;
