@@ -28,9 +28,11 @@
 //            calls do: the platform plus the job's own I/O.
 // Goals: consolidation ≥ 20 MB/s; ≤ 32 MB above baseline (judged on RSS beyond the floor's; the
 // live heap and the raw RSS are reported too).
+import path from "node:path";
 import { parseArgs } from "node:util";
 import { startWorkerWithFixtures } from "./lib/fixtures.mjs";
 import { startFloorWorker } from "./lib/floor-worker.mjs";
+import { ROOT } from "./lib/local-worker.mjs";
 import { heapSampler, liveHeapSampler } from "./lib/profile.mjs";
 import { BENCH_TOOL, FINAL, logCounter, machineInfo, memoryOf, MiB, printMachine, printTable, progress, recordFailure, round, rssSampler, scratch, sleep, verdict, writeResult } from "./lib/common.mjs";
 
@@ -39,6 +41,7 @@ export const usage = `    --mb=20           output size to aim for (MB of tool r
     --full            100 MB
     --line-kb=900     size of each tool result line (≤ 1000: a webhook tool keeps 1,000,000 bytes)
     --keep            keep the temp directory
+    --peak-snapshot   write the live-heap run's largest heap snapshot (bench/results/output-live-peak.heapsnapshot)
 `;
 
 const AGENT = "bench-output";
@@ -53,6 +56,7 @@ export async function run(argv) {
 			full: { type: "boolean", default: false },
 			"line-kb": { type: "string", default: "900" },
 			keep: { type: "boolean", default: false },
+			"peak-snapshot": { type: "boolean", default: false },
 		},
 	});
 	const targetMB = Number(values.mb ?? (values.full ? 100 : 20));
@@ -158,7 +162,8 @@ export async function run(argv) {
 		// Live memory: the same job again, with V8 collecting garbage at every sample (heap snapshots
 		// pause the isolate, so this run's timings are not reported).
 		console.log("the same job again, sampling the isolate's live heap (garbage collected at every sample)");
-		const live = await liveHeapSampler(inspectorPort, { gapMs: 100 });
+		const peakSnapshot = values["peak-snapshot"] ? path.join(ROOT, "bench", "results", "output-live-peak.heapsnapshot") : null;
+		const live = await liveHeapSampler(inspectorPort, { gapMs: 100, peakSnapshot });
 		const again = await runJob(w, fx, turns);
 		const object = await objectHead(bucket, `jobs/${AGENT}/${again.jobId}.jsonl`);
 		await live.stop();

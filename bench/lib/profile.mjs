@@ -45,16 +45,31 @@ export async function heapSampler(port, everyMs = 10) {
  * them, and a peak between two of them can be missed: the figure is a lower bound of the true live
  * peak, the used-size sampler above an upper bound.
  */
-export async function liveHeapSampler(port, { gapMs = 500 } = {}) {
-	const { send, close } = await connectInspector(port);
+export async function liveHeapSampler(port, { gapMs = 500, peakSnapshot = null } = {}) {
+	// With `peakSnapshot` (a path), the snapshot of the largest sample is written there on stop():
+	// open it in Chrome DevTools (Memory) to see what the isolate held at its peak.
+	let chunks = null;
+	let peak = { size: 0, chunks: null };
+	const { send, close } = await connectInspector(port, peakSnapshot ? (chunk) => chunks.push(chunk) : null);
 	await send("HeapProfiler.enable");
 	const live = async () => {
+		chunks = [];
 		await send("HeapProfiler.takeHeapSnapshot", { reportProgress: false });
 		const u = (await send("Runtime.getHeapUsage")).result;
-		return u.usedSize + (u.backingStorageSize ?? 0);
+		const size = u.usedSize + (u.backingStorageSize ?? 0);
+		if (peakSnapshot && size > peak.size) peak = { size, chunks };
+		return size;
 	};
 	const baseline = Math.min(await live(), await live());
-	return sampling(live, gapMs, baseline, close);
+	const sampler = sampling(live, gapMs, baseline, close);
+	if (!peakSnapshot) return sampler;
+	return {
+		...sampler,
+		async stop() {
+			await sampler.stop();
+			writeFileSync(peakSnapshot, peak.chunks.join(""));
+		},
+	};
 }
 
 /** Calls `read` every `gapMs` into [t, value] samples until stop(); `peak(from, to)` over a window. */
@@ -79,7 +94,7 @@ function sampling(read, gapMs, baseline, close) {
 	};
 }
 
-async function connectInspector(port) {
+async function connectInspector(port, onSnapshotChunk = null) {
 	const targets = await fetch(`http://127.0.0.1:${port}/json`).then((r) => r.json());
 	const target = targets.find((t) => /drover/.test(t.title ?? t.id ?? "")) ?? targets[0];
 	if (!target) throw new Error(`no inspector target on port ${port}`);
@@ -92,8 +107,11 @@ async function connectInspector(port) {
 	const pending = new Map();
 	ws.onmessage = (event) => {
 		const data = String(event.data);
-		// A heap snapshot streams as thousands of chunk events nobody here reads.
-		if (data.startsWith('{"method":"HeapProfiler.addHeapSnapshotChunk"')) return;
+		// A heap snapshot streams as thousands of chunk events, read only when asked for.
+		if (data.startsWith('{"method":"HeapProfiler.addHeapSnapshotChunk"')) {
+			if (onSnapshotChunk) onSnapshotChunk(JSON.parse(data).params.chunk);
+			return;
+		}
 		const msg = JSON.parse(data);
 		if (msg.id && pending.has(msg.id)) {
 			pending.get(msg.id)(msg);
