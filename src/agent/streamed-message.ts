@@ -9,37 +9,16 @@
  */
 import type Anthropic from "@anthropic-ai/sdk";
 import { APIError } from "@anthropic-ai/sdk/core/error";
+import { SseParser, type SseEvent } from "../shared/sse.ts";
 
 type Message = Anthropic.Message;
 type StreamEvent = Anthropic.RawMessageStreamEvent;
 type Block = Message["content"][number];
 
-interface SseEvent {
-	event: string | null;
-	data: string;
-}
-
-/** The events of an SSE body (https://html.spec.whatwg.org/multipage/server-sent-events.html). */
+/** The events of a whole SSE body; a stream cut mid-event leaves that event undispatched. */
 export function parseSse(body: string): SseEvent[] {
 	const events: SseEvent[] = [];
-	let event: string | null = null;
-	let data: string[] = [];
-	for (const line of body.split(/\r\n|\r|\n/)) {
-		if (line === "") {
-			if (event !== null || data.length > 0) events.push({ event, data: data.join("\n") });
-			event = null;
-			data = [];
-			continue;
-		}
-		if (line.startsWith(":")) continue;
-		const colon = line.indexOf(":");
-		const field = colon === -1 ? line : line.slice(0, colon);
-		let value = colon === -1 ? "" : line.slice(colon + 1);
-		if (value.startsWith(" ")) value = value.slice(1);
-		if (field === "event") event = value;
-		else if (field === "data") data.push(value);
-	}
-	// A stream cut mid-event leaves it undispatched, as a browser's EventSource would.
+	new SseParser((event) => events.push(event)).feed(body);
 	return events;
 }
 
@@ -55,7 +34,8 @@ export function messageFromSse(body: string, headers?: Headers): Message {
 	let message: Message | null = null;
 	const toolInput = new Map<number, string>();
 	for (const sse of parseSse(body)) {
-		if (sse.event === "ping" || sse.event === null) continue;
+		// `message` is the name of an event that gave none: not one of the API's.
+		if (sse.event === "ping" || sse.event === "message") continue;
 		if (sse.event === "error") {
 			let error: unknown = sse.data;
 			try {

@@ -79,8 +79,8 @@ describe("a streamed answer folded into its message", () => {
 		expect(messageFromSse(sse(EVENTS, "\r\n"))).toEqual(messageFromSse(sse(EVENTS)));
 		expect(messageFromSse(sse(EVENTS, "\r"))).toEqual(messageFromSse(sse(EVENTS)));
 		expect(parseSse(": keep-alive\nevent: x\ndata: a\ndata:b\n\ndata: c\n\nevent: cut\ndata: never dispatched")).toEqual([
-			{ event: "x", data: "a\nb" },
-			{ event: null, data: "c" },
+			{ event: "x", data: "a\nb", id: null },
+			{ event: "message", data: "c", id: null },
 		]);
 	});
 
