@@ -7,7 +7,7 @@
 // flags set before Miniflare starts workerd (V8_FLAGS, through MINIFLARE_WORKERD_V8_FLAGS): V8 then
 // writes /tmp/perf-<pid>.map, which names JIT code as `JS:<tier><function> <script>:<line>:<col>`.
 import { spawn, spawnSync } from "node:child_process";
-import { rmSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { createInterface } from "node:readline";
 
 export const V8_FLAGS = "--perf-basic-prof --interpreted-frames-native-stack";
@@ -17,8 +17,11 @@ export function perfUnavailable() {
 	const version = spawnSync("perf", ["--version"], { encoding: "utf8" });
 	if (version.error || version.status !== 0) return "the `perf` command is not installed (Debian: linux-perf)";
 	if (process.getuid?.() === 0) return null;
-	const paranoid = spawnSync("cat", ["/proc/sys/kernel/perf_event_paranoid"], { encoding: "utf8" });
-	return Number(paranoid.stdout) <= 1 ? null : "attaching to workerd needs root or kernel.perf_event_paranoid ≤ 1";
+	let paranoid = 2;
+	try {
+		paranoid = Number(readFileSync("/proc/sys/kernel/perf_event_paranoid", "utf8"));
+	} catch {}
+	return paranoid <= 1 ? null : "attaching to workerd needs root or kernel.perf_event_paranoid ≤ 1";
 }
 
 /**
