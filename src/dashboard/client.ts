@@ -383,16 +383,29 @@ export const APP_JS = String.raw`"use strict";
 		const id = SUBJECT;
 		const path = "/v1/jobs/" + enc(id);
 		let job = null;
+		// Records come from GETs and from action responses over separate connections, so one may land
+		// after a newer one; a record whose history ends earlier than the shown one's is stale.
+		const lastAt = (j) => (j.transitions.length ? j.transitions[j.transitions.length - 1].at : "");
 		const render = (j) => {
+			if (job && lastAt(j) < lastAt(job)) return;
 			job = j;
 			renderJob(j);
 		};
 		let refreshing = null;
+		let again = false;
 		const refresh = () => {
-			// Status events can come in bursts; one fetch at a time, and one more after it if needed.
-			if (!refreshing) {
-				refreshing = api(path, { signal }).then(render).catch(fail).finally(() => { refreshing = null; });
+			// Status events come in bursts: one fetch at a time, and one more after it when an event came
+			// in meanwhile, since the fetch in flight may have read the job before that event's change.
+			if (refreshing) {
+				again = true;
+				return refreshing;
 			}
+			refreshing = (async () => {
+				do {
+					again = false;
+					render(await api(path, { signal }));
+				} while (again && !signal.aborted);
+			})().catch(fail).finally(() => { refreshing = null; });
 			return refreshing;
 		};
 		render(await api(path, { signal }));

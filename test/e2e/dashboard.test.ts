@@ -45,6 +45,17 @@ async function createAgent(name: string, definition: Record<string, unknown>): P
 	return name;
 }
 
+/** A tool that needs approval. */
+const TICKET_TOOL = {
+	type: "webhook",
+	name: "create_ticket",
+	description: "File a ticket.",
+	// The only URL secret the e2e Worker has; the call's answer (a 404) does not matter here.
+	url_secret: "ANTHROPIC_BASE_URL",
+	requires_approval: true,
+	input_schema: { type: "object", properties: { title: { type: "string" } } },
+};
+
 const trigger = (agent: string, prompt?: string) =>
 	call<JobRecord>("POST", `/v1/agents/${agent}/jobs`, tokens.operate, prompt === undefined ? {} : { prompt });
 const getJob = (id: string) => call<JobRecord>("GET", `/v1/jobs/${id}`, tokens.read);
@@ -168,19 +179,7 @@ describe("the dashboard", () => {
 	});
 
 	it("shows a job live on its page: lines arrive, an approval is made with edited input, and it completes without a reload", async () => {
-		const agent = await createAgent(`dash-live-${run}`, {
-			tools: [
-				{
-					type: "webhook",
-					name: "create_ticket",
-					description: "File a ticket.",
-					// The only URL secret the e2e Worker has; the call's answer (a 404) does not matter here.
-					url_secret: "ANTHROPIC_BASE_URL",
-					requires_approval: true,
-					input_schema: { type: "object", properties: { title: { type: "string" } } },
-				},
-			],
-		});
+		const agent = await createAgent(`dash-live-${run}`, { tools: [TICKET_TOOL] });
 		const page = await signedIn("/jobs");
 		// A slow model: the page is open before the first answer arrives.
 		await script({ delay_ms: 1500, then: { text: "Filing it.", tool_use: { name: "create_ticket", input: { title: "Disk full" } } } }, { delay_ms: 1500, then: { text: "Ticket filed." } });
@@ -246,6 +245,59 @@ describe("the dashboard", () => {
 		expect(denial.postDataJSON()).toEqual({ decision: "deny" });
 		await page.locator("#job-status .badge", { hasText: "completed" }).waitFor(LIVE);
 		await page.locator("#job-log li.t-tool_result").waitFor(LIVE);
+		await page.close();
+	});
+
+	it("shows the newest status when the job's records arrive late or out of order", async () => {
+		const agent = await createAgent(`dash-order-${run}`, { tools: [TICKET_TOOL] });
+		const approvalPending = (page: Page) => page.locator("#job-status .badge", { hasText: "approval pending" }).waitFor(LIVE);
+
+		// A read of the job that is still in flight when the next status events and the end come in:
+		// the page must read it again rather than keep what that read found.
+		await script({ tool_use: { name: "create_ticket", input: { title: "Disk full" } } }, { delay_ms: 3000, then: { text: "Filed." } });
+		const first = await trigger(agent);
+		const page = await signedIn(`/jobs/${first.id}`);
+		await approvalPending(page);
+		let releaseRead!: () => Promise<void>;
+		let holding = false;
+		const readHeld = new Promise<string>((resolve) => {
+			void page.route((u) => u.pathname === `/v1/jobs/${first.id}`, async (route) => {
+				if (route.request().method() !== "GET" || holding) return route.continue();
+				holding = true;
+				const response = await route.fetch();
+				releaseRead = () => route.fulfill({ response });
+				resolve(((await response.json()) as JobRecord).status);
+			});
+		});
+		await call("POST", `/v1/jobs/${first.id}/approval`, tokens.operate, { decision: "approve" });
+		// The status event for the approval starts the read; the job completes while it is held.
+		expect(await readHeld).toBe("running");
+		await page.locator("#log-state", { hasText: "ended" }).waitFor(LIVE);
+		await releaseRead();
+		await page.locator("#job-status .badge", { hasText: "completed" }).waitFor(LIVE);
+		await page.unrouteAll();
+
+		// An action's answer that lands after the stream has already shown a later status.
+		await script({ tool_use: { name: "create_ticket", input: { title: "Disk full again" } } }, { text: "Filed again." });
+		const second = await trigger(agent);
+		await page.goto(`${url}/jobs/${second.id}`);
+		await approvalPending(page);
+		let releaseAnswer!: () => Promise<void>;
+		const answerHeld = new Promise<void>((resolve) => {
+			void page.route((u) => u.pathname === `/v1/jobs/${second.id}/approval`, async (route) => {
+				const response = await route.fetch();
+				releaseAnswer = () => route.fulfill({ response });
+				resolve();
+			});
+		});
+		await page.locator("#approval-approve").click();
+		await answerHeld;
+		await page.locator("#job-status .badge", { hasText: "completed" }).waitFor(LIVE);
+		await page.locator("#log-state", { hasText: "ended" }).waitFor(LIVE);
+		await releaseAnswer();
+		await page.locator("#notice", { hasText: "Approved" }).waitFor(LIVE);
+		expect(await page.locator("#job-status .badge").textContent()).toBe("completed");
+		expect(await page.locator("#job-approval").isHidden()).toBe(true);
 		await page.close();
 	});
 
