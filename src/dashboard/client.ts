@@ -384,10 +384,9 @@ export const APP_JS = String.raw`"use strict";
 		const path = "/v1/jobs/" + enc(id);
 		let job = null;
 		// Records come from GETs and from action responses over separate connections, so one may land
-		// after a newer one; a record whose history ends earlier than the shown one's is stale.
-		const lastAt = (j) => (j.transitions.length ? j.transitions[j.transitions.length - 1].at : "");
+		// after a newer one: a lower revision than the shown record's is stale.
 		const render = (j) => {
-			if (job && lastAt(j) < lastAt(job)) return;
+			if (job && j.revision < job.revision) return;
 			job = j;
 			renderJob(j);
 		};
