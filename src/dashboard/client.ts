@@ -192,6 +192,23 @@ export const APP_JS = String.raw`"use strict";
 		}, ms);
 		viewAbort.signal.addEventListener("abort", () => clearInterval(t));
 	}
+	/**
+	 * A view's load where a poll, an action's reload or a filter change can overlap: the answer to an
+	 * older request must not replace what a newer one already drew. load(fresh) calls fresh() once
+	 * its data is in, and draws only if it answers true.
+	 */
+	function newestWins(load) {
+		let started = 0;
+		let drawn = 0;
+		return () => {
+			const n = ++started;
+			return load(() => {
+				if (n < drawn) return false;
+				drawn = n;
+				return true;
+			});
+		};
+	}
 	function showSignIn(message) {
 		$("#view").hidden = true;
 		$("#signin").hidden = false;
@@ -251,15 +268,15 @@ export const APP_JS = String.raw`"use strict";
 	// ── Fleet ──
 	async function fleetView(signal) {
 		const tbody = $("#fleet-table tbody");
-		const load = async () => {
+		const load = newestWins(async (fresh) => {
 			const agents = await all("/v1/agents", "agents", 2000);
-			if (signal.aborted) return;
+			if (signal.aborted || !fresh()) return;
 			tbody.replaceChildren(...agents.map((a) => agentRow(a, load)));
 			if (!agents.length) tbody.append(h("tr", null, h("td", { colspan: 6, class: "muted", text: "No agents." })));
 			const running = agents.reduce((n, a) => n + a.running_jobs.length, 0);
 			const paused = agents.filter((a) => a.paused).length;
 			$("#fleet-meta").textContent = agents.length + " agents · " + running + " running · " + paused + " paused";
-		};
+		});
 		await load();
 		poll(load, 10000);
 	}
@@ -703,9 +720,9 @@ export const APP_JS = String.raw`"use strict";
 	}
 	async function runsView(signal) {
 		const agent = SUBJECT;
-		const load = async () => {
+		const load = newestWins(async (fresh) => {
 			const runs = await all("/v1/agents/" + enc(agent) + "/runs", "runs", 400);
-			if (signal.aborted) return;
+			if (signal.aborted || !fresh()) return;
 			$("#runs-meta").textContent = runs.length + (runs.length === 1 ? " occurrence" : " occurrences") + (runs.length >= 400 ? " (the newest; older ones not shown)" : "");
 			$("#runs-empty").hidden = runs.length > 0;
 			drawRuns($("#runs-chart"), runs);
@@ -717,7 +734,7 @@ export const APP_JS = String.raw`"use strict";
 				h("td", null, when(r.claimed_at)),
 				h("td", null, r.job_id ? jobLink(r.job_id) : h("span", { class: "muted", text: "—" })),
 				h("td", { class: "error-text", text: runNote(r) }))));
-		};
+		});
 		await load();
 		poll(load, 15000);
 	}
@@ -881,10 +898,11 @@ export const APP_JS = String.raw`"use strict";
 		const params = new URLSearchParams(location.search);
 		if (params.get("state")) select.value = params.get("state");
 		form.onsubmit = (e) => e.preventDefault();
-		const load = async () => {
+		const load = newestWins(async (fresh) => {
 			const q = new URLSearchParams({ limit: "200" });
 			if (select.value) q.set("state", select.value);
 			const page = await api("/v1/incidents?" + q, { signal });
+			if (!fresh()) return; // a later filter or close has answered first
 			const rows = page.incidents.map((i) => h("tr", { "data-incident": i.id },
 				h("td", null, h("span", { class: "mono", text: i.id })),
 				h("td", null, agentLink(i.agent)),
@@ -904,7 +922,7 @@ export const APP_JS = String.raw`"use strict";
 			$("#incidents-table tbody").replaceChildren(...rows);
 			$("#incidents-empty").hidden = rows.length > 0;
 			$("#incidents-meta").textContent = rows.length + (rows.length === 1 ? " incident" : " incidents") + (page.next_cursor ? " (newest shown)" : "");
-		};
+		});
 		form.onchange = () => {
 			history.replaceState(null, "", "/incidents" + (select.value ? "?state=" + enc(select.value) : ""));
 			load().catch(fail);

@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { chromium, type Browser, type BrowserContext, type Page, type Request } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 
 // The dashboard, driven in Debian's Chromium against the local Worker (the real bundle in workerd)
@@ -78,8 +78,10 @@ let context: BrowserContext;
 /** Everything the pages reported as broken: a CSP violation or a script error fails the suite. */
 const pageErrors: string[] = [];
 
-async function open(pathname: string): Promise<Page> {
+/** `fakeClock`: the page's timers run only when the test moves its clock (page.clock.runFor). */
+async function open(pathname: string, opts: { fakeClock?: boolean } = {}): Promise<Page> {
 	const page = await context.newPage();
+	if (opts.fakeClock) await page.clock.install();
 	page.on("pageerror", (err) => pageErrors.push(`${pathname}: ${err.message}`));
 	page.on("console", (msg) => {
 		if (msg.type() === "error" && /Content Security Policy|Refused to/i.test(msg.text())) pageErrors.push(`${pathname}: ${msg.text()}`);
@@ -91,8 +93,8 @@ async function open(pathname: string): Promise<Page> {
 }
 
 /** Opens a page and signs in on it (the token is per tab: sessionStorage). */
-async function signedIn(pathname: string, token: string = tokens.operate): Promise<Page> {
-	const page = await open(pathname);
+async function signedIn(pathname: string, token: string = tokens.operate, opts: { fakeClock?: boolean } = {}): Promise<Page> {
+	const page = await open(pathname, opts);
 	await page.locator("#token").fill(token);
 	await page.locator("#signin-form button[type=submit]").click();
 	await page.locator("#view").waitFor({ state: "visible" });
@@ -431,6 +433,57 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+	it("shows the incidents of the state last chosen when an earlier choice's answer lands after it", async () => {
+		const [closedAgent, openAgent] = [await createAgent(`dash-inc-c-${run}`, {}), await createAgent(`dash-inc-o-${run}`, {})];
+		for (const agent of [closedAgent, openAgent]) {
+			await script({ error: 400, message: "prompt is too long for this model (emulated)" });
+			expect(await settled((await trigger(agent)).id)).toBe("failed");
+		}
+		const { incidents } = await call<{ incidents: { id: string }[] }>("GET", `/v1/incidents?agent=${closedAgent}`, tokens.read);
+		expect(incidents).toHaveLength(1);
+		for (const { id } of incidents) await call("POST", `/v1/incidents/${id}/close`, tokens.operate);
+
+		const page = await signedIn("/incidents?state=detected");
+		await page.locator("#incidents-table tbody tr", { hasText: openAgent }).waitFor(LIVE);
+		// The states of these two agents' incidents at each redraw of the table, in order (a string:
+		// this project's TypeScript has no DOM types; the page runs it as is).
+		await page.evaluate(`
+			window.incidentDraws = [];
+			const mine = ${JSON.stringify([closedAgent, openAgent])};
+			const tbody = document.querySelector("#incidents-table tbody");
+			new MutationObserver(() => {
+				const rows = Array.from(tbody.querySelectorAll("tr")).filter((tr) => mine.includes(tr.cells[1] && tr.cells[1].textContent));
+				window.incidentDraws.push(rows.map((tr) => tr.querySelector(".badge").textContent).sort().join(","));
+			}).observe(tbody, { childList: true });
+		`);
+		const draws = () => page.evaluate<string[]>("window.incidentDraws");
+		const select = page.locator("#incidents-filter select[name=state]");
+
+		let release!: () => Promise<void>;
+		const closedHeld = new Promise<{ request: Request; agents: string[] }>((resolve) => {
+			void page.route((u) => u.pathname === "/v1/incidents" && u.searchParams.get("state") === "closed", async (route) => {
+				const response = await route.fetch();
+				const listed = ((await response.json()) as { incidents: { agent: string }[] }).incidents.map((i) => i.agent);
+				release = () => route.fulfill({ response });
+				resolve({ request: route.request(), agents: listed });
+			});
+		});
+		await select.selectOption("closed");
+		const held = await closedHeld;
+		expect(held.agents).toContain(closedAgent);
+		await select.selectOption("detected");
+		await expect.poll(draws, LIVE).toEqual(["detected"]);
+
+		const finished = page.waitForEvent("requestfinished", (r) => r === held.request);
+		await release();
+		await finished;
+		// Any state next: a redraw after the held answer has reached the page, showing both incidents.
+		await select.selectOption("");
+		await page.locator("#incidents-table tbody tr", { hasText: closedAgent }).waitFor(LIVE);
+		expect(await draws()).toEqual(["detected", "closed,detected"]);
+		await page.close();
+	});
+
 	it("charts tokens per agent per day", async () => {
 		const page = await signedIn("/usage");
 		await page.locator("#usage-chart svg.usage-chart rect.bar").first().waitFor(LIVE);
@@ -439,6 +492,55 @@ describe("the dashboard", () => {
 		expect(await page.locator("#usage-table tbody tr", { hasText: `dash-live-${run}` }).count()).toBe(1);
 		await page.locator("#usage-meta", { hasText: "Last 7 days" }).waitFor(LIVE);
 		await shot(page, "usage");
+		await page.close();
+	});
+
+	it("keeps an agent paused on the fleet page when a poll sent before the pause answers after it", async () => {
+		const agent = await createAgent(`dash-poll-${run}`, {});
+		const page = await signedIn("/", tokens.operate, { fakeClock: true });
+		const row = page.locator(`#fleet-table tr[data-agent="${agent}"]`);
+		await row.locator(".badge", { hasText: "active" }).waitFor(LIVE);
+		// Every state the row shows from here on, in order: each answer redraws the table whole.
+		// (A string: this project's TypeScript has no DOM types; the page runs it as is.)
+		await page.evaluate(`
+			window.fleetStates = [];
+			new MutationObserver(() => {
+				const badge = document.querySelector(${JSON.stringify(`#fleet-table tr[data-agent="${agent}"] .badge`)});
+				window.fleetStates.push(badge ? badge.textContent : "");
+			}).observe(document.querySelector("#fleet-table tbody"), { childList: true });
+		`);
+		const states = () => page.evaluate<string[]>("window.fleetStates");
+
+		// The 10 s poll's answer is held: it was read before the pause, so it says "active".
+		let release!: () => Promise<void>;
+		let holding = false;
+		const pollHeld = new Promise<{ request: Request; paused: unknown }>((resolve) => {
+			void page.route((u) => u.pathname === "/v1/agents", async (route) => {
+				if (route.request().method() !== "GET" || holding) return route.continue();
+				holding = true;
+				const response = await route.fetch();
+				const listed = ((await response.json()) as { agents: { name: string; paused: unknown }[] }).agents.find((a) => a.name === agent);
+				release = () => route.fulfill({ response });
+				resolve({ request: route.request(), paused: listed?.paused });
+			});
+		});
+		await page.clock.runFor(10_000);
+		const held = await pollHeld;
+		expect(held.paused).toBeNull();
+		await row.locator("button", { hasText: "Pause" }).click();
+		await page.locator("#notice", { hasText: `Paused ${agent}` }).waitFor(LIVE);
+		expect(await row.locator(".badge").textContent()).toBe("paused");
+
+		const finished = page.waitForEvent("requestfinished", (r) => r === held.request);
+		await release();
+		await finished;
+		// The next poll draws after the held answer has reached the page: wait for its redraw.
+		const drawn = (await states()).length;
+		await page.clock.runFor(10_000);
+		await expect.poll(async () => (await states()).length, LIVE).toBeGreaterThan(drawn);
+		const seen = await states();
+		expect(seen.slice(seen.indexOf("paused"))).toEqual(Array(seen.length - seen.indexOf("paused")).fill("paused"));
+		expect(await row.locator(".badge").textContent()).toBe("paused");
 		await page.close();
 	});
 
