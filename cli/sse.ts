@@ -1,9 +1,6 @@
 import { SseParser } from "../src/shared/sse.ts";
 import { ApiError, CliError, networkReason, type ApiClient } from "./client.ts";
 
-export { SseParser } from "../src/shared/sse.ts";
-export type { SseEvent } from "../src/shared/sse.ts";
-
 export interface FollowOptions {
 	/** The last line already seen: the stream resumes after it (0 = from the start). */
 	after?: number;

@@ -7,7 +7,7 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ApiClient, ApiError, CliError } from "../../cli/client.ts";
-import { followJob, SseParser, type SseEvent } from "../../cli/sse.ts";
+import { followJob } from "../../cli/sse.ts";
 
 const CLI = path.resolve(import.meta.dirname, "../../cli/drover.ts");
 const JOB = "job-2026-01-01-abcdef";
@@ -99,29 +99,6 @@ function runCli(args: string[], env: Record<string, string>): Promise<{ status: 
 		}),
 	);
 }
-
-describe("SseParser", () => {
-	it("yields the same events however the text is split, with LF, CRLF or CR line ends", () => {
-		const text =
-			": comment\nretry: 10\n\nid: 1\nevent: line\ndata: {\"a\":1}\n\n" +
-			"id: 2\r\nevent: line\r\ndata: first\r\ndata: second\r\n\r\n" +
-			"event: end\rdata:{\"status\":\"completed\"}\r\r";
-		const expected: SseEvent[] = [
-			{ id: "1", event: "line", data: '{"a":1}' },
-			{ id: "2", event: "line", data: "first\nsecond" },
-			{ id: null, event: "end", data: '{"status":"completed"}' },
-		];
-		for (let cut = 0; cut <= text.length; cut++) {
-			for (const step of [1, 2, 7]) {
-				const got: SseEvent[] = [];
-				const parser = new SseParser((e) => got.push(e));
-				parser.feed(text.slice(0, cut));
-				for (let i = cut; i < text.length; i += step) parser.feed(text.slice(i, i + step));
-				expect(got, `cut at ${cut}, step ${step}`).toEqual(expected);
-			}
-		}
-	});
-});
 
 describe("followJob", () => {
 	it("resumes after every dropped connection with Last-Event-ID: every line once, in order", async () => {

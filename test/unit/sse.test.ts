@@ -1,0 +1,27 @@
+import { describe, expect, it } from "vitest";
+import { SseParser, type SseEvent } from "../../src/shared/sse.ts";
+
+// The one SSE parser: the CLI follows a job's stream with it, the Worker folds a Messages API
+// answer with it, and the tests read drover's streams with it.
+describe("SseParser", () => {
+	it("yields the same events however the text is split, with LF, CRLF or CR line ends", () => {
+		const text =
+			": comment\nretry: 10\n\nid: 1\nevent: line\ndata: {\"a\":1}\n\n" +
+			"id: 2\r\nevent: line\r\ndata: first\r\ndata: second\r\n\r\n" +
+			"event: end\rdata:{\"status\":\"completed\"}\r\r";
+		const expected: SseEvent[] = [
+			{ id: "1", event: "line", data: '{"a":1}' },
+			{ id: "2", event: "line", data: "first\nsecond" },
+			{ id: null, event: "end", data: '{"status":"completed"}' },
+		];
+		for (let cut = 0; cut <= text.length; cut++) {
+			for (const step of [1, 2, 7]) {
+				const got: SseEvent[] = [];
+				const parser = new SseParser((e) => got.push(e));
+				parser.feed(text.slice(0, cut));
+				for (let i = cut; i < text.length; i += step) parser.feed(text.slice(i, i + step));
+				expect(got, `cut at ${cut}, step ${step}`).toEqual(expected);
+			}
+		}
+	});
+});
