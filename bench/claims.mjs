@@ -19,11 +19,11 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { logCounter, machineInfo, printTable as printRows, progress, round, workerdPids } from "./lib/common.mjs";
+import { logCounter, machineInfo, printTable as printRows, progress, round } from "./lib/common.mjs";
 import { startFloorWorker } from "./lib/floor-worker.mjs";
 import { perfUnavailable, printPerfSplit, removePerfMap, startPerf, V8_FLAGS } from "./lib/perf-split.mjs";
 import { startProfile } from "./lib/profile.mjs";
-import { bundle, mapLimit, openFilesLimit, ROOT, startEmulator, startLocalWorker, workerdOpenFiles } from "./lib/local-worker.mjs";
+import { bundle, mapLimit, openFilesLimit, openFilesOf, ROOT, startEmulator, startLocalWorker } from "./lib/local-worker.mjs";
 
 export const title = "claim fan-out: one cron tick claiming N due agents, then a duplicate and a next-minute tick";
 export const usage = `    --full            also run N = 10,000 (needs an open-files limit above ~50,000; see bench/README.md)
@@ -124,9 +124,6 @@ async function runSize(n, { scriptPath, stateDir, concurrency, modelURL, profile
 	const logs = logCounter();
 	const token = `bench_${crypto.randomUUID().replaceAll("-", "")}`;
 	let t = performance.now();
-	const before = new Set(workerdPids());
-	// Miniflare passes this to the workerd it starts: V8's perf map names drover's JIT code for perf.
-	if (perf) process.env.MINIFLARE_WORKERD_V8_FLAGS = V8_FLAGS;
 	const w = await startLocalWorker({
 		scriptPath,
 		persistDir: stateDir,
@@ -140,9 +137,10 @@ async function runSize(n, { scriptPath, stateDir, concurrency, modelURL, profile
 		},
 		onLog: logs.onLog,
 		inspectorPort: profile ? 9300 + Math.floor(Math.random() * 500) : undefined,
+		// V8's perf map names drover's JIT code for perf.
+		v8Flags: perf ? V8_FLAGS : undefined,
 	});
-	if (perf) delete process.env.MINIFLARE_WORKERD_V8_FLAGS;
-	const pid = workerdPids().find((p) => !before.has(p)) ?? null;
+	const { pid } = w;
 	/** Records drover's workerd over `during()`; prints and returns the split per agent. */
 	const perfOver = async (label, during) => {
 		if (!perf || pid === null) return { value: await during(), split: null };
@@ -154,7 +152,7 @@ async function runSize(n, { scriptPath, stateDir, concurrency, modelURL, profile
 		return { value, split };
 	};
 	running.worker = w;
-	const openFiles = workerdOpenFiles() ?? (() => null);
+	const openFiles = openFilesOf(pid) ?? (() => null);
 	r.startup_s = secs(performance.now() - t);
 	try {
 		// Set-up: N agents through the public API, bounded concurrency.
@@ -244,7 +242,7 @@ async function runFloor(n, persistDir) {
 	const floor = await startFloorWorker({ persistDir });
 	const f = {};
 	try {
-		const openFiles = workerdOpenFiles() ?? (() => null);
+		const openFiles = openFilesOf(floor.pid) ?? (() => null);
 		const T = tickTime();
 		if ((await floor.claimsTick(n, T - MINUTE)) !== n) throw new Error("set-up tick did not claim every agent");
 		await coldAgents(openFiles);

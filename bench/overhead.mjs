@@ -141,10 +141,9 @@ export async function run(argv) {
 		// ── 2. Timing: drover jobs and floor requests, alternating ───────────────────────────────
 		console.log("-- timing (plain bundle) against the floor");
 		const inspectorPort = values.profile ? 9300 + Math.floor(Math.random() * 500) : undefined;
-		// Miniflare passes this to the workerd it starts: only drover's timed one gets V8's perf map.
-		if (values.perf) process.env.MINIFLARE_WORKERD_V8_FLAGS = V8_FLAGS;
-		const w = await startBenchWorker({ scriptPath, persistDir: path.join(tmp.dir, "state"), secrets, onLog: logs.onLog, inspectorPort });
-		if (values.perf) delete process.env.MINIFLARE_WORKERD_V8_FLAGS;
+		// Only drover's timed workerd gets V8's perf map.
+		const v8Flags = values.perf ? V8_FLAGS : undefined;
+		const w = await startBenchWorker({ scriptPath, persistDir: path.join(tmp.dir, "state"), secrets, onLog: logs.onLog, inspectorPort, v8Flags });
 		tmp.onCleanup(() => w.dispose());
 		let profiler = null;
 		let perf = null;

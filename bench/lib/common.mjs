@@ -2,7 +2,7 @@
 // percentiles, a scratch directory that is removed on exit or Ctrl-C, a bench-configured local
 // Worker with an admin token, the workerd process's memory from /proc, and the report writer.
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { ROOT, startLocalWorker } from "./local-worker.mjs";
@@ -164,13 +164,11 @@ export function logCounter() {
 
 /**
  * startLocalWorker with an admin token and the bench's secrets; returns the harness plus `api`
- * (JSON over HTTP with the token) and the workerd pid.
+ * (JSON over HTTP with the token); `pid` is the workerd's, as startLocalWorker finds it.
  */
-export async function startBenchWorker({ scriptPath, persistDir, secrets = {}, onLog, inspectorPort }) {
+export async function startBenchWorker({ scriptPath, persistDir, secrets = {}, onLog, inspectorPort, v8Flags }) {
 	const token = `bench_${crypto.randomUUID().replaceAll("-", "")}`;
-	const before = new Set(workerdPids());
-	const w = await startLocalWorker({ scriptPath, persistDir, secrets: { API_TOKENS: `bench:admin:${token}`, ...secrets }, onLog, inspectorPort });
-	const pid = workerdPids().find((p) => !before.has(p)) ?? null;
+	const w = await startLocalWorker({ scriptPath, persistDir, secrets: { API_TOKENS: `bench:admin:${token}`, ...secrets }, onLog, inspectorPort, v8Flags });
 	const auth = { authorization: `Bearer ${token}` };
 	/** `api(method, path, body?, headers?)` → { status, headers, json | text }. */
 	const api = async (method, pathname, body, headers = {}) => {
@@ -186,22 +184,7 @@ export async function startBenchWorker({ scriptPath, persistDir, secrets = {}, o
 		} catch {}
 		return { status: res.status, headers: res.headers, json, text };
 	};
-	return { ...w, token, auth, api, pid };
-}
-
-/** Pids of the workerd processes this process started (Miniflare spawns workerd as a direct child). */
-export function workerdPids() {
-	const pids = [];
-	for (const entry of readdirSync("/proc")) {
-		if (!/^\d+$/.test(entry)) continue;
-		try {
-			const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-			const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-			const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-			if (comm === "workerd" && ppid === process.pid) pids.push(Number(entry));
-		} catch {}
-	}
-	return pids;
+	return { ...w, token, auth, api };
 }
 
 /**

@@ -24,8 +24,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { convertV4MiniflareOptions, Miniflare } from "miniflare";
 import { unstable_splitSqlQuery } from "wrangler";
-import { workerdPids } from "./common.mjs";
-import { ROOT } from "./local-worker.mjs";
+import { ROOT, workerdPids } from "./local-worker.mjs";
 
 const SCRIPT = String.raw`
 import { DurableObject } from "cloudflare:workers";

@@ -41,10 +41,14 @@ export function bundle(outdir) {
  * it they are dropped (a tick over 10,000 agents logs 10,000+ lines; printing them would be the cost
  * measured).
  */
-export async function startLocalWorker({ scriptPath, persistDir, secrets, onLog, inspectorPort }) {
+export async function startLocalWorker({ scriptPath, persistDir, secrets, onLog, inspectorPort, v8Flags }) {
 	// The same binding translation `wrangler dev` uses, so a binding added to wrangler.toml is here too.
 	const { workerOptions } = unstable_getMiniflareWorkerOptions(CONFIG);
 	const config = unstable_readConfig({ config: CONFIG });
+	const before = new Set(workerdPids());
+	// Miniflare hands this variable to the workerd it starts (e.g. V8's perf map for `--perf`); only
+	// this workerd gets it.
+	if (v8Flags) process.env.MINIFLARE_WORKERD_V8_FLAGS = v8Flags;
 	// Miniflare 5 has a new options shape; wrangler's translation produces the v4 one, which
 	// wrangler itself converts with convertV4MiniflareOptions before starting Miniflare. So do we.
 	const mf = new Miniflare(
@@ -69,7 +73,12 @@ export async function startLocalWorker({ scriptPath, persistDir, secrets, onLog,
 			...(inspectorPort ? { inspectorPort } : {}),
 		}),
 	);
-	await mf.ready;
+	try {
+		await mf.ready;
+	} finally {
+		if (v8Flags) delete process.env.MINIFLARE_WORKERD_V8_FLAGS;
+	}
+	const pid = workerdPids().find((p) => !before.has(p)) ?? null;
 	// Through Miniflare's proxy, which is safe only while the Worker is idle (see `tick`).
 	await applyMigrations(await mf.getD1Database("DB"));
 	const fetch = (pathname, init) => mf.dispatchFetch(new URL(pathname, "http://drover.local"), init);
@@ -78,6 +87,8 @@ export async function startLocalWorker({ scriptPath, persistDir, secrets, onLog,
 		mf,
 		/** The V8 inspector's port when one was asked for (bench/lib/profile.mjs). */
 		inspectorPort,
+		/** The pid of the workerd running it, or null where /proc cannot tell. */
+		pid,
 		/** A request to the Worker's fetch handler, e.g. fetch("/v1/status", { headers }). */
 		fetch,
 		/**
@@ -94,6 +105,22 @@ export async function startLocalWorker({ scriptPath, persistDir, secrets, onLog,
 		},
 		dispose: () => mf.dispose(),
 	};
+}
+
+/** Pids of the workerd processes this process started (Miniflare spawns workerd as a direct child). */
+export function workerdPids() {
+	const pids = [];
+	for (const entry of readdirSync("/proc")) {
+		if (!/^\d+$/.test(entry)) continue;
+		try {
+			const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+			// "pid (comm) state ppid ...": comm may hold spaces, so read past the last ")".
+			const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+			const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+			if (comm === "workerd" && ppid === process.pid) pids.push(Number(entry));
+		} catch {}
+	}
+	return pids;
 }
 
 /**
@@ -115,27 +142,8 @@ export function openFilesLimit() {
 	}
 }
 
-/**
- * Counts the files open in the workerd this process started (Linux /proc); null where unknown.
- * Found by parent pid: Miniflare spawns workerd as a direct child.
- */
-export function workerdOpenFiles() {
-	let pid = null;
-	try {
-		for (const entry of readdirSync("/proc")) {
-			if (!/^\d+$/.test(entry)) continue;
-			let stat;
-			try {
-				stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-			} catch {
-				continue;
-			}
-			// "pid (comm) state ppid ...": comm may hold spaces, so read past the last ")".
-			const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-			const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-			if (comm === "workerd" && ppid === process.pid) pid = entry;
-		}
-	} catch {}
+/** A reader of how many files process `pid` has open now (Linux /proc); null where unknown. */
+export function openFilesOf(pid) {
 	if (pid === null) return null;
 	return () => {
 		try {
