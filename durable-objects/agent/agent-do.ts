@@ -41,6 +41,16 @@ function startSpreadMs(agent: string): number {
 	for (let i = 0; i < agent.length; i++) h = (Math.imul(h, 31) + agent.charCodeAt(i)) >>> 0;
 	return h % START_SPREAD_MS;
 }
+/**
+ * An API agent's revision, computed when it was defined, or a file agent's, once computed in this
+ * isolate; null when it must be computed (digesting is async). With it in hand a claim or trigger
+ * runs on the state it has just read without yielding, so nothing can have changed that state and
+ * it need not be read again inside the transaction.
+ */
+function knownRevision(state: AgentState, agent: AgentDefinition): string | null {
+	if (state.source === "api" && state.definitionRevision) return state.definitionRevision;
+	return fileRevisions.get(agent) ?? null;
+}
 /** How often an agent looks for jobs past their retention. */
 const PRUNE_EVERY_MS = 3600_000;
 
@@ -124,9 +134,10 @@ export class AgentDO extends DurableObject<Env> {
 		const state = ensureState(this.sql, name, source);
 		const agent = currentDefinition(state);
 		if (!agent) return { claimed: 0, skipped: 0, nextDue: null, paused: false };
-		const revision = await this.revisionOf(state, agent);
+		const known = knownRevision(state, agent);
+		const revision = known ?? (await this.revisionOf(state, agent));
 		const outcome = this.ctx.storage.transactionSync(() => {
-			const current = this.autoPause(agent, readState(this.sql)!, now);
+			const current = this.autoPause(agent, known === null ? readState(this.sql)! : state, now);
 			return { ...claimDue(this.sql, { agent, state: current, definitionRevision: revision, now }), paused: current.pausedAt !== null };
 		});
 		// The hot path of a tick: only a claim needs the alarm (to start its job and index it). Starts
@@ -139,11 +150,10 @@ export class AgentDO extends DurableObject<Env> {
 		return outcome;
 	}
 
-	/** An API agent's revision was computed when it was defined; a file agent's once per bundle. */
+	/** knownRevision, or computed (a file agent's first claim or trigger in this isolate). */
 	private async revisionOf(state: AgentState, agent: AgentDefinition): Promise<string> {
-		if (state.source === "api" && state.definitionRevision) return state.definitionRevision;
-		let revision = fileRevisions.get(agent);
-		if (revision === undefined) {
+		let revision = knownRevision(state, agent);
+		if (revision === null) {
 			revision = await definitionRevision(agent);
 			fileRevisions.set(agent, revision);
 		}
@@ -165,10 +175,11 @@ export class AgentDO extends DurableObject<Env> {
 		const state = ensureState(this.sql, name, source);
 		const agent = currentDefinition(state);
 		if (!agent) return refuse(404, `no agent named ${name}`);
-		const revision = await this.revisionOf(state, agent);
+		const known = knownRevision(state, agent);
+		const revision = known ?? (await this.revisionOf(state, agent));
 		const now = Date.now();
 		const result = this.ctx.storage.transactionSync(() =>
-			triggerJob(this.sql, { agent, state: this.autoPause(agent, readState(this.sql)!, now), definitionRevision: revision, now }, request),
+			triggerJob(this.sql, { agent, state: this.autoPause(agent, known === null ? readState(this.sql)! : state, now), definitionRevision: revision, now }, request),
 		);
 		if ("job" in result && result.created) {
 			log.info("job.triggered", { agent: name, job_id: result.job.id, trigger_type: result.job.trigger_type });
