@@ -13,6 +13,11 @@
 //   floor    then, in a workerd of its own, the same fan-out with nothing but the claim: 16 shards
 //            calling N cold objects that each write one ledger row and set an alarm; the same three
 //            ticks timed, so drover's tick reads as a ratio to the least any design of this shape costs
+//   split    workerd holds ~3 open files per loaded agent (~5 while its job runs) and the open-files
+//            limit is per process: an N past it runs on P workerd processes (--processes, auto by
+//            the limit), process p holding the agents of its share of the 16 shards, each with its own
+//            state; every tick is sent to all of them at once and timed until the last answers. The
+//            floor is split the same way
 // Goal: N = 10,000 claimed in ≤ 10 s locally, time per agent flat from 1,000 to 10,000 (ratio ≈ 1),
 // duplicate tick adds 0.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -24,11 +29,14 @@ import { startFloorWorker } from "./lib/floor-worker.mjs";
 import { perfUnavailable, printPerfSplit, removePerfMap, startPerf, V8_FLAGS } from "./lib/perf-split.mjs";
 import { startProfile } from "./lib/profile.mjs";
 import { bundle, mapLimit, openFilesLimit, openFilesOf, ROOT, startEmulator, startLocalWorker } from "./lib/local-worker.mjs";
+import { SCHEDULER_SHARDS, shardOf } from "../src/scheduler/shards.ts";
 
 export const title = "claim fan-out: one cron tick claiming N due agents, then a duplicate and a next-minute tick";
 export const usage = `    --full            also run N = 10,000 (needs an open-files limit above ~50,000; see bench/README.md)
     --sizes=100,1000  the N to run (overrides --full)
     --concurrency=16  agent creations in flight
+    --processes=auto  workerd processes the 16 shards (and their agents) are split over; auto: 1, or as
+                      many as the open-files limit needs (8 files an agent), e.g. 4 for 10,000 under 20,000
     --keep            keep the temp directory (bundle, DO/D1/R2 state) for inspection
     --profile         CPU-profile the Worker's isolate over each first and next-minute tick (bench/results/claims-<N>[-next].cpuprofile)
     --perf            split drover's workerd CPU over each first and next-minute tick by what spends it (Linux perf,
@@ -40,8 +48,14 @@ const FULL_SIZES = [100, 1_000, 10_000];
 const GOAL_SECONDS = 10;
 const GOAL_N = 10_000;
 const MINUTE = 60_000;
+/**
+ * Open files to allow per agent when splitting N over processes: ~3 an object loaded, more while
+ * the claimed jobs run (sockets to the emulator, R2's files); 4,000 agents in one workerd already
+ * ran out of 20,000 while their jobs ran, and 5,000 per process did at N = 10,000.
+ */
+const FILES_PER_AGENT = 8;
 /** Running resources, for the signal handler. */
-const running = { worker: null, emulator: null };
+const running = { workers: [], emulator: null };
 
 export async function run(argv) {
 	const { values } = parseArgs({
@@ -50,6 +64,7 @@ export async function run(argv) {
 			full: { type: "boolean", default: false },
 			sizes: { type: "string" },
 			concurrency: { type: "string", default: "16" },
+			processes: { type: "string", default: "auto" },
 			keep: { type: "boolean", default: false },
 			profile: { type: "boolean", default: false },
 			perf: { type: "boolean", default: false },
@@ -60,17 +75,21 @@ export async function run(argv) {
 	const sizes = values.sizes ? values.sizes.split(",").map((s) => Number(s.replace(/_/g, ""))) : values.full ? FULL_SIZES : DEFAULT_SIZES;
 	if (sizes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--sizes must be positive integers, got ${values.sizes}`);
 	const concurrency = Number(values.concurrency);
+	if (values.processes !== "auto" && !(Number.isInteger(Number(values.processes)) && Number(values.processes) >= 1 && Number(values.processes) <= SCHEDULER_SHARDS)) {
+		throw new Error(`--processes must be auto or 1–${SCHEDULER_SHARDS}, got ${values.processes}`);
+	}
 
 	const machine = machineInfo();
 	console.log(`machine: ${machine.cpus} × ${machine.cpu_model}, ${machine.memory_gb} GB, node ${machine.node}, workerd ${machine.workerd}`);
 	console.log(`sizes: ${sizes.join(", ")}${values.full || values.sizes ? "" : " (pass --full for 10,000)"}`);
-	// workerd holds ~3 files per agent a tick loads and ~5 while its job runs (see openFilesLimit).
+	// workerd holds ~3 files per agent a tick loads and ~5 while its job runs (see openFilesLimit); the
+	// limit is per process, so a size over it is split over several workerd, each with its shards.
 	const fileLimit = openFilesLimit();
-	if (fileLimit !== null && 5 * Math.max(...sizes) > fileLimit) {
-		console.log(
-			`note: workerd may open ${fileLimit} files (ulimit -n) and needs about 3 per agent a tick loads, 5 while their jobs run;\n` +
-				`      N = ${Math.max(...sizes).toLocaleString("en")} will likely run out (SQLITE_CANTOPEN, EMFILE): the table shows what was measured until then`,
-		);
+	const processesFor = (n) => (values.processes !== "auto" ? Number(values.processes) : fileLimit === null ? 1 : Math.min(SCHEDULER_SHARDS, Math.max(1, Math.ceil((FILES_PER_AGENT * n) / fileLimit))));
+	for (const n of sizes) {
+		const p = processesFor(n);
+		if (p > 1) console.log(`N = ${n.toLocaleString("en")}: ${p} workerd processes (${fileLimit ?? "?"} open files each, ~${FILES_PER_AGENT} an agent), each running its share of the 16 shards and their agents`);
+		if ((values.perf || values.profile) && p > 1) throw new Error(`--perf and --profile watch one workerd: N = ${n} needs ${p} (pass --processes=1 or smaller --sizes)`);
 	}
 	console.log();
 
@@ -81,7 +100,7 @@ export async function run(argv) {
 		if (stopping) return; // npm forwards the terminal's signal too: the first one cleans up
 		stopping = true;
 		console.error(`\n${signal}: stopping the local Worker`);
-		const stops = [running.worker?.dispose(), running.emulator?.stop()];
+		const stops = [...running.workers.map((w) => w.dispose()), running.emulator?.stop()];
 		await Promise.race([Promise.allSettled(stops), new Promise((r) => setTimeout(r, 5000))]);
 		if (!values.keep) rmSync(tmp, { recursive: true, force: true });
 		process.exit(130);
@@ -95,7 +114,7 @@ export async function run(argv) {
 		running.emulator = await startEmulator();
 		console.log(`Messages API emulator at ${running.emulator.url}`);
 		for (const n of sizes) {
-			const options = { scriptPath, stateDir: path.join(tmp, `state-${n}`), concurrency, modelURL: running.emulator.url, profile: values.profile, perf: values.perf };
+			const options = { scriptPath, stateDir: path.join(tmp, `state-${n}`), concurrency, modelURL: running.emulator.url, profile: values.profile, perf: values.perf, processes: processesFor(n) };
 			results.push(await runSize(n, options));
 		}
 	} finally {
@@ -115,31 +134,34 @@ export async function run(argv) {
 }
 
 /**
- * One N on a fresh Worker. Fills `r` as it goes, so a size that fails part-way (workerd out of
+ * One N on fresh Workers. Fills `r` as it goes, so a size that fails part-way (workerd out of
  * files, a crash) still reports what it measured; the error is recorded and the run goes on.
  */
-async function runSize(n, { scriptPath, stateDir, concurrency, modelURL, profile, perf }) {
-	console.log(`\n-- N = ${n.toLocaleString("en")}`);
-	const r = { n };
+async function runSize(n, { scriptPath, stateDir, concurrency, modelURL, profile, perf, processes }) {
+	console.log(`\n-- N = ${n.toLocaleString("en")}${processes > 1 ? ` (${processes} workerd processes)` : ""}`);
+	const r = { n, processes };
 	const logs = logCounter();
 	const token = `bench_${crypto.randomUUID().replaceAll("-", "")}`;
 	let t = performance.now();
-	const w = await startLocalWorker({
-		scriptPath,
-		persistDir: stateDir,
-		secrets: {
-			API_TOKENS: `bench:admin:${token}`,
-			// No key and a loopback base URL: the Worker's emulator mode (as `npm start` without a key).
-			// A key would be refused for a non-Anthropic host (agents auto-pause), and a real host is
-			// never what a benchmark should call.
-			ANTHROPIC_API_KEY: "",
-			ANTHROPIC_BASE_URL: modelURL,
-		},
-		onLog: logs.onLog,
-		inspectorPort: profile ? 9300 + Math.floor(Math.random() * 500) : undefined,
-		// V8's perf map names drover's JIT code for perf.
-		v8Flags: perf ? V8_FLAGS : undefined,
-	});
+	const fleet = await startFleet(processes, (p) =>
+		startLocalWorker({
+			scriptPath,
+			persistDir: processes > 1 ? `${stateDir}-p${p}` : stateDir,
+			secrets: {
+				API_TOKENS: `bench:admin:${token}`,
+				// No key and a loopback base URL: the Worker's emulator mode (as `npm start` without a key).
+				// A key would be refused for a non-Anthropic host (agents auto-pause), and a real host is
+				// never what a benchmark should call.
+				ANTHROPIC_API_KEY: "",
+				ANTHROPIC_BASE_URL: modelURL,
+			},
+			onLog: logs.onLog,
+			inspectorPort: profile ? 9300 + Math.floor(Math.random() * 500) : undefined,
+			// V8's perf map names drover's JIT code for perf.
+			v8Flags: perf ? V8_FLAGS : undefined,
+		}),
+	);
+	const w = fleet.workers[0];
 	const { pid } = w;
 	/** Records drover's workerd over `during()`; prints and returns the split per agent. */
 	const perfOver = async (label, during) => {
@@ -151,16 +173,15 @@ async function runSize(n, { scriptPath, stateDir, concurrency, modelURL, profile
 		printPerfSplit(split, n, "an agent", printRows);
 		return { value, split };
 	};
-	running.worker = w;
-	const openFiles = openFilesOf(pid) ?? (() => null);
 	r.startup_s = secs(performance.now() - t);
 	try {
-		// Set-up: N agents through the public API, bounded concurrency.
+		// Set-up: N agents through the public API, bounded concurrency, each through the process
+		// that runs its shard.
 		const names = Array.from({ length: n }, (_, i) => `bench-${String(i + 1).padStart(5, "0")}`);
 		t = performance.now();
 		let done = 0;
 		await mapLimit(names, concurrency, async (name) => {
-			const res = await w.fetch("/v1/agents", {
+			const res = await fleet.workerOf(name).fetch("/v1/agents", {
 				method: "POST",
 				headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
 				body: JSON.stringify(agentBody(name)),
@@ -172,16 +193,16 @@ async function runSize(n, { scriptPath, stateDir, concurrency, modelURL, profile
 		r.create_s = secs(performance.now() - t);
 		r.creates_per_s = Math.round(n / r.create_s);
 		progress(`created ${n} agents in ${r.create_s} s (${r.creates_per_s}/s)\n`);
-		const registered = (await status(w, token)).agents.api;
+		const registered = (await fleet.status(token)).agents_api;
 		if (registered !== n) throw new Error(`GET /v1/status counts ${registered} API agents, expected ${n}`);
 
-		await coldAgents(openFiles);
+		await coldAgents(fleet.openFiles);
 		// Other work on the machine skews the figures: the 1-minute load average before and after.
 		r.load = { before: round(os.loadavg()[0], 2) };
 		const T = tickTime();
 		r.scheduled_time = new Date(T).toISOString();
 		const profiler = profile ? await startProfile(w.inspectorPort) : null;
-		const first = await perfOver("first", () => timedTick(w, T, logs, token, openFiles));
+		const first = await perfOver("first", () => timedTick(fleet, T, logs, token));
 		r.tick = first.value;
 		if (first.split) r.perf = first.split;
 		if (profiler) {
@@ -190,21 +211,21 @@ async function runSize(n, { scriptPath, stateDir, concurrency, modelURL, profile
 			for (const row of r.profile.top.slice(0, 15)) console.log(`  ${String(row.share).padStart(5)} %  ${row.fn}`);
 		}
 		console.log(`tick     T=${r.scheduled_time}  ${fmtTick(r.tick)}`);
-		if (r.tick.skipped > 0) r.tick.skip_reason = await skipReason(w, token, names[0]);
-		r.jobs_after_tick = await waitForJobs(w, token, r.tick.claimed, n, openFiles);
+		if (r.tick.skipped > 0) r.tick.skip_reason = await skipReason(fleet, token, names[0]);
+		r.jobs_after_tick = await waitForJobs(fleet, token, r.tick.claimed, n);
 		console.log(`jobs     ${fmtJobs(r.jobs_after_tick)}`);
 
-		r.dup = await timedTick(w, T, logs, token, openFiles);
-		const afterDup = totalJobs(await status(w, token));
+		r.dup = await timedTick(fleet, T, logs, token);
+		const afterDup = (await fleet.status(token)).jobs_total;
 		r.dup.jobs_added = afterDup - r.jobs_after_tick.total;
 		// The heartbeat keeps a minute's figures when the same minute arrives again (it claims
 		// nothing), so the duplicate's own claims are the jobs it added.
 		Object.assign(r.dup, { claimed: r.dup.jobs_added, agents_called: null, claims_per_s: 0, ms_per_agent: null });
 		console.log(`dup      T again  ${fmtTick(r.dup)}  jobs in D1 ${afterDup} (added ${r.dup.jobs_added})`);
 
-		await coldAgents(openFiles);
+		await coldAgents(fleet.openFiles);
 		const nextProfiler = profile ? await startProfile(w.inspectorPort) : null;
-		const next = await perfOver("next-minute", () => timedTick(w, T + MINUTE, logs, token, openFiles));
+		const next = await perfOver("next-minute", () => timedTick(fleet, T + MINUTE, logs, token));
 		r.next = next.value;
 		if (next.split) r.next_perf = next.split;
 		if (nextProfiler) {
@@ -213,8 +234,8 @@ async function runSize(n, { scriptPath, stateDir, concurrency, modelURL, profile
 			for (const row of r.next_profile.top.slice(0, 15)) console.log(`  ${String(row.share).padStart(5)} %  ${row.fn}`);
 		}
 		console.log(`next     T+1min   ${fmtTick(r.next)}`);
-		if (r.next.skipped > 0) r.next.skip_reason = await skipReason(w, token, names[0]);
-		r.jobs_after_next = await waitForJobs(w, token, r.tick.claimed + r.next.claimed, n, openFiles);
+		if (r.next.skipped > 0) r.next.skip_reason = await skipReason(fleet, token, names[0]);
+		r.jobs_after_next = await waitForJobs(fleet, token, r.tick.claimed + r.next.claimed, n);
 		console.log(`jobs     ${fmtJobs(r.jobs_after_next)}`);
 		r.load.after = round(os.loadavg()[0], 2);
 	} catch (err) {
@@ -223,32 +244,83 @@ async function runSize(n, { scriptPath, stateDir, concurrency, modelURL, profile
 		// The Worker's own error lines say more than a 500 or a reset connection does.
 		for (const line of logs.summary().errors.slice(0, 2)) console.log(`         worker error: ${line.slice(0, 300)}`);
 	} finally {
-		running.worker = null;
-		await w.dispose().catch(() => {});
+		await fleet.dispose();
 		if (pid !== null) removePerfMap(pid);
 	}
 	r.logs = logs.summary();
-	if (!r.error) r.floor = await runFloor(n, `${stateDir}-floor`);
+	if (!r.error) r.floor = await runFloor(n, `${stateDir}-floor`, processes);
 	return r;
 }
 
+/** The shards process `p` of `processes` runs: [from, to) of the 16. */
+function shardRange(p, processes) {
+	return { from: Math.ceil((SCHEDULER_SHARDS * p) / processes), to: Math.ceil((SCHEDULER_SHARDS * (p + 1)) / processes) };
+}
+
 /**
- * The claim floor for N agents, in its own workerd once drover's is gone (bench/lib/floor-worker.mjs):
- * the same 16-shard fan-out, 32 calls in flight a shard, to objects that only write one ledger row
- * and set an alarm. Set-up wakes every object once; the ticks are timed on cold objects, as drover's.
+ * `processes` local Workers, each with its own state (Durable Objects, D1, R2), started by
+ * `start(p)`: process p holds the agents of its shards (shardRange), as deployed the shards and
+ * their agents run on separate machines. Locally the point is workerd's open-files limit, which is
+ * per process. The fleet answers as one: status summed, a tick sent to every process at once.
  */
-async function runFloor(n, persistDir) {
-	mkdirSync(persistDir, { recursive: true });
-	const floor = await startFloorWorker({ persistDir });
-	const f = {};
+async function startFleet(processes, start) {
+	const workers = [];
+	running.workers = workers;
 	try {
-		const openFiles = openFilesOf(floor.pid) ?? (() => null);
+		for (let p = 0; p < processes; p++) workers.push(await start(p));
+	} catch (err) {
+		await Promise.allSettled(workers.map((w) => w.dispose()));
+		throw err;
+	}
+	const readers = workers.map((w) => openFilesOf(w.pid));
+	const byShard = Array.from({ length: SCHEDULER_SHARDS }, (_, shard) => Math.floor((shard * processes) / SCHEDULER_SHARDS));
+	return {
+		workers,
+		workerOf: (agent) => workers[byShard[shardOf(agent)]],
+		/** The most files any one process has open now (the limit is per process), or null where unknown. */
+		openFiles: () => (readers.some((read) => read === null) ? null : Math.max(...readers.map((read) => read() ?? 0))),
+		/** GET /v1/status of every process: API agents and D1's jobs by status summed, each heartbeat. */
+		async status(token) {
+			const all = await Promise.all(workers.map((w) => status(w, token)));
+			const jobs = {};
+			for (const st of all) for (const [k, v] of Object.entries(st.jobs)) jobs[k] = (jobs[k] ?? 0) + v;
+			return { agents_api: all.reduce((a, st) => a + st.agents.api, 0), jobs, jobs_total: Object.values(jobs).reduce((a, b) => a + b, 0), heartbeats: all.map((st) => st.scheduler) };
+		},
+		tick: (T) => Promise.all(workers.map((w) => w.tick(T))),
+		async dispose() {
+			running.workers = [];
+			await Promise.allSettled(workers.map((w) => w.dispose()));
+		},
+	};
+}
+
+/**
+ * The claim floor for N agents, in workerd of its own once drover's are gone (bench/lib/floor-worker.mjs):
+ * the same 16-shard fan-out, 32 calls in flight a shard, to objects that only write one ledger row
+ * and set an alarm, over as many processes as drover's tick had (each with its shards' agents).
+ * Set-up wakes every object once; the ticks are timed on cold objects, as drover's.
+ */
+async function runFloor(n, persistDir, processes) {
+	const f = {};
+	const floors = [];
+	try {
+		for (let p = 0; p < processes; p++) {
+			const dir = processes > 1 ? `${persistDir}-p${p}` : persistDir;
+			mkdirSync(dir, { recursive: true });
+			floors.push(await startFloorWorker({ persistDir: dir }));
+		}
+		const readers = floors.map((fl) => openFilesOf(fl.pid));
+		const openFiles = () => (readers.some((read) => read === null) ? null : Math.max(...readers.map((read) => read() ?? 0)));
+		const tick = async (instant) => {
+			const counts = await Promise.all(floors.map((fl, p) => fl.claimsTick(n, instant, shardRange(p, processes))));
+			return counts.reduce((a, b) => a + b, 0);
+		};
 		const T = tickTime();
-		if ((await floor.claimsTick(n, T - MINUTE)) !== n) throw new Error("set-up tick did not claim every agent");
+		if ((await tick(T - MINUTE)) !== n) throw new Error("set-up tick did not claim every agent");
 		await coldAgents(openFiles);
 		const timed = async (instant) => {
 			const t = performance.now();
-			const claimed = await floor.claimsTick(n, instant);
+			const claimed = await tick(instant);
 			const wall_s = secs(performance.now() - t);
 			return { wall_s, claimed, ms_per_agent: round((wall_s * 1000) / n, 3) };
 		};
@@ -261,7 +333,7 @@ async function runFloor(n, persistDir) {
 		f.error = err instanceof Error ? err.message : String(err);
 		console.log(`floor FAILED ${f.error}`);
 	} finally {
-		await floor.dispose().catch(() => {});
+		await Promise.allSettled(floors.map((fl) => fl.dispose()));
 	}
 	return f;
 }
@@ -284,30 +356,41 @@ function tickTime() {
 	return T;
 }
 
-async function timedTick(w, T, logs, token, openFiles) {
-	const before = await status(w, token);
+/**
+ * One tick at T, sent to every process of the fleet at once and timed until the last has answered;
+ * the heartbeats (one per process) summed.
+ */
+async function timedTick(fleet, T, logs, token) {
+	const before = (await fleet.status(token)).heartbeats;
 	const errorsBefore = logs.errorCount();
-	let peakFiles = openFiles();
-	const sampler = setInterval(() => (peakFiles = Math.max(peakFiles ?? 0, openFiles() ?? 0)), 250);
+	let peakFiles = fleet.openFiles();
+	const sampler = setInterval(() => (peakFiles = Math.max(peakFiles ?? 0, fleet.openFiles() ?? 0)), 250);
 	const t = performance.now();
-	const result = await w.tick(T).finally(() => clearInterval(sampler));
+	const results = await fleet.tick(T).finally(() => clearInterval(sampler));
 	const wall_s = secs(performance.now() - t);
-	if (result.status !== 200) throw new Error(`scheduled() at ${new Date(T).toISOString()} failed: ${JSON.stringify(result)}`);
+	const failed = results.find((result) => result.status !== 200);
+	if (failed) throw new Error(`scheduled() at ${new Date(T).toISOString()} failed: ${JSON.stringify(failed)}`);
 	// The heartbeat row is rewritten by every tick; a new last_tick_at tells this tick's row apart.
-	const { scheduler: hb } = await status(w, token);
-	if (hb.last_tick_at === null || hb.last_tick_at === before.scheduler.last_tick_at) {
-		throw new Error(`tick at ${new Date(T).toISOString()} wrote no heartbeat (scheduled: ${JSON.stringify(result)})`);
+	const hbs = (await fleet.status(token)).heartbeats;
+	for (const [p, hb] of hbs.entries()) {
+		if (hb.last_tick_at === null || hb.last_tick_at === before[p].last_tick_at) {
+			throw new Error(`tick at ${new Date(T).toISOString()} wrote no heartbeat${hbs.length > 1 ? ` in process ${p}` : ""} (scheduled: ${JSON.stringify(results[p])})`);
+		}
 	}
+	const sum = (k) => hbs.reduce((a, hb) => a + hb[k], 0);
+	const agentsCalled = sum("agents_called");
+	const claimed = sum("claimed");
+	const outcomes = new Set(hbs.map((hb) => hb.outcome));
 	return {
 		wall_s,
-		scheduled_outcome: result.outcome,
-		outcome: hb.outcome,
-		agents_called: hb.agents_called,
-		claimed: hb.claimed,
-		skipped: hb.skipped,
-		claims_per_s: hb.claimed > 0 ? Math.round(hb.claimed / wall_s) : 0,
-		ms_per_agent: hb.agents_called > 0 ? round((wall_s * 1000) / hb.agents_called, 3) : null,
-		error: hb.error,
+		scheduled_outcome: results.every((result) => result.outcome === "ok") ? "ok" : results.map((result) => result.outcome).join(", "),
+		outcome: outcomes.size === 1 ? [...outcomes][0] : outcomes.has("failed") || outcomes.has("partial") ? "partial" : "ok",
+		agents_called: agentsCalled,
+		claimed,
+		skipped: sum("skipped"),
+		claims_per_s: claimed > 0 ? Math.round(claimed / wall_s) : 0,
+		ms_per_agent: agentsCalled > 0 ? round((wall_s * 1000) / agentsCalled, 3) : null,
+		error: hbs.map((hb) => hb.error).filter(Boolean).join("; ") || null,
 		worker_errors: logs.errorCount() - errorsBefore,
 		workerd_peak_open_files: peakFiles,
 	};
@@ -326,8 +409,8 @@ async function coldAgents(openFiles) {
 }
 
 /** Why a tick skipped instead of claiming: the newest entry of an agent's occurrence ledger. */
-async function skipReason(w, token, agent) {
-	const res = await w.fetch(`/v1/agents/${agent}/runs?limit=1`, { headers: { authorization: `Bearer ${token}` } });
+async function skipReason(fleet, token, agent) {
+	const res = await fleet.workerOf(agent).fetch(`/v1/agents/${agent}/runs?limit=1`, { headers: { authorization: `Bearer ${token}` } });
 	const reason = (await res.json()).runs?.[0]?.skip_reason ?? "unknown";
 	console.log(`         skipped, e.g. ${agent}: ${reason}`);
 	return reason;
@@ -341,30 +424,27 @@ async function status(w, token) {
 }
 
 const FINAL = new Set(["completed", "failed", "cancelled", "indeterminate"]);
-const totalJobs = (st) => Object.values(st.jobs).reduce((a, b) => a + b, 0);
 
 /**
  * Waits until the D1 job index holds `expected` jobs, all final: each claimed job starts from its
  * agent's alarm, runs against the emulator and reaches D1 through the agent's outbox. Polls the
  * public API; gives up after a generous bound that grows with N.
  */
-async function waitForJobs(w, token, expected, n, openFiles) {
+async function waitForJobs(fleet, token, expected, n) {
 	const t = performance.now();
 	const limit = Math.max(3 * MINUTE, n * 60);
-	let peak = openFiles();
+	let peak = fleet.openFiles();
 	for (;;) {
-		const { jobs } = await status(w, token);
-		const total = Object.values(jobs).reduce((a, b) => a + b, 0);
+		const { jobs, jobs_total: total } = await fleet.status(token);
 		const open = Object.entries(jobs).reduce((a, [k, v]) => a + (FINAL.has(k) ? 0 : v), 0);
 		const settled = total >= expected && open === 0;
-		peak = Math.max(peak ?? 0, openFiles() ?? 0);
+		peak = Math.max(peak ?? 0, fleet.openFiles() ?? 0);
 		if (settled || performance.now() - t > limit) {
 			return { s: secs(performance.now() - t), settled, total, by_status: jobs, workerd_peak_open_files: peak };
 		}
 		await new Promise((r) => setTimeout(r, 250));
 	}
 }
-
 
 function summarize(results) {
 	const problems = [];
@@ -380,14 +460,19 @@ function summarize(results) {
 		if (r.floor?.tick && (r.floor.tick.claimed !== r.n || r.floor.dup.claimed !== 0 || r.floor.next.claimed !== r.n)) problems.push(`N=${r.n}: the floor's claims do not add up: ${JSON.stringify(r.floor)}`);
 		if (!r.error && r.logs.errors.length > 0) problems.push(`N=${r.n}: the Worker logged errors, e.g. ${r.logs.errors[0].slice(0, 300)}`);
 	}
-	// Growth: time per agent called at the largest complete N against N = 1,000.
+	// Growth: time per agent called at the largest complete N against N = 1,000, as it is and against
+	// the floor's at the same N. A size split over processes runs on more of the machine's cores than
+	// one workerd's thread, so only the second compares across a split: the floor is split alike.
 	// A tick counts only if it claimed for every agent (a size that failed later still has its tick).
 	const whole = (r, k) => r[k]?.outcome === "ok" && r[k].claimed === r.n;
 	const perAgent = (r, k) => r[k].wall_s / r[k].agents_called;
 	const ratio = (k) => {
 		const base = results.find((r) => r.n === 1_000 && whole(r, k));
 		const top = results.filter((r) => r.n > 1_000 && whole(r, k)).at(-1);
-		return base && top ? { from: 1_000, to: top.n, ratio: round(perAgent(top, k) / perAgent(base, k), 2) } : null;
+		if (!base || !top) return null;
+		const toFloor = (r) => (r.floor?.[k] ? r[k].wall_s / r.floor[k].wall_s : null);
+		const against = toFloor(top) !== null && toFloor(base) !== null ? round(toFloor(top) / toFloor(base), 2) : null;
+		return { from: 1_000, to: top.n, processes: top.processes, ratio: round(perAgent(top, k) / perAgent(base, k), 2), against_floor: against };
 	};
 	const growth = { first_tick: ratio("tick"), next_tick: ratio("next") };
 	const big = results.find((r) => r.n === GOAL_N);
@@ -405,7 +490,7 @@ function summarize(results) {
 function printTable(results, report) {
 	const num = (x) => (x === undefined ? "—" : x.toLocaleString("en"));
 	const rows = results.map((r) => [
-		num(r.n),
+		`${num(r.n)}${r.processes > 1 ? ` (${r.processes} workerd)` : ""}`,
 		r.create_s === undefined ? "—" : `${r.create_s} s (${r.creates_per_s}/s)`,
 		r.tick ? `${r.tick.wall_s} s` : "—",
 		num(r.tick?.claimed),
@@ -424,11 +509,15 @@ function printTable(results, report) {
 	console.log(`\n${line(head)}\n| ${widths.map((w) => "-".repeat(w)).join(" | ")} |`);
 	for (const r of rows) console.log(line(r));
 	console.log(`\n1-min load average before each first tick: ${results.map((r) => `N=${r.n} ${r.load?.before ?? "—"}`).join(", ")}`);
-	console.log("agents_called includes fleet.yaml's 3 agents on the first tick (new to their shards); claims are bench agents only.");
+	console.log("agents_called includes fleet.yaml's 3 agents on the first tick (new to their shards; 3 in each workerd); claims are bench agents only.");
+	if (results.some((r) => r.processes > 1)) console.log("N (P workerd): the 16 shards and their agents split over P workerd processes (the open-files limit is per process), the tick sent to all at once; per agent is the tick's wall time over N.");
 	console.log("jobs done: from the end of the tick until every claimed job ran (emulator) and is final in the D1 index.");
 	console.log("floor: the same 16-shard fan-out to objects that only write one ledger row and set an alarm (bench/lib/floor-worker.mjs), its own workerd.");
 	for (const [k, g] of Object.entries(report.growth)) {
-		if (g) console.log(`time per agent, ${k.replace("_", " ")}, N=${num(g.to)} vs N=1,000: ×${g.ratio} (linear ≈ 1)`);
+		if (!g) continue;
+		const split = g.processes > 1 ? ` (over ${g.processes} workerd, on more cores than N=1,000's one thread)` : "";
+		const against = g.against_floor === null ? "" : `; drover's over the floor's ×${g.against_floor} (≈ 1 or less: drover's cost grows as the floor's does)`;
+		console.log(`time per agent, ${k.replace("_", " ")}, N=${num(g.to)} vs N=1,000: ×${g.ratio}${split}${against}`);
 	}
 	console.log(`goal: ${report.goal.text}`);
 	const within = report.goal.within_10s;
@@ -448,8 +537,9 @@ export function tableRows(doc) {
 	for (const r of doc.results) {
 		if (!r.tick) continue;
 		const floor = (k) => (r.floor?.[k] ? `; floor ${r.floor[k].wall_s} s (×${round(r[k].wall_s / r.floor[k].wall_s, 1)})` : "");
-		rows.push({ figure: `one tick, ${r.n.toLocaleString("en")} agents due`, measured: `${r.tick.wall_s} s${floor("tick")}`, goal: `10,000 in ≤ ${GOAL_SECONDS} s`, met: r.n === GOAL_N ? r.tick.wall_s <= GOAL_SECONDS : null });
-		if (r.next) rows.push({ figure: `next-minute tick, ${r.n.toLocaleString("en")} agents`, measured: `${r.next.wall_s} s${floor("next")}`, goal: "", met: null });
+		const split = r.processes > 1 ? ` (${r.processes} workerd, shards split)` : "";
+		rows.push({ figure: `one tick, ${r.n.toLocaleString("en")} agents due${split}`, measured: `${r.tick.wall_s} s${floor("tick")}`, goal: `10,000 in ≤ ${GOAL_SECONDS} s`, met: r.n === GOAL_N ? r.tick.wall_s <= GOAL_SECONDS : null });
+		if (r.next) rows.push({ figure: `next-minute tick, ${r.n.toLocaleString("en")} agents${split}`, measured: `${r.next.wall_s} s${floor("next")}`, goal: "", met: null });
 	}
 	rows.push({ figure: "a duplicate tick", measured: `adds ${doc.results.reduce((n, r) => n + (r.dup?.claimed ?? 0), 0)} claims`, goal: "adds none", met: doc.goal.duplicate_adds_none });
 	return rows;

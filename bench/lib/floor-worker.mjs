@@ -3,8 +3,8 @@
 // indexes, R2), that does only the storage writes one job needs and nothing else.
 //
 // POST /output?lines=&line_bytes=[&tool_url=]  → the output floor (see OutputFloorDO below).
-// POST /claims/tick?n=&instant=  → the claim floor (see ClaimAgentFloorDO below): 16 shards calling
-// n agents' objects, each writing one ledger row and setting an alarm.
+// POST /claims/tick?n=&instant=[&from=&to=]  → the claim floor (see ClaimAgentFloorDO below): 16
+// shards (or shards [from, to)) calling n agents' objects, each writing one ledger row and setting an alarm.
 //
 // POST /job?sql_rows=&d1_writes=&r2_puts=&r2_bytes=&agent=  → one Durable Object request (RPC) in
 // which the object, in drover's order,
@@ -195,9 +195,12 @@ export default {
       return Response.json(done);
     }
     if (new URL(request.url).pathname === "/claims/tick") {
+      // from/to: the shards this process runs when the bench splits the 16 over several workerd.
       const shards = 16;
+      const from = Number(q.get("from") ?? 0);
+      const to = Number(q.get("to") ?? shards);
       const counts = await Promise.all(
-        Array.from({ length: shards }, (_, i) => env.CLAIM_SHARD.getByName("shard-" + i).tick(i, shards, Number(q.get("n")), Number(q.get("instant")))),
+        Array.from({ length: to - from }, (_, k) => env.CLAIM_SHARD.getByName("shard-" + (from + k)).tick(from + k, shards, Number(q.get("n")), Number(q.get("instant")))),
       );
       return Response.json({ claimed: counts.reduce((a, b) => a + b, 0) });
     }
@@ -258,9 +261,12 @@ export async function startFloorWorker({ persistDir }) {
 			if (res.status !== 200) throw new Error(`floor /output: ${res.status} ${await res.text()}`);
 			return res.json();
 		},
-		/** The claim floor's tick: n agents due at `instant`; resolves to how many it claimed. */
-		async claimsTick(n, instant) {
-			const res = await mf.dispatchFetch(`http://floor.local/claims/tick?n=${n}&instant=${instant}`, { method: "POST" });
+		/**
+		 * The claim floor's tick: n agents due at `instant`, of shards [from, to) only when given (the
+		 * agents of the others are another process's); resolves to how many it claimed.
+		 */
+		async claimsTick(n, instant, { from = 0, to = 16 } = {}) {
+			const res = await mf.dispatchFetch(`http://floor.local/claims/tick?n=${n}&instant=${instant}&from=${from}&to=${to}`, { method: "POST" });
 			if (res.status !== 200) throw new Error(`floor /claims/tick: ${res.status} ${await res.text()}`);
 			return (await res.json()).claimed;
 		},
