@@ -32,7 +32,7 @@ import { bundle, mapLimit, openFilesLimit, openFilesOf, ROOT, startEmulator, sta
 import { SCHEDULER_SHARDS, shardOf } from "../src/scheduler/shards.ts";
 
 export const title = "claim fan-out: one cron tick claiming N due agents, then a duplicate and a next-minute tick";
-export const usage = `    --full            also run N = 10,000 (needs an open-files limit above ~50,000; see bench/README.md)
+export const usage = `    --full            also run N = 10,000 (over several workerd where the open-files limit needs it; see bench/README.md)
     --sizes=100,1000  the N to run (overrides --full)
     --concurrency=16  agent creations in flight
     --processes=auto  workerd processes the 16 shards (and their agents) are split over; auto: 1, or as
