@@ -414,6 +414,66 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+	it("keeps the newer occurrences on an agent's runs page when a poll sent before a tick answers after the next poll", async () => {
+		const agent = await createAgent(`dash-runs-poll-${run}`, { schedules: { "every-minute": { interval: "1m" } } });
+		// Minutes 8 and 9 of the same past half hour as the test above: its agent's cursor is past them
+		// (so they claim nothing of its) and no fleet.yaml slot falls on them.
+		const q = Math.floor(Date.now() / 1_800_000) * 1_800_000 - 1_800_000;
+		const runsOf = async () => (await call<{ runs: unknown[] }>("GET", `/v1/agents/${agent}/runs?limit=50`, tokens.read)).runs.length;
+		await tick(q + 8 * 60_000);
+		await expect.poll(runsOf, LIVE).toBe(1);
+
+		const page = await signedIn(`/agents/${agent}/runs`, tokens.read, { fakeClock: true });
+		const rows = page.locator("#runs-table tbody tr");
+		await expect.poll(() => rows.count(), LIVE).toBe(1);
+		// How many occurrences each redraw shows, in order. (A string: no DOM types in this project.)
+		await page.evaluate(`
+			window.runCounts = [];
+			new MutationObserver(() => window.runCounts.push(document.querySelectorAll("#runs-table tbody tr").length))
+				.observe(document.querySelector("#runs-table tbody"), { childList: true });
+		`);
+		const counts = () => page.evaluate<number[]>("window.runCounts");
+
+		// The first 15 s poll's answer is held: it was read before the next tick, so it shows one.
+		let release!: () => Promise<void>;
+		let holding = false;
+		const pollHeld = new Promise<{ request: Request; runs: number }>((resolve) => {
+			void page.route((u) => u.pathname === `/v1/agents/${agent}/runs`, async (route) => {
+				if (holding) return route.continue();
+				holding = true;
+				const response = await route.fetch();
+				const runs = ((await response.json()) as { runs: unknown[] }).runs.length;
+				release = () => route.fulfill({ response });
+				resolve({ request: route.request(), runs });
+			});
+		});
+		await page.clock.runFor(15_000);
+		const held = await pollHeld;
+		expect(held.runs).toBe(1);
+		await tick(q + 9 * 60_000);
+		await expect.poll(runsOf, LIVE).toBe(2);
+		await page.clock.runFor(15_000);
+		await expect.poll(() => rows.count(), LIVE).toBe(2);
+
+		const finished = page.waitForEvent("requestfinished", (r) => r === held.request);
+		await release();
+		await finished;
+		// The next poll draws after the held answer has reached the page: wait for its redraw.
+		const drawn = (await counts()).length;
+		await page.clock.runFor(15_000);
+		await expect.poll(async () => (await counts()).length, LIVE).toBeGreaterThan(drawn);
+		const seen = await counts();
+		expect(seen.slice(seen.indexOf(2))).toEqual(Array(seen.length - seen.indexOf(2)).fill(2));
+		expect(await rows.count()).toBe(2);
+		await page.close();
+		// The runs' jobs end here (the second run is skipped if the first was still running), so none is
+		// left to take a model answer a later test scripts.
+		const { runs } = await call<{ runs: { job_id: string | null }[] }>("GET", `/v1/agents/${agent}/runs?limit=50`, tokens.read);
+		for (const { job_id } of runs.filter((r) => r.job_id !== null)) {
+			await expect.poll(async () => (await call<JobRecord>("GET", `/v1/jobs/${job_id}`, tokens.read)).status, LIVE).toSatisfy((s: string) => FINAL.includes(s));
+		}
+	});
+
 	it("lists incidents and closes one", async () => {
 		const agent = await createAgent(`dash-fail-${run}`, {});
 		await script({ error: 400, message: "prompt is too long for this model (emulated)" });
