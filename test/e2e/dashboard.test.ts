@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { chromium, type Browser, type BrowserContext, type Page, type Request } from "playwright-core";
+import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 
 // The dashboard, driven in Debian's Chromium against the local Worker (the real bundle in workerd)
@@ -102,6 +102,32 @@ async function signedIn(pathname: string, token: string = tokens.operate, opts: 
 }
 
 const shot = (page: Page, view: string) => page.screenshot({ path: path.join(SHOTS, `${view}.png`), fullPage: true });
+
+/**
+ * Holds the answer to the first GET whose URL `matches`: it is fetched at once, so it shows the state
+ * of that moment, and `read` sums its JSON up for the test; it reaches the page only at `release()`,
+ * which resolves once the page has received it. Later matching requests go through.
+ */
+function holdFirst<T>(page: Page, matches: (u: URL) => boolean, read: (body: never) => T): Promise<{ value: T; release: () => Promise<void> }> {
+	let holding = false;
+	return new Promise((resolve) => {
+		void page.route(matches, async (route) => {
+			if (holding || route.request().method() !== "GET") return route.continue();
+			holding = true;
+			const response = await route.fetch();
+			const value = read((await response.json()) as never);
+			const request = route.request();
+			resolve({
+				value,
+				release: async () => {
+					const finished = page.waitForEvent("requestfinished", (r) => r === request);
+					await route.fulfill({ response });
+					await finished;
+				},
+			});
+		});
+	});
+}
 
 beforeAll(async () => {
 	mkdirSync(SHOTS, { recursive: true });
@@ -435,29 +461,16 @@ describe("the dashboard", () => {
 		const counts = () => page.evaluate<number[]>("window.runCounts");
 
 		// The first 15 s poll's answer is held: it was read before the next tick, so it shows one.
-		let release!: () => Promise<void>;
-		let holding = false;
-		const pollHeld = new Promise<{ request: Request; runs: number }>((resolve) => {
-			void page.route((u) => u.pathname === `/v1/agents/${agent}/runs`, async (route) => {
-				if (holding) return route.continue();
-				holding = true;
-				const response = await route.fetch();
-				const runs = ((await response.json()) as { runs: unknown[] }).runs.length;
-				release = () => route.fulfill({ response });
-				resolve({ request: route.request(), runs });
-			});
-		});
+		const pollHeld = holdFirst(page, (u) => u.pathname === `/v1/agents/${agent}/runs`, (body: { runs: unknown[] }) => body.runs.length);
 		await page.clock.runFor(15_000);
 		const held = await pollHeld;
-		expect(held.runs).toBe(1);
+		expect(held.value).toBe(1);
 		await tick(q + 9 * 60_000);
 		await expect.poll(runsOf, LIVE).toBe(2);
 		await page.clock.runFor(15_000);
 		await expect.poll(() => rows.count(), LIVE).toBe(2);
 
-		const finished = page.waitForEvent("requestfinished", (r) => r === held.request);
-		await release();
-		await finished;
+		await held.release();
 		// The next poll draws after the held answer has reached the page: wait for its redraw.
 		const drawn = (await counts()).length;
 		await page.clock.runFor(15_000);
@@ -519,24 +532,18 @@ describe("the dashboard", () => {
 		const draws = () => page.evaluate<string[]>("window.incidentDraws");
 		const select = page.locator("#incidents-filter select[name=state]");
 
-		let release!: () => Promise<void>;
-		const closedHeld = new Promise<{ request: Request; agents: string[] }>((resolve) => {
-			void page.route((u) => u.pathname === "/v1/incidents" && u.searchParams.get("state") === "closed", async (route) => {
-				const response = await route.fetch();
-				const listed = ((await response.json()) as { incidents: { agent: string }[] }).incidents.map((i) => i.agent);
-				release = () => route.fulfill({ response });
-				resolve({ request: route.request(), agents: listed });
-			});
-		});
+		const closedHeld = holdFirst(
+			page,
+			(u) => u.pathname === "/v1/incidents" && u.searchParams.get("state") === "closed",
+			(body: { incidents: { agent: string }[] }) => body.incidents.map((i) => i.agent),
+		);
 		await select.selectOption("closed");
 		const held = await closedHeld;
-		expect(held.agents).toContain(closedAgent);
+		expect(held.value).toContain(closedAgent);
 		await select.selectOption("detected");
 		await expect.poll(draws, LIVE).toEqual(["detected"]);
 
-		const finished = page.waitForEvent("requestfinished", (r) => r === held.request);
-		await release();
-		await finished;
+		await held.release();
 		// Any state next: a redraw after the held answer has reached the page, showing both incidents.
 		await select.selectOption("");
 		await page.locator("#incidents-table tbody tr", { hasText: closedAgent }).waitFor(LIVE);
@@ -572,28 +579,15 @@ describe("the dashboard", () => {
 		const states = () => page.evaluate<string[]>("window.fleetStates");
 
 		// The 10 s poll's answer is held: it was read before the pause, so it says "active".
-		let release!: () => Promise<void>;
-		let holding = false;
-		const pollHeld = new Promise<{ request: Request; paused: unknown }>((resolve) => {
-			void page.route((u) => u.pathname === "/v1/agents", async (route) => {
-				if (route.request().method() !== "GET" || holding) return route.continue();
-				holding = true;
-				const response = await route.fetch();
-				const listed = ((await response.json()) as { agents: { name: string; paused: unknown }[] }).agents.find((a) => a.name === agent);
-				release = () => route.fulfill({ response });
-				resolve({ request: route.request(), paused: listed?.paused });
-			});
-		});
+		const pollHeld = holdFirst(page, (u) => u.pathname === "/v1/agents", (body: { agents: { name: string; paused: unknown }[] }) => body.agents.find((a) => a.name === agent)?.paused);
 		await page.clock.runFor(10_000);
 		const held = await pollHeld;
-		expect(held.paused).toBeNull();
+		expect(held.value).toBeNull();
 		await row.locator("button", { hasText: "Pause" }).click();
 		await page.locator("#notice", { hasText: `Paused ${agent}` }).waitFor(LIVE);
 		expect(await row.locator(".badge").textContent()).toBe("paused");
 
-		const finished = page.waitForEvent("requestfinished", (r) => r === held.request);
-		await release();
-		await finished;
+		await held.release();
 		// The next poll draws after the held answer has reached the page: wait for its redraw.
 		const drawn = (await states()).length;
 		await page.clock.runFor(10_000);
