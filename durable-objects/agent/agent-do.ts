@@ -135,7 +135,7 @@ export class AgentDO extends DurableObject<Env> {
 		const agent = currentDefinition(state);
 		if (!agent) return { claimed: 0, skipped: 0, nextDue: null, paused: false };
 		const known = knownRevision(state, agent);
-		const revision = known ?? (await this.revisionOf(state, agent));
+		const revision = known ?? (await this.computeRevision(agent));
 		const outcome = this.ctx.storage.transactionSync(() => {
 			const current = this.autoPause(agent, known === null ? readState(this.sql)! : state, now);
 			return { ...claimDue(this.sql, { agent, state: current, definitionRevision: revision, now }), paused: current.pausedAt !== null };
@@ -150,13 +150,10 @@ export class AgentDO extends DurableObject<Env> {
 		return outcome;
 	}
 
-	/** knownRevision, or computed (a file agent's first claim or trigger in this isolate). */
-	private async revisionOf(state: AgentState, agent: AgentDefinition): Promise<string> {
-		let revision = knownRevision(state, agent);
-		if (revision === null) {
-			revision = await definitionRevision(agent);
-			fileRevisions.set(agent, revision);
-		}
+	/** A revision knownRevision lacks (a file agent's first claim or trigger in this isolate), kept for the next. */
+	private async computeRevision(agent: AgentDefinition): Promise<string> {
+		const revision = await definitionRevision(agent);
+		fileRevisions.set(agent, revision);
 		return revision;
 	}
 
@@ -176,7 +173,7 @@ export class AgentDO extends DurableObject<Env> {
 		const agent = currentDefinition(state);
 		if (!agent) return refuse(404, `no agent named ${name}`);
 		const known = knownRevision(state, agent);
-		const revision = known ?? (await this.revisionOf(state, agent));
+		const revision = known ?? (await this.computeRevision(agent));
 		const now = Date.now();
 		const result = this.ctx.storage.transactionSync(() =>
 			triggerJob(this.sql, { agent, state: this.autoPause(agent, known === null ? readState(this.sql)! : state, now), definitionRevision: revision, now }, request),
