@@ -24,7 +24,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { logCounter, machineInfo, printTable as printRows, progress, round } from "./lib/common.mjs";
+import { logCounter, machineInfo, printMachine, printTable as printRows, progress, round } from "./lib/common.mjs";
 import { startFloorWorker } from "./lib/floor-worker.mjs";
 import { perfUnavailable, printPerfSplit, removePerfMap, startPerf, V8_FLAGS } from "./lib/perf-split.mjs";
 import { startProfile } from "./lib/profile.mjs";
@@ -80,7 +80,7 @@ export async function run(argv) {
 	}
 
 	const machine = machineInfo();
-	console.log(`machine: ${machine.cpus} × ${machine.cpu_model}, ${machine.memory_gb} GB, node ${machine.node}, workerd ${machine.workerd}`);
+	printMachine(machine);
 	console.log(`sizes: ${sizes.join(", ")}${values.full || values.sizes ? "" : " (pass --full for 10,000)"}`);
 	// workerd holds ~3 files per agent a tick loads and ~5 while its job runs (see openFilesLimit); the
 	// limit is per process, so a size over it is split over several workerd, each with its shards.

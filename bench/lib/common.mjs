@@ -2,7 +2,7 @@
 // percentiles, a scratch directory that is removed on exit or Ctrl-C, a bench-configured local
 // Worker with an admin token, the workerd process's memory from /proc, and the report writer.
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statfsSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { ROOT, startLocalWorker } from "./local-worker.mjs";
@@ -78,7 +78,24 @@ export function machineInfo() {
 		miniflare: pkgVersion("miniflare"),
 		workerd: workerdVersion(),
 		load_avg_1m_at_start: round(os.loadavg()[0], 2),
+		state_fs: stateFilesystem(),
 	};
+}
+
+// statfs(2) magic numbers of the file systems a bench's state is usually on.
+const FILESYSTEMS = { 0x01021994: "tmpfs", 0xef53: "ext4", 0x58465342: "xfs", 0x9123683e: "btrfs", 0x794c7630: "overlayfs" };
+
+/**
+ * The file system under the benches' state (the temp directory: TMPDIR picks it). Figures that
+ * touch SQLite differ several-fold between a disk and tmpfs, so every result says which it was.
+ */
+function stateFilesystem() {
+	try {
+		const { type } = statfsSync(os.tmpdir());
+		return FILESYSTEMS[type] ?? `0x${type.toString(16)}`;
+	} catch {
+		return "unknown";
+	}
 }
 
 export function pkgVersion(name) {
@@ -103,7 +120,7 @@ function workerdVersion() {
 }
 
 export function printMachine(machine) {
-	console.log(`machine: ${machine.cpus} × ${machine.cpu_model}, ${machine.memory_gb} GB, node ${machine.node}, workerd ${machine.workerd}, load ${machine.load_avg_1m_at_start}`);
+	console.log(`machine: ${machine.cpus} × ${machine.cpu_model}, ${machine.memory_gb} GB, node ${machine.node}, workerd ${machine.workerd}, load ${machine.load_avg_1m_at_start}, state on ${machine.state_fs} (${os.tmpdir()})`);
 }
 
 /**
