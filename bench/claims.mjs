@@ -24,7 +24,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { logCounter, machineInfo, printMachine, printTable as printRows, progress, round } from "./lib/common.mjs";
+import { FINAL, logCounter, machineInfo, printMachine, printTable as printRows, progress, round } from "./lib/common.mjs";
 import { startFloorWorker } from "./lib/floor-worker.mjs";
 import { perfUnavailable, printPerfSplit, removePerfMap, startPerf, V8_FLAGS } from "./lib/perf-split.mjs";
 import { startProfile } from "./lib/profile.mjs";
@@ -54,7 +54,7 @@ const MINUTE = 60_000;
  * ran out of 20,000 while their jobs ran, and 5,000 per process did at N = 10,000.
  */
 const FILES_PER_AGENT = 8;
-/** Running resources, for the signal handler. */
+/** Running resources, for the signal handler: drover's workerd or the floor's, and the emulator. */
 const running = { workers: [], emulator: null };
 
 export async function run(argv) {
@@ -258,27 +258,41 @@ function shardRange(p, processes) {
 }
 
 /**
- * `processes` local Workers, each with its own state (Durable Objects, D1, R2), started by
- * `start(p)`: process p holds the agents of its shards (shardRange), as deployed the shards and
- * their agents run on separate machines. Locally the point is workerd's open-files limit, which is
- * per process. The fleet answers as one: status summed, a tick sent to every process at once.
+ * `processes` workerd of the same kind, each started by `start(p)` with its own state, for a size
+ * the open-files limit (per process) will not hold in one: process p runs its shards (shardRange).
+ * Tracked in `running` from the first start, so Ctrl-C stops them; `openFiles` reads the most any
+ * one of them has open now (the limit is per process), or null where /proc cannot tell.
  */
-async function startFleet(processes, start) {
-	const workers = [];
-	running.workers = workers;
+async function startProcesses(processes, start) {
+	const all = [];
+	running.workers = all;
+	const dispose = async () => {
+		running.workers = [];
+		await Promise.allSettled(all.map((x) => x.dispose()));
+	};
 	try {
-		for (let p = 0; p < processes; p++) workers.push(await start(p));
+		for (let p = 0; p < processes; p++) all.push(await start(p));
 	} catch (err) {
-		await Promise.allSettled(workers.map((w) => w.dispose()));
+		await dispose();
 		throw err;
 	}
-	const readers = workers.map((w) => openFilesOf(w.pid));
+	const readers = all.map((x) => openFilesOf(x.pid));
+	const openFiles = () => (readers.some((read) => read === null) ? null : Math.max(...readers.map((read) => read() ?? 0)));
+	return { all, openFiles, dispose };
+}
+
+/**
+ * drover's local Workers (startProcesses), answering as one: an agent is created in the process that
+ * runs its shard, as deployed the shards and their agents run on separate machines; status is
+ * summed; a tick goes to every process at once.
+ */
+async function startFleet(processes, start) {
+	const { all: workers, openFiles, dispose } = await startProcesses(processes, start);
 	const byShard = Array.from({ length: SCHEDULER_SHARDS }, (_, shard) => Math.floor((shard * processes) / SCHEDULER_SHARDS));
 	return {
 		workers,
 		workerOf: (agent) => workers[byShard[shardOf(agent)]],
-		/** The most files any one process has open now (the limit is per process), or null where unknown. */
-		openFiles: () => (readers.some((read) => read === null) ? null : Math.max(...readers.map((read) => read() ?? 0))),
+		openFiles,
 		/** GET /v1/status of every process: API agents and D1's jobs by status summed, each heartbeat. */
 		async status(token) {
 			const all = await Promise.all(workers.map((w) => status(w, token)));
@@ -287,10 +301,7 @@ async function startFleet(processes, start) {
 			return { agents_api: all.reduce((a, st) => a + st.agents.api, 0), jobs, jobs_total: Object.values(jobs).reduce((a, b) => a + b, 0), heartbeats: all.map((st) => st.scheduler) };
 		},
 		tick: (T) => Promise.all(workers.map((w) => w.tick(T))),
-		async dispose() {
-			running.workers = [];
-			await Promise.allSettled(workers.map((w) => w.dispose()));
-		},
+		dispose,
 	};
 }
 
@@ -302,17 +313,16 @@ async function startFleet(processes, start) {
  */
 async function runFloor(n, persistDir, processes) {
 	const f = {};
-	const floors = [];
+	let floors = null;
 	try {
-		for (let p = 0; p < processes; p++) {
+		floors = await startProcesses(processes, (p) => {
 			const dir = processes > 1 ? `${persistDir}-p${p}` : persistDir;
 			mkdirSync(dir, { recursive: true });
-			floors.push(await startFloorWorker({ persistDir: dir }));
-		}
-		const readers = floors.map((fl) => openFilesOf(fl.pid));
-		const openFiles = () => (readers.some((read) => read === null) ? null : Math.max(...readers.map((read) => read() ?? 0)));
+			return startFloorWorker({ persistDir: dir });
+		});
+		const { openFiles } = floors;
 		const tick = async (instant) => {
-			const counts = await Promise.all(floors.map((fl, p) => fl.claimsTick(n, instant, shardRange(p, processes))));
+			const counts = await Promise.all(floors.all.map((fl, p) => fl.claimsTick(n, instant, shardRange(p, processes))));
 			return counts.reduce((a, b) => a + b, 0);
 		};
 		const T = tickTime();
@@ -333,7 +343,7 @@ async function runFloor(n, persistDir, processes) {
 		f.error = err instanceof Error ? err.message : String(err);
 		console.log(`floor FAILED ${f.error}`);
 	} finally {
-		await Promise.allSettled(floors.map((fl) => fl.dispose()));
+		await floors?.dispose();
 	}
 	return f;
 }
@@ -422,8 +432,6 @@ async function status(w, token) {
 	if (res.status !== 200) throw new Error(`GET /v1/status: ${res.status} ${await res.text()}`);
 	return res.json();
 }
-
-const FINAL = new Set(["completed", "failed", "cancelled", "indeterminate"]);
 
 /**
  * Waits until the D1 job index holds `expected` jobs, all final: each claimed job starts from its
