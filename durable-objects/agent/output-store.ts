@@ -53,12 +53,21 @@ export async function flushChunks(sql: SqlStorage, bucket: R2Bucket, job: JobRec
 
 /** Finished jobs whose output is not yet consolidated in R2. */
 export function unconsolidated(sql: SqlStorage, limit: number): string[] {
-	// Only jobs that still have lines in SQLite can need it, and those are few (live or just ended).
+	// Only jobs that still have lines in SQLite can need it, and those are few (live or just ended),
+	// so the query walks output_lines one job at a time, a seek each (SQLite has no skip-scan
+	// without ANALYZE), and looks each up in jobs: CROSS JOIN keeps it in that order. Left to
+	// itself, the planner walked every finished job in the history instead (3.4 ms a call at
+	// 43,000 jobs, a month of a per-minute agent, and twice an alarm pass).
 	return sql
 		// `+?` keeps the cached plan: see schema.ts.
 		.exec<{ id: string }>(
-			`SELECT j.id FROM (SELECT DISTINCT job_id FROM output_lines) l JOIN jobs j ON j.id = l.job_id
-			 WHERE j.status IN ('completed', 'failed', 'cancelled', 'indeterminate') LIMIT +?`,
+			`WITH RECURSIVE l(job_id) AS (
+				SELECT min(job_id) FROM output_lines
+				UNION ALL
+				SELECT (SELECT min(job_id) FROM output_lines WHERE job_id > l.job_id) FROM l WHERE l.job_id IS NOT NULL
+			)
+			SELECT j.id FROM l CROSS JOIN jobs j ON j.id = l.job_id
+			WHERE j.status IN ('completed', 'failed', 'cancelled', 'indeterminate') LIMIT +?`,
 			limit,
 		)
 		.toArray()
