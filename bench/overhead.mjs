@@ -29,7 +29,9 @@
 //            untouched): per job, Durable Object requests (RPC and fetch calls at their callers,
 //            plus alarm invocations), DO SQLite rows written and read, D1 rows written and read
 //            (D1's own meta), R2 class A and B operations. The trigger request's own operations
-//            are counted; the bench's polling is not.
+//            are counted; the bench's polling is not. Each counted job runs on a history one job
+//            longer than the last, so the slope of rows read per job over them says whether some
+//            statement's cost grows with the agent's history (it should be 0).
 //   cpu      the CPU time (/proc) each workerd process spends over the timed jobs, per job: drover's
 //            (its polling included) and the floor's; locally one thread runs each process.
 // Goals: drover/floor ≤ 2 (median per job); ≤ 12 D1 rows written and ≤ 4 R2 class-A operations per
@@ -346,6 +348,7 @@ export async function run(argv) {
 				row("R2 class B", "r2_class_b"),
 			],
 		);
+		console.log(`  DO SQLite rows read per job grow by ${m.rows_read_growth_per_history_job} for each job already in the agent's history (0: flat; the counted jobs run on histories of 2 to ${m.jobs + 1} jobs)`);
 		console.log(`  R2 class A by operation: ${Object.entries(m.mean).filter(([k]) => /^r2_(put|list|createMultipartUpload|uploadPart|completeMultipartUpload)$/.test(k)).map(([k, v]) => `${k.slice(3)} ${round(v, 2)}`).join(", ")}`);
 		console.log(`  DO requests by call: ${Object.entries(m.mean).filter(([k]) => k.startsWith("do_call ")).map(([k, v]) => `${k.slice(8)} ${round(v, 2)}`).join(", ")}, alarm ${round(m.mean.do_alarms ?? 0, 2)}`);
 	}
@@ -418,7 +421,25 @@ function billingSummary(perJob) {
 		mean: stat((v) => round(v.reduce((a, b) => a + b, 0) / v.length, 2)),
 		min: stat((v) => Math.min(...v)),
 		max: stat((v) => Math.max(...v)),
+		// Each counted job runs on a history one job longer than the one before: a statement whose
+		// cost grows with the agent's history (the jobs a month of retention keeps) shows as a slope.
+		rows_read_growth_per_history_job: round(slope(perJob.map((j) => j.sql_rows_read ?? 0)), 2),
 	};
+}
+
+/** The least-squares slope of `ys` against their index. */
+function slope(ys) {
+	const n = ys.length;
+	if (n < 2) return 0;
+	const mx = (n - 1) / 2;
+	const my = ys.reduce((a, b) => a + b, 0) / n;
+	let num = 0;
+	let den = 0;
+	for (let i = 0; i < n; i++) {
+		num += (i - mx) * (ys[i] - my);
+		den += (i - mx) ** 2;
+	}
+	return num / den;
 }
 
 /** Rows for `npm run bench`'s one table. */
@@ -435,8 +456,8 @@ export function tableRows(doc) {
 	const b = doc.billing?.mean;
 	if (b) {
 		rows.push({
-			figure: "billed per job: D1 rows written; R2 class A; DO requests; DO SQLite rows written",
-			measured: `${b.d1_rows_written}; ${b.r2_class_a}; ${b.do_requests}; ${b.sql_rows_written}`,
+			figure: "billed per job: D1 rows written; R2 class A; DO requests; DO SQLite rows written; rows read (growth per job of history)",
+			measured: `${b.d1_rows_written}; ${b.r2_class_a}; ${b.do_requests}; ${b.sql_rows_written}; ${b.sql_rows_read} (${doc.billing.rows_read_growth_per_history_job ?? "?"})`,
 			goal: `≤ ${GOALS.d1_rows_written} D1 rows, ≤ ${GOALS.r2_class_a} R2 class A`,
 			met: b.d1_rows_written <= GOALS.d1_rows_written && b.r2_class_a <= GOALS.r2_class_a,
 		});
