@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { loadFleet } from "../config/bundled.ts";
 import { countRegisteredAgents } from "../store/agent-registry.ts";
+import { countJobsByStatus } from "../store/job-index.ts";
 import { heartbeatHealth, readHeartbeat } from "../store/heartbeat.ts";
 import { createApi, withRole } from "./factory.ts";
 
@@ -37,7 +38,7 @@ export const statusApi = createApi().openapi(
 	async (c) => {
 		const [hb, byStatus, api] = await Promise.all([
 			readHeartbeat(c.env.DB),
-			c.env.DB.prepare("SELECT status, count(*) AS n FROM jobs GROUP BY status").all<{ status: string; n: number }>(),
+			countJobsByStatus(c.env.DB),
 			countRegisteredAgents(c.env.DB),
 		]);
 		return c.json(
@@ -49,7 +50,7 @@ export const statusApi = createApi().openapi(
 					skipped: hb?.skipped ?? null,
 					error: hb?.error ?? null,
 				},
-				jobs: Object.fromEntries(byStatus.results.map((r) => [r.status, r.n])),
+				jobs: byStatus,
 				agents: { file: loadFleet().agents.length, api },
 			},
 			200,

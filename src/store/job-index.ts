@@ -1,5 +1,5 @@
 import { decodeCursor, encodeCursor, type CursorKey } from "../shared/cursor.ts";
-import type { DispatchKind, ExitReason, JobRecord, JobStatus, JobSummary, TriggerType } from "../jobs/model.ts";
+import { isFinal, JOB_STATUSES, type DispatchKind, type ExitReason, type JobRecord, type JobStatus, type JobSummary, type TriggerType } from "../jobs/model.ts";
 
 /** A row of the D1 `jobs` table, as D1 returns it. */
 interface JobIndexRow {
@@ -105,10 +105,12 @@ export async function getJobSummary(db: D1Database, id: string): Promise<JobSumm
  * Writes index rows for job records. A row only moves forward: an older revision arriving late
  * (retries, reordering) never overwrites a newer one, so the index never regresses. updated_at is
  * D1's own clock as it writes the row, not the sender's: the instant the row changed in the index.
+ * A record reaching a final status is counted in job_counts (see countJobsByStatus) in the same
+ * batch, once: a final status is a job's last, so a row already holding it was counted when it got it.
  */
 export function upsertStatements(db: D1Database, records: readonly JobRecord[]): D1PreparedStatement[] {
-	return records.map((r) =>
-		db
+	return records.flatMap((r) => {
+		const upsert = db
 			.prepare(
 				`INSERT INTO jobs (id, agent, schedule, trigger_type, status, exit_reason, dispatch, scheduled_instant,
 				   created_at, started_at, finished_at, duration_seconds, summary, revision, updated_at)
@@ -134,19 +136,54 @@ export function upsertStatements(db: D1Database, records: readonly JobRecord[]):
 				r.duration_seconds,
 				r.summary,
 				r.revision,
-			),
-	);
+			);
+		if (!isFinal(r.status)) return [upsert];
+		// Before the upsert, which would make the row look counted already.
+		const count = db
+			.prepare(
+				`INSERT INTO job_counts (status, n) SELECT ?2, 1 WHERE NOT EXISTS (SELECT 1 FROM jobs WHERE id = ?1 AND status = ?2)
+				 ON CONFLICT (status) DO UPDATE SET n = n + 1`,
+			)
+			.bind(r.id, r.status);
+		return [count, upsert];
+	});
 }
 
 export async function upsertJobIndex(db: D1Database, records: readonly JobRecord[]): Promise<void> {
 	if (records.length > 0) await db.batch(upsertStatements(db, records));
 }
 
-/** Removes pruned jobs from the index. */
+/** Removes pruned jobs from the index, and from the counts of final statuses in the same batch. */
 export async function deleteFromJobIndex(db: D1Database, ids: readonly string[]): Promise<void> {
 	// D1 allows 100 bound parameters a statement.
 	for (let i = 0; i < ids.length; i += 100) {
 		const slice = ids.slice(i, i + 100);
-		await db.prepare(`DELETE FROM jobs WHERE id IN (${slice.map(() => "?").join(", ")})`).bind(...slice).run();
+		await db.batch([
+			db
+				.prepare(
+					`UPDATE job_counts SET n = n - (SELECT count(*) FROM jobs WHERE status = job_counts.status AND id IN (SELECT value FROM json_each(?1)))
+					 WHERE status IN (SELECT status FROM jobs WHERE id IN (SELECT value FROM json_each(?1)))`,
+				)
+				.bind(JSON.stringify(slice)),
+			db.prepare(`DELETE FROM jobs WHERE id IN (${slice.map(() => "?").join(", ")})`).bind(...slice),
+		]);
 	}
+}
+
+const LIVE_STATUSES = JOB_STATUSES.filter((s) => !isFinal(s));
+
+/**
+ * Indexed jobs by status: final statuses from job_counts, the others (a fleet's live and queued
+ * jobs, few) counted in the index. Counting the final ones too would read every row.
+ */
+export async function countJobsByStatus(db: D1Database): Promise<Partial<Record<JobStatus, number>>> {
+	const { results } = await db
+		.prepare(
+			`SELECT status, n FROM job_counts WHERE n > 0
+			 UNION ALL
+			 SELECT status, count(*) AS n FROM jobs WHERE status IN (${LIVE_STATUSES.map(() => "?").join(", ")}) GROUP BY status`,
+		)
+		.bind(...LIVE_STATUSES)
+		.all<{ status: JobStatus; n: number }>();
+	return Object.fromEntries(results.map((r) => [r.status, r.n]));
 }

@@ -1,0 +1,94 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { createJob, transition, type JobRecord, type JobStatus } from "../../src/jobs/model.ts";
+import { countJobsByStatus, deleteFromJobIndex, upsertJobIndex } from "../../src/store/job-index.ts";
+import { call } from "../helpers/http.ts";
+
+const T0 = Date.parse("2026-11-01T00:00:00Z");
+
+/** A job's successive records: pending, then running, then `final`. */
+function lifecycle(i: number, final: JobStatus = "completed"): JobRecord[] {
+	const pending = createJob({ agent: `counts-${i % 3}`, trigger_type: "manual", definition_revision: "r" }, new Date(T0 + i * 60_000));
+	const running = transition(pending, "running", { reason: "start", at: new Date(T0 + i * 60_000 + 1000) });
+	const ended = transition(running, final, { reason: "end", at: new Date(T0 + i * 60_000 + 2000), ...(final === "completed" ? {} : { error: { type: "test", message: "boom" } }) });
+	return [pending, running, ended];
+}
+
+/** What GET /v1/status says, and what counting the whole index says. */
+async function statusAndTruth(): Promise<{ status: Record<string, number>; truth: Record<string, number> }> {
+	const res = await call("/v1/status");
+	expect(res.status).toBe(200);
+	const { jobs } = (await res.json()) as { jobs: Record<string, number> };
+	const { results } = await env.DB.prepare("SELECT status, count(*) AS n FROM jobs GROUP BY status").all<{ status: string; n: number }>();
+	return { status: jobs, truth: Object.fromEntries(results.map((r) => [r.status, r.n])) };
+}
+
+describe("GET /v1/status: indexed jobs by status", () => {
+	it("stays equal to a count of the index through every way a row changes: created, moved on, delivered twice, late, pruned", async () => {
+		const [a, b, c, d] = [lifecycle(1), lifecycle(2, "failed"), lifecycle(3), lifecycle(4, "cancelled")];
+		// Each job's records as the outbox can send them: in order, coalesced (a job seen first when
+		// already final), a final record sent again after a lost acknowledgement, a late older one.
+		await upsertJobIndex(env.DB, [a[0]!, b[0]!]);
+		await upsertJobIndex(env.DB, [a[1]!, b[2]!, c[2]!]);
+		await upsertJobIndex(env.DB, [a[2]!, b[2]!, d[1]!]);
+		await upsertJobIndex(env.DB, [a[1]!, c[2]!]);
+		let seen = await statusAndTruth();
+		expect(seen.truth).toEqual({ completed: 2, failed: 1, running: 1 });
+		expect(seen.status).toEqual(seen.truth);
+
+		// A final job saved again later (a higher revision, the same status) is not counted twice.
+		const resaved = { ...c[2]!, revision: c[2]!.revision + 1, summary: "delivered" };
+		await upsertJobIndex(env.DB, [resaved, d[2]!]);
+		seen = await statusAndTruth();
+		expect(seen.truth).toEqual({ completed: 2, failed: 1, cancelled: 1 });
+		expect(seen.status).toEqual(seen.truth);
+
+		// Retention drops jobs from the index (and an id the index never had changes nothing).
+		await deleteFromJobIndex(env.DB, [a[0]!.id, b[0]!.id, "job-2026-01-01-absent"]);
+		seen = await statusAndTruth();
+		expect(seen.truth).toEqual({ completed: 1, cancelled: 1 });
+		expect(seen.status).toEqual(seen.truth);
+	});
+
+	it("reads a few rows, not the whole index, however many jobs it holds", async () => {
+		const jobs = Array.from({ length: 2_000 }, (_, i) => lifecycle(100 + i, i % 10 === 0 ? "failed" : "completed")[2]!);
+		for (let i = 0; i < jobs.length; i += 250) await upsertJobIndex(env.DB, jobs.slice(i, i + 250));
+		await upsertJobIndex(env.DB, [lifecycle(5_000)[1]!]);
+
+		let rowsRead = 0;
+		const db = new Proxy(env.DB, {
+			get(target, prop) {
+				if (prop !== "prepare") return Reflect.get(target, prop);
+				return (query: string) => {
+					const statement = target.prepare(query);
+					return new Proxy(statement, {
+						get(s, p) {
+							if (p === "bind") return (...values: unknown[]) => countingAll(s.bind(...values));
+							return Reflect.get(s, p);
+						},
+					});
+				};
+			},
+		});
+		const countingAll = (s: D1PreparedStatement) =>
+			new Proxy(s, {
+				get(target, p) {
+					if (p !== "all") return Reflect.get(target, p);
+					return async () => {
+						const result = await target.all();
+						rowsRead += result.meta.rows_read;
+						return result;
+					};
+				},
+			});
+
+		const { results } = await env.DB.prepare("SELECT status, count(*) AS n FROM jobs GROUP BY status").all<{ status: string; n: number }>();
+		const truth = Object.fromEntries(results.map((r) => [r.status, r.n]));
+		expect(truth.completed).toBeGreaterThanOrEqual(1_800);
+		expect(await countJobsByStatus(db)).toEqual(truth);
+		// The final statuses' rows of job_counts and the one running job's index entry: counting the
+		// table, as GET /v1/status did before, read every one of the 2,001 rows.
+		expect(rowsRead).toBeGreaterThan(0);
+		expect(rowsRead).toBeLessThan(20);
+	});
+});
