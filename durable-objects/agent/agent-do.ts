@@ -23,13 +23,15 @@ import { isFinal, transition } from "../../src/jobs/model.ts";
 import { serveOutput, serveStream } from "./output-http.ts";
 import { consolidateJob, flushChunks, recordConsolidated, unconsolidated, type Consolidated } from "./output-store.ts";
 import { StreamHub } from "./streams.ts";
-import { pruneJobs } from "./retention.ts";
+import { PRUNE_BATCH, pruneJobs } from "./retention.ts";
 import { deleteNote, readNotepad, setNote } from "./notepad.ts";
 import { SEND_TIMEOUT_MS, dueSends, nextSendAt, queueEffects, sendDue } from "./effects.ts";
 import { flushIncidentEvents } from "./incidents.ts";
 
 /** How soon the alarm retries an outbox that D1 refused. */
 const OUTBOX_RETRY_MS = 10_000;
+/** Between batches of a retention backlog: each is up to 50 jobs' R2 deletes and rows. */
+const PRUNE_BACKLOG_MS = 1_000;
 /** An alarm run hands over to a fresh one after this long, well inside the 15-minute wall-time limit. */
 const ALARM_BUDGET_MS = 10 * 60_000;
 /** Revisions of the bundled fleet's agent definitions: the objects live as long as the isolate. */
@@ -89,6 +91,8 @@ export class AgentDO extends DurableObject<Env> {
 	private modelClient: ModelClient | null = null;
 	private readonly hub: StreamHub;
 	private lastPrune = 0;
+	/** The last prune took a full batch, so more may be past retention: the next pass prunes again. */
+	private pruneBacklog = false;
 	/** D1 refused the last flush: the outbox waits for the retry alarm instead of spinning. */
 	private indexDown = false;
 	/** The latest index flush; the next one starts after it (see flushIndex). */
@@ -381,15 +385,23 @@ export class AgentDO extends DurableObject<Env> {
 		}
 	}
 
-	/** Prunes a batch of jobs older than the agent's retention, at most hourly per instance. */
+	/**
+	 * Prunes a batch of jobs older than the agent's retention, at most hourly per instance while
+	 * there is no backlog. A full batch is pruned again at the next pass, which scheduleNext sets
+	 * soon: an agent that makes more jobs an hour than a batch (one a minute does) would otherwise
+	 * outgrow its retention for good, and a shortened retention would take days to apply.
+	 */
 	async prune(now: number, force = false): Promise<number> {
-		if (!force && now - this.lastPrune < PRUNE_EVERY_MS) return 0;
+		if (!force && !this.pruneBacklog && now - this.lastPrune < PRUNE_EVERY_MS) return 0;
 		this.lastPrune = now;
+		this.pruneBacklog = false;
 		const state = readState(this.sql);
 		if (!state) return 0;
 		const days = currentDefinition(state)?.retention_days ?? Number(this.env.RETENTION_DAYS || "30");
 		try {
-			return await pruneJobs(this.sql, this.env.OUTPUT, state.name, now - days * 86_400_000, now);
+			const pruned = await pruneJobs(this.sql, this.env.OUTPUT, state.name, now - days * 86_400_000, now);
+			this.pruneBacklog = pruned === PRUNE_BATCH;
+			return pruned;
 		} catch (err) {
 			log.warn("retention.failed", { agent: state.name, ...errorFields(err) });
 			return 0;
@@ -425,8 +437,11 @@ export class AgentDO extends DurableObject<Env> {
 		if (next !== null) candidates.push(next);
 		const send = nextSendAt(this.sql);
 		if (send !== null) candidates.push(send);
-		if (retryOutbox || (this.outputDown && unconsolidated(this.sql, 1).length > 0)) candidates.push(Date.now() + OUTBOX_RETRY_MS);
+		const retrying = retryOutbox || (this.outputDown && unconsolidated(this.sql, 1).length > 0);
+		if (retrying) candidates.push(Date.now() + OUTBOX_RETRY_MS);
 		else if (outboxSize(this.sql, this.acked) > 0 || this.hasDueWork()) candidates.push(Date.now());
+		// Not while a store is down: the backlog then waits for the retry.
+		if (this.pruneBacklog && !retrying) candidates.push(Date.now() + PRUNE_BACKLOG_MS);
 		if (candidates.length > 0) await this.ctx.storage.setAlarm(Math.max(Date.now(), Math.min(...candidates)));
 		// Nothing left to do: a model call's heartbeat alarm would only wake the object to find that
 		// out, and each alarm is a billed request.

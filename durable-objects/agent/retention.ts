@@ -2,7 +2,8 @@ import { deleteJobOutput } from "../../src/store/output-r2.ts";
 import { log } from "../../src/log.ts";
 import { queueForIndex } from "./outbox.ts";
 
-const BATCH = 50;
+/** Jobs pruned per call: a call that prunes this many may have left more behind. */
+export const PRUNE_BATCH = 50;
 
 /**
  * Deletes up to one batch of finished jobs created before `cutoff`: their R2 output first, then
@@ -14,7 +15,7 @@ export async function pruneJobs(sql: SqlStorage, bucket: R2Bucket, agent: string
 		.exec<{ id: string }>(
 			"SELECT id FROM jobs WHERE created_at < ? AND status IN ('completed', 'failed', 'cancelled', 'indeterminate') ORDER BY created_at LIMIT ?",
 			cutoff,
-			BATCH,
+			PRUNE_BATCH,
 		)
 		.toArray()
 		.map((r) => r.id);

@@ -1,7 +1,9 @@
-import { env, runInDurableObject } from "cloudflare:test";
+import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
+import { putJob } from "../../durable-objects/agent/jobs.ts";
+import { createJob, transition } from "../../src/jobs/model.ts";
 import { HERDCTL_FIELDS } from "../../src/jobs/yaml.ts";
 import { createAgent, settle } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
@@ -225,5 +227,39 @@ describe("retention", () => {
 		expect(listed.jobs.map((j) => j.id)).toEqual([recent.id]);
 		expect(await env.OUTPUT.head(`jobs/retained/${recent.id}.jsonl`)).not.toBeNull();
 		expect((await stub.runs(10)).map((r) => r.job_id)).toEqual([recent.id]);
+	});
+
+	it("works off more than a batch of expired jobs in passes a second apart, not one batch an hour", async () => {
+		await createAgent({ name: "backlog", retention_days: 7 });
+		const stub = env.AGENT.getByName("backlog");
+		const ids = await runInDurableObject(stub, (_i: AgentDO, state) => {
+			// 120 jobs that ended ten days ago (a month of a busy agent, in small) and one from today.
+			const made: string[] = [];
+			for (let i = 0; i <= 120; i++) {
+				const at = new Date(Date.now() - (i < 120 ? 10 * 86_400_000 - i * 60_000 : 60_000));
+				const job = transition(transition(createJob({ agent: "backlog", trigger_type: "manual", definition_revision: "r" }, at), "running", { reason: "start", at }), "completed", { reason: "done", at });
+				putJob(state.storage.sql, job, Date.now());
+				made.push(job.id);
+			}
+			return made;
+		});
+		const held = () => runInDurableObject(stub, (_i: AgentDO, state) => state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM jobs").one().n);
+
+		// The first pass prunes a batch, and leaves an alarm for the next one a second later.
+		await runInDurableObject(stub, (instance: AgentDO) => instance.alarm());
+		expect(await held()).toBe(71);
+		expect(await runDurableObjectAlarm(stub)).toBe(true);
+		expect(await held()).toBe(21);
+		expect(await runDurableObjectAlarm(stub)).toBe(true);
+		expect(await held()).toBe(1);
+		// Nothing left past retention: no more passes for it.
+		expect(await runDurableObjectAlarm(stub)).toBe(false);
+		expect(await stub.getJob(ids[120]!)).not.toBeNull();
+
+		const listed = (await (await call("/v1/jobs?agent=backlog")).json()) as { jobs: { id: string }[] };
+		expect(listed.jobs.map((j) => j.id)).toEqual([ids[120]]);
+		const { results } = await env.DB.prepare("SELECT status, count(*) AS n FROM jobs GROUP BY status").all<{ status: string; n: number }>();
+		const { jobs: counted } = (await (await call("/v1/status")).json()) as { jobs: Record<string, number> };
+		expect(counted).toEqual(Object.fromEntries(results.map((r) => [r.status, r.n])));
 	});
 });
