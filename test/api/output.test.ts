@@ -3,12 +3,14 @@ import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { putJob } from "../../durable-objects/agent/jobs.ts";
+import { insertOccurrence } from "../../durable-objects/agent/ledger.ts";
 import { createJob, transition } from "../../src/jobs/model.ts";
 import { HERDCTL_FIELDS } from "../../src/jobs/yaml.ts";
 import { createAgent, settle } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
 import { call } from "../helpers/http.ts";
 import { jobOf, runToRest, trigger } from "../helpers/jobs.ts";
+import { tick } from "../helpers/ticks.ts";
 import { fake } from "../helpers/outbound.ts";
 import { readEvents } from "../helpers/sse.ts";
 
@@ -261,5 +263,28 @@ describe("retention", () => {
 		const { results } = await env.DB.prepare("SELECT status, count(*) AS n FROM jobs GROUP BY status").all<{ status: string; n: number }>();
 		const { jobs: counted } = (await (await call("/v1/status")).json()) as { jobs: Record<string, number> };
 		expect(counted).toEqual(Object.fromEntries(results.map((r) => [r.status, r.n])));
+	});
+
+	it("prunes a paused agent too, though its ticks only skip: its ledger and old jobs", async () => {
+		await createAgent({ name: "paused-ledger", retention_days: 7, schedules: { minute: { interval: "1m" } } });
+		expect((await call("/v1/agents/paused-ledger/pause", { method: "POST", as: "operate", body: { reason: "holiday" } })).status).toBe(200);
+		const stub = env.AGENT.getByName("paused-ledger");
+		const tenDaysAgo = Date.now() - 10 * 86_400_000;
+		const old = await runInDurableObject(stub, (_i: AgentDO, state) => {
+			const sql = state.storage.sql;
+			insertOccurrence(sql, { schedule: "minute", source: "cron", scheduledInstant: tenDaysAgo, dispatch: "on_time", claimedAt: tenDaysAgo, status: "skipped", skipReason: "paused: holiday" });
+			const at = new Date(tenDaysAgo);
+			const job = transition(transition(createJob({ agent: "paused-ledger", trigger_type: "manual", definition_revision: "r" }, at), "running", { reason: "start", at }), "completed", { reason: "done", at });
+			putJob(sql, job, Date.now());
+			return job;
+		});
+
+		const slot = Math.ceil(Date.now() / 60_000) * 60_000;
+		await tick(slot);
+		expect(await runDurableObjectAlarm(stub)).toBe(true);
+
+		expect(await stub.getJob(old.id)).toBeNull();
+		const runs = await stub.runs(10);
+		expect(runs.map((r) => [r.scheduled_instant, r.status, r.skip_reason])).toEqual([[new Date(slot).toISOString(), "skipped", "paused: holiday"]]);
 	});
 });
