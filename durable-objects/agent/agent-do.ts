@@ -23,7 +23,7 @@ import { isFinal, transition } from "../../src/jobs/model.ts";
 import { serveOutput, serveStream } from "./output-http.ts";
 import { consolidateJob, flushChunks, recordConsolidated, unconsolidated, type Consolidated } from "./output-store.ts";
 import { StreamHub } from "./streams.ts";
-import { PRUNE_BATCH, pruneJobs } from "./retention.ts";
+import { oldestRecordAt, PRUNE_BATCH, pruneJobs } from "./retention.ts";
 import { deleteNote, readNotepad, setNote } from "./notepad.ts";
 import { SEND_TIMEOUT_MS, dueSends, nextSendAt, queueEffects, sendDue } from "./effects.ts";
 import { flushIncidentEvents } from "./incidents.ts";
@@ -402,15 +402,20 @@ export class AgentDO extends DurableObject<Env> {
 		this.pruneBacklog = false;
 		const state = readState(this.sql);
 		if (!state) return 0;
-		const days = currentDefinition(state)?.retention_days ?? Number(this.env.RETENTION_DAYS || "30");
 		try {
-			const pruned = await pruneJobs(this.sql, this.env.OUTPUT, state.name, now - days * 86_400_000, now);
+			const pruned = await pruneJobs(this.sql, this.env.OUTPUT, state.name, now - this.retentionMs(state), now);
 			this.pruneBacklog = pruned === PRUNE_BATCH;
 			return pruned;
 		} catch (err) {
 			log.warn("retention.failed", { agent: state.name, ...errorFields(err) });
 			return 0;
 		}
+	}
+
+	/** How long this agent's jobs and ledger rows are kept: its definition's (a deleted API agent's last), else the deployment's. */
+	private retentionMs(state: AgentState): number {
+		const days = (currentDefinition(state) ?? state.definition)?.retention_days ?? Number(this.env.RETENTION_DAYS || "30");
+		return days * 86_400_000;
 	}
 
 	/**
@@ -447,6 +452,12 @@ export class AgentDO extends DurableObject<Env> {
 		else if (outboxSize(this.sql, this.acked) > 0 || this.hasDueWork()) candidates.push(Date.now());
 		// Not while a store is down: the backlog then waits for the retry.
 		if (this.pruneBacklog && !retrying) candidates.push(Date.now() + PRUNE_BACKLOG_MS);
+		// The oldest record's retention runs out even if nothing else ever wakes this object (an
+		// agent deleted, or triggered once and never again), so the alarm waits for that too; at
+		// most hourly, as prune() runs.
+		const oldest = oldestRecordAt(this.sql);
+		const state = oldest === null ? null : readState(this.sql);
+		if (oldest !== null && state) candidates.push(Math.max(oldest + this.retentionMs(state), this.lastPrune + PRUNE_EVERY_MS));
 		if (candidates.length > 0) await this.ctx.storage.setAlarm(Math.max(Date.now(), Math.min(...candidates)));
 		// Nothing left to do: a model call's heartbeat alarm would only wake the object to find that
 		// out, and each alarm is a billed request.

@@ -33,3 +33,14 @@ export async function pruneJobs(sql: SqlStorage, bucket: R2Bucket, agent: string
 	if (old.length > 0) log.info("retention.pruned", { agent, jobs: old.length, cutoff: new Date(cutoff).toISOString() });
 	return old.length;
 }
+
+/**
+ * When this object's oldest job or ledger row was made, or null when it holds none: it passes the
+ * agent's retention at that instant plus the retention. Two index lookups, whatever the history.
+ * A job still pending or running then is not pruned yet; the pass after it is an hour later.
+ */
+export function oldestRecordAt(sql: SqlStorage): number | null {
+	return sql
+		.exec<{ at: number | null }>("SELECT min(at) AS at FROM (SELECT min(created_at) AS at FROM jobs UNION ALL SELECT min(claimed_at) FROM occurrences)")
+		.one().at;
+}

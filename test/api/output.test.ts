@@ -254,15 +254,39 @@ describe("retention", () => {
 		expect(await held()).toBe(21);
 		expect(await runDurableObjectAlarm(stub)).toBe(true);
 		expect(await held()).toBe(1);
-		// Nothing left past retention: no more passes for it.
-		expect(await runDurableObjectAlarm(stub)).toBe(false);
-		expect(await stub.getJob(ids[120]!)).not.toBeNull();
+		// Nothing left past retention: the next pass is due when today's job passes it, in a week.
+		const kept = await jobOf("backlog", ids[120]!);
+		expect(await runInDurableObject(stub, (_i: AgentDO, state) => state.storage.getAlarm())).toBe(Date.parse(kept.created_at) + 7 * 86_400_000);
 
 		const listed = (await (await call("/v1/jobs?agent=backlog")).json()) as { jobs: { id: string }[] };
 		expect(listed.jobs.map((j) => j.id)).toEqual([ids[120]]);
 		const { results } = await env.DB.prepare("SELECT status, count(*) AS n FROM jobs GROUP BY status").all<{ status: string; n: number }>();
 		const { jobs: counted } = (await (await call("/v1/status")).json()) as { jobs: Record<string, number> };
 		expect(counted).toEqual(Object.fromEntries(results.map((r) => [r.status, r.n])));
+	});
+
+	it("wakes a deleted agent, or one nothing triggers again, when its oldest job passes retention", async () => {
+		useEmulator().enqueue({ text: "once" });
+		await createAgent({ name: "left-alone", retention_days: 7 });
+		const job = await runToRest("left-alone");
+		const stub = env.AGENT.getByName("left-alone");
+		const alarm = () => runInDurableObject(stub, (_i: AgentDO, state) => state.storage.getAlarm());
+		const expiry = Date.parse(job.created_at) + 7 * 86_400_000;
+		expect(await alarm()).toBe(expiry);
+
+		// Deleted, it keeps its own retention, and the alarm that will prune its history.
+		expect((await call("/v1/agents/left-alone", { method: "DELETE", as: "admin" })).status).toBe(200);
+		await settle("left-alone");
+		expect(await alarm()).toBe(expiry);
+		// That alarm, come the day: the job is older than 7 days, and the pass prunes it.
+		await runInDurableObject(stub, (_i: AgentDO, state) => {
+			state.storage.sql.exec("UPDATE jobs SET created_at = created_at - ? WHERE id = ?", 8 * 86_400_000, job.id);
+			state.storage.sql.exec("UPDATE occurrences SET claimed_at = claimed_at - ? WHERE job_id = ?", 8 * 86_400_000, job.id);
+		});
+		const fresh = await runInDurableObject(stub, (instance: AgentDO) => instance.prune(Date.now(), true));
+		expect(fresh).toBe(1);
+		expect(await stub.getJob(job.id)).toBeNull();
+		expect(await env.OUTPUT.head(`jobs/left-alone/${job.id}.jsonl`)).toBeNull();
 	});
 
 	it("prunes a paused agent too, though its ticks only skip: its ledger and old jobs", async () => {
