@@ -150,11 +150,12 @@ export class AgentDO extends DurableObject<Env> {
 		if (outcome.claimed > 0) {
 			log.info("schedule.claimed", { agent: name, claimed: outcome.claimed, skipped: outcome.skipped, tick: new Date(now).toISOString() });
 			await this.alarmAt(Date.now() + startSpreadMs(name));
-		} else if (outcome.skipped > 0 && Date.now() - this.lastPrune >= PRUNE_EVERY_MS) {
-			// An agent that only skips (paused, or always at capacity) has no job to wake its alarm,
-			// and only the alarm's pass prunes: its ledger would grow a row a slot past its retention.
-			// Spread like a claim's start: a paused fleet must not wake all at once.
-			await this.alarmAt(Date.now() + startSpreadMs(name));
+		} else if (outcome.skipped > 0 && (await this.ctx.storage.getAlarm()) === null) {
+			// An agent that only skips (paused before it ever ran) has no job to set its alarm, and
+			// only the alarm's pass prunes: its ledger would grow a row a slot for good. Once a pass
+			// has run, it leaves the alarm at the oldest record's expiry (scheduleNext). Spread like a
+			// claim's start: a paused fleet must not wake all at once.
+			await this.ctx.storage.setAlarm(Date.now() + startSpreadMs(name));
 		}
 		return outcome;
 	}
