@@ -26,6 +26,9 @@ export async function pruneJobs(sql: SqlStorage, bucket: R2Bucket, agent: string
 			sql.exec(`DELETE FROM ${table} WHERE ${table === "jobs" ? "id" : "job_id"} = ?`, id);
 		}
 		sql.exec("DELETE FROM occurrences WHERE job_id = ?", id);
+		// A job's deliveries and hook calls (with the answer they carried) have ids `<job id>:<what>`
+		// (effects.ts): a range of the primary key, where job_id has no index.
+		sql.exec("DELETE FROM deliveries WHERE id > ? AND id < ?", `${id}:`, `${id};`);
 		queueForIndex(sql, id, now);
 	}
 	// Ledger rows without a job (skips) age out with the same cutoff.

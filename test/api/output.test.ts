@@ -231,6 +231,25 @@ describe("retention", () => {
 		expect((await stub.runs(10)).map((r) => r.job_id)).toEqual([recent.id]);
 	});
 
+	it("prunes a job's delivery with it: the answer it carried is not kept past retention", async () => {
+		useEmulator().enqueue({ text: "Private findings." }, { text: "Newer findings." });
+		fake("https://deliver.example.test", () => new Response("ok"));
+		await createAgent({ name: "delivered", retention_days: 7, delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
+		const old = await runToRest("delivered");
+		const recent = await runToRest("delivered");
+		const stub = env.AGENT.getByName("delivered");
+		const deliveries = () =>
+			runInDurableObject(stub, (_i: AgentDO, state) => state.storage.sql.exec<{ id: string; status: string }>("SELECT id, status FROM deliveries ORDER BY id").toArray());
+		expect(await deliveries()).toEqual(
+			[`${old.id}:delivery`, `${recent.id}:delivery`].sort().map((id) => ({ id, status: "delivered" })),
+		);
+		await runInDurableObject(stub, (_i: AgentDO, state) => {
+			state.storage.sql.exec("UPDATE jobs SET created_at = created_at - ? WHERE id = ?", 10 * 86_400_000, old.id);
+		});
+		expect(await runInDurableObject(stub, (instance: AgentDO) => instance.prune(Date.now(), true))).toBe(1);
+		expect(await deliveries()).toEqual([{ id: `${recent.id}:delivery`, status: "delivered" }]);
+	});
+
 	it("works off more than a batch of expired jobs in passes a second apart, not one batch an hour", async () => {
 		await createAgent({ name: "backlog", retention_days: 7 });
 		const stub = env.AGENT.getByName("backlog");
