@@ -133,12 +133,13 @@ export async function run(argv) {
 		const plan = {
 			sql_rows: Math.round(b.sql_rows_written),
 			d1_writes: Math.round(b.d1_write_statements),
+			d1_batches: Math.round(b.d1_batches ?? b.d1_write_statements),
 			r2_puts: Math.round(b.r2_class_a),
 			r2_bytes: Math.round(b.r2_bytes_put / Math.max(1, b.r2_put ?? 1)),
 			agent: "floor",
 		};
 		result.floor_plan = plan;
-		console.log(`floor per job: ${plan.sql_rows} SQLite rows, ${plan.d1_writes} D1 upserts, ${plan.r2_puts} R2 puts of ${plan.r2_bytes} B (drover's measured means)`);
+		console.log(`floor per job: ${plan.sql_rows} SQLite rows, ${plan.d1_writes} D1 upserts in ${plan.d1_batches} round trips, ${plan.r2_puts} R2 puts of ${plan.r2_bytes} B (drover's measured means)`);
 
 		// ── 2. Timing: drover jobs and floor requests, alternating ───────────────────────────────
 		console.log("-- timing (plain bundle) against the floor");

@@ -6,14 +6,15 @@
 // POST /claims/tick?n=&instant=[&from=&to=]  → the claim floor (see ClaimAgentFloorDO below): 16
 // shards (or shards [from, to)) calling n agents' objects, each writing one ledger row and setting an alarm.
 //
-// POST /job?sql_rows=&d1_writes=&r2_puts=&r2_bytes=&agent=  → one Durable Object request (RPC) in
+// POST /job?sql_rows=&d1_writes=&d1_batches=&r2_puts=&r2_bytes=&agent=  → one Durable Object request (RPC) in
 // which the object, in drover's order,
 //   1. inserts `sql_rows` single-row records into its SQLite (committed before the answer),
-//   2. runs all but the last of `d1_writes` upserts of one job row into D1's `jobs` (insert, then
-//      status changes that move the row in the status indexes, as drover's index flushes do), each
-//      awaited on its own,
+//   2. runs `d1_writes` upserts of one job row into D1's `jobs` (insert, then status changes that
+//      move the row in the status indexes, as drover's index flushes do) in drover's `d1_batches`
+//      round trips: all but the last carry one upsert each, awaited on its own,
 //   3. puts `r2_puts` objects of `r2_bytes` bytes to R2, each awaited,
-//   4. runs the last upsert, the row's final one, as drover writes its index's final row after R2,
+//   4. sends the last round trip, a batch of the remaining upserts, the row's final one last, as
+//      drover writes its index's final row (with the count of its status) after R2,
 // and answers with what it did, counted at the bindings (SQLite cursor.rowsWritten, D1 meta, R2
 // operations), and with the final row's updated_at: D1's clock as it wrote the row, the same stamp
 // drover's index rows carry, so both are timed from the request to their final row in D1. With
@@ -45,21 +46,26 @@ export class FloorDO extends DurableObject {
     }
     const statuses = ["pending", "running", "completed"];
     let finalWrittenAt = null;
-    const upsert = async (i) => {
+    const upsertStatement = (i) => {
       const status = statuses[Math.min(i, statuses.length - 1)];
-      const r = await this.env.DB.prepare(
-        "INSERT INTO jobs (id, agent, schedule, trigger_type, status, exit_reason, dispatch, scheduled_instant, created_at, started_at, finished_at, duration_seconds, summary, revision, updated_at) " +
-          "VALUES (?, ?, NULL, 'manual', ?, NULL, 'manual', NULL, ?, NULL, NULL, NULL, NULL, ?, CAST(unixepoch('subsec') * 1000 AS INTEGER)) " +
-          "ON CONFLICT (id) DO UPDATE SET status = excluded.status, revision = excluded.revision, updated_at = excluded.updated_at WHERE excluded.revision > jobs.revision " +
-          "RETURNING updated_at",
-      ).bind(jobId, plan.agent, status, at, i + 1).all();
+      return this.env.DB.prepare(
+          "INSERT INTO jobs (id, agent, schedule, trigger_type, status, exit_reason, dispatch, scheduled_instant, created_at, started_at, finished_at, duration_seconds, summary, revision, updated_at) " +
+            "VALUES (?, ?, NULL, 'manual', ?, NULL, 'manual', NULL, ?, NULL, NULL, NULL, NULL, ?, CAST(unixepoch('subsec') * 1000 AS INTEGER)) " +
+            "ON CONFLICT (id) DO UPDATE SET status = excluded.status, revision = excluded.revision, updated_at = excluded.updated_at WHERE excluded.revision > jobs.revision " +
+            "RETURNING updated_at",
+        ).bind(jobId, plan.agent, status, at, i + 1);
+    };
+    const note = (r) => {
       counts.d1_statements++;
       if ((r.meta.rows_written ?? 0) > 0) counts.d1_write_statements++;
       counts.d1_rows_written += r.meta.rows_written ?? 0;
       counts.d1_rows_read += r.meta.rows_read ?? 0;
       finalWrittenAt = r.results[0]?.updated_at ?? finalWrittenAt;
     };
-    for (let i = 0; i < plan.d1_writes - 1; i++) await upsert(i);
+    // drover's D1 round trips: one statement each but the last, which carries the rest (its final
+    // row's batch) after the R2 put.
+    const trips = Math.min(plan.d1_batches || plan.d1_writes, plan.d1_writes);
+    for (let i = 0; i < trips - 1; i++) note(await upsertStatement(i).all());
     // The job's own calls, when asked: the same number of model requests (streamed, read to the end)
     // and tool requests a drover job makes, so the floor can include the agent's own time.
     for (let i = 0; i < (plan.model_calls ?? 0); i++) {
@@ -81,7 +87,10 @@ export class FloorDO extends DurableObject {
       counts.r2_put++;
       counts.r2_bytes_put += body.byteLength;
     }
-    if (plan.d1_writes > 0) await upsert(plan.d1_writes - 1);
+    if (trips > 0) {
+      const last = Array.from({ length: plan.d1_writes - (trips - 1) }, (_, k) => upsertStatement(trips - 1 + k));
+      for (const r of await this.env.DB.batch(last)) note(r);
+    }
     counts.final_written_at = finalWrittenAt;
     return counts;
   }
@@ -206,7 +215,7 @@ export default {
     }
     const num = (k) => Number(q.get(k) ?? 0);
     const plan = {
-      sql_rows: num("sql_rows"), d1_writes: num("d1_writes"), r2_puts: num("r2_puts"), r2_bytes: num("r2_bytes"), agent: q.get("agent") ?? "floor",
+      sql_rows: num("sql_rows"), d1_writes: num("d1_writes"), d1_batches: num("d1_batches"), r2_puts: num("r2_puts"), r2_bytes: num("r2_bytes"), agent: q.get("agent") ?? "floor",
       model_calls: num("model_calls"), model_url: q.get("model_url"), tool_calls: num("tool_calls"), tool_url: q.get("tool_url"),
     };
     const counts = await env.FLOOR.getByName(plan.agent).job(plan);
