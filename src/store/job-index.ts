@@ -185,5 +185,7 @@ export async function countJobsByStatus(db: D1Database): Promise<Partial<Record<
 		)
 		.bind(...LIVE_STATUSES)
 		.all<{ status: JobStatus; n: number }>();
-	return Object.fromEntries(results.map((r) => [r.status, r.n]));
+	const n = new Map(results.map((r) => [r.status, r.n]));
+	// In the lifecycle's order, whichever query each count came from.
+	return Object.fromEntries(JOB_STATUSES.filter((s) => n.has(s)).map((s) => [s, n.get(s)!]));
 }
