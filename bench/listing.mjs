@@ -198,13 +198,14 @@ function pick(bucket, table) {
 	return `CASE ${arms.join(" ")} END`;
 }
 
+/** An object with its keys in order, to compare two by JSON. */
+const sortedKeys = (o) => Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : 1)));
+
 /**
  * Rows start..end (inclusive) of `total`. Per-row choices come from the high bits of independent
  * multiplicative hashes of n (reproducible, and uncorrelated across fields), not random(): SQLite may
  * evaluate a random() once per reference, which would mix up a row's fields.
  */
-const sortedKeys = (o) => Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : 1)));
-
 function seedSql(start, end, total) {
 	const base = Date.UTC(2026, 0, 1) - total * 30_000;
 	const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789";
