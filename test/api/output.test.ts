@@ -4,12 +4,11 @@ import { parse } from "yaml";
 import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { putJob } from "../../durable-objects/agent/jobs.ts";
 import { insertOccurrence } from "../../durable-objects/agent/ledger.ts";
-import { createJob, transition } from "../../src/jobs/model.ts";
 import { HERDCTL_FIELDS } from "../../src/jobs/yaml.ts";
 import { createAgent, settle } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
 import { call } from "../helpers/http.ts";
-import { jobOf, runToRest, trigger } from "../helpers/jobs.ts";
+import { endedRecord, jobOf, runToRest, trigger } from "../helpers/jobs.ts";
 import { tick } from "../helpers/ticks.ts";
 import { fake } from "../helpers/outbound.ts";
 import { readEvents } from "../helpers/sse.ts";
@@ -258,7 +257,7 @@ describe("retention", () => {
 			const made: string[] = [];
 			for (let i = 0; i <= 120; i++) {
 				const at = new Date(Date.now() - (i < 120 ? 10 * 86_400_000 - i * 60_000 : 60_000));
-				const job = transition(transition(createJob({ agent: "backlog", trigger_type: "manual", definition_revision: "r" }, at), "running", { reason: "start", at }), "completed", { reason: "done", at });
+				const job = endedRecord("backlog", at);
 				putJob(state.storage.sql, job, Date.now());
 				made.push(job.id);
 			}
@@ -297,7 +296,7 @@ describe("retention", () => {
 		expect((await call("/v1/agents/left-alone", { method: "DELETE", as: "admin" })).status).toBe(200);
 		await settle("left-alone");
 		expect(await alarm()).toBe(expiry);
-		// That alarm, come the day: the job is older than 7 days, and the pass prunes it.
+		// Come the day, the job is older than its 7 days, and that alarm's pass prunes it.
 		await runInDurableObject(stub, (_i: AgentDO, state) => {
 			state.storage.sql.exec("UPDATE jobs SET created_at = created_at - ? WHERE id = ?", 8 * 86_400_000, job.id);
 			state.storage.sql.exec("UPDATE occurrences SET claimed_at = claimed_at - ? WHERE job_id = ?", 8 * 86_400_000, job.id);
@@ -316,8 +315,7 @@ describe("retention", () => {
 		const old = await runInDurableObject(stub, (_i: AgentDO, state) => {
 			const sql = state.storage.sql;
 			insertOccurrence(sql, { schedule: "minute", source: "cron", scheduledInstant: tenDaysAgo, dispatch: "on_time", claimedAt: tenDaysAgo, status: "skipped", skipReason: "paused: holiday" });
-			const at = new Date(tenDaysAgo);
-			const job = transition(transition(createJob({ agent: "paused-ledger", trigger_type: "manual", definition_revision: "r" }, at), "running", { reason: "start", at }), "completed", { reason: "done", at });
+			const job = endedRecord("paused-ledger", new Date(tenDaysAgo));
 			putJob(sql, job, Date.now());
 			return job;
 		});

@@ -1,7 +1,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { expect } from "vitest";
 import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
-import type { JobRecord } from "../../src/jobs/model.ts";
+import { createJob, transition, type FinalStatus, type JobRecord } from "../../src/jobs/model.ts";
 import { settle } from "./agents.ts";
 import { call } from "./http.ts";
 
@@ -31,4 +31,10 @@ export async function outputOf(_agent: string, id: string): Promise<Record<strin
 	expect(res.status).toBe(200);
 	const text = await res.text();
 	return text === "" ? [] : text.trimEnd().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+/** A job record that was created, started and ended at `at`: history to seed an agent's SQLite with. */
+export function endedRecord(agent: string, at: Date, status: FinalStatus = "completed"): JobRecord {
+	const running = transition(createJob({ agent, trigger_type: "manual", definition_revision: "r" }, at), "running", { reason: "start", at });
+	return transition(running, status, { reason: "end", at, ...(status === "completed" ? {} : { error: { type: "test", message: "boom" } }) });
 }
