@@ -200,7 +200,19 @@ export class AgentDO extends DurableObject<Env> {
 
 	/** Stores an API agent's definition (create or update). */
 	async define(name: string, definition: AgentDefinition, revision: string): Promise<void> {
+		let before: AgentState | null = null;
+		try {
+			before = readState(this.sql);
+		} catch {
+			// A stored definition that no longer parses: this save is what repairs it.
+		}
 		saveDefinition(this.sql, name, definition, revision);
+		// A shortened retention applies at the next pass, not at the expiry the alarm was set for
+		// under the old one (weeks away, for an agent nothing else wakes).
+		if (before && this.retentionMs(readState(this.sql)!) < this.retentionMs(before) && oldestRecordAt(this.sql) !== null) {
+			this.lastPrune = 0;
+			await this.alarmNow();
+		}
 	}
 
 	/** Deletes an API agent: it stops scheduling, its jobs and ledger stay readable. */

@@ -307,6 +307,20 @@ describe("retention", () => {
 		expect(await env.OUTPUT.head(`jobs/left-alone/${job.id}.jsonl`)).toBeNull();
 	});
 
+	it("applies a shortened retention at once, not at the expiry set under the old one", async () => {
+		useEmulator().enqueue({ text: "kept a month" });
+		await createAgent({ name: "shortened", retention_days: 30 });
+		const job = await runToRest("shortened");
+		const stub = env.AGENT.getByName("shortened");
+		await runInDurableObject(stub, (_i: AgentDO, state) => {
+			state.storage.sql.exec("UPDATE jobs SET created_at = created_at - ? WHERE id = ?", 10 * 86_400_000, job.id);
+		});
+		const res = await call("/v1/agents/shortened", { method: "PUT", as: "admin", body: { name: "shortened", prompt: "Do the thing.", retention_days: 7 } });
+		expect(res.status, await res.clone().text()).toBe(200);
+		expect(await runDurableObjectAlarm(stub)).toBe(true);
+		expect(await stub.getJob(job.id)).toBeNull();
+	});
+
 	it("prunes a paused agent too, though its ticks only skip: its ledger and old jobs", async () => {
 		await createAgent({ name: "paused-ledger", retention_days: 7, schedules: { minute: { interval: "1m" } } });
 		expect((await call("/v1/agents/paused-ledger/pause", { method: "POST", as: "operate", body: { reason: "holiday" } })).status).toBe(200);
