@@ -53,6 +53,10 @@ function knownRevision(state: AgentState, agent: AgentDefinition): string | null
 	if (state.source === "api" && state.definitionRevision) return state.definitionRevision;
 	return fileRevisions.get(agent) ?? null;
 }
+/** The definition whose retention an agent's history keeps: its current one, or a deleted API agent's last. */
+function keptDefinition(state: AgentState): AgentDefinition | null {
+	return currentDefinition(state) ?? state.definition;
+}
 /** How often an agent looks for jobs past their retention. */
 const PRUNE_EVERY_MS = 3600_000;
 
@@ -209,7 +213,7 @@ export class AgentDO extends DurableObject<Env> {
 		saveDefinition(this.sql, name, definition, revision);
 		// A shortened retention applies at the next pass, not at the expiry the alarm was set for
 		// under the old one (weeks away, for an agent nothing else wakes).
-		if (before && this.retentionMs(readState(this.sql)!) < this.retentionMs(before) && oldestRecordAt(this.sql) !== null) {
+		if (before && this.retentionMs(definition) < this.retentionMs(keptDefinition(before)) && oldestRecordAt(this.sql) !== null) {
 			this.lastPrune = 0;
 			await this.alarmNow();
 		}
@@ -416,7 +420,7 @@ export class AgentDO extends DurableObject<Env> {
 		const state = readState(this.sql);
 		if (!state) return 0;
 		try {
-			const pruned = await pruneJobs(this.sql, this.env.OUTPUT, state.name, now - this.retentionMs(state), now);
+			const pruned = await pruneJobs(this.sql, this.env.OUTPUT, state.name, now - this.retentionMs(keptDefinition(state)), now);
 			this.pruneBacklog = pruned === PRUNE_BATCH;
 			return pruned;
 		} catch (err) {
@@ -425,10 +429,9 @@ export class AgentDO extends DurableObject<Env> {
 		}
 	}
 
-	/** How long this agent's jobs and ledger rows are kept: its definition's (a deleted API agent's last), else the deployment's. */
-	private retentionMs(state: AgentState): number {
-		const days = (currentDefinition(state) ?? state.definition)?.retention_days ?? Number(this.env.RETENTION_DAYS || "30");
-		return days * 86_400_000;
+	/** How long jobs and ledger rows are kept under `definition`: its retention_days, else the deployment's. */
+	private retentionMs(definition: AgentDefinition | null): number {
+		return (definition?.retention_days ?? Number(this.env.RETENTION_DAYS || "30")) * 86_400_000;
 	}
 
 	/**
@@ -470,7 +473,7 @@ export class AgentDO extends DurableObject<Env> {
 		// most hourly, as prune() runs.
 		const oldest = oldestRecordAt(this.sql);
 		const state = oldest === null ? null : readState(this.sql);
-		if (oldest !== null && state) candidates.push(Math.max(oldest + this.retentionMs(state), this.lastPrune + PRUNE_EVERY_MS));
+		if (oldest !== null && state) candidates.push(Math.max(oldest + this.retentionMs(keptDefinition(state)), this.lastPrune + PRUNE_EVERY_MS));
 		if (candidates.length > 0) await this.ctx.storage.setAlarm(Math.max(Date.now(), Math.min(...candidates)));
 		// Nothing left to do: a model call's heartbeat alarm would only wake the object to find that
 		// out, and each alarm is a billed request.
