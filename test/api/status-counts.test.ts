@@ -1,16 +1,15 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { createJob, transition, type JobRecord, type JobStatus } from "../../src/jobs/model.ts";
+import type { FinalStatus, JobRecord } from "../../src/jobs/model.ts";
 import { countJobsByStatus, deleteFromJobIndex, upsertJobIndex } from "../../src/store/job-index.ts";
 import { call } from "../helpers/http.ts";
+import { lifecycleRecords } from "../helpers/jobs.ts";
 
 const T0 = Date.parse("2026-11-01T00:00:00Z");
 
 /** A job's successive records: pending, then running, then `final`. */
-function lifecycle(i: number, final: JobStatus = "completed"): JobRecord[] {
-	const pending = createJob({ agent: `counts-${i % 3}`, trigger_type: "manual", definition_revision: "r" }, new Date(T0 + i * 60_000));
-	const running = transition(pending, "running", { reason: "start", at: new Date(T0 + i * 60_000 + 1000) });
-	const ended = transition(running, final, { reason: "end", at: new Date(T0 + i * 60_000 + 2000), ...(final === "completed" ? {} : { error: { type: "test", message: "boom" } }) });
+function lifecycle(i: number, final: FinalStatus = "completed"): JobRecord[] {
+	const { pending, running, ended } = lifecycleRecords(`counts-${i % 3}`, new Date(T0 + i * 60_000), final);
 	return [pending, running, ended];
 }
 

@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 import { putJob } from "../../durable-objects/agent/jobs.ts";
 import { unconsolidated } from "../../durable-objects/agent/output-store.ts";
 import { appendLines } from "../../durable-objects/agent/runner/output.ts";
-import { createJob, transition, type JobRecord, type JobStatus } from "../../src/jobs/model.ts";
+import type { FinalStatus, JobRecord } from "../../src/jobs/model.ts";
+import { lifecycleRecords } from "../helpers/jobs.ts";
 
 /** A SqlStorage that sums the rows its statements read (what Cloudflare bills as rows read). */
 function countingReads(sql: SqlStorage): { sql: SqlStorage; rowsRead: () => number } {
@@ -21,12 +22,9 @@ function countingReads(sql: SqlStorage): { sql: SqlStorage; rowsRead: () => numb
 	return { sql: counting, rowsRead: () => cursors.reduce((n, c) => n + c.rowsRead, 0) };
 }
 
-function jobIn(agent: string, status: JobStatus, minute: number): JobRecord {
-	const at = new Date(Date.UTC(2026, 10, 1) + minute * 60_000);
-	const pending = createJob({ agent, trigger_type: "manual", definition_revision: "r" }, at);
-	if (status === "pending") return pending;
-	const running = transition(pending, "running", { reason: "started", at });
-	return status === "running" ? running : transition(running, status, { reason: "done", at });
+function jobIn(agent: string, status: "running" | FinalStatus, minute: number): JobRecord {
+	const records = lifecycleRecords(agent, new Date(Date.UTC(2026, 10, 1) + minute * 60_000), status === "running" ? "completed" : status);
+	return status === "running" ? records.running : records.ended;
 }
 
 describe("finding finished jobs whose output is not in R2 yet", () => {

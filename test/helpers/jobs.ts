@@ -33,8 +33,13 @@ export async function outputOf(_agent: string, id: string): Promise<Record<strin
 	return text === "" ? [] : text.trimEnd().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
-/** A job record that was created, started and ended at `at`: history to seed an agent's SQLite with. */
-export function endedRecord(agent: string, at: Date, status: FinalStatus = "completed"): JobRecord {
-	const running = transition(createJob({ agent, trigger_type: "manual", definition_revision: "r" }, at), "running", { reason: "start", at });
-	return transition(running, status, { reason: "end", at, ...(status === "completed" ? {} : { error: { type: "test", message: "boom" } }) });
+/** A manual job's records as it goes: created, started and ended (`status`) at `at`; to seed an agent's SQLite or D1's index. */
+export function lifecycleRecords(agent: string, at: Date, status: FinalStatus = "completed"): { pending: JobRecord; running: JobRecord; ended: JobRecord } {
+	const pending = createJob({ agent, trigger_type: "manual", definition_revision: "r" }, at);
+	const running = transition(pending, "running", { reason: "start", at });
+	const ended = transition(running, status, { reason: "end", at, ...(status === "completed" ? {} : { error: { type: "test", message: "boom" } }) });
+	return { pending, running, ended };
 }
+
+/** A job record that was created, started and ended at `at`: history to seed an agent's SQLite with. */
+export const endedRecord = (agent: string, at: Date, status: FinalStatus = "completed"): JobRecord => lifecycleRecords(agent, at, status).ended;
