@@ -204,6 +204,14 @@ describe("the D1 index outbox", () => {
 	});
 });
 
+/** Makes a job and its ledger row `days` older, as if that much time had passed since it ran. */
+async function age(agent: string, jobId: string, days: number): Promise<void> {
+	await runInDurableObject(env.AGENT.getByName(agent), (_i: AgentDO, state) => {
+		state.storage.sql.exec("UPDATE jobs SET created_at = created_at - ? WHERE id = ?", days * 86_400_000, jobId);
+		state.storage.sql.exec("UPDATE occurrences SET claimed_at = claimed_at - ? WHERE job_id = ?", days * 86_400_000, jobId);
+	});
+}
+
 describe("retention", () => {
 	it("prunes jobs past their agent's retention from the agent, the D1 index and R2", async () => {
 		useEmulator().enqueue({ text: "old" }, { text: "new" });
@@ -212,10 +220,7 @@ describe("retention", () => {
 		const recent = await runToRest("retained");
 		const stub = env.AGENT.getByName("retained");
 		// Age the first job by ten days.
-		await runInDurableObject(stub, (_i: AgentDO, state) => {
-			const tenDays = 10 * 86_400_000;
-			state.storage.sql.exec("UPDATE jobs SET created_at = created_at - ? WHERE id = ?", tenDays, old.id);
-		});
+		await age("retained", old.id, 10);
 		expect(await env.OUTPUT.head(`jobs/retained/${old.id}.jsonl`)).not.toBeNull();
 		const pruned = await runInDurableObject(stub, (instance: AgentDO) => instance.prune(Date.now(), true));
 		expect(pruned).toBe(1);
@@ -242,9 +247,7 @@ describe("retention", () => {
 		expect(await deliveries()).toEqual(
 			[`${old.id}:delivery`, `${recent.id}:delivery`].sort().map((id) => ({ id, status: "delivered" })),
 		);
-		await runInDurableObject(stub, (_i: AgentDO, state) => {
-			state.storage.sql.exec("UPDATE jobs SET created_at = created_at - ? WHERE id = ?", 10 * 86_400_000, old.id);
-		});
+		await age("delivered", old.id, 10);
 		expect(await runInDurableObject(stub, (instance: AgentDO) => instance.prune(Date.now(), true))).toBe(1);
 		expect(await deliveries()).toEqual([{ id: `${recent.id}:delivery`, status: "delivered" }]);
 	});
@@ -297,10 +300,7 @@ describe("retention", () => {
 		await settle("left-alone");
 		expect(await alarm()).toBe(expiry);
 		// Come the day, the job is older than its 7 days, and that alarm's pass prunes it.
-		await runInDurableObject(stub, (_i: AgentDO, state) => {
-			state.storage.sql.exec("UPDATE jobs SET created_at = created_at - ? WHERE id = ?", 8 * 86_400_000, job.id);
-			state.storage.sql.exec("UPDATE occurrences SET claimed_at = claimed_at - ? WHERE job_id = ?", 8 * 86_400_000, job.id);
-		});
+		await age("left-alone", job.id, 8);
 		const fresh = await runInDurableObject(stub, (instance: AgentDO) => instance.prune(Date.now(), true));
 		expect(fresh).toBe(1);
 		expect(await stub.getJob(job.id)).toBeNull();
@@ -312,9 +312,7 @@ describe("retention", () => {
 		await createAgent({ name: "shortened", retention_days: 30 });
 		const job = await runToRest("shortened");
 		const stub = env.AGENT.getByName("shortened");
-		await runInDurableObject(stub, (_i: AgentDO, state) => {
-			state.storage.sql.exec("UPDATE jobs SET created_at = created_at - ? WHERE id = ?", 10 * 86_400_000, job.id);
-		});
+		await age("shortened", job.id, 10);
 		const res = await call("/v1/agents/shortened", { method: "PUT", as: "admin", body: { name: "shortened", prompt: "Do the thing.", retention_days: 7 } });
 		expect(res.status, await res.clone().text()).toBe(200);
 		expect(await runDurableObjectAlarm(stub)).toBe(true);
