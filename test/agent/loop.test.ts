@@ -94,6 +94,37 @@ describe("a run, turn by turn", () => {
 		expect(cleared[0]!.chars).toBeGreaterThan(300_000);
 	});
 
+	it("leaves a due job's next-step time as it is from turn to turn, instead of a billed rewrite each turn", async () => {
+		const emulator = useEmulator();
+		const dueTimes: number[] = [];
+		fake("https://status.example.test", async () => {
+			// Mid-run: note the time the job's next step is due at, then make it long past, as for a
+			// job whose step has been due since before a slow call.
+			dueTimes.push(
+				// The stub is made here: the fake runs in the object's own I/O context.
+				await runInDurableObject(env.AGENT.getByName("steady"), (_i, state) => {
+					const at = state.storage.sql.exec<{ at: number }>("SELECT next_step_at AS at FROM job_setup").one().at;
+					state.storage.sql.exec("UPDATE job_setup SET next_step_at = 1");
+					return at;
+				}),
+			);
+			return new Response("fine");
+		});
+		emulator.enqueue(
+			{ tool_use: { name: "http_fetch", input: { url: "https://status.example.test/a" } } },
+			{ tool_use: { name: "http_fetch", input: { url: "https://status.example.test/b" } } },
+			{ text: "Both fine." },
+		);
+		await createAgent({ name: "steady", tools: [fetchTool] });
+		const job = await runToRest("steady");
+		expect(job).toMatchObject({ status: "completed", summary: "Both fine." });
+		expect(job.usage.num_turns).toBe(3);
+		// The second tool call finds the time the first left, through a settled tool call and a model
+		// call: the job stayed due, and its step time was not written again.
+		expect(dueTimes).toHaveLength(2);
+		expect(dueTimes[1]).toBe(1);
+	});
+
 	it("releases the timer of every call's deadline once the call is over", async () => {
 		// workerd lets an isolate hold 10,000 pending timers; a deadline's must not outlive its call.
 		const deadlines = trackTimers((ms) => ms >= 10_000);

@@ -80,8 +80,13 @@ export function putSetup(sql: SqlStorage, s: JobSetup): void {
 	);
 }
 
-export function setNextStep(sql: SqlStorage, jobId: string, at: number): void {
-	sql.exec("UPDATE job_setup SET next_step_at = ? WHERE job_id = ?", at, jobId);
+/**
+ * Sets when a job's next step is due. A job already due at `now` that stays due keeps the time it
+ * has: the value only orders due jobs, and rewriting it is two billed rows (the row and its index
+ * entry), twice a turn.
+ */
+export function setNextStep(sql: SqlStorage, jobId: string, at: number, now: number): void {
+	sql.exec("UPDATE job_setup SET next_step_at = ?1 WHERE job_id = ?2 AND (?1 > ?3 OR next_step_at > ?3)", at, jobId, now);
 }
 
 export function requestCancel(sql: SqlStorage, jobId: string, reason: string): void {

@@ -170,7 +170,7 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 
 	// Stored redacted: the conversation is replayed to the model and kept in storage, never a credential.
 	const seq = appendMessage(deps.sql, job.id, { role: "assistant", content: redactDeep(message.content) as Anthropic.ContentBlockParam[] });
-	let updated = bump(current, { usage: addUsage(current.usage, model, message.usage, pricing()) });
+	const updated = bump(current, { usage: addUsage(current.usage, model, message.usage, pricing()) });
 	out(deps, job.id, ...lines);
 
 	if (message.stop_reason === "tool_use" && toolUses.length > 0) {
@@ -181,22 +181,22 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 			return "done";
 		}
 		save(deps, updated);
-		setNextStep(deps.sql, job.id, now);
+		setNextStep(deps.sql, job.id, now, now);
 		return "continue";
 	}
 	if (message.stop_reason === "pause_turn") {
 		// A long-running server tool paused the turn: send the conversation back to let it continue.
 		save(deps, updated);
-		setNextStep(deps.sql, job.id, now);
+		setNextStep(deps.sql, job.id, now, now);
 		return "continue";
 	}
 	const text = redact(texts.join("\n").trim());
+	// The turn's usage is saved with the final status, in the same write: a save of its own just
+	// before would be the same commit, and two more billed rows.
 	if (message.stop_reason === "max_tokens" && text.length === 0) {
-		updated = save(deps, updated);
 		finish(deps, updated, "failed", { reason: "the model hit max_tokens without an answer", exit_reason: "error", error: { type: "max_tokens", message: "response truncated at max_tokens" } });
 		return "done";
 	}
-	updated = save(deps, updated);
 	finish(deps, updated, "completed", { reason: "final answer", summary: text === "[SILENT]" ? "[SILENT]" : text.slice(0, 2000) });
 	return "done";
 }
@@ -217,7 +217,7 @@ function modelFailed(deps: StepDeps, jobId: string, err: unknown): StepResult {
 	if (e.kind === "rate_limit" && e.retryAfterMs !== null) {
 		const at = deps.now() + e.retryAfterMs;
 		out(deps, jobId, { type: "system", subtype: "rate_limited", content: `rate limited; next attempt at ${new Date(at).toISOString()}` });
-		setNextStep(deps.sql, jobId, at);
+		setNextStep(deps.sql, jobId, at, deps.now());
 		return "wait";
 	}
 	finish(deps, job, "failed", { reason: `model call failed: ${e.kind}`, exit_reason: "error", error: { type: e.kind, message: e.message } });
@@ -296,7 +296,7 @@ async function settleTools(deps: StepDeps, job: JobRecord, setup: JobSetup): Pro
 			chars: cleared.chars,
 		});
 	}
-	setNextStep(deps.sql, job.id, deps.now());
+	setNextStep(deps.sql, job.id, deps.now(), deps.now());
 	return "continue";
 }
 
