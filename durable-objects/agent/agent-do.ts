@@ -12,7 +12,7 @@ import { flushOutbox, outboxSize, settleOutbox, type OutboxAcks } from "./outbox
 import { AGENT_MIGRATIONS } from "./schema.ts";
 import { claimDue, type TickOutcome } from "./scheduling.ts";
 import { currentDefinition, ensureState, markDeleted, readState, saveDefinition, setPaused, type AgentSource, type AgentState } from "./state.ts";
-import { triggerJob, type TriggerRequest } from "./triggers.ts";
+import { expireTriggerKeys, triggerJob, type TriggerRequest } from "./triggers.ts";
 import type { ModelClient } from "../../src/agent/contracts.ts";
 import { createModelClient } from "../../src/agent/model-client.ts";
 import { createFollowUp } from "./runner/follow-up.ts";
@@ -411,12 +411,15 @@ export class AgentDO extends DurableObject<Env> {
 	 * Prunes a batch of jobs older than the agent's retention, at most hourly per instance while
 	 * there is no backlog. A full batch is pruned again at the next pass, which scheduleNext sets
 	 * soon: an agent that makes more jobs an hour than a batch (one a minute does) would otherwise
-	 * outgrow its retention for good, and a shortened retention would take days to apply.
+	 * outgrow its retention for good, and a shortened retention would take days to apply. The hourly
+	 * pass also deletes expired Idempotency-Keys and webhook signatures, which triggers only ignore.
 	 */
 	async prune(now: number, force = false): Promise<number> {
-		if (!force && !this.pruneBacklog && now - this.lastPrune < PRUNE_EVERY_MS) return 0;
+		const hourly = force || now - this.lastPrune >= PRUNE_EVERY_MS;
+		if (!hourly && !this.pruneBacklog) return 0;
 		this.lastPrune = now;
 		this.pruneBacklog = false;
+		if (hourly) expireTriggerKeys(this.sql, now);
 		const state = readState(this.sql);
 		if (!state) return 0;
 		try {

@@ -17,9 +17,8 @@ export interface TriggerRequest {
 	prompt?: string | undefined;
 	/** A webhook's JSON body, handed to the model as data. */
 	payload?: unknown;
-	idempotencyKey?: string | undefined;
-	/** Digest of the request body, to tell a retry from a different request under the same key. */
-	requestHash: string;
+	/** An Idempotency-Key, with a digest of the request body to tell a retry from a different request under the same key. */
+	idempotency?: { key: string; requestHash: string } | undefined;
 	/** A webhook's signature: each is accepted once. */
 	signature?: string | undefined;
 	owner: string | null;
@@ -43,13 +42,18 @@ function promptFor(agent: AgentDefinition, req: TriggerRequest): string | null {
 /** Creates a manual or webhook job, synchronously, so it commits with its ledger row in one transaction. */
 export function triggerJob(sql: SqlStorage, ctx: TriggerContext, req: TriggerRequest): { job: JobRecord; created: boolean } | Refusal {
 	const { agent, state, now } = ctx;
-	sql.exec("DELETE FROM idempotency WHERE created_at < ?", now - IDEMPOTENCY_TTL_MS);
-	if (req.idempotencyKey !== undefined) {
+	// Expired keys and signatures are ignored here and deleted by the agent's hourly pass
+	// (expireTriggerKeys): deleting them here would scan the table (no index on the time) per trigger.
+	if (req.idempotency !== undefined) {
 		const prior = sql
-			.exec<{ job_id: string; request_hash: string }>("SELECT job_id, request_hash FROM idempotency WHERE key = ?", req.idempotencyKey)
+			.exec<{ job_id: string; request_hash: string }>(
+				"SELECT job_id, request_hash FROM idempotency WHERE key = ? AND created_at >= ?",
+				req.idempotency.key,
+				now - IDEMPOTENCY_TTL_MS,
+			)
 			.toArray()[0];
 		if (prior) {
-			if (prior.request_hash !== req.requestHash) {
+			if (prior.request_hash !== req.idempotency.requestHash) {
 				return refuse(409, "this Idempotency-Key was used within 24 h for a different request; use a new key");
 			}
 			const job = getJob(sql, prior.job_id);
@@ -57,8 +61,7 @@ export function triggerJob(sql: SqlStorage, ctx: TriggerContext, req: TriggerReq
 		}
 	}
 	if (req.signature !== undefined) {
-		sql.exec("DELETE FROM webhook_seen WHERE seen_at < ?", now - SEEN_TTL_MS);
-		const seen = sql.exec("SELECT 1 FROM webhook_seen WHERE signature = ?", req.signature).toArray().length > 0;
+		const seen = sql.exec("SELECT 1 FROM webhook_seen WHERE signature = ? AND seen_at >= ?", req.signature, now - SEEN_TTL_MS).toArray().length > 0;
 		if (seen) return refuse(409, "this webhook request was already accepted (replay)");
 	}
 	if (state.pausedAt !== null) return refuse(409, `agent ${agent.name} is paused: ${state.pausedReason ?? "no reason given"}`);
@@ -85,15 +88,22 @@ export function triggerJob(sql: SqlStorage, ctx: TriggerContext, req: TriggerReq
 		new Date(now),
 	);
 	putJob(sql, job, now);
-	if (req.idempotencyKey !== undefined) {
+	if (req.idempotency !== undefined) {
 		sql.exec(
 			"INSERT OR REPLACE INTO idempotency (key, job_id, request_hash, created_at) VALUES (?, ?, ?, ?)",
-			req.idempotencyKey,
+			req.idempotency.key,
 			job.id,
-			req.requestHash,
+			req.idempotency.requestHash,
 			now,
 		);
 	}
-	if (req.signature !== undefined) sql.exec("INSERT INTO webhook_seen (signature, seen_at) VALUES (?, ?)", req.signature, now);
+	// An expired row of the same signature may still be there, waiting for the hourly pass.
+	if (req.signature !== undefined) sql.exec("INSERT OR REPLACE INTO webhook_seen (signature, seen_at) VALUES (?, ?)", req.signature, now);
 	return { job, created: true };
+}
+
+/** Deletes Idempotency-Keys and webhook signatures past their time: two scans, from the hourly pass. */
+export function expireTriggerKeys(sql: SqlStorage, now: number): void {
+	sql.exec("DELETE FROM idempotency WHERE created_at < ?", now - IDEMPOTENCY_TTL_MS);
+	sql.exec("DELETE FROM webhook_seen WHERE seen_at < ?", now - SEEN_TTL_MS);
 }

@@ -82,12 +82,12 @@ export const agentActionsApi = createApi()
 		async (c) => {
 			const agent = await requireAgentSource(c.env, c.req.valid("param").agent);
 			const body = c.req.valid("json") ?? {};
+			const key = c.req.valid("header")["idempotency-key"];
 			const result = unwrap(
 				await stub(c.env, agent.name).trigger(agent.name, agent.source, {
 					kind: "manual",
 					prompt: body.prompt === undefined ? undefined : screenPrompt(body.prompt, "strict"),
-					idempotencyKey: c.req.valid("header")["idempotency-key"],
-					requestHash: await sha256Hex(JSON.stringify({ prompt: body.prompt ?? null })),
+					idempotency: key === undefined ? undefined : { key, requestHash: await sha256Hex(JSON.stringify({ prompt: body.prompt ?? null })) },
 					owner: c.var.principal.name,
 				}),
 			);

@@ -2,7 +2,6 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { agentRpc } from "../../durable-objects/agent/client.ts";
 import { AppError, BadRequestError, NotFoundError } from "../errors.ts";
 import { JobRecordSchema } from "../jobs/model.ts";
-import { sha256Hex } from "../shared/hash.ts";
 import { createApi } from "./factory.ts";
 import { AgentNameParam } from "./params.ts";
 import { unwrap } from "./refusals.ts";
@@ -57,7 +56,6 @@ export const hooksApi = createApi().openapi(
 			await agentRpc(c.env, agent.name).trigger(agent.name, agent.source, {
 				kind: "webhook",
 				payload,
-				requestHash: await sha256Hex(raw),
 				signature: headers["x-drover-signature"],
 				owner: `webhook:${agent.name}`,
 			}),

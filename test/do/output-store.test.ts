@@ -5,22 +5,7 @@ import { unconsolidated } from "../../durable-objects/agent/output-store.ts";
 import { appendLines } from "../../durable-objects/agent/runner/output.ts";
 import type { FinalStatus, JobRecord } from "../../src/jobs/model.ts";
 import { lifecycleRecords } from "../helpers/jobs.ts";
-
-/** A SqlStorage that sums the rows its statements read (what Cloudflare bills as rows read). */
-function countingReads(sql: SqlStorage): { sql: SqlStorage; rowsRead: () => number } {
-	const cursors: SqlStorageCursor<Record<string, SqlStorageValue>>[] = [];
-	const counting = new Proxy(sql, {
-		get(target, prop) {
-			if (prop !== "exec") return Reflect.get(target, prop);
-			return (query: string, ...bindings: unknown[]) => {
-				const cursor = target.exec(query, ...bindings);
-				cursors.push(cursor);
-				return cursor;
-			};
-		},
-	});
-	return { sql: counting, rowsRead: () => cursors.reduce((n, c) => n + c.rowsRead, 0) };
-}
+import { countingReads } from "../helpers/sql.ts";
 
 function jobIn(agent: string, status: "running" | FinalStatus, minute: number): JobRecord {
 	const records = lifecycleRecords(agent, new Date(Date.UTC(2026, 10, 1) + minute * 60_000), status === "running" ? "completed" : status);
