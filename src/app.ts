@@ -12,6 +12,7 @@ import { jobsApi } from "./api/jobs.ts";
 import { notepadApi } from "./api/notepad.ts";
 import { mountOpenApi } from "./api/openapi.ts";
 import { statusApi } from "./api/status.ts";
+import { usageApi } from "./api/usage.ts";
 import { dashboardApp } from "./dashboard/routes.tsx";
 import { PayloadTooLargeError } from "./errors.ts";
 
@@ -37,6 +38,7 @@ app.route("/v1/agents", notepadApi);
 app.route("/v1/hooks", hooksApi);
 app.route("/v1/jobs", jobsApi);
 app.route("/v1/incidents", incidentsApi);
+app.route("/v1/usage", usageApi);
 app.route("/", dashboardApp);
 mountOpenApi(app);
 app.onError(onError);

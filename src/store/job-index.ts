@@ -1,5 +1,6 @@
 import { decodeCursor, encodeCursor, type CursorKey } from "../shared/cursor.ts";
 import { isFinal, JOB_STATUSES, type DispatchKind, type ExitReason, type JobRecord, type JobStatus, type JobSummary, type TriggerType } from "../jobs/model.ts";
+import { usageStatement } from "./usage.ts";
 
 /** A row of the D1 `jobs` table, as D1 returns it. */
 interface JobIndexRow {
@@ -105,8 +106,9 @@ export async function getJobSummary(db: D1Database, id: string): Promise<JobSumm
  * Writes index rows for job records. A row only moves forward: an older revision arriving late
  * (retries, reordering) never overwrites a newer one, so the index never regresses. updated_at is
  * D1's own clock as it writes the row, not the sender's: the instant the row changed in the index.
- * A record reaching a final status is counted in job_counts (see countJobsByStatus) in the same
- * batch, once: a final status is a job's last, so a row already holding it was counted when it got it.
+ * A record reaching a final status is counted in job_counts (see countJobsByStatus), and its usage
+ * added to usage_daily (see listUsage), in the same batch, once: a final status is a job's last, so
+ * a row already holding it was counted when it got it.
  */
 export function upsertStatements(db: D1Database, records: readonly JobRecord[]): D1PreparedStatement[] {
 	return records.flatMap((r) => {
@@ -145,9 +147,10 @@ export function upsertStatements(db: D1Database, records: readonly JobRecord[]):
 				 ON CONFLICT (status) DO UPDATE SET n = n + 1`,
 			)
 			.bind(r.id, r.status);
-		return [count, upsert];
+		return [count, usageStatement(db, r), upsert];
 	});
 }
+
 
 export async function upsertJobIndex(db: D1Database, records: readonly JobRecord[]): Promise<void> {
 	if (records.length > 0) await db.batch(upsertStatements(db, records));

@@ -1,0 +1,59 @@
+import { z } from "@hono/zod-openapi";
+import { DAY_MS, listUsage, utcDay } from "../store/usage.ts";
+import { createApi, withRole } from "./factory.ts";
+import { AgentNameParam } from "./params.ts";
+
+const Day = z.iso.date({ message: "must be a date, YYYY-MM-DD" });
+const DEFAULT_DAYS = 7;
+
+const UsageQuery = z
+	.strictObject({
+		since: Day.optional().openapi({ description: `First UTC day, inclusive (default: ${DEFAULT_DAYS - 1} days before until)`, example: "2026-11-24" }),
+		until: Day.optional().openapi({ description: "Last UTC day, inclusive (default: today)", example: "2026-11-30" }),
+		agent: AgentNameParam.optional(),
+		limit: z.coerce.number().int().min(1).max(1000).default(500),
+		cursor: z.string().max(200).optional().openapi({ description: "next_cursor of the previous page" }),
+	})
+	.refine((q) => !q.since || !q.until || q.since <= q.until, { message: "since must not be after until", path: ["since"] });
+
+const UsageDaySchema = z
+	.object({
+		day: z.string().openapi({ example: "2026-11-30" }),
+		agent: z.string(),
+		jobs: z.number().int().openapi({ description: "Jobs created that day that have ended" }),
+		input_tokens: z.number().int(),
+		output_tokens: z.number().int(),
+		cache_creation_input_tokens: z.number().int(),
+		cache_read_input_tokens: z.number().int(),
+		cost_usd: z.number().nullable().openapi({ description: "Cost of the priced jobs among them; null when none was priced" }),
+		priced_jobs: z.number().int(),
+	})
+	.openapi("UsageDay");
+
+const UsagePage = z
+	.object({
+		since: z.string(),
+		until: z.string(),
+		days: z.array(UsageDaySchema),
+		next_cursor: z.string().nullable(),
+	})
+	.openapi("UsagePage");
+
+const isoDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+
+export const usageApi = createApi().openapi(
+	withRole("read", {
+		method: "get",
+		path: "/",
+		summary: "Tokens and cost of ended jobs by agent and UTC day of their creation, newest day first",
+		request: { query: UsageQuery },
+		responses: { 200: { description: "A page of days", content: { "application/json": { schema: UsagePage } } } },
+	}),
+	async (c) => {
+		const q = c.req.valid("query");
+		const toDay = q.until ? Date.parse(q.until) : utcDay(Date.now());
+		const fromDay = q.since ? Date.parse(q.since) : toDay - (DEFAULT_DAYS - 1) * DAY_MS;
+		const page = await listUsage(c.env.DB, { fromDay, toDay, agent: q.agent }, q.limit, q.cursor);
+		return c.json({ since: isoDay(fromDay), until: isoDay(toDay), ...page }, 200);
+	},
+);

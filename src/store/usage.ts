@@ -1,0 +1,113 @@
+import { decodeCursor, encodeCursor } from "../shared/cursor.ts";
+import type { JobRecord } from "../jobs/model.ts";
+
+/**
+ * The usage_daily rollup (migrations/0005): tokens and cost of ended jobs by agent and UTC day of
+ * their creation, written with each job's final index row and read by GET /v1/usage.
+ */
+export const DAY_MS = 86_400_000;
+
+/** UTC midnight of the day holding `ms`. */
+export const utcDay = (ms: number): number => Math.floor(ms / DAY_MS) * DAY_MS;
+
+/**
+ * Adds a final record's usage to its agent's day, unless the index row already holds that final
+ * status (the record was indexed before): it must run before the record's upsert, in its batch.
+ */
+export function usageStatement(db: D1Database, r: JobRecord): D1PreparedStatement {
+	const tokens = { input: 0, output: 0, cacheWrite: 0, cacheRead: 0 };
+	for (const u of Object.values(r.usage.per_model)) {
+		tokens.input += u.input_tokens;
+		tokens.output += u.output_tokens;
+		tokens.cacheWrite += u.cache_creation_input_tokens;
+		tokens.cacheRead += u.cache_read_input_tokens;
+	}
+	const cost = r.usage.total_cost_usd;
+	return db
+		.prepare(
+			`INSERT INTO usage_daily (day, agent, jobs, input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens, cost_usd, priced_jobs)
+			 SELECT ?3, ?4, 1, ?5, ?6, ?7, ?8, ?9, ?10 WHERE NOT EXISTS (SELECT 1 FROM jobs WHERE id = ?1 AND status = ?2)
+			 ON CONFLICT (day, agent) DO UPDATE SET jobs = jobs + 1, input_tokens = input_tokens + excluded.input_tokens,
+			   output_tokens = output_tokens + excluded.output_tokens,
+			   cache_creation_input_tokens = cache_creation_input_tokens + excluded.cache_creation_input_tokens,
+			   cache_read_input_tokens = cache_read_input_tokens + excluded.cache_read_input_tokens,
+			   cost_usd = cost_usd + excluded.cost_usd, priced_jobs = priced_jobs + excluded.priced_jobs`,
+		)
+		.bind(r.id, r.status, utcDay(Date.parse(r.created_at)), r.agent, tokens.input, tokens.output, tokens.cacheWrite, tokens.cacheRead, cost ?? 0, cost === null ? 0 : 1);
+}
+
+interface UsageRow {
+	day: number;
+	agent: string;
+	jobs: number;
+	input_tokens: number;
+	output_tokens: number;
+	cache_creation_input_tokens: number;
+	cache_read_input_tokens: number;
+	cost_usd: number;
+	priced_jobs: number;
+}
+
+export interface UsageDay {
+	/** YYYY-MM-DD, UTC. */
+	day: string;
+	agent: string;
+	jobs: number;
+	input_tokens: number;
+	output_tokens: number;
+	cache_creation_input_tokens: number;
+	cache_read_input_tokens: number;
+	/** The cost of the day's priced jobs; null when none was priced (a model without a price). */
+	cost_usd: number | null;
+	priced_jobs: number;
+}
+
+function toUsageDay(row: UsageRow): UsageDay {
+	return {
+		day: new Date(row.day).toISOString().slice(0, 10),
+		agent: row.agent,
+		jobs: row.jobs,
+		input_tokens: row.input_tokens,
+		output_tokens: row.output_tokens,
+		cache_creation_input_tokens: row.cache_creation_input_tokens,
+		cache_read_input_tokens: row.cache_read_input_tokens,
+		// Summed in floating point: rounded to a millionth of a dollar, below any price's precision.
+		cost_usd: row.priced_jobs === 0 ? null : Math.round(row.cost_usd * 1e6) / 1e6,
+		priced_jobs: row.priced_jobs,
+	};
+}
+
+/**
+ * Usage by agent and day over days [fromDay, toDay] (UTC midnights, ms), newest day first and agents
+ * by name, with keyset pagination on (day, agent): a page reads its own rows through the primary key.
+ */
+export async function listUsage(
+	db: D1Database,
+	range: { fromDay: number; toDay: number; agent?: string | undefined },
+	limit: number,
+	cursor?: string,
+): Promise<{ days: UsageDay[]; next_cursor: string | null }> {
+	const after = cursor === undefined ? undefined : decodeCursor(cursor);
+	const where = ["day >= ?", "day <= ?"];
+	const params: (string | number)[] = [range.fromDay, range.toDay];
+	if (range.agent !== undefined) {
+		where.push("agent = ?");
+		params.push(range.agent);
+	}
+	if (after) {
+		// Newest day first, agents ascending within a day: the next row is an earlier day, or a later
+		// agent on the same day.
+		where.push("(day < ? OR (day = ? AND agent > ?))");
+		params.push(after.at, after.at, after.id);
+	}
+	const { results } = await db
+		.prepare(`SELECT * FROM usage_daily WHERE ${where.join(" AND ")} ORDER BY day DESC, agent ASC LIMIT ?`)
+		.bind(...params, limit + 1)
+		.all<UsageRow>();
+	const page = results.slice(0, limit);
+	const last = page.at(-1);
+	return {
+		days: page.map(toUsageDay),
+		next_cursor: results.length > limit && last ? encodeCursor({ at: last.day, id: last.agent }) : null,
+	};
+}

@@ -1,0 +1,127 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import type { JobRecord, JobUsage } from "../../src/jobs/model.ts";
+import { deleteFromJobIndex, upsertJobIndex } from "../../src/store/job-index.ts";
+import { createAgent } from "../helpers/agents.ts";
+import { useEmulator } from "../helpers/emulator.ts";
+import { call, errorOf } from "../helpers/http.ts";
+import { lifecycleRecords, runToRest } from "../helpers/jobs.ts";
+
+interface UsageDay {
+	day: string;
+	agent: string;
+	jobs: number;
+	input_tokens: number;
+	output_tokens: number;
+	cache_creation_input_tokens: number;
+	cache_read_input_tokens: number;
+	cost_usd: number | null;
+	priced_jobs: number;
+}
+interface UsagePage {
+	since: string;
+	until: string;
+	days: UsageDay[];
+	next_cursor: string | null;
+}
+
+const tokens = (n: number) => ({ input_tokens: n, output_tokens: 2 * n, cache_creation_input_tokens: 3 * n, cache_read_input_tokens: 4 * n });
+
+/** A job of `agent` created at `at`: its running record and its final one, with this usage. */
+function job(agent: string, at: string, usage: JobUsage): { running: JobRecord; ended: JobRecord } {
+	const { running, ended } = lifecycleRecords(agent, new Date(at));
+	return { running, ended: { ...ended, usage } };
+}
+
+async function usage(query: string): Promise<UsagePage> {
+	const res = await call(`/v1/usage?${query}`);
+	expect(res.status).toBe(200);
+	return (await res.json()) as UsagePage;
+}
+
+describe("GET /v1/usage: tokens and cost by agent and day", () => {
+	it("adds each ended job to its agent's day once, however the index receives its records, and keeps it after the job is pruned", async () => {
+		const a1 = job("usage-a", "2026-11-02T08:00:00Z", { per_model: { "model-x": tokens(10), "model-y": tokens(1) }, num_turns: 2, total_cost_usd: 0.25 });
+		const a2 = job("usage-a", "2026-11-02T23:59:00Z", { per_model: { "model-x": tokens(100) }, num_turns: 1, total_cost_usd: null });
+		const a3 = job("usage-a", "2026-11-03T00:00:00Z", { per_model: { "model-x": tokens(1000) }, num_turns: 1, total_cost_usd: 0.5 });
+		const b1 = job("usage-b", "2026-11-02T12:00:00Z", { per_model: {}, num_turns: 0, total_cost_usd: null });
+		const live = job("usage-b", "2026-11-03T09:00:00Z", { per_model: { "model-x": tokens(7) }, num_turns: 1, total_cost_usd: 0.1 });
+
+		// As the outbox sends them: in order; coalesced (first seen final); a final record again after
+		// a lost acknowledgement; a late older one; a final one saved again later; one still running.
+		await upsertJobIndex(env.DB, [a1.running, b1.ended]);
+		await upsertJobIndex(env.DB, [a1.ended, a2.ended, a3.running]);
+		await upsertJobIndex(env.DB, [a1.ended, a1.running, a3.ended, live.running]);
+		await upsertJobIndex(env.DB, [{ ...a3.ended, revision: a3.ended.revision + 1, summary: "delivered" }]);
+
+		const page = await usage("since=2026-11-01&until=2026-11-03");
+		expect(page).toMatchObject({ since: "2026-11-01", until: "2026-11-03", next_cursor: null });
+		expect(page.days).toEqual([
+			{ day: "2026-11-03", agent: "usage-a", jobs: 1, ...tokens(1000), cost_usd: 0.5, priced_jobs: 1 },
+			{ day: "2026-11-02", agent: "usage-a", jobs: 2, ...tokens(111), cost_usd: 0.25, priced_jobs: 1 },
+			{ day: "2026-11-02", agent: "usage-b", jobs: 1, ...tokens(0), cost_usd: null, priced_jobs: 0 },
+		]);
+
+		// One agent, one day.
+		expect((await usage("agent=usage-b&since=2026-11-02&until=2026-11-02")).days.map((d) => [d.day, d.agent, d.jobs])).toEqual([["2026-11-02", "usage-b", 1]]);
+
+		// Retention prunes jobs from the index, not from their usage.
+		await deleteFromJobIndex(env.DB, [a1.ended.id, a2.ended.id, b1.ended.id]);
+		expect((await usage("since=2026-11-01&until=2026-11-03")).days).toEqual(page.days);
+	});
+
+	it("pages through agents and days with next_cursor, newest day first, none missed or repeated", async () => {
+		const jobs = [];
+		for (let d = 1; d <= 4; d++) {
+			for (const agent of ["page-c", "page-a", "page-b"]) jobs.push(job(agent, `2026-10-0${d}T10:00:00Z`, { per_model: { m: tokens(d) }, num_turns: 1, total_cost_usd: null }).ended);
+		}
+		await upsertJobIndex(env.DB, jobs);
+		const whole = (await usage("since=2026-10-01&until=2026-10-04")).days.map((d) => `${d.day} ${d.agent}`);
+		expect(whole).toEqual(["04", "03", "02", "01"].flatMap((d) => ["page-a", "page-b", "page-c"].map((a) => `2026-10-${d} ${a}`)));
+		const paged: string[] = [];
+		let cursor: string | null = null;
+		do {
+			const page: UsagePage = await usage(`since=2026-10-01&until=2026-10-04&limit=5${cursor ? `&cursor=${cursor}` : ""}`);
+			expect(page.days.length).toBeLessThanOrEqual(5);
+			paged.push(...page.days.map((d) => `${d.day} ${d.agent}`));
+			cursor = page.next_cursor;
+		} while (cursor);
+		expect(paged).toEqual(whole);
+	});
+
+	it("counts a job run by an agent with the usage its record reports, on the day it was created", async () => {
+		useEmulator().enqueue({ text: "Done." });
+		await createAgent({ name: "usage-run" });
+		const done = await runToRest("usage-run");
+		expect(done.status).toBe("completed");
+		const model = Object.values(done.usage.per_model);
+		expect(model).toHaveLength(1);
+		const today = done.created_at.slice(0, 10);
+		const page = await usage(`agent=usage-run&since=${today}&until=${today}`);
+		expect(page.days).toEqual([{ day: today, agent: "usage-run", jobs: 1, ...model[0]!, cost_usd: done.usage.total_cost_usd, priced_jobs: done.usage.total_cost_usd === null ? 0 : 1 }]);
+		// Without dates: the last 7 days, today included.
+		const recent = await usage("agent=usage-run");
+		expect(recent.until).toBe(new Date().toISOString().slice(0, 10));
+		expect(Date.parse(recent.until) - Date.parse(recent.since)).toBe(6 * 86_400_000);
+		expect(recent.days).toEqual(page.days);
+	});
+
+	it("refuses bad input with a 400 that says what was wrong, and callers without a token", async () => {
+		const cases: [string, RegExp][] = [
+			["since=2026-13-01", /since: must be a date, YYYY-MM-DD/],
+			["until=yesterday", /until: must be a date, YYYY-MM-DD/],
+			["since=2026-11-05&until=2026-11-04", /since must not be after until/],
+			["limit=0", /limit/],
+			["limit=1001", /limit/],
+			["agent=Not_An_Agent", /agent: must be an agent name/],
+			["cursor=not*a*cursor", /cursor is malformed/],
+			["days=7", /days/],
+		];
+		for (const [query, message] of cases) {
+			const res = await call(`/v1/usage?${query}`);
+			expect(res.status, query).toBe(400);
+			expect((await errorOf(res)).message, query).toMatch(message);
+		}
+		expect((await call("/v1/usage", { as: null })).status).toBe(401);
+	});
+});
