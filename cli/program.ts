@@ -9,6 +9,7 @@ import { registerLogs } from "./commands/logs.ts";
 import { registerNotepad } from "./commands/notepad.ts";
 import { registerStatus } from "./commands/status.ts";
 import { registerTrigger } from "./commands/trigger.ts";
+import { registerUsage } from "./commands/usage.ts";
 import { outcome } from "./context.ts";
 import { paint, wantsColor } from "./format.ts";
 
@@ -38,6 +39,7 @@ export function buildProgram(): Command {
 	registerTrigger(program);
 	registerActions(program);
 	registerNotepad(program);
+	registerUsage(program);
 	registerDoctor(program);
 	program.addHelpText(
 		"after",

@@ -143,3 +143,23 @@ export interface OutputLine {
 	exit_reason?: string;
 	[key: string]: unknown;
 }
+
+/** GET /v1/usage: one agent's ended jobs on one UTC day. */
+export interface UsageDay {
+	day: string;
+	agent: string;
+	jobs: number;
+	input_tokens: number;
+	output_tokens: number;
+	cache_creation_input_tokens: number;
+	cache_read_input_tokens: number;
+	cost_usd: number | null;
+	priced_jobs: number;
+}
+
+export interface UsagePage {
+	since: string;
+	until: string;
+	days: UsageDay[];
+	next_cursor: string | null;
+}

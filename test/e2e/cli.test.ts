@@ -227,6 +227,34 @@ describe("drover trigger --wait: the exit code is the job's outcome", () => {
 			expect(both.output.map((l) => l.type)).toEqual(["system", "assistant", "system"]);
 		});
 
+		it("usage: an agent's ended jobs by day, summed from their records; --json is the API's", async () => {
+			const day = (await getJob(okJob)).created_at.slice(0, 10);
+			const { jobs } = (await api<{ jobs: { id: string; status: string; created_at: string }[] }>(`/v1/jobs?agent=${agents.ok}&limit=200`)).body;
+			const ended = jobs.filter((j) => j.created_at.startsWith(day) && !["pending", "running", "approval_pending"].includes(j.status));
+			const sum = { jobs: ended.length, input_tokens: 0, output_tokens: 0 };
+			for (const j of ended) {
+				for (const u of Object.values((await getJob(j.id)).usage.per_model)) {
+					sum.input_tokens += u.input_tokens;
+					sum.output_tokens += u.output_tokens;
+				}
+			}
+			expect(sum.jobs).toBeGreaterThanOrEqual(2);
+
+			const json = await drover(["usage", "--agent", agents.ok, "--since", day, "--until", day, "--json"]);
+			expect(json.status, json.stderr).toBe(0);
+			const page = JSON.parse(json.stdout) as { days: { day: string; agent: string; jobs: number; input_tokens: number; output_tokens: number }[] };
+			expect(page).toEqual((await api(`/v1/usage?agent=${agents.ok}&since=${day}&until=${day}`)).body);
+			expect(page.days).toEqual([expect.objectContaining({ day, agent: agents.ok, ...sum })]);
+
+			const human = await drover(["usage", "--agent", agents.ok, "--since", day, "--until", day]);
+			expect(human.status, human.stderr).toBe(0);
+			const [header, row] = lines(human.stdout);
+			expect(header).toMatch(/^DAY\s+AGENT\s+JOBS\s+INPUT\s+OUTPUT\s+CACHE WRITE\s+CACHE READ\s+COST$/);
+			const n = (v: number) => v.toLocaleString("en-US");
+			expect(row).toMatch(new RegExp(`^${day}\\s+${agents.ok}\\s+${sum.jobs}\\s+${n(sum.input_tokens)}\\s+${n(sum.output_tokens)}\\s+[\\d,]+\\s+[\\d,]+\\s+(\\$[\\d.]+|-)`));
+			expect(human.stderr).toContain(`${day} (UTC)`);
+		});
+
 		it("logs: the newest job's last lines, or --job's; --json gives the raw JSONL", async () => {
 			const output = lines(await (await fetch(`${url}/v1/jobs/${okJob}/output`, { headers: { authorization: `Bearer ${tokens.read}` } })).text());
 			const byJob = await drover(["logs", "--job", okJob, "--json"]);
@@ -534,6 +562,9 @@ describe("errors and usage", () => {
 			["logs", agents.ok, "--job", "job-2020-01-01-aaaaaa"],
 			["frobnicate"],
 			["job", "job-2020-01-01-aaaaaa", "--json", "--yaml"],
+			["usage", "--since", "2026-1-1"],
+			["usage", "--days", "3", "--since", "2026-11-01"],
+			["usage", "--days", "0"],
 		]) {
 			const r = await drover(args);
 			expect(r.status, `drover ${args.join(" ")}: ${r.stderr}`).toBe(2);

@@ -1,0 +1,88 @@
+import { InvalidArgumentError, Option, type Command } from "commander";
+import { act, positiveInt, type Context } from "../context.ts";
+import { table } from "../format.ts";
+import type { UsageDay, UsagePage } from "../types.ts";
+
+interface UsageOptions {
+	since?: string;
+	until?: string;
+	days?: number;
+	agent?: string;
+	limit: number;
+	cursor?: string;
+	json?: boolean;
+}
+
+const DAY_MS = 86_400_000;
+
+function isoDay(value: string): string {
+	if (!/^\d{4}-\d{2}-\d{2}$/.test(value) || Number.isNaN(Date.parse(value))) throw new InvalidArgumentError("must be a date, YYYY-MM-DD");
+	return value;
+}
+
+export function registerUsage(program: Command): void {
+	program
+		.command("usage")
+		.description("tokens and cost of ended jobs by agent and UTC day of their creation, newest day first")
+		.option("--since <day>", "first day, YYYY-MM-DD (default: 6 days before --until)", isoDay)
+		.option("--until <day>", "last day, YYYY-MM-DD (default: today, UTC)", isoDay)
+		.addOption(new Option("-d, --days <n>", "the last n days up to --until (1-366), instead of --since").argParser(positiveInt(366)).conflicts("since"))
+		.option("-a, --agent <agent>", "only this agent")
+		.option("-n, --limit <n>", "rows a page (1-1000)", positiveInt(1000), 500)
+		.option("--cursor <cursor>", "the next page (printed after a full page)")
+		.option("--json", "print the API's JSON")
+		.action(act(usage));
+}
+
+async function usage(ctx: Context, opts: UsageOptions): Promise<number> {
+	let since = opts.since;
+	if (opts.days !== undefined) {
+		const until = opts.until ? Date.parse(opts.until) : Math.floor(Date.now() / DAY_MS) * DAY_MS;
+		since = new Date(until - (opts.days - 1) * DAY_MS).toISOString().slice(0, 10);
+	}
+	const page = await ctx.client.json<UsagePage>("/v1/usage", { query: { since, until: opts.until, agent: opts.agent, limit: opts.limit, cursor: opts.cursor } });
+	if (opts.json) {
+		ctx.json(page);
+		return 0;
+	}
+	const { p } = ctx;
+	const span = page.since === page.until ? page.since : `${page.since} to ${page.until}`;
+	if (page.days.length === 0) {
+		ctx.out(p.dim(`no ended jobs ${span} (UTC)`));
+		return 0;
+	}
+	const n = (v: number) => v.toLocaleString("en-US");
+	const cost = (d: Pick<UsageDay, "cost_usd" | "priced_jobs" | "jobs">) =>
+		d.cost_usd === null ? "-" : `$${d.cost_usd.toFixed(4)}${d.priced_jobs < d.jobs ? ` (${d.priced_jobs} of ${d.jobs} priced)` : ""}`;
+	const total: UsageDay = { day: "", agent: "total", jobs: 0, input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, cost_usd: null, priced_jobs: 0 };
+	for (const d of page.days) {
+		total.jobs += d.jobs;
+		total.input_tokens += d.input_tokens;
+		total.output_tokens += d.output_tokens;
+		total.cache_creation_input_tokens += d.cache_creation_input_tokens;
+		total.cache_read_input_tokens += d.cache_read_input_tokens;
+		total.priced_jobs += d.priced_jobs;
+		if (d.cost_usd !== null) total.cost_usd = (total.cost_usd ?? 0) + d.cost_usd;
+	}
+	const rows = page.days.length > 1 ? [...page.days, total] : page.days;
+	ctx.out(
+		table<UsageDay>(
+			rows,
+			[
+				{ header: "DAY", value: (d) => d.day },
+				{ header: "AGENT", value: (d) => d.agent, style: (d) => (d === total ? p.bold : (s) => s) },
+				{ header: "JOBS", value: (d) => n(d.jobs) },
+				{ header: "INPUT", value: (d) => n(d.input_tokens) },
+				{ header: "OUTPUT", value: (d) => n(d.output_tokens) },
+				{ header: "CACHE WRITE", value: (d) => n(d.cache_creation_input_tokens) },
+				{ header: "CACHE READ", value: (d) => n(d.cache_read_input_tokens) },
+				{ header: "COST", value: cost },
+			],
+			p,
+			ctx.width,
+		),
+	);
+	const more = page.next_cursor && `drover usage --since ${page.since} --until ${page.until}${opts.agent ? ` --agent ${opts.agent}` : ""} --limit ${opts.limit} --cursor ${page.next_cursor}`;
+	ctx.err(ctx.ep.dim(`${span} (UTC)${more ? `; more: ${more}` : ""}`));
+	return 0;
+}
