@@ -162,15 +162,6 @@ export const APP_JS = String.raw`"use strict";
 		} while (cursor && items.length < max);
 		return items;
 	}
-	async function mapLimit(items, limit, fn) {
-		const out = new Array(items.length);
-		let next = 0;
-		const lane = async () => {
-			for (let i = next++; i < items.length; i = next++) out[i] = await fn(items[i], i);
-		};
-		await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
-		return out;
-	}
 	/** Runs an action from a button: disabled while it runs, its error shown, an optional note on success. */
 	async function act(button, fn, okMessage) {
 		button.disabled = true;
@@ -792,59 +783,42 @@ export const APP_JS = String.raw`"use strict";
 	// ── Usage ──
 	const DAY = 86400e3;
 	const USAGE_DAYS = 7;
-	const USAGE_MAX_JOBS = 200;
 	async function usageView(signal) {
 		const meta = $("#usage-meta");
 		const today = Math.floor(Date.now() / DAY) * DAY;
 		const since = today - (USAGE_DAYS - 1) * DAY;
 		meta.textContent = "Loading…";
-		// Bounded on purpose: usage lives in each job's record, so this costs one request per job.
-		const jobs = [];
+		// The index keeps each agent's ended jobs summed by day: a page of rows per request, however many jobs.
+		const cells = new Map();
 		let cursor = null;
 		do {
-			const q = new URLSearchParams({ since: new Date(since).toISOString(), limit: "100" });
+			const q = new URLSearchParams({ since: new Date(since).toISOString().slice(0, 10), until: new Date(today).toISOString().slice(0, 10), limit: "1000" });
 			if (cursor) q.set("cursor", cursor);
-			const page = await api("/v1/jobs?" + q, { signal });
-			jobs.push(...page.jobs);
+			const page = await api("/v1/usage?" + q, { signal });
+			for (const u of page.days) {
+				const day = Date.parse(u.day);
+				cells.set(day + "|" + u.agent, {
+					day,
+					agent: u.agent,
+					jobs: u.jobs,
+					input: u.input_tokens,
+					output: u.output_tokens,
+					cacheWrite: u.cache_creation_input_tokens,
+					cacheRead: u.cache_read_input_tokens,
+					cost: u.cost_usd ?? 0,
+					priced: u.priced_jobs,
+				});
+			}
 			cursor = page.next_cursor;
-		} while (cursor && jobs.length < USAGE_MAX_JOBS);
-		const capped = jobs.slice(0, USAGE_MAX_JOBS);
-		const more = !!cursor || jobs.length > USAGE_MAX_JOBS;
-		let read = 0;
-		const records = await mapLimit(capped, 6, async (j) => {
-			const r = await api("/v1/jobs/" + enc(j.id), { signal }).catch((err) => {
-				if (err.status === 401) throw err;
-				return null;
-			});
-			meta.textContent = "Reading usage… " + ++read + " of " + capped.length + " jobs";
-			return r;
-		});
-		const cells = new Map();
-		for (const r of records) {
-			if (!r) continue;
-			const day = Math.floor(Date.parse(r.created_at) / DAY) * DAY;
-			const key = day + "|" + r.agent;
-			let c = cells.get(key);
-			if (!c) cells.set(key, (c = { day, agent: r.agent, jobs: 0, input: 0, output: 0, cacheWrite: 0, cacheRead: 0, cost: 0, priced: 0 }));
-			c.jobs++;
-			for (const u of Object.values(r.usage.per_model)) {
-				c.input += u.input_tokens;
-				c.output += u.output_tokens;
-				c.cacheWrite += u.cache_creation_input_tokens;
-				c.cacheRead += u.cache_read_input_tokens;
-			}
-			if (r.usage.total_cost_usd !== null) {
-				c.cost += r.usage.total_cost_usd;
-				c.priced++;
-			}
-		}
+		} while (cursor);
 		const rows = [...cells.values()].sort((a, b) => b.day - a.day || (a.agent < b.agent ? -1 : 1));
 		const totalOf = (c) => c.input + c.output + c.cacheWrite + c.cacheRead;
 		const byAgent = new Map();
 		for (const c of rows) byAgent.set(c.agent, (byAgent.get(c.agent) || 0) + totalOf(c));
 		const agents = [...byAgent.keys()].filter((a) => byAgent.get(a) > 0).sort((a, b) => byAgent.get(b) - byAgent.get(a) || (a < b ? -1 : 1));
 		const series = (agent) => "series-" + (Math.max(agents.indexOf(agent), 0) % 9);
-		meta.textContent = "Last " + USAGE_DAYS + " days (UTC) · " + capped.length + " jobs" + (more ? " (the newest " + USAGE_MAX_JOBS + "; older ones not counted)" : "");
+		const jobs = rows.reduce((n, c) => n + c.jobs, 0);
+		meta.textContent = "Last " + USAGE_DAYS + " days (UTC) · " + num(jobs) + (jobs === 1 ? " ended job" : " ended jobs");
 
 		const days = Array.from({ length: USAGE_DAYS }, (_, i) => since + i * DAY);
 		const W = 1200, H = 320, left = 64, right = 16, top = 16, bottom = 32;

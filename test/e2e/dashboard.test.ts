@@ -556,8 +556,15 @@ describe("the dashboard", () => {
 		await page.locator("#usage-chart svg.usage-chart rect.bar").first().waitFor(LIVE);
 		const agents = await page.locator("#usage-chart rect.bar").evaluateAll((rs) => rs.map((r) => r.getAttribute("data-agent")));
 		expect(agents).toContain(`dash-live-${run}`);
-		expect(await page.locator("#usage-table tbody tr", { hasText: `dash-live-${run}` }).count()).toBe(1);
-		await page.locator("#usage-meta", { hasText: "Last 7 days" }).waitFor(LIVE);
+		const row = page.locator("#usage-table tbody tr", { hasText: `dash-live-${run}` });
+		expect(await row.count()).toBe(1);
+		// The row is the index's sum for the agent's day, every ended job counted (no cap on jobs read).
+		const day = (await row.locator("td").first().textContent())!;
+		const { days } = await call<{ days: { jobs: number; input_tokens: number }[] }>("GET", `/v1/usage?agent=dash-live-${run}&since=${day}&until=${day}`, tokens.read);
+		expect(days).toHaveLength(1);
+		expect(await row.locator("td").nth(2).textContent()).toBe(days[0]!.jobs.toLocaleString("en-US"));
+		expect(await row.locator("td").nth(3).textContent()).toBe(days[0]!.input_tokens.toLocaleString("en-US"));
+		await page.locator("#usage-meta", { hasText: /^Last 7 days \(UTC\) · [\d,]+ ended jobs?$/ }).waitFor(LIVE);
 		await shot(page, "usage");
 		await page.close();
 	});
