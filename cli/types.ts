@@ -5,8 +5,9 @@
  */
 import type { JobRecord, JobStatus, JobSummary } from "../src/jobs/schema.ts";
 import type { Incident } from "../src/store/incidents.ts";
+import type { UsageDay } from "../src/store/usage.ts";
 
-export type { Incident, JobRecord, JobStatus, JobSummary };
+export type { Incident, JobRecord, JobStatus, JobSummary, UsageDay };
 
 export interface JobPage {
 	jobs: JobSummary[];
@@ -142,19 +143,6 @@ export interface OutputLine {
 	status?: string;
 	exit_reason?: string;
 	[key: string]: unknown;
-}
-
-/** GET /v1/usage: one agent's ended jobs on one UTC day. */
-export interface UsageDay {
-	day: string;
-	agent: string;
-	jobs: number;
-	input_tokens: number;
-	output_tokens: number;
-	cache_creation_input_tokens: number;
-	cache_read_input_tokens: number;
-	cost_usd: number | null;
-	priced_jobs: number;
 }
 
 export interface UsagePage {

@@ -2,22 +2,12 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { JobRecord, JobUsage } from "../../src/jobs/model.ts";
 import { deleteFromJobIndex, upsertJobIndex } from "../../src/store/job-index.ts";
+import type { UsageDay } from "../../src/store/usage.ts";
 import { createAgent } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
 import { call, errorOf } from "../helpers/http.ts";
 import { lifecycleRecords, runToRest } from "../helpers/jobs.ts";
 
-interface UsageDay {
-	day: string;
-	agent: string;
-	jobs: number;
-	input_tokens: number;
-	output_tokens: number;
-	cache_creation_input_tokens: number;
-	cache_read_input_tokens: number;
-	cost_usd: number | null;
-	priced_jobs: number;
-}
 interface UsagePage {
 	since: string;
 	until: string;
