@@ -14,6 +14,11 @@
 //              deep      /v1/jobs?cursor=<row 0.9·N>    (a page 900,000 rows deep at N = 1M)
 //              deep-f    the filtered listing, 90 % into its rows
 //              status    /v1/status                     (jobs by status: what the dashboard loads first)
+//              usage     /v1/usage?since=…&until=…&limit=1000  (a page of the dashboard's usage view:
+//                        the 7 days before the newest job, over a usage_daily table seeded apart with
+//                        a fleet of USAGE_AGENTS agents × USAGE_DAYS days, the last 1,000 of 7,000
+//                        rows in the window; each day's tokens are made up, not the seeded jobs')
+//              usage-agent  one of those agents' last 30 days
 //            The deep cursors are built as src/shared/cursor.ts builds them, base64url(JSON
 //            [created_at, id]) of the last row seen, from a direct SQL OFFSET query; the bench
 //            checks that the API's own next_cursor matches this encoding and that the deep page
@@ -35,6 +40,9 @@ export const usage = `    --rows=1000000    index size (default 1,000,000; --ful
 
 const GOAL_P99_MS = 25;
 const CHUNK = 50_000;
+const USAGE_AGENTS = 1_000;
+const USAGE_DAYS = 92;
+const DAY_MS = 86_400_000;
 const AGENTS = [
 	["daily-digest", 22],
 	["site-watch", 18],
@@ -100,6 +108,18 @@ export async function run(argv) {
 		for (const statement of unstable_splitSqlQuery(readFileSync(path.join(ROOT, "migrations", "0004_count_final_jobs.sql"), "utf8"))) {
 			if (statement.trimStart().startsWith("INSERT INTO job_counts")) await db.prepare(statement).run();
 		}
+		// usage_daily is kept by the index writes too: a fleet's quarter of it (92,000 rows), made up.
+		const lastDay = Math.floor((Date.UTC(2026, 0, 1) - 1) / DAY_MS) * DAY_MS;
+		await db
+			.prepare(
+				`WITH RECURSIVE a(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM a WHERE i < ${USAGE_AGENTS - 1}),
+				 d(k) AS (SELECT 0 UNION ALL SELECT k + 1 FROM d WHERE k < ${USAGE_DAYS - 1})
+				 INSERT INTO usage_daily (day, agent, jobs, input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens, cost_usd, priced_jobs)
+				 SELECT ${lastDay} - k * ${DAY_MS}, 'fleet-' || substr('000' || i, -4), 1 + (i * 7 + k) % 40, 1200 * (1 + (i * 7 + k) % 40), 300 * (1 + i % 9),
+				   2000 * (1 + k % 5), 9000 * (1 + (i + k) % 40), 0.012 * (1 + (i * 7 + k) % 40), 1 + (i * 7 + k) % 40
+				 FROM a CROSS JOIN d`,
+			)
+			.run();
 		result.seed_s = round((performance.now() - t0) / 1000, 1);
 		const count = (await db.prepare("SELECT count(*) AS n FROM jobs").first()).n;
 		if (count !== rows) throw new Error(`seeded ${count} rows, expected ${rows}`);
@@ -144,6 +164,18 @@ export async function run(argv) {
 		}
 		console.log(`checked: next_cursor matches the bench's encoding; each page starts at the expected row (filtered set: ${filteredCount.toLocaleString("en")} rows); /v1/status counts each status right`);
 		cases.push({ name: "status", path: "/v1/status" });
+		// The usage view's first page: 1,000 of the window's 7,000 agent-days, each a row D1 reads.
+		const isoDay = (ms) => new Date(ms).toISOString().slice(0, 10);
+		const usagePath = `/v1/usage?since=${isoDay(lastDay - 6 * DAY_MS)}&until=${isoDay(lastDay)}&limit=1000`;
+		const usage = await w.api("GET", usagePath);
+		const usageTruth = (await db.prepare("SELECT day, agent, jobs FROM usage_daily WHERE day >= ? ORDER BY day DESC, agent LIMIT 1000").bind(lastDay - 6 * DAY_MS).all()).results;
+		const seen = (usage.json?.days ?? []).map((d) => `${d.day} ${d.agent} ${d.jobs}`);
+		if (usage.status !== 200 || JSON.stringify(seen) !== JSON.stringify(usageTruth.map((r) => `${isoDay(r.day)} ${r.agent} ${r.jobs}`)) || !usage.json.next_cursor) {
+			throw new Error(`GET ${usagePath}: ${usage.status}, ${seen.length} rows (${seen[0]}), not the table's first 1,000 of the window`);
+		}
+		cases.push({ name: "usage", path: usagePath });
+		// One agent's last 30 days, as `drover usage --agent` asks.
+		cases.push({ name: "usage-agent", path: `/v1/usage?agent=fleet-0420&since=${isoDay(lastDay - 29 * DAY_MS)}&until=${isoDay(lastDay)}` });
 
 		// Warm-up, then timed requests, round-robin over the cases.
 		const times = Object.fromEntries(cases.map((c) => [c.name, []]));
@@ -256,7 +288,14 @@ FROM r`;
 /** Rows for `npm run bench`'s one table. */
 export function tableRows(doc) {
 	return doc.cases.map((c) => ({
-		figure: c.name === "status" ? `GET /v1/status, jobs by status over ${doc.rows.toLocaleString("en")}, p50 / p99` : `${c.name} page of ${doc.rows.toLocaleString("en")}${c.depth ? `, ${c.depth.toLocaleString("en")} rows deep` : ""}, p50 / p99`,
+		figure:
+			c.name === "status"
+				? `GET /v1/status, jobs by status over ${doc.rows.toLocaleString("en")}, p50 / p99`
+				: c.name === "usage"
+					? `GET /v1/usage, a page of 1,000 agent-days (${USAGE_AGENTS.toLocaleString("en")} agents × 7 days), p50 / p99`
+					: c.name === "usage-agent"
+						? `GET /v1/usage, one agent's 30 days of ${USAGE_AGENTS.toLocaleString("en")} agents × ${USAGE_DAYS} days, p50 / p99`
+					: `${c.name} page of ${doc.rows.toLocaleString("en")}${c.depth ? `, ${c.depth.toLocaleString("en")} rows deep` : ""}, p50 / p99`,
 		measured: `${c.ms.p50} / ${c.ms.p99} ms`,
 		goal: "p99 ≤ 25 ms",
 		met: c.ms.p99 <= 25,

@@ -17,3 +17,6 @@ CREATE TABLE usage_daily (
   priced_jobs INTEGER NOT NULL,
   PRIMARY KEY (day, agent)
 ) WITHOUT ROWID;
+
+-- One agent's days (GET /v1/usage?agent=…, drover usage --agent) without reading every agent's.
+CREATE INDEX usage_by_agent ON usage_daily (agent, day);
