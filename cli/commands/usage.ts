@@ -16,7 +16,9 @@ interface UsageOptions {
 const DAY_MS = 86_400_000;
 
 function isoDay(value: string): string {
-	if (!/^\d{4}-\d{2}-\d{2}$/.test(value) || Number.isNaN(Date.parse(value))) throw new InvalidArgumentError("must be a date, YYYY-MM-DD");
+	// Date.parse rolls 2026-02-30 over into March: the day must read back as given.
+	const ms = /^\d{4}-\d{2}-\d{2}$/.test(value) ? Date.parse(value) : Number.NaN;
+	if (Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== value) throw new InvalidArgumentError("must be a date, YYYY-MM-DD");
 	return value;
 }
 

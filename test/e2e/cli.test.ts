@@ -563,6 +563,7 @@ describe("errors and usage", () => {
 			["frobnicate"],
 			["job", "job-2020-01-01-aaaaaa", "--json", "--yaml"],
 			["usage", "--since", "2026-1-1"],
+			["usage", "--until", "2026-02-30"],
 			["usage", "--days", "3", "--since", "2026-11-01"],
 			["usage", "--days", "0"],
 		]) {
