@@ -15,7 +15,8 @@ CREATE TABLE usage_daily (
   cache_read_input_tokens INTEGER NOT NULL,
   cost_usd REAL NOT NULL,                    -- the sum over priced_jobs; unpriced jobs add 0
   priced_jobs INTEGER NOT NULL,
-  PRIMARY KEY (day, agent)
+  -- Newest day first, agents by name: GET /v1/usage's order, read straight off the key without a sort.
+  PRIMARY KEY (day DESC, agent)
 ) WITHOUT ROWID;
 
 -- One agent's days (GET /v1/usage?agent=…, drover usage --agent) without reading every agent's.

@@ -10,6 +10,9 @@ export const DAY_MS = 86_400_000;
 /** UTC midnight of the day holding `ms`. */
 export const utcDay = (ms: number): number => Math.floor(ms / DAY_MS) * DAY_MS;
 
+/** A UTC midnight as YYYY-MM-DD. */
+export const isoDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
+
 /**
  * Adds a final record's usage to its agent's day, unless the index row already holds that final
  * status (the record was indexed before): it must run before the record's upsert, in its batch.
@@ -36,18 +39,6 @@ export function usageStatement(db: D1Database, r: JobRecord): D1PreparedStatemen
 		.bind(r.id, r.status, utcDay(Date.parse(r.created_at)), r.agent, tokens.input, tokens.output, tokens.cacheWrite, tokens.cacheRead, cost ?? 0, cost === null ? 0 : 1);
 }
 
-interface UsageRow {
-	day: number;
-	agent: string;
-	jobs: number;
-	input_tokens: number;
-	output_tokens: number;
-	cache_creation_input_tokens: number;
-	cache_read_input_tokens: number;
-	cost_usd: number;
-	priced_jobs: number;
-}
-
 export interface UsageDay {
 	/** YYYY-MM-DD, UTC. */
 	day: string;
@@ -62,9 +53,12 @@ export interface UsageDay {
 	priced_jobs: number;
 }
 
+/** A row of usage_daily: the day as its UTC midnight (ms), the cost summed over priced jobs only. */
+type UsageRow = Omit<UsageDay, "day" | "cost_usd"> & { day: number; cost_usd: number };
+
 function toUsageDay(row: UsageRow): UsageDay {
 	return {
-		day: new Date(row.day).toISOString().slice(0, 10),
+		day: isoDay(row.day),
 		agent: row.agent,
 		jobs: row.jobs,
 		input_tokens: row.input_tokens,
@@ -79,7 +73,8 @@ function toUsageDay(row: UsageRow): UsageDay {
 
 /**
  * Usage by agent and day over days [fromDay, toDay] (UTC midnights, ms), newest day first and agents
- * by name, with keyset pagination on (day, agent): a page reads its own rows through the primary key.
+ * by name (the primary key's order), with keyset pagination on (day, agent): a page seeks to the
+ * cursor's day and reads its own rows, not the pages before it.
  */
 export async function listUsage(
 	db: D1Database,
@@ -88,17 +83,18 @@ export async function listUsage(
 	cursor?: string,
 ): Promise<{ days: UsageDay[]; next_cursor: string | null }> {
 	const after = cursor === undefined ? undefined : decodeCursor(cursor);
+	// One upper bound, so the key's range starts at the cursor's day rather than at the window's top.
 	const where = ["day >= ?", "day <= ?"];
-	const params: (string | number)[] = [range.fromDay, range.toDay];
+	const params: (string | number)[] = [range.fromDay, after ? Math.min(range.toDay, after.at) : range.toDay];
 	if (range.agent !== undefined) {
 		where.push("agent = ?");
 		params.push(range.agent);
 	}
 	if (after) {
-		// Newest day first, agents ascending within a day: the next row is an earlier day, or a later
-		// agent on the same day.
-		where.push("(day < ? OR (day = ? AND agent > ?))");
-		params.push(after.at, after.at, after.id);
+		// Newest day first, agents ascending within a day: past the cursor is an earlier day, or a
+		// later agent on its day.
+		where.push("(day < ? OR agent > ?)");
+		params.push(after.at, after.id);
 	}
 	const { results } = await db
 		.prepare(`SELECT * FROM usage_daily WHERE ${where.join(" AND ")} ORDER BY day DESC, agent ASC LIMIT ?`)
