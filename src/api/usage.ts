@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { DAY_MS, listUsage, utcDay } from "../store/usage.ts";
+import { BadRequestError } from "../errors.ts";
+import { DAY_MS, isoDay, listUsage, utcDay } from "../store/usage.ts";
 import { createApi, withRole } from "./factory.ts";
 import { AgentNameParam } from "./params.ts";
 
@@ -39,8 +40,6 @@ const UsagePage = z
 	})
 	.openapi("UsagePage");
 
-const isoDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
-
 export const usageApi = createApi().openapi(
 	withRole("read", {
 		method: "get",
@@ -53,6 +52,8 @@ export const usageApi = createApi().openapi(
 		const q = c.req.valid("query");
 		const toDay = q.until ? Date.parse(q.until) : utcDay(Date.now());
 		const fromDay = q.since ? Date.parse(q.since) : toDay - (DEFAULT_DAYS - 1) * DAY_MS;
+		// The schema compares the two when both are given; a since alone is checked against today.
+		if (fromDay > toDay) throw new BadRequestError(`invalid query: since: ${q.since} is after until (${isoDay(toDay)}, today by default)`);
 		const page = await listUsage(c.env.DB, { fromDay, toDay, agent: q.agent }, q.limit, q.cursor);
 		return c.json({ since: isoDay(fromDay), until: isoDay(toDay), ...page }, 200);
 	},

@@ -151,7 +151,6 @@ export function upsertStatements(db: D1Database, records: readonly JobRecord[]):
 	});
 }
 
-
 export async function upsertJobIndex(db: D1Database, records: readonly JobRecord[]): Promise<void> {
 	if (records.length > 0) await db.batch(upsertStatements(db, records));
 }

@@ -101,6 +101,7 @@ describe("GET /v1/usage: tokens and cost by agent and day", () => {
 			["since=2026-13-01", /since: must be a date, YYYY-MM-DD/],
 			["until=yesterday", /until: must be a date, YYYY-MM-DD/],
 			["since=2026-11-05&until=2026-11-04", /since must not be after until/],
+			["since=2999-01-01", /since: 2999-01-01 is after until \(\d{4}-\d{2}-\d{2}, today by default\)/],
 			["limit=0", /limit/],
 			["limit=1001", /limit/],
 			["agent=Not_An_Agent", /agent: must be an agent name/],
