@@ -13,8 +13,22 @@ function hexToBytes(hex: string): Uint8Array | null {
 	return bytes;
 }
 
-async function hmacKey(secret: string): Promise<CryptoKey> {
-	return crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"]);
+/** Imported keys by secret. The secrets come from env, which the isolate holds anyway. */
+const keys = new Map<string, Promise<CryptoKey>>();
+/** A deployment has a handful of webhook secrets; past this, the cache starts over rather than grow. */
+const MAX_KEYS = 64;
+
+/** Importing a key on every call was ~1.5 % of a webhook-tool job's CPU; a CryptoKey is reusable. */
+function hmacKey(secret: string): Promise<CryptoKey> {
+	let key = keys.get(secret);
+	if (!key) {
+		if (keys.size >= MAX_KEYS) keys.clear();
+		key = crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"]);
+		// A failed import is not kept: the next call tries again.
+		key.catch(() => keys.delete(secret));
+		keys.set(secret, key);
+	}
+	return key;
 }
 
 /** `sha256=<hex>` of HMAC-SHA256(secret, `${timestamp}.${body}`): what a sender puts in X-Drover-Signature. */
