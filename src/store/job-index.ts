@@ -1,5 +1,6 @@
 import { decodeCursor, encodeCursor, type CursorKey } from "../shared/cursor.ts";
 import { isFinal, JOB_STATUSES, type DispatchKind, type ExitReason, type JobRecord, type JobStatus, type JobSummary, type TriggerType } from "../jobs/model.ts";
+import { FIRST_FINAL } from "./first-final.ts";
 import { usageStatement } from "./usage.ts";
 
 /** A row of the D1 `jobs` table, as D1 returns it. */
@@ -143,7 +144,7 @@ export function upsertStatements(db: D1Database, records: readonly JobRecord[]):
 		// Before the upsert, which would make the row look counted already.
 		const count = db
 			.prepare(
-				`INSERT INTO job_counts (status, n) SELECT ?2, 1 WHERE NOT EXISTS (SELECT 1 FROM jobs WHERE id = ?1 AND status = ?2)
+				`INSERT INTO job_counts (status, n) SELECT ?2, 1 WHERE ${FIRST_FINAL}
 				 ON CONFLICT (status) DO UPDATE SET n = n + 1`,
 			)
 			.bind(r.id, r.status);

@@ -1,5 +1,6 @@
 import { decodeCursor, encodeCursor } from "../shared/cursor.ts";
 import type { JobRecord } from "../jobs/model.ts";
+import { FIRST_FINAL } from "./first-final.ts";
 
 /**
  * The usage_daily rollup (migrations/0005): tokens and cost of ended jobs by agent and UTC day of
@@ -29,7 +30,7 @@ export function usageStatement(db: D1Database, r: JobRecord): D1PreparedStatemen
 	return db
 		.prepare(
 			`INSERT INTO usage_daily (day, agent, jobs, input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens, cost_usd, priced_jobs)
-			 SELECT ?3, ?4, 1, ?5, ?6, ?7, ?8, ?9, ?10 WHERE NOT EXISTS (SELECT 1 FROM jobs WHERE id = ?1 AND status = ?2)
+			 SELECT ?3, ?4, 1, ?5, ?6, ?7, ?8, ?9, ?10 WHERE ${FIRST_FINAL}
 			 ON CONFLICT (day, agent) DO UPDATE SET jobs = jobs + 1, input_tokens = input_tokens + excluded.input_tokens,
 			   output_tokens = output_tokens + excluded.output_tokens,
 			   cache_creation_input_tokens = cache_creation_input_tokens + excluded.cache_creation_input_tokens,
