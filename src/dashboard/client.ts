@@ -783,6 +783,7 @@ export const APP_JS = String.raw`"use strict";
 	// ── Usage ──
 	const DAY = 86400e3;
 	const USAGE_DAYS = 7;
+	const USAGE_SERIES = 8;
 	async function usageView(signal) {
 		const meta = $("#usage-meta");
 		const today = Math.floor(Date.now() / DAY) * DAY;
@@ -816,7 +817,11 @@ export const APP_JS = String.raw`"use strict";
 		const byAgent = new Map();
 		for (const c of rows) byAgent.set(c.agent, (byAgent.get(c.agent) || 0) + totalOf(c));
 		const agents = [...byAgent.keys()].filter((a) => byAgent.get(a) > 0).sort((a, b) => byAgent.get(b) - byAgent.get(a) || (a < b ? -1 : 1));
-		const series = (agent) => "series-" + (Math.max(agents.indexOf(agent), 0) % 9);
+		// Eight colours tell agents apart; a larger fleet's other agents share one grey segment a day,
+		// instead of colours repeating down a bar of hundreds of slivers.
+		const busiest = agents.slice(0, USAGE_SERIES);
+		const others = agents.slice(USAGE_SERIES);
+		const series = (agent) => "series-" + busiest.indexOf(agent);
 		const jobs = rows.reduce((n, c) => n + c.jobs, 0);
 		meta.textContent = "Last " + USAGE_DAYS + " days (UTC) · " + num(jobs) + (jobs === 1 ? " ended job" : " ended jobs");
 
@@ -837,21 +842,34 @@ export const APP_JS = String.raw`"use strict";
 			const cx = left + band * i + band / 2;
 			root.append(svg("text", { x: cx, y: H - 10, "text-anchor": "middle", text: new Date(d).toLocaleDateString("en-GB", { weekday: "short", day: "numeric", month: "short", timeZone: "UTC" }) }));
 			let acc = 0;
-			for (const agent of agents) {
-				const c = cells.get(d + "|" + agent);
-				if (!c || totalOf(c) === 0) continue;
+			const bar = (c, label, attrs) => {
 				const v = totalOf(c);
-				const tip = agent + " · " + new Date(d).toISOString().slice(0, 10) + "\n" + num(v) + " tokens in " + c.jobs + (c.jobs === 1 ? " job" : " jobs") +
+				const tip = label + " · " + new Date(d).toISOString().slice(0, 10) + "\n" + num(v) + " tokens in " + num(c.jobs) + (c.jobs === 1 ? " job" : " jobs") +
 					"\ninput " + num(c.input) + " · output " + num(c.output) + " · cache write " + num(c.cacheWrite) + " · cache read " + num(c.cacheRead) +
 					(c.priced ? "\n$" + c.cost.toFixed(4) : "");
-				root.append(svg("rect", { class: "bar " + series(agent), "data-agent": agent, x: cx - barW / 2, y: y(acc + v), width: barW, height: Math.max(y(acc) - y(acc + v), 1) }, svg("title", { text: tip })));
+				root.append(svg("rect", { ...attrs, x: cx - barW / 2, y: y(acc + v), width: barW, height: Math.max(y(acc) - y(acc + v), 1) }, svg("title", { text: tip })));
 				acc += v;
+			};
+			for (const agent of busiest) {
+				const c = cells.get(d + "|" + agent);
+				if (c && totalOf(c) > 0) bar(c, agent, { class: "bar " + series(agent), "data-agent": agent });
 			}
+			const rest = { jobs: 0, input: 0, output: 0, cacheWrite: 0, cacheRead: 0, cost: 0, priced: 0 };
+			let restAgents = 0;
+			for (const agent of others) {
+				const c = cells.get(d + "|" + agent);
+				if (!c || totalOf(c) === 0) continue;
+				restAgents++;
+				for (const k of Object.keys(rest)) rest[k] += c[k];
+			}
+			if (restAgents) bar(rest, restAgents + (restAgents === 1 ? " other agent" : " other agents"), { class: "bar series-other", "data-others": restAgents });
 			if (dayTotals[i] > 0) root.append(svg("text", { x: cx, y: y(dayTotals[i]) - 6, "text-anchor": "middle", text: compact(dayTotals[i]) }));
 		});
 		root.append(svg("g", { class: "axis" }, svg("line", { x1: left, x2: W - right, y1: y(0), y2: y(0) })));
 		$("#usage-chart").replaceChildren(root);
-		$("#usage-legend").replaceChildren(...agents.map((a) => h("li", null, h("span", { class: "swatch " + series(a) }), a)));
+		const legend = busiest.map((a) => h("li", null, h("span", { class: "swatch " + series(a) }), a));
+		if (others.length) legend.push(h("li", { "data-others": others.length }, h("span", { class: "swatch series-other" }), num(others.length) + (others.length === 1 ? " other agent" : " other agents")));
+		$("#usage-legend").replaceChildren(...legend);
 		const tbody = $("#usage-table tbody");
 		tbody.replaceChildren(...rows.map((c) => h("tr", null,
 			h("td", { text: new Date(c.day).toISOString().slice(0, 10) }),

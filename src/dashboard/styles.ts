@@ -226,7 +226,7 @@ ol.log li.placeholder { display: block; color: #7f8fa3; }
 .series-5 { fill: #0c8599; background: #0c8599; }
 .series-6 { fill: #d6336c; background: #d6336c; }
 .series-7 { fill: #5c940d; background: #5c940d; }
-.series-8 { fill: #868e96; background: #868e96; }
+.series-other { fill: #adb5bd; background: #adb5bd; }
 
 @media (max-width: 1000px) {
 	.columns { grid-template-columns: 1fr; }

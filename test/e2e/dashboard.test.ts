@@ -1,5 +1,6 @@
 import { mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
+import vm from "node:vm";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 
@@ -171,6 +172,10 @@ describe("the dashboard", () => {
 		const asset = await fetch(`${url}${js}`);
 		expect(asset.headers.get("content-type")).toMatch(/javascript/);
 		expect(asset.headers.get("cache-control")).toContain("immutable");
+		// The script is a string in the Worker, so nothing compiles it before a browser does: a syntax
+		// error would only show as every page failing to load. Compiled here (not run) to say so first.
+		const source = await asset.text();
+		expect(() => new vm.Script(source, { filename: "app.js" })).not.toThrow();
 		expect((await fetch(`${url}/ui/app.css`)).headers.get("cache-control")).toBe("no-cache");
 		// The API's own answers are untouched.
 		expect((await fetch(`${url}/v1/jobs`)).status).toBe(401);
@@ -554,8 +559,11 @@ describe("the dashboard", () => {
 	it("charts tokens per agent per day", async () => {
 		const page = await signedIn("/usage");
 		await page.locator("#usage-chart svg.usage-chart rect.bar").first().waitFor(LIVE);
-		const agents = await page.locator("#usage-chart rect.bar").evaluateAll((rs) => rs.map((r) => r.getAttribute("data-agent")));
-		expect(agents).toContain(`dash-live-${run}`);
+		const agents = await page.locator("#usage-chart rect.bar[data-agent]").evaluateAll((rs) => rs.map((r) => r.getAttribute("data-agent")));
+		// Drawn apart if among the eight busiest agents of the week (the earlier files' agents share it);
+		// else within the grey segment the legend counts.
+		if (!agents.includes(`dash-live-${run}`)) expect(await page.locator("#usage-legend li[data-others]").count()).toBe(1);
+		expect(new Set(agents).size).toBeLessThanOrEqual(8);
 		const row = page.locator("#usage-table tbody tr", { hasText: `dash-live-${run}` });
 		expect(await row.count()).toBe(1);
 		// The row is the index's sum for the agent's day, every ended job counted (no cap on jobs read).
@@ -566,6 +574,43 @@ describe("the dashboard", () => {
 		expect(await row.locator("td").nth(3).textContent()).toBe(days[0]!.input_tokens.toLocaleString("en-US"));
 		await page.locator("#usage-meta", { hasText: /^Last 7 days \(UTC\) · [\d,]+ ended jobs?$/ }).waitFor(LIVE);
 		await shot(page, "usage");
+		await page.close();
+	});
+
+	it("charts a large fleet's eight busiest agents apart and the rest as one segment a day", async () => {
+		const page = await signedIn("/usage");
+		const today = new Date().toISOString().slice(0, 10);
+		// 12 agents today, agent-00 the busiest; served over two pages, as the index pages a large fleet.
+		const days = Array.from({ length: 12 }, (_, i) => ({
+			day: today,
+			agent: `fleet-${String(i).padStart(2, "0")}`,
+			jobs: 2,
+			input_tokens: (12 - i) * 1000,
+			output_tokens: 100,
+			cache_creation_input_tokens: 0,
+			cache_read_input_tokens: 0,
+			cost_usd: 0.01,
+			priced_jobs: 2,
+		}));
+		await page.route(
+			(u) => u.pathname === "/v1/usage",
+			(route) => {
+				const second = new URL(route.request().url()).searchParams.get("cursor") === "next";
+				return route.fulfill({ json: second ? { days: days.slice(7), next_cursor: null } : { days: days.slice(0, 7), next_cursor: "next" } });
+			},
+		);
+		await page.reload();
+		await page.locator("#usage-chart rect.bar").first().waitFor(LIVE);
+		const named = await page.locator("#usage-chart rect.bar[data-agent]").evaluateAll((rs) => rs.map((r) => r.getAttribute("data-agent")));
+		expect(named).toEqual(days.slice(0, 8).map((d) => d.agent));
+		const other = page.locator("#usage-chart rect.bar[data-others]");
+		expect(await other.count()).toBe(1);
+		expect(await other.getAttribute("data-others")).toBe("4");
+		// The grey segment sums the four quietest agents: 4,000 + 3,000 + 2,000 + 1,000 input and 400 output tokens.
+		expect(await other.locator("title").textContent()).toContain(`4 other agents · ${today}\n10,400 tokens in 8 jobs`);
+		expect(await page.locator("#usage-legend li").allTextContents()).toEqual([...days.slice(0, 8).map((d) => d.agent), "4 other agents"]);
+		// The table still lists every agent's day.
+		expect(await page.locator("#usage-table tbody tr").count()).toBe(12);
 		await page.close();
 	});
 
