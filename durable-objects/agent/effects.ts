@@ -4,6 +4,7 @@ import type { DeliveryOutcome, JobRecord } from "../../src/jobs/model.ts";
 import { errorFields, log } from "../../src/log.ts";
 import { redact, redactDeep } from "../../src/security/redact.ts";
 import { deadline } from "../../src/shared/deadline.ts";
+import { isHttpUrl } from "../../src/shared/http-url.ts";
 import { getJob, putJob } from "./jobs.ts";
 
 /** Attempts per delivery or hook call before it is given up. */
@@ -127,6 +128,11 @@ export async function sendDue(
 		if (typeof url !== "string" || url === "") {
 			outcome = "failed";
 			error = `secret ${row.url_secret} is not set`;
+		} else if (!isHttpUrl(url)) {
+			// Not fetched: a runtime's "Invalid URL: <value>" would carry the secret's value into the
+			// job's delivery error, the incident and the logs.
+			outcome = "failed";
+			error = `secret ${row.url_secret} does not hold an http(s) URL`;
 		} else {
 			const limit = deadline(timeoutMs);
 			try {
@@ -145,7 +151,8 @@ export async function sendDue(
 					outcome = permanent ? "failed" : attempt >= MAX_ATTEMPTS ? "failed" : "retry";
 				}
 			} catch (err) {
-				error = `${row.kind} request failed: ${redact(err instanceof Error ? err.message : String(err))}`;
+				// A network error's message may quote the URL, which can carry a credential (Slack-style paths).
+				error = `${row.kind} request failed: ${redact((err instanceof Error ? err.message : String(err)).split(url).join("<url>"))}`;
 				// The target may have received it: after the last try, the outcome is unknown, not failed.
 				outcome = attempt >= MAX_ATTEMPTS ? "unknown" : "retry";
 				log.warn("delivery.attempt_failed", { agent, job_id: row.job_id, kind: row.kind, target: row.target, attempt, ...errorFields(new Error(error)) });

@@ -105,12 +105,19 @@ const SECRET_MESSAGE = "looks like an Anthropic API key; secrets come from Worke
 
 const Text = z.string().refine((s) => !SECRET_LITERAL.test(s), SECRET_MESSAGE);
 
+/**
+ * drover's own credentials and settings. An agent naming one would send it where the agent says
+ * (a URL secret is POSTed to, a webhook secret verifies strangers' requests): refused by name.
+ */
+const RESERVED_SECRET = /^(API_TOKENS|ANTHROPIC_.*|DROVER_.*)$/;
+
 const SecretName = z
 	.string()
 	.regex(
 		/^[A-Z][A-Z0-9_]*$/,
 		"must be the name of a Worker secret (like SLACK_WEBHOOK_URL); the URL itself never goes in the file",
-	);
+	)
+	.refine((name) => !RESERVED_SECRET.test(name), "names one of drover's own secrets or settings (API_TOKENS, ANTHROPIC_*, DROVER_*): give this one a secret of its own");
 
 const ModelName = z.string().regex(/^\S+$/, "must be a model id such as claude-sonnet-5-5");
 

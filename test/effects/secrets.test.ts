@@ -1,10 +1,12 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
-import { createAgent } from "../helpers/agents.ts";
+import { createAgent, settle } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
 import { call } from "../helpers/http.ts";
-import { runToRest } from "../helpers/jobs.ts";
+import { jobOf, runToRest } from "../helpers/jobs.ts";
+import { WEBHOOK_SECRET } from "../helpers/tokens.ts";
+import { MAX_ATTEMPTS } from "../../durable-objects/agent/effects.ts";
 import { fake } from "../helpers/outbound.ts";
 
 // A fake key in the shape of a real one; it must end up nowhere.
@@ -73,5 +75,56 @@ describe("a credential that reaches drover", () => {
 		] as const) {
 			expect(text.includes("PLANTEDfakeKEY"), `the planted key was found in ${where}`).toBe(false);
 		}
+	});
+});
+
+describe("a secret named as a delivery or hook URL", () => {
+	it("never appears in the delivery's error, the incident or the logs, whether it is no URL at all or a URL the request fails on", async () => {
+		const logged: string[] = [];
+		for (const method of ["log", "warn", "error"] as const) {
+			vi.spyOn(console, method).mockImplementation((...args: unknown[]) => void logged.push(args.map(String).join(" ")));
+		}
+		fake("https://alerts.example.test", () => new Response("ok"));
+		// A network error that quotes the URL, as runtimes' messages do; TEST_SLACK_URL's path is its credential.
+		fake("https://slack.example.test", (req) => {
+			throw new TypeError(`connection reset by ${req.url}`);
+		});
+		useEmulator().enqueue({ text: "done" }, { text: "done again" });
+		// TRIAGE_WEBHOOK_SECRET holds an inbound webhook's signing secret, not a URL.
+		await createAgent({ name: "misnamed", delivery: { type: "webhook", url_secret: "TRIAGE_WEBHOOK_SECRET" }, hooks: { after_run: [{ url_secret: "TRIAGE_WEBHOOK_SECRET" }] } });
+		await createAgent({ name: "unreachable", delivery: { type: "slack", url_secret: "TEST_SLACK_URL" } });
+		const misnamed = await runToRest("misnamed");
+		const unreachable = await runToRest("unreachable");
+		// Retried to the end: the outcome of a request that may have arrived is unknown.
+		for (let i = 0; i < MAX_ATTEMPTS; i++) {
+			await runInDurableObject(env.AGENT.getByName("unreachable"), (_i: AgentDO, state) => {
+				state.storage.sql.exec("UPDATE deliveries SET next_at = 0 WHERE status IN ('pending', 'sending')");
+			});
+			await settle("unreachable");
+		}
+		expect(await jobOf("misnamed", misnamed.id)).toMatchObject({ delivery: { target: "webhook", outcome: "failed" } });
+		expect(await jobOf("unreachable", unreachable.id)).toMatchObject({ delivery: { target: "slack", outcome: "unknown" } });
+
+		const incidents = await (await call("/v1/incidents", { as: "read" })).text();
+		expect(incidents).toContain("secret TRIAGE_WEBHOOK_SECRET does not hold an http(s) URL");
+		expect(incidents).toContain("connection reset by <url>");
+		const stored = (await everythingStored("misnamed")) + (await everythingStored("unreachable"));
+		for (const [where, text] of [
+			["the incidents a read token sees", incidents],
+			["D1, R2 and the agents' storage", stored],
+			["logs", logged.join("\n")],
+		] as const) {
+			expect(text.includes(WEBHOOK_SECRET), `the webhook secret was found in ${where}`).toBe(false);
+			expect(text.includes("/services/T0/B0/xyz"), `the Slack URL's credential was found in ${where}`).toBe(false);
+		}
+	});
+
+	it("is refused when it names one of drover's own secrets, and nothing is created", async () => {
+		for (const name of ["API_TOKENS", "ANTHROPIC_API_KEY"]) {
+			const res = await call("/v1/agents", { method: "POST", as: "admin", body: { name: "greedy", prompt: "x", delivery: { type: "webhook", url_secret: name } } });
+			expect(res.status).toBe(400);
+			expect(await res.text()).toContain("names one of drover's own secrets");
+		}
+		expect((await call("/v1/agents/greedy")).status).toBe(404);
 	});
 });

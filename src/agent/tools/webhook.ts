@@ -12,6 +12,7 @@
 import { signWebhook } from "../../api/webhook-signature.ts";
 import type { Tool } from "../../config/schema.ts";
 import { log } from "../../log.ts";
+import { isHttpUrl } from "../../shared/http-url.ts";
 import type { ToolContext, ToolOutcome } from "../contracts.ts";
 import { abortable, decodeLenient, failureReason, readCapped, toolDeadline } from "./http-common.ts";
 
@@ -28,7 +29,7 @@ export async function callWebhookTool(tool: WebhookTool, input: unknown, ctx: To
 		log.warn("tool.webhook.not_configured", { agent: ctx.agent.name, job_id: ctx.jobId, tool: tool.name, url_secret: tool.url_secret });
 		return { ok: false, content: `webhook tool ${tool.name} is not configured (the operator has not set its URL secret)` };
 	}
-	if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) {
+	if (!isHttpUrl(url)) {
 		log.warn("tool.webhook.bad_url", { agent: ctx.agent.name, job_id: ctx.jobId, tool: tool.name, url_secret: tool.url_secret });
 		return { ok: false, content: `webhook tool ${tool.name} is not configured correctly (its URL secret is not an http(s) URL)` };
 	}
