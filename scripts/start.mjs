@@ -6,6 +6,14 @@ import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 
+// The emulator is TypeScript run by Node's type stripping, and wrangler wants Node 22 too. `npm start`
+// puts the project's own Node 22 (the `node` package) first on PATH; a bare `node` may be older.
+const [major, minor] = process.versions.node.split(".").map(Number);
+if (major < 22 || (major === 22 && minor < 12)) {
+	console.error(`drover needs Node 22.12 or later; this is ${process.version}. Run \`npm start\`, which uses the project's own Node.`);
+	process.exit(1);
+}
+
 const { values } = parseArgs({ options: { port: { type: "string", default: process.env.PORT ?? "8787" } } });
 const port = Number(values.port);
 const base = `http://localhost:${port}`;
@@ -56,15 +64,29 @@ run("npx", ["wrangler", "d1", "migrations", "apply", "DB", "--local"]);
 // loopback base URL through only when there is no key to leak.
 const emulatorPort = port + 1;
 const children = [];
+let stopping = false;
 const devArgs = ["wrangler", "dev", "--port", String(port), "--ip", "127.0.0.1", "--test-scheduled", "--show-interactive-dev-session=false"];
 if (!apiKey) {
-	children.push(spawn(process.execPath, ["emulator/server.ts", "--port", String(emulatorPort)], { stdio: ["ignore", "inherit", "inherit"], env }));
+	const emulator = spawn(process.execPath, ["emulator/server.ts", "--port", String(emulatorPort)], { stdio: ["ignore", "inherit", "inherit"], env });
+	// Without it every job fails at its first model call: stop rather than run a Worker that cannot work.
+	emulator.on("exit", (code, signal) => {
+		if (stopping) return;
+		console.error(`[drover] the Messages API emulator stopped (${signal ?? `exit code ${code}`}); stopping drover.`);
+		children.forEach((c) => c.kill());
+		process.exit(1);
+	});
+	children.push(emulator);
 	devArgs.push("--var", `ANTHROPIC_BASE_URL:http://127.0.0.1:${emulatorPort}`);
 }
 const dev = spawn("npx", devArgs, { stdio: ["ignore", "inherit", "inherit"], env });
 children.push(dev);
-for (const sig of ["SIGINT", "SIGTERM"]) process.on(sig, () => children.forEach((c) => c.kill(sig)));
+for (const sig of ["SIGINT", "SIGTERM"])
+	process.on(sig, () => {
+		stopping = true;
+		children.forEach((c) => c.kill(sig));
+	});
 dev.on("exit", (code) => {
+	stopping = true;
 	children.forEach((c) => c.kill());
 	process.exit(code ?? 0);
 });
