@@ -169,11 +169,26 @@ describe("GET /v1/jobs/:id", () => {
 		expect(await errorOf(res)).toMatchObject({ code: "not_found", message: "no job job-2026-11-30-zzzzzz" });
 	});
 
-	for (const id of ["job-2026-11-30-ZZZZZZ", "..%2F..%2Fetc", "job-2026-11-30-a'--x", "job-2026-13-01-abcdef", "%E2%98%83"]) {
+	for (const id of ["job-2026-11-30-ZZZZZZ", "..%2F..%2Fetc", "job-2026-11-30-a'--x", "job-2026-13-01-abcdef", "%E2%98%83", "job-2026-02-30-abcdef", "job-2025-02-29-abcdef"]) {
 		it(`answers 400, never a lookup, for the id ${decodeURIComponent(id)}`, async () => {
 			const res = await call(`/v1/jobs/${id}`);
 			expect(res.status).toBe(400);
 			expect((await errorOf(res)).message).toMatch(/job id must be job-YYYY-MM-DD-xxxxxx/);
 		});
 	}
+
+	it("answers 400 naming the impossible date on every job route, before any lookup", async () => {
+		const id = "job-2026-02-30-abcdef";
+		for (const [method, path, as] of [
+			["GET", "", "read"],
+			["GET", "/output", "read"],
+			["GET", "/stream", "read"],
+			["POST", "/cancel", "operate"],
+			["POST", "/fork", "operate"],
+		] as const) {
+			const res = await call(`/v1/jobs/${id}${path}`, { method, as, ...(method === "POST" ? { body: {} } : {}) });
+			expect(res.status, `${method} ${path}`).toBe(400);
+			expect(await errorOf(res), `${method} ${path}`).toMatchObject({ code: "bad_request", message: expect.stringContaining("2026-02-30 is not a date") });
+		}
+	});
 });

@@ -351,12 +351,28 @@ describe("job ids", () => {
 		["no date", "job-k2x9qa"],
 		["month 13", "job-2025-13-01-k2x9qa"],
 		["day 32", "job-2025-01-32-k2x9qa"],
+		["February 30th", "job-2026-02-30-abcdef"],
+		["April 31st", "job-2026-04-31-abcdef"],
+		["February 29th of a common year", "job-2025-02-29-k2x9qa"],
+		["February 29th of a century that is not a leap year", "job-1900-02-29-k2x9qa"],
 		["wrong prefix", "run-2025-01-15-k2x9qa"],
 	])("rejects %s", (_label, value) => {
 		expect(isJobId(value)).toBe(false);
 		const parsed = JobIdSchema.safeParse(value);
 		expect(parsed.success).toBe(false);
 		expect(parsed.error?.issues[0]?.message).toContain("job-YYYY-MM-DD-xxxxxx");
+	});
+
+	it("accepts February 29th of a leap year, and says which date is impossible otherwise", () => {
+		for (const id of ["job-2024-02-29-k2x9qa", "job-2000-02-29-k2x9qa", "job-2026-12-31-k2x9qa", "job-2026-04-30-k2x9qa"]) {
+			expect(isJobId(id)).toBe(true);
+			expect(JobIdSchema.parse(id)).toBe(id);
+		}
+		const parsed = JobIdSchema.safeParse("job-2026-02-30-abcdef");
+		expect(parsed.error?.issues).toHaveLength(1);
+		expect(parsed.error?.issues[0]?.message).toContain("2026-02-30 is not a date");
+		// A value the pattern already refused gets one issue, not a second about its "date".
+		expect(JobIdSchema.safeParse("../etc").error?.issues).toHaveLength(1);
 	});
 
 	it("rejects values that are not strings", () => {
