@@ -250,6 +250,12 @@ export class AgentDO extends DurableObject<Env> {
 		ensureState(this.sql, name, source);
 		setPaused(this.sql, null, null, null);
 		log.info("agent.resumed", { agent: name });
+		// Runs queued before the pause (or past the concurrency limit) start now, not at whatever
+		// next wakes the object: an agent with no schedule has nothing else that would.
+		if (jobCounts(this.sql).pending > 0) {
+			this.startNow();
+			await this.armSafetyNet();
+		}
 		return this.status(name, source);
 	}
 
@@ -541,7 +547,7 @@ export class AgentDO extends DurableObject<Env> {
 		const state = readState(this.sql);
 		const agent = state && currentDefinition(state);
 		const revision = agent ? await definitionRevision(agent) : null;
-		const result = this.ctx.storage.transactionSync(() => createFollowUp(this.sql, agent, revision, { kind, sourceId, ...opts }, Date.now()));
+		const result = this.ctx.storage.transactionSync(() => createFollowUp(this.sql, state, agent, revision, { kind, sourceId, ...opts }, Date.now()));
 		if (isRefusal(result)) return result;
 		log.info(`job.${kind}`, { agent: result.agent, job_id: result.id, from: sourceId });
 		this.startNow();

@@ -39,6 +39,19 @@ function promptFor(agent: AgentDefinition, req: TriggerRequest): string | null {
 	return base ? `${base}\n\n${data}` : data;
 }
 
+/**
+ * Why the agent takes no new run now, if it does not: paused, disabled, or its queue full. Every way
+ * a run is asked for (manual, webhook, continue, fork) answers the same, so a run accepted is a run
+ * that starts.
+ */
+export function admissionRefusal(sql: SqlStorage, agent: AgentDefinition, state: AgentState): Refusal | null {
+	if (state.pausedAt !== null) return refuse(409, `agent ${agent.name} is paused: ${state.pausedReason ?? "no reason given"}`);
+	if (!agent.enabled) return refuse(409, `agent ${agent.name} is disabled in its definition`);
+	const { pending } = jobCounts(sql);
+	if (pending >= MAX_QUEUED) return refuse(429, `agent ${agent.name} already has ${pending} runs queued; try again later`);
+	return null;
+}
+
 /** Creates a manual or webhook job, synchronously, so it commits with its ledger row in one transaction. */
 export function triggerJob(sql: SqlStorage, ctx: TriggerContext, req: TriggerRequest): { job: JobRecord; created: boolean } | Refusal {
 	const { agent, state, now } = ctx;
@@ -64,14 +77,12 @@ export function triggerJob(sql: SqlStorage, ctx: TriggerContext, req: TriggerReq
 		const seen = sql.exec("SELECT 1 FROM webhook_seen WHERE signature = ? AND seen_at >= ?", req.signature, now - SEEN_TTL_MS).toArray().length > 0;
 		if (seen) return refuse(409, "this webhook request was already accepted (replay)");
 	}
-	if (state.pausedAt !== null) return refuse(409, `agent ${agent.name} is paused: ${state.pausedReason ?? "no reason given"}`);
-	if (!agent.enabled) return refuse(409, `agent ${agent.name} is disabled in its definition`);
+	const closed = admissionRefusal(sql, agent, state);
+	if (closed) return closed;
 	// A record holds plain data only: a credential pasted into a prompt or payload is not kept (nor sent on).
 	const raw = promptFor(agent, req);
 	const prompt = raw === null ? null : redact(raw);
 	if (prompt === null) return refuse(400, `agent ${agent.name} has no default prompt; send {"prompt": "..."}`);
-	const counts = jobCounts(sql);
-	if (counts.pending >= MAX_QUEUED) return refuse(429, `agent ${agent.name} already has ${counts.pending} runs queued; try again later`);
 
 	const jobId = newJobId(new Date(now));
 	insertOccurrence(sql, { schedule: null, source: req.kind, scheduledInstant: null, dispatch: "manual", claimedAt: now, status: "claimed", jobId });

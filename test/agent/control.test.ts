@@ -1,4 +1,4 @@
-import { env, runInDurableObject } from "cloudflare:test";
+import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import type { JobRecord } from "../../src/jobs/model.ts";
@@ -274,5 +274,50 @@ describe("continue and fork", () => {
 		const { job } = await finished("needs-prompt");
 		expect((await post(`/v1/jobs/${job.id}/continue`, {})).status).toBe(400);
 		expect((await post("/v1/jobs/job-2026-11-30-zzzzzz/continue", { prompt: "x" })).status).toBe(404);
+	});
+});
+
+describe("pause and resume", () => {
+	it("refuses to continue or fork a paused agent's job, as it refuses a manual run, and creates nothing", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ text: "Paris." });
+		await createAgent({ name: "paused-follow" });
+		const job = await runToRest("paused-follow", "What is the capital of France?");
+		expect((await post("/v1/agents/paused-follow/pause", { reason: "maintenance" })).status).toBe(200);
+		for (const [path, body] of [[`/v1/jobs/${job.id}/continue`, { prompt: "More?" }], [`/v1/jobs/${job.id}/fork`, {}], ["/v1/agents/paused-follow/jobs", {}]] as const) {
+			const res = await post(path, body);
+			expect(res.status, path).toBe(409);
+			expect((await errorOf(res)).message).toBe("agent paused-follow is paused: maintenance");
+		}
+		const listed = (await (await call("/v1/agents/paused-follow/jobs")).json()) as { jobs: { id: string }[] };
+		expect(listed.jobs.map((j) => j.id)).toEqual([job.id]);
+	});
+
+	it("starts the runs queued before a pause when the agent is resumed, without waiting for anything else to wake it", async () => {
+		const emulator = useEmulator();
+		// The first run holds the agent's one slot, waiting on an approval, so the second queues.
+		emulator.enqueue({ tool_use: { name: "create_ticket", input: { title: "Disk full" } } }, { text: "Not filed." }, { text: "Second run done." });
+		await createAgent({ name: "resumed", max_concurrent: 1, tools: [ticketTool] });
+		const first = await runToRest("resumed");
+		expect(first.status).toBe("approval_pending");
+		const second = await trigger("resumed");
+		await settle("resumed");
+		expect((await jobOf("resumed", second.id)).status).toBe("pending");
+		expect((await post("/v1/agents/resumed/pause", { reason: "holiday" })).status).toBe(200);
+		await post(`/v1/jobs/${first.id}/approval`, { decision: "deny" });
+		await settle("resumed");
+		expect((await jobOf("resumed", first.id)).status).toBe("completed");
+		expect((await jobOf("resumed", second.id)).status).toBe("pending");
+
+		const stub = env.AGENT.getByName("resumed");
+		const resumedAt = Date.now();
+		expect((await post("/v1/agents/resumed/resume")).status).toBe(200);
+		// The agent has no schedule, so no tick would call it: the resume itself starts the run, with
+		// an alarm a heartbeat out in case this instance dies first (not the retention alarm, days out).
+		const alarm = await runInDurableObject(stub, (_i: AgentDO, state) => state.storage.getAlarm());
+		expect(alarm).not.toBeNull();
+		expect(alarm! - resumedAt).toBeLessThanOrEqual(60_000);
+		await runDurableObjectAlarm(stub);
+		expect(await jobOf("resumed", second.id)).toMatchObject({ status: "completed", summary: "Second run done." });
 	});
 });

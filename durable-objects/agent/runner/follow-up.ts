@@ -4,6 +4,8 @@ import { redact } from "../../../src/security/redact.ts";
 import { refuse, type Refusal } from "../../../src/shared/refusal.ts";
 import { getJob, putJob } from "../jobs.ts";
 import { insertOccurrence } from "../ledger.ts";
+import type { AgentState } from "../state.ts";
+import { admissionRefusal } from "../triggers.ts";
 import { appendMessage, copyMessages, getSetup } from "./session.ts";
 
 export interface FollowUpRequest {
@@ -20,11 +22,13 @@ export interface FollowUpRequest {
  * session never silently resumes under different instructions. Synchronous: run it in one
  * transaction so the job, its copied conversation and its ledger row commit together.
  */
-export function createFollowUp(sql: SqlStorage, agent: AgentDefinition | null, revision: string | null, req: FollowUpRequest, now: number): JobRecord | Refusal {
+export function createFollowUp(sql: SqlStorage, state: AgentState | null, agent: AgentDefinition | null, revision: string | null, req: FollowUpRequest, now: number): JobRecord | Refusal {
 	const source = getJob(sql, req.sourceId);
 	if (!source) return refuse(404, `no job ${req.sourceId}`);
 	if (!isFinal(source.status)) return refuse(409, `job ${req.sourceId} is still ${source.status}; wait for it to finish`);
-	if (!agent || revision === null) return refuse(404, `agent ${source.agent} no longer exists`);
+	if (!state || !agent || revision === null) return refuse(404, `agent ${source.agent} no longer exists`);
+	const closed = admissionRefusal(sql, agent, state);
+	if (closed) return closed;
 	if (revision !== source.definition_revision && !req.allowDefinitionChange) {
 		return refuse(
 			409,
