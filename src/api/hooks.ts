@@ -44,14 +44,18 @@ export const hooksApi = createApi().openapi(
 		const raw = await c.req.text();
 		const headers = c.req.valid("header");
 		await verifyWebhook(secret, headers["x-drover-timestamp"], headers["x-drover-signature"], raw, Date.now());
-		let payload: unknown;
+		let parsed: unknown;
 		try {
-			// Injected data gets the looser scan: invisible characters are stripped, overrides refused.
-			payload = JSON.parse(screenPrompt(raw, "data"));
-		} catch (err) {
-			if (err instanceof BadRequestError) throw err;
+			parsed = JSON.parse(raw);
+		} catch {
 			throw new BadRequestError("webhook body is not valid JSON");
 		}
+		if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new BadRequestError("webhook body must be a JSON object");
+		// Injected data gets the looser scan: invisible characters are stripped, overrides refused. It
+		// scans the payload as the model will read it (JSON.stringify escapes only quotes, backslashes
+		// and control characters), not the raw body, where a \u escape hid a letter or an invisible
+		// character from the scan and JSON.parse then restored it.
+		const payload: unknown = JSON.parse(screenPrompt(JSON.stringify(parsed), "data"));
 		const result = unwrap(
 			await agentRpc(c.env, agent.name).trigger(agent.name, agent.source, {
 				kind: "webhook",
