@@ -8,8 +8,17 @@ import type { StreamHub } from "./streams.ts";
 const NDJSON = "application/x-ndjson";
 const encoder = new TextEncoder();
 
-function jsonError(status: number, code: string, message: string): Response {
-	return Response.json({ error: { code, message } }, { status });
+function jsonError(status: number, code: string, message: string, headers?: Record<string, string>): Response {
+	return Response.json({ error: { code, message } }, { status, headers });
+}
+
+/**
+ * 416 for a range that starts at or past the end of the output (or `bytes=-0`), with the size in
+ * Content-Range as RFC 9110 §15.5.17 asks, and the JSON error body every other error has.
+ */
+function rangeNotSatisfiable(jobId: string, header: string, size: number): Response {
+	const what = size === 0 ? `job ${jobId} has no output yet (0 bytes)` : `job ${jobId}'s output is ${size} bytes (0-${size - 1})`;
+	return jsonError(416, "range_not_satisfiable", `Range "${header.trim().slice(0, 100)}" is outside the output: ${what}`, { "content-range": `bytes */${size}` });
 }
 
 /** Streams a live job's lines from SQLite in batches, sliced to a byte range if asked. */
@@ -66,7 +75,7 @@ export async function serveOutput(sql: SqlStorage, bucket: R2Bucket, jobId: stri
 		const head = await bucket.head(state.outputKey);
 		if (!head) return jsonError(404, "not_found", `job ${jobId}'s output is missing from R2`);
 		const range = resolveRange(header, head.size);
-		if (range === "unsatisfiable") return new Response(null, { status: 416, headers: { "content-range": `bytes */${head.size}` } });
+		if (range === "unsatisfiable") return rangeNotSatisfiable(jobId, header!, head.size);
 		const object = await getOutputObject(bucket, state.outputKey, range ?? undefined);
 		if (!object) return jsonError(404, "not_found", `job ${jobId}'s output is missing from R2`);
 		const headers: Record<string, string> = { "content-type": NDJSON, "accept-ranges": "bytes" };
@@ -80,7 +89,7 @@ export async function serveOutput(sql: SqlStorage, bucket: R2Bucket, jobId: stri
 		.exec<{ bytes: number | null }>("SELECT sum(length(CAST(body AS BLOB)) + 1) AS bytes FROM output_lines WHERE job_id = ?", jobId)
 		.one().bytes ?? 0;
 	const range = resolveRange(header, total);
-	if (range === "unsatisfiable") return new Response(null, { status: 416, headers: { "content-range": `bytes */${total}` } });
+	if (range === "unsatisfiable") return rangeNotSatisfiable(jobId, header!, total);
 	const headers: Record<string, string> = { "content-type": NDJSON, "accept-ranges": "bytes" };
 	if (!range) return new Response(sqliteBody(sql, jobId, null), { headers });
 	return new Response(sqliteBody(sql, jobId, range), {

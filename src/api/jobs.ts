@@ -8,7 +8,7 @@ import { createApi, withRole } from "./factory.ts";
 import { AgentNameParam } from "./params.ts";
 import { unwrap } from "./refusals.ts";
 import { screenPrompt } from "./screen.ts";
-import { conflictResponse, notFoundResponse } from "./schemas.ts";
+import { conflictResponse, ErrorSchema, notFoundResponse } from "./schemas.ts";
 
 const Instant = z.iso.datetime({ offset: true, message: "must be an ISO 8601 date-time, e.g. 2026-11-30T09:00:00Z" });
 
@@ -197,13 +197,19 @@ export const jobsApi = createApi()
 			responses: {
 				200: { description: "JSONL, one object per line", content: { "application/x-ndjson": { schema: z.string() } } },
 				206: { description: "The requested byte range", content: { "application/x-ndjson": { schema: z.string() } } },
-				416: { description: "The range is outside the output" },
+				416: {
+					description: "The range starts at or past the end of the output (Content-Range: bytes */<size>); a Range that is not one valid bytes range is ignored",
+					content: { "application/json": { schema: ErrorSchema } },
+				},
 				...notFoundResponse,
 			},
 		}),
 		async (c) => {
 			const { id } = c.req.valid("param");
-			return forward(c.env, await ownerOf(c.env, id), `/jobs/${id}/output`, c.req.raw);
+			// The agent's answer (JSONL, or a JSON error) passes through as it is. @hono/zod-openapi types
+			// only JSON and text/plain bodies (x-ndjson comes out as never), and with every status's
+			// content declared it no longer takes a plain Response: hence the cast.
+			return (await forward(c.env, await ownerOf(c.env, id), `/jobs/${id}/output`, c.req.raw)) as never;
 		},
 	)
 	.openapi(

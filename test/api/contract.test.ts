@@ -130,6 +130,8 @@ describe("GET /openapi.json", () => {
 				}
 			}
 		}
+		// A 416 on job output carries the same JSON error as every other error status.
+		expect(doc.paths["/v1/jobs/{id}/output"]!.get!.responses["416"]).toMatchObject({ content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } });
 		expect(Object.keys(doc.components.schemas)).toEqual(expect.arrayContaining(["Error", "JobRecord", "JobSummary", "JobPage", "AgentView"]));
 		expect(doc.components.securitySchemes).toHaveProperty("bearer");
 	});

@@ -5,10 +5,11 @@ import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { putJob } from "../../durable-objects/agent/jobs.ts";
 import { insertOccurrence } from "../../durable-objects/agent/ledger.ts";
 import { HERDCTL_FIELDS } from "../../src/jobs/yaml.ts";
+import { upsertJobIndex } from "../../src/store/job-index.ts";
 import { createAgent, settle } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
-import { call } from "../helpers/http.ts";
-import { endedRecord, jobOf, runToRest, trigger } from "../helpers/jobs.ts";
+import { call, errorOf } from "../helpers/http.ts";
+import { endedRecord, jobOf, lifecycleRecords, runToRest, trigger } from "../helpers/jobs.ts";
 import { tick } from "../helpers/ticks.ts";
 import { fake } from "../helpers/outbound.ts";
 import { readEvents } from "../helpers/sse.ts";
@@ -101,6 +102,76 @@ describe("job output", () => {
 		const livePart = await call(`/v1/jobs/${live.id}/output`, { headers: { range: "bytes=0-9" } });
 		expect(livePart.status).toBe(206);
 		expect(await livePart.text()).toBe(liveText.slice(0, 10));
+	});
+});
+
+describe("Range on job output (RFC 9110 §14)", () => {
+	const bytesOf = (text: string) => new TextEncoder().encode(text).length;
+
+	async function expect416(id: string, range: string, size: number, says: RegExp) {
+		const res = await call(`/v1/jobs/${id}/output`, { headers: { range } });
+		expect(res.status, range).toBe(416);
+		expect(res.headers.get("content-range"), range).toBe(`bytes */${size}`);
+		expect(res.headers.get("content-type"), range).toMatch(/^application\/json/);
+		const error = await errorOf(res);
+		expect(error.code).toBe("range_not_satisfiable");
+		expect(error.message).toMatch(says);
+	}
+
+	/** Headers that are not one valid bytes range are ignored: 200 with the whole output. */
+	const IGNORED = ["bytes=10-5", "bytes=9007199254740993-9007199254740992", "items=0-5", "bytes 0-5", "bytes=abc", "bytes=", "bytes=-", "bytes=0-5,10-20", "bytes=1-2-3", "bytes=+1-5", "bytes=0x10-"];
+
+	it("answers 416 with a JSON error and the size past the end of an ended job's output, and ignores invalid ranges", async () => {
+		const job = await finishedJob("range-rfc");
+		const full = await (await call(`/v1/jobs/${job.id}/output`)).text();
+		const size = bytesOf(full);
+		await expect416(job.id, `bytes=${size}-`, size, new RegExp(`output is ${size} bytes`));
+		await expect416(job.id, `bytes=${size}-${size + 10}`, size, /outside the output/);
+		await expect416(job.id, "bytes=-0", size, /outside the output/);
+		for (const range of IGNORED) {
+			const res = await call(`/v1/jobs/${job.id}/output`, { headers: { range } });
+			expect(res.status, range).toBe(200);
+			expect(res.headers.get("content-range"), range).toBeNull();
+			expect(await res.text(), range).toBe(full);
+		}
+		// The unit is case-insensitive, and the last byte is the last one that can be asked for.
+		const last = await call(`/v1/jobs/${job.id}/output`, { headers: { range: `Bytes=${size - 1}-` } });
+		expect(last.status).toBe(206);
+		expect(last.headers.get("content-range")).toBe(`bytes ${size - 1}-${size - 1}/${size}`);
+		expect(await last.text()).toBe("\n");
+	});
+
+	it("behaves the same for a live job's output served by its agent", async () => {
+		useEmulator().enqueue({ tool_use: { name: "create_ticket", input: { title: "x" } } });
+		await createAgent({
+			name: "range-rfc-live",
+			tools: [{ type: "webhook", name: "create_ticket", description: "Create.", url_secret: "TEST_TICKETS_URL", requires_approval: true }],
+		});
+		const live = await runToRest("range-rfc-live");
+		expect(live.status).toBe("approval_pending");
+		const full = await (await call(`/v1/jobs/${live.id}/output`)).text();
+		const size = bytesOf(full);
+		await expect416(live.id, `bytes=${size}-`, size, new RegExp(`output is ${size} bytes`));
+		for (const range of IGNORED) {
+			const res = await call(`/v1/jobs/${live.id}/output`, { headers: { range } });
+			expect(res.status, range).toBe(200);
+			expect(await res.text(), range).toBe(full);
+		}
+	});
+
+	it("answers a pending job's empty output with 416 bytes */0 for a first-pos, and the empty body for a suffix", async () => {
+		// A queued job that has not started: no line written yet.
+		const { pending } = lifecycleRecords("range-rfc-pending", new Date());
+		await env.AGENT.getByName("range-rfc-pending").saveJob(pending);
+		await upsertJobIndex(env.DB, [pending]);
+		expect((await jobOf("range-rfc-pending", pending.id)).status).toBe("pending");
+		expect(await (await call(`/v1/jobs/${pending.id}/output`)).text()).toBe("");
+		await expect416(pending.id, "bytes=0-", 0, /has no output yet/);
+		await expect416(pending.id, "bytes=0-99", 0, /has no output yet/);
+		// A non-zero suffix is satisfiable even at zero length (§14.1.2); Content-Range cannot say "0 bytes", so the whole, empty, body.
+		const suffix = await call(`/v1/jobs/${pending.id}/output`, { headers: { range: "bytes=-10" } });
+		expect(suffix.status).toBe(200);
+		expect(await suffix.text()).toBe("");
 	});
 });
 
