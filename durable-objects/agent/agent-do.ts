@@ -16,7 +16,10 @@ import { expireTriggerKeys, triggerJob, type TriggerRequest } from "./triggers.t
 import type { ModelClient } from "../../src/agent/contracts.ts";
 import { createModelClient } from "../../src/agent/model-client.ts";
 import { createFollowUp } from "./runner/follow-up.ts";
-import { decideToolCall, dueJobIds, nextStepTime, requestCancel } from "./runner/session.ts";
+import { decideToolCall, dueJobIds, getSetup, nextStepTime, requestCancel } from "./runner/session.ts";
+import { appendLines } from "./runner/output.ts";
+import { toolInputProblems } from "../../src/agent/tools/input-check.ts";
+import { redactDeep } from "../../src/security/redact.ts";
 import { startJob } from "./runner/start.ts";
 import { finish, HEARTBEAT_MS, step, type StepDeps } from "./runner/step.ts";
 import { isFinal, transition } from "../../src/jobs/model.ts";
@@ -532,8 +535,21 @@ export class AgentDO extends DurableObject<Env> {
 		if (!job) return refuse(404, `no job ${jobId}`);
 		if (job.status !== "approval_pending" || !job.pending_approval) return refuse(409, `job ${jobId} is ${job.status}, not waiting for an approval`);
 		const pending = job.pending_approval;
-		decideToolCall(this.sql, jobId, pending.tool_use_id, decision, by, decision === "approve" ? toolInput : undefined);
-		const resumed = transition(job, "running", { reason: `${pending.tool_name} ${decision === "approve" ? "approved" : "denied"} by ${by}`, at: new Date() });
+		const edited = decision === "approve" ? toolInput : undefined;
+		if (edited) {
+			// Held to the schema the model was given: the tool's receiver expects that shape either way.
+			const definition = getSetup(this.sql, jobId)?.definition;
+			const problems = definition ? toolInputProblems(definition, pending.tool_name, edited) : [];
+			if (problems.length > 0) {
+				return refuse(400, `tool_input does not match ${pending.tool_name}'s input_schema: ${problems.join("; ")}`);
+			}
+		}
+		decideToolCall(this.sql, jobId, pending.tool_use_id, decision, by, edited);
+		const verdict = `${pending.tool_name} ${decision === "approve" ? "approved" : "denied"} by ${by}${edited ? " with edited input" : ""}`;
+		// The output keeps what was decided and, when edited, the input that was sent in place of the
+		// model's tool_use line above: an audit of the call reads it here, not only in the tool's logs.
+		appendLines(this.sql, jobId, [{ type: "system", subtype: "approval_decided", content: verdict, tool_use_id: pending.tool_use_id, decision, by, ...(edited ? { tool_input: redactDeep(edited) } : {}) }], Date.now());
+		const resumed = transition(job, "running", { reason: verdict, at: new Date() });
 		this.sql.exec("UPDATE job_setup SET approval_expires_at = NULL, next_step_at = ? WHERE job_id = ?", Date.now(), jobId);
 		putJob(this.sql, resumed, Date.now());
 		log.info("job.approval_decided", { agent: job.agent, job_id: jobId, decision, by });

@@ -157,9 +157,28 @@ describe("approvals", () => {
 			return Response.json({ id: 43 });
 		});
 		const { job } = await waitingJob("approve-edit");
-		await post(`/v1/jobs/${job.id}/approval`, { decision: "approve", tool_input: { title: "Disk full on db-1 (P1)" } });
+		const res = await post(`/v1/jobs/${job.id}/approval`, { decision: "approve", tool_input: { title: "Disk full on db-1 (P1)" } });
+		expect(res.status).toBe(200);
 		await settle("approve-edit");
 		expect(seen).toMatchObject([{ input: { title: "Disk full on db-1 (P1)" } }]);
+		// The audit trail says the input was edited, and what was sent in place of the model's.
+		const done = await jobOf("approve-edit", job.id);
+		expect(done.transitions.map((t) => t.reason)).toContain("create_ticket approved by operator with edited input");
+		const decided = (await outputOf("approve-edit", job.id)).find((l) => l.subtype === "approval_decided");
+		expect(decided).toMatchObject({ type: "system", decision: "approve", by: "operator", tool_input: { title: "Disk full on db-1 (P1)" } });
+	});
+
+	it("refuses edited input that breaks the tool's input_schema, sends nothing and keeps the job waiting", async () => {
+		const { job } = await waitingJob("approve-bad-edit");
+		for (const tool_input of [{ title: 5 }, { summary: "no title" }]) {
+			const res = await post(`/v1/jobs/${job.id}/approval`, { decision: "approve", tool_input });
+			expect(res.status).toBe(400);
+			expect((await errorOf(res)).message).toMatch(/^tool_input does not match create_ticket's input_schema: input/);
+		}
+		await settle("approve-bad-edit");
+		expect(await jobOf("approve-bad-edit", job.id)).toMatchObject({ status: "approval_pending" });
+		expect((await outputOf("approve-bad-edit", job.id)).some((l) => l.subtype === "approval_decided")).toBe(false);
+		expect(outboundLog.filter((r) => r.url.startsWith("https://tickets"))).toEqual([]);
 	});
 
 	it("never runs a denied call and tells the model it was denied", async () => {

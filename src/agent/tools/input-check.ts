@@ -1,0 +1,25 @@
+import { Validator, type OutputUnit } from "@cfworker/json-schema";
+import type { AgentDefinition } from "../../config/schema.ts";
+import { toolParams } from "./definitions.ts";
+
+/** Errors that only say a child failed: the child's own error says how. */
+const UMBRELLA = new Set(["properties", "patternProperties", "items", "prefixItems", "allOf", "$ref", "dependentSchemas"]);
+const MAX_PROBLEMS = 5;
+
+/**
+ * What is wrong with `input` for the tool `name` by the input_schema the model was given, [] when
+ * nothing. For input a human supplies in place of the model's (an approval's edit): the model's own
+ * is held to the schema by the Messages API. Validated without code generation, which Workers forbid.
+ */
+export function toolInputProblems(agent: AgentDefinition, name: string, input: Record<string, unknown>): string[] {
+	const tool = toolParams(agent).find((t) => "name" in t && t.name === name);
+	const schema = tool && "input_schema" in tool ? tool.input_schema : undefined;
+	if (!schema) return [];
+	// A copy: the validator marks up the schema objects it is given, and an agent's definition is frozen.
+	const { valid, errors } = new Validator(structuredClone(schema) as Record<string, unknown>, "2020-12", false).validate(input);
+	if (valid) return [];
+	return errors
+		.filter((e: OutputUnit) => !UMBRELLA.has(e.keyword))
+		.slice(0, MAX_PROBLEMS)
+		.map((e: OutputUnit) => `${e.instanceLocation === "#" ? "input" : `input${e.instanceLocation.slice(1)}`}: ${e.error}`);
+}
