@@ -27,7 +27,7 @@ import { serveOutput, serveStream } from "./output-http.ts";
 import { consolidateJob, flushChunks, recordConsolidated, unconsolidated, type Consolidated } from "./output-store.ts";
 import { StreamHub } from "./streams.ts";
 import { oldestRecordAt, PRUNE_BATCH, pruneJobs } from "./retention.ts";
-import { deleteNote, readNotepad, setNote } from "./notepad.ts";
+import { deleteNote, readNotepad, setNote, type Notepad } from "./notepad.ts";
 import { SEND_TIMEOUT_MS, dueSends, nextSendAt, queueEffects, sendDue } from "./effects.ts";
 import { flushIncidentEvents } from "./incidents.ts";
 
@@ -282,17 +282,18 @@ export class AgentDO extends DurableObject<Env> {
 		};
 	}
 
-	async notepad(name: string, source: AgentSource): Promise<Record<string, string>> {
+	async notepad(name: string, source: AgentSource): Promise<Notepad> {
 		ensureState(this.sql, name, source);
 		return readNotepad(this.sql);
 	}
 
-	async setNote(name: string, source: AgentSource, key: string, value: string): Promise<Record<string, string> | Refusal> {
+	/** The notepad comes back wrapped: bare, a key named "refused" would pass for a refusal. */
+	async setNote(name: string, source: AgentSource, key: string, value: string): Promise<{ notepad: Notepad } | Refusal> {
 		ensureState(this.sql, name, source);
 		const refused = setNote(this.sql, key, value, Date.now());
 		if (refused) return refused;
 		log.info("notepad.set", { agent: name, key });
-		return readNotepad(this.sql);
+		return { notepad: readNotepad(this.sql) };
 	}
 
 	async deleteNote(name: string, source: AgentSource, key: string | null): Promise<{ deleted: number }> {

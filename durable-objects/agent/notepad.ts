@@ -2,20 +2,71 @@ import { refuse, type Refusal } from "../../src/shared/refusal.ts";
 
 /** Hermes' limits: per value, per key name, and for the whole notepad. */
 export const NOTEPAD_VALUE_BYTES = 16 * 1024;
+/** Characters (Unicode code points), not UTF-16 code units: an emoji is one. At most 512 bytes as UTF-8. */
 export const NOTEPAD_KEY_CHARS = 128;
 export const NOTEPAD_TOTAL_BYTES = 64 * 1024;
 
+/**
+ * A notepad, key → value in key order. Keys are whatever an operator chose, `__proto__` and
+ * `toString` included, so it is a Map, never a plain object: no key is inherited or shadowed, and
+ * a Map crosses RPC as it is (a null-prototype object cannot be serialized).
+ */
+export type Notepad = ReadonlyMap<string, string>;
+
 const bytes = (s: string) => new TextEncoder().encode(s).length;
 
-export function readNotepad(sql: SqlStorage): Record<string, string> {
-	const out: Record<string, string> = {};
-	for (const row of sql.exec<{ key: string; value: string }>("SELECT key, value FROM notepad ORDER BY key")) out[row.key] = row.value;
+/** A key's length in characters (code points), as the limit's message counts it. */
+export function keyChars(key: string): number {
+	let n = 0;
+	for (const _ of key) n++;
+	return n;
+}
+
+/** C0 controls (NUL, tab, line feed, carriage return, escape…), DEL, C1 controls, U+2028 and U+2029. */
+const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/u;
+
+/** Why a key cannot be looked up or deleted (its length), or null. */
+export function keyLengthProblem(key: string): string | null {
+	const chars = keyChars(key);
+	if (chars === 0 || chars > NOTEPAD_KEY_CHARS) return `notepad keys are 1-${NOTEPAD_KEY_CHARS} characters; this one is ${chars}`;
+	return null;
+}
+
+/**
+ * Why a key cannot be written, or null. A key is rendered into the model's prompt as a list item's
+ * label, so it is one line of printable text: no control characters or line separators.
+ */
+export function keyProblem(key: string): string | null {
+	const length = keyLengthProblem(key);
+	if (length !== null) return length;
+	const bad = UNPRINTABLE.exec(key);
+	if (bad === null) return null;
+	const at = keyChars(key.slice(0, bad.index)) + 1;
+	const code = `U+${bad[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`;
+	return `notepad keys may not contain a control character or line separator (${code} at character ${at})`;
+}
+
+/** The whole notepad, in key order. */
+export function readNotepad(sql: SqlStorage): Notepad {
+	const out = new Map<string, string>();
+	for (const row of sql.exec<{ key: string; value: string }>("SELECT key, value FROM notepad ORDER BY key")) out.set(row.key, row.value);
 	return out;
 }
 
-/** Sets one key; an oversized key, value or notepad is refused and changes nothing. */
+/**
+ * The notepad as the API's JSON object. It has no prototype, so a key such as `__proto__` is an
+ * own property like any other and JSON.stringify writes it out.
+ */
+export function notepadJson(notepad: Notepad): Record<string, string> {
+	const out = Object.create(null) as Record<string, string>;
+	for (const [key, value] of notepad) out[key] = value;
+	return out;
+}
+
+/** Sets one key; a bad key or an oversized value or notepad is refused and changes nothing. */
 export function setNote(sql: SqlStorage, key: string, value: string, now: number): Refusal | null {
-	if (key.length === 0 || key.length > NOTEPAD_KEY_CHARS) return refuse(400, `notepad keys are 1-${NOTEPAD_KEY_CHARS} characters`);
+	const problem = keyProblem(key);
+	if (problem !== null) return refuse(400, problem);
 	if (bytes(value) > NOTEPAD_VALUE_BYTES) return refuse(413, `a notepad value is at most ${NOTEPAD_VALUE_BYTES / 1024} KiB; this one is ${bytes(value)} bytes`);
 	const others = sql
 		.exec<{ key: string; value: string }>("SELECT key, value FROM notepad WHERE key != ?", key)

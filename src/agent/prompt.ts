@@ -11,7 +11,8 @@ import type { ScanTier } from "./injection.ts";
 
 export interface PromptInput {
 	prompt: string;
-	notepad: Record<string, string>;
+	/** Key → value; a Map, since keys are the operator's own (`__proto__` and `toString` included). */
+	notepad: ReadonlyMap<string, string>;
 	trigger: TriggerType;
 }
 
@@ -33,13 +34,23 @@ function byKey(a: string, b: string): number {
 	return a < b ? -1 : a > b ? 1 : 0;
 }
 
+/** Every way a text can start a new line: CRLF, LF, CR, VT, FF, NEL, U+2028, U+2029. */
+const LINE_BREAK = /\r\n|[\n\r\v\f\u0085\u2028\u2029]/g;
+
+/**
+ * Keeps a key or value inside its list item: every line break becomes a newline plus an indent, so
+ * the text cannot end the block early or pass itself off as a heading or item of its own.
+ */
+function withinItem(text: string): string {
+	return text.replace(LINE_BREAK, "\n  ");
+}
+
 /** The notepad block, or "" for an empty notepad (so the user message is then exactly the prompt). */
-export function renderNotepad(notepad: Record<string, string>): string {
-	const keys = Object.keys(notepad).sort(byKey);
-	if (keys.length === 0) return "";
-	// A multi-line value stays one list item: continuation lines are indented, so a value cannot
-	// end the block early or pass itself off as a heading of its own.
-	const lines = keys.map((key) => `- ${key}: ${(notepad[key] ?? "").replace(/\r?\n/g, "\n  ")}`);
+export function renderNotepad(notepad: ReadonlyMap<string, string>): string {
+	const entries = [...notepad].sort(([a], [b]) => byKey(a, b));
+	if (entries.length === 0) return "";
+	// The API refuses keys with line breaks; one stored before that rule is still kept in its item.
+	const lines = entries.map(([key, value]) => `- ${withinItem(key)}: ${withinItem(value)}`);
 	return `${NOTEPAD_HEADING}\n${lines.join("\n")}\n`;
 }
 
@@ -58,5 +69,5 @@ export function assemblePrompt(agent: Pick<AgentDefinition, "system_prompt">, in
  * not write as a prompt (a webhook payload, the notepad), "strict" for a bare prompt.
  */
 export function promptScanTier(input: PromptInput): ScanTier {
-	return input.trigger === "webhook" || Object.keys(input.notepad).length > 0 ? "data" : "strict";
+	return input.trigger === "webhook" || input.notepad.size > 0 ? "data" : "strict";
 }

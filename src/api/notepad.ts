@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { agentRpc } from "../../durable-objects/agent/client.ts";
+import { keyLengthProblem, keyProblem, NOTEPAD_KEY_CHARS, notepadJson } from "../../durable-objects/agent/notepad.ts";
 import { NotFoundError } from "../errors.ts";
 import { createApi, withRole } from "./factory.ts";
 import { AgentNameParam } from "./params.ts";
@@ -7,8 +8,24 @@ import { unwrap } from "./refusals.ts";
 import { requireAgent } from "./resolve-agent.ts";
 import { notFoundResponse } from "./schemas.ts";
 
+function problem(check: (key: string) => string | null) {
+	return (key: string, ctx: z.RefinementCtx) => {
+		const message = check(key);
+		if (message !== null) ctx.addIssue({ code: "custom", message });
+	};
+}
+
 const AgentPath = z.object({ agent: AgentNameParam });
-const KeyPath = AgentPath.extend({ key: z.string().min(1).max(128, "notepad keys are at most 128 characters") });
+// Lengths are counted in characters (code points), as the messages say; JSON Schema's maxLength counts the same way.
+const Key = z.string().openapi({ minLength: 1, maxLength: NOTEPAD_KEY_CHARS });
+/** Reading or deleting checks the length only, so a key stored before the character rules can still be reached. */
+const KeyPath = AgentPath.extend({ key: Key.superRefine(problem(keyLengthProblem)) });
+const WriteKeyPath = AgentPath.extend({
+	key: Key.superRefine(problem(keyProblem)).openapi({
+		description: "1-128 characters, one line of printable text: no control characters (C0, DEL, C1) or U+2028/U+2029",
+		pattern: "^[^\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029]+$",
+	}),
+});
 const Notepad = z.record(z.string(), z.string()).openapi("Notepad");
 const tooLarge = { 413: { description: "The value or the notepad would exceed its limit; nothing changed" } };
 
@@ -27,7 +44,7 @@ export const notepadApi = createApi()
 		}),
 		async (c) => {
 			const agent = await requireAgent(c.env, c.req.valid("param").agent);
-			return c.json(await agentRpc(c.env, agent.name).notepad(agent.name, agent.source), 200);
+			return c.json(notepadJson(await agentRpc(c.env, agent.name).notepad(agent.name, agent.source)), 200);
 		},
 	)
 	.openapi(
@@ -42,8 +59,9 @@ export const notepadApi = createApi()
 			const { agent: name, key } = c.req.valid("param");
 			const agent = await requireAgent(c.env, name);
 			const notes = await agentRpc(c.env, agent.name).notepad(agent.name, agent.source);
-			if (!(key in notes)) throw new NotFoundError(`no notepad key ${JSON.stringify(key)} for agent ${name}`);
-			return c.json({ key, value: notes[key]! }, 200);
+			const value = notes.get(key);
+			if (value === undefined) throw new NotFoundError(`no notepad key ${JSON.stringify(key)} for agent ${name}`);
+			return c.json({ key, value }, 200);
 		},
 	)
 	.openapi(
@@ -51,13 +69,14 @@ export const notepadApi = createApi()
 			method: "put",
 			path: "/{agent}/notepad/{key}",
 			summary: "Set a notepad value (16 KiB a value, 64 KiB in all)",
-			request: { params: KeyPath, body: { content: { "application/json": { schema: z.strictObject({ value: z.string() }) } }, required: true } },
+			request: { params: WriteKeyPath, body: { content: { "application/json": { schema: z.strictObject({ value: z.string() }) } }, required: true } },
 			responses: { 200: { description: "The notepad after the write", content: { "application/json": { schema: Notepad } } }, ...notFoundResponse, ...tooLarge },
 		}),
 		async (c) => {
 			const { agent: name, key } = c.req.valid("param");
 			const agent = await requireAgent(c.env, name);
-			return c.json(unwrap(await agentRpc(c.env, agent.name).setNote(agent.name, agent.source, key, c.req.valid("json").value)), 200);
+			const { notepad } = unwrap(await agentRpc(c.env, agent.name).setNote(agent.name, agent.source, key, c.req.valid("json").value));
+			return c.json(notepadJson(notepad), 200);
 		},
 	)
 	.openapi(

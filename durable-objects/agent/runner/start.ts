@@ -16,7 +16,7 @@ const MAX_TOKENS = 8192;
  * Moves a pending job to running: saves its manifest (prompt, tools, models, deadline) and its
  * first message, so every later turn rebuilds the same request whatever is deployed meanwhile.
  */
-export function startJob(sql: SqlStorage, job: JobRecord, agent: AgentDefinition, notepad: Record<string, string>, now: number): JobRecord {
+export function startJob(sql: SqlStorage, job: JobRecord, agent: AgentDefinition, notepad: ReadonlyMap<string, string>, now: number): JobRecord {
 	const parts = assemblePrompt(agent, {
 		prompt: job.prompt ?? "",
 		notepad,
