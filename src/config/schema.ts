@@ -74,13 +74,23 @@ function timeoutProblem(s: string): string | undefined {
 	return undefined;
 }
 
+/** The shape of an IANA zone name: "UTC", "Europe/Berlin", "America/Argentina/Buenos_Aires", "Etc/GMT+5". */
+const IANA_ZONE_NAME = /^[A-Za-z][A-Za-z0-9_+-]*(?:\/[A-Za-z0-9_+-]+)*$/;
+
 function timezoneProblem(timeZone: string): string | undefined {
+	const useIana = 'use an IANA zone such as "Europe/Berlin" or "UTC"';
+	let resolved: string;
 	try {
-		new Intl.DateTimeFormat(undefined, { timeZone });
-		return undefined;
+		resolved = new Intl.DateTimeFormat(undefined, { timeZone }).resolvedOptions().timeZone;
 	} catch {
-		return `unknown timezone "${timeZone}"; use an IANA zone such as "Europe/Berlin" or "UTC"`;
+		return `unknown timezone "${timeZone}"; ${useIana}`;
 	}
+	// Intl also takes a bare UTC offset ("+05:00"), which is no zone: it knows no daylight saving time.
+	if (/^[+\u2212-]/.test(timeZone) || /^[+-]/.test(resolved)) {
+		return `timezone "${timeZone}" is a UTC offset, not an IANA zone; ${useIana} (a fixed offset is "Etc/GMT-5" for UTC+5)`;
+	}
+	if (!IANA_ZONE_NAME.test(timeZone)) return `timezone "${timeZone}" is not an IANA zone name; ${useIana}`;
+	return undefined;
 }
 
 function cronProblem(expression: string, timezone: string): string | undefined {

@@ -109,6 +109,7 @@ describe("refused agent changes change nothing", () => {
 		["a bad cron", { schedules: { x: { cron: "61 * * * *" } } }, "schedules.x.cron", "invalid cron"],
 		["a bad interval", { schedules: { x: { interval: "5 minutes" } } }, "schedules.x.interval", "not a duration"],
 		["an unknown timezone", { schedules: { x: { cron: "0 9 * * *", timezone: "Mars/Olympus" } } }, "schedules.x.timezone", "unknown timezone"],
+		["a UTC offset for a timezone", { name: "qa-s2", schedules: { a: { cron: "0 9 * * 1-5", timezone: "+05:00" } } }, "schedules.a.timezone", "is a UTC offset, not an IANA zone"],
 		["a typo", { max_turn: 3 }, "max_turn", "did you mean"],
 		["a bad name", { name: "Bad Name" }, "name", "agent names"],
 		["a key in a prompt", { prompt: "use sk-ant-api03-abcdefghijklmnop" }, "prompt", "API key"],

@@ -76,6 +76,10 @@ describe("a bad fleet file is rejected with the offending path and reason", () =
 		{ name: "bad cron", text: schedule({ cron: "61 * * * *" }), path: "agents[0].schedules.nightly.cron", message: 'invalid cron "61 * * * *": Invalid value for minute' },
 		{ name: "6-field cron", text: schedule({ cron: "0 0 9 * * *" }), path: "agents[0].schedules.nightly.cron", message: "has 6 fields; use 5" },
 		{ name: "bad timezone", text: schedule({ cron: "0 9 * * *", timezone: "Mars/Olympus" }), path: "agents[0].schedules.nightly.timezone", message: 'unknown timezone "Mars/Olympus"' },
+		{ name: "UTC offset for a timezone", text: schedule({ cron: "0 9 * * 1-5", timezone: "+05:00" }), path: "agents[0].schedules.nightly.timezone", message: 'timezone "+05:00" is a UTC offset, not an IANA zone; use an IANA zone' },
+		{ name: "negative UTC offset for a timezone", text: schedule({ cron: "0 9 * * *", timezone: "-03:30" }), path: "agents[0].schedules.nightly.timezone", message: "is a UTC offset" },
+		{ name: "short UTC offset for a timezone", text: schedule({ cron: "0 9 * * *", timezone: "+05" }), path: "agents[0].schedules.nightly.timezone", message: "IANA zone" },
+		{ name: "compact UTC offset for a timezone", text: schedule({ cron: "0 9 * * *", timezone: "-0330" }), path: "agents[0].schedules.nightly.timezone", message: "IANA zone" },
 		{ name: "interval in words", text: schedule({ interval: "5 minutes" }), path: "agents[0].schedules.nightly.interval", message: 'interval "5 minutes" is not a duration; use a number with a unit' },
 		{ name: "zero interval", text: schedule({ interval: "0m" }), path: "agents[0].schedules.nightly.interval", message: "at least 1m" },
 		{ name: "sub-minute interval", text: schedule({ interval: "45s" }), path: "agents[0].schedules.nightly.interval", message: "whole minutes" },
@@ -148,6 +152,21 @@ describe("parseAgent", () => {
 			schedules: { daily: { cron: "30 6 * * *", timezone: "UTC", prompt: "go", catch_up: true, enabled: true } },
 		});
 		expect(parseAgent(agent)).toEqual(agent);
+	});
+
+	it("takes IANA zone names, UTC and Etc/ names included, as a cron schedule's timezone", () => {
+		for (const timezone of ["UTC", "Etc/UTC", "Etc/GMT+5", "Etc/GMT-14", "Europe/Berlin", "America/Argentina/Buenos_Aires", "America/Port-au-Prince", "GMT"]) {
+			const agent = parseAgent({ name: "zoned", prompt: "p", schedules: { daily: { cron: "30 6 * * *", timezone } } });
+			expect(agent.schedules.daily, timezone).toMatchObject({ timezone });
+		}
+	});
+
+	it("refuses a UTC offset as an agent's timezone, naming the field", () => {
+		for (const timezone of ["+05:00", "-05:00", "+00:00", "+0530", "-12"]) {
+			const error = configError(() => parseAgent({ name: "offset", prompt: "p", schedules: { a: { cron: "0 9 * * 1-5", timezone } } }));
+			expect(error.issues, timezone).toEqual([{ path: "schedules.a.timezone", message: expect.stringMatching(/UTC offset|unknown timezone/) }]);
+			expect(error.issues[0]!.message, timezone).toContain("use an IANA zone");
+		}
 	});
 
 	it("names the field relative to the agent", () => {
