@@ -263,7 +263,12 @@ export class AgentDO extends DurableObject<Env> {
 	}
 
 	async status(name: string, source: AgentSource): Promise<AgentStatus> {
-		const state = ensureState(this.sql, name, source);
+		let state = ensureState(this.sql, name, source);
+		// Readiness is the Worker's to judge (its secrets, the model's retirement date), so a view
+		// shows an agent that cannot run as paused, and one that can again as not, before any trigger
+		// or tick finds out: a newly created agent on a retired model, a secret set since.
+		const agent = currentDefinition(state);
+		if (agent) state = this.autoPause(agent, state, Date.now());
 		const last = latestJob(this.sql);
 		return {
 			name: state.name,

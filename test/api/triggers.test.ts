@@ -109,6 +109,18 @@ describe("POST /v1/agents/:agent/jobs", () => {
 		const agent = (await (await call("/v1/agents/triage")).json()) as { paused: { by: string; reason: string } };
 		expect(agent.paused).toMatchObject({ by: "auto", reason: "auto: secret TICKETS_WEBHOOK_URL (tool create_ticket) is not set" });
 	});
+
+	it("shows an agent that cannot run as paused from its creation, before any trigger finds out, and not once it can run again", async () => {
+		await createAgent({ name: "born-retired", model: "claude-sonnet-4-5" });
+		const reason = "auto: model claude-sonnet-4-5 is retired (end of life 2026-11-30) and no fallback model is current";
+		const shown = (await (await call("/v1/agents/born-retired")).json()) as { paused: unknown };
+		expect(shown.paused).toMatchObject({ by: "auto", reason });
+		const listed = (await (await call("/v1/agents?limit=200")).json()) as { agents: { name: string; paused: unknown }[] };
+		expect(listed.agents.find((a) => a.name === "born-retired")?.paused).toMatchObject({ by: "auto", reason });
+		const fixed = await call("/v1/agents/born-retired", { method: "PUT", as: "admin", body: { name: "born-retired", prompt: "Do the thing.", model: "claude-sonnet-5-5" } });
+		expect(fixed.status).toBe(200);
+		expect(((await (await call("/v1/agents/born-retired")).json()) as { paused: unknown }).paused).toBeNull();
+	});
 });
 
 describe("POST /v1/hooks/:agent", () => {
