@@ -13,6 +13,12 @@ export const onError: ErrorHandler<AppEnv> = (err, c) => {
 	if (err instanceof HTTPException) {
 		// Hono raises these for framework-level problems, such as a body that is not valid JSON.
 		const status = err.status;
+		if (status === 415) {
+			// @hono/zod-openapi's gate before a route's body validator: every body drover takes is JSON.
+			const sent = c.req.header("content-type");
+			const got = sent ? `, not ${JSON.stringify(sent.slice(0, 100))}` : " (the request had none)";
+			return c.json({ error: { code: "unsupported_media_type", message: `the request body must be JSON, sent with Content-Type: application/json${got}` } }, 415);
+		}
 		const code = status === 413 ? "payload_too_large" : status >= 500 ? "internal" : "bad_request";
 		return c.json({ error: { code, message: err.message || "bad request" } }, status);
 	}

@@ -5,7 +5,7 @@ import { issuesOf } from "../shared/zod-issues.ts";
 import { requireRole } from "./auth/middleware.ts";
 import type { Role } from "./auth/roles.ts";
 import type { AppEnv } from "./context.ts";
-import { standardErrors } from "./schemas.ts";
+import { standardErrors, unsupportedMediaTypeResponse } from "./schemas.ts";
 
 /** Turns a zod failure into a 400 whose message names each offending field. */
 export function validationError(target: string, error: ZodError): BadRequestError {
@@ -33,6 +33,7 @@ export function withRole<R extends Omit<RouteConfig, "middleware" | "security">>
 		middleware: [requireRole(role)],
 		security: [{ bearer: [] }],
 		"x-drover-role": role,
-		responses: { ...standardErrors, ...route.responses },
+		// A route with a body refuses any other Content-Type than JSON with a 415 (see onError).
+		responses: { ...standardErrors, ...(route.request?.body ? unsupportedMediaTypeResponse : {}), ...route.responses },
 	} as R & { middleware: ReturnType<typeof requireRole>[] };
 }

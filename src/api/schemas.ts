@@ -23,6 +23,8 @@ export const standardErrors = {
 } as const;
 
 export const notFoundResponse = { 404: errorResponse("No such resource") } as const;
+/** Every route with a request body declares this: the body was sent without Content-Type: application/json. */
+export const unsupportedMediaTypeResponse = { 415: errorResponse("The body is not sent as application/json (code unsupported_media_type)") } as const;
 export const conflictResponse = { 409: errorResponse("The resource is in the wrong state for this") } as const;
 
 /** An agent's live state as its Durable Object reports it (paused, running, last job). */

@@ -1,13 +1,21 @@
 import { env } from "cloudflare:test";
+import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createAgent, settle, runsOf } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
 import { call, errorOf } from "../helpers/http.ts";
+import { TOKENS } from "../helpers/tokens.ts";
 import { jobOf, runToRest, trigger } from "../helpers/jobs.ts";
 import { fake } from "../helpers/outbound.ts";
 import { tick } from "../helpers/ticks.ts";
 
 const definition = { name: "api-made", prompt: "Check the queue.", schedules: { quarter: { interval: "15m" } } };
+
+function form(fields: Record<string, string>): FormData {
+	const data = new FormData();
+	for (const [key, value] of Object.entries(fields)) data.set(key, value);
+	return data;
+}
 
 async function registryRow(name: string) {
 	return env.DB.prepare("SELECT name, deleted_at, created_by FROM agents WHERE name = ?").bind(name).first();
@@ -145,6 +153,33 @@ describe("refused agent changes change nothing", () => {
 		const mismatch = await call("/v1/agents/twice", { method: "PUT", as: "admin", body: { name: "other", prompt: "x" } });
 		expect(mismatch.status).toBe(400);
 		expect(((await (await call("/v1/agents/twice")).json()) as { definition: { prompt: string } }).definition.prompt).toBe("Do the thing.");
+	});
+
+	it("answers 415 unsupported_media_type, saying to send application/json, to a body of another type or none", async () => {
+		const body = JSON.stringify({ name: "typed-wrong", prompt: "x" });
+		const sent: [string, string | undefined, BodyInit][] = [
+			["text/plain", "text/plain", body],
+			["a form", "application/x-www-form-urlencoded", "name=typed-wrong&prompt=x"],
+			// FormData sets its own multipart/form-data Content-Type, boundary included.
+			["multipart", undefined, form({ name: "typed-wrong", prompt: "x" })],
+			["no Content-Type", undefined, new TextEncoder().encode(body)],
+		];
+		for (const [what, type, payload] of sent) {
+			const headers: Record<string, string> = { authorization: `Bearer ${TOKENS.admin}` };
+			if (type) headers["content-type"] = type;
+			const res = await exports.default.fetch(new Request("https://drover.test/v1/agents", { method: "POST", headers, body: payload }));
+			expect(res.status, what).toBe(415);
+			const error = await errorOf(res);
+			expect(error.code, what).toBe("unsupported_media_type");
+			expect(error.message, what).toContain("must be JSON, sent with Content-Type: application/json");
+		}
+		const plain = await call("/v1/agents", { method: "POST", as: "admin", body, headers: { "content-type": "text/plain" } });
+		expect((await errorOf(plain)).message).toBe('the request body must be JSON, sent with Content-Type: application/json, not "text/plain"');
+		expect(await registryRow("typed-wrong")).toBeNull();
+		// A route whose body is optional refuses a mistyped one too, before looking anything up.
+		const cancel = await call("/v1/jobs/job-2026-11-30-zzzzzz/cancel", { method: "POST", as: "operate", body: "reason=x", headers: { "content-type": "application/x-www-form-urlencoded" } });
+		expect(cancel.status).toBe(415);
+		expect((await errorOf(cancel)).code).toBe("unsupported_media_type");
 	});
 
 	it("answers 413 to an oversized body and 400 to one that is not JSON", async () => {

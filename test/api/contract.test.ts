@@ -130,6 +130,16 @@ describe("GET /openapi.json", () => {
 				}
 			}
 		}
+		// Every route that takes a JSON body documents the 415 it answers to a body of another type.
+		const withBody = Object.entries(doc.paths).flatMap(([path, ops]) =>
+			Object.entries(ops as Record<string, { requestBody?: { content: Record<string, unknown> }; responses: Record<string, unknown> }>)
+				.filter(([, op]) => op.requestBody?.content["application/json"])
+				.map(([method, op]) => [`${method.toUpperCase()} ${path}`, op.responses["415"]] as const),
+		);
+		expect(withBody.map(([route]) => route)).toEqual(expect.arrayContaining(["POST /v1/agents", "PUT /v1/agents/{agent}", "POST /v1/jobs/{id}/cancel"]));
+		for (const [route, response] of withBody) {
+			expect(response, route).toMatchObject({ content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } });
+		}
 		// A 416 on job output carries the same JSON error as every other error status.
 		expect(doc.paths["/v1/jobs/{id}/output"]!.get!.responses["416"]).toMatchObject({ content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } });
 		expect(Object.keys(doc.components.schemas)).toEqual(expect.arrayContaining(["Error", "JobRecord", "JobSummary", "JobPage", "AgentView"]));
