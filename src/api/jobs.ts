@@ -3,12 +3,14 @@ import { agentRpc } from "../../durable-objects/agent/client.ts";
 import { NotFoundError } from "../errors.ts";
 import { JobIdSchema, JobRecordSchema, JobStatusSchema, JobSummarySchema, TriggerTypeSchema } from "../jobs/model.ts";
 import { toHerdctlYaml } from "../jobs/yaml.ts";
+import { negotiate, type Offer } from "../shared/accept.ts";
 import { getJobSummary, listJobs } from "../store/job-index.ts";
 import { createApi, withRole } from "./factory.ts";
 import { AgentNameParam } from "./params.ts";
 import { unwrap } from "./refusals.ts";
 import { screenPrompt } from "./screen.ts";
 import { conflictResponse, ErrorSchema, notFoundResponse } from "./schemas.ts";
+import { MAX_JSON_DEPTH, withinDepth } from "../shared/json-depth.ts";
 
 const Instant = z.iso.datetime({ offset: true, message: "must be an ISO 8601 date-time, e.g. 2026-11-30T09:00:00Z" });
 
@@ -47,13 +49,23 @@ async function forward(env: Env, agent: string, path: string, original: Request)
 	return env.AGENT.getByName(agent).fetch(new Request(`https://agent${path}${url.search}`, { headers, signal: original.signal }));
 }
 
+/** GET /v1/jobs/:id gives JSON unless the Accept header weights YAML (by any of its usual names) higher. */
+const JOB_REPRESENTATIONS = [
+	{ key: "json", type: "application/json" },
+	{ key: "yaml", type: "application/yaml", aliases: ["application/x-yaml", "text/yaml", "text/x-yaml"] },
+] as const satisfies readonly [Offer<string>, ...Offer<string>[]];
+
 const jobResponse = (description: string) => ({ description, content: { "application/json": { schema: JobRecordSchema } } });
 
 const CancelBody = z.strictObject({ reason: z.string().max(500).optional() }).openapi("CancelRequest");
 const ApprovalBody = z
 	.strictObject({
 		decision: z.enum(["approve", "deny"]),
-		tool_input: z.record(z.string(), z.unknown()).optional().openapi({ description: "Approve with this input instead of the model's" }),
+		tool_input: z
+			.record(z.string(), z.unknown())
+			.refine((v) => withinDepth(v), `nests deeper than ${MAX_JSON_DEPTH} levels`)
+			.optional()
+			.openapi({ description: "Approve with this input instead of the model's; it must match the tool's input_schema" }),
 	})
 	.refine((b) => b.decision === "approve" || b.tool_input === undefined, { message: "tool_input goes only with approve", path: ["tool_input"] })
 	.openapi("ApprovalRequest");
@@ -112,7 +124,9 @@ export const jobsApi = createApi()
 			const summary = await getJobSummary(c.env.DB, id);
 			const job = summary && (await agentRpc(c.env, summary.agent).getJob(id));
 			if (!job) throw new NotFoundError(`no job ${id}`);
-			if (/\b(application|text)\/(x-)?yaml\b/.test(c.req.header("accept") ?? "")) {
+			// The body depends on Accept: a cache must not give one client's YAML to another.
+			c.header("vary", "Accept");
+			if (negotiate(c.req.header("accept"), JOB_REPRESENTATIONS) === "yaml") {
 				return c.body(toHerdctlYaml(job), 200, { "content-type": "application/yaml; charset=utf-8" });
 			}
 			return c.json(job, 200);

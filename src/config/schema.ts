@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { Cron } from "croner";
+import { MAX_JSON_DEPTH, withinDepth } from "../shared/json-depth.ts";
 
 // Every object is strict: a misspelt key (`max_turn`) must fail loudly instead of silently keeping
 // the default. The unknown key is named, with the closest known key when it looks like a typo.
@@ -202,6 +203,8 @@ const HttpFetchTool = strict({
 	requires_approval: z.boolean().default(false),
 });
 
+const DEPTH_MESSAGE = `nests deeper than ${MAX_JSON_DEPTH} levels`;
+
 const WebhookTool = strict({
 	type: z.literal("webhook"),
 	name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, "tool names are 1-64 letters, digits, _ or -"),
@@ -209,6 +212,7 @@ const WebhookTool = strict({
 	url_secret: SecretName,
 	input_schema: z
 		.record(z.string(), z.unknown())
+		.refine((s) => withinDepth(s), { message: DEPTH_MESSAGE, abort: true })
 		.refine((s) => s.type === "object", 'input_schema must be a JSON schema with type: "object"')
 		.refine((s) => !SECRET_LITERAL.test(JSON.stringify(s)), SECRET_MESSAGE)
 		.default({ type: "object" }),
@@ -221,6 +225,7 @@ const ServerTool = strict({
 	type: z.literal("server"),
 	definition: z
 		.record(z.string(), z.unknown())
+		.refine((d) => withinDepth(d), { message: DEPTH_MESSAGE, abort: true })
 		.refine(
 			(d) => typeof d.type === "string" && typeof d.name === "string",
 			"a server tool's definition needs the API's type and name, e.g. { type: web_search_20250305, name: web_search }",

@@ -175,6 +175,11 @@ describe("approvals", () => {
 			expect(res.status).toBe(400);
 			expect((await errorOf(res)).message).toMatch(/^tool_input does not match create_ticket's input_schema: input/);
 		}
+		let deep: unknown = "leaf";
+		for (let i = 0; i < 3000; i++) deep = [deep];
+		const tooDeep = await post(`/v1/jobs/${job.id}/approval`, { decision: "approve", tool_input: { title: "x", deep } });
+		expect(tooDeep.status).toBe(400);
+		expect(JSON.stringify(await errorOf(tooDeep))).toContain("nests deeper than 64 levels");
 		await settle("approve-bad-edit");
 		expect(await jobOf("approve-bad-edit", job.id)).toMatchObject({ status: "approval_pending" });
 		expect((await outputOf("approve-bad-edit", job.id)).some((l) => l.subtype === "approval_decided")).toBe(false);
