@@ -163,6 +163,31 @@ describe("GET /v1/jobs/:id", () => {
 		expect(await res.json()).toEqual(record);
 	});
 
+	it("gives YAML only when Accept weights it above JSON, honouring q=0 as refused", async () => {
+		const record = transition(job(201, "delta"), "running", { reason: "claimed", at: new Date(T0 + 1) });
+		await env.AGENT.getByName("delta").saveJob(record);
+		await upsertJobIndex(env.DB, [record]);
+		for (const [accept, yaml] of [
+			["application/yaml", true],
+			["application/yaml;q=0", false],
+			["application/yaml;q=0, */*", false],
+			["application/json;q=0.5, application/yaml;q=0.9", true],
+			["application/yaml;q=0.5, application/json", false],
+			["text/html, */*;q=0.1", false],
+		] as const) {
+			const res = await call(`/v1/jobs/${record.id}`, { headers: { accept } });
+			expect(res.status, accept).toBe(200);
+			expect(res.headers.get("vary"), accept).toMatch(/accept/i);
+			if (yaml) {
+				expect(res.headers.get("content-type"), accept).toMatch(/^application\/yaml/);
+				expect(await res.text(), accept).toContain(`id: ${record.id}`);
+			} else {
+				expect(res.headers.get("content-type"), accept).toMatch(/^application\/json/);
+				expect(await res.json(), accept).toEqual(record);
+			}
+		}
+	});
+
 	it("answers 404 for a well-formed id nobody has", async () => {
 		const res = await call("/v1/jobs/job-2026-11-30-zzzzzz");
 		expect(res.status).toBe(404);
