@@ -70,7 +70,9 @@ export async function serveOutput(sql: SqlStorage, bucket: R2Bucket, jobId: stri
 			.toArray();
 		return ndjson(rows);
 	}
-	const header = request.headers.get("range");
+	// If-Range asks for the part only if the output still matches a validator, and drover sends
+	// none (no ETag, no Last-Modified): no If-Range can match, so its Range is ignored (RFC 9110 §13.1.5).
+	const header = request.headers.has("if-range") ? null : request.headers.get("range");
 	if (state.outputKey) {
 		const head = await bucket.head(state.outputKey);
 		if (!head) return jsonError(404, "not_found", `job ${jobId}'s output is missing from R2`);

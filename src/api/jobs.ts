@@ -42,7 +42,7 @@ async function ownerOf(env: Env, id: string): Promise<string> {
 async function forward(env: Env, agent: string, path: string, original: Request): Promise<Response> {
 	const url = new URL(original.url);
 	const headers = new Headers();
-	for (const name of ["range", "last-event-id", "accept"]) {
+	for (const name of ["range", "if-range", "last-event-id", "accept"]) {
 		const value = original.headers.get(name);
 		if (value !== null) headers.set(name, value);
 	}
