@@ -303,7 +303,14 @@ export const APP_JS = String.raw`"use strict";
 		const path = "/v1/agents/" + enc(a.name);
 		const actions = h("td", { class: "actions" },
 			h("button", { type: "button", class: "small", text: "Run now", onclick: (e) => act(e.currentTarget, async () => {
-				const job = await post(path + "/jobs");
+				let body;
+				if (!a.has_default_prompt) {
+					// A manual- or webhook-only agent has no prompt of its own: the run needs one.
+					const text = prompt("Run " + a.name + ": it has no default prompt. Prompt:", "");
+					if (text === null || !text.trim()) return false;
+					body = { prompt: text.trim() };
+				}
+				const job = await post(path + "/jobs", body);
 				location.href = "/jobs/" + enc(job.id);
 			}) }),
 			a.paused

@@ -51,8 +51,8 @@ const TICKET_TOOL = {
 	type: "webhook",
 	name: "create_ticket",
 	description: "File a ticket.",
-	// The only URL secret the e2e Worker has; the call's answer (a 404) does not matter here.
-	url_secret: "ANTHROPIC_BASE_URL",
+	// The e2e Worker's one tool target (global-setup); the call's answer (a 404) does not matter here.
+	url_secret: "E2E_TICKETS_URL",
 	requires_approval: true,
 	input_schema: { type: "object", properties: { title: { type: "string" } } },
 };
@@ -665,5 +665,29 @@ describe("the dashboard", () => {
 		await row.locator(".badge", { hasText: "active" }).waitFor(LIVE);
 		await page.close();
 		expect(pageErrors).toEqual([]);
+	});
+
+	it("asks for a prompt to run an agent that has none of its own, and runs nothing when the question is dismissed", async () => {
+		const agent = await createAgent(`dash-no-prompt-${run}`, { prompt: undefined });
+		const page = await signedIn("/");
+		const row = page.locator(`#fleet-table tr[data-agent="${agent}"]`);
+		await row.waitFor(LIVE);
+		// This test answers the question itself, not signedIn's accept-everything handler.
+		page.removeAllListeners("dialog");
+		page.once("dialog", (d) => void d.dismiss());
+		await row.locator("button", { hasText: "Run now" }).click();
+		let asked = "";
+		page.once("dialog", (d) => {
+			asked = d.message();
+			void d.accept("Summarise the open bugs");
+		});
+		await row.locator("button", { hasText: "Run now" }).click();
+		await page.waitForURL(/\/jobs\/job-/, LIVE);
+		expect(asked).toContain("has no default prompt");
+		const id = decodeURIComponent(new URL(page.url()).pathname.split("/").pop()!);
+		expect(await call<{ prompt: string; trigger_type: string }>("GET", `/v1/jobs/${id}`, tokens.read)).toMatchObject({ prompt: "Summarise the open bugs", trigger_type: "manual" });
+		// The dismissed question sent nothing: this is the agent's only job.
+		expect((await call<{ jobs: { id: string }[] }>("GET", `/v1/agents/${agent}/jobs`, tokens.read)).jobs.map((j) => j.id)).toEqual([id]);
+		await page.close();
 	});
 });

@@ -30,7 +30,8 @@ export default async function setup(project: TestProject) {
 	const worker = await startLocalWorker({
 		scriptPath,
 		persistDir: path.join(dir, "state"),
-		secrets: { API_TOKENS, ANTHROPIC_API_KEY: "", ANTHROPIC_BASE_URL: emulator.url },
+		// E2E_TICKETS_URL: a webhook tool's target; the emulator answers it 404, which the tests ignore.
+		secrets: { API_TOKENS, ANTHROPIC_API_KEY: "", ANTHROPIC_BASE_URL: emulator.url, E2E_TICKETS_URL: `${emulator.url}/tickets` },
 	});
 	const url = (await worker.mf.ready).toString().replace(/\/$/, "");
 	project.provide("drover", { url, emulatorUrl: emulator.url, tokens: TOKENS });
