@@ -422,7 +422,15 @@ export const APP_JS = String.raw`"use strict";
 			})().catch(fail).finally(() => { refreshing = null; });
 			return refreshing;
 		};
-		render(await api(path, { signal }));
+		try {
+			render(await api(path, { signal }));
+		} catch (err) {
+			// No such job (or no such id): the notice says so, and no empty record or live buttons remain.
+			if (err.status === 404 || err.status === 400) {
+				for (const el of document.querySelectorAll("#view > :not(.view-head), #job-actions")) el.hidden = true;
+			}
+			throw err;
+		}
 
 		$("#job-cancel").onclick = (e) => act(e.currentTarget, async () => {
 			if (!confirm("Cancel job " + id + "?")) return false;

@@ -667,6 +667,14 @@ describe("the dashboard", () => {
 		expect(pageErrors).toEqual([]);
 	});
 
+	it("says a job does not exist on its page, with no empty record or live buttons left", async () => {
+		const page = await signedIn("/jobs/job-2026-01-01-zzzzzz");
+		await page.locator("#notice", { hasText: "no job job-2026-01-01-zzzzzz" }).waitFor(LIVE);
+		expect(await page.locator("#job-download").isVisible()).toBe(false);
+		expect(await page.locator("#job-facts").isVisible()).toBe(false);
+		await page.close();
+	});
+
 	it("asks for a prompt to run an agent that has none of its own, and runs nothing when the question is dismissed", async () => {
 		const agent = await createAgent(`dash-no-prompt-${run}`, { prompt: undefined });
 		const page = await signedIn("/");
