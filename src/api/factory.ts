@@ -1,4 +1,5 @@
 import { OpenAPIHono, type RouteConfig } from "@hono/zod-openapi";
+import type { MiddlewareHandler } from "hono";
 import type { ZodError } from "zod";
 import { BadRequestError } from "../errors.ts";
 import { issuesOf } from "../shared/zod-issues.ts";
@@ -24,16 +25,30 @@ export function createApi() {
 }
 
 /**
+ * A route that takes no body refuses one, rather than act on a request that meant something else
+ * (a DELETE of the whole notepad sent `{"key": …}`, a resume sent garbage). Nothing, whitespace or
+ * `{}` is no body: clients send an empty object with a POST.
+ */
+const noBody: MiddlewareHandler<AppEnv> = async (c, next) => {
+	const text = (await c.req.text()).trim();
+	if (text !== "" && text !== "{}" && !/^\{\s*\}$/.test(text)) {
+		throw new BadRequestError(`${c.req.method} ${c.req.routePath} takes no body; send none (or {})`);
+	}
+	await next();
+};
+
+/**
  * Declares the role a route needs: the middleware enforces it and the OpenAPI document states it,
  * from one place, so the two cannot drift.
  */
 export function withRole<R extends Omit<RouteConfig, "middleware" | "security">>(role: Role, route: R) {
+	const bodiless = !route.request?.body && route.method !== "get" && route.method !== "head";
 	return {
 		...route,
-		middleware: [requireRole(role)],
+		middleware: bodiless ? [requireRole(role), noBody] : [requireRole(role)],
 		security: [{ bearer: [] }],
 		"x-drover-role": role,
 		// A route with a body refuses any other Content-Type than JSON with a 415 (see onError).
 		responses: { ...standardErrors, ...(route.request?.body ? unsupportedMediaTypeResponse : {}), ...route.responses },
-	} as R & { middleware: ReturnType<typeof requireRole>[] };
+	} as R & { middleware: MiddlewareHandler<AppEnv>[] };
 }

@@ -1,0 +1,36 @@
+import { describe, expect, it } from "vitest";
+import { createAgent } from "../helpers/agents.ts";
+import { call, errorOf } from "../helpers/http.ts";
+
+const pausedOf = async (agent: string) => ((await (await call(`/v1/agents/${agent}`)).json()) as { paused: unknown }).paused;
+
+describe("a route that takes no body", () => {
+	it("refuses one with a 400 and does nothing, whatever its type", async () => {
+		await createAgent({ name: "bodiless" });
+		expect((await call("/v1/agents/bodiless/pause", { method: "POST", as: "operate", body: { reason: "maintenance" } })).status).toBe(200);
+		for (const [body, contentType] of [["{\"x\":", "application/json"], ["resume please", "text/plain"], [{ agent: "other" }, "application/json"]] as const) {
+			const res = await call("/v1/agents/bodiless/resume", { method: "POST", as: "operate", body, headers: { "content-type": contentType } });
+			expect(res.status, String(body)).toBe(400);
+			expect((await errorOf(res)).message).toMatch(/takes no body; send none \(or \{\}\)$/);
+		}
+		expect(await pausedOf("bodiless")).not.toBeNull();
+
+		await call("/v1/agents/bodiless/notepad/keep", { method: "PUT", as: "operate", body: { value: "me" } });
+		await call("/v1/agents/bodiless/notepad/drop", { method: "PUT", as: "operate", body: { value: "me" } });
+		// Meant as "delete this key"; it must not clear the whole notepad.
+		const wide = await call("/v1/agents/bodiless/notepad", { method: "DELETE", as: "operate", body: { key: "drop" } });
+		expect(wide.status).toBe(400);
+		expect(Object.keys((await (await call("/v1/agents/bodiless/notepad")).json()) as object).sort()).toEqual(["drop", "keep"]);
+	});
+
+	it("takes none, or an empty object, as clients send with a POST", async () => {
+		await createAgent({ name: "bodiless-ok" });
+		const agent = "bodiless-ok";
+		expect((await call(`/v1/agents/${agent}/pause`, { method: "POST", as: "operate" })).status).toBe(200);
+		expect((await call(`/v1/agents/${agent}/resume`, { method: "POST", as: "operate", body: {} })).status).toBe(200);
+		expect(await pausedOf(agent)).toBeNull();
+		expect((await call(`/v1/agents/${agent}/pause`, { method: "POST", as: "operate" })).status).toBe(200);
+		expect((await call(`/v1/agents/${agent}/resume`, { method: "POST", as: "operate", body: " " })).status).toBe(200);
+		expect(await pausedOf(agent)).toBeNull();
+	});
+});
