@@ -1,4 +1,4 @@
-import { stringify } from "yaml";
+import { Document, visit } from "yaml";
 import type { JobRecord } from "./model.ts";
 
 /** herdctl's job metadata fields, in its order (.herdctl/jobs/<id>.yaml). */
@@ -23,5 +23,15 @@ export const HERDCTL_FIELDS = [
 /** A job record in herdctl's YAML layout, field for field, so its tools and scripts read it unchanged. */
 export function toHerdctlYaml(job: JobRecord): string {
 	const layout = Object.fromEntries(HERDCTL_FIELDS.map((f) => [f, job[f]]));
-	return stringify(layout, { lineWidth: 0 });
+	const doc = new Document(layout);
+	// Quoted as herdctl writes them: bare, YAML 1.1 readers (PyYAML, Ruby's Psych) load an ISO
+	// instant as a date object, not the string herdctl's scripts compare and parse.
+	visit(doc, {
+		Scalar(_key, node) {
+			if (typeof node.value === "string" && ISO_INSTANT.test(node.value)) node.type = "QUOTE_DOUBLE";
+		},
+	});
+	return doc.toString({ lineWidth: 0 });
 }
+
+const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}(?:[Tt ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:[Zz]|[+-]\d{2}(?::?\d{2})?)?)?$/;

@@ -49,6 +49,18 @@ describe("GET /v1/jobs/:id as YAML", () => {
 		});
 		expect(Object.keys((doc.usage as { per_model: Record<string, unknown> }).per_model)).toEqual(["claude-sonnet-5-5"]);
 	});
+
+	it("quotes its instants as herdctl does, so a YAML 1.1 reader gets the strings and not dates", async () => {
+		const job = await finishedJob("yaml-instants");
+		const text = await (await call(`/v1/jobs/${job.id}`, { headers: { accept: "application/yaml" } })).text();
+		expect(text).toContain(`started_at: "${job.started_at}"`);
+		expect(text).toContain(`finished_at: "${job.finished_at}"`);
+		// PyYAML and Ruby's Psych read YAML 1.1, where a bare ISO instant is a timestamp.
+		const old = parse(text, { version: "1.1" }) as Record<string, unknown>;
+		expect(old.started_at).toBe(job.started_at);
+		expect(old.finished_at).toBe(job.finished_at);
+		expect(text).toContain(`id: ${job.id}\n`);
+	});
 });
 
 describe("job output", () => {
