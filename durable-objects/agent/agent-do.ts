@@ -11,7 +11,7 @@ import { listOccurrences, type Occurrence } from "./ledger.ts";
 import { flushOutbox, outboxSize, settleOutbox, type OutboxAcks } from "./outbox.ts";
 import { AGENT_MIGRATIONS } from "./schema.ts";
 import { claimDue, type TickOutcome } from "./scheduling.ts";
-import { currentDefinition, ensureState, markDeleted, readState, saveDefinition, setPaused, type AgentSource, type AgentState } from "./state.ts";
+import { currentDefinition, ensureState, forgetDeletedAgent, markDeleted, readState, saveDefinition, setPaused, type AgentSource, type AgentState } from "./state.ts";
 import { expireTriggerKeys, triggerJob, type TriggerRequest } from "./triggers.ts";
 import type { ModelClient } from "../../src/agent/contracts.ts";
 import { createModelClient } from "../../src/agent/model-client.ts";
@@ -213,6 +213,7 @@ export class AgentDO extends DurableObject<Env> {
 		} catch {
 			// A stored definition that no longer parses: this save is what repairs it.
 		}
+		if (before?.deletedAt != null) forgetDeletedAgent(this.sql);
 		saveDefinition(this.sql, name, definition, revision);
 		// A shortened retention applies at the next pass, not at the expiry the alarm was set for
 		// under the old one (weeks away, for an agent nothing else wakes).

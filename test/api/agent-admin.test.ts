@@ -66,6 +66,7 @@ describe("agents defined through the API", () => {
 		await tick("2026-12-03T12:00:00Z");
 		await settle("short-lived");
 		const [run] = await runsOf("short-lived");
+		await call("/v1/agents/short-lived/notepad/note", { method: "PUT", as: "operate", body: { value: "the old agent's" } });
 		const del = await call("/v1/agents/short-lived", { method: "DELETE", as: "admin" });
 		expect(del.status).toBe(200);
 		await tick("2026-12-03T12:15:00Z");
@@ -76,8 +77,17 @@ describe("agents defined through the API", () => {
 		expect(job.status).toBe(200);
 		expect(((await job.json()) as { agent: string }).agent).toBe("short-lived");
 		expect(await registryRow("short-lived")).toMatchObject({ deleted_at: expect.any(Number) });
-		// The name can be reused; the new agent starts its own schedule.
-		await createAgent({ name: "short-lived", schedules: { quarter: { interval: "15m" } } });
+		// The name can be reused; the new agent starts afresh: its own schedule (no slot of the old
+		// one's is owed to it), no notepad, no pause, while the old agent's history stays listed.
+		await createAgent({ name: "short-lived", max_concurrent: 5, schedules: { quarter: { interval: "15m", catch_up: true } } });
+		expect(await (await call("/v1/agents/short-lived/notepad")).json()).toEqual({});
+		await tick("2026-12-03T13:00:00Z");
+		await settle("short-lived");
+		const runs = (await runsOf("short-lived")).map((r) => [r.scheduled_instant, r.dispatch, r.status === "skipped" ? "skipped" : "ran"]);
+		expect(runs.sort()).toEqual([
+			["2026-12-03T12:00:00.000Z", "on_time", "ran"],
+			["2026-12-03T13:00:00.000Z", "on_time", "ran"],
+		]);
 	});
 });
 
