@@ -1,6 +1,6 @@
 import { InvalidArgumentError, type Command } from "commander";
 import { ApiClient, DEFAULT_URL } from "./client.ts";
-import { paint, wantsColor, type Paint } from "./format.ts";
+import { paint, shellWord, wantsColor, type Paint } from "./format.ts";
 
 /** What every command's action gets: the API client, output with or without colour, the terminal width. */
 export interface Context {
@@ -13,6 +13,12 @@ export interface Context {
 	readonly stdoutIsTTY: boolean;
 	readonly stderrIsTTY: boolean;
 	readonly stdinIsTTY: boolean;
+	/**
+	 * The program options a command printed for the user to run next needs to reach the same Worker:
+	 * --url when it was given on the command line (DROVER_URL carries over by itself). Never the
+	 * token: what is printed ends up in terminals' scrollback and in logs.
+	 */
+	readonly globalArgs: readonly string[];
 	out(text: string): void;
 	err(text: string): void;
 	/** Prints a value as the API gave it: pretty JSON, one document. */
@@ -28,6 +34,8 @@ interface GlobalOptions {
 export function contextFor(command: Command): Context {
 	const g = command.optsWithGlobals<GlobalOptions>();
 	const color = g.color !== false;
+	let root = command;
+	while (root.parent) root = root.parent;
 	return {
 		client: new ApiClient({ url: g.url ?? DEFAULT_URL, token: g.token }),
 		p: paint(wantsColor(process.stdout, process.env, color)),
@@ -37,6 +45,7 @@ export function contextFor(command: Command): Context {
 		stdoutIsTTY: process.stdout.isTTY === true,
 		stderrIsTTY: process.stderr.isTTY === true,
 		stdinIsTTY: process.stdin.isTTY === true,
+		globalArgs: root.getOptionValueSource("url") === "cli" && g.url !== undefined ? ["--url", g.url] : [],
 		out: (text) => void process.stdout.write(`${text}\n`),
 		err: (text) => void process.stderr.write(`${text}\n`),
 		json: (value) => void process.stdout.write(`${JSON.stringify(value, null, 2)}\n`),
@@ -67,4 +76,28 @@ export function positiveInt(max: number): (value: string) => number {
 		}
 		return n;
 	};
+}
+
+/**
+ * A commander parser for an argument that becomes one segment of a request's path (an agent name,
+ * a job id, a notepad key). An empty value would address the collection instead ("no route for PUT
+ * /v1/agents/a/notepad/"), and "." or ".." would be resolved away by URL parsing, sending the
+ * request to another route altogether: both are usage errors, caught before any request.
+ */
+export function pathSegment(value: string): string {
+	if (value === "") throw new InvalidArgumentError("must not be empty");
+	if (value === "." || value === "..") throw new InvalidArgumentError(`cannot be "${value}": a URL path cannot carry it`);
+	return value;
+}
+
+/**
+ * The command that fetches the page after this one, for the "more:" hint: the same command and
+ * arguments, every filter and the limit that produced this page, and the cursor, each word quoted
+ * for a shell. `options` lists [flag, value] pairs; an undefined value (a filter not given) is left out.
+ */
+export function nextPageCommand(ctx: Context, words: readonly string[], options: readonly (readonly [string, string | number | undefined])[], cursor: string): string {
+	const args = [...ctx.globalArgs, ...words];
+	for (const [flag, value] of options) if (value !== undefined) args.push(flag, String(value));
+	args.push("--cursor", cursor);
+	return ["drover", ...args.map(shellWord)].join(" ");
 }

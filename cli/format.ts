@@ -1,4 +1,4 @@
-import type { OutputLine } from "./types.ts";
+import type { OutputLine, Paused } from "./types.ts";
 
 /** Colour functions; all identity when colour is off, so callers never branch on it. */
 export interface Paint {
@@ -189,4 +189,25 @@ export function renderLine(raw: string, p: Paint, width = 160): string | null {
 		default:
 			return p.dim(raw);
 	}
+}
+
+/** One word for a POSIX shell: as it is when nothing in it is special, else in single quotes. */
+export function shellWord(word: string): string {
+	return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * A pause's reason as a person should read it. drover's own pauses (by "auto") store it as
+ * "auto: secret X is not set"; wherever the CLI already says "automatically", the prefix would only
+ * repeat it ("by auto: auto: …"), so it is dropped.
+ */
+export function pauseReason(paused: Paused): string | null {
+	return paused.by === "auto" && paused.reason ? paused.reason.replace(/^auto:\s*/, "") : paused.reason;
+}
+
+/** Since when and why an agent is paused: "paused 2m ago by root: maintenance", "paused 2m ago automatically: secret X is not set". */
+export function pausedText(paused: Paused, now = Date.now()): string {
+	const reason = pauseReason(paused);
+	const by = paused.by === "auto" ? " automatically" : paused.by ? ` by ${paused.by}` : "";
+	return `paused ${relTime(paused.at, now)}${by}${reason ? `: ${reason}` : ""}`;
 }

@@ -41,11 +41,35 @@ export function buildProgram(): Command {
 	registerNotepad(program);
 	registerUsage(program);
 	registerDoctor(program);
+	optionsToSubcommands(program);
 	program.addHelpText(
 		"after",
 		"\nExit codes: 0 ok; 1 error, or a failed job (--wait, --follow); 2 usage error, or a cancelled job (--wait, --follow).",
 	);
 	return program;
+}
+
+/**
+ * Options written after a subcommand's name reach the subcommand. Commander parses the options of
+ * every command on the way down from the whole command line, so `incidents close <id> --json` gave
+ * --json to `incidents` (which defines it too) and close printed text. (Its positional-options
+ * mode would fix that only by making --url and --token invalid after a command's name.) Before an
+ * action runs, each option its command's parents took from the command line moves to the command
+ * when the command defines it too, and is a usage error when it does not (`incidents close <id>
+ * --state closed` filters nothing: it must not pass silently).
+ */
+function optionsToSubcommands(program: Command): void {
+	program.hook("preAction", (_program, action) => {
+		for (let parent = action.parent; parent && parent !== program; parent = parent.parent) {
+			for (const option of parent.options) {
+				const key = option.attributeName();
+				if (parent.getOptionValueSource(key) !== "cli") continue;
+				const own = action.options.find((o) => o.attributeName() === key);
+				if (!own) action.error(`error: option '${option.flags}' does not apply to ${action.parent === parent ? `${parent.name()} ${action.name()}` : action.name()}`, { code: "drover.parentOption", exitCode: 2 });
+				else if (action.getOptionValueSource(key) !== "cli") action.setOptionValueWithSource(key, parent.getOptionValue(key), "cli");
+			}
+		}
+	});
 }
 
 /** Runs the CLI; resolves to the process exit code. */

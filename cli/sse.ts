@@ -6,6 +6,11 @@ export interface FollowOptions {
 	after?: number;
 	onLine(line: number, body: string): void;
 	onStatus?(status: string): void;
+	/**
+	 * Called after the events of each piece of the stream that arrived together (the server writes a
+	 * job's new lines and then its status at once): a place to show the state they add up to.
+	 */
+	onBatch?(): void;
 	/** Told before each reconnect, e.g. to say so on stderr. */
 	onReconnect?(info: { after: number; attempt: number; reason: string; delayMs: number }): void;
 	/** Reconnects without progress before giving up (default 5). */
@@ -91,6 +96,7 @@ export async function followJob(client: ApiClient, jobId: string, options: Follo
 			for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
 				parser.feed(decoder.decode(chunk, { stream: true }));
 				if (ended !== null) break;
+				options.onBatch?.();
 			}
 			if (ended !== null) return { status: ended, lastLine: last };
 		} catch (err) {

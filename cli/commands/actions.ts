@@ -1,8 +1,8 @@
 import { createInterface } from "node:readline/promises";
 import type { Command } from "commander";
 import { CliError } from "../client.ts";
-import { act, type Context } from "../context.ts";
-import { statusStyle } from "../format.ts";
+import { act, pathSegment, type Context } from "../context.ts";
+import { pauseReason, statusStyle } from "../format.ts";
 import type { AgentStatus, JobRecord } from "../types.ts";
 import { reportJob } from "./trigger.ts";
 
@@ -36,7 +36,7 @@ export function registerActions(program: Command): void {
 	program
 		.command("cancel")
 		.description("cancel a job: a pending one at once, a running one at its next checkpoint")
-		.argument("<id>", "job id")
+		.argument("<id>", "job id", pathSegment)
 		.option("-y, --yes", "do not ask first (required when stdin is not a terminal)")
 		.option("-r, --reason <reason>", "recorded with the cancellation")
 		.option("--json", "print the API's JSON")
@@ -45,7 +45,7 @@ export function registerActions(program: Command): void {
 	program
 		.command("approve")
 		.description("approve the tool call a job is waiting on (approval_pending)")
-		.argument("<id>", "job id")
+		.argument("<id>", "job id", pathSegment)
 		.option("-i, --input <json>", "run the tool with this input (a JSON object) instead of the model's")
 		.option("--json", "print the API's JSON")
 		.action(act((ctx, id: string, opts: ApproveOptions) => decide(ctx, id, "approve", opts)));
@@ -53,14 +53,14 @@ export function registerActions(program: Command): void {
 	program
 		.command("deny")
 		.description("deny the tool call a job is waiting on; the model is told and the job goes on")
-		.argument("<id>", "job id")
+		.argument("<id>", "job id", pathSegment)
 		.option("--json", "print the API's JSON")
 		.action(act((ctx, id: string, opts: ApproveOptions) => decide(ctx, id, "deny", opts)));
 
 	program
 		.command("fork")
 		.description("a new job in a new session starting from this job's conversation")
-		.argument("<id>", "job id")
+		.argument("<id>", "job id", pathSegment)
 		.option("-p, --prompt <prompt>", "the new job's prompt (default: the original's)")
 		.option("--allow-definition-change", "run even if the agent's definition changed since the job")
 		.option("-w, --wait", "follow the new job to its end (exit code as for trigger --wait)")
@@ -70,7 +70,7 @@ export function registerActions(program: Command): void {
 	program
 		.command("continue")
 		.description("a new job continuing this job's session with a new prompt")
-		.argument("<id>", "job id")
+		.argument("<id>", "job id", pathSegment)
 		.requiredOption("-p, --prompt <prompt>", "what to say next")
 		.option("--allow-definition-change", "run even if the agent's definition changed since the job")
 		.option("-w, --wait", "follow the new job to its end (exit code as for trigger --wait)")
@@ -80,7 +80,7 @@ export function registerActions(program: Command): void {
 	program
 		.command("pause")
 		.description("pause an agent: its due occurrences are recorded as skipped until resume")
-		.argument("<agent>", "agent name")
+		.argument("<agent>", "agent name", pathSegment)
 		.option("-r, --reason <reason>", "shown in status and in the skipped runs")
 		.option("--json", "print the API's JSON")
 		.action(act(pause));
@@ -88,7 +88,7 @@ export function registerActions(program: Command): void {
 	program
 		.command("resume")
 		.description("resume a paused agent (paused by an operator or automatically)")
-		.argument("<agent>", "agent name")
+		.argument("<agent>", "agent name", pathSegment)
 		.option("--json", "print the API's JSON")
 		.action(act(resume));
 }
@@ -157,6 +157,8 @@ async function pause(ctx: Context, agent: string, opts: PauseOptions): Promise<n
 async function resume(ctx: Context, agent: string, opts: { json?: boolean }): Promise<number> {
 	const status = await ctx.client.json<AgentStatus>(`${agentPath(agent)}/resume`, { method: "POST" });
 	if (opts.json) ctx.json(status);
-	else ctx.out(status.paused ? `${status.name} is still paused: ${status.paused.reason ?? "no reason given"}` : `resumed ${status.name}`);
+	else if (!status.paused) ctx.out(`resumed ${status.name}`);
+	// drover re-pauses at once an agent that still cannot run (a secret still missing…).
+	else ctx.out(`${status.name} is still paused${status.paused.by === "auto" ? " automatically" : ""}: ${pauseReason(status.paused) || "no reason given"}`);
 	return 0;
 }

@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { ApiError, CliError } from "../client.ts";
 import { act, type Context } from "../context.ts";
-import { relTime } from "../format.ts";
+import { pauseReason, relTime } from "../format.ts";
 import type { AgentPage, Health, SchedulerHealth, Status } from "../types.ts";
 
 type CheckStatus = "ok" | "fail" | "warn" | "skip";
@@ -93,7 +93,7 @@ async function pausedAgents(ctx: Context): Promise<Check[]> {
 			const page = await ctx.client.json<AgentPage>("/v1/agents", { query: { limit: 200, cursor } });
 			total += page.agents.length;
 			for (const a of page.agents) {
-				if (a.paused?.by === "auto") checks.push({ check: "agents", status: "warn", message: `${a.name} is paused automatically: ${a.paused.reason ?? "no reason given"}` });
+				if (a.paused?.by === "auto") checks.push({ check: "agents", status: "warn", message: `${a.name} is paused automatically: ${pauseReason(a.paused) || "no reason given"}` });
 			}
 			if (!page.next_cursor) break;
 			cursor = page.next_cursor;

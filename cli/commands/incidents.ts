@@ -1,5 +1,5 @@
 import { Option, type Command } from "commander";
-import { act, positiveInt, type Context } from "../context.ts";
+import { act, nextPageCommand, pathSegment, positiveInt, type Context } from "../context.ts";
 import { fields, relTime, statusStyle, table, when } from "../format.ts";
 import type { Incident, IncidentPage } from "../types.ts";
 
@@ -27,7 +27,7 @@ export function registerIncidents(program: Command): void {
 	incidents
 		.command("close")
 		.description("close an incident: terminal for its signature (the same error again stays quiet)")
-		.argument("<id>", "incident id (<agent prefix>_<12 hex>)")
+		.argument("<id>", "incident id (<agent prefix>_<12 hex>)", pathSegment)
 		.option("--json", "print the API's JSON")
 		.action(act(close));
 }
@@ -60,7 +60,10 @@ async function list(ctx: Context, opts: ListOptions): Promise<number> {
 			ctx.width,
 		),
 	);
-	if (page.next_cursor) ctx.err(ctx.ep.dim(`more: drover incidents --cursor ${page.next_cursor}`));
+	if (page.next_cursor) {
+		const filters = [["--state", opts.state], ["--agent", opts.agent], ["--limit", opts.limit]] as const;
+		ctx.err(ctx.ep.dim(`more: ${nextPageCommand(ctx, ["incidents"], filters, page.next_cursor)}`));
+	}
 	return 0;
 }
 

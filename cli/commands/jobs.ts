@@ -1,5 +1,5 @@
 import { Option, type Command } from "commander";
-import { act, positiveInt, type Context } from "../context.ts";
+import { act, nextPageCommand, pathSegment, positiveInt, type Context } from "../context.ts";
 import { duration, fields, relTime, renderLine, statusStyle, table, when } from "../format.ts";
 import type { JobPage, JobRecord, JobSummary } from "../types.ts";
 
@@ -40,7 +40,7 @@ export function registerJobs(program: Command): void {
 	program
 		.command("job")
 		.description("one job: its record, usage per model and, with --logs, its output")
-		.argument("<id>", "job id (job-YYYY-MM-DD-xxxxxx)")
+		.argument("<id>", "job id (job-YYYY-MM-DD-xxxxxx)", pathSegment)
 		.option("-l, --logs", "also print the job's output")
 		.addOption(new Option("--json", "print the API's JSON (with --logs: {job, output})").conflicts("yaml"))
 		.addOption(new Option("--yaml", "print herdctl's YAML job layout (Accept: application/yaml)").conflicts("json"))
@@ -76,7 +76,10 @@ async function listJobs(ctx: Context, opts: JobsOptions): Promise<number> {
 			ctx.width,
 		),
 	);
-	if (page.next_cursor) ctx.err(ctx.ep.dim(`more: drover jobs --cursor ${page.next_cursor}`));
+	if (page.next_cursor) {
+		const filters = [["--agent", opts.agent], ["--status", opts.status], ["--trigger", opts.trigger], ["--since", opts.since], ["--until", opts.until], ["--limit", opts.limit]] as const;
+		ctx.err(ctx.ep.dim(`more: ${nextPageCommand(ctx, ["jobs"], filters, page.next_cursor)}`));
+	}
 	return 0;
 }
 

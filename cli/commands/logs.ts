@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { CliError, outcomeCode } from "../client.ts";
-import { act, positiveInt, type Context } from "../context.ts";
+import { act, pathSegment, positiveInt, type Context } from "../context.ts";
 import { renderLine, statusStyle } from "../format.ts";
 import { followJob } from "../sse.ts";
 import type { JobPage, JobSummary } from "../types.ts";
@@ -18,8 +18,8 @@ export function registerLogs(program: Command): void {
 	program
 		.command("logs")
 		.description("a job's output: the agent's newest job, or --job; --follow streams it live to its end")
-		.argument("[agent]", "the agent whose newest job to show")
-		.option("-j, --job <id>", "this job instead of an agent's newest")
+		.argument("[agent]", "the agent whose newest job to show", pathSegment)
+		.option("-j, --job <id>", "this job instead of an agent's newest", pathSegment)
 		.option("-f, --follow", "stream new lines until the job ends (resumes after dropped connections); exits 0 completed, 1 failed, 2 cancelled")
 		.option("-n, --lines <n>", `the last N lines (default ${DEFAULT_LINES}; with --follow: start N lines back, default from the start)`, positiveInt(100_000))
 		.option("--json", "print the raw JSONL lines as the API gives them")

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import type { Command } from "commander";
 import { CliError } from "../client.ts";
-import { act, type Context } from "../context.ts";
+import { act, pathSegment, type Context } from "../context.ts";
 import { table } from "../format.ts";
 
 const ACTIONS = ["list", "get", "set", "delete"] as const;
@@ -10,9 +10,9 @@ export function registerNotepad(program: Command): void {
 	program
 		.command("notepad")
 		.description("an agent's notepad, rendered into its next prompts: list | get <key> | set <key> <value> | delete <key>")
-		.argument("<agent>", "agent name")
+		.argument("<agent>", "agent name", pathSegment)
 		.argument("[action]", `one of ${ACTIONS.join(", ")}`, "list")
-		.argument("[key]", "notepad key (at most 128 characters)")
+		.argument("[key]", "notepad key (at most 128 characters)", pathSegment)
 		.argument("[value]", 'for set: the value ("-" reads it from stdin)')
 		.option("--json", "print the API's JSON")
 		.action(act(notepad));

@@ -1,20 +1,20 @@
 import type { Command } from "commander";
-import { act, positiveInt, type Context } from "../context.ts";
-import { fields, relTime, stamp, statusStyle, table } from "../format.ts";
+import { act, nextPageCommand, pathSegment, positiveInt, type Context } from "../context.ts";
+import { fields, pausedText, relTime, stamp, statusStyle, table } from "../format.ts";
 import type { AgentView, Occurrence, RunPage, Status } from "../types.ts";
 
 export function registerStatus(program: Command): void {
 	program
 		.command("status")
 		.description("the fleet's status (scheduler heartbeat, jobs by status, agents), or one agent's")
-		.argument("[agent]", "show this agent: schedules and next runs, paused state, running jobs, last job")
+		.argument("[agent]", "show this agent: schedules and next runs, paused state, running jobs, last job", pathSegment)
 		.option("--json", "print the API's JSON")
 		.action(act(status));
 
 	program
 		.command("runs")
 		.description("an agent's occurrence ledger, newest first: on time, late, catch-up, skipped (with reason)")
-		.argument("<agent>", "agent name")
+		.argument("<agent>", "agent name", pathSegment)
 		.option("-n, --limit <n>", "how many (1-200)", positiveInt(200), 20)
 		.option("--cursor <cursor>", "the next page (printed after a full page)")
 		.option("--json", "print the API's JSON")
@@ -66,7 +66,7 @@ async function agentStatus(ctx: Context, name: string, opts: { json?: boolean })
 	const state = !a.enabled
 		? p.yellow("disabled")
 		: a.paused
-			? p.yellow(`paused ${relTime(a.paused.at)}${a.paused.by ? ` by ${a.paused.by}` : ""}${a.paused.reason ? `: ${a.paused.reason}` : ""}`)
+			? p.yellow(pausedText(a.paused))
 			: p.green("active");
 	const running = a.running_jobs.map((j) => `${j.id} ${statusStyle(p, j.status)(j.status)}${j.started_at ? ` since ${relTime(j.started_at)}` : ""}`).join(", ");
 	const last = a.last_job
@@ -134,7 +134,7 @@ async function runs(ctx: Context, agent: string, opts: { limit: number; cursor?:
 			ctx.width,
 		),
 	);
-	if (page.next_cursor) ctx.err(ctx.ep.dim(`more: drover runs ${agent} --cursor ${page.next_cursor}`));
+	if (page.next_cursor) ctx.err(ctx.ep.dim(`more: ${nextPageCommand(ctx, ["runs", agent], [["--limit", opts.limit]], page.next_cursor)}`));
 	return 0;
 }
 

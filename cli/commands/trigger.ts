@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { outcomeCode } from "../client.ts";
-import { act, type Context } from "../context.ts";
+import { act, pathSegment, type Context } from "../context.ts";
 import { duration, statusStyle, truncate } from "../format.ts";
 import { followJob } from "../sse.ts";
 import type { JobRecord, OutputLine } from "../types.ts";
@@ -16,7 +16,7 @@ export function registerTrigger(program: Command): void {
 	program
 		.command("trigger")
 		.description("run an agent now; prints the new job's id")
-		.argument("<agent>", "agent name")
+		.argument("<agent>", "agent name", pathSegment)
 		.option("-p, --prompt <prompt>", "instead of the agent's default prompt")
 		.option("-w, --wait", "follow the job to its end, with live progress on stderr; exits 0 completed, 1 failed or indeterminate, 2 cancelled")
 		.option("--idempotency-key <key>", "the same key within 24 h returns the same job instead of starting another")
@@ -45,7 +45,7 @@ export async function reportJob(ctx: Context, job: JobRecord, opts: { wait?: boo
 	}
 	// The id goes out first, so a script (or a person) can cancel or inspect the job while it runs.
 	if (!opts.json) ctx.out(job.id);
-	const final = await waitFor(ctx, job.id);
+	const final = await waitFor(ctx, job);
 	if (opts.json) ctx.json(final);
 	return outcomeCode(final.status);
 }
@@ -55,7 +55,16 @@ class Progress {
 	readonly #ctx: Context;
 	readonly #jobId: string;
 	readonly #started = Date.now();
-	status = "pending";
+	status: string;
+	/**
+	 * Whether the stream has told the job's status yet. A stream opens with a replay of the lines the
+	 * job already wrote and only then says where it is: lines before that are counted, not shown,
+	 * or the progress would claim "pending · 1 turn" for a job that is well under way. Later lines
+	 * are shown a batch at a time (see `batch`), for the same reason: the server sends a job's new
+	 * lines first and then the status they led to.
+	 */
+	#live = false;
+	#lines = 0;
 	turns = 0;
 	inputTokens = 0;
 	outputTokens = 0;
@@ -63,9 +72,17 @@ class Progress {
 	lastTool: string | null = null;
 	#shown = "";
 
-	constructor(ctx: Context, jobId: string) {
+	/** `status`: the job's as last known (the trigger's answer), until the stream tells a newer one. */
+	constructor(ctx: Context, jobId: string, status: string) {
 		this.#ctx = ctx;
 		this.#jobId = jobId;
+		this.status = status;
+	}
+
+	setStatus(status: string): void {
+		this.status = status;
+		this.#live = true;
+		this.render();
 	}
 
 	line(body: string): void {
@@ -75,6 +92,7 @@ class Progress {
 		} catch {
 			return;
 		}
+		this.#lines++;
 		if (line.type === "assistant") {
 			this.turns++;
 			const u = line.usage ?? {};
@@ -87,7 +105,15 @@ class Progress {
 		} else if (line.type === "error" && line.message) {
 			this.#note(this.#ctx.ep.red(`error: ${line.message}`));
 		}
-		this.render();
+	}
+
+	/**
+	 * The end of what the stream delivered together: show where it leaves the job. A pending job has
+	 * written nothing, so lines under "pending" mean its new status is still on the way (a network
+	 * can split what the server wrote at once): that waits for it.
+	 */
+	batch(): void {
+		if (this.#live && !(this.status === "pending" && this.#lines > 0)) this.render();
 	}
 
 	render(): void {
@@ -137,15 +163,14 @@ function num(v: unknown): number {
 }
 
 /** Follows a job's stream to its end with progress on stderr; returns the final record. */
-export async function waitFor(ctx: Context, jobId: string): Promise<JobRecord> {
-	const progress = new Progress(ctx, jobId);
+export async function waitFor(ctx: Context, job: JobRecord): Promise<JobRecord> {
+	const jobId = job.id;
+	const progress = new Progress(ctx, jobId, job.status);
 	progress.render();
 	await followJob(ctx.client, jobId, {
 		onLine: (_n, body) => progress.line(body),
-		onStatus: (status) => {
-			progress.status = status;
-			progress.render();
-		},
+		onStatus: (status) => progress.setStatus(status),
+		onBatch: () => progress.batch(),
 		onReconnect: ({ after, attempt, reason }) => ctx.err(ctx.ep.dim(`drover: ${reason}; resuming after line ${after} (attempt ${attempt})`)),
 	});
 	const final = await ctx.client.json<JobRecord>(`/v1/jobs/${encodeURIComponent(jobId)}`);

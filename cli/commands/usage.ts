@@ -1,5 +1,5 @@
 import { InvalidArgumentError, Option, type Command } from "commander";
-import { act, positiveInt, type Context } from "../context.ts";
+import { act, nextPageCommand, positiveInt, type Context } from "../context.ts";
 import { table } from "../format.ts";
 import type { UsageDay, UsagePage } from "../types.ts";
 
@@ -85,7 +85,8 @@ async function usage(ctx: Context, opts: UsageOptions): Promise<number> {
 			ctx.width,
 		),
 	);
-	const more = page.next_cursor && `drover usage --since ${page.since} --until ${page.until}${opts.agent ? ` --agent ${opts.agent}` : ""} --limit ${opts.limit} --cursor ${page.next_cursor}`;
+	// The span the page answered for (--days resolved), so the next page is of the same days even after midnight.
+	const more = page.next_cursor && nextPageCommand(ctx, ["usage"], [["--since", page.since], ["--until", page.until], ["--agent", opts.agent], ["--limit", opts.limit]], page.next_cursor);
 	ctx.err(ctx.ep.dim(`${span} (UTC)${more ? `; more: ${more}` : ""}`));
 	return 0;
 }

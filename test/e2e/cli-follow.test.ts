@@ -218,3 +218,46 @@ describe("the drover binary following through dropped connections", () => {
 		expect(r.status).toBe(0);
 	});
 });
+
+describe("trigger --wait's progress", () => {
+	/** Just what `drover trigger --wait` reads of a job record. */
+	const record = (status: string) => ({
+		id: JOB,
+		agent: "fake",
+		status,
+		exit_reason: status === "completed" ? "success" : null,
+		duration_seconds: status === "completed" ? 1.5 : null,
+		usage: { num_turns: status === "completed" ? 1 : 0, total_cost_usd: null, per_model: {} },
+		error: null,
+	});
+	const assistant = JSON.stringify({ type: "assistant", content: "done thinking", model: "m", usage: { input_tokens: 10, output_tokens: 4 } });
+
+	it("never shows a status older than the job's: the lines the stream replays first wait for its status", async () => {
+		// The job was pending when the trigger answered and has run a turn by the time the stream opens:
+		// the stream replays that turn, then says the job is running, as the Worker's does.
+		const url = await listen((req, res) => {
+			if (req.method === "POST" && req.url === "/v1/agents/fake/jobs") {
+				res.writeHead(201, { "content-type": "application/json" }).end(JSON.stringify(record("pending")));
+			} else if (req.url === `/v1/jobs/${JOB}/stream`) {
+				res.writeHead(200, { "content-type": "text/event-stream" });
+				res.write(`id: 1\nevent: line\ndata: {"type":"system","subtype":"init"}\n\nid: 2\nevent: line\ndata: ${assistant}\n\n`);
+				res.write(`event: status\ndata: {"status":"running","revision":2}\n\n`);
+				setTimeout(() => res.end(`event: status\ndata: {"status":"completed","revision":3}\n\nevent: end\ndata: {"status":"completed"}\n\n`), 100);
+			} else if (req.url === `/v1/jobs/${JOB}`) {
+				res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(record("completed")));
+			} else {
+				res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: { code: "not_found", message: `no route for ${req.url}` } }));
+			}
+		});
+		const r = await runCli(["trigger", "fake", "--wait"], { DROVER_URL: url, DROVER_TOKEN: TOKEN });
+		expect(r.status, r.stderr).toBe(0);
+		expect(r.stdout).toBe(`${JOB}\n`);
+		// Not a pipe's terminal: a line per change, each one true when printed.
+		expect(r.stderr.split("\n").filter(Boolean)).toEqual([
+			`${JOB} pending · 0 turns · 0 in / 0 out tokens · 0 tool calls`,
+			`${JOB} running · 1 turn · 10 in / 4 out tokens · 0 tool calls`,
+			`${JOB} completed · 1 turn · 10 in / 4 out tokens · 0 tool calls`,
+			`✓ ${JOB} completed in 1.5s · 1 turn · 10 in / 4 out tokens · 0 tool calls`,
+		]);
+	});
+});

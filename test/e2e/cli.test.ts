@@ -6,6 +6,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { shellWord } from "../../cli/format.ts";
 import type { JobRecord } from "../../src/jobs/schema.ts";
 
 const { url, emulatorUrl, tokens } = inject("drover");
@@ -62,6 +63,18 @@ function start(args: string[], options: RunOptions = {}) {
 }
 
 const drover = (args: string[], options: RunOptions = {}) => start(args, options).done;
+
+/** The command a "more:" line on stderr offers, run as a person would paste it into a shell. */
+function runHint(stderr: string, options: RunOptions = {}): Promise<Run> {
+	const hint = /^more: (drover .*)$/m.exec(stderr)?.[1];
+	expect(hint, stderr).toBeDefined();
+	const child = spawn("sh", ["-c", `drover() { ${shellWord(process.execPath)} ${shellWord(CLI)} "$@"; }\n${hint}`], { env: cliEnv(options), stdio: ["ignore", "pipe", "pipe"] });
+	let stdout = "";
+	let stderrOut = "";
+	child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+	child.stderr.setEncoding("utf8").on("data", (d: string) => (stderrOut += d));
+	return new Promise((resolve) => child.on("close", (status) => resolve({ status, stdout, stderr: stderrOut })));
+}
 
 async function api<T = unknown>(pathname: string, init: { method?: string; body?: unknown; token?: string } = {}): Promise<{ status: number; body: T }> {
 	const res = await fetch(`${url}${pathname}`, {
@@ -135,6 +148,8 @@ describe("drover trigger --wait: the exit code is the job's outcome", () => {
 		okJob = r.stdout.trim();
 		expect(okJob).toMatch(/^job-\d{4}-\d{2}-\d{2}-[a-z0-9]{6}$/);
 		expect(r.stderr).toMatch(new RegExp(`✓ ${okJob} completed in .* · 1 turn · \\d+ in / \\d+ out tokens · 0 tool calls`));
+		// A job that has taken a turn is not pending, whatever the order the stream told things in.
+		expect(r.stderr).not.toMatch(/ pending · [1-9]\d* turn/);
 		expect((await getJob(okJob)).status).toBe("completed");
 	});
 
@@ -198,6 +213,36 @@ describe("drover trigger --wait: the exit code is the job's outcome", () => {
 			const page = JSON.parse(failed.stdout) as { jobs: { status: string }[] };
 			expect(page.jobs.length).toBeGreaterThan(0);
 			expect(page.jobs.every((j) => j.status === "failed")).toBe(true);
+		});
+
+		it("jobs: the more: hint keeps every filter and the limit; run in a shell, it gives the next page of the same", async () => {
+			const since = new Date(Date.now() - 3_600_000).toISOString();
+			const filters = ["--agent", agents.ok, "--status", "completed", "--trigger", "manual", "--since", since, "--until", "2099-01-01T00:00:00Z"];
+			const first = await drover(["jobs", ...filters, "--limit", "1"]);
+			expect(first.status, first.stderr).toBe(0);
+			expect(first.stderr).toMatch(new RegExp(`^more: drover jobs ${filters.join(" ")} --limit 1 --cursor \\S+$`, "m"));
+			const next = await runHint(first.stderr);
+			expect(next.status, next.stderr).toBe(0);
+			const [shown] = lines(first.stdout).slice(1);
+			const rows = lines(next.stdout).slice(1);
+			expect(rows).toHaveLength(1);
+			expect(rows[0]).toMatch(new RegExp(`^job-\\S+\\s+${agents.ok}\\s+completed\\s+manual\\s`));
+			expect(rows[0]!.split(/\s+/)[0]).not.toBe(shown!.split(/\s+/)[0]);
+			// A --url given on the command line is part of it too (the token never is: it is a secret).
+			const elsewhere = await drover(["jobs", "--url", url, "--agent", agents.ok, "-n", "1"], { url: "http://127.0.0.1:9" });
+			expect(elsewhere.status, elsewhere.stderr).toBe(0);
+			expect(elsewhere.stderr).toMatch(new RegExp(`^more: drover --url ${url} jobs --agent ${agents.ok} --limit 1 --cursor \\S+$`, "m"));
+			expect(elsewhere.stderr).not.toContain(tokens.admin);
+			const followed = await runHint(elsewhere.stderr, { url: "http://127.0.0.1:9" });
+			expect(followed.status, followed.stderr).toBe(0);
+			expect(lines(followed.stdout).slice(1)).toHaveLength(1);
+		});
+
+		it("the hints quote what a shell would split or expand", () => {
+			const words = ["plain-word_1.2:3", "", "two words", "it's", "$HOME", "a\"b", "*", "~x", "back\\slash", "new\nline"];
+			const echoed = spawnSync("sh", ["-c", `printf '%s\\0' ${words.map(shellWord).join(" ")}`], { encoding: "utf8" });
+			expect(echoed.stdout.split("\0").slice(0, -1)).toEqual(words);
+			expect(shellWord("job-2026-01-01-abcdef")).toBe("job-2026-01-01-abcdef");
 		});
 
 		it("job: key fields and usage per model; --json, --yaml and --logs", async () => {
@@ -309,6 +354,14 @@ describe("drover trigger --wait: the exit code is the job's outcome", () => {
 			expect(rows.join("\n")).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}Z \((now|\d+s ago)\)\s+manual\s+manual\s+completed\s+job-/m);
 			const json = await drover(["runs", agents.ok, "--json"]);
 			expect(JSON.parse(json.stdout)).toEqual((await api(`/v1/agents/${agents.ok}/runs?limit=20`)).body);
+
+			// The hint keeps the agent and the limit: the next page has 1 row, not the default 20.
+			const one = await drover(["runs", agents.ok, "-n", "1"]);
+			expect(one.stderr).toMatch(new RegExp(`^more: drover runs ${agents.ok} --limit 1 --cursor \\S+$`, "m"));
+			const next = await runHint(one.stderr);
+			expect(next.status, next.stderr).toBe(0);
+			expect(lines(next.stdout).slice(1)).toHaveLength(1);
+			expect(lines(next.stdout)[1]).not.toBe(lines(one.stdout)[1]);
 		});
 
 		it("incidents lists the failed agent's incident; incidents close closes it", async () => {
@@ -328,6 +381,39 @@ describe("drover trigger --wait: the exit code is the job's outcome", () => {
 			const after = JSON.parse((await drover(["incidents", "--state", "closed", "--agent", agents.fail, "--json"])).stdout) as { incidents: { id: string; closed_by: string }[] };
 			expect(after.incidents.map((i) => i.id)).toContain(incident.id);
 			expect(after.incidents.find((i) => i.id === incident.id)!.closed_by).toBe("root");
+		});
+
+		it("incidents: the more: hint keeps --state, --agent and --limit; close --json prints the API's JSON", async () => {
+			// Two more errors of the failing agent: two more incidents, open, beside the closed one.
+			for (const message of ["emulated failure two", "emulated failure three"]) {
+				await modelStep(agents.fail, { error: 400, message });
+				expect((await drover(["trigger", agents.fail, "--wait"])).status).toBe(1);
+			}
+			await modelStep(agents.fail, { error: 400, message: "emulated bad request for the CLI test" });
+			const incidentsOf = async () => (await api<{ incidents: { id: string; state: string }[] }>(`/v1/incidents?agent=${agents.fail}`)).body.incidents;
+			const open = await until("two open incidents", async () => {
+				const found = (await incidentsOf()).filter((i) => i.state !== "closed");
+				return found.length === 2 && found[0]!.state === found[1]!.state ? found : null;
+			});
+			const state = open[0]!.state;
+
+			const first = await drover(["incidents", "--state", state, "--agent", agents.fail, "--limit", "1"]);
+			expect(first.status, first.stderr).toBe(0);
+			expect(first.stderr).toMatch(new RegExp(`^more: drover incidents --state ${state} --agent ${agents.fail} --limit 1 --cursor \\S+$`, "m"));
+			const next = await runHint(first.stderr);
+			expect(next.status, next.stderr).toBe(0);
+			const ids = [first, next].map((r) => lines(r.stdout).slice(1).map((l) => l.split(/\s+/)[0]));
+			expect(ids.flat().sort()).toEqual(open.map((i) => i.id).sort());
+
+			// The subcommand's own --json, not the list's.
+			const closed = await drover(["incidents", "close", open[0]!.id, "--json"]);
+			expect(closed.status, closed.stderr).toBe(0);
+			expect(JSON.parse(closed.stdout)).toMatchObject({ id: open[0]!.id, state: "closed", closed_by: "root" });
+			// The list's filters mean nothing to close: said so, not ignored.
+			const stray = await drover(["incidents", "close", open[1]!.id, "--state", "closed"]);
+			expect(stray.status).toBe(2);
+			expect(stray.stderr).toMatch(/^drover: option '-s, --state <state>' does not apply to incidents close$/m);
+			expect((await incidentsOf()).find((i) => i.id === open[1]!.id)!.state).toBe(state);
 		});
 	});
 });
@@ -454,6 +540,13 @@ describe("agents: status, pause, resume, notepad", () => {
 		expect((await drover(["status", agents.ok])).stdout).toMatch(/^state\s+active$/m);
 	});
 
+	it("status <agent> of an agent drover paused itself gives the reason once", async () => {
+		const r = await drover(["status", "triage"]);
+		expect(r.status, r.stderr).toBe(0);
+		expect(r.stdout).toMatch(/^state\s+paused (now|\d+[smhd] ago) automatically: secret TICKETS_WEBHOOK_URL .*is not set/m);
+		expect(r.stdout).not.toContain("auto:");
+	});
+
 	it("status <agent> lists schedules with their next run", async () => {
 		const r = await drover(["status", "daily-digest"]);
 		expect(r.status, r.stderr).toBe(0);
@@ -478,6 +571,21 @@ describe("agents: status, pause, resume, notepad", () => {
 		expect(gone.stderr).toContain(`drover: no notepad key "tone" for agent ${agents.ok}`);
 		expect((await drover(["notepad", agents.ok, "frobnicate"])).status).toBe(2);
 		expect((await drover(["notepad", agents.ok, "set", "only-key"])).status).toBe(2);
+	});
+
+	it("notepad: an empty key (or . or ..) is a usage error, found before any request", async () => {
+		for (const [args, message] of [
+			[["notepad", agents.ok, "set", "", "v"], "command-argument value '' is invalid for argument 'key'. must not be empty"],
+			[["notepad", agents.ok, "get", ""], "command-argument value '' is invalid for argument 'key'. must not be empty"],
+			[["notepad", agents.ok, "delete", ".."], `command-argument value '..' is invalid for argument 'key'. cannot be "..": a URL path cannot carry it`],
+			[["notepad", "", "list"], "command-argument value '' is invalid for argument 'agent'. must not be empty"],
+		] as const) {
+			// Not even a token is needed: nothing is sent.
+			const r = await drover([...args], { token: null });
+			expect(r.status, `drover ${args.join(" ")}`).toBe(2);
+			expect(r.stderr).toContain(`drover: ${message}\n`);
+			expect(r.stderr).not.toContain("no route");
+		}
 	});
 });
 
@@ -506,7 +614,7 @@ describe("the fleet: status and doctor", () => {
 		expect(r.stdout).toMatch(/^✓ config\s+fleet\.yaml loads: 3 agents$/m);
 		expect(r.stdout).toMatch(/^✓ auth\s+/m);
 		expect(r.stdout).toMatch(/^✓ scheduler\s+last tick (now|\d+s ago) \(ok\)$/m);
-		expect(r.stdout).toMatch(/^! agents\s+triage is paused automatically: .*TICKETS_WEBHOOK_URL/m);
+		expect(r.stdout).toMatch(/^! agents\s+triage is paused automatically: secret TICKETS_WEBHOOK_URL/m);
 
 		const json = JSON.parse((await drover(["doctor", "--json"], { token: tokens.read })).stdout) as { ok: boolean; checks: { check: string; status: string }[] };
 		expect(json.ok).toBe(true);
@@ -566,6 +674,20 @@ describe("errors and usage", () => {
 			["usage", "--until", "2026-02-30"],
 			["usage", "--days", "3", "--since", "2026-11-01"],
 			["usage", "--days", "0"],
+			// Empty (or dot) path segments: caught before a request, not a "no route" from the Worker.
+			["job", ""],
+			["status", ""],
+			["runs", ".."],
+			["trigger", ""],
+			["cancel", "", "--yes"],
+			["approve", "."],
+			["fork", ""],
+			["pause", ""],
+			["resume", ".."],
+			["logs", ""],
+			["logs", "--job", ""],
+			["incidents", "close", ""],
+			["incidents", "close", "x_000000000000", "--agent", agents.fail],
 		]) {
 			const r = await drover(args);
 			expect(r.status, `drover ${args.join(" ")}: ${r.stderr}`).toBe(2);
