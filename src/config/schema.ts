@@ -137,7 +137,10 @@ const Hostname = z
 	.regex(
 		/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/,
 		'must be a bare lowercase hostname like "example.com" (no scheme, port or path)',
-	);
+	)
+	// The fetch refuses these at run time anyway; saying so here spares a run that can only fail.
+	.refine((h) => !/^[0-9.]+$/.test(h), "must be a hostname, not an IP address (the tool never fetches IP addresses)")
+	.refine((h) => h !== "localhost" && !h.endsWith(".localhost"), "must be a public hostname, not localhost");
 
 const ScheduleFields = strict({
 	cron: z.string().optional(),

@@ -98,6 +98,8 @@ describe("a bad fleet file is rejected with the offending path and reason", () =
 		{ name: "unknown tool type", text: fleetYaml({ tools: [{ type: "shell" }] }), path: "agents[0].tools[0].type", message: '"http_fetch", "webhook" or "server"' },
 		{ name: "http_fetch without hosts", text: fleetYaml({ tools: [{ type: "http_fetch", allow_hosts: [] }] }), path: "agents[0].tools[0].allow_hosts", message: "at least one host" },
 		{ name: "http_fetch with a URL for a host", text: fleetYaml({ tools: [{ type: "http_fetch", allow_hosts: ["https://example.com/"] }] }), path: "agents[0].tools[0].allow_hosts[0]", message: "bare lowercase hostname" },
+		{ name: "http_fetch with an IP address for a host", text: fleetYaml({ tools: [{ type: "http_fetch", allow_hosts: ["example.com", "127.0.0.1"] }] }), path: "agents[0].tools[0].allow_hosts[1]", message: "not an IP address" },
+		{ name: "http_fetch with localhost for a host", text: fleetYaml({ tools: [{ type: "http_fetch", allow_hosts: ["localhost"] }] }), path: "agents[0].tools[0].allow_hosts[0]", message: "not localhost" },
 		{ name: "webhook URL written into the file", text: fleetYaml({ delivery: { type: "slack", url_secret: "https://hooks.slack.com/services/T0/B0/x" } }), path: "agents[0].delivery.url_secret", message: "Worker secret" },
 		{ name: "API key in a prompt", text: fleetYaml({ prompt: "use sk-ant-api03-abcdefghijklmnop to call" }), path: "agents[0].prompt", message: "secrets come from Worker secrets, never from the file" },
 		{ name: "API key in a system prompt", text: fleetYaml({ system_prompt: "key: sk-ant-api03-abcdefghijklmnop" }), path: "agents[0].system_prompt", message: "never from the file" },

@@ -145,7 +145,9 @@ describe("the URL guard", () => {
 	});
 
 	it("refuses every one of them in http_fetch without making a request", async () => {
-		const tool = agentWith([{ type: "http_fetch", allow_hosts: allowEverything }]).tools[0] as HttpFetchTool;
+		// The schema refuses IP addresses and localhost in allow_hosts; the guard must hold without it.
+		const valid = agentWith([{ type: "http_fetch", allow_hosts: ["api.example.test"] }]).tools[0] as HttpFetchTool;
+		const tool: HttpFetchTool = { ...valid, allow_hosts: allowEverything };
 		for (const [url, reason] of refusedUrls) {
 			const outcome = await httpFetch(tool, { url }, ctxWith());
 			expect(outcome.ok, url).toBe(false);
