@@ -280,7 +280,8 @@ export const APP_JS = String.raw`"use strict";
 				badge(auto ? "auto-paused" : "paused", ""),
 				" ",
 				h("span", { class: "muted small" }, "since ", when(a.paused.at)),
-				a.paused.reason ? h("span", { class: "reason", text: a.paused.reason }) : null,
+				// The badge already says "auto-paused"; an automatic reason starts "auto: " too.
+				a.paused.reason ? h("span", { class: "reason", text: auto ? a.paused.reason.replace(/^auto: /, "") : a.paused.reason }) : null,
 			];
 		} else state = badge("active", "");
 		const schedules = a.schedules.length

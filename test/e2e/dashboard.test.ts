@@ -660,6 +660,10 @@ describe("the dashboard", () => {
 		expect((await call<{ paused: unknown }>("GET", `/v1/agents/${agent}`, tokens.read)).paused).not.toBeNull();
 		// fleet.yaml's agents lack their secrets here, so the ticks above paused them automatically.
 		await page.locator("#fleet-table tr.auto-paused").first().waitFor(LIVE);
+		// Said once, by the badge: the reason shown drops the API's "auto: " prefix.
+		const reason = (await page.locator("#fleet-table tr.auto-paused .reason").first().textContent())!;
+		expect(reason).not.toMatch(/^auto:/);
+		expect(reason).toMatch(/is not set|is retired/);
 		await shot(page, "fleet");
 		await row.locator("button", { hasText: "Resume" }).click();
 		await row.locator(".badge", { hasText: "active" }).waitFor(LIVE);
