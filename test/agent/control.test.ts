@@ -294,6 +294,46 @@ describe("continue and fork", () => {
 		expect(allowed.status).toBe(201);
 	});
 
+	it("forks a job cancelled before the model answered with a new prompt as one user turn, roles alternating", async () => {
+		const arrived = hangingModel();
+		await createAgent({ name: "fork-unanswered" });
+		const job = await trigger("fork-unanswered", "First question?");
+		const running = settle("fork-unanswered");
+		await arrived;
+		await post(`/v1/jobs/${job.id}/cancel`, {});
+		await running;
+		const emulator = useEmulator();
+		emulator.enqueue({ text: "Answer to both." });
+		const res = await post(`/v1/jobs/${job.id}/fork`, { prompt: "Second question?" });
+		expect(res.status).toBe(201);
+		const fork = (await res.json()) as JobRecord;
+		await settle("fork-unanswered");
+		expect(await jobOf("fork-unanswered", fork.id)).toMatchObject({ status: "completed", summary: "Answer to both." });
+		const sent = emulator.requests.at(-1)!.messages!;
+		expect(sent.map((m) => m.role)).toEqual(["user"]);
+		expect(JSON.stringify(sent[0]!.content)).toMatch(/First question\?.*Second question\?/);
+	});
+
+	it("continues a job cancelled while its tool call waited, answering the call before the new prompt", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ tool_use: { name: "create_ticket", input: { title: "x" } } });
+		await createAgent({ name: "continue-unanswered", tools: [ticketTool] });
+		const job = await runToRest("continue-unanswered");
+		expect(job.status).toBe("approval_pending");
+		await post(`/v1/jobs/${job.id}/cancel`, {});
+		await settle("continue-unanswered");
+		emulator.enqueue({ text: "Understood." });
+		const res = await post(`/v1/jobs/${job.id}/continue`, { prompt: "Never mind the ticket." });
+		expect(res.status).toBe(201);
+		await settle("continue-unanswered");
+		expect(await jobOf("continue-unanswered", ((await res.json()) as JobRecord).id)).toMatchObject({ status: "completed" });
+		const sent = emulator.requests.at(-1)!.messages!;
+		expect(sent.map((m) => m.role)).toEqual(["user", "assistant", "user"]);
+		const last = JSON.stringify(sent[2]!.content);
+		expect(last).toContain('"type":"tool_result"');
+		expect(last).toContain("Never mind the ticket.");
+	});
+
 	it("refuses to continue a job that is still running, and needs a prompt", async () => {
 		const { job } = await finished("needs-prompt");
 		expect((await post(`/v1/jobs/${job.id}/continue`, {})).status).toBe(400);

@@ -6,7 +6,7 @@ import { getJob, putJob } from "../jobs.ts";
 import { insertOccurrence } from "../ledger.ts";
 import type { AgentState } from "../state.ts";
 import { admissionRefusal } from "../triggers.ts";
-import { appendMessage, copyMessages, getSetup } from "./session.ts";
+import { appendUserText, copyMessages, getSetup } from "./session.ts";
 
 export interface FollowUpRequest {
 	kind: "continue" | "fork";
@@ -55,7 +55,7 @@ export function createFollowUp(sql: SqlStorage, state: AgentState | null, agent:
 	);
 	// A fork without a prompt re-runs the source's last answer from the same conversation.
 	copyMessages(sql, req.sourceId, job.id, req.kind === "fork" && !prompt ? 1 : 0);
-	if (prompt) appendMessage(sql, job.id, { role: "user", content: prompt });
+	if (prompt) appendUserText(sql, job.id, prompt);
 	insertOccurrence(sql, { schedule: null, source: "manual", scheduledInstant: null, dispatch: "manual", claimedAt: now, status: "claimed", jobId: job.id });
 	putJob(sql, job, now);
 	return job;

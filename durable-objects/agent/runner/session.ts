@@ -123,6 +123,32 @@ export function appendMessage(sql: SqlStorage, jobId: string, message: MessagePa
 		.one().seq;
 }
 
+/**
+ * Adds the user's `text` as the conversation's next user turn, keeping the roles alternating and
+ * every tool_use answered, as the Messages API requires: a copied conversation may end on a user
+ * turn (its job stopped before the model answered) or on tool calls that never ran (cancelled while
+ * they waited); the text joins that user turn, or follows results saying the calls did not run.
+ */
+export function appendUserText(sql: SqlStorage, jobId: string, text: string): void {
+	const last = sql
+		.exec<{ seq: number; role: string; content: string }>("SELECT seq, role, content FROM messages WHERE job_id = +? ORDER BY seq DESC LIMIT 1", jobId)
+		.toArray()[0];
+	const prompt: TextBlockParam = { type: "text", text };
+	if (!last) {
+		appendMessage(sql, jobId, { role: "user", content: text });
+		return;
+	}
+	const content = JSON.parse(last.content) as MessageParam["content"];
+	if (last.role === "user") {
+		const blocks = typeof content === "string" ? [{ type: "text" as const, text: content }] : content;
+		sql.exec("UPDATE messages SET content = ? WHERE job_id = ? AND seq = ?", JSON.stringify([...blocks, prompt]), jobId, last.seq);
+		return;
+	}
+	const unanswered = typeof content === "string" ? [] : content.filter((b) => b.type === "tool_use");
+	const results = unanswered.map((b) => ({ type: "tool_result" as const, tool_use_id: (b as { id: string }).id, content: "no result: the job ended before this call's result was recorded", is_error: true }));
+	appendMessage(sql, jobId, { role: "user", content: results.length > 0 ? [...results, prompt] : text });
+}
+
 /** Copies another job's conversation (continue, fork), optionally without its last `dropLast` messages. */
 export function copyMessages(sql: SqlStorage, fromJob: string, toJob: string, dropLast = 0): number {
 	const messages = readMessages(sql, fromJob);
