@@ -204,7 +204,7 @@ describe("the agent's object killed at each point of a job", () => {
 		await recover("k-chunk");
 		const o = await outcome("k-chunk", jobId);
 		expect(o.job).toMatchObject({ status: "completed", summary: "Filed." });
-		expect(o.types).toEqual(["system:init", "assistant", "tool_use", "system:approval_requested", "tool_result", "assistant", "system:result"]);
+		expect(o.types).toEqual(["system:init", "assistant", "tool_use", "system:approval_requested", "system:approval_decided", "tool_result", "assistant", "system:result"]);
 		expect((await env.OUTPUT.list({ prefix: `jobs/k-chunk/${jobId}/` })).objects).toEqual([]);
 		converged(o);
 	});
