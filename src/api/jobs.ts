@@ -1,9 +1,9 @@
 import { createRoute, z } from "@hono/zod-openapi";
+import { accepts } from "hono/accepts";
 import { agentRpc } from "../../durable-objects/agent/client.ts";
 import { NotFoundError } from "../errors.ts";
 import { JobIdSchema, JobRecordSchema, JobStatusSchema, JobSummarySchema, TriggerTypeSchema } from "../jobs/model.ts";
 import { toHerdctlYaml } from "../jobs/yaml.ts";
-import { negotiate, type Offer } from "../shared/accept.ts";
 import { getJobSummary, listJobs } from "../store/job-index.ts";
 import { createApi, withRole } from "./factory.ts";
 import { AgentNameParam } from "./params.ts";
@@ -50,10 +50,8 @@ async function forward(env: Env, agent: string, path: string, original: Request)
 }
 
 /** GET /v1/jobs/:id gives JSON unless the Accept header weights YAML (by any of its usual names) higher. */
-const JOB_REPRESENTATIONS = [
-	{ key: "json", type: "application/json" },
-	{ key: "yaml", type: "application/yaml", aliases: ["application/x-yaml", "text/yaml", "text/x-yaml"] },
-] as const satisfies readonly [Offer<string>, ...Offer<string>[]];
+const JSON_TYPE = "application/json";
+const JOB_TYPES = [JSON_TYPE, "application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml"];
 
 const jobResponse = (description: string) => ({ description, content: { "application/json": { schema: JobRecordSchema } } });
 
@@ -126,7 +124,7 @@ export const jobsApi = createApi()
 			if (!job) throw new NotFoundError(`no job ${id}`);
 			// The body depends on Accept: a cache must not give one client's YAML to another.
 			c.header("vary", "Accept");
-			if (negotiate(c.req.header("accept"), JOB_REPRESENTATIONS) === "yaml") {
+			if (accepts(c, { header: "Accept", supports: JOB_TYPES, default: JSON_TYPE }) !== JSON_TYPE) {
 				return c.body(toHerdctlYaml(job), 200, { "content-type": "application/yaml; charset=utf-8" });
 			}
 			return c.json(job, 200);

@@ -174,6 +174,8 @@ describe("GET /v1/jobs/:id", () => {
 			["application/json;q=0.5, application/yaml;q=0.9", true],
 			["application/yaml;q=0.5, application/json", false],
 			["text/html, */*;q=0.1", false],
+			["text/yaml", true],
+			["application/x-yaml;q=0.8, application/json;q=0.7", true],
 		] as const) {
 			const res = await call(`/v1/jobs/${record.id}`, { headers: { accept } });
 			expect(res.status, accept).toBe(200);
