@@ -49,6 +49,13 @@ export function claimDue(sql: SqlStorage, ctx: TickContext): TickOutcome {
 	let skipped = 0;
 	let next: number | null = null;
 
+	// A schedule that stopped running (removed, or it or its agent disabled) owes nothing for that
+	// time: its cursor goes, so when it runs again it starts from now, as a new schedule does, instead
+	// of catching up the slots it was off for. Each definition change brings the agent a tick at once.
+	const running = Object.entries(agent.schedules).filter(([, s]) => agent.enabled && s.enabled).map(([name]) => name);
+	// One JSON parameter, not one per name: a DO statement takes at most 100 bound parameters.
+	sql.exec("DELETE FROM schedule_state WHERE schedule NOT IN (SELECT value FROM json_each(?))", JSON.stringify(running));
+
 	for (const [name, schedule] of Object.entries(agent.schedules)) {
 		if (!agent.enabled || !schedule.enabled) continue;
 		const key = specKey(schedule, agent.enabled);
@@ -57,9 +64,12 @@ export function claimDue(sql: SqlStorage, ctx: TickContext): TickOutcome {
 		const cursor = row && row.spec === key ? row.cursor : Math.max(row?.cursor ?? 0, now - FIRST_SIGHT_LOOKBACK_MS);
 		if (now > cursor) {
 			const plan = planTick(schedule, new Date(cursor), new Date(now));
+			// Why the tick's fire was not run, if it was not: the slots collapsed into it were not run either.
+			let refused: string | null = null;
 			for (const fire of plan.fires) {
 				const instant = fire.instant.getTime();
 				const reason = refusal(agent, state, counts);
+				refused = reason;
 				if (reason) {
 					if (insertOccurrence(sql, { schedule: name, source: "cron", scheduledInstant: instant, dispatch: fire.dispatch, claimedAt: now, status: "skipped", skipReason: reason })) skipped++;
 					continue;
@@ -101,7 +111,7 @@ export function claimDue(sql: SqlStorage, ctx: TickContext): TickOutcome {
 					dispatch: "late",
 					claimedAt: now,
 					status: "skipped",
-					skipReason: range.reason,
+					skipReason: refused ?? range.reason,
 					skippedCount: range.count,
 					skippedFrom: range.first.getTime(),
 				});
