@@ -18,11 +18,9 @@ export async function flushIncidentEvents(sql: SqlStorage, env: Env, agent: stri
 			if (r.kind === "failure") {
 				// Before D1 hears of it: a crash after D1 took the failure must still leave the watch set.
 				sql.exec("INSERT INTO incident_watch (id, generation) VALUES (1, 1) ON CONFLICT (id) DO UPDATE SET generation = generation + 1");
-				const { incident, opened } = await recordFailure(env.DB, { agent, error: r.error ?? "unknown error", jobId: r.job_id, at: r.at });
-				if (opened) {
-					log.warn("incident.opened", { agent, incident: incident.id, class: incident.class, job_id: r.job_id });
-					if (await sendAlert(env, incident)) await markAlerted(env.DB, incident.id, Date.now());
-				}
+				const { incident, opened, alertDue } = await recordFailure(env.DB, { agent, error: r.error ?? "unknown error", jobId: r.job_id, at: r.at });
+				if (opened) log.warn("incident.opened", { agent, incident: incident.id, class: incident.class, job_id: r.job_id });
+				if (alertDue && (await sendAlert(env, incident))) await markAlerted(env.DB, incident.id, Date.now());
 			} else {
 				const watch = sql.exec<{ generation: number }>("SELECT generation FROM incident_watch").toArray()[0];
 				if (watch) {

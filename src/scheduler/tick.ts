@@ -2,7 +2,7 @@ import type { ShardTickResult } from "../../durable-objects/shard/shard-do.ts";
 import { errorFields, log } from "../log.ts";
 import { sendAlert } from "../incidents/alert.ts";
 import { recordTick } from "../store/heartbeat.ts";
-import { markAlerted, recordFailure, resolveOpen } from "../store/incidents.ts";
+import { markAlerted, recordFailure, resolveOpen, unalerted } from "../store/incidents.ts";
 import { SCHEDULER_SHARDS, shardName } from "./shards.ts";
 
 export interface TickSummary {
@@ -71,9 +71,34 @@ export async function runTick(env: Env, scheduledTime: number, now = Date.now())
 		log.error("tick.heartbeat_failed", errorFields(err));
 	}
 	await fileSchedulerIncident(env, summary.outcome, errors, now);
+	await retryAlerts(env, scheduledTime, now);
 	if (summary.outcome === "failed") throw new Error(`scheduler tick failed: ${errors.slice(0, 3).join("; ")}`);
 	return summary;
 }
+
+/**
+ * Alerts that did not go out (the alert webhook down or slow) are tried again each tick, so an
+ * incident whose failure does not recur still pages once the webhook is back.
+ */
+async function retryAlerts(env: Env, scheduledTime: number, now: number): Promise<void> {
+	const url = (env as unknown as Record<string, unknown>).ALERT_WEBHOOK_URL;
+	if (typeof url !== "string" || url === "") return;
+	try {
+		// By the tick's own minute, as every due time here is: an incident seen in the minute before it
+		// is still with the failure that filed it.
+		for (const incident of await unalerted(env.DB, scheduledTime - 60_000, ALERT_RETRIES_PER_TICK)) {
+			// The webhook is still down: the rest wait for the next tick rather than each wait out its timeout.
+			if (!(await sendAlert(env, incident))) break;
+			await markAlerted(env.DB, incident.id, now);
+			log.info("incident.alert_retried", { agent: incident.agent, incident: incident.id });
+		}
+	} catch (err) {
+		log.error("tick.alert_retry_failed", errorFields(err));
+	}
+}
+
+/** Bounded: each try may wait out the webhook's timeout, and the tick has other work. */
+const ALERT_RETRIES_PER_TICK = 5;
 
 /** A tick that could not reach every shard or agent is an incident of the pseudo-agent "scheduler". */
 async function fileSchedulerIncident(env: Env, outcome: TickSummary["outcome"], errors: string[], now: number): Promise<void> {
@@ -82,8 +107,8 @@ async function fileSchedulerIncident(env: Env, outcome: TickSummary["outcome"], 
 			await resolveOpen(env.DB, "scheduler", now);
 			return;
 		}
-		const { incident, opened } = await recordFailure(env.DB, { agent: "scheduler", error: `tick ${outcome}: ${errors[0] ?? "unknown"}`, jobId: null, at: now });
-		if (opened && (await sendAlert(env, incident))) await markAlerted(env.DB, incident.id, now);
+		const { incident, alertDue } = await recordFailure(env.DB, { agent: "scheduler", error: `tick ${outcome}: ${errors[0] ?? "unknown"}`, jobId: null, at: now });
+		if (alertDue && (await sendAlert(env, incident))) await markAlerted(env.DB, incident.id, now);
 	} catch (err) {
 		log.error("tick.incident_failed", errorFields(err));
 	}

@@ -68,12 +68,13 @@ export async function getIncident(db: D1Database, id: string): Promise<Incident 
 /**
  * Files a failure: a new signature opens an incident (detected); the same error again counts on the
  * open one, re-opens a resolved one, and leaves a closed one closed (closing is terminal for that
- * signature). Returns the incident and whether this failure opened it (which is when to alert).
+ * signature). Returns the incident, whether this failure opened it, and whether its alert is due:
+ * on opening, and on every failure after one whose alert did not go out.
  */
 export async function recordFailure(
 	db: D1Database,
 	f: { agent: string; error: string; jobId: string | null; status?: number | null; at: number },
-): Promise<{ incident: Incident; opened: boolean }> {
+): Promise<{ incident: Incident; opened: boolean; alertDue: boolean }> {
 	const error = redact(f.error).slice(0, 2000);
 	const signature = await incidentSignature(f.agent, error);
 	const id = incidentId(f.agent, signature);
@@ -91,7 +92,18 @@ export async function recordFailure(
 		)
 		.bind(id, f.agent, signature, classifyFailure(error, f.status ?? undefined), error, f.at, f.jobId)
 		.run();
-	return { incident: (await getIncident(db, id))!, opened };
+	const incident = (await getIncident(db, id))!;
+	// Still `detected`: this opening's alert has not gone out (no attempt yet, or the last one failed).
+	return { incident, opened, alertDue: incident.state === "detected" };
+}
+
+/** Open incidents whose alert has not gone out, last seen by `before`: for the tick to try again. */
+export async function unalerted(db: D1Database, before: number, limit: number): Promise<Incident[]> {
+	const { results } = await db
+		.prepare("SELECT * FROM incidents WHERE state = 'detected' AND last_seen_at <= ? ORDER BY last_seen_at DESC, id DESC LIMIT ?")
+		.bind(before, limit)
+		.all<IncidentRow>();
+	return results.map(toIncident);
 }
 
 export async function markAlerted(db: D1Database, id: string, at: number): Promise<void> {

@@ -5,6 +5,7 @@ import { createAgent } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
 import { call, errorOf } from "../helpers/http.ts";
 import { runToRest } from "../helpers/jobs.ts";
+import { tick } from "../helpers/ticks.ts";
 import { fake } from "../helpers/outbound.ts";
 
 interface Incident {
@@ -58,6 +59,55 @@ describe("incidents", () => {
 		expect(incident).toMatchObject({ state: "alerted", count: 3 });
 		expect(alerts).toHaveLength(2);
 		expect((await incidentsOf("flaky")).length).toBe(1);
+	});
+
+	it("alert again when the alert did not go out: at the next failure, or at a tick once the webhook is back", async () => {
+		let down = true;
+		const alerts: unknown[] = [];
+		fake("https://alerts.example.test", async (req) => {
+			if (down) return new Response("down", { status: 503 });
+			alerts.push(await req.json());
+			return new Response("ok");
+		});
+		const emulator = useEmulator();
+		await createAgent({ name: "unpaged" });
+		await createAgent({ name: "unpaged-once" });
+		const fail = (agent: string) => {
+			emulator.enqueue({ error: 400, message: "messages.0: tool_result block without tool_use" });
+			return runToRest(agent);
+		};
+		await fail("unpaged");
+		await fail("unpaged-once");
+		expect((await incidentsOf("unpaged"))[0]).toMatchObject({ state: "detected", count: 1 });
+
+		down = false;
+		// The same failure again: its alert is still due, so it goes out now.
+		await fail("unpaged");
+		expect((await incidentsOf("unpaged"))[0]).toMatchObject({ state: "alerted", count: 2 });
+		expect(alerts).toHaveLength(1);
+		// An incident whose failure does not recur is paged by the next tick, a minute on.
+		expect((await incidentsOf("unpaged-once"))[0]).toMatchObject({ state: "detected" });
+		await tick(Date.now() + 61_000);
+		expect((await incidentsOf("unpaged-once"))[0]).toMatchObject({ state: "alerted", count: 1 });
+		expect(alerts).toHaveLength(2);
+		await tick(Date.now() + 121_000);
+		expect(alerts).toHaveLength(2);
+	});
+
+	it("file a usage limit hit run after run as one incident of class agent, alerted once", async () => {
+		const alerts = alertSink();
+		fake("https://status.example.test", () => new Response("green"));
+		const emulator = useEmulator();
+		await createAgent({ name: "over-budget", usage_limits: { max_output_tokens: 1 }, tools: [{ type: "http_fetch", allow_hosts: ["status.example.test"] }] });
+		for (const text of ["short", "a much longer preamble of several words"]) {
+			emulator.enqueue({ tool_use: { name: "http_fetch", input: { url: "https://status.example.test/a" } }, text });
+			const job = await runToRest("over-budget");
+			expect(job).toMatchObject({ status: "failed", exit_reason: "usage_limit", error: { type: "usage_limit", message: "usage limit reached: max_output_tokens 1" } });
+		}
+		const incidents = await incidentsOf("over-budget");
+		expect(incidents).toHaveLength(1);
+		expect(incidents[0]).toMatchObject({ class: "agent", count: 2, state: "alerted" });
+		expect(alerts).toHaveLength(1);
 	});
 
 	it("stay closed once an operator closes them, while a changed error mints a new one", async () => {

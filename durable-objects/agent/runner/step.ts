@@ -23,7 +23,7 @@ import {
 	turnToolCalls,
 	type JobSetup,
 } from "./session.ts";
-import { addUsage, limitReached } from "./usage.ts";
+import { addUsage, limitReached, type LimitHit } from "./usage.ts";
 
 /** The fleet's price table (fleet.yaml `pricing`); an invalid bundled fleet prices nothing. */
 function pricing(): Readonly<Record<string, ModelPrice>> {
@@ -66,6 +66,14 @@ function bump(job: JobRecord, patch: Partial<JobRecord>): JobRecord {
 function out(deps: StepDeps, jobId: string, ...lines: OutputLine[]): void {
 	appendLines(deps.sql, jobId, lines, deps.now());
 	deps.notify(jobId);
+}
+
+/**
+ * A usage limit's failure. The error names the limit alone, so each run that hits it files the same
+ * incident (its signature is the error's text) instead of a new one for every amount used.
+ */
+function limitFailure(hit: LimitHit): { reason: string; exit_reason: ExitReason; error: { type: string; message: string } } {
+	return { reason: hit.reason, exit_reason: "usage_limit", error: { type: "usage_limit", message: `usage limit reached: ${hit.limit}` } };
 }
 
 /** Ends a job with a final status, its exit reason and a closing JSONL line. */
@@ -120,12 +128,13 @@ export async function step(deps: StepDeps, jobId: string): Promise<StepResult> {
 async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promise<StepResult> {
 	const agent = setup.definition;
 	if ((job.usage.num_turns ?? 0) >= agent.max_turns) {
-		finish(deps, job, "failed", { reason: `max_turns ${agent.max_turns} reached`, exit_reason: "max_turns" });
+		const reason = `max_turns ${agent.max_turns} reached`;
+		finish(deps, job, "failed", { reason, exit_reason: "max_turns", error: { type: "max_turns", message: reason } });
 		return "done";
 	}
 	const before = limitReached(job, job.usage_limits, toolCallCount(deps.sql, job.id), "before_call");
 	if (before) {
-		finish(deps, job, "failed", { reason: before, exit_reason: "usage_limit" });
+		finish(deps, job, "failed", limitFailure(before));
 		return "done";
 	}
 
@@ -177,7 +186,7 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 		insertToolCalls(deps.sql, job.id, seq, toolUses.map((t) => ({ id: t.id, name: t.name, input: redactDeep(t.input) })));
 		const after = limitReached(updated, updated.usage_limits, toolCallCount(deps.sql, job.id), "after_response");
 		if (after) {
-			finish(deps, updated, "failed", { reason: after, exit_reason: "usage_limit" });
+			finish(deps, updated, "failed", limitFailure(after));
 			return "done";
 		}
 		save(deps, updated);
@@ -257,7 +266,7 @@ async function settleTools(deps: StepDeps, job: JobRecord, setup: JobSetup): Pro
 		}
 		const limit = limitReached(job, job.usage_limits, toolCallCount(deps.sql, job.id), "before_tool");
 		if (limit) {
-			finish(deps, job, "failed", { reason: limit, exit_reason: "usage_limit" });
+			finish(deps, job, "failed", limitFailure(limit));
 			return "done";
 		}
 		// Recorded (and durable: the output gate holds the request until it is) before the call leaves.

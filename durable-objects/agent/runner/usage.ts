@@ -46,21 +46,28 @@ function totals(usage: JobUsage) {
 	return { input, output };
 }
 
+/** A usage limit a job hit: `limit` names it the same way every time (the incident's signature: "max_output_tokens 4000"); `reason` says it was reached and the amount used. */
+export interface LimitHit {
+	limit: string;
+	reason: string;
+}
+
 /**
  * Which usage limit stops the job, if any. Checked before each call (a limit already reached
  * forbids the next request) and after each response (a limit crossed by it ends the run).
  */
-export function limitReached(job: JobRecord, limits: UsageLimits | null, toolCalls: number, when: "before_call" | "after_response" | "before_tool"): string | null {
+export function limitReached(job: JobRecord, limits: UsageLimits | null, toolCalls: number, when: "before_call" | "after_response" | "before_tool"): LimitHit | null {
 	if (!limits) return null;
 	const { input, output } = totals(job.usage);
 	const requests = job.usage.num_turns ?? 0;
 	const over = (value: number, cap: number | undefined) => cap !== undefined && (when === "after_response" ? value > cap : value >= cap);
-	if (when === "before_tool") return limits.max_tool_calls !== undefined && toolCalls >= limits.max_tool_calls ? `max_tool_calls ${limits.max_tool_calls} reached` : null;
-	if (when === "before_call" && limits.max_requests !== undefined && requests >= limits.max_requests) return `max_requests ${limits.max_requests} reached`;
-	if (over(input, limits.max_input_tokens)) return `max_input_tokens ${limits.max_input_tokens} reached (${input} used)`;
-	if (over(output, limits.max_output_tokens)) return `max_output_tokens ${limits.max_output_tokens} reached (${output} used)`;
+	const hit = (limit: string, used?: number): LimitHit => ({ limit, reason: used === undefined ? `${limit} reached` : `${limit} reached (${used} used)` });
+	if (when === "before_tool") return limits.max_tool_calls !== undefined && toolCalls >= limits.max_tool_calls ? hit(`max_tool_calls ${limits.max_tool_calls}`) : null;
+	if (when === "before_call" && limits.max_requests !== undefined && requests >= limits.max_requests) return hit(`max_requests ${limits.max_requests}`);
+	if (over(input, limits.max_input_tokens)) return hit(`max_input_tokens ${limits.max_input_tokens}`, input);
+	if (over(output, limits.max_output_tokens)) return hit(`max_output_tokens ${limits.max_output_tokens}`, output);
 	if (limits.max_cost_usd !== undefined && job.usage.total_cost_usd !== null && over(job.usage.total_cost_usd, limits.max_cost_usd)) {
-		return `max_cost_usd ${limits.max_cost_usd} reached`;
+		return hit(`max_cost_usd ${limits.max_cost_usd}`);
 	}
 	return null;
 }
