@@ -80,10 +80,10 @@ const RULES: readonly Rule[] = [
 		pattern: /(?<![A-Za-z0-9_])(gh[pousr]_|github_pat_)[A-Za-z0-9_]{20,}/g,
 		replace: `$1${REDACTED}`,
 	},
-	// Slack bot/user/app/refresh tokens.
+	// Slack tokens: bot, user, app-level (xapp-), refresh (xoxe-) and legacy ones.
 	{
 		name: "slack-token",
-		pattern: /(?<![A-Za-z0-9_-])(xox[abprs]-)[A-Za-z0-9-]{10,}/g,
+		pattern: /(?<![A-Za-z0-9_-])(xox[abeprs]-|xapp-)[A-Za-z0-9-]{10,}/g,
 		replace: `$1${REDACTED}`,
 	},
 	// AWS access key ids (long-term AKIA, temporary ASIA). Exactly 16 more characters.
@@ -167,6 +167,13 @@ const RULES: readonly Rule[] = [
 	// YAML, JSON inside an error message). Names are matched whole: `ANTHROPIC_API_KEY is not set` and
 	// `max_tokens: 1024` are left alone. Bare "secret"/"token" are not listed: too common in prose. No
 	// space before the separator, so code quoted in an answer (`const apiKey = config.key`) survives.
+	// The AWS CLI's credentials and config files write `aws_secret_access_key = …` with spaces, which
+	// the key-value rule below leaves alone for prose's sake; these names never occur in prose.
+	{
+		name: "aws-credentials-file",
+		pattern: /(?<![A-Za-z0-9_-])((?:aws_secret_access_key|aws_session_token)[ \t]*[:=][ \t]*["']?)([A-Za-z0-9+\/=]{16,})/gi,
+		replace: `$1${REDACTED}`,
+	},
 	{
 		name: "key-value",
 		pattern:
@@ -244,7 +251,7 @@ const MAX_PASSES = 8;
  * text through to the rules. A new rule adds its own literal here.
  */
 const MAY_HOLD_SECRET =
-	/eyJ|sk-|[sr]k_|whsec_|gh[pousr]_|github_pat_|xox|AKIA|ASIA|AIza|hooks\.slack\.com|discord|:\/\/|=|authorization|cookie|x-api-key|x-auth-token|bearer|PRIVATE KEY|(?:passw(?:or)?d|client_secret|api[_-]?key|access[_-]?token|refresh[_-]?token|auth[_-]?token|private[_-]?key|secret[_-]?key|aws_secret_access_key)["']?[:=]/i;
+	/eyJ|sk-|[sr]k_|whsec_|gh[pousr]_|github_pat_|xox|xapp-|AKIA|ASIA|AIza|hooks\.slack\.com|discord|:\/\/|=|authorization|cookie|x-api-key|x-auth-token|bearer|PRIVATE KEY|(?:passw(?:or)?d|client_secret|api[_-]?key|access[_-]?token|refresh[_-]?token|auth[_-]?token|private[_-]?key|secret[_-]?key|aws_secret_access_key)["']?[:=]/i;
 
 /** Redacts every secret this module recognises in `text`. Idempotent, linear time. */
 export function redact(text: string): string {
