@@ -265,11 +265,14 @@ export const HooksSchema = strict({
 
 /** An agent name becomes a Durable Object name, an R2 key segment and a URL segment. */
 export const AGENT_NAME_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
+/** The pseudo-agent the scheduler files its own incidents under; no agent may take its name. */
+export const SCHEDULER_AGENT = "scheduler";
 
 export const AgentSchema = strict({
 	name: z
 		.string()
-		.regex(AGENT_NAME_PATTERN, "agent names are 1-63 lowercase letters, digits or -, starting with a letter or digit"),
+		.regex(AGENT_NAME_PATTERN, "agent names are 1-63 lowercase letters, digits or -, starting with a letter or digit")
+		.refine((name) => name !== SCHEDULER_AGENT, `"${SCHEDULER_AGENT}" is reserved: the scheduler files its own incidents under it`),
 	model: ModelName.default("claude-sonnet-5-5"),
 	fallback_models: z.array(ModelName).default([]),
 	system_prompt: Text.optional(),

@@ -4,6 +4,7 @@ import { sendAlert } from "../incidents/alert.ts";
 import { recordTick } from "../store/heartbeat.ts";
 import { markAlerted, recordFailure, resolveOpen, unalerted } from "../store/incidents.ts";
 import { SCHEDULER_SHARDS, shardName } from "./shards.ts";
+import { SCHEDULER_AGENT } from "../config/schema.ts";
 
 export interface TickSummary {
 	scheduledTime: number;
@@ -104,10 +105,10 @@ const ALERT_RETRIES_PER_TICK = 5;
 async function fileSchedulerIncident(env: Env, outcome: TickSummary["outcome"], errors: string[], now: number): Promise<void> {
 	try {
 		if (outcome === "ok") {
-			await resolveOpen(env.DB, "scheduler", now);
+			await resolveOpen(env.DB, SCHEDULER_AGENT, now);
 			return;
 		}
-		const { incident, alertDue } = await recordFailure(env.DB, { agent: "scheduler", error: `tick ${outcome}: ${errors[0] ?? "unknown"}`, jobId: null, at: now });
+		const { incident, alertDue } = await recordFailure(env.DB, { agent: SCHEDULER_AGENT, error: `tick ${outcome}: ${errors[0] ?? "unknown"}`, jobId: null, at: now });
 		if (alertDue && (await sendAlert(env, incident))) await markAlerted(env.DB, incident.id, now);
 	} catch (err) {
 		log.error("tick.incident_failed", errorFields(err));

@@ -155,6 +155,13 @@ describe("refused agent changes change nothing", () => {
 		expect(agent.definition.prompt).not.toBe("hijack");
 	});
 
+	it("answers 400 to the name the scheduler files its own incidents under", async () => {
+		const res = await call("/v1/agents", { method: "POST", as: "admin", body: { name: "scheduler", prompt: "x" } });
+		expect(res.status).toBe(400);
+		expect((await errorOf(res)).message).toContain('"scheduler" is reserved');
+		expect((await call("/v1/agents/scheduler")).status).toBe(404);
+	});
+
 	it("answers 409 to creating an agent twice, 404 to changing or deleting one that does not exist", async () => {
 		await createAgent({ name: "twice" });
 		expect((await call("/v1/agents", { method: "POST", as: "admin", body: { name: "twice", prompt: "again" } })).status).toBe(409);
