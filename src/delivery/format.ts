@@ -153,7 +153,10 @@ function slackBody(input: DeliveryInput): unknown {
 
 function discordBody(input: DeliveryInput): unknown {
 	const { job } = input;
-	const description = job.schedule !== null ? `schedule: ${job.schedule} (${job.trigger_type})` : `trigger: ${job.trigger_type}`;
+	const origin = job.schedule !== null ? `schedule: ${job.schedule} (${job.trigger_type})` : `trigger: ${job.trigger_type}`;
+	// As Slack's body does: a reader of a cut answer is told so, and where the rest is.
+	const cut = input.answer.length > DISCORD_CONTENT_LIMIT;
+	const description = cut ? `${origin}\nThe answer is cut to ${DISCORD_CONTENT_LIMIT} characters; the full answer is in job ${job.id}'s output${input.dashboardUrl ? " (the link above)" : ""}.` : origin;
 	return {
 		content: clip(input.answer, DISCORD_CONTENT_LIMIT),
 		embeds: [

@@ -165,7 +165,10 @@ describe("formatDelivery: discord", () => {
 		expect(body.content).toHaveLength(DISCORD_CONTENT_LIMIT);
 		expect(body.content).toBe(`${"y".repeat(1999)}…`);
 		expect(body.embeds[0].title).toBe(`${"a".repeat(255)}…`);
+		// The embed says the answer was cut and where the rest is; an answer that fits gets no such note.
+		expect(body.embeds[0].description).toContain(`The answer is cut to 2000 characters; the full answer is in job ${body.embeds[0].footer.text}'s output`);
 		expect(parse("discord", input("y".repeat(2000))).content).toBe("y".repeat(2000));
+		expect(parse("discord", input("y".repeat(2000))).embeds[0].description).not.toContain("cut");
 		expect(body.allowed_mentions).toEqual({ parse: [] });
 	});
 
