@@ -54,7 +54,7 @@ export class ModelCallFailure extends ModelCallError {
 export const TRANSIENT_BACKOFF_MS: readonly number[] = [500, 1500];
 export const DEFAULT_MAX_WAIT_MS = 10_000;
 // The API always sends retry-after on a 429; a gateway might not. Assume a short, honest pause.
-const DEFAULT_RETRY_AFTER_MS = 5_000;
+export const DEFAULT_RETRY_AFTER_MS = 5_000;
 
 type Transient = "overloaded" | "server" | "network";
 

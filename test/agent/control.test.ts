@@ -230,6 +230,51 @@ describe("approvals", () => {
 		expect(outboundLog.filter((r) => r.url.startsWith("https://tickets"))).toEqual([]);
 	});
 
+	it("times a job out at its deadline while it waits for an approval that never comes", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ tool_use: { name: "create_ticket", input: { title: "x" } } });
+		await createAgent({ name: "approve-never", timeout: "10s", tools: [ticketTool] });
+		const job = await runToRest("approve-never");
+		expect(job.status).toBe("approval_pending");
+		const stub = env.AGENT.getByName("approve-never");
+		// The agent wakes at the job's deadline (10 s), not at the approval's expiry (a day).
+		const { alarm, deadline } = await runInDurableObject(stub, async (_i: AgentDO, state) => ({
+			alarm: await state.storage.getAlarm(),
+			deadline: state.storage.sql.exec<{ deadline: number }>("SELECT deadline FROM job_setup WHERE job_id = ?", job.id).one().deadline,
+		}));
+		expect(alarm).not.toBeNull();
+		expect(alarm!).toBeLessThanOrEqual(deadline);
+		// That moment, reached.
+		await runInDurableObject(stub, (_i: AgentDO, state) => {
+			state.storage.sql.exec("UPDATE job_setup SET deadline = ?, next_step_at = ? WHERE job_id = ?", Date.now() - 1, Date.now() - 1, job.id);
+		});
+		await runDurableObjectAlarm(stub);
+		expect(await jobOf("approve-never", job.id)).toMatchObject({ status: "failed", exit_reason: "timeout", pending_approval: null });
+		expect(outboundLog.filter((r) => r.url.startsWith("https://tickets"))).toEqual([]);
+	});
+
+	it("waits out a rate limit no longer than the job's deadline, and no shorter than the client's default wait", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ error: 429, retry_after: 3600 }, { error: 429, retry_after: 3600 });
+		await createAgent({ name: "limited-long", timeout: "10s" });
+		const long = await trigger("limited-long");
+		await settle("limited-long");
+		const stepAt = (agent: string, id: string) =>
+			runInDurableObject(env.AGENT.getByName(agent), (_i: AgentDO, state) =>
+				state.storage.sql.exec<{ next_step_at: number; deadline: number }>("SELECT next_step_at, deadline FROM job_setup WHERE job_id = ?", id).one(),
+			);
+		const waitLong = await stepAt("limited-long", long.id);
+		expect(waitLong.next_step_at).toBe(waitLong.deadline);
+
+		emulator.enqueue({ error: 429, retry_after: 0 }, { error: 429, retry_after: 0 }, { text: "through" });
+		await createAgent({ name: "limited-zero" });
+		const before = Date.now();
+		const zero = await trigger("limited-zero");
+		await settle("limited-zero");
+		expect((await jobOf("limited-zero", zero.id)).status).toBe("running");
+		expect((await stepAt("limited-zero", zero.id)).next_step_at - before).toBeGreaterThanOrEqual(5_000);
+	});
+
 	it("aborts the model call in flight at the job's deadline", async () => {
 		const { job } = await waitingJob("deadline-inflight");
 		const emulator = useEmulator();

@@ -1,5 +1,6 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import { ModelCallError, type ModelClient } from "../../../src/agent/contracts.ts";
+import { DEFAULT_RETRY_AFTER_MS as MIN_RATE_LIMIT_WAIT_MS } from "../../../src/agent/model-client.ts";
 import { executeTool } from "../../../src/agent/tools/index.ts";
 import { requiresApproval } from "../../../src/agent/tools/definitions.ts";
 import { loadFleet } from "../../../src/config/bundled.ts";
@@ -112,13 +113,14 @@ export async function step(deps: StepDeps, jobId: string): Promise<StepResult> {
 		finish(deps, job, "cancelled", { reason: setup.cancelRequested });
 		return "done";
 	}
-	if (job.status === "approval_pending") {
-		if (setup.approvalExpiresAt === null || setup.approvalExpiresAt > now) return "wait";
-		return expireApproval(deps, job, setup);
-	}
+	// The wall-clock timeout holds while the job waits too (for a human, for a rate limit).
 	if (now >= setup.deadline) {
 		finish(deps, job, "failed", { reason: "timeout", exit_reason: "timeout", error: { type: "timeout", message: `job exceeded its timeout of ${setup.definition.timeout}` } });
 		return "done";
+	}
+	if (job.status === "approval_pending") {
+		if (setup.approvalExpiresAt === null || setup.approvalExpiresAt > now) return "wait";
+		return expireApproval(deps, job, setup);
 	}
 	const calls = turnToolCalls(deps.sql, jobId);
 	if (calls.some((c) => c.status === "pending" || c.status === "executing")) return settleTools(deps, job, setup);
@@ -224,7 +226,9 @@ function modelFailed(deps: StepDeps, jobId: string, err: unknown): StepResult {
 		return "done";
 	}
 	if (e.kind === "rate_limit" && e.retryAfterMs !== null) {
-		const at = deps.now() + e.retryAfterMs;
+		// At least the client's own default wait (a retry-after of 0 would call again at once, round
+		// after round), and never past the deadline, where the step ends the job as timed out.
+		const at = Math.min(deps.now() + Math.max(e.retryAfterMs, MIN_RATE_LIMIT_WAIT_MS), setup.deadline);
 		out(deps, jobId, { type: "system", subtype: "rate_limited", content: `rate limited; next attempt at ${new Date(at).toISOString()}` });
 		setNextStep(deps.sql, jobId, at, deps.now());
 		return "wait";
@@ -253,7 +257,8 @@ async function settleTools(deps: StepDeps, job: JobRecord, setup: JobSetup): Pro
 				at: new Date(deps.now()),
 				pending_approval: { tool_use_id: call.toolUseId, tool_name: call.name, input: call.input, requested_at: new Date(deps.now()).toISOString() },
 			});
-			deps.sql.exec("UPDATE job_setup SET approval_expires_at = ?, next_step_at = ? WHERE job_id = ?", expires, expires, job.id);
+			// Woken at the approval's expiry or the job's deadline, whichever comes first.
+			deps.sql.exec("UPDATE job_setup SET approval_expires_at = ?, next_step_at = ? WHERE job_id = ?", expires, Math.min(expires, setup.deadline), job.id);
 			out(deps, job.id, { type: "system", subtype: "approval_requested", content: `tool ${call.name} is waiting for approval until ${new Date(expires).toISOString()}`, tool_use_id: call.toolUseId });
 			save(deps, waiting);
 			return "wait";
