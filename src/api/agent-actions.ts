@@ -9,7 +9,7 @@ import { createApi, withRole } from "./factory.ts";
 import { AgentNameParam } from "./params.ts";
 import { unwrap } from "./refusals.ts";
 import { requireAgent, requireAgentSource } from "./resolve-agent.ts";
-import { LastJobSchema, PausedSchema, RunningJobSchema, conflictResponse, notFoundResponse } from "./schemas.ts";
+import { LastJobSchema, PausedSchema, RunningJobSchema, conflictResponse, notFoundResponse, queueFullResponse } from "./schemas.ts";
 
 const AgentPath = z.object({ agent: AgentNameParam });
 
@@ -77,6 +77,7 @@ export const agentActionsApi = createApi()
 				200: { description: "The job this Idempotency-Key already created", content: { "application/json": { schema: JobRecordSchema } } },
 				...notFoundResponse,
 				...conflictResponse,
+				...queueFullResponse,
 			},
 		}),
 		async (c) => {

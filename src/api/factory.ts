@@ -6,7 +6,7 @@ import { issuesOf } from "../shared/zod-issues.ts";
 import { requireRole } from "./auth/middleware.ts";
 import type { Role } from "./auth/roles.ts";
 import type { AppEnv } from "./context.ts";
-import { standardErrors, unsupportedMediaTypeResponse } from "./schemas.ts";
+import { payloadTooLargeResponse, standardErrors, unsupportedMediaTypeResponse } from "./schemas.ts";
 
 /** Turns a zod failure into a 400 whose message names each offending field. */
 export function validationError(target: string, error: ZodError): BadRequestError {
@@ -49,6 +49,6 @@ export function withRole<R extends Omit<RouteConfig, "middleware" | "security">>
 		security: [{ bearer: [] }],
 		"x-drover-role": role,
 		// A route with a body refuses any other Content-Type than JSON with a 415 (see onError).
-		responses: { ...standardErrors, ...(route.request?.body ? unsupportedMediaTypeResponse : {}), ...route.responses },
+		responses: { ...standardErrors, ...(route.request?.body ? { ...payloadTooLargeResponse, ...unsupportedMediaTypeResponse } : {}), ...route.responses },
 	} as R & { middleware: MiddlewareHandler<AppEnv>[] };
 }

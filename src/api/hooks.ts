@@ -6,7 +6,7 @@ import { createApi } from "./factory.ts";
 import { AgentNameParam } from "./params.ts";
 import { unwrap } from "./refusals.ts";
 import { requireAgent } from "./resolve-agent.ts";
-import { conflictResponse, notFoundResponse, standardErrors } from "./schemas.ts";
+import { conflictResponse, errorResponse, notFoundResponse, payloadTooLargeResponse, queueFullResponse, standardErrors } from "./schemas.ts";
 import { screenPrompt } from "./screen.ts";
 import { verifyWebhook } from "./webhook-signature.ts";
 
@@ -15,7 +15,7 @@ export const hooksApi = createApi().openapi(
 	createRoute({
 		method: "post",
 		path: "/{agent}",
-		summary: "Trigger an agent from a signed webhook; the JSON body (any object) is given to the agent as data",
+		summary: "Trigger an agent from a signed webhook; the body, a JSON object, is given to the agent as data",
 		description:
 			"Headers: X-Drover-Timestamp (unix seconds) and X-Drover-Signature: sha256=<hex of HMAC-SHA256(secret, `${timestamp}.${body}`)>, " +
 			"with the secret named by the agent's `webhook.secret`. Requests more than 300 s from the Worker's clock, or seen before, are refused.",
@@ -30,6 +30,9 @@ export const hooksApi = createApi().openapi(
 			401: standardErrors[401],
 			...notFoundResponse,
 			...conflictResponse,
+			...payloadTooLargeResponse,
+			...queueFullResponse,
+			503: errorResponse("The agent's webhook secret is not set on the Worker (code unavailable)"),
 		},
 	}),
 	async (c) => {

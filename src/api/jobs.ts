@@ -9,7 +9,7 @@ import { createApi, withRole } from "./factory.ts";
 import { AgentNameParam } from "./params.ts";
 import { unwrap } from "./refusals.ts";
 import { screenPrompt } from "./screen.ts";
-import { conflictResponse, ErrorSchema, notFoundResponse } from "./schemas.ts";
+import { conflictResponse, ErrorSchema, notFoundResponse, queueFullResponse } from "./schemas.ts";
 import { MAX_JSON_DEPTH, withinDepth } from "../shared/json-depth.ts";
 
 const Instant = z.iso.datetime({ offset: true, message: "must be an ISO 8601 date-time, e.g. 2026-11-30T09:00:00Z" });
@@ -166,7 +166,7 @@ export const jobsApi = createApi()
 			path: "/{id}/continue",
 			summary: "A new job continuing this job's session with a new prompt",
 			request: { params: JobPath, body: { content: { "application/json": { schema: FollowUpBody(true) } }, required: true } },
-			responses: { 201: jobResponse("The new pending job"), ...notFoundResponse, ...conflictResponse },
+			responses: { 201: jobResponse("The new pending job"), ...notFoundResponse, ...conflictResponse, ...queueFullResponse },
 		}),
 		async (c) => {
 			const { id } = c.req.valid("param");
@@ -184,7 +184,7 @@ export const jobsApi = createApi()
 			path: "/{id}/fork",
 			summary: "A new job in a new session starting from this job's conversation (forked_from)",
 			request: { params: JobPath, body: { content: { "application/json": { schema: FollowUpBody(false) } }, required: false } },
-			responses: { 201: jobResponse("The new pending job"), ...notFoundResponse, ...conflictResponse },
+			responses: { 201: jobResponse("The new pending job"), ...notFoundResponse, ...conflictResponse, ...queueFullResponse },
 		}),
 		async (c) => {
 			const { id } = c.req.valid("param");

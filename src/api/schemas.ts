@@ -10,7 +10,7 @@ export const ErrorSchema = z
 	})
 	.openapi("Error");
 
-const errorResponse = (description: string) => ({
+export const errorResponse = (description: string) => ({
 	description,
 	content: { "application/json": { schema: ErrorSchema } },
 });
@@ -26,6 +26,9 @@ export const notFoundResponse = { 404: errorResponse("No such resource") } as co
 /** Every route with a request body declares this: the body was sent without Content-Type: application/json. */
 export const unsupportedMediaTypeResponse = { 415: errorResponse("The body is not sent as application/json (code unsupported_media_type)") } as const;
 export const conflictResponse = { 409: errorResponse("The resource is in the wrong state for this") } as const;
+export const payloadTooLargeResponse = { 413: errorResponse("The body is over 256 KiB (code payload_too_large)") } as const;
+/** Routes that queue a run: the agent's queue holds at most 100. */
+export const queueFullResponse = { 429: errorResponse("The agent already has 100 runs queued (code rate_limited); try again later") } as const;
 
 /** An agent's live state as its Durable Object reports it (paused, running, last job). */
 export const PausedSchema = z.object({ at: z.string(), reason: z.string().nullable(), by: z.string().nullable() }).nullable();

@@ -140,6 +140,18 @@ describe("GET /openapi.json", () => {
 		for (const [route, response] of withBody) {
 			expect(response, route).toMatchObject({ content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } });
 		}
+		// And the 413 it answers to one over 256 KiB, as the webhook route does.
+		const error = { content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } };
+		for (const [route] of withBody) {
+			const [method, path] = route.split(" ") as [string, string];
+			expect(doc.paths[path]![method.toLowerCase()]!.responses["413"], route).toMatchObject(error);
+		}
+		expect(doc.paths["/v1/hooks/{agent}"]!.post!.responses["413"]).toMatchObject(error);
+		// Every route that queues a run documents the 429 of a full queue; the webhook route its 503.
+		for (const [path, method] of [["/v1/agents/{agent}/jobs", "post"], ["/v1/jobs/{id}/continue", "post"], ["/v1/jobs/{id}/fork", "post"], ["/v1/hooks/{agent}", "post"]] as const) {
+			expect(doc.paths[path]![method]!.responses["429"], path).toMatchObject(error);
+		}
+		expect(doc.paths["/v1/hooks/{agent}"]!.post!.responses["503"]).toMatchObject(error);
 		// A 416 on job output carries the same JSON error as every other error status.
 		expect(doc.paths["/v1/jobs/{id}/output"]!.get!.responses["416"]).toMatchObject({ content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } });
 		expect(Object.keys(doc.components.schemas)).toEqual(expect.arrayContaining(["Error", "JobRecord", "JobSummary", "JobPage", "AgentView"]));
