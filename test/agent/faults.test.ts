@@ -130,6 +130,11 @@ describe("the model provider failing", () => {
 		await createAgent({ name: "no-fallback", model: "claude-opus-5-5" });
 		const job = await runToRest("no-fallback");
 		expect(job).toMatchObject({ status: "failed", exit_reason: "error", error: { type: "overloaded" } });
+		// Each try is in the output, as a good call's retries are, before the error that ended the job.
+		const lines = await outputOf("no-fallback", job.id);
+		const kinds = lines.map((l) => (l.type === "system" ? `system:${String(l.subtype)}` : String(l.type)));
+		expect(kinds).toEqual(["system:init", "system:retry", "system:retry", "system:retry", "error", "system:result"]);
+		expect(lines.filter((l) => l.subtype === "retry").every((l) => String(l.content) === "model claude-opus-5-5 answered 529")).toBe(true);
 	});
 
 	it("comes back later, by alarm, when every key is rate-limited for longer than it may wait", async () => {

@@ -1,6 +1,6 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import { ModelCallError, type ModelClient } from "../../../src/agent/contracts.ts";
-import { DEFAULT_RETRY_AFTER_MS as MIN_RATE_LIMIT_WAIT_MS } from "../../../src/agent/model-client.ts";
+import { DEFAULT_RETRY_AFTER_MS as MIN_RATE_LIMIT_WAIT_MS, ModelCallFailure, type ModelAttempt } from "../../../src/agent/model-client.ts";
 import { executeTool } from "../../../src/agent/tools/index.ts";
 import { requiresApproval } from "../../../src/agent/tools/definitions.ts";
 import { loadFleet } from "../../../src/config/bundled.ts";
@@ -168,9 +168,7 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 	const { message, model, attempts } = response;
 	const now = deps.now();
 	const lines: OutputLine[] = [];
-	for (const a of attempts.filter((x) => x.status !== "ok")) {
-		lines.push({ type: "system", subtype: "retry", content: `model ${a.model} answered ${a.status}`, model: a.model, key: a.key, waited_ms: a.waited_ms });
-	}
+	lines.push(...retryLines(attempts));
 	if (model !== setup.models[0]) lines.push({ type: "system", subtype: "fallback", content: `answered by fallback model ${model}`, model });
 	const usage = { ...message.usage } as unknown as Record<string, number>;
 	const texts = message.content.filter((b): b is Anthropic.TextBlock => b.type === "text").map((b) => b.text);
@@ -212,10 +210,22 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 	return "done";
 }
 
+/** A `retry` line for each try of a model call that did not answer, as the JSONL records them. */
+function retryLines(attempts: readonly ModelAttempt[]): OutputLine[] {
+	return attempts
+		.filter((a) => a.status !== "ok")
+		.map((a) => ({ type: "system", subtype: "retry", content: `model ${a.model} answered ${a.status}`, model: a.model, key: a.key, waited_ms: a.waited_ms }));
+}
+
 function modelFailed(deps: StepDeps, jobId: string, err: unknown): StepResult {
 	const job = getJob(deps.sql, jobId);
 	const setup = getSetup(deps.sql, jobId);
 	if (!job || !setup || job.status !== "running") return "done";
+	// A failed call's tries are as much the record as a good one's.
+	if (err instanceof ModelCallFailure) {
+		const lines = retryLines(err.attempts);
+		if (lines.length > 0) out(deps, jobId, ...lines);
+	}
 	const e = err instanceof ModelCallError ? err : new ModelCallError("network", err instanceof Error ? err.message : String(err));
 	if (e.kind === "aborted" || deps.now() >= setup.deadline) {
 		if (setup.cancelRequested !== null) {
