@@ -239,6 +239,9 @@ export class AgentDO extends DurableObject<Env> {
 		const state = readState(this.sql);
 		if (!state || state.source !== "file" || currentDefinition(state)) return;
 		this.cancelOrphans("agent removed from fleet.yaml");
+		// Added back by a later deploy, its schedules start from then, owing nothing for the time it was
+		// gone (its shard stops calling it, so no tick would clear them before it returns).
+		this.sql.exec("DELETE FROM schedule_state");
 		await this.indexNow();
 	}
 

@@ -13,8 +13,13 @@ export const PRUNE_BATCH = 50;
 export async function pruneJobs(sql: SqlStorage, bucket: R2Bucket, agent: string, cutoff: number, now: number): Promise<number> {
 	const old = sql
 		.exec<{ id: string }>(
-			"SELECT id FROM jobs WHERE created_at < ? AND status IN ('completed', 'failed', 'cancelled', 'indeterminate') ORDER BY created_at LIMIT ?",
+			// Kept for the retention after it finished, not after it was made: a run queued across a
+			// pause (or one that ran long) would otherwise go the hour it ended. created_at, never later
+			// than the finish, narrows the search by its index.
+			`SELECT id FROM jobs WHERE created_at < ?1 AND status IN ('completed', 'failed', 'cancelled', 'indeterminate')
+			   AND coalesce(json_extract(record, '$.finished_at'), '') < ?2 ORDER BY created_at LIMIT ?3`,
 			cutoff,
+			new Date(cutoff).toISOString(),
 			PRUNE_BATCH,
 		)
 		.toArray()

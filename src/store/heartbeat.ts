@@ -82,5 +82,8 @@ export async function readHeartbeat(db: D1Database): Promise<Heartbeat | null> {
 export function heartbeatHealth(hb: Heartbeat | null, now: number, staleAfterSeconds: number) {
 	if (!hb) return { last_tick_at: null, age_seconds: null, stalled: true, outcome: null, last_ok_at: null };
 	const age = Math.max(0, Math.round((now - Date.parse(hb.last_tick_at)) / 1000));
-	return { last_tick_at: hb.last_tick_at, age_seconds: age, stalled: age > staleAfterSeconds, outcome: hb.outcome, last_ok_at: hb.last_ok_at };
+	// Stalled by the last good tick, not the last tick: ticks that run and fail every minute schedule
+	// nothing, and a liveness check must see that.
+	const okAge = hb.last_ok_at === null ? Number.POSITIVE_INFINITY : (now - Date.parse(hb.last_ok_at)) / 1000;
+	return { last_tick_at: hb.last_tick_at, age_seconds: age, stalled: okAge > staleAfterSeconds, outcome: hb.outcome, last_ok_at: hb.last_ok_at };
 }

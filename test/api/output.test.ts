@@ -294,7 +294,13 @@ describe("the D1 index outbox", () => {
 /** Makes a job and its ledger row `days` older, as if that much time had passed since it ran. */
 async function age(agent: string, jobId: string, days: number): Promise<void> {
 	await runInDurableObject(env.AGENT.getByName(agent), (_i: AgentDO, state) => {
-		state.storage.sql.exec("UPDATE jobs SET created_at = created_at - ? WHERE id = ?", days * 86_400_000, jobId);
+		const shift = days * 86_400_000;
+		const row = state.storage.sql.exec<{ record: string }>("SELECT record FROM jobs WHERE id = ?", jobId).one();
+		const record = JSON.parse(row.record) as Record<string, unknown>;
+		for (const field of ["created_at", "started_at", "finished_at"]) {
+			if (typeof record[field] === "string") record[field] = new Date(Date.parse(record[field] as string) - shift).toISOString();
+		}
+		state.storage.sql.exec("UPDATE jobs SET created_at = created_at - ?, record = ? WHERE id = ?", shift, JSON.stringify(record), jobId);
 		state.storage.sql.exec("UPDATE occurrences SET claimed_at = claimed_at - ? WHERE job_id = ?", days * 86_400_000, jobId);
 	});
 }
@@ -320,6 +326,20 @@ describe("retention", () => {
 		expect(listed.jobs.map((j) => j.id)).toEqual([recent.id]);
 		expect(await env.OUTPUT.head(`jobs/retained/${recent.id}.jsonl`)).not.toBeNull();
 		expect((await stub.runs(10)).map((r) => r.job_id)).toEqual([recent.id]);
+	});
+
+	it("keeps a job for its retention after it finished, however long ago it was queued", async () => {
+		useEmulator().enqueue({ text: "late but done" });
+		await createAgent({ name: "queued-long", retention_days: 7 });
+		const job = await runToRest("queued-long");
+		const stub = env.AGENT.getByName("queued-long");
+		// Made ten days ago (queued across a long pause, say), finished just now.
+		await runInDurableObject(stub, (_i: AgentDO, state) => {
+			state.storage.sql.exec("UPDATE jobs SET created_at = created_at - ? WHERE id = ?", 10 * 86_400_000, job.id);
+		});
+		expect(await runInDurableObject(stub, (instance: AgentDO) => instance.prune(Date.now(), true))).toBe(0);
+		expect(await stub.getJob(job.id)).not.toBeNull();
+		expect(await env.OUTPUT.head(`jobs/queued-long/${job.id}.jsonl`)).not.toBeNull();
 	});
 
 	it("prunes a job's delivery with it: the answer it carried is not kept past retention", async () => {

@@ -56,6 +56,10 @@ describe("a file agent a deploy drops from fleet.yaml", () => {
 		await agent.pause(name, "file", "holiday", "operator");
 		const queued = createJob({ agent: name, trigger_type: "manual", definition_revision: "r" }, new Date("2026-12-05T09:00:00Z"));
 		expect(await agent.saveJob(queued)).toBe(true);
+		// A schedule's cursor from when it ran: were the agent added back, it would owe the slots between.
+		await runInDurableObject(agent, (_i, state) => {
+			state.storage.sql.exec("INSERT INTO schedule_state (schedule, spec, cursor) VALUES ('daily', 'spec', ?)", Date.parse("2026-12-05T09:00:00Z"));
+		});
 		const shard = env.SCHEDULER_SHARD.getByName(shardName(shardOf(name)));
 		await tick("2026-12-05T09:00:00Z");
 		await runInDurableObject(shard, (_i, state) => {
@@ -71,5 +75,7 @@ describe("a file agent a deploy drops from fleet.yaml", () => {
 		expect(indexed?.status).toBe("cancelled");
 		const listed = await runInDurableObject(shard, (_i, state) => state.storage.sql.exec("SELECT name FROM agents WHERE name = ?", name).toArray());
 		expect(listed).toEqual([]);
+		// Added back by a later deploy, its schedules start from then.
+		expect(await runInDurableObject(agent, (_i, state) => state.storage.sql.exec("SELECT schedule FROM schedule_state").toArray())).toEqual([]);
 	});
 });

@@ -1,6 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { runTick } from "../../src/scheduler/tick.ts";
+import { recordTick } from "../../src/store/heartbeat.ts";
 import { call } from "../helpers/http.ts";
 import { tick } from "../helpers/ticks.ts";
 
@@ -52,6 +53,19 @@ describe("the scheduler heartbeat", () => {
 		const health = (await res.json()) as Health;
 		expect(health.scheduler.stalled).toBe(true);
 		expect(health.scheduler.age_seconds).toBeGreaterThan(Number(env.HEARTBEAT_STALE_SECONDS));
+	});
+
+	it("is stalled when its ticks keep failing, however fresh the last one: by the last good tick", async () => {
+		const stale = Date.now() - (Number(env.HEARTBEAT_STALE_SECONDS) + 60) * 1000;
+		await runTick(env, stale, stale);
+		// Every minute since has ticked and failed (no shard answered).
+		const now = Date.now();
+		await recordTick(env.DB, { tickAt: now, scheduledTime: now, outcome: "failed", shardsOk: 0, shardsFailed: 16, agentsCalled: 0, claimed: 0, skipped: 0, error: "every shard failed" });
+		const res = await call("/healthz", { as: null });
+		expect(res.status).toBe(503);
+		const health = (await res.json()) as Health;
+		expect(health.scheduler).toMatchObject({ stalled: true, outcome: "failed", last_ok_at: new Date(stale).toISOString() });
+		expect(health.scheduler.age_seconds).toBeLessThan(5);
 	});
 
 	it("keeps a minute's figures when the same minute is delivered again", async () => {
