@@ -215,6 +215,11 @@ export class AgentDO extends DurableObject<Env> {
 		}
 		if (before?.deletedAt != null) forgetDeletedAgent(this.sql);
 		saveDefinition(this.sql, name, definition, revision);
+		// Runs queued while it was disabled (or past a lower concurrency) start now if they may.
+		if (definition.enabled && jobCounts(this.sql).pending > 0) {
+			this.startNow();
+			await this.armSafetyNet();
+		}
 		// A shortened retention applies at the next pass, not at the expiry the alarm was set for
 		// under the old one (weeks away, for an agent nothing else wakes).
 		if (before && this.retentionMs(definition) < this.retentionMs(keptDefinition(before)) && oldestRecordAt(this.sql) !== null) {
@@ -378,7 +383,8 @@ export class AgentDO extends DurableObject<Env> {
 		try {
 			const agent = state && currentDefinition(state);
 			if (state && !agent) this.cancelOrphans(state.source === "file" ? "agent removed from fleet.yaml" : "agent deleted");
-			if (agent && state.pausedAt === null) {
+			// A disabled agent, like a paused one, starts nothing: its queued runs wait until it is enabled.
+			if (agent && agent.enabled && state.pausedAt === null) {
 				const { active } = jobCounts(this.sql);
 				for (const job of pendingJobs(this.sql, Math.max(agent.max_concurrent - active, 0))) {
 					startJob(this.sql, job, agent, readNotepad(this.sql), Date.now());
@@ -474,7 +480,7 @@ export class AgentDO extends DurableObject<Env> {
 		const state = readState(this.sql);
 		const agent = state && currentDefinition(state);
 		const counts = jobCounts(this.sql);
-		const canStart = agent !== null && state?.pausedAt === null && counts.pending > 0 && counts.active < agent.max_concurrent;
+		const canStart = agent !== null && agent.enabled && state?.pausedAt === null && counts.pending > 0 && counts.active < agent.max_concurrent;
 		const effects = this.sql.exec<{ n: number }>("SELECT (SELECT count(*) FROM final_effects) + (SELECT count(*) FROM incident_events) AS n").one().n;
 		return (!this.indexDown && (outboxSize(this.sql, this.acked) > 0 || effects > 0)) || dueSends(this.sql, Date.now()) > 0 || canStart || dueJobIds(this.sql, Date.now()).length > 0 || (!this.outputDown && unconsolidated(this.sql, 1).length > 0);
 	}

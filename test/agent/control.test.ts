@@ -386,6 +386,27 @@ describe("continue and fork", () => {
 	});
 });
 
+describe("disable and enable", () => {
+	it("holds a disabled agent's queued run until it is enabled again, then starts it", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ tool_use: { name: "create_ticket", input: { title: "Disk full" } } }, { text: "Not filed." }, { text: "Queued run done." });
+		const definition = { name: "switched", prompt: "Do the thing.", max_concurrent: 1, tools: [ticketTool] };
+		await createAgent(definition);
+		const first = await runToRest("switched");
+		const queued = await trigger("switched");
+		const put = (enabled: boolean) => call("/v1/agents/switched", { method: "PUT", as: "admin", body: { ...definition, enabled } });
+		expect((await put(false)).status).toBe(200);
+		await post(`/v1/jobs/${first.id}/approval`, { decision: "deny" });
+		await settle("switched");
+		expect((await jobOf("switched", first.id)).status).toBe("completed");
+		expect((await jobOf("switched", queued.id)).status).toBe("pending");
+
+		expect((await put(true)).status).toBe(200);
+		await runDurableObjectAlarm(env.AGENT.getByName("switched"));
+		expect(await jobOf("switched", queued.id)).toMatchObject({ status: "completed", summary: "Queued run done." });
+	});
+});
+
 describe("pause and resume", () => {
 	it("refuses to continue or fork a paused agent's job, as it refuses a manual run, and creates nothing", async () => {
 		const emulator = useEmulator();
