@@ -215,8 +215,10 @@ export class AgentDO extends DurableObject<Env> {
 		}
 		if (before?.deletedAt != null) forgetDeletedAgent(this.sql);
 		saveDefinition(this.sql, name, definition, revision);
-		// Runs queued while it was disabled (or past a lower concurrency) start now if they may.
-		if (definition.enabled && jobCounts(this.sql).pending > 0) {
+		// Runs queued while it was disabled start now: nothing else would wake an agent with no schedule.
+		// (Otherwise a PUT leaves queued runs to their own start time, a claim's spread included.)
+		const wasEnabled = (before && currentDefinition(before)?.enabled) ?? true;
+		if (!wasEnabled && definition.enabled && jobCounts(this.sql).pending > 0) {
 			this.startNow();
 			await this.armSafetyNet();
 		}
