@@ -364,6 +364,26 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+	it("draws a 10,000-line log whole, each line once and in order, when the stream replays it in one burst", async () => {
+		const agent = await createAgent(`dash-long-${run}`, {});
+		await script({ text: "Short job, long log." });
+		const job = await trigger(agent);
+		expect(await settled(job.id)).toBe("completed");
+		const page = await signedIn("/incidents");
+		const LINES = 10_000;
+		// The real record, with a made-up stream as a job that wrote 10,000 lines replays it.
+		await page.route(`**/v1/jobs/${job.id}/stream`, (route) => {
+			const frames = Array.from({ length: LINES }, (_, i) => `id: ${i + 1}\nevent: line\ndata: ${JSON.stringify({ type: "system", subtype: "note", content: `line ${i + 1}` })}`);
+			return route.fulfill({ status: 200, headers: { "content-type": "text/event-stream" }, body: `${frames.join("\n\n")}\n\nevent: end\ndata: {}\n\n` });
+		});
+		await page.goto(`${url}/jobs/${job.id}`);
+		await page.locator("#log-state", { hasText: "ended" }).waitFor(LIVE);
+		const numbers = await page.locator("#job-log li").evaluateAll((lis) => lis.map((li) => Number(li.getAttribute("data-line"))));
+		expect(numbers).toHaveLength(LINES);
+		expect(numbers.every((n, i) => n === i + 1)).toBe(true);
+		await page.close();
+	});
+
 	it("lists jobs with filters and an Older button, and cancels a running job from its page", async () => {
 		// One job holds the only slot (its model never answers); the rest queue behind it.
 		const agent = await createAgent(`dash-queue-${run}`, { max_concurrent: 1 });
@@ -667,6 +687,13 @@ describe("the dashboard", () => {
 		await shot(page, "fleet");
 		await row.locator("button", { hasText: "Resume" }).click();
 		await row.locator(".badge", { hasText: "active" }).waitFor(LIVE);
+		// Resuming an agent that cannot run says it is still paused, and why; it does not claim success.
+		const stuck = page.locator("#fleet-table tr.auto-paused").first();
+		const stuckName = (await stuck.getAttribute("data-agent"))!;
+		await stuck.locator("button", { hasText: "Resume" }).click();
+		await page.locator("#notice", { hasText: `${stuckName} is still paused automatically: ` }).waitFor(LIVE);
+		expect(await page.locator("#notice").textContent()).not.toContain("Resumed");
+		await page.locator(`#fleet-table tr.auto-paused[data-agent="${stuckName}"]`).waitFor(LIVE);
 		await page.close();
 		expect(pageErrors).toEqual([]);
 	});
