@@ -33,6 +33,12 @@ export interface FollowResult {
 }
 
 const defaultBackoff = (attempt: number) => Math.min(5_000, 250 * 2 ** (attempt - 1));
+/**
+ * Reconnects in a row, with no progress, before giving up: with the backoff above, about two minutes,
+ * enough for a deploy or a restarted `wrangler dev` (~20 s). Five (8 s) gave up on jobs that then
+ * completed, and `--wait` exited 1 for them.
+ */
+const DEFAULT_RETRIES = 30;
 
 const sleep = (ms: number, signal?: AbortSignal) =>
 	new Promise<void>((resolve, reject) => {
@@ -49,7 +55,7 @@ const sleep = (ms: number, signal?: AbortSignal) =>
  * Errors that retrying cannot fix (404, 401, 403, 400) are thrown at once.
  */
 export async function followJob(client: ApiClient, jobId: string, options: FollowOptions): Promise<FollowResult> {
-	const retries = options.retries ?? 5;
+	const retries = options.retries ?? DEFAULT_RETRIES;
 	const backoff = options.backoffMs ?? defaultBackoff;
 	const healthyAfter = options.healthyAfterMs ?? 10_000;
 	let last = options.after ?? 0;

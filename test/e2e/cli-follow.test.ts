@@ -145,6 +145,25 @@ describe("followJob", () => {
 		expect(Date.now() - started).toBeLessThan(5_000);
 	});
 
+	it("rides out a restart's worth of refused connections by default (a deploy, a restarted wrangler dev)", async () => {
+		// The server is down for its first 20 connections (8 s of the old 5-reconnect budget gave up on
+		// jobs that then completed), then serves the whole job.
+		const fake = fakeStream({ total: 3, cutAfter: () => null });
+		let connections = 0;
+		const url = await listen((req, res) => {
+			if (++connections <= 20) {
+				res.socket?.destroy();
+				return;
+			}
+			fake.handler(req, res);
+		});
+		const lines: number[] = [];
+		const result = await followJob(new ApiClient({ url, token: TOKEN }), JOB, { onLine: (n) => lines.push(n), backoffMs: () => 1 });
+		expect(lines).toEqual([1, 2, 3]);
+		expect(result.lastLine).toBe(3);
+		expect(connections).toBe(21);
+	});
+
 	it("keeps waiting through silent connections that an idle timeout cuts (a job waiting for approval)", async () => {
 		const fake = fakeStream({ total: 2, cutAfter: () => null });
 		let connections = 0;
