@@ -241,6 +241,8 @@ describe("the dashboard", () => {
 		expect(approval.postDataJSON()).toEqual({ decision: "approve", tool_input: { title: "Disk full on db-1" } });
 		await page.locator("#job-approval").waitFor({ state: "hidden", ...LIVE });
 		await page.locator("#job-log li.t-assistant", { hasText: "Ticket filed." }).waitFor(LIVE);
+		// The log's approval line says the input was edited, and shows what was sent.
+		await page.locator("#job-log li.t-system", { hasText: 'with edited input {"title":"Disk full on db-1"}' }).waitFor(LIVE);
 		await page.locator("#job-status .badge", { hasText: "completed" }).waitFor(LIVE);
 		await page.locator("#log-state", { hasText: "ended" }).waitFor(LIVE);
 		// Still the same document: everything above arrived over the stream.
