@@ -473,7 +473,15 @@ export const APP_JS = String.raw`"use strict";
 			}
 			const asked = job && job.pending_approval ? job.pending_approval.input : null;
 			const edited = JSON.stringify(input) !== JSON.stringify(asked);
-			render(await post(path + "/approval", edited ? { decision: "approve", tool_input: input } : { decision: "approve" }));
+			try {
+				render(await post(path + "/approval", edited ? { decision: "approve", tool_input: input } : { decision: "approve" }));
+			} catch (err) {
+				// Input the tool's schema refuses is the panel's to say, beside the input, not the banner's.
+				if (!(err instanceof ApiError && err.status === 400)) throw err;
+				approvalError.textContent = err.message;
+				approvalError.hidden = false;
+				return false;
+			}
 		}, "Approved");
 		$("#approval-deny").onclick = (e) => act(e.currentTarget, async () => {
 			if (!confirm("Deny this tool call? The model is told it was refused.")) return false;

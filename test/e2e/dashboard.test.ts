@@ -232,6 +232,12 @@ describe("the dashboard", () => {
 		await page.locator("#job-log li.t-tool_use", { hasText: "create_ticket" }).waitFor(LIVE);
 		await shot(page, "job-approval");
 
+		// Input the tool's schema refuses: the panel says why, and the job still waits.
+		await page.locator("#approval-input").fill(JSON.stringify({ title: 5 }));
+		await page.locator("#approval-approve").click();
+		await page.locator("#approval-error", { hasText: "does not match create_ticket's input_schema" }).waitFor(LIVE);
+		expect((await getJob(job.id)).status).toBe("approval_pending");
+
 		await page.locator("#approval-input").fill(JSON.stringify({ title: "Disk full on db-1" }));
 		const [approval] = await Promise.all([
 			page.waitForRequest((r) => r.url().endsWith(`/v1/jobs/${job.id}/approval`)),
