@@ -1,6 +1,6 @@
-import { sendAlert } from "../../src/incidents/alert.ts";
+import { alertIncident } from "../../src/incidents/alert.ts";
 import { log } from "../../src/log.ts";
-import { markAlerted, recordFailure, resolveOpen } from "../../src/store/incidents.ts";
+import { recordFailure, resolveOpen } from "../../src/store/incidents.ts";
 
 /**
  * Moves queued failure and clean-run events into the D1 incident table, in order: a failure files
@@ -20,7 +20,7 @@ export async function flushIncidentEvents(sql: SqlStorage, env: Env, agent: stri
 				sql.exec("INSERT INTO incident_watch (id, generation) VALUES (1, 1) ON CONFLICT (id) DO UPDATE SET generation = generation + 1");
 				const { incident, opened, alertDue } = await recordFailure(env.DB, { agent, error: r.error ?? "unknown error", jobId: r.job_id, at: r.at });
 				if (opened) log.warn("incident.opened", { agent, incident: incident.id, class: incident.class, job_id: r.job_id });
-				if (alertDue && (await sendAlert(env, incident))) await markAlerted(env.DB, incident.id, Date.now());
+				if (alertDue) await alertIncident(env, incident, Date.now());
 			} else {
 				const watch = sql.exec<{ generation: number }>("SELECT generation FROM incident_watch").toArray()[0];
 				if (watch) {

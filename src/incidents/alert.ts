@@ -1,5 +1,5 @@
 import { errorFields, log } from "../log.ts";
-import type { Incident } from "../store/incidents.ts";
+import { markAlerted, type Incident } from "../store/incidents.ts";
 import { deadline } from "../shared/deadline.ts";
 
 /** Posts an incident to the operator's alert webhook (ALERT_WEBHOOK_URL), once per opening. */
@@ -22,4 +22,11 @@ export async function sendAlert(env: Env, incident: Incident): Promise<boolean> 
 	} finally {
 		limit.clear();
 	}
+}
+
+/** Sends an incident's alert and, once the webhook has taken it, marks the incident alerted. */
+export async function alertIncident(env: Env, incident: Incident, at: number): Promise<boolean> {
+	if (!(await sendAlert(env, incident))) return false;
+	await markAlerted(env.DB, incident.id, at);
+	return true;
 }

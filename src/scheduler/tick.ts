@@ -1,8 +1,8 @@
 import type { ShardTickResult } from "../../durable-objects/shard/shard-do.ts";
 import { errorFields, log } from "../log.ts";
-import { sendAlert } from "../incidents/alert.ts";
+import { alertIncident } from "../incidents/alert.ts";
 import { recordTick } from "../store/heartbeat.ts";
-import { markAlerted, recordFailure, resolveOpen, unalerted } from "../store/incidents.ts";
+import { recordFailure, resolveOpen, unalerted } from "../store/incidents.ts";
 import { SCHEDULER_SHARDS, shardName } from "./shards.ts";
 import { SCHEDULER_AGENT } from "../config/schema.ts";
 
@@ -89,8 +89,7 @@ async function retryAlerts(env: Env, scheduledTime: number, now: number): Promis
 		// is still with the failure that filed it.
 		for (const incident of await unalerted(env.DB, scheduledTime - 60_000, ALERT_RETRIES_PER_TICK)) {
 			// The webhook is still down: the rest wait for the next tick rather than each wait out its timeout.
-			if (!(await sendAlert(env, incident))) break;
-			await markAlerted(env.DB, incident.id, now);
+			if (!(await alertIncident(env, incident, now))) break;
 			log.info("incident.alert_retried", { agent: incident.agent, incident: incident.id });
 		}
 	} catch (err) {
@@ -109,7 +108,7 @@ async function fileSchedulerIncident(env: Env, outcome: TickSummary["outcome"], 
 			return;
 		}
 		const { incident, alertDue } = await recordFailure(env.DB, { agent: SCHEDULER_AGENT, error: `tick ${outcome}: ${errors[0] ?? "unknown"}`, jobId: null, at: now });
-		if (alertDue && (await sendAlert(env, incident))) await markAlerted(env.DB, incident.id, now);
+		if (alertDue) await alertIncident(env, incident, now);
 	} catch (err) {
 		log.error("tick.incident_failed", errorFields(err));
 	}
