@@ -10,7 +10,7 @@ import { getJob, jobCounts, jobsWithStatus, latestJob, pendingJobs, putJob } fro
 import { listOccurrences, type Occurrence } from "./ledger.ts";
 import { flushOutbox, outboxSize, settleOutbox, type OutboxAcks } from "./outbox.ts";
 import { AGENT_MIGRATIONS } from "./schema.ts";
-import { claimDue, type TickOutcome } from "./scheduling.ts";
+import { claimDue, forgetSchedules, type TickOutcome } from "./scheduling.ts";
 import { currentDefinition, ensureState, forgetDeletedAgent, markDeleted, readState, saveDefinition, setPaused, type AgentSource, type AgentState } from "./state.ts";
 import { expireTriggerKeys, triggerJob, type TriggerRequest } from "./triggers.ts";
 import type { ModelClient } from "../../src/agent/contracts.ts";
@@ -213,15 +213,14 @@ export class AgentDO extends DurableObject<Env> {
 		} catch {
 			// A stored definition that no longer parses: this save is what repairs it.
 		}
-		if (before?.deletedAt != null) forgetDeletedAgent(this.sql);
-		saveDefinition(this.sql, name, definition, revision);
-		// Runs queued while it was disabled start now: nothing else would wake an agent with no schedule.
-		// (Otherwise a PUT leaves queued runs to their own start time, a claim's spread included.)
-		const wasEnabled = (before && currentDefinition(before)?.enabled) ?? true;
-		if (!wasEnabled && definition.enabled && jobCounts(this.sql).pending > 0) {
-			this.startNow();
-			await this.armSafetyNet();
+		if (before?.deletedAt != null) {
+			forgetDeletedAgent(this.sql);
+			forgetSchedules(this.sql);
 		}
+		saveDefinition(this.sql, name, definition, revision);
+		// Otherwise a PUT leaves queued runs to their own start time, a claim's spread included.
+		const wasEnabled = (before && currentDefinition(before)?.enabled) ?? true;
+		if (!wasEnabled && definition.enabled) await this.startQueued();
 		// A shortened retention applies at the next pass, not at the expiry the alarm was set for
 		// under the old one (weeks away, for an agent nothing else wakes).
 		if (before && this.retentionMs(definition) < this.retentionMs(keptDefinition(before)) && oldestRecordAt(this.sql) !== null) {
@@ -246,9 +245,8 @@ export class AgentDO extends DurableObject<Env> {
 		const state = readState(this.sql);
 		if (!state || state.source !== "file" || currentDefinition(state)) return;
 		this.cancelOrphans("agent removed from fleet.yaml");
-		// Added back by a later deploy, its schedules start from then, owing nothing for the time it was
-		// gone (its shard stops calling it, so no tick would clear them before it returns).
-		this.sql.exec("DELETE FROM schedule_state");
+		// Its shard stops calling it, so no tick would forget its schedules before a deploy adds it back.
+		forgetSchedules(this.sql);
 		await this.indexNow();
 	}
 
@@ -264,13 +262,11 @@ export class AgentDO extends DurableObject<Env> {
 		ensureState(this.sql, name, source);
 		setPaused(this.sql, null, null, null);
 		log.info("agent.resumed", { agent: name });
-		// Runs queued before the pause (or past the concurrency limit) start now, not at whatever
-		// next wakes the object: an agent with no schedule has nothing else that would.
-		if (jobCounts(this.sql).pending > 0) {
-			this.startNow();
-			await this.armSafetyNet();
-		}
-		return this.status(name, source);
+		// status() judges readiness first: an agent that cannot run is paused again, automatically,
+		// before any queued run could start and fail.
+		const status = await this.status(name, source);
+		if (status.paused === null) await this.startQueued();
+		return status;
 	}
 
 	async status(name: string, source: AgentSource): Promise<AgentStatus> {
@@ -654,6 +650,16 @@ export class AgentDO extends DurableObject<Env> {
 		this.ctx.waitUntil(
 			this.work().catch((err: unknown) => log.warn("agent.work_failed", { agent: readState(this.sql)?.name, ...errorFields(err) })),
 		);
+	}
+
+	/**
+	 * Starts the runs queued while the agent could not start them (paused, disabled), now rather than
+	 * at whatever next wakes the object: for an agent with no schedule, nothing would.
+	 */
+	private async startQueued(): Promise<void> {
+		if (jobCounts(this.sql).pending === 0) return;
+		this.startNow();
+		await this.armSafetyNet();
 	}
 
 	/** Sets an alarm now if there is work an alarm does; never pushes an earlier one back. */

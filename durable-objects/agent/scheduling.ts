@@ -42,6 +42,17 @@ export interface TickContext {
  * finds the cursor already past its slots, and the ledger's unique (schedule, instant) index turns
  * any claim that still races into a no-op.
  */
+/**
+ * Drops the cursors of every schedule but `running`. A schedule that stopped running (removed, it or
+ * its agent disabled, the agent deleted or dropped from fleet.yaml) owes nothing for that time: when
+ * it runs again it starts from now, as a new schedule does, instead of catching up the slots it was
+ * off for.
+ */
+export function forgetSchedules(sql: SqlStorage, running: readonly string[] = []): void {
+	// One JSON parameter, not one per name: a DO statement takes at most 100 bound parameters.
+	sql.exec("DELETE FROM schedule_state WHERE schedule NOT IN (SELECT value FROM json_each(?))", JSON.stringify(running));
+}
+
 export function claimDue(sql: SqlStorage, ctx: TickContext): TickOutcome {
 	const { agent, state, now } = ctx;
 	const counts = jobCounts(sql);
@@ -49,12 +60,8 @@ export function claimDue(sql: SqlStorage, ctx: TickContext): TickOutcome {
 	let skipped = 0;
 	let next: number | null = null;
 
-	// A schedule that stopped running (removed, or it or its agent disabled) owes nothing for that
-	// time: its cursor goes, so when it runs again it starts from now, as a new schedule does, instead
-	// of catching up the slots it was off for. Each definition change brings the agent a tick at once.
-	const running = Object.entries(agent.schedules).filter(([, s]) => agent.enabled && s.enabled).map(([name]) => name);
-	// One JSON parameter, not one per name: a DO statement takes at most 100 bound parameters.
-	sql.exec("DELETE FROM schedule_state WHERE schedule NOT IN (SELECT value FROM json_each(?))", JSON.stringify(running));
+	// Each definition change brings the agent a tick at once, which forgets what stopped running.
+	forgetSchedules(sql, Object.entries(agent.schedules).filter(([, s]) => agent.enabled && s.enabled).map(([name]) => name));
 
 	for (const [name, schedule] of Object.entries(agent.schedules)) {
 		if (!agent.enabled || !schedule.enabled) continue;

@@ -71,12 +71,11 @@ export function saveDefinition(sql: SqlStorage, name: string, definition: AgentD
 }
 
 /**
- * Before a deleted agent's name is defined again: the new agent owes nothing to the old one's
- * schedules (their cursors would make it catch up slots from before it existed), keeps none of its
- * notepad, Idempotency-Keys or pause. The old agent's jobs and ledger stay, readable for retention.
+ * Before a deleted agent's name is defined again: the new agent keeps none of the old one's notepad,
+ * Idempotency-Keys or pause (nor its schedules' cursors: see forgetSchedules). The old agent's jobs
+ * and ledger stay, readable for retention.
  */
 export function forgetDeletedAgent(sql: SqlStorage): void {
-	sql.exec("DELETE FROM schedule_state");
 	sql.exec("DELETE FROM notepad");
 	sql.exec("DELETE FROM idempotency");
 	sql.exec("UPDATE agent_state SET paused_at = NULL, paused_reason = NULL, paused_by = NULL WHERE id = 1");
