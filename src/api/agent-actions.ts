@@ -3,7 +3,7 @@ import { agentRpc } from "../../durable-objects/agent/client.ts";
 import { JobRecordSchema, JobStatusSchema, JobSummarySchema } from "../jobs/model.ts";
 import { listJobs } from "../store/job-index.ts";
 import { screenPrompt } from "./screen.ts";
-import { decodeCursor, encodeCursor } from "../shared/cursor.ts";
+import { cursorScope, decodeCursor, encodeCursor } from "../shared/cursor.ts";
 import { sha256Hex } from "../shared/hash.ts";
 import { createApi, withRole } from "./factory.ts";
 import { AgentNameParam } from "./params.ts";
@@ -145,14 +145,15 @@ export const agentActionsApi = createApi()
 		async (c) => {
 			const { agent: name } = c.req.valid("param");
 			const { limit, cursor } = c.req.valid("query");
-			const before = cursor === undefined ? undefined : decodeCursor(cursor);
+			const scope = cursorScope("runs", { agent: name });
+			const before = cursor === undefined ? undefined : decodeCursor(cursor, scope);
 			// A deleted agent's ledger stays readable, so only an agent that never existed is a 404.
 			const agent = await requireAgent(c.env, name).catch(() => null);
 			const runs = await stub(c.env, name).runs(limit + 1, before && { claimedAt: before.at, id: before.id });
 			if (!agent && runs.length === 0) await requireAgent(c.env, name);
 			const page = runs.slice(0, limit);
 			const last = page.at(-1);
-			return c.json({ runs: page, next_cursor: runs.length > limit && last ? encodeCursor({ at: Date.parse(last.claimed_at), id: last.id }) : null }, 200);
+			return c.json({ runs: page, next_cursor: runs.length > limit && last ? encodeCursor({ at: Date.parse(last.claimed_at), id: last.id }, scope) : null }, 200);
 		},
 	)
 	.openapi(

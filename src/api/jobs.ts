@@ -22,7 +22,7 @@ const ListQuery = z
 		since: Instant.optional().openapi({ description: "Jobs created at or after this instant" }),
 		until: Instant.optional().openapi({ description: "Jobs created before this instant" }),
 		limit: z.coerce.number().int().min(1).max(200).default(20),
-		cursor: z.string().max(200).optional().openapi({ description: "next_cursor of the previous page" }),
+		cursor: z.string().max(200).optional().openapi({ description: "next_cursor of the previous page, passed with the same filters" }),
 	})
 	.refine((q) => !q.since || !q.until || Date.parse(q.since) < Date.parse(q.until), {
 		message: "since must be before until",

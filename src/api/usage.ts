@@ -13,7 +13,7 @@ const UsageQuery = z
 		until: Day.optional().openapi({ description: "Last UTC day, inclusive (default: today)", example: "2026-11-30" }),
 		agent: AgentNameParam.optional(),
 		limit: z.coerce.number().int().min(1).max(1000).default(500),
-		cursor: z.string().max(200).optional().openapi({ description: "next_cursor of the previous page" }),
+		cursor: z.string().max(200).optional().openapi({ description: "next_cursor of the previous page, passed with the same filters" }),
 	})
 	.refine((q) => !q.since || !q.until || q.since <= q.until, { message: "since must not be after until", path: ["since"] });
 

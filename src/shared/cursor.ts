@@ -6,11 +6,34 @@ export interface CursorKey {
 	id: string;
 }
 
-export function encodeCursor(key: CursorKey): string {
-	return btoa(JSON.stringify([key.at, key.id])).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+/**
+ * What a cursor belongs to: the list and its filters. A cursor carries a tag of it, so one passed to
+ * another list, or with other filters, is refused instead of silently paging from an unrelated
+ * position.
+ */
+export function cursorScope(list: string, filters: Record<string, string | number | undefined> = {}): string {
+	const defined = Object.keys(filters)
+		.filter((key) => filters[key] !== undefined)
+		.sort()
+		.map((key) => [key, filters[key]]);
+	return JSON.stringify([list, defined]);
 }
 
-export function decodeCursor(cursor: string): CursorKey {
+// FNV-1a, 32 bits: a tag against mistakes, not a signature (a cursor grants nothing the filters don't).
+function scopeTag(scope: string): string {
+	let hash = 0x811c9dc5;
+	for (let i = 0; i < scope.length; i++) {
+		hash ^= scope.charCodeAt(i);
+		hash = Math.imul(hash, 0x01000193);
+	}
+	return (hash >>> 0).toString(36);
+}
+
+export function encodeCursor(key: CursorKey, scope: string): string {
+	return btoa(JSON.stringify([key.at, key.id, scopeTag(scope)])).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+export function decodeCursor(cursor: string, scope: string): CursorKey {
 	const malformed = () => new BadRequestError("cursor is malformed; pass back the next_cursor of a previous page unchanged");
 	if (!/^[A-Za-z0-9_-]{1,200}$/.test(cursor)) throw malformed();
 	let parsed: unknown;
@@ -19,8 +42,19 @@ export function decodeCursor(cursor: string): CursorKey {
 	} catch {
 		throw malformed();
 	}
-	if (!Array.isArray(parsed) || parsed.length !== 2 || !Number.isSafeInteger(parsed[0]) || typeof parsed[1] !== "string" || parsed[1].length > 64) {
+	// Two elements: a cursor handed out before cursors were tagged, still honoured across a deploy.
+	if (
+		!Array.isArray(parsed) ||
+		(parsed.length !== 2 && parsed.length !== 3) ||
+		!Number.isSafeInteger(parsed[0]) ||
+		typeof parsed[1] !== "string" ||
+		parsed[1].length > 64 ||
+		(parsed.length === 3 && typeof parsed[2] !== "string")
+	) {
 		throw malformed();
+	}
+	if (parsed.length === 3 && parsed[2] !== scopeTag(scope)) {
+		throw new BadRequestError("cursor belongs to another list or to other filters; page with the same filters that gave it, or drop the cursor to start over");
 	}
 	return { at: parsed[0] as number, id: parsed[1] as string };
 }

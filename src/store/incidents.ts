@@ -1,6 +1,6 @@
 import { classifyFailure, incidentId, incidentSignature } from "../incidents/signature.ts";
 import { redact } from "../security/redact.ts";
-import { decodeCursor, encodeCursor } from "../shared/cursor.ts";
+import { cursorScope, decodeCursor, encodeCursor } from "../shared/cursor.ts";
 
 export const INCIDENT_STATES = ["detected", "alerted", "resolved", "closed"] as const;
 export type IncidentState = (typeof INCIDENT_STATES)[number];
@@ -140,8 +140,9 @@ export async function listIncidents(
 		where.push("state = ?");
 		params.push(filters.state);
 	}
+	const scope = cursorScope("incidents", filters);
 	if (cursor !== undefined) {
-		const after = decodeCursor(cursor);
+		const after = decodeCursor(cursor, scope);
 		where.push("(last_seen_at, id) < (?, ?)");
 		params.push(after.at, after.id);
 	}
@@ -149,5 +150,5 @@ export async function listIncidents(
 	const { results } = await db.prepare(sql).bind(...params, limit + 1).all<IncidentRow>();
 	const page = results.slice(0, limit);
 	const last = page.at(-1);
-	return { incidents: page.map(toIncident), next_cursor: results.length > limit && last ? encodeCursor({ at: last.last_seen_at, id: last.id }) : null };
+	return { incidents: page.map(toIncident), next_cursor: results.length > limit && last ? encodeCursor({ at: last.last_seen_at, id: last.id }, scope) : null };
 }

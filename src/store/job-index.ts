@@ -1,4 +1,4 @@
-import { decodeCursor, encodeCursor, type CursorKey } from "../shared/cursor.ts";
+import { cursorScope, decodeCursor, encodeCursor, type CursorKey } from "../shared/cursor.ts";
 import { isFinal, JOB_STATUSES, type DispatchKind, type ExitReason, type JobRecord, type JobStatus, type JobSummary, type TriggerType } from "../jobs/model.ts";
 import { FIRST_FINAL } from "./first-final.ts";
 import { usageStatement } from "./usage.ts";
@@ -88,13 +88,14 @@ export async function listJobs(
 	limit: number,
 	cursor?: string,
 ): Promise<{ jobs: JobSummary[]; next_cursor: string | null }> {
-	const { sql, params } = buildListQuery(filters, limit, cursor === undefined ? undefined : decodeCursor(cursor));
+	const scope = cursorScope("jobs", { ...filters });
+	const { sql, params } = buildListQuery(filters, limit, cursor === undefined ? undefined : decodeCursor(cursor, scope));
 	const { results } = await db.prepare(sql).bind(...params).all<JobIndexRow>();
 	const page = results.slice(0, limit);
 	const last = page.at(-1);
 	return {
 		jobs: page.map(toJobSummary),
-		next_cursor: results.length > limit && last ? encodeCursor({ at: last.created_at, id: last.id }) : null,
+		next_cursor: results.length > limit && last ? encodeCursor({ at: last.created_at, id: last.id }, scope) : null,
 	};
 }
 

@@ -1,4 +1,4 @@
-import { decodeCursor, encodeCursor } from "../shared/cursor.ts";
+import { cursorScope, decodeCursor, encodeCursor } from "../shared/cursor.ts";
 import type { JobRecord } from "../jobs/model.ts";
 import { FIRST_FINAL } from "./first-final.ts";
 
@@ -83,7 +83,9 @@ export async function listUsage(
 	limit: number,
 	cursor?: string,
 ): Promise<{ days: UsageDay[]; next_cursor: string | null }> {
-	const after = cursor === undefined ? undefined : decodeCursor(cursor);
+	// The range is left out: `--days` moves it at midnight, and the range's bounds apply to any page.
+	const scope = cursorScope("usage", { agent: range.agent });
+	const after = cursor === undefined ? undefined : decodeCursor(cursor, scope);
 	// One upper bound, so the key's range starts at the cursor's day rather than at the window's top.
 	const where = ["day >= ?", "day <= ?"];
 	const params: (string | number)[] = [range.fromDay, after ? Math.min(range.toDay, after.at) : range.toDay];
@@ -105,6 +107,6 @@ export async function listUsage(
 	const last = page.at(-1);
 	return {
 		days: page.map(toUsageDay),
-		next_cursor: results.length > limit && last ? encodeCursor({ at: last.day, id: last.agent }) : null,
+		next_cursor: results.length > limit && last ? encodeCursor({ at: last.day, id: last.agent }, scope) : null,
 	};
 }

@@ -127,6 +127,33 @@ describe("GET /v1/jobs", () => {
 			expect((await errorOf(res)).message).toMatch(/cursor is malformed/);
 		});
 	}
+
+	it("refuses a cursor with other filters or from another list, and still pages with the ones that gave it", async () => {
+		await upsertJobIndex(env.DB, Array.from({ length: 6 }, (_, i) => job(200 + i, i % 2 ? "omega" : "sigma")));
+		const first = await page("?agent=omega&limit=2");
+		expect(first.next_cursor).not.toBeNull();
+		const cursor = encodeURIComponent(first.next_cursor!);
+
+		const same = await page(`?agent=omega&limit=2&cursor=${cursor}`);
+		expect(same.jobs.map((j) => j.agent)).toEqual(["omega"]);
+
+		for (const query of [`?agent=sigma&cursor=${cursor}`, `?cursor=${cursor}`, `?agent=omega&status=pending&cursor=${cursor}`]) {
+			const res = await call(`/v1/jobs${query}`);
+			expect(res.status).toBe(400);
+			expect((await errorOf(res)).message).toMatch(/cursor belongs to another list or to other filters/);
+		}
+		const runs = await call(`/v1/agents/omega/runs?cursor=${cursor}`);
+		expect(runs.status).toBe(400);
+		expect((await errorOf(runs)).message).toMatch(/another list/);
+	});
+
+	it("still honours an untagged cursor handed out before cursors were tagged", async () => {
+		await upsertJobIndex(env.DB, Array.from({ length: 3 }, (_, i) => job(300 + i, "kappa")));
+		const [newest, second] = (await page("?agent=kappa")).jobs;
+		const legacy = btoa(JSON.stringify([Date.parse(newest!.created_at), newest!.id])).replace(/=+$/, "");
+		const after = await page(`?agent=kappa&cursor=${legacy}`);
+		expect(after.jobs.map((j) => j.id)).toEqual([second!.id, (await page("?agent=kappa")).jobs[2]!.id]);
+	});
 });
 
 describe("the job index's query plans", () => {
