@@ -11,7 +11,7 @@ import { listOccurrences, type Occurrence } from "./ledger.ts";
 import { flushOutbox, outboxSize, settleOutbox, type OutboxAcks } from "./outbox.ts";
 import { AGENT_MIGRATIONS } from "./schema.ts";
 import { claimDue, forgetSchedules, type TickOutcome } from "./scheduling.ts";
-import { currentDefinition, ensureState, forgetDeletedAgent, markDeleted, readState, saveDefinition, setPaused, type AgentSource, type AgentState } from "./state.ts";
+import { currentDefinition, ensureState, forgetDeletedAgent, keepLastDefinition, markDeleted, readState, saveDefinition, setPaused, type AgentSource, type AgentState } from "./state.ts";
 import { expireTriggerKeys, triggerJob, type TriggerRequest } from "./triggers.ts";
 import type { ModelClient } from "../../src/agent/contracts.ts";
 import { createModelClient } from "../../src/agent/model-client.ts";
@@ -56,7 +56,7 @@ function knownRevision(state: AgentState, agent: AgentDefinition): string | null
 	if (state.source === "api" && state.definitionRevision) return state.definitionRevision;
 	return fileRevisions.get(agent) ?? null;
 }
-/** The definition whose retention an agent's history keeps: its current one, or a deleted API agent's last. */
+/** The definition whose retention an agent's history keeps: its current one, or a deleted API agent's or dropped file agent's last. */
 function keptDefinition(state: AgentState): AgentDefinition | null {
 	return currentDefinition(state) ?? state.definition;
 }
@@ -221,12 +221,18 @@ export class AgentDO extends DurableObject<Env> {
 		// Otherwise a PUT leaves queued runs to their own start time, a claim's spread included.
 		const wasEnabled = (before && currentDefinition(before)?.enabled) ?? true;
 		if (!wasEnabled && definition.enabled) await this.startQueued();
-		// A shortened retention applies at the next pass, not at the expiry the alarm was set for
-		// under the old one (weeks away, for an agent nothing else wakes).
-		if (before && this.retentionMs(definition) < this.retentionMs(keptDefinition(before)) && oldestRecordAt(this.sql) !== null) {
-			this.lastPrune = 0;
-			await this.alarmNow();
-		}
+		if (before && this.retentionMs(definition) < this.retentionMs(keptDefinition(before))) await this.retentionShortened();
+	}
+
+	/**
+	 * A shortened retention applies at the next pass, not at the expiry the alarm was set for under
+	 * the old one (weeks away, for an agent nothing else wakes). Called by a PUT, and by its shard
+	 * when a deploy shortens a file agent's.
+	 */
+	async retentionShortened(): Promise<void> {
+		if (oldestRecordAt(this.sql) === null) return;
+		this.lastPrune = 0;
+		await this.alarmNow();
 	}
 
 	/** Deletes an API agent: it stops scheduling, its jobs and ledger stay readable. */
@@ -241,13 +247,21 @@ export class AgentDO extends DurableObject<Env> {
 	 * A deploy dropped this file agent from fleet.yaml (its shard says so once): its queued runs end
 	 * now rather than when something next wakes it, which for a paused agent would be never.
 	 */
-	async dropFromFleet(): Promise<void> {
+	/**
+	 * A deploy dropped this file agent. `last` is its definition as the previous deploy had it (its
+	 * shard keeps it; null if that deploy predates keeping it): its history keeps that retention,
+	 * not the deployment's default.
+	 */
+	async dropFromFleet(last: AgentDefinition | null = null): Promise<void> {
 		const state = readState(this.sql);
 		if (!state || state.source !== "file" || currentDefinition(state)) return;
 		this.cancelOrphans("agent removed from fleet.yaml");
 		// Its shard stops calling it, so no tick would forget its schedules before a deploy adds it back.
 		forgetSchedules(this.sql);
+		const before = keptDefinition(state);
+		if (last) keepLastDefinition(this.sql, last);
 		await this.indexNow();
+		if (last && this.retentionMs(last) < this.retentionMs(before)) await this.retentionShortened();
 	}
 
 	/** Pauses the agent; `by` is the caller's token name ("auto" is reserved for automatic pauses). */

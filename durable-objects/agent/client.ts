@@ -13,6 +13,7 @@ export type AgentRpc = Pick<
 	| "define"
 	| "remove"
 	| "dropFromFleet"
+	| "retentionShortened"
 	| "pause"
 	| "resume"
 	| "status"

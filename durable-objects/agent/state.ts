@@ -19,7 +19,7 @@ interface AgentStateRow {
 export interface AgentState {
 	name: string;
 	source: AgentSource;
-	/** The definition an API agent was given; file agents read theirs from the bundle. */
+	/** The definition an API agent was given; file agents read theirs from the bundle (a dropped one keeps its last here). */
 	definition: AgentDefinition | null;
 	definitionRevision: string | null;
 	deletedAt: number | null;
@@ -68,6 +68,11 @@ export function saveDefinition(sql: SqlStorage, name: string, definition: AgentD
 		JSON.stringify(definition),
 		revision,
 	);
+}
+
+/** A file agent gone from fleet.yaml: its last definition, kept for its history's retention. */
+export function keepLastDefinition(sql: SqlStorage, definition: AgentDefinition): void {
+	sql.exec("UPDATE agent_state SET definition = ? WHERE id = 1 AND source = 'file'", JSON.stringify(definition));
 }
 
 /**

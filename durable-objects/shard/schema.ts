@@ -15,4 +15,13 @@ export const SHARD_MIGRATIONS: readonly SqlMigration[] = [
 			CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 		`,
 	},
+	{
+		version: 2,
+		name: "file_agent_definitions",
+		sql: `
+			-- A file agent's definition as the last synced deploy had it: a later deploy that drops or
+			-- changes the agent still knows its retention. Null for API agents.
+			ALTER TABLE agents ADD COLUMN definition TEXT;
+		`,
+	},
 ];

@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { agentRpc } from "../agent/client.ts";
 import { loadFleet } from "../../src/config/bundled.ts";
+import type { AgentDefinition } from "../../src/config/schema.ts";
 import { errorFields, log } from "../../src/log.ts";
 import { shardOf } from "../../src/scheduler/shards.ts";
 import { sha256Hex } from "../../src/shared/hash.ts";
@@ -89,32 +90,51 @@ export class SchedulerShardDO extends DurableObject<Env> {
 		const stored = this.sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = 'fleet'").toArray()[0]?.value;
 		if (stored === revision) return;
 		const names = new Set(mine.map((a) => a.name));
-		const gone = this.sql
-			.exec<{ name: string }>("SELECT name FROM agents WHERE source = 'file'")
-			.toArray()
-			.map((r) => r.name)
-			.filter((name) => !names.has(name));
+		const previous = new Map(
+			this.sql
+				.exec<{ name: string; definition: string | null }>("SELECT name, definition FROM agents WHERE source = 'file'")
+				.toArray()
+				.map((r) => [r.name, r.definition === null ? null : (JSON.parse(r.definition) as AgentDefinition)]),
+		);
+		const gone = [...previous.keys()].filter((name) => !names.has(name));
 		// A dropped agent's object hears of it from here, or from nothing: a paused one is never woken
 		// again, and its queued runs would wait forever. One that cannot be told stays listed, and the
 		// fleet's revision unrecorded, so the next tick tries again.
 		const told: string[] = [];
 		for (const name of gone) {
 			try {
-				await agentRpc(this.env, name).dropFromFleet();
+				await agentRpc(this.env, name).dropFromFleet(previous.get(name) ?? null);
 				told.push(name);
 			} catch (err) {
 				log.error("shard.drop_failed", { shard, agent: name, ...errorFields(err) });
 			}
 		}
+		// Its object would otherwise keep the alarm it set for the old retention's expiry (weeks away,
+		// for an agent nothing else wakes). Best effort: the pass after that expiry prunes anyway.
+		for (const agent of mine) {
+			const before = previous.get(agent.name);
+			if (!before || this.retentionDays(agent) >= this.retentionDays(before)) continue;
+			try {
+				await agentRpc(this.env, agent.name).retentionShortened();
+			} catch (err) {
+				log.error("shard.retention_notice_failed", { shard, agent: agent.name, ...errorFields(err) });
+			}
+		}
 		this.ctx.storage.transactionSync(() => {
 			for (const name of told) this.sql.exec("DELETE FROM agents WHERE name = ?", name);
-			for (const name of names) {
+			for (const agent of mine) {
 				this.sql.exec(
-					"INSERT INTO agents (name, source, next_due_at) VALUES (?, 'file', 0) ON CONFLICT (name) DO UPDATE SET source = 'file', next_due_at = 0",
-					name,
+					`INSERT INTO agents (name, source, next_due_at, definition) VALUES (?, 'file', 0, ?)
+					 ON CONFLICT (name) DO UPDATE SET source = 'file', next_due_at = 0, definition = excluded.definition`,
+					agent.name,
+					JSON.stringify(agent),
 				);
 			}
 			if (told.length === gone.length) this.sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('fleet', ?)", revision);
 		});
+	}
+
+	private retentionDays(agent: AgentDefinition): number {
+		return agent.retention_days ?? Number(this.env.RETENTION_DAYS || "30");
 	}
 }

@@ -1,9 +1,13 @@
-import { env, runInDurableObject } from "cloudflare:test";
+import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
+import { putJob } from "../../durable-objects/agent/jobs.ts";
+import { findAgent } from "../../src/config/bundled.ts";
 import { createJob, type JobRecord } from "../../src/jobs/model.ts";
 import { shardName, shardOf } from "../../src/scheduler/shards.ts";
 import { settle, runsOf } from "../helpers/agents.ts";
 import { call } from "../helpers/http.ts";
+import { endedRecord } from "../helpers/jobs.ts";
 import { fake } from "../helpers/outbound.ts";
 import { tick } from "../helpers/ticks.ts";
 
@@ -77,5 +81,60 @@ describe("a file agent a deploy drops from fleet.yaml", () => {
 		expect(listed).toEqual([]);
 		// Added back by a later deploy, its schedules start from then.
 		expect(await runInDurableObject(agent, (_i, state) => state.storage.sql.exec("SELECT schedule FROM schedule_state").toArray())).toEqual([]);
+	});
+});
+
+/** Stands in for the previous deploy: its shard listed `name` as a file agent with `definition`. */
+async function previousDeploy(name: string, definition: Record<string, unknown>): Promise<void> {
+	const shard = env.SCHEDULER_SHARD.getByName(shardName(shardOf(name)));
+	await runInDurableObject(shard, (_i, state) => {
+		state.storage.sql.exec(
+			"INSERT INTO agents (name, source, next_due_at, definition) VALUES (?, 'file', 0, ?) ON CONFLICT (name) DO UPDATE SET definition = excluded.definition",
+			name,
+			JSON.stringify(definition),
+		);
+		state.storage.sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('fleet', 'the previous deploy')");
+	});
+}
+
+/** A finished job of `name`'s, ended `days` ago, and whether the agent still holds it. */
+async function endedJob(name: string, days: number): Promise<() => Promise<boolean>> {
+	const stub = env.AGENT.getByName(name);
+	const job = await runInDurableObject(stub, (_i: AgentDO, state) => {
+		const record = endedRecord(name, new Date(Date.now() - days * 86_400_000));
+		putJob(state.storage.sql, record, Date.now());
+		return record;
+	});
+	return async () => (await stub.getJob(job.id)) !== null;
+}
+
+describe("a file agent's retention across deploys", () => {
+	it("is its own retention_days after a deploy drops it, not the deployment's default", async () => {
+		const name = "short-lived";
+		const agent = env.AGENT.getByName(name);
+		await agent.tick(name, "file", Date.parse("2026-12-06T03:00:00Z"));
+		const held = await endedJob(name, 5);
+		await previousDeploy(name, { ...findAgent("daily-digest")!, name, retention_days: 3 });
+
+		await tick("2026-12-06T03:00:00Z");
+		// Five days ended against its 3: gone at the pass the drop asked for, where the deployment's
+		// 30 days would have kept it for weeks.
+		expect(await runDurableObjectAlarm(agent)).toBe(true);
+		expect(await held()).toBe(false);
+	});
+
+	it("applies at once when a deploy shortens it, on an agent nothing else wakes", async () => {
+		const name = "daily-digest";
+		await tick("2026-12-06T03:01:00Z");
+		const agent = env.AGENT.getByName(name);
+		const held = await endedJob(name, 40);
+		// Its alarm waits for that job's expiry under the previous deploy's 90 days.
+		await runInDurableObject(agent, (_i: AgentDO, state) => state.storage.setAlarm(Date.now() + 50 * 86_400_000));
+		await previousDeploy(name, { ...findAgent(name)!, retention_days: 90 });
+
+		await tick("2026-12-06T03:02:00Z");
+		expect(await runInDurableObject(agent, (_i: AgentDO, state) => state.storage.getAlarm())).toBeLessThanOrEqual(Date.now());
+		expect(await runDurableObjectAlarm(agent)).toBe(true);
+		expect(await held()).toBe(false);
 	});
 });
