@@ -64,7 +64,12 @@ export type ResponseBlock =
 	| { type: "text"; text: string; citations: null }
 	| { type: "tool_use"; id: string; name: string; input: unknown; caller: { type: "direct" } };
 
-export type StopReason = "end_turn" | "tool_use" | "max_tokens";
+export type StopReason = "end_turn" | "tool_use" | "max_tokens" | ScriptedStopReason;
+
+/** The stop reasons a `{ stop_reason }` step scripts; the others come from text, tool_use and max_tokens_stop steps. */
+export type ScriptedStopReason = "refusal" | "model_context_window_exceeded" | "pause_turn";
+
+const SCRIPTED_STOP_REASONS: readonly ScriptedStopReason[] = ["refusal", "model_context_window_exceeded", "pause_turn"];
 
 export interface ResponseUsage {
 	input_tokens: number;
@@ -100,11 +105,15 @@ export type ApiErrorType =
 export type EmulatorErrorStatus = 400 | 401 | 429 | 500 | 529;
 
 /**
- * One scripted answer. Distinguished by which key is present (checked in this order): `tool_use`,
- * `max_tokens_stop`, `text`, `error`, `delay_ms`, `drop_after_events`, `malformed`, `hang`.
+ * One scripted answer. Distinguished by which key is present (checked in this order): `max_tokens_stop`,
+ * `tool_use`, `stop_reason`, `text`, `error`, `delay_ms`, `drop_after_events`, `malformed`, `hang`.
+ * Like the real API, no answer carries an empty text block: an empty `text` means no text block.
  */
 export type EmulatorStep =
-	/** A final text answer (stop_reason end_turn, or max_tokens if it exceeds the request's max_tokens). */
+	/**
+	 * A final text answer (stop_reason end_turn, or max_tokens if it exceeds the request's max_tokens).
+	 * `{ text: "" }` answers `content: []` with end_turn, as the real model sometimes does.
+	 */
 	| { text: string }
 	/** A tool call, optionally preceded by a text block; stop_reason tool_use. */
 	| { tool_use: { name: string; input: unknown; id?: string }; text?: string }
@@ -122,8 +131,23 @@ export type EmulatorStep =
 	| { malformed: true }
 	/** Never answers; settles only when the request's signal aborts (or `reset()` releases it). */
 	| { hang: true }
-	/** Text cut short: stop_reason max_tokens. */
-	| { max_tokens_stop: true; text: string };
+	/**
+	 * An answer with one of the stop reasons a text or tool_use step cannot give, and one text block if
+	 * `text` is non-empty (streamed like any text; the message_delta carries the stop_reason).
+	 * `refusal`: the model declined (`text` is what it wrote before it stopped). `model_context_window_exceeded`:
+	 * the context window filled before max_tokens. `pause_turn`: a long server-tool turn paused, to be
+	 * resumed by sending the answer back as is.
+	 */
+	| { stop_reason: ScriptedStopReason; text?: string }
+	/**
+	 * Cut short at max_tokens: stop_reason max_tokens. `text` is the text written before the cut (no
+	 * text block if absent or empty). With `tool_use` the cut lands inside the tool call, after the
+	 * text: a stream sends the tool_use block's start and input_json_delta pieces carrying only the
+	 * first half of JSON.stringify(input) (rounded down, at least 1 character), then content_block_stop,
+	 * message_delta (max_tokens) and message_stop, as the real API stops mid-input; a non-streaming
+	 * answer has the tool_use block with `input: {}`.
+	 */
+	| { max_tokens_stop: true; text?: string; tool_use?: { name: string; input: unknown; id?: string } };
 
 export interface EmulatorOptions {
 	/** Require `x-api-key` or `authorization: Bearer` (default true, like the real API). */
@@ -350,7 +374,7 @@ export class MessagesEmulator {
 			return apiError(step.status, ERROR_TYPES[step.status], step.message ?? ERROR_MESSAGES[step.status], extra);
 		}
 
-		const { content, stopReason } = compose(step, req);
+		const { content, stopReason, cutInput } = compose(step, req);
 		const message: ResponseMessage = {
 			id: newId("msg_01", 22),
 			type: "message",
@@ -359,7 +383,7 @@ export class MessagesEmulator {
 			content,
 			stop_reason: stopReason,
 			stop_sequence: null,
-			usage: this.#usage(req, content),
+			usage: this.#usage(req, content, cutInput),
 		};
 		const requestId = newId("req_011C", 20);
 
@@ -381,13 +405,13 @@ export class MessagesEmulator {
 			// A model with no latency has every event at once: one body, sized, so a server can send it in
 			// one write. Event by event, each would be a read and a parser wake-up in the client, a cost
 			// of the emulator that the benchmarks would count as drover's.
-			const body = encoder.encode(streamEvents(message).map((e) => sseFrame(e.type, JSON.stringify(e))).join(""));
+			const body = encoder.encode(streamEvents(message, cutInput).map((e) => sseFrame(e.type, JSON.stringify(e))).join(""));
 			return new Response(body, { status: 200, headers: { ...headers, "content-length": String(body.byteLength) } });
 		}
-		return new Response(sseBody(streamEvents(message), fault, streamDelayMs, signal), { status: 200, headers });
+		return new Response(sseBody(streamEvents(message, cutInput), fault, streamDelayMs, signal), { status: 200, headers });
 	}
 
-	#usage(req: ValidRequest, content: ResponseBlock[]): ResponseUsage {
+	#usage(req: ValidRequest, content: ResponseBlock[], cutInput?: string): ResponseUsage {
 		const tools = req.tools ?? [];
 		const toolChars = tools.reduce((n, t) => n + JSON.stringify({ name: t.name, description: t.description, input_schema: t.input_schema }).length, 0);
 		const system = typeof req.system === "string" ? [{ type: "text" as const, text: req.system }] : (req.system ?? []);
@@ -415,7 +439,11 @@ export class MessagesEmulator {
 			}
 		}
 		const totalChars = toolChars + systemChars.reduce((a, n) => a + n, 0) + messageChars;
-		const generated = content.reduce((n, b) => n + (b.type === "text" ? b.text.length : JSON.stringify(b.input).length), 0);
+		// A tool input cut at max_tokens counts what was written before the cut.
+		const generated = content.reduce((n, b, i) => {
+			if (b.type === "text") return n + b.text.length;
+			return n + (cutInput !== undefined && i === content.length - 1 ? cutInput : JSON.stringify(b.input)).length;
+		}, 0);
 		return {
 			input_tokens: Math.ceil((totalChars - prefixChars) / 4),
 			output_tokens: Math.max(1, Math.ceil(generated / 4)),
@@ -451,6 +479,8 @@ function validate(body: Record<string, unknown>): string | null {
 			for (const [i, block] of body.system.entries()) {
 				if (!isObject(block) || block.type !== "text" || typeof block.text !== "string") return `system.${i}: Input should be a text block`;
 			}
+			const blank = blankText(body.system as Record<string, unknown>[]);
+			if (blank) return `system: ${blank}`;
 		}
 	}
 	if (body.tools !== undefined) {
@@ -463,8 +493,11 @@ function validate(body: Record<string, unknown>): string | null {
 	}
 	if (body.stream !== undefined && typeof body.stream !== "boolean") return "stream: Input should be a valid boolean";
 
-	let previous: { role: string; content: unknown[] } | null = null;
-	for (const [i, message] of body.messages.entries()) {
+	const messages = body.messages as unknown[];
+	// The last user/assistant turn: the only one allowed empty content (as a prefill, refused below).
+	const final = messages.findLastIndex((m) => isObject(m) && m.role !== "system");
+	let previousRole: string | null = null;
+	for (const [i, message] of messages.entries()) {
 		if (!isObject(message)) return `messages.${i}: Input should be a valid dictionary`;
 		const role = message.role;
 		if (role !== "user" && role !== "assistant" && role !== "system") return `messages.${i}.role: Input should be 'user' or 'assistant'`;
@@ -475,30 +508,63 @@ function validate(body: Record<string, unknown>): string | null {
 				if (!isObject(block) || typeof block.type !== "string") return `messages.${i}.content.${j}.type: Field required`;
 			}
 		}
-		// System-role turns sit outside the user/assistant alternation.
-		if (role === "system") continue;
-		const blocks = Array.isArray(content) ? (content as Record<string, unknown>[]) : [];
-		if (previous === null && role !== "user") return 'messages: first message must use the "user" role';
-		if (previous !== null && previous.role === role) {
-			return `messages: roles must alternate between "user" and "assistant", but found multiple "${role}" roles in a row`;
+		if (content.length === 0 && !(i === final && role === "assistant")) {
+			return `messages.${i}: all messages must have non-empty content except for the optional final assistant message`;
 		}
-		const resultIds = blocks.filter((bl) => bl.type === "tool_result").map((bl) => String(bl.tool_use_id));
-		const useIds =
-			previous?.role === "assistant"
-				? (previous.content as Record<string, unknown>[]).filter((bl) => isObject(bl) && bl.type === "tool_use").map((bl) => String(bl.id))
-				: [];
+		// System-role turns sit outside the user/assistant alternation.
+		if (role !== "system") {
+			if (previousRole === null && role !== "user") return 'messages: first message must use the "user" role';
+			if (previousRole === role) {
+				return `messages: roles must alternate between "user" and "assistant", but found multiple "${role}" roles in a row`;
+			}
+		}
+		const blocks = Array.isArray(content) ? (content as Record<string, unknown>[]) : [];
+		const blank = blankText(typeof content === "string" ? [{ type: "text", text: content }] : blocks);
+		if (blank) return `messages: ${blank}`;
+
+		// tool_use ↔ tool_result pairing is strictly between neighbours: the previous message's
+		// tool_use blocks are answered here, in a user turn, or nowhere.
+		const before = i > 0 ? messages[i - 1] : undefined;
+		const useIds = isObject(before) && before.role === "assistant" && Array.isArray(before.content) ? toolUseIds(before.content) : [];
+		const resultIds = role === "user" ? blocks.filter((bl) => bl.type === "tool_result").map((bl) => String(bl.tool_use_id)) : [];
 		const unexpected = resultIds.filter((id) => !useIds.includes(id));
 		if (unexpected.length > 0) {
 			const at = blocks.findIndex((bl) => bl.type === "tool_result" && unexpected.includes(String(bl.tool_use_id)));
 			return `messages.${i}.content.${at}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${unexpected.join(", ")}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`;
 		}
-		if (role === "user" && useIds.length > 0) {
-			const missing = useIds.filter((id) => !resultIds.includes(id));
-			if (missing.length > 0) {
-				return `messages.${i}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(", ")}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`;
-			}
+		// After the final assistant turn only system turns follow; the prefill refusal below names that.
+		const missing = i - 1 === final ? [] : useIds.filter((id) => !resultIds.includes(id));
+		if (missing.length > 0) {
+			return `messages.${i}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(", ")}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`;
 		}
-		previous = { role, content: blocks };
+
+		if (role !== "system") previousRole = role;
+	}
+	if (isObject(messages[final]) && messages[final].role === "assistant") {
+		return "This model does not support assistant message prefill. The conversation must end with a user message.";
+	}
+	return null;
+}
+
+/** The ids of a turn's tool_use blocks. */
+function toolUseIds(blocks: unknown[]): string[] {
+	return blocks.filter((bl) => isObject(bl) && bl.type === "tool_use").map((bl) => String((bl as Record<string, unknown>).id));
+}
+
+/**
+ * Why a list of blocks has an unusable text block (the API's wording, after the `messages: ` or
+ * `system: ` prefix), or null. Text blocks nested in a tool_result's content count too.
+ */
+function blankText(blocks: Record<string, unknown>[]): string | null {
+	for (const block of blocks) {
+		if (block.type === "text" && typeof block.text === "string") {
+			if (block.text === "") return "text content blocks must be non-empty";
+			if (block.text.trim() === "") return "text content blocks must contain non-whitespace text";
+		}
+		if (block.type === "tool_result" && Array.isArray(block.content)) {
+			const nested = blankText(block.content.filter(isObject));
+			if (nested) return nested;
+		}
 	}
 	return null;
 }
@@ -512,7 +578,8 @@ type Step =
 	| { kind: "drop"; after: number }
 	| { kind: "malformed" }
 	| { kind: "hang" }
-	| { kind: "max_tokens_stop"; text: string };
+	| { kind: "stop_reason"; stopReason: ScriptedStopReason; text: string | undefined }
+	| { kind: "max_tokens_stop"; text: string | undefined; toolUse: { name: string; input: unknown; id: string | undefined } | undefined };
 
 /** Validates a step (it may come over HTTP as JSON) and tags it; throws TypeError naming the bad field. */
 function toStep(value: unknown, at: string): Step {
@@ -521,16 +588,30 @@ function toStep(value: unknown, at: string): Step {
 	};
 	const count = (v: unknown, what: string): number => (Number.isInteger(v) && (v as number) >= 0 ? (v as number) : bad(`${what} must be an integer ≥ 0`));
 	if (!isObject(value)) return bad("a step must be an object");
-	if ("tool_use" in value) {
-		const t = value.tool_use;
+	const toolUse = (t: unknown): { name: string; input: unknown; id: string | undefined } => {
 		if (!isObject(t) || typeof t.name !== "string" || t.name === "") return bad("tool_use needs a name");
 		if (t.id !== undefined && typeof t.id !== "string") bad("tool_use.id must be a string");
+		return { name: t.name, input: t.input ?? {}, id: t.id as string | undefined };
+	};
+	const optionalText = (): string | undefined => {
 		if (value.text !== undefined && typeof value.text !== "string") bad("text must be a string");
-		return { kind: "tool_use", name: t.name, input: t.input ?? {}, id: t.id as string | undefined, text: value.text as string | undefined };
-	}
+		return value.text as string | undefined;
+	};
 	if ("max_tokens_stop" in value) {
-		if (value.max_tokens_stop !== true || typeof value.text !== "string") bad("max_tokens_stop needs `max_tokens_stop: true` and a text");
-		return { kind: "max_tokens_stop", text: value.text as string };
+		if (value.max_tokens_stop !== true) bad("max_tokens_stop must be true");
+		const text = optionalText();
+		return { kind: "max_tokens_stop", text, toolUse: value.tool_use === undefined ? undefined : toolUse(value.tool_use) };
+	}
+	if ("tool_use" in value) {
+		const t = toolUse(value.tool_use);
+		return { kind: "tool_use", name: t.name, input: t.input, id: t.id, text: optionalText() };
+	}
+	if ("stop_reason" in value) {
+		const reason = value.stop_reason;
+		if (!SCRIPTED_STOP_REASONS.includes(reason as ScriptedStopReason)) {
+			bad(`stop_reason must be one of ${SCRIPTED_STOP_REASONS.join(", ")} (end_turn, tool_use and max_tokens come from text, tool_use and max_tokens_stop steps)`);
+		}
+		return { kind: "stop_reason", stopReason: reason as ScriptedStopReason, text: optionalText() };
 	}
 	if ("text" in value) {
 		if (typeof value.text !== "string") bad("text must be a string");
@@ -556,11 +637,18 @@ function toStep(value: unknown, at: string): Step {
 	if ("drop_after_events" in value) return { kind: "drop", after: count(value.drop_after_events, "drop_after_events") };
 	if ("malformed" in value) return value.malformed === true ? { kind: "malformed" } : bad("malformed must be true");
 	if ("hang" in value) return value.hang === true ? { kind: "hang" } : bad("hang must be true");
-	return bad("unknown step; expected one of text, tool_use, error, delay_ms, drop_after_events, malformed, hang, max_tokens_stop");
+	return bad("unknown step; expected one of text, tool_use, stop_reason, max_tokens_stop, error, delay_ms, drop_after_events, malformed, hang");
+}
+
+/** An answer's content and stop reason; `cutInput` is the JSON a stream sends for a tool_use block cut at max_tokens. */
+interface Composed {
+	content: ResponseBlock[];
+	stopReason: StopReason;
+	cutInput?: string;
 }
 
 /** The content of the answer: the scripted step's, or the demo behaviour's. */
-function compose(step: Step | null, req: ValidRequest): { content: ResponseBlock[]; stopReason: StopReason } {
+function compose(step: Step | null, req: ValidRequest): Composed {
 	switch (step?.kind) {
 		case "tool_use": {
 			const content: ResponseBlock[] = [];
@@ -568,8 +656,17 @@ function compose(step: Step | null, req: ValidRequest): { content: ResponseBlock
 			content.push(toolUseBlock(step.name, step.input, step.id));
 			return { content, stopReason: "tool_use" };
 		}
-		case "max_tokens_stop":
-			return { content: [textBlock(step.text)], stopReason: "max_tokens" };
+		case "stop_reason":
+			return { content: step.text ? [textBlock(step.text)] : [], stopReason: step.stopReason };
+		case "max_tokens_stop": {
+			const content: ResponseBlock[] = step.text ? [textBlock(step.text)] : [];
+			if (!step.toolUse) return { content, stopReason: "max_tokens" };
+			// The input never finished, so a non-streaming answer has none; a stream shows the half that was written.
+			content.push(toolUseBlock(step.toolUse.name, {}, step.toolUse.id));
+			const points = [...JSON.stringify(step.toolUse.input)];
+			const cutInput = points.slice(0, Math.max(1, Math.floor(points.length / 2))).join("");
+			return { content, stopReason: "max_tokens", cutInput };
+		}
 		case "text":
 			return finalText(step.text, req.max_tokens);
 		default:
@@ -580,7 +677,7 @@ function compose(step: Step | null, req: ValidRequest): { content: ResponseBlock
 
 // ── Demo behaviour ─────────────────────────────────────────────────────────────────────────────
 
-function demo(req: ValidRequest): { content: ResponseBlock[]; stopReason: StopReason } {
+function demo(req: ValidRequest): Composed {
 	const tool = (req.tools ?? []).find((t) => isObject(t.input_schema));
 	const hasResult = req.messages.some((m) => Array.isArray(m.content) && m.content.some((b) => b.type === "tool_result"));
 	if (tool && !hasResult) {
@@ -649,8 +746,9 @@ function toolUseBlock(name: string, input: unknown, id?: string): ResponseBlock 
 	return { type: "tool_use", id: id ?? newId("toolu_01", 22), name, input: input ?? {}, caller: { type: "direct" } };
 }
 
-/** A final text, cut at max_tokens (about 4 characters a token) as the real API would. */
-function finalText(text: string, maxTokens: number): { content: ResponseBlock[]; stopReason: StopReason } {
+/** A final text, cut at max_tokens (about 4 characters a token) as the real API would; no block for "". */
+function finalText(text: string, maxTokens: number): Composed {
+	if (text === "") return { content: [], stopReason: "end_turn" };
 	const chars = [...text];
 	if (Math.ceil(chars.length / 4) > maxTokens) return { content: [textBlock(chars.slice(0, maxTokens * 4).join(""))], stopReason: "max_tokens" };
 	return { content: [textBlock(text)], stopReason: "end_turn" };
@@ -681,8 +779,11 @@ type StreamFault =
 	| { kind: "malformed" }
 	| { kind: "error"; after: number; body: ReturnType<typeof errorBody> };
 
-/** The event sequence the real API sends for a message. */
-function streamEvents(message: ResponseMessage): SseEvent[] {
+/**
+ * The event sequence the real API sends for a message. `cutInput`, when given, is the JSON the last
+ * block (a tool_use cut at max_tokens) streams instead of its full input.
+ */
+function streamEvents(message: ResponseMessage, cutInput?: string): SseEvent[] {
 	const events: SseEvent[] = [
 		{
 			type: "message_start",
@@ -697,7 +798,7 @@ function streamEvents(message: ResponseMessage): SseEvent[] {
 		} else {
 			events.push({ type: "content_block_start", index, content_block: { ...block, input: {} } });
 			// The real API opens with an empty piece, then splits the JSON at arbitrary points.
-			const json = JSON.stringify(block.input);
+			const json = cutInput !== undefined && index === message.content.length - 1 ? cutInput : JSON.stringify(block.input);
 			const pieces = ["", ...chunks(json, Math.max(1, Math.ceil(json.length / 5)))];
 			for (const partial_json of pieces) events.push({ type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json } });
 		}

@@ -57,7 +57,9 @@ export function queueEffects(sql: SqlStorage, job: JobRecord, agent: AgentDefini
 	let awaitingDelivery = false;
 	if (event === "completed" && agent?.delivery) {
 		const answer = finalAnswer(sql, job);
-		if (answer.trim() === "[SILENT]") {
+		// An empty answer (the model acted through its tools and had nothing to add) has nothing to
+		// deliver either: Slack and Discord refuse an empty message.
+		if (answer.trim() === "[SILENT]" || answer.trim() === "") {
 			setDelivery(sql, job.id, agent.delivery.type, "suppressed", now);
 		} else {
 			const { body, contentType } = formatDelivery(agent.delivery.type, { agent: job.agent, job, answer: redact(answer) });

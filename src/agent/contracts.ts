@@ -10,6 +10,7 @@ export type Message = Anthropic.Message;
 /** A client tool drover runs, or an Anthropic server tool passed through. */
 export type ToolParam = Anthropic.ToolUnion;
 export type TextBlockParam = Anthropic.TextBlockParam;
+export type ToolResultBlockParam = Anthropic.ToolResultBlockParam;
 
 // ── Model client ────────────────────────────────────────────────────────────────────────────────
 export interface ModelRequest {

@@ -56,7 +56,8 @@ export function renderNotepad(notepad: ReadonlyMap<string, string>): string {
 
 export function assemblePrompt(agent: Pick<AgentDefinition, "system_prompt">, input: PromptInput): PromptParts {
 	const system: TextBlockParam[] = [];
-	if (agent.system_prompt !== undefined && agent.system_prompt !== "") system.push({ type: "text", text: agent.system_prompt });
+	// A blank block is refused by the API; a blank system prompt is as good as none.
+	if (agent.system_prompt !== undefined && agent.system_prompt.trim() !== "") system.push({ type: "text", text: agent.system_prompt });
 	// The breakpoint on the last system block caches tools + system together across runs.
 	system.push({ type: "text", text: CONTRACT, cache_control: { type: "ephemeral" } });
 

@@ -9,6 +9,7 @@
  */
 import type Anthropic from "@anthropic-ai/sdk";
 import { APIError } from "@anthropic-ai/sdk/core/error";
+import { partialParse } from "@anthropic-ai/sdk/_vendor/partial-json-parser/parser";
 import { SseParser, type SseEvent } from "../shared/sse.ts";
 
 type Message = Anthropic.Message;
@@ -24,6 +25,25 @@ export function parseSse(body: string): SseEvent[] {
 
 const hasToolInput = (block: Block): block is Anthropic.ToolUseBlock | Anthropic.ServerToolUseBlock =>
 	block.type === "tool_use" || block.type === "server_tool_use";
+
+/**
+ * A tool call's input. An answer stopped at max_tokens can end inside it: that is a whole answer,
+ * not a broken one (it is paid for, and asking again gets the same), so its input is read as far as
+ * it goes, as the SDK's own stream does, and the loop refuses to run the cut call.
+ */
+function toolInputOf(json: string, stopReason: Message["stop_reason"]): unknown {
+	if (json === "") return {};
+	if (stopReason !== "max_tokens") return JSON.parse(json);
+	try {
+		return JSON.parse(json);
+	} catch {
+		try {
+			return partialParse(json) ?? {};
+		} catch {
+			return {};
+		}
+	}
+}
 
 /**
  * The final Message of a streamed answer. An `error` event throws the SDK's APIError (as its own
@@ -56,7 +76,7 @@ export function messageFromSse(body: string, headers?: Headers): Message {
 			case "message_stop": {
 				for (const [index, json] of toolInput) {
 					const block = message.content[index];
-					if (block && hasToolInput(block)) block.input = json === "" ? {} : JSON.parse(json);
+					if (block && hasToolInput(block)) block.input = toolInputOf(json, message.stop_reason);
 				}
 				return message;
 			}

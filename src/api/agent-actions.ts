@@ -5,6 +5,7 @@ import { listJobs } from "../store/job-index.ts";
 import { screenPrompt } from "./screen.ts";
 import { cursorScope, decodeCursor, encodeCursor } from "../shared/cursor.ts";
 import { sha256Hex } from "../shared/hash.ts";
+import { BLANK_MESSAGE, NOT_BLANK } from "../config/schema.ts";
 import { createApi, withRole } from "./factory.ts";
 import { AgentNameParam } from "./params.ts";
 import { unwrap } from "./refusals.ts";
@@ -14,7 +15,7 @@ import { LastJobSchema, PausedSchema, RunningJobSchema, conflictResponse, notFou
 const AgentPath = z.object({ agent: AgentNameParam });
 
 const TriggerBody = z
-	.strictObject({ prompt: z.string().min(1).max(100_000).optional().openapi({ description: "Overrides the agent's default prompt" }) })
+	.strictObject({ prompt: z.string().min(1).max(100_000).regex(NOT_BLANK, BLANK_MESSAGE).optional().openapi({ description: "Overrides the agent's default prompt" }) })
 	.openapi("TriggerRequest");
 
 const IdempotencyHeader = z.object({

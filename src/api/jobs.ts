@@ -5,6 +5,7 @@ import { NotFoundError } from "../errors.ts";
 import { JobIdSchema, JobRecordSchema, JobStatusSchema, JobSummarySchema, TriggerTypeSchema } from "../jobs/model.ts";
 import { toHerdctlYaml } from "../jobs/yaml.ts";
 import { getJobSummary, listJobs } from "../store/job-index.ts";
+import { BLANK_MESSAGE, NOT_BLANK } from "../config/schema.ts";
 import { createApi, withRole } from "./factory.ts";
 import { AgentNameParam } from "./params.ts";
 import { unwrap } from "./refusals.ts";
@@ -69,7 +70,7 @@ const ApprovalBody = z
 	.openapi("ApprovalRequest");
 const FollowUpBody = (promptRequired: boolean) =>
 	z.strictObject({
-		prompt: promptRequired ? z.string().min(1).max(100_000) : z.string().min(1).max(100_000).optional(),
+		prompt: promptRequired ? z.string().min(1).max(100_000).regex(NOT_BLANK, BLANK_MESSAGE) : z.string().min(1).max(100_000).regex(NOT_BLANK, BLANK_MESSAGE).optional(),
 		allow_definition_change: z.boolean().default(false).openapi({ description: "Run even if the agent's definition changed since the job" }),
 	});
 

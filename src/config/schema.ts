@@ -115,6 +115,10 @@ const SECRET_LITERAL = /sk-ant-[\w-]{8,}/;
 const SECRET_MESSAGE = "looks like an Anthropic API key; secrets come from Worker secrets, never from the file";
 
 const Text = z.string().refine((s) => !SECRET_LITERAL.test(s), SECRET_MESSAGE);
+/** The Messages API refuses a message, or a text block, with nothing but whitespace in it. */
+export const NOT_BLANK = /\S/;
+export const BLANK_MESSAGE = "must not be empty or only whitespace: the Messages API refuses an empty message";
+const Prompt = Text.refine((s) => NOT_BLANK.test(s), BLANK_MESSAGE);
 
 /**
  * drover's own credentials and settings. An agent naming one would send it where the agent says
@@ -146,7 +150,7 @@ const ScheduleFields = strict({
 	cron: z.string().optional(),
 	timezone: z.string().optional(),
 	interval: z.string().optional(),
-	prompt: Text.optional(),
+	prompt: Prompt.optional(),
 	// Missed slots beyond the grace window fire once (true) or are skipped with a logged reason (false).
 	catch_up: z.boolean().default(true),
 	enabled: z.boolean().default(true),
@@ -276,7 +280,7 @@ export const AgentSchema = strict({
 	model: ModelName.default("claude-sonnet-5-5"),
 	fallback_models: z.array(ModelName).default([]),
 	system_prompt: Text.optional(),
-	prompt: Text.optional(),
+	prompt: Prompt.optional(),
 	schedules: z
 		.record(
 			z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, "schedule names are 1-63 lowercase letters, digits, _ or -"),

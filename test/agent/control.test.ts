@@ -379,6 +379,68 @@ describe("continue and fork", () => {
 		expect(last).toContain("Never mind the ticket.");
 	});
 
+	it("forks a job that stopped after its tool results from those results, not from the tool call", async () => {
+		const emulator = useEmulator();
+		fake("https://tickets.example.test", () => Response.json({ id: 7 }));
+		emulator.enqueue({ tool_use: { name: "create_ticket", input: { title: "Disk full" } } });
+		await createAgent({ name: "fork-after-tools", max_turns: 1, tools: [{ ...ticketTool, requires_approval: false }] });
+		const job = await runToRest("fork-after-tools");
+		expect(job).toMatchObject({ status: "failed", exit_reason: "max_turns" });
+
+		emulator.enqueue({ text: "Filed ticket 7." });
+		const res = await post(`/v1/jobs/${job.id}/fork`);
+		expect(res.status).toBe(201);
+		await settle("fork-after-tools");
+		expect(await jobOf("fork-after-tools", ((await res.json()) as JobRecord).id)).toMatchObject({ status: "completed", summary: "Filed ticket 7." });
+		// The API takes no conversation that ends on an assistant turn, least of all on an unanswered call.
+		const sent = emulator.requests.at(-1)!.messages!;
+		expect(sent.map((m) => m.role)).toEqual(["user", "assistant", "user"]);
+		expect(JSON.stringify(sent[2]!.content)).toContain('"type":"tool_result"');
+	});
+
+	it("completes on an empty final answer, delivers nothing, and continues without an empty turn", async () => {
+		const emulator = useEmulator();
+		fake("https://tickets.example.test", () => Response.json({ id: 8 }));
+		fake("https://deliver.example.test", () => new Response("ok"));
+		// The model files the ticket and has nothing to add.
+		emulator.enqueue({ tool_use: { name: "create_ticket", input: { title: "Disk full" } } }, { text: "" });
+		await createAgent({ name: "said-nothing", tools: [{ ...ticketTool, requires_approval: false }], delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
+		const job = await runToRest("said-nothing");
+		expect(job).toMatchObject({ status: "completed", summary: "", delivery: { target: "webhook", outcome: "suppressed" } });
+		expect(outboundLog.filter((r) => r.url.startsWith("https://deliver"))).toEqual([]);
+
+		emulator.enqueue({ text: "Ticket 8 is open." });
+		const res = await post(`/v1/jobs/${job.id}/continue`, { prompt: "Which ticket?" });
+		expect(res.status).toBe(201);
+		await settle("said-nothing");
+		expect(await jobOf("said-nothing", ((await res.json()) as JobRecord).id)).toMatchObject({ status: "completed" });
+		const sent = emulator.requests.at(-1)!.messages!;
+		expect(sent.map((m) => m.role)).toEqual(["user", "assistant", "user"]);
+		expect(sent.every((m) => m.content.length > 0)).toBe(true);
+		const last = JSON.stringify(sent[2]!.content);
+		expect(last).toContain('"type":"tool_result"');
+		expect(last).toContain("Which ticket?");
+	});
+
+	it("refuses a blank prompt to run, continue or fork with, and a blank default prompt", async () => {
+		const { job } = await finished("blank-prompts");
+		for (const [path, body] of [
+			["/v1/agents/blank-prompts/jobs", { prompt: " \n\t" }],
+			[`/v1/jobs/${job.id}/continue`, { prompt: "   " }],
+			[`/v1/jobs/${job.id}/fork`, { prompt: "\n" }],
+		] as const) {
+			const res = await post(path, body);
+			expect(res.status, path).toBe(400);
+			expect(JSON.stringify(await errorOf(res))).toContain("must not be empty or only whitespace");
+		}
+		const created = await call("/v1/agents", { method: "POST", as: "admin", body: { name: "blank-default", prompt: "  " } });
+		expect(created.status).toBe(400);
+		expect(JSON.stringify(await errorOf(created))).toContain("must not be empty or only whitespace");
+		expect((await call("/v1/agents/blank-default")).status).toBe(404);
+		const jobs = (await (await call("/v1/jobs?agent=blank-prompts")).json()) as { jobs: unknown[] };
+		expect(jobs.jobs).toHaveLength(1);
+	});
+
 	it("refuses to continue a job that is still running, and needs a prompt", async () => {
 		const { job } = await finished("needs-prompt");
 		expect((await post(`/v1/jobs/${job.id}/continue`, {})).status).toBe(400);

@@ -176,6 +176,77 @@ describe("a run, turn by turn", () => {
 	});
 });
 
+describe("answers that are not final answers", () => {
+	it("fails an answer cut at max_tokens inside a tool call, once, without running the call, and counts its tokens", async () => {
+		const emulator = useEmulator();
+		fake("https://status.example.test", page("never fetched"));
+		emulator.enqueue({ max_tokens_stop: true, text: "Let me look.", tool_use: { name: "http_fetch", input: { url: "https://status.example.test/a-long-path" } } });
+		await createAgent({ name: "cut-call", tools: [fetchTool] });
+		const job = await runToRest("cut-call");
+
+		expect(job).toMatchObject({
+			status: "failed",
+			exit_reason: "error",
+			error: { type: "max_tokens", message: "response truncated at max_tokens inside a call to tool http_fetch" },
+		});
+		// One request: a cut answer is an answer, and asking again would be paid for again.
+		expect(emulator.requests).toHaveLength(1);
+		expect(job.usage.per_model["claude-sonnet-5-5"]?.output_tokens).toBeGreaterThan(0);
+		const lines = await outputOf("cut-call", job.id);
+		expect(lines.some((l) => l.type === "tool_result")).toBe(false);
+		expect(lines.filter((l) => l.type === "system" && l.subtype === "retry")).toEqual([]);
+	});
+
+	it("sends a signed thinking block back exactly as it came, though it holds what looks like a key", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ text: "All fine." });
+		fake("https://status.example.test", page("ok"));
+		const thinking = "The page may need the key sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789; I will not use it.";
+		const events = [
+			{ type: "message_start", message: { id: "msg_1", type: "message", role: "assistant", model: "claude-sonnet-5-5", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 } } },
+			{ type: "content_block_start", index: 0, content_block: { type: "thinking", thinking: "", signature: "" } },
+			{ type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking } },
+			{ type: "content_block_delta", index: 0, delta: { type: "signature_delta", signature: "c2lnbmVk" } },
+			{ type: "content_block_stop", index: 0 },
+			{ type: "content_block_start", index: 1, content_block: { type: "tool_use", id: "toolu_1", name: "http_fetch", input: {} } },
+			{ type: "content_block_delta", index: 1, delta: { type: "input_json_delta", partial_json: '{"url":"https://status.example.test/"}' } },
+			{ type: "content_block_stop", index: 1 },
+			{ type: "message_delta", delta: { stop_reason: "tool_use", stop_sequence: null }, usage: { output_tokens: 30 } },
+			{ type: "message_stop" },
+		];
+		let first = true;
+		fake("https://api.anthropic.com", (request) => {
+			if (!first) return emulator.handle(request);
+			first = false;
+			const body = events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join("");
+			return new Response(body, { headers: { "content-type": "text/event-stream" } });
+		});
+		await createAgent({ name: "thinks", tools: [fetchTool] });
+		expect(await runToRest("thinks")).toMatchObject({ status: "completed", summary: "All fine." });
+
+		const sent = emulator.requests.at(-1)!.messages!;
+		expect(sent[1]!.content).toEqual([
+			{ type: "thinking", thinking, signature: "c2lnbmVk" },
+			expect.objectContaining({ type: "tool_use", id: "toolu_1", input: { url: "https://status.example.test/" } }),
+		]);
+	});
+
+	for (const [stop, type, message] of [
+		["refusal", "refusal", "the model refused to answer (stop_reason refusal)"],
+		["model_context_window_exceeded", "context_window_exceeded", "the conversation outgrew the model's context window (stop_reason model_context_window_exceeded)"],
+	] as const) {
+		it(`fails an answer that stopped with ${stop}, delivering none of its text`, async () => {
+			useEmulator().enqueue({ stop_reason: stop, text: "I can" });
+			fake("https://deliver.example.test", () => new Response("ok"));
+			const name = `stopped-${type.replace(/_/g, "-")}`;
+			await createAgent({ name, delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
+			const job = await runToRest(name);
+			expect(job).toMatchObject({ status: "failed", exit_reason: "error", summary: null, error: { type, message } });
+			expect(job.delivery).toBeNull();
+		});
+	}
+});
+
 describe("usage limits", () => {
 	const cases: [string, Record<string, number>, string][] = [
 		["max_requests", { max_requests: 1 }, "max_requests 1 reached"],

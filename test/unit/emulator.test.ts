@@ -286,6 +286,174 @@ describe("errors, as the SDK's typed errors", () => {
 	});
 });
 
+describe("conversation rules the real API enforces (400 invalid_request_error)", () => {
+	const user = (content: unknown) => ({ role: "user", content });
+	const assistant = (content: unknown) => ({ role: "assistant", content });
+	const use = (id: string) => ({ type: "tool_use", id, name: "t", input: {} });
+	const result = (id: string) => ({ type: "tool_result", tool_use_id: id, content: "r" });
+	const body = (messages: unknown[], extra: Record<string, unknown> = {}) => ({ model: MODEL, max_tokens: 5, messages, ...extra });
+
+	async function rejected(request: unknown): Promise<string> {
+		const res = await post(request);
+		expect(res.status, JSON.stringify(request)).toBe(400);
+		const json = (await res.json()) as { type: string; error: { type: string; message: string } };
+		expect(json).toMatchObject({ type: "error", error: { type: "invalid_request_error" } });
+		return json.error.message;
+	}
+
+	it("every message but a final assistant one has non-empty content, as a string or a list", async () => {
+		const message = "all messages must have non-empty content except for the optional final assistant message";
+		expect(await rejected(body([user("")]))).toBe(`messages.0: ${message}`);
+		expect(await rejected(body([user([])]))).toBe(`messages.0: ${message}`);
+		expect(await rejected(body([user("a"), assistant([]), user("b")]))).toBe(`messages.1: ${message}`);
+		expect(await rejected(body([user("a"), assistant(""), user("b")]))).toBe(`messages.1: ${message}`);
+		// An empty final assistant message passes this rule and meets the prefill rule instead.
+		expect(await rejected(body([user("a"), assistant([])]))).toBe(
+			"This model does not support assistant message prefill. The conversation must end with a user message.",
+		);
+	});
+
+	it("text blocks in messages, tool results and system must contain non-whitespace text", async () => {
+		const whitespace = "text content blocks must contain non-whitespace text";
+		const empty = "text content blocks must be non-empty";
+		expect(await rejected(body([user([{ type: "text", text: " \n\t" }])]))).toBe(`messages: ${whitespace}`);
+		expect(await rejected(body([user("  ")]))).toBe(`messages: ${whitespace}`);
+		expect(await rejected(body([user([{ type: "text", text: "ok" }, { type: "text", text: "" }])]))).toBe(`messages: ${empty}`);
+		expect(await rejected(body([user("a"), assistant([{ type: "text", text: "\n\n" }, use("toolu_a")]), user([result("toolu_a")])]))).toBe(
+			`messages: ${whitespace}`,
+		);
+		const blankResult = { type: "tool_result", tool_use_id: "toolu_a", content: [{ type: "text", text: " " }] };
+		expect(await rejected(body([user("a"), assistant([use("toolu_a")]), user([blankResult])]))).toBe(`messages: ${whitespace}`);
+		expect(await rejected(body([user("a")], { system: [{ type: "text", text: "You are terse." }, { type: "text", text: "  " }] }))).toBe(
+			`system: ${whitespace}`,
+		);
+		expect(await rejected(body([user("a")], { system: [{ type: "text", text: "" }] }))).toBe(`system: ${empty}`);
+		// A tool_result with empty content is fine, as is a system string.
+		emulator.enqueue({ text: "ok" }, { text: "ok" });
+		expect((await post(body([user("a"), assistant([use("toolu_a")]), user([{ type: "tool_result", tool_use_id: "toolu_a", content: "" }])]))).status).toBe(200);
+		expect((await post(body([user("a")], { system: "" }))).status).toBe(200);
+	});
+
+	it("the conversation must end with a user message (no assistant prefill)", async () => {
+		const prefill = "This model does not support assistant message prefill. The conversation must end with a user message.";
+		expect(await rejected(body([user("a"), assistant("The answer is")]))).toBe(prefill);
+		// A trailing tool call without its result is a prefill too: there is no next message to hold the result.
+		expect(await rejected(body([user("a"), assistant([use("toolu_a")])]))).toBe(prefill);
+		const stream = client.messages.stream({ ...ask("a"), messages: [{ role: "user", content: "a" }, { role: "assistant", content: "Sure:" }] });
+		const error = await stream.finalMessage().catch((e: unknown) => e);
+		expect(error).toBeInstanceOf(Anthropic.BadRequestError);
+		expect(error).toMatchObject({ status: 400, error: { error: { type: "invalid_request_error", message: prefill } } });
+	});
+
+	it("every tool_use is answered by a tool_result in the very next message, and every tool_result answers one", async () => {
+		expect(await rejected(body([user("a"), assistant([use("toolu_a"), use("toolu_b")]), user([result("toolu_a")])]))).toBe(
+			"messages.2: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_b. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
+		);
+		expect(await rejected(body([user("a"), assistant([use("toolu_a"), use("toolu_b")]), user("go on")]))).toBe(
+			"messages.2: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_a, toolu_b. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
+		);
+		// A result two messages later does not count, and it answers nothing in its own previous message.
+		expect(
+			await rejected(body([user("a"), assistant([use("toolu_a")]), user([result("toolu_a")]), assistant("done"), user([{ type: "text", text: "more" }, result("toolu_a")])])),
+		).toBe(
+			"messages.4.content.1: unexpected `tool_use_id` found in `tool_result` blocks: toolu_a. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.",
+		);
+		expect(await rejected(body([user("a"), assistant([use("toolu_a")]), user([result("toolu_a"), result("toolu_x")])]))).toBe(
+			"messages.2.content.1: unexpected `tool_use_id` found in `tool_result` blocks: toolu_x. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.",
+		);
+		// All answered, text alongside the results: accepted.
+		emulator.enqueue({ text: "ok" });
+		const ok = await post(body([user("a"), assistant([{ type: "text", text: "Both." }, use("toolu_a"), use("toolu_b")]), user([result("toolu_b"), result("toolu_a"), { type: "text", text: "and?" }])]));
+		expect(ok.status).toBe(200);
+	});
+});
+
+describe("scripted stop reasons and cut answers", () => {
+	const sse = async (res: Response) =>
+		(await res.text())
+			.split("\n\n")
+			.filter(Boolean)
+			.map((f) => JSON.parse(f.split("\n")[1]!.replace(/^data: /, "")) as { type: string } & Record<string, unknown>);
+
+	it("{ text: \"\" } answers no content with end_turn, streamed with no content block", async () => {
+		emulator.enqueue({ text: "" }, { text: "" });
+		const message = await client.messages.create(ask("hi"));
+		expect(message.content).toEqual([]);
+		expect(message.stop_reason).toBe("end_turn");
+		const events = await sse(await post({ ...ask("hi"), stream: true }));
+		expect(events.map((e) => e.type)).toEqual(["message_start", "ping", "message_delta", "message_stop"]);
+		expect(events[2]).toMatchObject({ delta: { stop_reason: "end_turn" } });
+	});
+
+	it("{ stop_reason } answers refusal, model_context_window_exceeded or pause_turn, with a text block when given", async () => {
+		emulator.enqueue({ stop_reason: "refusal", text: "I can't help with that." }, { stop_reason: "model_context_window_exceeded" }, { stop_reason: "pause_turn", text: "" });
+		const refusal = await client.messages.create(ask("hi"));
+		expect(refusal.stop_reason).toBe("refusal");
+		expect(refusal.content).toEqual([{ type: "text", text: "I can't help with that.", citations: null }]);
+		const full = await client.messages.create(ask("hi"));
+		expect(full).toMatchObject({ stop_reason: "model_context_window_exceeded", content: [] });
+		const paused = await client.messages.create(ask("hi"));
+		expect(paused).toMatchObject({ stop_reason: "pause_turn", content: [] });
+
+		emulator.enqueue({ stop_reason: "pause_turn", text: "Still searching" });
+		const stream = client.messages.stream(ask("hi"));
+		const deltas: string[] = [];
+		stream.on("streamEvent", (e) => {
+			if (e.type === "message_delta") deltas.push(String(e.delta.stop_reason));
+		});
+		const streamed = await stream.finalMessage();
+		expect(streamed.stop_reason).toBe("pause_turn");
+		expect(streamed.content).toEqual([{ type: "text", text: "Still searching", citations: null }]);
+		expect(deltas).toEqual(["pause_turn"]);
+
+		expect(() => emulator.enqueue({ stop_reason: "end_turn" } as never)).toThrow(/steps\[0\]: stop_reason must be one of refusal, model_context_window_exceeded, pause_turn/);
+	});
+
+	it("max_tokens_stop: text alone, nothing at all, or cut inside a tool call's input", async () => {
+		const input = { url: "https://api.github.com/repos/cloudflare/workerd", method: "GET" };
+		const json = JSON.stringify(input);
+		emulator.enqueue({ max_tokens_stop: true }, { max_tokens_stop: true, text: "Let me check.", tool_use: { name: "http_fetch", input, id: "toolu_01cut" } });
+		expect(await client.messages.create(ask("hi"))).toMatchObject({ stop_reason: "max_tokens", content: [] });
+		const cut = await client.messages.create({ ...ask("hi"), tools: [httpFetchTool()] });
+		expect(cut.stop_reason).toBe("max_tokens");
+		expect(cut.content).toEqual([
+			{ type: "text", text: "Let me check.", citations: null },
+			{ type: "tool_use", id: "toolu_01cut", name: "http_fetch", input: {}, caller: { type: "direct" } },
+		]);
+
+		// Streaming: the input_json_delta pieces carry the first half of the input, then the block and the message stop.
+		emulator.enqueue({ max_tokens_stop: true, tool_use: { name: "http_fetch", input, id: "toolu_01cut" } });
+		const events = await sse(await post({ ...ask("hi"), tools: [httpFetchTool()], stream: true }));
+		expect(events.map((e) => e.type).filter((t) => t !== "content_block_delta")).toEqual([
+			"message_start",
+			"ping",
+			"content_block_start",
+			"content_block_stop",
+			"message_delta",
+			"message_stop",
+		]);
+		expect(events[2]).toMatchObject({ index: 0, content_block: { type: "tool_use", id: "toolu_01cut", name: "http_fetch", input: {} } });
+		const pieces = events.filter((e) => e.type === "content_block_delta").map((e) => (e.delta as { type: string; partial_json: string }));
+		expect(pieces.every((d) => d.type === "input_json_delta")).toBe(true);
+		expect(pieces.map((d) => d.partial_json).join("")).toBe(json.slice(0, Math.floor(json.length / 2)));
+		expect(events.at(-2)).toMatchObject({ type: "message_delta", delta: { stop_reason: "max_tokens", stop_sequence: null } });
+
+		// Through the SDK's stream: the same stop, with the tool_use block holding whatever the half parses to.
+		emulator.enqueue({ max_tokens_stop: true, text: "On it.", tool_use: { name: "http_fetch", input } });
+		const streamed = await client.messages.stream({ ...ask("hi"), tools: [httpFetchTool()] }).finalMessage();
+		expect(streamed.stop_reason).toBe("max_tokens");
+		expect(streamed.content.map((b) => b.type)).toEqual(["text", "tool_use"]);
+		expect(streamed.content[1]).not.toMatchObject({ input });
+
+		// A one-character input still streams one character.
+		emulator.enqueue({ max_tokens_stop: true, tool_use: { name: "t", input: 7 } });
+		const tiny = await sse(await post({ ...ask("hi"), stream: true }));
+		expect(tiny.filter((e) => e.type === "content_block_delta").map((e) => (e.delta as { partial_json: string }).partial_json).join("")).toBe("7");
+
+		expect(() => emulator.enqueue({ max_tokens_stop: true, tool_use: { input: {} } } as never)).toThrow(/steps\[0\]: tool_use needs a name/);
+	});
+});
+
 describe("hang", () => {
 	it("never answers until the request's AbortSignal fires", async () => {
 		emulator.enqueue({ hang: true });

@@ -6,7 +6,7 @@ import { getJob, putJob } from "../jobs.ts";
 import { insertOccurrence } from "../ledger.ts";
 import type { AgentState } from "../state.ts";
 import { admissionRefusal } from "../triggers.ts";
-import { appendUserText, copyMessages, getSetup } from "./session.ts";
+import { appendUserText, copyMessages, getSetup, reopenConversation } from "./session.ts";
 
 export interface FollowUpRequest {
 	kind: "continue" | "fork";
@@ -53,9 +53,10 @@ export function createFollowUp(sql: SqlStorage, state: AgentState | null, agent:
 		},
 		new Date(now),
 	);
-	// A fork without a prompt re-runs the source's last answer from the same conversation.
-	copyMessages(sql, req.sourceId, job.id, req.kind === "fork" && !prompt ? 1 : 0);
+	copyMessages(sql, req.sourceId, job.id);
 	if (prompt) appendUserText(sql, job.id, prompt);
+	// A fork without a prompt re-runs the source's last answer from the same conversation.
+	else reopenConversation(sql, job.id);
 	insertOccurrence(sql, { schedule: null, source: "manual", scheduledInstant: null, dispatch: "manual", claimedAt: now, status: "claimed", jobId: job.id });
 	putJob(sql, job, now);
 	return job;

@@ -1,4 +1,4 @@
-import type { MessageParam, TextBlockParam, ToolParam } from "../../../src/agent/contracts.ts";
+import type { MessageParam, TextBlockParam, ToolParam, ToolResultBlockParam } from "../../../src/agent/contracts.ts";
 import type { AgentDefinition } from "../../../src/config/schema.ts";
 import { jsonMemo } from "../../../src/shared/json-memo.ts";
 import { MODEL_TOOL_RESULT_CHARS } from "./context.ts";
@@ -130,9 +130,7 @@ export function appendMessage(sql: SqlStorage, jobId: string, message: MessagePa
  * they waited); the text joins that user turn, or follows results saying the calls did not run.
  */
 export function appendUserText(sql: SqlStorage, jobId: string, text: string): void {
-	const last = sql
-		.exec<{ seq: number; role: string; content: string }>("SELECT seq, role, content FROM messages WHERE job_id = +? ORDER BY seq DESC LIMIT 1", jobId)
-		.toArray()[0];
+	const last = lastMessage(sql, jobId);
 	const prompt: TextBlockParam = { type: "text", text };
 	if (!last) {
 		appendMessage(sql, jobId, { role: "user", content: text });
@@ -144,15 +142,41 @@ export function appendUserText(sql: SqlStorage, jobId: string, text: string): vo
 		sql.exec("UPDATE messages SET content = ? WHERE job_id = ? AND seq = ?", JSON.stringify([...blocks, prompt]), jobId, last.seq);
 		return;
 	}
-	const unanswered = typeof content === "string" ? [] : content.filter((b) => b.type === "tool_use");
-	const results = unanswered.map((b) => ({ type: "tool_result" as const, tool_use_id: (b as { id: string }).id, content: "no result: the job ended before this call's result was recorded", is_error: true }));
+	const results = unansweredResults(content);
 	appendMessage(sql, jobId, { role: "user", content: results.length > 0 ? [...results, prompt] : text });
 }
 
-/** Copies another job's conversation (continue, fork), optionally without its last `dropLast` messages. */
-export function copyMessages(sql: SqlStorage, fromJob: string, toJob: string, dropLast = 0): number {
-	const messages = readMessages(sql, fromJob);
-	const kept = messages.slice(0, Math.max(0, messages.length - dropLast));
+/**
+ * Readies a copied conversation to be answered again (a fork without a prompt): its final answer is
+ * dropped; tool calls that never ran get results saying so; a last user turn (the job stopped
+ * before the model answered it) is kept as it is. The API takes no conversation that ends on an
+ * assistant turn.
+ */
+export function reopenConversation(sql: SqlStorage, jobId: string): void {
+	const last = lastMessage(sql, jobId);
+	if (!last || last.role === "user") return;
+	const results = unansweredResults(JSON.parse(last.content) as MessageParam["content"]);
+	if (results.length > 0) appendMessage(sql, jobId, { role: "user", content: results });
+	else sql.exec("DELETE FROM messages WHERE job_id = ? AND seq = ?", jobId, last.seq);
+}
+
+function lastMessage(sql: SqlStorage, jobId: string): { seq: number; role: string; content: string } | undefined {
+	return sql
+		.exec<{ seq: number; role: string; content: string }>("SELECT seq, role, content FROM messages WHERE job_id = +? ORDER BY seq DESC LIMIT 1", jobId)
+		.toArray()[0];
+}
+
+function unansweredResults(content: MessageParam["content"]): ToolResultBlockParam[] {
+	const unanswered = typeof content === "string" ? [] : content.filter((b) => b.type === "tool_use");
+	return unanswered.map((b) => ({ type: "tool_result" as const, tool_use_id: (b as { id: string }).id, content: "no result: the job ended before this call's result was recorded", is_error: true }));
+}
+
+/**
+ * Copies another job's conversation (continue, fork). An empty answer (a final turn with nothing
+ * in it) is left out: the API refuses a message with no content once a turn follows it.
+ */
+export function copyMessages(sql: SqlStorage, fromJob: string, toJob: string): number {
+	const kept = readMessages(sql, fromJob).filter((m) => m.content.length > 0);
 	for (const m of kept) appendMessage(sql, toJob, m);
 	return kept.length;
 }

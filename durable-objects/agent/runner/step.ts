@@ -178,7 +178,12 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 	for (const t of toolUses) lines.push({ type: "tool_use", tool_name: t.name, tool_use_id: t.id, input: t.input });
 
 	// Stored redacted: the conversation is replayed to the model and kept in storage, never a credential.
-	const seq = appendMessage(deps.sql, job.id, { role: "assistant", content: redactDeep(message.content) as Anthropic.ContentBlockParam[] });
+	// Thinking blocks are signed: the API refuses one sent back changed, so they are kept as they came
+	// (they reach no output line). Empty text blocks are left out: the API refuses them sent back.
+	const content = message.content
+		.filter((b) => b.type !== "text" || b.text !== "")
+		.map((b) => (b.type === "thinking" || b.type === "redacted_thinking" ? b : redactDeep(b))) as Anthropic.ContentBlockParam[];
+	const seq = appendMessage(deps.sql, job.id, { role: "assistant", content });
 	const updated = bump(current, { usage: addUsage(current.usage, model, message.usage, pricing()) });
 	out(deps, job.id, ...lines);
 
@@ -202,12 +207,43 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 	const text = redact(texts.join("\n").trim());
 	// The turn's usage is saved with the final status, in the same write: a save of its own just
 	// before would be the same commit, and two more billed rows.
-	if (message.stop_reason === "max_tokens" && text.length === 0) {
-		finish(deps, updated, "failed", { reason: "the model hit max_tokens without an answer", exit_reason: "error", error: { type: "max_tokens", message: "response truncated at max_tokens" } });
+	const cut = cutShort(message.stop_reason, toolUses, text);
+	if (cut) {
+		finish(deps, updated, "failed", { reason: cut.reason, exit_reason: "error", error: cut.error });
 		return "done";
 	}
 	finish(deps, updated, "completed", { reason: "final answer", summary: text === "[SILENT]" ? "[SILENT]" : text.slice(0, 2000) });
 	return "done";
+}
+
+/**
+ * An answer that is not a final answer though it asks for no tool: the model refused, ran out of
+ * context, or was cut at max_tokens before any text or inside a tool call (whose input is then
+ * incomplete, so the call is not run). Each error's text is fixed, so repeats count on one incident.
+ */
+function cutShort(stopReason: Anthropic.Message["stop_reason"] | string, toolUses: readonly Anthropic.ToolUseBlock[], text: string): { reason: string; error: { type: string; message: string } } | null {
+	switch (stopReason) {
+		case "refusal":
+			return { reason: "the model refused to answer", error: { type: "refusal", message: "the model refused to answer (stop_reason refusal)" } };
+		case "model_context_window_exceeded":
+			return {
+				reason: "the conversation outgrew the model's context window",
+				error: { type: "context_window_exceeded", message: "the conversation outgrew the model's context window (stop_reason model_context_window_exceeded)" },
+			};
+		case "max_tokens": {
+			const cutCall = toolUses[0];
+			if (cutCall) {
+				return {
+					reason: `the model hit max_tokens inside a call to tool ${cutCall.name}; the call was not run`,
+					error: { type: "max_tokens", message: `response truncated at max_tokens inside a call to tool ${cutCall.name}` },
+				};
+			}
+			if (text.length === 0) return { reason: "the model hit max_tokens without an answer", error: { type: "max_tokens", message: "response truncated at max_tokens" } };
+			return null;
+		}
+		default:
+			return null;
+	}
 }
 
 /** A `retry` line for each try of a model call that did not answer, as the JSONL records them. */
