@@ -24,4 +24,13 @@ export const SHARD_MIGRATIONS: readonly SqlMigration[] = [
 			ALTER TABLE agents ADD COLUMN definition TEXT;
 		`,
 	},
+	{
+		version: 3,
+		name: "agent_generations",
+		sql: `
+			-- Bumped by every registration and deploy sync: a tick writes an agent's next due time only
+			-- if no change landed while it was calling the agent (that change's "due at once" stands).
+			ALTER TABLE agents ADD COLUMN generation INTEGER NOT NULL DEFAULT 0;
+		`,
+	},
 ];

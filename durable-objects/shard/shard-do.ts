@@ -35,10 +35,13 @@ export class SchedulerShardDO extends DurableObject<Env> {
 		migrate(ctx.storage, SHARD_MIGRATIONS);
 	}
 
-	/** Adds or refreshes an API agent (created or updated): it is called at the next tick. */
+	/**
+	 * Adds or refreshes an API agent (created or updated): it is called at the next tick. A new row's
+	 * generation is random, so one deleted and added back during a tick is not taken for the old one.
+	 */
 	async register(name: string): Promise<void> {
 		this.sql.exec(
-			"INSERT INTO agents (name, source, next_due_at) VALUES (?, 'api', 0) ON CONFLICT (name) DO UPDATE SET source = 'api', next_due_at = 0",
+			"INSERT INTO agents (name, source, next_due_at, generation) VALUES (?, 'api', 0, random()) ON CONFLICT (name) DO UPDATE SET source = 'api', next_due_at = 0, generation = generation + 1",
 			name,
 		);
 	}
@@ -50,22 +53,22 @@ export class SchedulerShardDO extends DurableObject<Env> {
 	async tick(shard: number, now: number): Promise<ShardTickResult> {
 		await this.syncFileAgents(shard);
 		const due = this.sql
-			.exec<{ name: string; source: string }>("SELECT name, source FROM agents WHERE next_due_at <= ? ORDER BY name", now)
+			.exec<{ name: string; source: string; generation: number }>("SELECT name, source, generation FROM agents WHERE next_due_at <= ? ORDER BY name", now)
 			.toArray();
 		const result: ShardTickResult = { shard, agents_called: due.length, claimed: 0, skipped: 0, failed: [] };
 		// Written together once every agent has answered: one write per answer would be one SQLite
 		// commit (an fsync) per agent. If the shard dies first, the next tick calls these agents again
 		// and each one's own cursor claims nothing twice.
-		const nextDue: [string, number][] = [];
+		const nextDue: [string, number, number][] = [];
 		let next = 0;
 		const worker = async () => {
 			for (let i = next++; i < due.length; i = next++) {
-				const { name, source } = due[i]!;
+				const { name, source, generation } = due[i]!;
 				try {
 					const outcome = await agentRpc(this.env, name).tick(name, source as "file" | "api", now);
 					result.claimed += outcome.claimed;
 					result.skipped += outcome.skipped;
-					nextDue.push([name, outcome.nextDue ?? NEVER]);
+					nextDue.push([name, outcome.nextDue ?? NEVER, generation]);
 				} catch (err) {
 					result.failed.push({ agent: name, error: err instanceof Error ? err.message : String(err) });
 					log.error("shard.agent_tick_failed", { shard, agent: name, ...errorFields(err) });
@@ -74,7 +77,9 @@ export class SchedulerShardDO extends DurableObject<Env> {
 		};
 		await Promise.all(Array.from({ length: Math.min(CONCURRENCY, due.length) }, worker));
 		this.ctx.storage.transactionSync(() => {
-			for (const [name, at] of nextDue) this.sql.exec("UPDATE agents SET next_due_at = ? WHERE name = ?", at, name);
+			// Not over a PUT, DELETE or deploy that landed while the agent was being called: its due time
+			// was read from the definition before it.
+			for (const [name, at, generation] of nextDue) this.sql.exec("UPDATE agents SET next_due_at = ? WHERE name = ? AND generation = ?", at, name, generation);
 		});
 		return result;
 	}
@@ -124,8 +129,8 @@ export class SchedulerShardDO extends DurableObject<Env> {
 			for (const name of told) this.sql.exec("DELETE FROM agents WHERE name = ?", name);
 			for (const agent of mine) {
 				this.sql.exec(
-					`INSERT INTO agents (name, source, next_due_at, definition) VALUES (?, 'file', 0, ?)
-					 ON CONFLICT (name) DO UPDATE SET source = 'file', next_due_at = 0, definition = excluded.definition`,
+					`INSERT INTO agents (name, source, next_due_at, definition, generation) VALUES (?, 'file', 0, ?, random())
+					 ON CONFLICT (name) DO UPDATE SET source = 'file', next_due_at = 0, definition = excluded.definition, generation = generation + 1`,
 					agent.name,
 					JSON.stringify(agent),
 				);

@@ -1,4 +1,9 @@
+import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import type { SchedulerShardDO } from "../../durable-objects/shard/shard-do.ts";
+import { definitionRevision } from "../../src/config/fleet.ts";
+import { AgentSchema } from "../../src/config/schema.ts";
+import { shardName, shardOf } from "../../src/scheduler/shards.ts";
 import { createAgent, runsOf, type Run } from "../helpers/agents.ts";
 import { call } from "../helpers/http.ts";
 import { tick } from "../helpers/ticks.ts";
@@ -45,5 +50,54 @@ describe("slots collapsed into a fire that is not run", () => {
 		const rows = (await runsOf("collapsed-paused")).filter((r) => r.status === "skipped");
 		expect(rows.length).toBeGreaterThanOrEqual(2);
 		for (const r of rows) expect(r.skip_reason, r.scheduled_instant!).toBe("paused: maint");
+	});
+});
+
+describe("a definition change that lands while its shard's tick is calling agents", () => {
+	it("stands: the next tick calls the agent on its new schedule, not at the due time read before", async () => {
+		const name = "race-a";
+		// Another agent of the same shard, due every minute: the change lands while the tick calls it.
+		let other = "";
+		for (let i = 0; !other; i++) if (shardOf(`race-b${i}`) === shardOf(name)) other = `race-b${i}`;
+		await createAgent({ name, schedules: { daily: { cron: "1 10 * * *" } } });
+		await createAgent({ name: other, schedules: { m: { interval: "1m" } } });
+		await tick("2026-12-02T10:00:00Z");
+
+		const changed = AgentSchema.parse({ name, prompt: "Do the thing.", schedules: { m: { interval: "1m" } } });
+		const revision = await definitionRevision(changed);
+		const shard = env.SCHEDULER_SHARD.getByName(shardName(shardOf(name)));
+		// The shard's own bindings, put back afterwards. Everything the change does runs in the shard's
+		// context (another context's stubs and promises cannot be used there): a PUT's two steps, the
+		// agent's definition and the shard's registration, after race-a has answered the tick.
+		let own!: Env;
+		await runInDurableObject(shard, (instance: SchedulerShardDO) => {
+			const self = instance as unknown as { env: Env };
+			own = self.env;
+			let answered: Promise<unknown> = Promise.resolve();
+			const getByName = (n: string) => {
+				const stub = own.AGENT.getByName(n);
+				if (n === name) return { tick: (...args: Parameters<typeof stub.tick>) => (answered = stub.tick(...args)) };
+				if (n !== other) return stub;
+				return {
+					tick: async (...args: Parameters<typeof stub.tick>) => {
+						await answered;
+						await own.AGENT.getByName(name).define(name, changed, revision);
+						await instance.register(name);
+						return stub.tick(...args);
+					},
+				};
+			};
+			self.env = { ...own, AGENT: { getByName } as unknown as Env["AGENT"] };
+		});
+		// At 10:01 the shard asks race-a (daily: next due tomorrow), and the change lands meanwhile.
+		await tick("2026-12-02T10:01:00Z");
+		await runInDurableObject(shard, (instance: SchedulerShardDO) => {
+			(instance as unknown as { env: Env }).env = own;
+		});
+
+		await tick("2026-12-02T10:02:00Z");
+		await tick("2026-12-02T10:03:00Z");
+		const runs = (await runsOf(name)).filter((r) => r.schedule === "m");
+		expect(runs.map((r) => r.scheduled_instant).sort()).toEqual(["2026-12-02T10:02:00.000Z", "2026-12-02T10:03:00.000Z"]);
 	});
 });
