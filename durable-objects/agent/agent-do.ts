@@ -569,7 +569,8 @@ export class AgentDO extends DurableObject<Env> {
 			const definition = getSetup(this.sql, jobId)?.definition;
 			const problems = definition ? toolInputProblems(definition, pending.tool_name, edited) : [];
 			if (problems.length > 0) {
-				return refuse(400, `tool_input does not match ${pending.tool_name}'s input_schema: ${problems.join("; ")}`);
+				const said = problems.map((p) => `${p.path}: ${p.message}`).join("; ");
+				return refuse(400, `tool_input does not match ${pending.tool_name}'s input_schema: ${said}`, problems);
 			}
 		}
 		decideToolCall(this.sql, jobId, pending.tool_use_id, decision, by, edited);

@@ -20,7 +20,10 @@ export const onError: ErrorHandler<AppEnv> = (err, c) => {
 			return c.json({ error: { code: "unsupported_media_type", message: `the request body must be JSON, sent with Content-Type: application/json${got}` } }, 415);
 		}
 		const code = status === 413 ? "payload_too_large" : status >= 500 ? "internal" : "bad_request";
-		return c.json({ error: { code, message: err.message || "bad request" } }, status);
+		const message = err.message || "bad request";
+		// A body that is not JSON at all: the body is the field at fault, named as every 400 names them.
+		const details = status === 400 ? { details: { issues: [{ path: "body", message }] } } : {};
+		return c.json({ error: { code, message, ...details } }, status);
 	}
 	log.error("request.crashed", { method: c.req.method, path: c.req.path, ...errorFields(err) });
 	return c.json({ error: { code: "internal", message: "internal error" } }, 500);

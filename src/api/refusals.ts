@@ -5,6 +5,9 @@ const CODES = { 400: "bad_request", 404: "not_found", 409: "conflict", 413: "pay
 
 /** Unwraps a Durable Object's answer, turning its refusal into the matching 4xx. */
 export function unwrap<T extends object>(result: T): Exclude<T, Refusal> {
-	if (isRefusal(result)) throw new AppError(result.refused.status, CODES[result.refused.status], result.refused.message);
+	if (isRefusal(result)) {
+		const { status, message, issues } = result.refused;
+		throw new AppError(status, CODES[status], message, issues ? { issues } : undefined);
+	}
 	return result as Exclude<T, Refusal>;
 }

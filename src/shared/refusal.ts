@@ -4,11 +4,12 @@
  * them into the matching 4xx.
  */
 export interface Refusal {
-	refused: { status: 400 | 404 | 409 | 413 | 429; message: string };
+	refused: { status: 400 | 404 | 409 | 413 | 429; message: string; issues?: { path: string; message: string }[] };
 }
 
-export function refuse(status: Refusal["refused"]["status"], message: string): Refusal {
-	return { refused: { status, message } };
+/** `issues`, for a 400: each field at fault, as the API's `details.issues` name them. */
+export function refuse(status: Refusal["refused"]["status"], message: string, issues?: { path: string; message: string }[]): Refusal {
+	return { refused: { status, message, ...(issues ? { issues } : {}) } };
 }
 
 export function isRefusal(value: unknown): value is Refusal {

@@ -170,10 +170,16 @@ describe("approvals", () => {
 
 	it("refuses edited input that breaks the tool's input_schema, sends nothing and keeps the job waiting", async () => {
 		const { job } = await waitingJob("approve-bad-edit");
-		for (const tool_input of [{ title: 5 }, { summary: "no title" }]) {
+		for (const [tool_input, path] of [
+			[{ title: 5 }, "tool_input/title"],
+			[{ summary: "no title" }, "tool_input"],
+		] as const) {
 			const res = await post(`/v1/jobs/${job.id}/approval`, { decision: "approve", tool_input });
 			expect(res.status).toBe(400);
-			expect((await errorOf(res)).message).toMatch(/^tool_input does not match create_ticket's input_schema: input/);
+			const error = await errorOf(res);
+			expect(error.message).toMatch(/^tool_input does not match create_ticket's input_schema: tool_input/);
+			// Each problem named by its field, as every other 400 names them.
+			expect(error.details?.issues?.map((i) => i.path)).toContain(path);
 		}
 		let deep: unknown = "leaf";
 		for (let i = 0; i < 3000; i++) deep = [deep];

@@ -204,6 +204,9 @@ describe("refused agent changes change nothing", () => {
 		expect(huge.status).toBe(413);
 		const notJson = await call("/v1/agents", { method: "POST", as: "admin", body: "{name: huge" });
 		expect(notJson.status).toBe(400);
+		const error = await errorOf(notJson);
+		expect(error.code).toBe("bad_request");
+		expect(error.details?.issues).toEqual([{ path: "body", message: error.message }]);
 		expect(await registryRow("huge")).toBeNull();
 	});
 });

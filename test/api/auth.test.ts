@@ -18,9 +18,10 @@ function roleApp() {
 	return app;
 }
 
-function request(app: Hono<AppEnv>, path: string, token: string | null, apiTokens = API_TOKENS) {
+/** `apiTokens` null: the secret is not set at all. */
+function request(app: Hono<AppEnv>, path: string, token: string | null, apiTokens: string | null = API_TOKENS) {
 	const headers: Record<string, string> = token === null ? {} : { authorization: `Bearer ${token}` };
-	return app.request(path, { headers }, { API_TOKENS: apiTokens } as Env);
+	return app.request(path, { headers }, (apiTokens === null ? {} : { API_TOKENS: apiTokens }) as Env);
 }
 
 afterEach(() => vi.restoreAllMocks());
@@ -147,6 +148,17 @@ describe("a misconfigured API_TOKENS secret", () => {
 			expect((err as ConfigError).message).toContain(message);
 		});
 	}
+
+	it("says the secret is not set when it is not, instead of an internal error", async () => {
+		vi.spyOn(console, "error").mockImplementation(() => {});
+		for (const secret of [null, "", "  "]) {
+			const res = await request(roleApp(), "/read", "0123456789abcdef0123", secret);
+			expect(res.status).toBe(500);
+			expect(await res.json()).toEqual({
+				error: { code: "config_invalid", message: "the API_TOKENS secret is not set; set it with `wrangler secret put API_TOKENS` (npm start writes one to .dev.vars)" },
+			});
+		}
+	});
 
 	it("fails closed with a 500 that tells callers nothing of the configuration, and logs the issue without the token", async () => {
 		const logged: string[] = [];

@@ -11,7 +11,7 @@ const MAX_PROBLEMS = 5;
  * nothing. For input a human supplies in place of the model's (an approval's edit): the model's own
  * is held to the schema by the Messages API. Validated without code generation, which Workers forbid.
  */
-export function toolInputProblems(agent: AgentDefinition, name: string, input: Record<string, unknown>): string[] {
+export function toolInputProblems(agent: AgentDefinition, name: string, input: Record<string, unknown>): { path: string; message: string }[] {
 	const tool = toolParams(agent).find((t) => "name" in t && t.name === name);
 	const schema = tool && "input_schema" in tool ? tool.input_schema : undefined;
 	if (!schema) return [];
@@ -21,5 +21,5 @@ export function toolInputProblems(agent: AgentDefinition, name: string, input: R
 	return errors
 		.filter((e: OutputUnit) => !UMBRELLA.has(e.keyword))
 		.slice(0, MAX_PROBLEMS)
-		.map((e: OutputUnit) => `${e.instanceLocation === "#" ? "input" : `input${e.instanceLocation.slice(1)}`}: ${e.error}`);
+		.map((e: OutputUnit) => ({ path: `tool_input${e.instanceLocation.slice(1)}`, message: e.error }));
 }

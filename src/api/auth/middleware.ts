@@ -9,7 +9,13 @@ const QUERY_TOKEN_PARAMS = ["token", "access_token", "api_key", "apikey", "key",
 
 // Secrets are fixed for an isolate's life; parse (and hash) them once per distinct value.
 let cache: { secret: string; entries: Promise<TokenEntry[]> } | undefined;
-async function tokensFor(secret: string): Promise<TokenEntry[]> {
+async function tokensFor(secret: string | undefined): Promise<TokenEntry[]> {
+	// Unset (a deploy without `wrangler secret put API_TOKENS`): no token can match, and the operator
+	// must hear why rather than see every request refused as if its token were wrong.
+	if (typeof secret !== "string" || secret.trim() === "") {
+		log.error("auth.config_invalid", { issues: [{ path: "API_TOKENS", message: "the secret is not set" }] });
+		throw new AppError(500, "config_invalid", "the API_TOKENS secret is not set; set it with `wrangler secret put API_TOKENS` (npm start writes one to .dev.vars)");
+	}
 	if (cache?.secret !== secret) cache = { secret, entries: parseApiTokens(secret) };
 	try {
 		return await cache.entries;
