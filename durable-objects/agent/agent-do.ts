@@ -94,6 +94,17 @@ export class AgentDO extends DurableObject<Env> {
 	private working: Promise<void> | null = null;
 	/** The pass queued behind `working` for calls that came while it ran. */
 	private rerun: Promise<void> | null = null;
+	/**
+	 * Each job being stepped in this instance, by id: a job is never stepped by two loops at once,
+	 * and a job that may start need not wait for another's loop to end (see launch).
+	 */
+	private readonly loops = new Map<string, Promise<void>>();
+	/** When the running pass began: loops it launches share its time budget. */
+	private passBegan = 0;
+	/** The latest closing work (a pass's, or a loop's that ended mid-pass); the next starts after it. */
+	private finishing: Promise<void> = Promise.resolve();
+	/** A loop's step that threw: the pass fails with it once every loop has ended, so the alarm is retried. */
+	private loopError: unknown = null;
 	/** One client per instance, so its key-rotation cursor carries from turn to turn. */
 	private modelClient: ModelClient | null = null;
 	private readonly hub: StreamHub;
@@ -368,6 +379,9 @@ export class AgentDO extends DurableObject<Env> {
 	 */
 	private work(): Promise<void> {
 		if (this.working) {
+			// What the caller changed (a new job, a decision) starts now, not when every running job's
+			// loop has ended: that can be minutes. The pass after still does the rest.
+			this.launch();
 			// After the running pass however it ends: its failure is its own callers' to see.
 			this.rerun ??= this.working
 				.catch(() => {})
@@ -395,31 +409,26 @@ export class AgentDO extends DurableObject<Env> {
 		try {
 			const agent = state && currentDefinition(state);
 			if (state && !agent) this.cancelOrphans(state.source === "file" ? "agent removed from fleet.yaml" : "agent deleted");
-			// A disabled agent, like a paused one, starts nothing: its queued runs wait until it is enabled.
-			if (agent && agent.enabled && state.pausedAt === null) {
-				const { active } = jobCounts(this.sql);
-				for (const job of pendingJobs(this.sql, Math.max(agent.max_concurrent - active, 0))) {
-					startJob(this.sql, job, agent, readNotepad(this.sql), Date.now());
-					this.hub.publish(job.id);
-				}
+			this.passBegan = began;
+			// Known before any job starts: a job records the definition it runs on.
+			if (agent && knownRevision(state, agent) === null) await this.computeRevision(agent);
+			this.launch();
+			while (this.loops.size > 0) await Promise.allSettled([...this.loops.values()]);
+			if (this.loopError !== null) {
+				const err = this.loopError;
+				this.loopError = null;
+				throw err;
 			}
-			const deps = this.stepDeps();
-			await Promise.all(
-				dueJobIds(this.sql, Date.now()).map(async (jobId) => {
-					while (Date.now() - began < ALARM_BUDGET_MS) {
-						const result = await step(deps, jobId);
-						if (result !== "continue") break;
-					}
-				}),
-			);
 			// With the jobs' last writes, before the output's put: nothing is written between R2's answer
-			// and the index's final row.
-			this.queueFinalEffects();
-			await this.storeOutput();
-			await sendDue(this.sql, this.env, state?.name ?? "", () => Date.now(), (jobId) => this.hub.publish(jobId), this.sendTimeoutMs);
-			await this.prune(Date.now());
-			retryOutbox = !(await indexed);
-			if (!retryOutbox) retryOutbox = !(await this.flushIndex());
+			// and the index's final row. After any mid-pass closing work, never beside it: a delivery
+			// due is sent once.
+			retryOutbox = await this.serially(async () => {
+				this.queueFinalEffects();
+				await this.storeOutput();
+				await sendDue(this.sql, this.env, state?.name ?? "", () => Date.now(), (jobId) => this.hub.publish(jobId), this.sendTimeoutMs);
+				await this.prune(Date.now());
+				return !(await indexed) || !(await this.flushIndex());
+			});
 		} finally {
 			this.noteAcknowledged();
 		}
@@ -427,12 +436,76 @@ export class AgentDO extends DurableObject<Env> {
 	}
 
 	/**
-	 * Keeps R2 in step with the jobs' lines: chunks of running jobs as they grow, the final object of
-	 * finished ones. A failure leaves the lines in SQLite and is retried on the next alarm.
+	 * Starts what may start (pending jobs, up to the agent's capacity) and a loop for each due job
+	 * that has none, each loop stepping its job turn by turn within the pass's budget. Synchronous
+	 * up to the loops' first awaits, so a call during a pass starts its job at once.
 	 */
-	private async storeOutput(): Promise<void> {
+	private launch(): void {
+		const state = readState(this.sql);
+		const agent = state && currentDefinition(state);
+		// A disabled agent, like a paused one, starts nothing: its queued runs wait until it is enabled.
+		if (agent && agent.enabled && state.pausedAt === null) {
+			const { active } = jobCounts(this.sql);
+			const revision = knownRevision(state, agent);
+			for (const job of pendingJobs(this.sql, Math.max(agent.max_concurrent - active, 0))) {
+				startJob(this.sql, job, agent, revision, readNotepad(this.sql), Date.now());
+				this.hub.publish(job.id);
+			}
+		}
+		const deps = this.stepDeps();
+		const began = this.passBegan;
+		for (const jobId of dueJobIds(this.sql, Date.now())) {
+			if (this.loops.has(jobId)) continue;
+			const loop = (async () => {
+				while (Date.now() - began < ALARM_BUDGET_MS) {
+					const result = await step(deps, jobId);
+					if (result !== "continue") break;
+				}
+			})()
+				.catch((err: unknown) => {
+					this.loopError ??= err;
+				})
+				.finally(() => {
+					this.loops.delete(jobId);
+					// Its job may be over while others run on: its effects and index row go now, not
+					// when the last loop of the pass ends.
+					if (this.loops.size > 0) void this.serially(() => this.finishEarly());
+				});
+			this.loops.set(jobId, loop);
+		}
+	}
+
+	/** Runs closing work after the closing work before it: two at once would read the same due sends. */
+	private serially<T>(work: () => Promise<T>): Promise<T> {
+		const run = this.finishing.then(work);
+		this.finishing = run.then(
+			() => {},
+			() => {},
+		);
+		return run;
+	}
+
+	/** A mid-pass share of the pass's closing work, for jobs that ended while others still run. */
+	private async finishEarly(): Promise<void> {
 		try {
-			for (const job of jobsWithStatus(this.sql, ["running", "approval_pending"])) await flushChunks(this.sql, this.env.OUTPUT, job);
+			this.queueFinalEffects();
+			await this.storeOutput(false);
+			await sendDue(this.sql, this.env, readState(this.sql)?.name ?? "", () => Date.now(), (jobId) => this.hub.publish(jobId), this.sendTimeoutMs);
+			await this.flushIndex();
+		} catch (err) {
+			// The pass's own closing work does it all again.
+			log.warn("agent.finish_early_failed", { agent: readState(this.sql)?.name, ...errorFields(err) });
+		}
+	}
+
+	/**
+	 * Keeps R2 in step with the jobs' lines: chunks of running jobs as they grow (not mid-pass, while
+	 * their loops still write), the final object of finished ones. A failure leaves the lines in
+	 * SQLite and is retried on the next alarm.
+	 */
+	private async storeOutput(running = true): Promise<void> {
+		try {
+			if (running) for (const job of jobsWithStatus(this.sql, ["running", "approval_pending"])) await flushChunks(this.sql, this.env.OUTPUT, job);
 			for (const jobId of unconsolidated(this.sql, 20)) {
 				const done = await consolidateJob(this.sql, this.env.OUTPUT, jobId);
 				if (done) this.consolidated.push(done);
@@ -617,7 +690,9 @@ export class AgentDO extends DurableObject<Env> {
 		for (const { job_id } of this.sql.exec<{ job_id: string }>("SELECT job_id FROM final_effects LIMIT 100").toArray()) {
 			this.ctx.storage.transactionSync(() => {
 				const job = getJob(this.sql, job_id);
-				if (job) queueEffects(this.sql, job, agent, Date.now());
+				// A job that ran is delivered and hooked as it ran (its manifest), though its agent was
+				// changed or deleted since; one that never started goes by the agent as it is.
+				if (job) queueEffects(this.sql, job, getSetup(this.sql, job_id)?.definition ?? agent, Date.now());
 				this.sql.exec("DELETE FROM final_effects WHERE job_id = ?", job_id);
 			});
 		}

@@ -1,6 +1,8 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
+import { currentDefinition, readState } from "../../durable-objects/agent/state.ts";
+import { triggerJob } from "../../durable-objects/agent/triggers.ts";
 import type { JobRecord } from "../../src/jobs/model.ts";
 import { createAgent, settle } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
@@ -92,10 +94,10 @@ describe("cancel", () => {
 });
 
 describe("approvals", () => {
-	async function waitingJob(name: string, input: Record<string, unknown> = { title: "Disk full on db-1" }) {
+	async function waitingJob(name: string, input: Record<string, unknown> = { title: "Disk full on db-1" }, definition: Record<string, unknown> = {}) {
 		const emulator = useEmulator();
 		emulator.enqueue({ tool_use: { name: "create_ticket", input } }, { text: "Done." });
-		await createAgent({ name, tools: [ticketTool] });
+		await createAgent({ name, tools: [ticketTool], ...definition });
 		const job = await runToRest(name);
 		return { emulator, job };
 	}
@@ -133,6 +135,87 @@ describe("approvals", () => {
 		await alarm;
 		expect((await jobOf("decide-busy", waiting.id)).status).toBe("completed");
 		expect((await jobOf("decide-busy", busy.id)).status).toBe("completed");
+	});
+
+	it("starts, runs and delivers a second job while the first one's tool call is still out (max_concurrent 2)", async () => {
+		const emulator = useEmulator();
+		let release = () => {};
+		const gate = new Promise<void>((resolve) => (release = resolve));
+		const reached = new Promise<void>((arrived) =>
+			fake("https://slow.example.test", async () => {
+				arrived();
+				await gate;
+				return new Response("slow page");
+			}),
+		);
+		const delivered = new Promise<unknown>((arrived) => fake("https://deliver.example.test", async (req) => (arrived(await req.json()), new Response("ok"))));
+		emulator.enqueue({ tool_use: { name: "http_fetch", input: { url: "https://slow.example.test/" } } });
+		await createAgent({ name: "side-by-side", max_concurrent: 2, tools: [fetchTool], delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
+		const slow = await trigger("side-by-side", "Read the slow page.");
+		await reached;
+
+		emulator.enqueue({ text: "Quick answer." });
+		const quick = await trigger("side-by-side", "Answer quickly.");
+		// Delivered while the first job's call is still held: it neither waited to start nor to finish.
+		expect(await delivered).toMatchObject({ job_id: quick.id, answer: "Quick answer." });
+		expect((await jobOf("side-by-side", quick.id)).status).toBe("completed");
+		expect((await jobOf("side-by-side", slow.id)).status).toBe("running");
+
+		emulator.enqueue({ text: "Read it." });
+		release();
+		await settle("side-by-side");
+		expect((await jobOf("side-by-side", slow.id)).status).toBe("completed");
+		const indexed = await env.DB.prepare("SELECT id, status FROM jobs WHERE agent = ? ORDER BY id").bind("side-by-side").all<{ id: string; status: string }>();
+		expect(indexed.results.map((r) => r.status)).toEqual(["completed", "completed"]);
+	});
+
+	it("delivers and hooks a job approved after its agent was deleted, as the job ran", async () => {
+		const { job } = await waitingJob("approve-deleted", undefined, { delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" }, hooks: { after_run: [{ url_secret: "TEST_HOOK_URL" }] } });
+		fake("https://tickets.example.test", () => Response.json({ id: 44 }));
+		const delivered: unknown[] = [];
+		fake("https://deliver.example.test", async (req) => (delivered.push(await req.json()), new Response("ok")));
+		const hooked: unknown[] = [];
+		fake("https://hooks.example.test", async (req) => (hooked.push(await req.json()), new Response("ok")));
+		expect((await call("/v1/agents/approve-deleted", { method: "DELETE", as: "admin" })).status).toBe(200);
+
+		expect((await post(`/v1/jobs/${job.id}/approval`, { decision: "approve" })).status).toBe(200);
+		await settle("approve-deleted");
+		expect(await jobOf("approve-deleted", job.id)).toMatchObject({ status: "completed", delivery: { target: "webhook", outcome: "delivered" } });
+		expect(delivered).toMatchObject([{ job_id: job.id, answer: "Done." }]);
+		expect(hooked).toHaveLength(1);
+	});
+
+	it("records the definition a queued job ran on, and cancels a queued continue whose agent changed meanwhile", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ text: "Zero." }, { tool_use: { name: "create_ticket", input: { title: "x" } } });
+		const definition = { name: "queued-change", prompt: "Do the thing.", tools: [ticketTool] };
+		await createAgent(definition);
+		const done = await runToRest("queued-change");
+		// The one slot is held by a job waiting for its approval; two more wait behind it.
+		const holder = await runToRest("queued-change");
+		expect(holder.status).toBe("approval_pending");
+		const queued = await trigger("queued-change");
+		const cont = await post(`/v1/jobs/${done.id}/continue`, { prompt: "And then?" });
+		expect(cont.status).toBe(201);
+		const continued = (await cont.json()) as JobRecord;
+
+		const put = await call("/v1/agents/queued-change", { method: "PUT", as: "admin", body: { ...definition, system_prompt: "Version B." } });
+		expect(put.status).toBe(200);
+		const revision = ((await put.json()) as { definition_revision: string }).definition_revision;
+		expect(queued.definition_revision).not.toBe(revision);
+		emulator.enqueue({ text: "Not filed." }, { text: "Ran on B." });
+		await post(`/v1/jobs/${holder.id}/approval`, { decision: "deny" });
+		await settle("queued-change");
+
+		// It ran on the new definition, and says so: a continue of it is not refused as "changed since".
+		expect(await jobOf("queued-change", queued.id)).toMatchObject({ status: "completed", summary: "Ran on B.", definition_revision: revision });
+		expect(JSON.stringify(emulator.requests.at(-1)!.system)).toContain("Version B.");
+		// The continue was admitted for the first definition's session: it does not run on B unasked.
+		const cancelled = await jobOf("queued-change", continued.id);
+		expect(cancelled.status).toBe("cancelled");
+		expect(cancelled.transitions.at(-1)?.reason).toMatch(/definition changed while this continue waited .* with allow_definition_change/);
+		expect(emulator.requests).toHaveLength(4);
+		expect((await post(`/v1/jobs/${queued.id}/continue`, { prompt: "More?" })).status).toBe(201);
 	});
 
 	it("runs the call once approved, then finishes", async () => {
@@ -451,6 +534,68 @@ describe("continue and fork", () => {
 		const { job } = await finished("needs-prompt");
 		expect((await post(`/v1/jobs/${job.id}/continue`, {})).status).toBe(400);
 		expect((await post("/v1/jobs/job-2026-11-30-zzzzzz/continue", { prompt: "x" })).status).toBe(404);
+	});
+});
+
+describe("jobs running side by side", () => {
+	it("never steps a job twice at once when another job's step fails in the same pass", async () => {
+		const name = "side-fault";
+		await createAgent({ name, max_concurrent: 2 });
+		const stub = env.AGENT.getByName(name);
+		// Both queued in one write, so one pass starts both.
+		const [a, b] = await runInDurableObject(stub, (_i: AgentDO, storage) => {
+			const sql = storage.storage.sql;
+			const state = readState(sql)!;
+			const context = { agent: currentDefinition(state)!, state, definitionRevision: state.definitionRevision!, now: Date.now() };
+			return ["A", "B"].map((prompt) => (triggerJob(sql, context, { kind: "manual", prompt, owner: "test" }) as { job: JobRecord }).job);
+		});
+		// A's model call stays out until it is aborted.
+		const emulator = useEmulator();
+		const seen: string[] = [];
+		const arrived = new Promise<void>((resolve) =>
+			fake("https://api.anthropic.com", async (req) => {
+				const body = (await req.clone().json()) as { messages: { content: unknown }[] };
+				const prompt = JSON.stringify(body.messages[0]!.content);
+				seen.push(prompt);
+				if (!prompt.includes('"A"')) return emulator.handle(req);
+				resolve();
+				return new Promise<Response>((_, reject) => req.signal.addEventListener("abort", () => reject(new Error("aborted by the client"))));
+			}),
+		);
+		// B's first step fails before its call leaves (a storage error, say), while A's call is out.
+		let failed = false;
+		await runInDurableObject(stub, (instance: AgentDO) => {
+			const self = instance as unknown as { stepDeps: () => { inflight: Map<string, AbortController> } };
+			const real = self.stepDeps.bind(instance);
+			self.stepDeps = () => {
+				const deps = real();
+				const inflight = {
+					set: (id: string, controller: AbortController) => {
+						if (id === b!.id && !failed) {
+							failed = true;
+							throw new Error("storage write failed");
+						}
+						return deps.inflight.set(id, controller);
+					},
+					delete: (id: string) => deps.inflight.delete(id),
+				} as unknown as Map<string, AbortController>;
+				return { ...deps, inflight };
+			};
+		});
+		// Resuming starts the queued runs, in the object's own work (not this test's).
+		expect((await post(`/v1/agents/${name}/resume`, {})).status).toBe(200);
+		await arrived;
+		// More work arrives while A's call is still out (a new run): B's step is retried at once; A,
+		// whose loop is still waiting on its call, is not stepped a second time.
+		emulator.enqueue({ text: "B done." }, { text: "C done." });
+		const c = await trigger(name, "C");
+		expect((await post(`/v1/jobs/${a!.id}/cancel`, { reason: "enough" })).status).toBe(200);
+		await settle(name);
+
+		expect(seen.filter((p) => p.includes('"A"'))).toHaveLength(1);
+		expect(await jobOf(name, a!.id)).toMatchObject({ status: "cancelled" });
+		expect(await jobOf(name, b!.id)).toMatchObject({ status: "completed", summary: "B done." });
+		expect(await jobOf(name, c.id)).toMatchObject({ status: "completed", summary: "C done." });
 	});
 });
 

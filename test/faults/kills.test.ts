@@ -136,6 +136,39 @@ describe("the agent's object killed at each point of a job", () => {
 		converged(o);
 	});
 
+	for (const [what, meanwhile] of [
+		["cancelled", (agent: string, jobId: string) => env.AGENT.getByName(agent).cancel(jobId, "looks stuck", "ops").then(() => {})],
+		[
+			"past its deadline",
+			(agent: string) =>
+				runInDurableObject(env.AGENT.getByName(agent), (_i: AgentDO, state) => {
+					state.storage.sql.exec("UPDATE job_setup SET deadline = 1");
+				}),
+		],
+	] as const) {
+		it(`with a tool executing, then ${what} before it recovers: still indeterminate, saying so`, async () => {
+			const name = `k-tool-${what.split(" ")[0]}`;
+			useEmulator().enqueue({ tool_use: { name: "create_ticket", input: { title: "charge card" } } }, { text: "never reached" });
+			await createAgent({ name, schedules: { m: { interval: "1m" } }, tools: [ticketTool] });
+			const killed = await killSwitch(name);
+			let calls = 0;
+			fake("https://tickets.example.test", () => {
+				calls++;
+				return killed.kill();
+			});
+			const jobId = await runUntilKilled(name, killed);
+			// An operator sees it "running" and cancels it, or it outlives its timeout, before anything wakes it.
+			await meanwhile(name, jobId);
+			await afterCrash(name);
+			const o = await outcome(name, jobId);
+			expect(o.job.status).toBe("indeterminate");
+			expect(o.job.error?.message).toMatch(/while tool create_ticket was executing/);
+			expect(o.job.transitions.at(-1)?.reason).toMatch(what === "cancelled" ? /was interrupted; it is not re-run; cancelled by ops: looks stuck since$/ : /the job timed out since$/);
+			expect(calls).toBe(1);
+			converged(o);
+		});
+	}
+
 	it("after the tool answered but before its result was committed: indeterminate, not re-run", async () => {
 		useEmulator().enqueue({ tool_use: { name: "create_ticket", input: { title: "charge card" } } }, { text: "never reached" });
 		await createAgent({ name: "k-commit", schedules: { m: { interval: "1m" } }, tools: [ticketTool] });

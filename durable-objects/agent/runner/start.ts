@@ -15,8 +15,23 @@ const MAX_TOKENS = 8192;
 /**
  * Moves a pending job to running: saves its manifest (prompt, tools, models, deadline) and its
  * first message, so every later turn rebuilds the same request whatever is deployed meanwhile.
+ * `revision` is the definition's now (null if not known yet): a job records the definition it runs
+ * on, not the one it was queued under. A continue or fork whose agent changed while it waited is
+ * cancelled instead: it was admitted for the definition its session ran on, and runs on no other.
  */
-export function startJob(sql: SqlStorage, job: JobRecord, agent: AgentDefinition, notepad: ReadonlyMap<string, string>, now: number): JobRecord {
+export function startJob(sql: SqlStorage, queued: JobRecord, agent: AgentDefinition, revision: string | null, notepad: ReadonlyMap<string, string>, now: number): JobRecord {
+	let job = queued;
+	if (revision !== null && revision !== job.definition_revision) {
+		if (job.trigger_type === "continue" || job.trigger_type === "fork") {
+			const kind = job.trigger_type;
+			const reason = `agent ${agent.name}'s definition changed while this ${kind} waited (${job.definition_revision} → ${revision}); ${kind} the job again, with allow_definition_change to run it under the new definition`;
+			const cancelled = transition(job, "cancelled", { reason, at: new Date(now) });
+			putJob(sql, cancelled, now);
+			log.info("job.cancelled", { agent: job.agent, job_id: job.id, reason });
+			return cancelled;
+		}
+		job = { ...job, definition_revision: revision };
+	}
 	const parts = assemblePrompt(agent, {
 		prompt: job.prompt ?? "",
 		notepad,

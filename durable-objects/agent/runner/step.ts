@@ -108,6 +108,11 @@ export async function step(deps: StepDeps, jobId: string): Promise<StepResult> {
 	const setup = getSetup(deps.sql, jobId);
 	if (!job || !setup || !["running", "approval_pending"].includes(job.status)) return "done";
 	const now = deps.now();
+	const calls = turnToolCalls(deps.sql, jobId);
+	// A call still executing when a step begins was cut off by the object's end (a live one is awaited
+	// within its own step, and a job is stepped by one loop at a time): its effect is unknown, and a
+	// cancel or timeout since must not hide that.
+	if (calls.some((c) => c.status === "executing")) return settleTools(deps, job, setup);
 
 	if (setup.cancelRequested !== null) {
 		finish(deps, job, "cancelled", { reason: setup.cancelRequested });
@@ -122,8 +127,7 @@ export async function step(deps: StepDeps, jobId: string): Promise<StepResult> {
 		if (setup.approvalExpiresAt === null || setup.approvalExpiresAt > now) return "wait";
 		return expireApproval(deps, job, setup);
 	}
-	const calls = turnToolCalls(deps.sql, jobId);
-	if (calls.some((c) => c.status === "pending" || c.status === "executing")) return settleTools(deps, job, setup);
+	if (calls.some((c) => c.status === "pending")) return settleTools(deps, job, setup);
 	return callModel(deps, job, setup);
 }
 
@@ -288,8 +292,9 @@ async function settleTools(deps: StepDeps, job: JobRecord, setup: JobSetup): Pro
 	for (const call of turnToolCalls(deps.sql, job.id)) {
 		if (call.status === "executing") {
 			// It was started and never recorded as finished: its side effect is unaccounted for.
+			const since = setup.cancelRequested !== null ? `; ${setup.cancelRequested} since` : deps.now() >= setup.deadline ? "; the job timed out since" : "";
 			finish(deps, job, "indeterminate", {
-				reason: `tool call ${call.name} (${call.toolUseId}) was interrupted; it is not re-run`,
+				reason: `tool call ${call.name} (${call.toolUseId}) was interrupted; it is not re-run${since}`,
 				error: { type: "indeterminate", message: `the run stopped while tool ${call.name} was executing; its effect is unknown` },
 			});
 			log.error("job.indeterminate", { agent: job.agent, job_id: job.id, tool: call.name, tool_use_id: call.toolUseId });
