@@ -6,6 +6,7 @@ import { call, errorOf } from "../helpers/http.ts";
 import { outputOf, runToRest } from "../helpers/jobs.ts";
 import { fake } from "../helpers/outbound.ts";
 import { MODEL_TOOL_RESULT_CHARS, TOOL_RESULTS_BUDGET_CHARS } from "../../durable-objects/agent/runner/context.ts";
+import { MAX_LINE_BYTES } from "../../durable-objects/agent/runner/output.ts";
 import { trackTimers } from "../helpers/timers.ts";
 
 const page = (body: string) => () => new Response(body, { headers: { "content-type": "text/plain" } });
@@ -58,6 +59,29 @@ describe("a run, turn by turn", () => {
 		expect(block.content).toMatch(/\[drover: result cut from \d+ to 100000 characters; the whole result is in the job's output\]$/);
 		const line = (await outputOf("long-result", job.id)).find((l) => l.type === "tool_result")!;
 		expect(String(line.result)).toContain(long);
+	});
+
+	it("keeps the head of a result too large for one SQLite row (2 MB deployed), saying how much was cut", async () => {
+		const emulator = useEmulator();
+		// 3.75 MB of text, half of it characters that JSON escapes or UTF-8 widens.
+		const big = 'ab"\\é'.repeat(750_000);
+		fake("https://status.example.test", page(big));
+		emulator.enqueue({ tool_use: { name: "http_fetch", input: { url: "https://status.example.test/" } } }, { text: "Read it." });
+		await createAgent({ name: "huge-result", tools: [{ ...fetchTool, max_response_bytes: 10_000_000 }] });
+		const job = await runToRest("huge-result");
+		expect(job.status).toBe("completed");
+
+		const line = (await outputOf("huge-result", job.id)).find((l) => l.type === "tool_result")!;
+		// The line as its row held it fits the row limit.
+		expect(new TextEncoder().encode(JSON.stringify(line)).length).toBeLessThanOrEqual(MAX_LINE_BYTES);
+		const result = String(line.result);
+		// The fetch's own preamble (status, type), then the body's head.
+		expect(result.indexOf(big.slice(0, 50))).toBeGreaterThanOrEqual(0);
+		const kept = result.slice(result.indexOf(big.slice(0, 50)));
+		expect(big.startsWith(kept)).toBe(true);
+		expect(kept.length).toBeGreaterThan(300_000);
+		expect(line.truncated).toMatchObject({ field: "result" });
+		expect((line.truncated as { bytes: number }).bytes).toBeGreaterThan(MAX_LINE_BYTES);
 	});
 
 	it("clears the oldest tool results from the conversation past the budget, and says so in the JSONL", async () => {

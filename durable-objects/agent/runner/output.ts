@@ -20,8 +20,36 @@ export function appendLines(sql: SqlStorage, jobId: string, lines: OutputLine[],
 		sql.exec(
 			"INSERT INTO output_lines (job_id, line, body) SELECT ?1, coalesce(max(line), 0) + 1, ?2 FROM output_lines WHERE job_id = +?1",
 			jobId,
-			JSON.stringify(redactDeep({ ...line, timestamp })),
+			fitRow(redactDeep({ ...line, timestamp }) as Record<string, unknown>),
 		);
+	}
+}
+
+/**
+ * A Durable Object's SQLite refuses a value over 2 MB (locally nothing does), and a tool's result may
+ * be up to 10 MB: a line that would not fit keeps the head of its longest text, saying how much was
+ * cut, so the line is written rather than the job failing on it.
+ */
+export const MAX_LINE_BYTES = 1_900_000;
+const encoder = new TextEncoder();
+
+function fitRow(line: Record<string, unknown>): string {
+	const body = JSON.stringify(line);
+	// A UTF-16 unit is at most 3 bytes of UTF-8: most lines are measured without encoding them.
+	if (body.length * 3 <= MAX_LINE_BYTES) return body;
+	const bytes = encoder.encode(body).length;
+	if (bytes <= MAX_LINE_BYTES) return body;
+	const field = (["result", "error", "content", "message"] as const).find((key) => typeof line[key] === "string");
+	if (!field) return JSON.stringify({ type: "error", message: `an output line of ${bytes} bytes was too large to keep`, timestamp: line.timestamp });
+	const text = line[field] as string;
+	// Cut at the text's own bytes per unit (escapes included), then a tenth less until it fits.
+	const textBytes = encoder.encode(JSON.stringify(text)).length;
+	const room = MAX_LINE_BYTES - (bytes - textBytes) - 200;
+	let keep = Math.max(0, Math.floor((room / textBytes) * text.length));
+	for (;;) {
+		const fitted = JSON.stringify({ ...line, [field]: text.slice(0, keep), truncated: { field, bytes } });
+		if (keep === 0 || encoder.encode(fitted).length <= MAX_LINE_BYTES) return fitted;
+		keep = Math.floor(keep * 0.9);
 	}
 }
 
