@@ -109,7 +109,7 @@ drover is running at ${base}
   token:  ${token ? `${token.slice(0, 18)}… (the local admin token in .dev.vars)` : "none: set API_TOKENS in .dev.vars"}
   try:    curl -H "Authorization: Bearer $(sed -n 's/^API_TOKENS=[^:]*:[^:]*://p' .dev.vars | cut -d, -f1)" ${base}/v1/jobs
           curl ${base}/healthz
-          open ${base}/openapi.json
+          ${base}/openapi.json  (the API, as OpenAPI)
 `);
 }
 
