@@ -102,7 +102,7 @@ export type ApiErrorType =
 
 // ── Scripted steps ─────────────────────────────────────────────────────────────────────────────
 
-export type EmulatorErrorStatus = 400 | 401 | 429 | 500 | 529;
+export type EmulatorErrorStatus = 400 | 401 | 404 | 429 | 500 | 529;
 
 /**
  * One scripted answer. Distinguished by which key is present (checked in this order): `max_tokens_stop`,
@@ -185,6 +185,7 @@ class Released extends Error {
 const ERROR_TYPES: Record<EmulatorErrorStatus, ApiErrorType> = {
 	400: "invalid_request_error",
 	401: "authentication_error",
+	404: "not_found_error",
 	429: "rate_limit_error",
 	500: "api_error",
 	529: "overloaded_error",
@@ -193,6 +194,7 @@ const ERROR_TYPES: Record<EmulatorErrorStatus, ApiErrorType> = {
 const ERROR_MESSAGES: Record<EmulatorErrorStatus, string> = {
 	400: "Invalid request (emulated)",
 	401: "invalid x-api-key",
+	404: "model: not found (emulated)",
 	429: "Number of request tokens has exceeded your per-minute rate limit (emulated)",
 	500: "Internal server error",
 	529: "Overloaded",
@@ -619,7 +621,7 @@ function toStep(value: unknown, at: string): Step {
 	}
 	if ("error" in value) {
 		const status = value.error;
-		if (!(status === 400 || status === 401 || status === 429 || status === 500 || status === 529)) return bad("error must be one of 400, 401, 429, 500, 529");
+		if (!(status === 400 || status === 401 || status === 404 || status === 429 || status === 500 || status === 529)) return bad("error must be one of 400, 401, 404, 429, 500, 529");
 		if (value.retry_after !== undefined && !(typeof value.retry_after === "number" && value.retry_after >= 0)) bad("retry_after must be seconds ≥ 0");
 		if (value.message !== undefined && typeof value.message !== "string") bad("message must be a string");
 		return {

@@ -199,7 +199,7 @@ export function createModelClient(env: ProviderEnv, options: ModelClientOptions 
 			const refused = new Set<number>();
 			const limited = new Map<number, number>();
 			let waitedForLimit = false;
-			let last: { kind: Transient; status: number | null; detail: string; model: string } | null = null;
+			let last: { kind: Transient | "invalid_request"; status: number | null; detail: string; model: string } | null = null;
 
 			const nextUsableKey = (from: number): number | null => {
 				for (let step = 1; step <= poolSize; step++) {
@@ -237,7 +237,15 @@ export function createModelClient(env: ProviderEnv, options: ModelClientOptions 
 						attempts.push({ model, key, status: f.status ?? "network", waited_ms: waited });
 						waited = 0;
 
-						if (f.kind === "invalid_request") throw failure("invalid_request", `${model}: ${f.detail}`, f.status);
+						if (f.kind === "invalid_request") {
+							// A model that does not exist here (retired, or not offered to this key) is the one
+							// request error another model may not share: on to the next fallback, if any.
+							if (f.status === 404 && model !== request.models.at(-1)) {
+								last = { kind: "invalid_request", status: f.status, detail: f.detail, model };
+								break;
+							}
+							throw failure("invalid_request", `${model}: ${f.detail}`, f.status);
+						}
 
 						if (f.kind === "auth" || f.kind === "rate_limit") {
 							if (f.kind === "auth") {

@@ -125,6 +125,20 @@ describe("the model provider failing", () => {
 		expect(lines.find((l) => l.subtype === "fallback")).toMatchObject({ model: "claude-haiku-5-5" });
 	});
 
+	it("falls back at once past a model the API does not know (retired, or not offered to the key), and fails at once with none left", async () => {
+		const emulator = useEmulator({ modelErrors: { "claude-opus-5-5": { error: 404 } } });
+		emulator.enqueue({ text: "Answered by the fallback." });
+		await createAgent({ name: "unknown-model", model: "claude-opus-5-5", fallback_models: ["claude-haiku-5-5"] });
+		const job = await runToRest("unknown-model");
+		expect(job).toMatchObject({ status: "completed", summary: "Answered by the fallback." });
+		expect(emulator.requests.map((r) => r.model)).toEqual(["claude-opus-5-5", "claude-haiku-5-5"]);
+
+		await createAgent({ name: "unknown-only", model: "claude-opus-5-5" });
+		const alone = await runToRest("unknown-only");
+		expect(alone).toMatchObject({ status: "failed", error: { type: "invalid_request", message: expect.stringContaining("not_found_error") } });
+		expect(emulator.requests.map((r) => r.model)).toEqual(["claude-opus-5-5", "claude-haiku-5-5", "claude-opus-5-5"]);
+	});
+
 	it("fails the job with the classified error when every model is overloaded", async () => {
 		useEmulator({ modelErrors: { "claude-opus-5-5": { error: 529 } } });
 		await createAgent({ name: "no-fallback", model: "claude-opus-5-5" });
