@@ -33,4 +33,17 @@ export const SHARD_MIGRATIONS: readonly SqlMigration[] = [
 			ALTER TABLE agents ADD COLUMN generation INTEGER NOT NULL DEFAULT 0;
 		`,
 	},
+	{
+		version: 4,
+		name: "exact_generations_and_file_definitions",
+		sql: `
+			-- Generations are compared from JavaScript, whose numbers hold integers exactly only to
+			-- 2^53: one beyond (the random() of version 3's first rows) never matched, and its agent's
+			-- due time was never written. Such rows start over at 0.
+			UPDATE agents SET generation = 0 WHERE generation NOT BETWEEN -9007199254740991 AND 9007199254740991;
+			-- A shard upgraded with fleet.yaml unchanged would keep no file agent's definition until the
+			-- file changed: forgetting the synced revision makes the next tick store them all.
+			DELETE FROM meta WHERE key = 'fleet';
+		`,
+	},
 ];

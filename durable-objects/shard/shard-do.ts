@@ -41,7 +41,7 @@ export class SchedulerShardDO extends DurableObject<Env> {
 	 */
 	async register(name: string): Promise<void> {
 		this.sql.exec(
-			"INSERT INTO agents (name, source, next_due_at, generation) VALUES (?, 'api', 0, random()) ON CONFLICT (name) DO UPDATE SET source = 'api', next_due_at = 0, generation = generation + 1",
+			"INSERT INTO agents (name, source, next_due_at, generation) VALUES (?, 'api', 0, abs(random() % 9007199254740991)) ON CONFLICT (name) DO UPDATE SET source = 'api', next_due_at = 0, generation = generation + 1",
 			name,
 		);
 	}
@@ -129,7 +129,7 @@ export class SchedulerShardDO extends DurableObject<Env> {
 			for (const name of told) this.sql.exec("DELETE FROM agents WHERE name = ?", name);
 			for (const agent of mine) {
 				this.sql.exec(
-					`INSERT INTO agents (name, source, next_due_at, definition, generation) VALUES (?, 'file', 0, ?, random())
+					`INSERT INTO agents (name, source, next_due_at, definition, generation) VALUES (?, 'file', 0, ?, abs(random() % 9007199254740991))
 					 ON CONFLICT (name) DO UPDATE SET source = 'file', next_due_at = 0, definition = excluded.definition, generation = generation + 1`,
 					agent.name,
 					JSON.stringify(agent),

@@ -1,6 +1,7 @@
 /**
- * Versioned schema migrations for a Durable Object's SQLite. Run from the constructor inside
- * blockConcurrencyWhile, so no request sees a half-migrated schema. Each step runs in one
+ * Versioned schema migrations for a Durable Object's SQLite. Run from the constructor, whose
+ * synchronous SQLite calls finish before any request or alarm runs, so none sees a half-migrated
+ * schema. Each step runs in one
  * transaction with its version bump: a crash mid-step leaves the previous version intact.
  */
 export interface SqlMigration {

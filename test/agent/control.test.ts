@@ -511,6 +511,23 @@ describe("continue and fork", () => {
 		expect(last).toContain("Which ticket?");
 	});
 
+	it("continues a conversation stored with an empty text block (before they were left out) without it", async () => {
+		const { job, emulator } = await finished("old-empty-block");
+		await runInDurableObject(env.AGENT.getByName("old-empty-block"), (_i: AgentDO, state) => {
+			state.storage.sql.exec(
+				"UPDATE messages SET content = ? WHERE job_id = ? AND role = 'assistant'",
+				JSON.stringify([{ type: "text", text: "" }, { type: "text", text: "The capital of France is Paris." }]),
+				job.id,
+			);
+		});
+		emulator.enqueue({ text: "About 2.1 million." });
+		const res = await post(`/v1/jobs/${job.id}/continue`, { prompt: "And its population?" });
+		expect(res.status).toBe(201);
+		await settle("old-empty-block");
+		expect(await jobOf("old-empty-block", ((await res.json()) as JobRecord).id)).toMatchObject({ status: "completed", summary: "About 2.1 million." });
+		expect(emulator.requests.at(-1)!.messages![1]!.content).toEqual([{ type: "text", text: "The capital of France is Paris." }]);
+	});
+
 	it("refuses a blank prompt to run, continue or fork with, and a blank default prompt", async () => {
 		const { job } = await finished("blank-prompts");
 		for (const [path, body] of [

@@ -1,9 +1,11 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { SHARD_MIGRATIONS } from "../../durable-objects/shard/schema.ts";
 import type { SchedulerShardDO } from "../../durable-objects/shard/shard-do.ts";
 import { definitionRevision } from "../../src/config/fleet.ts";
 import { AgentSchema } from "../../src/config/schema.ts";
 import { shardName, shardOf } from "../../src/scheduler/shards.ts";
+import { migrate } from "../../src/store/sqlite-migrations.ts";
 import { createAgent, runsOf, type Run } from "../helpers/agents.ts";
 import { call } from "../helpers/http.ts";
 import { tick } from "../helpers/ticks.ts";
@@ -99,5 +101,40 @@ describe("a definition change that lands while its shard's tick is calling agent
 		await tick("2026-12-02T10:03:00Z");
 		const runs = (await runsOf(name)).filter((r) => r.schedule === "m");
 		expect(runs.map((r) => r.scheduled_instant).sort()).toEqual(["2026-12-02T10:02:00.000Z", "2026-12-02T10:03:00.000Z"]);
+	});
+});
+
+describe("a shard's record of when each agent is next due", () => {
+	it("is written by the tick that called the agent, so later ticks skip it until then", async () => {
+		await createAgent({ name: "due-later", schedules: { nightly: { cron: "0 3 * * *" } } });
+		const shard = env.SCHEDULER_SHARD.getByName(shardName(shardOf("due-later")));
+		const dueAt = () =>
+			runInDurableObject(shard, (_i: SchedulerShardDO, state) => state.storage.sql.exec<{ next_due_at: number }>("SELECT next_due_at FROM agents WHERE name = ?", "due-later").one().next_due_at);
+		expect(await dueAt()).toBe(0);
+		await tick("2026-12-02T10:00:00Z");
+		expect(await dueAt()).toBe(Date.parse("2026-12-03T03:00:00Z"));
+	});
+
+	it("is repaired by the shard's migration 4: generations past 2^53 reset, file agents' definitions stored again", async () => {
+		const shard = env.SCHEDULER_SHARD.getByName("shard-upgrade");
+		const version = await runInDurableObject(shard, (_i: SchedulerShardDO, state) => {
+			const sql = state.storage.sql;
+			// As version 3 left a shard: a generation beyond exact doubles, a synced fleet and no definitions.
+			sql.exec("DELETE FROM schema_migrations WHERE version = 4");
+			sql.exec("INSERT INTO agents (name, source, next_due_at, generation) VALUES ('new-agent', 'api', 0, 4611686018427387904)");
+			sql.exec("INSERT INTO agents (name, source, next_due_at, generation) VALUES ('old-agent', 'api', 5, 3)");
+			sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('fleet', 'the synced revision')");
+			return migrate(state.storage, SHARD_MIGRATIONS);
+		});
+		expect(version).toBe(SHARD_MIGRATIONS.at(-1)!.version);
+		const after = await runInDurableObject(shard, (_i: SchedulerShardDO, state) => ({
+			rows: state.storage.sql.exec<{ name: string; generation: number }>("SELECT name, generation FROM agents ORDER BY name").toArray(),
+			fleet: state.storage.sql.exec("SELECT value FROM meta WHERE key = 'fleet'").toArray(),
+		}));
+		expect(after.rows).toEqual([
+			{ name: "new-agent", generation: 0 },
+			{ name: "old-agent", generation: 3 },
+		]);
+		expect(after.fleet).toEqual([]);
 	});
 });

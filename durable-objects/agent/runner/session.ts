@@ -172,13 +172,19 @@ function unansweredResults(content: MessageParam["content"]): ToolResultBlockPar
 }
 
 /**
- * Copies another job's conversation (continue, fork). An empty answer (a final turn with nothing
- * in it) is left out: the API refuses a message with no content once a turn follows it.
+ * Copies another job's conversation (continue, fork). Empty text blocks (answers stored before they
+ * were left out) and an empty answer (a final turn with nothing in it) are left out: the API refuses
+ * both once a turn follows them.
  */
 export function copyMessages(sql: SqlStorage, fromJob: string, toJob: string): number {
-	const kept = readMessages(sql, fromJob).filter((m) => m.content.length > 0);
-	for (const m of kept) appendMessage(sql, toJob, m);
-	return kept.length;
+	let kept = 0;
+	for (const m of readMessages(sql, fromJob)) {
+		const content = typeof m.content === "string" ? m.content : m.content.filter((b) => b.type !== "text" || b.text !== "");
+		if (content.length === 0) continue;
+		appendMessage(sql, toJob, { ...m, content } as MessageParam);
+		kept++;
+	}
+	return kept;
 }
 
 // ── Tool calls ─────────────────────────────────────────────────────────────────────────────────
