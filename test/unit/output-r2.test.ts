@@ -236,7 +236,8 @@ describe("consolidate", () => {
 		expect(await keysUnder(`jobs/many/${jobId}/`)).toHaveLength(count);
 		await consolidate(bucket, "many", jobId, linesOf(count, (i) => bodyOf(i, 1)));
 		expect(await keysUnder(`jobs/many/${jobId}/`)).toEqual([]);
-	});
+		// 1,005 puts and deletes: ~2.5 s alone, past the default 5 s on a loaded machine.
+	}, 30_000);
 
 	it("aborts the multipart upload and writes nothing when readBatch throws midway, leaving the chunks", async () => {
 		const jobId = newJobId();
