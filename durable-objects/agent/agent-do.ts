@@ -404,6 +404,7 @@ export class AgentDO extends DurableObject<Env> {
 		// triggered sends its model call first, without waiting on the index write of its creation.
 		const indexed = nextTurn().then(() => this.flushIndex());
 		let retryOutbox: boolean;
+		let failed: unknown = null;
 		// Noted however the pass ends: a pass that failed after R2 took an output must not leave it to
 		// be put again by every retry.
 		try {
@@ -414,11 +415,10 @@ export class AgentDO extends DurableObject<Env> {
 			if (agent && knownRevision(state, agent) === null) await this.computeRevision(agent);
 			this.launch();
 			while (this.loops.size > 0) await Promise.allSettled([...this.loops.values()]);
-			if (this.loopError !== null) {
-				const err = this.loopError;
-				this.loopError = null;
-				throw err;
-			}
+			// A job's failing step fails the pass (so an alarm is retried), but only after the closing
+			// work the other jobs need: their effects, outputs and index rows.
+			failed = this.loopError;
+			this.loopError = null;
 			// With the jobs' last writes, before the output's put: nothing is written between R2's answer
 			// and the index's final row. After any mid-pass closing work, never beside it: a delivery
 			// due is sent once.
@@ -433,46 +433,62 @@ export class AgentDO extends DurableObject<Env> {
 			this.noteAcknowledged();
 		}
 		await this.scheduleNext(retryOutbox);
+		if (failed !== null) throw failed;
 	}
 
 	/**
 	 * Starts what may start (pending jobs, up to the agent's capacity) and a loop for each due job
-	 * that has none, each loop stepping its job turn by turn within the pass's budget. Synchronous
-	 * up to the loops' first awaits, so a call during a pass starts its job at once.
+	 * that has none. Synchronous up to the loops' first awaits, so a call during a pass starts its
+	 * job at once.
 	 */
 	private launch(): void {
+		this.startPending();
+		for (const jobId of dueJobIds(this.sql, Date.now())) this.loop(jobId);
+	}
+
+	/** Starts pending jobs up to the agent's capacity, each with a loop of its own. */
+	private startPending(): void {
 		const state = readState(this.sql);
 		const agent = state && currentDefinition(state);
 		// A disabled agent, like a paused one, starts nothing: its queued runs wait until it is enabled.
-		if (agent && agent.enabled && state.pausedAt === null) {
-			const { active } = jobCounts(this.sql);
-			const revision = knownRevision(state, agent);
-			for (const job of pendingJobs(this.sql, Math.max(agent.max_concurrent - active, 0))) {
-				startJob(this.sql, job, agent, revision, readNotepad(this.sql), Date.now());
-				this.hub.publish(job.id);
-			}
+		if (!agent || !agent.enabled || state.pausedAt !== null) return;
+		const { active, pending } = jobCounts(this.sql);
+		if (pending === 0) return;
+		const revision = knownRevision(state, agent);
+		let cancelled = 0;
+		for (const job of pendingJobs(this.sql, Math.max(agent.max_concurrent - active, 0))) {
+			const started = startJob(this.sql, job, agent, revision, readNotepad(this.sql), Date.now());
+			this.hub.publish(job.id);
+			if (started.status === "running") this.loop(job.id);
+			else cancelled++;
 		}
+		// A follow-up cancelled at its start (its agent changed) took no slot: the next in line may.
+		if (cancelled > 0) this.startPending();
+	}
+
+	/** Steps a job turn by turn within the pass's budget, unless a loop of this instance already does. */
+	private loop(jobId: string): void {
+		if (this.loops.has(jobId)) return;
 		const deps = this.stepDeps();
 		const began = this.passBegan;
-		for (const jobId of dueJobIds(this.sql, Date.now())) {
-			if (this.loops.has(jobId)) continue;
-			const loop = (async () => {
-				while (Date.now() - began < ALARM_BUDGET_MS) {
-					const result = await step(deps, jobId);
-					if (result !== "continue") break;
-				}
-			})()
-				.catch((err: unknown) => {
-					this.loopError ??= err;
-				})
-				.finally(() => {
-					this.loops.delete(jobId);
-					// Its job may be over while others run on: its effects and index row go now, not
-					// when the last loop of the pass ends.
-					if (this.loops.size > 0) void this.serially(() => this.finishEarly());
-				});
-			this.loops.set(jobId, loop);
-		}
+		const loop = (async () => {
+			while (Date.now() - began < ALARM_BUDGET_MS) {
+				const result = await step(deps, jobId);
+				if (result !== "continue") break;
+			}
+		})()
+			.catch((err: unknown) => {
+				this.loopError ??= err;
+			})
+			.finally(() => {
+				this.loops.delete(jobId);
+				// Its slot may be free: a queued job starts now, not when the pass ends.
+				this.startPending();
+				// Its job may be over while others run on: its effects and index row go now, not
+				// when the last loop of the pass ends.
+				if (this.loops.size > 0) void this.serially(() => this.finishEarly());
+			});
+		this.loops.set(jobId, loop);
 	}
 
 	/** Runs closing work after the closing work before it: two at once would read the same due sends. */
@@ -492,6 +508,9 @@ export class AgentDO extends DurableObject<Env> {
 			await this.storeOutput(false);
 			await sendDue(this.sql, this.env, readState(this.sql)?.name ?? "", () => Date.now(), (jobId) => this.hub.publish(jobId), this.sendTimeoutMs);
 			await this.flushIndex();
+			// Noted now, not with the pass's last writes: the next job to end would put these outputs
+			// again, and R2 may refuse a second write of a key within a second.
+			this.noteAcknowledged();
 		} catch (err) {
 			// The pass's own closing work does it all again.
 			log.warn("agent.finish_early_failed", { agent: readState(this.sql)?.name, ...errorFields(err) });
@@ -506,7 +525,10 @@ export class AgentDO extends DurableObject<Env> {
 	private async storeOutput(running = true): Promise<void> {
 		try {
 			if (running) for (const job of jobsWithStatus(this.sql, ["running", "approval_pending"])) await flushChunks(this.sql, this.env.OUTPUT, job);
+			const noted = new Set(this.consolidated.map((c) => c.jobId));
 			for (const jobId of unconsolidated(this.sql, 20)) {
+				// Put already, its record waiting for the pass's last writes: not again.
+				if (noted.has(jobId)) continue;
 				const done = await consolidateJob(this.sql, this.env.OUTPUT, jobId);
 				if (done) this.consolidated.push(done);
 			}

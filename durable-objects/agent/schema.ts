@@ -217,4 +217,13 @@ export const AGENT_MIGRATIONS: readonly SqlMigration[] = [
 			ALTER TABLE outbox_v8 RENAME TO outbox;
 		`,
 	},
+	{
+		version: 9,
+		name: "follow_up_consent",
+		sql: `
+			-- Continues and forks queued with allow_definition_change: they start on whatever the agent's
+			-- definition is by then. Without a row, one whose agent changed while it waited is cancelled.
+			CREATE TABLE follow_up_consent (job_id TEXT PRIMARY KEY) WITHOUT ROWID;
+		`,
+	},
 ];

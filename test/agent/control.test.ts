@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { currentDefinition, readState } from "../../durable-objects/agent/state.ts";
 import { triggerJob } from "../../durable-objects/agent/triggers.ts";
+import { MessagesEmulator } from "../../emulator/messages-api.ts";
 import type { JobRecord } from "../../src/jobs/model.ts";
 import { createAgent, settle } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
@@ -63,6 +64,30 @@ describe("cancel", () => {
 		const again = await post(`/v1/jobs/${second.id}/cancel`);
 		expect(again.status).toBe(409);
 		expect((await errorOf(again)).message).toBe(`job ${second.id} is already cancelled`);
+	});
+
+	it("does not act on an answer that arrives after the job was cancelled", async () => {
+		// An answer already on its way when the cancel lands (this fake, unlike a socket, ignores the abort).
+		let release = () => {};
+		const held = new Promise<void>((resolve) => (release = resolve));
+		let reached = () => {};
+		const arrived = new Promise<void>((resolve) => (reached = resolve));
+		const emulator = new MessagesEmulator();
+		emulator.enqueue({ text: "Too late." });
+		fake("https://api.anthropic.com", async (req) => {
+			reached();
+			await held;
+			return emulator.handle(new Request(req.url, { method: req.method, headers: req.headers, body: await req.text() }));
+		});
+		fake("https://deliver.example.test", () => new Response("ok"));
+		await createAgent({ name: "cancel-late", delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
+		const job = await trigger("cancel-late");
+		await arrived;
+		expect((await post(`/v1/jobs/${job.id}/cancel`, { reason: "changed my mind" })).status).toBe(200);
+		release();
+		await settle("cancel-late");
+		expect(await jobOf("cancel-late", job.id)).toMatchObject({ status: "cancelled", summary: null, delivery: null });
+		expect(outboundLog.filter((r) => r.url.startsWith("https://deliver"))).toEqual([]);
 	});
 
 	it("aborts a model call in flight and ends the job cancelled", async () => {
@@ -216,6 +241,28 @@ describe("approvals", () => {
 		expect(cancelled.transitions.at(-1)?.reason).toMatch(/definition changed while this continue waited .* with allow_definition_change/);
 		expect(emulator.requests).toHaveLength(4);
 		expect((await post(`/v1/jobs/${queued.id}/continue`, { prompt: "More?" })).status).toBe(201);
+	});
+
+	it("starts a queued continue asked for with allow_definition_change on the definition of its start", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ text: "Zero." }, { tool_use: { name: "create_ticket", input: { title: "x" } } });
+		const definition = { name: "queued-consent", prompt: "Do the thing.", tools: [ticketTool] };
+		await createAgent(definition);
+		const done = await runToRest("queued-consent");
+		const holder = await runToRest("queued-consent");
+		const put = (system_prompt: string) => call("/v1/agents/queued-consent", { method: "PUT", as: "admin", body: { ...definition, system_prompt } });
+		expect((await put("Version B.")).status).toBe(200);
+		const cont = await post(`/v1/jobs/${done.id}/continue`, { prompt: "And then?", allow_definition_change: true });
+		expect(cont.status).toBe(201);
+		const continued = (await cont.json()) as JobRecord;
+		// Changed again while it waits: it was asked for under whichever definition, so it runs on C.
+		const latest = await put("Version C.");
+		const revision = ((await latest.json()) as { definition_revision: string }).definition_revision;
+		emulator.enqueue({ text: "Not filed." }, { text: "Continued on C." });
+		await post(`/v1/jobs/${holder.id}/approval`, { decision: "deny" });
+		await settle("queued-consent");
+		expect(await jobOf("queued-consent", continued.id)).toMatchObject({ status: "completed", summary: "Continued on C.", definition_revision: revision });
+		expect(JSON.stringify(emulator.requests.at(-1)!.system)).toContain("Version C.");
 	});
 
 	it("runs the call once approved, then finishes", async () => {
@@ -555,6 +602,68 @@ describe("continue and fork", () => {
 });
 
 describe("jobs running side by side", () => {
+	it("starts a queued job in the slot a finished one frees while another still runs, and puts each output once", async () => {
+		const name = "freed-slot";
+		let openA = () => {};
+		const heldA = new Promise<void>((resolve) => (openA = resolve));
+		let openB = () => {};
+		const heldB = new Promise<void>((resolve) => (openB = resolve));
+		let reachedA = () => {};
+		const arrivedA = new Promise<void>((resolve) => (reachedA = resolve));
+		let reachedB = () => {};
+		const arrivedB = new Promise<void>((resolve) => (reachedB = resolve));
+		fake("https://api.anthropic.com", async (req) => {
+			const prompt = JSON.stringify(((await req.clone().json()) as { messages: { content: unknown }[] }).messages[0]!.content);
+			const emulator = new MessagesEmulator();
+			if (prompt.includes("A-job")) {
+				reachedA();
+				await heldA;
+			} else if (prompt.includes("B-job")) {
+				reachedB();
+				await heldB;
+			}
+			emulator.enqueue({ text: `${prompt.slice(1, 6)} done.` });
+			return emulator.handle(req);
+		});
+		let deliveredC = () => {};
+		const cDelivered = new Promise<void>((resolve) => (deliveredC = resolve));
+		const delivered: string[] = [];
+		fake("https://deliver.example.test", async (req) => {
+			const id = ((await req.json()) as { job_id: string }).job_id;
+			delivered.push(id);
+			if (id === c?.id) deliveredC();
+			return new Response("ok");
+		});
+		await createAgent({ name, max_concurrent: 2, delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
+		// Every put of the agent's R2 output, by key.
+		const puts = new Map<string, number>();
+		await runInDurableObject(env.AGENT.getByName(name), (instance: AgentDO) => {
+			const self = instance as unknown as { env: Env };
+			const real = self.env.OUTPUT;
+			const put: R2Bucket["put"] = (key, ...rest) => (puts.set(key, (puts.get(key) ?? 0) + 1), real.put(key, ...rest));
+			self.env = { ...self.env, OUTPUT: new Proxy(real, { get: (target, prop) => (prop === "put" ? put : (Reflect.get(target, prop) as (...a: unknown[]) => unknown).bind(target)) }) };
+		});
+
+		const a = await trigger(name, "A-job");
+		await arrivedA;
+		const b = await trigger(name, "B-job");
+		await arrivedB;
+		let c: JobRecord | undefined;
+		c = await trigger(name, "C-job");
+		expect((await jobOf(name, c.id)).status).toBe("pending");
+		// B ends while A's call is still out: C takes B's slot at once, and runs to its delivery.
+		openB();
+		await cDelivered;
+		expect((await jobOf(name, a.id)).status).toBe("running");
+		expect(await jobOf(name, c.id)).toMatchObject({ status: "completed", summary: "C-job done." });
+
+		openA();
+		await settle(name);
+		expect([...delivered].sort()).toEqual([a.id, b.id, c.id].sort());
+		const outputs = [...puts].filter(([key]) => key.endsWith(".jsonl"));
+		expect(outputs.sort()).toEqual([a, b, c].map((j) => [`jobs/${name}/${j.id}.jsonl`, 1] as const).sort());
+	});
+
 	it("never steps a job twice at once when another job's step fails in the same pass", async () => {
 		const name = "side-fault";
 		await createAgent({ name, max_concurrent: 2 });

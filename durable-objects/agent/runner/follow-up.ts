@@ -57,6 +57,7 @@ export function createFollowUp(sql: SqlStorage, state: AgentState | null, agent:
 	if (prompt) appendUserText(sql, job.id, prompt);
 	// A fork without a prompt re-runs the source's last answer from the same conversation.
 	else reopenConversation(sql, job.id);
+	if (req.allowDefinitionChange) sql.exec("INSERT OR IGNORE INTO follow_up_consent (job_id) VALUES (?)", job.id);
 	insertOccurrence(sql, { schedule: null, source: "manual", scheduledInstant: null, dispatch: "manual", claimedAt: now, status: "claimed", jobId: job.id });
 	putJob(sql, job, now);
 	return job;

@@ -17,12 +17,16 @@ const MAX_TOKENS = 8192;
  * first message, so every later turn rebuilds the same request whatever is deployed meanwhile.
  * `revision` is the definition's now (null if not known yet): a job records the definition it runs
  * on, not the one it was queued under. A continue or fork whose agent changed while it waited is
- * cancelled instead: it was admitted for the definition its session ran on, and runs on no other.
+ * cancelled instead, unless asked for with allow_definition_change: it was admitted for the
+ * definition its session ran on, and runs on no other unasked.
  */
 export function startJob(sql: SqlStorage, queued: JobRecord, agent: AgentDefinition, revision: string | null, notepad: ReadonlyMap<string, string>, now: number): JobRecord {
 	let job = queued;
+	const followUp = job.trigger_type === "continue" || job.trigger_type === "fork";
+	// Asked for with allow_definition_change: it runs on the definition of its start, whichever.
+	const consented = followUp && sql.exec("DELETE FROM follow_up_consent WHERE job_id = ? RETURNING job_id", job.id).toArray().length > 0;
 	if (revision !== null && revision !== job.definition_revision) {
-		if (job.trigger_type === "continue" || job.trigger_type === "fork") {
+		if (followUp && !consented) {
 			const kind = job.trigger_type;
 			const reason = `agent ${agent.name}'s definition changed while this ${kind} waited (${job.definition_revision} → ${revision}); ${kind} the job again, with allow_definition_change to run it under the new definition`;
 			const cancelled = transition(job, "cancelled", { reason, at: new Date(now) });

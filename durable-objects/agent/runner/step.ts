@@ -166,6 +166,8 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 		deps.inflight.delete(job.id);
 	}
 
+	// Cancelled, or past its deadline, while the answer was on its way: the answer is not acted on.
+	if (controller.signal.aborted) return modelFailed(deps, job.id, new ModelCallError("aborted", "the model call was aborted"));
 	// The job may have been cancelled while the call was in flight.
 	const current = getJob(deps.sql, job.id);
 	if (!current || current.status !== "running") return "done";
