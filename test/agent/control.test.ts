@@ -35,6 +35,20 @@ function hangingTarget(origin: string): Promise<void> {
 	});
 }
 
+/** A page at slow.example.test that answers only once released; `reached` when it is requested. */
+function slowPage(): { reached: Promise<void>; release: () => void } {
+	let release = () => {};
+	const gate = new Promise<void>((resolve) => (release = resolve));
+	const reached = new Promise<void>((arrived) =>
+		fake("https://slow.example.test", async () => {
+			arrived();
+			await gate;
+			return new Response("slow page");
+		}),
+	);
+	return { reached, release };
+}
+
 /** Resolves when the next model request arrives; that request hangs until aborted. */
 function hangingModel(): Promise<void> {
 	const emulator = useEmulator();
@@ -141,15 +155,7 @@ describe("approvals", () => {
 		const waiting = await runToRest("decide-busy");
 		expect(waiting.status).toBe("approval_pending");
 		// A second job starts at once and holds the agent's work in its tool call until released.
-		let release = () => {};
-		const gate = new Promise<void>((resolve) => (release = resolve));
-		const reached = new Promise<void>((arrived) =>
-			fake("https://slow.example.test", async () => {
-				arrived();
-				await gate;
-				return new Response("slow page");
-			}),
-		);
+		const { reached, release } = slowPage();
 		emulator.enqueue({ tool_use: { name: "http_fetch", input: { url: "https://slow.example.test/" } } }, { text: "Read it." }, { text: "Not filed." });
 		const busy = await trigger("decide-busy");
 		await reached;
@@ -164,15 +170,7 @@ describe("approvals", () => {
 
 	it("starts, runs and delivers a second job while the first one's tool call is still out (max_concurrent 2)", async () => {
 		const emulator = useEmulator();
-		let release = () => {};
-		const gate = new Promise<void>((resolve) => (release = resolve));
-		const reached = new Promise<void>((arrived) =>
-			fake("https://slow.example.test", async () => {
-				arrived();
-				await gate;
-				return new Response("slow page");
-			}),
-		);
+		const { reached, release } = slowPage();
 		const delivered = new Promise<unknown>((arrived) => fake("https://deliver.example.test", async (req) => (arrived(await req.json()), new Response("ok"))));
 		emulator.enqueue({ tool_use: { name: "http_fetch", input: { url: "https://slow.example.test/" } } });
 		await createAgent({ name: "side-by-side", max_concurrent: 2, tools: [fetchTool], delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
@@ -210,15 +208,21 @@ describe("approvals", () => {
 		expect(hooked).toHaveLength(1);
 	});
 
-	it("records the definition a queued job ran on, and cancels a queued continue whose agent changed meanwhile", async () => {
+	/** An agent with a finished job, and its one slot held by a job waiting for an approval. */
+	async function heldAgent(name: string) {
 		const emulator = useEmulator();
 		emulator.enqueue({ text: "Zero." }, { tool_use: { name: "create_ticket", input: { title: "x" } } });
-		const definition = { name: "queued-change", prompt: "Do the thing.", tools: [ticketTool] };
+		const definition = { name, prompt: "Do the thing.", tools: [ticketTool] };
 		await createAgent(definition);
-		const done = await runToRest("queued-change");
-		// The one slot is held by a job waiting for its approval; two more wait behind it.
-		const holder = await runToRest("queued-change");
+		const done = await runToRest(name);
+		const holder = await runToRest(name);
 		expect(holder.status).toBe("approval_pending");
+		return { emulator, definition, done, holder };
+	}
+
+	it("records the definition a queued job ran on, and cancels a queued continue whose agent changed meanwhile", async () => {
+		// Two more runs wait behind the held slot.
+		const { emulator, definition, done, holder } = await heldAgent("queued-change");
 		const queued = await trigger("queued-change");
 		const cont = await post(`/v1/jobs/${done.id}/continue`, { prompt: "And then?" });
 		expect(cont.status).toBe(201);
@@ -244,12 +248,7 @@ describe("approvals", () => {
 	});
 
 	it("starts a queued continue asked for with allow_definition_change on the definition of its start", async () => {
-		const emulator = useEmulator();
-		emulator.enqueue({ text: "Zero." }, { tool_use: { name: "create_ticket", input: { title: "x" } } });
-		const definition = { name: "queued-consent", prompt: "Do the thing.", tools: [ticketTool] };
-		await createAgent(definition);
-		const done = await runToRest("queued-consent");
-		const holder = await runToRest("queued-consent");
+		const { emulator, definition, done, holder } = await heldAgent("queued-consent");
 		const put = (system_prompt: string) => call("/v1/agents/queued-consent", { method: "PUT", as: "admin", body: { ...definition, system_prompt } });
 		expect((await put("Version B.")).status).toBe(200);
 		const cont = await post(`/v1/jobs/${done.id}/continue`, { prompt: "And then?", allow_definition_change: true });
