@@ -103,6 +103,8 @@ export class AgentDO extends DurableObject<Env> {
 	private passBegan = 0;
 	/** The latest closing work (a pass's, or a loop's that ended mid-pass); the next starts after it. */
 	private finishing: Promise<void> = Promise.resolve();
+	/** Timers for waits that come due while other loops keep the pass running (see wakeAt). */
+	private readonly wakeups = new Set<ReturnType<typeof setTimeout>>();
 	/** A loop's step that threw: the pass fails with it once every loop has ended, so the alarm is retried. */
 	private loopError: unknown = null;
 	/** One client per instance, so its key-rotation cursor carries from turn to turn. */
@@ -415,6 +417,8 @@ export class AgentDO extends DurableObject<Env> {
 			if (agent && knownRevision(state, agent) === null) await this.computeRevision(agent);
 			this.launch();
 			while (this.loops.size > 0) await Promise.allSettled([...this.loops.values()]);
+			for (const timer of this.wakeups) clearTimeout(timer);
+			this.wakeups.clear();
 			// A job's failing step fails the pass (so an alarm is retried), but only after the closing
 			// work the other jobs need: their effects, outputs and index rows.
 			failed = this.loopError;
@@ -471,9 +475,11 @@ export class AgentDO extends DurableObject<Env> {
 		if (this.loops.has(jobId)) return;
 		const deps = this.stepDeps();
 		const began = this.passBegan;
+		let waiting = false;
 		const loop = (async () => {
 			while (Date.now() - began < ALARM_BUDGET_MS) {
 				const result = await step(deps, jobId);
+				waiting = result === "wait";
 				if (result !== "continue") break;
 			}
 		})()
@@ -482,6 +488,7 @@ export class AgentDO extends DurableObject<Env> {
 			})
 			.finally(() => {
 				this.loops.delete(jobId);
+				if (waiting && this.loops.size > 0) this.wakeAt(jobId, began);
 				// Its slot may be free: a queued job starts now, not when the pass ends.
 				this.startPending();
 				// Its job may be over while others run on: its effects and index row go now, not
@@ -489,6 +496,22 @@ export class AgentDO extends DurableObject<Env> {
 				if (this.loops.size > 0) void this.serially(() => this.finishEarly());
 			});
 		this.loops.set(jobId, loop);
+	}
+
+	/**
+	 * A job that waits (a rate limit, an approval's expiry) while other loops keep the pass running:
+	 * the alarm for its next step cannot fire until the pass ends (alarms do not overlap), so a timer
+	 * in this instance takes it up on time, within the pass's budget. Cleared when the pass ends,
+	 * whose alarm then stands in for it.
+	 */
+	private wakeAt(jobId: string, began: number): void {
+		const at = getSetup(this.sql, jobId)?.nextStepAt;
+		if (at === undefined || at >= began + ALARM_BUDGET_MS) return;
+		const timer = setTimeout(() => {
+			this.wakeups.delete(timer);
+			this.startNow();
+		}, Math.max(0, at - Date.now()));
+		this.wakeups.add(timer);
 	}
 
 	/** Runs closing work after the closing work before it: two at once would read the same due sends. */
@@ -647,8 +670,10 @@ export class AgentDO extends DurableObject<Env> {
 		}
 		requestCancel(this.sql, jobId, why);
 		this.inflight.get(jobId)?.abort(new Error(why));
-		await this.ctx.storage.setAlarm(Date.now());
 		log.info("job.cancel_requested", { agent: job.agent, job_id: jobId, by });
+		// Acted on now, in this instance: an alarm set for now would wait for a running pass to end.
+		this.startNow();
+		await this.armSafetyNet();
 		return getJob(this.sql, jobId)!;
 	}
 
@@ -678,7 +703,9 @@ export class AgentDO extends DurableObject<Env> {
 		putJob(this.sql, resumed, Date.now());
 		log.info("job.approval_decided", { agent: job.agent, job_id: jobId, decision, by });
 		this.hub.publish(jobId);
-		await this.ctx.storage.setAlarm(Date.now());
+		// Acted on now, in this instance: an alarm set for now would wait for a running pass to end.
+		this.startNow();
+		await this.armSafetyNet();
 		return resumed;
 	}
 

@@ -10,6 +10,7 @@ import { useEmulator } from "../helpers/emulator.ts";
 import { call, errorOf } from "../helpers/http.ts";
 import { jobOf, outputOf, runToRest, trigger } from "../helpers/jobs.ts";
 import { fake, outboundLog } from "../helpers/outbound.ts";
+import { readEvents } from "../helpers/sse.ts";
 
 const ticketTool = {
 	type: "webhook",
@@ -661,6 +662,60 @@ describe("jobs running side by side", () => {
 		expect([...delivered].sort()).toEqual([a.id, b.id, c.id].sort());
 		const outputs = [...puts].filter(([key]) => key.endsWith(".jsonl"));
 		expect(outputs.sort()).toEqual([a, b, c].map((j) => [`jobs/${name}/${j.id}.jsonl`, 1] as const).sort());
+	});
+
+	it("acts at once on an approval and a cancel made while the alarm's pass runs another job", async () => {
+		const name = "alarm-busy";
+		await createAgent({ name, max_concurrent: 3, tools: [ticketTool] });
+		const stub = env.AGENT.getByName(name);
+		// W waits for an approval; R waits out a rate limit of a minute.
+		const emulator = useEmulator();
+		emulator.enqueue({ tool_use: { name: "create_ticket", input: { title: "W" } } }, { error: 429, retry_after: 60 });
+		const waiting = await runToRest(name, "W-job");
+		expect(waiting.status).toBe("approval_pending");
+		const limited = await runToRest(name, "R-job");
+		expect((await outputOf(name, limited.id)).some((l) => l.subtype === "rate_limited")).toBe(true);
+		// A, queued in the object and started by its alarm, holds that pass in its model call.
+		let releaseA = () => {};
+		const heldA = new Promise<void>((resolve) => (releaseA = resolve));
+		let reachedA = () => {};
+		const arrivedA = new Promise<void>((resolve) => (reachedA = resolve));
+		let ticketFiled = () => {};
+		const filed = new Promise<void>((resolve) => (ticketFiled = resolve));
+		fake("https://api.anthropic.com", async (req) => {
+			const prompt = JSON.stringify(((await req.clone().json()) as { messages: { content: unknown }[] }).messages[0]!.content);
+			if (prompt.includes("A-job")) {
+				reachedA();
+				await heldA;
+			}
+			return emulator.handle(req);
+		});
+		fake("https://tickets.example.test", () => (ticketFiled(), Response.json({ id: 9 })));
+		await runInDurableObject(stub, async (_i: AgentDO, storage) => {
+			const sql = storage.storage.sql;
+			const state = readState(sql)!;
+			triggerJob(sql, { agent: currentDefinition(state)!, state, definitionRevision: state.definitionRevision!, now: Date.now() }, { kind: "manual", prompt: "A-job", owner: "test" });
+			await storage.storage.setAlarm(Date.now());
+		});
+		const pass = runDurableObjectAlarm(stub);
+		await arrivedA;
+
+		// Neither waits for A's call: the approved call is made, and the cancel ends the waiting job.
+		emulator.enqueue({ text: "W done." });
+		expect((await post(`/v1/jobs/${waiting.id}/approval`, { decision: "approve" })).status).toBe(200);
+		await filed;
+		// Its live stream ends when the job does.
+		const ended = readEvents(await call(`/v1/jobs/${limited.id}/stream`));
+		expect((await post(`/v1/jobs/${limited.id}/cancel`, { reason: "no longer needed" })).status).toBe(200);
+		await ended;
+		expect((await jobOf(name, waiting.id)).status).not.toBe("approval_pending");
+		expect((await jobOf(name, limited.id)).status).toBe("cancelled");
+		emulator.enqueue({ text: "A done." });
+		releaseA();
+		await pass;
+		await settle(name);
+		expect(await jobOf(name, waiting.id)).toMatchObject({ status: "completed", summary: "W done." });
+		expect(await jobOf(name, limited.id)).toMatchObject({ status: "cancelled" });
 	});
 
 	it("never steps a job twice at once when another job's step fails in the same pass", async () => {
