@@ -214,6 +214,8 @@ export class MessagesEmulator {
 	#queue: Step[] = [];
 	/** Cache prefixes already written, so the first use is a creation and later ones are reads. */
 	#cached = new Set<string>();
+	/** The text of each answer this emulator paused (pause_turn): a request may end on one, to continue it. */
+	#paused = new Set<string>();
 	#release = new AbortController();
 
 	constructor(options: EmulatorOptions = {}) {
@@ -341,7 +343,7 @@ export class MessagesEmulator {
 		if (apiKey === null && this.#requireKey) return apiError(401, "authentication_error", "x-api-key header is required");
 		if (apiKey !== null && this.#rejectKeys.has(apiKey)) return apiError(401, "authentication_error", "invalid x-api-key");
 		if (parseFailed || !isObject(body)) return apiError(400, "invalid_request_error", "The request body is not valid JSON.");
-		const problem = validate(body);
+		const problem = validate(body, (content) => this.#paused.has(textOf(content)));
 		if (problem) return apiError(400, "invalid_request_error", problem);
 		const req = body as unknown as ValidRequest;
 
@@ -387,6 +389,7 @@ export class MessagesEmulator {
 			stop_sequence: null,
 			usage: this.#usage(req, content, cutInput),
 		};
+		if (stopReason === "pause_turn") this.#paused.add(textOf(content));
 		const requestId = newId("req_011C", 20);
 
 		if (!req.stream) {
@@ -468,7 +471,8 @@ interface ValidRequest {
 	stream?: boolean;
 }
 
-function validate(body: Record<string, unknown>): string | null {
+/** `continues`: whether a final assistant turn is a paused answer sent back to continue it (allowed). */
+function validate(body: Record<string, unknown>, continues: (content: WireMessage["content"]) => boolean = () => false): string | null {
 	if (typeof body.model !== "string" || body.model === "") return "model: Field required";
 	if (body.max_tokens === undefined) return "max_tokens: Field required";
 	if (!Number.isInteger(body.max_tokens) || (body.max_tokens as number) < 1) return "max_tokens: Input should be a positive integer";
@@ -542,7 +546,9 @@ function validate(body: Record<string, unknown>): string | null {
 
 		if (role !== "system") previousRole = role;
 	}
-	if (isObject(messages[final]) && messages[final].role === "assistant") {
+	const last = messages[final];
+	// A turn paused by a long server tool (pause_turn) is continued by sending it back as it was.
+	if (isObject(last) && last.role === "assistant" && !continues(last.content as WireMessage["content"])) {
 		return "This model does not support assistant message prefill. The conversation must end with a user message.";
 	}
 	return null;

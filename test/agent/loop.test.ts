@@ -255,6 +255,27 @@ describe("answers that are not final answers", () => {
 		]);
 	});
 
+	it("continues a turn a server tool paused (pause_turn) by sending it back, as the same turn", async () => {
+		const emulator = useEmulator();
+		fake("https://status.example.test", page("all green"));
+		emulator.enqueue(
+			{ stop_reason: "pause_turn", text: "Searching the web." },
+			{ tool_use: { name: "http_fetch", input: { url: "https://status.example.test/" } } },
+			{ text: "All green." },
+		);
+		await createAgent({ name: "paused-turn", max_turns: 2, tools: [fetchTool] });
+		const job = await runToRest("paused-turn");
+		expect(job).toMatchObject({ status: "completed", summary: "All green." });
+		// The pause and its continuation are one turn: two turns in all, within max_turns 2.
+		expect(job.usage.num_turns).toBe(2);
+		const [, second, third] = emulator.requests.map((r) => r.messages!);
+		expect(second!.map((m) => m.role)).toEqual(["user", "assistant"]);
+		expect(JSON.stringify(second![1]!.content)).toContain("Searching the web.");
+		// The continuation joined the paused answer: one assistant turn, then the tool's result.
+		expect(third!.map((m) => m.role)).toEqual(["user", "assistant", "user"]);
+		expect(JSON.stringify(third![1]!.content)).toMatch(/Searching the web\..*"type":"tool_use"/);
+	});
+
 	for (const [stop, type, message] of [
 		["refusal", "refusal", "the model refused to answer (stop_reason refusal)"],
 		["model_context_window_exceeded", "context_window_exceeded", "the conversation outgrew the model's context window (stop_reason model_context_window_exceeded)"],

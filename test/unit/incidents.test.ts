@@ -128,6 +128,10 @@ describe("classifyFailure", () => {
 		["tool http_fetch refused: url guard", undefined, "config"],
 		["the request timed out", 401, "timeout"],
 		["Slack webhook returned an error", 403, "auth"],
+		// The loop's fixed failures of a model's answer are the agent's.
+		["the model refused to answer (stop_reason refusal)", undefined, "agent"],
+		["the conversation outgrew the model's context window (stop_reason model_context_window_exceeded)", undefined, "agent"],
+		["response truncated at max_tokens inside a call to tool http_fetch", undefined, "agent"],
 	];
 
 	it("has at least 20 cases", () => {

@@ -123,6 +123,16 @@ export function appendMessage(sql: SqlStorage, jobId: string, message: MessagePa
 		.one().seq;
 }
 
+/** Adds `blocks` to the conversation's last message (a paused turn's continuation); its seq. */
+export function extendLastMessage(sql: SqlStorage, jobId: string, blocks: readonly unknown[]): number {
+	const last = lastMessage(sql, jobId);
+	if (!last) throw new Error(`job ${jobId} has no message to extend`);
+	const content = JSON.parse(last.content) as MessageParam["content"];
+	const before = typeof content === "string" ? [{ type: "text", text: content }] : content;
+	sql.exec("UPDATE messages SET content = ? WHERE job_id = ? AND seq = ?", JSON.stringify([...before, ...blocks]), jobId, last.seq);
+	return last.seq;
+}
+
 /**
  * Adds the user's `text` as the conversation's next user turn, keeping the roles alternating and
  * every tool_use answered, as the Messages API requires: a copied conversation may end on a user

@@ -15,6 +15,7 @@ import { appendLines, type OutputLine } from "./output.ts";
 import {
 	NEVER,
 	appendMessage,
+	extendLastMessage,
 	getSetup,
 	insertToolCalls,
 	markToolCall,
@@ -133,7 +134,11 @@ export async function step(deps: StepDeps, jobId: string): Promise<StepResult> {
 
 async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promise<StepResult> {
 	const agent = setup.definition;
-	if ((job.usage.num_turns ?? 0) >= agent.max_turns) {
+	const messages = readMessages(deps.sql, job.id);
+	// A turn a long server tool paused (pause_turn) is continued by sending it back as it is: the
+	// request ends on it, the answer joins it, and it is still the same turn.
+	const continuing = messages.at(-1)?.role === "assistant";
+	if (!continuing && (job.usage.num_turns ?? 0) >= agent.max_turns) {
 		const reason = `max_turns ${agent.max_turns} reached`;
 		finish(deps, job, "failed", { reason, exit_reason: "max_turns", error: { type: "max_turns", message: reason } });
 		return "done";
@@ -154,7 +159,7 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 		response = await deps.model.call({
 			models: setup.models,
 			system: setup.system,
-			messages: readMessages(deps.sql, job.id),
+			messages,
 			tools: setup.tools,
 			max_tokens: setup.maxTokens,
 			signal: limit.signal,
@@ -189,8 +194,9 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 	const content = message.content
 		.filter((b) => b.type !== "text" || b.text !== "")
 		.map((b) => (b.type === "thinking" || b.type === "redacted_thinking" ? b : redactDeep(b))) as Anthropic.ContentBlockParam[];
-	const seq = appendMessage(deps.sql, job.id, { role: "assistant", content });
-	const updated = bump(current, { usage: addUsage(current.usage, model, message.usage, pricing()) });
+	const seq = continuing ? extendLastMessage(deps.sql, job.id, content) : appendMessage(deps.sql, job.id, { role: "assistant", content });
+	const added = addUsage(current.usage, model, message.usage, pricing());
+	const updated = bump(current, { usage: continuing ? { ...added, num_turns: current.usage.num_turns } : added });
 	out(deps, job.id, ...lines);
 
 	if (message.stop_reason === "tool_use" && toolUses.length > 0) {
