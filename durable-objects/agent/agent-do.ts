@@ -232,8 +232,10 @@ export class AgentDO extends DurableObject<Env> {
 		}
 		saveDefinition(this.sql, name, definition, revision);
 		// Otherwise a PUT leaves queued runs to their own start time, a claim's spread included.
-		const wasEnabled = (before && currentDefinition(before)?.enabled) ?? true;
-		if (!wasEnabled && definition.enabled) await this.startQueued();
+		const previous = before && currentDefinition(before);
+		const wasEnabled = previous?.enabled ?? true;
+		// Re-enabled, or given more room: queued runs that may now start do, not at the next pass.
+		if (definition.enabled && (!wasEnabled || definition.max_concurrent > (previous?.max_concurrent ?? Infinity))) await this.startQueued();
 		if (before && this.retentionMs(definition) < this.retentionMs(keptDefinition(before))) await this.retentionShortened();
 	}
 

@@ -800,6 +800,30 @@ describe("disable and enable", () => {
 	});
 });
 
+describe("more room", () => {
+	it("starts a queued run at once when max_concurrent is raised, without waiting for the running job", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ tool_use: { name: "create_ticket", input: { title: "Disk full" } } });
+		const definition = { name: "widened", prompt: "Do the thing.", max_concurrent: 1, tools: [ticketTool] };
+		await createAgent(definition);
+		const holder = await runToRest("widened");
+		expect(holder.status).toBe("approval_pending");
+		const queued = await trigger("widened");
+		await settle("widened");
+		expect((await jobOf("widened", queued.id)).status).toBe("pending");
+
+		let ran = () => {};
+		const started = new Promise<void>((resolve) => (ran = resolve));
+		emulator.enqueue({ text: "Ran beside it." });
+		fake("https://api.anthropic.com", (req) => (ran(), emulator.handle(req)));
+		expect((await call("/v1/agents/widened", { method: "PUT", as: "admin", body: { ...definition, max_concurrent: 2 } })).status).toBe(200);
+		await started;
+		await settle("widened");
+		expect(await jobOf("widened", queued.id)).toMatchObject({ status: "completed", summary: "Ran beside it." });
+		expect((await jobOf("widened", holder.id)).status).toBe("approval_pending");
+	});
+});
+
 describe("pause and resume", () => {
 	it("refuses to continue or fork a paused agent's job, as it refuses a manual run, and creates nothing", async () => {
 		const emulator = useEmulator();
