@@ -241,18 +241,30 @@ export const APP_JS = String.raw`"use strict";
 		const button = $("#signin-form button");
 		const tok = input.value.trim();
 		button.disabled = true;
+		let status = null;
+		let statusError = null;
 		try {
-			// /v1/status needs only the read role, so any valid token signs in.
-			const res = await fetch("/v1/status", { headers: { authorization: "Bearer " + tok }, cache: "no-store" });
+			// The token is checked on the job list: it needs only the read role, so any valid token
+			// signs in, and it answers even when /v1/status cannot (an invalid fleet.yaml is a 500 there).
+			const res = await fetch("/v1/jobs?limit=1", { headers: { authorization: "Bearer " + tok }, cache: "no-store" });
 			if (!res.ok) throw await errorFrom(res);
 			sessionStorage.setItem(TOKEN_KEY, tok);
 			input.value = "";
-			start(await res.json());
 		} catch (err) {
 			showSignIn(err.message || String(err));
-		} finally {
 			button.disabled = false;
+			return;
 		}
+		try {
+			status = await api("/v1/status");
+		} catch (err) {
+			// Signed in all the same: only the scheduler pill is missing.
+			statusError = err;
+		}
+		button.disabled = false;
+		if (!token()) return; // a 401 here has signed out again
+		start(status);
+		if (statusError) notify("Signed in, but the scheduler's status is unavailable: " + (statusError.message || String(statusError)));
 	});
 	$("#sign-out").addEventListener("click", () => signOut());
 
@@ -308,7 +320,11 @@ export const APP_JS = String.raw`"use strict";
 				if (!a.has_default_prompt) {
 					// A manual- or webhook-only agent has no prompt of its own: the run needs one.
 					const text = prompt("Run " + a.name + ": it has no default prompt. Prompt:", "");
-					if (text === null || !text.trim()) return false;
+					if (text === null) return false;
+					if (!text.trim()) {
+						notify("A prompt is needed to run " + a.name + ".");
+						return false;
+					}
 					body = { prompt: text.trim() };
 				}
 				const job = await post(path + "/jobs", body);
@@ -443,7 +459,15 @@ export const APP_JS = String.raw`"use strict";
 			render(await post(path + "/cancel"));
 		}, "Cancel requested");
 		$("#job-fork").onclick = (e) => act(e.currentTarget, async () => {
-			const forked = await post(path + "/fork");
+			let forked;
+			try {
+				forked = await post(path + "/fork");
+			} catch (err) {
+				// The agent was changed since this job ran: forking is refused unless asked for anyway.
+				if (!(err instanceof ApiError && err.status === 409 && String(err.message).includes("allow_definition_change"))) throw err;
+				if (!confirm("The agent's definition changed since this job ran. Fork under the new definition?")) return false;
+				forked = await post(path + "/fork", { allow_definition_change: true });
+			}
 			location.href = "/jobs/" + enc(forked.id);
 		});
 		$("#job-download").onclick = (e) => act(e.currentTarget, async () => {
@@ -712,7 +736,11 @@ export const APP_JS = String.raw`"use strict";
 			h("span", { class: "n", text: n }),
 			h("span", { class: "ts", text: o && o.timestamp ? clock(o.timestamp) : "" }),
 			h("span", { class: "type", text: label }),
-			h("span", { class: "body" }, text, extra ? h("span", { class: "ts", text: "  [" + extra + "]" }) : null));
+			h("span", { class: "body" }, text, extra ? h("span", { class: "ts", text: "  [" + extra + "]" }) : null,
+				// Cut to fit a storage row: what is shown is not the whole line.
+				o && o.truncated && typeof o.truncated === "object"
+					? h("span", { class: "muted small cut", title: "The line's " + String(o.truncated.field || "text") + " was cut to fit storage", text: "  [cut to fit: the line was " + num(o.truncated.bytes) + " bytes]" })
+					: null));
 	}
 
 	// ── charts ──

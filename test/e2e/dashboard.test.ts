@@ -723,6 +723,10 @@ describe("the dashboard", () => {
 		page.removeAllListeners("dialog");
 		page.once("dialog", (d) => void d.dismiss());
 		await row.locator("button", { hasText: "Run now" }).click();
+		// A blank answer is no prompt: the page says so rather than doing nothing.
+		page.once("dialog", (d) => void d.accept("   "));
+		await row.locator("button", { hasText: "Run now" }).click();
+		await page.locator("#notice", { hasText: "A prompt is needed" }).waitFor(LIVE);
 		let asked = "";
 		page.once("dialog", (d) => {
 			asked = d.message();
@@ -733,8 +737,87 @@ describe("the dashboard", () => {
 		expect(asked).toContain("has no default prompt");
 		const id = decodeURIComponent(new URL(page.url()).pathname.split("/").pop()!);
 		expect(await call<{ prompt: string; trigger_type: string }>("GET", `/v1/jobs/${id}`, tokens.read)).toMatchObject({ prompt: "Summarise the open bugs", trigger_type: "manual" });
-		// The dismissed question sent nothing: this is the agent's only job.
+		// The dismissed and the blank question sent nothing: this is the agent's only job.
 		expect((await call<{ jobs: { id: string }[] }>("GET", `/v1/agents/${agent}/jobs`, tokens.read)).jobs.map((j) => j.id)).toEqual([id]);
+		await page.close();
+	});
+
+	it("signs in when /v1/status fails (an invalid fleet.yaml): the token is checked on the job list, and the missing pill is explained", async () => {
+		const page = await open("/");
+		await page.locator("#signin").waitFor({ state: "visible" });
+		const asked: string[] = [];
+		page.on("request", (r) => {
+			const u = new URL(r.url());
+			if (u.pathname.startsWith("/v1/")) asked.push(u.pathname + u.search);
+		});
+		await page.route((u) => u.pathname === "/v1/status", (route) =>
+			route.fulfill({ status: 500, contentType: "application/json", body: JSON.stringify({ error: { code: "config_invalid", message: "fleet.yaml is invalid: agents[0].model is required" } }) }),
+		);
+		await page.locator("#token").fill(tokens.read);
+		await page.locator("#signin-form button[type=submit]").click();
+		await page.locator("#view").waitFor({ state: "visible", ...LIVE });
+		await page.locator(`#fleet-table tr[data-agent="triage"]`).waitFor(LIVE);
+		await page.locator("#notice", { hasText: "fleet.yaml is invalid" }).waitFor(LIVE);
+		expect(await page.locator("#scheduler-pill").isHidden()).toBe(true);
+		expect(await page.locator("#signin").isHidden()).toBe(true);
+		expect(asked[0]).toBe("/v1/jobs?limit=1");
+		expect(await page.evaluate(() => sessionStorage.getItem("drover.token"))).toBe(tokens.read);
+		await page.close();
+	});
+
+	it("forks under a changed definition only when asked: a 409 is put as a question, and yes retries with allow_definition_change", async () => {
+		const agent = await createAgent(`dash-fork-def-${run}`, {});
+		await script({ text: "First run." });
+		const job = await trigger(agent);
+		expect(await settled(job.id)).toBe("completed");
+		// The agent changes after the job ran.
+		await call("PUT", `/v1/agents/${agent}`, tokens.admin, { name: agent, prompt: "Do the other thing.", timeout: "5m" });
+		const page = await signedIn(`/jobs/${job.id}`);
+		await page.locator("#job-fork").waitFor({ state: "visible", ...LIVE });
+		page.removeAllListeners("dialog");
+		// No: nothing is forked.
+		let asked = "";
+		page.once("dialog", (d) => {
+			asked = d.message();
+			void d.dismiss();
+		});
+		const bodies: unknown[] = [];
+		page.on("request", (r) => {
+			if (r.method() === "POST" && r.url().endsWith(`/v1/jobs/${job.id}/fork`)) bodies.push(r.postDataJSON());
+		});
+		await page.locator("#job-fork").click();
+		await expect.poll(() => asked, LIVE).toContain("definition changed since this job ran");
+		await expect.poll(() => page.locator("#job-fork").isEnabled(), LIVE).toBe(true);
+		expect(bodies).toEqual([{}]);
+		// Yes: forked under the new definition.
+		await script({ text: "Forked run." });
+		page.once("dialog", (d) => void d.accept());
+		await page.locator("#job-fork").click();
+		await page.waitForURL((u) => /\/jobs\/job-/.test(u.pathname) && !u.pathname.endsWith(job.id), LIVE);
+		expect(bodies).toEqual([{}, {}, { allow_definition_change: true }]);
+		const forkId = new URL(page.url()).pathname.split("/").at(-1)!;
+		expect(await settled(forkId)).toBe("completed");
+		expect(await call<{ forked_from: string }>("GET", `/v1/jobs/${forkId}`, tokens.read)).toMatchObject({ forked_from: job.id });
+		await page.close();
+	});
+
+	it("marks a log line that was cut to fit storage", async () => {
+		const agent = await createAgent(`dash-cut-${run}`, {});
+		await script({ text: "Short." });
+		const job = await trigger(agent);
+		expect(await settled(job.id)).toBe("completed");
+		const page = await open(`/jobs/${job.id}`);
+		// The stream as the Worker sends it for a line stored cut short.
+		const cut = JSON.stringify({ type: "assistant", content: "A very long answer…", timestamp: new Date().toISOString(), truncated: { field: "content", bytes: 3_145_728 } });
+		const whole = JSON.stringify({ type: "assistant", content: "A short answer.", timestamp: new Date().toISOString() });
+		await page.route((u) => u.pathname === `/v1/jobs/${job.id}/stream`, (route) =>
+			route.fulfill({ status: 200, contentType: "text/event-stream", body: `id: 1\nevent: line\ndata: ${cut}\n\nid: 2\nevent: line\ndata: ${whole}\n\nevent: end\ndata: {"status":"completed"}\n\n` }),
+		);
+		await page.locator("#token").fill(tokens.read);
+		await page.locator("#signin-form button[type=submit]").click();
+		await page.locator("#log-state", { hasText: "ended" }).waitFor(LIVE);
+		expect(await page.locator("#job-log li[data-line='1'] .cut").textContent()).toContain("cut to fit: the line was 3,145,728 bytes");
+		expect(await page.locator("#job-log li[data-line='2'] .cut").count()).toBe(0);
 		await page.close();
 	});
 });
