@@ -21,14 +21,18 @@ export class ApiError extends CliError {
 	readonly code: string;
 
 	constructor(status: number, code: string, message: string) {
-		super(message, 1, hintFor(status));
+		super(message, 1, hintFor(status, message));
 		this.name = "ApiError";
 		this.status = status;
 		this.code = code;
 	}
 }
 
-function hintFor(status: number): string | null {
+function hintFor(status: number, message: string): string | null {
+	// A fork or continue refused because the agent changed since the job ran; the API names its body field.
+	if (status === 409 && message.includes("allow_definition_change")) {
+		return "to run it under the agent's current definition anyway, add --allow-definition-change";
+	}
 	if (status === 401) return "check DROVER_TOKEN (or --token): it must be one of the Worker's API_TOKENS";
 	if (status === 403) {
 		return "this needs a token with a stronger role (read < operate < admin): set DROVER_TOKEN (or --token) to one";
@@ -144,15 +148,31 @@ async function readText(res: Response, url: string): Promise<string> {
 export async function errorFrom(res: Response): Promise<ApiError> {
 	const text = await res.text().catch(() => "");
 	try {
-		const body = JSON.parse(text) as { error?: { code?: unknown; message?: unknown } };
+		const body = JSON.parse(text) as { error?: { code?: unknown; message?: unknown; details?: { issues?: unknown } } };
 		if (body.error && typeof body.error.message === "string") {
-			return new ApiError(res.status, typeof body.error.code === "string" ? body.error.code : "unknown", body.error.message);
+			return new ApiError(res.status, typeof body.error.code === "string" ? body.error.code : "unknown", withIssues(body.error.message, body.error.details?.issues));
 		}
 	} catch {
 		// Not JSON: fall through to the status line.
 	}
 	const snippet = text.replace(/\s+/g, " ").trim().slice(0, 200);
 	return new ApiError(res.status, "http_error", `HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ""}${snippet ? `: ${snippet}` : ""}`);
+}
+
+/**
+ * A message with its `details.issues` one a line: "invalid body: a: x; b: y" joins them, which is
+ * hard to read past two or three.
+ */
+function withIssues(message: string, issues: unknown): string {
+	if (!Array.isArray(issues)) return message;
+	const shown = issues
+		.filter((i): i is { path?: unknown; message: string } => typeof i === "object" && i !== null && typeof (i as { message?: unknown }).message === "string")
+		.map((i) => (typeof i.path === "string" && i.path !== "" ? `${i.path}: ${i.message}` : i.message));
+	if (shown.length === 0) return message;
+	// The API's message is usually a prefix and then these same issues joined by "; ": keep the prefix.
+	const joined = shown.join("; ");
+	const head = message.endsWith(joined) ? message.slice(0, -joined.length).replace(/[\s:]+$/, "") : message;
+	return `${head || "invalid request"}:\n${shown.map((line) => `  - ${line}`).join("\n")}`;
 }
 
 /** The exit code a job's final status maps to: 0 completed, 2 cancelled, 1 anything else. */

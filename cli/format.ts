@@ -1,4 +1,4 @@
-import type { OutputLine, Paused } from "./types.ts";
+import type { JobRecord, OutputLine, Paused } from "./types.ts";
 
 /** Colour functions; all identity when colour is off, so callers never branch on it. */
 export interface Paint {
@@ -169,6 +169,16 @@ export function renderLine(raw: string, p: Paint, width = 160): string | null {
 	} catch {
 		return p.dim(raw);
 	}
+	const shown = renderParsed(line, raw, p, width);
+	// The line's text was cut to fit a storage row: what is shown is not all of it.
+	const cut = line.truncated;
+	if (typeof cut !== "object" || cut === null) return shown;
+	const bytes = (cut as { bytes?: unknown }).bytes;
+	const note = p.dim(`[cut to fit: the line was ${typeof bytes === "number" ? bytes.toLocaleString("en-US") : "?"} bytes]`);
+	return shown === null ? note : `${shown} ${note}`;
+}
+
+function renderParsed(line: OutputLine, raw: string, p: Paint, width: number): string | null {
 	switch (line.type) {
 		case "system": {
 			const extra = [line.status, line.exit_reason].filter((x): x is string => typeof x === "string" && x !== "");
@@ -210,4 +220,14 @@ export function pausedText(paused: Paused, now = Date.now()): string {
 	const reason = pauseReason(paused);
 	const by = paused.by === "auto" ? " automatically" : paused.by ? ` by ${paused.by}` : "";
 	return `paused ${relTime(paused.at, now)}${by}${reason ? `: ${reason}` : ""}`;
+}
+
+/**
+ * Why a cancelled job was cancelled (who cancelled it, or that its agent's definition changed while
+ * it waited…): the record keeps it only as the reason of its move to cancelled. null otherwise.
+ */
+export function cancelReason(job: Pick<JobRecord, "status"> & { transitions?: JobRecord["transitions"] }): string | null {
+	if (job.status !== "cancelled") return null;
+	const reason = job.transitions?.findLast((t) => t.to === "cancelled")?.reason;
+	return reason ? reason : null;
 }

@@ -142,6 +142,8 @@ export interface OutputLine {
 	code?: string;
 	status?: string;
 	exit_reason?: string;
+	/** Set when the line's text was cut to fit a storage row: which field, and the whole line's size. */
+	truncated?: { field?: string; bytes?: number };
 	[key: string]: unknown;
 }
 

@@ -1,6 +1,6 @@
 import { Option, type Command } from "commander";
 import { act, nextPageCommand, pathSegment, positiveInt, type Context } from "../context.ts";
-import { duration, fields, relTime, renderLine, statusStyle, table, when } from "../format.ts";
+import { cancelReason, duration, fields, relTime, renderLine, statusStyle, table, when } from "../format.ts";
 import type { JobPage, JobRecord, JobSummary } from "../types.ts";
 
 const JOB_STATUSES = ["pending", "running", "approval_pending", "completed", "failed", "cancelled", "indeterminate"];
@@ -149,6 +149,7 @@ export function describeJob(ctx: Context, job: JobRecord): string {
 			["job", p.bold(job.id)],
 			["agent", job.agent],
 			["status", status],
+			["cancelled", cancelReason(job)],
 			["trigger", trigger],
 			["scheduled", job.scheduled_instant ? when(job.scheduled_instant, now) : null],
 			["created", when(job.created_at, now)],
@@ -159,7 +160,8 @@ export function describeJob(ctx: Context, job: JobRecord): string {
 			["forked from", job.forked_from],
 			["owner", job.owner],
 			["prompt", job.prompt === null ? null : oneLine(job.prompt, ctx)],
-			["summary", job.summary === null ? null : oneLine(job.summary, ctx)],
+			// An empty summary is no summary: a blank row would only look like a display fault.
+			["summary", job.summary === null || job.summary.trim() === "" ? null : oneLine(job.summary, ctx)],
 			["error", job.error ? p.red(`${job.error.type}: ${job.error.message}`) : null],
 			["approval", approval ? p.yellow(approval) : null],
 			["delivery", job.delivery ? `${job.delivery.target}: ${statusStyle(p, job.delivery.outcome)(job.delivery.outcome)}` : null],

@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { outcomeCode } from "../client.ts";
 import { act, pathSegment, type Context } from "../context.ts";
-import { duration, statusStyle, truncate } from "../format.ts";
+import { cancelReason, duration, statusStyle, truncate } from "../format.ts";
 import { followJob } from "../sse.ts";
 import type { JobRecord, OutputLine } from "../types.ts";
 
@@ -147,7 +147,8 @@ class Progress {
 		const { ep } = this.#ctx;
 		const took = job.duration_seconds ?? (Date.now() - this.#started) / 1000;
 		const mark = job.status === "completed" ? ep.green("✓") : job.status === "cancelled" ? ep.yellow("■") : ep.red("✗");
-		const reason = job.exit_reason && job.exit_reason !== "success" && job.exit_reason !== "cancelled" ? ` (${job.exit_reason})` : "";
+		const why = cancelReason(job) ?? (job.exit_reason && job.exit_reason !== "success" && job.exit_reason !== "cancelled" ? job.exit_reason : null);
+		const reason = why ? ` (${why})` : "";
 		const text = `${mark} ${job.id} ${statusStyle(ep, job.status)(job.status)}${reason} in ${duration(took)} · ${plural(job.usage.num_turns, "turn")} · ${this.inputTokens} in / ${this.outputTokens} out tokens · ${plural(this.toolCalls, "tool call")}`;
 		this.#note(text);
 		if (job.error) this.#ctx.err(ep.red(`  ${job.error.type}: ${job.error.message}`));

@@ -56,8 +56,8 @@ async function usage(ctx: Context, opts: UsageOptions): Promise<number> {
 	const n = (v: number) => v.toLocaleString("en-US");
 	const cost = (d: Pick<UsageDay, "cost_usd" | "priced_jobs" | "jobs">) =>
 		d.cost_usd === null ? "-" : `$${d.cost_usd.toFixed(4)}${d.priced_jobs < d.jobs ? ` (${d.priced_jobs} of ${d.jobs} priced)` : ""}`;
-	// Of the rows shown: with more pages to come, of this page only, and said so.
-	const total: UsageDay = { day: "", agent: page.next_cursor ? "total (this page)" : "total", jobs: 0, input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, cost_usd: null, priced_jobs: 0 };
+	// Of the rows shown: on any page but a lone one (pages before it, or more to come), of this page only, and said so.
+	const total: UsageDay = { day: "", agent: page.next_cursor || opts.cursor ? "total (this page)" : "total", jobs: 0, input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, cost_usd: null, priced_jobs: 0 };
 	for (const d of page.days) {
 		total.jobs += d.jobs;
 		total.input_tokens += d.input_tokens;

@@ -1,0 +1,227 @@
+// The drover binary reading answers the real Worker gives only in rare states (a cancelled follow-up,
+// a line cut to fit storage, a 409 over a changed definition, a later page of usage), served by
+// a fake API (node:http) so each is there on demand.
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+
+const CLI = path.resolve(import.meta.dirname, "../../cli/drover.ts");
+const JOB = "job-2026-01-01-abcdef";
+const TOKEN = "fake-token-0123456789";
+
+type Routes = Record<string, (req: IncomingMessage, res: ServerResponse, body: string) => void>;
+
+const servers: Server[] = [];
+afterEach(async () => {
+	for (const s of servers.splice(0)) {
+		s.closeAllConnections();
+		await new Promise((resolve) => s.close(resolve));
+	}
+});
+
+/** A fake API: `routes` keyed by "METHOD /path?query"; anything else is a 404. Records every request. */
+async function fakeApi(routes: Routes): Promise<{ url: string; seen: { route: string; body: string }[] }> {
+	const seen: { route: string; body: string }[] = [];
+	const server = createServer((req, res) => {
+		let body = "";
+		req.setEncoding("utf8").on("data", (d: string) => (body += d));
+		req.on("end", () => {
+			const route = `${req.method} ${req.url}`;
+			seen.push({ route, body });
+			const handler = routes[route];
+			if (req.headers.authorization !== `Bearer ${TOKEN}`) json(res, 401, { error: { code: "unauthorized", message: "invalid token" } });
+			else if (handler) handler(req, res, body);
+			else json(res, 404, { error: { code: "not_found", message: `no route for ${route}` } });
+		});
+	});
+	servers.push(server);
+	server.listen(0, "127.0.0.1");
+	await once(server, "listening");
+	return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
+}
+
+function json(res: ServerResponse, status: number, body: unknown): void {
+	res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
+}
+
+function runCli(url: string, args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+	const child = spawn(process.execPath, [CLI, ...args], {
+		// The Worker's Env types widen NodeJS.ProcessEnv; a child's environment is plain strings.
+		env: { PATH: process.env.PATH ?? "", NO_COLOR: "1", DROVER_URL: url, DROVER_TOKEN: TOKEN } as unknown as NodeJS.ProcessEnv,
+		stdio: ["ignore", "pipe", "pipe"],
+	});
+	let stdout = "";
+	let stderr = "";
+	child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+	child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+	const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
+	return new Promise((resolve) =>
+		child.on("close", (status) => {
+			clearTimeout(timer);
+			resolve({ status, stdout, stderr });
+		}),
+	);
+}
+
+const DEFINITION_CHANGED = "agent fake's definition changed while this continue waited (r1 → r2); continue the job again, with allow_definition_change to run it under the new definition";
+
+/** A job record as the API gives it, with what a test changes. */
+function record(overrides: Record<string, unknown> = {}) {
+	return {
+		id: JOB,
+		agent: "fake",
+		status: "completed",
+		exit_reason: "success",
+		trigger_type: "continue",
+		schedule: null,
+		dispatch: "manual",
+		scheduled_instant: null,
+		created_at: "2026-01-01T00:00:00.000Z",
+		started_at: "2026-01-01T00:00:01.000Z",
+		finished_at: "2026-01-01T00:00:02.500Z",
+		duration_seconds: 1.5,
+		session_id: null,
+		forked_from: null,
+		owner: "root",
+		prompt: "Go on.",
+		summary: "All done.",
+		error: null,
+		pending_approval: null,
+		delivery: null,
+		output_file: null,
+		usage: { num_turns: 1, total_cost_usd: null, per_model: {} },
+		transitions: [{ from: "pending", to: "running", at: "2026-01-01T00:00:01.000Z", reason: "started" }],
+		...overrides,
+	};
+}
+
+const cancelled = () =>
+	record({
+		status: "cancelled",
+		exit_reason: "cancelled",
+		started_at: null,
+		finished_at: "2026-01-01T00:00:00.500Z",
+		duration_seconds: null,
+		summary: null,
+		usage: { num_turns: 0, total_cost_usd: null, per_model: {} },
+		transitions: [{ from: "pending", to: "cancelled", at: "2026-01-01T00:00:00.500Z", reason: DEFINITION_CHANGED }],
+	});
+
+describe("why a cancelled job was cancelled", () => {
+	it("continue --wait says it on its last line", async () => {
+		const api = await fakeApi({
+			"POST /v1/jobs/job-2025-12-31-source/continue": (_req, res) => json(res, 201, record({ status: "pending", exit_reason: null, transitions: [] })),
+			[`GET /v1/jobs/${JOB}/stream`]: (_req, res) => {
+				res.writeHead(200, { "content-type": "text/event-stream" });
+				res.end(`event: status\ndata: {"status":"cancelled","revision":2}\n\nevent: end\ndata: {"status":"cancelled"}\n\n`);
+			},
+			[`GET /v1/jobs/${JOB}`]: (_req, res) => json(res, 200, cancelled()),
+		});
+		const r = await runCli(api.url, ["continue", "job-2025-12-31-source", "--prompt", "Go on.", "--wait"]);
+		expect(r.status, r.stderr).toBe(2);
+		const last = r.stderr.trim().split("\n").at(-1)!;
+		expect(last).toMatch(new RegExp(`^■ ${JOB} cancelled \\(`));
+		expect(last).toContain(DEFINITION_CHANGED);
+	});
+
+	it("drover job shows it; a job that was not cancelled has no such row", async () => {
+		const api = await fakeApi({
+			[`GET /v1/jobs/${JOB}`]: (_req, res) => json(res, 200, cancelled()),
+			"GET /v1/jobs/job-2026-01-01-zzzzzz": (_req, res) => json(res, 200, record({ id: "job-2026-01-01-zzzzzz" })),
+		});
+		const r = await runCli(api.url, ["job", JOB]);
+		expect(r.status, r.stderr).toBe(0);
+		expect(r.stdout).toMatch(/^cancelled\s+agent fake's definition changed while this continue waited/m);
+		const done = await runCli(api.url, ["job", "job-2026-01-01-zzzzzz"]);
+		expect(done.stdout).not.toMatch(/^cancelled/m);
+	});
+});
+
+describe("drover job", () => {
+	it("leaves out an empty summary as it does a missing one", async () => {
+		const api = await fakeApi({ [`GET /v1/jobs/${JOB}`]: (_req, res) => json(res, 200, record({ summary: "" })) });
+		const r = await runCli(api.url, ["job", JOB]);
+		expect(r.status, r.stderr).toBe(0);
+		expect(r.stdout).toMatch(/^prompt\s+Go on\.$/m);
+		expect(r.stdout).not.toMatch(/^summary/m);
+	});
+
+	it("--logs marks a line cut to fit storage, and only that line", async () => {
+		const lines = [
+			{ type: "assistant", content: "A very long answer…", truncated: { field: "content", bytes: 3_145_728 } },
+			{ type: "tool_result", success: true, result: "a big page…", truncated: { field: "result", bytes: 2_500_000 } },
+			{ type: "assistant", content: "A short one." },
+		];
+		const api = await fakeApi({
+			[`GET /v1/jobs/${JOB}`]: (_req, res) => json(res, 200, record()),
+			[`GET /v1/jobs/${JOB}/output`]: (_req, res) => res.writeHead(200, { "content-type": "application/x-ndjson" }).end(`${lines.map((l) => JSON.stringify(l)).join("\n")}\n`),
+		});
+		const r = await runCli(api.url, ["job", JOB, "--logs"]);
+		expect(r.status, r.stderr).toBe(0);
+		expect(r.stdout).toContain("A very long answer… [cut to fit: the line was 3,145,728 bytes]\n");
+		expect(r.stdout).toContain("← ok a big page… [cut to fit: the line was 2,500,000 bytes]\n");
+		expect(r.stdout).toMatch(/^A short one\.$/m);
+	});
+});
+
+describe("errors from the API", () => {
+	it("a fork refused over a changed definition names --allow-definition-change", async () => {
+		const message = `agent fake's definition changed since job ${JOB} ran (r1 → r2); send "allow_definition_change": true to fork anyway`;
+		const api = await fakeApi({ [`POST /v1/jobs/${JOB}/fork`]: (_req, res) => json(res, 409, { error: { code: "conflict", message } }) });
+		const r = await runCli(api.url, ["fork", JOB]);
+		expect(r.status).toBe(1);
+		expect(r.stderr).toContain(message);
+		expect(r.stderr).toMatch(/^drover: hint: .*--allow-definition-change/m);
+	});
+
+	it("prints details.issues one a line", async () => {
+		const issues = [
+			{ path: "prompt", message: "must not be empty" },
+			{ path: "tools.0.url_secret", message: "is required" },
+		];
+		const api = await fakeApi({
+			"POST /v1/agents/fake/jobs": (_req, res) =>
+				json(res, 400, { error: { code: "bad_request", message: "invalid body: prompt: must not be empty; tools.0.url_secret: is required", details: { issues } } }),
+		});
+		const r = await runCli(api.url, ["trigger", "fake", "--prompt", " "]);
+		expect(r.status).toBe(1);
+		expect(r.stderr).toContain("drover: invalid body:\n  - prompt: must not be empty\n  - tools.0.url_secret: is required\n");
+	});
+});
+
+describe("drover usage", () => {
+	const day = (d: string, agent: string, jobs: number) => ({
+		day: d,
+		agent,
+		jobs,
+		input_tokens: 100 * jobs,
+		output_tokens: 10 * jobs,
+		cache_creation_input_tokens: 0,
+		cache_read_input_tokens: 0,
+		cost_usd: null,
+		priced_jobs: 0,
+	});
+	const page = (nextCursor: string | null) => ({ since: "2026-01-01", until: "2026-01-07", days: [day("2026-01-02", "a", 1), day("2026-01-01", "b", 2)], next_cursor: nextCursor });
+
+	it("calls the sum of any page but a lone one the total of this page", async () => {
+		const api = await fakeApi({
+			"GET /v1/usage?since=2026-01-01&until=2026-01-07&limit=2": (_req, res) => json(res, 200, page("c1")),
+			"GET /v1/usage?since=2026-01-01&until=2026-01-07&limit=2&cursor=c1": (_req, res) => json(res, 200, page(null)),
+			"GET /v1/usage?since=2026-01-01&until=2026-01-07&limit=500": (_req, res) => json(res, 200, page(null)),
+		});
+		const total = (stdout: string) => stdout.trim().split("\n").at(-1)!;
+		const first = await runCli(api.url, ["usage", "--since", "2026-01-01", "--until", "2026-01-07", "--limit", "2"]);
+		expect(first.status, first.stderr).toBe(0);
+		expect(total(first.stdout)).toMatch(/^\s*total \(this page\)\s+3\s/);
+		// The last page: nothing after it, but pages before it.
+		const last = await runCli(api.url, ["usage", "--since", "2026-01-01", "--until", "2026-01-07", "--limit", "2", "--cursor", "c1"]);
+		expect(last.status, last.stderr).toBe(0);
+		expect(total(last.stdout)).toMatch(/^\s*total \(this page\)\s+3\s/);
+		const lone = await runCli(api.url, ["usage", "--since", "2026-01-01", "--until", "2026-01-07"]);
+		expect(lone.status, lone.stderr).toBe(0);
+		expect(total(lone.stdout)).toMatch(/^\s*total\s+3\s/);
+	});
+});
