@@ -160,15 +160,16 @@ export async function errorFrom(res: Response): Promise<ApiError> {
 }
 
 /**
- * A message with its `details.issues` one a line: "invalid body: a: x; b: y" joins them, which is
- * hard to read past two or three.
+ * A message with its `details.issues` one a line when there are several: "invalid body: a: x; b: y"
+ * joins them, which is hard to read past two or three.
  */
 function withIssues(message: string, issues: unknown): string {
 	if (!Array.isArray(issues)) return message;
 	const shown = issues
 		.filter((i): i is { path?: unknown; message: string } => typeof i === "object" && i !== null && typeof (i as { message?: unknown }).message === "string")
 		.map((i) => (typeof i.path === "string" && i.path !== "" ? `${i.path}: ${i.message}` : i.message));
-	if (shown.length === 0) return message;
+	// One issue reads well as it is ("invalid param: id: must be …").
+	if (shown.length < 2) return message;
 	// The API's message is usually a prefix and then these same issues joined by "; ": keep the prefix.
 	const joined = shown.join("; ");
 	const head = message.endsWith(joined) ? message.slice(0, -joined.length).replace(/[\s:]+$/, "") : message;

@@ -190,6 +190,16 @@ describe("errors from the API", () => {
 		expect(r.status).toBe(1);
 		expect(r.stderr).toContain("drover: invalid body:\n  - prompt: must not be empty\n  - tools.0.url_secret: is required\n");
 	});
+
+	it("keeps a message with a single issue on its line", async () => {
+		const message = "invalid param: id: job id must be job-YYYY-MM-DD-xxxxxx";
+		const api = await fakeApi({
+			"GET /v1/jobs/nope": (_req, res) => json(res, 400, { error: { code: "bad_request", message, details: { issues: [{ path: "id", message: "job id must be job-YYYY-MM-DD-xxxxxx" }] } } }),
+		});
+		const r = await runCli(api.url, ["job", "nope"]);
+		expect(r.status).toBe(1);
+		expect(r.stderr.split("\n")).toContain(`drover: ${message}`);
+	});
 });
 
 describe("drover usage", () => {
