@@ -234,8 +234,10 @@ export class AgentDO extends DurableObject<Env> {
 		// Otherwise a PUT leaves queued runs to their own start time, a claim's spread included.
 		const previous = before && currentDefinition(before);
 		const wasEnabled = previous?.enabled ?? true;
-		// Re-enabled, or given more room: queued runs that may now start do, not at the next pass.
-		if (definition.enabled && (!wasEnabled || definition.max_concurrent > (previous?.max_concurrent ?? Infinity))) await this.startQueued();
+		// Re-enabled, or given room its queued runs were waiting for: they start now, not at the next
+		// pass. (A run merely waiting out its start spread keeps waiting.)
+		const wasFull = previous !== null && previous !== undefined && jobCounts(this.sql).active >= previous.max_concurrent;
+		if (definition.enabled && (!wasEnabled || (wasFull && definition.max_concurrent > previous.max_concurrent))) await this.startQueued();
 		if (before && this.retentionMs(definition) < this.retentionMs(keptDefinition(before))) await this.retentionShortened();
 	}
 
