@@ -14,7 +14,9 @@ import { tick } from "../helpers/ticks.ts";
 // after a crash, and checks what a user would: the occurrence fired once, the job's final status by
 // the rules, every JSONL line in R2 exactly once, and the D1 index equal to the agent's record.
 
-const MINUTE = "2026-12-02T08:00:00Z";
+// A minute no fleet.yaml schedule falls on (daily-digest runs at 08:00Z, site-watch every quarter
+// hour): a file agent claimed here would run by its own alarm, into this file's scripted model answers.
+const MINUTE = "2026-12-02T08:07:00Z";
 
 /** Claims the agent's occurrence at MINUTE and lets its alarm run until the kill fires. */
 async function runUntilKilled(agent: string, killed: KillSwitch): Promise<string> {
