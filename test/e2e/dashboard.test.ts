@@ -109,25 +109,28 @@ const shot = (page: Page, view: string) => page.screenshot({ path: path.join(SHO
  * of that moment, and `read` sums its JSON up for the test; it reaches the page only at `release()`,
  * which resolves once the page has received it. Later matching requests go through.
  */
-function holdFirst<T>(page: Page, matches: (u: URL) => boolean, read: (body: never) => T): Promise<{ value: T; release: () => Promise<void> }> {
+async function holdFirst<T>(page: Page, matches: (u: URL) => boolean, read: (body: never) => T): Promise<{ held: Promise<{ value: T; release: () => Promise<void> }> }> {
 	let holding = false;
-	return new Promise((resolve) => {
-		void page.route(matches, async (route) => {
-			if (holding || route.request().method() !== "GET") return route.continue();
-			holding = true;
-			const response = await route.fetch();
-			const value = read((await response.json()) as never);
-			const request = route.request();
-			resolve({
-				value,
-				release: async () => {
-					const finished = page.waitForEvent("requestfinished", (r) => r === request);
-					await route.fulfill({ response });
-					await finished;
-				},
-			});
+	let found!: (held: { value: T; release: () => Promise<void> }) => void;
+	const held = new Promise<{ value: T; release: () => Promise<void> }>((resolve) => (found = resolve));
+	// Registered before the caller acts, so the request its action sets off is the one held.
+	await page.route(matches, async (route) => {
+		if (holding || route.request().method() !== "GET") return route.continue();
+		holding = true;
+		const response = await route.fetch();
+		const value = read((await response.json()) as never);
+		const request = route.request();
+		found({
+			value,
+			release: async () => {
+				const finished = page.waitForEvent("requestfinished", (r) => r === request);
+				await route.fulfill({ response });
+				await finished;
+			},
 		});
 	});
+	// Wrapped: an async function would adopt the promise and wait for the request itself.
+	return { held };
 }
 
 beforeAll(async () => {
@@ -301,14 +304,15 @@ describe("the dashboard", () => {
 		await approvalPending(page);
 		let releaseRead!: () => Promise<void>;
 		let holding = false;
-		const readHeld = new Promise<string>((resolve) => {
-			void page.route((u) => u.pathname === `/v1/jobs/${first.id}`, async (route) => {
-				if (route.request().method() !== "GET" || holding) return route.continue();
-				holding = true;
-				const response = await route.fetch();
-				releaseRead = () => route.fulfill({ response });
-				resolve(((await response.json()) as JobRecord).status);
-			});
+		let readStatus!: (status: string) => void;
+		const readHeld = new Promise<string>((resolve) => (readStatus = resolve));
+		// Registered before the approval, so the read it sets off is the one held.
+		await page.route((u) => u.pathname === `/v1/jobs/${first.id}`, async (route) => {
+			if (route.request().method() !== "GET" || holding) return route.continue();
+			holding = true;
+			const response = await route.fetch();
+			releaseRead = () => route.fulfill({ response });
+			readStatus(((await response.json()) as JobRecord).status);
 		});
 		await call("POST", `/v1/jobs/${first.id}/approval`, tokens.operate, { decision: "approve" });
 		// The status event for the approval starts the read; the job completes while it is held.
@@ -324,12 +328,12 @@ describe("the dashboard", () => {
 		await page.goto(`${url}/jobs/${second.id}`);
 		await approvalPending(page);
 		let releaseAnswer!: () => Promise<void>;
-		const answerHeld = new Promise<void>((resolve) => {
-			void page.route((u) => u.pathname === `/v1/jobs/${second.id}/approval`, async (route) => {
-				const response = await route.fetch();
-				releaseAnswer = () => route.fulfill({ response });
-				resolve();
-			});
+		let answered!: () => void;
+		const answerHeld = new Promise<void>((resolve) => (answered = resolve));
+		await page.route((u) => u.pathname === `/v1/jobs/${second.id}/approval`, async (route) => {
+			const response = await route.fetch();
+			releaseAnswer = () => route.fulfill({ response });
+			answered();
 		});
 		await page.locator("#approval-approve").click();
 		await answerHeld;
@@ -494,7 +498,7 @@ describe("the dashboard", () => {
 		const counts = () => page.evaluate<number[]>("window.runCounts");
 
 		// The first 15 s poll's answer is held: it was read before the next tick, so it shows one.
-		const pollHeld = holdFirst(page, (u) => u.pathname === `/v1/agents/${agent}/runs`, (body: { runs: unknown[] }) => body.runs.length);
+		const { held: pollHeld } = await holdFirst(page, (u) => u.pathname === `/v1/agents/${agent}/runs`, (body: { runs: unknown[] }) => body.runs.length);
 		await page.clock.runFor(15_000);
 		const held = await pollHeld;
 		expect(held.value).toBe(1);
@@ -565,7 +569,7 @@ describe("the dashboard", () => {
 		const draws = () => page.evaluate<string[]>("window.incidentDraws");
 		const select = page.locator("#incidents-filter select[name=state]");
 
-		const closedHeld = holdFirst(
+		const { held: closedHeld } = await holdFirst(
 			page,
 			(u) => u.pathname === "/v1/incidents" && u.searchParams.get("state") === "closed",
 			(body: { incidents: { agent: string }[] }) => body.incidents.map((i) => i.agent),
@@ -659,7 +663,7 @@ describe("the dashboard", () => {
 		const states = () => page.evaluate<string[]>("window.fleetStates");
 
 		// The 10 s poll's answer is held: it was read before the pause, so it says "active".
-		const pollHeld = holdFirst(page, (u) => u.pathname === "/v1/agents", (body: { agents: { name: string; paused: unknown }[] }) => body.agents.find((a) => a.name === agent)?.paused);
+		const { held: pollHeld } = await holdFirst(page, (u) => u.pathname === "/v1/agents", (body: { agents: { name: string; paused: unknown }[] }) => body.agents.find((a) => a.name === agent)?.paused);
 		await page.clock.runFor(10_000);
 		const held = await pollHeld;
 		expect(held.value).toBeNull();

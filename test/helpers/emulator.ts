@@ -1,12 +1,24 @@
 import { MessagesEmulator, type EmulatorOptions } from "../../emulator/messages-api.ts";
+import { loadFleet } from "../../src/config/bundled.ts";
 import { fake } from "./outbound.ts";
+
+/** The system prompts of fleet.yaml's agents, which these tests never script. */
+const FILE_AGENT_SYSTEMS = new Set(loadFleet().agents.flatMap((a) => (a.system_prompt ? [a.system_prompt] : [])));
 
 /**
  * A Messages API emulator answering for https://api.anthropic.com in this test (the Worker's
  * ANTHROPIC_BASE_URL is empty in tests, so the SDK calls the real host, which the guard routes here).
+ * A call from one of fleet.yaml's agents gets the emulator's demo answer instead of the test's
+ * script: a test that ticks at their times claims their jobs, which run by their own start alarm,
+ * maybe during a later test, and must not take its scripted answers.
  */
 export function useEmulator(options: EmulatorOptions = {}): MessagesEmulator {
 	const emulator = new MessagesEmulator(options);
-	fake("https://api.anthropic.com", (request) => emulator.handle(request));
+	const demo = new MessagesEmulator();
+	fake("https://api.anthropic.com", async (request) => {
+		const body = (await request.clone().json().catch(() => null)) as { system?: { text?: unknown }[] } | null;
+		const first = Array.isArray(body?.system) ? body.system[0]?.text : undefined;
+		return typeof first === "string" && FILE_AGENT_SYSTEMS.has(first) ? demo.handle(request) : emulator.handle(request);
+	});
 	return emulator;
 }
