@@ -1,14 +1,12 @@
 // The drover binary reading answers the real Worker gives only in rare states (a cancelled follow-up,
 // a line cut to fit storage, a 409 over a changed definition, a later page of usage), served by
 // a fake API (node:http) so each is there on demand.
-import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { runCliProcess } from "./cli-process.ts";
 
-const CLI = path.resolve(import.meta.dirname, "../../cli/drover.ts");
 const JOB = "job-2026-01-01-abcdef";
 const TOKEN = "fake-token-0123456789";
 
@@ -48,22 +46,7 @@ function json(res: ServerResponse, status: number, body: unknown): void {
 }
 
 function runCli(url: string, args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
-	const child = spawn(process.execPath, [CLI, ...args], {
-		// The Worker's Env types widen NodeJS.ProcessEnv; a child's environment is plain strings.
-		env: { PATH: process.env.PATH ?? "", NO_COLOR: "1", DROVER_URL: url, DROVER_TOKEN: TOKEN } as unknown as NodeJS.ProcessEnv,
-		stdio: ["ignore", "pipe", "pipe"],
-	});
-	let stdout = "";
-	let stderr = "";
-	child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-	child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-	const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
-	return new Promise((resolve) =>
-		child.on("close", (status) => {
-			clearTimeout(timer);
-			resolve({ status, stdout, stderr });
-		}),
-	);
+	return runCliProcess(args, { DROVER_URL: url, DROVER_TOKEN: TOKEN });
 }
 
 const DEFINITION_CHANGED = "agent fake's definition changed while this continue waited (r1 → r2); continue the job again, with allow_definition_change to run it under the new definition";

@@ -1,15 +1,13 @@
 // The CLI's SSE follower against fake servers (node:http) that break connections on purpose: the
 // parts of `drover logs --follow` / `trigger --wait` that the real Worker never does on demand.
-import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { runCliProcess } from "./cli-process.ts";
 import { ApiClient, ApiError, CliError } from "../../cli/client.ts";
 import { followJob } from "../../cli/sse.ts";
 
-const CLI = path.resolve(import.meta.dirname, "../../cli/drover.ts");
 const JOB = "job-2026-01-01-abcdef";
 const TOKEN = "fake-token-0123456789";
 
@@ -82,22 +80,7 @@ async function listen(handler: (req: IncomingMessage, res: ServerResponse) => vo
 }
 
 function runCli(args: string[], env: Record<string, string>): Promise<{ status: number | null; stdout: string; stderr: string }> {
-	const child = spawn(process.execPath, [CLI, ...args], {
-		// The Worker's Env types widen NodeJS.ProcessEnv; a child's environment is plain strings.
-		env: { PATH: process.env.PATH ?? "", NO_COLOR: "1", ...env } as unknown as NodeJS.ProcessEnv,
-		stdio: ["ignore", "pipe", "pipe"],
-	});
-	let stdout = "";
-	let stderr = "";
-	child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-	child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-	const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
-	return new Promise((resolve) =>
-		child.on("close", (status) => {
-			clearTimeout(timer);
-			resolve({ status, stdout, stderr });
-		}),
-	);
+	return runCliProcess(args, env);
 }
 
 describe("followJob", () => {

@@ -1,0 +1,24 @@
+import { spawn } from "node:child_process";
+import path from "node:path";
+
+const CLI = path.resolve(import.meta.dirname, "../../cli/drover.ts");
+
+/** Runs the real `drover` CLI in a child process with only `env` (plus PATH, no colour); killed after 20 s. */
+export function runCliProcess(args: string[], env: Record<string, string>): Promise<{ status: number | null; stdout: string; stderr: string }> {
+	const child = spawn(process.execPath, [CLI, ...args], {
+		// The Worker's Env types widen NodeJS.ProcessEnv; a child's environment is plain strings.
+		env: { PATH: process.env.PATH ?? "", NO_COLOR: "1", ...env } as unknown as NodeJS.ProcessEnv,
+		stdio: ["ignore", "pipe", "pipe"],
+	});
+	let stdout = "";
+	let stderr = "";
+	child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+	child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+	const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
+	return new Promise((resolve) =>
+		child.on("close", (status) => {
+			clearTimeout(timer);
+			resolve({ status, stdout, stderr });
+		}),
+	);
+}
