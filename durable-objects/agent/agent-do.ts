@@ -26,7 +26,7 @@ import { isFinal, transition } from "../../src/jobs/model.ts";
 import { serveOutput, serveStream } from "./output-http.ts";
 import { consolidateJob, flushChunks, recordConsolidated, unconsolidated, type Consolidated } from "./output-store.ts";
 import { StreamHub } from "./streams.ts";
-import { oldestRecordAt, PRUNE_BATCH, pruneJobs } from "./retention.ts";
+import { oldestRecordAt, PRUNE_BATCH, pruneJobs, retentionDays } from "./retention.ts";
 import { deleteNote, readNotepad, setNote, type Notepad } from "./notepad.ts";
 import { SEND_TIMEOUT_MS, dueSends, nextSendAt, queueEffects, sendDue } from "./effects.ts";
 import { flushIncidentEvents } from "./incidents.ts";
@@ -236,7 +236,7 @@ export class AgentDO extends DurableObject<Env> {
 		const wasEnabled = previous?.enabled ?? true;
 		// Re-enabled, or given room its queued runs were waiting for: they start now, not at the next
 		// pass. (A run merely waiting out its start spread keeps waiting.)
-		const wasFull = previous !== null && previous !== undefined && jobCounts(this.sql).active >= previous.max_concurrent;
+		const wasFull = previous != null && jobCounts(this.sql).active >= previous.max_concurrent;
 		if (definition.enabled && (!wasEnabled || (wasFull && definition.max_concurrent > previous.max_concurrent))) await this.startQueued();
 		if (before && this.retentionMs(definition) < this.retentionMs(keptDefinition(before))) await this.retentionShortened();
 	}
@@ -262,12 +262,9 @@ export class AgentDO extends DurableObject<Env> {
 
 	/**
 	 * A deploy dropped this file agent from fleet.yaml (its shard says so once): its queued runs end
-	 * now rather than when something next wakes it, which for a paused agent would be never.
-	 */
-	/**
-	 * A deploy dropped this file agent. `last` is its definition as the previous deploy had it (its
-	 * shard keeps it; null if that deploy predates keeping it): its history keeps that retention,
-	 * not the deployment's default.
+	 * now rather than when something next wakes it, which for a paused agent would be never. `last`
+	 * is its definition as the previous deploy had it (its shard keeps it; null if that deploy
+	 * predates keeping it): its history keeps that retention, not the deployment's default.
 	 */
 	async dropFromFleet(last: AgentDefinition | null = null): Promise<void> {
 		const state = readState(this.sql);
@@ -431,9 +428,7 @@ export class AgentDO extends DurableObject<Env> {
 			// and the index's final row. After any mid-pass closing work, never beside it: a delivery
 			// due is sent once.
 			retryOutbox = await this.serially(async () => {
-				this.queueFinalEffects();
-				await this.storeOutput();
-				await sendDue(this.sql, this.env, state?.name ?? "", () => Date.now(), (jobId) => this.hub.publish(jobId), this.sendTimeoutMs);
+				await this.closeJobs(true, state?.name ?? "");
 				await this.prune(Date.now());
 				return !(await indexed) || !(await this.flushIndex());
 			});
@@ -528,12 +523,20 @@ export class AgentDO extends DurableObject<Env> {
 		return run;
 	}
 
+	/**
+	 * What ended jobs set off, in order: their effects queued, their outputs put, due sends sent. The
+	 * chunks of running jobs too when `running` (not mid-pass, while their loops still write).
+	 */
+	private async closeJobs(running: boolean, agent: string): Promise<void> {
+		this.queueFinalEffects();
+		await this.storeOutput(running);
+		await sendDue(this.sql, this.env, agent, () => Date.now(), (jobId) => this.hub.publish(jobId), this.sendTimeoutMs);
+	}
+
 	/** A mid-pass share of the pass's closing work, for jobs that ended while others still run. */
 	private async finishEarly(): Promise<void> {
 		try {
-			this.queueFinalEffects();
-			await this.storeOutput(false);
-			await sendDue(this.sql, this.env, readState(this.sql)?.name ?? "", () => Date.now(), (jobId) => this.hub.publish(jobId), this.sendTimeoutMs);
+			await this.closeJobs(false, readState(this.sql)?.name ?? "");
 			await this.flushIndex();
 			// Noted now, not with the pass's last writes: the next job to end would put these outputs
 			// again, and R2 may refuse a second write of a key within a second.
@@ -549,7 +552,7 @@ export class AgentDO extends DurableObject<Env> {
 	 * their loops still write), the final object of finished ones. A failure leaves the lines in
 	 * SQLite and is retried on the next alarm.
 	 */
-	private async storeOutput(running = true): Promise<void> {
+	private async storeOutput(running: boolean): Promise<void> {
 		try {
 			if (running) for (const job of jobsWithStatus(this.sql, ["running", "approval_pending"])) await flushChunks(this.sql, this.env.OUTPUT, job);
 			const noted = new Set(this.consolidated.map((c) => c.jobId));
@@ -593,7 +596,7 @@ export class AgentDO extends DurableObject<Env> {
 
 	/** How long jobs and ledger rows are kept under `definition`: its retention_days, else the deployment's. */
 	private retentionMs(definition: AgentDefinition | null): number {
-		return (definition?.retention_days ?? Number(this.env.RETENTION_DAYS || "30")) * 86_400_000;
+		return retentionDays(definition, this.env) * 86_400_000;
 	}
 
 	/**
@@ -675,9 +678,7 @@ export class AgentDO extends DurableObject<Env> {
 		requestCancel(this.sql, jobId, why);
 		this.inflight.get(jobId)?.abort(new Error(why));
 		log.info("job.cancel_requested", { agent: job.agent, job_id: jobId, by });
-		// Acted on now, in this instance: an alarm set for now would wait for a running pass to end.
-		this.startNow();
-		await this.armSafetyNet();
+		await this.workNow();
 		return getJob(this.sql, jobId)!;
 	}
 
@@ -707,9 +708,7 @@ export class AgentDO extends DurableObject<Env> {
 		putJob(this.sql, resumed, Date.now());
 		log.info("job.approval_decided", { agent: job.agent, job_id: jobId, decision, by });
 		this.hub.publish(jobId);
-		// Acted on now, in this instance: an alarm set for now would wait for a running pass to end.
-		this.startNow();
-		await this.armSafetyNet();
+		await this.workNow();
 		return resumed;
 	}
 
@@ -800,7 +799,14 @@ export class AgentDO extends DurableObject<Env> {
 	 * at whatever next wakes the object: for an agent with no schedule, nothing would.
 	 */
 	private async startQueued(): Promise<void> {
-		if (jobCounts(this.sql).pending === 0) return;
+		if (jobCounts(this.sql).pending > 0) await this.workNow();
+	}
+
+	/**
+	 * Acts on a change (a decision, a cancel, runs that may start) now, in this instance, with the
+	 * safety-net alarm behind it: an alarm set for now would wait for a running pass to end.
+	 */
+	private async workNow(): Promise<void> {
 		this.startNow();
 		await this.armSafetyNet();
 	}

@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { agentRpc } from "../agent/client.ts";
+import { retentionDays } from "../agent/retention.ts";
 import { loadFleet } from "../../src/config/bundled.ts";
 import type { AgentDefinition } from "../../src/config/schema.ts";
 import { errorFields, log } from "../../src/log.ts";
@@ -118,7 +119,7 @@ export class SchedulerShardDO extends DurableObject<Env> {
 		// for an agent nothing else wakes). Best effort: the pass after that expiry prunes anyway.
 		for (const agent of mine) {
 			const before = previous.get(agent.name);
-			if (!before || this.retentionDays(agent) >= this.retentionDays(before)) continue;
+			if (!before || retentionDays(agent, this.env) >= retentionDays(before, this.env)) continue;
 			try {
 				await agentRpc(this.env, agent.name).retentionShortened();
 			} catch (err) {
@@ -139,7 +140,4 @@ export class SchedulerShardDO extends DurableObject<Env> {
 		});
 	}
 
-	private retentionDays(agent: AgentDefinition): number {
-		return agent.retention_days ?? Number(this.env.RETENTION_DAYS || "30");
-	}
 }
