@@ -25,10 +25,16 @@ function finalAnswer(sql: SqlStorage, job: JobRecord): string {
 	return typeof content === "string" ? content : content.filter((b) => b.type === "text").map((b) => b.text ?? "").join("\n").trim();
 }
 
-function queueSend(sql: SqlStorage, row: { id: string; jobId: string; kind: "delivery" | "hook"; target: string; urlSecret: string; body: string; contentType: string }, now: number): void {
+/**
+ * `held`: a completed job's hook call waits for the job's delivery to have an outcome, so the record
+ * it carries says whether the answer got through (it would otherwise always read `delivery: null`).
+ */
+type QueuedStatus = "pending" | "held";
+
+function queueSend(sql: SqlStorage, row: { id: string; jobId: string; kind: "delivery" | "hook"; target: string; urlSecret: string; body: string; contentType: string }, now: number, status: QueuedStatus = "pending"): void {
 	sql.exec(
 		`INSERT OR IGNORE INTO deliveries (id, job_id, kind, target, url_secret, body, content_type, attempts, next_at, status)
-		 VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, 'pending')`,
+		 VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?)`,
 		row.id,
 		row.jobId,
 		row.kind,
@@ -37,6 +43,7 @@ function queueSend(sql: SqlStorage, row: { id: string; jobId: string; kind: "del
 		row.body,
 		row.contentType,
 		now,
+		status,
 	);
 }
 
@@ -74,7 +81,7 @@ export function queueEffects(sql: SqlStorage, job: JobRecord, agent: AgentDefini
 	for (const hook of hooks) {
 		if (!(hook.events as readonly string[]).includes(event)) continue;
 		const { body, contentType } = formatHook(event, redactDeep(getJob(sql, job.id) ?? job));
-		queueSend(sql, { id: `${job.id}:${hook.name}`, jobId: job.id, kind: "hook", target: hook.name, urlSecret: hook.url_secret, body, contentType }, now);
+		queueSend(sql, { id: `${job.id}:${hook.name}`, jobId: job.id, kind: "hook", target: hook.name, urlSecret: hook.url_secret, body, contentType }, now, awaitingDelivery ? "held" : "pending");
 	}
 	if (event === "failed" || event === "indeterminate") incidentEvent(sql, "failure", job.id, job.error?.message ?? job.transitions.at(-1)?.reason ?? event, now);
 	else if (event === "completed" && !awaitingDelivery) incidentEvent(sql, "clean", job.id, null, now);
@@ -84,6 +91,14 @@ function setDelivery(sql: SqlStorage, jobId: string, target: string, outcome: De
 	const job = getJob(sql, jobId);
 	if (!job) return;
 	putJob(sql, { ...job, delivery: { target, outcome }, revision: job.revision + 1 }, now);
+}
+
+/** Sends the hook calls held for a job's delivery, each now carrying the record with its outcome. */
+function releaseHeldHooks(sql: SqlStorage, jobId: string, now: number): void {
+	const job = getJob(sql, jobId);
+	if (!job) return;
+	const { body } = formatHook(job.status as FinalEvent, redactDeep(job));
+	sql.exec("UPDATE deliveries SET status = 'pending', body = ?, next_at = ? WHERE id > ? AND id < ? AND status = 'held'", body, now, `${jobId}:`, `${jobId};`);
 }
 
 export function dueSends(sql: SqlStorage, now: number): number {
@@ -170,6 +185,7 @@ export async function sendDue(
 		log.info("delivery.done", { agent, job_id: row.job_id, kind: row.kind, target: row.target, outcome, attempts: attempt });
 		if (row.kind === "delivery") {
 			setDelivery(sql, row.job_id, row.target, outcome, now());
+			releaseHeldHooks(sql, row.job_id, now());
 			if (outcome === "delivered") incidentEvent(sql, "clean", row.job_id, null, now());
 			else {
 				incidentEvent(sql, "failure", row.job_id, `delivery to ${row.target} ${outcome}: ${error ?? "no answer"}`, now());

@@ -151,6 +151,21 @@ describe("a delivery target that hangs", () => {
 });
 
 describe("hooks", () => {
+	it("of a job with a delivery go once the delivery has an outcome, and carry it", async () => {
+		useEmulator().enqueue({ text: "Delivered later." });
+		const order: string[] = [];
+		const delivered = target("https://deliver.example.test", [503, 200]);
+		const hooks = target("https://hooks.example.test", [200]);
+		await createAgent({ name: "hooked-delivery", delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" }, hooks: { after_run: [{ url_secret: "TEST_HOOK_URL" }] } });
+		const job = await runToRest("hooked-delivery");
+		order.push(`deliveries ${delivered.length}, hooks ${hooks.length}`);
+		await timePasses("hooked-delivery");
+		order.push(`deliveries ${delivered.length}, hooks ${hooks.length}`);
+		// The first attempt failed: the hook waited for the second, then carried its outcome.
+		expect(order).toEqual(["deliveries 1, hooks 0", "deliveries 2, hooks 1"]);
+		expect(hooks[0]!.body).toMatchObject({ type: "drover.job.completed", job: { id: job.id, status: "completed", delivery: { target: "webhook", outcome: "delivered" } } });
+	});
+
 	it("fire after_run for every final status, cancelled included, and on_error for failures", async () => {
 		const hooks = target("https://hooks.example.test", [200]);
 		const emulator = useEmulator();
