@@ -57,6 +57,12 @@ function run(cmd, args) {
 	if (r.status !== 0) process.exit(r.status ?? 1);
 }
 
+// wrangler's build step runs the same check, but a failing build leaves `wrangler dev` waiting for a
+// fix behind a page of its own stack trace: say it plainly here instead, before starting anything.
+if (spawnSync(process.execPath, ["scripts/check-fleet.ts"], { stdio: "inherit", env }).status !== 0) {
+	console.error("[drover] fix fleet.yaml as above, then run `npm start` again.");
+	process.exit(1);
+}
 const { token, apiKey } = devVars();
 run("npx", ["wrangler", "d1", "migrations", "apply", "DB", "--local"]);
 
