@@ -1,6 +1,8 @@
 import { findAgent } from "../../src/config/bundled.ts";
 import type { AgentDefinition } from "../../src/config/schema.ts";
+import { log } from "../../src/log.ts";
 import { jsonMemo } from "../../src/shared/json-memo.ts";
+import { forgetSchedules } from "./scheduling.ts";
 
 export type AgentSource = "file" | "api";
 
@@ -49,10 +51,24 @@ export function readState(sql: SqlStorage): AgentState | null {
 	return row ? toAgentState(row) : null;
 }
 
-/** Records which agent this object is, the first time it hears its name. */
+/**
+ * Records which agent this object is, the first time it hears its name. An API agent whose name a
+ * deploy then gives to a fleet.yaml agent becomes that file agent: fleet.yaml wins a name, as it does
+ * against a new API agent (409). A live one keeps its history, notepad, pause and schedule cursors,
+ * as a redefinition by PUT does; a deleted one's name starts afresh, as a re-created API agent does.
+ */
 export function ensureState(sql: SqlStorage, name: string, source: AgentSource): AgentState {
 	const known = readState(sql);
-	if (known) return known;
+	if (known && !(known.source === "api" && source === "file" && findAgent(known.name))) return known;
+	if (known) {
+		if (known.deletedAt !== null) {
+			forgetDeletedAgent(sql);
+			forgetSchedules(sql);
+		}
+		sql.exec("UPDATE agent_state SET source = 'file', definition = NULL, definition_revision = NULL, deleted_at = NULL WHERE id = 1");
+		log.warn("agent.replaced_by_file", { agent: name, was_deleted: known.deletedAt !== null });
+		return readState(sql)!;
+	}
 	sql.exec("INSERT INTO agent_state (id, name, source) VALUES (1, ?, ?) ON CONFLICT (id) DO NOTHING", name, source);
 	const state = readState(sql);
 	if (!state) throw new Error("agent_state row missing after insert");

@@ -131,10 +131,11 @@ export const agentsApi = createApi()
 		}),
 		async (c) => {
 			const { limit, cursor } = c.req.valid("query");
-			const file: ResolvedAgent[] = loadFleet()
-				.agents.filter((a) => cursor === undefined || a.name > cursor)
-				.map((a) => ({ name: a.name, source: "file", definition: a }));
-			const api: ResolvedAgent[] = (await listRegisteredAgents(c.env.DB, limit + 1, cursor)).map((r) => ({
+			const fleet = loadFleet().agents;
+			const file: ResolvedAgent[] = fleet.filter((a) => cursor === undefined || a.name > cursor).map((a) => ({ name: a.name, source: "file", definition: a }));
+			// An API agent a deploy gave fleet.yaml's name to is the file agent now; its registry row is
+			// retired at the next tick, and until then it is not listed twice.
+			const api: ResolvedAgent[] = (await listRegisteredAgents(c.env.DB, limit + 1, cursor, fleet.map((a) => a.name))).map((r) => ({
 				name: r.name,
 				source: "api",
 				definition: r.definition,

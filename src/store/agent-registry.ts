@@ -38,12 +38,12 @@ export async function getRegisteredAgent(db: D1Database, name: string): Promise<
 	return row ? toRegisteredAgent(row) : null;
 }
 
-/** Live (not deleted) API agents in name order, after `after`. */
-export async function listRegisteredAgents(db: D1Database, limit: number, after?: string): Promise<RegisteredAgent[]> {
-	const stmt =
-		after === undefined
-			? db.prepare("SELECT * FROM agents WHERE deleted_at IS NULL ORDER BY name LIMIT ?").bind(limit)
-			: db.prepare("SELECT * FROM agents WHERE deleted_at IS NULL AND name > ? ORDER BY name LIMIT ?").bind(after, limit);
+/** Live (not deleted) API agents in name order, after `after`, but for the names in `except`. */
+export async function listRegisteredAgents(db: D1Database, limit: number, after?: string, except: readonly string[] = []): Promise<RegisteredAgent[]> {
+	// One JSON parameter for the names, not one each: D1 binds at most 100 parameters.
+	const stmt = db
+		.prepare("SELECT * FROM agents WHERE deleted_at IS NULL AND name > ? AND name NOT IN (SELECT value FROM json_each(?)) ORDER BY name LIMIT ?")
+		.bind(after ?? "", JSON.stringify(except), limit);
 	const { results } = await stmt.all<AgentRow>();
 	return results.map(toRegisteredAgent);
 }

@@ -1,4 +1,4 @@
-import { env } from "cloudflare:test";
+import { env, runInDurableObject } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createAgent, settle, runsOf } from "../helpers/agents.ts";
@@ -8,6 +8,9 @@ import { TOKENS } from "../helpers/tokens.ts";
 import { jobOf, runToRest, trigger } from "../helpers/jobs.ts";
 import { fake } from "../helpers/outbound.ts";
 import { tick } from "../helpers/ticks.ts";
+import { parseAgent } from "../../src/config/fleet.ts";
+import { shardName, shardOf } from "../../src/scheduler/shards.ts";
+import { upsertRegisteredAgent } from "../../src/store/agent-registry.ts";
 
 const definition = { name: "api-made", prompt: "Check the queue.", schedules: { quarter: { interval: "15m" } } };
 
@@ -211,5 +214,42 @@ describe("refused agent changes change nothing", () => {
 		expect(error.code).toBe("bad_request");
 		expect(error.details?.issues).toEqual([{ path: "body", message: error.message }]);
 		expect(await registryRow("huge")).toBeNull();
+	});
+});
+
+describe("an API agent whose name a deploy gives to a fleet.yaml agent", () => {
+	// The state a deploy adding `site-watch` to fleet.yaml meets: an API agent of that name, defined
+	// while the file had none (the API refuses the name now), with its schedule registered, a note kept.
+	async function apiAgentBeforeTheDeploy(): Promise<void> {
+		const definition = parseAgent({ name: "site-watch", prompt: "The API's own prompt.", schedules: { hourly: { cron: "0 * * * *" } } });
+		await env.AGENT.getByName("site-watch").define("site-watch", definition, "api-revision");
+		await env.AGENT.getByName("site-watch").setNote("site-watch", "api", "watermark", "page 7");
+		const shard = env.SCHEDULER_SHARD.getByName(shardName(shardOf("site-watch")));
+		await shard.register("site-watch");
+		await upsertRegisteredAgent(env.DB, definition, "api-revision", "root", Date.now());
+		// The fleet this shard last synced was the previous deploy's, without the agent.
+		await runInDurableObject(shard, (_i, state) => state.storage.sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('fleet', 'the previous deploy')"));
+	}
+
+	it("becomes the file agent: runs on the file's definition, keeps its notepad, is listed once, and its registry row is retired at the next tick", async () => {
+		useEmulator();
+		await apiAgentBeforeTheDeploy();
+
+		const listed = (await (await call("/v1/agents?limit=200")).json()) as { agents: { name: string; source: string }[] };
+		expect(listed.agents.filter((a) => a.name === "site-watch")).toEqual([expect.objectContaining({ source: "file" })]);
+
+		const fileRevision = ((await (await call("/v1/agents/site-watch")).json()) as { definition_revision: string }).definition_revision;
+		const job = await runToRest("site-watch");
+		expect(job.definition_revision).toBe(fileRevision);
+		expect(job.definition_revision).not.toBe("api-revision");
+		expect(await (await call("/v1/agents/site-watch/notepad/watermark")).json()).toEqual({ key: "watermark", value: "page 7" });
+
+		await tick("2026-12-01T13:07:00Z");
+		expect(await registryRow("site-watch")).toMatchObject({ deleted_at: expect.any(Number) });
+		const shardRow = await runInDurableObject(env.SCHEDULER_SHARD.getByName(shardName(shardOf("site-watch"))), (_i, state) =>
+			state.storage.sql.exec<{ source: string }>("SELECT source FROM agents WHERE name = 'site-watch'").one(),
+		);
+		expect(shardRow.source).toBe("file");
+		await settle("site-watch");
 	});
 });
