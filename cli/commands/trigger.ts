@@ -93,12 +93,15 @@ class Progress {
 			return;
 		}
 		this.#lines++;
-		if (line.type === "assistant") {
-			this.turns++;
-			const u = line.usage ?? {};
+		// An assistant line carries its turn's usage; a refused answer's retry line carries its own.
+		if (line.usage) {
+			const u = line.usage;
 			// Cache reads and writes are input too; a person asking "how many tokens" means all of them.
 			for (const k of ["input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"]) this.inputTokens += num(u[k]);
 			this.outputTokens += num(u.output_tokens);
+		}
+		if (line.type === "assistant") {
+			this.turns++;
 		} else if (line.type === "tool_use") {
 			this.toolCalls++;
 			this.lastTool = line.tool_name ?? null;

@@ -26,10 +26,13 @@ export interface ModelRequest {
 
 export interface ModelResponse {
 	message: Message;
-	/** The model that answered (a fallback when the primary was overloaded). */
+	/** The model that answered (a fallback when the primary was overloaded, unknown or refused). */
 	model: string;
-	/** Every attempt made, for the job's JSONL `system` lines: key index, model, status, waited ms. */
-	attempts: { model: string; key: number; status: number | "network" | "ok"; waited_ms: number }[];
+	/**
+	 * Every attempt made, for the job's JSONL `system` lines: key index, model, status, waited ms. A
+	 * `refusal` answered and was billed (its `usage`), and the same request went on to the next model.
+	 */
+	attempts: { model: string; key: number; status: number | "network" | "refusal" | "ok"; waited_ms: number; usage?: Anthropic.Usage }[];
 }
 
 export type ModelErrorKind = "rate_limit" | "overloaded" | "server" | "auth" | "invalid_request" | "network" | "guard" | "aborted";

@@ -291,8 +291,15 @@ export function createModelClient(env: ProviderEnv, options: ModelClientOptions 
 						waited = backoff;
 						continue;
 					}
-					attempts.push({ model, key, status: "ok", waited_ms: waited });
 					cursor = key;
+					// A safety classifier's refusal is a normal answer, billed; another Claude model usually
+					// answers the same request, so it goes on, unchanged, to the next fallback. The last
+					// model's refusal is the answer.
+					if (message.stop_reason === "refusal" && model !== request.models.at(-1)) {
+						attempts.push({ model, key, status: "refusal", waited_ms: waited, usage: message.usage });
+						break;
+					}
+					attempts.push({ model, key, status: "ok", waited_ms: waited });
 					return { message, model, attempts };
 				}
 			}

@@ -720,6 +720,8 @@ export const APP_JS = String.raw`"use strict";
 			text = o.content || (o.status ? words(o.status) : "");
 			// An approval made with edited input shows what was sent in place of the model's.
 			if (o.tool_input) text += " " + JSON.stringify(o.tool_input);
+			// A refused answer was billed: its retry line carries what it cost.
+			if (o.usage) extra = "in " + num(o.usage.input_tokens) + " · out " + num(o.usage.output_tokens) + (o.model ? " · " + o.model : "");
 		} else if (type === "assistant") {
 			text = o.content || "";
 			if (o.usage) extra = "in " + num(o.usage.input_tokens) + " · out " + num(o.usage.output_tokens) + (o.model ? " · " + o.model : "");

@@ -139,6 +139,46 @@ describe("the model provider failing", () => {
 		expect(emulator.requests.map((r) => r.model)).toEqual(["claude-opus-5-5", "claude-haiku-5-5", "claude-opus-5-5"]);
 	});
 
+	it("sends a refused request, unchanged, to the next fallback model, and counts the refused answer's tokens", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ stop_reason: "refusal", text: "I can" }, { text: "Answered by the fallback." });
+		await createAgent({ name: "refused-once", model: "claude-opus-5-5", fallback_models: ["claude-haiku-5-5"] });
+		const job = await runToRest("refused-once");
+		expect(job).toMatchObject({ status: "completed", summary: "Answered by the fallback." });
+		const [refused, retried] = emulator.requests;
+		expect([refused!.model, retried!.model]).toEqual(["claude-opus-5-5", "claude-haiku-5-5"]);
+		// The refused turn is not part of the conversation: the fallback gets the same messages.
+		expect(retried!.messages).toEqual(refused!.messages);
+		expect(job.usage.num_turns).toBe(1);
+		expect(Object.keys(job.usage.per_model).sort()).toEqual(["claude-haiku-5-5", "claude-opus-5-5"]);
+		expect(job.usage.per_model["claude-opus-5-5"]!.output_tokens).toBeGreaterThan(0);
+		const lines = await outputOf("refused-once", job.id);
+		const retry = lines.find((l) => l.subtype === "retry");
+		expect(retry).toMatchObject({ model: "claude-opus-5-5", content: expect.stringContaining("refused") });
+		expect(retry!.usage).toEqual(expect.objectContaining({ output_tokens: job.usage.per_model["claude-opus-5-5"]!.output_tokens }));
+		expect(lines.find((l) => l.subtype === "fallback")).toMatchObject({ model: "claude-haiku-5-5" });
+	});
+
+	it("fails with refusal when the last model refuses too, every refused answer counted", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ stop_reason: "refusal", text: "I can" }, { stop_reason: "refusal" });
+		await createAgent({ name: "refused-twice", model: "claude-opus-5-5", fallback_models: ["claude-haiku-5-5"] });
+		const job = await runToRest("refused-twice");
+		expect(job).toMatchObject({ status: "failed", error: { type: "refusal" } });
+		expect(emulator.requests.map((r) => r.model)).toEqual(["claude-opus-5-5", "claude-haiku-5-5"]);
+		expect(Object.keys(job.usage.per_model).sort()).toEqual(["claude-haiku-5-5", "claude-opus-5-5"]);
+	});
+
+	it("counts a refused answer's tokens when the fallback then fails", async () => {
+		const emulator = useEmulator({ modelErrors: { "claude-haiku-5-5": { error: 529 } } });
+		emulator.enqueue({ stop_reason: "refusal", text: "I can" });
+		await createAgent({ name: "refused-then-down", model: "claude-opus-5-5", fallback_models: ["claude-haiku-5-5"] });
+		const job = await runToRest("refused-then-down");
+		expect(job).toMatchObject({ status: "failed", error: { type: "overloaded" } });
+		expect(job.usage.per_model["claude-opus-5-5"]!.output_tokens).toBeGreaterThan(0);
+		expect(job.usage.num_turns).toBe(0);
+	});
+
 	it("fails the job with the classified error when every model is overloaded", async () => {
 		useEmulator({ modelErrors: { "claude-opus-5-5": { error: 529 } } });
 		await createAgent({ name: "no-fallback", model: "claude-opus-5-5" });

@@ -174,9 +174,10 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 	// Cancelled, or past its deadline, while the answer was on its way: the answer is not acted on.
 	if (controller.signal.aborted) return modelFailed(deps, job.id, new ModelCallError("aborted", "the model call was aborted"));
 	// The job may have been cancelled while the call was in flight.
-	const current = getJob(deps.sql, job.id);
-	if (!current || current.status !== "running") return "done";
+	const stored = getJob(deps.sql, job.id);
+	if (!stored || stored.status !== "running") return "done";
 	const { message, model, attempts } = response;
+	const current = withRefusedUsage(stored, attempts);
 	const now = deps.now();
 	const lines: OutputLine[] = [];
 	lines.push(...retryLines(attempts));
@@ -262,17 +263,30 @@ function cutShort(stopReason: Anthropic.Message["stop_reason"] | string, toolUse
 function retryLines(attempts: readonly ModelAttempt[]): OutputLine[] {
 	return attempts
 		.filter((a) => a.status !== "ok")
-		.map((a) => ({ type: "system", subtype: "retry", content: `model ${a.model} answered ${a.status}`, model: a.model, key: a.key, waited_ms: a.waited_ms }));
+		.map((a) =>
+			a.status === "refusal"
+				? { type: "system", subtype: "retry", content: `model ${a.model} refused to answer (stop_reason refusal); the request went to the next fallback model`, model: a.model, key: a.key, waited_ms: a.waited_ms, usage: { ...a.usage } }
+				: { type: "system", subtype: "retry", content: `model ${a.model} answered ${a.status}`, model: a.model, key: a.key, waited_ms: a.waited_ms },
+		);
+}
+
+/** The tokens of refused answers (billed, though not a turn of the conversation) added to the job's usage. */
+function withRefusedUsage(job: JobRecord, attempts: readonly ModelAttempt[]): JobRecord {
+	let usage = job.usage;
+	for (const a of attempts) if (a.usage) usage = { ...addUsage(usage, a.model, a.usage, pricing()), num_turns: usage.num_turns };
+	return usage === job.usage ? job : { ...job, usage };
 }
 
 function modelFailed(deps: StepDeps, jobId: string, err: unknown): StepResult {
-	const job = getJob(deps.sql, jobId);
+	const stored = getJob(deps.sql, jobId);
 	const setup = getSetup(deps.sql, jobId);
-	if (!job || !setup || job.status !== "running") return "done";
-	// A failed call's tries are as much the record as a good one's.
+	if (!stored || !setup || stored.status !== "running") return "done";
+	let job = stored;
+	// A failed call's tries are as much the record as a good one's, and a refused answer's tokens as billed.
 	if (err instanceof ModelCallFailure) {
 		const lines = retryLines(err.attempts);
 		if (lines.length > 0) out(deps, jobId, ...lines);
+		job = withRefusedUsage(job, err.attempts);
 	}
 	const e = err instanceof ModelCallError ? err : new ModelCallError("network", err instanceof Error ? err.message : String(err));
 	if (e.kind === "aborted" || deps.now() >= setup.deadline) {
@@ -288,6 +302,7 @@ function modelFailed(deps: StepDeps, jobId: string, err: unknown): StepResult {
 		// after round), and never past the deadline, where the step ends the job as timed out.
 		const at = Math.min(deps.now() + Math.max(e.retryAfterMs, MIN_RATE_LIMIT_WAIT_MS), setup.deadline);
 		out(deps, jobId, { type: "system", subtype: "rate_limited", content: `rate limited; next attempt at ${new Date(at).toISOString()}` });
+		if (job !== stored) save(deps, bump(job, {}));
 		setNextStep(deps.sql, jobId, at, deps.now());
 		return "wait";
 	}
