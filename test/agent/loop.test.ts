@@ -1,9 +1,9 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { createAgent, runsOf } from "../helpers/agents.ts";
+import { createAgent, runsOf, settle } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
 import { call, errorOf } from "../helpers/http.ts";
-import { outputOf, runToRest } from "../helpers/jobs.ts";
+import { jobOf, outputOf, runToRest } from "../helpers/jobs.ts";
 import { fake } from "../helpers/outbound.ts";
 import { MODEL_TOOL_RESULT_CHARS, TOOL_RESULTS_BUDGET_CHARS } from "../../durable-objects/agent/runner/context.ts";
 import { MAX_LINE_BYTES } from "../../durable-objects/agent/runner/output.ts";
@@ -290,6 +290,25 @@ describe("answers that are not final answers", () => {
 			expect(job.delivery).toBeNull();
 		});
 	}
+});
+
+describe("a refused job's follow-ups", () => {
+	it("leave the refused answer out of the conversation, so a continue rephrases the refused turn", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ stop_reason: "refusal", text: "I can" }, { text: "Here is the summary." });
+		await createAgent({ name: "refused-continued" });
+		const refused = await runToRest("refused-continued", "Summarise the incident report.");
+		expect(refused.error?.type).toBe("refusal");
+		const res = await call(`/v1/jobs/${refused.id}/continue`, { method: "POST", as: "operate", body: { prompt: "Only the timeline, please." } });
+		expect(res.status, await res.clone().text()).toBe(201);
+		const next = (await res.json()) as { id: string };
+		await settle("refused-continued");
+		expect((await jobOf("refused-continued", next.id)).status).toBe("completed");
+		const sent = emulator.requests.at(-1)!.messages!;
+		expect(sent.map((m) => m.role)).toEqual(["user"]);
+		expect(JSON.stringify(sent)).not.toContain("I can");
+		expect(JSON.stringify(sent)).toMatch(/Summarise the incident report\..*Only the timeline, please\./);
+	});
 });
 
 describe("usage limits", () => {

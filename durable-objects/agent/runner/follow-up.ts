@@ -6,7 +6,7 @@ import { getJob, putJob } from "../jobs.ts";
 import { insertOccurrence } from "../ledger.ts";
 import type { AgentState } from "../state.ts";
 import { admissionRefusal } from "../triggers.ts";
-import { appendUserText, copyMessages, getSetup, reopenConversation } from "./session.ts";
+import { appendUserText, copyMessages, dropRefusedAnswer, getSetup, reopenConversation } from "./session.ts";
 
 export interface FollowUpRequest {
 	kind: "continue" | "fork";
@@ -54,6 +54,7 @@ export function createFollowUp(sql: SqlStorage, state: AgentState | null, agent:
 		new Date(now),
 	);
 	copyMessages(sql, req.sourceId, job.id);
+	if (source.error?.type === "refusal") dropRefusedAnswer(sql, job.id);
 	if (prompt) appendUserText(sql, job.id, prompt);
 	// A fork without a prompt re-runs the source's last answer from the same conversation.
 	else reopenConversation(sql, job.id);

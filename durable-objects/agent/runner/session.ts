@@ -170,6 +170,16 @@ export function reopenConversation(sql: SqlStorage, jobId: string): void {
 	else sql.exec("DELETE FROM messages WHERE job_id = ? AND seq = ?", jobId, last.seq);
 }
 
+/**
+ * Drops a copied conversation's refused last answer: the API asks for the refused turn to be taken
+ * out before going on, or the same classifier refuses again. The continue's prompt then joins the
+ * turn that was refused, as a rephrasing of it.
+ */
+export function dropRefusedAnswer(sql: SqlStorage, jobId: string): void {
+	const last = lastMessage(sql, jobId);
+	if (last?.role === "assistant") sql.exec("DELETE FROM messages WHERE job_id = ? AND seq = ?", jobId, last.seq);
+}
+
 function lastMessage(sql: SqlStorage, jobId: string): { seq: number; role: string; content: string } | undefined {
 	return sql
 		.exec<{ seq: number; role: string; content: string }>("SELECT seq, role, content FROM messages WHERE job_id = +? ORDER BY seq DESC LIMIT 1", jobId)
