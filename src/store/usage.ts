@@ -83,8 +83,10 @@ export async function listUsage(
 	limit: number,
 	cursor?: string,
 ): Promise<{ days: UsageDay[]; next_cursor: string | null }> {
-	// The range is left out: `--days` moves it at midnight, and the range's bounds apply to any page.
-	const scope = cursorScope("usage", { agent: range.agent });
+	// Bound to the days the page answered for (its since and until, defaults resolved) and the agent:
+	// the same days asked explicitly are the same list; other days, or the defaults after midnight,
+	// are another, refused rather than paged from an unrelated position.
+	const scope = cursorScope("usage", { since: isoDay(range.fromDay), until: isoDay(range.toDay), agent: range.agent });
 	const after = cursor === undefined ? undefined : decodeCursor(cursor, scope);
 	// One upper bound, so the key's range starts at the cursor's day rather than at the window's top.
 	const where = ["day >= ?", "day <= ?"];

@@ -79,6 +79,36 @@ describe("GET /v1/usage: tokens and cost by agent and day", () => {
 		expect(paged).toEqual(whole);
 	});
 
+	it("binds a cursor to the days and agent that gave it: other days or another agent are a 400, the same days asked explicitly page on", async () => {
+		const today = new Date().toISOString().slice(0, 10);
+		const yesterday = new Date(Date.parse(today) - 86_400_000).toISOString().slice(0, 10);
+		const weekAgo = new Date(Date.parse(today) - 6 * 86_400_000).toISOString().slice(0, 10);
+		await upsertJobIndex(
+			env.DB,
+			["scope-a", "scope-b"].flatMap((agent) => [today, yesterday].map((day) => job(agent, `${day}T01:00:00Z`, { per_model: { m: tokens(1) }, num_turns: 1, total_cost_usd: null }).ended)),
+		);
+		const first = await usage("limit=1");
+		expect(first.days.map((d) => `${d.day} ${d.agent}`)).toEqual([`${today} scope-a`]);
+		const cursor = encodeURIComponent(first.next_cursor!);
+
+		// The same days, by default or spelled out, page on.
+		const rest = `${today} scope-b,${yesterday} scope-a,${yesterday} scope-b`;
+		for (const query of [`cursor=${cursor}`, `since=${weekAgo}&until=${today}&cursor=${cursor}`]) {
+			expect((await usage(query)).days.map((d) => `${d.day} ${d.agent}`).join(), query).toBe(rest);
+		}
+		for (const query of [`until=${yesterday}&cursor=${cursor}`, `until=2026-11-30&cursor=${cursor}`, `since=${yesterday}&cursor=${cursor}`, `agent=scope-b&cursor=${cursor}`]) {
+			const res = await call(`/v1/usage?${query}`);
+			expect(res.status, query).toBe(400);
+			expect((await errorOf(res)).message, query).toMatch(/cursor belongs to another list or to other filters/);
+		}
+		// Another list's cursor is refused too.
+		expect((await call(`/v1/jobs?cursor=${cursor}`)).status).toBe(400);
+
+		// An untagged cursor, handed out before cursors were tagged, is still honoured as the other lists honour it.
+		const legacy = btoa(JSON.stringify([Date.parse(today), "scope-a"])).replace(/=+$/, "");
+		expect((await usage(`until=${yesterday}&cursor=${legacy}`)).days.map((d) => `${d.day} ${d.agent}`).join()).toBe(`${yesterday} scope-a,${yesterday} scope-b`);
+	});
+
 	it("counts a job run by an agent with the usage its record reports, on the day it was created", async () => {
 		useEmulator().enqueue({ text: "Done." });
 		await createAgent({ name: "usage-run" });
