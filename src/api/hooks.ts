@@ -6,9 +6,14 @@ import { createApi } from "./factory.ts";
 import { AgentNameParam } from "./params.ts";
 import { unwrap } from "./refusals.ts";
 import { requireAgent } from "./resolve-agent.ts";
-import { conflictResponse, errorResponse, notFoundResponse, payloadTooLargeResponse, queueFullResponse, standardErrors } from "./schemas.ts";
+import { conflictResponse, errorResponse, notFoundResponse, payloadTooLargeResponse, queueFullResponse, standardErrors, unsupportedMediaTypeResponse } from "./schemas.ts";
 import { screenPrompt } from "./screen.ts";
 import { verifyWebhook } from "./webhook-signature.ts";
+import { HTTPException } from "hono/http-exception";
+import { MAX_JSON_DEPTH, textNestsDeeper } from "../shared/json-depth.ts";
+
+// application/json, or a structured +json type, with any parameters (charset).
+const JSON_MEDIA_TYPE = /^application\/([a-z0-9.-]+\+)?json\s*(;.*)?$/i;
 
 /** Webhook triggers authenticate by signature, not bearer token: the sender holds only the agent's secret. */
 export const hooksApi = createApi().openapi(
@@ -31,6 +36,7 @@ export const hooksApi = createApi().openapi(
 			...notFoundResponse,
 			...conflictResponse,
 			...payloadTooLargeResponse,
+			...unsupportedMediaTypeResponse,
 			...queueFullResponse,
 			503: errorResponse("The agent's webhook secret is not set on the Worker (code unavailable)"),
 		},
@@ -43,10 +49,17 @@ export const hooksApi = createApi().openapi(
 		if (typeof secret !== "string" || secret.length === 0) {
 			throw new AppError(503, "unavailable", `agent ${agent.name}'s webhook secret is not configured on the Worker`);
 		}
+		// Every body drover takes is JSON, sent as JSON (onError words the 415).
+		if (!JSON_MEDIA_TYPE.test(c.req.header("content-type") ?? "")) throw new HTTPException(415);
 		// The signature covers the exact bytes sent, so verify the raw text before parsing it.
 		const raw = await c.req.text();
 		const headers = c.req.valid("header");
 		await verifyWebhook(secret, headers["x-drover-timestamp"], headers["x-drover-signature"], raw, Date.now());
+		// Read from the text, before parsing: thousands of levels would overflow the walks below (a 500).
+		if (textNestsDeeper(raw)) {
+			const message = `webhook body nests deeper than ${MAX_JSON_DEPTH} levels`;
+			throw new BadRequestError(message, { issues: [{ path: "body", message }] });
+		}
 		let parsed: unknown;
 		try {
 			parsed = JSON.parse(raw);

@@ -16,3 +16,24 @@ export function withinDepth(value: unknown, limit = MAX_JSON_DEPTH): boolean {
 	}
 	return true;
 }
+
+/**
+ * Whether JSON text nests deeper than `limit` objects and arrays, read from the text itself (brackets
+ * outside strings), so input thousands of levels deep is refused before any parser or walk recurses
+ * into it. Assumes nothing about validity: parsing still decides that.
+ */
+export function textNestsDeeper(text: string, limit = MAX_JSON_DEPTH): boolean {
+	let depth = 0;
+	let inString = false;
+	for (let i = 0; i < text.length; i++) {
+		const ch = text.charCodeAt(i);
+		if (inString) {
+			if (ch === 0x5c) i++; // a backslash escapes the next character
+			else if (ch === 0x22) inString = false;
+		} else if (ch === 0x22) inString = true;
+		else if (ch === 0x7b || ch === 0x5b) {
+			if (++depth > limit) return true;
+		} else if (ch === 0x7d || ch === 0x5d) depth--;
+	}
+	return false;
+}

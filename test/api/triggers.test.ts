@@ -124,14 +124,14 @@ describe("POST /v1/agents/:agent/jobs", () => {
 });
 
 describe("POST /v1/hooks/:agent", () => {
-	async function hook(agent: string, body: string, opts: { secret?: string; timestamp?: number; signature?: string } = {}) {
+	async function hook(agent: string, body: string, opts: { secret?: string; timestamp?: number; signature?: string; contentType?: string } = {}) {
 		const timestamp = opts.timestamp ?? Math.floor(Date.now() / 1000);
 		const signature = opts.signature ?? (await signWebhook(opts.secret ?? WEBHOOK_SECRET, timestamp, body));
 		return call(`/v1/hooks/${agent}`, {
 			method: "POST",
 			as: null,
 			body,
-			headers: { "x-drover-timestamp": String(timestamp), "x-drover-signature": signature },
+			headers: { "x-drover-timestamp": String(timestamp), "x-drover-signature": signature, ...(opts.contentType ? { "content-type": opts.contentType } : {}) },
 		});
 	}
 
@@ -214,6 +214,42 @@ describe("POST /v1/hooks/:agent", () => {
 			expect((await errorOf(res)).message).toBe("webhook body must be a JSON object");
 		}
 		expect(await runsOf("hook-shapes")).toEqual([]);
+	});
+
+	it("refuses a body nested deeper than 64 levels with a 400 naming the limit, creating nothing", async () => {
+		await webhookAgent("hook-deep");
+		for (const depth of [65, 3_000, 50_000]) {
+			const res = await hook("hook-deep", `{"a":${"[".repeat(depth - 1)}1${"]".repeat(depth - 1)}}`);
+			expect(res.status, `${depth} deep`).toBe(400);
+			expect(await errorOf(res)).toMatchObject({ message: "webhook body nests deeper than 64 levels", details: { issues: [{ path: "body" }] } });
+		}
+		// Brackets inside strings are text, not nesting.
+		expect((await hook("hook-deep", JSON.stringify({ a: "[".repeat(100) }))).status).toBe(202);
+		expect((await hook("hook-deep", JSON.stringify({ a: `\\"${"{".repeat(100)}` }))).status).toBe(202);
+		expect(await runsOf("hook-deep")).toHaveLength(2);
+	});
+
+	it("gives the model a payload that indenting would multiply compact, no larger than the body taken", async () => {
+		await webhookAgent("hook-wide");
+		const body = JSON.stringify({ a: Array.from({ length: 20_000 }, () => [[[[1]]]]) });
+		const res = await hook("hook-wide", body);
+		expect(res.status).toBe(202);
+		const job = (await res.json()) as Job;
+		expect(job.prompt).toContain(body);
+		expect(job.prompt!.length).toBeLessThan(body.length + 200);
+		// A payload indenting leaves within the limit is indented, for the model to read.
+		const small = (await (await hook("hook-wide", JSON.stringify({ issue: 18 }))).json()) as Job;
+		expect(small.prompt).toContain('"issue": 18');
+	});
+
+	it("answers 415 to a body sent as anything but JSON, creating nothing, and takes JSON with a charset or a +json type", async () => {
+		await webhookAgent("hook-types");
+		const refused = await hook("hook-types", JSON.stringify({ n: 1 }), { contentType: "text/plain" });
+		expect(refused.status).toBe(415);
+		expect((await errorOf(refused)).code).toBe("unsupported_media_type");
+		expect(await runsOf("hook-types")).toEqual([]);
+		expect((await hook("hook-types", JSON.stringify({ n: 2 }), { contentType: "application/json; charset=utf-8" })).status).toBe(202);
+		expect((await hook("hook-types", JSON.stringify({ n: 3 }), { contentType: "application/vnd.github+json" })).status).toBe(202);
 	});
 
 	it("never creates a job for a request signed for another agent's path", async () => {
