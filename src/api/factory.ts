@@ -2,15 +2,37 @@ import { OpenAPIHono, type RouteConfig } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import type { ZodError } from "zod";
 import { BadRequestError } from "../errors.ts";
-import { issuesOf } from "../shared/zod-issues.ts";
+import { type Issue, issuesOf } from "../shared/zod-issues.ts";
 import { requireRole } from "./auth/middleware.ts";
 import type { Role } from "./auth/roles.ts";
 import type { AppEnv } from "./context.ts";
 import { payloadTooLargeResponse, standardErrors, unsupportedMediaTypeResponse } from "./schemas.ts";
 
-/** Turns a zod failure into a 400 whose message names each offending field. */
-export function validationError(target: string, error: ZodError): BadRequestError {
+/**
+ * A query parameter given more than once reaches its schema as an array, and one given empty as "",
+ * so zod would speak of what coercing it gave ("received NaN", "expected number to be >=1"); such a
+ * parameter's issues become one that says what the request did.
+ */
+function queryIssues(values: Record<string, string[]>, error: ZodError): Issue[] {
 	const issues = issuesOf(error);
+	const said = new Set<string>();
+	const out: Issue[] = [];
+	error.issues.forEach((iss, i) => {
+		const key = iss.path.length > 0 ? iss.path[0] : undefined;
+		const given = typeof key === "string" && Object.hasOwn(values, key) ? values[key]! : [];
+		const message = given.length > 1 ? "given more than once; give it once" : given[0] === "" ? "given empty; give it a value or leave it out" : undefined;
+		if (message === undefined) out.push(issues[i]!);
+		else if (!said.has(key as string)) {
+			said.add(key as string);
+			out.push({ path: key as string, message });
+		}
+	});
+	return out;
+}
+
+/** Turns a zod failure into a 400 whose message names each offending field. */
+export function validationError(target: string, error: ZodError, query?: Record<string, string[]>): BadRequestError {
+	const issues = query ? queryIssues(query, error) : issuesOf(error);
 	const summary = issues.map((i) => `${i.path}: ${i.message}`).join("; ");
 	return new BadRequestError(`invalid ${target}: ${summary}`, { issues });
 }
@@ -18,8 +40,8 @@ export function validationError(target: string, error: ZodError): BadRequestErro
 /** Every sub-app is built here so they all validate and answer errors the same way. */
 export function createApi() {
 	return new OpenAPIHono<AppEnv>({
-		defaultHook: (result) => {
-			if (!result.success) throw validationError(result.target === "json" ? "body" : result.target, result.error);
+		defaultHook: (result, c) => {
+			if (!result.success) throw validationError(result.target === "json" ? "body" : result.target, result.error, result.target === "query" ? c.req.queries() : undefined);
 		},
 	});
 }

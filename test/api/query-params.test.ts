@@ -1,0 +1,58 @@
+import { describe, expect, it } from "vitest";
+import { call, errorOf } from "../helpers/http.ts";
+
+/** Routes that read query parameters, each with one of its parameters and a valid value of it. */
+const routes: [path: string, param: string, valid: string][] = [
+	["/v1/jobs", "limit", "5"],
+	["/v1/jobs", "since", "2026-11-01T00:00:00Z"],
+	["/v1/usage", "limit", "5"],
+	["/v1/usage", "since", "2026-11-01"],
+	["/v1/usage", "agent", "some-agent"],
+	["/v1/incidents", "limit", "5"],
+	["/v1/incidents", "state", "open"],
+	["/v1/agents", "limit", "5"],
+	["/v1/agents/some-agent/runs", "limit", "5"],
+	["/v1/agents/some-agent/jobs", "limit", "5"],
+	["/v1/jobs/job-2026-11-01-abcdef/output", "lines", "5"],
+];
+
+async function badRequest(url: string): Promise<{ message: string; issues: { path: string; message: string }[] | undefined }> {
+	const res = await call(url);
+	expect(res.status, url).toBe(400);
+	const error = await errorOf(res);
+	expect(error.code, url).toBe("bad_request");
+	return { message: error.message, issues: error.details?.issues };
+}
+
+describe("query parameters given twice or empty", () => {
+	it("say a parameter was given more than once, naming it, on every route that reads the query", async () => {
+		for (const [path, param, valid] of routes) {
+			const url = `${path}?${param}=${valid}&${param}=${valid}`;
+			const { message, issues } = await badRequest(url);
+			expect(message, url).toBe(`invalid query: ${param}: given more than once; give it once`);
+			expect(issues, url).toEqual([{ path: param, message: "given more than once; give it once" }]);
+		}
+	});
+
+	it("say a parameter was given empty, naming it, rather than what coercing it gave", async () => {
+		for (const [path, param] of routes) {
+			const url = `${path}?${param}=`;
+			const { message, issues } = await badRequest(url);
+			expect(message, url).toBe(`invalid query: ${param}: given empty; give it a value or leave it out`);
+			expect(issues, url).toEqual([{ path: param, message: "given empty; give it a value or leave it out" }]);
+		}
+	});
+
+	it("still report the other parameters' own faults beside it", async () => {
+		const { issues } = await badRequest("/v1/usage?limit=5&limit=6&until=yesterday");
+		expect(issues).toEqual(
+			expect.arrayContaining([
+				{ path: "limit", message: "given more than once; give it once" },
+				{ path: "until", message: "must be a date, YYYY-MM-DD" },
+			]),
+		);
+		expect(issues).toHaveLength(2);
+		// A value that is wrong, given once, keeps zod's own message.
+		expect((await badRequest("/v1/jobs?limit=0")).message).toMatch(/^invalid query: limit: Too small/);
+	});
+});
