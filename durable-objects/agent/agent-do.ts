@@ -18,7 +18,7 @@ import { createModelClient } from "../../src/agent/model-client.ts";
 import { createFollowUp } from "./runner/follow-up.ts";
 import { decideToolCall, dueJobIds, getSetup, nextStepTime, requestCancel } from "./runner/session.ts";
 import { appendLines } from "./runner/output.ts";
-import { toolInputProblems } from "../../src/agent/tools/input-check.ts";
+import { InvalidToolSchemaError, toolInputProblems } from "../../src/agent/tools/input-check.ts";
 import { redactDeep } from "../../src/security/redact.ts";
 import { startJob } from "./runner/start.ts";
 import { finish, HEARTBEAT_MS, step, type StepDeps } from "./runner/step.ts";
@@ -692,7 +692,13 @@ export class AgentDO extends DurableObject<Env> {
 		if (edited) {
 			// Held to the schema the model was given: the tool's receiver expects that shape either way.
 			const definition = getSetup(this.sql, jobId)?.definition;
-			const problems = definition ? toolInputProblems(definition, pending.tool_name, edited) : [];
+			let problems: ReturnType<typeof toolInputProblems>;
+			try {
+				problems = definition ? toolInputProblems(definition, pending.tool_name, edited) : [];
+			} catch (err) {
+				if (!(err instanceof InvalidToolSchemaError)) throw err;
+				return refuse(409, `${err.message}, so edited input cannot be checked against it: approve without tool_input, deny, or fix the agent's definition`);
+			}
 			if (problems.length > 0) {
 				const said = problems.map((p) => `${p.path}: ${p.message}`).join("; ");
 				return refuse(400, `tool_input does not match ${pending.tool_name}'s input_schema: ${said}`, problems);

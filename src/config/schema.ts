@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { Cron } from "croner";
 import { MAX_JSON_DEPTH, withinDepth } from "../shared/json-depth.ts";
+import { jsonSchemaProblems } from "./json-schema.ts";
 
 // Every object is strict: a misspelt key (`max_turn`) must fail loudly instead of silently keeping
 // the default. The unknown key is named, with the closest known key when it looks like a typo.
@@ -221,6 +222,9 @@ const WebhookTool = strict({
 		.record(z.string(), z.unknown())
 		.refine((s) => withinDepth(s), { message: DEPTH_MESSAGE, abort: true })
 		.refine((s) => s.type === "object", 'input_schema must be a JSON schema with type: "object"')
+		.superRefine((s, ctx) => {
+			for (const problem of jsonSchemaProblems(s).slice(0, 5)) ctx.addIssue({ code: "custom", path: problem.path, message: problem.message });
+		})
 		.refine((s) => !SECRET_LITERAL.test(JSON.stringify(s)), SECRET_MESSAGE)
 		.default({ type: "object" }),
 	requires_approval: z.boolean().default(false),

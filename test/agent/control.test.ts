@@ -322,6 +322,24 @@ describe("approvals", () => {
 		expect(outboundLog.filter((r) => r.url.startsWith("https://tickets"))).toEqual([]);
 	});
 
+	it("answers 409, not a 500, to edited input for a tool whose stored input_schema does not compile, and still takes the unedited approval", async () => {
+		fake("https://tickets.example.test", () => Response.json({ id: 44 }));
+		const { job } = await waitingJob("approve-broken-schema");
+		// A definition stored before input_schemas were checked: a pattern that is no regular expression.
+		await runInDurableObject(env.AGENT.getByName("approve-broken-schema"), (_i: AgentDO, state) => {
+			state.storage.sql.exec(
+				"UPDATE job_setup SET definition = json_set(definition, '$.tools[0].input_schema.properties.title.pattern', '([') WHERE job_id = ?",
+				job.id,
+			);
+		});
+		const edited = await post(`/v1/jobs/${job.id}/approval`, { decision: "approve", tool_input: { title: "x" } });
+		expect(edited.status).toBe(409);
+		expect((await errorOf(edited)).message).toMatch(/^tool create_ticket's input_schema is not valid JSON Schema .*approve without tool_input, deny, or fix the agent's definition$/);
+		expect((await post(`/v1/jobs/${job.id}/approval`, { decision: "approve" })).status).toBe(200);
+		await settle("approve-broken-schema");
+		expect((await jobOf("approve-broken-schema", job.id)).status).toBe("completed");
+	});
+
 	it("never runs a denied call and tells the model it was denied", async () => {
 		const { emulator, job } = await waitingJob("approve-no");
 		await post(`/v1/jobs/${job.id}/approval`, { decision: "deny" });

@@ -20,6 +20,10 @@ function form(fields: Record<string, string>): FormData {
 	return data;
 }
 
+function schemaTool(properties: Record<string, unknown>) {
+	return { type: "webhook", name: "file_it", description: "File it.", url_secret: "TEST_TICKETS_URL", input_schema: { type: "object", properties } };
+}
+
 async function registryRow(name: string) {
 	return env.DB.prepare("SELECT name, deleted_at, created_by FROM agents WHERE name = ?").bind(name).first();
 }
@@ -137,6 +141,9 @@ describe("refused agent changes change nothing", () => {
 		["a typo", { max_turn: 3 }, "max_turn", "did you mean"],
 		["a bad name", { name: "Bad Name" }, "name", "agent names"],
 		["a key in a prompt", { prompt: "use sk-ant-api03-abcdefghijklmnop" }, "prompt", "API key"],
+		// The Messages API would refuse every run's request; an approval could not check edited input.
+		["an unknown type in a tool's input_schema", { tools: [schemaTool({ a: { type: "nope" } })] }, "tools[0].input_schema.properties.a.type", "must be one of null, boolean, object"],
+		["a broken regex in a tool's input_schema", { tools: [schemaTool({ b: { type: "string", pattern: "([" } })] }, "tools[0].input_schema.properties.b.pattern", "not a valid regular expression"],
 	];
 	for (const [what, patch, path, fragment] of bad) {
 		it(`answers 400 to ${what}, naming ${path}`, async () => {

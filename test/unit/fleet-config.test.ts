@@ -12,6 +12,7 @@ import {
 } from "../../src/config/fleet.ts";
 import { DEPRECATED_MODELS } from "../../src/config/models.ts";
 import { ConfigError } from "../../src/errors.ts";
+import { jsonSchemaProblems } from "../../src/config/json-schema.ts";
 
 /** A fleet file with one agent `watcher` (plus any extra agents), the agent's fields overridden. */
 function fleetYaml(agent: Record<string, unknown>, ...more: Record<string, unknown>[]): string {
@@ -232,5 +233,39 @@ describe("modelWarnings", () => {
 			]),
 		);
 		expect(DEPRECATED_MODELS).toEqual(sdk);
+	});
+});
+
+describe("a tool's input_schema", () => {
+	it("passes the JSON Schema people write: nesting, arrays, enums, combinators, $defs, booleans, patterns", () => {
+		const schema = {
+			type: "object",
+			properties: {
+				title: { type: "string", minLength: 1, maxLength: 200, pattern: "^\\p{L}" },
+				severity: { enum: ["low", "high"] },
+				tags: { type: "array", items: { type: "string" }, minItems: 0, uniqueItems: true },
+				when: { anyOf: [{ type: "string", format: "date-time" }, { type: "null" }] },
+				where: { $ref: "#/$defs/place" },
+				count: { type: ["integer", "null"], minimum: 0, multipleOf: 1 },
+			},
+			patternProperties: { "^x-": true },
+			additionalProperties: false,
+			required: ["title"],
+			$defs: { place: { type: "object", properties: { city: { type: "string" } } } },
+		};
+		expect(jsonSchemaProblems(schema)).toEqual([]);
+	});
+
+	it("names each unusable keyword at its path", () => {
+		const schema = {
+			type: "object",
+			properties: { a: { type: "nope" }, b: { pattern: "([" }, c: { items: { minLength: -1 } }, d: 5 },
+			patternProperties: { "(": {} },
+			required: "a",
+			anyOf: [],
+		};
+		expect(jsonSchemaProblems(schema).map((p) => p.path.join("."))).toEqual(
+			expect.arrayContaining(["properties.a.type", "properties.b.pattern", "properties.c.items.minLength", "properties.d", "patternProperties.(", "required", "anyOf"]),
+		);
 	});
 });

@@ -2,6 +2,9 @@ import { Validator, type OutputUnit } from "@cfworker/json-schema";
 import type { AgentDefinition } from "../../config/schema.ts";
 import { toolParams } from "./definitions.ts";
 
+/** The tool's own input_schema cannot be used to check input: the definition is at fault, not the input. */
+export class InvalidToolSchemaError extends Error {}
+
 /** Errors that only say a child failed: the child's own error says how. */
 const UMBRELLA = new Set(["properties", "patternProperties", "items", "prefixItems", "allOf", "$ref", "dependentSchemas"]);
 const MAX_PROBLEMS = 5;
@@ -16,7 +19,14 @@ export function toolInputProblems(agent: AgentDefinition, name: string, input: R
 	const schema = tool && "input_schema" in tool ? tool.input_schema : undefined;
 	if (!schema) return [];
 	// A copy: the validator marks up the schema objects it is given, and an agent's definition is frozen.
-	const { valid, errors } = new Validator(structuredClone(schema) as Record<string, unknown>, "2020-12", false).validate(input);
+	let result: ReturnType<Validator["validate"]>;
+	try {
+		result = new Validator(structuredClone(schema) as Record<string, unknown>, "2020-12", false).validate(input);
+	} catch (err) {
+		// A schema stored before definitions were checked for this (a regex that does not compile).
+		throw new InvalidToolSchemaError(`tool ${name}'s input_schema is not valid JSON Schema (${err instanceof Error ? err.message : String(err)})`);
+	}
+	const { valid, errors } = result;
 	if (valid) return [];
 	return errors
 		.filter((e: OutputUnit) => !UMBRELLA.has(e.keyword))
