@@ -286,8 +286,16 @@ export class AgentDO extends DurableObject<Env> {
 		return this.status(name, source);
 	}
 
-	async resume(name: string, source: AgentSource): Promise<AgentStatus> {
-		ensureState(this.sql, name, source);
+	async resume(name: string, source: AgentSource): Promise<AgentStatus | Refusal> {
+		const state = ensureState(this.sql, name, source);
+		// One that cannot run would only be paused again at once (with its pause's time lost): it is
+		// refused, and nothing changes.
+		const agent = currentDefinition(state);
+		const problems = agent ? readinessProblems(agent, this.env as unknown as Record<string, unknown>, new Date()) : [];
+		if (problems.length > 0) {
+			const after = state.pausedBy === "auto" || state.pausedAt === null ? "; it resumes by itself once that is fixed" : "";
+			return refuse(409, `agent ${name} cannot run: ${problems.join("; ")}${after}`);
+		}
 		setPaused(this.sql, null, null, null);
 		log.info("agent.resumed", { agent: name });
 		// status() judges readiness first: an agent that cannot run is paused again, automatically,

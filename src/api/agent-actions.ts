@@ -116,11 +116,15 @@ export const agentActionsApi = createApi()
 			path: "/{agent}/resume",
 			summary: "Resume a paused agent (paused by an operator or automatically)",
 			request: { params: AgentPath },
-			responses: { 200: { description: "Resumed", content: { "application/json": { schema: AgentStatusSchema } } }, ...notFoundResponse },
+			responses: {
+				200: { description: "Resumed", content: { "application/json": { schema: AgentStatusSchema } } },
+				...notFoundResponse,
+				...conflictResponse,
+			},
 		}),
 		async (c) => {
 			const agent = await requireAgent(c.env, c.req.valid("param").agent);
-			return c.json(await stub(c.env, agent.name).resume(agent.name, agent.source), 200);
+			return c.json(unwrap(await stub(c.env, agent.name).resume(agent.name, agent.source)), 200);
 		},
 	)
 	.openapi(

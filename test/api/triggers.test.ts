@@ -110,6 +110,18 @@ describe("POST /v1/agents/:agent/jobs", () => {
 		expect(agent.paused).toMatchObject({ by: "auto", reason: "auto: secret TICKETS_WEBHOOK_URL (tool create_ticket) is not set" });
 	});
 
+	it("refuses to resume an agent that still cannot run (409 naming why), keeping its pause as it was", async () => {
+		await createAgent({ name: "still-retired", model: "claude-sonnet-4-5" });
+		const before = ((await (await call("/v1/agents/still-retired")).json()) as { paused: { at: string; by: string } }).paused;
+		expect(before).toMatchObject({ by: "auto" });
+		const res = await call("/v1/agents/still-retired/resume", { method: "POST", as: "operate" });
+		expect(res.status).toBe(409);
+		expect((await errorOf(res)).message).toBe(
+			"agent still-retired cannot run: model claude-sonnet-4-5 is retired (end of life 2026-11-30) and no fallback model is current; it resumes by itself once that is fixed",
+		);
+		expect(((await (await call("/v1/agents/still-retired")).json()) as { paused: unknown }).paused).toEqual(before);
+	});
+
 	it("shows an agent that cannot run as paused from its creation, before any trigger finds out, and not once it can run again", async () => {
 		await createAgent({ name: "born-retired", model: "claude-sonnet-4-5" });
 		const reason = "auto: model claude-sonnet-4-5 is retired (end of life 2026-11-30) and no fallback model is current";
