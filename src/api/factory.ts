@@ -70,7 +70,8 @@ export function withRole<R extends Omit<RouteConfig, "middleware" | "security">>
 		middleware: bodiless ? [requireRole(role), noBody] : [requireRole(role)],
 		security: [{ bearer: [] }],
 		"x-drover-role": role,
-		// A route with a body refuses any other Content-Type than JSON with a 415 (see onError).
-		responses: { ...standardErrors, ...(route.request?.body ? { ...payloadTooLargeResponse, ...unsupportedMediaTypeResponse } : {}), ...route.responses },
+		// Every /v1 route answers a body over the limit with a 413 (app.ts's bodyLimit), one that takes
+		// none too; a route with a body refuses any other Content-Type than JSON with a 415 (see onError).
+		responses: { ...standardErrors, ...payloadTooLargeResponse, ...(route.request?.body ? unsupportedMediaTypeResponse : {}), ...route.responses },
 	} as R & { middleware: MiddlewareHandler<AppEnv>[] };
 }

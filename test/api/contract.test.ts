@@ -1,3 +1,4 @@
+import { createExecutionContext, env } from "cloudflare:test";
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { app } from "../../src/app.ts";
@@ -7,6 +8,7 @@ import { onError } from "../../src/api/error-handler.ts";
 import { createApi } from "../../src/api/factory.ts";
 import { ConflictError, PayloadTooLargeError } from "../../src/errors.ts";
 import { call, errorOf } from "../helpers/http.ts";
+import { TOKENS } from "../helpers/tokens.ts";
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -156,5 +158,55 @@ describe("GET /openapi.json", () => {
 		expect(doc.paths["/v1/jobs/{id}/output"]!.get!.responses["416"]).toMatchObject({ content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } });
 		expect(Object.keys(doc.components.schemas)).toEqual(expect.arrayContaining(["Error", "JobRecord", "JobSummary", "JobPage", "AgentView"]));
 		expect(doc.components.securitySchemes).toHaveProperty("bearer");
+	});
+
+	/**
+	 * A request with a body, to the app as a client sends it. A GET or HEAD with a body reaches a
+	 * deployed Worker, with its Content-Length, but a Request cannot be built with one: the GET is a
+	 * POST that says GET.
+	 */
+	async function send(method: string, path: string, body: string): Promise<Response> {
+		if (method !== "GET" && method !== "HEAD") return call(path, { method, as: "admin", body });
+		const post = new Request(`https://drover.test${path}`, { method: "POST", body, headers: { "content-type": "application/json", "content-length": String(new TextEncoder().encode(body).length), authorization: `Bearer ${TOKENS.admin}` } });
+		const get = new Proxy(post, {
+			get(target, prop) {
+				if (prop === "method") return method;
+				const value: unknown = Reflect.get(target, prop, target);
+				return typeof value === "function" ? value.bind(target) : value;
+			},
+		});
+		return app.fetch(get, env, createExecutionContext());
+	}
+
+	it("documents a 413 for every route that answers one to a body over 256 KiB, routes that take no body included", async () => {
+		const doc = (await (await call("/openapi.json", { as: null })).json()) as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
+		const params: Record<string, string> = { agent: "some-agent", id: "job-2026-11-01-abcdef", key: "some-key" };
+		const oversized = JSON.stringify({ pad: "x".repeat(300 * 1024) });
+		// The GET reaches the GET route (a POST to it would be a 404).
+		expect((await send("GET", "/v1/jobs", "{}")).status).toBe(200);
+		const answered: string[] = [];
+		for (const [path, ops] of Object.entries(doc.paths)) {
+			for (const [method, op] of Object.entries(ops)) {
+				const route = `${method.toUpperCase()} ${path}`;
+				const url = path.replace(/\{(\w+)\}/g, (_, name: string) => params[name]!);
+				const res = await send(method.toUpperCase(), url, oversized);
+				await res.body?.cancel();
+				if (res.status === 413) answered.push(route);
+				// The document states a 413 exactly where the route gives one.
+				expect(op.responses["413"], `${route} answered ${res.status}`).toEqual(
+					res.status === 413 ? { description: expect.any(String), content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } } : undefined,
+				);
+			}
+		}
+		expect(answered).toEqual(
+			expect.arrayContaining([
+				"GET /v1/jobs",
+				"POST /v1/agents/{agent}/resume",
+				"POST /v1/incidents/{id}/close",
+				"DELETE /v1/agents/{agent}",
+				"POST /v1/agents",
+				"POST /v1/hooks/{agent}",
+			]),
+		);
 	});
 });
