@@ -360,6 +360,9 @@ describe("approvals", () => {
 		expect(done.status).toBe("completed");
 		expect(done.transitions.map((t) => t.reason)).toContain("approval expired: treated as denied");
 		expect(outboundLog.filter((r) => r.url.startsWith("https://tickets"))).toEqual([]);
+		// The output records the expiry's decision as it records a person's.
+		const decided = (await outputOf("approve-late", job.id)).find((l) => l.subtype === "approval_decided");
+		expect(decided).toMatchObject({ type: "system", decision: "deny", by: expect.stringMatching(/^expiry after /), content: expect.stringMatching(/^create_ticket denied by expiry after /) });
 	});
 
 	it("answers 409 to a decision on a job that is not waiting, and 400 to a bad decision", async () => {

@@ -391,12 +391,15 @@ async function settleTools(deps: StepDeps, job: JobRecord, setup: JobSetup): Pro
 function expireApproval(deps: StepDeps, job: JobRecord, setup: JobSetup): StepResult {
 	const pending = job.pending_approval;
 	if (pending) {
+		const by = `expiry after ${setup.definition.approval_timeout}`;
 		deps.sql.exec(
 			"UPDATE tool_calls SET decision = 'deny', decided_by = ? WHERE job_id = ? AND tool_use_id = ? AND decision IS NULL",
-			`expiry after ${setup.definition.approval_timeout}`,
+			by,
 			job.id,
 			pending.tool_use_id,
 		);
+		// Decided by the clock, but decided: the output records it as it records a person's decision.
+		out(deps, job.id, { type: "system", subtype: "approval_decided", content: `${pending.tool_name} denied by ${by}`, tool_use_id: pending.tool_use_id, decision: "deny", by });
 	}
 	const resumed = transition(job, "running", { reason: "approval expired: treated as denied", at: new Date(deps.now()) });
 	deps.sql.exec("UPDATE job_setup SET approval_expires_at = NULL, next_step_at = ? WHERE job_id = ?", deps.now(), job.id);
