@@ -7,7 +7,8 @@ export const REPLAY_WINDOW_SECONDS = 300;
 const encoder = new TextEncoder();
 
 function hexToBytes(hex: string): Uint8Array | null {
-	if (!/^[0-9a-f]{64}$/.test(hex)) return null;
+	// Hex is case-insensitive: senders that print it in capitals sign the same bytes.
+	if (!/^[0-9a-fA-F]{64}$/.test(hex)) return null;
 	const bytes = new Uint8Array(32);
 	for (let i = 0; i < 32; i++) bytes[i] = Number.parseInt(hex.slice(i * 2, i * 2 + 2), 16);
 	return bytes;

@@ -1,0 +1,39 @@
+import { describe, expect, it } from "vitest";
+import { signWebhook } from "../../src/api/webhook-signature.ts";
+import { createAgent, runsOf } from "../helpers/agents.ts";
+import { call, errorOf } from "../helpers/http.ts";
+import { WEBHOOK_SECRET } from "../helpers/tokens.ts";
+
+function hook(agent: string, body: string, timestamp: number, signature: string) {
+	return call(`/v1/hooks/${agent}`, { method: "POST", as: null, body, headers: { "x-drover-timestamp": String(timestamp), "x-drover-signature": signature } });
+}
+
+/** `sha256=<hex>` with its hex digits recased. */
+const recase = (signature: string, f: (hex: string) => string) => `sha256=${f(signature.slice("sha256=".length))}`;
+
+describe("X-Drover-Signature hex", () => {
+	it("accepts the signature's hex in capitals or mixed case, as in lower case", async () => {
+		await createAgent({ name: "hex-case", max_concurrent: 10, prompt: "Triage this.", webhook: { secret: "TRIAGE_WEBHOOK_SECRET" } });
+		const now = Math.floor(Date.now() / 1000);
+		const first = JSON.stringify({ n: 1 });
+		const res = await hook("hex-case", first, now, recase(await signWebhook(WEBHOOK_SECRET, now, first), (hex) => hex.toUpperCase()));
+		expect(res.status, JSON.stringify(await res.clone().json())).toBe(202);
+		const mixed = JSON.stringify({ n: 2 });
+		const mixedSignature = recase(await signWebhook(WEBHOOK_SECRET, now, mixed), (hex) => [...hex].map((ch, i) => (i % 2 ? ch.toUpperCase() : ch)).join(""));
+		expect((await hook("hex-case", mixed, now, mixedSignature)).status).toBe(202);
+		expect(await runsOf("hex-case")).toHaveLength(2);
+	});
+
+	it("still refuses a capitalised signature of other bytes as not matching, and non-hex as malformed, creating nothing", async () => {
+		await createAgent({ name: "hex-forged", max_concurrent: 10, prompt: "Triage this.", webhook: { secret: "TRIAGE_WEBHOOK_SECRET" } });
+		const now = Math.floor(Date.now() / 1000);
+		const body = JSON.stringify({ n: 1 });
+		const forged = await hook("hex-forged", body, now, recase(await signWebhook("not-the-secret", now, body), (hex) => hex.toUpperCase()));
+		expect(forged.status).toBe(401);
+		expect((await errorOf(forged)).message).toBe("signature does not match");
+		const notHex = await hook("hex-forged", body, now, `sha256=${"G".repeat(64)}`);
+		expect(notHex.status).toBe(401);
+		expect((await errorOf(notHex)).message).toMatch(/missing or malformed X-Drover-Signature/);
+		expect(await runsOf("hex-forged")).toEqual([]);
+	});
+});
