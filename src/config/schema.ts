@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { Cron } from "croner";
 import { MAX_JSON_DEPTH, withinDepth } from "../shared/json-depth.ts";
 import { jsonSchemaProblems } from "./json-schema.ts";
+import "../shared/zod-messages.ts";
 
 // Every object is strict: a misspelt key (`max_turn`) must fail loudly instead of silently keeping
 // the default. The unknown key is named, with the closest known key when it looks like a typo.
@@ -332,14 +333,20 @@ export const AgentSchema = strict({
 			}
 		}
 		// The Messages API refuses duplicate tool names, which would fail every run of the agent.
-		const seen = new Set<string>();
+		const seen = new Map<string, { type: string; index: number }>();
 		agent.tools.forEach((tool, i) => {
 			const name = tool.type === "webhook" ? tool.name : tool.type === "server" ? String(tool.definition.name) : "http_fetch";
-			if (seen.has(name)) {
-				const message = tool.type === "http_fetch" ? "only one http_fetch tool; list every host in its allow_hosts" : `duplicate tool name "${name}"`;
-				ctx.addIssue({ code: "custom", path: ["tools", i, tool.type === "http_fetch" ? "type" : "name"], message });
-			}
-			seen.add(name);
+			const first = seen.get(name);
+			if (first) {
+				const path = ["tools", i, ...(tool.type === "http_fetch" ? ["type"] : tool.type === "server" ? ["definition", "name"] : ["name"])];
+				const message =
+					tool.type === "http_fetch" && first.type === "http_fetch"
+						? "only one http_fetch tool; list every host in its allow_hosts"
+						: first.type === "http_fetch" || tool.type === "http_fetch"
+							? `tool name "http_fetch" is the built-in http_fetch tool's (tools[${first.index}] and tools[${i}]); give the ${first.type === "http_fetch" ? tool.type : first.type} tool another name`
+							: `duplicate tool name "${name}" (tools[${first.index}] has it)`;
+				ctx.addIssue({ code: "custom", path, message });
+			} else seen.set(name, { type: tool.type, index: i });
 		});
 	})
 	.openapi("AgentDefinition");

@@ -372,6 +372,10 @@ describe("approvals", () => {
 		expect((await post(`/v1/jobs/${job.id}/approval`, { decision: "approve" })).status).toBe(409);
 		expect((await post(`/v1/jobs/${job.id}/approval`, { decision: "maybe" })).status).toBe(400);
 		expect((await post(`/v1/jobs/${job.id}/approval`, { decision: "deny", tool_input: {} })).status).toBe(400);
+		// A decision left out is said to be required, not an "invalid option".
+		const missing = await post(`/v1/jobs/${job.id}/approval`, {});
+		expect(missing.status).toBe(400);
+		expect((await errorOf(missing)).details?.issues).toEqual([{ path: "decision", message: "required" }]);
 	});
 
 	it("times a job out when its deadline passes while it waits", async () => {

@@ -269,3 +269,23 @@ describe("a tool's input_schema", () => {
 		);
 	});
 });
+
+describe("tool names", () => {
+	const httpFetch = { type: "http_fetch", allow_hosts: ["example.com"] };
+	const server = { type: "server", definition: { type: "web_fetch_20250910", name: "http_fetch" } };
+	const webhook = (name: string) => ({ type: "webhook", name, description: "Post it.", url_secret: "POST_URL" });
+	it("says which tools clash and how to fix it", () => {
+		expect(configError(() => parseAgent({ name: "a", prompt: "x", tools: [server, httpFetch] })).issues).toEqual([
+			{ path: "tools[1].type", message: 'tool name "http_fetch" is the built-in http_fetch tool\'s (tools[0] and tools[1]); give the server tool another name' },
+		]);
+		expect(configError(() => parseAgent({ name: "a", prompt: "x", tools: [httpFetch, server] })).issues).toEqual([
+			{ path: "tools[1].definition.name", message: 'tool name "http_fetch" is the built-in http_fetch tool\'s (tools[0] and tools[1]); give the server tool another name' },
+		]);
+		expect(configError(() => parseAgent({ name: "a", prompt: "x", tools: [httpFetch, httpFetch] })).issues).toEqual([
+			{ path: "tools[1].type", message: "only one http_fetch tool; list every host in its allow_hosts" },
+		]);
+		expect(configError(() => parseAgent({ name: "a", prompt: "x", tools: [webhook("post"), webhook("post")] })).issues).toEqual([
+			{ path: "tools[1].name", message: 'duplicate tool name "post" (tools[0] has it)' },
+		]);
+	});
+});
