@@ -334,7 +334,8 @@ export const APP_JS = String.raw`"use strict";
 				? h("button", { type: "button", class: "small", text: "Resume", onclick: (e) => act(e.currentTarget, async () => {
 					const after = await post(path + "/resume");
 					await reload();
-					// An agent that cannot run is paused again at once, automatically: not resumed.
+					// One that cannot run is refused (409, saying why); one that could not run by the time it
+					// was next read is paused again, automatically: either way, not resumed.
 					if (after.paused) {
 						notify(a.name + " is still paused automatically: " + String(after.paused.reason || "").replace(/^auto: /, ""), false);
 						return false;

@@ -703,7 +703,7 @@ describe("the dashboard", () => {
 		const stuck = page.locator("#fleet-table tr.auto-paused").first();
 		const stuckName = (await stuck.getAttribute("data-agent"))!;
 		await stuck.locator("button", { hasText: "Resume" }).click();
-		await page.locator("#notice", { hasText: `${stuckName} is still paused automatically: ` }).waitFor(LIVE);
+		await page.locator("#notice", { hasText: `agent ${stuckName} cannot run: ` }).waitFor(LIVE);
 		expect(await page.locator("#notice").textContent()).not.toContain("Resumed");
 		await page.locator(`#fleet-table tr.auto-paused[data-agent="${stuckName}"]`).waitFor(LIVE);
 		await page.close();
