@@ -371,6 +371,14 @@ export class AgentDO extends DurableObject<Env> {
 	 * the D1 outbox, start what may start, run due jobs turn by turn, and set the next alarm.
 	 */
 	override async alarm(): Promise<void> {
+		// A pass already under way in this instance (started by a trigger, a decision or a cancel) has
+		// the work in hand and sets the next alarm when it ends: this one only makes sure what is due
+		// starts, and returns. Waiting would hold the alarm for that pass and one more after it, past
+		// the platform's 15 minutes of wall time for an alarm when passes run long.
+		if (this.working) {
+			this.startNow();
+			return;
+		}
 		await this.work();
 	}
 

@@ -62,6 +62,33 @@ function hangingModel(): Promise<void> {
 	});
 }
 
+describe("an alarm that fires while a pass runs", () => {
+	it("returns at once, leaving the work to the pass under way, which finishes it", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ text: "Finished." });
+		let release = () => {};
+		const held = new Promise<void>((resolve) => (release = resolve));
+		let reached = () => {};
+		const arrived = new Promise<void>((resolve) => (reached = resolve));
+		fake("https://api.anthropic.com", async (req) => {
+			reached();
+			await held;
+			return emulator.handle(req);
+		});
+		await createAgent({ name: "alarm-mid-pass" });
+		// The trigger starts the job in this instance at once; its model call is held.
+		const job = await trigger("alarm-mid-pass");
+		await arrived;
+		// The safety-net alarm fires during that pass (a long model call outlasts a heartbeat). It does
+		// not wait for the pass: with the model call still held, it has returned.
+		expect(await runDurableObjectAlarm(env.AGENT.getByName("alarm-mid-pass"))).toBe(true);
+		expect((await jobOf("alarm-mid-pass", job.id)).status).toBe("running");
+		release();
+		await settle("alarm-mid-pass");
+		expect(await jobOf("alarm-mid-pass", job.id)).toMatchObject({ status: "completed", summary: "Finished." });
+	});
+});
+
 describe("cancel", () => {
 	it("cancels a pending job at once", async () => {
 		// The first run waits for an approval, holding the only slot; the second stays pending.
@@ -161,10 +188,10 @@ describe("approvals", () => {
 		const busy = await trigger("decide-busy");
 		await reached;
 		expect((await post(`/v1/jobs/${waiting.id}/approval`, { decision: "deny" })).status).toBe(200);
-		// The decision's alarm arrives while that work is still under way.
-		const alarm = runInDurableObject(env.AGENT.getByName("decide-busy"), (instance: AgentDO) => instance.alarm());
+		// The decision's alarm arrives while that work is still under way: it leaves the work to it.
+		await runInDurableObject(env.AGENT.getByName("decide-busy"), (instance: AgentDO) => instance.alarm());
 		release();
-		await alarm;
+		await settle("decide-busy");
 		expect((await jobOf("decide-busy", waiting.id)).status).toBe("completed");
 		expect((await jobOf("decide-busy", busy.id)).status).toBe("completed");
 	});
