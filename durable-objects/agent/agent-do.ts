@@ -374,9 +374,11 @@ export class AgentDO extends DurableObject<Env> {
 		// A pass already under way in this instance (started by a trigger, a decision or a cancel) has
 		// the work in hand and sets the next alarm when it ends: this one only makes sure what is due
 		// starts, and returns. Waiting would hold the alarm for that pass and one more after it, past
-		// the platform's 15 minutes of wall time for an alarm when passes run long.
+		// the platform's 15 minutes of wall time for an alarm when passes run long. The next heartbeat
+		// is set before it returns: this one was the safety net, and the object may yet die mid-call.
 		if (this.working) {
 			this.startNow();
+			await this.alarmAt(Date.now() + HEARTBEAT_MS);
 			return;
 		}
 		await this.work();

@@ -81,8 +81,13 @@ describe("an alarm that fires while a pass runs", () => {
 		await arrived;
 		// The safety-net alarm fires during that pass (a long model call outlasts a heartbeat). It does
 		// not wait for the pass: with the model call still held, it has returned.
-		expect(await runDurableObjectAlarm(env.AGENT.getByName("alarm-mid-pass"))).toBe(true);
+		const stub = env.AGENT.getByName("alarm-mid-pass");
+		const before = Date.now();
+		expect(await runDurableObjectAlarm(stub)).toBe(true);
 		expect((await jobOf("alarm-mid-pass", job.id)).status).toBe("running");
+		// The next heartbeat stands behind the call still out, should the object die during it.
+		const next = await runInDurableObject(stub, (_i: AgentDO, state) => state.storage.getAlarm());
+		expect(next).toBeGreaterThanOrEqual(before + 25_000);
 		release();
 		await settle("alarm-mid-pass");
 		expect(await jobOf("alarm-mid-pass", job.id)).toMatchObject({ status: "completed", summary: "Finished." });
