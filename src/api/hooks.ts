@@ -76,7 +76,9 @@ export const hooksApi = createApi().openapi(
 			await agentRpc(c.env, agent.name).trigger(agent.name, agent.source, {
 				kind: "webhook",
 				payload,
-				signature: headers["x-drover-signature"],
+				// Remembered in one spelling: the hex is taken in either case, and each spelling of the
+				// same signature must not count as a new request (a replay).
+				signature: headers["x-drover-signature"]?.toLowerCase(),
 				owner: `webhook:${agent.name}`,
 			}),
 		);
