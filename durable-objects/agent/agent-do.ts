@@ -10,7 +10,7 @@ import { getJob, jobCounts, jobsWithStatus, latestJob, pendingJobs, putJob } fro
 import { listOccurrences, type Occurrence } from "./ledger.ts";
 import { flushOutbox, outboxSize, settleOutbox, type OutboxAcks } from "./outbox.ts";
 import { AGENT_MIGRATIONS } from "./schema.ts";
-import { claimDue, forgetSchedules, type TickOutcome } from "./scheduling.ts";
+import { claimDue, forgetSchedules, noteTimingChanges, type TickOutcome } from "./scheduling.ts";
 import { currentDefinition, ensureState, forgetDeletedAgent, keepLastDefinition, markDeleted, readState, saveDefinition, setPaused, type AgentSource, type AgentState } from "./state.ts";
 import { expireTriggerKeys, triggerJob, type TriggerRequest } from "./triggers.ts";
 import type { ModelClient } from "../../src/agent/contracts.ts";
@@ -230,6 +230,7 @@ export class AgentDO extends DurableObject<Env> {
 			forgetDeletedAgent(this.sql);
 			forgetSchedules(this.sql);
 		}
+		noteTimingChanges(this.sql, definition, Date.now());
 		saveDefinition(this.sql, name, definition, revision);
 		// Otherwise a PUT leaves queued runs to their own start time, a claim's spread included.
 		const previous = before && currentDefinition(before);

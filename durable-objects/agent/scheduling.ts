@@ -19,6 +19,7 @@ interface ScheduleStateRow {
 	schedule: string;
 	spec: string;
 	cursor: number;
+	changed_at: number | null;
 	[key: string]: SqlStorageValue;
 }
 
@@ -60,15 +61,26 @@ export function claimDue(sql: SqlStorage, ctx: TickContext): TickOutcome {
 	let skipped = 0;
 	let next: number | null = null;
 
+	const running = Object.entries(agent.schedules).filter(([, s]) => agent.enabled && s.enabled);
+	adoptRenamed(sql, running.map(([name, s]) => [name, specKey(s, agent.enabled)]));
 	// Each definition change brings the agent a tick at once, which forgets what stopped running.
-	forgetSchedules(sql, Object.entries(agent.schedules).filter(([, s]) => agent.enabled && s.enabled).map(([name]) => name));
+	forgetSchedules(sql, running.map(([name]) => name));
 
-	for (const [name, schedule] of Object.entries(agent.schedules)) {
-		if (!agent.enabled || !schedule.enabled) continue;
+	for (const [name, schedule] of running) {
 		const key = specKey(schedule, agent.enabled);
 		const row = sql.exec<ScheduleStateRow>("SELECT * FROM schedule_state WHERE schedule = ?", name).toArray()[0];
-		// A new or changed schedule starts from now: slots of a spec it never had are not owed.
-		const cursor = row && row.spec === key ? row.cursor : Math.max(row?.cursor ?? 0, now - FIRST_SIGHT_LOOKBACK_MS);
+		// A new schedule starts from now: slots of a spec it never had are not owed. A changed one
+		// starts when it changed (a PUT says when; a deploy is first seen now), and its old timing's
+		// slots up to then are accounted for, not dropped.
+		let cursor: number;
+		if (row && row.spec === key) cursor = row.cursor;
+		else if (row) {
+			// Never later than a first sight would start it: the slot of this very tick is the new timing's.
+			const changed = Math.min(row.changed_at ?? Number.POSITIVE_INFINITY, now - FIRST_SIGHT_LOOKBACK_MS);
+			cursor = Math.max(row.cursor, changed);
+			skipped += settleOldTiming(sql, name, row, cursor, now);
+			sql.exec("UPDATE schedule_state SET spec = ?, cursor = ?, changed_at = NULL WHERE schedule = ?", key, cursor, name);
+		} else cursor = Math.max(0, now - FIRST_SIGHT_LOOKBACK_MS);
 		if (now > cursor) {
 			const plan = planTick(schedule, new Date(cursor), new Date(now));
 			// Why the tick's fire was not run, if it was not: the slots collapsed into it were not run either.
@@ -140,6 +152,69 @@ export function claimDue(sql: SqlStorage, ctx: TickContext): TickOutcome {
 		if (due !== null && (next === null || due < next)) next = due;
 	}
 	return { claimed, skipped, nextDue: next };
+}
+
+/**
+ * A schedule renamed (its old name gone, a new name with the very same timing) keeps its place in
+ * time: as a new schedule, it would fire again an instant its old name already claimed when a tick
+ * of that minute came again.
+ */
+function adoptRenamed(sql: SqlStorage, running: [string, string][]): void {
+	const names = new Set(running.map(([name]) => name));
+	const rows = sql.exec<ScheduleStateRow>("SELECT * FROM schedule_state").toArray();
+	const known = new Set(rows.map((r) => r.schedule));
+	const orphans = rows.filter((r) => !names.has(r.schedule));
+	for (const [name, key] of running) {
+		if (known.has(name)) continue;
+		const i = orphans.findIndex((r) => r.spec === key);
+		if (i === -1) continue;
+		const [old] = orphans.splice(i, 1);
+		sql.exec("INSERT INTO schedule_state (schedule, spec, cursor, changed_at) VALUES (?, ?, ?, NULL)", name, key, old!.cursor);
+	}
+}
+
+/**
+ * The slots a schedule's old timing had between its cursor and the change, none of them claimed
+ * (ticks were missing): each gets a skipped row saying so, as the ledger never drops a slot silently.
+ * They are not run: the schedule no longer has that timing.
+ */
+function settleOldTiming(sql: SqlStorage, name: string, row: ScheduleStateRow, until: number, now: number): number {
+	if (until <= row.cursor) return 0;
+	let old: Schedule;
+	try {
+		const { agentEnabled: _enabled, ...timing } = JSON.parse(row.spec) as Schedule & { agentEnabled?: boolean };
+		old = timing as Schedule;
+	} catch {
+		return 0;
+	}
+	const plan = planTick(old, new Date(row.cursor), new Date(until));
+	const reason = `not run: schedule ${name}'s timing changed before this slot was claimed`;
+	let skipped = 0;
+	for (const fire of plan.fires) {
+		if (insertOccurrence(sql, { schedule: name, source: "cron", scheduledInstant: fire.instant.getTime(), dispatch: fire.dispatch, claimedAt: now, status: "skipped", skipReason: reason })) skipped++;
+	}
+	for (const range of plan.skipped) {
+		const inserted = insertOccurrence(sql, {
+			schedule: name,
+			source: "cron",
+			scheduledInstant: range.last.getTime(),
+			dispatch: "late",
+			claimedAt: now,
+			status: "skipped",
+			skipReason: reason,
+			skippedCount: range.count,
+			skippedFrom: range.first.getTime(),
+		});
+		if (inserted) skipped++;
+	}
+	return skipped;
+}
+
+/** Notes when a PUT changed the timing of schedules that have a place in time, for the next tick. */
+export function noteTimingChanges(sql: SqlStorage, agent: AgentDefinition, at: number): void {
+	for (const [name, schedule] of Object.entries(agent.schedules)) {
+		sql.exec("UPDATE schedule_state SET changed_at = coalesce(changed_at, ?) WHERE schedule = ? AND spec <> ?", at, name, specKey(schedule, agent.enabled));
+	}
 }
 
 /** Why a due occurrence cannot become a job now, or null when it can. */

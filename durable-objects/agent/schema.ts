@@ -226,4 +226,13 @@ export const AGENT_MIGRATIONS: readonly SqlMigration[] = [
 			CREATE TABLE follow_up_consent (job_id TEXT PRIMARY KEY) WITHOUT ROWID;
 		`,
 	},
+	{
+		version: 10,
+		name: "schedule_changed_at",
+		sql: `
+			-- When an API agent's PUT changed the schedule's timing (spec still the old one until the next
+			-- tick): the old timing's missed slots are accounted up to then, the new timing's from then.
+			ALTER TABLE schedule_state ADD COLUMN changed_at INTEGER;
+		`,
+	},
 ];

@@ -6,7 +6,7 @@ import { definitionRevision } from "../../src/config/fleet.ts";
 import { AgentSchema } from "../../src/config/schema.ts";
 import { shardName, shardOf } from "../../src/scheduler/shards.ts";
 import { migrate } from "../../src/store/sqlite-migrations.ts";
-import { createAgent, runsOf, type Run } from "../helpers/agents.ts";
+import { createAgent, runsOf, settle, type Run } from "../helpers/agents.ts";
 import { call } from "../helpers/http.ts";
 import { tick } from "../helpers/ticks.ts";
 
@@ -136,5 +136,56 @@ describe("a shard's record of when each agent is next due", () => {
 			{ name: "old-agent", generation: 3 },
 		]);
 		expect(after.fleet).toEqual([]);
+	});
+});
+
+describe("a schedule's timing changed while ticks were missing", () => {
+	// Times near the wall clock, as in production: a PUT is stamped with the time it is made.
+	const MINUTE = 60_000;
+	const quarter = (t: number) => Math.floor(t / (15 * MINUTE)) * 15 * MINUTE;
+
+	it("accounts for every slot: the old timing's up to the change skipped with the reason, the new timing's from the change by its own rules", async () => {
+		const name = "changed-in-outage";
+		const lastTick = quarter(Date.now()) - 3 * 60 * MINUTE;
+		await createAgent({ name, max_concurrent: 50, schedules: { s: { interval: "15m", catch_up: false } } });
+		await tick(lastTick);
+		// Ticks stop; during the outage the timing is changed (catch-up turned on), right now.
+		const changedAt = Date.now();
+		await put(name, { max_concurrent: 50, schedules: { s: { interval: "15m", catch_up: true } } });
+		const resumed = quarter(changedAt) + 15 * MINUTE;
+		await tick(resumed);
+		const rows = await runsOf(name);
+		const slots = (from: number, to: number) => Array.from({ length: (to - from) / (15 * MINUTE) }, (_, i) => from + (i + 1) * 15 * MINUTE);
+		// Every 15-minute slot from the last tick to the resumed one has a row: none dropped silently.
+		const covered = new Set<number>();
+		for (const r of rows) {
+			const last = Date.parse(r.scheduled_instant!);
+			const first = r.skipped_from ? Date.parse(r.skipped_from) : last;
+			for (let t = first; t <= last; t += 15 * MINUTE) covered.add(t);
+		}
+		expect(slots(lastTick, resumed).filter((t) => !covered.has(t))).toEqual([]);
+		// The old timing's slots, missed before the change, say why they were not run.
+		const old = rows.filter((r) => r.status === "skipped" && Date.parse(r.scheduled_instant!) <= changedAt);
+		expect(old.length).toBeGreaterThan(0);
+		for (const r of old) expect(r.skip_reason).toBe("not run: schedule s's timing changed before this slot was claimed");
+		// The resumed tick's own slot runs under the new timing.
+		expect(rows.find((r) => Date.parse(r.scheduled_instant!) === resumed)).toMatchObject({ status: "claimed" });
+		await settle(name);
+	});
+
+	it("a renamed schedule keeps its place in time: a tick of the same minute again claims nothing", async () => {
+		await createAgent({ name: "renamed", max_concurrent: 5, schedules: { a: { cron: "0 * * * *" } } });
+		await tick("2026-12-01T10:00:00Z");
+		await put("renamed", { schedules: { b: { cron: "0 * * * *" } } });
+		await tick("2026-12-01T10:00:00Z");
+		await tick("2026-12-01T11:00:00Z");
+		expect((await runsOf("renamed")).map((r) => [r.schedule, r.scheduled_instant, r.status])).toEqual(
+			expect.arrayContaining([
+				["a", "2026-12-01T10:00:00.000Z", "claimed"],
+				["b", "2026-12-01T11:00:00.000Z", "claimed"],
+			]),
+		);
+		expect(await runsOf("renamed")).toHaveLength(2);
+		await settle("renamed");
 	});
 });
