@@ -1,7 +1,9 @@
 import { z } from "@hono/zod-openapi";
 import { agentRpc } from "../../durable-objects/agent/client.ts";
 import { keyLengthProblem, keyProblem, NOTEPAD_KEY_CHARS, notepadJson } from "../../durable-objects/agent/notepad.ts";
-import { NotFoundError } from "../errors.ts";
+import { scanPrompt } from "../agent/injection.ts";
+import { BadRequestError, NotFoundError } from "../errors.ts";
+import { redact } from "../security/redact.ts";
 import { createApi, withRole } from "./factory.ts";
 import { AgentNameParam } from "./params.ts";
 import { unwrap } from "./refusals.ts";
@@ -75,7 +77,16 @@ export const notepadApi = createApi()
 		async (c) => {
 			const { agent: name, key } = c.req.valid("param");
 			const agent = await requireAgent(c.env, name);
-			const { notepad } = unwrap(await agentRpc(c.env, agent.name).setNote(agent.name, agent.source, key, c.req.valid("json").value));
+			// Every run's prompt carries the notepad: it is scanned as the data it is (invisible characters
+			// stripped, overrides refused), and stored redacted, as every record is.
+			const scanned = (field: "key" | "value", text: string): string => {
+				const scan = scanPrompt(text, "data");
+				if (!scan.ok) throw new BadRequestError(`notepad ${field} refused by the injection scan: ${scan.reason}`, { issues: [{ path: field, message: scan.reason }] });
+				return scan.text;
+			};
+			scanned("key", key);
+			const value = redact(scanned("value", c.req.valid("json").value));
+			const { notepad } = unwrap(await agentRpc(c.env, agent.name).setNote(agent.name, agent.source, key, value));
 			return c.json(notepadJson(notepad), 200);
 		},
 	)
