@@ -25,7 +25,7 @@ const CHECKS: Check[] = [
 		name: "ignore previous instructions",
 		tier: "override",
 		test: re(
-			/\bignore\s+(?:(?:all|any|the|your|my|of|these|those)\s+){0,3}(?:previous|prior|above|earlier|preceding|foregoing)\s+(?:instructions?|prompts?|rules|directions|directives|context)\b/i,
+			/\bignore\s+(?:(?:all|any|the|your|my|of|these|those)\s+){0,3}(?:(?:previous|prior|above|earlier|preceding|foregoing)\s+(?:instructions?|prompts?|rules|directions|directives|context)\b|(?:instructions?|prompts?|rules|directions|directives)\s+(?:above|before\s+this|given\s+(?:above|before|earlier)|you\s+(?:were|have\s+been)\s+given)\b)/i,
 		),
 	},
 	{
@@ -121,6 +121,12 @@ function hasRecursiveRootDelete(text: string): boolean {
 
 function invisibleKind(cp: number): string | null {
 	if ((cp >= 0x200b && cp <= 0x200d) || (cp >= 0x2060 && cp <= 0x2064) || cp === 0xfeff || cp === 0x180e) return "zero-width character";
+	// Shown as nothing inside a word: a soft hyphen, the combining grapheme joiner, Mongolian free
+	// variation selectors, Hangul fillers.
+	if (cp === 0x00ad || cp === 0x034f || (cp >= 0x180b && cp <= 0x180d) || cp === 0x180f || cp === 0x115f || cp === 0x1160 || cp === 0x3164 || cp === 0xffa0) {
+		return "invisible formatting character";
+	}
+	if ((cp >= 0xfe00 && cp <= 0xfe0f) || (cp >= 0xe0100 && cp <= 0xe01ef)) return "variation selector";
 	if ((cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069)) return "bidi control";
 	if (cp >= 0xe0000 && cp <= 0xe007f) return "tag character";
 	return null;
@@ -130,6 +136,7 @@ const PICTOGRAPHIC = /\p{Extended_Pictographic}/u;
 const EMOJI_TRAILER = /[\u{FE0F}\u{1F3FB}-\u{1F3FF}]/u;
 // Scripts whose spelling uses ZWNJ between letters (Persian, Urdu, the Indic scripts).
 const ZWNJ_SCRIPT = /[\p{sc=Arabic}\p{sc=Devanagari}\p{sc=Bengali}\p{sc=Gurmukhi}\p{sc=Gujarati}\p{sc=Oriya}\p{sc=Tamil}\p{sc=Telugu}\p{sc=Kannada}\p{sc=Malayalam}\p{sc=Sinhala}]/u;
+const ALPHABETIC_LETTER = /[\p{sc=Latin}\p{sc=Greek}\p{sc=Cyrillic}]/u;
 const BLACK_FLAG = 0x1f3f4;
 const CANCEL_TAG = 0xe007f;
 
@@ -165,6 +172,9 @@ function findInvisible(text: string): { at: number; cp: number; kind: string }[]
 			if (PICTOGRAPHIC.test(chars[k] ?? "") && PICTOGRAPHIC.test(after)) continue;
 		}
 		if (cp === 0x200c && ZWNJ_SCRIPT.test(before) && ZWNJ_SCRIPT.test(after)) continue;
+		// A variation selector picks a glyph for the character before it (❤️, 1️⃣, a CJK variant); after
+		// a Latin, Greek or Cyrillic letter it selects nothing and only splits a word.
+		if (kind === "variation selector" && !ALPHABETIC_LETTER.test(before)) continue;
 		found.push({ at: i, cp, kind });
 	}
 	return found;

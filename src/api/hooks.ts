@@ -72,6 +72,9 @@ export const hooksApi = createApi().openapi(
 		// and control characters), not the raw body, where a \u escape hid a letter or an invisible
 		// character from the scan and JSON.parse then restored it.
 		const payload: unknown = JSON.parse(screenPrompt(JSON.stringify(parsed), "data"));
+		// And each string on its own, as written: in the JSON text a tab or a line break is an escape
+		// (`\t`), which a phrase split by one would slip past, though the model reads it as a space.
+		for (const text of stringsOf(parsed)) screenPrompt(text, "data");
 		const result = unwrap(
 			await agentRpc(c.env, agent.name).trigger(agent.name, agent.source, {
 				kind: "webhook",
@@ -85,3 +88,21 @@ export const hooksApi = createApi().openapi(
 		return c.json(result.job, 202);
 	},
 );
+
+/** Every key and string value in a parsed JSON value (depth already bounded), without recursion. */
+function stringsOf(value: unknown): string[] {
+	const out: string[] = [];
+	const stack = [value];
+	while (stack.length > 0) {
+		const v = stack.pop();
+		if (typeof v === "string") out.push(v);
+		else if (Array.isArray(v)) stack.push(...v);
+		else if (v !== null && typeof v === "object") {
+			for (const [key, child] of Object.entries(v)) {
+				out.push(key);
+				stack.push(child);
+			}
+		}
+	}
+	return out;
+}
