@@ -1,6 +1,6 @@
 import type { AgentDefinition, Schedule } from "../../src/config/schema.ts";
 import { createJob, newJobId } from "../../src/jobs/model.ts";
-import { nextDue, planTick } from "../../src/scheduler/occurrences.ts";
+import { nextDue, planTick, type SkippedRange } from "../../src/scheduler/occurrences.ts";
 import { jobCounts, putJob } from "./jobs.ts";
 import { insertOccurrence } from "./ledger.ts";
 import type { AgentState } from "./state.ts";
@@ -122,20 +122,7 @@ export function claimDue(sql: SqlStorage, ctx: TickContext): TickOutcome {
 				counts.pending++;
 				claimed++;
 			}
-			for (const range of plan.skipped) {
-				const inserted = insertOccurrence(sql, {
-					schedule: name,
-					source: "cron",
-					scheduledInstant: range.last.getTime(),
-					dispatch: "late",
-					claimedAt: now,
-					status: "skipped",
-					skipReason: refused ?? range.reason,
-					skippedCount: range.count,
-					skippedFrom: range.first.getTime(),
-				});
-				if (inserted) skipped++;
-			}
+			for (const range of plan.skipped) if (skipRange(sql, name, range, refused ?? range.reason, now)) skipped++;
 			sql.exec(
 				`INSERT INTO schedule_state (schedule, spec, cursor, last_fire_instant, last_fire_at) VALUES (?, ?, ?, ?, ?)
 				 ON CONFLICT (schedule) DO UPDATE SET spec = excluded.spec, cursor = max(schedule_state.cursor, excluded.cursor),
@@ -193,21 +180,24 @@ function settleOldTiming(sql: SqlStorage, name: string, row: ScheduleStateRow, u
 	for (const fire of plan.fires) {
 		if (insertOccurrence(sql, { schedule: name, source: "cron", scheduledInstant: fire.instant.getTime(), dispatch: fire.dispatch, claimedAt: now, status: "skipped", skipReason: reason })) skipped++;
 	}
-	for (const range of plan.skipped) {
-		const inserted = insertOccurrence(sql, {
-			schedule: name,
-			source: "cron",
-			scheduledInstant: range.last.getTime(),
-			dispatch: "late",
-			claimedAt: now,
-			status: "skipped",
-			skipReason: reason,
-			skippedCount: range.count,
-			skippedFrom: range.first.getTime(),
-		});
-		if (inserted) skipped++;
-	}
+	for (const range of plan.skipped) if (skipRange(sql, name, range, reason, now)) skipped++;
 	return skipped;
+}
+
+/** One ledger row for a range of slots not run, with why; false if the row was there already. */
+function skipRange(sql: SqlStorage, schedule: string, range: SkippedRange, reason: string, now: number): boolean {
+	const inserted = insertOccurrence(sql, {
+		schedule,
+		source: "cron",
+		scheduledInstant: range.last.getTime(),
+		dispatch: "late",
+		claimedAt: now,
+		status: "skipped",
+		skipReason: reason,
+		skippedCount: range.count,
+		skippedFrom: range.first.getTime(),
+	});
+	return inserted !== null;
 }
 
 /** Notes when a PUT changed the timing of schedules that have a place in time, for the next tick. */
