@@ -12,6 +12,9 @@ import { verifyWebhook } from "./webhook-signature.ts";
 import { HTTPException } from "hono/http-exception";
 import { MAX_JSON_DEPTH, textNestsDeeper } from "../shared/json-depth.ts";
 
+/** The shortest webhook secret drover signs with: as long as an API token must be. */
+const MIN_SECRET_CHARS = 16;
+
 // application/json, or a structured +json type, with any parameters (charset).
 const JSON_MEDIA_TYPE = /^application\/([a-z0-9.-]+\+)?json\s*(;.*)?$/i;
 
@@ -48,6 +51,11 @@ export const hooksApi = createApi().openapi(
 		const secret = (c.env as unknown as Record<string, unknown>)[secretName];
 		if (typeof secret !== "string" || secret.length === 0) {
 			throw new AppError(503, "unavailable", `agent ${agent.name}'s webhook secret is not configured on the Worker`);
+		}
+		// A short key (or a name that points at a plain setting, such as RETENTION_DAYS = "30") can be
+		// guessed, and every signature with it forged.
+		if (secret.length < MIN_SECRET_CHARS) {
+			throw new AppError(503, "unavailable", `agent ${agent.name}'s webhook secret ${secretName} is too short to sign with (at least ${MIN_SECRET_CHARS} characters); set a longer one`);
 		}
 		// Every body drover takes is JSON, sent as JSON (onError words the 415).
 		if (!JSON_MEDIA_TYPE.test(c.req.header("content-type") ?? "")) throw new HTTPException(415);

@@ -225,6 +225,14 @@ describe("POST /v1/hooks/:agent", () => {
 		expect(job.prompt).not.toMatch(/[\u200b\u202e]/);
 	});
 
+	it("answers 503 rather than take signatures made with a secret too short to keep (a plain setting's value)", async () => {
+		await createAgent({ name: "hook-short", prompt: "Triage this.", webhook: { secret: "RETENTION_DAYS" } });
+		const res = await hook("hook-short", "{}", { secret: "30" });
+		expect(res.status).toBe(503);
+		expect((await errorOf(res)).message).toBe("agent hook-short's webhook secret RETENTION_DAYS is too short to sign with (at least 16 characters); set a longer one");
+		expect(await runsOf("hook-short")).toEqual([]);
+	});
+
 	it("refuses a signed body that is JSON but not an object, creating nothing", async () => {
 		await webhookAgent("hook-shapes");
 		for (const body of ["5", '"text"', "null", "[1,2]"]) {
