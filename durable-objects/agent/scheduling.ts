@@ -73,7 +73,11 @@ export function claimDue(sql: SqlStorage, ctx: TickContext): TickOutcome {
 		// starts when it changed (a PUT says when; a deploy is first seen now), and its old timing's
 		// slots up to then are accounted for, not dropped.
 		let cursor: number;
-		if (row && row.spec === key) cursor = row.cursor;
+		if (row && row.spec === key) {
+			cursor = row.cursor;
+			// A change undone before any tick saw it (disabled and enabled again within the minute).
+			if (row.changed_at !== null) sql.exec("UPDATE schedule_state SET changed_at = NULL WHERE schedule = ?", name);
+		}
 		else if (row) {
 			// Never later than a first sight would start it: the slot of this very tick is the new timing's.
 			const changed = Math.min(row.changed_at ?? Number.POSITIVE_INFINITY, now - FIRST_SIGHT_LOOKBACK_MS);
@@ -167,14 +171,15 @@ function adoptRenamed(sql: SqlStorage, running: [string, string][]): void {
  */
 function settleOldTiming(sql: SqlStorage, name: string, row: ScheduleStateRow, until: number, now: number): number {
 	if (until <= row.cursor) return 0;
-	let old: Schedule;
+	let plan: ReturnType<typeof planTick>;
 	try {
 		const { agentEnabled: _enabled, ...timing } = JSON.parse(row.spec) as Schedule & { agentEnabled?: boolean };
-		old = timing as Schedule;
+		plan = planTick(timing as Schedule, new Date(row.cursor), new Date(until));
 	} catch {
+		// An old timing that no longer plans (a cron or timezone a newer library refuses) must not stop
+		// the schedule's ticks for good: its slots go unaccounted, the new timing runs.
 		return 0;
 	}
-	const plan = planTick(old, new Date(row.cursor), new Date(until));
 	const reason = `not run: schedule ${name}'s timing changed before this slot was claimed`;
 	let skipped = 0;
 	for (const fire of plan.fires) {
@@ -203,7 +208,13 @@ function skipRange(sql: SqlStorage, schedule: string, range: SkippedRange, reaso
 /** Notes when a PUT changed the timing of schedules that have a place in time, for the next tick. */
 export function noteTimingChanges(sql: SqlStorage, agent: AgentDefinition, at: number): void {
 	for (const [name, schedule] of Object.entries(agent.schedules)) {
-		sql.exec("UPDATE schedule_state SET changed_at = coalesce(changed_at, ?) WHERE schedule = ? AND spec <> ?", at, name, specKey(schedule, agent.enabled));
+		// Changed back to the timing the schedule still has: nothing changed after all.
+		sql.exec(
+			"UPDATE schedule_state SET changed_at = CASE WHEN spec = ?1 THEN NULL ELSE coalesce(changed_at, ?2) END WHERE schedule = ?3",
+			specKey(schedule, agent.enabled),
+			at,
+			name,
+		);
 	}
 }
 

@@ -104,7 +104,10 @@ function stringsOf(value: unknown): string[] {
 	while (stack.length > 0) {
 		const v = stack.pop();
 		if (typeof v === "string") out.push(v);
-		else if (Array.isArray(v)) stack.push(...v);
+		else if (Array.isArray(v)) {
+			// One at a time: spreading a wide array into push() overflows the stack.
+			for (const item of v) stack.push(item);
+		}
 		else if (v !== null && typeof v === "object") {
 			for (const [key, child] of Object.entries(v)) {
 				out.push(key);

@@ -256,6 +256,13 @@ describe("POST /v1/hooks/:agent", () => {
 		expect(await runsOf("hook-deep")).toHaveLength(2);
 	});
 
+	it("takes a wide flat array within the body limit (its strings are scanned without a stack overflow)", async () => {
+		await webhookAgent("hook-flat");
+		const body = JSON.stringify({ a: new Array(130_000).fill(0) });
+		expect(body.length).toBeLessThan(256 * 1024);
+		expect((await hook("hook-flat", body)).status).toBe(202);
+	});
+
 	it("gives the model a payload that indenting would multiply compact, no larger than the body taken", async () => {
 		await webhookAgent("hook-wide");
 		const body = JSON.stringify({ a: Array.from({ length: 20_000 }, () => [[[[1]]]]) });

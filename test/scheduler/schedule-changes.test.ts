@@ -189,3 +189,20 @@ describe("a schedule's timing changed while ticks were missing", () => {
 		await settle("renamed");
 	});
 });
+
+describe("a timing change undone before any tick saw it", () => {
+	it("leaves no mark, so a later change starts from its own moment, not the undone one's", async () => {
+		const name = "undone-change";
+		await createAgent({ name, max_concurrent: 5, schedules: { s: { cron: "0 */6 * * *" } } });
+		await tick("2026-12-01T06:00:00Z");
+		// Disabled and enabled again within the minute: the schedule's timing is what it was.
+		await put(name, { enabled: false, schedules: { s: { cron: "0 */6 * * *" } } });
+		await put(name, { schedules: { s: { cron: "0 */6 * * *" } } });
+		const changedAt = await runInDurableObject(env.AGENT.getByName(name), (_i, state) =>
+			state.storage.sql.exec<{ changed_at: number | null }>("SELECT changed_at FROM schedule_state WHERE schedule = 's'").one().changed_at,
+		);
+		// A mark left here would date the next real change back to this moment: slots from before
+		// that change would be owed under its timing.
+		expect(changedAt).toBeNull();
+	});
+});
