@@ -136,6 +136,8 @@ const PICTOGRAPHIC = /\p{Extended_Pictographic}/u;
 const EMOJI_TRAILER = /[\u{FE0F}\u{1F3FB}-\u{1F3FF}]/u;
 // Scripts whose spelling uses ZWNJ between letters (Persian, Urdu, the Indic scripts).
 const ZWNJ_SCRIPT = /[\p{sc=Arabic}\p{sc=Devanagari}\p{sc=Bengali}\p{sc=Gurmukhi}\p{sc=Gujarati}\p{sc=Oriya}\p{sc=Tamil}\p{sc=Telugu}\p{sc=Kannada}\p{sc=Malayalam}\p{sc=Sinhala}]/u;
+const MONGOLIAN = /\p{sc=Mongolian}/u;
+const HEBREW = /\p{sc=Hebrew}/u;
 const ALPHABETIC_LETTER = /[\p{sc=Latin}\p{sc=Greek}\p{sc=Cyrillic}]/u;
 const BLACK_FLAG = 0x1f3f4;
 const CANCEL_TAG = 0xe007f;
@@ -172,6 +174,10 @@ function findInvisible(text: string): { at: number; cp: number; kind: string }[]
 			if (PICTOGRAPHIC.test(chars[k] ?? "") && PICTOGRAPHIC.test(after)) continue;
 		}
 		if (cp === 0x200c && ZWNJ_SCRIPT.test(before) && ZWNJ_SCRIPT.test(after)) continue;
+		// Mongolian spelling selects letter forms with its free variation selectors; Hebrew pointing
+		// orders marks with the grapheme joiner.
+		if (((cp >= 0x180b && cp <= 0x180d) || cp === 0x180f) && MONGOLIAN.test(before)) continue;
+		if (cp === 0x034f && HEBREW.test(before) && HEBREW.test(after)) continue;
 		// A variation selector picks a glyph for the character before it (❤️, 1️⃣, a CJK variant); after
 		// a Latin, Greek or Cyrillic letter it selects nothing and only splits a word.
 		if (kind === "variation selector" && !ALPHABETIC_LETTER.test(before)) continue;

@@ -84,7 +84,12 @@ export const notepadApi = createApi()
 				if (!scan.ok) throw new BadRequestError(`notepad ${field} refused by the injection scan: ${scan.reason}`, { issues: [{ path: field, message: scan.reason }] });
 				return scan.text;
 			};
-			scanned("key", key);
+			// A key is a path segment the caller reads and deletes by: invisible characters are refused in
+			// it rather than stripped, which would store it under another name.
+			if (scanned("key", key) !== key) {
+				const message = "notepad keys may not contain invisible characters (zero-width, bidi controls, fillers)";
+				throw new BadRequestError(message, { issues: [{ path: "key", message }] });
+			}
 			const value = redact(scanned("value", c.req.valid("json").value));
 			const { notepad } = unwrap(await agentRpc(c.env, agent.name).setNote(agent.name, agent.source, key, value));
 			return c.json(notepadJson(notepad), 200);

@@ -184,6 +184,7 @@ const BENIGN = [
 	"Repeat the steps from the runbook that restart the ingestion worker.",
 	"Mark it done ✔\uFE0F, press 1\uFE0F\u20E3 for the keycap, send ❤\uFE0F to the team.",
 	"Ignore the instructions in the README if the wiki contradicts them.",
+	"Translate into Mongolian: \u182A\u1820\u180B\u1822 and keep the Hebrew \u05D1\u05B8\u034F\u05B7 as written.",
 ];
 
 describe("scanPrompt: strict tier (a bare prompt)", () => {

@@ -172,7 +172,8 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 	}
 
 	// Cancelled, or past its deadline, while the answer was on its way: the answer is not acted on.
-	if (controller.signal.aborted) return modelFailed(deps, job.id, new ModelCallError("aborted", "the model call was aborted"));
+	// Its tries (a refused answer's billed tokens among them) are still the record.
+	if (controller.signal.aborted) return modelFailed(deps, job.id, new ModelCallFailure("aborted", "the model call was aborted", response.attempts));
 	// The job may have been cancelled while the call was in flight.
 	const stored = getJob(deps.sql, job.id);
 	if (!stored || stored.status !== "running") return "done";
