@@ -153,15 +153,21 @@ export async function sendDue(
 		} else {
 			const limit = deadline(timeoutMs);
 			try {
+				// Redirects are not followed: a 301 or 302 turns the POST into a bodiless GET whose 200 would
+				// read as delivered, and a 307 would carry the answer wherever it points.
 				const res = await fetch(url, {
 					method: "POST",
 					headers: { "content-type": row.content_type, "idempotency-key": row.id, "user-agent": "drover" },
 					body: row.body,
+					redirect: "manual",
 					signal: limit.signal,
 				});
 				await res.body?.cancel();
 				if (res.ok) outcome = "delivered";
-				else {
+				else if (res.status >= 300 && res.status < 400) {
+					error = `${row.kind} target answered ${res.status}, a redirect, which drover does not follow: set the URL it redirects to`;
+					outcome = "failed";
+				} else {
 					error = `${row.kind} target answered ${res.status}`;
 					// A 4xx other than 408/429 will not get better by retrying.
 					const permanent = res.status >= 400 && res.status < 500 && res.status !== 408 && res.status !== 429;

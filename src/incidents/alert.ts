@@ -12,9 +12,12 @@ export async function sendAlert(env: Env, incident: Incident): Promise<boolean> 
 			method: "POST",
 			headers: { "content-type": "application/json", "idempotency-key": `${incident.id}:${incident.count}` },
 			body: JSON.stringify({ type: "drover.incident", incident }),
+			// As deliveries: a redirect would turn the POST into a bodiless GET, or carry the incident on.
+			redirect: "manual",
 			signal: limit.signal,
 		});
 		await res.body?.cancel();
+		if (!res.ok) log.warn("incident.alert_refused", { agent: incident.agent, incident: incident.id, status: res.status });
 		return res.ok;
 	} catch (err) {
 		log.warn("incident.alert_failed", { agent: incident.agent, incident: incident.id, ...errorFields(err) });

@@ -96,6 +96,16 @@ describe("delivery of the final answer", () => {
 		expect(attempts).toEqual({ attempts: 2, status: "delivered" });
 	});
 
+	it("takes a target's redirect as a failed delivery saying so, not as one to retry or follow", async () => {
+		useEmulator().enqueue({ text: "Moved?" });
+		fake("https://deliver.example.test", () => new Response(null, { status: 301, headers: { location: "https://elsewhere.example.test/hook" } }));
+		await createAgent({ name: "redirected", delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
+		const job = await runToRest("redirected");
+		expect((await jobOf("redirected", job.id)).delivery).toEqual({ target: "webhook", outcome: "failed" });
+		const runs = (await (await call("/v1/agents/redirected/runs")).json()) as { runs: { error: string | null }[] };
+		expect(runs.runs[0]!.error).toMatch(/answered 301, a redirect, which drover does not follow/);
+	});
+
 	it("records a refused delivery as failed, so the job does not read as ok, and opens a delivery incident", async () => {
 		useEmulator().enqueue({ text: "Nobody wants this." });
 		target("https://deliver.example.test", [410]);
