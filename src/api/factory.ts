@@ -2,6 +2,7 @@ import { OpenAPIHono, type RouteConfig } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import type { ZodError } from "zod";
 import { BadRequestError } from "../errors.ts";
+import { LONE_SURROGATE_MESSAGE, loneSurrogatePath } from "../shared/well-formed.ts";
 import { type Issue, issuesOf } from "../shared/zod-issues.ts";
 import { requireRole } from "./auth/middleware.ts";
 import type { Role } from "./auth/roles.ts";
@@ -42,6 +43,10 @@ export function createApi() {
 	return new OpenAPIHono<AppEnv>({
 		defaultHook: (result, c) => {
 			if (!result.success) throw validationError(result.target === "json" ? "body" : result.target, result.error, result.target === "query" ? c.req.queries() : undefined);
+			if (result.target === "json") {
+				const path = loneSurrogatePath(result.data);
+				if (path !== null) throw new BadRequestError(`invalid body: ${path}: ${LONE_SURROGATE_MESSAGE}`, { issues: [{ path, message: LONE_SURROGATE_MESSAGE }] });
+			}
 		},
 	});
 }

@@ -11,6 +11,7 @@ import { screenPrompt } from "./screen.ts";
 import { verifyWebhook } from "./webhook-signature.ts";
 import { HTTPException } from "hono/http-exception";
 import { MAX_JSON_DEPTH, textNestsDeeper } from "../shared/json-depth.ts";
+import { LONE_SURROGATE_MESSAGE, loneSurrogatePath } from "../shared/well-formed.ts";
 
 /** The shortest webhook secret drover signs with: as long as an API token must be. */
 const MIN_SECRET_CHARS = 16;
@@ -75,6 +76,8 @@ export const hooksApi = createApi().openapi(
 			throw new BadRequestError("webhook body is not valid JSON");
 		}
 		if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new BadRequestError("webhook body must be a JSON object");
+		const lone = loneSurrogatePath(parsed);
+		if (lone !== null) throw new BadRequestError(`webhook body: ${lone}: ${LONE_SURROGATE_MESSAGE}`, { issues: [{ path: lone, message: LONE_SURROGATE_MESSAGE }] });
 		// Injected data gets the looser scan: invisible characters are stripped, overrides refused. It
 		// scans the payload as the model will read it (JSON.stringify escapes only quotes, backslashes
 		// and control characters), not the raw body, where a \u escape hid a letter or an invisible

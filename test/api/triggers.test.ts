@@ -233,6 +233,14 @@ describe("POST /v1/hooks/:agent", () => {
 		expect(await runsOf("hook-short")).toEqual([]);
 	});
 
+	it("refuses a signed body with a lone UTF-16 surrogate, naming where, creating nothing", async () => {
+		await webhookAgent("hook-lone");
+		const res = await hook("hook-lone", String.raw`{"issue":{"title":"a\ud800b"}}`);
+		expect(res.status).toBe(400);
+		expect(await errorOf(res)).toMatchObject({ details: { issues: [{ path: "issue.title" }] } });
+		expect(await runsOf("hook-lone")).toEqual([]);
+	});
+
 	it("refuses a signed body that is JSON but not an object, creating nothing", async () => {
 		await webhookAgent("hook-shapes");
 		for (const body of ["5", '"text"', "null", "[1,2]"]) {
