@@ -46,4 +46,14 @@ export const SHARD_MIGRATIONS: readonly SqlMigration[] = [
 			DELETE FROM meta WHERE key = 'fleet';
 		`,
 	},
+	{
+		version: 5,
+		name: "resync_for_replaced_api_agents",
+		sql: `
+			-- A fleet.yaml agent that took an API agent's name before a file agent replaced it (or a
+			-- deleted one's, whose due time was stored as never) is found by the next deploy sync:
+			-- forgetting the synced revision makes the first tick after this upgrade run it.
+			DELETE FROM meta WHERE key = 'fleet';
+		`,
+	},
 ];

@@ -5,7 +5,7 @@ import { loadFleet } from "../../src/config/bundled.ts";
 import type { AgentDefinition } from "../../src/config/schema.ts";
 import { errorFields, log } from "../../src/log.ts";
 import { shardOf } from "../../src/scheduler/shards.ts";
-import { markAgentDeleted } from "../../src/store/agent-registry.ts";
+import { liveRegisteredAmong, markAgentDeleted } from "../../src/store/agent-registry.ts";
 import { sha256Hex } from "../../src/shared/hash.ts";
 import { migrate } from "../../src/store/sqlite-migrations.ts";
 import { SHARD_MIGRATIONS } from "./schema.ts";
@@ -119,20 +119,19 @@ export class SchedulerShardDO extends DurableObject<Env> {
 		// An API agent whose name fleet.yaml now takes is that file agent from its next call on (see
 		// ensureState); its registry row goes, or it would be listed twice, and come back as an API
 		// agent without a definition if the file ever dropped it.
-		const shadowed = this.sql
-			.exec<{ name: string }>("SELECT name FROM agents WHERE source = 'api'")
-			.toArray()
-			.filter((r) => names.has(r.name));
-		// One whose row could not be retired stays an API row here, so the next tick tries again.
-		const unretired = new Set<string>();
-		for (const { name } of shadowed) {
-			try {
+		// Asked of the registry, not of this shard's rows: a sync before this rule made such a row a
+		// file row already, and left its registry row live.
+		// With D1 down the rest of the sync goes on, and the revision stays unrecorded: the next tick
+		// tries again.
+		let retired = true;
+		try {
+			for (const { name } of mine.length === 0 ? [] : await liveRegisteredAmong(this.env.DB, [...names])) {
 				await markAgentDeleted(this.env.DB, name, Date.now());
 				log.warn("shard.api_agent_replaced_by_file", { shard, agent: name });
-			} catch (err) {
-				unretired.add(name);
-				log.error("shard.api_agent_retire_failed", { shard, agent: name, ...errorFields(err) });
 			}
+		} catch (err) {
+			retired = false;
+			log.error("shard.api_agent_retire_failed", { shard, ...errorFields(err) });
 		}
 		// Its object would otherwise keep the alarm it set for the old retention's expiry (weeks away,
 		// for an agent nothing else wakes). Best effort: the pass after that expiry prunes anyway.
@@ -148,7 +147,6 @@ export class SchedulerShardDO extends DurableObject<Env> {
 		this.ctx.storage.transactionSync(() => {
 			for (const name of told) this.sql.exec("DELETE FROM agents WHERE name = ?", name);
 			for (const agent of mine) {
-				if (unretired.has(agent.name)) continue;
 				this.sql.exec(
 					`INSERT INTO agents (name, source, next_due_at, definition, generation) VALUES (?, 'file', 0, ?, abs(random() % 9007199254740991))
 					 ON CONFLICT (name) DO UPDATE SET source = 'file', next_due_at = 0, definition = excluded.definition, generation = generation + 1`,
@@ -156,7 +154,7 @@ export class SchedulerShardDO extends DurableObject<Env> {
 					JSON.stringify(agent),
 				);
 			}
-			if (told.length === gone.length && unretired.size === 0) this.sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('fleet', ?)", revision);
+			if (told.length === gone.length && retired) this.sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('fleet', ?)", revision);
 		});
 	}
 

@@ -48,6 +48,15 @@ export async function listRegisteredAgents(db: D1Database, limit: number, after?
 	return results.map(toRegisteredAgent);
 }
 
+/** Which of `names` are live API agents in the registry (one JSON parameter: D1 binds at most 100). */
+export async function liveRegisteredAmong(db: D1Database, names: readonly string[]): Promise<{ name: string }[]> {
+	const { results } = await db
+		.prepare("SELECT name FROM agents WHERE deleted_at IS NULL AND name IN (SELECT value FROM json_each(?))")
+		.bind(JSON.stringify(names))
+		.all<{ name: string }>();
+	return results;
+}
+
 export async function countRegisteredAgents(db: D1Database): Promise<number> {
 	return (await db.prepare("SELECT count(*) AS n FROM agents WHERE deleted_at IS NULL").first<{ n: number }>())?.n ?? 0;
 }

@@ -11,6 +11,8 @@ import { tick } from "../helpers/ticks.ts";
 import { parseAgent } from "../../src/config/fleet.ts";
 import { shardName, shardOf } from "../../src/scheduler/shards.ts";
 import { upsertRegisteredAgent } from "../../src/store/agent-registry.ts";
+import { migrate } from "../../src/store/sqlite-migrations.ts";
+import { SHARD_MIGRATIONS } from "../../durable-objects/shard/schema.ts";
 
 const definition = { name: "api-made", prompt: "Check the queue.", schedules: { quarter: { interval: "15m" } } };
 
@@ -257,6 +259,23 @@ describe("an API agent whose name a deploy gives to a fleet.yaml agent", () => {
 			state.storage.sql.exec<{ source: string }>("SELECT source FROM agents WHERE name = 'site-watch'").one(),
 		);
 		expect(shardRow.source).toBe("file");
+		await settle("site-watch");
+	});
+
+	it("already listed twice before the upgrade (its shard synced, its registry row live), is retired at the first tick after it", async () => {
+		useEmulator();
+		const definition = parseAgent({ name: "site-watch", prompt: "The API's own prompt." });
+		await upsertRegisteredAgent(env.DB, definition, "api-revision", "root", Date.now());
+		const shard = env.SCHEDULER_SHARD.getByName(shardName(shardOf("site-watch")));
+		// The release before synced this fleet (its shard row says file) and left the registry row live.
+		await tick("2026-12-01T13:07:00Z");
+		expect(await registryRow("site-watch")).toMatchObject({ deleted_at: null });
+		await runInDurableObject(shard, (_i, state) => {
+			state.storage.sql.exec("DELETE FROM schema_migrations WHERE version >= 5");
+			migrate(state.storage, SHARD_MIGRATIONS);
+		});
+		await tick("2026-12-01T13:08:00Z");
+		expect(await registryRow("site-watch")).toMatchObject({ deleted_at: expect.any(Number) });
 		await settle("site-watch");
 	});
 });
