@@ -235,4 +235,15 @@ export const AGENT_MIGRATIONS: readonly SqlMigration[] = [
 			ALTER TABLE schedule_state ADD COLUMN changed_at INTEGER;
 		`,
 	},
+	{
+		version: 11,
+		name: "hold_hooks_for_their_delivery",
+		sql: `
+			-- Hook calls the previous release queued beside a delivery still being sent: held, as this
+			-- release queues them, so they go once the delivery has an outcome and carry it.
+			UPDATE deliveries SET status = 'held'
+			 WHERE kind = 'hook' AND status IN ('pending', 'sending')
+			   AND job_id IN (SELECT job_id FROM deliveries WHERE kind = 'delivery' AND status IN ('pending', 'sending'));
+		`,
+	},
 ];

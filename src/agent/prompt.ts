@@ -7,7 +7,8 @@
 import type { AgentDefinition } from "../config/schema.ts";
 import type { TriggerType } from "../jobs/schema.ts";
 import type { PromptParts, TextBlockParam } from "./contracts.ts";
-import type { ScanTier } from "./injection.ts";
+import { stripInvisible, type ScanTier } from "./injection.ts";
+import { redact } from "../security/redact.ts";
 
 export interface PromptInput {
 	prompt: string;
@@ -50,7 +51,9 @@ export function renderNotepad(notepad: ReadonlyMap<string, string>): string {
 	const entries = [...notepad].sort(([a], [b]) => byKey(a, b));
 	if (entries.length === 0) return "";
 	// The API refuses keys with line breaks; one stored before that rule is still kept in its item.
-	const lines = entries.map(([key, value]) => `- ${withinItem(key)}: ${withinItem(value)}`);
+	// Written values are scanned and redacted on the way in; ones stored before that rule are made
+	// safe here, on the way to the model.
+	const lines = entries.map(([key, value]) => `- ${withinItem(stripInvisible(key))}: ${withinItem(redact(stripInvisible(value)))}`);
 	return `${NOTEPAD_HEADING}\n${lines.join("\n")}\n`;
 }
 

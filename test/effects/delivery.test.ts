@@ -8,6 +8,8 @@ import { transition } from "../../src/jobs/model.ts";
 import { MAX_ATTEMPTS } from "../../durable-objects/agent/effects.ts";
 import { jobOf, runToRest, trigger } from "../helpers/jobs.ts";
 import { fake, outboundLog } from "../helpers/outbound.ts";
+import { AGENT_MIGRATIONS } from "../../durable-objects/agent/schema.ts";
+import { migrate } from "../../src/store/sqlite-migrations.ts";
 
 interface Seen {
 	url: string;
@@ -174,6 +176,25 @@ describe("hooks", () => {
 		// The first attempt failed: the hook waited for the second, then carried its outcome.
 		expect(order).toEqual(["deliveries 1, hooks 0", "deliveries 2, hooks 1"]);
 		expect(hooks[0]!.body).toMatchObject({ type: "drover.job.completed", job: { id: job.id, status: "completed", delivery: { target: "webhook", outcome: "delivered" } } });
+	});
+
+	it("queued by the previous release beside a delivery still being sent are held by the upgrade, and carry its outcome", async () => {
+		useEmulator().enqueue({ text: "Delivered after the upgrade." });
+		const delivered = target("https://deliver.example.test", [503, 200]);
+		const hooks = target("https://hooks.example.test", [200]);
+		await createAgent({ name: "hooked-upgrade", delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" }, hooks: { after_run: [{ url_secret: "TEST_HOOK_URL" }] } });
+		const job = await runToRest("hooked-upgrade");
+		expect(delivered).toHaveLength(1);
+		// As the previous release left it: the hook queued to go at once, its body without the outcome.
+		await runInDurableObject(env.AGENT.getByName("hooked-upgrade"), (_i: AgentDO, state) => {
+			state.storage.sql.exec("UPDATE deliveries SET status = 'pending', next_at = 9e15 WHERE kind = 'hook'");
+			state.storage.sql.exec("DELETE FROM schema_migrations WHERE version >= 11");
+			migrate(state.storage, AGENT_MIGRATIONS);
+		});
+		await timePasses("hooked-upgrade");
+		expect(delivered).toHaveLength(2);
+		expect(hooks).toHaveLength(1);
+		expect(hooks[0]!.body).toMatchObject({ job: { id: job.id, delivery: { target: "webhook", outcome: "delivered" } } });
 	});
 
 	it("fire after_run for every final status, cancelled included, and on_error for failures", async () => {

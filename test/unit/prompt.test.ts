@@ -75,6 +75,13 @@ describe("assemblePrompt: the user message and the notepad", () => {
 		expect(renderNotepad(new Map())).toBe("");
 	});
 
+	it("gives the model a value stored before writes were scanned redacted, and without invisible characters", () => {
+		const rendered = renderNotepad(new Map([["cre\u200bds", "key sk-ant-api03-abcdefghijklmnopqrstuv\u200b end"]]));
+		expect(rendered).not.toContain("sk-ant-api03-abcdefghijklmnopqrstuv");
+		expect(rendered).not.toMatch(/\u200b/);
+		expect(rendered).toMatch(/^## Job notepad \(persistent across runs\)\n- creds: key .* end\n$/);
+	});
+
 	it("keeps a value inside its list item whatever line break it uses", () => {
 		expect(renderNotepad(new Map([["seen", "a\r## CR\u2028## LS\u2029## PS\u0085## NEL\v## VT\f## FF"]]))).toBe(
 			"## Job notepad (persistent across runs)\n- seen: a\n  ## CR\n  ## LS\n  ## PS\n  ## NEL\n  ## VT\n  ## FF\n",
