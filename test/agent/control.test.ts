@@ -36,14 +36,20 @@ function hangingTarget(origin: string): Promise<void> {
 	});
 }
 
+/** A promise and what settles it: what waits on `promise` goes on once the test calls `open`. */
+function gate(): { promise: Promise<void>; open: () => void } {
+	let open = () => {};
+	const promise = new Promise<void>((resolve) => (open = resolve));
+	return { promise, open };
+}
+
 /** A page at slow.example.test that answers only once released; `reached` when it is requested. */
 function slowPage(): { reached: Promise<void>; release: () => void } {
-	let release = () => {};
-	const gate = new Promise<void>((resolve) => (release = resolve));
+	const { promise: held, open: release } = gate();
 	const reached = new Promise<void>((arrived) =>
 		fake("https://slow.example.test", async () => {
 			arrived();
-			await gate;
+			await held;
 			return new Response("slow page");
 		}),
 	);
@@ -66,10 +72,8 @@ describe("an alarm that fires while a pass runs", () => {
 	it("returns at once, leaving the work to the pass under way, which finishes it", async () => {
 		const emulator = useEmulator();
 		emulator.enqueue({ text: "Finished." });
-		let release = () => {};
-		const held = new Promise<void>((resolve) => (release = resolve));
-		let reached = () => {};
-		const arrived = new Promise<void>((resolve) => (reached = resolve));
+		const { promise: held, open: release } = gate();
+		const { promise: arrived, open: reached } = gate();
 		fake("https://api.anthropic.com", async (req) => {
 			reached();
 			await held;
@@ -115,10 +119,8 @@ describe("cancel", () => {
 
 	it("does not act on an answer that arrives after the job was cancelled", async () => {
 		// An answer already on its way when the cancel lands (this fake, unlike a socket, ignores the abort).
-		let release = () => {};
-		const held = new Promise<void>((resolve) => (release = resolve));
-		let reached = () => {};
-		const arrived = new Promise<void>((resolve) => (reached = resolve));
+		const { promise: held, open: release } = gate();
+		const { promise: arrived, open: reached } = gate();
 		const emulator = new MessagesEmulator();
 		emulator.enqueue({ text: "Too late." });
 		fake("https://api.anthropic.com", async (req) => {
@@ -661,14 +663,10 @@ describe("continue and fork", () => {
 describe("jobs running side by side", () => {
 	it("starts a queued job in the slot a finished one frees while another still runs, and puts each output once", async () => {
 		const name = "freed-slot";
-		let openA = () => {};
-		const heldA = new Promise<void>((resolve) => (openA = resolve));
-		let openB = () => {};
-		const heldB = new Promise<void>((resolve) => (openB = resolve));
-		let reachedA = () => {};
-		const arrivedA = new Promise<void>((resolve) => (reachedA = resolve));
-		let reachedB = () => {};
-		const arrivedB = new Promise<void>((resolve) => (reachedB = resolve));
+		const { promise: heldA, open: openA } = gate();
+		const { promise: heldB, open: openB } = gate();
+		const { promise: arrivedA, open: reachedA } = gate();
+		const { promise: arrivedB, open: reachedB } = gate();
 		fake("https://api.anthropic.com", async (req) => {
 			const prompt = JSON.stringify(((await req.clone().json()) as { messages: { content: unknown }[] }).messages[0]!.content);
 			const emulator = new MessagesEmulator();
@@ -682,8 +680,7 @@ describe("jobs running side by side", () => {
 			emulator.enqueue({ text: `${prompt.slice(1, 6)} done.` });
 			return emulator.handle(req);
 		});
-		let deliveredC = () => {};
-		const cDelivered = new Promise<void>((resolve) => (deliveredC = resolve));
+		const { promise: cDelivered, open: deliveredC } = gate();
 		const delivered: string[] = [];
 		fake("https://deliver.example.test", async (req) => {
 			const id = ((await req.json()) as { job_id: string }).job_id;
@@ -733,12 +730,9 @@ describe("jobs running side by side", () => {
 		const limited = await runToRest(name, "R-job");
 		expect((await outputOf(name, limited.id)).some((l) => l.subtype === "rate_limited")).toBe(true);
 		// A, queued in the object and started by its alarm, holds that pass in its model call.
-		let releaseA = () => {};
-		const heldA = new Promise<void>((resolve) => (releaseA = resolve));
-		let reachedA = () => {};
-		const arrivedA = new Promise<void>((resolve) => (reachedA = resolve));
-		let ticketFiled = () => {};
-		const filed = new Promise<void>((resolve) => (ticketFiled = resolve));
+		const { promise: heldA, open: releaseA } = gate();
+		const { promise: arrivedA, open: reachedA } = gate();
+		const { promise: filed, open: ticketFiled } = gate();
 		fake("https://api.anthropic.com", async (req) => {
 			const prompt = JSON.stringify(((await req.clone().json()) as { messages: { content: unknown }[] }).messages[0]!.content);
 			if (prompt.includes("A-job")) {
@@ -869,8 +863,7 @@ describe("more room", () => {
 		await settle("widened");
 		expect((await jobOf("widened", queued.id)).status).toBe("pending");
 
-		let ran = () => {};
-		const started = new Promise<void>((resolve) => (ran = resolve));
+		const { promise: started, open: ran } = gate();
 		emulator.enqueue({ text: "Ran beside it." });
 		fake("https://api.anthropic.com", (req) => (ran(), emulator.handle(req)));
 		expect((await call("/v1/agents/widened", { method: "PUT", as: "admin", body: { ...definition, max_concurrent: 2 } })).status).toBe(200);
