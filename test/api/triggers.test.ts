@@ -102,12 +102,14 @@ describe("POST /v1/agents/:agent/jobs", () => {
 	});
 
 	it("pauses an agent that cannot run automatically, with the reason, instead of failing its runs", async () => {
-		// triage's create_ticket tool posts to the TICKETS_WEBHOOK_URL secret, which this Worker lacks.
-		const res = await trigger("triage", { prompt: "A bug report" });
+		// A secret no test binding sets, whatever a developer's .dev.vars holds (the test Worker reads it).
+		const tool = { type: "webhook", name: "create_ticket", description: "File a ticket.", url_secret: "NEVER_SET_TICKETS_URL" };
+		await createAgent({ name: "unready", tools: [tool] });
+		const res = await trigger("unready", { prompt: "A bug report" });
 		expect(res.status).toBe(409);
-		expect((await errorOf(res)).message).toBe("agent triage is paused: auto: secret TICKETS_WEBHOOK_URL (tool create_ticket) is not set");
-		const agent = (await (await call("/v1/agents/triage")).json()) as { paused: { by: string; reason: string } };
-		expect(agent.paused).toMatchObject({ by: "auto", reason: "auto: secret TICKETS_WEBHOOK_URL (tool create_ticket) is not set" });
+		expect((await errorOf(res)).message).toBe("agent unready is paused: auto: secret NEVER_SET_TICKETS_URL (tool create_ticket) is not set");
+		const agent = (await (await call("/v1/agents/unready")).json()) as { paused: { by: string; reason: string } };
+		expect(agent.paused).toMatchObject({ by: "auto", reason: "auto: secret NEVER_SET_TICKETS_URL (tool create_ticket) is not set" });
 	});
 
 	it("refuses to resume an agent that still cannot run (409 naming why), keeping its pause as it was", async () => {
