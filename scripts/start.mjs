@@ -84,7 +84,8 @@ if (!apiKey) {
 	children.push(emulator);
 	devArgs.push("--var", `ANTHROPIC_BASE_URL:http://127.0.0.1:${emulatorPort}`);
 }
-const dev = spawn("npx", devArgs, { stdio: ["ignore", "inherit", "inherit"], env });
+// wrangler's build step checks fleet.yaml on each save; here an invalid one is reported, not fatal.
+const dev = spawn("npx", devArgs, { stdio: ["ignore", "inherit", "inherit"], env: { ...env, DROVER_DEV_BUILD: "1" } });
 children.push(dev);
 for (const sig of ["SIGINT", "SIGTERM"])
 	process.on(sig, () => {
