@@ -1,6 +1,6 @@
 import type { AgentDefinition, Schedule } from "../../src/config/schema.ts";
 import { createJob, newJobId } from "../../src/jobs/model.ts";
-import { nextDue, planTick, type SkippedRange } from "../../src/scheduler/occurrences.ts";
+import { nextDue, planTick, type SkippedRange, type TickPlan } from "../../src/scheduler/occurrences.ts";
 import { jobCounts, putJob } from "./jobs.ts";
 import { insertOccurrence } from "./ledger.ts";
 import type { AgentState } from "./state.ts";
@@ -62,13 +62,15 @@ export function claimDue(sql: SqlStorage, ctx: TickContext): TickOutcome {
 	let next: number | null = null;
 
 	const running = Object.entries(agent.schedules).filter(([, s]) => agent.enabled && s.enabled);
-	adoptRenamed(sql, running.map(([name, s]) => [name, specKey(s, agent.enabled)]));
+	// One read of every schedule's place in time, not one per schedule: this runs on every claim.
+	const rows = new Map(sql.exec<ScheduleStateRow>("SELECT * FROM schedule_state").toArray().map((r) => [r.schedule, r]));
+	adoptRenamed(sql, rows, running.map(([name, s]) => [name, specKey(s, agent.enabled)]));
 	// Each definition change brings the agent a tick at once, which forgets what stopped running.
 	forgetSchedules(sql, running.map(([name]) => name));
 
 	for (const [name, schedule] of running) {
 		const key = specKey(schedule, agent.enabled);
-		const row = sql.exec<ScheduleStateRow>("SELECT * FROM schedule_state WHERE schedule = ?", name).toArray()[0];
+		const row = rows.get(name);
 		// A new schedule starts from now: slots of a spec it never had are not owed. A changed one
 		// starts when it changed (a PUT says when; a deploy is first seen now), and its old timing's
 		// slots up to then are accounted for, not dropped.
@@ -94,7 +96,7 @@ export function claimDue(sql: SqlStorage, ctx: TickContext): TickOutcome {
 				const reason = refusal(agent, state, counts);
 				refused = reason;
 				if (reason) {
-					if (insertOccurrence(sql, { schedule: name, source: "cron", scheduledInstant: instant, dispatch: fire.dispatch, claimedAt: now, status: "skipped", skipReason: reason })) skipped++;
+					if (skipFire(sql, name, fire, reason, now)) skipped++;
 					continue;
 				}
 				const jobId = newJobId(new Date(now));
@@ -150,17 +152,16 @@ export function claimDue(sql: SqlStorage, ctx: TickContext): TickOutcome {
  * time: as a new schedule, it would fire again an instant its old name already claimed when a tick
  * of that minute came again.
  */
-function adoptRenamed(sql: SqlStorage, running: [string, string][]): void {
+function adoptRenamed(sql: SqlStorage, rows: Map<string, ScheduleStateRow>, running: [string, string][]): void {
 	const names = new Set(running.map(([name]) => name));
-	const rows = sql.exec<ScheduleStateRow>("SELECT * FROM schedule_state").toArray();
-	const known = new Set(rows.map((r) => r.schedule));
-	const orphans = rows.filter((r) => !names.has(r.schedule));
+	const orphans = [...rows.values()].filter((r) => !names.has(r.schedule));
 	for (const [name, key] of running) {
-		if (known.has(name)) continue;
+		if (rows.has(name)) continue;
 		const i = orphans.findIndex((r) => r.spec === key);
 		if (i === -1) continue;
 		const [old] = orphans.splice(i, 1);
 		sql.exec("INSERT INTO schedule_state (schedule, spec, cursor, changed_at) VALUES (?, ?, ?, NULL)", name, key, old!.cursor);
+		rows.set(name, { schedule: name, spec: key, cursor: old!.cursor, changed_at: null });
 	}
 }
 
@@ -182,11 +183,14 @@ function settleOldTiming(sql: SqlStorage, name: string, row: ScheduleStateRow, u
 	}
 	const reason = `not run: schedule ${name}'s timing changed before this slot was claimed`;
 	let skipped = 0;
-	for (const fire of plan.fires) {
-		if (insertOccurrence(sql, { schedule: name, source: "cron", scheduledInstant: fire.instant.getTime(), dispatch: fire.dispatch, claimedAt: now, status: "skipped", skipReason: reason })) skipped++;
-	}
+	for (const fire of plan.fires) if (skipFire(sql, name, fire, reason, now)) skipped++;
 	for (const range of plan.skipped) if (skipRange(sql, name, range, reason, now)) skipped++;
 	return skipped;
+}
+
+/** The ledger row of a due slot not run, with why; false if the row was there already. */
+function skipFire(sql: SqlStorage, schedule: string, fire: TickPlan["fires"][number], reason: string, now: number): boolean {
+	return insertOccurrence(sql, { schedule, source: "cron", scheduledInstant: fire.instant.getTime(), dispatch: fire.dispatch, claimedAt: now, status: "skipped", skipReason: reason }) !== null;
 }
 
 /** One ledger row for a range of slots not run, with why; false if the row was there already. */
