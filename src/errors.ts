@@ -11,7 +11,8 @@ export class AppError extends Error {
 
 	constructor(status: ContentfulStatusCode, code: string, message: string, details?: unknown) {
 		super(message);
-		this.name = new.target.name;
+		// Not new.target.name: the deployed bundle is minified, so a class's own name is not kept.
+		this.name = "AppError";
 		this.status = status;
 		this.code = code;
 		this.details = details;
