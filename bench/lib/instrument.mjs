@@ -26,11 +26,11 @@ export function instrumentBundle(scriptPath, outdir) {
 		copyFileSync(path.join(dir, file), path.join(outdir, file));
 	}
 	const source = readFileSync(scriptPath, "utf8");
-	const at = source.lastIndexOf("\nexport {");
-	const end = source.indexOf("};", at);
-	if (at === -1 || end === -1) throw new Error("instrumentBundle: no export block at the end of the bundle");
-	const names = source
-		.slice(at + "\nexport {".length, end)
+	// The bundle is minified: its export block is `export{a as AgentDO,…,c as default};` on the last line.
+	const block = [...source.matchAll(/export\s*\{([^}]*)\};?/g)].at(-1);
+	if (!block) throw new Error("instrumentBundle: no export block at the end of the bundle");
+	const at = block.index;
+	const names = block[1]
 		.split(",")
 		.map((s) => s.trim())
 		.filter(Boolean)
