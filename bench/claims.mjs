@@ -109,7 +109,7 @@ export async function run(argv) {
 	const results = [];
 	try {
 		const t0 = performance.now();
-		const scriptPath = bundle(path.join(tmp, "bundle"));
+		const scriptPath = bundle(path.join(tmp, "bundle"), { readableNames: values.profile || values.perf });
 		console.log(`bundled the Worker (wrangler deploy --dry-run) in ${secs(performance.now() - t0)} s`);
 		running.emulator = await startEmulator();
 		console.log(`Messages API emulator at ${running.emulator.url}`);

@@ -91,7 +91,7 @@ export async function run(argv) {
 	const logs = logCounter();
 	const result = { jobs, count_jobs: countJobs, poll_ms: pollMs, first_poll: eagerPoll ? "at the trigger's answer" : `median time to finished_at + ${pollMarginMs} ms` };
 	try {
-		const scriptPath = bundle(path.join(tmp.dir, "bundle"));
+		const scriptPath = bundle(path.join(tmp.dir, "bundle"), { readableNames: values.profile || values.perf });
 		const instrumented = instrumentBundle(scriptPath, path.join(tmp.dir, "bundle-instrumented"));
 		const emulator = await startEmulator();
 		tmp.onCleanup(() => emulator.stop());

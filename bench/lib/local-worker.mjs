@@ -22,11 +22,13 @@ process.env.WRANGLER_LOG ??= "warn";
 /**
  * Bundles the Worker exactly as `wrangler deploy` does (same esbuild settings, same module rules:
  * fleet.yaml becomes a Text module beside index.js). Run with this Node, not whatever `node` is on
- * PATH: wrangler refuses Node < 22.12.
+ * PATH: wrangler refuses Node < 22.12. `readableNames` builds it unminified, for profiles.
  */
-export function bundle(outdir) {
+export function bundle(outdir, { readableNames = false } = {}) {
 	const wranglerBin = path.join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js");
-	const r = spawnSync(process.execPath, [wranglerBin, "deploy", "--dry-run", "--outdir", outdir], {
+	// The shipped bundle is minified; a profile reads function names, so it asks for them kept.
+	const args = ["deploy", "--dry-run", "--outdir", outdir, ...(readableNames ? ["--minify=false"] : [])];
+	const r = spawnSync(process.execPath, [wranglerBin, ...args], {
 		cwd: ROOT,
 		env: process.env,
 		encoding: "utf8",
