@@ -4,6 +4,7 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
  * The only errors whose message reaches a user. Anything else is logged and answered as a
  * generic 500, so internals (stack traces, SQL, upstream bodies) never leak into a response.
  */
+// Each class names itself: the deployed bundle is minified, so new.target.name would be a mangled identifier.
 export class AppError extends Error {
 	readonly status: ContentfulStatusCode;
 	readonly code: string;
@@ -11,7 +12,6 @@ export class AppError extends Error {
 
 	constructor(status: ContentfulStatusCode, code: string, message: string, details?: unknown) {
 		super(message);
-		// Not new.target.name: the deployed bundle is minified, so a class's own name is not kept.
 		this.name = "AppError";
 		this.status = status;
 		this.code = code;
@@ -20,42 +20,49 @@ export class AppError extends Error {
 }
 
 export class BadRequestError extends AppError {
+	override readonly name = "BadRequestError";
 	constructor(message: string, details?: unknown) {
 		super(400, "bad_request", message, details);
 	}
 }
 
 export class UnauthorizedError extends AppError {
+	override readonly name = "UnauthorizedError";
 	constructor(message = "a valid bearer token is required") {
 		super(401, "unauthorized", message);
 	}
 }
 
 export class ForbiddenError extends AppError {
+	override readonly name = "ForbiddenError";
 	constructor(message: string) {
 		super(403, "forbidden", message);
 	}
 }
 
 export class NotFoundError extends AppError {
+	override readonly name = "NotFoundError";
 	constructor(message: string) {
 		super(404, "not_found", message);
 	}
 }
 
 export class ConflictError extends AppError {
+	override readonly name = "ConflictError";
 	constructor(message: string, details?: unknown) {
 		super(409, "conflict", message, details);
 	}
 }
 
 export class PayloadTooLargeError extends AppError {
+	override readonly name = "PayloadTooLargeError";
 	constructor(message: string) {
 		super(413, "payload_too_large", message);
 	}
 }
 
 export class RateLimitedError extends AppError {
+	override readonly name = "RateLimitedError";
 	constructor(message: string) {
 		super(429, "rate_limited", message);
 	}
@@ -63,6 +70,7 @@ export class RateLimitedError extends AppError {
 
 /** A fleet configuration that cannot be loaded; `issues` name each offending field path. */
 export class ConfigError extends AppError {
+	override readonly name = "ConfigError";
 	readonly issues: { path: string; message: string }[];
 
 	constructor(message: string, issues: { path: string; message: string }[]) {

@@ -42,7 +42,7 @@ export const RATE_LIMIT_KEYWORDS = ["429", "rate limit", "rate_limit", "rate-lim
 export const TIMEOUT_KEYWORDS = ["timeout", "timed out", "deadline", "408", "504"] as const;
 export const AUTH_KEYWORDS = ["401", "403", "unauthorized", "authentication", "forbidden", "invalid api key", "invalid x-api-key", "permission"] as const;
 export const DELIVERY_KEYWORDS = ["delivery", "deliver", "webhook", "slack", "discord"] as const;
-export const CONFIG_KEYWORDS = ["config", "not set", "missing secret", "invalid cron", "definition", "retired", "not allowed base url", "guard"] as const;
+export const CONFIG_KEYWORDS = ["config", "fleet.yaml", "not set", "missing secret", "invalid cron", "definition", "retired", "not allowed base url", "guard"] as const;
 export const AGENT_KEYWORDS = ["max_turns", "usage_limit", "usage limit", "indeterminate", "model output", "tool", "refused", "invalid_request", "max_tokens", "context window"] as const;
 
 /** HTTP statuses that decide a class on their own when the caller knows the response status. */

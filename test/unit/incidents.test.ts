@@ -103,6 +103,9 @@ describe("classifyFailure", () => {
 		["agent definition changed since the job was created", undefined, "config"],
 		["model claude-2 is retired", undefined, "config"],
 		["not allowed base url https://evil.example.test: the key guard refused it", undefined, "config"],
+		// A tick whose shards cannot load the fleet: the file is at fault, whatever key its message names.
+		['tick failed: shard 0: fleet.yaml is invalid:\n  agents[0].max_turn: unknown key (did you mean "max_turns"?)', undefined, "config"],
+		['tick partial: shard 3: fleet.yaml is invalid:\n  agents[1].schedules[0].cron: "0 0 9 * * 1" has 6 fields', undefined, "config"],
 		// agent
 		["reached max_turns (10)", undefined, "agent"],
 		["usage_limit: max_cost_usd 0.50 reached", undefined, "agent"],
