@@ -869,26 +869,32 @@ export const APP_JS = String.raw`"use strict";
 		// The index keeps each agent's ended jobs summed by day: a page of rows per request, however many jobs.
 		const cells = new Map();
 		let cursor = null;
-		do {
-			const q = new URLSearchParams({ since: new Date(since).toISOString().slice(0, 10), until: new Date(today).toISOString().slice(0, 10), limit: "1000" });
-			if (cursor) q.set("cursor", cursor);
-			const page = await api("/v1/usage?" + q, { signal });
-			for (const u of page.days) {
-				const day = Date.parse(u.day);
-				cells.set(day + "|" + u.agent, {
-					day,
-					agent: u.agent,
-					jobs: u.jobs,
-					input: u.input_tokens,
-					output: u.output_tokens,
-					cacheWrite: u.cache_creation_input_tokens,
-					cacheRead: u.cache_read_input_tokens,
-					cost: u.cost_usd ?? 0,
-					priced: u.priced_jobs,
-				});
-			}
-			cursor = page.next_cursor;
-		} while (cursor);
+		// A failed page is shown by the caller's notice; "Loading…" must not stay beside it.
+		try {
+			do {
+				const q = new URLSearchParams({ since: new Date(since).toISOString().slice(0, 10), until: new Date(today).toISOString().slice(0, 10), limit: "1000" });
+				if (cursor) q.set("cursor", cursor);
+				const page = await api("/v1/usage?" + q, { signal });
+				for (const u of page.days) {
+					const day = Date.parse(u.day);
+					cells.set(day + "|" + u.agent, {
+						day,
+						agent: u.agent,
+						jobs: u.jobs,
+						input: u.input_tokens,
+						output: u.output_tokens,
+						cacheWrite: u.cache_creation_input_tokens,
+						cacheRead: u.cache_read_input_tokens,
+						cost: u.cost_usd ?? 0,
+						priced: u.priced_jobs,
+					});
+				}
+				cursor = page.next_cursor;
+			} while (cursor);
+		} catch (err) {
+			meta.textContent = "";
+			throw err;
+		}
 		const rows = [...cells.values()].sort((a, b) => b.day - a.day || (a.agent < b.agent ? -1 : 1));
 		const totalOf = (c) => c.input + c.output + c.cacheWrite + c.cacheRead;
 		const byAgent = new Map();

@@ -646,6 +646,19 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+	it("shows why the usage page could not load, and no longer says it is loading", async () => {
+		const page = await signedIn("/usage");
+		await page.locator("#usage-meta", { hasText: /^Last 7 days/ }).waitFor(LIVE);
+		await page.route(
+			(u) => u.pathname === "/v1/usage",
+			(route) => route.fulfill({ status: 503, json: { error: { code: "unavailable", message: "the job index is unavailable" } } }),
+		);
+		await page.reload();
+		await page.locator("#notice", { hasText: "the job index is unavailable" }).waitFor(LIVE);
+		expect(await page.locator("#usage-meta").textContent()).toBe("");
+		await page.close();
+	});
+
 	it("keeps an agent paused on the fleet page when a poll sent before the pause answers after it", async () => {
 		const agent = await createAgent(`dash-poll-${run}`, {});
 		const page = await signedIn("/", tokens.operate, { fakeClock: true });
