@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { TestProject } from "vitest/node";
@@ -11,6 +11,10 @@ export interface E2eContext {
 	url: string;
 	emulatorUrl: string;
 	tokens: typeof TOKENS;
+	/** The Worker's log lines, one a line, as its console wrote them. */
+	logFile: string;
+	/** The bundle's source map, as `wrangler deploy` would upload it. */
+	sourceMap: string;
 }
 
 declare module "vitest" {
@@ -27,14 +31,16 @@ export default async function setup(project: TestProject) {
 	const dir = mkdtempSync(path.join(tmpdir(), "drover-e2e-"));
 	const scriptPath = bundle(path.join(dir, "dist"));
 	const emulator = await startEmulator();
+	const logFile = path.join(dir, "worker.log");
 	const worker = await startLocalWorker({
 		scriptPath,
 		persistDir: path.join(dir, "state"),
+		onLog: ({ message }: { message: string }) => appendFileSync(logFile, `${message}\n`),
 		// E2E_TICKETS_URL: a webhook tool's target; the emulator answers it 404, which the tests ignore.
 		secrets: { API_TOKENS, ANTHROPIC_API_KEY: "", ANTHROPIC_BASE_URL: emulator.url, E2E_TICKETS_URL: `${emulator.url}/tickets` },
 	});
 	const url = (await worker.mf.ready).toString().replace(/\/$/, "");
-	project.provide("drover", { url, emulatorUrl: emulator.url, tokens: TOKENS });
+	project.provide("drover", { url, emulatorUrl: emulator.url, tokens: TOKENS, logFile, sourceMap: `${scriptPath}.map` });
 	return async () => {
 		await worker.dispose();
 		await emulator.stop();
