@@ -218,8 +218,11 @@ export class AgentDO extends DurableObject<Env> {
 		return result;
 	}
 
-	/** Stores an API agent's definition (create or update). */
-	async define(name: string, definition: AgentDefinition, revision: string): Promise<void> {
+	/**
+	 * Stores an API agent's definition (create or update). `lastTick`: its shard's last tick before
+	 * now, from which the schedules it starts are owed their slots.
+	 */
+	async define(name: string, definition: AgentDefinition, revision: string, lastTick: number | null = null): Promise<void> {
 		let before: AgentState | null = null;
 		try {
 			before = readState(this.sql);
@@ -230,7 +233,7 @@ export class AgentDO extends DurableObject<Env> {
 			forgetDeletedAgent(this.sql);
 			forgetSchedules(this.sql);
 		}
-		noteTimingChanges(this.sql, definition, Date.now());
+		noteTimingChanges(this.sql, definition, Date.now(), lastTick);
 		saveDefinition(this.sql, name, definition, revision);
 		// Otherwise a PUT leaves queued runs to their own start time, a claim's spread included.
 		const previous = before && currentDefinition(before);

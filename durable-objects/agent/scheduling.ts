@@ -7,6 +7,12 @@ import type { AgentState } from "./state.ts";
 
 /** A slot first seen by a tick is fired if it lies within this much before the tick. */
 const FIRST_SIGHT_LOOKBACK_MS = 60_000;
+/**
+ * The spec of a schedule a PUT or POST started that no tick has seen yet: its row keeps, as
+ * changed_at, its shard's last tick before the definition, so that a slot a missing tick left
+ * behind is not lost (see firstSight).
+ */
+const NOT_YET_TICKED = "";
 
 export interface TickOutcome {
 	claimed: number;
@@ -71,22 +77,26 @@ export function claimDue(sql: SqlStorage, ctx: TickContext): TickOutcome {
 	for (const [name, schedule] of running) {
 		const key = specKey(schedule, agent.enabled);
 		const row = rows.get(name);
-		// A new schedule starts from now: slots of a spec it never had are not owed. A changed one
-		// starts when it changed (a PUT says when; a deploy is first seen now), and its old timing's
-		// slots up to then are accounted for, not dropped.
+		// A new schedule starts from now, or from its definition if a tick went missing since (see
+		// firstSight): slots of a spec it never had are not owed. A changed one starts when it changed
+		// (a PUT says when; a deploy is first seen now), and its old timing's slots up to then are
+		// accounted for, not dropped.
 		let cursor: number;
 		if (row && row.spec === key) {
 			cursor = row.cursor;
 			// A change undone before any tick saw it (disabled and enabled again within the minute).
 			if (row.changed_at !== null) sql.exec("UPDATE schedule_state SET changed_at = NULL WHERE schedule = ?", name);
 		}
-		else if (row) {
+		else if (row?.spec === NOT_YET_TICKED) {
+			cursor = firstSight(schedule, now, row.changed_at);
+			sql.exec("UPDATE schedule_state SET spec = ?, cursor = ?, changed_at = NULL WHERE schedule = ?", key, cursor, name);
+		} else if (row) {
 			// Never later than a first sight would start it: the slot of this very tick is the new timing's.
 			const changed = Math.min(row.changed_at ?? Number.POSITIVE_INFINITY, now - FIRST_SIGHT_LOOKBACK_MS);
 			cursor = Math.max(row.cursor, changed);
 			skipped += settleOldTiming(sql, name, row, cursor, now);
 			sql.exec("UPDATE schedule_state SET spec = ?, cursor = ?, changed_at = NULL WHERE schedule = ?", key, cursor, name);
-		} else cursor = Math.max(0, now - FIRST_SIGHT_LOOKBACK_MS);
+		} else cursor = firstSight(schedule, now, null);
 		if (now > cursor) {
 			const plan = planTick(schedule, new Date(cursor), new Date(now));
 			// Why the tick's fire was not run, if it was not: the slots collapsed into it were not run either.
@@ -148,6 +158,20 @@ export function claimDue(sql: SqlStorage, ctx: TickContext): TickOutcome {
 }
 
 /**
+ * Where a schedule no tick has seen starts: the slot of this very tick is owed. So is a slot a
+ * missing tick left behind since its definition (`lastTick`: its shard's last tick before it), while
+ * that slot is within its grace window; it runs late. Slots before that one are not owed: ticks do
+ * not date a definition, so they may be older than it.
+ */
+function firstSight(schedule: Schedule, now: number, lastTick: number | null): number {
+	const base = Math.max(0, now - FIRST_SIGHT_LOOKBACK_MS);
+	if (lastTick === null || lastTick >= base) return base;
+	const [fire] = planTick(schedule, new Date(lastTick), new Date(now)).fires;
+	if (!fire || fire.dispatch === "catch_up") return base;
+	return Math.min(base, fire.instant.getTime() - 1);
+}
+
+/**
  * A schedule renamed (its old name gone, a new name with the very same timing) keeps its place in
  * time: as a new schedule, it would fire again an instant its old name already claimed when a tick
  * of that minute came again.
@@ -156,11 +180,17 @@ function adoptRenamed(sql: SqlStorage, rows: Map<string, ScheduleStateRow>, runn
 	const names = new Set(running.map(([name]) => name));
 	const orphans = [...rows.values()].filter((r) => !names.has(r.schedule));
 	for (const [name, key] of running) {
-		if (rows.has(name)) continue;
+		// The PUT that renamed it noted the new name as a schedule it started.
+		if (rows.has(name) && rows.get(name)!.spec !== NOT_YET_TICKED) continue;
 		const i = orphans.findIndex((r) => r.spec === key);
 		if (i === -1) continue;
 		const [old] = orphans.splice(i, 1);
-		sql.exec("INSERT INTO schedule_state (schedule, spec, cursor, changed_at) VALUES (?, ?, ?, NULL)", name, key, old!.cursor);
+		sql.exec(
+			"INSERT INTO schedule_state (schedule, spec, cursor, changed_at) VALUES (?, ?, ?, NULL) ON CONFLICT (schedule) DO UPDATE SET spec = excluded.spec, cursor = excluded.cursor, changed_at = NULL",
+			name,
+			key,
+			old!.cursor,
+		);
 		rows.set(name, { schedule: name, spec: key, cursor: old!.cursor, changed_at: null });
 	}
 }
@@ -171,7 +201,7 @@ function adoptRenamed(sql: SqlStorage, rows: Map<string, ScheduleStateRow>, runn
  * They are not run: the schedule no longer has that timing.
  */
 function settleOldTiming(sql: SqlStorage, name: string, row: ScheduleStateRow, until: number, now: number): number {
-	if (until <= row.cursor) return 0;
+	if (until <= row.cursor || row.spec === NOT_YET_TICKED) return 0;
 	let plan: ReturnType<typeof planTick>;
 	try {
 		const { agentEnabled: _enabled, ...timing } = JSON.parse(row.spec) as Schedule & { agentEnabled?: boolean };
@@ -209,8 +239,12 @@ function skipRange(sql: SqlStorage, schedule: string, range: SkippedRange, reaso
 	return inserted !== null;
 }
 
-/** Notes when a PUT changed the timing of schedules that have a place in time, for the next tick. */
-export function noteTimingChanges(sql: SqlStorage, agent: AgentDefinition, at: number): void {
+/**
+ * Notes when a PUT or POST changed the timing of schedules that have a place in time, for the next
+ * tick; and for those it started, its shard's last tick before it (`lastTick`), after which a slot
+ * may be owed (see firstSight). The tick's time, not the clock's: a tick is dated by its schedule.
+ */
+export function noteTimingChanges(sql: SqlStorage, agent: AgentDefinition, at: number, lastTick: number | null = null): void {
 	for (const [name, schedule] of Object.entries(agent.schedules)) {
 		// Changed back to the timing the schedule still has: nothing changed after all.
 		sql.exec(
@@ -219,6 +253,9 @@ export function noteTimingChanges(sql: SqlStorage, agent: AgentDefinition, at: n
 			at,
 			name,
 		);
+		if (lastTick !== null && agent.enabled && schedule.enabled) {
+			sql.exec("INSERT INTO schedule_state (schedule, spec, cursor, changed_at) VALUES (?, ?, 0, ?) ON CONFLICT (schedule) DO NOTHING", name, NOT_YET_TICKED, lastTick);
+		}
 	}
 }
 

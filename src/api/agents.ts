@@ -102,8 +102,9 @@ function refuseFileAgent(name: string): void {
 /** The agent's Durable Object first (it schedules), then its shard, then the D1 registry (it lists). */
 async function store(env: Env, agent: AgentDefinition, by: string): Promise<string> {
 	const revision = await definitionRevision(agent);
-	await agentStub(env, agent.name).define(agent.name, agent, revision);
-	await env.SCHEDULER_SHARD.getByName(shardName(shardOf(agent.name))).register(agent.name);
+	const shard = env.SCHEDULER_SHARD.getByName(shardName(shardOf(agent.name)));
+	await agentStub(env, agent.name).define(agent.name, agent, revision, await shard.lastTickAt());
+	await shard.register(agent.name);
 	await upsertRegisteredAgent(env.DB, agent, revision, by, Date.now());
 	return revision;
 }
