@@ -85,6 +85,10 @@ export class ApiClient {
 		if (base.protocol !== "http:" && base.protocol !== "https:") {
 			throw new CliError(`--url/DROVER_URL must be http(s), not ${base.protocol}`, 2);
 		}
+		// fetch refuses such a URL anyway, and its error would echo the password.
+		if (base.username !== "" || base.password !== "") {
+			throw new CliError("--url/DROVER_URL must not carry credentials (user:password@)", 2, "pass the API token with DROVER_TOKEN or --token");
+		}
 		this.url = base.toString().replace(/\/+$/, "");
 		this.#token = config.token === "" ? undefined : config.token;
 	}

@@ -218,3 +218,23 @@ describe("drover usage", () => {
 		expect(total(lone.stdout)).toMatch(/^\s*total\s+3\s/);
 	});
 });
+
+describe("a URL with credentials", () => {
+	it("is a usage error that names DROVER_TOKEN and never echoes the password; nothing is sent", async () => {
+		const api = await fakeApi({ "GET /v1/jobs?limit=20": (_req, res) => json(res, 200, { jobs: [], next_cursor: null }) });
+		const withCredentials = api.url.replace("http://", "http://user:s3cret-pw@");
+		for (const run of [
+			() => runCliProcess(["jobs", "--url", withCredentials], { DROVER_TOKEN: TOKEN }),
+			() => runCliProcess(["jobs"], { DROVER_URL: withCredentials, DROVER_TOKEN: TOKEN }),
+		]) {
+			const r = await run();
+			expect(r.status, r.stderr).toBe(2);
+			expect(r.stdout).toBe("");
+			expect(r.stderr).toContain("drover: --url/DROVER_URL must not carry credentials");
+			expect(r.stderr).toMatch(/hint: .*DROVER_TOKEN or --token/);
+			expect(r.stderr).not.toContain("s3cret-pw");
+			expect(r.stderr).not.toContain("    at ");
+		}
+		expect(api.seen).toEqual([]);
+	});
+});
