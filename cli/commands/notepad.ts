@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import type { Command } from "commander";
 import { CliError } from "../client.ts";
 import { act, pathSegment, type Context } from "../context.ts";
-import { table } from "../format.ts";
+import { table, truncate } from "../format.ts";
 
 const ACTIONS = ["list", "get", "set", "delete"] as const;
 
@@ -46,6 +46,13 @@ async function notepad(ctx: Context, agent: string, action: string, key: string 
 		case "set": {
 			const text = value === "-" ? readFileSync(0, "utf8") : value!;
 			const notes = await ctx.client.json<Record<string, string>>(`${base}/${encodeURIComponent(key!)}`, { method: "PUT", body: { value: text } });
+			// The API stores what it was given redacted (an API key becomes "sk-ant-…[REDACTED]"), with
+			// invisible characters stripped: say so, or `get` later gives back something else unannounced.
+			const stored = notes[key!];
+			if (stored !== undefined && stored !== text) {
+				const how = stored.includes("[REDACTED]") && !text.includes("[REDACTED]") ? "redacted (it looked like a secret)" : "altered (invisible characters stripped)";
+				ctx.err(ctx.ep.yellow(`drover: warning: ${key} was stored ${how}, not as sent: ${truncate(stored, 120)}`));
+			}
 			if (opts.json) ctx.json(notes);
 			else ctx.out(`set ${key} on ${agent}'s notepad (${Object.keys(notes).length} key${Object.keys(notes).length === 1 ? "" : "s"})`);
 			return 0;

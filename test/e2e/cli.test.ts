@@ -573,6 +573,21 @@ describe("agents: status, pause, resume, notepad", () => {
 		expect((await drover(["notepad", agents.ok, "set", "only-key"])).status).toBe(2);
 	});
 
+	it("notepad set warns on stderr when the value was stored redacted, not as sent", async () => {
+		const secret = `sk-ant-api03-${"A".repeat(48)}`;
+		const r = await drover(["notepad", agents.ok, "set", "creds", `token ${secret} end`]);
+		expect(r.status, r.stderr).toBe(0);
+		expect(r.stdout).toMatch(new RegExp(`^set creds on ${agents.ok}'s notepad`));
+		expect(r.stderr).toBe("drover: warning: creds was stored redacted (it looked like a secret), not as sent: token sk-ant-api03-[REDACTED] end\n");
+		expect(r.stderr).not.toContain(secret);
+		expect((await drover(["notepad", agents.ok, "get", "creds"])).stdout).toBe("token sk-ant-api03-[REDACTED] end\n");
+		// A value stored as sent: no warning.
+		const plain = await drover(["notepad", agents.ok, "set", "creds", "nothing secret"]);
+		expect(plain.status, plain.stderr).toBe(0);
+		expect(plain.stderr).toBe("");
+		expect((await drover(["notepad", agents.ok, "delete", "creds"])).status).toBe(0);
+	});
+
 	it("notepad: an empty key (or . or ..) is a usage error, found before any request", async () => {
 		for (const [args, message] of [
 			[["notepad", agents.ok, "set", "", "v"], "command-argument value '' is invalid for argument 'key'. must not be empty"],
