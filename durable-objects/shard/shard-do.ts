@@ -93,8 +93,9 @@ export class SchedulerShardDO extends DurableObject<Env> {
 			// was read from the definition before it.
 			for (const [name, at, generation] of nextDue) this.sql.exec("UPDATE agents SET next_due_at = ? WHERE name = ? AND generation = ?", at, name, generation);
 			this.sql.exec(
+				// A retried older tick does not move it back.
 				"INSERT INTO meta (key, value) VALUES ('last_tick', ?1) ON CONFLICT (key) DO UPDATE SET value = CASE WHEN CAST(value AS INTEGER) < ?1 THEN ?1 ELSE value END",
-				String(now),
+				now,
 			);
 		});
 		return result;

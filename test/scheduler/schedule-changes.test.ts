@@ -218,6 +218,13 @@ describe("a schedule started between two ticks, whose next tick is missing", () 
 		await settle("born-between");
 	});
 
+	it("dates a definition by its shard's latest tick, which a retried older tick does not move back", async () => {
+		const shard = env.SCHEDULER_SHARD.getByName(shardName(0));
+		await tick("2026-12-04T17:30:00Z");
+		await tick("2026-12-04T17:10:00Z");
+		expect(await shard.lastTickAt()).toBe(Date.parse("2026-12-04T17:30:00Z"));
+	});
+
 	it("likewise for a schedule a PUT adds to a running agent", async () => {
 		await createAgent({ name: "grown", max_concurrent: 5, schedules: { hourly: { cron: "0 * * * *" } } });
 		await tick("2026-12-04T18:00:00Z");
