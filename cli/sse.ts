@@ -24,6 +24,13 @@ export interface FollowOptions {
 	/** Delay before the nth consecutive reconnect (default 250 ms doubling, at most 5 s). */
 	backoffMs?(attempt: number): number;
 	signal?: AbortSignal;
+	/**
+	 * The server already answered in this command (trigger's POST, the lookup of an agent's newest
+	 * job): a first connection that fails is then a restart to ride out. Without it, a first
+	 * connection that fails before any stream opened throws at once, as the same request would
+	 * without --follow: a wrong URL or a stopped server is not worth two minutes of reconnects.
+	 */
+	serverAnswered?: boolean;
 }
 
 export interface FollowResult {
@@ -52,7 +59,8 @@ const sleep = (ms: number, signal?: AbortSignal) =>
  * closes early) is reopened with Last-Event-ID = the last line seen, so no line is repeated or
  * lost; a line the server sends again anyway is skipped. Reconnects back off and are bounded:
  * after `retries` quick attempts in a row that brought no new line or status, it gives up (CliError).
- * Errors that retrying cannot fix (404, 401, 403, 400) are thrown at once.
+ * Errors that retrying cannot fix (404, 401, 403, 400) are thrown at once, and so is any error before
+ * a stream ever opened (unless `serverAnswered`).
  */
 export async function followJob(client: ApiClient, jobId: string, options: FollowOptions): Promise<FollowResult> {
 	const retries = options.retries ?? DEFAULT_RETRIES;
@@ -61,6 +69,7 @@ export async function followJob(client: ApiClient, jobId: string, options: Follo
 	let last = options.after ?? 0;
 	let lastStatus: string | null = null;
 	let failures = 0;
+	let everOpened = options.serverAnswered === true;
 	for (;;) {
 		let progressed = false;
 		let ended: string | null = null;
@@ -73,6 +82,7 @@ export async function followJob(client: ApiClient, jobId: string, options: Follo
 				signal: options.signal,
 			});
 			openedAt = Date.now();
+			everOpened = true;
 			const parser = new SseParser((ev) => {
 				if (ended !== null) return;
 				if (ev.event === "line") {
@@ -107,6 +117,7 @@ export async function followJob(client: ApiClient, jobId: string, options: Follo
 			if (ended !== null) return { status: ended, lastLine: last };
 		} catch (err) {
 			if (options.signal?.aborted) throw err;
+			if (!everOpened) throw err;
 			if (err instanceof ApiError) {
 				if (err.status < 500 && err.status !== 429) throw err;
 				reason = err.message;

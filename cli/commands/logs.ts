@@ -46,7 +46,8 @@ async function logs(ctx: Context, agent: string | undefined, opts: LogsOptions):
 		const total = text.split("\n").filter((l) => l.trim() !== "").length;
 		after = Math.max(0, total - opts.lines);
 	}
-	return followAndPrint(ctx, job.id, after, print);
+	// Resuming a stream that never opened is for a server that has answered (the newest job's lookup, the line count).
+	return followAndPrint(ctx, job.id, after, print, agent !== undefined || opts.lines !== undefined);
 }
 
 async function newestJob(ctx: Context, agent: string): Promise<{ id: string; label: string }> {
@@ -69,9 +70,10 @@ function lineWriter(ctx: Context, json: boolean): (raw: string) => void {
 }
 
 /** Streams a job's lines to stdout until it ends; the exit code reflects its final status. */
-export async function followAndPrint(ctx: Context, jobId: string, after: number, print: (raw: string) => void): Promise<number> {
+export async function followAndPrint(ctx: Context, jobId: string, after: number, print: (raw: string) => void, serverAnswered = false): Promise<number> {
 	const result = await followJob(ctx.client, jobId, {
 		after,
+		serverAnswered,
 		onLine: (_n, body) => print(body),
 		onReconnect: ({ after: last, attempt, reason, delayMs }) =>
 			ctx.err(ctx.ep.dim(`drover: ${reason}; resuming after line ${last} in ${(delayMs / 1000).toFixed(1)}s (attempt ${attempt})`)),

@@ -176,6 +176,8 @@ export async function waitFor(ctx: Context, job: JobRecord): Promise<JobRecord> 
 		onStatus: (status) => progress.setStatus(status),
 		onBatch: () => progress.batch(),
 		onReconnect: ({ after, attempt, reason }) => ctx.err(ctx.ep.dim(`drover: ${reason}; resuming after line ${after} (attempt ${attempt})`)),
+		// The job was just created there: a refused stream now is a restart, not a wrong URL.
+		serverAnswered: true,
 	});
 	const final = await ctx.client.json<JobRecord>(`/v1/jobs/${encodeURIComponent(jobId)}`);
 	progress.finish(final);

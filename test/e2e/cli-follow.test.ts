@@ -79,6 +79,16 @@ async function listen(handler: (req: IncomingMessage, res: ServerResponse) => vo
 	return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
+/** The URL of a port nothing listens on: a connection to it is refused at once. */
+async function closedPort(): Promise<string> {
+	const server = createServer();
+	server.listen(0, "127.0.0.1");
+	await once(server, "listening");
+	const { port } = server.address() as AddressInfo;
+	await new Promise((resolve) => server.close(resolve));
+	return `http://127.0.0.1:${port}`;
+}
+
 function runCli(args: string[], env: Record<string, string>): Promise<{ status: number | null; stdout: string; stderr: string }> {
 	return runCliProcess(args, env);
 }
@@ -128,7 +138,7 @@ describe("followJob", () => {
 		expect(Date.now() - started).toBeLessThan(5_000);
 	});
 
-	it("rides out a restart's worth of refused connections by default (a deploy, a restarted wrangler dev)", async () => {
+	it("rides out a restart's worth of refused connections by default once the server has answered (a deploy, a restarted wrangler dev)", async () => {
 		// The server is down for its first 20 connections (8 s of the old 5-reconnect budget gave up on
 		// jobs that then completed), then serves the whole job.
 		const fake = fakeStream({ total: 3, cutAfter: () => null });
@@ -141,7 +151,7 @@ describe("followJob", () => {
 			fake.handler(req, res);
 		});
 		const lines: number[] = [];
-		const result = await followJob(new ApiClient({ url, token: TOKEN }), JOB, { onLine: (n) => lines.push(n), backoffMs: () => 1 });
+		const result = await followJob(new ApiClient({ url, token: TOKEN }), JOB, { onLine: (n) => lines.push(n), backoffMs: () => 1, serverAnswered: true });
 		expect(lines).toEqual([1, 2, 3]);
 		expect(result.lastLine).toBe(3);
 		expect(connections).toBe(21);
@@ -166,6 +176,25 @@ describe("followJob", () => {
 		expect(connections).toBe(7);
 		expect(lines).toEqual([1, 2]);
 		expect(result.status).toBe("completed");
+	});
+
+	it("fails at once when the first connection fails and no stream ever opened (a wrong URL, a stopped server)", async () => {
+		const url = await closedPort();
+		const reconnects: number[] = [];
+		const err = await followJob(new ApiClient({ url, token: TOKEN }), JOB, { onLine: () => {}, onReconnect: (r) => reconnects.push(r.attempt) }).catch((e: unknown) => e);
+		expect(err).toBeInstanceOf(CliError);
+		expect((err as Error).message).toMatch(new RegExp(`^cannot reach ${url.replace(/[.]/g, "\\.")}: .*ECONNREFUSED`));
+		expect(reconnects).toEqual([]);
+		// A server that answers the first connection with a 503 has not opened a stream either.
+		let calls = 0;
+		const down = await listen((_req, res) => {
+			calls++;
+			res.writeHead(503, { "content-type": "text/html" }).end("<h1>Service Unavailable</h1>");
+		});
+		const unavailable = await followJob(new ApiClient({ url: down, token: TOKEN }), JOB, { onLine: () => {}, onReconnect: (r) => reconnects.push(r.attempt) }).catch((e: unknown) => e);
+		expect((unavailable as ApiError).status).toBe(503);
+		expect(calls).toBe(1);
+		expect(reconnects).toEqual([]);
 	});
 
 	it("does not retry what retrying cannot fix: a 404 or 401 is thrown at once", async () => {
@@ -218,6 +247,24 @@ describe("the drover binary following through dropped connections", () => {
 		const r = await runCli(["logs", "--job", JOB, "--follow"], { DROVER_URL: url, DROVER_TOKEN: TOKEN });
 		expect(r.stdout).toBe("line 1\nline 2\nline 3\n");
 		expect(r.status).toBe(0);
+	});
+});
+
+describe("logs --follow against a server that cannot be reached", () => {
+	it("fails at once with the message logs gives without --follow, no reconnects", async () => {
+		const url = await closedPort();
+		const env = { DROVER_URL: url, DROVER_TOKEN: TOKEN };
+		const once_ = await runCli(["logs", "--job", JOB], env);
+		expect(once_.status).toBe(1);
+		expect(once_.stderr).toMatch(/^drover: cannot reach http:\/\/127\.0\.0\.1:\d+: .*ECONNREFUSED/);
+		const started = Date.now();
+		const follow = await runCli(["logs", "--job", JOB, "--follow"], env);
+		expect(follow.status).toBe(1);
+		expect(follow.stdout).toBe("");
+		expect(follow.stderr).toBe(once_.stderr);
+		expect(follow.stderr).not.toContain("resuming");
+		// The old code backed off 30 times over ~2 minutes; this one makes one request.
+		expect(Date.now() - started).toBeLessThan(10_000);
 	});
 });
 
