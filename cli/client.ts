@@ -1,4 +1,5 @@
 /** The drover HTTP API over fetch: bearer auth, the API's JSON errors turned into ApiError. */
+import type { Shape } from "./shapes.ts";
 
 export const DEFAULT_URL = "http://localhost:8787";
 
@@ -125,14 +126,27 @@ export class ApiClient {
 		return res;
 	}
 
-	async json<T>(path: string, options: RequestOptions = {}): Promise<T> {
+	/**
+	 * The answer's JSON, checked against `shape` (the fields the caller reads): an answer without
+	 * them is not drover's (a wrong --url, a catch-all proxy), and says so in one line.
+	 */
+	async json<T>(path: string, shape: Shape<T>, options: RequestOptions = {}): Promise<T> {
 		const res = await this.fetch(path, options);
 		const text = await readText(res, this.url);
+		let value: unknown;
 		try {
-			return JSON.parse(text) as T;
+			value = JSON.parse(text);
 		} catch {
 			throw new CliError(`${this.url}${path} answered ${res.status} with a body that is not JSON: ${text.slice(0, 200)}`);
 		}
+		const problem = shape(value);
+		if (problem !== null) throw this.notDrover(`${options.method ?? "GET"} ${path.split("?")[0]}: ${problem}`);
+		return value as T;
+	}
+
+	/** The error for an answer that is not the drover API's: "<url> does not answer as a drover API (GET /v1/jobs: missing `jobs`)". */
+	notDrover(what: string): CliError {
+		return new CliError(`${this.url} does not answer as a drover API (${what})`);
 	}
 
 	async text(path: string, options: RequestOptions = {}): Promise<string> {

@@ -76,11 +76,18 @@ export async function followJob(client: ApiClient, jobId: string, options: Follo
 		let reason = "the stream closed before the job ended";
 		let openedAt: number | null = null;
 		try {
-			const res = await client.fetch(`/v1/jobs/${encodeURIComponent(jobId)}/stream`, {
+			const path = `/v1/jobs/${encodeURIComponent(jobId)}/stream`;
+			const res = await client.fetch(path, {
 				headers: { accept: "text/event-stream", ...(last > 0 ? { "last-event-id": String(last) } : {}) },
 				timeoutMs: null,
 				signal: options.signal,
 			});
+			// Anything else (a catch-all's 200 `{}`) would "close before the job ended" over and over.
+			const type = res.headers.get("content-type") ?? "";
+			if (!type.startsWith("text/event-stream")) {
+				await res.body?.cancel().catch(() => {});
+				throw client.notDrover(`GET ${path}: answered ${type ? type.split(";")[0] : "without a content type"}, not an event stream`);
+			}
 			openedAt = Date.now();
 			everOpened = true;
 			const parser = new SseParser((ev) => {

@@ -3,8 +3,8 @@ import type { Command } from "commander";
 import { CliError } from "../client.ts";
 import { act, pathSegment, type Context } from "../context.ts";
 import { pauseReason, statusStyle } from "../format.ts";
-import type { AgentStatus, JobRecord } from "../types.ts";
 import { reportJob } from "./trigger.ts";
+import { shapes } from "../shapes.ts";
 
 const jobPath = (id: string) => `/v1/jobs/${encodeURIComponent(id)}`;
 const agentPath = (agent: string) => `/v1/agents/${encodeURIComponent(agent)}`;
@@ -111,7 +111,7 @@ async function cancel(ctx: Context, id: string, opts: CancelOptions): Promise<nu
 			return 1;
 		}
 	}
-	const job = await ctx.client.json<JobRecord>(`${jobPath(id)}/cancel`, { method: "POST", body: opts.reason === undefined ? {} : { reason: opts.reason } });
+	const job = await ctx.client.json(`${jobPath(id)}/cancel`, shapes.job, { method: "POST", body: opts.reason === undefined ? {} : { reason: opts.reason } });
 	if (opts.json) ctx.json(job);
 	else if (job.status === "cancelled") ctx.out(`cancelled ${job.id}`);
 	else ctx.out(`cancelling ${job.id}: it is ${statusStyle(ctx.p, job.status)(job.status)} and stops at its next checkpoint`);
@@ -130,7 +130,7 @@ async function decide(ctx: Context, id: string, decision: "approve" | "deny", op
 		if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) throw new CliError("--input must be a JSON object", 2);
 		toolInput = parsed as Record<string, unknown>;
 	}
-	const job = await ctx.client.json<JobRecord>(`${jobPath(id)}/approval`, {
+	const job = await ctx.client.json(`${jobPath(id)}/approval`, shapes.job, {
 		method: "POST",
 		body: toolInput === undefined ? { decision } : { decision, tool_input: toolInput },
 	});
@@ -143,19 +143,19 @@ async function followUp(ctx: Context, id: string, kind: "fork" | "continue", opt
 	const body: Record<string, unknown> = {};
 	if (opts.prompt !== undefined) body.prompt = opts.prompt;
 	if (opts.allowDefinitionChange) body.allow_definition_change = true;
-	const job = await ctx.client.json<JobRecord>(`${jobPath(id)}/${kind}`, { method: "POST", body });
+	const job = await ctx.client.json(`${jobPath(id)}/${kind}`, shapes.job, { method: "POST", body });
 	return reportJob(ctx, job, opts);
 }
 
 async function pause(ctx: Context, agent: string, opts: PauseOptions): Promise<number> {
-	const status = await ctx.client.json<AgentStatus>(`${agentPath(agent)}/pause`, { method: "POST", body: opts.reason === undefined ? {} : { reason: opts.reason } });
+	const status = await ctx.client.json(`${agentPath(agent)}/pause`, shapes.agentStatus, { method: "POST", body: opts.reason === undefined ? {} : { reason: opts.reason } });
 	if (opts.json) ctx.json(status);
 	else ctx.out(`paused ${status.name}${status.paused?.reason ? `: ${status.paused.reason}` : ""}`);
 	return 0;
 }
 
 async function resume(ctx: Context, agent: string, opts: { json?: boolean }): Promise<number> {
-	const status = await ctx.client.json<AgentStatus>(`${agentPath(agent)}/resume`, { method: "POST" });
+	const status = await ctx.client.json(`${agentPath(agent)}/resume`, shapes.agentStatus, { method: "POST" });
 	if (opts.json) ctx.json(status);
 	else if (!status.paused) ctx.out(`resumed ${status.name}`);
 	// drover re-pauses at once an agent that still cannot run (a secret still missing…).

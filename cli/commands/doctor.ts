@@ -2,7 +2,8 @@ import type { Command } from "commander";
 import { ApiError, CliError } from "../client.ts";
 import { act, type Context } from "../context.ts";
 import { pauseReason, relTime } from "../format.ts";
-import type { AgentPage, Health, SchedulerHealth, Status } from "../types.ts";
+import type { Health, SchedulerHealth, Status } from "../types.ts";
+import { shapes } from "../shapes.ts";
 
 type CheckStatus = "ok" | "fail" | "warn" | "skip";
 
@@ -39,7 +40,7 @@ async function doctor(ctx: Context, opts: { json?: boolean }): Promise<number> {
 	const { client } = ctx;
 	let health: Health | null = null;
 	try {
-		health = await client.json<Health>("/healthz", { auth: false, accept: [503] });
+		health = await client.json("/healthz", shapes.health, { auth: false, accept: [503] });
 		checks.push({ check: "reachable", status: "ok", message: `${client.url} answers (drover ${health.version})` });
 	} catch (err) {
 		checks.push({ check: "reachable", status: "fail", message: failure(err) });
@@ -60,9 +61,9 @@ async function doctor(ctx: Context, opts: { json?: boolean }): Promise<number> {
 		} else {
 			// Checked on a route that needs no fleet.yaml: an invalid one is the config check's to report.
 			try {
-				await client.json<unknown>("/v1/jobs", { query: { limit: 1 } });
+				await client.json("/v1/jobs", shapes.jobPage, { query: { limit: 1 } });
 				checks.push({ check: "auth", status: "ok", message: "the token is accepted" });
-				status = await client.json<Status>("/v1/status").catch(() => null);
+				status = await client.json("/v1/status", shapes.status).catch(() => null);
 			} catch (err) {
 				checks.push({ check: "auth", status: "fail", message: failure(err) });
 			}
@@ -92,7 +93,7 @@ async function pausedAgents(ctx: Context): Promise<Check[]> {
 	let total = 0;
 	try {
 		for (let pages = 0; pages < 100; pages++) {
-			const page = await ctx.client.json<AgentPage>("/v1/agents", { query: { limit: 200, cursor } });
+			const page = await ctx.client.json("/v1/agents", shapes.agentPage, { query: { limit: 200, cursor } });
 			total += page.agents.length;
 			for (const a of page.agents) {
 				if (a.paused?.by === "auto") checks.push({ check: "agents", status: "warn", message: `${a.name} is paused automatically: ${pauseReason(a.paused) || "no reason given"}` });

@@ -1,7 +1,8 @@
 import { Option, type Command } from "commander";
 import { act, nextPageCommand, pathSegment, positiveInt, type Context } from "../context.ts";
 import { fields, relTime, statusStyle, table, when } from "../format.ts";
-import type { Incident, IncidentPage } from "../types.ts";
+import type { Incident } from "../types.ts";
+import { shapes } from "../shapes.ts";
 
 const INCIDENT_STATES = ["detected", "alerted", "resolved", "closed"];
 
@@ -33,7 +34,7 @@ export function registerIncidents(program: Command): void {
 }
 
 async function list(ctx: Context, opts: ListOptions): Promise<number> {
-	const page = await ctx.client.json<IncidentPage>("/v1/incidents", { query: { state: opts.state, agent: opts.agent, limit: opts.limit, cursor: opts.cursor } });
+	const page = await ctx.client.json("/v1/incidents", shapes.incidentPage, { query: { state: opts.state, agent: opts.agent, limit: opts.limit, cursor: opts.cursor } });
 	if (opts.json) {
 		ctx.json(page);
 		return 0;
@@ -68,7 +69,7 @@ async function list(ctx: Context, opts: ListOptions): Promise<number> {
 }
 
 async function close(ctx: Context, id: string, opts: { json?: boolean }): Promise<number> {
-	const incident = await ctx.client.json<Incident>(`/v1/incidents/${encodeURIComponent(id)}/close`, { method: "POST" });
+	const incident = await ctx.client.json(`/v1/incidents/${encodeURIComponent(id)}/close`, shapes.incident, { method: "POST" });
 	if (opts.json) {
 		ctx.json(incident);
 		return 0;

@@ -1,7 +1,8 @@
 import { Option, type Command } from "commander";
 import { act, nextPageCommand, pathSegment, positiveInt, type Context } from "../context.ts";
 import { cancelReason, duration, fields, relTime, renderLine, statusStyle, table, when } from "../format.ts";
-import type { JobPage, JobRecord, JobSummary } from "../types.ts";
+import type { JobRecord, JobSummary } from "../types.ts";
+import { shapes } from "../shapes.ts";
 
 const JOB_STATUSES = ["pending", "running", "approval_pending", "completed", "failed", "cancelled", "indeterminate"];
 const TRIGGER_TYPES = ["schedule", "manual", "webhook", "fork", "continue"];
@@ -48,7 +49,7 @@ export function registerJobs(program: Command): void {
 }
 
 async function listJobs(ctx: Context, opts: JobsOptions): Promise<number> {
-	const page = await ctx.client.json<JobPage>("/v1/jobs", {
+	const page = await ctx.client.json("/v1/jobs", shapes.jobPage, {
 		query: { agent: opts.agent, status: opts.status, trigger_type: opts.trigger, since: opts.since, until: opts.until, limit: opts.limit, cursor: opts.cursor },
 	});
 	if (opts.json) {
@@ -91,7 +92,7 @@ async function showJob(ctx: Context, id: string, opts: JobOptions): Promise<numb
 		if (opts.logs) await printOutput(ctx, id, false);
 		return 0;
 	}
-	const job = await ctx.client.json<JobRecord>(path);
+	const job = await ctx.client.json(path, shapes.job);
 	if (opts.json) {
 		if (!opts.logs) ctx.json(job);
 		else {

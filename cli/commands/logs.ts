@@ -3,7 +3,8 @@ import { CliError, outcomeCode } from "../client.ts";
 import { act, pathSegment, positiveInt, type Context } from "../context.ts";
 import { renderLine, statusStyle } from "../format.ts";
 import { followJob } from "../sse.ts";
-import type { JobPage, JobSummary } from "../types.ts";
+import type { JobSummary } from "../types.ts";
+import { shapes } from "../shapes.ts";
 
 interface LogsOptions {
 	job?: string;
@@ -51,7 +52,7 @@ async function logs(ctx: Context, agent: string | undefined, opts: LogsOptions):
 }
 
 async function newestJob(ctx: Context, agent: string): Promise<{ id: string; label: string }> {
-	const page = await ctx.client.json<JobPage>(`/v1/agents/${encodeURIComponent(agent)}/jobs`, { query: { limit: 1 } });
+	const page = await ctx.client.json(`/v1/agents/${encodeURIComponent(agent)}/jobs`, shapes.jobPage, { query: { limit: 1 } });
 	const newest: JobSummary | undefined = page.jobs[0];
 	if (!newest) throw new CliError(`agent ${agent} has no jobs (yet)`, 1, `drover trigger ${agent} starts one`);
 	return { id: newest.id, label: `${newest.id} (${agent}, ${newest.status})` };

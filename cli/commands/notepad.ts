@@ -3,6 +3,7 @@ import type { Command } from "commander";
 import { CliError } from "../client.ts";
 import { act, pathSegment, type Context } from "../context.ts";
 import { table, truncate } from "../format.ts";
+import { shapes } from "../shapes.ts";
 
 const ACTIONS = ["list", "get", "set", "delete"] as const;
 
@@ -27,7 +28,7 @@ async function notepad(ctx: Context, agent: string, action: string, key: string 
 	if (given !== expected) throw usage(`notepad ${action} takes ${expected === 0 ? "no" : expected} argument${expected === 1 ? "" : "s"} after the agent`);
 	switch (action) {
 		case "list": {
-			const notes = await ctx.client.json<Record<string, string>>(base);
+			const notes = await ctx.client.json(base, shapes.notepad);
 			if (opts.json) ctx.json(notes);
 			else if (Object.keys(notes).length === 0) ctx.out(ctx.p.dim("the notepad is empty"));
 			else {
@@ -37,7 +38,7 @@ async function notepad(ctx: Context, agent: string, action: string, key: string 
 			return 0;
 		}
 		case "get": {
-			const note = await ctx.client.json<{ key: string; value: string }>(`${base}/${encodeURIComponent(key!)}`);
+			const note = await ctx.client.json(`${base}/${encodeURIComponent(key!)}`, shapes.note);
 			// The value alone, unaltered, so `$(drover notepad a get k)` gives back what was set.
 			if (opts.json) ctx.json(note);
 			else process.stdout.write(note.value.endsWith("\n") ? note.value : `${note.value}\n`);
@@ -45,7 +46,7 @@ async function notepad(ctx: Context, agent: string, action: string, key: string 
 		}
 		case "set": {
 			const text = value === "-" ? readFileSync(0, "utf8") : value!;
-			const notes = await ctx.client.json<Record<string, string>>(`${base}/${encodeURIComponent(key!)}`, { method: "PUT", body: { value: text } });
+			const notes = await ctx.client.json(`${base}/${encodeURIComponent(key!)}`, shapes.notepadWith(key!), { method: "PUT", body: { value: text } });
 			// The API stores what it was given redacted (an API key becomes "sk-ant-…[REDACTED]"), with
 			// invisible characters stripped: say so, or `get` later gives back something else unannounced.
 			const stored = notes[key!];
@@ -58,7 +59,7 @@ async function notepad(ctx: Context, agent: string, action: string, key: string 
 			return 0;
 		}
 		default: {
-			const result = await ctx.client.json<{ deleted: number }>(`${base}/${encodeURIComponent(key!)}`, { method: "DELETE" });
+			const result = await ctx.client.json(`${base}/${encodeURIComponent(key!)}`, shapes.deleted, { method: "DELETE" });
 			if (opts.json) ctx.json(result);
 			else ctx.out(`deleted ${key} from ${agent}'s notepad`);
 			return 0;

@@ -1,7 +1,8 @@
 import type { Command } from "commander";
 import { act, nextPageCommand, pathSegment, positiveInt, type Context } from "../context.ts";
 import { fields, pausedText, relTime, stamp, statusStyle, table } from "../format.ts";
-import type { AgentView, Occurrence, RunPage, Status } from "../types.ts";
+import type { Occurrence } from "../types.ts";
+import { shapes } from "../shapes.ts";
 
 export function registerStatus(program: Command): void {
 	program
@@ -23,7 +24,7 @@ export function registerStatus(program: Command): void {
 
 async function status(ctx: Context, agent: string | undefined, opts: { json?: boolean }): Promise<number> {
 	if (agent !== undefined) return agentStatus(ctx, agent, opts);
-	const s = await ctx.client.json<Status>("/v1/status");
+	const s = await ctx.client.json("/v1/status", shapes.status);
 	if (opts.json) {
 		ctx.json(s);
 		return 0;
@@ -57,7 +58,7 @@ async function status(ctx: Context, agent: string | undefined, opts: { json?: bo
 }
 
 async function agentStatus(ctx: Context, name: string, opts: { json?: boolean }): Promise<number> {
-	const a = await ctx.client.json<AgentView>(`/v1/agents/${encodeURIComponent(name)}`);
+	const a = await ctx.client.json(`/v1/agents/${encodeURIComponent(name)}`, shapes.agent);
 	if (opts.json) {
 		ctx.json(a);
 		return 0;
@@ -109,7 +110,7 @@ async function agentStatus(ctx: Context, name: string, opts: { json?: boolean })
 }
 
 async function runs(ctx: Context, agent: string, opts: { limit: number; cursor?: string; json?: boolean }): Promise<number> {
-	const page = await ctx.client.json<RunPage>(`/v1/agents/${encodeURIComponent(agent)}/runs`, { query: { limit: opts.limit, cursor: opts.cursor } });
+	const page = await ctx.client.json(`/v1/agents/${encodeURIComponent(agent)}/runs`, shapes.runPage, { query: { limit: opts.limit, cursor: opts.cursor } });
 	if (opts.json) {
 		ctx.json(page);
 		return 0;

@@ -4,6 +4,7 @@ import { act, pathSegment, type Context } from "../context.ts";
 import { cancelReason, duration, statusStyle, truncate } from "../format.ts";
 import { followJob } from "../sse.ts";
 import type { JobRecord, OutputLine } from "../types.ts";
+import { shapes } from "../shapes.ts";
 
 interface TriggerOptions {
 	prompt?: string;
@@ -25,7 +26,7 @@ export function registerTrigger(program: Command): void {
 }
 
 async function trigger(ctx: Context, agent: string, opts: TriggerOptions): Promise<number> {
-	const job = await ctx.client.json<JobRecord>(`/v1/agents/${encodeURIComponent(agent)}/jobs`, {
+	const job = await ctx.client.json(`/v1/agents/${encodeURIComponent(agent)}/jobs`, shapes.job, {
 		method: "POST",
 		body: opts.prompt === undefined ? {} : { prompt: opts.prompt },
 		headers: opts.idempotencyKey === undefined ? {} : { "idempotency-key": opts.idempotencyKey },
@@ -179,7 +180,7 @@ export async function waitFor(ctx: Context, job: JobRecord): Promise<JobRecord> 
 		// The job was just created there: a refused stream now is a restart, not a wrong URL.
 		serverAnswered: true,
 	});
-	const final = await ctx.client.json<JobRecord>(`/v1/jobs/${encodeURIComponent(jobId)}`);
+	const final = await ctx.client.json(`/v1/jobs/${encodeURIComponent(jobId)}`, shapes.job);
 	progress.finish(final);
 	return final;
 }

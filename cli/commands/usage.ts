@@ -1,7 +1,8 @@
 import { InvalidArgumentError, Option, type Command } from "commander";
 import { act, nextPageCommand, positiveInt, type Context } from "../context.ts";
 import { table } from "../format.ts";
-import type { UsageDay, UsagePage } from "../types.ts";
+import type { UsageDay } from "../types.ts";
+import { shapes } from "../shapes.ts";
 
 interface UsageOptions {
 	since?: string;
@@ -42,7 +43,7 @@ async function usage(ctx: Context, opts: UsageOptions): Promise<number> {
 		const until = opts.until ? Date.parse(opts.until) : Math.floor(Date.now() / DAY_MS) * DAY_MS;
 		since = new Date(until - (opts.days - 1) * DAY_MS).toISOString().slice(0, 10);
 	}
-	const page = await ctx.client.json<UsagePage>("/v1/usage", { query: { since, until: opts.until, agent: opts.agent, limit: opts.limit, cursor: opts.cursor } });
+	const page = await ctx.client.json("/v1/usage", shapes.usagePage, { query: { since, until: opts.until, agent: opts.agent, limit: opts.limit, cursor: opts.cursor } });
 	if (opts.json) {
 		ctx.json(page);
 		return 0;

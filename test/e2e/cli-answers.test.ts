@@ -238,3 +238,67 @@ describe("a URL with credentials", () => {
 		expect(api.seen).toEqual([]);
 	});
 });
+
+describe("a server that is not drover, answering 200 {} to everything", () => {
+	async function emptyObjects(): Promise<{ url: string; seen: string[] }> {
+		const seen: string[] = [];
+		const server = createServer((req, res) => {
+			seen.push(`${req.method} ${req.url}`);
+			req.resume().on("end", () => json(res, 200, {}));
+		});
+		servers.push(server);
+		server.listen(0, "127.0.0.1");
+		await once(server, "listening");
+		return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
+	}
+
+	it("every command says so in one line and exits 1: no stack trace, no undefined, no retries", async () => {
+		const api = await emptyObjects();
+		const cases: [string[], string][] = [
+			[["jobs"], "GET /v1/jobs: missing `jobs`"],
+			[["status"], "GET /v1/status: missing `scheduler`"],
+			[["status", "fake"], "GET /v1/agents/fake: missing `name`"],
+			[["runs", "fake"], "GET /v1/agents/fake/runs: missing `runs`"],
+			[["usage"], "GET /v1/usage: missing `since`"],
+			[["incidents"], "GET /v1/incidents: missing `incidents`"],
+			[["incidents", "close", "x_000000000000"], "POST /v1/incidents/x_000000000000/close: missing `id`"],
+			[["logs", "fake"], "GET /v1/agents/fake/jobs: missing `jobs`"],
+			[["logs", "--job", JOB, "--follow"], `GET /v1/jobs/${JOB}/stream: answered application/json, not an event stream`],
+			[["job", JOB], `GET /v1/jobs/${JOB}: missing \`id\``],
+			[["cancel", JOB, "--yes"], `POST /v1/jobs/${JOB}/cancel: missing \`id\``],
+			[["approve", JOB], `POST /v1/jobs/${JOB}/approval: missing \`id\``],
+			[["fork", JOB], `POST /v1/jobs/${JOB}/fork: missing \`id\``],
+			[["trigger", "fake"], "POST /v1/agents/fake/jobs: missing `id`"],
+			[["trigger", "fake", "--wait"], "POST /v1/agents/fake/jobs: missing `id`"],
+			[["pause", "fake"], "POST /v1/agents/fake/pause: missing `name`"],
+			[["notepad", "fake", "get", "k"], "GET /v1/agents/fake/notepad/k: missing `key`"],
+			[["notepad", "fake", "set", "k", "v"], "PUT /v1/agents/fake/notepad/k: missing `k`"],
+			[["notepad", "fake", "delete", "k"], "DELETE /v1/agents/fake/notepad/k: missing `deleted`"],
+		];
+		for (const [args, what] of cases) {
+			const before = api.seen.length;
+			const r = await runCli(api.url, args);
+			const label = `drover ${args.join(" ")}: ${r.stderr}`;
+			expect(r.status, label).toBe(1);
+			expect(r.stdout, label).toBe("");
+			expect(r.stderr, label).toBe(`drover: ${api.url} does not answer as a drover API (${what})\n`);
+			// One request: trigger --wait does not go on to follow a job "undefined", --follow does not reconnect.
+			expect(api.seen.length - before, label).toBe(1);
+		}
+	});
+
+	it("names the first field of a list's rows that is not what drover sends", async () => {
+		const api = await fakeApi({ "GET /v1/jobs?limit=20": (_req, res) => json(res, 200, { jobs: [{ id: "job-1", agent: "a", status: "completed", trigger_type: "manual" }, { id: 2 }], next_cursor: null }) });
+		const r = await runCli(api.url, ["jobs"]);
+		expect(r.status).toBe(1);
+		expect(r.stderr).toBe(`drover: ${api.url} does not answer as a drover API (GET /v1/jobs: \`jobs[1].id\` is not a string)\n`);
+	});
+
+	it("doctor fails its reachable check with the same line", async () => {
+		const api = await emptyObjects();
+		const r = await runCli(api.url, ["doctor"]);
+		expect(r.status, r.stderr).toBe(1);
+		expect(r.stdout).toMatch(new RegExp(`^✗ reachable\\s+${api.url.replace(/[.]/g, "\\.")} does not answer as a drover API \\(GET /healthz: missing \`version\`\\)$`, "m"));
+		expect(r.stderr).toBe("drover: doctor found problems\n");
+	});
+});
