@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { Command, CommanderError, Option } from "commander";
 import { CliError, DEFAULT_URL } from "./client.ts";
 import { registerActions } from "./commands/actions.ts";
+import { registerAgents } from "./commands/agents.ts";
 import { registerDoctor } from "./commands/doctor.ts";
 import { registerIncidents } from "./commands/incidents.ts";
 import { registerJobs } from "./commands/jobs.ts";
@@ -35,6 +36,7 @@ export function buildProgram(): Command {
 	registerJobs(program);
 	registerLogs(program);
 	registerStatus(program);
+	registerAgents(program);
 	registerIncidents(program);
 	registerTrigger(program);
 	registerActions(program);

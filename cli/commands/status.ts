@@ -3,6 +3,7 @@ import { act, nextPageCommand, pathSegment, positiveInt, type Context } from "..
 import { fields, pausedText, relTime, stamp, statusStyle, table } from "../format.ts";
 import type { Occurrence } from "../types.ts";
 import { shapes } from "../shapes.ts";
+import { allAgents } from "./agents.ts";
 
 export function registerStatus(program: Command): void {
 	program
@@ -42,6 +43,9 @@ async function status(ctx: Context, agent: string | undefined, opts: { json?: bo
 		.sort(([a], [b]) => (order.indexOf(a) >>> 0) - (order.indexOf(b) >>> 0))
 		.map(([k, n]) => `${statusStyle(p, k)(k)} ${n}`)
 		.join(" · ");
+	// The agents an operator (or drover itself) paused, by name, with why: the counts alone hide them.
+	const paused = (await allAgents(ctx)).filter((a) => a.paused !== null);
+	const pausedRows = paused.map((a, i) => [i === 0 ? "paused" : "", `${a.name}: ${p.yellow(pausedText(a.paused!))}`] as const);
 	ctx.out(
 		fields(
 			[
@@ -50,6 +54,7 @@ async function status(ctx: Context, agent: string | undefined, opts: { json?: bo
 				["tick error", hb.error ? p.red(hb.error) : null],
 				["jobs", jobs || p.dim("none yet")],
 				["agents", `${s.agents.file + s.agents.api} (${s.agents.file} from fleet.yaml, ${s.agents.api} from the API)`],
+				...(pausedRows.length ? pausedRows : [["paused", p.dim("none")] as const]),
 			],
 			p,
 		),

@@ -219,6 +219,43 @@ describe("drover usage", () => {
 	});
 });
 
+describe("drover agents", () => {
+	const agent = (name: string, overrides: Record<string, unknown> = {}) => ({
+		name,
+		source: "api",
+		enabled: true,
+		model: "claude-sonnet-4-5",
+		fallback_models: [],
+		max_concurrent: 1,
+		overlap: "skip",
+		schedules: [],
+		paused: null,
+		running_jobs: [],
+		queued_jobs: 0,
+		last_job: null,
+		...overrides,
+	});
+
+	it("reads every page, and shows disabled, paused and running agents as such", async () => {
+		const inAnHour = new Date(Date.now() + 3_600_000).toISOString();
+		const schedule = { name: "hourly", kind: "interval", expression: "1h", timezone: null, catch_up: false, enabled: true, next_run: inAnHour };
+		const first = [agent("a-off", { enabled: false, source: "file" }), agent("b-busy", { schedules: [schedule], running_jobs: [{ id: JOB, status: "running", started_at: null, schedule: null }], queued_jobs: 2 })];
+		const second = [agent("c-held", { paused: { at: new Date().toISOString(), reason: null, by: "ops" } })];
+		const api = await fakeApi({
+			"GET /v1/agents?limit=200": (_req, res) => json(res, 200, { agents: first, next_cursor: "b-busy" }),
+			"GET /v1/agents?limit=200&cursor=b-busy": (_req, res) => json(res, 200, { agents: second, next_cursor: null }),
+		});
+		const r = await runCli(api.url, ["agents"]);
+		expect(r.status, r.stderr).toBe(0);
+		expect(r.stdout.trim().split("\n")).toHaveLength(4);
+		expect(r.stdout).toMatch(/^a-off\s+fleet\.yaml\s+claude-sonnet-4-5\s+on trigger only\s+-\s+disabled$/m);
+		expect(r.stdout).toMatch(/^b-busy\s+API\s+claude-sonnet-4-5\s+\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}Z \(in (59m|1h), hourly\)\s+1 running, 2 queued\s+active$/m);
+		expect(r.stdout).toMatch(/^c-held\s+API\s+claude-sonnet-4-5\s+on trigger only\s+-\s+paused (now|\d+s ago) by ops$/m);
+		const j = await runCli(api.url, ["agents", "--json"]);
+		expect(JSON.parse(j.stdout)).toEqual({ agents: [...first, ...second], next_cursor: null });
+	});
+});
+
 describe("a URL with credentials", () => {
 	it("is a usage error that names DROVER_TOKEN and never echoes the password; nothing is sent", async () => {
 		const api = await fakeApi({ "GET /v1/jobs?limit=20": (_req, res) => json(res, 200, { jobs: [], next_cursor: null }) });

@@ -540,6 +540,34 @@ describe("agents: status, pause, resume, notepad", () => {
 		expect((await drover(["status", agents.ok])).stdout).toMatch(/^state\s+active$/m);
 	});
 
+	it("agents lists every agent with its source, model, next run and state; status names the paused ones", async () => {
+		expect((await drover(["pause", agents.ok, "--reason", "agents list test"])).status).toBe(0);
+		try {
+			const r = await drover(["agents"], { token: tokens.read });
+			expect(r.status, r.stderr).toBe(0);
+			expect(r.stdout).toMatch(/^NAME\s+SOURCE\s+MODEL\s+NEXT RUN\s+JOBS\s+STATE$/m);
+			expect(r.stdout).toMatch(new RegExp(`^${agents.ok}\\s+API\\s+${agents.ok}\\s+on trigger only\\s+-\\s+paused (now|\\d+s ago) by root: agents list test$`, "m"));
+			expect(r.stdout).toMatch(new RegExp(`^${agents.fail}\\s+API\\s+${agents.fail}\\s+on trigger only\\s+-\\s+active$`, "m"));
+			expect(r.stdout).toMatch(/^triage\s+fleet\.yaml\s+.*paused (now|\d+[smhd] ago) automatically: secret TICKETS_WEBHOOK_URL/m);
+			expect(r.stdout).toMatch(/^daily-digest\s+fleet\.yaml\s+\S+\s+\d{4}-\d{2}-\d{2} \d{2}:00:00Z \(in \d+[mhd], weekday-morning\)\s/m);
+			// --json: the API's agents, every one of them.
+			const json = JSON.parse((await drover(["agents", "--json"])).stdout) as { agents: { name: string }[]; next_cursor: null };
+			const fromApi = (await api<{ agents: { name: string }[] }>("/v1/agents?limit=200")).body;
+			expect(json.next_cursor).toBeNull();
+			expect(json.agents.map((a) => a.name)).toEqual(fromApi.agents.map((a) => a.name));
+			expect(json.agents.find((a) => a.name === agents.ok)).toMatchObject({ source: "api", paused: { by: "root", reason: "agents list test" } });
+
+			const status = await drover(["status"], { token: tokens.read });
+			expect(status.status, status.stderr).toBe(0);
+			expect(status.stdout).toMatch(/^paused\s+\S+: paused /m);
+			expect(status.stdout).toMatch(new RegExp(`^(paused)?\\s+${agents.ok}: paused (now|\\d+s ago) by root: agents list test$`, "m"));
+			expect(status.stdout).toMatch(/^(paused)?\s+triage: paused (now|\d+[smhd] ago) automatically: secret TICKETS_WEBHOOK_URL/m);
+			expect(status.stdout).not.toMatch(new RegExp(`${agents.fail}: paused`));
+		} finally {
+			expect((await drover(["resume", agents.ok])).status).toBe(0);
+		}
+	});
+
 	it("status <agent> of an agent drover paused itself gives the reason once", async () => {
 		const r = await drover(["status", "triage"]);
 		expect(r.status, r.stderr).toBe(0);
@@ -733,7 +761,7 @@ describe("errors and usage", () => {
 	});
 
 	it("--help works on every command", async () => {
-		const commands = [["jobs"], ["job"], ["logs"], ["status"], ["runs"], ["incidents"], ["incidents", "close"], ["trigger"], ["cancel"], ["approve"], ["deny"], ["fork"], ["continue"], ["pause"], ["resume"], ["notepad"], ["doctor"]];
+		const commands = [["jobs"], ["job"], ["logs"], ["status"], ["runs"], ["incidents"], ["incidents", "close"], ["trigger"], ["cancel"], ["approve"], ["deny"], ["fork"], ["continue"], ["pause"], ["resume"], ["notepad"], ["doctor"], ["agents"]];
 		const runs = await Promise.all(commands.map((c) => drover([...c, "--help"], { token: null })));
 		for (const [i, r] of runs.entries()) {
 			expect(r.status, commands[i]!.join(" ")).toBe(0);

@@ -1,0 +1,80 @@
+import type { Command } from "commander";
+import { act, type Context } from "../context.ts";
+import { pausedText, relTime, stamp, table } from "../format.ts";
+import { shapes } from "../shapes.ts";
+import type { AgentView } from "../types.ts";
+
+export function registerAgents(program: Command): void {
+	program
+		.command("agents")
+		.description("every agent: source (fleet.yaml or API), state (active, paused with by whom and why, disabled), model, next run")
+		.option("--json", "print the API's JSON (every page's agents in one {agents, next_cursor: null})")
+		.action(act(agents));
+}
+
+/** Every agent, all pages of GET /v1/agents (by name, fleet.yaml's and the API's merged). */
+export async function allAgents(ctx: Context): Promise<AgentView[]> {
+	const all: AgentView[] = [];
+	let cursor: string | undefined;
+	// A bound, as doctor has: 100 pages of 200 is far past any fleet, and a server that always answers a cursor must not loop forever.
+	for (let pages = 0; pages < 100; pages++) {
+		const page = await ctx.client.json("/v1/agents", shapes.agentPage, { query: { limit: 200, cursor } });
+		all.push(...page.agents);
+		if (!page.next_cursor) break;
+		cursor = page.next_cursor;
+	}
+	return all;
+}
+
+/** "active", "disabled", or "paused 2m ago by root: maintenance". */
+export function agentState(a: AgentView, now = Date.now()): string {
+	if (!a.enabled) return "disabled";
+	return a.paused ? pausedText(a.paused, now) : "active";
+}
+
+/** The soonest next run of the agent's enabled schedules; null when none is due (no schedules, all disabled). */
+function nextRun(a: AgentView): { at: string; schedule: string } | null {
+	let soonest: { at: string; schedule: string } | null = null;
+	for (const s of a.schedules) {
+		if (!s.enabled || !s.next_run) continue;
+		if (soonest === null || Date.parse(s.next_run) < Date.parse(soonest.at)) soonest = { at: s.next_run, schedule: s.name };
+	}
+	return soonest;
+}
+
+async function agents(ctx: Context, opts: { json?: boolean }): Promise<number> {
+	const list = await allAgents(ctx);
+	if (opts.json) {
+		ctx.json({ agents: list, next_cursor: null });
+		return 0;
+	}
+	if (list.length === 0) {
+		ctx.out(ctx.p.dim("no agents"));
+		return 0;
+	}
+	const { p } = ctx;
+	const now = Date.now();
+	ctx.out(
+		table<AgentView>(
+			list,
+			[
+				{ header: "NAME", value: (a) => a.name },
+				{ header: "SOURCE", value: (a) => (a.source === "file" ? "fleet.yaml" : "API") },
+				{ header: "MODEL", value: (a) => a.model },
+				{
+					header: "NEXT RUN",
+					value: (a) => {
+						const next = nextRun(a);
+						if (next) return `${stamp(next.at)} (${relTime(next.at, now)}, ${next.schedule})`;
+						return a.schedules.length === 0 ? "on trigger only" : "-";
+					},
+				},
+				{ header: "JOBS", value: (a) => [a.running_jobs.length ? `${a.running_jobs.length} running` : "", a.queued_jobs ? `${a.queued_jobs} queued` : ""].filter(Boolean).join(", ") || "-" },
+				{ header: "STATE", value: (a) => agentState(a, now), style: (a) => (a.enabled && !a.paused ? p.green : p.yellow), flexible: true, max: 120 },
+			],
+			p,
+			ctx.width,
+		),
+	);
+	return 0;
+}
