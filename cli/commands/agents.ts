@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { CliError } from "../client.ts";
 import { act, type Context } from "../context.ts";
 import { pausedText, relTime, stamp, table } from "../format.ts";
 import { shapes } from "../shapes.ts";
@@ -16,15 +17,18 @@ export function registerAgents(program: Command): void {
 export async function allAgents(ctx: Context): Promise<AgentView[]> {
 	const all: AgentView[] = [];
 	let cursor: string | undefined;
-	// A bound, as doctor has: 100 pages of 200 is far past any fleet, and a server that always answers a cursor must not loop forever.
-	for (let pages = 0; pages < 100; pages++) {
+	// A bound, so a server that always answers a cursor cannot loop this forever; a fleet past it is
+	// an error, not a list silently cut short.
+	for (let pages = 0; pages < MAX_PAGES; pages++) {
 		const page = await ctx.client.json("/v1/agents", shapes.agentPage, { query: { limit: 200, cursor } });
 		all.push(...page.agents);
-		if (!page.next_cursor) break;
+		if (!page.next_cursor) return all;
 		cursor = page.next_cursor;
 	}
-	return all;
+	throw new CliError(`${ctx.client.url} listed more than ${MAX_PAGES * 200} agents and had more: is it drover?`);
 }
+
+const MAX_PAGES = 1000;
 
 /** "active", "disabled", or "paused 2m ago by root: maintenance". */
 export function agentState(a: AgentView, now = Date.now()): string {

@@ -4,6 +4,7 @@ import { act, type Context } from "../context.ts";
 import { pauseReason, relTime } from "../format.ts";
 import type { Health, SchedulerHealth, Status } from "../types.ts";
 import { shapes } from "../shapes.ts";
+import { allAgents } from "./agents.ts";
 
 type CheckStatus = "ok" | "fail" | "warn" | "skip";
 
@@ -89,17 +90,12 @@ async function doctor(ctx: Context, opts: { json?: boolean }): Promise<number> {
 /** Agents the scheduler paused by itself (a missing secret, a retired model…): warnings, since they resume on their own. */
 async function pausedAgents(ctx: Context): Promise<Check[]> {
 	const checks: Check[] = [];
-	let cursor: string | undefined;
 	let total = 0;
 	try {
-		for (let pages = 0; pages < 100; pages++) {
-			const page = await ctx.client.json("/v1/agents", shapes.agentPage, { query: { limit: 200, cursor } });
-			total += page.agents.length;
-			for (const a of page.agents) {
-				if (a.paused?.by === "auto") checks.push({ check: "agents", status: "warn", message: `${a.name} is paused automatically: ${pauseReason(a.paused) || "no reason given"}` });
-			}
-			if (!page.next_cursor) break;
-			cursor = page.next_cursor;
+		const agents = await allAgents(ctx);
+		total = agents.length;
+		for (const a of agents) {
+			if (a.paused?.by === "auto") checks.push({ check: "agents", status: "warn", message: `${a.name} is paused automatically: ${pauseReason(a.paused) || "no reason given"}` });
 		}
 	} catch (err) {
 		if (err instanceof ApiError || err instanceof CliError) return [{ check: "agents", status: "fail", message: failure(err) }];

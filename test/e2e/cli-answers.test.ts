@@ -254,6 +254,23 @@ describe("drover agents", () => {
 		const j = await runCli(api.url, ["agents", "--json"]);
 		expect(JSON.parse(j.stdout)).toEqual({ agents: [...first, ...second], next_cursor: null });
 	});
+
+	it("stops at a server that never stops paging with an error, not a list cut short", async () => {
+		let n = 0;
+		const server = createServer((req, res) => {
+			if (req.url?.startsWith("/v1/agents")) json(res, 200, { agents: [agent(`a-${n++}`)], next_cursor: "again" });
+			else json(res, 404, { error: { code: "not_found", message: "no route" } });
+		});
+		servers.push(server);
+		server.listen(0, "127.0.0.1");
+		await once(server, "listening");
+		const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+		const r = await runCli(url, ["agents"]);
+		expect(r.status).toBe(1);
+		expect(r.stdout).toBe("");
+		expect(r.stderr).toContain(`drover: ${url} listed more than 200000 agents and had more: is it drover?`);
+		expect(n).toBe(1000);
+	});
 });
 
 describe("a URL with credentials", () => {
