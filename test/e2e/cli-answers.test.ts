@@ -290,6 +290,11 @@ describe("a URL with credentials", () => {
 			expect(r.stderr).not.toContain("    at ");
 		}
 		expect(api.seen).toEqual([]);
+		// Nor in a URL that does not parse.
+		const bad = await runCliProcess(["jobs", "--url", "http://user:s3cret-pw@host:99999"], { DROVER_TOKEN: TOKEN });
+		expect(bad.status).toBe(2);
+		expect(bad.stderr).toContain('drover: --url/DROVER_URL is not a URL: "http://…@host:99999"');
+		expect(bad.stderr).not.toContain("s3cret-pw");
 	});
 });
 
