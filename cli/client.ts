@@ -1,5 +1,5 @@
 /** The drover HTTP API over fetch: bearer auth, the API's JSON errors turned into ApiError. */
-import type { Shape } from "./shapes.ts";
+import { problemOf, type Shape } from "./shapes.ts";
 
 export const DEFAULT_URL = "http://localhost:8787";
 
@@ -140,7 +140,7 @@ export class ApiClient {
 		} catch {
 			throw new CliError(`${this.url}${path} answered ${res.status} with a body that is not JSON: ${text.slice(0, 200)}`);
 		}
-		const problem = shape(value);
+		const problem = problemOf(shape, value);
 		if (problem !== null) throw this.notDrover(`${options.method ?? "GET"} ${path.split("?")[0]}: ${problem}`);
 		return value as T;
 	}

@@ -4,115 +4,92 @@
  * of a TypeError deep in a command, or a "cancelling undefined" that exits 0. Not a schema: fields
  * the CLI does not rely on are not looked at, and extra fields are fine.
  */
+import { z } from "zod";
 import type { AgentPage, AgentStatus, AgentView, Health, Incident, IncidentPage, JobPage, JobRecord, RunPage, Status, UsagePage } from "./types.ts";
 
-/** null when the value will do; else what is wrong with it, naming the field ("missing `jobs`"). */
-export type Shape<T> = ((value: unknown, at?: string) => string | null) & { readonly __answer?: T };
-
-type Check = (value: unknown, at: string) => string | null;
-
-const field = (at: string) => `\`${at}\``;
-const is =
-	(kind: "string" | "number" | "boolean"): Check =>
-	(v, at) =>
-		v === undefined ? `missing ${field(at)}` : typeof v === kind ? null : `${field(at)} is not a ${kind}`;
-
-const str = is("string");
-const num = is("number");
-const bool = is("boolean");
-
-const nullable =
-	(check: Check): Check =>
-	(v, at) =>
-		v === null ? null : check(v, at);
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
-
-function obj(fields: Record<string, Check>): Check {
-	return (v, at) => {
-		if (v === undefined) return `missing ${field(at)}`;
-		if (!isObject(v)) return at === "" ? "not a JSON object" : `${field(at)} is not an object`;
-		for (const [k, check] of Object.entries(fields)) {
-			const problem = check(v[k], at === "" ? k : `${at}.${k}`);
-			if (problem !== null) return problem;
-		}
-		return null;
-	};
+/** A check of one answer; `T` is what the caller then reads it as. */
+export interface Shape<T> {
+	readonly schema: z.ZodType;
+	readonly __answer?: T;
 }
 
-const arr =
-	(item: Check): Check =>
-	(v, at) => {
-		if (v === undefined) return `missing ${field(at)}`;
-		if (!Array.isArray(v)) return `${field(at)} is not an array`;
-		for (const [i, x] of v.entries()) {
-			const problem = item(x, `${at}[${i}]`);
-			if (problem !== null) return problem;
-		}
-		return null;
-	};
+const shape = <T>(schema: z.ZodType): Shape<T> => ({ schema });
 
-/** An object whose every value passes `value` (a notepad: key → text; jobs by status: status → count). */
-const recordOf =
-	(value: Check): Check =>
-	(v, at) => {
-		if (v === undefined) return `missing ${field(at)}`;
-		if (!isObject(v)) return at === "" ? "not a JSON object" : `${field(at)} is not an object`;
-		for (const [k, x] of Object.entries(v)) {
-			const problem = value(x, at === "" ? k : `${at}.${k}`);
-			if (problem !== null) return problem;
-		}
-		return null;
-	};
+/** null when the value will do; else what is wrong with it, naming the field ("missing `jobs`"). */
+export function problemOf(shape: Shape<unknown>, value: unknown): string | null {
+	const result = shape.schema.safeParse(value);
+	if (result.success) return null;
+	const issue = result.error.issues[0]!;
+	if (issue.path.length === 0) return "not a JSON object";
+	const at = `\`${issue.path.map((p, i) => (typeof p === "number" ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`)).join("")}\``;
+	const found = issue.path.reduce<unknown>((v, p) => (v !== null && typeof v === "object" ? (v as Record<PropertyKey, unknown>)[p] : undefined), value);
+	if (found === undefined) return `missing ${at}`;
+	return issue.code === "invalid_type" ? `${at} is not a${/^[aeiou]/.test(issue.expected) ? "n" : ""} ${issue.expected}` : `${at}: ${issue.message}`;
+}
 
-const optional =
-	(check: Check): Check =>
-	(v, at) =>
-		v === undefined ? null : check(v, at);
-
-const shape = <T>(check: Check): Shape<T> => ((v: unknown, at = "") => check(v, at)) as Shape<T>;
-
-const jobSummary = obj({ id: str, agent: str, status: str, trigger_type: str });
-const jobRecord = obj({ id: str, agent: str, status: str, usage: obj({ num_turns: num, per_model: recordOf(obj({})) }), transitions: optional(arr(obj({}))) });
-const paused = nullable(obj({ at: str }));
-const agentView = obj({
-	name: str,
-	source: str,
-	enabled: bool,
-	model: str,
-	fallback_models: arr(str),
-	schedules: arr(obj({ name: str, kind: str, expression: str, enabled: bool })),
-	paused,
-	running_jobs: arr(obj({ id: str, status: str })),
-	queued_jobs: num,
-	last_job: nullable(obj({ id: str, status: str })),
+// Only the fields the CLI reads, with their types; extra fields are fine (z.object ignores them, and
+// the caller keeps the answer as sent).
+const nullable = <S extends z.ZodType>(s: S) => s.nullable();
+const jobSummary = z.object({ id: z.string(), agent: z.string(), status: z.string(), trigger_type: z.string() });
+const jobRecord = z.object({
+	id: z.string(),
+	agent: z.string(),
+	status: z.string(),
+	usage: z.object({ num_turns: z.number(), per_model: z.record(z.string(), z.object({})) }),
+	transitions: z.array(z.object({})).optional(),
 });
-const incident = obj({ id: str, agent: str, class: str, state: str, error: str, count: num, first_seen_at: str, last_seen_at: str });
-const nextCursor = optional(nullable(str));
+const paused = nullable(z.object({ at: z.string() }));
+const agentView = z.object({
+	name: z.string(),
+	source: z.string(),
+	enabled: z.boolean(),
+	model: z.string(),
+	fallback_models: z.array(z.string()),
+	schedules: z.array(z.object({ name: z.string(), kind: z.string(), expression: z.string(), enabled: z.boolean() })),
+	paused,
+	running_jobs: z.array(z.object({ id: z.string(), status: z.string() })),
+	queued_jobs: z.number(),
+	last_job: nullable(z.object({ id: z.string(), status: z.string() })),
+});
+const incident = z.object({ id: z.string(), agent: z.string(), class: z.string(), state: z.string(), error: z.string(), count: z.number(), first_seen_at: z.string(), last_seen_at: z.string() });
+const nextCursor = z.string().nullable().optional();
+const notepad = z.record(z.string(), z.string());
 
 export const shapes = {
-	jobPage: shape<JobPage>(obj({ jobs: arr(jobSummary), next_cursor: nextCursor })),
+	jobPage: shape<JobPage>(z.object({ jobs: z.array(jobSummary), next_cursor: nextCursor })),
 	job: shape<JobRecord>(jobRecord),
-	status: shape<Status>(obj({ scheduler: obj({}), jobs: recordOf(num), agents: obj({ file: num, api: num }) })),
-	health: shape<Health>(obj({ version: str, fleet: obj({ ok: bool, agents: num }), scheduler: nullable(obj({})) })),
+	status: shape<Status>(z.object({ scheduler: z.object({}), jobs: z.record(z.string(), z.number()), agents: z.object({ file: z.number(), api: z.number() }) })),
+	health: shape<Health>(z.object({ version: z.string(), fleet: z.object({ ok: z.boolean(), agents: z.number() }), scheduler: nullable(z.object({})) })),
 	agent: shape<AgentView>(agentView),
-	agentPage: shape<AgentPage>(obj({ agents: arr(agentView), next_cursor: nextCursor })),
-	agentStatus: shape<AgentStatus>(obj({ name: str, paused })),
-	runPage: shape<RunPage>(obj({ runs: arr(obj({ status: str, dispatch: str, claimed_at: str, source: str })), next_cursor: nextCursor })),
-	incidentPage: shape<IncidentPage>(obj({ incidents: arr(incident), next_cursor: nextCursor })),
+	agentPage: shape<AgentPage>(z.object({ agents: z.array(agentView), next_cursor: nextCursor })),
+	agentStatus: shape<AgentStatus>(z.object({ name: z.string(), paused })),
+	runPage: shape<RunPage>(z.object({ runs: z.array(z.object({ status: z.string(), dispatch: z.string(), claimed_at: z.string(), source: z.string() })), next_cursor: nextCursor })),
+	incidentPage: shape<IncidentPage>(z.object({ incidents: z.array(incident), next_cursor: nextCursor })),
 	incident: shape<Incident>(incident),
 	usagePage: shape<UsagePage>(
-		obj({
-			since: str,
-			until: str,
-			days: arr(obj({ day: str, agent: str, jobs: num, input_tokens: num, output_tokens: num, cache_creation_input_tokens: num, cache_read_input_tokens: num, priced_jobs: num, cost_usd: nullable(num) })),
+		z.object({
+			since: z.string(),
+			until: z.string(),
+			days: z.array(
+				z.object({
+					day: z.string(),
+					agent: z.string(),
+					jobs: z.number(),
+					input_tokens: z.number(),
+					output_tokens: z.number(),
+					cache_creation_input_tokens: z.number(),
+					cache_read_input_tokens: z.number(),
+					priced_jobs: z.number(),
+					cost_usd: z.number().nullable(),
+				}),
+			),
 			next_cursor: nextCursor,
 		}),
 	),
-	notepad: shape<Record<string, string>>(recordOf(str)),
+	notepad: shape<Record<string, string>>(notepad),
 	/** The notepad after a write: it must hold the key written. */
-	notepadWith: (key: string) => shape<Record<string, string>>((v, at) => recordOf(str)(v, at) ?? obj({ [key]: str })(v, at)),
-	note: shape<{ key: string; value: string }>(obj({ key: str, value: str })),
-	deleted: shape<{ deleted: number }>(obj({ deleted: num })),
-	any: shape<unknown>(() => null),
+	notepadWith: (key: string) => shape<Record<string, string>>(notepad.and(z.object({ [key]: z.string() }))),
+	note: shape<{ key: string; value: string }>(z.object({ key: z.string(), value: z.string() })),
+	deleted: shape<{ deleted: number }>(z.object({ deleted: z.number() })),
+	any: shape<unknown>(z.unknown()),
 };
