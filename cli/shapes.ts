@@ -1,7 +1,7 @@
 /**
  * Minimal checks of the API's answers: the fields the CLI reads, with their types. A server that is
  * not drover (a wrong --url, a proxy's catch-all answering 200 `{}`) fails here with one line instead
- * of a TypeError deep in a command, or a "cancelling undefined" that exits 0. Not a schema: fields
+ * of a TypeError deep in a command, or a "cancelling undefined" that exits 0. Not the API's whole schema: fields
  * the CLI does not rely on are not looked at, and extra fields are fine.
  */
 import { z } from "zod";
