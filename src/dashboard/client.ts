@@ -269,16 +269,71 @@ export const APP_JS = String.raw`"use strict";
 	$("#sign-out").addEventListener("click", () => signOut());
 
 	// ── Fleet ──
+	const FLEET_PAGE = 100;
+	/** Agents come a page at a time (each costs the API a status read per agent): the shown ones are counted as such. */
 	async function fleetView(signal) {
 		const tbody = $("#fleet-table tbody");
+		const more = $("#fleet-more");
+		const everyone = $("#fleet-all");
+		let shown = [];
+		let cursor = null; // next_cursor after the last shown agent: null when all are shown
+		let pages = 1;
+		let total = null; // from /v1/status: every agent, shown or not
+		const page = (after) => api("/v1/agents?limit=" + FLEET_PAGE + (after ? "&cursor=" + enc(after) : ""), { signal });
+		const drawMeta = () => {
+			const running = shown.reduce((n, a) => n + a.running_jobs.length, 0);
+			const paused = shown.filter((a) => a.paused).length;
+			const counts = num(running) + " running · " + num(paused) + " paused";
+			$("#fleet-meta").textContent = !cursor
+				? num(shown.length) + (shown.length === 1 ? " agent · " : " agents · ") + counts
+				: num(shown.length) + " of " + (total === null ? "more" : num(Math.max(total, shown.length))) + " agents shown · " + counts + " among those shown";
+			more.hidden = everyone.hidden = !cursor;
+		};
+		const draw = () => {
+			tbody.replaceChildren(...shown.map((a) => agentRow(a, load)));
+			if (!shown.length) tbody.append(h("tr", null, h("td", { colspan: 6, class: "muted", text: "No agents." })));
+			drawMeta();
+		};
+		// Reloads as many pages as are shown (a poll, an action), walking them afresh from the first.
 		const load = newestWins(async (fresh) => {
-			const agents = await all("/v1/agents", "agents", 2000);
+			const want = pages;
+			const status = api("/v1/status", { signal }).then((s) => s.agents.file + s.agents.api, () => null);
+			const rows = [];
+			let next = null;
+			for (let i = 0; i < want; i++) {
+				const p = await page(next);
+				rows.push(...p.agents);
+				next = p.next_cursor;
+				if (!next) break;
+			}
+			const count = await status;
 			if (signal.aborted || !fresh()) return;
-			tbody.replaceChildren(...agents.map((a) => agentRow(a, load)));
-			if (!agents.length) tbody.append(h("tr", null, h("td", { colspan: 6, class: "muted", text: "No agents." })));
-			const running = agents.reduce((n, a) => n + a.running_jobs.length, 0);
-			const paused = agents.filter((a) => a.paused).length;
-			$("#fleet-meta").textContent = agents.length + " agents · " + running + " running · " + paused + " paused";
+			total = count;
+			// Pages added meanwhile by "Next" stay, after what this walk read.
+			const kept = next ? shown.filter((a) => a.name > next) : [];
+			shown = rows.concat(kept);
+			if (!kept.length) cursor = next;
+			draw();
+		});
+		const loadNext = async () => {
+			const after = cursor;
+			if (!after) return;
+			const p = await page(after);
+			if (signal.aborted || cursor !== after) return; // a reload has redrawn the list since
+			shown = shown.concat(p.agents);
+			cursor = p.next_cursor;
+			pages++;
+			tbody.append(...p.agents.map((a) => agentRow(a, load)));
+			drawMeta();
+		};
+		more.onclick = () => act(more, loadNext);
+		everyone.onclick = () => act(everyone, async () => {
+			more.disabled = true;
+			try {
+				while (cursor && !signal.aborted) await loadNext();
+			} finally {
+				more.disabled = false;
+			}
 		});
 		await load();
 		poll(load, 10000);

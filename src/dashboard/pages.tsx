@@ -99,6 +99,14 @@ function Fleet() {
 				</thead>
 				<tbody></tbody>
 			</table>
+			<div class="pager">
+				<button type="button" id="fleet-more" hidden>
+					Next 100 agents
+				</button>
+				<button type="button" id="fleet-all" hidden>
+					All agents
+				</button>
+			</div>
 		</>
 	);
 }

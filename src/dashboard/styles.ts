@@ -104,7 +104,7 @@ textarea { width: 100%; font-family: var(--mono); font-size: .9em; resize: verti
 .columns { display: grid; grid-template-columns: minmax(0, 1.15fr) minmax(0, 1fr); gap: 1rem; }
 .columns > div > .panel:last-child { margin-bottom: 1rem; }
 .empty { color: var(--muted); text-align: center; padding: 2rem; background: var(--panel); border: 1px dashed var(--line); border-radius: 8px; }
-.pager { display: flex; justify-content: center; margin: 1rem 0; }
+.pager { display: flex; justify-content: center; gap: 0.5rem; margin: 1rem 0; }
 
 table.grid { width: 100%; border-collapse: collapse; background: var(--panel); border: 1px solid var(--line); border-radius: 8px; overflow: hidden; }
 table.grid th { text-align: left; font-weight: 600; font-size: .82em; color: var(--muted); text-transform: uppercase; letter-spacing: .03em; background: #fafbfc; }

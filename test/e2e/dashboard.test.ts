@@ -102,6 +102,60 @@ async function signedIn(pathname: string, token: string = tokens.operate, opts: 
 	return page;
 }
 
+interface FakeAgent {
+	name: string;
+	paused: { by: string; at: string; reason: string } | null;
+	[k: string]: unknown;
+}
+
+/**
+ * A made-up fleet of `size` agents (fleet-0000… and, last by name, an auto-paused `triage`), served
+ * as GET /v1/agents pages it (limit, cursor by name) with GET /v1/status counting it; each agent is a
+ * real one's record renamed. `requests` records every /v1/agents request; `hold()` keeps the next one
+ * unanswered until its `release()`.
+ */
+async function fakeFleet(page: Page, size: number) {
+	const { agents: [real] } = await call<{ agents: FakeAgent[] }>("GET", "/v1/agents?limit=1", tokens.read);
+	const at = new Date().toISOString();
+	const agents: FakeAgent[] = Array.from({ length: size }, (_, i) => ({
+		...real!,
+		name: i === size - 1 ? "triage" : `fleet-${String(i).padStart(4, "0")}`,
+		enabled: true,
+		schedules: [],
+		running_jobs: [],
+		queued_jobs: 0,
+		last_job: null,
+		paused: i === size - 1 || i % 180 === 7 ? { by: "auto", at, reason: "auto: secret TOKEN is not set" } : null,
+	}));
+	const requests: URL[] = [];
+	let holdNext: ((release: () => Promise<void>) => void) | null = null;
+	await page.route(
+		(u) => u.pathname === "/v1/agents",
+		async (route) => {
+			const u = new URL(route.request().url());
+			requests.push(u);
+			const limit = Number(u.searchParams.get("limit") ?? 50);
+			const cursor = u.searchParams.get("cursor");
+			const from = cursor === null ? 0 : agents.filter((a) => a.name <= cursor).length;
+			const slice = agents.slice(from, from + limit);
+			const answer = () => route.fulfill({ json: { agents: slice, next_cursor: from + limit < agents.length ? slice.at(-1)!.name : null } });
+			if (!holdNext) return answer();
+			const held = holdNext;
+			holdNext = null;
+			held(answer);
+		},
+	);
+	await page.route(
+		(u) => u.pathname === "/v1/status",
+		async (route) => {
+			const body = (await (await route.fetch()).json()) as Record<string, unknown>;
+			return route.fulfill({ json: { ...body, agents: { file: 16, api: size - 16 } } });
+		},
+	);
+	const hold = () => new Promise<() => Promise<void>>((resolve) => (holdNext = resolve));
+	return { agents, requests, hold };
+}
+
 const shot = (page: Page, view: string) => page.screenshot({ path: path.join(SHOTS, `${view}.png`), fullPage: true });
 
 /**
@@ -656,6 +710,36 @@ describe("the dashboard", () => {
 		await page.reload();
 		await page.locator("#notice", { hasText: "the job index is unavailable" }).waitFor(LIVE);
 		expect(await page.locator("#usage-meta").textContent()).toBe("");
+		await page.close();
+	});
+
+	it("pages a large fleet: the first 100 agents at once, the total from the status, counts said to be of those shown, and the rest on request", async () => {
+		const page = await signedIn("/", tokens.read);
+		await page.locator(`#fleet-table tr[data-agent="triage"]`).waitFor(LIVE);
+		const { agents, requests } = await fakeFleet(page, 2516);
+		await page.reload();
+		const rows = page.locator("#fleet-table tbody tr[data-agent]");
+		const meta = page.locator("#fleet-meta");
+		const pausedIn = (n: number) => agents.slice(0, n).filter((a) => a.paused).length;
+		await meta.filter({ hasText: "100 of 2,516 agents shown" }).waitFor(LIVE);
+		expect(await meta.textContent()).toBe(`100 of 2,516 agents shown · 0 running · ${pausedIn(100)} paused among those shown`);
+		expect(await rows.count()).toBe(100);
+		// One page read for them, not a walk of the fleet.
+		expect(requests.map((u) => u.searchParams.get("limit"))).toEqual(["100"]);
+
+		await page.locator("#fleet-more").click();
+		await meta.filter({ hasText: "200 of 2,516 agents shown" }).waitFor(LIVE);
+		expect(await rows.count()).toBe(200);
+		expect(await rows.nth(100).getAttribute("data-agent")).toBe("fleet-0100");
+
+		// All of them: the last by name (fleet.yaml's auto-paused triage) too, and the counts are the fleet's.
+		await page.locator("#fleet-all").click();
+		await page.locator(`#fleet-table tr.auto-paused[data-agent="triage"]`).waitFor(LIVE);
+		await meta.filter({ hasText: "2,516 agents · " }).waitFor(LIVE);
+		expect(await meta.textContent()).toBe(`2,516 agents · 0 running · ${pausedIn(2516)} paused`);
+		expect(await rows.count()).toBe(2516);
+		expect(await page.locator("#fleet-more").isHidden()).toBe(true);
+		expect(await page.locator("#fleet-all").isHidden()).toBe(true);
 		await page.close();
 	});
 
