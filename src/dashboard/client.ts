@@ -177,11 +177,22 @@ export const APP_JS = String.raw`"use strict";
 
 	// ── session ──
 	let viewAbort = new AbortController();
+	/** Calls fn every ms while the tab is shown: the next call is timed from the end of the last, so loads never overlap. */
 	function poll(fn, ms) {
-		const t = setInterval(() => {
-			if (!document.hidden && token()) fn().catch(fail);
-		}, ms);
-		viewAbort.signal.addEventListener("abort", () => clearInterval(t));
+		const signal = viewAbort.signal;
+		let t = 0;
+		const again = async () => {
+			if (!document.hidden && token()) {
+				try {
+					await fn();
+				} catch (err) {
+					fail(err);
+				}
+			}
+			if (!signal.aborted) t = setTimeout(again, ms);
+		};
+		t = setTimeout(again, ms);
+		signal.addEventListener("abort", () => clearTimeout(t));
 	}
 	/**
 	 * A view's load where a poll, an action's reload or a filter change can overlap: the answer to an

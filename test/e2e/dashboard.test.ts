@@ -156,6 +156,22 @@ async function fakeFleet(page: Page, size: number) {
 	return { agents, requests, hold };
 }
 
+/**
+ * Counts the timers the page sets for `ms` from now on: a poll sets its next one when its load has
+ * finished, so a test can wait for that before moving the fake clock. (A string: no DOM types here.)
+ */
+async function watchTimers(page: Page, ms: number): Promise<() => Promise<number>> {
+	await page.evaluate(`(() => {
+		window.timersSet = 0;
+		const set = window.setTimeout;
+		window.setTimeout = function (fn, delay, ...rest) {
+			if (delay === ${ms}) window.timersSet++;
+			return set.call(window, fn, delay, ...rest);
+		};
+	})()`);
+	return () => page.evaluate<number>("window.timersSet");
+}
+
 const shot = (page: Page, view: string) => page.screenshot({ path: path.join(SHOTS, `${view}.png`), fullPage: true });
 
 /**
@@ -531,7 +547,7 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
-	it("keeps the newer occurrences on an agent's runs page when a poll sent before a tick answers after the next poll", async () => {
+	it("polls an agent's runs page only once the last load has finished: a slow answer delays the next poll, which shows the newer occurrences", async () => {
 		const agent = await createAgent(`dash-runs-poll-${run}`, { schedules: { "every-minute": { interval: "1m" } } });
 		// Minutes 8 and 9 of the same past half hour as the test above: its agent's cursor is past them
 		// (so they claim nothing of its) and no fleet.yaml slot falls on them.
@@ -550,6 +566,11 @@ describe("the dashboard", () => {
 				.observe(document.querySelector("#runs-table tbody"), { childList: true });
 		`);
 		const counts = () => page.evaluate<number[]>("window.runCounts");
+		const polls = await watchTimers(page, 15_000);
+		const reads: string[] = [];
+		page.on("request", (r) => {
+			if (new URL(r.url()).pathname === `/v1/agents/${agent}/runs`) reads.push(r.url());
+		});
 
 		// The first 15 s poll's answer is held: it was read before the next tick, so it shows one.
 		const { held: pollHeld } = await holdFirst(page, (u) => u.pathname === `/v1/agents/${agent}/runs`, (body: { runs: unknown[] }) => body.runs.length);
@@ -558,17 +579,18 @@ describe("the dashboard", () => {
 		expect(held.value).toBe(1);
 		await tick(q + 9 * 60_000);
 		await expect.poll(runsOf, LIVE).toBe(2);
-		await page.clock.runFor(15_000);
-		await expect.poll(() => rows.count(), LIVE).toBe(2);
+		// While it is unanswered, no other poll starts.
+		await page.clock.runFor(45_000);
+		expect(await polls()).toBe(0);
+		expect(reads).toHaveLength(1);
 
 		await held.release();
-		// The next poll draws after the held answer has reached the page: wait for its redraw.
-		const drawn = (await counts()).length;
+		// It draws what it read; the next poll is set only now, and shows the tick's occurrence.
+		await expect.poll(polls, LIVE).toBe(1);
+		expect(await counts()).toEqual([1]);
 		await page.clock.runFor(15_000);
-		await expect.poll(async () => (await counts()).length, LIVE).toBeGreaterThan(drawn);
-		const seen = await counts();
-		expect(seen.slice(seen.indexOf(2))).toEqual(Array(seen.length - seen.indexOf(2)).fill(2));
-		expect(await rows.count()).toBe(2);
+		await expect.poll(() => rows.count(), LIVE).toBe(2);
+		expect(await counts()).toEqual([1, 2]);
 		await page.close();
 		// The runs' jobs end here (the second run is skipped if the first was still running), so none is
 		// left to take a model answer a later test scripts.
@@ -743,6 +765,51 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+	it("polls the fleet only once the last load has finished, reloading just the pages shown", async () => {
+		const page = await signedIn("/", tokens.read, { fakeClock: true });
+		await page.locator(`#fleet-table tr[data-agent="triage"]`).waitFor(LIVE);
+		const { hold } = await fakeFleet(page, 2516);
+		await page.reload();
+		const meta = page.locator("#fleet-meta");
+		await meta.filter({ hasText: "100 of 2,516 agents shown" }).waitFor(LIVE);
+		await page.locator("#fleet-more").click();
+		await meta.filter({ hasText: "200 of 2,516 agents shown" }).waitFor(LIVE);
+		// The page's reads of /v1/agents (their cursors) and its redraws, as the page makes them.
+		await page.evaluate(`(() => {
+			window.agentReads = [];
+			window.fleetDraws = 0;
+			const f = window.fetch;
+			window.fetch = function (input, init) {
+				const u = new URL(String(input), location.href);
+				if (u.pathname === "/v1/agents") window.agentReads.push(u.searchParams.get("cursor"));
+				return f.call(window, input, init);
+			};
+			new MutationObserver(() => window.fleetDraws++).observe(document.querySelector("#fleet-table tbody"), { childList: true });
+		})()`);
+		const reads = () => page.evaluate<(string | null)[]>("window.agentReads");
+		const draws = () => page.evaluate<number>("window.fleetDraws");
+		const polls = await watchTimers(page, 10_000);
+
+		// The first poll's first page is held: however long it takes, no other load starts.
+		const held = hold();
+		await page.clock.runFor(10_000);
+		const release = await held;
+		await page.clock.runFor(60_000);
+		expect(await reads()).toEqual([null]);
+		await release();
+		// It reads the two pages shown (not the fleet), draws them, and only then sets the next poll.
+		await expect.poll(draws, LIVE).toBe(1);
+		await expect.poll(polls, LIVE).toBe(1);
+		expect(await reads()).toEqual([null, "fleet-0099"]);
+		expect(await page.locator("#fleet-table tbody tr[data-agent]").count()).toBe(200);
+		await page.clock.runFor(9_000);
+		expect(await reads()).toHaveLength(2);
+		await page.clock.runFor(1_000);
+		await expect.poll(draws, LIVE).toBe(2);
+		expect(await reads()).toEqual([null, "fleet-0099", null, "fleet-0099"]);
+		await page.close();
+	});
+
 	it("keeps an agent paused on the fleet page when a poll sent before the pause answers after it", async () => {
 		const agent = await createAgent(`dash-poll-${run}`, {});
 		const page = await signedIn("/", tokens.operate, { fakeClock: true });
@@ -758,6 +825,7 @@ describe("the dashboard", () => {
 			}).observe(document.querySelector("#fleet-table tbody"), { childList: true });
 		`);
 		const states = () => page.evaluate<string[]>("window.fleetStates");
+		const polls = await watchTimers(page, 10_000);
 
 		// The 10 s poll's answer is held: it was read before the pause, so it says "active".
 		const { held: pollHeld } = await holdFirst(page, (u) => u.pathname === "/v1/agents", (body: { agents: { name: string; paused: unknown }[] }) => body.agents.find((a) => a.name === agent)?.paused);
@@ -769,7 +837,9 @@ describe("the dashboard", () => {
 		expect(await row.locator(".badge").textContent()).toBe("paused");
 
 		await held.release();
-		// The next poll draws after the held answer has reached the page: wait for its redraw.
+		// The next poll is set once the held one has finished; it draws after the held answer has
+		// reached the page: wait for its redraw.
+		await expect.poll(polls, LIVE).toBe(1);
 		const drawn = (await states()).length;
 		await page.clock.runFor(10_000);
 		await expect.poll(async () => (await states()).length, LIVE).toBeGreaterThan(drawn);
