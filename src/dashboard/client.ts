@@ -428,21 +428,38 @@ export const APP_JS = String.raw`"use strict";
 		const form = $("#jobs-filter");
 		const tbody = $("#jobs-table tbody");
 		const older = $("#jobs-older");
-		const agentSelect = form.elements.agent;
+		const agentInput = form.elements.agent;
 		const params = new URLSearchParams(location.search);
-		form.onsubmit = (e) => e.preventDefault();
-		agentSelect.length = 1;
-		const names = (await all("/v1/agents", "agents", 2000)).map((a) => a.name);
-		const wanted = params.get("agent");
-		if (wanted && !names.includes(wanted)) names.push(wanted); // a deleted agent's jobs stay listed
-		for (const n of names) agentSelect.append(h("option", { value: n, text: n }));
 		for (const k of JOB_FILTERS) if (params.get(k)) form.elements[k].value = params.get(k);
+		// The agent filter takes any name (a deleted agent's jobs stay listed); its suggestions are every
+		// agent, read a page at a time in the background once it is first used, never holding up the list.
+		const names = new Set();
+		let suggesting = false;
+		agentInput.addEventListener("focus", () => {
+			if (suggesting) return;
+			suggesting = true;
+			(async () => {
+				const list = $("#jobs-agents");
+				let after = null;
+				do {
+					const page = await api("/v1/agents?limit=200" + (after ? "&cursor=" + enc(after) : ""), { signal });
+					for (const a of page.agents) {
+						names.add(a.name);
+						list.append(h("option", { value: a.name }));
+					}
+					after = page.next_cursor;
+				} while (after);
+			})().catch((err) => {
+				suggesting = false; // tried again at the next focus
+				fail(err);
+			});
+		});
 		let cursor = null;
 		let shown = 0;
 		let generation = 0;
 		const query = () => {
 			const q = new URLSearchParams();
-			for (const k of JOB_FILTERS) if (form.elements[k].value) q.set(k, form.elements[k].value);
+			for (const k of JOB_FILTERS) if (form.elements[k].value.trim()) q.set(k, form.elements[k].value.trim());
 			return q;
 		};
 		const load = async (reset) => {
@@ -463,11 +480,23 @@ export const APP_JS = String.raw`"use strict";
 			$("#jobs-empty").hidden = shown > 0;
 			$("#jobs-meta").textContent = shown + (cursor ? " shown, more older" : shown === 1 ? " job" : " jobs");
 		};
-		form.onchange = () => {
+		let applied = query().toString();
+		const apply = () => {
 			const q = query().toString();
+			if (q === applied) return;
+			applied = q;
 			history.replaceState(null, "", "/jobs" + (q ? "?" + q : ""));
 			load(true).catch(fail);
 		};
+		form.onchange = apply;
+		form.onsubmit = (e) => {
+			e.preventDefault();
+			apply();
+		};
+		// A suggestion picked, or the name cleared, applies at once; other typing on Enter or leaving the field.
+		agentInput.addEventListener("input", () => {
+			if (!agentInput.value || names.has(agentInput.value)) apply();
+		});
 		older.onclick = () => act(older, () => load(false));
 		await load(true);
 	}

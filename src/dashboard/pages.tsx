@@ -132,9 +132,8 @@ function Jobs() {
 			<form id="jobs-filter" class="filters">
 				<label>
 					Agent
-					<select name="agent">
-						<option value="">all agents</option>
-					</select>
+					<input name="agent" list="jobs-agents" placeholder="all agents" autocomplete="off" spellcheck={false} />
+					<datalist id="jobs-agents"></datalist>
 				</label>
 				<label>
 					Status

@@ -88,7 +88,7 @@ textarea { width: 100%; font-family: var(--mono); font-size: .9em; resize: verti
 .buttons { display: flex; gap: .5rem; flex-wrap: wrap; }
 .filters { display: flex; gap: 1rem; margin: 0 0 1rem; flex-wrap: wrap; }
 .filters label { display: flex; flex-direction: column; gap: .2rem; font-size: .85em; color: var(--muted); }
-.filters select { min-width: 12rem; color: var(--ink); }
+.filters select, .filters input { min-width: 12rem; color: var(--ink); }
 
 /* ── sign-in ── */
 .signin { max-width: 26rem; margin: 4rem auto; background: var(--panel); padding: 2rem; border-radius: 10px; border: 1px solid var(--line); }

@@ -504,6 +504,31 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+	it("lists jobs at once whatever the agents' list takes, and suggests every agent of a large fleet in the agent filter", async () => {
+		const page = await signedIn("/incidents", tokens.read);
+		const { hold, requests } = await fakeFleet(page, 2516);
+		// The fleet's first page does not answer until released.
+		const held = hold();
+		await page.goto(`${url}/jobs`);
+		await page.locator("#view").waitFor({ state: "visible" });
+		await page.locator("#jobs-meta", { hasText: /jobs?$|more older$/ }).waitFor(LIVE);
+		expect(await page.locator("#jobs-table tbody tr").count()).toBeGreaterThan(0);
+		// Its suggestions: every agent, the last page's too.
+		const agent = page.locator("#jobs-filter input[name=agent]");
+		await agent.focus();
+		await (await held)();
+		await expect.poll(() => page.locator("#jobs-agents option").count(), LIVE).toBe(2516);
+		expect(await page.locator(`#jobs-agents option[value="triage"]`).count()).toBe(1);
+		expect(requests.every((u) => u.searchParams.get("limit") === "200")).toBe(true);
+		// Any name filters, on Enter: one with no jobs lists none.
+		await agent.fill("fleet-2514");
+		await agent.press("Enter");
+		await page.locator("#jobs-empty").waitFor({ state: "visible", ...LIVE });
+		expect(new URL(page.url()).searchParams.get("agent")).toBe("fleet-2514");
+		expect(await page.locator("#jobs-table tbody tr").count()).toBe(0);
+		await page.close();
+	});
+
 	it("draws the runs of an agent as a timeline after a few ticks: on time, late, skipped with its reason, failed", async () => {
 		expect(await emulatorQueued()).toBe(0);
 		const agent = await createAgent(`dash-runs-${run}`, {
