@@ -374,6 +374,11 @@ function Incidents() {
 			<p id="incidents-empty" class="empty" hidden>
 				No incidents.
 			</p>
+			<div class="pager">
+				<button type="button" id="incidents-older" hidden>
+					Older
+				</button>
+			</div>
 		</>
 	);
 }

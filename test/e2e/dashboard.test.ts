@@ -689,6 +689,52 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+	it("pages incidents: the newest 200, then older ones on request, to the oldest", async () => {
+		const page = await signedIn("/incidents", tokens.read);
+		await page.locator("#incidents-meta", { hasText: /incidents?$|more older$/ }).waitFor(LIVE);
+		const now = Date.now();
+		// 450 made-up incidents, newest first, as the API pages them.
+		const incidents = Array.from({ length: 450 }, (_, i) => ({
+			id: `fleet_${i.toString(16).padStart(12, "0")}`,
+			agent: `fleet-${String(i).padStart(4, "0")}`,
+			signature: `sig-${i}`,
+			class: "agent",
+			state: "detected",
+			error: `error number ${i}`,
+			count: 1,
+			first_seen_at: new Date(now - (i + 1) * 60_000).toISOString(),
+			last_seen_at: new Date(now - (i + 1) * 60_000).toISOString(),
+			last_job_id: null,
+			alerted_at: null,
+			resolved_at: null,
+			closed_at: null,
+			closed_by: null,
+		}));
+		await page.route(
+			(u) => u.pathname === "/v1/incidents",
+			(route) => {
+				const u = new URL(route.request().url());
+				const from = Number(u.searchParams.get("cursor") ?? 0);
+				const limit = Number(u.searchParams.get("limit") ?? 50);
+				const next = from + limit < incidents.length ? String(from + limit) : null;
+				return route.fulfill({ json: { incidents: incidents.slice(from, from + limit), next_cursor: next } });
+			},
+		);
+		await page.reload();
+		const rows = page.locator("#incidents-table tbody tr");
+		const meta = page.locator("#incidents-meta");
+		await meta.filter({ hasText: "200 shown, more older" }).waitFor(LIVE);
+		expect(await rows.count()).toBe(200);
+		await page.locator("#incidents-older").click();
+		await meta.filter({ hasText: "400 shown, more older" }).waitFor(LIVE);
+		await page.locator("#incidents-older").click();
+		await meta.filter({ hasText: "450 incidents" }).waitFor(LIVE);
+		expect(await rows.count()).toBe(450);
+		expect(await rows.last().textContent()).toContain("error number 449");
+		expect(await page.locator("#incidents-older").isHidden()).toBe(true);
+		await page.close();
+	});
+
 	it("charts tokens per agent per day", async () => {
 		const page = await signedIn("/usage");
 		await page.locator("#usage-chart svg.usage-chart rect.bar").first().waitFor(LIVE);
