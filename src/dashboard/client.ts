@@ -162,6 +162,18 @@ export const APP_JS = String.raw`"use strict";
 		} while (cursor && items.length < max);
 		return items;
 	}
+	/** The first count pages of page(cursor) (fewer where the list ends): their key's rows, and the cursor after them. */
+	async function firstPages(page, key, count) {
+		const rows = [];
+		let next = null;
+		for (let i = 0; i < count; i++) {
+			const p = await page(next);
+			rows.push(...p[key]);
+			next = p.next_cursor;
+			if (!next) break;
+		}
+		return { rows, next };
+	}
 	/** Runs an action from a button: disabled while it runs, its error shown, an optional note on success. */
 	async function act(button, fn, okMessage) {
 		button.disabled = true;
@@ -307,16 +319,8 @@ export const APP_JS = String.raw`"use strict";
 		};
 		// Reloads as many pages as are shown (a poll, an action), walking them afresh from the first.
 		const load = newestWins(async (fresh) => {
-			const want = pages;
 			const status = api("/v1/status", { signal }).then((s) => s.agents.file + s.agents.api, () => null);
-			const rows = [];
-			let next = null;
-			for (let i = 0; i < want; i++) {
-				const p = await page(next);
-				rows.push(...p.agents);
-				next = p.next_cursor;
-				if (!next) break;
-			}
+			const { rows, next } = await firstPages(page, "agents", pages);
 			const count = await status;
 			if (signal.aborted || !fresh()) return;
 			total = count;
@@ -1106,15 +1110,7 @@ export const APP_JS = String.raw`"use strict";
 		const load = async (reset) => {
 			if (reset) pages = 1;
 			const mine = ++generation;
-			const want = pages;
-			const rows = [];
-			let next = null;
-			for (let n = 0; n < want; n++) {
-				const p = await page(next);
-				rows.push(...p.incidents);
-				next = p.next_cursor;
-				if (!next) break;
-			}
+			const { rows, next } = await firstPages(page, "incidents", pages);
 			if (mine !== generation) return; // a later filter or close has answered first
 			tbody.replaceChildren(...rows.map(row));
 			cursor = next;
