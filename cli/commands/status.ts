@@ -23,6 +23,9 @@ export function registerStatus(program: Command): void {
 		.action(act(runs));
 }
 
+/** Agents past which the fleet's status does not read every agent to name the paused ones. */
+const PAUSED_LOOKUP_LIMIT = 1000;
+
 async function status(ctx: Context, agent: string | undefined, opts: { json?: boolean }): Promise<number> {
 	if (agent !== undefined) return agentStatus(ctx, agent, opts);
 	const s = await ctx.client.json("/v1/status", shapes.status);
@@ -44,8 +47,16 @@ async function status(ctx: Context, agent: string | undefined, opts: { json?: bo
 		.map(([k, n]) => `${statusStyle(p, k)(k)} ${n}`)
 		.join(" · ");
 	// The agents an operator (or drover itself) paused, by name, with why: the counts alone hide them.
-	const paused = (await allAgents(ctx)).filter((a) => a.paused !== null);
-	const pausedRows = paused.map((a, i) => [i === 0 ? "paused" : "", `${a.name}: ${p.yellow(pausedText(a.paused!))}`] as const);
+	// A pause lives in each agent's own object, so finding them reads every agent: not for a fleet
+	// so large that this summary would take a minute.
+	const total = s.agents.file + s.agents.api;
+	const paused = total > PAUSED_LOOKUP_LIMIT ? null : (await allAgents(ctx)).filter((a) => a.paused !== null);
+	const pausedRows =
+		paused === null
+			? [["paused", p.dim(`not looked up for ${total} agents: \`drover agents\` lists each one's state`)] as const]
+			: paused.length === 0
+				? [["paused", p.dim("none")] as const]
+				: paused.map((a, i) => [i === 0 ? "paused" : "", `${a.name}: ${p.yellow(pausedText(a.paused!))}`] as const);
 	ctx.out(
 		fields(
 			[
@@ -54,7 +65,7 @@ async function status(ctx: Context, agent: string | undefined, opts: { json?: bo
 				["tick error", hb.error ? p.red(hb.error) : null],
 				["jobs", jobs || p.dim("none yet")],
 				["agents", `${s.agents.file + s.agents.api} (${s.agents.file} from fleet.yaml, ${s.agents.api} from the API)`],
-				...(pausedRows.length ? pausedRows : [["paused", p.dim("none")] as const]),
+				...pausedRows,
 			],
 			p,
 		),

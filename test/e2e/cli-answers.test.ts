@@ -273,6 +273,18 @@ describe("drover agents", () => {
 	});
 });
 
+describe("drover status of a large fleet", () => {
+	it("does not read every agent to name the paused ones, and says where to look", async () => {
+		const scheduler = { last_tick_at: new Date().toISOString(), age_seconds: 5, stalled: false, outcome: "ok", last_ok_at: null, agents_called: 0, claimed: 0, skipped: 0, error: null };
+		const api = await fakeApi({ "GET /v1/status": (_req, res) => json(res, 200, { scheduler, jobs: {}, agents: { file: 3, api: 4000 } }) });
+		const r = await runCli(api.url, ["status"]);
+		expect(r.status, r.stderr).toBe(0);
+		expect(r.stdout).toMatch(/^agents\s+4003 \(3 from fleet\.yaml, 4000 from the API\)$/m);
+		expect(r.stdout).toMatch(/^paused\s+not looked up for 4003 agents: `drover agents` lists each one's state$/m);
+		expect(api.seen.map((s) => s.route)).toEqual(["GET /v1/status"]);
+	});
+});
+
 describe("a URL with credentials", () => {
 	it("is a usage error that names DROVER_TOKEN and never echoes the password; nothing is sent", async () => {
 		const api = await fakeApi({ "GET /v1/jobs?limit=20": (_req, res) => json(res, 200, { jobs: [], next_cursor: null }) });
