@@ -82,7 +82,7 @@ export class ApiClient {
 			base = new URL(config.url);
 		} catch {
 			// Shown to say what was wrong, but not any user:password@ it carries.
-			throw new CliError(`--url/DROVER_URL is not a URL: ${JSON.stringify(config.url.replace(/\/\/[^/]*@/, "//…@"))}`, 2);
+			throw new CliError(`--url/DROVER_URL is not a URL: ${JSON.stringify(config.url.replace(/\/\/.*@/, "//…@"))}`, 2);
 		}
 		if (base.protocol !== "http:" && base.protocol !== "https:") {
 			throw new CliError(`--url/DROVER_URL must be http(s), not ${base.protocol}`, 2);

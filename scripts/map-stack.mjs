@@ -42,18 +42,34 @@ function mapFrame(whole, { name, async, line, column }) {
 
 const mapStack = (stack) => stack.replace(FRAME, (whole, ...args) => mapFrame(whole, args.at(-1)));
 
+// One JSON value a line (drover's own log lines), or values spread over lines (`wrangler tail
+// --format json` indents each event): lines are gathered until they parse.
+let pending = "";
 for await (const line of createInterface({ input: process.stdin })) {
+	pending = pending === "" ? line : `${pending}\n${line}`;
 	let entry;
 	try {
-		entry = JSON.parse(line);
+		entry = JSON.parse(pending);
 	} catch {
-		console.log(mapStack(line));
+		// An object or array still open waits for its next line; anything else is text.
+		if (/^\s*[[{]/.test(pending)) continue;
+		console.log(mapStack(pending));
+		pending = "";
 		continue;
 	}
+	pending = "";
+	print(entry);
+}
+if (pending !== "") console.log(mapStack(pending));
+
+function print(entry) {
 	// `wrangler tail --format json` wraps each console line in an event with its logs.
 	const lines = Array.isArray(entry?.logs) ? entry.logs.flatMap((l) => l.message ?? []).map((m) => (typeof m === "string" ? safeParse(m) : m)) : [entry];
 	for (const e of lines) {
-		if (!e || typeof e !== "object") continue;
+		if (e === null || typeof e !== "object") {
+			console.log(mapStack(String(e)));
+			continue;
+		}
 		const { stack, ...rest } = e;
 		console.log(JSON.stringify(rest));
 		if (typeof stack === "string") console.log(mapStack(stack));

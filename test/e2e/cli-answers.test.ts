@@ -307,6 +307,11 @@ describe("a URL with credentials", () => {
 		expect(bad.status).toBe(2);
 		expect(bad.stderr).toContain('drover: --url/DROVER_URL is not a URL: "http://…@host:99999"');
 		expect(bad.stderr).not.toContain("s3cret-pw");
+		// A password holding a slash is what makes such a URL fail to parse.
+		const slashed = await runCliProcess(["jobs", "--url", "https://admin:pa/ss@drover.example.com"], { DROVER_TOKEN: TOKEN });
+		expect(slashed.status).toBe(2);
+		expect(slashed.stderr).toContain('drover: --url/DROVER_URL is not a URL: "https://…@drover.example.com"');
+		expect(slashed.stderr).not.toContain("pa/ss");
 	});
 });
 

@@ -33,6 +33,12 @@ describe("npm run stack", () => {
 		// Every frame now names a source file; the first is the route that refused.
 		for (const f of frames) expect(f).toMatch(/^at (async )?(src|durable-objects|node_modules)\/\S+\.(ts|tsx|js):\d+:\d+$/);
 		expect(frames[0]).toMatch(/^at src\/api\/hooks\.ts:\d+:\d+$/);
+
+		// The same line as `wrangler tail --format json` prints it: an event spread over indented lines.
+		const event = JSON.stringify({ outcome: "ok", logs: [{ message: [line], level: "log", timestamp: 0 }] }, null, 4);
+		const tail = spawnSync(process.execPath, [SCRIPT, "--map", sourceMap], { input: `${event}\n`, encoding: "utf8" });
+		expect(tail.status, tail.stderr).toBe(0);
+		expect(tail.stdout).toBe(r.stdout);
 	});
 
 	it("says what to do when there is no source map", () => {
