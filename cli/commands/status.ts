@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { CliError } from "../client.ts";
 import { act, nextPageCommand, pathSegment, positiveInt, type Context } from "../context.ts";
 import { fields, pausedText, relTime, stamp, statusStyle, table } from "../format.ts";
 import type { Occurrence } from "../types.ts";
@@ -50,10 +51,20 @@ async function status(ctx: Context, agent: string | undefined, opts: { json?: bo
 	// A pause lives in each agent's own object, so finding them reads every agent: not for a fleet
 	// so large that this summary would take a minute.
 	const total = s.agents.file + s.agents.api;
-	const paused = total > PAUSED_LOOKUP_LIMIT ? null : (await allAgents(ctx)).filter((a) => a.paused !== null);
+	// The summary above stands if the agents cannot be listed (one agent's object failing fails the list).
+	const paused =
+		total > PAUSED_LOOKUP_LIMIT
+			? `not looked up for ${total} agents: \`drover agents\` lists each one's state`
+			: await allAgents(ctx).then(
+					(all) => all.filter((a) => a.paused !== null),
+					(err: unknown) => {
+						if (err instanceof CliError) return `could not be listed: ${err.message}`;
+						throw err;
+					},
+				);
 	const pausedRows =
-		paused === null
-			? [["paused", p.dim(`not looked up for ${total} agents: \`drover agents\` lists each one's state`)] as const]
+		typeof paused === "string"
+			? [["paused", p.dim(paused)] as const]
 			: paused.length === 0
 				? [["paused", p.dim("none")] as const]
 				: paused.map((a, i) => [i === 0 ? "paused" : "", `${a.name}: ${p.yellow(pausedText(a.paused!))}`] as const);

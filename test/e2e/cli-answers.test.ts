@@ -283,6 +283,18 @@ describe("drover status of a large fleet", () => {
 		expect(r.stdout).toMatch(/^paused\s+not looked up for 4003 agents: `drover agents` lists each one's state$/m);
 		expect(api.seen.map((s) => s.route)).toEqual(["GET /v1/status"]);
 	});
+
+	it("still prints its summary when the agents cannot be listed, saying why", async () => {
+		const scheduler = { last_tick_at: new Date().toISOString(), age_seconds: 5, stalled: false, outcome: "ok", last_ok_at: null, agents_called: 0, claimed: 0, skipped: 0, error: null };
+		const api = await fakeApi({
+			"GET /v1/status": (_req, res) => json(res, 200, { scheduler, jobs: { completed: 3 }, agents: { file: 3, api: 4 } }),
+			"GET /v1/agents?limit=200": (_req, res) => json(res, 500, { error: { code: "internal", message: "internal error" } }),
+		});
+		const r = await runCli(api.url, ["status"]);
+		expect(r.status, r.stderr).toBe(0);
+		expect(r.stdout).toMatch(/^agents\s+7 \(3 from fleet\.yaml, 4 from the API\)$/m);
+		expect(r.stdout).toMatch(/^paused\s+could not be listed: internal error$/m);
+	});
 });
 
 describe("a URL with credentials", () => {
