@@ -189,17 +189,16 @@ export const APP_JS = String.raw`"use strict";
 
 	// ── session ──
 	let viewAbort = new AbortController();
+	const POLL_STALL_MS = 120000;
 	/** Calls fn every ms while the tab is shown: the next call is timed from the end of the last, so loads never overlap. */
 	function poll(fn, ms) {
 		const signal = viewAbort.signal;
 		let t = 0;
 		const again = async () => {
 			if (!document.hidden && token()) {
-				try {
-					await fn();
-				} catch (err) {
-					fail(err);
-				}
+				// A load that never answers (a half-open connection) must not end the polling for good:
+				// past POLL_STALL_MS the next is set anyway, and whichever answers last is ignored.
+				await Promise.race([fn().catch(fail), new Promise((resolve) => setTimeout(resolve, POLL_STALL_MS))]);
 			}
 			if (!signal.aborted) t = setTimeout(again, ms);
 		};

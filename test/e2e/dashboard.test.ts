@@ -881,6 +881,32 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+	it("polls again when a load never answers, after two minutes", async () => {
+		const page = await signedIn("/", tokens.read, { fakeClock: true });
+		await page.locator(`#fleet-table tr[data-agent="triage"]`).waitFor(LIVE);
+		const { hold } = await fakeFleet(page, 150);
+		await page.reload();
+		await page.locator("#fleet-meta").filter({ hasText: "100 of 150 agents shown" }).waitFor(LIVE);
+		await page.evaluate(`(() => {
+			window.agentReads = 0;
+			const f = window.fetch;
+			window.fetch = function (input, init) {
+				if (new URL(String(input), location.href).pathname === "/v1/agents") window.agentReads++;
+				return f.call(window, input, init);
+			};
+		})()`);
+		const reads = () => page.evaluate<number>("window.agentReads");
+		// The first poll's answer never comes (held, never released).
+		const held = hold();
+		await page.clock.runFor(10_000);
+		await held;
+		await page.clock.runFor(110_000);
+		expect(await reads()).toBe(1);
+		await page.clock.runFor(20_000);
+		await expect.poll(reads, LIVE).toBe(2);
+		await page.close();
+	});
+
 	it("keeps an agent paused on the fleet page when a poll sent before the pause answers after it", async () => {
 		const agent = await createAgent(`dash-poll-${run}`, {});
 		const page = await signedIn("/", tokens.operate, { fakeClock: true });
