@@ -467,6 +467,8 @@ export const APP_JS = String.raw`"use strict";
 		};
 		const load = async (reset) => {
 			const mine = reset ? ++generation : generation;
+			// Until the new filter's first page is in, "Older" would page it with the old list's cursor.
+			if (reset) older.hidden = true;
 			const q = query();
 			q.set("limit", "25");
 			if (!reset && cursor) q.set("cursor", cursor);

@@ -529,6 +529,33 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+	it("does not page a filter just typed with the cursor of the list before it", async () => {
+		const { jobs: [real] } = await call<{ jobs: Record<string, unknown>[] }>("GET", "/v1/jobs?limit=1", tokens.read);
+		const page = await signedIn("/jobs", tokens.read);
+		const fake = (agent: string, i: number) => ({ ...real!, id: `job-2026-01-01-${String(i).padStart(6, "a")}`, agent });
+		const asked: string[] = [];
+		// Cursors belong to their filters, as the API's do: the unfiltered list's, sent with an agent, is a 400.
+		await page.route(
+			(u) => u.pathname === "/v1/jobs",
+			(route) => {
+				const q = new URL(route.request().url()).searchParams;
+				asked.push(q.toString());
+				if (q.get("agent") && q.get("cursor")) return route.fulfill({ status: 400, json: { error: { code: "bad_request", message: "cursor belongs to another list or to other filters" } } });
+				if (q.get("agent")) return route.fulfill({ json: { jobs: [fake(q.get("agent")!, 0)], next_cursor: null } });
+				return route.fulfill({ json: { jobs: Array.from({ length: 25 }, (_, i) => fake("other", i)), next_cursor: q.get("cursor") ? null : "after-all" } });
+			},
+		);
+		await page.reload();
+		await page.locator("#jobs-table tbody tr").nth(24).waitFor(LIVE);
+		// A name typed, then "Older" clicked at once: leaving the field applies the filter first.
+		await page.locator("#jobs-filter input[name=agent]").fill("only-me");
+		await page.locator("#jobs-older").click();
+		await expect.poll(() => page.locator("#jobs-table tbody tr").count(), LIVE).toBe(1);
+		expect(asked.filter((q) => q.includes("agent=only-me"))).toEqual(["agent=only-me&limit=25"]);
+		expect(await page.locator("#notice").textContent()).not.toContain("cursor");
+		await page.close();
+	});
+
 	it("draws the runs of an agent as a timeline after a few ticks: on time, late, skipped with its reason, failed", async () => {
 		expect(await emulatorQueued()).toBe(0);
 		const agent = await createAgent(`dash-runs-${run}`, {
