@@ -219,8 +219,8 @@ export class AgentDO extends DurableObject<Env> {
 	}
 
 	/**
-	 * Stores an API agent's definition (create or update). `lastTick`: its shard's last tick before
-	 * now, from which the schedules it starts are owed their slots.
+	 * Stores an API agent's definition (create or update). `lastTick`: the scheduler's last tick
+	 * before now, from which the schedules it starts may be owed a slot.
 	 */
 	async define(name: string, definition: AgentDefinition, revision: string, lastTick: number | null = null): Promise<void> {
 		let before: AgentState | null = null;

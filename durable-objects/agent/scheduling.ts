@@ -9,7 +9,7 @@ import type { AgentState } from "./state.ts";
 const FIRST_SIGHT_LOOKBACK_MS = 60_000;
 /**
  * The spec of a schedule a PUT or POST started that no tick has seen yet: its row keeps, as
- * changed_at, its shard's last tick before the definition, so that a slot a missing tick left
+ * changed_at, the scheduler's last tick before the definition, so that a slot a missing tick left
  * behind is not lost (see firstSight).
  */
 const NOT_YET_TICKED = "";
@@ -159,7 +159,7 @@ export function claimDue(sql: SqlStorage, ctx: TickContext): TickOutcome {
 
 /**
  * Where a schedule no tick has seen starts: the slot of this very tick is owed. So is a slot a
- * missing tick left behind since its definition (`lastTick`: its shard's last tick before it), while
+ * missing tick left behind since its definition (`lastTick`: the scheduler's last tick before it), while
  * that slot is within its grace window; it runs late. Slots before that one are not owed: ticks do
  * not date a definition, so they may be older than it.
  */
@@ -241,7 +241,7 @@ function skipRange(sql: SqlStorage, schedule: string, range: SkippedRange, reaso
 
 /**
  * Notes when a PUT or POST changed the timing of schedules that have a place in time, for the next
- * tick; and for those it started, its shard's last tick before it (`lastTick`), after which a slot
+ * tick; and for those it started, the scheduler's last tick before it (`lastTick`), after which a slot
  * may be owed (see firstSight). The tick's time, not the clock's: a tick is dated by its schedule.
  */
 export function noteTimingChanges(sql: SqlStorage, agent: AgentDefinition, at: number, lastTick: number | null = null): void {

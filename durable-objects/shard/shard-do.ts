@@ -48,16 +48,6 @@ export class SchedulerShardDO extends DurableObject<Env> {
 		);
 	}
 
-	/**
-	 * The scheduled time of this shard's last tick, or null before its first: a definition stored
-	 * now starts after it, in the ticks' own time (what a schedule's first tick owes is counted
-	 * from there; see noteTimingChanges).
-	 */
-	async lastTickAt(): Promise<number | null> {
-		const value = this.sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = 'last_tick'").toArray()[0]?.value;
-		return value === undefined ? null : Number(value);
-	}
-
 	async unregister(name: string): Promise<void> {
 		this.sql.exec("DELETE FROM agents WHERE name = ? AND source = 'api'", name);
 	}
@@ -92,11 +82,6 @@ export class SchedulerShardDO extends DurableObject<Env> {
 			// Not over a PUT, DELETE or deploy that landed while the agent was being called: its due time
 			// was read from the definition before it.
 			for (const [name, at, generation] of nextDue) this.sql.exec("UPDATE agents SET next_due_at = ? WHERE name = ? AND generation = ?", at, name, generation);
-			this.sql.exec(
-				// A retried older tick does not move it back.
-				"INSERT INTO meta (key, value) VALUES ('last_tick', ?1) ON CONFLICT (key) DO UPDATE SET value = CASE WHEN CAST(value AS INTEGER) < ?1 THEN ?1 ELSE value END",
-				now,
-			);
 		});
 		return result;
 	}

@@ -9,6 +9,7 @@ import { log } from "../log.ts";
 import { nextRun } from "../scheduler/next-run.ts";
 import { shardName, shardOf } from "../scheduler/shards.ts";
 import { getRegisteredAgent, listRegisteredAgents, markAgentDeleted, upsertRegisteredAgent } from "../store/agent-registry.ts";
+import { readHeartbeat } from "../store/heartbeat.ts";
 import { createApi, withRole } from "./factory.ts";
 import { AgentNameParam } from "./params.ts";
 import { requireAgent, type ResolvedAgent } from "./resolve-agent.ts";
@@ -102,9 +103,10 @@ function refuseFileAgent(name: string): void {
 /** The agent's Durable Object first (it schedules), then its shard, then the D1 registry (it lists). */
 async function store(env: Env, agent: AgentDefinition, by: string): Promise<string> {
 	const revision = await definitionRevision(agent);
-	const shard = env.SCHEDULER_SHARD.getByName(shardName(shardOf(agent.name)));
-	await agentStub(env, agent.name).define(agent.name, agent, revision, await shard.lastTickAt());
-	await shard.register(agent.name);
+	// The scheduler's last tick dates the definition in the ticks' own time (see firstSight).
+	const hb = await readHeartbeat(env.DB);
+	await agentStub(env, agent.name).define(agent.name, agent, revision, hb ? Date.parse(hb.scheduled_time) : null);
+	await env.SCHEDULER_SHARD.getByName(shardName(shardOf(agent.name))).register(agent.name);
 	await upsertRegisteredAgent(env.DB, agent, revision, by, Date.now());
 	return revision;
 }
