@@ -1,7 +1,9 @@
 import { z } from "@hono/zod-openapi";
 import { agentRpc } from "../../durable-objects/agent/client.ts";
 import { JobRecordSchema, JobStatusSchema, JobSummarySchema } from "../jobs/model.ts";
+import { agentEverExisted } from "../store/agent-registry.ts";
 import { listJobs } from "../store/job-index.ts";
+import { NotFoundError } from "../errors.ts";
 import { screenPrompt } from "./screen.ts";
 import { cursorScope, decodeCursor, encodeCursor } from "../shared/cursor.ts";
 import { sha256Hex } from "../shared/hash.ts";
@@ -9,7 +11,7 @@ import { BLANK_MESSAGE, NOT_BLANK } from "../config/schema.ts";
 import { createApi, withRole } from "./factory.ts";
 import { AgentNameParam } from "./params.ts";
 import { unwrap } from "./refusals.ts";
-import { requireAgent, requireAgentSource } from "./resolve-agent.ts";
+import { findAnyAgent, requireAgent, requireAgentSource } from "./resolve-agent.ts";
 import { LastJobSchema, PausedSchema, RunningJobSchema, conflictResponse, notFoundResponse, queueFullResponse } from "./schemas.ts";
 
 const AgentPath = z.object({ agent: AgentNameParam });
@@ -152,10 +154,10 @@ export const agentActionsApi = createApi()
 			const { limit, cursor } = c.req.valid("query");
 			const scope = cursorScope("runs", { agent: name });
 			const before = cursor === undefined ? undefined : decodeCursor(cursor, scope);
-			// A deleted agent's ledger stays readable, so only an agent that never existed is a 404.
-			const agent = await requireAgent(c.env, name).catch(() => null);
+			// A deleted agent's ledger stays readable, so only an agent that never existed is a 404, told
+			// before its object is woken: waking it would create and store one for any name asked about.
+			if (!(await findAnyAgent(c.env, name)) && !(await agentEverExisted(c.env.DB, name))) throw new NotFoundError(`no agent named ${name}`);
 			const runs = await stub(c.env, name).runs(limit + 1, before && { claimedAt: before.at, id: before.id });
-			if (!agent && runs.length === 0) await requireAgent(c.env, name);
 			const page = runs.slice(0, limit);
 			const last = page.at(-1);
 			return c.json({ runs: page, next_cursor: runs.length > limit && last ? encodeCursor({ at: Date.parse(last.claimed_at), id: last.id }, scope) : null }, 200);

@@ -38,6 +38,19 @@ export async function getRegisteredAgent(db: D1Database, name: string): Promise<
 	return row ? toRegisteredAgent(row) : null;
 }
 
+/**
+ * Whether the name ever was an agent: registered through the API (deleted or not) or indexed with a
+ * job (a file agent a deploy dropped). Reads of history ask this before waking the agent's object,
+ * which would otherwise be created, and stored, for any name asked about.
+ */
+export async function agentEverExisted(db: D1Database, name: string): Promise<boolean> {
+	const row = await db
+		.prepare("SELECT EXISTS (SELECT 1 FROM agents WHERE name = ?1) OR EXISTS (SELECT 1 FROM jobs WHERE agent = ?1) AS seen")
+		.bind(name)
+		.first<{ seen: number }>();
+	return row?.seen === 1;
+}
+
 /** Live (not deleted) API agents in name order, after `after`, but for the names in `except`. */
 export async function listRegisteredAgents(db: D1Database, limit: number, after?: string, except: readonly string[] = []): Promise<RegisteredAgent[]> {
 	// One JSON parameter for the names, not one each: D1 binds at most 100 parameters.

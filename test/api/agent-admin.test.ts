@@ -1,4 +1,4 @@
-import { env, runInDurableObject } from "cloudflare:test";
+import { env, listDurableObjectIds, runInDurableObject } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createAgent, settle, runsOf } from "../helpers/agents.ts";
@@ -185,6 +185,14 @@ describe("refused agent changes change nothing", () => {
 		const mismatch = await call("/v1/agents/twice", { method: "PUT", as: "admin", body: { name: "other", prompt: "x" } });
 		expect(mismatch.status).toBe(400);
 		expect(((await (await call("/v1/agents/twice")).json()) as { definition: { prompt: string } }).definition.prompt).toBe("Do the thing.");
+	});
+
+	it("answers 404 to the ledger of a name that never was an agent, without creating an object for it", async () => {
+		const before = (await listDurableObjectIds(env.AGENT)).length;
+		const res = await call("/v1/agents/never-was-an-agent/runs");
+		expect(res.status).toBe(404);
+		expect((await errorOf(res)).message).toBe("no agent named never-was-an-agent");
+		expect((await listDurableObjectIds(env.AGENT)).length).toBe(before);
 	});
 
 	it("answers 415 unsupported_media_type, saying to send application/json, to a body of another type or none", async () => {
