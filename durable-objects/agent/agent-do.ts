@@ -505,7 +505,9 @@ export class AgentDO extends DurableObject<Env> {
 			}
 		})()
 			.catch((err: unknown) => {
+				// The first fails the pass; each is logged, or a second job's crash would leave no trace.
 				this.loopError ??= err;
+				log.error("job.step_failed", { agent: readState(this.sql)?.name, job_id: jobId, ...errorFields(err) });
 			})
 			.finally(() => {
 				this.loops.delete(jobId);

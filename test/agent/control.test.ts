@@ -1,5 +1,5 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { currentDefinition, readState } from "../../durable-objects/agent/state.ts";
 import { triggerJob } from "../../durable-objects/agent/triggers.ts";
@@ -827,6 +827,53 @@ describe("jobs running side by side", () => {
 		expect(await jobOf(name, a!.id)).toMatchObject({ status: "cancelled" });
 		expect(await jobOf(name, b!.id)).toMatchObject({ status: "completed", summary: "B done." });
 		expect(await jobOf(name, c.id)).toMatchObject({ status: "completed", summary: "C done." });
+	});
+
+	it("logs each job's failing step with its agent and job id, and fails the pass with the first", async () => {
+		const name = "both-fault";
+		await createAgent({ name, max_concurrent: 2 });
+		const stub = env.AGENT.getByName(name);
+		const jobs = await runInDurableObject(stub, (_i: AgentDO, storage) => {
+			const sql = storage.storage.sql;
+			const state = readState(sql)!;
+			const context = { agent: currentDefinition(state)!, state, definitionRevision: state.definitionRevision!, now: Date.now() };
+			return ["A", "B"].map((prompt) => (triggerJob(sql, context, { kind: "manual", prompt, owner: "test" }) as { job: JobRecord }).job);
+		});
+		// Each job's first step fails before its call leaves (a storage error, say).
+		const failed = new Set<string>();
+		await runInDurableObject(stub, (instance: AgentDO) => {
+			const self = instance as unknown as { stepDeps: () => { inflight: Map<string, AbortController> } };
+			const real = self.stepDeps.bind(instance);
+			self.stepDeps = () => {
+				const deps = real();
+				const inflight = {
+					set: (id: string, controller: AbortController) => {
+						if (!failed.has(id)) {
+							failed.add(id);
+							throw new Error(`storage write failed for ${id}`);
+						}
+						return deps.inflight.set(id, controller);
+					},
+					delete: (id: string) => deps.inflight.delete(id),
+				} as unknown as Map<string, AbortController>;
+				return { ...deps, inflight };
+			};
+		});
+		const logged: string[] = [];
+		const spy = vi.spyOn(console, "error").mockImplementation((line: string) => void logged.push(line));
+		try {
+			await expect(runInDurableObject(stub, (instance: AgentDO) => instance.settle())).rejects.toThrow(/storage write failed for /);
+		} finally {
+			spy.mockRestore();
+		}
+		const lines = logged.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.event === "job.step_failed");
+		expect(lines.map((l) => l.job_id).sort()).toEqual(jobs.map((j) => j.id).sort());
+		for (const line of lines) expect(line).toMatchObject({ level: "error", agent: name, error_message: `storage write failed for ${line.job_id}` });
+
+		// Their steps are retried by the next pass.
+		useEmulator().enqueue({ text: "done." }, { text: "done." });
+		await settle(name);
+		for (const job of jobs) expect(await jobOf(name, job.id)).toMatchObject({ status: "completed", summary: "done." });
 	});
 });
 
