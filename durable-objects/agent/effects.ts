@@ -1,10 +1,10 @@
 import { formatDelivery, formatHook } from "../../src/delivery/format.ts";
+import { resolveSecretUrl, scrubSecretUrl, secretNamed } from "../../src/delivery/secret-url.ts";
 import type { AgentDefinition } from "../../src/config/schema.ts";
 import type { DeliveryOutcome, JobRecord } from "../../src/jobs/model.ts";
 import { errorFields, log } from "../../src/log.ts";
 import { redact, redactDeep } from "../../src/security/redact.ts";
 import { deadline } from "../../src/shared/deadline.ts";
-import { isHttpUrl } from "../../src/shared/http-url.ts";
 import { getJob, putJob } from "./jobs.ts";
 
 /** Attempts per delivery or hook call before it is given up. */
@@ -139,18 +139,19 @@ export async function sendDue(
 	for (const row of rows) {
 		const attempt = row.attempts + 1;
 		sql.exec("UPDATE deliveries SET attempts = ?, status = 'sending', next_at = ? WHERE id = ?", attempt, now() + backoff(attempt), row.id);
-		const url = (env as unknown as Record<string, unknown>)[row.url_secret];
+		const target = resolveSecretUrl(secretNamed(env, row.url_secret));
 		let outcome: "delivered" | "retry" | "failed" | "unknown";
 		let error: string | null = null;
-		if (typeof url !== "string" || url === "") {
+		if (target.kind === "missing") {
 			outcome = "failed";
 			error = `secret ${row.url_secret} is not set`;
-		} else if (!isHttpUrl(url)) {
+		} else if (target.kind === "not-http") {
 			// Not fetched: a runtime's "Invalid URL: <value>" would carry the secret's value into the
 			// job's delivery error, the incident and the logs.
 			outcome = "failed";
 			error = `secret ${row.url_secret} does not hold an http(s) URL`;
 		} else {
+			const { url } = target;
 			const limit = deadline(timeoutMs);
 			try {
 				// Redirects are not followed: a 301 or 302 turns the POST into a bodiless GET whose 200 would
@@ -175,7 +176,7 @@ export async function sendDue(
 				}
 			} catch (err) {
 				// A network error's message may quote the URL, which can carry a credential (Slack-style paths).
-				error = `${row.kind} request failed: ${redact((err instanceof Error ? err.message : String(err)).split(url).join("<url>"))}`;
+				error = `${row.kind} request failed: ${scrubSecretUrl(err instanceof Error ? err.message : String(err), url)}`;
 				// The target may have received it: after the last try, the outcome is unknown, not failed.
 				outcome = attempt >= MAX_ATTEMPTS ? "unknown" : "retry";
 				log.warn("delivery.attempt_failed", { agent, job_id: row.job_id, kind: row.kind, target: row.target, attempt, ...errorFields(new Error(error)) });

@@ -1,11 +1,18 @@
+import { resolveSecretUrl, scrubSecretUrlFields } from "../delivery/secret-url.ts";
 import { errorFields, log } from "../log.ts";
 import { markAlerted, type Incident } from "../store/incidents.ts";
 import { deadline } from "../shared/deadline.ts";
 
 /** Posts an incident to the operator's alert webhook (ALERT_WEBHOOK_URL), once per opening. */
 export async function sendAlert(env: Env, incident: Incident): Promise<boolean> {
-	const url = (env as unknown as Record<string, unknown>).ALERT_WEBHOOK_URL;
-	if (typeof url !== "string" || url === "") return false;
+	const target = resolveSecretUrl((env as unknown as Record<string, unknown>).ALERT_WEBHOOK_URL);
+	if (target.kind === "missing") return false;
+	if (target.kind === "not-http") {
+		// Not fetched: a runtime's "Invalid URL: <value>" would carry the secret into the log line.
+		log.warn("incident.alert_not_configured", { agent: incident.agent, incident: incident.id, reason: "ALERT_WEBHOOK_URL does not hold an http(s) URL" });
+		return false;
+	}
+	const { url } = target;
 	const limit = deadline(10_000);
 	try {
 		const res = await fetch(url, {
@@ -20,7 +27,7 @@ export async function sendAlert(env: Env, incident: Incident): Promise<boolean> 
 		if (!res.ok) log.warn("incident.alert_refused", { agent: incident.agent, incident: incident.id, status: res.status });
 		return res.ok;
 	} catch (err) {
-		log.warn("incident.alert_failed", { agent: incident.agent, incident: incident.id, ...errorFields(err) });
+		log.warn("incident.alert_failed", { agent: incident.agent, incident: incident.id, ...scrubSecretUrlFields(errorFields(err), url) });
 		return false;
 	} finally {
 		limit.clear();

@@ -1,5 +1,6 @@
 import type { ShardTickResult } from "../../durable-objects/shard/shard-do.ts";
 import { errorFields, log } from "../log.ts";
+import { resolveSecretUrl } from "../delivery/secret-url.ts";
 import { alertIncident } from "../incidents/alert.ts";
 import { recordTick } from "../store/heartbeat.ts";
 import { recordFailure, resolveOpen, unalerted } from "../store/incidents.ts";
@@ -82,8 +83,8 @@ export async function runTick(env: Env, scheduledTime: number, now = Date.now())
  * incident whose failure does not recur still pages once the webhook is back.
  */
 async function retryAlerts(env: Env, scheduledTime: number, now: number): Promise<void> {
-	const url = (env as unknown as Record<string, unknown>).ALERT_WEBHOOK_URL;
-	if (typeof url !== "string" || url === "") return;
+	// Unset, or not a URL (sendAlert says so as each new incident is filed): nothing to retry.
+	if (resolveSecretUrl((env as unknown as Record<string, unknown>).ALERT_WEBHOOK_URL).kind !== "url") return;
 	try {
 		// By the tick's own minute, as every due time here is: an incident seen in the minute before it
 		// is still with the failure that filed it.

@@ -11,8 +11,8 @@
  */
 import { signWebhook } from "../../api/webhook-signature.ts";
 import type { Tool } from "../../config/schema.ts";
+import { resolveSecretUrl, scrubSecretUrl, secretNamed } from "../../delivery/secret-url.ts";
 import { log } from "../../log.ts";
-import { isHttpUrl } from "../../shared/http-url.ts";
 import type { ToolContext, ToolOutcome } from "../contracts.ts";
 import { abortable, decodeLenient, failureReason, readCapped, toolDeadline } from "./http-common.ts";
 
@@ -23,18 +23,17 @@ export const WEBHOOK_MAX_RESPONSE_BYTES = 1_000_000;
 const ERROR_EXCERPT_CHARS = 500;
 
 export async function callWebhookTool(tool: WebhookTool, input: unknown, ctx: ToolContext, toolUseId: string): Promise<ToolOutcome> {
-	const secrets = ctx.env as unknown as Record<string, unknown>;
-	const url = secrets[tool.url_secret];
-	if (typeof url !== "string" || url === "") {
+	const target = resolveSecretUrl(secretNamed(ctx.env, tool.url_secret));
+	if (target.kind === "missing") {
 		log.warn("tool.webhook.not_configured", { agent: ctx.agent.name, job_id: ctx.jobId, tool: tool.name, url_secret: tool.url_secret });
 		return { ok: false, content: `webhook tool ${tool.name} is not configured (the operator has not set its URL secret)` };
 	}
-	if (!isHttpUrl(url)) {
+	if (target.kind === "not-http") {
 		log.warn("tool.webhook.bad_url", { agent: ctx.agent.name, job_id: ctx.jobId, tool: tool.name, url_secret: tool.url_secret });
 		return { ok: false, content: `webhook tool ${tool.name} is not configured correctly (its URL secret is not an http(s) URL)` };
 	}
-	const signingKey = secrets[`${tool.url_secret}_SIGNING_KEY`];
-	const key = typeof signingKey === "string" && signingKey !== "" ? signingKey : url;
+	const { url } = target;
+	const key = secretNamed(ctx.env, `${tool.url_secret}_SIGNING_KEY`) ?? url;
 
 	const body = JSON.stringify({ tool: tool.name, input: input ?? {}, job_id: ctx.jobId });
 	const timestamp = Math.floor(Date.now() / 1000);
@@ -61,7 +60,7 @@ export async function callWebhookTool(tool: WebhookTool, input: unknown, ctx: To
 		truncated = read.truncated;
 	} catch (error) {
 		// A network error's message may quote the URL; it is cut out before anyone sees it.
-		const reason = failureReason(error, signal, ctx.signal).split(url).join("<webhook url>");
+		const reason = scrubSecretUrl(failureReason(error, signal, ctx.signal), url, "<webhook url>");
 		log.warn("tool.webhook.failed", { agent: ctx.agent.name, job_id: ctx.jobId, tool: tool.name, reason });
 		return { ok: false, content: `webhook ${tool.name} failed: ${reason}` };
 	} finally {

@@ -1,0 +1,54 @@
+/**
+ * URLs drover POSTs to that live in Worker secrets: the alert webhook (ALERT_WEBHOOK_URL), delivery
+ * and hook targets and webhook tools (fleet.yaml's `url_secret`). Such a URL can carry a credential
+ * (Slack-style hook paths, user:password@), so its value must never reach a log line, a stored error
+ * or a tool result. Every caller goes through here, so the two guards cannot be forgotten:
+ * - resolve first: a value that is not an http(s) URL is never fetched, because a runtime's
+ *   "Invalid URL: <value>" would quote it;
+ * - scrub after: a network error's message may quote the URL it failed on.
+ */
+import type { LogFields } from "../log.ts";
+import { redact } from "../security/redact.ts";
+import { isHttpUrl } from "../shared/http-url.ts";
+
+/**
+ * A Worker secret whose NAME is only known at run time (fleet.yaml's `url_secret`, `webhook.secret`,
+ * `<url_secret>_SIGNING_KEY`): `wrangler types` cannot list those in Env. Unset and empty are both
+ * `undefined`; anything that is not a string (a binding of that name) is too.
+ */
+export function secretNamed(env: Env, name: string): string | undefined {
+	const value: unknown = Reflect.get(env, name);
+	return typeof value === "string" && value !== "" ? value : undefined;
+}
+
+export type SecretUrl =
+	/** Unset or empty: the feature is off (or, for a configured target, misconfigured). */
+	| { kind: "missing" }
+	/** Set, but not an http(s) URL: not fetched, and its value is never quoted. */
+	| { kind: "not-http" }
+	| { kind: "url"; url: string };
+
+/** Sorts a secret's value (from Env, or from {@link secretNamed}) into what a caller may do with it. */
+export function resolveSecretUrl(value: unknown): SecretUrl {
+	if (typeof value !== "string" || value === "") return { kind: "missing" };
+	if (!isHttpUrl(value)) return { kind: "not-http" };
+	return { kind: "url", url: value };
+}
+
+/**
+ * `message` with every occurrence of the secret URL (as written and as the runtime normalises it,
+ * e.g. a lowercased host or an added trailing slash) replaced by `placeholder`, then redacted.
+ */
+export function scrubSecretUrl(message: string, url: string, placeholder = "<url>"): string {
+	const href = URL.parse(url)?.href;
+	// The longer first, so that one of them being a prefix of the other leaves no tail behind.
+	const forms = href === undefined || href === url ? [url] : [url, href].sort((a, b) => b.length - a.length);
+	let out = message;
+	for (const form of forms) out = out.split(form).join(placeholder);
+	return redact(out);
+}
+
+/** Log fields (errorFields' message and stack) with the secret URL scrubbed from every string. */
+export function scrubSecretUrlFields(fields: LogFields, url: string, placeholder = "<url>"): LogFields {
+	return Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, typeof v === "string" ? scrubSecretUrl(v, url, placeholder) : v]));
+}
