@@ -1,3 +1,5 @@
+import { toMessage, type MessageRow } from "./messages.ts";
+
 /**
  * What of a job's tool results the model sees. The JSONL output always keeps every result whole;
  * the conversation resent to the model every turn keeps them cut, and only the recent ones, so a
@@ -58,9 +60,10 @@ export function clearOldToolResults(sql: SqlStorage, jobId: string, budget = TOO
 			.one().n ?? 0;
 	if (summed <= budget) return none;
 	const rows = sql
-		.exec<{ seq: number; content: string }>("SELECT seq, content FROM messages WHERE job_id = ? AND role = 'user' ORDER BY seq", jobId)
+		.exec<MessageRow>("SELECT seq, role, content FROM messages WHERE job_id = ? AND role = 'user' ORDER BY seq", jobId)
 		.toArray()
-		.map((r) => ({ seq: r.seq, content: JSON.parse(r.content) as string | Block[] }));
+		.map(toMessage)
+		.map((m) => ({ seq: m.seq, content: m.content as string | Block[] }));
 	const results = rows.flatMap((r) => (Array.isArray(r.content) ? r.content.filter((b) => b.type === "tool_result") : []));
 	let total = results.reduce((n, b) => n + sizeOf(b.content), 0);
 	if (total <= budget) return none;

@@ -6,7 +6,8 @@ import { getJob, putJob } from "../jobs.ts";
 import { insertOccurrence } from "../ledger.ts";
 import type { AgentState } from "../state.ts";
 import { admissionRefusal } from "../triggers.ts";
-import { appendUserText, copyMessages, dropRefusedAnswer, getSetup, reopenConversation } from "./session.ts";
+import { appendUserText, copyMessages, dropRefusedAnswer, reopenConversation } from "./messages.ts";
+import { getSetup } from "./session.ts";
 
 export interface FollowUpRequest {
 	kind: "continue" | "fork";

@@ -1,4 +1,4 @@
-import type { MessageParam, TextBlockParam, ToolParam, ToolResultBlockParam } from "../../../src/agent/contracts.ts";
+import type { TextBlockParam, ToolParam } from "../../../src/agent/contracts.ts";
 import type { AgentDefinition } from "../../../src/config/schema.ts";
 import { jsonMemo } from "../../../src/shared/json-memo.ts";
 import { MODEL_TOOL_RESULT_CHARS } from "./context.ts";
@@ -101,110 +101,6 @@ export function dueJobIds(sql: SqlStorage, now: number): string[] {
 export function nextStepTime(sql: SqlStorage): number | null {
 	const n = sql.exec<{ n: number | null }>("SELECT min(next_step_at) AS n FROM job_setup WHERE next_step_at < ?", NEVER).one().n;
 	return n;
-}
-
-export function readMessages(sql: SqlStorage, jobId: string): MessageParam[] {
-	return sql
-		// `+?` keeps the cached plan: see schema.ts.
-		.exec<{ role: string; content: string }>("SELECT role, content FROM messages WHERE job_id = +? ORDER BY seq", jobId)
-		.toArray()
-		.map((r) => ({ role: r.role as "user" | "assistant", content: JSON.parse(r.content) as MessageParam["content"] }));
-}
-
-/** Appends a message to the job's conversation; returns its sequence number. */
-export function appendMessage(sql: SqlStorage, jobId: string, message: MessageParam): number {
-	return sql
-		.exec<{ seq: number }>(
-			"INSERT INTO messages (job_id, seq, role, content) SELECT ?1, coalesce(max(seq), 0) + 1, ?2, ?3 FROM messages WHERE job_id = +?1 RETURNING seq",
-			jobId,
-			message.role,
-			JSON.stringify(message.content),
-		)
-		.one().seq;
-}
-
-/** Adds `blocks` to the conversation's last message (a paused turn's continuation); its seq. */
-export function extendLastMessage(sql: SqlStorage, jobId: string, blocks: readonly unknown[]): number {
-	const last = lastMessage(sql, jobId);
-	if (!last) throw new Error(`job ${jobId} has no message to extend`);
-	const content = JSON.parse(last.content) as MessageParam["content"];
-	const before = typeof content === "string" ? [{ type: "text", text: content }] : content;
-	sql.exec("UPDATE messages SET content = ? WHERE job_id = ? AND seq = ?", JSON.stringify([...before, ...blocks]), jobId, last.seq);
-	return last.seq;
-}
-
-/**
- * Adds the user's `text` as the conversation's next user turn, keeping the roles alternating and
- * every tool_use answered, as the Messages API requires: a copied conversation may end on a user
- * turn (its job stopped before the model answered) or on tool calls that never ran (cancelled while
- * they waited); the text joins that user turn, or follows results saying the calls did not run.
- */
-export function appendUserText(sql: SqlStorage, jobId: string, text: string): void {
-	const last = lastMessage(sql, jobId);
-	const prompt: TextBlockParam = { type: "text", text };
-	if (!last) {
-		appendMessage(sql, jobId, { role: "user", content: text });
-		return;
-	}
-	const content = JSON.parse(last.content) as MessageParam["content"];
-	if (last.role === "user") {
-		const blocks = typeof content === "string" ? [{ type: "text" as const, text: content }] : content;
-		sql.exec("UPDATE messages SET content = ? WHERE job_id = ? AND seq = ?", JSON.stringify([...blocks, prompt]), jobId, last.seq);
-		return;
-	}
-	const results = unansweredResults(content);
-	appendMessage(sql, jobId, { role: "user", content: results.length > 0 ? [...results, prompt] : text });
-}
-
-/**
- * Readies a copied conversation to be answered again (a fork without a prompt): its final answer is
- * dropped; tool calls that never ran get results saying so; a last user turn (the job stopped
- * before the model answered it) is kept as it is. The API takes no conversation that ends on an
- * assistant turn.
- */
-export function reopenConversation(sql: SqlStorage, jobId: string): void {
-	const last = lastMessage(sql, jobId);
-	if (!last || last.role === "user") return;
-	const results = unansweredResults(JSON.parse(last.content) as MessageParam["content"]);
-	if (results.length > 0) appendMessage(sql, jobId, { role: "user", content: results });
-	else sql.exec("DELETE FROM messages WHERE job_id = ? AND seq = ?", jobId, last.seq);
-}
-
-/**
- * Drops a copied conversation's refused last answer: the API asks for the refused turn to be taken
- * out before going on, or the same classifier refuses again. The continue's prompt then joins the
- * turn that was refused, as a rephrasing of it.
- */
-export function dropRefusedAnswer(sql: SqlStorage, jobId: string): void {
-	const last = lastMessage(sql, jobId);
-	if (last?.role === "assistant") sql.exec("DELETE FROM messages WHERE job_id = ? AND seq = ?", jobId, last.seq);
-}
-
-function lastMessage(sql: SqlStorage, jobId: string): { seq: number; role: string; content: string } | undefined {
-	return sql
-		.exec<{ seq: number; role: string; content: string }>("SELECT seq, role, content FROM messages WHERE job_id = +? ORDER BY seq DESC LIMIT 1", jobId)
-		.toArray()[0];
-}
-
-function unansweredResults(content: MessageParam["content"]): ToolResultBlockParam[] {
-	const unanswered = typeof content === "string" ? [] : content.filter((b) => b.type === "tool_use");
-	return unanswered.map((b) => ({ type: "tool_result" as const, tool_use_id: (b as { id: string }).id, content: "no result: the job ended before this call's result was recorded", is_error: true }));
-}
-
-/**
- * Copies another job's conversation (continue, fork). Empty text blocks (answers stored before they
- * were left out) and an empty answer (a final turn with nothing in it) are left out: the API refuses
- * both once a turn follows them.
- */
-export function copyMessages(sql: SqlStorage, fromJob: string, toJob: string): number {
-	let kept = 0;
-	for (const m of readMessages(sql, fromJob)) {
-		const content = typeof m.content === "string" ? m.content : m.content.filter((b) => b.type !== "text" || b.text !== "");
-		if (content.length === 0) continue;
-		appendMessage(sql, toJob, { ...m, content } as MessageParam);
-		kept++;
-	}
-	return kept;
 }
 
 // ── Tool calls ─────────────────────────────────────────────────────────────────────────────────

@@ -7,7 +7,8 @@ import { log } from "../../../src/log.ts";
 import { outputKey } from "../../../src/store/output-r2.ts";
 import { putJob } from "../jobs.ts";
 import { appendLines } from "./output.ts";
-import { appendMessage, putSetup, readMessages } from "./session.ts";
+import { appendMessage, readMessages } from "./messages.ts";
+import { putSetup } from "./session.ts";
 
 /** Room for a full answer or a large tool call; the job's usage limits bound the spend. */
 const MAX_TOKENS = 8192;

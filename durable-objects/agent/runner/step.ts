@@ -12,19 +12,8 @@ import { deadline } from "../../../src/shared/deadline.ts";
 import { getJob, putJob } from "../jobs.ts";
 import { clearOldToolResults, forModel } from "./context.ts";
 import { appendLines, type OutputLine } from "./output.ts";
-import {
-	NEVER,
-	appendMessage,
-	extendLastMessage,
-	getSetup,
-	insertToolCalls,
-	markToolCall,
-	readMessages,
-	setNextStep,
-	toolCallCount,
-	turnToolCalls,
-	type JobSetup,
-} from "./session.ts";
+import { appendMessage, extendLastMessage, readMessages } from "./messages.ts";
+import { NEVER, getSetup, insertToolCalls, markToolCall, setNextStep, toolCallCount, turnToolCalls, type JobSetup } from "./session.ts";
 import { addUsage, limitReached, type LimitHit } from "./usage.ts";
 
 /** The fleet's price table (fleet.yaml `pricing`); an invalid bundled fleet prices nothing. */
