@@ -4,12 +4,14 @@ import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig, type Plugin } from "vitest/config";
 import { API_TOKENS, WEBHOOK_SECRET } from "./test/helpers/tokens.ts";
 
-// wrangler bundles *.yaml as text (the `rules` in wrangler.toml); Vite needs the same rule for tests.
-function yamlAsText(): Plugin {
+// wrangler bundles fleet.yaml and the dashboard's *.client.js as text (the `rules` in wrangler.toml);
+// Vite needs the same rule for tests.
+const TEXT_MODULES = [".yaml", ".client.js"];
+function textModules(): Plugin {
 	return {
-		name: "drover-yaml-as-text",
+		name: "drover-text-modules",
 		async load(id) {
-			if (!id.endsWith(".yaml")) return null;
+			if (!TEXT_MODULES.some((ext) => id.endsWith(ext))) return null;
 			return `export default ${JSON.stringify(await readFile(id, "utf8"))};`;
 		},
 	};
@@ -19,7 +21,7 @@ export default defineConfig(async () => {
 	const migrations = await readD1Migrations(path.join(import.meta.dirname, "migrations"));
 	const workers = {
 		plugins: [
-			yamlAsText(),
+			textModules(),
 			cloudflareTest({
 				wrangler: { configPath: "./wrangler.toml" },
 				miniflare: {

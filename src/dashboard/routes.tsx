@@ -1,7 +1,7 @@
 /** @jsxImportSource hono/jsx */
 import { Hono, type Context } from "hono";
 import type { AppEnv } from "../api/context.ts";
-import { APP_JS } from "./client.ts";
+import { APP_JS } from "./client/index.ts";
 import { Page, type View } from "./pages.tsx";
 import { APP_CSS, FAVICON_SVG } from "./styles.ts";
 

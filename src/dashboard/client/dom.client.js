@@ -1,0 +1,39 @@
+// ── the page: what the server-rendered shell says it is ──
+const TOKEN_KEY = "drover.token";
+const VIEW = document.body.dataset.view;
+const SUBJECT = document.body.dataset.subject || "";
+const FINAL = ["completed", "failed", "cancelled", "indeterminate"];
+const enc = encodeURIComponent;
+const $ = (sel, root) => (root || document).querySelector(sel);
+
+// ── DOM building: strings always become text nodes or attribute values ──
+const SVG_NS = "http://www.w3.org/2000/svg";
+function setAttrs(el, attrs) {
+	if (!attrs) return;
+	for (const [k, v] of Object.entries(attrs)) {
+		if (v === null || v === undefined || v === false) continue;
+		if (k === "text") el.textContent = String(v);
+		else if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+		else el.setAttribute(k, v === true ? "" : String(v));
+	}
+}
+function add(el, child) {
+	if (child === null || child === undefined || child === false) return;
+	if (Array.isArray(child)) {
+		for (const c of child) add(el, c);
+		return;
+	}
+	el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+}
+function h(tag, attrs, ...children) {
+	const el = document.createElement(tag);
+	setAttrs(el, attrs);
+	add(el, children);
+	return el;
+}
+function svg(tag, attrs, ...children) {
+	const el = document.createElementNS(SVG_NS, tag);
+	setAttrs(el, attrs);
+	add(el, children);
+	return el;
+}

@@ -1,0 +1,134 @@
+// ── Fleet ──
+const FLEET_PAGE = 100;
+/** Agents come a page at a time (each costs the API a status read per agent): the shown ones are counted as such. */
+async function fleetView(signal) {
+	const tbody = $("#fleet-table tbody");
+	const more = $("#fleet-more");
+	const everyone = $("#fleet-all");
+	let shown = [];
+	let cursor = null; // next_cursor after the last shown agent: null when all are shown
+	let pages = 1;
+	let total = null; // from /v1/status: every agent, shown or not
+	const page = (after) => api("/v1/agents?limit=" + FLEET_PAGE + (after ? "&cursor=" + enc(after) : ""), { signal });
+	const drawMeta = () => {
+		const running = shown.reduce((n, a) => n + a.running_jobs.length, 0);
+		const paused = shown.filter((a) => a.paused).length;
+		const counts = num(running) + " running · " + num(paused) + " paused";
+		$("#fleet-meta").textContent = !cursor
+			? num(shown.length) + (shown.length === 1 ? " agent · " : " agents · ") + counts
+			: num(shown.length) + " of " + (total === null ? "more" : num(Math.max(total, shown.length))) + " agents shown · " + counts + " among those shown";
+		more.hidden = everyone.hidden = !cursor;
+	};
+	const draw = () => {
+		tbody.replaceChildren(...shown.map((a) => agentRow(a, load)));
+		if (!shown.length) tbody.append(h("tr", null, h("td", { colspan: 6, class: "muted", text: "No agents." })));
+		drawMeta();
+	};
+	// Reloads as many pages as are shown (a poll, an action), walking them afresh from the first.
+	const load = newestWins(async (fresh) => {
+		const status = api("/v1/status", { signal }).then((s) => s.agents.file + s.agents.api, () => null);
+		const { rows, next } = await firstPages(page, "agents", pages);
+		const count = await status;
+		if (signal.aborted || !fresh()) return;
+		total = count;
+		// Pages added meanwhile by "Next" stay, after what this walk read.
+		const kept = next ? shown.filter((a) => a.name > next) : [];
+		shown = rows.concat(kept);
+		if (!kept.length) cursor = next;
+		draw();
+	});
+	const loadNext = async () => {
+		const after = cursor;
+		if (!after) return;
+		const p = await page(after);
+		if (signal.aborted || cursor !== after) return; // a reload has redrawn the list since
+		shown = shown.concat(p.agents);
+		cursor = p.next_cursor;
+		pages++;
+		tbody.append(...p.agents.map((a) => agentRow(a, load)));
+		drawMeta();
+	};
+	more.onclick = () => act(more, loadNext);
+	everyone.onclick = () => act(everyone, async () => {
+		more.disabled = true;
+		try {
+			while (cursor && !signal.aborted) await loadNext();
+		} finally {
+			more.disabled = false;
+		}
+	});
+	await load();
+	poll(load, 10000);
+}
+function agentRow(a, reload) {
+	const auto = !!a.paused && a.paused.by === "auto";
+	let state;
+	if (!a.enabled) state = badge("disabled", "");
+	else if (a.paused) {
+		state = [
+			badge(auto ? "auto-paused" : "paused", ""),
+			" ",
+			h("span", { class: "muted small" }, "since ", when(a.paused.at)),
+			// The badge already says "auto-paused"; an automatic reason starts "auto: " too.
+			a.paused.reason ? h("span", { class: "reason", text: auto ? a.paused.reason.replace(/^auto: /, "") : a.paused.reason }) : null,
+		];
+	} else state = badge("active", "");
+	const schedules = a.schedules.length
+		? h("ul", { class: "plain" }, a.schedules.map((s) =>
+			h("li", null,
+				h("strong", { text: s.name }), " ",
+				h("code", { text: s.expression + (s.timezone && s.timezone !== "UTC" ? " " + s.timezone : "") }), " · ",
+				s.next_run ? ["next ", when(s.next_run)] : h("span", { class: "muted", text: s.enabled ? "no next run" : "disabled" }))))
+		: h("span", { class: "muted", text: "manual / webhook only" });
+	const running = a.running_jobs.length || a.queued_jobs
+		? h("ul", { class: "plain" },
+			a.running_jobs.map((j) => h("li", null, badge(j.status), " ", jobLink(j.id))),
+			a.queued_jobs ? h("li", { class: "muted", text: a.queued_jobs + " queued" }) : null)
+		: h("span", { class: "muted", text: "—" });
+	const l = a.last_job;
+	const last = l
+		? [badge(l.status), " ", jobLink(l.id),
+			h("span", { class: "sub" }, l.finished_at ? when(l.finished_at) : null, l.exit_reason && l.exit_reason !== "success" ? " · " + words(l.exit_reason) : null)]
+		: h("span", { class: "muted", text: "never ran" });
+	const path = "/v1/agents/" + enc(a.name);
+	const actions = h("td", { class: "actions" },
+		h("button", { type: "button", class: "small", text: "Run now", onclick: (e) => act(e.currentTarget, async () => {
+			let body;
+			if (!a.has_default_prompt) {
+				// A manual- or webhook-only agent has no prompt of its own: the run needs one.
+				const text = prompt("Run " + a.name + ": it has no default prompt. Prompt:", "");
+				if (text === null) return false;
+				if (!text.trim()) {
+					notify("A prompt is needed to run " + a.name + ".");
+					return false;
+				}
+				body = { prompt: text.trim() };
+			}
+			const job = await post(path + "/jobs", body);
+			location.href = "/jobs/" + enc(job.id);
+		}) }),
+		a.paused
+			? h("button", { type: "button", class: "small", text: "Resume", onclick: (e) => act(e.currentTarget, async () => {
+				const after = await post(path + "/resume");
+				await reload();
+				// One that cannot run is refused (409, saying why); one that could not run by the time it
+				// was next read is paused again, automatically: either way, not resumed.
+				if (after.paused) {
+					notify(a.name + " is still paused automatically: " + String(after.paused.reason || "").replace(/^auto: /, ""), false);
+					return false;
+				}
+			}, "Resumed " + a.name) })
+			: h("button", { type: "button", class: "small", text: "Pause", onclick: (e) => act(e.currentTarget, async () => {
+				const reason = prompt("Pause " + a.name + ": its due runs are skipped until resumed. Reason (optional):", "");
+				if (reason === null) return false;
+				await post(path + "/pause", reason.trim() ? { reason: reason.trim() } : {});
+				await reload();
+			}, "Paused " + a.name) }));
+	return h("tr", { class: auto ? "auto-paused" : null, "data-agent": a.name },
+		h("td", null, h("strong", null, agentLink(a.name)), h("span", { class: "sub", text: a.model + " · " + (a.source === "file" ? "fleet.yaml" : "API") })),
+		h("td", null, state),
+		h("td", null, schedules),
+		h("td", null, running),
+		h("td", null, last),
+		actions);
+}

@@ -1,0 +1,45 @@
+// ── formatting ──
+const rtf = new Intl.RelativeTimeFormat("en", { numeric: "auto" });
+const UNITS = [["year", 31536000], ["month", 2592000], ["week", 604800], ["day", 86400], ["hour", 3600], ["minute", 60], ["second", 1]];
+function relText(ms) {
+	const d = (ms - Date.now()) / 1000;
+	const a = Math.abs(d);
+	if (a < 5) return "now";
+	for (const [unit, sec] of UNITS) if (a >= sec) return rtf.format(Math.round(d / sec), unit);
+	return "now";
+}
+const absText = (ms) => new Date(ms).toLocaleString("en-GB", { dateStyle: "medium", timeStyle: "medium" });
+/** A relative time that keeps itself current; the absolute one is its tooltip. */
+function when(iso) {
+	if (!iso) return h("span", { class: "muted", text: "—" });
+	const ms = Date.parse(iso);
+	return h("time", { class: "rel", datetime: iso, title: absText(ms), text: relText(ms) });
+}
+function refreshTimes() {
+	for (const t of document.querySelectorAll("time.rel")) t.textContent = relText(Date.parse(t.getAttribute("datetime")));
+}
+/** An absolute time (for ledgers, where the slot itself matters), with the relative one beneath. */
+const slotTime = (iso) =>
+	iso
+		? [h("span", { text: new Date(iso).toLocaleString("en-GB", { day: "numeric", month: "short", hour: "2-digit", minute: "2-digit", second: "2-digit" }) }), h("span", { class: "sub" }, when(iso))]
+		: h("span", { class: "muted", text: "—" });
+const clock = (iso) => new Date(iso).toLocaleTimeString("en-GB", { hour12: false });
+function dur(sec) {
+	if (sec === null || sec === undefined) return "—";
+	if (sec < 10) return sec.toFixed(1) + " s";
+	if (sec < 60) return Math.round(sec) + " s";
+	const m = Math.floor(sec / 60);
+	const s = Math.round(sec % 60);
+	if (m < 60) return m + " min" + (s ? " " + s + " s" : "");
+	return Math.floor(m / 60) + " h " + (m % 60) + " min";
+}
+const num = (n) => (n === null || n === undefined ? "—" : Number(n).toLocaleString("en"));
+const words = (s) => String(s).replace(/_/g, " ");
+const badge = (status, prefix) => h("span", { class: "badge " + (prefix || "s-") + status, text: words(status) });
+const jobLink = (id) => h("a", { href: "/jobs/" + enc(id), class: "mono", text: id });
+const agentLink = (name) => h("a", { href: "/agents/" + enc(name) + "/runs", text: name });
+const sleep = (ms, signal) =>
+	new Promise((resolve) => {
+		const t = setTimeout(resolve, ms);
+		signal.addEventListener("abort", () => { clearTimeout(t); resolve(); }, { once: true });
+	});

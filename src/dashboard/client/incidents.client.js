@@ -1,0 +1,66 @@
+// ── Incidents ──
+const INCIDENT_PAGE = 200;
+async function incidentsView(signal) {
+	const form = $("#incidents-filter");
+	const select = form.elements.state;
+	const tbody = $("#incidents-table tbody");
+	const older = $("#incidents-older");
+	const params = new URLSearchParams(location.search);
+	if (params.get("state")) select.value = params.get("state");
+	form.onsubmit = (e) => e.preventDefault();
+	let cursor = null; // next_cursor after the oldest shown
+	let pages = 1;
+	let generation = 0;
+	const page = (after) => {
+		const q = new URLSearchParams({ limit: String(INCIDENT_PAGE) });
+		if (select.value) q.set("state", select.value);
+		if (after) q.set("cursor", after);
+		return api("/v1/incidents?" + q, { signal });
+	};
+	const row = (i) => h("tr", { "data-incident": i.id },
+		h("td", null, h("span", { class: "mono", text: i.id })),
+		h("td", null, agentLink(i.agent)),
+		h("td", { text: words(i.class) }),
+		h("td", null, badge(i.state, "i-")),
+		h("td", { class: "error-text", text: i.error }),
+		h("td", { class: "num", text: num(i.count) }),
+		h("td", null, when(i.last_seen_at), h("span", { class: "sub" }, "first ", when(i.first_seen_at))),
+		h("td", null, i.last_job_id ? jobLink(i.last_job_id) : "—"),
+		h("td", { class: "actions" }, i.state === "closed"
+			? h("span", { class: "muted small", text: i.closed_by ? "closed by " + i.closed_by : "closed" })
+			: h("button", { type: "button", class: "small", text: "Close", onclick: (e) => act(e.currentTarget, async () => {
+				if (!confirm("Close incident " + i.id + "? The same error will not open it again.")) return false;
+				await post("/v1/incidents/" + enc(i.id) + "/close");
+				await load(false);
+			}, "Closed " + i.id) })));
+	const drawMeta = () => {
+		const shown = tbody.rows.length;
+		$("#incidents-empty").hidden = shown > 0;
+		older.hidden = !cursor;
+		$("#incidents-meta").textContent = num(shown) + (cursor ? " shown, more older" : shown === 1 ? " incident" : " incidents");
+	};
+	// A filter starts again from the newest page; a close rereads as many pages as are shown.
+	const load = async (reset) => {
+		if (reset) pages = 1;
+		const mine = ++generation;
+		const { rows, next } = await firstPages(page, "incidents", pages);
+		if (mine !== generation) return; // a later filter or close has answered first
+		tbody.replaceChildren(...rows.map(row));
+		cursor = next;
+		drawMeta();
+	};
+	older.onclick = () => act(older, async () => {
+		const mine = generation;
+		const p = await page(cursor);
+		if (mine !== generation) return;
+		tbody.append(...p.incidents.map(row));
+		cursor = p.next_cursor;
+		pages++;
+		drawMeta();
+	});
+	form.onchange = () => {
+		history.replaceState(null, "", "/incidents" + (select.value ? "?state=" + enc(select.value) : ""));
+		load(true).catch(fail);
+	};
+	await load(true);
+}

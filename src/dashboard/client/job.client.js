@@ -1,0 +1,329 @@
+// ── Job ──
+async function jobView(signal) {
+	const id = SUBJECT;
+	const path = "/v1/jobs/" + enc(id);
+	let job = null;
+	// Records come from GETs and from action responses over separate connections, so one may land
+	// after a newer one: a lower revision than the shown record's is stale.
+	const render = (j) => {
+		if (job && j.revision < job.revision) return;
+		job = j;
+		renderJob(j);
+	};
+	let refreshing = null;
+	let again = false;
+	const refresh = () => {
+		// Status events come in bursts: one fetch at a time, and one more after it when an event came
+		// in meanwhile, since the fetch in flight may have read the job before that event's change.
+		if (refreshing) {
+			again = true;
+			return refreshing;
+		}
+		refreshing = (async () => {
+			do {
+				again = false;
+				render(await api(path, { signal }));
+			} while (again && !signal.aborted);
+		})().catch(fail).finally(() => { refreshing = null; });
+		return refreshing;
+	};
+	try {
+		render(await api(path, { signal }));
+	} catch (err) {
+		// No such job (or no such id): the notice says so, and no empty record or live buttons remain.
+		if (err.status === 404 || err.status === 400) {
+			for (const el of document.querySelectorAll("#view > :not(.view-head), #job-actions")) el.hidden = true;
+		}
+		throw err;
+	}
+
+	$("#job-cancel").onclick = (e) => act(e.currentTarget, async () => {
+		if (!confirm("Cancel job " + id + "?")) return false;
+		render(await post(path + "/cancel"));
+	}, "Cancel requested");
+	$("#job-fork").onclick = (e) => act(e.currentTarget, async () => {
+		let forked;
+		try {
+			forked = await post(path + "/fork");
+		} catch (err) {
+			// The agent was changed since this job ran: forking is refused unless asked for anyway.
+			if (!(err instanceof ApiError && err.status === 409 && String(err.message).includes("allow_definition_change"))) throw err;
+			if (!confirm("The agent's definition changed since this job ran. Fork under the new definition?")) return false;
+			forked = await post(path + "/fork", { allow_definition_change: true });
+		}
+		location.href = "/jobs/" + enc(forked.id);
+	});
+	$("#job-download").onclick = (e) => act(e.currentTarget, async () => {
+		const res = await request(path + "/output");
+		const url = URL.createObjectURL(new Blob([await res.blob()], { type: "application/x-ndjson" }));
+		const a = h("a", { href: url, download: id + ".jsonl", hidden: true });
+		document.body.append(a);
+		a.click();
+		a.remove();
+		setTimeout(() => URL.revokeObjectURL(url), 60000);
+	});
+	const approvalError = $("#approval-error");
+	$("#approval-approve").onclick = (e) => act(e.currentTarget, async () => {
+		approvalError.hidden = true;
+		let input;
+		try {
+			input = JSON.parse($("#approval-input").value);
+		} catch (err) {
+			approvalError.textContent = "The input is not valid JSON: " + err.message;
+			approvalError.hidden = false;
+			return false;
+		}
+		if (!input || typeof input !== "object" || Array.isArray(input)) {
+			approvalError.textContent = "The input must be a JSON object.";
+			approvalError.hidden = false;
+			return false;
+		}
+		const asked = job && job.pending_approval ? job.pending_approval.input : null;
+		const edited = JSON.stringify(input) !== JSON.stringify(asked);
+		try {
+			render(await post(path + "/approval", edited ? { decision: "approve", tool_input: input } : { decision: "approve" }));
+		} catch (err) {
+			// Input the tool's schema refuses is the panel's to say, beside the input, not the banner's.
+			if (!(err instanceof ApiError && err.status === 400)) throw err;
+			approvalError.textContent = err.message;
+			approvalError.hidden = false;
+			return false;
+		}
+	}, "Approved");
+	$("#approval-deny").onclick = (e) => act(e.currentTarget, async () => {
+		if (!confirm("Deny this tool call? The model is told it was refused.")) return false;
+		render(await post(path + "/approval", { decision: "deny" }));
+	}, "Denied");
+
+	followOutput(id, signal, { status: refresh, end: refresh });
+}
+
+function renderJob(j) {
+	const final = FINAL.includes(j.status);
+	$("#job-status").replaceChildren(badge(j.status));
+	document.title = j.id + " · " + words(j.status) + " · drover";
+	const facts = [
+		["Agent", agentLink(j.agent)],
+		["Status", badge(j.status)],
+		["Exit reason", j.exit_reason ? words(j.exit_reason) : "—"],
+		["Trigger", words(j.trigger_type) + (j.schedule ? " · " + j.schedule : "")],
+		j.scheduled_instant ? ["Slot", [when(j.scheduled_instant), j.dispatch ? " · " + words(j.dispatch) : ""]] : null,
+		["Created", when(j.created_at)],
+		["Started", when(j.started_at)],
+		["Finished", when(j.finished_at)],
+		["Duration", dur(j.duration_seconds)],
+		j.owner ? ["Owner", j.owner] : null,
+		j.forked_from ? ["Forked from", jobLink(j.forked_from)] : null,
+		j.session_id ? ["Session", h("code", { text: j.session_id })] : null,
+		j.error ? ["Error", h("span", { class: "error", text: j.error.type + ": " + j.error.message })] : null,
+	].filter(Boolean);
+	$("#job-facts").replaceChildren(...facts.flatMap(([k, v]) => [h("dt", { text: k }), h("dd", null, v)]));
+	$("#job-prompt").textContent = j.prompt || "(the agent's default prompt)";
+	$("#job-summary").textContent = j.summary || (final ? "(none)" : "(not yet)");
+
+	const models = Object.entries(j.usage.per_model);
+	const usage = $("#job-usage tbody");
+	if (!models.length) usage.replaceChildren(h("tr", null, h("td", { colspan: 5, class: "muted", text: "No model calls yet." })));
+	else {
+		const total = { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+		const row = (label, u, cls) => h("tr", { class: cls || null }, h("td", { class: "mono", text: label }),
+			["input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"].map((k) => h("td", { class: "num", text: num(u[k]) })));
+		const rows = models.map(([model, u]) => {
+			for (const k in total) total[k] += u[k];
+			return row(model, u);
+		});
+		if (models.length > 1) rows.push(row("total", total, "total"));
+		usage.replaceChildren(...rows);
+	}
+	const cost = j.usage.total_cost_usd;
+	$("#job-usage-meta").textContent = j.usage.num_turns + (j.usage.num_turns === 1 ? " turn" : " turns") + " · " + (cost === null ? "cost not priced" : "$" + cost.toFixed(4));
+
+	const delivery = $("#job-delivery");
+	if (j.delivery) delivery.replaceChildren(badge(j.delivery.outcome, "d-"), " to ", h("code", { text: j.delivery.target }));
+	else delivery.replaceChildren(h("span", { class: "muted", text: final ? "Nothing delivered (no delivery target, or the job did not complete)." : "Delivery happens when the job completes." }));
+
+	const transitions = $("#job-transitions");
+	transitions.replaceChildren(...(j.transitions.length
+		? j.transitions.map((t) => h("li", { class: "to-" + t.to },
+			h("strong", { text: words(t.from) + " → " + words(t.to) }), " ",
+			h("span", { class: "muted small" }, when(t.at)),
+			h("span", { class: "reason-text", text: t.reason })))
+		: [h("li", { class: "muted", text: "Created " + relText(Date.parse(j.created_at)) + "; not started yet." })]));
+
+	$("#job-cancel").hidden = final;
+	$("#job-fork").hidden = !final;
+	const panel = $("#job-approval");
+	const pa = j.status === "approval_pending" ? j.pending_approval : null;
+	panel.hidden = !pa;
+	// Re-rendering must not throw away an edit in progress: only a new request resets the input.
+	if (pa && panel.dataset.toolUseId !== pa.tool_use_id) {
+		panel.dataset.toolUseId = pa.tool_use_id;
+		$("#approval-tool").textContent = pa.tool_name;
+		$("#approval-requested").replaceChildren(" (asked ", when(pa.requested_at), ")");
+		$("#approval-input").value = JSON.stringify(pa.input, null, 2);
+		$("#approval-error").hidden = true;
+	}
+}
+
+/**
+ * Parses a Server-Sent Events body. EventSource cannot send an Authorization header, so the stream
+ * is read with fetch(); this is the part of the EventSource algorithm drover's stream needs.
+ * Resolves true when the server sent "end", false when the connection closed without it.
+ */
+async function readSse(body, signal, on) {
+	const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+	const stop = () => reader.cancel().catch(() => {});
+	signal.addEventListener("abort", stop, { once: true });
+	let buffer = "";
+	let data = [];
+	let event = "";
+	let id = null;
+	try {
+		for (;;) {
+			const { value, done } = await reader.read();
+			if (done) return false;
+			buffer += value;
+			let nl;
+			while ((nl = buffer.indexOf("\n")) >= 0) {
+				let line = buffer.slice(0, nl);
+				buffer = buffer.slice(nl + 1);
+				if (line.endsWith("\r")) line = line.slice(0, -1);
+				if (line === "") {
+					if (data.length) {
+						const ev = { event: event || "message", data: data.join("\n"), id };
+						data = [];
+						event = "";
+						if (on.event(ev) === "end") {
+							stop();
+							return true;
+						}
+					}
+					event = "";
+					continue;
+				}
+				if (line.startsWith(":")) continue;
+				const colon = line.indexOf(":");
+				const field = colon < 0 ? line : line.slice(0, colon);
+				let val = colon < 0 ? "" : line.slice(colon + 1);
+				if (val.startsWith(" ")) val = val.slice(1);
+				if (field === "data") data.push(val);
+				else if (field === "event") event = val;
+				else if (field === "id") id = val;
+				else if (field === "retry" && /^\d+$/.test(val)) on.retry(Number(val));
+			}
+		}
+	} finally {
+		signal.removeEventListener("abort", stop);
+	}
+}
+
+/** The job's output, live: reconnects after a drop with Last-Event-ID, so no line is lost or shown twice. */
+async function followOutput(id, signal, on) {
+	const log = $("#job-log");
+	const state = $("#log-state");
+	const setState = (cls, text) => {
+		state.className = "pill " + cls;
+		state.textContent = text;
+	};
+	let lastLine = 0;
+	let retry = 2000;
+	// Lines arrive in bursts (a replay from line 1 is the whole log at once): they are added a
+	// batch at a time, reading the layout (is the reader at the bottom?) once a batch, not once a
+	// line, which made a 6,000-line log take 20 s with the page frozen.
+	let batch = null;
+	const flush = () => {
+		if (!batch) return;
+		const stick = log.scrollTop + log.clientHeight >= log.scrollHeight - 8;
+		log.append(batch);
+		batch = null;
+		if (stick) log.scrollTop = log.scrollHeight;
+	};
+	log.replaceChildren(h("li", { class: "placeholder", text: "Waiting for output…" }));
+	let empty = true;
+	setState("", "connecting…");
+	while (!signal.aborted) {
+		try {
+			const headers = { accept: "text/event-stream" };
+			if (lastLine > 0) headers["last-event-id"] = String(lastLine);
+			const res = await request("/v1/jobs/" + enc(id) + "/stream", { headers, signal });
+			setState("live", "live");
+			const ended = await readSse(res.body, signal, {
+				retry: (ms) => { retry = Math.min(Math.max(ms, 500), 30000); },
+				event: (ev) => {
+					if (ev.event === "line") {
+						const n = Number(ev.id);
+						if (!(n > lastLine)) return;
+						lastLine = n;
+						if (empty) {
+							log.replaceChildren();
+							empty = false;
+						}
+						if (!batch) {
+							batch = document.createDocumentFragment();
+							setTimeout(flush, 16);
+						}
+						batch.append(logLine(n, ev.data));
+					} else if (ev.event === "status") on.status();
+					else if (ev.event === "end") return "end";
+				},
+			});
+			flush();
+			if (ended) {
+				setState("", "ended");
+				if (empty) log.replaceChildren(h("li", { class: "placeholder", text: "No output." }));
+				on.end();
+				return;
+			}
+		} catch (err) {
+			flush();
+			if (signal.aborted) return;
+			// A 4xx will not fix itself by retrying (bad id, no such job, signed out).
+			if (err instanceof ApiError && err.status < 500 && err.status !== 429) {
+				setState("", "unavailable");
+				fail(err);
+				return;
+			}
+		}
+		setState("reconnecting", "reconnecting…");
+		await sleep(retry, signal);
+	}
+}
+
+function logLine(n, raw) {
+	let o = null;
+	try {
+		o = JSON.parse(raw);
+	} catch (e) {}
+	const type = o && typeof o.type === "string" ? o.type : "raw";
+	let label = type;
+	let text = raw;
+	let extra = null;
+	if (type === "system") {
+		label = o.subtype ? words(o.subtype) : "system";
+		text = o.content || (o.status ? words(o.status) : "");
+		// An approval made with edited input shows what was sent in place of the model's.
+		if (o.tool_input) text += " " + JSON.stringify(o.tool_input);
+		// A refused answer was billed: its retry line carries what it cost.
+		if (o.usage) extra = "in " + num(o.usage.input_tokens) + " · out " + num(o.usage.output_tokens) + (o.model ? " · " + o.model : "");
+	} else if (type === "assistant") {
+		text = o.content || "";
+		if (o.usage) extra = "in " + num(o.usage.input_tokens) + " · out " + num(o.usage.output_tokens) + (o.model ? " · " + o.model : "");
+	} else if (type === "tool_use") {
+		label = "tool use";
+		text = o.tool_name + " " + JSON.stringify(o.input);
+	} else if (type === "tool_result") {
+		label = o.success ? "tool result" : "tool error";
+		text = String((o.success ? o.result : o.error) || "");
+	} else if (type === "error") {
+		text = o.message + (o.code ? " (" + o.code + ")" : "");
+	}
+	return h("li", { class: "t-" + type, "data-line": n },
+		h("span", { class: "n", text: n }),
+		h("span", { class: "ts", text: o && o.timestamp ? clock(o.timestamp) : "" }),
+		h("span", { class: "type", text: label }),
+		h("span", { class: "body" }, text, extra ? h("span", { class: "ts", text: "  [" + extra + "]" }) : null,
+			// Cut to fit a storage row: what is shown is not the whole line.
+			o && o.truncated && typeof o.truncated === "object"
+				? h("span", { class: "muted small cut", title: "The line's " + String(o.truncated.field || "text") + " was cut to fit storage", text: "  [cut to fit: the line was " + num(o.truncated.bytes) + " bytes]" })
+				: null));
+}

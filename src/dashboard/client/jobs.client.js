@@ -1,0 +1,90 @@
+// ── Jobs ──
+const JOB_FILTERS = ["agent", "status", "trigger_type"];
+async function jobsView(signal) {
+	const form = $("#jobs-filter");
+	const tbody = $("#jobs-table tbody");
+	const older = $("#jobs-older");
+	const agentInput = form.elements.agent;
+	const params = new URLSearchParams(location.search);
+	for (const k of JOB_FILTERS) if (params.get(k)) form.elements[k].value = params.get(k);
+	// The agent filter takes any name (a deleted agent's jobs stay listed); its suggestions are every
+	// agent, read a page at a time in the background once it is first used, never holding up the list.
+	const names = new Set();
+	let suggesting = false;
+	agentInput.addEventListener("focus", () => {
+		if (suggesting) return;
+		suggesting = true;
+		(async () => {
+			const list = $("#jobs-agents");
+			let after = null;
+			do {
+				const page = await api("/v1/agents?limit=200" + (after ? "&cursor=" + enc(after) : ""), { signal });
+				for (const a of page.agents) {
+					names.add(a.name);
+					list.append(h("option", { value: a.name }));
+				}
+				after = page.next_cursor;
+			} while (after);
+		})().catch((err) => {
+			suggesting = false; // tried again at the next focus
+			fail(err);
+		});
+	});
+	let cursor = null;
+	let shown = 0;
+	let generation = 0;
+	const query = () => {
+		const q = new URLSearchParams();
+		for (const k of JOB_FILTERS) if (form.elements[k].value.trim()) q.set(k, form.elements[k].value.trim());
+		return q;
+	};
+	const load = async (reset) => {
+		const mine = reset ? ++generation : generation;
+		// Until the new filter's first page is in, "Older" would page it with the old list's cursor.
+		if (reset) older.hidden = true;
+		const q = query();
+		q.set("limit", "25");
+		if (!reset && cursor) q.set("cursor", cursor);
+		const page = await api("/v1/jobs?" + q, { signal });
+		if (mine !== generation) return; // a newer filter answered first
+		if (reset) {
+			tbody.replaceChildren();
+			shown = 0;
+		}
+		tbody.append(...page.jobs.map(jobRow));
+		shown += page.jobs.length;
+		cursor = page.next_cursor;
+		older.hidden = !cursor;
+		$("#jobs-empty").hidden = shown > 0;
+		$("#jobs-meta").textContent = shown + (cursor ? " shown, more older" : shown === 1 ? " job" : " jobs");
+	};
+	let applied = query().toString();
+	const apply = () => {
+		const q = query().toString();
+		if (q === applied) return;
+		applied = q;
+		history.replaceState(null, "", "/jobs" + (q ? "?" + q : ""));
+		load(true).catch(fail);
+	};
+	form.onchange = apply;
+	form.onsubmit = (e) => {
+		e.preventDefault();
+		apply();
+	};
+	// A suggestion picked, or the name cleared, applies at once; other typing on Enter or leaving the field.
+	agentInput.addEventListener("input", () => {
+		if (!agentInput.value || names.has(agentInput.value)) apply();
+	});
+	older.onclick = () => act(older, () => load(false));
+	await load(true);
+}
+function jobRow(j) {
+	return h("tr", { "data-job": j.id },
+		h("td", null, jobLink(j.id)),
+		h("td", null, agentLink(j.agent)),
+		h("td", null, badge(j.status)),
+		h("td", null, words(j.trigger_type), j.schedule ? h("span", { class: "sub", text: j.schedule }) : null),
+		h("td", null, j.started_at ? when(j.started_at) : h("span", { class: "muted" }, "created ", when(j.created_at))),
+		h("td", { class: "num", text: dur(j.duration_seconds) }),
+		h("td", { class: "summary", title: j.summary || "", text: j.summary || "" }));
+}

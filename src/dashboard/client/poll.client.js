@@ -1,0 +1,35 @@
+// ── polling: a view's reloads, and which answer may draw ──
+let viewAbort = new AbortController();
+const POLL_STALL_MS = 120000;
+/** Calls fn every ms while the tab is shown: the next call is timed from the end of the last, so loads never overlap. */
+function poll(fn, ms) {
+	const signal = viewAbort.signal;
+	let t = 0;
+	const again = async () => {
+		if (!document.hidden && token()) {
+			// A load that never answers (a half-open connection) must not end the polling for good:
+			// past POLL_STALL_MS the next is set anyway, and whichever answers last is ignored.
+			await Promise.race([fn().catch(fail), new Promise((resolve) => setTimeout(resolve, POLL_STALL_MS))]);
+		}
+		if (!signal.aborted) t = setTimeout(again, ms);
+	};
+	t = setTimeout(again, ms);
+	signal.addEventListener("abort", () => clearTimeout(t));
+}
+/**
+ * A view's load where a poll, an action's reload or a filter change can overlap: the answer to an
+ * older request must not replace what a newer one already drew. load(fresh) calls fresh() once
+ * its data is in, and draws only if it answers true.
+ */
+function newestWins(load) {
+	let started = 0;
+	let drawn = 0;
+	return () => {
+		const n = ++started;
+		return load(() => {
+			if (n < drawn) return false;
+			drawn = n;
+			return true;
+		});
+	};
+}

@@ -1,0 +1,89 @@
+// ── Runs ──
+const RUN_LABELS = { "on-time": "on time", late: "late", "catch-up": "catch-up", manual: "manual / webhook", skipped: "skipped", unknown: "unknown", failed: "failed" };
+function runClass(r) {
+	if (r.status === "failed") return "failed";
+	if (r.status === "skipped") return "skipped";
+	if (r.status === "unknown") return "unknown";
+	if (r.dispatch === "catch_up") return "catch-up";
+	if (r.dispatch === "late") return "late";
+	if (r.dispatch === "manual") return "manual";
+	return "on-time";
+}
+const runTime = (r) => Date.parse(r.scheduled_instant || r.claimed_at);
+function runNote(r) {
+	const parts = [];
+	if (r.skip_reason) parts.push(r.skip_reason);
+	if (r.skipped_count && r.skipped_count > 1) parts.push(r.skipped_count + " slots" + (r.skipped_from ? " from " + absText(Date.parse(r.skipped_from)) : ""));
+	if (r.error) parts.push(r.error);
+	return parts.join(" · ");
+}
+async function runsView(signal) {
+	const agent = SUBJECT;
+	const load = newestWins(async (fresh) => {
+		const runs = await all("/v1/agents/" + enc(agent) + "/runs", "runs", 400);
+		if (signal.aborted || !fresh()) return;
+		$("#runs-meta").textContent = runs.length + (runs.length === 1 ? " occurrence" : " occurrences") + (runs.length >= 400 ? " (the newest; older ones not shown)" : "");
+		$("#runs-empty").hidden = runs.length > 0;
+		drawRuns($("#runs-chart"), runs);
+		$("#runs-table tbody").replaceChildren(...runs.map((r) => h("tr", { "data-run": r.id, class: "run-row " + runClass(r) },
+			h("td", null, r.scheduled_instant ? slotTime(r.scheduled_instant) : [h("span", { text: r.source }), h("span", { class: "sub" }, when(r.claimed_at))]),
+			h("td", { text: r.schedule || "—" }),
+			h("td", null, h("span", { class: "swatch run-" + runClass(r) }), " ", RUN_LABELS[runClass(r)]),
+			h("td", null, badge(r.status)),
+			h("td", null, when(r.claimed_at)),
+			h("td", null, r.job_id ? jobLink(r.job_id) : h("span", { class: "muted", text: "—" })),
+			h("td", { class: "error-text", text: runNote(r) }))));
+	});
+	await load();
+	poll(load, 15000);
+}
+function drawRuns(box, runs) {
+	if (!runs.length) {
+		box.replaceChildren();
+		return;
+	}
+	const lanes = [...new Set(runs.map((r) => r.schedule || "(" + r.source + ")"))].sort();
+	const W = 1200, left = 150, right = 24, top = 16, laneH = 36, axisH = 34;
+	const H = top + lanes.length * laneH + axisH;
+	let t0 = Math.min(...runs.map((r) => (r.skipped_from ? Date.parse(r.skipped_from) : runTime(r))));
+	let t1 = Math.max(...runs.map(runTime));
+	const pad = Math.max((t1 - t0) * 0.04, 30e3);
+	t0 -= pad;
+	t1 += pad;
+	const x = (t) => left + ((t - t0) / (t1 - t0)) * (W - left - right);
+	const y = (lane) => top + lanes.indexOf(lane) * laneH + laneH / 2;
+	const root = svg("svg", { viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": "Occurrences of " + SUBJECT + " on a time axis", class: "runs-timeline" });
+	const { ticks, step } = timeTicks(t0, t1, 10);
+	const axisY = top + lanes.length * laneH;
+	for (const t of ticks) {
+		root.append(svg("line", { class: "grid-line", x1: x(t), x2: x(t), y1: top - 6, y2: axisY }));
+		root.append(svg("text", { x: x(t), y: axisY + 18, "text-anchor": "middle", text: tickLabel(t, step) }));
+	}
+	root.append(svg("g", { class: "axis" }, svg("line", { x1: left, x2: W - right, y1: axisY, y2: axisY })));
+	for (const lane of lanes) {
+		root.append(svg("line", { class: "lane-line", x1: left, x2: W - right, y1: y(lane), y2: y(lane) }));
+		root.append(svg("text", { class: "lane", x: left - 12, y: y(lane) + 4, "text-anchor": "end", text: lane }));
+	}
+	// Oldest first, so the newest mark is drawn on top where marks crowd.
+	for (const r of [...runs].reverse()) {
+		const cls = runClass(r);
+		const lane = r.schedule || "(" + r.source + ")";
+		const cx = x(runTime(r));
+		const tip = [
+			(r.schedule ? r.schedule + " · " : "") + RUN_LABELS[cls] + " · " + r.status,
+			"slot " + absText(runTime(r)),
+			"claimed " + absText(Date.parse(r.claimed_at)),
+			runNote(r),
+			r.job_id ? "job " + r.job_id : "",
+		].filter(Boolean).join("\n");
+		const open = r.status === "claimed" || r.status === "running";
+		const g = svg("g", { class: "occurrence", "data-class": cls, "data-run": r.id });
+		if (r.skipped_from && r.skipped_count > 1) {
+			const x0 = x(Date.parse(r.skipped_from));
+			g.append(svg("rect", { class: "range run-" + cls, x: x0, y: y(lane) - 4, width: Math.max(cx - x0, 2), height: 8, rx: 4 }));
+		}
+		g.append(svg("circle", { class: "mark run-" + cls + (open ? " open" : ""), cx, cy: y(lane), r: 7 }), svg("title", { text: tip }));
+		root.append(r.job_id ? svg("a", { href: "/jobs/" + enc(r.job_id) }, g) : g);
+	}
+	box.replaceChildren(root);
+}

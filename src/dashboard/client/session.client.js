@@ -1,0 +1,68 @@
+// ── session: sign-in, sign-out, the scheduler pill, starting the view ──
+function showSignIn(message) {
+	$("#view").hidden = true;
+	$("#signin").hidden = false;
+	$("#sign-out").hidden = true;
+	$("#scheduler-pill").hidden = true;
+	$("#notice").hidden = true;
+	const err = $("#signin-error");
+	err.textContent = message || "";
+	err.hidden = !message;
+	$("#token").focus();
+}
+function signOut(message) {
+	sessionStorage.removeItem(TOKEN_KEY);
+	viewAbort.abort();
+	viewAbort = new AbortController();
+	showSignIn(message);
+}
+function showScheduler(status) {
+	const pill = $("#scheduler-pill");
+	if (!status) return;
+	const s = status.scheduler;
+	pill.hidden = false;
+	pill.className = s.stalled ? "pill bad" : "pill";
+	pill.replaceChildren();
+	if (!s.last_tick_at) pill.textContent = "scheduler: no tick yet";
+	else add(pill, [s.stalled ? "scheduler stalled · last tick " : "last tick ", when(s.last_tick_at)]);
+}
+function start(status) {
+	$("#signin").hidden = true;
+	$("#view").hidden = false;
+	$("#sign-out").hidden = false;
+	showScheduler(status);
+	const view = VIEWS[VIEW];
+	if (view) view(viewAbort.signal).catch(fail);
+}
+$("#signin-form").addEventListener("submit", async (e) => {
+	e.preventDefault();
+	const input = $("#token");
+	const button = $("#signin-form button");
+	const tok = input.value.trim();
+	button.disabled = true;
+	let status = null;
+	let statusError = null;
+	try {
+		// The token is checked on the job list: it needs only the read role, so any valid token
+		// signs in, and it answers even when /v1/status cannot (an invalid fleet.yaml is a 500 there).
+		const res = await fetch("/v1/jobs?limit=1", { headers: { authorization: "Bearer " + tok }, cache: "no-store" });
+		if (!res.ok) throw await errorFrom(res);
+		sessionStorage.setItem(TOKEN_KEY, tok);
+		input.value = "";
+	} catch (err) {
+		showSignIn(err.message || String(err));
+		button.disabled = false;
+		return;
+	}
+	try {
+		status = await api("/v1/status");
+	} catch (err) {
+		// Signed in all the same: only the scheduler pill is missing.
+		statusError = err;
+	}
+	button.disabled = false;
+	if (!token()) return; // a 401 here has signed out again
+	start(status);
+	if (statusError) notify("Signed in, but the scheduler's status is unavailable: " + (statusError.message || String(statusError)));
+});
+$("#sign-out").addEventListener("click", () => signOut());
