@@ -17,9 +17,8 @@ import type { ModelClient } from "../../src/agent/contracts.ts";
 import { createModelClient } from "../../src/agent/model-client.ts";
 import { createFollowUp } from "./runner/follow-up.ts";
 import { decideToolCall, dueJobIds, getSetup, nextStepTime, requestCancel } from "./runner/session.ts";
-import { appendLines } from "./runner/output.ts";
+import { resumeFromApproval } from "./runner/approval.ts";
 import { InvalidToolSchemaError, toolInputProblems } from "../../src/agent/tools/input-check.ts";
-import { redactDeep } from "../../src/security/redact.ts";
 import { startJob } from "./runner/start.ts";
 import { finish, HEARTBEAT_MS, step, type StepDeps } from "./runner/step.ts";
 import { isFinal, transition } from "../../src/jobs/model.ts";
@@ -730,12 +729,7 @@ export class AgentDO extends DurableObject<Env> {
 		}
 		decideToolCall(this.sql, jobId, pending.tool_use_id, decision, by, edited);
 		const verdict = `${pending.tool_name} ${decision === "approve" ? "approved" : "denied"} by ${by}${edited ? " with edited input" : ""}`;
-		// The output keeps what was decided and, when edited, the input that was sent in place of the
-		// model's tool_use line above: an audit of the call reads it here, not only in the tool's logs.
-		appendLines(this.sql, jobId, [{ type: "system", subtype: "approval_decided", content: verdict, tool_use_id: pending.tool_use_id, decision, by, ...(edited ? { tool_input: redactDeep(edited) } : {}) }], Date.now());
-		const resumed = transition(job, "running", { reason: verdict, at: new Date() });
-		this.sql.exec("UPDATE job_setup SET approval_expires_at = NULL, next_step_at = ? WHERE job_id = ?", Date.now(), jobId);
-		putJob(this.sql, resumed, Date.now());
+		const resumed = resumeFromApproval(this.sql, job, { toolUseId: pending.tool_use_id, decision, by, verdict, input: edited }, verdict, Date.now());
 		log.info("job.approval_decided", { agent: job.agent, job_id: jobId, decision, by });
 		this.hub.publish(jobId);
 		await this.workNow();

@@ -11,6 +11,7 @@ import { redact, redactDeep } from "../../../src/security/redact.ts";
 import { deadline } from "../../../src/shared/deadline.ts";
 import { getJob, putJob } from "../jobs.ts";
 import { clearOldToolResults, forModel } from "./context.ts";
+import { resumeFromApproval } from "./approval.ts";
 import { appendLines, type OutputLine } from "./output.ts";
 import { appendMessage, extendLastMessage, readMessages } from "./messages.ts";
 import { NEVER, getSetup, insertToolCalls, markToolCall, setNextStep, toolCallCount, turnToolCalls, type JobSetup } from "./session.ts";
@@ -380,19 +381,18 @@ async function settleTools(deps: StepDeps, job: JobRecord, setup: JobSetup): Pro
 
 function expireApproval(deps: StepDeps, job: JobRecord, setup: JobSetup): StepResult {
 	const pending = job.pending_approval;
+	const by = `expiry after ${setup.definition.approval_timeout}`;
 	if (pending) {
-		const by = `expiry after ${setup.definition.approval_timeout}`;
 		deps.sql.exec(
 			"UPDATE tool_calls SET decision = 'deny', decided_by = ? WHERE job_id = ? AND tool_use_id = ? AND decision IS NULL",
 			by,
 			job.id,
 			pending.tool_use_id,
 		);
-		// Decided by the clock, but decided: the output records it as it records a person's decision.
-		out(deps, job.id, { type: "system", subtype: "approval_decided", content: `${pending.tool_name} denied by ${by}`, tool_use_id: pending.tool_use_id, decision: "deny", by });
 	}
-	const resumed = transition(job, "running", { reason: "approval expired: treated as denied", at: new Date(deps.now()) });
-	deps.sql.exec("UPDATE job_setup SET approval_expires_at = NULL, next_step_at = ? WHERE job_id = ?", deps.now(), job.id);
-	save(deps, resumed);
+	// Decided by the clock, but decided: the output records it as it records a person's decision.
+	const decided = pending && { toolUseId: pending.tool_use_id, decision: "deny" as const, by, verdict: `${pending.tool_name} denied by ${by}` };
+	resumeFromApproval(deps.sql, job, decided, "approval expired: treated as denied", deps.now());
+	deps.notify(job.id);
 	return "continue";
 }
