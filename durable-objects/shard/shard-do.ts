@@ -20,8 +20,12 @@ export interface ShardTickResult {
 	agents_called: number;
 	claimed: number;
 	skipped: number;
+	/** `error` is public (shown by GET /v1/status and the scheduler incident); the detail is logged. */
 	failed: { agent: string; error: string }[];
 }
+
+/** What the heartbeat and the scheduler incident say of an agent whose tick call failed. */
+export const agentTickFailure = (agent: string) => `agent ${agent} did not answer the tick`;
 
 /**
  * A scheduler shard: knows which of its agents are due when, and on each tick calls only those.
@@ -72,7 +76,9 @@ export class SchedulerShardDO extends DurableObject<Env> {
 					result.skipped += outcome.skipped;
 					nextDue.push([name, outcome.nextDue ?? NEVER, generation]);
 				} catch (err) {
-					result.failed.push({ agent: name, error: err instanceof Error ? err.message : String(err) });
+					// The heartbeat, GET /v1/status and the scheduler incident show this: a fixed public line.
+					// What went wrong inside the agent (a parse error, a storage fault) is for the logs.
+					result.failed.push({ agent: name, error: agentTickFailure(name) });
 					log.error("shard.agent_tick_failed", { shard, agent: name, ...errorFields(err) });
 				}
 			}

@@ -21,7 +21,7 @@ const Status = z
 			agents_called: z.number().int().nullable(),
 			claimed: z.number().int().nullable(),
 			skipped: z.number().int().nullable(),
-			error: z.string().nullable(),
+			error: z.string().nullable().openapi({ description: "Which agents or shards the last tick could not reach; why is in the Worker's logs" }),
 		}),
 		jobs: z.record(z.string(), z.number().int()).openapi({ description: "Indexed jobs by status" }),
 		agents: z.object({ file: z.number().int(), api: z.number().int() }),

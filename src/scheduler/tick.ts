@@ -1,4 +1,4 @@
-import type { ShardTickResult } from "../../durable-objects/shard/shard-do.ts";
+import { agentTickFailure, type ShardTickResult } from "../../durable-objects/shard/shard-do.ts";
 import { errorFields, log } from "../log.ts";
 import { resolveSecretUrl } from "../delivery/secret-url.ts";
 import { alertIncident } from "../incidents/alert.ts";
@@ -31,9 +31,12 @@ export async function runTick(env: Env, scheduledTime: number, now = Date.now())
 	for (const [i, s] of settled.entries()) {
 		if (s.status === "fulfilled") {
 			shards.push(s.value);
-			for (const f of s.value.failed) errors.push(`${f.agent}: ${f.error}`);
+			// Named, not quoted: the shard logged each agent's own error.
+			for (const f of s.value.failed) errors.push(agentTickFailure(f.agent));
 		} else {
-			errors.push(`shard ${i}: ${s.reason instanceof Error ? s.reason.message : String(s.reason)}`);
+			// The heartbeat (GET /v1/status) and the scheduler incident get a fixed line; the shard's
+			// own error (an RPC or storage fault's text) goes to the log only.
+			errors.push(`shard ${i} did not answer the tick`);
 			log.error("tick.shard_failed", { shard: i, ...errorFields(s.reason) });
 		}
 	}

@@ -1,10 +1,13 @@
 import { env, runInDurableObject } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { createAgent, runsOf } from "../helpers/agents.ts";
 import { call } from "../helpers/http.ts";
 import { fake } from "../helpers/outbound.ts";
 import { tick } from "../helpers/ticks.ts";
+import { runTick } from "../../src/scheduler/tick.ts";
+
+afterEach(() => vi.restoreAllMocks());
 
 describe("a tick that cannot reach an agent", () => {
 	it("still claims for every other agent, reports partial, opens a scheduler incident, and catches up later", async () => {
@@ -20,16 +23,28 @@ describe("a tick that cannot reach an agent", () => {
 		await runInDurableObject(env.AGENT.getByName("broken"), (_i: AgentDO, state) => {
 			state.storage.sql.exec("UPDATE agent_state SET definition = '{not json'");
 		});
+		const logged: string[] = [];
+		vi.spyOn(console, "error").mockImplementation((line: string) => void logged.push(line));
 		await tick("2026-12-05T10:15:00Z");
+		vi.restoreAllMocks();
+		// What went wrong inside the agent (its definition does not parse) is in the log, with the agent.
+		const failure = logged.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.event === "shard.agent_tick_failed");
+		expect(failure).toMatchObject({ agent: "broken", error_message: expect.stringMatching(/JSON/) });
+		const internal = failure!.error_message as string;
 
-		const status = (await (await call("/v1/status")).json()) as { scheduler: { outcome: string; error: string } };
+		// Users see which agent, never that internal text.
+		const statusText = await (await call("/v1/status")).text();
+		const status = JSON.parse(statusText) as { scheduler: { outcome: string; error: string } };
 		expect(status.scheduler.outcome).toBe("partial");
-		expect(status.scheduler.error).toMatch(/^broken: /);
+		expect(status.scheduler.error).toBe("agent broken did not answer the tick");
+		expect(statusText).not.toContain(internal);
+		expect(statusText).not.toMatch(/JSON/);
 		expect((await runsOf("healthy")).map((r) => r.scheduled_instant)).toEqual(["2026-12-05T10:00:00.000Z", "2026-12-05T10:15:00.000Z"]);
 		const { incidents } = (await (await call("/v1/incidents?agent=scheduler")).json()) as { incidents: { state: string; error: string }[] };
 		expect(incidents).toMatchObject([{ state: "alerted" }]);
-		expect(incidents[0]!.error).toMatch(/^tick partial: broken: /);
+		expect(incidents[0]!.error).toBe("tick partial: agent broken did not answer the tick");
 		expect(alerts).toHaveLength(1);
+		expect(JSON.stringify(alerts)).not.toContain(internal);
 
 		// Repaired, the agent is called again (its due time never advanced) and claims the slot it missed.
 		await call("/v1/agents/broken", { method: "PUT", as: "admin", body: { name: "broken", prompt: "Do the thing.", max_concurrent: 5, schedules: { q: { interval: "15m" } } } });
@@ -40,5 +55,24 @@ describe("a tick that cannot reach an agent", () => {
 		]);
 		const after = (await (await call("/v1/incidents?agent=scheduler")).json()) as { incidents: { state: string }[] };
 		expect(after.incidents).toMatchObject([{ state: "resolved" }]);
+	});
+});
+
+describe("a tick that cannot reach a shard", () => {
+	it("records which shard in the heartbeat and the incident, and logs the shard's own error", async () => {
+		const INTERNAL = "D1_ERROR: internal storage fault at /var/lib/shard-7.sqlite";
+		const logged: string[] = [];
+		vi.spyOn(console, "error").mockImplementation((line: string) => void logged.push(line));
+		const shards = { getByName: () => ({ tick: () => Promise.reject(new Error(INTERNAL)) }) };
+		const at = Date.parse("2026-12-05T11:00:00Z");
+		await expect(runTick({ ...env, SCHEDULER_SHARD: shards } as unknown as Env, at, at)).rejects.toThrow("scheduler tick failed: shard 0 did not answer the tick");
+		vi.restoreAllMocks();
+		expect(logged.some((l) => l.includes('"tick.shard_failed"') && l.includes(INTERNAL))).toBe(true);
+
+		const statusText = await (await call("/v1/status")).text();
+		expect(JSON.parse(statusText)).toMatchObject({ scheduler: { outcome: "failed", error: expect.stringMatching(/^shard 0 did not answer the tick; shard 1 did not answer the tick/) } });
+		const incidentsText = await (await call("/v1/incidents?agent=scheduler")).text();
+		expect((JSON.parse(incidentsText) as { incidents: { error: string }[] }).incidents.map((i) => i.error)).toContain("tick failed: shard 0 did not answer the tick");
+		for (const text of [statusText, incidentsText]) expect(text).not.toContain("D1_ERROR");
 	});
 });
