@@ -1,5 +1,7 @@
+// @ts-check
 // ── the API ──
 class ApiError extends Error {
+	/** @param {number} status @param {string} code @param {string} message */
 	constructor(status, code, message) {
 		super(message);
 		this.status = status;
@@ -7,6 +9,7 @@ class ApiError extends Error {
 	}
 }
 /** The API's own message ({"error": {"code", "message"}}), or the status line if the body is not one. */
+/** @param {Response} res @returns {Promise<ApiError>} */
 async function errorFrom(res) {
 	let code = "http_" + res.status;
 	let message = "HTTP " + res.status + (res.statusText ? " " + res.statusText : "");
@@ -20,6 +23,8 @@ async function errorFrom(res) {
 	return new ApiError(res.status, code, message);
 }
 const token = () => sessionStorage.getItem(TOKEN_KEY);
+/** @typedef {{ method?: string, headers?: HeadersInit, json?: unknown, signal?: AbortSignal }} RequestOptions */
+/** @param {string} path @param {RequestOptions} [opts] @returns {Promise<Response>} */
 async function request(path, opts) {
 	opts = opts || {};
 	const headers = new Headers(opts.headers || {});
@@ -37,9 +42,12 @@ async function request(path, opts) {
 	}
 	return res;
 }
+/** The API's JSON answer: untyped here, read as the API documents it. @type {(path: string, opts?: RequestOptions) => Promise<any>} */
 const api = async (path, opts) => (await request(path, opts)).json();
+/** @type {(path: string, json?: unknown) => Promise<any>} */
 const post = (path, json) => api(path, { method: "POST", json: json === undefined ? {} : json });
 /** Every page of a list endpoint, up to max items. */
+/** @param {string} path @param {string} key @param {number} max @returns {Promise<any[]>} */
 async function all(path, key, max) {
 	const items = [];
 	let cursor = null;
@@ -51,6 +59,10 @@ async function all(path, key, max) {
 	return items;
 }
 /** The first count pages of page(cursor) (fewer where the list ends): their key's rows, and the cursor after them. */
+/**
+ * @param {(cursor: string | null) => Promise<any>} page @param {string} key @param {number} count
+ * @returns {Promise<{ rows: any[], next: string | null }>}
+ */
 async function firstPages(page, key, count) {
 	const rows = [];
 	let next = null;
@@ -63,6 +75,7 @@ async function firstPages(page, key, count) {
 	return { rows, next };
 }
 /** Runs an action from a button: disabled while it runs, its error shown, an optional note on success. */
+/** @param {{ disabled: boolean }} button @param {() => Promise<unknown>} fn @param {string} [okMessage] */
 async function act(button, fn, okMessage) {
 	button.disabled = true;
 	try {

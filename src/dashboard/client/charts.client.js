@@ -1,3 +1,4 @@
+// @ts-check
 // ── charts ──
 const TICK_STEPS = [60e3, 120e3, 300e3, 600e3, 900e3, 1800e3, 3600e3, 7200e3, 10800e3, 21600e3, 43200e3, 86400e3, 172800e3, 604800e3];
 function timeTicks(t0, t1, max) {

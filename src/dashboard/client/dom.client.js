@@ -1,22 +1,34 @@
+// @ts-check
 // ── the page: what the server-rendered shell says it is ──
 const TOKEN_KEY = "drover.token";
 const VIEW = document.body.dataset.view;
 const SUBJECT = document.body.dataset.subject || "";
 const FINAL = ["completed", "failed", "cancelled", "indeterminate"];
 const enc = encodeURIComponent;
+/**
+ * The shell's element for sel: pages.tsx renders every one a view looks up. Typed any, as a view uses
+ * what it finds as the input, form, table or button it is.
+ * @type {(sel: string, root?: ParentNode) => any}
+ */
 const $ = (sel, root) => (root || document).querySelector(sel);
 
 // ── DOM building: strings always become text nodes or attribute values ──
 const SVG_NS = "http://www.w3.org/2000/svg";
+/** What an element is built from: nodes as they are, anything else as text; null, undefined and false are left out. */
+/** @typedef {Node | string | number | boolean | null | undefined | Child[]} Child */
+/** Attributes by name: "text" is the text content, "on…" a listener, true an empty attribute; null, undefined and false are left out. */
+/** @typedef {Record<string, unknown> | null} Attrs */
+/** @param {Element} el @param {Attrs} attrs */
 function setAttrs(el, attrs) {
 	if (!attrs) return;
 	for (const [k, v] of Object.entries(attrs)) {
 		if (v === null || v === undefined || v === false) continue;
 		if (k === "text") el.textContent = String(v);
-		else if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+		else if (k.startsWith("on")) el.addEventListener(k.slice(2), /** @type {EventListener} */ (v));
 		else el.setAttribute(k, v === true ? "" : String(v));
 	}
 }
+/** @param {Element} el @param {Child} child */
 function add(el, child) {
 	if (child === null || child === undefined || child === false) return;
 	if (Array.isArray(child)) {
@@ -25,12 +37,14 @@ function add(el, child) {
 	}
 	el.append(child instanceof Node ? child : document.createTextNode(String(child)));
 }
+/** @param {string} tag @param {Attrs} attrs @param {...Child} children */
 function h(tag, attrs, ...children) {
 	const el = document.createElement(tag);
 	setAttrs(el, attrs);
 	add(el, children);
 	return el;
 }
+/** @param {string} tag @param {Attrs} attrs @param {...Child} children */
 function svg(tag, attrs, ...children) {
 	const el = document.createElementNS(SVG_NS, tag);
 	setAttrs(el, attrs);

@@ -1,3 +1,4 @@
+// @ts-check
 // ── Fleet ──
 const FLEET_PAGE = 100;
 /** Agents come a page at a time (each costs the API a status read per agent): the shown ones are counted as such. */
@@ -6,6 +7,7 @@ async function fleetView(signal) {
 	const more = $("#fleet-more");
 	const everyone = $("#fleet-all");
 	let shown = [];
+	/** @type {string | null} */
 	let cursor = null; // next_cursor after the last shown agent: null when all are shown
 	let pages = 1;
 	let total = null; // from /v1/status: every agent, shown or not

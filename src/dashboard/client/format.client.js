@@ -1,5 +1,7 @@
+// @ts-check
 // ── formatting ──
 const rtf = new Intl.RelativeTimeFormat("en", { numeric: "auto" });
+/** @type {[Intl.RelativeTimeFormatUnit, number][]} */
 const UNITS = [["year", 31536000], ["month", 2592000], ["week", 604800], ["day", 86400], ["hour", 3600], ["minute", 60], ["second", 1]];
 function relText(ms) {
 	const d = (ms - Date.now()) / 1000;
@@ -16,7 +18,7 @@ function when(iso) {
 	return h("time", { class: "rel", datetime: iso, title: absText(ms), text: relText(ms) });
 }
 function refreshTimes() {
-	for (const t of document.querySelectorAll("time.rel")) t.textContent = relText(Date.parse(t.getAttribute("datetime")));
+	for (const t of document.querySelectorAll("time.rel")) t.textContent = relText(Date.parse(t.getAttribute("datetime") || ""));
 }
 /** An absolute time (for ledgers, where the slot itself matters), with the relative one beneath. */
 const slotTime = (iso) =>
@@ -38,6 +40,7 @@ const words = (s) => String(s).replace(/_/g, " ");
 const badge = (status, prefix) => h("span", { class: "badge " + (prefix || "s-") + status, text: words(status) });
 const jobLink = (id) => h("a", { href: "/jobs/" + enc(id), class: "mono", text: id });
 const agentLink = (name) => h("a", { href: "/agents/" + enc(name) + "/runs", text: name });
+/** @type {(ms: number, signal: AbortSignal) => Promise<void>} */
 const sleep = (ms, signal) =>
 	new Promise((resolve) => {
 		const t = setTimeout(resolve, ms);

@@ -1,3 +1,4 @@
+// @ts-check
 // ── Incidents ──
 const INCIDENT_PAGE = 200;
 async function incidentsView(signal) {
@@ -8,6 +9,7 @@ async function incidentsView(signal) {
 	const params = new URLSearchParams(location.search);
 	if (params.get("state")) select.value = params.get("state");
 	form.onsubmit = (e) => e.preventDefault();
+	/** @type {string | null} */
 	let cursor = null; // next_cursor after the oldest shown
 	let pages = 1;
 	let generation = 0;

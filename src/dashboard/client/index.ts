@@ -2,9 +2,10 @@
 // fills them from the JSON API with the signed-in token.
 //
 // Its source is the *.client.js files here, by role: plain browser scripts (not modules) that share
-// one scope, bundled into the Worker as text (the `rules` in wrangler.toml) and joined in the order
-// below inside one strict-mode function, so no name leaks onto the page's window. A file uses only
-// what the files before it declare when it runs; functions may call ahead, as they run later.
+// one scope, type-checked on their own (tsconfig.json here, run by `npm run check`), bundled into
+// the Worker as text (the `rules` in wrangler.toml) and joined in the order below inside one
+// strict-mode function, so no name leaks onto the page's window. A file uses only what the files
+// before it declare when it runs; functions may call ahead, as they run later.
 //
 // Rules they keep: the token lives in sessionStorage and leaves only as an Authorization header
 // (never in a URL); text from the API reaches the page only through textContent/attributes, never
@@ -16,6 +17,7 @@ import fleet from "./fleet.client.js";
 import format from "./format.client.js";
 import incidents from "./incidents.client.js";
 import job from "./job.client.js";
+import jobOutput from "./job-output.client.js";
 import jobs from "./jobs.client.js";
 import main from "./main.client.js";
 import notices from "./notices.client.js";
@@ -24,6 +26,6 @@ import runs from "./runs.client.js";
 import session from "./session.client.js";
 import usage from "./usage.client.js";
 
-const FILES = [dom, format, notices, api, poll, session, fleet, jobs, job, charts, runs, usage, incidents, main];
+const FILES = [dom, format, notices, api, poll, session, fleet, jobs, job, jobOutput, charts, runs, usage, incidents, main];
 
 export const APP_JS = `"use strict";\n(() => {\n${FILES.join("\n")}})();\n`;

@@ -1,7 +1,9 @@
+// @ts-check
 // ── Job ──
 async function jobView(signal) {
 	const id = SUBJECT;
 	const path = "/v1/jobs/" + enc(id);
+	/** @type {any} The record shown: the API's JSON. */
 	let job = null;
 	// Records come from GETs and from action responses over separate connections, so one may land
 	// after a newer one: a lower revision than the shown record's is stale.
@@ -10,6 +12,7 @@ async function jobView(signal) {
 		job = j;
 		renderJob(j);
 	};
+	/** @type {Promise<void> | null} */
 	let refreshing = null;
 	let again = false;
 	const refresh = () => {
@@ -31,8 +34,8 @@ async function jobView(signal) {
 		render(await api(path, { signal }));
 	} catch (err) {
 		// No such job (or no such id): the notice says so, and no empty record or live buttons remain.
-		if (err.status === 404 || err.status === 400) {
-			for (const el of document.querySelectorAll("#view > :not(.view-head), #job-actions")) el.hidden = true;
+		if (err instanceof ApiError && (err.status === 404 || err.status === 400)) {
+			for (const el of /** @type {NodeListOf<HTMLElement>} */ (document.querySelectorAll("#view > :not(.view-head), #job-actions"))) el.hidden = true;
 		}
 		throw err;
 	}
@@ -69,7 +72,7 @@ async function jobView(signal) {
 		try {
 			input = JSON.parse($("#approval-input").value);
 		} catch (err) {
-			approvalError.textContent = "The input is not valid JSON: " + err.message;
+			approvalError.textContent = "The input is not valid JSON: " + /** @type {SyntaxError} */ (err).message;
 			approvalError.hidden = false;
 			return false;
 		}
@@ -102,7 +105,7 @@ function renderJob(j) {
 	const final = FINAL.includes(j.status);
 	$("#job-status").replaceChildren(badge(j.status));
 	document.title = j.id + " · " + words(j.status) + " · drover";
-	const facts = [
+	const facts = /** @type {[string, Child][]} */ ([
 		["Agent", agentLink(j.agent)],
 		["Status", badge(j.status)],
 		["Exit reason", j.exit_reason ? words(j.exit_reason) : "—"],
@@ -116,7 +119,7 @@ function renderJob(j) {
 		j.forked_from ? ["Forked from", jobLink(j.forked_from)] : null,
 		j.session_id ? ["Session", h("code", { text: j.session_id })] : null,
 		j.error ? ["Error", h("span", { class: "error", text: j.error.type + ": " + j.error.message })] : null,
-	].filter(Boolean);
+	].filter(Boolean));
 	$("#job-facts").replaceChildren(...facts.flatMap(([k, v]) => [h("dt", { text: k }), h("dd", null, v)]));
 	$("#job-prompt").textContent = j.prompt || "(the agent's default prompt)";
 	$("#job-summary").textContent = j.summary || (final ? "(none)" : "(not yet)");
@@ -163,167 +166,4 @@ function renderJob(j) {
 		$("#approval-input").value = JSON.stringify(pa.input, null, 2);
 		$("#approval-error").hidden = true;
 	}
-}
-
-/**
- * Parses a Server-Sent Events body. EventSource cannot send an Authorization header, so the stream
- * is read with fetch(); this is the part of the EventSource algorithm drover's stream needs.
- * Resolves true when the server sent "end", false when the connection closed without it.
- */
-async function readSse(body, signal, on) {
-	const reader = body.pipeThrough(new TextDecoderStream()).getReader();
-	const stop = () => reader.cancel().catch(() => {});
-	signal.addEventListener("abort", stop, { once: true });
-	let buffer = "";
-	let data = [];
-	let event = "";
-	let id = null;
-	try {
-		for (;;) {
-			const { value, done } = await reader.read();
-			if (done) return false;
-			buffer += value;
-			let nl;
-			while ((nl = buffer.indexOf("\n")) >= 0) {
-				let line = buffer.slice(0, nl);
-				buffer = buffer.slice(nl + 1);
-				if (line.endsWith("\r")) line = line.slice(0, -1);
-				if (line === "") {
-					if (data.length) {
-						const ev = { event: event || "message", data: data.join("\n"), id };
-						data = [];
-						event = "";
-						if (on.event(ev) === "end") {
-							stop();
-							return true;
-						}
-					}
-					event = "";
-					continue;
-				}
-				if (line.startsWith(":")) continue;
-				const colon = line.indexOf(":");
-				const field = colon < 0 ? line : line.slice(0, colon);
-				let val = colon < 0 ? "" : line.slice(colon + 1);
-				if (val.startsWith(" ")) val = val.slice(1);
-				if (field === "data") data.push(val);
-				else if (field === "event") event = val;
-				else if (field === "id") id = val;
-				else if (field === "retry" && /^\d+$/.test(val)) on.retry(Number(val));
-			}
-		}
-	} finally {
-		signal.removeEventListener("abort", stop);
-	}
-}
-
-/** The job's output, live: reconnects after a drop with Last-Event-ID, so no line is lost or shown twice. */
-async function followOutput(id, signal, on) {
-	const log = $("#job-log");
-	const state = $("#log-state");
-	const setState = (cls, text) => {
-		state.className = "pill " + cls;
-		state.textContent = text;
-	};
-	let lastLine = 0;
-	let retry = 2000;
-	// Lines arrive in bursts (a replay from line 1 is the whole log at once): they are added a
-	// batch at a time, reading the layout (is the reader at the bottom?) once a batch, not once a
-	// line, which made a 6,000-line log take 20 s with the page frozen.
-	let batch = null;
-	const flush = () => {
-		if (!batch) return;
-		const stick = log.scrollTop + log.clientHeight >= log.scrollHeight - 8;
-		log.append(batch);
-		batch = null;
-		if (stick) log.scrollTop = log.scrollHeight;
-	};
-	log.replaceChildren(h("li", { class: "placeholder", text: "Waiting for output…" }));
-	let empty = true;
-	setState("", "connecting…");
-	while (!signal.aborted) {
-		try {
-			const headers = { accept: "text/event-stream" };
-			if (lastLine > 0) headers["last-event-id"] = String(lastLine);
-			const res = await request("/v1/jobs/" + enc(id) + "/stream", { headers, signal });
-			setState("live", "live");
-			const ended = await readSse(res.body, signal, {
-				retry: (ms) => { retry = Math.min(Math.max(ms, 500), 30000); },
-				event: (ev) => {
-					if (ev.event === "line") {
-						const n = Number(ev.id);
-						if (!(n > lastLine)) return;
-						lastLine = n;
-						if (empty) {
-							log.replaceChildren();
-							empty = false;
-						}
-						if (!batch) {
-							batch = document.createDocumentFragment();
-							setTimeout(flush, 16);
-						}
-						batch.append(logLine(n, ev.data));
-					} else if (ev.event === "status") on.status();
-					else if (ev.event === "end") return "end";
-				},
-			});
-			flush();
-			if (ended) {
-				setState("", "ended");
-				if (empty) log.replaceChildren(h("li", { class: "placeholder", text: "No output." }));
-				on.end();
-				return;
-			}
-		} catch (err) {
-			flush();
-			if (signal.aborted) return;
-			// A 4xx will not fix itself by retrying (bad id, no such job, signed out).
-			if (err instanceof ApiError && err.status < 500 && err.status !== 429) {
-				setState("", "unavailable");
-				fail(err);
-				return;
-			}
-		}
-		setState("reconnecting", "reconnecting…");
-		await sleep(retry, signal);
-	}
-}
-
-function logLine(n, raw) {
-	let o = null;
-	try {
-		o = JSON.parse(raw);
-	} catch (e) {}
-	const type = o && typeof o.type === "string" ? o.type : "raw";
-	let label = type;
-	let text = raw;
-	let extra = null;
-	if (type === "system") {
-		label = o.subtype ? words(o.subtype) : "system";
-		text = o.content || (o.status ? words(o.status) : "");
-		// An approval made with edited input shows what was sent in place of the model's.
-		if (o.tool_input) text += " " + JSON.stringify(o.tool_input);
-		// A refused answer was billed: its retry line carries what it cost.
-		if (o.usage) extra = "in " + num(o.usage.input_tokens) + " · out " + num(o.usage.output_tokens) + (o.model ? " · " + o.model : "");
-	} else if (type === "assistant") {
-		text = o.content || "";
-		if (o.usage) extra = "in " + num(o.usage.input_tokens) + " · out " + num(o.usage.output_tokens) + (o.model ? " · " + o.model : "");
-	} else if (type === "tool_use") {
-		label = "tool use";
-		text = o.tool_name + " " + JSON.stringify(o.input);
-	} else if (type === "tool_result") {
-		label = o.success ? "tool result" : "tool error";
-		text = String((o.success ? o.result : o.error) || "");
-	} else if (type === "error") {
-		text = o.message + (o.code ? " (" + o.code + ")" : "");
-	}
-	return h("li", { class: "t-" + type, "data-line": n },
-		h("span", { class: "n", text: n }),
-		h("span", { class: "ts", text: o && o.timestamp ? clock(o.timestamp) : "" }),
-		h("span", { class: "type", text: label }),
-		h("span", { class: "body" }, text, extra ? h("span", { class: "ts", text: "  [" + extra + "]" }) : null,
-			// Cut to fit a storage row: what is shown is not the whole line.
-			o && o.truncated && typeof o.truncated === "object"
-				? h("span", { class: "muted small cut", title: "The line's " + String(o.truncated.field || "text") + " was cut to fit storage", text: "  [cut to fit: the line was " + num(o.truncated.bytes) + " bytes]" })
-				: null));
 }

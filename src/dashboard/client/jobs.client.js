@@ -1,3 +1,4 @@
+// @ts-check
 // ── Jobs ──
 const JOB_FILTERS = ["agent", "status", "trigger_type"];
 async function jobsView(signal) {
@@ -30,6 +31,7 @@ async function jobsView(signal) {
 			fail(err);
 		});
 	});
+	/** @type {string | null} */
 	let cursor = null;
 	let shown = 0;
 	let generation = 0;

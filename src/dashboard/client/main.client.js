@@ -1,3 +1,4 @@
+// @ts-check
 // ── start: each page's view, and signing in first when there is no token ──
 const VIEWS = { fleet: fleetView, jobs: jobsView, job: jobView, runs: runsView, usage: usageView, incidents: incidentsView };
 

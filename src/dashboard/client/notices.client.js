@@ -1,5 +1,7 @@
+// @ts-check
 // ── notices ──
 let noticeTimer = 0;
+/** @param {string} message @param {boolean} [ok] */
 function notify(message, ok) {
 	const n = $("#notice");
 	n.replaceChildren(h("span", { text: message }), h("button", { type: "button", class: "small", text: "Dismiss", onclick: () => { n.hidden = true; } }));
@@ -8,6 +10,7 @@ function notify(message, ok) {
 	clearTimeout(noticeTimer);
 	if (ok) noticeTimer = setTimeout(() => { n.hidden = true; }, 4000);
 }
+/** @param {any} err what a load or action threw */
 function fail(err) {
 	if (!err || err.name === "AbortError") return;
 	// A 401 has already put the sign-in form up with the API's message.

@@ -1,7 +1,9 @@
+// @ts-check
 // ── polling: a view's reloads, and which answer may draw ──
 let viewAbort = new AbortController();
 const POLL_STALL_MS = 120000;
 /** Calls fn every ms while the tab is shown: the next call is timed from the end of the last, so loads never overlap. */
+/** @param {() => Promise<unknown>} fn @param {number} ms */
 function poll(fn, ms) {
 	const signal = viewAbort.signal;
 	let t = 0;
@@ -21,6 +23,7 @@ function poll(fn, ms) {
  * older request must not replace what a newer one already drew. load(fresh) calls fresh() once
  * its data is in, and draws only if it answers true.
  */
+/** @param {(fresh: () => boolean) => Promise<void>} load @returns {() => Promise<void>} */
 function newestWins(load) {
 	let started = 0;
 	let drawn = 0;

@@ -1,3 +1,4 @@
+// @ts-check
 // ── Runs ──
 const RUN_LABELS = { "on-time": "on time", late: "late", "catch-up": "catch-up", manual: "manual / webhook", skipped: "skipped", unknown: "unknown", failed: "failed" };
 function runClass(r) {

@@ -1,4 +1,6 @@
+// @ts-check
 // ── session: sign-in, sign-out, the scheduler pill, starting the view ──
+/** @param {string} [message] */
 function showSignIn(message) {
 	$("#view").hidden = true;
 	$("#signin").hidden = false;
@@ -10,6 +12,7 @@ function showSignIn(message) {
 	err.hidden = !message;
 	$("#token").focus();
 }
+/** @param {string} [message] */
 function signOut(message) {
 	sessionStorage.removeItem(TOKEN_KEY);
 	viewAbort.abort();
@@ -41,6 +44,7 @@ $("#signin-form").addEventListener("submit", async (e) => {
 	const tok = input.value.trim();
 	button.disabled = true;
 	let status = null;
+	/** @type {any} */
 	let statusError = null;
 	try {
 		// The token is checked on the job list: it needs only the read role, so any valid token
@@ -50,7 +54,7 @@ $("#signin-form").addEventListener("submit", async (e) => {
 		sessionStorage.setItem(TOKEN_KEY, tok);
 		input.value = "";
 	} catch (err) {
-		showSignIn(err.message || String(err));
+		showSignIn(/** @type {Error} */ (err).message || String(err));
 		button.disabled = false;
 		return;
 	}

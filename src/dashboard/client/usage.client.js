@@ -1,3 +1,4 @@
+// @ts-check
 // ── Usage ──
 const DAY = 86400e3;
 const USAGE_DAYS = 7;
@@ -9,6 +10,7 @@ async function usageView(signal) {
 	meta.textContent = "Loading…";
 	// The index keeps each agent's ended jobs summed by day: a page of rows per request, however many jobs.
 	const cells = new Map();
+	/** @type {string | null} */
 	let cursor = null;
 	// A failed page is shown by the caller's notice; "Loading…" must not stay beside it.
 	try {

@@ -1,0 +1,168 @@
+// @ts-check
+// ── Job output: the job's log, live over Server-Sent Events ──
+/**
+ * Parses a Server-Sent Events body. EventSource cannot send an Authorization header, so the stream
+ * is read with fetch(); this is the part of the EventSource algorithm drover's stream needs.
+ * Resolves true when the server sent "end", false when the connection closed without it.
+ */
+async function readSse(body, signal, on) {
+	const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+	const stop = () => reader.cancel().catch(() => {});
+	signal.addEventListener("abort", stop, { once: true });
+	let buffer = "";
+	let data = [];
+	let event = "";
+	/** @type {string | null} */
+	let id = null;
+	try {
+		for (;;) {
+			const { value, done } = await reader.read();
+			if (done) return false;
+			buffer += value;
+			let nl;
+			while ((nl = buffer.indexOf("\n")) >= 0) {
+				let line = buffer.slice(0, nl);
+				buffer = buffer.slice(nl + 1);
+				if (line.endsWith("\r")) line = line.slice(0, -1);
+				if (line === "") {
+					if (data.length) {
+						const ev = { event: event || "message", data: data.join("\n"), id };
+						data = [];
+						event = "";
+						if (on.event(ev) === "end") {
+							stop();
+							return true;
+						}
+					}
+					event = "";
+					continue;
+				}
+				if (line.startsWith(":")) continue;
+				const colon = line.indexOf(":");
+				const field = colon < 0 ? line : line.slice(0, colon);
+				let val = colon < 0 ? "" : line.slice(colon + 1);
+				if (val.startsWith(" ")) val = val.slice(1);
+				if (field === "data") data.push(val);
+				else if (field === "event") event = val;
+				else if (field === "id") id = val;
+				else if (field === "retry" && /^\d+$/.test(val)) on.retry(Number(val));
+			}
+		}
+	} finally {
+		signal.removeEventListener("abort", stop);
+	}
+}
+
+/** The job's output, live: reconnects after a drop with Last-Event-ID, so no line is lost or shown twice. */
+async function followOutput(id, signal, on) {
+	const log = $("#job-log");
+	const state = $("#log-state");
+	const setState = (cls, text) => {
+		state.className = "pill " + cls;
+		state.textContent = text;
+	};
+	let lastLine = 0;
+	let retry = 2000;
+	// Lines arrive in bursts (a replay from line 1 is the whole log at once): they are added a
+	// batch at a time, reading the layout (is the reader at the bottom?) once a batch, not once a
+	// line, which made a 6,000-line log take 20 s with the page frozen.
+	/** @type {DocumentFragment | null} */
+	let batch = null;
+	const flush = () => {
+		if (!batch) return;
+		const stick = log.scrollTop + log.clientHeight >= log.scrollHeight - 8;
+		log.append(batch);
+		batch = null;
+		if (stick) log.scrollTop = log.scrollHeight;
+	};
+	log.replaceChildren(h("li", { class: "placeholder", text: "Waiting for output…" }));
+	let empty = true;
+	setState("", "connecting…");
+	while (!signal.aborted) {
+		try {
+			const headers = { accept: "text/event-stream" };
+			if (lastLine > 0) headers["last-event-id"] = String(lastLine);
+			const res = await request("/v1/jobs/" + enc(id) + "/stream", { headers, signal });
+			setState("live", "live");
+			const ended = await readSse(res.body, signal, {
+				retry: (ms) => { retry = Math.min(Math.max(ms, 500), 30000); },
+				event: (ev) => {
+					if (ev.event === "line") {
+						const n = Number(ev.id);
+						if (!(n > lastLine)) return;
+						lastLine = n;
+						if (empty) {
+							log.replaceChildren();
+							empty = false;
+						}
+						if (!batch) {
+							batch = document.createDocumentFragment();
+							setTimeout(flush, 16);
+						}
+						batch.append(logLine(n, ev.data));
+					} else if (ev.event === "status") on.status();
+					else if (ev.event === "end") return "end";
+				},
+			});
+			flush();
+			if (ended) {
+				setState("", "ended");
+				if (empty) log.replaceChildren(h("li", { class: "placeholder", text: "No output." }));
+				on.end();
+				return;
+			}
+		} catch (err) {
+			flush();
+			if (signal.aborted) return;
+			// A 4xx will not fix itself by retrying (bad id, no such job, signed out).
+			if (err instanceof ApiError && err.status < 500 && err.status !== 429) {
+				setState("", "unavailable");
+				fail(err);
+				return;
+			}
+		}
+		setState("reconnecting", "reconnecting…");
+		await sleep(retry, signal);
+	}
+}
+
+function logLine(n, raw) {
+	/** @type {any} A JSON line, parsed: the API's output schema. */
+	let o = null;
+	try {
+		o = JSON.parse(raw);
+	} catch (e) {}
+	const type = o && typeof o.type === "string" ? o.type : "raw";
+	let label = type;
+	let text = raw;
+	/** @type {string | null} */
+	let extra = null;
+	if (type === "system") {
+		label = o.subtype ? words(o.subtype) : "system";
+		text = o.content || (o.status ? words(o.status) : "");
+		// An approval made with edited input shows what was sent in place of the model's.
+		if (o.tool_input) text += " " + JSON.stringify(o.tool_input);
+		// A refused answer was billed: its retry line carries what it cost.
+		if (o.usage) extra = "in " + num(o.usage.input_tokens) + " · out " + num(o.usage.output_tokens) + (o.model ? " · " + o.model : "");
+	} else if (type === "assistant") {
+		text = o.content || "";
+		if (o.usage) extra = "in " + num(o.usage.input_tokens) + " · out " + num(o.usage.output_tokens) + (o.model ? " · " + o.model : "");
+	} else if (type === "tool_use") {
+		label = "tool use";
+		text = o.tool_name + " " + JSON.stringify(o.input);
+	} else if (type === "tool_result") {
+		label = o.success ? "tool result" : "tool error";
+		text = String((o.success ? o.result : o.error) || "");
+	} else if (type === "error") {
+		text = o.message + (o.code ? " (" + o.code + ")" : "");
+	}
+	return h("li", { class: "t-" + type, "data-line": n },
+		h("span", { class: "n", text: n }),
+		h("span", { class: "ts", text: o && o.timestamp ? clock(o.timestamp) : "" }),
+		h("span", { class: "type", text: label }),
+		h("span", { class: "body" }, text, extra ? h("span", { class: "ts", text: "  [" + extra + "]" }) : null,
+			// Cut to fit a storage row: what is shown is not the whole line.
+			o && o.truncated && typeof o.truncated === "object"
+				? h("span", { class: "muted small cut", title: "The line's " + String(o.truncated.field || "text") + " was cut to fit storage", text: "  [cut to fit: the line was " + num(o.truncated.bytes) + " bytes]" })
+				: null));
+}
