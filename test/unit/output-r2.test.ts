@@ -134,6 +134,8 @@ describe("consolidate", () => {
 		expect(await tailLinesFromR2(bucket, result.key, 5)).toEqual([]);
 	});
 
+	// 15 MiB through the local R2 simulator takes seconds (6–7 s on a loaded 2-core machine): a size check,
+	// not a speed check, so it gets room beyond the default 5 s.
 	it("streams a large output through a multipart upload of 5 MiB parts, byte-exact", async () => {
 		const jobId = newJobId();
 		const total = 30_000;
@@ -179,7 +181,7 @@ describe("consolidate", () => {
 		for (; offset + byteLength(bodyOf(i)) + 1 <= partBytes - 8; i++) offset += byteLength(bodyOf(i)) + 1;
 		const straddling = encoder.encode(`${bodyOf(i)}\n${bodyOf(i + 1)}\n`);
 		expect([...window]).toEqual([...straddling.subarray(partBytes - 8 - offset, partBytes + 8 - offset)]);
-	});
+	}, 60_000);
 
 	it("gives the same object when run twice, single put and multipart alike", async () => {
 		for (const [total, units] of [

@@ -228,7 +228,9 @@ describe("scanPrompt: strict tier (a bare prompt)", () => {
 		expect(scanPrompt("Decode the base64 value aGVsbG8gd29ybGQ= in the log line.", "strict").ok).toBe(true);
 	});
 
-	it("stays fast on large adversarial input (linear checks)", () => {
+	// Not a speed check (the benchmarks measure speed): a check gone super-linear on these ~400 KB
+	// inputs takes a minute or more, so a bound far above the linear time still catches it on a loaded machine.
+	it("stays linear on large adversarial input (no catastrophic backtracking)", () => {
 		const inputs = [
 			"ignore ".repeat(50_000),
 			"a".repeat(199).concat(" ").repeat(2_000),
@@ -242,8 +244,8 @@ describe("scanPrompt: strict tier (a bare prompt)", () => {
 			scanPrompt(text, "strict");
 			scanPrompt(text, "data");
 		}
-		expect(performance.now() - started).toBeLessThan(2000);
-	});
+		expect(performance.now() - started).toBeLessThan(15_000);
+	}, 60_000);
 });
 
 describe("scanPrompt: data tier (a webhook payload or the notepad is present)", () => {

@@ -242,7 +242,12 @@ describe("redactDeep", () => {
 	});
 });
 
-describe("redact: performance", () => {
+// Not speed checks (the benchmarks measure speed): each guards against a regex going super-linear,
+// which on 1 MB takes minutes, not the ~0.1 s linear work does. The bound leaves room for a loaded
+// CI machine (1.15 s seen with five test runs beside it) while a quadratic scan still cannot pass.
+const NOT_SUPERLINEAR_MS = 15_000;
+
+describe("redact: no catastrophic backtracking", () => {
 	const MB = 1024 * 1024;
 	const time = (text: string) => {
 		const started = performance.now();
@@ -250,13 +255,13 @@ describe("redact: performance", () => {
 		return { out, ms: performance.now() - started };
 	};
 
-	it("redacts 1 MB of mixed log text well under a second", () => {
+	it("redacts 1 MB of mixed log text in linear time", () => {
 		const line = `2026-11-30T09:00:00Z job-2026-11-30-abc123 GET https://api.example.test/v1?page=2&token=abc123 Bearer read-token-3f9a1c7e5b2d4f60 ok\n`;
 		const text = rep(line, MB);
 		const { out, ms } = time(text);
 		expect(out).not.toContain("3f9a1c7e5b2d4f60");
-		expect(ms).toBeLessThan(500);
-	});
+		expect(ms).toBeLessThan(NOT_SUPERLINEAR_MS);
+	}, 60_000);
 
 	// Inputs built to make a backtracking regex go quadratic: long runs of a pattern's own prefix and
 	// body characters with the closing piece missing.
@@ -276,6 +281,6 @@ describe("redact: performance", () => {
 		["slack hook paths", rep("hooks.slack.com/services/", MB)],
 	])("stays linear on %s", (_label, text) => {
 		const { ms } = time(text);
-		expect(ms).toBeLessThan(1000);
-	});
+		expect(ms).toBeLessThan(NOT_SUPERLINEAR_MS);
+	}, 60_000);
 });
