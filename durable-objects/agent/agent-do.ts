@@ -126,7 +126,7 @@ export class AgentDO extends DurableObject<Env> {
 	private readonly acked: OutboxAcks = new Map();
 	private consolidated: Consolidated[] = [];
 	/** How long a delivery or hook target may take to answer (tests shorten it to meet a hung target). */
-	sendTimeoutMs = SEND_TIMEOUT_MS;
+	private sendTimeoutMs = SEND_TIMEOUT_MS;
 
 	constructor(ctx: DurableObjectState, env: Env) {
 		super(ctx, env);
@@ -139,6 +139,32 @@ export class AgentDO extends DurableObject<Env> {
 		});
 	}
 
+	// Test hooks, reached in the object's own isolate (runInDurableObject): static, so never on the
+	// RPC surface a stub offers.
+
+	/** Runs alarm work until nothing is due now. */
+	static async settle(agent: AgentDO): Promise<void> {
+		for (let i = 0; i < 1000; i++) {
+			await agent.work();
+			if (!agent.hasDueWork()) return;
+		}
+	}
+
+	/**
+	 * Stores a record as it is, without the status rules (a state a crash or an older version may
+	 * leave), only if it is newer than what is held: revisions never go backwards.
+	 */
+	static async saveJob(agent: AgentDO, job: JobRecord): Promise<boolean> {
+		const written = putJob(agent.sql, job, Date.now());
+		if (written) await agent.armAlarm();
+		return written;
+	}
+
+	/** Shortens how long a delivery or hook target may take to answer, to meet a hung target. */
+	static setSendTimeout(agent: AgentDO, ms: number): void {
+		agent.sendTimeoutMs = ms;
+	}
+
 	/** Streams only: job output (JSONL) and live job events (SSE). Everything else is RPC. */
 	override async fetch(request: Request): Promise<Response> {
 		const url = new URL(request.url);
@@ -146,10 +172,6 @@ export class AgentDO extends DurableObject<Env> {
 		if (!m || request.method !== "GET") return Response.json({ error: { code: "not_found", message: "no such route" } }, { status: 404 });
 		const [, jobId = "", what] = m;
 		return what === "output" ? serveOutput(this.sql, this.env.OUTPUT, jobId, request) : serveStream(this.sql, this.env.OUTPUT, this.hub, jobId, request);
-	}
-
-	async getSchemaVersion(): Promise<number> {
-		return this.schemaVersion;
 	}
 
 	/** Claims this agent's due occurrences for the tick at `now` (ms). Idempotent per occurrence. */
@@ -362,13 +384,6 @@ export class AgentDO extends DurableObject<Env> {
 		return getJob(this.sql, id);
 	}
 
-	/** Stores a record only if it is newer than what is held: revisions never go backwards. */
-	async saveJob(job: JobRecord): Promise<boolean> {
-		const written = putJob(this.sql, job, Date.now());
-		if (written) await this.armAlarm();
-		return written;
-	}
-
 	/**
 	 * Re-reads everything and acts on what it finds, so a repeated or late alarm is harmless: flush
 	 * the D1 outbox, start what may start, run due jobs turn by turn, and set the next alarm.
@@ -385,14 +400,6 @@ export class AgentDO extends DurableObject<Env> {
 			return;
 		}
 		await this.work();
-	}
-
-	/** Runs alarm work until nothing is due now (tests and operators use it to settle an agent). */
-	async settle(): Promise<void> {
-		for (let i = 0; i < 1000; i++) {
-			await this.work();
-			if (!this.hasDueWork()) return;
-		}
 	}
 
 	/**

@@ -1,6 +1,6 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
-import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
+import { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { currentDefinition, readState } from "../../durable-objects/agent/state.ts";
 import { triggerJob } from "../../durable-objects/agent/triggers.ts";
 import { MessagesEmulator } from "../../emulator/messages-api.ts";
@@ -388,7 +388,7 @@ describe("approvals", () => {
 		const { job } = await waitingJob("approve-late");
 		await runInDurableObject(env.AGENT.getByName("approve-late"), async (instance: AgentDO, state) => {
 			state.storage.sql.exec("UPDATE job_setup SET approval_expires_at = ?, next_step_at = ? WHERE job_id = ?", Date.now() - 1, Date.now() - 1, job.id);
-			await instance.settle();
+			await AgentDO.settle(instance);
 		});
 		const done = await jobOf("approve-late", job.id);
 		expect(done.status).toBe("completed");
@@ -862,7 +862,7 @@ describe("jobs running side by side", () => {
 		const logged: string[] = [];
 		const spy = vi.spyOn(console, "error").mockImplementation((line: string) => void logged.push(line));
 		try {
-			await expect(runInDurableObject(stub, (instance: AgentDO) => instance.settle())).rejects.toThrow(/storage write failed for /);
+			await expect(runInDurableObject(stub, (instance: AgentDO) => AgentDO.settle(instance))).rejects.toThrow(/storage write failed for /);
 		} finally {
 			spy.mockRestore();
 		}

@@ -1,6 +1,6 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
+import { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { HEARTBEAT_MS } from "../../durable-objects/agent/runner/step.ts";
 import { transition } from "../../src/jobs/model.ts";
 import { call } from "../helpers/http.ts";
@@ -97,7 +97,7 @@ describe("a Durable Object that dies mid-run", () => {
 		// The state a crash leaves between "executing" being recorded and the result being recorded.
 		await runInDurableObject(stub, async (instance: AgentDO, state) => {
 			const waiting = (await instance.getJob(job.id))!;
-			await instance.saveJob(transition(waiting, "running", { reason: "approved by operator", at: new Date() }));
+			await AgentDO.saveJob(instance, transition(waiting, "running", { reason: "approved by operator", at: new Date() }));
 			state.storage.sql.exec("UPDATE tool_calls SET status = 'executing', decision = 'approve', started_at = ? WHERE job_id = ?", Date.now(), job.id);
 			state.storage.sql.exec("UPDATE job_setup SET next_step_at = 0, approval_expires_at = NULL WHERE job_id = ?", job.id);
 		});

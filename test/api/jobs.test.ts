@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { createJob, transition, type JobRecord, type JobSummary } from "../../src/jobs/model.ts";
 import { buildListQuery, upsertJobIndex } from "../../src/store/job-index.ts";
 import { call, errorOf } from "../helpers/http.ts";
+import { saveJob } from "../helpers/jobs.ts";
 
 const T0 = Date.parse("2026-11-01T00:00:00Z");
 
@@ -183,7 +184,7 @@ describe("the job index's query plans", () => {
 describe("GET /v1/jobs/:id", () => {
 	it("returns the full record from the agent's Durable Object", async () => {
 		const record = transition(job(200, "delta"), "running", { reason: "claimed", at: new Date(T0 + 1) });
-		await env.AGENT.getByName("delta").saveJob(record);
+		await saveJob("delta", record);
 		await upsertJobIndex(env.DB, [record]);
 		const res = await call(`/v1/jobs/${record.id}`);
 		expect(res.status).toBe(200);
@@ -192,7 +193,7 @@ describe("GET /v1/jobs/:id", () => {
 
 	it("gives YAML only when Accept weights it above JSON, honouring q=0 as refused", async () => {
 		const record = transition(job(201, "delta"), "running", { reason: "claimed", at: new Date(T0 + 1) });
-		await env.AGENT.getByName("delta").saveJob(record);
+		await saveJob("delta", record);
 		await upsertJobIndex(env.DB, [record]);
 		for (const [accept, yaml] of [
 			["application/yaml", true],

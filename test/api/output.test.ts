@@ -9,7 +9,7 @@ import { upsertJobIndex } from "../../src/store/job-index.ts";
 import { createAgent, settle } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
 import { call, errorOf } from "../helpers/http.ts";
-import { endedRecord, jobOf, lifecycleRecords, runToRest, trigger } from "../helpers/jobs.ts";
+import { endedRecord, jobOf, lifecycleRecords, runToRest, saveJob, trigger } from "../helpers/jobs.ts";
 import { tick } from "../helpers/ticks.ts";
 import { fake } from "../helpers/outbound.ts";
 import { readEvents } from "../helpers/sse.ts";
@@ -178,7 +178,7 @@ describe("Range on job output (RFC 9110 §14)", () => {
 	it("answers a pending job's empty output with 416 bytes */0 for a first-pos, and the empty body for a suffix", async () => {
 		// A queued job that has not started: no line written yet.
 		const { pending } = lifecycleRecords("range-rfc-pending", new Date());
-		await env.AGENT.getByName("range-rfc-pending").saveJob(pending);
+		await saveJob("range-rfc-pending", pending);
 		await upsertJobIndex(env.DB, [pending]);
 		expect((await jobOf("range-rfc-pending", pending.id)).status).toBe("pending");
 		expect(await (await call(`/v1/jobs/${pending.id}/output`)).text()).toBe("");

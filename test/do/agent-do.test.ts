@@ -1,13 +1,16 @@
 import { env, evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { AGENT_MIGRATIONS } from "../../durable-objects/agent/schema.ts";
 import { createJob, transition, type JobRecord } from "../../src/jobs/model.ts";
 import { migrate } from "../../src/store/sqlite-migrations.ts";
+import { settle } from "../helpers/agents.ts";
+import { saveJob } from "../helpers/jobs.ts";
 
 describe("AgentDO storage", () => {
 	it("migrates its SQLite schema in the constructor, once", async () => {
 		const stub = env.AGENT.getByName("migrations-once");
-		expect(await stub.getSchemaVersion()).toBe(AGENT_MIGRATIONS.at(-1)!.version);
+		expect(await runInDurableObject(stub, (instance: AgentDO) => instance.schemaVersion)).toBe(AGENT_MIGRATIONS.at(-1)!.version);
 		await runInDurableObject(stub, (_instance, state) => {
 			const rows = state.storage.sql.exec<{ version: number; name: string }>("SELECT version, name FROM schema_migrations ORDER BY version").toArray();
 			expect(rows.map((r) => [r.version, r.name])).toEqual(AGENT_MIGRATIONS.map((m) => [m.version, m.name]));
@@ -21,9 +24,9 @@ describe("AgentDO storage", () => {
 		const stub = env.AGENT.getByName("keeps-jobs");
 		const pending = createJob({ agent: "keeps-jobs", trigger_type: "manual", definition_revision: "r" }, new Date("2026-11-30T10:00:00Z"));
 		const running = transition(pending, "running", { reason: "claimed", at: new Date("2026-11-30T10:00:01Z") });
-		expect(await stub.saveJob(pending)).toBe(true);
-		expect(await stub.saveJob(running)).toBe(true);
-		expect(await stub.saveJob(pending)).toBe(false);
+		expect(await saveJob("keeps-jobs", pending)).toBe(true);
+		expect(await saveJob("keeps-jobs", running)).toBe(true);
+		expect(await saveJob("keeps-jobs", pending)).toBe(false);
 
 		await evictDurableObject(stub);
 		const again = env.AGENT.getByName("keeps-jobs");
@@ -48,8 +51,8 @@ describe("an agent that no longer exists", () => {
 		const stub = env.AGENT.getByName("dropped-from-fleet");
 		await stub.tick("dropped-from-fleet", "file", Date.parse("2026-12-01T10:00:00Z"));
 		const queued = createJob({ agent: "dropped-from-fleet", trigger_type: "schedule", definition_revision: "r" }, new Date("2026-12-01T10:00:00Z"));
-		expect(await stub.saveJob(queued)).toBe(true);
-		await runInDurableObject(stub, (instance) => instance.settle());
+		expect(await saveJob("dropped-from-fleet", queued)).toBe(true);
+		await settle("dropped-from-fleet");
 		const job = (await stub.getJob(queued.id)) as JobRecord | null;
 		expect(job).toMatchObject({ status: "cancelled" });
 		expect(job!.transitions.at(-1)).toMatchObject({ to: "cancelled", reason: "agent removed from fleet.yaml" });

@@ -8,6 +8,7 @@ import { appendLines } from "../../durable-objects/agent/runner/output.ts";
 import { AGENT_MIGRATIONS } from "../../durable-objects/agent/schema.ts";
 import { createJob, transition } from "../../src/jobs/model.ts";
 import { outputKey } from "../../src/store/output-r2.ts";
+import { settle } from "../helpers/agents.ts";
 
 const indexed = (id: string) => env.DB.prepare("SELECT status, revision FROM jobs WHERE id = ?").bind(id).first<{ status: string; revision: number }>();
 
@@ -128,7 +129,7 @@ describe("the index outbox", () => {
 			return done.id;
 		});
 		const first = await (await env.OUTPUT.get(outputKey("consolidate-again", jobId)))!.text();
-		await stub.settle();
+		await settle("consolidate-again");
 		const again = await env.OUTPUT.get(outputKey("consolidate-again", jobId));
 		expect(await again!.text()).toBe(first);
 		expect(first.trim().split("\n")).toHaveLength(2);

@@ -1,6 +1,6 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
+import { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { createAgent, settle } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
 import { call } from "../helpers/http.ts";
@@ -134,7 +134,7 @@ describe("a delivery target that hangs", () => {
 		const alerts = target("https://alerts.example.test");
 		await createAgent({ name: "hung-target", delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
 		await runInDurableObject(env.AGENT.getByName("hung-target"), (instance: AgentDO) => {
-			instance.sendTimeoutMs = 20; // the 10 s of production, shortened so the test does not wait
+			AgentDO.setSendTimeout(instance, 20); // the 10 s of production, shortened so the test does not wait
 		});
 		const job = await runToRest("hung-target");
 		expect(job.status).toBe("completed");
@@ -221,8 +221,8 @@ describe("hooks", () => {
 		const lost = await trigger("hooked-runs");
 		await runInDurableObject(env.AGENT.getByName("hooked-runs"), async (instance: AgentDO) => {
 			const running = transition((await instance.getJob(lost.id))!, "running", { reason: "started", at: new Date() });
-			await instance.saveJob(running);
-			await instance.saveJob(transition(running, "indeterminate", { reason: "tool interrupted", at: new Date() }));
+			await AgentDO.saveJob(instance, running);
+			await AgentDO.saveJob(instance, transition(running, "indeterminate", { reason: "tool interrupted", at: new Date() }));
 		});
 		await settle("hooked-runs");
 

@@ -1,6 +1,6 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
+import { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { createAgent } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
 import { call } from "../helpers/http.ts";
@@ -56,7 +56,7 @@ describe("R2 failing", () => {
 
 		await runInDurableObject(stub, async (instance: AgentDO) => {
 			(instance as unknown as Swappable).env = env;
-			await instance.settle();
+			await AgentDO.settle(instance);
 		});
 		const object = await env.OUTPUT.get(`jobs/r2-down/${job.id}.jsonl`);
 		expect(object).not.toBeNull();

@@ -1,5 +1,5 @@
 import { env, runInDurableObject } from "cloudflare:test";
-import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
+import { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { expect } from "vitest";
 import { call } from "./http.ts";
 
@@ -35,5 +35,5 @@ export async function runsOf(agent: string): Promise<Run[]> {
  * turn, sends the D1 index its rows. An alarm the runtime already started is joined, not doubled.
  */
 export async function settle(agent: string): Promise<void> {
-	await runInDurableObject(env.AGENT.getByName(agent), (instance: AgentDO) => instance.settle());
+	await runInDurableObject(env.AGENT.getByName(agent), (instance: AgentDO) => AgentDO.settle(instance));
 }

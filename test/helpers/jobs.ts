@@ -1,6 +1,6 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { expect } from "vitest";
-import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
+import { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { createJob, transition, type FinalStatus, type JobRecord } from "../../src/jobs/model.ts";
 import { settle } from "./agents.ts";
 import { call } from "./http.ts";
@@ -16,6 +16,14 @@ export async function jobOf(agent: string, id: string): Promise<JobRecord> {
 	const job = await runInDurableObject(env.AGENT.getByName(agent), (instance: AgentDO) => instance.getJob(id));
 	if (!job) throw new Error(`no job ${id}`);
 	return job;
+}
+
+/**
+ * Stores a job record as it is, without the status rules (a state a crash or an older version may
+ * leave), if it is newer than the agent's; whether it was.
+ */
+export async function saveJob(agent: string, job: JobRecord): Promise<boolean> {
+	return runInDurableObject(env.AGENT.getByName(agent), (instance: AgentDO) => AgentDO.saveJob(instance, job));
 }
 
 /** Triggers a run and lets the agent's alarm work until nothing more is due; returns the job then. */

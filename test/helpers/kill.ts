@@ -1,5 +1,5 @@
 import { env, runInDurableObject } from "cloudflare:test";
-import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
+import { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 
 type Internals = { env: Env; ctx: DurableObjectState };
 
@@ -74,5 +74,5 @@ export async function killDuring<K extends "OUTPUT" | "DB">(
 
 /** Lets a fresh instance of the agent do whatever alarm work is due, as its next alarm would. */
 export async function recover(agent: string): Promise<void> {
-	await runInDurableObject(env.AGENT.getByName(agent), (instance: AgentDO) => instance.settle());
+	await runInDurableObject(env.AGENT.getByName(agent), (instance: AgentDO) => AgentDO.settle(instance));
 }

@@ -7,7 +7,7 @@ import { createJob, type JobRecord } from "../../src/jobs/model.ts";
 import { shardName, shardOf } from "../../src/scheduler/shards.ts";
 import { settle, runsOf } from "../helpers/agents.ts";
 import { call } from "../helpers/http.ts";
-import { endedRecord } from "../helpers/jobs.ts";
+import { endedRecord, saveJob } from "../helpers/jobs.ts";
 import { fake } from "../helpers/outbound.ts";
 import { tick } from "../helpers/ticks.ts";
 
@@ -59,7 +59,7 @@ describe("a file agent a deploy drops from fleet.yaml", () => {
 		await agent.tick(name, "file", Date.parse("2026-12-05T09:00:00Z"));
 		await agent.pause(name, "file", "holiday", "operator");
 		const queued = createJob({ agent: name, trigger_type: "manual", definition_revision: "r" }, new Date("2026-12-05T09:00:00Z"));
-		expect(await agent.saveJob(queued)).toBe(true);
+		expect(await saveJob(name, queued)).toBe(true);
 		// A schedule's cursor from when it ran: were the agent added back, it would owe the slots between.
 		await runInDurableObject(agent, (_i, state) => {
 			state.storage.sql.exec("INSERT INTO schedule_state (schedule, spec, cursor) VALUES ('daily', 'spec', ?)", Date.parse("2026-12-05T09:00:00Z"));
