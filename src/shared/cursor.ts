@@ -1,4 +1,5 @@
 import { BadRequestError } from "../errors.ts";
+import { fnv1a32 } from "./hash.ts";
 
 /** A keyset position: the last row's sort key. Opaque to clients, so deep pages cost the same. */
 export interface CursorKey {
@@ -19,14 +20,9 @@ export function cursorScope(list: string, filters: Record<string, string | numbe
 	return JSON.stringify([list, defined]);
 }
 
-// FNV-1a, 32 bits: a tag against mistakes, not a signature (a cursor grants nothing the filters don't).
+// A tag against mistakes, not a signature (a cursor grants nothing the filters don't).
 function scopeTag(scope: string): string {
-	let hash = 0x811c9dc5;
-	for (let i = 0; i < scope.length; i++) {
-		hash ^= scope.charCodeAt(i);
-		hash = Math.imul(hash, 0x01000193);
-	}
-	return (hash >>> 0).toString(36);
+	return fnv1a32(scope).toString(36);
 }
 
 export function encodeCursor(key: CursorKey, scope: string): string {

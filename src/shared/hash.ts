@@ -5,3 +5,16 @@ export const toHex = (bytes: ArrayBuffer) => [...new Uint8Array(bytes)].map((b) 
 export async function sha256Hex(text: string): Promise<string> {
 	return toHex(await crypto.subtle.digest("SHA-256", encoder.encode(text)));
 }
+
+/**
+ * FNV-1a, 32 bits: stable across runtimes and deploys, and synchronous where a digest would be async.
+ * For keys and tags, never for anything that must resist a forger.
+ */
+export function fnv1a32(text: string): number {
+	let hash = 0x811c9dc5;
+	for (let i = 0; i < text.length; i++) {
+		hash ^= text.charCodeAt(i);
+		hash = Math.imul(hash, 0x01000193);
+	}
+	return hash >>> 0;
+}
