@@ -61,10 +61,35 @@ export class PayloadTooLargeError extends AppError {
 	}
 }
 
+/** A body drover cannot read: every body it takes is JSON, sent as JSON. */
+export class UnsupportedMediaTypeError extends AppError {
+	override readonly name = "UnsupportedMediaTypeError";
+	constructor(message: string) {
+		super(415, "unsupported_media_type", message);
+	}
+
+	/** Says what the request sent instead of application/json (its Content-Type, cut short, or none). */
+	static jsonRequired(sent: string | undefined): UnsupportedMediaTypeError {
+		const got = sent ? `, not ${JSON.stringify(sent.slice(0, 100))}` : " (the request had none)";
+		return new UnsupportedMediaTypeError(`the request body must be JSON, sent with Content-Type: application/json${got}`);
+	}
+}
+
 export class RateLimitedError extends AppError {
 	override readonly name = "RateLimitedError";
 	constructor(message: string) {
 		super(429, "rate_limited", message);
+	}
+}
+
+/**
+ * Something the Worker's operator has not set up (a secret unset or unusable). Its message is for
+ * anyone who calls, so it names no secret and says nothing of its value: the details go to the log.
+ */
+export class ServiceUnavailableError extends AppError {
+	override readonly name = "ServiceUnavailableError";
+	constructor(message: string) {
+		super(503, "unavailable", message);
 	}
 }
 

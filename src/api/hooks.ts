@@ -1,7 +1,9 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { agentRpc } from "../../durable-objects/agent/client.ts";
-import { AppError, BadRequestError, NotFoundError } from "../errors.ts";
+import { secretNamed } from "../delivery/secret-url.ts";
+import { BadRequestError, NotFoundError, ServiceUnavailableError, UnsupportedMediaTypeError } from "../errors.ts";
 import { JobRecordSchema } from "../jobs/model.ts";
+import { log } from "../log.ts";
 import { createApi } from "./factory.ts";
 import { AgentNameParam } from "./params.ts";
 import { unwrap } from "./refusals.ts";
@@ -9,12 +11,13 @@ import { requireAgent } from "./resolve-agent.ts";
 import { conflictResponse, errorResponse, notFoundResponse, payloadTooLargeResponse, queueFullResponse, standardErrors, unsupportedMediaTypeResponse } from "./schemas.ts";
 import { screenPrompt } from "./screen.ts";
 import { verifyWebhook } from "./webhook-signature.ts";
-import { HTTPException } from "hono/http-exception";
 import { MAX_JSON_DEPTH, textNestsDeeper } from "../shared/json-depth.ts";
 import { LONE_SURROGATE_MESSAGE, loneSurrogatePath } from "../shared/well-formed.ts";
 
 /** The shortest webhook secret drover signs with: as long as an API token must be. */
 const MIN_SECRET_CHARS = 16;
+/** All a caller hears of an agent whose webhook secret is unset or unusable. */
+const NOT_CONFIGURED = "webhook not configured";
 
 // application/json, or a structured +json type, with any parameters (charset).
 const JSON_MEDIA_TYPE = /^application\/([a-z0-9.-]+\+)?json\s*(;.*)?$/i;
@@ -42,40 +45,44 @@ export const hooksApi = createApi().openapi(
 			...payloadTooLargeResponse,
 			...unsupportedMediaTypeResponse,
 			...queueFullResponse,
-			503: errorResponse("The agent's webhook secret is not set on the Worker (code unavailable)"),
+			503: errorResponse("The agent's webhook secret is not set on the Worker, or too short to sign with (code unavailable); the Worker's logs say which"),
 		},
 	}),
 	async (c) => {
 		const agent = await requireAgent(c.env, c.req.valid("param").agent);
 		const secretName = agent.definition.webhook?.secret;
 		if (!secretName) throw new NotFoundError(`agent ${agent.name} does not accept webhooks (no webhook.secret in its definition)`);
-		const secret = (c.env as unknown as Record<string, unknown>)[secretName];
-		if (typeof secret !== "string" || secret.length === 0) {
-			throw new AppError(503, "unavailable", `agent ${agent.name}'s webhook secret is not configured on the Worker`);
+		const secret = secretNamed(c.env, secretName);
+		// Anyone may call this route: the answer names no secret and says nothing of its value; the
+		// operator reads which and why in the log.
+		if (secret === undefined) {
+			log.error("hooks.not_configured", { agent: agent.name, secret_name: secretName, problem: "the secret is not set on the Worker" });
+			throw new ServiceUnavailableError(NOT_CONFIGURED);
 		}
 		// A short key (or a name that points at a plain setting, such as RETENTION_DAYS = "30") can be
 		// guessed, and every signature with it forged.
 		if (secret.length < MIN_SECRET_CHARS) {
-			throw new AppError(503, "unavailable", `agent ${agent.name}'s webhook secret ${secretName} is too short to sign with (at least ${MIN_SECRET_CHARS} characters); set a longer one`);
+			log.error("hooks.not_configured", { agent: agent.name, secret_name: secretName, problem: `the secret is too short to sign with (at least ${MIN_SECRET_CHARS} characters); set a longer one` });
+			throw new ServiceUnavailableError(NOT_CONFIGURED);
 		}
-		// Every body drover takes is JSON, sent as JSON (onError words the 415).
-		if (!JSON_MEDIA_TYPE.test(c.req.header("content-type") ?? "")) throw new HTTPException(415);
+		// Every body drover takes is JSON, sent as JSON.
+		const contentType = c.req.header("content-type");
+		if (!JSON_MEDIA_TYPE.test(contentType ?? "")) throw UnsupportedMediaTypeError.jsonRequired(contentType);
 		// The signature covers the exact bytes sent, so verify the raw text before parsing it.
 		const raw = await c.req.text();
 		const headers = c.req.valid("header");
 		await verifyWebhook(secret, headers["x-drover-timestamp"], headers["x-drover-signature"], raw, Date.now());
 		// Read from the text, before parsing: thousands of levels would overflow the walks below (a 500).
 		if (textNestsDeeper(raw)) {
-			const message = `webhook body nests deeper than ${MAX_JSON_DEPTH} levels`;
-			throw new BadRequestError(message, { issues: [{ path: "body", message }] });
+			throw bodyError(`webhook body nests deeper than ${MAX_JSON_DEPTH} levels`);
 		}
 		let parsed: unknown;
 		try {
 			parsed = JSON.parse(raw);
 		} catch {
-			throw new BadRequestError("webhook body is not valid JSON");
+			throw bodyError("webhook body is not valid JSON");
 		}
-		if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new BadRequestError("webhook body must be a JSON object");
+		if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw bodyError("webhook body must be a JSON object");
 		const lone = loneSurrogatePath(parsed);
 		if (lone !== null) throw new BadRequestError(`webhook body: ${lone}: ${LONE_SURROGATE_MESSAGE}`, { issues: [{ path: lone, message: LONE_SURROGATE_MESSAGE }] });
 		// Injected data gets the looser scan: invisible characters are stripped, overrides refused. It
@@ -99,6 +106,11 @@ export const hooksApi = createApi().openapi(
 		return c.json(result.job, 202);
 	},
 );
+
+/** A 400 for the body as a whole, named as the field at fault as every 400 names its fields. */
+function bodyError(message: string): BadRequestError {
+	return new BadRequestError(message, { issues: [{ path: "body", message }] });
+}
 
 /** Every key and string value in a parsed JSON value (depth already bounded), without recursion. */
 function stringsOf(value: unknown): string[] {

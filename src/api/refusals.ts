@@ -1,13 +1,24 @@
-import { AppError } from "../errors.ts";
+import { AppError, BadRequestError, ConflictError, NotFoundError, PayloadTooLargeError, RateLimitedError } from "../errors.ts";
 import { isRefusal, type Refusal } from "../shared/refusal.ts";
 
-const CODES = { 400: "bad_request", 404: "not_found", 409: "conflict", 413: "payload_too_large", 429: "rate_limited" } as const;
+/** A Durable Object's refusal as the error class the API answers it with. */
+function errorOf({ status, message, issues }: Refusal["refused"]): AppError {
+	switch (status) {
+		case 400:
+			return new BadRequestError(message, issues ? { issues } : undefined);
+		case 404:
+			return new NotFoundError(message);
+		case 409:
+			return new ConflictError(message, issues ? { issues } : undefined);
+		case 413:
+			return new PayloadTooLargeError(message);
+		case 429:
+			return new RateLimitedError(message);
+	}
+}
 
 /** Unwraps a Durable Object's answer, turning its refusal into the matching 4xx. */
 export function unwrap<T extends object>(result: T): Exclude<T, Refusal> {
-	if (isRefusal(result)) {
-		const { status, message, issues } = result.refused;
-		throw new AppError(status, CODES[status], message, issues ? { issues } : undefined);
-	}
+	if (isRefusal(result)) throw errorOf(result.refused);
 	return result as Exclude<T, Refusal>;
 }

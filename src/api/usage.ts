@@ -53,7 +53,11 @@ export const usageApi = createApi().openapi(
 		const toDay = q.until ? Date.parse(q.until) : utcDay(Date.now());
 		const fromDay = q.since ? Date.parse(q.since) : toDay - (DEFAULT_DAYS - 1) * DAY_MS;
 		// The schema compares the two when both are given; a since alone is checked against today.
-		if (fromDay > toDay) throw new BadRequestError(`invalid query: since: ${q.since} is after until (${isoDay(toDay)}, today by default)`);
+		if (fromDay > toDay) {
+			const message = `${q.since} is after until (${isoDay(toDay)}, today by default)`;
+			// Worded and detailed as the schema's own 400s are (validationError).
+			throw new BadRequestError(`invalid query: since: ${message}`, { issues: [{ path: "since", message }] });
+		}
 		const page = await listUsage(c.env.DB, { fromDay, toDay, agent: q.agent }, q.limit, q.cursor);
 		return c.json({ since: isoDay(fromDay), until: isoDay(toDay), ...page }, 200);
 	},

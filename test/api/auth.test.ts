@@ -154,8 +154,13 @@ describe("a misconfigured API_TOKENS secret", () => {
 		for (const secret of [null, "", "  "]) {
 			const res = await request(roleApp(), "/read", "0123456789abcdef0123", secret);
 			expect(res.status).toBe(500);
+			// A config_invalid 500 as every other one (ConfigError): the issue names the secret, nothing of a value.
 			expect(await res.json()).toEqual({
-				error: { code: "config_invalid", message: "the API_TOKENS secret is not set; set it with `wrangler secret put API_TOKENS` (npm start writes one to .dev.vars)" },
+				error: {
+					code: "config_invalid",
+					message: "the API_TOKENS secret is not set; set it with `wrangler secret put API_TOKENS` (npm start writes one to .dev.vars)",
+					details: { issues: [{ path: "API_TOKENS", message: "the secret is not set" }] },
+				},
 			});
 		}
 	});
@@ -169,6 +174,7 @@ describe("a misconfigured API_TOKENS secret", () => {
 		const body = await res.text();
 		expect(JSON.parse(body).error.code).toBe("config_invalid");
 		expect(JSON.parse(body).error.message).toBe("the API_TOKENS secret is misconfigured; the Worker's logs say how");
+		expect(JSON.parse(body).error.details).toEqual({ issues: [{ path: "API_TOKENS", message: "the secret does not parse; the Worker's logs say how" }] });
 		expect(body).not.toContain("tooshort-secret");
 		expect(body).not.toContain("reader");
 		expect(logged.join("\n")).toContain('token of \\"reader\\" is shorter than 16 characters');

@@ -1,9 +1,11 @@
 import { env } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { signWebhook } from "../../src/api/webhook-signature.ts";
 import { createAgent, runsOf } from "../helpers/agents.ts";
 import { call, errorOf } from "../helpers/http.ts";
 import { WEBHOOK_SECRET } from "../helpers/tokens.ts";
+
+afterEach(() => vi.restoreAllMocks());
 
 interface Job {
 	id: string;
@@ -228,11 +230,31 @@ describe("POST /v1/hooks/:agent", () => {
 	});
 
 	it("answers 503 rather than take signatures made with a secret too short to keep (a plain setting's value)", async () => {
+		const logged: string[] = [];
+		vi.spyOn(console, "error").mockImplementation((line: string) => void logged.push(line));
 		await createAgent({ name: "hook-short", prompt: "Triage this.", webhook: { secret: "RETENTION_DAYS" } });
 		const res = await hook("hook-short", "{}", { secret: "30" });
 		expect(res.status).toBe(503);
-		expect((await errorOf(res)).message).toBe("agent hook-short's webhook secret RETENTION_DAYS is too short to sign with (at least 16 characters); set a longer one");
+		// Anyone may call the route: it hears neither the secret's name nor anything of its value.
+		const text = await res.text();
+		expect(JSON.parse(text)).toEqual({ error: { code: "unavailable", message: "webhook not configured" } });
+		expect(text).not.toContain("RETENTION_DAYS");
+		expect(text).not.toMatch(/16|short/);
+		// The operator reads which and why in the log.
+		expect(logged.map((l) => JSON.parse(l) as unknown)).toContainEqual(expect.objectContaining({ event: "hooks.not_configured", agent: "hook-short", secret_name: "RETENTION_DAYS", problem: expect.stringContaining("too short") }));
 		expect(await runsOf("hook-short")).toEqual([]);
+	});
+
+	it("answers 503 with the same generic message when the secret is not set, logging which", async () => {
+		const logged: string[] = [];
+		vi.spyOn(console, "error").mockImplementation((line: string) => void logged.push(line));
+		await createAgent({ name: "hook-unset", prompt: "Triage this.", webhook: { secret: "HOOK_UNSET_SECRET" } });
+		const res = await hook("hook-unset", "{}");
+		expect(res.status).toBe(503);
+		const text = await res.text();
+		expect(JSON.parse(text)).toEqual({ error: { code: "unavailable", message: "webhook not configured" } });
+		expect(text).not.toContain("HOOK_UNSET_SECRET");
+		expect(logged.map((l) => JSON.parse(l) as unknown)).toContainEqual(expect.objectContaining({ event: "hooks.not_configured", agent: "hook-unset", secret_name: "HOOK_UNSET_SECRET" }));
 	});
 
 	it("refuses a signed body with a lone UTF-16 surrogate, naming where, creating nothing", async () => {
@@ -245,10 +267,13 @@ describe("POST /v1/hooks/:agent", () => {
 
 	it("refuses a signed body that is JSON but not an object, creating nothing", async () => {
 		await webhookAgent("hook-shapes");
+		const notJson = await hook("hook-shapes", "{not json");
+		expect(notJson.status).toBe(400);
+		expect(await errorOf(notJson)).toMatchObject({ message: "webhook body is not valid JSON", details: { issues: [{ path: "body", message: "webhook body is not valid JSON" }] } });
 		for (const body of ["5", '"text"', "null", "[1,2]"]) {
 			const res = await hook("hook-shapes", body);
 			expect(res.status, body).toBe(400);
-			expect((await errorOf(res)).message).toBe("webhook body must be a JSON object");
+			expect(await errorOf(res)).toMatchObject({ message: "webhook body must be a JSON object", details: { issues: [{ path: "body", message: "webhook body must be a JSON object" }] } });
 		}
 		expect(await runsOf("hook-shapes")).toEqual([]);
 	});
@@ -290,7 +315,8 @@ describe("POST /v1/hooks/:agent", () => {
 		await webhookAgent("hook-types");
 		const refused = await hook("hook-types", JSON.stringify({ n: 1 }), { contentType: "text/plain" });
 		expect(refused.status).toBe(415);
-		expect((await errorOf(refused)).code).toBe("unsupported_media_type");
+		// Worded as every other route's 415.
+		expect(await errorOf(refused)).toEqual({ code: "unsupported_media_type", message: 'the request body must be JSON, sent with Content-Type: application/json, not "text/plain"' });
 		expect(await runsOf("hook-types")).toEqual([]);
 		expect((await hook("hook-types", JSON.stringify({ n: 2 }), { contentType: "application/json; charset=utf-8" })).status).toBe(202);
 		expect((await hook("hook-types", JSON.stringify({ n: 3 }), { contentType: "application/vnd.github+json" })).status).toBe(202);

@@ -143,6 +143,10 @@ describe("GET /v1/usage: tokens and cost by agent and day", () => {
 			expect(res.status, query).toBe(400);
 			expect((await errorOf(res)).message, query).toMatch(message);
 		}
+		// The check made after the schema's reads as the schema's own: the field at fault in details.issues.
+		const after = await errorOf(await call("/v1/usage?since=2999-01-01"));
+		expect(after).toMatchObject({ code: "bad_request", details: { issues: [{ path: "since", message: expect.stringMatching(/^2999-01-01 is after until/) }] } });
+		expect(after.message).toBe(`invalid query: since: ${after.details?.issues?.[0]?.message}`);
 		expect((await call("/v1/usage", { as: null })).status).toBe(401);
 	});
 });

@@ -1,5 +1,5 @@
 import { createMiddleware } from "hono/factory";
-import { AppError, ConfigError, ForbiddenError, UnauthorizedError } from "../../errors.ts";
+import { ConfigError, ForbiddenError, UnauthorizedError } from "../../errors.ts";
 import { log } from "../../log.ts";
 import type { AppEnv } from "../context.ts";
 import { roleAllows, type Role } from "./roles.ts";
@@ -13,8 +13,9 @@ async function tokensFor(secret: string | undefined): Promise<TokenEntry[]> {
 	// Unset (a deploy without `wrangler secret put API_TOKENS`): no token can match, and the operator
 	// must hear why rather than see every request refused as if its token were wrong.
 	if (typeof secret !== "string" || secret.trim() === "") {
-		log.error("auth.config_invalid", { issues: [{ path: "API_TOKENS", message: "the secret is not set" }] });
-		throw new AppError(500, "config_invalid", "the API_TOKENS secret is not set; set it with `wrangler secret put API_TOKENS` (npm start writes one to .dev.vars)");
+		const issues = [{ path: "API_TOKENS", message: "the secret is not set" }];
+		log.error("auth.config_invalid", { issues });
+		throw new ConfigError("the API_TOKENS secret is not set; set it with `wrangler secret put API_TOKENS` (npm start writes one to .dev.vars)", issues);
 	}
 	if (cache?.secret !== secret) cache = { secret, entries: parseApiTokens(secret) };
 	try {
@@ -23,7 +24,8 @@ async function tokensFor(secret: string | undefined): Promise<TokenEntry[]> {
 		if (!(err instanceof ConfigError)) throw err;
 		// The details (entry positions and names) are for the operator's logs, not for any caller.
 		log.error("auth.config_invalid", { issues: err.issues });
-		throw new AppError(500, "config_invalid", "the API_TOKENS secret is misconfigured; the Worker's logs say how");
+		// The public issue says only which secret; its own issues name entries and token names.
+		throw new ConfigError("the API_TOKENS secret is misconfigured; the Worker's logs say how", [{ path: "API_TOKENS", message: "the secret does not parse; the Worker's logs say how" }]);
 	}
 }
 
