@@ -5,7 +5,7 @@ import { deadline } from "../shared/deadline.ts";
 
 /** Posts an incident to the operator's alert webhook (ALERT_WEBHOOK_URL), once per opening. */
 export async function sendAlert(env: Env, incident: Incident): Promise<boolean> {
-	const target = resolveSecretUrl((env as unknown as Record<string, unknown>).ALERT_WEBHOOK_URL);
+	const target = resolveSecretUrl(env.ALERT_WEBHOOK_URL);
 	if (target.kind === "missing") return false;
 	if (target.kind === "not-http") {
 		// Not fetched: a runtime's "Invalid URL: <value>" would carry the secret into the log line.

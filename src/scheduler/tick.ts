@@ -87,7 +87,7 @@ export async function runTick(env: Env, scheduledTime: number, now = Date.now())
  */
 async function retryAlerts(env: Env, scheduledTime: number, now: number): Promise<void> {
 	// Unset, or not a URL (sendAlert says so as each new incident is filed): nothing to retry.
-	if (resolveSecretUrl((env as unknown as Record<string, unknown>).ALERT_WEBHOOK_URL).kind !== "url") return;
+	if (resolveSecretUrl(env.ALERT_WEBHOOK_URL).kind !== "url") return;
 	try {
 		// By the tick's own minute, as every due time here is: an incident seen in the minute before it
 		// is still with the failure that filed it.

@@ -1,5 +1,5 @@
 import { env } from "cloudflare:test";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, expectTypeOf, it, vi } from "vitest";
 import { resolveSecretUrl, scrubSecretUrl } from "../../src/delivery/secret-url.ts";
 import { sendAlert } from "../../src/incidents/alert.ts";
 import type { Incident } from "../../src/store/incidents.ts";
@@ -70,6 +70,10 @@ describe("the alert webhook URL, a secret", () => {
 		});
 		expect(await sendAlert(withAlertUrl("https://alerts.example.test/drover"), incident)).toBe(true);
 		expect(seen.map((r) => [r.method, r.url, r.headers.get("idempotency-key"), r.redirect])).toEqual([["POST", "https://alerts.example.test/drover", "inc_0001:1", "manual"]]);
+	});
+
+	it("is a field of Env: listed, empty, in .dev.vars.example, so `npm run types` generates it (checked by tsc)", () => {
+		expectTypeOf<Env>().toHaveProperty("ALERT_WEBHOOK_URL").toEqualTypeOf<string>();
 	});
 
 	it("is off, silently and without a request, when unset or empty", async () => {
