@@ -1,4 +1,4 @@
-import { isFinal, type JobRecord, type JobStatus } from "../../src/jobs/model.ts";
+import { isFinal, newJobId, type JobRecord, type JobStatus } from "../../src/jobs/model.ts";
 import { jsonMemo } from "../../src/shared/json-memo.ts";
 import { syncOccurrenceWithJob } from "./ledger.ts";
 import { queueForIndex } from "./outbox.ts";
@@ -16,6 +16,18 @@ interface JobRow {
 // A step reads the same record several times between saves: parsed once per revision's text.
 const parseRecord = jsonMemo<JobRecord>();
 const toJobRecord = (row: JobRow): JobRecord => parseRecord(row.record);
+
+/**
+ * A new job id this agent has not used. Ids have 6 random characters a day (the design's format): an
+ * agent making a job a minute draws the same one about once in 2,000 days, and putJob would then
+ * keep the older record and drop the new job, so a drawn id already held is drawn again.
+ */
+export function freshJobId(sql: SqlStorage, now: number, draw: (now: Date) => string = newJobId): string {
+	for (;;) {
+		const id = draw(new Date(now));
+		if (sql.exec("SELECT 1 FROM jobs WHERE id = ?", id).toArray().length === 0) return id;
+	}
+}
 
 export function getJob(sql: SqlStorage, id: string): JobRecord | null {
 	const row = sql.exec<JobRow>("SELECT * FROM jobs WHERE id = ?", id).toArray()[0];

@@ -1,7 +1,7 @@
 import type { AgentDefinition, Schedule } from "../../src/config/schema.ts";
-import { createJob, newJobId } from "../../src/jobs/model.ts";
+import { createJob } from "../../src/jobs/model.ts";
 import { nextDue, planTick, type SkippedRange, type TickPlan } from "../../src/scheduler/occurrences.ts";
-import { jobCounts, putJob } from "./jobs.ts";
+import { freshJobId, jobCounts, putJob } from "./jobs.ts";
 import { insertOccurrence } from "./ledger.ts";
 import type { AgentState } from "./state.ts";
 
@@ -109,7 +109,7 @@ export function claimDue(sql: SqlStorage, ctx: TickContext): TickOutcome {
 					if (skipFire(sql, name, fire, reason, now)) skipped++;
 					continue;
 				}
-				const jobId = newJobId(new Date(now));
+				const jobId = freshJobId(sql, now);
 				const occurrence = insertOccurrence(sql, {
 					schedule: name,
 					source: "cron",

@@ -1,8 +1,8 @@
 import type { AgentDefinition } from "../../src/config/schema.ts";
-import { createJob, newJobId, type JobRecord } from "../../src/jobs/model.ts";
+import { createJob, type JobRecord } from "../../src/jobs/model.ts";
 import { redact } from "../../src/security/redact.ts";
 import { refuse, type Refusal } from "../../src/shared/refusal.ts";
-import { getJob, jobCounts, putJob } from "./jobs.ts";
+import { freshJobId, getJob, jobCounts, putJob } from "./jobs.ts";
 import { insertOccurrence } from "./ledger.ts";
 import type { AgentState } from "./state.ts";
 
@@ -91,7 +91,7 @@ export function triggerJob(sql: SqlStorage, ctx: TriggerContext, req: TriggerReq
 	const prompt = raw === null ? null : redact(raw);
 	if (prompt === null) return refuse(400, `agent ${agent.name} has no default prompt; send {"prompt": "..."}`);
 
-	const jobId = newJobId(new Date(now));
+	const jobId = freshJobId(sql, now);
 	insertOccurrence(sql, { schedule: null, source: req.kind, scheduledInstant: null, dispatch: "manual", claimedAt: now, status: "claimed", jobId });
 	const job = createJob(
 		{

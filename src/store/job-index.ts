@@ -110,7 +110,8 @@ export async function getJobSummary(db: D1Database, id: string): Promise<JobSumm
  * D1's own clock as it writes the row, not the sender's: the instant the row changed in the index.
  * A record reaching a final status is counted in job_counts (see countJobsByStatus), and its usage
  * added to usage_daily (see listUsage), in the same batch, once: a final status is a job's last, so
- * a row already holding it was counted when it got it.
+ * a row already holding it was counted when it got it. Ids are unique per agent (freshJobId), not
+ * across agents: another agent's job drawing the same id never overwrites the row it finds.
  */
 export function upsertStatements(db: D1Database, records: readonly JobRecord[]): D1PreparedStatement[] {
 	return records.flatMap((r) => {
@@ -123,7 +124,7 @@ export function upsertStatements(db: D1Database, records: readonly JobRecord[]):
 				   status = excluded.status, exit_reason = excluded.exit_reason, started_at = excluded.started_at,
 				   finished_at = excluded.finished_at, duration_seconds = excluded.duration_seconds,
 				   summary = excluded.summary, revision = excluded.revision, updated_at = excluded.updated_at
-				 WHERE excluded.revision > jobs.revision`,
+				 WHERE excluded.revision > jobs.revision AND jobs.agent = excluded.agent`,
 			)
 			.bind(
 				r.id,

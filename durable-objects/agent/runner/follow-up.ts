@@ -1,8 +1,8 @@
 import type { AgentDefinition } from "../../../src/config/schema.ts";
-import { createJob, isFinal, newJobId, type JobRecord } from "../../../src/jobs/model.ts";
+import { createJob, isFinal, type JobRecord } from "../../../src/jobs/model.ts";
 import { redact } from "../../../src/security/redact.ts";
 import { refuse, type Refusal } from "../../../src/shared/refusal.ts";
-import { getJob, putJob } from "../jobs.ts";
+import { freshJobId, getJob, putJob } from "../jobs.ts";
 import { insertOccurrence } from "../ledger.ts";
 import type { AgentState } from "../state.ts";
 import { admissionRefusal } from "../triggers.ts";
@@ -42,7 +42,7 @@ export function createFollowUp(sql: SqlStorage, state: AgentState | null, agent:
 	const prompt = req.prompt === undefined ? undefined : redact(req.prompt);
 	const job = createJob(
 		{
-			id: newJobId(new Date(now)),
+			id: freshJobId(sql, now),
 			agent: agent.name,
 			trigger_type: req.kind,
 			prompt: prompt ?? source.prompt,
