@@ -119,3 +119,8 @@ export function currentDefinition(state: AgentState): AgentDefinition | null {
 	if (state.source === "file") return findAgent(state.name) ?? null;
 	return state.definition;
 }
+
+/** The definition whose retention an agent's history keeps: its current one, or a deleted API agent's or dropped file agent's last. */
+export function keptDefinition(state: AgentState): AgentDefinition | null {
+	return currentDefinition(state) ?? state.definition;
+}

@@ -796,8 +796,8 @@ describe("jobs running side by side", () => {
 		// B's first step fails before its call leaves (a storage error, say), while A's call is out.
 		let failed = false;
 		await runInDurableObject(stub, (instance: AgentDO) => {
-			const self = instance as unknown as { stepDeps: () => { inflight: Map<string, AbortController> } };
-			const real = self.stepDeps.bind(instance);
+			const self = (instance as unknown as { passes: { stepDeps: () => { inflight: Map<string, AbortController> } } }).passes;
+			const real = self.stepDeps.bind(self);
 			self.stepDeps = () => {
 				const deps = real();
 				const inflight = {
@@ -842,8 +842,8 @@ describe("jobs running side by side", () => {
 		// Each job's first step fails before its call leaves (a storage error, say).
 		const failed = new Set<string>();
 		await runInDurableObject(stub, (instance: AgentDO) => {
-			const self = instance as unknown as { stepDeps: () => { inflight: Map<string, AbortController> } };
-			const real = self.stepDeps.bind(instance);
+			const self = (instance as unknown as { passes: { stepDeps: () => { inflight: Map<string, AbortController> } } }).passes;
+			const real = self.stepDeps.bind(self);
 			self.stepDeps = () => {
 				const deps = real();
 				const inflight = {

@@ -152,7 +152,7 @@ describe("incidents", () => {
 		// Two flushes at once (a trigger indexing its job while the alarm flushes) see the same queue.
 		await runInDurableObject(env.AGENT.getByName("raced"), async (instance: AgentDO, state) => {
 			state.storage.sql.exec("INSERT INTO incident_events (kind, job_id, error, at) VALUES ('failure', NULL, 'tool ticket failed: 502', ?)", Date.now());
-			const flush = () => (instance as unknown as { flushIndex(): Promise<boolean> }).flushIndex();
+			const flush = () => (instance as unknown as { passes: { flushIndex(): Promise<boolean> } }).passes.flushIndex();
 			expect(await Promise.all([flush(), flush()])).toEqual([true, true]);
 		});
 		const incidents = await incidentsOf("raced");

@@ -1,0 +1,487 @@
+import type { ModelClient } from "../../src/agent/contracts.ts";
+import { createModelClient } from "../../src/agent/model-client.ts";
+import type { AgentDefinition } from "../../src/config/schema.ts";
+import { transition } from "../../src/jobs/model.ts";
+import { errorFields, log } from "../../src/log.ts";
+import { dueSends, nextSendAt, queueEffects, SEND_TIMEOUT_MS, sendDue } from "./effects.ts";
+import { flushIncidentEvents } from "./incidents.ts";
+import { getJob, jobCounts, jobsWithStatus, pendingJobs, putJob } from "./jobs.ts";
+import { readNotepad } from "./notepad.ts";
+import { flushOutbox, outboxSize, settleOutbox, type OutboxAcks } from "./outbox.ts";
+import { consolidateJob, flushChunks, recordConsolidated, unconsolidated, type Consolidated } from "./output-store.ts";
+import { oldestRecordAt, PRUNE_BATCH, pruneJobs, retentionDays } from "./retention.ts";
+import { computeRevision, knownRevision } from "./revisions.ts";
+import { dueJobIds, getSetup, nextStepTime } from "./runner/session.ts";
+import { startJob } from "./runner/start.ts";
+import { HEARTBEAT_MS, step, type StepDeps } from "./runner/step.ts";
+import { currentDefinition, keptDefinition, readState } from "./state.ts";
+import type { StreamHub } from "./streams.ts";
+import { expireTriggerKeys } from "./triggers.ts";
+
+/** How soon the alarm retries an outbox that D1 refused. */
+const OUTBOX_RETRY_MS = 10_000;
+/** Between batches of a retention backlog: each is up to 50 jobs' R2 deletes and rows. */
+const PRUNE_BACKLOG_MS = 1_000;
+/** An alarm run hands over to a fresh one after this long, well inside the 15-minute wall-time limit. */
+const ALARM_BUDGET_MS = 10 * 60_000;
+/** How often an agent looks for jobs past their retention. */
+const PRUNE_EVERY_MS = 3600_000;
+
+/**
+ * Resolves after the current event's I/O is issued. Requests leave in the order they are made, and
+ * a D1 write made first is served first on a thread it shares with the Worker (locally, all of
+ * them): an index write waits a turn so that a job's model call, the longer wait, leaves first.
+ */
+export const nextTurn = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 0));
+
+/**
+ * An agent's alarm work, in passes: flush the D1 outbox, start what may start, run due jobs turn by
+ * turn (a loop per job), close the jobs that ended (effects, outputs, sends), prune past retention,
+ * and set the next alarm. One per AgentDO instance; the object's RPC methods and its alarm call in.
+ */
+export class Passes {
+	private readonly ctx: DurableObjectState;
+	private readonly sql: SqlStorage;
+	private readonly hub: StreamHub;
+	private readonly currentEnv: () => Env;
+	/** In-flight model and tool calls by job, so a cancel reaching this instance aborts them. */
+	readonly inflight = new Map<string, AbortController>();
+	/** The alarm work in progress: alarms never overlap in one instance, even when fired by hand. */
+	working: Promise<void> | null = null;
+	/** The pass queued behind `working` for calls that came while it ran. */
+	private rerun: Promise<void> | null = null;
+	/**
+	 * Each job being stepped in this instance, by id: a job is never stepped by two loops at once,
+	 * and a job that may start need not wait for another's loop to end (see launch).
+	 */
+	private readonly loops = new Map<string, Promise<void>>();
+	/** When the running pass began: loops it launches share its time budget. */
+	private passBegan = 0;
+	/** The latest closing work (a pass's, or a loop's that ended mid-pass); the next starts after it. */
+	private finishing: Promise<void> = Promise.resolve();
+	/** Timers for waits that come due while other loops keep the pass running (see wakeAt). */
+	private readonly wakeups = new Set<ReturnType<typeof setTimeout>>();
+	/** A loop's step that threw: the pass fails with it once every loop has ended, so the alarm is retried. */
+	private loopError: unknown = null;
+	/** One client per instance, so its key-rotation cursor carries from turn to turn. */
+	private modelClient: ModelClient | null = null;
+	/** When retention was last pruned; a shortened retention resets it so the next pass prunes. */
+	lastPrune = 0;
+	/** The last prune took a full batch, so more may be past retention: the next pass prunes again. */
+	private pruneBacklog = false;
+	/** D1 refused the last flush: the outbox waits for the retry alarm instead of spinning. */
+	private indexDown = false;
+	/** The latest index flush; the next one starts after it (see flushIndex). */
+	private flushing: Promise<boolean> = Promise.resolve(true);
+	/** R2 refused the last write: finished jobs' output waits in SQLite for the retry alarm. */
+	private outputDown = false;
+	/**
+	 * What D1 and R2 have acknowledged during the pass and SQLite has yet to note (outbox rows sent,
+	 * outputs consolidated). Noted with the pass's last writes: each write made as an answer
+	 * arrives would be a commit of its own, and the object's next request waits for it.
+	 */
+	readonly acked: OutboxAcks = new Map();
+	private consolidated: Consolidated[] = [];
+	/** How long a delivery or hook target may take to answer (tests shorten it to meet a hung target). */
+	sendTimeoutMs = SEND_TIMEOUT_MS;
+
+	constructor(ctx: DurableObjectState, env: () => Env, hub: StreamHub) {
+		this.ctx = ctx;
+		this.sql = ctx.storage.sql;
+		this.currentEnv = env;
+		this.hub = hub;
+	}
+
+	/** The object's env as it is now. */
+	private get env(): Env {
+		return this.currentEnv();
+	}
+
+	/** Runs alarm work until nothing is due now. */
+	async settle(): Promise<void> {
+		for (let i = 0; i < 1000; i++) {
+			await this.work();
+			if (!this.hasDueWork()) return;
+		}
+	}
+
+	/** Sets the alarm to now unless one is already due sooner. */
+	async alarmNow(): Promise<void> {
+		await this.alarmAt(Date.now());
+	}
+
+	async alarmAt(at: number): Promise<void> {
+		const current = await this.ctx.storage.getAlarm();
+		if (current === null || current > at) await this.ctx.storage.setAlarm(at);
+	}
+
+	/**
+	 * Runs a pass of the alarm's work. A call that comes while a pass is under way gets one more pass
+	 * after it (shared by every such call): the running pass may have read its due jobs before the
+	 * caller's change (a decision, a new job), and joining it would leave that change to whatever
+	 * alarm the pass happens to set last.
+	 */
+	work(): Promise<void> {
+		if (this.working) {
+			// What the caller changed (a new job, a decision) starts now, not when every running job's
+			// loop has ended: that can be minutes. The pass after still does the rest.
+			this.launch();
+			// After the running pass however it ends: its failure is its own callers' to see.
+			this.rerun ??= this.working
+				.catch(() => {})
+				.then(() => {
+					this.rerun = null;
+					return this.work();
+				});
+			return this.rerun;
+		}
+		this.working = this.doWork().finally(() => {
+			this.working = null;
+		});
+		return this.working;
+	}
+
+	private async doWork(): Promise<void> {
+		const began = Date.now();
+		const state = readState(this.sql);
+		// The outbox goes to D1 while the jobs take their first steps, a turn later: a run just
+		// triggered sends its model call first, without waiting on the index write of its creation.
+		const indexed = nextTurn().then(() => this.flushIndex());
+		let retryOutbox: boolean;
+		let failed: unknown = null;
+		// Noted however the pass ends: a pass that failed after R2 took an output must not leave it to
+		// be put again by every retry.
+		try {
+			const agent = state && currentDefinition(state);
+			if (state && !agent) this.cancelOrphans(state.source === "file" ? "agent removed from fleet.yaml" : "agent deleted");
+			this.passBegan = began;
+			// Known before any job starts: a job records the definition it runs on.
+			if (agent && knownRevision(state, agent) === null) await computeRevision(agent);
+			this.launch();
+			while (this.loops.size > 0) await Promise.allSettled([...this.loops.values()]);
+			for (const timer of this.wakeups) clearTimeout(timer);
+			this.wakeups.clear();
+			// A job's failing step fails the pass (so an alarm is retried), but only after the closing
+			// work the other jobs need: their effects, outputs and index rows.
+			failed = this.loopError;
+			this.loopError = null;
+			// With the jobs' last writes, before the output's put: nothing is written between R2's answer
+			// and the index's final row. After any mid-pass closing work, never beside it: a delivery
+			// due is sent once.
+			retryOutbox = await this.serially(async () => {
+				await this.closeJobs(true, state?.name ?? "");
+				await this.prune(Date.now());
+				return !(await indexed) || !(await this.flushIndex());
+			});
+		} finally {
+			this.noteAcknowledged();
+		}
+		await this.scheduleNext(retryOutbox);
+		if (failed !== null) throw failed;
+	}
+
+	/**
+	 * Starts what may start (pending jobs, up to the agent's capacity) and a loop for each due job
+	 * that has none. Synchronous up to the loops' first awaits, so a call during a pass starts its
+	 * job at once.
+	 */
+	private launch(): void {
+		this.startPending();
+		for (const jobId of dueJobIds(this.sql, Date.now())) this.loop(jobId);
+	}
+
+	/** Starts pending jobs up to the agent's capacity, each with a loop of its own. */
+	private startPending(): void {
+		const state = readState(this.sql);
+		const agent = state && currentDefinition(state);
+		// A disabled agent, like a paused one, starts nothing: its queued runs wait until it is enabled.
+		if (!agent || !agent.enabled || state.pausedAt !== null) return;
+		const { active, pending } = jobCounts(this.sql);
+		if (pending === 0) return;
+		const revision = knownRevision(state, agent);
+		let cancelled = 0;
+		for (const job of pendingJobs(this.sql, Math.max(agent.max_concurrent - active, 0))) {
+			const started = startJob(this.sql, job, agent, revision, readNotepad(this.sql), Date.now());
+			this.hub.publish(job.id);
+			if (started.status === "running") this.loop(job.id);
+			else cancelled++;
+		}
+		// A follow-up cancelled at its start (its agent changed) took no slot: the next in line may.
+		if (cancelled > 0) this.startPending();
+	}
+
+	/** Steps a job turn by turn within the pass's budget, unless a loop of this instance already does. */
+	private loop(jobId: string): void {
+		if (this.loops.has(jobId)) return;
+		const deps = this.stepDeps();
+		const began = this.passBegan;
+		let waiting = false;
+		const loop = (async () => {
+			while (Date.now() - began < ALARM_BUDGET_MS) {
+				const result = await step(deps, jobId);
+				waiting = result === "wait";
+				if (result !== "continue") break;
+			}
+		})()
+			.catch((err: unknown) => {
+				// The first fails the pass; each is logged, or a second job's crash would leave no trace.
+				this.loopError ??= err;
+				log.error("job.step_failed", { agent: readState(this.sql)?.name, job_id: jobId, ...errorFields(err) });
+			})
+			.finally(() => {
+				this.loops.delete(jobId);
+				if (waiting && this.loops.size > 0) this.wakeAt(jobId, began);
+				// Its slot may be free: a queued job starts now, not when the pass ends.
+				this.startPending();
+				// Its job may be over while others run on: its effects and index row go now, not
+				// when the last loop of the pass ends.
+				if (this.loops.size > 0) void this.serially(() => this.finishEarly());
+			});
+		this.loops.set(jobId, loop);
+	}
+
+	/**
+	 * A job that waits (a rate limit, an approval's expiry) while other loops keep the pass running:
+	 * the alarm for its next step cannot fire until the pass ends (alarms do not overlap), so a timer
+	 * in this instance takes it up on time, within the pass's budget. Cleared when the pass ends,
+	 * whose alarm then stands in for it.
+	 */
+	private wakeAt(jobId: string, began: number): void {
+		const at = getSetup(this.sql, jobId)?.nextStepAt;
+		if (at === undefined || at >= began + ALARM_BUDGET_MS) return;
+		const timer = setTimeout(() => {
+			this.wakeups.delete(timer);
+			this.startNow();
+		}, Math.max(0, at - Date.now()));
+		this.wakeups.add(timer);
+	}
+
+	/** Runs closing work after the closing work before it: two at once would read the same due sends. */
+	private serially<T>(work: () => Promise<T>): Promise<T> {
+		const run = this.finishing.then(work);
+		this.finishing = run.then(
+			() => {},
+			() => {},
+		);
+		return run;
+	}
+
+	/**
+	 * What ended jobs set off, in order: their effects queued, their outputs put, due sends sent. The
+	 * chunks of running jobs too when `running` (not mid-pass, while their loops still write).
+	 */
+	private async closeJobs(running: boolean, agent: string): Promise<void> {
+		this.queueFinalEffects();
+		await this.storeOutput(running);
+		await sendDue(this.sql, this.env, agent, () => Date.now(), (jobId) => this.hub.publish(jobId), this.sendTimeoutMs);
+	}
+
+	/** A mid-pass share of the pass's closing work, for jobs that ended while others still run. */
+	private async finishEarly(): Promise<void> {
+		try {
+			await this.closeJobs(false, readState(this.sql)?.name ?? "");
+			await this.flushIndex();
+			// Noted now, not with the pass's last writes: the next job to end would put these outputs
+			// again, and R2 may refuse a second write of a key within a second.
+			this.noteAcknowledged();
+		} catch (err) {
+			// The pass's own closing work does it all again.
+			log.warn("agent.finish_early_failed", { agent: readState(this.sql)?.name, ...errorFields(err) });
+		}
+	}
+
+	/**
+	 * Keeps R2 in step with the jobs' lines: chunks of running jobs as they grow (not mid-pass, while
+	 * their loops still write), the final object of finished ones. A failure leaves the lines in
+	 * SQLite and is retried on the next alarm.
+	 */
+	private async storeOutput(running: boolean): Promise<void> {
+		try {
+			if (running) for (const job of jobsWithStatus(this.sql, ["running", "approval_pending"])) await flushChunks(this.sql, this.env.OUTPUT, job);
+			const noted = new Set(this.consolidated.map((c) => c.jobId));
+			for (const jobId of unconsolidated(this.sql, 20)) {
+				// Put already, its record waiting for the pass's last writes: not again.
+				if (noted.has(jobId)) continue;
+				const done = await consolidateJob(this.sql, this.env.OUTPUT, jobId);
+				if (done) this.consolidated.push(done);
+			}
+			this.outputDown = false;
+		} catch (err) {
+			this.outputDown = true;
+			log.warn("output.store_failed", { agent: readState(this.sql)?.name, ...errorFields(err) });
+		}
+	}
+
+	/**
+	 * Prunes a batch of jobs older than the agent's retention, at most hourly per instance while
+	 * there is no backlog. A full batch is pruned again at the next pass, which scheduleNext sets
+	 * soon: an agent that makes more jobs an hour than a batch (one a minute does) would otherwise
+	 * outgrow its retention for good, and a shortened retention would take days to apply. The hourly
+	 * pass also deletes expired Idempotency-Keys and webhook signatures, which triggers only ignore.
+	 */
+	async prune(now: number, force = false): Promise<number> {
+		const hourly = force || now - this.lastPrune >= PRUNE_EVERY_MS;
+		if (!hourly && !this.pruneBacklog) return 0;
+		this.lastPrune = now;
+		this.pruneBacklog = false;
+		if (hourly) expireTriggerKeys(this.sql, now);
+		const state = readState(this.sql);
+		if (!state) return 0;
+		try {
+			const pruned = await pruneJobs(this.sql, this.env.OUTPUT, state.name, now - this.retentionMs(keptDefinition(state)), now);
+			this.pruneBacklog = pruned === PRUNE_BATCH;
+			return pruned;
+		} catch (err) {
+			log.warn("retention.failed", { agent: state.name, ...errorFields(err) });
+			return 0;
+		}
+	}
+
+	/** How long jobs and ledger rows are kept under `definition`: its retention_days, else the deployment's. */
+	retentionMs(definition: AgentDefinition | null): number {
+		return retentionDays(definition, this.env) * 86_400_000;
+	}
+
+	/**
+	 * Queued runs of an agent that no longer exists (a file agent dropped from fleet.yaml by a deploy,
+	 * an API agent deleted) would never start: they end cancelled, saying why, instead of waiting forever.
+	 */
+	cancelOrphans(reason: string, now = Date.now()): void {
+		this.ctx.storage.transactionSync(() => {
+			for (const job of pendingJobs(this.sql, 1000)) {
+				putJob(this.sql, transition(job, "cancelled", { reason, at: new Date(now) }), now);
+				log.info("job.cancelled", { agent: job.agent, job_id: job.id, reason });
+				this.hub.publish(job.id);
+			}
+		});
+	}
+
+	hasDueWork(): boolean {
+		const state = readState(this.sql);
+		const agent = state && currentDefinition(state);
+		const counts = jobCounts(this.sql);
+		const canStart = agent !== null && agent.enabled && state?.pausedAt === null && counts.pending > 0 && counts.active < agent.max_concurrent;
+		const effects = this.sql.exec<{ n: number }>("SELECT (SELECT count(*) FROM final_effects) + (SELECT count(*) FROM incident_events) AS n").one().n;
+		return (!this.indexDown && (outboxSize(this.sql, this.acked) > 0 || effects > 0)) || dueSends(this.sql, Date.now()) > 0 || canStart || dueJobIds(this.sql, Date.now()).length > 0 || (!this.outputDown && unconsolidated(this.sql, 1).length > 0);
+	}
+
+	async scheduleNext(retryOutbox: boolean): Promise<void> {
+		const candidates: number[] = [];
+		const next = nextStepTime(this.sql);
+		if (next !== null) candidates.push(next);
+		const send = nextSendAt(this.sql);
+		if (send !== null) candidates.push(send);
+		const retrying = retryOutbox || (this.outputDown && unconsolidated(this.sql, 1).length > 0);
+		if (retrying) candidates.push(Date.now() + OUTBOX_RETRY_MS);
+		else if (outboxSize(this.sql, this.acked) > 0 || this.hasDueWork()) candidates.push(Date.now());
+		// Not while a store is down: the backlog then waits for the retry.
+		if (this.pruneBacklog && !retrying) candidates.push(Date.now() + PRUNE_BACKLOG_MS);
+		// The oldest record's retention runs out even if nothing else ever wakes this object (an
+		// agent deleted, or triggered once and never again), so the alarm waits for that too; at
+		// most hourly, as prune() runs.
+		const oldest = oldestRecordAt(this.sql);
+		const state = oldest === null ? null : readState(this.sql);
+		if (oldest !== null && state) candidates.push(Math.max(oldest + this.retentionMs(keptDefinition(state)), this.lastPrune + PRUNE_EVERY_MS));
+		if (candidates.length > 0) await this.ctx.storage.setAlarm(Math.max(Date.now(), Math.min(...candidates)));
+		// Nothing left to do: a model call's heartbeat alarm would only wake the object to find that
+		// out, and each alarm is a billed request.
+		else await this.ctx.storage.deleteAlarm();
+	}
+
+	stepDeps(): StepDeps {
+		return {
+			sql: this.sql,
+			env: this.env,
+			model: (this.modelClient ??= createModelClient(this.env)),
+			now: () => Date.now(),
+			// An alarm already due by then is heartbeat enough; moving it is a write per model call.
+			heartbeat: (at) => this.alarmAt(at),
+			inflight: this.inflight,
+			notify: (jobId) => this.hub.publish(jobId),
+		};
+	}
+
+	/** Queues delivery, hooks and incident events of jobs that reached a final status. */
+	private queueFinalEffects(): void {
+		const state = readState(this.sql);
+		const agent = state && currentDefinition(state);
+		for (const { job_id } of this.sql.exec<{ job_id: string }>("SELECT job_id FROM final_effects LIMIT 100").toArray()) {
+			this.ctx.storage.transactionSync(() => {
+				const job = getJob(this.sql, job_id);
+				// A job that ran is delivered and hooked as it ran (its manifest), though its agent was
+				// changed or deleted since; one that never started goes by the agent as it is.
+				if (job) queueEffects(this.sql, job, getSetup(this.sql, job_id)?.definition ?? agent, Date.now());
+				this.sql.exec("DELETE FROM final_effects WHERE job_id = ?", job_id);
+			});
+		}
+	}
+
+	/**
+	 * Sends the outbox (job index, then incidents) to D1; false (and the backlog kept) when D1 refuses.
+	 * Flushes run one after another: two at once (a trigger indexing its job while the alarm flushes)
+	 * would read the same queued rows and file a failure, and alert on it, twice. Each caller still
+	 * gets a flush that starts after it queued its rows.
+	 */
+	flushIndex(): Promise<boolean> {
+		this.flushing = this.flushing.then(() => this.flushIndexNow());
+		return this.flushing;
+	}
+
+	private async flushIndexNow(): Promise<boolean> {
+		try {
+			await flushOutbox(this.sql, this.env.DB, this.acked);
+			await flushIncidentEvents(this.sql, this.env, readState(this.sql)?.name ?? "");
+			this.indexDown = false;
+			return true;
+		} catch (err) {
+			this.indexDown = true;
+			log.warn("outbox.flush_failed", { agent: readState(this.sql)?.name, backlog: outboxSize(this.sql, this.acked), ...errorFields(err) });
+			return false;
+		} finally {
+			// No pass under way to note it with its last writes (an agent dropped from fleet.yaml).
+			if (this.working === null) this.noteAcknowledged();
+		}
+	}
+
+	/** Notes in SQLite what D1 and R2 acknowledged during the pass (see `acked`). */
+	private noteAcknowledged(): void {
+		for (const done of this.consolidated.splice(0)) recordConsolidated(this.sql, done);
+		settleOutbox(this.sql, this.acked);
+	}
+
+	/**
+	 * Runs the alarm's work in this instance once the caller has its answer, instead of waiting for
+	 * the alarm's delivery (milliseconds locally, more in production). The alarm set before stays
+	 * as the safety net: if this instance dies, it runs the same idempotent work.
+	 */
+	startNow(): void {
+		this.ctx.waitUntil(
+			this.work().catch((err: unknown) => log.warn("agent.work_failed", { agent: readState(this.sql)?.name, ...errorFields(err) })),
+		);
+	}
+
+	/**
+	 * Acts on a change (a decision, a cancel, runs that may start) now, in this instance, with the
+	 * safety-net alarm behind it: an alarm set for now would wait for a running pass to end.
+	 */
+	async workNow(): Promise<void> {
+		this.startNow();
+		await this.armSafetyNet();
+	}
+
+	/** Sets an alarm now if there is work an alarm does; never pushes an earlier one back. */
+	async armAlarm(): Promise<void> {
+		if (!this.hasDueWork()) return;
+		await this.alarmNow();
+	}
+
+	/**
+	 * After startNow: the work is under way in this instance, so the alarm is only the safety net
+	 * for an instance that dies, and waits a heartbeat. Set at now, it would fire during the work
+	 * (a billed request and a second pass); the job's model calls then find it set and leave it.
+	 */
+	async armSafetyNet(): Promise<void> {
+		if (this.working === null && !this.hasDueWork()) return;
+		await this.alarmAt(Date.now() + HEARTBEAT_MS);
+	}
+}
