@@ -61,7 +61,6 @@ export interface ToolContext {
 	agent: AgentDefinition;
 	env: Env;
 	jobId: string;
-	signal?: AbortSignal;
 }
 
 export interface ToolOutcome {

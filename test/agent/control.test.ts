@@ -26,16 +26,6 @@ async function post(path: string, body?: unknown): Promise<Response> {
 	return call(path, { method: "POST", as: "operate", body });
 }
 
-/** A fake that answers nothing until the request is aborted, and says when it was reached. */
-function hangingTarget(origin: string): Promise<void> {
-	return new Promise((arrived) => {
-		fake(origin, (req) => {
-			arrived();
-			return new Promise<Response>((_, reject) => req.signal.addEventListener("abort", () => reject(new Error("aborted by the client"))));
-		});
-	});
-}
-
 /** A promise and what settles it: what waits on `promise` goes on once the test calls `open`. */
 function gate(): { promise: Promise<void>; open: () => void } {
 	let open = () => {};
@@ -152,18 +142,27 @@ describe("cancel", () => {
 		expect(done.transitions.at(-1)!.reason).toBe("cancelled by operator: wrong prompt");
 	});
 
-	it("aborts a tool call in flight, records it failed, and ends the job cancelled", async () => {
-		useEmulator().enqueue({ tool_use: { name: "http_fetch", input: { url: "https://slow.example.test/" } } });
-		const arrived = hangingTarget("https://slow.example.test");
-		await createAgent({ name: "cancel-tool", tools: [fetchTool] });
+	it("lets a tool call in flight finish, records its outcome, then ends the job cancelled", async () => {
+		// Cut off after it left, a call's effect would be unknown, and a continued job's model, told it
+		// failed, could make it again under a new idempotency key.
+		const emulator = useEmulator();
+		emulator.enqueue({ tool_use: { name: "http_fetch", input: { url: "https://slow.example.test/", method: "POST", body: "restart db-1" } } });
+		const { reached, release } = slowPage();
+		await createAgent({ name: "cancel-tool", tools: [{ ...fetchTool, methods: ["GET", "POST"] }] });
 		const job = await trigger("cancel-tool");
 		const running = settle("cancel-tool");
-		await arrived;
-		expect((await post(`/v1/jobs/${job.id}/cancel`)).status).toBe(200);
+		await reached;
+		expect((await post(`/v1/jobs/${job.id}/cancel`, { reason: "wrong host" })).status).toBe(200);
+		release();
 		await running;
-		expect(await jobOf("cancel-tool", job.id)).toMatchObject({ status: "cancelled" });
+		const done = await jobOf("cancel-tool", job.id);
+		expect(done).toMatchObject({ status: "cancelled", exit_reason: "cancelled", error: null });
+		expect(done.transitions.at(-1)!.reason).toBe("cancelled by operator: wrong host");
 		const result = (await outputOf("cancel-tool", job.id)).find((l) => l.type === "tool_result");
-		expect(result).toMatchObject({ success: false });
+		expect(result).toMatchObject({ success: true });
+		expect(JSON.stringify(result)).toContain("slow page");
+		// The model is not called again after the cancel.
+		expect(emulator.requests).toHaveLength(1);
 	});
 });
 

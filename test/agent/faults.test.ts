@@ -64,12 +64,12 @@ describe("a Durable Object that dies mid-run", () => {
 		let seen: string | undefined;
 		let arrived!: () => void;
 		const inTool = new Promise<void>((r) => (arrived = r));
-		fake("https://side-effect.example.test", async (req) => {
+		fake("https://side-effect.example.test", async () => {
 			seen = await runInDurableObject(env.AGENT.getByName("in-tool"), (_i: AgentDO, state) =>
 				state.storage.sql.exec<{ status: string }>("SELECT status FROM tool_calls").one().status,
 			);
 			arrived();
-			return new Promise<Response>((_, reject) => req.signal.addEventListener("abort", () => reject(new Error("aborted"))));
+			return new Response("charged");
 		});
 		await createAgent({ name: "in-tool", tools: [{ type: "http_fetch", allow_hosts: ["side-effect.example.test"], methods: ["POST"] }] });
 		const job = await trigger("in-tool");

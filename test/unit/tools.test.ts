@@ -1,6 +1,6 @@
 import { forModel, MODEL_TOOL_RESULT_CHARS } from "../../durable-objects/agent/runner/context.ts";
 import { env } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { ToolContext } from "../../src/agent/contracts.ts";
 import { findTool, requiresApproval, toolParams } from "../../src/agent/tools/definitions.ts";
 import { httpFetch, type HttpFetchTool, MAX_REDIRECTS } from "../../src/agent/tools/http-fetch.ts";
@@ -32,8 +32,8 @@ const fetchTool = agent.tools[0] as HttpFetchTool;
 const hookTool = agent.tools[1] as WebhookTool;
 const getOnly = agentWith([{ type: "http_fetch", allow_hosts: ["api.example.test"] }]).tools[0] as HttpFetchTool;
 
-function ctxWith(extraEnv: Record<string, string> = {}, signal?: AbortSignal): ToolContext {
-	return { agent, env: { ...env, ...extraEnv } as Env, jobId: "job_0001", ...(signal ? { signal } : {}) };
+function ctxWith(extraEnv: Record<string, string> = {}): ToolContext {
+	return { agent, env: { ...env, ...extraEnv } as Env, jobId: "job_0001" };
 }
 
 describe("tool definitions", () => {
@@ -342,35 +342,35 @@ describe("http_fetch", () => {
 		expect(await httpFetch(fetchTool, { url: `${API}/flaky` }, ctxWith())).toEqual({ ok: false, content: `GET ${API}/flaky failed: network error: Network connection lost.` });
 	});
 
-	it("stops when the job is cancelled, even mid-body", async () => {
-		const job = new AbortController();
-		fake(API, () => {
-			let pulls = 0;
-			const stream = new ReadableStream<Uint8Array>(
-				{
-					pull(c) {
-						pulls++;
-						if (pulls === 1) return c.enqueue(new TextEncoder().encode("first part"));
-						// The body stalls after its first chunk; only the job's abort can end the read.
-						job.abort();
-						return new Promise<void>(() => {});
+	it("ends a body that stalls mid-read at the call's 30 s deadline, the only thing that aborts a tool call", async () => {
+		vi.useFakeTimers();
+		try {
+			let stalled = () => {};
+			const reached = new Promise<void>((resolve) => (stalled = resolve));
+			fake(API, () => {
+				let pulls = 0;
+				const stream = new ReadableStream<Uint8Array>(
+					{
+						pull(c) {
+							if (++pulls === 1) return c.enqueue(new TextEncoder().encode("first part"));
+							stalled();
+							return new Promise<void>(() => {});
+						},
 					},
-				},
-				{ highWaterMark: 0 },
-			);
-			return new Response(stream);
-		});
-		const outcome = await httpFetch(fetchTool, { url: `${API}/stall` }, ctxWith({}, job.signal));
-		expect(outcome).toEqual({ ok: false, content: `HTTP 200, but reading the body of ${API}/stall failed: cancelled: the job was stopped while the request was in flight` });
-
-		const already = new AbortController();
-		already.abort();
-		fake("https://cdn.example.test", () => new Promise<Response>(() => {}));
-		expect(await httpFetch(fetchTool, { url: "https://cdn.example.test/" }, ctxWith({}, already.signal))).toEqual({
-			ok: false,
-			content: "GET https://cdn.example.test/ failed: cancelled: the job was stopped while the request was in flight",
-		});
-		expect(outboundLog.map((r) => r.url)).toEqual([`${API}/stall`]);
+					{ highWaterMark: 0 },
+				);
+				return new Response(stream);
+			});
+			const outcome = httpFetch(fetchTool, { url: `${API}/stall` }, ctxWith());
+			await reached;
+			await vi.advanceTimersByTimeAsync(29_999);
+			const early = await Promise.race([outcome.then(() => "settled"), Promise.resolve("pending")]);
+			expect(early).toBe("pending");
+			await vi.advanceTimersByTimeAsync(1);
+			expect(await outcome).toEqual({ ok: false, content: `HTTP 200, but reading the body of ${API}/stall failed: timed out after 30 s` });
+		} finally {
+			vi.useRealTimers();
+		}
 	});
 });
 

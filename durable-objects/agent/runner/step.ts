@@ -341,15 +341,15 @@ async function settleTools(deps: StepDeps, job: JobRecord, setup: JobSetup): Pro
 		}
 		// Recorded (and durable: the output gate holds the request until it is) before the call leaves.
 		markToolCall(deps.sql, job.id, call.toolUseId, { status: "executing", at: deps.now() });
-		const controller = new AbortController();
-		deps.inflight.set(job.id, controller);
+		// Neither a cancel nor the job's timeout aborts a tool call in flight (its own 30 s cap bounds
+		// it): a request cut off after it left may have had its effect, which would then be unknown,
+		// and a continued job's model, told it failed, could make it again under a new idempotency key.
+		// Let finish, its outcome is recorded, and the job stops right after.
 		let outcome: { ok: boolean; content: string };
 		try {
-			outcome = await executeTool(agent, call.name, call.input, call.toolUseId, { agent, env: deps.env, jobId: job.id, signal: controller.signal });
+			outcome = await executeTool(agent, call.name, call.input, call.toolUseId, { agent, env: deps.env, jobId: job.id });
 		} catch (err) {
 			outcome = { ok: false, content: `tool failed: ${err instanceof Error ? err.message : String(err)}` };
-		} finally {
-			deps.inflight.delete(job.id);
 		}
 		outcome = { ok: outcome.ok, content: redact(outcome.content) };
 		markToolCall(deps.sql, job.id, call.toolUseId, { status: outcome.ok ? "completed" : "failed", result: outcome.content, isError: !outcome.ok, at: deps.now() });

@@ -4,9 +4,12 @@ import { deadline, type Deadline } from "../../shared/deadline.ts";
 /** One deadline per tool call, covering connect, redirects and reading the body. */
 export const TOOL_TIMEOUT_MS = 30_000;
 
-/** The call's deadline, combined with the job's own signal (cancel, job timeout) when there is one. */
-export function toolDeadline(jobSignal: AbortSignal | undefined): Deadline {
-	return deadline(TOOL_TIMEOUT_MS, jobSignal);
+/**
+ * The call's deadline. Nothing else aborts a tool call: a cancel or the job's timeout waits for it
+ * (see settleTools), so a request that may have had its effect is never left with an unknown outcome.
+ */
+export function toolDeadline(): Deadline {
+	return deadline(TOOL_TIMEOUT_MS);
 }
 
 /**
@@ -83,9 +86,8 @@ export async function readCapped(body: ReadableStream<Uint8Array> | null, cap: n
 	return { bytes, truncated };
 }
 
-/** Why a request failed, in words for the model: cancelled, timed out, or the network error. */
-export function failureReason(error: unknown, signal: AbortSignal, jobSignal: AbortSignal | undefined): string {
-	if (jobSignal?.aborted) return "cancelled: the job was stopped while the request was in flight";
+/** Why a request failed, in words for the model: timed out, or the network error. */
+export function failureReason(error: unknown, signal: AbortSignal): string {
 	if (signal.aborted) return `timed out after ${TOOL_TIMEOUT_MS / 1000} s`;
 	const message = error instanceof Error ? error.message : String(error);
 	return `network error: ${message}`;

@@ -41,7 +41,7 @@ type Parsed = { ok: true; request: FetchRequest } | { ok: false; reason: string 
 export async function httpFetch(tool: HttpFetchTool, input: unknown, ctx: ToolContext): Promise<ToolOutcome> {
 	const parsed = parseInput(tool, input);
 	if (!parsed.ok) return { ok: false, content: parsed.reason };
-	const limit = toolDeadline(ctx.signal);
+	const limit = toolDeadline();
 	try {
 		return await follow(tool, ctx, parsed.request, limit.signal);
 	} finally {
@@ -59,7 +59,7 @@ async function follow(tool: HttpFetchTool, ctx: ToolContext, request: FetchReque
 			signal.throwIfAborted();
 			response = await abortable(fetch(url, { method, headers, body, redirect: "manual", signal }), signal);
 		} catch (error) {
-			return { ok: false, content: `${method} ${url.href} failed: ${failureReason(error, signal, ctx.signal)}` };
+			return { ok: false, content: `${method} ${url.href} failed: ${failureReason(error, signal)}` };
 		}
 
 		const location = response.headers.get("location");
@@ -141,7 +141,7 @@ async function render(tool: HttpFetchTool, response: Response, url: URL, redirec
 	try {
 		body = await readCapped(response.body, tool.max_response_bytes, signal);
 	} catch (error) {
-		return { ok: false, content: `HTTP ${response.status}, but reading the body of ${url.href} failed: ${failureReason(error, signal, ctx.signal)}` };
+		return { ok: false, content: `HTTP ${response.status}, but reading the body of ${url.href} failed: ${failureReason(error, signal)}` };
 	}
 	log.info("tool.http_fetch", {
 		agent: ctx.agent.name,

@@ -46,7 +46,7 @@ export async function callWebhookTool(tool: WebhookTool, input: unknown, ctx: To
 		"idempotency-key": `${ctx.jobId}:${toolUseId}`,
 	};
 
-	const limit = toolDeadline(ctx.signal);
+	const limit = toolDeadline();
 	const { signal } = limit;
 	let status: number;
 	let text: string;
@@ -60,7 +60,7 @@ export async function callWebhookTool(tool: WebhookTool, input: unknown, ctx: To
 		truncated = read.truncated;
 	} catch (error) {
 		// A network error's message may quote the URL; it is cut out before anyone sees it.
-		const reason = scrubSecretUrl(failureReason(error, signal, ctx.signal), url, "<webhook url>");
+		const reason = scrubSecretUrl(failureReason(error, signal), url, "<webhook url>");
 		log.warn("tool.webhook.failed", { agent: ctx.agent.name, job_id: ctx.jobId, tool: tool.name, reason });
 		return { ok: false, content: `webhook ${tool.name} failed: ${reason}` };
 	} finally {
