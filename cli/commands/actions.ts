@@ -17,6 +17,7 @@ interface CancelOptions {
 
 interface ApproveOptions {
 	input?: string;
+	allowDefinitionChange?: boolean;
 	json?: boolean;
 }
 
@@ -47,6 +48,7 @@ export function registerActions(program: Command): void {
 		.description("approve the tool call a job is waiting on (approval_pending)")
 		.argument("<id>", "job id", pathSegment)
 		.option("-i, --input <json>", "run the tool with this input (a JSON object) instead of the model's")
+		.option("--allow-definition-change", "approve even if the agent's definition changed since the job started")
 		.option("--json", "print the API's JSON")
 		.action(act((ctx, id: string, opts: ApproveOptions) => decide(ctx, id, "approve", opts)));
 
@@ -130,10 +132,10 @@ async function decide(ctx: Context, id: string, decision: "approve" | "deny", op
 		if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) throw new CliError("--input must be a JSON object", 2);
 		toolInput = parsed as Record<string, unknown>;
 	}
-	const job = await ctx.client.json(`${jobPath(id)}/approval`, shapes.job, {
-		method: "POST",
-		body: toolInput === undefined ? { decision } : { decision, tool_input: toolInput },
-	});
+	const body: Record<string, unknown> = { decision };
+	if (toolInput !== undefined) body.tool_input = toolInput;
+	if (opts.allowDefinitionChange) body.allow_definition_change = true;
+	const job = await ctx.client.json(`${jobPath(id)}/approval`, shapes.job, { method: "POST", body });
 	if (opts.json) ctx.json(job);
 	else ctx.out(`${decision === "approve" ? "approved" : "denied"} the tool call of ${job.id}; it is ${statusStyle(ctx.p, job.status)(job.status)}`);
 	return 0;

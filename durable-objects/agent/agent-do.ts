@@ -342,15 +342,38 @@ export class AgentDO extends DurableObject<Env> {
 	}
 
 	/** Records a human decision on the tool call a job is waiting on, and resumes the job. */
-	async decide(jobId: string, decision: "approve" | "deny", toolInput: Record<string, unknown> | undefined, by: string): Promise<JobRecord | Refusal> {
+	async decide(
+		jobId: string,
+		decision: "approve" | "deny",
+		toolInput: Record<string, unknown> | undefined,
+		by: string,
+		allowDefinitionChange = false,
+	): Promise<JobRecord | Refusal> {
+		// The agent's revision now, digested (async) before the checks and writes below, which yield nowhere.
+		const state = readState(this.sql);
+		const agent = state && currentDefinition(state);
+		const revision = state && agent ? (knownRevision(state, agent) ?? (await computeRevision(agent))) : null;
 		const job = getJob(this.sql, jobId);
 		if (!job) return refuse(404, `no job ${jobId}`);
 		if (job.status !== "approval_pending" || !job.pending_approval) return refuse(409, `job ${jobId} is ${job.status}, not waiting for an approval`);
 		const pending = job.pending_approval;
+		const setup = getSetup(this.sql, jobId);
+		// Past its expiry the call counts as denied, even before the alarm that records it has run.
+		if (setup?.approvalExpiresAt != null && setup.approvalExpiresAt <= Date.now()) {
+			return refuse(409, `the approval of ${pending.tool_name} expired at ${new Date(setup.approvalExpiresAt).toISOString()}; it counts as denied`);
+		}
+		// As for a continue or a fork: a call approved hours later may be to a tool the agent no longer
+		// has. (A deleted agent's job finishes on the definition it ran on, as its running jobs do.)
+		if (decision === "approve" && revision !== null && revision !== job.definition_revision && !allowDefinitionChange) {
+			return refuse(
+				409,
+				`agent ${job.agent}'s definition changed since job ${jobId} started (${job.definition_revision} → ${revision}); send "allow_definition_change": true to approve anyway, or deny`,
+			);
+		}
 		const edited = decision === "approve" ? toolInput : undefined;
 		if (edited) {
 			// Held to the schema the model was given: the tool's receiver expects that shape either way.
-			const definition = getSetup(this.sql, jobId)?.definition;
+			const definition = setup?.definition;
 			let problems: ReturnType<typeof toolInputProblems>;
 			try {
 				problems = definition ? toolInputProblems(definition, pending.tool_name, edited) : [];

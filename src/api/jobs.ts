@@ -65,6 +65,10 @@ const ApprovalBody = z
 			.refine((v) => withinDepth(v), `nests deeper than ${MAX_JSON_DEPTH} levels`)
 			.optional()
 			.openapi({ description: "Approve with this input instead of the model's; it must match the tool's input_schema" }),
+		allow_definition_change: z
+			.boolean()
+			.default(false)
+			.openapi({ description: "Approve even if the agent's definition changed since the job started (else 409, as for continue and fork)" }),
 	})
 	.refine((b) => b.decision === "approve" || b.tool_input === undefined, { message: "tool_input goes only with approve", path: ["tool_input"] })
 	.openapi("ApprovalRequest");
@@ -158,7 +162,7 @@ export const jobsApi = createApi()
 			const { id } = c.req.valid("param");
 			const agent = await ownerOf(c.env, id);
 			const body = c.req.valid("json");
-			return c.json(unwrap(await agentRpc(c.env, agent).decide(id, body.decision, body.tool_input, c.var.principal.name)), 200);
+			return c.json(unwrap(await agentRpc(c.env, agent).decide(id, body.decision, body.tool_input, c.var.principal.name, body.allow_definition_change)), 200);
 		},
 	)
 	.openapi(

@@ -242,6 +242,47 @@ describe("approvals", () => {
 		expect(hooked).toHaveLength(1);
 	});
 
+	it("refuses to approve a call after the agent's definition changed unless told to, and still takes a deny", async () => {
+		const { job } = await waitingJob("approve-changed");
+		const calls: unknown[] = [];
+		fake("https://tickets.example.test", async (req) => (calls.push(await req.json()), Response.json({ id: 45 })));
+		const put = await call("/v1/agents/approve-changed", { method: "PUT", as: "admin", body: { name: "approve-changed", prompt: "Do the thing.", tools: [] } });
+		expect(put.status).toBe(200);
+
+		const refused = await post(`/v1/jobs/${job.id}/approval`, { decision: "approve" });
+		expect(refused.status).toBe(409);
+		expect((await errorOf(refused)).message).toMatch(/^agent approve-changed's definition changed since job .* started \(.* → .*\); send "allow_definition_change": true to approve anyway, or deny$/);
+		expect(await jobOf("approve-changed", job.id)).toMatchObject({ status: "approval_pending" });
+
+		expect((await post(`/v1/jobs/${job.id}/approval`, { decision: "approve", allow_definition_change: true })).status).toBe(200);
+		await settle("approve-changed");
+		expect(await jobOf("approve-changed", job.id)).toMatchObject({ status: "completed" });
+		expect(calls).toHaveLength(1);
+	});
+
+	it("takes a deny of a call whose agent changed since", async () => {
+		const { job } = await waitingJob("deny-changed");
+		await call("/v1/agents/deny-changed", { method: "PUT", as: "admin", body: { name: "deny-changed", prompt: "Do the thing.", tools: [] } });
+		expect((await post(`/v1/jobs/${job.id}/approval`, { decision: "deny" })).status).toBe(200);
+		await settle("deny-changed");
+		expect(await jobOf("deny-changed", job.id)).toMatchObject({ status: "completed" });
+		expect(outboundLog.filter((r) => r.url.startsWith("https://tickets"))).toEqual([]);
+	});
+
+	it("refuses a decision past the approval's expiry even before the alarm has recorded it denied", async () => {
+		const { job } = await waitingJob("decide-late");
+		// Expired, its alarm not yet run.
+		await runInDurableObject(env.AGENT.getByName("decide-late"), (_i, state) => {
+			state.storage.sql.exec("UPDATE job_setup SET approval_expires_at = ?, next_step_at = ? WHERE job_id = ?", Date.now() - 1, Date.now() - 1, job.id);
+		});
+		const late = await post(`/v1/jobs/${job.id}/approval`, { decision: "approve" });
+		expect(late.status).toBe(409);
+		expect((await errorOf(late)).message).toMatch(/^the approval of create_ticket expired at .*; it counts as denied$/);
+		await settle("decide-late");
+		expect(await jobOf("decide-late", job.id)).toMatchObject({ status: "completed" });
+		expect(outboundLog.filter((r) => r.url.startsWith("https://tickets"))).toEqual([]);
+	});
+
 	/** An agent with a finished job, and its one slot held by a job waiting for an approval. */
 	async function heldAgent(name: string) {
 		const emulator = useEmulator();
