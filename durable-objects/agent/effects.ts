@@ -6,6 +6,7 @@ import { errorFields, log } from "../../src/log.ts";
 import { redact, redactDeep } from "../../src/security/redact.ts";
 import { deadline } from "../../src/shared/deadline.ts";
 import { getJob, putJob } from "./jobs.ts";
+import { lastAssistantMessage } from "./runner/messages.ts";
 
 /** Attempts per delivery or hook call before it is given up. */
 export const MAX_ATTEMPTS = 6;
@@ -17,12 +18,10 @@ type FinalEvent = "completed" | "failed" | "cancelled" | "indeterminate";
 
 /** The full text of the job's final answer (the summary is cut short; a delivery is not). */
 function finalAnswer(sql: SqlStorage, job: JobRecord): string {
-	const row = sql
-		.exec<{ content: string }>("SELECT content FROM messages WHERE job_id = ? AND role = 'assistant' ORDER BY seq DESC LIMIT 1", job.id)
-		.toArray()[0];
-	if (!row) return job.summary ?? "";
-	const content = JSON.parse(row.content) as string | { type: string; text?: string }[];
-	return typeof content === "string" ? content : content.filter((b) => b.type === "text").map((b) => b.text ?? "").join("\n").trim();
+	const last = lastAssistantMessage(sql, job.id);
+	if (!last) return job.summary ?? "";
+	const { content } = last;
+	return typeof content === "string" ? content : content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("\n").trim();
 }
 
 /**

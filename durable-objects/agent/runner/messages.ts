@@ -34,6 +34,12 @@ export function readMessages(sql: SqlStorage, jobId: string): MessageParam[] {
 		});
 }
 
+/** The job's last assistant message, if it has one. */
+export function lastAssistantMessage(sql: SqlStorage, jobId: string): StoredMessage | null {
+	const row = sql.exec<MessageRow>("SELECT seq, role, content FROM messages WHERE job_id = ? AND role = 'assistant' ORDER BY seq DESC LIMIT 1", jobId).toArray()[0];
+	return row ? toMessage(row) : null;
+}
+
 /** Appends a message to the job's conversation; returns its sequence number. */
 export function appendMessage(sql: SqlStorage, jobId: string, message: MessageParam): number {
 	return sql
