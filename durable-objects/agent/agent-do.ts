@@ -11,6 +11,7 @@ import { listOccurrences, type Occurrence } from "./ledger.ts";
 import { outboxSize } from "./outbox.ts";
 import { oldestRecordAt } from "./retention.ts";
 import { nextTurn, Passes } from "./pass.ts";
+import { definedAgent, queueSync, RegistrySync, SYNC_GRACE_MS } from "./registry-sync.ts";
 import { computeRevision, knownRevision } from "./revisions.ts";
 import { AGENT_MIGRATIONS } from "./schema.ts";
 import { claimDue, forgetSchedules, noteTimingChanges, type TickOutcome } from "./scheduling.ts";
@@ -55,6 +56,8 @@ export class AgentDO extends DurableObject<Env> {
 	private readonly hub: StreamHub;
 	/** The alarm's passes: running jobs' steps, closing ended jobs, the index, retention, the next alarm. */
 	private readonly passes: Passes;
+	/** Keeps its shard and the D1 registry in line with its definition (see registry-sync.ts). */
+	private readonly registry: RegistrySync;
 
 	constructor(ctx: DurableObjectState, env: Env) {
 		super(ctx, env);
@@ -66,7 +69,8 @@ export class AgentDO extends DurableObject<Env> {
 			return job && { status: job.status, revision: job.revision, final: isFinal(job.status) };
 		});
 		// Through the object's env, read when used: tests swap its bindings for failing ones.
-		this.passes = new Passes(ctx, () => this.env, this.hub);
+		this.registry = new RegistrySync(this.sql, () => this.env);
+		this.passes = new Passes(ctx, () => this.env, this.hub, this.registry);
 	}
 
 	// Test hooks, reached in the object's own isolate (runInDurableObject): static, so never on the
@@ -150,22 +154,42 @@ export class AgentDO extends DurableObject<Env> {
 	}
 
 	/**
-	 * Stores an API agent's definition (create or update). `lastTick`: the scheduler's last tick
-	 * before now, from which the schedules it starts may be owed a slot.
+	 * Stores an API agent's definition: `expect` "create" (refused while the agent has a live
+	 * definition) or "replace" (refused while it has none); without it, either. Decided here, before
+	 * any await, so of concurrent callers exactly one creates it. `lastTick`: the scheduler's last tick
+	 * before now, from which the schedules it starts may be owed a slot. Then its shard and the D1
+	 * registry are told (see registry-sync.ts): if that fails the definition stays stored, the call
+	 * rejects, and the alarm tells them.
 	 */
-	async define(name: string, definition: AgentDefinition, revision: string, lastTick: number | null = null): Promise<void> {
+	async define(
+		name: string,
+		definition: AgentDefinition,
+		revision: string,
+		lastTick: number | null = null,
+		expect?: "create" | "replace",
+		by = "api",
+	): Promise<{ revision: string } | Refusal> {
+		const live = definedAgent(this.sql)?.live ?? false;
+		if (expect === "create" && live) return refuse(409, `agent ${name} already exists; PUT /v1/agents/${name} changes it`);
+		if (expect === "replace" && !live) return refuse(404, `no agent named ${name}; POST /v1/agents creates one`);
 		let before: AgentState | null = null;
 		try {
 			before = readState(this.sql);
 		} catch {
 			// A stored definition that no longer parses: this save is what repairs it.
 		}
-		if (before?.deletedAt != null) {
-			forgetDeletedAgent(this.sql);
-			forgetSchedules(this.sql);
-		}
-		noteTimingChanges(this.sql, definition, Date.now(), lastTick);
-		saveDefinition(this.sql, name, definition, revision);
+		const now = Date.now();
+		this.ctx.storage.transactionSync(() => {
+			if (before?.deletedAt != null) {
+				forgetDeletedAgent(this.sql);
+				forgetSchedules(this.sql);
+			}
+			noteTimingChanges(this.sql, definition, now, lastTick);
+			saveDefinition(this.sql, name, definition, revision);
+			queueSync(this.sql, by, now);
+		});
+		// The backstop, should this call be cut off before its sync is done.
+		await this.passes.alarmAt(now + SYNC_GRACE_MS);
 		// Otherwise a PUT leaves queued runs to their own start time, a claim's spread included.
 		const previous = before && currentDefinition(before);
 		const wasEnabled = previous?.enabled ?? true;
@@ -174,6 +198,8 @@ export class AgentDO extends DurableObject<Env> {
 		const wasFull = previous != null && jobCounts(this.sql).active >= previous.max_concurrent;
 		if (definition.enabled && (!wasEnabled || (wasFull && definition.max_concurrent > previous.max_concurrent))) await this.startQueued();
 		if (before && this.passes.retentionMs(definition) < this.passes.retentionMs(keptDefinition(before))) await this.retentionShortened();
+		await this.registry.sync();
+		return { revision };
 	}
 
 	/**
@@ -187,12 +213,24 @@ export class AgentDO extends DurableObject<Env> {
 		await this.passes.alarmNow();
 	}
 
-	/** Deletes an API agent: it stops scheduling, its jobs and ledger stay readable. */
-	async remove(now: number): Promise<void> {
+	/**
+	 * Deletes an API agent: it stops scheduling, its jobs and ledger stay readable. Refused (404)
+	 * unless it has a live definition, so of concurrent callers exactly one deletes it. Then its shard
+	 * and the D1 registry are told, as after define.
+	 */
+	async remove(now: number, by = "api"): Promise<{ deleted: string } | Refusal> {
+		const agent = definedAgent(this.sql);
+		if (!agent?.live || agent.source !== "api") return refuse(404, `no agent named ${agent?.name ?? this.ctx.id.name ?? "by this name"}`);
+		this.ctx.storage.transactionSync(() => {
+			markDeleted(this.sql, now);
+			queueSync(this.sql, by, Date.now());
+		});
 		// Queued runs would never start without a definition; running ones finish on their manifest.
-		markDeleted(this.sql, now);
 		this.passes.cancelOrphans("agent deleted", now);
+		// Also the backstop for the sync: the pass it sets off leaves the alarm at the sync's due time.
 		await this.passes.alarmNow();
+		await this.registry.sync();
+		return { deleted: agent.name };
 	}
 
 	/**

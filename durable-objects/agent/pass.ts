@@ -15,6 +15,7 @@ import { dueJobIds, getSetup, nextStepTime } from "./runner/session.ts";
 import { startJob } from "./runner/start.ts";
 import { HEARTBEAT_MS, step, type StepDeps } from "./runner/step.ts";
 import { currentDefinition, keptDefinition, readState } from "./state.ts";
+import type { RegistrySync } from "./registry-sync.ts";
 import type { StreamHub } from "./streams.ts";
 import { expireTriggerKeys } from "./triggers.ts";
 
@@ -44,6 +45,8 @@ export class Passes {
 	private readonly sql: SqlStorage;
 	private readonly hub: StreamHub;
 	private readonly currentEnv: () => Env;
+	/** The object's syncs of its shard and the D1 registry: each pass runs one left pending (see registry-sync.ts). */
+	private readonly registry: Pick<RegistrySync, "catchUp" | "dueAt"> | null;
 	/** In-flight model and tool calls by job, so a cancel reaching this instance aborts them. */
 	readonly inflight = new Map<string, AbortController>();
 	/** The alarm work in progress: alarms never overlap in one instance, even when fired by hand. */
@@ -85,11 +88,12 @@ export class Passes {
 	/** How long a delivery or hook target may take to answer (tests shorten it to meet a hung target). */
 	sendTimeoutMs = SEND_TIMEOUT_MS;
 
-	constructor(ctx: DurableObjectState, env: () => Env, hub: StreamHub) {
+	constructor(ctx: DurableObjectState, env: () => Env, hub: StreamHub, registry: Pick<RegistrySync, "catchUp" | "dueAt"> | null = null) {
 		this.ctx = ctx;
 		this.sql = ctx.storage.sql;
 		this.currentEnv = env;
 		this.hub = hub;
+		this.registry = registry;
 	}
 
 	/** The object's env as it is now. */
@@ -144,6 +148,8 @@ export class Passes {
 	private async doWork(): Promise<void> {
 		const began = Date.now();
 		const state = readState(this.sql);
+		// Beside the jobs, not before them; it never rejects. Done before the next alarm is set.
+		const synced = this.registry?.catchUp();
 		// The outbox goes to D1 while the jobs take their first steps, a turn later: a run just
 		// triggered sends its model call first, without waiting on the index write of its creation.
 		const indexed = nextTurn().then(() => this.flushIndex());
@@ -175,6 +181,7 @@ export class Passes {
 			});
 		} finally {
 			this.noteAcknowledged();
+			await synced;
 		}
 		await this.scheduleNext(retryOutbox);
 		if (failed !== null) throw failed;
@@ -376,6 +383,8 @@ export class Passes {
 		else if (outboxSize(this.sql, this.acked) > 0 || this.hasDueWork()) candidates.push(Date.now());
 		// Not while a store is down: the backlog then waits for the retry.
 		if (this.pruneBacklog && !retrying) candidates.push(Date.now() + PRUNE_BACKLOG_MS);
+		const sync = this.registry?.dueAt() ?? null;
+		if (sync !== null) candidates.push(sync);
 		// The oldest record's retention runs out even if nothing else ever wakes this object (an
 		// agent deleted, or triggered once and never again), so the alarm waits for that too; at
 		// most hourly, as prune() runs.

@@ -246,4 +246,21 @@ export const AGENT_MIGRATIONS: readonly SqlMigration[] = [
 			   AND job_id IN (SELECT job_id FROM deliveries WHERE kind = 'delivery' AND status IN ('pending', 'sending'));
 		`,
 	},
+	{
+		version: 12,
+		name: "registry_sync",
+		sql: `
+			-- A row while the agent's shard and the D1 registry may not hold what agent_state says (a
+			-- define or remove not yet propagated). seq moves on with every write; a sync deletes the row
+			-- only if no write came while it ran. by and at: who made the latest write, and when. due_at:
+			-- when the alarm takes it up (a grace after the write, later after a failed sync).
+			CREATE TABLE registry_sync (
+				id INTEGER PRIMARY KEY CHECK (id = 1),
+				seq INTEGER NOT NULL,
+				by TEXT NOT NULL,
+				at INTEGER NOT NULL,
+				due_at INTEGER NOT NULL
+			);
+		`,
+	},
 ];

@@ -7,11 +7,11 @@ import { AgentSchema, type AgentDefinition } from "../config/schema.ts";
 import { BadRequestError, ConflictError, NotFoundError } from "../errors.ts";
 import { log } from "../log.ts";
 import { nextRun } from "../scheduler/next-run.ts";
-import { shardName, shardOf } from "../scheduler/shards.ts";
-import { getRegisteredAgent, listRegisteredAgents, markAgentDeleted, upsertRegisteredAgent } from "../store/agent-registry.ts";
+import { getRegisteredAgent, listRegisteredAgents } from "../store/agent-registry.ts";
 import { readHeartbeat } from "../store/heartbeat.ts";
 import { createApi, withRole } from "./factory.ts";
 import { AgentNameParam } from "./params.ts";
+import { unwrap } from "./refusals.ts";
 import { requireAgent, type ResolvedAgent } from "./resolve-agent.ts";
 import { LastJobSchema, PausedSchema, RunningJobSchema, conflictResponse, notFoundResponse } from "./schemas.ts";
 
@@ -100,14 +100,17 @@ function refuseFileAgent(name: string): void {
 	}
 }
 
-/** The agent's Durable Object first (it schedules), then its shard, then the D1 registry (it lists). */
-async function store(env: Env, agent: AgentDefinition, by: string): Promise<string> {
+/**
+ * The agent's Durable Object decides (it refuses a create of a live agent, a replace of none) and
+ * stores, then brings its shard (it ticks) and the D1 registry (it lists) in line itself: this
+ * handler's checks before it are only the cheap ones. If its shard or D1 fails, the definition stays
+ * stored, the call fails (5xx), and the object's alarm completes the rest.
+ */
+async function store(env: Env, agent: AgentDefinition, expect: "create" | "replace", by: string): Promise<string> {
 	const revision = await definitionRevision(agent);
 	// The scheduler's last tick dates the definition in the ticks' own time (see firstSight).
 	const hb = await readHeartbeat(env.DB);
-	await agentStub(env, agent.name).define(agent.name, agent, revision, hb ? Date.parse(hb.scheduled_time) : null);
-	await env.SCHEDULER_SHARD.getByName(shardName(shardOf(agent.name))).register(agent.name);
-	await upsertRegisteredAgent(env.DB, agent, revision, by, Date.now());
+	unwrap(await agentStub(env, agent.name).define(agent.name, agent, revision, hb ? Date.parse(hb.scheduled_time) : null, expect, by));
 	return revision;
 }
 
@@ -192,7 +195,7 @@ export const agentsApi = createApi()
 			refuseFileAgent(agent.name);
 			const existing = await getRegisteredAgent(c.env.DB, agent.name);
 			if (existing && existing.deletedAt === null) throw new ConflictError(`agent ${agent.name} already exists; PUT /v1/agents/${agent.name} changes it`);
-			const revision = await store(c.env, agent, c.var.principal.name);
+			const revision = await store(c.env, agent, "create", c.var.principal.name);
 			log.info("agent.created", { agent: agent.name, by: c.var.principal.name, definition_revision: revision });
 			const status = await agentStub(c.env, agent.name).status(agent.name, "api");
 			return c.json({ ...agentView({ name: agent.name, source: "api", definition: agent }, status, new Date()), definition: agent, definition_revision: revision }, 201);
@@ -216,7 +219,7 @@ export const agentsApi = createApi()
 			const agent = checkName(c.req.valid("json"), name);
 			const existing = await getRegisteredAgent(c.env.DB, name);
 			if (!existing || existing.deletedAt !== null) throw new NotFoundError(`no agent named ${name}; POST /v1/agents creates one`);
-			const revision = await store(c.env, agent, c.var.principal.name);
+			const revision = await store(c.env, agent, "replace", c.var.principal.name);
 			log.info("agent.updated", { agent: name, by: c.var.principal.name, definition_revision: revision });
 			const status = await agentStub(c.env, name).status(name, "api");
 			return c.json({ ...agentView({ name, source: "api", definition: agent }, status, new Date()), definition: agent, definition_revision: revision }, 200);
@@ -239,10 +242,8 @@ export const agentsApi = createApi()
 			refuseFileAgent(name);
 			const existing = await getRegisteredAgent(c.env.DB, name);
 			if (!existing || existing.deletedAt !== null) throw new NotFoundError(`no agent named ${name}`);
-			const now = Date.now();
-			await agentStub(c.env, name).remove(now);
-			await c.env.SCHEDULER_SHARD.getByName(shardName(shardOf(name))).unregister(name);
-			await markAgentDeleted(c.env.DB, name, now);
+			// The object decides (one of concurrent deletes succeeds) and tells its shard and D1.
+			unwrap(await agentStub(c.env, name).remove(Date.now(), c.var.principal.name));
 			log.info("agent.deleted", { agent: name, by: c.var.principal.name });
 			return c.json({ deleted: name }, 200);
 		},
