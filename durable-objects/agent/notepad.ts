@@ -66,7 +66,7 @@ export function notepadJson(notepad: Notepad): Record<string, string> {
 /** Sets one key; a bad key or an oversized value or notepad is refused and changes nothing. */
 export function setNote(sql: SqlStorage, key: string, value: string, now: number): Refusal | null {
 	const problem = keyProblem(key);
-	if (problem !== null) return refuse(400, problem);
+	if (problem !== null) return refuse(400, problem, [{ path: "key", message: problem }]);
 	if (bytes(value) > NOTEPAD_VALUE_BYTES) return refuse(413, `a notepad value is at most ${NOTEPAD_VALUE_BYTES / 1024} KiB; this one is ${bytes(value)} bytes`);
 	const others = sql
 		.exec<{ key: string; value: string }>("SELECT key, value FROM notepad WHERE key != ?", key)

@@ -89,7 +89,9 @@ export function triggerJob(sql: SqlStorage, ctx: TriggerContext, req: TriggerReq
 	// A record holds plain data only: a credential pasted into a prompt or payload is not kept (nor sent on).
 	const raw = promptFor(agent, req);
 	const prompt = raw === null ? null : redact(raw);
-	if (prompt === null) return refuse(400, `agent ${agent.name} has no default prompt; send {"prompt": "..."}`);
+	if (prompt === null) {
+		return refuse(400, `agent ${agent.name} has no default prompt; send {"prompt": "..."}`, [{ path: "prompt", message: "required: the agent has no default prompt" }]);
+	}
 
 	const jobId = freshJobId(sql, now);
 	insertOccurrence(sql, { schedule: null, source: req.kind, scheduledInstant: null, dispatch: "manual", claimedAt: now, status: "claimed", jobId });

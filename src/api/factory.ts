@@ -59,7 +59,8 @@ export function createApi() {
 const noBody: MiddlewareHandler<AppEnv> = async (c, next) => {
 	const text = (await c.req.text()).trim();
 	if (text !== "" && text !== "{}" && !/^\{\s*\}$/.test(text)) {
-		throw new BadRequestError(`${c.req.method} ${c.req.routePath} takes no body; send none (or {})`);
+		const message = `${c.req.method} ${c.req.routePath} takes no body; send none (or {})`;
+		throw new BadRequestError(message, { issues: [{ path: "body", message: "must be empty (or {})" }] });
 	}
 	await next();
 };

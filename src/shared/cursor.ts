@@ -30,7 +30,10 @@ export function encodeCursor(key: CursorKey, scope: string): string {
 }
 
 export function decodeCursor(cursor: string, scope: string): CursorKey {
-	const malformed = () => new BadRequestError("cursor is malformed; pass back the next_cursor of a previous page unchanged");
+	const malformed = () => {
+		const message = "cursor is malformed; pass back the next_cursor of a previous page unchanged";
+		return new BadRequestError(message, { issues: [{ path: "cursor", message }] });
+	};
 	if (!/^[A-Za-z0-9_-]{1,200}$/.test(cursor)) throw malformed();
 	let parsed: unknown;
 	try {
@@ -50,7 +53,8 @@ export function decodeCursor(cursor: string, scope: string): CursorKey {
 		throw malformed();
 	}
 	if (parsed.length === 3 && parsed[2] !== scopeTag(scope)) {
-		throw new BadRequestError("cursor belongs to another list or to other filters; page with the same filters that gave it, or drop the cursor to start over");
+		const message = "cursor belongs to another list or to other filters; page with the same filters that gave it, or drop the cursor to start over";
+		throw new BadRequestError(message, { issues: [{ path: "cursor", message }] });
 	}
 	return { at: parsed[0] as number, id: parsed[1] as string };
 }

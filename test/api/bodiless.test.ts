@@ -11,7 +11,9 @@ describe("a route that takes no body", () => {
 		for (const [body, contentType] of [["{\"x\":", "application/json"], ["resume please", "text/plain"], [{ agent: "other" }, "application/json"]] as const) {
 			const res = await call("/v1/agents/bodiless/resume", { method: "POST", as: "operate", body, headers: { "content-type": contentType } });
 			expect(res.status, String(body)).toBe(400);
-			expect((await errorOf(res)).message).toMatch(/takes no body; send none \(or \{\}\)$/);
+			const error = await errorOf(res);
+			expect(error.message).toMatch(/takes no body; send none \(or \{\}\)$/);
+			expect(error.details?.issues).toEqual([{ path: "body", message: "must be empty (or {})" }]);
 		}
 		expect(await pausedOf("bodiless")).not.toBeNull();
 

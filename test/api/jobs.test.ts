@@ -125,7 +125,9 @@ describe("GET /v1/jobs", () => {
 		it(`answers 400 to the malformed cursor ${cursor}`, async () => {
 			const res = await call(`/v1/jobs?cursor=${encodeURIComponent(cursor)}`);
 			expect(res.status).toBe(400);
-			expect((await errorOf(res)).message).toMatch(/cursor is malformed/);
+			const error = await errorOf(res);
+			expect(error.message).toMatch(/cursor is malformed/);
+			expect(error.details?.issues?.map((i) => i.path)).toEqual(["cursor"]);
 		});
 	}
 
@@ -141,7 +143,9 @@ describe("GET /v1/jobs", () => {
 		for (const query of [`?agent=sigma&cursor=${cursor}`, `?cursor=${cursor}`, `?agent=omega&status=pending&cursor=${cursor}`]) {
 			const res = await call(`/v1/jobs${query}`);
 			expect(res.status).toBe(400);
-			expect((await errorOf(res)).message).toMatch(/cursor belongs to another list or to other filters/);
+			const error = await errorOf(res);
+			expect(error.message).toMatch(/cursor belongs to another list or to other filters/);
+			expect(error.details?.issues?.map((i) => i.path)).toEqual(["cursor"]);
 		}
 		const runs = await call(`/v1/agents/omega/runs?cursor=${cursor}`);
 		expect(runs.status).toBe(400);

@@ -91,7 +91,9 @@ describe("POST /v1/agents/:agent/jobs", () => {
 		expect(res.status).toBe(201);
 		const run = await trigger("no-prompt");
 		expect(run.status).toBe(400);
-		expect((await errorOf(run)).message).toBe('agent no-prompt has no default prompt; send {"prompt": "..."}');
+		const refused = await errorOf(run);
+		expect(refused.message).toBe('agent no-prompt has no default prompt; send {"prompt": "..."}');
+		expect(refused.details?.issues).toEqual([{ path: "prompt", message: "required: the agent has no default prompt" }]);
 	});
 
 	it("refuses to run a paused agent (409) and names the reason", async () => {

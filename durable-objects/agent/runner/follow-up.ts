@@ -36,7 +36,7 @@ export function createFollowUp(sql: SqlStorage, state: AgentState | null, agent:
 			`agent ${agent.name}'s definition changed since job ${req.sourceId} ran (${source.definition_revision} → ${revision}); send "allow_definition_change": true to ${req.kind} anyway`,
 		);
 	}
-	if (req.kind === "continue" && !req.prompt) return refuse(400, "continue needs a prompt");
+	if (req.kind === "continue" && !req.prompt) return refuse(400, "continue needs a prompt", [{ path: "prompt", message: "required" }]);
 	const setup = getSetup(sql, req.sourceId);
 	if (!setup) return refuse(409, `job ${req.sourceId} never started, so it has no conversation to ${req.kind}`);
 	const prompt = req.prompt === undefined ? undefined : redact(req.prompt);
