@@ -170,8 +170,8 @@ export class AgentDO extends DurableObject<Env> {
 		by = "api",
 	): Promise<{ revision: string } | Refusal> {
 		const live = definedAgent(this.sql)?.live ?? false;
-		if (expect === "create" && live) return refuse(409, `agent ${name} already exists; PUT /v1/agents/${name} changes it`);
-		if (expect === "replace" && !live) return refuse(404, `no agent named ${name}; POST /v1/agents creates one`);
+		if (expect === "create" && live) return this.refuseWrite(409, `agent ${name} already exists; PUT /v1/agents/${name} changes it`);
+		if (expect === "replace" && !live) return this.refuseWrite(404, `no agent named ${name}; POST /v1/agents creates one`);
 		let before: AgentState | null = null;
 		try {
 			before = readState(this.sql);
@@ -199,7 +199,31 @@ export class AgentDO extends DurableObject<Env> {
 		if (definition.enabled && (!wasEnabled || (wasFull && definition.max_concurrent > previous.max_concurrent))) await this.startQueued();
 		if (before && this.passes.retentionMs(definition) < this.passes.retentionMs(keptDefinition(before))) await this.retentionShortened();
 		await this.registry.sync();
+		await this.afterSync();
 		return { revision };
+	}
+
+	/**
+	 * A write refused on what this object holds. Its shard and D1 may show another state, left by a
+	 * release before this one, whose three writes could stop half-way (a delete that never reached
+	 * D1 left the agent listed, and refused from then on): they are told what the object holds, so
+	 * the caller's next look agrees with the refusal. A failure there leaves it to the alarm.
+	 */
+	private async refuseWrite(status: 404 | 409, message: string): Promise<Refusal> {
+		if (definedAgent(this.sql)?.source === "api") {
+			queueSync(this.sql, "repair", Date.now());
+			await this.registry.sync().catch(() => this.passes.alarmAt(Date.now() + SYNC_GRACE_MS));
+			await this.afterSync();
+		}
+		return refuse(status, message);
+	}
+
+	/**
+	 * The write's backstop alarm is not needed once its sync is done: the alarm goes back to what the
+	 * object's work asks for (a pass under way sets it as it ends), so a heartbeat is not cut short.
+	 */
+	private async afterSync(): Promise<void> {
+		if (!this.passes.working && this.registry.dueAt() === null) await this.passes.scheduleNext(false);
 	}
 
 	/**
@@ -220,7 +244,7 @@ export class AgentDO extends DurableObject<Env> {
 	 */
 	async remove(now: number, by = "api"): Promise<{ deleted: string } | Refusal> {
 		const agent = definedAgent(this.sql);
-		if (!agent?.live || agent.source !== "api") return refuse(404, `no agent named ${agent?.name ?? this.ctx.id.name ?? "by this name"}`);
+		if (!agent?.live || agent.source !== "api") return this.refuseWrite(404, `no agent named ${agent?.name ?? this.ctx.id.name ?? "by this name"}`);
 		this.ctx.storage.transactionSync(() => {
 			markDeleted(this.sql, now);
 			queueSync(this.sql, by, Date.now());
@@ -230,6 +254,7 @@ export class AgentDO extends DurableObject<Env> {
 		// Also the backstop for the sync: the pass it sets off leaves the alarm at the sync's due time.
 		await this.passes.alarmNow();
 		await this.registry.sync();
+		await this.afterSync();
 		return { deleted: agent.name };
 	}
 
@@ -349,6 +374,8 @@ export class AgentDO extends DurableObject<Env> {
 		// is set before it returns: this one was the safety net, and the object may yet die mid-call.
 		if (this.passes.working) {
 			this.passes.startNow();
+			// Not left to the pass's end, which may be minutes away: it never rejects.
+			await this.registry.catchUp();
 			await this.passes.alarmAt(Date.now() + HEARTBEAT_MS);
 			return;
 		}
@@ -357,7 +384,8 @@ export class AgentDO extends DurableObject<Env> {
 
 	/**
 	 * Cancels a job: a pending or waiting one at once; a running one at its next checkpoint, with
-	 * any in-flight model or tool call in this instance aborted now.
+	 * any in-flight model call in this instance aborted now (a tool call in flight is let finish, so
+	 * its effect is recorded: see settleTools).
 	 */
 	async cancel(jobId: string, reason: string | null, by: string): Promise<JobRecord | Refusal> {
 		const job = getJob(this.sql, jobId);

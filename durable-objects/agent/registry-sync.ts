@@ -108,8 +108,10 @@ export class RegistrySync {
 			if (!pending) return;
 			const state = readState(this.sql);
 			try {
-				// A file agent (a deploy gave fleet.yaml this name) is its shard's fleet sync's to list.
-				if (state && state.source === "api") {
+				// A file agent, or an API agent whose name a deploy gave fleet.yaml (not switched over yet: its
+				// shard's fleet sync has made it the file agent and retired its D1 row), is not the
+				// registry's: registering it again would turn it back into the API agent.
+				if (state && state.source === "api" && !findAgent(state.name)) {
 					const env = this.currentEnv();
 					const shard = env.SCHEDULER_SHARD.getByName(shardName(shardOf(state.name)));
 					if (state.deletedAt === null && state.definition) {

@@ -263,4 +263,14 @@ export const AGENT_MIGRATIONS: readonly SqlMigration[] = [
 			);
 		`,
 	},
+	{
+		version: 13,
+		name: "registry_sync_on_upgrade",
+		sql: `
+			-- An API agent from a release whose define and remove made three writes that could stop
+			-- half-way: its shard and D1 are told what the object holds at its first pass.
+			INSERT OR IGNORE INTO registry_sync (id, seq, by, at, due_at)
+			SELECT 1, 1, 'upgrade', CAST(unixepoch('subsec') * 1000 AS INTEGER), 0 FROM agent_state WHERE id = 1 AND source = 'api';
+		`,
+	},
 ];

@@ -1,4 +1,4 @@
-import { env, listDurableObjectIds, runInDurableObject } from "cloudflare:test";
+import { env, listDurableObjectIds, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createAgent, settle, runsOf } from "../helpers/agents.ts";
@@ -262,6 +262,27 @@ describe("an API agent whose name a deploy gives to a fleet.yaml agent", () => {
 		expect(await (await call("/v1/agents/site-watch/notepad/watermark")).json()).toEqual({ key: "watermark", value: "page 7" });
 
 		await tick("2026-12-01T13:07:00Z");
+		expect(await registryRow("site-watch")).toMatchObject({ deleted_at: expect.any(Number) });
+		const shardRow = await runInDurableObject(env.SCHEDULER_SHARD.getByName(shardName(shardOf("site-watch"))), (_i, state) =>
+			state.storage.sql.exec<{ source: string }>("SELECT source FROM agents WHERE name = 'site-watch'").one(),
+		);
+		expect(shardRow.source).toBe("file");
+		await settle("site-watch");
+	});
+
+	it("stays the file agent when a registry sync of its API definition was still pending at the deploy", async () => {
+		useEmulator();
+		await apiAgentBeforeTheDeploy();
+		await tick("2026-12-01T13:07:00Z");
+		const stub = env.AGENT.getByName("site-watch");
+		// Its last PUT's sync had not got through (D1 down) when the deploy came, and its shard has made
+		// it the file agent without calling it yet (it was not due): the object still holds the API's.
+		await runInDurableObject(stub, async (_i, state) => {
+			state.storage.sql.exec("UPDATE agent_state SET source = 'api', definition = ?, definition_revision = 'api-revision'", JSON.stringify(parseAgent({ name: "site-watch", prompt: "The API's own prompt." })));
+			state.storage.sql.exec("INSERT OR REPLACE INTO registry_sync (id, seq, by, at, due_at) VALUES (1, 7, 'root', 0, 0)");
+			await state.storage.setAlarm(Date.now());
+		});
+		await runDurableObjectAlarm(stub);
 		expect(await registryRow("site-watch")).toMatchObject({ deleted_at: expect.any(Number) });
 		const shardRow = await runInDurableObject(env.SCHEDULER_SHARD.getByName(shardName(shardOf("site-watch"))), (_i, state) =>
 			state.storage.sql.exec<{ source: string }>("SELECT source FROM agents WHERE name = 'site-watch'").one(),

@@ -1,6 +1,8 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
+import { AgentDO } from "../../durable-objects/agent/agent-do.ts";
+import { AGENT_MIGRATIONS } from "../../durable-objects/agent/schema.ts";
+import { migrate } from "../../src/store/sqlite-migrations.ts";
 import { shardName, shardOf } from "../../src/scheduler/shards.ts";
 import { createAgent } from "../helpers/agents.ts";
 import { call, errorOf } from "../helpers/http.ts";
@@ -164,7 +166,7 @@ describe("an agent write cut off before its shard and D1 heard of it", () => {
 		expect(await shardRow(name)).toBeNull();
 	});
 
-	it("a POST whose object is killed mid-sync is completed by the fresh instance's alarm", async () => {
+	it("a POST whose object is killed mid-sync is completed when a retry is refused by the fresh instance", async () => {
 		const name = "killed-create";
 		const switcher = await killSwitch(name);
 		await breakBinding(name, (real) => ({
@@ -183,14 +185,55 @@ describe("an agent write cut off before its shard and D1 heard of it", () => {
 		expect(post.status).toBeGreaterThanOrEqual(500);
 		expect(switcher.fired).toBe(1);
 		expect((await call(`/v1/agents/${name}`)).status).toBe(404);
-		// A retry is refused: the object has the agent, and it is the arbiter.
+		// A retry is refused: the object has the agent, and it is the arbiter. Refusing, it tells its
+		// shard and D1 what it holds, so the caller's next look agrees with the refusal.
 		expect((await call("/v1/agents", { method: "POST", as: "admin", body: { name, prompt: "Made twice." } })).status).toBe(409);
 
-		await alarmTakesItUp(name);
 		const object = await objectState(name);
 		expect(object).toMatchObject({ prompt: "Made once.", pending: 0 });
 		expect(((await (await call(`/v1/agents/${name}`)).json()) as Detail).definition.prompt).toBe("Made once.");
 		expect((await registryRow(name))?.definition_revision).toBe(object.revision);
 		expect(await shardRow(name)).toEqual({ source: "api" });
+	});
+});
+
+describe("an API agent left half-written by the release before", () => {
+	// That release made the object's, the shard's and D1's writes one after another, and a failure
+	// between them stayed: here a DELETE that never reached D1 or the shard.
+	async function deletedButListed(name: string): Promise<void> {
+		await createAgent({ name, prompt: "Left behind.", schedules: { hourly: { cron: "0 * * * *" } } });
+		await runInDurableObject(env.AGENT.getByName(name), (_i, state) => {
+			state.storage.sql.exec("UPDATE agent_state SET deleted_at = ?", Date.now());
+		});
+		expect((await registryRow(name))?.deleted_at).toBeNull();
+		expect(await shardRow(name)).toEqual({ source: "api" });
+	}
+
+	it("is brought in line by the next write the object refuses, which then agrees with what is listed", async () => {
+		const name = "half-deleted";
+		await deletedButListed(name);
+		const again = await call(`/v1/agents/${name}`, { method: "DELETE", as: "admin" });
+		expect(again.status).toBe(404);
+		expect((await registryRow(name))?.deleted_at).toEqual(expect.any(Number));
+		expect(await shardRow(name)).toBeNull();
+		expect((await call(`/v1/agents/${name}`)).status).toBe(404);
+		// Created again from scratch, as any deleted name can be.
+		expect((await call("/v1/agents", { method: "POST", as: "admin", body: { name, prompt: "Back again." } })).status).toBe(201);
+	});
+
+	it("is brought in line by its first pass after the upgrade, unasked", async () => {
+		const name = "half-deleted-upgraded";
+		await deletedButListed(name);
+		const stub = env.AGENT.getByName(name);
+		// The object as the release before left it: no registry_sync steps run yet.
+		await runInDurableObject(stub, async (instance: AgentDO, state) => {
+			state.storage.sql.exec("DELETE FROM schema_migrations WHERE version >= 12");
+			state.storage.sql.exec("DROP TABLE registry_sync");
+			migrate(state.storage, AGENT_MIGRATIONS);
+			await AgentDO.settle(instance);
+		});
+		expect((await registryRow(name))?.deleted_at).toEqual(expect.any(Number));
+		expect(await shardRow(name)).toBeNull();
+		expect((await objectState(name)).pending).toBe(0);
 	});
 });
