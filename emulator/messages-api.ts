@@ -115,8 +115,11 @@ export type EmulatorStep =
 	 * `{ text: "" }` answers `content: []` with end_turn, as the real model sometimes does.
 	 */
 	| { text: string }
-	/** A tool call, optionally preceded by a text block; stop_reason tool_use. */
-	| { tool_use: { name: string; input: unknown; id?: string }; text?: string }
+	/**
+	 * A tool call, or several in one turn as the real model makes them (an array, in order), optionally
+	 * preceded by a text block; stop_reason tool_use.
+	 */
+	| { tool_use: { name: string; input: unknown; id?: string } | { name: string; input: unknown; id?: string }[]; text?: string }
 	/**
 	 * An API error with the real body and headers. 429 carries `retry-after` (default 1 second).
 	 * With `after_events` on a streaming request the HTTP answer is 200 and the error arrives as an
@@ -580,7 +583,7 @@ function blankText(blocks: Record<string, unknown>[]): string | null {
 /** A step tagged by its kind, so the code that plays it needs no key-presence checks. */
 type Step =
 	| { kind: "text"; text: string }
-	| { kind: "tool_use"; name: string; input: unknown; id: string | undefined; text: string | undefined }
+	| { kind: "tool_use"; calls: { name: string; input: unknown; id: string | undefined }[]; text: string | undefined }
 	| { kind: "error"; status: EmulatorErrorStatus; retryAfter: number | undefined; message: string | undefined; afterEvents: number | undefined }
 	| { kind: "delay"; ms: number; then: Step | null }
 	| { kind: "drop"; after: number }
@@ -611,8 +614,10 @@ function toStep(value: unknown, at: string): Step {
 		return { kind: "max_tokens_stop", text, toolUse: value.tool_use === undefined ? undefined : toolUse(value.tool_use) };
 	}
 	if ("tool_use" in value) {
-		const t = toolUse(value.tool_use);
-		return { kind: "tool_use", name: t.name, input: t.input, id: t.id, text: optionalText() };
+		const given = value.tool_use;
+		if (Array.isArray(given) && given.length === 0) bad("tool_use needs at least one call");
+		const calls = Array.isArray(given) ? given.map(toolUse) : [toolUse(given)];
+		return { kind: "tool_use", calls, text: optionalText() };
 	}
 	if ("stop_reason" in value) {
 		const reason = value.stop_reason;
@@ -661,7 +666,7 @@ function compose(step: Step | null, req: ValidRequest): Composed {
 		case "tool_use": {
 			const content: ResponseBlock[] = [];
 			if (step.text) content.push(textBlock(step.text));
-			content.push(toolUseBlock(step.name, step.input, step.id));
+			for (const call of step.calls) content.push(toolUseBlock(call.name, call.input, call.id));
 			return { content, stopReason: "tool_use" };
 		}
 		case "stop_reason":

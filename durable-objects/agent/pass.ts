@@ -47,7 +47,7 @@ export class Passes {
 	private readonly currentEnv: () => Env;
 	/** The object's syncs of its shard and the D1 registry: each pass runs one left pending (see registry-sync.ts). */
 	private readonly registry: Pick<RegistrySync, "catchUp" | "dueAt"> | null;
-	/** In-flight model and tool calls by job, so a cancel reaching this instance aborts them. */
+	/** In-flight model calls by job, so a cancel reaching this instance aborts them (tool calls are let finish). */
 	readonly inflight = new Map<string, AbortController>();
 	/** The alarm work in progress: alarms never overlap in one instance, even when fired by hand. */
 	working: Promise<void> | null = null;

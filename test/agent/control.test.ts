@@ -262,7 +262,8 @@ describe("approvals", () => {
 
 	it("takes a deny of a call whose agent changed since", async () => {
 		const { job } = await waitingJob("deny-changed");
-		await call("/v1/agents/deny-changed", { method: "PUT", as: "admin", body: { name: "deny-changed", prompt: "Do the thing.", tools: [] } });
+		const put = await call("/v1/agents/deny-changed", { method: "PUT", as: "admin", body: { name: "deny-changed", prompt: "Do the thing.", tools: [] } });
+		expect(put.status).toBe(200);
 		expect((await post(`/v1/jobs/${job.id}/approval`, { decision: "deny" })).status).toBe(200);
 		await settle("deny-changed");
 		expect(await jobOf("deny-changed", job.id)).toMatchObject({ status: "completed" });
@@ -508,6 +509,26 @@ describe("approvals", () => {
 		await settle("limited-zero");
 		expect((await jobOf("limited-zero", zero.id)).status).toBe("running");
 		expect((await stepAt("limited-zero", zero.id)).next_step_at - before).toBeGreaterThanOrEqual(5_000);
+	});
+
+	it("makes none of a turn's further tool calls once the job is past its timeout", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ tool_use: [{ name: "http_fetch", input: { url: "https://slow.example.test/first" } }, { name: "http_fetch", input: { url: "https://slow.example.test/second" } }] });
+		const fetched: string[] = [];
+		fake("https://slow.example.test", async (req) => {
+			fetched.push(new URL(req.url).pathname);
+			// The job's timeout runs out while this call is under way.
+			await runInDurableObject(env.AGENT.getByName("timeout-mid-turn"), (_i: AgentDO, state) => {
+				state.storage.sql.exec("UPDATE job_setup SET deadline = ?", Date.now() - 1);
+			});
+			return new Response("first page");
+		});
+		await createAgent({ name: "timeout-mid-turn", tools: [fetchTool] });
+		const job = await trigger("timeout-mid-turn");
+		await settle("timeout-mid-turn");
+		expect(await jobOf("timeout-mid-turn", job.id)).toMatchObject({ status: "failed", exit_reason: "timeout" });
+		expect(fetched).toEqual(["/first"]);
+		expect(emulator.requests).toHaveLength(1);
 	});
 
 	it("aborts the model call in flight at the job's deadline", async () => {

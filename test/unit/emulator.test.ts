@@ -48,6 +48,18 @@ describe("non-streaming messages.create", () => {
 		expect(response.headers.get("request-id")).toMatch(/^req_/);
 	});
 
+	it("answers several tool calls in one turn, in order, when scripted with an array, and refuses an empty one", async () => {
+		emulator.enqueue({ text: "Both at once.", tool_use: [{ name: "lookup", input: { q: "a" } }, { name: "lookup", input: { q: "b" }, id: "toolu_second" }] });
+		const message = await client.messages.create(ask("go"));
+		expect(message.stop_reason).toBe("tool_use");
+		expect(message.content.map((b) => b.type)).toEqual(["text", "tool_use", "tool_use"]);
+		expect(message.content.slice(1)).toMatchObject([
+			{ name: "lookup", input: { q: "a" } },
+			{ name: "lookup", input: { q: "b" }, id: "toolu_second" },
+		]);
+		expect(() => emulator.enqueue({ tool_use: [] })).toThrow(/steps\[0\]: tool_use needs at least one call/);
+	});
+
 	it("stops with max_tokens when scripted, and when the text exceeds the request's max_tokens", async () => {
 		emulator.enqueue({ max_tokens_stop: true, text: "Cut sh" }, { text: "x".repeat(40) });
 		const scripted = await client.messages.create(ask("go"));

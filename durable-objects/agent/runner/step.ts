@@ -355,7 +355,9 @@ async function settleTools(deps: StepDeps, job: JobRecord, setup: JobSetup): Pro
 		markToolCall(deps.sql, job.id, call.toolUseId, { status: outcome.ok ? "completed" : "failed", result: outcome.content, isError: !outcome.ok, at: deps.now() });
 		out(deps, job.id, { type: "tool_result", tool_use_id: call.toolUseId, success: outcome.ok, ...(outcome.ok ? { result: outcome.content } : { error: outcome.content }) });
 		const current = getJob(deps.sql, job.id);
-		if (!current || current.status !== "running" || getSetup(deps.sql, job.id)?.cancelRequested) return "continue";
+		// Cancelled, or past its timeout, while the call ran: the turn's other calls are not made.
+		const after = getSetup(deps.sql, job.id);
+		if (!current || current.status !== "running" || !after || after.cancelRequested || deps.now() >= after.deadline) return "continue";
 	}
 	// Every call of the turn has its result: hand them to the model in the order it asked.
 	const results = turnToolCalls(deps.sql, job.id).map((c) => ({
