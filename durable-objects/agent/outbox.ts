@@ -61,7 +61,10 @@ export async function flushOutbox(sql: SqlStorage, db: D1Database, acked?: Outbo
 		// A queued job this object no longer holds was pruned: the index drops it too.
 		const gone = ids.filter((id) => !records.some((r) => r.id === id));
 		await upsertJobIndex(db, records);
-		if (gone.length > 0) await deleteFromJobIndex(db, gone);
+		if (gone.length > 0) {
+			const agent = sql.exec<{ name: string }>("SELECT name FROM agent_state WHERE id = 1").toArray()[0]?.name;
+			if (agent !== undefined) await deleteFromJobIndex(db, agent, gone);
+		}
 		for (const r of rows) sent.set(r.job_id, r.version);
 		written += records.length;
 	}

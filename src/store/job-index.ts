@@ -158,19 +158,23 @@ export async function upsertJobIndex(db: D1Database, records: readonly JobRecord
 	if (records.length > 0) await db.batch(upsertStatements(db, records));
 }
 
-/** Removes pruned jobs from the index, and from the counts of final statuses in the same batch. */
-export async function deleteFromJobIndex(db: D1Database, ids: readonly string[]): Promise<void> {
+/**
+ * Removes an agent's pruned jobs from the index, and from the counts of final statuses in the same
+ * batch. Only the agent's own rows: another agent's job may hold the same id (see upsertStatements).
+ */
+export async function deleteFromJobIndex(db: D1Database, agent: string, ids: readonly string[]): Promise<void> {
 	// D1 allows 100 bound parameters a statement.
 	for (let i = 0; i < ids.length; i += 100) {
-		const slice = ids.slice(i, i + 100);
+		const slice = JSON.stringify(ids.slice(i, i + 100));
+		const mine = "agent = ?2 AND id IN (SELECT value FROM json_each(?1))";
 		await db.batch([
 			db
 				.prepare(
-					`UPDATE job_counts SET n = n - (SELECT count(*) FROM jobs WHERE status = job_counts.status AND id IN (SELECT value FROM json_each(?1)))
-					 WHERE status IN (SELECT status FROM jobs WHERE id IN (SELECT value FROM json_each(?1)))`,
+					`UPDATE job_counts SET n = n - (SELECT count(*) FROM jobs WHERE status = job_counts.status AND ${mine})
+					 WHERE status IN (SELECT status FROM jobs WHERE ${mine})`,
 				)
-				.bind(JSON.stringify(slice)),
-			db.prepare(`DELETE FROM jobs WHERE id IN (${slice.map(() => "?").join(", ")})`).bind(...slice),
+				.bind(slice, agent),
+			db.prepare(`DELETE FROM jobs WHERE ${mine}`).bind(slice, agent),
 		]);
 	}
 }

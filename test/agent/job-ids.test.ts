@@ -2,7 +2,7 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { freshJobId, getJob, putJob } from "../../durable-objects/agent/jobs.ts";
 import { createJob } from "../../src/jobs/model.ts";
-import { upsertJobIndex } from "../../src/store/job-index.ts";
+import { deleteFromJobIndex, upsertJobIndex } from "../../src/store/job-index.ts";
 
 const NOW = Date.parse("2026-12-01T10:00:00Z");
 
@@ -37,5 +37,8 @@ describe("job ids drawn twice", () => {
 		// The first job's own updates still land.
 		await upsertJobIndex(env.DB, [{ ...mine, status: "running", revision: mine.revision + 1 }]);
 		expect(await env.DB.prepare("SELECT status FROM jobs WHERE id = ?").bind(id).first("status")).toBe("running");
+		// Nor does the other agent's pruning of its job take the first job's row away.
+		await deleteFromJobIndex(env.DB, "second-drawer", [id]);
+		expect(await env.DB.prepare("SELECT agent FROM jobs WHERE id = ?").bind(id).first("agent")).toBe("first-drawer");
 	});
 });

@@ -43,7 +43,8 @@ describe("GET /v1/status: indexed jobs by status", () => {
 		expect(seen.status).toEqual(seen.truth);
 
 		// Retention drops jobs from the index (and an id the index never had changes nothing).
-		await deleteFromJobIndex(env.DB, [a[0]!.id, b[0]!.id, "job-2026-01-01-absent"]);
+		await deleteFromJobIndex(env.DB, a[0]!.agent, [a[0]!.id, "job-2026-01-01-absent"]);
+		await deleteFromJobIndex(env.DB, b[0]!.agent, [b[0]!.id]);
 		seen = await statusAndTruth();
 		expect(seen.truth).toEqual({ completed: 1, cancelled: 1 });
 		expect(seen.status).toEqual(seen.truth);

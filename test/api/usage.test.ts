@@ -56,7 +56,8 @@ describe("GET /v1/usage: tokens and cost by agent and day", () => {
 		expect((await usage("agent=usage-b&since=2026-11-02&until=2026-11-02")).days.map((d) => [d.day, d.agent, d.jobs])).toEqual([["2026-11-02", "usage-b", 1]]);
 
 		// Retention prunes jobs from the index, not from their usage.
-		await deleteFromJobIndex(env.DB, [a1.ended.id, a2.ended.id, b1.ended.id]);
+		await deleteFromJobIndex(env.DB, "usage-a", [a1.ended.id, a2.ended.id]);
+		await deleteFromJobIndex(env.DB, "usage-b", [b1.ended.id]);
 		expect((await usage("since=2026-11-01&until=2026-11-03")).days).toEqual(page.days);
 	});
 
