@@ -19,7 +19,7 @@ import { parseArgs } from "node:util";
 import { gzipSync } from "node:zlib";
 import { convertV4MiniflareOptions, Miniflare } from "miniflare";
 import { unstable_getMiniflareWorkerOptions, unstable_readConfig } from "wrangler";
-import { ROOT, startLocalWorker } from "./lib/local-worker.mjs";
+import { bundleModules, ROOT, startLocalWorker } from "./lib/local-worker.mjs";
 import { machineInfo, printMachine, printTable, recordFailure, round, scratch, summary, verdict, writeResult } from "./lib/common.mjs";
 
 export const title = "gzipped upload size (wrangler deploy --dry-run) and Worker start-up time";
@@ -137,9 +137,6 @@ async function startBare(scriptPath, persistDir) {
 	const CONFIG = path.join(ROOT, "wrangler.toml");
 	const { workerOptions } = unstable_getMiniflareWorkerOptions(CONFIG);
 	const config = unstable_readConfig({ config: CONFIG });
-	const dir = path.dirname(scriptPath);
-	const modules = [{ type: "ESModule", path: scriptPath }];
-	for (const f of readdirSync(dir)) if (f.endsWith(".yaml")) modules.push({ type: "Text", path: path.join(dir, f) });
 	const t0 = performance.now();
 	const mf = new Miniflare(
 		convertV4MiniflareOptions({
@@ -148,8 +145,8 @@ async function startBare(scriptPath, persistDir) {
 					...workerOptions,
 					name: "drover",
 					modulesRules: undefined,
-					modulesRoot: dir,
-					modules,
+					// The bundle's other files (fleet.yaml, the dashboard's script files) typed by wrangler.toml's rules.
+					...bundleModules(scriptPath, workerOptions.modulesRules),
 					bindings: { ...config.vars, API_TOKENS: `bench:admin:${"x".repeat(32)}` },
 					cronTriggers: [],
 				},

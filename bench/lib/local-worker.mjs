@@ -160,7 +160,7 @@ export function openFilesOf(pid) {
  * The bundle's files as an explicit module list: v5 cannot take `modulesRules`, so each file beside
  * index.js gets its type from wrangler.toml's rules here (fleet.yaml → Text).
  */
-function bundleModules(scriptPath, rules) {
+export function bundleModules(scriptPath, rules) {
 	const dir = path.dirname(scriptPath);
 	const modules = [{ type: "ESModule", path: scriptPath }];
 	for (const file of readdirSync(dir)) {
