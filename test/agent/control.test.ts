@@ -26,6 +26,29 @@ async function post(path: string, body?: unknown): Promise<Response> {
 	return call(path, { method: "POST", as: "operate", body });
 }
 
+/**
+ * Makes a job's step throw just before its model call leaves, as a storage error there would:
+ * `failure(jobId)` gives the error's message, or null to let the step go on.
+ */
+async function failStepBeforeItsCall(stub: DurableObjectStub<AgentDO>, failure: (jobId: string) => string | null): Promise<void> {
+	await runInDurableObject(stub, (instance: AgentDO) => {
+		const self = (instance as unknown as { passes: { stepDeps: () => { inflight: Map<string, AbortController> } } }).passes;
+		const real = self.stepDeps.bind(self);
+		self.stepDeps = () => {
+			const deps = real();
+			const inflight = {
+				set: (id: string, controller: AbortController) => {
+					const message = failure(id);
+					if (message !== null) throw new Error(message);
+					return deps.inflight.set(id, controller);
+				},
+				delete: (id: string) => deps.inflight.delete(id),
+			} as unknown as Map<string, AbortController>;
+			return { ...deps, inflight };
+		};
+	});
+}
+
 /** A promise and what settles it: what waits on `promise` goes on once the test calls `open`. */
 function gate(): { promise: Promise<void>; open: () => void } {
 	let open = () => {};
@@ -856,23 +879,10 @@ describe("jobs running side by side", () => {
 		);
 		// B's first step fails before its call leaves (a storage error, say), while A's call is out.
 		let failed = false;
-		await runInDurableObject(stub, (instance: AgentDO) => {
-			const self = (instance as unknown as { passes: { stepDeps: () => { inflight: Map<string, AbortController> } } }).passes;
-			const real = self.stepDeps.bind(self);
-			self.stepDeps = () => {
-				const deps = real();
-				const inflight = {
-					set: (id: string, controller: AbortController) => {
-						if (id === b!.id && !failed) {
-							failed = true;
-							throw new Error("storage write failed");
-						}
-						return deps.inflight.set(id, controller);
-					},
-					delete: (id: string) => deps.inflight.delete(id),
-				} as unknown as Map<string, AbortController>;
-				return { ...deps, inflight };
-			};
+		await failStepBeforeItsCall(stub, (id) => {
+			if (id !== b!.id || failed) return null;
+			failed = true;
+			return "storage write failed";
 		});
 		// Resuming starts the queued runs, in the object's own work (not this test's).
 		expect((await post(`/v1/agents/${name}/resume`, {})).status).toBe(200);
@@ -902,23 +912,10 @@ describe("jobs running side by side", () => {
 		});
 		// Each job's first step fails before its call leaves (a storage error, say).
 		const failed = new Set<string>();
-		await runInDurableObject(stub, (instance: AgentDO) => {
-			const self = (instance as unknown as { passes: { stepDeps: () => { inflight: Map<string, AbortController> } } }).passes;
-			const real = self.stepDeps.bind(self);
-			self.stepDeps = () => {
-				const deps = real();
-				const inflight = {
-					set: (id: string, controller: AbortController) => {
-						if (!failed.has(id)) {
-							failed.add(id);
-							throw new Error(`storage write failed for ${id}`);
-						}
-						return deps.inflight.set(id, controller);
-					},
-					delete: (id: string) => deps.inflight.delete(id),
-				} as unknown as Map<string, AbortController>;
-				return { ...deps, inflight };
-			};
+		await failStepBeforeItsCall(stub, (id) => {
+			if (failed.has(id)) return null;
+			failed.add(id);
+			return `storage write failed for ${id}`;
 		});
 		const logged: string[] = [];
 		const spy = vi.spyOn(console, "error").mockImplementation((line: string) => void logged.push(line));
