@@ -1,117 +1,34 @@
 /**
- * The API's response shapes the CLI reads. Job shapes come from the server's own schema (type-only
- * imports, erased when Node strips the types, so the CLI loads nothing from src/ at run time); the
- * rest mirror the zod schemas in src/api/*.ts, which do not export their inferred types.
+ * The API's response shapes the CLI reads, inferred from the server's own zod schemas (type-only
+ * imports, erased when Node strips the types, so the CLI loads nothing from src/ at run time): a
+ * change to an answer's schema is a type error here, not a silent drift.
  */
+import type { AgentStatusShape, OccurrenceShape } from "../src/api/agent-actions.ts";
+import type { AgentViewT } from "../src/api/agents.ts";
+import type { HealthShape } from "../src/api/health.ts";
+import type { SchedulerHealthShape, StatusShape } from "../src/api/status.ts";
 import type { JobRecord, JobStatus, JobSummary } from "../src/jobs/schema.ts";
 import type { Incident } from "../src/store/incidents.ts";
 import type { UsageDay } from "../src/store/usage.ts";
 
 export type { Incident, JobRecord, JobStatus, JobSummary, UsageDay };
 
+export type SchedulerHealth = SchedulerHealthShape;
+export type Health = HealthShape;
+export type Status = StatusShape;
+export type AgentView = AgentViewT;
+export type AgentStatus = AgentStatusShape;
+export type Occurrence = OccurrenceShape;
+export type Paused = NonNullable<AgentView["paused"]>;
+
 export interface JobPage {
 	jobs: JobSummary[];
 	next_cursor: string | null;
 }
 
-export interface SchedulerHealth {
-	last_tick_at: string | null;
-	age_seconds: number | null;
-	stalled: boolean;
-	outcome: "ok" | "partial" | "failed" | null;
-	last_ok_at: string | null;
-}
-
-export interface Health {
-	status: "ok" | "degraded";
-	version: string;
-	fleet: { ok: boolean; agents: number; issues?: { path: string; message: string }[] };
-	scheduler: SchedulerHealth | null;
-}
-
-export interface Status {
-	scheduler: SchedulerHealth & { agents_called: number | null; claimed: number | null; skipped: number | null; error: string | null };
-	jobs: Record<string, number>;
-	agents: { file: number; api: number };
-}
-
-export interface Paused {
-	at: string;
-	reason: string | null;
-	by: string | null;
-}
-
-export interface ScheduleView {
-	name: string;
-	kind: "cron" | "interval";
-	expression: string;
-	timezone: string | null;
-	catch_up: boolean;
-	enabled: boolean;
-	next_run: string | null;
-}
-
-export interface RunningJob {
-	id: string;
-	status: string;
-	started_at: string | null;
-	schedule: string | null;
-}
-
-export interface LastJob {
-	id: string;
-	status: string;
-	exit_reason: string | null;
-	finished_at: string | null;
-}
-
-export interface AgentView {
-	name: string;
-	source: "file" | "api";
-	enabled: boolean;
-	model: string;
-	fallback_models: string[];
-	max_concurrent: number;
-	overlap: "skip" | "queue";
-	schedules: ScheduleView[];
-	paused: Paused | null;
-	running_jobs: RunningJob[];
-	queued_jobs: number;
-	last_job: LastJob | null;
-}
-
 export interface AgentPage {
 	agents: AgentView[];
 	next_cursor: string | null;
-}
-
-/** What pause and resume answer. */
-export interface AgentStatus {
-	name: string;
-	source: "file" | "api";
-	deleted: boolean;
-	paused: Paused | null;
-	running_jobs: RunningJob[];
-	queued_jobs: number;
-	last_job: LastJob | null;
-	index_backlog: number;
-}
-
-export interface Occurrence {
-	id: string;
-	schedule: string | null;
-	source: "cron" | "manual" | "webhook";
-	scheduled_instant: string | null;
-	dispatch: "on_time" | "late" | "catch_up" | "manual";
-	claimed_at: string;
-	started_at: string | null;
-	finished_at: string | null;
-	status: "claimed" | "running" | "completed" | "failed" | "skipped" | "unknown";
-	skip_reason: string | null;
-	skipped_count: number | null;
-	skipped_from: string | null;
-	job_id: string | null;
-	error: string | null;
 }
 
 export interface RunPage {

@@ -62,6 +62,10 @@ const OccurrenceSchema = z
 	})
 	.openapi("Occurrence");
 
+/** The answers' shapes, for the CLI (a type-only import: nothing of src/ loads in it at run time). */
+export type AgentStatusShape = z.infer<typeof AgentStatusSchema>;
+export type OccurrenceShape = z.infer<typeof OccurrenceSchema>;
+
 const stub = agentRpc;
 
 export const agentActionsApi = createApi()

@@ -49,7 +49,8 @@ const AgentDetail = AgentView.extend({ definition: AgentSchema, definition_revis
 
 const AgentPath = z.object({ agent: AgentNameParam });
 
-type AgentViewT = z.infer<typeof AgentView>;
+/** The answers' shapes, for the CLI (a type-only import). */
+export type AgentViewT = z.infer<typeof AgentView>;
 
 function scheduleViews(agent: AgentDefinition, now: Date): AgentViewT["schedules"] {
 	return Object.entries(agent.schedules).map(([name, s]) => ({

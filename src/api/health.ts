@@ -19,6 +19,9 @@ const Health = z
 	})
 	.openapi("Health");
 
+/** The answer's shape, for the CLI (a type-only import). */
+export type HealthShape = z.infer<typeof Health>;
+
 /**
  * Liveness needs no token: load balancers and uptime checks call it bare. It answers 503 when the
  * fleet cannot load or the scheduler has stalled, so a plain HTTP check catches both.

@@ -28,6 +28,10 @@ const Status = z
 	})
 	.openapi("Status");
 
+/** The answers' shapes, for the CLI (a type-only import: nothing of src/ loads in it at run time). */
+export type SchedulerHealthShape = z.infer<typeof SchedulerHealth>;
+export type StatusShape = z.infer<typeof Status>;
+
 export const statusApi = createApi().openapi(
 	withRole("read", {
 		method: "get",
