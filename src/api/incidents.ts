@@ -1,29 +1,11 @@
 import { z } from "@hono/zod-openapi";
 import { NotFoundError } from "../errors.ts";
 import { log } from "../log.ts";
-import { closeIncident, INCIDENT_STATES, listIncidents } from "../store/incidents.ts";
+import { IncidentSchema, INCIDENT_STATES } from "../incidents/schema.ts";
+import { closeIncident, listIncidents } from "../store/incidents.ts";
 import { createApi, withRole } from "./factory.ts";
 import { AgentNameParam } from "./params.ts";
 import { notFoundResponse } from "./schemas.ts";
-
-const IncidentSchema = z
-	.object({
-		id: z.string(),
-		agent: z.string(),
-		signature: z.string(),
-		class: z.string().openapi({ description: "rate_limit | timeout | auth | delivery | config | agent | unknown" }),
-		state: z.enum(INCIDENT_STATES),
-		error: z.string(),
-		count: z.number().int(),
-		first_seen_at: z.string(),
-		last_seen_at: z.string(),
-		last_job_id: z.string().nullable(),
-		alerted_at: z.string().nullable(),
-		resolved_at: z.string().nullable(),
-		closed_at: z.string().nullable(),
-		closed_by: z.string().nullable(),
-	})
-	.openapi("Incident");
 
 const IncidentPath = z.object({ id: z.string().regex(/^[a-z0-9-]{1,6}_[0-9a-f]{12}$/, "must be an incident id: <agent prefix>_<12 hex>") });
 

@@ -3,7 +3,7 @@
 // They hold no data (so they need no token); /ui/app.js signs in, calls the JSON API and fills them.
 import type { Child } from "hono/jsx";
 import { JOB_STATUSES, TRIGGER_TYPES } from "../jobs/schema.ts";
-import { INCIDENT_STATES } from "../store/incidents.ts";
+import { INCIDENT_STATES } from "../incidents/schema.ts";
 
 export type View = "fleet" | "jobs" | "job" | "runs" | "usage" | "incidents";
 

@@ -1,9 +1,10 @@
 import { classifyFailure, incidentId, incidentSignature } from "../incidents/signature.ts";
 import { redact } from "../security/redact.ts";
 import { cursorScope, decodeCursor, encodeCursor } from "../shared/cursor.ts";
+import type { Incident, IncidentState } from "../incidents/schema.ts";
 
-export const INCIDENT_STATES = ["detected", "alerted", "resolved", "closed"] as const;
-export type IncidentState = (typeof INCIDENT_STATES)[number];
+export type { Incident };
+
 
 interface IncidentRow {
 	id: string;
@@ -22,22 +23,6 @@ interface IncidentRow {
 	closed_by: string | null;
 }
 
-export interface Incident {
-	id: string;
-	agent: string;
-	signature: string;
-	class: string;
-	state: IncidentState;
-	error: string;
-	count: number;
-	first_seen_at: string;
-	last_seen_at: string;
-	last_job_id: string | null;
-	alerted_at: string | null;
-	resolved_at: string | null;
-	closed_at: string | null;
-	closed_by: string | null;
-}
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 

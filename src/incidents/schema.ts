@@ -1,0 +1,29 @@
+import { z } from "@hono/zod-openapi";
+
+export const INCIDENT_STATES = ["detected", "alerted", "resolved", "closed"] as const;
+export type IncidentState = (typeof INCIDENT_STATES)[number];
+
+/**
+ * An incident as the API answers it and as the store reads it: one schema for both (and the CLI's
+ * type), so the route's documented shape and what it returns cannot drift apart.
+ */
+export const IncidentSchema = z
+	.object({
+		id: z.string(),
+		agent: z.string(),
+		signature: z.string(),
+		class: z.string().openapi({ description: "rate_limit | timeout | auth | delivery | config | agent | unknown" }),
+		state: z.enum(INCIDENT_STATES),
+		error: z.string(),
+		count: z.number().int(),
+		first_seen_at: z.string(),
+		last_seen_at: z.string(),
+		last_job_id: z.string().nullable(),
+		alerted_at: z.string().nullable(),
+		resolved_at: z.string().nullable(),
+		closed_at: z.string().nullable(),
+		closed_by: z.string().nullable(),
+	})
+	.openapi("Incident");
+
+export type Incident = z.infer<typeof IncidentSchema>;
