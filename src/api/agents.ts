@@ -194,8 +194,8 @@ export const agentsApi = createApi()
 		async (c) => {
 			const agent = c.req.valid("json");
 			refuseFileAgent(agent.name);
-			const existing = await getRegisteredAgent(c.env.DB, agent.name);
-			if (existing && existing.deletedAt === null) throw new ConflictError(`agent ${agent.name} already exists; PUT /v1/agents/${agent.name} changes it`);
+			// Not refused on the registry's word: the object decides, and a refusal there also brings a
+			// registry left behind by an older release back in line with it.
 			const revision = await store(c.env, agent, "create", c.var.principal.name);
 			log.info("agent.created", { agent: agent.name, by: c.var.principal.name, definition_revision: revision });
 			const status = await agentStub(c.env, agent.name).status(agent.name, "api");
@@ -218,8 +218,9 @@ export const agentsApi = createApi()
 			const { agent: name } = c.req.valid("param");
 			refuseFileAgent(name);
 			const agent = checkName(c.req.valid("json"), name);
-			const existing = await getRegisteredAgent(c.env.DB, name);
-			if (!existing || existing.deletedAt !== null) throw new NotFoundError(`no agent named ${name}; POST /v1/agents creates one`);
+			// A name the registry never had is refused here, without waking (and so storing) an object for
+			// it; for any other, live or deleted in the registry, the object decides (see POST).
+			if (!(await getRegisteredAgent(c.env.DB, name))) throw new NotFoundError(`no agent named ${name}; POST /v1/agents creates one`);
 			const revision = await store(c.env, agent, "replace", c.var.principal.name);
 			log.info("agent.updated", { agent: name, by: c.var.principal.name, definition_revision: revision });
 			const status = await agentStub(c.env, name).status(name, "api");
@@ -241,8 +242,7 @@ export const agentsApi = createApi()
 		async (c) => {
 			const { agent: name } = c.req.valid("param");
 			refuseFileAgent(name);
-			const existing = await getRegisteredAgent(c.env.DB, name);
-			if (!existing || existing.deletedAt !== null) throw new NotFoundError(`no agent named ${name}`);
+			if (!(await getRegisteredAgent(c.env.DB, name))) throw new NotFoundError(`no agent named ${name}`);
 			// The object decides (one of concurrent deletes succeeds) and tells its shard and D1.
 			unwrap(await agentStub(c.env, name).remove(Date.now(), c.var.principal.name));
 			log.info("agent.deleted", { agent: name, by: c.var.principal.name });

@@ -221,6 +221,26 @@ describe("an API agent left half-written by the release before", () => {
 		expect((await call("/v1/agents", { method: "POST", as: "admin", body: { name, prompt: "Back again." } })).status).toBe(201);
 	});
 
+	it("listed with an old definition, is brought in line by a POST of its name, which its object refuses", async () => {
+		const name = "stale-listing";
+		await createAgent({ name, prompt: "What it runs." });
+		await env.DB.prepare("UPDATE agents SET definition = json_set(definition, '$.prompt', 'An old prompt.') WHERE name = ?").bind(name).run();
+		expect(((await (await call(`/v1/agents/${name}`)).json()) as Detail).definition.prompt).toBe("An old prompt.");
+		const post = await call("/v1/agents", { method: "POST", as: "admin", body: { name, prompt: "A new one." } });
+		expect(post.status).toBe(409);
+		expect(((await (await call(`/v1/agents/${name}`)).json()) as Detail).definition.prompt).toBe("What it runs.");
+	});
+
+	it("listed as deleted while its object still has it, is changed by a PUT, which reaches the object", async () => {
+		const name = "unlisted-live";
+		await createAgent({ name, prompt: "Still here." });
+		await env.DB.prepare("UPDATE agents SET deleted_at = ? WHERE name = ?").bind(Date.now(), name).run();
+		const put = await call(`/v1/agents/${name}`, { method: "PUT", as: "admin", body: { name, prompt: "Changed." } });
+		expect(put.status).toBe(200);
+		expect(((await (await call(`/v1/agents/${name}`)).json()) as Detail).definition.prompt).toBe("Changed.");
+		expect((await registryRow(name))?.deleted_at).toBeNull();
+	});
+
 	it("is brought in line by its first pass after the upgrade, unasked", async () => {
 		const name = "half-deleted-upgraded";
 		await deletedButListed(name);
