@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { UsageDaySchema } from "../jobs/usage-day.ts";
 import { BadRequestError } from "../errors.ts";
 import { DAY_MS, isoDay, listUsage, utcDay } from "../store/usage.ts";
 import { createApi, withRole } from "./factory.ts";
@@ -16,20 +17,6 @@ const UsageQuery = z
 		cursor: z.string().max(200).optional().openapi({ description: "next_cursor of the previous page, passed with the same filters" }),
 	})
 	.refine((q) => !q.since || !q.until || q.since <= q.until, { message: "since must not be after until", path: ["since"] });
-
-const UsageDaySchema = z
-	.object({
-		day: z.string().openapi({ example: "2026-11-30" }),
-		agent: z.string(),
-		jobs: z.number().int().openapi({ description: "Jobs created that day that have ended" }),
-		input_tokens: z.number().int(),
-		output_tokens: z.number().int(),
-		cache_creation_input_tokens: z.number().int(),
-		cache_read_input_tokens: z.number().int(),
-		cost_usd: z.number().nullable().openapi({ description: "Cost of the priced jobs among them; null when none was priced" }),
-		priced_jobs: z.number().int(),
-	})
-	.openapi("UsageDay");
 
 const UsagePage = z
 	.object({

@@ -1,6 +1,9 @@
 import { cursorScope, decodeCursor, encodeCursor } from "../shared/cursor.ts";
 import type { JobRecord } from "../jobs/model.ts";
 import { FIRST_FINAL } from "./first-final.ts";
+import type { UsageDay } from "../jobs/usage-day.ts";
+
+export type { UsageDay };
 
 /**
  * The usage_daily rollup (migrations/0005): tokens and cost of ended jobs by agent and UTC day of
@@ -38,20 +41,6 @@ export function usageStatement(db: D1Database, r: JobRecord): D1PreparedStatemen
 			   cost_usd = cost_usd + excluded.cost_usd, priced_jobs = priced_jobs + excluded.priced_jobs`,
 		)
 		.bind(r.id, r.status, utcDay(Date.parse(r.created_at)), r.agent, tokens.input, tokens.output, tokens.cacheWrite, tokens.cacheRead, cost ?? 0, cost === null ? 0 : 1);
-}
-
-export interface UsageDay {
-	/** YYYY-MM-DD, UTC. */
-	day: string;
-	agent: string;
-	jobs: number;
-	input_tokens: number;
-	output_tokens: number;
-	cache_creation_input_tokens: number;
-	cache_read_input_tokens: number;
-	/** The cost of the day's priced jobs; null when none was priced (a model without a price). */
-	cost_usd: number | null;
-	priced_jobs: number;
 }
 
 /** A row of usage_daily: the day as its UTC midnight (ms), the cost summed over priced jobs only. */

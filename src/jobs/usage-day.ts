@@ -1,0 +1,21 @@
+import { z } from "@hono/zod-openapi";
+
+/**
+ * One day of one agent's usage, as the API answers it and the store rolls it up: one schema for
+ * both (and the CLI's type), so the route's documented shape and what it returns cannot drift apart.
+ */
+export const UsageDaySchema = z
+	.object({
+		day: z.string().openapi({ example: "2026-11-30" }),
+		agent: z.string(),
+		jobs: z.number().int().openapi({ description: "Jobs created that day that have ended" }),
+		input_tokens: z.number().int(),
+		output_tokens: z.number().int(),
+		cache_creation_input_tokens: z.number().int(),
+		cache_read_input_tokens: z.number().int(),
+		cost_usd: z.number().nullable().openapi({ description: "Cost of the priced jobs among them; null when none was priced" }),
+		priced_jobs: z.number().int(),
+	})
+	.openapi("UsageDay");
+
+export type UsageDay = z.infer<typeof UsageDaySchema>;
