@@ -1,4 +1,4 @@
-import { agentTickFailure, type ShardTickResult } from "../../durable-objects/shard/shard-do.ts";
+import type { ShardTickResult } from "../../durable-objects/shard/shard-do.ts";
 import { errorFields, log } from "../log.ts";
 import { resolveSecretUrl } from "../delivery/secret-url.ts";
 import { alertIncident } from "../incidents/alert.ts";
@@ -31,8 +31,8 @@ export async function runTick(env: Env, scheduledTime: number, now = Date.now())
 	for (const [i, s] of settled.entries()) {
 		if (s.status === "fulfilled") {
 			shards.push(s.value);
-			// Named, not quoted: the shard logged each agent's own error.
-			for (const f of s.value.failed) errors.push(agentTickFailure(f.agent));
+			// The shard's public line (the agent named, its own error logged there).
+			for (const f of s.value.failed) errors.push(f.error);
 		} else {
 			// The heartbeat (GET /v1/status) and the scheduler incident get a fixed line; the shard's
 			// own error (an RPC or storage fault's text) goes to the log only.
