@@ -24,6 +24,11 @@ export class BadRequestError extends AppError {
 	constructor(message: string, details?: unknown) {
 		super(400, "bad_request", message, details);
 	}
+
+	/** A 400 for the body as a whole, named as the field at fault as every 400 names its fields. */
+	static ofBody(message: string, issue = message): BadRequestError {
+		return new BadRequestError(message, { issues: [{ path: "body", message: issue }] });
+	}
 }
 
 export class UnauthorizedError extends AppError {

@@ -60,7 +60,7 @@ const noBody: MiddlewareHandler<AppEnv> = async (c, next) => {
 	const text = (await c.req.text()).trim();
 	if (text !== "" && text !== "{}" && !/^\{\s*\}$/.test(text)) {
 		const message = `${c.req.method} ${c.req.routePath} takes no body; send none (or {})`;
-		throw new BadRequestError(message, { issues: [{ path: "body", message: "must be empty (or {})" }] });
+		throw BadRequestError.ofBody(message, "must be empty (or {})");
 	}
 	await next();
 };

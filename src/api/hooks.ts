@@ -74,15 +74,15 @@ export const hooksApi = createApi().openapi(
 		await verifyWebhook(secret, headers["x-drover-timestamp"], headers["x-drover-signature"], raw, Date.now());
 		// Read from the text, before parsing: thousands of levels would overflow the walks below (a 500).
 		if (textNestsDeeper(raw)) {
-			throw bodyError(`webhook body nests deeper than ${MAX_JSON_DEPTH} levels`);
+			throw BadRequestError.ofBody(`webhook body nests deeper than ${MAX_JSON_DEPTH} levels`);
 		}
 		let parsed: unknown;
 		try {
 			parsed = JSON.parse(raw);
 		} catch {
-			throw bodyError("webhook body is not valid JSON");
+			throw BadRequestError.ofBody("webhook body is not valid JSON");
 		}
-		if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw bodyError("webhook body must be a JSON object");
+		if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw BadRequestError.ofBody("webhook body must be a JSON object");
 		const lone = loneSurrogatePath(parsed);
 		if (lone !== null) throw new BadRequestError(`webhook body: ${lone}: ${LONE_SURROGATE_MESSAGE}`, { issues: [{ path: lone, message: LONE_SURROGATE_MESSAGE }] });
 		// Injected data gets the looser scan: invisible characters are stripped, overrides refused. It
@@ -106,11 +106,6 @@ export const hooksApi = createApi().openapi(
 		return c.json(result.job, 202);
 	},
 );
-
-/** A 400 for the body as a whole, named as the field at fault as every 400 names its fields. */
-function bodyError(message: string): BadRequestError {
-	return new BadRequestError(message, { issues: [{ path: "body", message }] });
-}
 
 /** Every key and string value in a parsed JSON value (depth already bounded), without recursion. */
 function stringsOf(value: unknown): string[] {
