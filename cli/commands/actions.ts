@@ -36,7 +36,7 @@ interface PauseOptions {
 export function registerActions(program: Command): void {
 	program
 		.command("cancel")
-		.description("cancel a job: a pending one at once, a running one at its next checkpoint")
+		.description("cancel a job: at once, or, while a tool call is in flight, as soon as the call returns")
 		.argument("<id>", "job id", pathSegment)
 		.option("-y, --yes", "do not ask first (required when stdin is not a terminal)")
 		.option("-r, --reason <reason>", "recorded with the cancellation")
@@ -116,7 +116,7 @@ async function cancel(ctx: Context, id: string, opts: CancelOptions): Promise<nu
 	const job = await ctx.client.json(`${jobPath(id)}/cancel`, shapes.job, { method: "POST", body: opts.reason === undefined ? {} : { reason: opts.reason } });
 	if (opts.json) ctx.json(job);
 	else if (job.status === "cancelled") ctx.out(`cancelled ${job.id}`);
-	else ctx.out(`cancelling ${job.id}: it is ${statusStyle(ctx.p, job.status)(job.status)} and stops at its next checkpoint`);
+	else ctx.out(`cancelling ${job.id}: it is ${statusStyle(ctx.p, job.status)(job.status)} and stops as soon as its tool call in flight returns`);
 	return 0;
 }
 

@@ -29,6 +29,9 @@ import { deleteNote, readNotepad, setNote, type Notepad } from "./notepad.ts";
 
 /** Scheduled starts are spread over this window, by a stable hash of the agent's name. */
 const START_SPREAD_MS = 5_000;
+/** How long a cancel waits for an aborted model call's job to end before answering with it as it is. */
+const CANCEL_WAIT_MS = 5_000;
+
 function startSpreadMs(agent: string): number {
 	let h = 0;
 	for (let i = 0; i < agent.length; i++) h = (Math.imul(h, 31) + agent.charCodeAt(i)) >>> 0;
@@ -401,9 +404,14 @@ export class AgentDO extends DurableObject<Env> {
 			return done;
 		}
 		requestCancel(this.sql, jobId, why);
-		this.passes.inflight.get(jobId)?.abort(new Error(why));
+		const modelCall = this.passes.inflight.get(jobId);
+		modelCall?.abort(new Error(why));
 		log.info("job.cancel_requested", { agent: job.agent, job_id: jobId, by });
 		await this.passes.workNow();
+		// A model call in flight ends at the abort, and its job with it: the answer shows the job
+		// cancelled. A tool call in flight is let finish (its effect would be unknown if cut off), so
+		// that job answers still running and ends cancelled as soon as the call returns.
+		if (modelCall) await this.passes.loopEnded(jobId, CANCEL_WAIT_MS);
 		return getJob(this.sql, jobId)!;
 	}
 

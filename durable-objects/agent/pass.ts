@@ -3,6 +3,8 @@ import { createModelClient } from "../../src/agent/model-client.ts";
 import type { AgentDefinition } from "../../src/config/schema.ts";
 import { transition } from "../../src/jobs/model.ts";
 import { errorFields, log } from "../../src/log.ts";
+import { abortable } from "../../src/shared/abortable.ts";
+import { deadline } from "../../src/shared/deadline.ts";
 import { dueSends, nextSendAt, queueEffects, SEND_TIMEOUT_MS, sendDue } from "./effects.ts";
 import { flushIncidentEvents } from "./incidents.ts";
 import { getJob, jobCounts, jobsWithStatus, pendingJobs, putJob } from "./jobs.ts";
@@ -245,6 +247,21 @@ export class Passes {
 				if (this.loops.size > 0) void this.serially(() => this.finishEarly());
 			});
 		this.loops.set(jobId, loop);
+	}
+
+	/**
+	 * Resolves when the job's loop in this instance has ended (at once when it has none), or after
+	 * `ms` at the latest: a caller may wait for a step under way without waiting on a slow one.
+	 */
+	async loopEnded(jobId: string, ms: number): Promise<void> {
+		const loop = this.loops.get(jobId);
+		if (!loop) return;
+		const limit = deadline(ms);
+		try {
+			await abortable(loop, limit.signal).catch(() => {});
+		} finally {
+			limit.clear();
+		}
 	}
 
 	/**

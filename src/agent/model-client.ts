@@ -24,6 +24,7 @@ import {
 	type ModelResponse,
 } from "./contracts.ts";
 import { DEFAULT_BASE_URL, EMULATOR_API_KEY, providerConfig, type ProviderConfig, type ProviderEnv } from "./credentials.ts";
+import { abortable } from "../shared/abortable.ts";
 import { deadline } from "../shared/deadline.ts";
 import { messageFromSse } from "./streamed-message.ts";
 
@@ -216,20 +217,26 @@ export function createModelClient(env: ProviderEnv, options: ModelClientOptions 
 					const key = cursor;
 					let message: Message;
 					try {
-						const response = await sdkFor(config, key)
-							.messages.create(
-								{
-									model,
-									max_tokens: request.max_tokens,
-									messages: request.messages,
-									...(request.system.length > 0 ? { system: request.system } : {}),
-									...(request.tools.length > 0 ? { tools: request.tools } : {}),
-									stream: true,
-								},
-								{ signal },
-							)
-							.asResponse();
-						message = messageFromSse(await response.text(), response.headers);
+						const exchange = (async () => {
+							const response = await sdkFor(config, key)
+								.messages.create(
+									{
+										model,
+										max_tokens: request.max_tokens,
+										messages: request.messages,
+										...(request.system.length > 0 ? { system: request.system } : {}),
+										...(request.tools.length > 0 ? { tools: request.tools } : {}),
+										stream: true,
+									},
+									{ signal },
+								)
+								.asResponse();
+							return { headers: response.headers, body: await response.text() };
+						})();
+						// The call ends at the abort (a cancel, the job's deadline) even where the transport
+						// has not noticed it yet: a cancel answers with the job cancelled, not still waiting.
+						const { headers, body } = signal ? await abortable(exchange, signal) : await exchange;
+						message = messageFromSse(body, headers);
 					} catch (error) {
 						const f = classify(error, signal, now());
 						// The attempt type has no "aborted" status; the thrown kind says it.

@@ -139,9 +139,9 @@ export const jobsApi = createApi()
 		withRole("operate", {
 			method: "post",
 			path: "/{id}/cancel",
-			summary: "Cancel a job: a pending one at once, a running one promptly (its in-flight call is aborted)",
+			summary: "Cancel a job: a pending one, or one in a model call (the call is aborted), at once; one in a tool call as soon as the call returns",
 			request: { params: JobPath, body: { content: { "application/json": { schema: CancelBody } }, required: false } },
-			responses: { 200: jobResponse("The job, cancelled or with its cancel under way"), ...notFoundResponse, ...conflictResponse },
+			responses: { 200: jobResponse("The job: cancelled, or still running while a tool call in flight finishes"), ...notFoundResponse, ...conflictResponse },
 		}),
 		async (c) => {
 			const { id } = c.req.valid("param");

@@ -1,4 +1,5 @@
 /** What http_fetch and webhook tools share: the deadline, bounded body reads, error wording. */
+import { abortable } from "../../shared/abortable.ts";
 import { deadline, type Deadline } from "../../shared/deadline.ts";
 
 /** One deadline per tool call, covering connect, redirects and reading the body. */
@@ -10,31 +11,6 @@ export const TOOL_TIMEOUT_MS = 30_000;
  */
 export function toolDeadline(): Deadline {
 	return deadline(TOOL_TIMEOUT_MS);
-}
-
-/**
- * Settles with `promise`, or rejects as soon as `signal` aborts. fetch and body reads are given the
- * signal too; the race makes the deadline hold even where a pending read does not observe it.
- */
-export function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-	if (signal.aborted) {
-		promise.catch(() => {});
-		return Promise.reject(signal.reason);
-	}
-	return new Promise<T>((resolve, reject) => {
-		const onAbort = () => reject(signal.reason);
-		signal.addEventListener("abort", onAbort, { once: true });
-		promise.then(
-			(value) => {
-				signal.removeEventListener("abort", onAbort);
-				resolve(value);
-			},
-			(error: unknown) => {
-				signal.removeEventListener("abort", onAbort);
-				reject(error);
-			},
-		);
-	});
 }
 
 export interface CappedBody {

@@ -5,8 +5,9 @@
  */
 import type { Tool } from "../../config/schema.ts";
 import { log } from "../../log.ts";
+import { abortable } from "../../shared/abortable.ts";
 import type { ToolContext, ToolOutcome } from "../contracts.ts";
-import { abortable, type CappedBody, decodeLenient, failureReason, readCapped, toolDeadline } from "./http-common.ts";
+import { type CappedBody, decodeLenient, failureReason, readCapped, toolDeadline } from "./http-common.ts";
 import { checkUrl } from "./url-guard.ts";
 
 export type HttpFetchTool = Extract<Tool, { type: "http_fetch" }>;

@@ -13,8 +13,9 @@ import { signWebhook } from "../../api/webhook-signature.ts";
 import type { Tool } from "../../config/schema.ts";
 import { resolveSecretUrl, scrubSecretUrl, secretNamed } from "../../delivery/secret-url.ts";
 import { log } from "../../log.ts";
+import { abortable } from "../../shared/abortable.ts";
 import type { ToolContext, ToolOutcome } from "../contracts.ts";
-import { abortable, decodeLenient, failureReason, readCapped, toolDeadline } from "./http-common.ts";
+import { decodeLenient, failureReason, readCapped, toolDeadline } from "./http-common.ts";
 
 export type WebhookTool = Extract<Tool, { type: "webhook" }>;
 
