@@ -25,6 +25,7 @@ import { finish, HEARTBEAT_MS } from "./runner/step.ts";
 import { isFinal, transition } from "../../src/jobs/model.ts";
 import { serveOutput, serveStream } from "./output-http.ts";
 import { StreamHub } from "./streams.ts";
+import { JobIdPool } from "./job-ids.ts";
 import { deleteNote, readNotepad, setNote, type Notepad } from "./notepad.ts";
 
 /** Scheduled starts are spread over this window, by a stable hash of the agent's name. */
@@ -61,6 +62,8 @@ export class AgentDO extends DurableObject<Env> {
 	private readonly passes: Passes;
 	/** Keeps its shard and the D1 registry in line with its definition (see registry-sync.ts). */
 	private readonly registry: RegistrySync;
+	/** Job ids its shard dealt it, unique across the fleet (see job-ids.ts). */
+	private readonly jobIds = new JobIdPool();
 
 	constructor(ctx: DurableObjectState, env: Env) {
 		super(ctx, env);
@@ -109,7 +112,8 @@ export class AgentDO extends DurableObject<Env> {
 	}
 
 	/** Claims this agent's due occurrences for the tick at `now` (ms). Idempotent per occurrence. */
-	async tick(name: string, source: AgentSource, now: number): Promise<TickOutcome & { paused: boolean }> {
+	async tick(name: string, source: AgentSource, now: number, jobIds: readonly string[] = []): Promise<TickOutcome & { paused: boolean }> {
+		this.jobIds.add(jobIds, now);
 		const state = ensureState(this.sql, name, source);
 		const agent = currentDefinition(state);
 		if (!agent) return { claimed: 0, skipped: 0, nextDue: null, paused: false };
@@ -117,7 +121,8 @@ export class AgentDO extends DurableObject<Env> {
 		const revision = known ?? (await computeRevision(agent));
 		const outcome = this.ctx.storage.transactionSync(() => {
 			const current = this.autoPause(agent, known === null ? readState(this.sql)! : state, now);
-			return { ...claimDue(this.sql, { agent, state: current, definitionRevision: revision, now }), paused: current.pausedAt !== null };
+			const drawJobId = (at: number) => this.jobIds.take(at, name);
+			return { ...claimDue(this.sql, { agent, state: current, definitionRevision: revision, now, drawJobId }), paused: current.pausedAt !== null };
 		});
 		// The hot path of a tick: only a claim needs the alarm (to start its job and index it). Starts
 		// are spread over a few seconds by agent, so a fleet due in the same minute does not hit the
@@ -142,9 +147,11 @@ export class AgentDO extends DurableObject<Env> {
 		if (!agent) return refuse(404, `no agent named ${name}`);
 		const known = knownRevision(state, agent);
 		const revision = known ?? (await computeRevision(agent));
+		const yielded = (await this.jobIds.ensure(this.env, name, Date.now())) || known === null;
 		const now = Date.now();
+		const drawJobId = (at: number) => this.jobIds.take(at, name);
 		const result = this.ctx.storage.transactionSync(() =>
-			triggerJob(this.sql, { agent, state: this.autoPause(agent, known === null ? readState(this.sql)! : state, now), definitionRevision: revision, now }, request),
+			triggerJob(this.sql, { agent, state: this.autoPause(agent, yielded ? readState(this.sql)! : state, now), definitionRevision: revision, now, drawJobId }, request),
 		);
 		if ("job" in result && result.created) {
 			log.info("job.triggered", { agent: name, job_id: result.job.id, trigger_type: result.job.trigger_type });
@@ -474,7 +481,9 @@ export class AgentDO extends DurableObject<Env> {
 		const state = readState(this.sql);
 		const agent = state && currentDefinition(state);
 		const revision = agent ? await definitionRevision(agent) : null;
-		const result = this.ctx.storage.transactionSync(() => createFollowUp(this.sql, state, agent, revision, { kind, sourceId, ...opts }, Date.now()));
+		if (agent) await this.jobIds.ensure(this.env, agent.name, Date.now());
+		const drawJobId = (at: number) => this.jobIds.take(at, agent?.name ?? "");
+		const result = this.ctx.storage.transactionSync(() => createFollowUp(this.sql, state, agent, revision, { kind, sourceId, ...opts }, Date.now(), drawJobId));
 		if (isRefusal(result)) return result;
 		log.info(`job.${kind}`, { agent: result.agent, job_id: result.id, from: sourceId });
 		this.passes.startNow();

@@ -1,4 +1,4 @@
-import { isFinal, newJobId, type JobRecord, type JobStatus } from "../../src/jobs/model.ts";
+import { isFinal, type JobRecord, type JobStatus } from "../../src/jobs/model.ts";
 import { jsonMemo } from "../../src/shared/json-memo.ts";
 import { syncOccurrenceWithJob } from "./ledger.ts";
 import { queueForIndex } from "./outbox.ts";
@@ -18,13 +18,14 @@ const parseRecord = jsonMemo<JobRecord>();
 const toJobRecord = (row: JobRow): JobRecord => parseRecord(row.record);
 
 /**
- * A new job id this agent has not used. Ids have 6 random characters a day (the design's format): an
- * agent making a job a minute draws the same one about once in 2,000 days, and putJob would then
- * keep the older record and drop the new job, so a drawn id already held is drawn again.
+ * A new job id this agent has not used: `draw`'s (the shard's dealt ids, see JobIdPool), drawn again
+ * if this agent already holds it. Dealt ids are never dealt twice, but an id drawn at random before
+ * this release, or when no shard could be asked, may be; putJob would then keep the older record
+ * and drop the new job.
  */
-export function freshJobId(sql: SqlStorage, now: number, draw: (now: Date) => string = newJobId): string {
+export function freshJobId(sql: SqlStorage, now: number, draw: (now: number) => string): string {
 	for (;;) {
-		const id = draw(new Date(now));
+		const id = draw(now);
 		if (sql.exec("SELECT 1 FROM jobs WHERE id = ?", id).toArray().length === 0) return id;
 	}
 }

@@ -40,6 +40,8 @@ export interface TickContext {
 	state: AgentState;
 	definitionRevision: string;
 	now: number;
+	/** A new job's id (see JobIdPool). */
+	drawJobId: (now: number) => string;
 }
 
 /**
@@ -109,7 +111,7 @@ export function claimDue(sql: SqlStorage, ctx: TickContext): TickOutcome {
 					if (skipFire(sql, name, fire, reason, now)) skipped++;
 					continue;
 				}
-				const jobId = freshJobId(sql, now);
+				const jobId = freshJobId(sql, now, ctx.drawJobId);
 				const occurrence = insertOccurrence(sql, {
 					schedule: name,
 					source: "cron",

@@ -29,6 +29,8 @@ export interface TriggerContext {
 	state: AgentState;
 	definitionRevision: string;
 	now: number;
+	/** A new job's id (see JobIdPool). */
+	drawJobId: (now: number) => string;
 }
 
 /** The webhook body's own limit (256 KiB): indentation may not grow a payload past what was accepted. */
@@ -93,7 +95,7 @@ export function triggerJob(sql: SqlStorage, ctx: TriggerContext, req: TriggerReq
 		return refuse(400, `agent ${agent.name} has no default prompt; send {"prompt": "..."}`, [{ path: "prompt", message: "required: the agent has no default prompt" }]);
 	}
 
-	const jobId = freshJobId(sql, now);
+	const jobId = freshJobId(sql, now, ctx.drawJobId);
 	insertOccurrence(sql, { schedule: null, source: req.kind, scheduledInstant: null, dispatch: "manual", claimedAt: now, status: "claimed", jobId });
 	const job = createJob(
 		{

@@ -56,4 +56,12 @@ export const SHARD_MIGRATIONS: readonly SqlMigration[] = [
 			DELETE FROM meta WHERE key = 'fleet';
 		`,
 	},
+	{
+		version: 6,
+		name: "job_id_counters",
+		sql: `
+			-- The next job id number this shard deals on each UTC day (see src/jobs/id-blocks.ts).
+			CREATE TABLE job_id_counters (day TEXT PRIMARY KEY, next INTEGER NOT NULL);
+		`,
+	},
 ];

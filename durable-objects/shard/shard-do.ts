@@ -2,6 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import { agentRpc } from "../agent/client.ts";
 import { retentionDays } from "../agent/retention.ts";
 import { loadFleet } from "../../src/config/bundled.ts";
+import { dealtJobId, idDay, SLOT_CAPACITY } from "../../src/jobs/id-blocks.ts";
 import type { AgentDefinition } from "../../src/config/schema.ts";
 import { errorFields, log } from "../../src/log.ts";
 import { shardOf } from "../../src/scheduler/shards.ts";
@@ -14,6 +15,13 @@ import { SHARD_MIGRATIONS } from "./schema.ts";
 const NEVER = Number.MAX_SAFE_INTEGER;
 /** Calls to agents in flight at once: enough to overlap RPC latency, few enough to stay polite. */
 const CONCURRENCY = 32;
+/**
+ * Job ids dealt to each agent a tick calls: one for the claim and one to spare for a manual run, so
+ * an agent seldom has to ask for ids of its own (see src/jobs/id-blocks.ts).
+ */
+const TICK_JOB_IDS = 2;
+/** A day's counter is kept this long: a late tick or a slow trigger may still deal ids dated then. */
+const ID_COUNTER_DAYS = 3;
 
 export interface ShardTickResult {
 	shard: number;
@@ -62,6 +70,9 @@ export class SchedulerShardDO extends DurableObject<Env> {
 			.exec<{ name: string; source: string; generation: number }>("SELECT name, source, generation FROM agents WHERE next_due_at <= ? ORDER BY name", now)
 			.toArray();
 		const result: ShardTickResult = { shard, agents_called: due.length, claimed: 0, skipped: 0, failed: [] };
+		// Dealt before any call leaves: the output gate holds the calls until the counter is on disk,
+		// so no id handed out is ever dealt again.
+		const ids = due.length === 0 ? [] : this.dealOrNone(shard, due.length * TICK_JOB_IDS, now);
 		// Written together once every agent has answered: one write per answer would be one SQLite
 		// commit (an fsync) per agent. If the shard dies first, the next tick calls these agents again
 		// and each one's own cursor claims nothing twice.
@@ -71,7 +82,8 @@ export class SchedulerShardDO extends DurableObject<Env> {
 			for (let i = next++; i < due.length; i = next++) {
 				const { name, source, generation } = due[i]!;
 				try {
-					const outcome = await agentRpc(this.env, name).tick(name, source as "file" | "api", now);
+					const dealt = ids.slice(i * TICK_JOB_IDS, (i + 1) * TICK_JOB_IDS);
+					const outcome = await agentRpc(this.env, name).tick(name, source as "file" | "api", now, dealt);
 					result.claimed += outcome.claimed;
 					result.skipped += outcome.skipped;
 					nextDue.push([name, outcome.nextDue ?? NEVER, generation]);
@@ -90,6 +102,36 @@ export class SchedulerShardDO extends DurableObject<Env> {
 			for (const [name, at, generation] of nextDue) this.sql.exec("UPDATE agents SET next_due_at = ? WHERE name = ? AND generation = ?", at, name, generation);
 		});
 		return result;
+	}
+
+	/** Deals `count` job ids of `now`'s day from this shard's slot (an agent's trigger, fork or continue). */
+	async dealJobIds(shard: number, count: number, now: number = Date.now()): Promise<string[]> {
+		return this.deal(shard, count, now);
+	}
+
+	private deal(shard: number, count: number, now: number): string[] {
+		const day = idDay(now);
+		// Kept by the wall clock, never by the `now` asked for: a counter forgotten while its day can
+		// still be asked for would start again at 0 and deal its ids twice. Too old a day is refused.
+		const oldest = idDay(Date.now() - ID_COUNTER_DAYS * 86_400_000);
+		if (day < oldest) throw new RangeError(`job ids of ${day} are no longer dealt (counters are kept ${ID_COUNTER_DAYS} days)`);
+		const next = this.sql
+			.exec<{ next: number }>("INSERT INTO job_id_counters (day, next) VALUES (?, ?) ON CONFLICT (day) DO UPDATE SET next = next + excluded.next RETURNING next", day, count)
+			.one().next;
+		this.sql.exec("DELETE FROM job_id_counters WHERE day < ?", oldest);
+		// Beyond ~128 million ids a day from one shard, none are dealt (the agents draw their own).
+		if (next > SLOT_CAPACITY) throw new RangeError(`shard ${shard} has dealt all of ${day}'s job ids`);
+		return Array.from({ length: count }, (_, i) => dealtJobId(day, shard, next - count + i));
+	}
+
+	/** A tick's ids, or none if they cannot be dealt: its agents then draw their own, and still run. */
+	private dealOrNone(shard: number, count: number, now: number): string[] {
+		try {
+			return this.deal(shard, count, now);
+		} catch (err) {
+			log.error("shard.job_ids_not_dealt", { shard, ...errorFields(err) });
+			return [];
+		}
 	}
 
 	/**

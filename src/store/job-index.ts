@@ -110,8 +110,9 @@ export async function getJobSummary(db: D1Database, id: string): Promise<JobSumm
  * D1's own clock as it writes the row, not the sender's: the instant the row changed in the index.
  * A record reaching a final status is counted in job_counts (see countJobsByStatus), and its usage
  * added to usage_daily (see listUsage), in the same batch, once: a final status is a job's last, so
- * a row already holding it was counted when it got it. Ids are unique per agent (freshJobId), not
- * across agents: another agent's job drawing the same id never overwrites the row it finds.
+ * a row already holding it was counted when it got it. Ids are dealt unique across the fleet (see
+ * src/jobs/id-blocks.ts); should two agents still hold one (an id drawn before dealing, or when no
+ * shard could be asked), the second never overwrites the row it finds.
  */
 export function upsertStatements(db: D1Database, records: readonly JobRecord[]): D1PreparedStatement[] {
 	return records.flatMap((r) => {

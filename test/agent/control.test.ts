@@ -4,6 +4,7 @@ import { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { currentDefinition, readState } from "../../durable-objects/agent/state.ts";
 import { triggerJob } from "../../durable-objects/agent/triggers.ts";
 import { MessagesEmulator } from "../../emulator/messages-api.ts";
+import { drawnJobId } from "../../src/jobs/id-blocks.ts";
 import type { JobRecord } from "../../src/jobs/model.ts";
 import { createAgent, settle } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
@@ -838,7 +839,7 @@ describe("jobs running side by side", () => {
 		await runInDurableObject(stub, async (_i: AgentDO, storage) => {
 			const sql = storage.storage.sql;
 			const state = readState(sql)!;
-			triggerJob(sql, { agent: currentDefinition(state)!, state, definitionRevision: state.definitionRevision!, now: Date.now() }, { kind: "manual", prompt: "A-job", owner: "test" });
+			triggerJob(sql, { agent: currentDefinition(state)!, state, definitionRevision: state.definitionRevision!, now: Date.now(), drawJobId: drawnJobId }, { kind: "manual", prompt: "A-job", owner: "test" });
 			await storage.storage.setAlarm(Date.now());
 		});
 		const pass = runDurableObjectAlarm(stub);
@@ -870,7 +871,7 @@ describe("jobs running side by side", () => {
 		const [a, b] = await runInDurableObject(stub, (_i: AgentDO, storage) => {
 			const sql = storage.storage.sql;
 			const state = readState(sql)!;
-			const context = { agent: currentDefinition(state)!, state, definitionRevision: state.definitionRevision!, now: Date.now() };
+			const context = { agent: currentDefinition(state)!, state, definitionRevision: state.definitionRevision!, now: Date.now(), drawJobId: drawnJobId };
 			return ["A", "B"].map((prompt) => (triggerJob(sql, context, { kind: "manual", prompt, owner: "test" }) as { job: JobRecord }).job);
 		});
 		// A's model call stays out until it is aborted.
@@ -916,7 +917,7 @@ describe("jobs running side by side", () => {
 		const jobs = await runInDurableObject(stub, (_i: AgentDO, storage) => {
 			const sql = storage.storage.sql;
 			const state = readState(sql)!;
-			const context = { agent: currentDefinition(state)!, state, definitionRevision: state.definitionRevision!, now: Date.now() };
+			const context = { agent: currentDefinition(state)!, state, definitionRevision: state.definitionRevision!, now: Date.now(), drawJobId: drawnJobId };
 			return ["A", "B"].map((prompt) => (triggerJob(sql, context, { kind: "manual", prompt, owner: "test" }) as { job: JobRecord }).job);
 		});
 		// Each job's first step fails before its call leaves (a storage error, say).

@@ -301,6 +301,7 @@ describe("an API agent whose name a deploy gives to a fleet.yaml agent", () => {
 		expect(await registryRow("site-watch")).toMatchObject({ deleted_at: null });
 		await runInDurableObject(shard, (_i, state) => {
 			state.storage.sql.exec("DELETE FROM schema_migrations WHERE version >= 5");
+			state.storage.sql.exec("DROP TABLE job_id_counters");
 			migrate(state.storage, SHARD_MIGRATIONS);
 		});
 		await tick("2026-12-01T13:08:00Z");

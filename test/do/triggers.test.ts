@@ -4,6 +4,7 @@ import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { ensureState } from "../../durable-objects/agent/state.ts";
 import { triggerJob, type TriggerRequest } from "../../durable-objects/agent/triggers.ts";
 import { AgentSchema } from "../../src/config/schema.ts";
+import { drawnJobId } from "../../src/jobs/id-blocks.ts";
 import { countingReads } from "../helpers/sql.ts";
 
 const MINUTE = 60_000;
@@ -15,7 +16,7 @@ describe("Idempotency-Keys and webhook signatures over time", () => {
 			const sql = state.storage.sql;
 			const now = Date.now();
 			const agent = AgentSchema.parse({ name: "keys-over-time", prompt: "Go.", max_concurrent: 5 });
-			const ctx = { agent, state: ensureState(sql, agent.name, "api"), definitionRevision: "r1", now };
+			const ctx = { agent, state: ensureState(sql, agent.name, "api"), definitionRevision: "r1", now, drawJobId: drawnJobId };
 			const trigger = (req: Partial<TriggerRequest>, on = sql) => triggerJob(on, ctx, { kind: "manual", owner: "test", ...req });
 			// A keyed trigger a minute for 25 hours, and a webhook call a second for 20 minutes.
 			state.storage.transactionSync(() => {

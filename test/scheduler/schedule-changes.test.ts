@@ -122,6 +122,7 @@ describe("a shard's record of when each agent is next due", () => {
 			const sql = state.storage.sql;
 			// As version 3 left a shard: a generation beyond exact doubles, a synced fleet and no definitions.
 			sql.exec("DELETE FROM schema_migrations WHERE version >= 4");
+			sql.exec("DROP TABLE job_id_counters");
 			sql.exec("INSERT INTO agents (name, source, next_due_at, generation) VALUES ('new-agent', 'api', 0, 4611686018427387904)");
 			sql.exec("INSERT INTO agents (name, source, next_due_at, generation) VALUES ('old-agent', 'api', 5, 3)");
 			sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('fleet', 'the synced revision')");

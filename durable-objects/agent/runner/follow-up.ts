@@ -23,7 +23,15 @@ export interface FollowUpRequest {
  * session never silently resumes under different instructions. Synchronous: run it in one
  * transaction so the job, its copied conversation and its ledger row commit together.
  */
-export function createFollowUp(sql: SqlStorage, state: AgentState | null, agent: AgentDefinition | null, revision: string | null, req: FollowUpRequest, now: number): JobRecord | Refusal {
+export function createFollowUp(
+	sql: SqlStorage,
+	state: AgentState | null,
+	agent: AgentDefinition | null,
+	revision: string | null,
+	req: FollowUpRequest,
+	now: number,
+	drawJobId: (now: number) => string,
+): JobRecord | Refusal {
 	const source = getJob(sql, req.sourceId);
 	if (!source) return refuse(404, `no job ${req.sourceId}`);
 	if (!isFinal(source.status)) return refuse(409, `job ${req.sourceId} is still ${source.status}; wait for it to finish`);
@@ -42,7 +50,7 @@ export function createFollowUp(sql: SqlStorage, state: AgentState | null, agent:
 	const prompt = req.prompt === undefined ? undefined : redact(req.prompt);
 	const job = createJob(
 		{
-			id: freshJobId(sql, now),
+			id: freshJobId(sql, now, drawJobId),
 			agent: agent.name,
 			trigger_type: req.kind,
 			prompt: prompt ?? source.prompt,

@@ -1,0 +1,105 @@
+import { env, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { dealtJobId, idDay, SLOT_CAPACITY } from "../../src/jobs/id-blocks.ts";
+import { isJobId } from "../../src/jobs/ids.ts";
+import { shardName, shardOf } from "../../src/scheduler/shards.ts";
+import { createAgent, runsOf, settle } from "../helpers/agents.ts";
+import { useEmulator } from "../helpers/emulator.ts";
+import { jobOf, trigger } from "../helpers/jobs.ts";
+import { tick } from "../helpers/ticks.ts";
+
+/** `count` agent names that land on one scheduler shard, and the shard. */
+function namesOnOneShard(prefix: string, count: number): { names: string[]; shard: number } {
+	const byShard = new Map<number, string[]>();
+	for (let i = 0; ; i++) {
+		const name = `${prefix}-${i}`;
+		const names = byShard.get(shardOf(name)) ?? [];
+		names.push(name);
+		byShard.set(shardOf(name), names);
+		if (names.length === count) return { names, shard: shardOf(name) };
+	}
+}
+
+/** How many job ids the shard has dealt for `day`. */
+function dealtSoFar(shard: number, day: string): Promise<number> {
+	return runInDurableObject(env.SCHEDULER_SHARD.getByName(shardName(shard)), (_instance, state) => {
+		return state.storage.sql.exec<{ next: number }>("SELECT next FROM job_id_counters WHERE day = ?", day).toArray()[0]?.next ?? 0;
+	});
+}
+
+describe("job ids across the fleet", () => {
+	it("deals agents that share a shard different ids for their runs, and asks again only when an agent has none left", async () => {
+		useEmulator();
+		const { names: [a, b], shard } = namesOnOneShard("dealt-manual", 2) as { names: [string, string]; shard: number };
+		await createAgent({ name: a });
+		await createAgent({ name: b });
+		const day = idDay(Date.now());
+		const before = await dealtSoFar(shard, day);
+
+		const first = await trigger(a);
+		const second = await trigger(b);
+		const third = await trigger(a);
+		// Each agent is dealt a block of 32 the first time; a's second run takes the next of its block.
+		expect(first.id).toBe(dealtJobId(day, shard, before));
+		expect(second.id).toBe(dealtJobId(day, shard, before + 32));
+		expect(third.id).toBe(dealtJobId(day, shard, before + 1));
+		expect(await dealtSoFar(shard, day)).toBe(before + 64);
+		// Each is found by its id, in the D1 index as well as in its agent.
+		for (const [agent, job] of [[a, first], [b, second], [a, third]] as const) {
+			await settle(agent);
+			expect((await jobOf(agent, job.id)).agent).toBe(agent);
+			const row = await env.DB.prepare("SELECT agent FROM jobs WHERE id = ?").bind(job.id).first<{ agent: string }>();
+			expect(row?.agent).toBe(agent);
+		}
+	});
+
+	it("deals each agent a tick calls the id of the job it claims, before the call leaves", async () => {
+		useEmulator();
+		const { names, shard } = namesOnOneShard("dealt-tick", 3);
+		for (const name of names) await createAgent({ name, schedules: { often: { interval: "1m" } } });
+		const at = "2026-12-05T09:00:00Z";
+		const day = idDay(Date.parse(at));
+		const before = await dealtSoFar(shard, day);
+		await tick(at);
+		const after = await dealtSoFar(shard, day);
+		const dealt = new Set(Array.from({ length: after - before }, (_, i) => dealtJobId(day, shard, before + i)));
+		const claimed = await Promise.all(names.map(async (name) => (await runsOf(name)).map((r) => r.job_id)));
+		expect(claimed.map((ids) => ids.length)).toEqual([1, 1, 1]);
+		const ids = claimed.flat() as string[];
+		expect(new Set(ids).size).toBe(3);
+		for (const id of ids) expect(dealt.has(id)).toBe(true);
+	});
+
+	it("never deals a day's ids twice, whatever day a tick between asks for", async () => {
+		useEmulator();
+		const { names: [a, b], shard } = namesOnOneShard("dealt-days", 2) as { names: [string, string]; shard: number };
+		await createAgent({ name: a, schedules: { often: { interval: "1m" } } });
+		await createAgent({ name: b });
+		const day = idDay(Date.now());
+		const before = await dealtSoFar(shard, day);
+		const first = await trigger(a);
+		// A tick dated a week ahead (a test's, or a clock gone wrong) must not make the shard forget today.
+		await tick(Date.now() + 7 * 86_400_000);
+		const second = await trigger(b);
+		expect(first.id).toBe(dealtJobId(day, shard, before));
+		expect(second.id).toBe(dealtJobId(day, shard, before + 32));
+		expect(second.id).not.toBe(first.id);
+	});
+
+	it("still runs a trigger whose shard cannot deal, on an id it draws itself", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ text: "Ran anyway." });
+		const { names: [name], shard } = namesOnOneShard("undealt", 1) as { names: [string]; shard: number };
+		await createAgent({ name });
+		const day = idDay(Date.now());
+		// The shard has dealt every id of its slot today.
+		await runInDurableObject(env.SCHEDULER_SHARD.getByName(shardName(shard)), (_instance, state) => {
+			state.storage.sql.exec("INSERT OR REPLACE INTO job_id_counters (day, next) VALUES (?, ?)", day, SLOT_CAPACITY);
+		});
+		const job = await trigger(name);
+		expect(isJobId(job.id)).toBe(true);
+		expect(job.id.slice(4, 14)).toBe(day);
+		await settle(name);
+		expect(await jobOf(name, job.id)).toMatchObject({ status: "completed", summary: "Ran anyway." });
+	});
+});
