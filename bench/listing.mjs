@@ -19,15 +19,16 @@
 //                        a fleet of USAGE_AGENTS agents × USAGE_DAYS days, the last 1,000 of 7,000
 //                        rows in the window; each day's tokens are made up, not the seeded jobs')
 //              usage-agent  one of those agents' last 30 days
-//            The deep cursors are built as src/shared/cursor.ts builds them, base64url(JSON
-//            [created_at, id]) of the last row seen, from a direct SQL OFFSET query; the bench
-//            checks that the API's own next_cursor matches this encoding and that the deep page
-//            starts at the expected row.
+//            The deep cursors are built by src/shared/cursor.ts itself (imported: a copy of its
+//            encoding went stale once a cursor carried its list's tag) from the last row seen, found
+//            by a direct SQL OFFSET query, each tagged with its page's filters; the bench checks
+//            that the API's own next_cursor matches and that the deep page starts at the expected row.
 // Goal: p99 ≤ 25 ms for first and deep pages (and, read the same way, for /v1/status).
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { unstable_splitSqlQuery } from "wrangler";
+import { cursorScope, encodeCursor as encodeProductCursor } from "../src/shared/cursor.ts";
 import { bundle, ROOT } from "./lib/local-worker.mjs";
 import { logCounter, machineInfo, printMachine, printTable, progress, recordFailure, round, scratch, startBenchWorker, summary, verdict, writeResult } from "./lib/common.mjs";
 
@@ -143,7 +144,7 @@ export async function run(argv) {
 			{ name: "first", path: `/v1/jobs?limit=${limit}`, expectFirst: (await rowAt("", [], 0)).id },
 			{ name: "filtered", path: `/v1/jobs?agent=triage&status=failed&limit=${limit}`, expectFirst: (await rowAt("WHERE agent = ? AND status = ?", ["triage", "failed"], 0)).id },
 			{ name: "deep", path: `/v1/jobs?limit=${limit}&cursor=${encodeCursor(deepBefore)}`, expectFirst: deepFirst.id, depth: deepOffset },
-			{ name: "deep-filtered", path: `/v1/jobs?agent=triage&status=failed&limit=${limit}&cursor=${encodeCursor(deepFBefore)}`, expectFirst: deepFFirst.id, depth: deepFOffset },
+			{ name: "deep-filtered", path: `/v1/jobs?agent=triage&status=failed&limit=${limit}&cursor=${encodeCursor(deepFBefore, FILTERED)}`, expectFirst: deepFFirst.id, depth: deepFOffset },
 		];
 		// Correctness first: the API's own cursor has our encoding, each page starts where it should.
 		const first = await w.api("GET", cases[0].path);
@@ -222,8 +223,12 @@ export async function run(argv) {
 	writeResult("listing", { machine, ...result });
 }
 
-function encodeCursor(row) {
-	return Buffer.from(JSON.stringify([row.created_at, row.id])).toString("base64url");
+/** The filters of the filtered cases, as the API reads them for a cursor's tag. */
+const FILTERED = { agent: "triage", status: "failed" };
+
+/** The API's cursor for the row `row` of /v1/jobs with `filters`. */
+function encodeCursor(row, filters = {}) {
+	return encodeProductCursor({ at: row.created_at, id: row.id }, cursorScope("jobs", filters));
 }
 
 /** CASE over a 0..99 bucket picking from [value, percent] pairs. */

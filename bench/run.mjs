@@ -47,6 +47,11 @@ for (const name of names.length > 0 ? names : available) {
 		rows.push({ scenario: name, figure: "(no results written)", measured: "—", goal: "", met: null });
 		continue;
 	}
+	// A benchmark whose work went wrong says so in the table, and the others still run.
+	if (doc.error) {
+		rows.push({ scenario: name, figure: "(failed)", measured: doc.error, goal: "", met: null });
+		continue;
+	}
 	for (const row of mod.tableRows?.(doc) ?? []) rows.push({ scenario: name, ...row });
 }
 
