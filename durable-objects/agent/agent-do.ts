@@ -119,8 +119,12 @@ export class AgentDO extends DurableObject<Env> {
 		if (!agent) return { claimed: 0, skipped: 0, nextDue: null, paused: false };
 		const known = knownRevision(state, agent);
 		const revision = known ?? (await computeRevision(agent));
+		// A schedule fires at most once a tick: one id each. The tick brought 2, enough but for an
+		// agent with more schedules due at once, which asks its shard before claiming.
+		const schedules = agent.enabled ? Object.values(agent.schedules).filter((s) => s.enabled).length : 0;
+		const yielded = (!this.jobIds.holds(now, schedules) && (await this.jobIds.ensure(this.env, name, now, schedules))) || known === null;
 		const outcome = this.ctx.storage.transactionSync(() => {
-			const current = this.autoPause(agent, known === null ? readState(this.sql)! : state, now);
+			const current = this.autoPause(agent, yielded ? readState(this.sql)! : state, now);
 			const drawJobId = (at: number) => this.jobIds.take(at, name);
 			return { ...claimDue(this.sql, { agent, state: current, definitionRevision: revision, now, drawJobId }), paused: current.pausedAt !== null };
 		});

@@ -15,11 +15,11 @@ const MAX_SPARE = 64;
 export class JobIdPool {
 	private ids: string[] = [];
 
-	/** Keeps dealt ids of `now`'s day (a tick's), up to the spare limit. */
-	add(ids: readonly string[], now: number): void {
+	/** Keeps dealt ids of `now`'s day (a tick's), up to `cap` held. */
+	add(ids: readonly string[], now: number, cap = MAX_SPARE): void {
 		this.dropStale(now);
 		const prefix = `job-${idDay(now)}-`;
-		for (const id of ids) if (id.startsWith(prefix) && this.ids.length < MAX_SPARE) this.ids.push(id);
+		for (const id of ids) if (id.startsWith(prefix) && this.ids.length < cap) this.ids.push(id);
 	}
 
 	/** A dealt id of `now`'s day, or a drawn one (from the slot no shard deals) when none is held. */
@@ -32,19 +32,25 @@ export class JobIdPool {
 	}
 
 	/**
-	 * Asks the shard for ids unless one of `now`'s day is held; whether it had to (and so yielded).
-	 * Never fails: take() draws an id instead.
+	 * Asks the shard for ids unless `want` of `now`'s day are held; whether it had to (and so
+	 * yielded). Never fails: take() draws an id instead.
 	 */
-	async ensure(env: Env, agent: string, now: number): Promise<boolean> {
-		this.dropStale(now);
-		if (this.ids.length > 0) return false;
+	async ensure(env: Env, agent: string, now: number, want = 1): Promise<boolean> {
+		if (this.holds(now, want)) return false;
 		const shard = shardOf(agent);
+		const count = Math.max(DEAL_SIZE, want);
 		try {
-			this.add(await env.SCHEDULER_SHARD.getByName(shardName(shard)).dealJobIds(shard, DEAL_SIZE, now), now);
+			this.add(await env.SCHEDULER_SHARD.getByName(shardName(shard)).dealJobIds(shard, count, now), now, this.ids.length + count);
 		} catch (err) {
 			log.warn("agent.job_ids_not_dealt", { agent, shard, ...errorFields(err) });
 		}
 		return true;
+	}
+
+	/** Whether `want` ids of `now`'s day are held. */
+	holds(now: number, want: number): boolean {
+		this.dropStale(now);
+		return this.ids.length >= want;
 	}
 
 	private dropStale(now: number): void {

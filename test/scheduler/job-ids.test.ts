@@ -70,6 +70,23 @@ describe("job ids across the fleet", () => {
 		for (const id of ids) expect(dealt.has(id)).toBe(true);
 	});
 
+	it("deals an agent with more schedules due than a tick brings ids for one id per schedule", async () => {
+		useEmulator();
+		const { names: [name], shard } = namesOnOneShard("dealt-many", 1) as { names: [string]; shard: number };
+		const schedules = { a: { interval: "1m" }, b: { interval: "5m" }, c: { interval: "15m" } };
+		await createAgent({ name, max_concurrent: 5, schedules });
+		const at = "2026-12-06T09:00:00Z";
+		const day = idDay(Date.parse(at));
+		const before = await dealtSoFar(shard, day);
+		await tick(at);
+		const after = await dealtSoFar(shard, day);
+		const dealt = new Set(Array.from({ length: after - before }, (_, i) => dealtJobId(day, shard, before + i)));
+		const ids = (await runsOf(name)).map((r) => r.job_id!);
+		expect(ids).toHaveLength(3);
+		expect(new Set(ids).size).toBe(3);
+		for (const id of ids) expect(dealt.has(id)).toBe(true);
+	});
+
 	it("never deals a day's ids twice, whatever day a tick between asks for", async () => {
 		useEmulator();
 		const { names: [a, b], shard } = namesOnOneShard("dealt-days", 2) as { names: [string, string]; shard: number };
