@@ -114,17 +114,21 @@ export class AgentDO extends DurableObject<Env> {
 	/** Claims this agent's due occurrences for the tick at `now` (ms). Idempotent per occurrence. */
 	async tick(name: string, source: AgentSource, now: number, jobIds: readonly string[] = []): Promise<TickOutcome & { paused: boolean }> {
 		this.jobIds.add(jobIds, now);
-		const state = ensureState(this.sql, name, source);
+		// A schedule fires at most once a tick: one id each. The tick brought 2, enough but for an
+		// agent with more schedules due at once, which asks its shard first: before the definition is
+		// read, so a change that lands during the wait is the one claimed on.
+		let state = ensureState(this.sql, name, source);
+		const schedules = Object.values(currentDefinition(state)?.schedules ?? {}).filter((s) => s.enabled).length;
+		if (!this.jobIds.holds(now, schedules)) {
+			await this.jobIds.ensure(this.env, name, now, schedules);
+			state = ensureState(this.sql, name, source);
+		}
 		const agent = currentDefinition(state);
 		if (!agent) return { claimed: 0, skipped: 0, nextDue: null, paused: false };
 		const known = knownRevision(state, agent);
 		const revision = known ?? (await computeRevision(agent));
-		// A schedule fires at most once a tick: one id each. The tick brought 2, enough but for an
-		// agent with more schedules due at once, which asks its shard before claiming.
-		const schedules = agent.enabled ? Object.values(agent.schedules).filter((s) => s.enabled).length : 0;
-		const yielded = (!this.jobIds.holds(now, schedules) && (await this.jobIds.ensure(this.env, name, now, schedules))) || known === null;
 		const outcome = this.ctx.storage.transactionSync(() => {
-			const current = this.autoPause(agent, yielded ? readState(this.sql)! : state, now);
+			const current = this.autoPause(agent, known === null ? readState(this.sql)! : state, now);
 			const drawJobId = (at: number) => this.jobIds.take(at, name);
 			return { ...claimDue(this.sql, { agent, state: current, definitionRevision: revision, now, drawJobId }), paused: current.pausedAt !== null };
 		});
@@ -146,16 +150,18 @@ export class AgentDO extends DurableObject<Env> {
 
 	/** Creates a manual or webhook run. */
 	async trigger(name: string, source: AgentSource, request: TriggerRequest): Promise<{ job: JobRecord; created: boolean } | Refusal> {
+		// Before the definition is read: a change (a disable, a delete) landing while the shard is
+		// asked for ids must be the one the run is admitted on.
+		await this.jobIds.ensure(this.env, name, Date.now());
 		const state = ensureState(this.sql, name, source);
 		const agent = currentDefinition(state);
 		if (!agent) return refuse(404, `no agent named ${name}`);
 		const known = knownRevision(state, agent);
 		const revision = known ?? (await computeRevision(agent));
-		const yielded = (await this.jobIds.ensure(this.env, name, Date.now())) || known === null;
 		const now = Date.now();
 		const drawJobId = (at: number) => this.jobIds.take(at, name);
 		const result = this.ctx.storage.transactionSync(() =>
-			triggerJob(this.sql, { agent, state: this.autoPause(agent, yielded ? readState(this.sql)! : state, now), definitionRevision: revision, now, drawJobId }, request),
+			triggerJob(this.sql, { agent, state: this.autoPause(agent, known === null ? readState(this.sql)! : state, now), definitionRevision: revision, now, drawJobId }, request),
 		);
 		if ("job" in result && result.created) {
 			log.info("job.triggered", { agent: name, job_id: result.job.id, trigger_type: result.job.trigger_type });
@@ -482,10 +488,13 @@ export class AgentDO extends DurableObject<Env> {
 
 	/** A new job continuing a finished job's session, or forking a new session from it. */
 	async followUp(kind: "continue" | "fork", sourceId: string, opts: { prompt?: string | undefined; owner: string; allowDefinitionChange: boolean }): Promise<JobRecord | Refusal> {
+		// Asked first, as a trigger does: a wait for ids must not fall between reading the definition
+		// and acting on it.
+		const named = readState(this.sql)?.name;
+		if (named) await this.jobIds.ensure(this.env, named, Date.now());
 		const state = readState(this.sql);
 		const agent = state && currentDefinition(state);
 		const revision = agent ? await definitionRevision(agent) : null;
-		if (agent) await this.jobIds.ensure(this.env, agent.name, Date.now());
 		const drawJobId = (at: number) => this.jobIds.take(at, agent?.name ?? "");
 		const result = this.ctx.storage.transactionSync(() => createFollowUp(this.sql, state, agent, revision, { kind, sourceId, ...opts }, Date.now(), drawJobId));
 		if (isRefusal(result)) return result;

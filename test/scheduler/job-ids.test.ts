@@ -3,7 +3,10 @@ import { describe, expect, it } from "vitest";
 import { dealtJobId, idDay, SLOT_CAPACITY } from "../../src/jobs/id-blocks.ts";
 import { isJobId } from "../../src/jobs/ids.ts";
 import { shardName, shardOf } from "../../src/scheduler/shards.ts";
+import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
+import { currentDefinition, readState } from "../../durable-objects/agent/state.ts";
 import { createAgent, runsOf, settle } from "../helpers/agents.ts";
+import { call, errorOf } from "../helpers/http.ts";
 import { useEmulator } from "../helpers/emulator.ts";
 import { jobOf, trigger } from "../helpers/jobs.ts";
 import { tick } from "../helpers/ticks.ts";
@@ -101,6 +104,36 @@ describe("job ids across the fleet", () => {
 		expect(first.id).toBe(dealtJobId(day, shard, before));
 		expect(second.id).toBe(dealtJobId(day, shard, before + 32));
 		expect(second.id).not.toBe(first.id);
+	});
+
+	it("admits a run that waited for its ids on the agent as it is after the wait", async () => {
+		useEmulator();
+		const name = "waits-for-ids";
+		await createAgent({ name });
+		const stub = env.AGENT.getByName(name);
+		// While the run waits for its shard, the agent is disabled (a write the object takes meanwhile).
+		let real!: Env;
+		await runInDurableObject(stub, (instance: AgentDO, state) => {
+			const swappable = instance as unknown as { env: Env };
+			real = swappable.env;
+			const shard = (shardName: string) => {
+				const target = real.SCHEDULER_SHARD.getByName(shardName);
+				const dealJobIds = async (...args: [number, number, number]) => {
+					const definition = currentDefinition(readState(state.storage.sql)!)!;
+					await instance.define(name, { ...definition, enabled: false }, "disabled-while-waiting");
+					return target.dealJobIds(...args);
+				};
+				return new Proxy(target, { get: (t, prop) => (prop === "dealJobIds" ? dealJobIds : Reflect.get(t, prop)) });
+			};
+			swappable.env = { ...real, SCHEDULER_SHARD: { getByName: shard } as unknown as Env["SCHEDULER_SHARD"] };
+		});
+		const answer = await call(`/v1/agents/${name}/jobs`, { method: "POST", as: "operate", body: { prompt: "Go." } });
+		await runInDurableObject(stub, (instance: AgentDO) => {
+			(instance as unknown as { env: Env }).env = real;
+		});
+		expect(answer.status).toBe(409);
+		expect((await errorOf(answer)).message).toBe(`agent ${name} is disabled in its definition`);
+		expect(await runsOf(name)).toEqual([]);
 	});
 
 	it("still runs a trigger whose shard cannot deal, on an id it draws itself", async () => {
