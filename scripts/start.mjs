@@ -4,6 +4,7 @@
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
 import { parseArgs } from "node:util";
 
 // The emulator is TypeScript run by Node's type stripping, and wrangler wants Node 22 too. `npm start`
@@ -85,7 +86,10 @@ if (!apiKey) {
 	devArgs.push("--var", `ANTHROPIC_BASE_URL:http://127.0.0.1:${emulatorPort}`);
 }
 // wrangler's build step checks fleet.yaml on each save; here an invalid one is reported, not fatal.
-const dev = spawn("npx", devArgs, { stdio: ["ignore", "inherit", "inherit"], env: { ...env, DROVER_DEV_BUILD: "1" } });
+// wrangler itself, not through npx: a signal to this script reaches wrangler, which stops its
+// workerd; npx passed none on, and left the Worker running on the port after the emulator stopped.
+const wrangler = path.join(import.meta.dirname, "..", "node_modules", "wrangler", "bin", "wrangler.js");
+const dev = spawn(process.execPath, [wrangler, ...devArgs.slice(1)], { stdio: ["ignore", "inherit", "inherit"], env: { ...env, DROVER_DEV_BUILD: "1" } });
 children.push(dev);
 for (const sig of ["SIGINT", "SIGTERM"])
 	process.on(sig, () => {
