@@ -420,6 +420,9 @@ export class AgentDO extends DurableObject<Env> {
 			await this.passes.scheduleNext(false);
 			return done;
 		}
+		// The first cancel's reason stands: a second one (a double click) would rewrite it.
+		const requested = getSetup(this.sql, jobId)?.cancelRequested;
+		if (requested) return refuse(409, `job ${jobId} is already being cancelled (${requested}); it ends as soon as its tool call in flight returns`);
 		requestCancel(this.sql, jobId, why);
 		const modelCall = this.passes.inflight.get(jobId);
 		modelCall?.abort(new Error(why));
