@@ -422,7 +422,7 @@ export class AgentDO extends DurableObject<Env> {
 		}
 		// The first cancel's reason stands: a second one (a double click) would rewrite it.
 		const requested = getSetup(this.sql, jobId)?.cancelRequested;
-		if (requested) return refuse(409, `job ${jobId} is already being cancelled (${requested}); it ends as soon as its tool call in flight returns`);
+		if (requested) return refuse(409, `job ${jobId} is already being cancelled (${requested})`);
 		requestCancel(this.sql, jobId, why);
 		const modelCall = this.passes.inflight.get(jobId);
 		modelCall?.abort(new Error(why));
