@@ -30,6 +30,15 @@ function dealtSoFar(shard: number, day: string): Promise<number> {
 	});
 }
 
+/** Ticks at `at`; the ids the shard dealt for it. */
+async function dealtByTick(shard: number, at: string): Promise<Set<string>> {
+	const day = idDay(Date.parse(at));
+	const before = await dealtSoFar(shard, day);
+	await tick(at);
+	const after = await dealtSoFar(shard, day);
+	return new Set(Array.from({ length: after - before }, (_, i) => dealtJobId(day, shard, before + i)));
+}
+
 describe("job ids across the fleet", () => {
 	it("deals agents that share a shard different ids for their runs, and asks again only when an agent has none left", async () => {
 		useEmulator();
@@ -60,12 +69,7 @@ describe("job ids across the fleet", () => {
 		useEmulator();
 		const { names, shard } = namesOnOneShard("dealt-tick", 3);
 		for (const name of names) await createAgent({ name, schedules: { often: { interval: "1m" } } });
-		const at = "2026-12-05T09:00:00Z";
-		const day = idDay(Date.parse(at));
-		const before = await dealtSoFar(shard, day);
-		await tick(at);
-		const after = await dealtSoFar(shard, day);
-		const dealt = new Set(Array.from({ length: after - before }, (_, i) => dealtJobId(day, shard, before + i)));
+		const dealt = await dealtByTick(shard, "2026-12-05T09:00:00Z");
 		const claimed = await Promise.all(names.map(async (name) => (await runsOf(name)).map((r) => r.job_id)));
 		expect(claimed.map((ids) => ids.length)).toEqual([1, 1, 1]);
 		const ids = claimed.flat() as string[];
@@ -78,12 +82,7 @@ describe("job ids across the fleet", () => {
 		const { names: [name], shard } = namesOnOneShard("dealt-many", 1) as { names: [string]; shard: number };
 		const schedules = { a: { interval: "1m" }, b: { interval: "5m" }, c: { interval: "15m" } };
 		await createAgent({ name, max_concurrent: 5, schedules });
-		const at = "2026-12-06T09:00:00Z";
-		const day = idDay(Date.parse(at));
-		const before = await dealtSoFar(shard, day);
-		await tick(at);
-		const after = await dealtSoFar(shard, day);
-		const dealt = new Set(Array.from({ length: after - before }, (_, i) => dealtJobId(day, shard, before + i)));
+		const dealt = await dealtByTick(shard, "2026-12-06T09:00:00Z");
 		const ids = (await runsOf(name)).map((r) => r.job_id!);
 		expect(ids).toHaveLength(3);
 		expect(new Set(ids).size).toBe(3);
