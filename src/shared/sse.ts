@@ -1,6 +1,8 @@
 /**
- * Server-Sent Events, parsed once for the whole project: the CLI follows a job's stream with it, and
- * the Worker folds a streamed Messages API answer with it (src/agent/streamed-message.ts).
+ * Server-Sent Events, parsed once for the whole project: the CLI follows a job's stream with it, the
+ * Worker folds a streamed Messages API answer with it (src/agent/streamed-message.ts), and the
+ * dashboard's script gets this class's own source (src/dashboard/client/index.ts), so it must stay
+ * self-contained: no imports, nothing from outside the class.
  */
 export interface SseEvent {
 	event: string;
@@ -11,18 +13,21 @@ export interface SseEvent {
 
 /**
  * A Server-Sent Events parser (the WHATWG event-stream format): fed text chunks split anywhere,
- * calls `onEvent` once per dispatched event. Comments and `retry:` are ignored.
+ * calls `onEvent` once per dispatched event, and `onRetry` with each valid `retry:` (ms). Comments
+ * are ignored.
  */
 export class SseParser {
 	readonly #onEvent: (event: SseEvent) => void;
+	readonly #onRetry: ((ms: number) => void) | undefined;
 	#buffer = "";
 	#event = "";
 	#data: string[] = [];
 	#id: string | null = null;
 	#afterCR = false;
 
-	constructor(onEvent: (event: SseEvent) => void) {
+	constructor(onEvent: (event: SseEvent) => void, onRetry?: (ms: number) => void) {
 		this.#onEvent = onEvent;
+		this.#onRetry = onRetry;
 	}
 
 	feed(chunk: string): void {
@@ -57,5 +62,6 @@ export class SseParser {
 		if (field === "event") this.#event = value;
 		else if (field === "data") this.#data.push(value);
 		else if (field === "id" && !value.includes("\0")) this.#id = value;
+		else if (field === "retry" && /^\d+$/.test(value)) this.#onRetry?.(Number(value));
 	}
 }

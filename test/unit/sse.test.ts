@@ -24,4 +24,11 @@ describe("SseParser", () => {
 			}
 		}
 	});
+
+	it("hands each valid retry: to onRetry, and ignores one that is not all digits", () => {
+		const retries: number[] = [];
+		const parser = new SseParser(() => {}, (ms) => retries.push(ms));
+		parser.feed("retry: 3000\n\nretry: soon\n\nretry: 2.5\n\nretry:500\n\n");
+		expect(retries).toEqual([3000, 500]);
+	});
 });

@@ -25,7 +25,12 @@ import poll from "./poll.client.js";
 import runs from "./runs.client.js";
 import session from "./session.client.js";
 import usage from "./usage.client.js";
+import { SseParser } from "../../shared/sse.ts";
 
 const FILES = [dom, format, notices, api, poll, session, fleet, jobs, job, jobOutput, charts, runs, usage, incidents, main];
 
-export const APP_JS = `"use strict";\n(() => {\n${FILES.join("\n")}})();\n`;
+// The SSE parser the CLI and the Worker use, by its own source (built JavaScript, self-contained),
+// rather than a second one written for the browser.
+const SHARED = `const SseParser = (${SseParser.toString()});\n`;
+
+export const APP_JS = `"use strict";\n(() => {\n${SHARED}${FILES.join("\n")}})();\n`;

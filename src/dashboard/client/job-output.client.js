@@ -1,53 +1,27 @@
 // @ts-check
 // ── Job output: the job's log, live over Server-Sent Events ──
 /**
- * Parses a Server-Sent Events body. EventSource cannot send an Authorization header, so the stream
- * is read with fetch(); this is the part of the EventSource algorithm drover's stream needs.
- * Resolves true when the server sent "end", false when the connection closed without it.
+ * Reads a Server-Sent Events body with the project's one parser (SseParser, src/shared/sse.ts, put
+ * before these files by index.ts). EventSource cannot send an Authorization header, so the stream
+ * is read with fetch(). Resolves true when the server sent "end", false when the connection closed
+ * without it.
  */
 async function readSse(body, signal, on) {
 	const reader = body.pipeThrough(new TextDecoderStream()).getReader();
 	const stop = () => reader.cancel().catch(() => {});
 	signal.addEventListener("abort", stop, { once: true });
-	let buffer = "";
-	let data = [];
-	let event = "";
-	/** @type {string | null} */
-	let id = null;
+	let ended = false;
+	const parser = new SseParser((ev) => {
+		if (!ended && on.event(ev) === "end") ended = true;
+	}, on.retry);
 	try {
-		for (;;) {
+		while (!ended) {
 			const { value, done } = await reader.read();
 			if (done) return false;
-			buffer += value;
-			let nl;
-			while ((nl = buffer.indexOf("\n")) >= 0) {
-				let line = buffer.slice(0, nl);
-				buffer = buffer.slice(nl + 1);
-				if (line.endsWith("\r")) line = line.slice(0, -1);
-				if (line === "") {
-					if (data.length) {
-						const ev = { event: event || "message", data: data.join("\n"), id };
-						data = [];
-						event = "";
-						if (on.event(ev) === "end") {
-							stop();
-							return true;
-						}
-					}
-					event = "";
-					continue;
-				}
-				if (line.startsWith(":")) continue;
-				const colon = line.indexOf(":");
-				const field = colon < 0 ? line : line.slice(0, colon);
-				let val = colon < 0 ? "" : line.slice(colon + 1);
-				if (val.startsWith(" ")) val = val.slice(1);
-				if (field === "data") data.push(val);
-				else if (field === "event") event = val;
-				else if (field === "id") id = val;
-				else if (field === "retry" && /^\d+$/.test(val)) on.retry(Number(val));
-			}
+			parser.feed(value);
 		}
+		stop();
+		return true;
 	} finally {
 		signal.removeEventListener("abort", stop);
 	}

@@ -1,0 +1,2 @@
+// What index.ts puts before the *.client.js files from the Worker's own code.
+declare const SseParser: typeof import("../../shared/sse.ts").SseParser;
