@@ -66,8 +66,17 @@ export function dealtJobId(day: string, shard: number, k: number): string {
 	return `job-${day}-${suffixOf(k * SLOTS + shard)}`;
 }
 
-/** A random id from the slot no shard deals, for when none could be asked. */
+// The largest multiple of SLOT_CAPACITY below 2^32: draws at or above it are drawn again, so every
+// number of the slot is equally likely (a plain `% SLOT_CAPACITY` would favour the lower ones).
+const UNBIASED_DRAW_LIMIT = 2 ** 32 - (2 ** 32 % SLOT_CAPACITY);
+
+/**
+ * A random id from the slot no shard deals, dated with the UTC day of `now`: for when no shard could
+ * be asked, and a job made without an id (createJob's default).
+ */
 export function drawnJobId(now: number): string {
-	const k = crypto.getRandomValues(new Uint32Array(1))[0]! % SLOT_CAPACITY;
-	return `job-${idDay(now)}-${suffixOf(k * SLOTS + FALLBACK_SLOT)}`;
+	const draw = new Uint32Array(1);
+	do crypto.getRandomValues(draw);
+	while (draw[0]! >= UNBIASED_DRAW_LIMIT);
+	return `job-${idDay(now)}-${suffixOf((draw[0]! % SLOT_CAPACITY) * SLOTS + FALLBACK_SLOT)}`;
 }

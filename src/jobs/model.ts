@@ -1,5 +1,6 @@
 import { BadRequestError, ConflictError } from "../errors.ts";
-import { isJobId, newJobId } from "./ids.ts";
+import { drawnJobId } from "./id-blocks.ts";
+import { isJobId } from "./ids.ts";
 import {
 	FINAL_STATUSES,
 	TRANSITIONS_CAP,
@@ -66,7 +67,7 @@ export function createJob(input: CreateJobInput, now: Date): JobRecord {
 		throw new BadRequestError(`forked_from is not a job id: ${JSON.stringify(input.forked_from)}`);
 	}
 	return {
-		id: input.id ?? newJobId(now),
+		id: input.id ?? drawnJobId(now.getTime()),
 		agent: input.agent,
 		schedule: input.schedule ?? null,
 		trigger_type: input.trigger_type,

@@ -13,13 +13,13 @@ import {
 	createJob,
 	isFinal,
 	isJobId,
-	newJobId,
 	transition,
 	type ExitReason,
 	type JobRecord,
 	type JobStatus,
 	type Transition,
 } from "../../src/jobs/model.ts";
+import { drawnJobId, SLOT_CAPACITY } from "../../src/jobs/id-blocks.ts";
 
 const CREATED = new Date("2025-01-15T09:00:00.000Z");
 const STARTED = new Date("2025-01-15T09:00:01.500Z");
@@ -300,30 +300,37 @@ describe("job ids", () => {
 	it("generates 1,000 ids that all match the format, dated with the UTC day", () => {
 		// 04:30 UTC on the 16th is still the 15th in New York: the id must carry the UTC date.
 		const now = new Date("2025-01-15T23:30:00-05:00");
-		const ids = Array.from({ length: 1000 }, () => newJobId(now));
+		const ids = Array.from({ length: 1000 }, () => createJob({ agent: "a", trigger_type: "manual", definition_revision: "r" }, now).id);
 		for (const id of ids) {
 			expect(id).toMatch(JOB_ID_PATTERN);
 			expect(isJobId(id)).toBe(true);
 			expect(id.slice(0, 15)).toBe("job-2025-01-16-");
 			expect(id.slice(15)).toMatch(/^[a-z0-9]{6}$/);
 		}
-		// 36^6 ≈ 2.2e9 suffixes: a single collision in 1,000 is ~2e-4 likely, two ~3e-8.
+		// ~128 million numbers in the drawn slot: a single collision in 1,000 is ~4e-3 likely, two ~8e-6.
 		expect(new Set(ids).size).toBeGreaterThanOrEqual(999);
 		const used = new Set(ids.flatMap((id) => [...id.slice(15)]));
 		expect([...used].sort().join("")).toBe("0123456789abcdefghijklmnopqrstuvwxyz");
-		expect(newJobId(new Date("2025-12-31T23:59:59.999Z")).slice(0, 15)).toBe("job-2025-12-31-");
+		expect(drawnJobId(Date.parse("2025-12-31T23:59:59.999Z")).slice(0, 15)).toBe("job-2025-12-31-");
 	});
 
-	it("redraws random bytes that would bias the alphabet instead of wrapping them", () => {
-		const bytes = [255, 254, 253, 252, 0, 1, 2, 3, 4, 35];
+	it("redraws random numbers that would bias the drawn slot instead of wrapping them", () => {
+		// The lowest number past the last whole multiple of the slot's size wraps to 0 under a plain
+		// modulo; it must be drawn again, and the next draw (0) decides.
+		const wrapsToZero = 2 ** 32 - (2 ** 32 % SLOT_CAPACITY);
+		const draws = [wrapsToZero, 2 ** 32 - 1, 0];
 		vi.spyOn(crypto, "getRandomValues").mockImplementation(<T extends ArrayBufferView | null>(array: T): T => {
-			const view = array as unknown as Uint8Array;
-			view.fill(0);
-			view.set(bytes.slice(0, view.length));
+			(array as unknown as Uint32Array)[0] = draws.shift()!;
 			return array;
 		});
-		// 252..255 would map to a..d under a plain modulo; they must be skipped.
-		expect(newJobId(CREATED)).toBe("job-2025-01-15-abcde9");
+		const redrawn = drawnJobId(CREATED.getTime());
+		expect(draws).toEqual([]);
+		vi.restoreAllMocks();
+		vi.spyOn(crypto, "getRandomValues").mockImplementation(<T extends ArrayBufferView | null>(array: T): T => {
+			(array as unknown as Uint32Array)[0] = 0;
+			return array;
+		});
+		expect(redrawn).toBe(drawnJobId(CREATED.getTime()));
 	});
 
 	it("accepts herdctl's example id", () => {
