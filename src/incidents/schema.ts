@@ -12,7 +12,7 @@ export const IncidentSchema = z
 		id: z.string(),
 		agent: z.string(),
 		signature: z.string(),
-		class: z.string().openapi({ description: "rate_limit | timeout | auth | delivery | config | agent | unknown" }),
+		class: z.string().openapi({ description: "rate_limit | timeout | auth | delivery | config | script | agent | unknown" }),
 		state: z.enum(INCIDENT_STATES),
 		error: z.string(),
 		count: z.number().int(),

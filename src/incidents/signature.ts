@@ -31,11 +31,12 @@ export function incidentId(agent: string, signature: string): string {
 	return `${agent.slice(0, INCIDENT_ID_AGENT_CHARS)}_${signature}`;
 }
 
-export const FAILURE_CLASSES = ["rate_limit", "timeout", "auth", "delivery", "config", "agent", "unknown"] as const;
+export const FAILURE_CLASSES = ["rate_limit", "timeout", "auth", "delivery", "config", "script", "agent", "unknown"] as const;
 export type FailureClass = (typeof FAILURE_CLASSES)[number];
 
-// Keyword lists, matched as substrings of the normalised (lowercased) error text. Numeric codes are
-// matched as whole tokens instead (see hasKeyword), so "job-…-abc403" or "14290 tokens" is not a 403/429.
+// Keyword lists, matched as substrings of the normalised (lowercased) error text. Numeric codes and
+// the script class's words are matched as whole tokens instead (see hasKeyword), so "job-…-abc403" or
+// "14290 tokens" is not a 403/429, nor a tool's "description" a script.
 
 /** Too many requests or out of quota. Deliberately not "overloaded": a 529 is the provider's capacity, not our rate. */
 export const RATE_LIMIT_KEYWORDS = ["429", "rate limit", "rate_limit", "rate-limit", "quota", "too many requests"] as const;
@@ -43,6 +44,8 @@ export const TIMEOUT_KEYWORDS = ["timeout", "timed out", "deadline", "408", "504
 export const AUTH_KEYWORDS = ["401", "403", "unauthorized", "authentication", "forbidden", "invalid api key", "invalid x-api-key", "permission"] as const;
 export const DELIVERY_KEYWORDS = ["delivery", "deliver", "webhook", "slack", "discord"] as const;
 export const CONFIG_KEYWORDS = ["config", "fleet.yaml", "not set", "missing secret", "invalid cron", "definition", "retired", "not allowed base url", "guard"] as const;
+/** A script the job ran failed: drover runs none of its own, but a tool may (`run_script`, "exit code 1"). */
+export const SCRIPT_KEYWORDS = ["script", "scripts", "exit code", "exit status"] as const;
 export const AGENT_KEYWORDS = ["max_turns", "usage_limit", "usage limit", "indeterminate", "model output", "tool", "refused", "invalid_request", "max_tokens", "context window"] as const;
 
 /** HTTP statuses that decide a class on their own when the caller knows the response status. */
@@ -58,23 +61,32 @@ export const AUTH_STATUSES: readonly number[] = [401, 403];
  *   3. auth       — a 401 on the Slack webhook is a credential problem before it is a delivery one.
  *   4. delivery   — the run itself succeeded; only sending its answer failed.
  *   5. config     — fleet.yaml or a secret is wrong: fix the configuration, not the agent.
- *   6. agent      — the model or its tools misbehaved (max_turns, refusals, bad requests).
- *   7. unknown    — nothing matched.
+ *   6. script     — a script failed (a tool that runs one, cut off or exiting non-zero), before…
+ *   7. agent      — the model or its tools misbehaved (max_turns, refusals, bad requests).
+ *   8. unknown    — nothing matched.
+ * (Hermes' order, in which `script` stands for its jobs' pre-run scripts.)
  */
-export const CLASSIFICATION_ORDER: readonly { readonly class: Exclude<FailureClass, "unknown">; readonly keywords: readonly string[]; readonly statuses: readonly number[] }[] = [
+export const CLASSIFICATION_ORDER: readonly {
+	readonly class: Exclude<FailureClass, "unknown">;
+	readonly keywords: readonly string[];
+	readonly statuses: readonly number[];
+	/** Keywords match only as whole tokens. */
+	readonly tokens?: true;
+}[] = [
 	{ class: "rate_limit", keywords: RATE_LIMIT_KEYWORDS, statuses: RATE_LIMIT_STATUSES },
 	{ class: "timeout", keywords: TIMEOUT_KEYWORDS, statuses: TIMEOUT_STATUSES },
 	{ class: "auth", keywords: AUTH_KEYWORDS, statuses: AUTH_STATUSES },
 	{ class: "delivery", keywords: DELIVERY_KEYWORDS, statuses: [] },
 	{ class: "config", keywords: CONFIG_KEYWORDS, statuses: [] },
+	{ class: "script", keywords: SCRIPT_KEYWORDS, statuses: [], tokens: true },
 	{ class: "agent", keywords: AGENT_KEYWORDS, statuses: [] },
 ];
 
 const isDigit = (c: string | undefined) => c !== undefined && c >= "0" && c <= "9";
 const isAlnum = (c: string | undefined) => c !== undefined && /[a-z0-9]/.test(c);
 
-function hasKeyword(text: string, keyword: string): boolean {
-	if (!isDigit(keyword[0])) return text.includes(keyword);
+function hasKeyword(text: string, keyword: string, tokens = false): boolean {
+	if (!tokens && !isDigit(keyword[0])) return text.includes(keyword);
 	// A status code counts only as a token of its own: "HTTP 429", "status=429", "(429)".
 	for (let at = text.indexOf(keyword); at !== -1; at = text.indexOf(keyword, at + 1)) {
 		if (!isAlnum(text[at - 1]) && !isAlnum(text[at + keyword.length])) return true;
@@ -91,7 +103,7 @@ export function classifyFailure(text: string, status?: number): FailureClass {
 	const normalized = normalizeError(text);
 	for (const entry of CLASSIFICATION_ORDER) {
 		if (status !== undefined && entry.statuses.includes(status)) return entry.class;
-		if (entry.keywords.some((keyword) => hasKeyword(normalized, keyword))) return entry.class;
+		if (entry.keywords.some((keyword) => hasKeyword(normalized, keyword, entry.tokens))) return entry.class;
 	}
 	return "unknown";
 }

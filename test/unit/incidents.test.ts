@@ -6,6 +6,7 @@ import {
 	CONFIG_KEYWORDS,
 	DELIVERY_KEYWORDS,
 	RATE_LIMIT_KEYWORDS,
+	SCRIPT_KEYWORDS,
 	TIMEOUT_KEYWORDS,
 	classifyFailure,
 	incidentId,
@@ -106,6 +107,12 @@ describe("classifyFailure", () => {
 		// A tick whose shards cannot load the fleet: the file is at fault, whatever key its message names.
 		['tick failed: shard 0: fleet.yaml is invalid:\n  agents[0].max_turn: unknown key (did you mean "max_turns"?)', undefined, "config"],
 		['tick partial: shard 3: fleet.yaml is invalid:\n  agents[1].schedules[0].cron: "0 0 9 * * 1" has 6 fields', undefined, "config"],
+		// script: Hermes' class before agent; its words only as whole tokens
+		["pre-run script exited with status 1", undefined, "script"],
+		["the run stopped while tool run_script was executing; its effect is unknown (indeterminate)", undefined, "script"],
+		["backup.sh: exit code 2", undefined, "script"],
+		["tool description too long", undefined, "agent"],
+		["transcription failed", undefined, "unknown"],
 		// agent
 		["reached max_turns (10)", undefined, "agent"],
 		["usage_limit: max_cost_usd 0.50 reached", undefined, "agent"],
@@ -151,8 +158,8 @@ describe("classifyFailure", () => {
 	});
 
 	it("documents its order and keyword lists", () => {
-		expect(CLASSIFICATION_ORDER.map((e) => e.class)).toEqual(["rate_limit", "timeout", "auth", "delivery", "config", "agent"]);
-		expect(CLASSIFICATION_ORDER.map((e) => e.keywords)).toEqual([RATE_LIMIT_KEYWORDS, TIMEOUT_KEYWORDS, AUTH_KEYWORDS, DELIVERY_KEYWORDS, CONFIG_KEYWORDS, AGENT_KEYWORDS]);
+		expect(CLASSIFICATION_ORDER.map((e) => e.class)).toEqual(["rate_limit", "timeout", "auth", "delivery", "config", "script", "agent"]);
+		expect(CLASSIFICATION_ORDER.map((e) => e.keywords)).toEqual([RATE_LIMIT_KEYWORDS, TIMEOUT_KEYWORDS, AUTH_KEYWORDS, DELIVERY_KEYWORDS, CONFIG_KEYWORDS, SCRIPT_KEYWORDS, AGENT_KEYWORDS]);
 		expect(RATE_LIMIT_KEYWORDS).not.toContain("overloaded");
 		for (const list of CLASSIFICATION_ORDER) for (const keyword of list.keywords) expect(keyword, "keywords are matched against lowercased text").toBe(keyword.toLowerCase());
 	});
