@@ -1,5 +1,10 @@
 /// <reference types="vite/client" />
-import { describe, expect, it } from "vitest";
+import { describe, expect, expectTypeOf, it } from "vitest";
+import type { OutputLine as ServerOutputLine } from "../../durable-objects/agent/runner/output.ts";
+import type { AgentStatusShape, OccurrenceShape } from "../../src/api/agent-actions.ts";
+import type { AgentViewT } from "../../src/api/agents.ts";
+import type { StatusShape } from "../../src/api/status.ts";
+import type { AgentStatus, AgentView, Occurrence, OutputLine, Status } from "../../src/dashboard/client/api-types.ts";
 import { APP_JS } from "../../src/dashboard/client/index.ts";
 
 // The script's source files as text (Vite inlines them at build time).
@@ -15,5 +20,17 @@ describe("the dashboard's script", () => {
 			expect(APP_JS.split(text).length - 1, file).toBe(1);
 			expect(text.startsWith("// @ts-check\n"), file).toBe(true);
 		}
+	});
+});
+
+describe("the dashboard's types for the API's JSON (src/dashboard/client/api-types.ts)", () => {
+	it("are the server's own where the server's module loads in the browser check, and checked against the server's here (by tsc)", () => {
+		// The server's answer is one the scripts' type takes: each field they read is there, of a type they handle.
+		expectTypeOf<AgentViewT>().toExtend<AgentView>();
+		expectTypeOf<AgentStatusShape>().toExtend<AgentStatus>();
+		expectTypeOf<StatusShape>().toExtend<Status>();
+		expectTypeOf<OccurrenceShape>().toExtend<Occurrence>();
+		// So is a line of any type, for the scripts' loose shape (every type's fields, optional).
+		expectTypeOf<ServerOutputLine>().toExtend<OutputLine>();
 	});
 });

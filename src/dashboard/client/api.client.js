@@ -23,7 +23,6 @@ async function errorFrom(res) {
 	return new ApiError(res.status, code, message);
 }
 const token = () => sessionStorage.getItem(TOKEN_KEY);
-/** @typedef {{ method?: string, headers?: HeadersInit, json?: unknown, signal?: AbortSignal }} RequestOptions */
 /** @param {string} path @param {RequestOptions} [opts] @returns {Promise<Response>} */
 async function request(path, opts) {
 	opts = opts || {};
@@ -42,7 +41,7 @@ async function request(path, opts) {
 	}
 	return res;
 }
-/** The API's JSON answer: untyped here, read as the API documents it. @type {(path: string, opts?: RequestOptions) => Promise<any>} */
+/** The API's JSON answer, any: its readers give it its type (types.d.ts). @type {(path: string, opts?: RequestOptions) => Promise<any>} */
 const api = async (path, opts) => (await request(path, opts)).json();
 /** @type {(path: string, json?: unknown) => Promise<any>} */
 const post = (path, json) => api(path, { method: "POST", json: json === undefined ? {} : json });
@@ -60,8 +59,9 @@ async function all(path, key, max) {
 }
 /** The first count pages of page(cursor) (fewer where the list ends): their key's rows, and the cursor after them. */
 /**
- * @param {(cursor: string | null) => Promise<any>} page @param {string} key @param {number} count
- * @returns {Promise<{ rows: any[], next: string | null }>}
+ * @template {string} K @template T
+ * @param {(cursor: string | null) => Promise<Page<K, T>>} page @param {K} key @param {number} count
+ * @returns {Promise<{ rows: T[], next: string | null }>}
  */
 async function firstPages(page, key, count) {
 	const rows = [];

@@ -1,7 +1,7 @@
 // @ts-check
 // ── the page: what the server-rendered shell says it is ──
 const TOKEN_KEY = "drover.token";
-const VIEW = document.body.dataset.view;
+const VIEW = document.body.dataset.view || "";
 const SUBJECT = document.body.dataset.subject || "";
 const FINAL = ["completed", "failed", "cancelled", "indeterminate"];
 const enc = encodeURIComponent;
@@ -14,10 +14,7 @@ const $ = (sel, root) => (root || document).querySelector(sel);
 
 // ── DOM building: strings always become text nodes or attribute values ──
 const SVG_NS = "http://www.w3.org/2000/svg";
-/** What an element is built from: nodes as they are, anything else as text; null, undefined and false are left out. */
-/** @typedef {Node | string | number | boolean | null | undefined | Child[]} Child */
-/** Attributes by name: "text" is the text content, "on…" a listener, true an empty attribute; null, undefined and false are left out. */
-/** @typedef {Record<string, unknown> | null} Attrs */
+// Child (what an element is built from) and Attrs (its attributes) are in types.d.ts.
 /** @param {Element} el @param {Attrs} attrs */
 function setAttrs(el, attrs) {
 	if (!attrs) return;

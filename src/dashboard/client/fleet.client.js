@@ -1,16 +1,19 @@
 // @ts-check
 // ── Fleet ──
 const FLEET_PAGE = 100;
-/** Agents come a page at a time (each costs the API a status read per agent): the shown ones are counted as such. */
+/** Agents come a page at a time (each costs the API a status read per agent): the shown ones are counted as such. @param {AbortSignal} signal */
 async function fleetView(signal) {
 	const tbody = $("#fleet-table tbody");
 	const more = $("#fleet-more");
 	const everyone = $("#fleet-all");
+	/** @type {AgentView[]} */
 	let shown = [];
 	/** @type {string | null} */
 	let cursor = null; // next_cursor after the last shown agent: null when all are shown
 	let pages = 1;
+	/** @type {?number} */
 	let total = null; // from /v1/status: every agent, shown or not
+	/** @type {(after: string | null) => Promise<AgentPage>} */
 	const page = (after) => api("/v1/agents?limit=" + FLEET_PAGE + (after ? "&cursor=" + enc(after) : ""), { signal });
 	const drawMeta = () => {
 		const running = shown.reduce((n, a) => n + a.running_jobs.length, 0);
@@ -28,7 +31,7 @@ async function fleetView(signal) {
 	};
 	// Reloads as many pages as are shown (a poll, an action), walking them afresh from the first.
 	const load = newestWins(async (fresh) => {
-		const status = api("/v1/status", { signal }).then((s) => s.agents.file + s.agents.api, () => null);
+		const status = api("/v1/status", { signal }).then((/** @type {Status} */ s) => s.agents.file + s.agents.api, () => null);
 		const { rows, next } = await firstPages(page, "agents", pages);
 		const count = await status;
 		if (signal.aborted || !fresh()) return;
@@ -62,6 +65,7 @@ async function fleetView(signal) {
 	await load();
 	poll(load, 10000);
 }
+/** @param {AgentView} a @param {() => Promise<void>} reload */
 function agentRow(a, reload) {
 	const auto = !!a.paused && a.paused.by === "auto";
 	let state;
@@ -106,11 +110,13 @@ function agentRow(a, reload) {
 				}
 				body = { prompt: text.trim() };
 			}
+			/** @type {JobRecord} */
 			const job = await post(path + "/jobs", body);
 			location.href = "/jobs/" + enc(job.id);
 		}) }),
 		a.paused
 			? h("button", { type: "button", class: "small", text: "Resume", onclick: (e) => act(e.currentTarget, async () => {
+				/** @type {AgentStatus} */
 				const after = await post(path + "/resume");
 				await reload();
 				// One that cannot run is refused (409, saying why); one that could not run by the time it

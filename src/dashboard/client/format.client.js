@@ -3,6 +3,7 @@
 const rtf = new Intl.RelativeTimeFormat("en", { numeric: "auto" });
 /** @type {[Intl.RelativeTimeFormatUnit, number][]} */
 const UNITS = [["year", 31536000], ["month", 2592000], ["week", 604800], ["day", 86400], ["hour", 3600], ["minute", 60], ["second", 1]];
+/** @param {number} ms */
 function relText(ms) {
 	const d = (ms - Date.now()) / 1000;
 	const a = Math.abs(d);
@@ -10,8 +11,9 @@ function relText(ms) {
 	for (const [unit, sec] of UNITS) if (a >= sec) return rtf.format(Math.round(d / sec), unit);
 	return "now";
 }
+/** @param {number} ms */
 const absText = (ms) => new Date(ms).toLocaleString("en-GB", { dateStyle: "medium", timeStyle: "medium" });
-/** A relative time that keeps itself current; the absolute one is its tooltip. */
+/** A relative time that keeps itself current; the absolute one is its tooltip. @param {?string} iso */
 function when(iso) {
 	if (!iso) return h("span", { class: "muted", text: "—" });
 	const ms = Date.parse(iso);
@@ -20,12 +22,14 @@ function when(iso) {
 function refreshTimes() {
 	for (const t of document.querySelectorAll("time.rel")) t.textContent = relText(Date.parse(t.getAttribute("datetime") || ""));
 }
-/** An absolute time (for ledgers, where the slot itself matters), with the relative one beneath. */
+/** An absolute time (for ledgers, where the slot itself matters), with the relative one beneath. @param {?string} iso */
 const slotTime = (iso) =>
 	iso
 		? [h("span", { text: new Date(iso).toLocaleString("en-GB", { day: "numeric", month: "short", hour: "2-digit", minute: "2-digit", second: "2-digit" }) }), h("span", { class: "sub" }, when(iso))]
 		: h("span", { class: "muted", text: "—" });
+/** @param {string} iso */
 const clock = (iso) => new Date(iso).toLocaleTimeString("en-GB", { hour12: false });
+/** @param {?number} sec */
 function dur(sec) {
 	if (sec === null || sec === undefined) return "—";
 	if (sec < 10) return sec.toFixed(1) + " s";
@@ -35,10 +39,15 @@ function dur(sec) {
 	if (m < 60) return m + " min" + (s ? " " + s + " s" : "");
 	return Math.floor(m / 60) + " h " + (m % 60) + " min";
 }
+/** @param {?number} [n] */
 const num = (n) => (n === null || n === undefined ? "—" : Number(n).toLocaleString("en"));
+/** @param {string} s */
 const words = (s) => String(s).replace(/_/g, " ");
+/** @param {string} status @param {string} [prefix] */
 const badge = (status, prefix) => h("span", { class: "badge " + (prefix || "s-") + status, text: words(status) });
+/** @param {string} id */
 const jobLink = (id) => h("a", { href: "/jobs/" + enc(id), class: "mono", text: id });
+/** @param {string} name */
 const agentLink = (name) => h("a", { href: "/agents/" + enc(name) + "/runs", text: name });
 /** @type {(ms: number, signal: AbortSignal) => Promise<void>} */
 const sleep = (ms, signal) =>

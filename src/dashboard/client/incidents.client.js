@@ -1,6 +1,7 @@
 // @ts-check
 // ── Incidents ──
 const INCIDENT_PAGE = 200;
+/** @param {AbortSignal} signal */
 async function incidentsView(signal) {
 	const form = $("#incidents-filter");
 	const select = form.elements.state;
@@ -8,17 +9,19 @@ async function incidentsView(signal) {
 	const older = $("#incidents-older");
 	const params = new URLSearchParams(location.search);
 	if (params.get("state")) select.value = params.get("state");
-	form.onsubmit = (e) => e.preventDefault();
+	form.onsubmit = (/** @type {Event} */ e) => e.preventDefault();
 	/** @type {string | null} */
 	let cursor = null; // next_cursor after the oldest shown
 	let pages = 1;
 	let generation = 0;
+	/** @type {(after: string | null) => Promise<IncidentPage>} */
 	const page = (after) => {
 		const q = new URLSearchParams({ limit: String(INCIDENT_PAGE) });
 		if (select.value) q.set("state", select.value);
 		if (after) q.set("cursor", after);
 		return api("/v1/incidents?" + q, { signal });
 	};
+	/** @param {Incident} i */
 	const row = (i) => h("tr", { "data-incident": i.id },
 		h("td", null, h("span", { class: "mono", text: i.id })),
 		h("td", null, agentLink(i.agent)),
@@ -42,6 +45,7 @@ async function incidentsView(signal) {
 		$("#incidents-meta").textContent = num(shown) + (cursor ? " shown, more older" : shown === 1 ? " incident" : " incidents");
 	};
 	// A filter starts again from the newest page; a close rereads as many pages as are shown.
+	/** @param {boolean} reset */
 	const load = async (reset) => {
 		if (reset) pages = 1;
 		const mine = ++generation;

@@ -5,6 +5,7 @@
  * before these files by index.ts). EventSource cannot send an Authorization header, so the stream
  * is read with fetch(). Resolves true when the server sent "end", false when the connection closed
  * without it.
+ * @param {ReadableStream} body @param {AbortSignal} signal @param {SseHandlers} on
  */
 async function readSse(body, signal, on) {
 	const reader = body.pipeThrough(new TextDecoderStream()).getReader();
@@ -27,10 +28,14 @@ async function readSse(body, signal, on) {
 	}
 }
 
-/** The job's output, live: reconnects after a drop with Last-Event-ID, so no line is lost or shown twice. */
+/**
+ * The job's output, live: reconnects after a drop with Last-Event-ID, so no line is lost or shown twice.
+ * @param {string} id @param {AbortSignal} signal @param {{ status: () => void, end: () => void }} on
+ */
 async function followOutput(id, signal, on) {
 	const log = $("#job-log");
 	const state = $("#log-state");
+	/** @param {string} cls @param {string} text */
 	const setState = (cls, text) => {
 		state.className = "pill " + cls;
 		state.textContent = text;
@@ -54,11 +59,12 @@ async function followOutput(id, signal, on) {
 	setState("", "connecting…");
 	while (!signal.aborted) {
 		try {
+			/** @type {Record<string, string>} */
 			const headers = { accept: "text/event-stream" };
 			if (lastLine > 0) headers["last-event-id"] = String(lastLine);
 			const res = await request("/v1/jobs/" + enc(id) + "/stream", { headers, signal });
 			setState("live", "live");
-			const ended = await readSse(res.body, signal, {
+			const ended = await readSse(/** @type {ReadableStream} */ (res.body), signal, {
 				retry: (ms) => { retry = Math.min(Math.max(ms, 500), 30000); },
 				event: (ev) => {
 					if (ev.event === "line") {
@@ -100,8 +106,9 @@ async function followOutput(id, signal, on) {
 	}
 }
 
+/** @param {number} n @param {string} raw */
 function logLine(n, raw) {
-	/** @type {any} A JSON line, parsed: the API's output schema. */
+	/** @type {OutputLine | null} */
 	let o = null;
 	try {
 		o = JSON.parse(raw);
@@ -111,23 +118,23 @@ function logLine(n, raw) {
 	let text = raw;
 	/** @type {string | null} */
 	let extra = null;
-	if (type === "system") {
+	if (o && type === "system") {
 		label = o.subtype ? words(o.subtype) : "system";
 		text = o.content || (o.status ? words(o.status) : "");
 		// An approval made with edited input shows what was sent in place of the model's.
 		if (o.tool_input) text += " " + JSON.stringify(o.tool_input);
 		// A refused answer was billed: its retry line carries what it cost.
 		if (o.usage) extra = "in " + num(o.usage.input_tokens) + " · out " + num(o.usage.output_tokens) + (o.model ? " · " + o.model : "");
-	} else if (type === "assistant") {
+	} else if (o && type === "assistant") {
 		text = o.content || "";
 		if (o.usage) extra = "in " + num(o.usage.input_tokens) + " · out " + num(o.usage.output_tokens) + (o.model ? " · " + o.model : "");
-	} else if (type === "tool_use") {
+	} else if (o && type === "tool_use") {
 		label = "tool use";
 		text = o.tool_name + " " + JSON.stringify(o.input);
-	} else if (type === "tool_result") {
+	} else if (o && type === "tool_result") {
 		label = o.success ? "tool result" : "tool error";
 		text = String((o.success ? o.result : o.error) || "");
-	} else if (type === "error") {
+	} else if (o && type === "error") {
 		text = o.message + (o.code ? " (" + o.code + ")" : "");
 	}
 	return h("li", { class: "t-" + type, "data-line": n },

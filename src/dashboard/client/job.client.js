@@ -1,12 +1,14 @@
 // @ts-check
 // ── Job ──
+/** @param {AbortSignal} signal */
 async function jobView(signal) {
 	const id = SUBJECT;
 	const path = "/v1/jobs/" + enc(id);
-	/** @type {any} The record shown: the API's JSON. */
+	/** @type {JobRecord | null} The record shown. */
 	let job = null;
 	// Records come from GETs and from action responses over separate connections, so one may land
 	// after a newer one: a lower revision than the shown record's is stale.
+	/** @param {JobRecord} j */
 	const render = (j) => {
 		if (job && j.revision < job.revision) return;
 		job = j;
@@ -40,11 +42,12 @@ async function jobView(signal) {
 		throw err;
 	}
 
-	$("#job-cancel").onclick = (e) => act(e.currentTarget, async () => {
+	$("#job-cancel").onclick = (/** @type {Click} */ e) => act(e.currentTarget, async () => {
 		if (!confirm("Cancel job " + id + "?")) return false;
 		render(await post(path + "/cancel"));
 	}, "Cancel requested");
-	$("#job-fork").onclick = (e) => act(e.currentTarget, async () => {
+	$("#job-fork").onclick = (/** @type {Click} */ e) => act(e.currentTarget, async () => {
+		/** @type {JobRecord} */
 		let forked;
 		try {
 			forked = await post(path + "/fork");
@@ -56,7 +59,7 @@ async function jobView(signal) {
 		}
 		location.href = "/jobs/" + enc(forked.id);
 	});
-	$("#job-download").onclick = (e) => act(e.currentTarget, async () => {
+	$("#job-download").onclick = (/** @type {Click} */ e) => act(e.currentTarget, async () => {
 		const res = await request(path + "/output");
 		const url = URL.createObjectURL(new Blob([await res.blob()], { type: "application/x-ndjson" }));
 		const a = h("a", { href: url, download: id + ".jsonl", hidden: true });
@@ -66,7 +69,7 @@ async function jobView(signal) {
 		setTimeout(() => URL.revokeObjectURL(url), 60000);
 	});
 	const approvalError = $("#approval-error");
-	$("#approval-approve").onclick = (e) => act(e.currentTarget, async () => {
+	$("#approval-approve").onclick = (/** @type {Click} */ e) => act(e.currentTarget, async () => {
 		approvalError.hidden = true;
 		let input;
 		try {
@@ -93,7 +96,7 @@ async function jobView(signal) {
 			return false;
 		}
 	}, "Approved");
-	$("#approval-deny").onclick = (e) => act(e.currentTarget, async () => {
+	$("#approval-deny").onclick = (/** @type {Click} */ e) => act(e.currentTarget, async () => {
 		if (!confirm("Deny this tool call? The model is told it was refused.")) return false;
 		render(await post(path + "/approval", { decision: "deny" }));
 	}, "Denied");
@@ -101,6 +104,7 @@ async function jobView(signal) {
 	followOutput(id, signal, { status: refresh, end: refresh });
 }
 
+/** @param {JobRecord} j */
 function renderJob(j) {
 	const final = FINAL.includes(j.status);
 	$("#job-status").replaceChildren(badge(j.status));
@@ -129,10 +133,12 @@ function renderJob(j) {
 	if (!models.length) usage.replaceChildren(h("tr", null, h("td", { colspan: 5, class: "muted", text: "No model calls yet." })));
 	else {
 		const total = { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+		const keys = /** @type {(keyof ModelUsage)[]} */ (Object.keys(total));
+		/** @param {string} label @param {ModelUsage} u @param {string} [cls] */
 		const row = (label, u, cls) => h("tr", { class: cls || null }, h("td", { class: "mono", text: label }),
-			["input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"].map((k) => h("td", { class: "num", text: num(u[k]) })));
+			keys.map((k) => h("td", { class: "num", text: num(u[k]) })));
 		const rows = models.map(([model, u]) => {
-			for (const k in total) total[k] += u[k];
+			for (const k of keys) total[k] += u[k];
 			return row(model, u);
 		});
 		if (models.length > 1) rows.push(row("total", total, "total"));

@@ -1,6 +1,7 @@
 // @ts-check
 // ── Jobs ──
 const JOB_FILTERS = ["agent", "status", "trigger_type"];
+/** @param {AbortSignal} signal */
 async function jobsView(signal) {
 	const form = $("#jobs-filter");
 	const tbody = $("#jobs-table tbody");
@@ -19,6 +20,7 @@ async function jobsView(signal) {
 			const list = $("#jobs-agents");
 			let after = null;
 			do {
+				/** @type {AgentPage} */
 				const page = await api("/v1/agents?limit=200" + (after ? "&cursor=" + enc(after) : ""), { signal });
 				for (const a of page.agents) {
 					names.add(a.name);
@@ -40,6 +42,7 @@ async function jobsView(signal) {
 		for (const k of JOB_FILTERS) if (form.elements[k].value.trim()) q.set(k, form.elements[k].value.trim());
 		return q;
 	};
+	/** @param {boolean} reset */
 	const load = async (reset) => {
 		const mine = reset ? ++generation : generation;
 		// Until the new filter's first page is in, "Older" would page it with the old list's cursor.
@@ -47,6 +50,7 @@ async function jobsView(signal) {
 		const q = query();
 		q.set("limit", "25");
 		if (!reset && cursor) q.set("cursor", cursor);
+		/** @type {JobPage} */
 		const page = await api("/v1/jobs?" + q, { signal });
 		if (mine !== generation) return; // a newer filter answered first
 		if (reset) {
@@ -69,7 +73,7 @@ async function jobsView(signal) {
 		load(true).catch(fail);
 	};
 	form.onchange = apply;
-	form.onsubmit = (e) => {
+	form.onsubmit = (/** @type {Event} */ e) => {
 		e.preventDefault();
 		apply();
 	};
@@ -80,6 +84,7 @@ async function jobsView(signal) {
 	older.onclick = () => act(older, () => load(false));
 	await load(true);
 }
+/** @param {JobSummary} j */
 function jobRow(j) {
 	return h("tr", { "data-job": j.id },
 		h("td", null, jobLink(j.id)),

@@ -1,5 +1,6 @@
 // @ts-check
 // ── start: each page's view, and signing in first when there is no token ──
+/** @type {Record<string, View>} */
 const VIEWS = { fleet: fleetView, jobs: jobsView, job: jobView, runs: runsView, usage: usageView, incidents: incidentsView };
 
 setInterval(refreshTimes, 15000);

@@ -1,6 +1,7 @@
 // @ts-check
 // ── Runs ──
 const RUN_LABELS = { "on-time": "on time", late: "late", "catch-up": "catch-up", manual: "manual / webhook", skipped: "skipped", unknown: "unknown", failed: "failed" };
+/** @param {Occurrence} r */
 function runClass(r) {
 	if (r.status === "failed") return "failed";
 	if (r.status === "skipped") return "skipped";
@@ -10,7 +11,9 @@ function runClass(r) {
 	if (r.dispatch === "manual") return "manual";
 	return "on-time";
 }
+/** @param {Occurrence} r */
 const runTime = (r) => Date.parse(r.scheduled_instant || r.claimed_at);
+/** @param {Occurrence} r */
 function runNote(r) {
 	const parts = [];
 	if (r.skip_reason) parts.push(r.skip_reason);
@@ -18,9 +21,11 @@ function runNote(r) {
 	if (r.error) parts.push(r.error);
 	return parts.join(" · ");
 }
+/** @param {AbortSignal} signal */
 async function runsView(signal) {
 	const agent = SUBJECT;
 	const load = newestWins(async (fresh) => {
+		/** @type {Occurrence[]} */
 		const runs = await all("/v1/agents/" + enc(agent) + "/runs", "runs", 400);
 		if (signal.aborted || !fresh()) return;
 		$("#runs-meta").textContent = runs.length + (runs.length === 1 ? " occurrence" : " occurrences") + (runs.length >= 400 ? " (the newest; older ones not shown)" : "");
@@ -38,6 +43,7 @@ async function runsView(signal) {
 	await load();
 	poll(load, 15000);
 }
+/** @param {Element} box @param {Occurrence[]} runs */
 function drawRuns(box, runs) {
 	if (!runs.length) {
 		box.replaceChildren();
@@ -51,7 +57,9 @@ function drawRuns(box, runs) {
 	const pad = Math.max((t1 - t0) * 0.04, 30e3);
 	t0 -= pad;
 	t1 += pad;
+	/** @param {number} t */
 	const x = (t) => left + ((t - t0) / (t1 - t0)) * (W - left - right);
+	/** @param {string} lane */
 	const y = (lane) => top + lanes.indexOf(lane) * laneH + laneH / 2;
 	const root = svg("svg", { viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": "Occurrences of " + SUBJECT + " on a time axis", class: "runs-timeline" });
 	const { ticks, step } = timeTicks(t0, t1, 10);
@@ -79,7 +87,7 @@ function drawRuns(box, runs) {
 		].filter(Boolean).join("\n");
 		const open = r.status === "claimed" || r.status === "running";
 		const g = svg("g", { class: "occurrence", "data-class": cls, "data-run": r.id });
-		if (r.skipped_from && r.skipped_count > 1) {
+		if (r.skipped_from && r.skipped_count && r.skipped_count > 1) {
 			const x0 = x(Date.parse(r.skipped_from));
 			g.append(svg("rect", { class: "range run-" + cls, x: x0, y: y(lane) - 4, width: Math.max(cx - x0, 2), height: 8, rx: 4 }));
 		}

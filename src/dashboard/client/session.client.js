@@ -19,6 +19,7 @@ function signOut(message) {
 	viewAbort = new AbortController();
 	showSignIn(message);
 }
+/** @param {Status | null} status */
 function showScheduler(status) {
 	const pill = $("#scheduler-pill");
 	if (!status) return;
@@ -29,6 +30,7 @@ function showScheduler(status) {
 	if (!s.last_tick_at) pill.textContent = "scheduler: no tick yet";
 	else add(pill, [s.stalled ? "scheduler stalled · last tick " : "last tick ", when(s.last_tick_at)]);
 }
+/** @param {Status | null} status */
 function start(status) {
 	$("#signin").hidden = true;
 	$("#view").hidden = false;
@@ -37,7 +39,7 @@ function start(status) {
 	const view = VIEWS[VIEW];
 	if (view) view(viewAbort.signal).catch(fail);
 }
-$("#signin-form").addEventListener("submit", async (e) => {
+$("#signin-form").addEventListener("submit", async (/** @type {Event} */ e) => {
 	e.preventDefault();
 	const input = $("#token");
 	const button = $("#signin-form button");

@@ -3,12 +3,14 @@
 const DAY = 86400e3;
 const USAGE_DAYS = 7;
 const USAGE_SERIES = 8;
+/** @param {AbortSignal} signal */
 async function usageView(signal) {
 	const meta = $("#usage-meta");
 	const today = Math.floor(Date.now() / DAY) * DAY;
 	const since = today - (USAGE_DAYS - 1) * DAY;
 	meta.textContent = "Loading…";
 	// The index keeps each agent's ended jobs summed by day: a page of rows per request, however many jobs.
+	/** @type {Map<string, UsageCell>} */
 	const cells = new Map();
 	/** @type {string | null} */
 	let cursor = null;
@@ -17,6 +19,7 @@ async function usageView(signal) {
 		do {
 			const q = new URLSearchParams({ since: new Date(since).toISOString().slice(0, 10), until: new Date(today).toISOString().slice(0, 10), limit: "1000" });
 			if (cursor) q.set("cursor", cursor);
+			/** @type {UsagePage} */
 			const page = await api("/v1/usage?" + q, { signal });
 			for (const u of page.days) {
 				const day = Date.parse(u.day);
@@ -39,6 +42,7 @@ async function usageView(signal) {
 		throw err;
 	}
 	const rows = [...cells.values()].sort((a, b) => b.day - a.day || (a.agent < b.agent ? -1 : 1));
+	/** @param {Usage} c */
 	const totalOf = (c) => c.input + c.output + c.cacheWrite + c.cacheRead;
 	const byAgent = new Map();
 	for (const c of rows) byAgent.set(c.agent, (byAgent.get(c.agent) || 0) + totalOf(c));
@@ -47,6 +51,7 @@ async function usageView(signal) {
 	// instead of colours repeating down a bar of hundreds of slivers.
 	const busiest = agents.slice(0, USAGE_SERIES);
 	const others = agents.slice(USAGE_SERIES);
+	/** @param {string} agent */
 	const series = (agent) => "series-" + busiest.indexOf(agent);
 	const jobs = rows.reduce((n, c) => n + c.jobs, 0);
 	meta.textContent = "Last " + USAGE_DAYS + " days (UTC) · " + num(jobs) + (jobs === 1 ? " ended job" : " ended jobs");
@@ -55,6 +60,7 @@ async function usageView(signal) {
 	const W = 1200, H = 320, left = 64, right = 16, top = 16, bottom = 32;
 	const dayTotals = days.map((d) => rows.filter((c) => c.day === d).reduce((n, c) => n + totalOf(c), 0));
 	const max = niceMax(Math.max(...dayTotals));
+	/** @param {number} v */
 	const y = (v) => top + (H - top - bottom) * (1 - v / max);
 	const band = (W - left - right) / days.length;
 	const barW = Math.min(band * 0.6, 90);
@@ -68,6 +74,7 @@ async function usageView(signal) {
 		const cx = left + band * i + band / 2;
 		root.append(svg("text", { x: cx, y: H - 10, "text-anchor": "middle", text: new Date(d).toLocaleDateString("en-GB", { weekday: "short", day: "numeric", month: "short", timeZone: "UTC" }) }));
 		let acc = 0;
+		/** @param {Usage} c @param {string} label @param {Attrs} attrs */
 		const bar = (c, label, attrs) => {
 			const v = totalOf(c);
 			const tip = label + " · " + new Date(d).toISOString().slice(0, 10) + "\n" + num(v) + " tokens in " + num(c.jobs) + (c.jobs === 1 ? " job" : " jobs") +
@@ -86,7 +93,7 @@ async function usageView(signal) {
 			const c = cells.get(d + "|" + agent);
 			if (!c || totalOf(c) === 0) continue;
 			restAgents++;
-			for (const k of Object.keys(rest)) rest[k] += c[k];
+			for (const k of /** @type {(keyof Usage)[]} */ (Object.keys(rest))) rest[k] += c[k];
 		}
 		if (restAgents) bar(rest, restAgents + (restAgents === 1 ? " other agent" : " other agents"), { class: "bar series-other", "data-others": restAgents });
 		if (dayTotals[i] > 0) root.append(svg("text", { x: cx, y: y(dayTotals[i]) - 6, "text-anchor": "middle", text: compact(dayTotals[i]) }));

@@ -1,0 +1,92 @@
+/**
+ * The API's JSON as the dashboard's scripts read it: types only (index.ts ships the *.client.js
+ * files, nothing of this), made global names for their JSDoc by types.d.ts.
+ *
+ * Where the server's own module loads without the Workers runtime (the client's check has only the
+ * DOM), its type as it is. The other answers' types are declared in src/api/ modules that load the
+ * whole Worker: for those, the fields the scripts read, named and typed as the server's are, and
+ * test/unit/dashboard-script.test.ts checks (under tsc) that the server's types fit them.
+ */
+import type { z } from "@hono/zod-openapi";
+import type { LastJobSchema, PausedSchema, RunningJobSchema } from "../../api/schemas.ts";
+import type { Incident } from "../../incidents/schema.ts";
+import type { JobSummary } from "../../jobs/schema.ts";
+import type { UsageDay } from "../../jobs/usage-day.ts";
+
+export type { Incident, JobSummary, UsageDay };
+export type { JobRecord, ModelUsage } from "../../jobs/schema.ts";
+export type { SseEvent } from "../../shared/sse.ts";
+
+/** A list endpoint's page: the rows under their key, and the cursor for the next page (null at the end). */
+export type Page<K extends string, T> = { [k in K]: T[] } & { next_cursor: string | null };
+
+export type Paused = z.infer<typeof PausedSchema>;
+
+/** GET /v1/agents: each agent (src/api/agents.ts, AgentView). */
+export type AgentView = {
+	name: string;
+	source: "file" | "api";
+	enabled: boolean;
+	model: string;
+	has_default_prompt: boolean;
+	schedules: { name: string; expression: string; timezone: string | null; enabled: boolean; next_run: string | null }[];
+	paused: Paused;
+	running_jobs: z.infer<typeof RunningJobSchema>[];
+	queued_jobs: number;
+	last_job: z.infer<typeof LastJobSchema>;
+};
+
+/** POST /v1/agents/:agent/pause and /resume (src/api/agent-actions.ts, AgentStatus). */
+export type AgentStatus = {
+	paused: Paused;
+};
+
+/** GET /v1/status (src/api/status.ts). */
+export type Status = {
+	scheduler: { last_tick_at: string | null; stalled: boolean };
+	agents: { file: number; api: number };
+};
+
+/** GET /v1/agents/:agent/runs: a row of the occurrence ledger (src/api/agent-actions.ts, Occurrence). */
+export type Occurrence = {
+	id: string;
+	schedule: string | null;
+	source: "cron" | "manual" | "webhook";
+	scheduled_instant: string | null;
+	dispatch: "on_time" | "late" | "catch_up" | "manual";
+	claimed_at: string;
+	status: "claimed" | "running" | "completed" | "failed" | "skipped" | "unknown";
+	skip_reason: string | null;
+	skipped_count: number | null;
+	skipped_from: string | null;
+	job_id: string | null;
+	error: string | null;
+};
+
+export type AgentPage = Page<"agents", AgentView>;
+export type JobPage = Page<"jobs", JobSummary>;
+export type IncidentPage = Page<"incidents", Incident>;
+export type UsagePage = Page<"days", UsageDay>;
+
+/**
+ * A line of a job's output (JSONL, herdctl's shapes: OutputLine in durable-objects/agent/runner/output.ts,
+ * with the timestamp, and truncated when a line was cut to fit storage), parsed: any type's fields.
+ */
+export interface OutputLine {
+	type: string;
+	timestamp?: string;
+	subtype?: string;
+	content?: string;
+	status?: string;
+	tool_input?: unknown;
+	model?: string;
+	usage?: { input_tokens?: number; output_tokens?: number };
+	tool_name?: string;
+	input?: unknown;
+	success?: boolean;
+	result?: string;
+	error?: string;
+	message?: string;
+	code?: string;
+	truncated?: { field?: string; bytes?: number };
+}

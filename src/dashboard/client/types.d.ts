@@ -1,0 +1,44 @@
+// Types for the *.client.js files' JSDoc, global like the files' own names. Not shipped (index.ts
+// joins only the scripts), so the bulky ones live here rather than in the scripts' comments.
+
+// The API's JSON (see api-types.ts).
+type AgentPage = import("./api-types.ts").AgentPage;
+type AgentStatus = import("./api-types.ts").AgentStatus;
+type AgentView = import("./api-types.ts").AgentView;
+type Incident = import("./api-types.ts").Incident;
+type IncidentPage = import("./api-types.ts").IncidentPage;
+type JobPage = import("./api-types.ts").JobPage;
+type JobRecord = import("./api-types.ts").JobRecord;
+type JobSummary = import("./api-types.ts").JobSummary;
+type ModelUsage = import("./api-types.ts").ModelUsage;
+type Occurrence = import("./api-types.ts").Occurrence;
+type OutputLine = import("./api-types.ts").OutputLine;
+type Page<K extends string, T> = import("./api-types.ts").Page<K, T>;
+type SseEvent = import("./api-types.ts").SseEvent;
+type Status = import("./api-types.ts").Status;
+type UsagePage = import("./api-types.ts").UsagePage;
+
+// dom.client.js
+/** What an element is built from: nodes as they are, anything else as text; null, undefined and false are left out. */
+type Child = Node | string | number | boolean | null | undefined | Child[];
+/**
+ * Attributes by name: "text" is the text content, "on…" a listener, true an empty attribute; null,
+ * undefined and false are left out. (onclick is typed: the only listener h() is given, on buttons.)
+ */
+type Attrs = (Record<string, unknown> & { onclick?: (e: Click) => unknown }) | null;
+/** A click on a button, for a handler that disables it while its action runs (act()). */
+type Click = MouseEvent & { currentTarget: HTMLButtonElement };
+
+// api.client.js
+type RequestOptions = { method?: string; headers?: HeadersInit; json?: unknown; signal?: AbortSignal };
+
+// main.client.js: a page's view, started with the signal that ends it at sign-out.
+type View = (signal: AbortSignal) => Promise<void>;
+
+// job-output.client.js
+/** readSse's callbacks: event answers "end" for the event that ends the stream. */
+type SseHandlers = { event: (ev: SseEvent) => "end" | void; retry: (ms: number) => void };
+
+// usage.client.js: one agent's day (or the day's other agents, summed), as the chart and table show it.
+type Usage = { jobs: number; input: number; output: number; cacheWrite: number; cacheRead: number; cost: number; priced: number };
+type UsageCell = Usage & { day: number; agent: string };
