@@ -273,4 +273,13 @@ export const AGENT_MIGRATIONS: readonly SqlMigration[] = [
 			SELECT 1, 1, 'upgrade', CAST(unixepoch('subsec') * 1000 AS INTEGER), 0 FROM agent_state WHERE id = 1 AND source = 'api';
 		`,
 	},
+	{
+		version: 14,
+		name: "job_setup_extra_requests",
+		sql: `
+			-- Billed model requests that are not turns (a paused turn's continuation, a fallback's refused
+			-- answer): max_requests counts them with num_turns. Written only when one happens.
+			ALTER TABLE job_setup ADD COLUMN extra_requests INTEGER NOT NULL DEFAULT 0;
+		`,
+	},
 ];

@@ -332,6 +332,49 @@ describe("usage limits", () => {
 			expect(job.transitions.at(-1)!.reason).toContain(reason);
 		});
 	}
+
+	it("fails a final answer that crossed a limit, keeping its text as the summary and delivering nothing", async () => {
+		useEmulator().enqueue({ text: "A fairly long final answer, with many more output tokens in it than three." });
+		fake("https://deliver.example.test", () => new Response("ok"));
+		await createAgent({ name: "final-over", usage_limits: { max_output_tokens: 3 }, delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
+		const job = await runToRest("final-over");
+		expect(job.usage.per_model["claude-sonnet-5-5"]!.output_tokens).toBeGreaterThan(3);
+		expect(job).toMatchObject({ status: "failed", exit_reason: "usage_limit", summary: "A fairly long final answer, with many more output tokens in it than three." });
+		expect(job.error).toEqual({ type: "usage_limit", message: "usage limit reached: max_output_tokens 3" });
+		expect(job.delivery).toBeNull();
+	});
+
+	it("counts a paused turn's continuation as a request toward max_requests", async () => {
+		const emulator = useEmulator();
+		fake("https://status.example.test", page("all green"));
+		emulator.enqueue(
+			{ stop_reason: "pause_turn", text: "Searching the web." },
+			{ tool_use: { name: "http_fetch", input: { url: "https://status.example.test/" } } },
+			{ text: "All green." },
+		);
+		await createAgent({ name: "paused-requests", usage_limits: { max_requests: 2 }, tools: [fetchTool] });
+		const job = await runToRest("paused-requests");
+		expect(emulator.requests).toHaveLength(2);
+		expect(job).toMatchObject({ status: "failed", exit_reason: "usage_limit" });
+		expect(job.transitions.at(-1)!.reason).toBe("max_requests 2 reached");
+		// Still one turn: the continuation is a request, not a turn.
+		expect(job.usage.num_turns).toBe(1);
+	});
+
+	it("counts a fallback's refused answer as a request toward max_requests", async () => {
+		const emulator = useEmulator();
+		fake("https://status.example.test", page("all green"));
+		emulator.enqueue(
+			{ stop_reason: "refusal", text: "I can" },
+			{ tool_use: { name: "http_fetch", input: { url: "https://status.example.test/" } } },
+			{ text: "All green." },
+		);
+		await createAgent({ name: "refused-requests", model: "claude-opus-5-5", fallback_models: ["claude-haiku-5-5"], usage_limits: { max_requests: 2 }, tools: [fetchTool] });
+		const job = await runToRest("refused-requests");
+		expect(emulator.requests).toHaveLength(2);
+		expect(job).toMatchObject({ status: "failed", exit_reason: "usage_limit" });
+		expect(job.transitions.at(-1)!.reason).toBe("max_requests 2 reached");
+	});
 });
 
 describe("prompts handed in by callers", () => {
@@ -373,6 +416,15 @@ describe("cost", () => {
 		expect(job.usage.total_cost_usd).toBeCloseTo(expected, 6);
 		expect(job.usage.total_cost_usd!).toBeGreaterThan(0.0002);
 		expect(job.transitions.at(-1)!.reason).toBe("max_cost_usd 0.0002 reached");
+	});
+
+	it("fails a run whose final answer took it over max_cost_usd", async () => {
+		useEmulator().enqueue({ text: "A final answer that costs more than its budget allows." });
+		await createAgent({ name: "priced-final", model: "claude-haiku-5-5", usage_limits: { max_cost_usd: 0.0000001 } });
+		const job = await runToRest("priced-final");
+		expect(job.usage.total_cost_usd!).toBeGreaterThan(0.0000001);
+		expect(job).toMatchObject({ status: "failed", exit_reason: "usage_limit", summary: "A final answer that costs more than its budget allows." });
+		expect(job.transitions.at(-1)!.reason).toBe("max_cost_usd 1e-7 reached");
 	});
 
 	it("leaves the cost null for a model without a price", async () => {

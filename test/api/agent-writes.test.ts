@@ -7,6 +7,7 @@ import { shardName, shardOf } from "../../src/scheduler/shards.ts";
 import { createAgent } from "../helpers/agents.ts";
 import { call, errorOf } from "../helpers/http.ts";
 import { killSwitch } from "../helpers/kill.ts";
+import { rollBackAgentSchema } from "../helpers/sql.ts";
 
 // An API agent's definition is decided by its own Durable Object, which then brings its shard and
 // the D1 registry in line, and leaves that to its alarm when cut off. These tests hold the API to
@@ -247,8 +248,7 @@ describe("an API agent left half-written by the release before", () => {
 		const stub = env.AGENT.getByName(name);
 		// The object as the release before left it: no registry_sync steps run yet.
 		await runInDurableObject(stub, async (instance: AgentDO, state) => {
-			state.storage.sql.exec("DELETE FROM schema_migrations WHERE version >= 12");
-			state.storage.sql.exec("DROP TABLE registry_sync");
+			rollBackAgentSchema(state.storage.sql, 12);
 			migrate(state.storage, AGENT_MIGRATIONS);
 			await AgentDO.settle(instance);
 		});

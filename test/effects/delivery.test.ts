@@ -10,6 +10,7 @@ import { jobOf, runToRest, trigger } from "../helpers/jobs.ts";
 import { fake, outboundLog } from "../helpers/outbound.ts";
 import { AGENT_MIGRATIONS } from "../../durable-objects/agent/schema.ts";
 import { migrate } from "../../src/store/sqlite-migrations.ts";
+import { rollBackAgentSchema } from "../helpers/sql.ts";
 
 interface Seen {
 	url: string;
@@ -189,8 +190,7 @@ describe("hooks", () => {
 		await runInDurableObject(env.AGENT.getByName("hooked-upgrade"), (_i: AgentDO, state) => {
 			state.storage.sql.exec("UPDATE deliveries SET status = 'pending', next_at = 9e15 WHERE kind = 'hook'");
 			// Back to before step 11; the steps after it (their tables) are run again too.
-			state.storage.sql.exec("DELETE FROM schema_migrations WHERE version >= 11");
-			state.storage.sql.exec("DROP TABLE registry_sync");
+			rollBackAgentSchema(state.storage.sql, 11);
 			migrate(state.storage, AGENT_MIGRATIONS);
 		});
 		await timePasses("hooked-upgrade");

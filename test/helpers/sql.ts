@@ -13,3 +13,17 @@ export function countingReads(sql: SqlStorage): { sql: SqlStorage; rowsRead: () 
 	});
 	return { sql: counting, rowsRead: () => cursors.reduce((n, c) => n + c.rowsRead, 0) };
 }
+
+/**
+ * Undoes an AgentDO's schema steps from `version` on, so a test can re-run them as an upgrade from
+ * the release before. Steps that only move data need no undo; the others are listed here, so adding
+ * a migration means adding its undo in one place, not in every upgrade test.
+ */
+const AGENT_UNDO: Record<number, string> = {
+	12: "DROP TABLE registry_sync",
+	14: "ALTER TABLE job_setup DROP COLUMN extra_requests",
+};
+export function rollBackAgentSchema(sql: SqlStorage, version: number): void {
+	for (const v of Object.keys(AGENT_UNDO).map(Number).sort((a, b) => b - a)) if (v >= version) sql.exec(AGENT_UNDO[v]!);
+	sql.exec("DELETE FROM schema_migrations WHERE version >= ?", version);
+}

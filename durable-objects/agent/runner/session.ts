@@ -17,6 +17,8 @@ export interface JobSetup {
 	nextStepAt: number;
 	cancelRequested: string | null;
 	approvalExpiresAt: number | null;
+	/** Billed model requests that were not turns (see {@link noteExtraRequests}). */
+	extraRequests: number;
 }
 
 interface SetupRow {
@@ -31,6 +33,7 @@ interface SetupRow {
 	next_step_at: number;
 	cancel_requested: string | null;
 	approval_expires_at: number | null;
+	extra_requests: number;
 	[key: string]: SqlStorageValue;
 }
 
@@ -52,6 +55,7 @@ function toSetup(row: SetupRow): JobSetup {
 		nextStepAt: row.next_step_at,
 		cancelRequested: row.cancel_requested,
 		approvalExpiresAt: row.approval_expires_at,
+		extraRequests: row.extra_requests,
 	};
 }
 
@@ -62,7 +66,8 @@ export function getSetup(sql: SqlStorage, jobId: string): JobSetup | null {
 	return row ? toSetup(row) : null;
 }
 
-export function putSetup(sql: SqlStorage, s: JobSetup): void {
+/** A job's setup as it starts: no requests made yet. */
+export function putSetup(sql: SqlStorage, s: Omit<JobSetup, "extraRequests">): void {
 	sql.exec(
 		`INSERT OR REPLACE INTO job_setup (job_id, session_id, definition, system, tools, models, max_tokens, deadline, next_step_at, cancel_requested, approval_expires_at)
 		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -87,6 +92,14 @@ export function putSetup(sql: SqlStorage, s: JobSetup): void {
  */
 export function setNextStep(sql: SqlStorage, jobId: string, at: number, now: number): void {
 	sql.exec("UPDATE job_setup SET next_step_at = ?1 WHERE job_id = ?2 AND (?1 > ?3 OR next_step_at > ?3)", at, jobId, now);
+}
+
+/**
+ * Counts billed model requests that num_turns does not: a paused turn's continuation (the same turn)
+ * and a fallback model's refused answer. max_requests limits all requests, not turns.
+ */
+export function noteExtraRequests(sql: SqlStorage, jobId: string, n: number): void {
+	if (n > 0) sql.exec("UPDATE job_setup SET extra_requests = extra_requests + ? WHERE job_id = ?", n, jobId);
 }
 
 export function requestCancel(sql: SqlStorage, jobId: string, reason: string): void {

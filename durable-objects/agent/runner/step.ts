@@ -14,8 +14,8 @@ import { clearOldToolResults, forModel } from "./context.ts";
 import { resumeFromApproval } from "./approval.ts";
 import { appendLines, type OutputLine } from "./output.ts";
 import { appendMessage, extendLastMessage, readMessages } from "./messages.ts";
-import { NEVER, getSetup, insertToolCalls, markToolCall, setNextStep, toolCallCount, turnToolCalls, type JobSetup } from "./session.ts";
-import { addUsage, limitReached, type LimitHit } from "./usage.ts";
+import { NEVER, getSetup, insertToolCalls, markToolCall, noteExtraRequests, setNextStep, toolCallCount, turnToolCalls, type JobSetup } from "./session.ts";
+import { addUsage, limitReached, type LimitHit, type UsedCounts } from "./usage.ts";
 
 /** The fleet's price table (fleet.yaml `pricing`); an invalid bundled fleet prices nothing. */
 function pricing(): Readonly<Record<string, ModelPrice>> {
@@ -66,6 +66,11 @@ function out(deps: StepDeps, jobId: string, ...lines: OutputLine[]): void {
  */
 function limitFailure(hit: LimitHit): { reason: string; exit_reason: ExitReason; error: { type: string; message: string } } {
 	return { reason: hit.reason, exit_reason: "usage_limit", error: { type: "usage_limit", message: `usage limit reached: ${hit.limit}` } };
+}
+
+/** The requests and tool calls a job has made, for its usage limits. */
+function used(deps: StepDeps, job: JobRecord, setup: JobSetup): UsedCounts {
+	return { requests: (job.usage.num_turns ?? 0) + setup.extraRequests, toolCalls: toolCallCount(deps.sql, job.id) };
 }
 
 /** Ends a job with a final status, its exit reason and a closing JSONL line. */
@@ -133,7 +138,7 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 		finish(deps, job, "failed", { reason, exit_reason: "max_turns", error: { type: "max_turns", message: reason } });
 		return "done";
 	}
-	const before = limitReached(job, job.usage_limits, toolCallCount(deps.sql, job.id), "before_call");
+	const before = limitReached(job, job.usage_limits, used(deps, job, setup), "before_call");
 	if (before) {
 		finish(deps, job, "failed", limitFailure(before));
 		return "done";
@@ -189,26 +194,30 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 	const seq = continuing ? extendLastMessage(deps.sql, job.id, content) : appendMessage(deps.sql, job.id, { role: "assistant", content });
 	const added = addUsage(current.usage, model, message.usage, pricing());
 	const updated = bump(current, { usage: continuing ? { ...added, num_turns: current.usage.num_turns } : added });
+	// A continuation is a request but not a turn; a refused answer is a billed request too.
+	const extraRequests = attempts.filter((a) => a.status === "refusal").length + (continuing ? 1 : 0);
+	noteExtraRequests(deps.sql, job.id, extraRequests);
 	out(deps, job.id, ...lines);
 
-	if (message.stop_reason === "tool_use" && toolUses.length > 0) {
-		insertToolCalls(deps.sql, job.id, seq, toolUses.map((t) => ({ id: t.id, name: t.name, input: redactDeep(t.input) })));
-		const after = limitReached(updated, updated.usage_limits, toolCallCount(deps.sql, job.id), "after_response");
-		if (after) {
-			finish(deps, updated, "failed", limitFailure(after));
-			return "done";
-		}
-		save(deps, updated);
-		setNextStep(deps.sql, job.id, now, now);
-		return "continue";
-	}
-	if (message.stop_reason === "pause_turn") {
-		// A long-running server tool paused the turn: send the conversation back to let it continue.
-		save(deps, updated);
-		setNextStep(deps.sql, job.id, now, now);
-		return "continue";
-	}
+	const asksForTools = message.stop_reason === "tool_use" && toolUses.length > 0;
+	if (asksForTools) insertToolCalls(deps.sql, job.id, seq, toolUses.map((t) => ({ id: t.id, name: t.name, input: redactDeep(t.input) })));
 	const text = redact(texts.join("\n").trim());
+	// A limit this answer crossed ends the run, whatever the answer: a final answer over its budget is
+	// not a success (the limits are checked after every response, the last one included). Its text
+	// stays the job's summary.
+	const after = limitReached(updated, updated.usage_limits, used(deps, updated, { ...setup, extraRequests: setup.extraRequests + extraRequests }), "after_response");
+	if (after) {
+		const final = !asksForTools && message.stop_reason !== "pause_turn" && text !== "";
+		finish(deps, updated, "failed", { ...limitFailure(after), summary: final ? text.slice(0, 2000) : null });
+		return "done";
+	}
+	if (asksForTools || message.stop_reason === "pause_turn") {
+		// Tool calls to settle next, or a long-running server tool paused the turn: send the
+		// conversation back to let it continue.
+		save(deps, updated);
+		setNextStep(deps.sql, job.id, now, now);
+		return "continue";
+	}
 	// The turn's usage is saved with the final status, in the same write: a save of its own just
 	// before would be the same commit, and two more billed rows.
 	const cut = cutShort(message.stop_reason, toolUses, text);
@@ -278,6 +287,7 @@ function modelFailed(deps: StepDeps, jobId: string, err: unknown): StepResult {
 		const lines = retryLines(err.attempts);
 		if (lines.length > 0) out(deps, jobId, ...lines);
 		job = withRefusedUsage(job, err.attempts);
+		noteExtraRequests(deps.sql, jobId, err.attempts.filter((a) => a.status === "refusal").length);
 	}
 	const e = err instanceof ModelCallError ? err : new ModelCallError("network", err instanceof Error ? err.message : String(err));
 	if (e.kind === "aborted" || deps.now() >= setup.deadline) {
@@ -334,7 +344,7 @@ async function settleTools(deps: StepDeps, job: JobRecord, setup: JobSetup): Pro
 			out(deps, job.id, { type: "tool_result", tool_use_id: call.toolUseId, success: false, error: reason });
 			continue;
 		}
-		const limit = limitReached(job, job.usage_limits, toolCallCount(deps.sql, job.id), "before_tool");
+		const limit = limitReached(job, job.usage_limits, used(deps, job, setup), "before_tool");
 		if (limit) {
 			finish(deps, job, "failed", limitFailure(limit));
 			return "done";

@@ -52,14 +52,21 @@ export interface LimitHit {
 	reason: string;
 }
 
+/** What a job has used that its usage record does not count: billed model requests and tool calls made. */
+export interface UsedCounts {
+	/** Every billed model request: turns, a paused turn's continuations, a fallback's refused answers. */
+	requests: number;
+	toolCalls: number;
+}
+
 /**
  * Which usage limit stops the job, if any. Checked before each call (a limit already reached
  * forbids the next request) and after each response (a limit crossed by it ends the run).
  */
-export function limitReached(job: JobRecord, limits: UsageLimits | null, toolCalls: number, when: "before_call" | "after_response" | "before_tool"): LimitHit | null {
+export function limitReached(job: JobRecord, limits: UsageLimits | null, used: UsedCounts, when: "before_call" | "after_response" | "before_tool"): LimitHit | null {
 	if (!limits) return null;
 	const { input, output } = totals(job.usage);
-	const requests = job.usage.num_turns ?? 0;
+	const { requests, toolCalls } = used;
 	const over = (value: number, cap: number | undefined) => cap !== undefined && (when === "after_response" ? value > cap : value >= cap);
 	const hit = (limit: string, used?: number): LimitHit => ({ limit, reason: used === undefined ? `${limit} reached` : `${limit} reached (${used} used)` });
 	if (when === "before_tool") return limits.max_tool_calls !== undefined && toolCalls >= limits.max_tool_calls ? hit(`max_tool_calls ${limits.max_tool_calls}`) : null;
