@@ -7,7 +7,7 @@
 import type { AgentDefinition } from "../config/schema.ts";
 import type { TriggerType } from "../jobs/schema.ts";
 import type { PromptParts, TextBlockParam } from "./contracts.ts";
-import { stripInvisible, type ScanTier } from "./injection.ts";
+import { stripInvisible } from "./injection.ts";
 import { redact } from "../security/redact.ts";
 
 export interface PromptInput {
@@ -66,12 +66,4 @@ export function assemblePrompt(agent: Pick<AgentDefinition, "system_prompt">, in
 
 	const notepad = renderNotepad(input.notepad);
 	return { system, user: notepad === "" ? input.prompt : `${notepad}\n${input.prompt}` };
-}
-
-/**
- * The injection-scan tier for a run's user message: "data" when it carries text the operator did
- * not write as a prompt (a webhook payload, the notepad), "strict" for a bare prompt.
- */
-export function promptScanTier(input: PromptInput): ScanTier {
-	return input.trigger === "webhook" || input.notepad.size > 0 ? "data" : "strict";
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { scanPrompt, stripInvisible } from "../../src/agent/injection.ts";
-import { CONTRACT, assemblePrompt, promptScanTier, renderNotepad } from "../../src/agent/prompt.ts";
+import { CONTRACT, assemblePrompt, renderNotepad } from "../../src/agent/prompt.ts";
 import { parseAgent } from "../../src/config/fleet.ts";
 
 const agent = parseAgent({ name: "daily-digest", system_prompt: "You write short, factual engineering digests.", prompt: "Summarize yesterday's changes." });
@@ -105,14 +105,6 @@ describe("assemblePrompt: the user message and the notepad", () => {
 			["__proto__", "p"],
 		]);
 		expect(renderNotepad(notepad)).toBe("## Job notepad (persistent across runs)\n- __proto__: p\n- toString: t\n");
-		expect(promptScanTier({ prompt: "p", notepad: new Map([["__proto__", "p"]]), trigger: "schedule" })).toBe("data");
-	});
-
-	it("picks the data scan tier for webhook runs and runs with a notepad, strict otherwise", () => {
-		expect(promptScanTier({ prompt: "p", notepad: new Map(), trigger: "schedule" })).toBe("strict");
-		expect(promptScanTier({ prompt: "p", notepad: new Map(), trigger: "manual" })).toBe("strict");
-		expect(promptScanTier({ prompt: "p", notepad: new Map(), trigger: "webhook" })).toBe("data");
-		expect(promptScanTier({ prompt: "p", notepad: new Map([["k", "v"]]), trigger: "schedule" })).toBe("data");
 	});
 });
 
