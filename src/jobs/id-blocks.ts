@@ -5,8 +5,10 @@
  * id, so the second job of a pair could not be found by it. Instead each day's numbers are dealt
  * out: number n = k × SLOTS + slot, where each scheduler shard owns a slot and counts k up in its
  * own storage, and a bijection spreads the numbers over the suffixes so ids still look random (they
- * are not secrets: the API authenticates every read). The last slot is for random draws when no
- * shard could be asked; those only ever meet each other.
+ * are not secrets: the API authenticates every read). The bijection is keyed by the day, so the
+ * counters' fresh start each day does not deal yesterday's suffixes again in the same order (an id
+ * with its date mistyped would otherwise open another real job). The last slot is for random draws
+ * when no shard could be asked; those only ever meet each other.
  */
 import { SCHEDULER_SHARDS } from "../scheduler/shards.ts";
 
@@ -18,7 +20,7 @@ const FALLBACK_SLOT = SCHEDULER_SHARDS;
 /** How many numbers each slot has a day. */
 export const SLOT_CAPACITY = Math.floor(ID_SPACE / SLOTS);
 
-const ROUND_KEYS = [0x9e3779b9, 0x7f4a7c15, 0x85ebca6b, 0xc2b2ae35];
+const BASE_KEYS = [0x9e3779b9, 0x7f4a7c15, 0x85ebca6b, 0xc2b2ae35];
 
 function round(half: number, key: number): number {
 	let x = Math.imul(half ^ key, 0x45d9f3b);
@@ -27,11 +29,29 @@ function round(half: number, key: number): number {
 	return (x ^ (x >>> 13)) & 0xffff;
 }
 
-/** A 4-round Feistel permutation of the 32-bit integers. */
-function permute32(n: number): number {
+/** The Feistel round keys of a day (YYYY-MM-DD): the base keys mixed with the day's number. */
+function roundKeys(day: string): number[] {
+	const dayNumber = Math.floor(Date.parse(`${day}T00:00:00Z`) / 86_400_000);
+	return BASE_KEYS.map((key, i) => {
+		let x = Math.imul(dayNumber ^ key, 0x85ebca6b) ^ Math.imul(i + 1, 0x27d4eb2f);
+		x ^= x >>> 16;
+		x = Math.imul(x, 0xc2b2ae35);
+		return (x ^ (x >>> 13)) >>> 0;
+	});
+}
+
+// A tick deals for one day (two around midnight): the last day's keys are kept.
+let keysOf: { day: string; keys: number[] } | null = null;
+function keysFor(day: string): number[] {
+	if (keysOf?.day !== day) keysOf = { day, keys: roundKeys(day) };
+	return keysOf.keys;
+}
+
+/** A 4-round Feistel permutation of the 32-bit integers, keyed. */
+function permute32(n: number, keys: readonly number[]): number {
 	let left = n >>> 16;
 	let right = n & 0xffff;
-	for (const key of ROUND_KEYS) {
+	for (const key of keys) {
 		const next = left ^ round(right, key);
 		left = right;
 		right = next;
@@ -40,14 +60,14 @@ function permute32(n: number): number {
 }
 
 /** A permutation of [0, ID_SPACE): the 32-bit one, walked until it lands inside (about twice). */
-function scatter(n: number): number {
-	let x = permute32(n);
-	while (x >= ID_SPACE) x = permute32(x);
+function scatter(n: number, keys: readonly number[]): number {
+	let x = permute32(n, keys);
+	while (x >= ID_SPACE) x = permute32(x, keys);
 	return x;
 }
 
-function suffixOf(n: number): string {
-	let x = scatter(n);
+function suffixOf(n: number, day: string): string {
+	let x = scatter(n, keysFor(day));
 	let out = "";
 	for (let i = 0; i < 6; i++) {
 		out = ALPHABET[x % 36] + out;
@@ -63,7 +83,7 @@ export const idDay = (now: number): string => new Date(now).toISOString().slice(
 export function dealtJobId(day: string, shard: number, k: number): string {
 	if (!Number.isInteger(shard) || shard < 0 || shard >= SCHEDULER_SHARDS) throw new RangeError(`no scheduler shard ${shard}`);
 	if (!Number.isInteger(k) || k < 0 || k >= SLOT_CAPACITY) throw new RangeError(`job id number ${k} is outside a shard's ${SLOT_CAPACITY} a day`);
-	return `job-${day}-${suffixOf(k * SLOTS + shard)}`;
+	return `job-${day}-${suffixOf(k * SLOTS + shard, day)}`;
 }
 
 // The largest multiple of SLOT_CAPACITY below 2^32: draws at or above it are drawn again, so every
@@ -78,5 +98,6 @@ export function drawnJobId(now: number): string {
 	const draw = new Uint32Array(1);
 	do crypto.getRandomValues(draw);
 	while (draw[0]! >= UNBIASED_DRAW_LIMIT);
-	return `job-${idDay(now)}-${suffixOf((draw[0]! % SLOT_CAPACITY) * SLOTS + FALLBACK_SLOT)}`;
+	const day = idDay(now);
+	return `job-${day}-${suffixOf((draw[0]! % SLOT_CAPACITY) * SLOTS + FALLBACK_SLOT, day)}`;
 }

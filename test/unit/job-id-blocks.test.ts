@@ -31,6 +31,17 @@ describe("job ids dealt by the shards", () => {
 		expect(new Set(suffixes.flatMap((s) => [...s])).size).toBe(36);
 	});
 
+	it("do not repeat one day's suffixes the next, though each day's counters start again at 0", () => {
+		const suffixes = (day: string) => Array.from({ length: 500 }, (_, k) => dealtJobId(day, 0, k).slice(15));
+		const today = suffixes(DAY);
+		const tomorrow = new Set(suffixes("2026-12-02"));
+		// Two independent draws of 500 from 2.2 billion share none, save by a 1-in-10,000 chance.
+		expect(today.filter((s) => tomorrow.has(s))).toEqual([]);
+		// And another day's ids are as distinct across shards as today's.
+		const other = Array.from({ length: SCHEDULER_SHARDS }, (_, shard) => Array.from({ length: 1_000 }, (_, k) => dealtJobId("2027-03-28", shard, k))).flat();
+		expect(new Set(other).size).toBe(SCHEDULER_SHARDS * 1_000);
+	});
+
 	it("are refused outside a shard's slot, so one shard can never deal another's", () => {
 		expect(() => dealtJobId(DAY, SCHEDULER_SHARDS, 0)).toThrow(RangeError);
 		expect(() => dealtJobId(DAY, -1, 0)).toThrow(RangeError);
