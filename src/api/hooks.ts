@@ -18,6 +18,7 @@ import { LONE_SURROGATE_MESSAGE, loneSurrogatePath } from "../shared/well-formed
 const MIN_SECRET_CHARS = 16;
 /** All a caller hears of an agent whose webhook secret is unset or unusable. */
 const NOT_CONFIGURED = "webhook not configured";
+const noWebhook = (agent: string) => `no webhook at /v1/hooks/${agent}: no such agent, or it has no webhook.secret in its definition`;
 
 // application/json, or a structured +json type, with any parameters (charset).
 const JSON_MEDIA_TYPE = /^application\/([a-z0-9.-]+\+)?json\s*(;.*)?$/i;
@@ -49,9 +50,18 @@ export const hooksApi = createApi().openapi(
 		},
 	}),
 	async (c) => {
-		const agent = await requireAgent(c.env, c.req.valid("param").agent);
+		const name = c.req.valid("param").agent;
+		// Anyone may call this route, so an agent without a webhook and no agent at all get the same
+		// answer: it must not tell strangers which agents exist. The log says which.
+		const agent = await requireAgent(c.env, name).catch((err: unknown) => {
+			if (err instanceof NotFoundError) log.info("hooks.refused", { agent: name, problem: "no agent of that name" });
+			throw err instanceof NotFoundError ? new NotFoundError(noWebhook(name)) : err;
+		});
 		const secretName = agent.definition.webhook?.secret;
-		if (!secretName) throw new NotFoundError(`agent ${agent.name} does not accept webhooks (no webhook.secret in its definition)`);
+		if (!secretName) {
+			log.info("hooks.refused", { agent: agent.name, problem: "the agent has no webhook.secret in its definition" });
+			throw new NotFoundError(noWebhook(agent.name));
+		}
 		const secret = secretNamed(c.env, secretName);
 		// Anyone may call this route: the answer names no secret and says nothing of its value; the
 		// operator reads which and why in the log.

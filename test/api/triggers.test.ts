@@ -200,7 +200,14 @@ describe("POST /v1/hooks/:agent", () => {
 
 	it("answers 404 for an agent without a webhook secret and 400 for a signed body that is not JSON", async () => {
 		await createAgent({ name: "no-hooks" });
-		expect((await hook("no-hooks", "{}")).status).toBe(404);
+		const without = await hook("no-hooks", "{}");
+		const missing = await hook("no-such-agent", "{}");
+		expect(without.status).toBe(404);
+		expect(missing.status).toBe(404);
+		// The same answer for both: anyone may call this route, and it must not tell which agents exist.
+		const [a, b] = [await errorOf(without), await errorOf(missing)];
+		expect(b.message).toBe("no webhook at /v1/hooks/no-such-agent: no such agent, or it has no webhook.secret in its definition");
+		expect(a.message.replace("no-hooks", "X")).toBe(b.message.replace("no-such-agent", "X"));
 		await webhookAgent("hook-json");
 		const res = await hook("hook-json", "not json");
 		expect(res.status).toBe(400);
