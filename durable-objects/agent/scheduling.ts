@@ -268,7 +268,10 @@ function refusal(agent: AgentDefinition, state: AgentState, counts: { active: nu
 	if (counts.pending < free) return null;
 	// "queue" holds one run beyond capacity; "skip" holds none.
 	if (agent.overlap === "queue" && counts.pending === Math.max(free, 0)) return null;
-	return agent.overlap === "queue"
-		? `already running (max_concurrent ${agent.max_concurrent}) with a run already queued`
-		: `already running (max_concurrent ${agent.max_concurrent})`;
+	// Say what holds the capacity: a run claimed moments ago (another schedule due in the same tick,
+	// say) has not started, and "already running" would send the operator looking for a run.
+	const running = counts.active >= agent.max_concurrent;
+	const held = `${running ? "already running" : "at capacity"} (max_concurrent ${agent.max_concurrent})`;
+	if (agent.overlap === "queue") return `${held} with a run already queued`;
+	return running ? held : `${held}: ${counts.pending} run${counts.pending === 1 ? "" : "s"} claimed and not started yet`;
 }

@@ -26,7 +26,7 @@ describe("claiming occurrences", () => {
 			["2026-12-01T10:15:00.000Z", "on_time", "skipped"],
 		]);
 		// max_concurrent 1 with the first job still pending: the second slot is skipped, and recorded so.
-		expect(runs[1]!.skip_reason).toBe("already running (max_concurrent 1)");
+		expect(runs[1]!.skip_reason).toBe("at capacity (max_concurrent 1): 1 run claimed and not started yet");
 
 		const stub = env.AGENT.getByName("dup-ticks");
 		const job = await stub.getJob(runs[0]!.job_id!);
@@ -103,12 +103,20 @@ describe("claiming occurrences", () => {
 		expect(await env.AGENT.getByName("catch-up-runs").getJob(catchUp.job_id!)).toMatchObject({ dispatch: "catch_up", status: "pending" });
 	});
 
+	it("says a slot was skipped for a run claimed in the same tick, not for one already running", async () => {
+		await createAgent({ name: "two-schedules", schedules: { often: { interval: "3m" }, midnight: { cron: "0 0 * * *" } } });
+		await tick("2026-12-02T00:00:00Z");
+		const runs = await runsOf("two-schedules");
+		expect(runs.map((r) => r.status).sort()).toEqual(["claimed", "skipped"]);
+		expect(runs.find((r) => r.status === "skipped")!.skip_reason).toBe("at capacity (max_concurrent 1): 1 run claimed and not started yet");
+	});
+
 	it("queues one run beyond capacity with overlap: queue, and skips the next", async () => {
 		await createAgent({ name: "queue-one", overlap: "queue", schedules: { minute: { interval: "1m" } } });
 		for (const t of ["10:00", "10:01", "10:02"]) await tick(`2026-12-01T${t}:00Z`);
 		const runs = await runsOf("queue-one");
 		expect(runs.map((r) => r.status)).toEqual(["claimed", "claimed", "skipped"]);
-		expect(runs[2]!.skip_reason).toBe("already running (max_concurrent 1) with a run already queued");
+		expect(runs[2]!.skip_reason).toBe("at capacity (max_concurrent 1) with a run already queued");
 	});
 
 	it("records a paused agent's due occurrences as skipped with the reason, and claims again after resume", async () => {

@@ -27,8 +27,8 @@ describe("fleet.yaml agents", () => {
 		// site-watch runs every 15 minutes, one at a time (overlap: skip): its first job had not run yet.
 		expect((await runsOf("site-watch")).map((r) => [r.scheduled_instant, r.status, r.skip_reason])).toEqual([
 			["2026-12-04T08:00:00.000Z", "completed", null],
-			["2026-12-04T08:15:00.000Z", "skipped", "already running (max_concurrent 1)"],
-			["2026-12-04T08:30:00.000Z", "skipped", "already running (max_concurrent 1)"],
+			["2026-12-04T08:15:00.000Z", "skipped", "at capacity (max_concurrent 1): 1 run claimed and not started yet"],
+			["2026-12-04T08:30:00.000Z", "skipped", "at capacity (max_concurrent 1): 1 run claimed and not started yet"],
 		]);
 		expect(await runsOf("triage")).toEqual([]);
 
