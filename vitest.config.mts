@@ -40,6 +40,10 @@ export default defineConfig(async () => {
 						TEST_HOOK_URL: "https://hooks.example.test/after-run",
 						TEST_ERROR_HOOK_URL: "https://hooks.example.test/on-error",
 						ALERT_WEBHOOK_URL: "https://alerts.example.test/drover",
+						// fleet.yaml's delivery targets (an agent whose target is unset is auto-paused); a
+						// standing fake answers them (test/setup/outbound.ts).
+						DIGEST_SLACK_WEBHOOK_URL: "https://fleet-deliveries.example.test/digest",
+						SITE_WATCH_WEBHOOK_URL: "https://fleet-deliveries.example.test/site-watch",
 					},
 				},
 			}),

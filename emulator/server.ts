@@ -6,6 +6,10 @@
  * Point the SDK at it with `baseURL: "http://127.0.0.1:8788"`; script it with
  * `POST /__emulator/script` (a JSON array of steps), `POST /__emulator/model_errors`,
  * `POST /__emulator/reset` and `GET /__emulator/requests`.
+ *
+ * It is also the local sink for the URLs drover posts to (deliveries, webhook tools, hooks):
+ * `POST /__sink/<name>` answers 200 and prints one line with what was sent, so `npm start` can run
+ * fleet.yaml's agents without real Slack or ticket URLs (see scripts/start.mjs).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { parseArgs } from "node:util";
@@ -74,7 +78,27 @@ async function send(response: Response, res: ServerResponse, signal: AbortSignal
 	}
 }
 
+const SINK = /^\/__sink\/([A-Za-z0-9_]{1,128})(?:[/?]|$)/;
+const SINK_SHOWN_CHARS = 300;
+
+/** A POST to the sink: printed, one line, and answered 200. */
+async function sink(name: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+	const chunks: Buffer[] = [];
+	for await (const chunk of req) chunks.push(chunk as Buffer);
+	// One line, and no control characters: the body may carry a model's text to a terminal.
+	const body = Buffer.concat(chunks).toString("utf8").replace(/\s+/g, " ").replace(/[\u0000-\u001f\u007f-\u009f]/g, "\u2426");
+	const shown = body.length > SINK_SHOWN_CHARS ? `${body.slice(0, SINK_SHOWN_CHARS)}… (${body.length} chars)` : body;
+	console.log(`[sink] ${req.method} ${name}: ${shown}`);
+	res.writeHead(200, { "content-type": "application/json" });
+	res.end('{"ok":true}');
+}
+
 const server = createServer((req, res) => {
+	const sinkName = SINK.exec(req.url ?? "")?.[1];
+	if (sinkName !== undefined) {
+		sink(sinkName, req, res).catch(() => res.destroy());
+		return;
+	}
 	const abort = new AbortController();
 	// The client went away before the answer finished: release a hang or a delay, stop a stream.
 	res.on("close", () => {

@@ -6,6 +6,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
+import { parse as parseYaml } from "yaml";
 
 // The emulator is TypeScript run by Node's type stripping, and wrangler wants Node 22 too. `npm start`
 // puts the project's own Node 22 (the `node` package) first on PATH; a bare `node` may be older.
@@ -50,7 +51,22 @@ function devVars() {
 			.map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]),
 	);
 	const token = (vars.API_TOKENS ?? "").split(",")[0]?.split(":").slice(2).join(":");
-	return { token, apiKey: vars.ANTHROPIC_API_KEY ?? "" };
+	return { token, apiKey: vars.ANTHROPIC_API_KEY ?? "", vars };
+}
+
+/** The Worker secrets fleet.yaml's agents post to (`url_secret`: deliveries, webhook tools, hooks). */
+function fleetUrlSecrets() {
+	const names = new Set();
+	const walk = (node) => {
+		if (Array.isArray(node)) node.forEach(walk);
+		else if (node && typeof node === "object")
+			for (const [key, value] of Object.entries(node)) {
+				if (key === "url_secret" && typeof value === "string") names.add(value);
+				else walk(value);
+			}
+	};
+	walk(parseYaml(readFileSync("fleet.yaml", "utf8")));
+	return [...names].sort();
 }
 
 function run(cmd, args) {
@@ -64,7 +80,7 @@ if (spawnSync(process.execPath, ["scripts/check-fleet.ts"], { stdio: "inherit", 
 	console.error("[drover] fix fleet.yaml as above, then run `npm start` again.");
 	process.exit(1);
 }
-const { token, apiKey } = devVars();
+const { token, apiKey, vars } = devVars();
 run("npx", ["wrangler", "d1", "migrations", "apply", "DB", "--local"]);
 
 // Without a key, the bundled Messages API emulator serves the model; the key guard lets a
@@ -84,6 +100,13 @@ if (!apiKey) {
 	});
 	children.push(emulator);
 	devArgs.push("--var", `ANTHROPIC_BASE_URL:http://127.0.0.1:${emulatorPort}`);
+}
+// fleet.yaml's URL secrets not set in .dev.vars point at the emulator's sink, which prints what is
+// posted: locally the fleet runs and delivers without real Slack or ticket URLs. Deployed, such a
+// secret left unset auto-pauses its agent (or fails the hook) instead.
+const sunk = fleetUrlSecrets().filter((name) => !vars[name] && !process.env[name]);
+if (sunk.length > 0 && !apiKey) {
+	for (const name of sunk) devArgs.push("--var", `${name}:http://127.0.0.1:${emulatorPort}/__sink/${name}`);
 }
 // wrangler's build step checks fleet.yaml on each save; here an invalid one is reported, not fatal.
 // wrangler itself, not through npx: a signal to this script reaches wrangler, which stops its
@@ -117,7 +140,9 @@ if (await waitReady()) {
 	console.log(`
 drover is running at ${base}
   model:  ${apiKey ? "the Anthropic Messages API (ANTHROPIC_API_KEY from .dev.vars)" : `NO API KEY: the local Messages API emulator (http://127.0.0.1:${emulatorPort}) answers for Claude; put ANTHROPIC_API_KEY in .dev.vars to use the real API`}
-  token:  ${token ? `${token.slice(0, 18)}… (the local admin token in .dev.vars)` : "none: set API_TOKENS in .dev.vars"}
+  token:  ${token ? `${token.slice(0, 18)}… (the local admin token in .dev.vars)` : "none: set API_TOKENS in .dev.vars"}${
+		sunk.length > 0 && !apiKey ? `\n  posts:  ${sunk.join(", ")} (fleet.yaml; not in .dev.vars) go to the emulator's sink, printed here as [sink] lines` : ""
+	}
   try:    curl -H "Authorization: Bearer $(sed -n 's/^API_TOKENS=[^:]*:[^:]*://p' .dev.vars | cut -d, -f1)" ${base}/v1/jobs
           curl ${base}/healthz
           ${base}/openapi.json  (the API, as OpenAPI)

@@ -20,6 +20,11 @@ export function readinessProblems(agent: AgentDefinition, env: Record<string, un
 			problems.push(`secret ${tool.url_secret} (tool ${tool.name}) is not set`);
 		}
 	}
+	// The answer is what a run is for: without its target every run would pay for the model and then
+	// fail to deliver. (A hook's missing secret fails only that hook: hooks are the operator's extras.)
+	if (agent.delivery && missing(agent.delivery.url_secret)) {
+		problems.push(`secret ${agent.delivery.url_secret} (delivery) is not set`);
+	}
 	const usable = [agent.model, ...agent.fallback_models].filter((m) => !isRetired(m, today));
 	if (usable.length === 0) {
 		problems.push(`model ${agent.model} is retired (end of life ${DEPRECATED_MODELS[agent.model]}) and no fallback model is current`);

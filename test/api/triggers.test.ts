@@ -116,6 +116,14 @@ describe("POST /v1/agents/:agent/jobs", () => {
 		expect(agent.paused).toMatchObject({ by: "auto", reason: "auto: secret NEVER_SET_TICKETS_URL (tool create_ticket) is not set" });
 	});
 
+	it("pauses an agent whose delivery target's secret is not set, rather than running it to deliver nowhere", async () => {
+		await createAgent({ name: "undeliverable", delivery: { type: "slack", url_secret: "NEVER_SET_SLACK_URL" } });
+		const res = await trigger("undeliverable", { prompt: "The digest" });
+		expect(res.status).toBe(409);
+		expect((await errorOf(res)).message).toBe("agent undeliverable is paused: auto: secret NEVER_SET_SLACK_URL (delivery) is not set");
+		expect(await runsOf("undeliverable")).toEqual([]);
+	});
+
 	it("refuses to resume an agent that still cannot run (409 naming why), keeping its pause as it was", async () => {
 		await createAgent({ name: "still-retired", model: "claude-sonnet-4-5" });
 		const before = ((await (await call("/v1/agents/still-retired")).json()) as { paused: { at: string; by: string } }).paused;

@@ -37,7 +37,16 @@ export default async function setup(project: TestProject) {
 		persistDir: path.join(dir, "state"),
 		onLog: ({ message }: { message: string }) => appendFileSync(logFile, `${message}\n`),
 		// E2E_TICKETS_URL: a webhook tool's target; the emulator answers it 404, which the tests ignore.
-		secrets: { API_TOKENS, ANTHROPIC_API_KEY: "", ANTHROPIC_BASE_URL: emulator.url, E2E_TICKETS_URL: `${emulator.url}/tickets` },
+		// fleet.yaml's delivery targets go to the emulator's sink, as `npm start` sends them: an agent
+		// whose target is unset is auto-paused.
+		secrets: {
+			API_TOKENS,
+			ANTHROPIC_API_KEY: "",
+			ANTHROPIC_BASE_URL: emulator.url,
+			E2E_TICKETS_URL: `${emulator.url}/tickets`,
+			DIGEST_SLACK_WEBHOOK_URL: `${emulator.url}/__sink/DIGEST_SLACK_WEBHOOK_URL`,
+			SITE_WATCH_WEBHOOK_URL: `${emulator.url}/__sink/SITE_WATCH_WEBHOOK_URL`,
+		},
 	});
 	const url = (await worker.mf.ready).toString().replace(/\/$/, "");
 	project.provide("drover", { url, emulatorUrl: emulator.url, tokens: TOKENS, logFile, sourceMap: `${scriptPath}.map` });

@@ -13,6 +13,8 @@ beforeEach(() => {
 	fake("https://api.anthropic.com", (request) => standing.handle(request));
 	// Any failing job opens an incident and alerts ALERT_WEBHOOK_URL; tests that check alerts add their own sink.
 	fake("https://alerts.example.test", () => new Response("ok"));
+	// fleet.yaml's agents deliver here (vitest.config.mts binds their targets' secrets to it).
+	fake("https://fleet-deliveries.example.test", () => new Response("ok"));
 	// fleet.yaml's site-watch fetches example.com: a test that ticks across a quarter hour claims its
 	// job, which may run by its own start alarm during a later test.
 	fake("https://example.com", () => new Response("<html>Example Domain</html>", { headers: { "content-type": "text/html" } }));
