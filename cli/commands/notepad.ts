@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import type { Command } from "commander";
 import { CliError } from "../client.ts";
 import { act, pathSegment, type Context } from "../context.ts";
@@ -14,7 +13,7 @@ export function registerNotepad(program: Command): void {
 		.argument("<agent>", "agent name", pathSegment)
 		.argument("[action]", `one of ${ACTIONS.join(", ")}`, "list")
 		.argument("[key]", "notepad key (at most 128 characters)", pathSegment)
-		.argument("[value]", 'for set: the value ("-" reads it from stdin)')
+		.argument("[value]", 'for set: the value ("-" reads it from stdin, dropping one trailing newline, \\n or \\r\\n, as $(...) does)')
 		.option("--json", "print the API's JSON")
 		.action(act(notepad));
 }
@@ -45,7 +44,7 @@ async function notepad(ctx: Context, agent: string, action: string, key: string 
 			return 0;
 		}
 		case "set": {
-			const text = value === "-" ? readFileSync(0, "utf8") : value!;
+			const text = value === "-" ? withoutFinalNewline(await readStdin()) : value!;
 			const notes = await ctx.client.json(`${base}/${encodeURIComponent(key!)}`, shapes.notepadWith(key!), { method: "PUT", body: { value: text } });
 			// The API stores what it was given redacted (an API key becomes "sk-ant-…[REDACTED]"), with
 			// invisible characters stripped: say so, or `get` later gives back something else unannounced.
@@ -65,4 +64,24 @@ async function notepad(ctx: Context, agent: string, action: string, key: string 
 			return 0;
 		}
 	}
+}
+
+/**
+ * All of stdin, read asynchronously to its end. readFileSync(0) throws EAGAIN on a non-blocking
+ * pipe that has nothing to read yet (`(sleep 1; echo hi) | drover …`, a large value arriving in
+ * pieces): the stream waits for each piece instead.
+ */
+async function readStdin(): Promise<string> {
+	let text = "";
+	for await (const chunk of process.stdin.setEncoding("utf8")) text += chunk as string;
+	return text;
+}
+
+/**
+ * `echo value | drover notepad a set k -` means "value", not "value\n": exactly one trailing
+ * newline (\n or \r\n) goes, the one `echo` or a file's last line ends with. Only one ($(...)
+ * drops them all), so a value that ends in a blank line on purpose keeps it.
+ */
+function withoutFinalNewline(text: string): string {
+	return text.replace(/\r?\n$/, "");
 }

@@ -1,11 +1,12 @@
 // The drover binary reading answers the real Worker gives only in rare states (a cancelled follow-up,
 // a line cut to fit storage, a 409 over a changed definition, a later page of usage), served by
 // a fake API (node:http) so each is there on demand.
+import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { runCliProcess } from "./cli-process.ts";
+import { childEnv, CLI, runCliProcess } from "./cli-process.ts";
 
 const JOB = "job-2026-01-01-abcdef";
 const TOKEN = "fake-token-0123456789";
@@ -294,6 +295,50 @@ describe("drover status of a large fleet", () => {
 		expect(r.status, r.stderr).toBe(0);
 		expect(r.stdout).toMatch(/^agents\s+7 \(3 from fleet\.yaml, 4 from the API\)$/m);
 		expect(r.stdout).toMatch(/^paused\s+could not be listed: internal error$/m);
+	});
+});
+
+describe("notepad set <key> - (the value from stdin)", () => {
+	/** A fake notepad that stores what it is sent as is. */
+	const notepadApi = () => fakeApi({ "PUT /v1/agents/fake/notepad/k": (_req, res, body) => json(res, 200, { k: (JSON.parse(body) as { value: string }).value }) });
+	const sent = (api: { seen: { route: string; body: string }[] }) => api.seen.map((s) => (JSON.parse(s.body) as { value: string }).value);
+
+	it("waits for a slow pipe: (sleep 1; echo hi) | drover notepad fake set k -", async () => {
+		const api = await notepadApi();
+		const child = spawn("sh", ["-c", '(sleep 1; echo hi) | "$NODE" "$CLI" notepad fake set k -'], {
+			env: childEnv({ NODE: process.execPath, CLI, DROVER_URL: api.url, DROVER_TOKEN: TOKEN }),
+		});
+		let stderr = "";
+		child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+		const [status] = (await once(child, "close")) as [number | null];
+		expect(status, stderr).toBe(0);
+		expect(stderr).toBe("");
+		// echo's newline is not part of the value.
+		expect(sent(api)).toEqual(["hi"]);
+	});
+
+	it("reads a large value that arrives in pieces, to its end", async () => {
+		const api = await notepadApi();
+		const value = Array.from({ length: 600 }, (_, i) => `line ${String(i).padStart(4, "0")} of a long note, with some text.`).join("\n");
+		expect(value.length).toBeGreaterThan(20_000);
+		const r = await runCliProcess(["notepad", "fake", "set", "k", "-"], { DROVER_URL: api.url, DROVER_TOKEN: TOKEN }, async (stdin) => {
+			for (let at = 0; at < value.length; at += 7_000) {
+				stdin.write(value.slice(at, at + 7_000));
+				await new Promise((resolve) => setTimeout(resolve, 150));
+			}
+			stdin.end("\n");
+		});
+		expect(r.status, r.stderr).toBe(0);
+		expect(sent(api)).toEqual([value]);
+	});
+
+	it("drops exactly one trailing newline, \\n or \\r\\n, and nothing else", async () => {
+		const api = await notepadApi();
+		for (const input of ["one\n", "two\r\n", "three\n\n", "four", "  five \n"]) {
+			const r = await runCliProcess(["notepad", "fake", "set", "k", "-"], { DROVER_URL: api.url, DROVER_TOKEN: TOKEN }, async (stdin) => void stdin.end(input));
+			expect(r.status, r.stderr).toBe(0);
+		}
+		expect(sent(api)).toEqual(["one", "two", "three\n", "four", "  five "]);
 	});
 });
 

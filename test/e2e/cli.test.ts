@@ -589,7 +589,7 @@ describe("agents: status, pause, resume, notepad", () => {
 		const fromStdin = await drover(["notepad", agents.ok, "set", "multi", "-"], { stdin: "line one\nline two\n" });
 		expect(fromStdin.status, fromStdin.stderr).toBe(0);
 		const list = await drover(["notepad", agents.ok, "list", "--json"]);
-		expect(JSON.parse(list.stdout)).toEqual({ tone: "terse, please", multi: "line one\nline two\n" });
+		expect(JSON.parse(list.stdout)).toEqual({ tone: "terse, please", multi: "line one\nline two" });
 		expect(JSON.parse(list.stdout)).toEqual((await api(`/v1/agents/${agents.ok}/notepad`)).body);
 		expect((await drover(["notepad", agents.ok])).stdout).toMatch(/^KEY\s+VALUE\nmulti\s+line one line two\ntone\s+terse, please$/m);
 		expect((await drover(["notepad", agents.ok, "delete", "tone"])).status).toBe(0);
