@@ -191,7 +191,15 @@ function withIssues(message: string, issues: unknown): string {
 	if (shown.length < 2) return message;
 	// The API's message is usually a prefix and then these same issues joined by "; ": keep the prefix.
 	const joined = shown.join("; ");
-	const head = message.endsWith(joined) ? message.slice(0, -joined.length).replace(/[\s:]+$/, "") : message;
+	if (message.endsWith(joined)) return listed(message.slice(0, -joined.length).replace(/[\s:]+$/, ""), shown);
+	// A message that already names every issue its own way (an invalid fleet.yaml's, one "  - " line
+	// each) reads as it is: adding the list would print each issue twice.
+	if (shown.every((line) => message.includes(line))) return message;
+	return listed(message, shown);
+}
+
+/** "head:" and the issues under it, one a line. */
+function listed(head: string, shown: readonly string[]): string {
 	return `${head || "invalid request"}:\n${shown.map((line) => `  - ${line}`).join("\n")}`;
 }
 

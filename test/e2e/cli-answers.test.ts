@@ -175,6 +175,21 @@ describe("errors from the API", () => {
 		expect(r.stderr).toContain("drover: invalid body:\n  - prompt: must not be empty\n  - tools.0.url_secret: is required\n");
 	});
 
+	it("prints the issues of an invalid fleet.yaml once: its message already lists them one a line", async () => {
+		const issues = [
+			{ path: "agents.0.model", message: "required (string)" },
+			{ path: "agents.1.schedules.0.expression", message: "not a cron expression" },
+		];
+		const message = `fleet.yaml is invalid:\n${issues.map((i) => `  - ${i.path}: ${i.message}`).join("\n")}`;
+		const invalid = (_req: IncomingMessage, res: ServerResponse) => json(res, 500, { error: { code: "config_invalid", message, details: { issues } } });
+		const api = await fakeApi({ "GET /v1/status": invalid, "GET /v1/agents?limit=200": invalid, "GET /v1/agents/fake": invalid, "POST /v1/agents/fake/jobs": invalid });
+		for (const args of [["status"], ["agents"], ["status", "fake"], ["trigger", "fake"]]) {
+			const r = await runCli(api.url, args);
+			expect(r.status, args.join(" ")).toBe(1);
+			expect(r.stderr, args.join(" ")).toBe(`drover: ${message}\n`);
+		}
+	});
+
 	it("keeps a message with a single issue on its line", async () => {
 		const message = "invalid param: id: job id must be job-YYYY-MM-DD-xxxxxx";
 		const api = await fakeApi({
