@@ -81,8 +81,8 @@ export class ApiClient {
 		try {
 			base = new URL(config.url);
 		} catch {
-			// Shown to say what was wrong, but not any user:password@ it carries.
-			throw new CliError(`--url/DROVER_URL is not a URL: ${JSON.stringify(config.url.replace(/\/\/.*@/, "//…@"))}`, 2);
+			// Shown to say what was wrong, but not any user:password@ it carries, nor a query or fragment (a token?).
+			throw new CliError(`--url/DROVER_URL is not a URL: ${JSON.stringify(config.url.replace(/\/\/.*@/, "//…@").replace(/([?#]).*/s, "$1…"))}`, 2);
 		}
 		if (base.protocol !== "http:" && base.protocol !== "https:") {
 			throw new CliError(`--url/DROVER_URL must be http(s), not ${base.protocol}`, 2);
@@ -90,6 +90,12 @@ export class ApiClient {
 		// fetch refuses such a URL anyway, and its error would echo the password.
 		if (base.username !== "" || base.password !== "") {
 			throw new CliError("--url/DROVER_URL must not carry credentials (user:password@)", 2, "pass the API token with DROVER_TOKEN or --token");
+		}
+		// Paths are appended to the base as text: "…/?token=abc" would become "…/?token=abc/v1/jobs", every
+		// request the same wrong one. Not echoed: a query may hold a token. (The href, not search and
+		// hash: a bare "?" or "#" leaves those empty but still ends the href.)
+		if (/[?#]/.test(base.href)) {
+			throw new CliError("--url/DROVER_URL must not carry a query string or fragment (?… or #…)", 2, "give the Worker's base URL alone, such as https://drover.example.workers.dev; pass the API token with DROVER_TOKEN or --token");
 		}
 		this.url = base.toString().replace(/\/+$/, "");
 		this.#token = config.token === "" ? undefined : config.token;

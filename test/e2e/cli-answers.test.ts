@@ -387,6 +387,32 @@ describe("a URL with credentials", () => {
 	});
 });
 
+describe("a URL with a query string or fragment", () => {
+	it("is a usage error that never echoes the query; nothing is sent", async () => {
+		const api = await fakeApi({ "GET /v1/jobs?limit=20": (_req, res) => json(res, 200, { jobs: [], next_cursor: null }) });
+		for (const suffix of ["/?token=s3cret-q", "?token=s3cret-q", "/#s3cret-q", "/v1?", "#"]) {
+			for (const [args, env] of [
+				[["--url", `${api.url}${suffix}`, "jobs"], { DROVER_TOKEN: TOKEN }],
+				[["jobs"], { DROVER_URL: `${api.url}${suffix}`, DROVER_TOKEN: TOKEN }],
+			] as const) {
+				const r = await runCliProcess([...args], env);
+				const label = `${suffix}: ${r.stderr}`;
+				expect(r.status, label).toBe(2);
+				expect(r.stdout, label).toBe("");
+				expect(r.stderr, label).toContain("drover: --url/DROVER_URL must not carry a query string or fragment");
+				expect(r.stderr, label).toMatch(/hint: .*base URL/);
+				expect(r.stderr, label).not.toContain("s3cret-q");
+			}
+		}
+		expect(api.seen).toEqual([]);
+		// Nor in a URL that does not parse.
+		const bad = await runCliProcess(["jobs", "--url", "http://host:99999/?token=s3cret-q"], { DROVER_TOKEN: TOKEN });
+		expect(bad.status).toBe(2);
+		expect(bad.stderr).toContain('drover: --url/DROVER_URL is not a URL: "http://host:99999/?…"');
+		expect(bad.stderr).not.toContain("s3cret-q");
+	});
+});
+
 describe("a server that is not drover, answering 200 {} to everything", () => {
 	async function emptyObjects(): Promise<{ url: string; seen: string[] }> {
 		const seen: string[] = [];
