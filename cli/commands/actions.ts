@@ -107,7 +107,8 @@ async function confirm(question: string): Promise<boolean> {
 
 async function cancel(ctx: Context, id: string, opts: CancelOptions): Promise<number> {
 	if (!opts.yes) {
-		if (!ctx.stdinIsTTY) throw new CliError(`not cancelling job ${id} without confirmation`, 1, "stdin is not a terminal to ask on: pass --yes");
+		// A usage error (exit 2): the command line lacks --yes; nothing was asked of the API.
+		if (!ctx.stdinIsTTY) throw new CliError(`not cancelling job ${id} without confirmation`, 2, "stdin is not a terminal to ask on: pass --yes");
 		if (!(await confirm(`Cancel job ${id}? [y/N] `))) {
 			ctx.err("not cancelled");
 			return 1;

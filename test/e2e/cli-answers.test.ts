@@ -313,6 +313,16 @@ describe("drover status of a large fleet", () => {
 	});
 });
 
+describe("cancel without --yes, stdin not a terminal", () => {
+	it("is a usage error (exit 2) and sends nothing", async () => {
+		const api = await fakeApi({ [`POST /v1/jobs/${JOB}/cancel`]: (_req, res) => json(res, 200, cancelled()) });
+		const r = await runCli(api.url, ["cancel", JOB]);
+		expect(r.status, r.stderr).toBe(2);
+		expect(r.stderr).toBe(`drover: not cancelling job ${JOB} without confirmation\ndrover: hint: stdin is not a terminal to ask on: pass --yes\n`);
+		expect(api.seen).toEqual([]);
+	});
+});
+
 describe("notepad set <key> - (the value from stdin)", () => {
 	/** A fake notepad that stores what it is sent as is. */
 	const notepadApi = () => fakeApi({ "PUT /v1/agents/fake/notepad/k": (_req, res, body) => json(res, 200, { k: (JSON.parse(body) as { value: string }).value }) });

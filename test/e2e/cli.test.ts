@@ -169,8 +169,9 @@ describe("drover trigger --wait: the exit code is the job's outcome", () => {
 		await jobIn(id, ["running"]);
 		await until("progress showing the job running", async () => wait.stderr().includes("running"));
 
+		// A usage error: --yes is missing.
 		const refused = await drover(["cancel", id]);
-		expect(refused.status).toBe(1);
+		expect(refused.status).toBe(2);
 		expect(refused.stderr).toContain(`drover: not cancelling job ${id} without confirmation`);
 		expect(refused.stderr).toContain("--yes");
 		expect((await getJob(id)).status).toBe("running");
