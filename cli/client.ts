@@ -3,6 +3,9 @@ import { problemOf, type Shape } from "./shapes.ts";
 
 export const DEFAULT_URL = "http://localhost:8787";
 
+/** The media type of a job's output, one JSON object a line. */
+export const JSONL = "application/x-ndjson";
+
 /** Ends the command with `exitCode` after printing `drover: <message>` (and the hint) on stderr. */
 export class CliError extends Error {
 	readonly exitCode: number;
@@ -21,8 +24,8 @@ export class ApiError extends CliError {
 	readonly status: number;
 	readonly code: string;
 
-	constructor(status: number, code: string, message: string) {
-		super(message, 1, hintFor(status, message));
+	constructor(status: number, code: string, message: string, hint = hintFor(status, message)) {
+		super(message, 1, hint);
 		this.name = "ApiError";
 		this.status = status;
 		this.code = code;
@@ -34,7 +37,7 @@ function hintFor(status: number, message: string): string | null {
 	if (status === 409 && message.includes("allow_definition_change")) {
 		return "to run it under the agent's current definition anyway, add --allow-definition-change";
 	}
-	if (status === 401) return "check DROVER_TOKEN (or --token): it must be one of the Worker's API_TOKENS";
+	if (status === 401) return "check DROVER_TOKEN (or --token): it must be the token part of one of the Worker's API_TOKENS entries (name:role:token)";
 	if (status === 403) {
 		return "this needs a token with a stronger role (read < operate < admin): set DROVER_TOKEN (or --token) to one";
 	}
@@ -105,14 +108,14 @@ export class ApiClient {
 		return this.#token !== undefined;
 	}
 
-	/** The raw response of a successful (2xx) request; an error answer throws ApiError. */
+	/** The raw response of a successful (2xx) request; an error answer throws ApiError (a CliError when it is not drover's). */
 	async fetch(path: string, options: RequestOptions = {}): Promise<Response> {
 		const url = new URL(this.url + path);
 		for (const [k, v] of Object.entries(options.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
 		const headers: Record<string, string> = { accept: "application/json", ...options.headers };
 		if (options.auth !== false) {
 			if (this.#token === undefined) {
-				throw new CliError("no API token", 1, "set DROVER_TOKEN or pass --token (a name:role:token entry of the Worker's API_TOKENS)");
+				throw new CliError("no API token", 1, "set DROVER_TOKEN or pass --token (the token part of a name:role:token entry of the Worker's API_TOKENS)");
 			}
 			headers.authorization = `Bearer ${this.#token}`;
 		}
@@ -129,8 +132,26 @@ export class ApiClient {
 		} catch (err) {
 			throw new CliError(`cannot reach ${this.url}: ${networkReason(err)}`, 1, this.url === DEFAULT_URL ? "is drover running? set DROVER_URL (or --url) to its address" : null);
 		}
-		if (!res.ok && !options.accept?.includes(res.status)) throw await errorFrom(res);
+		if (!res.ok && !options.accept?.includes(res.status)) throw await this.#errorOf(res, requestOf(path, options));
 		return res;
+	}
+
+	/**
+	 * An error answer as the CliError to end with. drover answers every 4xx with its JSON error, so
+	 * one without it (a 404 "Not found: /v1/jobs") is another server's: said as for any answer that
+	 * is not drover's. A 5xx without it stays an HTTP error (a gateway before a Worker that is down),
+	 * and so do 408 and 429, which proxies send too.
+	 */
+	async #errorOf(res: Response, request: string): Promise<CliError> {
+		const err = await errorFrom(res);
+		if (err.code === NOT_AN_API_ERROR && res.status < 500 && res.status !== 408 && res.status !== 429) {
+			return this.notDrover(`${request}: answered ${res.status} ${mediaType(res)}, not drover's JSON error`);
+		}
+		// A whole API_TOKENS entry given as the token: the generic hint would not say what is wrong with it.
+		if (err.status === 401 && this.#token !== undefined && WHOLE_ENTRY.test(this.#token)) {
+			return new ApiError(err.status, err.code, err.message, "DROVER_TOKEN (or --token) looks like a whole API_TOKENS entry (name:role:token): set it to the token part alone, what follows the second colon");
+		}
+		return err;
 	}
 
 	/**
@@ -140,14 +161,15 @@ export class ApiClient {
 	async json<T>(path: string, shape: Shape<T>, options: RequestOptions = {}): Promise<T> {
 		const res = await this.fetch(path, options);
 		const text = await readText(res, this.url);
+		const request = requestOf(path, options);
 		let value: unknown;
 		try {
 			value = JSON.parse(text);
 		} catch {
-			throw new CliError(`${this.url}${path} answered ${res.status} with a body that is not JSON: ${text.slice(0, 200)}`);
+			throw this.notDrover(`${request}: answered ${res.status} ${mediaType(res)}, not JSON`);
 		}
 		const problem = problemOf(shape, value);
-		if (problem !== null) throw this.notDrover(`${options.method ?? "GET"} ${path.split("?")[0]}: ${problem}`);
+		if (problem !== null) throw this.notDrover(`${request}: ${problem}`);
 		return value as T;
 	}
 
@@ -156,9 +178,35 @@ export class ApiClient {
 		return new CliError(`${this.url} does not answer as a drover API (${what})`);
 	}
 
-	async text(path: string, options: RequestOptions = {}): Promise<string> {
-		return readText(await this.fetch(path, options), this.url);
+	/**
+	 * The answer's text, asked for and checked as `type` (application/yaml, application/x-ndjson):
+	 * another type (a catch-all's 200 `{"ok":true}`) is not drover's answer, and would be printed as if it were.
+	 */
+	async text(path: string, type: string, options: RequestOptions = {}): Promise<string> {
+		const res = await this.fetch(path, { ...options, headers: { ...options.headers, accept: type } });
+		if (mediaType(res) !== type) {
+			await res.body?.cancel().catch(() => {});
+			throw this.notDrover(`${requestOf(path, options)}: answered ${mediaType(res)}, not ${type}`);
+		}
+		return readText(res, this.url);
 	}
+}
+
+/** A request as messages name it: "GET /v1/jobs", without the query. */
+function requestOf(path: string, options: RequestOptions): string {
+	return `${options.method ?? "GET"} ${path.split("?")[0]}`;
+}
+
+/** An API_TOKENS entry, "name:role:token", where only its token belongs in the Authorization header. */
+const WHOLE_ENTRY = /^[^:]+:(read|operate|admin):./;
+
+/** The code of an error answer without the API's JSON error object. */
+const NOT_AN_API_ERROR = "http_error";
+
+/** The answer's media type ("text/plain" of "text/plain; charset=utf-8"), or that it has none. */
+function mediaType(res: Response): string {
+	const type = res.headers.get("content-type")?.split(";")[0]!.trim().toLowerCase();
+	return type ? type : "without a content type";
 }
 
 async function readText(res: Response, url: string): Promise<string> {
@@ -181,7 +229,7 @@ export async function errorFrom(res: Response): Promise<ApiError> {
 		// Not JSON: fall through to the status line.
 	}
 	const snippet = text.replace(/\s+/g, " ").trim().slice(0, 200);
-	return new ApiError(res.status, "http_error", `HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ""}${snippet ? `: ${snippet}` : ""}`);
+	return new ApiError(res.status, NOT_AN_API_ERROR, `HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ""}${snippet ? `: ${snippet}` : ""}`);
 }
 
 /**

@@ -1,4 +1,5 @@
 import { Option, type Command } from "commander";
+import { JSONL } from "../client.ts";
 import { act, nextPageCommand, pathSegment, positiveInt, type Context } from "../context.ts";
 import { cancelReason, duration, fields, relTime, renderLine, statusStyle, table, when } from "../format.ts";
 import type { JobRecord, JobSummary } from "../types.ts";
@@ -87,7 +88,7 @@ async function listJobs(ctx: Context, opts: JobsOptions): Promise<number> {
 async function showJob(ctx: Context, id: string, opts: JobOptions): Promise<number> {
 	const path = `/v1/jobs/${encodeURIComponent(id)}`;
 	if (opts.yaml) {
-		const yaml = await ctx.client.text(path, { headers: { accept: "application/yaml" } });
+		const yaml = await ctx.client.text(path, "application/yaml");
 		process.stdout.write(yaml.endsWith("\n") ? yaml : `${yaml}\n`);
 		if (opts.logs) await printOutput(ctx, id, false);
 		return 0;
@@ -96,7 +97,7 @@ async function showJob(ctx: Context, id: string, opts: JobOptions): Promise<numb
 	if (opts.json) {
 		if (!opts.logs) ctx.json(job);
 		else {
-			const text = await ctx.client.text(`${path}/output`, { headers: { accept: "application/x-ndjson" } });
+			const text = await ctx.client.text(`${path}/output`, JSONL);
 			ctx.json({ job, output: parseJsonl(text) });
 		}
 		return 0;
@@ -123,7 +124,7 @@ function parseJsonl(text: string): unknown[] {
 }
 
 async function printOutput(ctx: Context, id: string, human: boolean): Promise<void> {
-	const text = await ctx.client.text(`/v1/jobs/${encodeURIComponent(id)}/output`, { headers: { accept: "application/x-ndjson" } });
+	const text = await ctx.client.text(`/v1/jobs/${encodeURIComponent(id)}/output`, JSONL);
 	for (const raw of text.split("\n")) {
 		if (raw.trim() === "") continue;
 		if (!human) {

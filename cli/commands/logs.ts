@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { CliError, outcomeCode } from "../client.ts";
+import { CliError, JSONL, outcomeCode } from "../client.ts";
 import { act, pathSegment, positiveInt, type Context } from "../context.ts";
 import { renderLine, statusStyle } from "../format.ts";
 import { followJob } from "../sse.ts";
@@ -36,14 +36,14 @@ async function logs(ctx: Context, agent: string | undefined, opts: LogsOptions):
 	const print = lineWriter(ctx, opts.json === true);
 	const path = `/v1/jobs/${encodeURIComponent(job.id)}/output`;
 	if (!opts.follow) {
-		const text = await ctx.client.text(path, { query: { lines: opts.lines ?? DEFAULT_LINES }, headers: { accept: "application/x-ndjson" } });
+		const text = await ctx.client.text(path, JSONL, { query: { lines: opts.lines ?? DEFAULT_LINES } });
 		for (const raw of text.split("\n")) if (raw.trim() !== "") print(raw);
 		return 0;
 	}
 	let after = 0;
 	if (opts.lines !== undefined) {
 		// Line numbers are 1..total with no gaps, so starting N back means resuming after total - N.
-		const text = await ctx.client.text(path, { headers: { accept: "application/x-ndjson" } });
+		const text = await ctx.client.text(path, JSONL);
 		const total = text.split("\n").filter((l) => l.trim() !== "").length;
 		after = Math.max(0, total - opts.lines);
 	}

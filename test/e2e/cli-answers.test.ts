@@ -367,6 +367,23 @@ describe("notepad set <key> - (the value from stdin)", () => {
 	});
 });
 
+describe("the token hints", () => {
+	it("say that only the token part of an API_TOKENS entry is DROVER_TOKEN, and notice a whole entry given", async () => {
+		const api = await fakeApi({});
+		const none = await runCliProcess(["jobs"], { DROVER_URL: api.url, DROVER_TOKEN: "" });
+		expect(none.status).toBe(1);
+		expect(none.stderr).toBe("drover: no API token\ndrover: hint: set DROVER_TOKEN or pass --token (the token part of a name:role:token entry of the Worker's API_TOKENS)\n");
+		const wrong = await runCliProcess(["jobs"], { DROVER_URL: api.url, DROVER_TOKEN: "not-the-token-000000" });
+		expect(wrong.status).toBe(1);
+		expect(wrong.stderr).toBe("drover: invalid token\ndrover: hint: check DROVER_TOKEN (or --token): it must be the token part of one of the Worker's API_TOKENS entries (name:role:token)\n");
+		for (const role of ["read", "operate", "admin"]) {
+			const entry = await runCliProcess(["jobs"], { DROVER_URL: api.url, DROVER_TOKEN: `ops:${role}:${TOKEN}` });
+			expect(entry.status).toBe(1);
+			expect(entry.stderr).toBe("drover: invalid token\ndrover: hint: DROVER_TOKEN (or --token) looks like a whole API_TOKENS entry (name:role:token): set it to the token part alone, what follows the second colon\n");
+		}
+	});
+});
+
 describe("a URL with credentials", () => {
 	it("is a usage error that names DROVER_TOKEN and never echoes the password; nothing is sent", async () => {
 		const api = await fakeApi({ "GET /v1/jobs?limit=20": (_req, res) => json(res, 200, { jobs: [], next_cursor: null }) });
@@ -449,6 +466,8 @@ describe("a server that is not drover, answering 200 {} to everything", () => {
 			[["logs", "fake"], "GET /v1/agents/fake/jobs: missing `jobs`"],
 			[["logs", "--job", JOB, "--follow"], `GET /v1/jobs/${JOB}/stream: answered application/json, not an event stream`],
 			[["job", JOB], `GET /v1/jobs/${JOB}: missing \`id\``],
+			[["job", JOB, "--yaml"], `GET /v1/jobs/${JOB}: answered application/json, not application/yaml`],
+			[["logs", "--job", JOB], `GET /v1/jobs/${JOB}/output: answered application/json, not application/x-ndjson`],
 			[["cancel", JOB, "--yes"], `POST /v1/jobs/${JOB}/cancel: missing \`id\``],
 			[["approve", JOB], `POST /v1/jobs/${JOB}/approval: missing \`id\``],
 			[["fork", JOB], `POST /v1/jobs/${JOB}/fork: missing \`id\``],
@@ -468,6 +487,32 @@ describe("a server that is not drover, answering 200 {} to everything", () => {
 			expect(r.stderr, label).toBe(`drover: ${api.url} does not answer as a drover API (${what})\n`);
 			// One request: trigger --wait does not go on to follow a job "undefined", --follow does not reconnect.
 			expect(api.seen.length - before, label).toBe(1);
+		}
+	});
+
+	it("answering 404 text (or any 4xx without drover's JSON error), or a 200 page that is not JSON, says so in the same line", async () => {
+		const server = createServer((req, res) => {
+			const at = req.url!.split("?")[0]!;
+			if (at === "/v1/status") res.writeHead(200, { "content-type": "text/html" }).end("<html>a catch-all page</html>");
+			else if (at === "/v1/agents/fake/pause") res.writeHead(405, { "content-type": "application/json" }).end(JSON.stringify({ message: "Method Not Allowed" }));
+			else res.writeHead(404, { "content-type": "text/plain" }).end(`Not found: ${at}`);
+		});
+		servers.push(server);
+		server.listen(0, "127.0.0.1");
+		await once(server, "listening");
+		const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+		for (const [args, what] of [
+			[["jobs"], "GET /v1/jobs: answered 404 text/plain, not drover's JSON error"],
+			[["job", JOB, "--yaml"], `GET /v1/jobs/${JOB}: answered 404 text/plain, not drover's JSON error`],
+			[["logs", "--job", JOB, "--follow"], `GET /v1/jobs/${JOB}/stream: answered 404 text/plain, not drover's JSON error`],
+			[["pause", "fake"], "POST /v1/agents/fake/pause: answered 405 application/json, not drover's JSON error"],
+			[["status"], "GET /v1/status: answered 200 text/html, not JSON"],
+		] as const) {
+			const r = await runCli(url, [...args]);
+			const label = `drover ${args.join(" ")}: ${r.stderr}`;
+			expect(r.status, label).toBe(1);
+			expect(r.stdout, label).toBe("");
+			expect(r.stderr, label).toBe(`drover: ${url} does not answer as a drover API (${what})\n`);
 		}
 	});
 
