@@ -19,6 +19,10 @@ export interface Context {
 	 * token: what is printed ends up in terminals' scrollback and in logs.
 	 */
 	readonly globalArgs: readonly string[];
+	/**
+	 * A line on stdout or stderr, as it is: the data in it must already be printable (format.ts's
+	 * `printable`), made so before it was styled, since drover's own colours are escape codes too.
+	 */
 	out(text: string): void;
 	err(text: string): void;
 	/** Prints a value as the API gave it: pretty JSON, one document. */

@@ -1,5 +1,30 @@
 import type { JobRecord, OutputLine, Paused } from "./types.ts";
 
+const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g;
+
+/**
+ * Text from outside the CLI's own code (the model's answers, tool results, webhook payloads, notepad
+ * values, agent names, the API's error messages) made safe for a terminal: every C0 control
+ * character but \n and \t, DEL, and every C1 control (U+0080–U+009F) becomes a visible escape, \x
+ * and two hex digits. "\x1b[2J" then prints as the text `\x1b[2J` instead of clearing the
+ * screen, and "\x1b]0;title\x07" sets no window title. The one sanitizer of human-readable output:
+ * applied to the data before it is styled (drover's own colours are escape codes too, added after),
+ * never to --json output, which is the API's JSON as JSON.stringify writes it.
+ */
+export function printable(text: string): string {
+	return text.replace(CONTROL, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
+}
+
+/** `printable` on every string of a value (an API answer, keys included), to render it for a person. */
+export function printableDeep<T>(value: T): T {
+	if (typeof value === "string") return printable(value) as T;
+	if (Array.isArray(value)) return value.map((v: unknown) => printableDeep(v)) as T;
+	if (value !== null && typeof value === "object") {
+		return Object.fromEntries(Object.entries(value).map(([k, v]) => [printable(k), printableDeep(v)])) as T;
+	}
+	return value;
+}
+
 /** Colour functions; all identity when colour is off, so callers never branch on it. */
 export interface Paint {
 	enabled: boolean;
@@ -56,9 +81,12 @@ export function statusStyle(p: Paint, status: string): (s: string) => string {
 	}
 }
 
-/** One line, at most `max` characters: newlines and runs of whitespace become single spaces. */
+/**
+ * One printable line, at most `max` characters: newlines and runs of whitespace (\r, \v and \f
+ * too) become single spaces, other control characters escapes (`printable`).
+ */
 export function truncate(s: string, max: number): string {
-	const flat = s.replace(/\s+/g, " ").trim();
+	const flat = printable(s.replace(/\s+/g, " ").trim());
 	if (max <= 0) return "";
 	return flat.length <= max ? flat : `${flat.slice(0, Math.max(0, max - 1))}…`;
 }
@@ -163,13 +191,18 @@ export function fields(entries: readonly (readonly [string, string | null])[], p
  * called a tool has empty text).
  */
 export function renderLine(raw: string, p: Paint, width = 160): string | null {
-	let line: OutputLine;
+	let parsed: OutputLine | null;
 	try {
-		line = JSON.parse(raw) as OutputLine;
+		parsed = JSON.parse(raw) as OutputLine | null;
 	} catch {
-		return p.dim(raw);
+		return p.dim(printable(raw));
 	}
-	const shown = renderParsed(line, raw, p, width);
+	if (parsed === null || typeof parsed !== "object") return p.dim(printable(raw));
+	// Every field is the model's, a tool's or a webhook's text: printable before any of it is styled.
+	// A tool call's input is shown as JSON, which escapes C0 controls its own way ("\u001b"); truncate
+	// makes the rest printable. (Made printable first, its "\x1b" would show as "\\x1b".)
+	const line = { ...printableDeep(parsed), input: parsed.input };
+	const shown = renderParsed(line, printable(raw), p, width);
 	// The line's text was cut to fit a storage row: what is shown is not all of it.
 	const cut = line.truncated;
 	if (typeof cut !== "object" || cut === null) return shown;

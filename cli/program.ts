@@ -12,7 +12,7 @@ import { registerStatus } from "./commands/status.ts";
 import { registerTrigger } from "./commands/trigger.ts";
 import { registerUsage } from "./commands/usage.ts";
 import { outcome } from "./context.ts";
-import { paint, wantsColor } from "./format.ts";
+import { paint, printable, wantsColor } from "./format.ts";
 
 function version(): string {
 	try {
@@ -32,7 +32,8 @@ export function buildProgram(): Command {
 		// Throw instead of exiting, so usage errors get exit code 2 (commander's default is 1).
 		.exitOverride()
 		.showHelpAfterError("(add --help for usage)")
-		.configureOutput({ outputError: (text, write) => write(text.replace(/^error: /, "drover: ")) });
+		// Commander's messages quote the arguments given, which may hold anything.
+		.configureOutput({ outputError: (text, write) => write(printable(text.replace(/^error: /, "drover: "))) });
 	registerJobs(program);
 	registerLogs(program);
 	registerStatus(program);
@@ -89,11 +90,12 @@ export async function run(argv: readonly string[]): Promise<number> {
 		if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2;
 		const ep = paint(wantsColor(process.stderr, process.env, !process.argv.includes("--no-color")));
 		if (err instanceof CliError) {
-			process.stderr.write(`${ep.red(`drover: ${err.message}`)}\n`);
-			if (err.hint) process.stderr.write(`${ep.dim(`drover: hint: ${err.hint}`)}\n`);
+			// The message is often the API's, or quotes an answer or an argument: printable before it is styled.
+			process.stderr.write(`${ep.red(`drover: ${printable(err.message)}`)}\n`);
+			if (err.hint) process.stderr.write(`${ep.dim(`drover: hint: ${printable(err.hint)}`)}\n`);
 			return err.exitCode;
 		}
-		process.stderr.write(`drover: unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+		process.stderr.write(`drover: unexpected error: ${printable(err instanceof Error ? (err.stack ?? err.message) : String(err))}\n`);
 		return 1;
 	}
 }

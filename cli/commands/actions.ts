@@ -2,7 +2,7 @@ import { createInterface } from "node:readline/promises";
 import type { Command } from "commander";
 import { CliError } from "../client.ts";
 import { act, pathSegment, type Context } from "../context.ts";
-import { pauseReason, statusStyle } from "../format.ts";
+import { pauseReason, printable, printableDeep, statusStyle } from "../format.ts";
 import { reportJob } from "./trigger.ts";
 import { shapes } from "../shapes.ts";
 
@@ -109,13 +109,15 @@ async function cancel(ctx: Context, id: string, opts: CancelOptions): Promise<nu
 	if (!opts.yes) {
 		// A usage error (exit 2): the command line lacks --yes; nothing was asked of the API.
 		if (!ctx.stdinIsTTY) throw new CliError(`not cancelling job ${id} without confirmation`, 2, "stdin is not a terminal to ask on: pass --yes");
-		if (!(await confirm(`Cancel job ${id}? [y/N] `))) {
+		if (!(await confirm(`Cancel job ${printable(id)}? [y/N] `))) {
 			ctx.err("not cancelled");
 			return 1;
 		}
 	}
-	const job = await ctx.client.json(`${jobPath(id)}/cancel`, shapes.job, { method: "POST", body: opts.reason === undefined ? {} : { reason: opts.reason } });
-	if (opts.json) ctx.json(job);
+	const answer = await ctx.client.json(`${jobPath(id)}/cancel`, shapes.job, { method: "POST", body: opts.reason === undefined ? {} : { reason: opts.reason } });
+	// --json prints the answer as it is; a person reads it printable (format.ts).
+	const job = printableDeep(answer);
+	if (opts.json) ctx.json(answer);
 	else if (job.status === "cancelled") ctx.out(`cancelled ${job.id}`);
 	else ctx.out(`cancelling ${job.id}: it is ${statusStyle(ctx.p, job.status)(job.status)} and stops as soon as its tool call in flight returns`);
 	return 0;
@@ -136,8 +138,9 @@ async function decide(ctx: Context, id: string, decision: "approve" | "deny", op
 	const body: Record<string, unknown> = { decision };
 	if (toolInput !== undefined) body.tool_input = toolInput;
 	if (opts.allowDefinitionChange) body.allow_definition_change = true;
-	const job = await ctx.client.json(`${jobPath(id)}/approval`, shapes.job, { method: "POST", body });
-	if (opts.json) ctx.json(job);
+	const answer = await ctx.client.json(`${jobPath(id)}/approval`, shapes.job, { method: "POST", body });
+	const job = printableDeep(answer);
+	if (opts.json) ctx.json(answer);
 	else ctx.out(`${decision === "approve" ? "approved" : "denied"} the tool call of ${job.id}; it is ${statusStyle(ctx.p, job.status)(job.status)}`);
 	return 0;
 }
@@ -151,15 +154,17 @@ async function followUp(ctx: Context, id: string, kind: "fork" | "continue", opt
 }
 
 async function pause(ctx: Context, agent: string, opts: PauseOptions): Promise<number> {
-	const status = await ctx.client.json(`${agentPath(agent)}/pause`, shapes.agentStatus, { method: "POST", body: opts.reason === undefined ? {} : { reason: opts.reason } });
-	if (opts.json) ctx.json(status);
+	const answer = await ctx.client.json(`${agentPath(agent)}/pause`, shapes.agentStatus, { method: "POST", body: opts.reason === undefined ? {} : { reason: opts.reason } });
+	const status = printableDeep(answer);
+	if (opts.json) ctx.json(answer);
 	else ctx.out(`paused ${status.name}${status.paused?.reason ? `: ${status.paused.reason}` : ""}`);
 	return 0;
 }
 
 async function resume(ctx: Context, agent: string, opts: { json?: boolean }): Promise<number> {
-	const status = await ctx.client.json(`${agentPath(agent)}/resume`, shapes.agentStatus, { method: "POST" });
-	if (opts.json) ctx.json(status);
+	const answer = await ctx.client.json(`${agentPath(agent)}/resume`, shapes.agentStatus, { method: "POST" });
+	const status = printableDeep(answer);
+	if (opts.json) ctx.json(answer);
 	else if (!status.paused) ctx.out(`resumed ${status.name}`);
 	// drover re-pauses at once an agent that still cannot run (a secret still missing…).
 	else ctx.out(`${status.name} is still paused${status.paused.by === "auto" ? " automatically" : ""}: ${pauseReason(status.paused) || "no reason given"}`);

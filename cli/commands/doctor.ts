@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { ApiError, CliError } from "../client.ts";
 import { act, type Context } from "../context.ts";
-import { pauseReason, relTime } from "../format.ts";
+import { pauseReason, printable, relTime } from "../format.ts";
 import type { Health, SchedulerHealth, Status } from "../types.ts";
 import { shapes } from "../shapes.ts";
 import { allAgents } from "./agents.ts";
@@ -82,7 +82,11 @@ async function doctor(ctx: Context, opts: { json?: boolean }): Promise<number> {
 	const { p } = ctx;
 	const mark: Record<CheckStatus, string> = { ok: p.green("✓"), fail: p.red("✗"), warn: p.yellow("!"), skip: p.dim("-") };
 	const width = Math.max(...checks.map((c) => c.check.length));
-	for (const c of checks) ctx.out(`${mark[c.status]} ${c.check.padEnd(width)}  ${c.status === "fail" ? p.red(c.message) : c.message}`);
+	for (const c of checks) {
+		// A message often quotes the server (its version, an error, a pause's reason): printable before it is styled.
+		const message = printable(c.message);
+		ctx.out(`${mark[c.status]} ${c.check.padEnd(width)}  ${c.status === "fail" ? p.red(message) : message}`);
+	}
 	if (!ok) ctx.err(ctx.ep.red("drover: doctor found problems"));
 	return ok ? 0 : 1;
 }

@@ -1,6 +1,6 @@
 import { Option, type Command } from "commander";
 import { act, nextPageCommand, pathSegment, positiveInt, type Context } from "../context.ts";
-import { fields, relTime, statusStyle, table, when } from "../format.ts";
+import { fields, printable, printableDeep, relTime, statusStyle, table, when } from "../format.ts";
 import type { Incident } from "../types.ts";
 import { shapes } from "../shapes.ts";
 
@@ -63,17 +63,19 @@ async function list(ctx: Context, opts: ListOptions): Promise<number> {
 	);
 	if (page.next_cursor) {
 		const filters = [["--state", opts.state], ["--agent", opts.agent], ["--limit", opts.limit]] as const;
-		ctx.err(ctx.ep.dim(`more: ${nextPageCommand(ctx, ["incidents"], filters, page.next_cursor)}`));
+		ctx.err(ctx.ep.dim(printable(`more: ${nextPageCommand(ctx, ["incidents"], filters, page.next_cursor)}`)));
 	}
 	return 0;
 }
 
 async function close(ctx: Context, id: string, opts: { json?: boolean }): Promise<number> {
-	const incident = await ctx.client.json(`/v1/incidents/${encodeURIComponent(id)}/close`, shapes.incident, { method: "POST" });
+	const answer = await ctx.client.json(`/v1/incidents/${encodeURIComponent(id)}/close`, shapes.incident, { method: "POST" });
 	if (opts.json) {
-		ctx.json(incident);
+		ctx.json(answer);
 		return 0;
 	}
+	// Its error is a job's, whatever the model or a tool made of it.
+	const incident = printableDeep(answer);
 	ctx.out(
 		fields(
 			[

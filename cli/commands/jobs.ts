@@ -1,7 +1,7 @@
 import { Option, type Command } from "commander";
 import { JSONL } from "../client.ts";
 import { act, nextPageCommand, pathSegment, positiveInt, type Context } from "../context.ts";
-import { cancelReason, duration, fields, relTime, renderLine, statusStyle, table, when } from "../format.ts";
+import { cancelReason, duration, fields, printable, printableDeep, relTime, renderLine, statusStyle, table, when } from "../format.ts";
 import type { JobRecord, JobSummary } from "../types.ts";
 import { shapes } from "../shapes.ts";
 
@@ -80,7 +80,7 @@ async function listJobs(ctx: Context, opts: JobsOptions): Promise<number> {
 	);
 	if (page.next_cursor) {
 		const filters = [["--agent", opts.agent], ["--status", opts.status], ["--trigger", opts.trigger], ["--since", opts.since], ["--until", opts.until], ["--limit", opts.limit]] as const;
-		ctx.err(ctx.ep.dim(`more: ${nextPageCommand(ctx, ["jobs"], filters, page.next_cursor)}`));
+		ctx.err(ctx.ep.dim(printable(`more: ${nextPageCommand(ctx, ["jobs"], filters, page.next_cursor)}`)));
 	}
 	return 0;
 }
@@ -88,7 +88,9 @@ async function listJobs(ctx: Context, opts: JobsOptions): Promise<number> {
 async function showJob(ctx: Context, id: string, opts: JobOptions): Promise<number> {
 	const path = `/v1/jobs/${encodeURIComponent(id)}`;
 	if (opts.yaml) {
-		const yaml = await ctx.client.text(path, "application/yaml");
+		// For a person to read as much as for a program: printable, which leaves valid YAML as it is
+		// (YAML escapes control characters in its strings).
+		const yaml = printable(await ctx.client.text(path, "application/yaml"));
 		process.stdout.write(yaml.endsWith("\n") ? yaml : `${yaml}\n`);
 		if (opts.logs) await printOutput(ctx, id, false);
 		return 0;
@@ -128,6 +130,7 @@ async function printOutput(ctx: Context, id: string, human: boolean): Promise<vo
 	for (const raw of text.split("\n")) {
 		if (raw.trim() === "") continue;
 		if (!human) {
+			// After --yaml: the API's JSONL as it is, as logs --json prints it.
 			ctx.out(raw);
 			continue;
 		}
@@ -136,15 +139,17 @@ async function printOutput(ctx: Context, id: string, human: boolean): Promise<vo
 	}
 }
 
-export function describeJob(ctx: Context, job: JobRecord): string {
+export function describeJob(ctx: Context, record: JobRecord): string {
 	const { p } = ctx;
+	// Its prompt, summary and error are the model's, a webhook's or a tool's text.
+	const job = printableDeep(record);
 	const now = Date.now();
 	const status = statusStyle(p, job.status)(job.status) + (job.exit_reason && job.exit_reason !== "success" ? ` (${job.exit_reason})` : "");
 	const trigger = [job.trigger_type, job.schedule ? `schedule ${job.schedule}` : null, job.dispatch && job.dispatch !== "manual" ? job.dispatch : null]
 		.filter(Boolean)
 		.join(", ");
 	const approval = job.pending_approval
-		? `${job.pending_approval.tool_name} ${JSON.stringify(job.pending_approval.input)} (asked ${relTime(job.pending_approval.requested_at, now)}; drover approve|deny ${job.id})`
+		? `${job.pending_approval.tool_name} ${printable(JSON.stringify(record.pending_approval!.input))} (asked ${relTime(job.pending_approval.requested_at, now)}; drover approve|deny ${job.id})`
 		: null;
 	const head = fields(
 		[

@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { CliError, JSONL, outcomeCode } from "../client.ts";
 import { act, pathSegment, positiveInt, type Context } from "../context.ts";
-import { renderLine, statusStyle } from "../format.ts";
+import { printable, renderLine, statusStyle } from "../format.ts";
 import { followJob } from "../sse.ts";
 import type { JobSummary } from "../types.ts";
 import { shapes } from "../shapes.ts";
@@ -32,7 +32,7 @@ async function logs(ctx: Context, agent: string | undefined, opts: LogsOptions):
 		throw new CliError("give an agent or --job <id>, not both or neither", 2, "drover logs <agent> | drover logs --job <id>");
 	}
 	const job = opts.job !== undefined ? { id: opts.job, label: opts.job } : await newestJob(ctx, agent!);
-	if (ctx.stderrIsTTY) ctx.err(ctx.ep.dim(`==> ${job.label} <==`));
+	if (ctx.stderrIsTTY) ctx.err(ctx.ep.dim(`==> ${printable(job.label)} <==`));
 	const print = lineWriter(ctx, opts.json === true);
 	const path = `/v1/jobs/${encodeURIComponent(job.id)}/output`;
 	if (!opts.follow) {
@@ -77,8 +77,9 @@ export async function followAndPrint(ctx: Context, jobId: string, after: number,
 		serverAnswered,
 		onLine: (_n, body) => print(body),
 		onReconnect: ({ after: last, attempt, reason, delayMs }) =>
-			ctx.err(ctx.ep.dim(`drover: ${reason}; resuming after line ${last} in ${(delayMs / 1000).toFixed(1)}s (attempt ${attempt})`)),
+			ctx.err(ctx.ep.dim(printable(`drover: ${reason}; resuming after line ${last} in ${(delayMs / 1000).toFixed(1)}s (attempt ${attempt})`))),
 	});
-	if (ctx.stderrIsTTY) ctx.err(ctx.ep.dim(`==> ${jobId} ${statusStyle(ctx.ep, result.status)(result.status)} <==`));
+	const status = printable(result.status);
+	if (ctx.stderrIsTTY) ctx.err(ctx.ep.dim(`==> ${printable(jobId)} ${statusStyle(ctx.ep, status)(status)} <==`));
 	return outcomeCode(result.status);
 }

@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { CliError } from "../client.ts";
 import { act, pathSegment, type Context } from "../context.ts";
-import { table, truncate } from "../format.ts";
+import { printable, table, truncate } from "../format.ts";
 import { shapes } from "../shapes.ts";
 
 const ACTIONS = ["list", "get", "set", "delete"] as const;
@@ -38,9 +38,14 @@ async function notepad(ctx: Context, agent: string, action: string, key: string 
 		}
 		case "get": {
 			const note = await ctx.client.json(`${base}/${encodeURIComponent(key!)}`, shapes.note);
-			// The value alone, unaltered, so `$(drover notepad a get k)` gives back what was set.
+			// The value alone, so `$(drover notepad a get k)` gives back what was set. Printable, as all
+			// text for a person: control characters (which it may carry from a webhook or a model) show
+			// escaped; --json gives the value exactly.
 			if (opts.json) ctx.json(note);
-			else process.stdout.write(note.value.endsWith("\n") ? note.value : `${note.value}\n`);
+			else {
+				const shown = printable(note.value);
+				process.stdout.write(shown.endsWith("\n") ? shown : `${shown}\n`);
+			}
 			return 0;
 		}
 		case "set": {
@@ -51,16 +56,16 @@ async function notepad(ctx: Context, agent: string, action: string, key: string 
 			const stored = notes[key!];
 			if (stored !== undefined && stored !== text) {
 				const how = stored.includes("[REDACTED]") && !text.includes("[REDACTED]") ? "redacted (it looked like a secret)" : "altered (invisible characters stripped)";
-				ctx.err(ctx.ep.yellow(`drover: warning: ${key} was stored ${how}, not as sent: ${truncate(stored, 120)}`));
+				ctx.err(ctx.ep.yellow(`drover: warning: ${printable(key!)} was stored ${how}, not as sent: ${truncate(stored, 120)}`));
 			}
 			if (opts.json) ctx.json(notes);
-			else ctx.out(`set ${key} on ${agent}'s notepad (${Object.keys(notes).length} key${Object.keys(notes).length === 1 ? "" : "s"})`);
+			else ctx.out(printable(`set ${key} on ${agent}'s notepad (${Object.keys(notes).length} key${Object.keys(notes).length === 1 ? "" : "s"})`));
 			return 0;
 		}
 		default: {
 			const result = await ctx.client.json(`${base}/${encodeURIComponent(key!)}`, shapes.deleted, { method: "DELETE" });
 			if (opts.json) ctx.json(result);
-			else ctx.out(`deleted ${key} from ${agent}'s notepad`);
+			else ctx.out(printable(`deleted ${key} from ${agent}'s notepad`));
 			return 0;
 		}
 	}

@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { CliError } from "../client.ts";
 import { act, nextPageCommand, pathSegment, positiveInt, type Context } from "../context.ts";
-import { fields, pausedText, relTime, stamp, statusStyle, table } from "../format.ts";
+import { fields, pausedText, printable, printableDeep, relTime, stamp, statusStyle, table } from "../format.ts";
 import type { Occurrence } from "../types.ts";
 import { shapes } from "../shapes.ts";
 import { allAgents } from "./agents.ts";
@@ -29,11 +29,13 @@ const PAUSED_LOOKUP_LIMIT = 1000;
 
 async function status(ctx: Context, agent: string | undefined, opts: { json?: boolean }): Promise<number> {
 	if (agent !== undefined) return agentStatus(ctx, agent, opts);
-	const s = await ctx.client.json("/v1/status", shapes.status);
+	const answer = await ctx.client.json("/v1/status", shapes.status);
 	if (opts.json) {
-		ctx.json(s);
+		ctx.json(answer);
 		return 0;
 	}
+	// A tick's error, a pause's reason: text from outside, printable before it is styled.
+	const s = printableDeep(answer);
 	const { p } = ctx;
 	const hb = s.scheduler;
 	const outcome = hb.outcome === "ok" ? p.green("ok") : p.yellow(hb.outcome ?? "unknown");
@@ -56,9 +58,9 @@ async function status(ctx: Context, agent: string | undefined, opts: { json?: bo
 		total > PAUSED_LOOKUP_LIMIT
 			? `not looked up for ${total} agents: \`drover agents\` lists each one's state`
 			: await allAgents(ctx).then(
-					(all) => all.filter((a) => a.paused !== null),
+					(all) => printableDeep(all.filter((a) => a.paused !== null)),
 					(err: unknown) => {
-						if (err instanceof CliError) return `could not be listed: ${err.message}`;
+						if (err instanceof CliError) return `could not be listed: ${printable(err.message)}`;
 						throw err;
 					},
 				);
@@ -85,11 +87,12 @@ async function status(ctx: Context, agent: string | undefined, opts: { json?: bo
 }
 
 async function agentStatus(ctx: Context, name: string, opts: { json?: boolean }): Promise<number> {
-	const a = await ctx.client.json(`/v1/agents/${encodeURIComponent(name)}`, shapes.agent);
+	const answer = await ctx.client.json(`/v1/agents/${encodeURIComponent(name)}`, shapes.agent);
 	if (opts.json) {
-		ctx.json(a);
+		ctx.json(answer);
 		return 0;
 	}
+	const a = printableDeep(answer);
 	const { p } = ctx;
 	const state = !a.enabled
 		? p.yellow("disabled")
@@ -162,7 +165,7 @@ async function runs(ctx: Context, agent: string, opts: { limit: number; cursor?:
 			ctx.width,
 		),
 	);
-	if (page.next_cursor) ctx.err(ctx.ep.dim(`more: ${nextPageCommand(ctx, ["runs", agent], [["--limit", opts.limit]], page.next_cursor)}`));
+	if (page.next_cursor) ctx.err(ctx.ep.dim(printable(`more: ${nextPageCommand(ctx, ["runs", agent], [["--limit", opts.limit]], page.next_cursor)}`)));
 	return 0;
 }
 

@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { outcomeCode } from "../client.ts";
 import { act, pathSegment, type Context } from "../context.ts";
-import { cancelReason, duration, statusStyle, truncate } from "../format.ts";
+import { cancelReason, duration, printable, printableDeep, statusStyle, truncate } from "../format.ts";
 import { followJob } from "../sse.ts";
 import type { JobRecord, OutputLine } from "../types.ts";
 import { shapes } from "../shapes.ts";
@@ -41,11 +41,11 @@ async function trigger(ctx: Context, agent: string, opts: TriggerOptions): Promi
 export async function reportJob(ctx: Context, job: JobRecord, opts: { wait?: boolean; json?: boolean }): Promise<number> {
 	if (!opts.wait) {
 		if (opts.json) ctx.json(job);
-		else ctx.out(job.id);
+		else ctx.out(printable(job.id));
 		return 0;
 	}
 	// The id goes out first, so a script (or a person) can cancel or inspect the job while it runs.
-	if (!opts.json) ctx.out(job.id);
+	if (!opts.json) ctx.out(printable(job.id));
 	const final = await waitFor(ctx, job);
 	if (opts.json) ctx.json(final);
 	return outcomeCode(final.status);
@@ -76,12 +76,12 @@ class Progress {
 	/** `status`: the job's as last known (the trigger's answer), until the stream tells a newer one. */
 	constructor(ctx: Context, jobId: string, status: string) {
 		this.#ctx = ctx;
-		this.#jobId = jobId;
-		this.status = status;
+		this.#jobId = printable(jobId);
+		this.status = printable(status);
 	}
 
 	setStatus(status: string): void {
-		this.status = status;
+		this.status = printable(status);
 		this.#live = true;
 		this.render();
 	}
@@ -105,9 +105,10 @@ class Progress {
 			this.turns++;
 		} else if (line.type === "tool_use") {
 			this.toolCalls++;
-			this.lastTool = line.tool_name ?? null;
+			// Named by the model: printable (as the error's message below) before any styling.
+			this.lastTool = typeof line.tool_name === "string" ? printable(line.tool_name) : null;
 		} else if (line.type === "error" && line.message) {
-			this.#note(this.#ctx.ep.red(`error: ${line.message}`));
+			this.#note(this.#ctx.ep.red(`error: ${printable(String(line.message))}`));
 		}
 	}
 
@@ -147,8 +148,10 @@ class Progress {
 		this.#shown = "";
 	}
 
-	finish(job: JobRecord): void {
+	finish(record: JobRecord): void {
 		const { ep } = this.#ctx;
+		// Its error and cancel reason are text from outside.
+		const job = printableDeep(record);
 		const took = job.duration_seconds ?? (Date.now() - this.#started) / 1000;
 		const mark = job.status === "completed" ? ep.green("✓") : job.status === "cancelled" ? ep.yellow("■") : ep.red("✗");
 		const why = cancelReason(job) ?? (job.exit_reason && job.exit_reason !== "success" && job.exit_reason !== "cancelled" ? job.exit_reason : null);
@@ -176,7 +179,7 @@ export async function waitFor(ctx: Context, job: JobRecord): Promise<JobRecord> 
 		onLine: (_n, body) => progress.line(body),
 		onStatus: (status) => progress.setStatus(status),
 		onBatch: () => progress.batch(),
-		onReconnect: ({ after, attempt, reason }) => ctx.err(ctx.ep.dim(`drover: ${reason}; resuming after line ${after} (attempt ${attempt})`)),
+		onReconnect: ({ after, attempt, reason }) => ctx.err(ctx.ep.dim(printable(`drover: ${reason}; resuming after line ${after} (attempt ${attempt})`))),
 		// The job was just created there: a refused stream now is a restart, not a wrong URL.
 		serverAnswered: true,
 	});

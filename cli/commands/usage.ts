@@ -1,6 +1,6 @@
 import { InvalidArgumentError, Option, type Command } from "commander";
 import { act, nextPageCommand, positiveInt, type Context } from "../context.ts";
-import { table } from "../format.ts";
+import { printable, printableDeep, table } from "../format.ts";
 import type { UsageDay } from "../types.ts";
 import { shapes } from "../shapes.ts";
 
@@ -43,11 +43,12 @@ async function usage(ctx: Context, opts: UsageOptions): Promise<number> {
 		const until = opts.until ? Date.parse(opts.until) : Math.floor(Date.now() / DAY_MS) * DAY_MS;
 		since = new Date(until - (opts.days - 1) * DAY_MS).toISOString().slice(0, 10);
 	}
-	const page = await ctx.client.json("/v1/usage", shapes.usagePage, { query: { since, until: opts.until, agent: opts.agent, limit: opts.limit, cursor: opts.cursor } });
+	const answer = await ctx.client.json("/v1/usage", shapes.usagePage, { query: { since, until: opts.until, agent: opts.agent, limit: opts.limit, cursor: opts.cursor } });
 	if (opts.json) {
-		ctx.json(page);
+		ctx.json(answer);
 		return 0;
 	}
+	const page = printableDeep(answer);
 	const { p } = ctx;
 	const span = page.since === page.until ? page.since : `${page.since} to ${page.until}`;
 	if (page.days.length === 0) {
@@ -88,6 +89,6 @@ async function usage(ctx: Context, opts: UsageOptions): Promise<number> {
 	);
 	// The span the page answered for (--days resolved), so the next page is of the same days even after midnight.
 	const more = page.next_cursor && nextPageCommand(ctx, ["usage"], [["--since", page.since], ["--until", page.until], ["--agent", opts.agent], ["--limit", opts.limit]], page.next_cursor);
-	ctx.err(ctx.ep.dim(`${span} (UTC)${more ? `; more: ${more}` : ""}`));
+	ctx.err(ctx.ep.dim(printable(`${span} (UTC)${more ? `; more: ${more}` : ""}`)));
 	return 0;
 }

@@ -1,11 +1,12 @@
 // The drover binary reading answers the real Worker gives only in rare states (a cancelled follow-up,
 // a line cut to fit storage, a 409 over a changed definition, a later page of usage), served by
 // a fake API (node:http) so each is there on demand.
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
+import { paint, renderLine, table } from "../../cli/format.ts";
 import { childEnv, CLI, runCliProcess } from "./cli-process.ts";
 
 const JOB = "job-2026-01-01-abcdef";
@@ -310,6 +311,94 @@ describe("drover status of a large fleet", () => {
 		expect(r.status, r.stderr).toBe(0);
 		expect(r.stdout).toMatch(/^agents\s+7 \(3 from fleet\.yaml, 4 from the API\)$/m);
 		expect(r.stdout).toMatch(/^paused\s+could not be listed: internal error$/m);
+	});
+});
+
+describe("terminal control sequences in text from outside", () => {
+	// A model's answer that would clear the screen, colour what follows and set the window title; a
+	// C1 CSI (U+009B) and DEL besides.
+	const HOSTILE = "\x1b[2J\x1b[31mRED\x1b[0m \x1b]0;pwned-title\x07 \x9b2J\x7f end";
+	const SHOWN = "\\x1b[2J\\x1b[31mRED\\x1b[0m \\x1b]0;pwned-title\\x07 \\x9b2J\\x7f end";
+	const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/;
+	const page = { jobs: [{ id: JOB, agent: "fake", status: "completed", trigger_type: "manual", schedule: null, started_at: "2026-01-01T00:00:01.000Z", duration_seconds: 1.5, summary: `ok ${HOSTILE}` }], next_cursor: null };
+	const job = record({ prompt: HOSTILE, summary: HOSTILE, status: "failed", error: { type: "model_error", message: HOSTILE } });
+	const output = [
+		{ type: "assistant", content: HOSTILE },
+		{ type: "tool_use", tool_name: `fetch${HOSTILE}`, input: { url: HOSTILE } },
+		{ type: "tool_result", success: true, result: HOSTILE },
+		{ type: "error", code: "x", message: HOSTILE },
+		{ type: "system", subtype: "init", content: HOSTILE },
+	];
+	const jsonl = `${output.map((l) => JSON.stringify(l)).join("\n")}\nnot json ${HOSTILE}\n`;
+
+	const hostileApi = () =>
+		fakeApi({
+			"GET /v1/jobs?limit=20": (_req, res) => json(res, 200, page),
+			[`GET /v1/jobs/${JOB}`]: (_req, res) => json(res, 200, job),
+			[`GET /v1/jobs/${JOB}/output?lines=50`]: (_req, res) => res.writeHead(200, { "content-type": "application/x-ndjson" }).end(jsonl),
+			"GET /v1/agents/fake/notepad/k": (_req, res) => json(res, 200, { key: "k", value: HOSTILE }),
+			"GET /v1/agents/fake/notepad": (_req, res) => json(res, 200, { k: HOSTILE }),
+			"GET /v1/jobs/job-2026-01-01-zzzzzz": (_req, res) => json(res, 404, { error: { code: "not_found", message: `no job: ${HOSTILE}` } }),
+		});
+
+	it("is shown escaped (\\x1b…) in every human-readable output, errors included", async () => {
+		const api = await hostileApi();
+		for (const [args, status, shown] of [
+			[["jobs"], 0, "ok \\x1b[2J\\x1b[31mRED"],
+			[["job", JOB], 0, SHOWN],
+			[["logs", "--job", JOB], 0, SHOWN],
+			[["notepad", "fake", "get", "k"], 0, SHOWN],
+			[["notepad", "fake", "list"], 0, "\\x1b[2J\\x1b[31mRED"],
+			[["job", "job-2026-01-01-zzzzzz"], 1, `drover: no job: ${SHOWN}`],
+		] as const) {
+			const r = await runCli(api.url, [...args]);
+			const label = `drover ${args.join(" ")}: ${JSON.stringify(r.stdout + r.stderr)}`;
+			expect(r.status, label).toBe(status);
+			expect(r.stdout + r.stderr, label).not.toMatch(CONTROL);
+			expect(r.stdout + r.stderr, label).toContain(shown);
+		}
+		// Every kind of output line: the model's text, a tool's name, input and result, an error, a line that is not JSON.
+		const logs = (await runCli(api.url, ["logs", "--job", JOB])).stdout.split("\n");
+		expect(logs).toContain(SHOWN);
+		expect(logs).toContain(`→ fetch${SHOWN} {"url":"\\u001b[2J\\u001b[31mRED\\u001b[0m \\u001b]0;pwned-title\\u0007 \\x9b2J\\x7f end"}`);
+		expect(logs).toContain(`← ok ${SHOWN}`);
+		expect(logs).toContain(`error [x]: ${SHOWN}`);
+		expect(logs).toContain(`[system:init] ${SHOWN}`);
+		expect(logs).toContain(`not json ${SHOWN}`);
+		expect((await runCli(api.url, ["job", JOB])).stdout).toMatch(new RegExp(`^error\\s+model_error: ${SHOWN.replace(/[\\[\]]/g, "\\$&")}$`, "m"));
+	});
+
+	it("stays as the API sent it with --json", async () => {
+		const api = await hostileApi();
+		const jobs = await runCli(api.url, ["jobs", "--json"]);
+		expect(jobs.stdout).toBe(`${JSON.stringify(page, null, 2)}\n`);
+		expect((JSON.parse(jobs.stdout) as typeof page).jobs[0]!.summary).toBe(`ok ${HOSTILE}`);
+		expect((await runCli(api.url, ["job", JOB, "--json"])).stdout).toBe(`${JSON.stringify(job, null, 2)}\n`);
+		expect((await runCli(api.url, ["notepad", "fake", "get", "k", "--json"])).stdout).toBe(`${JSON.stringify({ key: "k", value: HOSTILE }, null, 2)}\n`);
+		expect((await runCli(api.url, ["logs", "--job", JOB, "--json"])).stdout).toBe(jsonl);
+	});
+
+	it("is made printable before drover's own colours, which stay", () => {
+		const p = paint(true);
+		expect(renderLine(JSON.stringify({ type: "error", message: HOSTILE }), p)).toBe(`\x1b[31merror: ${SHOWN}\x1b[39m`);
+		expect(renderLine(JSON.stringify({ type: "tool_result", success: false, error: HOSTILE }), p)).toBe(`\x1b[31m←\x1b[39m \x1b[31merror\x1b[39m ${SHOWN}`);
+		const rows = table([{ status: "failed", summary: HOSTILE }], [{ header: "STATUS", value: (r) => r.status, style: () => p.red }, { header: "SUMMARY", value: (r) => r.summary }], p);
+		expect(rows.split("\n")).toEqual([`\x1b[1mSTATUS\x1b[22m  \x1b[1mSUMMARY\x1b[22m`, `\x1b[31mfailed\x1b[39m  ${SHOWN}`]);
+	});
+
+	it.skipIf(spawnSync("script", ["--version"]).status !== 0)("on a terminal, drover's colours are there and the model's escapes are not", async () => {
+		const api = await hostileApi();
+		const command = [process.execPath, CLI, "jobs"].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" ");
+		const child = spawn("script", ["-qefc", command, "/dev/null"], { env: { ...childEnv({ DROVER_URL: api.url, DROVER_TOKEN: TOKEN, TERM: "xterm" }), NO_COLOR: "" }, stdio: ["ignore", "pipe", "pipe"] });
+		let stdout = "";
+		child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+		const [status] = (await once(child, "close")) as [number | null];
+		expect(status, stdout).toBe(0);
+		expect(stdout).toContain("\x1b[1mID");
+		expect(stdout).toContain("\x1b[32mcompleted");
+		expect(stdout).toContain("ok \\x1b[2J\\x1b[31mRED");
+		expect(stdout).not.toContain("\x1b[2J");
+		expect(stdout).not.toContain("\x1b]0;");
 	});
 });
 
