@@ -88,8 +88,9 @@ async function listJobs(ctx: Context, opts: JobsOptions): Promise<number> {
 async function showJob(ctx: Context, id: string, opts: JobOptions): Promise<number> {
 	const path = `/v1/jobs/${encodeURIComponent(id)}`;
 	if (opts.yaml) {
-		// For a person to read as much as for a program: printable, which leaves valid YAML as it is
-		// (YAML escapes control characters in its strings).
+		// For a person to read as much as for a program: printable. drover's YAML escapes C0 controls
+		// itself and double-quotes a string holding DEL or a C1 control, where printable's "\x9b" is
+		// YAML's own escape for it: the document means the same.
 		const yaml = printable(await ctx.client.text(path, "application/yaml"));
 		process.stdout.write(yaml.endsWith("\n") ? yaml : `${yaml}\n`);
 		if (opts.logs) await printOutput(ctx, id, false);
