@@ -10,6 +10,7 @@ import type { SchedulerHealthShape, StatusShape } from "../src/api/status.ts";
 import type { JobRecord, JobStatus, JobSummary } from "../src/jobs/schema.ts";
 import type { Incident } from "../src/store/incidents.ts";
 import type { UsageDay } from "../src/store/usage.ts";
+import type { OutputLineView } from "../src/shared/output-line.ts";
 
 export type { Incident, JobRecord, JobStatus, JobSummary, UsageDay };
 
@@ -41,28 +42,8 @@ export interface IncidentPage {
 	next_cursor: string | null;
 }
 
-/** One JSONL output line (herdctl's shapes), as loosely as the CLI needs it. */
-export interface OutputLine {
-	type: string;
-	timestamp?: string;
-	subtype?: string;
-	content?: string;
-	model?: string;
-	usage?: Record<string, unknown>;
-	tool_name?: string;
-	tool_use_id?: string;
-	input?: unknown;
-	success?: boolean;
-	result?: string;
-	error?: string;
-	message?: string;
-	code?: string;
-	status?: string;
-	exit_reason?: string;
-	/** Set when the line's text was cut to fit a storage row: which field, and the whole line's size. */
-	truncated?: { field?: string; bytes?: number };
-	[key: string]: unknown;
-}
+/** One JSONL output line (herdctl's shapes), as the CLI and the dashboard read it. */
+export type OutputLine = OutputLineView;
 
 export interface UsagePage {
 	since: string;

@@ -98,7 +98,7 @@ class Progress {
 		if (line.usage) {
 			const u = line.usage;
 			// Cache reads and writes are input too; a person asking "how many tokens" means all of them.
-			for (const k of ["input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"]) this.inputTokens += num(u[k]);
+			for (const k of ["input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"] as const) this.inputTokens += num(u[k]);
 			this.outputTokens += num(u.output_tokens);
 		}
 		if (line.type === "assistant") {

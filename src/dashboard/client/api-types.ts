@@ -68,25 +68,4 @@ export type JobPage = Page<"jobs", JobSummary>;
 export type IncidentPage = Page<"incidents", Incident>;
 export type UsagePage = Page<"days", UsageDay>;
 
-/**
- * A line of a job's output (JSONL, herdctl's shapes: OutputLine in durable-objects/agent/runner/output.ts,
- * with the timestamp, and truncated when a line was cut to fit storage), parsed: any type's fields.
- */
-export interface OutputLine {
-	type: string;
-	timestamp?: string;
-	subtype?: string;
-	content?: string;
-	status?: string;
-	tool_input?: unknown;
-	model?: string;
-	usage?: { input_tokens?: number; output_tokens?: number };
-	tool_name?: string;
-	input?: unknown;
-	success?: boolean;
-	result?: string;
-	error?: string;
-	message?: string;
-	code?: string;
-	truncated?: { field?: string; bytes?: number };
-}
+export type { OutputLineView as OutputLine } from "../../shared/output-line.ts";
