@@ -12,6 +12,14 @@ import { trackTimers } from "../helpers/timers.ts";
 const page = (body: string) => () => new Response(body, { headers: { "content-type": "text/plain" } });
 const fetchTool = { type: "http_fetch", allow_hosts: ["status.example.test"] };
 
+/** The model's answers: `first`, then a call of http_fetch (the status page answers), then "All green.". */
+function afterFirstAnswer(first: Parameters<ReturnType<typeof useEmulator>["enqueue"]>[0]): ReturnType<typeof useEmulator> {
+	const emulator = useEmulator();
+	fake("https://status.example.test", page("all green"));
+	emulator.enqueue(first, { tool_use: { name: "http_fetch", input: { url: "https://status.example.test/" } } }, { text: "All green." });
+	return emulator;
+}
+
 describe("a run, turn by turn", () => {
 	it("runs a multi-turn job with tool calls to completion, with exact usage and JSONL", async () => {
 		const emulator = useEmulator();
@@ -256,13 +264,7 @@ describe("answers that are not final answers", () => {
 	});
 
 	it("continues a turn a server tool paused (pause_turn) by sending it back, as the same turn", async () => {
-		const emulator = useEmulator();
-		fake("https://status.example.test", page("all green"));
-		emulator.enqueue(
-			{ stop_reason: "pause_turn", text: "Searching the web." },
-			{ tool_use: { name: "http_fetch", input: { url: "https://status.example.test/" } } },
-			{ text: "All green." },
-		);
+		const emulator = afterFirstAnswer({ stop_reason: "pause_turn", text: "Searching the web." });
 		await createAgent({ name: "paused-turn", max_turns: 2, tools: [fetchTool] });
 		const job = await runToRest("paused-turn");
 		expect(job).toMatchObject({ status: "completed", summary: "All green." });
@@ -345,13 +347,7 @@ describe("usage limits", () => {
 	});
 
 	it("counts a paused turn's continuation as a request toward max_requests", async () => {
-		const emulator = useEmulator();
-		fake("https://status.example.test", page("all green"));
-		emulator.enqueue(
-			{ stop_reason: "pause_turn", text: "Searching the web." },
-			{ tool_use: { name: "http_fetch", input: { url: "https://status.example.test/" } } },
-			{ text: "All green." },
-		);
+		const emulator = afterFirstAnswer({ stop_reason: "pause_turn", text: "Searching the web." });
 		await createAgent({ name: "paused-requests", usage_limits: { max_requests: 2 }, tools: [fetchTool] });
 		const job = await runToRest("paused-requests");
 		expect(emulator.requests).toHaveLength(2);
@@ -362,13 +358,7 @@ describe("usage limits", () => {
 	});
 
 	it("counts a fallback's refused answer as a request toward max_requests", async () => {
-		const emulator = useEmulator();
-		fake("https://status.example.test", page("all green"));
-		emulator.enqueue(
-			{ stop_reason: "refusal", text: "I can" },
-			{ tool_use: { name: "http_fetch", input: { url: "https://status.example.test/" } } },
-			{ text: "All green." },
-		);
+		const emulator = afterFirstAnswer({ stop_reason: "refusal", text: "I can" });
 		await createAgent({ name: "refused-requests", model: "claude-opus-5-5", fallback_models: ["claude-haiku-5-5"], usage_limits: { max_requests: 2 }, tools: [fetchTool] });
 		const job = await runToRest("refused-requests");
 		expect(emulator.requests).toHaveLength(2);
