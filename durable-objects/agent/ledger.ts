@@ -62,8 +62,14 @@ function toOccurrence(row: OccurrenceRow): Occurrence {
 	};
 }
 
-export function newOccurrenceId(): string {
-	return `occ-${crypto.randomUUID().replace(/-/g, "")}`;
+/**
+ * A ledger row's id: its instant (the slot's, or the claim's for a manual run) as 12 hex digits, then
+ * 20 random ones. The ledger lists newest claim first and breaks ties by id, so rows claimed in one
+ * tick (another schedule's slot, a catch-up, a range of skipped slots) come newest slot first.
+ */
+export function newOccurrenceId(instant: number): string {
+	const random = crypto.randomUUID().replace(/-/g, "").slice(0, 20);
+	return `occ-${Math.max(0, Math.floor(instant)).toString(16).padStart(12, "0")}${random}`;
 }
 
 export interface NewOccurrence {
@@ -84,7 +90,7 @@ export interface NewOccurrence {
  * row's id, or null when the occurrence was already claimed: that is what makes a claim idempotent.
  */
 export function insertOccurrence(sql: SqlStorage, o: NewOccurrence): string | null {
-	const id = newOccurrenceId();
+	const id = newOccurrenceId(o.scheduledInstant ?? o.claimedAt);
 	const cursor = sql.exec(
 		`INSERT INTO occurrences (id, schedule, source, scheduled_instant, dispatch, claimed_at, status, job_id,
 		   skip_reason, skipped_count, skipped_from)

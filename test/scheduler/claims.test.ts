@@ -111,6 +111,21 @@ describe("claiming occurrences", () => {
 		expect(runs.find((r) => r.status === "skipped")!.skip_reason).toBe("at capacity (max_concurrent 1): 1 run claimed and not started yet");
 	});
 
+	it("lists the rows one tick claimed after an outage newest slot first", async () => {
+		await createAgent({ name: "outage-order", max_concurrent: 5, schedules: { quarter: { interval: "15m" } } });
+		await tick("2026-12-01T12:00:00Z");
+		await tick("2026-12-01T13:10:00Z");
+		// As the API lists them (newest first); the catch-up and the range of slots it stands for were
+		// claimed at the same time, by one tick.
+		const { runs } = (await (await call("/v1/agents/outage-order/runs")).json()) as { runs: { scheduled_instant: string; dispatch: string; status: string; claimed_at: string }[] };
+		expect(runs.map((r) => [r.scheduled_instant, r.dispatch, r.status])).toEqual([
+			["2026-12-01T13:00:00.000Z", "catch_up", "claimed"],
+			["2026-12-01T12:45:00.000Z", "late", "skipped"],
+			["2026-12-01T12:00:00.000Z", "on_time", "claimed"],
+		]);
+		expect(runs[0]!.claimed_at).toBe(runs[1]!.claimed_at);
+	});
+
 	it("queues one run beyond capacity with overlap: queue, and skips the next", async () => {
 		await createAgent({ name: "queue-one", overlap: "queue", schedules: { minute: { interval: "1m" } } });
 		for (const t of ["10:00", "10:01", "10:02"]) await tick(`2026-12-01T${t}:00Z`);
