@@ -13,7 +13,10 @@ import { screenPrompt } from "./screen.ts";
 import { conflictResponse, ErrorSchema, notFoundResponse, queueFullResponse } from "./schemas.ts";
 import { MAX_JSON_DEPTH, withinDepth } from "../shared/json-depth.ts";
 
-const Instant = z.iso.datetime({ offset: true, message: "must be an ISO 8601 date-time, e.g. 2026-11-30T09:00:00Z" });
+// A date alone stands for its start, in UTC, as /v1/usage reads its days (Date.parse reads it so).
+const Instant = z.union([z.iso.datetime({ offset: true }), z.iso.date()], {
+	error: "must be an ISO 8601 date-time, e.g. 2026-11-30T09:00:00Z, or a date, 2026-11-30 (its start, UTC)",
+});
 
 const ListQuery = z
 	.strictObject({

@@ -70,6 +70,9 @@ describe("GET /v1/jobs", () => {
 		const window = await all(`?since=${since}&until=${until}`, 3);
 		expect(window).toHaveLength(10);
 		expect(window.every((j) => j.created_at >= since && j.created_at < until)).toBe(true);
+		// A date alone is its start, in UTC: every job was made on 2026-11-01.
+		expect(await all("?since=2026-11-01&until=2026-11-02", 10)).toHaveLength(jobs.length);
+		expect(await all("?until=2026-11-01", 10)).toHaveLength(0);
 	});
 
 	it("never lets an older revision overwrite a newer one in the index", async () => {
@@ -108,6 +111,7 @@ describe("GET /v1/jobs", () => {
 		["?agent=../etc", "agent", "must be an agent name"],
 		["?agent=%27%3B%20DROP%20TABLE%20jobs%3B--", "agent", "must be an agent name"],
 		["?since=yesterday", "since", "ISO 8601"],
+		["?until=2026-13-01", "until", "or a date"],
 		["?since=2026-11-02T00:00:00Z&until=2026-11-01T00:00:00Z", "since", "since must be before until"],
 		["?stauts=failed", "stauts", "unrecognized key"],
 	];
