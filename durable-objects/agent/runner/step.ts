@@ -68,10 +68,13 @@ function limitFailure(hit: LimitHit): { reason: string; exit_reason: ExitReason;
 	return { reason: hit.reason, exit_reason: "usage_limit", error: { type: "usage_limit", message: `usage limit reached: ${hit.limit}` } };
 }
 
-/** The requests and tool calls a job has made, for its usage limits. */
-function used(deps: StepDeps, job: JobRecord, setup: JobSetup): UsedCounts {
-	return { requests: (job.usage.num_turns ?? 0) + setup.extraRequests, toolCalls: toolCallCount(deps.sql, job.id) };
+/** The requests and tool calls a job has made, for its usage limits (read when a limit asks). */
+function used(deps: StepDeps, job: JobRecord, setup: JobSetup): () => UsedCounts {
+	return () => ({ requests: (job.usage.num_turns ?? 0) + setup.extraRequests, toolCalls: toolCallCount(deps.sql, job.id) });
 }
+
+/** Billed answers among a call's tries that are not its answer: the refusals a fallback followed. */
+const refusals = (attempts: readonly ModelAttempt[]): number => attempts.filter((a) => a.status === "refusal").length;
 
 /** Ends a job with a final status, its exit reason and a closing JSONL line. */
 export function finish(
@@ -195,8 +198,7 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 	const added = addUsage(current.usage, model, message.usage, pricing());
 	const updated = bump(current, { usage: continuing ? { ...added, num_turns: current.usage.num_turns } : added });
 	// A continuation is a request but not a turn; a refused answer is a billed request too.
-	const extraRequests = attempts.filter((a) => a.status === "refusal").length + (continuing ? 1 : 0);
-	noteExtraRequests(deps.sql, job.id, extraRequests);
+	noteExtraRequests(deps.sql, job.id, refusals(attempts) + (continuing ? 1 : 0));
 	out(deps, job.id, ...lines);
 
 	const asksForTools = message.stop_reason === "tool_use" && toolUses.length > 0;
@@ -205,7 +207,8 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 	// A limit this answer crossed ends the run, whatever the answer: a final answer over its budget is
 	// not a success (the limits are checked after every response, the last one included). Its text
 	// stays the job's summary.
-	const after = limitReached(updated, updated.usage_limits, used(deps, updated, { ...setup, extraRequests: setup.extraRequests + extraRequests }), "after_response");
+	// Only the tokens and cost are checked after a response, so the counts are never read here.
+	const after = limitReached(updated, updated.usage_limits, () => ({ requests: 0, toolCalls: 0 }), "after_response");
 	if (after) {
 		const final = !asksForTools && message.stop_reason !== "pause_turn" && text !== "";
 		finish(deps, updated, "failed", { ...limitFailure(after), summary: final ? text.slice(0, 2000) : null });
@@ -287,7 +290,7 @@ function modelFailed(deps: StepDeps, jobId: string, err: unknown): StepResult {
 		const lines = retryLines(err.attempts);
 		if (lines.length > 0) out(deps, jobId, ...lines);
 		job = withRefusedUsage(job, err.attempts);
-		noteExtraRequests(deps.sql, jobId, err.attempts.filter((a) => a.status === "refusal").length);
+		noteExtraRequests(deps.sql, jobId, refusals(err.attempts));
 	}
 	const e = err instanceof ModelCallError ? err : new ModelCallError("network", err instanceof Error ? err.message : String(err));
 	if (e.kind === "aborted" || deps.now() >= setup.deadline) {

@@ -61,16 +61,16 @@ export interface UsedCounts {
 
 /**
  * Which usage limit stops the job, if any. Checked before each call (a limit already reached
- * forbids the next request) and after each response (a limit crossed by it ends the run).
+ * forbids the next request) and after each response (a limit crossed by it ends the run). `used`
+ * is asked only when a count limit is set and checked now: each count is a SQLite read.
  */
-export function limitReached(job: JobRecord, limits: UsageLimits | null, used: UsedCounts, when: "before_call" | "after_response" | "before_tool"): LimitHit | null {
+export function limitReached(job: JobRecord, limits: UsageLimits | null, used: () => UsedCounts, when: "before_call" | "after_response" | "before_tool"): LimitHit | null {
 	if (!limits) return null;
 	const { input, output } = totals(job.usage);
-	const { requests, toolCalls } = used;
 	const over = (value: number, cap: number | undefined) => cap !== undefined && (when === "after_response" ? value > cap : value >= cap);
 	const hit = (limit: string, used?: number): LimitHit => ({ limit, reason: used === undefined ? `${limit} reached` : `${limit} reached (${used} used)` });
-	if (when === "before_tool") return limits.max_tool_calls !== undefined && toolCalls >= limits.max_tool_calls ? hit(`max_tool_calls ${limits.max_tool_calls}`) : null;
-	if (when === "before_call" && limits.max_requests !== undefined && requests >= limits.max_requests) return hit(`max_requests ${limits.max_requests}`);
+	if (when === "before_tool") return limits.max_tool_calls !== undefined && used().toolCalls >= limits.max_tool_calls ? hit(`max_tool_calls ${limits.max_tool_calls}`) : null;
+	if (when === "before_call" && limits.max_requests !== undefined && used().requests >= limits.max_requests) return hit(`max_requests ${limits.max_requests}`);
 	if (over(input, limits.max_input_tokens)) return hit(`max_input_tokens ${limits.max_input_tokens}`, input);
 	if (over(output, limits.max_output_tokens)) return hit(`max_output_tokens ${limits.max_output_tokens}`, output);
 	if (limits.max_cost_usd !== undefined && job.usage.total_cost_usd !== null && over(job.usage.total_cost_usd, limits.max_cost_usd)) {
