@@ -104,10 +104,8 @@ if (!apiKey) {
 // fleet.yaml's URL secrets not set in .dev.vars point at the emulator's sink, which prints what is
 // posted: locally the fleet runs and delivers without real Slack or ticket URLs. Deployed, such a
 // secret left unset auto-pauses its agent (or fails the hook) instead.
-const sunk = fleetUrlSecrets().filter((name) => !vars[name] && !process.env[name]);
-if (sunk.length > 0 && !apiKey) {
-	for (const name of sunk) devArgs.push("--var", `${name}:http://127.0.0.1:${emulatorPort}/__sink/${name}`);
-}
+const sunk = apiKey ? [] : fleetUrlSecrets().filter((name) => !vars[name] && !process.env[name]);
+for (const name of sunk) devArgs.push("--var", `${name}:http://127.0.0.1:${emulatorPort}/__sink/${name}`);
 // wrangler's build step checks fleet.yaml on each save; here an invalid one is reported, not fatal.
 // wrangler itself, not through npx: a signal to this script reaches wrangler, which stops its
 // workerd; npx passed none on, and left the Worker running on the port after the emulator stopped.
@@ -141,7 +139,7 @@ if (await waitReady()) {
 drover is running at ${base}
   model:  ${apiKey ? "the Anthropic Messages API (ANTHROPIC_API_KEY from .dev.vars)" : `NO API KEY: the local Messages API emulator (http://127.0.0.1:${emulatorPort}) answers for Claude; put ANTHROPIC_API_KEY in .dev.vars to use the real API`}
   token:  ${token ? `${token.slice(0, 18)}… (the local admin token in .dev.vars)` : "none: set API_TOKENS in .dev.vars"}${
-		sunk.length > 0 && !apiKey ? `\n  posts:  ${sunk.join(", ")} (fleet.yaml; not in .dev.vars) go to the emulator's sink, printed here as [sink] lines` : ""
+		sunk.length > 0 ? `\n  posts:  ${sunk.join(", ")} (fleet.yaml; not in .dev.vars) go to the emulator's sink, printed here as [sink] lines` : ""
 	}
   try:    curl -H "Authorization: Bearer $(sed -n 's/^API_TOKENS=[^:]*:[^:]*://p' .dev.vars | cut -d, -f1)" ${base}/v1/jobs
           curl ${base}/healthz
