@@ -1,5 +1,7 @@
 import type { ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
+import { PatternRouter } from "hono/router/pattern-router";
+import type { RouterRoute } from "hono/types";
 import { AppError, UnsupportedMediaTypeError } from "../errors.ts";
 import { errorFields, log } from "../log.ts";
 import type { AppEnv } from "./context.ts";
@@ -26,5 +28,29 @@ export const onError: ErrorHandler<AppEnv> = (err, c) => {
 	return c.json({ error: { code: "internal", message: "internal error" } }, 500);
 };
 
-export const onNotFound: NotFoundHandler<AppEnv> = (c) =>
-	c.json({ error: { code: "not_found", message: `no route for ${c.req.method} ${c.req.path}` } }, 404);
+const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
+
+/**
+ * The answer when no route matched: a 405 with `Allow` when the path is a route under other methods
+ * (a client that sent DELETE to a job learns it is POST /cancel, not that the job is missing), else a 404.
+ * `routes` is read on the first miss, when every sub-app is mounted; middleware (method ALL) is no route.
+ */
+export function notFoundHandler(routes: () => readonly RouterRoute[]): NotFoundHandler<AppEnv> {
+	let router: PatternRouter<string> | undefined;
+	const allowed = (path: string): string[] => {
+		if (!router) {
+			router = new PatternRouter<string>();
+			for (const r of routes()) if (r.method !== "ALL") router.add(r.method, r.path, r.method);
+		}
+		const found = METHODS.filter((m) => router!.match(m, path)[0].length > 0);
+		return found.includes("GET") ? ["GET", "HEAD", ...found.filter((m) => m !== "GET")] : found;
+	};
+	return (c) => {
+		const allow = allowed(c.req.path);
+		if (allow.length > 0 && !allow.includes(c.req.method)) {
+			c.header("Allow", allow.join(", "));
+			return c.json({ error: { code: "method_not_allowed", message: `${c.req.method} is not allowed on ${c.req.path}; allowed: ${allow.join(", ")}` } }, 405);
+		}
+		return c.json({ error: { code: "not_found", message: `no route for ${c.req.method} ${c.req.path}` } }, 404);
+	};
+}

@@ -20,6 +20,24 @@ describe("the error contract", () => {
 		expect(await res.json()).toEqual({ error: { code: "not_found", message: "no route for GET /v2/nothing" } });
 	});
 
+	it("answers a route's path under a method it does not take with a 405 naming the methods it does", async () => {
+		const cases: [string, string, string][] = [
+			["DELETE", "/v1/jobs/job-2026-11-30-abcdef", "GET, HEAD"],
+			["GET", "/v1/jobs/job-2026-11-30-abcdef/cancel", "POST"],
+			["POST", "/healthz", "GET, HEAD"],
+			["PATCH", "/v1/agents", "GET, HEAD, POST"],
+		];
+		for (const [method, path, allow] of cases) {
+			const res = await call(path, { method, as: "admin" });
+			expect(res.status, `${method} ${path}`).toBe(405);
+			expect(res.headers.get("allow")).toBe(allow);
+			expect(await res.json()).toEqual({ error: { code: "method_not_allowed", message: `${method} is not allowed on ${path}; allowed: ${allow}` } });
+		}
+		// A path no method takes is still a 404, and so is a route's own method when the route misses.
+		expect((await call("/v1/nothing", { method: "DELETE" })).status).toBe(404);
+		expect((await call("/ui/jobs/a/b", { method: "POST" })).status).toBe(404);
+	});
+
 	it("carries an AppError's status, code, message and details", async () => {
 		const api = createApi();
 		api.get("/conflict", () => {
