@@ -58,6 +58,8 @@ async function listJobs(ctx: Context, opts: JobsOptions): Promise<number> {
 		return 0;
 	}
 	if (page.jobs.length === 0) {
+		// A mistyped agent lists nothing, as an agent with no jobs yet does: an unknown one is an error.
+		if (opts.agent !== undefined && opts.cursor === undefined) await ctx.client.json(`/v1/agents/${encodeURIComponent(opts.agent)}`, shapes.agent);
 		ctx.out(ctx.p.dim("no jobs"));
 		return 0;
 	}

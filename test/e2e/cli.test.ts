@@ -703,6 +703,17 @@ describe("errors and usage", () => {
 		expect(bad.stderr).toMatch(/^drover: invalid param: id: job id must be job-YYYY-MM-DD-xxxxxx/);
 	});
 
+	it("jobs --agent with an agent that does not exist exits 1 saying so; one with no jobs yet lists none", async () => {
+		const r = await drover(["jobs", "--agent", "no-such-agent-here"]);
+		expect(r.status).toBe(1);
+		expect(r.stdout).toBe("");
+		expect(r.stderr).toBe("drover: no agent named no-such-agent-here\n");
+		await createAgent({ name: "cli-no-jobs-yet", model: agents.ok, prompt: "Never run." });
+		const none = await drover(["jobs", "--agent", "cli-no-jobs-yet"]);
+		expect(none.status).toBe(0);
+		expect(none.stdout).toBe("no jobs\n");
+	});
+
 	it("bad usage exits 2", async () => {
 		for (const args of [
 			["jobs", "--bogus"],
