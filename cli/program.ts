@@ -3,6 +3,7 @@ import { Command, CommanderError, Option } from "commander";
 import { CliError, DEFAULT_URL } from "./client.ts";
 import { registerActions } from "./commands/actions.ts";
 import { registerAgents } from "./commands/agents.ts";
+import { registerDefine } from "./commands/define.ts";
 import { registerDoctor } from "./commands/doctor.ts";
 import { registerIncidents } from "./commands/incidents.ts";
 import { registerJobs } from "./commands/jobs.ts";
@@ -38,6 +39,7 @@ export function buildProgram(): Command {
 	registerLogs(program);
 	registerStatus(program);
 	registerAgents(program);
+	registerDefine(program);
 	registerIncidents(program);
 	registerTrigger(program);
 	registerActions(program);

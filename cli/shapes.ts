@@ -5,7 +5,7 @@
  * the CLI does not rely on are not looked at, and extra fields are fine.
  */
 import { z } from "zod";
-import type { AgentPage, AgentStatus, AgentView, Health, Incident, IncidentPage, JobPage, JobRecord, RunPage, Status, UsagePage } from "./types.ts";
+import type { AgentDetail, AgentPage, AgentStatus, AgentView, Health, Incident, IncidentPage, JobPage, JobRecord, RunPage, Status, UsagePage } from "./types.ts";
 
 /** A check of one answer; `T` is what the caller then reads it as. */
 export interface Shape<T> {
@@ -61,6 +61,7 @@ export const shapes = {
 	status: shape<Status>(z.object({ scheduler: z.object({}), jobs: z.record(z.string(), z.number()), agents: z.object({ file: z.number(), api: z.number() }) })),
 	health: shape<Health>(z.object({ version: z.string(), fleet: z.object({ ok: z.boolean(), agents: z.number() }), scheduler: nullable(z.object({})) })),
 	agent: shape<AgentView>(agentView),
+	agentDetail: shape<AgentDetail>(agentView.extend({ definition: z.object({ name: z.string() }), definition_revision: z.string() })),
 	agentPage: shape<AgentPage>(z.object({ agents: z.array(agentView), next_cursor: nextCursor })),
 	agentStatus: shape<AgentStatus>(z.object({ name: z.string(), paused })),
 	runPage: shape<RunPage>(z.object({ runs: z.array(z.object({ status: z.string(), dispatch: z.string(), claimed_at: z.string(), source: z.string() })), next_cursor: nextCursor })),
@@ -91,5 +92,6 @@ export const shapes = {
 	notepadWith: (key: string) => shape<Record<string, string>>(notepad.and(z.object({ [key]: z.string() }))),
 	note: shape<{ key: string; value: string }>(z.object({ key: z.string(), value: z.string() })),
 	deleted: shape<{ deleted: number }>(z.object({ deleted: z.number() })),
+	agentDeleted: shape<{ deleted: string }>(z.object({ deleted: z.string() })),
 	any: shape<unknown>(z.unknown()),
 };

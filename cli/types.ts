@@ -4,7 +4,7 @@
  * change to an answer's schema is a type error here, not a silent drift.
  */
 import type { AgentStatusShape, OccurrenceShape } from "../src/api/agent-actions.ts";
-import type { AgentViewT } from "../src/api/agents.ts";
+import type { AgentDetailT, AgentViewT } from "../src/api/agents.ts";
 import type { HealthShape } from "../src/api/health.ts";
 import type { SchedulerHealthShape, StatusShape } from "../src/api/status.ts";
 import type { JobRecord, JobStatus, JobSummary } from "../src/jobs/schema.ts";
@@ -18,6 +18,7 @@ export type SchedulerHealth = SchedulerHealthShape;
 export type Health = HealthShape;
 export type Status = StatusShape;
 export type AgentView = AgentViewT;
+export type AgentDetail = AgentDetailT;
 export type AgentStatus = AgentStatusShape;
 export type Occurrence = OccurrenceShape;
 export type Paused = NonNullable<AgentView["paused"]>;

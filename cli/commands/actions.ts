@@ -1,10 +1,10 @@
-import { createInterface } from "node:readline/promises";
 import type { Command } from "commander";
 import { CliError } from "../client.ts";
 import { act, pathSegment, type Context } from "../context.ts";
 import { pauseReason, printable, printableDeep, statusStyle } from "../format.ts";
 import { reportJob } from "./trigger.ts";
 import { shapes } from "../shapes.ts";
+import { confirm } from "../stdin.ts";
 
 const jobPath = (id: string) => `/v1/jobs/${encodeURIComponent(id)}`;
 const agentPath = (agent: string) => `/v1/agents/${encodeURIComponent(agent)}`;
@@ -93,16 +93,6 @@ export function registerActions(program: Command): void {
 		.argument("<agent>", "agent name", pathSegment)
 		.option("--json", "print the API's JSON")
 		.action(act(resume));
-}
-
-async function confirm(question: string): Promise<boolean> {
-	// Asked on stderr so stdout stays clean for whatever a script reads from it.
-	const rl = createInterface({ input: process.stdin, output: process.stderr });
-	try {
-		return /^y(es)?$/i.test((await rl.question(question)).trim());
-	} finally {
-		rl.close();
-	}
 }
 
 async function cancel(ctx: Context, id: string, opts: CancelOptions): Promise<number> {

@@ -3,6 +3,7 @@ import { CliError } from "../client.ts";
 import { act, pathSegment, type Context } from "../context.ts";
 import { printable, table, truncate } from "../format.ts";
 import { shapes } from "../shapes.ts";
+import { readStdin } from "../stdin.ts";
 
 const ACTIONS = ["list", "get", "set", "delete"] as const;
 
@@ -69,17 +70,6 @@ async function notepad(ctx: Context, agent: string, action: string, key: string 
 			return 0;
 		}
 	}
-}
-
-/**
- * All of stdin, read asynchronously to its end. readFileSync(0) throws EAGAIN on a non-blocking
- * pipe that has nothing to read yet (`(sleep 1; echo hi) | drover …`, a large value arriving in
- * pieces): the stream waits for each piece instead.
- */
-async function readStdin(): Promise<string> {
-	let text = "";
-	for await (const chunk of process.stdin.setEncoding("utf8")) text += chunk as string;
-	return text;
 }
 
 /**

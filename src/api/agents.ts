@@ -51,6 +51,7 @@ const AgentPath = z.object({ agent: AgentNameParam });
 
 /** The answers' shapes, for the CLI (a type-only import). */
 export type AgentViewT = z.infer<typeof AgentView>;
+export type AgentDetailT = z.infer<typeof AgentDetail>;
 
 function scheduleViews(agent: AgentDefinition, now: Date): AgentViewT["schedules"] {
 	return Object.entries(agent.schedules).map(([name, s]) => ({

@@ -2,8 +2,10 @@
 // Worker bundle running locally, with jobs answered by the Messages API emulator.
 import { spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { shellWord } from "../../cli/format.ts";
@@ -633,6 +635,94 @@ describe("agents: status, pause, resume, notepad", () => {
 	});
 });
 
+describe("defining agents: apply and delete", () => {
+	const a = `cli-def-a-${suffix}`;
+	const b = `cli-def-b-${suffix}`;
+	const dir = mkdtempSync(path.join(tmpdir(), "drover-apply-"));
+	const file = (name: string, text: string) => {
+		const at = path.join(dir, name);
+		writeFileSync(at, text);
+		return at;
+	};
+	const definitionOf = async (name: string) => (await api<{ definition: { prompt?: string; max_turns?: number } }>(`/v1/agents/${name}`)).body.definition;
+
+	it("apply creates the agents a file lists, leaves them unchanged when applied again, and replaces one read from stdin", async () => {
+		const fleet = file("fleet.yaml", `version: 1\nagents:\n  - name: ${a}\n    model: ${agents.ok}\n    prompt: First.\n  - name: ${b}\n    model: ${agents.ok}\n    prompt: Second.\n`);
+		const created = await drover(["apply", fleet]);
+		expect(created.stderr).toBe("");
+		expect(created.status).toBe(0);
+		expect(lines(created.stdout)).toEqual([expect.stringMatching(new RegExp(`^created ${a} \\(revision \\S+\\)$`)), expect.stringMatching(new RegExp(`^created ${b} \\(revision \\S+\\)$`))]);
+		expect((await definitionOf(b)).prompt).toBe("Second.");
+
+		const again = await drover(["apply", fleet]);
+		expect(again.status).toBe(0);
+		expect(lines(again.stdout).map((l) => l.split(" ")[0])).toEqual(["unchanged", "unchanged"]);
+
+		const revision = /revision (\S+)\)/.exec(lines(created.stdout)[0]!)![1];
+		const json = JSON.stringify({ name: a, model: agents.ok, prompt: "First, changed.", max_turns: 3 });
+		const updated = await drover(["apply", "-"], { stdin: json });
+		expect(updated.status).toBe(0);
+		expect(updated.stdout).toMatch(new RegExp(`^updated ${a} \\(revision ${revision} → (?!${revision})\\S+\\)\n$`));
+		expect(await definitionOf(a)).toMatchObject({ prompt: "First, changed.", max_turns: 3 });
+
+		const asJson = await drover(["apply", "--json", "-"], { stdin: `- ${json}\n` });
+		expect(asJson.status).toBe(0);
+		const answers = JSON.parse(asJson.stdout) as { name: string; definition_revision: string; definition: { prompt: string } }[];
+		expect(answers).toEqual([expect.objectContaining({ name: a, definition: expect.objectContaining({ prompt: "First, changed." }) })]);
+	});
+
+	it("apply stops at the first agent the API refuses, naming it and its field; a file it cannot use changes nothing", async () => {
+		const c = `cli-def-c-${suffix}`;
+		const d = `cli-def-d-${suffix}`;
+		const mixed = file("mixed.yaml", `- name: ${c}\n  model: ${agents.ok}\n  prompt: Fine.\n- name: ${d}\n  model: ${agents.ok}\n  max_turns: lots\n`);
+		const r = await drover(["apply", mixed]);
+		expect(r.status).toBe(1);
+		expect(r.stdout).toMatch(new RegExp(`^created ${c} `));
+		expect(r.stderr).toMatch(new RegExp(`^drover: ${d}: .*max_turns.*\\(1 before it applied\\)`, "s"));
+		expect((await api(`/v1/agents/${d}`)).status).toBe(404);
+
+		const e = `cli-def-e-${suffix}`;
+		const refused: [string, RegExp][] = [
+			[path.join(dir, "missing.yaml"), /^drover: cannot read .*missing\.yaml: ENOENT\n$/],
+			[file("broken.yaml", `name: ${e}\nmodel: [unclosed\n`), /^drover: .*broken\.yaml is not valid YAML or JSON: /],
+			[file("pricing.yaml", `pricing: {}\nagents:\n  - name: ${e}\n    model: x\n`), /^drover: .*pricing\.yaml: `pricing` is fleet\.yaml's alone; apply takes agents\n$/],
+			[file("twice.yaml", `- { name: ${e}, model: x }\n- { name: ${e}, model: y }\n`), new RegExp(`^drover: .*twice\\.yaml defines ${e} twice\\n$`)],
+			[file("nameless.yaml", `- { name: ${e}, model: x }\n- { model: y }\n`), /^drover: agent 2 of .*nameless\.yaml has no name\n$/],
+			[file("empty.yaml", ""), /^drover: .*empty\.yaml holds no agent: /],
+		];
+		for (const [at, message] of refused) {
+			const bad = await drover(["apply", at]);
+			expect(bad.status, at).toBe(1);
+			expect(bad.stderr).toMatch(message);
+		}
+		expect((await api(`/v1/agents/${e}`)).status).toBe(404);
+	});
+
+	it("apply refuses a fleet.yaml agent and a token below admin, saying what to do", async () => {
+		const fileAgent = await drover(["apply", "-"], { stdin: "name: daily-digest\nmodel: claude-haiku-5-5\n" });
+		expect(fileAgent.status).toBe(1);
+		expect(fileAgent.stderr).toMatch(/^drover: daily-digest: agent daily-digest is defined in fleet\.yaml; change it there and deploy\n$/);
+		const reader = await drover(["apply", "-"], { stdin: `name: ${a}\nmodel: x\n`, token: tokens.read });
+		expect(reader.status).toBe(1);
+		expect(reader.stderr).toMatch(/stronger role/);
+		expect((await definitionOf(a)).prompt).toBe("First, changed.");
+	});
+
+	it("delete asks first (--yes without a terminal), deletes, and an unknown agent is an error", async () => {
+		const unconfirmed = await drover(["delete", b]);
+		expect(unconfirmed.status).toBe(2);
+		expect(unconfirmed.stderr).toMatch(new RegExp(`^drover: not deleting agent ${b} without confirmation\n`));
+		expect((await api(`/v1/agents/${b}`)).status).toBe(200);
+		const deleted = await drover(["delete", b, "--yes"]);
+		expect(deleted.status).toBe(0);
+		expect(deleted.stdout).toBe(`deleted ${b}; its jobs and runs stay readable\n`);
+		expect((await api(`/v1/agents/${b}`)).status).toBe(404);
+		const again = await drover(["delete", b, "--yes"]);
+		expect(again.status).toBe(1);
+		expect(again.stderr).toBe(`drover: no agent named ${b}\n`);
+	});
+});
+
 describe("the fleet: status and doctor", () => {
 	it("doctor passes once the scheduler has ticked (auto-paused agents are warnings)", async () => {
 		// Pause the fleet's scheduled agents around the tick so it claims no run of theirs (site-watch
@@ -773,7 +863,7 @@ describe("errors and usage", () => {
 	});
 
 	it("--help works on every command", async () => {
-		const commands = [["jobs"], ["job"], ["logs"], ["status"], ["runs"], ["incidents"], ["incidents", "close"], ["trigger"], ["cancel"], ["approve"], ["deny"], ["fork"], ["continue"], ["pause"], ["resume"], ["notepad"], ["doctor"], ["agents"]];
+		const commands = [["jobs"], ["job"], ["logs"], ["status"], ["runs"], ["incidents"], ["incidents", "close"], ["trigger"], ["cancel"], ["approve"], ["deny"], ["fork"], ["continue"], ["pause"], ["resume"], ["notepad"], ["doctor"], ["agents"], ["apply"], ["delete"]];
 		const runs = await Promise.all(commands.map((c) => drover([...c, "--help"], { token: null })));
 		for (const [i, r] of runs.entries()) {
 			expect(r.status, commands[i]!.join(" ")).toBe(0);

@@ -1,0 +1,118 @@
+import { readFile } from "node:fs/promises";
+import type { Command } from "commander";
+import { parseDocument } from "yaml";
+import { ApiError, CliError } from "../client.ts";
+import { act, pathSegment, type Context } from "../context.ts";
+import { printable } from "../format.ts";
+import { shapes } from "../shapes.ts";
+import { confirm, readStdin } from "../stdin.ts";
+import type { AgentDetail } from "../types.ts";
+
+const agentPath = (agent: string) => `/v1/agents/${encodeURIComponent(agent)}`;
+
+export function registerDefine(program: Command): void {
+	program
+		.command("apply")
+		.description("define or redefine agents through the API (admin) from a YAML or JSON file: one agent, a list of them, or an `agents:` list as in fleet.yaml")
+		.argument("<file>", 'the file ("-" reads stdin)')
+		.option("--json", "print the API's answers (a JSON array, one agent each)")
+		.action(act(apply));
+
+	program
+		.command("delete")
+		.description("delete an agent defined through the API (admin); its jobs and runs stay readable")
+		.argument("<agent>", "agent name", pathSegment)
+		.option("-y, --yes", "do not ask first (required when stdin is not a terminal)")
+		.option("--json", "print the API's JSON")
+		.action(act(remove));
+}
+
+type Definition = Record<string, unknown> & { name: string };
+
+/**
+ * The agents a file defines, each checked only for what the CLI needs (a name, once): the API
+ * validates the rest with the fleet schema and says what is wrong, field by field.
+ */
+export function definitionsIn(text: string, source: string): Definition[] {
+	const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+	if (doc.errors.length > 0) throw new CliError(`${source} is not valid YAML or JSON: ${doc.errors[0]!.message}`);
+	const value: unknown = doc.toJS();
+	const isMap = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+	let list: unknown[];
+	if (Array.isArray(value)) list = value;
+	else if (isMap(value) && "name" in value) list = [value];
+	else if (isMap(value) && Array.isArray(value.agents)) {
+		// fleet.yaml's other keys are the fleet's own (pricing, version): an API agent cannot carry them.
+		const other = Object.keys(value).filter((k) => k !== "agents" && k !== "version");
+		if (other.length > 0) throw new CliError(`${source}: ${other.map((k) => `\`${k}\``).join(", ")} ${other.length === 1 ? "is" : "are"} fleet.yaml's alone; apply takes agents`);
+		list = value.agents;
+	} else throw new CliError(`${source} holds no agent: expected an agent (a mapping with a name), a list of them, or an \`agents:\` list`);
+	if (list.length === 0) throw new CliError(`${source} holds no agent: its list is empty`);
+	const seen = new Set<string>();
+	return list.map((a, i) => {
+		const which = `agent ${i + 1} of ${source}`;
+		if (!isMap(a)) throw new CliError(`${which} is not a mapping of fields`);
+		if (typeof a.name !== "string" || a.name === "") throw new CliError(`${which} has no name`);
+		if (seen.has(a.name)) throw new CliError(printable(`${source} defines ${a.name} twice`));
+		seen.add(a.name);
+		return a as Definition;
+	});
+}
+
+async function readDefinitions(file: string): Promise<Definition[]> {
+	if (file === "-") return definitionsIn(await readStdin(), "stdin");
+	let text: string;
+	try {
+		text = await readFile(file, "utf8");
+	} catch (err) {
+		throw new CliError(`cannot read ${printable(file)}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+	}
+	return definitionsIn(text, printable(file));
+}
+
+/** Each agent created (POST) when the API has none by its name, else replaced (PUT); in file order, stopping at the first refusal. */
+async function apply(ctx: Context, file: string, opts: { json?: boolean }): Promise<number> {
+	const definitions = await readDefinitions(file);
+	const answers: AgentDetail[] = [];
+	for (const definition of definitions) {
+		const name = printable(definition.name);
+		try {
+			const before = await ctx.client.json(agentPath(definition.name), shapes.agentDetail).catch((err: unknown) => {
+				if (err instanceof ApiError && err.status === 404) return null;
+				throw err;
+			});
+			const answer = before
+				? await ctx.client.json(agentPath(definition.name), shapes.agentDetail, { method: "PUT", body: definition })
+				: await ctx.client.json("/v1/agents", shapes.agentDetail, { method: "POST", body: definition });
+			answers.push(answer);
+			if (opts.json) continue;
+			if (!before) ctx.out(`created ${name} (revision ${answer.definition_revision})`);
+			else if (before.definition_revision === answer.definition_revision) ctx.out(`unchanged ${name} (revision ${answer.definition_revision})`);
+			else ctx.out(`updated ${name} (revision ${before.definition_revision} → ${answer.definition_revision})`);
+		} catch (err) {
+			// Said with the agent it was about: a file of several would leave the reader guessing.
+			if (err instanceof CliError) {
+				const done = answers.length === 0 ? "" : ` (${answers.length} before it applied)`;
+				throw new CliError(`${name}: ${err.message}${done}`, err.exitCode, err.hint);
+			}
+			throw err;
+		}
+	}
+	if (opts.json) ctx.json(answers);
+	return 0;
+}
+
+async function remove(ctx: Context, agent: string, opts: { yes?: boolean; json?: boolean }): Promise<number> {
+	if (!opts.yes) {
+		// A usage error (exit 2): the command line lacks --yes; nothing was asked of the API.
+		if (!ctx.stdinIsTTY) throw new CliError(`not deleting agent ${printable(agent)} without confirmation`, 2, "stdin is not a terminal to ask on: pass --yes");
+		if (!(await confirm(`Delete agent ${printable(agent)}? Its schedules stop; its jobs and runs stay readable. [y/N] `))) {
+			ctx.err("not deleted");
+			return 1;
+		}
+	}
+	const answer = await ctx.client.json(agentPath(agent), shapes.agentDeleted, { method: "DELETE" });
+	if (opts.json) ctx.json(answer);
+	else ctx.out(`deleted ${printable(answer.deleted)}; its jobs and runs stay readable`);
+	return 0;
+}
