@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 import type { Command } from "commander";
-import { parseDocument } from "yaml";
+import { parseDocument, stringify } from "yaml";
 import { ApiError, CliError } from "../client.ts";
 import { act, pathSegment, type Context } from "../context.ts";
 import { printable } from "../format.ts";
@@ -17,6 +17,13 @@ export function registerDefine(program: Command): void {
 		.argument("<file>", 'the file ("-" reads stdin)')
 		.option("--json", "print the API's answers (a JSON array, one agent each)")
 		.action(act(apply));
+
+	program
+		.command("definition")
+		.description("an agent's definition as YAML, as apply takes it (fleet.yaml's agents too, though apply refuses them)")
+		.argument("<agent>", "agent name", pathSegment)
+		.option("--json", "print it as JSON")
+		.action(act(definition));
 
 	program
 		.command("delete")
@@ -99,6 +106,15 @@ async function apply(ctx: Context, file: string, opts: { json?: boolean }): Prom
 		}
 	}
 	if (opts.json) ctx.json(answers);
+	return 0;
+}
+
+async function definition(ctx: Context, agent: string, opts: { json?: boolean }): Promise<number> {
+	const answer = await ctx.client.json(agentPath(agent), shapes.agentDetail);
+	// As stored, for a person to edit and apply back: YAML writes control characters as escapes (\e), so
+	// the text is safe on a terminal without printable(), which would change what applies back.
+	if (opts.json) ctx.json(answer.definition);
+	else process.stdout.write(`# ${answer.source === "file" ? "from fleet.yaml (change it there and deploy)" : "defined through the API"}; revision ${answer.definition_revision}\n${stringify(answer.definition, { lineWidth: 0 })}`);
 	return 0;
 }
 

@@ -665,6 +665,15 @@ describe("defining agents: apply and delete", () => {
 		expect(updated.stdout).toMatch(new RegExp(`^updated ${a} \\(revision ${revision} → (?!${revision})\\S+\\)\n$`));
 		expect(await definitionOf(a)).toMatchObject({ prompt: "First, changed.", max_turns: 3 });
 
+		// What definition prints applies back as it is.
+		const shown = await drover(["definition", a]);
+		expect(shown.status).toBe(0);
+		expect(shown.stdout).toMatch(/^# defined through the API; revision \S+\n/);
+		expect(shown.stdout).toContain("prompt: First, changed.\n");
+		const back = await drover(["apply", "-"], { stdin: shown.stdout });
+		expect(back.stdout).toMatch(new RegExp(`^unchanged ${a} `));
+		expect(JSON.parse((await drover(["definition", a, "--json"])).stdout)).toEqual(await definitionOf(a));
+
 		const asJson = await drover(["apply", "--json", "-"], { stdin: `- ${json}\n` });
 		expect(asJson.status).toBe(0);
 		const answers = JSON.parse(asJson.stdout) as { name: string; definition_revision: string; definition: { prompt: string } }[];
@@ -863,7 +872,7 @@ describe("errors and usage", () => {
 	});
 
 	it("--help works on every command", async () => {
-		const commands = [["jobs"], ["job"], ["logs"], ["status"], ["runs"], ["incidents"], ["incidents", "close"], ["trigger"], ["cancel"], ["approve"], ["deny"], ["fork"], ["continue"], ["pause"], ["resume"], ["notepad"], ["doctor"], ["agents"], ["apply"], ["delete"]];
+		const commands = [["jobs"], ["job"], ["logs"], ["status"], ["runs"], ["incidents"], ["incidents", "close"], ["trigger"], ["cancel"], ["approve"], ["deny"], ["fork"], ["continue"], ["pause"], ["resume"], ["notepad"], ["doctor"], ["agents"], ["apply"], ["definition"], ["delete"]];
 		const runs = await Promise.all(commands.map((c) => drover([...c, "--help"], { token: null })));
 		for (const [i, r] of runs.entries()) {
 			expect(r.status, commands[i]!.join(" ")).toBe(0);
