@@ -271,6 +271,7 @@ export class AgentDO extends DurableObject<Env> {
 		});
 		// Queued runs would never start without a definition; running ones finish on their manifest.
 		this.passes.cancelOrphans("agent deleted", now);
+		await this.indexNow();
 		// Also the backstop for the sync: the pass it sets off leaves the alarm at the sync's due time.
 		await this.passes.alarmNow();
 		await this.registry.sync();
@@ -417,6 +418,8 @@ export class AgentDO extends DurableObject<Env> {
 			if (job.status === "pending") putJob(this.sql, done, Date.now());
 			log.info("job.cancelled", { agent: job.agent, job_id: jobId, by });
 			this.hub.publish(jobId);
+			// Now, not at the pass's end: a pass under way ends when its longest model call does.
+			await this.indexNow();
 			await this.passes.scheduleNext(false);
 			return done;
 		}

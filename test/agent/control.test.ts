@@ -131,6 +131,39 @@ describe("cancel", () => {
 		expect((await errorOf(again)).message).toBe(`job ${second.id} is already cancelled`);
 	});
 
+	it("indexes a queued job's cancel, and a deleted agent's queued runs, at once while another job's model call is out", async () => {
+		const emulator = useEmulator();
+		const { promise: held, open: release } = gate();
+		const { promise: arrived, open: reached } = gate();
+		fake("https://api.anthropic.com", async (req) => {
+			reached();
+			await held;
+			return emulator.handle(req);
+		});
+		await createAgent({ name: "cancel-mid-call", overlap: "queue" });
+		const statuses = async () => {
+			const res = await call("/v1/jobs?agent=cancel-mid-call");
+			const { jobs } = (await res.json()) as { jobs: { id: string; status: string }[] };
+			return Object.fromEntries(jobs.map((j) => [j.id, j.status]));
+		};
+		const running = await trigger("cancel-mid-call");
+		await arrived;
+		const queued = await trigger("cancel-mid-call");
+		const doomed = [await trigger("cancel-mid-call"), await trigger("cancel-mid-call")];
+		expect(await statuses()).toEqual({ [running.id]: "running", [queued.id]: "pending", [doomed[0]!.id]: "pending", [doomed[1]!.id]: "pending" });
+
+		expect((await post(`/v1/jobs/${queued.id}/cancel`)).status).toBe(200);
+		// The list is D1's index: it says so before the model call out ends, not after.
+		expect((await statuses())[queued.id]).toBe("cancelled");
+
+		expect((await call("/v1/agents/cancel-mid-call", { method: "DELETE", as: "admin" })).status).toBe(200);
+		expect(await statuses()).toEqual({ [running.id]: "running", [queued.id]: "cancelled", [doomed[0]!.id]: "cancelled", [doomed[1]!.id]: "cancelled" });
+		emulator.enqueue({ text: "Done anyway." });
+		release();
+		await settle("cancel-mid-call");
+		expect((await statuses())[running.id]).toBe("completed");
+	});
+
 	it("does not act on an answer that arrives after the job was cancelled", async () => {
 		// An answer already on its way when the cancel lands (this fake, unlike a socket, ignores the abort).
 		const { promise: held, open: release } = gate();
