@@ -1,9 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { agentRpc } from "../../durable-objects/agent/client.ts";
 import { JobRecordSchema, JobStatusSchema, JobSummarySchema } from "../jobs/model.ts";
-import { agentEverExisted } from "../store/agent-registry.ts";
 import { listJobs } from "../store/job-index.ts";
-import { NotFoundError } from "../errors.ts";
 import { screenPrompt } from "./screen.ts";
 import { cursorScope, decodeCursor, encodeCursor } from "../shared/cursor.ts";
 import { sha256Hex } from "../shared/hash.ts";
@@ -11,7 +9,7 @@ import { BLANK_MESSAGE, NOT_BLANK } from "../config/schema.ts";
 import { createApi, withRole } from "./factory.ts";
 import { AgentNameParam } from "./params.ts";
 import { unwrap } from "./refusals.ts";
-import { findAnyAgent, requireAgent, requireAgentSource } from "./resolve-agent.ts";
+import { requireAgent, requireAgentSource, requireKnownAgent } from "./resolve-agent.ts";
 import { LastJobSchema, PausedSchema, RunningJobSchema, conflictResponse, notFoundResponse, queueFullResponse } from "./schemas.ts";
 
 const AgentPath = z.object({ agent: AgentNameParam });
@@ -158,9 +156,7 @@ export const agentActionsApi = createApi()
 			const { limit, cursor } = c.req.valid("query");
 			const scope = cursorScope("runs", { agent: name });
 			const before = cursor === undefined ? undefined : decodeCursor(cursor, scope);
-			// A deleted agent's ledger stays readable, so only an agent that never existed is a 404, told
-			// before its object is woken: waking it would create and store one for any name asked about.
-			if (!(await findAnyAgent(c.env, name)) && !(await agentEverExisted(c.env.DB, name))) throw new NotFoundError(`no agent named ${name}`);
+			await requireKnownAgent(c.env, name);
 			const runs = await stub(c.env, name).runs(limit + 1, before && { claimedAt: before.at, id: before.id });
 			const page = runs.slice(0, limit);
 			const last = page.at(-1);
@@ -192,8 +188,9 @@ export const agentActionsApi = createApi()
 			const { agent } = c.req.valid("param");
 			const { status, limit, cursor } = c.req.valid("query");
 			const page = await listJobs(c.env.DB, { agent, status }, limit, cursor);
-			// A deleted agent's jobs stay listable, so only a name that never ran anything is a 404.
-			if (page.jobs.length === 0 && cursor === undefined) await requireAgent(c.env, agent);
+			// An empty first page of a name that never was an agent is a 404 (with a status filter too:
+			// a deleted agent's jobs stay listable, and none in that status is an empty page).
+			if (page.jobs.length === 0 && cursor === undefined) await requireKnownAgent(c.env, agent);
 			return c.json(page, 200);
 		},
 	);

@@ -1,7 +1,7 @@
 import { findAgent } from "../config/bundled.ts";
 import type { AgentDefinition } from "../config/schema.ts";
 import { NotFoundError } from "../errors.ts";
-import { getRegisteredAgent } from "../store/agent-registry.ts";
+import { agentEverExisted, getRegisteredAgent } from "../store/agent-registry.ts";
 
 export interface ResolvedAgent {
 	name: string;
@@ -22,6 +22,14 @@ export async function requireAgent(env: Env, name: string): Promise<ResolvedAgen
 	const agent = await findAnyAgent(env, name);
 	if (!agent) throw new NotFoundError(`no agent named ${name}`);
 	return agent;
+}
+
+/**
+ * A 404 unless the name is, or was, an agent: a deleted agent's jobs and ledger stay readable.
+ * Told without waking the agent's object, which would create and store one for any name asked about.
+ */
+export async function requireKnownAgent(env: Env, name: string): Promise<void> {
+	if (!(await findAnyAgent(env, name)) && !(await agentEverExisted(env.DB, name))) throw new NotFoundError(`no agent named ${name}`);
 }
 
 // API agents the registry has shown live, per isolate, so the trigger path (the API's hottest) skips

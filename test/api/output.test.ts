@@ -249,6 +249,24 @@ describe("GET /v1/agents/:agent/jobs", () => {
 		const next = (await (await call(`/v1/agents/agent-jobs/jobs?limit=1&cursor=${page.next_cursor}`)).json()) as { jobs: { id: string }[] };
 		expect(next.jobs.map((j) => j.id)).toEqual([first.id]);
 	});
+
+	it("lists a deleted agent's jobs, filtered too (an empty page when none match); a name never defined is a 404", async () => {
+		useEmulator().enqueue({ text: "done" });
+		await createAgent({ name: "agent-jobs-gone" });
+		const job = await runToRest("agent-jobs-gone");
+		expect((await call("/v1/agents/agent-jobs-gone", { method: "DELETE", as: "admin" })).status).toBe(200);
+		const list = async (query: string) => {
+			const res = await call(`/v1/agents/agent-jobs-gone/jobs${query}`);
+			expect(res.status, query).toBe(200);
+			return ((await res.json()) as { jobs: { id: string }[] }).jobs.map((j) => j.id);
+		};
+		expect(await list("")).toEqual([job.id]);
+		expect(await list("?status=completed")).toEqual([job.id]);
+		expect(await list("?status=failed")).toEqual([]);
+		const never = await call("/v1/agents/agent-jobs-never/jobs?status=failed");
+		expect(never.status).toBe(404);
+		expect((await errorOf(never)).message).toBe("no agent named agent-jobs-never");
+	});
 });
 
 describe("the D1 index outbox", () => {
