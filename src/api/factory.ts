@@ -66,6 +66,17 @@ const noBody: MiddlewareHandler<AppEnv> = async (c, next) => {
 };
 
 /**
+ * A route whose body is optional reads a blank one as `{}`, as it reads none: clients that send
+ * Content-Type: application/json on every request send it with no body too, which the JSON
+ * validator would refuse as malformed. (Hono's json() parses its cached text.)
+ */
+const blankBodyIsEmpty: MiddlewareHandler<AppEnv> = async (c, next) => {
+	// bodyCache holds the promises Hono's body readers return (its type says the values).
+	if ((await c.req.text()).trim() === "") (c.req.bodyCache as { text?: Promise<string> }).text = Promise.resolve("{}");
+	await next();
+};
+
+/**
  * Declares the role a route needs: the middleware enforces it and the OpenAPI document states it,
  * from one place, so the two cannot drift.
  */
@@ -73,7 +84,7 @@ export function withRole<R extends Omit<RouteConfig, "middleware" | "security">>
 	const bodiless = !route.request?.body && route.method !== "get" && route.method !== "head";
 	return {
 		...route,
-		middleware: bodiless ? [requireRole(role), noBody] : [requireRole(role)],
+		middleware: bodiless ? [requireRole(role), noBody] : route.request?.body?.required === false ? [requireRole(role), blankBodyIsEmpty] : [requireRole(role)],
 		security: [{ bearer: [] }],
 		"x-drover-role": role,
 		// Every /v1 route answers a body over the limit with a 413 (app.ts's bodyLimit), one that takes

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createAgent } from "../helpers/agents.ts";
+import { useEmulator } from "../helpers/emulator.ts";
 import { call, errorOf } from "../helpers/http.ts";
 
 const pausedOf = async (agent: string) => ((await (await call(`/v1/agents/${agent}`)).json()) as { paused: unknown }).paused;
@@ -34,5 +35,29 @@ describe("a route that takes no body", () => {
 		expect((await call(`/v1/agents/${agent}/pause`, { method: "POST", as: "operate" })).status).toBe(200);
 		expect((await call(`/v1/agents/${agent}/resume`, { method: "POST", as: "operate", body: " " })).status).toBe(200);
 		expect(await pausedOf(agent)).toBeNull();
+	});
+});
+
+describe("a route whose body is optional", () => {
+	it("reads a blank body sent as JSON as none, as clients that always send Content-Type do; a malformed one is still a 400", async () => {
+		await createAgent({ name: "blank-body" });
+		const json = { "content-type": "application/json" };
+		const paused = await call("/v1/agents/blank-body/pause", { method: "POST", as: "operate", body: "", headers: json });
+		expect(paused.status).toBe(200);
+		expect(await pausedOf("blank-body")).toMatchObject({ reason: null });
+		const resumed = await call("/v1/agents/blank-body/resume", { method: "POST", as: "operate", body: "", headers: json });
+		expect(resumed.status).toBe(200);
+		// The job's model call hangs until the cancel aborts it.
+		useEmulator().enqueue({ hang: true });
+		const triggered = await call("/v1/agents/blank-body/jobs", { method: "POST", as: "operate", body: " \n", headers: json });
+		expect(triggered.status).toBe(201);
+		const { id } = (await triggered.json()) as { id: string };
+		const cancelled = await call(`/v1/jobs/${id}/cancel`, { method: "POST", as: "operate", body: "", headers: json });
+		expect(cancelled.status).toBe(200);
+		expect(await cancelled.json()).toMatchObject({ status: "cancelled" });
+
+		const malformed = await call("/v1/agents/blank-body/pause", { method: "POST", as: "operate", body: "{\"reason\":", headers: json });
+		expect(malformed.status).toBe(400);
+		expect(await pausedOf("blank-body")).toBeNull();
 	});
 });
