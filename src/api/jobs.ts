@@ -237,8 +237,12 @@ export const jobsApi = createApi()
 			method: "get",
 			path: "/{id}/stream",
 			summary: "Server-Sent Events: one `line` event per JSONL line (id = line number), `status` events, then `end`",
-			description: "Reconnect with Last-Event-ID to resume exactly after that line.",
-			request: { params: JobPath, headers: z.object({ "last-event-id": z.string().regex(/^\d{1,12}$/, "must be a line number").optional() }) },
+			description: "Reconnect with Last-Event-ID to resume exactly after that line; `after` does the same for a client that cannot set the header (the header wins).",
+			request: {
+				params: JobPath,
+				query: z.strictObject({ after: z.string().regex(/^\d{1,12}$/, "must be a line number").optional().openapi({ description: "Start after this line number" }) }),
+				headers: z.object({ "last-event-id": z.string().regex(/^\d{1,12}$/, "must be a line number").optional() }),
+			},
 			responses: { 200: { description: "An event stream", content: { "text/event-stream": { schema: z.string() } } }, ...notFoundResponse },
 		}),
 		async (c) => {

@@ -208,6 +208,21 @@ describe("GET /v1/jobs/:id/stream", () => {
 		}
 	});
 
+	it("starts after ?after= as after Last-Event-ID (the header wins); a bad one or an unknown parameter is a 400 naming it", async () => {
+		const job = await finishedJob("sse-after");
+		const lineIds = async (query: string, headers: Record<string, string> = {}) =>
+			(await readEvents(await call(`/v1/jobs/${job.id}/stream${query}`, { headers }))).filter((e) => e.event === "line").map((e) => Number(e.id));
+		expect(await lineIds("?after=7")).toEqual([8, 9]);
+		expect(await lineIds("?after=3", { "last-event-id": "8" })).toEqual([9]);
+		for (const [query, path] of [["?after=abc", "after"], ["?from=3", ""]] as const) {
+			const res = await call(`/v1/jobs/${job.id}/stream${query}`);
+			expect(res.status, query).toBe(400);
+			const error = await errorOf(res);
+			expect(error.message).toMatch(/^invalid query: /);
+			if (path) expect(error.details?.issues).toEqual([{ path, message: "must be a line number" }]);
+		}
+	});
+
 	it("delivers a live job's lines and status changes as they happen, then ends", async () => {
 		const emulator = useEmulator();
 		emulator.enqueue({ tool_use: { name: "create_ticket", input: { title: "x" } } }, { text: "Filed." });
