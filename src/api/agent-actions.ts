@@ -110,7 +110,8 @@ export const agentActionsApi = createApi()
 		}),
 		async (c) => {
 			const agent = await requireAgent(c.env, c.req.valid("param").agent);
-			const reason = c.req.valid("json")?.reason ?? null;
+			// A blank reason is none: status would show "paused: " with nothing after it.
+			const reason = c.req.valid("json")?.reason?.trim() || null;
 			return c.json(await stub(c.env, agent.name).pause(agent.name, agent.source, reason, c.var.principal.name), 200);
 		},
 	)

@@ -10,6 +10,8 @@ import type { AppEnv } from "./context.ts";
 export const onError: ErrorHandler<AppEnv> = (err, c) => {
 	const answer = (e: AppError) => c.json({ error: { code: e.code, message: e.message, ...(e.details === undefined ? {} : { details: e.details }) } }, e.status);
 	if (err instanceof AppError) {
+		// RFC 6750: a 401 names the scheme it wants, so a client knows to send a bearer token.
+		if (err.status === 401) c.header("WWW-Authenticate", 'Bearer realm="drover"');
 		if (err.status >= 500) log.error("request.failed", { path: c.req.path, code: err.code, ...errorFields(err) });
 		return answer(err);
 	}

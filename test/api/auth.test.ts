@@ -33,6 +33,11 @@ describe("the API's bearer tokens", () => {
 		const error = await errorOf(res);
 		expect(error.code).toBe("unauthorized");
 		expect(error.message).toMatch(/missing Authorization header/);
+		expect(res.headers.get("www-authenticate")).toBe('Bearer realm="drover"');
+		// A forbidden role is a 403, which names no scheme: the token was fine, its role too weak.
+		const weak = await call("/v1/agents", { method: "POST", as: "read", body: { name: "x", model: "y" } });
+		expect(weak.status).toBe(403);
+		expect(weak.headers.get("www-authenticate")).toBeNull();
 	});
 
 	it("answers 401 to a wrong token, one differing only in its last character, and an empty one", async () => {

@@ -56,6 +56,10 @@ describe("a route whose body is optional", () => {
 		expect(cancelled.status).toBe(200);
 		expect(await cancelled.json()).toMatchObject({ status: "cancelled" });
 
+		// A blank reason is none.
+		expect((await call("/v1/agents/blank-body/pause", { method: "POST", as: "operate", body: { reason: "  " } })).status).toBe(200);
+		expect(await pausedOf("blank-body")).toMatchObject({ reason: null });
+		expect((await call("/v1/agents/blank-body/resume", { method: "POST", as: "operate" })).status).toBe(200);
 		const malformed = await call("/v1/agents/blank-body/pause", { method: "POST", as: "operate", body: "{\"reason\":", headers: json });
 		expect(malformed.status).toBe(400);
 		expect(await pausedOf("blank-body")).toBeNull();
