@@ -82,17 +82,23 @@ function hangingModel(): Promise<void> {
 	});
 }
 
+/** The emulator's answers held back until `release`; `arrived` when the first request is in. */
+function heldModel(emulator: MessagesEmulator): { arrived: Promise<void>; release: () => void } {
+	const { promise: held, open: release } = gate();
+	const { promise: arrived, open: reached } = gate();
+	fake("https://api.anthropic.com", async (req) => {
+		reached();
+		await held;
+		return emulator.handle(req);
+	});
+	return { arrived, release };
+}
+
 describe("an alarm that fires while a pass runs", () => {
 	it("returns at once, leaving the work to the pass under way, which finishes it", async () => {
 		const emulator = useEmulator();
 		emulator.enqueue({ text: "Finished." });
-		const { promise: held, open: release } = gate();
-		const { promise: arrived, open: reached } = gate();
-		fake("https://api.anthropic.com", async (req) => {
-			reached();
-			await held;
-			return emulator.handle(req);
-		});
+		const { arrived, release } = heldModel(emulator);
 		await createAgent({ name: "alarm-mid-pass" });
 		// The trigger starts the job in this instance at once; its model call is held.
 		const job = await trigger("alarm-mid-pass");
@@ -133,13 +139,7 @@ describe("cancel", () => {
 
 	it("indexes a queued job's cancel, and a deleted agent's queued runs, at once while another job's model call is out", async () => {
 		const emulator = useEmulator();
-		const { promise: held, open: release } = gate();
-		const { promise: arrived, open: reached } = gate();
-		fake("https://api.anthropic.com", async (req) => {
-			reached();
-			await held;
-			return emulator.handle(req);
-		});
+		const { arrived, release } = heldModel(emulator);
 		await createAgent({ name: "cancel-mid-call", overlap: "queue" });
 		const statuses = async () => {
 			const res = await call("/v1/jobs?agent=cancel-mid-call");
