@@ -1,4 +1,4 @@
-import { OpenAPIHono, type RouteConfig } from "@hono/zod-openapi";
+import { OpenAPIHono, type RouteConfig, z } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import type { ZodError } from "zod";
 import { BadRequestError } from "../errors.ts";
@@ -80,10 +80,17 @@ const blankBodyIsEmpty: MiddlewareHandler<AppEnv> = async (c, next) => {
  * Declares the role a route needs: the middleware enforces it and the OpenAPI document states it,
  * from one place, so the two cannot drift.
  */
+/**
+ * The query of a route that reads none: a parameter given to it is refused as on every list
+ * (`?limit=5` on a job's record, `?lines=20` meant for its output), not silently ignored.
+ */
+const NO_QUERY = z.strictObject({});
+
 export function withRole<R extends Omit<RouteConfig, "middleware" | "security">>(role: Role, route: R) {
 	const bodiless = !route.request?.body && route.method !== "get" && route.method !== "head";
 	return {
 		...route,
+		request: { ...route.request, query: route.request?.query ?? NO_QUERY },
 		middleware: bodiless ? [requireRole(role), noBody] : route.request?.body?.required === false ? [requireRole(role), blankBodyIsEmpty] : [requireRole(role)],
 		security: [{ bearer: [] }],
 		"x-drover-role": role,

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { createAgent } from "../helpers/agents.ts";
 import { call, errorOf } from "../helpers/http.ts";
 
 /** Routes that read query parameters, each with one of its parameters and a valid value of it. */
@@ -54,5 +55,29 @@ describe("query parameters given twice or empty", () => {
 		expect(issues).toHaveLength(2);
 		// A value that is wrong, given once, keeps zod's own message.
 		expect((await badRequest("/v1/jobs?limit=0")).message).toMatch(/^invalid query: limit: Too small/);
+	});
+});
+
+describe("a route that reads no query", () => {
+	it("refuses a parameter, naming it, as the lists refuse one they do not know, and changes nothing", async () => {
+		const urls = [
+			"/v1/status?verbose=1",
+			"/v1/agents/some-agent?x=1",
+			"/v1/jobs/job-2026-11-01-abcdef?lines=20",
+			"/v1/agents/some-agent/notepad?k=a",
+		];
+		for (const url of urls) {
+			const param = new URL(url, "https://x").searchParams.keys().next().value!;
+			const { message, issues } = await badRequest(url);
+			expect(message, url).toMatch(new RegExp(`^invalid query: ${param}: `));
+			expect(issues?.map((i) => i.path), url).toEqual([param]);
+		}
+		await createAgent({ name: "no-query" });
+		const paused = await call("/v1/agents/no-query/pause?reason=x", { method: "POST", as: "operate" });
+		expect(paused.status).toBe(400);
+		expect((await errorOf(paused)).message).toMatch(/^invalid query: reason: /);
+		const agent = await call("/v1/agents/no-query");
+		expect(agent.status).toBe(200);
+		expect(((await agent.json()) as { paused: unknown }).paused).toBeNull();
 	});
 });
