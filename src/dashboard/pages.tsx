@@ -86,19 +86,21 @@ function Fleet() {
 				<h1>Fleet</h1>
 				<span id="fleet-meta" class="muted"></span>
 			</div>
-			<table class="grid" id="fleet-table">
-				<thead>
-					<tr>
-						<th>Agent</th>
-						<th>State</th>
-						<th>Schedules · next run</th>
-						<th>Running</th>
-						<th>Last job</th>
-						<th class="actions">Actions</th>
-					</tr>
-				</thead>
-				<tbody></tbody>
-			</table>
+			<div class="table-wrap">
+				<table class="grid" id="fleet-table">
+					<thead>
+						<tr>
+							<th>Agent</th>
+							<th>State</th>
+							<th>Schedules · next run</th>
+							<th>Running</th>
+							<th>Last job</th>
+							<th class="actions">Actions</th>
+						</tr>
+					</thead>
+					<tbody></tbody>
+				</table>
+			</div>
 			<div class="pager">
 				<button type="button" id="fleet-more" hidden>
 					Next 100 agents
@@ -148,20 +150,22 @@ function Jobs() {
 					</select>
 				</label>
 			</form>
-			<table class="grid" id="jobs-table">
-				<thead>
-					<tr>
-						<th>Job</th>
-						<th>Agent</th>
-						<th>Status</th>
-						<th>Trigger</th>
-						<th>Started</th>
-						<th class="num">Duration</th>
-						<th>Summary</th>
-					</tr>
-				</thead>
-				<tbody></tbody>
-			</table>
+			<div class="table-wrap">
+				<table class="grid" id="jobs-table">
+					<thead>
+						<tr>
+							<th>Job</th>
+							<th>Agent</th>
+							<th>Status</th>
+							<th>Trigger</th>
+							<th>Started</th>
+							<th class="num">Duration</th>
+							<th>Summary</th>
+						</tr>
+					</thead>
+					<tbody></tbody>
+				</table>
+			</div>
 			<p id="jobs-empty" class="empty" hidden>
 				No jobs match.
 			</p>
@@ -223,18 +227,20 @@ function Job(props: { id: string }) {
 				<div>
 					<section class="panel">
 						<h2>Usage</h2>
-						<table class="grid compact" id="job-usage">
-							<thead>
-								<tr>
-									<th>Model</th>
-									<th class="num">Input</th>
-									<th class="num">Output</th>
-									<th class="num">Cache write</th>
-									<th class="num">Cache read</th>
-								</tr>
-							</thead>
-							<tbody></tbody>
-						</table>
+						<div class="table-wrap">
+							<table class="grid compact" id="job-usage">
+								<thead>
+									<tr>
+										<th>Model</th>
+										<th class="num">Input</th>
+										<th class="num">Output</th>
+										<th class="num">Cache write</th>
+										<th class="num">Cache read</th>
+									</tr>
+								</thead>
+								<tbody></tbody>
+							</table>
+						</div>
 						<p id="job-usage-meta" class="muted"></p>
 					</section>
 					<section class="panel">
@@ -288,20 +294,22 @@ function Runs(props: { agent: string }) {
 					))}
 				</ul>
 			</section>
-			<table class="grid" id="runs-table">
-				<thead>
-					<tr>
-						<th>Slot</th>
-						<th>Schedule</th>
-						<th>Dispatch</th>
-						<th>Status</th>
-						<th>Claimed</th>
-						<th>Job</th>
-						<th>Note</th>
-					</tr>
-				</thead>
-				<tbody></tbody>
-			</table>
+			<div class="table-wrap">
+				<table class="grid" id="runs-table">
+					<thead>
+						<tr>
+							<th>Slot</th>
+							<th>Schedule</th>
+							<th>Dispatch</th>
+							<th>Status</th>
+							<th>Claimed</th>
+							<th>Job</th>
+							<th>Note</th>
+						</tr>
+					</thead>
+					<tbody></tbody>
+				</table>
+			</div>
 			<p id="runs-empty" class="empty" hidden>
 				No occurrences yet: the ledger fills as the scheduler ticks.
 			</p>
@@ -321,21 +329,23 @@ function Usage() {
 				<div id="usage-chart" class="chart"></div>
 				<ul id="usage-legend" class="legend"></ul>
 			</section>
-			<table class="grid" id="usage-table">
-				<thead>
-					<tr>
-						<th>Day (UTC)</th>
-						<th>Agent</th>
-						<th class="num">Jobs</th>
-						<th class="num">Input</th>
-						<th class="num">Output</th>
-						<th class="num">Cache write</th>
-						<th class="num">Cache read</th>
-						<th class="num">Cost</th>
-					</tr>
-				</thead>
-				<tbody></tbody>
-			</table>
+			<div class="table-wrap">
+				<table class="grid" id="usage-table">
+					<thead>
+						<tr>
+							<th>Day (UTC)</th>
+							<th>Agent</th>
+							<th class="num">Jobs</th>
+							<th class="num">Input</th>
+							<th class="num">Output</th>
+							<th class="num">Cache write</th>
+							<th class="num">Cache read</th>
+							<th class="num">Cost</th>
+						</tr>
+					</thead>
+					<tbody></tbody>
+				</table>
+			</div>
 		</>
 	);
 }
@@ -355,22 +365,24 @@ function Incidents() {
 					</select>
 				</label>
 			</form>
-			<table class="grid" id="incidents-table">
-				<thead>
-					<tr>
-						<th>Incident</th>
-						<th>Agent</th>
-						<th>Class</th>
-						<th>State</th>
-						<th>Error</th>
-						<th class="num">Count</th>
-						<th>Last seen</th>
-						<th>Last job</th>
-						<th class="actions"></th>
-					</tr>
-				</thead>
-				<tbody></tbody>
-			</table>
+			<div class="table-wrap">
+				<table class="grid" id="incidents-table">
+					<thead>
+						<tr>
+							<th>Incident</th>
+							<th>Agent</th>
+							<th>Class</th>
+							<th>State</th>
+							<th>Error</th>
+							<th class="num">Count</th>
+							<th>Last seen</th>
+							<th>Last job</th>
+							<th class="actions"></th>
+						</tr>
+					</thead>
+					<tbody></tbody>
+				</table>
+			</div>
 			<p id="incidents-empty" class="empty" hidden>
 				No incidents.
 			</p>

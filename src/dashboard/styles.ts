@@ -47,17 +47,18 @@ h3 { font-size: .9rem; margin: 1rem 0 .3rem; color: var(--muted); font-weight: 6
 .error { color: var(--danger); margin: .5rem 0 0; }
 
 /* ── frame ── */
+/* wraps on a narrow screen: the session's pill and Sign out go to a line of their own, still on the bar */
 .topbar {
-	display: flex; align-items: center; gap: 2rem;
-	padding: 0 1.5rem; height: 52px;
+	display: flex; flex-wrap: wrap; align-items: center; gap: .4rem 2rem;
+	padding: .5rem 1.5rem; min-height: 52px;
 	background: var(--top); color: #fff;
 }
 .brand { color: #fff; font-weight: 700; font-size: 1.15rem; letter-spacing: .02em; }
-.topbar nav { display: flex; gap: .25rem; }
+.topbar nav { display: flex; flex-wrap: wrap; gap: .25rem; }
 .topbar nav a { color: #c9d6e3; padding: .4rem .75rem; border-radius: 6px; }
 .topbar nav a:hover { background: rgba(255,255,255,.08); text-decoration: none; }
 .topbar nav a[aria-current="page"] { color: #fff; background: rgba(255,255,255,.15); }
-.session { margin-left: auto; display: flex; align-items: center; gap: .75rem; }
+.session { margin-left: auto; display: flex; align-items: center; gap: .75rem; min-width: 0; }
 .topbar .ghost { color: #c9d6e3; border-color: rgba(255,255,255,.3); background: transparent; }
 main { max-width: 1400px; margin: 0 auto; padding: 1.25rem 1.5rem 3rem; }
 .notice {
@@ -98,7 +99,7 @@ textarea { width: 100%; font-family: var(--mono); font-size: .9em; resize: verti
 
 /* ── views ── */
 .view-head { display: flex; align-items: center; justify-content: space-between; gap: 1rem; margin: .25rem 0 1rem; flex-wrap: wrap; }
-.view-head h1 { display: flex; align-items: center; gap: .75rem; }
+.view-head h1 { display: flex; flex-wrap: wrap; align-items: center; gap: .75rem; min-width: 0; overflow-wrap: anywhere; }
 .panel { background: var(--panel); border: 1px solid var(--line); border-radius: 8px; padding: 1rem 1.1rem; margin-bottom: 1rem; }
 .panel-head { display: flex; align-items: center; justify-content: space-between; }
 .columns { display: grid; grid-template-columns: minmax(0, 1.15fr) minmax(0, 1fr); gap: 1rem; }
@@ -106,6 +107,8 @@ textarea { width: 100%; font-family: var(--mono); font-size: .9em; resize: verti
 .empty { color: var(--muted); text-align: center; padding: 2rem; background: var(--panel); border: 1px dashed var(--line); border-radius: 8px; }
 .pager { display: flex; justify-content: center; gap: 0.5rem; margin: 1rem 0; }
 
+/* a table wider than the screen scrolls inside its own box, not the page */
+.table-wrap { max-width: 100%; overflow-x: auto; }
 table.grid { width: 100%; border-collapse: collapse; background: var(--panel); border: 1px solid var(--line); border-radius: 8px; overflow: hidden; }
 table.grid th { text-align: left; font-weight: 600; font-size: .82em; color: var(--muted); text-transform: uppercase; letter-spacing: .03em; background: #fafbfc; }
 table.grid th, table.grid td { padding: .55rem .75rem; border-bottom: 1px solid var(--line); vertical-align: top; }
@@ -119,7 +122,7 @@ table.grid tfoot td { font-weight: 600; border-top: 1px solid var(--line); borde
 /* ids and names are read as a whole: never broken at their hyphens */
 table.grid td a, table.grid td .mono { white-space: nowrap; }
 td.summary { max-width: 28rem; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
-td.error-text { max-width: 26rem; word-break: break-word; }
+td.error-text { max-width: 26rem; min-width: 12rem; word-break: break-word; }
 td .sub { display: block; color: var(--muted); font-size: .86em; }
 ul.plain { list-style: none; margin: 0; padding: 0; }
 ul.plain li + li { margin-top: .2rem; }
@@ -156,7 +159,7 @@ tr.auto-paused td:first-child { box-shadow: inset 4px 0 0 var(--warn-line); }
 .badge.i-detected, .badge.i-alerted { background: #fdecec; color: #a11d1d; }
 .badge.i-resolved { background: #e6f6ea; color: #1e6b34; }
 .badge.i-closed { background: #eceef1; color: #475467; }
-.pill { font-size: .82rem; padding: .1rem .6rem; border-radius: 999px; background: rgba(255,255,255,.12); color: #dbe6f0; }
+.pill { overflow-wrap: anywhere; font-size: .82rem; padding: .1rem .6rem; border-radius: 999px; background: rgba(255,255,255,.12); color: #dbe6f0; }
 .pill.bad { background: #e03131; color: #fff; }
 .panel .pill { background: #eef0f3; color: #475467; }
 .panel .pill.live { background: #e7f0ff; color: #1849a9; }
@@ -165,7 +168,7 @@ tr.auto-paused td:first-child { box-shadow: inset 4px 0 0 var(--warn-line); }
 @keyframes pulse { 50% { opacity: .25; } }
 
 /* ── job page ── */
-.facts { display: grid; grid-template-columns: max-content 1fr; gap: .3rem 1rem; margin: 0; }
+.facts { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: .3rem 1rem; margin: 0; }
 .facts dt { color: var(--muted); }
 .facts dd { margin: 0; word-break: break-word; }
 pre.text { margin: 0; white-space: pre-wrap; word-break: break-word; background: #f8f9fb; border: 1px solid var(--line); border-radius: 6px; padding: .6rem .75rem; font-family: var(--mono); font-size: .88em; max-height: 16rem; overflow: auto; }
@@ -178,7 +181,7 @@ pre.text { margin: 0; white-space: pre-wrap; word-break: break-word; background:
 .timeline li.to-failed::before { background: var(--failed); }
 .timeline li.to-running::before { background: var(--catch-up); }
 .timeline li.to-approval_pending::before { background: var(--late); }
-.timeline .reason-text { display: block; color: var(--muted); font-size: .88em; }
+.timeline .reason-text { overflow-wrap: anywhere; display: block; color: var(--muted); font-size: .88em; }
 ol.log {
 	list-style: none; margin: .5rem 0 0; padding: .5rem 0;
 	background: #0f1720; color: #d7dee8; border-radius: 6px;
@@ -198,7 +201,9 @@ ol.log li.t-system .type { color: #b4a7f5; }
 ol.log li.placeholder { display: block; color: #7f8fa3; }
 
 /* ── charts ── */
-.chart svg { display: block; width: 100%; height: auto; }
+/* drawn 1200 wide: never shrunk below 1000px (text stays 10px or more), scrolled sideways instead */
+.chart { overflow-x: auto; }
+.chart svg { display: block; width: 100%; min-width: 1000px; height: auto; }
 .chart .axis line, .chart .axis path { stroke: #c8ced6; }
 .chart .grid-line { stroke: #eef0f3; }
 .chart text { font-size: 11px; fill: var(--muted); font-family: inherit; }
@@ -209,7 +214,7 @@ ol.log li.placeholder { display: block; color: #7f8fa3; }
 .chart .open { fill-opacity: .35; }
 .chart .range { opacity: .5; }
 .legend { list-style: none; display: flex; gap: 1.25rem; flex-wrap: wrap; margin: .75rem 0 0; padding: 0; font-size: .88em; color: var(--muted); }
-.legend li { display: flex; align-items: center; gap: .35rem; }
+.legend li { display: flex; align-items: center; gap: .35rem; max-width: 100%; overflow-wrap: anywhere; }
 .swatch { display: inline-block; width: .8rem; height: .8rem; border-radius: 3px; }
 .run-on-time { fill: var(--on-time); background: var(--on-time); }
 .run-late { fill: var(--late); background: var(--late); }
@@ -229,6 +234,15 @@ ol.log li.placeholder { display: block; color: #7f8fa3; }
 .series-other { fill: #adb5bd; background: #adb5bd; }
 
 @media (max-width: 1000px) {
-	.columns { grid-template-columns: 1fr; }
+	.columns { grid-template-columns: minmax(0, 1fr); }
+}
+@media (max-width: 640px) {
+	.topbar { gap: .4rem 1rem; padding: .5rem .75rem; }
+	.topbar nav a { padding: .4rem .5rem; }
+	main { padding: 1rem .75rem 2rem; }
+	.notice { margin: .5rem .75rem 0; }
+	/* a log line's number, time and type on one row, its text beneath at the full width */
+	ol.log li { grid-template-columns: 2.5rem auto 1fr; padding: .2rem .5rem; }
+	ol.log .body { grid-column: 1 / -1; padding-left: 3rem; }
 }
 `;

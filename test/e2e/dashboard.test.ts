@@ -1109,4 +1109,78 @@ describe("the dashboard", () => {
 		expect(await page.locator("#job-log li[data-line='2'] .cut").count()).toBe(0);
 		await page.close();
 	});
+
+	it("fits a phone's screen: no page scrolls sideways, the top bar wraps with Sign out on it, and tables, log lines and charts stay readable", async () => {
+		// An agent with the longest name allowed, and a job of it with a long answer.
+		const agent = await createAgent(`dash-wide-${run}-`.padEnd(63, "x"), {});
+		await script({ text: "A long answer. ".repeat(30) });
+		const job = await trigger(agent);
+		expect(await settled(job.id)).toBe("completed");
+		const page = await signedIn("/");
+		/** What a person on this screen sees of the page's frame. (A string: no DOM types here.) */
+		const frame = () =>
+			page.evaluate<{ scrollWidth: number; innerWidth: number; signOut: { left: number; right: number; bottom: number }; barBottom: number; wide: string[] }>(`(() => {
+				const box = (sel) => document.querySelector(sel).getBoundingClientRect();
+				const out = box("#sign-out");
+				// For the failure's message: what sticks out past the screen's right edge.
+				const wide = Array.from(document.querySelectorAll("body *"))
+					.filter((el) => el.getBoundingClientRect().right > window.innerWidth + 1 && !el.closest(".table-wrap, .chart"))
+					.slice(-5)
+					.map((el) => el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") + "." + el.className);
+				return {
+					wide,
+					scrollWidth: document.documentElement.scrollWidth,
+					innerWidth: window.innerWidth,
+					signOut: { left: out.left, right: out.right, bottom: out.bottom },
+					barBottom: box(".topbar").bottom,
+				};
+			})()`);
+		const pages: [string, string][] = [
+			["/", `#fleet-table tr[data-agent="${agent}"]`],
+			[`/jobs?agent=${agent}`, `#jobs-table tr[data-job="${job.id}"]`],
+			[`/jobs/${job.id}`, "#job-log li.t-assistant"],
+			[`/agents/dash-runs-${run}/runs`, "#runs-chart svg"],
+			["/usage", "#usage-chart svg"],
+			["/incidents", "#incidents-meta:not(:empty)"],
+		];
+		for (const width of [375, 768]) {
+			await page.setViewportSize({ width, height: 800 });
+			for (const [p, loaded] of pages) {
+				await page.goto(`${url}${p}`);
+				await page.locator(loaded).first().waitFor(LIVE);
+				const f = await frame();
+				expect(f.scrollWidth, `${p} at ${width}px: ${f.wide.join(", ")}`).toBeLessThanOrEqual(f.innerWidth);
+				// Sign out is on the screen and on the (dark) bar, not below it on the page's light background.
+				expect(f.signOut.left, p).toBeGreaterThanOrEqual(0);
+				expect(f.signOut.right, p).toBeLessThanOrEqual(f.innerWidth);
+				expect(f.signOut.bottom, p).toBeLessThanOrEqual(f.barBottom);
+			}
+		}
+		await page.setViewportSize({ width: 375, height: 800 });
+		// The log's text has the screen's width, not what four fixed columns leave of it.
+		await page.goto(`${url}/jobs/${job.id}`);
+		const body = page.locator("#job-log li.t-assistant .body").first();
+		await body.waitFor(LIVE);
+		expect((await body.boundingBox())!.width).toBeGreaterThan(250);
+		// A run's note is read a line of words at a time, not a word a line.
+		await page.goto(`${url}/agents/dash-runs-${run}/runs`);
+		const note = page.locator("#runs-table td.error-text:not(:empty)").first();
+		await note.waitFor(LIVE);
+		expect((await note.boundingBox())!.width).toBeGreaterThan(150);
+		// The charts' text keeps a legible size: the chart scrolls in its box instead of shrinking.
+		for (const [p, chart] of [[`/agents/dash-runs-${run}/runs`, "#runs-chart"], ["/usage", "#usage-chart"]]) {
+			await page.goto(`${url}${p}`);
+			await page.locator(`${chart} svg text`).first().waitFor(LIVE);
+			const px = await page.evaluate<number>(`(() => {
+				const svg = document.querySelector(${JSON.stringify(chart + " svg")});
+				const text = svg.querySelector("text");
+				return parseFloat(getComputedStyle(text).fontSize) * svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+			})()`);
+			expect(px, p).toBeGreaterThanOrEqual(9);
+		}
+		await shot(page, "phone-runs");
+		await page.close();
+	});
+
+
 });
