@@ -1183,4 +1183,34 @@ describe("the dashboard", () => {
 	});
 
 
+	it("keeps the scheduler pill current with the page's polls: red, with the scheduler's error, while it is stalled", async () => {
+		for (const p of ["/usage", "/"]) {
+			const page = await open(p, { fakeClock: true });
+			await page.locator("#signin").waitFor({ state: "visible" });
+			// The status as the scheduler's heartbeat would make it: fresh, then stalled, then fresh again.
+			let stalled = false;
+			await page.route(
+				(u) => u.pathname === "/v1/status",
+				async (route) => {
+					const body = (await (await route.fetch()).json()) as { scheduler: Record<string, unknown> };
+					const tick = new Date(Date.now() - (stalled ? 900_000 : 20_000)).toISOString();
+					return route.fulfill({ json: { ...body, scheduler: { ...body.scheduler, last_tick_at: tick, stalled, error: stalled ? "shard 3 did not answer" : null } } });
+				},
+			);
+			await page.locator("#token").fill(tokens.read);
+			await page.locator("#signin-form button[type=submit]").click();
+			const pill = page.locator("#scheduler-pill");
+			await pill.filter({ hasText: /^last tick / }).waitFor(LIVE);
+			expect(await pill.getAttribute("class")).toBe("pill");
+			stalled = true;
+			await page.clock.runFor(10_000);
+			await page.locator("#scheduler-pill.bad", { hasText: "scheduler stalled · last tick 15 minutes ago · shard 3 did not answer" }).waitFor(LIVE);
+			stalled = false;
+			await page.clock.runFor(10_000);
+			await pill.filter({ hasText: /^last tick \d+ seconds ago$/ }).waitFor(LIVE);
+			expect(await pill.getAttribute("class")).toBe("pill");
+			await page.close();
+		}
+	});
+
 });

@@ -43,7 +43,7 @@ export type AgentStatus = {
 
 /** GET /v1/status (src/api/status.ts). */
 export type Status = {
-	scheduler: { last_tick_at: string | null; stalled: boolean };
+	scheduler: { last_tick_at: string | null; stalled: boolean; error: string | null };
 	agents: { file: number; api: number };
 };
 

@@ -31,7 +31,11 @@ async function fleetView(signal) {
 	};
 	// Reloads as many pages as are shown (a poll, an action), walking them afresh from the first.
 	const load = newestWins(async (fresh) => {
-		const status = api("/v1/status", { signal }).then((/** @type {Status} */ s) => s.agents.file + s.agents.api, () => null);
+		// The same answer keeps the scheduler pill current: this view's poll reads it only here.
+		const status = api("/v1/status", { signal }).then((/** @type {Status} */ s) => {
+			showScheduler(s);
+			return s.agents.file + s.agents.api;
+		}, () => null);
 		const { rows, next } = await firstPages(page, "agents", pages);
 		const count = await status;
 		if (signal.aborted || !fresh()) return;
@@ -63,7 +67,7 @@ async function fleetView(signal) {
 		}
 	});
 	await load();
-	poll(load, 10000);
+	poll(load, LIVE_MS, true);
 }
 /** @param {AgentView} a @param {() => Promise<void>} reload */
 function agentRow(a, reload) {

@@ -2,16 +2,26 @@
 // ── polling: a view's reloads, and which answer may draw ──
 let viewAbort = new AbortController();
 const POLL_STALL_MS = 120000;
-/** Calls fn every ms while the tab is shown: the next call is timed from the end of the last, so loads never overlap. */
-/** @param {() => Promise<unknown>} fn @param {number} ms */
-function poll(fn, ms) {
+const LIVE_MS = 10000;
+/** Whether a view's poll keeps the scheduler pill current (else start() polls it on its own). */
+let statusPolled = false;
+/** Redraws the scheduler pill from /v1/status; a failure leaves it as it was (the view's own poll says what is down). */
+const refreshScheduler = () => api("/v1/status").then(showScheduler, () => {});
+/**
+ * Calls fn every ms while the tab is shown: the next call is timed from the end of the last, so loads
+ * never overlap. The scheduler pill is read with each call, unless fn shows it itself (showsStatus).
+ * @param {() => Promise<unknown>} fn @param {number} ms @param {boolean} [showsStatus]
+ */
+function poll(fn, ms, showsStatus) {
 	const signal = viewAbort.signal;
+	statusPolled = true;
 	let t = 0;
 	const again = async () => {
 		if (!document.hidden && token()) {
 			// A load that never answers (a half-open connection) must not end the polling for good:
 			// past POLL_STALL_MS the next is set anyway, and whichever answers last is ignored.
-			await Promise.race([fn().catch(fail), new Promise((resolve) => setTimeout(resolve, POLL_STALL_MS))]);
+			const load = Promise.all([fn().catch(fail), showsStatus ? null : refreshScheduler()]);
+			await Promise.race([load, new Promise((resolve) => setTimeout(resolve, POLL_STALL_MS))]);
 		}
 		if (!signal.aborted) t = setTimeout(again, ms);
 	};

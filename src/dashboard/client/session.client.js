@@ -27,8 +27,11 @@ function showScheduler(status) {
 	pill.hidden = false;
 	pill.className = s.stalled ? "pill bad" : "pill";
 	pill.replaceChildren();
-	if (!s.last_tick_at) pill.textContent = "scheduler: no tick yet";
+	if (!s.last_tick_at) add(pill, s.stalled ? "scheduler stalled: no tick yet" : "scheduler: no tick yet");
 	else add(pill, [s.stalled ? "scheduler stalled · last tick " : "last tick ", when(s.last_tick_at)]);
+	// What the last tick could not reach: said when it matters, on the red pill.
+	if (s.stalled && s.error) add(pill, " · " + s.error);
+	pill.title = s.error ? "Scheduler: " + s.error : "";
 }
 /** @param {Status | null} status */
 function start(status) {
@@ -37,7 +40,11 @@ function start(status) {
 	$("#sign-out").hidden = false;
 	showScheduler(status);
 	const view = VIEWS[VIEW];
-	if (view) view(viewAbort.signal).catch(fail);
+	statusPolled = false;
+	// A view that does not poll (or whose first load failed) still keeps the pill current.
+	const pill = () => { if (!statusPolled) poll(async () => {}, LIVE_MS); };
+	if (view) view(viewAbort.signal).catch(fail).finally(pill);
+	else pill();
 }
 $("#signin-form").addEventListener("submit", async (/** @type {Event} */ e) => {
 	e.preventDefault();
