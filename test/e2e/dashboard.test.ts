@@ -618,15 +618,15 @@ describe("the dashboard", () => {
 				.observe(document.querySelector("#runs-table tbody"), { childList: true });
 		`);
 		const counts = () => page.evaluate<number[]>("window.runCounts");
-		const polls = await watchTimers(page, 15_000);
+		const polls = await watchTimers(page, 10_000);
 		const reads: string[] = [];
 		page.on("request", (r) => {
 			if (new URL(r.url()).pathname === `/v1/agents/${agent}/runs`) reads.push(r.url());
 		});
 
-		// The first 15 s poll's answer is held: it was read before the next tick, so it shows one.
+		// The first 10 s poll's answer is held: it was read before the next tick, so it shows one.
 		const { held: pollHeld } = await holdFirst(page, (u) => u.pathname === `/v1/agents/${agent}/runs`, (body: { runs: unknown[] }) => body.runs.length);
-		await page.clock.runFor(15_000);
+		await page.clock.runFor(10_000);
 		const held = await pollHeld;
 		expect(held.value).toBe(1);
 		await tick(q + 9 * 60_000);
@@ -640,7 +640,7 @@ describe("the dashboard", () => {
 		// It draws what it read; the next poll is set only now, and shows the tick's occurrence.
 		await expect.poll(polls, LIVE).toBe(1);
 		expect(await counts()).toEqual([1]);
-		await page.clock.runFor(15_000);
+		await page.clock.runFor(10_000);
 		await expect.poll(() => rows.count(), LIVE).toBe(2);
 		expect(await counts()).toEqual([1, 2]);
 		await page.close();
@@ -1182,7 +1182,6 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
-
 	it("keeps the scheduler pill current with the page's polls: red, with the scheduler's error, while it is stalled", async () => {
 		for (const p of ["/usage", "/"]) {
 			const page = await open(p, { fakeClock: true });
@@ -1213,4 +1212,78 @@ describe("the dashboard", () => {
 		}
 	});
 
+	it("polls the jobs and incidents lists every 10 s: the first page, with the filters chosen, and never over pages added with Older", async () => {
+		const { jobs: [real] } = await call<{ jobs: Record<string, unknown>[] }>("GET", "/v1/jobs?limit=1", tokens.read);
+		const page = await signedIn("/incidents", tokens.read, { fakeClock: true });
+		// A list of made-up completed jobs, newest first, that grows by `added` (a cursor is an offset).
+		let added = 0;
+		const asked: URLSearchParams[] = [];
+		const fake = (n: number) => ({ ...real!, status: "completed", id: `job-2026-01-01-${String(n).padStart(6, "0")}` });
+		await page.route(
+			(u) => u.pathname === "/v1/jobs",
+			(route) => {
+				const q = new URL(route.request().url()).searchParams;
+				asked.push(q);
+				const all = Array.from({ length: 60 + added }, (_, i) => fake(60 + added - i));
+				const from = Number(q.get("cursor") ?? 0);
+				return route.fulfill({ json: { jobs: all.slice(from, from + 25), next_cursor: from + 25 < all.length ? String(from + 25) : null } });
+			},
+		);
+		await page.goto(`${url}/jobs?status=completed`);
+		const rows = page.locator("#jobs-table tbody tr");
+		await page.locator(`#jobs-table tr[data-job="${fake(60).id}"]`).waitFor(LIVE);
+		const polls = await watchTimers(page, 10_000);
+		added = 1;
+		await page.clock.runFor(10_000);
+		await expect.poll(() => rows.first().getAttribute("data-job"), LIVE).toBe(fake(61).id);
+		await expect.poll(polls, LIVE).toBe(1);
+		expect(await rows.count()).toBe(25);
+		expect(asked.at(-1)!.toString()).toBe("status=completed&limit=25");
+		// A page added with Older stays, and the poll leaves the list as the reader has it.
+		await page.locator("#jobs-older").click();
+		await expect.poll(() => rows.count(), LIVE).toBe(50);
+		const reads = asked.length;
+		added = 2;
+		await page.clock.runFor(10_000);
+		await expect.poll(polls, LIVE).toBe(2);
+		expect(asked).toHaveLength(reads);
+		expect(await rows.count()).toBe(50);
+		expect(await rows.first().getAttribute("data-job")).toBe(fake(61).id);
+
+		// Incidents: a new one shows at the next poll, under the state chosen.
+		const now = Date.now();
+		const incident = (n: number) => ({
+			id: `poll_${String(n).padStart(12, "0")}`,
+			agent: "triage",
+			signature: `sig-${n}`,
+			class: "agent",
+			state: "detected",
+			error: `polled error ${n}`,
+			count: 1,
+			first_seen_at: new Date(now - n * 60_000).toISOString(),
+			last_seen_at: new Date(now - n * 60_000).toISOString(),
+			last_job_id: null,
+			alerted_at: null,
+			resolved_at: null,
+			closed_at: null,
+			closed_by: null,
+		});
+		const incidents = [incident(1)];
+		const incidentQueries: string[] = [];
+		await page.route(
+			(u) => u.pathname === "/v1/incidents",
+			(route) => {
+				incidentQueries.push(new URL(route.request().url()).searchParams.toString());
+				return route.fulfill({ json: { incidents, next_cursor: null } });
+			},
+		);
+		await page.goto(`${url}/incidents?state=detected`);
+		await page.locator("#incidents-table tbody tr", { hasText: "polled error 1" }).waitFor(LIVE);
+		incidents.unshift(incident(0));
+		await page.clock.runFor(10_000);
+		await page.locator("#incidents-table tbody tr", { hasText: "polled error 0" }).waitFor(LIVE);
+		expect(await page.locator("#incidents-meta").textContent()).toBe("2 incidents");
+		expect(incidentQueries.at(-1)).toBe("limit=200&state=detected");
+		await page.close();
+	});
 });

@@ -14,6 +14,7 @@ async function incidentsView(signal) {
 	let cursor = null; // next_cursor after the oldest shown
 	let pages = 1;
 	let generation = 0;
+	let paging = false; // "Older" is reading a page: the 10 s poll leaves the list alone
 	/** @type {(after: string | null) => Promise<IncidentPage>} */
 	const page = (after) => {
 		const q = new URLSearchParams({ limit: String(INCIDENT_PAGE) });
@@ -57,16 +58,32 @@ async function incidentsView(signal) {
 	};
 	older.onclick = () => act(older, async () => {
 		const mine = generation;
-		const p = await page(cursor);
-		if (mine !== generation) return;
-		tbody.append(...p.incidents.map(row));
-		cursor = p.next_cursor;
-		pages++;
-		drawMeta();
+		paging = true;
+		try {
+			const p = await page(cursor);
+			if (mine !== generation) return;
+			tbody.append(...p.incidents.map(row));
+			cursor = p.next_cursor;
+			pages++;
+			drawMeta();
+		} finally {
+			paging = false;
+		}
 	});
+	// The poll rereads the newest page while it is the only one shown; pages the reader added stay as they are.
+	const refresh = async () => {
+		if (pages !== 1 || paging) return;
+		const mine = generation;
+		const p = await page(null);
+		if (mine !== generation || pages !== 1 || paging) return; // a filter, a close or "Older" came meanwhile
+		tbody.replaceChildren(...p.incidents.map(row));
+		cursor = p.next_cursor;
+		drawMeta();
+	};
 	form.onchange = () => {
 		history.replaceState(null, "", "/incidents" + (select.value ? "?state=" + enc(select.value) : ""));
 		load(true).catch(fail);
 	};
 	await load(true);
+	poll(refresh, LIVE_MS);
 }

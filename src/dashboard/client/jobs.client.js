@@ -37,6 +37,10 @@ async function jobsView(signal) {
 	let cursor = null;
 	let shown = 0;
 	let generation = 0;
+	// Whether "Older" has added a page (or is adding one): the 10 s poll rereads the first page only
+	// while it is the only one shown, so it never takes away pages the reader asked for.
+	let paged = false;
+	let paging = false;
 	const query = () => {
 		const q = new URLSearchParams();
 		for (const k of JOB_FILTERS) if (form.elements[k].value.trim()) q.set(k, form.elements[k].value.trim());
@@ -56,6 +60,7 @@ async function jobsView(signal) {
 		if (reset) {
 			tbody.replaceChildren();
 			shown = 0;
+			paged = false;
 		}
 		tbody.append(...page.jobs.map(jobRow));
 		shown += page.jobs.length;
@@ -81,8 +86,33 @@ async function jobsView(signal) {
 	agentInput.addEventListener("input", () => {
 		if (!agentInput.value || names.has(agentInput.value)) apply();
 	});
-	older.onclick = () => act(older, () => load(false));
+	older.onclick = () => act(older, async () => {
+		paging = true;
+		try {
+			await load(false);
+			paged = true;
+		} finally {
+			paging = false;
+		}
+	});
+	// The first page again, with the filters applied (not text typed but not yet applied).
+	const refresh = async () => {
+		if (paged || paging) return;
+		const mine = generation;
+		const q = new URLSearchParams(applied);
+		q.set("limit", "25");
+		/** @type {JobPage} */
+		const page = await api("/v1/jobs?" + q, { signal });
+		if (mine !== generation || paged || paging) return; // a filter or "Older" came meanwhile
+		tbody.replaceChildren(...page.jobs.map(jobRow));
+		shown = page.jobs.length;
+		cursor = page.next_cursor;
+		older.hidden = !cursor;
+		$("#jobs-empty").hidden = shown > 0;
+		$("#jobs-meta").textContent = shown + (cursor ? " shown, more older" : shown === 1 ? " job" : " jobs");
+	};
 	await load(true);
+	poll(refresh, LIVE_MS);
 }
 /** @param {JobSummary} j */
 function jobRow(j) {

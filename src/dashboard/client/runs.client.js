@@ -41,7 +41,7 @@ async function runsView(signal) {
 			h("td", { class: "error-text", text: runNote(r) }))));
 	});
 	await load();
-	poll(load, 15000);
+	poll(load, LIVE_MS);
 }
 /** @param {Element} box @param {Occurrence[]} runs */
 function drawRuns(box, runs) {
