@@ -1286,4 +1286,37 @@ describe("the dashboard", () => {
 		expect(incidentQueries.at(-1)).toBe("limit=200&state=detected");
 		await page.close();
 	});
+
+	it("approves under a changed definition only when asked: a 409 is put as a question, and yes retries with allow_definition_change", async () => {
+		const agent = await createAgent(`dash-approve-def-${run}`, { tools: [TICKET_TOOL] });
+		await script({ tool_use: { name: "create_ticket", input: { title: "Disk full" } } }, { text: "Filed under the new definition." });
+		const job = await trigger(agent);
+		await expect.poll(async () => (await getJob(job.id)).status, LIVE).toBe("approval_pending");
+		// The agent changes while the call waits.
+		await call("PUT", `/v1/agents/${agent}`, tokens.admin, { name: agent, prompt: "Do the other thing.", timeout: "5m", tools: [TICKET_TOOL] });
+		const page = await signedIn(`/jobs/${job.id}`);
+		await page.locator("#job-approval").waitFor({ state: "visible", ...LIVE });
+		page.removeAllListeners("dialog");
+		const bodies: unknown[] = [];
+		page.on("request", (r) => {
+			if (r.method() === "POST" && r.url().endsWith(`/v1/jobs/${job.id}/approval`)) bodies.push(r.postDataJSON());
+		});
+		// No: nothing is approved, and the job still waits.
+		let asked = "";
+		page.once("dialog", (d) => {
+			asked = d.message();
+			void d.dismiss();
+		});
+		await page.locator("#approval-approve").click();
+		await expect.poll(() => asked, LIVE).toContain("definition changed since this job started");
+		await expect.poll(() => page.locator("#approval-approve").isEnabled(), LIVE).toBe(true);
+		expect(bodies).toEqual([{ decision: "approve" }]);
+		expect((await getJob(job.id)).status).toBe("approval_pending");
+		// Yes: approved under the new definition, and the job goes on to complete.
+		page.once("dialog", (d) => void d.accept());
+		await page.locator("#approval-approve").click();
+		await page.locator("#job-status .badge", { hasText: "completed" }).waitFor(LIVE);
+		expect(bodies).toEqual([{ decision: "approve" }, { decision: "approve" }, { decision: "approve", allow_definition_change: true }]);
+		await page.close();
+	});
 });

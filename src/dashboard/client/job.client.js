@@ -86,8 +86,17 @@ async function jobView(signal) {
 		}
 		const asked = job && job.pending_approval ? job.pending_approval.input : null;
 		const edited = JSON.stringify(input) !== JSON.stringify(asked);
+		/** @type {Record<string, unknown>} */
+		const body = edited ? { decision: "approve", tool_input: input } : { decision: "approve" };
 		try {
-			render(await post(path + "/approval", edited ? { decision: "approve", tool_input: input } : { decision: "approve" }));
+			try {
+				render(await post(path + "/approval", body));
+			} catch (err) {
+				// The agent was changed since this job started: as for a fork, approving is refused unless asked for anyway.
+				if (!(err instanceof ApiError && err.status === 409 && String(err.message).includes("allow_definition_change"))) throw err;
+				if (!confirm("The agent's definition changed since this job started (the tool may no longer be what it was). Approve under the new definition?")) return false;
+				render(await post(path + "/approval", { ...body, allow_definition_change: true }));
+			}
 		} catch (err) {
 			// Input the tool's schema refuses is the panel's to say, beside the input, not the banner's.
 			if (!(err instanceof ApiError && err.status === 400)) throw err;
