@@ -1319,4 +1319,25 @@ describe("the dashboard", () => {
 		expect(bodies).toEqual([{ decision: "approve" }, { decision: "approve" }, { decision: "approve", allow_definition_change: true }]);
 		await page.close();
 	});
+
+	it("says the server is unreachable while a poll gets no answer, and takes that away once a later poll succeeds", async () => {
+		const page = await signedIn("/jobs", tokens.read, { fakeClock: true });
+		await page.locator("#jobs-table tbody tr").first().waitFor(LIVE);
+		// The server goes away: the connection fails, with no answer at all.
+		let down = true;
+		await page.route(
+			(u) => u.pathname === "/v1/jobs",
+			(route) => (down ? route.abort("connectionrefused") : route.continue()),
+		);
+		await page.clock.runFor(10_000);
+		const notice = page.locator("#notice");
+		await notice.filter({ hasText: "The drover server is unreachable" }).waitFor(LIVE);
+		expect(await notice.textContent()).not.toContain("Something went wrong");
+		// It is back: the next poll lists the jobs, and the notice goes.
+		down = false;
+		await page.clock.runFor(10_000);
+		await notice.waitFor({ state: "hidden", ...LIVE });
+		expect(await page.locator("#jobs-table tbody tr").count()).toBeGreaterThan(0);
+		await page.close();
+	});
 });

@@ -1,5 +1,7 @@
 // @ts-check
 // ── the API ──
+/** A request that got no answer at all: the server is down, or the network is. */
+class Unreachable extends Error {}
 class ApiError extends Error {
 	/** @param {number} status @param {string} code @param {string} message */
 	constructor(status, code, message) {
@@ -33,7 +35,13 @@ async function request(path, opts) {
 		headers.set("content-type", "application/json");
 		body = JSON.stringify(opts.json);
 	}
-	const res = await fetch(path, { method: opts.method || "GET", headers, body, signal: opts.signal, cache: "no-store" });
+	let res;
+	try {
+		res = await fetch(path, { method: opts.method || "GET", headers, body, signal: opts.signal, cache: "no-store" });
+	} catch (err) {
+		if (/** @type {Error} */ (err).name === "AbortError") throw err;
+		throw new Unreachable(/** @type {Error} */ (err).message || String(err));
+	}
 	if (!res.ok) {
 		const err = await errorFrom(res);
 		if (res.status === 401) signOut(err.message);

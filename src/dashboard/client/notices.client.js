@@ -1,9 +1,12 @@
 // @ts-check
 // ── notices ──
 let noticeTimer = 0;
+/** Whether the notice shown is a poll's failure: the view's next poll that succeeds takes it away. */
+let pollNotice = false;
 /** @param {string} message @param {boolean} [ok] */
 function notify(message, ok) {
 	const n = $("#notice");
+	pollNotice = false;
 	n.replaceChildren(h("span", { text: message }), h("button", { type: "button", class: "small", text: "Dismiss", onclick: () => { n.hidden = true; } }));
 	n.className = ok ? "notice ok" : "notice";
 	n.hidden = false;
@@ -15,5 +18,16 @@ function fail(err) {
 	if (!err || err.name === "AbortError") return;
 	// A 401 has already put the sign-in form up with the API's message.
 	if (err instanceof ApiError && err.status === 401) return;
-	notify(err instanceof ApiError ? err.message : "Something went wrong: " + (err.message || String(err)));
+	if (err instanceof Unreachable) notify("The drover server is unreachable (" + err.message + "): check that it is running and that this machine is online.");
+	else notify(err instanceof ApiError ? err.message : "Something went wrong: " + (err.message || String(err)));
+}
+/** A poll's load failed: said as any failure is, and taken away again by pollSucceeded(). @param {any} err */
+function pollFailed(err) {
+	fail(err);
+	pollNotice = !$("#notice").hidden;
+}
+function pollSucceeded() {
+	if (!pollNotice) return;
+	pollNotice = false;
+	$("#notice").hidden = true;
 }

@@ -20,7 +20,8 @@ function poll(fn, ms, showsStatus) {
 		if (!document.hidden && token()) {
 			// A load that never answers (a half-open connection) must not end the polling for good:
 			// past POLL_STALL_MS the next is set anyway, and whichever answers last is ignored.
-			const load = Promise.all([fn().catch(fail), showsStatus ? null : refreshScheduler()]);
+			// A failure's notice stays only until a later poll of the view succeeds.
+			const load = Promise.all([fn().then(pollSucceeded, pollFailed), showsStatus ? null : refreshScheduler()]);
 			await Promise.race([load, new Promise((resolve) => setTimeout(resolve, POLL_STALL_MS))]);
 		}
 		if (!signal.aborted) t = setTimeout(again, ms);
