@@ -1340,4 +1340,20 @@ describe("the dashboard", () => {
 		expect(await page.locator("#jobs-table tbody tr").count()).toBeGreaterThan(0);
 		await page.close();
 	});
+
+	it("clears the list when a filter cannot be loaded, rather than leave the last one's rows and count under the error", async () => {
+		const page = await signedIn("/jobs", tokens.read);
+		const rows = page.locator("#jobs-table tbody tr");
+		await rows.first().waitFor(LIVE);
+		const agent = page.locator("#jobs-filter input[name=agent]");
+		await agent.fill("Not An Agent!");
+		await agent.press("Enter");
+		await page.locator("#notice").waitFor({ state: "visible", ...LIVE });
+		await expect.poll(() => rows.count(), LIVE).toBe(0);
+		expect(await page.locator("#jobs-meta").textContent()).toBe("");
+		expect(await page.locator("#jobs-older").isHidden()).toBe(true);
+		// Nor does it claim that no jobs match: none were read.
+		expect(await page.locator("#jobs-empty").isHidden()).toBe(true);
+		await page.close();
+	});
 });

@@ -50,7 +50,20 @@ async function incidentsView(signal) {
 	const load = async (reset) => {
 		if (reset) pages = 1;
 		const mine = ++generation;
-		const { rows, next } = await firstPages(page, "incidents", pages);
+		let rows, next;
+		try {
+			({ rows, next } = await firstPages(page, "incidents", pages));
+		} catch (err) {
+			// The list chosen could not be read: the one before it must not stay on screen as if it were this one.
+			if (reset && mine === generation) {
+				tbody.replaceChildren();
+				cursor = null;
+				older.hidden = true;
+				$("#incidents-empty").hidden = true;
+				$("#incidents-meta").textContent = "";
+			}
+			throw err;
+		}
 		if (mine !== generation) return; // a later filter or close has answered first
 		tbody.replaceChildren(...rows.map(row));
 		cursor = next;

@@ -55,7 +55,21 @@ async function jobsView(signal) {
 		q.set("limit", "25");
 		if (!reset && cursor) q.set("cursor", cursor);
 		/** @type {JobPage} */
-		const page = await api("/v1/jobs?" + q, { signal });
+		let page;
+		try {
+			page = await api("/v1/jobs?" + q, { signal });
+		} catch (err) {
+			// A filter the API refuses (a name that cannot be an agent's) lists nothing: the rows and
+			// count of the list before it must not stay under its error.
+			if (reset && mine === generation) {
+				tbody.replaceChildren();
+				shown = 0;
+				cursor = null;
+				$("#jobs-empty").hidden = true;
+				$("#jobs-meta").textContent = "";
+			}
+			throw err;
+		}
 		if (mine !== generation) return; // a newer filter answered first
 		if (reset) {
 			tbody.replaceChildren();
