@@ -1182,6 +1182,7 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+
 	it("keeps the scheduler pill current with the page's polls: red, with the scheduler's error, while it is stalled", async () => {
 		for (const p of ["/usage", "/"]) {
 			const page = await open(p, { fakeClock: true });
@@ -1211,6 +1212,7 @@ describe("the dashboard", () => {
 			await page.close();
 		}
 	});
+
 
 	it("polls the jobs and incidents lists every 10 s: the first page, with the filters chosen, and never over pages added with Older", async () => {
 		const { jobs: [real] } = await call<{ jobs: Record<string, unknown>[] }>("GET", "/v1/jobs?limit=1", tokens.read);
@@ -1287,6 +1289,7 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+
 	it("approves under a changed definition only when asked: a 409 is put as a question, and yes retries with allow_definition_change", async () => {
 		const agent = await createAgent(`dash-approve-def-${run}`, { tools: [TICKET_TOOL] });
 		await script({ tool_use: { name: "create_ticket", input: { title: "Disk full" } } }, { text: "Filed under the new definition." });
@@ -1320,6 +1323,7 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+
 	it("says the server is unreachable while a poll gets no answer, and takes that away once a later poll succeeds", async () => {
 		const page = await signedIn("/jobs", tokens.read, { fakeClock: true });
 		await page.locator("#jobs-table tbody tr").first().waitFor(LIVE);
@@ -1341,6 +1345,7 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+
 	it("clears the list when a filter cannot be loaded, rather than leave the last one's rows and count under the error", async () => {
 		const page = await signedIn("/jobs", tokens.read);
 		const rows = page.locator("#jobs-table tbody tr");
@@ -1356,4 +1361,16 @@ describe("the dashboard", () => {
 		expect(await page.locator("#jobs-empty").isHidden()).toBe(true);
 		await page.close();
 	});
+
+
+	it("says an agent does not exist on its runs page, with no empty chart, legend or table left", async () => {
+		const page = await signedIn("/agents/no-such-agent/runs");
+		await page.locator("#notice", { hasText: "no-such-agent" }).waitFor(LIVE);
+		expect(await page.locator("#runs-table").isVisible()).toBe(false);
+		expect(await page.locator("#view .legend").isVisible()).toBe(false);
+		expect(await page.locator("#runs-empty").isVisible()).toBe(false);
+		expect(await page.locator("#runs-meta").textContent()).toBe("");
+		await page.close();
+	});
+
 });

@@ -40,7 +40,16 @@ async function runsView(signal) {
 			h("td", null, r.job_id ? jobLink(r.job_id) : h("span", { class: "muted", text: "—" })),
 			h("td", { class: "error-text", text: runNote(r) }))));
 	});
-	await load();
+	try {
+		await load();
+	} catch (err) {
+		// No such agent (or no such name): the notice says so, and no empty chart, legend or table remains.
+		if (err instanceof ApiError && (err.status === 404 || err.status === 400)) {
+			for (const el of /** @type {NodeListOf<HTMLElement>} */ (document.querySelectorAll("#view > :not(.view-head)"))) el.hidden = true;
+			$("#runs-meta").textContent = "";
+		}
+		throw err;
+	}
 	poll(load, LIVE_MS);
 }
 /** @param {Element} box @param {Occurrence[]} runs */
