@@ -1182,7 +1182,6 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
-
 	it("keeps the scheduler pill current with the page's polls: red, with the scheduler's error, while it is stalled", async () => {
 		for (const p of ["/usage", "/"]) {
 			const page = await open(p, { fakeClock: true });
@@ -1212,7 +1211,6 @@ describe("the dashboard", () => {
 			await page.close();
 		}
 	});
-
 
 	it("polls the jobs and incidents lists every 10 s: the first page, with the filters chosen, and never over pages added with Older", async () => {
 		const { jobs: [real] } = await call<{ jobs: Record<string, unknown>[] }>("GET", "/v1/jobs?limit=1", tokens.read);
@@ -1289,7 +1287,6 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
-
 	it("approves under a changed definition only when asked: a 409 is put as a question, and yes retries with allow_definition_change", async () => {
 		const agent = await createAgent(`dash-approve-def-${run}`, { tools: [TICKET_TOOL] });
 		await script({ tool_use: { name: "create_ticket", input: { title: "Disk full" } } }, { text: "Filed under the new definition." });
@@ -1323,7 +1320,6 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
-
 	it("says the server is unreachable while a poll gets no answer, and takes that away once a later poll succeeds", async () => {
 		const page = await signedIn("/jobs", tokens.read, { fakeClock: true });
 		await page.locator("#jobs-table tbody tr").first().waitFor(LIVE);
@@ -1345,7 +1341,6 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
-
 	it("clears the list when a filter cannot be loaded, rather than leave the last one's rows and count under the error", async () => {
 		const page = await signedIn("/jobs", tokens.read);
 		const rows = page.locator("#jobs-table tbody tr");
@@ -1362,7 +1357,6 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
-
 	it("says an agent does not exist on its runs page, with no empty chart, legend or table left", async () => {
 		const page = await signedIn("/agents/no-such-agent/runs");
 		await page.locator("#notice", { hasText: "no-such-agent" }).waitFor(LIVE);
@@ -1373,4 +1367,21 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+	it("shows control and bidirectional-control characters of a model's answer as visible escapes, so they cannot reorder or hide text", async () => {
+		const agent = await createAgent(`dash-controls-${run}`, {});
+		// A right-to-left override makes "evil\u202egpj.exe" read as "evilexe.jpg"; ESC, BEL and DEL draw as nothing or as boxes.
+		await script({ text: "Saved \u001b[31mevil\u202egpj.exe\u0007\u007f here." });
+		const job = await trigger(agent);
+		expect(await settled(job.id)).toBe("completed");
+		const shown = "Saved \\x1b[31mevil\\u202egpj.exe\\x07\\x7f here.";
+		const page = await signedIn(`/jobs/${job.id}`, tokens.read);
+		await page.locator("#log-state", { hasText: "ended" }).waitFor(LIVE);
+		expect(await page.locator("#job-log li.t-assistant .body").first().textContent()).toContain(shown);
+		expect(await page.locator("#job-summary").textContent()).toContain(shown);
+		await page.goto(`${url}/jobs?agent=${agent}`);
+		const summary = page.locator(`#jobs-table tr[data-job="${job.id}"] td.summary`);
+		await summary.waitFor(LIVE);
+		expect(await summary.textContent()).toContain(shown);
+		await page.close();
+	});
 });

@@ -80,7 +80,7 @@ function agentRow(a, reload) {
 			" ",
 			h("span", { class: "muted small" }, "since ", when(a.paused.at)),
 			// The badge already says "auto-paused"; an automatic reason starts "auto: " too.
-			a.paused.reason ? h("span", { class: "reason", text: auto ? a.paused.reason.replace(/^auto: /, "") : a.paused.reason }) : null,
+			a.paused.reason ? h("span", { class: "reason", text: printable(auto ? a.paused.reason.replace(/^auto: /, "") : a.paused.reason) }) : null,
 		];
 	} else state = badge("active", "");
 	const schedules = a.schedules.length

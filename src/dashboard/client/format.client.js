@@ -1,5 +1,15 @@
 // @ts-check
 // ── formatting ──
+// Control characters the page would draw as empty boxes or act on: the C0 controls but \n and \t, DEL and
+// the C1 controls (as the CLI's printable(), cli/format.ts), and the bidirectional controls, which
+// reorder the text around them ("evil\u202eexe.txt" would read as "eviltxt.exe").
+const UNPRINTABLE = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+/** Text from outside drover (model output, tool results, errors) with those characters shown as visible escapes, \x1b or \u202e. @param {string} text */
+const printable = (text) =>
+	String(text).replace(UNPRINTABLE, (c) => {
+		const code = c.charCodeAt(0);
+		return code < 0x100 ? "\\x" + code.toString(16).padStart(2, "0") : "\\u" + code.toString(16).padStart(4, "0");
+	});
 const rtf = new Intl.RelativeTimeFormat("en", { numeric: "auto" });
 /** @type {[Intl.RelativeTimeFormatUnit, number][]} */
 const UNITS = [["year", 31536000], ["month", 2592000], ["week", 604800], ["day", 86400], ["hour", 3600], ["minute", 60], ["second", 1]];

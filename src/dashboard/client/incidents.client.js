@@ -28,7 +28,7 @@ async function incidentsView(signal) {
 		h("td", null, agentLink(i.agent)),
 		h("td", { text: words(i.class) }),
 		h("td", null, badge(i.state, "i-")),
-		h("td", { class: "error-text", text: i.error }),
+		h("td", { class: "error-text", text: printable(i.error) }),
 		h("td", { class: "num", text: num(i.count) }),
 		h("td", null, when(i.last_seen_at), h("span", { class: "sub" }, "first ", when(i.first_seen_at))),
 		h("td", null, i.last_job_id ? jobLink(i.last_job_id) : "—"),

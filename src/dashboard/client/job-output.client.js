@@ -140,8 +140,8 @@ function logLine(n, raw) {
 	return h("li", { class: "t-" + type, "data-line": n },
 		h("span", { class: "n", text: n }),
 		h("span", { class: "ts", text: o && o.timestamp ? clock(o.timestamp) : "" }),
-		h("span", { class: "type", text: label }),
-		h("span", { class: "body" }, text, extra ? h("span", { class: "ts", text: "  [" + extra + "]" }) : null,
+		h("span", { class: "type", text: printable(label) }),
+		h("span", { class: "body" }, printable(text), extra ? h("span", { class: "ts", text: "  [" + printable(extra) + "]" }) : null,
 			// Cut to fit a storage row: what is shown is not the whole line.
 			o && o.truncated && typeof o.truncated === "object"
 				? h("span", { class: "muted small cut", title: "The line's " + String(o.truncated.field || "text") + " was cut to fit storage", text: "  [cut to fit: the line was " + num(o.truncated.bytes) + " bytes]" })

@@ -131,11 +131,11 @@ function renderJob(j) {
 		j.owner ? ["Owner", j.owner] : null,
 		j.forked_from ? ["Forked from", jobLink(j.forked_from)] : null,
 		j.session_id ? ["Session", h("code", { text: j.session_id })] : null,
-		j.error ? ["Error", h("span", { class: "error", text: j.error.type + ": " + j.error.message })] : null,
+		j.error ? ["Error", h("span", { class: "error", text: printable(j.error.type + ": " + j.error.message) })] : null,
 	].filter(Boolean));
 	$("#job-facts").replaceChildren(...facts.flatMap(([k, v]) => [h("dt", { text: k }), h("dd", null, v)]));
-	$("#job-prompt").textContent = j.prompt || "(the agent's default prompt)";
-	$("#job-summary").textContent = j.summary || (final ? "(none)" : "(not yet)");
+	$("#job-prompt").textContent = j.prompt ? printable(j.prompt) : "(the agent's default prompt)";
+	$("#job-summary").textContent = j.summary ? printable(j.summary) : final ? "(none)" : "(not yet)";
 
 	const models = Object.entries(j.usage.per_model);
 	const usage = $("#job-usage tbody");

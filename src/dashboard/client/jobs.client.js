@@ -137,5 +137,5 @@ function jobRow(j) {
 		h("td", null, words(j.trigger_type), j.schedule ? h("span", { class: "sub", text: j.schedule }) : null),
 		h("td", null, j.started_at ? when(j.started_at) : h("span", { class: "muted" }, "created ", when(j.created_at))),
 		h("td", { class: "num", text: dur(j.duration_seconds) }),
-		h("td", { class: "summary", title: j.summary || "", text: j.summary || "" }));
+		h("td", { class: "summary", title: printable(j.summary || ""), text: printable(j.summary || "") }));
 }

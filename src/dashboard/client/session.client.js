@@ -30,8 +30,8 @@ function showScheduler(status) {
 	if (!s.last_tick_at) add(pill, s.stalled ? "scheduler stalled: no tick yet" : "scheduler: no tick yet");
 	else add(pill, [s.stalled ? "scheduler stalled · last tick " : "last tick ", when(s.last_tick_at)]);
 	// What the last tick could not reach: said when it matters, on the red pill.
-	if (s.stalled && s.error) add(pill, " · " + s.error);
-	pill.title = s.error ? "Scheduler: " + s.error : "";
+	if (s.stalled && s.error) add(pill, " · " + printable(s.error));
+	pill.title = s.error ? "Scheduler: " + printable(s.error) : "";
 }
 /** @param {Status | null} status */
 function start(status) {
