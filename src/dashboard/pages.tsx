@@ -256,9 +256,12 @@ function Job(props: { id: string }) {
 			<section class="panel">
 				<div class="panel-head">
 					<h2>Output</h2>
-					<span id="log-state" class="pill"></span>
+					<span id="log-state" class="pill" role="status"></span>
 				</div>
-				<ol id="job-log" class="log" aria-live="polite"></ol>
+				{/* The log itself is not live (opening a job would read out every stored line): lines written
+				    while the page is open are announced here instead. */}
+				<p id="log-announce" class="sr-only" aria-live="polite"></p>
+				<ol id="job-log" class="log" aria-label="Output"></ol>
 			</section>
 		</>
 	);

@@ -1384,4 +1384,45 @@ describe("the dashboard", () => {
 		expect(await summary.textContent()).toContain(shown);
 		await page.close();
 	});
+
+	it("works with a screen reader: named timeline links and row buttons, legible log numbers, and only new log lines announced", async () => {
+		const agent = await createAgent(`dash-a11y-${run}`, {});
+		// The runs timeline is a group of links (not an image that hides them), each named for its job.
+		const page = await signedIn(`/agents/dash-runs-${run}/runs`, tokens.read);
+		const timeline = page.locator("#runs-chart svg.runs-timeline");
+		await timeline.waitFor(LIVE);
+		expect(await timeline.getAttribute("role")).not.toBe("img");
+		const labels = await timeline.locator("a").evaluateAll((as) => as.map((a) => a.getAttribute("aria-label")));
+		expect(labels.length).toBeGreaterThan(0);
+		for (const label of labels) expect(label).toMatch(/^job job-\S+ · every-/);
+		// A row's buttons say which agent they act on.
+		await page.goto(`${url}/`);
+		await page.getByRole("button", { name: `Run ${agent} now`, exact: true }).waitFor(LIVE);
+		expect(await page.getByRole("button", { name: `Pause ${agent}`, exact: true }).count()).toBe(1);
+
+		// The log: not a live region itself; a line written while the page is open is announced, the stored ones are not.
+		expect(await emulatorQueued()).toBe(0);
+		await script({ delay_ms: 3000, then: { text: "A later answer." } });
+		const job = await trigger(agent);
+		// Its first line is stored before the page opens (the model's answer is seconds away).
+		const storedLines = async () => (await (await fetch(`${url}/v1/jobs/${job.id}/output`, { headers: { authorization: `Bearer ${tokens.read}` } })).text()).trim().split("\n").filter(Boolean).length;
+		await expect.poll(storedLines, LIVE).toBeGreaterThan(0);
+		await page.goto(`${url}/jobs/${job.id}`);
+		await page.locator("#job-log li[data-line='1']").waitFor(LIVE);
+		expect(await page.locator("#job-log").getAttribute("aria-live")).toBeNull();
+		const announced = page.locator("#log-announce");
+		expect(await announced.textContent()).toBe("");
+		await page.locator("#job-log li.t-assistant", { hasText: "A later answer." }).waitFor(LIVE);
+		await expect.poll(() => announced.textContent(), LIVE).toContain("assistant: A later answer.");
+		await page.locator("#log-state", { hasText: "ended" }).waitFor(LIVE);
+		// A line's number against the log's background: at least 4.5:1.
+		const [fg, bg] = await page.evaluate<string[]>(`[getComputedStyle(document.querySelector("#job-log li .n")).color, getComputedStyle(document.querySelector("#job-log")).backgroundColor]`);
+		const luminance = (rgb: string) => {
+			const [r, g, b] = rgb.match(/\d+/g)!.slice(0, 3).map((c) => Number(c) / 255).map((c) => (c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4));
+			return 0.2126 * r! + 0.7152 * g! + 0.0722 * b!;
+		};
+		const [hi, lo] = [luminance(fg!), luminance(bg!)].sort((a, b) => b - a);
+		expect((hi! + 0.05) / (lo! + 0.05)).toBeGreaterThanOrEqual(4.5);
+		await page.close();
+	});
 });

@@ -42,6 +42,13 @@ async function followOutput(id, signal, on) {
 	};
 	let lastLine = 0;
 	let retry = 2000;
+	// New lines are announced (#log-announce), a batch at a time; the stored ones the stream replays
+	// first are not. The server sends the job's status once it has sent every stored line: lines after
+	// the first status event are new.
+	const announce = $("#log-announce");
+	let caughtUp = false;
+	/** @type {string[]} */
+	let fresh = [];
 	// Lines arrive in bursts (a replay from line 1 is the whole log at once): they are added a
 	// batch at a time, reading the layout (is the reader at the bottom?) once a batch, not once a
 	// line, which made a 6,000-line log take 20 s with the page frozen.
@@ -52,6 +59,11 @@ async function followOutput(id, signal, on) {
 		const stick = log.scrollTop + log.clientHeight >= log.scrollHeight - 8;
 		log.append(batch);
 		batch = null;
+		if (fresh.length) {
+			const more = fresh.length - 3;
+			announce.textContent = "New output: " + fresh.slice(0, 3).map((t) => t.slice(0, 160)).join(" · ") + (more > 0 ? " · and " + more + " more lines" : "");
+		}
+		fresh = [];
 		if (stick) log.scrollTop = log.scrollHeight;
 	};
 	log.replaceChildren(h("li", { class: "placeholder", text: "Waiting for output…" }));
@@ -79,8 +91,13 @@ async function followOutput(id, signal, on) {
 							batch = document.createDocumentFragment();
 							setTimeout(flush, 16);
 						}
-						batch.append(logLine(n, ev.data));
-					} else if (ev.event === "status") on.status();
+						const line = logLine(n, ev.data);
+						batch.append(line);
+						if (caughtUp) fresh.push((line.querySelector(".type")?.textContent || "") + ": " + (line.querySelector(".body")?.textContent || ""));
+					} else if (ev.event === "status") {
+						caughtUp = true;
+						on.status();
+					}
 					else if (ev.event === "end") return "end";
 				},
 			});

@@ -70,7 +70,8 @@ function drawRuns(box, runs) {
 	const x = (t) => left + ((t - t0) / (t1 - t0)) * (W - left - right);
 	/** @param {string} lane */
 	const y = (lane) => top + lanes.indexOf(lane) * laneH + laneH / 2;
-	const root = svg("svg", { viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": "Occurrences of " + SUBJECT + " on a time axis", class: "runs-timeline" });
+	// A group, not an image: its marks are links to their jobs, each named by what its tooltip says.
+	const root = svg("svg", { viewBox: "0 0 " + W + " " + H, role: "group", "aria-label": "Occurrences of " + SUBJECT + " on a time axis", class: "runs-timeline" });
 	const { ticks, step } = timeTicks(t0, t1, 10);
 	const axisY = top + lanes.length * laneH;
 	for (const t of ticks) {
@@ -101,7 +102,13 @@ function drawRuns(box, runs) {
 			g.append(svg("rect", { class: "range run-" + cls, x: x0, y: y(lane) - 4, width: Math.max(cx - x0, 2), height: 8, rx: 4 }));
 		}
 		g.append(svg("circle", { class: "mark run-" + cls + (open ? " open" : ""), cx, cy: y(lane), r: 7 }), svg("title", { text: tip }));
-		root.append(r.job_id ? svg("a", { href: "/jobs/" + enc(r.job_id) }, g) : g);
+		const label = tip.replace(/\n/g, " · ");
+		if (r.job_id) root.append(svg("a", { href: "/jobs/" + enc(r.job_id), "aria-label": "job " + r.job_id + " · " + label }, g));
+		else {
+			g.setAttribute("role", "img");
+			g.setAttribute("aria-label", label);
+			root.append(g);
+		}
 	}
 	box.replaceChildren(root);
 }
