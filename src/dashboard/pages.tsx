@@ -255,7 +255,9 @@ function Job(props: { id: string }) {
 			</div>
 			<section class="panel">
 				<div class="panel-head">
-					<h2>Output</h2>
+					<h2>
+						Output <span id="log-zone" class="muted small"></span>
+					</h2>
 					<span id="log-state" class="pill" role="status"></span>
 				</div>
 				{/* The log itself is not live (opening a job would read out every stored line): lines written

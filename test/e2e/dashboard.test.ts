@@ -1182,6 +1182,7 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+
 	it("keeps the scheduler pill current with the page's polls: red, with the scheduler's error, while it is stalled", async () => {
 		for (const p of ["/usage", "/"]) {
 			const page = await open(p, { fakeClock: true });
@@ -1211,6 +1212,7 @@ describe("the dashboard", () => {
 			await page.close();
 		}
 	});
+
 
 	it("polls the jobs and incidents lists every 10 s: the first page, with the filters chosen, and never over pages added with Older", async () => {
 		const { jobs: [real] } = await call<{ jobs: Record<string, unknown>[] }>("GET", "/v1/jobs?limit=1", tokens.read);
@@ -1287,6 +1289,7 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+
 	it("approves under a changed definition only when asked: a 409 is put as a question, and yes retries with allow_definition_change", async () => {
 		const agent = await createAgent(`dash-approve-def-${run}`, { tools: [TICKET_TOOL] });
 		await script({ tool_use: { name: "create_ticket", input: { title: "Disk full" } } }, { text: "Filed under the new definition." });
@@ -1320,6 +1323,7 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+
 	it("says the server is unreachable while a poll gets no answer, and takes that away once a later poll succeeds", async () => {
 		const page = await signedIn("/jobs", tokens.read, { fakeClock: true });
 		await page.locator("#jobs-table tbody tr").first().waitFor(LIVE);
@@ -1341,6 +1345,7 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+
 	it("clears the list when a filter cannot be loaded, rather than leave the last one's rows and count under the error", async () => {
 		const page = await signedIn("/jobs", tokens.read);
 		const rows = page.locator("#jobs-table tbody tr");
@@ -1357,6 +1362,7 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+
 	it("says an agent does not exist on its runs page, with no empty chart, legend or table left", async () => {
 		const page = await signedIn("/agents/no-such-agent/runs");
 		await page.locator("#notice", { hasText: "no-such-agent" }).waitFor(LIVE);
@@ -1366,6 +1372,7 @@ describe("the dashboard", () => {
 		expect(await page.locator("#runs-meta").textContent()).toBe("");
 		await page.close();
 	});
+
 
 	it("shows control and bidirectional-control characters of a model's answer as visible escapes, so they cannot reorder or hide text", async () => {
 		const agent = await createAgent(`dash-controls-${run}`, {});
@@ -1384,6 +1391,7 @@ describe("the dashboard", () => {
 		expect(await summary.textContent()).toContain(shown);
 		await page.close();
 	});
+
 
 	it("works with a screen reader: named timeline links and row buttons, legible log numbers, and only new log lines announced", async () => {
 		const agent = await createAgent(`dash-a11y-${run}`, {});
@@ -1425,4 +1433,28 @@ describe("the dashboard", () => {
 		expect((hi! + 0.05) / (lo! + 0.05)).toBeGreaterThanOrEqual(4.5);
 		await page.close();
 	});
+
+
+	it("says the time zone of every absolute time: run slots, tooltips, the runs chart's axis and the log's times", async () => {
+		// A browser in Los Angeles: its times are not UTC, and must not read as if they were.
+		const zoned = await browser.newContext({ viewport: { width: 1280, height: 800 }, timezoneId: "America/Los_Angeles" });
+		const page = await zoned.newPage();
+		page.on("pageerror", (err) => pageErrors.push(`zoned: ${err.message}`));
+		await page.goto(`${url}/agents/dash-runs-${run}/runs`);
+		await page.locator("#token").fill(tokens.read);
+		await page.locator("#signin-form button[type=submit]").click();
+		const zone = /(GMT-[78]|PST|PDT)$/;
+		const slot = page.locator("#runs-table tbody tr td:first-child > span:first-child").first();
+		await slot.waitFor(LIVE);
+		expect(await slot.textContent()).toMatch(zone);
+		expect(await page.locator("#runs-table time.rel").first().getAttribute("title")).toMatch(zone);
+		expect(await page.locator("#runs-chart svg text.zone").textContent()).toMatch(zone);
+		const { jobs } = await call<{ jobs: JobRecord[] }>("GET", `/v1/jobs?agent=dash-runs-${run}&limit=1`, tokens.read);
+		await page.goto(`${url}/jobs/${jobs[0]!.id}`);
+		await page.locator("#log-state", { hasText: "ended" }).waitFor(LIVE);
+		expect(await page.locator("#log-zone").textContent()).toMatch(/^times (GMT-[78]|PST|PDT)$/);
+		expect(await page.locator("#job-log li .ts").first().getAttribute("title")).toMatch(zone);
+		await zoned.close();
+	});
+
 });

@@ -21,8 +21,12 @@ function relText(ms) {
 	for (const [unit, sec] of UNITS) if (a >= sec) return rtf.format(Math.round(d / sec), unit);
 	return "now";
 }
+// Times are the browser's, and every absolute one says its zone ("1 Dec 2026, 18:22:26 GMT-8"), so
+// none is read as UTC (which the usage page's days are, and says).
+/** The browser's time zone, short ("GMT-8", "UTC", "CET"), at ms (a zone's summer name differs). @param {number} [ms] */
+const zoneName = (ms) => (new Intl.DateTimeFormat("en-GB", { timeZoneName: "short" }).formatToParts(ms === undefined ? new Date() : new Date(ms)).find((p) => p.type === "timeZoneName") || { value: "" }).value;
 /** @param {number} ms */
-const absText = (ms) => new Date(ms).toLocaleString("en-GB", { dateStyle: "medium", timeStyle: "medium" });
+const absText = (ms) => new Date(ms).toLocaleString("en-GB", { day: "numeric", month: "short", year: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit", timeZoneName: "short" });
 /** A relative time that keeps itself current; the absolute one is its tooltip. @param {?string} iso */
 function when(iso) {
 	if (!iso) return h("span", { class: "muted", text: "—" });
@@ -35,7 +39,7 @@ function refreshTimes() {
 /** An absolute time (for ledgers, where the slot itself matters), with the relative one beneath. @param {?string} iso */
 const slotTime = (iso) =>
 	iso
-		? [h("span", { text: new Date(iso).toLocaleString("en-GB", { day: "numeric", month: "short", hour: "2-digit", minute: "2-digit", second: "2-digit" }) }), h("span", { class: "sub" }, when(iso))]
+		? [h("span", { text: new Date(iso).toLocaleString("en-GB", { day: "numeric", month: "short", hour: "2-digit", minute: "2-digit", second: "2-digit", timeZoneName: "short" }) }), h("span", { class: "sub" }, when(iso))]
 		: h("span", { class: "muted", text: "—" });
 /** @param {string} iso */
 const clock = (iso) => new Date(iso).toLocaleTimeString("en-GB", { hour12: false });

@@ -67,6 +67,7 @@ async function followOutput(id, signal, on) {
 		if (stick) log.scrollTop = log.scrollHeight;
 	};
 	log.replaceChildren(h("li", { class: "placeholder", text: "Waiting for output…" }));
+	$("#log-zone").textContent = "times " + zoneName();
 	let empty = true;
 	setState("", "connecting…");
 	while (!signal.aborted) {
@@ -156,7 +157,7 @@ function logLine(n, raw) {
 	}
 	return h("li", { class: "t-" + type, "data-line": n },
 		h("span", { class: "n", text: n }),
-		h("span", { class: "ts", text: o && o.timestamp ? clock(o.timestamp) : "" }),
+		h("span", { class: "ts", text: o && o.timestamp ? clock(o.timestamp) : "", title: o && o.timestamp ? absText(Date.parse(o.timestamp)) : null }),
 		h("span", { class: "type", text: printable(label) }),
 		h("span", { class: "body" }, printable(text), extra ? h("span", { class: "ts", text: "  [" + printable(extra) + "]" }) : null,
 			// Cut to fit a storage row: what is shown is not the whole line.

@@ -79,6 +79,7 @@ function drawRuns(box, runs) {
 		root.append(svg("text", { x: x(t), y: axisY + 18, "text-anchor": "middle", text: tickLabel(t, step) }));
 	}
 	root.append(svg("g", { class: "axis" }, svg("line", { x1: left, x2: W - right, y1: axisY, y2: axisY })));
+	root.append(svg("text", { class: "zone", x: left - 12, y: axisY + 18, "text-anchor": "end", text: zoneName(t1) }));
 	for (const lane of lanes) {
 		root.append(svg("line", { class: "lane-line", x1: left, x2: W - right, y1: y(lane), y2: y(lane) }));
 		root.append(svg("text", { class: "lane", x: left - 12, y: y(lane) + 4, "text-anchor": "end", text: lane }));
