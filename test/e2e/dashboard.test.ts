@@ -815,6 +815,8 @@ describe("the dashboard", () => {
 		// The grey segment sums the four quietest agents: 4,000 + 3,000 + 2,000 + 1,000 input and 400 output tokens.
 		expect(await other.locator("title").textContent()).toContain(`4 other agents · ${today}\n10,400 tokens in 8 jobs`);
 		expect(await page.locator("#usage-legend li").allTextContents()).toEqual([...days.slice(0, 8).map((d) => d.agent), "4 other agents"]);
+		// The value axis counts in round steps up past the busiest day (79,200 tokens).
+		expect(await page.locator("#usage-chart svg > text[text-anchor=end]").allTextContents()).toEqual(["0", "20K", "40K", "60K", "80K"]);
 		// The table still lists every agent's day.
 		expect(await page.locator("#usage-table tbody tr").count()).toBe(12);
 		await page.close();
@@ -1455,6 +1457,24 @@ describe("the dashboard", () => {
 		expect(await page.locator("#log-zone").textContent()).toMatch(/^times (GMT-[78]|PST|PDT)$/);
 		expect(await page.locator("#job-log li .ts").first().getAttribute("title")).toMatch(zone);
 		await zoned.close();
+	});
+
+
+	it("words an ended job's missing usage and a pause made just now as they are", async () => {
+		const agent = await createAgent(`dash-words-${run}`, {});
+		await script({ error: 400, message: "the model refused the request (emulated)" });
+		const job = await trigger(agent);
+		expect(await settled(job.id)).toBe("failed");
+		await call("POST", `/v1/agents/${agent}/pause`, tokens.operate, { reason: "checking words" });
+		const page = await signedIn(`/jobs/${job.id}`, tokens.read);
+		await page.locator("#job-status .badge", { hasText: "failed" }).waitFor(LIVE);
+		// It has ended: no call is still to come.
+		expect(await page.locator("#job-usage tbody").textContent()).toBe("No model calls.");
+		await page.goto(`${url}/`);
+		const since = page.locator(`#fleet-table tr[data-agent="${agent}"] .muted.small`);
+		await since.waitFor(LIVE);
+		expect(await since.textContent()).toMatch(/^since (just now|\d+ seconds ago)$/);
+		await page.close();
 	});
 
 });

@@ -14,12 +14,17 @@ function tickLabel(t, step) {
 	if (step < 86400e3) return d.toLocaleTimeString("en-GB", { hour: "2-digit", minute: "2-digit" });
 	return d.toLocaleDateString("en-GB", { day: "numeric", month: "short" });
 }
-/** @param {number} v */
-function niceMax(v) {
-	if (v <= 0) return 1;
-	const p = Math.pow(10, Math.floor(Math.log10(v)));
-	for (const m of [1, 2, 2.5, 5, 10]) if (m * p >= v) return m * p;
-	return 10 * p;
+/**
+ * A value axis from 0 past v in about count equal steps of 1, 2 or 5 times a power of ten, so every
+ * label is a round number (0 · 20K · 40K · 60K, not 0 · 6.3K · 13K · 19K · 25K).
+ * @param {number} v @param {number} count @returns {{ max: number, step: number }}
+ */
+function niceAxis(v, count) {
+	if (!(v > 0)) return { max: count, step: 1 };
+	const rough = v / count;
+	const p = Math.pow(10, Math.floor(Math.log10(rough)));
+	const step = ([1, 2, 5, 10].find((m) => m * p >= rough) || 10) * p;
+	return { max: Math.ceil(v / step) * step, step };
 }
 /** @param {number} n */
 const compact = (n) => Intl.NumberFormat("en", { notation: "compact" }).format(n);

@@ -17,7 +17,8 @@ const UNITS = [["year", 31536000], ["month", 2592000], ["week", 604800], ["day",
 function relText(ms) {
 	const d = (ms - Date.now()) / 1000;
 	const a = Math.abs(d);
-	if (a < 5) return "now";
+	// "paused since just now", "last tick just now": a bare "now" reads as the present, not a moment ago.
+	if (a < 5) return d < 0 ? "just now" : "now";
 	for (const [unit, sec] of UNITS) if (a >= sec) return rtf.format(Math.round(d / sec), unit);
 	return "now";
 }

@@ -139,7 +139,7 @@ function renderJob(j) {
 
 	const models = Object.entries(j.usage.per_model);
 	const usage = $("#job-usage tbody");
-	if (!models.length) usage.replaceChildren(h("tr", null, h("td", { colspan: 5, class: "muted", text: "No model calls yet." })));
+	if (!models.length) usage.replaceChildren(h("tr", null, h("td", { colspan: 5, class: "muted", text: final ? "No model calls." : "No model calls yet." })));
 	else {
 		const total = { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
 		const keys = /** @type {(keyof ModelUsage)[]} */ (Object.keys(total));

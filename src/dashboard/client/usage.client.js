@@ -59,14 +59,13 @@ async function usageView(signal) {
 	const days = Array.from({ length: USAGE_DAYS }, (_, i) => since + i * DAY);
 	const W = 1200, H = 320, left = 64, right = 16, top = 16, bottom = 32;
 	const dayTotals = days.map((d) => rows.filter((c) => c.day === d).reduce((n, c) => n + totalOf(c), 0));
-	const max = niceMax(Math.max(...dayTotals));
+	const { max, step } = niceAxis(Math.max(...dayTotals), 4);
 	/** @param {number} v */
 	const y = (v) => top + (H - top - bottom) * (1 - v / max);
 	const band = (W - left - right) / days.length;
 	const barW = Math.min(band * 0.6, 90);
 	const root = svg("svg", { viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": "Tokens per agent per day", class: "usage-chart" });
-	for (let i = 0; i <= 4; i++) {
-		const v = (max / 4) * i;
+	for (let v = 0; v <= max; v += step) {
 		root.append(svg("line", { class: "grid-line", x1: left, x2: W - right, y1: y(v), y2: y(v) }));
 		root.append(svg("text", { x: left - 8, y: y(v) + 4, "text-anchor": "end", text: compact(v) }));
 	}
