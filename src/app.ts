@@ -13,7 +13,7 @@ import { notepadApi } from "./api/notepad.ts";
 import { mountOpenApi } from "./api/openapi.ts";
 import { statusApi } from "./api/status.ts";
 import { usageApi } from "./api/usage.ts";
-import { dashboardApp } from "./dashboard/routes.tsx";
+import { dashboardApp, notFoundPage } from "./dashboard/routes.tsx";
 import { PayloadTooLargeError } from "./errors.ts";
 
 /** The largest request body any route takes (an agent definition or a prompt, with room to spare). */
@@ -42,4 +42,4 @@ app.route("/v1/usage", usageApi);
 app.route("/", dashboardApp);
 mountOpenApi(app);
 app.onError(onError);
-app.notFound(notFoundHandler(() => app.routes));
+app.notFound(notFoundHandler(() => app.routes, notFoundPage));

@@ -1,4 +1,4 @@
-import type { ErrorHandler, NotFoundHandler } from "hono";
+import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { PatternRouter } from "hono/router/pattern-router";
 import type { RouterRoute } from "hono/types";
@@ -37,7 +37,7 @@ const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
  * (a client that sent DELETE to a job learns it is POST /cancel, not that the job is missing), else a 404.
  * `routes` is read on the first miss, when every sub-app is mounted; middleware (method ALL) is no route.
  */
-export function notFoundHandler(routes: () => readonly RouterRoute[]): NotFoundHandler<AppEnv> {
+export function notFoundHandler(routes: () => readonly RouterRoute[], page?: (c: Context<AppEnv>) => Response | Promise<Response>): NotFoundHandler<AppEnv> {
 	let router: PatternRouter<string> | undefined;
 	const allowed = (path: string): string[] => {
 		if (!router) {
@@ -53,6 +53,10 @@ export function notFoundHandler(routes: () => readonly RouterRoute[]): NotFoundH
 			c.header("Allow", allow.join(", "));
 			return c.json({ error: { code: "method_not_allowed", message: `${c.req.method} is not allowed on ${c.req.path}; allowed: ${allow.join(", ")}` } }, 405);
 		}
+		// A person's browser at a mistyped dashboard address gets a page with the way back; the API
+		// (and any client that does not ask for HTML) keeps its JSON error.
+		const browser = c.req.method === "GET" && (c.req.header("accept") ?? "").includes("text/html") && !c.req.path.startsWith("/v1/");
+		if (page && browser) return page(c);
 		return c.json({ error: { code: "not_found", message: `no route for ${c.req.method} ${c.req.path}` } }, 404);
 	};
 }

@@ -5,7 +5,7 @@ import type { Child } from "hono/jsx";
 import { JOB_STATUSES, TRIGGER_TYPES } from "../jobs/schema.ts";
 import { INCIDENT_STATES } from "../incidents/schema.ts";
 
-export type View = "fleet" | "jobs" | "job" | "runs" | "usage" | "incidents";
+export type View = "fleet" | "jobs" | "job" | "runs" | "usage" | "incidents" | "missing";
 
 export interface PageProps {
 	view: View;
@@ -34,7 +34,8 @@ function Layout(props: PageProps & { children: Child }) {
 				<title>{`${props.title} · drover`}</title>
 				<link rel="icon" href={props.assets.icon} type="image/svg+xml" />
 				<link rel="stylesheet" href={props.assets.css} />
-				<script src={props.assets.js} defer></script>
+				{/* The not-found page is static: it has nothing to sign in for or to load. */}
+				{props.view === "missing" ? null : <script src={props.assets.js} defer></script>}
 			</head>
 			<body data-view={props.view} data-subject={props.subject ?? ""}>
 				<header class="topbar">
@@ -57,6 +58,7 @@ function Layout(props: PageProps & { children: Child }) {
 				</header>
 				<div id="notice" class="notice" role="alert" hidden></div>
 				<main>
+					{props.view === "missing" ? props.children : null}
 					<section id="signin" class="signin" hidden>
 						<h1>Sign in</h1>
 						<p class="muted">Use an API token (read, operate or admin). It stays in this tab's session storage and is sent only as an Authorization header.</p>
@@ -70,7 +72,7 @@ function Layout(props: PageProps & { children: Child }) {
 						</form>
 					</section>
 					<section id="view" hidden>
-						{props.children}
+						{props.view === "missing" ? null : props.children}
 					</section>
 					<noscript>The dashboard needs JavaScript; the same data is available from the HTTP API.</noscript>
 				</main>
@@ -401,6 +403,21 @@ function Incidents() {
 }
 
 /** The page for a view: the shared frame around that view's skeleton. */
+/** A browser's address that is no page: said as a page, with the way back, not as the API's JSON. */
+function Missing(props: { path: string }) {
+	return (
+		<section class="missing">
+			<h1>Page not found</h1>
+			<p>
+				The dashboard has no page at <code>{props.path}</code>.
+			</p>
+			<p>
+				<a href="/">Fleet</a> · <a href="/jobs">Jobs</a> · <a href="/usage">Usage</a> · <a href="/incidents">Incidents</a>
+			</p>
+		</section>
+	);
+}
+
 export function Page(props: PageProps) {
 	const body = (() => {
 		switch (props.view) {
@@ -416,6 +433,8 @@ export function Page(props: PageProps) {
 				return <Usage />;
 			case "incidents":
 				return <Incidents />;
+			case "missing":
+				return <Missing path={props.subject ?? ""} />;
 		}
 	})();
 	return <Layout {...props}>{body}</Layout>;

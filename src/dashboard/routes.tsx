@@ -55,12 +55,15 @@ const [js, css, icon] = ASSETS;
 const versioned = (a: Asset) => `${a.path}?v=${a.version}`;
 const PAGE_ASSETS = { js: versioned(js), css: versioned(css), icon: versioned(icon) };
 
-function page(c: Context<AppEnv>, view: View, title: string, subject?: string) {
+function page(c: Context<AppEnv>, view: View, title: string, subject?: string, status: 200 | 404 = 200) {
 	securityHeaders(c);
 	// The shell holds no data, but a stale one could reference assets a deploy removed.
 	c.header("cache-control", "no-cache");
-	return c.html(`<!doctype html>${(<Page view={view} title={title} assets={PAGE_ASSETS} subject={subject} />).toString()}`);
+	return c.html(`<!doctype html>${(<Page view={view} title={title} assets={PAGE_ASSETS} subject={subject} />).toString()}`, status);
 }
+
+/** The 404 a browser gets for an address that is no page (the app's not-found handler asks for it). */
+export const notFoundPage = (c: Context<AppEnv>) => page(c, "missing", "Not found", c.req.path, 404);
 
 /**
  * The web dashboard: server-rendered shells plus one script and one stylesheet. Only these paths
