@@ -9,6 +9,7 @@ import { healthApi } from "./api/health.ts";
 import { hooksApi } from "./api/hooks.ts";
 import { incidentsApi } from "./api/incidents.ts";
 import { jobsApi } from "./api/jobs.ts";
+import { meApi } from "./api/me.ts";
 import { notepadApi } from "./api/notepad.ts";
 import { mountOpenApi } from "./api/openapi.ts";
 import { statusApi } from "./api/status.ts";
@@ -32,6 +33,7 @@ app.use(
 );
 app.route("/", healthApi);
 app.route("/v1/status", statusApi);
+app.route("/v1/me", meApi);
 app.route("/v1/agents", agentsApi);
 app.route("/v1/agents", agentActionsApi);
 app.route("/v1/agents", notepadApi);

@@ -191,10 +191,10 @@ function Job(props: { id: string }) {
 					<button type="button" id="job-download">
 						Download JSONL
 					</button>
-					<button type="button" id="job-fork" hidden>
+					<button type="button" id="job-fork" data-needs="operate" hidden>
 						Fork
 					</button>
-					<button type="button" id="job-cancel" class="danger" hidden>
+					<button type="button" id="job-cancel" class="danger" data-needs="operate" hidden>
 						Cancel
 					</button>
 				</div>
@@ -209,10 +209,10 @@ function Job(props: { id: string }) {
 				<textarea id="approval-input" rows={6} spellcheck={false}></textarea>
 				<p id="approval-error" class="error" hidden></p>
 				<div class="buttons">
-					<button type="button" id="approval-approve" class="primary">
+					<button type="button" id="approval-approve" class="primary" data-needs="operate">
 						Approve
 					</button>
-					<button type="button" id="approval-deny" class="danger">
+					<button type="button" id="approval-deny" class="danger" data-needs="operate">
 						Deny
 					</button>
 				</div>

@@ -94,6 +94,7 @@ textarea { width: 100%; font-family: var(--mono); font-size: .9em; resize: verti
 .filters select, .filters input { min-width: 12rem; color: var(--ink); }
 
 /* ── sign-in ── */
+body[data-role="read"] [data-needs="operate"] { display: none !important; }
 .signin, .missing { max-width: 26rem; margin: 4rem auto; background: var(--panel); padding: 2rem; border-radius: 10px; border: 1px solid var(--line); }
 .signin form { display: flex; flex-direction: column; gap: .5rem; }
 .signin label { font-weight: 600; margin-top: .5rem; }

@@ -40,6 +40,15 @@ describe("the API's bearer tokens", () => {
 		expect(weak.headers.get("www-authenticate")).toBeNull();
 	});
 
+	it("tells the caller its token's name and role at GET /v1/me, and nothing without a token", async () => {
+		for (const [role, name] of [["read", "reader"], ["operate", "operator"], ["admin", "root"]] as const) {
+			const res = await call("/v1/me", { as: role });
+			expect(res.status).toBe(200);
+			expect(await res.json()).toEqual({ name, role });
+		}
+		expect((await call("/v1/me", { as: null })).status).toBe(401);
+	});
+
 	it("answers 401 to a wrong token, one differing only in its last character, and an empty one", async () => {
 		for (const token of ["nope-nope-nope-nope-nope", `${TOKENS.read.slice(0, -1)}x`, `${TOKENS.read}x`]) {
 			const res = await call("/v1/jobs", { as: { token } });

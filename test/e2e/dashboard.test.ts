@@ -272,9 +272,9 @@ describe("the dashboard", () => {
 		for (const name of ["daily-digest", "site-watch", "triage"]) {
 			await page.locator(`#fleet-table tr[data-agent="${name}"]`).waitFor(LIVE);
 		}
-		// A read token sees everything but may not act: the API's 403 message is shown.
-		await page.locator(`#fleet-table tr[data-agent="daily-digest"] button`, { hasText: "Run now" }).click();
-		await page.locator("#notice", { hasText: "needs the operate role" }).waitFor(LIVE);
+		// A read token sees everything but is offered no action: each would be refused with a 403.
+		await page.locator('body[data-role="read"]').waitFor({ ...LIVE, state: "attached" });
+		expect(await page.locator(`#fleet-table tr[data-agent="daily-digest"] button:visible`).count()).toBe(0);
 		// The token is in session storage, never in the address bar.
 		expect(page.url()).toBe(`${url}/`);
 		expect(await page.evaluate(() => sessionStorage.getItem("drover.token"))).toBe(tokens.read);
@@ -997,6 +997,28 @@ describe("the dashboard", () => {
 		expect(pageErrors).toEqual([]);
 	});
 
+	it("offers a read-only token no action it would be refused, and an operate token each one", async () => {
+		const agent = `dash-live-${run}`;
+		const reader = await signedIn("/", tokens.read);
+		await reader.locator('body[data-role="read"]').waitFor({ ...LIVE, state: "attached" });
+		const row = reader.locator(`#fleet-table tr[data-agent="${agent}"]`);
+		await row.waitFor(LIVE);
+		expect(await row.locator("button", { hasText: /Run now|Pause|Resume/ }).count()).toBeGreaterThan(0);
+		expect(await row.locator("button:visible").count()).toBe(0);
+		const { jobs: [done] } = await call<{ jobs: JobRecord[] }>("GET", "/v1/jobs?status=completed&limit=1", tokens.read);
+		await reader.goto(`${url}/jobs/${done!.id}`);
+		await reader.locator("#job-download").waitFor(LIVE);
+		expect(await reader.locator("#job-fork").isVisible()).toBe(false);
+		expect(await reader.locator("#job-download").isVisible()).toBe(true);
+		await reader.close();
+
+		const operator = await signedIn(`/jobs/${done!.id}`, tokens.operate);
+		await operator.locator('body[data-role="operate"]').waitFor({ ...LIVE, state: "attached" });
+		await operator.locator("#job-fork").waitFor(LIVE);
+		await operator.close();
+		expect(pageErrors).toEqual([]);
+	});
+
 	it("says a job does not exist on its page, with no empty record or live buttons left", async () => {
 		const page = await signedIn("/jobs/job-2026-01-01-zzzzzz");
 		await page.locator("#notice", { hasText: "no job job-2026-01-01-zzzzzz" }).waitFor(LIVE);
@@ -1398,7 +1420,7 @@ describe("the dashboard", () => {
 	it("works with a screen reader: named timeline links and row buttons, legible log numbers, and only new log lines announced", async () => {
 		const agent = await createAgent(`dash-a11y-${run}`, {});
 		// The runs timeline is a group of links (not an image that hides them), each named for its job.
-		const page = await signedIn(`/agents/dash-runs-${run}/runs`, tokens.read);
+		const page = await signedIn(`/agents/dash-runs-${run}/runs`, tokens.operate);
 		const timeline = page.locator("#runs-chart svg.runs-timeline");
 		await timeline.waitFor(LIVE);
 		expect(await timeline.getAttribute("role")).not.toBe("img");

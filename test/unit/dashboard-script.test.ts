@@ -3,8 +3,9 @@ import { describe, expect, expectTypeOf, it } from "vitest";
 import type { OutputLine as ServerOutputLine } from "../../durable-objects/agent/runner/output.ts";
 import type { AgentStatusShape, OccurrenceShape } from "../../src/api/agent-actions.ts";
 import type { AgentViewT } from "../../src/api/agents.ts";
+import type { MeShape } from "../../src/api/me.ts";
 import type { StatusShape } from "../../src/api/status.ts";
-import type { AgentStatus, AgentView, Occurrence, OutputLine, Status } from "../../src/dashboard/client/api-types.ts";
+import type { AgentStatus, AgentView, Me, Occurrence, OutputLine, Status } from "../../src/dashboard/client/api-types.ts";
 import { APP_JS } from "../../src/dashboard/client/index.ts";
 
 // The script's source files as text (Vite inlines them at build time).
@@ -30,6 +31,7 @@ describe("the dashboard's types for the API's JSON (src/dashboard/client/api-typ
 		expectTypeOf<AgentStatusShape>().toExtend<AgentStatus>();
 		expectTypeOf<StatusShape>().toExtend<Status>();
 		expectTypeOf<OccurrenceShape>().toExtend<Occurrence>();
+		expectTypeOf<MeShape>().toExtend<Me>();
 		// So is a line of any type, for the scripts' loose shape (every type's fields, optional).
 		expectTypeOf<ServerOutputLine>().toExtend<OutputLine>();
 	});

@@ -36,6 +36,9 @@ export type AgentView = {
 	last_job: z.infer<typeof LastJobSchema>;
 };
 
+/** GET /v1/me: the caller (src/api/me.ts, Me). */
+export type Me = { name: string; role: "read" | "operate" | "admin" };
+
 /** POST /v1/agents/:agent/pause and /resume (src/api/agent-actions.ts, AgentStatus). */
 export type AgentStatus = {
 	paused: Paused;

@@ -102,7 +102,7 @@ function agentRow(a, reload) {
 		: h("span", { class: "muted", text: "never ran" });
 	const path = "/v1/agents/" + enc(a.name);
 	const actions = h("td", { class: "actions" },
-		h("button", { type: "button", class: "small", text: "Run now", "aria-label": "Run " + a.name + " now", onclick: (e) => act(e.currentTarget, async () => {
+		h("button", { type: "button", class: "small", "data-needs": "operate", text: "Run now", "aria-label": "Run " + a.name + " now", onclick: (e) => act(e.currentTarget, async () => {
 			let body;
 			if (!a.has_default_prompt) {
 				// A manual- or webhook-only agent has no prompt of its own: the run needs one.
@@ -119,7 +119,7 @@ function agentRow(a, reload) {
 			location.href = "/jobs/" + enc(job.id);
 		}) }),
 		a.paused
-			? h("button", { type: "button", class: "small", text: "Resume", "aria-label": "Resume " + a.name, onclick: (e) => act(e.currentTarget, async () => {
+			? h("button", { type: "button", class: "small", "data-needs": "operate", text: "Resume", "aria-label": "Resume " + a.name, onclick: (e) => act(e.currentTarget, async () => {
 				/** @type {AgentStatus} */
 				const after = await post(path + "/resume");
 				await reload();
@@ -130,7 +130,7 @@ function agentRow(a, reload) {
 					return false;
 				}
 			}, "Resumed " + a.name) })
-			: h("button", { type: "button", class: "small", text: "Pause", "aria-label": "Pause " + a.name, onclick: (e) => act(e.currentTarget, async () => {
+			: h("button", { type: "button", class: "small", "data-needs": "operate", text: "Pause", "aria-label": "Pause " + a.name, onclick: (e) => act(e.currentTarget, async () => {
 				const reason = prompt("Pause " + a.name + ": its due runs are skipped until resumed. Reason (optional):", "");
 				if (reason === null) return false;
 				await post(path + "/pause", reason.trim() ? { reason: reason.trim() } : {});

@@ -34,7 +34,7 @@ async function incidentsView(signal) {
 		h("td", null, i.last_job_id ? jobLink(i.last_job_id) : "—"),
 		h("td", { class: "actions" }, i.state === "closed"
 			? h("span", { class: "muted small", text: i.closed_by ? "closed by " + i.closed_by : "closed" })
-			: h("button", { type: "button", class: "small", text: "Close", "aria-label": "Close incident " + i.id, onclick: (e) => act(e.currentTarget, async () => {
+			: h("button", { type: "button", class: "small", "data-needs": "operate", text: "Close", "aria-label": "Close incident " + i.id, onclick: (e) => act(e.currentTarget, async () => {
 				if (!confirm("Close incident " + i.id + "? The same error will not open it again.")) return false;
 				await post("/v1/incidents/" + enc(i.id) + "/close");
 				await load(false);

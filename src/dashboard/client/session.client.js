@@ -15,6 +15,7 @@ function showSignIn(message) {
 /** @param {string} [message] */
 function signOut(message) {
 	sessionStorage.removeItem(TOKEN_KEY);
+	delete document.body.dataset.role;
 	viewAbort.abort();
 	viewAbort = new AbortController();
 	showSignIn(message);
@@ -39,6 +40,8 @@ function start(status) {
 	$("#view").hidden = false;
 	$("#sign-out").hidden = false;
 	showScheduler(status);
+	// A read-role token is shown no action it would be refused (styles.ts hides [data-needs=operate]).
+	api("/v1/me").then((/** @type {Me} */ me) => { document.body.dataset.role = me.role; }, () => {});
 	const view = VIEWS[VIEW];
 	statusPolled = false;
 	// A view that does not poll (or whose first load failed) still keeps the pill current.

@@ -10,6 +10,7 @@ type IncidentPage = import("./api-types.ts").IncidentPage;
 type JobPage = import("./api-types.ts").JobPage;
 type JobRecord = import("./api-types.ts").JobRecord;
 type JobSummary = import("./api-types.ts").JobSummary;
+type Me = import("./api-types.ts").Me;
 type ModelUsage = import("./api-types.ts").ModelUsage;
 type Occurrence = import("./api-types.ts").Occurrence;
 type OutputLine = import("./api-types.ts").OutputLine;
