@@ -63,6 +63,7 @@ export const shapes = {
 	agent: shape<AgentView>(agentView),
 	agentDetail: shape<AgentDetail>(agentView.extend({ definition: z.object({ name: z.string() }), definition_revision: z.string() })),
 	agentPage: shape<AgentPage>(z.object({ agents: z.array(agentView), next_cursor: nextCursor })),
+	me: shape<{ name: string; role: string }>(z.object({ name: z.string(), role: z.string() })),
 	agentStatus: shape<AgentStatus>(z.object({ name: z.string(), paused })),
 	runPage: shape<RunPage>(z.object({ runs: z.array(z.object({ status: z.string(), dispatch: z.string(), claimed_at: z.string(), source: z.string() })), next_cursor: nextCursor })),
 	incidentPage: shape<IncidentPage>(z.object({ incidents: z.array(incident), next_cursor: nextCursor })),

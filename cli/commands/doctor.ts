@@ -63,7 +63,9 @@ async function doctor(ctx: Context, opts: { json?: boolean }): Promise<number> {
 			// Checked on a route that needs no fleet.yaml: an invalid one is the config check's to report.
 			try {
 				await client.json("/v1/jobs", shapes.jobPage, { query: { limit: 1 } });
-				checks.push({ check: "auth", status: "ok", message: "the token is accepted" });
+				// Whose token, and what it may do; a Worker from before GET /v1/me still passes.
+				const me = await client.json("/v1/me", shapes.me).catch(() => null);
+				checks.push({ check: "auth", status: "ok", message: `the token is accepted${me ? `: ${me.name} (${me.role} role)` : ""}` });
 				status = await client.json("/v1/status", shapes.status).catch(() => null);
 			} catch (err) {
 				checks.push({ check: "auth", status: "fail", message: failure(err) });
