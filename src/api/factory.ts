@@ -77,15 +77,15 @@ const blankBodyIsEmpty: MiddlewareHandler<AppEnv> = async (c, next) => {
 };
 
 /**
- * Declares the role a route needs: the middleware enforces it and the OpenAPI document states it,
- * from one place, so the two cannot drift.
- */
-/**
  * The query of a route that reads none: a parameter given to it is refused as on every list
  * (`?limit=5` on a job's record, `?lines=20` meant for its output), not silently ignored.
  */
 const NO_QUERY = z.strictObject({});
 
+/**
+ * Declares the role a route needs: the middleware enforces it and the OpenAPI document states it,
+ * from one place, so the two cannot drift.
+ */
 export function withRole<R extends Omit<RouteConfig, "middleware" | "security">>(role: Role, route: R) {
 	const bodiless = !route.request?.body && route.method !== "get" && route.method !== "head";
 	return {

@@ -35,6 +35,9 @@ const ListQuery = z
 
 const JobPath = z.object({ id: JobIdSchema });
 
+/** Where a stream resumes: the number of the last line the client has. */
+const LineNumber = z.string().regex(/^\d{1,12}$/, "must be a line number");
+
 /** The agent a job belongs to, from the index; every job action goes to that agent's object. */
 async function ownerOf(env: Env, id: string): Promise<string> {
 	const summary = await getJobSummary(env.DB, id);
@@ -240,8 +243,8 @@ export const jobsApi = createApi()
 			description: "Reconnect with Last-Event-ID to resume exactly after that line; `after` does the same for a client that cannot set the header (the header wins).",
 			request: {
 				params: JobPath,
-				query: z.strictObject({ after: z.string().regex(/^\d{1,12}$/, "must be a line number").optional().openapi({ description: "Start after this line number" }) }),
-				headers: z.object({ "last-event-id": z.string().regex(/^\d{1,12}$/, "must be a line number").optional() }),
+				query: z.strictObject({ after: LineNumber.optional().openapi({ description: "Start after this line number" }) }),
+				headers: z.object({ "last-event-id": LineNumber.optional() }),
 			},
 			responses: { 200: { description: "An event stream", content: { "text/event-stream": { schema: z.string() } } }, ...notFoundResponse },
 		}),
