@@ -71,10 +71,14 @@ async function jobsView(signal) {
 			throw err;
 		}
 		if (mine !== generation) return; // a newer filter answered first
+		if (reset) paged = false;
+		draw(page, reset);
+	};
+	/** Puts a page of jobs on screen, in place of the list (reset) or after it. @param {JobPage} page @param {boolean} reset */
+	const draw = (page, reset) => {
 		if (reset) {
 			tbody.replaceChildren();
 			shown = 0;
-			paged = false;
 		}
 		tbody.append(...page.jobs.map(jobRow));
 		shown += page.jobs.length;
@@ -118,12 +122,7 @@ async function jobsView(signal) {
 		/** @type {JobPage} */
 		const page = await api("/v1/jobs?" + q, { signal });
 		if (mine !== generation || paged || paging) return; // a filter or "Older" came meanwhile
-		tbody.replaceChildren(...page.jobs.map(jobRow));
-		shown = page.jobs.length;
-		cursor = page.next_cursor;
-		older.hidden = !cursor;
-		$("#jobs-empty").hidden = shown > 0;
-		$("#jobs-meta").textContent = shown + (cursor ? " shown, more older" : shown === 1 ? " job" : " jobs");
+		draw(page, true);
 	};
 	await load(true);
 	poll(refresh, LIVE_MS);
