@@ -7,7 +7,7 @@ import { cursorScope, decodeCursor, encodeCursor } from "../shared/cursor.ts";
 import { sha256Hex } from "../shared/hash.ts";
 import { BLANK_MESSAGE, NOT_BLANK } from "../config/schema.ts";
 import { createApi, withRole } from "./factory.ts";
-import { AgentNameParam } from "./params.ts";
+import { AgentNameParam, CursorParam, pageLimit } from "./params.ts";
 import { unwrap } from "./refusals.ts";
 import { requireAgent, requireAgentSource, requireKnownAgent } from "./resolve-agent.ts";
 import { LastJobSchema, PausedSchema, RunningJobSchema, conflictResponse, notFoundResponse, queueFullResponse } from "./schemas.ts";
@@ -140,8 +140,8 @@ export const agentActionsApi = createApi()
 			request: {
 				params: AgentPath,
 				query: z.strictObject({
-					limit: z.coerce.number().int().min(1).max(200).default(50),
-					cursor: z.string().max(200).optional(),
+					limit: pageLimit(200, 50),
+					cursor: CursorParam,
 				}),
 			},
 			responses: {
@@ -173,8 +173,8 @@ export const agentActionsApi = createApi()
 				params: AgentPath,
 				query: z.strictObject({
 					status: JobStatusSchema.optional(),
-					limit: z.coerce.number().int().min(1).max(200).default(20),
-					cursor: z.string().max(200).optional(),
+					limit: pageLimit(200, 20),
+					cursor: CursorParam,
 				}),
 			},
 			responses: {

@@ -10,7 +10,7 @@ import { nextRun } from "../scheduler/next-run.ts";
 import { getRegisteredAgent, listRegisteredAgents } from "../store/agent-registry.ts";
 import { readHeartbeat } from "../store/heartbeat.ts";
 import { createApi, withRole } from "./factory.ts";
-import { AgentNameParam } from "./params.ts";
+import { AgentNameParam, pageLimit } from "./params.ts";
 import { unwrap } from "./refusals.ts";
 import { requireAgent, type ResolvedAgent } from "./resolve-agent.ts";
 import { LastJobSchema, PausedSchema, RunningJobSchema, conflictResponse, notFoundResponse } from "./schemas.ts";
@@ -126,7 +126,7 @@ export const agentsApi = createApi()
 			summary: "Agents (fleet.yaml's and the API's), their schedules, next runs and state, by name",
 			request: {
 				query: z.strictObject({
-					limit: z.coerce.number().int().min(1).max(200).default(50),
+					limit: pageLimit(200, 50),
 					cursor: AgentNameParam.optional().openapi({ description: "next_cursor of the previous page" }),
 				}),
 			},

@@ -4,7 +4,7 @@ import { log } from "../log.ts";
 import { IncidentSchema, INCIDENT_STATES } from "../incidents/schema.ts";
 import { closeIncident, listIncidents } from "../store/incidents.ts";
 import { createApi, withRole } from "./factory.ts";
-import { AgentNameParam } from "./params.ts";
+import { AgentNameParam, CursorParam, pageLimit } from "./params.ts";
 import { notFoundResponse } from "./schemas.ts";
 
 const IncidentPath = z.object({ id: z.string().regex(/^[a-z0-9-]{1,6}_[0-9a-f]{12}$/, "must be an incident id: <agent prefix>_<12 hex>") });
@@ -19,8 +19,8 @@ export const incidentsApi = createApi()
 				query: z.strictObject({
 					state: z.enum(INCIDENT_STATES).optional(),
 					agent: AgentNameParam.optional(),
-					limit: z.coerce.number().int().min(1).max(200).default(50),
-					cursor: z.string().max(200).optional(),
+					limit: pageLimit(200, 50),
+					cursor: CursorParam,
 				}),
 			},
 			responses: {

@@ -7,7 +7,7 @@ import { toHerdctlYaml } from "../jobs/yaml.ts";
 import { getJobSummary, listJobs } from "../store/job-index.ts";
 import { BLANK_MESSAGE, NOT_BLANK } from "../config/schema.ts";
 import { createApi, withRole } from "./factory.ts";
-import { AgentNameParam } from "./params.ts";
+import { AgentNameParam, CursorParam, pageLimit, queryInt } from "./params.ts";
 import { unwrap } from "./refusals.ts";
 import { screenPrompt } from "./screen.ts";
 import { conflictResponse, ErrorSchema, notFoundResponse, queueFullResponse } from "./schemas.ts";
@@ -25,8 +25,8 @@ const ListQuery = z
 		trigger_type: TriggerTypeSchema.optional(),
 		since: Instant.optional().openapi({ description: "Jobs created at or after this instant" }),
 		until: Instant.optional().openapi({ description: "Jobs created before this instant" }),
-		limit: z.coerce.number().int().min(1).max(200).default(20),
-		cursor: z.string().max(200).optional().openapi({ description: "next_cursor of the previous page, passed with the same filters" }),
+		limit: pageLimit(200, 20),
+		cursor: CursorParam,
 	})
 	.refine((q) => !q.since || !q.until || Date.parse(q.since) < Date.parse(q.until), {
 		message: "since must be before until",
@@ -214,7 +214,7 @@ export const jobsApi = createApi()
 			summary: "The job's JSONL output: from R2 once it has ended, from its agent while it runs; honours Range",
 			request: {
 				params: JobPath,
-				query: z.strictObject({ lines: z.coerce.number().int().min(1).max(100_000).optional().openapi({ description: "Only the last N lines" }) }),
+				query: z.strictObject({ lines: queryInt(1, 100_000).openapi({ description: "Only the last N lines" }) }),
 				headers: z.object({ range: z.string().optional() }),
 			},
 			responses: {

@@ -5,3 +5,33 @@ export const AgentNameParam = z
 	.string()
 	.regex(AGENT_NAME_PATTERN, "must be an agent name: lowercase letters, digits and dashes, starting with a letter or digit")
 	.openapi({ example: "daily-digest" });
+
+/**
+ * A whole number in a query string, in plain digits: z.coerce.number() would also take `1e2`,
+ * `0x10` or ` 5 `, spellings no client means and the OpenAPI document does not promise.
+ */
+function digits(min: number, max: number) {
+	return z
+		.string()
+		.regex(/^\d{1,15}$/, `must be a whole number from ${min} to ${max}, in digits`)
+		.transform(Number)
+		.pipe(z.number().int().min(min).max(max));
+}
+
+/** An optional whole-number query parameter. */
+export function queryInt(min: number, max: number) {
+	return digits(min, max).optional().openapi({ type: "integer", minimum: min, maximum: max });
+}
+
+/** A page's `limit`: 1 to `max`, `fallback` when not given. */
+export function pageLimit(max: number, fallback: number) {
+	return digits(1, max).default(fallback).openapi({ type: "integer", minimum: 1, maximum: max, default: fallback });
+}
+
+/** A list's `cursor`: the next_cursor of the page before, unchanged. */
+export const CursorParam = z
+	.string()
+	.min(1)
+	.max(200)
+	.optional()
+	.openapi({ description: "next_cursor of the previous page, passed with the same filters" });

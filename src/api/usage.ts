@@ -3,7 +3,7 @@ import { UsageDaySchema } from "../jobs/usage-day.ts";
 import { BadRequestError } from "../errors.ts";
 import { DAY_MS, isoDay, listUsage, utcDay } from "../store/usage.ts";
 import { createApi, withRole } from "./factory.ts";
-import { AgentNameParam } from "./params.ts";
+import { AgentNameParam, CursorParam, pageLimit } from "./params.ts";
 
 const Day = z.iso.date({ message: "must be a date, YYYY-MM-DD" });
 const DEFAULT_DAYS = 7;
@@ -13,8 +13,8 @@ const UsageQuery = z
 		since: Day.optional().openapi({ description: `First UTC day, inclusive (default: ${DEFAULT_DAYS - 1} days before until)`, example: "2026-11-24" }),
 		until: Day.optional().openapi({ description: "Last UTC day, inclusive (default: today)", example: "2026-11-30" }),
 		agent: AgentNameParam.optional(),
-		limit: z.coerce.number().int().min(1).max(1000).default(500),
-		cursor: z.string().max(200).optional().openapi({ description: "next_cursor of the previous page, passed with the same filters" }),
+		limit: pageLimit(1000, 500),
+		cursor: CursorParam,
 	})
 	.refine((q) => !q.since || !q.until || q.since <= q.until, { message: "since must not be after until", path: ["since"] });
 

@@ -6,6 +6,8 @@ import { call, errorOf } from "../helpers/http.ts";
 const routes: [path: string, param: string, valid: string][] = [
 	["/v1/jobs", "limit", "5"],
 	["/v1/jobs", "since", "2026-11-01T00:00:00Z"],
+	["/v1/jobs", "cursor", "abc"],
+	["/v1/incidents", "cursor", "abc"],
 	["/v1/usage", "limit", "5"],
 	["/v1/usage", "since", "2026-11-01"],
 	["/v1/usage", "agent", "some-agent"],
@@ -79,5 +81,35 @@ describe("a route that reads no query", () => {
 		const agent = await call("/v1/agents/no-query");
 		expect(agent.status).toBe(200);
 		expect(((await agent.json()) as { paused: unknown }).paused).toBeNull();
+	});
+});
+
+describe("whole-number parameters", () => {
+	it("take plain digits only, saying so, where coercion took 1e2, 0x10, 5.0 or a padded 5", async () => {
+		for (const value of ["1e2", "0x10", "5.0", "%205", "-3", "abc"]) {
+			for (const [path, param, max] of [
+				["/v1/jobs", "limit", 200],
+				["/v1/usage", "limit", 1000],
+				["/v1/jobs/job-2026-11-01-abcdef/output", "lines", 100_000],
+			] as const) {
+				const url = `${path}?${param}=${value}`;
+				const { message, issues } = await badRequest(url);
+				expect(message, url).toBe(`invalid query: ${param}: must be a whole number from 1 to ${max}, in digits`);
+				expect(issues?.map((i) => i.path), url).toEqual([param]);
+			}
+		}
+		expect((await call("/v1/jobs?limit=200")).status).toBe(200);
+		expect((await badRequest("/v1/jobs?limit=201")).message).toMatch(/^invalid query: limit: Too big/);
+	});
+
+	it("are integers in the OpenAPI document, with their range and default", async () => {
+		const doc = (await (await call("/openapi.json", { as: null })).json()) as {
+			paths: Record<string, { get: { parameters: { name: string; schema: Record<string, unknown> }[] } }>;
+		};
+		const param = (path: string, name: string) => doc.paths[path]!.get.parameters.find((p) => p.name === name)!.schema;
+		expect(param("/v1/jobs", "limit")).toMatchObject({ type: "integer", minimum: 1, maximum: 200, default: 20 });
+		expect(param("/v1/usage", "limit")).toMatchObject({ type: "integer", minimum: 1, maximum: 1000, default: 500 });
+		expect(param("/v1/jobs/{id}/output", "lines")).toMatchObject({ type: "integer", minimum: 1, maximum: 100000 });
+		expect(param("/v1/jobs", "cursor")).toMatchObject({ type: "string", minLength: 1 });
 	});
 });
