@@ -80,10 +80,19 @@ export class UnsupportedMediaTypeError extends AppError {
 	}
 }
 
+/**
+ * When to try a full queue again. It drains as the agent's running jobs end, which drover cannot
+ * foresee; half a minute is a retry that neither hammers the agent nor leaves a client idle long.
+ */
+export const QUEUE_RETRY_AFTER_SECONDS = 30;
+
+/** A 429; `retryAfterSeconds` goes out as its Retry-After header (RFC 9110), so a client knows when to come back. */
 export class RateLimitedError extends AppError {
 	override readonly name = "RateLimitedError";
-	constructor(message: string) {
+	readonly retryAfterSeconds: number;
+	constructor(message: string, retryAfterSeconds = QUEUE_RETRY_AFTER_SECONDS) {
 		super(429, "rate_limited", message);
+		this.retryAfterSeconds = retryAfterSeconds;
 	}
 }
 

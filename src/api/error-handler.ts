@@ -2,7 +2,7 @@ import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { PatternRouter } from "hono/router/pattern-router";
 import type { RouterRoute } from "hono/types";
-import { AppError, UnsupportedMediaTypeError } from "../errors.ts";
+import { AppError, RateLimitedError, UnsupportedMediaTypeError } from "../errors.ts";
 import { errorFields, log } from "../log.ts";
 import type { AppEnv } from "./context.ts";
 
@@ -12,6 +12,7 @@ export const onError: ErrorHandler<AppEnv> = (err, c) => {
 	if (err instanceof AppError) {
 		// RFC 6750: a 401 names the scheme it wants, so a client knows to send a bearer token.
 		if (err.status === 401) c.header("WWW-Authenticate", 'Bearer realm="drover"');
+		if (err instanceof RateLimitedError) c.header("Retry-After", String(err.retryAfterSeconds));
 		if (err.status >= 500) log.error("request.failed", { path: c.req.path, code: err.code, ...errorFields(err) });
 		return answer(err);
 	}

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { QUEUE_RETRY_AFTER_SECONDS } from "../errors.ts";
 
 export const ErrorSchema = z
 	.object({
@@ -28,7 +29,12 @@ export const unsupportedMediaTypeResponse = { 415: errorResponse("The body is no
 export const conflictResponse = { 409: errorResponse("The resource is in the wrong state for this") } as const;
 export const payloadTooLargeResponse = { 413: errorResponse("The body is over 256 KiB (code payload_too_large)") } as const;
 /** Routes that queue a run: the agent's queue holds at most 100. */
-export const queueFullResponse = { 429: errorResponse("The agent already has 100 runs queued (code rate_limited); try again later") } as const;
+export const queueFullResponse = {
+	429: {
+		...errorResponse("The agent already has 100 runs queued (code rate_limited); try again after Retry-After"),
+		headers: z.object({ "Retry-After": z.string().openapi({ description: "Seconds to wait before asking again", example: String(QUEUE_RETRY_AFTER_SECONDS) }) }),
+	},
+} as const;
 
 /** An agent's live state as its Durable Object reports it (paused, running, last job). */
 export const PausedSchema = z.object({ at: z.string(), reason: z.string().nullable(), by: z.string().nullable() }).nullable();

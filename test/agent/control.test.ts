@@ -2,7 +2,7 @@ import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test"
 import { describe, expect, it, vi } from "vitest";
 import { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { currentDefinition, readState } from "../../durable-objects/agent/state.ts";
-import { triggerJob } from "../../durable-objects/agent/triggers.ts";
+import { MAX_QUEUED, triggerJob } from "../../durable-objects/agent/triggers.ts";
 import { MessagesEmulator } from "../../emulator/messages-api.ts";
 import { drawnJobId } from "../../src/jobs/id-blocks.ts";
 import type { JobRecord } from "../../src/jobs/model.ts";
@@ -162,6 +162,36 @@ describe("cancel", () => {
 		release();
 		await settle("cancel-mid-call");
 		expect((await statuses())[running.id]).toBe("completed");
+	});
+
+	it("refuses a run past a full queue with 429 and Retry-After, queueing nothing, until a slot frees", async () => {
+		const emulator = useEmulator();
+		const { arrived, release } = heldModel(emulator);
+		await createAgent({ name: "full-queue", overlap: "queue" });
+		const pendingCount = async () => {
+			const res = await call("/v1/jobs?agent=full-queue&status=pending&limit=200");
+			return ((await res.json()) as { jobs: unknown[] }).jobs.length;
+		};
+		const running = await trigger("full-queue");
+		await arrived;
+		for (let i = 0; i < MAX_QUEUED; i++) await trigger("full-queue");
+		const refused = await post("/v1/agents/full-queue/jobs", {});
+		expect(refused.status).toBe(429);
+		expect(refused.headers.get("retry-after")).toBe("30");
+		expect(await errorOf(refused)).toMatchObject({ code: "rate_limited", message: `agent full-queue already has ${MAX_QUEUED} runs queued; try again later` });
+		expect(await pendingCount()).toBe(MAX_QUEUED);
+
+		// A queued run cancelled frees its place: the next is taken.
+		const queued = ((await (await call("/v1/jobs?agent=full-queue&status=pending&limit=1")).json()) as { jobs: { id: string }[] }).jobs[0]!;
+		expect((await post(`/v1/jobs/${queued.id}/cancel`)).status).toBe(200);
+		expect((await post("/v1/agents/full-queue/jobs", {})).status).toBe(201);
+		expect(await pendingCount()).toBe(MAX_QUEUED);
+
+		expect((await call("/v1/agents/full-queue", { method: "DELETE", as: "admin" })).status).toBe(200);
+		emulator.enqueue({ text: "Done." });
+		release();
+		await settle("full-queue");
+		expect((await jobOf("full-queue", running.id)).status).toBe("completed");
 	});
 
 	it("does not act on an answer that arrives after the job was cancelled", async () => {
