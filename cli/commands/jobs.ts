@@ -148,7 +148,7 @@ export function describeJob(ctx: Context, record: JobRecord): string {
 	const job = printableDeep(record);
 	const now = Date.now();
 	const status = statusStyle(p, job.status)(job.status) + (job.exit_reason && job.exit_reason !== "success" ? ` (${job.exit_reason})` : "");
-	const trigger = [job.trigger_type, job.schedule ? `schedule ${job.schedule}` : null, job.dispatch && job.dispatch !== "manual" ? job.dispatch : null]
+	const trigger = [job.trigger_type, job.schedule ? `schedule ${job.schedule}` : null, job.dispatch]
 		.filter(Boolean)
 		.join(", ");
 	const approval = job.pending_approval

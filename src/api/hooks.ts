@@ -35,7 +35,13 @@ export const hooksApi = createApi().openapi(
 		request: {
 			params: z.object({ agent: AgentNameParam }),
 			headers: z.object({ "x-drover-timestamp": z.string().optional(), "x-drover-signature": z.string().optional() }),
-			// No body validator: it would parse and re-serialize the JSON, and the signature covers the raw bytes.
+			// Documented, not validated here: a validator would parse and re-serialize the JSON, and the
+			// signature covers the raw bytes (the route checks the body itself, after the signature).
+			body: {
+				required: true,
+				description: "Any JSON object (up to 256 KiB), signed as sent; the agent gets it as data, apart from its prompt",
+				content: { "application/json": { schema: { type: "object", additionalProperties: true } } },
+			},
 		},
 		responses: {
 			202: { description: "A new pending job", content: { "application/json": { schema: JobRecordSchema } } },

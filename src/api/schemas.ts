@@ -21,6 +21,7 @@ export const standardErrors = {
 	400: errorResponse("The request was malformed; the message says what was wrong"),
 	401: errorResponse("No valid bearer token"),
 	403: errorResponse("The token's role is too weak for this route"),
+	500: errorResponse("internal: drover failed (the details are in the Worker's logs only); config_invalid: the Worker's own configuration, such as API_TOKENS, is unusable"),
 } as const;
 
 export const notFoundResponse = { 404: errorResponse("No such resource") } as const;

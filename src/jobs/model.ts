@@ -4,9 +4,9 @@ import { isJobId } from "./ids.ts";
 import {
 	FINAL_STATUSES,
 	TRANSITIONS_CAP,
-	type DispatchKind,
 	type ExitReason,
 	type FinalStatus,
+	type JobDispatch,
 	type JobError,
 	type JobRecord,
 	type JobStatus,
@@ -56,7 +56,7 @@ export interface CreateJobInput {
 	session_id?: string | null;
 	forked_from?: string | null;
 	scheduled_instant?: Date | null;
-	dispatch?: DispatchKind | null;
+	dispatch?: JobDispatch | null;
 	usage_limits?: UsageLimits | null;
 	owner?: string | null;
 }

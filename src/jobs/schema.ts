@@ -23,6 +23,8 @@ export type TriggerType = (typeof TRIGGER_TYPES)[number];
 
 export const DISPATCH_KINDS = ["on_time", "late", "catch_up", "manual"] as const;
 export type DispatchKind = (typeof DISPATCH_KINDS)[number];
+/** A job's dispatch: only a schedule dispatches one ("manual" is the runs ledger's word for the rest). */
+export type JobDispatch = Exclude<DispatchKind, "manual">;
 
 export const DELIVERY_OUTCOMES = ["delivered", "failed", "suppressed", "unknown"] as const;
 export type DeliveryOutcome = (typeof DELIVERY_OUTCOMES)[number];
@@ -108,7 +110,9 @@ const JobRecordObject = z.object({
 	revision: z.number().int().positive(),
 	transitions: z.array(TransitionSchema).max(TRANSITIONS_CAP),
 	scheduled_instant: Timestamp.nullable(),
-	dispatch: DispatchKindSchema.nullable(),
+	dispatch: DispatchKindSchema.exclude(["manual"])
+		.nullable()
+		.openapi({ description: "How a scheduled job's slot was taken (on_time, late, catch_up); null for a run not from a schedule" }),
 	usage_limits: UsageLimitsSchema.nullable(),
 	error: JobErrorSchema.nullable(),
 	pending_approval: PendingApprovalSchema.nullable(),

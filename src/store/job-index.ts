@@ -1,5 +1,5 @@
 import { cursorScope, decodeCursor, encodeCursor, type CursorKey } from "../shared/cursor.ts";
-import { isFinal, JOB_STATUSES, type DispatchKind, type ExitReason, type JobRecord, type JobStatus, type JobSummary, type TriggerType } from "../jobs/model.ts";
+import { isFinal, JOB_STATUSES, type ExitReason, type JobRecord, type JobStatus, type JobSummary, type JobDispatch, type TriggerType } from "../jobs/model.ts";
 import { FIRST_FINAL } from "./first-final.ts";
 import { usageStatement } from "./usage.ts";
 
@@ -30,7 +30,7 @@ function toJobSummary(row: JobIndexRow): JobSummary {
 		trigger_type: row.trigger_type as TriggerType,
 		status: row.status as JobStatus,
 		exit_reason: row.exit_reason as ExitReason | null,
-		dispatch: row.dispatch as DispatchKind | null,
+		dispatch: row.dispatch as JobDispatch | null,
 		scheduled_instant: row.scheduled_instant,
 		created_at: new Date(row.created_at).toISOString(),
 		started_at: row.started_at,

@@ -166,7 +166,7 @@ describe("GET /openapi.json", () => {
 				} else if (path.startsWith("/v1/")) {
 					expect(op.security).toEqual([{ bearer: [] }]);
 					expect(["read", "operate", "admin"]).toContain(op["x-drover-role"]);
-					expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(["400", "401", "403"]));
+					expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(["400", "401", "403", "500"]));
 				}
 			}
 		}
@@ -192,6 +192,15 @@ describe("GET /openapi.json", () => {
 			expect(doc.paths[path]![method]!.responses["429"], path).toMatchObject(error);
 		}
 		expect(doc.paths["/v1/hooks/{agent}"]!.post!.responses["503"]).toMatchObject(error);
+		// The full queue's 429 says when to come back.
+		expect(doc.paths["/v1/agents/{agent}/jobs"]!.post!.responses["429"]).toMatchObject({ headers: { "Retry-After": { schema: { type: "string" } } } });
+		// The webhook's body is documented though the route reads it raw (its signature covers the bytes).
+		expect(doc.paths["/v1/hooks/{agent}"]!.post).toMatchObject({ requestBody: { required: true, content: { "application/json": { schema: { type: "object" } } } } });
+		// A job's dispatch is a schedule's (or null); "manual" is only the runs ledger's word.
+		const schemas = doc.components.schemas as Record<string, { properties: Record<string, { enum?: (string | null)[]; anyOf?: { enum?: (string | null)[] }[] }> }>;
+		const values = (p: { enum?: (string | null)[]; anyOf?: { enum?: (string | null)[] }[] }) => p.enum ?? p.anyOf?.flatMap((a) => a.enum ?? []) ?? [];
+		expect(new Set(values(schemas.JobRecord!.properties.dispatch!))).toEqual(new Set(["catch_up", "late", "on_time", null]));
+		expect(new Set(values(schemas.JobSummary!.properties.dispatch!))).toEqual(new Set(["catch_up", "late", "on_time", null]));
 		// A 416 on job output carries the same JSON error as every other error status.
 		expect(doc.paths["/v1/jobs/{id}/output"]!.get!.responses["416"]).toMatchObject({ content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } });
 		expect(Object.keys(doc.components.schemas)).toEqual(expect.arrayContaining(["Error", "JobRecord", "JobSummary", "JobPage", "AgentView"]));
