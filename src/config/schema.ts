@@ -51,6 +51,11 @@ export function durationSeconds(s: string): number {
 }
 
 const MAX_INTERVAL_MINUTES = 31 * 24 * 60;
+/**
+ * Each schedule is looked at on every tick its agent is due and each missed slot leaves a ledger
+ * row: 3,000 schedules made one tick write 2,999 skipped rows. No agent needs more than a few.
+ */
+export const MAX_SCHEDULES = 50;
 
 function intervalProblem(s: string): string | undefined {
 	const seconds = parseDuration(s);
@@ -291,6 +296,7 @@ export const AgentSchema = strict({
 			z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, "schedule names are 1-63 lowercase letters, digits, _ or -"),
 			ScheduleSchema,
 		)
+		.refine((s) => Object.keys(s).length <= MAX_SCHEDULES, `at most ${MAX_SCHEDULES} schedules an agent; split the work over more agents`)
 		.default({}),
 	max_turns: z.int().min(1).max(500).default(20),
 	timeout: z

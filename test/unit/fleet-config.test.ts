@@ -11,6 +11,7 @@ import {
 	parseFleet,
 } from "../../src/config/fleet.ts";
 import { DEPRECATED_MODELS } from "../../src/config/models.ts";
+import { MAX_SCHEDULES } from "../../src/config/schema.ts";
 import { ConfigError } from "../../src/errors.ts";
 import { jsonSchemaProblems } from "../../src/config/json-schema.ts";
 
@@ -170,6 +171,13 @@ describe("parseAgent", () => {
 			expect(error.issues, timezone).toEqual([{ path: "schedules.a.timezone", message: expect.stringMatching(/UTC offset|unknown timezone/) }]);
 			expect(error.issues[0]!.message, timezone).toContain("use an IANA zone");
 		}
+	});
+
+	it(`takes up to ${MAX_SCHEDULES} schedules an agent and refuses more, naming the field`, () => {
+		const schedules = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`s${i}`, { interval: "1h" }]));
+		expect(Object.keys(parseAgent({ name: "many", prompt: "p", schedules: schedules(MAX_SCHEDULES) }).schedules)).toHaveLength(MAX_SCHEDULES);
+		const error = configError(() => parseAgent({ name: "too-many", prompt: "p", schedules: schedules(MAX_SCHEDULES + 1) }));
+		expect(error.issues).toEqual([{ path: "schedules", message: `at most ${MAX_SCHEDULES} schedules an agent; split the work over more agents` }]);
 	});
 
 	it("names the field relative to the agent", () => {
