@@ -7,6 +7,7 @@
  * message is refused whole (Slack answers 400 invalid_blocks, Discord 400 "Invalid Form Body") and a
  * refused delivery is a lost answer, not a shorter one.
  */
+import { clip, ELLIPSIS, isHighSurrogate, safeSlice } from "../shared/clip.ts";
 
 export type DeliveryTarget = "webhook" | "slack" | "discord";
 export type HookEvent = "completed" | "failed" | "cancelled" | "indeterminate";
@@ -52,24 +53,6 @@ export const DISCORD_TITLE_LIMIT = 256;
 export const DISCORD_DESCRIPTION_LIMIT = 4096;
 /** Discord: characters of an embed footer. */
 export const DISCORD_FOOTER_LIMIT = 2048;
-
-const ELLIPSIS = "…";
-
-const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
-
-/** The first `end` UTF-16 units of `text`, one fewer if that would split a surrogate pair (an emoji). */
-function safeSlice(text: string, end: number): string {
-	return end > 0 && end < text.length && isHighSurrogate(text.charCodeAt(end - 1)) ? text.slice(0, end - 1) : text.slice(0, end);
-}
-
-/**
- * `text` if it fits in `limit` UTF-16 units, else its head plus "…" in exactly that budget. Limits are
- * counted in UTF-16 units, which is never fewer than the code points the services count, so it is safe.
- */
-export function clip(text: string, limit: number): string {
-	if (text.length <= limit) return text;
-	return safeSlice(text, limit - ELLIPSIS.length) + ELLIPSIS;
-}
 
 /** Slack's escaping: exactly &, < and >, so `<!channel>` or `<https://x|y>` in an answer stays text. */
 export function escapeSlack(text: string): string {

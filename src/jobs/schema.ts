@@ -102,7 +102,7 @@ const JobRecordObject = z.object({
 	finished_at: Timestamp.nullable(),
 	duration_seconds: z.number().nonnegative().nullable(),
 	prompt: z.string().nullable(),
-	summary: z.string().nullable(),
+	summary: z.string().nullable().openapi({ description: "The final answer, up to 2,000 characters, ending in … where cut (the output holds it whole)" }),
 	output_file: z.string().nullable(),
 	usage: JobUsageSchema,
 	// drover's additions

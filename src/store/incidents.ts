@@ -1,5 +1,6 @@
 import { classifyFailure, incidentId, incidentSignature } from "../incidents/signature.ts";
 import { redact } from "../security/redact.ts";
+import { clip } from "../shared/clip.ts";
 import { cursorScope, decodeCursor, encodeCursor } from "../shared/cursor.ts";
 import type { Incident, IncidentState } from "../incidents/schema.ts";
 
@@ -60,7 +61,7 @@ export async function recordFailure(
 	db: D1Database,
 	f: { agent: string; error: string; jobId: string | null; status?: number | null; at: number },
 ): Promise<{ incident: Incident; opened: boolean; alertDue: boolean }> {
-	const error = redact(f.error).slice(0, 2000);
+	const error = clip(redact(f.error), 2000);
 	const signature = await incidentSignature(f.agent, error);
 	const id = incidentId(f.agent, signature);
 	const existing = await getIncident(db, id);

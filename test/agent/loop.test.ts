@@ -7,6 +7,7 @@ import { jobOf, outputOf, runToRest } from "../helpers/jobs.ts";
 import { fake } from "../helpers/outbound.ts";
 import { MODEL_TOOL_RESULT_CHARS, TOOL_RESULTS_BUDGET_CHARS } from "../../durable-objects/agent/runner/context.ts";
 import { MAX_LINE_BYTES } from "../../durable-objects/agent/runner/output.ts";
+import { SUMMARY_CHARS } from "../../durable-objects/agent/runner/step.ts";
 import { trackTimers } from "../helpers/timers.ts";
 
 const page = (body: string) => () => new Response(body, { headers: { "content-type": "text/plain" } });
@@ -199,6 +200,15 @@ describe("a run, turn by turn", () => {
 		const job = await runToRest("looper");
 		expect(job).toMatchObject({ status: "failed", exit_reason: "max_turns" });
 		expect(emulator.requests).toHaveLength(2);
+	});
+
+	it(`keeps the first ${SUMMARY_CHARS} characters of a long answer as the summary, marked where cut and no emoji split, and the whole answer in the output`, async () => {
+		const answer = "a".repeat(SUMMARY_CHARS - 2) + "😀" + "b".repeat(500);
+		useEmulator().enqueue({ text: answer });
+		await createAgent({ name: "long-answer" });
+		const job = await runToRest("long-answer");
+		expect(job).toMatchObject({ status: "completed", summary: "a".repeat(SUMMARY_CHARS - 2) + "…" });
+		expect(JSON.stringify(await outputOf("long-answer", job.id))).toContain(answer);
 	});
 
 	it("records [SILENT] as the summary", async () => {

@@ -3,13 +3,13 @@ import {
 	DISCORD_CONTENT_LIMIT,
 	SLACK_MAX_BLOCKS,
 	SLACK_TEXT_LIMIT,
-	clip,
 	escapeSlack,
 	formatDelivery,
 	formatHook,
 	splitForSlack,
 	type DeliveryInput,
 } from "../../src/delivery/format.ts";
+import { clip } from "../../src/shared/clip.ts";
 
 const job = {
 	id: "job-2026-11-30-k2x9qa",

@@ -8,6 +8,7 @@ import { durationSeconds, type ModelPrice } from "../../../src/config/schema.ts"
 import { transition, type ExitReason, type JobRecord } from "../../../src/jobs/model.ts";
 import { log } from "../../../src/log.ts";
 import { redact, redactDeep } from "../../../src/security/redact.ts";
+import { clip } from "../../../src/shared/clip.ts";
 import { deadline } from "../../../src/shared/deadline.ts";
 import { getJob, putJob } from "../jobs.ts";
 import { clearOldToolResults, forModel } from "./context.ts";
@@ -25,6 +26,9 @@ function pricing(): Readonly<Record<string, ModelPrice>> {
 		return {};
 	}
 }
+
+/** A job's summary is its final answer up to this many characters, marked "…" where cut (the output has it whole). */
+export const SUMMARY_CHARS = 2000;
 
 /** While a model call is in flight an alarm waits this far ahead: if the object dies, it wakes and resumes. */
 export const HEARTBEAT_MS = 30_000;
@@ -211,7 +215,7 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 	const after = limitReached(updated, updated.usage_limits, () => ({ requests: 0, toolCalls: 0 }), "after_response");
 	if (after) {
 		const final = !asksForTools && message.stop_reason !== "pause_turn" && text !== "";
-		finish(deps, updated, "failed", { ...limitFailure(after), summary: final ? text.slice(0, 2000) : null });
+		finish(deps, updated, "failed", { ...limitFailure(after), summary: final ? clip(text, SUMMARY_CHARS) : null });
 		return "done";
 	}
 	if (asksForTools || message.stop_reason === "pause_turn") {
@@ -228,7 +232,7 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 		finish(deps, updated, "failed", { reason: cut.reason, exit_reason: "error", error: cut.error });
 		return "done";
 	}
-	finish(deps, updated, "completed", { reason: "final answer", summary: text === "[SILENT]" ? "[SILENT]" : text.slice(0, 2000) });
+	finish(deps, updated, "completed", { reason: "final answer", summary: clip(text, SUMMARY_CHARS) });
 	return "done";
 }
 
