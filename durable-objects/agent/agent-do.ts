@@ -6,7 +6,7 @@ import type { JobRecord } from "../../src/jobs/model.ts";
 import { log } from "../../src/log.ts";
 import { isRefusal, refuse, type Refusal } from "../../src/shared/refusal.ts";
 import { migrate } from "../../src/store/sqlite-migrations.ts";
-import { getJob, jobCounts, jobsWithStatus, latestJob, putJob } from "./jobs.ts";
+import { getJob, jobCounts, jobsWithStatus, lastFinishedJob, putJob } from "./jobs.ts";
 import { listOccurrences, type Occurrence } from "./ledger.ts";
 import { outboxSize } from "./outbox.ts";
 import { oldestRecordAt } from "./retention.ts";
@@ -331,7 +331,7 @@ export class AgentDO extends DurableObject<Env> {
 		// or tick finds out: a newly created agent on a retired model, a secret set since.
 		const agent = currentDefinition(state);
 		if (agent) state = this.autoPause(agent, state, Date.now());
-		const last = latestJob(this.sql);
+		const last = lastFinishedJob(this.sql);
 		return {
 			name: state.name,
 			source: state.source,

@@ -1,4 +1,4 @@
-import { isFinal, type JobRecord, type JobStatus } from "../../src/jobs/model.ts";
+import { FINAL_STATUSES, isFinal, type JobRecord, type JobStatus } from "../../src/jobs/model.ts";
 import { jsonMemo } from "../../src/shared/json-memo.ts";
 import { syncOccurrenceWithJob } from "./ledger.ts";
 import { queueForIndex } from "./outbox.ts";
@@ -91,7 +91,14 @@ export function jobsWithStatus(sql: SqlStorage, statuses: readonly JobStatus[], 
 		.map(toJobRecord);
 }
 
-export function latestJob(sql: SqlStorage): JobRecord | null {
-	const row = sql.exec<JobRow>("SELECT * FROM jobs ORDER BY created_at DESC, id DESC LIMIT 1").toArray()[0];
+/**
+ * The newest job that ended: an agent's last outcome, beside the running and queued jobs it is
+ * listed with (the newest job of all would be one of those whenever the agent is busy).
+ */
+export function lastFinishedJob(sql: SqlStorage): JobRecord | null {
+	// `+status`: walk jobs_by_created from the newest and stop at the first that ended (past at most
+	// the running and queued few), rather than take every ended job from jobs_by_status and sort them.
+	const marks = FINAL_STATUSES.map(() => "?").join(", ");
+	const row = sql.exec<JobRow>(`SELECT * FROM jobs WHERE +status IN (${marks}) ORDER BY created_at DESC, id DESC LIMIT 1`, ...FINAL_STATUSES).toArray()[0];
 	return row ? toJobRecord(row) : null;
 }

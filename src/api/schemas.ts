@@ -42,4 +42,5 @@ export const PausedSchema = z.object({ at: z.string(), reason: z.string().nullab
 export const RunningJobSchema = z.object({ id: z.string(), status: z.string(), started_at: z.string().nullable(), schedule: z.string().nullable() });
 export const LastJobSchema = z
 	.object({ id: z.string(), status: z.string(), exit_reason: z.string().nullable(), finished_at: z.string().nullable() })
-	.nullable();
+	.nullable()
+	.openapi({ description: "The newest job that ended (running and queued jobs are listed apart); null if none has" });

@@ -194,6 +194,24 @@ describe("cancel", () => {
 		expect((await jobOf("full-queue", running.id)).status).toBe("completed");
 	});
 
+	it("shows as an agent's last job the newest that ended, not the one running beside it", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ text: "First." });
+		await createAgent({ name: "last-ended" });
+		type View = { running_jobs: { id: string }[]; last_job: { id: string; status: string } | null };
+		const view = async () => (await (await call("/v1/agents/last-ended")).json()) as View;
+		const first = await trigger("last-ended");
+		await settle("last-ended");
+		const { arrived, release } = heldModel(emulator);
+		const second = await trigger("last-ended");
+		await arrived;
+		expect(await view()).toMatchObject({ running_jobs: [{ id: second.id }], last_job: { id: first.id, status: "completed" } });
+		emulator.enqueue({ text: "Second." });
+		release();
+		await settle("last-ended");
+		expect(await view()).toMatchObject({ running_jobs: [], last_job: { id: second.id, status: "completed" } });
+	});
+
 	it("does not act on an answer that arrives after the job was cancelled", async () => {
 		// An answer already on its way when the cancel lands (this fake, unlike a socket, ignores the abort).
 		const { promise: held, open: release } = gate();

@@ -99,7 +99,7 @@ function agentRow(a, reload) {
 	const last = l
 		? [badge(l.status), " ", jobLink(l.id),
 			h("span", { class: "sub" }, l.finished_at ? when(l.finished_at) : null, l.exit_reason && l.exit_reason !== "success" ? " · " + words(l.exit_reason) : null)]
-		: h("span", { class: "muted", text: "never ran" });
+		: h("span", { class: "muted", text: a.running_jobs.length || a.queued_jobs ? "none ended yet" : "never ran" });
 	const path = "/v1/agents/" + enc(a.name);
 	const actions = h("td", { class: "actions" },
 		h("button", { type: "button", class: "small", "data-needs": "operate", text: "Run now", "aria-label": "Run " + a.name + " now", onclick: (e) => act(e.currentTarget, async () => {
