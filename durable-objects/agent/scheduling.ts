@@ -9,8 +9,9 @@ import type { AgentState } from "./state.ts";
 const FIRST_SIGHT_LOOKBACK_MS = 60_000;
 /**
  * The spec of a schedule a PUT or POST started that no tick has seen yet: its row keeps, as
- * changed_at, the scheduler's last tick before the definition, so that a slot a missing tick left
- * behind is not lost (see firstSight).
+ * changed_at, the latest tick before it (see noteTimingChanges), and as defined_at the clock's time
+ * of the definition, so that a slot a missing tick left behind is not lost, and one a tick already
+ * took for this agent is not taken again (see firstSight).
  */
 const NOT_YET_TICKED = "";
 
@@ -26,6 +27,7 @@ interface ScheduleStateRow {
 	spec: string;
 	cursor: number;
 	changed_at: number | null;
+	defined_at: number | null;
 	[key: string]: SqlStorageValue;
 }
 
@@ -72,9 +74,19 @@ export function claimDue(sql: SqlStorage, ctx: TickContext): TickOutcome {
 	const running = Object.entries(agent.schedules).filter(([, s]) => agent.enabled && s.enabled);
 	// One read of every schedule's place in time, not one per schedule: this runs on every claim.
 	const rows = new Map(sql.exec<ScheduleStateRow>("SELECT * FROM schedule_state").toArray().map((r) => [r.schedule, r]));
-	adoptRenamed(sql, rows, running.map(([name, s]) => [name, specKey(s, agent.enabled)]));
+	const adopted = adoptRenamed(sql, rows, running.map(([name, s]) => [name, specKey(s, agent.enabled)]));
+	// What stopped running (removed, disabled, its agent disabled) owes nothing from then on, but the
+	// slots it missed before (ticks were missing) are accounted for, as a retimed schedule's are.
+	const runningNames = new Set(running.map(([name]) => name));
+	for (const row of rows.values()) {
+		if (runningNames.has(row.schedule) || adopted.has(row.schedule)) continue;
+		// A PUT dates the stop (a deploy is first seen now). One dated after this tick's own time came
+		// while the tick was on its way: the slots missed before it cannot be told from those after.
+		const stopped = row.changed_at === null ? now - FIRST_SIGHT_LOOKBACK_MS : row.changed_at <= now ? row.changed_at : row.cursor;
+		skipped += settleOldTiming(sql, row.schedule, row, stopped, now, `not run: ${whyStopped(agent, row.schedule)} before this slot was claimed`);
+	}
 	// Each definition change brings the agent a tick at once, which forgets what stopped running.
-	forgetSchedules(sql, running.map(([name]) => name));
+	forgetSchedules(sql, [...runningNames]);
 
 	for (const [name, schedule] of running) {
 		const key = specKey(schedule, agent.enabled);
@@ -90,15 +102,16 @@ export function claimDue(sql: SqlStorage, ctx: TickContext): TickOutcome {
 			if (row.changed_at !== null) sql.exec("UPDATE schedule_state SET changed_at = NULL WHERE schedule = ?", name);
 		}
 		else if (row?.spec === NOT_YET_TICKED) {
-			cursor = firstSight(schedule, now, row.changed_at);
-			sql.exec("UPDATE schedule_state SET spec = ?, cursor = ?, changed_at = NULL WHERE schedule = ?", key, cursor, name);
+			// Its cursor: the last tick this agent took before the definition; no slot up to it is owed.
+			cursor = Math.max(row.cursor, firstSight(schedule, now, row.changed_at, row.defined_at));
+			sql.exec("UPDATE schedule_state SET spec = ?, cursor = ?, changed_at = NULL, defined_at = NULL WHERE schedule = ?", key, cursor, name);
 		} else if (row) {
 			// Never later than a first sight would start it: the slot of this very tick is the new timing's.
 			const changed = Math.min(row.changed_at ?? Number.POSITIVE_INFINITY, now - FIRST_SIGHT_LOOKBACK_MS);
 			cursor = Math.max(row.cursor, changed);
-			skipped += settleOldTiming(sql, name, row, cursor, now);
+			skipped += settleOldTiming(sql, name, row, cursor, now, `not run: schedule ${name}'s timing changed before this slot was claimed`);
 			sql.exec("UPDATE schedule_state SET spec = ?, cursor = ?, changed_at = NULL WHERE schedule = ?", key, cursor, name);
-		} else cursor = firstSight(schedule, now, null);
+		} else cursor = firstSight(schedule, now, null, null);
 		if (now > cursor) {
 			const plan = planTick(schedule, new Date(cursor), new Date(now));
 			// Why the tick's fire was not run, if it was not: the slots collapsed into it were not run either.
@@ -160,15 +173,21 @@ export function claimDue(sql: SqlStorage, ctx: TickContext): TickOutcome {
 }
 
 /**
- * Where a schedule no tick has seen starts: the slot of this very tick is owed. So is a slot a
- * missing tick left behind since its definition (`lastTick`: the scheduler's last tick before it), while
- * that slot is within its grace window; it runs late. Slots before that one are not owed: ticks do
- * not date a definition, so they may be older than it.
+ * Where a schedule no tick has seen starts (the caller also keeps it past the last tick this agent
+ * took before the definition, so no instant a tick took for it is taken again under a new name).
+ * Without a PUT or POST that dated it (a deploy's, or one before any tick), with the slot of this
+ * very tick. A definition made in ticks' own time (`definedAt`, the clock's, after `since`, the
+ * latest tick before it, and not after this tick) starts there: a slot after it that missing ticks
+ * left behind is owed as any schedule's is (run late, caught up, or skipped saying so), none before
+ * it. Otherwise only a slot after `since` still in its grace window is owed: it may predate the
+ * definition.
  */
-function firstSight(schedule: Schedule, now: number, lastTick: number | null): number {
+function firstSight(schedule: Schedule, now: number, since: number | null, definedAt: number | null): number {
 	const base = Math.max(0, now - FIRST_SIGHT_LOOKBACK_MS);
-	if (lastTick === null || lastTick >= base) return base;
-	const [fire] = planTick(schedule, new Date(lastTick), new Date(now)).fires;
+	if (since === null) return base;
+	if (definedAt !== null && definedAt > since && definedAt <= now) return definedAt;
+	if (since >= base) return base;
+	const [fire] = planTick(schedule, new Date(since), new Date(now)).fires;
 	if (!fire || fire.dispatch === "catch_up") return base;
 	return Math.min(base, fire.instant.getTime() - 1);
 }
@@ -178,7 +197,8 @@ function firstSight(schedule: Schedule, now: number, lastTick: number | null): n
  * time: as a new schedule, it would fire again an instant its old name already claimed when a tick
  * of that minute came again.
  */
-function adoptRenamed(sql: SqlStorage, rows: Map<string, ScheduleStateRow>, running: [string, string][]): void {
+function adoptRenamed(sql: SqlStorage, rows: Map<string, ScheduleStateRow>, running: [string, string][]): Set<string> {
+	const adopted = new Set<string>();
 	const names = new Set(running.map(([name]) => name));
 	const orphans = [...rows.values()].filter((r) => !names.has(r.schedule));
 	for (const [name, key] of running) {
@@ -188,21 +208,29 @@ function adoptRenamed(sql: SqlStorage, rows: Map<string, ScheduleStateRow>, runn
 		if (i === -1) continue;
 		const [old] = orphans.splice(i, 1);
 		sql.exec(
-			"INSERT INTO schedule_state (schedule, spec, cursor, changed_at) VALUES (?, ?, ?, NULL) ON CONFLICT (schedule) DO UPDATE SET spec = excluded.spec, cursor = excluded.cursor, changed_at = NULL",
+			"INSERT INTO schedule_state (schedule, spec, cursor, changed_at) VALUES (?, ?, ?, NULL) ON CONFLICT (schedule) DO UPDATE SET spec = excluded.spec, cursor = excluded.cursor, changed_at = NULL, defined_at = NULL",
 			name,
 			key,
 			old!.cursor,
 		);
-		rows.set(name, { schedule: name, spec: key, cursor: old!.cursor, changed_at: null });
+		rows.set(name, { schedule: name, spec: key, cursor: old!.cursor, changed_at: null, defined_at: null });
+		adopted.add(old!.schedule);
 	}
+	return adopted;
+}
+
+/** What stopped a schedule that no longer runs, for its skipped slots' reason. */
+function whyStopped(agent: AgentDefinition, name: string): string {
+	if (!agent.enabled) return `agent ${agent.name} was disabled`;
+	return agent.schedules[name] ? `schedule ${name} was disabled` : `schedule ${name} was removed`;
 }
 
 /**
  * The slots a schedule's old timing had between its cursor and the change, none of them claimed
- * (ticks were missing): each gets a skipped row saying so, as the ledger never drops a slot silently.
- * They are not run: the schedule no longer has that timing.
+ * (ticks were missing): each gets a skipped row saying so (`reason`), as the ledger never drops a
+ * slot silently. They are not run: the schedule no longer has that timing, or no longer runs.
  */
-function settleOldTiming(sql: SqlStorage, name: string, row: ScheduleStateRow, until: number, now: number): number {
+function settleOldTiming(sql: SqlStorage, name: string, row: ScheduleStateRow, until: number, now: number, reason: string): number {
 	if (until <= row.cursor || row.spec === NOT_YET_TICKED) return 0;
 	let plan: ReturnType<typeof planTick>;
 	try {
@@ -213,7 +241,6 @@ function settleOldTiming(sql: SqlStorage, name: string, row: ScheduleStateRow, u
 		// the schedule's ticks for good: its slots go unaccounted, the new timing runs.
 		return 0;
 	}
-	const reason = `not run: schedule ${name}'s timing changed before this slot was claimed`;
 	let skipped = 0;
 	for (const fire of plan.fires) if (skipFire(sql, name, fire, reason, now)) skipped++;
 	for (const range of plan.skipped) if (skipRange(sql, name, range, reason, now)) skipped++;
@@ -242,11 +269,21 @@ function skipRange(sql: SqlStorage, schedule: string, range: SkippedRange, reaso
 }
 
 /**
- * Notes when a PUT or POST changed the timing of schedules that have a place in time, for the next
- * tick; and for those it started, the scheduler's last tick before it (`lastTick`), after which a slot
- * may be owed (see firstSight). The tick's time, not the clock's: a tick is dated by its schedule.
+ * Notes when a PUT or POST (at `at`) changed the timing of schedules that have a place in time, or
+ * removed them, for the next tick; and for those it started, when (see firstSight): the clock's time,
+ * and the latest tick before it, the scheduler's (`lastTick`, in the ticks' own time) or the last one
+ * this agent took, which may be newer (the heartbeat is written once every shard has answered): a
+ * schedule renamed and retimed must not take again an instant its old name took.
  */
 export function noteTimingChanges(sql: SqlStorage, agent: AgentDefinition, at: number, lastTick: number | null = null): void {
+	sql.exec(
+		"UPDATE schedule_state SET changed_at = coalesce(changed_at, ?) WHERE spec != ? AND schedule NOT IN (SELECT value FROM json_each(?))",
+		at,
+		NOT_YET_TICKED,
+		JSON.stringify(Object.keys(agent.schedules)),
+	);
+	const taken = sql.exec<{ at: number | null }>("SELECT max(cursor) AS at FROM schedule_state WHERE spec != ?", NOT_YET_TICKED).one().at;
+	const since = lastTick === null && taken === null ? null : Math.max(lastTick ?? 0, taken ?? 0);
 	for (const [name, schedule] of Object.entries(agent.schedules)) {
 		// Changed back to the timing the schedule still has: nothing changed after all.
 		sql.exec(
@@ -255,8 +292,15 @@ export function noteTimingChanges(sql: SqlStorage, agent: AgentDefinition, at: n
 			at,
 			name,
 		);
-		if (lastTick !== null && agent.enabled && schedule.enabled) {
-			sql.exec("INSERT INTO schedule_state (schedule, spec, cursor, changed_at) VALUES (?, ?, 0, ?) ON CONFLICT (schedule) DO NOTHING", name, NOT_YET_TICKED, lastTick);
+		if (since !== null && agent.enabled && schedule.enabled) {
+			sql.exec(
+				"INSERT INTO schedule_state (schedule, spec, cursor, changed_at, defined_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (schedule) DO NOTHING",
+				name,
+				NOT_YET_TICKED,
+				taken ?? 0,
+				since,
+				at,
+			);
 		}
 	}
 }

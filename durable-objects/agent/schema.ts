@@ -282,4 +282,13 @@ export const AGENT_MIGRATIONS: readonly SqlMigration[] = [
 			ALTER TABLE job_setup ADD COLUMN extra_requests INTEGER NOT NULL DEFAULT 0;
 		`,
 	},
+	{
+		version: 15,
+		name: "schedule_defined_at",
+		sql: `
+			-- When a PUT or POST started a schedule no tick has seen yet (the clock's time, beside
+			-- changed_at's tick time): the slots it is owed after a tick went missing start there.
+			ALTER TABLE schedule_state ADD COLUMN defined_at INTEGER;
+		`,
+	},
 ];

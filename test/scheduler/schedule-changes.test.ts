@@ -238,3 +238,35 @@ describe("a schedule started between two ticks, whose next tick is missing", () 
 		await settle("grown");
 	});
 });
+
+// Later than every other tick in this file, as above.
+describe("a schedule renamed and retimed in one PUT", () => {
+	const tickOfOwnShard = async (agent: string, at: string) => {
+		const i = shardOf(agent);
+		await env.SCHEDULER_SHARD.getByName(shardName(i)).tick(i, Date.parse(at));
+	};
+	const claimedAt = async (agent: string, at: string) => (await runsOf(agent)).filter((r) => r.scheduled_instant === at && r.status === "claimed");
+
+	it("claims no instant its old name took when that minute's tick comes again", async () => {
+		await createAgent({ name: "retimed-rename", max_concurrent: 5, schedules: { daily: { cron: "0 9 * * *" } } });
+		await tick("2026-12-07T09:00:00Z"); // a Monday
+		await put("retimed-rename", { schedules: { weekdays: { cron: "0 9 * * 1-5" } } });
+		await tick("2026-12-07T09:00:00Z"); // delivered again
+		await tick("2026-12-07T09:01:00Z");
+		expect(await claimedAt("retimed-rename", "2026-12-07T09:00:00.000Z")).toHaveLength(1);
+		await tick("2026-12-08T09:00:00Z");
+		expect(await claimedAt("retimed-rename", "2026-12-08T09:00:00.000Z")).toMatchObject([{ schedule: "weekdays" }]);
+		await settle("retimed-rename");
+	});
+
+	it("nor at the next tick, when the PUT lands while the tick that took it is still calling other shards", async () => {
+		await createAgent({ name: "rename-mid-tick", max_concurrent: 5, schedules: { daily: { cron: "0 9 * * *" } } });
+		await tick("2026-12-09T08:59:00Z");
+		// The 09:00 tick has reached this agent's shard; the scheduler's heartbeat still says 08:59.
+		await tickOfOwnShard("rename-mid-tick", "2026-12-09T09:00:00Z");
+		await put("rename-mid-tick", { schedules: { weekdays: { cron: "0 9 * * 1-5" } } });
+		await tick("2026-12-09T09:01:00Z");
+		expect(await claimedAt("rename-mid-tick", "2026-12-09T09:00:00.000Z")).toMatchObject([{ schedule: "daily" }]);
+		await settle("rename-mid-tick");
+	});
+});

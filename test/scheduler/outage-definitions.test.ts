@@ -1,0 +1,85 @@
+import { describe, expect, it } from "vitest";
+import { createAgent, runsOf, settle } from "../helpers/agents.ts";
+import { call } from "../helpers/http.ts";
+import { tick } from "../helpers/ticks.ts";
+
+// Definitions made while ticks are missing (an outage), at times near the wall clock as in
+// production: a PUT or POST is stamped with the time it is made, and the ticks around it here are
+// dated before and after that time. Its own file: a later tick elsewhere would date these definitions.
+const MINUTE = 60_000;
+const quarter = (t: number) => Math.floor(t / (15 * MINUTE)) * 15 * MINUTE;
+const iso = (t: number) => new Date(t).toISOString();
+
+async function put(name: string, body: Record<string, unknown>): Promise<void> {
+	const res = await call(`/v1/agents/${name}`, { method: "PUT", as: "admin", body: { name, prompt: "Do the thing.", max_concurrent: 50, ...body } });
+	expect(res.status, await res.clone().text()).toBe(200);
+}
+
+/** The 15-minute slots of `schedule` in (from, to) that no ledger row covers. */
+async function uncovered(agent: string, schedule: string, from: number, to: number): Promise<string[]> {
+	const covered = new Set<number>();
+	for (const r of await runsOf(agent)) {
+		if (r.schedule !== schedule) continue;
+		const last = Date.parse(r.scheduled_instant!);
+		const first = r.skipped_from ? Date.parse(r.skipped_from) : last;
+		for (let t = first; t <= last; t += 15 * MINUTE) covered.add(t);
+	}
+	const out: string[] = [];
+	for (let t = quarter(from) + 15 * MINUTE; t < to; t += 15 * MINUTE) if (!covered.has(t)) out.push(iso(t));
+	return out;
+}
+
+describe("a schedule a POST starts while ticks are missing", () => {
+	it("is owed the slots after its definition as any schedule is (one catch-up run, or one skipped range with catch_up off), and none before it", async () => {
+		const lastTick = quarter(Date.now()) - 15 * MINUTE;
+		await tick(lastTick);
+		const definedAt = Date.now();
+		await createAgent({ name: "born-in-outage", max_concurrent: 5, schedules: { q: { interval: "15m", catch_up: true } } });
+		await createAgent({ name: "born-in-outage-off", max_concurrent: 5, schedules: { q: { interval: "15m", catch_up: false } } });
+		// Ticks come back about 3 hours later, 10 minutes after a slot: past its 7.5-minute grace.
+		const newest = quarter(definedAt) + 3 * 60 * MINUTE;
+		await tick(newest + 10 * MINUTE);
+		const firstOwed = quarter(definedAt) + 15 * MINUTE;
+
+		const on = await runsOf("born-in-outage");
+		expect(on.map((r) => [r.scheduled_instant, r.dispatch, r.status, r.skipped_from, r.skipped_count])).toEqual(
+			expect.arrayContaining([
+				[iso(newest), "catch_up", "claimed", null, null],
+				[iso(newest - 15 * MINUTE), "late", "skipped", iso(firstOwed), 11],
+			]),
+		);
+		expect(on).toHaveLength(2);
+
+		const off = await runsOf("born-in-outage-off");
+		expect(off).toHaveLength(1);
+		expect(off[0]).toMatchObject({ status: "skipped", scheduled_instant: iso(newest), skipped_from: iso(firstOwed), skipped_count: 12, job_id: null });
+		expect(off[0]!.skip_reason).toMatch(/catch_up is off/);
+		await settle("born-in-outage");
+	});
+});
+
+describe("a schedule that stops while ticks are missing", () => {
+	for (const [what, next, reason] of [
+		["removed", { other: { cron: "0 0 1 1 *" } }, "schedule s was removed"],
+		["disabled", { s: { interval: "15m", enabled: false }, other: { cron: "0 0 1 1 *" } }, "schedule s was disabled"],
+		["renamed and retimed", { s2: { interval: "30m" } }, "schedule s was removed"],
+	] as const) {
+		it(`(${what}) leaves a row for each slot it missed before it stopped, saying why it did not run`, async () => {
+			const name = `stopped-${what.split(" ")[0]}`;
+			const lastTick = quarter(Date.now()) - 3 * 60 * MINUTE;
+			await createAgent({ name, max_concurrent: 50, schedules: { s: { interval: "15m", catch_up: true } } });
+			await tick(lastTick);
+			// Three hours into the outage the schedule stops; the ticks come back after.
+			const changedAt = Date.now();
+			await put(name, { schedules: next });
+			await tick(quarter(changedAt) + 15 * MINUTE);
+			expect(await uncovered(name, "s", lastTick, changedAt)).toEqual([]);
+			const missed = (await runsOf(name)).filter((r) => r.schedule === "s" && r.status === "skipped");
+			expect(missed.length).toBeGreaterThan(0);
+			for (const r of missed) expect(r.skip_reason).toBe(`not run: ${reason} before this slot was claimed`);
+			// Nothing of s after the change: it owes nothing for the time it is off.
+			expect((await runsOf(name)).filter((r) => r.schedule === "s" && Date.parse(r.scheduled_instant!) > changedAt)).toEqual([]);
+			await settle(name);
+		});
+	}
+});
