@@ -1,4 +1,4 @@
-import type { DispatchKind, JobStatus } from "../../src/jobs/model.ts";
+import type { DeliveryOutcome, DispatchKind, JobStatus } from "../../src/jobs/model.ts";
 
 export const OCCURRENCE_STATUSES = ["claimed", "running", "completed", "failed", "skipped", "unknown"] as const;
 export type OccurrenceStatus = (typeof OCCURRENCE_STATUSES)[number];
@@ -19,6 +19,8 @@ interface OccurrenceRow {
 	skipped_from: number | null;
 	job_id: string | null;
 	error: string | null;
+	/** Read from the row's job (see listOccurrences). */
+	delivery_outcome: string | null;
 	[key: string]: SqlStorageValue;
 }
 
@@ -39,6 +41,8 @@ export interface Occurrence {
 	skipped_from: string | null;
 	job_id: string | null;
 	error: string | null;
+	/** Hermes' execution-row field: what became of the run's delivery; null without one (yet). */
+	delivery_outcome: DeliveryOutcome | null;
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -59,6 +63,7 @@ function toOccurrence(row: OccurrenceRow): Occurrence {
 		skipped_from: iso(row.skipped_from),
 		job_id: row.job_id,
 		error: row.error,
+		delivery_outcome: row.delivery_outcome as DeliveryOutcome | null,
 	};
 }
 
@@ -142,14 +147,14 @@ export function syncOccurrenceWithJob(
 	);
 }
 
+/**
+ * A page of the ledger, newest claim first. Each row's delivery outcome is its job's, read with it:
+ * the job record holds it, and copying it to the row would be another billed write per delivery.
+ */
 export function listOccurrences(sql: SqlStorage, limit: number, before?: { claimedAt: number; id: string }): Occurrence[] {
+	const select = "SELECT o.*, json_extract(j.record, '$.delivery.outcome') AS delivery_outcome FROM occurrences o LEFT JOIN jobs j ON j.id = o.job_id";
 	const rows = before
-		? sql.exec<OccurrenceRow>(
-				"SELECT * FROM occurrences WHERE (claimed_at, id) < (?, ?) ORDER BY claimed_at DESC, id DESC LIMIT ?",
-				before.claimedAt,
-				before.id,
-				limit,
-			)
-		: sql.exec<OccurrenceRow>("SELECT * FROM occurrences ORDER BY claimed_at DESC, id DESC LIMIT ?", limit);
+		? sql.exec<OccurrenceRow>(`${select} WHERE (o.claimed_at, o.id) < (?, ?) ORDER BY o.claimed_at DESC, o.id DESC LIMIT ?`, before.claimedAt, before.id, limit)
+		: sql.exec<OccurrenceRow>(`${select} ORDER BY o.claimed_at DESC, o.id DESC LIMIT ?`, limit);
 	return rows.toArray().map(toOccurrence);
 }

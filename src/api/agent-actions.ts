@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { agentRpc } from "../../durable-objects/agent/client.ts";
-import { JobRecordSchema, JobStatusSchema, JobSummarySchema } from "../jobs/model.ts";
+import { DeliveryOutcomeSchema, JobRecordSchema, JobStatusSchema, JobSummarySchema } from "../jobs/model.ts";
 import { listJobs } from "../store/job-index.ts";
 import { screenPrompt } from "./screen.ts";
 import { cursorScope, decodeCursor, encodeCursor } from "../shared/cursor.ts";
@@ -57,6 +57,7 @@ const OccurrenceSchema = z
 		skipped_from: z.string().nullable(),
 		job_id: z.string().nullable(),
 		error: z.string().nullable(),
+		delivery_outcome: DeliveryOutcomeSchema.nullable().openapi({ description: "What became of the run's delivery (its job's); null without one, or before it has an outcome" }),
 	})
 	.openapi("Occurrence");
 

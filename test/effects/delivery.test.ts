@@ -12,6 +12,12 @@ import { AGENT_MIGRATIONS } from "../../durable-objects/agent/schema.ts";
 import { migrate } from "../../src/store/sqlite-migrations.ts";
 import { rollBackAgentSchema } from "../helpers/sql.ts";
 
+/** Each run in an agent's ledger with its delivery outcome (Hermes' execution-row field). */
+async function runsOutcome(agent: string): Promise<[string | null, string | null][]> {
+	const { runs } = (await (await call(`/v1/agents/${agent}/runs`)).json()) as { runs: { job_id: string | null; delivery_outcome: string | null }[] };
+	return runs.map((r) => [r.job_id, r.delivery_outcome]);
+}
+
 interface Seen {
 	url: string;
 	key: string | null;
@@ -56,6 +62,7 @@ describe("delivery of the final answer", () => {
 			if (type === "slack") expect(seen[0]!.body).toHaveProperty("blocks");
 			if (type === "discord") expect(seen[0]!.body).toMatchObject({ allowed_mentions: { parse: [] } });
 			expect((await jobOf(name, job.id)).delivery).toEqual({ target: type, outcome: "delivered" });
+			expect(await runsOutcome(name)).toEqual([[job.id, "delivered"]]);
 		});
 	}
 
@@ -65,6 +72,7 @@ describe("delivery of the final answer", () => {
 		const job = await runToRest("silent");
 		expect(job.delivery).toEqual({ target: "webhook", outcome: "suppressed" });
 		expect(outboundLog.filter((r) => r.url.startsWith("https://deliver"))).toEqual([]);
+		expect(await runsOutcome("silent")).toEqual([[job.id, "suppressed"]]);
 	});
 
 	it("retries a failing target with the same idempotency key until it takes the delivery", async () => {
@@ -117,6 +125,7 @@ describe("delivery of the final answer", () => {
 		const job = await runToRest("undelivered");
 		expect(job.status).toBe("completed");
 		expect((await jobOf("undelivered", job.id)).delivery).toEqual({ target: "webhook", outcome: "failed" });
+		expect(await runsOutcome("undelivered")).toEqual([[job.id, "failed"]]);
 		const incidents = (await (await call("/v1/incidents?agent=undelivered")).json()) as { incidents: { class: string; state: string }[] };
 		expect(incidents.incidents).toMatchObject([{ class: "delivery", state: "alerted" }]);
 		expect(alerts).toHaveLength(1);
