@@ -6,6 +6,7 @@ import type { JobRecord } from "../../src/jobs/model.ts";
 import { log } from "../../src/log.ts";
 import { isRefusal, refuse, type Refusal } from "../../src/shared/refusal.ts";
 import { migrate } from "../../src/store/sqlite-migrations.ts";
+import { noteTick } from "./held-claims.ts";
 import { getJob, jobCounts, jobsWithStatus, lastFinishedJob, putJob } from "./jobs.ts";
 import { listOccurrences, type Occurrence } from "./ledger.ts";
 import { outboxSize } from "./outbox.ts";
@@ -130,7 +131,10 @@ export class AgentDO extends DurableObject<Env> {
 		const outcome = this.ctx.storage.transactionSync(() => {
 			const current = this.autoPause(agent, known === null ? readState(this.sql)! : state, now);
 			const drawJobId = (at: number) => this.jobIds.take(at, name);
-			return { ...claimDue(this.sql, { agent, state: current, definitionRevision: revision, now, drawJobId }), paused: current.pausedAt !== null };
+			const claimed = claimDue(this.sql, { agent, state: current, definitionRevision: revision, now, drawJobId });
+			// The scheduler's clock, for a claim held until after its slot's grace window (see held-claims.ts).
+			noteTick(this.sql, { at: now, wallAt: Date.now(), claimed: claimed.claimed, agent, paused: current.pausedAt !== null });
+			return { ...claimed, paused: current.pausedAt !== null };
 		});
 		// The hot path of a tick: only a claim needs the alarm (to start its job and index it). Starts
 		// are spread over a few seconds by agent, so a fleet due in the same minute does not hit the

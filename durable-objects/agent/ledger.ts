@@ -1,4 +1,4 @@
-import type { DeliveryOutcome, DispatchKind, JobStatus } from "../../src/jobs/model.ts";
+import type { DeliveryOutcome, DispatchKind, JobDispatch, JobStatus } from "../../src/jobs/model.ts";
 
 export const OCCURRENCE_STATUSES = ["claimed", "running", "completed", "failed", "skipped", "unknown"] as const;
 export type OccurrenceStatus = (typeof OCCURRENCE_STATUSES)[number];
@@ -116,6 +116,12 @@ export function insertOccurrence(sql: SqlStorage, o: NewOccurrence): string | nu
 	return cursor.rowsWritten > 0 ? id : null;
 }
 
+/**
+ * The error type of a scheduled run's job cancelled at its start because it was held past its slot's
+ * grace window (see held-claims.ts): its slot was not run.
+ */
+export const SLOT_PASSED = "slot_passed";
+
 const STATUS_FOR_JOB: Partial<Record<JobStatus, OccurrenceStatus>> = {
 	running: "running",
 	completed: "completed",
@@ -125,25 +131,44 @@ const STATUS_FOR_JOB: Partial<Record<JobStatus, OccurrenceStatus>> = {
 	indeterminate: "unknown",
 };
 
-/** Keeps a job's ledger row in step with the job. */
+/**
+ * Keeps a job's ledger row in step with the job. A scheduled run not run because it was held past
+ * its slot's grace window (its job cancelled with a `slot_passed` error, see held-claims.ts) is a
+ * slot not run, as a tick's skip is: its row is `skipped` with the reason, not `failed`. A run
+ * started late says so in its row's dispatch as in its job's.
+ */
 export function syncOccurrenceWithJob(
 	sql: SqlStorage,
-	job: { id: string; status: JobStatus; started_at: string | null; finished_at: string | null; error: { message: string } | null },
+	job: {
+		id: string;
+		status: JobStatus;
+		started_at: string | null;
+		finished_at: string | null;
+		error: { type?: string; message: string } | null;
+		dispatch?: JobDispatch | null;
+	},
 ): void {
-	const status = STATUS_FOR_JOB[job.status];
+	const notRun = job.status === "cancelled" && job.error?.type === SLOT_PASSED;
+	const status = notRun ? "skipped" : STATUS_FOR_JOB[job.status];
 	if (!status) return;
-	const error = job.status === "cancelled" ? "cancelled" : (job.error?.message ?? null);
+	const error = notRun ? null : job.status === "cancelled" ? "cancelled" : (job.error?.message ?? null);
+	const skipReason = notRun ? job.error!.message : null;
 	const startedAt = job.started_at === null ? null : Date.parse(job.started_at);
 	const finishedAt = job.finished_at === null ? null : Date.parse(job.finished_at);
+	// A manual run's job has no dispatch: its row's stays "manual".
+	const dispatch = job.dispatch ?? null;
 	// Most revisions of a job (usage, a turn) change none of this; a no-op update is still a billed row.
 	sql.exec(
-		`UPDATE occurrences SET status = ?1, started_at = ?2, finished_at = ?3, error = ?4
-		 WHERE job_id = ?5 AND (status IS NOT ?1 OR started_at IS NOT ?2 OR finished_at IS NOT ?3 OR error IS NOT ?4)`,
+		`UPDATE occurrences SET status = ?1, started_at = ?2, finished_at = ?3, error = ?4, skip_reason = ?6, dispatch = coalesce(?7, dispatch)
+		 WHERE job_id = ?5 AND (status IS NOT ?1 OR started_at IS NOT ?2 OR finished_at IS NOT ?3 OR error IS NOT ?4
+		   OR skip_reason IS NOT ?6 OR dispatch IS NOT coalesce(?7, dispatch))`,
 		status,
 		startedAt,
 		finishedAt,
 		error,
 		job.id,
+		skipReason,
+		dispatch,
 	);
 }
 

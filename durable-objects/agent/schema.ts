@@ -291,4 +291,14 @@ export const AGENT_MIGRATIONS: readonly SqlMigration[] = [
 			ALTER TABLE schedule_state ADD COLUMN defined_at INTEGER;
 		`,
 	},
+	{
+		version: 16,
+		name: "agent_tick_clock",
+		sql: `
+			-- The newest tick that claimed a run of this agent or found one held (its scheduled time), and
+			-- when it came (this object's clock): a held claim's lateness is measured on the ticks' clock.
+			ALTER TABLE agent_state ADD COLUMN tick_at INTEGER;
+			ALTER TABLE agent_state ADD COLUMN tick_noted_at INTEGER;
+		`,
+	},
 ];

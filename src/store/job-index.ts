@@ -122,7 +122,7 @@ export function upsertStatements(db: D1Database, records: readonly JobRecord[]):
 				   created_at, started_at, finished_at, duration_seconds, summary, revision, updated_at)
 				 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, CAST(unixepoch('subsec') * 1000 AS INTEGER))
 				 ON CONFLICT (id) DO UPDATE SET
-				   status = excluded.status, exit_reason = excluded.exit_reason, started_at = excluded.started_at,
+				   status = excluded.status, exit_reason = excluded.exit_reason, dispatch = excluded.dispatch, started_at = excluded.started_at,
 				   finished_at = excluded.finished_at, duration_seconds = excluded.duration_seconds,
 				   summary = excluded.summary, revision = excluded.revision, updated_at = excluded.updated_at
 				 WHERE excluded.revision > jobs.revision AND jobs.agent = excluded.agent`,

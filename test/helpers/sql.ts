@@ -23,6 +23,7 @@ const AGENT_UNDO: Record<number, string> = {
 	12: "DROP TABLE registry_sync",
 	14: "ALTER TABLE job_setup DROP COLUMN extra_requests",
 	15: "ALTER TABLE schedule_state DROP COLUMN defined_at",
+	16: "ALTER TABLE agent_state DROP COLUMN tick_noted_at; ALTER TABLE agent_state DROP COLUMN tick_at",
 };
 export function rollBackAgentSchema(sql: SqlStorage, version: number): void {
 	for (const v of Object.keys(AGENT_UNDO).map(Number).sort((a, b) => b - a)) if (v >= version) sql.exec(AGENT_UNDO[v]!);

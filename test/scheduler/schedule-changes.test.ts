@@ -37,7 +37,10 @@ describe("a schedule that stops and runs again", () => {
 			await tick("2026-12-01T12:10:00Z");
 			await tick("2026-12-01T12:15:00Z");
 			expect(await ledger(name)).toEqual([
-				["2026-12-01T10:00:00.000Z", "on_time", "ran"],
+				// Claimed just before its agent was disabled: held until the agent was enabled again, past
+				// its slot's grace window, it runs labelled late (see held-claims.test.ts); on_time if its
+				// start came first.
+				["2026-12-01T10:00:00.000Z", what === "its agent" ? expect.stringMatching(/^(late|on_time)$/) : "on_time", "ran"],
 				["2026-12-01T12:15:00.000Z", "on_time", "ran"],
 			]);
 		});

@@ -5,7 +5,9 @@ import { durationSeconds } from "../../../src/config/schema.ts";
 import { transition, type JobRecord } from "../../../src/jobs/model.ts";
 import { log } from "../../../src/log.ts";
 import { outputKey } from "../../../src/store/output-r2.ts";
+import { heldClaim, schedulerNow } from "../held-claims.ts";
 import { putJob } from "../jobs.ts";
+import { SLOT_PASSED } from "../ledger.ts";
 import { appendLines } from "./output.ts";
 import { appendMessage, readMessages } from "./messages.ts";
 import { putSetup } from "./session.ts";
@@ -19,7 +21,9 @@ const MAX_TOKENS = 8192;
  * `revision` is the definition's now (null if not known yet): a job records the definition it runs
  * on, not the one it was queued under. A continue or fork whose agent changed while it waited is
  * cancelled instead, unless asked for with allow_definition_change: it was admitted for the
- * definition its session ran on, and runs on no other unasked.
+ * definition its session ran on, and runs on no other unasked. A scheduled run held past its slot's
+ * grace window (the agent paused, disabled or at capacity) is judged as a slot missed by that much:
+ * see heldClaim. Not run, it ends cancelled and its ledger row skipped, saying why.
  */
 export function startJob(sql: SqlStorage, queued: JobRecord, agent: AgentDefinition, revision: string | null, notepad: ReadonlyMap<string, string>, now: number): JobRecord {
 	let job = queued;
@@ -37,6 +41,15 @@ export function startJob(sql: SqlStorage, queued: JobRecord, agent: AgentDefinit
 		}
 		job = { ...job, definition_revision: revision };
 	}
+	// Lateness on the clock that dated the slot and its claim; the record's own times stay the wall's.
+	const held = heldClaim(job, agent, schedulerNow(sql, now));
+	if (!held.run) {
+		const cancelled = transition(job, "cancelled", { reason: held.reason, at: new Date(now), error: { type: SLOT_PASSED, message: held.reason } });
+		putJob(sql, cancelled, now);
+		log.info("job.cancelled", { agent: job.agent, job_id: job.id, reason: held.reason });
+		return cancelled;
+	}
+	if (held.late) job = { ...job, dispatch: "late" };
 	const parts = assemblePrompt(agent, {
 		prompt: job.prompt ?? "",
 		notepad,
@@ -59,9 +72,9 @@ export function startJob(sql: SqlStorage, queued: JobRecord, agent: AgentDefinit
 	// Continued and forked jobs arrive with their conversation already copied in.
 	if (readMessages(sql, job.id).length === 0) appendMessage(sql, job.id, { role: "user", content: parts.user });
 	// output_file names the R2 object from the start; it is written when the job ends.
-	const running = { ...transition(job, "running", { reason: "started", at: new Date(now) }), session_id: sessionId, output_file: outputKey(job.agent, job.id) };
+	const running = { ...transition(job, "running", { reason: held.note ?? "started", at: new Date(now) }), session_id: sessionId, output_file: outputKey(job.agent, job.id) };
 	appendLines(sql, job.id, [{ type: "system", subtype: "init", content: `job started with ${agent.model}`, session_id: sessionId, model: agent.model }], now);
 	putJob(sql, running, now);
-	log.info("job.started", { agent: job.agent, job_id: job.id, session_id: sessionId });
+	log.info("job.started", { agent: job.agent, job_id: job.id, session_id: sessionId, ...(held.note ? { note: held.note } : {}) });
 	return running;
 }
