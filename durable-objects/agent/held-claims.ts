@@ -1,7 +1,7 @@
 import type { AgentDefinition } from "../../src/config/schema.ts";
 import type { JobRecord } from "../../src/jobs/model.ts";
 import { graceWindowMs, humanDuration, periodAt } from "../../src/scheduler/occurrences.ts";
-import { jobCounts } from "./jobs.ts";
+import type { JobCountsAfter } from "./scheduling.ts";
 
 /**
  * A claimed run starts within seconds of its tick (its start spread). One still pending when the
@@ -18,8 +18,11 @@ const HELD_AFTER_MS = 60_000;
  * is free to start it waits only for its start alarm, on the object's clock. An idle agent's tick
  * writes nothing more.
  */
-export function noteTick(sql: SqlStorage, tick: { at: number; wallAt: number; claimed: number; agent: AgentDefinition; paused: boolean }): void {
-	const { active, pending } = jobCounts(sql);
+export function noteTick(
+	sql: SqlStorage,
+	tick: { at: number; wallAt: number; claimed: number; counts: JobCountsAfter; agent: AgentDefinition; paused: boolean },
+): void {
+	const { active, pending } = tick.counts;
 	const held = pending > 0 && (tick.paused || !tick.agent.enabled || active >= tick.agent.max_concurrent);
 	if (tick.claimed === 0 && !held) return;
 	sql.exec(

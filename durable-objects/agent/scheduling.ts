@@ -64,7 +64,13 @@ export function forgetSchedules(sql: SqlStorage, running: readonly string[] = []
 	sql.exec("DELETE FROM schedule_state WHERE schedule NOT IN (SELECT value FROM json_each(?))", JSON.stringify(running));
 }
 
-export function claimDue(sql: SqlStorage, ctx: TickContext): TickOutcome {
+/** The agent's jobs once the tick's claims are made, as claimDue counted them. */
+export interface JobCountsAfter {
+	active: number;
+	pending: number;
+}
+
+export function claimDue(sql: SqlStorage, ctx: TickContext): TickOutcome & { counts: JobCountsAfter } {
 	const { agent, state, now } = ctx;
 	const counts = jobCounts(sql);
 	let claimed = 0;
@@ -169,7 +175,7 @@ export function claimDue(sql: SqlStorage, ctx: TickContext): TickOutcome {
 		const due = nextDue(schedule, new Date(Math.max(cursor, now)))?.getTime() ?? null;
 		if (due !== null && (next === null || due < next)) next = due;
 	}
-	return { claimed, skipped, nextDue: next };
+	return { claimed, skipped, nextDue: next, counts };
 }
 
 /**
