@@ -1,7 +1,8 @@
 import { Option, type Command } from "commander";
+import { parseDocument } from "yaml";
 import { JSONL } from "../client.ts";
 import { act, nextPageCommand, pathSegment, positiveInt, type Context } from "../context.ts";
-import { cancelReason, duration, fields, printable, printableDeep, relTime, renderLine, statusStyle, table, when } from "../format.ts";
+import { BIDI, cancelReason, duration, fields, printable, printableDeep, printableYaml, relTime, renderLine, statusStyle, table, when } from "../format.ts";
 import type { JobRecord, JobSummary } from "../types.ts";
 import { shapes } from "../shapes.ts";
 
@@ -92,8 +93,12 @@ async function showJob(ctx: Context, id: string, opts: JobOptions): Promise<numb
 	if (opts.yaml) {
 		// For a person to read as much as for a program: printable. drover's YAML escapes C0 controls
 		// itself and double-quotes a string holding DEL or a C1 control, where printable's "\x9b" is
-		// YAML's own escape for it: the document means the same.
-		const yaml = printable(await ctx.client.text(path, "application/yaml"));
+		// YAML's own escape for it: the document means the same. A string holding a bidirectional
+		// control may be plain, where "\u202e" would be six characters of text: such a document is
+		// written again with those strings double-quoted (printableYaml).
+		const text = await ctx.client.text(path, "application/yaml");
+		const doc = BIDI.test(text) ? parseDocument(text) : null;
+		const yaml = doc && doc.errors.length === 0 ? printableYaml(doc) : printable(text);
 		process.stdout.write(yaml.endsWith("\n") ? yaml : `${yaml}\n`);
 		if (opts.logs) await printOutput(ctx, id, false);
 		return 0;

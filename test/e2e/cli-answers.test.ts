@@ -6,7 +6,10 @@ import { once } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
+import { parse } from "yaml";
 import { paint, renderLine, table } from "../../cli/format.ts";
+import { toHerdctlYaml } from "../../src/jobs/yaml.ts";
+import type { JobRecord } from "../../src/jobs/schema.ts";
 import { childEnv, CLI, runCliProcess } from "./cli-process.ts";
 
 const JOB = "job-2026-01-01-abcdef";
@@ -316,10 +319,10 @@ describe("drover status of a large fleet", () => {
 
 describe("terminal control sequences in text from outside", () => {
 	// A model's answer that would clear the screen, colour what follows and set the window title; a
-	// C1 CSI (U+009B) and DEL besides.
-	const HOSTILE = "\x1b[2J\x1b[31mRED\x1b[0m \x1b]0;pwned-title\x07 \x9b2J\x7f end";
-	const SHOWN = "\\x1b[2J\\x1b[31mRED\\x1b[0m \\x1b]0;pwned-title\\x07 \\x9b2J\\x7f end";
-	const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/;
+	// C1 CSI (U+009B) and DEL besides; and bidirectional controls that would show "evil.exe" as "exe.live".
+	const HOSTILE = "\x1b[2J\x1b[31mRED\x1b[0m \x1b]0;pwned-title\x07 \x9b2J\x7f end \u202eevil.exe\u202c \u2066\u200f\u061c";
+	const SHOWN = "\\x1b[2J\\x1b[31mRED\\x1b[0m \\x1b]0;pwned-title\\x07 \\x9b2J\\x7f end \\u202eevil.exe\\u202c \\u2066\\u200f\\u061c";
+	const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
 	const page = { jobs: [{ id: JOB, agent: "fake", status: "completed", trigger_type: "manual", schedule: null, started_at: "2026-01-01T00:00:01.000Z", duration_seconds: 1.5, summary: `ok ${HOSTILE}` }], next_cursor: null };
 	const job = record({ prompt: HOSTILE, summary: HOSTILE, status: "failed", error: { type: "model_error", message: HOSTILE } });
 	const output = [
@@ -360,12 +363,25 @@ describe("terminal control sequences in text from outside", () => {
 		// Every kind of output line: the model's text, a tool's name, input and result, an error, a line that is not JSON.
 		const logs = (await runCli(api.url, ["logs", "--job", JOB])).stdout.split("\n");
 		expect(logs).toContain(SHOWN);
-		expect(logs).toContain(`→ fetch${SHOWN} {"url":"\\u001b[2J\\u001b[31mRED\\u001b[0m \\u001b]0;pwned-title\\u0007 \\x9b2J\\x7f end"}`);
+		expect(logs).toContain(`→ fetch${SHOWN} {"url":"\\u001b[2J\\u001b[31mRED\\u001b[0m \\u001b]0;pwned-title\\u0007 \\x9b2J\\x7f end \\u202eevil.exe\\u202c \\u2066\\u200f\\u061c"}`);
 		expect(logs).toContain(`← ok ${SHOWN}`);
 		expect(logs).toContain(`error [x]: ${SHOWN}`);
 		expect(logs).toContain(`[system:init] ${SHOWN}`);
 		expect(logs).toContain(`not json ${SHOWN}`);
 		expect((await runCli(api.url, ["job", JOB])).stdout).toMatch(new RegExp(`^error\\s+model_error: ${SHOWN.replace(/[\\[\]]/g, "\\$&")}$`, "m"));
+	});
+
+	it("job --yaml shows it escaped and still means the same YAML: every such string double-quoted, where the escapes are YAML's", async () => {
+		// drover's own YAML of such a job: the bidirectional controls raw in plain and block scalars.
+		const hostile = record({ prompt: `Summarise.\nsafe \u202eevil.exe\u202c`, summary: `plain \u2067x\u2069 and ${HOSTILE}` }) as unknown as JobRecord;
+		const yaml = toHerdctlYaml(hostile);
+		expect(yaml).toMatch(/\u202e/);
+		const api = await fakeApi({ [`GET /v1/jobs/${JOB}`]: (_req, res) => res.writeHead(200, { "content-type": "application/yaml" }).end(yaml) });
+		const r = await runCli(api.url, ["job", JOB, "--yaml"]);
+		expect(r.status, r.stderr).toBe(0);
+		expect(r.stdout).not.toMatch(CONTROL);
+		expect(r.stdout).toContain(String.raw`safe \u202eevil.exe\u202c`);
+		expect(parse(r.stdout)).toEqual(parse(yaml));
 	});
 
 	it("stays as the API sent it with --json", async () => {
