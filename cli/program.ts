@@ -84,6 +84,11 @@ export async function run(argv: readonly string[]): Promise<number> {
 		if (err.code === "EPIPE") process.exit(outcome.exitCode);
 		throw err;
 	});
+	// stderr carries only what a person watches (progress, reconnect notices, errors): one closed
+	// early (`drover trigger a --wait 2>&1 | head -1`) must neither end a --wait or a --follow nor
+	// change its exit code, which is the job's outcome. A failed write to it has nowhere to be
+	// reported, so it is dropped; without a listener it would be an uncaught error, exit 1.
+	process.stderr.on("error", () => {});
 	const program = buildProgram();
 	try {
 		await program.parseAsync(argv);

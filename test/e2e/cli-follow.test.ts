@@ -1,10 +1,11 @@
 // The CLI's SSE follower against fake servers (node:http) that break connections on purpose: the
 // parts of `drover logs --follow` / `trigger --wait` that the real Worker never does on demand.
+import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { runCliProcess } from "./cli-process.ts";
+import { childEnv, CLI, runCliProcess } from "./cli-process.ts";
 import { ApiClient, ApiError, CliError } from "../../cli/client.ts";
 import { followJob } from "../../cli/sse.ts";
 
@@ -308,5 +309,67 @@ describe("trigger --wait's progress", () => {
 			`${JOB} completed · 1 turn · 10 in / 4 out tokens · 0 tool calls`,
 			`✓ ${JOB} completed in 1.5s · 1 turn · 10 in / 4 out tokens · 0 tool calls`,
 		]);
+	});
+});
+
+describe("a stderr closed early", () => {
+	/** Runs the CLI in bash with its stderr into a pipe whose reader is gone (`| true`), stdout kept; the CLI's own exit code. */
+	function withStderrClosed(args: string[], url: string): Promise<{ status: number | null; stdout: string }> {
+		const child = spawn("bash", ["-c", '{ "$NODE" "$CLI" "$@" 2>&1 1>&3 | true; exit "${PIPESTATUS[0]}"; } 3>&1', "bash", ...args], {
+			env: childEnv({ NODE: process.execPath, CLI, DROVER_URL: url, DROVER_TOKEN: TOKEN }),
+			stdio: ["ignore", "pipe", "ignore"],
+		});
+		let stdout = "";
+		child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+		return new Promise((resolve) => child.on("close", (status) => resolve({ status, stdout })));
+	}
+
+	it("trigger --wait still follows the job to its end and exits with its outcome (2>&1 | head -1)", async () => {
+		const seen: string[] = [];
+		const url = await listen((req, res) => {
+			seen.push(`${req.method} ${req.url}`);
+			if (req.method === "POST" && req.url === "/v1/agents/fake/jobs") {
+				res.writeHead(201, { "content-type": "application/json" }).end(JSON.stringify({ id: JOB, agent: "fake", status: "pending", usage: { num_turns: 0, per_model: {} } }));
+			} else if (req.url === `/v1/jobs/${JOB}/stream`) {
+				res.writeHead(200, { "content-type": "text/event-stream" });
+				res.write(`event: status\ndata: {"status":"running","revision":2}\n\n`);
+				// Progress lines go to stderr after the reader of `head -1` is gone.
+				setTimeout(() => res.end(`id: 1\nevent: line\ndata: ${lineBody(1)}\n\nevent: status\ndata: {"status":"cancelled","revision":3}\n\nevent: end\ndata: {"status":"cancelled"}\n\n`), 500);
+			} else if (req.url === `/v1/jobs/${JOB}`) {
+				res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ id: JOB, agent: "fake", status: "cancelled", exit_reason: "cancelled", duration_seconds: 1, usage: { num_turns: 1, per_model: {} }, error: null }));
+			} else {
+				res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: { code: "not_found", message: `no route for ${req.url}` } }));
+			}
+		});
+		const child = spawn("bash", ["-c", '"$NODE" "$CLI" trigger fake --wait 2>&1 | head -1; exit "${PIPESTATUS[0]}"'], {
+			env: childEnv({ NODE: process.execPath, CLI, DROVER_URL: url, DROVER_TOKEN: TOKEN }),
+			stdio: ["ignore", "pipe", "pipe"],
+		});
+		let stdout = "";
+		child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+		const [status] = (await once(child, "close")) as [number | null];
+		expect(stdout).toBe(`${JOB}\n`);
+		// It waited for the end (it read the finished job), and the exit code is the job's: cancelled, 2.
+		expect(seen).toContain(`GET /v1/jobs/${JOB}`);
+		expect(status).toBe(2);
+
+		// Nothing reads stderr at all: the same.
+		const again = await withStderrClosed(["trigger", "fake", "--wait"], url);
+		expect(again).toEqual({ status: 2, stdout: `${JOB}\n` });
+
+		// A stdout closed before the finished job's record is written (EPIPE there ends the CLI): still the job's outcome.
+		const noReader = spawn("bash", ["-c", '"$NODE" "$CLI" trigger fake --wait --json 2>/dev/null | true; exit "${PIPESTATUS[0]}"'], {
+			env: childEnv({ NODE: process.execPath, CLI, DROVER_URL: url, DROVER_TOKEN: TOKEN }),
+			stdio: "ignore",
+		});
+		expect((await once(noReader, "close"))[0]).toBe(2);
+	});
+
+	it("logs --follow prints every line through reconnects whose notices cannot be written, and exits with the outcome", async () => {
+		const fake = fakeStream({ total: 6, cutAfter: (c) => (c < 2 ? 2 : null), finalStatus: "completed" });
+		const url = await listen(fake.handler);
+		const r = await withStderrClosed(["logs", "--job", JOB, "--follow"], url);
+		expect(fake.seen).toEqual([null, "2", "4"]);
+		expect(r).toEqual({ status: 0, stdout: "line 1\nline 2\nline 3\nline 4\nline 5\nline 6\n" });
 	});
 });
