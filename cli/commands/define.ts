@@ -1,9 +1,9 @@
 import { readFile } from "node:fs/promises";
 import type { Command } from "commander";
-import { parseDocument, stringify } from "yaml";
+import { Document, parseDocument } from "yaml";
 import { ApiError, CliError } from "../client.ts";
 import { act, pathSegment, type Context } from "../context.ts";
-import { printable } from "../format.ts";
+import { printable, printableYaml } from "../format.ts";
 import { shapes } from "../shapes.ts";
 import { confirm, readStdin } from "../stdin.ts";
 import type { AgentDetail } from "../types.ts";
@@ -111,10 +111,11 @@ async function apply(ctx: Context, file: string, opts: { json?: boolean }): Prom
 
 async function definition(ctx: Context, agent: string, opts: { json?: boolean }): Promise<number> {
 	const answer = await ctx.client.json(agentPath(agent), shapes.agentDetail);
-	// As stored, for a person to edit and apply back: YAML writes control characters as escapes (\e), so
-	// the text is safe on a terminal without printable(), which would change what applies back.
+	// As stored, for a person to edit and apply back: every string holding a control character (C0,
+	// DEL, C1) or a bidirectional one is written double-quoted, with YAML escapes for them (\e, \x7f,
+	// \x9b, \u202e), so the text is safe on a terminal and applies back unchanged (printableYaml).
 	if (opts.json) ctx.json(answer.definition);
-	else process.stdout.write(`# ${answer.source === "file" ? "from fleet.yaml (change it there and deploy)" : "defined through the API"}; revision ${answer.definition_revision}\n${stringify(answer.definition, { lineWidth: 0 })}`);
+	else process.stdout.write(`# ${answer.source === "file" ? "from fleet.yaml (change it there and deploy)" : "defined through the API"}; revision ${printable(answer.definition_revision)}\n${printableYaml(new Document(answer.definition))}`);
 	return 0;
 }
 
