@@ -217,13 +217,18 @@ async function readText(res: Response, url: string): Promise<string> {
 	}
 }
 
-/** Reads the API's error body; a proxy's HTML page or an empty 502 still gives a useful message. */
+/**
+ * Reads the API's error body; a proxy's HTML page or an empty 502 still gives a useful message.
+ * drover's error always has a string `code` beside its `message`: another API's error of a like
+ * shape (the Anthropic API's {"type":"error","error":{"type":"not_found_error","message":…}}, at a
+ * --url pointing there) is not taken for it.
+ */
 export async function errorFrom(res: Response): Promise<ApiError> {
 	const text = await res.text().catch(() => "");
 	try {
-		const body = JSON.parse(text) as { error?: { code?: unknown; message?: unknown; details?: { issues?: unknown } } };
-		if (body.error && typeof body.error.message === "string") {
-			return new ApiError(res.status, typeof body.error.code === "string" ? body.error.code : "unknown", withIssues(body.error.message, body.error.details?.issues));
+		const body = JSON.parse(text) as { error?: { code?: unknown; message?: unknown; details?: { issues?: unknown } } } | null;
+		if (body?.error && typeof body.error.message === "string" && typeof body.error.code === "string") {
+			return new ApiError(res.status, body.error.code, withIssues(body.error.message, body.error.details?.issues));
 		}
 	} catch {
 		// Not JSON: fall through to the status line.

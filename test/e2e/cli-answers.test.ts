@@ -621,6 +621,24 @@ describe("a server that is not drover, answering 200 {} to everything", () => {
 		}
 	});
 
+	it("an error of another API in a like shape (the Anthropic API's, without drover's `code`) is not taken for drover's; doctor says the same", async () => {
+		const server = createServer((req, res) => {
+			const at = req.url!.split("?")[0]!;
+			res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ type: "error", error: { type: "not_found_error", message: `Not found: ${at}` } }));
+		});
+		servers.push(server);
+		server.listen(0, "127.0.0.1");
+		await once(server, "listening");
+		const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+		const jobs = await runCli(url, ["jobs"]);
+		expect(jobs.status).toBe(1);
+		expect(jobs.stderr).toBe(`drover: ${url} does not answer as a drover API (GET /v1/jobs: answered 404 application/json, not drover's JSON error)\n`);
+		const doctor = await runCli(url, ["doctor"]);
+		expect(doctor.status).toBe(1);
+		expect(doctor.stdout).toMatch(new RegExp(`^✗ reachable\\s+${url.replace(/[.]/g, "\\.")} does not answer as a drover API \\(GET /healthz: answered 404 application/json, not drover's JSON error\\)$`, "m"));
+		expect(doctor.stdout).not.toContain("Not found: /healthz");
+	});
+
 	it("names the first field of a list's rows that is not what drover sends", async () => {
 		const api = await fakeApi({ "GET /v1/jobs?limit=20": (_req, res) => json(res, 200, { jobs: [{ id: "job-1", agent: "a", status: "completed", trigger_type: "manual" }, { id: 2 }], next_cursor: null }) });
 		const r = await runCli(api.url, ["jobs"]);
