@@ -15,7 +15,7 @@ export function registerDefine(program: Command): void {
 		.command("apply")
 		.description("define or redefine agents through the API (admin) from a YAML or JSON file: one agent, a list of them, or an `agents:` list as in fleet.yaml")
 		.argument("<file>", 'the file ("-" reads stdin)')
-		.option("--json", "print the API's answers (a JSON array, one agent each)")
+		.option("--json", "print the API's answers (a JSON array, one agent each; at a refusal, those applied before it)")
 		.action(act(apply));
 
 	program
@@ -97,6 +97,9 @@ async function apply(ctx: Context, file: string, opts: { json?: boolean }): Prom
 			else if (before.definition_revision === answer.definition_revision) ctx.out(`unchanged ${name} (revision ${answer.definition_revision})`);
 			else ctx.out(`updated ${name} (revision ${before.definition_revision} → ${answer.definition_revision})`);
 		} catch (err) {
+			// --json: what was applied before the refusal (maybe nothing: []), for a script to read;
+			// the refusal is on stderr and the exit code stays 1.
+			if (opts.json) ctx.json(answers);
 			// Said with the agent it was about: a file of several would leave the reader guessing.
 			if (err instanceof CliError) {
 				const done = answers.length === 0 ? "" : ` (${answers.length} before it applied)`;

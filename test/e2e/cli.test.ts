@@ -707,6 +707,14 @@ describe("defining agents: apply and delete", () => {
 		expect(r.stdout).toMatch(new RegExp(`^created ${c} `));
 		expect(r.stderr).toMatch(new RegExp(`^drover: ${d}: .*max_turns.*\\(1 before it applied\\)`, "s"));
 		expect((await api(`/v1/agents/${d}`)).status).toBe(404);
+		// --json: what was applied before the refusal, on stdout; the refusal on stderr, still exit 1.
+		const asJson = await drover(["apply", "--json", mixed]);
+		expect(asJson.status).toBe(1);
+		expect(JSON.parse(asJson.stdout)).toEqual([expect.objectContaining({ name: c, definition: expect.objectContaining({ prompt: "Fine." }) })]);
+		expect(asJson.stderr).toMatch(new RegExp(`^drover: ${d}: .*max_turns.*\\(1 before it applied\\)`, "s"));
+		const firstRefused = await drover(["apply", "--json", "-"], { stdin: `name: ${d}\nmodel: ${agents.ok}\nmax_turns: lots\n` });
+		expect(firstRefused.status).toBe(1);
+		expect(JSON.parse(firstRefused.stdout)).toEqual([]);
 
 		const e = `cli-def-e-${suffix}`;
 		const refused: [string, RegExp][] = [
