@@ -1,8 +1,8 @@
 import { Option, type Command } from "commander";
 import { parseDocument } from "yaml";
-import { JSONL } from "../client.ts";
+import { CliError, JSONL } from "../client.ts";
 import { act, nextPageCommand, pathSegment, positiveInt, type Context } from "../context.ts";
-import { BIDI, cancelReason, duration, fields, printable, printableDeep, printableYaml, relTime, renderLine, statusStyle, table, when } from "../format.ts";
+import { BIDI, cancelReason, duration, fields, printable, printableDeep, printableYaml, relTime, renderLine, shellWord, statusStyle, table, when } from "../format.ts";
 import type { JobRecord, JobSummary } from "../types.ts";
 import { shapes } from "../shapes.ts";
 
@@ -44,7 +44,7 @@ export function registerJobs(program: Command): void {
 		.command("job")
 		.description("one job: its record, usage per model and, with --logs, its output")
 		.argument("<id>", "job id (job-YYYY-MM-DD-xxxxxx)", pathSegment)
-		.option("-l, --logs", "also print the job's output")
+		.option("-l, --logs", "also print the job's output (not with --yaml)")
 		.addOption(new Option("--json", "print the API's JSON (with --logs: {job, output})").conflicts("yaml"))
 		.addOption(new Option("--yaml", "print herdctl's YAML job layout (Accept: application/yaml)").conflicts("json"))
 		.action(act(showJob));
@@ -90,6 +90,11 @@ async function listJobs(ctx: Context, opts: JobsOptions): Promise<number> {
 
 async function showJob(ctx: Context, id: string, opts: JobOptions): Promise<number> {
 	const path = `/v1/jobs/${encodeURIComponent(id)}`;
+	// The output is JSONL, neither YAML nor (unrendered) for a person: after the YAML it made the
+	// whole neither a YAML document nor safe on a terminal.
+	if (opts.yaml && opts.logs) {
+		throw new CliError("--logs does not go with --yaml: a job's output is JSONL lines, not YAML", 2, `drover job ${shellWord(id)} --yaml for the job; drover logs --job ${shellWord(id)} for its output (--json: the raw JSONL)`);
+	}
 	if (opts.yaml) {
 		// For a person to read as much as for a program: printable. drover's YAML escapes C0 controls
 		// itself and double-quotes a string holding DEL or a C1 control, where printable's "\x9b" is
@@ -100,7 +105,6 @@ async function showJob(ctx: Context, id: string, opts: JobOptions): Promise<numb
 		const doc = BIDI.test(text) ? parseDocument(text) : null;
 		const yaml = doc && doc.errors.length === 0 ? printableYaml(doc) : printable(text);
 		process.stdout.write(yaml.endsWith("\n") ? yaml : `${yaml}\n`);
-		if (opts.logs) await printOutput(ctx, id, false);
 		return 0;
 	}
 	const job = await ctx.client.json(path, shapes.job);
@@ -115,7 +119,7 @@ async function showJob(ctx: Context, id: string, opts: JobOptions): Promise<numb
 	ctx.out(describeJob(ctx, job));
 	if (opts.logs) {
 		ctx.out("");
-		await printOutput(ctx, id, true);
+		await printOutput(ctx, id);
 	}
 	return 0;
 }
@@ -133,15 +137,11 @@ function parseJsonl(text: string): unknown[] {
 		});
 }
 
-async function printOutput(ctx: Context, id: string, human: boolean): Promise<void> {
+/** The job's output rendered for a person (renderLine: printable, then styled). */
+async function printOutput(ctx: Context, id: string): Promise<void> {
 	const text = await ctx.client.text(`/v1/jobs/${encodeURIComponent(id)}/output`, JSONL);
 	for (const raw of text.split("\n")) {
 		if (raw.trim() === "") continue;
-		if (!human) {
-			// After --yaml: the API's JSONL as it is, as logs --json prints it.
-			ctx.out(raw);
-			continue;
-		}
 		const shown = renderLine(raw, ctx.p, Math.max(40, (ctx.width ?? 160) - 20));
 		if (shown !== null) ctx.out(shown);
 	}

@@ -137,6 +137,15 @@ describe("drover job", () => {
 		expect(r.stdout).not.toMatch(/^summary/m);
 	});
 
+	it("--yaml with --logs is a usage error, sent nowhere: the output is JSONL, not YAML", async () => {
+		const api = await fakeApi({ [`GET /v1/jobs/${JOB}`]: (_req, res) => res.writeHead(200, { "content-type": "application/yaml" }).end(`id: ${JOB}\n`) });
+		const r = await runCli(api.url, ["job", JOB, "--yaml", "--logs"]);
+		expect(r.status).toBe(2);
+		expect(r.stdout).toBe("");
+		expect(r.stderr).toBe(`drover: --logs does not go with --yaml: a job's output is JSONL lines, not YAML\ndrover: hint: drover job ${JOB} --yaml for the job; drover logs --job ${JOB} for its output (--json: the raw JSONL)\n`);
+		expect(api.seen).toEqual([]);
+	});
+
 	it("--logs marks a line cut to fit storage, and only that line", async () => {
 		const lines = [
 			{ type: "assistant", content: "A very long answer…", truncated: { field: "content", bytes: 3_145_728 } },
