@@ -229,9 +229,10 @@ export function renderLine(raw: string, p: Paint, width = 160): string | null {
 	}
 	if (parsed === null || typeof parsed !== "object") return p.dim(printable(raw));
 	// Every field is the model's, a tool's or a webhook's text: printable before any of it is styled.
-	// A tool call's input is shown as JSON, which escapes C0 controls its own way ("\u001b"); truncate
-	// makes the rest printable. (Made printable first, its "\x1b" would show as "\\x1b".)
-	const line = { ...printableDeep(parsed), input: parsed.input };
+	// A tool call's input (and an approval's edited one) is shown as JSON, which escapes C0 controls
+	// its own way ("\u001b"); truncate makes the rest printable. (Made printable first, its "\x1b"
+	// would show as "\\x1b".)
+	const line = { ...printableDeep(parsed), input: parsed.input, tool_input: parsed.tool_input };
 	const shown = renderParsed(line, printable(raw), p, width);
 	// The line's text was cut to fit a storage row: what is shown is not all of it.
 	const cut = line.truncated;
@@ -245,7 +246,9 @@ function renderParsed(line: OutputLine, raw: string, p: Paint, width: number): s
 	switch (line.type) {
 		case "system": {
 			const extra = [line.status, line.exit_reason].filter((x): x is string => typeof x === "string" && x !== "");
-			const content = [line.content ?? "", extra.length ? `(${extra.join(", ")})` : ""].filter(Boolean).join(" ");
+			// An approval with edited input: the input that was run in place of the model's (its tool_use line's).
+			const edited = line.tool_input === undefined ? "" : truncate(JSON.stringify(line.tool_input), width);
+			const content = [line.content ?? "", edited, extra.length ? `(${extra.join(", ")})` : ""].filter(Boolean).join(" ");
 			return p.dim(`[system:${line.subtype ?? "?"}]${content ? ` ${content}` : ""}`);
 		}
 		case "assistant":

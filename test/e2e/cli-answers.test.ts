@@ -164,6 +164,20 @@ describe("drover job", () => {
 	});
 });
 
+describe("an approval decided with edited input", () => {
+	it("shows the input that was run beside the verdict: as JSON, printable, cut to the width as a tool call's", () => {
+		const p = paint(false);
+		const decided = (tool_input: unknown) => JSON.stringify({ type: "system", subtype: "approval_decided", content: "create_ticket approved by local with edited input", tool_use_id: "t1", decision: "approve", by: "local", tool_input });
+		expect(renderLine(decided({ title: "Printer \u202eon fire\u202c", priority: 2 }), p)).toBe(
+			String.raw`[system:approval_decided] create_ticket approved by local with edited input {"title":"Printer \u202eon fire\u202c","priority":2}`,
+		);
+		const long = renderLine(decided({ body: "x".repeat(500) }), p, 60)!;
+		expect(long).toBe(`[system:approval_decided] create_ticket approved by local with edited input {"body":"${"x".repeat(50)}…`);
+		// Approved as proposed, or denied: no input of its own.
+		expect(renderLine(JSON.stringify({ type: "system", subtype: "approval_decided", content: "create_ticket denied by local" }), p)).toBe("[system:approval_decided] create_ticket denied by local");
+	});
+});
+
 describe("errors from the API", () => {
 	it("a fork refused over a changed definition names --allow-definition-change", async () => {
 		const message = `agent fake's definition changed since job ${JOB} ran (r1 → r2); send "allow_definition_change": true to fork anyway`;

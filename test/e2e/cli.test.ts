@@ -443,6 +443,8 @@ describe("approvals", () => {
 		await jobIn(denyId, ["completed"]);
 		const approvedLog = (await drover(["logs", "--job", approveId])).stdout;
 		expect(approvedLog).toMatch(/^→ http_fetch \{"url":"https:\/\/drover-cli\.local\/","method":"GET"\}$/m);
+		// The input that was run, edited, beside the model's above.
+		expect(approvedLog).toMatch(/^\[system:approval_decided\] http_fetch approved by root with edited input \{"url":"https:\/\/drover-cli\.local\/edited","method":"GET"\}$/m);
 		expect(approvedLog).toMatch(/^← error .*drover-cli\.local/m);
 		const again = await drover(["approve", approveId]);
 		expect(again.status).toBe(1);
