@@ -1,7 +1,7 @@
 import { Option, type Command } from "commander";
 import { parseDocument } from "yaml";
 import { CliError, JSONL } from "../client.ts";
-import { act, nextPageCommand, pathSegment, positiveInt, type Context } from "../context.ts";
+import { act, isoInstant, nextPageCommand, pathSegment, positiveInt, type Context } from "../context.ts";
 import { BIDI, cancelReason, duration, fields, printable, printableDeep, printableYaml, relTime, renderLine, shellWord, statusStyle, table, when } from "../format.ts";
 import type { JobRecord, JobSummary } from "../types.ts";
 import { shapes } from "../shapes.ts";
@@ -33,8 +33,8 @@ export function registerJobs(program: Command): void {
 		.option("-a, --agent <agent>", "only this agent's jobs")
 		.addOption(new Option("-s, --status <status>", "only jobs in this status").choices(JOB_STATUSES))
 		.addOption(new Option("--trigger <type>", "only jobs started this way").choices(TRIGGER_TYPES))
-		.option("--since <time>", "jobs created at or after this ISO 8601 time (a date alone: its start, UTC)")
-		.option("--until <time>", "jobs created before this ISO 8601 time (a date alone: its start, UTC)")
+		.option("--since <time>", "jobs created at or after this ISO 8601 time, with its offset (a date alone: its start, UTC)", isoInstant)
+		.option("--until <time>", "jobs created before this ISO 8601 time, with its offset (a date alone: its start, UTC)", isoInstant)
 		.option("-n, --limit <n>", "how many (1-200)", positiveInt(200), 20)
 		.option("--cursor <cursor>", "the next page (printed after a full page)")
 		.option("--json", "print the API's JSON")
@@ -51,6 +51,9 @@ export function registerJobs(program: Command): void {
 }
 
 async function listJobs(ctx: Context, opts: JobsOptions): Promise<number> {
+	if (opts.since !== undefined && opts.until !== undefined && Date.parse(opts.since) >= Date.parse(opts.until)) {
+		throw new CliError("--since must be before --until", 2);
+	}
 	const page = await ctx.client.json("/v1/jobs", shapes.jobPage, {
 		query: { agent: opts.agent, status: opts.status, trigger_type: opts.trigger, since: opts.since, until: opts.until, limit: opts.limit, cursor: opts.cursor },
 	});

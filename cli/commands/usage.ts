@@ -1,4 +1,5 @@
 import { InvalidArgumentError, Option, type Command } from "commander";
+import { CliError } from "../client.ts";
 import { act, nextPageCommand, positiveInt, type Context } from "../context.ts";
 import { printable, printableDeep, table } from "../format.ts";
 import type { UsageDay } from "../types.ts";
@@ -38,6 +39,9 @@ export function registerUsage(program: Command): void {
 }
 
 async function usage(ctx: Context, opts: UsageOptions): Promise<number> {
+	if (opts.since !== undefined && opts.until !== undefined && opts.since > opts.until) {
+		throw new CliError("--since must not be after --until", 2);
+	}
 	let since = opts.since;
 	if (opts.days !== undefined) {
 		const until = opts.until ? Date.parse(opts.until) : Math.floor(Date.now() / DAY_MS) * DAY_MS;

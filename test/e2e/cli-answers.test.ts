@@ -677,3 +677,29 @@ describe("a server that is not drover, answering 200 {} to everything", () => {
 		expect(r.stderr).toBe("drover: doctor found problems\n");
 	});
 });
+
+describe("--since and --until", () => {
+	it("take what the API takes, and anything else is a usage error (exit 2) before any request", async () => {
+		const api = await fakeApi({});
+		for (const args of [
+			["jobs", "--since", "yesterday"],
+			["jobs", "--until", "2026-11-30T09:00:00"],
+			["jobs", "--since", "2026-02-30"],
+			["jobs", "--since", "2026-11-30", "--until", "2026-11-01T00:00:00Z"],
+			["usage", "--since", "2026-11-30", "--until", "2026-11-01"],
+		]) {
+			const r = await runCli(api.url, args);
+			const label = `drover ${args.join(" ")}: ${r.stderr}`;
+			expect(r.status, label).toBe(2);
+			expect(r.stderr, label).toMatch(/^drover: .*(since|until)/);
+		}
+		expect(api.seen).toEqual([]);
+		const bad = await runCli(api.url, ["jobs", "--since", "yesterday"]);
+		expect(bad.stderr).toMatch(/^drover: option '--since <time>' argument 'yesterday' is invalid\. must be an ISO 8601 date-time with its offset, e\.g\. 2026-11-30T09:00:00Z, or a date, 2026-11-30 \(its start, UTC\)$/m);
+		// What the API takes is sent as given.
+		const ok = await fakeApi({ "GET /v1/jobs?since=2026-11-30T09%3A00%3A00%2B01%3A00&until=2026-12-01&limit=20": (_req, res) => json(res, 200, { jobs: [], next_cursor: null }) });
+		const good = await runCli(ok.url, ["jobs", "--since", "2026-11-30T09:00:00+01:00", "--until", "2026-12-01"]);
+		expect(good.status, good.stderr).toBe(0);
+		expect(good.stdout).toBe("no jobs\n");
+	});
+});
