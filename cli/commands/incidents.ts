@@ -5,6 +5,8 @@ import type { Incident } from "../types.ts";
 import { shapes } from "../shapes.ts";
 
 const INCIDENT_STATES = ["detected", "alerted", "resolved", "closed"];
+/** The pseudo-agent of the scheduler's own incidents (src/config/schema.ts's SCHEDULER_AGENT, reserved). */
+const SCHEDULER = "scheduler";
 
 interface ListOptions {
 	state?: string;
@@ -40,6 +42,9 @@ async function list(ctx: Context, opts: ListOptions): Promise<number> {
 		return 0;
 	}
 	if (page.incidents.length === 0) {
+		// A mistyped agent has no incidents, as an agent that never failed has none: an unknown one is an
+		// error. Not "scheduler": the scheduler files its own incidents under that name, no agent's.
+		if (opts.agent !== undefined && opts.agent !== SCHEDULER && opts.cursor === undefined) await ctx.client.json(`/v1/agents/${encodeURIComponent(opts.agent)}`, shapes.agent);
 		ctx.out(ctx.p.dim("no incidents"));
 		return 0;
 	}

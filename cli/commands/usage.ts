@@ -56,6 +56,8 @@ async function usage(ctx: Context, opts: UsageOptions): Promise<number> {
 	const { p } = ctx;
 	const span = page.since === page.until ? page.since : `${page.since} to ${page.until}`;
 	if (page.days.length === 0) {
+		// A mistyped agent has no usage, as an agent with no ended jobs has none: an unknown one is an error.
+		if (opts.agent !== undefined && opts.cursor === undefined) await ctx.client.json(`/v1/agents/${encodeURIComponent(opts.agent)}`, shapes.agent);
 		ctx.out(p.dim(`no ended jobs ${span} (UTC)`));
 		return 0;
 	}

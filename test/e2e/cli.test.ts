@@ -841,6 +841,24 @@ describe("errors and usage", () => {
 		expect(none.stdout).toBe("no jobs\n");
 	});
 
+	it("usage and incidents --agent with an agent that does not exist exit 1 as jobs does; the scheduler's incidents are no agent's", async () => {
+		for (const command of ["usage", "incidents"]) {
+			const r = await drover([command, "--agent", "no-such-agent-here"]);
+			expect(r.status, command).toBe(1);
+			expect(r.stdout, command).toBe("");
+			expect(r.stderr, command).toBe("drover: no agent named no-such-agent-here\n");
+		}
+		// An agent with nothing to show (cli-no-jobs-yet, above) lists nothing, as before.
+		const usage = await drover(["usage", "--agent", "cli-no-jobs-yet"]);
+		expect(usage.status, usage.stderr).toBe(0);
+		expect(usage.stdout).toMatch(/^no ended jobs /);
+		const incidents = await drover(["incidents", "--agent", "cli-no-jobs-yet"]);
+		expect(incidents.status, incidents.stderr).toBe(0);
+		expect(incidents.stdout).toBe("no incidents\n");
+		const scheduler = await drover(["incidents", "--agent", "scheduler"]);
+		expect(scheduler.status, scheduler.stderr).toBe(0);
+	});
+
 	it("bad usage exits 2", async () => {
 		for (const args of [
 			["jobs", "--bogus"],
