@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { outcomeCode } from "../client.ts";
+import { ApiError, CliError, outcomeCode } from "../client.ts";
 import { act, pathSegment, type Context } from "../context.ts";
 import { cancelReason, duration, printable, printableDeep, statusStyle, truncate } from "../format.ts";
 import { followJob } from "../sse.ts";
@@ -26,11 +26,19 @@ export function registerTrigger(program: Command): void {
 }
 
 async function trigger(ctx: Context, agent: string, opts: TriggerOptions): Promise<number> {
-	const job = await ctx.client.json(`/v1/agents/${encodeURIComponent(agent)}/jobs`, shapes.job, {
-		method: "POST",
-		body: opts.prompt === undefined ? {} : { prompt: opts.prompt },
-		headers: opts.idempotencyKey === undefined ? {} : { "idempotency-key": opts.idempotencyKey },
-	});
+	const job = await ctx.client
+		.json(`/v1/agents/${encodeURIComponent(agent)}/jobs`, shapes.job, {
+			method: "POST",
+			body: opts.prompt === undefined ? {} : { prompt: opts.prompt },
+			headers: opts.idempotencyKey === undefined ? {} : { "idempotency-key": opts.idempotencyKey },
+		})
+		.catch((err: unknown) => {
+			// The API says which body field to send ("send {"prompt": …}"); on the command line it is --prompt.
+			if (err instanceof ApiError && err.status === 400 && opts.prompt === undefined && /has no default prompt/.test(err.message)) {
+				throw new CliError(`${err.message.replace(/;\s*send \{.*$/s, "")}; pass one with --prompt "…"`);
+			}
+			throw err;
+		});
 	return reportJob(ctx, job, opts);
 }
 

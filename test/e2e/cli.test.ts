@@ -859,6 +859,21 @@ describe("errors and usage", () => {
 		expect(scheduler.status, scheduler.stderr).toBe(0);
 	});
 
+	it("trigger of an agent with no default prompt says to pass --prompt", async () => {
+		const name = `cli-noprompt-${suffix}`;
+		await createAgent({ name, model: agents.ok });
+		try {
+			const r = await drover(["trigger", name]);
+			expect(r.status).toBe(1);
+			expect(r.stdout).toBe("");
+			expect(r.stderr).toBe(`drover: agent ${name} has no default prompt; pass one with --prompt "…"\n`);
+			const given = await drover(["trigger", name, "--prompt", "Now this.", "--wait"]);
+			expect(given.status, given.stderr).toBe(0);
+		} finally {
+			await api(`/v1/agents/${name}`, { method: "DELETE" });
+		}
+	});
+
 	it("bad usage exits 2", async () => {
 		for (const args of [
 			["jobs", "--bogus"],
