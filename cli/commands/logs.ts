@@ -21,7 +21,7 @@ export function registerLogs(program: Command): void {
 		.description("a job's output: the agent's newest job, or --job; --follow streams it live to its end")
 		.argument("[agent]", "the agent whose newest job to show", pathSegment)
 		.option("-j, --job <id>", "this job instead of an agent's newest", pathSegment)
-		.option("-f, --follow", "stream new lines until the job ends (resumes after dropped connections); exits 0 completed, 1 failed, 2 cancelled")
+		.option("-f, --follow", "stream new lines until the job ends (resumes after dropped connections); exits 0 completed, 1 failed or indeterminate, 2 cancelled")
 		.option("-n, --lines <n>", `the last N lines (default ${DEFAULT_LINES}; with --follow: start N lines back, default from the start)`, positiveInt(100_000))
 		.option("--json", "print the raw JSONL lines as the API gives them")
 		.action(act(logs));
@@ -31,13 +31,16 @@ async function logs(ctx: Context, agent: string | undefined, opts: LogsOptions):
 	if ((agent === undefined) === (opts.job === undefined)) {
 		throw new CliError("give an agent or --job <id>, not both or neither", 2, "drover logs <agent> | drover logs --job <id>");
 	}
-	const job = opts.job !== undefined ? { id: opts.job, label: opts.job } : await newestJob(ctx, agent!);
+	const job: { id: string; label: string; status?: string } = opts.job !== undefined ? { id: opts.job, label: opts.job } : await newestJob(ctx, agent!);
 	if (ctx.stderrIsTTY) ctx.err(ctx.ep.dim(`==> ${printable(job.label)} <==`));
 	const print = lineWriter(ctx, opts.json === true);
 	const path = `/v1/jobs/${encodeURIComponent(job.id)}/output`;
 	if (!opts.follow) {
 		const text = await ctx.client.text(path, JSONL, { query: { lines: opts.lines ?? DEFAULT_LINES } });
-		for (const raw of text.split("\n")) if (raw.trim() !== "") print(raw);
+		const lines = text.split("\n").filter((raw) => raw.trim() !== "");
+		for (const raw of lines) print(raw);
+		// Nothing at all would look like a command that did nothing: a job yet to start has written nothing.
+		if (lines.length === 0) ctx.err(ctx.ep.dim(printable(noOutput(job.id, job.status))));
 		return 0;
 	}
 	let after = 0;
@@ -51,11 +54,20 @@ async function logs(ctx: Context, agent: string | undefined, opts: LogsOptions):
 	return followAndPrint(ctx, job.id, after, print, agent !== undefined || opts.lines !== undefined);
 }
 
-async function newestJob(ctx: Context, agent: string): Promise<{ id: string; label: string }> {
+/** Why a job shows no lines: "no output yet (job … is pending)". */
+function noOutput(id: string, status: string | undefined): string {
+	if (status === undefined) return `no output (job ${id})`;
+	return ACTIVE.includes(status) ? `no output yet (job ${id} is ${status})` : `no output (job ${id} ended ${status})`;
+}
+
+/** A job's statuses before it ends. */
+const ACTIVE = ["pending", "running", "approval_pending"];
+
+async function newestJob(ctx: Context, agent: string): Promise<{ id: string; label: string; status: string }> {
 	const page = await ctx.client.json(`/v1/agents/${encodeURIComponent(agent)}/jobs`, shapes.jobPage, { query: { limit: 1 } });
 	const newest: JobSummary | undefined = page.jobs[0];
 	if (!newest) throw new CliError(`agent ${agent} has no jobs (yet)`, 1, `drover trigger ${agent} starts one`);
-	return { id: newest.id, label: `${newest.id} (${agent}, ${newest.status})` };
+	return { id: newest.id, label: `${newest.id} (${agent}, ${newest.status})`, status: newest.status };
 }
 
 function lineWriter(ctx: Context, json: boolean): (raw: string) => void {

@@ -703,3 +703,26 @@ describe("--since and --until", () => {
 		expect(good.stdout).toBe("no jobs\n");
 	});
 });
+
+describe("logs of a job with no output yet", () => {
+	it("says so on stderr instead of printing nothing", async () => {
+		const api = await fakeApi({
+			"GET /v1/agents/fake/jobs?limit=1": (_req, res) => json(res, 200, { jobs: [{ id: JOB, agent: "fake", status: "pending", trigger_type: "manual" }], next_cursor: null }),
+			[`GET /v1/jobs/${JOB}/output?lines=50`]: (_req, res) => res.writeHead(200, { "content-type": "application/x-ndjson" }).end(""),
+		});
+		const r = await runCli(api.url, ["logs", "fake"]);
+		expect(r.status, r.stderr).toBe(0);
+		expect(r.stdout).toBe("");
+		expect(r.stderr).toBe(`no output yet (job ${JOB} is pending)\n`);
+		const byId = await runCli(api.url, ["logs", "--job", JOB, "--json"]);
+		expect(byId.status, byId.stderr).toBe(0);
+		expect(byId.stdout).toBe("");
+		expect(byId.stderr).toBe(`no output (job ${JOB})\n`);
+	});
+
+	it("logs --help gives indeterminate's exit code, as trigger --help does", async () => {
+		const r = await runCliProcess(["logs", "--help"], {});
+		expect(r.status).toBe(0);
+		expect(r.stdout.replace(/\s+/g, " ")).toContain("exits 0 completed, 1 failed or indeterminate, 2 cancelled");
+	});
+});
