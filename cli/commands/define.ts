@@ -10,6 +10,9 @@ import type { AgentDetail } from "../types.ts";
 
 const agentPath = (agent: string) => `/v1/agents/${encodeURIComponent(agent)}`;
 
+/** fleet.yaml's `version`, the only one its schema takes (src/config/schema.ts). */
+const FLEET_VERSION = 1;
+
 export function registerDefine(program: Command): void {
 	program
 		.command("apply")
@@ -52,6 +55,8 @@ export function definitionsIn(text: string, source: string): Definition[] {
 		// fleet.yaml's other keys are the fleet's own (pricing, version): an API agent cannot carry them.
 		const other = Object.keys(value).filter((k) => k !== "agents" && k !== "version");
 		if (other.length > 0) throw new CliError(`${source}: ${other.map((k) => `\`${k}\``).join(", ")} ${other.length === 1 ? "is" : "are"} fleet.yaml's alone; apply takes agents`);
+		// The one version fleet.yaml has (src/config/schema.ts): a file of another would be read as if it were it.
+		if ("version" in value && value.version !== FLEET_VERSION) throw new CliError(printable(`${source}: version ${JSON.stringify(value.version)} is not one apply reads: fleet.yaml's is version ${FLEET_VERSION}`));
 		list = value.agents;
 	} else throw new CliError(`${source} holds no agent: expected an agent (a mapping with a name), a list of them, or an \`agents:\` list`);
 	if (list.length === 0) throw new CliError(`${source} holds no agent: its list is empty`);

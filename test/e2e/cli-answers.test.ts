@@ -726,3 +726,13 @@ describe("logs of a job with no output yet", () => {
 		expect(r.stdout.replace(/\s+/g, " ")).toContain("exits 0 completed, 1 failed or indeterminate, 2 cancelled");
 	});
 });
+
+describe("apply of a fleet.yaml-like file", () => {
+	it("refuses a version fleet.yaml does not have, before any request", async () => {
+		const api = await fakeApi({});
+		const r = await runCliProcess(["apply", "-"], { DROVER_URL: api.url, DROVER_TOKEN: TOKEN }, async (stdin) => void stdin.end("version: 2\nagents:\n  - name: a\n    model: m\n"));
+		expect(r.status).toBe(1);
+		expect(r.stderr).toBe("drover: stdin: version 2 is not one apply reads: fleet.yaml's is version 1\n");
+		expect(api.seen).toEqual([]);
+	});
+});
