@@ -80,6 +80,12 @@ export class ApiClient {
 	readonly #token: string | undefined;
 
 	constructor(config: ClientConfig) {
+		// "localhost:8787" parses as a URL of the scheme "localhost:", "drover.example.com" not at all.
+		if (!config.url.includes("://")) {
+			// Echoed only when it is a bare host[:port][/path]: anything else may carry a secret.
+			const example = /^[\w.-]+(:\d+)?(\/[\w./-]*)?$/.test(config.url) ? `http://${config.url}` : DEFAULT_URL;
+			throw new CliError("--url/DROVER_URL must include the scheme, http:// or https://", 2, `include the scheme, e.g. ${example}`);
+		}
 		let base: URL;
 		try {
 			base = new URL(config.url);
@@ -99,6 +105,11 @@ export class ApiClient {
 		// hash: a bare "?" or "#" leaves those empty but still ends the href.)
 		if (/[?#]/.test(base.href)) {
 			throw new CliError("--url/DROVER_URL must not carry a query string or fragment (?… or #…)", 2, "give the Worker's base URL alone, such as https://drover.example.workers.dev; pass the API token with DROVER_TOKEN or --token");
+		}
+		// The API's paths (/v1/…) are added to it: a base of …/v1 would ask for /v1/v1/jobs, "no route".
+		const path = base.pathname.replace(/\/+$/, "");
+		if (/\/v1$/i.test(path)) {
+			throw new CliError("--url/DROVER_URL is the Worker's origin, without /v1: the CLI adds the API's paths itself", 2, `use ${base.origin}${path.slice(0, -3)}`);
 		}
 		this.url = base.toString().replace(/\/+$/, "");
 		this.#token = config.token === "" ? undefined : config.token;

@@ -736,3 +736,23 @@ describe("apply of a fleet.yaml-like file", () => {
 		expect(api.seen).toEqual([]);
 	});
 });
+
+describe("--url/DROVER_URL that is not the Worker's base URL", () => {
+	it("without a scheme, or ending in /v1, is a usage error saying what to give; nothing is sent", async () => {
+		const api = await fakeApi({});
+		const run = (url: string) => runCliProcess(["jobs"], { DROVER_URL: url, DROVER_TOKEN: TOKEN });
+		const bare = await run("localhost:9210");
+		expect(bare.status).toBe(2);
+		expect(bare.stderr).toBe("drover: --url/DROVER_URL must include the scheme, http:// or https://\ndrover: hint: include the scheme, e.g. http://localhost:9210\n");
+		// Anything but a bare host is not echoed: it may hold a secret.
+		const odd = await run("ops:s3cret-pw@drover.example.com");
+		expect(odd.status).toBe(2);
+		expect(odd.stderr).not.toContain("s3cret-pw");
+		for (const suffix of ["/v1", "/v1/"]) {
+			const r = await run(`${api.url}${suffix}`);
+			expect(r.status, suffix).toBe(2);
+			expect(r.stderr, suffix).toBe(`drover: --url/DROVER_URL is the Worker's origin, without /v1: the CLI adds the API's paths itself\ndrover: hint: use ${api.url}\n`);
+		}
+		expect(api.seen).toEqual([]);
+	});
+});
