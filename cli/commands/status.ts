@@ -24,6 +24,10 @@ export function registerStatus(program: Command): void {
 		.action(act(runs));
 }
 
+function plural(n: number, noun: string): string {
+	return `${n} ${noun}${n === 1 ? "" : "s"}`;
+}
+
 /** Agents past which the fleet's status does not read every agent to name the paused ones. */
 const PAUSED_LOOKUP_LIMIT = 1000;
 
@@ -42,7 +46,7 @@ async function status(ctx: Context, agent: string | undefined, opts: { json?: bo
 	const tick =
 		hb.last_tick_at === null
 			? p.red("no tick yet: is the cron trigger running?")
-			: `${hb.stalled ? p.red("STALLED") : outcome}, last tick ${relTime(hb.last_tick_at)} (${hb.agents_called ?? 0} agents called, ${hb.claimed ?? 0} claimed, ${hb.skipped ?? 0} skipped)`;
+			: `${hb.stalled ? p.red("STALLED") : outcome}, last tick ${relTime(hb.last_tick_at)} (${plural(hb.agents_called ?? 0, "agent")} called, ${hb.claimed ?? 0} claimed, ${hb.skipped ?? 0} skipped)`;
 	const order = ["pending", "running", "approval_pending", "completed", "failed", "cancelled", "indeterminate"];
 	const jobs = Object.entries(s.jobs)
 		// A status this CLI does not know yet (indexOf -1, as unsigned: the largest) goes last.

@@ -756,3 +756,16 @@ describe("--url/DROVER_URL that is not the Worker's base URL", () => {
 		expect(api.seen).toEqual([]);
 	});
 });
+
+describe("drover status", () => {
+	it("counts one agent called as one agent", async () => {
+		const scheduler = { last_tick_at: new Date().toISOString(), age_seconds: 5, stalled: false, outcome: "ok", last_ok_at: null, agents_called: 1, claimed: 1, skipped: 0, error: null };
+		const api = await fakeApi({
+			"GET /v1/status": (_req, res) => json(res, 200, { scheduler, jobs: {}, agents: { file: 0, api: 0 } }),
+			"GET /v1/agents?limit=200": (_req, res) => json(res, 200, { agents: [], next_cursor: null }),
+		});
+		const r = await runCli(api.url, ["status"]);
+		expect(r.status, r.stderr).toBe(0);
+		expect(r.stdout).toMatch(/^scheduler\s+ok, last tick (now|\d+s ago) \(1 agent called, 1 claimed, 0 skipped\)$/m);
+	});
+});
