@@ -808,7 +808,7 @@ describe("the fleet: status and doctor", () => {
 	it("status: heartbeat, jobs by status and agents; --json is the API's", async () => {
 		const human = await drover(["status"], { token: tokens.read });
 		expect(human.status, human.stderr).toBe(0);
-		expect(human.stdout).toMatch(/^scheduler\s+ok, last tick (now|\d+[sm] ago) \(\d+ agents called, \d+ claimed, \d+ skipped\)$/m);
+		expect(human.stdout).toMatch(/^scheduler\s+ok, last tick (now|\d+[sm] ago) \((1 agent|\d+ agents) called, \d+ claimed, \d+ skipped\)$/m);
 		expect(human.stdout).toMatch(/^jobs\s+.*completed \d+.*failed \d+/m);
 		expect(human.stdout).toMatch(/^agents\s+\d+ \(3 from fleet\.yaml, \d+ from the API\)$/m);
 		const json = JSON.parse((await drover(["status", "--json"])).stdout) as { agents: unknown; scheduler: { last_tick_at: string } };
