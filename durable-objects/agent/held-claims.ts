@@ -48,15 +48,17 @@ export function schedulerNow(sql: SqlStorage, wallNow: number): number {
 export type HeldClaim = { run: true; late: boolean; note: string | null } | { run: false; reason: string };
 
 /**
- * What becomes of a scheduled run about to start at `now` (the scheduler's clock): a slot is fired
+ * What becomes of a scheduled run about to start at `clock()` (the scheduler's clock): a slot is fired
  * as itself only within its grace window (see planTick), and a claim held past it is judged as a
  * slot missed by that much would be. With its schedule's catch_up on it runs, labelled `late`
  * (a `catch_up` run stays one); with catch_up off, or its schedule disabled or gone, it does not
  * run. A run that starts as claimed, or within the window, is left as it is.
  */
-export function heldClaim(job: JobRecord, agent: AgentDefinition, now: number): HeldClaim {
+export function heldClaim(job: JobRecord, agent: AgentDefinition, clock: () => number): HeldClaim {
 	const ok: HeldClaim = { run: true, late: false, note: null };
 	if (job.trigger_type !== "schedule" || job.scheduled_instant === null || job.schedule === null) return ok;
+	// Read only for a scheduled run: a manual run's start pays no statement for it.
+	const now = clock();
 	const slot = Date.parse(job.scheduled_instant);
 	const lateness = now - slot;
 	if (now - Date.parse(job.created_at) <= HELD_AFTER_MS) return ok;

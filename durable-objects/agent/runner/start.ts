@@ -42,7 +42,7 @@ export function startJob(sql: SqlStorage, queued: JobRecord, agent: AgentDefinit
 		job = { ...job, definition_revision: revision };
 	}
 	// Lateness on the clock that dated the slot and its claim; the record's own times stay the wall's.
-	const held = heldClaim(job, agent, schedulerNow(sql, now));
+	const held = heldClaim(job, agent, () => schedulerNow(sql, now));
 	if (!held.run) {
 		const cancelled = transition(job, "cancelled", { reason: held.reason, at: new Date(now), error: { type: SLOT_PASSED, message: held.reason } });
 		putJob(sql, cancelled, now);
