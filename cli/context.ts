@@ -2,6 +2,7 @@ import { InvalidArgumentError, type Command } from "commander";
 import { z } from "zod";
 import { ApiClient, DEFAULT_URL } from "./client.ts";
 import { paint, shellWord, wantsColor, type Paint } from "./format.ts";
+import { shapes } from "./shapes.ts";
 
 /** What every command's action gets: the API client, output with or without colour, the terminal width. */
 export interface Context {
@@ -117,4 +118,14 @@ export function nextPageCommand(ctx: Context, words: readonly string[], options:
 	for (const [flag, value] of options) if (value !== undefined) args.push(flag, String(value));
 	args.push("--cursor", cursor);
 	return ["drover", ...args.map(shellWord)].join(" ");
+}
+
+/**
+ * Fails with the API's 404 (`no agent named …`, exit 1) unless `name` is, or was, an agent: a list
+ * filtered by a mistyped agent is empty as an idle agent's is, and the CLI tells them apart. A
+ * deleted agent passes: its history stays readable. Asked of the agent's jobs route, which answers
+ * so (GET /v1/agents/:agent is a 404 for a deleted agent).
+ */
+export async function requireKnownAgent(ctx: Context, name: string): Promise<void> {
+	await ctx.client.json(`/v1/agents/${encodeURIComponent(name)}/jobs`, shapes.jobPage, { query: { limit: 1 } });
 }

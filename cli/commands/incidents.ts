@@ -1,5 +1,5 @@
 import { Option, type Command } from "commander";
-import { act, nextPageCommand, pathSegment, positiveInt, type Context } from "../context.ts";
+import { act, nextPageCommand, pathSegment, positiveInt, requireKnownAgent, type Context } from "../context.ts";
 import { fields, printable, printableDeep, relTime, statusStyle, table, when } from "../format.ts";
 import type { Incident } from "../types.ts";
 import { shapes } from "../shapes.ts";
@@ -44,7 +44,7 @@ async function list(ctx: Context, opts: ListOptions): Promise<number> {
 	if (page.incidents.length === 0) {
 		// A mistyped agent has no incidents, as an agent that never failed has none: an unknown one is an
 		// error. Not "scheduler": the scheduler files its own incidents under that name, no agent's.
-		if (opts.agent !== undefined && opts.agent !== SCHEDULER && opts.cursor === undefined) await ctx.client.json(`/v1/agents/${encodeURIComponent(opts.agent)}`, shapes.agent);
+		if (opts.agent !== undefined && opts.agent !== SCHEDULER && opts.cursor === undefined) await requireKnownAgent(ctx, opts.agent);
 		ctx.out(ctx.p.dim("no incidents"));
 		return 0;
 	}

@@ -1,7 +1,7 @@
 import { Option, type Command } from "commander";
 import { parseDocument } from "yaml";
 import { CliError, JSONL } from "../client.ts";
-import { act, isoInstant, nextPageCommand, pathSegment, positiveInt, type Context } from "../context.ts";
+import { act, isoInstant, nextPageCommand, pathSegment, positiveInt, requireKnownAgent, type Context } from "../context.ts";
 import { BIDI, cancelReason, duration, fields, printable, printableDeep, printableYaml, relTime, renderLine, shellWord, statusStyle, table, when } from "../format.ts";
 import type { JobRecord, JobSummary } from "../types.ts";
 import { shapes } from "../shapes.ts";
@@ -63,7 +63,7 @@ async function listJobs(ctx: Context, opts: JobsOptions): Promise<number> {
 	}
 	if (page.jobs.length === 0) {
 		// A mistyped agent lists nothing, as an agent with no jobs yet does: an unknown one is an error.
-		if (opts.agent !== undefined && opts.cursor === undefined) await ctx.client.json(`/v1/agents/${encodeURIComponent(opts.agent)}`, shapes.agent);
+		if (opts.agent !== undefined && opts.cursor === undefined) await requireKnownAgent(ctx, opts.agent);
 		ctx.out(ctx.p.dim("no jobs"));
 		return 0;
 	}

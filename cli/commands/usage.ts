@@ -1,6 +1,6 @@
 import { InvalidArgumentError, Option, type Command } from "commander";
 import { CliError } from "../client.ts";
-import { act, nextPageCommand, positiveInt, type Context } from "../context.ts";
+import { act, nextPageCommand, positiveInt, requireKnownAgent, type Context } from "../context.ts";
 import { printable, printableDeep, table } from "../format.ts";
 import type { UsageDay } from "../types.ts";
 import { shapes } from "../shapes.ts";
@@ -57,7 +57,7 @@ async function usage(ctx: Context, opts: UsageOptions): Promise<number> {
 	const span = page.since === page.until ? page.since : `${page.since} to ${page.until}`;
 	if (page.days.length === 0) {
 		// A mistyped agent has no usage, as an agent with no ended jobs has none: an unknown one is an error.
-		if (opts.agent !== undefined && opts.cursor === undefined) await ctx.client.json(`/v1/agents/${encodeURIComponent(opts.agent)}`, shapes.agent);
+		if (opts.agent !== undefined && opts.cursor === undefined) await requireKnownAgent(ctx, opts.agent);
 		ctx.out(p.dim(`no ended jobs ${span} (UTC)`));
 		return 0;
 	}

@@ -757,6 +757,12 @@ describe("defining agents: apply and delete", () => {
 		const again = await drover(["delete", b, "--yes"]);
 		expect(again.status).toBe(1);
 		expect(again.stderr).toBe(`drover: no agent named ${b}\n`);
+		// Its history stays readable: a filtered list with nothing in it is empty, not "no agent named".
+		for (const command of [["jobs", "--agent", b, "--status", "failed"], ["usage", "--agent", b], ["incidents", "--agent", b]]) {
+			const r = await drover(command);
+			expect(r.status, `${command.join(" ")}: ${r.stderr}`).toBe(0);
+			expect(r.stdout, command.join(" ")).toMatch(/^no (jobs|ended jobs|incidents)/);
+		}
 	});
 });
 
