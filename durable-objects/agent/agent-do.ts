@@ -303,8 +303,12 @@ export class AgentDO extends DurableObject<Env> {
 
 	/** Pauses the agent; `by` is the caller's token name ("auto" is reserved for automatic pauses). */
 	async pause(name: string, source: AgentSource, reason: string | null, by: string): Promise<AgentStatus> {
-		ensureState(this.sql, name, source);
-		setPaused(this.sql, Date.now(), reason, by === "auto" ? "operator" : by);
+		const state = ensureState(this.sql, name, source);
+		// Paused already: it has been paused since the first pause (what the dashboard's "paused 3 days"
+		// and an operator's judgement go by). A new reason replaces the old, none keeps it, and the
+		// caller takes the pause over, so an operator's pause over an automatic one stays until resume.
+		const at = state.pausedAt ?? Date.now();
+		setPaused(this.sql, at, reason ?? (state.pausedAt === null ? null : state.pausedReason), by === "auto" ? "operator" : by);
 		log.info("agent.paused", { agent: name, reason, by });
 		return this.status(name, source);
 	}

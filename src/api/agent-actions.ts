@@ -105,7 +105,7 @@ export const agentActionsApi = createApi()
 		withRole("operate", {
 			method: "post",
 			path: "/{agent}/pause",
-			summary: "Pause an agent: its due occurrences are recorded as skipped (reason: paused)",
+			summary: "Pause an agent: its due occurrences are recorded as skipped (reason: paused). Pausing a paused agent keeps the time of its first pause; a reason replaces the old one, none keeps it",
 			request: { params: AgentPath, body: { content: { "application/json": { schema: PauseBody } }, required: false } },
 			responses: { 200: { description: "Paused", content: { "application/json": { schema: AgentStatusSchema } } }, ...notFoundResponse },
 		}),
