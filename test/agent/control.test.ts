@@ -750,7 +750,72 @@ describe("continue and fork", () => {
 		expect(sent.map((m) => m.role)).toEqual(["user", "assistant", "user"]);
 		const last = JSON.stringify(sent[2]!.content);
 		expect(last).toContain('"type":"tool_result"');
+		expect(last).toContain("not run: the job ended before this call was made");
 		expect(last).toContain("Never mind the ticket.");
+	});
+
+	it("continues a job cancelled while its tool call ran with the call's recorded result, so the model does not make it again", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ tool_use: { name: "http_fetch", input: { url: "https://slow.example.test/restart?db=1" } } });
+		const reached = gate();
+		const release = gate();
+		let calls = 0;
+		fake("https://slow.example.test", async () => {
+			calls++;
+			reached.open();
+			await release.promise;
+			return new Response("restarted db-1: ok");
+		});
+		await createAgent({ name: "continue-after-call", tools: [fetchTool] });
+		const job = await trigger("continue-after-call");
+		const running = settle("continue-after-call");
+		await reached.promise;
+		expect((await post(`/v1/jobs/${job.id}/cancel`, { reason: "taking too long" })).status).toBe(200);
+		release.open();
+		await running;
+		expect(await jobOf("continue-after-call", job.id)).toMatchObject({ status: "cancelled" });
+
+		emulator.enqueue({ text: "db-1 was restarted." });
+		const res = await post(`/v1/jobs/${job.id}/continue`, { prompt: "What happened to db-1?" });
+		expect(res.status).toBe(201);
+		await settle("continue-after-call");
+		const sent = emulator.requests.at(-1)!.messages!;
+		expect(sent.map((m) => m.role)).toEqual(["user", "assistant", "user"]);
+		expect(sent[2]!.content).toEqual([
+			{ type: "tool_result", tool_use_id: expect.any(String), content: expect.stringMatching(/^HTTP 200\n[^]*\n\nrestarted db-1: ok$/) },
+			{ type: "text", text: "What happened to db-1?" },
+		]);
+		expect(calls).toBe(1);
+	});
+
+	it("forks a job that timed out between two tool calls with the first call's result and the second's never made", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ tool_use: [{ name: "http_fetch", input: { url: "https://slow.example.test/first" } }, { name: "http_fetch", input: { url: "https://slow.example.test/second" } }] });
+		const fetched: string[] = [];
+		fake("https://slow.example.test", async (req) => {
+			fetched.push(new URL(req.url).pathname);
+			// The job's deadline passes while its first call runs.
+			await runInDurableObject(env.AGENT.getByName("fork-timed-out"), (_i: AgentDO, state) => {
+				state.storage.sql.exec("UPDATE job_setup SET deadline = ?", Date.now() - 1);
+			});
+			return new Response(`page ${new URL(req.url).pathname}`);
+		});
+		await createAgent({ name: "fork-timed-out", tools: [fetchTool] });
+		const job = await runToRest("fork-timed-out");
+		expect(job).toMatchObject({ status: "failed", exit_reason: "timeout" });
+		expect(fetched).toEqual(["/first"]);
+
+		emulator.enqueue({ text: "Only the first page was read." });
+		const res = await post(`/v1/jobs/${job.id}/fork`, { prompt: "Go on." });
+		expect(res.status).toBe(201);
+		await settle("fork-timed-out");
+		const last = emulator.requests.at(-1)!.messages!.at(-1)!;
+		expect(last.content).toEqual([
+			{ type: "tool_result", tool_use_id: expect.any(String), content: expect.stringMatching(/^HTTP 200\n[^]*\n\npage \/first$/) },
+			{ type: "tool_result", tool_use_id: expect.any(String), content: "not run: the job ended before this call was made", is_error: true },
+			{ type: "text", text: "Go on." },
+		]);
+		expect(fetched).toEqual(["/first"]);
 	});
 
 	it("forks a job that stopped after its tool results from those results, not from the tool call", async () => {

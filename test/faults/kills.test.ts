@@ -136,6 +136,24 @@ describe("the agent's object killed at each point of a job", () => {
 		expect(calls).toBe(1);
 		expect(o.types).toEqual(["system:init", "assistant", "tool_use", "error", "system:result"]);
 		converged(o);
+
+		// Continued, the model is told the call's effect is unknown, not that it failed: told it
+		// failed, it could charge the card again.
+		const emulator = useEmulator();
+		const res = await call(`/v1/jobs/${jobId}/continue`, { method: "POST", as: "operate", body: { prompt: "Was the card charged?" } });
+		expect(res.status).toBe(201);
+		await settle("k-tool");
+		const last = emulator.requests.at(-1)!.messages!.at(-1)!;
+		expect(last.content).toEqual([
+			{
+				type: "tool_result",
+				tool_use_id: expect.any(String),
+				content: "interrupted: the job stopped while this call ran, so whether it took effect is unknown; check before making it again",
+				is_error: true,
+			},
+			{ type: "text", text: "Was the card charged?" },
+		]);
+		expect(calls).toBe(1);
 	});
 
 	for (const [what, meanwhile] of [

@@ -6,8 +6,10 @@ import { freshJobId, getJob, putJob } from "../jobs.ts";
 import { insertOccurrence } from "../ledger.ts";
 import type { AgentState } from "../state.ts";
 import { admissionRefusal } from "../triggers.ts";
-import { appendUserText, copyMessages, dropRefusedAnswer, reopenConversation } from "./messages.ts";
-import { getSetup } from "./session.ts";
+import type { ToolResultBlockParam } from "../../../src/agent/contracts.ts";
+import { forModel } from "./context.ts";
+import { appendUserText, copyMessages, dropRefusedAnswer, reopenConversation, type AnswerToolUse } from "./messages.ts";
+import { getSetup, turnToolCalls } from "./session.ts";
 
 export interface FollowUpRequest {
 	kind: "continue" | "fork";
@@ -64,11 +66,36 @@ export function createFollowUp(
 	);
 	copyMessages(sql, req.sourceId, job.id);
 	if (source.error?.type === "refusal") dropRefusedAnswer(sql, job.id);
-	if (prompt) appendUserText(sql, job.id, prompt);
+	const answer = recordedResults(sql, req.sourceId);
+	if (prompt) appendUserText(sql, job.id, prompt, answer);
 	// A fork without a prompt re-runs the source's last answer from the same conversation.
-	else reopenConversation(sql, job.id);
+	else reopenConversation(sql, job.id, answer);
 	if (req.allowDefinitionChange) sql.exec("INSERT OR IGNORE INTO follow_up_consent (job_id) VALUES (?)", job.id);
 	insertOccurrence(sql, { schedule: null, source: "manual", scheduledInstant: null, dispatch: "manual", claimedAt: now, status: "claimed", jobId: job.id });
 	putJob(sql, job, now);
 	return job;
+}
+
+/**
+ * The results of the tool calls the source job stopped at (its last turn's), as its record holds
+ * them: a call that ran, even one the job was cancelled or timed out during, is given its result,
+ * because a model told it had none may make it again (deputy's rule: a call that ran is never
+ * repeated). A call interrupted mid-run says its effect is unknown; one never made says so.
+ */
+function recordedResults(sql: SqlStorage, sourceId: string): AnswerToolUse {
+	const calls = new Map(turnToolCalls(sql, sourceId).map((c) => [c.toolUseId, c]));
+	return (toolUseId): ToolResultBlockParam => {
+		const call = calls.get(toolUseId);
+		const result = (content: string, isError: boolean): ToolResultBlockParam => ({ type: "tool_result", tool_use_id: toolUseId, content, ...(isError ? { is_error: true } : {}) });
+		switch (call?.status) {
+			case "completed":
+			case "failed":
+			case "denied":
+				return result(forModel(call.result ?? "", call.resultLength), call.isError);
+			case "executing":
+				return result("interrupted: the job stopped while this call ran, so whether it took effect is unknown; check before making it again", true);
+			default:
+				return result("not run: the job ended before this call was made", true);
+		}
+	};
 }

@@ -62,12 +62,19 @@ export function extendLastMessage(sql: SqlStorage, jobId: string, blocks: readon
 }
 
 /**
+ * The result a copied conversation gives a tool call its job ended without answering: what the
+ * source job recorded of it (see follow-up.ts), since a call told "no result" may be made again.
+ */
+export type AnswerToolUse = (toolUseId: string) => ToolResultBlockParam;
+
+/**
  * Adds the user's `text` as the conversation's next user turn, keeping the roles alternating and
  * every tool_use answered, as the Messages API requires: a copied conversation may end on a user
- * turn (its job stopped before the model answered) or on tool calls that never ran (cancelled while
- * they waited); the text joins that user turn, or follows results saying the calls did not run.
+ * turn (its job stopped before the model answered) or on tool calls its job stopped at (cancelled,
+ * timed out or interrupted while they waited or ran); the text joins that user turn, or follows
+ * the calls' results as `answer` gives them.
  */
-export function appendUserText(sql: SqlStorage, jobId: string, text: string): void {
+export function appendUserText(sql: SqlStorage, jobId: string, text: string, answer: AnswerToolUse): void {
 	const last = lastMessage(sql, jobId);
 	const prompt: TextBlockParam = { type: "text", text };
 	if (!last) {
@@ -80,20 +87,20 @@ export function appendUserText(sql: SqlStorage, jobId: string, text: string): vo
 		sql.exec("UPDATE messages SET content = ? WHERE job_id = ? AND seq = ?", JSON.stringify([...blocks, prompt]), jobId, last.seq);
 		return;
 	}
-	const results = unansweredResults(content);
+	const results = unansweredResults(content, answer);
 	appendMessage(sql, jobId, { role: "user", content: results.length > 0 ? [...results, prompt] : text });
 }
 
 /**
  * Readies a copied conversation to be answered again (a fork without a prompt): its final answer is
- * dropped; tool calls that never ran get results saying so; a last user turn (the job stopped
- * before the model answered it) is kept as it is. The API takes no conversation that ends on an
- * assistant turn.
+ * dropped; its unanswered tool calls get their results as `answer` gives them; a last user turn (the
+ * job stopped before the model answered it) is kept as it is. The API takes no conversation that
+ * ends on an assistant turn.
  */
-export function reopenConversation(sql: SqlStorage, jobId: string): void {
+export function reopenConversation(sql: SqlStorage, jobId: string, answer: AnswerToolUse): void {
 	const last = lastMessage(sql, jobId);
 	if (!last || last.role === "user") return;
-	const results = unansweredResults(last.content);
+	const results = unansweredResults(last.content, answer);
 	if (results.length > 0) appendMessage(sql, jobId, { role: "user", content: results });
 	else sql.exec("DELETE FROM messages WHERE job_id = ? AND seq = ?", jobId, last.seq);
 }
@@ -113,9 +120,9 @@ function lastMessage(sql: SqlStorage, jobId: string): StoredMessage | undefined 
 	return row && toMessage(row);
 }
 
-function unansweredResults(content: MessageParam["content"]): ToolResultBlockParam[] {
+function unansweredResults(content: MessageParam["content"], answer: AnswerToolUse): ToolResultBlockParam[] {
 	const unanswered = typeof content === "string" ? [] : content.filter((b) => b.type === "tool_use");
-	return unanswered.map((b) => ({ type: "tool_result" as const, tool_use_id: (b as { id: string }).id, content: "no result: the job ended before this call's result was recorded", is_error: true }));
+	return unanswered.map((b) => answer((b as { id: string }).id));
 }
 
 /**
