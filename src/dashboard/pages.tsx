@@ -311,6 +311,7 @@ function Runs(props: { agent: string }) {
 							<th>Status</th>
 							<th>Claimed</th>
 							<th>Job</th>
+							<th>Delivery</th>
 							<th>Note</th>
 						</tr>
 					</thead>

@@ -652,6 +652,57 @@ describe("the dashboard", () => {
 		}
 	});
 
+	it("shows each run's delivery outcome in the runs table, badged as the statuses are, a dash where there is none, on a phone too", async () => {
+		expect(await emulatorQueued()).toBe(0);
+		// Delivered to the emulator's sink (200); later to the tickets URL, which answers 404: failed.
+		const agent = await createAgent(`dash-delivery-${run}`, { delivery: { type: "webhook", url_secret: "DIGEST_SLACK_WEBHOOK_URL" } });
+		const outcome = async (id: string) => (await call<{ delivery: { outcome: string } | null }>("GET", `/v1/jobs/${id}`, tokens.read)).delivery?.outcome ?? null;
+		const runJob = async (answer: unknown, status: string, delivery: string | null) => {
+			await script(answer);
+			const job = await trigger(agent);
+			expect(await settled(job.id)).toBe(status);
+			if (delivery) await expect.poll(() => outcome(job.id), LIVE).toBe(delivery);
+			return job.id;
+		};
+		const delivered = await runJob({ text: "All quiet." }, "completed", "delivered");
+		const silent = await runJob({ text: "[SILENT]" }, "completed", "suppressed");
+		const none = await runJob({ error: 400, message: "the model refused the request (emulated)" }, "failed", null);
+		await call("PUT", `/v1/agents/${agent}`, tokens.admin, { name: agent, prompt: "Do the thing.", timeout: "5m", delivery: { type: "webhook", url_secret: "E2E_TICKETS_URL" } });
+		const refused = await runJob({ text: "Nobody will read this." }, "completed", "failed");
+
+		const page = await signedIn(`/agents/${agent}/runs`, tokens.read);
+		const rows = page.locator("#runs-table tbody tr");
+		await expect.poll(() => rows.count(), LIVE).toBe(4);
+		const headers = await page.locator("#runs-table thead th").allTextContents();
+		const column = headers.indexOf("Delivery");
+		expect(column).toBeGreaterThan(headers.indexOf("Job"));
+		/** The row of the job's run: its Status and Delivery cells. */
+		const cells = (id: string) => {
+			const row = page.locator("#runs-table tbody tr", { has: page.locator(`a[href="/jobs/${id}"]`) });
+			return { status: row.locator("td").nth(headers.indexOf("Status")), delivery: row.locator("td").nth(column) };
+		};
+		for (const [id, text] of [[delivered, "delivered"], [silent, "suppressed"], [refused, "failed"]] as const) {
+			expect(await cells(id).delivery.locator(".badge").textContent(), text).toBe(text);
+		}
+		// No delivery target reached (the job failed): a dash, no badge.
+		expect(await cells(none).delivery.textContent()).toBe("—");
+		expect(await cells(none).delivery.locator(".badge").count()).toBe(0);
+		// Coloured as the statuses are: delivered as completed, failed as failed.
+		// (The page's getComputedStyle, typed here: no DOM types in this project.)
+		const background = (badge: ReturnType<Page["locator"]>) =>
+			badge.evaluate((el) => (globalThis as unknown as { getComputedStyle(e: unknown): { backgroundColor: string } }).getComputedStyle(el).backgroundColor);
+		expect(await background(cells(delivered).delivery.locator(".badge"))).toBe(await background(cells(delivered).status.locator(".badge")));
+		expect(await background(cells(refused).delivery.locator(".badge"))).toBe(await background(cells(none).status.locator(".badge")));
+		expect(await background(cells(refused).delivery.locator(".badge"))).not.toBe(await background(cells(delivered).delivery.locator(".badge")));
+
+		// On a phone the table scrolls in its own box, and the badge stays on one line, as the status's does.
+		await page.setViewportSize({ width: 375, height: 800 });
+		const badge = cells(silent).delivery.locator(".badge");
+		expect((await badge.boundingBox())!.height).toBe((await cells(silent).status.locator(".badge").boundingBox())!.height);
+		expect(await page.evaluate<boolean>("document.documentElement.scrollWidth <= window.innerWidth")).toBe(true);
+		await page.close();
+	});
+
 	it("lists incidents and closes one", async () => {
 		const agent = await createAgent(`dash-fail-${run}`, {});
 		await script({ error: 400, message: "prompt is too long for this model (emulated)" });

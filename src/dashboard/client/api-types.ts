@@ -10,7 +10,7 @@
 import type { z } from "@hono/zod-openapi";
 import type { LastJobSchema, PausedSchema, RunningJobSchema } from "../../api/schemas.ts";
 import type { Incident } from "../../incidents/schema.ts";
-import type { JobSummary } from "../../jobs/schema.ts";
+import type { DeliveryOutcome, JobSummary } from "../../jobs/schema.ts";
 import type { UsageDay } from "../../jobs/usage-day.ts";
 
 export type { Incident, JobSummary, UsageDay };
@@ -64,6 +64,8 @@ export type Occurrence = {
 	skipped_from: string | null;
 	job_id: string | null;
 	error: string | null;
+	/** Its job's delivery outcome; null without a delivery target, or before the delivery has one. */
+	delivery_outcome: DeliveryOutcome | null;
 };
 
 export type AgentPage = Page<"agents", AgentView>;

@@ -38,6 +38,7 @@ async function runsView(signal) {
 			h("td", null, badge(r.status)),
 			h("td", null, when(r.claimed_at)),
 			h("td", null, r.job_id ? jobLink(r.job_id) : h("span", { class: "muted", text: "—" })),
+			h("td", null, r.delivery_outcome ? badge(r.delivery_outcome, "d-") : h("span", { class: "muted", text: "—" })),
 			h("td", { class: "error-text", text: printable(runNote(r)) }))));
 	});
 	try {
