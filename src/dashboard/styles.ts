@@ -93,6 +93,24 @@ textarea { width: 100%; font-family: var(--mono); font-size: .9em; resize: verti
 .filters label { display: flex; flex-direction: column; gap: .2rem; font-size: .85em; color: var(--muted); }
 .filters select, .filters input { min-width: 12rem; color: var(--ink); }
 
+/* ── dialogs (Run now, Fork): a panel over the dimmed page ── */
+dialog.ask {
+	width: min(36rem, calc(100vw - 1.5rem)); max-height: calc(100vh - 1.5rem); overflow: auto;
+	padding: 1.1rem 1.25rem; color: var(--ink); background: var(--panel);
+	border: 1px solid var(--line); border-radius: 10px; box-shadow: 0 12px 32px rgba(16, 24, 40, .25);
+}
+dialog.ask::backdrop { background: rgba(15, 23, 32, .45); }
+dialog.ask h2 { overflow-wrap: anywhere; }
+dialog.ask p { margin: 0 0 .6rem; }
+dialog.ask label { display: block; font-weight: 600; margin: .9rem 0 .3rem; }
+dialog.ask textarea { min-height: 8rem; }
+dialog.ask .hint { margin: .3rem 0 0; color: var(--muted); font-size: .86em; }
+dialog.ask .message { margin: .75rem 0 0; padding: .5rem .75rem; border-radius: 6px; overflow-wrap: anywhere; white-space: pre-wrap; }
+dialog.ask .message.error { border: 1px solid #f1b0b0; background: #fff1f1; color: #8a1c1c; }
+dialog.ask .message.question { border: 1px solid var(--warn-line); background: var(--warn-bg); color: #7a4b00; }
+dialog.ask .buttons { justify-content: flex-end; margin-top: 1rem; }
+kbd { font-family: var(--mono); font-size: .9em; padding: 0 .3rem; border: 1px solid #c8ced6; border-bottom-width: 2px; border-radius: 4px; background: #f8f9fb; white-space: nowrap; }
+
 /* ── sign-in ── */
 body[data-role="read"] [data-needs="operate"] { display: none !important; }
 .signin, .missing { max-width: 26rem; margin: 4rem auto; background: var(--panel); padding: 2rem; border-radius: 10px; border: 1px solid var(--line); }

@@ -102,22 +102,7 @@ function agentRow(a, reload) {
 		: h("span", { class: "muted", text: a.running_jobs.length || a.queued_jobs ? "none ended yet" : "never ran" });
 	const path = "/v1/agents/" + enc(a.name);
 	const actions = h("td", { class: "actions" },
-		h("button", { type: "button", class: "small", "data-needs": "operate", text: "Run now", "aria-label": "Run " + a.name + " now", onclick: (e) => act(e.currentTarget, async () => {
-			let body;
-			if (!a.has_default_prompt) {
-				// A manual- or webhook-only agent has no prompt of its own: the run needs one.
-				const text = prompt("Run " + a.name + ": it has no default prompt. Prompt:", "");
-				if (text === null) return false;
-				if (!text.trim()) {
-					notify("A prompt is needed to run " + a.name + ".");
-					return false;
-				}
-				body = { prompt: text.trim() };
-			}
-			/** @type {JobRecord} */
-			const job = await post(path + "/jobs", body);
-			location.href = "/jobs/" + enc(job.id);
-		}) }),
+		h("button", { type: "button", class: "small", "data-needs": "operate", text: "Run now", "aria-label": "Run " + a.name + " now", onclick: () => runNow(a) }),
 		a.paused
 			? h("button", { type: "button", class: "small", "data-needs": "operate", text: "Resume", "aria-label": "Resume " + a.name, onclick: (e) => act(e.currentTarget, async () => {
 				/** @type {AgentStatus} */
@@ -143,4 +128,21 @@ function agentRow(a, reload) {
 		h("td", null, running),
 		h("td", null, last),
 		actions);
+}
+/** Run now, asked first: the prompt is the agent's default one unless another is given (one has to be, for an agent with none). @param {AgentView} a */
+function runNow(a) {
+	return ask({
+		title: "Run " + a.name + " now",
+		text: "A new job of " + a.name + " starts at once, outside its schedules, and calls the model as any run does.",
+		label: a.has_default_prompt ? "Prompt (optional)" : "Prompt",
+		hint: a.has_default_prompt ? "Empty runs the agent's default prompt." : a.name + " has no default prompt: the run needs one.",
+		placeholder: a.has_default_prompt ? "(the agent's default prompt)" : "",
+		submit: "Run",
+		run: async (text, dialog) => {
+			if (!text && !a.has_default_prompt) return dialog.error("A prompt is needed to run " + a.name + ": it has no default prompt.");
+			/** @type {JobRecord} */
+			const job = await post("/v1/agents/" + enc(a.name) + "/jobs", text ? { prompt: text } : undefined);
+			location.href = "/jobs/" + enc(job.id);
+		},
+	});
 }

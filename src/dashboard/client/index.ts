@@ -12,6 +12,7 @@
 // as markup; no inline handlers or styles (the CSP forbids them).
 import api from "./api.client.js";
 import charts from "./charts.client.js";
+import dialog from "./dialog.client.js";
 import dom from "./dom.client.js";
 import fleet from "./fleet.client.js";
 import format from "./format.client.js";
@@ -27,7 +28,7 @@ import session from "./session.client.js";
 import usage from "./usage.client.js";
 import { SseParser } from "../../shared/sse.ts";
 
-const FILES = [dom, format, notices, api, poll, session, fleet, jobs, job, jobOutput, charts, runs, usage, incidents, main];
+const FILES = [dom, format, notices, api, dialog, poll, session, fleet, jobs, job, jobOutput, charts, runs, usage, incidents, main];
 
 // The SSE parser the CLI and the Worker use, by its own source (built JavaScript, self-contained),
 // rather than a second one written for the browser.

@@ -13,13 +13,17 @@ function notify(message, ok) {
 	clearTimeout(noticeTimer);
 	if (ok) noticeTimer = setTimeout(() => { n.hidden = true; }, 4000);
 }
+/** What a failed load or action says: null for an abort, and for a 401 (the sign-in form is up with the API's message). @param {any} err @returns {string | null} */
+function failMessage(err) {
+	if (!err || err.name === "AbortError") return null;
+	if (err instanceof ApiError && err.status === 401) return null;
+	if (err instanceof Unreachable) return "The drover server is unreachable (" + err.message + "): check that it is running and that this machine is online.";
+	return err instanceof ApiError ? err.message : "Something went wrong: " + (err.message || String(err));
+}
 /** @param {any} err what a load or action threw */
 function fail(err) {
-	if (!err || err.name === "AbortError") return;
-	// A 401 has already put the sign-in form up with the API's message.
-	if (err instanceof ApiError && err.status === 401) return;
-	if (err instanceof Unreachable) notify("The drover server is unreachable (" + err.message + "): check that it is running and that this machine is online.");
-	else notify(err instanceof ApiError ? err.message : "Something went wrong: " + (err.message || String(err)));
+	const message = failMessage(err);
+	if (message !== null) notify(message);
 }
 /** A poll's load failed: said as any failure is, and taken away again by pollSucceeded(). @param {any} err */
 function pollFailed(err) {

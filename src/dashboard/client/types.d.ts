@@ -33,6 +33,27 @@ type Click = MouseEvent & { currentTarget: HTMLButtonElement };
 // api.client.js
 type RequestOptions = { method?: string; headers?: HeadersInit; json?: unknown; signal?: AbortSignal };
 
+// dialog.client.js
+/** What ask() says and does: its title, what the action does, the field's label and what an empty field means. */
+type AskOptions = {
+	title: string;
+	text: string;
+	label: string;
+	hint: string;
+	placeholder?: string;
+	/** The primary button's word ("Run", "Fork"), which Ctrl+Enter does too. */
+	submit: string;
+	/** The action, given the field's text trimmed; what it throws is said in the dialog, and false keeps the dialog open. */
+	run: (text: string, dialog: AskControl) => Promise<unknown>;
+};
+/** The action's say in the dialog; each keeps it open (returns false, for the action to return). */
+type AskControl = {
+	/** Says what is wrong, and gives the field the focus back. */
+	error: (message: string) => false;
+	/** Asks a further question, which the primary button, relabelled, answers yes. */
+	question: (message: string, submitLabel: string) => false;
+};
+
 // main.client.js: a page's view, started with the signal that ends it at sign-out.
 type View = (signal: AbortSignal) => Promise<void>;
 
