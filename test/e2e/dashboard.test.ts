@@ -348,6 +348,7 @@ describe("the dashboard", () => {
 		// again; deny it there, and the job finishes.
 		await script({ tool_use: { name: "create_ticket", input: { title: "Disk full again" } } }, { text: "Not filed, as told." });
 		await page.locator("#job-fork").click();
+		await page.getByRole("dialog", { name: `Fork ${job.id}` }).getByRole("button", { name: "Fork", exact: true }).click();
 		await page.waitForURL((u) => /\/jobs\/job-/.test(u.pathname) && !u.pathname.endsWith(job.id), LIVE);
 		const forkId = new URL(page.url()).pathname.split("/").at(-1)!;
 		await page.locator("#job-facts dd a", { hasText: job.id }).waitFor(LIVE);
@@ -1198,7 +1199,65 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
-	it("forks under a changed definition only when asked: a 409 is put as a question, and yes retries with allow_definition_change", async () => {
+	it("asks before forking a job: Escape and Cancel fork nothing, a refusal is said in the dialog (escaped), and Ctrl+Enter forks with the prompt given", async () => {
+		expect(await emulatorQueued()).toBe(0);
+		const agent = await createAgent(`dash-fork-ask-${run}`, {});
+		await script({ text: "First answer." });
+		const job = await trigger(agent);
+		expect(await settled(job.id)).toBe("completed");
+		const page = await signedIn(`/jobs/${job.id}`);
+		const fork = page.locator("#job-fork");
+		await fork.waitFor({ state: "visible", ...LIVE });
+		const dialog = page.getByRole("dialog", { name: `Fork ${job.id}` });
+		const prompt = dialog.getByLabel("Prompt (optional)");
+		const forkIt = dialog.getByRole("button", { name: "Fork", exact: true });
+		// (The page's document, typed here: no DOM types in this project.)
+		const focused = () => prompt.evaluate((el) => el === (globalThis as unknown as { document: { activeElement: unknown } }).document.activeElement);
+		const bodies: unknown[] = [];
+		page.on("request", (r) => {
+			if (r.method() === "POST" && r.url().endsWith(`/v1/jobs/${job.id}/fork`)) bodies.push(r.postDataJSON());
+		});
+
+		// Asked first: Escape and Cancel fork nothing.
+		await fork.click();
+		await dialog.waitFor();
+		expect(await focused()).toBe(true);
+		expect(await dialog.textContent()).toContain("A new job starts at once from this job's conversation");
+		await page.keyboard.press("Escape");
+		await dialog.waitFor({ state: "hidden" });
+		await fork.click();
+		await dialog.getByRole("button", { name: "Cancel" }).click();
+		await dialog.waitFor({ state: "hidden" });
+		expect(bodies).toEqual([]);
+
+		// A refusal is said in the dialog, with its controls shown as escapes: it stays open with the prompt.
+		await fork.click();
+		await prompt.fill("Now rm -rf / please.");
+		await forkIt.click();
+		await dialog.getByRole("alert").filter({ hasText: "prompt refused by the injection scan: prompt injection pattern: rm -rf /" }).waitFor(LIVE);
+		expect(await prompt.inputValue()).toBe("Now rm -rf / please.");
+		await page.route((u) => u.pathname === `/v1/jobs/${job.id}/fork`, (route) => route.fulfill({ status: 409, json: { error: { code: "conflict", message: "refused: evil\u202egpj.exe" } } }), { times: 1 });
+		await prompt.fill("Once more.");
+		await forkIt.click();
+		await dialog.getByRole("alert").filter({ hasText: "refused: evil\\u202egpj.exe" }).waitFor(LIVE);
+		expect(await focused()).toBe(true);
+
+		// Ctrl+Enter forks, with every line of the prompt given; the new job's page opens.
+		const more = "Say it again,\nshorter.";
+		await script({ text: "Shorter." });
+		await prompt.fill(more);
+		await prompt.press("Control+Enter");
+		await page.waitForURL((u) => /\/jobs\/job-/.test(u.pathname) && !u.pathname.endsWith(job.id), LIVE);
+		const forkId = new URL(page.url()).pathname.split("/").at(-1)!;
+		await page.locator("#job-facts dd a", { hasText: job.id }).waitFor(LIVE);
+		await page.locator("#job-prompt", { hasText: "shorter." }).waitFor(LIVE);
+		expect(await settled(forkId)).toBe("completed");
+		expect(await call<{ prompt: string; forked_from: string }>("GET", `/v1/jobs/${forkId}`, tokens.read)).toMatchObject({ prompt: more, forked_from: job.id });
+		expect(bodies).toEqual([{ prompt: "Now rm -rf / please." }, { prompt: "Once more." }, { prompt: more }]);
+		await page.close();
+	});
+
+	it("forks under a changed definition only when asked: a 409 is put as a question in the dialog, and yes retries with allow_definition_change", async () => {
 		const agent = await createAgent(`dash-fork-def-${run}`, {});
 		await script({ text: "First run." });
 		const job = await trigger(agent);
@@ -1207,25 +1266,26 @@ describe("the dashboard", () => {
 		await call("PUT", `/v1/agents/${agent}`, tokens.admin, { name: agent, prompt: "Do the other thing.", timeout: "5m" });
 		const page = await signedIn(`/jobs/${job.id}`);
 		await page.locator("#job-fork").waitFor({ state: "visible", ...LIVE });
-		page.removeAllListeners("dialog");
-		// No: nothing is forked.
-		let asked = "";
-		page.once("dialog", (d) => {
-			asked = d.message();
-			void d.dismiss();
-		});
 		const bodies: unknown[] = [];
 		page.on("request", (r) => {
 			if (r.method() === "POST" && r.url().endsWith(`/v1/jobs/${job.id}/fork`)) bodies.push(r.postDataJSON());
 		});
+		const dialog = page.getByRole("dialog", { name: `Fork ${job.id}` });
+		const anyway = dialog.getByRole("button", { name: "Fork under the new definition" });
+		// No: nothing is forked.
 		await page.locator("#job-fork").click();
-		await expect.poll(() => asked, LIVE).toContain("definition changed since this job ran");
-		await expect.poll(() => page.locator("#job-fork").isEnabled(), LIVE).toBe(true);
+		await dialog.getByRole("button", { name: "Fork", exact: true }).click();
+		await dialog.getByRole("alert").filter({ hasText: "The agent's definition changed since this job ran. Fork under the new definition?" }).waitFor(LIVE);
+		await anyway.waitFor();
+		await shot(page, "fork-definition-changed");
+		await dialog.getByRole("button", { name: "Cancel" }).click();
+		await dialog.waitFor({ state: "hidden" });
 		expect(bodies).toEqual([{}]);
 		// Yes: forked under the new definition.
 		await script({ text: "Forked run." });
-		page.once("dialog", (d) => void d.accept());
 		await page.locator("#job-fork").click();
+		await dialog.getByRole("button", { name: "Fork", exact: true }).click();
+		await anyway.click();
 		await page.waitForURL((u) => /\/jobs\/job-/.test(u.pathname) && !u.pathname.endsWith(job.id), LIVE);
 		expect(bodies).toEqual([{}, {}, { allow_definition_change: true }]);
 		const forkId = new URL(page.url()).pathname.split("/").at(-1)!;

@@ -46,19 +46,33 @@ async function jobView(signal) {
 		if (!confirm("Cancel job " + id + "?")) return false;
 		render(await post(path + "/cancel"));
 	}, "Cancel requested");
-	$("#job-fork").onclick = (/** @type {Click} */ e) => act(e.currentTarget, async () => {
-		/** @type {JobRecord} */
-		let forked;
-		try {
-			forked = await post(path + "/fork");
-		} catch (err) {
-			// The agent was changed since this job ran: forking is refused unless asked for anyway.
-			if (!(err instanceof ApiError && err.status === 409 && String(err.message).includes("allow_definition_change"))) throw err;
-			if (!confirm("The agent's definition changed since this job ran. Fork under the new definition?")) return false;
-			forked = await post(path + "/fork", { allow_definition_change: true });
-		}
-		location.href = "/jobs/" + enc(forked.id);
-	});
+	$("#job-fork").onclick = () => {
+		let allowChange = false;
+		return ask({
+			title: "Fork " + id,
+			text: "A new job starts at once from this job's conversation, in a new session, and calls the model as any run does.",
+			label: "Prompt (optional)",
+			hint: "Empty: the model answers the conversation's last turn again. A prompt is added to the conversation as a new message.",
+			placeholder: "(answer the last turn again)",
+			submit: "Fork",
+			run: async (text, dialog) => {
+				/** @type {Record<string, unknown>} */
+				const body = text ? { prompt: text } : {};
+				if (allowChange) body.allow_definition_change = true;
+				/** @type {JobRecord} */
+				let forked;
+				try {
+					forked = await post(path + "/fork", body);
+				} catch (err) {
+					// The agent was changed since this job ran: forking is refused unless asked for anyway.
+					if (allowChange || !(err instanceof ApiError && err.status === 409 && String(err.message).includes("allow_definition_change"))) throw err;
+					allowChange = true;
+					return dialog.question("The agent's definition changed since this job ran. Fork under the new definition?", "Fork under the new definition");
+				}
+				location.href = "/jobs/" + enc(forked.id);
+			},
+		});
+	};
 	$("#job-download").onclick = (/** @type {Click} */ e) => act(e.currentTarget, async () => {
 		const res = await request(path + "/output");
 		const url = URL.createObjectURL(new Blob([await res.blob()], { type: "application/x-ndjson" }));
