@@ -443,7 +443,11 @@ export class AgentDO extends DurableObject<Env> {
 		// cancelled. A tool call in flight is let finish (its effect would be unknown if cut off), so
 		// that job answers still running and ends cancelled as soon as the call returns.
 		if (modelCall) await this.passes.loopEnded(jobId, CANCEL_WAIT_MS);
-		return getJob(this.sql, jobId)!;
+		const after = getJob(this.sql, jobId)!;
+		// Indexed before the answer, as a pending job's cancel is: the pass's own flush waits for its
+		// closing work (the output's put, deliveries), and a list read after the answer would say running.
+		if (isFinal(after.status)) await this.indexNow();
+		return after;
 	}
 
 	/** Records a human decision on the tool call a job is waiting on, and resumes the job. */
@@ -497,6 +501,8 @@ export class AgentDO extends DurableObject<Env> {
 		log.info("job.approval_decided", { agent: job.agent, job_id: jobId, decision, by });
 		this.hub.publish(jobId);
 		await this.passes.workNow();
+		// The list and the dashboard agree with the answer once it is given.
+		await this.indexNow();
 		return resumed;
 	}
 
