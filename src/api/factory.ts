@@ -2,7 +2,7 @@ import { OpenAPIHono, type RouteConfig, z } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import type { ZodError } from "zod";
 import { BadRequestError } from "../errors.ts";
-import { LONE_SURROGATE_MESSAGE, loneSurrogatePath } from "../shared/well-formed.ts";
+import { decodeUtf8Body, LONE_SURROGATE_MESSAGE, loneSurrogatePath } from "../shared/well-formed.ts";
 import { type Issue, issuesOf } from "../shared/zod-issues.ts";
 import { requireRole } from "./auth/middleware.ts";
 import type { Role } from "./auth/roles.ts";
@@ -52,6 +52,20 @@ export function createApi() {
 }
 
 /**
+ * Every body is decoded strictly, once, before anything reads it: the validators, noBody and
+ * blankBodyIsEmpty all read Hono's cached text, which would otherwise be Request.text()'s, where
+ * bytes that are not UTF-8 silently become U+FFFD.
+ */
+export const utf8Body: MiddlewareHandler<AppEnv> = async (c, next) => {
+	if (c.req.raw.body !== null) {
+		const text = decodeUtf8Body(new Uint8Array(await c.req.arrayBuffer()));
+		// bodyCache holds the promises Hono's body readers return (its type says the values).
+		(c.req.bodyCache as { text?: Promise<string> }).text = Promise.resolve(text);
+	}
+	await next();
+};
+
+/**
  * A route that takes no body refuses one, rather than act on a request that meant something else
  * (a DELETE of the whole notepad sent `{"key": …}`, a resume sent garbage). Nothing, whitespace or
  * `{}` is no body: clients send an empty object with a POST.
@@ -91,7 +105,7 @@ export function withRole<R extends Omit<RouteConfig, "middleware" | "security">>
 	return {
 		...route,
 		request: { ...route.request, query: route.request?.query ?? NO_QUERY },
-		middleware: bodiless ? [requireRole(role), noBody] : route.request?.body?.required === false ? [requireRole(role), blankBodyIsEmpty] : [requireRole(role)],
+		middleware: [requireRole(role), utf8Body, ...(bodiless ? [noBody] : route.request?.body?.required === false ? [blankBodyIsEmpty] : [])],
 		security: [{ bearer: [] }],
 		"x-drover-role": role,
 		// Every /v1 route answers a body over the limit with a 413 (app.ts's bodyLimit), one that takes

@@ -12,7 +12,7 @@ import { conflictResponse, errorResponse, notFoundResponse, payloadTooLargeRespo
 import { screenPrompt } from "./screen.ts";
 import { verifyWebhook } from "./webhook-signature.ts";
 import { MAX_JSON_DEPTH, textNestsDeeper } from "../shared/json-depth.ts";
-import { LONE_SURROGATE_MESSAGE, loneSurrogatePath } from "../shared/well-formed.ts";
+import { decodeUtf8Body, LONE_SURROGATE_MESSAGE, loneSurrogatePath } from "../shared/well-formed.ts";
 
 /** The shortest webhook secret drover signs with: as long as an API token must be. */
 const MIN_SECRET_CHARS = 16;
@@ -31,6 +31,7 @@ export const hooksApi = createApi().openapi(
 		summary: "Trigger an agent from a signed webhook; the body, a JSON object, is given to the agent as data",
 		description:
 			"Headers: X-Drover-Timestamp (unix seconds) and X-Drover-Signature: sha256=<hex of HMAC-SHA256(secret, `${timestamp}.${body}`)>, " +
+			"the body being its bytes as sent (which must be UTF-8: a signed body that is not is a 400), " +
 			"with the secret named by the agent's `webhook.secret`. Requests more than 300 s from the Worker's clock, or seen before, are refused.",
 		request: {
 			params: z.object({ agent: AgentNameParam }),
@@ -84,10 +85,12 @@ export const hooksApi = createApi().openapi(
 		// Every body drover takes is JSON, sent as JSON.
 		const contentType = c.req.header("content-type");
 		if (!JSON_MEDIA_TYPE.test(contentType ?? "")) throw UnsupportedMediaTypeError.jsonRequired(contentType);
-		// The signature covers the exact bytes sent, so verify the raw text before parsing it.
-		const raw = await c.req.text();
+		// The signature covers the exact bytes sent: it is verified over them, before they are decoded,
+		// so only a sender holding the secret hears whether they are UTF-8, as whether they are JSON.
+		const bytes = new Uint8Array(await c.req.arrayBuffer());
 		const headers = c.req.valid("header");
-		await verifyWebhook(secret, headers["x-drover-timestamp"], headers["x-drover-signature"], raw, Date.now());
+		await verifyWebhook(secret, headers["x-drover-timestamp"], headers["x-drover-signature"], bytes, Date.now());
+		const raw = decodeUtf8Body(bytes);
 		// Read from the text, before parsing: thousands of levels would overflow the walks below (a 500).
 		if (textNestsDeeper(raw)) {
 			throw BadRequestError.ofBody(`webhook body nests deeper than ${MAX_JSON_DEPTH} levels`);

@@ -32,9 +32,19 @@ function hmacKey(secret: string): Promise<CryptoKey> {
 	return key;
 }
 
+/** What is signed: `${timestamp}.` and then the body's bytes exactly as sent (a string as its UTF-8). */
+function signedBytes(timestamp: number, body: string | Uint8Array): Uint8Array {
+	if (typeof body === "string") return encoder.encode(`${timestamp}.${body}`);
+	const prefix = encoder.encode(`${timestamp}.`);
+	const out = new Uint8Array(prefix.length + body.length);
+	out.set(prefix);
+	out.set(body, prefix.length);
+	return out;
+}
+
 /** `sha256=<hex>` of HMAC-SHA256(secret, `${timestamp}.${body}`): what a sender puts in X-Drover-Signature. */
-export async function signWebhook(secret: string, timestamp: number, body: string): Promise<string> {
-	const mac = await crypto.subtle.sign("HMAC", await hmacKey(secret), encoder.encode(`${timestamp}.${body}`));
+export async function signWebhook(secret: string, timestamp: number, body: string | Uint8Array): Promise<string> {
+	const mac = await crypto.subtle.sign("HMAC", await hmacKey(secret), signedBytes(timestamp, body));
 	return `sha256=${toHex(mac)}`;
 }
 
@@ -42,7 +52,7 @@ export async function signWebhook(secret: string, timestamp: number, body: strin
  * Checks a webhook's timestamp and signature. The comparison is crypto.subtle.verify, which is
  * constant-time; the timestamp is signed too, so an old request cannot be re-dated.
  */
-export async function verifyWebhook(secret: string, timestampHeader: string | undefined, signatureHeader: string | undefined, body: string, nowMs: number): Promise<void> {
+export async function verifyWebhook(secret: string, timestampHeader: string | undefined, signatureHeader: string | undefined, body: string | Uint8Array, nowMs: number): Promise<void> {
 	if (!timestampHeader || !/^\d{1,12}$/.test(timestampHeader)) {
 		throw new UnauthorizedError("missing or malformed X-Drover-Timestamp (unix seconds)");
 	}
@@ -52,6 +62,6 @@ export async function verifyWebhook(secret: string, timestampHeader: string | un
 	if (Math.abs(nowMs / 1000 - timestamp) > REPLAY_WINDOW_SECONDS) {
 		throw new UnauthorizedError(`stale request: X-Drover-Timestamp is more than ${REPLAY_WINDOW_SECONDS} s from now`);
 	}
-	const ok = await crypto.subtle.verify("HMAC", await hmacKey(secret), signature, encoder.encode(`${timestamp}.${body}`));
+	const ok = await crypto.subtle.verify("HMAC", await hmacKey(secret), signature, signedBytes(timestamp, body));
 	if (!ok) throw new UnauthorizedError("signature does not match");
 }

@@ -1,3 +1,5 @@
+import { BadRequestError } from "../errors.ts";
+
 // A lone UTF-16 surrogate (`\ud800` in JSON) is a string no storage keeps: SQLite and R2 take UTF-8,
 // where it becomes U+FFFD. It is refused at the boundary instead of changed silently.
 const LONE_SURROGATE = /\p{Cs}/u;
@@ -23,3 +25,65 @@ export function loneSurrogatePath(value: unknown): string | null {
 }
 
 export const LONE_SURROGATE_MESSAGE = "holds an unpaired UTF-16 surrogate (such as \\ud800), which no text can store";
+
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
+
+/** The first ill-formed sequence in UTF-8 bytes: where it starts, its bytes as far as they go wrong, and whether the input ended inside it. */
+export interface Utf8Fault {
+	offset: number;
+	bytes: number[];
+	cutShort: boolean;
+}
+
+/**
+ * The first ill-formed sequence of `bytes`, per the Unicode Standard's table of well-formed UTF-8
+ * (§3.9, table 3-7: no overlongs, no surrogates, nothing past U+10FFFF); null if there is none.
+ */
+export function utf8Fault(bytes: Uint8Array): Utf8Fault | null {
+	let i = 0;
+	while (i < bytes.length) {
+		const lead = bytes[i]!;
+		if (lead < 0x80) {
+			i++;
+			continue;
+		}
+		// How many continuation bytes the lead byte asks for, and the range the first of them must lie in.
+		let n = 0;
+		let lo = 0x80;
+		let hi = 0xbf;
+		if (lead >= 0xc2 && lead <= 0xdf) n = 1;
+		else if (lead >= 0xe0 && lead <= 0xef) {
+			n = 2;
+			if (lead === 0xe0) lo = 0xa0;
+			else if (lead === 0xed) hi = 0x9f;
+		} else if (lead >= 0xf0 && lead <= 0xf4) {
+			n = 3;
+			if (lead === 0xf0) lo = 0x90;
+			else if (lead === 0xf4) hi = 0x8f;
+		} else return { offset: i, bytes: [lead], cutShort: false };
+		for (let k = 1; k <= n; k++) {
+			const next = bytes[i + k];
+			if (next === undefined) return { offset: i, bytes: [...bytes.subarray(i)], cutShort: true };
+			if (next < (k === 1 ? lo : 0x80) || next > (k === 1 ? hi : 0xbf)) return { offset: i, bytes: [...bytes.subarray(i, i + k + 1)], cutShort: false };
+		}
+		i += n + 1;
+	}
+	return null;
+}
+
+/**
+ * A request body as text, or a 400 saying where it is not UTF-8. The lenient decoding of
+ * Request.text() turns such bytes into U+FFFD, which drover would then store and act on as if the
+ * caller had sent it. A leading byte order mark is dropped, as Request.text() drops it.
+ */
+export function decodeUtf8Body(bytes: Uint8Array): string {
+	try {
+		return strictUtf8.decode(bytes);
+	} catch {
+		const fault = utf8Fault(bytes) ?? { offset: 0, bytes: [], cutShort: false };
+		const one = fault.bytes.length === 1;
+		const hex = fault.bytes.map((b) => b.toString(16).padStart(2, "0")).join(" ");
+		const where = `${one ? "byte" : "bytes"} ${hex} at offset ${fault.offset} ${fault.cutShort ? `end${one ? "s" : ""} the body inside a UTF-8 character` : `${one ? "is" : "are"} no UTF-8 character`}`;
+		throw BadRequestError.ofBody(`the request body is not valid UTF-8: ${where}; send the body as UTF-8 text`, `is not valid UTF-8: ${where}`);
+	}
+}

@@ -5,6 +5,7 @@ export interface CallOptions {
 	method?: string;
 	/** A role whose token to send, a literal token, or null for none. */
 	as?: keyof typeof TOKENS | { token: string } | null;
+	/** A string or bytes are sent as they are; anything else as its JSON. */
 	body?: unknown;
 	headers?: Record<string, string>;
 }
@@ -16,7 +17,7 @@ export async function call(path: string, options: CallOptions = {}): Promise<Res
 	if (as !== null) headers.set("authorization", `Bearer ${typeof as === "string" ? TOKENS[as] : as.token}`);
 	let body: BodyInit | undefined;
 	if (options.body !== undefined) {
-		body = typeof options.body === "string" ? options.body : JSON.stringify(options.body);
+		body = typeof options.body === "string" || options.body instanceof Uint8Array ? options.body : JSON.stringify(options.body);
 		if (!headers.has("content-type")) headers.set("content-type", "application/json");
 	}
 	return exports.default.fetch(new Request(`https://drover.test${path}`, { method: options.method ?? "GET", headers, body }));
