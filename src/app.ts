@@ -15,13 +15,25 @@ import { mountOpenApi } from "./api/openapi.ts";
 import { statusApi } from "./api/status.ts";
 import { usageApi } from "./api/usage.ts";
 import { dashboardApp, notFoundPage } from "./dashboard/routes.tsx";
-import { PayloadTooLargeError } from "./errors.ts";
+import { BadRequestError, PayloadTooLargeError } from "./errors.ts";
+import { clip } from "./shared/clip.ts";
+import { MALFORMED_PERCENT_MESSAGE, malformedPathSegment } from "./shared/well-formed.ts";
 
 /** The largest request body any route takes (an agent definition or a prompt, with room to spare). */
 export const MAX_BODY_BYTES = 256 * 1024;
 
 export const app = new OpenAPIHono<AppEnv>();
 app.use(requestId());
+// Before auth and routing, as a request that is not HTTP would be: which route a path names cannot be
+// known until it decodes, and a webhook sender, who has no token, deserves the same answer.
+app.use("/v1/*", async (c, next) => {
+	const segment = malformedPathSegment(new URL(c.req.url).pathname);
+	if (segment !== null) {
+		const message = `the path segment ${JSON.stringify(clip(segment, 100))} has malformed percent-encoding: ${MALFORMED_PERCENT_MESSAGE}`;
+		throw new BadRequestError(message, { issues: [{ path: "path", message: `malformed percent-encoding in ${JSON.stringify(clip(segment, 100))}` }] });
+	}
+	await next();
+});
 app.use(
 	"/v1/*",
 	bodyLimit({

@@ -87,3 +87,22 @@ export function decodeUtf8Body(bytes: Uint8Array): string {
 		throw BadRequestError.ofBody(`the request body is not valid UTF-8: ${where}; send the body as UTF-8 text`, `is not valid UTF-8: ${where}`);
 	}
 }
+
+/**
+ * The first segment of a URL's path (as sent, still percent-encoded) whose escapes do not decode: a
+ * `%` not followed by two hex digits, or escapes that spell no UTF-8. Hono hands such a segment to a
+ * route as it stands, so `%ZZ` would be taken as the text "%ZZ", a key someone else may have stored.
+ */
+export function malformedPathSegment(pathname: string): string | null {
+	for (const segment of pathname.split("/")) {
+		if (!segment.includes("%")) continue;
+		try {
+			decodeURIComponent(segment);
+		} catch {
+			return segment;
+		}
+	}
+	return null;
+}
+
+export const MALFORMED_PERCENT_MESSAGE = "each % must begin an escape of two hex digits (%XX), and the escapes must spell UTF-8; send a % itself as %25";

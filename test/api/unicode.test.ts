@@ -168,3 +168,47 @@ describe("a webhook body that is not valid UTF-8", () => {
 		expect(((await res.json()) as { prompt: string }).prompt).toContain('"title": "Login fails"');
 	});
 });
+
+describe("malformed percent-encoding in a path", () => {
+	const SAYS = /^the path segment "[^"]+" has malformed percent-encoding: /;
+
+	async function refused(method: string, path: string, as: "read" | "operate" | null = "operate", body?: unknown) {
+		const res = await call(path, { method, as, body });
+		expect(res.status, `${method} ${path}`).toBe(400);
+		const error = await errorOf(res);
+		expect(error.code).toBe("bad_request");
+		expect(error.message, `${method} ${path}`).toMatch(SAYS);
+		expect(error.details?.issues, `${method} ${path}`).toEqual([{ path: "path", message: expect.stringContaining("malformed percent-encoding") }]);
+		return error;
+	}
+
+	it("is a 400 saying which segment, for a notepad key, and is never taken as the literal text", async () => {
+		await createAgent({ name: "escapes" });
+		// A literal percent sign, spelled as one: the key is "%ZZ".
+		const literal = await call("/v1/agents/escapes/notepad/%25ZZ", { method: "PUT", as: "operate", body: { value: "kept" } });
+		expect(literal.status).toBe(200);
+		expect(await literal.json()).toEqual({ "%ZZ": "kept" });
+
+		const error = await refused("PUT", "/v1/agents/escapes/notepad/%ZZ", "operate", { value: "overwritten" });
+		expect(error.message).toBe('the path segment "%ZZ" has malformed percent-encoding: each % must begin an escape of two hex digits (%XX), and the escapes must spell UTF-8; send a % itself as %25');
+		// Escapes of bytes that are no UTF-8: E0 A4 is a character cut short, FF starts none.
+		await refused("PUT", "/v1/agents/escapes/notepad/%E0%A4", "operate", { value: "x" });
+		await refused("PUT", "/v1/agents/escapes/notepad/a%FFb", "operate", { value: "x" });
+		await refused("PUT", "/v1/agents/escapes/notepad/50%", "operate", { value: "x" });
+		await refused("GET", "/v1/agents/escapes/notepad/%ZZ", "read");
+		await refused("DELETE", "/v1/agents/escapes/notepad/%ZZ");
+		expect(await (await call("/v1/agents/escapes/notepad")).json()).toEqual({ "%ZZ": "kept" });
+	});
+
+	it("is a 400 in an agent name or a job id too, on every kind of route, rather than a complaint about the name", async () => {
+		await createAgent({ name: "escapes-too" });
+		await refused("GET", "/v1/agents/%ZZ", "read");
+		await refused("GET", "/v1/agents/escapes-too%E0%A4/runs", "read");
+		await refused("POST", "/v1/agents/%E0%A4/jobs", "operate", { prompt: "Go." });
+		await refused("GET", "/v1/jobs/job-2026-11-30-%ZZ", "read");
+		await refused("POST", "/v1/jobs/job-2026-11-30-ab%E0%A4/cancel", "operate", {});
+		// A webhook's sender has no token: the path is refused before anything else is looked at.
+		await refused("POST", "/v1/hooks/%ZZ", null, { n: 1 });
+		expect(await runsOf("escapes-too")).toEqual([]);
+	});
+});
