@@ -52,8 +52,8 @@ function ndjson(lines: { body: string }[]): Response {
 }
 
 /**
- * GET …/output: a finished job's JSONL from R2, a live one's from SQLite. Honours `Range` and
- * `?lines=N` (the last N lines).
+ * GET …/output: a finished job's JSONL from R2, a live one's from SQLite. Honours `Range` or
+ * `?lines=N` (the last N lines); the Worker's route refuses a request with both.
  */
 export async function serveOutput(sql: SqlStorage, bucket: R2Bucket, jobId: string, request: Request): Promise<Response> {
 	const job = getJob(sql, jobId);

@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { accepts } from "hono/accepts";
 import { agentRpc } from "../../durable-objects/agent/client.ts";
-import { NotFoundError } from "../errors.ts";
+import { BadRequestError, NotFoundError } from "../errors.ts";
 import { JobIdSchema, JobRecordSchema, JobStatusSchema, JobSummarySchema, TriggerTypeSchema } from "../jobs/model.ts";
 import { toHerdctlYaml } from "../jobs/yaml.ts";
 import { getJobSummary, listJobs } from "../store/job-index.ts";
@@ -10,7 +10,7 @@ import { createApi, withRole } from "./factory.ts";
 import { AgentNameParam, CursorParam, pageLimit, queryInt } from "./params.ts";
 import { unwrap } from "./refusals.ts";
 import { screenPrompt } from "./screen.ts";
-import { conflictResponse, ErrorSchema, notFoundResponse, queueFullResponse } from "./schemas.ts";
+import { conflictResponse, errorResponse, ErrorSchema, notFoundResponse, queueFullResponse } from "./schemas.ts";
 import { MAX_JSON_DEPTH, withinDepth } from "../shared/json-depth.ts";
 
 // A date alone stands for its start, in UTC, as /v1/usage reads its days (Date.parse reads it so).
@@ -212,12 +212,14 @@ export const jobsApi = createApi()
 			method: "get",
 			path: "/{id}/output",
 			summary: "The job's JSONL output: from R2 once it has ended, from its agent while it runs; honours Range",
+			description: "A part of the output is asked for by a bytes `Range` header or by `?lines=N`, not both: the two ask for different parts, and a request with both is a 400.",
 			request: {
 				params: JobPath,
-				query: z.strictObject({ lines: queryInt(1, 100_000).openapi({ description: "Only the last N lines" }) }),
-				headers: z.object({ range: z.string().optional() }),
+				query: z.strictObject({ lines: queryInt(1, 100_000).openapi({ description: "Only the last N lines (not with a Range header)" }) }),
+				headers: z.object({ range: z.string().optional().openapi({ description: "One bytes range (not with ?lines=)" }) }),
 			},
 			responses: {
+				400: errorResponse("The request was malformed, the message says how: a Range header together with ?lines=, a bad ?lines= or job id"),
 				200: { description: "JSONL, one object per line", content: { "application/x-ndjson": { schema: z.string() } } },
 				206: { description: "The requested byte range", content: { "application/x-ndjson": { schema: z.string() } } },
 				416: {
@@ -229,6 +231,12 @@ export const jobsApi = createApi()
 		}),
 		async (c) => {
 			const { id } = c.req.valid("param");
+			// Which part would be meant is a guess either way: the last lines, or those bytes of the whole.
+			// Any Range counts, even one the agent would ignore: the client asked for a part by both.
+			if (c.req.valid("query").lines !== undefined && (c.req.valid("header").range ?? "").trim() !== "") {
+				const message = "a Range header and ?lines= each ask for a part of the output, and do not go together; send one of them";
+				throw new BadRequestError(message, { issues: [{ path: "lines", message: "not with a Range header: send one or the other" }] });
+			}
 			// The agent's answer (JSONL, or a JSON error) passes through as it is. @hono/zod-openapi types
 			// only JSON and text/plain bodies (x-ndjson comes out as never), and with every status's
 			// content declared it no longer takes a plain Response: hence the cast.

@@ -191,6 +191,36 @@ describe("Range on job output (RFC 9110 §14)", () => {
 	});
 });
 
+describe("Range with ?lines= on job output", () => {
+	it("is a 400 saying to send one of them, for any Range header, before the job is looked up; either alone is served", async () => {
+		const { pending } = lifecycleRecords("range-and-lines", new Date());
+		await saveJob("range-and-lines", pending);
+		await upsertJobIndex(env.DB, [pending]);
+		const message = "a Range header and ?lines= each ask for a part of the output, and do not go together; send one of them";
+		// A Range drover would serve, one it would ignore, and one with an If-Range that voids it: all ask for something else than ?lines=.
+		const asks: Record<string, string>[] = [{ range: "bytes=0-9" }, { range: "items=0-5" }, { range: "bytes=0-9", "if-range": '"etag"' }];
+		for (const headers of asks) {
+			for (const id of [pending.id, "job-2026-01-01-zzzzzz"]) {
+				const res = await call(`/v1/jobs/${id}/output?lines=2`, { headers });
+				expect(res.status, JSON.stringify(headers)).toBe(400);
+				const error = await errorOf(res);
+				expect(error.code).toBe("bad_request");
+				expect(error.message).toBe(message);
+				expect(error.details?.issues).toEqual([{ path: "lines", message: "not with a Range header: send one or the other" }]);
+			}
+		}
+		expect((await call(`/v1/jobs/${pending.id}/output?lines=2`)).status).toBe(200);
+		expect((await call(`/v1/jobs/${pending.id}/output`, { headers: { range: "bytes=-10" } })).status).toBe(200);
+		expect((await jobOf("range-and-lines", pending.id)).revision).toBe(pending.revision);
+
+		// The OpenAPI document says so.
+		const doc = (await (await call("/openapi.json", { as: null })).json()) as { paths: Record<string, Record<string, { description?: string; responses: Record<string, { description: string }> }>> };
+		const op = doc.paths["/v1/jobs/{id}/output"]!.get!;
+		expect(op.description).toMatch(/not both/);
+		expect(op.responses["400"]!.description).toMatch(/Range header together with \?lines=/);
+	});
+});
+
 describe("GET /v1/jobs/:id/stream", () => {
 	it("resumes after every Last-Event-ID of a finished job with no line lost or repeated", async () => {
 		const job = await finishedJob("sse-resume");
