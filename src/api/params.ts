@@ -34,4 +34,4 @@ export const CursorParam = z
 	.min(1)
 	.max(200)
 	.optional()
-	.openapi({ description: "next_cursor of the previous page, passed with the same filters" });
+	.openapi({ description: "next_cursor of the previous page, unchanged, with the same filters: a cursor is bound to its list and filters, and one from another list or with other filters is a 400" });

@@ -41,7 +41,6 @@ export function decodeCursor(cursor: string, scope: string): CursorKey {
 	} catch {
 		throw malformed();
 	}
-	// Two elements: a cursor handed out before cursors were tagged, still honoured across a deploy.
 	if (
 		!Array.isArray(parsed) ||
 		(parsed.length !== 2 && parsed.length !== 3) ||
@@ -52,7 +51,14 @@ export function decodeCursor(cursor: string, scope: string): CursorKey {
 	) {
 		throw malformed();
 	}
-	if (parsed.length === 3 && parsed[2] !== scopeTag(scope)) {
+	// Every cursor drover hands out carries its list's tag. One without (an untagged cursor from before
+	// they did, or one whose tag was cut off) could be from any list: paging from it would start at an
+	// unrelated position, so it is refused as a foreign one is.
+	if (parsed.length === 2) {
+		const message = "cursor does not belong to this list: it names none (a cursor from before cursors named their list, or one cut short); drop the cursor to start over";
+		throw new BadRequestError(message, { issues: [{ path: "cursor", message }] });
+	}
+	if (parsed[2] !== scopeTag(scope)) {
 		const message = "cursor belongs to another list or to other filters; page with the same filters that gave it, or drop the cursor to start over";
 		throw new BadRequestError(message, { issues: [{ path: "cursor", message }] });
 	}

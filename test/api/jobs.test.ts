@@ -156,12 +156,25 @@ describe("GET /v1/jobs", () => {
 		expect((await errorOf(runs)).message).toMatch(/another list/);
 	});
 
-	it("still honours an untagged cursor handed out before cursors were tagged", async () => {
+	it("refuses a cursor that names no list (untagged, or with its tag cut off) on every list, and one cut short, paging nothing", async () => {
 		await upsertJobIndex(env.DB, Array.from({ length: 3 }, (_, i) => job(300 + i, "kappa")));
-		const [newest, second] = (await page("?agent=kappa")).jobs;
-		const legacy = btoa(JSON.stringify([Date.parse(newest!.created_at), newest!.id])).replace(/=+$/, "");
-		const after = await page(`?agent=kappa&cursor=${legacy}`);
-		expect(after.jobs.map((j) => j.id)).toEqual([second!.id, (await page("?agent=kappa")).jobs[2]!.id]);
+		const first = await page("?agent=kappa&limit=1");
+		// The same position without its list's tag: [at, id] instead of [at, id, tag].
+		const [at, id] = JSON.parse(atob(first.next_cursor!.replace(/-/g, "+").replace(/_/g, "/"))) as [number, string, string];
+		const untagged = btoa(JSON.stringify([at, id])).replace(/=+$/, "");
+		for (const list of ["/v1/jobs?agent=kappa&", "/v1/jobs?", "/v1/agents/kappa/runs?", "/v1/usage?", "/v1/incidents?"]) {
+			const res = await call(`${list}cursor=${untagged}`);
+			expect(res.status, list).toBe(400);
+			const error = await errorOf(res);
+			expect(error.code).toBe("bad_request");
+			expect(error.message, list).toBe("cursor does not belong to this list: it names none (a cursor from before cursors named their list, or one cut short); drop the cursor to start over");
+			expect(error.details?.issues?.map((i) => i.path)).toEqual(["cursor"]);
+		}
+		const cut = await call(`/v1/jobs?agent=kappa&cursor=${first.next_cursor!.slice(0, -4)}`);
+		expect(cut.status).toBe(400);
+		expect((await errorOf(cut)).message).toMatch(/cursor is malformed/);
+		// The cursor as given still pages on.
+		expect((await page(`?agent=kappa&limit=1&cursor=${encodeURIComponent(first.next_cursor!)}`)).jobs).toHaveLength(1);
 	});
 });
 

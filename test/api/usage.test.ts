@@ -105,9 +105,11 @@ describe("GET /v1/usage: tokens and cost by agent and day", () => {
 		// Another list's cursor is refused too.
 		expect((await call(`/v1/jobs?cursor=${cursor}`)).status).toBe(400);
 
-		// An untagged cursor, handed out before cursors were tagged, is still honoured as the other lists honour it.
-		const legacy = btoa(JSON.stringify([Date.parse(today), "scope-a"])).replace(/=+$/, "");
-		expect((await usage(`until=${yesterday}&cursor=${legacy}`)).days.map((d) => `${d.day} ${d.agent}`).join()).toBe(`${yesterday} scope-a,${yesterday} scope-b`);
+		// An untagged cursor names no list: it is refused, as on the other lists.
+		const untagged = btoa(JSON.stringify([Date.parse(today), "scope-a"])).replace(/=+$/, "");
+		const res = await call(`/v1/usage?until=${yesterday}&cursor=${untagged}`);
+		expect(res.status).toBe(400);
+		expect((await errorOf(res)).message).toMatch(/^cursor does not belong to this list: it names none/);
 	});
 
 	it("counts a job run by an agent with the usage its record reports, on the day it was created", async () => {
