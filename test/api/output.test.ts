@@ -63,6 +63,36 @@ describe("GET /v1/jobs/:id as YAML", () => {
 	});
 });
 
+describe("GET /v1/jobs/:id as YAML, with bidirectional controls in its strings", () => {
+	// Every bidirectional control: each reorders the text around it where the YAML is shown raw.
+	const BIDI = ["\u061c", "\u200e", "\u200f", "\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067", "\u2068", "\u2069"];
+
+	it("writes them as YAML's own escapes in double quotes, so the text shows them and reads back as the same strings", async () => {
+		const { ended } = lifecycleRecords("yaml-bidi", new Date());
+		const job = {
+			...ended,
+			// One line, several lines (which YAML would write as a block, where an escape is plain text), and DEL and a C1 control.
+			prompt: `Rename safe\u202etxt.exe, then ${BIDI.join("|")}.`,
+			summary: "Line one.\nLine \u2067two\u2069.\nThree: ok\x7f \x9b",
+		};
+		await saveJob("yaml-bidi", job);
+		await upsertJobIndex(env.DB, [job]);
+		const res = await call(`/v1/jobs/${job.id}`, { headers: { accept: "application/yaml" } });
+		expect(res.status).toBe(200);
+		const text = await res.text();
+		expect(text).not.toMatch(/[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\x7f-\x9f]/);
+		// Escaped as the CLI escapes them (lower-case hex), so `drover job --yaml` prints the same text.
+		expect(text).toContain('prompt: "Rename safe\\u202etxt.exe, then \\u061c|\\u200e|\\u200f|\\u202a|');
+		expect(text).toContain('summary: "Line one.\\nLine \\u2067two\\u2069.\\nThree: ok\\x7f \\x9b"\n');
+		for (const version of ["1.2", "1.1"] as const) {
+			const doc = parse(text, { version }) as Record<string, unknown>;
+			expect(doc.prompt, version).toBe(job.prompt);
+			expect(doc.summary, version).toBe(job.summary);
+			expect(doc.id, version).toBe(job.id);
+		}
+	});
+});
+
 describe("job output", () => {
 	it("is consolidated into R2 when the job ends, equal to the lines produced", async () => {
 		const job = await finishedJob("to-r2");

@@ -6,9 +6,9 @@ import { once } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { parse } from "yaml";
+import { Document, parse } from "yaml";
 import { paint, renderLine, table } from "../../cli/format.ts";
-import { toHerdctlYaml } from "../../src/jobs/yaml.ts";
+import { HERDCTL_FIELDS, toHerdctlYaml } from "../../src/jobs/yaml.ts";
 import type { JobRecord } from "../../src/jobs/schema.ts";
 import { childEnv, CLI, runCliProcess } from "./cli-process.ts";
 
@@ -356,6 +356,8 @@ describe("terminal control sequences in text from outside", () => {
 		{ type: "system", subtype: "init", content: HOSTILE },
 	];
 	const jsonl = `${output.map((l) => JSON.stringify(l)).join("\n")}\nnot json ${HOSTILE}\n`;
+	// A job whose prompt (a block scalar, several lines) and summary (a plain one) hold such characters.
+	const hostileJob = record({ prompt: `Summarise.\nsafe \u202eevil.exe\u202c`, summary: `plain \u2067x\u2069 and ${HOSTILE}` }) as unknown as JobRecord;
 
 	const hostileApi = () =>
 		fakeApi({
@@ -395,9 +397,9 @@ describe("terminal control sequences in text from outside", () => {
 	});
 
 	it("job --yaml shows it escaped and still means the same YAML: every such string double-quoted, where the escapes are YAML's", async () => {
-		// drover's own YAML of such a job: the bidirectional controls raw in plain and block scalars.
-		const hostile = record({ prompt: `Summarise.\nsafe \u202eevil.exe\u202c`, summary: `plain \u2067x\u2069 and ${HOSTILE}` }) as unknown as JobRecord;
-		const yaml = toHerdctlYaml(hostile);
+		// Such a job's YAML as a drover before 2026-12 wrote it (the yaml library's own, as it still is
+		// for other servers): the bidirectional controls raw in plain and block scalars.
+		const yaml = new Document(Object.fromEntries(HERDCTL_FIELDS.map((f) => [f, hostileJob[f]]))).toString({ lineWidth: 0 });
 		expect(yaml).toMatch(/\u202e/);
 		const api = await fakeApi({ [`GET /v1/jobs/${JOB}`]: (_req, res) => res.writeHead(200, { "content-type": "application/yaml" }).end(yaml) });
 		const r = await runCli(api.url, ["job", JOB, "--yaml"]);
@@ -405,6 +407,16 @@ describe("terminal control sequences in text from outside", () => {
 		expect(r.stdout).not.toMatch(CONTROL);
 		expect(r.stdout).toContain(String.raw`safe \u202eevil.exe\u202c`);
 		expect(parse(r.stdout)).toEqual(parse(yaml));
+	});
+
+	it("job --yaml prints today's server YAML as it came: it writes every such character as a YAML escape itself", async () => {
+		const yaml = toHerdctlYaml(hostileJob);
+		expect(yaml).not.toMatch(CONTROL);
+		const api = await fakeApi({ [`GET /v1/jobs/${JOB}`]: (_req, res) => res.writeHead(200, { "content-type": "application/yaml" }).end(yaml) });
+		const r = await runCli(api.url, ["job", JOB, "--yaml"]);
+		expect(r.status, r.stderr).toBe(0);
+		expect(r.stdout).toBe(yaml);
+		expect(parse(r.stdout)).toMatchObject({ prompt: hostileJob.prompt, summary: hostileJob.summary });
 	});
 
 	it("stays as the API sent it with --json", async () => {
