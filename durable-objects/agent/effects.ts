@@ -5,6 +5,7 @@ import type { DeliveryOutcome, JobRecord } from "../../src/jobs/model.ts";
 import { errorFields, log } from "../../src/log.ts";
 import { redact, redactDeep } from "../../src/security/redact.ts";
 import { deadline } from "../../src/shared/deadline.ts";
+import { retryAfterMs } from "../../src/shared/retry-after.ts";
 import { getJob, putJob } from "./jobs.ts";
 import { lastAssistantMessage } from "./runner/messages.ts";
 
@@ -13,6 +14,8 @@ export const MAX_ATTEMPTS = 6;
 /** How long a delivery or hook target may take to answer before the attempt counts as failed. */
 export const SEND_TIMEOUT_MS = 10_000;
 const backoff = (attempt: number) => Math.min(5_000 * 2 ** (attempt - 1), 300_000);
+/** The longest wait a target's Retry-After is granted: a longer one would hold the job's outcome for good. */
+export const MAX_RETRY_AFTER_MS = 3_600_000;
 
 type FinalEvent = "completed" | "failed" | "cancelled" | "indeterminate";
 
@@ -141,6 +144,7 @@ export async function sendDue(
 		const target = resolveSecretUrl(secretNamed(env, row.url_secret));
 		let outcome: "delivered" | "retry" | "failed" | "unknown";
 		let error: string | null = null;
+		let retryAfter: number | null = null;
 		if (target.kind === "missing") {
 			outcome = "failed";
 			error = `secret ${row.url_secret} is not set`;
@@ -169,6 +173,8 @@ export async function sendDue(
 					outcome = "failed";
 				} else {
 					error = `${row.kind} target answered ${res.status}`;
+					if (res.status === 429 || res.status === 503) retryAfter = retryAfterMs(res.headers, now());
+					if (retryAfter !== null) error += ` (asked to wait ${Math.ceil(retryAfter / 1000)} s)`;
 					// A 4xx other than 408/429 will not get better by retrying.
 					const permanent = res.status >= 400 && res.status < 500 && res.status !== 408 && res.status !== 429;
 					outcome = permanent ? "failed" : attempt >= MAX_ATTEMPTS ? "failed" : "retry";
@@ -184,7 +190,10 @@ export async function sendDue(
 			}
 		}
 		if (outcome === "retry") {
-			sql.exec("UPDATE deliveries SET status = 'pending', last_error = ? WHERE id = ?", error, row.id);
+			// A rate-limited or unavailable target that says when to come back is not called sooner: Slack
+			// and Discord ask for longer than the backoff's first steps, which would spend every attempt.
+			const asked = retryAfter === null ? null : now() + Math.min(retryAfter, MAX_RETRY_AFTER_MS);
+			sql.exec("UPDATE deliveries SET status = 'pending', last_error = ?, next_at = max(next_at, ?) WHERE id = ?", error, asked ?? 0, row.id);
 			continue;
 		}
 		sql.exec("UPDATE deliveries SET status = ?, last_error = ? WHERE id = ?", outcome === "delivered" ? "delivered" : "failed", error, row.id);

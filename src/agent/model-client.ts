@@ -27,6 +27,7 @@ import { DEFAULT_BASE_URL, EMULATOR_API_KEY, providerConfig, type ProviderConfig
 import { abortable } from "../shared/abortable.ts";
 import { deadline } from "../shared/deadline.ts";
 import { messageFromSse } from "./streamed-message.ts";
+import { retryAfterMs } from "../shared/retry-after.ts";
 
 export type ModelAttempt = ModelResponse["attempts"][number];
 
@@ -80,22 +81,6 @@ const STATUS_OF_ERROR_TYPE: Record<string, number> = {
 	timeout_error: 504,
 	overloaded_error: 529,
 };
-
-function retryAfterMs(headers: Headers | undefined, now: number): number | null {
-	const ms = headers?.get("retry-after-ms");
-	if (ms) {
-		const n = Number(ms);
-		if (Number.isFinite(n) && n >= 0) return Math.ceil(n);
-	}
-	const value = headers?.get("retry-after");
-	if (value) {
-		const seconds = Number(value);
-		if (Number.isFinite(seconds) && seconds >= 0) return Math.ceil(seconds * 1000);
-		const at = Date.parse(value);
-		if (!Number.isNaN(at)) return Math.max(0, at - now);
-	}
-	return null;
-}
 
 function classifyStatus(status: number, type: string | null, detail: string, headers: Headers | undefined, now: number): Failure {
 	if (status === 429) return { kind: "rate_limit", status, retryAfterMs: retryAfterMs(headers, now), detail };

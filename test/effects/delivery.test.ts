@@ -5,7 +5,7 @@ import { createAgent, settle } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
 import { call } from "../helpers/http.ts";
 import { transition } from "../../src/jobs/model.ts";
-import { MAX_ATTEMPTS } from "../../durable-objects/agent/effects.ts";
+import { MAX_ATTEMPTS, MAX_RETRY_AFTER_MS } from "../../durable-objects/agent/effects.ts";
 import { jobOf, runToRest, trigger } from "../helpers/jobs.ts";
 import { fake, outboundLog } from "../helpers/outbound.ts";
 import { AGENT_MIGRATIONS } from "../../durable-objects/agent/schema.ts";
@@ -86,6 +86,31 @@ describe("delivery of the final answer", () => {
 		await timePasses("retried");
 		expect(seen.map((s) => s.key)).toEqual([`${job.id}:delivery`, `${job.id}:delivery`, `${job.id}:delivery`]);
 		expect((await jobOf("retried", job.id)).delivery).toEqual({ target: "webhook", outcome: "delivered" });
+	});
+
+	it("waits as long as a rate-limited target's Retry-After asks before trying again (up to an hour), then delivers", async () => {
+		for (const [agent, retryAfter, waitMs] of [
+			["rate-limited", "120", 120_000],
+			["rate-limited-long", "86400", MAX_RETRY_AFTER_MS],
+		] as const) {
+			useEmulator().enqueue({ text: "Slow down." });
+			let calls = 0;
+			fake("https://deliver.example.test", () => (++calls === 1 ? new Response("slow down", { status: 429, headers: { "retry-after": retryAfter } }) : new Response("ok")));
+			await createAgent({ name: agent, delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
+			const before = Date.now();
+			const job = await runToRest(agent);
+			await settle(agent);
+			expect(calls).toBe(1);
+			const next = await runInDurableObject(env.AGENT.getByName(agent), (_i: AgentDO, state) =>
+				state.storage.sql.exec<{ next_at: number; last_error: string }>("SELECT next_at, last_error FROM deliveries").one(),
+			);
+			expect(next.next_at - before).toBeGreaterThanOrEqual(waitMs);
+			expect(next.next_at - Date.now()).toBeLessThanOrEqual(waitMs);
+			expect(next.last_error).toBe(`delivery target answered 429 (asked to wait ${retryAfter} s)`);
+			await timePasses(agent);
+			expect(calls).toBe(2);
+			expect((await jobOf(agent, job.id)).delivery).toEqual({ target: "webhook", outcome: "delivered" });
+		}
 	});
 
 	it("resends a delivery interrupted by an eviction, once, with the same key", async () => {
