@@ -176,6 +176,8 @@ export function describeJob(ctx: Context, record: JobRecord): string {
 			["duration", job.duration_seconds !== null ? duration(job.duration_seconds) : null],
 			["session", job.session_id],
 			["forked from", job.forked_from],
+			// Absent from an older server's records.
+			["continued from", job.continued_from ?? null],
 			["owner", job.owner],
 			["prompt", job.prompt === null ? null : oneLine(job.prompt, ctx)],
 			// An empty summary is no summary: a blank row would only look like a display fault.

@@ -13,8 +13,9 @@ interface JobRow {
 	[key: string]: SqlStorageValue;
 }
 
-// A step reads the same record several times between saves: parsed once per revision's text.
-const parseRecord = jsonMemo<JobRecord>();
+// A step reads the same record several times between saves: parsed once per revision's text. A
+// record stored before continued_from existed reads with it null, as the API documents.
+const parseRecord = jsonMemo<JobRecord>({ revive: (r) => (r.continued_from === undefined ? { ...r, continued_from: null } : r) });
 const toJobRecord = (row: JobRow): JobRecord => parseRecord(row.record);
 
 /**

@@ -55,6 +55,7 @@ export interface CreateJobInput {
 	prompt?: string | null;
 	session_id?: string | null;
 	forked_from?: string | null;
+	continued_from?: string | null;
 	scheduled_instant?: Date | null;
 	dispatch?: JobDispatch | null;
 	usage_limits?: UsageLimits | null;
@@ -63,8 +64,9 @@ export interface CreateJobInput {
 
 export function createJob(input: CreateJobInput, now: Date): JobRecord {
 	if (input.id !== undefined && !isJobId(input.id)) throw new BadRequestError(`not a job id: ${JSON.stringify(input.id)}`);
-	if (input.forked_from != null && !isJobId(input.forked_from)) {
-		throw new BadRequestError(`forked_from is not a job id: ${JSON.stringify(input.forked_from)}`);
+	for (const field of ["forked_from", "continued_from"] as const) {
+		const from = input[field];
+		if (from != null && !isJobId(from)) throw new BadRequestError(`${field} is not a job id: ${JSON.stringify(from)}`);
 	}
 	return {
 		id: input.id ?? drawnJobId(now.getTime()),
@@ -75,6 +77,7 @@ export function createJob(input: CreateJobInput, now: Date): JobRecord {
 		exit_reason: null,
 		session_id: input.session_id ?? null,
 		forked_from: input.forked_from ?? null,
+		continued_from: input.continued_from ?? null,
 		started_at: null,
 		finished_at: null,
 		duration_seconds: null,

@@ -119,6 +119,9 @@ const JobRecordObject = z.object({
 	delivery: DeliverySchema.nullable(),
 	definition_revision: z.string().openapi({ description: "Hash of the agent's configuration when the job was created" }),
 	owner: z.string().nullable(),
+	continued_from: JobIdSchema.nullable().openapi({
+		description: "The job this one continues (trigger_type continue), as forked_from names a fork's source; null otherwise, and in records from before the field",
+	}),
 });
 
 export const JobRecordSchema = JobRecordObject.openapi("JobRecord");

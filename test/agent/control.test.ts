@@ -678,7 +678,7 @@ describe("continue and fork", () => {
 		const res = await post(`/v1/jobs/${job.id}/continue`, { prompt: "And its population?" });
 		expect(res.status).toBe(201);
 		const next = (await res.json()) as JobRecord;
-		expect(next).toMatchObject({ trigger_type: "continue", session_id: job.session_id, forked_from: null });
+		expect(next).toMatchObject({ trigger_type: "continue", session_id: job.session_id, forked_from: null, continued_from: job.id });
 		await settle("sessions");
 		expect(await jobOf("sessions", next.id)).toMatchObject({ status: "completed", session_id: job.session_id });
 		const sent = emulator.requests.at(-1)!.messages!;
@@ -694,6 +694,7 @@ describe("continue and fork", () => {
 		expect(res.status).toBe(201);
 		const fork = (await res.json()) as JobRecord;
 		expect(fork.forked_from).toBe(job.id);
+		expect(fork.continued_from).toBeNull();
 		expect(fork.trigger_type).toBe("fork");
 		await settle("forks");
 		const done = await jobOf("forks", fork.id);
@@ -701,6 +702,24 @@ describe("continue and fork", () => {
 		expect(done.session_id).not.toBe(job.session_id);
 		// Without a prompt, the fork re-asks the source's question from the same conversation.
 		expect(emulator.requests.at(-1)!.messages!.map((m) => m.role)).toEqual(["user"]);
+	});
+
+	it("names the job each continue continued, though two continue the same job; a record from before the field reads null", async () => {
+		const { job, emulator } = await finished("continued-twice");
+		emulator.enqueue({ text: "First follow-up." }, { text: "Second follow-up." });
+		const first = (await (await post(`/v1/jobs/${job.id}/continue`, { prompt: "One?" })).json()) as JobRecord;
+		await settle("continued-twice");
+		const second = (await (await post(`/v1/jobs/${job.id}/continue`, { prompt: "Two?" })).json()) as JobRecord;
+		await settle("continued-twice");
+		const read = async (id: string) => (await (await call(`/v1/jobs/${id}`)).json()) as JobRecord;
+		expect([(await read(first.id)).continued_from, (await read(second.id)).continued_from]).toEqual([job.id, job.id]);
+		expect((await read(job.id)).continued_from).toBeNull();
+
+		await runInDurableObject(env.AGENT.getByName("continued-twice"), (_i: AgentDO, state) => {
+			state.storage.sql.exec("UPDATE jobs SET record = json_remove(record, '$.continued_from') WHERE id = ?", first.id);
+		});
+		const old = await call(`/v1/jobs/${first.id}`);
+		expect(((await old.json()) as JobRecord).continued_from).toBeNull();
 	});
 
 	it("refuses to continue after the agent's definition changed, unless told to", async () => {

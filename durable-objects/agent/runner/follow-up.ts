@@ -59,6 +59,7 @@ export function createFollowUp(
 			definition_revision: revision,
 			session_id: req.kind === "continue" ? setup.sessionId : null,
 			forked_from: req.kind === "fork" ? req.sourceId : null,
+			continued_from: req.kind === "continue" ? req.sourceId : null,
 			usage_limits: agent.usage_limits ?? null,
 			owner: req.owner,
 		},
