@@ -35,17 +35,36 @@ export function resolveSecretUrl(value: unknown): SecretUrl {
 	return { kind: "url", url: value };
 }
 
+/** A part of the URL this long or longer is taken for a credential wherever it appears on its own. */
+const SECRET_PART_CHARS = 12;
+
 /**
  * `message` with every occurrence of the secret URL (as written and as the runtime normalises it,
- * e.g. a lowercased host or an added trailing slash) replaced by `placeholder`, then redacted.
+ * e.g. a lowercased host or an added trailing slash) replaced by `placeholder`, then redacted. The
+ * URL's path, query, userinfo and each long segment of them go too: a server echoes its own path
+ * ("Cannot POST /services/T0/B0/secret", a 404 page), and a hook path is the credential itself.
  */
 export function scrubSecretUrl(message: string, url: string, placeholder = "<url>"): string {
-	const href = URL.parse(url)?.href;
-	// The longer first, so that one of them being a prefix of the other leaves no tail behind.
-	const forms = href === undefined || href === url ? [url] : [url, href].sort((a, b) => b.length - a.length);
+	const parsed = URL.parse(url);
+	const forms = new Set([url]);
+	if (parsed) {
+		forms.add(parsed.href);
+		const parts = [parsed.pathname + parsed.search, parsed.pathname, parsed.search.slice(1), parsed.username, parsed.password];
+		for (const segment of `${parsed.pathname}/${parsed.search.slice(1)}`.split(/[/?&=]/)) parts.push(segment, safeDecode(segment));
+		for (const part of parts) if (part.length >= SECRET_PART_CHARS) forms.add(part);
+	}
 	let out = message;
-	for (const form of forms) out = out.split(form).join(placeholder);
+	// The longer first, so that one of them being a prefix of another leaves no tail behind.
+	for (const form of [...forms].sort((a, b) => b.length - a.length)) out = out.split(form).join(placeholder);
 	return redact(out);
+}
+
+function safeDecode(segment: string): string {
+	try {
+		return decodeURIComponent(segment);
+	} catch {
+		return segment;
+	}
 }
 
 /** Log fields (errorFields' message and stack) with the secret URL scrubbed from every string. */

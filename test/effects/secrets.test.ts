@@ -4,7 +4,7 @@ import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { createAgent, settle } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
 import { call } from "../helpers/http.ts";
-import { jobOf, runToRest } from "../helpers/jobs.ts";
+import { jobOf, outputOf, runToRest } from "../helpers/jobs.ts";
 import { WEBHOOK_SECRET } from "../helpers/tokens.ts";
 import { MAX_ATTEMPTS } from "../../durable-objects/agent/effects.ts";
 import { fake } from "../helpers/outbound.ts";
@@ -75,6 +75,34 @@ describe("a credential that reaches drover", () => {
 		] as const) {
 			expect(text.includes("PLANTEDfakeKEY"), `the planted key was found in ${where}`).toBe(false);
 		}
+	});
+});
+
+describe("a webhook tool's URL secret", () => {
+	it("is cut from what its target answers before the model or the job's output sees it, error or not", async () => {
+		// TEST_SLACK_URL's path is its credential; the target echoes it, as error pages and frameworks do.
+		let calls = 0;
+		fake("https://slack.example.test", (req) =>
+			++calls === 1
+				? new Response(`Cannot POST ${new URL(req.url).pathname}`, { status: 404 })
+				: Response.json({ ok: true, self: req.url }),
+		);
+		const emulator = useEmulator();
+		const tool = { type: "webhook", name: "notify", description: "Notify.", url_secret: "TEST_SLACK_URL" };
+		emulator.enqueue({ tool_use: [{ name: "notify", input: { n: 1 } }, { name: "notify", input: { n: 2 } }] }, { text: "done" });
+		await createAgent({ name: "echoing-target", tools: [tool] });
+		const job = await runToRest("echoing-target");
+		expect(job.status).toBe("completed");
+		expect(calls).toBe(2);
+		const results = (await outputOf("echoing-target", job.id)).filter((l) => l.type === "tool_result");
+		expect(results).toMatchObject([
+			{ success: false, error: "webhook answered 404: Cannot POST <webhook url>" },
+			{ success: true, result: expect.stringContaining('"self":"<webhook url>"') },
+		]);
+		const sentToModel = JSON.stringify(emulator.requests.at(-1)!.messages);
+		expect(sentToModel).toContain("Cannot POST <webhook url>");
+		expect(sentToModel.includes("/services/T0/B0/xyz")).toBe(false);
+		expect((await everythingStored("echoing-target")).includes("/services/T0/B0/xyz")).toBe(false);
 	});
 });
 

@@ -69,9 +69,12 @@ export async function callWebhookTool(tool: WebhookTool, input: unknown, ctx: To
 	}
 	log.info("tool.webhook", { agent: ctx.agent.name, job_id: ctx.jobId, tool: tool.name, status, truncated });
 
+	// The answer goes to the model and the job's output, which a read token can fetch: a server that
+	// echoes its own URL (an error page, "Cannot POST /…") must not hand the credential in it over.
 	if (status < 200 || status > 299) {
-		return { ok: false, content: `webhook answered ${status}: ${text.slice(0, ERROR_EXCERPT_CHARS)}` };
+		return { ok: false, content: `webhook answered ${status}: ${scrubSecretUrl(text.slice(0, ERROR_EXCERPT_CHARS), url, "<webhook url>")}` };
 	}
 	if (text === "") return { ok: true, content: `webhook answered ${status} with an empty body` };
-	return { ok: true, content: truncated ? `${text}\n[truncated at ${WEBHOOK_MAX_RESPONSE_BYTES} bytes]` : text };
+	const answer = scrubSecretUrl(text, url, "<webhook url>");
+	return { ok: true, content: truncated ? `${answer}\n[truncated at ${WEBHOOK_MAX_RESPONSE_BYTES} bytes]` : answer };
 }
