@@ -83,6 +83,12 @@ const STATUS_OF_ERROR_TYPE: Record<string, number> = {
 };
 
 function classifyStatus(status: number, type: string | null, detail: string, headers: Headers | undefined, now: number): Failure {
+	if (status >= 300 && status < 400) {
+		// Its host only: a Location's path or query may carry a token.
+		const to = URL.parse(headers?.get("location") ?? "", "https://invalid.invalid")?.host;
+		const where = to && to !== "invalid.invalid" ? ` to ${to}` : "";
+		return { kind: "invalid_request", status, detail: `the Messages API host answered ${status}, a redirect${where}, which drover does not follow with the key: set ANTHROPIC_BASE_URL to where it points (and list it in ANTHROPIC_ALLOWED_BASE_URLS)` };
+	}
 	if (status === 429) return { kind: "rate_limit", status, retryAfterMs: retryAfterMs(headers, now), detail };
 	// 402 (billing) belongs to the key's organisation, so another key in the pool may still work.
 	if (status === 401 || status === 402 || status === 403) return { kind: "auth", status, detail };
@@ -119,7 +125,11 @@ export function createModelClient(env: ProviderEnv, options: ModelClientOptions 
 	const maxWaitMs = options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
 	// Looked up per request rather than captured, and called unbound (workerd refuses a fetch whose
 	// `this` is the SDK client).
-	const doFetch: typeof fetch = options.fetch ?? ((input, init) => fetch(input, init));
+	const send: typeof fetch = options.fetch ?? ((input, init) => fetch(input, init));
+	// The key goes to the host providerConfig checked and nowhere else: a redirect would carry the
+	// key's header to wherever it points, unless the runtime strips that header, which depends on the
+	// header's name and the compatibility date. A 3xx fails the call instead (see classifyStatus).
+	const doFetch: typeof fetch = (input, init) => send(input, { ...init, redirect: "manual" });
 	// The key the next call starts with: it stays on a key that works and moves past one that was
 	// rate-limited or refused, so later calls do not keep hitting the same wall.
 	let cursor = 0;

@@ -605,6 +605,25 @@ describe("credentials: the exfiltration guard", () => {
 		expect(sent.map((s) => [s.url, s.key])).toEqual([[`${gateway}/anthropic/v1/messages`, KEYS[2]]]);
 	});
 
+	it("does not follow a gateway's redirect with the key: fails saying where it points, the other host never called", async () => {
+		const gateway = "https://gateway.example.net";
+		fake(gateway, () => new Response(null, { status: 307, headers: { location: "https://evil.example/v1/messages?token=abc" } }));
+		let followed = 0;
+		fake("https://evil.example", () => {
+			followed++;
+			return new Response("{}");
+		});
+		const error = await failure(
+			createModelClient(env({ ANTHROPIC_API_KEY: KEYS[0], ANTHROPIC_BASE_URL: gateway, ANTHROPIC_ALLOWED_BASE_URLS: gateway }), clock()).call(request()),
+		);
+		expect(error.kind).toBe("invalid_request");
+		expect(error.status).toBe(307);
+		expect(error.message).toContain("answered 307, a redirect to evil.example, which drover does not follow with the key");
+		expect(error.message).not.toContain("token=abc");
+		expect(followed).toBe(0);
+		expectNoKeys(error);
+	});
+
 	it("accepts the Anthropic host spelled out explicitly", async () => {
 		const sent = script(API, ok);
 		await createModelClient(env({ ANTHROPIC_API_KEY: KEYS[0], ANTHROPIC_BASE_URL: `${API}/` }), clock()).call(request());
