@@ -688,6 +688,14 @@ describe("the dashboard", () => {
 		// No delivery target reached (the job failed): a dash, no badge.
 		expect(await cells(none).delivery.textContent()).toBe("—");
 		expect(await cells(none).delivery.locator(".badge").count()).toBe(0);
+		// The timeline's tooltips say it too, after the job, and so do its marks' names; none where there is none.
+		const mark = (id: string) => page.locator(`#runs-chart a[href="/jobs/${id}"]`);
+		for (const [id, text] of [[delivered, "delivered"], [silent, "suppressed"], [refused, "failed"]] as const) {
+			expect(await mark(id).locator("title").textContent(), text).toMatch(new RegExp(`\\njob ${id}\\ndelivery ${text}$`));
+			expect(await mark(id).getAttribute("aria-label"), text).toMatch(new RegExp(` · job ${id} · delivery ${text}$`));
+		}
+		expect(await mark(none).locator("title").textContent()).toMatch(new RegExp(`\\njob ${none}$`));
+		expect(await mark(none).locator("title").textContent()).not.toContain("delivery");
 		// Coloured as the statuses are: delivered as completed, failed as failed.
 		// (The page's getComputedStyle, typed here: no DOM types in this project.)
 		const background = (badge: ReturnType<Page["locator"]>) =>

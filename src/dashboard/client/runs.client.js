@@ -96,6 +96,7 @@ function drawRuns(box, runs) {
 			"claimed " + absText(Date.parse(r.claimed_at)),
 			runNote(r),
 			r.job_id ? "job " + r.job_id : "",
+			r.delivery_outcome ? "delivery " + words(r.delivery_outcome) : "",
 		].filter(Boolean).join("\n");
 		const open = r.status === "claimed" || r.status === "running";
 		const g = svg("g", { class: "occurrence", "data-class": cls, "data-run": r.id });
