@@ -1302,6 +1302,47 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+	it("keeps a dialog open while its request is under way, however often Escape is pressed, so the outcome is said in it", async () => {
+		const agent = await createAgent(`dash-busy-${run}`, {});
+		await script({ text: "First answer." });
+		const job = await trigger(agent);
+		expect(await settled(job.id)).toBe("completed");
+		const page = await signedIn(`/jobs/${job.id}`);
+		await page.locator("#job-fork").waitFor({ state: "visible", ...LIVE });
+		// The fork's answer waits for the test's word.
+		let answer!: () => void;
+		const answered = new Promise<void>((resolve) => (answer = resolve));
+		const sent: unknown[] = [];
+		await page.route(
+			(u) => u.pathname === `/v1/jobs/${job.id}/fork`,
+			async (route) => {
+				sent.push(route.request().postDataJSON());
+				await answered;
+				await route.fulfill({ status: 409, json: { error: { code: "conflict", message: "refused late: evil\u202egpj.exe" } } });
+			},
+		);
+		const dialog = page.getByRole("dialog", { name: `Fork ${job.id}` });
+		const prompt = dialog.getByLabel("Prompt (optional)");
+		await page.locator("#job-fork").click();
+		await prompt.fill("Again.");
+		await dialog.getByRole("button", { name: "Fork", exact: true }).click();
+		await expect.poll(() => sent.length, LIVE).toBe(1);
+		expect(await dialog.getByRole("button", { name: "Fork", exact: true }).isDisabled()).toBe(true);
+		for (let i = 0; i < 4; i++) await page.keyboard.press("Escape");
+		expect(await dialog.isVisible()).toBe(true);
+		expect(await dialog.getByRole("button", { name: "Cancel" }).isDisabled()).toBe(true);
+		// Answered: the refusal is said in the dialog, still open with the prompt; Escape closes it now.
+		answer();
+		await dialog.getByRole("alert").filter({ hasText: "refused late: evil\\u202egpj.exe" }).waitFor(LIVE);
+		expect(await prompt.inputValue()).toBe("Again.");
+		expect(await page.locator("#notice").isVisible()).toBe(false);
+		await page.keyboard.press("Escape");
+		await dialog.waitFor({ state: "hidden" });
+		expect(sent).toEqual([{ prompt: "Again." }]);
+		expect(page.url()).toBe(`${url}/jobs/${job.id}`);
+		await page.close();
+	});
+
 	it("marks a log line that was cut to fit storage", async () => {
 		const agent = await createAgent(`dash-cut-${run}`, {});
 		await script({ text: "Short." });

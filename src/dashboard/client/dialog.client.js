@@ -5,9 +5,9 @@ const MAC = /Mac|iPhone|iPad/.test(navigator.userAgent);
 /**
  * Opens a modal <dialog> saying what o.run will do, with a text field (a prompt, empty meaning the
  * default), the primary button and Cancel; Escape cancels too, and Ctrl+Enter (⌘ Enter on a Mac) in
- * the field submits. The action runs inside it: its buttons are disabled meanwhile, and what it
- * throws is said in the dialog, which stays open with the text as typed; once it is done, the dialog
- * closes. Resolves when the dialog has closed, however that came about.
+ * the field submits. The action runs inside it: its buttons are disabled and it cannot be closed
+ * meanwhile (Escape included), and what it throws is said in the dialog, which stays open with the
+ * text as typed; once it is done, the dialog closes. Resolves when the dialog has closed, however that came about.
  * @param {AskOptions} o @returns {Promise<void>}
  */
 function ask(o) {
@@ -55,11 +55,20 @@ function ask(o) {
 		if (dialog.open) dialog.close();
 	};
 	return new Promise((resolve) => {
-		// Escape is Cancel, except while the action runs: its answer is still to be said here.
+		// Escape is Cancel, except while the action runs: its outcome is still to be said here. The
+		// key itself is refused too, as Chromium lets a page refuse the cancel event only once between
+		// two clicks or key presses (a close watcher's rule; Escape does not count), and a second
+		// Escape would close the dialog. On the document: the disabled button may have had the focus.
+		/** @param {KeyboardEvent} e */
+		const escape = (e) => {
+			if (busy && e.key === "Escape") e.preventDefault();
+		};
+		document.addEventListener("keydown", escape, true);
 		dialog.addEventListener("cancel", (e) => {
 			if (busy) e.preventDefault();
 		});
 		dialog.addEventListener("close", () => {
+			document.removeEventListener("keydown", escape, true);
 			dialog.remove();
 			signal.removeEventListener("abort", close);
 			if (!signal.aborted && opener instanceof HTMLElement && opener.isConnected) opener.focus();
@@ -83,8 +92,8 @@ function ask(o) {
 			try {
 				stay = (await o.run(field.value.trim(), control)) === false;
 			} catch (err) {
-				// Said where it was asked; to the page if the dialog was closed meanwhile (a second
-				// Escape is not refused). Nothing is said of a 401: the sign-in form has said it.
+				// Said where it was asked; to the page if the dialog was closed meanwhile (signed out:
+				// nothing is said of a 401, as the sign-in form has said it).
 				const text = failMessage(err);
 				stay = text !== null;
 				if (text !== null && dialog.open) control.error(text);
