@@ -82,6 +82,7 @@ button:disabled { opacity: .55; cursor: default; }
 button.primary { background: var(--accent); border-color: var(--accent); color: var(--accent-ink); }
 button.danger { color: var(--danger); border-color: #e8b4b4; }
 button.danger:hover { background: #fff1f1; }
+button.primary.danger { background: var(--danger); border-color: var(--danger); color: #fff; }
 button.small { padding: .15rem .55rem; font-size: .88em; }
 input, select, textarea {
 	font: inherit; color: inherit;
@@ -93,7 +94,7 @@ textarea { width: 100%; font-family: var(--mono); font-size: .9em; resize: verti
 .filters label { display: flex; flex-direction: column; gap: .2rem; font-size: .85em; color: var(--muted); }
 .filters select, .filters input { min-width: 12rem; color: var(--ink); }
 
-/* ── dialogs (Run now, Fork): a panel over the dimmed page ── */
+/* ── dialogs (every action asked first: run now, pause, fork, continue, cancel…): a panel over the dimmed page ── */
 dialog.ask {
 	width: min(36rem, calc(100vw - 1.5rem)); max-height: calc(100vh - 1.5rem); overflow: auto;
 	padding: 1.1rem 1.25rem; color: var(--ink); background: var(--panel);
@@ -104,6 +105,7 @@ dialog.ask h2 { overflow-wrap: anywhere; }
 dialog.ask p { margin: 0 0 .6rem; }
 dialog.ask label { display: block; font-weight: 600; margin: .9rem 0 .3rem; }
 dialog.ask textarea { min-height: 8rem; }
+dialog.ask input { width: 100%; }
 dialog.ask .hint { margin: .3rem 0 0; color: var(--muted); font-size: .86em; }
 dialog.ask .message { margin: .75rem 0 0; padding: .5rem .75rem; border-radius: 6px; overflow-wrap: anywhere; white-space: pre-wrap; }
 dialog.ask .message.error { border: 1px solid #f1b0b0; background: #fff1f1; color: #8a1c1c; }

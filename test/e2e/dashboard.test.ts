@@ -87,8 +87,11 @@ async function open(pathname: string, opts: { fakeClock?: boolean } = {}): Promi
 	page.on("console", (msg) => {
 		if (msg.type() === "error" && /Content Security Policy|Refused to/i.test(msg.text())) pageErrors.push(`${pathname}: ${msg.text()}`);
 	});
-	// Cancel, deny, close and pause ask first; the tests say yes.
-	page.on("dialog", (d) => void d.accept());
+	// Every action asks in the page's own dialog: a native prompt() or confirm() is a failure.
+	page.on("dialog", (d) => {
+		pageErrors.push(`${pathname}: a native ${d.type()} dialog: ${d.message()}`);
+		void d.dismiss();
+	});
 	await page.goto(`${url}${pathname}`);
 	return page;
 }
@@ -353,11 +356,28 @@ describe("the dashboard", () => {
 		const forkId = new URL(page.url()).pathname.split("/").at(-1)!;
 		await page.locator("#job-facts dd a", { hasText: job.id }).waitFor(LIVE);
 		await page.locator("#job-status .badge", { hasText: "approval pending" }).waitFor(LIVE);
+		// Deny asks first, in a dialog with no field: Cancel sends nothing, and the call still waits.
+		const denials: unknown[] = [];
+		page.on("request", (r) => {
+			if (r.method() === "POST" && r.url().endsWith(`/v1/jobs/${forkId}/approval`)) denials.push(r.postDataJSON());
+		});
+		const deny = page.getByRole("dialog", { name: "Deny the call to create_ticket" });
+		await page.locator("#approval-deny").click();
+		await deny.waitFor();
+		expect(await deny.textContent()).toContain("the model is told it was refused");
+		expect(await deny.getByRole("textbox").count()).toBe(0);
+		await deny.getByRole("button", { name: "Cancel" }).click();
+		await deny.waitFor({ state: "hidden" });
+		expect(denials).toEqual([]);
+		expect((await getJob(forkId)).status).toBe("approval_pending");
+		await page.locator("#approval-deny").click();
 		const [denial] = await Promise.all([
 			page.waitForRequest((r) => r.url().endsWith(`/v1/jobs/${forkId}/approval`)),
-			page.locator("#approval-deny").click(),
+			deny.getByRole("button", { name: "Deny", exact: true }).click(),
 		]);
 		expect(denial.postDataJSON()).toEqual({ decision: "deny" });
+		await deny.waitFor({ state: "hidden" });
+		await page.locator("#notice", { hasText: "Denied" }).waitFor(LIVE);
 		await page.locator("#job-status .badge", { hasText: "completed" }).waitFor(LIVE);
 		await page.locator("#job-log li.t-tool_result").waitFor(LIVE);
 		await page.close();
@@ -496,11 +516,35 @@ describe("the dashboard", () => {
 		for (const j of queued) await call("POST", `/v1/jobs/${j.id}/cancel`, tokens.operate, {});
 		await page.goto(`${url}/jobs/${running.id}`);
 		await page.locator("#job-status .badge", { hasText: "running" }).waitFor(LIVE);
+		// Cancel asks first, with an optional one-line reason that has the focus: Escape and "Keep it"
+		// send nothing; Enter in the field cancels, with the reason, which the transition records.
+		const cancels: unknown[] = [];
+		page.on("request", (r) => {
+			if (r.method() === "POST" && r.url().endsWith(`/v1/jobs/${running.id}/cancel`)) cancels.push(r.postDataJSON());
+		});
+		const ask = page.getByRole("dialog", { name: `Cancel job ${running.id}` });
+		const reason = ask.getByLabel("Reason (optional)");
 		await page.locator("#job-cancel").click();
+		await ask.waitFor();
+		expect(await reason.evaluate((el) => el === (globalThis as unknown as { document: { activeElement: unknown } }).document.activeElement)).toBe(true);
+		await page.keyboard.press("Escape");
+		await ask.waitFor({ state: "hidden" });
+		await page.locator("#job-cancel").click();
+		await ask.getByRole("button", { name: "Keep it" }).click();
+		await ask.waitFor({ state: "hidden" });
+		expect(cancels).toEqual([]);
+		expect((await getJob(running.id)).status).toBe("running");
+		await page.locator("#job-cancel").click();
+		await reason.fill("  Holding the slot too long  ");
+		await shot(page, "cancel-job");
+		await reason.press("Enter");
 		await page.locator("#job-status .badge", { hasText: "cancelled" }).waitFor(LIVE);
+		await ask.waitFor({ state: "hidden" });
+		await page.locator("#notice", { hasText: "Cancel requested" }).waitFor(LIVE);
 		await page.locator("#job-cancel").waitFor({ state: "hidden" });
 		await page.locator("#job-fork").waitFor({ state: "visible" });
-		await page.locator("#job-transitions li.to-cancelled").waitFor(LIVE);
+		await page.locator("#job-transitions li.to-cancelled", { hasText: "Holding the slot too long" }).waitFor(LIVE);
+		expect(cancels).toEqual([{ reason: "Holding the slot too long" }]);
 		expect((await getJob(running.id)).status).toBe("cancelled");
 		await page.close();
 	});
@@ -723,9 +767,32 @@ describe("the dashboard", () => {
 		expect(await row.locator(".badge").textContent()).toBe("detected");
 		expect(await row.textContent()).toContain(job.id);
 		await shot(page, "incidents");
+		// Close asks first: Escape closes nothing; a refusal is said in the dialog, escaped, and it stays
+		// open; yes closes it.
+		const closes: string[] = [];
+		page.on("request", (r) => {
+			if (r.method() === "POST" && r.url().includes("/v1/incidents/")) closes.push(new URL(r.url()).pathname);
+		});
+		const incident = (await row.getAttribute("data-incident"))!;
+		const ask = page.getByRole("dialog", { name: `Close incident ${incident}` });
+		const yes = ask.getByRole("button", { name: "Close incident" });
 		await row.locator("button", { hasText: "Close" }).click();
+		await ask.waitFor();
+		expect(await ask.textContent()).toContain("The same error will not open it again.");
+		await page.keyboard.press("Escape");
+		await ask.waitFor({ state: "hidden" });
+		expect(closes).toEqual([]);
+		await page.route((u) => u.pathname === `/v1/incidents/${incident}/close`, (route) => route.fulfill({ status: 404, json: { error: { code: "not_found", message: "no incident \u001b[31mthere" } } }), { times: 1 });
+		await row.locator("button", { hasText: "Close" }).click();
+		await yes.click();
+		await ask.getByRole("alert").filter({ hasText: "no incident \\x1b[31mthere" }).waitFor(LIVE);
+		expect(await row.locator(".badge").textContent()).toBe("detected");
+		await yes.click();
 		// It leaves the "detected" list, and shows as closed under "closed".
 		await row.waitFor({ state: "detached", ...LIVE });
+		await ask.waitFor({ state: "hidden" });
+		expect(closes).toEqual([`/v1/incidents/${incident}/close`, `/v1/incidents/${incident}/close`]);
+		await page.locator("#notice", { hasText: `Closed ${incident}` }).waitFor(LIVE);
 		await page.locator("#incidents-filter select[name=state]").selectOption("closed");
 		await page.locator("#incidents-table tbody tr", { hasText: agent }).locator(".badge", { hasText: "closed" }).waitFor(LIVE);
 		await page.close();
@@ -1013,6 +1080,7 @@ describe("the dashboard", () => {
 		const held = await pollHeld;
 		expect(held.value).toBeNull();
 		await row.locator("button", { hasText: "Pause" }).click();
+		await page.getByRole("dialog", { name: `Pause ${agent}` }).getByRole("button", { name: "Pause", exact: true }).click();
 		await page.locator("#notice", { hasText: `Paused ${agent}` }).waitFor(LIVE);
 		expect(await row.locator(".badge").textContent()).toBe("paused");
 
@@ -1034,15 +1102,43 @@ describe("the dashboard", () => {
 		const page = await signedIn("/");
 		const row = page.locator(`#fleet-table tr[data-agent="${agent}"]`);
 		await row.waitFor(LIVE);
+		// Pause asks first, with an optional one-line reason that has the focus: Escape and Cancel pause
+		// nothing, a refusal is said in the dialog (escaped), and Enter pauses with the reason given.
+		const pauses: unknown[] = [];
+		page.on("request", (r) => {
+			if (r.method() === "POST" && r.url().endsWith(`/v1/agents/${agent}/pause`)) pauses.push(r.postDataJSON());
+		});
+		const ask = page.getByRole("dialog", { name: `Pause ${agent}` });
+		const reason = ask.getByLabel("Reason (optional)");
 		await row.locator("button", { hasText: "Pause" }).click();
+		await ask.waitFor();
+		expect(await reason.evaluate((el) => el === (globalThis as unknown as { document: { activeElement: unknown } }).document.activeElement)).toBe(true);
+		expect(await ask.textContent()).toContain("Its due runs are skipped");
+		await page.keyboard.press("Escape");
+		await ask.waitFor({ state: "hidden" });
+		await row.locator("button", { hasText: "Pause" }).click();
+		await ask.getByRole("button", { name: "Cancel" }).click();
+		await ask.waitFor({ state: "hidden" });
+		expect(pauses).toEqual([]);
+		await page.route((u) => u.pathname === `/v1/agents/${agent}/pause`, (route) => route.fulfill({ status: 409, json: { error: { code: "conflict", message: "refused: evil\u202egpj.exe" } } }), { times: 1 });
+		await row.locator("button", { hasText: "Pause" }).click();
+		await reason.fill("vendor outage");
+		await reason.press("Enter");
+		await ask.getByRole("alert").filter({ hasText: "refused: evil\\u202egpj.exe" }).waitFor(LIVE);
+		expect(await reason.inputValue()).toBe("vendor outage");
+		expect(await row.locator(".badge", { hasText: "paused" }).count()).toBe(0);
+		await reason.press("Enter");
 		await row.locator(".badge", { hasText: "paused" }).waitFor(LIVE);
-		expect((await call<{ paused: unknown }>("GET", `/v1/agents/${agent}`, tokens.read)).paused).not.toBeNull();
+		await ask.waitFor({ state: "hidden" });
+		expect(pauses).toEqual([{ reason: "vendor outage" }, { reason: "vendor outage" }]);
+		expect((await call<{ paused: { reason: string } | null }>("GET", `/v1/agents/${agent}`, tokens.read)).paused).toMatchObject({ reason: "vendor outage" });
+		expect(await row.textContent()).toContain("vendor outage");
 		// fleet.yaml's agents lack their secrets here, so the ticks above paused them automatically.
 		await page.locator("#fleet-table tr.auto-paused").first().waitFor(LIVE);
 		// Said once, by the badge: the reason shown drops the API's "auto: " prefix.
-		const reason = (await page.locator("#fleet-table tr.auto-paused .reason").first().textContent())!;
-		expect(reason).not.toMatch(/^auto:/);
-		expect(reason).toMatch(/is not set|is retired/);
+		const autoReason = (await page.locator("#fleet-table tr.auto-paused .reason").first().textContent())!;
+		expect(autoReason).not.toMatch(/^auto:/);
+		expect(autoReason).toMatch(/is not set|is retired/);
 		await shot(page, "fleet");
 		await row.locator("button", { hasText: "Resume" }).click();
 		await row.locator(".badge", { hasText: "active" }).waitFor(LIVE);
@@ -1543,7 +1639,7 @@ describe("the dashboard", () => {
 	});
 
 
-	it("approves under a changed definition only when asked: a 409 is put as a question, and yes retries with allow_definition_change", async () => {
+	it("approves under a changed definition only when asked: a 409 is put as a question in a dialog, and yes retries with allow_definition_change", async () => {
 		const agent = await createAgent(`dash-approve-def-${run}`, { tools: [TICKET_TOOL] });
 		await script({ tool_use: { name: "create_ticket", input: { title: "Disk full" } } }, { text: "Filed under the new definition." });
 		const job = await trigger(agent);
@@ -1552,30 +1648,34 @@ describe("the dashboard", () => {
 		await call("PUT", `/v1/agents/${agent}`, tokens.admin, { name: agent, prompt: "Do the other thing.", timeout: "5m", tools: [TICKET_TOOL] });
 		const page = await signedIn(`/jobs/${job.id}`);
 		await page.locator("#job-approval").waitFor({ state: "visible", ...LIVE });
-		page.removeAllListeners("dialog");
 		const bodies: unknown[] = [];
 		page.on("request", (r) => {
 			if (r.method() === "POST" && r.url().endsWith(`/v1/jobs/${job.id}/approval`)) bodies.push(r.postDataJSON());
 		});
-		// No: nothing is approved, and the job still waits.
-		let asked = "";
-		page.once("dialog", (d) => {
-			asked = d.message();
-			void d.dismiss();
-		});
+		const ask = page.getByRole("dialog", { name: "Approve under the new definition" });
+		const anyway = ask.getByRole("button", { name: "Approve under the new definition" });
+		// No: nothing is approved, nothing is said to have been, and the job still waits.
 		await page.locator("#approval-approve").click();
-		await expect.poll(() => asked, LIVE).toContain("definition changed since this job started");
+		await ask.waitFor(LIVE);
+		expect(await ask.textContent()).toContain("The agent's definition changed since this job started: the tool may no longer be what it was. Approve the call to create_ticket under the new definition?");
+		expect(await ask.getByRole("textbox").count()).toBe(0);
+		await shot(page, "approve-definition-changed");
+		await ask.getByRole("button", { name: "Cancel" }).click();
+		await ask.waitFor({ state: "hidden" });
 		await expect.poll(() => page.locator("#approval-approve").isEnabled(), LIVE).toBe(true);
 		expect(bodies).toEqual([{ decision: "approve" }]);
+		expect(await page.locator("#notice").isVisible()).toBe(false);
 		expect((await getJob(job.id)).status).toBe("approval_pending");
 		// Yes: approved under the new definition, and the job goes on to complete.
-		page.once("dialog", (d) => void d.accept());
 		await page.locator("#approval-approve").click();
+		await anyway.click();
 		await page.locator("#job-status .badge", { hasText: "completed" }).waitFor(LIVE);
+		await ask.waitFor({ state: "hidden" });
+		await page.locator("#notice", { hasText: "Approved" }).waitFor(LIVE);
 		expect(bodies).toEqual([{ decision: "approve" }, { decision: "approve" }, { decision: "approve", allow_definition_change: true }]);
 		await page.close();
+		expect(pageErrors).toEqual([]);
 	});
-
 
 	it("says the server is unreachable while a poll gets no answer, and takes that away once a later poll succeeds", async () => {
 		const page = await signedIn("/jobs", tokens.read, { fakeClock: true });

@@ -1,34 +1,49 @@
 // @ts-check
-// ── dialogs: an action that starts a paid job, asked in the page with an optional multi-line prompt ──
+// ── dialogs: an action asked first in the page, with a prompt or a reason to give, or none ──
 let dialogCount = 0;
 const MAC = /Mac|iPhone|iPad/.test(navigator.userAgent);
 /**
- * Opens a modal <dialog> saying what o.run will do, with a text field (a prompt, empty meaning the
- * default), the primary button and Cancel; Escape cancels too, and Ctrl+Enter (⌘ Enter on a Mac) in
- * the field submits. The action runs inside it: its buttons are disabled and it cannot be closed
+ * Opens a modal <dialog> saying what o.run will do, with its text field if it has one (o.field: a
+ * multi-line prompt, or a one-line reason; without one, it is a confirmation), the primary button
+ * and Cancel (o.dismiss renames it); Escape cancels too. In a multi-line field Ctrl+Enter (⌘ Enter on a Mac) submits, in
+ * a one-line field Enter. The action runs inside it: its buttons are disabled and it cannot be closed
  * meanwhile (Escape included), and what it throws is said in the dialog, which stays open with the
- * text as typed; once it is done, the dialog closes. Resolves when the dialog has closed, however that came about.
- * @param {AskOptions} o @returns {Promise<void>}
+ * text as typed; once it is done, the dialog closes. Resolves when the dialog has closed: true if the
+ * action was done, false if nothing was (cancelled, or closed at sign-out).
+ * @param {AskOptions} o @returns {Promise<boolean>}
  */
 function ask(o) {
 	const id = "ask-" + ++dialogCount;
+	const f = o.field;
+	const oneLine = !!(f && f.oneLine);
 	const keys = MAC ? "⌘ Enter" : "Ctrl+Enter";
-	const field = /** @type {HTMLTextAreaElement} */ (h("textarea", { id: id + "-field", rows: 6, placeholder: o.placeholder || null, "aria-describedby": id + "-hint", "aria-keyshortcuts": MAC ? "Meta+Enter" : "Control+Enter" }));
+	/** @type {HTMLTextAreaElement | HTMLInputElement | null} */
+	let field = null;
+	if (f) {
+		const attrs = { id: id + "-field", placeholder: f.placeholder || null, maxlength: f.maxLength || null, "aria-describedby": id + "-hint" };
+		field = oneLine
+			? /** @type {HTMLInputElement} */ (h("input", { ...attrs, type: "text", autocomplete: "off" }))
+			: /** @type {HTMLTextAreaElement} */ (h("textarea", { ...attrs, rows: 6, "aria-keyshortcuts": MAC ? "Meta+Enter" : "Control+Enter" }));
+	}
 	const message = h("p", { class: "message", role: "alert", hidden: true });
-	const submit = /** @type {HTMLButtonElement} */ (h("button", { type: "submit", class: "primary", text: o.submit }));
-	const cancel = /** @type {HTMLButtonElement} */ (h("button", { type: "button", text: "Cancel" }));
+	const submit = /** @type {HTMLButtonElement} */ (h("button", { type: "submit", class: o.danger ? "primary danger" : "primary", text: o.submit }));
+	const cancel = /** @type {HTMLButtonElement} */ (h("button", { type: "button", text: o.dismiss || "Cancel" }));
 	const form = /** @type {HTMLFormElement} */ (h("form", null,
 		h("h2", { id: id + "-title", text: o.title }),
 		h("p", { id: id + "-text", text: o.text }),
-		h("label", { for: field.id, text: o.label }),
-		field,
-		h("p", { id: id + "-hint", class: "hint" }, o.hint, " ", h("kbd", { text: keys }), " " + o.submit.toLowerCase() + "s."),
+		f && field ? [
+			h("label", { for: field.id, text: f.label }),
+			field,
+			// (Enter in a one-line field goes without saying.)
+			h("p", { id: id + "-hint", class: "hint" }, f.hint, oneLine ? null : [" ", h("kbd", { text: keys }), " " + o.submit.toLowerCase() + "s."]),
+		] : null,
 		message,
 		h("div", { class: "buttons" }, submit, cancel)));
 	const dialog = /** @type {HTMLDialogElement} */ (h("dialog", { class: "ask", "aria-labelledby": id + "-title", "aria-describedby": id + "-text" }, form));
 	const signal = viewAbort.signal;
 	const opener = document.activeElement;
 	let busy = false;
+	let done = false;
 	/** @type {HTMLElement | null} What takes the focus once the action has ended and the dialog stays. */
 	let next = null;
 	/** @param {string} text @param {"error" | "question"} kind */
@@ -41,7 +56,7 @@ function ask(o) {
 	const control = {
 		error: (text) => {
 			say(text, "error");
-			next = field;
+			next = field || submit;
 			return false;
 		},
 		question: (text, label) => {
@@ -72,12 +87,13 @@ function ask(o) {
 			dialog.remove();
 			signal.removeEventListener("abort", close);
 			if (!signal.aborted && opener instanceof HTMLElement && opener.isConnected) opener.focus();
-			resolve();
+			resolve(done);
 		});
 		cancel.addEventListener("click", close);
-		field.addEventListener("keydown", (/** @type {KeyboardEvent} */ e) => {
-			if (e.key !== "Enter" || !(e.ctrlKey || e.metaKey)) return;
-			e.preventDefault();
+		if (field && !oneLine) field.addEventListener("keydown", (/** @type {Event} */ e) => {
+			const k = /** @type {KeyboardEvent} */ (e);
+			if (k.key !== "Enter" || !(k.ctrlKey || k.metaKey)) return;
+			k.preventDefault();
 			form.requestSubmit();
 		});
 		form.addEventListener("submit", async (e) => {
@@ -85,12 +101,14 @@ function ask(o) {
 			if (busy) return;
 			busy = true;
 			submit.disabled = cancel.disabled = true;
-			field.readOnly = true;
+			if (field) field.readOnly = true;
 			message.hidden = true;
 			next = null;
 			let stay = false;
+			let ok = false;
 			try {
-				stay = (await o.run(field.value.trim(), control)) === false;
+				stay = (await o.run(field ? field.value.trim() : "", control)) === false;
+				ok = !stay;
 			} catch (err) {
 				// Said where it was asked; to the page if the dialog was closed meanwhile (signed out:
 				// nothing is said of a 401, as the sign-in form has said it).
@@ -101,16 +119,18 @@ function ask(o) {
 			}
 			busy = false;
 			submit.disabled = cancel.disabled = false;
-			field.readOnly = false;
+			if (field) field.readOnly = false;
 			// (Set by the action's control, which the checker does not see run: read as the type it has.)
 			const then = /** @type {HTMLElement | null} */ (next);
-			if (!stay) close();
-			else if (then) then.focus();
+			if (!stay) {
+				done = ok;
+				close();
+			} else if (then) then.focus();
 		});
 		// Signed out meanwhile: nothing is left open over the sign-in form.
 		signal.addEventListener("abort", close);
 		document.body.append(dialog);
 		dialog.showModal();
-		field.focus();
+		(field || submit).focus();
 	});
 }

@@ -116,9 +116,14 @@ function agentRow(a, reload) {
 				}
 			}, "Resumed " + a.name) })
 			: h("button", { type: "button", class: "small", "data-needs": "operate", text: "Pause", "aria-label": "Pause " + a.name, onclick: (e) => act(e.currentTarget, async () => {
-				const reason = prompt("Pause " + a.name + ": its due runs are skipped until resumed. Reason (optional):", "");
-				if (reason === null) return false;
-				await post(path + "/pause", reason.trim() ? { reason: reason.trim() } : {});
+				const paused = await ask({
+					title: "Pause " + a.name,
+					text: "Its due runs are skipped and its queued ones held until it is resumed; manual runs, continues and forks are refused meanwhile.",
+					field: { label: "Reason (optional)", hint: "Shown with its paused state.", oneLine: true, maxLength: 500 },
+					submit: "Pause",
+					run: (reason) => post(path + "/pause", reason ? { reason } : {}),
+				});
+				if (!paused) return false;
 				await reload();
 			}, "Paused " + a.name) }));
 	return h("tr", { class: auto ? "auto-paused" : null, "data-agent": a.name },
@@ -134,9 +139,11 @@ function runNow(a) {
 	return ask({
 		title: "Run " + a.name + " now",
 		text: "A new job of " + a.name + " starts at once, outside its schedules, and calls the model as any run does.",
-		label: a.has_default_prompt ? "Prompt (optional)" : "Prompt",
-		hint: a.has_default_prompt ? "Empty runs the agent's default prompt." : a.name + " has no default prompt: the run needs one.",
-		placeholder: a.has_default_prompt ? "(the agent's default prompt)" : "",
+		field: {
+			label: a.has_default_prompt ? "Prompt (optional)" : "Prompt",
+			hint: a.has_default_prompt ? "Empty runs the agent's default prompt." : a.name + " has no default prompt: the run needs one.",
+			placeholder: a.has_default_prompt ? "(the agent's default prompt)" : "",
+		},
 		submit: "Run",
 		run: async (text, dialog) => {
 			if (!text && !a.has_default_prompt) return dialog.error("A prompt is needed to run " + a.name + ": it has no default prompt.");

@@ -35,8 +35,13 @@ async function incidentsView(signal) {
 		h("td", { class: "actions" }, i.state === "closed"
 			? h("span", { class: "muted small", text: i.closed_by ? "closed by " + i.closed_by : "closed" })
 			: h("button", { type: "button", class: "small", "data-needs": "operate", text: "Close", "aria-label": "Close incident " + i.id, onclick: (e) => act(e.currentTarget, async () => {
-				if (!confirm("Close incident " + i.id + "? The same error will not open it again.")) return false;
-				await post("/v1/incidents/" + enc(i.id) + "/close");
+				const closed = await ask({
+					title: "Close incident " + i.id,
+					text: "The same error will not open it again.",
+					submit: "Close incident",
+					run: () => post("/v1/incidents/" + enc(i.id) + "/close"),
+				});
+				if (!closed) return false;
 				await load(false);
 			}, "Closed " + i.id) })));
 	const drawMeta = () => {

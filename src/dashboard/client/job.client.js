@@ -42,18 +42,23 @@ async function jobView(signal) {
 		throw err;
 	}
 
-	$("#job-cancel").onclick = (/** @type {Click} */ e) => act(e.currentTarget, async () => {
-		if (!confirm("Cancel job " + id + "?")) return false;
-		render(await post(path + "/cancel"));
-	}, "Cancel requested");
+	$("#job-cancel").onclick = (/** @type {Click} */ e) => act(e.currentTarget, () => ask({
+		title: "Cancel job " + id,
+		text: "It stops at once, and a model call in flight is cut off; a tool call in flight is let finish first, so that its effect is recorded.",
+		field: { label: "Reason (optional)", hint: "Recorded in its transitions.", oneLine: true, maxLength: 500 },
+		submit: "Cancel job",
+		danger: true,
+		dismiss: "Keep it",
+		run: async (reason) => {
+			render(await post(path + "/cancel", reason ? { reason } : {}));
+		},
+	}), "Cancel requested");
 	$("#job-fork").onclick = () => {
 		let allowChange = false;
 		return ask({
 			title: "Fork " + id,
 			text: "A new job starts at once from this job's conversation, in a new session, and calls the model as any run does.",
-			label: "Prompt (optional)",
-			hint: "Empty: the model answers the conversation's last turn again. A prompt is added to the conversation as a new message.",
-			placeholder: "(answer the last turn again)",
+			field: { label: "Prompt (optional)", hint: "Empty: the model answers the conversation's last turn again. A prompt is added to the conversation as a new message.", placeholder: "(answer the last turn again)" },
 			submit: "Fork",
 			run: async (text, dialog) => {
 				/** @type {Record<string, unknown>} */
@@ -65,7 +70,7 @@ async function jobView(signal) {
 					forked = await post(path + "/fork", body);
 				} catch (err) {
 					// The agent was changed since this job ran: forking is refused unless asked for anyway.
-					if (allowChange || !(err instanceof ApiError && err.status === 409 && String(err.message).includes("allow_definition_change"))) throw err;
+					if (allowChange || !definitionChanged(err)) throw err;
 					allowChange = true;
 					return dialog.question("The agent's definition changed since this job ran. Fork under the new definition?", "Fork under the new definition");
 				}
@@ -83,6 +88,8 @@ async function jobView(signal) {
 		setTimeout(() => URL.revokeObjectURL(url), 60000);
 	});
 	const approvalError = $("#approval-error");
+	/** The tool the job waits to call. */
+	const tool = () => (job && job.pending_approval ? job.pending_approval.tool_name : "the tool");
 	$("#approval-approve").onclick = (/** @type {Click} */ e) => act(e.currentTarget, async () => {
 		approvalError.hidden = true;
 		let input;
@@ -103,26 +110,36 @@ async function jobView(signal) {
 		/** @type {Record<string, unknown>} */
 		const body = edited ? { decision: "approve", tool_input: input } : { decision: "approve" };
 		try {
-			try {
-				render(await post(path + "/approval", body));
-			} catch (err) {
-				// The agent was changed since this job started: as for a fork, approving is refused unless asked for anyway.
-				if (!(err instanceof ApiError && err.status === 409 && String(err.message).includes("allow_definition_change"))) throw err;
-				if (!confirm("The agent's definition changed since this job started (the tool may no longer be what it was). Approve under the new definition?")) return false;
-				render(await post(path + "/approval", { ...body, allow_definition_change: true }));
-			}
+			render(await post(path + "/approval", body));
 		} catch (err) {
 			// Input the tool's schema refuses is the panel's to say, beside the input, not the banner's.
-			if (!(err instanceof ApiError && err.status === 400)) throw err;
-			approvalError.textContent = err.message;
-			approvalError.hidden = false;
-			return false;
+			if (err instanceof ApiError && err.status === 400) {
+				approvalError.textContent = printable(err.message);
+				approvalError.hidden = false;
+				return false;
+			}
+			// The agent was changed since this job started: as for a fork, approving is refused unless
+			// asked for anyway. (Checked before the input is: a refused input is said in the dialog.)
+			if (!definitionChanged(err)) throw err;
+			return ask({
+				title: "Approve under the new definition",
+				text: "The agent's definition changed since this job started: the tool may no longer be what it was. Approve the call to " + tool() + " under the new definition?",
+				submit: "Approve under the new definition",
+				run: async () => {
+					render(await post(path + "/approval", { ...body, allow_definition_change: true }));
+				},
+			});
 		}
 	}, "Approved");
-	$("#approval-deny").onclick = (/** @type {Click} */ e) => act(e.currentTarget, async () => {
-		if (!confirm("Deny this tool call? The model is told it was refused.")) return false;
-		render(await post(path + "/approval", { decision: "deny" }));
-	}, "Denied");
+	$("#approval-deny").onclick = (/** @type {Click} */ e) => act(e.currentTarget, () => ask({
+		title: "Deny the call to " + tool(),
+		text: "The call is not made, and the model is told it was refused.",
+		submit: "Deny",
+		danger: true,
+		run: async () => {
+			render(await post(path + "/approval", { decision: "deny" }));
+		},
+	}), "Denied");
 
 	followOutput(id, signal, { status: refresh, end: refresh });
 }
@@ -195,4 +212,9 @@ function renderJob(j) {
 		$("#approval-input").value = JSON.stringify(pa.input, null, 2);
 		$("#approval-error").hidden = true;
 	}
+}
+
+/** A 409 refusing a continue, fork or approval because the agent's definition changed: the API names the body field that overrides it. @param {unknown} err */
+function definitionChanged(err) {
+	return err instanceof ApiError && err.status === 409 && String(err.message).includes("allow_definition_change");
 }

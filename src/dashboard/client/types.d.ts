@@ -34,21 +34,33 @@ type Click = MouseEvent & { currentTarget: HTMLButtonElement };
 type RequestOptions = { method?: string; headers?: HeadersInit; json?: unknown; signal?: AbortSignal };
 
 // dialog.client.js
-/** What ask() says and does: its title, what the action does, the field's label and what an empty field means. */
+/** What ask() says and does: its title, what the action does, and its field, if it has one. */
 type AskOptions = {
 	title: string;
 	text: string;
+	/** The text to give: a prompt or a reason. Without one, the dialog is a confirmation. */
+	field?: AskField;
+	/** The primary button's word ("Run", "Fork", "Pause"), which the field's submitting key does too. */
+	submit: string;
+	/** The primary button stands for what cannot be undone (cancel a job, deny a call): coloured so. */
+	danger?: boolean;
+	/** The other button's word: "Cancel" unless said (the Cancel job dialog's cannot be "Cancel"). */
+	dismiss?: string;
+	/** The action, given the field's text trimmed (empty without a field); what it throws is said in the dialog, and false keeps the dialog open. */
+	run: (text: string, dialog: AskControl) => Promise<unknown>;
+};
+/** The dialog's text field: its label, and what an empty one means. */
+type AskField = {
 	label: string;
 	hint: string;
 	placeholder?: string;
-	/** The primary button's word ("Run", "Fork"), which Ctrl+Enter does too. */
-	submit: string;
-	/** The action, given the field's text trimmed; what it throws is said in the dialog, and false keeps the dialog open. */
-	run: (text: string, dialog: AskControl) => Promise<unknown>;
+	/** One line (a reason, submitted by Enter) rather than a multi-line prompt (Ctrl+Enter). */
+	oneLine?: boolean;
+	maxLength?: number;
 };
 /** The action's say in the dialog; each keeps it open (returns false, for the action to return). */
 type AskControl = {
-	/** Says what is wrong, and gives the field the focus back. */
+	/** Says what is wrong, and gives the field (or the primary button, without one) the focus back. */
 	error: (message: string) => false;
 	/** Asks a further question, which the primary button, relabelled, answers yes. */
 	question: (message: string, submitLabel: string) => false;
