@@ -194,6 +194,9 @@ function Job(props: { id: string }) {
 					<button type="button" id="job-fork" data-needs="operate" hidden>
 						Fork
 					</button>
+					<button type="button" id="job-continue" data-needs="operate" hidden>
+						Continue
+					</button>
 					<button type="button" id="job-cancel" class="danger" data-needs="operate" hidden>
 						Cancel
 					</button>

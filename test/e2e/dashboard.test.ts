@@ -543,6 +543,7 @@ describe("the dashboard", () => {
 		await page.locator("#notice", { hasText: "Cancel requested" }).waitFor(LIVE);
 		await page.locator("#job-cancel").waitFor({ state: "hidden" });
 		await page.locator("#job-fork").waitFor({ state: "visible" });
+		await page.locator("#job-continue").waitFor({ state: "visible" });
 		await page.locator("#job-transitions li.to-cancelled", { hasText: "Holding the slot too long" }).waitFor(LIVE);
 		expect(cancels).toEqual([{ reason: "Holding the slot too long" }]);
 		expect((await getJob(running.id)).status).toBe("cancelled");
@@ -1165,12 +1166,14 @@ describe("the dashboard", () => {
 		await reader.goto(`${url}/jobs/${done!.id}`);
 		await reader.locator("#job-download").waitFor(LIVE);
 		expect(await reader.locator("#job-fork").isVisible()).toBe(false);
+		expect(await reader.locator("#job-continue").isVisible()).toBe(false);
 		expect(await reader.locator("#job-download").isVisible()).toBe(true);
 		await reader.close();
 
 		const operator = await signedIn(`/jobs/${done!.id}`, tokens.operate);
 		await operator.locator('body[data-role="operate"]').waitFor({ ...LIVE, state: "attached" });
 		await operator.locator("#job-fork").waitFor(LIVE);
+		await operator.locator("#job-continue").waitFor(LIVE);
 		await operator.close();
 		expect(pageErrors).toEqual([]);
 	});
@@ -1396,6 +1399,58 @@ describe("the dashboard", () => {
 		expect(await settled(forkId)).toBe("completed");
 		expect(await call<{ forked_from: string }>("GET", `/v1/jobs/${forkId}`, tokens.read)).toMatchObject({ forked_from: job.id });
 		await page.close();
+	});
+
+	it("continues a finished job from a dialog: a blank prompt and a paused agent are said there, a changed definition is asked, and the new job in the same session opens", async () => {
+		expect(await emulatorQueued()).toBe(0);
+		const agent = await createAgent(`dash-continue-${run}`, {});
+		await script({ text: "First answer." });
+		const job = await trigger(agent);
+		expect(await settled(job.id)).toBe("completed");
+		const { session_id: session } = await call<{ session_id: string }>("GET", `/v1/jobs/${job.id}`, tokens.read);
+		expect(session).toBeTruthy();
+		const page = await signedIn(`/jobs/${job.id}`);
+		const button = page.locator("#job-continue");
+		await button.waitFor({ state: "visible", ...LIVE });
+		// Beside Fork.
+		expect(await page.locator("#job-actions button:visible").allTextContents()).toEqual(["Download JSONL", "Fork", "Continue"]);
+		const bodies: unknown[] = [];
+		page.on("request", (r) => {
+			if (r.method() === "POST" && r.url().endsWith(`/v1/jobs/${job.id}/continue`)) bodies.push(r.postDataJSON());
+		});
+		const dialog = page.getByRole("dialog", { name: `Continue ${job.id}` });
+		const prompt = dialog.getByLabel("Prompt", { exact: true });
+		const go = dialog.getByRole("button", { name: "Continue", exact: true });
+
+		// The prompt is required: a blank one is said in the dialog, and nothing is sent.
+		await button.click();
+		await dialog.waitFor();
+		expect(await dialog.textContent()).toContain("A new job starts at once in this job's session");
+		await prompt.fill("  \n ");
+		await go.click();
+		await dialog.getByRole("alert").filter({ hasText: `A prompt is needed to continue ${job.id}.` }).waitFor(LIVE);
+		expect(bodies).toEqual([]);
+		// A paused agent's refusal is said in the dialog, which stays open with the prompt.
+		await call("POST", `/v1/agents/${agent}/pause`, tokens.operate, { reason: "held for the test" });
+		await prompt.fill("And then?");
+		await prompt.press("Control+Enter");
+		await dialog.getByRole("alert").filter({ hasText: `agent ${agent} is paused: held for the test` }).waitFor(LIVE);
+		expect(await prompt.inputValue()).toBe("And then?");
+		// Resumed, and changed since the job ran: asked in the dialog, and yes continues anyway.
+		await call("POST", `/v1/agents/${agent}/resume`, tokens.operate);
+		await call("PUT", `/v1/agents/${agent}`, tokens.admin, { name: agent, prompt: "Do the other thing.", timeout: "5m" });
+		await go.click();
+		await dialog.getByRole("alert").filter({ hasText: "The agent's definition changed since this job ran. Continue under the new definition?" }).waitFor(LIVE);
+		await script({ text: "Then this." });
+		await dialog.getByRole("button", { name: "Continue under the new definition" }).click();
+		await page.waitForURL((u) => /\/jobs\/job-/.test(u.pathname) && !u.pathname.endsWith(job.id), LIVE);
+		const nextId = new URL(page.url()).pathname.split("/").at(-1)!;
+		await page.locator("#job-prompt", { hasText: "And then?" }).waitFor(LIVE);
+		expect(bodies).toEqual([{ prompt: "And then?" }, { prompt: "And then?" }, { prompt: "And then?", allow_definition_change: true }]);
+		expect(await settled(nextId)).toBe("completed");
+		expect(await call<{ trigger_type: string; session_id: string; prompt: string }>("GET", `/v1/jobs/${nextId}`, tokens.read)).toMatchObject({ trigger_type: "continue", session_id: session, prompt: "And then?" });
+		await page.close();
+		expect(pageErrors).toEqual([]);
 	});
 
 	it("keeps a dialog open while its request is under way, however often Escape is pressed, so the outcome is said in it", async () => {

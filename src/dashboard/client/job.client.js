@@ -53,31 +53,45 @@ async function jobView(signal) {
 			render(await post(path + "/cancel", reason ? { reason } : {}));
 		},
 	}), "Cancel requested");
-	$("#job-fork").onclick = () => {
+	/**
+	 * Fork or Continue: a new job from this one's conversation, in a new session or in its own, asked
+	 * in the dialog with a prompt (optional for a fork). An agent changed since this job ran is asked
+	 * about there, and yes sends allow_definition_change. The new job's page opens.
+	 * @param {"fork" | "continue"} kind
+	 */
+	const followUp = (kind) => {
+		const verb = kind === "fork" ? "Fork" : "Continue";
 		let allowChange = false;
 		return ask({
-			title: "Fork " + id,
-			text: "A new job starts at once from this job's conversation, in a new session, and calls the model as any run does.",
-			field: { label: "Prompt (optional)", hint: "Empty: the model answers the conversation's last turn again. A prompt is added to the conversation as a new message.", placeholder: "(answer the last turn again)" },
-			submit: "Fork",
+			title: verb + " " + id,
+			text: kind === "fork"
+				? "A new job starts at once from this job's conversation, in a new session, and calls the model as any run does."
+				: "A new job starts at once in this job's session, its conversation carried on with your prompt, and calls the model as any run does.",
+			field: kind === "fork"
+				? { label: "Prompt (optional)", hint: "Empty: the model answers the conversation's last turn again. A prompt is added to the conversation as a new message.", placeholder: "(answer the last turn again)" }
+				: { label: "Prompt", hint: "Added to the conversation as a new message: a continue needs one." },
+			submit: verb,
 			run: async (text, dialog) => {
+				if (kind === "continue" && !text) return dialog.error("A prompt is needed to continue " + id + ".");
 				/** @type {Record<string, unknown>} */
 				const body = text ? { prompt: text } : {};
 				if (allowChange) body.allow_definition_change = true;
 				/** @type {JobRecord} */
-				let forked;
+				let started;
 				try {
-					forked = await post(path + "/fork", body);
+					started = await post(path + "/" + kind, body);
 				} catch (err) {
-					// The agent was changed since this job ran: forking is refused unless asked for anyway.
+					// The agent was changed since this job ran: refused unless asked for anyway.
 					if (allowChange || !definitionChanged(err)) throw err;
 					allowChange = true;
-					return dialog.question("The agent's definition changed since this job ran. Fork under the new definition?", "Fork under the new definition");
+					return dialog.question("The agent's definition changed since this job ran. " + verb + " under the new definition?", verb + " under the new definition");
 				}
-				location.href = "/jobs/" + enc(forked.id);
+				location.href = "/jobs/" + enc(started.id);
 			},
 		});
 	};
+	$("#job-fork").onclick = () => followUp("fork");
+	$("#job-continue").onclick = () => followUp("continue");
 	$("#job-download").onclick = (/** @type {Click} */ e) => act(e.currentTarget, async () => {
 		const res = await request(path + "/output");
 		const url = URL.createObjectURL(new Blob([await res.blob()], { type: "application/x-ndjson" }));
@@ -201,6 +215,7 @@ function renderJob(j) {
 
 	$("#job-cancel").hidden = final;
 	$("#job-fork").hidden = !final;
+	$("#job-continue").hidden = !final;
 	const panel = $("#job-approval");
 	const pa = j.status === "approval_pending" ? j.pending_approval : null;
 	panel.hidden = !pa;
