@@ -24,6 +24,7 @@ import { resumeFromApproval } from "./runner/approval.ts";
 import { InvalidToolSchemaError, toolInputProblems } from "../../src/agent/tools/input-check.ts";
 import { finish, HEARTBEAT_MS } from "./runner/step.ts";
 import { isFinal, transition } from "../../src/jobs/model.ts";
+import { redact } from "../../src/security/redact.ts";
 import { serveOutput, serveStream } from "./output-http.ts";
 import { StreamHub } from "./streams.ts";
 import { JobIdPool } from "./job-ids.ts";
@@ -308,8 +309,10 @@ export class AgentDO extends DurableObject<Env> {
 		// and an operator's judgement go by). A new reason replaces the old, none keeps it, and the
 		// caller takes the pause over, so an operator's pause over an automatic one stays until resume.
 		const at = state.pausedAt ?? Date.now();
-		setPaused(this.sql, at, reason ?? (state.pausedAt === null ? null : state.pausedReason), by === "auto" ? "operator" : by);
-		log.info("agent.paused", { agent: name, reason, by });
+		// Shown to every read token and in the ledger's skipped rows: stored redacted, as every record is.
+		const said = reason === null ? null : redact(reason);
+		setPaused(this.sql, at, said ?? (state.pausedAt === null ? null : state.pausedReason), by === "auto" ? "operator" : by);
+		log.info("agent.paused", { agent: name, reason: said, by });
 		return this.status(name, source);
 	}
 

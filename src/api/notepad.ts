@@ -90,6 +90,11 @@ export const notepadApi = createApi()
 				const message = "notepad keys may not contain invisible characters (zero-width, bidi controls, fillers)";
 				throw new BadRequestError(message, { issues: [{ path: "key", message }] });
 			}
+			// Nor a credential: the value is stored redacted, but a key redacted would be another key.
+			if (redact(key) !== key) {
+				const message = "notepad keys may not hold a credential (an API key, token or secret URL): put it nowhere, or in a Worker secret";
+				throw new BadRequestError(message, { issues: [{ path: "key", message }] });
+			}
 			const value = redact(scanned("value", c.req.valid("json").value));
 			const { notepad } = unwrap(await agentRpc(c.env, agent.name).setNote(agent.name, agent.source, key, value));
 			return c.json(notepadJson(notepad), 200);

@@ -27,6 +27,16 @@ describe("pausing an agent that is paused already", () => {
 		expect(await pausedOf("paused-twice")).toMatchObject({ reason: null, by: "operator" });
 	});
 
+	it("stores its reason redacted, as every record is: a credential pasted into it is shown to no one", async () => {
+		await createAgent({ name: "paused-with-a-key" });
+		const key = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789";
+		expect((await pause("paused-with-a-key", "operate", { reason: `rotating ${key}` })).status).toBe(200);
+		const paused = await pausedOf("paused-with-a-key");
+		expect(paused!.reason).toMatch(/^rotating /);
+		expect(paused!.reason).not.toContain(key);
+		expect(await (await call("/v1/agents")).text()).not.toContain(key);
+	});
+
 	it("turns an automatic pause into the operator's, kept with its time and reason until resume", async () => {
 		const tool = { type: "webhook", name: "create_ticket", description: "File a ticket.", url_secret: "NEVER_SET_TICKETS_URL" };
 		await createAgent({ name: "auto-then-operator", tools: [tool] });
