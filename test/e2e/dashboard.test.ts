@@ -1449,6 +1449,29 @@ describe("the dashboard", () => {
 		expect(bodies).toEqual([{ prompt: "And then?" }, { prompt: "And then?" }, { prompt: "And then?", allow_definition_change: true }]);
 		expect(await settled(nextId)).toBe("completed");
 		expect(await call<{ trigger_type: string; session_id: string; prompt: string }>("GET", `/v1/jobs/${nextId}`, tokens.read)).toMatchObject({ trigger_type: "continue", session_id: session, prompt: "And then?" });
+		// The new job's facts link back to the job it continued.
+		const from = page.locator("#job-facts dt", { hasText: "Continued from" });
+		await from.waitFor(LIVE);
+		expect(await page.locator("#job-facts dt:has-text('Continued from') + dd a").getAttribute("href")).toBe(`/jobs/${job.id}`);
+		await page.close();
+		expect(pageErrors).toEqual([]);
+	});
+
+	it("offers no Fork or Continue for a job cancelled before it started (it has no conversation)", async () => {
+		expect(await emulatorQueued()).toBe(0);
+		const agent = await createAgent(`dash-never-started-${run}`, { tools: [TICKET_TOOL], max_concurrent: 1 });
+		// The first run waits on an approval and holds the agent's one place; the second stays queued.
+		await script({ tool_use: { name: "create_ticket", input: { title: "Hold" } } });
+		const holder = await trigger(agent);
+		await expect.poll(async () => (await getJob(holder.id)).status, LIVE).toBe("approval_pending");
+		const queued = await trigger(agent);
+		expect((await getJob(queued.id)).status).toBe("pending");
+		await call("POST", `/v1/jobs/${queued.id}/cancel`, tokens.operate, {});
+		await call("POST", `/v1/jobs/${holder.id}/cancel`, tokens.operate, {});
+		expect(await getJob(queued.id)).toMatchObject({ status: "cancelled", started_at: null });
+		const page = await signedIn(`/jobs/${queued.id}`);
+		await page.locator("#job-status", { hasText: "cancelled" }).waitFor(LIVE);
+		expect(await page.locator("#job-actions button:visible").allTextContents()).toEqual(["Download JSONL"]);
 		await page.close();
 		expect(pageErrors).toEqual([]);
 	});

@@ -175,6 +175,7 @@ function renderJob(j) {
 		["Duration", dur(j.duration_seconds)],
 		j.owner ? ["Owner", j.owner] : null,
 		j.forked_from ? ["Forked from", jobLink(j.forked_from)] : null,
+		j.continued_from ? ["Continued from", jobLink(j.continued_from)] : null,
 		j.session_id ? ["Session", h("code", { text: j.session_id })] : null,
 		j.error ? ["Error", h("span", { class: "error", text: printable(j.error.type + ": " + j.error.message) })] : null,
 	].filter(Boolean));
@@ -214,8 +215,9 @@ function renderJob(j) {
 		: [h("li", { class: "muted", text: "Created " + relText(Date.parse(j.created_at)) + "; not started yet." })]));
 
 	$("#job-cancel").hidden = final;
-	$("#job-fork").hidden = !final;
-	$("#job-continue").hidden = !final;
+	// A job that never started (cancelled while queued) has no conversation to go on from.
+	$("#job-fork").hidden = !final || j.started_at === null;
+	$("#job-continue").hidden = !final || j.started_at === null;
 	const panel = $("#job-approval");
 	const pa = j.status === "approval_pending" ? j.pending_approval : null;
 	panel.hidden = !pa;
