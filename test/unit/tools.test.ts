@@ -222,6 +222,7 @@ describe("http_fetch", () => {
 		["http://localhost/admin", /localhost is a local or internal name/],
 		["http://[::ffff:7f00:1]/", /IPv4-mapped/],
 		["https://attacker.test/collect", /host attacker\.test is not allowed/],
+		["http://api.example.test/plain", /which would leave https for plain http$/],
 	])("refuses a redirect to %s and never makes the second request", async (location, reason) => {
 		fake(API, () => new Response(null, { status: 301, headers: { location } }));
 		const outcome = await httpFetch(fetchTool, { url: `${API}/go` }, ctxWith());
@@ -308,9 +309,9 @@ describe("http_fetch", () => {
 		expect(outboundLog).toEqual([{ method: "POST", url: `${API}/items` }]);
 	});
 
-	it.each(["Authorization", "cookie", "Host", "Proxy-Authorization", "proxy-connection"])("refuses the %s header", async (name) => {
-		const outcome = await httpFetch(fetchTool, { url: `${API}/`, headers: { [name]: "x" } }, ctxWith());
-		expect(outcome).toEqual({ ok: false, content: `header ${name} is not allowed (authorization, cookie, host and proxy-* headers are refused)` });
+	it.each(["Authorization", "cookie", "Host", "Proxy-Authorization", "proxy-connection", "X-HTTP-Method-Override", "x-http-method", "X-Method-Override"])("refuses the %s header", async (name) => {
+		const outcome = await httpFetch(fetchTool, { url: `${API}/`, headers: { [name]: "DELETE" } }, ctxWith());
+		expect(outcome).toEqual({ ok: false, content: `header ${name} is not allowed (authorization, cookie, host, proxy-* and method-override headers are refused)` });
 		expect(outboundLog).toEqual([]);
 	});
 

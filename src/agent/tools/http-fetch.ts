@@ -19,7 +19,9 @@ const INPUT_KEYS = ["url", "method", "body", "headers"];
 // Headers the model may not set. authorization/cookie: credentials for a host belong in an
 // operator-configured webhook tool, not in model output that is stored in the job record; host:
 // would address another virtual host than the one the guard checked; proxy-*: meant for proxies.
-const FORBIDDEN_HEADER = /^(?:authorization|cookie|host|proxy-.*)$/;
+// x-http-method(-override) and x-method-override: many servers take them as the request's method,
+// which would turn a tool limited to GET into one that deletes.
+const FORBIDDEN_HEADER = /^(?:authorization|cookie|host|proxy-.*|x-http-method(?:-override)?|x-method-override)$/;
 // Hop-by-hop and framing headers describe one connection, which the runtime owns; dropped silently.
 const HOP_BY_HOP = new Set(["connection", "keep-alive", "te", "trailer", "transfer-encoding", "upgrade", "content-length"]);
 // Dropped when a redirect turns a POST into a GET, as fetch itself does (the body is gone).
@@ -79,6 +81,12 @@ async function follow(tool: HttpFetchTool, ctx: ToolContext, request: FetchReque
 			return { ok: false, content: `redirect from ${url.href} has an invalid Location: ${location}` };
 		}
 		const check = checkUrl(next, tool.allow_hosts);
+		// From https to http the request (a POST's body, the model's headers) would cross the network
+		// in clear text, though the model asked for https: refused like a host not allowed.
+		if (check.ok && url.protocol === "https:" && check.url.protocol === "http:") {
+			log.warn("tool.http_fetch.redirect_refused", { agent: ctx.agent.name, job_id: ctx.jobId, from_host: url.hostname, status: response.status });
+			return { ok: false, content: `redirect refused: ${url.href} answered ${response.status} pointing to ${next}, which would leave https for plain http` };
+		}
 		if (!check.ok) {
 			log.warn("tool.http_fetch.redirect_refused", { agent: ctx.agent.name, job_id: ctx.jobId, from_host: url.hostname, status: response.status });
 			return { ok: false, content: `redirect refused: ${url.href} answered ${response.status} pointing to ${next}, which is refused: ${check.reason}` };
@@ -121,7 +129,7 @@ function parseInput(tool: HttpFetchTool, input: unknown): Parsed {
 		for (const [name, value] of Object.entries(fields.headers)) {
 			const lower = name.toLowerCase();
 			if (typeof value !== "string") return { ok: false, reason: `header ${name} must have a string value` };
-			if (FORBIDDEN_HEADER.test(lower)) return { ok: false, reason: `header ${name} is not allowed (authorization, cookie, host and proxy-* headers are refused)` };
+			if (FORBIDDEN_HEADER.test(lower)) return { ok: false, reason: `header ${name} is not allowed (authorization, cookie, host, proxy-* and method-override headers are refused)` };
 			if (HOP_BY_HOP.has(lower)) continue;
 			try {
 				headers.set(name, value);
