@@ -3,7 +3,7 @@ import type { AgentStatus } from "../../durable-objects/agent/agent-do.ts";
 import { agentRpc } from "../../durable-objects/agent/client.ts";
 import { loadFleet } from "../config/bundled.ts";
 import { definitionRevision } from "../config/fleet.ts";
-import { AgentSchema, type AgentDefinition } from "../config/schema.ts";
+import { AgentSchema, unpricedCostLimit, type AgentDefinition } from "../config/schema.ts";
 import { BadRequestError, ConflictError, NotFoundError } from "../errors.ts";
 import { log } from "../log.ts";
 import { nextRun } from "../scheduler/next-run.ts";
@@ -109,6 +109,8 @@ function refuseFileAgent(name: string): void {
  * stored, the call fails (5xx), and the object's alarm completes the rest.
  */
 async function store(env: Env, agent: AgentDefinition, expect: "create" | "replace", by: string): Promise<string> {
+	const unpriced = unpricedCostLimit(agent, loadFleet().pricing);
+	if (unpriced) throw new BadRequestError(unpriced, { issues: [{ path: "usage_limits.max_cost_usd", message: unpriced }] });
 	const revision = await definitionRevision(agent);
 	// The scheduler's last tick dates the definition in the ticks' own time (see firstSight).
 	const hb = await readHeartbeat(env.DB);

@@ -69,17 +69,6 @@ export function modelWarnings(fleet: Fleet, today: Date): string[] {
 	return warnings;
 }
 
-/** Warnings for cost limits that cannot apply because a model the agent may use has no price. */
-export function costWarnings(fleet: Fleet): string[] {
-	return fleet.agents.flatMap((agent) => {
-		if (agent.usage_limits?.max_cost_usd === undefined) return [];
-		const unpriced = [agent.model, ...agent.fallback_models].filter((m) => fleet.pricing[m] === undefined);
-		return unpriced.length === 0
-			? []
-			: [`agent "${agent.name}": max_cost_usd cannot apply while ${unpriced.join(", ")} has no price in pricing`];
-	});
-}
-
 function canonicalJson(value: unknown): string {
 	return JSON.stringify(value, (_key, v: unknown) =>
 		v !== null && typeof v === "object" && !Array.isArray(v)

@@ -366,6 +366,18 @@ export const ModelPriceSchema = strict({
 });
 export type ModelPrice = z.output<typeof ModelPriceSchema>;
 
+/**
+ * Why an agent's max_cost_usd could not apply under `pricing`, or null: drover has no built-in
+ * prices, so a model without one has no cost, and a cost limit on it would never stop a job.
+ */
+export function unpricedCostLimit(agent: Pick<AgentDefinition, "model" | "fallback_models" | "usage_limits">, pricing: Readonly<Record<string, ModelPrice>>): string | null {
+	if (agent.usage_limits?.max_cost_usd === undefined) return null;
+	const unpriced = [...new Set([agent.model, ...agent.fallback_models])].filter((m) => pricing[m] === undefined);
+	if (unpriced.length === 0) return null;
+	const them = unpriced.length === 1 ? `${unpriced[0]} has no price` : `${unpriced.join(", ")} have no price`;
+	return `max_cost_usd cannot apply: ${them} in fleet.yaml's pricing (drover has no built-in prices); add the price, or drop the limit`;
+}
+
 export const FleetSchema = strict({
 	version: z.literal(1, { error: "version must be 1" }),
 	// Optional prices per model: with them, jobs record total_cost_usd and max_cost_usd limits apply.
@@ -384,6 +396,11 @@ export const FleetSchema = strict({
 		},
 		{ when: (payload) => Array.isArray(payload.value) },
 	),
+}).superRefine((fleet, ctx) => {
+	fleet.agents.forEach((agent, i) => {
+		const problem = unpricedCostLimit(agent, fleet.pricing);
+		if (problem) ctx.addIssue({ code: "custom", path: ["agents", i, "usage_limits", "max_cost_usd"], message: problem });
+	});
 });
 
 export type AgentInput = z.input<typeof AgentSchema>;

@@ -427,6 +427,34 @@ describe("cost", () => {
 		expect(job.transitions.at(-1)!.reason).toBe("max_cost_usd 1e-7 reached");
 	});
 
+	it("refuses a max_cost_usd that no price could hold a job to, creating nothing", async () => {
+		for (const [definition, said] of [
+			[{ model: "claude-sonnet-5-5" }, "claude-sonnet-5-5 has no price"],
+			[{ model: "claude-haiku-5-5", fallback_models: ["claude-opus-5-5", "claude-sonnet-5-5"] }, "claude-opus-5-5, claude-sonnet-5-5 have no price"],
+		] as const) {
+			const res = await call("/v1/agents", { method: "POST", as: "admin", body: { name: "cost-capped", prompt: "Go.", usage_limits: { max_cost_usd: 0.05 }, ...definition } });
+			expect(res.status).toBe(400);
+			const message = `max_cost_usd cannot apply: ${said} in fleet.yaml's pricing (drover has no built-in prices); add the price, or drop the limit`;
+			expect(await errorOf(res)).toMatchObject({ message, details: { issues: [{ path: "usage_limits.max_cost_usd", message }] } });
+			expect((await call("/v1/agents/cost-capped")).status).toBe(404);
+		}
+	});
+
+	it("stops a job at its first answer when max_cost_usd cannot be checked (a model's price removed since the agent was defined)", async () => {
+		useEmulator().enqueue({ tool_use: { name: "http_fetch", input: { url: "https://status.example.test/" } } }, { text: "never reached" });
+		fake("https://status.example.test", () => new Response("ok"));
+		await createAgent({ name: "price-removed", model: "claude-haiku-5-5", usage_limits: { max_cost_usd: 0.05 }, tools: [{ type: "http_fetch", allow_hosts: ["status.example.test"] }] });
+		// As a deploy that drops the model's price would leave it: stored, with a model that has none.
+		await runInDurableObject(env.AGENT.getByName("price-removed"), (_i, state) => {
+			state.storage.sql.exec("UPDATE agent_state SET definition = json_set(definition, '$.model', 'claude-sonnet-5-5')");
+		});
+		const job = await runToRest("price-removed");
+		const limit = "max_cost_usd 0.05, which cannot be checked: a model the job used (claude-sonnet-5-5) has no price in fleet.yaml's pricing";
+		expect(job).toMatchObject({ status: "failed", exit_reason: "usage_limit", error: { type: "usage_limit", message: `usage limit reached: ${limit}` } });
+		expect(job.usage.total_cost_usd).toBeNull();
+		expect(job.usage.num_turns).toBe(1);
+	});
+
 	it("leaves the cost null for a model without a price", async () => {
 		useEmulator().enqueue({ text: "free?" });
 		await createAgent({ name: "unpriced" });

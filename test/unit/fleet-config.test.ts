@@ -120,6 +120,22 @@ describe("a bad fleet file is rejected with the offending path and reason", () =
 		});
 	}
 
+	it("rejects a max_cost_usd on a model without a price (no price, no cost: the limit would never stop a job), and takes one with prices", () => {
+		const error = configError(() => parseFleet(fleetYaml({ model: "claude-sonnet-5-5", usage_limits: { max_cost_usd: 0.05 } })));
+		expect(error.issues).toEqual([
+			{
+				path: "agents[0].usage_limits.max_cost_usd",
+				message: "max_cost_usd cannot apply: claude-sonnet-5-5 has no price in fleet.yaml's pricing (drover has no built-in prices); add the price, or drop the limit",
+			},
+		]);
+		const priced = stringify({
+			version: 1,
+			pricing: { "claude-sonnet-5-5": { input: 3, output: 15, cache_write: 3.75, cache_read: 0.3 } },
+			agents: [{ name: "watcher", prompt: "check the site", model: "claude-sonnet-5-5", usage_limits: { max_cost_usd: 0.05 } }],
+		});
+		expect(parseFleet(priced).agents[0]!.usage_limits?.max_cost_usd).toBe(0.05);
+	});
+
 	it("reports every bad schedule, not just the first", () => {
 		const error = configError(() =>
 			parseFleet(fleetYaml({ schedules: { nightly: { cron: "0 25 * * *" }, often: { interval: "5 minutes" }, fine: { interval: "1h" } } })),

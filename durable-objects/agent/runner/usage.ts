@@ -76,5 +76,11 @@ export function limitReached(job: JobRecord, limits: UsageLimits | null, used: (
 	if (limits.max_cost_usd !== undefined && job.usage.total_cost_usd !== null && over(job.usage.total_cost_usd, limits.max_cost_usd)) {
 		return hit(`max_cost_usd ${limits.max_cost_usd}`);
 	}
+	// A model used without a price (removed from fleet.yaml's pricing since the agent was defined)
+	// has no cost to hold to the limit: the job stops rather than run on unlimited.
+	if (limits.max_cost_usd !== undefined && job.usage.total_cost_usd === null && Object.keys(job.usage.per_model).length > 0) {
+		const limit = `max_cost_usd ${limits.max_cost_usd}, which cannot be checked: a model the job used (${Object.keys(job.usage.per_model).join(", ")}) has no price in fleet.yaml's pricing`;
+		return { limit, reason: limit };
+	}
 	return null;
 }
