@@ -168,6 +168,8 @@ export function describeJob(ctx: Context, record: JobRecord): string {
 			["agent", job.agent],
 			["status", status],
 			["cancelled", cancelReason(job)],
+			// Absent from an older server's records.
+			["cancel requested", job.cancel_requested ? p.yellow(`${job.cancel_requested} (once its tool call in flight returns)`) : null],
 			["trigger", trigger],
 			["scheduled", job.scheduled_instant ? when(job.scheduled_instant, now) : null],
 			["created", when(job.created_at, now)],

@@ -386,7 +386,18 @@ export class AgentDO extends DurableObject<Env> {
 	}
 
 	async getJob(id: string): Promise<JobRecord | null> {
-		return getJob(this.sql, id);
+		return this.withCancelRequest(getJob(this.sql, id));
+	}
+
+	/**
+	 * The record as the API shows it: a cancel waiting for a tool call in flight is kept beside the
+	 * record (job_setup), not in it, since the job's loop is the record's only writer while it runs;
+	 * a reader is shown it all the same (deputy keeps it in the record's control).
+	 */
+	private withCancelRequest(job: JobRecord | null): JobRecord | null {
+		if (!job || isFinal(job.status)) return job;
+		const requested = getSetup(this.sql, job.id)?.cancelRequested ?? null;
+		return requested === null ? job : { ...job, cancel_requested: requested };
 	}
 
 	/** Prunes a batch of jobs past their retention (see Passes.prune); how many. */
@@ -446,7 +457,7 @@ export class AgentDO extends DurableObject<Env> {
 		// cancelled. A tool call in flight is let finish (its effect would be unknown if cut off), so
 		// that job answers still running and ends cancelled as soon as the call returns.
 		if (modelCall) await this.passes.loopEnded(jobId, CANCEL_WAIT_MS);
-		const after = getJob(this.sql, jobId)!;
+		const after = this.withCancelRequest(getJob(this.sql, jobId))!;
 		// Indexed before the answer, as a pending job's cancel is: the pass's own flush waits for its
 		// closing work (the output's put, deliveries), and a list read after the answer would say running.
 		if (isFinal(after.status)) await this.indexNow();

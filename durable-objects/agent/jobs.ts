@@ -14,8 +14,11 @@ interface JobRow {
 }
 
 // A step reads the same record several times between saves: parsed once per revision's text. A
-// record stored before continued_from existed reads with it null, as the API documents.
-const parseRecord = jsonMemo<JobRecord>({ revive: (r) => (r.continued_from === undefined ? { ...r, continued_from: null } : r) });
+// record stored before continued_from and cancel_requested existed reads with them null, as the API
+// documents.
+const parseRecord = jsonMemo<JobRecord>({
+	revive: (r) => (r.continued_from === undefined || r.cancel_requested === undefined ? { ...r, continued_from: r.continued_from ?? null, cancel_requested: r.cancel_requested ?? null } : r),
+});
 const toJobRecord = (row: JobRow): JobRecord => parseRecord(row.record);
 
 /**

@@ -78,6 +78,7 @@ export function createJob(input: CreateJobInput, now: Date): JobRecord {
 		session_id: input.session_id ?? null,
 		forked_from: input.forked_from ?? null,
 		continued_from: input.continued_from ?? null,
+		cancel_requested: null,
 		started_at: null,
 		finished_at: null,
 		duration_seconds: null,

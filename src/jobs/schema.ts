@@ -119,6 +119,10 @@ const JobRecordObject = z.object({
 	delivery: DeliverySchema.nullable(),
 	definition_revision: z.string().openapi({ description: "Hash of the agent's configuration when the job was created" }),
 	owner: z.string().nullable(),
+	cancel_requested: z.string().nullable().openapi({
+		description:
+			"A cancel waiting for a tool call in flight to finish (its effect is recorded, not cut off): who asked and why, as its transition will say; null otherwise",
+	}),
 	continued_from: JobIdSchema.nullable().openapi({
 		description: "The job this one continues (trigger_type continue), as forked_from names a fork's source; null otherwise, and in records from before the field",
 	}),

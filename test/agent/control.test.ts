@@ -265,8 +265,10 @@ describe("cancel", () => {
 		await reached;
 		const res = await post(`/v1/jobs/${job.id}/cancel`, { reason: "wrong host" });
 		expect(res.status).toBe(200);
-		// Not waited for: the call may take its whole 30 s, and the job ends cancelled after it.
-		expect(await res.json()).toMatchObject({ status: "running" });
+		// Not waited for: the call may take its whole 30 s, and the job ends cancelled after it. The
+		// record says the cancel is coming, to the canceller and to every reader meanwhile.
+		expect(await res.json()).toMatchObject({ status: "running", cancel_requested: "cancelled by operator: wrong host" });
+		expect(await (await call(`/v1/jobs/${job.id}`)).json()).toMatchObject({ status: "running", cancel_requested: "cancelled by operator: wrong host" });
 		// A second cancel meanwhile changes nothing: the first one's reason is the record's.
 		const again = await post(`/v1/jobs/${job.id}/cancel`, { reason: "clicked twice" });
 		expect(again.status).toBe(409);
@@ -274,7 +276,7 @@ describe("cancel", () => {
 		release();
 		await running;
 		const done = await jobOf("cancel-tool", job.id);
-		expect(done).toMatchObject({ status: "cancelled", exit_reason: "cancelled", error: null });
+		expect(done).toMatchObject({ status: "cancelled", exit_reason: "cancelled", error: null, cancel_requested: null });
 		expect(done.transitions.at(-1)!.reason).toBe("cancelled by operator: wrong host");
 		const result = (await outputOf("cancel-tool", job.id)).find((l) => l.type === "tool_result");
 		expect(result).toMatchObject({ success: true });

@@ -177,6 +177,7 @@ function renderJob(j) {
 		j.forked_from ? ["Forked from", jobLink(j.forked_from)] : null,
 		j.continued_from ? ["Continued from", jobLink(j.continued_from)] : null,
 		j.session_id ? ["Session", h("code", { text: j.session_id })] : null,
+		j.cancel_requested ? ["Cancel requested", printable(j.cancel_requested) + " (once its tool call in flight returns)"] : null,
 		j.error ? ["Error", h("span", { class: "error", text: printable(j.error.type + ": " + j.error.message) })] : null,
 	].filter(Boolean));
 	$("#job-facts").replaceChildren(...facts.flatMap(([k, v]) => [h("dt", { text: k }), h("dd", null, v)]));
