@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { CliError } from "../client.ts";
 import { act, type Context } from "../context.ts";
-import { pausedText, relTime, stamp, table } from "../format.ts";
+import { pausedText, relTime, stamp, statusStyle, table } from "../format.ts";
 import { shapes } from "../shapes.ts";
 import type { AgentView } from "../types.ts";
 
@@ -74,6 +74,7 @@ async function agents(ctx: Context, opts: { json?: boolean }): Promise<number> {
 					},
 				},
 				{ header: "JOBS", value: (a) => [a.running_jobs.length ? `${a.running_jobs.length} running` : "", a.queued_jobs ? `${a.queued_jobs} queued` : ""].filter(Boolean).join(", ") || "-" },
+				{ header: "LAST", value: (a) => lastRun(a.last_job), style: (a) => (a.last_job ? statusStyle(p, undelivered(a.last_job) ?? a.last_job.status) : p.dim) },
 				{ header: "STATE", value: (a) => agentState(a, now), style: (a) => (a.enabled && !a.paused ? p.green : p.yellow), flexible: true, max: 120 },
 			],
 			p,
@@ -81,4 +82,19 @@ async function agents(ctx: Context, opts: { json?: boolean }): Promise<number> {
 		),
 	);
 	return 0;
+}
+
+/** A completed run whose answer did not get through is not ok (Hermes' last_status): its delivery's outcome then. */
+function undelivered(last: NonNullable<AgentView["last_job"]>): "failed" | "unknown" | null {
+	// Absent from an older server's agents.
+	const delivery = last.delivery ?? null;
+	return delivery === "failed" || delivery === "unknown" ? delivery : null;
+}
+
+/** The newest job that ended: its status, why if it did not succeed, and a delivery that did not get through. */
+function lastRun(last: AgentView["last_job"]): string {
+	if (!last) return "-";
+	const why = last.exit_reason && last.exit_reason !== "success" ? ` (${last.exit_reason})` : "";
+	const delivery = undelivered(last);
+	return `${last.status}${why}${delivery ? `, delivery ${delivery}` : ""}`;
 }

@@ -105,7 +105,10 @@ async function agentStatus(ctx: Context, name: string, opts: { json?: boolean })
 			: p.green("active");
 	const running = a.running_jobs.map((j) => `${j.id} ${statusStyle(p, j.status)(j.status)}${j.started_at ? ` since ${relTime(j.started_at)}` : ""}`).join(", ");
 	const last = a.last_job
-		? `${a.last_job.id} ${statusStyle(p, a.last_job.status)(a.last_job.status)}${a.last_job.exit_reason && a.last_job.exit_reason !== "success" ? ` (${a.last_job.exit_reason})` : ""}${a.last_job.finished_at ? ` ${relTime(a.last_job.finished_at)}` : ""}`
+		? `${a.last_job.id} ${statusStyle(p, a.last_job.status)(a.last_job.status)}${a.last_job.exit_reason && a.last_job.exit_reason !== "success" ? ` (${a.last_job.exit_reason})` : ""}${a.last_job.finished_at ? ` ${relTime(a.last_job.finished_at)}` : ""}${
+				// Absent from an older server's agents.
+				a.last_job.delivery ? `, delivery ${statusStyle(p, a.last_job.delivery)(a.last_job.delivery)}` : ""
+			}`
 		: p.dim("none");
 	ctx.out(
 		fields(

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { QUEUE_RETRY_AFTER_SECONDS } from "../errors.ts";
+import { DeliveryOutcomeSchema } from "../jobs/model.ts";
 
 export const ErrorSchema = z
 	.object({
@@ -41,6 +42,12 @@ export const queueFullResponse = {
 export const PausedSchema = z.object({ at: z.string(), reason: z.string().nullable(), by: z.string().nullable() }).nullable();
 export const RunningJobSchema = z.object({ id: z.string(), status: z.string(), started_at: z.string().nullable(), schedule: z.string().nullable() });
 export const LastJobSchema = z
-	.object({ id: z.string(), status: z.string(), exit_reason: z.string().nullable(), finished_at: z.string().nullable() })
+	.object({
+		id: z.string(),
+		status: z.string(),
+		exit_reason: z.string().nullable(),
+		finished_at: z.string().nullable(),
+		delivery: DeliveryOutcomeSchema.nullable().openapi({ description: "Its delivery's outcome: a completed job whose answer did not get through reads failed or unknown here; null with no delivery, or one still being tried" }),
+	})
 	.nullable()
 	.openapi({ description: "The newest job that ended (running and queued jobs are listed apart); null if none has" });

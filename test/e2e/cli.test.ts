@@ -550,9 +550,10 @@ describe("agents: status, pause, resume, notepad", () => {
 		try {
 			const r = await drover(["agents"], { token: tokens.read });
 			expect(r.status, r.stderr).toBe(0);
-			expect(r.stdout).toMatch(/^NAME\s+SOURCE\s+MODEL\s+NEXT RUN\s+JOBS\s+STATE$/m);
-			expect(r.stdout).toMatch(new RegExp(`^${agents.ok}\\s+API\\s+${agents.ok}\\s+on trigger only\\s+-\\s+paused (now|\\d+s ago) by root: agents list test$`, "m"));
-			expect(r.stdout).toMatch(new RegExp(`^${agents.fail}\\s+API\\s+${agents.fail}\\s+on trigger only\\s+-\\s+active$`, "m"));
+			expect(r.stdout).toMatch(/^NAME\s+SOURCE\s+MODEL\s+NEXT RUN\s+JOBS\s+LAST\s+STATE$/m);
+			// LAST: the newest job that ended, by status (and why, for one that did not succeed).
+			expect(r.stdout).toMatch(new RegExp(`^${agents.ok}\\s+API\\s+${agents.ok}\\s+on trigger only\\s+-\\s+(?:-|completed|failed \\(\\w+\\)|cancelled \\(\\w+\\))\\s+paused (now|\\d+s ago) by root: agents list test$`, "m"));
+			expect(r.stdout).toMatch(new RegExp(`^${agents.fail}\\s+API\\s+${agents.fail}\\s+on trigger only\\s+-\\s+(?:-|completed|failed \\(\\w+\\)|cancelled \\(\\w+\\))\\s+active$`, "m"));
 			expect(r.stdout).toMatch(/^triage\s+fleet\.yaml\s+.*paused (now|\d+[smhd] ago) automatically: secret TICKETS_WEBHOOK_URL/m);
 			expect(r.stdout).toMatch(/^daily-digest\s+fleet\.yaml\s+\S+\s+\d{4}-\d{2}-\d{2} \d{2}:00:00Z \(in \d+[mhd], weekday-morning\)\s/m);
 			// --json: the API's agents, every one of them.

@@ -151,6 +151,8 @@ describe("delivery of the final answer", () => {
 		expect(job.status).toBe("completed");
 		expect((await jobOf("undelivered", job.id)).delivery).toEqual({ target: "webhook", outcome: "failed" });
 		expect(await runsOutcome("undelivered")).toEqual([[job.id, "failed"]]);
+		// The agent's last run is not ok: its answer did not get through (Hermes' last_status).
+		expect(((await (await call("/v1/agents/undelivered")).json()) as { last_job: unknown }).last_job).toMatchObject({ id: job.id, status: "completed", delivery: "failed" });
 		const incidents = (await (await call("/v1/incidents?agent=undelivered")).json()) as { incidents: { class: string; state: string }[] };
 		expect(incidents.incidents).toMatchObject([{ class: "delivery", state: "alerted" }]);
 		expect(alerts).toHaveLength(1);
