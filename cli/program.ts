@@ -10,6 +10,7 @@ import { registerJobs } from "./commands/jobs.ts";
 import { registerLogs } from "./commands/logs.ts";
 import { registerNotepad } from "./commands/notepad.ts";
 import { registerStatus } from "./commands/status.ts";
+import { registerTick } from "./commands/tick.ts";
 import { registerTrigger } from "./commands/trigger.ts";
 import { registerUsage } from "./commands/usage.ts";
 import { outcome } from "./context.ts";
@@ -38,6 +39,7 @@ export function buildProgram(): Command {
 	registerJobs(program);
 	registerLogs(program);
 	registerStatus(program);
+	registerTick(program);
 	registerAgents(program);
 	registerDefine(program);
 	registerIncidents(program);

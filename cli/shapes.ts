@@ -5,7 +5,7 @@
  * the CLI does not rely on are not looked at, and extra fields are fine.
  */
 import { z } from "zod";
-import type { AgentDetail, AgentPage, AgentStatus, AgentView, Health, Incident, IncidentPage, JobPage, JobRecord, RunPage, Status, UsagePage } from "./types.ts";
+import type { AgentDetail, AgentPage, AgentStatus, AgentView, Health, Incident, IncidentPage, JobPage, JobRecord, RunPage, Status, Tick, UsagePage } from "./types.ts";
 
 /** A check of one answer; `T` is what the caller then reads it as. */
 export interface Shape<T> {
@@ -58,6 +58,7 @@ const notepad = z.record(z.string(), z.string());
 export const shapes = {
 	jobPage: shape<JobPage>(z.object({ jobs: z.array(jobSummary), next_cursor: nextCursor })),
 	job: shape<JobRecord>(jobRecord),
+	tick: shape<Tick>(z.object({ scheduled_time: z.string(), outcome: z.string(), agents_called: z.number(), claimed: z.number(), skipped: z.number() })),
 	status: shape<Status>(z.object({ scheduler: z.object({}), jobs: z.record(z.string(), z.number()), agents: z.object({ file: z.number(), api: z.number() }) })),
 	health: shape<Health>(z.object({ version: z.string(), fleet: z.object({ ok: z.boolean(), agents: z.number() }), scheduler: nullable(z.object({})) })),
 	agent: shape<AgentView>(agentView),

@@ -7,6 +7,7 @@ import type { AgentStatusShape, OccurrenceShape } from "../src/api/agent-actions
 import type { AgentDetailT, AgentViewT } from "../src/api/agents.ts";
 import type { HealthShape } from "../src/api/health.ts";
 import type { SchedulerHealthShape, StatusShape } from "../src/api/status.ts";
+import type { TickShape } from "../src/api/tick.ts";
 import type { JobRecord, JobStatus, JobSummary } from "../src/jobs/schema.ts";
 import type { Incident } from "../src/store/incidents.ts";
 import type { UsageDay } from "../src/store/usage.ts";
@@ -17,6 +18,7 @@ export type { Incident, JobRecord, JobStatus, JobSummary, UsageDay };
 export type SchedulerHealth = SchedulerHealthShape;
 export type Health = HealthShape;
 export type Status = StatusShape;
+export type Tick = TickShape;
 export type AgentView = AgentViewT;
 export type AgentDetail = AgentDetailT;
 export type AgentStatus = AgentStatusShape;

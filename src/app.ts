@@ -13,6 +13,7 @@ import { meApi } from "./api/me.ts";
 import { notepadApi } from "./api/notepad.ts";
 import { mountOpenApi } from "./api/openapi.ts";
 import { statusApi } from "./api/status.ts";
+import { tickApi } from "./api/tick.ts";
 import { usageApi } from "./api/usage.ts";
 import { dashboardApp, notFoundPage } from "./dashboard/routes.tsx";
 import { BadRequestError, PayloadTooLargeError } from "./errors.ts";
@@ -45,6 +46,7 @@ app.use(
 );
 app.route("/", healthApi);
 app.route("/v1/status", statusApi);
+app.route("/v1/tick", tickApi);
 app.route("/v1/me", meApi);
 app.route("/v1/agents", agentsApi);
 app.route("/v1/agents", agentActionsApi);

@@ -142,6 +142,7 @@ describe("GET /openapi.json", () => {
 			expect.arrayContaining([
 				"GET /healthz",
 				"GET /v1/status",
+				"POST /v1/tick",
 				"GET /v1/jobs",
 				"GET /v1/jobs/{id}",
 				"GET /v1/agents",

@@ -283,17 +283,26 @@ describe("drover agents", () => {
 		const inAnHour = new Date(Date.now() + 3_600_000).toISOString();
 		const schedule = { name: "hourly", kind: "interval", expression: "1h", timezone: null, catch_up: false, enabled: true, next_run: inAnHour };
 		const first = [agent("a-off", { enabled: false, source: "file" }), agent("b-busy", { schedules: [schedule], running_jobs: [{ id: JOB, status: "running", started_at: null, schedule: null }], queued_jobs: 2 })];
-		const second = [agent("c-held", { paused: { at: new Date().toISOString(), reason: null, by: "ops" } })];
+		const lastJob = { id: JOB, status: "completed", exit_reason: "success", finished_at: new Date().toISOString(), delivery: "failed" };
+		const second = [
+			agent("c-held", { paused: { at: new Date().toISOString(), reason: null, by: "ops" } }),
+			agent("d-undelivered", { last_job: lastJob }),
+			agent("e-failed", { last_job: { ...lastJob, status: "failed", exit_reason: "timeout", delivery: null } }),
+		];
 		const api = await fakeApi({
 			"GET /v1/agents?limit=200": (_req, res) => json(res, 200, { agents: first, next_cursor: "b-busy" }),
 			"GET /v1/agents?limit=200&cursor=b-busy": (_req, res) => json(res, 200, { agents: second, next_cursor: null }),
 		});
 		const r = await runCli(api.url, ["agents"]);
 		expect(r.status, r.stderr).toBe(0);
-		expect(r.stdout.trim().split("\n")).toHaveLength(4);
-		expect(r.stdout).toMatch(/^a-off\s+fleet\.yaml\s+claude-sonnet-4-5\s+on trigger only\s+-\s+disabled$/m);
-		expect(r.stdout).toMatch(/^b-busy\s+API\s+claude-sonnet-4-5\s+\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}Z \(in (59m|1h), hourly\)\s+1 running, 2 queued\s+active$/m);
-		expect(r.stdout).toMatch(/^c-held\s+API\s+claude-sonnet-4-5\s+on trigger only\s+-\s+paused (now|\d+s ago) by ops$/m);
+		expect(r.stdout.trim().split("\n")).toHaveLength(6);
+		expect(r.stdout).toMatch(/^NAME\s+SOURCE\s+MODEL\s+NEXT RUN\s+JOBS\s+LAST\s+STATE$/m);
+		expect(r.stdout).toMatch(/^a-off\s+fleet\.yaml\s+claude-sonnet-4-5\s+on trigger only\s+-\s+-\s+disabled$/m);
+		expect(r.stdout).toMatch(/^b-busy\s+API\s+claude-sonnet-4-5\s+\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}Z \(in (59m|1h), hourly\)\s+1 running, 2 queued\s+-\s+active$/m);
+		expect(r.stdout).toMatch(/^c-held\s+API\s+claude-sonnet-4-5\s+on trigger only\s+-\s+-\s+paused (now|\d+s ago) by ops$/m);
+		// A completed run whose answer did not get through is not ok; a failed one says why.
+		expect(r.stdout).toMatch(/^d-undelivered\s+API\s+claude-sonnet-4-5\s+on trigger only\s+-\s+completed, delivery failed\s+active$/m);
+		expect(r.stdout).toMatch(/^e-failed\s+API\s+claude-sonnet-4-5\s+on trigger only\s+-\s+failed \(timeout\)\s+active$/m);
 		const j = await runCli(api.url, ["agents", "--json"]);
 		expect(JSON.parse(j.stdout)).toEqual({ agents: [...first, ...second], next_cursor: null });
 	});
@@ -313,6 +322,27 @@ describe("drover agents", () => {
 		expect(r.stdout).toBe("");
 		expect(r.stderr).toContain(`drover: ${url} listed more than 200000 agents and had more: is it drover?`);
 		expect(n).toBe(1000);
+	});
+});
+
+describe("drover tick", () => {
+	it("runs one tick by POST /v1/tick and says what it did; --json prints the API's answer", async () => {
+		const answer = { scheduled_time: "2026-01-01T09:07:00.000Z", outcome: "ok", agents_called: 1, claimed: 1, skipped: 0, shards_failed: 0 };
+		const api = await fakeApi({ "POST /v1/tick": (_req, res) => json(res, 200, answer) });
+		const r = await runCli(api.url, ["tick"]);
+		expect(r.status, r.stderr).toBe(0);
+		expect(r.stdout).toBe("ticked 2026-01-01T09:07:00.000Z: ok, 1 agent called, 1 claimed, 0 skipped\n");
+		const j = await runCli(api.url, ["tick", "--json"]);
+		expect(JSON.parse(j.stdout)).toEqual(answer);
+		expect(api.seen.map((s) => s.route)).toEqual(["POST /v1/tick", "POST /v1/tick"]);
+	});
+
+	it("says the API's refusal for a token below admin, exit 1", async () => {
+		const api = await fakeApi({ "POST /v1/tick": (_req, res) => json(res, 403, { error: { code: "forbidden", message: "this route needs the admin role; token operator has operate" } }) });
+		const r = await runCli(api.url, ["tick"]);
+		expect(r.status).toBe(1);
+		expect(r.stderr).toContain("this route needs the admin role; token operator has operate");
+		expect(r.stdout).toBe("");
 	});
 });
 

@@ -1,0 +1,24 @@
+import type { Command } from "commander";
+import { act, type Context } from "../context.ts";
+import { shapes } from "../shapes.ts";
+
+export function registerTick(program: Command): void {
+	program
+		.command("tick")
+		.description("run one scheduler tick now, as the cron trigger would (admin): each due slot is claimed once, whichever tick gets there first")
+		.option("--json", "print the API's JSON")
+		.action(act(tick));
+}
+
+async function tick(ctx: Context, opts: { json?: boolean }): Promise<number> {
+	const answer = await ctx.client.json("/v1/tick", shapes.tick, { method: "POST" });
+	if (opts.json) {
+		ctx.json(answer);
+		return 0;
+	}
+	const { p } = ctx;
+	const outcome = answer.outcome === "ok" ? p.green("ok") : p.yellow(`${answer.outcome}: see drover status`);
+	const agents = `${answer.agents_called} agent${answer.agents_called === 1 ? "" : "s"} called`;
+	ctx.out(`ticked ${answer.scheduled_time}: ${outcome}, ${agents}, ${answer.claimed} claimed, ${answer.skipped} skipped`);
+	return 0;
+}

@@ -1,0 +1,56 @@
+import { z } from "@hono/zod-openapi";
+import { ServiceUnavailableError } from "../errors.ts";
+import { runTick } from "../scheduler/tick.ts";
+import { createApi, withRole } from "./factory.ts";
+import { errorResponse } from "./schemas.ts";
+
+const Tick = z
+	.object({
+		scheduled_time: z.string().openapi({ description: "The minute ticked: now, to the minute, as the cron trigger would have it" }),
+		outcome: z.enum(["ok", "partial"]).openapi({ description: "partial: some agents or shards could not be reached (their names in GET /v1/status's error)" }),
+		agents_called: z.number().int(),
+		claimed: z.number().int(),
+		skipped: z.number().int(),
+		shards_failed: z.number().int(),
+	})
+	.openapi("Tick");
+
+export type TickShape = z.infer<typeof Tick>;
+
+/**
+ * `hermes cron tick`: one tick of the scheduler now, on the cron trigger's own path, for an operator
+ * who will not wait for the next minute (after a deploy, or to check a schedule). Claims are
+ * idempotent, so this and the cron's tick of the same minute claim each slot once between them.
+ */
+export const tickApi = createApi().openapi(
+	withRole("admin", {
+		method: "post",
+		path: "/",
+		summary: "Run one scheduler tick now (like `hermes cron tick`): every due occurrence is claimed once, whichever tick gets there first",
+		responses: {
+			200: { description: "The tick's summary, as the heartbeat records it", content: { "application/json": { schema: Tick } } },
+			503: errorResponse("No shard of the scheduler answered (code unavailable); the heartbeat and the scheduler incident say so"),
+		},
+	}),
+	async (c) => {
+		const minute = Math.floor(Date.now() / 60_000) * 60_000;
+		let summary: Awaited<ReturnType<typeof runTick>>;
+		try {
+			summary = await runTick(c.env, minute);
+		} catch {
+			// runTick has logged each shard's error and filed the scheduler incident already.
+			throw new ServiceUnavailableError("the tick failed: no shard of the scheduler answered");
+		}
+		return c.json(
+			{
+				scheduled_time: new Date(summary.scheduledTime).toISOString(),
+				outcome: summary.outcome === "failed" ? "partial" : summary.outcome,
+				agents_called: summary.agentsCalled,
+				claimed: summary.claimed,
+				skipped: summary.skipped,
+				shards_failed: summary.shardsFailed,
+			},
+			200,
+		);
+	},
+);
