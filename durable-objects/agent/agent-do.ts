@@ -25,8 +25,9 @@ import { InvalidToolSchemaError, toolInputProblems } from "../../src/agent/tools
 import { finish, HEARTBEAT_MS } from "./runner/step.ts";
 import { isFinal, transition } from "../../src/jobs/model.ts";
 import { redact } from "../../src/security/redact.ts";
-import { serveOutput, serveStream } from "./output-http.ts";
+import { archivedLines, serveOutput, serveStream } from "./output-http.ts";
 import { StreamHub } from "./streams.ts";
+import { appendLines, type OutputLine } from "./runner/output.ts";
 import { JobIdPool } from "./job-ids.ts";
 import { deleteNote, readNotepad, setNote, type Notepad } from "./notepad.ts";
 
@@ -72,10 +73,14 @@ export class AgentDO extends DurableObject<Env> {
 		this.sql = ctx.storage.sql;
 		// SQLite calls are synchronous, so migrating here finishes before any request or alarm runs.
 		this.schemaVersion = migrate(ctx.storage, AGENT_MIGRATIONS);
-		this.hub = new StreamHub(this.sql, (jobId) => {
-			const job = getJob(this.sql, jobId);
-			return job && { status: job.status, revision: job.revision, final: isFinal(job.status) };
-		});
+		this.hub = new StreamHub(
+			this.sql,
+			(jobId) => {
+				const job = getJob(this.sql, jobId);
+				return job && { status: job.status, revision: job.revision, final: isFinal(job.status) };
+			},
+			(jobId, afterLine) => archivedLines(this.sql, this.env.OUTPUT, jobId, afterLine),
+		);
 		// Through the object's env, read when used: tests swap its bindings for failing ones.
 		this.registry = new RegistrySync(this.sql, () => this.env);
 		this.passes = new Passes(ctx, () => this.env, this.hub, this.registry);
@@ -99,6 +104,17 @@ export class AgentDO extends DurableObject<Env> {
 		return written;
 	}
 
+	/** Appends lines to a job's output and tells its live streams, as a turn of the job does. */
+	static appendOutput(agent: AgentDO, jobId: string, lines: OutputLine[]): void {
+		appendLines(agent.sql, jobId, lines, Date.now());
+		agent.hub.publish(jobId);
+	}
+
+	/** Live streams the object holds (every job's). */
+	static liveStreams(agent: AgentDO): number {
+		return agent.hub.size;
+	}
+
 	/** Shortens how long a delivery or hook target may take to answer, to meet a hung target. */
 	static setSendTimeout(agent: AgentDO, ms: number): void {
 		agent.passes.sendTimeoutMs = ms;
@@ -110,7 +126,7 @@ export class AgentDO extends DurableObject<Env> {
 		const m = /^\/jobs\/([^/]+)\/(output|stream)$/.exec(url.pathname);
 		if (!m || request.method !== "GET") return Response.json({ error: { code: "not_found", message: "no such route" } }, { status: 404 });
 		const [, jobId = "", what] = m;
-		return what === "output" ? serveOutput(this.sql, this.env.OUTPUT, jobId, request) : serveStream(this.sql, this.env.OUTPUT, this.hub, jobId, request);
+		return what === "output" ? serveOutput(this.sql, this.env.OUTPUT, jobId, request) : serveStream(this.sql, this.hub, jobId, request);
 	}
 
 	/** Claims this agent's due occurrences for the tick at `now` (ms). Idempotent per occurrence. */

@@ -3,7 +3,7 @@ import { resolveRange } from "../../src/shared/range.ts";
 import { getJob } from "./jobs.ts";
 import { outputState } from "./output-store.ts";
 import { readLines } from "./runner/output.ts";
-import type { StreamHub } from "./streams.ts";
+import { STREAM_RETRY_AFTER_SECONDS, type ArchivedLines, type StreamHub } from "./streams.ts";
 
 const NDJSON = "application/x-ndjson";
 const encoder = new TextEncoder();
@@ -100,15 +100,24 @@ export async function serveOutput(sql: SqlStorage, bucket: R2Bucket, jobId: stri
 	});
 }
 
-/** GET …/stream: Server-Sent Events, one per line (id = line number), resuming after Last-Event-ID. */
-export function serveStream(sql: SqlStorage, bucket: R2Bucket, hub: StreamHub, jobId: string, request: Request): Response {
+/** A job's lines after `afterLine` from R2, once its output is consolidated there (SQLite no longer has them); else null. */
+export function archivedLines(sql: SqlStorage, bucket: R2Bucket, jobId: string, afterLine: number): ArchivedLines | null {
+	const key = outputState(sql, jobId).outputKey;
+	return key ? readLinesFromR2(bucket, key, { afterLine }) : null;
+}
+
+/**
+ * GET …/stream: Server-Sent Events, one per line (id = line number), resuming after Last-Event-ID.
+ * A 429 with Retry-After when the job, or the agent's jobs together, have as many streams as allowed.
+ */
+export function serveStream(sql: SqlStorage, hub: StreamHub, jobId: string, request: Request): Response {
 	if (!getJob(sql, jobId)) return jsonError(404, "not_found", `no job ${jobId}`);
 	const lastEventId = request.headers.get("last-event-id") ?? new URL(request.url).searchParams.get("after") ?? "0";
 	const after = Number(lastEventId);
 	if (!Number.isInteger(after) || after < 0) return jsonError(400, "bad_request", "Last-Event-ID must be a line number");
-	const key = outputState(sql, jobId).outputKey;
-	const backlog = key ? readLinesFromR2(bucket, key, { afterLine: after }) : undefined;
-	const body = hub.subscribe(jobId, after, backlog);
+	const refused = hub.refusal(jobId);
+	if (refused) return jsonError(429, "rate_limited", refused, { "retry-after": String(STREAM_RETRY_AFTER_SECONDS) });
+	const body = hub.subscribe(jobId, after);
 	return new Response(body, {
 		headers: { "content-type": "text/event-stream", "cache-control": "no-cache", "x-accel-buffering": "no" },
 	});

@@ -1,4 +1,5 @@
-import { BATCH_BYTES, readLines } from "./runner/output.ts";
+import { errorFields, log } from "../../src/log.ts";
+import { MAX_LINE_BYTES, readLines } from "./runner/output.ts";
 
 /** The state an SSE subscriber is told about besides lines. */
 export interface JobPhase {
@@ -7,22 +8,70 @@ export interface JobPhase {
 	final: boolean;
 }
 
+/** A job's lines as the object no longer keeps them in SQLite (a consolidated job's, in R2), oldest first. */
+export type ArchivedLines = AsyncIterable<{ line: number; body: string }>;
+
+/**
+ * Live streams one job may have. `npm run bench -- stream` watches one job with 100 subscribers,
+ * the number the streaming goal is set at.
+ */
+export const MAX_STREAMS_PER_JOB = 100;
+/** Live streams one agent's object may hold, over all its jobs. */
+export const MAX_STREAMS_PER_AGENT = 500;
+/**
+ * The Retry-After of a stream refused at a cap. Slots free as other clients leave or their job
+ * ends, which the object cannot foresee: half a minute, as for a full run queue.
+ */
+export const STREAM_RETRY_AFTER_SECONDS = 30;
+
+/** A live send reads at most about this much of a job's new output (always at least one line). */
+const LIVE_BATCH_BYTES = 1024 * 1024;
+/**
+ * A subscriber catching up is sent batches of about this much (or one line, if longer), the next
+ * once it has taken the last. Streams at different lines hold different batches: 500 that stopped
+ * reading hold about 32 MiB, less than a third of an object's memory.
+ */
+const REPLAY_BATCH_BYTES = 64 * 1024;
+/** Rows a read takes at most, whatever their size. */
+const BATCH_LINES = 100_000;
+/**
+ * A live subscriber with more than this waiting behind the write in progress is dropped: it is not
+ * reading. It is more than one send can bring (LIVE_BATCH_BYTES and a line of up to MAX_LINE_BYTES),
+ * so a reader is never dropped for a single burst of output, only for sends it has let pile up.
+ */
+export const MAX_BACKLOG_BYTES = 4 * 1024 * 1024;
+if (MAX_BACKLOG_BYTES <= LIVE_BATCH_BYTES + MAX_LINE_BYTES) throw new Error("MAX_BACKLOG_BYTES must exceed what one send can bring");
+
 interface Subscriber {
 	jobId: string;
+	/** The last line handed to the stream (written, or waiting in `pending`). */
 	lastLine: number;
+	/** The revision of the last status handed to the stream; -1 before the first. */
 	lastRevision: number;
 	writer: WritableStreamDefaultWriter<Uint8Array>;
-	/** Writes are chained so frames leave in order without blocking the object. */
-	queue: Promise<void>;
+	/** Ends the stream early (the client sees it close without an `end` event). */
+	controller: TransformStreamDefaultController<Uint8Array>;
+	/** Bytes handed to the stream and not yet taken by it, oldest first; the first is being written while `writing`. */
+	pending: Uint8Array[];
+	pendingBytes: number;
+	writing: boolean;
+	/** Sent new output as the job writes it (true), or catching up, batch by batch as it reads (false). */
+	live: boolean;
+	/** The `end` event is handed over: the stream closes once it is written. */
+	ending: boolean;
 	closed: boolean;
+	/** Told when `pending` has been written (or the stream closed). */
+	drainWaiters: (() => void)[];
 }
 
 const encoder = new TextEncoder();
 /** A comment line this often keeps idle streams (a job waiting hours for approval) through proxies. */
 const KEEPALIVE_MS = 25_000;
 const PING = encoder.encode(": ping\n\n");
+const OPENING = encoder.encode(": drover job stream\nretry: 2000\n\n");
 
 function concat(parts: Uint8Array[]): Uint8Array {
+	if (parts.length === 1) return parts[0]!;
 	const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
 	let at = 0;
 	for (const p of parts) {
@@ -40,54 +89,94 @@ function statusFrame(phase: JobPhase): string {
 	return `event: status\ndata: ${JSON.stringify({ status: phase.status, revision: phase.revision })}\n\n`;
 }
 
+/** Whether a read stopped at its limits rather than at the end of the output. */
+function cutShort(rows: { body: string }[], maxBytes: number): boolean {
+	return rows.length >= BATCH_LINES || (rows.length > 0 && rows.reduce((n, r) => n + r.body.length, 0) >= maxBytes);
+}
+
 /**
  * Live SSE subscribers of this agent's jobs. New lines are read from SQLite once per publish and the
- * same encoded frames go to every subscriber of that job, so a hundred watchers cost one read.
+ * same encoded frames go to every live subscriber of that job, so a hundred watchers cost one read.
+ *
+ * What the object holds for a stream is bounded. A subscriber starts by catching up (from SQLite,
+ * or R2 once the job's output is consolidated), a batch at a time, the next only once the stream has
+ * taken the last; then it is live. A live subscriber that lets more than MAX_BACKLOG_BYTES wait is
+ * dropped: its stream is closed without the `end` event and what waited for it let go. Every line
+ * event carries its line number as its `id`, and a stream asked for with Last-Event-ID (or ?after=)
+ * starts just after that line, from SQLite or R2 alike (serveStream): a client that reconnects after
+ * a drop (EventSource, the CLI and the dashboard do) resumes after the last line it got, with none
+ * lost or repeated. Frames are handed over whole, so what a dropped client got ends at a line's end.
  */
 export class StreamHub {
-	private readonly subscribers = new Set<Subscriber>();
+	private readonly byJob = new Map<string, Set<Subscriber>>();
+	private count = 0;
 	private readonly sql: SqlStorage;
 	private readonly phaseOf: (jobId: string) => JobPhase | null;
+	private readonly archived: (jobId: string, afterLine: number) => ArchivedLines | null;
 	private keepalive: ReturnType<typeof setInterval> | null = null;
 	/** Jobs with a send already queued for this turn of the event loop. */
 	private readonly pending = new Set<string>();
 
-	constructor(sql: SqlStorage, phaseOf: (jobId: string) => JobPhase | null) {
+	/**
+	 * `archived` gives a job's lines after a line from where they are kept once SQLite no longer has
+	 * them (R2), or null while SQLite does.
+	 */
+	constructor(sql: SqlStorage, phaseOf: (jobId: string) => JobPhase | null, archived: (jobId: string, afterLine: number) => ArchivedLines | null = () => null) {
 		this.sql = sql;
 		this.phaseOf = phaseOf;
+		this.archived = archived;
 	}
 
+	/** Open streams, over all jobs. */
 	get size(): number {
-		return this.subscribers.size;
+		return this.count;
 	}
 
-	/**
-	 * Opens a stream for a job from just after `afterLine`. `backlog` yields the lines the object no
-	 * longer keeps in SQLite (a finished job's output lives in R2), oldest first.
-	 */
-	subscribe(jobId: string, afterLine: number, backlog?: AsyncIterable<{ line: number; body: string }>): ReadableStream<Uint8Array> {
-		const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
-		const sub: Subscriber = { jobId, lastLine: afterLine, lastRevision: -1, writer: writable.getWriter(), queue: Promise.resolve(), closed: false };
-		sub.queue = (async () => {
-			await sub.writer.write(encoder.encode(": drover job stream\nretry: 2000\n\n"));
-			if (backlog) {
-				for await (const l of backlog) {
-					if (l.line <= sub.lastLine) continue;
-					await sub.writer.write(encoder.encode(lineFrame(l.line, l.body)));
-					sub.lastLine = l.line;
-				}
-			}
-		})().catch(() => this.drop(sub));
-		sub.writer.closed.catch(() => this.drop(sub));
-		this.subscribers.add(sub);
+	/** Why a new stream of `jobId` is refused (a cap is reached), or null if it may open. */
+	refusal(jobId: string): string | null {
+		const ofJob = this.byJob.get(jobId)?.size ?? 0;
+		if (ofJob >= MAX_STREAMS_PER_JOB) {
+			return `job ${jobId} already has ${ofJob} live streams, the most one job may have (${MAX_STREAMS_PER_JOB}): close one, or try again after Retry-After`;
+		}
+		if (this.count >= MAX_STREAMS_PER_AGENT) {
+			return `this agent's jobs already have ${this.count} live streams, the most one agent may have (${MAX_STREAMS_PER_AGENT}): close one, or try again after Retry-After`;
+		}
+		return null;
+	}
+
+	/** Opens a stream for a job from just after `afterLine`. The caller checks `refusal` first. */
+	subscribe(jobId: string, afterLine: number): ReadableStream<Uint8Array> {
+		let controller!: TransformStreamDefaultController<Uint8Array>;
+		const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>({ start: (c) => void (controller = c) });
+		const sub: Subscriber = {
+			jobId,
+			controller,
+			lastLine: afterLine,
+			lastRevision: -1,
+			writer: writable.getWriter(),
+			pending: [],
+			pendingBytes: 0,
+			writing: false,
+			live: false,
+			ending: false,
+			closed: false,
+			drainWaiters: [],
+		};
+		let subs = this.byJob.get(jobId);
+		if (!subs) this.byJob.set(jobId, (subs = new Set()));
+		subs.add(sub);
+		this.count++;
+		// The client went away (the stream was cancelled).
+		sub.writer.closed.catch(() => this.remove(sub));
 		this.keepalive ??= setInterval(() => this.ping(), KEEPALIVE_MS);
-		this.publish(jobId);
+		this.enqueue(sub, OPENING);
+		void this.catchUp(sub, false);
 		return readable;
 	}
 
 	/**
-	 * Sends every subscriber of `jobId` the lines and status it has not seen yet. Calls made in one
-	 * burst of work (a line, then the record, then another line) are coalesced into one send.
+	 * Sends every live subscriber of `jobId` the lines and status it has not seen yet. Calls made in
+	 * one burst of work (a line, then the record, then another line) are coalesced into one send.
 	 */
 	publish(jobId: string): void {
 		if (this.pending.has(jobId)) return;
@@ -99,18 +188,18 @@ export class StreamHub {
 	}
 
 	private send(jobId: string): void {
-		const subs = [...this.subscribers].filter((s) => s.jobId === jobId && !s.closed);
+		const subs = [...(this.byJob.get(jobId) ?? [])].filter((s) => s.live && !s.ending && !s.closed);
 		if (subs.length === 0) return;
 		const from = Math.min(...subs.map((s) => s.lastLine));
-		const rows = readLines(this.sql, jobId, from, 100_000);
+		const rows = readLines(this.sql, jobId, from, BATCH_LINES, LIVE_BATCH_BYTES);
 		const frames = rows.map((r) => ({ line: r.line, frame: encoder.encode(lineFrame(r.line, r.body)) }));
-		// A read is bounded in bytes; when it stopped short, the rest follows once these frames are out.
-		const more = rows.length > 0 && rows.reduce((n, r) => n + r.body.length, 0) >= BATCH_BYTES;
-		const phase = more ? null : this.phaseOf(jobId);
+		// The status follows the lines it describes: only a read that reached the end of the output sends it.
+		const cut = cutShort(rows, LIVE_BATCH_BYTES);
+		const phase = cut ? null : this.phaseOf(jobId);
 		const status = phase ? encoder.encode(statusFrame(phase)) : null;
 		const end = phase?.final ? encoder.encode(`event: end\ndata: ${JSON.stringify({ status: phase.status })}\n\n`) : null;
 		// Subscribers that have seen the same lines and revision get the very same bytes: with a hundred
-		// watchers in step, one payload is built and written a hundred times.
+		// watchers in step, one payload is built and handed to each of them.
 		const payloads = new Map<string, Uint8Array | null>();
 		const payloadFor = (lastLine: number, lastRevision: number): Uint8Array | null => {
 			const key = `${lastLine}:${lastRevision}`;
@@ -118,45 +207,171 @@ export class StreamHub {
 			const parts = frames.filter((f) => f.line > lastLine).map((f) => f.frame);
 			if (status && phase!.revision !== lastRevision) parts.push(status);
 			if (end) parts.push(end);
-			const payload = parts.length === 0 ? null : parts.length === 1 ? parts[0]! : concat(parts);
+			const payload = parts.length === 0 ? null : concat(parts);
 			payloads.set(key, payload);
 			return payload;
 		};
 		const lastLine = frames.at(-1)?.line;
 		for (const sub of subs) {
-			sub.queue = sub.queue
-				.then(async () => {
-					if (sub.closed) return;
-					const payload = payloadFor(sub.lastLine, sub.lastRevision);
-					// One write per publish, not per line or per frame kind.
-					if (payload) await sub.writer.write(payload);
-					if (lastLine !== undefined && lastLine > sub.lastLine) sub.lastLine = lastLine;
-					if (phase) sub.lastRevision = phase.revision;
-					if (end) {
-						this.drop(sub);
-						await sub.writer.close();
-					}
-				})
-				.catch(() => this.drop(sub));
+			// One write per send, not per line or per frame kind.
+			const payload = payloadFor(sub.lastLine, sub.lastRevision);
+			if (payload) {
+				const waiting = sub.pendingBytes - (sub.writing ? (sub.pending[0]?.length ?? 0) : 0);
+				if (waiting > MAX_BACKLOG_BYTES) {
+					log.warn("stream.dropped", { job_id: jobId, waiting_bytes: waiting, limit_bytes: MAX_BACKLOG_BYTES, last_line_queued: sub.lastLine });
+					this.endEarly(sub);
+					continue;
+				}
+				this.enqueue(sub, payload);
+			}
+			if (lastLine !== undefined && lastLine > sub.lastLine) sub.lastLine = lastLine;
+			if (phase) sub.lastRevision = phase.revision;
+			if (end) sub.ending = true;
+			// The rest of a burst bigger than one read goes as it is taken, as when catching up.
+			if (cut) {
+				sub.live = false;
+				void this.catchUp(sub, true);
+			}
 		}
-		if (more) void Promise.all(subs.map((sub) => sub.queue)).then(() => this.publish(jobId));
+	}
+
+	/**
+	 * Sends a subscriber the lines after its `lastLine` a batch at a time, each once the stream has
+	 * taken the one before (first waiting for what it holds already, if `drainFirst`), then makes it
+	 * live. Nothing piles up for a client that reads slowly or not at all.
+	 */
+	private async catchUp(sub: Subscriber, drainFirst: boolean): Promise<void> {
+		try {
+			if (drainFirst) await this.drained(sub);
+			for (;;) {
+				if (sub.closed) return;
+				const archived = this.archived(sub.jobId, sub.lastLine);
+				if (archived) {
+					// Consolidated: every line is in R2 and none is left in SQLite.
+					await this.replay(sub, archived);
+					break;
+				}
+				const rows = readLines(this.sql, sub.jobId, sub.lastLine, BATCH_LINES, REPLAY_BATCH_BYTES);
+				if (rows.length > 0) {
+					this.enqueue(sub, concat(rows.map((r) => encoder.encode(lineFrame(r.line, r.body)))));
+					sub.lastLine = rows.at(-1)!.line;
+				}
+				// Caught up as of this read: live from here, in the same turn, so no line falls between.
+				if (!cutShort(rows, REPLAY_BATCH_BYTES)) break;
+				await this.drained(sub);
+			}
+			if (sub.closed) return;
+			sub.live = true;
+			this.publish(sub.jobId);
+		} catch (err) {
+			// An archived output that failed to read: the client reconnects and the read is tried again.
+			log.warn("stream.catch_up_failed", { job_id: sub.jobId, ...errorFields(err) });
+			this.endEarly(sub);
+		}
+	}
+
+	private async replay(sub: Subscriber, lines: ArchivedLines): Promise<void> {
+		let batch: Uint8Array[] = [];
+		let bytes = 0;
+		let last = sub.lastLine;
+		for await (const l of lines) {
+			if (sub.closed) return;
+			if (l.line <= last) continue;
+			const frame = encoder.encode(lineFrame(l.line, l.body));
+			batch.push(frame);
+			bytes += frame.length;
+			last = l.line;
+			if (bytes >= REPLAY_BATCH_BYTES) {
+				this.enqueue(sub, concat(batch));
+				sub.lastLine = last;
+				batch = [];
+				bytes = 0;
+				await this.drained(sub);
+			}
+		}
+		if (batch.length > 0 && !sub.closed) {
+			this.enqueue(sub, concat(batch));
+			sub.lastLine = last;
+		}
 	}
 
 	/** Every job with subscribers, to publish after work that may have touched any of them. */
 	watchedJobs(): string[] {
-		return [...new Set([...this.subscribers].map((s) => s.jobId))];
+		return [...this.byJob.keys()];
 	}
 
-	private ping(): void {
-		for (const sub of this.subscribers) {
-			sub.queue = sub.queue.then(() => (sub.closed ? undefined : sub.writer.write(PING))).catch(() => this.drop(sub));
+	/** Hands bytes to the stream; they are written in order, one write at a time. */
+	private enqueue(sub: Subscriber, bytes: Uint8Array): void {
+		sub.pending.push(bytes);
+		sub.pendingBytes += bytes.length;
+		if (!sub.writing) void this.pump(sub);
+	}
+
+	private async pump(sub: Subscriber): Promise<void> {
+		sub.writing = true;
+		try {
+			while (!sub.closed && sub.pending.length > 0) {
+				const bytes = sub.pending[0]!;
+				await sub.writer.write(bytes);
+				if (sub.closed) break;
+				sub.pending.shift();
+				sub.pendingBytes -= bytes.length;
+			}
+			if (sub.ending && !sub.closed) {
+				this.remove(sub);
+				await sub.writer.close();
+			}
+		} catch {
+			this.remove(sub);
+		} finally {
+			sub.writing = false;
+			for (const wake of sub.drainWaiters.splice(0)) wake();
 		}
 	}
 
-	private drop(sub: Subscriber): void {
+	/** Resolves once everything handed to the stream is written, or the stream is closed. */
+	private drained(sub: Subscriber): Promise<void> {
+		if (sub.closed || (!sub.writing && sub.pending.length === 0)) return Promise.resolve();
+		return new Promise((resolve) => sub.drainWaiters.push(resolve));
+	}
+
+	private ping(): void {
+		for (const subs of this.byJob.values()) {
+			for (const sub of subs) {
+				// A stream with bytes on their way needs no ping; one that has not taken them gets none.
+				if (!sub.ending && !sub.writing && sub.pending.length === 0) this.enqueue(sub, PING);
+			}
+		}
+	}
+
+	/**
+	 * Ends a stream without its `end` event, letting go of what waited for it: the client sees it
+	 * close (after any whole frames already on their way) and reconnects after the last line it got.
+	 */
+	private endEarly(sub: Subscriber): void {
+		if (sub.closed) return;
+		this.remove(sub);
+		// Closes the side the client reads and fails the write in progress.
+		try {
+			sub.controller.terminate();
+		} catch {
+			// The client cancelled it in the meantime: nothing left to close.
+		}
+	}
+
+	/** Forgets a stream (ended, cancelled, failed or dropped), freeing its slot. */
+	private remove(sub: Subscriber): void {
+		if (sub.closed) return;
 		sub.closed = true;
-		this.subscribers.delete(sub);
-		if (this.subscribers.size === 0 && this.keepalive !== null) {
+		sub.pending = [];
+		sub.pendingBytes = 0;
+		const subs = this.byJob.get(sub.jobId);
+		if (subs?.delete(sub)) {
+			this.count--;
+			if (subs.size === 0) this.byJob.delete(sub.jobId);
+		}
+		for (const wake of sub.drainWaiters.splice(0)) wake();
+		if (this.count === 0 && this.keepalive !== null) {
 			clearInterval(this.keepalive);
 			this.keepalive = null;
 		}

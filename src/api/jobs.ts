@@ -1,6 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { accepts } from "hono/accepts";
 import { agentRpc } from "../../durable-objects/agent/client.ts";
+import { MAX_BACKLOG_BYTES, MAX_STREAMS_PER_AGENT, MAX_STREAMS_PER_JOB, STREAM_RETRY_AFTER_SECONDS } from "../../durable-objects/agent/streams.ts";
 import { BadRequestError, NotFoundError } from "../errors.ts";
 import { JobIdSchema, JobRecordSchema, JobStatusSchema, JobSummarySchema, TriggerTypeSchema } from "../jobs/model.ts";
 import { toHerdctlYaml } from "../jobs/yaml.ts";
@@ -248,13 +249,25 @@ export const jobsApi = createApi()
 			method: "get",
 			path: "/{id}/stream",
 			summary: "Server-Sent Events: one `line` event per JSONL line (id = line number), `status` events, then `end`",
-			description: "Reconnect with Last-Event-ID to resume exactly after that line; `after` does the same for a client that cannot set the header (the header wins).",
+			description:
+				"Reconnect with Last-Event-ID to resume exactly after that line; `after` does the same for a client that cannot set the header (the header wins). " +
+				`A job may have ${MAX_STREAMS_PER_JOB} live streams and an agent's jobs ${MAX_STREAMS_PER_AGENT} together; beyond that a stream is refused with a 429. ` +
+				`A stream that does not read what it is sent is dropped once more than ${MAX_BACKLOG_BYTES / 1024 / 1024} MiB wait for it: it is closed without an \`end\` event, and reconnecting with Last-Event-ID resumes after the last line received.`,
 			request: {
 				params: JobPath,
 				query: z.strictObject({ after: LineNumber.optional().openapi({ description: "Start after this line number" }) }),
 				headers: z.object({ "last-event-id": LineNumber.optional() }),
 			},
-			responses: { 200: { description: "An event stream", content: { "text/event-stream": { schema: z.string() } } }, ...notFoundResponse },
+			responses: {
+				200: { description: "An event stream", content: { "text/event-stream": { schema: z.string() } } },
+				...notFoundResponse,
+				429: {
+					...errorResponse(
+						`The job already has ${MAX_STREAMS_PER_JOB} live streams, or its agent's jobs ${MAX_STREAMS_PER_AGENT} together (code rate_limited; the message says which limit); try again after Retry-After, or close a stream`,
+					),
+					headers: z.object({ "Retry-After": z.string().openapi({ description: "Seconds to wait before asking again", example: String(STREAM_RETRY_AFTER_SECONDS) }) }),
+				},
+			},
 		}),
 		async (c) => {
 			const { id } = c.req.valid("param");

@@ -1,0 +1,210 @@
+import { env, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { AgentDO } from "../../durable-objects/agent/agent-do.ts";
+import type { OutputLine } from "../../durable-objects/agent/runner/output.ts";
+import { MAX_BACKLOG_BYTES, MAX_STREAMS_PER_AGENT, MAX_STREAMS_PER_JOB, StreamHub, STREAM_RETRY_AFTER_SECONDS } from "../../durable-objects/agent/streams.ts";
+import { SseParser, type SseEvent } from "../../src/shared/sse.ts";
+import { createAgent, settle } from "../helpers/agents.ts";
+import { useEmulator } from "../helpers/emulator.ts";
+import { call, errorOf } from "../helpers/http.ts";
+import { jobOf, runToRest, trigger } from "../helpers/jobs.ts";
+import { fake } from "../helpers/outbound.ts";
+import { readEvents } from "../helpers/sse.ts";
+
+/** A job held open waiting for an approval, with its first 4 lines written; approving lets it finish. */
+async function waitingJob(name: string) {
+	const emulator = useEmulator();
+	emulator.enqueue({ tool_use: { name: "create_ticket", input: { title: "x" } } }, { text: "Filed." });
+	fake("https://tickets.example.test", () => Response.json({ id: 7 }));
+	await createAgent({
+		name,
+		tools: [{ type: "webhook", name: "create_ticket", description: "Create.", url_secret: "TEST_TICKETS_URL", requires_approval: true }],
+	});
+	const job = await runToRest(name);
+	expect(job.status).toBe("approval_pending");
+	return job;
+}
+
+async function finish(name: string, jobId: string) {
+	expect((await call(`/v1/jobs/${jobId}/approval`, { method: "POST", as: "operate", body: { decision: "approve" } })).status).toBe(200);
+	await settle(name);
+	expect((await jobOf(name, jobId)).status).toBe("completed");
+}
+
+/** Appends lines to the job's output and publishes them, as a turn of the job does. */
+async function append(agent: string, jobId: string, lines: OutputLine[]) {
+	await runInDurableObject(env.AGENT.getByName(agent), (instance: AgentDO) => AgentDO.appendOutput(instance, jobId, lines));
+}
+
+const liveStreams = (agent: string) => runInDurableObject(env.AGENT.getByName(agent), (instance: AgentDO) => AgentDO.liveStreams(instance));
+const note = (content: string): OutputLine => ({ type: "system", subtype: "note", content });
+const lineIds = (events: SseEvent[]) => events.filter((e) => e.event === "line").map((e) => Number(e.id));
+const oneTo = (n: number, from = 1) => Array.from({ length: n - from + 1 }, (_, i) => from + i);
+
+/** A stream read as its events come, so a test can wait for one and read on later. */
+function follow(res: Response) {
+	expect(res.status).toBe(200);
+	const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+	const events: SseEvent[] = [];
+	const parser = new SseParser((e) => events.push(e));
+	return {
+		events,
+		/** Reads until `seen` holds (or the stream ends); whether it does. */
+		async until(seen: (events: SseEvent[]) => boolean): Promise<boolean> {
+			while (!seen(events)) {
+				const { done, value } = await reader.read();
+				if (done) return false;
+				parser.feed(value);
+			}
+			return true;
+		},
+		/** Reads to the stream's end. */
+		async rest(): Promise<void> {
+			for (;;) {
+				const { done, value } = await reader.read();
+				if (done) return;
+				parser.feed(value);
+			}
+		},
+		cancel: () => reader.cancel(),
+	};
+}
+
+describe("GET /v1/jobs/:id/stream: caps", () => {
+	it(`answers the job's stream ${MAX_STREAMS_PER_JOB + 1} with a 429 saying the limit, and Retry-After; the others stream on, and a closed one frees its slot`, async () => {
+		const name = "sse-cap";
+		const job = await waitingJob(name);
+		const open = [];
+		for (let i = 0; i < MAX_STREAMS_PER_JOB; i++) open.push(follow(await call(`/v1/jobs/${job.id}/stream`)));
+		// Every one is served: its lines so far, then the job's status.
+		for (const s of open) expect(await s.until((es) => es.some((e) => e.event === "status"))).toBe(true);
+		for (const s of open) expect(lineIds(s.events)).toEqual([1, 2, 3, 4]);
+		expect(await liveStreams(name)).toBe(MAX_STREAMS_PER_JOB);
+
+		const refused = await call(`/v1/jobs/${job.id}/stream`, { headers: { "last-event-id": "2" } });
+		expect(refused.status).toBe(429);
+		expect(refused.headers.get("retry-after")).toBe(String(STREAM_RETRY_AFTER_SECONDS));
+		expect(refused.headers.get("content-type")).toMatch(/^application\/json/);
+		const error = await errorOf(refused);
+		expect(error.code).toBe("rate_limited");
+		expect(error.message).toBe(
+			`job ${job.id} already has ${MAX_STREAMS_PER_JOB} live streams, the most one job may have (${MAX_STREAMS_PER_JOB}): close one, or try again after Retry-After`,
+		);
+
+		// Nothing else changed: the same streams, each still given the job's new lines.
+		expect(await liveStreams(name)).toBe(MAX_STREAMS_PER_JOB);
+		await append(name, job.id, [note("fifth")]);
+		for (const s of open) expect(await s.until((es) => lineIds(es).includes(5))).toBe(true);
+		for (const s of open) expect(lineIds(s.events)).toEqual([1, 2, 3, 4, 5]);
+		// Another job of the agent is not capped by this one's streams (this one waits its turn).
+		const queued = await trigger(name);
+		const other = follow(await call(`/v1/jobs/${queued.id}/stream`));
+		expect(await other.until((es) => es.some((e) => e.event === "status"))).toBe(true);
+		expect(JSON.parse(other.events.at(-1)!.data).status).toBe("pending");
+		expect(await liveStreams(name)).toBe(MAX_STREAMS_PER_JOB + 1);
+		// Its stream ends with it, freeing its slot.
+		expect((await call(`/v1/jobs/${queued.id}/cancel`, { method: "POST", as: "operate", body: {} })).status).toBe(200);
+		expect(await other.until((es) => es.some((e) => e.event === "end"))).toBe(true);
+		expect(await liveStreams(name)).toBe(MAX_STREAMS_PER_JOB);
+
+		// A client that goes away frees its slot: the next stream is accepted, from where it asks.
+		await open.pop()!.cancel();
+		expect(await liveStreams(name)).toBe(MAX_STREAMS_PER_JOB - 1);
+		const late = follow(await call(`/v1/jobs/${job.id}/stream`, { headers: { "last-event-id": "3" } }));
+		expect(await late.until((es) => es.some((e) => e.event === "status"))).toBe(true);
+		expect(lineIds(late.events)).toEqual([4, 5]);
+		open.push(late);
+		expect((await call(`/v1/jobs/${job.id}/stream`)).status).toBe(429);
+
+		// Streams that end with their job free their slots too.
+		await finish(name, job.id);
+		for (const s of open) expect(await s.until((es) => es.some((e) => e.event === "end"))).toBe(true);
+		expect(await liveStreams(name)).toBe(0);
+		const after = await readEvents(await call(`/v1/jobs/${job.id}/stream`, { headers: { "last-event-id": "5" } }));
+		expect(after.at(-1)).toMatchObject({ event: "end" });
+	}, 30_000);
+
+	it(`refuses a stream beyond ${MAX_STREAMS_PER_AGENT} over all of an object's jobs, whichever job it is for`, async () => {
+		await createAgent({ name: "sse-cap-agent" });
+		await runInDurableObject(env.AGENT.getByName("sse-cap-agent"), async (_i: AgentDO, state) => {
+			const hub = new StreamHub(state.storage.sql, () => null);
+			const jobs = Math.ceil(MAX_STREAMS_PER_AGENT / MAX_STREAMS_PER_JOB);
+			const streams = [];
+			for (let i = 0; i < MAX_STREAMS_PER_AGENT; i++) {
+				const jobId = `job-2026-12-01-cap00${i % jobs}`;
+				expect(hub.refusal(jobId)).toBeNull();
+				streams.push(hub.subscribe(jobId, 0));
+			}
+			expect(hub.size).toBe(MAX_STREAMS_PER_AGENT);
+			expect(hub.refusal("job-2026-12-01-other1")).toBe(
+				`this agent's jobs already have ${MAX_STREAMS_PER_AGENT} live streams, the most one agent may have (${MAX_STREAMS_PER_AGENT}): close one, or try again after Retry-After`,
+			);
+			// A stream its client cancels frees its slot.
+			await streams.pop()!.cancel();
+			expect(hub.size).toBe(MAX_STREAMS_PER_AGENT - 1);
+			expect(hub.refusal("job-2026-12-01-other1")).toBeNull();
+			await Promise.all(streams.map((s) => s.cancel()));
+			expect(hub.size).toBe(0);
+		});
+	});
+
+	it("documents the 429 and its Retry-After in the OpenAPI description of the route", async () => {
+		const doc = (await (await call("/openapi.json", { as: null })).json()) as {
+			paths: Record<string, Record<string, { description: string; responses: Record<string, { description: string; headers?: Record<string, unknown> }> }>>;
+		};
+		const op = doc.paths["/v1/jobs/{id}/stream"]!.get!;
+		expect(op.responses["429"]).toMatchObject({
+			content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
+			headers: { "Retry-After": { schema: { type: "string" } } },
+		});
+		expect(op.responses["429"]!.description).toContain(`${MAX_STREAMS_PER_JOB} live streams`);
+		expect(op.description).toContain(`${MAX_STREAMS_PER_AGENT}`);
+		expect(op.description).toMatch(/dropped/);
+	});
+});
+
+describe("GET /v1/jobs/:id/stream: a client that does not read", () => {
+	it("is dropped once more than the limit waits for it, while a reading one on the same job gets every line; the dropped one resumes losslessly", async () => {
+		const name = "sse-stalled";
+		const job = await waitingJob(name);
+		const reading = follow(await call(`/v1/jobs/${job.id}/stream`));
+		// Its body is never read until the end of the test.
+		const stalled = follow(await call(`/v1/jobs/${job.id}/stream`));
+		expect(await reading.until((es) => es.some((e) => e.event === "status"))).toBe(true);
+		expect(await liveStreams(name)).toBe(2);
+
+		// Lines of 256 KiB, published one at a time, each read by the reading stream before the next.
+		const big = "x".repeat(256 * 1024);
+		const lines = Math.ceil(MAX_BACKLOG_BYTES / big.length) + 4;
+		for (let n = 5; n < 5 + lines; n++) {
+			await append(name, job.id, [note(`${n}:${big}`)]);
+			expect(await reading.until((es) => lineIds(es).includes(n))).toBe(true);
+		}
+		// The stalled one was let go; what waited for it too.
+		expect(await liveStreams(name)).toBe(1);
+
+		// A burst bigger than the limit in one publish: a stream that reads takes it all, batch by batch.
+		const burst = Array.from({ length: Math.ceil(MAX_BACKLOG_BYTES / big.length) + 4 }, (_, i) => note(`burst ${i}:${big}`));
+		await append(name, job.id, burst);
+		const last = 4 + lines + burst.length;
+		expect(await reading.until((es) => lineIds(es).includes(last))).toBe(true);
+		expect(await liveStreams(name)).toBe(1);
+
+		await finish(name, job.id);
+		expect(await reading.until((es) => es.some((e) => e.event === "end"))).toBe(true);
+		const total = (await (await call(`/v1/jobs/${job.id}/output`)).text()).trimEnd().split("\n").length;
+		expect(total).toBeGreaterThan(last);
+		expect(lineIds(reading.events)).toEqual(oneTo(total));
+
+		// The stalled stream was closed without an end event, after a run of whole lines from the first.
+		await stalled.rest();
+		expect(stalled.events.some((e) => e.event === "end")).toBe(false);
+		const got = lineIds(stalled.events);
+		expect(got).toEqual(oneTo(got.length));
+		// Reconnecting after the last line it got gives it the rest, none lost or repeated.
+		const resumed = await readEvents(await call(`/v1/jobs/${job.id}/stream`, { headers: { "last-event-id": String(got.length) } }));
+		expect([...got, ...lineIds(resumed)]).toEqual(oneTo(total));
+		expect(resumed.at(-1)).toMatchObject({ event: "end" });
+		expect(await liveStreams(name)).toBe(0);
+	}, 30_000);
+});
