@@ -126,6 +126,7 @@ interface SendRow {
 /**
  * Sends what is due. Each attempt is counted before the request leaves, so a send interrupted by an
  * eviction is retried (the receiver dedupes on the Idempotency-Key) and never counted twice.
+ * `beforeSending` runs first when anything is due (the pass flushes the job index there).
  */
 export async function sendDue(
 	sql: SqlStorage,
@@ -134,10 +135,12 @@ export async function sendDue(
 	now: () => number,
 	notify: (jobId: string) => void,
 	timeoutMs = SEND_TIMEOUT_MS,
+	beforeSending: () => Promise<unknown> = async () => {},
 ): Promise<void> {
 	const rows = sql
 		.exec<SendRow>("SELECT * FROM deliveries WHERE status IN ('pending', 'sending') AND next_at <= ? ORDER BY next_at LIMIT 10", now())
 		.toArray();
+	if (rows.length > 0) await beforeSending();
 	for (const row of rows) {
 		const attempt = row.attempts + 1;
 		sql.exec("UPDATE deliveries SET attempts = ?, status = 'sending', next_at = ? WHERE id = ?", attempt, now() + backoff(attempt), row.id);

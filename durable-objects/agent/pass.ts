@@ -299,8 +299,7 @@ export class Passes {
 		await this.storeOutput(running);
 		// Deliveries and hooks go one after another, each given up to SEND_TIMEOUT_MS: the final
 		// statuses reach the index first, or a slow target would leave the list saying running.
-		if (dueSends(this.sql, Date.now()) > 0) await this.flushIndex();
-		await sendDue(this.sql, this.env, agent, () => Date.now(), (jobId) => this.hub.publish(jobId), this.sendTimeoutMs);
+		await sendDue(this.sql, this.env, agent, () => Date.now(), (jobId) => this.hub.publish(jobId), this.sendTimeoutMs, () => this.flushIndex());
 	}
 
 	/** A mid-pass share of the pass's closing work, for jobs that ended while others still run. */
