@@ -3,8 +3,7 @@ import { CliError, JSONL, outcomeCode } from "../client.ts";
 import { act, pathSegment, positiveInt, type Context } from "../context.ts";
 import { printable, renderLine, statusStyle } from "../format.ts";
 import { followJob } from "../sse.ts";
-import type { JobSummary } from "../types.ts";
-import { shapes } from "../shapes.ts";
+import { ACTIVE, agentSink, followAgent, lastLines, recentJobs } from "../agent-logs.ts";
 
 interface LogsOptions {
 	job?: string;
@@ -18,12 +17,15 @@ const DEFAULT_LINES = 50;
 export function registerLogs(program: Command): void {
 	program
 		.command("logs")
-		.description("a job's output: the agent's newest job, or --job; --follow streams it live to its end")
-		.argument("[agent]", "the agent whose newest job to show", pathSegment)
-		.option("-j, --job <id>", "this job instead of an agent's newest", pathSegment)
-		.option("-f, --follow", "stream new lines until the job ends (resumes after dropped connections); exits 0 completed, 1 failed or indeterminate, 2 cancelled")
-		.option("-n, --lines <n>", `the last N lines (default ${DEFAULT_LINES}; with --follow: start N lines back, default from the start)`, positiveInt(100_000))
-		.option("--json", "print the raw JSONL lines as the API gives them")
+		.description("output: an agent's recent jobs (--follow: and every job it starts, until interrupted), or one job's with --job")
+		.argument("[agent]", "the agent whose recent jobs to show", pathSegment)
+		.option("-j, --job <id>", "this job instead of an agent's recent ones", pathSegment)
+		.option(
+			"-f, --follow",
+			"stream new lines live: an agent's current and next jobs until interrupted; a --job to its end, resuming after dropped connections; exits 0 completed, 1 failed or indeterminate, 2 cancelled",
+		)
+		.option("-n, --lines <n>", `the last N lines, across an agent's recent jobs (default ${DEFAULT_LINES}; with --follow --job: start N lines back, default from the start)`, positiveInt(100_000))
+		.option("--json", "print the raw JSONL lines as the API gives them (the marks between jobs go to a terminal's stderr)")
 		.action(act(logs));
 }
 
@@ -31,16 +33,35 @@ async function logs(ctx: Context, agent: string | undefined, opts: LogsOptions):
 	if ((agent === undefined) === (opts.job === undefined)) {
 		throw new CliError("give an agent or --job <id>, not both or neither", 2, "drover logs <agent> | drover logs --job <id>");
 	}
-	const job: { id: string; label: string; status?: string } = opts.job !== undefined ? { id: opts.job, label: opts.job } : await newestJob(ctx, agent!);
-	if (ctx.stderrIsTTY) ctx.err(ctx.ep.dim(`==> ${printable(job.label)} <==`));
 	const print = lineWriter(ctx, opts.json === true);
-	const path = `/v1/jobs/${encodeURIComponent(job.id)}/output`;
+	return opts.job !== undefined ? jobLogs(ctx, opts.job, opts, print) : agentLogs(ctx, agent!, opts, print);
+}
+
+/** herdctl's `logs <agent>`: the last lines of its recent jobs, each under a mark naming the job; --follow goes on with every job it starts. */
+async function agentLogs(ctx: Context, agent: string, opts: LogsOptions, print: (raw: string) => void): Promise<number> {
+	const recent = await recentJobs(ctx, agent);
+	if (recent.length === 0 && !opts.follow) throw new CliError(`agent ${agent} has no jobs (yet)`, 1, `drover trigger ${agent} starts one`);
+	const parts = await lastLines(ctx, recent, opts.lines ?? DEFAULT_LINES, opts.follow === true);
+	const sink = agentSink(ctx, opts.json === true, print);
+	for (const part of parts) {
+		if (part.lines.length === 0) continue;
+		sink.header(part.job);
+		for (const raw of part.lines) print(raw);
+	}
+	// Nothing at all would look like a command that did nothing: a job yet to start has written nothing.
+	if (!parts.some((p) => p.lines.length > 0) && recent[0]) ctx.err(ctx.ep.dim(printable(noOutput(recent[0].id, recent[0].status))));
+	if (!opts.follow) return 0;
+	return followAgent(ctx, agent, recent, parts, sink);
+}
+
+async function jobLogs(ctx: Context, id: string, opts: LogsOptions, print: (raw: string) => void): Promise<number> {
+	if (ctx.stderrIsTTY) ctx.err(ctx.ep.dim(`==> ${printable(id)} <==`));
+	const path = `/v1/jobs/${encodeURIComponent(id)}/output`;
 	if (!opts.follow) {
 		const text = await ctx.client.text(path, JSONL, { query: { lines: opts.lines ?? DEFAULT_LINES } });
 		const lines = text.split("\n").filter((raw) => raw.trim() !== "");
 		for (const raw of lines) print(raw);
-		// Nothing at all would look like a command that did nothing: a job yet to start has written nothing.
-		if (lines.length === 0) ctx.err(ctx.ep.dim(printable(noOutput(job.id, job.status))));
+		if (lines.length === 0) ctx.err(ctx.ep.dim(printable(noOutput(id, undefined))));
 		return 0;
 	}
 	let after = 0;
@@ -50,24 +71,14 @@ async function logs(ctx: Context, agent: string | undefined, opts: LogsOptions):
 		const total = text.split("\n").filter((l) => l.trim() !== "").length;
 		after = Math.max(0, total - opts.lines);
 	}
-	// Resuming a stream that never opened is for a server that has answered (the newest job's lookup, the line count).
-	return followAndPrint(ctx, job.id, after, print, agent !== undefined || opts.lines !== undefined);
+	// Resuming a stream that never opened is for a server that has answered (the line count).
+	return followAndPrint(ctx, id, after, print, opts.lines !== undefined);
 }
 
 /** Why a job shows no lines: "no output yet (job … is pending)". */
 function noOutput(id: string, status: string | undefined): string {
 	if (status === undefined) return `no output (job ${id})`;
 	return ACTIVE.includes(status) ? `no output yet (job ${id} is ${status})` : `no output (job ${id} ended ${status})`;
-}
-
-/** A job's statuses before it ends. */
-const ACTIVE = ["pending", "running", "approval_pending"];
-
-async function newestJob(ctx: Context, agent: string): Promise<{ id: string; label: string; status: string }> {
-	const page = await ctx.client.json(`/v1/agents/${encodeURIComponent(agent)}/jobs`, shapes.jobPage, { query: { limit: 1 } });
-	const newest: JobSummary | undefined = page.jobs[0];
-	if (!newest) throw new CliError(`agent ${agent} has no jobs (yet)`, 1, `drover trigger ${agent} starts one`);
-	return { id: newest.id, label: `${newest.id} (${agent}, ${newest.status})`, status: newest.status };
 }
 
 function lineWriter(ctx: Context, json: boolean): (raw: string) => void {

@@ -749,7 +749,7 @@ describe("--since and --until", () => {
 describe("logs of a job with no output yet", () => {
 	it("says so on stderr instead of printing nothing", async () => {
 		const api = await fakeApi({
-			"GET /v1/agents/fake/jobs?limit=1": (_req, res) => json(res, 200, { jobs: [{ id: JOB, agent: "fake", status: "pending", trigger_type: "manual" }], next_cursor: null }),
+			"GET /v1/agents/fake/jobs?limit=20": (_req, res) => json(res, 200, { jobs: [{ id: JOB, agent: "fake", status: "pending", trigger_type: "manual" }], next_cursor: null }),
 			[`GET /v1/jobs/${JOB}/output?lines=50`]: (_req, res) => res.writeHead(200, { "content-type": "application/x-ndjson" }).end(""),
 		});
 		const r = await runCli(api.url, ["logs", "fake"]);
@@ -766,6 +766,84 @@ describe("logs of a job with no output yet", () => {
 		const r = await runCliProcess(["logs", "--help"], {});
 		expect(r.status).toBe(0);
 		expect(r.stdout.replace(/\s+/g, " ")).toContain("exits 0 completed, 1 failed or indeterminate, 2 cancelled");
+	});
+});
+
+describe("logs of an agent: its recent jobs, and --follow across the jobs it starts", () => {
+	const A = "job-2026-01-01-aaaaaa";
+	const B = "job-2026-01-01-bbbbbb";
+	const C = "job-2026-01-01-cccccc";
+	const summary = (id: string, status: string) => ({ id, agent: "fake", status, trigger_type: "schedule" });
+	const text = (content: string) => JSON.stringify({ type: "assistant", timestamp: "2026-01-01T00:00:01.000Z", content });
+	const ndjson = (res: ServerResponse, lines: string[]) => res.writeHead(200, { "content-type": "application/x-ndjson" }).end(lines.map((l) => `${l}\n`).join(""));
+	const sse = (res: ServerResponse, from: number, lines: string[], status: string) => {
+		res.writeHead(200, { "content-type": "text/event-stream" });
+		res.end(lines.map((l, i) => `event: line\nid: ${from + i}\ndata: ${l}\n\n`).join("") + `event: end\ndata: {"status":"${status}"}\n\n`);
+	};
+
+	it("shows the last N lines across its newest jobs, oldest first, each job under a mark; --json keeps stdout to the lines", async () => {
+		const api = await fakeApi({
+			"GET /v1/agents/fake/jobs?limit=20": (_req, res) => json(res, 200, { jobs: [summary(B, "completed"), summary(A, "failed")], next_cursor: null }),
+			[`GET /v1/jobs/${B}/output?lines=3`]: (_req, res) => ndjson(res, [text("b1"), text("b2")]),
+			[`GET /v1/jobs/${A}/output?lines=1`]: (_req, res) => ndjson(res, [text("a3")]),
+		});
+		const r = await runCli(api.url, ["logs", "fake", "--lines", "3"]);
+		expect(r.status, r.stderr).toBe(0);
+		expect(r.stdout).toBe(`==> ${A} (schedule, failed) <==\na3\n==> ${B} (schedule, completed) <==\nb1\nb2\n`);
+		const raw = await runCli(api.url, ["logs", "fake", "--lines", "3", "--json"]);
+		expect(raw.stdout).toBe(`${text("a3")}\n${text("b1")}\n${text("b2")}\n`);
+		// Two lines from the newest job leave one to ask of the one before it, and nothing of older ones.
+		expect(api.seen.map((s) => s.route).slice(0, 3)).toEqual(["GET /v1/agents/fake/jobs?limit=20", `GET /v1/jobs/${B}/output?lines=3`, `GET /v1/jobs/${A}/output?lines=1`]);
+	});
+
+	it("an agent with no jobs is exit 1 saying so; a mistyped one is the API's 404", async () => {
+		const api = await fakeApi({ "GET /v1/agents/idle/jobs?limit=20": (_req, res) => json(res, 200, { jobs: [], next_cursor: null }) });
+		const idle = await runCli(api.url, ["logs", "idle"]);
+		expect(idle.status).toBe(1);
+		expect(idle.stderr).toBe("drover: agent idle has no jobs (yet)\ndrover: hint: drover trigger idle starts one\n");
+		const typo = await runCli(api.url, ["logs", "nope"]);
+		expect(typo.status).toBe(1);
+		expect(typo.stderr).toContain("no route for GET /v1/agents/nope/jobs?limit=20");
+	});
+
+	it("--follow goes on from the live job's last line, then follows each job the agent starts, whole, until interrupted", async () => {
+		let listed = 0;
+		const streams: (string | null)[] = [];
+		const api = await fakeApi({
+			// The first listing has A running; once A ends the next listing (asked at once) has B and C, which may have ended already.
+			"GET /v1/agents/fake/jobs?limit=20": (_req, res) => {
+				listed++;
+				const jobs = listed === 1 ? [summary(A, "running")] : [summary(C, "running"), summary(B, "cancelled"), summary(A, "completed")];
+				json(res, 200, { jobs, next_cursor: null });
+			},
+			[`GET /v1/jobs/${A}/output`]: (_req, res) => ndjson(res, [text("a1"), text("a2")]),
+			[`GET /v1/jobs/${A}/stream`]: (req, res) => (streams.push(`${A} ${req.headers["last-event-id"] ?? null}`), sse(res, 3, [text("a3")], "completed")),
+			[`GET /v1/jobs/${B}/stream`]: (req, res) => (streams.push(`${B} ${req.headers["last-event-id"] ?? null}`), sse(res, 1, [text("b1"), text("b2")], "cancelled")),
+			[`GET /v1/jobs/${C}/stream`]: (req, res) => (streams.push(`${C} ${req.headers["last-event-id"] ?? null}`), sse(res, 1, [text("c1")], "completed")),
+		});
+		const child = spawn(process.execPath, [CLI, "logs", "fake", "--follow", "--lines", "1"], { env: childEnv({ DROVER_URL: api.url, DROVER_TOKEN: TOKEN }), stdio: ["ignore", "pipe", "pipe"] });
+		let stdout = "";
+		let stderr = "";
+		child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+		child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+		const closed = once(child, "close");
+		const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
+		await new Promise<void>((resolve) => {
+			const check = () => (stdout.includes(`==> ${B} cancelled <==`) && stdout.includes(`==> ${C} completed <==`) ? resolve() : undefined);
+			child.stdout.on("data", check);
+			child.on("close", resolve);
+		});
+		child.kill("SIGINT");
+		await closed;
+		clearTimeout(timer);
+		expect(stderr).toBe("");
+		const out = stdout.split("\n");
+		expect(out.slice(0, 4)).toEqual([`==> ${A} (schedule) <==`, "a2", "a3", `==> ${A} completed <==`]);
+		// B and C are followed side by side: each line under its job's mark, every line once.
+		const of = (job: string) => out.filter((l, i) => /^[bc]\d$/.test(l) && out.slice(0, i).reverse().find((m) => m.startsWith("==> ")) === `==> ${job} (schedule${job === B ? ", cancelled" : ""}) <==`);
+		expect(of(B)).toEqual(["b1", "b2"]);
+		expect(of(C)).toEqual(["c1"]);
+		expect(streams.sort()).toEqual([`${A} 2`, `${B} null`, `${C} null`]);
 	});
 });
 

@@ -303,18 +303,26 @@ describe("drover trigger --wait: the exit code is the job's outcome", () => {
 			expect(human.stderr).toContain(`${day} (UTC)`);
 		});
 
-		it("logs: the newest job's last lines, or --job's; --json gives the raw JSONL", async () => {
+		it("logs: an agent's recent jobs' last lines, each under a mark naming the job, or --job's; --json gives the raw JSONL", async () => {
 			const output = lines(await (await fetch(`${url}/v1/jobs/${okJob}/output`, { headers: { authorization: `Bearer ${tokens.read}` } })).text());
 			const byJob = await drover(["logs", "--job", okJob, "--json"]);
 			expect(lines(byJob.stdout)).toEqual(output);
 			const last = await drover(["logs", "--job", okJob, "--lines", "1", "--json"]);
 			expect(lines(last.stdout)).toEqual(output.slice(-1));
 
-			const newest = (await api<{ jobs: { id: string }[] }>(`/v1/agents/${agents.ok}/jobs?limit=1`)).body.jobs[0]!.id;
-			const byAgent = await drover(["logs", agents.ok]);
+			// Two more completed jobs: the agent's view reaches back across them, oldest first.
+			const more = [(await drover(["trigger", agents.ok, "--wait"])).stdout.trim(), (await drover(["trigger", agents.ok, "--wait"])).stdout.trim()];
+			const perJob = lines((await drover(["logs", "--job", more[1]!])).stdout);
+			const byAgent = await drover(["logs", agents.ok, "--lines", String(perJob.length + 2)]);
 			expect(byAgent.status, byAgent.stderr).toBe(0);
-			expect(byAgent.stdout).toContain("[system:result]");
-			expect(lines(byAgent.stdout).length).toBe(lines((await drover(["logs", "--job", newest])).stdout).length);
+			expect(lines(byAgent.stdout)).toEqual([
+				`==> ${more[0]} (manual, completed) <==`,
+				...lines((await drover(["logs", "--job", more[0]!, "--lines", "2"])).stdout),
+				`==> ${more[1]} (manual, completed) <==`,
+				...perJob,
+			]);
+			const raw = await drover(["logs", agents.ok, "--lines", String(perJob.length + 2), "--json"]);
+			expect(lines(raw.stdout)).toEqual([...lines((await drover(["logs", "--job", more[0]!, "--lines", "2", "--json"])).stdout), ...lines((await drover(["logs", "--job", more[1]!, "--json"])).stdout)]);
 
 			const none = await drover(["logs", `cli-none-${suffix}`]);
 			expect(none.status).toBe(1);
@@ -326,11 +334,26 @@ describe("drover trigger --wait: the exit code is the job's outcome", () => {
 			expect(ok.status).toBe(0);
 			expect(ok.stdout).toContain("All good from the CLI test.");
 			const failedJob = (await api<{ jobs: { id: string }[] }>(`/v1/agents/${agents.fail}/jobs?limit=1`)).body.jobs[0]!.id;
-			const failed = await drover(["logs", agents.fail, "--follow"]);
+			const failed = await drover(["logs", "--job", failedJob, "--follow"]);
 			expect(failed.status).toBe(1);
 			expect(failed.stdout).toMatch(/^error.*: /m);
 			const n = await drover(["logs", "--job", failedJob, "--follow", "--lines", "1", "--json"]);
 			expect(lines(n.stdout)).toHaveLength(1);
+		});
+
+		it("logs <agent> --follow goes on to the jobs the agent starts after it, each whole, until interrupted", async () => {
+			const follow = start(["logs", agents.ok, "--follow", "--lines", "1"]);
+			await until("the recent line", async () => follow.stdout().includes("==> job-"));
+			const next = (await drover(["trigger", agents.ok, "--prompt", "once more"])).stdout.trim();
+			await until(`${next}'s end`, async () => follow.stdout().includes(`==> ${next} completed <==`));
+			follow.child.kill("SIGINT");
+			await follow.done;
+			const shown = lines(follow.stdout());
+			// Its mark says its status only if it had ended when the agent's jobs were next listed.
+			const from = shown.findIndex((l) => l === `==> ${next} (manual) <==` || l === `==> ${next} (manual, completed) <==`);
+			expect(from, follow.stdout()).toBeGreaterThan(0);
+			// Every line of the new job, in order, between its two marks.
+			expect(shown.slice(from + 1, shown.indexOf(`==> ${next} completed <==`))).toEqual(lines((await drover(["logs", "--job", next, "--lines", "1000"])).stdout));
 		});
 
 		it("fork and continue start new jobs from a finished one", async () => {

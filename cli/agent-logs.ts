@@ -1,0 +1,155 @@
+import { ApiError, CliError, JSONL } from "./client.ts";
+import type { Context } from "./context.ts";
+import { printable, statusStyle } from "./format.ts";
+import { followJob } from "./sse.ts";
+import { shapes } from "./shapes.ts";
+import type { JobSummary } from "./types.ts";
+
+/** A job's statuses before it ends. */
+export const ACTIVE: readonly string[] = ["pending", "running", "approval_pending"];
+
+/** How many of an agent's newest jobs `logs <agent>` reads its lines from. */
+const RECENT_JOBS = 20;
+/**
+ * How often `logs <agent> --follow` asks for new jobs while none of those it follows ends (an end
+ * asks at once: a queued run often starts as the one before it ends). A list read is one D1 query.
+ */
+export const POLL_MS = 2_000;
+
+/** Where a job's lines go, and the `==> job … <==` marks between jobs. */
+export interface AgentLogSink {
+	line(job: JobSummary, raw: string): void;
+	ended(job: JobSummary, status: string): void;
+}
+
+/** One job's part of what `logs <agent>` shows: its last lines, and for a live job the line they end at. */
+interface Part {
+	job: JobSummary;
+	lines: string[];
+	/** The job's line count when read (line numbers are 1..total with no gaps); null when not counted. */
+	total: number | null;
+}
+
+/** The agent's newest jobs, newest first: a 404 (`no agent named …`) for a name that never was an agent. */
+export async function recentJobs(ctx: Context, agent: string): Promise<JobSummary[]> {
+	const page = await ctx.client.json(`/v1/agents/${encodeURIComponent(agent)}/jobs`, shapes.jobPage, { query: { limit: RECENT_JOBS } });
+	return page.jobs;
+}
+
+/**
+ * The last `want` lines across the agent's recent jobs, oldest job first. A live job is read whole
+ * when following, so that its stream can resume right after its last line (`?lines=` gives no count).
+ */
+export async function lastLines(ctx: Context, recent: readonly JobSummary[], want: number, following: boolean): Promise<Part[]> {
+	const parts: Part[] = [];
+	let remaining = want;
+	for (const job of recent) {
+		const live = following && ACTIVE.includes(job.status);
+		if (remaining === 0 && !live) continue;
+		const path = `/v1/jobs/${encodeURIComponent(job.id)}/output`;
+		const text = await ctx.client.text(path, JSONL, live ? {} : { query: { lines: remaining } });
+		const all = text.split("\n").filter((raw) => raw.trim() !== "");
+		const lines = remaining === 0 ? [] : all.slice(-remaining);
+		remaining -= lines.length;
+		if (lines.length > 0 || live) parts.unshift({ job, lines, total: live ? all.length : null });
+	}
+	return parts;
+}
+
+/**
+ * Follows an agent: the live jobs among `recent` from where `parts` left them, then every job the
+ * agent starts, each from its first line, until interrupted. Several jobs at once (max_concurrent)
+ * are followed side by side, the sink marking each change of job. A job that ends before it was
+ * seen is still followed: its stream gives every line and then its end, so none is missed.
+ */
+export async function followAgent(ctx: Context, agent: string, recent: readonly JobSummary[], parts: readonly Part[], sink: AgentLogSink, pollMs = POLL_MS): Promise<never> {
+	const seen = new Set(recent.map((j) => j.id));
+	let wake: () => void = () => {};
+	let failure: unknown = null;
+	const follow = (job: JobSummary, after: number) => {
+		followJob(ctx.client, job.id, {
+			after,
+			serverAnswered: true,
+			onLine: (_n, raw) => sink.line(job, raw),
+			onReconnect: ({ after: last, attempt, reason, delayMs }) =>
+				ctx.err(ctx.ep.dim(printable(`drover: job ${job.id}: ${reason}; resuming after line ${last} in ${(delayMs / 1000).toFixed(1)}s (attempt ${attempt})`))),
+		}).then(
+			(result) => (sink.ended(job, result.status), wake()),
+			// A job's lines that cannot be had are not skipped quietly: the command fails, saying which.
+			(err: unknown) => ((failure ??= err), wake()),
+		);
+	};
+	const totals = new Map(parts.map((p) => [p.job.id, p.total ?? 0]));
+	for (const job of recent) if (ACTIVE.includes(job.status)) follow(job, totals.get(job.id) ?? 0);
+	if (recent.length === 0 && ctx.stderrIsTTY) ctx.err(ctx.ep.dim(printable(`waiting for agent ${agent}'s first job`)));
+	for (;;) {
+		await new Promise<void>((resolve) => {
+			const timer = setTimeout(resolve, pollMs);
+			wake = () => (clearTimeout(timer), resolve());
+		});
+		if (failure !== null) throw failure;
+		let fresh: JobSummary[];
+		try {
+			fresh = await newJobs(ctx, agent, seen);
+		} catch (err) {
+			// A restart or a deploy is ridden out; a deleted agent or a revoked token is not.
+			if (err instanceof ApiError && err.status < 500 && err.status !== 429) throw err;
+			if (err instanceof CliError && !(err instanceof ApiError) && !err.message.startsWith("cannot reach")) throw err;
+			ctx.err(ctx.ep.dim(printable(`drover: listing agent ${agent}'s jobs failed (${err instanceof Error ? err.message : String(err)}); asking again in ${pollMs / 1000}s`)));
+			continue;
+		}
+		// Oldest first, so jobs started together show in the order they were made.
+		for (const job of fresh.reverse()) {
+			seen.add(job.id);
+			follow(job, 0);
+		}
+	}
+}
+
+/**
+ * Jobs not seen before, newest first. The first page is read whole rather than up to the newest seen
+ * job, since a job's index row can land after a newer one's; further pages only while a whole page is new.
+ */
+async function newJobs(ctx: Context, agent: string, seen: ReadonlySet<string>): Promise<JobSummary[]> {
+	const fresh: JobSummary[] = [];
+	let cursor: string | null = null;
+	for (let page = 0; page < 5; page++) {
+		const query: Record<string, string | number> = { limit: RECENT_JOBS, ...(cursor ? { cursor } : {}) };
+		const answer = await ctx.client.json(`/v1/agents/${encodeURIComponent(agent)}/jobs`, shapes.jobPage, { query });
+		const unseen = answer.jobs.filter((j) => !seen.has(j.id));
+		fresh.push(...unseen);
+		if (unseen.length < answer.jobs.length || answer.next_cursor === null) break;
+		cursor = answer.next_cursor;
+	}
+	return fresh;
+}
+
+/**
+ * Marks between jobs: `==> job … (trigger, status) <==` before a job's lines whenever the job changes,
+ * and `==> job … status <==` at its end. Human output carries them on stdout, as `tail` does between
+ * files; --json keeps stdout to JSONL and shows them on a terminal's stderr only.
+ */
+export function agentSink(ctx: Context, json: boolean, print: (raw: string) => void): AgentLogSink & { header(job: JobSummary): void } {
+	let current: string | null = null;
+	const mark = (text: string) => {
+		if (!json) ctx.out(ctx.p.dim(printable(text)));
+		else if (ctx.stderrIsTTY) ctx.err(ctx.ep.dim(printable(text)));
+	};
+	// A live job's status at listing time would be stale by its next line: only an ended one's is said.
+	const header = (job: JobSummary) => {
+		current = job.id;
+		mark(`==> ${job.id} (${job.trigger_type}${ACTIVE.includes(job.status) ? "" : `, ${job.status}`}) <==`);
+	};
+	return {
+		header,
+		line(job, raw) {
+			if (current !== job.id) header(job);
+			print(raw);
+		},
+		ended(job, status) {
+			current = null;
+			if (!json) ctx.out(ctx.p.dim(`==> ${printable(job.id)} `) + statusStyle(ctx.p, status)(printable(status)) + ctx.p.dim(" <=="));
+			else if (ctx.stderrIsTTY) ctx.err(ctx.ep.dim(printable(`==> ${job.id} ${status} <==`)));
+		},
+	};
+}
