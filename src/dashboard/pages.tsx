@@ -5,7 +5,7 @@ import type { Child } from "hono/jsx";
 import { JOB_STATUSES, TRIGGER_TYPES } from "../jobs/schema.ts";
 import { INCIDENT_STATES } from "../incidents/schema.ts";
 
-export type View = "fleet" | "jobs" | "job" | "runs" | "usage" | "incidents" | "missing";
+export type View = "fleet" | "jobs" | "job" | "runs" | "logs" | "usage" | "incidents" | "missing";
 
 export interface PageProps {
 	view: View;
@@ -24,8 +24,8 @@ const NAV: { view: View; href: string; label: string }[] = [
 ];
 
 function Layout(props: PageProps & { children: Child }) {
-	// The job page belongs to Jobs in the navigation, the runs page to the Fleet.
-	const section = props.view === "job" ? "jobs" : props.view === "runs" ? "fleet" : props.view;
+	// The job page belongs to Jobs in the navigation, an agent's runs and logs pages to the Fleet.
+	const section = props.view === "job" ? "jobs" : props.view === "runs" || props.view === "logs" ? "fleet" : props.view;
 	return (
 		<html lang="en">
 			<head>
@@ -292,6 +292,7 @@ function Runs(props: { agent: string }) {
 					Runs · <span>{props.agent}</span>
 				</h1>
 				<span id="runs-meta" class="muted"></span>
+				<a href={`/agents/${encodeURIComponent(props.agent)}/logs`}>Logs</a>
 			</div>
 			<section class="panel">
 				<div id="runs-chart" class="chart"></div>
@@ -406,6 +407,25 @@ function Incidents() {
 	);
 }
 
+/** An agent's logs: a section per job, the newest at the bottom, filled and followed by /ui/app.js. */
+function AgentLogs(props: { agent: string }) {
+	return (
+		<>
+			<div class="view-head">
+				<h1>
+					Logs · <span>{props.agent}</span>
+				</h1>
+				<span id="agent-logs-meta" class="muted"></span>
+				<a href={`/agents/${encodeURIComponent(props.agent)}/runs`}>Runs</a>
+			</div>
+			<div id="agent-logs"></div>
+			<p id="agent-logs-empty" class="empty" hidden>
+				No output yet: jobs appear here as they start.
+			</p>
+		</>
+	);
+}
+
 /** The page for a view: the shared frame around that view's skeleton. */
 /** A browser's address that is no page: said as a page, with the way back, not as the API's JSON. */
 function Missing(props: { path: string }) {
@@ -433,6 +453,8 @@ export function Page(props: PageProps) {
 				return <Job id={props.subject ?? ""} />;
 			case "runs":
 				return <Runs agent={props.subject ?? ""} />;
+			case "logs":
+				return <AgentLogs agent={props.subject ?? ""} />;
 			case "usage":
 				return <Usage />;
 			case "incidents":

@@ -75,6 +75,7 @@ export const dashboardApp = new Hono<AppEnv>()
 	.get("/jobs", (c) => page(c, "jobs", "Jobs"))
 	.get("/jobs/:id", (c) => page(c, "job", c.req.param("id"), c.req.param("id")))
 	.get("/agents/:name/runs", (c) => page(c, "runs", `Runs · ${c.req.param("name")}`, c.req.param("name")))
+	.get("/agents/:name/logs", (c) => page(c, "logs", `Logs · ${c.req.param("name")}`, c.req.param("name")))
 	.get("/usage", (c) => page(c, "usage", "Usage"))
 	.get("/incidents", (c) => page(c, "incidents", "Incidents"));
 

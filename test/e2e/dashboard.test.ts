@@ -1794,6 +1794,58 @@ describe("the dashboard", () => {
 	});
 
 
+	it("follows an agent on its logs page: its recent jobs' last lines, oldest first, then a job started while it is open, live, without a reload", async () => {
+		const agent = await createAgent(`dash-logs-${run}`, {});
+		await script({ text: "First answer." });
+		const first = await trigger(agent, "One.");
+		expect(await settled(first.id)).toBe("completed");
+		await script({ text: "Second answer." });
+		const second = await trigger(agent, "Two.");
+		expect(await settled(second.id)).toBe("completed");
+
+		// From the fleet's row of the agent.
+		const fleet = await signedIn("/", tokens.read);
+		await fleet.locator(`#fleet-table tr[data-agent="${agent}"] a[aria-label="Logs of ${agent}"]`).click();
+		await fleet.waitForURL(`${url}/agents/${agent}/logs`);
+		await fleet.close();
+
+		const page = await signedIn(`/agents/${agent}/logs`, tokens.read, { fakeClock: true });
+		const sections = page.locator("#agent-logs section.agent-log-job");
+		await page.locator("#agent-logs-meta", { hasText: "no job running" }).waitFor(LIVE);
+		expect(await sections.evaluateAll((els) => els.map((e) => (e as unknown as { dataset: { job: string } }).dataset.job))).toEqual([first.id, second.id]);
+		const of = (id: string) => page.locator(`#agent-logs section[data-job="${id}"]`);
+		await of(first.id).locator("li.t-assistant", { hasText: "First answer." }).waitFor(LIVE);
+		await of(second.id).locator("li.t-assistant", { hasText: "Second answer." }).waitFor(LIVE);
+		expect(await of(second.id).locator(".job-state .badge").textContent()).toBe("completed");
+		// Every stored line of the newest job, once, in order.
+		const stored = (await (await fetch(`${url}/v1/jobs/${second.id}/output`, { headers: { authorization: `Bearer ${tokens.read}` } })).text()).trim().split("\n");
+		expect(await of(second.id).locator("ol.log li").count()).toBe(stored.length);
+
+		// A job started while the page is open: found at the next poll (10 s), then followed live to its end.
+		const polls = await watchTimers(page, 10_000);
+		await script({ delay_ms: 1500, then: { text: "Third answer, slowly." } });
+		const third = await trigger(agent, "Three.");
+		await page.clock.runFor(10_000);
+		await of(third.id).waitFor(LIVE);
+		await of(third.id).locator("li.t-assistant", { hasText: "Third answer, slowly." }).waitFor(LIVE);
+		await of(third.id).locator(".job-state .badge", { hasText: "completed" }).waitFor(LIVE);
+		expect(await sections.count()).toBe(3);
+		expect(await sections.last().getAttribute("data-job")).toBe(third.id);
+		const thirdStored = (await (await fetch(`${url}/v1/jobs/${third.id}/output`, { headers: { authorization: `Bearer ${tokens.read}` } })).text()).trim().split("\n");
+		expect(await of(third.id).locator("ol.log li").allTextContents()).toHaveLength(thirdStored.length);
+		expect(await polls()).toBeGreaterThan(0);
+		await shot(page, "agent-logs");
+		await page.close();
+	});
+
+	it("says an agent does not exist on its logs page, with no empty log left", async () => {
+		const page = await signedIn("/agents/no-such-agent/logs");
+		await page.locator("#notice", { hasText: "no-such-agent" }).waitFor(LIVE);
+		expect(await page.locator("#agent-logs").isVisible()).toBe(false);
+		expect(await page.locator("#agent-logs-empty").isVisible()).toBe(false);
+		await page.close();
+	});
+
 	it("says an agent does not exist on its runs page, with no empty chart, legend or table left", async () => {
 		const page = await signedIn("/agents/no-such-agent/runs");
 		await page.locator("#notice", { hasText: "no-such-agent" }).waitFor(LIVE);

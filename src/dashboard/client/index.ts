@@ -10,6 +10,7 @@
 // Rules they keep: the token lives in sessionStorage and leaves only as an Authorization header
 // (never in a URL); text from the API reaches the page only through textContent/attributes, never
 // as markup; no inline handlers or styles (the CSP forbids them).
+import agentLogs from "./agent-logs.client.js";
 import api from "./api.client.js";
 import charts from "./charts.client.js";
 import dialog from "./dialog.client.js";
@@ -28,7 +29,7 @@ import session from "./session.client.js";
 import usage from "./usage.client.js";
 import { SseParser } from "../../shared/sse.ts";
 
-const FILES = [dom, format, notices, api, dialog, poll, session, fleet, jobs, job, jobOutput, charts, runs, usage, incidents, main];
+const FILES = [dom, format, notices, api, dialog, poll, session, fleet, jobs, job, jobOutput, agentLogs, charts, runs, usage, incidents, main];
 
 // The SSE parser the CLI and the Worker use, by its own source (built JavaScript, self-contained),
 // rather than a second one written for the browser.

@@ -40,8 +40,6 @@ async function followOutput(id, signal, on) {
 		state.className = "pill " + cls;
 		state.textContent = text;
 	};
-	let lastLine = 0;
-	let retry = 2000;
 	// New lines are announced (#log-announce), a batch at a time; the stored ones the stream replays
 	// first are not. The server sends the job's status once it has sent every stored line: lines after
 	// the first status event are new.
@@ -70,13 +68,61 @@ async function followOutput(id, signal, on) {
 	$("#log-zone").textContent = "times " + zoneName();
 	let empty = true;
 	setState("", "connecting…");
+	try {
+		const status = await streamJob(id, signal, {
+			open: () => setState("live", "live"),
+			line: (n, data) => {
+				if (empty) {
+					log.replaceChildren();
+					empty = false;
+				}
+				if (!batch) {
+					batch = document.createDocumentFragment();
+					setTimeout(flush, 16);
+				}
+				const line = logLine(n, data);
+				batch.append(line);
+				if (caughtUp) fresh.push((line.querySelector(".type")?.textContent || "") + ": " + (line.querySelector(".body")?.textContent || ""));
+			},
+			status: () => {
+				caughtUp = true;
+				on.status();
+			},
+			settle: flush,
+			dropped: () => setState("reconnecting", "reconnecting…"),
+		});
+		if (status === null) return;
+		setState("", "ended");
+		if (empty) log.replaceChildren(h("li", { class: "placeholder", text: "No output." }));
+		on.end();
+	} catch (err) {
+		setState("", "unavailable");
+		fail(err);
+	}
+}
+
+/**
+ * Follows a job's stream to its end: reconnects after a drop with Last-Event-ID (waiting what the
+ * server's `retry` asks), so no line is lost or shown twice. Resolves with the job's final status,
+ * or null once `signal` aborts; a 4xx other than 429 (bad id, no such job, signed out) will not fix
+ * itself by retrying and is thrown.
+ * @param {string} id @param {AbortSignal} signal
+ * @param {{ line: (n: number, data: string) => void, open?: () => void, status?: () => void, settle?: () => void, dropped?: () => void }} on
+ *   settle: after each connection's events, whether it ended or broke; dropped: before waiting to reconnect.
+ * @returns {Promise<string | null>}
+ */
+async function streamJob(id, signal, on) {
+	let lastLine = 0;
+	let retry = 2000;
 	while (!signal.aborted) {
+		/** @type {string | null} */
+		let final = null;
 		try {
 			/** @type {Record<string, string>} */
 			const headers = { accept: "text/event-stream" };
 			if (lastLine > 0) headers["last-event-id"] = String(lastLine);
 			const res = await request("/v1/jobs/" + enc(id) + "/stream", { headers, signal });
-			setState("live", "live");
+			if (on.open) on.open();
 			const ended = await readSse(/** @type {ReadableStream} */ (res.body), signal, {
 				retry: (ms) => { retry = Math.min(Math.max(ms, 500), 30000); },
 				event: (ev) => {
@@ -84,44 +130,28 @@ async function followOutput(id, signal, on) {
 						const n = Number(ev.id);
 						if (!(n > lastLine)) return;
 						lastLine = n;
-						if (empty) {
-							log.replaceChildren();
-							empty = false;
-						}
-						if (!batch) {
-							batch = document.createDocumentFragment();
-							setTimeout(flush, 16);
-						}
-						const line = logLine(n, ev.data);
-						batch.append(line);
-						if (caughtUp) fresh.push((line.querySelector(".type")?.textContent || "") + ": " + (line.querySelector(".body")?.textContent || ""));
+						on.line(n, ev.data);
 					} else if (ev.event === "status") {
-						caughtUp = true;
-						on.status();
+						if (on.status) on.status();
+					} else if (ev.event === "end") {
+						try {
+							final = String(JSON.parse(ev.data).status || "");
+						} catch (e) {}
+						return "end";
 					}
-					else if (ev.event === "end") return "end";
 				},
 			});
-			flush();
-			if (ended) {
-				setState("", "ended");
-				if (empty) log.replaceChildren(h("li", { class: "placeholder", text: "No output." }));
-				on.end();
-				return;
-			}
+			if (on.settle) on.settle();
+			if (ended) return final || "ended";
 		} catch (err) {
-			flush();
-			if (signal.aborted) return;
-			// A 4xx will not fix itself by retrying (bad id, no such job, signed out).
-			if (err instanceof ApiError && err.status < 500 && err.status !== 429) {
-				setState("", "unavailable");
-				fail(err);
-				return;
-			}
+			if (on.settle) on.settle();
+			if (signal.aborted) return null;
+			if (err instanceof ApiError && err.status < 500 && err.status !== 429) throw err;
 		}
-		setState("reconnecting", "reconnecting…");
+		if (on.dropped) on.dropped();
 		await sleep(retry, signal);
 	}
+	return null;
 }
 
 /** @param {number} n @param {string} raw */

@@ -1,7 +1,7 @@
 // @ts-check
 // ── start: each page's view, and signing in first when there is no token ──
 /** @type {Record<string, View>} */
-const VIEWS = { fleet: fleetView, jobs: jobsView, job: jobView, runs: runsView, usage: usageView, incidents: incidentsView };
+const VIEWS = { fleet: fleetView, jobs: jobsView, job: jobView, runs: runsView, logs: agentLogsView, usage: usageView, incidents: incidentsView };
 
 setInterval(refreshTimes, 15000);
 if (!token()) showSignIn();
