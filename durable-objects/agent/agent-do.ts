@@ -11,6 +11,8 @@ import { getJob, jobCounts, jobsWithStatus, lastFinishedJob, putJob } from "./jo
 import { listOccurrences, type Occurrence } from "./ledger.ts";
 import { outboxSize } from "./outbox.ts";
 import { oldestRecordAt } from "./retention.ts";
+import { findSession, listSessions, type SessionLookup, type SessionSummary } from "./sessions.ts";
+import type { CursorKey } from "../../src/shared/cursor.ts";
 import { nextTurn, Passes } from "./pass.ts";
 import { definedAgent, queueSync, RegistrySync, SYNC_GRACE_MS } from "./registry-sync.ts";
 import { computeRevision, knownRevision } from "./revisions.ts";
@@ -399,6 +401,16 @@ export class AgentDO extends DurableObject<Env> {
 
 	async runs(limit: number, before?: { claimedAt: number; id: string }): Promise<Occurrence[]> {
 		return listOccurrences(this.sql, limit, before);
+	}
+
+	/** A page of this agent's sessions, newest first (see sessions.ts). */
+	async sessions(limit: number, before?: CursorKey): Promise<{ sessions: SessionSummary[]; next: CursorKey | null }> {
+		return listSessions(this.sql, readState(this.sql)?.name ?? "", limit, before);
+	}
+
+	/** A session of this agent by id or prefix, or the ids a prefix could mean (up to `limit`). */
+	async session(idOrPrefix: string, limit: number): Promise<SessionLookup> {
+		return findSession(this.sql, readState(this.sql)?.name ?? "", idOrPrefix, limit);
 	}
 
 	async getJob(id: string): Promise<JobRecord | null> {

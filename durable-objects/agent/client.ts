@@ -18,6 +18,8 @@ export type AgentRpc = Pick<
 	| "resume"
 	| "status"
 	| "runs"
+	| "sessions"
+	| "session"
 	| "getJob"
 	| "cancel"
 	| "decide"

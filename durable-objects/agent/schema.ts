@@ -301,4 +301,14 @@ export const AGENT_MIGRATIONS: readonly SqlMigration[] = [
 			ALTER TABLE agent_state ADD COLUMN tick_noted_at INTEGER;
 		`,
 	},
+	{
+		version: 17,
+		name: "job_setup_by_session",
+		sql: `
+			-- A session's jobs (GET /v1/sessions/:id, GET /v1/agents/:agent/sessions): every job that
+			-- started has its setup row, and the row its session. One index entry a job, written once
+			-- when it starts (later writes of the row leave session_id alone).
+			CREATE INDEX job_setup_by_session ON job_setup (session_id);
+		`,
+	},
 ];

@@ -1,5 +1,6 @@
 import { cursorScope, decodeCursor, encodeCursor, type CursorKey } from "../shared/cursor.ts";
 import { isFinal, JOB_STATUSES, type ExitReason, type JobRecord, type JobStatus, type JobSummary, type JobDispatch, type TriggerType } from "../jobs/model.ts";
+import { prefixRange } from "../jobs/session-ids.ts";
 import { FIRST_FINAL } from "./first-final.ts";
 import { usageStatement } from "./usage.ts";
 
@@ -102,6 +103,20 @@ export async function listJobs(
 export async function getJobSummary(db: D1Database, id: string): Promise<JobSummary | null> {
 	const row = await db.prepare("SELECT * FROM jobs WHERE id = ?").bind(id).first<JobIndexRow>();
 	return row ? toJobSummary(row) : null;
+}
+
+/**
+ * Indexed jobs whose id starts with `idPrefix` and that may have started a session (see
+ * src/jobs/session-ids.ts): they started, and not as a continue, which runs in its source's session.
+ * A range of the primary key, so it reads only the ids of that prefix, up to `limit` matches.
+ */
+export async function sessionStarts(db: D1Database, idPrefix: string, limit: number): Promise<JobSummary[]> {
+	const [from, to] = prefixRange(idPrefix);
+	const { results } = await db
+		.prepare("SELECT * FROM jobs WHERE id >= ? AND id < ? AND started_at IS NOT NULL AND trigger_type != 'continue' ORDER BY id LIMIT ?")
+		.bind(from, to, limit)
+		.all<JobIndexRow>();
+	return results.map(toJobSummary);
 }
 
 /**

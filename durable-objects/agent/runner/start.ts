@@ -4,6 +4,7 @@ import type { AgentDefinition } from "../../../src/config/schema.ts";
 import { durationSeconds } from "../../../src/config/schema.ts";
 import { transition, type JobRecord } from "../../../src/jobs/model.ts";
 import { log } from "../../../src/log.ts";
+import { sessionIdFor } from "../../../src/jobs/session-ids.ts";
 import { outputKey } from "../../../src/store/output-r2.ts";
 import { heldClaim, schedulerNow } from "../held-claims.ts";
 import { putJob } from "../jobs.ts";
@@ -55,7 +56,9 @@ export function startJob(sql: SqlStorage, queued: JobRecord, agent: AgentDefinit
 		notepad,
 		trigger: job.trigger_type,
 	});
-	const sessionId = job.session_id ?? `ses-${crypto.randomUUID()}`;
+	// A new session is named by its first job (see session-ids.ts): found later through the D1
+	// index's primary key, with nothing more written per job.
+	const sessionId = job.session_id ?? sessionIdFor(job.id);
 	putSetup(sql, {
 		jobId: job.id,
 		sessionId,

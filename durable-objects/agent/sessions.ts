@@ -1,0 +1,177 @@
+import type { JobRecord, JobStatus, JobSummary } from "../../src/jobs/model.ts";
+import { prefixRange } from "../../src/jobs/session-ids.ts";
+import type { CursorKey } from "../../src/shared/cursor.ts";
+import { getJob, pendingJobs } from "./jobs.ts";
+
+/**
+ * An agent's sessions, read from what its jobs already store: every job that started has a
+ * job_setup row naming its session (indexed by job_setup_by_session), and a continue queued to run
+ * names its session in its record. Nothing here is written per job.
+ */
+
+/** A job of a session as a list names it. */
+export interface SessionJobRef {
+	id: string;
+	status: JobStatus;
+	created_at: string;
+}
+
+export interface SessionSummary {
+	session_id: string;
+	agent: string;
+	job_count: number;
+	first_job: SessionJobRef;
+	/** The newest job: the one a resume continues. */
+	last_job: SessionJobRef;
+	/** When the newest job last changed (its latest transition). */
+	updated_at: string;
+}
+
+/** A job in a session's detail: its summary, and the job it continued. */
+export type SessionJob = JobSummary & { continued_from: string | null };
+
+export interface SessionDetail extends SessionSummary {
+	/** Oldest first; the newest MAX_SESSION_JOBS when there are more (job_count says how many). */
+	jobs: SessionJob[];
+}
+
+/** What a lookup by id or prefix found in this agent. */
+export type SessionLookup = { session: SessionDetail } | { candidates: string[] };
+
+/** Jobs a session's detail lists, its newest: a session continued for months stays one answer. */
+export const MAX_SESSION_JOBS = 200;
+/** Queued jobs looked through for continues: the queue holds 100 (triggers.ts), schedules a few more. */
+const QUEUED_LOOKED_AT = 1000;
+
+/** A row of `jobs` joined to its job_setup row: the job's place in its session. */
+interface SessionJobRow {
+	id: string;
+	status: string;
+	created_at: number;
+	session_id: string;
+	[key: string]: SqlStorageValue;
+}
+
+const toRef = (row: SessionJobRow): SessionJobRef => ({ id: row.id, status: row.status as JobStatus, created_at: new Date(row.created_at).toISOString() });
+const refOf = (job: JobRecord): SessionJobRef => ({ id: job.id, status: job.status, created_at: job.created_at });
+
+/** Oldest first, as ids break ties in every list of jobs. */
+const byCreation = (a: SessionJobRef, b: SessionJobRef) => Date.parse(a.created_at) - Date.parse(b.created_at) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+/** Continues queued and not started yet (no job_setup row), by the session they continue. */
+function queuedBySession(sql: SqlStorage): Map<string, JobRecord[]> {
+	const out = new Map<string, JobRecord[]>();
+	for (const job of pendingJobs(sql, QUEUED_LOOKED_AT)) {
+		if (job.session_id === null) continue;
+		const list = out.get(job.session_id) ?? [];
+		list.push(job);
+		out.set(job.session_id, list);
+	}
+	return out;
+}
+
+/** A session's jobs, oldest first: those that started in it, then the continues queued for it. */
+function jobRefs(sql: SqlStorage, sessionId: string, queued: Map<string, JobRecord[]>): SessionJobRef[] {
+	const started = sql
+		.exec<SessionJobRow>(
+			"SELECT j.id, j.status, j.created_at, s.session_id FROM job_setup s JOIN jobs j ON j.id = s.job_id WHERE s.session_id = ? ORDER BY j.created_at, j.id",
+			sessionId,
+		)
+		.toArray()
+		.map(toRef);
+	return [...started, ...(queued.get(sessionId) ?? []).map(refOf)].sort(byCreation);
+}
+
+function summarize(sql: SqlStorage, agent: string, sessionId: string, refs: SessionJobRef[]): SessionSummary | null {
+	const first = refs[0];
+	const last = refs.at(-1);
+	if (!first || !last) return null;
+	const record = getJob(sql, last.id);
+	return {
+		session_id: sessionId,
+		agent,
+		job_count: refs.length,
+		first_job: first,
+		last_job: last,
+		updated_at: record?.transitions.at(-1)?.at ?? last.created_at,
+	};
+}
+
+/**
+ * A page of the agent's sessions, newest first by their newest started job, after `before` (that
+ * job's created_at and id, the page's cursor). A session is listed at its newest job only: walking
+ * the jobs newest first, a job with a newer one in its session is passed over.
+ */
+export function listSessions(sql: SqlStorage, agent: string, limit: number, before?: CursorKey): { sessions: SessionSummary[]; next: CursorKey | null } {
+	const heads = sql
+		.exec<SessionJobRow>(
+			`SELECT j.id, j.status, j.created_at, s.session_id FROM jobs j JOIN job_setup s ON s.job_id = j.id
+			 WHERE (j.created_at, j.id) < (?1, ?2)
+			   AND NOT EXISTS (
+			     SELECT 1 FROM job_setup s2 JOIN jobs j2 ON j2.id = s2.job_id
+			      WHERE s2.session_id = s.session_id AND (j2.created_at, j2.id) > (j.created_at, j.id))
+			 ORDER BY j.created_at DESC, j.id DESC LIMIT ?3`,
+			before?.at ?? Number.MAX_SAFE_INTEGER,
+			before?.id ?? "",
+			limit + 1,
+		)
+		.toArray();
+	const page = heads.slice(0, limit);
+	const queued = queuedBySession(sql);
+	const sessions = page.flatMap((h) => summarize(sql, agent, h.session_id, jobRefs(sql, h.session_id, queued)) ?? []);
+	const last = page.at(-1);
+	return { sessions, next: heads.length > limit && last ? { at: last.created_at, id: last.id } : null };
+}
+
+/** Session ids of this agent starting with `prefix`, in order, at most `limit`. */
+export function sessionIdsWithPrefix(sql: SqlStorage, prefix: string, limit: number): string[] {
+	const [from, to] = prefixRange(prefix);
+	return sql
+		.exec<{ session_id: string }>("SELECT DISTINCT session_id FROM job_setup WHERE session_id >= ? AND session_id < ? ORDER BY session_id LIMIT ?", from, to, limit)
+		.toArray()
+		.map((r) => r.session_id);
+}
+
+/** A session by its whole id, with its jobs; null if this agent has none of that id. */
+export function getSession(sql: SqlStorage, agent: string, sessionId: string): SessionDetail | null {
+	const refs = jobRefs(sql, sessionId, queuedBySession(sql));
+	const summary = summarize(sql, agent, sessionId, refs);
+	if (!summary) return null;
+	const jobs = refs.slice(-MAX_SESSION_JOBS).flatMap((ref) => {
+		const job = getJob(sql, ref.id);
+		return job ? [toSessionJob(job)] : [];
+	});
+	return { ...summary, jobs };
+}
+
+/**
+ * A session by id or by a prefix of one: the session when the id is whole or the prefix names one
+ * only; else the ids it could be (up to `limit`; none when none).
+ */
+export function findSession(sql: SqlStorage, agent: string, idOrPrefix: string, limit: number): SessionLookup {
+	const whole = getSession(sql, agent, idOrPrefix);
+	if (whole) return { session: whole };
+	const candidates = sessionIdsWithPrefix(sql, idOrPrefix, limit);
+	const only = candidates.length === 1 ? getSession(sql, agent, candidates[0]!) : null;
+	return only ? { session: only } : { candidates };
+}
+
+function toSessionJob(job: JobRecord): SessionJob {
+	return {
+		id: job.id,
+		agent: job.agent,
+		schedule: job.schedule,
+		trigger_type: job.trigger_type,
+		status: job.status,
+		exit_reason: job.exit_reason,
+		dispatch: job.dispatch,
+		scheduled_instant: job.scheduled_instant,
+		created_at: job.created_at,
+		started_at: job.started_at,
+		finished_at: job.finished_at,
+		duration_seconds: job.duration_seconds,
+		summary: job.summary,
+		revision: job.revision,
+		continued_from: job.continued_from,
+	};
+}

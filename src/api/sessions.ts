@@ -1,0 +1,133 @@
+import { z } from "@hono/zod-openapi";
+import { agentRpc } from "../../durable-objects/agent/client.ts";
+import { MAX_SESSION_JOBS, type SessionDetail } from "../../durable-objects/agent/sessions.ts";
+import { ConflictError, NotFoundError } from "../errors.ts";
+import { JobIdSchema, JobStatusSchema, JobSummarySchema } from "../jobs/model.ts";
+import { firstJobPrefix, MIN_SESSION_PREFIX, SessionIdParam, sessionIdFor } from "../jobs/session-ids.ts";
+import { log } from "../log.ts";
+import { cursorScope, decodeCursor, encodeCursor } from "../shared/cursor.ts";
+import { sessionStarts } from "../store/job-index.ts";
+import { createApi, withRole } from "./factory.ts";
+import { AgentNameParam, CursorParam, pageLimit } from "./params.ts";
+import { requireKnownAgent } from "./resolve-agent.ts";
+import { conflictResponse, notFoundResponse } from "./schemas.ts";
+
+/** Sessions an ambiguous prefix names in its 409, at most. */
+const CANDIDATES_SHOWN = 5;
+
+const SessionJobRefSchema = z.object({ id: z.string(), status: JobStatusSchema, created_at: z.string() }).openapi("SessionJobRef");
+
+const SessionSummarySchema = z
+	.object({
+		session_id: z.string().openapi({ example: "ses-job-2026-12-02-k2x9qa" }),
+		agent: z.string(),
+		job_count: z.number().int().openapi({ description: "Jobs in the session: those that ran in it and continues queued for it" }),
+		first_job: SessionJobRefSchema,
+		last_job: SessionJobRefSchema.openapi({ description: "The newest job: the one `drover sessions resume` continues" }),
+		updated_at: z.string().openapi({ description: "When the newest job last changed" }),
+	})
+	.openapi("SessionSummary");
+
+const SessionSchema = SessionSummarySchema.extend({
+	jobs: z
+		.array(JobSummarySchema.extend({ continued_from: JobIdSchema.nullable() }))
+		.openapi({ description: `The session's jobs, oldest first (its newest ${MAX_SESSION_JOBS} when it has more; job_count counts them all)` }),
+}).openapi("Session");
+
+const SessionPage = z.object({ sessions: z.array(SessionSummarySchema), next_cursor: z.string().nullable() }).openapi("SessionPage");
+
+/** The answers' shapes, for the CLI (a type-only import: nothing of src/ loads in it at run time). */
+export type SessionSummaryShape = z.infer<typeof SessionSummarySchema>;
+export type SessionShape = z.infer<typeof SessionSchema>;
+
+/** GET /v1/agents/:agent/sessions, mounted beside the agent's other lists. */
+export const agentSessionsApi = createApi().openapi(
+	withRole("read", {
+		method: "get",
+		path: "/{agent}/sessions",
+		summary: "The agent's sessions, newest first (by their newest started job), with keyset pagination",
+		request: {
+			params: z.object({ agent: AgentNameParam }),
+			query: z.strictObject({ limit: pageLimit(100, 20), cursor: CursorParam }),
+		},
+		responses: { 200: { description: "A page of sessions", content: { "application/json": { schema: SessionPage } } }, ...notFoundResponse },
+	}),
+	async (c) => {
+		const { agent } = c.req.valid("param");
+		const { limit, cursor } = c.req.valid("query");
+		const scope = cursorScope("sessions", { agent });
+		const before = cursor === undefined ? undefined : decodeCursor(cursor, scope);
+		// Asked before its object is woken, which would create one for any name.
+		await requireKnownAgent(c.env, agent);
+		const { sessions, next } = await agentRpc(c.env, agent).sessions(limit, before);
+		return c.json({ sessions, next_cursor: next ? encodeCursor(next, scope) : null }, 200);
+	},
+);
+
+/** GET /v1/sessions/:id: a session found by its id, or a unique prefix of one. */
+export const sessionsApi = createApi().openapi(
+	withRole("read", {
+		method: "get",
+		path: "/{id}",
+		summary: "A session and its jobs, by its id or a unique prefix of it",
+		description:
+			`A session id is its first job's id behind ses- (ses-job-2026-12-02-k2x9qa): the job index finds it, and its agent, by that job. ` +
+			`A prefix needs ${MIN_SESSION_PREFIX} characters after ses-; one that fits several sessions is a 409 naming them. ` +
+			"Sessions from before this id scheme (ses-<uuid>), and any whose first job retention has removed, are found through their agent: add ?agent=<name>.",
+		request: {
+			params: z.object({ id: SessionIdParam }),
+			query: z.strictObject({ agent: AgentNameParam.optional().openapi({ description: "Look in this agent only (needed for a ses-<uuid> id)" }) }),
+		},
+		responses: {
+			200: { description: "The session, its agent and its jobs", content: { "application/json": { schema: SessionSchema } } },
+			...notFoundResponse,
+			...conflictResponse,
+		},
+	}),
+	async (c) => {
+		const { id } = c.req.valid("param");
+		const { agent } = c.req.valid("query");
+		const session = agent === undefined ? await findByFirstJob(c.env, id) : await findInAgent(c.env, agent, id);
+		return c.json(session, 200);
+	},
+);
+
+/** Looks through one agent's sessions: the way to old `ses-<uuid>` ids. */
+async function findInAgent(env: Env, agent: string, id: string): Promise<SessionDetail> {
+	await requireKnownAgent(env, agent);
+	const found = await agentRpc(env, agent).session(id, CANDIDATES_SHOWN + 1);
+	if ("session" in found) return found.session;
+	if (found.candidates.length === 0) throw new NotFoundError(`agent ${agent} has no session ${id}`);
+	throw ambiguous(id, found.candidates.map((session_id) => ({ session_id, agent })));
+}
+
+/**
+ * Finds a session through its first job: the D1 index's primary key names the job (a prefix, the
+ * jobs it could be), and the job's agent holds the session. No scan of agents or of jobs.
+ */
+async function findByFirstJob(env: Env, id: string): Promise<SessionDetail> {
+	const jobPrefix = firstJobPrefix(id);
+	if (jobPrefix === null) {
+		throw new NotFoundError(`no session ${id} found without its agent: an id of the form ses-<uuid> (a session from before ids named their first job) is looked up with ?agent=<name>`);
+	}
+	const starts = await sessionStarts(env.DB, jobPrefix, CANDIDATES_SHOWN + 1);
+	if (starts.length > 1) throw ambiguous(id, starts.map((j) => ({ session_id: sessionIdFor(j.id), agent: j.agent })));
+	const start = starts[0];
+	const notFound = () =>
+		new NotFoundError(`no session ${id}: no job of the index started a session of that id (a session whose first job retention removed is found with ?agent=<name>)`);
+	if (!start) throw notFound();
+	// The job's agent says whether it is a session: a job started before session ids named their
+	// first job has a ses-<uuid> session instead.
+	const found = await agentRpc(env, start.agent).session(sessionIdFor(start.id), 1);
+	if (!("session" in found)) throw notFound();
+	return found.session;
+}
+
+function ambiguous(id: string, candidates: { session_id: string; agent: string }[]): ConflictError {
+	const shown = candidates.slice(0, CANDIDATES_SHOWN);
+	const more = candidates.length > CANDIDATES_SHOWN ? " and more" : "";
+	const list = shown.map((s) => `${s.session_id} (agent ${s.agent})`).join(", ");
+	log.info("sessions.ambiguous_prefix", { prefix: id, candidates: shown.length });
+	return new ConflictError(`session id prefix ${id} fits more than one session: ${list}${more}; give more of the id`, { candidates: shown });
+}
+

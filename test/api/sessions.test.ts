@@ -1,0 +1,207 @@
+import { env, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
+import type { JobRecord } from "../../src/jobs/model.ts";
+import { createAgent, settle } from "../helpers/agents.ts";
+import { useEmulator } from "../helpers/emulator.ts";
+import { call, errorOf } from "../helpers/http.ts";
+import { jobOf, runToRest } from "../helpers/jobs.ts";
+
+interface JobRef {
+	id: string;
+	status: string;
+	created_at: string;
+}
+interface SessionSummary {
+	session_id: string;
+	agent: string;
+	job_count: number;
+	first_job: JobRef;
+	last_job: JobRef;
+	updated_at: string;
+}
+interface Session extends SessionSummary {
+	jobs: { id: string; status: string; trigger_type: string; continued_from: string | null }[];
+}
+interface SessionPage {
+	sessions: SessionSummary[];
+	next_cursor: string | null;
+}
+
+async function continueJob(id: string, prompt = "And then?"): Promise<JobRecord> {
+	const res = await call(`/v1/jobs/${id}/continue`, { method: "POST", as: "operate", body: { prompt } });
+	expect(res.status, await res.clone().text()).toBe(201);
+	return res.json();
+}
+
+async function getSession(id: string): Promise<Session> {
+	const res = await call(`/v1/sessions/${id}`);
+	expect(res.status, await res.clone().text()).toBe(200);
+	return res.json();
+}
+
+/** An agent with one finished job: its session's first. */
+async function agentWithSession(name: string): Promise<JobRecord> {
+	useEmulator();
+	await createAgent({ name });
+	return runToRest(name);
+}
+
+describe("session ids", () => {
+	it("name the session's first job, and a continue joins its session", async () => {
+		const first = await agentWithSession("ses-first");
+		expect(first.status).toBe("completed");
+		expect(first.session_id).toBe(`ses-${first.id}`);
+
+		const next = await continueJob(first.id);
+		await settle("ses-first");
+		const done = await jobOf("ses-first", next.id);
+		expect(done).toMatchObject({ status: "completed", session_id: first.session_id, continued_from: first.id });
+
+		const session = await getSession(first.session_id!);
+		expect(session).toMatchObject({ session_id: first.session_id, agent: "ses-first", job_count: 2, first_job: { id: first.id }, last_job: { id: next.id, status: "completed" } });
+		expect(session.jobs.map((j) => [j.id, j.trigger_type, j.continued_from])).toEqual([
+			[first.id, "manual", null],
+			[next.id, "continue", first.id],
+		]);
+	});
+
+	it("resolve by whole id and by a unique prefix; the newest job is the one to resume", async () => {
+		const first = await agentWithSession("ses-prefix");
+		const second = await continueJob(first.id);
+		await settle("ses-prefix");
+		const whole = await getSession(first.session_id!);
+		// All but the id's last character: no other session of the day shares the other five.
+		const byPrefix = await getSession(first.session_id!.slice(0, -1));
+		expect(byPrefix).toEqual(whole);
+		expect(whole.last_job.id).toBe(second.id);
+
+		// Resuming continues the newest job: the new job is in the same session, continuing it.
+		const resumed = await continueJob(whole.last_job.id, "One more thing.");
+		await settle("ses-prefix");
+		expect(await jobOf("ses-prefix", resumed.id)).toMatchObject({ status: "completed", session_id: first.session_id, continued_from: second.id });
+		const after = await getSession(first.session_id!.slice(0, -2));
+		expect(after.jobs.map((j) => j.id)).toEqual([first.id, second.id, resumed.id]);
+	});
+
+	it("a continue just asked for counts in its session, before it has run", async () => {
+		const first = await agentWithSession("ses-queued");
+		const next = await continueJob(first.id);
+		const session = await getSession(first.session_id!);
+		expect(session.job_count).toBe(2);
+		expect(session.last_job.id).toBe(next.id);
+		await settle("ses-queued");
+	});
+
+	it("refuses a prefix that fits several sessions, naming them", async () => {
+		const a = await agentWithSession("ses-ambiguous-a");
+		useEmulator();
+		await createAgent({ name: "ses-ambiguous-b" });
+		const b = await runToRest("ses-ambiguous-b");
+		// Both jobs are of today: `ses-job-YYYY-MM-DD-` fits both.
+		const day = a.id.slice(0, "job-YYYY-MM-DD-".length);
+		expect(b.id.startsWith(day)).toBe(true);
+		const res = await call(`/v1/sessions/ses-${day}`);
+		expect(res.status).toBe(409);
+		const error = await errorOf(res);
+		expect(error.code).toBe("conflict");
+		expect(error.message).toMatch(new RegExp(`^session id prefix ses-${day} fits more than one session: `));
+		expect(error.message).toMatch(/; give more of the id$/);
+		const named = (error.details as { candidates: { session_id: string; agent: string }[] }).candidates;
+		expect(named.length).toBeGreaterThanOrEqual(2);
+		expect(named.length).toBeLessThanOrEqual(5);
+		expect(error.message).toContain(named[0]!.session_id);
+	});
+
+	it("refuses what is no session id, or too short a prefix, with a 400 that says so", async () => {
+		for (const id of ["ses-job-20", "job-2026-12-02-abcdef", "ses-JOB-2026-12-02-ABCDEF", "ses-job-2026-12-02_abcdef"]) {
+			const res = await call(`/v1/sessions/${id}`);
+			expect(res.status, id).toBe(400);
+			const error = await errorOf(res);
+			expect(error.message, id).toMatch(/^invalid param: id: must be a session id: ses-<first job's id> .*at least 8 characters after ses-/);
+		}
+	});
+
+	it("answers 404 for a session no job started, and for an unknown agent", async () => {
+		const none = await call("/v1/sessions/ses-job-2020-01-01-zzzzzz");
+		expect(none.status).toBe(404);
+		expect((await errorOf(none)).message).toMatch(/^no session ses-job-2020-01-01-zzzzzz: /);
+		const agent = await call("/v1/sessions/ses-job-2020-01-01-zzzzzz?agent=no-such-agent");
+		expect(agent.status).toBe(404);
+		expect((await errorOf(agent)).message).toBe("no agent named no-such-agent");
+		const list = await call("/v1/agents/no-such-agent/sessions");
+		expect(list.status).toBe(404);
+		expect((await errorOf(list)).message).toBe("no agent named no-such-agent");
+	});
+
+	it("a session from before ids named their first job (ses-<uuid>) is found through its agent", async () => {
+		const job = await agentWithSession("ses-legacy");
+		const legacy = "ses-0f8c2d4e-5b6a-4c3d-9e8f-7a6b5c4d3e2f";
+		await runInDurableObject(env.AGENT.getByName("ses-legacy"), (_i: AgentDO, state) => {
+			state.storage.sql.exec("UPDATE job_setup SET session_id = ? WHERE job_id = ?", legacy, job.id);
+			state.storage.sql.exec("UPDATE jobs SET record = json_set(record, '$.session_id', ?) WHERE id = ?", legacy, job.id);
+		});
+		const without = await call(`/v1/sessions/${legacy}`);
+		expect(without.status).toBe(404);
+		expect((await errorOf(without)).message).toMatch(/ses-<uuid> .* is looked up with \?agent=<name>$/);
+
+		const found = await call(`/v1/sessions/${legacy}?agent=ses-legacy`);
+		expect(found.status).toBe(200);
+		expect(await found.json()).toMatchObject({ session_id: legacy, agent: "ses-legacy", job_count: 1, first_job: { id: job.id } });
+		const prefix = await call(`/v1/sessions/${legacy.slice(0, 12)}?agent=ses-legacy`);
+		expect(prefix.status).toBe(200);
+		expect(((await prefix.json()) as Session).session_id).toBe(legacy);
+		// Its own job's id no longer names it.
+		expect((await call(`/v1/sessions/ses-${job.id}`)).status).toBe(404);
+	});
+});
+
+describe("GET /v1/agents/:agent/sessions", () => {
+	it("lists each session once, newest first by its newest job, in pages", async () => {
+		const a = await agentWithSession("ses-list");
+		const b = await runToRest("ses-list");
+		const c = await runToRest("ses-list");
+		const d = await continueJob(a.id);
+		await settle("ses-list");
+
+		const first = await call("/v1/agents/ses-list/sessions?limit=2");
+		expect(first.status).toBe(200);
+		const page1 = (await first.json()) as SessionPage;
+		expect(page1.sessions.map((s) => s.session_id)).toEqual([a.session_id, c.session_id]);
+		expect(page1.sessions[0]).toMatchObject({ agent: "ses-list", job_count: 2, first_job: { id: a.id }, last_job: { id: d.id, status: "completed" } });
+		expect(Date.parse(page1.sessions[0]!.updated_at)).toBeGreaterThanOrEqual(Date.parse(page1.sessions[0]!.last_job.created_at));
+		expect(page1.next_cursor).toEqual(expect.any(String));
+
+		const second = await call(`/v1/agents/ses-list/sessions?limit=2&cursor=${page1.next_cursor}`);
+		const page2 = (await second.json()) as SessionPage;
+		expect(page2.sessions.map((s) => [s.session_id, s.job_count])).toEqual([[b.session_id, 1]]);
+		expect(page2.next_cursor).toBeNull();
+
+		const all = (await (await call("/v1/agents/ses-list/sessions")).json()) as SessionPage;
+		expect(all.sessions.map((s) => s.session_id)).toEqual([a.session_id, c.session_id, b.session_id]);
+	});
+
+	it("refuses a bad cursor and one from another agent's list", async () => {
+		useEmulator();
+		await createAgent({ name: "ses-cursor" });
+		await runToRest("ses-cursor");
+		await runToRest("ses-cursor");
+		const bad = await call("/v1/agents/ses-cursor/sessions?cursor=not-a-cursor");
+		expect(bad.status).toBe(400);
+		expect((await errorOf(bad)).message).toMatch(/^cursor is malformed/);
+		const runs = (await (await call("/v1/agents/ses-cursor/runs?limit=1")).json()) as { next_cursor: string | null };
+		expect(runs.next_cursor).toEqual(expect.any(String));
+		const foreign = await call(`/v1/agents/ses-cursor/sessions?cursor=${runs.next_cursor}`);
+		expect(foreign.status).toBe(400);
+		expect((await errorOf(foreign)).message).toMatch(/^cursor belongs to another list/);
+		const limit = await call("/v1/agents/ses-cursor/sessions?limit=0");
+		expect(limit.status).toBe(400);
+		const own = (await (await call("/v1/agents/ses-cursor/sessions?limit=1")).json()) as SessionPage;
+		expect(own.next_cursor).toEqual(expect.any(String));
+		const elsewhere = await call(`/v1/agents/ses-list/sessions?cursor=${own.next_cursor}`);
+		expect(elsewhere.status).toBe(400);
+		await createAgent({ name: "ses-none" });
+		const empty = await call("/v1/agents/ses-none/sessions");
+		expect(await empty.json()).toEqual({ sessions: [], next_cursor: null });
+	});
+});
