@@ -100,16 +100,19 @@ function summarize(sql: SqlStorage, agent: string, sessionId: string, refs: Sess
 /**
  * A page of the agent's sessions, newest first by their newest started job, after `before` (that
  * job's created_at and id, the page's cursor). A session is listed at its newest job only: walking
- * the jobs newest first, a job with a newer one in its session is passed over.
+ * the jobs newest first, a job that is not its session's last to start is passed over. The last to
+ * start is the session's newest setup row (the highest rowid: a row is written once, as its job
+ * starts, and a session's continues start in the order they were queued), one probe of
+ * job_setup_by_session; comparing with every job of the session instead cost a long session's
+ * length squared (2.4 s for one of 4,000 jobs, against 3 ms). A page reads the jobs between its first
+ * session's newest and its last's: one job a session, more where long sessions lie between.
  */
 export function listSessions(sql: SqlStorage, agent: string, limit: number, before?: CursorKey): { sessions: SessionSummary[]; next: CursorKey | null } {
 	const heads = sql
 		.exec<SessionJobRow>(
 			`SELECT j.id, j.status, j.created_at, s.session_id FROM jobs j JOIN job_setup s ON s.job_id = j.id
 			 WHERE (j.created_at, j.id) < (?1, ?2)
-			   AND NOT EXISTS (
-			     SELECT 1 FROM job_setup s2 JOIN jobs j2 ON j2.id = s2.job_id
-			      WHERE s2.session_id = s.session_id AND (j2.created_at, j2.id) > (j.created_at, j.id))
+			   AND s.rowid = (SELECT max(s2.rowid) FROM job_setup s2 WHERE s2.session_id = s.session_id)
 			 ORDER BY j.created_at DESC, j.id DESC LIMIT ?3`,
 			before?.at ?? Number.MAX_SAFE_INTEGER,
 			before?.id ?? "",
