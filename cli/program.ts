@@ -9,6 +9,7 @@ import { registerIncidents } from "./commands/incidents.ts";
 import { registerJobs } from "./commands/jobs.ts";
 import { registerLogs } from "./commands/logs.ts";
 import { registerNotepad } from "./commands/notepad.ts";
+import { registerSessions } from "./commands/sessions.ts";
 import { registerStatus } from "./commands/status.ts";
 import { registerTick } from "./commands/tick.ts";
 import { registerTrigger } from "./commands/trigger.ts";
@@ -45,6 +46,7 @@ export function buildProgram(): Command {
 	registerIncidents(program);
 	registerTrigger(program);
 	registerActions(program);
+	registerSessions(program);
 	registerNotepad(program);
 	registerUsage(program);
 	registerDoctor(program);

@@ -5,7 +5,7 @@
  * the CLI does not rely on are not looked at, and extra fields are fine.
  */
 import { z } from "zod";
-import type { AgentDetail, AgentPage, AgentStatus, AgentView, Health, Incident, IncidentPage, JobPage, JobRecord, RunPage, Status, Tick, UsagePage } from "./types.ts";
+import type { AgentDetail, AgentPage, AgentStatus, AgentView, Health, Incident, IncidentPage, JobPage, JobRecord, RunPage, Session, SessionPage, Status, Tick, UsagePage } from "./types.ts";
 
 /** A check of one answer; `T` is what the caller then reads it as. */
 export interface Shape<T> {
@@ -53,6 +53,8 @@ const agentView = z.object({
 });
 const incident = z.object({ id: z.string(), agent: z.string(), class: z.string(), state: z.string(), error: z.string(), count: z.number(), first_seen_at: z.string(), last_seen_at: z.string() });
 const nextCursor = z.string().nullable().optional();
+const sessionJobRef = z.object({ id: z.string(), status: z.string(), created_at: z.string() });
+const sessionSummary = z.object({ session_id: z.string(), agent: z.string(), job_count: z.number(), first_job: sessionJobRef, last_job: sessionJobRef, updated_at: z.string() });
 const notepad = z.record(z.string(), z.string());
 
 export const shapes = {
@@ -67,6 +69,8 @@ export const shapes = {
 	me: shape<{ name: string; role: string }>(z.object({ name: z.string(), role: z.string() })),
 	agentStatus: shape<AgentStatus>(z.object({ name: z.string(), paused })),
 	runPage: shape<RunPage>(z.object({ runs: z.array(z.object({ status: z.string(), dispatch: z.string(), claimed_at: z.string(), source: z.string() })), next_cursor: nextCursor })),
+	sessionPage: shape<SessionPage>(z.object({ sessions: z.array(sessionSummary), next_cursor: nextCursor })),
+	session: shape<Session>(sessionSummary.extend({ jobs: z.array(jobSummary) })),
 	incidentPage: shape<IncidentPage>(z.object({ incidents: z.array(incident), next_cursor: nextCursor })),
 	incident: shape<Incident>(incident),
 	usagePage: shape<UsagePage>(

@@ -6,6 +6,7 @@
 import type { AgentStatusShape, OccurrenceShape } from "../src/api/agent-actions.ts";
 import type { AgentDetailT, AgentViewT } from "../src/api/agents.ts";
 import type { HealthShape } from "../src/api/health.ts";
+import type { SessionShape, SessionSummaryShape } from "../src/api/sessions.ts";
 import type { SchedulerHealthShape, StatusShape } from "../src/api/status.ts";
 import type { TickShape } from "../src/api/tick.ts";
 import type { JobRecord, JobStatus, JobSummary } from "../src/jobs/schema.ts";
@@ -23,6 +24,8 @@ export type AgentView = AgentViewT;
 export type AgentDetail = AgentDetailT;
 export type AgentStatus = AgentStatusShape;
 export type Occurrence = OccurrenceShape;
+export type SessionSummary = SessionSummaryShape;
+export type Session = SessionShape;
 export type Paused = NonNullable<AgentView["paused"]>;
 
 export interface JobPage {
@@ -37,6 +40,11 @@ export interface AgentPage {
 
 export interface RunPage {
 	runs: Occurrence[];
+	next_cursor: string | null;
+}
+
+export interface SessionPage {
+	sessions: SessionSummary[];
 	next_cursor: string | null;
 }
 

@@ -889,3 +889,129 @@ describe("drover status", () => {
 		expect(r.stdout).toMatch(/^scheduler\s+ok, last tick (now|\d+s ago) \(1 agent called, 1 claimed, 0 skipped\)$/m);
 	});
 });
+
+describe("drover sessions", () => {
+	const SESSION = `ses-${JOB}`;
+	const NEWEST = "job-2026-01-02-zzzzzz";
+	const ref = (id: string, status = "completed", created_at = "2026-01-01T00:00:00.000Z") => ({ id, status, created_at });
+	const summary = (overrides: Record<string, unknown> = {}) => ({
+		session_id: SESSION,
+		agent: "fake",
+		job_count: 2,
+		first_job: ref(JOB),
+		last_job: ref(NEWEST, "completed", "2026-01-02T00:00:00.000Z"),
+		updated_at: "2026-01-02T00:00:05.000Z",
+		...overrides,
+	});
+	const session = () => ({ ...summary(), jobs: [record(), record({ id: NEWEST, continued_from: JOB, session_id: SESSION })] });
+	const continued = () => record({ id: "job-2026-01-03-newjob", status: "pending", exit_reason: null, session_id: SESSION, continued_from: NEWEST, transitions: [] });
+
+	it("lists an agent's sessions as a table, says how to get the next page, and prints the API's JSON with --json", async () => {
+		const page = { sessions: [summary(), summary({ session_id: "ses-job-2025-12-31-oldone", job_count: 1, last_job: ref("job-2025-12-31-oldone", "failed") })], next_cursor: "CURSOR1" };
+		const api = await fakeApi({ "GET /v1/agents/fake/sessions?limit=2": (_req, res) => json(res, 200, page) });
+		const r = await runCli(api.url, ["sessions", "fake", "--limit", "2"]);
+		expect(r.status, r.stderr).toBe(0);
+		const lines = r.stdout.trimEnd().split("\n");
+		expect(lines[0]).toMatch(/^SESSION\s+AGENT\s+JOBS\s+LAST JOB\s+STATUS\s+UPDATED$/);
+		expect(lines[1]).toMatch(new RegExp(`^${SESSION}\\s+fake\\s+2\\s+${NEWEST}\\s+completed\\s+`));
+		expect(lines[2]).toMatch(/^ses-job-2025-12-31-oldone\s+fake\s+1\s+job-2025-12-31-oldone\s+failed\s+/);
+		expect(r.stderr).toContain("more: drover sessions fake --limit 2 --cursor CURSOR1");
+		const j = await runCli(api.url, ["sessions", "fake", "--limit", "2", "--json"]);
+		expect(JSON.parse(j.stdout)).toEqual(page);
+	});
+
+	it("without an agent lists every agent's newest sessions, merged newest first", async () => {
+		const agent = (name: string) => ({ name, source: "file", enabled: true, model: "m", fallback_models: [], schedules: [], paused: null, running_jobs: [], queued_jobs: 0, last_job: null });
+		const api = await fakeApi({
+			"GET /v1/agents?limit=200": (_req, res) => json(res, 200, { agents: [agent("fake"), agent("other")], next_cursor: null }),
+			"GET /v1/agents/fake/sessions?limit=20": (_req, res) => json(res, 200, { sessions: [summary()], next_cursor: null }),
+			"GET /v1/agents/other/sessions?limit=20": (_req, res) =>
+				json(res, 200, { sessions: [summary({ session_id: "ses-job-2026-01-05-latest", agent: "other", job_count: 1, last_job: ref("job-2026-01-05-latest", "running", "2026-01-05T00:00:00.000Z") })], next_cursor: null }),
+		});
+		const r = await runCli(api.url, ["sessions"]);
+		expect(r.status, r.stderr).toBe(0);
+		expect(r.stdout.trimEnd().split("\n").slice(1).map((l) => l.split(/\s+/).slice(0, 2).join(" "))).toEqual(["ses-job-2026-01-05-latest other", `${SESSION} fake`]);
+		const paged = await runCli(api.url, ["sessions", "--cursor", "x"]);
+		expect(paged.status).toBe(2);
+	});
+
+	it("resume <session prefix> continues the session's newest job with the prompt given", async () => {
+		const prefix = SESSION.slice(0, -2);
+		const api = await fakeApi({
+			[`GET /v1/sessions/${prefix}`]: (_req, res) => json(res, 200, session()),
+			[`POST /v1/jobs/${NEWEST}/continue`]: (_req, res) => json(res, 201, continued()),
+		});
+		const r = await runCli(api.url, ["sessions", "resume", prefix, "What next?"]);
+		expect(r.status, r.stderr).toBe(0);
+		expect(r.stdout).toBe("job-2026-01-03-newjob\n");
+		expect(r.stderr).toContain(`resuming ${SESSION} (agent fake, 2 jobs) from ${NEWEST}`);
+		expect(api.seen.map((s) => s.route)).toEqual([`GET /v1/sessions/${prefix}`, `POST /v1/jobs/${NEWEST}/continue`]);
+		expect(JSON.parse(api.seen[1]!.body)).toEqual({ prompt: "What next?" });
+	});
+
+	it("resume <agent> continues the agent's newest session; --wait follows the new job to its end", async () => {
+		const api = await fakeApi({
+			"GET /v1/agents/fake/sessions?limit=1": (_req, res) => json(res, 200, { sessions: [summary()], next_cursor: "more" }),
+			[`POST /v1/jobs/${NEWEST}/continue`]: (_req, res) => json(res, 201, continued()),
+			"GET /v1/jobs/job-2026-01-03-newjob/stream": (_req, res) => {
+				res.writeHead(200, { "content-type": "text/event-stream" });
+				res.end(`event: status\ndata: {"status":"completed","revision":3}\n\nevent: end\ndata: {"status":"completed"}\n\n`);
+			},
+			"GET /v1/jobs/job-2026-01-03-newjob": (_req, res) => json(res, 200, record({ id: "job-2026-01-03-newjob", session_id: SESSION, continued_from: NEWEST })),
+		});
+		const r = await runCli(api.url, ["sessions", "resume", "fake", "--prompt", "Go on.", "--wait"]);
+		expect(r.status, r.stderr).toBe(0);
+		expect(r.stdout).toBe("job-2026-01-03-newjob\n");
+		expect(r.stderr.trim().split("\n").at(-1)).toMatch(/^✓ job-2026-01-03-newjob completed in /);
+		expect(JSON.parse(api.seen.find((s) => s.route.startsWith("POST"))!.body)).toEqual({ prompt: "Go on." });
+	});
+
+	it("resume with no argument takes the fleet's newest job that started, and the prompt from stdin", async () => {
+		const jobs = {
+			jobs: [
+				{ ...record({ id: "job-2026-01-04-queued", status: "pending", started_at: null }), agent: "other" },
+				{ ...record({ id: NEWEST }), agent: "fake" },
+			],
+			next_cursor: null,
+		};
+		const api = await fakeApi({
+			"GET /v1/jobs?limit=50": (_req, res) => json(res, 200, jobs),
+			[`GET /v1/jobs/${NEWEST}`]: (_req, res) => json(res, 200, record({ id: NEWEST, session_id: SESSION })),
+			[`GET /v1/sessions/${SESSION}?agent=fake`]: (_req, res) => json(res, 200, session()),
+			[`POST /v1/jobs/${NEWEST}/continue`]: (_req, res) => json(res, 201, continued()),
+		});
+		const r = await runCliProcess(["sessions", "resume"], { DROVER_URL: api.url, DROVER_TOKEN: TOKEN }, async (stdin) => void stdin.end("From stdin.\n"));
+		expect(r.status, r.stderr).toBe(0);
+		expect(r.stdout).toBe("job-2026-01-03-newjob\n");
+		expect(JSON.parse(api.seen.at(-1)!.body)).toEqual({ prompt: "From stdin.\n" });
+	});
+
+	it("passes on the API's refusal of an ambiguous prefix, and asks nothing without a prompt", async () => {
+		const message = "session id prefix ses-job-2026-01 fits more than one session: ses-job-2026-01-01-abcdef (agent fake), ses-job-2026-01-02-zzzzzz (agent fake); give more of the id";
+		const api = await fakeApi({ "GET /v1/sessions/ses-job-2026-01": (_req, res) => json(res, 409, { error: { code: "conflict", message } }) });
+		const r = await runCli(api.url, ["sessions", "resume", "ses-job-2026-01", "Go."]);
+		expect(r.status).toBe(1);
+		expect(r.stderr).toContain(`drover: ${message}`);
+		expect(api.seen.map((s) => s.route)).toEqual(["GET /v1/sessions/ses-job-2026-01"]);
+
+		const none = await runCli(api.url, ["sessions", "resume", "ses-job-2026-01"]);
+		expect(none.status).toBe(2);
+		expect(none.stderr).toMatch(/^drover: sessions resume needs a prompt/);
+		expect(api.seen).toHaveLength(1);
+	});
+
+	it("an old ses-<uuid> id not found without its agent: the hint names --agent, which finds it", async () => {
+		const legacy = "ses-0f8c2d4e-5b6a";
+		const api = await fakeApi({
+			[`GET /v1/sessions/${legacy}`]: (_req, res) => json(res, 404, { error: { code: "not_found", message: `no session ${legacy} found without its agent` } }),
+			[`GET /v1/sessions/${legacy}?agent=fake`]: (_req, res) => json(res, 200, { ...session(), session_id: "ses-0f8c2d4e-5b6a-4c3d-9e8f-7a6b5c4d3e2f" }),
+			[`POST /v1/jobs/${NEWEST}/continue`]: (_req, res) => json(res, 201, continued()),
+		});
+		const r = await runCli(api.url, ["sessions", "resume", legacy, "Go."]);
+		expect(r.status).toBe(1);
+		expect(r.stderr).toContain(`drover: hint: name its agent: drover sessions resume ${legacy} --agent <agent>`);
+		const found = await runCli(api.url, ["sessions", "resume", legacy, "Go.", "--agent", "fake"]);
+		expect(found.status, found.stderr).toBe(0);
+		expect(found.stdout).toBe("job-2026-01-03-newjob\n");
+	});
+});

@@ -1,0 +1,162 @@
+import type { Command } from "commander";
+import { ApiError, CliError } from "../client.ts";
+import { act, nextPageCommand, pathSegment, positiveInt, type Context } from "../context.ts";
+import { printable, printableDeep, relTime, statusStyle, table } from "../format.ts";
+import { shapes } from "../shapes.ts";
+import { readStdin } from "../stdin.ts";
+import type { Session, SessionSummary } from "../types.ts";
+import { allAgents } from "./agents.ts";
+import { reportJob } from "./trigger.ts";
+
+interface ListOptions {
+	limit: number;
+	cursor?: string;
+	json?: boolean;
+}
+
+interface ResumeOptions {
+	prompt?: string;
+	agent?: string;
+	allowDefinitionChange?: boolean;
+	wait?: boolean;
+	json?: boolean;
+}
+
+/** What marks a session id on the command line; anything else names an agent. */
+const SESSION_PREFIX = "ses-";
+/** Pages of GET /v1/jobs looked through for the newest job with a session, at most. */
+const MAX_JOB_PAGES = 10;
+
+export function registerSessions(program: Command): void {
+	const sessions = program
+		.command("sessions")
+		.description("list sessions, newest first: an agent's, or (without one) every agent's newest")
+		.argument("[agent]", "agent name", pathSegment)
+		.option("-n, --limit <n>", "how many (1-100)", positiveInt(100), 20)
+		.option("--cursor <cursor>", "the next page of an agent's sessions (printed after a full page)")
+		.option("--json", "print the API's JSON")
+		.action(act(listSessions));
+
+	sessions
+		.command("resume")
+		.description("continue a session's newest job with a new prompt: a session by id (or a unique prefix of one), an agent's newest session, or with neither the fleet's newest")
+		.argument("[session-or-agent]", "a session id or prefix (ses-…), or an agent name", pathSegment)
+		.argument("[prompt]", "what to say next (or --prompt, or on stdin)")
+		.option("-p, --prompt <prompt>", "what to say next")
+		.option("-a, --agent <agent>", "the session's agent: needed for a ses-<uuid> id from before ids named their first job")
+		.option("--allow-definition-change", "run even if the agent's definition changed since the session's newest job")
+		.option("-w, --wait", "follow the new job to its end (exit code as for trigger --wait)")
+		.option("--json", "print the API's JSON")
+		.action(act(resume));
+}
+
+async function listSessions(ctx: Context, agent: string | undefined, opts: ListOptions): Promise<number> {
+	if (agent === undefined && opts.cursor !== undefined) throw new CliError("--cursor pages one agent's sessions: name the agent", 2);
+	let sessions: SessionSummary[];
+	let next: string | null = null;
+	if (agent !== undefined) {
+		const page = await ctx.client.json(`/v1/agents/${encodeURIComponent(agent)}/sessions`, shapes.sessionPage, { query: { limit: opts.limit, cursor: opts.cursor } });
+		if (opts.json) {
+			ctx.json(page);
+			return 0;
+		}
+		sessions = page.sessions;
+		next = page.next_cursor ?? null;
+	} else {
+		// No fleet-wide list of sessions exists (the API keeps each agent's with the agent): each
+		// agent's newest, merged.
+		const pages = await Promise.all((await allAgents(ctx)).map((a) => ctx.client.json(`/v1/agents/${encodeURIComponent(a.name)}/sessions`, shapes.sessionPage, { query: { limit: opts.limit } })));
+		sessions = pages
+			.flatMap((p) => p.sessions)
+			.sort((a, b) => Date.parse(b.last_job.created_at) - Date.parse(a.last_job.created_at))
+			.slice(0, opts.limit);
+		if (opts.json) {
+			ctx.json({ sessions });
+			return 0;
+		}
+	}
+	if (sessions.length === 0) {
+		ctx.out(ctx.p.dim("no sessions"));
+		return 0;
+	}
+	const now = Date.now();
+	ctx.out(
+		table<SessionSummary>(
+			printableDeep(sessions),
+			[
+				{ header: "SESSION", value: (s) => s.session_id },
+				{ header: "AGENT", value: (s) => s.agent },
+				{ header: "JOBS", value: (s) => String(s.job_count) },
+				{ header: "LAST JOB", value: (s) => s.last_job.id },
+				{ header: "STATUS", value: (s) => s.last_job.status, style: (s) => statusStyle(ctx.p, s.last_job.status) },
+				{ header: "UPDATED", value: (s) => relTime(s.updated_at, now) },
+			],
+			ctx.p,
+			ctx.width,
+		),
+	);
+	if (next && agent !== undefined) ctx.err(ctx.ep.dim(printable(`more: ${nextPageCommand(ctx, ["sessions", agent], [["--limit", opts.limit]], next)}`)));
+	return 0;
+}
+
+async function resume(ctx: Context, target: string | undefined, promptArg: string | undefined, opts: ResumeOptions): Promise<number> {
+	const prompt = await promptOf(ctx, promptArg, opts);
+	const isSession = target?.startsWith(SESSION_PREFIX) ?? false;
+	if (opts.agent !== undefined && target !== undefined && !isSession) throw new CliError(`--agent goes with a session id; ${target} is taken as an agent's name`, 2);
+	const session = target === undefined ? await newestSession(ctx) : isSession ? await sessionById(ctx, target, opts.agent) : await newestOfAgent(ctx, target);
+	const from = session.last_job.id;
+	// On stderr: stdout carries the new job's id (or JSON) alone, as for continue.
+	ctx.err(ctx.ep.dim(printable(`resuming ${session.session_id} (agent ${session.agent}, ${session.job_count} job${session.job_count === 1 ? "" : "s"}) from ${from}`)));
+	const body: Record<string, unknown> = { prompt };
+	if (opts.allowDefinitionChange) body.allow_definition_change = true;
+	const job = await ctx.client.json(`/v1/jobs/${encodeURIComponent(from)}/continue`, shapes.job, { method: "POST", body });
+	return reportJob(ctx, job, opts);
+}
+
+/** The prompt from the argument, --prompt, or stdin (when it is not a terminal); a usage error without one. */
+async function promptOf(ctx: Context, promptArg: string | undefined, opts: ResumeOptions): Promise<string> {
+	if (promptArg !== undefined && opts.prompt !== undefined) throw new CliError("give the prompt once: as an argument or with --prompt", 2);
+	const given = promptArg ?? opts.prompt ?? (ctx.stdinIsTTY ? "" : await readStdin());
+	if (given.trim() === "") throw new CliError("sessions resume needs a prompt: what to say next", 2, 'drover sessions resume <session-or-agent> "…" (or --prompt "…", or on stdin)');
+	return given;
+}
+
+async function sessionById(ctx: Context, id: string, agent: string | undefined): Promise<Session> {
+	try {
+		return await ctx.client.json(`/v1/sessions/${encodeURIComponent(id)}`, shapes.session, { query: { agent } });
+	} catch (err) {
+		// An id of the old form is found only through its agent: say how to name it.
+		if (err instanceof ApiError && err.status === 404 && agent === undefined && !id.startsWith(`${SESSION_PREFIX}job-`)) {
+			throw new CliError(err.message, 1, `name its agent: drover sessions resume ${id} --agent <agent> …`);
+		}
+		throw err;
+	}
+}
+
+async function newestOfAgent(ctx: Context, agent: string): Promise<SessionSummary> {
+	const page = await ctx.client.json(`/v1/agents/${encodeURIComponent(agent)}/sessions`, shapes.sessionPage, { query: { limit: 1 } });
+	const newest = page.sessions[0];
+	if (!newest) throw new CliError(`agent ${agent} has no session yet: no job of it has started`);
+	return newest;
+}
+
+/**
+ * The fleet's most recent session: that of the newest job that started (every job that starts has
+ * a session; one still queued has none yet), looked up through its agent, so a session of either id
+ * form is found.
+ */
+async function newestSession(ctx: Context): Promise<Session> {
+	let cursor: string | undefined;
+	for (let pages = 0; pages < MAX_JOB_PAGES; pages++) {
+		const page = await ctx.client.json("/v1/jobs", shapes.jobPage, { query: { limit: 50, cursor } });
+		const started = page.jobs.find((j) => j.started_at !== null);
+		if (started) {
+			const job = await ctx.client.json(`/v1/jobs/${encodeURIComponent(started.id)}`, shapes.job);
+			if (!job.session_id) throw new CliError(`job ${job.id} has no session`);
+			return ctx.client.json(`/v1/sessions/${encodeURIComponent(job.session_id)}`, shapes.session, { query: { agent: job.agent } });
+		}
+		if (!page.next_cursor) break;
+		cursor = page.next_cursor;
+	}
+	throw new CliError("no session to resume: no job has started yet", 1, "drover sessions resume <session-or-agent> to name one");
+}
