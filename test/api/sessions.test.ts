@@ -66,6 +66,18 @@ describe("session ids", () => {
 		]);
 	});
 
+	it("a fork starts a session of its own, named by the fork", async () => {
+		const first = await agentWithSession("ses-fork");
+		const res = await call(`/v1/jobs/${first.id}/fork`, { method: "POST", as: "operate", body: { prompt: "Another way?" } });
+		expect(res.status).toBe(201);
+		const fork = (await res.json()) as JobRecord;
+		await settle("ses-fork");
+		expect(await jobOf("ses-fork", fork.id)).toMatchObject({ status: "completed", session_id: `ses-${fork.id}`, forked_from: first.id });
+		const session = await getSession(`ses-${fork.id}`);
+		expect(session.jobs.map((j) => j.id)).toEqual([fork.id]);
+		expect((await getSession(first.session_id!)).jobs.map((j) => j.id)).toEqual([first.id]);
+	});
+
 	it("resolve by whole id and by a unique prefix; the newest job is the one to resume", async () => {
 		const first = await agentWithSession("ses-prefix");
 		const second = await continueJob(first.id);
