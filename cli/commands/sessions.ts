@@ -26,6 +26,8 @@ interface ResumeOptions {
 const SESSION_PREFIX = "ses-";
 /** Pages of GET /v1/jobs looked through for the newest job with a session, at most. */
 const MAX_JOB_PAGES = 10;
+/** Agents asked for their sessions at once when listing the whole fleet's. */
+const FLEET_CONCURRENCY = 8;
 
 export function registerSessions(program: Command): void {
 	const sessions = program
@@ -65,9 +67,16 @@ async function listSessions(ctx: Context, agent: string | undefined, opts: ListO
 	} else {
 		// No fleet-wide list of sessions exists (the API keeps each agent's with the agent): each
 		// agent's newest, merged.
-		const pages = await Promise.all((await allAgents(ctx)).map((a) => ctx.client.json(`/v1/agents/${encodeURIComponent(a.name)}/sessions`, shapes.sessionPage, { query: { limit: opts.limit } })));
-		sessions = pages
-			.flatMap((p) => p.sessions)
+		const agents = await allAgents(ctx);
+		const found: SessionSummary[] = [];
+		// A few at a time: a large fleet is asked in turn, not with a request per agent all at once.
+		for (let i = 0; i < agents.length; i += FLEET_CONCURRENCY) {
+			const pages = await Promise.all(
+				agents.slice(i, i + FLEET_CONCURRENCY).map((a) => ctx.client.json(`/v1/agents/${encodeURIComponent(a.name)}/sessions`, shapes.sessionPage, { query: { limit: opts.limit } })),
+			);
+			for (const page of pages) found.push(...page.sessions);
+		}
+		sessions = found
 			.sort((a, b) => Date.parse(b.last_job.created_at) - Date.parse(a.last_job.created_at))
 			.slice(0, opts.limit);
 		if (opts.json) {
