@@ -5,7 +5,6 @@ import { printable, printableDeep, relTime, statusStyle, table } from "../format
 import { shapes } from "../shapes.ts";
 import { readStdin } from "../stdin.ts";
 import type { Session, SessionSummary } from "../types.ts";
-import { allAgents } from "./agents.ts";
 import { reportJob } from "./trigger.ts";
 
 interface ListOptions {
@@ -26,13 +25,15 @@ interface ResumeOptions {
 const SESSION_PREFIX = "ses-";
 /** Pages of GET /v1/jobs looked through for the newest job with a session, at most. */
 const MAX_JOB_PAGES = 10;
+/** The fleet's newest jobs whose agents a fleet-wide list asks for their sessions. */
+const RECENT_JOBS = 200;
 /** Agents asked for their sessions at once when listing the whole fleet's. */
 const FLEET_CONCURRENCY = 8;
 
 export function registerSessions(program: Command): void {
 	const sessions = program
 		.command("sessions")
-		.description("list sessions, newest first: an agent's, or (without one) every agent's newest")
+		.description("list sessions, newest first: an agent's, or (without one) the fleet's newest, from the agents of its 200 newest jobs")
 		.argument("[agent]", "agent name", pathSegment)
 		.option("-n, --limit <n>", "how many (1-100)", positiveInt(100), 20)
 		.option("--cursor <cursor>", "the next page of an agent's sessions (printed after a full page)")
@@ -65,14 +66,16 @@ async function listSessions(ctx: Context, agent: string | undefined, opts: ListO
 		sessions = page.sessions;
 		next = page.next_cursor ?? null;
 	} else {
-		// No fleet-wide list of sessions exists (the API keeps each agent's with the agent): each
-		// agent's newest, merged.
-		const agents = await allAgents(ctx);
+		// No fleet-wide list of sessions exists (the API keeps each agent's with the agent). The newest
+		// sessions end in the newest jobs (every job that started is its session's newest or was
+		// continued since), so the agents of the fleet's newest jobs are the ones asked, not every agent.
+		const recent = await ctx.client.json("/v1/jobs", shapes.jobPage, { query: { limit: RECENT_JOBS } });
+		const agents = [...new Set(recent.jobs.map((j) => j.agent))];
 		const found: SessionSummary[] = [];
-		// A few at a time: a large fleet is asked in turn, not with a request per agent all at once.
+		// A few at a time, not a request per agent all at once.
 		for (let i = 0; i < agents.length; i += FLEET_CONCURRENCY) {
 			const pages = await Promise.all(
-				agents.slice(i, i + FLEET_CONCURRENCY).map((a) => ctx.client.json(`/v1/agents/${encodeURIComponent(a.name)}/sessions`, shapes.sessionPage, { query: { limit: opts.limit } })),
+				agents.slice(i, i + FLEET_CONCURRENCY).map((a) => ctx.client.json(`/v1/agents/${encodeURIComponent(a)}/sessions`, shapes.sessionPage, { query: { limit: opts.limit } })),
 			);
 			for (const page of pages) found.push(...page.sessions);
 		}

@@ -920,10 +920,10 @@ describe("drover sessions", () => {
 		expect(JSON.parse(j.stdout)).toEqual(page);
 	});
 
-	it("without an agent lists every agent's newest sessions, merged newest first", async () => {
-		const agent = (name: string) => ({ name, source: "file", enabled: true, model: "m", fallback_models: [], schedules: [], paused: null, running_jobs: [], queued_jobs: 0, last_job: null });
+	it("without an agent lists the newest sessions of the agents of the fleet's newest jobs, merged newest first", async () => {
+		const job = (id: string, agent: string) => ({ id, agent, status: "completed", trigger_type: "manual", created_at: "2026-01-05T00:00:00.000Z" });
 		const api = await fakeApi({
-			"GET /v1/agents?limit=200": (_req, res) => json(res, 200, { agents: [agent("fake"), agent("other")], next_cursor: null }),
+			"GET /v1/jobs?limit=200": (_req, res) => json(res, 200, { jobs: [job("job-2026-01-05-latest", "other"), job(NEWEST, "fake"), job("job-2026-01-01-zzzzzz", "other")], next_cursor: null }),
 			"GET /v1/agents/fake/sessions?limit=20": (_req, res) => json(res, 200, { sessions: [summary()], next_cursor: null }),
 			"GET /v1/agents/other/sessions?limit=20": (_req, res) =>
 				json(res, 200, { sessions: [summary({ session_id: "ses-job-2026-01-05-latest", agent: "other", job_count: 1, last_job: ref("job-2026-01-05-latest", "running", "2026-01-05T00:00:00.000Z") })], next_cursor: null }),
@@ -931,6 +931,8 @@ describe("drover sessions", () => {
 		const r = await runCli(api.url, ["sessions"]);
 		expect(r.status, r.stderr).toBe(0);
 		expect(r.stdout.trimEnd().split("\n").slice(1).map((l) => l.split(/\s+/).slice(0, 2).join(" "))).toEqual(["ses-job-2026-01-05-latest other", `${SESSION} fake`]);
+		// Each agent once, and no agent without a recent job.
+		expect(api.seen.map((s) => s.route).sort()).toEqual(["GET /v1/agents/fake/sessions?limit=20", "GET /v1/agents/other/sessions?limit=20", "GET /v1/jobs?limit=200"]);
 		const paged = await runCli(api.url, ["sessions", "--cursor", "x"]);
 		expect(paged.status).toBe(2);
 	});
