@@ -24,7 +24,7 @@ import { createFollowUp } from "./runner/follow-up.ts";
 import { decideToolCall, getSetup, requestCancel } from "./runner/session.ts";
 import { resumeFromApproval } from "./runner/approval.ts";
 import { InvalidToolSchemaError, toolInputProblems } from "../../src/agent/tools/input-check.ts";
-import { finish, HEARTBEAT_MS } from "./runner/step.ts";
+import { finish, HEARTBEAT_MS, type InflightTool } from "./runner/step.ts";
 import { isFinal, transition } from "../../src/jobs/model.ts";
 import { redact } from "../../src/security/redact.ts";
 import { archivedLines, serveOutput, serveStream } from "./output-http.ts";
@@ -456,13 +456,17 @@ export class AgentDO extends DurableObject<Env> {
 	/**
 	 * Cancels a job: a pending or waiting one at once; a running one at its next checkpoint, with
 	 * any in-flight model call in this instance aborted now (a tool call in flight is let finish, so
-	 * its effect is recorded: see settleTools).
+	 * its effect is recorded: see settleTools). `force` cuts off a tool call in flight in this
+	 * instance too (its effect then unknown, and recorded so), also after a plain cancel that waits
+	 * for it; anywhere else it is a plain cancel.
 	 */
-	async cancel(jobId: string, reason: string | null, by: string): Promise<JobRecord | Refusal> {
+	async cancel(jobId: string, reason: string | null, by: string, force = false): Promise<JobRecord | Refusal> {
 		const job = getJob(this.sql, jobId);
 		if (!job) return refuse(404, `no job ${jobId}`);
 		if (isFinal(job.status)) return refuse(409, `job ${jobId} is already ${job.status}`);
 		const why = `cancelled by ${by}${reason ? `: ${reason}` : ""}`;
+		const tool = force && job.status === "running" ? this.passes.toolCalls.get(jobId) : undefined;
+		if (tool) return this.forceCancel(job, tool, reason, by);
 		if (job.status === "pending" || job.status === "approval_pending") {
 			const done = job.status === "pending" ? transition(job, "cancelled", { reason: why, at: new Date() }) : finish(this.passes.stepDeps(), job, "cancelled", { reason: why });
 			if (job.status === "pending") putJob(this.sql, done, Date.now());
@@ -473,8 +477,17 @@ export class AgentDO extends DurableObject<Env> {
 			await this.passes.scheduleNext(false);
 			return done;
 		}
-		// The first cancel's reason stands: a second one (a double click) would rewrite it.
+		// The first cancel's reason stands: a second one (a double click) would rewrite it. A forced one
+		// with no tool call here to cut off (its call just returned, or the call was left by an
+		// instance that is gone, which the job's next step records as indeterminate) has nothing to
+		// add: the job is answered as it stands.
 		const requested = getSetup(this.sql, jobId)?.cancelRequested;
+		if (requested && force) {
+			log.info("job.force_cancel_nothing_to_cut", { agent: job.agent, job_id: jobId, by });
+			await this.passes.workNow();
+			await this.passes.loopEnded(jobId, CANCEL_WAIT_MS);
+			return this.answerCancel(jobId);
+		}
 		if (requested) return refuse(409, `job ${jobId} is already being cancelled (${requested})`);
 		requestCancel(this.sql, jobId, why);
 		const modelCall = this.passes.inflight.get(jobId);
@@ -485,6 +498,32 @@ export class AgentDO extends DurableObject<Env> {
 		// cancelled. A tool call in flight is let finish (its effect would be unknown if cut off), so
 		// that job answers still running and ends cancelled as soon as the call returns.
 		if (modelCall) await this.passes.loopEnded(jobId, CANCEL_WAIT_MS);
+		return this.answerCancel(jobId);
+	}
+
+	/**
+	 * `cancel --force` on a job whose tool call is in flight in this instance: the call is cut off
+	 * now, recorded as interrupted with its effect unknown (so a continue never tells the model it
+	 * can safely repeat it), and the job ends cancelled, its reason saying it was forced. Also an
+	 * escalation of a plain cancel that waits for the call.
+	 */
+	private async forceCancel(job: JobRecord, tool: InflightTool, reason: string | null, by: string): Promise<JobRecord> {
+		const earlier = getSetup(this.sql, job.id)?.cancelRequested ?? null;
+		const why =
+			`force-cancelled by ${by}${reason ? `: ${reason}` : ""}; tool call ${tool.name} (${tool.toolUseId}) was cut off, its effect unknown` +
+			(earlier ? ` (after "${earlier}")` : "");
+		requestCancel(this.sql, job.id, why);
+		tool.controller.abort(new Error(why));
+		log.info("job.force_cancelled", { agent: job.agent, job_id: job.id, by, tool: tool.name, tool_use_id: tool.toolUseId, escalated: earlier !== null });
+		await this.passes.workNow();
+		// The cut ends the call at once, whether or not its request notices: the job's loop records it
+		// and ends the job within the wait, so the answer shows it cancelled.
+		await this.passes.loopEnded(job.id, CANCEL_WAIT_MS);
+		return this.answerCancel(job.id);
+	}
+
+	/** A cancel's answer: the job as it is now, indexed first if it ended. */
+	private async answerCancel(jobId: string): Promise<JobRecord> {
 		const after = this.withCancelRequest(getJob(this.sql, jobId))!;
 		// Indexed before the answer, as a pending job's cancel is: the pass's own flush waits for its
 		// closing work (the output's put, deliveries), and a list read after the answer would say running.

@@ -15,7 +15,7 @@ import { oldestRecordAt, PRUNE_BATCH, pruneJobs, retentionDays } from "./retenti
 import { computeRevision, knownRevision } from "./revisions.ts";
 import { dueJobIds, getSetup, nextStepTime } from "./runner/session.ts";
 import { startJob } from "./runner/start.ts";
-import { HEARTBEAT_MS, step, type StepDeps } from "./runner/step.ts";
+import { HEARTBEAT_MS, step, type InflightTool, type StepDeps } from "./runner/step.ts";
 import { currentDefinition, keptDefinition, readState } from "./state.ts";
 import type { RegistrySync } from "./registry-sync.ts";
 import type { StreamHub } from "./streams.ts";
@@ -51,6 +51,8 @@ export class Passes {
 	private readonly registry: Pick<RegistrySync, "catchUp" | "dueAt"> | null;
 	/** In-flight model calls by job, so a cancel reaching this instance aborts them (tool calls are let finish). */
 	readonly inflight = new Map<string, AbortController>();
+	/** In-flight tool calls by job: only a forced cancel reaching this instance cuts them off. */
+	readonly toolCalls = new Map<string, InflightTool>();
 	/** The alarm work in progress: alarms never overlap in one instance, even when fired by hand. */
 	working: Promise<void> | null = null;
 	/** The pass queued behind `working` for calls that came while it ran. */
@@ -425,6 +427,7 @@ export class Passes {
 			// An alarm already due by then is heartbeat enough; moving it is a write per model call.
 			heartbeat: (at) => this.alarmAt(at),
 			inflight: this.inflight,
+			toolCalls: this.toolCalls,
 			notify: (jobId) => this.hub.publish(jobId),
 		};
 	}

@@ -61,6 +61,8 @@ export interface ToolContext {
 	agent: AgentDefinition;
 	env: Env;
 	jobId: string;
+	/** Aborted by a forced cancel of the job (`cancel --force`): the call's requests are cut off with it. */
+	signal?: AbortSignal;
 }
 
 export interface ToolOutcome {

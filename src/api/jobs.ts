@@ -63,7 +63,18 @@ const JOB_TYPES = [JSON_TYPE, "application/yaml", "application/x-yaml", "text/ya
 
 const jobResponse = (description: string) => ({ description, content: { "application/json": { schema: JobRecordSchema } } });
 
-const CancelBody = z.strictObject({ reason: z.string().max(500).optional() }).openapi("CancelRequest");
+const CancelBody = z
+	.strictObject({
+		reason: z.string().max(500).optional().openapi({ description: "Recorded in the job's transitions" }),
+		force: z
+			.boolean()
+			.optional()
+			.openapi({
+				description:
+					"Also cut off a tool call in flight (herdctl's force-kill): the call is aborted now, recorded as interrupted with its effect unknown (a continue or fork tells the model so, and never that it may safely repeat it), and the job answers `cancelled`, its reason saying it was forced. Accepted after a plain cancel that waits for a tool call (an escalation). A pending, approval_pending or model-calling job is cancelled as without it. A tool call left by an instance of the agent's object that is gone cannot be cut off: the job answers as it stands and ends `indeterminate` (the call's effect unknown), as without it.",
+			}),
+	})
+	.openapi("CancelRequest");
 const ApprovalBody = z
 	.strictObject({
 		decision: z.enum(["approve", "deny"]),
@@ -146,15 +157,19 @@ export const jobsApi = createApi()
 		withRole("operate", {
 			method: "post",
 			path: "/{id}/cancel",
-			summary: "Cancel a job: a pending one, or one in a model call (the call is aborted), at once; one in a tool call as soon as the call returns",
+			summary: "Cancel a job: a pending one, or one in a model call (the call is aborted), at once; one in a tool call as soon as the call returns, or at once with `force` (the call cut off, its effect unknown)",
 			request: { params: JobPath, body: { content: { "application/json": { schema: CancelBody } }, required: false } },
-			responses: { 200: jobResponse("The job: cancelled, or still running while a tool call in flight finishes"), ...notFoundResponse, ...conflictResponse },
+			responses: {
+				200: jobResponse("The job: cancelled, or still running while a tool call in flight finishes (without `force`)"),
+				...notFoundResponse,
+				...conflictResponse,
+			},
 		}),
 		async (c) => {
 			const { id } = c.req.valid("param");
 			const agent = await ownerOf(c.env, id);
 			const body = c.req.valid("json") ?? {};
-			return c.json(unwrap(await agentRpc(c.env, agent).cancel(id, body.reason ?? null, c.var.principal.name)), 200);
+			return c.json(unwrap(await agentRpc(c.env, agent).cancel(id, body.reason ?? null, c.var.principal.name, body.force ?? false)), 200);
 		},
 	)
 	.openapi(

@@ -81,7 +81,8 @@ export function createFollowUp(
  * The results of the tool calls the source job stopped at (its last turn's), as its record holds
  * them: a call that ran, even one the job was cancelled or timed out during, is given its result,
  * because a model told it had none may make it again (deputy's rule: a call that ran is never
- * repeated). A call interrupted mid-run says its effect is unknown; one never made says so.
+ * repeated). A call interrupted mid-run (the object died, or a forced cancel cut it off) says its
+ * effect is unknown; one never made says so.
  */
 function recordedResults(sql: SqlStorage, sourceId: string): AnswerToolUse {
 	const calls = new Map(turnToolCalls(sql, sourceId).map((c) => [c.toolUseId, c]));
@@ -95,6 +96,8 @@ function recordedResults(sql: SqlStorage, sourceId: string): AnswerToolUse {
 				return result(forModel(call.result ?? "", call.resultLength), call.isError);
 			case "executing":
 				return result("interrupted: the job stopped while this call ran, so whether it took effect is unknown; check before making it again", true);
+			case "interrupted":
+				return result("interrupted: a forced cancel cut this call off while it ran, so whether it took effect is unknown; check before making it again", true);
 			default:
 				return result("not run: the job ended before this call was made", true);
 		}

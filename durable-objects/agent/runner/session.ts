@@ -117,7 +117,11 @@ export function nextStepTime(sql: SqlStorage): number | null {
 }
 
 // ── Tool calls ─────────────────────────────────────────────────────────────────────────────────
-export type ToolCallStatus = "pending" | "executing" | "completed" | "failed" | "denied";
+/**
+ * `interrupted`: cut off mid-run by a forced cancel, its effect unknown (a continue or fork says so,
+ * as for a call left `executing` by a crash); never re-run.
+ */
+export type ToolCallStatus = "pending" | "executing" | "completed" | "failed" | "denied" | "interrupted";
 
 export interface ToolCall {
 	toolUseId: string;
@@ -220,5 +224,5 @@ export function decideToolCall(sql: SqlStorage, jobId: string, toolUseId: string
 }
 
 export function toolCallCount(sql: SqlStorage, jobId: string): number {
-	return sql.exec<{ n: number }>("SELECT count(*) AS n FROM tool_calls WHERE job_id = ? AND status IN ('executing', 'completed', 'failed')", jobId).one().n;
+	return sql.exec<{ n: number }>("SELECT count(*) AS n FROM tool_calls WHERE job_id = ? AND status IN ('executing', 'completed', 'failed', 'interrupted')", jobId).one().n;
 }

@@ -42,9 +42,21 @@ export interface StepDeps {
 	heartbeat: (at: number) => Promise<void>;
 	/** In-flight calls by job, so a cancel in this instance can abort them. */
 	inflight: Map<string, AbortController>;
+	/** Tool calls in flight by job, so a forced cancel in this instance can cut them off (a plain one lets them finish). */
+	toolCalls: Map<string, InflightTool>;
 	/** Tells live subscribers that a job has new lines or a new status. */
 	notify: (jobId: string) => void;
 }
+
+/** A tool call in flight in this instance: what a forced cancel aborts, and names in its reason. */
+export interface InflightTool {
+	controller: AbortController;
+	name: string;
+	toolUseId: string;
+}
+
+/** The result recorded for a call a forced cancel cut off, in the JSONL and in its tool_calls row. */
+export const FORCED_CUT_OFF = "cut off by a forced cancel while it ran: whether it took effect is unknown";
 
 /** What the loop should do after a step. */
 export type StepResult = "continue" | "wait" | "done";
@@ -358,15 +370,18 @@ async function settleTools(deps: StepDeps, job: JobRecord, setup: JobSetup): Pro
 		}
 		// Recorded (and durable: the output gate holds the request until it is) before the call leaves.
 		markToolCall(deps.sql, job.id, call.toolUseId, { status: "executing", at: deps.now() });
-		// Neither a cancel nor the job's timeout aborts a tool call in flight (its own 30 s cap bounds
-		// it): a request cut off after it left may have had its effect, which would then be unknown,
-		// and a continued job's model, told it failed, could make it again under a new idempotency key.
-		// Let finish, its outcome is recorded, and the job stops right after.
-		let outcome: { ok: boolean; content: string };
-		try {
-			outcome = await executeTool(agent, call.name, call.input, call.toolUseId, { agent, env: deps.env, jobId: job.id });
-		} catch (err) {
-			outcome = { ok: false, content: `tool failed: ${err instanceof Error ? err.message : String(err)}` };
+		// Neither a plain cancel nor the job's timeout aborts a tool call in flight (its own 30 s cap
+		// bounds it): a request cut off after it left may have had its effect, which would then be
+		// unknown, and a continued job's model, told it failed, could make it again under a new
+		// idempotency key. Let finish, its outcome is recorded, and the job stops right after. Only an
+		// operator's forced cancel cuts it off, and the record then says its effect is unknown.
+		let outcome = await runTool(deps, job, call, agent);
+		if (outcome === null) {
+			markToolCall(deps.sql, job.id, call.toolUseId, { status: "interrupted", result: FORCED_CUT_OFF, isError: true, at: deps.now() });
+			out(deps, job.id, { type: "tool_result", tool_use_id: call.toolUseId, success: false, error: FORCED_CUT_OFF });
+			log.warn("tool.cut_off", { agent: job.agent, job_id: job.id, tool: call.name, tool_use_id: call.toolUseId });
+			// The cancel that cut it off is recorded (cancel_requested): the next step ends the job with its reason.
+			return "continue";
 		}
 		outcome = { ok: outcome.ok, content: redact(outcome.content) };
 		markToolCall(deps.sql, job.id, call.toolUseId, { status: outcome.ok ? "completed" : "failed", result: outcome.content, isError: !outcome.ok, at: deps.now() });
@@ -396,6 +411,22 @@ async function settleTools(deps: StepDeps, job: JobRecord, setup: JobSetup): Pro
 	}
 	setNextStep(deps.sql, job.id, deps.now(), deps.now());
 	return "continue";
+}
+
+/**
+ * Runs a tool call, registered so a forced cancel can cut it off: the tool's outcome, or null when
+ * the cut came first. The race holds even where a request in flight does not observe the abort.
+ */
+function runTool(deps: StepDeps, job: JobRecord, call: { name: string; input: Record<string, unknown>; toolUseId: string }, agent: JobSetup["definition"]): Promise<{ ok: boolean; content: string } | null> {
+	const controller = new AbortController();
+	// Listened to before the tool starts, so a cut wins the race over the tool's own abort error.
+	const cut = new Promise<null>((resolve) => controller.signal.addEventListener("abort", () => resolve(null), { once: true }));
+	deps.toolCalls.set(job.id, { controller, name: call.name, toolUseId: call.toolUseId });
+	const run = executeTool(agent, call.name, call.input, call.toolUseId, { agent, env: deps.env, jobId: job.id, signal: controller.signal }).catch((err: unknown) => ({
+		ok: false,
+		content: `tool failed: ${err instanceof Error ? err.message : String(err)}`,
+	}));
+	return Promise.race([run, cut]).finally(() => deps.toolCalls.delete(job.id));
 }
 
 function expireApproval(deps: StepDeps, job: JobRecord, setup: JobSetup): StepResult {

@@ -6,11 +6,12 @@ import { deadline, type Deadline } from "../../shared/deadline.ts";
 export const TOOL_TIMEOUT_MS = 30_000;
 
 /**
- * The call's deadline. Nothing else aborts a tool call: a cancel or the job's timeout waits for it
- * (see settleTools), so a request that may have had its effect is never left with an unknown outcome.
+ * The call's deadline, or `cut` (a forced cancel) if it comes first. Nothing else aborts a tool call:
+ * a plain cancel or the job's timeout waits for it (see settleTools), so a request that may have had
+ * its effect is left with an unknown outcome only when an operator forces it.
  */
-export function toolDeadline(): Deadline {
-	return deadline(TOOL_TIMEOUT_MS);
+export function toolDeadline(cut?: AbortSignal): Deadline {
+	return deadline(TOOL_TIMEOUT_MS, cut);
 }
 
 export interface CappedBody {
@@ -62,9 +63,12 @@ export async function readCapped(body: ReadableStream<Uint8Array> | null, cap: n
 	return { bytes, truncated };
 }
 
-/** Why a request failed, in words for the model: timed out, or the network error. */
+/** Why a request failed, in words for the model: timed out, cut off by a forced cancel, or the network error. */
 export function failureReason(error: unknown, signal: AbortSignal): string {
-	if (signal.aborted) return `timed out after ${TOOL_TIMEOUT_MS / 1000} s`;
+	if (signal.aborted) {
+		const timedOut = signal.reason instanceof DOMException && signal.reason.name === "TimeoutError";
+		return timedOut ? `timed out after ${TOOL_TIMEOUT_MS / 1000} s` : "cut off by a forced cancel";
+	}
 	const message = error instanceof Error ? error.message : String(error);
 	return `network error: ${message}`;
 }

@@ -44,7 +44,7 @@ type Parsed = { ok: true; request: FetchRequest } | { ok: false; reason: string 
 export async function httpFetch(tool: HttpFetchTool, input: unknown, ctx: ToolContext): Promise<ToolOutcome> {
 	const parsed = parseInput(tool, input);
 	if (!parsed.ok) return { ok: false, content: parsed.reason };
-	const limit = toolDeadline();
+	const limit = toolDeadline(ctx.signal);
 	try {
 		return await follow(tool, ctx, parsed.request, limit.signal);
 	} finally {

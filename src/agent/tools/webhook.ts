@@ -47,7 +47,7 @@ export async function callWebhookTool(tool: WebhookTool, input: unknown, ctx: To
 		"idempotency-key": `${ctx.jobId}:${toolUseId}`,
 	};
 
-	const limit = toolDeadline();
+	const limit = toolDeadline(ctx.signal);
 	const { signal } = limit;
 	let status: number;
 	let text: string;
