@@ -496,8 +496,10 @@ export class AgentDO extends DurableObject<Env> {
 		await this.passes.workNow();
 		// A model call in flight ends at the abort, and its job with it: the answer shows the job
 		// cancelled. A tool call in flight is let finish (its effect would be unknown if cut off), so
-		// that job answers still running and ends cancelled as soon as the call returns.
-		if (modelCall) await this.passes.loopEnded(jobId, CANCEL_WAIT_MS);
+		// that job answers still running and ends cancelled as soon as the call returns. A forced cancel
+		// that found no call to cut off here waits for the job's loop too: a call left executing by an
+		// instance that is gone ends the job indeterminate at its next step, and the answer says so.
+		if (modelCall || force) await this.passes.loopEnded(jobId, CANCEL_WAIT_MS);
 		return this.answerCancel(jobId);
 	}
 

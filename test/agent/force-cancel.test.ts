@@ -5,6 +5,7 @@ import { createAgent, settle } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
 import { call, errorOf } from "../helpers/http.ts";
 import { jobOf, outputOf, trigger } from "../helpers/jobs.ts";
+import { killSwitch } from "../helpers/kill.ts";
 import { fake } from "../helpers/outbound.ts";
 
 /** A webhook tool whose target (faked below) may have done its work before it answers: its effect matters. */
@@ -156,3 +157,37 @@ async function toolUseIdOf(agent: string, jobId: string): Promise<string> {
 		state.storage.sql.exec<{ tool_use_id: string }>("SELECT tool_use_id FROM tool_calls WHERE job_id = ?", jobId).one().tool_use_id,
 	);
 }
+
+describe("cancel with force, the call left by an instance that is gone", () => {
+	it("cannot cut it off: the job ends indeterminate, as a plain cancel's would, and the answer says so", async () => {
+		useEmulator().enqueue({ tool_use: { name: "charge_card", input: { amount: 120 } } }, { text: "never reached" });
+		await createAgent({ name: "force-gone", tools: [chargeTool] });
+		const killed = await killSwitch("force-gone");
+		let calls = 0;
+		// Made here, not in the object: a promise the object made cannot be settled from the test.
+		let kill = () => {};
+		const go = new Promise<void>((resolve) => (kill = resolve));
+		fake("https://tickets.example.test", async () => {
+			calls++;
+			await go;
+			// The object dies while the call is out (killed from its own work, as a crash would): its
+			// row stays `executing`, its outcome unknown.
+			return killed.kill();
+		});
+		const job = await trigger("force-gone");
+		await expect.poll(() => calls).toBe(1);
+		kill();
+		// (Nothing the dead object was running goes on after: the count is the sign it is gone.)
+		await expect.poll(() => killed.fired).toBe(1);
+
+		// A fresh instance has no call of this job in flight to abort.
+		const res = await post(`/v1/jobs/${job.id}/cancel`, { reason: "looks stuck", force: true });
+		expect(res.status).toBe(200);
+		const answer = (await res.json()) as { status: string; transitions: { reason: string }[] };
+		expect(answer.status).toBe("indeterminate");
+		expect(answer.transitions.at(-1)!.reason).toMatch(/^tool call charge_card \(.+\) was interrupted; it is not re-run; cancelled by operator: looks stuck since$/);
+		await settle("force-gone");
+		expect(await toolCallStatus("force-gone", job.id)).toEqual(["executing"]);
+		expect(calls).toBe(1);
+	});
+});
