@@ -12,6 +12,7 @@ const agentPath = (agent: string) => `/v1/agents/${encodeURIComponent(agent)}`;
 interface CancelOptions {
 	yes?: boolean;
 	reason?: string;
+	force?: boolean;
 	json?: boolean;
 }
 
@@ -36,10 +37,11 @@ interface PauseOptions {
 export function registerActions(program: Command): void {
 	program
 		.command("cancel")
-		.description("cancel a job: at once, or, while a tool call is in flight, as soon as the call returns")
+		.description("cancel a job: at once, or, while a tool call is in flight, as soon as the call returns (at once with --force)")
 		.argument("<id>", "job id", pathSegment)
 		.option("-y, --yes", "do not ask first (required when stdin is not a terminal)")
 		.option("-r, --reason <reason>", "recorded with the cancellation")
+		.option("-f, --force", "cut off a tool call in flight too (also after a plain cancel): its effect is then unknown, and recorded so")
 		.option("--json", "print the API's JSON")
 		.action(act(cancel));
 
@@ -99,18 +101,36 @@ async function cancel(ctx: Context, id: string, opts: CancelOptions): Promise<nu
 	if (!opts.yes) {
 		// A usage error (exit 2): the command line lacks --yes; nothing was asked of the API.
 		if (!ctx.stdinIsTTY) throw new CliError(`not cancelling job ${id} without confirmation`, 2, "stdin is not a terminal to ask on: pass --yes");
-		if (!(await confirm(`Cancel job ${printable(id)}? [y/N] `))) {
+		const question = opts.force
+			? `Force-cancel job ${printable(id)}? A tool call in flight is cut off, and whether it took effect is then unknown. [y/N] `
+			: `Cancel job ${printable(id)}? [y/N] `;
+		if (!(await confirm(question))) {
 			ctx.err("not cancelled");
 			return 1;
 		}
 	}
-	const answer = await ctx.client.json(`${jobPath(id)}/cancel`, shapes.job, { method: "POST", body: opts.reason === undefined ? {} : { reason: opts.reason } });
+	const body = { ...(opts.reason === undefined ? {} : { reason: opts.reason }), ...(opts.force ? { force: true } : {}) };
+	const answer = await ctx.client.json(`${jobPath(id)}/cancel`, shapes.job, { method: "POST", body });
 	// --json prints the answer as it is; a person reads it printable (format.ts).
 	const job = printableDeep(answer);
 	if (opts.json) ctx.json(answer);
-	else if (job.status === "cancelled") ctx.out(`cancelled ${job.id}`);
-	else ctx.out(`cancelling ${job.id}: it is ${statusStyle(ctx.p, job.status)(job.status)} and stops as soon as its tool call in flight returns`);
+	else ctx.out(cancelOutcome(ctx, job, opts.force === true));
 	return 0;
+}
+
+/** What a cancel's answer means, in a line: cancelled (forced or not), still stopping, or ended otherwise. */
+function cancelOutcome(ctx: Context, job: { id: string; status: string; transitions?: { reason: string }[] }, force: boolean): string {
+	// (Checked loosely by the CLI's shapes: an answer without transitions reads as no reason.)
+	const reason = job.transitions?.at(-1)?.reason ?? "";
+	const status = statusStyle(ctx.p, job.status)(job.status);
+	if (job.status === "cancelled") {
+		// The server's reason says whether a call was cut off: a force with nothing in flight is a plain cancel.
+		if (reason.startsWith("force-cancelled")) return `force-cancelled ${job.id}: its tool call in flight was cut off, and whether it took effect is unknown`;
+		return force ? `cancelled ${job.id} (forced, but no tool call was in flight here to cut off)` : `cancelled ${job.id}`;
+	}
+	// A call left by an instance of the agent that is gone cannot be cut off: its job ends indeterminate.
+	if (job.status === "indeterminate") return `${job.id} ended ${status}: ${reason}`;
+	return `cancelling ${job.id}: it is ${status} and stops as soon as its tool call in flight returns`;
 }
 
 async function decide(ctx: Context, id: string, decision: "approve" | "deny", opts: ApproveOptions): Promise<number> {

@@ -493,6 +493,36 @@ describe("cancel without --yes, stdin not a terminal", () => {
 	});
 });
 
+describe("cancel --force", () => {
+	const forced = (reason: string) =>
+		record({ status: "cancelled", exit_reason: "cancelled", summary: null, transitions: [{ from: "running", to: "cancelled", at: "2026-01-01T00:00:02.500Z", reason }] });
+
+	it("sends force and says the call in flight was cut off, its effect unknown", async () => {
+		const reason = "force-cancelled by root; tool call charge_card (toolu_1) was cut off, its effect unknown";
+		const api = await fakeApi({ [`POST /v1/jobs/${JOB}/cancel`]: (_req, res) => json(res, 200, forced(reason)) });
+		const r = await runCli(api.url, ["cancel", JOB, "--yes", "--force", "--reason", "gateway hung"]);
+		expect(r.status, r.stderr).toBe(0);
+		expect(api.seen).toEqual([{ route: `POST /v1/jobs/${JOB}/cancel`, body: JSON.stringify({ reason: "gateway hung", force: true }) }]);
+		expect(r.stdout).toBe(`force-cancelled ${JOB}: its tool call in flight was cut off, and whether it took effect is unknown\n`);
+	});
+
+	it("says so when there was no call to cut off (a pending job: a plain cancel)", async () => {
+		const api = await fakeApi({ [`POST /v1/jobs/${JOB}/cancel`]: (_req, res) => json(res, 200, forced("cancelled by root")) });
+		const r = await runCli(api.url, ["cancel", JOB, "-y", "-f"]);
+		expect(r.status, r.stderr).toBe(0);
+		expect(api.seen.map((s) => s.body)).toEqual([JSON.stringify({ force: true })]);
+		expect(r.stdout).toBe(`cancelled ${JOB} (forced, but no tool call was in flight here to cut off)\n`);
+	});
+
+	it("still asks first: without --yes and no terminal, a usage error that sends nothing", async () => {
+		const api = await fakeApi({ [`POST /v1/jobs/${JOB}/cancel`]: (_req, res) => json(res, 200, forced("cancelled by root")) });
+		const r = await runCli(api.url, ["cancel", JOB, "--force"]);
+		expect(r.status, r.stderr).toBe(2);
+		expect(r.stderr).toBe(`drover: not cancelling job ${JOB} without confirmation\ndrover: hint: stdin is not a terminal to ask on: pass --yes\n`);
+		expect(api.seen).toEqual([]);
+	});
+});
+
 describe("notepad set <key> - (the value from stdin)", () => {
 	/** A fake notepad that stores what it is sent as is. */
 	const notepadApi = () => fakeApi({ "PUT /v1/agents/fake/notepad/k": (_req, res, body) => json(res, 200, { k: (JSON.parse(body) as { value: string }).value }) });
