@@ -106,6 +106,8 @@ dialog.ask p { margin: 0 0 .6rem; }
 dialog.ask label { display: block; font-weight: 600; margin: .9rem 0 .3rem; }
 dialog.ask textarea { min-height: 8rem; }
 dialog.ask input { width: 100%; }
+dialog.ask .check label { font-weight: 400; }
+dialog.ask input[type="checkbox"] { width: auto; margin: 0 .35rem 0 0; }
 dialog.ask .hint { margin: .3rem 0 0; color: var(--muted); font-size: .86em; }
 dialog.ask .message { margin: .75rem 0 0; padding: .5rem .75rem; border-radius: 6px; overflow-wrap: anywhere; white-space: pre-wrap; }
 dialog.ask .message.error { border: 1px solid #f1b0b0; background: #fff1f1; color: #8a1c1c; }

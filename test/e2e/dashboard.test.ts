@@ -550,6 +550,33 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+	it("sends force from the Cancel dialog only when its Force box is ticked", async () => {
+		// (What force does to a tool call in flight is tested against the Worker itself: here, that the page asks for it.)
+		const agent = await createAgent(`dash-force-${run}`, {});
+		await script({ hang: true });
+		const running = await trigger(agent, "Hang.");
+		await expect.poll(async () => (await getJob(running.id)).status, LIVE).toBe("running");
+		const page = await signedIn(`/jobs/${running.id}`);
+		await page.locator("#job-status .badge", { hasText: "running" }).waitFor(LIVE);
+		const cancels: unknown[] = [];
+		page.on("request", (r) => {
+			if (r.method() === "POST" && r.url().endsWith(`/v1/jobs/${running.id}/cancel`)) cancels.push(r.postDataJSON());
+		});
+		const ask = page.getByRole("dialog", { name: `Cancel job ${running.id}` });
+		await page.locator("#job-cancel").click();
+		const force = ask.getByLabel("Force: cut off a tool call in flight too");
+		expect(await force.isChecked()).toBe(false);
+		await force.check();
+		await shot(page, "cancel-job-force");
+		await ask.getByRole("button", { name: "Cancel job" }).click();
+		await page.locator("#job-status .badge", { hasText: "cancelled" }).waitFor(LIVE);
+		await ask.waitFor({ state: "hidden" });
+		// A model call is cut off by any cancel: forced, it is a plain one.
+		expect(cancels).toEqual([{ force: true }]);
+		expect((await getJob(running.id)).status).toBe("cancelled");
+		await page.close();
+	});
+
 	it("lists jobs at once whatever the agents' list takes, and suggests every agent of a large fleet in the agent filter", async () => {
 		const page = await signedIn("/incidents", tokens.read);
 		const { hold, requests } = await fakeFleet(page, 2516);

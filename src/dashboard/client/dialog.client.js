@@ -25,6 +25,9 @@ function ask(o) {
 			? /** @type {HTMLInputElement} */ (h("input", { ...attrs, type: "text", autocomplete: "off" }))
 			: /** @type {HTMLTextAreaElement} */ (h("textarea", { ...attrs, rows: 6, "aria-keyshortcuts": MAC ? "Meta+Enter" : "Control+Enter" }));
 	}
+	// An option the action takes besides the text (cancel's force), unticked until ticked.
+	const c = o.check;
+	const checkbox = c ? /** @type {HTMLInputElement} */ (h("input", { id: id + "-check", type: "checkbox", "aria-describedby": id + "-check-hint" })) : null;
 	const message = h("p", { class: "message", role: "alert", hidden: true });
 	const submit = /** @type {HTMLButtonElement} */ (h("button", { type: "submit", class: o.danger ? "primary danger" : "primary", text: o.submit }));
 	const cancel = /** @type {HTMLButtonElement} */ (h("button", { type: "button", text: o.dismiss || "Cancel" }));
@@ -37,6 +40,9 @@ function ask(o) {
 			// (Enter in a one-line field goes without saying.)
 			h("p", { id: id + "-hint", class: "hint" }, f.hint, oneLine ? null : [" ", h("kbd", { text: keys }), " " + o.submit.toLowerCase() + "s."]),
 		] : null,
+		c && checkbox ? h("div", { class: "check" },
+			h("label", null, checkbox, " " + c.label),
+			h("p", { id: id + "-check-hint", class: "hint", text: c.hint })) : null,
 		message,
 		h("div", { class: "buttons" }, submit, cancel)));
 	const dialog = /** @type {HTMLDialogElement} */ (h("dialog", { class: "ask", "aria-labelledby": id + "-title", "aria-describedby": id + "-text" }, form));
@@ -102,12 +108,13 @@ function ask(o) {
 			busy = true;
 			submit.disabled = cancel.disabled = true;
 			if (field) field.readOnly = true;
+			if (checkbox) checkbox.disabled = true;
 			message.hidden = true;
 			next = null;
 			let stay = false;
 			let ok = false;
 			try {
-				stay = (await o.run(field ? field.value.trim() : "", control)) === false;
+				stay = (await o.run(field ? field.value.trim() : "", control, checkbox ? checkbox.checked : false)) === false;
 				ok = !stay;
 			} catch (err) {
 				// Said where it was asked; to the page if the dialog was closed meanwhile (signed out:
@@ -120,6 +127,7 @@ function ask(o) {
 			busy = false;
 			submit.disabled = cancel.disabled = false;
 			if (field) field.readOnly = false;
+			if (checkbox) checkbox.disabled = false;
 			// (Set by the action's control, which the checker does not see run: read as the type it has.)
 			const then = /** @type {HTMLElement | null} */ (next);
 			if (!stay) {

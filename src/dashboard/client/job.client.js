@@ -44,13 +44,14 @@ async function jobView(signal) {
 
 	$("#job-cancel").onclick = (/** @type {Click} */ e) => act(e.currentTarget, () => ask({
 		title: "Cancel job " + id,
-		text: "It stops at once, and a model call in flight is cut off; a tool call in flight is let finish first, so that its effect is recorded.",
+		text: "It stops at once, and a model call in flight is cut off; a tool call in flight is let finish first, so that its effect is recorded, unless forced.",
 		field: { label: "Reason (optional)", hint: "Recorded in its transitions.", oneLine: true, maxLength: 500 },
+		check: { label: "Force: cut off a tool call in flight too", hint: "Whether the call took effect is then unknown, and recorded so. Also after a cancel that waits for the call." },
 		submit: "Cancel job",
 		danger: true,
 		dismiss: "Keep it",
-		run: async (reason) => {
-			render(await post(path + "/cancel", reason ? { reason } : {}));
+		run: async (reason, _dialog, force) => {
+			render(await post(path + "/cancel", { ...(reason ? { reason } : {}), ...(force ? { force: true } : {}) }));
 		},
 	}), "Cancel requested");
 	/**
@@ -177,7 +178,7 @@ function renderJob(j) {
 		j.forked_from ? ["Forked from", jobLink(j.forked_from)] : null,
 		j.continued_from ? ["Continued from", jobLink(j.continued_from)] : null,
 		j.session_id ? ["Session", h("code", { text: j.session_id })] : null,
-		j.cancel_requested ? ["Cancel requested", printable(j.cancel_requested) + " (once its tool call in flight returns)"] : null,
+		j.cancel_requested ? ["Cancel requested", printable(j.cancel_requested) + " (once its tool call in flight returns; Cancel with Force cuts it off)"] : null,
 		j.error ? ["Error", h("span", { class: "error", text: printable(j.error.type + ": " + j.error.message) })] : null,
 	].filter(Boolean));
 	$("#job-facts").replaceChildren(...facts.flatMap(([k, v]) => [h("dt", { text: k }), h("dd", null, v)]));

@@ -46,8 +46,10 @@ type AskOptions = {
 	danger?: boolean;
 	/** The other button's word: "Cancel" unless said (the Cancel job dialog's cannot be "Cancel"). */
 	dismiss?: string;
-	/** The action, given the field's text trimmed (empty without a field); what it throws is said in the dialog, and false keeps the dialog open. */
-	run: (text: string, dialog: AskControl) => Promise<unknown>;
+	/** A checkbox for an option the action takes (cancel's force); run is told whether it was ticked. */
+	check?: { label: string; hint: string };
+	/** The action, given the field's text trimmed (empty without a field) and whether `check` was ticked; what it throws is said in the dialog, and false keeps the dialog open. */
+	run: (text: string, dialog: AskControl, checked: boolean) => Promise<unknown>;
 };
 /** The dialog's text field: its label, and what an empty one means. */
 type AskField = {
