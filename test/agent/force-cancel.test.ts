@@ -101,6 +101,26 @@ describe("cancel with force", () => {
 		expect(target.calls()).toBe(1);
 	});
 
+	it("cuts off an http_fetch call in flight too: its request is aborted", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ tool_use: { name: "http_fetch", input: { url: "https://slow.example.test/restart", method: "POST", body: "db-1" } } });
+		let aborted = false;
+		const reached = new Promise<void>((arrived) =>
+			fake("https://slow.example.test", (req) => {
+				arrived();
+				return new Promise<Response>((_resolve, reject) => req.signal.addEventListener("abort", () => ((aborted = true), reject(new Error("aborted")))));
+			}),
+		);
+		await createAgent({ name: "force-fetch", tools: [{ type: "http_fetch", allow_hosts: ["slow.example.test"], methods: ["GET", "POST"] }] });
+		const job = await trigger("force-fetch");
+		await reached;
+		const res = await post(`/v1/jobs/${job.id}/cancel`, { force: true });
+		expect(await res.json()).toMatchObject({ status: "cancelled", exit_reason: "cancelled" });
+		expect(aborted).toBe(true);
+		await settle("force-fetch");
+		expect((await outputOf("force-fetch", job.id)).filter((l) => l.type === "tool_result")).toMatchObject([{ success: false, error: CUT_OFF }]);
+	});
+
 	it("escalates a plain cancel that waits for a tool call; a second plain cancel is still a 409", async () => {
 		const { target, job } = await jobInToolCall("force-escalate");
 		const plain = await post(`/v1/jobs/${job.id}/cancel`, { reason: "wrong customer" });
