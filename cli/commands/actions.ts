@@ -125,7 +125,7 @@ function cancelOutcome(ctx: Context, job: { id: string; status: string; transiti
 	const status = statusStyle(ctx.p, job.status)(job.status);
 	if (job.status === "cancelled") {
 		// The server's reason says whether a call was cut off: a force with nothing in flight is a plain cancel.
-		if (reason.startsWith("force-cancelled")) return `force-cancelled ${job.id}: its tool call in flight was cut off, and whether it took effect is unknown`;
+		if (reason.startsWith("force-cancelled") && reason.includes("was cut off")) return `force-cancelled ${job.id}: its tool call in flight was cut off, and whether it took effect is unknown`;
 		return force ? `cancelled ${job.id} (forced, but no tool call was in flight here to cut off)` : `cancelled ${job.id}`;
 	}
 	// A call left by an instance of the agent that is gone cannot be cut off: its job ends indeterminate.

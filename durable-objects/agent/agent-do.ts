@@ -511,9 +511,8 @@ export class AgentDO extends DurableObject<Env> {
 	 */
 	private async forceCancel(job: JobRecord, tool: InflightTool, reason: string | null, by: string): Promise<JobRecord> {
 		const earlier = getSetup(this.sql, job.id)?.cancelRequested ?? null;
-		const why =
-			`force-cancelled by ${by}${reason ? `: ${reason}` : ""}; tool call ${tool.name} (${tool.toolUseId}) was cut off, its effect unknown` +
-			(earlier ? ` (after "${earlier}")` : "");
+		// The step that records the cut adds the call to the reason: the call may yet return first.
+		const why = `force-cancelled by ${by}${reason ? `: ${reason}` : ""}` + (earlier ? ` (after "${earlier}")` : "");
 		requestCancel(this.sql, job.id, why);
 		tool.controller.abort(new Error(why));
 		log.info("job.force_cancelled", { agent: job.agent, job_id: job.id, by, tool: tool.name, tool_use_id: tool.toolUseId, escalated: earlier !== null });

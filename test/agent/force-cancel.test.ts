@@ -134,7 +134,7 @@ describe("cancel with force", () => {
 		expect(forced.status).toBe(200);
 		const answer = (await forced.json()) as { status: string; transitions: { reason: string }[] };
 		expect(answer.status).toBe("cancelled");
-		expect(answer.transitions.at(-1)!.reason).toMatch(/^force-cancelled by operator; tool call charge_card \(.+\) was cut off, its effect unknown \(after "cancelled by operator: wrong customer"\)$/);
+		expect(answer.transitions.at(-1)!.reason).toMatch(/^force-cancelled by operator \(after "cancelled by operator: wrong customer"\); tool call charge_card \(.+\) was cut off, its effect unknown$/);
 		expect(target.aborted()).toBe(true);
 		await settle("force-escalate");
 		expect(await toolCallStatus("force-escalate", job.id)).toEqual(["interrupted"]);

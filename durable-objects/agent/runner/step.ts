@@ -15,7 +15,7 @@ import { clearOldToolResults, forModel } from "./context.ts";
 import { resumeFromApproval } from "./approval.ts";
 import { appendLines, type OutputLine } from "./output.ts";
 import { appendMessage, extendLastMessage, readMessages } from "./messages.ts";
-import { NEVER, getSetup, insertToolCalls, markToolCall, noteExtraRequests, setNextStep, toolCallCount, turnToolCalls, type JobSetup } from "./session.ts";
+import { NEVER, getSetup, insertToolCalls, markToolCall, noteExtraRequests, requestCancel, setNextStep, toolCallCount, turnToolCalls, type JobSetup } from "./session.ts";
 import { addUsage, limitReached, type LimitHit, type UsedCounts } from "./usage.ts";
 
 /** The fleet's price table (fleet.yaml `pricing`); an invalid bundled fleet prices nothing. */
@@ -380,7 +380,10 @@ async function settleTools(deps: StepDeps, job: JobRecord, setup: JobSetup): Pro
 			markToolCall(deps.sql, job.id, call.toolUseId, { status: "interrupted", result: FORCED_CUT_OFF, isError: true, at: deps.now() });
 			out(deps, job.id, { type: "tool_result", tool_use_id: call.toolUseId, success: false, error: FORCED_CUT_OFF });
 			log.warn("tool.cut_off", { agent: job.agent, job_id: job.id, tool: call.name, tool_use_id: call.toolUseId });
-			// The cancel that cut it off is recorded (cancel_requested): the next step ends the job with its reason.
+			// The cancel that cut it off is recorded (cancel_requested): the next step ends the job with
+			// its reason, which now names the call cut off.
+			const forced = getSetup(deps.sql, job.id)?.cancelRequested ?? "force-cancelled";
+			requestCancel(deps.sql, job.id, `${forced}; tool call ${call.name} (${call.toolUseId}) was cut off, its effect unknown`);
 			return "continue";
 		}
 		outcome = { ok: outcome.ok, content: redact(outcome.content) };
