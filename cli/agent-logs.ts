@@ -10,6 +10,13 @@ export const ACTIVE: readonly string[] = ["pending", "running", "approval_pendin
 
 /** How many of an agent's newest jobs `logs <agent>` reads its lines from. */
 const RECENT_JOBS = 20;
+/** A page of an agent's live jobs of one status (the API's largest). */
+const ACTIVE_PAGE = 200;
+/** A page of the agent's jobs when asking for new ones, and how many pages a poll reads at most. */
+const NEW_PAGE = 50;
+const NEW_PAGES = 40;
+/** Polls between two checks that the agent still exists (its jobs stay listed after it is deleted). */
+const EXISTS_EVERY = 5;
 /**
  * How often `logs <agent> --follow` asks for new jobs while none of those it follows ends (an end
  * asks at once: a queued run often starts as the one before it ends). A list read is one D1 query.
@@ -34,6 +41,25 @@ interface Part {
 export async function recentJobs(ctx: Context, agent: string): Promise<JobSummary[]> {
 	const page = await ctx.client.json(`/v1/agents/${encodeURIComponent(agent)}/jobs`, shapes.jobPage, { query: { limit: RECENT_JOBS } });
 	return page.jobs;
+}
+
+/**
+ * The agent's newest jobs together with every one not ended yet, newest first. The newest 20 need not
+ * hold them all: a queue of 25 keeps its oldest, which run first, beyond them.
+ */
+export async function recentAndActiveJobs(ctx: Context, agent: string): Promise<JobSummary[]> {
+	const byId = new Map((await recentJobs(ctx, agent)).map((j) => [j.id, j]));
+	for (const status of ACTIVE) {
+		let cursor: string | null = null;
+		do {
+			const query: Record<string, string | number> = { status, limit: ACTIVE_PAGE, ...(cursor ? { cursor } : {}) };
+			const page = await ctx.client.json(`/v1/agents/${encodeURIComponent(agent)}/jobs`, shapes.jobPage, { query });
+			for (const job of page.jobs) if (!byId.has(job.id)) byId.set(job.id, job);
+			cursor = page.next_cursor;
+		} while (cursor !== null);
+	}
+	// Ids are not in creation order: the lists' own order (created_at, then id) is kept.
+	return [...byId.values()].sort((a, b) => (b.created_at ?? "").localeCompare(a.created_at ?? "") || b.id.localeCompare(a.id));
 }
 
 /**
@@ -64,30 +90,49 @@ export async function lastLines(ctx: Context, recent: readonly JobSummary[], wan
  */
 export async function followAgent(ctx: Context, agent: string, recent: readonly JobSummary[], parts: readonly Part[], sink: AgentLogSink, pollMs = POLL_MS): Promise<never> {
 	const seen = new Set(recent.map((j) => j.id));
-	let wake: () => void = () => {};
+	// A job that ends while no wait is under way (before the first, or during a listing) leaves its
+	// wake-up pending, so the next wait does not sit out a whole poll interval.
+	let woken = false;
+	const pending = () => void (woken = true);
+	let wake: () => void = pending;
 	let failure: unknown = null;
+	let live = 0;
+	let polls = 0;
+	let deleted = false;
 	const follow = (job: JobSummary, after: number) => {
+		live++;
 		followJob(ctx.client, job.id, {
 			after,
 			serverAnswered: true,
 			onLine: (_n, raw) => sink.line(job, raw),
 			onReconnect: ({ after: last, attempt, reason, delayMs }) =>
 				ctx.err(ctx.ep.dim(printable(`drover: job ${job.id}: ${reason}; resuming after line ${last} in ${(delayMs / 1000).toFixed(1)}s (attempt ${attempt})`))),
-		}).then(
-			(result) => (sink.ended(job, result.status), wake()),
-			// A job's lines that cannot be had are not skipped quietly: the command fails, saying which.
-			(err: unknown) => ((failure ??= err), wake()),
-		);
+		})
+			.then(
+				(result) => sink.ended(job, result.status),
+				// A job's lines that cannot be had are not skipped quietly: the command fails, saying which.
+				(err: unknown) => void (failure ??= err),
+			)
+			.finally(() => (live--, wake()));
 	};
 	const totals = new Map(parts.map((p) => [p.job.id, p.total ?? 0]));
 	for (const job of recent) if (ACTIVE.includes(job.status)) follow(job, totals.get(job.id) ?? 0);
 	if (recent.length === 0 && ctx.stderrIsTTY) ctx.err(ctx.ep.dim(printable(`waiting for agent ${agent}'s first job`)));
 	for (;;) {
-		await new Promise<void>((resolve) => {
-			const timer = setTimeout(resolve, pollMs);
-			wake = () => (clearTimeout(timer), resolve());
-		});
+		// A deleted agent's jobs stay listed, so only asking for the agent says it is gone: its live
+		// jobs are followed to their end, and then nothing more can come.
+		if (!deleted && polls++ % EXISTS_EVERY === 0) deleted = await isDeleted(ctx, agent);
+		if (deleted && live === 0) throw new CliError(`agent ${agent} was deleted: none of its jobs will start any more`, 1, `its jobs stay readable: drover jobs --agent ${agent}`);
+		if (!woken) {
+			await new Promise<void>((resolve) => {
+				const timer = setTimeout(resolve, pollMs);
+				wake = () => (clearTimeout(timer), resolve());
+			});
+		}
+		woken = false;
+		wake = pending;
 		if (failure !== null) throw failure;
+		if (deleted) continue;
 		let fresh: JobSummary[];
 		try {
 			fresh = await newJobs(ctx, agent, seen);
@@ -106,6 +151,18 @@ export async function followAgent(ctx: Context, agent: string, recent: readonly 
 	}
 }
 
+/** Whether the agent is gone (GET /v1/agents/:agent is a 404); any other failure is left to the next check. */
+async function isDeleted(ctx: Context, agent: string): Promise<boolean> {
+	try {
+		await ctx.client.json(`/v1/agents/${encodeURIComponent(agent)}`, shapes.agent);
+		return false;
+	} catch (err) {
+		if (err instanceof ApiError && err.status === 404) return true;
+		if (err instanceof ApiError && err.status < 500 && err.status !== 429) throw err;
+		return false;
+	}
+}
+
 /**
  * Jobs not seen before, newest first. The first page is read whole rather than up to the newest seen
  * job, since a job's index row can land after a newer one's; further pages only while a whole page is new.
@@ -113,8 +170,8 @@ export async function followAgent(ctx: Context, agent: string, recent: readonly 
 async function newJobs(ctx: Context, agent: string, seen: ReadonlySet<string>): Promise<JobSummary[]> {
 	const fresh: JobSummary[] = [];
 	let cursor: string | null = null;
-	for (let page = 0; page < 5; page++) {
-		const query: Record<string, string | number> = { limit: RECENT_JOBS, ...(cursor ? { cursor } : {}) };
+	for (let page = 0; page < NEW_PAGES; page++) {
+		const query: Record<string, string | number> = { limit: NEW_PAGE, ...(cursor ? { cursor } : {}) };
 		const answer = await ctx.client.json(`/v1/agents/${encodeURIComponent(agent)}/jobs`, shapes.jobPage, { query });
 		const unseen = answer.jobs.filter((j) => !seen.has(j.id));
 		fresh.push(...unseen);

@@ -3,7 +3,7 @@ import { CliError, JSONL, outcomeCode } from "../client.ts";
 import { act, pathSegment, positiveInt, type Context } from "../context.ts";
 import { printable, renderLine, statusStyle } from "../format.ts";
 import { followJob } from "../sse.ts";
-import { ACTIVE, agentSink, followAgent, lastLines, recentJobs } from "../agent-logs.ts";
+import { ACTIVE, agentSink, followAgent, lastLines, recentAndActiveJobs, recentJobs } from "../agent-logs.ts";
 
 interface LogsOptions {
 	job?: string;
@@ -24,7 +24,7 @@ export function registerLogs(program: Command): void {
 			"-f, --follow",
 			"stream new lines live: an agent's current and next jobs until interrupted; a --job to its end, resuming after dropped connections; exits 0 completed, 1 failed or indeterminate, 2 cancelled",
 		)
-		.option("-n, --lines <n>", `the last N lines, across an agent's recent jobs (default ${DEFAULT_LINES}; with --follow --job: start N lines back, default from the start)`, positiveInt(100_000))
+		.option("-n, --lines <n>", `the last N lines of output, across an agent's recent jobs (lines the view leaves out, as an empty answer, count; default ${DEFAULT_LINES}; with --follow --job: start N lines back, default from the start)`, positiveInt(100_000))
 		.option("--json", "print the raw JSONL lines as the API gives them (the marks between jobs go to a terminal's stderr)")
 		.action(act(logs));
 }
@@ -39,7 +39,7 @@ async function logs(ctx: Context, agent: string | undefined, opts: LogsOptions):
 
 /** herdctl's `logs <agent>`: the last lines of its recent jobs, each under a mark naming the job; --follow goes on with every job it starts. */
 async function agentLogs(ctx: Context, agent: string, opts: LogsOptions, print: (raw: string) => void): Promise<number> {
-	const recent = await recentJobs(ctx, agent);
+	const recent = opts.follow ? await recentAndActiveJobs(ctx, agent) : await recentJobs(ctx, agent);
 	if (recent.length === 0 && !opts.follow) throw new CliError(`agent ${agent} has no jobs (yet)`, 1, `drover trigger ${agent} starts one`);
 	const parts = await lastLines(ctx, recent, opts.lines ?? DEFAULT_LINES, opts.follow === true);
 	const sink = agentSink(ctx, opts.json === true, print);

@@ -836,14 +836,45 @@ describe("logs of an agent: its recent jobs, and --follow across the jobs it sta
 		expect(typo.stderr).toContain("no route for GET /v1/agents/nope/jobs?limit=20");
 	});
 
+	const AGENT = { name: "fake", source: "api", enabled: true, model: "m", fallback_models: [], schedules: [], paused: null, running_jobs: [], queued_jobs: 0, last_job: null };
+	/** Runs `drover logs fake --follow …` until `done(stdout)` holds or it exits; then interrupts it. */
+	async function follow(url: string, args: string[], done: (stdout: string) => boolean) {
+		const child = spawn(process.execPath, [CLI, "logs", "fake", "--follow", ...args], { env: childEnv({ DROVER_URL: url, DROVER_TOKEN: TOKEN }), stdio: ["ignore", "pipe", "pipe"] });
+		let stdout = "";
+		let stderr = "";
+		child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+		child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+		const closed = new Promise<number | null>((resolve) => child.on("close", resolve));
+		const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
+		await new Promise<void>((resolve) => {
+			child.stdout.on("data", () => (done(stdout) ? resolve() : undefined));
+			void closed.then(() => resolve());
+		});
+		child.kill("SIGINT");
+		const status = await closed;
+		clearTimeout(timer);
+		return { status, stdout, stderr };
+	}
+	/** The live jobs of each status the follow asks for at its start. */
+	const live = (jobs: Record<string, ReturnType<typeof summary>[]>) =>
+		Object.fromEntries(
+			["pending", "running", "approval_pending"].map((status) => [
+				`GET /v1/agents/fake/jobs?status=${status}&limit=200`,
+				(_req: IncomingMessage, res: ServerResponse) => json(res, 200, { jobs: jobs[status] ?? [], next_cursor: null }),
+			]),
+		);
+
 	it("--follow goes on from the live job's last line, then follows each job the agent starts, whole, until interrupted", async () => {
 		let listed = 0;
 		const streams: (string | null)[] = [];
 		const api = await fakeApi({
-			// The first listing has A running; once A ends the next listing (asked at once) has B and C, which may have ended already.
-			"GET /v1/agents/fake/jobs?limit=20": (_req, res) => {
+			"GET /v1/agents/fake/jobs?limit=20": (_req, res) => json(res, 200, { jobs: [summary(A, "running")], next_cursor: null }),
+			...live({ running: [summary(A, "running")] }),
+			"GET /v1/agents/fake": (_req, res) => json(res, 200, AGENT),
+			// Once A ends the agent's jobs are asked for at once: B and C are new, and may have ended already.
+			"GET /v1/agents/fake/jobs?limit=50": (_req, res) => {
 				listed++;
-				const jobs = listed === 1 ? [summary(A, "running")] : [summary(C, "running"), summary(B, "cancelled"), summary(A, "completed")];
+				const jobs = listed === 1 ? [summary(C, "running"), summary(B, "cancelled"), summary(A, "completed")] : [summary(C, "completed"), summary(B, "cancelled"), summary(A, "completed")];
 				json(res, 200, { jobs, next_cursor: null });
 			},
 			[`GET /v1/jobs/${A}/output`]: (_req, res) => ndjson(res, [text("a1"), text("a2")]),
@@ -851,29 +882,50 @@ describe("logs of an agent: its recent jobs, and --follow across the jobs it sta
 			[`GET /v1/jobs/${B}/stream`]: (req, res) => (streams.push(`${B} ${req.headers["last-event-id"] ?? null}`), sse(res, 1, [text("b1"), text("b2")], "cancelled")),
 			[`GET /v1/jobs/${C}/stream`]: (req, res) => (streams.push(`${C} ${req.headers["last-event-id"] ?? null}`), sse(res, 1, [text("c1")], "completed")),
 		});
-		const child = spawn(process.execPath, [CLI, "logs", "fake", "--follow", "--lines", "1"], { env: childEnv({ DROVER_URL: api.url, DROVER_TOKEN: TOKEN }), stdio: ["ignore", "pipe", "pipe"] });
-		let stdout = "";
-		let stderr = "";
-		child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-		child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-		const closed = once(child, "close");
-		const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
-		await new Promise<void>((resolve) => {
-			const check = () => (stdout.includes(`==> ${B} cancelled <==`) && stdout.includes(`==> ${C} completed <==`) ? resolve() : undefined);
-			child.stdout.on("data", check);
-			child.on("close", resolve);
-		});
-		child.kill("SIGINT");
-		await closed;
-		clearTimeout(timer);
-		expect(stderr).toBe("");
-		const out = stdout.split("\n");
+		const r = await follow(api.url, ["--lines", "1"], (out) => out.includes(`==> ${B} cancelled <==`) && out.includes(`==> ${C} completed <==`));
+		expect(r.stderr).toBe("");
+		const out = r.stdout.split("\n");
 		expect(out.slice(0, 4)).toEqual([`==> ${A} (schedule) <==`, "a2", "a3", `==> ${A} completed <==`]);
 		// B and C are followed side by side: each line under its job's mark, every line once.
 		const of = (job: string) => out.filter((l, i) => /^[bc]\d$/.test(l) && out.slice(0, i).reverse().find((m) => m.startsWith("==> ")) === `==> ${job} (schedule${job === B ? ", cancelled" : ""}) <==`);
 		expect(of(B)).toEqual(["b1", "b2"]);
 		expect(of(C)).toEqual(["c1"]);
 		expect(streams.sort()).toEqual([`${A} 2`, `${B} null`, `${C} null`]);
+	});
+
+	it("--follow also follows the live jobs older than the newest 20: a queue's oldest, which run first", async () => {
+		const newest = Array.from({ length: 20 }, (_, i) => summary(`job-2026-01-02-q${String(i).padStart(5, "0")}`, "pending"));
+		const api = await fakeApi({
+			"GET /v1/agents/fake/jobs?limit=20": (_req, res) => json(res, 200, { jobs: newest, next_cursor: "older" }),
+			...live({ pending: newest, running: [summary(A, "running")] }),
+			"GET /v1/agents/fake": (_req, res) => json(res, 200, AGENT),
+			"GET /v1/agents/fake/jobs?limit=50": (_req, res) => json(res, 200, { jobs: newest, next_cursor: null }),
+			[`GET /v1/jobs/${A}/output`]: (_req, res) => ndjson(res, [text("a1")]),
+			[`GET /v1/jobs/${A}/stream`]: (_req, res) => sse(res, 2, [text("a2")], "completed"),
+			// The queued ones have written nothing yet: their streams stay open.
+			...Object.fromEntries(newest.map((j) => [`GET /v1/jobs/${j.id}/output`, (_req: IncomingMessage, res: ServerResponse) => ndjson(res, [])])),
+			...Object.fromEntries(newest.map((j) => [`GET /v1/jobs/${j.id}/stream`, (_req: IncomingMessage, res: ServerResponse) => void res.writeHead(200, { "content-type": "text/event-stream" }).write(": waiting\n\n")])),
+		});
+		const r = await follow(api.url, ["--json"], (out) => out.includes("a2"));
+		expect(r.stderr).toBe("");
+		expect(r.stdout).toBe(`${text("a1")}\n${text("a2")}\n`);
+	});
+
+	it("--follow ends, exit 1, once the agent is deleted and its live jobs have ended", async () => {
+		let deleted = false;
+		const api = await fakeApi({
+			"GET /v1/agents/fake/jobs?limit=20": (_req, res) => json(res, 200, { jobs: [summary(A, "running")], next_cursor: null }),
+			...live({ running: [summary(A, "running")] }),
+			"GET /v1/agents/fake": (_req, res) => (deleted ? json(res, 404, { error: { code: "not_found", message: "no agent named fake" } }) : json(res, 200, AGENT)),
+			"GET /v1/agents/fake/jobs?limit=50": (_req, res) => json(res, 200, { jobs: [summary(A, "completed")], next_cursor: null }),
+			[`GET /v1/jobs/${A}/output`]: (_req, res) => ndjson(res, [text("a1")]),
+			// The agent is deleted while its last job runs; the job still ends, and is shown to its end.
+			[`GET /v1/jobs/${A}/stream`]: (_req, res) => ((deleted = true), sse(res, 2, [text("a2")], "completed")),
+		});
+		const r = await follow(api.url, [], () => false);
+		expect(r.status).toBe(1);
+		expect(r.stdout).toBe(`==> ${A} (schedule) <==\na1\na2\n==> ${A} completed <==\n`);
+		expect(r.stderr).toBe("drover: agent fake was deleted: none of its jobs will start any more\ndrover: hint: its jobs stay readable: drover jobs --agent fake\n");
 	});
 });
 
