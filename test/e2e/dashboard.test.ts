@@ -1862,6 +1862,39 @@ describe("the dashboard", () => {
 		expect(await of(third.id).locator("ol.log li").allTextContents()).toHaveLength(thirdStored.length);
 		expect(await polls()).toBeGreaterThan(0);
 		await shot(page, "agent-logs");
+
+		// More jobs between two polls than a page of the list holds: every one gets its section.
+		const burst: string[] = [];
+		for (let i = 0; i < 22; i++) burst.push((await trigger(agent, `Burst ${i}.`)).id);
+		for (const id of burst) await settled(id);
+		await page.clock.runFor(10_000);
+		await of(burst.at(-1)!).locator(".job-state .badge", { hasText: "completed" }).waitFor(LIVE);
+		expect(await sections.evaluateAll((els) => els.map((e) => (e as unknown as { dataset: { job: string } }).dataset.job))).toEqual([first.id, second.id, third.id, ...burst]);
+		await page.close();
+	});
+
+	it("opens an agent's logs page with every live job, a queue's oldest beyond the newest 20 too, and follows each as the queue runs", async () => {
+		// One job holds the only slot (its model never answers); 24 queue behind it.
+		const agent = await createAgent(`dash-logs-queue-${run}`, { max_concurrent: 1 });
+		await script({ hang: true });
+		const holder = await trigger(agent, "Hold the slot.");
+		await expect.poll(async () => (await getJob(holder.id)).status, LIVE).toBe("running");
+		const queued: JobRecord[] = [];
+		for (let i = 0; i < 24; i++) queued.push(await trigger(agent, `Queued ${i}.`));
+
+		const page = await signedIn(`/agents/${agent}/logs`, tokens.read);
+		const sections = page.locator("#agent-logs section.agent-log-job");
+		await page.locator("#agent-logs-meta", { hasText: "following 25 live jobs" }).waitFor(LIVE);
+		// Every live job has its section at once, oldest first, the holder on top.
+		expect(await sections.evaluateAll((els) => els.map((e) => (e as unknown as { dataset: { job: string } }).dataset.job))).toEqual([holder.id, ...queued.map((j) => j.id)]);
+
+		await call("POST", `/v1/jobs/${holder.id}/cancel`, tokens.operate, {});
+		const of = (id: string) => page.locator(`#agent-logs section[data-job="${id}"]`);
+		await of(holder.id).locator(".job-state .badge", { hasText: "cancelled" }).waitFor(LIVE);
+		for (const job of queued) await of(job.id).locator(".job-state .badge", { hasText: "completed" }).waitFor(LIVE);
+		// Each followed to its end: its last line, the result, is there once.
+		for (const job of [queued[0]!, queued.at(-1)!]) expect(await of(job.id).locator("li.t-system", { hasText: "final answer" }).count()).toBe(1);
+		await page.locator("#agent-logs-meta", { hasText: "no job running" }).waitFor(LIVE);
 		await page.close();
 	});
 
