@@ -21,8 +21,9 @@ interface ResumeOptions {
 	json?: boolean;
 }
 
-/** What marks a session id on the command line; anything else names an agent. */
+/** What marks a session id on the command line; a job id names its session; anything else names an agent. */
 const SESSION_PREFIX = "ses-";
+const JOB_ID = /^job-\d{4}-\d{2}-\d{2}-[a-z0-9]{6}$/i;
 /** Pages of GET /v1/jobs looked through for the newest job with a session, at most. */
 const MAX_JOB_PAGES = 10;
 /** The fleet's newest jobs whose agents a fleet-wide list asks for their sessions. */
@@ -43,7 +44,7 @@ export function registerSessions(program: Command): void {
 	sessions
 		.command("resume")
 		.description("continue a session's newest job with a new prompt: a session by id (or a unique prefix of one), an agent's newest session, or with neither the fleet's newest")
-		.argument("[session-or-agent]", "a session id or prefix (ses-…), or an agent name", pathSegment)
+		.argument("[session-or-agent]", "a session id or prefix (ses-…), a job id (its session), or an agent name", pathSegment)
 		.argument("[prompt]", "what to say next (or --prompt, or on stdin)")
 		.option("-p, --prompt <prompt>", "what to say next")
 		.option("-a, --agent <agent>", "the session's agent: needed for a ses-<uuid> id from before ids named their first job")
@@ -113,9 +114,13 @@ async function listSessions(ctx: Context, agent: string | undefined, opts: ListO
 
 async function resume(ctx: Context, target: string | undefined, promptArg: string | undefined, opts: ResumeOptions): Promise<number> {
 	const prompt = await promptOf(ctx, promptArg, opts);
-	const isSession = target?.startsWith(SESSION_PREFIX) ?? false;
-	if (opts.agent !== undefined && target !== undefined && !isSession) throw new CliError(`--agent goes with a session id; ${target} is taken as an agent's name`, 2);
-	const session = target === undefined ? await newestSession(ctx) : isSession ? await sessionById(ctx, target, opts.agent) : await newestOfAgent(ctx, target);
+	// Session and job ids are lower case: one typed or pasted in capitals is the same id.
+	const given = target !== undefined && (/^ses-/i.test(target) || JOB_ID.test(target)) ? target.toLowerCase() : target;
+	const isSession = given?.startsWith(SESSION_PREFIX) ?? false;
+	const isJob = given !== undefined && JOB_ID.test(given);
+	if (opts.agent !== undefined && given !== undefined && !isSession) throw new CliError(`--agent goes with a session id; ${given} is taken as ${isJob ? "a job id" : "an agent's name"}`, 2);
+	const session =
+		given === undefined ? await newestSession(ctx) : isSession ? await sessionById(ctx, given, opts.agent) : isJob ? await sessionOfJob(ctx, given) : await newestOfAgent(ctx, given);
 	const from = session.last_job.id;
 	// On stderr: stdout carries the new job's id (or JSON) alone, as for continue.
 	ctx.err(ctx.ep.dim(printable(`resuming ${session.session_id} (agent ${session.agent}, ${session.job_count} job${session.job_count === 1 ? "" : "s"}) from ${from}`)));
@@ -152,6 +157,13 @@ async function newestOfAgent(ctx: Context, agent: string): Promise<SessionSummar
 	return newest;
 }
 
+/** The session a job ran in, through its agent (so a session of either id form is found). */
+async function sessionOfJob(ctx: Context, id: string): Promise<Session> {
+	const job = await ctx.client.json(`/v1/jobs/${encodeURIComponent(id)}`, shapes.job);
+	if (!job.session_id) throw new CliError(`job ${job.id} has no session: it has not started`, 1, "a job's session begins when it starts");
+	return ctx.client.json(`/v1/sessions/${encodeURIComponent(job.session_id)}`, shapes.session, { query: { agent: job.agent } });
+}
+
 /**
  * The fleet's most recent session: that of the newest job that started (every job that starts has
  * a session; one still queued has none yet), looked up through its agent, so a session of either id
@@ -162,11 +174,7 @@ async function newestSession(ctx: Context): Promise<Session> {
 	for (let pages = 0; pages < MAX_JOB_PAGES; pages++) {
 		const page = await ctx.client.json("/v1/jobs", shapes.jobPage, { query: { limit: 50, cursor } });
 		const started = page.jobs.find((j) => j.started_at !== null);
-		if (started) {
-			const job = await ctx.client.json(`/v1/jobs/${encodeURIComponent(started.id)}`, shapes.job);
-			if (!job.session_id) throw new CliError(`job ${job.id} has no session`);
-			return ctx.client.json(`/v1/sessions/${encodeURIComponent(job.session_id)}`, shapes.session, { query: { agent: job.agent } });
-		}
+		if (started) return sessionOfJob(ctx, started.id);
 		if (!page.next_cursor) break;
 		cursor = page.next_cursor;
 	}

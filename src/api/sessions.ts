@@ -72,7 +72,7 @@ export const sessionsApi = createApi().openapi(
 		summary: "A session and its jobs, by its id or a unique prefix of it",
 		description:
 			`A session id is its first job's id behind ses- (ses-job-2026-12-02-k2x9qa): the job index finds it, and its agent, by that job. ` +
-			`A prefix needs ${MIN_SESSION_PREFIX} characters after ses-; one that fits several sessions is a 409 naming them. ` +
+			`A prefix needs ${MIN_SESSION_PREFIX} characters after ses-; one that fits several sessions is a 409 naming them (a ses-job-… prefix names one session only once it goes past the date into the job id's 6 last characters: ses-job-2026-12-02-k2). ` +
 			"Sessions from before this id scheme (ses-<uuid>), and any whose first job retention has removed, are found through their agent: add ?agent=<name>.",
 		request: {
 			params: z.object({ id: SessionIdParam }),

@@ -988,6 +988,32 @@ describe("drover sessions", () => {
 	const session = () => ({ ...summary(), jobs: [record(), record({ id: NEWEST, continued_from: JOB, session_id: SESSION })] });
 	const continued = () => record({ id: "job-2026-01-03-newjob", status: "pending", exit_reason: null, session_id: SESSION, continued_from: NEWEST, transitions: [] });
 
+	it("resume <job id> continues that job's session; an id in capitals is the same id", async () => {
+		const api = await fakeApi({
+			[`GET /v1/jobs/${NEWEST}`]: (_req, res) => json(res, 200, record({ id: NEWEST, session_id: SESSION, continued_from: JOB })),
+			[`GET /v1/sessions/${SESSION}?agent=fake`]: (_req, res) => json(res, 200, session()),
+			[`GET /v1/sessions/${SESSION}`]: (_req, res) => json(res, 200, session()),
+			[`POST /v1/jobs/${NEWEST}/continue`]: (_req, res) => json(res, 201, continued()),
+		});
+		const byJob = await runCli(api.url, ["sessions", "resume", NEWEST.toUpperCase(), "What next?"]);
+		expect(byJob.status, byJob.stderr).toBe(0);
+		expect(byJob.stdout).toBe("job-2026-01-03-newjob\n");
+		const bySession = await runCli(api.url, ["sessions", "resume", SESSION.toUpperCase(), "What next?"]);
+		expect(bySession.status, bySession.stderr).toBe(0);
+		expect(api.seen.map((s) => s.route)).toEqual([
+			`GET /v1/jobs/${NEWEST}`,
+			`GET /v1/sessions/${SESSION}?agent=fake`,
+			`POST /v1/jobs/${NEWEST}/continue`,
+			`GET /v1/sessions/${SESSION}`,
+			`POST /v1/jobs/${NEWEST}/continue`,
+		]);
+		// A job that has not started has no session yet.
+		const queued = await fakeApi({ [`GET /v1/jobs/${NEWEST}`]: (_req, res) => json(res, 200, record({ id: NEWEST, status: "pending", session_id: null })) });
+		const none = await runCli(queued.url, ["sessions", "resume", NEWEST, "Go."]);
+		expect(none.status).toBe(1);
+		expect(none.stderr).toContain(`drover: job ${NEWEST} has no session: it has not started`);
+	});
+
 	it("lists an agent's sessions as a table, says how to get the next page, and prints the API's JSON with --json", async () => {
 		const page = { sessions: [summary(), summary({ session_id: "ses-job-2025-12-31-oldone", job_count: 1, last_job: ref("job-2025-12-31-oldone", "failed") })], next_cursor: "CURSOR1" };
 		const api = await fakeApi({ "GET /v1/agents/fake/sessions?limit=2": (_req, res) => json(res, 200, page) });
