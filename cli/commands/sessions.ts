@@ -157,6 +157,17 @@ async function newestOfAgent(ctx: Context, agent: string): Promise<SessionSummar
 	return newest;
 }
 
+/** Whether an agent is still defined (GET /v1/agents/:agent answers 404 once it is deleted). */
+async function agentExists(ctx: Context, agent: string): Promise<boolean> {
+	try {
+		await ctx.client.json(`/v1/agents/${encodeURIComponent(agent)}`, shapes.agentStatus);
+		return true;
+	} catch (err) {
+		if (err instanceof ApiError && err.status === 404) return false;
+		throw err;
+	}
+}
+
 /** The session a job ran in, through its agent (so a session of either id form is found). */
 async function sessionOfJob(ctx: Context, id: string): Promise<Session> {
 	const job = await ctx.client.json(`/v1/jobs/${encodeURIComponent(id)}`, shapes.job);
@@ -170,11 +181,19 @@ async function sessionOfJob(ctx: Context, id: string): Promise<Session> {
  * form is found.
  */
 async function newestSession(ctx: Context): Promise<Session> {
+	const gone = new Set<string>();
 	let cursor: string | undefined;
 	for (let pages = 0; pages < MAX_JOB_PAGES; pages++) {
 		const page = await ctx.client.json("/v1/jobs", shapes.jobPage, { query: { limit: 50, cursor } });
-		const started = page.jobs.find((j) => j.started_at !== null);
-		if (started) return sessionOfJob(ctx, started.id);
+		// A deleted agent's jobs stay listed, but its sessions cannot be continued: the next one is taken.
+		for (const job of page.jobs) {
+			if (job.started_at === null || gone.has(job.agent)) continue;
+			if (!(await agentExists(ctx, job.agent))) {
+				gone.add(job.agent);
+				continue;
+			}
+			return sessionOfJob(ctx, job.id);
+		}
 		if (!page.next_cursor) break;
 		cursor = page.next_cursor;
 	}

@@ -1076,9 +1076,10 @@ describe("drover sessions", () => {
 		expect(JSON.parse(api.seen.find((s) => s.route.startsWith("POST"))!.body)).toEqual({ prompt: "Go on." });
 	});
 
-	it("resume with no argument takes the fleet's newest job that started, and the prompt from stdin", async () => {
+	it("resume with no argument takes the fleet's newest job that started, of an agent not deleted, and the prompt from stdin", async () => {
 		const jobs = {
 			jobs: [
+				{ ...record({ id: "job-2026-01-05-gone00" }), agent: "gone" },
 				{ ...record({ id: "job-2026-01-04-queued", status: "pending", started_at: null }), agent: "other" },
 				{ ...record({ id: NEWEST }), agent: "fake" },
 			],
@@ -1086,6 +1087,8 @@ describe("drover sessions", () => {
 		};
 		const api = await fakeApi({
 			"GET /v1/jobs?limit=50": (_req, res) => json(res, 200, jobs),
+			"GET /v1/agents/gone": (_req, res) => json(res, 404, { error: { code: "not_found", message: "no agent named gone" } }),
+			"GET /v1/agents/fake": (_req, res) => json(res, 200, { name: "fake", paused: null }),
 			[`GET /v1/jobs/${NEWEST}`]: (_req, res) => json(res, 200, record({ id: NEWEST, session_id: SESSION })),
 			[`GET /v1/sessions/${SESSION}?agent=fake`]: (_req, res) => json(res, 200, session()),
 			[`POST /v1/jobs/${NEWEST}/continue`]: (_req, res) => json(res, 201, continued()),
@@ -1094,6 +1097,9 @@ describe("drover sessions", () => {
 		expect(r.status, r.stderr).toBe(0);
 		expect(r.stdout).toBe("job-2026-01-03-newjob\n");
 		expect(JSON.parse(api.seen.at(-1)!.body)).toEqual({ prompt: "From stdin.\n" });
+		// The deleted agent's job was passed over without reading it.
+		expect(api.seen.map((x) => x.route)).not.toContain("GET /v1/jobs/job-2026-01-05-gone00");
+		expect(api.seen.map((x) => x.route)).toContain("GET /v1/agents/gone");
 	});
 
 	it("passes on the API's refusal of an ambiguous prefix, and asks nothing without a prompt", async () => {
