@@ -1,5 +1,5 @@
 import { ApiError, CliError, JSONL } from "./client.ts";
-import type { Context } from "./context.ts";
+import { agentExists, type Context } from "./context.ts";
 import { printable, statusStyle } from "./format.ts";
 import { followJob } from "./sse.ts";
 import { shapes } from "./shapes.ts";
@@ -121,7 +121,7 @@ export async function followAgent(ctx: Context, agent: string, recent: readonly 
 	for (;;) {
 		// A deleted agent's jobs stay listed, so only asking for the agent says it is gone: its live
 		// jobs are followed to their end, and then nothing more can come.
-		if (!deleted && polls++ % EXISTS_EVERY === 0) deleted = await isDeleted(ctx, agent);
+		if (!deleted && polls++ % EXISTS_EVERY === 0) deleted = await isGone(ctx, agent);
 		if (deleted && live === 0) throw new CliError(`agent ${agent} was deleted: none of its jobs will start any more`, 1, `its jobs stay readable: drover jobs --agent ${agent}`);
 		if (!woken) {
 			await new Promise<void>((resolve) => {
@@ -151,13 +151,11 @@ export async function followAgent(ctx: Context, agent: string, recent: readonly 
 	}
 }
 
-/** Whether the agent is gone (GET /v1/agents/:agent is a 404); any other failure is left to the next check. */
-async function isDeleted(ctx: Context, agent: string): Promise<boolean> {
+/** Whether the agent is gone; a failure a restart explains is left to the next check. */
+async function isGone(ctx: Context, agent: string): Promise<boolean> {
 	try {
-		await ctx.client.json(`/v1/agents/${encodeURIComponent(agent)}`, shapes.agent);
-		return false;
+		return !(await agentExists(ctx, agent));
 	} catch (err) {
-		if (err instanceof ApiError && err.status === 404) return true;
 		if (err instanceof ApiError && err.status < 500 && err.status !== 429) throw err;
 		return false;
 	}

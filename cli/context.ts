@@ -1,6 +1,6 @@
 import { InvalidArgumentError, type Command } from "commander";
 import { z } from "zod";
-import { ApiClient, DEFAULT_URL } from "./client.ts";
+import { ApiClient, ApiError, DEFAULT_URL } from "./client.ts";
 import { paint, shellWord, wantsColor, type Paint } from "./format.ts";
 import { shapes } from "./shapes.ts";
 
@@ -128,4 +128,18 @@ export function nextPageCommand(ctx: Context, words: readonly string[], options:
  */
 export async function requireKnownAgent(ctx: Context, name: string): Promise<void> {
 	await ctx.client.json(`/v1/agents/${encodeURIComponent(name)}/jobs`, shapes.jobPage, { query: { limit: 1 } });
+}
+
+/**
+ * Whether an agent is still defined: GET /v1/agents/:agent is a 404 once it is deleted (or removed
+ * from fleet.yaml), while its jobs stay listed. Any other failure is thrown.
+ */
+export async function agentExists(ctx: Context, name: string): Promise<boolean> {
+	try {
+		await ctx.client.json(`/v1/agents/${encodeURIComponent(name)}`, shapes.agentStatus);
+		return true;
+	} catch (err) {
+		if (err instanceof ApiError && err.status === 404) return false;
+		throw err;
+	}
 }

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { ApiError, CliError } from "../client.ts";
-import { act, nextPageCommand, pathSegment, positiveInt, type Context } from "../context.ts";
+import { act, agentExists, nextPageCommand, pathSegment, positiveInt, type Context } from "../context.ts";
 import { printable, printableDeep, relTime, statusStyle, table } from "../format.ts";
 import { shapes } from "../shapes.ts";
 import { readStdin } from "../stdin.ts";
@@ -155,17 +155,6 @@ async function newestOfAgent(ctx: Context, agent: string): Promise<SessionSummar
 	const newest = page.sessions[0];
 	if (!newest) throw new CliError(`agent ${agent} has no session yet: no job of it has started`);
 	return newest;
-}
-
-/** Whether an agent is still defined (GET /v1/agents/:agent answers 404 once it is deleted). */
-async function agentExists(ctx: Context, agent: string): Promise<boolean> {
-	try {
-		await ctx.client.json(`/v1/agents/${encodeURIComponent(agent)}`, shapes.agentStatus);
-		return true;
-	} catch (err) {
-		if (err instanceof ApiError && err.status === 404) return false;
-		throw err;
-	}
 }
 
 /** The session a job ran in, through its agent (so a session of either id form is found). */
