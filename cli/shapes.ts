@@ -5,7 +5,25 @@
  * the CLI does not rely on are not looked at, and extra fields are fine.
  */
 import { z } from "zod";
-import type { AgentDetail, AgentPage, AgentStatus, AgentView, Health, Incident, IncidentPage, JobPage, JobRecord, RunPage, Session, SessionPage, Status, Tick, UsagePage } from "./types.ts";
+import type {
+	AgentDetail,
+	AgentPage,
+	AgentStatus,
+	AgentView,
+	CurrentSession,
+	Health,
+	Incident,
+	IncidentPage,
+	JobPage,
+	JobRecord,
+	RunPage,
+	Session,
+	SessionPage,
+	SessionReset,
+	Status,
+	Tick,
+	UsagePage,
+} from "./types.ts";
 
 /** A check of one answer; `T` is what the caller then reads it as. */
 export interface Shape<T> {
@@ -71,6 +89,10 @@ export const shapes = {
 	runPage: shape<RunPage>(z.object({ runs: z.array(z.object({ status: z.string(), dispatch: z.string(), claimed_at: z.string(), source: z.string() })), next_cursor: nextCursor })),
 	sessionPage: shape<SessionPage>(z.object({ sessions: z.array(sessionSummary), next_cursor: nextCursor })),
 	session: shape<Session>(sessionSummary.extend({ jobs: z.array(jobSummary) })),
+	currentSession: shape<CurrentSession>(
+		z.object({ agent: z.string(), mode: z.string(), session_id: z.string().nullable(), last_job: z.string().nullable(), expires_at: z.string().nullable(), expired: z.boolean() }),
+	),
+	sessionReset: shape<SessionReset>(z.object({ agent: z.string(), forgotten: z.string().nullable() })),
 	incidentPage: shape<IncidentPage>(z.object({ incidents: z.array(incident), next_cursor: nextCursor })),
 	incident: shape<Incident>(incident),
 	usagePage: shape<UsagePage>(

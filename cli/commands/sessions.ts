@@ -1,9 +1,9 @@
 import type { Command } from "commander";
 import { ApiError, CliError } from "../client.ts";
 import { act, agentExists, nextPageCommand, pathSegment, positiveInt, type Context } from "../context.ts";
-import { printable, printableDeep, relTime, statusStyle, table } from "../format.ts";
+import { printable, printableDeep, relTime, statusStyle, table, when } from "../format.ts";
 import { shapes } from "../shapes.ts";
-import { readStdin } from "../stdin.ts";
+import { confirm, readStdin } from "../stdin.ts";
 import type { Session, SessionSummary } from "../types.ts";
 import { reportJob } from "./trigger.ts";
 
@@ -40,6 +40,21 @@ export function registerSessions(program: Command): void {
 		.option("--cursor <cursor>", "the next page of an agent's sessions (printed after a full page)")
 		.option("--json", "print the API's JSON")
 		.action(act(listSessions));
+
+	sessions
+		.command("current")
+		.description("the agent's persistent session (session.mode: persistent): what its next run continues, and when it expires")
+		.argument("<agent>", "agent name", pathSegment)
+		.option("--json", "print the API's JSON")
+		.action(act(currentSession));
+
+	sessions
+		.command("reset")
+		.description("forget the agent's persistent session: its next run starts a new one (the session's jobs stay, and can still be resumed)")
+		.argument("<agent>", "agent name", pathSegment)
+		.option("-y, --yes", "do not ask for confirmation")
+		.option("--json", "print the API's JSON")
+		.action(act(resetSession));
 
 	sessions
 		.command("resume")
@@ -109,6 +124,42 @@ async function listSessions(ctx: Context, agent: string | undefined, opts: ListO
 		),
 	);
 	if (next && agent !== undefined) ctx.err(ctx.ep.dim(printable(`more: ${nextPageCommand(ctx, ["sessions", agent], [["--limit", opts.limit]], next)}`)));
+	return 0;
+}
+
+async function currentSession(ctx: Context, agent: string, opts: { json?: boolean }): Promise<number> {
+	const current = await ctx.client.json(`/v1/agents/${encodeURIComponent(agent)}/sessions/current`, shapes.currentSession);
+	if (opts.json) {
+		ctx.json(current);
+		return 0;
+	}
+	const s = printableDeep(current);
+	const now = Date.now();
+	const rows: [string, string][] = [["mode", s.mode]];
+	if (s.session_id === null) {
+		rows.push(["session", s.mode === "persistent" ? "none: the next run starts one" : "none (each run starts its own; set session.mode: persistent to carry runs on)"]);
+	} else {
+		rows.push(["session", s.session_id], ["continues", `${s.last_job}, completed ${when(s.active_at, now)}`], ["started", when(s.started_at, now)]);
+		rows.push(["expires", s.expires_at === null ? "never (no timeout or idle_timeout)" : `${when(s.expires_at, now)}${s.expired ? ": expired, the next run starts a new session" : ""}`]);
+		rows.push(["context", `up to ${s.max_context_tokens} tokens carried`]);
+		if (s.mode !== "persistent") rows.push(["note", "the agent's runs start fresh now; a schedule set to persistent, or a continue of the session, carries it on"]);
+	}
+	const width = Math.max(...rows.map(([k]) => k.length));
+	ctx.out(rows.map(([k, v]) => `${ctx.p.dim(k.padEnd(width))}  ${v}`).join("\n"));
+	return 0;
+}
+
+async function resetSession(ctx: Context, agent: string, opts: { yes?: boolean; json?: boolean }): Promise<number> {
+	if (!opts.yes) {
+		if (!ctx.stdinIsTTY) throw new CliError(`not resetting agent ${printable(agent)}'s session without confirmation`, 2, "stdin is not a terminal to ask on: pass --yes");
+		if (!(await confirm(`Forget agent ${printable(agent)}'s persistent session? Its next run starts a new one; the session's jobs stay. [y/N] `))) {
+			ctx.err("not reset");
+			return 1;
+		}
+	}
+	const answer = await ctx.client.json(`/v1/agents/${encodeURIComponent(agent)}/sessions/current`, shapes.sessionReset, { method: "DELETE" });
+	if (opts.json) ctx.json(answer);
+	else ctx.out(answer.forgotten === null ? `agent ${printable(agent)} had no persistent session` : `forgot ${printable(answer.forgotten)}: agent ${printable(agent)}'s next run starts a new session`);
 	return 0;
 }
 

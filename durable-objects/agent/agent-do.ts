@@ -12,6 +12,7 @@ import { listOccurrences, type Occurrence } from "./ledger.ts";
 import { outboxSize } from "./outbox.ts";
 import { oldestRecordAt } from "./retention.ts";
 import { findSession, listSessions, type SessionLookup, type SessionSummary } from "./sessions.ts";
+import { clearPersistentSession, readPersistentSession, type PersistentSession } from "./runner/persistent.ts";
 import type { CursorKey } from "../../src/shared/cursor.ts";
 import { nextTurn, Passes } from "./pass.ts";
 import { definedAgent, queueSync, RegistrySync, SYNC_GRACE_MS } from "./registry-sync.ts";
@@ -411,6 +412,18 @@ export class AgentDO extends DurableObject<Env> {
 	/** A session of this agent by id or prefix, or the ids a prefix could mean (up to `limit`). */
 	async session(idOrPrefix: string, limit: number): Promise<SessionLookup> {
 		return findSession(this.sql, readState(this.sql)?.name ?? "", idOrPrefix, limit);
+	}
+
+	/** The agent's persistent session, if it has one (see runner/persistent.ts). */
+	async persistentSession(): Promise<PersistentSession | null> {
+		return readPersistentSession(this.sql);
+	}
+
+	/** Forgets the persistent session, so the agent's next run starts a fresh one; what it forgot. */
+	async resetPersistentSession(by: string): Promise<PersistentSession | null> {
+		const forgotten = clearPersistentSession(this.sql);
+		log.info("session.reset", { agent: readState(this.sql)?.name ?? null, by, session_id: forgotten?.sessionId ?? null });
+		return forgotten;
 	}
 
 	async getJob(id: string): Promise<JobRecord | null> {

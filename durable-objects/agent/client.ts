@@ -20,6 +20,8 @@ export type AgentRpc = Pick<
 	| "runs"
 	| "sessions"
 	| "session"
+	| "persistentSession"
+	| "resetPersistentSession"
 	| "getJob"
 	| "cancel"
 	| "decide"

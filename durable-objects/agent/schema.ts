@@ -311,4 +311,20 @@ export const AGENT_MIGRATIONS: readonly SqlMigration[] = [
 			CREATE INDEX job_setup_by_session ON job_setup (session_id);
 		`,
 	},
+	{
+		version: 18,
+		name: "persistent_session",
+		sql: `
+			-- The agent's persistent session (session.mode: persistent): its next run continues job_id,
+			-- the last run of the session that completed. started_at: when the session's first run
+			-- started (its timeout counts from it); active_at: when job_id completed (its idle_timeout).
+			CREATE TABLE persistent_session (
+				id INTEGER PRIMARY KEY CHECK (id = 1),
+				session_id TEXT NOT NULL,
+				job_id TEXT NOT NULL,
+				started_at INTEGER NOT NULL,
+				active_at INTEGER NOT NULL
+			);
+		`,
+	},
 ];

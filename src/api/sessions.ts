@@ -1,6 +1,8 @@
 import { z } from "@hono/zod-openapi";
 import { agentRpc } from "../../durable-objects/agent/client.ts";
+import { sessionExpiry } from "../../durable-objects/agent/runner/persistent.ts";
 import { MAX_SESSION_JOBS, type SessionDetail } from "../../durable-objects/agent/sessions.ts";
+import { DEFAULT_MAX_CONTEXT_TOKENS, SESSION_MODES } from "../config/schema.ts";
 import { ConflictError, NotFoundError } from "../errors.ts";
 import { JobIdSchema, JobStatusSchema, JobSummarySchema } from "../jobs/model.ts";
 import { firstJobPrefix, MIN_SESSION_PREFIX, SessionIdParam, sessionIdFor } from "../jobs/session-ids.ts";
@@ -9,7 +11,7 @@ import { cursorScope, decodeCursor, encodeCursor } from "../shared/cursor.ts";
 import { sessionStarts } from "../store/job-index.ts";
 import { createApi, withRole } from "./factory.ts";
 import { AgentNameParam, CursorParam, pageLimit } from "./params.ts";
-import { requireKnownAgent } from "./resolve-agent.ts";
+import { requireAgent, requireKnownAgent } from "./resolve-agent.ts";
 import { conflictResponse, notFoundResponse } from "./schemas.ts";
 
 /** Sessions an ambiguous prefix names in its 409, at most. */
@@ -40,29 +42,94 @@ const SessionPage = z.object({ sessions: z.array(SessionSummarySchema), next_cur
 export type SessionSummaryShape = z.infer<typeof SessionSummarySchema>;
 export type SessionShape = z.infer<typeof SessionSchema>;
 
+const CurrentSessionSchema = z
+	.object({
+		agent: z.string(),
+		mode: z.enum(SESSION_MODES).openapi({ description: "The agent's session mode (a schedule may override it for its runs)" }),
+		session_id: z.string().nullable().openapi({ description: "The persistent session its next persistent run continues; null when there is none" }),
+		last_job: z.string().nullable().openapi({ description: "The session's last completed run: the one continued" }),
+		started_at: z.string().nullable().openapi({ description: "When the session's first run started (timeout counts from it)" }),
+		active_at: z.string().nullable().openapi({ description: "When last_job completed (idle_timeout counts from it)" }),
+		expires_at: z.string().nullable().openapi({ description: "When timeout or idle_timeout ends the session; null when neither is set" }),
+		expired: z.boolean().openapi({ description: "Past expires_at: the next run starts a new session" }),
+		max_context_tokens: z.number().int(),
+	})
+	.openapi("CurrentSession");
+
+const ResetSessionSchema = z
+	.object({ agent: z.string(), forgotten: z.string().nullable().openapi({ description: "The session forgotten; null when there was none" }) })
+	.openapi("SessionReset");
+
+export type CurrentSessionShape = z.infer<typeof CurrentSessionSchema>;
+export type SessionResetShape = z.infer<typeof ResetSessionSchema>;
+
 /** GET /v1/agents/:agent/sessions, mounted beside the agent's other lists. */
-export const agentSessionsApi = createApi().openapi(
-	withRole("read", {
-		method: "get",
-		path: "/{agent}/sessions",
-		summary: "The agent's sessions, newest first (by their newest started job), with keyset pagination",
-		request: {
-			params: z.object({ agent: AgentNameParam }),
-			query: z.strictObject({ limit: pageLimit(100, 20), cursor: CursorParam }),
+export const agentSessionsApi = createApi()
+	.openapi(
+		withRole("read", {
+			method: "get",
+			path: "/{agent}/sessions/current",
+			summary: "The agent's persistent session (session.mode: persistent): what its next run continues, and when it expires",
+			request: { params: z.object({ agent: AgentNameParam }) },
+			responses: { 200: { description: "The persistent session, its fields null when there is none", content: { "application/json": { schema: CurrentSessionSchema } } }, ...notFoundResponse },
+		}),
+		async (c) => {
+			const agent = await requireAgent(c.env, c.req.valid("param").agent);
+			const current = await agentRpc(c.env, agent.name).persistentSession();
+			const expiry = current === null ? null : sessionExpiry(agent.definition, current);
+			const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
+			return c.json(
+				{
+					agent: agent.name,
+					mode: agent.definition.session?.mode ?? "fresh_per_job",
+					session_id: current?.sessionId ?? null,
+					last_job: current?.jobId ?? null,
+					started_at: iso(current?.startedAt),
+					active_at: iso(current?.activeAt),
+					expires_at: iso(expiry?.at),
+					expired: expiry !== null && Date.now() >= expiry.at,
+					max_context_tokens: agent.definition.session?.max_context_tokens ?? DEFAULT_MAX_CONTEXT_TOKENS,
+				},
+				200,
+			);
 		},
-		responses: { 200: { description: "A page of sessions", content: { "application/json": { schema: SessionPage } } }, ...notFoundResponse },
-	}),
-	async (c) => {
-		const { agent } = c.req.valid("param");
-		const { limit, cursor } = c.req.valid("query");
-		const scope = cursorScope("sessions", { agent });
-		const before = cursor === undefined ? undefined : decodeCursor(cursor, scope);
-		// Asked before its object is woken, which would create one for any name.
-		await requireKnownAgent(c.env, agent);
-		const { sessions, next } = await agentRpc(c.env, agent).sessions(limit, before);
-		return c.json({ sessions, next_cursor: next ? encodeCursor(next, scope) : null }, 200);
-	},
-);
+	)
+	.openapi(
+		withRole("operate", {
+			method: "delete",
+			path: "/{agent}/sessions/current",
+			summary: "Forget the agent's persistent session: its next run starts a new one (the session's jobs stay, and can still be continued)",
+			request: { params: z.object({ agent: AgentNameParam }) },
+			responses: { 200: { description: "Forgotten (or there was none)", content: { "application/json": { schema: ResetSessionSchema } } }, ...notFoundResponse },
+		}),
+		async (c) => {
+			const agent = await requireAgent(c.env, c.req.valid("param").agent);
+			const forgotten = await agentRpc(c.env, agent.name).resetPersistentSession(c.var.principal.name);
+			return c.json({ agent: agent.name, forgotten: forgotten?.sessionId ?? null }, 200);
+		},
+	)
+	.openapi(
+		withRole("read", {
+			method: "get",
+			path: "/{agent}/sessions",
+			summary: "The agent's sessions, newest first (by their newest started job), with keyset pagination",
+			request: {
+				params: z.object({ agent: AgentNameParam }),
+				query: z.strictObject({ limit: pageLimit(100, 20), cursor: CursorParam }),
+			},
+			responses: { 200: { description: "A page of sessions", content: { "application/json": { schema: SessionPage } } }, ...notFoundResponse },
+		}),
+		async (c) => {
+			const { agent } = c.req.valid("param");
+			const { limit, cursor } = c.req.valid("query");
+			const scope = cursorScope("sessions", { agent });
+			const before = cursor === undefined ? undefined : decodeCursor(cursor, scope);
+			// Asked before its object is woken, which would create one for any name.
+			await requireKnownAgent(c.env, agent);
+			const { sessions, next } = await agentRpc(c.env, agent).sessions(limit, before);
+			return c.json({ sessions, next_cursor: next ? encodeCursor(next, scope) : null }, 200);
+		},
+	);
 
 /** GET /v1/sessions/:id: a session found by its id, or a unique prefix of one. */
 export const sessionsApi = createApi().openapi(

@@ -153,6 +153,20 @@ const Hostname = z
 	.refine((h) => !/^[0-9.]+$/.test(h), "must be a hostname, not an IP address (the tool never fetches IP addresses)")
 	.refine((h) => h !== "localhost" && !h.endsWith(".localhost"), "must be a public hostname, not localhost");
 
+/**
+ * herdctl's session modes. fresh_per_job: every run starts a new conversation (Hermes' cron rule).
+ * persistent: a run continues the agent's last completed run's session. per_channel is herdctl's for
+ * chat channels, which drover has no trigger for: refused by name rather than as a typo.
+ */
+export const SESSION_MODES = ["fresh_per_job", "persistent"] as const;
+export type SessionMode = (typeof SESSION_MODES)[number];
+const SessionModeSchema = z.enum(SESSION_MODES, {
+	error: (iss) =>
+		iss.input === "per_channel"
+			? "per_channel needs chat channels, which drover has no trigger for; use fresh_per_job or persistent"
+			: 'session mode must be "fresh_per_job" or "persistent"',
+});
+
 const ScheduleFields = strict({
 	cron: z.string().optional(),
 	timezone: z.string().optional(),
@@ -161,6 +175,8 @@ const ScheduleFields = strict({
 	// Missed slots beyond the grace window fire once (true) or are skipped with a logged reason (false).
 	catch_up: z.boolean().default(true),
 	enabled: z.boolean().default(true),
+	// Overrides the agent's session mode for this schedule's runs (herdctl's hybrid configuration).
+	session: strict({ mode: SessionModeSchema }).optional(),
 });
 
 export type CronSchedule = {
@@ -169,8 +185,9 @@ export type CronSchedule = {
 	prompt?: string;
 	catch_up: boolean;
 	enabled: boolean;
+	session?: { mode: SessionMode };
 };
-export type IntervalSchedule = { interval: string; prompt?: string; catch_up: boolean; enabled: boolean };
+export type IntervalSchedule = { interval: string; prompt?: string; catch_up: boolean; enabled: boolean; session?: { mode: SessionMode } };
 export type Schedule = CronSchedule | IntervalSchedule;
 
 // One loose object checked as a whole rather than a union of two shapes: a union would answer a
@@ -195,9 +212,40 @@ export const ScheduleSchema = ScheduleFields.superRefine((s, ctx) => {
 		if (interval) problem("interval", interval);
 	}
 }).transform((s): Schedule => {
-	const rest = { ...(s.prompt === undefined ? {} : { prompt: s.prompt }), catch_up: s.catch_up, enabled: s.enabled };
+	const rest = {
+		...(s.prompt === undefined ? {} : { prompt: s.prompt }),
+		catch_up: s.catch_up,
+		enabled: s.enabled,
+		...(s.session === undefined ? {} : { session: s.session }),
+	};
 	if (s.cron !== undefined) return { cron: s.cron.trim(), timezone: s.timezone ?? "UTC", ...rest };
 	return { interval: s.interval ?? "", ...rest };
+});
+
+/** The carried conversation's default size bound, in tokens estimated at 4 characters a token. */
+export const DEFAULT_MAX_CONTEXT_TOKENS = 50_000;
+
+function sessionDuration(field: string) {
+	return z.string().superRefine((s, ctx) => {
+		const seconds = parseDuration(s);
+		if (seconds === undefined || seconds < 60 || seconds > 365 * 86400) {
+			ctx.addIssue({ code: "custom", message: `${field} "${s}" must be a duration from 1m to 365d, e.g. "24h" or "7d"` });
+		}
+	});
+}
+
+/**
+ * How an agent's runs share conversations (herdctl's `session`). Optional with no default, so
+ * agents without it keep the definition, and the revision, they had before it existed.
+ */
+export const SessionSchema = strict({
+	mode: SessionModeSchema.default("fresh_per_job"),
+	// The session ends this long after its first run started (herdctl's timeout) …
+	timeout: sessionDuration("timeout").optional(),
+	// … or this long after its last completed run (herdctl's idle_timeout).
+	idle_timeout: sessionDuration("idle_timeout").optional(),
+	// The carried conversation is cut to its newest whole runs within this bound.
+	max_context_tokens: z.int().min(1000).max(900_000).default(DEFAULT_MAX_CONTEXT_TOKENS),
 });
 
 export const UsageLimitsSchema = strict({
@@ -322,6 +370,7 @@ export const AgentSchema = strict({
 	overlap: z.enum(["skip", "queue"]).default("skip"),
 	enabled: z.boolean().default(true),
 	usage_limits: UsageLimitsSchema.optional(),
+	session: SessionSchema.optional(),
 	tools: z.array(ToolSchema).default([]),
 	delivery: DeliverySchema.optional(),
 	hooks: HooksSchema.optional(),
@@ -410,3 +459,4 @@ export type Tool = AgentDefinition["tools"][number];
 export type Delivery = z.output<typeof DeliverySchema>;
 export type Hooks = z.output<typeof HooksSchema>;
 export type UsageLimits = z.output<typeof UsageLimitsSchema>;
+export type SessionSettings = z.output<typeof SessionSchema>;

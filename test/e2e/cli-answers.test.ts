@@ -1131,3 +1131,51 @@ describe("drover sessions", () => {
 		expect(found.stdout).toBe("job-2026-01-03-newjob\n");
 	});
 });
+
+describe("sessions current and sessions reset (a persistent session)", () => {
+	const CURRENT = {
+		agent: "keeper",
+		mode: "persistent",
+		session_id: "ses-job-2026-01-01-abcdef",
+		last_job: "job-2026-01-02-zzzzzz",
+		started_at: "2026-01-01T00:00:01.000Z",
+		active_at: "2026-01-02T00:00:05.000Z",
+		expires_at: "2026-01-03T00:00:05.000Z",
+		expired: true,
+		max_context_tokens: 50000,
+	};
+
+	it("shows what the next run continues and when the session expires; --json prints the answer", async () => {
+		const api = await fakeApi({ "GET /v1/agents/keeper/sessions/current": (_req, res) => json(res, 200, CURRENT) });
+		const r = await runCli(api.url, ["sessions", "current", "keeper"]);
+		expect(r.status, r.stderr).toBe(0);
+		const lines = r.stdout.trimEnd().split("\n");
+		expect(lines[0]).toMatch(/^mode\s+persistent$/);
+		expect(lines).toContainEqual(expect.stringMatching(/^session\s+ses-job-2026-01-01-abcdef$/));
+		expect(lines).toContainEqual(expect.stringMatching(/^continues\s+job-2026-01-02-zzzzzz, completed 2026-01-02 00:00:05Z \(/));
+		expect(lines).toContainEqual(expect.stringMatching(/^expires\s+2026-01-03 00:00:05Z \(.*\): expired, the next run starts a new session$/));
+		const asJson = await runCli(api.url, ["sessions", "current", "keeper", "--json"]);
+		expect(JSON.parse(asJson.stdout)).toEqual(CURRENT);
+	});
+
+	it("says so when there is none", async () => {
+		const none = { ...CURRENT, mode: "fresh_per_job", session_id: null, last_job: null, started_at: null, active_at: null, expires_at: null, expired: false };
+		const api = await fakeApi({ "GET /v1/agents/plain/sessions/current": (_req, res) => json(res, 200, { ...none, agent: "plain" }) });
+		const r = await runCli(api.url, ["sessions", "current", "plain"]);
+		expect(r.status, r.stderr).toBe(0);
+		expect(r.stdout).toMatch(/^session\s+none \(each run starts its own; set session\.mode: persistent to carry runs on\)$/m);
+	});
+
+	it("reset asks first (a usage error without a terminal or --yes), then forgets the session", async () => {
+		const api = await fakeApi({ "DELETE /v1/agents/keeper/sessions/current": (_req, res) => json(res, 200, { agent: "keeper", forgotten: CURRENT.session_id }) });
+		const refused = await runCli(api.url, ["sessions", "reset", "keeper"]);
+		expect(refused.status).toBe(2);
+		expect(refused.stderr).toContain("drover: not resetting agent keeper's session without confirmation");
+		expect(api.seen).toEqual([]);
+
+		const r = await runCli(api.url, ["sessions", "reset", "keeper", "--yes"]);
+		expect(r.status, r.stderr).toBe(0);
+		expect(r.stdout).toBe("forgot ses-job-2026-01-01-abcdef: agent keeper's next run starts a new session\n");
+		expect(api.seen.map((s) => s.route)).toEqual(["DELETE /v1/agents/keeper/sessions/current"]);
+	});
+});

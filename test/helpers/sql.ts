@@ -25,6 +25,7 @@ const AGENT_UNDO: Record<number, string> = {
 	15: "ALTER TABLE schedule_state DROP COLUMN defined_at",
 	16: "ALTER TABLE agent_state DROP COLUMN tick_noted_at; ALTER TABLE agent_state DROP COLUMN tick_at",
 	17: "DROP INDEX job_setup_by_session",
+	18: "DROP TABLE persistent_session",
 };
 export function rollBackAgentSchema(sql: SqlStorage, version: number): void {
 	for (const v of Object.keys(AGENT_UNDO).map(Number).sort((a, b) => b - a)) if (v >= version) sql.exec(AGENT_UNDO[v]!);

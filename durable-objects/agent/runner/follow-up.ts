@@ -84,7 +84,7 @@ export function createFollowUp(
  * repeated). A call interrupted mid-run (the object died, or a forced cancel cut it off) says its
  * effect is unknown; one never made says so.
  */
-function recordedResults(sql: SqlStorage, sourceId: string): AnswerToolUse {
+export function recordedResults(sql: SqlStorage, sourceId: string): AnswerToolUse {
 	const calls = new Map(turnToolCalls(sql, sourceId).map((c) => [c.toolUseId, c]));
 	return (toolUseId): ToolResultBlockParam => {
 		const call = calls.get(toolUseId);

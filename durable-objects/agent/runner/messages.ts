@@ -131,13 +131,16 @@ function unansweredResults(content: MessageParam["content"], answer: AnswerToolU
  * both once a turn follows them.
  */
 export function copyMessages(sql: SqlStorage, fromJob: string, toJob: string): number {
-	let kept = 0;
-	for (const m of readMessages(sql, fromJob)) {
+	const messages = cleanedMessages(sql, fromJob);
+	for (const m of messages) appendMessage(sql, toJob, m);
+	return messages.length;
+}
+
+/** A job's conversation as another job carries it on (see copyMessages). */
+export function cleanedMessages(sql: SqlStorage, jobId: string): MessageParam[] {
+	return readMessages(sql, jobId).flatMap((m) => {
 		const content = typeof m.content === "string" ? m.content : m.content.filter((b) => b.type !== "text" || b.text !== "");
-		if (content.length === 0) continue;
-		appendMessage(sql, toJob, { ...m, content } as MessageParam);
-		kept++;
-	}
-	return kept;
+		return content.length === 0 ? [] : [{ ...m, content } as MessageParam];
+	});
 }
 

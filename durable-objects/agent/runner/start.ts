@@ -11,6 +11,7 @@ import { putJob } from "../jobs.ts";
 import { SLOT_PASSED } from "../ledger.ts";
 import { appendLines } from "./output.ts";
 import { appendMessage, readMessages } from "./messages.ts";
+import { planCarry, sessionModeOf, writeCarried } from "./persistent.ts";
 import { putSetup } from "./session.ts";
 
 /** Room for a full answer or a large tool call; the job's usage limits bound the spend. */
@@ -56,15 +57,20 @@ export function startJob(sql: SqlStorage, queued: JobRecord, agent: AgentDefinit
 		notepad,
 		trigger: job.trigger_type,
 	});
+	const tools = toolParams(agent);
+	// Continued and forked jobs arrive with their conversation already copied in.
+	const copiedIn = readMessages(sql, job.id).length > 0;
+	const carry = !copiedIn && sessionModeOf(agent, job) === "persistent" ? planCarry(sql, agent, { system: parts.system, tools, user: parts.user }, now) : null;
+	const carried = carry?.kind === "continue" ? carry : null;
 	// A new session is named by its first job (see session-ids.ts): found later through the D1
 	// index's primary key, with nothing more written per job.
-	const sessionId = job.session_id ?? sessionIdFor(job.id);
+	const sessionId = job.session_id ?? carried?.sessionId ?? sessionIdFor(job.id);
 	putSetup(sql, {
 		jobId: job.id,
 		sessionId,
 		definition: agent,
 		system: parts.system,
-		tools: toolParams(agent),
+		tools,
 		models: [agent.model, ...agent.fallback_models],
 		maxTokens: MAX_TOKENS,
 		deadline: now + durationSeconds(agent.timeout) * 1000,
@@ -72,12 +78,24 @@ export function startJob(sql: SqlStorage, queued: JobRecord, agent: AgentDefinit
 		cancelRequested: null,
 		approvalExpiresAt: null,
 	});
-	// Continued and forked jobs arrive with their conversation already copied in.
-	if (readMessages(sql, job.id).length === 0) appendMessage(sql, job.id, { role: "user", content: parts.user });
+	if (carried) writeCarried(sql, job.id, carried, parts.user);
+	else if (!copiedIn) appendMessage(sql, job.id, { role: "user", content: parts.user });
 	// output_file names the R2 object from the start; it is written when the job ends.
-	const running = { ...transition(job, "running", { reason: held.note ?? "started", at: new Date(now) }), session_id: sessionId, output_file: outputKey(job.agent, job.id) };
+	const running = {
+		...transition(job, "running", { reason: held.note ?? "started", at: new Date(now) }),
+		session_id: sessionId,
+		output_file: outputKey(job.agent, job.id),
+		...(carried ? { continued_from: carried.from } : {}),
+	};
 	appendLines(sql, job.id, [{ type: "system", subtype: "init", content: `job started with ${agent.model}`, session_id: sessionId, model: agent.model }], now);
+	if (carry) appendLines(sql, job.id, [{ type: "system", subtype: "session", content: carry.note, session_id: sessionId, ...(carried ? { continued_from: carried.from } : {}) }], now);
 	putJob(sql, running, now);
-	log.info("job.started", { agent: job.agent, job_id: job.id, session_id: sessionId, ...(held.note ? { note: held.note } : {}) });
+	log.info("job.started", {
+		agent: job.agent,
+		job_id: job.id,
+		session_id: sessionId,
+		...(held.note ? { note: held.note } : {}),
+		...(carry ? { persistent_session: carry.kind, ...(carried ? { continued_from: carried.from, messages_left_out: carried.left } : {}) } : {}),
+	});
 	return running;
 }

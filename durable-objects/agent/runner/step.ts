@@ -15,6 +15,7 @@ import { clearOldToolResults, forModel } from "./context.ts";
 import { resumeFromApproval } from "./approval.ts";
 import { appendLines, type OutputLine } from "./output.ts";
 import { appendMessage, extendLastMessage, readMessages } from "./messages.ts";
+import { noteCompletedRun } from "./persistent.ts";
 import { NEVER, getSetup, insertToolCalls, markToolCall, noteExtraRequests, requestCancel, setNextStep, toolCallCount, turnToolCalls, type JobSetup } from "./session.ts";
 import { addUsage, limitReached, type LimitHit, type UsedCounts } from "./usage.ts";
 
@@ -244,7 +245,8 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 		finish(deps, updated, "failed", { reason: cut.reason, exit_reason: "error", error: cut.error });
 		return "done";
 	}
-	finish(deps, updated, "completed", { reason: "final answer", summary: clip(text, SUMMARY_CHARS) });
+	const done = finish(deps, updated, "completed", { reason: "final answer", summary: clip(text, SUMMARY_CHARS) });
+	noteCompletedRun(deps.sql, done, setup, deps.now());
 	return "done";
 }
 

@@ -1,0 +1,244 @@
+import { env, runInDurableObject } from "cloudflare:test";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
+import type { JobRecord } from "../../src/jobs/model.ts";
+import { createAgent, settle } from "../helpers/agents.ts";
+import { useEmulator } from "../helpers/emulator.ts";
+import { call, errorOf } from "../helpers/http.ts";
+import { jobOf, outputOf, runToRest } from "../helpers/jobs.ts";
+import { fake } from "../helpers/outbound.ts";
+import { tick } from "../helpers/ticks.ts";
+
+interface CurrentSession {
+	agent: string;
+	mode: string;
+	session_id: string | null;
+	last_job: string | null;
+	started_at: string | null;
+	active_at: string | null;
+	expires_at: string | null;
+	expired: boolean;
+	max_context_tokens: number;
+}
+
+afterEach(() => vi.useRealTimers());
+
+const persistent = (name: string, session: Record<string, unknown> = {}, more: Record<string, unknown> = {}) =>
+	createAgent({ name, session: { mode: "persistent", ...session }, ...more });
+
+async function current(agent: string): Promise<CurrentSession> {
+	const res = await call(`/v1/agents/${agent}/sessions/current`);
+	expect(res.status, await res.clone().text()).toBe(200);
+	return res.json();
+}
+
+/** The texts of a model request's messages, role first: what the model was shown of earlier runs. */
+function shown(emulator: ReturnType<typeof useEmulator>, request = -1): string[] {
+	const messages = emulator.requests.at(request)?.messages ?? [];
+	return messages.map((m) => {
+		const blocks = typeof m.content === "string" ? [{ type: "text", text: m.content }] : m.content;
+		return `${m.role}: ${blocks.map((b) => (b.type === "text" ? (b as { text: string }).text : `[${b.type}]`)).join(" | ")}`;
+	});
+}
+
+async function sessionLine(agent: string, job: JobRecord): Promise<Record<string, unknown> | undefined> {
+	return (await outputOf(agent, job.id)).find((l) => l.type === "system" && l.subtype === "session");
+}
+
+describe("session.mode: persistent", () => {
+	it("a run continues the last completed run's conversation, in its session", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ text: "Noted: the API has 3 endpoints." }, { text: "Now 4: one was added." });
+		await persistent("keeper", { idle_timeout: "24h" });
+		const first = await runToRest("keeper", "Count the endpoints.");
+		expect(first).toMatchObject({ status: "completed", session_id: `ses-${first.id}`, continued_from: null });
+		expect(await sessionLine("keeper", first)).toMatchObject({ content: "persistent session: none yet, so this run starts one", session_id: `ses-${first.id}` });
+		const after1 = await current("keeper");
+		expect(after1).toMatchObject({ agent: "keeper", mode: "persistent", session_id: `ses-${first.id}`, last_job: first.id, expired: false, max_context_tokens: 50_000 });
+		expect(Date.parse(after1.expires_at!) - Date.parse(after1.active_at!)).toBe(24 * 3_600_000);
+
+		const second = await runToRest("keeper", "Count them again.");
+		expect(second).toMatchObject({ status: "completed", session_id: first.session_id, continued_from: first.id, trigger_type: "manual" });
+		// The model saw the first run whole, then the new prompt.
+		expect(shown(emulator)).toEqual(["user: Count the endpoints.", "assistant: Noted: the API has 3 endpoints.", "user: Count them again."]);
+		expect(await sessionLine("keeper", second)).toMatchObject({
+			content: `persistent session ${first.session_id} continued from ${first.id} (2 messages carried)`,
+			continued_from: first.id,
+		});
+		expect(await current("keeper")).toMatchObject({ session_id: first.session_id, last_job: second.id, started_at: after1.started_at });
+
+		// The session lists both runs.
+		const session = (await (await call(`/v1/sessions/${first.session_id}`)).json()) as { job_count: number; jobs: { id: string; continued_from: string | null }[] };
+		expect(session.jobs.map((j) => [j.id, j.continued_from])).toEqual([
+			[first.id, null],
+			[second.id, first.id],
+		]);
+	});
+
+	it("a run that fails leaves the session at the last completed run", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ text: "First answer." }, { error: 400 }, { text: "Third answer." });
+		await persistent("keeper-fail");
+		const first = await runToRest("keeper-fail", "One.");
+		const failed = await runToRest("keeper-fail", "Two.");
+		expect(failed).toMatchObject({ status: "failed", session_id: first.session_id, continued_from: first.id });
+		expect((await current("keeper-fail")).last_job).toBe(first.id);
+
+		const third = await runToRest("keeper-fail", "Three.");
+		expect(third).toMatchObject({ status: "completed", continued_from: first.id });
+		expect(shown(emulator)).toEqual(["user: One.", "assistant: First answer.", "user: Three."]);
+	});
+
+	it("carries a run's tool calls and results, and a continue of the session moves it on; a fork does not", async () => {
+		const emulator = useEmulator();
+		fake("https://status.example.test", () => new Response("all green"));
+		emulator.enqueue(
+			{ tool_use: { name: "http_fetch", input: { url: "https://status.example.test/" } } },
+			{ text: "Green." },
+			{ text: "Still green." },
+			{ text: "A fork's answer." },
+			{ text: "Third run." },
+		);
+		await persistent("keeper-tools", {}, { tools: [{ type: "http_fetch", allow_hosts: ["status.example.test"] }] });
+		const first = await runToRest("keeper-tools", "Check.");
+		const res = await call(`/v1/jobs/${first.id}/continue`, { method: "POST", as: "operate", body: { prompt: "And now?" } });
+		const next = (await res.json()) as JobRecord;
+		await settle("keeper-tools");
+		expect((await current("keeper-tools")).last_job).toBe(next.id);
+		const fork = (await (await call(`/v1/jobs/${next.id}/fork`, { method: "POST", as: "operate", body: { prompt: "Elsewhere?" } })).json()) as JobRecord;
+		await settle("keeper-tools");
+		expect(await jobOf("keeper-tools", fork.id)).toMatchObject({ status: "completed", session_id: `ses-${fork.id}` });
+		expect((await current("keeper-tools")).last_job).toBe(next.id);
+
+		const third = await runToRest("keeper-tools", "Again.");
+		expect(third).toMatchObject({ status: "completed", session_id: first.session_id, continued_from: next.id });
+		expect(shown(emulator)).toEqual([
+			"user: Check.",
+			"assistant: [tool_use]",
+			"user: [tool_result]",
+			"assistant: Green.",
+			"user: And now?",
+			"assistant: Still green.",
+			"user: Again.",
+		]);
+	});
+
+	it("starts a fresh session once the last one expires, saying why", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ text: "One." }, { text: "Two." });
+		await persistent("keeper-idle", { idle_timeout: "1h" });
+		const first = await runToRest("keeper-idle", "First.");
+		await runInDurableObject(env.AGENT.getByName("keeper-idle"), (_i: AgentDO, state) => {
+			state.storage.sql.exec("UPDATE persistent_session SET active_at = active_at - 3600001");
+		});
+		const stale = await current("keeper-idle");
+		expect(stale.expired).toBe(true);
+
+		const second = await runToRest("keeper-idle", "Second.");
+		expect(second).toMatchObject({ status: "completed", session_id: `ses-${second.id}`, continued_from: null });
+		expect(shown(emulator)).toEqual(["user: Second."]);
+		expect(await sessionLine("keeper-idle", second)).toMatchObject({
+			content: `persistent session ${first.session_id} not continued: it expired at ${stale.expires_at} (idle_timeout 1h, from its last completed run); this run starts a new one`,
+		});
+		expect(await current("keeper-idle")).toMatchObject({ session_id: second.session_id, last_job: second.id, expired: false });
+	});
+
+	it("starts fresh when the system prompt changed, but carries on through other changes", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ text: "A." }, { text: "B." }, { text: "C." });
+		await persistent("keeper-change", {}, { system_prompt: "You count endpoints." });
+		const first = await runToRest("keeper-change", "One.");
+		const put = (body: Record<string, unknown>) =>
+			call("/v1/agents/keeper-change", { method: "PUT", as: "admin", body: { name: "keeper-change", prompt: "Do the thing.", session: { mode: "persistent" }, ...body } });
+		expect((await put({ system_prompt: "You count endpoints.", max_turns: 5 })).status).toBe(200);
+		const second = await runToRest("keeper-change", "Two.");
+		expect(second.continued_from).toBe(first.id);
+
+		expect((await put({ system_prompt: "You audit endpoints." })).status).toBe(200);
+		const third = await runToRest("keeper-change", "Three.");
+		expect(third).toMatchObject({ status: "completed", session_id: `ses-${third.id}`, continued_from: null });
+		expect(shown(emulator)).toEqual(["user: Three."]);
+		expect((await sessionLine("keeper-change", third))?.content).toBe(
+			`persistent session ${first.session_id} not continued: the agent's system prompt or tools changed since its last completed run ${second.id}, and a session never resumes under different instructions; this run starts a new one`,
+		);
+	});
+
+	it("leaves the oldest whole runs out to stay within max_context_tokens", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ text: "A." }, { text: "B." }, { text: "C." }, { text: "D." });
+		await persistent("keeper-window", { max_context_tokens: 1000 });
+		// 4 characters a token: run 1's prompt is 600 tokens, run 2's 300, run 3's 100.
+		const first = await runToRest("keeper-window", "1".repeat(2400));
+		const second = await runToRest("keeper-window", "2".repeat(1200));
+		expect(second.continued_from).toBe(first.id);
+		expect(emulator.requests.at(-1)!.messages).toHaveLength(3);
+		const third = await runToRest("keeper-window", "3".repeat(400));
+		expect(third).toMatchObject({ status: "completed", session_id: first.session_id, continued_from: second.id });
+		expect(shown(emulator)).toEqual([`user: ${"2".repeat(1200)}`, "assistant: B.", `user: ${"3".repeat(400)}`]);
+		expect((await sessionLine("keeper-window", third))?.content).toBe(
+			`persistent session ${first.session_id} continued from ${second.id} (2 messages carried; its 2 oldest messages left out to stay within max_context_tokens (1000))`,
+		);
+		// A prompt over the bound by itself starts afresh.
+		const fourth = await runToRest("keeper-window", "4".repeat(4000));
+		expect(fourth).toMatchObject({ status: "completed", session_id: `ses-${fourth.id}` });
+		expect((await sessionLine("keeper-window", fourth))?.content).toContain("is over max_context_tokens (1000)");
+	});
+
+	it("is forgotten on DELETE (operate role), so the next run starts fresh; its jobs stay", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ text: "A." }, { text: "B." });
+		await persistent("keeper-reset");
+		const first = await runToRest("keeper-reset", "One.");
+		const asReader = await call("/v1/agents/keeper-reset/sessions/current", { method: "DELETE", as: "read" });
+		expect(asReader.status).toBe(403);
+		expect((await current("keeper-reset")).session_id).toBe(first.session_id);
+
+		const res = await call("/v1/agents/keeper-reset/sessions/current", { method: "DELETE", as: "operate" });
+		expect(res.status).toBe(200);
+		expect(await res.json()).toEqual({ agent: "keeper-reset", forgotten: first.session_id });
+		expect(await current("keeper-reset")).toMatchObject({ session_id: null, last_job: null, expires_at: null, expired: false });
+		const again = await call("/v1/agents/keeper-reset/sessions/current", { method: "DELETE", as: "operate" });
+		expect(await again.json()).toEqual({ agent: "keeper-reset", forgotten: null });
+
+		const second = await runToRest("keeper-reset", "Two.");
+		expect(second).toMatchObject({ session_id: `ses-${second.id}`, continued_from: null });
+		expect(shown(emulator)).toEqual(["user: Two."]);
+		expect((await call(`/v1/sessions/${first.session_id}`)).status).toBe(200);
+
+		const unknown = await call("/v1/agents/no-such-keeper/sessions/current");
+		expect(unknown.status).toBe(404);
+		expect((await errorOf(unknown)).message).toBe("no agent named no-such-keeper");
+	});
+});
+
+describe("session.mode: fresh_per_job (the default) and per-schedule modes", () => {
+	it("an agent without session settings starts every run afresh and keeps no persistent session", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ text: "A." }, { text: "B." });
+		await createAgent({ name: "forgetter" });
+		await runToRest("forgetter", "One.");
+		const second = await runToRest("forgetter", "Two.");
+		expect(second).toMatchObject({ session_id: `ses-${second.id}`, continued_from: null });
+		expect(shown(emulator)).toEqual(["user: Two."]);
+		expect(await sessionLine("forgetter", second)).toBeUndefined();
+		expect(await current("forgetter")).toMatchObject({ mode: "fresh_per_job", session_id: null });
+	});
+
+	it("a schedule's session.mode overrides the agent's for its runs", async () => {
+		const QUARTER = Math.floor(Date.now() / 900_000) * 900_000;
+		const at = (minutes: number, seconds = 0) => QUARTER + minutes * 60_000 + seconds * 1000;
+		vi.useFakeTimers({ toFake: ["Date"], now: at(7, 10) });
+		const emulator = useEmulator();
+		emulator.enqueue({ text: "Manual." }, { text: "Scheduled." });
+		await createAgent({ name: "hybrid", session: { mode: "persistent" }, schedules: { review: { interval: "1m", session: { mode: "fresh_per_job" } } } });
+		const manual = await runToRest("hybrid", "By hand.");
+		vi.setSystemTime(at(9, 20));
+		await tick(at(9));
+		await settle("hybrid");
+		const scheduled = emulator.requests.length;
+		expect(scheduled).toBe(2);
+		// The scheduled run started afresh and left the persistent session at the manual run.
+		expect(shown(emulator)).toEqual(["user: Do the thing."]);
+		expect((await current("hybrid")).last_job).toBe(manual.id);
+	});
+});
