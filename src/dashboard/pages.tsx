@@ -294,6 +294,12 @@ function Runs(props: { agent: string }) {
 				<span id="runs-meta" class="muted"></span>
 				<a href={`/agents/${encodeURIComponent(props.agent)}/logs`}>Logs</a>
 			</div>
+			<section id="persistent-session" class="panel session-panel" aria-label="Persistent session" hidden>
+				<p id="persistent-session-text"></p>
+				<button type="button" id="persistent-session-reset" class="small" data-needs="operate" hidden>
+					Forget session
+				</button>
+			</section>
 			<section class="panel">
 				<div id="runs-chart" class="chart"></div>
 				<ul class="legend">

@@ -127,6 +127,8 @@ body[data-role="read"] [data-needs="operate"] { display: none !important; }
 .view-head h1 { display: flex; flex-wrap: wrap; align-items: center; gap: .75rem; min-width: 0; overflow-wrap: anywhere; }
 .panel { background: var(--panel); border: 1px solid var(--line); border-radius: 8px; padding: 1rem 1.1rem; margin-bottom: 1rem; }
 .panel-head { display: flex; align-items: center; justify-content: space-between; }
+.session-panel { display: flex; align-items: center; justify-content: space-between; gap: 1rem; }
+.session-panel p { margin: 0; }
 .columns { display: grid; grid-template-columns: minmax(0, 1.15fr) minmax(0, 1fr); gap: 1rem; }
 .columns > div > .panel:last-child { margin-bottom: 1rem; }
 .empty { color: var(--muted); text-align: center; padding: 2rem; background: var(--panel); border: 1px dashed var(--line); border-radius: 8px; }

@@ -577,6 +577,44 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+	it("shows an agent's persistent session above its runs, and forgets it from there", async () => {
+		const agent = await createAgent(`dash-keeper-${run}`, { session: { mode: "persistent", idle_timeout: "24h" } });
+		await script({ text: "Remembered." });
+		const job = await trigger(agent, "Remember this.");
+		expect(await settled(job.id)).toBe("completed");
+		const { session_id: session } = await call<{ session_id: string }>("GET", `/v1/jobs/${job.id}`, tokens.read);
+
+		const page = await signedIn(`/agents/${agent}/runs`);
+		const panel = page.getByRole("region", { name: "Persistent session" });
+		await panel.getByText(`Persistent session ${session}: the next run continues ${job.id}`).waitFor(LIVE);
+		expect(await page.locator("#persistent-session-text").textContent()).toMatch(/, completed (just now|\d+ seconds? ago)\. It expires in 24 hours\.$/);
+		expect(await page.locator("#persistent-session-text time").count()).toBe(2);
+		expect(await panel.getByRole("link", { name: job.id }).getAttribute("href")).toBe(`/jobs/${job.id}`);
+
+		await page.locator("#persistent-session-reset").click();
+		const ask = page.getByRole("dialog", { name: `Forget ${agent}'s session` });
+		await ask.getByRole("button", { name: "Forget session" }).click();
+		await ask.waitFor({ state: "hidden" });
+		await panel.getByText("Persistent session: none yet. The next run starts one.").waitFor(LIVE);
+		expect(await page.locator("#persistent-session-reset").isHidden()).toBe(true);
+		expect((await call<{ session_id: string | null }>("GET", `/v1/agents/${agent}/sessions/current`, tokens.read)).session_id).toBeNull();
+		await page.close();
+
+		// The next run starts a new session. A read-only token sees it, without the button; an agent
+		// whose runs start afresh shows no panel.
+		await script({ text: "A new start." });
+		const next = await trigger(agent, "Start again.");
+		expect(await settled(next.id)).toBe("completed");
+		const reader = await signedIn(`/agents/${agent}/runs`, tokens.read);
+		await reader.getByRole("region", { name: "Persistent session" }).getByText(`Persistent session ses-${next.id}: the next run continues ${next.id}`).waitFor(LIVE);
+		expect(await reader.locator("#persistent-session-reset").isVisible()).toBe(false);
+		await reader.goto(`${url}/agents/triage/runs`);
+		await reader.locator("#view").waitFor({ state: "visible" });
+		await reader.locator("#runs-meta", { hasText: /occurrence/ }).waitFor(LIVE);
+		expect(await reader.locator("#persistent-session").isHidden()).toBe(true);
+		await reader.close();
+	});
+
 	it("lists jobs at once whatever the agents' list takes, and suggests every agent of a large fleet in the agent filter", async () => {
 		const page = await signedIn("/incidents", tokens.read);
 		const { hold, requests } = await fakeFleet(page, 2516);

@@ -68,6 +68,16 @@ export type Occurrence = {
 	delivery_outcome: DeliveryOutcome | null;
 };
 
+/** GET /v1/agents/:agent/sessions/current: the agent's persistent session (src/api/sessions.ts, CurrentSession). */
+export type CurrentSession = {
+	mode: "fresh_per_job" | "persistent";
+	session_id: string | null;
+	last_job: string | null;
+	active_at: string | null;
+	expires_at: string | null;
+	expired: boolean;
+};
+
 export type AgentPage = Page<"agents", AgentView>;
 export type JobPage = Page<"jobs", JobSummary>;
 export type IncidentPage = Page<"incidents", Incident>;

@@ -21,13 +21,48 @@ function runNote(r) {
 	if (r.error) parts.push(r.error);
 	return parts.join(" · ");
 }
+/**
+ * The agent's persistent session above its runs: what its next run continues, and when that ends;
+ * hidden for an agent whose runs each start afresh and that holds no such session.
+ * @param {CurrentSession | null} s null for a deleted agent: its runs stay, it has no session to continue.
+ */
+function drawPersistentSession(s) {
+	const box = $("#persistent-session");
+	box.hidden = s === null || (s.mode !== "persistent" && s.session_id === null);
+	if (s === null) return;
+	const text = $("#persistent-session-text");
+	const reset = $("#persistent-session-reset");
+	reset.hidden = s.session_id === null;
+	if (s.session_id === null || s.last_job === null) {
+		text.replaceChildren("Persistent session: none yet. The next run starts one.");
+		return;
+	}
+	const expiry = s.expires_at === null ? ["It does not expire."] : s.expired ? ["It expired ", when(s.expires_at), ": the next run starts a new one."] : ["It expires ", when(s.expires_at), "."];
+	text.replaceChildren("Persistent session ", h("span", { class: "mono", text: s.session_id }), ": the next run continues ", jobLink(s.last_job), ", completed ", when(s.active_at), ". ", ...expiry);
+}
 /** @param {AbortSignal} signal */
 async function runsView(signal) {
 	const agent = SUBJECT;
+	const sessionPath = "/v1/agents/" + enc(agent) + "/sessions/current";
+	$("#persistent-session-reset").onclick = (/** @type {Click} */ e) => act(e.currentTarget, async () => {
+		const forgotten = await ask({
+			title: "Forget " + agent + "'s session",
+			text: "Its next run starts a new session. The session's jobs stay, and can still be continued.",
+			submit: "Forget session",
+			danger: true,
+			run: () => api(sessionPath, { method: "DELETE" }),
+		});
+		if (!forgotten) return false;
+		await load();
+	}, "Session forgotten: the next run starts a new one");
 	const load = newestWins(async (fresh) => {
-		/** @type {Occurrence[]} */
-		const runs = await all("/v1/agents/" + enc(agent) + "/runs", "runs", 400);
+		/** @type {[Occurrence[], CurrentSession | null]} */
+		const [runs, session] = await Promise.all([
+			all("/v1/agents/" + enc(agent) + "/runs", "runs", 400),
+			api(sessionPath, { signal }).catch((err) => (err instanceof ApiError && err.status === 404 ? null : Promise.reject(err))),
+		]);
 		if (signal.aborted || !fresh()) return;
+		drawPersistentSession(session);
 		$("#runs-meta").textContent = runs.length + (runs.length === 1 ? " occurrence" : " occurrences") + (runs.length >= 400 ? " (the newest; older ones not shown)" : "");
 		$("#runs-empty").hidden = runs.length > 0;
 		drawRuns($("#runs-chart"), runs);
