@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { CliError } from "../client.ts";
 import { act, nextPageCommand, pathSegment, positiveInt, type Context } from "../context.ts";
 import { fields, pausedText, printable, printableDeep, relTime, stamp, statusStyle, table } from "../format.ts";
-import type { Occurrence } from "../types.ts";
+import type { CurrentSession, Occurrence } from "../types.ts";
 import { shapes } from "../shapes.ts";
 import { allAgents } from "./agents.ts";
 
@@ -120,6 +120,7 @@ async function agentStatus(ctx: Context, name: string, opts: { json?: boolean })
 				["running", running || p.dim("none")],
 				["queued", a.queued_jobs > 0 ? String(a.queued_jobs) : null],
 				["last job", last],
+				["session", await sessionText(ctx, name)],
 			],
 			p,
 		),
@@ -144,6 +145,25 @@ async function agentStatus(ctx: Context, name: string, opts: { json?: boolean })
 		),
 	);
 	return 0;
+}
+
+/**
+ * How the agent's runs share conversations: fresh per job, or the persistent session its next run
+ * continues. Null (no row) when it cannot be had: the status above stands without it.
+ */
+async function sessionText(ctx: Context, name: string): Promise<string | null> {
+	const { p } = ctx;
+	let s: CurrentSession;
+	try {
+		s = printableDeep(await ctx.client.json(`/v1/agents/${encodeURIComponent(name)}/sessions/current`, shapes.currentSession));
+	} catch (err) {
+		if (err instanceof CliError) return null;
+		throw err;
+	}
+	if (s.session_id === null || s.last_job === null) return s.mode === "persistent" ? "persistent, none yet: the next run starts one" : p.dim("fresh per job");
+	const expiry = s.expires_at === null ? "" : s.expired ? `, ${p.yellow("expired")}: the next run starts a new one` : `, expires ${relTime(s.expires_at)}`;
+	const held = `${s.session_id}, continuing ${s.last_job}${expiry}`;
+	return s.mode === "persistent" ? `persistent: ${held}` : `${p.dim("fresh per job")}; a persistent schedule's session: ${held}`;
 }
 
 async function runs(ctx: Context, agent: string, opts: { limit: number; cursor?: string; json?: boolean }): Promise<number> {

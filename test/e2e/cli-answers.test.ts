@@ -1166,6 +1166,27 @@ describe("sessions current and sessions reset (a persistent session)", () => {
 		expect(r.stdout).toMatch(/^session\s+none \(each run starts its own; set session\.mode: persistent to carry runs on\)$/m);
 	});
 
+	it("status <agent> says how its runs share conversations, and stands without it from a server that cannot say", async () => {
+		const agent = { name: "keeper", source: "api", enabled: true, model: "m", fallback_models: [], max_concurrent: 1, overlap: "skip", schedules: [], paused: null, running_jobs: [], queued_jobs: 0, last_job: null };
+		const inADay = new Date(Date.now() + 86_400_000 - 60_000).toISOString();
+		const api = await fakeApi({
+			"GET /v1/agents/keeper": (_req, res) => json(res, 200, agent),
+			"GET /v1/agents/keeper/sessions/current": (_req, res) => json(res, 200, { ...CURRENT, expires_at: inADay, expired: false }),
+			"GET /v1/agents/plain": (_req, res) => json(res, 200, { ...agent, name: "plain" }),
+			"GET /v1/agents/plain/sessions/current": (_req, res) => json(res, 200, { ...CURRENT, agent: "plain", mode: "fresh_per_job", session_id: null, last_job: null }),
+			"GET /v1/agents/older": (_req, res) => json(res, 200, { ...agent, name: "older" }),
+		});
+		const keeper = await runCli(api.url, ["status", "keeper"]);
+		expect(keeper.status, keeper.stderr).toBe(0);
+		expect(keeper.stdout).toMatch(/^session\s+persistent: ses-job-2026-01-01-abcdef, continuing job-2026-01-02-zzzzzz, expires in (23h|1d)$/m);
+		expect((await runCli(api.url, ["status", "plain"])).stdout).toMatch(/^session\s+fresh per job$/m);
+		// An older server answers 404 for the route: the rest of the status is shown as before.
+		const older = await runCli(api.url, ["status", "older"]);
+		expect(older.status, older.stderr).toBe(0);
+		expect(older.stdout).toMatch(/^agent\s+older \(API\)$/m);
+		expect(older.stdout).not.toMatch(/^session/m);
+	});
+
 	it("reset asks first (a usage error without a terminal or --yes), then forgets the session", async () => {
 		const api = await fakeApi({ "DELETE /v1/agents/keeper/sessions/current": (_req, res) => json(res, 200, { agent: "keeper", forgotten: CURRENT.session_id }) });
 		const refused = await runCli(api.url, ["sessions", "reset", "keeper"]);
