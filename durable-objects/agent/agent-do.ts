@@ -292,6 +292,9 @@ export class AgentDO extends DurableObject<Env> {
 		this.ctx.storage.transactionSync(() => {
 			markDeleted(this.sql, now);
 			queueSync(this.sql, by, Date.now());
+			// An agent defined again under this name starts its own conversation; the old session's jobs
+			// stay readable, and can still be continued by hand.
+			clearPersistentSession(this.sql);
 		});
 		// Queued runs would never start without a definition; running ones finish on their manifest.
 		this.passes.cancelOrphans("agent deleted", now);

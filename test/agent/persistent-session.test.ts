@@ -205,6 +205,15 @@ describe("session.mode: persistent", () => {
 		expect(shown(emulator)).toEqual(["user: Two."]);
 		expect((await call(`/v1/sessions/${first.session_id}`)).status).toBe(200);
 
+		// Deleted and defined again, the agent starts its own conversation.
+		expect((await call("/v1/agents/keeper-reset", { method: "DELETE", as: "admin" })).status).toBe(200);
+		expect((await call("/v1/agents/keeper-reset/sessions/current")).status).toBe(404);
+		await persistent("keeper-reset");
+		emulator.enqueue({ text: "C." });
+		const reborn = await runToRest("keeper-reset", "Three.");
+		expect(reborn).toMatchObject({ session_id: `ses-${reborn.id}`, continued_from: null });
+		expect(shown(emulator)).toEqual(["user: Three."]);
+
 		const unknown = await call("/v1/agents/no-such-keeper/sessions/current");
 		expect(unknown.status).toBe(404);
 		expect((await errorOf(unknown)).message).toBe("no agent named no-such-keeper");
