@@ -90,7 +90,15 @@ export const shapes = {
 	sessionPage: shape<SessionPage>(z.object({ sessions: z.array(sessionSummary), next_cursor: nextCursor })),
 	session: shape<Session>(sessionSummary.extend({ jobs: z.array(jobSummary) })),
 	currentSession: shape<CurrentSession>(
-		z.object({ agent: z.string(), mode: z.string(), session_id: z.string().nullable(), last_job: z.string().nullable(), expires_at: z.string().nullable(), expired: z.boolean() }),
+		z.object({
+			agent: z.string(),
+			mode: z.string(),
+			session_id: z.string().nullable(),
+			last_job: z.string().nullable(),
+			expires_at: z.string().nullable(),
+			expired: z.boolean(),
+			continues: z.boolean(),
+		}),
 	),
 	sessionReset: shape<SessionReset>(z.object({ agent: z.string(), forgotten: z.string().nullable() })),
 	incidentPage: shape<IncidentPage>(z.object({ incidents: z.array(incident), next_cursor: nextCursor })),

@@ -135,14 +135,18 @@ async function currentSession(ctx: Context, agent: string, opts: { json?: boolea
 	}
 	const s = printableDeep(current);
 	const now = Date.now();
+	const overrides = Object.entries(s.schedule_modes ?? {});
+	const persistentSomewhere = s.mode === "persistent" || overrides.some(([, mode]) => mode === "persistent");
 	const rows: [string, string][] = [["mode", s.mode]];
+	if (overrides.length > 0) rows.push(["schedules", overrides.map(([name, mode]) => `${name}: ${mode}`).join(", ")]);
 	if (s.session_id === null) {
-		rows.push(["session", s.mode === "persistent" ? "none: the next run starts one" : "none (each run starts its own; set session.mode: persistent to carry runs on)"]);
+		rows.push(["session", persistentSomewhere ? "none yet: the next persistent run starts one" : "none (each run starts its own; set session.mode: persistent to carry runs on)"]);
 	} else {
-		rows.push(["session", s.session_id], ["continues", `${s.last_job}, completed ${when(s.active_at, now)}`], ["started", when(s.started_at, now)]);
-		rows.push(["expires", s.expires_at === null ? "never (no timeout or idle_timeout)" : `${when(s.expires_at, now)}${s.expired ? ": expired, the next run starts a new session" : ""}`]);
+		rows.push(["session", s.session_id], ["last run", `${s.last_job}, completed ${when(s.active_at, now)}`], ["started", when(s.started_at, now)]);
+		rows.push(["expires", s.expires_at === null ? "never (no timeout or idle_timeout)" : when(s.expires_at, now)]);
+		rows.push(["next run", s.continues ? `continues ${s.last_job}` : ctx.p.yellow(`starts a new session: ${s.not_continued_because ?? "not continued"}`)]);
 		rows.push(["context", `up to ${s.max_context_tokens} tokens carried`]);
-		if (s.mode !== "persistent") rows.push(["note", "the agent's runs start fresh now; a schedule set to persistent, or a continue of the session, carries it on"]);
+		if (!persistentSomewhere) rows.push(["note", "the agent's runs start fresh now; a continue of the session's last run carries it on"]);
 	}
 	const width = Math.max(...rows.map(([k]) => k.length));
 	ctx.out(rows.map(([k, v]) => `${ctx.p.dim(k.padEnd(width))}  ${v}`).join("\n"));

@@ -161,8 +161,12 @@ async function sessionText(ctx: Context, name: string): Promise<string | null> {
 		throw err;
 	}
 	if (s.session_id === null || s.last_job === null) return s.mode === "persistent" ? "persistent, none yet: the next run starts one" : p.dim("fresh per job");
-	const expiry = s.expires_at === null ? "" : s.expired ? `, ${p.yellow("expired")}: the next run starts a new one` : `, expires ${relTime(s.expires_at)}`;
-	const held = `${s.session_id}, continuing ${s.last_job}${expiry}`;
+	const next = !s.continues
+		? `; ${p.yellow("the next run starts a new one")}: ${s.not_continued_because ?? "not continued"}`
+		: s.expires_at === null
+			? ""
+			: `, expires ${relTime(s.expires_at)}`;
+	const held = `${s.session_id}, continuing ${s.last_job}${next}`;
 	return s.mode === "persistent" ? `persistent: ${held}` : `${p.dim("fresh per job")}; a persistent schedule's session: ${held}`;
 }
 

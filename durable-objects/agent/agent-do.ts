@@ -12,7 +12,7 @@ import { listOccurrences, type Occurrence } from "./ledger.ts";
 import { outboxSize } from "./outbox.ts";
 import { oldestRecordAt } from "./retention.ts";
 import { findSession, listSessions, type SessionLookup, type SessionSummary } from "./sessions.ts";
-import { clearPersistentSession, readPersistentSession, type PersistentSession } from "./runner/persistent.ts";
+import { clearPersistentSession, persistentSessionView, type Assessment, type PersistentSession } from "./runner/persistent.ts";
 import type { CursorKey } from "../../src/shared/cursor.ts";
 import { nextTurn, Passes } from "./pass.ts";
 import { definedAgent, queueSync, RegistrySync, SYNC_GRACE_MS } from "./registry-sync.ts";
@@ -417,9 +417,14 @@ export class AgentDO extends DurableObject<Env> {
 		return findSession(this.sql, readState(this.sql)?.name ?? "", idOrPrefix, limit);
 	}
 
-	/** The agent's persistent session, if it has one (see runner/persistent.ts). */
-	async persistentSession(): Promise<PersistentSession | null> {
-		return readPersistentSession(this.sql);
+	/**
+	 * The agent's persistent session, if it has one, and whether its next persistent run continues it
+	 * (see runner/persistent.ts); null for an agent not defined now.
+	 */
+	async persistentSession(): Promise<Assessment | null> {
+		const state = readState(this.sql);
+		const agent = state ? currentDefinition(state) : null;
+		return agent ? persistentSessionView(this.sql, agent, Date.now()) : null;
 	}
 
 	/** Forgets the persistent session, so the agent's next run starts a fresh one; what it forgot. */

@@ -327,4 +327,18 @@ export const AGENT_MIGRATIONS: readonly SqlMigration[] = [
 			);
 		`,
 	},
+	{
+		version: 19,
+		name: "persistent_session_guards",
+		sql: `
+			-- A persistent run's view of the session when it started: the last completed run it found
+			-- ('' for none; NULL for a run not in persistent mode). It moves the session on only if the
+			-- session still stands there when it completes, so a reset, a delete or a run that completed
+			-- first is never undone.
+			ALTER TABLE job_setup ADD COLUMN persistent_from TEXT;
+			-- Why the session is not to be continued though unexpired: a run failed on the conversation
+			-- it carried (too long for the model, or refused as invalid), which every later run would carry.
+			ALTER TABLE persistent_session ADD COLUMN ended_by TEXT;
+		`,
+	},
 ];

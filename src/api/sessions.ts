@@ -52,6 +52,12 @@ const CurrentSessionSchema = z
 		active_at: z.string().nullable().openapi({ description: "When last_job completed (idle_timeout counts from it)" }),
 		expires_at: z.string().nullable().openapi({ description: "When timeout or idle_timeout ends the session; null when neither is set" }),
 		expired: z.boolean().openapi({ description: "Past expires_at: the next run starts a new session" }),
+		continues: z.boolean().openapi({ description: "Whether the agent's next persistent run continues the session" }),
+		not_continued_because: z
+			.string()
+			.nullable()
+			.openapi({ description: "Why it would not (none yet, expired, its last run removed by retention, the system prompt or tools changed, a run failed on the conversation it carried)" }),
+		schedule_modes: z.record(z.string(), z.enum(SESSION_MODES)).openapi({ description: "Schedules whose session.mode overrides the agent's, by name" }),
 		max_context_tokens: z.number().int(),
 	})
 	.openapi("CurrentSession");
@@ -75,7 +81,10 @@ export const agentSessionsApi = createApi()
 		}),
 		async (c) => {
 			const agent = await requireAgent(c.env, c.req.valid("param").agent);
-			const current = await agentRpc(c.env, agent.name).persistentSession();
+			const view = await agentRpc(c.env, agent.name).persistentSession();
+			// Null only if the agent went between the lookup and its object's answer.
+			if (view === null) throw new NotFoundError(`no agent named ${agent.name}`);
+			const current = view.session;
 			const expiry = current === null ? null : sessionExpiry(agent.definition, current);
 			const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
 			return c.json(
@@ -88,6 +97,9 @@ export const agentSessionsApi = createApi()
 					active_at: iso(current?.activeAt),
 					expires_at: iso(expiry?.at),
 					expired: expiry !== null && Date.now() >= expiry.at,
+					continues: view.continues,
+					not_continued_because: view.continues ? null : view.why,
+					schedule_modes: Object.fromEntries(Object.entries(agent.definition.schedules).flatMap(([name, s]) => (s.session ? [[name, s.session.mode]] : []))),
 					max_context_tokens: agent.definition.session?.max_context_tokens ?? DEFAULT_MAX_CONTEXT_TOKENS,
 				},
 				200,

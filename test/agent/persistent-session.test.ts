@@ -54,7 +54,7 @@ describe("session.mode: persistent", () => {
 		expect(first).toMatchObject({ status: "completed", session_id: `ses-${first.id}`, continued_from: null });
 		expect(await sessionLine("keeper", first)).toMatchObject({ content: "persistent session: none yet, so this run starts one", session_id: `ses-${first.id}` });
 		const after1 = await current("keeper");
-		expect(after1).toMatchObject({ agent: "keeper", mode: "persistent", session_id: `ses-${first.id}`, last_job: first.id, expired: false, max_context_tokens: 50_000 });
+		expect(after1).toMatchObject({ agent: "keeper", mode: "persistent", session_id: `ses-${first.id}`, last_job: first.id, expired: false, continues: true, max_context_tokens: 50_000 });
 		expect(Date.parse(after1.expires_at!) - Date.parse(after1.active_at!)).toBe(24 * 3_600_000);
 
 		const second = await runToRest("keeper", "Count them again.");
@@ -155,6 +155,12 @@ describe("session.mode: persistent", () => {
 		expect(second.continued_from).toBe(first.id);
 
 		expect((await put({ system_prompt: "You audit endpoints." })).status).toBe(200);
+		// Said before the run, too.
+		expect(await current("keeper-change")).toMatchObject({
+			session_id: first.session_id,
+			continues: false,
+			not_continued_because: `the agent's system prompt or tools changed since its last completed run ${second.id}, and a session never resumes under different instructions`,
+		});
 		const third = await runToRest("keeper-change", "Three.");
 		expect(third).toMatchObject({ status: "completed", session_id: `ses-${third.id}`, continued_from: null });
 		expect(shown(emulator)).toEqual(["user: Three."]);
@@ -217,6 +223,88 @@ describe("session.mode: persistent", () => {
 		const unknown = await call("/v1/agents/no-such-keeper/sessions/current");
 		expect(unknown.status).toBe(404);
 		expect((await errorOf(unknown)).message).toBe("no agent named no-such-keeper");
+	});
+});
+
+describe("a persistent session moves on only from where a run found it", () => {
+	const ticketTool = {
+		type: "webhook",
+		name: "create_ticket",
+		description: "Create a ticket.",
+		url_secret: "TEST_TICKETS_URL",
+		requires_approval: true,
+		input_schema: { type: "object", properties: { title: { type: "string" } }, required: ["title"] },
+	};
+
+	it("a reset is not undone by a run that carried the session and completes after it", async () => {
+		const emulator = useEmulator();
+		fake("https://tickets.example.test", () => Response.json({ id: 1 }));
+		emulator.enqueue({ text: "One." }, { tool_use: { name: "create_ticket", input: { title: "x" } } }, { text: "Filed." }, { text: "Three." });
+		await persistent("keeper-race", {}, { tools: [ticketTool] });
+		const first = await runToRest("keeper-race", "One.");
+		const waiting = await runToRest("keeper-race", "Two.");
+		expect(waiting).toMatchObject({ status: "approval_pending", continued_from: first.id });
+		expect((await call("/v1/agents/keeper-race/sessions/current", { method: "DELETE", as: "operate" })).status).toBe(200);
+		const approved = await call(`/v1/jobs/${waiting.id}/approval`, { method: "POST", as: "operate", body: { decision: "approve" } });
+		expect(approved.status, await approved.clone().text()).toBe(200);
+		await settle("keeper-race");
+		expect(await jobOf("keeper-race", waiting.id)).toMatchObject({ status: "completed" });
+		expect((await current("keeper-race")).session_id).toBeNull();
+		const third = await runToRest("keeper-race", "Three.");
+		expect(third).toMatchObject({ session_id: `ses-${third.id}`, continued_from: null });
+		expect(shown(emulator)).toEqual(["user: Three."]);
+	});
+
+	it("a continue of an older job of the session runs in it, but does not wind the session back", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ text: "A1." }, { text: "A2." }, { text: "Side answer." }, { text: "A4." });
+		await persistent("keeper-rewind");
+		const r1 = await runToRest("keeper-rewind", "Run 1.");
+		const r2 = await runToRest("keeper-rewind", "Run 2.");
+		const side = (await (await call(`/v1/jobs/${r1.id}/continue`, { method: "POST", as: "operate", body: { prompt: "About run 1?" } })).json()) as JobRecord;
+		await settle("keeper-rewind");
+		expect(await jobOf("keeper-rewind", side.id)).toMatchObject({ status: "completed", session_id: r1.session_id });
+		expect((await current("keeper-rewind")).last_job).toBe(r2.id);
+		const r4 = await runToRest("keeper-rewind", "Run 4.");
+		expect(r4.continued_from).toBe(r2.id);
+		expect(shown(emulator)).toEqual(["user: Run 1.", "assistant: A1.", "user: Run 2.", "assistant: A2.", "user: Run 4."]);
+	});
+
+	it("a run that fails on the conversation it carried ends the session, so the next starts anew, saying why", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ text: "A." }, { stop_reason: "model_context_window_exceeded" }, { text: "Fresh." });
+		await persistent("keeper-poison");
+		const first = await runToRest("keeper-poison", "One.");
+		const broken = await runToRest("keeper-poison", "Two.");
+		expect(broken).toMatchObject({ status: "failed", continued_from: first.id, error: { type: "context_window_exceeded" } });
+		const after = await current("keeper-poison");
+		const why = `run ${broken.id} failed on the conversation it carried (context_window_exceeded: the conversation outgrew the model's context window (stop_reason model_context_window_exceeded))`;
+		expect(after).toMatchObject({ session_id: first.session_id, last_job: first.id, expired: false, continues: false, not_continued_because: why });
+		const third = await runToRest("keeper-poison", "Three.");
+		expect(third).toMatchObject({ status: "completed", session_id: `ses-${third.id}`, continued_from: null });
+		expect(shown(emulator)).toEqual(["user: Three."]);
+		expect((await sessionLine("keeper-poison", third))?.content).toBe(`persistent session ${first.session_id} not continued: ${why}; this run starts a new one`);
+		expect(await current("keeper-poison")).toMatchObject({ session_id: third.session_id, continues: true, not_continued_because: null });
+	});
+
+	it("a run that fails for its own reasons leaves the session to be continued; one the API refuses for its messages ends it", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue(
+			{ text: "A." },
+			{ error: 400, message: "max_tokens: 100000 > 64000, which is the maximum allowed" },
+			{ error: 400, message: "prompt is too long: 210000 tokens > 200000 maximum" },
+			{ text: "Fresh." },
+		);
+		await persistent("keeper-refused");
+		const first = await runToRest("keeper-refused", "One.");
+		const own = await runToRest("keeper-refused", "Two.");
+		expect(own).toMatchObject({ status: "failed", continued_from: first.id, error: { type: "invalid_request" } });
+		expect(await current("keeper-refused")).toMatchObject({ last_job: first.id, continues: true });
+		const tooLong = await runToRest("keeper-refused", "Three.");
+		expect(tooLong).toMatchObject({ status: "failed", continued_from: first.id, error: { type: "invalid_request" } });
+		expect(await current("keeper-refused")).toMatchObject({ last_job: first.id, continues: false, not_continued_because: expect.stringMatching(new RegExp(`^run ${tooLong.id} failed on the conversation it carried \\(invalid_request: .*prompt is too long`)) });
+		const fourth = await runToRest("keeper-refused", "Four.");
+		expect(fourth).toMatchObject({ status: "completed", continued_from: null });
 	});
 });
 

@@ -1142,6 +1142,9 @@ describe("sessions current and sessions reset (a persistent session)", () => {
 		active_at: "2026-01-02T00:00:05.000Z",
 		expires_at: "2026-01-03T00:00:05.000Z",
 		expired: true,
+		continues: false,
+		not_continued_because: "it expired at 2026-01-03T00:00:05.000Z (idle_timeout 24h, from its last completed run)",
+		schedule_modes: { review: "fresh_per_job" },
 		max_context_tokens: 50000,
 	};
 
@@ -1152,18 +1155,25 @@ describe("sessions current and sessions reset (a persistent session)", () => {
 		const lines = r.stdout.trimEnd().split("\n");
 		expect(lines[0]).toMatch(/^mode\s+persistent$/);
 		expect(lines).toContainEqual(expect.stringMatching(/^session\s+ses-job-2026-01-01-abcdef$/));
-		expect(lines).toContainEqual(expect.stringMatching(/^continues\s+job-2026-01-02-zzzzzz, completed 2026-01-02 00:00:05Z \(/));
-		expect(lines).toContainEqual(expect.stringMatching(/^expires\s+2026-01-03 00:00:05Z \(.*\): expired, the next run starts a new session$/));
+		expect(lines).toContainEqual(expect.stringMatching(/^schedules\s+review: fresh_per_job$/));
+		expect(lines).toContainEqual(expect.stringMatching(/^last run\s+job-2026-01-02-zzzzzz, completed 2026-01-02 00:00:05Z \(/));
+		expect(lines).toContainEqual(expect.stringMatching(/^expires\s+2026-01-03 00:00:05Z \(.*\)$/));
+		expect(lines).toContainEqual(
+			expect.stringMatching(/^next run\s+starts a new session: it expired at 2026-01-03T00:00:05\.000Z \(idle_timeout 24h, from its last completed run\)$/),
+		);
 		const asJson = await runCli(api.url, ["sessions", "current", "keeper", "--json"]);
 		expect(JSON.parse(asJson.stdout)).toEqual(CURRENT);
 	});
 
 	it("says so when there is none", async () => {
-		const none = { ...CURRENT, mode: "fresh_per_job", session_id: null, last_job: null, started_at: null, active_at: null, expires_at: null, expired: false };
+		const none = { ...CURRENT, mode: "fresh_per_job", session_id: null, last_job: null, started_at: null, active_at: null, expires_at: null, expired: false, schedule_modes: {} };
 		const api = await fakeApi({ "GET /v1/agents/plain/sessions/current": (_req, res) => json(res, 200, { ...none, agent: "plain" }) });
 		const r = await runCli(api.url, ["sessions", "current", "plain"]);
 		expect(r.status, r.stderr).toBe(0);
 		expect(r.stdout).toMatch(/^session\s+none \(each run starts its own; set session\.mode: persistent to carry runs on\)$/m);
+		// An agent whose runs start afresh but for one schedule's: that schedule's next run starts one.
+		const hybrid = await fakeApi({ "GET /v1/agents/hybrid/sessions/current": (_req, res) => json(res, 200, { ...none, agent: "hybrid", schedule_modes: { work: "persistent" } }) });
+		expect((await runCli(hybrid.url, ["sessions", "current", "hybrid"])).stdout).toMatch(/^session\s+none yet: the next persistent run starts one$/m);
 	});
 
 	it("status <agent> says how its runs share conversations, and stands without it from a server that cannot say", async () => {
@@ -1171,7 +1181,9 @@ describe("sessions current and sessions reset (a persistent session)", () => {
 		const inADay = new Date(Date.now() + 86_400_000 - 60_000).toISOString();
 		const api = await fakeApi({
 			"GET /v1/agents/keeper": (_req, res) => json(res, 200, agent),
-			"GET /v1/agents/keeper/sessions/current": (_req, res) => json(res, 200, { ...CURRENT, expires_at: inADay, expired: false }),
+			"GET /v1/agents/keeper/sessions/current": (_req, res) => json(res, 200, { ...CURRENT, expires_at: inADay, expired: false, continues: true, not_continued_because: null }),
+			"GET /v1/agents/stale/sessions/current": (_req, res) => json(res, 200, { ...CURRENT, agent: "stale" }),
+			"GET /v1/agents/stale": (_req, res) => json(res, 200, { ...agent, name: "stale" }),
 			"GET /v1/agents/plain": (_req, res) => json(res, 200, { ...agent, name: "plain" }),
 			"GET /v1/agents/plain/sessions/current": (_req, res) => json(res, 200, { ...CURRENT, agent: "plain", mode: "fresh_per_job", session_id: null, last_job: null }),
 			"GET /v1/agents/older": (_req, res) => json(res, 200, { ...agent, name: "older" }),
@@ -1180,6 +1192,9 @@ describe("sessions current and sessions reset (a persistent session)", () => {
 		expect(keeper.status, keeper.stderr).toBe(0);
 		expect(keeper.stdout).toMatch(/^session\s+persistent: ses-job-2026-01-01-abcdef, continuing job-2026-01-02-zzzzzz, expires in (23h|1d)$/m);
 		expect((await runCli(api.url, ["status", "plain"])).stdout).toMatch(/^session\s+fresh per job$/m);
+		expect((await runCli(api.url, ["status", "stale"])).stdout).toMatch(
+			/^session\s+persistent: ses-job-2026-01-01-abcdef, continuing job-2026-01-02-zzzzzz; the next run starts a new one: it expired at 2026-01-03T00:00:05\.000Z \(idle_timeout 24h, from its last completed run\)$/m,
+		);
 		// An older server answers 404 for the route: the rest of the status is shown as before.
 		const older = await runCli(api.url, ["status", "older"]);
 		expect(older.status, older.stderr).toBe(0);

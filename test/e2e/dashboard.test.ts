@@ -586,8 +586,8 @@ describe("the dashboard", () => {
 
 		const page = await signedIn(`/agents/${agent}/runs`);
 		const panel = page.getByRole("region", { name: "Persistent session" });
-		await panel.getByText(`Persistent session ${session}: the next run continues ${job.id}`).waitFor(LIVE);
-		expect(await page.locator("#persistent-session-text").textContent()).toMatch(/, completed (just now|\d+ seconds? ago)\. It expires in 24 hours\.$/);
+		await panel.getByText(`Persistent session ${session}: its last run ${job.id} completed`).waitFor(LIVE);
+		expect(await page.locator("#persistent-session-text").textContent()).toMatch(/ completed (just now|\d+ seconds? ago)\. The next run continues it\. It expires in 24 hours\.$/);
 		expect(await page.locator("#persistent-session-text time").count()).toBe(2);
 		expect(await panel.getByRole("link", { name: job.id }).getAttribute("href")).toBe(`/jobs/${job.id}`);
 
@@ -606,7 +606,7 @@ describe("the dashboard", () => {
 		const next = await trigger(agent, "Start again.");
 		expect(await settled(next.id)).toBe("completed");
 		const reader = await signedIn(`/agents/${agent}/runs`, tokens.read);
-		await reader.getByRole("region", { name: "Persistent session" }).getByText(`Persistent session ses-${next.id}: the next run continues ${next.id}`).waitFor(LIVE);
+		await reader.getByRole("region", { name: "Persistent session" }).getByText(`Persistent session ses-${next.id}: its last run ${next.id} completed`).waitFor(LIVE);
 		expect(await reader.locator("#persistent-session-reset").isVisible()).toBe(false);
 		await reader.goto(`${url}/agents/triage/runs`);
 		await reader.locator("#view").waitFor({ state: "visible" });

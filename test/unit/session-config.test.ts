@@ -58,7 +58,7 @@ describe("session settings in fleet.yaml", () => {
 
 describe("a persistent session's expiry", () => {
 	const hour = 3_600_000;
-	const session = { sessionId: "ses-x", jobId: "job-x", startedAt: 0, activeAt: 10 * hour };
+	const session = { sessionId: "ses-x", jobId: "job-x", startedAt: 0, activeAt: 10 * hour, endedBy: null };
 	it("is the earlier of timeout (from its start) and idle_timeout (from its last completed run)", () => {
 		const agent = (s: Record<string, unknown>) => fleet({ session: { mode: "persistent", ...s } }).agents[0]!;
 		expect(sessionExpiry(agent({}), session)).toBeNull();

@@ -1,4 +1,6 @@
 import type { MessageParam, TextBlockParam, ToolParam } from "../../../src/agent/contracts.ts";
+import { assemblePrompt } from "../../../src/agent/prompt.ts";
+import { toolParams } from "../../../src/agent/tools/definitions.ts";
 import { DEFAULT_MAX_CONTEXT_TOKENS, durationSeconds, type AgentDefinition, type SessionMode } from "../../../src/config/schema.ts";
 import type { JobRecord } from "../../../src/jobs/model.ts";
 import { recordedResults } from "./follow-up.ts";
@@ -20,6 +22,8 @@ export interface PersistentSession {
 	startedAt: number;
 	/** When `jobId` completed: its `idle_timeout` counts from here. */
 	activeAt: number;
+	/** Why it is not to be continued though unexpired (a run failed on what it carried), or null. */
+	endedBy: string | null;
 }
 
 interface PersistentRow {
@@ -27,20 +31,26 @@ interface PersistentRow {
 	job_id: string;
 	started_at: number;
 	active_at: number;
+	ended_by: string | null;
 	[key: string]: SqlStorageValue;
 }
 
-const toSession = (r: PersistentRow): PersistentSession => ({ sessionId: r.session_id, jobId: r.job_id, startedAt: r.started_at, activeAt: r.active_at });
+const toSession = (r: PersistentRow): PersistentSession => ({ sessionId: r.session_id, jobId: r.job_id, startedAt: r.started_at, activeAt: r.active_at, endedBy: r.ended_by });
 
 export function readPersistentSession(sql: SqlStorage): PersistentSession | null {
-	const row = sql.exec<PersistentRow>("SELECT session_id, job_id, started_at, active_at FROM persistent_session WHERE id = 1").toArray()[0];
+	const row = sql.exec<PersistentRow>("SELECT session_id, job_id, started_at, active_at, ended_by FROM persistent_session WHERE id = 1").toArray()[0];
 	return row ? toSession(row) : null;
 }
 
 /** Forgets the agent's persistent session (its jobs stay): the next run starts a fresh one. */
 export function clearPersistentSession(sql: SqlStorage): PersistentSession | null {
-	const row = sql.exec<PersistentRow>("DELETE FROM persistent_session WHERE id = 1 RETURNING session_id, job_id, started_at, active_at").toArray()[0];
+	const row = sql.exec<PersistentRow>("DELETE FROM persistent_session WHERE id = 1 RETURNING session_id, job_id, started_at, active_at, ended_by").toArray()[0];
 	return row ? toSession(row) : null;
+}
+
+/** Whether any of the agent's runs are persistent: its own mode, or a schedule's. */
+export function usesPersistentSessions(definition: AgentDefinition): boolean {
+	return definition.session?.mode === "persistent" || Object.values(definition.schedules).some((s) => s.session?.mode === "persistent");
 }
 
 /**
@@ -87,32 +97,54 @@ export function carryWindow(messages: readonly MessageParam[], maxTokens: number
 	return null;
 }
 
+/** Whether the agent's next persistent run continues its session, and why not when it does not. */
+export type Assessment = { continues: true; session: PersistentSession } | { continues: false; session: PersistentSession | null; why: string };
+
+/**
+ * What a persistent run would find, whatever its prompt: a session to continue, or why it starts a
+ * new one (an expired session, a last run retention removed, instructions or tools that changed
+ * since: a session never resumes under different instructions, as a continue never does unasked;
+ * a run that failed on the conversation it carried).
+ */
+export function assessSession(sql: SqlStorage, agent: AgentDefinition, request: { system: TextBlockParam[]; tools: ToolParam[] }, now: number): Assessment {
+	const s = readPersistentSession(sql);
+	if (!s) return { continues: false, session: null, why: "none yet, so this run starts one" };
+	const not = (why: string): Assessment => ({ continues: false, session: s, why });
+	if (s.endedBy !== null) return not(s.endedBy);
+	const expiry = sessionExpiry(agent, s);
+	if (expiry !== null && now >= expiry.at) return not(`it expired at ${new Date(expiry.at).toISOString()} (${expiry.by})`);
+	const last: JobSetup | null = getSetup(sql, s.jobId);
+	if (!last) return not(`its last completed run ${s.jobId} is no longer kept (retention)`);
+	if (JSON.stringify(last.system) !== JSON.stringify(request.system) || JSON.stringify(last.tools) !== JSON.stringify(request.tools)) {
+		return not(`the agent's system prompt or tools changed since its last completed run ${s.jobId}, and a session never resumes under different instructions`);
+	}
+	return { continues: true, session: s };
+}
+
 /** How a persistent run starts: in the session, from its last completed run, or fresh (and why). */
 export type Carry =
 	| { kind: "continue"; sessionId: string; from: string; messages: MessageParam[]; left: number; note: string }
-	| { kind: "fresh"; note: string };
+	| { kind: "fresh"; note: string; found: string };
 
 /**
- * Decides what a persistent run carries. A fresh start always says why, in the run's output: an
- * expired session, a last run retention removed, instructions or tools that changed since (a
- * session never resumes under different instructions, as a continue never does unasked), or a
- * last conversation already over max_context_tokens.
+ * Decides what a persistent run carries; a fresh start always says why, in the run's output.
+ * `found` is the last completed run the session stood at (see noteCompletedRun).
  */
 export function planCarry(sql: SqlStorage, agent: AgentDefinition, request: { system: TextBlockParam[]; tools: ToolParam[]; user: string }, now: number): Carry {
-	const s = readPersistentSession(sql);
-	if (!s) return { kind: "fresh", note: "persistent session: none yet, so this run starts one" };
-	const fresh = (why: string): Carry => ({ kind: "fresh", note: `persistent session ${s.sessionId} not continued: ${why}; this run starts a new one` });
-	const expiry = sessionExpiry(agent, s);
-	if (expiry !== null && now >= expiry.at) return fresh(`it expired at ${new Date(expiry.at).toISOString()} (${expiry.by})`);
-	const last: JobSetup | null = getSetup(sql, s.jobId);
-	if (!last) return fresh(`its last completed run ${s.jobId} is no longer kept (retention)`);
-	if (JSON.stringify(last.system) !== JSON.stringify(request.system) || JSON.stringify(last.tools) !== JSON.stringify(request.tools)) {
-		return fresh(`the agent's system prompt or tools changed since its last completed run ${s.jobId}, and a session never resumes under different instructions`);
+	const a = assessSession(sql, agent, request, now);
+	const found = a.session?.jobId ?? "";
+	if (!a.continues) {
+		const note = a.session ? `persistent session ${a.session.sessionId} not continued: ${a.why}; this run starts a new one` : `persistent session: ${a.why}`;
+		return { kind: "fresh", note, found };
 	}
+	const s = a.session;
+	const fresh = (why: string): Carry => ({ kind: "fresh", note: `persistent session ${s.sessionId} not continued: ${why}; this run starts a new one`, found });
 	const maxTokens = agent.session?.max_context_tokens ?? DEFAULT_MAX_CONTEXT_TOKENS;
+	const prompt = estimateTokens(request.user);
+	if (prompt > maxTokens) return fresh(`this run's prompt alone (about ${prompt} tokens) is over max_context_tokens (${maxTokens})`);
 	const messages = cleanedMessages(sql, s.jobId);
-	const start = carryWindow(messages, maxTokens, estimateTokens(request.user));
-	if (start === null) return fresh(`its last run's conversation alone is over max_context_tokens (${maxTokens})`);
+	const start = carryWindow(messages, maxTokens, prompt);
+	if (start === null) return fresh(`its last run's part of the conversation, with this run's prompt, is over max_context_tokens (${maxTokens})`);
 	const carried = messages.slice(start);
 	const left = start > 0 ? `; its ${start} oldest messages left out to stay within max_context_tokens (${maxTokens})` : "";
 	return {
@@ -132,23 +164,56 @@ export function writeCarried(sql: SqlStorage, jobId: string, carry: Extract<Carr
 }
 
 /**
- * Moves the agent's persistent session on to a run that just completed: one that ran in persistent
- * mode (in the session, or starting it afresh), or a continue of the session's own runs. Other runs
- * leave it as it is; fresh-mode runs read nothing here.
+ * Moves the agent's persistent session on to a run that just completed, if the session still stands
+ * where the run found it: a persistent run (in the session, or one starting it afresh) that found it
+ * at `persistentFrom`, or a continue of the session's last completed run. A reset, a delete, or
+ * another run completing first is never undone, and a continue of an older job of the session does
+ * not wind it back. Agents with no persistent runs read nothing here.
  */
 export function noteCompletedRun(sql: SqlStorage, job: JobRecord, setup: JobSetup, now: number): void {
 	if (job.trigger_type === "fork") return;
-	const mode = sessionModeOf(setup.definition, job);
-	if (mode === "fresh_per_job") return;
+	const persistentRun = setup.persistentFrom !== null;
+	if (!persistentRun && (job.trigger_type !== "continue" || !usesPersistentSessions(setup.definition))) return;
 	const current = readPersistentSession(sql);
-	if (mode === null && current?.sessionId !== setup.sessionId) return;
+	const standsAt = persistentRun ? setup.persistentFrom : job.continued_from;
+	if ((current?.jobId ?? "") !== standsAt) return;
 	const startedAt = current?.sessionId === setup.sessionId ? current.startedAt : job.started_at ? Date.parse(job.started_at) : now;
 	sql.exec(
-		`INSERT INTO persistent_session (id, session_id, job_id, started_at, active_at) VALUES (1, ?, ?, ?, ?)
-		 ON CONFLICT (id) DO UPDATE SET session_id = excluded.session_id, job_id = excluded.job_id, started_at = excluded.started_at, active_at = excluded.active_at`,
+		`INSERT INTO persistent_session (id, session_id, job_id, started_at, active_at, ended_by) VALUES (1, ?, ?, ?, ?, NULL)
+		 ON CONFLICT (id) DO UPDATE SET session_id = excluded.session_id, job_id = excluded.job_id, started_at = excluded.started_at, active_at = excluded.active_at, ended_by = NULL`,
 		setup.sessionId,
 		job.id,
 		startedAt,
 		now,
 	);
+}
+
+/**
+ * Failures a carried conversation causes, so that every later run carrying it would fail the same
+ * way: the model's context window outgrown, or the API refusing the messages themselves.
+ */
+function failedOnConversation(error: { type: string; message: string }): boolean {
+	return error.type === "context_window_exceeded" || (error.type === "invalid_request" && /prompt is too long|\bmessages\b/i.test(error.message));
+}
+
+/**
+ * Ends the persistent session a run failed on: the next run starts a new one, saying why, instead
+ * of carrying the same conversation into the same failure until the session expires.
+ */
+export function noteFailedRun(sql: SqlStorage, job: JobRecord, error: { type: string; message: string }): void {
+	if (!failedOnConversation(error) || job.continued_from === null || job.trigger_type === "continue" || job.trigger_type === "fork") return;
+	const setup = getSetup(sql, job.id);
+	if (!setup?.persistentFrom || setup.persistentFrom !== job.continued_from) return;
+	sql.exec(
+		"UPDATE persistent_session SET ended_by = ? WHERE id = 1 AND job_id = ?",
+		`run ${job.id} failed on the conversation it carried (${error.type}: ${error.message})`,
+		job.continued_from,
+	);
+}
+
+/** The agent's persistent session as its next persistent run would find it (GET …/sessions/current). */
+export function persistentSessionView(sql: SqlStorage, agent: AgentDefinition, now: number): Assessment {
+	// The system prompt does not depend on the run's trigger or notepad: any run's request would do.
+	const { system } = assemblePrompt(agent, { prompt: "", notepad: new Map(), trigger: "manual" });
+	return assessSession(sql, agent, { system, tools: toolParams(agent) }, now);
 }

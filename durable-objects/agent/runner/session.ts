@@ -19,6 +19,11 @@ export interface JobSetup {
 	approvalExpiresAt: number | null;
 	/** Billed model requests that were not turns (see {@link noteExtraRequests}). */
 	extraRequests: number;
+	/**
+	 * A persistent run's view of its agent's persistent session at its start: the last completed run
+	 * it found ("" for none); null for a run not in persistent mode (see persistent.ts).
+	 */
+	persistentFrom: string | null;
 }
 
 interface SetupRow {
@@ -34,6 +39,7 @@ interface SetupRow {
 	cancel_requested: string | null;
 	approval_expires_at: number | null;
 	extra_requests: number;
+	persistent_from: string | null;
 	[key: string]: SqlStorageValue;
 }
 
@@ -56,6 +62,7 @@ function toSetup(row: SetupRow): JobSetup {
 		cancelRequested: row.cancel_requested,
 		approvalExpiresAt: row.approval_expires_at,
 		extraRequests: row.extra_requests,
+		persistentFrom: row.persistent_from,
 	};
 }
 
@@ -69,8 +76,8 @@ export function getSetup(sql: SqlStorage, jobId: string): JobSetup | null {
 /** A job's setup as it starts: no requests made yet. */
 export function putSetup(sql: SqlStorage, s: Omit<JobSetup, "extraRequests">): void {
 	sql.exec(
-		`INSERT OR REPLACE INTO job_setup (job_id, session_id, definition, system, tools, models, max_tokens, deadline, next_step_at, cancel_requested, approval_expires_at)
-		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		`INSERT OR REPLACE INTO job_setup (job_id, session_id, definition, system, tools, models, max_tokens, deadline, next_step_at, cancel_requested, approval_expires_at, persistent_from)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		s.jobId,
 		s.sessionId,
 		JSON.stringify(s.definition),
@@ -82,6 +89,7 @@ export function putSetup(sql: SqlStorage, s: Omit<JobSetup, "extraRequests">): v
 		s.nextStepAt,
 		s.cancelRequested,
 		s.approvalExpiresAt,
+		s.persistentFrom,
 	);
 }
 

@@ -77,6 +77,7 @@ export function startJob(sql: SqlStorage, queued: JobRecord, agent: AgentDefinit
 		nextStepAt: now,
 		cancelRequested: null,
 		approvalExpiresAt: null,
+		persistentFrom: carry === null ? null : carry.kind === "continue" ? carry.from : carry.found,
 	});
 	if (carried) writeCarried(sql, job.id, carried, parts.user);
 	else if (!copiedIn) appendMessage(sql, job.id, { role: "user", content: parts.user });

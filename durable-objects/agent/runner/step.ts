@@ -15,7 +15,7 @@ import { clearOldToolResults, forModel } from "./context.ts";
 import { resumeFromApproval } from "./approval.ts";
 import { appendLines, type OutputLine } from "./output.ts";
 import { appendMessage, extendLastMessage, readMessages } from "./messages.ts";
-import { noteCompletedRun } from "./persistent.ts";
+import { noteCompletedRun, noteFailedRun } from "./persistent.ts";
 import { NEVER, getSetup, insertToolCalls, markToolCall, noteExtraRequests, requestCancel, setNextStep, toolCallCount, turnToolCalls, type JobSetup } from "./session.ts";
 import { addUsage, limitReached, type LimitHit, type UsedCounts } from "./usage.ts";
 
@@ -111,6 +111,7 @@ export function finish(
 	if (opts.error) out(deps, job.id, { type: "error", message: redact(opts.error.message), code: opts.error.type });
 	out(deps, job.id, { type: "system", subtype: "result", status: to, exit_reason: done.exit_reason, content: opts.reason });
 	log.info("job.finished", { agent: job.agent, job_id: job.id, status: to, exit_reason: done.exit_reason, reason: opts.reason });
+	if (to === "failed" && opts.error) noteFailedRun(deps.sql, done, { type: opts.error.type, message: redact(opts.error.message) });
 	return save(deps, done);
 }
 

@@ -76,6 +76,8 @@ export type CurrentSession = {
 	active_at: string | null;
 	expires_at: string | null;
 	expired: boolean;
+	continues: boolean;
+	not_continued_because: string | null;
 };
 
 export type AgentPage = Page<"agents", AgentView>;

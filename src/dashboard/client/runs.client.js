@@ -37,8 +37,10 @@ function drawPersistentSession(s) {
 		text.replaceChildren("Persistent session: none yet. The next run starts one.");
 		return;
 	}
-	const expiry = s.expires_at === null ? ["It does not expire."] : s.expired ? ["It expired ", when(s.expires_at), ": the next run starts a new one."] : ["It expires ", when(s.expires_at), "."];
-	text.replaceChildren("Persistent session ", h("span", { class: "mono", text: s.session_id }), ": the next run continues ", jobLink(s.last_job), ", completed ", when(s.active_at), ". ", ...expiry);
+	const expiry = s.expires_at === null ? ["It does not expire."] : ["It expires ", when(s.expires_at), "."];
+	text.replaceChildren(
+		"Persistent session ", h("span", { class: "mono", text: s.session_id }), ": its last run ", jobLink(s.last_job), " completed ", when(s.active_at), ". ",
+		...(s.continues ? ["The next run continues it. ", ...expiry] : [h("strong", { text: "The next run starts a new session" }), ": " + printable(s.not_continued_because || "not continued") + "."]));
 }
 /** @param {AbortSignal} signal */
 async function runsView(signal) {
