@@ -6,6 +6,7 @@
 import type { AgentStatusShape, OccurrenceShape } from "../src/api/agent-actions.ts";
 import type { AgentDetailT, AgentViewT } from "../src/api/agents.ts";
 import type { HealthShape } from "../src/api/health.ts";
+import type { JobManifestShape } from "../src/api/job-manifest.ts";
 import type { CurrentSessionShape, SessionResetShape, SessionShape, SessionSummaryShape } from "../src/api/sessions.ts";
 import type { SchedulerHealthShape, StatusShape } from "../src/api/status.ts";
 import type { TickShape } from "../src/api/tick.ts";
@@ -28,6 +29,7 @@ export type SessionSummary = SessionSummaryShape;
 export type Session = SessionShape;
 export type CurrentSession = CurrentSessionShape;
 export type SessionReset = SessionResetShape;
+export type JobManifest = JobManifestShape;
 export type Paused = NonNullable<AgentView["paused"]>;
 
 export interface JobPage {

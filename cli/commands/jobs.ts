@@ -22,6 +22,7 @@ interface JobsOptions {
 
 interface JobOptions {
 	logs?: boolean;
+	manifest?: boolean;
 	json?: boolean;
 	yaml?: boolean;
 }
@@ -44,7 +45,8 @@ export function registerJobs(program: Command): void {
 		.command("job")
 		.description("one job: its record, usage per model and, with --logs, its output")
 		.argument("<id>", "job id (job-YYYY-MM-DD-xxxxxx)", pathSegment)
-		.option("-l, --logs", "also print the job's output (not with --yaml)")
+		.addOption(new Option("-l, --logs", "also print the job's output (not with --yaml)").conflicts("manifest"))
+		.addOption(new Option("-m, --manifest", "what the job runs with instead: the definition, system prompt, tools, models and deadline saved as it started").conflicts(["yaml", "logs"]))
 		.addOption(new Option("--json", "print the API's JSON (with --logs: {job, output})").conflicts("yaml"))
 		.addOption(new Option("--yaml", "print herdctl's YAML job layout (Accept: application/yaml)").conflicts("json"))
 		.action(act(showJob));
@@ -98,6 +100,7 @@ async function showJob(ctx: Context, id: string, opts: JobOptions): Promise<numb
 	if (opts.yaml && opts.logs) {
 		throw new CliError("--logs does not go with --yaml: a job's output is JSONL lines, not YAML", 2, `drover job ${shellWord(id)} --yaml for the job; drover logs --job ${shellWord(id)} for its output (--json: the raw JSONL)`);
 	}
+	if (opts.manifest) return showManifest(ctx, id, opts);
 	if (opts.yaml) {
 		// For a person to read as much as for a program: printable. drover's YAML escapes C0 controls
 		// itself and double-quotes a string holding DEL or a C1 control, where printable's "\x9b" is
@@ -212,4 +215,37 @@ function oneLine(text: string, ctx: Context): string {
 	const max = Math.max(40, (ctx.width ?? 120) - 14);
 	const flat = text.replace(/\s+/g, " ").trim();
 	return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+/** `drover job <id> --manifest`: GET /v1/jobs/:id/manifest, for a person or (--json) as it is. */
+async function showManifest(ctx: Context, id: string, opts: JobOptions): Promise<number> {
+	const answer = await ctx.client.json(`/v1/jobs/${encodeURIComponent(id)}/manifest`, shapes.manifest);
+	if (opts.json) {
+		ctx.json(answer);
+		return 0;
+	}
+	const m = printableDeep(answer);
+	const d = m.definition;
+	const limits = Object.entries(d.usage_limits ?? {}).map(([k, v]) => `${k} ${v}`);
+	ctx.out(
+		fields(
+			[
+				["job", `${m.job_id} (${m.agent}, ${m.status})`],
+				["session", m.session_id],
+				["revision", m.definition_revision],
+				["models", m.models.join(" → ")],
+				["max tokens", String(m.max_tokens)],
+				["max turns", String(d.max_turns)],
+				["timeout", `${d.timeout}, deadline ${when(m.deadline)}`],
+				["limits", limits.length > 0 ? limits.join(", ") : null],
+				["tools", m.tools.length > 0 ? m.tools.map((t) => String(t.name ?? t.type ?? "?")).join(", ") : ctx.p.dim("none")],
+				["carried", m.persistent_from ? `the persistent session from ${m.persistent_from}` : null],
+			],
+			ctx.p,
+		),
+	);
+	ctx.out("");
+	ctx.out(ctx.p.bold("system prompt"));
+	ctx.out(m.system.map((b) => b.text).join("\n\n"));
+	return 0;
 }

@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { ApiError, CliError } from "../client.ts";
 import { act, agentExists, nextPageCommand, pathSegment, positiveInt, type Context } from "../context.ts";
-import { printable, printableDeep, relTime, statusStyle, table, when } from "../format.ts";
+import { fields, printable, printableDeep, relTime, statusStyle, table, when } from "../format.ts";
 import { shapes } from "../shapes.ts";
 import { confirm, readStdin } from "../stdin.ts";
 import type { Session, SessionSummary } from "../types.ts";
@@ -148,8 +148,7 @@ async function currentSession(ctx: Context, agent: string, opts: { json?: boolea
 		rows.push(["context", `up to ${s.max_context_tokens} tokens carried`]);
 		if (!persistentSomewhere) rows.push(["note", "the agent's runs start fresh now; a continue of the session's last run carries it on"]);
 	}
-	const width = Math.max(...rows.map(([k]) => k.length));
-	ctx.out(rows.map(([k, v]) => `${ctx.p.dim(k.padEnd(width))}  ${v}`).join("\n"));
+	ctx.out(fields(rows, ctx.p));
 	return 0;
 }
 

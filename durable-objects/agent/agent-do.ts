@@ -22,7 +22,7 @@ import { claimDue, forgetSchedules, noteTimingChanges, type TickOutcome } from "
 import { currentDefinition, ensureState, forgetDeletedAgent, keepLastDefinition, keptDefinition, markDeleted, readState, saveDefinition, setPaused, type AgentSource, type AgentState } from "./state.ts";
 import { triggerJob, type TriggerRequest } from "./triggers.ts";
 import { createFollowUp } from "./runner/follow-up.ts";
-import { decideToolCall, getSetup, requestCancel } from "./runner/session.ts";
+import { decideToolCall, getSetup, requestCancel, type JobSetup } from "./runner/session.ts";
 import { resumeFromApproval } from "./runner/approval.ts";
 import { InvalidToolSchemaError, toolInputProblems } from "../../src/agent/tools/input-check.ts";
 import { finish, HEARTBEAT_MS, type InflightTool } from "./runner/step.ts";
@@ -432,6 +432,16 @@ export class AgentDO extends DurableObject<Env> {
 		const forgotten = clearPersistentSession(this.sql);
 		log.info("session.reset", { agent: readState(this.sql)?.name ?? null, by, session_id: forgotten?.sessionId ?? null });
 		return forgotten;
+	}
+
+	/**
+	 * What a job runs with (deputy's manifest): saved as it starts, reused by every turn whatever is
+	 * deployed meanwhile. Null for a job this object does not hold; its setup null for one that has
+	 * not started (or never did).
+	 */
+	async manifest(id: string): Promise<{ job: JobRecord; setup: JobSetup | null } | null> {
+		const job = getJob(this.sql, id);
+		return job ? { job, setup: getSetup(this.sql, id) } : null;
 	}
 
 	async getJob(id: string): Promise<JobRecord | null> {

@@ -1215,3 +1215,50 @@ describe("sessions current and sessions reset (a persistent session)", () => {
 		expect(api.seen.map((s) => s.route)).toEqual(["DELETE /v1/agents/keeper/sessions/current"]);
 	});
 });
+
+describe("job --manifest", () => {
+	const MANIFEST = {
+		job_id: JOB,
+		agent: "fake",
+		status: "completed",
+		session_id: `ses-${JOB}`,
+		definition_revision: "r1",
+		definition: { name: "fake", max_turns: 20, timeout: "30m", usage_limits: { max_tool_calls: 5 } },
+		models: ["claude-sonnet-5-5", "claude-haiku-5-5"],
+		max_tokens: 8192,
+		system: [
+			{ type: "text", text: "You check status pages." },
+			{ type: "text", text: "You are running as a drover job." },
+		],
+		tools: [{ name: "http_fetch", input_schema: { type: "object" } }, { type: "web_search_20250305", name: "web_search" }],
+		deadline: "2026-01-01T00:30:01.000Z",
+		persistent_from: "job-2025-12-31-zzzzzz",
+	};
+
+	it("shows what the job runs with; --json prints the answer", async () => {
+		const api = await fakeApi({ [`GET /v1/jobs/${JOB}/manifest`]: (_req, res) => json(res, 200, MANIFEST) });
+		const r = await runCli(api.url, ["job", JOB, "--manifest"]);
+		expect(r.status, r.stderr).toBe(0);
+		expect(r.stdout).toMatch(/^models\s+claude-sonnet-5-5 → claude-haiku-5-5$/m);
+		expect(r.stdout).toMatch(/^timeout\s+30m, deadline 2026-01-01 00:30:01Z \(/m);
+		expect(r.stdout).toMatch(/^limits\s+max_tool_calls 5$/m);
+		expect(r.stdout).toMatch(/^tools\s+http_fetch, web_search$/m);
+		expect(r.stdout).toMatch(/^carried\s+the persistent session from job-2025-12-31-zzzzzz$/m);
+		expect(r.stdout.endsWith("system prompt\nYou check status pages.\n\nYou are running as a drover job.\n")).toBe(true);
+		const asJson = await runCli(api.url, ["job", JOB, "--manifest", "--json"]);
+		expect(JSON.parse(asJson.stdout)).toEqual(MANIFEST);
+	});
+
+	it("passes on a pending job's 409, and does not go with --logs or --yaml", async () => {
+		const message = `job ${JOB} is pending: its manifest is saved when it starts`;
+		const api = await fakeApi({ [`GET /v1/jobs/${JOB}/manifest`]: (_req, res) => json(res, 409, { error: { code: "conflict", message } }) });
+		const r = await runCli(api.url, ["job", JOB, "--manifest"]);
+		expect(r.status).toBe(1);
+		expect(r.stderr).toContain(`drover: ${message}`);
+		for (const other of ["--logs", "--yaml"]) {
+			const both = await runCli(api.url, ["job", JOB, "--manifest", other]);
+			expect(both.status, other).toBe(2);
+		}
+		expect(api.seen).toHaveLength(1);
+	});
+});
