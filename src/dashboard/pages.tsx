@@ -228,6 +228,12 @@ function Job(props: { id: string }) {
 					<pre id="job-prompt" class="text"></pre>
 					<h3>Summary</h3>
 					<pre id="job-summary" class="text"></pre>
+					<details id="job-manifest">
+						<summary>What it runs with</summary>
+						<div id="job-manifest-body">
+							<p class="muted">Loading…</p>
+						</div>
+					</details>
 				</section>
 				<div>
 					<section class="panel">

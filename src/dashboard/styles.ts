@@ -129,6 +129,8 @@ body[data-role="read"] [data-needs="operate"] { display: none !important; }
 .panel-head { display: flex; align-items: center; justify-content: space-between; }
 .session-panel { display: flex; align-items: center; justify-content: space-between; gap: 1rem; }
 .session-panel p { margin: 0; }
+#job-manifest { margin-top: .9rem; }
+#job-manifest summary { cursor: pointer; font-weight: 600; }
 .columns { display: grid; grid-template-columns: minmax(0, 1.15fr) minmax(0, 1fr); gap: 1rem; }
 .columns > div > .panel:last-child { margin-bottom: 1rem; }
 .empty { color: var(--muted); text-align: center; padding: 2rem; background: var(--panel); border: 1px dashed var(--line); border-radius: 8px; }

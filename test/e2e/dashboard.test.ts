@@ -577,6 +577,34 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+	it("shows what a job runs with when asked, read once", async () => {
+		const agent = await createAgent(`dash-manifest-${run}`, { system_prompt: "You watch the status page.", fallback_models: ["claude-haiku-5-5"], max_turns: 7 });
+		await script({ text: "All fine." });
+		const job = await trigger(agent, "Look.");
+		expect(await settled(job.id)).toBe("completed");
+		const { definition_revision } = await call<{ definition_revision: string }>("GET", `/v1/jobs/${job.id}`, tokens.read);
+		const page = await signedIn(`/jobs/${job.id}`, tokens.read);
+		const reads: string[] = [];
+		page.on("request", (r) => {
+			if (r.url().endsWith(`/v1/jobs/${job.id}/manifest`)) reads.push(r.url());
+		});
+		await page.locator("#job-status .badge", { hasText: "completed" }).waitFor(LIVE);
+		expect(reads).toEqual([]);
+		await page.getByText("What it runs with").click();
+		const body = page.locator("#job-manifest-body");
+		await body.locator("pre").waitFor(LIVE);
+		expect(await body.locator("dt").allTextContents()).toEqual(["Models", "Max turns", "Timeout", "Tools", "Definition"]);
+		expect(await body.locator("dd").nth(0).textContent()).toBe("claude-sonnet-5-5 → claude-haiku-5-5");
+		expect(await body.locator("dd").nth(1).textContent()).toBe("7");
+		expect(await body.locator("dd").nth(4).textContent()).toBe(definition_revision);
+		expect(await body.locator("pre").textContent()).toMatch(/^You watch the status page\.\n\nYou are running as a drover job/);
+		// Closed and opened again: not read again.
+		await page.getByText("What it runs with").click();
+		await page.getByText("What it runs with").click();
+		expect(reads).toHaveLength(1);
+		await page.close();
+	});
+
 	it("shows an agent's persistent session above its runs, and forgets it from there", async () => {
 		const agent = await createAgent(`dash-keeper-${run}`, { session: { mode: "persistent", idle_timeout: "24h" } });
 		await script({ text: "Remembered." });

@@ -4,9 +4,10 @@ import type { OutputLine as ServerOutputLine } from "../../durable-objects/agent
 import type { AgentStatusShape, OccurrenceShape } from "../../src/api/agent-actions.ts";
 import type { AgentViewT } from "../../src/api/agents.ts";
 import type { MeShape } from "../../src/api/me.ts";
+import type { JobManifestShape } from "../../src/api/job-manifest.ts";
 import type { CurrentSessionShape } from "../../src/api/sessions.ts";
 import type { StatusShape } from "../../src/api/status.ts";
-import type { AgentStatus, AgentView, CurrentSession, Me, Occurrence, OutputLine, Status } from "../../src/dashboard/client/api-types.ts";
+import type { AgentStatus, AgentView, CurrentSession, JobManifest, Me, Occurrence, OutputLine, Status } from "../../src/dashboard/client/api-types.ts";
 import { APP_JS } from "../../src/dashboard/client/index.ts";
 
 // The script's source files as text (Vite inlines them at build time).
@@ -34,6 +35,7 @@ describe("the dashboard's types for the API's JSON (src/dashboard/client/api-typ
 		expectTypeOf<OccurrenceShape>().toExtend<Occurrence>();
 		expectTypeOf<MeShape>().toExtend<Me>();
 		expectTypeOf<CurrentSessionShape>().toExtend<CurrentSession>();
+		expectTypeOf<JobManifestShape>().toExtend<JobManifest>();
 		// So is a line of any type, for the scripts' loose shape (every type's fields, optional).
 		expectTypeOf<ServerOutputLine>().toExtend<OutputLine>();
 	});

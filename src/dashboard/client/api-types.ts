@@ -80,6 +80,18 @@ export type CurrentSession = {
 	not_continued_because: string | null;
 };
 
+/** GET /v1/jobs/:id/manifest: what a job runs with (src/api/job-manifest.ts, JobManifest). */
+export type JobManifest = {
+	definition_revision: string;
+	definition: { max_turns: number; timeout: string };
+	models: string[];
+	max_tokens: number;
+	system: { text: string }[];
+	tools: Record<string, unknown>[];
+	deadline: string;
+	persistent_from: string | null;
+};
+
 export type AgentPage = Page<"agents", AgentView>;
 export type JobPage = Page<"jobs", JobSummary>;
 export type IncidentPage = Page<"incidents", Incident>;

@@ -42,6 +42,23 @@ async function jobView(signal) {
 		throw err;
 	}
 
+	// Read once, when first opened: it never changes once the job has started.
+	const manifest = /** @type {HTMLDetailsElement} */ ($("#job-manifest"));
+	let manifestShown = false;
+	manifest.ontoggle = () => {
+		if (!manifest.open || manifestShown) return;
+		manifestShown = true;
+		api(path + "/manifest", { signal }).then(
+			(/** @type {JobManifest} */ m) => $("#job-manifest-body").replaceChildren(...manifestView(m)),
+			(err) => {
+				// Not started yet: asked again at the next opening.
+				manifestShown = !(err instanceof ApiError && err.status === 409);
+				const known = err instanceof ApiError && (err.status === 409 || err.status === 404);
+				$("#job-manifest-body").replaceChildren(h("p", { class: "muted", text: known ? printable(err.message) : "Could not be read: " + printable(String(err.message || err)) }));
+			},
+		);
+	};
+
 	$("#job-cancel").onclick = (/** @type {Click} */ e) => act(e.currentTarget, () => ask({
 		title: "Cancel job " + id,
 		text: "It stops at once, and a model call in flight is cut off; a tool call in flight is let finish first, so that its effect is recorded, unless forced.",
@@ -159,6 +176,23 @@ async function jobView(signal) {
 	followOutput(id, signal, { status: refresh, end: refresh });
 }
 
+/** What a job runs with: its models, limits, tools and system prompt, as saved when it started. @param {JobManifest} m */
+function manifestView(m) {
+	const tools = m.tools.map((t) => String(t.name || t.type || "?"));
+	const facts = /** @type {[string, Child][]} */ ([
+		["Models", m.models.join(" → ")],
+		["Max turns", String(m.definition.max_turns)],
+		["Timeout", [m.definition.timeout + ", deadline ", when(m.deadline)]],
+		["Tools", tools.length ? tools.join(", ") : "none"],
+		["Definition", h("span", { class: "mono", text: m.definition_revision })],
+		m.persistent_from ? ["Carried", ["the persistent session from ", jobLink(m.persistent_from)]] : null,
+	].filter(Boolean));
+	return [
+		h("dl", { class: "facts" }, facts.flatMap(([k, v]) => [h("dt", { text: k }), h("dd", null, v)])),
+		h("h3", { text: "System prompt" }),
+		h("pre", { class: "text", text: printable(m.system.map((b) => b.text).join("\n\n")) }),
+	];
+}
 /** @param {JobRecord} j */
 function renderJob(j) {
 	const final = FINAL.includes(j.status);

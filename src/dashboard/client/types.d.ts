@@ -6,6 +6,7 @@ type AgentPage = import("./api-types.ts").AgentPage;
 type AgentStatus = import("./api-types.ts").AgentStatus;
 type AgentView = import("./api-types.ts").AgentView;
 type CurrentSession = import("./api-types.ts").CurrentSession;
+type JobManifest = import("./api-types.ts").JobManifest;
 type Incident = import("./api-types.ts").Incident;
 type IncidentPage = import("./api-types.ts").IncidentPage;
 type JobPage = import("./api-types.ts").JobPage;
