@@ -112,7 +112,7 @@ async function listSessions(ctx: Context, agent: string | undefined, opts: ListO
 		table<SessionSummary>(
 			printableDeep(sessions),
 			[
-				{ header: "SESSION", value: (s) => s.session_id },
+				{ header: "SESSION", value: (s) => `${s.session_id}${s.persistent ? " *" : ""}` },
 				{ header: "AGENT", value: (s) => s.agent },
 				{ header: "JOBS", value: (s) => String(s.job_count) },
 				{ header: "LAST JOB", value: (s) => s.last_job.id },
@@ -123,6 +123,7 @@ async function listSessions(ctx: Context, agent: string | undefined, opts: ListO
 			ctx.width,
 		),
 	);
+	if (sessions.some((s) => s.persistent)) ctx.out(ctx.p.dim("* the agent's persistent session: its next persistent run carries it on (drover sessions current <agent>)"));
 	if (next && agent !== undefined) ctx.err(ctx.ep.dim(printable(`more: ${nextPageCommand(ctx, ["sessions", agent], [["--limit", opts.limit]], next)}`)));
 	return 0;
 }

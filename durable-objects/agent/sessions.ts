@@ -2,6 +2,7 @@ import type { JobRecord, JobStatus, JobSummary } from "../../src/jobs/model.ts";
 import { prefixRange } from "../../src/jobs/session-ids.ts";
 import type { CursorKey } from "../../src/shared/cursor.ts";
 import { getJob, pendingJobs } from "./jobs.ts";
+import { readPersistentSession } from "./runner/persistent.ts";
 
 /**
  * An agent's sessions, read from what its jobs already store: every job that started has a
@@ -25,6 +26,8 @@ export interface SessionSummary {
 	last_job: SessionJobRef;
 	/** When the newest job last changed (its latest transition). */
 	updated_at: string;
+	/** The agent's persistent session (runner/persistent.ts): the one its persistent runs carry on. */
+	persistent: boolean;
 }
 
 /** A job in a session's detail: its summary, and the job it continued. */
@@ -82,7 +85,7 @@ function jobRefs(sql: SqlStorage, sessionId: string, queued: Map<string, JobReco
 	return [...started, ...(queued.get(sessionId) ?? []).map(refOf)].sort(byCreation);
 }
 
-function summarize(sql: SqlStorage, agent: string, sessionId: string, refs: SessionJobRef[]): SessionSummary | null {
+function summarize(sql: SqlStorage, agent: string, sessionId: string, refs: SessionJobRef[], persistentId: string | null): SessionSummary | null {
 	const first = refs[0];
 	const last = refs.at(-1);
 	if (!first || !last) return null;
@@ -94,6 +97,7 @@ function summarize(sql: SqlStorage, agent: string, sessionId: string, refs: Sess
 		first_job: first,
 		last_job: last,
 		updated_at: record?.transitions.at(-1)?.at ?? last.created_at,
+		persistent: sessionId === persistentId,
 	};
 }
 
@@ -121,7 +125,8 @@ export function listSessions(sql: SqlStorage, agent: string, limit: number, befo
 		.toArray();
 	const page = heads.slice(0, limit);
 	const queued = queuedBySession(sql);
-	const sessions = page.flatMap((h) => summarize(sql, agent, h.session_id, jobRefs(sql, h.session_id, queued)) ?? []);
+	const persistentId = readPersistentSession(sql)?.sessionId ?? null;
+	const sessions = page.flatMap((h) => summarize(sql, agent, h.session_id, jobRefs(sql, h.session_id, queued), persistentId) ?? []);
 	const last = page.at(-1);
 	return { sessions, next: heads.length > limit && last ? { at: last.created_at, id: last.id } : null };
 }
@@ -138,7 +143,7 @@ export function sessionIdsWithPrefix(sql: SqlStorage, prefix: string, limit: num
 /** A session by its whole id, with its jobs; null if this agent has none of that id. */
 export function getSession(sql: SqlStorage, agent: string, sessionId: string): SessionDetail | null {
 	const refs = jobRefs(sql, sessionId, queuedBySession(sql));
-	const summary = summarize(sql, agent, sessionId, refs);
+	const summary = summarize(sql, agent, sessionId, refs, readPersistentSession(sql)?.sessionId ?? null);
 	if (!summary) return null;
 	const jobs = refs.slice(-MAX_SESSION_JOBS).flatMap((ref) => {
 		const job = getJob(sql, ref.id);

@@ -27,6 +27,7 @@ const SessionSummarySchema = z
 		first_job: SessionJobRefSchema,
 		last_job: SessionJobRefSchema.openapi({ description: "The newest job: the one `drover sessions resume` continues" }),
 		updated_at: z.string().openapi({ description: "When the newest job last changed" }),
+		persistent: z.boolean().openapi({ description: "The agent's persistent session (session.mode: persistent): the one its persistent runs carry on" }),
 	})
 	.openapi("SessionSummary");
 

@@ -67,7 +67,9 @@ describe("session.mode: persistent", () => {
 		});
 		expect(await current("keeper")).toMatchObject({ session_id: first.session_id, last_job: second.id, started_at: after1.started_at });
 
-		// The session lists both runs.
+		// The agent's list marks it; its jobs' session lists both runs.
+		const listed = (await (await call("/v1/agents/keeper/sessions")).json()) as { sessions: { session_id: string; persistent: boolean }[] };
+		expect(listed.sessions).toMatchObject([{ session_id: first.session_id, persistent: true }]);
 		const session = (await (await call(`/v1/sessions/${first.session_id}`)).json()) as { job_count: number; jobs: { id: string; continued_from: string | null }[] };
 		expect(session.jobs.map((j) => [j.id, j.continued_from])).toEqual([
 			[first.id, null],
@@ -319,6 +321,8 @@ describe("session.mode: fresh_per_job (the default) and per-schedule modes", () 
 		expect(shown(emulator)).toEqual(["user: Two."]);
 		expect(await sessionLine("forgetter", second)).toBeUndefined();
 		expect(await current("forgetter")).toMatchObject({ mode: "fresh_per_job", session_id: null });
+		const listed = (await (await call("/v1/agents/forgetter/sessions")).json()) as { sessions: { persistent: boolean }[] };
+		expect(listed.sessions.map((x) => x.persistent)).toEqual([false, false]);
 	});
 
 	it("a schedule's session.mode overrides the agent's for its runs", async () => {

@@ -1015,14 +1015,18 @@ describe("drover sessions", () => {
 	});
 
 	it("lists an agent's sessions as a table, says how to get the next page, and prints the API's JSON with --json", async () => {
-		const page = { sessions: [summary(), summary({ session_id: "ses-job-2025-12-31-oldone", job_count: 1, last_job: ref("job-2025-12-31-oldone", "failed") })], next_cursor: "CURSOR1" };
+		const page = {
+			sessions: [summary({ persistent: true }), summary({ session_id: "ses-job-2025-12-31-oldone", job_count: 1, last_job: ref("job-2025-12-31-oldone", "failed"), persistent: false })],
+			next_cursor: "CURSOR1",
+		};
 		const api = await fakeApi({ "GET /v1/agents/fake/sessions?limit=2": (_req, res) => json(res, 200, page) });
 		const r = await runCli(api.url, ["sessions", "fake", "--limit", "2"]);
 		expect(r.status, r.stderr).toBe(0);
 		const lines = r.stdout.trimEnd().split("\n");
 		expect(lines[0]).toMatch(/^SESSION\s+AGENT\s+JOBS\s+LAST JOB\s+STATUS\s+UPDATED$/);
-		expect(lines[1]).toMatch(new RegExp(`^${SESSION}\\s+fake\\s+2\\s+${NEWEST}\\s+completed\\s+`));
+		expect(lines[1]).toMatch(new RegExp(`^${SESSION} \\*\\s+fake\\s+2\\s+${NEWEST}\\s+completed\\s+`));
 		expect(lines[2]).toMatch(/^ses-job-2025-12-31-oldone\s+fake\s+1\s+job-2025-12-31-oldone\s+failed\s+/);
+		expect(lines[3]).toBe("* the agent's persistent session: its next persistent run carries it on (drover sessions current <agent>)");
 		expect(r.stderr).toContain("more: drover sessions fake --limit 2 --cursor CURSOR1");
 		const j = await runCli(api.url, ["sessions", "fake", "--limit", "2", "--json"]);
 		expect(JSON.parse(j.stdout)).toEqual(page);
