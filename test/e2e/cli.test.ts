@@ -790,6 +790,39 @@ describe("defining agents: apply and delete", () => {
 	});
 });
 
+describe("a persistent session, end to end", () => {
+	const name = `cli-keep-${suffix}`;
+
+	it("apply, two runs, the second continuing the first; sessions current, status, job --manifest and logs say so; reset starts anew", async () => {
+		const applied = await drover(["apply", "-"], { stdin: JSON.stringify({ name, model: agents.ok, prompt: "Go on.", session: { mode: "persistent", idle_timeout: "24h" } }) });
+		expect(applied.status, applied.stderr).toBe(0);
+		const first = await drover(["trigger", name, "--wait", "--prompt", "Remember: 3 endpoints."]);
+		expect(first.status, first.stderr).toBe(0);
+		const firstId = first.stdout.trim();
+		const second = await drover(["trigger", name, "--wait", "--prompt", "What did you note?"]);
+		expect(second.status, second.stderr).toBe(0);
+		const secondId = second.stdout.trim();
+		expect(await getJob(secondId)).toMatchObject({ session_id: `ses-${firstId}`, continued_from: firstId });
+
+		const current = await drover(["sessions", "current", name]);
+		expect(current.status, current.stderr).toBe(0);
+		expect(current.stdout).toMatch(new RegExp(`^session\\s+ses-${firstId}$`, "m"));
+		expect(current.stdout).toMatch(new RegExp(`^next run\\s+continues ${secondId}$`, "m"));
+		expect((await drover(["status", name])).stdout).toMatch(new RegExp(`^session\\s+persistent: ses-${firstId}, continuing ${secondId}, expires in (23h|24h|1d)$`, "m"));
+		expect((await drover(["sessions", name])).stdout).toMatch(new RegExp(`^ses-${firstId} \\*\\s+${name}\\s+2\\s+${secondId}\\s+completed`, "m"));
+		expect((await drover(["job", secondId, "--manifest"])).stdout).toMatch(new RegExp(`^carried\\s+the persistent session from ${firstId}$`, "m"));
+		expect((await drover(["logs", "--job", secondId])).stdout).toContain(`[system:session] persistent session ses-${firstId} continued from ${firstId} (2 messages carried)`);
+
+		const reset = await drover(["sessions", "reset", name, "--yes"]);
+		expect(reset.stdout).toBe(`forgot ses-${firstId}: agent ${name}'s next run starts a new session\n`);
+		const third = await drover(["trigger", name, "--wait"]);
+		expect(third.status, third.stderr).toBe(0);
+		const thirdId = third.stdout.trim();
+		expect(await getJob(thirdId)).toMatchObject({ session_id: `ses-${thirdId}`, continued_from: null });
+		expect((await drover(["delete", name, "--yes"])).status).toBe(0);
+	});
+});
+
 describe("the fleet: status and doctor", () => {
 	it("doctor passes once the scheduler has ticked (auto-paused agents are warnings)", async () => {
 		// Pause the fleet's scheduled agents around the tick so it claims no run of theirs (site-watch
