@@ -426,25 +426,30 @@ export class MessagesEmulator {
 		const systemChars = system.map((b) => b.text.length);
 		const messageChars = req.messages.reduce((n, m) => n + textOf(m.content).length, 0);
 
-		// The cached prefix follows the API's order (tools, then system) up to the last breakpoint.
-		let last = -1;
-		system.forEach((block, i) => {
-			if (block.cache_control) last = i;
-		});
+		// The cached prefix follows the API's order (tools, then system, then the messages' blocks) up
+		// to the last breakpoint. A read is the longest prefix already written that ends at a block
+		// boundary up to 20 blocks before a breakpoint (the API looks that far back for a hit); what
+		// lies between it and the last breakpoint is written, and each breakpoint's prefix is kept.
+		const boundaries = cacheBoundaries(req, toolChars);
+		const breakpoints = boundaries.flatMap((b, i) => (b.ttl ? [i] : []));
+		const lastBreakpoint = breakpoints.at(-1);
 		let prefixChars = 0;
 		let creation = 0;
 		let read = 0;
 		let ttl: "5m" | "1h" = "5m";
-		if (last >= 0) {
-			prefixChars = toolChars + systemChars.slice(0, last + 1).reduce((a, n) => a + n, 0);
-			ttl = system[last]?.cache_control?.ttl ?? "5m";
-			const key = JSON.stringify([req.model, tools, system.slice(0, last + 1).map((b) => b.text)]);
-			const tokens = Math.ceil(prefixChars / 4);
-			if (this.#cached.has(key)) read = tokens;
-			else {
-				creation = tokens;
-				this.#cached.add(key);
+		if (lastBreakpoint !== undefined) {
+			const end = boundaries[lastBreakpoint]!;
+			prefixChars = end.chars;
+			ttl = end.ttl ?? "5m";
+			let hit: (typeof boundaries)[number] | undefined;
+			for (let i = lastBreakpoint; i >= 0 && !hit; i--) {
+				const near = breakpoints.some((b) => b >= i && b - i <= CACHE_LOOKBACK_BLOCKS);
+				if (near && this.#cached.has(boundaries[i]!.key)) hit = boundaries[i];
 			}
+			const tokens = Math.ceil(prefixChars / 4);
+			read = hit ? Math.min(tokens, Math.ceil(hit.chars / 4)) : 0;
+			creation = tokens - read;
+			for (const b of breakpoints) this.#cached.add(boundaries[b]!.key);
 		}
 		const totalChars = toolChars + systemChars.reduce((a, n) => a + n, 0) + messageChars;
 		// A tool input cut at max_tokens counts what was written before the cut.
@@ -461,6 +466,48 @@ export class MessagesEmulator {
 			service_tier: "standard",
 		};
 	}
+}
+
+/** Block boundaries the API looks back through for a cache hit, before a breakpoint. */
+const CACHE_LOOKBACK_BLOCKS = 20;
+
+/** FNV-1a, 32 bits: a rolling key for a prompt prefix (the emulator's cache is a test peer's, not a security boundary). */
+function fnv(text: string, seed = 0x811c9dc5): number {
+	let h = seed;
+	for (let i = 0; i < text.length; i++) {
+		h ^= text.charCodeAt(i);
+		h = Math.imul(h, 0x01000193) >>> 0;
+	}
+	return h;
+}
+
+/**
+ * Each block boundary of a request in the API's order (system blocks, then every message's blocks;
+ * a string content is one block): the characters before it as the usage counts them, a key naming
+ * the prefix up to it (cache_control left out: a block marked once and not again is the same
+ * content), and the ttl of a breakpoint there.
+ */
+function cacheBoundaries(req: ValidRequest, toolChars: number): { chars: number; key: string; ttl: "5m" | "1h" | null }[] {
+	const out: { chars: number; key: string; ttl: "5m" | "1h" | null }[] = [];
+	let chars = toolChars;
+	let a = fnv(JSON.stringify([req.model, req.tools ?? []]));
+	let b = fnv(JSON.stringify([req.tools ?? [], req.model]), 0x01234567);
+	const add = (content: unknown, size: number, mark: WireCacheControl | null | undefined) => {
+		const { cache_control: _, ...rest } = (typeof content === "object" && content !== null ? content : { text: content }) as Record<string, unknown>;
+		const text = JSON.stringify(rest);
+		a = fnv(text, a);
+		b = fnv(text, b);
+		chars += size;
+		out.push({ chars, key: `${a.toString(16)}:${b.toString(16)}:${chars}`, ttl: mark ? (mark.ttl ?? "5m") : null });
+	};
+	const system = typeof req.system === "string" ? [{ type: "text" as const, text: req.system }] : (req.system ?? []);
+	for (const block of system) add(block, block.text.length, block.cache_control);
+	for (const message of req.messages) {
+		const blocks = typeof message.content === "string" ? [{ type: "text", text: message.content }] : message.content;
+		// textOf joins a message's blocks with a newline: counted with the block after it.
+		blocks.forEach((block, i) => add({ role: message.role, ...block }, textOf([block as WireContentBlock]).length + (i > 0 ? 1 : 0), (block as { cache_control?: WireCacheControl | null }).cache_control));
+	}
+	return out;
 }
 
 // ── Validation (the cheap checks the real API makes, with its message style) ─────────────────

@@ -804,7 +804,7 @@ describe("continue and fork", () => {
 		expect(sent.map((m) => m.role)).toEqual(["user", "assistant", "user"]);
 		expect(sent[2]!.content).toEqual([
 			{ type: "tool_result", tool_use_id: expect.any(String), content: expect.stringMatching(/^HTTP 200\n[^]*\n\nrestarted db-1: ok$/) },
-			{ type: "text", text: "What happened to db-1?" },
+			{ type: "text", text: "What happened to db-1?", cache_control: { type: "ephemeral" } },
 		]);
 		expect(calls).toBe(1);
 	});
@@ -834,7 +834,7 @@ describe("continue and fork", () => {
 		expect(last.content).toEqual([
 			{ type: "tool_result", tool_use_id: expect.any(String), content: expect.stringMatching(/^HTTP 200\n[^]*\n\npage \/first$/) },
 			{ type: "tool_result", tool_use_id: expect.any(String), content: "not run: the job ended before this call was made", is_error: true },
-			{ type: "text", text: "Go on." },
+			{ type: "text", text: "Go on.", cache_control: { type: "ephemeral" } },
 		]);
 		expect(fetched).toEqual(["/first"]);
 	});

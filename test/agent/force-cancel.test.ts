@@ -96,7 +96,7 @@ describe("cancel with force", () => {
 				content: "interrupted: a forced cancel cut this call off while it ran, so whether it took effect is unknown; check before making it again",
 				is_error: true,
 			},
-			{ type: "text", text: "Was the card charged?" },
+			{ type: "text", text: "Was the card charged?", cache_control: { type: "ephemeral" } },
 		]);
 		expect(target.calls()).toBe(1);
 	});

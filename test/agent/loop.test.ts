@@ -103,9 +103,13 @@ describe("a run, turn by turn", () => {
 		const job = await runToRest("long-reader");
 		expect(job.status).toBe("completed");
 
-		type Block = { type: string; content: string };
+		type Block = { type: string; content: string; cache_control?: unknown };
 		const resultsOf = (i: number) =>
-			emulator.requests[i]!.messages!.flatMap((m) => (Array.isArray(m.content) ? (m.content as Block[]) : [])).filter((b) => b.type === "tool_result");
+			emulator.requests[i]!.messages!
+				.flatMap((m) => (Array.isArray(m.content) ? (m.content as Block[]) : []))
+				.filter((b) => b.type === "tool_result")
+				// The request's cache breakpoint sits on its last block: not part of what was sent of the result.
+				.map(({ cache_control: _, ...b }) => b);
 		const chars = (blocks: Block[]) => blocks.reduce((n, b) => n + b.content.length, 0);
 		// Three results fit; the fourth (each ≈ 100,100 characters with its note) tips the budget, and the
 		// oldest go until half of it is left.
@@ -477,5 +481,38 @@ describe("Anthropic server tools", () => {
 		const res = await call("/v1/agents", { method: "POST", as: "admin", body: { name: "bad-server-tool", prompt: "x", tools: [{ type: "server", definition: { max_uses: 3 } }] } });
 		expect(res.status).toBe(400);
 		expect((await errorOf(res)).message).toMatch(/server tool's definition needs the API's type and name/);
+	});
+});
+
+describe("prompt caching of the conversation", () => {
+	it("marks the last block of each turn when the agent has tools, so the next turn reads the conversation back from the cache", async () => {
+		const emulator = useEmulator();
+		fake("https://status.example.test", page("all green"));
+		emulator.enqueue({ tool_use: { name: "http_fetch", input: { url: "https://status.example.test/" } } }, { text: "All green." });
+		await createAgent({ name: "cached-turns", tools: [fetchTool] });
+		const prompt = `Check the status page. ${"Context. ".repeat(1000)}`;
+		const job = await runToRest("cached-turns", prompt);
+		expect(job.status).toBe("completed");
+		const [first, second] = emulator.requests;
+		expect(first!.messages!.at(-1)!.content).toEqual([{ type: "text", text: prompt, cache_control: { type: "ephemeral" } }]);
+		const lastBlock = (second!.messages!.at(-1)!.content as { type: string; cache_control?: unknown }[]).at(-1)!;
+		expect(lastBlock).toMatchObject({ type: "tool_result", cache_control: { type: "ephemeral" } });
+		// The prompt (~2,300 tokens) was written by the first turn and read by the second.
+		const usage = job.usage.per_model["claude-sonnet-5-5"]!;
+		expect(usage.cache_read_input_tokens).toBeGreaterThan(prompt.length / 4);
+		expect(usage.input_tokens).toBeLessThan(prompt.length / 4);
+		// The stored conversation is left unmarked.
+		const stored = await runInDurableObject(env.AGENT.getByName("cached-turns"), (_i, state) =>
+			state.storage.sql.exec<{ content: string }>("SELECT content FROM messages WHERE job_id = ? ORDER BY seq", job.id).toArray(),
+		);
+		expect(stored.some((m) => m.content.includes("cache_control"))).toBe(false);
+	});
+
+	it("leaves a tool-less agent's one turn unmarked: it would pay the cache write for nothing", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ text: "Done." });
+		await createAgent({ name: "uncached-turn" });
+		await runToRest("uncached-turn", "Summarize.");
+		expect(emulator.requests[0]!.messages).toEqual([{ role: "user", content: "Summarize." }]);
 	});
 });

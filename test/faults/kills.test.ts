@@ -151,7 +151,7 @@ describe("the agent's object killed at each point of a job", () => {
 				content: "interrupted: the job stopped while this call ran, so whether it took effect is unknown; check before making it again",
 				is_error: true,
 			},
-			{ type: "text", text: "Was the card charged?" },
+			{ type: "text", text: "Was the card charged?", cache_control: { type: "ephemeral" } },
 		]);
 		expect(calls).toBe(1);
 	});

@@ -216,6 +216,35 @@ describe("usage and prompt caching", () => {
 	});
 });
 
+describe("prompt caching of a conversation (a breakpoint on its last block)", () => {
+	it("writes the conversation once, and the next turn reads it back from a block boundary before its own breakpoint", async () => {
+		const system = [{ type: "text" as const, text: "S".repeat(400), cache_control: { type: "ephemeral" as const } }];
+		const prompt = "P".repeat(4000);
+		const turn1 = [{ role: "user" as const, content: [{ type: "text" as const, text: prompt, cache_control: { type: "ephemeral" as const } }] }];
+		emulator.enqueue({ text: "A".repeat(40) }, { text: "done" });
+		const first = await client.messages.create({ model: MODEL, max_tokens: 100, system, messages: turn1 });
+		// The system and the prompt written, nothing after the last breakpoint.
+		expect(first.usage).toMatchObject({ cache_read_input_tokens: 0, cache_creation_input_tokens: Math.ceil((400 + 4000) / 4), input_tokens: 0 });
+
+		// The next turn: the prompt unmarked now, the answer, and a new marked user turn.
+		const turn2 = [
+			{ role: "user" as const, content: [{ type: "text" as const, text: prompt }] },
+			{ role: "assistant" as const, content: "A".repeat(40) },
+			{ role: "user" as const, content: [{ type: "text" as const, text: "Q".repeat(80), cache_control: { type: "ephemeral" as const } }] },
+		];
+		const second = await client.messages.create({ model: MODEL, max_tokens: 100, system, messages: turn2 });
+		expect(second.usage).toMatchObject({
+			cache_read_input_tokens: Math.ceil((400 + 4000) / 4),
+			cache_creation_input_tokens: Math.ceil((400 + 4000 + 40 + 80) / 4) - Math.ceil((400 + 4000) / 4),
+			input_tokens: 0,
+		});
+		// Without the breakpoint on the conversation, only the system prefix is read.
+		emulator.enqueue({ text: "again" });
+		const unmarked = await client.messages.create({ model: MODEL, max_tokens: 100, system, messages: [{ role: "user" as const, content: prompt }] });
+		expect(unmarked.usage).toMatchObject({ cache_read_input_tokens: 100, cache_creation_input_tokens: 0, input_tokens: 1000 });
+	});
+});
+
 describe("errors, as the SDK's typed errors", () => {
 	it("429 is a RateLimitError with a readable retry-after", async () => {
 		emulator.enqueue({ error: 429, retry_after: 7 });

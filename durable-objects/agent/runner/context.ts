@@ -1,3 +1,4 @@
+import type { MessageParam } from "../../../src/agent/contracts.ts";
 import { toMessage, type MessageRow } from "./messages.ts";
 
 /**
@@ -87,4 +88,28 @@ export function clearOldToolResults(sql: SqlStorage, jobId: string, budget = TOO
 		if (changed) sql.exec("UPDATE messages SET content = ? WHERE job_id = ? AND seq = ?", JSON.stringify(row.content), jobId, row.seq);
 	}
 	return cleared;
+}
+
+/** Block types a cache breakpoint may sit on at the end of a user turn. */
+const MARKABLE = new Set(["text", "tool_result", "image", "document"]);
+
+/**
+ * The request's conversation with a prompt-cache breakpoint on its last block, when the agent has
+ * tools: each turn re-sends the whole conversation, which the next turn then reads back at a tenth
+ * of the input price instead of paying for it again (its new part written once, at 1.25 times).
+ * A tool-less job makes one turn, and would pay the write for nothing. Below the model's minimum
+ * (about 1,024 tokens) the API caches nothing and refuses nothing. The stored conversation is left
+ * as it is: `messages` is the turn's own copy (readMessages parses afresh).
+ */
+export function withCacheBreakpoint(messages: MessageParam[], hasTools: boolean): MessageParam[] {
+	const last = messages.at(-1);
+	if (!hasTools || last?.role !== "user") return messages;
+	const mark = { type: "ephemeral" as const };
+	if (typeof last.content === "string") {
+		last.content = [{ type: "text", text: last.content, cache_control: mark }];
+		return messages;
+	}
+	const block = last.content.at(-1);
+	if (block && MARKABLE.has(block.type)) Object.assign(block, { cache_control: mark });
+	return messages;
 }

@@ -11,7 +11,7 @@ import { redact, redactDeep } from "../../../src/security/redact.ts";
 import { clip } from "../../../src/shared/clip.ts";
 import { deadline } from "../../../src/shared/deadline.ts";
 import { getJob, putJob } from "../jobs.ts";
-import { clearOldToolResults, forModel } from "./context.ts";
+import { clearOldToolResults, forModel, withCacheBreakpoint } from "./context.ts";
 import { resumeFromApproval } from "./approval.ts";
 import { appendLines, type OutputLine } from "./output.ts";
 import { appendMessage, extendLastMessage, readMessages } from "./messages.ts";
@@ -175,7 +175,7 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 		response = await deps.model.call({
 			models: setup.models,
 			system: setup.system,
-			messages,
+			messages: withCacheBreakpoint(messages, setup.tools.length > 0),
 			tools: setup.tools,
 			max_tokens: setup.maxTokens,
 			signal: limit.signal,
