@@ -497,6 +497,9 @@ describe("prompt caching of the conversation", () => {
 		expect(first!.messages!.at(-1)!.content).toEqual([{ type: "text", text: prompt, cache_control: { type: "ephemeral" } }]);
 		const lastBlock = (second!.messages!.at(-1)!.content as { type: string; cache_control?: unknown }[]).at(-1)!;
 		expect(lastBlock).toMatchObject({ type: "tool_result", cache_control: { type: "ephemeral" } });
+		// The user turn before it stays marked too (the API looks back only 20 blocks for a hit): with the system prompt's, 3 of 4.
+		const marked = second!.messages!.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).filter((b) => "cache_control" in b);
+		expect(marked.map((b) => b.type)).toEqual(["text", "tool_result"]);
 		// The prompt (~2,300 tokens) was written by the first turn and read by the second.
 		const usage = job.usage.per_model["claude-sonnet-5-5"]!;
 		expect(usage.cache_read_input_tokens).toBeGreaterThan(prompt.length / 4);

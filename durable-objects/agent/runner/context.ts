@@ -94,22 +94,29 @@ export function clearOldToolResults(sql: SqlStorage, jobId: string, budget = TOO
 const MARKABLE = new Set(["text", "tool_result", "image", "document"]);
 
 /**
- * The request's conversation with a prompt-cache breakpoint on its last block, when the agent has
- * tools: each turn re-sends the whole conversation, which the next turn then reads back at a tenth
- * of the input price instead of paying for it again (its new part written once, at 1.25 times).
- * A tool-less job makes one turn, and would pay the write for nothing. Below the model's minimum
- * (about 1,024 tokens) the API caches nothing and refuses nothing. The stored conversation is left
- * as it is: `messages` is the turn's own copy (readMessages parses afresh).
+ * The request's conversation with prompt-cache breakpoints, when the agent has tools: each turn
+ * re-sends the whole conversation, which the next turn then reads back at a tenth of the input
+ * price instead of paying for it again (its new part written once, at 1.25 times). The last user
+ * turn's last block is marked, and the one before it too: the API looks back only 20 blocks from a
+ * breakpoint for a hit, and a turn of many parallel tool calls adds more than that. With the system
+ * prompt's that is 3 of the 4 breakpoints a request may have. A tool-less job makes one turn, and
+ * would pay the write for nothing. Below the model's minimum (about 1,024 tokens) the API caches
+ * nothing and refuses nothing. The stored conversation is left as it is: `messages` is the turn's
+ * own copy (readMessages parses afresh).
  */
 export function withCacheBreakpoint(messages: MessageParam[], hasTools: boolean): MessageParam[] {
-	const last = messages.at(-1);
-	if (!hasTools || last?.role !== "user") return messages;
-	const mark = { type: "ephemeral" as const };
-	if (typeof last.content === "string") {
-		last.content = [{ type: "text", text: last.content, cache_control: mark }];
-		return messages;
-	}
-	const block = last.content.at(-1);
-	if (block && MARKABLE.has(block.type)) Object.assign(block, { cache_control: mark });
+	if (!hasTools || messages.at(-1)?.role !== "user") return messages;
+	const users = messages.filter((m) => m.role === "user").slice(-2);
+	for (const m of users) mark(m);
 	return messages;
+}
+
+function mark(message: MessageParam): void {
+	const cache_control = { type: "ephemeral" as const };
+	if (typeof message.content === "string") {
+		message.content = [{ type: "text", text: message.content, cache_control }];
+		return;
+	}
+	const block = message.content.at(-1);
+	if (block && MARKABLE.has(block.type)) Object.assign(block, { cache_control });
 }
