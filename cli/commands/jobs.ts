@@ -239,7 +239,7 @@ async function showManifest(ctx: Context, id: string, opts: JobOptions): Promise
 				["timeout", `${d.timeout}, deadline ${when(m.deadline)}`],
 				["limits", limits.length > 0 ? limits.join(", ") : null],
 				["tools", m.tools.length > 0 ? m.tools.map((t) => String(t.name ?? t.type ?? "?")).join(", ") : ctx.p.dim("none")],
-				["carried", m.persistent_from ? `the persistent session from ${m.persistent_from}` : null],
+				["session mode", persistentText(m)],
 			],
 			ctx.p,
 		),
@@ -248,4 +248,11 @@ async function showManifest(ctx: Context, id: string, opts: JobOptions): Promise
 	ctx.out(ctx.p.bold("system prompt"));
 	ctx.out(m.system.map((b) => b.text).join("\n\n"));
 	return 0;
+}
+
+/** How a run in persistent mode started: carrying the session on, or starting a new one. */
+function persistentText(m: { persistent_from: string | null; continued_from?: string | null }): string | null {
+	if (m.persistent_from === null) return null;
+	if (m.persistent_from !== "" && m.continued_from === m.persistent_from) return `persistent, carrying the session on from ${m.persistent_from}`;
+	return m.persistent_from === "" ? "persistent, starting the session (there was none)" : `persistent, starting a new session (it found the last one at ${m.persistent_from}, not continued)`;
 }

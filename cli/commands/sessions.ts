@@ -123,7 +123,7 @@ async function listSessions(ctx: Context, agent: string | undefined, opts: ListO
 			ctx.width,
 		),
 	);
-	if (sessions.some((s) => s.persistent)) ctx.out(ctx.p.dim("* the agent's persistent session: its next persistent run carries it on (drover sessions current <agent>)"));
+	if (sessions.some((s) => s.persistent)) ctx.out(ctx.p.dim("* the agent's persistent session (whether its next run continues it: drover sessions current <agent>)"));
 	if (next && agent !== undefined) ctx.err(ctx.ep.dim(printable(`more: ${nextPageCommand(ctx, ["sessions", agent], [["--limit", opts.limit]], next)}`)));
 	return 0;
 }

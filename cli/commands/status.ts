@@ -160,14 +160,13 @@ async function sessionText(ctx: Context, name: string): Promise<string | null> {
 		if (err instanceof CliError) return null;
 		throw err;
 	}
-	if (s.session_id === null || s.last_job === null) return s.mode === "persistent" ? "persistent, none yet: the next run starts one" : p.dim("fresh per job");
-	const next = !s.continues
-		? `; ${p.yellow("the next run starts a new one")}: ${s.not_continued_because ?? "not continued"}`
-		: s.expires_at === null
-			? ""
-			: `, expires ${relTime(s.expires_at)}`;
-	const held = `${s.session_id}, continuing ${s.last_job}${next}`;
-	return s.mode === "persistent" ? `persistent: ${held}` : `${p.dim("fresh per job")}; a persistent schedule's session: ${held}`;
+	const schedules = Object.entries(s.schedule_modes ?? {}).flatMap(([name, mode]) => (mode === "persistent" ? [name] : []));
+	const mode = s.mode === "persistent" ? "persistent" : schedules.length > 0 ? `fresh per job; persistent for ${schedules.join(", ")}` : "fresh per job";
+	if (s.session_id === null || s.last_job === null) return s.mode === "persistent" || schedules.length > 0 ? `${mode}, none yet: the next persistent run starts one` : p.dim(mode);
+	const state = s.continues
+		? `continuing ${s.last_job}${s.expires_at === null ? "" : `, expires ${relTime(s.expires_at)}`}`
+		: `last run ${s.last_job}; ${p.yellow("the next run starts a new one")}: ${s.not_continued_because ?? "not continued"}`;
+	return `${mode}: ${s.session_id}, ${state}`;
 }
 
 async function runs(ctx: Context, agent: string, opts: { limit: number; cursor?: string; json?: boolean }): Promise<number> {

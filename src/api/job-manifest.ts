@@ -23,7 +23,11 @@ const JobManifestSchema = z
 		persistent_from: z
 			.string()
 			.nullable()
-			.openapi({ description: "For a run in a persistent session: the last completed run it found the session at ('' for none); null otherwise" }),
+			.openapi({
+				description:
+					"For a run in persistent mode: the last completed run it found the agent's persistent session at ('' for none; null for a run not in persistent mode, or one a reset or delete made forget it). It carried that run's conversation when continued_from names the same run; else it started a new session",
+			}),
+		continued_from: JobIdSchema.nullable().openapi({ description: "The run whose conversation this one carries on (a continue's source, or a persistent run's last completed run)" }),
 	})
 	.openapi("JobManifest");
 
@@ -67,6 +71,7 @@ export const jobManifestApi = createApi().openapi(
 				tools: setup.tools as unknown as Record<string, unknown>[],
 				deadline: new Date(setup.deadline).toISOString(),
 				persistent_from: setup.persistentFrom,
+				continued_from: job.continued_from,
 			},
 			200,
 		);

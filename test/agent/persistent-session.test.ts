@@ -310,6 +310,75 @@ describe("a persistent session moves on only from where a run found it", () => {
 	});
 });
 
+describe("a persistent session after the QA's second round", () => {
+	const ticketTool = {
+		type: "webhook",
+		name: "create_ticket",
+		description: "Create a ticket.",
+		url_secret: "TEST_TICKETS_URL",
+		requires_approval: true,
+		input_schema: { type: "object", properties: { title: { type: "string" } }, required: ["title"] },
+	};
+
+	it("a reset is not undone by a run that found no session and completes after it", async () => {
+		const emulator = useEmulator();
+		fake("https://tickets.example.test", () => Response.json({ id: 1 }));
+		emulator.enqueue({ tool_use: { name: "create_ticket", input: { title: "x" } } }, { text: "Second." }, { text: "Filed." }, { text: "Fourth." });
+		await persistent("keeper-empty-race", {}, { tools: [ticketTool], max_concurrent: 2 });
+		const waiting = await runToRest("keeper-empty-race", "One.");
+		expect(waiting.status).toBe("approval_pending");
+		const second = await runToRest("keeper-empty-race", "Two.");
+		expect((await current("keeper-empty-race")).last_job).toBe(second.id);
+		expect((await call("/v1/agents/keeper-empty-race/sessions/current", { method: "DELETE", as: "operate" })).status).toBe(200);
+		expect((await call(`/v1/jobs/${waiting.id}/approval`, { method: "POST", as: "operate", body: { decision: "approve" } })).status).toBe(200);
+		await settle("keeper-empty-race");
+		expect(await jobOf("keeper-empty-race", waiting.id)).toMatchObject({ status: "completed" });
+		expect((await current("keeper-empty-race")).session_id).toBeNull();
+	});
+
+	it("a failure later in the run, or one not about the conversation, leaves the session to be continued", async () => {
+		const emulator = useEmulator();
+		fake("https://status.example.test", () => new Response("ok"));
+		emulator.enqueue(
+			{ text: "A." },
+			// Run 2: a tool turn, then the context window outgrown by the run's own growth.
+			{ tool_use: { name: "http_fetch", input: { url: "https://status.example.test/" } } },
+			{ stop_reason: "model_context_window_exceeded" },
+			// Run 3: a redirect's error names the Messages API, but is no refusal of the messages.
+			{ error: 400, message: "the Messages API host answered 307, a redirect, which drover does not follow" },
+			// Run 4: the API's context limit message ends it.
+			{ error: 400, message: "input length and `max_tokens` exceed context limit: 195000 + 8192 > 200000, decrease input length or `max_tokens` and try again" },
+			{ text: "Fresh." },
+		);
+		await persistent("keeper-own-failure", {}, { tools: [{ type: "http_fetch", allow_hosts: ["status.example.test"] }] });
+		const first = await runToRest("keeper-own-failure", "One.");
+		const grown = await runToRest("keeper-own-failure", "Two.");
+		expect(grown).toMatchObject({ status: "failed", continued_from: first.id, error: { type: "context_window_exceeded" } });
+		expect(await current("keeper-own-failure")).toMatchObject({ last_job: first.id, continues: true });
+		const redirected = await runToRest("keeper-own-failure", "Three.");
+		expect(redirected).toMatchObject({ status: "failed", continued_from: first.id, error: { type: "invalid_request" } });
+		expect(await current("keeper-own-failure")).toMatchObject({ continues: true });
+		const tooLong = await runToRest("keeper-own-failure", "Four.");
+		expect(tooLong).toMatchObject({ status: "failed", continued_from: first.id });
+		expect(await current("keeper-own-failure")).toMatchObject({ continues: false, not_continued_because: expect.stringContaining(`run ${tooLong.id} failed on the conversation it carried`) });
+		expect(await runToRest("keeper-own-failure", "Five.")).toMatchObject({ status: "completed", continued_from: null });
+	});
+
+	it("an agent switched to fresh_per_job says its next run will not continue the session it kept", async () => {
+		useEmulator().enqueue({ text: "A." }, { text: "B." });
+		await persistent("keeper-switched");
+		const first = await runToRest("keeper-switched", "One.");
+		expect((await call("/v1/agents/keeper-switched", { method: "PUT", as: "admin", body: { name: "keeper-switched", prompt: "Do the thing." } })).status).toBe(200);
+		expect(await current("keeper-switched")).toMatchObject({
+			mode: "fresh_per_job",
+			session_id: first.session_id,
+			continues: false,
+			not_continued_because: "the agent's runs start fresh (session.mode fresh_per_job); a continue of the session's last run carries it on",
+		});
+		expect(await runToRest("keeper-switched", "Two.")).toMatchObject({ continued_from: null });
+	});
+});
+
 describe("session.mode: fresh_per_job (the default) and per-schedule modes", () => {
 	it("an agent without session settings starts every run afresh and keeps no persistent session", async () => {
 		const emulator = useEmulator();

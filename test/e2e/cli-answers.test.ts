@@ -1026,7 +1026,7 @@ describe("drover sessions", () => {
 		expect(lines[0]).toMatch(/^SESSION\s+AGENT\s+JOBS\s+LAST JOB\s+STATUS\s+UPDATED$/);
 		expect(lines[1]).toMatch(new RegExp(`^${SESSION} \\*\\s+fake\\s+2\\s+${NEWEST}\\s+completed\\s+`));
 		expect(lines[2]).toMatch(/^ses-job-2025-12-31-oldone\s+fake\s+1\s+job-2025-12-31-oldone\s+failed\s+/);
-		expect(lines[3]).toBe("* the agent's persistent session: its next persistent run carries it on (drover sessions current <agent>)");
+		expect(lines[3]).toBe("* the agent's persistent session (whether its next run continues it: drover sessions current <agent>)");
 		expect(r.stderr).toContain("more: drover sessions fake --limit 2 --cursor CURSOR1");
 		const j = await runCli(api.url, ["sessions", "fake", "--limit", "2", "--json"]);
 		expect(JSON.parse(j.stdout)).toEqual(page);
@@ -1197,7 +1197,7 @@ describe("sessions current and sessions reset (a persistent session)", () => {
 		expect(keeper.stdout).toMatch(/^session\s+persistent: ses-job-2026-01-01-abcdef, continuing job-2026-01-02-zzzzzz, expires in (23h|1d)$/m);
 		expect((await runCli(api.url, ["status", "plain"])).stdout).toMatch(/^session\s+fresh per job$/m);
 		expect((await runCli(api.url, ["status", "stale"])).stdout).toMatch(
-			/^session\s+persistent: ses-job-2026-01-01-abcdef, continuing job-2026-01-02-zzzzzz; the next run starts a new one: it expired at 2026-01-03T00:00:05\.000Z \(idle_timeout 24h, from its last completed run\)$/m,
+			/^session\s+persistent: ses-job-2026-01-01-abcdef, last run job-2026-01-02-zzzzzz; the next run starts a new one: it expired at 2026-01-03T00:00:05\.000Z \(idle_timeout 24h, from its last completed run\)$/m,
 		);
 		// An older server answers 404 for the route: the rest of the status is shown as before.
 		const older = await runCli(api.url, ["status", "older"]);
@@ -1237,6 +1237,7 @@ describe("job --manifest", () => {
 		tools: [{ name: "http_fetch", input_schema: { type: "object" } }, { type: "web_search_20250305", name: "web_search" }],
 		deadline: "2026-01-01T00:30:01.000Z",
 		persistent_from: "job-2025-12-31-zzzzzz",
+		continued_from: "job-2025-12-31-zzzzzz",
 	};
 
 	it("shows what the job runs with; --json prints the answer", async () => {
@@ -1247,10 +1248,15 @@ describe("job --manifest", () => {
 		expect(r.stdout).toMatch(/^timeout\s+30m, deadline 2026-01-01 00:30:01Z \(/m);
 		expect(r.stdout).toMatch(/^limits\s+max_tool_calls 5$/m);
 		expect(r.stdout).toMatch(/^tools\s+http_fetch, web_search$/m);
-		expect(r.stdout).toMatch(/^carried\s+the persistent session from job-2025-12-31-zzzzzz$/m);
+		expect(r.stdout).toMatch(/^session mode\s+persistent, carrying the session on from job-2025-12-31-zzzzzz$/m);
 		expect(r.stdout.endsWith("system prompt\nYou check status pages.\n\nYou are running as a drover job.\n")).toBe(true);
 		const asJson = await runCli(api.url, ["job", JOB, "--manifest", "--json"]);
 		expect(JSON.parse(asJson.stdout)).toEqual(MANIFEST);
+		// A persistent run that found a session it did not continue started a new one.
+		const fresh = await fakeApi({ [`GET /v1/jobs/${JOB}/manifest`]: (_req, res) => json(res, 200, { ...MANIFEST, continued_from: null }) });
+		expect((await runCli(fresh.url, ["job", JOB, "--manifest"])).stdout).toMatch(
+			/^session mode\s+persistent, starting a new session \(it found the last one at job-2025-12-31-zzzzzz, not continued\)$/m,
+		);
 	});
 
 	it("passes on a pending job's 409, and does not go with --logs or --yaml", async () => {

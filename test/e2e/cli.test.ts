@@ -810,7 +810,7 @@ describe("a persistent session, end to end", () => {
 		expect(current.stdout).toMatch(new RegExp(`^next run\\s+continues ${secondId}$`, "m"));
 		expect((await drover(["status", name])).stdout).toMatch(new RegExp(`^session\\s+persistent: ses-${firstId}, continuing ${secondId}, expires in (23h|24h|1d)$`, "m"));
 		expect((await drover(["sessions", name])).stdout).toMatch(new RegExp(`^ses-${firstId} \\*\\s+${name}\\s+2\\s+${secondId}\\s+completed`, "m"));
-		expect((await drover(["job", secondId, "--manifest"])).stdout).toMatch(new RegExp(`^carried\\s+the persistent session from ${firstId}$`, "m"));
+		expect((await drover(["job", secondId, "--manifest"])).stdout).toMatch(new RegExp(`^session mode\\s+persistent, carrying the session on from ${firstId}$`, "m"));
 		expect((await drover(["logs", "--job", secondId])).stdout).toContain(`[system:session] persistent session ses-${firstId} continued from ${firstId} (2 messages carried)`);
 
 		const reset = await drover(["sessions", "reset", name, "--yes"]);

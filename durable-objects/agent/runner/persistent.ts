@@ -42,9 +42,17 @@ export function readPersistentSession(sql: SqlStorage): PersistentSession | null
 	return row ? toSession(row) : null;
 }
 
-/** Forgets the agent's persistent session (its jobs stay): the next run starts a fresh one. */
+/**
+ * Forgets the agent's persistent session (its jobs stay): the next run starts a fresh one. Runs
+ * still under way forget where they found it, so none moves a session on when it completes: not
+ * the one forgotten, and not a new one from a run that found none (which would undo the reset).
+ */
 export function clearPersistentSession(sql: SqlStorage): PersistentSession | null {
 	const row = sql.exec<PersistentRow>("DELETE FROM persistent_session WHERE id = 1 RETURNING session_id, job_id, started_at, active_at, ended_by").toArray()[0];
+	sql.exec(
+		`UPDATE job_setup SET persistent_from = NULL
+		 WHERE persistent_from IS NOT NULL AND job_id IN (SELECT id FROM jobs WHERE status IN ('running', 'approval_pending'))`,
+	);
 	return row ? toSession(row) : null;
 }
 
@@ -189,11 +197,21 @@ export function noteCompletedRun(sql: SqlStorage, job: JobRecord, setup: JobSetu
 }
 
 /**
- * Failures a carried conversation causes, so that every later run carrying it would fail the same
- * way: the model's context window outgrown, or the API refusing the messages themselves.
+ * The API's refusals of a request too large for the model or malformed in its messages (the error
+ * types and wording of its 400 and 413 answers), as drover's error message carries them.
  */
-function failedOnConversation(error: { type: string; message: string }): boolean {
-	return error.type === "context_window_exceeded" || (error.type === "invalid_request" && /prompt is too long|\bmessages\b/i.test(error.message));
+const REFUSED_FOR_ITS_MESSAGES = /\binvalid_request_error: (?:prompt is too long|input length and `?max_tokens`? exceed context limit|messages\.\d)|\brequest_too_large\b/i;
+
+/**
+ * Failures a carried conversation causes, so that every later run carrying it would fail the same
+ * way: on the run's first model call (a later call's failure is the run's own growth), the model's
+ * context window outgrown, or the API refusing the request for its size or its messages.
+ */
+function failedOnConversation(job: JobRecord, error: { type: string; message: string }): boolean {
+	const turns = job.usage.num_turns ?? 0;
+	// An answer that stopped at the context window counts as a turn; a refused request does not.
+	if (error.type === "context_window_exceeded") return turns <= 1;
+	return error.type === "invalid_request" && turns === 0 && REFUSED_FOR_ITS_MESSAGES.test(error.message);
 }
 
 /**
@@ -201,7 +219,7 @@ function failedOnConversation(error: { type: string; message: string }): boolean
  * of carrying the same conversation into the same failure until the session expires.
  */
 export function noteFailedRun(sql: SqlStorage, job: JobRecord, error: { type: string; message: string }): void {
-	if (!failedOnConversation(error) || job.continued_from === null || job.trigger_type === "continue" || job.trigger_type === "fork") return;
+	if (!failedOnConversation(job, error) || job.continued_from === null || job.trigger_type === "continue" || job.trigger_type === "fork") return;
 	const setup = getSetup(sql, job.id);
 	if (!setup?.persistentFrom || setup.persistentFrom !== job.continued_from) return;
 	sql.exec(
@@ -213,6 +231,10 @@ export function noteFailedRun(sql: SqlStorage, job: JobRecord, error: { type: st
 
 /** The agent's persistent session as its next persistent run would find it (GET …/sessions/current). */
 export function persistentSessionView(sql: SqlStorage, agent: AgentDefinition, now: number): Assessment {
+	if (!usesPersistentSessions(agent)) {
+		const session = readPersistentSession(sql);
+		return { continues: false, session, why: "the agent's runs start fresh (session.mode fresh_per_job); a continue of the session's last run carries it on" };
+	}
 	// The system prompt does not depend on the run's trigger or notepad: any run's request would do.
 	const { system } = assemblePrompt(agent, { prompt: "", notepad: new Map(), trigger: "manual" });
 	return assessSession(sql, agent, { system, tools: toolParams(agent) }, now);

@@ -90,6 +90,7 @@ export type JobManifest = {
 	tools: Record<string, unknown>[];
 	deadline: string;
 	persistent_from: string | null;
+	continued_from: string | null;
 };
 
 export type AgentPage = Page<"agents", AgentView>;

@@ -185,7 +185,9 @@ function manifestView(m) {
 		["Timeout", [m.definition.timeout + ", deadline ", when(m.deadline)]],
 		["Tools", tools.length ? tools.join(", ") : "none"],
 		["Definition", h("span", { class: "mono", text: m.definition_revision })],
-		m.persistent_from ? ["Carried", ["the persistent session from ", jobLink(m.persistent_from)]] : null,
+		m.persistent_from === null ? null
+			: m.persistent_from !== "" && m.continued_from === m.persistent_from ? ["Session mode", ["persistent, carrying the session on from ", jobLink(m.persistent_from)]]
+			: ["Session mode", m.persistent_from === "" ? "persistent, starting the session (there was none)" : ["persistent, starting a new session (it found the last one at ", jobLink(m.persistent_from), ", not continued)"]],
 	].filter(Boolean));
 	return [
 		h("dl", { class: "facts" }, facts.flatMap(([k, v]) => [h("dt", { text: k }), h("dd", null, v)])),

@@ -61,7 +61,8 @@ async function runsView(signal) {
 		/** @type {[Occurrence[], CurrentSession | null]} */
 		const [runs, session] = await Promise.all([
 			all("/v1/agents/" + enc(agent) + "/runs", "runs", 400),
-			api(sessionPath, { signal }).catch((err) => (err instanceof ApiError && err.status === 404 ? null : Promise.reject(err))),
+			// Beside the runs, not in their way: a session that cannot be read leaves the panel out.
+			api(sessionPath, { signal }).catch((err) => (err instanceof ApiError && err.status === 401 ? Promise.reject(err) : null)),
 		]);
 		if (signal.aborted || !fresh()) return;
 		drawPersistentSession(session);
