@@ -23,6 +23,16 @@ interface CurrentSession {
 
 afterEach(() => vi.useRealTimers());
 
+/** A tool that waits for an approval: a run holding it stays under way while a test acts. */
+const ticketTool = {
+	type: "webhook",
+	name: "create_ticket",
+	description: "Create a ticket.",
+	url_secret: "TEST_TICKETS_URL",
+	requires_approval: true,
+	input_schema: { type: "object", properties: { title: { type: "string" } }, required: ["title"] },
+};
+
 const persistent = (name: string, session: Record<string, unknown> = {}, more: Record<string, unknown> = {}) =>
 	createAgent({ name, session: { mode: "persistent", ...session }, ...more });
 
@@ -229,15 +239,6 @@ describe("session.mode: persistent", () => {
 });
 
 describe("a persistent session moves on only from where a run found it", () => {
-	const ticketTool = {
-		type: "webhook",
-		name: "create_ticket",
-		description: "Create a ticket.",
-		url_secret: "TEST_TICKETS_URL",
-		requires_approval: true,
-		input_schema: { type: "object", properties: { title: { type: "string" } }, required: ["title"] },
-	};
-
 	it("a reset is not undone by a run that carried the session and completes after it", async () => {
 		const emulator = useEmulator();
 		fake("https://tickets.example.test", () => Response.json({ id: 1 }));
@@ -311,15 +312,6 @@ describe("a persistent session moves on only from where a run found it", () => {
 });
 
 describe("a persistent session after the QA's second round", () => {
-	const ticketTool = {
-		type: "webhook",
-		name: "create_ticket",
-		description: "Create a ticket.",
-		url_secret: "TEST_TICKETS_URL",
-		requires_approval: true,
-		input_schema: { type: "object", properties: { title: { type: "string" } }, required: ["title"] },
-	};
-
 	it("a reset is not undone by a run that found no session and completes after it", async () => {
 		const emulator = useEmulator();
 		fake("https://tickets.example.test", () => Response.json({ id: 1 }));
