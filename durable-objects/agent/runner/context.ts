@@ -118,5 +118,7 @@ function mark(message: MessageParam): void {
 		return;
 	}
 	const block = message.content.at(-1);
-	if (block && MARKABLE.has(block.type)) Object.assign(block, { cache_control });
+	// The API refuses a breakpoint on an empty text block (drover's own never are: prompts are checked).
+	if (!block || !MARKABLE.has(block.type) || (block.type === "text" && block.text.trim() === "")) return;
+	Object.assign(block, { cache_control });
 }
