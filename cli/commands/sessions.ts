@@ -176,13 +176,23 @@ async function resume(ctx: Context, target: string | undefined, promptArg: strin
 	if (opts.agent !== undefined && given !== undefined && !isSession) throw new CliError(`--agent goes with a session id; ${given} is taken as ${isJob ? "a job id" : "an agent's name"}`, 2);
 	const session =
 		given === undefined ? await newestSession(ctx) : isSession ? await sessionById(ctx, given, opts.agent) : isJob ? await sessionOfJob(ctx, given) : await newestOfAgent(ctx, given);
-	const from = session.last_job.id;
+	// The agent's persistent session goes on from its last completed run, which is what its next run
+	// carries: continuing that run moves the session on, where its newest job may be a failed run.
+	const head = session.persistent ? await persistentHead(ctx, session) : null;
+	const from = head ?? session.last_job.id;
+	const why = head && head !== session.last_job.id ? ", its last completed run: the agent's persistent session goes on from there" : "";
 	// On stderr: stdout carries the new job's id (or JSON) alone, as for continue.
-	ctx.err(ctx.ep.dim(printable(`resuming ${session.session_id} (agent ${session.agent}, ${session.job_count} job${session.job_count === 1 ? "" : "s"}) from ${from}`)));
+	ctx.err(ctx.ep.dim(printable(`resuming ${session.session_id} (agent ${session.agent}, ${session.job_count} job${session.job_count === 1 ? "" : "s"}) from ${from}${why}`)));
 	const body: Record<string, unknown> = { prompt };
 	if (opts.allowDefinitionChange) body.allow_definition_change = true;
 	const job = await ctx.client.json(`/v1/jobs/${encodeURIComponent(from)}/continue`, shapes.job, { method: "POST", body });
 	return reportJob(ctx, job, opts);
+}
+
+/** The last completed run of the agent's persistent session, if `session` is still it. */
+async function persistentHead(ctx: Context, session: SessionSummary): Promise<string | null> {
+	const current = await ctx.client.json(`/v1/agents/${encodeURIComponent(session.agent)}/sessions/current`, shapes.currentSession);
+	return current.session_id === session.session_id ? current.last_job : null;
 }
 
 /** The prompt from the argument, --prompt, or stdin (when it is not a terminal); a usage error without one. */

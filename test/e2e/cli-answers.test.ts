@@ -988,6 +988,21 @@ describe("drover sessions", () => {
 	const session = () => ({ ...summary(), jobs: [record(), record({ id: NEWEST, continued_from: JOB, session_id: SESSION })] });
 	const continued = () => record({ id: "job-2026-01-03-newjob", status: "pending", exit_reason: null, session_id: SESSION, continued_from: NEWEST, transitions: [] });
 
+	it("resume of an agent's persistent session continues its last completed run, where the agent's next run goes on from", async () => {
+		const FAILED = "job-2026-01-03-failed";
+		const persistent = { ...session(), persistent: true, job_count: 3, last_job: ref(FAILED, "failed", "2026-01-03T00:00:00.000Z") };
+		const api = await fakeApi({
+			[`GET /v1/sessions/${SESSION}`]: (_req, res) => json(res, 200, persistent),
+			"GET /v1/agents/fake/sessions/current": (_req, res) =>
+				json(res, 200, { agent: "fake", mode: "persistent", session_id: SESSION, last_job: NEWEST, expires_at: null, expired: false, continues: true }),
+			[`POST /v1/jobs/${NEWEST}/continue`]: (_req, res) => json(res, 201, continued()),
+		});
+		const r = await runCli(api.url, ["sessions", "resume", SESSION, "Where were we?"]);
+		expect(r.status, r.stderr).toBe(0);
+		expect(r.stderr).toContain(`resuming ${SESSION} (agent fake, 3 jobs) from ${NEWEST}, its last completed run: the agent's persistent session goes on from there`);
+		expect(api.seen.map((x) => x.route)).toEqual([`GET /v1/sessions/${SESSION}`, "GET /v1/agents/fake/sessions/current", `POST /v1/jobs/${NEWEST}/continue`]);
+	});
+
 	it("resume <job id> continues that job's session; an id in capitals is the same id", async () => {
 		const api = await fakeApi({
 			[`GET /v1/jobs/${NEWEST}`]: (_req, res) => json(res, 200, record({ id: NEWEST, session_id: SESSION, continued_from: JOB })),
