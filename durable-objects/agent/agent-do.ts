@@ -12,7 +12,7 @@ import { listOccurrences, type Occurrence } from "./ledger.ts";
 import { outboxSize } from "./outbox.ts";
 import { oldestRecordAt } from "./retention.ts";
 import { findSession, listSessions, type SessionLookup, type SessionSummary } from "./sessions.ts";
-import { clearPersistentSession, persistentSessionView, type Assessment, type PersistentSession } from "./runner/persistent.ts";
+import { clearPersistentSession, persistentSessionView, type PersistentSession, type SessionView } from "./runner/persistent.ts";
 import type { CursorKey } from "../../src/shared/cursor.ts";
 import { nextTurn, Passes } from "./pass.ts";
 import { definedAgent, queueSync, RegistrySync, SYNC_GRACE_MS } from "./registry-sync.ts";
@@ -421,7 +421,7 @@ export class AgentDO extends DurableObject<Env> {
 	 * The agent's persistent session, if it has one, and whether its next persistent run continues it
 	 * (see runner/persistent.ts); null for an agent not defined now.
 	 */
-	async persistentSession(): Promise<Assessment | null> {
+	async persistentSession(): Promise<SessionView | null> {
 		const state = readState(this.sql);
 		const agent = state ? currentDefinition(state) : null;
 		return agent ? persistentSessionView(this.sql, agent, Date.now()) : null;

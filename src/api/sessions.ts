@@ -1,8 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { agentRpc } from "../../durable-objects/agent/client.ts";
-import { sessionExpiry } from "../../durable-objects/agent/runner/persistent.ts";
 import { MAX_SESSION_JOBS, type SessionDetail } from "../../durable-objects/agent/sessions.ts";
-import { DEFAULT_MAX_CONTEXT_TOKENS, SESSION_MODES } from "../config/schema.ts";
+import { SESSION_MODES } from "../config/schema.ts";
 import { ConflictError, NotFoundError } from "../errors.ts";
 import { JobIdSchema, JobStatusSchema, JobSummarySchema } from "../jobs/model.ts";
 import { firstJobPrefix, MIN_SESSION_PREFIX, SessionIdParam, sessionIdFor } from "../jobs/session-ids.ts";
@@ -11,7 +10,7 @@ import { cursorScope, decodeCursor, encodeCursor } from "../shared/cursor.ts";
 import { sessionStarts } from "../store/job-index.ts";
 import { createApi, withRole } from "./factory.ts";
 import { AgentNameParam, CursorParam, pageLimit } from "./params.ts";
-import { requireAgent, requireKnownAgent } from "./resolve-agent.ts";
+import { requireAgent, requireAgentSource, requireKnownAgent } from "./resolve-agent.ts";
 import { conflictResponse, notFoundResponse } from "./schemas.ts";
 
 /** Sessions an ambiguous prefix names in its 409, at most. */
@@ -81,27 +80,27 @@ export const agentSessionsApi = createApi()
 			responses: { 200: { description: "The persistent session, its fields null when there is none", content: { "application/json": { schema: CurrentSessionSchema } } }, ...notFoundResponse },
 		}),
 		async (c) => {
-			const agent = await requireAgent(c.env, c.req.valid("param").agent);
+			// The name is checked before its object is woken; the object answers from the definition it runs on.
+			const agent = await requireAgentSource(c.env, c.req.valid("param").agent);
 			const view = await agentRpc(c.env, agent.name).persistentSession();
 			// Null only if the agent went between the lookup and its object's answer.
 			if (view === null) throw new NotFoundError(`no agent named ${agent.name}`);
-			const current = view.session;
-			const expiry = current === null ? null : sessionExpiry(agent.definition, current);
-			const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
+			const { assessment: a, expiresAt } = view;
+			const iso = (ms: number | null | undefined) => (ms == null ? null : new Date(ms).toISOString());
 			return c.json(
 				{
 					agent: agent.name,
-					mode: agent.definition.session?.mode ?? "fresh_per_job",
-					session_id: current?.sessionId ?? null,
-					last_job: current?.jobId ?? null,
-					started_at: iso(current?.startedAt),
-					active_at: iso(current?.activeAt),
-					expires_at: iso(expiry?.at),
-					expired: expiry !== null && Date.now() >= expiry.at,
-					continues: view.continues,
-					not_continued_because: view.continues ? null : view.why,
-					schedule_modes: Object.fromEntries(Object.entries(agent.definition.schedules).flatMap(([name, s]) => (s.session ? [[name, s.session.mode]] : []))),
-					max_context_tokens: agent.definition.session?.max_context_tokens ?? DEFAULT_MAX_CONTEXT_TOKENS,
+					mode: view.mode,
+					session_id: a.session?.sessionId ?? null,
+					last_job: a.session?.jobId ?? null,
+					started_at: iso(a.session?.startedAt),
+					active_at: iso(a.session?.activeAt),
+					expires_at: iso(expiresAt),
+					expired: expiresAt !== null && Date.now() >= expiresAt,
+					continues: a.continues,
+					not_continued_because: a.continues ? null : a.why,
+					schedule_modes: view.scheduleModes,
+					max_context_tokens: view.maxContextTokens,
 				},
 				200,
 			);

@@ -97,10 +97,11 @@ function startsRun(m: MessageParam): boolean {
  * run alone is over the bound.
  */
 export function carryWindow(messages: readonly MessageParam[], maxTokens: number, reserve: number): number | null {
-	let total = reserve + messages.reduce((n, m) => n + estimateTokens(m.content), 0);
+	const sizes = messages.map((m) => estimateTokens(m.content));
+	let total = sizes.reduce((n, size) => n + size, reserve);
 	for (const [i, m] of messages.entries()) {
 		if (startsRun(m) && total <= maxTokens) return i;
-		total -= estimateTokens(m.content);
+		total -= sizes[i] ?? 0;
 	}
 	return null;
 }
@@ -229,13 +230,32 @@ export function noteFailedRun(sql: SqlStorage, job: JobRecord, error: { type: st
 	);
 }
 
-/** The agent's persistent session as its next persistent run would find it (GET …/sessions/current). */
-export function persistentSessionView(sql: SqlStorage, agent: AgentDefinition, now: number): Assessment {
-	if (!usesPersistentSessions(agent)) {
-		const session = readPersistentSession(sql);
-		return { continues: false, session, why: "the agent's runs start fresh (session.mode fresh_per_job); a continue of the session's last run carries it on" };
-	}
-	// The system prompt does not depend on the run's trigger or notepad: any run's request would do.
-	const { system } = assemblePrompt(agent, { prompt: "", notepad: new Map(), trigger: "manual" });
-	return assessSession(sql, agent, { system, tools: toolParams(agent) }, now);
+/**
+ * The agent's persistent session as its next persistent run would find it (GET …/sessions/current),
+ * all of it read from the definition this object runs on, so the answer cannot mix two of them.
+ */
+export interface SessionView {
+	assessment: Assessment;
+	expiresAt: number | null;
+	mode: SessionMode;
+	scheduleModes: Record<string, SessionMode>;
+	maxContextTokens: number;
+}
+
+export function persistentSessionView(sql: SqlStorage, agent: AgentDefinition, now: number): SessionView {
+	const settings = {
+		mode: agent.session?.mode ?? "fresh_per_job",
+		scheduleModes: Object.fromEntries(Object.entries(agent.schedules).flatMap(([name, s]) => (s.session ? [[name, s.session.mode]] : []))),
+		maxContextTokens: agent.session?.max_context_tokens ?? DEFAULT_MAX_CONTEXT_TOKENS,
+	};
+	const assessment: Assessment = usesPersistentSessions(agent)
+		? // The system prompt does not depend on the run's trigger or notepad: any run's request would do.
+			assessSession(sql, agent, { system: assemblePrompt(agent, { prompt: "", notepad: new Map(), trigger: "manual" }).system, tools: toolParams(agent) }, now)
+		: {
+				continues: false,
+				session: readPersistentSession(sql),
+				why: "the agent's runs start fresh (session.mode fresh_per_job); a continue of the session's last run carries it on",
+			};
+	const expiresAt = assessment.session ? (sessionExpiry(agent, assessment.session)?.at ?? null) : null;
+	return { assessment, expiresAt, ...settings };
 }
