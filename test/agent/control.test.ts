@@ -12,15 +12,8 @@ import { call, errorOf } from "../helpers/http.ts";
 import { jobOf, outputOf, runToRest, trigger } from "../helpers/jobs.ts";
 import { fake, outboundLog } from "../helpers/outbound.ts";
 import { readEvents } from "../helpers/sse.ts";
+import { ticketTool } from "../helpers/tools.ts";
 
-const ticketTool = {
-	type: "webhook",
-	name: "create_ticket",
-	description: "Create a ticket.",
-	url_secret: "TEST_TICKETS_URL",
-	requires_approval: true,
-	input_schema: { type: "object", properties: { title: { type: "string" } }, required: ["title"] },
-};
 const fetchTool = { type: "http_fetch", allow_hosts: ["slow.example.test"] };
 
 async function post(path: string, body?: unknown): Promise<Response> {

@@ -8,6 +8,7 @@ import { call, errorOf } from "../helpers/http.ts";
 import { jobOf, outputOf, runToRest } from "../helpers/jobs.ts";
 import { fake } from "../helpers/outbound.ts";
 import { tick } from "../helpers/ticks.ts";
+import { ticketTool } from "../helpers/tools.ts";
 
 interface CurrentSession {
 	agent: string;
@@ -22,16 +23,6 @@ interface CurrentSession {
 }
 
 afterEach(() => vi.useRealTimers());
-
-/** A tool that waits for an approval: a run holding it stays under way while a test acts. */
-const ticketTool = {
-	type: "webhook",
-	name: "create_ticket",
-	description: "Create a ticket.",
-	url_secret: "TEST_TICKETS_URL",
-	requires_approval: true,
-	input_schema: { type: "object", properties: { title: { type: "string" } }, required: ["title"] },
-};
 
 const persistent = (name: string, session: Record<string, unknown> = {}, more: Record<string, unknown> = {}) =>
 	createAgent({ name, session: { mode: "persistent", ...session }, ...more });
