@@ -23,6 +23,7 @@ interface JobsOptions {
 interface JobOptions {
 	logs?: boolean;
 	manifest?: boolean;
+	outputLog?: boolean;
 	json?: boolean;
 	yaml?: boolean;
 }
@@ -47,6 +48,14 @@ export function registerJobs(program: Command): void {
 		.argument("<id>", "job id (job-YYYY-MM-DD-xxxxxx)", pathSegment)
 		.addOption(new Option("-l, --logs", "also print the job's output (not with --yaml)").conflicts("manifest"))
 		.addOption(new Option("-m, --manifest", "what the job runs with instead: the definition, system prompt, tools, models and deadline saved as it started").conflicts(["yaml", "logs"]))
+		.addOption(
+			new Option("--output-log", "print the job's plain-text log instead, as R2 keeps it (herdctl's output.log: kept when its schedule or agent sets output_to_file)").conflicts([
+				"logs",
+				"manifest",
+				"json",
+				"yaml",
+			]),
+		)
 		.addOption(new Option("--json", "print the API's JSON (with --logs: {job, output})").conflicts("yaml"))
 		.addOption(new Option("--yaml", "print herdctl's YAML job layout (Accept: application/yaml)").conflicts("json"))
 		.action(act(showJob));
@@ -101,6 +110,12 @@ async function showJob(ctx: Context, id: string, opts: JobOptions): Promise<numb
 		throw new CliError("--logs does not go with --yaml: a job's output is JSONL lines, not YAML", 2, `drover job ${shellWord(id)} --yaml for the job; drover logs --job ${shellWord(id)} for its output (--json: the raw JSONL)`);
 	}
 	if (opts.manifest) return showManifest(ctx, id, opts);
+	if (opts.outputLog) {
+		// The server writes it printable (src/jobs/output-text.ts); printable again costs nothing there
+		// and keeps another server's text off the terminal's controls.
+		process.stdout.write(printable(await ctx.client.text(`${path}/output.log`, "text/plain")));
+		return 0;
+	}
 	if (opts.yaml) {
 		// For a person to read as much as for a program: printable. drover's YAML escapes C0 controls
 		// itself and double-quotes a string holding DEL or a C1 control, where printable's "\x9b" is
@@ -191,6 +206,7 @@ export function describeJob(ctx: Context, record: JobRecord): string {
 			["approval", approval ? p.yellow(approval) : null],
 			["delivery", job.delivery ? `${job.delivery.target}: ${statusStyle(p, job.delivery.outcome)(job.delivery.outcome)}` : null],
 			["output", job.output_file],
+			["plain-text log", job.output_log ? `${job.output_log} (drover job ${job.id} --output-log)` : null],
 			["usage", `${job.usage.num_turns} turn${job.usage.num_turns === 1 ? "" : "s"}${job.usage.total_cost_usd !== null ? `, $${job.usage.total_cost_usd.toFixed(4)}` : ""}`],
 		],
 		p,

@@ -1,4 +1,5 @@
-import { consolidate, putChunk } from "../../src/store/output-r2.ts";
+import { outputLogEntry } from "../../src/jobs/output-text.ts";
+import { consolidate, putChunk, putOutputLog } from "../../src/store/output-r2.ts";
 import type { JobRecord } from "../../src/jobs/model.ts";
 import { getJob } from "./jobs.ts";
 import { readLines } from "./runner/output.ts";
@@ -84,15 +85,18 @@ export interface Consolidated {
 
 /**
  * Writes a finished job's output as one R2 object (the key its output_file has named since it
- * started). The lines stay in SQLite until recordConsolidated: R2 is the copy that outlives the job.
+ * started), and its plain-text log where output_log names one. The lines stay in SQLite until
+ * recordConsolidated: R2 is the copy that outlives the job. A failure of either write leaves both
+ * to be written again.
  */
 export async function consolidateJob(sql: SqlStorage, bucket: R2Bucket, jobId: string): Promise<Consolidated | null> {
 	const job = getJob(sql, jobId);
 	if (!job) return null;
 	const chunked = sql.exec("SELECT 1 FROM output_state WHERE job_id = ?", jobId).toArray().length > 0;
-	const result = await consolidate(bucket, job.agent, job.id, (after: number, limit: number) => readLines(sql, job.id, after, limit, CONSOLIDATE_BATCH_BYTES), {
-		chunks: chunked,
-	});
+	const readBatch = (after: number, limit: number) => readLines(sql, job.id, after, limit, CONSOLIDATE_BATCH_BYTES);
+	const result = await consolidate(bucket, job.agent, job.id, readBatch, { chunks: chunked });
+	// After consolidate, which deletes the chunks' prefix the log lives under.
+	if (job.output_log !== null) await putOutputLog(bucket, job.agent, job.id, readBatch, outputLogEntry);
 	return { jobId: job.id, key: result.key, lines: result.lines, bytes: result.bytes };
 }
 

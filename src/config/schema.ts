@@ -16,7 +16,9 @@ function strict<T extends z.ZodRawShape>(shape: T) {
 function unknownKeysMessage(keys: string[], known: string[]): string {
 	if (keys.length > 1) return `unknown keys ${keys.map((k) => `"${k}"`).join(", ")}; allowed: ${known.join(", ")}`;
 	const key = keys[0] ?? "";
-	const close = known.find((k) => editDistance(k, key) <= 2);
+	// herdctl's configuration is camelCase (outputToFile, maxTurns); drover's keys are snake_case.
+	const snake = key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+	const close = known.find((k) => editDistance(k, key) <= 2 || k === snake);
 	return close ? `unknown key (did you mean "${close}"?)` : `unknown key; allowed: ${known.join(", ")}`;
 }
 
@@ -177,6 +179,8 @@ const ScheduleFields = strict({
 	enabled: z.boolean().default(true),
 	// Overrides the agent's session mode for this schedule's runs (herdctl's hybrid configuration).
 	session: strict({ mode: SessionModeSchema }).optional(),
+	// herdctl's outputToFile: this schedule's runs also keep a plain-text output.log in R2.
+	output_to_file: z.boolean().optional(),
 });
 
 export type CronSchedule = {
@@ -186,8 +190,16 @@ export type CronSchedule = {
 	catch_up: boolean;
 	enabled: boolean;
 	session?: { mode: SessionMode };
+	output_to_file?: boolean;
 };
-export type IntervalSchedule = { interval: string; prompt?: string; catch_up: boolean; enabled: boolean; session?: { mode: SessionMode } };
+export type IntervalSchedule = {
+	interval: string;
+	prompt?: string;
+	catch_up: boolean;
+	enabled: boolean;
+	session?: { mode: SessionMode };
+	output_to_file?: boolean;
+};
 export type Schedule = CronSchedule | IntervalSchedule;
 
 // One loose object checked as a whole rather than a union of two shapes: a union would answer a
@@ -217,6 +229,7 @@ export const ScheduleSchema = ScheduleFields.superRefine((s, ctx) => {
 		catch_up: s.catch_up,
 		enabled: s.enabled,
 		...(s.session === undefined ? {} : { session: s.session }),
+		...(s.output_to_file === undefined ? {} : { output_to_file: s.output_to_file }),
 	};
 	if (s.cron !== undefined) return { cron: s.cron.trim(), timezone: s.timezone ?? "UTC", ...rest };
 	return { interval: s.interval ?? "", ...rest };
@@ -371,6 +384,9 @@ export const AgentSchema = strict({
 	enabled: z.boolean().default(true),
 	usage_limits: UsageLimitsSchema.optional(),
 	session: SessionSchema.optional(),
+	// Every run keeps a plain-text output.log beside its JSONL; a schedule's own setting wins. Unset
+	// rather than defaulted, so an agent without it keeps its definition and revision.
+	output_to_file: z.boolean().optional(),
 	tools: z.array(ToolSchema).default([]),
 	delivery: DeliverySchema.optional(),
 	hooks: HooksSchema.optional(),

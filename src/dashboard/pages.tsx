@@ -191,6 +191,9 @@ function Job(props: { id: string }) {
 					<button type="button" id="job-download">
 						Download JSONL
 					</button>
+					<button type="button" id="job-download-log" hidden>
+						Download output.log
+					</button>
 					<button type="button" id="job-fork" data-needs="operate" hidden>
 						Fork
 					</button>

@@ -85,6 +85,7 @@ export function createJob(input: CreateJobInput, now: Date): JobRecord {
 		prompt: input.prompt ?? null,
 		summary: null,
 		output_file: null,
+		output_log: null,
 		usage: { per_model: {}, num_turns: 0, total_cost_usd: null },
 		created_at: now.toISOString(),
 		revision: 1,

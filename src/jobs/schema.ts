@@ -123,6 +123,10 @@ const JobRecordObject = z.object({
 		description:
 			"A cancel waiting for a tool call in flight to finish (its effect is recorded, not cut off): who asked and why, as its transition will say; null otherwise",
 	}),
+	output_log: z.string().nullable().openapi({
+		description:
+			"The R2 key of the job's plain-text log (herdctl's output.log), kept when its schedule or agent sets output_to_file and written when it ends (GET /v1/jobs/{id}/output.log); null otherwise, and in records from before the field",
+	}),
 	continued_from: JobIdSchema.nullable().openapi({
 		description: "The job this one continues (trigger_type continue), as forked_from names a fork's source; null otherwise, and in records from before the field",
 	}),

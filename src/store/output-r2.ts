@@ -60,6 +60,7 @@ const TAIL_FIRST_WINDOW = 64 * 1024;
 const TAIL_MAX_WINDOW = 4 * MiB;
 
 const NDJSON = "application/x-ndjson";
+const PLAIN_TEXT = "text/plain; charset=utf-8";
 const NEWLINE = 0x0a;
 const encoder = new TextEncoder();
 
@@ -83,6 +84,11 @@ export function outputKey(agent: string, jobId: string): string {
 
 function chunkPrefix(agent: string, jobId: string): string {
 	return `jobs/${segment("agent", agent)}/${segment("job id", jobId)}/`;
+}
+
+/** herdctl's layout: `<job-id>/output.log` beside `<job-id>.jsonl`. */
+export function outputLogKey(agent: string, jobId: string): string {
+	return `${chunkPrefix(agent, jobId)}output.log`;
 }
 
 export function chunkKey(agent: string, jobId: string, firstLine: number, lastLine: number): string {
@@ -153,14 +159,58 @@ export async function consolidate(
 	opts: ConsolidateOptions = {},
 ): Promise<ConsolidateResult> {
 	const key = outputKey(agent, jobId);
-	const prefix = chunkPrefix(agent, jobId);
+	const written = await putLines(bucket, key, jobId, readBatch, opts, {
+		contentType: NDJSON,
+		render: (body) => body,
+		metadata: (lines) => ({ lines: String(lines) }),
+	});
+	// Only once the final object exists: until then the chunks are R2's only copy of the output.
+	if (opts.chunks ?? true) await deleteChunks(bucket, agent, jobId);
+	return { key, ...written };
+}
+
+/**
+ * Writes a finished job's plain-text log (herdctl's `output.log`, kept when its schedule or agent
+ * sets output_to_file) from its JSONL lines, rendered by `render`, in as little memory as
+ * consolidate. Under the job's prefix, beside where its chunks were, so retention deletes it with
+ * them; written after consolidate, which deletes the chunks.
+ */
+export async function putOutputLog(
+	bucket: R2Bucket,
+	agent: string,
+	jobId: string,
+	readBatch: ReadBatch,
+	render: (body: string) => string | null,
+	opts: Omit<ConsolidateOptions, "chunks"> = {},
+): Promise<{ key: string; bytes: number; lines: number }> {
+	const key = outputLogKey(agent, jobId);
+	const written = await putLines(bucket, key, jobId, readBatch, opts, { contentType: PLAIN_TEXT, render, metadata: () => ({}) });
+	return { key, bytes: written.bytes, lines: written.lines };
+}
+
+interface LinesObject {
+	contentType: string;
+	/** A line's text in the object, without its newline; null leaves the line out. */
+	render: (body: string) => string | null;
+	/** Custom metadata, given the line count (a multipart upload's is fixed before it is written). */
+	metadata: (lines: number) => Record<string, string>;
+}
+
+/** One object of a job's lines, each rendered and ended by a newline; see consolidate. */
+async function putLines(
+	bucket: R2Bucket,
+	key: string,
+	jobId: string,
+	readBatch: ReadBatch,
+	opts: Omit<ConsolidateOptions, "chunks">,
+	object: LinesObject,
+): Promise<Omit<ConsolidateResult, "key">> {
 	const partBytes = opts.partBytes ?? DEFAULT_PART_BYTES;
 	const batchLines = opts.batchLines ?? DEFAULT_BATCH_LINES;
 	if (!Number.isInteger(partBytes) || partBytes < MIN_PART_BYTES || partBytes > MAX_PART_BYTES) {
 		throw new RangeError(`partBytes must be an integer from ${MIN_PART_BYTES} to ${MAX_PART_BYTES} (R2's multipart part sizes)`);
 	}
 	if (!Number.isInteger(batchLines) || batchLines < 1) throw new RangeError("batchLines must be a positive integer");
-
 	// The one part being filled. Parts must all be exactly partBytes but the last, so a line that does
 	// not fit is split across parts (R2 concatenates them); a full part is only uploaded once more bytes
 	// arrive, so the last part is never empty and an output of exactly one part is a single put().
@@ -189,8 +239,8 @@ export async function consolidate(
 		if (!multipart.upload) {
 			expectedLines = await findLastLine(readBatch, highestRead);
 			multipart.upload = await bucket.createMultipartUpload(key, {
-				httpMetadata: { contentType: NDJSON },
-				customMetadata: { lines: String(expectedLines) },
+				httpMetadata: { contentType: object.contentType },
+				customMetadata: object.metadata(expectedLines),
 			});
 		}
 		if (parts.length + 1 >= MAX_PARTS) throw new RangeError(`job ${jobId}'s output needs more than ${MAX_PARTS} parts of ${partBytes} bytes`);
@@ -237,8 +287,11 @@ export async function consolidate(
 			highestRead = last.line;
 			for (const line of batch) {
 				checkLine(line, next);
-				await write(line.body);
-				await writeNewline();
+				const text = object.render(line.body);
+				if (text !== null) {
+					await write(text);
+					await writeNewline();
+				}
 				next++;
 			}
 			after = last.line;
@@ -247,8 +300,8 @@ export async function consolidate(
 		const { upload } = multipart;
 		if (!upload) {
 			await bucket.put(key, buffer.subarray(0, filled), {
-				httpMetadata: { contentType: NDJSON },
-				customMetadata: { lines: String(lines) },
+				httpMetadata: { contentType: object.contentType },
+				customMetadata: object.metadata(lines),
 			});
 		} else {
 			if (lines !== expectedLines) throw new Error(`job ${jobId}'s output changed while it was consolidated (${expectedLines} lines, then ${lines})`);
@@ -263,9 +316,12 @@ export async function consolidate(
 		}
 		throw error;
 	}
-	// Only once the final object exists: until then the chunks are R2's only copy of the output.
-	if (opts.chunks ?? true) await deletePrefix(bucket, prefix);
-	return { key, bytes, lines: next - 1, parts: multipart.upload ? parts.length : 1 };
+	return { bytes, lines: next - 1, parts: multipart.upload ? parts.length : 1 };
+}
+
+/** Deletes a job's chunks (and its plain-text log, which lives among them; see putOutputLog). */
+async function deleteChunks(bucket: R2Bucket, agent: string, jobId: string): Promise<void> {
+	await deletePrefix(bucket, chunkPrefix(agent, jobId));
 }
 
 async function deletePrefix(bucket: R2Bucket, prefix: string): Promise<void> {
@@ -423,8 +479,8 @@ export async function getOutputObject(bucket: R2Bucket, key: string, range?: Out
 	return { body: object.body, size, range: { offset, length }, httpEtag: object.httpEtag };
 }
 
-/** Deletes a job's consolidated output and any chunks left from while it ran (retention). */
+/** Deletes a job's consolidated output, its plain-text log, and any chunks left from while it ran (retention). */
 export async function deleteJobOutput(bucket: R2Bucket, agent: string, jobId: string): Promise<void> {
 	await bucket.delete(outputKey(agent, jobId));
-	await deletePrefix(bucket, chunkPrefix(agent, jobId));
+	await deleteChunks(bucket, agent, jobId);
 }

@@ -1287,3 +1287,29 @@ describe("job --manifest", () => {
 		expect(api.seen).toHaveLength(1);
 	});
 });
+
+describe("job --output-log", () => {
+	it("prints the job's plain-text log as the API gives it, controls made visible; passes on a 404 saying why", async () => {
+		const log = "2026-01-01T00:00:01.000Z system:init job started\n2026-01-01T00:00:02.000Z assistant Done.\n    Second line \u001b[2J.\n";
+		const api = await fakeApi({
+			[`GET /v1/jobs/${JOB}/output.log`]: (_req, res) => {
+				res.writeHead(200, { "content-type": "text/plain; charset=utf-8" });
+				res.end(log);
+			},
+		});
+		const r = await runCli(api.url, ["job", JOB, "--output-log"]);
+		expect(r.status, r.stderr).toBe(0);
+		expect(r.stdout).toBe(log.replace("\u001b", "\\x1b"));
+
+		const message = `job ${JOB} keeps no plain-text log (output_to_file was not set on its schedule or agent when it started); its JSONL output is at /v1/jobs/${JOB}/output`;
+		const none = await fakeApi({ [`GET /v1/jobs/${JOB}/output.log`]: (_req, res) => json(res, 404, { error: { code: "not_found", message } }) });
+		const missing = await runCli(none.url, ["job", JOB, "--output-log"]);
+		expect(missing.status).toBe(1);
+		expect(missing.stderr).toContain(`drover: ${message}`);
+		for (const other of ["--logs", "--manifest", "--json", "--yaml"]) {
+			const both = await runCli(none.url, ["job", JOB, "--output-log", other]);
+			expect(both.status, other).toBe(2);
+		}
+		expect(none.seen).toHaveLength(1);
+	});
+});

@@ -577,6 +577,26 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+	it("downloads a job's plain-text output.log where its agent keeps one", async () => {
+		const agent = await createAgent(`dash-log-${run}`, { output_to_file: true });
+		await script({ text: "All fine.\nNothing to do." });
+		const job = await trigger(agent, "Look.");
+		expect(await settled(job.id)).toBe("completed");
+		// Written in the closing work after the final status: asked for until it is there, as a user would.
+		const logUrl = `${url}/v1/jobs/${job.id}/output.log`;
+		const read = { headers: { authorization: `Bearer ${tokens.read}` } };
+		await expect.poll(async () => (await fetch(logUrl, read)).status, LIVE).toBe(200);
+		const log = await (await fetch(logUrl, read)).text();
+		expect(log).toMatch(/ assistant All fine\.\n {4}Nothing to do\.\n/);
+		const page = await signedIn(`/jobs/${job.id}`, tokens.read);
+		await page.locator("#job-status .badge", { hasText: "completed" }).waitFor(LIVE);
+		expect(await page.locator("#job-actions button:visible").allTextContents()).toEqual(["Download JSONL", "Download output.log"]);
+		const [download] = await Promise.all([page.waitForEvent("download"), page.locator("#job-download-log").click()]);
+		expect(download.suggestedFilename()).toBe(`${job.id}.log`);
+		expect(readFileSync(await download.path(), "utf8")).toBe(log);
+		await page.close();
+	});
+
 	it("shows what a job runs with when asked, read once", async () => {
 		const agent = await createAgent(`dash-manifest-${run}`, { system_prompt: "You watch the status page.", fallback_models: ["claude-haiku-5-5"], max_turns: 7 });
 		await script({ text: "All fine." });

@@ -6,7 +6,9 @@ import {
 	deleteJobOutput,
 	getOutputObject,
 	outputKey,
+	outputLogKey,
 	putChunk,
+	putOutputLog,
 	readLinesFromR2,
 	tailLinesFromR2,
 	type OutputLine,
@@ -429,6 +431,48 @@ describe("readers", () => {
 		expect(await read({ suffix: whole.length + 100 })).toEqual({ bytes: [...whole], size: whole.length, range: { offset: 0, length: whole.length } });
 		expect(await getOutputObject(bucket, "jobs/nobody/job-none.jsonl", { suffix: 3 })).toBeNull();
 		expect((await getOutputObject(bucket, result.key))?.httpEtag).toBe((await bucket.head(result.key))?.httpEtag);
+	});
+});
+
+describe("putOutputLog", () => {
+	it("writes each line as rendered, leaving out those rendered as null, as plain text under the job's prefix", async () => {
+		const jobId = newJobId();
+		const render = (body: string): string | null => {
+			const n = (JSON.parse(body) as { n: number }).n;
+			return n % 2 === 0 ? null : `entry ${n}`;
+		};
+		const result = await putOutputLog(bucket, "logged", jobId, linesOf(5, (i) => bodyOf(i, 1)), render, { batchLines: 2 });
+		expect(result).toEqual({ key: `jobs/logged/${jobId}/output.log`, bytes: 24, lines: 5 });
+		expect(outputLogKey("logged", jobId)).toBe(result.key);
+		const object = await bucket.get(result.key);
+		expect(await object?.text()).toBe("entry 1\nentry 3\nentry 5\n");
+		expect(object?.httpMetadata?.contentType).toBe("text/plain; charset=utf-8");
+	});
+
+	it("streams a log larger than a part through a multipart upload, every entry in order", async () => {
+		const jobId = newJobId();
+		const total = 6_000;
+		// About 1 KiB an entry: 6 MiB, two parts of 5 MiB.
+		const render = (body: string): string => `entry ${(JSON.parse(body) as { n: number }).n} ${"x".repeat(1000)}`;
+		const rec = recording(bucket);
+		const result = await putOutputLog(rec.bucket, "logged", jobId, linesOf(total, (i) => bodyOf(i, 1)), render);
+		expect(rec.uploads).toHaveLength(1);
+		const text = await (await bucket.get(result.key))!.text();
+		const entries = text.trimEnd().split("\n");
+		expect(entries).toHaveLength(total);
+		expect(entries.every((e, i) => e === `entry ${i + 1} ${"x".repeat(1000)}`)).toBe(true);
+		expect(result.bytes).toBe(byteLength(text));
+	});
+
+	it("survives the job's consolidation, which deletes the chunks it sits among, and goes with the job's retention", async () => {
+		const jobId = newJobId();
+		const batch = linesOf(4, (i) => bodyOf(i, 1));
+		await putChunk(bucket, "logged", jobId, await batch(0, 2));
+		await consolidate(bucket, "logged", jobId, batch);
+		await putOutputLog(bucket, "logged", jobId, batch, (b) => b.slice(0, 20));
+		expect((await keysUnder(`jobs/logged/${jobId}`)).sort()).toEqual([outputKey("logged", jobId), outputLogKey("logged", jobId)].sort());
+		await deleteJobOutput(bucket, "logged", jobId);
+		expect(await keysUnder(`jobs/logged/${jobId}`)).toEqual([]);
 	});
 });
 

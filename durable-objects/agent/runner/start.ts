@@ -5,7 +5,7 @@ import { durationSeconds } from "../../../src/config/schema.ts";
 import { transition, type JobRecord } from "../../../src/jobs/model.ts";
 import { log } from "../../../src/log.ts";
 import { sessionIdFor } from "../../../src/jobs/session-ids.ts";
-import { outputKey } from "../../../src/store/output-r2.ts";
+import { outputKey, outputLogKey } from "../../../src/store/output-r2.ts";
 import { heldClaim, schedulerNow } from "../held-claims.ts";
 import { putJob } from "../jobs.ts";
 import { SLOT_PASSED } from "../ledger.ts";
@@ -13,6 +13,12 @@ import { appendLines } from "./output.ts";
 import { appendMessage, readMessages } from "./messages.ts";
 import { planCarry, sessionModeOf, writeCarried } from "./persistent.ts";
 import { putSetup } from "./session.ts";
+
+/** Whether a run keeps a plain-text output.log: its schedule's output_to_file, else its agent's. */
+function keepsOutputLog(definition: AgentDefinition, job: Pick<JobRecord, "schedule">): boolean {
+	const schedule = job.schedule === null ? undefined : definition.schedules[job.schedule];
+	return schedule?.output_to_file ?? definition.output_to_file ?? false;
+}
 
 /** Room for a full answer or a large tool call; the job's usage limits bound the spend. */
 const MAX_TOKENS = 8192;
@@ -81,11 +87,12 @@ export function startJob(sql: SqlStorage, queued: JobRecord, agent: AgentDefinit
 	});
 	if (carried) writeCarried(sql, job.id, carried, parts.user);
 	else if (!copiedIn) appendMessage(sql, job.id, { role: "user", content: parts.user });
-	// output_file names the R2 object from the start; it is written when the job ends.
+	// output_file (and output_log) name the R2 objects from the start; they are written when the job ends.
 	const running = {
 		...transition(job, "running", { reason: held.note ?? "started", at: new Date(now) }),
 		session_id: sessionId,
 		output_file: outputKey(job.agent, job.id),
+		output_log: keepsOutputLog(agent, job) ? outputLogKey(job.agent, job.id) : null,
 		...(carried ? { continued_from: carried.from } : {}),
 	};
 	appendLines(sql, job.id, [{ type: "system", subtype: "init", content: `job started with ${agent.model}`, session_id: sessionId, model: agent.model }], now);

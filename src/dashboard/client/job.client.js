@@ -110,15 +110,21 @@ async function jobView(signal) {
 	};
 	$("#job-fork").onclick = () => followUp("fork");
 	$("#job-continue").onclick = () => followUp("continue");
-	$("#job-download").onclick = (/** @type {Click} */ e) => act(e.currentTarget, async () => {
-		const res = await request(path + "/output");
-		const url = URL.createObjectURL(new Blob([await res.blob()], { type: "application/x-ndjson" }));
-		const a = h("a", { href: url, download: id + ".jsonl", hidden: true });
+	/**
+	 * Saves one of the job's files: fetched with the token (a plain link would go without it).
+	 * @param {string} from @param {string} type @param {string} name
+	 */
+	const download = (from, type, name) => async () => {
+		const res = await request(path + from);
+		const url = URL.createObjectURL(new Blob([await res.blob()], { type }));
+		const a = h("a", { href: url, download: name, hidden: true });
 		document.body.append(a);
 		a.click();
 		a.remove();
 		setTimeout(() => URL.revokeObjectURL(url), 60000);
-	});
+	};
+	$("#job-download").onclick = (/** @type {Click} */ e) => act(e.currentTarget, download("/output", "application/x-ndjson", id + ".jsonl"));
+	$("#job-download-log").onclick = (/** @type {Click} */ e) => act(e.currentTarget, download("/output.log", "text/plain", id + ".log"));
 	const approvalError = $("#approval-error");
 	/** The tool the job waits to call. */
 	const tool = () => (job && job.pending_approval ? job.pending_approval.tool_name : "the tool");
@@ -253,6 +259,8 @@ function renderJob(j) {
 		: [h("li", { class: "muted", text: "Created " + relText(Date.parse(j.created_at)) + "; not started yet." })]));
 
 	$("#job-cancel").hidden = final;
+	// Kept when its schedule or agent sets output_to_file, and written once the job ends.
+	$("#job-download-log").hidden = !final || !j.output_log;
 	// A job that never started (cancelled while queued) has no conversation to go on from.
 	$("#job-fork").hidden = !final || j.started_at === null;
 	$("#job-continue").hidden = !final || j.started_at === null;

@@ -1,0 +1,111 @@
+import { env, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it, vi } from "vitest";
+import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
+import { createAgent, settle } from "../helpers/agents.ts";
+import { useEmulator } from "../helpers/emulator.ts";
+import { call, errorOf } from "../helpers/http.ts";
+import { jobOf, runToRest } from "../helpers/jobs.ts";
+import { fake } from "../helpers/outbound.ts";
+import { tick } from "../helpers/ticks.ts";
+import { ticketTool } from "../helpers/tools.ts";
+
+const fetchTool = { type: "http_fetch", allow_hosts: ["status.example.test"] };
+const STAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z /;
+
+async function logOf(id: string): Promise<string> {
+	const res = await call(`/v1/jobs/${id}/output.log`, { as: "read" });
+	expect(res.status, await res.clone().text()).toBe(200);
+	expect(res.headers.get("content-type")).toBe("text/plain; charset=utf-8");
+	return res.text();
+}
+
+describe("output_to_file: a job's plain-text output.log (herdctl's)", () => {
+	it("a schedule that sets it keeps each run's log in R2 beside its JSONL, served at /v1/jobs/:id/output.log", async () => {
+		const MINUTE = Math.floor(Date.now() / 60_000) * 60_000;
+		vi.useFakeTimers({ toFake: ["Date"], now: MINUTE + 2 * 60_000 + 10_000 });
+		const emulator = useEmulator();
+		fake("https://status.example.test", () => new Response("all systems green\nsince 09:00"));
+		emulator.enqueue({ tool_use: { name: "http_fetch", input: { url: "https://status.example.test/" } }, text: "Checking." }, { text: "Green.\nNothing to report." });
+		await createAgent({ name: "logged", prompt: "Check the status page.", tools: [fetchTool], schedules: { check: { interval: "1m", output_to_file: true } } });
+		await tick(MINUTE + 2 * 60_000);
+		await settle("logged");
+		const [run] = await runInDurableObject(env.AGENT.getByName("logged"), (instance: AgentDO) => instance.runs(5));
+		const job = await jobOf("logged", run!.job_id!);
+		expect(job.status).toBe("completed");
+		expect(job.output_log).toBe(`jobs/logged/${job.id}/output.log`);
+		expect(job.output_file).toBe(`jobs/logged/${job.id}.jsonl`);
+
+		const text = await logOf(job.id);
+		const entries = text.trimEnd().split(/\n(?! {4})/);
+		// Every entry starts with its time; the text after it, line for line with the JSONL.
+		expect(entries.every((e) => STAMP.test(e))).toBe(true);
+		expect(entries.map((e) => e.replace(STAMP, ""))).toEqual([
+			"system:init job started with claude-sonnet-5-5",
+			"assistant Checking.",
+			expect.stringMatching(/^tool_use http_fetch toolu_\w+ \{"url":"https:\/\/status\.example\.test\/"\}$/),
+			expect.stringMatching(/^tool_result toolu_\w+ ok HTTP 200\n {4}content-type: text\/plain;charset=UTF-8\n {4}\n {4}all systems green\n {4}since 09:00$/),
+			"assistant Green.\n    Nothing to report.",
+			"system:result final answer (completed, success)",
+		]);
+		// R2 holds both; the JSONL is untouched by the log written under its job's prefix.
+		expect(await (await env.OUTPUT.get(job.output_log!))?.text()).toBe(text);
+		expect(await env.OUTPUT.head(job.output_file!)).not.toBeNull();
+	});
+
+	it("a run that keeps none is a 404 saying why; the agent's setting applies to every run, a schedule's own wins", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ text: "Plain." }, { text: "Logged." });
+		await createAgent({ name: "unlogged", prompt: "Go." });
+		const plain = await runToRest("unlogged");
+		expect(plain.output_log).toBeNull();
+		const res = await call(`/v1/jobs/${plain.id}/output.log`);
+		expect(res.status).toBe(404);
+		expect((await errorOf(res)).message).toBe(
+			`job ${plain.id} keeps no plain-text log (output_to_file was not set on its schedule or agent when it started); its JSONL output is at /v1/jobs/${plain.id}/output`,
+		);
+
+		const put = await call("/v1/agents/unlogged", {
+			method: "PUT",
+			as: "admin",
+			body: { name: "unlogged", prompt: "Go.", output_to_file: true, schedules: { quiet: { interval: "1h", output_to_file: false } } },
+		});
+		expect(put.status, await put.clone().text()).toBe(200);
+		const logged = await runToRest("unlogged");
+		expect(logged.output_log).toBe(`jobs/unlogged/${logged.id}/output.log`);
+		expect(await logOf(logged.id)).toMatch(/ assistant Logged\.\n/);
+		const definition = (await (await call("/v1/agents/unlogged")).json()) as { definition: { output_to_file?: boolean; schedules: Record<string, { output_to_file?: boolean }> } };
+		expect(definition.definition.output_to_file).toBe(true);
+		expect(definition.definition.schedules.quiet?.output_to_file).toBe(false);
+	});
+
+	it("is a 409 while the job is under way, and goes with the job at its retention", async () => {
+		useEmulator().enqueue({ tool_use: { name: "create_ticket", input: { title: "x" } } }, { text: "Filed." });
+		fake("https://tickets.example.test", () => Response.json({ id: 7 }));
+		await createAgent({ name: "waiting", prompt: "File it.", output_to_file: true, tools: [ticketTool] });
+		const held = await runToRest("waiting");
+		expect(held.status).toBe("approval_pending");
+		const early = await call(`/v1/jobs/${held.id}/output.log`);
+		expect(early.status).toBe(409);
+		expect((await errorOf(early)).message).toBe(
+			`job ${held.id} is approval_pending: its plain-text log is written when it ends; follow its output meanwhile at /v1/jobs/${held.id}/stream`,
+		);
+		expect((await call(`/v1/jobs/${held.id}/approval`, { method: "POST", as: "operate", body: { decision: "approve" } })).status).toBe(200);
+		await settle("waiting");
+		expect(await logOf(held.id)).toMatch(/ system:approval_decided create_ticket approved by operator\n\S+ tool_result toolu_\w+ ok \{"id":7\}\n/);
+
+		const stub = env.AGENT.getByName("waiting");
+		await runInDurableObject(stub, (instance: AgentDO) => instance.prune(Date.now() + 400 * 86_400_000, true));
+		expect(await env.OUTPUT.head(`jobs/waiting/${held.id}/output.log`)).toBeNull();
+		expect((await call(`/v1/jobs/${held.id}/output.log`)).status).toBe(404);
+	});
+
+	it("refuses herdctl's camelCase spelling with the key to use, and a non-boolean at its path", async () => {
+		const camel = await call("/v1/agents/camel", { method: "PUT", as: "admin", body: { name: "camel", prompt: "Go.", schedules: { s: { interval: "1h", outputToFile: true } } } });
+		expect(camel.status).toBe(400);
+		expect((await errorOf(camel)).message).toContain('schedules.s.outputToFile: unknown key (did you mean "output_to_file"?)');
+		const typed = await call("/v1/agents/camel", { method: "PUT", as: "admin", body: { name: "camel", prompt: "Go.", output_to_file: "yes" } });
+		expect(typed.status).toBe(400);
+		expect((await errorOf(typed)).message).toContain("output_to_file");
+		expect((await call("/v1/agents/camel")).status).toBe(404);
+	});
+});
