@@ -162,12 +162,16 @@ export class AgentDO extends DurableObject<Env> {
 		if (outcome.claimed > 0) {
 			log.info("schedule.claimed", { agent: name, claimed: outcome.claimed, skipped: outcome.skipped, tick: new Date(now).toISOString() });
 			await this.passes.alarmAt(Date.now() + startSpreadMs(name));
-		} else if (outcome.skipped > 0 && (await this.ctx.storage.getAlarm()) === null) {
+		} else if (outcome.skipped > 0) {
+			// A slot skipped "at capacity" behind a queued run that nothing woke to start (its agent
+			// paused automatically, or disabled, when it was queued): started now, not at whatever
+			// next wakes the object, while every later slot is skipped behind it.
+			if (!outcome.paused) await this.passes.startStartable(Date.now() + startSpreadMs(name));
 			// An agent that only skips (paused before it ever ran) has no job to set its alarm, and
 			// only the alarm's pass prunes: its ledger would grow a row a slot for good. Once a pass
 			// has run, it leaves the alarm at the oldest record's expiry (scheduleNext). Spread like a
 			// claim's start: a paused fleet must not wake all at once.
-			await this.ctx.storage.setAlarm(Date.now() + startSpreadMs(name));
+			if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now() + startSpreadMs(name));
 		}
 		return outcome;
 	}
@@ -364,6 +368,9 @@ export class AgentDO extends DurableObject<Env> {
 		// or tick finds out: a newly created agent on a retired model, a secret set since.
 		const agent = currentDefinition(state);
 		if (agent) state = this.autoPause(agent, state, Date.now());
+		// An automatic pause lifted here (a secret set since), or a deploy that enabled the agent
+		// again: its queued runs start now, even an agent without schedules, which no tick wakes.
+		if (agent && state.pausedAt === null) await this.passes.startStartable(Date.now() + startSpreadMs(name));
 		const last = lastFinishedJob(this.sql);
 		return {
 			name: state.name,

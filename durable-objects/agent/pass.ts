@@ -384,11 +384,26 @@ export class Passes {
 		});
 	}
 
-	hasDueWork(): boolean {
+	/** Whether a queued run could start now: the agent defined, enabled and not paused, and below its capacity. */
+	canStartQueued(): boolean {
 		const state = readState(this.sql);
 		const agent = state && currentDefinition(state);
 		const counts = jobCounts(this.sql);
-		const canStart = agent !== null && agent.enabled && state?.pausedAt === null && counts.pending > 0 && counts.active < agent.max_concurrent;
+		return agent !== null && agent.enabled && state?.pausedAt === null && counts.pending > 0 && counts.active < agent.max_concurrent;
+	}
+
+	/**
+	 * Brings the alarm to `at` for queued runs that could start but wait for nothing to wake the
+	 * object: held while the agent could not start them (an automatic pause since lifted, a deploy
+	 * that enabled it again), their pass long over and the alarm left at retention's expiry, days
+	 * out. An alarm due sooner (a claim's spread start) is left as it is.
+	 */
+	async startStartable(at: number): Promise<void> {
+		if (this.working === null && this.canStartQueued()) await this.alarmAt(at);
+	}
+
+	hasDueWork(): boolean {
+		const canStart = this.canStartQueued();
 		const effects = this.sql.exec<{ n: number }>("SELECT (SELECT count(*) FROM final_effects) + (SELECT count(*) FROM incident_events) AS n").one().n;
 		return (!this.indexDown && (outboxSize(this.sql, this.acked) > 0 || effects > 0)) || dueSends(this.sql, Date.now()) > 0 || canStart || dueJobIds(this.sql, Date.now()).length > 0 || (!this.outputDown && unconsolidated(this.sql, 1).length > 0);
 	}

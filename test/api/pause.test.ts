@@ -1,6 +1,11 @@
+import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { createAgent } from "../helpers/agents.ts";
+import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
+import { createAgent, settle } from "../helpers/agents.ts";
+import { useEmulator } from "../helpers/emulator.ts";
 import { call } from "../helpers/http.ts";
+import { jobOf, runToRest, trigger } from "../helpers/jobs.ts";
+import { ticketTool } from "../helpers/tools.ts";
 
 type Paused = { at: string; reason: string | null; by: string } | null;
 const pausedOf = async (agent: string) => ((await (await call(`/v1/agents/${agent}`)).json()) as { paused: Paused }).paused;
@@ -44,5 +49,31 @@ describe("pausing an agent that is paused already", () => {
 		expect(auto).toMatchObject({ by: "auto" });
 		expect((await pause("auto-then-operator", "operate")).status).toBe(200);
 		expect(await pausedOf("auto-then-operator")).toEqual({ at: auto!.at, reason: auto!.reason, by: "operator" });
+	});
+});
+
+describe("an automatic pause lifted by a look at the agent", () => {
+	it("starts the run it held, for an agent without schedules, which no tick would wake", async () => {
+		useEmulator().enqueue({ tool_use: { name: "create_ticket", input: { title: "x" } } }, { text: "Ran once the pause lifted." });
+		await createAgent({ name: "held-by-auto", tools: [ticketTool] });
+		const stub = env.AGENT.getByName("held-by-auto");
+		const first = await runToRest("held-by-auto");
+		expect(first.status).toBe("approval_pending");
+		const queued = await trigger("held-by-auto");
+		// drover paused the agent itself (as autoPause writes it); then the running job is cancelled:
+		// its slot frees, but the pause holds the queued run.
+		await runInDurableObject(stub, (_i: AgentDO, state) => {
+			state.storage.sql.exec("UPDATE agent_state SET paused_at = ?, paused_reason = 'auto: secret X is not set', paused_by = 'auto' WHERE id = 1", Date.now());
+		});
+		expect((await call(`/v1/jobs/${first.id}/cancel`, { method: "POST", as: "operate", body: {} })).status).toBe(200);
+		await settle("held-by-auto");
+		expect((await jobOf("held-by-auto", queued.id)).status).toBe("pending");
+		// The cause is gone: reading the agent lifts the pause, and the run starts within seconds.
+		expect(await pausedOf("held-by-auto")).toBeNull();
+		const alarm = await runInDurableObject(stub, (_i: AgentDO, state) => state.storage.getAlarm());
+		expect(alarm! - Date.now()).toBeLessThanOrEqual(5_000);
+		expect(await runDurableObjectAlarm(stub)).toBe(true);
+		await settle("held-by-auto");
+		expect((await jobOf("held-by-auto", queued.id)).status).toBe("completed");
 	});
 });

@@ -1,4 +1,5 @@
-import { env } from "cloudflare:test";
+import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { describe, expect, it } from "vitest";
 import { createAgent, runsOf, settle } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
@@ -170,6 +171,35 @@ describe("claiming occurrences", () => {
 			["2026-12-01T16:15:00.000Z", "claimed", null],
 		]);
 		expect(((await (await call("/v1/agents/old-model")).json()) as { paused: unknown }).paused).toBeNull();
+	});
+
+	it("starts a run queued while the agent was paused automatically once the pause lifts, not weeks later", async () => {
+		useEmulator().enqueue({ text: "Held, then run." }, { text: "On time." });
+		await createAgent({ name: "held-pause-off", schedules: { quarter: { interval: "15m" } } });
+		const stub = env.AGENT.getByName("held-pause-off");
+		await tick("2026-12-01T17:00:00Z");
+		// Before its start (a few seconds' spread), drover paused the agent itself, as autoPause writes
+		// it (a secret found unset by a status read); the pass leaves the run queued.
+		await runInDurableObject(stub, (_i: AgentDO, state) => {
+			state.storage.sql.exec("UPDATE agent_state SET paused_at = ?, paused_reason = 'auto: secret X is not set', paused_by = 'auto' WHERE id = 1", Date.now());
+		});
+		await settle("held-pause-off");
+		const [held] = await runsOf("held-pause-off");
+		expect((await stub.getJob(held!.job_id!))?.status).toBe("pending");
+		// The cause is gone: the next tick lifts the pause. Its slot is skipped behind the queued run,
+		// which now starts within a claim's spread instead of at the alarm retention left, days out.
+		await tick("2026-12-01T17:15:00Z");
+		const alarm = await runInDurableObject(stub, (_i: AgentDO, state) => state.storage.getAlarm());
+		expect(alarm! - Date.now()).toBeLessThanOrEqual(5_000);
+		expect(await runDurableObjectAlarm(stub)).toBe(true);
+		await settle("held-pause-off");
+		expect((await stub.getJob(held!.job_id!))?.status).toBe("completed");
+		await tick("2026-12-01T17:30:00Z");
+		expect((await runsOf("held-pause-off")).map((r) => [r.scheduled_instant, r.status])).toEqual([
+			["2026-12-01T17:00:00.000Z", "completed"],
+			["2026-12-01T17:15:00.000Z", "skipped"],
+			["2026-12-01T17:30:00.000Z", "claimed"],
+		]);
 	});
 
 	it("ignores a tick whose scheduled time goes backwards", async () => {
