@@ -56,6 +56,9 @@ async function doctor(ctx: Context, opts: { json?: boolean }): Promise<number> {
 						message: `fleet.yaml is invalid: ${(health.fleet.issues ?? []).map((i) => `${i.path}: ${i.message}`).join("; ") || "see /healthz"}`,
 					},
 		);
+		// Absent from an older server's answer.
+		const variables = health.variables?.issues ?? [];
+		if (variables.length > 0) checks.push({ check: "variables", status: "warn", message: variables.map((i) => i.message).join("; ") });
 		let status: Status | null = null;
 		if (!client.hasToken) {
 			checks.push({ check: "auth", status: "fail", message: "no token: set DROVER_TOKEN or pass --token" });

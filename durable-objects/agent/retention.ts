@@ -1,11 +1,12 @@
 import type { AgentDefinition } from "../../src/config/schema.ts";
+import { numberVar } from "../../src/config/vars.ts";
 import { deleteJobOutput } from "../../src/store/output-r2.ts";
 import { log } from "../../src/log.ts";
 import { queueForIndex } from "./outbox.ts";
 
 /** Days a finished job of `definition` is kept: its retention_days, else the deployment's RETENTION_DAYS. */
 export function retentionDays(definition: Pick<AgentDefinition, "retention_days"> | null, env: { RETENTION_DAYS?: string }): number {
-	return definition?.retention_days ?? Number(env.RETENTION_DAYS || "30");
+	return definition?.retention_days ?? numberVar(env, "RETENTION_DAYS");
 }
 
 /** Jobs pruned per call: a call that prunes this many may have left more behind. */

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { loadFleet } from "../config/bundled.ts";
+import { numberVar } from "../config/vars.ts";
 import { countRegisteredAgents } from "../store/agent-registry.ts";
 import { countJobsByStatus } from "../store/job-index.ts";
 import { heartbeatHealth, readHeartbeat } from "../store/heartbeat.ts";
@@ -48,7 +49,7 @@ export const statusApi = createApi().openapi(
 		return c.json(
 			{
 				scheduler: {
-					...heartbeatHealth(hb, Date.now(), Number(c.env.HEARTBEAT_STALE_SECONDS)),
+					...heartbeatHealth(hb, Date.now(), numberVar(c.env, "HEARTBEAT_STALE_SECONDS")),
 					agents_called: hb?.agents_called ?? null,
 					claimed: hb?.claimed ?? null,
 					skipped: hb?.skipped ?? null,

@@ -1313,3 +1313,25 @@ describe("job --output-log", () => {
 		expect(none.seen).toHaveLength(1);
 	});
 });
+
+describe("doctor and the Worker's numeric vars", () => {
+	it("warns of a var /healthz lists as not valid, without failing on it", async () => {
+		const message = 'RETENTION_DAYS "30d" is not a whole number of days (1..3650); the default 30 is used';
+		const now = new Date().toISOString();
+		const health = {
+			status: "ok",
+			version: "0.1.0",
+			fleet: { ok: true, agents: 1 },
+			scheduler: { last_tick_at: now, age_seconds: 5, stalled: false, outcome: "ok", last_ok_at: now },
+			variables: { ok: false, issues: [{ path: "RETENTION_DAYS", message }] },
+		};
+		// /healthz takes no token, which fakeApi would refuse: its own server.
+		const server = createServer((req, res) => (req.url === "/healthz" ? json(res, 200, health) : json(res, 401, { error: { code: "unauthorized", message: "invalid token" } })));
+		servers.push(server);
+		server.listen(0, "127.0.0.1");
+		await once(server, "listening");
+		const r = await runCli(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, ["doctor"]);
+		expect(r.stdout).toMatch(/^✓ reachable /m);
+		expect(r.stdout).toMatch(new RegExp(`^! variables\\s+${message.replace(/[.()]/g, "\\$&")}$`, "m"));
+	});
+});

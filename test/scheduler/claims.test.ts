@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { createAgent, runsOf, settle } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
 import { call } from "../helpers/http.ts";
+import { jobOf } from "../helpers/jobs.ts";
 import { tick } from "../helpers/ticks.ts";
 
 const at = (iso: string) => Date.parse(iso);
@@ -185,7 +186,7 @@ describe("claiming occurrences", () => {
 		});
 		await settle("held-pause-off");
 		const [held] = await runsOf("held-pause-off");
-		expect((await stub.getJob(held!.job_id!))?.status).toBe("pending");
+		expect((await jobOf("held-pause-off", held!.job_id!)).status).toBe("pending");
 		// The cause is gone: the next tick lifts the pause. Its slot is skipped behind the queued run,
 		// which now starts within a claim's spread instead of at the alarm retention left, days out.
 		await tick("2026-12-01T17:15:00Z");
@@ -193,7 +194,7 @@ describe("claiming occurrences", () => {
 		expect(alarm! - Date.now()).toBeLessThanOrEqual(5_000);
 		expect(await runDurableObjectAlarm(stub)).toBe(true);
 		await settle("held-pause-off");
-		expect((await stub.getJob(held!.job_id!))?.status).toBe("completed");
+		expect((await jobOf("held-pause-off", held!.job_id!)).status).toBe("completed");
 		await tick("2026-12-01T17:30:00Z");
 		expect((await runsOf("held-pause-off")).map((r) => [r.scheduled_instant, r.status])).toEqual([
 			["2026-12-01T17:00:00.000Z", "completed"],

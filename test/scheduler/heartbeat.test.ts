@@ -1,5 +1,10 @@
-import { env } from "cloudflare:test";
+import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
+import { app } from "../../src/app.ts";
+import { createAgent, settle } from "../helpers/agents.ts";
+import { useEmulator } from "../helpers/emulator.ts";
+import { jobOf, trigger } from "../helpers/jobs.ts";
 import { runTick } from "../../src/scheduler/tick.ts";
 import { recordTick } from "../../src/store/heartbeat.ts";
 import { call } from "../helpers/http.ts";
@@ -81,5 +86,40 @@ describe("the scheduler heartbeat", () => {
 
 	it("needs a token for /v1/status", async () => {
 		expect((await call("/v1/status", { as: null })).status).toBe(401);
+	});
+});
+
+describe("numeric vars that are not numbers", () => {
+	it("fall back to their defaults, listed in /healthz: a stale heartbeat is still stalled under HEARTBEAT_STALE_SECONDS \"3m\"", async () => {
+		const stale = Date.now() - (180 + 60) * 1000;
+		await runTick(env, stale, stale);
+		const res = await app.request("/healthz", {}, { ...env, HEARTBEAT_STALE_SECONDS: "3m", RETENTION_DAYS: "0" } as Env);
+		expect(res.status).toBe(503);
+		const health = (await res.json()) as Health & { variables: { ok: boolean; issues: { path: string; message: string }[] } };
+		expect(health.scheduler.stalled).toBe(true);
+		expect(health.variables).toEqual({
+			ok: false,
+			issues: [
+				{ path: "RETENTION_DAYS", message: "RETENTION_DAYS 0 is outside 1..3650 days; the default 30 is used" },
+				{ path: "HEARTBEAT_STALE_SECONDS", message: 'HEARTBEAT_STALE_SECONDS "3m" is not a whole number of seconds (60..604800); the default 180 is used' },
+			],
+		});
+		expect(((await (await call("/healthz", { as: null })).json()) as { variables: unknown }).variables).toEqual({ ok: true });
+	});
+
+	it("keep an agent's passes working under RETENTION_DAYS \"30d\": its job runs and its next alarm is set", async () => {
+		useEmulator().enqueue({ text: "ok" });
+		await createAgent({ name: "retention-typo" });
+		const stub = env.AGENT.getByName("retention-typo");
+		await runInDurableObject(stub, (instance: AgentDO) => {
+			const self = instance as unknown as { env: Env };
+			self.env = { ...self.env, RETENTION_DAYS: "30d" } as Env;
+		});
+		const job = await trigger("retention-typo");
+		await settle("retention-typo");
+		expect((await jobOf("retention-typo", job.id)).status).toBe("completed");
+		// The alarm waits for the job's expiry under the default 30 days.
+		const alarm = await runInDurableObject(stub, (_i: AgentDO, state) => state.storage.getAlarm());
+		expect(Math.abs(alarm! - (Date.now() + 30 * 86_400_000))).toBeLessThan(60_000);
 	});
 });

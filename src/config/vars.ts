@@ -1,0 +1,50 @@
+import { log } from "../log.ts";
+
+/**
+ * The Worker's numeric [vars]: what each takes, and the default used when it is unset. A var is
+ * text (wrangler.toml, the dashboard), so "30d" or "" can reach the Worker; read through numberVar,
+ * a bad value falls back to the default, logged, rather than becoming NaN (a NaN retention set
+ * every agent's alarm to an invalid date and stopped their passes).
+ */
+export const NUMBER_VARS = {
+	RETENTION_DAYS: { fallback: 30, min: 1, max: 3650, unit: "days" },
+	// The scheduler ticks once a minute: less than that would call it stalled between ticks.
+	HEARTBEAT_STALE_SECONDS: { fallback: 180, min: 60, max: 7 * 86_400, unit: "seconds" },
+} as const;
+export type NumberVarName = keyof typeof NUMBER_VARS;
+
+/** What is wrong with a var's value, or null when it is a whole number in range or unset (blank). */
+export function numberVarProblem(name: NumberVarName, value: string | undefined): string | null {
+	if (value === undefined || value.trim() === "") return null;
+	const { min, max, unit } = NUMBER_VARS[name];
+	if (!/^\d+$/.test(value.trim())) return `${name} ${JSON.stringify(value)} is not a whole number of ${unit} (${min}..${max})`;
+	const n = Number(value.trim());
+	return n < min || n > max ? `${name} ${n} is outside ${min}..${max} ${unit}` : null;
+}
+
+// Logged once an isolate per bad value: a var is read on every pass and tick.
+const reported = new Set<string>();
+
+/** A numeric var's value, or its default when unset or not valid (logged as config.var_invalid). */
+export function numberVar(env: Partial<Record<NumberVarName, string>>, name: NumberVarName): number {
+	const value = env[name];
+	const { fallback } = NUMBER_VARS[name];
+	const problem = numberVarProblem(name, value);
+	if (problem !== null) {
+		const key = `${name}=${value}`;
+		if (!reported.has(key)) {
+			reported.add(key);
+			log.error("config.var_invalid", { variable: name, problem, using: fallback });
+		}
+		return fallback;
+	}
+	return value === undefined || value.trim() === "" ? fallback : Number(value.trim());
+}
+
+/** Every numeric var's problem, as the fleet check and /healthz list issues. */
+export function numberVarIssues(env: Partial<Record<NumberVarName, string>>): { path: string; message: string }[] {
+	return (Object.keys(NUMBER_VARS) as NumberVarName[]).flatMap((name) => {
+		const problem = numberVarProblem(name, env[name]);
+		return problem === null ? [] : [{ path: name, message: `${problem}; the default ${NUMBER_VARS[name].fallback} is used` }];
+	});
+}

@@ -1,0 +1,19 @@
+import { describe, expect, it } from "vitest";
+import { numberVar, numberVarIssues, numberVarProblem } from "../../src/config/vars.ts";
+
+describe("the Worker's numeric vars", () => {
+	it("take a whole number in range, and the default when unset or blank", () => {
+		expect(numberVar({ RETENTION_DAYS: "7" }, "RETENTION_DAYS")).toBe(7);
+		expect(numberVar({ RETENTION_DAYS: " 90 " }, "RETENTION_DAYS")).toBe(90);
+		expect(numberVar({}, "RETENTION_DAYS")).toBe(30);
+		expect(numberVar({ HEARTBEAT_STALE_SECONDS: "" }, "HEARTBEAT_STALE_SECONDS")).toBe(180);
+		expect(numberVarIssues({ RETENTION_DAYS: "7", HEARTBEAT_STALE_SECONDS: "300" })).toEqual([]);
+	});
+
+	it("fall back to the default for anything else, saying what is wrong", () => {
+		for (const bad of ["30d", "1e3", "-5", "7.5", "0x1e", "NaN", "0", "3651"]) expect(numberVar({ RETENTION_DAYS: bad }, "RETENTION_DAYS"), bad).toBe(30);
+		expect(numberVar({ HEARTBEAT_STALE_SECONDS: "30" }, "HEARTBEAT_STALE_SECONDS")).toBe(180);
+		expect(numberVarProblem("RETENTION_DAYS", "30d")).toBe('RETENTION_DAYS "30d" is not a whole number of days (1..3650)');
+		expect(numberVarProblem("HEARTBEAT_STALE_SECONDS", "30")).toBe("HEARTBEAT_STALE_SECONDS 30 is outside 60..604800 seconds");
+	});
+});
