@@ -31,9 +31,12 @@ interface ScheduleStateRow {
 	[key: string]: SqlStorageValue;
 }
 
-// Only what decides the slots: a new prompt must not reset the schedule's place in time.
+// Only what decides the slots (cron or interval, timezone, catch_up, enabled): a new prompt, session
+// mode or output_to_file must not reset the schedule's place in time, which would record the slots
+// an outage missed as skipped instead of catching them up. The fields left keep their order, so the
+// key of a schedule without those settings is the one stored before.
 function specKey(s: Schedule, agentEnabled: boolean): string {
-	const { prompt: _prompt, ...timing } = s;
+	const { prompt: _prompt, session: _session, output_to_file: _outputToFile, ...timing } = s;
 	return JSON.stringify({ ...timing, agentEnabled });
 }
 

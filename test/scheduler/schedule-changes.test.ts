@@ -178,6 +178,27 @@ describe("a schedule's timing changed while ticks were missing", () => {
 		await settle(name);
 	});
 
+	it("a change of what a schedule runs with, not when (its prompt, session mode, output_to_file), keeps the outage's catch-up run", async () => {
+		const change = { prompt: "Another prompt.", session: { mode: "persistent" }, output_to_file: true };
+		for (const [field, value] of Object.entries(change)) {
+			const name = `runs-with-${field.replace(/_/g, "-")}`;
+			const lastTick = quarter(Date.now()) - 3 * 60 * MINUTE;
+			await createAgent({ name, max_concurrent: 5, schedules: { q: { interval: "15m" } } });
+			await tick(lastTick);
+			// Ticks stop for 3 hours; meanwhile the operator changes only that field.
+			await put(name, { schedules: { q: { interval: "15m", [field]: value } } });
+			// Past the last slot's grace window (7.5 minutes): the missed slots are one catch-up run.
+			await tick(quarter(Date.now()) + 23 * MINUTE);
+			const rows = await runsOf(name);
+			expect(
+				rows.filter((r) => r.dispatch === "catch_up" && r.status === "claimed"),
+				`${field}: ${JSON.stringify(rows.map((r) => [r.scheduled_instant, r.dispatch, r.status, r.skip_reason]))}`,
+			).toHaveLength(1);
+			expect(rows.filter((r) => r.skip_reason?.includes("timing changed")), field).toEqual([]);
+			await settle(name);
+		}
+	});
+
 	it("a renamed schedule keeps its place in time: a tick of the same minute again claims nothing", async () => {
 		await createAgent({ name: "renamed", max_concurrent: 5, schedules: { a: { cron: "0 * * * *" } } });
 		await tick("2026-12-01T10:00:00Z");
