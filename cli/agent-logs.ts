@@ -43,6 +43,25 @@ export async function recentJobs(ctx: Context, agent: string): Promise<JobSummar
 	return page.jobs;
 }
 
+/** Further pages `recentJobsWithOutput` reads past a queue: 100 queued runs at most, 5 pages of 20. */
+const PAST_QUEUE_PAGES = 6;
+
+/**
+ * The agent's newest 20 jobs that may have written output (not `pending`), newest first. The newest
+ * 20 of all may be a queue, whose runs have written nothing: `logs <agent>` then showed nothing,
+ * though older jobs had output. One request unless the newest jobs include queued runs.
+ */
+export async function recentJobsWithOutput(ctx: Context, agent: string): Promise<JobSummary[]> {
+	const path = `/v1/agents/${encodeURIComponent(agent)}/jobs`;
+	let page = await ctx.client.json(path, shapes.jobPage, { query: { limit: RECENT_JOBS } });
+	const jobs = page.jobs.filter((j) => j.status !== "pending");
+	for (let pages = 0; jobs.length < RECENT_JOBS && page.next_cursor !== null && pages < PAST_QUEUE_PAGES; pages++) {
+		page = await ctx.client.json(path, shapes.jobPage, { query: { limit: RECENT_JOBS, cursor: page.next_cursor } });
+		jobs.push(...page.jobs.filter((j) => j.status !== "pending"));
+	}
+	return jobs.slice(0, RECENT_JOBS);
+}
+
 /**
  * The agent's newest jobs together with every one not ended yet, newest first. The newest 20 need not
  * hold them all: a queue of 25 keeps its oldest, which run first, beyond them.

@@ -128,6 +128,11 @@ export class ApiClient {
 			if (this.#token === undefined) {
 				throw new CliError("no API token", 1, "set DROVER_TOKEN or pass --token (the token part of a name:role:token entry of the Worker's API_TOKENS)");
 			}
+			// fetch refuses such a header value with an error that echoes the token, which would read as
+			// the network failing; said here, without the token.
+			if (!/^[\x21-\x7e]+$/.test(this.#token)) {
+				throw new CliError("DROVER_TOKEN (or --token) holds characters no token has: a space, a line break or a character beyond ASCII", 1, "set it to the token part alone of a name:role:token entry of the Worker's API_TOKENS, as printed");
+			}
 			headers.authorization = `Bearer ${this.#token}`;
 		}
 		let body: string | undefined;

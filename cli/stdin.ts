@@ -1,4 +1,6 @@
 import { createInterface } from "node:readline/promises";
+import { decodeUtf8 } from "../src/shared/well-formed.ts";
+import { CliError } from "./client.ts";
 
 /**
  * All of stdin, read asynchronously to its end. readFileSync(0) throws EAGAIN on a non-blocking
@@ -6,9 +8,19 @@ import { createInterface } from "node:readline/promises";
  * pieces): the stream waits for each piece instead.
  */
 export async function readStdin(): Promise<string> {
-	let text = "";
-	for await (const chunk of process.stdin.setEncoding("utf8")) text += chunk as string;
-	return text;
+	const chunks: Buffer[] = [];
+	for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+	return utf8Text(Buffer.concat(chunks), "stdin");
+}
+
+/**
+ * Bytes read as UTF-8, or a CliError saying where they are not: decoded leniently, a Latin-1 "é"
+ * became U+FFFD and was sent and stored so, where the API refuses such bytes sent to it directly.
+ */
+export function utf8Text(bytes: Uint8Array, source: string): string {
+	const text = decodeUtf8(bytes, source);
+	if (typeof text === "string") return text;
+	throw new CliError(`${source} is not valid UTF-8: ${text.where}`, 1, "save it as UTF-8 (iconv -f latin1 -t utf-8 converts a Latin-1 file)");
 }
 
 /** A yes/no question on the terminal; only "y" or "yes" is a yes. */

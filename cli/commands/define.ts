@@ -5,7 +5,7 @@ import { ApiError, CliError } from "../client.ts";
 import { act, pathSegment, type Context } from "../context.ts";
 import { printable, printableYaml } from "../format.ts";
 import { shapes } from "../shapes.ts";
-import { confirm, readStdin } from "../stdin.ts";
+import { confirm, readStdin, utf8Text } from "../stdin.ts";
 import type { AgentDetail } from "../types.ts";
 
 const agentPath = (agent: string) => `/v1/agents/${encodeURIComponent(agent)}`;
@@ -73,13 +73,13 @@ export function definitionsIn(text: string, source: string): Definition[] {
 
 async function readDefinitions(file: string): Promise<Definition[]> {
 	if (file === "-") return definitionsIn(await readStdin(), "stdin");
-	let text: string;
+	let bytes: Uint8Array;
 	try {
-		text = await readFile(file, "utf8");
+		bytes = await readFile(file);
 	} catch (err) {
 		throw new CliError(`cannot read ${printable(file)}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
 	}
-	return definitionsIn(text, printable(file));
+	return definitionsIn(utf8Text(bytes, printable(file)), printable(file));
 }
 
 /** Each agent created (POST) when the API has none by its name, else replaced (PUT); in file order, stopping at the first refusal. */

@@ -37,14 +37,14 @@ export function registerIncidents(program: Command): void {
 
 async function list(ctx: Context, opts: ListOptions): Promise<number> {
 	const page = await ctx.client.json("/v1/incidents", shapes.incidentPage, { query: { state: opts.state, agent: opts.agent, limit: opts.limit, cursor: opts.cursor } });
+	// A mistyped agent has no incidents, as an agent that never failed has none: an unknown one is an
+	// error, --json or not. Not "scheduler": the scheduler files its own incidents under that name.
+	if (page.incidents.length === 0 && opts.agent !== undefined && opts.agent !== SCHEDULER && opts.cursor === undefined) await requireKnownAgent(ctx, opts.agent);
 	if (opts.json) {
 		ctx.json(page);
 		return 0;
 	}
 	if (page.incidents.length === 0) {
-		// A mistyped agent has no incidents, as an agent that never failed has none: an unknown one is an
-		// error. Not "scheduler": the scheduler files its own incidents under that name, no agent's.
-		if (opts.agent !== undefined && opts.agent !== SCHEDULER && opts.cursor === undefined) await requireKnownAgent(ctx, opts.agent);
 		ctx.out(ctx.p.dim("no incidents"));
 		return 0;
 	}

@@ -68,13 +68,14 @@ async function listJobs(ctx: Context, opts: JobsOptions): Promise<number> {
 	const page = await ctx.client.json("/v1/jobs", shapes.jobPage, {
 		query: { agent: opts.agent, status: opts.status, trigger_type: opts.trigger, since: opts.since, until: opts.until, limit: opts.limit, cursor: opts.cursor },
 	});
+	// A mistyped agent lists nothing, as an agent with no jobs yet does: an unknown one is an error,
+	// for a script reading --json as for a person.
+	if (page.jobs.length === 0 && opts.agent !== undefined && opts.cursor === undefined) await requireKnownAgent(ctx, opts.agent);
 	if (opts.json) {
 		ctx.json(page);
 		return 0;
 	}
 	if (page.jobs.length === 0) {
-		// A mistyped agent lists nothing, as an agent with no jobs yet does: an unknown one is an error.
-		if (opts.agent !== undefined && opts.cursor === undefined) await requireKnownAgent(ctx, opts.agent);
 		ctx.out(ctx.p.dim("no jobs"));
 		return 0;
 	}

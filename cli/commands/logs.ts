@@ -3,7 +3,7 @@ import { CliError, JSONL, outcomeCode } from "../client.ts";
 import { act, pathSegment, positiveInt, type Context } from "../context.ts";
 import { printable, renderLine, statusStyle } from "../format.ts";
 import { followJob } from "../sse.ts";
-import { ACTIVE, agentSink, followAgent, lastLines, recentAndActiveJobs, recentJobs } from "../agent-logs.ts";
+import { ACTIVE, agentSink, followAgent, lastLines, recentAndActiveJobs, recentJobs, recentJobsWithOutput } from "../agent-logs.ts";
 
 interface LogsOptions {
 	job?: string;
@@ -39,8 +39,14 @@ async function logs(ctx: Context, agent: string | undefined, opts: LogsOptions):
 
 /** herdctl's `logs <agent>`: the last lines of its recent jobs, each under a mark naming the job; --follow goes on with every job it starts. */
 async function agentLogs(ctx: Context, agent: string, opts: LogsOptions, print: (raw: string) => void): Promise<number> {
-	const recent = opts.follow ? await recentAndActiveJobs(ctx, agent) : await recentJobs(ctx, agent);
-	if (recent.length === 0 && !opts.follow) throw new CliError(`agent ${agent} has no jobs (yet)`, 1, `drover trigger ${agent} starts one`);
+	// Without --follow, only jobs that may have output: an agent's newest jobs may be a queue.
+	const recent = opts.follow ? await recentAndActiveJobs(ctx, agent) : await recentJobsWithOutput(ctx, agent);
+	if (recent.length === 0 && !opts.follow) {
+		const queued = await recentJobs(ctx, agent);
+		if (queued.length === 0) throw new CliError(`agent ${agent} has no jobs (yet)`, 1, `drover trigger ${agent} starts one`);
+		ctx.err(ctx.ep.dim(printable(noOutput(queued[0]!.id, queued[0]!.status))));
+		return 0;
+	}
 	const parts = await lastLines(ctx, recent, opts.lines ?? DEFAULT_LINES, opts.follow === true);
 	const sink = agentSink(ctx, opts.json === true, print);
 	for (const part of parts) {

@@ -48,6 +48,9 @@ async function usage(ctx: Context, opts: UsageOptions): Promise<number> {
 		since = new Date(until - (opts.days - 1) * DAY_MS).toISOString().slice(0, 10);
 	}
 	const answer = await ctx.client.json("/v1/usage", shapes.usagePage, { query: { since, until: opts.until, agent: opts.agent, limit: opts.limit, cursor: opts.cursor } });
+	// A mistyped agent has no usage, as an agent with no ended jobs has none: an unknown one is an
+	// error, for a script reading --json as for a person.
+	if (answer.days.length === 0 && opts.agent !== undefined && opts.cursor === undefined) await requireKnownAgent(ctx, opts.agent);
 	if (opts.json) {
 		ctx.json(answer);
 		return 0;
@@ -56,8 +59,6 @@ async function usage(ctx: Context, opts: UsageOptions): Promise<number> {
 	const { p } = ctx;
 	const span = page.since === page.until ? page.since : `${page.since} to ${page.until}`;
 	if (page.days.length === 0) {
-		// A mistyped agent has no usage, as an agent with no ended jobs has none: an unknown one is an error.
-		if (opts.agent !== undefined && opts.cursor === undefined) await requireKnownAgent(ctx, opts.agent);
 		ctx.out(p.dim(`no ended jobs ${span} (UTC)`));
 		return 0;
 	}

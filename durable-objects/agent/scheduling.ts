@@ -90,8 +90,9 @@ export function claimDue(sql: SqlStorage, ctx: TickContext): TickOutcome & { cou
 	for (const row of rows.values()) {
 		if (runningNames.has(row.schedule) || adopted.has(row.schedule)) continue;
 		// A PUT dates the stop (a deploy is first seen now). One dated after this tick's own time came
-		// while the tick was on its way: the slots missed before it cannot be told from those after.
-		const stopped = row.changed_at === null ? now - FIRST_SIGHT_LOOKBACK_MS : row.changed_at <= now ? row.changed_at : row.cursor;
+		// while the tick was on its way: every slot up to the tick's time was due before it, and is
+		// accounted for as stopped (not run), not left without a row.
+		const stopped = row.changed_at === null ? now - FIRST_SIGHT_LOOKBACK_MS : Math.min(row.changed_at, now);
 		skipped += settleOldTiming(sql, row.schedule, row, stopped, now, `not run: ${whyStopped(agent, row.schedule)} before this slot was claimed`);
 	}
 	// Each definition change brings the agent a tick at once, which forgets what stopped running.

@@ -77,14 +77,23 @@ export function utf8Fault(bytes: Uint8Array): Utf8Fault | null {
  * caller had sent it. A leading byte order mark is dropped, as Request.text() drops it.
  */
 export function decodeUtf8Body(bytes: Uint8Array): string {
+	const decoded = decodeUtf8(bytes, "the body");
+	if (typeof decoded === "string") return decoded;
+	throw BadRequestError.ofBody(`the request body is not valid UTF-8: ${decoded.where}; send the body as UTF-8 text`, `is not valid UTF-8: ${decoded.where}`);
+}
+
+/**
+ * UTF-8 bytes as text, or where they are not UTF-8 ("byte e9 at offset 12 is no UTF-8 character"),
+ * `what` naming the input in that text. For the API's bodies and the CLI's files and stdin alike.
+ */
+export function decodeUtf8(bytes: Uint8Array, what: string): string | { where: string } {
 	try {
 		return strictUtf8.decode(bytes);
 	} catch {
 		const fault = utf8Fault(bytes) ?? { offset: 0, bytes: [], cutShort: false };
 		const one = fault.bytes.length === 1;
 		const hex = fault.bytes.map((b) => b.toString(16).padStart(2, "0")).join(" ");
-		const where = `${one ? "byte" : "bytes"} ${hex} at offset ${fault.offset} ${fault.cutShort ? `end${one ? "s" : ""} the body inside a UTF-8 character` : `${one ? "is" : "are"} no UTF-8 character`}`;
-		throw BadRequestError.ofBody(`the request body is not valid UTF-8: ${where}; send the body as UTF-8 text`, `is not valid UTF-8: ${where}`);
+		return { where: `${one ? "byte" : "bytes"} ${hex} at offset ${fault.offset} ${fault.cutShort ? `end${one ? "s" : ""} ${what} inside a UTF-8 character` : `${one ? "is" : "are"} no UTF-8 character`}` };
 	}
 }
 

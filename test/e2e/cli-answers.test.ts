@@ -3,6 +3,9 @@
 // a fake API (node:http) so each is there on demand.
 import { spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
@@ -826,6 +829,21 @@ describe("logs of an agent: its recent jobs, and --follow across the jobs it sta
 		expect(api.seen.map((s) => s.route).slice(0, 3)).toEqual(["GET /v1/agents/fake/jobs?limit=20", `GET /v1/jobs/${B}/output?lines=3`, `GET /v1/jobs/${A}/output?lines=1`]);
 	});
 
+	it("reads past a queue of runs that have written nothing to the jobs that have output", async () => {
+		const queued = Array.from({ length: 20 }, (_, i) => summary(`job-2026-01-02-q${String(i).padStart(5, "0")}`, "pending"));
+		const api = await fakeApi({
+			"GET /v1/agents/fake/jobs?limit=20": (_req, res) => json(res, 200, { jobs: queued, next_cursor: "c1" }),
+			"GET /v1/agents/fake/jobs?limit=20&cursor=c1": (_req, res) => json(res, 200, { jobs: [summary(C, "pending"), summary(B, "approval_pending"), summary(A, "completed")], next_cursor: null }),
+			[`GET /v1/jobs/${B}/output?lines=50`]: (_req, res) => ndjson(res, [text("b1")]),
+			[`GET /v1/jobs/${A}/output?lines=49`]: (_req, res) => ndjson(res, [text("a1"), text("a2")]),
+		});
+		const r = await runCli(api.url, ["logs", "fake"]);
+		expect(r.status, r.stderr).toBe(0);
+		expect(r.stdout).toBe(`==> ${A} (schedule, completed) <==\na1\na2\n==> ${B} (schedule) <==\nb1\n`);
+		// No output asked of a queued run.
+		expect(api.seen.filter((s) => s.route.includes("/output")).map((s) => s.route)).toEqual([`GET /v1/jobs/${B}/output?lines=50`, `GET /v1/jobs/${A}/output?lines=49`]);
+	});
+
 	it("an agent with no jobs is exit 1 saying so; a mistyped one is the API's 404", async () => {
 		const api = await fakeApi({ "GET /v1/agents/idle/jobs?limit=20": (_req, res) => json(res, 200, { jobs: [], next_cursor: null }) });
 		const idle = await runCli(api.url, ["logs", "idle"]);
@@ -1333,5 +1351,39 @@ describe("doctor and the Worker's numeric vars", () => {
 		const r = await runCli(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, ["doctor"]);
 		expect(r.stdout).toMatch(/^✓ reachable /m);
 		expect(r.stdout).toMatch(new RegExp(`^! variables\\s+${message.replace(/[.()]/g, "\\$&")}$`, "m"));
+	});
+});
+
+describe("input that is not UTF-8", () => {
+	it("is refused before any request, saying where, as the API refuses such a body; never sent as U+FFFD", async () => {
+		const api = await fakeApi({});
+		const dir = mkdtempSync(path.join(tmpdir(), "drover-latin1-"));
+		const file = path.join(dir, "agents.yaml");
+		writeFileSync(file, Buffer.from('name: latin\nprompt: "caf\xe9 au lait"\n', "latin1"));
+		const applied = await runCli(api.url, ["apply", file]);
+		expect(applied.status).toBe(1);
+		expect(applied.stderr).toBe(`drover: ${file} is not valid UTF-8: bytes e9 20 at offset 24 are no UTF-8 character\ndrover: hint: save it as UTF-8 (iconv -f latin1 -t utf-8 converts a Latin-1 file)\n`);
+		const noted = await runCliProcess(["notepad", "fake", "set", "k", "-"], { DROVER_URL: api.url, DROVER_TOKEN: TOKEN }, async (stdin) => void stdin.end(Buffer.from([0x63, 0x61, 0x66, 0xe9])));
+		expect(noted.status).toBe(1);
+		expect(noted.stderr).toContain("drover: stdin is not valid UTF-8: byte e9 at offset 3 ends stdin inside a UTF-8 character\n");
+		expect(api.seen).toEqual([]);
+		// UTF-8 (a BOM included) still reads as it did.
+		const good = await runCliProcess(["notepad", "fake", "set", "k", "-"], { DROVER_URL: api.url, DROVER_TOKEN: TOKEN }, async (stdin) => void stdin.end(Buffer.from("\ufeffcafé", "utf8")));
+		expect(good.stderr).toContain("no route for PUT /v1/agents/fake/notepad/k");
+		expect(JSON.parse(api.seen[0]!.body)).toEqual({ value: "café" });
+	});
+});
+
+describe("a token with characters no token has", () => {
+	it("is said so, without echoing it, before any request: not taken for the network failing", async () => {
+		const api = await fakeApi({});
+		for (const token of [`${TOKEN}\nsecond-line`, `${TOKEN}\u2019`, `${TOKEN} `]) {
+			const r = await runCliProcess(["jobs"], { DROVER_URL: api.url, DROVER_TOKEN: token });
+			expect(r.status).toBe(1);
+			expect(r.stderr).toContain("drover: DROVER_TOKEN (or --token) holds characters no token has: a space, a line break or a character beyond ASCII\n");
+			expect(r.stderr).not.toContain(TOKEN);
+			expect(r.stderr).not.toContain("cannot reach");
+		}
+		expect(api.seen).toEqual([]);
 	});
 });

@@ -905,11 +905,14 @@ describe("errors and usage", () => {
 	});
 
 	it("usage and incidents --agent with an agent that does not exist exit 1 as jobs does; the scheduler's incidents are no agent's", async () => {
-		for (const command of ["usage", "incidents"]) {
-			const r = await drover([command, "--agent", "no-such-agent-here"]);
-			expect(r.status, command).toBe(1);
-			expect(r.stdout, command).toBe("");
-			expect(r.stderr, command).toBe("drover: no agent named no-such-agent-here\n");
+		for (const command of ["usage", "incidents", "jobs"]) {
+			// --json too: a script reading it must see the typo, not an empty list.
+			for (const json of [[], ["--json"]]) {
+				const r = await drover([command, "--agent", "no-such-agent-here", ...json]);
+				expect(r.status, `${command} ${json}`).toBe(1);
+				expect(r.stdout, `${command} ${json}`).toBe("");
+				expect(r.stderr, `${command} ${json}`).toBe("drover: no agent named no-such-agent-here\n");
+			}
 		}
 		// An agent with nothing to show (cli-no-jobs-yet, above) lists nothing, as before.
 		const usage = await drover(["usage", "--agent", "cli-no-jobs-yet"]);

@@ -1,5 +1,5 @@
 import { env, runInDurableObject } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { SHARD_MIGRATIONS } from "../../durable-objects/shard/schema.ts";
 import type { SchedulerShardDO } from "../../durable-objects/shard/shard-do.ts";
 import { definitionRevision } from "../../src/config/fleet.ts";
@@ -10,6 +10,8 @@ import { migrate } from "../../src/store/sqlite-migrations.ts";
 import { createAgent, runsOf, settle, type Run } from "../helpers/agents.ts";
 import { call } from "../helpers/http.ts";
 import { tick } from "../helpers/ticks.ts";
+
+const at = (iso: string) => Date.parse(iso);
 
 async function put(name: string, body: Record<string, unknown>): Promise<void> {
 	const res = await call(`/v1/agents/${name}`, { method: "PUT", as: "admin", body: { name, prompt: "Do the thing.", max_concurrent: 5, ...body } });
@@ -29,11 +31,17 @@ describe("a schedule that stops and runs again", () => {
 	] as const) {
 		it(`owes nothing for the time it was off (${what}): no catch-up run, no missed slots`, async () => {
 			const name = `off-${what.replaceAll(" ", "-")}`;
+			// The PUTs are stamped in the ticks' time, as they are deployed: one stamped after a tick's
+			// slot would leave that slot a row saying it was not run (see "removed just after its slot").
+			vi.useFakeTimers({ toFake: ["Date"], now: at("2026-12-01T10:00:10Z") });
 			await createAgent({ name, max_concurrent: 5, schedules: { q: { interval: "15m", catch_up: true } } });
 			await tick("2026-12-01T10:00:00Z");
+			vi.setSystemTime(at("2026-12-01T10:05:00Z"));
 			await put(name, off);
 			for (const t of ["10:15", "10:30", "11:00", "11:30"]) await tick(`2026-12-01T${t}:00Z`);
+			vi.setSystemTime(at("2026-12-01T12:05:00Z"));
 			await put(name, { ...on, schedules: { q: { interval: "15m", catch_up: true } } });
+			vi.useRealTimers();
 			await tick("2026-12-01T12:10:00Z");
 			await tick("2026-12-01T12:15:00Z");
 			expect(await ledger(name)).toEqual([
@@ -213,6 +221,24 @@ describe("a schedule's timing changed while ticks were missing", () => {
 		);
 		expect(await runsOf("renamed")).toHaveLength(2);
 		await settle("renamed");
+	});
+});
+
+describe("a schedule removed just after its slot, before that slot's tick reached the agent", () => {
+	it("leaves the slot a row saying it was not run, as any slot of a stopped schedule", async () => {
+		const name = "removed-in-flight";
+		const q15 = 15 * 60_000;
+		const slot = Math.floor(Date.now() / q15) * q15;
+		await createAgent({ name, max_concurrent: 5, schedules: { q: { interval: "15m" }, other: { cron: "0 0 1 1 *" } } });
+		await tick(slot - q15);
+		await put(name, { schedules: { other: { cron: "0 0 1 1 *" } } });
+		// The slot was due before the PUT; its tick, a few seconds late, reaches the agent after it.
+		await tick(slot);
+		expect((await runsOf(name)).map((r) => [r.schedule, r.scheduled_instant, r.status, r.skip_reason])).toEqual([
+			["q", new Date(slot - q15).toISOString(), "claimed", null],
+			["q", new Date(slot).toISOString(), "skipped", "not run: schedule q was removed before this slot was claimed"],
+		]);
+		await settle(name);
 	});
 });
 
