@@ -35,6 +35,9 @@ export const hooksApi = createApi().openapi(
 			"with the secret named by the agent's `webhook.secret`. Requests more than 300 s from the Worker's clock, or seen before, are refused.",
 		request: {
 			params: z.object({ agent: AgentNameParam }),
+			// None is read: a sender's ?prompt= or ?agent= would otherwise seem to do something (the other
+			// routes get this from withRole; this one authenticates by signature instead).
+			query: z.strictObject({}),
 			headers: z.object({ "x-drover-timestamp": z.string().optional(), "x-drover-signature": z.string().optional() }),
 			// Documented, not validated here: a validator would parse and re-serialize the JSON, and the
 			// signature covers the raw bytes (the route checks the body itself, after the signature).

@@ -51,3 +51,18 @@ describe("X-Drover-Signature hex", () => {
 		expect(await runsOf("hex-forged")).toEqual([]);
 	});
 });
+
+describe("a webhook's query string", () => {
+	it("is refused when it holds any parameter, signed or not, creating nothing: none is read", async () => {
+		await createAgent({ name: "hook-query", max_concurrent: 10, prompt: "Triage this.", webhook: { secret: "TRIAGE_WEBHOOK_SECRET" } });
+		const now = Math.floor(Date.now() / 1000);
+		const body = JSON.stringify({ n: 1 });
+		const signature = await signWebhook(WEBHOOK_SECRET, now, body);
+		const res = await call("/v1/hooks/hook-query?prompt=Do+something+else", { method: "POST", as: null, body, headers: { "x-drover-timestamp": String(now), "x-drover-signature": signature } });
+		expect(res.status).toBe(400);
+		expect((await errorOf(res)).message).toContain("prompt");
+		expect(await runsOf("hook-query")).toEqual([]);
+		// The same request without it is taken (its signature was not spent by the refusal).
+		expect((await hook("hook-query", body, now, signature)).status).toBe(202);
+	});
+});
