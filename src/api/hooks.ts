@@ -56,6 +56,7 @@ export const hooksApi = createApi().openapi(
 			...payloadTooLargeResponse,
 			...unsupportedMediaTypeResponse,
 			...queueFullResponse,
+			500: standardErrors[500],
 			503: errorResponse("The agent's webhook secret is not set on the Worker, or too short to sign with (code unavailable); the Worker's logs say which"),
 		},
 	}),
