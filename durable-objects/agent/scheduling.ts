@@ -106,6 +106,9 @@ export function claimDue(sql: SqlStorage, ctx: TickContext): TickOutcome & { cou
 		// (a PUT says when; a deploy is first seen now), and its old timing's slots up to then are
 		// accounted for, not dropped.
 		let cursor: number;
+		// A retime dated after this tick's own time (it came while the tick was on its way): the old
+		// timing's slots up to the tick were due before it, settled once the new timing's are claimed.
+		let settleLate: ScheduleStateRow | null = null;
 		if (row && row.spec === key) {
 			cursor = row.cursor;
 			// A change undone before any tick saw it (disabled and enabled again within the minute).
@@ -119,7 +122,8 @@ export function claimDue(sql: SqlStorage, ctx: TickContext): TickOutcome & { cou
 			// Never later than a first sight would start it: the slot of this very tick is the new timing's.
 			const changed = Math.min(row.changed_at ?? Number.POSITIVE_INFINITY, now - FIRST_SIGHT_LOOKBACK_MS);
 			cursor = Math.max(row.cursor, changed);
-			skipped += settleOldTiming(sql, name, row, cursor, now, `not run: schedule ${name}'s timing changed before this slot was claimed`);
+			skipped += settleOldTiming(sql, name, row, cursor, now, retimed(name));
+			if (row.changed_at !== null && row.changed_at > now) settleLate = { ...row, cursor: Math.max(row.cursor, cursor) };
 			sql.exec("UPDATE schedule_state SET spec = ?, cursor = ?, changed_at = NULL WHERE schedule = ?", key, cursor, name);
 		} else cursor = firstSight(schedule, now, null, null);
 		if (now > cursor) {
@@ -176,11 +180,15 @@ export function claimDue(sql: SqlStorage, ctx: TickContext): TickOutcome & { cou
 				plan.fires.length > 0 ? now : null,
 			);
 		}
+		// After the claims: a slot both timings have is the new timing's to run (its row is there).
+		if (settleLate) skipped += settleOldTiming(sql, name, settleLate, now, now, retimed(name));
 		const due = nextDue(schedule, new Date(Math.max(cursor, now)))?.getTime() ?? null;
 		if (due !== null && (next === null || due < next)) next = due;
 	}
 	return { claimed, skipped, nextDue: next, counts };
 }
+
+const retimed = (name: string) => `not run: schedule ${name}'s timing changed before this slot was claimed`;
 
 /**
  * Where a schedule no tick has seen starts (the caller also keeps it past the last tick this agent

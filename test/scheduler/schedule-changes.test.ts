@@ -242,6 +242,36 @@ describe("a schedule removed just after its slot, before that slot's tick reache
 	});
 });
 
+describe("a schedule retimed just after its slot, before that slot's tick reached the agent", () => {
+	it("leaves the old timing's slot a row saying why it was not run; a slot both timings have runs", async () => {
+		const q15 = 15 * 60_000;
+		const slot = Math.floor(Date.now() / (2 * q15)) * 2 * q15;
+		for (const [name, to, expected] of [
+			// Hourly at :07 has no slot at the old one's :00 or :30.
+			["retimed-in-flight", { cron: "7 * * * *" }, ["skipped", "not run: schedule q's timing changed before this slot was claimed"]],
+			// Every 30 minutes has it: the new timing runs it.
+			["retimed-in-flight-shared", { interval: "30m" }, ["claimed", null]],
+		] as const) {
+			vi.useFakeTimers({ toFake: ["Date"], now: slot - 2 * q15 + 10_000 });
+			await createAgent({ name, max_concurrent: 5, schedules: { q: { interval: "15m" } } });
+			await tick(slot - 2 * q15);
+			await tick(slot - q15);
+			// Retimed a few seconds after the slot; the slot's tick reaches the agent after that.
+			vi.setSystemTime(slot + 5_000);
+			await put(name, { schedules: { q: to } });
+			await tick(slot);
+			vi.useRealTimers();
+			const rows = (await runsOf(name)).map((r) => [r.scheduled_instant, r.status, r.skip_reason]);
+			expect(rows, name).toEqual([
+				[new Date(slot - 2 * q15).toISOString(), "claimed", null],
+				[new Date(slot - q15).toISOString(), "claimed", null],
+				[new Date(slot).toISOString(), ...expected],
+			]);
+			await settle(name);
+		}
+	});
+});
+
 describe("a timing change undone before any tick saw it", () => {
 	it("leaves no mark, so a later change starts from its own moment, not the undone one's", async () => {
 		const name = "undone-change";
