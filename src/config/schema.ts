@@ -394,6 +394,13 @@ export const AgentSchema = strict({
 	webhook: strict({ secret: SecretName }).optional(),
 })
 	.superRefine((agent, ctx) => {
+		// A fallback is tried when the model before it refused or is retired: the same model again
+		// would only repeat the answer it gave.
+		agent.fallback_models.forEach((model, i) => {
+			const path = ["fallback_models", i];
+			if (model === agent.model) ctx.addIssue({ code: "custom", path, message: `"${model}" is the agent's model; a fallback is another model` });
+			else if (agent.fallback_models.indexOf(model) < i) ctx.addIssue({ code: "custom", path, message: `"${model}" is listed twice (fallback_models[${agent.fallback_models.indexOf(model)}])` });
+		});
 		for (const [name, schedule] of Object.entries(agent.schedules)) {
 			if (schedule.prompt === undefined && agent.prompt === undefined) {
 				ctx.addIssue({

@@ -313,3 +313,15 @@ describe("tool names", () => {
 		]);
 	});
 });
+
+describe("fallback models", () => {
+	it("refuses the agent's own model and a model listed twice, at their paths", () => {
+		expect(
+			configError(() => parseAgent({ name: "a", prompt: "x", model: "claude-sonnet-5-5", fallback_models: ["claude-sonnet-5-5", "claude-haiku-5-5", "claude-haiku-5-5"] })).issues,
+		).toEqual([
+			{ path: "fallback_models[0]", message: '"claude-sonnet-5-5" is the agent\'s model; a fallback is another model' },
+			{ path: "fallback_models[2]", message: '"claude-haiku-5-5" is listed twice (fallback_models[1])' },
+		]);
+		expect(parseAgent({ name: "a", prompt: "x", model: "claude-sonnet-5-5", fallback_models: ["claude-haiku-5-5", "claude-opus-5-5"] }).fallback_models).toEqual(["claude-haiku-5-5", "claude-opus-5-5"]);
+	});
+});
