@@ -341,4 +341,14 @@ export const AGENT_MIGRATIONS: readonly SqlMigration[] = [
 			ALTER TABLE persistent_session ADD COLUMN ended_by TEXT;
 		`,
 	},
+	{
+		version: 20,
+		name: "tool_result_heads",
+		sql: `
+			-- A tool result is stored as the head the model is ever sent, its whole length here: a whole
+			-- result could pass the platform's 2 MB a value (a megabyte of Latin-1 decoded as UTF-8 is
+			-- three), and its call, done, would then end the job indeterminate. The JSONL keeps it whole.
+			ALTER TABLE tool_calls ADD COLUMN result_chars INTEGER;
+		`,
+	},
 ];

@@ -449,8 +449,33 @@ describe("webhook tools", () => {
 			throw new TypeError(`connect failed for ${HOOK_URL}`);
 		});
 		const outcome = await callWebhookTool(hookTool, { title: "x" }, ctxWith({ MY_HOOK_URL: HOOK_URL }), "toolu_07");
-		expect(outcome).toEqual({ ok: false, content: "webhook create_ticket failed: network error: connect failed for <webhook url>" });
+		expect(outcome).toEqual({
+			ok: false,
+			content:
+				"webhook create_ticket failed: network error: connect failed for <webhook url>; the request may have reached the server, so whether it took effect is unknown: check before making it again",
+		});
 		expect(outcome.content).not.toContain("secretpath");
+	});
+
+	it("says a call that timed out may have taken effect, so the model checks before making it again under a new idempotency key", async () => {
+		vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+		try {
+			let reached!: () => void;
+			const sent = new Promise<void>((resolve) => (reached = resolve));
+			fake(HOOK_URL, () => {
+				reached();
+				return new Promise<Response>(() => {});
+			});
+			const outcome = callWebhookTool(hookTool, { title: "x" }, ctxWith({ MY_HOOK_URL: HOOK_URL }), "toolu_08");
+			await sent;
+			await vi.advanceTimersByTimeAsync(30_000);
+			expect(await outcome).toEqual({
+				ok: false,
+				content: "webhook create_ticket failed: timed out after 30 s; the request may have reached the server, so whether it took effect is unknown: check before making it again",
+			});
+		} finally {
+			vi.useRealTimers();
+		}
 	});
 });
 

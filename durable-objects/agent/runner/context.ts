@@ -22,13 +22,41 @@ export const TOOL_RESULTS_BUDGET_CHARS = 400_000;
 
 const CLEARED_PREFIX = "[drover: tool result cleared";
 
-/** `length` is the whole result's, when `result` is only its head. */
-export function forModel(result: string, length = result.length): string {
-	if (result.length <= MODEL_TOOL_RESULT_CHARS && length <= MODEL_TOOL_RESULT_CHARS) return result;
+/**
+ * `length` is the whole result's, when `result` is only its head; `max` is what this result may
+ * keep (less than MODEL_TOOL_RESULT_CHARS when its turn's results share TOOL_RESULTS_BUDGET_CHARS).
+ */
+export function forModel(result: string, length = result.length, max = MODEL_TOOL_RESULT_CHARS): string {
+	if (result.length <= max && length <= max) return result;
 	// Never end on the first half of a surrogate pair: a lone surrogate is not valid UTF-8 to send.
-	const high = result.charCodeAt(MODEL_TOOL_RESULT_CHARS - 1);
-	const end = high >= 0xd800 && high <= 0xdbff ? MODEL_TOOL_RESULT_CHARS - 1 : MODEL_TOOL_RESULT_CHARS;
+	const high = result.charCodeAt(max - 1);
+	const end = high >= 0xd800 && high <= 0xdbff ? max - 1 : max;
 	return `${result.slice(0, end)}\n[drover: result cut from ${Math.max(length, result.length)} to ${end} characters; the whole result is in the job's output]`;
+}
+
+/** The least a result of a turn with many is cut to, whatever its share. */
+const MIN_SHARE_CHARS = 1000;
+
+/**
+ * What each of a turn's results may keep of `lengths` (each already at most MODEL_TOOL_RESULT_CHARS)
+ * so that together they stay within `budget`: results under an even share keep all of theirs, the
+ * others split what is left evenly. A turn's results are stored as one message row, which the
+ * platform caps at 2 MB: 21 parallel fetches of 100,000 characters made a row it refused, and the
+ * job failed with its tool calls done. The budget is the conversation's own (TOOL_RESULTS_BUDGET_CHARS,
+ * at most 1.2 MB of UTF-8), which a turn's results would pass anyway.
+ */
+export function turnShares(lengths: readonly number[], budget = TOOL_RESULTS_BUDGET_CHARS): number[] {
+	const total = lengths.reduce((a, b) => a + b, 0);
+	if (total <= budget) return [...lengths];
+	const order = lengths.map((length, i) => ({ length, i })).sort((a, b) => a.length - b.length);
+	const shares = new Array<number>(lengths.length);
+	let left = budget;
+	order.forEach(({ length, i }, k) => {
+		const share = Math.max(MIN_SHARE_CHARS, Math.floor(left / (order.length - k)));
+		shares[i] = Math.min(length, share);
+		left = Math.max(0, left - shares[i]);
+	});
+	return shares;
 }
 
 interface Block {

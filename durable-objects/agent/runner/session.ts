@@ -182,7 +182,7 @@ function toToolCall(r: ToolCallRow): ToolCall {
 export function turnToolCalls(sql: SqlStorage, jobId: string): ToolCall[] {
 	return sql
 		.exec<ToolCallRow>(
-			`SELECT tool_use_id, seq, name, input, status, decision, decided_by, substr(result, 1, ?) AS result, length(result) AS result_length, is_error
+			`SELECT tool_use_id, seq, name, input, status, decision, decided_by, substr(result, 1, ?) AS result, coalesce(result_chars, length(result)) AS result_length, is_error
 			 FROM tool_calls WHERE job_id = +? AND seq = (SELECT max(seq) FROM tool_calls WHERE job_id = +?) ORDER BY rowid`,
 			MODEL_TOOL_RESULT_CHARS + 1,
 			jobId,
@@ -215,10 +215,13 @@ export function markToolCall(
 		sql.exec("UPDATE tool_calls SET status = 'executing', started_at = ? WHERE job_id = ? AND tool_use_id = ?", patch.at, jobId, toolUseId);
 		return;
 	}
+	// Only the head the model is ever sent (see migration 20); the JSONL keeps the whole result.
+	const result = patch.result ?? null;
 	sql.exec(
-		"UPDATE tool_calls SET status = ?, result = ?, is_error = ?, finished_at = ? WHERE job_id = ? AND tool_use_id = ?",
+		"UPDATE tool_calls SET status = ?, result = ?, result_chars = ?, is_error = ?, finished_at = ? WHERE job_id = ? AND tool_use_id = ?",
 		patch.status,
-		patch.result ?? null,
+		result === null ? null : result.slice(0, MODEL_TOOL_RESULT_CHARS + 1),
+		result === null ? null : result.length,
 		patch.isError ? 1 : 0,
 		patch.at,
 		jobId,

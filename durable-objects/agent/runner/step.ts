@@ -1,5 +1,5 @@
 import type Anthropic from "@anthropic-ai/sdk";
-import { ModelCallError, type ModelClient } from "../../../src/agent/contracts.ts";
+import { ModelCallError, type MessageParam, type ModelClient } from "../../../src/agent/contracts.ts";
 import { DEFAULT_RETRY_AFTER_MS as MIN_RATE_LIMIT_WAIT_MS, ModelCallFailure, type ModelAttempt } from "../../../src/agent/model-client.ts";
 import { executeTool } from "../../../src/agent/tools/index.ts";
 import { requiresApproval } from "../../../src/agent/tools/definitions.ts";
@@ -11,7 +11,7 @@ import { redact, redactDeep } from "../../../src/security/redact.ts";
 import { clip } from "../../../src/shared/clip.ts";
 import { deadline } from "../../../src/shared/deadline.ts";
 import { getJob, putJob } from "../jobs.ts";
-import { clearOldToolResults, forModel, withCacheBreakpoint } from "./context.ts";
+import { clearOldToolResults, forModel, MODEL_TOOL_RESULT_CHARS, turnShares, withCacheBreakpoint } from "./context.ts";
 import { resumeFromApproval } from "./approval.ts";
 import { appendLines, type OutputLine } from "./output.ts";
 import { appendMessage, extendLastMessage, readMessages } from "./messages.ts";
@@ -152,8 +152,12 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 	const agent = setup.definition;
 	const messages = readMessages(deps.sql, job.id);
 	// A turn a long server tool paused (pause_turn) is continued by sending it back as it is: the
-	// request ends on it, the answer joins it, and it is still the same turn.
-	const continuing = messages.at(-1)?.role === "assistant";
+	// request ends on it, the answer joins it, and it is still the same turn. A turn that asked for
+	// client tools is not paused: if it is last, its calls are all done and their results are still
+	// to be added (a step that failed before storing them), which settleTools does.
+	const last = messages.at(-1);
+	if (last?.role === "assistant" && awaitsToolResults(deps.sql, job.id, last.content)) return settleTools(deps, job, setup);
+	const continuing = last?.role === "assistant";
 	if (!continuing && (job.usage.num_turns ?? 0) >= agent.max_turns) {
 		const reason = `max_turns ${agent.max_turns} reached`;
 		finish(deps, job, "failed", { reason, exit_reason: "max_turns", error: { type: "max_turns", message: reason } });
@@ -333,6 +337,15 @@ function modelFailed(deps: StepDeps, jobId: string, err: unknown): StepResult {
 	return "done";
 }
 
+/** Whether an assistant turn asked for the client tools the job's latest tool calls are (and so is not a paused turn). */
+function awaitsToolResults(sql: SqlStorage, jobId: string, content: MessageParam["content"]): boolean {
+	if (typeof content === "string") return false;
+	const asked = new Set(content.flatMap((b) => (b.type === "tool_use" ? [b.id] : [])));
+	if (asked.size === 0) return false;
+	const calls = turnToolCalls(sql, jobId);
+	return calls.length > 0 && calls.every((c) => asked.has(c.toolUseId));
+}
+
 async function settleTools(deps: StepDeps, job: JobRecord, setup: JobSetup): Promise<StepResult> {
 	const agent = setup.definition;
 	for (const call of turnToolCalls(deps.sql, job.id)) {
@@ -347,6 +360,13 @@ async function settleTools(deps: StepDeps, job: JobRecord, setup: JobSetup): Pro
 			return "done";
 		}
 		if (call.status !== "pending") continue;
+		// Before asking anyone: an approval the usage limit would overrule pages a person for nothing.
+		// (A denied call is not made, so the limit does not stop it.)
+		const limit = call.decision === "deny" ? null : limitReached(job, job.usage_limits, used(deps, job, setup), "before_tool");
+		if (limit) {
+			finish(deps, job, "failed", limitFailure(limit));
+			return "done";
+		}
 		if (call.decision === null && requiresApproval(agent, call.name)) {
 			const expires = deps.now() + durationSeconds(agent.approval_timeout) * 1000;
 			const waiting = transition(job, "approval_pending", {
@@ -365,11 +385,6 @@ async function settleTools(deps: StepDeps, job: JobRecord, setup: JobSetup): Pro
 			markToolCall(deps.sql, job.id, call.toolUseId, { status: "denied", result: reason, isError: true, at: deps.now() });
 			out(deps, job.id, { type: "tool_result", tool_use_id: call.toolUseId, success: false, error: reason });
 			continue;
-		}
-		const limit = limitReached(job, job.usage_limits, used(deps, job, setup), "before_tool");
-		if (limit) {
-			finish(deps, job, "failed", limitFailure(limit));
-			return "done";
 		}
 		// Recorded (and durable: the output gate holds the request until it is) before the call leaves.
 		markToolCall(deps.sql, job.id, call.toolUseId, { status: "executing", at: deps.now() });
@@ -397,11 +412,14 @@ async function settleTools(deps: StepDeps, job: JobRecord, setup: JobSetup): Pro
 		const after = getSetup(deps.sql, job.id);
 		if (!current || current.status !== "running" || !after || after.cancelRequested || deps.now() >= after.deadline) return "continue";
 	}
-	// Every call of the turn has its result: hand them to the model in the order it asked.
-	const results = turnToolCalls(deps.sql, job.id).map((c) => ({
+	// Every call of the turn has its result: hand them to the model in the order it asked, within
+	// the turn's share of the budget (see turnShares).
+	const calls = turnToolCalls(deps.sql, job.id);
+	const shares = turnShares(calls.map((c) => Math.min(c.resultLength, MODEL_TOOL_RESULT_CHARS)));
+	const results = calls.map((c, i) => ({
 		type: "tool_result" as const,
 		tool_use_id: c.toolUseId,
-		content: forModel(c.result ?? "", c.resultLength),
+		content: forModel(c.result ?? "", c.resultLength, shares[i]),
 		...(c.isError ? { is_error: true } : {}),
 	}));
 	appendMessage(deps.sql, job.id, { role: "user", content: results });

@@ -63,14 +63,21 @@ export async function readCapped(body: ReadableStream<Uint8Array> | null, cap: n
 	return { bytes, truncated };
 }
 
-/** Why a request failed, in words for the model: timed out, cut off by a forced cancel, or the network error. */
-export function failureReason(error: unknown, signal: AbortSignal): string {
+/**
+ * Why a request failed, in words for the model: timed out, cut off by a forced cancel, or the
+ * network error. For a request with an effect (`effectful`: a webhook tool's, a POST), a timeout or
+ * a network error may come after the request reached its server: the model is told its effect is
+ * unknown, as for a forced cut, since retried under a new tool call (a new idempotency key) it
+ * could be made twice.
+ */
+export function failureReason(error: unknown, signal: AbortSignal, effectful = false): string {
+	const unknown = effectful ? "; the request may have reached the server, so whether it took effect is unknown: check before making it again" : "";
 	if (signal.aborted) {
 		const timedOut = signal.reason instanceof DOMException && signal.reason.name === "TimeoutError";
-		return timedOut ? `timed out after ${TOOL_TIMEOUT_MS / 1000} s` : "cut off by a forced cancel";
+		return timedOut ? `timed out after ${TOOL_TIMEOUT_MS / 1000} s${unknown}` : "cut off by a forced cancel";
 	}
 	const message = error instanceof Error ? error.message : String(error);
-	return `network error: ${message}`;
+	return `network error: ${message}${unknown}`;
 }
 
 /**

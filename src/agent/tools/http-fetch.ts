@@ -62,7 +62,7 @@ async function follow(tool: HttpFetchTool, ctx: ToolContext, request: FetchReque
 			signal.throwIfAborted();
 			response = await abortable(fetch(url, { method, headers, body, redirect: "manual", signal }), signal);
 		} catch (error) {
-			return { ok: false, content: `${method} ${url.href} failed: ${failureReason(error, signal)}` };
+			return { ok: false, content: `${method} ${url.href} failed: ${failureReason(error, signal, method !== "GET")}` };
 		}
 
 		const location = response.headers.get("location");
@@ -150,6 +150,7 @@ async function render(tool: HttpFetchTool, response: Response, url: URL, redirec
 	try {
 		body = await readCapped(response.body, tool.max_response_bytes, signal);
 	} catch (error) {
+		// The server answered: whatever it did is done, and its status says how it went.
 		return { ok: false, content: `HTTP ${response.status}, but reading the body of ${url.href} failed: ${failureReason(error, signal)}` };
 	}
 	log.info("tool.http_fetch", {
