@@ -116,7 +116,7 @@ dialog.ask .buttons { justify-content: flex-end; margin-top: 1rem; }
 kbd { font-family: var(--mono); font-size: .9em; padding: 0 .3rem; border: 1px solid #c8ced6; border-bottom-width: 2px; border-radius: 4px; background: #f8f9fb; white-space: nowrap; }
 
 /* ── sign-in ── */
-body[data-role="read"] [data-needs="operate"] { display: none !important; }
+body:not([data-role="operate"]):not([data-role="admin"]) [data-needs="operate"] { display: none !important; }
 .signin, .missing { max-width: 26rem; margin: 4rem auto; background: var(--panel); padding: 2rem; border-radius: 10px; border: 1px solid var(--line); }
 .signin form { display: flex; flex-direction: column; gap: .5rem; }
 .signin label { font-weight: 600; margin-top: .5rem; }

@@ -597,6 +597,62 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+	it("shows a tool input waiting for approval with its bidi and control characters as escapes, approving what is shown unchanged", async () => {
+		const agent = await createAgent(`dash-bidi-${run}`, { tools: [TICKET_TOOL] });
+		const title = "report evil\u202etxt.exe \u001b[31m";
+		await script({ tool_use: { name: "create_ticket", input: { title } } }, { text: "Filed." });
+		const job = await trigger(agent, "File it.");
+		await expect.poll(async () => (await getJob(job.id)).status, LIVE).toBe("approval_pending");
+		const page = await signedIn(`/jobs/${job.id}`);
+		await page.locator("#job-approval").waitFor({ state: "visible", ...LIVE });
+		const shown = await page.locator("#approval-input").inputValue();
+		expect(shown).toContain("evil\\u202etxt.exe \\u001b[31m");
+		expect(shown).not.toMatch(/[\u202e\u001b]/);
+		const [approval] = await Promise.all([page.waitForRequest((r) => r.url().endsWith(`/v1/jobs/${job.id}/approval`)), page.locator("#approval-approve").click()]);
+		// The escapes are JSON's own: the input parses back to the model's, so nothing counts as edited.
+		expect(approval.postDataJSON()).toEqual({ decision: "approve" });
+		await page.close();
+	});
+
+	it("offers no action before the token's role is known, asking /v1/me again when it fails; a dialog gives focus back to its button", async () => {
+		const page = await context.newPage();
+		let refused = 0;
+		await page.route("**/v1/me", (route) => (refused++ === 0 ? route.fulfill({ status: 503, contentType: "application/json", body: '{"error":{"code":"unavailable","message":"down"}}' }) : route.continue()));
+		await page.goto(`${url}/`);
+		await page.locator("#token").fill(tokens.operate);
+		await page.locator("#signin-form button[type=submit]").click();
+		const pause = page.locator('#fleet-table tr[data-agent="daily-digest"] button', { hasText: "Pause" });
+		await page.locator('#fleet-table tr[data-agent="daily-digest"]').waitFor(LIVE);
+		expect(await pause.isVisible()).toBe(false);
+		// Shown once /v1/me, asked again, says the role allows it.
+		await pause.waitFor({ state: "visible", ...LIVE });
+		expect(refused).toBeGreaterThanOrEqual(2);
+		await pause.focus();
+		await page.keyboard.press("Enter");
+		await page.getByRole("dialog").waitFor(LIVE);
+		await page.keyboard.press("Escape");
+		await page.getByRole("dialog").waitFor({ state: "detached", ...LIVE });
+		await expect.poll(() => pause.evaluate((el) => el === (globalThis as unknown as { document: { activeElement: unknown } }).document.activeElement), LIVE).toBe(true);
+		await page.close();
+	});
+
+	it("draws an agent's logs once after signing out and in again on the page", async () => {
+		const agent = await createAgent(`dash-relog-${run}`, {});
+		await script({ text: "One." });
+		expect(await settled((await trigger(agent, "Go.")).id)).toBe("completed");
+		const page = await signedIn(`/agents/${agent}/logs`, tokens.read);
+		const sections = page.locator("#agent-logs section");
+		await sections.first().waitFor(LIVE);
+		const before = await sections.count();
+		await page.locator("#sign-out").click();
+		await page.locator("#token").fill(tokens.read);
+		await page.locator("#signin-form button[type=submit]").click();
+		await sections.first().waitFor(LIVE);
+		await page.locator("#agent-logs-meta").waitFor(LIVE);
+		expect(await sections.count()).toBe(before);
+		await page.close();
+	});
+
 	it("shows what a job runs with when asked, read once", async () => {
 		const agent = await createAgent(`dash-manifest-${run}`, { system_prompt: "You watch the status page.", fallback_models: ["claude-haiku-5-5"], max_turns: 7 });
 		await script({ text: "All fine." });

@@ -23,6 +23,8 @@ async function agentLogsView(signal) {
 	const agent = SUBJECT;
 	const base = "/v1/agents/" + enc(agent) + "/jobs";
 	const box = $("#agent-logs");
+	// A view run again (signed out and in on this page) draws its jobs afresh.
+	box.replaceChildren();
 	/** @type {Set<string>} */
 	const seen = new Set();
 	/** @type {Set<string>} */

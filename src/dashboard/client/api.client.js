@@ -82,9 +82,14 @@ async function firstPages(page, key, count) {
 	}
 	return { rows, next };
 }
+/** @type {HTMLElement | null} The focused button an action is running from, for its dialog to give focus back to. */
+let actingButton = null;
 /** Runs an action from a button: disabled while it runs, its error shown, an optional note on success. */
 /** @param {{ disabled: boolean }} button @param {() => Promise<unknown>} fn @param {string} [okMessage] */
 async function act(button, fn, okMessage) {
+	// Disabling a focused button moves focus to the page: a dialog this action opens gives focus back
+	// to the button named here once it closes (see ask).
+	if (button instanceof HTMLElement && button === document.activeElement) actingButton = button;
 	button.disabled = true;
 	try {
 		const done = await fn();
@@ -93,5 +98,6 @@ async function act(button, fn, okMessage) {
 		fail(err);
 	} finally {
 		button.disabled = false;
+		if (/** @type {unknown} */ (actingButton) === button) actingButton = null;
 	}
 }

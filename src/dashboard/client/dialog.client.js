@@ -47,7 +47,9 @@ function ask(o) {
 		h("div", { class: "buttons" }, submit, cancel)));
 	const dialog = /** @type {HTMLDialogElement} */ (h("dialog", { class: "ask", "aria-labelledby": id + "-title", "aria-describedby": id + "-text" }, form));
 	const signal = viewAbort.signal;
-	const opener = document.activeElement;
+	// The button that opened it: focused, or (disabled by act() as it opened this) the one act() ran from.
+	const opener = document.activeElement && document.activeElement !== document.body ? document.activeElement : actingButton;
+	actingButton = null;
 	let busy = false;
 	let done = false;
 	/** @type {HTMLElement | null} What takes the focus once the action has ended and the dialog stays. */
@@ -92,7 +94,14 @@ function ask(o) {
 			document.removeEventListener("keydown", escape, true);
 			dialog.remove();
 			signal.removeEventListener("abort", close);
-			if (!signal.aborted && opener instanceof HTMLElement && opener.isConnected) opener.focus();
+			// Back to the button that opened it. act() keeps that button disabled until the action the
+			// dialog ran has finished, a moment after this, and a disabled button takes no focus.
+			const refocus = (/** @type {number} */ tries) => {
+				if (signal.aborted || !(opener instanceof HTMLElement) || !opener.isConnected) return;
+				if (opener instanceof HTMLButtonElement && opener.disabled && tries < 40) setTimeout(() => refocus(tries + 1), 25);
+				else opener.focus();
+			};
+			refocus(0);
 			resolve(done);
 		});
 		cancel.addEventListener("click", close);

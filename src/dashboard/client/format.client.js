@@ -10,6 +10,14 @@ const printable = (text) =>
 		const code = c.charCodeAt(0);
 		return code < 0x100 ? "\\x" + code.toString(16).padStart(2, "0") : "\\u" + code.toString(16).padStart(4, "0");
 	});
+/**
+ * A value as indented JSON for a person to read and edit, with UNPRINTABLE's characters written as
+ * JSON's own \u escapes: still JSON, parsing back to the same value, but a right-to-left override
+ * in a tool's input cannot make it read as something else than what would be sent.
+ * @param {unknown} value
+ */
+const printableJson = (value) =>
+	JSON.stringify(value, null, 2).replace(UNPRINTABLE, (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
 const rtf = new Intl.RelativeTimeFormat("en", { numeric: "auto" });
 /** @type {[Intl.RelativeTimeFormatUnit, number][]} */
 const UNITS = [["year", 31536000], ["month", 2592000], ["week", 604800], ["day", 86400], ["hour", 3600], ["minute", 60], ["second", 1]];

@@ -255,7 +255,7 @@ function renderJob(j) {
 		? j.transitions.map((t) => h("li", { class: "to-" + t.to },
 			h("strong", { text: words(t.from) + " → " + words(t.to) }), " ",
 			h("span", { class: "muted small" }, when(t.at)),
-			h("span", { class: "reason-text", text: t.reason })))
+			h("span", { class: "reason-text", text: printable(t.reason) })))
 		: [h("li", { class: "muted", text: "Created " + relText(Date.parse(j.created_at)) + "; not started yet." })]));
 
 	$("#job-cancel").hidden = final;
@@ -272,7 +272,7 @@ function renderJob(j) {
 		panel.dataset.toolUseId = pa.tool_use_id;
 		$("#approval-tool").textContent = pa.tool_name;
 		$("#approval-requested").replaceChildren(" (asked ", when(pa.requested_at), ")");
-		$("#approval-input").value = JSON.stringify(pa.input, null, 2);
+		$("#approval-input").value = printableJson(pa.input);
 		$("#approval-error").hidden = true;
 	}
 }

@@ -13,6 +13,9 @@ async function jobsView(signal) {
 	// agent, read a page at a time in the background once it is first used, never holding up the list.
 	const names = new Set();
 	let suggesting = false;
+	// A view run again (signed out and in on this page) starts its suggestions afresh, and its
+	// listeners go with the view that added them (the signal).
+	$("#jobs-agents").replaceChildren();
 	agentInput.addEventListener("focus", () => {
 		if (suggesting) return;
 		suggesting = true;
@@ -32,7 +35,7 @@ async function jobsView(signal) {
 			suggesting = false; // tried again at the next focus
 			fail(err);
 		});
-	});
+	}, { signal });
 	/** @type {string | null} */
 	let cursor = null;
 	let shown = 0;
@@ -103,7 +106,7 @@ async function jobsView(signal) {
 	// A suggestion picked, or the name cleared, applies at once; other typing on Enter or leaving the field.
 	agentInput.addEventListener("input", () => {
 		if (!agentInput.value || names.has(agentInput.value)) apply();
-	});
+	}, { signal });
 	older.onclick = () => act(older, async () => {
 		paging = true;
 		try {

@@ -132,7 +132,7 @@ function drawRuns(box, runs) {
 			(r.schedule ? r.schedule + " · " : "") + RUN_LABELS[cls] + " · " + r.status,
 			"slot " + absText(runTime(r)),
 			"claimed " + absText(Date.parse(r.claimed_at)),
-			runNote(r),
+			printable(runNote(r)),
 			r.job_id ? "job " + r.job_id : "",
 			r.delivery_outcome ? "delivery " + words(r.delivery_outcome) : "",
 		].filter(Boolean).join("\n");

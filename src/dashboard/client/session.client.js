@@ -40,8 +40,14 @@ function start(status) {
 	$("#view").hidden = false;
 	$("#sign-out").hidden = false;
 	showScheduler(status);
-	// A read-role token is shown no action it would be refused (styles.ts hides [data-needs=operate]).
-	api("/v1/me").then((/** @type {Me} */ me) => { document.body.dataset.role = me.role; }, () => {});
+	// No action is shown until the token's role is known to allow it (styles.ts hides
+	// [data-needs=operate] until then): a read token is never offered what it would be refused,
+	// even while /v1/me is slow or failing, which is asked again until it answers.
+	const role = (/** @type {number} */ tries) => api("/v1/me").then(
+		(/** @type {Me} */ me) => { document.body.dataset.role = me.role; },
+		() => { if (tries < 5 && !viewAbort.signal.aborted) setTimeout(() => role(tries + 1), 2000 * (tries + 1)); },
+	);
+	role(0);
 	const view = VIEWS[VIEW];
 	statusPolled = false;
 	// A view that does not poll (or whose first load failed) still keeps the pill current.
