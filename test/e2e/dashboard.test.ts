@@ -636,6 +636,42 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+	it("keeps keyboard focus on the link it was on when a poll redraws the jobs table", async () => {
+		const agent = await createAgent(`dash-focus-${run}`, {});
+		await script({ text: "One." });
+		const job = await trigger(agent, "Go.");
+		expect(await settled(job.id)).toBe("completed");
+		const page = await signedIn(`/jobs?agent=${agent}`, tokens.read, { fakeClock: true });
+		const link = page.locator(`#jobs-table tr[data-job="${job.id}"] a`, { hasText: job.id });
+		await link.waitFor(LIVE);
+		await link.focus();
+		// A change for the poll to draw: the table's rows are rebuilt.
+		await page.evaluate(`document.querySelector("#jobs-table tbody").dataset.before = "1"`);
+		const reads: string[] = [];
+		page.on("response", (r) => {
+			if (new URL(r.url()).pathname === "/v1/jobs") reads.push(r.url());
+		});
+		await page.clock.runFor(10_000);
+		await expect.poll(() => reads.length, LIVE).toBeGreaterThan(0);
+		await expect.poll(() => page.evaluate<string | null>(`document.activeElement && document.activeElement.textContent`), LIVE).toBe(job.id);
+		expect(await page.evaluate<boolean>(`document.activeElement !== document.body && document.activeElement.closest("tr").dataset.job === ${JSON.stringify(job.id)}`)).toBe(true);
+		await page.close();
+	});
+
+	it("takes a refused filter's notice away once a corrected filter loads", async () => {
+		const page = await signedIn("/jobs", tokens.read);
+		await page.locator("#jobs-table").waitFor(LIVE);
+		const agent = page.locator('#jobs-filter input[name="agent"]');
+		await agent.fill("Bad Name");
+		await agent.press("Enter");
+		await page.locator("#notice", { hasText: "agent" }).waitFor({ state: "visible", ...LIVE });
+		await agent.fill("daily-digest");
+		await agent.press("Enter");
+		await page.locator("#notice").waitFor({ state: "hidden", ...LIVE });
+		expect(new URL(page.url()).searchParams.get("agent")).toBe("daily-digest");
+		await page.close();
+	});
+
 	it("draws an agent's logs once after signing out and in again on the page", async () => {
 		const agent = await createAgent(`dash-relog-${run}`, {});
 		await script({ text: "One." });

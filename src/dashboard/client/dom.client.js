@@ -48,3 +48,19 @@ function svg(tag, attrs, ...children) {
 	add(el, children);
 	return el;
 }
+/**
+ * Runs `redraw`, which rebuilds `box`'s contents (a poll's fresh rows), keeping keyboard focus on
+ * the control that had it: the same link or button in the new rows, found by its label, link and
+ * text. Without it, every 10 s poll sent a keyboard or screen-reader user back to the top.
+ * @param {Element} box @param {() => void} redraw
+ */
+function keepingFocus(box, redraw) {
+	const had = document.activeElement;
+	const key = had instanceof HTMLElement && had !== box && box.contains(had) ? focusKey(had) : null;
+	redraw();
+	if (key === null || (document.activeElement && box.contains(document.activeElement))) return;
+	const again = [...box.querySelectorAll("a, button, input, select, textarea, [tabindex]")].find((el) => focusKey(el) === key);
+	if (again instanceof HTMLElement) again.focus();
+}
+/** @param {Element} el */
+const focusKey = (el) => [el.tagName, el.getAttribute("aria-label"), el.getAttribute("href"), el.textContent].join("\u0000");

@@ -24,11 +24,11 @@ async function fleetView(signal) {
 			: num(shown.length) + " of " + (total === null ? "more" : num(Math.max(total, shown.length))) + " agents shown · " + counts + " among those shown";
 		more.hidden = everyone.hidden = !cursor;
 	};
-	const draw = () => {
+	const draw = () => keepingFocus(tbody, () => {
 		tbody.replaceChildren(...shown.map((a) => agentRow(a, load)));
 		if (!shown.length) tbody.append(h("tr", null, h("td", { colspan: 6, class: "muted", text: "No agents." })));
 		drawMeta();
-	};
+	});
 	// Reloads as many pages as are shown (a poll, an action), walking them afresh from the first.
 	const load = newestWins(async (fresh) => {
 		// The same answer keeps the scheduler pill current: this view's poll reads it only here.

@@ -94,7 +94,7 @@ async function incidentsView(signal) {
 		const mine = generation;
 		const p = await page(null);
 		if (mine !== generation || pages !== 1 || paging) return; // a filter, a close or "Older" came meanwhile
-		tbody.replaceChildren(...p.incidents.map(row));
+		keepingFocus(tbody, () => tbody.replaceChildren(...p.incidents.map(row)));
 		cursor = p.next_cursor;
 		drawMeta();
 	};

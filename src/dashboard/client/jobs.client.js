@@ -96,7 +96,8 @@ async function jobsView(signal) {
 		if (q === applied) return;
 		applied = q;
 		history.replaceState(null, "", "/jobs" + (q ? "?" + q : ""));
-		load(true).catch(fail);
+		// A filter the API refused (a malformed agent name) is said until a later load succeeds, as a poll's failure is.
+		load(true).then(pollSucceeded, pollFailed);
 	};
 	form.onchange = apply;
 	form.onsubmit = (/** @type {Event} */ e) => {
@@ -125,7 +126,7 @@ async function jobsView(signal) {
 		/** @type {JobPage} */
 		const page = await api("/v1/jobs?" + q, { signal });
 		if (mine !== generation || paged || paging) return; // a filter or "Older" came meanwhile
-		draw(page, true);
+		keepingFocus(tbody, () => draw(page, true));
 	};
 	await load(true);
 	poll(refresh, LIVE_MS);

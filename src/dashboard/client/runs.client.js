@@ -65,6 +65,10 @@ async function runsView(signal) {
 			api(sessionPath, { signal }).catch((err) => (err instanceof ApiError && err.status === 401 ? Promise.reject(err) : null)),
 		]);
 		if (signal.aborted || !fresh()) return;
+		keepingFocus($("#view"), () => drawAll(runs, session));
+	});
+	/** @param {Occurrence[]} runs @param {CurrentSession | null} session */
+	const drawAll = (runs, session) => {
 		drawPersistentSession(session);
 		$("#runs-meta").textContent = runs.length + (runs.length === 1 ? " occurrence" : " occurrences") + (runs.length >= 400 ? " (the newest; older ones not shown)" : "");
 		$("#runs-empty").hidden = runs.length > 0;
@@ -78,7 +82,7 @@ async function runsView(signal) {
 			h("td", null, r.job_id ? jobLink(r.job_id) : h("span", { class: "muted", text: "—" })),
 			h("td", null, r.delivery_outcome ? badge(r.delivery_outcome, "d-") : h("span", { class: "muted", text: "—" })),
 			h("td", { class: "error-text", text: printable(runNote(r)) }))));
-	});
+	};
 	try {
 		await load();
 	} catch (err) {
