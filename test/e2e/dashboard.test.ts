@@ -733,6 +733,9 @@ describe("the dashboard", () => {
 
 		await page.locator("#persistent-session-reset").click();
 		const ask = page.getByRole("dialog", { name: `Forget ${agent}'s session` });
+		// A destructive confirmation starts on its dismiss button: one Enter forgets nothing.
+		await ask.waitFor(LIVE);
+		expect(await ask.getByRole("button", { name: "Cancel" }).evaluate((el) => el === (globalThis as unknown as { document: { activeElement: unknown } }).document.activeElement)).toBe(true);
 		await ask.getByRole("button", { name: "Forget session" }).click();
 		await ask.waitFor({ state: "hidden" });
 		await panel.getByText("Persistent session: none yet. The next run starts one.").waitFor(LIVE);

@@ -148,6 +148,7 @@ function ask(o) {
 		signal.addEventListener("abort", close);
 		document.body.append(dialog);
 		dialog.showModal();
-		(field || submit).focus();
+		// A destructive confirmation without a field starts on its dismiss button: one Enter keeps things as they are.
+		(field || (o.danger ? cancel : submit)).focus();
 	});
 }
