@@ -658,6 +658,14 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+	it("says so when the address names a status the list has not, and shows the address of what it lists", async () => {
+		const page = await signedIn("/jobs?status=bogus&trigger_type=manual", tokens.read);
+		await page.locator("#notice", { hasText: "Not a filter this list has, so left out: status=bogus." }).waitFor({ state: "visible", ...LIVE });
+		expect(new URL(page.url()).search).toBe("?trigger_type=manual");
+		expect(await page.locator('#jobs-filter select[name="trigger_type"]').inputValue()).toBe("manual");
+		await page.close();
+	});
+
 	it("takes a refused filter's notice away once a corrected filter loads", async () => {
 		const page = await signedIn("/jobs", tokens.read);
 		await page.locator("#jobs-table").waitFor(LIVE);

@@ -8,7 +8,24 @@ async function jobsView(signal) {
 	const older = $("#jobs-older");
 	const agentInput = form.elements.agent;
 	const params = new URLSearchParams(location.search);
-	for (const k of JOB_FILTERS) if (params.get(k)) form.elements[k].value = params.get(k);
+	/** @type {string[]} */
+	const ignored = [];
+	for (const k of JOB_FILTERS) {
+		const value = params.get(k);
+		if (!value) continue;
+		form.elements[k].value = value;
+		// A select takes no value its options lack (?status=bogus): it would list every job, the address
+		// still saying otherwise. Said, and the address made to match what is shown.
+		if (form.elements[k] instanceof HTMLSelectElement && form.elements[k].value !== value) {
+			ignored.push(k + "=" + value);
+			params.delete(k);
+		}
+	}
+	if (ignored.length) {
+		notify("Not a filter this list has, so left out: " + printable(ignored.join(", ")) + ".");
+		const q = params.toString();
+		history.replaceState(null, "", "/jobs" + (q ? "?" + q : ""));
+	}
 	// The agent filter takes any name (a deleted agent's jobs stay listed); its suggestions are every
 	// agent, read a page at a time in the background once it is first used, never holding up the list.
 	const names = new Set();
