@@ -1,5 +1,6 @@
 import { InvalidArgumentError, type Command } from "commander";
 import { z } from "zod";
+import { isJobId, JOB_ID_FORMAT } from "../src/jobs/id-format.ts";
 import { ApiClient, ApiError, DEFAULT_URL } from "./client.ts";
 import { paint, shellWord, wantsColor, type Paint } from "./format.ts";
 import { shapes } from "./shapes.ts";
@@ -102,6 +103,12 @@ export function isoInstant(value: string): string {
  * /v1/agents/a/notepad/"), and "." or ".." would be resolved away by URL parsing, sending the
  * request to another route altogether: both are usage errors, caught before any request.
  */
+/** A job id argument: one the API would refuse as malformed is a usage error (exit 2) before any request. */
+export function jobIdArg(value: string): string {
+	if (!isJobId(value)) throw new InvalidArgumentError(`not a job id: a job id is ${JOB_ID_FORMAT}`);
+	return value;
+}
+
 export function pathSegment(value: string): string {
 	if (value === "") throw new InvalidArgumentError("must not be empty");
 	if (value === "." || value === "..") throw new InvalidArgumentError(`cannot be "${value}": a URL path cannot carry it`);

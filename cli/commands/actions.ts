@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { CliError } from "../client.ts";
-import { act, pathSegment, type Context } from "../context.ts";
+import { act, jobIdArg, pathSegment, type Context } from "../context.ts";
 import { pauseReason, printable, printableDeep, statusStyle } from "../format.ts";
 import { reportJob } from "./trigger.ts";
 import { shapes } from "../shapes.ts";
@@ -38,7 +38,7 @@ export function registerActions(program: Command): void {
 	program
 		.command("cancel")
 		.description("cancel a job: at once, or, while a tool call is in flight, as soon as the call returns (at once with --force)")
-		.argument("<id>", "job id", pathSegment)
+		.argument("<id>", "job id", jobIdArg)
 		.option("-y, --yes", "do not ask first (required when stdin is not a terminal)")
 		.option("-r, --reason <reason>", "recorded with the cancellation")
 		.option("-f, --force", "cut off a tool call in flight too (also after a plain cancel): its effect is then unknown, and recorded so")
@@ -48,7 +48,7 @@ export function registerActions(program: Command): void {
 	program
 		.command("approve")
 		.description("approve the tool call a job is waiting on (approval_pending)")
-		.argument("<id>", "job id", pathSegment)
+		.argument("<id>", "job id", jobIdArg)
 		.option("-i, --input <json>", "run the tool with this input (a JSON object) instead of the model's")
 		.option("--allow-definition-change", "approve even if the agent's definition changed since the job started")
 		.option("--json", "print the API's JSON")
@@ -57,14 +57,14 @@ export function registerActions(program: Command): void {
 	program
 		.command("deny")
 		.description("deny the tool call a job is waiting on; the model is told and the job goes on")
-		.argument("<id>", "job id", pathSegment)
+		.argument("<id>", "job id", jobIdArg)
 		.option("--json", "print the API's JSON")
 		.action(act((ctx, id: string, opts: ApproveOptions) => decide(ctx, id, "deny", opts)));
 
 	program
 		.command("fork")
 		.description("a new job in a new session starting from this job's conversation")
-		.argument("<id>", "job id", pathSegment)
+		.argument("<id>", "job id", jobIdArg)
 		.option("-p, --prompt <prompt>", "the new job's prompt (default: the original's)")
 		.option("--allow-definition-change", "run even if the agent's definition changed since the job")
 		.option("-w, --wait", "follow the new job to its end (exit code as for trigger --wait)")
@@ -74,7 +74,7 @@ export function registerActions(program: Command): void {
 	program
 		.command("continue")
 		.description("a new job continuing this job's session with a new prompt")
-		.argument("<id>", "job id", pathSegment)
+		.argument("<id>", "job id", jobIdArg)
 		.requiredOption("-p, --prompt <prompt>", "what to say next")
 		.option("--allow-definition-change", "run even if the agent's definition changed since the job")
 		.option("-w, --wait", "follow the new job to its end (exit code as for trigger --wait)")

@@ -1,7 +1,7 @@
 import { Option, type Command } from "commander";
 import { parseDocument } from "yaml";
 import { CliError, JSONL } from "../client.ts";
-import { act, isoInstant, nextPageCommand, pathSegment, positiveInt, requireKnownAgent, type Context } from "../context.ts";
+import { act, isoInstant, jobIdArg, nextPageCommand, positiveInt, requireKnownAgent, type Context } from "../context.ts";
 import { BIDI, cancelReason, duration, fields, printable, printableDeep, printableYaml, relTime, renderLine, shellWord, statusStyle, table, when } from "../format.ts";
 import type { JobRecord, JobSummary } from "../types.ts";
 import { shapes } from "../shapes.ts";
@@ -45,7 +45,7 @@ export function registerJobs(program: Command): void {
 	program
 		.command("job")
 		.description("one job: its record, usage per model and, with --logs, its output")
-		.argument("<id>", "job id (job-YYYY-MM-DD-xxxxxx)", pathSegment)
+		.argument("<id>", "job id (job-YYYY-MM-DD-xxxxxx)", jobIdArg)
 		.addOption(new Option("-l, --logs", "also print the job's output (not with --yaml)").conflicts("manifest"))
 		.addOption(new Option("-m, --manifest", "what the job runs with instead: the definition, system prompt, tools, models and deadline saved as it started").conflicts(["yaml", "logs"]))
 		.addOption(

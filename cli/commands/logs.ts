@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { CliError, JSONL, outcomeCode } from "../client.ts";
-import { act, pathSegment, positiveInt, type Context } from "../context.ts";
+import { act, jobIdArg, pathSegment, positiveInt, type Context } from "../context.ts";
 import { printable, renderLine, statusStyle } from "../format.ts";
 import { followJob } from "../sse.ts";
 import { ACTIVE, agentSink, followAgent, lastLines, recentAndActiveJobs, recentJobs, recentJobsWithOutput } from "../agent-logs.ts";
@@ -19,7 +19,7 @@ export function registerLogs(program: Command): void {
 		.command("logs")
 		.description("output: an agent's recent jobs (--follow: and every job it starts, until interrupted), or one job's with --job")
 		.argument("[agent]", "the agent whose recent jobs to show", pathSegment)
-		.option("-j, --job <id>", "this job instead of an agent's recent ones", pathSegment)
+		.option("-j, --job <id>", "this job instead of an agent's recent ones", jobIdArg)
 		.option(
 			"-f, --follow",
 			"stream new lines live: an agent's current and next jobs until interrupted; a --job to its end, resuming after dropped connections; exits 0 completed, 1 failed or indeterminate, 2 cancelled",

@@ -223,9 +223,9 @@ describe("errors from the API", () => {
 	it("keeps a message with a single issue on its line", async () => {
 		const message = "invalid param: id: job id must be job-YYYY-MM-DD-xxxxxx";
 		const api = await fakeApi({
-			"GET /v1/jobs/nope": (_req, res) => json(res, 400, { error: { code: "bad_request", message, details: { issues: [{ path: "id", message: "job id must be job-YYYY-MM-DD-xxxxxx" }] } } }),
+			[`GET /v1/jobs/${JOB}`]: (_req, res) => json(res, 400, { error: { code: "bad_request", message, details: { issues: [{ path: "id", message: "job id must be job-YYYY-MM-DD-xxxxxx" }] } } }),
 		});
-		const r = await runCli(api.url, ["job", "nope"]);
+		const r = await runCli(api.url, ["job", JOB]);
 		expect(r.status).toBe(1);
 		expect(r.stderr.split("\n")).toContain(`drover: ${message}`);
 	});
@@ -1383,6 +1383,18 @@ describe("a token with characters no token has", () => {
 			expect(r.stderr).toContain("drover: DROVER_TOKEN (or --token) holds characters no token has: a space, a line break or a character beyond ASCII\n");
 			expect(r.stderr).not.toContain(TOKEN);
 			expect(r.stderr).not.toContain("cannot reach");
+		}
+		expect(api.seen).toEqual([]);
+	});
+});
+
+describe("a job id the API would refuse as malformed", () => {
+	it("is a usage error (exit 2) naming the format, before any request, for every command that takes one", async () => {
+		const api = await fakeApi({});
+		for (const args of [["job", "badid"], ["cancel", "badid", "--yes"], ["approve", "job-2026-02-30-abcdef"], ["deny", "JOB-2026-01-01-ABCDEF"], ["fork", "job-1"], ["continue", "x", "--prompt", "Go on."], ["logs", "--job", "badid"]]) {
+			const r = await runCli(api.url, args);
+			expect(r.status, args.join(" ")).toBe(2);
+			expect(r.stderr, args.join(" ")).toContain("not a job id: a job id is job-YYYY-MM-DD-xxxxxx (a UTC date, then 6 characters from a-z and 0-9)");
 		}
 		expect(api.seen).toEqual([]);
 	});

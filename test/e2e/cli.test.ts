@@ -888,9 +888,10 @@ describe("errors and usage", () => {
 		expect(r.status).toBe(1);
 		expect(r.stdout).toBe("");
 		expect(r.stderr).toBe("drover: no job job-2020-01-01-aaaaaa\n");
+		// A malformed id is the CLI's usage error (exit 2), before any request.
 		const bad = await drover(["job", "not-a-job"]);
-		expect(bad.status).toBe(1);
-		expect(bad.stderr).toMatch(/^drover: invalid param: id: job id must be job-YYYY-MM-DD-xxxxxx/);
+		expect(bad.status).toBe(2);
+		expect(bad.stderr).toMatch(/not a job id: a job id is job-YYYY-MM-DD-xxxxxx/);
 	});
 
 	it("jobs --agent with an agent that does not exist exits 1 saying so; one with no jobs yet lists none", async () => {
