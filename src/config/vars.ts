@@ -41,7 +41,7 @@ export function numberVar(env: Partial<Record<NumberVarName, string>>, name: Num
 	return value === undefined || value.trim() === "" ? fallback : Number(value.trim());
 }
 
-/** Every numeric var's problem, as the fleet check and /healthz list issues. */
+/** Every numeric var's problem, as /healthz lists issues (a path and a message). */
 export function numberVarIssues(env: Partial<Record<NumberVarName, string>>): { path: string; message: string }[] {
 	return (Object.keys(NUMBER_VARS) as NumberVarName[]).flatMap((name) => {
 		const problem = numberVarProblem(name, env[name]);

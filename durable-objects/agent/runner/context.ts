@@ -34,6 +34,16 @@ export function forModel(result: string, length = result.length, max = MODEL_TOO
 	return `${result.slice(0, end)}\n[drover: result cut from ${Math.max(length, result.length)} to ${end} characters; the whole result is in the job's output]`;
 }
 
+/**
+ * A turn's results as the model is sent them, in the turn's order: each cut to MODEL_TOOL_RESULT_CHARS
+ * and to its share of the turn's budget (see turnShares). `result` may be only the head of a result
+ * whose whole length is `resultLength`.
+ */
+export function turnResultsForModel(calls: readonly { result: string | null; resultLength: number }[]): string[] {
+	const shares = turnShares(calls.map((c) => Math.min(c.resultLength, MODEL_TOOL_RESULT_CHARS)));
+	return calls.map((c, i) => forModel(c.result ?? "", c.resultLength, shares[i]));
+}
+
 /** The least a result of a turn with many is cut to, whatever its share. */
 const MIN_SHARE_CHARS = 1000;
 

@@ -7,7 +7,7 @@ import { insertOccurrence } from "../ledger.ts";
 import type { AgentState } from "../state.ts";
 import { admissionRefusal } from "../triggers.ts";
 import type { ToolResultBlockParam } from "../../../src/agent/contracts.ts";
-import { forModel, MODEL_TOOL_RESULT_CHARS, turnShares } from "./context.ts";
+import { turnResultsForModel } from "./context.ts";
 import { appendUserText, copyMessages, dropRefusedAnswer, reopenConversation, type AnswerToolUse } from "./messages.ts";
 import { getSetup, turnToolCalls } from "./session.ts";
 
@@ -87,8 +87,9 @@ export function createFollowUp(
 export function recordedResults(sql: SqlStorage, sourceId: string): AnswerToolUse {
 	const turn = turnToolCalls(sql, sourceId);
 	const calls = new Map(turn.map((c) => [c.toolUseId, c]));
-	// Within the turn's share of the budget, as the source job gave them (see turnShares).
-	const shares = new Map(turnShares(turn.map((c) => Math.min(c.resultLength, MODEL_TOOL_RESULT_CHARS))).map((share, i) => [turn[i]!.toolUseId, share]));
+	// Cut as the source job's own turn would give them to the model (see turnResultsForModel).
+	const contents = turnResultsForModel(turn);
+	const forModel = new Map(turn.map((c, i) => [c.toolUseId, contents[i] ?? ""]));
 	return (toolUseId): ToolResultBlockParam => {
 		const call = calls.get(toolUseId);
 		const result = (content: string, isError: boolean): ToolResultBlockParam => ({ type: "tool_result", tool_use_id: toolUseId, content, ...(isError ? { is_error: true } : {}) });
@@ -96,7 +97,7 @@ export function recordedResults(sql: SqlStorage, sourceId: string): AnswerToolUs
 			case "completed":
 			case "failed":
 			case "denied":
-				return result(forModel(call.result ?? "", call.resultLength, shares.get(toolUseId)), call.isError);
+				return result(forModel.get(toolUseId) ?? "", call.isError);
 			case "executing":
 				return result("interrupted: the job stopped while this call ran, so whether it took effect is unknown; check before making it again", true);
 			case "interrupted":

@@ -11,7 +11,7 @@ import { redact, redactDeep } from "../../../src/security/redact.ts";
 import { clip } from "../../../src/shared/clip.ts";
 import { deadline } from "../../../src/shared/deadline.ts";
 import { getJob, putJob } from "../jobs.ts";
-import { clearOldToolResults, forModel, MODEL_TOOL_RESULT_CHARS, turnShares, withCacheBreakpoint } from "./context.ts";
+import { clearOldToolResults, turnResultsForModel, withCacheBreakpoint } from "./context.ts";
 import { resumeFromApproval } from "./approval.ts";
 import { appendLines, type OutputLine } from "./output.ts";
 import { appendMessage, extendLastMessage, readMessages } from "./messages.ts";
@@ -415,11 +415,11 @@ async function settleTools(deps: StepDeps, job: JobRecord, setup: JobSetup): Pro
 	// Every call of the turn has its result: hand them to the model in the order it asked, within
 	// the turn's share of the budget (see turnShares).
 	const calls = turnToolCalls(deps.sql, job.id);
-	const shares = turnShares(calls.map((c) => Math.min(c.resultLength, MODEL_TOOL_RESULT_CHARS)));
+	const contents = turnResultsForModel(calls);
 	const results = calls.map((c, i) => ({
 		type: "tool_result" as const,
 		tool_use_id: c.toolUseId,
-		content: forModel(c.result ?? "", c.resultLength, shares[i]),
+		content: contents[i] ?? "",
 		...(c.isError ? { is_error: true } : {}),
 	}));
 	appendMessage(deps.sql, job.id, { role: "user", content: results });
