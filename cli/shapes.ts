@@ -18,6 +18,7 @@ import type {
 	JobPage,
 	JobRecord,
 	RunPage,
+	ToolCallPage,
 	Session,
 	SessionPage,
 	SessionReset,
@@ -109,6 +110,15 @@ export const shapes = {
 			system: z.array(z.object({ text: z.string() })),
 			tools: z.array(z.object({})),
 			definition: z.object({ max_turns: z.number(), timeout: z.string() }),
+		}),
+	),
+	toolCallPage: shape<ToolCallPage>(
+		z.object({
+			job_id: z.string(),
+			agent: z.string(),
+			status: z.string(),
+			tool_calls: z.array(z.object({ name: z.string(), status: z.string(), input: z.record(z.string(), z.unknown()), result: z.string().nullable() })),
+			next_cursor: nextCursor,
 		}),
 	),
 	sessionReset: shape<SessionReset>(z.object({ agent: z.string(), forgotten: z.string().nullable() })),

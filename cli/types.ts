@@ -7,6 +7,7 @@ import type { AgentStatusShape, OccurrenceShape } from "../src/api/agent-actions
 import type { AgentDetailT, AgentViewT } from "../src/api/agents.ts";
 import type { HealthShape } from "../src/api/health.ts";
 import type { JobManifestShape } from "../src/api/job-manifest.ts";
+import type { ToolCallPageShape } from "../src/api/job-tool-calls.ts";
 import type { CurrentSessionShape, SessionResetShape, SessionShape, SessionSummaryShape } from "../src/api/sessions.ts";
 import type { SchedulerHealthShape, StatusShape } from "../src/api/status.ts";
 import type { TickShape } from "../src/api/tick.ts";
@@ -30,6 +31,8 @@ export type Session = SessionShape;
 export type CurrentSession = CurrentSessionShape;
 export type SessionReset = SessionResetShape;
 export type JobManifest = JobManifestShape;
+export type ToolCallPage = ToolCallPageShape;
+export type ToolCallView = ToolCallPage["tool_calls"][number];
 export type Paused = NonNullable<AgentView["paused"]>;
 
 export interface JobPage {

@@ -3,7 +3,7 @@ import { parseDocument } from "yaml";
 import { CliError, JSONL } from "../client.ts";
 import { act, isoInstant, jobIdArg, nextPageCommand, positiveInt, requireKnownAgent, type Context } from "../context.ts";
 import { BIDI, cancelReason, duration, fields, printable, printableDeep, printableYaml, relTime, renderLine, shellWord, statusStyle, table, when } from "../format.ts";
-import type { JobRecord, JobSummary } from "../types.ts";
+import type { JobRecord, JobSummary, ToolCallView } from "../types.ts";
 import { shapes } from "../shapes.ts";
 
 const JOB_STATUSES = ["pending", "running", "approval_pending", "completed", "failed", "cancelled", "indeterminate"];
@@ -24,6 +24,7 @@ interface JobOptions {
 	logs?: boolean;
 	manifest?: boolean;
 	outputLog?: boolean;
+	toolCalls?: boolean;
 	json?: boolean;
 	yaml?: boolean;
 }
@@ -56,7 +57,15 @@ export function registerJobs(program: Command): void {
 				"yaml",
 			]),
 		)
-		.addOption(new Option("--json", "print the API's JSON (with --logs: {job, output})").conflicts("yaml"))
+		.addOption(
+			new Option("-t, --tool-calls", "list the job's tool calls instead, in the order made: input, status, approval, what the model was told, how long each took").conflicts([
+				"logs",
+				"manifest",
+				"outputLog",
+				"yaml",
+			]),
+		)
+		.addOption(new Option("--json", "print the API's JSON (with --logs: {job, output}; with --tool-calls: every page's calls in one)").conflicts("yaml"))
 		.addOption(new Option("--yaml", "print herdctl's YAML job layout (Accept: application/yaml)").conflicts("json"))
 		.action(act(showJob));
 }
@@ -111,6 +120,7 @@ async function showJob(ctx: Context, id: string, opts: JobOptions): Promise<numb
 		throw new CliError("--logs does not go with --yaml: a job's output is JSONL lines, not YAML", 2, `drover job ${shellWord(id)} --yaml for the job; drover logs --job ${shellWord(id)} for its output (--json: the raw JSONL)`);
 	}
 	if (opts.manifest) return showManifest(ctx, id, opts);
+	if (opts.toolCalls) return showToolCalls(ctx, id, opts);
 	if (opts.outputLog) {
 		// The server writes it printable (src/jobs/output-text.ts); printable again costs nothing there
 		// and keeps another server's text off the terminal's controls.
@@ -266,6 +276,54 @@ async function showManifest(ctx: Context, id: string, opts: JobOptions): Promise
 	ctx.out(m.system.map((b) => b.text).join("\n\n"));
 	return 0;
 }
+
+/** `drover job <id> --tool-calls`: every page of GET /v1/jobs/:id/tool-calls, as a table or (--json) as one page. */
+async function showToolCalls(ctx: Context, id: string, opts: JobOptions): Promise<number> {
+	const path = `/v1/jobs/${encodeURIComponent(id)}/tool-calls`;
+	let page = await ctx.client.json(path, shapes.toolCallPage, { query: { limit: 200 } });
+	const calls = [...page.tool_calls];
+	while (page.next_cursor) {
+		page = await ctx.client.json(path, shapes.toolCallPage, { query: { limit: 200, cursor: page.next_cursor } });
+		calls.push(...page.tool_calls);
+	}
+	if (opts.json) {
+		ctx.json({ job_id: page.job_id, agent: page.agent, status: page.status, tool_calls: calls, next_cursor: null });
+		return 0;
+	}
+	const shown = calls;
+	if (shown.length === 0) {
+		ctx.out(ctx.p.dim(page.status === "pending" ? `no tool calls: job ${id} has not started` : `no tool calls in job ${id} (${page.status})`));
+		return 0;
+	}
+	const { p } = ctx;
+	const style = (t: ToolCallView) => (t.status === "completed" ? p.green : t.status === "pending" ? p.dim : t.status === "executing" && isFinal(page.status) ? p.red : p.yellow);
+	const order = new Map(shown.map((t, i) => [t, i + 1]));
+	ctx.out(
+		table<ToolCallView>(
+			shown,
+			[
+				{ header: "#", value: (t) => String(order.get(t)) },
+				{ header: "TOOL", value: (t) => printable(t.name) },
+				{ header: "STATUS", value: (t) => toolCallStatus(t, page.status), style },
+				{ header: "APPROVAL", value: (t) => (t.decision ? printable(`${t.decision === "approve" ? "approved" : "denied"} by ${t.decided_by ?? "?"}`) : "-") },
+				{ header: "TOOK", value: (t) => (t.started_at && t.finished_at ? duration((Date.parse(t.finished_at) - Date.parse(t.started_at)) / 1000) : "-") },
+				// Inputs and results are the model's and the tools' text: printable (JSON already escapes an input's controls).
+				{ header: "INPUT → RESULT", value: (t) => printable(`${JSON.stringify(t.input)}${t.result === null ? "" : ` → ${t.result.replace(/\s+/g, " ")}`}`), flexible: true, max: 200 },
+			],
+			p,
+			ctx.width,
+		),
+	);
+	return 0;
+}
+
+/** A call left executing when its job ended was cut off: its effect is unknown. */
+function toolCallStatus(t: ToolCallView, jobStatus: string): string {
+	if (t.status === "executing" && isFinal(jobStatus)) return "effect unknown";
+	return t.status === "failed" || (t.status === "completed" && t.is_error) ? "failed" : t.status;
+}
+
+const isFinal = (status: string): boolean => ["completed", "failed", "cancelled", "indeterminate"].includes(status);
 
 /** How a run in persistent mode started: carrying the session on, or starting a new one. */
 function persistentText(m: { persistent_from: string | null; continued_from?: string | null }): string | null {

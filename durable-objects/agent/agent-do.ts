@@ -22,7 +22,7 @@ import { claimDue, forgetSchedules, noteTimingChanges, type TickOutcome } from "
 import { currentDefinition, ensureState, forgetDeletedAgent, keepLastDefinition, keptDefinition, markDeleted, readState, saveDefinition, setPaused, type AgentSource, type AgentState } from "./state.ts";
 import { triggerJob, type TriggerRequest } from "./triggers.ts";
 import { createFollowUp } from "./runner/follow-up.ts";
-import { decideToolCall, getSetup, requestCancel, type JobSetup } from "./runner/session.ts";
+import { decideToolCall, getSetup, requestCancel, toolCallPage, type JobSetup, type ToolCall } from "./runner/session.ts";
 import { resumeFromApproval } from "./runner/approval.ts";
 import { InvalidToolSchemaError, toolInputProblems } from "../../src/agent/tools/input-check.ts";
 import { finish, HEARTBEAT_MS, type InflightTool } from "./runner/step.ts";
@@ -449,6 +449,15 @@ export class AgentDO extends DurableObject<Env> {
 	async manifest(id: string): Promise<{ job: JobRecord; setup: JobSetup | null } | null> {
 		const job = getJob(this.sql, id);
 		return job ? { job, setup: getSetup(this.sql, id) } : null;
+	}
+
+	/**
+	 * A page of a job's tool calls in the order made (deputy's runtime), after the call at `after`.
+	 * Null for a job this object does not hold.
+	 */
+	async toolCalls(id: string, limit: number, after: number, resultChars: number): Promise<{ job: JobRecord; calls: ToolCall[]; next: number | null } | null> {
+		const job = this.withCancelRequest(getJob(this.sql, id));
+		return job ? { job, ...toolCallPage(this.sql, id, limit, after, resultChars) } : null;
 	}
 
 	async getJob(id: string): Promise<JobRecord | null> {

@@ -24,6 +24,7 @@ export type AgentRpc = Pick<
 	| "resetPersistentSession"
 	| "getJob"
 	| "manifest"
+	| "toolCalls"
 	| "cancel"
 	| "decide"
 	| "followUp"

@@ -268,6 +268,14 @@ function Job(props: { id: string }) {
 				</div>
 			</div>
 			<section class="panel">
+				<details id="job-tool-calls">
+					<summary>Tool calls</summary>
+					<div id="job-tool-calls-body">
+						<p class="muted">Loading…</p>
+					</div>
+				</details>
+			</section>
+			<section class="panel">
 				<div class="panel-head">
 					<h2>
 						Output <span id="log-zone" class="muted small"></span>

@@ -130,7 +130,8 @@ body:not([data-role="operate"]):not([data-role="admin"]) [data-needs="operate"] 
 .session-panel { display: flex; align-items: center; justify-content: space-between; gap: 1rem; }
 .session-panel p { margin: 0; }
 #job-manifest { margin-top: .9rem; }
-#job-manifest summary { cursor: pointer; font-weight: 600; }
+#job-manifest summary, #job-tool-calls summary { cursor: pointer; font-weight: 600; }
+#job-tool-calls[open] summary { margin-bottom: .6rem; }
 .columns { display: grid; grid-template-columns: minmax(0, 1.15fr) minmax(0, 1fr); gap: 1rem; }
 .columns > div > .panel:last-child { margin-bottom: 1rem; }
 .empty { color: var(--muted); text-align: center; padding: 2rem; background: var(--panel); border: 1px dashed var(--line); border-radius: 8px; }
@@ -147,6 +148,8 @@ table.grid.compact th, table.grid.compact td { padding: .35rem .5rem; }
 table.grid .num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 table.grid .actions { text-align: right; white-space: nowrap; }
 table.grid td.actions button + button { margin-left: .35rem; }
+/* a tool call's input and result: whole words kept, a long one scrolls in its cell */
+table.tool-calls .wrap { display: block; white-space: pre-wrap; overflow-wrap: anywhere; max-height: 9em; overflow: auto; font-family: var(--mono); font-size: .85em; }
 table.grid tfoot td { font-weight: 600; border-top: 1px solid var(--line); border-bottom: 0; }
 /* ids and names are read as a whole: never broken at their hyphens */
 table.grid td a, table.grid td .mono { white-space: nowrap; }

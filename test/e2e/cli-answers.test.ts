@@ -1332,6 +1332,58 @@ describe("job --output-log", () => {
 	});
 });
 
+describe("job --tool-calls", () => {
+	const call = (n: number, extra: Record<string, unknown>) => ({
+		tool_use_id: `toolu_${n}`,
+		name: "http_fetch",
+		input: { url: `https://status.example.test/${n}` },
+		status: "completed",
+		decision: null,
+		decided_by: null,
+		is_error: false,
+		result: `page ${n}`,
+		result_chars: 6,
+		started_at: "2026-01-01T00:00:01.000Z",
+		finished_at: "2026-01-01T00:00:03.500Z",
+		...extra,
+	});
+	const page = (calls: unknown[], next: string | null) => ({ job_id: JOB, agent: "fake", status: "indeterminate", tool_calls: calls, next_cursor: next });
+
+	it("lists every page's calls: status, approval, time, input and result, controls escaped; --json is one page of them all", async () => {
+		const api = await fakeApi({
+			[`GET /v1/jobs/${JOB}/tool-calls?limit=200`]: (_req, res) => json(res, 200, page([call(1, {}), call(2, { name: "create_ticket", input: { title: "Disk\u001b[2J full" }, status: "failed", is_error: true, result: "webhook answered 404", decision: "approve", decided_by: "operator" })], "c2")),
+			[`GET /v1/jobs/${JOB}/tool-calls?limit=200&cursor=c2`]: (_req, res) => json(res, 200, page([call(3, { status: "executing", result: null, result_chars: null, finished_at: null })], null)),
+		});
+		const r = await runCli(api.url, ["job", JOB, "--tool-calls"]);
+		expect(r.status, r.stderr).toBe(0);
+		const lines = r.stdout.trimEnd().split("\n");
+		expect(lines[0]).toMatch(/^#\s+TOOL\s+STATUS\s+APPROVAL\s+TOOK\s+INPUT → RESULT$/);
+		expect(lines[1]).toMatch(/^1\s+http_fetch\s+completed\s+-\s+2\.5s\s+\{"url":"https:\/\/status\.example\.test\/1"\} → page 1$/);
+		expect(lines[2]).toMatch(/^2\s+create_ticket\s+failed\s+approved by operator\s+2\.5s\s+\{"title":"Disk\\u001b\[2J full"\} → webhook answered 404$/);
+		// Left executing by a job that has ended: cut off, its effect unknown.
+		expect(lines[3]).toMatch(/^3\s+http_fetch\s+effect unknown\s+-\s+-\s+\{"url":"https:\/\/status\.example\.test\/3"\}$/);
+		expect(lines).toHaveLength(4);
+
+		const asJson = await runCli(api.url, ["job", JOB, "--tool-calls", "--json"]);
+		expect(asJson.status, asJson.stderr).toBe(0);
+		const all = JSON.parse(asJson.stdout) as { tool_calls: { tool_use_id: string }[]; next_cursor: null };
+		expect(all.tool_calls.map((t) => t.tool_use_id)).toEqual(["toolu_1", "toolu_2", "toolu_3"]);
+		expect(all.next_cursor).toBeNull();
+		for (const other of ["--logs", "--manifest", "--output-log", "--yaml"]) {
+			const both = await runCli(api.url, ["job", JOB, "--tool-calls", other]);
+			expect(both.status, other).toBe(2);
+		}
+		expect(api.seen).toHaveLength(4);
+	});
+
+	it("says so when a job made no calls, or has not started", async () => {
+		const api = await fakeApi({ [`GET /v1/jobs/${JOB}/tool-calls?limit=200`]: (_req, res) => json(res, 200, { ...page([], null), status: "pending" }) });
+		const r = await runCli(api.url, ["job", JOB, "--tool-calls"]);
+		expect(r.status, r.stderr).toBe(0);
+		expect(r.stdout).toBe(`no tool calls: job ${JOB} has not started\n`);
+	});
+});
+
 describe("doctor and the Worker's numeric vars", () => {
 	it("warns of a var /healthz lists as not valid, without failing on it", async () => {
 		const message = 'RETENTION_DAYS "30d" is not a whole number of days (1..3650); the default 30 is used';

@@ -725,6 +725,52 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+	it("lists a job's tool calls when asked: status, approval, input and result; read again while the job runs", async () => {
+		const agent = await createAgent(`dash-tools-${run}`, { tools: [TICKET_TOOL] });
+		await script({ tool_use: { name: "create_ticket", input: { title: "Disk full evil\u202eexe.txt" } } }, { tool_use: { name: "create_ticket", input: { title: "Again" } } }, { text: "Done." });
+		const job = await trigger(agent, "File it.");
+		await expect.poll(async () => (await getJob(job.id)).status, LIVE).toBe("approval_pending");
+		const page = await signedIn(`/jobs/${job.id}`, tokens.read);
+		await page.locator("#job-status .badge", { hasText: "approval pending" }).waitFor(LIVE);
+		const body = page.locator("#job-tool-calls-body");
+		const rows = body.locator("tbody tr");
+		const summary = page.locator("#job-tool-calls summary");
+		await summary.click();
+		await rows.first().waitFor(LIVE);
+		expect(await rows.count()).toBe(1);
+		expect(await rows.first().locator("td").allTextContents()).toEqual(["1", "create_ticket", "pending", "—", "—", '{"title":"Disk full evil\\u202eexe.txt"}', "—"]);
+
+		await call("POST", `/v1/jobs/${job.id}/approval`, tokens.operate, { decision: "approve" });
+		await expect.poll(async () => (await getJob(job.id)).pending_approval?.input, LIVE).toEqual({ title: "Again" });
+		await call("POST", `/v1/jobs/${job.id}/approval`, tokens.operate, { decision: "deny" });
+		expect(await settled(job.id)).toBe("completed");
+		await page.locator("#job-status .badge", { hasText: "completed" }).waitFor(LIVE);
+		// Closed and opened again: read again, since the job was still running when it was read.
+		await summary.click();
+		await summary.click();
+		await rows.nth(1).waitFor(LIVE);
+		const [filed, denied] = await Promise.all([rows.nth(0).locator("td").allTextContents(), rows.nth(1).locator("td").allTextContents()]);
+		// The e2e tool target answers 404: the call ran and failed, and the model was told so.
+		expect(filed.slice(0, 3)).toEqual(["1", "create_ticket", "failed"]);
+		expect(filed[3]).toMatch(/^approved by \S+$/);
+		expect(filed[4]).toMatch(/^\d+(\.\d)? s$/);
+		expect(filed[6]).toContain("404");
+		expect(denied.slice(0, 3)).toEqual(["2", "create_ticket", "denied"]);
+		expect(denied[3]).toMatch(/^denied by \S+$/);
+		expect(denied[5]).toBe('{"title":"Again"}');
+		// Ended: closed and opened again, not read again.
+		const reads: string[] = [];
+		page.on("request", (r) => {
+			if (r.url().includes(`/v1/jobs/${job.id}/tool-calls`)) reads.push(r.url());
+		});
+		await summary.click();
+		await summary.click();
+		expect(await rows.count()).toBe(2);
+		expect(reads).toEqual([]);
+		await shot(page, "job-tool-calls");
+		await page.close();
+	});
+
 	it("shows an agent's persistent session above its runs, and forgets it from there", async () => {
 		const agent = await createAgent(`dash-keeper-${run}`, { session: { mode: "persistent", idle_timeout: "24h" } });
 		await script({ text: "Remembered." });

@@ -5,9 +5,10 @@ import type { AgentStatusShape, OccurrenceShape } from "../../src/api/agent-acti
 import type { AgentViewT } from "../../src/api/agents.ts";
 import type { MeShape } from "../../src/api/me.ts";
 import type { JobManifestShape } from "../../src/api/job-manifest.ts";
+import type { ToolCallPageShape } from "../../src/api/job-tool-calls.ts";
 import type { CurrentSessionShape } from "../../src/api/sessions.ts";
 import type { StatusShape } from "../../src/api/status.ts";
-import type { AgentStatus, AgentView, CurrentSession, JobManifest, Me, Occurrence, OutputLine, Status } from "../../src/dashboard/client/api-types.ts";
+import type { AgentStatus, AgentView, CurrentSession, JobManifest, Me, Occurrence, OutputLine, Status, ToolCallPage } from "../../src/dashboard/client/api-types.ts";
 import { APP_JS } from "../../src/dashboard/client/index.ts";
 
 // The script's source files as text (Vite inlines them at build time).
@@ -36,6 +37,7 @@ describe("the dashboard's types for the API's JSON (src/dashboard/client/api-typ
 		expectTypeOf<MeShape>().toExtend<Me>();
 		expectTypeOf<CurrentSessionShape>().toExtend<CurrentSession>();
 		expectTypeOf<JobManifestShape>().toExtend<JobManifest>();
+		expectTypeOf<ToolCallPageShape>().toExtend<ToolCallPage>();
 		// So is a line of any type, for the scripts' loose shape (every type's fields, optional).
 		expectTypeOf<ServerOutputLine>().toExtend<OutputLine>();
 	});

@@ -144,6 +144,9 @@ export interface ToolCall {
 	/** The whole result's length, in characters. */
 	resultLength: number;
 	isError: boolean;
+	/** When it began executing and when it ended (epoch ms); null until then. */
+	startedAt: number | null;
+	finishedAt: number | null;
 }
 
 interface ToolCallRow {
@@ -157,6 +160,8 @@ interface ToolCallRow {
 	result: string | null;
 	result_length: number | null;
 	is_error: number | null;
+	started_at: number | null;
+	finished_at: number | null;
 	[key: string]: SqlStorageValue;
 }
 
@@ -172,8 +177,14 @@ function toToolCall(r: ToolCallRow): ToolCall {
 		result: r.result,
 		resultLength: r.result_length ?? 0,
 		isError: r.is_error === 1,
+		startedAt: r.started_at,
+		finishedAt: r.finished_at,
 	};
 }
+
+// The result's head only (its first ? characters, bound first): a result can be a megabyte.
+const TOOL_CALL_COLUMNS =
+	"tool_use_id, seq, name, input, status, decision, decided_by, substr(result, 1, ?) AS result, coalesce(result_chars, length(result)) AS result_length, is_error, started_at, finished_at";
 
 /**
  * The tool calls of the job's latest assistant turn (seq = that message's seq). A result can be a
@@ -182,14 +193,32 @@ function toToolCall(r: ToolCallRow): ToolCall {
 export function turnToolCalls(sql: SqlStorage, jobId: string): ToolCall[] {
 	return sql
 		.exec<ToolCallRow>(
-			`SELECT tool_use_id, seq, name, input, status, decision, decided_by, substr(result, 1, ?) AS result, coalesce(result_chars, length(result)) AS result_length, is_error
-			 FROM tool_calls WHERE job_id = +? AND seq = (SELECT max(seq) FROM tool_calls WHERE job_id = +?) ORDER BY rowid`,
+			`SELECT ${TOOL_CALL_COLUMNS} FROM tool_calls WHERE job_id = +? AND seq = (SELECT max(seq) FROM tool_calls WHERE job_id = +?) ORDER BY rowid`,
 			MODEL_TOOL_RESULT_CHARS + 1,
 			jobId,
 			jobId,
 		)
 		.toArray()
 		.map(toToolCall);
+}
+
+/**
+ * A page of the job's tool calls in the order the model made them (deputy's `runtime`: the calls a
+ * job executed), after the call at rowid `after`; `next` is where the next page starts, null at the
+ * end. Each result is its head, up to `resultChars`: the JSONL's tool_result line has it whole.
+ */
+export function toolCallPage(sql: SqlStorage, jobId: string, limit: number, after: number, resultChars: number): { calls: ToolCall[]; next: number | null } {
+	const rows = sql
+		.exec<ToolCallRow & { position: number }>(
+			`SELECT rowid AS position, ${TOOL_CALL_COLUMNS} FROM tool_calls WHERE job_id = ? AND rowid > ? ORDER BY rowid LIMIT ?`,
+			resultChars,
+			jobId,
+			after,
+			limit + 1,
+		)
+		.toArray();
+	const page = rows.slice(0, limit);
+	return { calls: page.map(toToolCall), next: rows.length > limit ? page.at(-1)!.position : null };
 }
 
 export function insertToolCalls(sql: SqlStorage, jobId: string, seq: number, calls: { id: string; name: string; input: unknown }[]): void {

@@ -93,6 +93,21 @@ export type JobManifest = {
 	continued_from: string | null;
 };
 
+/** GET /v1/jobs/:id/tool-calls: a job's tool calls in the order made (src/api/job-tool-calls.ts, ToolCallPage). */
+export type ToolCallView = {
+	name: string;
+	input: Record<string, unknown>;
+	status: "pending" | "executing" | "completed" | "failed" | "denied" | "interrupted";
+	decision: "approve" | "deny" | null;
+	decided_by: string | null;
+	is_error: boolean;
+	result: string | null;
+	result_chars: number | null;
+	started_at: string | null;
+	finished_at: string | null;
+};
+export type ToolCallPage = Page<"tool_calls", ToolCallView> & { status: JobSummary["status"] };
+
 export type AgentPage = Page<"agents", AgentView>;
 export type JobPage = Page<"jobs", JobSummary>;
 export type IncidentPage = Page<"incidents", Incident>;

@@ -59,6 +59,20 @@ async function jobView(signal) {
 		);
 	};
 
+	// Read at each opening while the job runs (its calls change), and once after it has ended.
+	const toolCalls = /** @type {HTMLDetailsElement} */ ($("#job-tool-calls"));
+	let toolCallsFinal = false;
+	toolCalls.ontoggle = () => {
+		if (!toolCalls.open || toolCallsFinal) return;
+		readToolCalls(path, signal).then(
+			(page) => {
+				toolCallsFinal = FINAL.includes(page.status);
+				$("#job-tool-calls-body").replaceChildren(toolCallsView(page));
+			},
+			(err) => $("#job-tool-calls-body").replaceChildren(h("p", { class: "muted", text: "Could not be read: " + printable(String(err.message || err)) })),
+		);
+	};
+
 	$("#job-cancel").onclick = (/** @type {Click} */ e) => act(e.currentTarget, () => ask({
 		title: "Cancel job " + id,
 		text: "It stops at once, and a model call in flight is cut off; a tool call in flight is let finish first, so that its effect is recorded, unless forced.",
@@ -180,6 +194,49 @@ async function jobView(signal) {
 	}), "Denied");
 
 	followOutput(id, signal, { status: refresh, end: refresh });
+}
+
+/** Every page of a job's tool calls, as one. @param {string} path @param {AbortSignal} signal @returns {Promise<ToolCallPage>} */
+async function readToolCalls(path, signal) {
+	/** @type {ToolCallPage} */
+	let page = await api(path + "/tool-calls?limit=200", { signal });
+	const calls = [...page.tool_calls];
+	while (page.next_cursor) {
+		page = await api(path + "/tool-calls?limit=200&cursor=" + enc(page.next_cursor), { signal });
+		calls.push(...page.tool_calls);
+	}
+	return { ...page, tool_calls: calls };
+}
+
+/** A job's tool calls, in the order made: what each was given, what became of it, what the model was told. @param {ToolCallPage} page */
+function toolCallsView(page) {
+	if (!page.tool_calls.length) return h("p", { class: "muted", text: page.status === "pending" ? "Not started yet." : "No tool calls." });
+	const ended = FINAL.includes(page.status);
+	/** @param {ToolCallView} t @returns {[string, string]} its words and badge colour */
+	const state = (t) =>
+		t.status === "executing" ? (ended ? ["effect unknown", "indeterminate"] : ["executing", "running"])
+		: t.status === "interrupted" ? ["interrupted, effect unknown", "indeterminate"]
+		: t.status === "denied" ? ["denied", "cancelled"]
+		: t.status === "completed" && t.is_error ? ["failed", "failed"]
+		: [t.status, t.status];
+	/** @param {ToolCallView} t */
+	const took = (t) => (t.started_at && t.finished_at ? dur((Date.parse(t.finished_at) - Date.parse(t.started_at)) / 1000) : "—");
+	return h("div", { class: "table-wrap" }, h("table", { class: "grid compact tool-calls" },
+		h("thead", null, h("tr", null, ["#", "Tool", "Status", "Approval", "Took", "Input", "Result"].map((t) => h("th", { text: t })))),
+		h("tbody", null, page.tool_calls.map((t, i) => {
+			const [text, colour] = state(t);
+			const cut = t.result !== null && t.result_chars !== null && t.result_chars > t.result.length;
+			return h("tr", null,
+				h("td", { class: "num", text: String(i + 1) }),
+				h("td", { class: "mono", text: printable(t.name) }),
+				h("td", null, h("span", { class: "badge s-" + colour, text })),
+				h("td", { text: t.decision ? printable((t.decision === "approve" ? "approved by " : "denied by ") + (t.decided_by || "?")) : "—" }),
+				h("td", { class: "num", text: took(t) }),
+				h("td", null, h("code", { class: "wrap", text: printable(JSON.stringify(t.input)) })),
+				h("td", null, t.result === null ? h("span", { class: "muted", text: "—" }) : h("span", { class: "wrap", text: printable(t.result) + (cut ? " (" + num(t.result_chars) + " characters in all; the JSONL has it whole)" : "") })),
+			);
+		})),
+	));
 }
 
 /** What a job runs with: its models, limits, tools and system prompt, as saved when it started. @param {JobManifest} m */

@@ -19,6 +19,8 @@ type OutputLine = import("./api-types.ts").OutputLine;
 type Page<K extends string, T> = import("./api-types.ts").Page<K, T>;
 type SseEvent = import("./api-types.ts").SseEvent;
 type Status = import("./api-types.ts").Status;
+type ToolCallPage = import("./api-types.ts").ToolCallPage;
+type ToolCallView = import("./api-types.ts").ToolCallView;
 type UsagePage = import("./api-types.ts").UsagePage;
 
 // dom.client.js
