@@ -95,7 +95,8 @@ async function listJobs(ctx: Context, opts: JobsOptions): Promise<number> {
 			[
 				{ header: "ID", value: (j) => j.id },
 				{ header: "AGENT", value: (j) => j.agent },
-				{ header: "STATUS", value: (j) => j.status, style: (j) => statusStyle(ctx.p, j.status) },
+				// completed says the run ended with an answer, not that every call it made succeeded.
+				{ header: "STATUS", value: (j) => (j.tool_calls?.failed ? `${j.status} (${j.tool_calls.failed}/${j.tool_calls.made} calls failed)` : j.status), style: (j) => (j.status === "completed" && j.tool_calls?.failed ? ctx.p.yellow : statusStyle(ctx.p, j.status)) },
 				{ header: "TRIGGER", value: (j) => (j.schedule ? `${j.trigger_type}:${j.schedule}` : j.trigger_type) },
 				{ header: "STARTED", value: (j) => relTime(j.started_at, now) },
 				{ header: "DURATION", value: (j) => (j.duration_seconds !== null ? duration(j.duration_seconds) : j.started_at ? duration((now - Date.parse(j.started_at)) / 1000) : "-") },
@@ -213,6 +214,7 @@ export function describeJob(ctx: Context, record: JobRecord): string {
 			["prompt", job.prompt === null ? null : oneLine(job.prompt, ctx)],
 			// An empty summary is no summary: a blank row would only look like a display fault.
 			["summary", job.summary === null || job.summary.trim() === "" ? null : oneLine(job.summary, ctx)],
+			["tool calls", toolCallsText(ctx, job)],
 			["error", job.error ? p.red(`${job.error.type}: ${job.error.message}`) : null],
 			["approval", approval ? p.yellow(approval) : null],
 			["delivery", job.delivery ? `${job.delivery.target}: ${statusStyle(p, job.delivery.outcome)(job.delivery.outcome)}` : null],
@@ -275,6 +277,14 @@ async function showManifest(ctx: Context, id: string, opts: JobOptions): Promise
 	ctx.out(ctx.p.bold("system prompt"));
 	ctx.out(m.system.map((b) => b.text).join("\n\n"));
 	return 0;
+}
+
+/** How many calls the job ran and how many failed, once it has ended (none: no row). */
+function toolCallsText(ctx: Context, job: JobRecord): string | null {
+	const t = job.tool_calls ?? null;
+	if (t === null || t.made === 0) return null;
+	const failed = t.failed === 0 ? "none failed" : ctx.p.yellow(`${t.failed} failed`);
+	return `${t.made} ran, ${failed} (drover job ${job.id} --tool-calls)`;
 }
 
 /** `drover job <id> --tool-calls`: every page of GET /v1/jobs/:id/tool-calls, as a table or (--json) as one page. */

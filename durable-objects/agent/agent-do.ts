@@ -2,7 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import { definitionRevision } from "../../src/config/fleet.ts";
 import { readinessProblems } from "../../src/config/readiness.ts";
 import type { AgentDefinition } from "../../src/config/schema.ts";
-import type { DeliveryOutcome, JobRecord } from "../../src/jobs/model.ts";
+import type { DeliveryOutcome, JobRecord, ToolCallTally } from "../../src/jobs/model.ts";
 import { log } from "../../src/log.ts";
 import { isRefusal, refuse, type Refusal } from "../../src/shared/refusal.ts";
 import { migrate } from "../../src/store/sqlite-migrations.ts";
@@ -52,7 +52,7 @@ export interface AgentStatus {
 	paused: { at: string; reason: string | null; by: string | null } | null;
 	running_jobs: { id: string; status: string; started_at: string | null; schedule: string | null }[];
 	queued_jobs: number;
-	last_job: { id: string; status: string; exit_reason: string | null; finished_at: string | null; delivery: DeliveryOutcome | null } | null;
+	last_job: { id: string; status: string; exit_reason: string | null; finished_at: string | null; delivery: DeliveryOutcome | null; tool_calls: ToolCallTally | null } | null;
 	index_backlog: number;
 }
 
@@ -384,7 +384,7 @@ export class AgentDO extends DurableObject<Env> {
 				schedule: j.schedule,
 			})),
 			queued_jobs: jobCounts(this.sql).pending,
-			last_job: last && { id: last.id, status: last.status, exit_reason: last.exit_reason, finished_at: last.finished_at, delivery: last.delivery?.outcome ?? null },
+			last_job: last && { id: last.id, status: last.status, exit_reason: last.exit_reason, finished_at: last.finished_at, delivery: last.delivery?.outcome ?? null, tool_calls: last.tool_calls },
 			index_backlog: outboxSize(this.sql, this.passes.acked),
 		};
 	}

@@ -180,6 +180,7 @@ function toSessionJob(job: JobRecord): SessionJob {
 		duration_seconds: job.duration_seconds,
 		summary: job.summary,
 		revision: job.revision,
+		tool_calls: job.tool_calls,
 		continued_from: job.continued_from,
 	};
 }

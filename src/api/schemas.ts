@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { QUEUE_RETRY_AFTER_SECONDS } from "../errors.ts";
-import { DeliveryOutcomeSchema } from "../jobs/model.ts";
+import { DeliveryOutcomeSchema, ToolCallTallySchema } from "../jobs/model.ts";
 
 export const ErrorSchema = z
 	.object({
@@ -48,6 +48,7 @@ export const LastJobSchema = z
 		exit_reason: z.string().nullable(),
 		finished_at: z.string().nullable(),
 		delivery: DeliveryOutcomeSchema.nullable().openapi({ description: "Its delivery's outcome: a completed job whose answer did not get through reads failed or unknown here; null with no delivery, or one still being tried" }),
+		tool_calls: ToolCallTallySchema.nullable().openapi({ description: "The tool calls it ran and how many failed (the record's tool_calls): a completed job's failed calls are worth a look" }),
 	})
 	.nullable()
 	.openapi({ description: "The newest job that ended (running and queued jobs are listed apart); null if none has" });

@@ -156,6 +156,7 @@ table.grid td a, table.grid td .mono { white-space: nowrap; }
 td.summary { max-width: 28rem; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 td.error-text { max-width: 26rem; min-width: 12rem; word-break: break-word; }
 td .sub { display: block; color: var(--muted); font-size: .86em; }
+td .sub.warn, .warn-text { color: #8a5300; }
 ul.plain { list-style: none; margin: 0; padding: 0; }
 ul.plain li + li { margin-top: .2rem; }
 

@@ -11,6 +11,7 @@ import {
 	type JobRecord,
 	type JobStatus,
 	type PendingApproval,
+	type ToolCallTally,
 	type TriggerType,
 	type UsageLimits,
 } from "./schema.ts";
@@ -98,6 +99,7 @@ export function createJob(input: CreateJobInput, now: Date): JobRecord {
 		delivery: null,
 		definition_revision: input.definition_revision,
 		owner: input.owner ?? null,
+		tool_calls: null,
 	};
 }
 
@@ -111,6 +113,8 @@ export interface TransitionOptions {
 	summary?: string;
 	/** The tool call awaiting a decision: only when entering approval_pending. */
 	pending_approval?: PendingApproval;
+	/** The tool calls the job ran, counted as it ends; a job ending before it started ran none. */
+	tool_calls?: ToolCallTally;
 }
 
 /**
@@ -151,8 +155,10 @@ export function transition(job: JobRecord, to: JobStatus, options: TransitionOpt
 		const start = Date.parse(job.started_at ?? job.created_at);
 		next.duration_seconds = Math.max(0, options.at.getTime() - start) / 1000;
 		if (options.error !== undefined) next.error = options.error;
-	} else if (options.exit_reason !== undefined) {
-		throw new BadRequestError(`an exit reason is only recorded when a job ends, not on ${to}`);
+		// A job that ran without its count given is not said to have made none.
+		next.tool_calls = options.tool_calls ?? (job.started_at === null ? { made: 0, failed: 0 } : null);
+	} else if (options.exit_reason !== undefined || options.tool_calls !== undefined) {
+		throw new BadRequestError(`an exit reason or tool call count is only recorded when a job ends, not on ${to}`);
 	}
 	return next;
 }

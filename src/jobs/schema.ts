@@ -87,6 +87,14 @@ export type PendingApproval = z.infer<typeof PendingApprovalSchema>;
 export const DeliverySchema = z.object({ target: z.string(), outcome: DeliveryOutcomeSchema });
 export type Delivery = z.infer<typeof DeliverySchema>;
 
+export const ToolCallTallySchema = z
+	.object({
+		made: z.number().int().nonnegative().openapi({ description: "Calls that ran (denied ones and ones never reached did not)" }),
+		failed: z.number().int().nonnegative().openapi({ description: "Of those, the ones whose result told the model they failed, or that a forced cancel cut off" }),
+	})
+	.openapi("ToolCallTally");
+export type ToolCallTally = z.infer<typeof ToolCallTallySchema>;
+
 // Unnamed, so the summary can be picked from it without inheriting the JobRecord component name.
 const JobRecordObject = z.object({
 	// herdctl's job metadata, field for field
@@ -130,6 +138,10 @@ const JobRecordObject = z.object({
 	continued_from: JobIdSchema.nullable().openapi({
 		description: "The job this one continues (trigger_type continue), as forked_from names a fork's source; null otherwise, and in records from before the field",
 	}),
+	tool_calls: ToolCallTallySchema.nullable().openapi({
+		description:
+			"How many tool calls the job ran and how many of those failed, counted as it ends (GET /v1/jobs/{id}/tool-calls lists them); null while it runs, and in records from before the field. completed says the run ended with a final answer, not that every call it made succeeded",
+	}),
 });
 
 export const JobRecordSchema = JobRecordObject.openapi("JobRecord");
@@ -150,5 +162,6 @@ export const JobSummarySchema = JobRecordObject.pick({
 	duration_seconds: true,
 	summary: true,
 	revision: true,
+	tool_calls: true,
 }).openapi("JobSummary");
 export type JobSummary = z.infer<typeof JobSummarySchema>;

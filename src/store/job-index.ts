@@ -21,6 +21,8 @@ interface JobIndexRow {
 	summary: string | null;
 	revision: number;
 	updated_at: number;
+	tool_calls_made: number | null;
+	tool_calls_failed: number | null;
 }
 
 function toJobSummary(row: JobIndexRow): JobSummary {
@@ -39,6 +41,7 @@ function toJobSummary(row: JobIndexRow): JobSummary {
 		duration_seconds: row.duration_seconds,
 		summary: row.summary,
 		revision: row.revision,
+		tool_calls: row.tool_calls_made === null || row.tool_calls_failed === null ? null : { made: row.tool_calls_made, failed: row.tool_calls_failed },
 	};
 }
 
@@ -134,12 +137,13 @@ export function upsertStatements(db: D1Database, records: readonly JobRecord[]):
 		const upsert = db
 			.prepare(
 				`INSERT INTO jobs (id, agent, schedule, trigger_type, status, exit_reason, dispatch, scheduled_instant,
-				   created_at, started_at, finished_at, duration_seconds, summary, revision, updated_at)
-				 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, CAST(unixepoch('subsec') * 1000 AS INTEGER))
+				   created_at, started_at, finished_at, duration_seconds, summary, revision, tool_calls_made, tool_calls_failed, updated_at)
+				 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, CAST(unixepoch('subsec') * 1000 AS INTEGER))
 				 ON CONFLICT (id) DO UPDATE SET
 				   status = excluded.status, exit_reason = excluded.exit_reason, dispatch = excluded.dispatch, started_at = excluded.started_at,
 				   finished_at = excluded.finished_at, duration_seconds = excluded.duration_seconds,
-				   summary = excluded.summary, revision = excluded.revision, updated_at = excluded.updated_at
+				   summary = excluded.summary, revision = excluded.revision, tool_calls_made = excluded.tool_calls_made,
+				   tool_calls_failed = excluded.tool_calls_failed, updated_at = excluded.updated_at
 				 WHERE excluded.revision > jobs.revision AND jobs.agent = excluded.agent`,
 			)
 			.bind(
@@ -157,6 +161,8 @@ export function upsertStatements(db: D1Database, records: readonly JobRecord[]):
 				r.duration_seconds,
 				r.summary,
 				r.revision,
+				r.tool_calls?.made ?? null,
+				r.tool_calls?.failed ?? null,
 			);
 		if (!isFinal(r.status)) return [upsert];
 		// Before the upsert, which would make the row look counted already.

@@ -83,6 +83,14 @@ describe("GET /v1/jobs/:id/tool-calls", () => {
 			expect(t.tool_use_id).toMatch(/^toolu_/);
 		}
 		expect(new Set(page.tool_calls.map((t) => t.tool_use_id)).size).toBe(3);
+
+		// Counted as it ended, where its status is read: completed, with one call failed.
+		const record = await (await call(`/v1/jobs/${waiting.id}`)).json<{ status: string; tool_calls: unknown }>();
+		expect(record).toMatchObject({ status: "completed", tool_calls: { made: 3, failed: 1 } });
+		const listed = await (await call("/v1/jobs?agent=audited")).json<{ jobs: { id: string; tool_calls: unknown }[] }>();
+		expect(listed.jobs).toEqual([expect.objectContaining({ id: waiting.id, tool_calls: { made: 3, failed: 1 } })]);
+		const agent = await (await call("/v1/agents/audited")).json<{ last_job: unknown }>();
+		expect(agent.last_job).toMatchObject({ id: waiting.id, tool_calls: { made: 3, failed: 1 } });
 	});
 
 	it("pages by cursor, each call once, and refuses a cursor from another job", async () => {
@@ -122,6 +130,11 @@ describe("GET /v1/jobs/:id/tool-calls", () => {
 		const queued = await trigger("audited-queue");
 		await settle("audited-queue");
 		expect(await pageOf(queued.id)).toMatchObject({ status: "pending", tool_calls: [], next_cursor: null });
+		// Not counted while it waits; a job cancelled before it started ran none.
+		expect(await (await call(`/v1/jobs/${queued.id}`)).json()).toMatchObject({ tool_calls: null });
+		expect((await call(`/v1/jobs/${queued.id}/cancel`, { method: "POST", as: "operate", body: {} })).status).toBe(200);
+		await settle("audited-queue");
+		expect(await (await call(`/v1/jobs/${queued.id}`)).json()).toMatchObject({ status: "cancelled", tool_calls: { made: 0, failed: 0 } });
 
 		const unknown = await call("/v1/jobs/job-2026-01-01-zzzzzz/tool-calls");
 		expect(unknown.status).toBe(404);

@@ -1376,6 +1376,23 @@ describe("job --tool-calls", () => {
 		expect(api.seen).toHaveLength(4);
 	});
 
+	it("says beside a job's status how many of its calls failed: in jobs and in job", async () => {
+		const failing = record({ tool_calls: { made: 3, failed: 1 } });
+		const clean = record({ id: "job-2026-01-01-bbbbbb", tool_calls: { made: 2, failed: 0 } });
+		const api = await fakeApi({
+			"GET /v1/jobs?limit=20": (_req, res) => json(res, 200, { jobs: [failing, clean], next_cursor: null }),
+			[`GET /v1/jobs/${JOB}`]: (_req, res) => json(res, 200, failing),
+			"GET /v1/jobs/job-2026-01-01-bbbbbb": (_req, res) => json(res, 200, clean),
+		});
+		const list = await runCli(api.url, ["jobs"]);
+		expect(list.status, list.stderr).toBe(0);
+		expect(list.stdout).toMatch(new RegExp(`^${JOB}\\s+fake\\s+completed \\(1/3 calls failed\\)\\s`, "m"));
+		expect(list.stdout).toMatch(/^job-2026-01-01-bbbbbb\s+fake\s+completed\s+continue\s/m);
+		const one = await runCli(api.url, ["job", JOB]);
+		expect(one.stdout).toMatch(new RegExp(`^tool calls\\s+3 ran, 1 failed \\(drover job ${JOB} --tool-calls\\)$`, "m"));
+		expect((await runCli(api.url, ["job", "job-2026-01-01-bbbbbb"])).stdout).toMatch(/^tool calls\s+2 ran, none failed \(/m);
+	});
+
 	it("says so when a job made no calls, or has not started", async () => {
 		const api = await fakeApi({ [`GET /v1/jobs/${JOB}/tool-calls?limit=200`]: (_req, res) => json(res, 200, { ...page([], null), status: "pending" }) });
 		const r = await runCli(api.url, ["job", JOB, "--tool-calls"]);

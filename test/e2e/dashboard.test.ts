@@ -768,6 +768,13 @@ describe("the dashboard", () => {
 		expect(await rows.count()).toBe(2);
 		expect(reads).toEqual([]);
 		await shot(page, "job-tool-calls");
+		// Beside its status, here and in the lists: completed, with its one call that ran failed.
+		const facts = page.locator("#job-facts");
+		await facts.getByText("1 ran, 1 failed (listed below)").waitFor(LIVE);
+		await page.goto(`${url}/jobs?agent=${agent}`);
+		await page.locator(`tr[data-job="${job.id}"] .sub.warn`, { hasText: "1 of 1 tool call failed" }).waitFor(LIVE);
+		await page.goto(`${url}/`);
+		await page.locator("tr", { hasText: agent }).getByText("· 1 of 1 tool call failed").waitFor(LIVE);
 		await page.close();
 	});
 

@@ -292,6 +292,18 @@ describe("pending approval", () => {
 	});
 });
 
+describe("tool call count", () => {
+	it("is recorded as a job ends: as given, none for a job that never started, unknown (null) for one that ran without it", () => {
+		expect(jobIn("running").tool_calls).toBeNull();
+		const ended = transition(jobIn("running"), "completed", { reason: "final answer", at: LATER, tool_calls: { made: 3, failed: 1 } });
+		expect(ended.tool_calls).toEqual({ made: 3, failed: 1 });
+		expect(JobRecordSchema.safeParse(ended).success).toBe(true);
+		expect(transition(newJob(), "cancelled", { reason: "by operator", at: LATER }).tool_calls).toEqual({ made: 0, failed: 0 });
+		expect(transition(jobIn("running"), "failed", { reason: "x", at: LATER, exit_reason: "error", error: { type: "error", message: "x" } }).tool_calls).toBeNull();
+		expect(() => transition(jobIn("running"), "approval_pending", { reason: "gated", at: LATER, tool_calls: { made: 1, failed: 0 } })).toThrow(BadRequestError);
+	});
+});
+
 describe("job ids", () => {
 	afterEach(() => {
 		vi.restoreAllMocks();
@@ -489,6 +501,7 @@ describe("schemas", () => {
 				"duration_seconds",
 				"summary",
 				"revision",
+				"tool_calls",
 			].sort(),
 		);
 		expect(row.status).toBe("completed");

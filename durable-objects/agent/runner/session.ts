@@ -1,5 +1,6 @@
 import type { TextBlockParam, ToolParam } from "../../../src/agent/contracts.ts";
 import type { AgentDefinition } from "../../../src/config/schema.ts";
+import type { ToolCallTally } from "../../../src/jobs/schema.ts";
 import { jsonMemo } from "../../../src/shared/json-memo.ts";
 import { MODEL_TOOL_RESULT_CHARS } from "./context.ts";
 
@@ -261,6 +262,17 @@ export function markToolCall(
 export function decideToolCall(sql: SqlStorage, jobId: string, toolUseId: string, decision: "approve" | "deny", by: string, input?: Record<string, unknown>): void {
 	if (input) sql.exec("UPDATE tool_calls SET input = ? WHERE job_id = ? AND tool_use_id = ?", JSON.stringify(input), jobId, toolUseId);
 	sql.exec("UPDATE tool_calls SET decision = ?, decided_by = ? WHERE job_id = ? AND tool_use_id = ?", decision, by, jobId, toolUseId);
+}
+
+/** The calls a job ran, and how many of them failed (its result said so, or a forced cancel cut it off). */
+export function toolCallTally(sql: SqlStorage, jobId: string): ToolCallTally {
+	return sql
+		.exec<{ made: number; failed: number }>(
+			`SELECT count(*) AS made, coalesce(sum(status = 'interrupted' OR (is_error = 1 AND status IN ('completed', 'failed'))), 0) AS failed
+			 FROM tool_calls WHERE job_id = ? AND status IN ('executing', 'completed', 'failed', 'interrupted')`,
+			jobId,
+		)
+		.one();
 }
 
 export function toolCallCount(sql: SqlStorage, jobId: string): number {

@@ -16,7 +16,7 @@ import { resumeFromApproval } from "./approval.ts";
 import { appendLines, type OutputLine } from "./output.ts";
 import { appendMessage, extendLastMessage, readMessages } from "./messages.ts";
 import { noteCompletedRun, noteFailedRun } from "./persistent.ts";
-import { NEVER, getSetup, insertToolCalls, markToolCall, noteExtraRequests, requestCancel, setNextStep, toolCallCount, turnToolCalls, type JobSetup } from "./session.ts";
+import { NEVER, getSetup, insertToolCalls, markToolCall, noteExtraRequests, requestCancel, setNextStep, toolCallCount, toolCallTally, turnToolCalls, type JobSetup } from "./session.ts";
 import { addUsage, limitReached, type LimitHit, type UsedCounts } from "./usage.ts";
 
 /** The fleet's price table (fleet.yaml `pricing`); an invalid bundled fleet prices nothing. */
@@ -106,6 +106,7 @@ export function finish(
 		...(opts.exit_reason ? { exit_reason: opts.exit_reason } : {}),
 		...(opts.error ? { error: { type: opts.error.type, message: redact(opts.error.message) } } : {}),
 		...(opts.summary !== undefined && opts.summary !== null ? { summary: opts.summary } : {}),
+		tool_calls: toolCallTally(deps.sql, job.id),
 	});
 	deps.sql.exec("UPDATE job_setup SET next_step_at = ?, approval_expires_at = NULL WHERE job_id = ?", NEVER, job.id);
 	if (opts.error) out(deps, job.id, { type: "error", message: redact(opts.error.message), code: opts.error.type });

@@ -100,7 +100,8 @@ function agentRow(a, reload) {
 		? [badge(l.status), " ", jobLink(l.id),
 			h("span", { class: "sub" }, l.finished_at ? when(l.finished_at) : null, l.exit_reason && l.exit_reason !== "success" ? " · " + words(l.exit_reason) : null,
 				// A completed run whose answer did not get through is not ok.
-				l.delivery === "failed" || l.delivery === "unknown" ? " · delivery " + l.delivery : null)]
+				l.delivery === "failed" || l.delivery === "unknown" ? " · delivery " + l.delivery : null,
+				failedCalls(l.tool_calls) ? " · " + failedCalls(l.tool_calls) : null)]
 		: h("span", { class: "muted", text: a.running_jobs.length || a.queued_jobs ? "none ended yet" : "never ran" });
 	const path = "/v1/agents/" + enc(a.name);
 	const actions = h("td", { class: "actions" },

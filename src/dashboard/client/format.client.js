@@ -68,6 +68,12 @@ const num = (n) => (n === null || n === undefined ? "—" : Number(n).toLocaleSt
 const words = (s) => String(s).replace(/_/g, " ");
 /** @param {string} status @param {string} [prefix] */
 const badge = (status, prefix) => h("span", { class: "badge " + (prefix || "s-") + status, text: words(status) });
+/**
+ * A job's failed tool calls, said beside its status: completed says the run ended with an answer, not
+ * that every call it made succeeded. Null when none failed (or, while it runs, none are counted).
+ * @param {{ made: number, failed: number } | null | undefined} t
+ */
+const failedCalls = (t) => (t && t.failed ? t.failed + " of " + t.made + " tool call" + (t.made === 1 ? "" : "s") + " failed" : null);
 /** @param {string} id */
 const jobLink = (id) => h("a", { href: "/jobs/" + enc(id), class: "mono", text: id });
 /** @param {string} name */

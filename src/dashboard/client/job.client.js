@@ -278,6 +278,7 @@ function renderJob(j) {
 		j.continued_from ? ["Continued from", jobLink(j.continued_from)] : null,
 		j.session_id ? ["Session", h("code", { text: j.session_id })] : null,
 		j.cancel_requested ? ["Cancel requested", printable(j.cancel_requested) + " (once its tool call in flight returns; Cancel with Force cuts it off)"] : null,
+		j.tool_calls && j.tool_calls.made ? ["Tool calls", [j.tool_calls.made + " ran", j.tool_calls.failed ? h("span", { class: "warn-text", text: ", " + j.tool_calls.failed + " failed" }) : ", none failed", " (listed below)"]] : null,
 		j.error ? ["Error", h("span", { class: "error", text: printable(j.error.type + ": " + j.error.message) })] : null,
 	].filter(Boolean));
 	$("#job-facts").replaceChildren(...facts.flatMap(([k, v]) => [h("dt", { text: k }), h("dd", null, v)]));

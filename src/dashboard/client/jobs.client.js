@@ -153,7 +153,7 @@ function jobRow(j) {
 	return h("tr", { "data-job": j.id },
 		h("td", null, jobLink(j.id)),
 		h("td", null, agentLink(j.agent)),
-		h("td", null, badge(j.status)),
+		h("td", null, badge(j.status), failedCalls(j.tool_calls) ? h("span", { class: "sub warn", text: failedCalls(j.tool_calls) }) : null),
 		h("td", null, words(j.trigger_type), j.schedule ? h("span", { class: "sub", text: j.schedule }) : null),
 		h("td", null, j.started_at ? when(j.started_at) : h("span", { class: "muted" }, "created ", when(j.created_at))),
 		h("td", { class: "num", text: dur(j.duration_seconds) }),
