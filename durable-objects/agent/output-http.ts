@@ -1,4 +1,4 @@
-import { getOutputObject, readLinesFromR2, tailLinesFromR2 } from "../../src/store/output-r2.ts";
+import { getOutputObject, readLinesFromR2, tailLinesFromR2, type OutputLine } from "../../src/store/output-r2.ts";
 import { resolveRange } from "../../src/shared/range.ts";
 import { getJob } from "./jobs.ts";
 import { outputState } from "./output-store.ts";
@@ -21,15 +21,48 @@ function rangeNotSatisfiable(jobId: string, header: string, size: number): Respo
 	return jsonError(416, "range_not_satisfiable", `Range "${header.trim().slice(0, 100)}" is outside the output: ${what}`, { "content-range": `bytes */${size}` });
 }
 
-/** Streams a live job's lines from SQLite in batches, sliced to a byte range if asked. */
-function sqliteBody(sql: SqlStorage, jobId: string, range: { offset: number; length: number } | null): ReadableStream<Uint8Array> {
+/** The next `n` lines of an R2 object's. */
+async function nextLines(lines: AsyncIterator<OutputLine>, n: number): Promise<OutputLine[]> {
+	const batch: OutputLine[] = [];
+	while (batch.length < n) {
+		const next = await lines.next();
+		if (next.done) break;
+		batch.push(next.value);
+	}
+	return batch;
+}
+
+/**
+ * Streams a live job's lines from SQLite in batches, sliced to a byte range if asked. The job may
+ * end and its output move to R2 while the body is read (consolidation drops the SQLite rows): the
+ * body then carries on from R2 after the last line it sent, where ending would look, to the client,
+ * like the output's end.
+ */
+function sqliteBody(sql: SqlStorage, bucket: R2Bucket, jobId: string, range: { offset: number; length: number } | null): ReadableStream<Uint8Array> {
 	let after = 0;
 	let skip = range?.offset ?? 0;
 	let left = range ? range.length : Number.POSITIVE_INFINITY;
+	let archived: AsyncIterator<OutputLine> | null = null;
 	return new ReadableStream<Uint8Array>({
-		pull(controller) {
-			const batch = readLines(sql, jobId, after, 500);
-			if (batch.length === 0 || left <= 0) {
+		async pull(controller) {
+			if (left <= 0) {
+				controller.close();
+				return;
+			}
+			let batch = archived ? await nextLines(archived, 500) : readLines(sql, jobId, after, 500);
+			if (batch.length === 0 && archived === null) {
+				const state = outputState(sql, jobId);
+				if (state.outputKey !== null && (state.lines ?? 0) > after) {
+					archived = readLinesFromR2(bucket, state.outputKey, { afterLine: after })[Symbol.asyncIterator]();
+					batch = await nextLines(archived, 500);
+					// Gone from R2 too (retention deleted the job meanwhile): a broken transfer, not a clean end.
+					if (batch.length === 0) {
+						controller.error(new Error(`job ${jobId}'s output moved to R2 while it was read, and is not there`));
+						return;
+					}
+				}
+			}
+			if (batch.length === 0) {
 				controller.close();
 				return;
 			}
@@ -43,6 +76,9 @@ function sqliteBody(sql: SqlStorage, jobId: string, range: { offset: number; len
 			if (bytes.length > left) bytes = bytes.subarray(0, left);
 			left -= bytes.length;
 			if (bytes.length > 0) controller.enqueue(bytes);
+		},
+		async cancel() {
+			await archived?.return?.();
 		},
 	});
 }
@@ -93,8 +129,8 @@ export async function serveOutput(sql: SqlStorage, bucket: R2Bucket, jobId: stri
 	const range = resolveRange(header, total);
 	if (range === "unsatisfiable") return rangeNotSatisfiable(jobId, header!, total);
 	const headers: Record<string, string> = { "content-type": NDJSON, "accept-ranges": "bytes" };
-	if (!range) return new Response(sqliteBody(sql, jobId, null), { headers });
-	return new Response(sqliteBody(sql, jobId, range), {
+	if (!range) return new Response(sqliteBody(sql, bucket, jobId, null), { headers });
+	return new Response(sqliteBody(sql, bucket, jobId, range), {
 		status: 206,
 		headers: { ...headers, "content-range": `bytes ${range.offset}-${range.offset + range.length - 1}/${total}` },
 	});

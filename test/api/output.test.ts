@@ -1,7 +1,7 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
+import { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { putJob } from "../../durable-objects/agent/jobs.ts";
 import { insertOccurrence } from "../../durable-objects/agent/ledger.ts";
 import { HERDCTL_FIELDS } from "../../src/jobs/yaml.ts";
@@ -144,6 +144,61 @@ describe("job output", () => {
 		const livePart = await call(`/v1/jobs/${live.id}/output`, { headers: { range: "bytes=0-9" } });
 		expect(livePart.status).toBe(206);
 		expect(await livePart.text()).toBe(liveText.slice(0, 10));
+	});
+});
+
+describe("a download of a job's output while the job ends", () => {
+	/** A job waiting for an approval with `n` long lines of output so far, and its approval. */
+	async function longLiveJob(name: string, n: number): Promise<{ id: string; approve: () => Promise<void> }> {
+		useEmulator().enqueue({ tool_use: { name: "create_ticket", input: { title: "t" } } }, { text: "Done." });
+		fake("https://tickets.example.test", () => new Response("ok"));
+		await createAgent({ name, tools: [{ type: "webhook", name: "create_ticket", description: "Create.", url_secret: "TEST_TICKETS_URL", requires_approval: true }] });
+		const job = await runToRest(name);
+		expect(job.status).toBe("approval_pending");
+		const big = "y".repeat(4000);
+		await runInDurableObject(env.AGENT.getByName(name), (instance: AgentDO) => {
+			for (let i = 0; i < n; i++) AgentDO.appendOutput(instance, job.id, [{ type: "system", subtype: "note", content: `${i} ${big}` }]);
+		});
+		return {
+			id: job.id,
+			approve: async () => {
+				expect((await call(`/v1/jobs/${job.id}/approval`, { method: "POST", as: "operate", body: { decision: "approve" } })).status).toBe(200);
+				await settle(name);
+			},
+		};
+	}
+
+	/** Reads the first piece of a body, lets `meanwhile` run, then reads the rest. */
+	async function readAcross(res: Response, meanwhile: () => Promise<void>): Promise<string> {
+		const reader = res.body!.getReader();
+		const decoder = new TextDecoder();
+		let text = decoder.decode((await reader.read()).value!, { stream: true });
+		await meanwhile();
+		for (;;) {
+			const { done, value } = await reader.read();
+			if (done) break;
+			text += decoder.decode(value, { stream: true });
+		}
+		return text + decoder.decode();
+	}
+
+	it("is whole when the output moves to R2 mid-download: it carries on from there, not ending early", async () => {
+		const job = await longLiveJob("moving-output", 1500);
+		const text = await readAcross(await call(`/v1/jobs/${job.id}/output`), job.approve);
+		const stored = await (await env.OUTPUT.get(`jobs/moving-output/${job.id}.jsonl`))!.text();
+		// The download holds every line R2 does, the job's end included, in order, once each.
+		expect(text.length).toBe(stored.length);
+		expect(text).toBe(stored);
+		expect(JSON.parse(text.trimEnd().split("\n").at(-1)!)).toMatchObject({ type: "system", subtype: "result", status: "completed" });
+	});
+
+	it("is whole for a byte range too", async () => {
+		const job = await longLiveJob("moving-range", 1500);
+		const offset = 1_000_000;
+		const length = 3_000_000;
+		const text = await readAcross(await call(`/v1/jobs/${job.id}/output`, { headers: { range: `bytes=${offset}-${offset + length - 1}` } }), job.approve);
+		const stored = new Uint8Array(await (await env.OUTPUT.get(`jobs/moving-range/${job.id}.jsonl`))!.arrayBuffer());
+		expect(text).toBe(new TextDecoder().decode(stored.subarray(offset, offset + length)));
 	});
 });
 
