@@ -450,12 +450,13 @@ export class Passes {
 	/** Queues delivery, hooks and incident events of jobs that reached a final status. */
 	private queueFinalEffects(): void {
 		const state = readState(this.sql);
-		const agent = state && currentDefinition(state);
+		// A deleted or dropped agent's last: its queued runs, cancelled for it, still fire its hooks.
+		const agent = state && keptDefinition(state);
 		for (const { job_id } of this.sql.exec<{ job_id: string }>("SELECT job_id FROM final_effects LIMIT 100").toArray()) {
 			this.ctx.storage.transactionSync(() => {
 				const job = getJob(this.sql, job_id);
 				// A job that ran is delivered and hooked as it ran (its manifest), though its agent was
-				// changed or deleted since; one that never started goes by the agent as it is.
+				// changed or deleted since; one that never started goes by the agent as it is, or was last.
 				if (job) queueEffects(this.sql, job, getSetup(this.sql, job_id)?.definition ?? agent, Date.now());
 				this.sql.exec("DELETE FROM final_effects WHERE job_id = ?", job_id);
 			});

@@ -276,4 +276,24 @@ describe("hooks", () => {
 			].sort(),
 		);
 	});
+
+	it("fire after_run for a queued run its agent's deletion cancelled, by the definition it had", async () => {
+		const hooks = target("https://hooks.example.test", [200]);
+		useEmulator().enqueue({ tool_use: { name: "create_ticket", input: { title: "x" } } });
+		await createAgent({
+			name: "hooked-deleted",
+			tools: [{ type: "webhook", name: "create_ticket", description: "Create.", url_secret: "TEST_TICKETS_URL", requires_approval: true }],
+			hooks: { after_run: [{ url_secret: "TEST_HOOK_URL" }] },
+		});
+		// A run waiting for approval holds the only slot, so the next one stays queued.
+		const waiting = await runToRest("hooked-deleted");
+		expect(waiting.status).toBe("approval_pending");
+		const queued = await trigger("hooked-deleted");
+		await settle("hooked-deleted");
+		expect((await call("/v1/agents/hooked-deleted", { method: "DELETE", as: "admin" })).status).toBe(200);
+		await timePasses("hooked-deleted");
+		expect(await jobOf("hooked-deleted", queued.id)).toMatchObject({ status: "cancelled" });
+		const events = hooks.map((s) => [s.body.type, (s.body.job as { id: string }).id]);
+		expect(events).toContainEqual(["drover.job.cancelled", queued.id]);
+	});
 });
