@@ -20,9 +20,13 @@ export function normalizeError(text: string): string {
 	return text.replace(/\s+/g, " ").trim().toLowerCase();
 }
 
-/** The first 12 hex of sha256(agent + normalizeError(error)[:200]). */
+/**
+ * The first 12 hex of sha256(agent + normalizeError(error)[:200]), the 200 counted in code points
+ * as Hermes' Python slice counts them: UTF-16 units would cut an emoji in half (hashed as U+FFFD,
+ * so two errors differing only in it would be one incident) and hash fewer characters than Hermes.
+ */
 export async function incidentSignature(agent: string, error: string): Promise<string> {
-	const digest = await sha256Hex(agent + normalizeError(error).slice(0, SIGNATURE_PREFIX_CHARS));
+	const digest = await sha256Hex(agent + Array.from(normalizeError(error)).slice(0, SIGNATURE_PREFIX_CHARS).join(""));
 	return digest.slice(0, SIGNATURE_HEX_CHARS);
 }
 

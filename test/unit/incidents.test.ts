@@ -48,6 +48,15 @@ describe("incidentSignature and incidentId", () => {
 		expect(c).not.toBe(a);
 	});
 
+	it("counts the 200 characters in code points, as Hermes' Python slice does: an emoji is one, never cut in half", async () => {
+		// hashlib.sha256(("digest" + normalize(e)[:200]).encode()).hexdigest()[:12], computed in Python.
+		expect(await incidentSignature("digest", `tool failed: ${"🔥".repeat(150)} disk A`)).toBe("349b9346f83e");
+		// Errors differing at their 101st character, where UTF-16 units would have ended the window mid-emoji.
+		const a = `x${"😀".repeat(120)}tail-1`;
+		const b = `x${"😀".repeat(99)}😁${"😀".repeat(20)}`;
+		expect(await incidentSignature("digest", a)).not.toBe(await incidentSignature("digest", b));
+	});
+
 	it("counts the 200 characters after normalization, so leading whitespace does not shift the window", async () => {
 		const body = "e".repeat(200);
 		expect(await incidentSignature("a", `\n\n   ${body}tail-1`)).toBe(await incidentSignature("a", `${body}tail-2`));
