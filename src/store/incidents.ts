@@ -65,7 +65,9 @@ export async function recordFailure(
 	const signature = await incidentSignature(f.agent, error);
 	const id = incidentId(f.agent, signature);
 	const existing = await getIncident(db, id);
-	const opened = existing === null || existing.state === "resolved";
+	// The same failure sent again (D1 took it, and its answer was lost): already counted.
+	const again = existing !== null && existing.last_job_id === f.jobId && Date.parse(existing.last_seen_at) === f.at;
+	const opened = !again && (existing === null || existing.state === "resolved");
 	await db
 		.prepare(
 			`INSERT INTO incidents (id, agent, signature, class, state, error, count, first_seen_at, last_seen_at, last_job_id)
@@ -74,7 +76,9 @@ export async function recordFailure(
 			   count = incidents.count + 1, last_seen_at = ?6, last_job_id = ?7, error = ?5,
 			   state = CASE incidents.state WHEN 'resolved' THEN 'detected' ELSE incidents.state END,
 			   resolved_at = CASE incidents.state WHEN 'resolved' THEN NULL ELSE incidents.resolved_at END,
-			   alerted_at = CASE incidents.state WHEN 'resolved' THEN NULL ELSE incidents.alerted_at END`,
+			   alerted_at = CASE incidents.state WHEN 'resolved' THEN NULL ELSE incidents.alerted_at END
+			 -- A failure is its job and instant: the same one sent again after a lost answer counts once.
+			 WHERE NOT (incidents.last_job_id IS ?7 AND incidents.last_seen_at = ?6)`,
 		)
 		.bind(id, f.agent, signature, classifyFailure(error, f.status ?? undefined), error, f.at, f.jobId)
 		.run();

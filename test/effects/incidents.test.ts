@@ -160,4 +160,51 @@ describe("incidents", () => {
 		expect(incidents[0]!.count).toBe(1);
 		expect(alerts).toHaveLength(1);
 	});
+
+	it("counts a failure once when D1 took it but its answer was lost: the event sent again is not a second failure", async () => {
+		const alerts = alertSink();
+		await createAgent({ name: "lost-answer" });
+		await runInDurableObject(env.AGENT.getByName("lost-answer"), async (instance: AgentDO, state) => {
+			const swappable = instance as unknown as { env: Env };
+			const real = swappable.env;
+			// The read right after the upsert fails, as a timed-out call whose write had landed.
+			let reads = 0;
+			const flaky = new Proxy(real.DB, {
+				get(target, prop) {
+					if (prop !== "prepare") return Reflect.get(target, prop, target);
+					return (query: string) => {
+						const statement = target.prepare(query);
+						if (!query.startsWith("SELECT * FROM incidents WHERE id")) return statement;
+						return new Proxy(statement, {
+							get(s, p) {
+								if (p !== "bind") return Reflect.get(s, p, s);
+								return (...values: unknown[]) => {
+									const bound = s.bind(...values);
+									return new Proxy(bound, {
+										get(b, q) {
+											if (q !== "first") return Reflect.get(b, q, b);
+											return async () => {
+												if (++reads === 2) throw new Error("D1_ERROR: timed out");
+												return b.first();
+											};
+										},
+									});
+								};
+							},
+						});
+					};
+				},
+			});
+			swappable.env = { ...real, DB: flaky as D1Database };
+			state.storage.sql.exec("INSERT INTO incident_events (kind, job_id, error, at) VALUES ('failure', 'job-2026-01-01-aaaaaa', 'tool ticket failed: 502', ?)", Date.now());
+			const flush = () => (instance as unknown as { passes: { flushIndex(): Promise<boolean> } }).passes.flushIndex();
+			expect(await flush()).toBe(false);
+			expect(await flush()).toBe(true);
+			swappable.env = real;
+		});
+		const incidents = await incidentsOf("lost-answer");
+		expect(incidents).toHaveLength(1);
+		expect(incidents[0]!.count).toBe(1);
+		expect(alerts).toHaveLength(1);
+	});
 });
