@@ -51,6 +51,11 @@ function sqliteBody(sql: SqlStorage, bucket: R2Bucket, jobId: string, range: { o
 			}
 			let batch = archived ? await nextLines(archived, 500) : readLines(sql, jobId, after, 500);
 			if (batch.length === 0 && archived === null) {
+				// Pruned by retention while it was read: cut short, which must not look like the end.
+				if (!getJob(sql, jobId)) {
+					controller.error(new Error(`job ${jobId} was deleted (its retention passed) while its output was read`));
+					return;
+				}
 				const state = outputState(sql, jobId);
 				if (state.outputKey !== null && (state.lines ?? 0) > after) {
 					archived = readLinesFromR2(bucket, state.outputKey, { afterLine: after })[Symbol.asyncIterator]();

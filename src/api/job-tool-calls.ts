@@ -3,6 +3,7 @@ import { agentRpc } from "../../durable-objects/agent/client.ts";
 import type { ToolCall } from "../../durable-objects/agent/runner/session.ts";
 import { NotFoundError } from "../errors.ts";
 import { JobIdSchema, JobStatusSchema } from "../jobs/model.ts";
+import { redactDeep } from "../security/redact.ts";
 import { clip } from "../shared/clip.ts";
 import { cursorScope, decodeCursor, encodeCursor } from "../shared/cursor.ts";
 import { getJobSummary } from "../store/job-index.ts";
@@ -17,7 +18,7 @@ const ToolCallSchema = z
 	.object({
 		tool_use_id: z.string(),
 		name: z.string(),
-		input: z.record(z.string(), z.unknown()).openapi({ description: "The input it ran with: an operator's edited input where an approval edited it" }),
+		input: z.record(z.string(), z.unknown()).openapi({ description: "The input it ran with: an operator's edited input where an approval edited it; credentials in it redacted, as in the output" }),
 		status: z.enum(["pending", "executing", "completed", "failed", "denied", "interrupted"]).openapi({
 			description:
 				"pending: not run (waiting for approval, or the job ended first); executing: under way, or, in a job that has ended (indeterminate), cut off with its effect unknown; completed or failed: ran, with its result; denied: an approval denied it, so it never ran; interrupted: a forced cancel cut it off, its effect unknown. Never re-run, whatever the status",
@@ -51,7 +52,8 @@ function toolCallView(call: ToolCall): z.infer<typeof ToolCallSchema> {
 	return {
 		tool_use_id: call.toolUseId,
 		name: call.name,
-		input: call.input,
+		// An operator's edited input is stored as sent (the tool ran with it); shown redacted, as the output shows it.
+		input: redactDeep(call.input),
 		status: call.status,
 		decision: call.decision,
 		decided_by: call.decidedBy,

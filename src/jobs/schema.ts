@@ -90,7 +90,7 @@ export type Delivery = z.infer<typeof DeliverySchema>;
 export const ToolCallTallySchema = z
 	.object({
 		made: z.number().int().nonnegative().openapi({ description: "Calls that ran (denied ones and ones never reached did not)" }),
-		failed: z.number().int().nonnegative().openapi({ description: "Of those, the ones whose result told the model they failed, or that a forced cancel cut off" }),
+		failed: z.number().int().nonnegative().openapi({ description: "Of those, the ones whose result told the model they failed, or that were cut off, their effect unknown (by a forced cancel, or by the run's end)" }),
 	})
 	.openapi("ToolCallTally");
 export type ToolCallTally = z.infer<typeof ToolCallTallySchema>;

@@ -108,6 +108,8 @@ describe("a Durable Object that dies mid-run", () => {
 		expect(done.error?.message).toMatch(/while tool create_ticket was executing; its effect is unknown/);
 		expect(calls).toBe(0);
 		expect((await stub.runs(10))[0]).toMatchObject({ job_id: job.id, status: "unknown" });
+		// Cut off by the run's end, its effect unknown: counted failed, as a forced cancel's cut is.
+		expect(done.tool_calls).toEqual({ made: 1, failed: 1 });
 	});
 });
 

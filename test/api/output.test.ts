@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { putJob } from "../../durable-objects/agent/jobs.ts";
+import { pruneJobs } from "../../durable-objects/agent/retention.ts";
 import { insertOccurrence } from "../../durable-objects/agent/ledger.ts";
 import { HERDCTL_FIELDS } from "../../src/jobs/yaml.ts";
 import { upsertJobIndex } from "../../src/store/job-index.ts";
@@ -190,6 +191,18 @@ describe("a download of a job's output while the job ends", () => {
 		expect(text.length).toBe(stored.length);
 		expect(text).toBe(stored);
 		expect(JSON.parse(text.trimEnd().split("\n").at(-1)!)).toMatchObject({ type: "system", subtype: "result", status: "completed" });
+	});
+
+	it("is a broken transfer, not a clean end, when the job is pruned while it is read", async () => {
+		const job = await longLiveJob("pruned-output", 1500);
+		const res = await call(`/v1/jobs/${job.id}/output`);
+		const read = readAcross(res, async () => {
+			await job.approve();
+			await runInDurableObject(env.AGENT.getByName("pruned-output"), (_i: AgentDO, state) =>
+				pruneJobs(state.storage.sql, env.OUTPUT, "pruned-output", Date.now() + 86_400_000, Date.now()),
+			);
+		});
+		await expect(read).rejects.toThrow();
 	});
 
 	it("is whole for a byte range too", async () => {

@@ -93,6 +93,20 @@ describe("GET /v1/jobs/:id/tool-calls", () => {
 		expect(agent.last_job).toMatchObject({ id: waiting.id, tool_calls: { made: 3, failed: 1 } });
 	});
 
+	it("shows an operator's edited input with its credentials redacted, as the output does", async () => {
+		useEmulator().enqueue({ tool_use: { name: "create_ticket", input: { title: "Disk full" } } }, { text: "Filed." });
+		fake("https://tickets.example.test", () => Response.json({ ok: true }));
+		await createAgent({ name: "audited-secret", tools: [ticketTool] });
+		const job = await runToRest("audited-secret");
+		const secret = "9f8e7d6c5b4a39281706abcdef";
+		const approved = await call(`/v1/jobs/${job.id}/approval`, { method: "POST", as: "operate", body: { decision: "approve", tool_input: { title: `Disk full; use Authorization: Bearer ${secret}` } } });
+		expect(approved.status).toBe(200);
+		await settle("audited-secret");
+		const text = await (await call(`/v1/jobs/${job.id}/tool-calls`)).text();
+		expect(text).not.toContain(secret);
+		expect(JSON.parse(text).tool_calls[0]).toMatchObject({ status: "completed", input: { title: "Disk full; use Authorization: Bearer [REDACTED]" } });
+	});
+
 	it("pages by cursor, each call once, and refuses a cursor from another job", async () => {
 		const emulator = useEmulator();
 		fake("https://status.example.test", (req) => new Response(`page ${new URL(req.url).pathname}`));
