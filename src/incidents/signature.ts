@@ -30,6 +30,18 @@ export async function incidentSignature(agent: string, error: string): Promise<s
 	return digest.slice(0, SIGNATURE_HEX_CHARS);
 }
 
+/**
+ * The signature releases before 2026-12-02 gave the same error: its 200 counted in UTF-16 units.
+ * Null where that is the same as incidentSignature's (no character past U+FFFF in the window), so
+ * an incident one of them opened keeps counting its error instead of a second one opening.
+ */
+export async function legacySignature(agent: string, error: string): Promise<string | null> {
+	const normalized = normalizeError(error);
+	const units = normalized.slice(0, SIGNATURE_PREFIX_CHARS);
+	if (units === Array.from(normalized).slice(0, SIGNATURE_PREFIX_CHARS).join("")) return null;
+	return (await sha256Hex(agent + units)).slice(0, SIGNATURE_HEX_CHARS);
+}
+
 /** `<agent[:6]>_<signature>`: readable at a glance, unique through the signature (which hashes the full agent name). */
 export function incidentId(agent: string, signature: string): string {
 	return `${agent.slice(0, INCIDENT_ID_AGENT_CHARS)}_${signature}`;

@@ -1,4 +1,4 @@
-import { classifyFailure, incidentId, incidentSignature } from "../incidents/signature.ts";
+import { classifyFailure, incidentId, incidentSignature, legacySignature } from "../incidents/signature.ts";
 import { redact } from "../security/redact.ts";
 import { clip } from "../shared/clip.ts";
 import { cursorScope, decodeCursor, encodeCursor } from "../shared/cursor.ts";
@@ -62,9 +62,17 @@ export async function recordFailure(
 	f: { agent: string; error: string; jobId: string | null; status?: number | null; at: number },
 ): Promise<{ incident: Incident; opened: boolean; alertDue: boolean }> {
 	const error = clip(redact(f.error), 2000);
-	const signature = await incidentSignature(f.agent, error);
-	const id = incidentId(f.agent, signature);
-	const existing = await getIncident(db, id);
+	let signature = await incidentSignature(f.agent, error);
+	let id = incidentId(f.agent, signature);
+	let existing = await getIncident(db, id);
+	// An incident an earlier release opened under the signature it gave this error is this error's.
+	const legacy = existing === null ? await legacySignature(f.agent, error) : null;
+	const earlier = legacy === null ? null : await getIncident(db, incidentId(f.agent, legacy));
+	if (earlier !== null && legacy !== null) {
+		signature = legacy;
+		id = earlier.id;
+		existing = earlier;
+	}
 	// The same failure sent again (D1 took it, and its answer was lost): already counted.
 	const again = existing !== null && existing.last_job_id === f.jobId && Date.parse(existing.last_seen_at) === f.at;
 	const opened = !again && (existing === null || existing.state === "resolved");

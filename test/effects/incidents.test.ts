@@ -7,6 +7,8 @@ import { call, errorOf } from "../helpers/http.ts";
 import { runToRest } from "../helpers/jobs.ts";
 import { tick } from "../helpers/ticks.ts";
 import { fake } from "../helpers/outbound.ts";
+import { incidentId, normalizeError } from "../../src/incidents/signature.ts";
+import { sha256Hex } from "../../src/shared/hash.ts";
 
 interface Incident {
 	id: string;
@@ -158,6 +160,25 @@ describe("incidents", () => {
 		const incidents = await incidentsOf("raced");
 		expect(incidents).toHaveLength(1);
 		expect(incidents[0]!.count).toBe(1);
+		expect(alerts).toHaveLength(1);
+	});
+
+	it("keeps counting an error on the incident an earlier release opened for it, whose signature counted UTF-16 units", async () => {
+		const alerts = alertSink();
+		const emulator = useEmulator();
+		await createAgent({ name: "emoji-fail" });
+		const message = `🔥 ${"the request was refused by upstream validation ".repeat(6)}`;
+		emulator.enqueue({ error: 400, message });
+		const first = await runToRest("emoji-fail");
+		expect(first.status).toBe("failed");
+		// As the release before filed it: the same formula, its 200 counted in UTF-16 units.
+		const old = (await sha256Hex(`emoji-fail${normalizeError(first.error!.message).slice(0, 200)}`)).slice(0, 12);
+		await env.DB.prepare("UPDATE incidents SET id = ?, signature = ? WHERE agent = ?").bind(incidentId("emoji-fail", old), old, "emoji-fail").run();
+		expect(alerts).toHaveLength(1);
+		emulator.enqueue({ error: 400, message });
+		expect((await runToRest("emoji-fail")).status).toBe("failed");
+		const incidents = await incidentsOf("emoji-fail");
+		expect(incidents).toEqual([expect.objectContaining({ id: incidentId("emoji-fail", old), count: 2 })]);
 		expect(alerts).toHaveLength(1);
 	});
 
