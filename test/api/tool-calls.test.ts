@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { RESULT_PREVIEW_CHARS } from "../../src/api/job-tool-calls.ts";
+import { RESULT_PREVIEW_CHARS, type ToolCallPageShape } from "../../src/api/job-tool-calls.ts";
 import { createAgent, settle } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
 import { call, errorOf } from "../helpers/http.ts";
@@ -7,27 +7,7 @@ import { runToRest, trigger } from "../helpers/jobs.ts";
 import { fake } from "../helpers/outbound.ts";
 import { ticketTool } from "../helpers/tools.ts";
 
-interface ToolCallView {
-	tool_use_id: string;
-	name: string;
-	input: Record<string, unknown>;
-	status: string;
-	decision: string | null;
-	decided_by: string | null;
-	is_error: boolean;
-	result: string | null;
-	result_chars: number | null;
-	started_at: string | null;
-	finished_at: string | null;
-}
-
-interface Page {
-	job_id: string;
-	agent: string;
-	status: string;
-	tool_calls: ToolCallView[];
-	next_cursor: string | null;
-}
+type Page = ToolCallPageShape;
 
 async function pageOf(id: string, query = ""): Promise<Page> {
 	const res = await call(`/v1/jobs/${id}/tool-calls${query}`, { as: "read" });
