@@ -141,10 +141,14 @@ export async function serveOutput(sql: SqlStorage, bucket: R2Bucket, jobId: stri
 	});
 }
 
-/** A job's lines after `afterLine` from R2, once its output is consolidated there (SQLite no longer has them); else null. */
+/**
+ * A job's lines after `afterLine` from R2, once its output is consolidated there (SQLite no longer
+ * has them); else null. An object gone (retention deleting the job) throws, so a stream is cut, not
+ * ended as if the output were empty.
+ */
 export function archivedLines(sql: SqlStorage, bucket: R2Bucket, jobId: string, afterLine: number): ArchivedLines | null {
 	const key = outputState(sql, jobId).outputKey;
-	return key ? readLinesFromR2(bucket, key, { afterLine }) : null;
+	return key ? readLinesFromR2(bucket, key, { afterLine, required: true }) : null;
 }
 
 /**

@@ -122,12 +122,29 @@ function hasRecursiveRootDelete(text: string): boolean {
 function invisibleKind(cp: number): string | null {
 	if ((cp >= 0x200b && cp <= 0x200d) || (cp >= 0x2060 && cp <= 0x2064) || cp === 0xfeff || cp === 0x180e) return "zero-width character";
 	// Shown as nothing inside a word: a soft hyphen, the combining grapheme joiner, Mongolian free
-	// variation selectors, Hangul fillers.
-	if (cp === 0x00ad || cp === 0x034f || (cp >= 0x180b && cp <= 0x180d) || cp === 0x180f || cp === 0x115f || cp === 0x1160 || cp === 0x3164 || cp === 0xffa0) {
+	// variation selectors, Hangul fillers, Khmer's invisible vowels; and the format controls of
+	// interlinear annotation, musical notation, shorthand and hieroglyphs.
+	if (
+		cp === 0x00ad ||
+		cp === 0x034f ||
+		(cp >= 0x180b && cp <= 0x180d) ||
+		cp === 0x180f ||
+		cp === 0x115f ||
+		cp === 0x1160 ||
+		cp === 0x3164 ||
+		cp === 0xffa0 ||
+		cp === 0x17b4 ||
+		cp === 0x17b5 ||
+		(cp >= 0xfff9 && cp <= 0xfffb) ||
+		(cp >= 0x1d173 && cp <= 0x1d17a) ||
+		(cp >= 0x1bca0 && cp <= 0x1bca3) ||
+		(cp >= 0x13430 && cp <= 0x1345f)
+	) {
 		return "invisible formatting character";
 	}
 	if ((cp >= 0xfe00 && cp <= 0xfe0f) || (cp >= 0xe0100 && cp <= 0xe01ef)) return "variation selector";
-	if ((cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069)) return "bidi control";
+	// The embeddings, overrides and isolates, and the marks (LRM, RLM, ALM): every bidi control.
+	if ((cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069) || cp === 0x200e || cp === 0x200f || cp === 0x061c) return "bidi control";
 	if (cp >= 0xe0000 && cp <= 0xe007f) return "tag character";
 	return null;
 }
@@ -138,6 +155,10 @@ const EMOJI_TRAILER = /[\u{FE0F}\u{1F3FB}-\u{1F3FF}]/u;
 const ZWNJ_SCRIPT = /[\p{sc=Arabic}\p{sc=Devanagari}\p{sc=Bengali}\p{sc=Gurmukhi}\p{sc=Gujarati}\p{sc=Oriya}\p{sc=Tamil}\p{sc=Telugu}\p{sc=Kannada}\p{sc=Malayalam}\p{sc=Sinhala}]/u;
 const MONGOLIAN = /\p{sc=Mongolian}/u;
 const HEBREW = /\p{sc=Hebrew}/u;
+// Right-to-left text, where a bidi mark (LRM, RLM, ALM) orders a number or a Latin word among its letters.
+const RTL_SCRIPT = /[\p{sc=Hebrew}\p{sc=Arabic}\p{sc=Syriac}\p{sc=Thaana}\p{sc=Nko}]/u;
+const BIDI_MARKS = new Set([0x200e, 0x200f, 0x061c]);
+const HIEROGLYPH = /\p{sc=Egyptian_Hieroglyphs}/u;
 const ALPHABETIC_LETTER = /[\p{sc=Latin}\p{sc=Greek}\p{sc=Cyrillic}]/u;
 const BLACK_FLAG = 0x1f3f4;
 const CANCEL_TAG = 0xe007f;
@@ -178,6 +199,8 @@ function findInvisible(text: string): { at: number; cp: number; kind: string }[]
 		// orders marks with the grapheme joiner.
 		if (((cp >= 0x180b && cp <= 0x180d) || cp === 0x180f) && MONGOLIAN.test(before)) continue;
 		if (cp === 0x034f && HEBREW.test(before) && HEBREW.test(after)) continue;
+		if (BIDI_MARKS.has(cp) && (RTL_SCRIPT.test(before) || RTL_SCRIPT.test(after))) continue;
+		if (cp >= 0x13430 && cp <= 0x1345f && HIEROGLYPH.test(before)) continue;
 		// A variation selector picks a glyph for the character before it (❤️, 1️⃣, a CJK variant); after
 		// a Latin, Greek or Cyrillic letter it selects nothing and only splits a word.
 		if (kind === "variation selector" && !ALPHABETIC_LETTER.test(before)) continue;

@@ -1,5 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { agentRpc } from "../../durable-objects/agent/client.ts";
+import { stripInvisible } from "../agent/injection.ts";
 import { secretNamed } from "../delivery/secret-url.ts";
 import { BadRequestError, NotFoundError, ServiceUnavailableError, UnsupportedMediaTypeError } from "../errors.ts";
 import { JobRecordSchema } from "../jobs/model.ts";
@@ -112,6 +113,14 @@ export const hooksApi = createApi().openapi(
 		// scans the payload as the model will read it (JSON.stringify escapes only quotes, backslashes
 		// and control characters), not the raw body, where a \u escape hid a letter or an invisible
 		// character from the scan and JSON.parse then restored it.
+		// Two keys that differ only by invisible characters would be one once they are stripped, and the
+		// parse below would keep the last value: refused, rather than a value dropped unsaid.
+		const merged = keysMergedByStripping(parsed);
+		if (merged !== null) {
+			const shown = (key: string) => JSON.stringify(key).replace(/\p{Default_Ignorable_Code_Point}/gu, (c) => `\\u${c.codePointAt(0)!.toString(16).padStart(4, "0")}`);
+			const message = `keys ${shown(merged[0])} and ${shown(merged[1])} are the same key once invisible characters are removed`;
+			throw new BadRequestError(`webhook body: ${message}`, { issues: [{ path: merged[1], message }] });
+		}
 		const payload: unknown = JSON.parse(screenPrompt(JSON.stringify(parsed), "data"));
 		// And each string on its own, as written: in the JSON text a tab or a line break is an escape
 		// (`\t`), which a phrase split by one would slip past, though the model reads it as a space.
@@ -129,6 +138,26 @@ export const hooksApi = createApi().openapi(
 		return c.json(result.job, 202);
 	},
 );
+
+/** Two keys of one object that stripping invisible characters makes one (the first such pair), or null. */
+function keysMergedByStripping(value: unknown): [string, string] | null {
+	const stack = [value];
+	while (stack.length > 0) {
+		const v = stack.pop();
+		if (Array.isArray(v)) for (const item of v) stack.push(item);
+		else if (v !== null && typeof v === "object") {
+			const seen = new Map<string, string>();
+			for (const [key, child] of Object.entries(v)) {
+				const bare = stripInvisible(key);
+				const other = seen.get(bare);
+				if (other !== undefined) return [other, key];
+				seen.set(bare, key);
+				stack.push(child);
+			}
+		}
+	}
+	return null;
+}
 
 /** Every key and string value in a parsed JSON value (depth already bounded), without recursion. */
 function stringsOf(value: unknown): string[] {

@@ -336,18 +336,22 @@ async function deletePrefix(bucket: R2Bucket, prefix: string): Promise<void> {
 
 /**
  * Streams an object's lines, numbered from 1, skipping those up to `afterLine` and stopping after
- * `limit`. Only the current partial line is held. Yields nothing if the object is missing.
+ * `limit`. Only the current partial line is held. Yields nothing if the object is missing, or, with
+ * `required`, throws: a reader that would take no lines for all the lines there are.
  */
 export async function* readLinesFromR2(
 	bucket: R2Bucket,
 	key: string,
-	opts: { afterLine?: number; limit?: number } = {},
+	opts: { afterLine?: number; limit?: number; required?: boolean } = {},
 ): AsyncGenerator<OutputLine> {
 	const afterLine = opts.afterLine ?? 0;
 	const limit = opts.limit ?? Number.POSITIVE_INFINITY;
 	if (!(limit > 0)) return;
 	const object = await bucket.get(key);
-	if (!object) return;
+	if (!object) {
+		if (opts.required) throw new Error(`output ${key} is missing from R2`);
+		return;
+	}
 	const reader = object.body.pipeThrough(new TextDecoderStream()).getReader();
 	let line = 0;
 	let pending = "";

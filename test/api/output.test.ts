@@ -336,6 +336,15 @@ describe("GET /v1/jobs/:id/stream", () => {
 		}
 	});
 
+	it("is cut, not ended as an empty output, when the job's R2 object is gone (retention deleting it)", async () => {
+		const job = await finishedJob("sse-gone");
+		for (const o of (await env.OUTPUT.list({ prefix: "jobs/sse-gone/" })).objects) await env.OUTPUT.delete(o.key);
+		const events = await readEvents(await call(`/v1/jobs/${job.id}/stream`));
+		// No end: a client reconnects, and finds the job gone once retention has deleted its record.
+		expect(events.filter((e) => e.event === "end")).toEqual([]);
+		expect(events.filter((e) => e.event === "line")).toEqual([]);
+	});
+
 	it("starts after ?after= as after Last-Event-ID (the header wins); a bad one or an unknown parameter is a 400 naming it", async () => {
 		const job = await finishedJob("sse-after");
 		const lineIds = async (query: string, headers: Record<string, string> = {}) =>
