@@ -59,6 +59,27 @@ describe("GET /v1/jobs/:id/manifest", () => {
 		expect(again.definition_revision).not.toBe((await manifestOf(later.id)).definition_revision);
 	});
 
+	it("a run queued across a change runs on the new definition's limits, as its manifest says", async () => {
+		const long = `Second run's answer: ${"all components operational. ".repeat(40)}`;
+		useEmulator().enqueue({ tool_use: { name: "create_ticket", input: { title: "x" } } }, { text: "Denied, fine." }, { text: long });
+		const ticket = { type: "webhook", name: "create_ticket", description: "Create.", url_secret: "TEST_TICKETS_URL", requires_approval: true };
+		// Room for the first run's short turns, not for the second's long answer.
+		await createAgent({ name: "relimited", tools: [ticket], usage_limits: { max_output_tokens: 40 } });
+		// The first run waits for an approval, holding the agent's one slot: the second stays queued.
+		const first = await runToRest("relimited");
+		expect(first.status).toBe("approval_pending");
+		const queued = await trigger("relimited");
+		await settle("relimited");
+		expect(queued.usage_limits).toEqual({ max_output_tokens: 40 });
+		const put = await call("/v1/agents/relimited", { method: "PUT", as: "admin", body: { name: "relimited", prompt: "Do the thing.", tools: [ticket], usage_limits: { max_output_tokens: 5000 } } });
+		expect(put.status).toBe(200);
+		expect((await call(`/v1/jobs/${first.id}/approval`, { method: "POST", as: "operate", body: { decision: "deny", allow_definition_change: true } })).status).toBe(200);
+		await settle("relimited");
+		const second = (await call(`/v1/jobs/${queued.id}`)).json() as Promise<{ status: string; usage_limits: unknown; summary: string }>;
+		expect(await second).toMatchObject({ status: "completed", usage_limits: { max_output_tokens: 5000 } });
+		expect((await manifestOf(queued.id)).definition).toMatchObject({ usage_limits: { max_output_tokens: 5000 } });
+	});
+
 	it("is a 409 for a job not started yet, a 404 for one cancelled before it started or unknown, a 400 for a bad id", async () => {
 		// The first run waits for an approval, holding the agent's one slot: the second stays queued.
 		useEmulator().enqueue({ tool_use: { name: "create_ticket", input: { title: "x" } } });

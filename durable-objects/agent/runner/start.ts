@@ -47,7 +47,8 @@ export function startJob(sql: SqlStorage, queued: JobRecord, agent: AgentDefinit
 			log.info("job.cancelled", { agent: job.agent, job_id: job.id, reason });
 			return cancelled;
 		}
-		job = { ...job, definition_revision: revision };
+		// Its limits too: they are the definition's, and it runs on this one (its manifest says so).
+		job = { ...job, definition_revision: revision, usage_limits: agent.usage_limits ?? null };
 	}
 	// Lateness on the clock that dated the slot and its claim; the record's own times stay the wall's.
 	const held = heldClaim(job, agent, () => schedulerNow(sql, now));
