@@ -360,6 +360,22 @@ describe("usage limits", () => {
 		expect(job.delivery).toBeNull();
 	});
 
+	it("runs no tool for an answer whose next request a limit forbids already: the model would never read its result", async () => {
+		const emulator = useEmulator();
+		let fetched = 0;
+		fake("https://status.example.test", () => {
+			fetched++;
+			return new Response("ok");
+		});
+		emulator.enqueue({ tool_use: { name: "http_fetch", input: { url: "https://status.example.test/" } }, text: "Let me look." }, { text: "Fine." });
+		await createAgent({ name: "limit-exact", usage_limits: { max_requests: 1 }, tools: [fetchTool] });
+		const job = await runToRest("limit-exact");
+		expect(job).toMatchObject({ status: "failed", exit_reason: "usage_limit", tool_calls: { made: 0, failed: 0 } });
+		expect(job.transitions.at(-1)!.reason).toBe("max_requests 1 reached");
+		expect(fetched).toBe(0);
+		expect(emulator.requests).toHaveLength(1);
+	});
+
 	it("counts a paused turn's continuation as a request toward max_requests", async () => {
 		const emulator = afterFirstAnswer({ stop_reason: "pause_turn", text: "Searching the web." });
 		await createAgent({ name: "paused-requests", usage_limits: { max_requests: 2 }, tools: [fetchTool] });

@@ -238,6 +238,14 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 		return "done";
 	}
 	if (asksForTools || message.stop_reason === "pause_turn") {
+		// The answer needs another request (its tools' results, or the paused turn's rest): a limit
+		// that forbids that request is reached now, before the tools act for a model that would never
+		// read what they return.
+		const next = limitReached(updated, updated.usage_limits, used(deps, updated, getSetup(deps.sql, job.id) ?? setup), "before_call");
+		if (next) {
+			finish(deps, updated, "failed", limitFailure(next));
+			return "done";
+		}
 		// Tool calls to settle next, or a long-running server tool paused the turn: send the
 		// conversation back to let it continue.
 		save(deps, updated);
