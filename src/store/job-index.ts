@@ -171,7 +171,7 @@ export function upsertStatements(db: D1Database, records: readonly JobRecord[]):
 				`INSERT INTO job_counts (status, n) SELECT ?2, 1 WHERE ${FIRST_FINAL}
 				 ON CONFLICT (status) DO UPDATE SET n = n + 1`,
 			)
-			.bind(r.id, r.status);
+			.bind(r.id, r.status, r.agent);
 		return [count, usageStatement(db, r), upsert];
 	});
 }

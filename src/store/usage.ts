@@ -29,18 +29,20 @@ export function usageStatement(db: D1Database, r: JobRecord): D1PreparedStatemen
 		tokens.cacheWrite += u.cache_creation_input_tokens;
 		tokens.cacheRead += u.cache_read_input_tokens;
 	}
-	const cost = r.usage.total_cost_usd;
+	// A job that never called a model cost nothing: priced at 0, not counted among the unpriced (the
+	// record's cost stays null, as herdctl's is where there was no per-token spend).
+	const cost = Object.keys(r.usage.per_model).length === 0 ? 0 : r.usage.total_cost_usd;
 	return db
 		.prepare(
 			`INSERT INTO usage_daily (day, agent, jobs, input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens, cost_usd, priced_jobs)
-			 SELECT ?3, ?4, 1, ?5, ?6, ?7, ?8, ?9, ?10 WHERE ${FIRST_FINAL}
+			 SELECT ?4, ?3, 1, ?5, ?6, ?7, ?8, ?9, ?10 WHERE ${FIRST_FINAL}
 			 ON CONFLICT (day, agent) DO UPDATE SET jobs = jobs + 1, input_tokens = input_tokens + excluded.input_tokens,
 			   output_tokens = output_tokens + excluded.output_tokens,
 			   cache_creation_input_tokens = cache_creation_input_tokens + excluded.cache_creation_input_tokens,
 			   cache_read_input_tokens = cache_read_input_tokens + excluded.cache_read_input_tokens,
 			   cost_usd = cost_usd + excluded.cost_usd, priced_jobs = priced_jobs + excluded.priced_jobs`,
 		)
-		.bind(r.id, r.status, utcDay(Date.parse(r.created_at)), r.agent, tokens.input, tokens.output, tokens.cacheWrite, tokens.cacheRead, cost ?? 0, cost === null ? 0 : 1);
+		.bind(r.id, r.status, r.agent, utcDay(Date.parse(r.created_at)), tokens.input, tokens.output, tokens.cacheWrite, tokens.cacheRead, cost ?? 0, cost === null ? 0 : 1);
 }
 
 /** A row of usage_daily: the day as its UTC midnight (ms), the cost summed over priced jobs only. */

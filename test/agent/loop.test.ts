@@ -475,6 +475,19 @@ describe("cost", () => {
 		expect(job.usage.num_turns).toBe(1);
 	});
 
+	it("names only the models without a price when max_cost_usd cannot be checked, whichever answered", async () => {
+		useEmulator().enqueue({ stop_reason: "refusal", text: "I can" }, { text: "Here." });
+		await createAgent({ name: "price-removed-fallback", model: "claude-haiku-5-5", usage_limits: { max_cost_usd: 0.05 } });
+		// A fallback whose price a deploy dropped: the priced primary refuses, the fallback answers.
+		await runInDurableObject(env.AGENT.getByName("price-removed-fallback"), (_i, state) => {
+			state.storage.sql.exec(`UPDATE agent_state SET definition = json_set(definition, '$.fallback_models', json('["claude-sonnet-5-5"]'))`);
+		});
+		const job = await runToRest("price-removed-fallback");
+		expect(Object.keys(job.usage.per_model).sort()).toEqual(["claude-haiku-5-5", "claude-sonnet-5-5"]);
+		const limit = "max_cost_usd 0.05, which cannot be checked: a model the job used (claude-sonnet-5-5) has no price in fleet.yaml's pricing";
+		expect(job).toMatchObject({ status: "failed", exit_reason: "usage_limit", error: { type: "usage_limit", message: `usage limit reached: ${limit}` } });
+	});
+
 	it("leaves the cost null for a model without a price", async () => {
 		useEmulator().enqueue({ text: "free?" });
 		await createAgent({ name: "unpriced" });

@@ -49,7 +49,8 @@ describe("GET /v1/usage: tokens and cost by agent and day", () => {
 		expect(page.days).toEqual([
 			{ day: "2026-11-03", agent: "usage-a", jobs: 1, ...tokens(1000), cost_usd: 0.5, priced_jobs: 1 },
 			{ day: "2026-11-02", agent: "usage-a", jobs: 2, ...tokens(111), cost_usd: 0.25, priced_jobs: 1 },
-			{ day: "2026-11-02", agent: "usage-b", jobs: 1, ...tokens(0), cost_usd: null, priced_jobs: 0 },
+			// A job that never called a model cost nothing: priced, at $0, not among the unpriced.
+			{ day: "2026-11-02", agent: "usage-b", jobs: 1, ...tokens(0), cost_usd: 0, priced_jobs: 1 },
 		]);
 
 		// One agent, one day.
@@ -59,6 +60,22 @@ describe("GET /v1/usage: tokens and cost by agent and day", () => {
 		await deleteFromJobIndex(env.DB, "usage-a", [a1.ended.id, a2.ended.id]);
 		await deleteFromJobIndex(env.DB, "usage-b", [b1.ended.id]);
 		expect((await usage("since=2026-11-01&until=2026-11-03")).days).toEqual(page.days);
+	});
+
+	it("adds a job whose id another agent's job holds never, rather than once per send: it has no index row to count it by", async () => {
+		const a = job("dup-a", "2026-10-05T08:00:00Z", { per_model: { "model-x": tokens(100) }, num_turns: 1, total_cost_usd: 0.1 });
+		const b = job("dup-b", "2026-10-05T09:00:00Z", { per_model: { "model-x": tokens(100) }, num_turns: 1, total_cost_usd: 0.1 });
+		const bEnded = { ...b.ended, id: a.ended.id, status: "failed" as const, exit_reason: "error" as const, error: { type: "error", message: "x" } };
+		const countsBefore = await env.DB.prepare("SELECT status, n FROM job_counts").all<{ status: string; n: number }>();
+		await upsertJobIndex(env.DB, [a.ended]);
+		await upsertJobIndex(env.DB, [bEnded]);
+		await upsertJobIndex(env.DB, [{ ...bEnded, revision: bEnded.revision + 1 }]);
+		const days = (await usage("since=2026-10-05&until=2026-10-05")).days;
+		expect(days.map((d) => [d.agent, d.jobs])).toEqual([["dup-a", 1]]);
+		const counts = await env.DB.prepare("SELECT status, n FROM job_counts").all<{ status: string; n: number }>();
+		const n = (rows: { status: string; n: number }[], status: string) => rows.find((r) => r.status === status)?.n ?? 0;
+		expect(n(counts.results, "failed")).toBe(n(countsBefore.results, "failed"));
+		expect(n(counts.results, "completed")).toBe(n(countsBefore.results, "completed") + 1);
 	});
 
 	it("pages through agents and days with next_cursor, newest day first, none missed or repeated", async () => {

@@ -1219,6 +1219,22 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+	it("says a day's cost is of only some of its jobs when the others ran on a model without a price", async () => {
+		const page = await signedIn("/usage");
+		const today = new Date().toISOString().slice(0, 10);
+		const day = { day: today, agent: "mixed", jobs: 5, input_tokens: 1000, output_tokens: 100, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, cost_usd: 0.0123, priced_jobs: 1 };
+		await page.route(
+			(u) => u.pathname === "/v1/usage",
+			(route) => route.fulfill({ json: { days: [day], next_cursor: null } }),
+		);
+		await page.reload();
+		const row = page.locator("#usage-table tbody tr", { hasText: "mixed" });
+		await row.waitFor(LIVE);
+		expect(await row.locator("td").last().textContent()).toBe("$0.0123 (1 of 5 priced)");
+		expect(await page.locator("#usage-chart rect.bar title").first().textContent()).toContain("\n$0.0123 (1 of 5 priced)");
+		await page.close();
+	});
+
 	it("shows why the usage page could not load, and no longer says it is loading", async () => {
 		const page = await signedIn("/usage");
 		await page.locator("#usage-meta", { hasText: /^Last 7 days/ }).waitFor(LIVE);

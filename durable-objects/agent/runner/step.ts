@@ -164,7 +164,7 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 		finish(deps, job, "failed", { reason, exit_reason: "max_turns", error: { type: "max_turns", message: reason } });
 		return "done";
 	}
-	const before = limitReached(job, job.usage_limits, used(deps, job, setup), "before_call");
+	const before = limitReached(job, job.usage_limits, used(deps, job, setup), "before_call", pricing());
 	if (before) {
 		finish(deps, job, "failed", limitFailure(before));
 		return "done";
@@ -231,7 +231,7 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 	// not a success (the limits are checked after every response, the last one included). Its text
 	// stays the job's summary.
 	// Only the tokens and cost are checked after a response, so the counts are never read here.
-	const after = limitReached(updated, updated.usage_limits, () => ({ requests: 0, toolCalls: 0 }), "after_response");
+	const after = limitReached(updated, updated.usage_limits, () => ({ requests: 0, toolCalls: 0 }), "after_response", pricing());
 	if (after) {
 		const final = !asksForTools && message.stop_reason !== "pause_turn" && text !== "";
 		finish(deps, updated, "failed", { ...limitFailure(after), summary: final ? clip(text, SUMMARY_CHARS) : null });
@@ -241,7 +241,7 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 		// The answer needs another request (its tools' results, or the paused turn's rest): a limit
 		// that forbids that request is reached now, before the tools act for a model that would never
 		// read what they return.
-		const next = limitReached(updated, updated.usage_limits, used(deps, updated, getSetup(deps.sql, job.id) ?? setup), "before_call");
+		const next = limitReached(updated, updated.usage_limits, used(deps, updated, getSetup(deps.sql, job.id) ?? setup), "before_call", pricing());
 		if (next) {
 			finish(deps, updated, "failed", limitFailure(next));
 			return "done";

@@ -64,7 +64,13 @@ export interface UsedCounts {
  * forbids the next request) and after each response (a limit crossed by it ends the run). `used`
  * is asked only when a count limit is set and checked now: each count is a SQLite read.
  */
-export function limitReached(job: JobRecord, limits: UsageLimits | null, used: () => UsedCounts, when: "before_call" | "after_response" | "before_tool"): LimitHit | null {
+export function limitReached(
+	job: JobRecord,
+	limits: UsageLimits | null,
+	used: () => UsedCounts,
+	when: "before_call" | "after_response" | "before_tool",
+	pricing: Readonly<Record<string, ModelPrice>> = {},
+): LimitHit | null {
 	if (!limits) return null;
 	const { input, output } = totals(job.usage);
 	const over = (value: number, cap: number | undefined) => cap !== undefined && (when === "after_response" ? value > cap : value >= cap);
@@ -79,7 +85,10 @@ export function limitReached(job: JobRecord, limits: UsageLimits | null, used: (
 	// A model used without a price (removed from fleet.yaml's pricing since the agent was defined)
 	// has no cost to hold to the limit: the job stops rather than run on unlimited.
 	if (limits.max_cost_usd !== undefined && job.usage.total_cost_usd === null && Object.keys(job.usage.per_model).length > 0) {
-		const limit = `max_cost_usd ${limits.max_cost_usd}, which cannot be checked: a model the job used (${Object.keys(job.usage.per_model).join(", ")}) has no price in fleet.yaml's pricing`;
+		// Named by the models without a price only, in order: the same text whichever of the priced
+		// ones answered this time (a fallback's refusal among them), so its incident counts.
+		const unpriced = Object.keys(job.usage.per_model).filter((m) => pricing[m] === undefined).sort();
+		const limit = `max_cost_usd ${limits.max_cost_usd}, which cannot be checked: a model the job used (${unpriced.join(", ")}) has no price in fleet.yaml's pricing`;
 		return { limit, reason: limit };
 	}
 	return null;

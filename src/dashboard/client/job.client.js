@@ -302,7 +302,9 @@ function renderJob(j) {
 		usage.replaceChildren(...rows);
 	}
 	const cost = j.usage.total_cost_usd;
-	$("#job-usage-meta").textContent = j.usage.num_turns + (j.usage.num_turns === 1 ? " turn" : " turns") + " · " + (cost === null ? "cost not priced" : "$" + cost.toFixed(4));
+	// No model call, no spend: "not priced" would say its model has no price.
+	const costText = !models.length ? "no cost" : cost === null ? "cost not priced" : "$" + cost.toFixed(4);
+	$("#job-usage-meta").textContent = j.usage.num_turns + (j.usage.num_turns === 1 ? " turn" : " turns") + " · " + costText;
 
 	const delivery = $("#job-delivery");
 	if (j.delivery) delivery.replaceChildren(badge(j.delivery.outcome, "d-"), " to ", h("code", { text: j.delivery.target }));

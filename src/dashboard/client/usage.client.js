@@ -78,7 +78,7 @@ async function usageView(signal) {
 			const v = totalOf(c);
 			const tip = label + " · " + new Date(d).toISOString().slice(0, 10) + "\n" + num(v) + " tokens in " + num(c.jobs) + (c.jobs === 1 ? " job" : " jobs") +
 				"\ninput " + num(c.input) + " · output " + num(c.output) + " · cache write " + num(c.cacheWrite) + " · cache read " + num(c.cacheRead) +
-				(c.priced ? "\n$" + c.cost.toFixed(4) : "");
+				(c.priced ? "\n" + costText(c) : "");
 			root.append(svg("rect", { ...attrs, x: cx - barW / 2, y: y(acc + v), width: barW, height: Math.max(y(acc) - y(acc + v), 1) }, svg("title", { text: tip })));
 			acc += v;
 		};
@@ -111,6 +111,11 @@ async function usageView(signal) {
 		h("td", { class: "num", text: num(c.output) }),
 		h("td", { class: "num", text: num(c.cacheWrite) }),
 		h("td", { class: "num", text: num(c.cacheRead) }),
-		h("td", { class: "num", text: c.priced ? "$" + c.cost.toFixed(4) : "—" }))));
+		h("td", { class: "num", text: c.priced ? costText(c) : "—" }))));
 	if (!rows.length) tbody.append(h("tr", null, h("td", { colspan: 8, class: "muted", text: "No jobs in the last " + USAGE_DAYS + " days." })));
+}
+
+/** A cost, saying so when it is of only some of the jobs (the others ran on a model without a price), as the CLI does. @param {Usage} c */
+function costText(c) {
+	return "$" + c.cost.toFixed(4) + (c.priced < c.jobs ? " (" + c.priced + " of " + c.jobs + " priced)" : "");
 }
