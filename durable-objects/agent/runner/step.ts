@@ -241,7 +241,8 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 		// The answer needs another request (its tools' results, or the paused turn's rest): a limit
 		// that forbids that request is reached now, before the tools act for a model that would never
 		// read what they return.
-		const next = limitReached(updated, updated.usage_limits, used(deps, updated, getSetup(deps.sql, job.id) ?? setup), "before_call", pricing());
+		// The setup read again only if a count limit asks: this answer's requests were just noted in it.
+		const next = limitReached(updated, updated.usage_limits, () => used(deps, updated, getSetup(deps.sql, job.id) ?? setup)(), "before_call", pricing());
 		if (next) {
 			finish(deps, updated, "failed", limitFailure(next));
 			return "done";
