@@ -53,6 +53,14 @@ export function scrubSecretUrl(message: string, url: string, placeholder = "<url
 		for (const segment of `${parsed.pathname}/${parsed.search.slice(1)}`.split(/[/?&=]/)) parts.push(segment, safeDecode(segment));
 		for (const part of parts) if (part.length >= SECRET_PART_CHARS) forms.add(part);
 	}
+	// And as servers echo them: JSON-escaped (PHP writes `\/` for `/`) and percent-encoded (a redirect's
+	// or an error page's quoting of its own URL); a hook URL's segments are often too short to go alone.
+	for (const form of [...forms]) {
+		forms.add(form.replaceAll("/", "\\/"));
+		const encoded = encodeURIComponent(form);
+		forms.add(encoded);
+		forms.add(encoded.replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase()));
+	}
 	let out = message;
 	// The longer first, so that one of them being a prefix of another leaves no tail behind.
 	for (const form of [...forms].sort((a, b) => b.length - a.length)) out = out.split(form).join(placeholder);

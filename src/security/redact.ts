@@ -47,43 +47,48 @@ const AUTH_SCHEMES = new Set(["basic", "bearer", "token", "digest", "negotiate",
  * Every rule leaves the marker (and a kept prefix followed by it) alone, so the passes of redact()
  * settle, almost always after the first.
  */
+// JSON inside a JSON string (an error body a tool's result quotes) escapes its quotes: the rules that
+// read a quoted key or value take `\"` for `"`, and a value ends at one.
+// Each rule's word boundary, (?<!(?<!\\)[A-Za-z0-9_-]), takes a letter right after a backslash for
+// the end of a JSON escape (`\n`, `\t`, `\r`): redaction runs on JSON text (a tool's JSON result, a
+// webhook payload), where a credential on a new line follows the letter n.
 const RULES: readonly Rule[] = [
 	// JWTs: the header segment is base64url JSON, so it starts with `eyJ` (`{"`). The signature segment
 	// may be empty (alg "none"), hence `*`.
 	{
 		name: "jwt",
-		pattern: /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]*/g,
+		pattern: /(?<!(?<!\\)[A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]*/g,
 		replace: REDACTED,
 	},
 	// Anthropic: sk-ant-api03-…, sk-ant-admin01-…, sk-ant-oat01-…; keep the kind, drop the secret.
 	{
 		name: "anthropic",
-		pattern: /(?<![A-Za-z0-9_-])(sk-ant-(?:[a-z]{2,8}\d{2}-)?)[A-Za-z0-9_-]{16,}/g,
+		pattern: /(?<!(?<!\\)[A-Za-z0-9_-])(sk-ant-(?:[a-z]{2,8}\d{2}-)?)[A-Za-z0-9_-]{16,}/g,
 		replace: `$1${REDACTED}`,
 	},
 	// OpenAI-style: sk-…, sk-proj-…, sk-svcacct-…, sk-admin-…. After the Anthropic rule, whose output
 	// (`sk-ant-api03-[REDACTED]`) has far fewer than 20 key characters after `sk-`, so it is not re-matched.
 	{
 		name: "openai",
-		pattern: /(?<![A-Za-z0-9_-])(sk-(?:proj-|svcacct-|admin-)?)[A-Za-z0-9_-]{20,}/g,
+		pattern: /(?<!(?<!\\)[A-Za-z0-9_-])(sk-(?:proj-|svcacct-|admin-)?)[A-Za-z0-9_-]{20,}/g,
 		replace: `$1${REDACTED}`,
 	},
 	// Stripe secret and restricted keys, and webhook signing secrets.
 	{
 		name: "stripe",
-		pattern: /(?<![A-Za-z0-9_])((?:sk|rk)_(?:live|test)_|whsec_)[A-Za-z0-9]{10,}/g,
+		pattern: /(?<!(?<!\\)[A-Za-z0-9_])((?:sk|rk)_(?:live|test)_|whsec_)[A-Za-z0-9]{10,}/g,
 		replace: `$1${REDACTED}`,
 	},
 	// GitHub: classic (ghp_ gho_ ghu_ ghs_ ghr_) and fine-grained (github_pat_) tokens.
 	{
 		name: "github",
-		pattern: /(?<![A-Za-z0-9_])(gh[pousr]_|github_pat_)[A-Za-z0-9_]{20,}/g,
+		pattern: /(?<!(?<!\\)[A-Za-z0-9_])(gh[pousr]_|github_pat_)[A-Za-z0-9_]{20,}/g,
 		replace: `$1${REDACTED}`,
 	},
 	// Slack tokens: bot, user, app-level (xapp-), refresh (xoxe-) and legacy ones.
 	{
 		name: "slack-token",
-		pattern: /(?<![A-Za-z0-9_-])(xox[abeprs]-|xapp-)[A-Za-z0-9-]{10,}/g,
+		pattern: /(?<!(?<!\\)[A-Za-z0-9_-])(xox[abeprs]-|xapp-)[A-Za-z0-9-]{10,}/g,
 		replace: `$1${REDACTED}`,
 	},
 	// AWS access key ids (long-term AKIA, temporary ASIA). Exactly 16 more characters.
@@ -95,7 +100,7 @@ const RULES: readonly Rule[] = [
 	// Google API keys.
 	{
 		name: "google-api-key",
-		pattern: /(?<![A-Za-z0-9_-])(AIza)[0-9A-Za-z_-]{35}/g,
+		pattern: /(?<!(?<!\\)[A-Za-z0-9_-])(AIza)[0-9A-Za-z_-]{35}/g,
 		replace: `$1${REDACTED}`,
 	},
 	// Slack incoming webhooks and workflow triggers: the path after /services/ is the credential.
@@ -134,11 +139,18 @@ const RULES: readonly Rule[] = [
 		pattern: /^([ \t>]*(?:proxy-authorization|authorization|cookie|set-cookie|x-api-key|x-auth-token)[ \t]*:[ \t]*)[^\r\n]+/gim,
 		replace: `$1${REDACTED}`,
 	},
+	// The same lines in JSON text (a dump inside a tool's JSON result): a line starts after `\n` or `\r`,
+	// and its value ends at the string's closing quote or the next escape, an escaped quote within it.
+	{
+		name: "header-line-json",
+		pattern: /(?<=\\[nr])([ \t>]*(?:proxy-authorization|authorization|cookie|set-cookie|x-api-key|x-auth-token)[ \t]*:[ \t]*)(?:[^"\\\r\n]|\\")+/gi,
+		replace: (match, prefix: string) => (hasMarker(match) ? match : `${prefix}${REDACTED}`),
+	},
 	// `Authorization: <scheme> <credential>` anywhere else (curl -H arguments, serialised headers):
 	// keep the scheme word, redact the credential.
 	{
 		name: "authorization-inline",
-		pattern: /((?:proxy-)?authorization["']?[ \t]*[:=][ \t]*["']?)([^\s"',;]+)(?:([ \t]+)([^\s"',;]+))?/gi,
+		pattern: /((?:proxy-)?authorization\\?["']?[ \t]*[:=][ \t]*\\?["']?)((?:[^\s"',;\\]|\\(?!["']))+)(?:([ \t]+)((?:[^\s"',;\\]|\\(?!["']))+))?/gi,
 		replace: (match, prefix: string, first: string, gap: string | undefined, second: string | undefined) => {
 			if (AUTH_SCHEMES.has(first.toLowerCase())) {
 				// A scheme alone ("Authorization: Basic") or with a placeholder hides nothing.
@@ -153,14 +165,14 @@ const RULES: readonly Rule[] = [
 	// "Bearer authentication failed" keeps its words (and still classifies as an auth failure).
 	{
 		name: "bearer",
-		pattern: /(?<![A-Za-z0-9_-])(bearer[ \t]+)([A-Za-z0-9._~+\/-]{8,}=*)/gi,
+		pattern: /(?<!(?<!\\)[A-Za-z0-9_-])(bearer[ \t]+)([A-Za-z0-9._~+\/-]{8,}=*)/gi,
 		replace: (match, scheme: string, token: string) => (looksLikeCredential(token) ? `${scheme}${REDACTED}` : match),
 	},
 	// A signature parameter outside a query string, e.g. the last part of an AWS SigV4 Authorization
 	// value in a curl -H argument. Only long values: "signature=invalid" in an error message stays.
 	{
 		name: "signature",
-		pattern: /(?<![A-Za-z0-9_-])((?:x-amz-|x-goog-)?signature=)([A-Za-z0-9+\/%_-]{16,}=*)/gi,
+		pattern: /(?<!(?<!\\)[A-Za-z0-9_-])((?:x-amz-|x-goog-)?signature=)([A-Za-z0-9+\/%_-]{16,}=*)/gi,
 		replace: `$1${REDACTED}`,
 	},
 	// `password=…`, `"api_key": "…"`, `client_secret: …` in free text (connection strings, env dumps,
@@ -171,13 +183,29 @@ const RULES: readonly Rule[] = [
 	// the key-value rule below leaves alone for prose's sake; these names never occur in prose.
 	{
 		name: "aws-credentials-file",
-		pattern: /(?<![A-Za-z0-9_-])((?:aws_secret_access_key|aws_session_token)[ \t]*[:=][ \t]*["']?)([A-Za-z0-9+\/=]{16,})/gi,
+		pattern: /(?<!(?<!\\)[A-Za-z0-9_-])((?:aws_secret_access_key|aws_session_token)[ \t]*[:=][ \t]*["']?)([A-Za-z0-9+\/=]{16,})/gi,
 		replace: `$1${REDACTED}`,
+	},
+	// AWS credentials as JSON (instance metadata, STS, `aws configure export-credentials`): the secret
+	// and the session token under their own names, which neither rule above knows.
+	{
+		name: "aws-credentials-json",
+		pattern: /(\\?"(?:SecretAccessKey|SessionToken|Token)\\?"[ \t]*:[ \t]*\\?")([A-Za-z0-9+\/=]{16,})/g,
+		replace: `$1${REDACTED}`,
+	},
+	// Environment dumps: an upper-case variable whose name ends in a credential's word
+	// (`DB_PASSWORD=…`, `GITHUB_TOKEN=…`), right before its `=` or `:`, so prose that names one
+	// ("ANTHROPIC_API_KEY is not set") keeps it.
+	{
+		name: "env-variable",
+		pattern: /(?<!(?<!\\)[A-Za-z0-9_-])([A-Z0-9]+(?:_[A-Z0-9]+)*_(?:PASSWORD|PASSWD|TOKEN|SECRET|API_KEY|APIKEY|SECRET_KEY|ACCESS_KEY|PRIVATE_KEY)["']?[:=][ \t]*["']?)([^\s"'&,;]+)/g,
+		replace: (match, prefix: string, value: string) =>
+			hasMarker(value) || value.startsWith("-----BEGIN") || isNonSecretLiteral(value) ? match : `${prefix}${REDACTED}`,
 	},
 	{
 		name: "key-value",
 		pattern:
-			/(?<![A-Za-z0-9_-])((?:password|passwd|client_secret|(?:x-)?api[_-]?key|access[_-]?token|refresh[_-]?token|auth[_-]?token|private[_-]?key|secret[_-]?key|aws_secret_access_key)["']?[:=][ \t]*["']?)([^\s"'&,;]+)/gi,
+			/(?<!(?<!\\)[A-Za-z0-9_-])((?:password|passwd|client_secret|(?:x-)?api[_-]?key|access[_-]?token|refresh[_-]?token|auth[_-]?token|private[_-]?key|secret[_-]?key|aws_secret_access_key)\\?["']?[:=][ \t]*\\?["']?)((?:[^\s"'&,;\\]|\\(?!["']))+)/gi,
 		// A PEM value was already reduced to BEGIN…[REDACTED]…END by redactPem; keep its markers readable.
 		// Literal absences ("password": null) say no secret was there; redactDeep keeps null for the same reason.
 		replace: (match, prefix: string, value: string) =>
@@ -251,7 +279,7 @@ const MAX_PASSES = 8;
  * text through to the rules. A new rule adds its own literal here.
  */
 const MAY_HOLD_SECRET =
-	/eyJ|sk-|[sr]k_|whsec_|gh[pousr]_|github_pat_|xox|xapp-|AKIA|ASIA|AIza|hooks\.slack\.com|discord|:\/\/|=|authorization|cookie|x-api-key|x-auth-token|bearer|PRIVATE KEY|(?:passw(?:or)?d|client_secret|api[_-]?key|access[_-]?token|refresh[_-]?token|auth[_-]?token|private[_-]?key|secret[_-]?key|aws_secret_access_key)["']?[:=]/i;
+	/eyJ|sk-|[sr]k_|whsec_|gh[pousr]_|github_pat_|xox|xapp-|AKIA|ASIA|AIza|hooks\.slack\.com|discord|:\/\/|=|authorization|cookie|x-api-key|x-auth-token|bearer|PRIVATE KEY|(?:passw(?:or)?d|client_secret|api[_-]?key|access[_-]?token|refresh[_-]?token|auth[_-]?token|private[_-]?key|secret[_-]?key|aws_secret_access_key)\\?["']?[:=]|(?:SecretAccessKey|SessionToken|Token)\\?"/i;
 
 /** Redacts every secret this module recognises in `text`. Idempotent, linear time. */
 export function redact(text: string): string {
@@ -292,6 +320,11 @@ export const SENSITIVE_KEYS: ReadonlySet<string> = new Set(
 		"private_key",
 		"secret_key",
 		"aws_secret_access_key",
+		"secretaccesskey",
+		"secret_access_key",
+		"sessiontoken",
+		"session_token",
+		"aws_session_token",
 		"signing_key",
 	],
 );

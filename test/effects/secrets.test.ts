@@ -106,6 +106,45 @@ describe("a webhook tool's URL secret", () => {
 	});
 });
 
+describe("a webhook tool's URL echoed in other spellings, and credentials in JSON text", () => {
+	it("is cut when its target echoes it JSON-escaped (PHP's \\/) or percent-encoded", async () => {
+		let calls = 0;
+		fake("https://slack.example.test", (req) =>
+			++calls === 1
+				? new Response(JSON.stringify({ ok: true, self: req.url }).replaceAll("/", "\\/"), { headers: { "content-type": "application/json" } })
+				: new Response(`see ${encodeURIComponent(req.url)}`),
+		);
+		const emulator = useEmulator();
+		emulator.enqueue({ tool_use: [{ name: "notify", input: { n: 1 } }, { name: "notify", input: { n: 2 } }] }, { text: "done" });
+		await createAgent({ name: "escaping-target", tools: [{ type: "webhook", name: "notify", description: "Notify.", url_secret: "TEST_SLACK_URL" }] });
+		const job = await runToRest("escaping-target");
+		expect(job.status).toBe("completed");
+		const listed = await (await call(`/v1/jobs/${job.id}/tool-calls`)).text();
+		const sentToModel = JSON.stringify(emulator.requests.at(-1)!.messages);
+		for (const text of [listed, sentToModel, await everythingStored("escaping-target")]) {
+			expect(text).not.toMatch(/T0(?:\\\/|%2F|\/)B0(?:\\\/|%2F|\/)xyz/i);
+		}
+		expect(listed).toContain("<webhook url>");
+	});
+
+	it("redacts a key on a new line of a tool's JSON result, and an AWS secret under its JSON name", async () => {
+		const key = `sk-ant-api03-${"PLANTEDfakeKEY0123456789abcdefghijklmnop"}`;
+		const aws = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ9aVr1234";
+		fake("https://leaky.example.test", () => Response.json({ note: `rotated keys:\n${key}`, creds: { AccessKeyId: "ASIAY34FZKBOKMUTVV7A", SecretAccessKey: aws } }));
+		const emulator = useEmulator();
+		emulator.enqueue({ tool_use: { name: "http_fetch", input: { url: "https://leaky.example.test/config" } } }, { text: "done" });
+		await createAgent({ name: "leaky-json", tools: [{ type: "http_fetch", allow_hosts: ["leaky.example.test"] }] });
+		const job = await runToRest("leaky-json");
+		const listed = await (await call(`/v1/jobs/${job.id}/tool-calls`)).text();
+		const output = await (await call(`/v1/jobs/${job.id}/output`)).text();
+		const sentToModel = JSON.stringify(emulator.requests.at(-1)!.messages);
+		for (const text of [listed, output, sentToModel, await everythingStored("leaky-json")]) {
+			expect(text).not.toContain("PLANTEDfakeKEY");
+			expect(text).not.toContain(aws);
+		}
+	});
+});
+
 describe("a secret named as a delivery or hook URL", () => {
 	it("never appears in the delivery's error, the incident or the logs, whether it is no URL at all or a URL the request fails on", async () => {
 		const logged: string[] = [];

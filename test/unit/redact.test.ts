@@ -60,6 +60,10 @@ const SECRETS: [string, string, string, string?][] = [
 	["json api_key", `upstream said {"api_key": "k-9f8e7d6c5b4a3210", "ok": false}`, "k-9f8e7d6c5b4a3210"],
 	["x-api-key inline", `headers x-api-key: k_live_9f8e7d6c5b4a and more`, "k_live_9f8e7d6c5b4a"],
 	["client_secret yaml", "client_secret: 7Hq-2mZ_pL9xV", "7Hq-2mZ_pL9xV"],
+	["aws secret in JSON (instance metadata, STS)", `{"AccessKeyId":"ASIA${"Y34FZKBOKMUTVV7A"}","SecretAccessKey":"wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ9aVr1234"}`, "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ9aVr1234"],
+	["aws session token in JSON", `{"SessionToken" : "${rep("IQoJb3JpZ2luX2Vj", 120)}"}`, rep("IQoJb3JpZ2luX2Vj", 120)],
+	["env dump password", "DB_HOST=db-1\nDB_PASSWORD=Tr0ub4dor-and-3\n", "Tr0ub4dor-and-3", `DB_HOST=db-1\nDB_PASSWORD=${REDACTED}\n`],
+	["env dump token", `export GITHUB_TOKEN=${"abcdef0123456789abcdef"}`, "abcdef0123456789abcdef", `export GITHUB_TOKEN=${REDACTED}`],
 ];
 
 // Things that look a little like secrets and are not: each must come out byte for byte.
@@ -79,6 +83,7 @@ const BENIGN = [
 	"401 Unauthorized: invalid x-api-key",
 	"missing Authorization header",
 	"ANTHROPIC_API_KEY is not set; DIGEST_SLACK_WEBHOOK_URL is not set",
+	"set GITHUB_TOKEN and DB_PASSWORD before you run it; NEXT_PUBLIC_TOKEN_URL=https://example.com/t",
 	"Contact ops@example.com about the task-runner-for-the-nightly-build skill.",
 	"cron 0 9 * * 1-5 (Europe/Berlin)",
 	"Posting to https://hooks.slack.com/ failed with 404 no_service",
@@ -107,6 +112,18 @@ describe("redact: secrets", () => {
 		expect(out).not.toContain(secret);
 		expect(out).toContain(REDACTED);
 		if (expected !== undefined) expect(out).toBe(expected);
+	});
+
+	// Redaction runs on JSON text too (a tool's JSON result, a webhook payload), where a credential on
+	// a new line, or after a tab, follows an escape's letter: `\nsk-ant-…`.
+	// Whatever the text with a real line break or tab has redacted, its JSON has too.
+	it.each(SECRETS.filter(([, text]) => !/^[\s"]/.test(text)))("%s, after a JSON escape", (_label, text, secret) => {
+		for (const [char, escape] of [["\n", "\\n"], ["\t", "\\t"], ["\r", "\\r"]] as const) {
+			if (redact(`see${char}${text}`).includes(secret)) continue;
+			const json = JSON.stringify({ note: `see${char}${text}` });
+			expect(json, escape).toContain(`see${escape}`);
+			expect(redact(json), escape).not.toContain(secret);
+		}
 	});
 
 	it("keeps a recognisable prefix where it identifies the kind of credential", () => {
