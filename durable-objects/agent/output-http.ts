@@ -1,4 +1,4 @@
-import { getOutputObject, readLinesFromR2, tailLinesFromR2, type OutputLine } from "../../src/store/output-r2.ts";
+import { getOutputObject, readLinesFromR2, tailOfR2, type OutputLine } from "../../src/store/output-r2.ts";
 import { resolveRange } from "../../src/shared/range.ts";
 import { getJob } from "./jobs.ts";
 import { outputState } from "./output-store.ts";
@@ -38,18 +38,27 @@ async function nextLines(lines: AsyncIterator<OutputLine>, n: number): Promise<O
  * body then carries on from R2 after the last line it sent, where ending would look, to the client,
  * like the output's end.
  */
-function sqliteBody(sql: SqlStorage, bucket: R2Bucket, jobId: string, range: { offset: number; length: number } | null): ReadableStream<Uint8Array> {
-	let after = 0;
+function sqliteBody(
+	sql: SqlStorage,
+	bucket: R2Bucket,
+	jobId: string,
+	range: { offset: number; length: number } | null,
+	tail: { after: number; lines: number } | null = null,
+): ReadableStream<Uint8Array> {
+	let after = tail?.after ?? 0;
 	let skip = range?.offset ?? 0;
 	let left = range ? range.length : Number.POSITIVE_INFINITY;
+	// A tail's lines: those there were when it was asked for, not those the job writes meanwhile.
+	let linesLeft = tail?.lines ?? Number.POSITIVE_INFINITY;
 	let archived: AsyncIterator<OutputLine> | null = null;
 	return new ReadableStream<Uint8Array>({
 		async pull(controller) {
-			if (left <= 0) {
+			if (left <= 0 || linesLeft <= 0) {
 				controller.close();
 				return;
 			}
-			let batch = archived ? await nextLines(archived, 500) : readLines(sql, jobId, after, 500);
+			const want = Math.min(500, linesLeft);
+			let batch = archived ? await nextLines(archived, want) : readLines(sql, jobId, after, want);
 			if (batch.length === 0 && archived === null) {
 				// Pruned by retention while it was read: cut short, which must not look like the end.
 				if (!getJob(sql, jobId)) {
@@ -59,7 +68,7 @@ function sqliteBody(sql: SqlStorage, bucket: R2Bucket, jobId: string, range: { o
 				const state = outputState(sql, jobId);
 				if (state.outputKey !== null && (state.lines ?? 0) > after) {
 					archived = readLinesFromR2(bucket, state.outputKey, { afterLine: after })[Symbol.asyncIterator]();
-					batch = await nextLines(archived, 500);
+					batch = await nextLines(archived, want);
 					// Gone from R2 too (retention deleted the job meanwhile): a broken transfer, not a clean end.
 					if (batch.length === 0) {
 						controller.error(new Error(`job ${jobId}'s output moved to R2 while it was read, and is not there`));
@@ -72,6 +81,7 @@ function sqliteBody(sql: SqlStorage, bucket: R2Bucket, jobId: string, range: { o
 				return;
 			}
 			after = batch.at(-1)!.line;
+			linesLeft -= batch.length;
 			let bytes = encoder.encode(batch.map((l) => `${l.body}\n`).join(""));
 			if (skip > 0) {
 				const cut = Math.min(skip, bytes.length);
@@ -84,6 +94,20 @@ function sqliteBody(sql: SqlStorage, bucket: R2Bucket, jobId: string, range: { o
 		},
 		async cancel() {
 			await archived?.return?.();
+		},
+	});
+}
+
+/** NDJSON of an R2 object's lines, read a batch at a time as the client takes them. */
+function linesBody(lines: AsyncGenerator<OutputLine>): ReadableStream<Uint8Array> {
+	return new ReadableStream<Uint8Array>({
+		async pull(controller) {
+			const batch = await nextLines(lines, 500);
+			if (batch.length === 0) controller.close();
+			else controller.enqueue(encoder.encode(batch.map((l) => `${l.body}\n`).join("")));
+		},
+		async cancel() {
+			await lines.return(undefined);
 		},
 	});
 }
@@ -105,11 +129,16 @@ export async function serveOutput(sql: SqlStorage, bucket: R2Bucket, jobId: stri
 	if (linesParam !== null) {
 		const n = Number(linesParam);
 		if (!Number.isInteger(n) || n < 1 || n > 100_000) return jsonError(400, "bad_request", "lines must be an integer from 1 to 100000");
-		if (state.outputKey) return ndjson(await tailLinesFromR2(bucket, state.outputKey, n));
-		const rows = sql
-			.exec<{ body: string }>("SELECT body FROM (SELECT line, body FROM output_lines WHERE job_id = ? ORDER BY line DESC LIMIT ?) ORDER BY line", jobId, n)
-			.toArray();
-		return ndjson(rows);
+		// Streamed, a batch at a time, as the whole output is: n lines can be most of a large output.
+		if (state.outputKey) {
+			const tail = await tailOfR2(bucket, state.outputKey, n);
+			if ("lines" in tail) return ndjson(tail.lines);
+			return new Response(linesBody(readLinesFromR2(bucket, state.outputKey, { afterLine: tail.after, limit: n, required: true })), { headers: { "content-type": NDJSON } });
+		}
+		const first = sql
+			.exec<{ line: number }>("SELECT line FROM output_lines WHERE job_id = ? ORDER BY line DESC LIMIT 1 OFFSET ?", jobId, n - 1)
+			.toArray()[0];
+		return new Response(sqliteBody(sql, bucket, jobId, null, { after: first ? first.line - 1 : 0, lines: n }), { headers: { "content-type": NDJSON } });
 	}
 	// If-Range asks for the part only if the output still matches a validator, and drover sends
 	// none (no ETag, no Last-Modified): no If-Range can match, so its Range is ignored (RFC 9110 §13.1.5).

@@ -382,17 +382,11 @@ export async function* readLinesFromR2(
 	}
 }
 
-/** The last n lines by streaming the whole object, keeping only n of them. */
-async function tailByStreaming(bucket: R2Bucket, key: string, n: number): Promise<OutputLine[]> {
-	const ring: OutputLine[] = [];
+/** How many lines an object holds, counted by streaming it (one line held at a time). */
+async function countLinesInR2(bucket: R2Bucket, key: string): Promise<number> {
 	let count = 0;
-	for await (const line of readLinesFromR2(bucket, key)) {
-		ring[count % n] = line;
-		count++;
-	}
-	if (count <= n) return ring;
-	const at = count % n;
-	return [...ring.slice(at), ...ring.slice(0, at)];
+	for await (const _ of readLinesFromR2(bucket, key)) count++;
+	return count;
 }
 
 /**
@@ -423,22 +417,24 @@ function countLines(text: string): number {
 }
 
 /**
- * The last n lines. Reads a growing range from the end of the object, numbering lines from the
- * `lines` count consolidate() stores; falls back to streaming the object through a ring buffer of n
- * when that count is missing, or the window would grow past a few MiB (very long lines).
+ * The last n lines: the lines themselves where a window from the end of the object holds them,
+ * numbered from the `lines` count consolidate() stores; else the line after which they start, for
+ * the caller to stream (readLinesFromR2) rather than hold n lines of any length (the count missing,
+ * a tail of every line, or a window past a few MiB: very long lines).
  */
-export async function tailLinesFromR2(bucket: R2Bucket, key: string, n: number): Promise<OutputLine[]> {
+export async function tailOfR2(bucket: R2Bucket, key: string, n: number): Promise<{ lines: OutputLine[] } | { after: number }> {
 	const want = Math.floor(n);
-	if (!(want >= 1)) return [];
+	if (!(want >= 1)) return { lines: [] };
+	const from = async (total: number | null) => ({ after: Math.max(0, (total ?? (await countLinesInR2(bucket, key))) - want) });
 	let window = TAIL_FIRST_WINDOW;
 	let object: R2ObjectBody | R2Object | null;
 	try {
 		object = await bucket.get(key, { range: { suffix: window } });
 	} catch {
 		// R2 refuses any range of an empty object (10039, not satisfiable); a plain read has no such case.
-		return tailByStreaming(bucket, key, want);
+		return from(null);
 	}
-	if (!object) return [];
+	if (!object) return { lines: [] };
 	const { size, etag } = object;
 	const total = Number(object.customMetadata?.lines);
 	const counted = Number.isSafeInteger(total) && total >= 0;
@@ -446,20 +442,29 @@ export async function tailLinesFromR2(bucket: R2Bucket, key: string, n: number):
 	// and a tail of every line is cheaper read from the start than in growing windows.
 	if (size > window && (!counted || want >= total)) {
 		if ("body" in object) await object.body.cancel();
-		return tailByStreaming(bucket, key, want);
+		return from(counted ? total : null);
 	}
 	for (;;) {
 		if (!("body" in object)) break;
 		const covered = Math.min(window, size);
 		const found = tailOfWindow(await object.text(), covered === size, total, want);
-		if (found) return found;
+		if (found) return { lines: found };
 		if (covered === size || window >= TAIL_MAX_WINDOW) break;
 		window = Math.min(window * 4, TAIL_MAX_WINDOW);
 		// The same version of the object, or the line numbers from its metadata would not hold.
 		object = await bucket.get(key, { range: { suffix: window }, onlyIf: { etagMatches: etag } });
 		if (!object) break;
 	}
-	return tailByStreaming(bucket, key, want);
+	return from(counted ? total : null);
+}
+
+/** The last n lines, held: for a small n (see tailOfR2, which a response streams from). */
+export async function tailLinesFromR2(bucket: R2Bucket, key: string, n: number): Promise<OutputLine[]> {
+	const tail = await tailOfR2(bucket, key, n);
+	if ("lines" in tail) return tail.lines;
+	const lines: OutputLine[] = [];
+	for await (const line of readLinesFromR2(bucket, key, { afterLine: tail.after })) lines.push(line);
+	return lines;
 }
 
 /**

@@ -215,6 +215,34 @@ describe("a download of a job's output while the job ends", () => {
 	});
 });
 
+describe("?lines=N of a large output", () => {
+	it("gives the last N lines, streamed, however long they are or however many are asked for, finished or live", async () => {
+		const job = await finishedJob("tail-large");
+		const key = `jobs/tail-large/${job.id}.jsonl`;
+		// 60 lines of a megabyte: past every window a tail reads from the end.
+		const line = (i: number) => JSON.stringify({ type: "tool_result", n: i, result: "x".repeat(1_000_000) });
+		const all = Array.from({ length: 60 }, (_, i) => `${line(i + 1)}\n`).join("");
+		await env.OUTPUT.put(key, all, { customMetadata: { lines: "60" } });
+		const tail = async (n: number) => (await call(`/v1/jobs/${job.id}/output?lines=${n}`)).text();
+		const last = (n: number) => all.split("\n").slice(0, -1).slice(-n).map((l) => `${l}\n`).join("");
+		expect(await tail(59)).toBe(last(59));
+		expect(await tail(100_000)).toBe(all);
+		expect(await tail(2)).toBe(last(2));
+
+		// Live: the last N as they were when asked, a batch at a time.
+		useEmulator().enqueue({ tool_use: { name: "create_ticket", input: { title: "x" } } });
+		await createAgent({ name: "tail-live", tools: [{ type: "webhook", name: "create_ticket", description: "Create.", url_secret: "TEST_TICKETS_URL", requires_approval: true }] });
+		const live = await runToRest("tail-live");
+		await runInDurableObject(env.AGENT.getByName("tail-live"), (instance: AgentDO) => {
+			for (let i = 0; i < 1200; i++) AgentDO.appendOutput(instance, live.id, [{ type: "system", subtype: "note", content: `note ${i}` }]);
+		});
+		const whole = (await (await call(`/v1/jobs/${live.id}/output`)).text()).trimEnd().split("\n");
+		const liveTail = (await (await call(`/v1/jobs/${live.id}/output?lines=1100`)).text()).trimEnd().split("\n");
+		expect(liveTail).toEqual(whole.slice(-1100));
+		expect((await (await call(`/v1/jobs/${live.id}/output?lines=100000`)).text()).trimEnd().split("\n")).toEqual(whole);
+	});
+});
+
 describe("Range on job output (RFC 9110 §14)", () => {
 	const bytesOf = (text: string) => new TextEncoder().encode(text).length;
 

@@ -11,6 +11,7 @@ import {
 	putOutputLog,
 	readLinesFromR2,
 	tailLinesFromR2,
+	tailOfR2,
 	type OutputLine,
 	type ReadBatch,
 } from "../../src/store/output-r2.ts";
@@ -391,6 +392,23 @@ describe("readers", () => {
 			);
 			expect(await tailLinesFromR2(bucket, chunk.key, count + 1)).toHaveLength(count);
 		}
+	});
+
+	it("tailOfR2 hands back where to stream from, not the lines, where a window cannot hold them", async () => {
+		// 900 KB lines: 9 of them pass the 4 MiB window, so the caller streams from line 3.
+		const long = (i: number) => (i % 2 === 0 ? bodyOf(i, 70_000) : bodyOf(i, 2));
+		const { key: k } = await consolidate(bucket, "tail", newJobId(), linesOf(12, long));
+		expect(await tailOfR2(bucket, k, 9)).toEqual({ after: 3 });
+		// Every line, or more: from the start, never held.
+		expect(await tailOfR2(bucket, k, 12)).toEqual({ after: 0 });
+		expect(await tailOfR2(bucket, k, 100_000)).toEqual({ after: 0 });
+		// A short tail a window holds comes back as lines.
+		const tail = await tailOfR2(bucket, k, 1);
+		expect(tail).toEqual({ lines: [{ line: 12, body: long(12) }] });
+		// A chunk without a line count, larger than the first window: counted by streaming.
+		const chunk = await putChunk(bucket, "tail", newJobId(), await linesOf(200)(0, 200));
+		expect(await tailOfR2(bucket, chunk.key, 250)).toEqual({ after: 0 });
+		expect(await tailOfR2(bucket, chunk.key, 150)).toEqual({ after: 50 });
 	});
 
 	it("keeps empty lines' numbering in every reader", async () => {
