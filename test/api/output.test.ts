@@ -219,13 +219,13 @@ describe("?lines=N of a large output", () => {
 	it("gives the last N lines, streamed, however long they are or however many are asked for, finished or live", async () => {
 		const job = await finishedJob("tail-large");
 		const key = `jobs/tail-large/${job.id}.jsonl`;
-		// 60 lines of a megabyte: past every window a tail reads from the end.
-		const line = (i: number) => JSON.stringify({ type: "tool_result", n: i, result: "x".repeat(1_000_000) });
-		const all = Array.from({ length: 60 }, (_, i) => `${line(i + 1)}\n`).join("");
-		await env.OUTPUT.put(key, all, { customMetadata: { lines: "60" } });
+		// 8 lines of 700 KB: 7 of them pass the largest window a tail reads from the end (4 MiB).
+		const line = (i: number) => JSON.stringify({ type: "tool_result", n: i, result: "x".repeat(700_000) });
+		const all = Array.from({ length: 8 }, (_, i) => `${line(i + 1)}\n`).join("");
+		await env.OUTPUT.put(key, all, { customMetadata: { lines: "8" } });
 		const tail = async (n: number) => (await call(`/v1/jobs/${job.id}/output?lines=${n}`)).text();
 		const last = (n: number) => all.split("\n").slice(0, -1).slice(-n).map((l) => `${l}\n`).join("");
-		expect(await tail(59)).toBe(last(59));
+		expect(await tail(7)).toBe(last(7));
 		expect(await tail(100_000)).toBe(all);
 		expect(await tail(2)).toBe(last(2));
 
