@@ -275,3 +275,8 @@ export function cancelReason(job: Pick<JobRecord, "status"> & { transitions?: Jo
 	const reason = job.transitions?.findLast((t) => t.to === "cancelled")?.reason;
 	return reason ? reason : null;
 }
+
+/** A job's exit reason beside its status, where it adds something: not "success", nor a repeat ("cancelled (cancelled)"). */
+export function exitNote(job: { status: string; exit_reason: string | null }): string {
+	return job.exit_reason && job.exit_reason !== "success" && job.exit_reason !== job.status ? ` (${job.exit_reason})` : "";
+}

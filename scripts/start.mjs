@@ -3,7 +3,7 @@
 // .wrangler/; the first run writes .dev.vars with a fresh admin token.
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { parse as parseYaml } from "yaml";
@@ -54,19 +54,24 @@ function devVars() {
 	return { token, apiKey: vars.ANTHROPIC_API_KEY ?? "", vars };
 }
 
-/** The Worker secrets fleet.yaml's agents post to (`url_secret`: deliveries, webhook tools, hooks). */
-function fleetUrlSecrets() {
-	const names = new Set();
+/**
+ * The Worker secrets fleet.yaml names: those its agents post to (`url_secret`: deliveries, webhook
+ * tools, hooks), and those its webhook triggers are signed with (`webhook.secret`).
+ */
+function fleetSecrets() {
+	const urls = new Set();
+	const webhooks = new Set();
 	const walk = (node) => {
 		if (Array.isArray(node)) node.forEach(walk);
 		else if (node && typeof node === "object")
 			for (const [key, value] of Object.entries(node)) {
-				if (key === "url_secret" && typeof value === "string") names.add(value);
+				if (key === "url_secret" && typeof value === "string") urls.add(value);
+				else if (key === "webhook" && typeof value?.secret === "string") webhooks.add(value.secret);
 				else walk(value);
 			}
 	};
 	walk(parseYaml(readFileSync("fleet.yaml", "utf8")));
-	return [...names].sort();
+	return { urls: [...urls].sort(), webhooks: [...webhooks].sort() };
 }
 
 function run(cmd, args) {
@@ -81,6 +86,16 @@ if (spawnSync(process.execPath, ["scripts/check-fleet.ts"], { stdio: "inherit", 
 	process.exit(1);
 }
 const { token, apiKey, vars } = devVars();
+// A webhook trigger's secret not set locally is made once, into .dev.vars, so the example fleet's
+// webhook answers signed requests out of the box (unset, it answers 503 "webhook not configured").
+const secrets = fleetSecrets();
+const madeHooks = secrets.webhooks.filter((name) => !vars[name] && !process.env[name]);
+if (madeHooks.length > 0) {
+	const text = readFileSync(".dev.vars", "utf8");
+	appendFileSync(".dev.vars", `${text === "" || text.endsWith("\n") ? "" : "\n"}${madeHooks.map((name) => `${name}=${randomBytes(24).toString("hex")}\n`).join("")}`);
+	for (const name of madeHooks) vars[name] = "(made)";
+	console.log(`Wrote ${madeHooks.join(", ")} to .dev.vars: fleet.yaml's webhook triggers are signed with ${madeHooks.length === 1 ? "it" : "them"}.`);
+}
 run("npx", ["wrangler", "d1", "migrations", "apply", "DB", "--local"]);
 
 // Without a key, the bundled Messages API emulator serves the model; the key guard lets a
@@ -104,7 +119,7 @@ if (!apiKey) {
 // fleet.yaml's URL secrets not set in .dev.vars point at the emulator's sink, which prints what is
 // posted: locally the fleet runs and delivers without real Slack or ticket URLs. Deployed, such a
 // secret left unset auto-pauses its agent (or fails the hook) instead.
-const sunk = apiKey ? [] : fleetUrlSecrets().filter((name) => !vars[name] && !process.env[name]);
+const sunk = apiKey ? [] : secrets.urls.filter((name) => !vars[name] && !process.env[name]);
 for (const name of sunk) devArgs.push("--var", `${name}:http://127.0.0.1:${emulatorPort}/__sink/${name}`);
 // wrangler's build step checks fleet.yaml on each save; here an invalid one is reported, not fatal.
 // wrangler itself, not through npx: a signal to this script reaches wrangler, which stops its
@@ -140,6 +155,8 @@ drover is running at ${base}
   model:  ${apiKey ? "the Anthropic Messages API (ANTHROPIC_API_KEY from .dev.vars)" : `NO API KEY: the local Messages API emulator (http://127.0.0.1:${emulatorPort}) answers for Claude; put ANTHROPIC_API_KEY in .dev.vars to use the real API`}
   token:  ${token ? "the local admin token, API_TOKENS in .dev.vars (not printed: terminals keep scrollback and logs)" : "none: set API_TOKENS in .dev.vars"}${
 		sunk.length > 0 ? `\n  posts:  ${sunk.join(", ")} (fleet.yaml; not in .dev.vars) go to the emulator's sink, printed here as [sink] lines` : ""
+	}${
+		secrets.webhooks.length > 0 ? `\n  hooks:  POST ${base}/v1/hooks/<agent> is signed with its webhook secret (${secrets.webhooks.join(", ")}) from .dev.vars: see README, HTTP API` : ""
 	}
   try:    export DROVER_URL=${base} DROVER_TOKEN="$(sed -n 's/^API_TOKENS=[^:]*:[^:]*://p' .dev.vars | cut -d, -f1)"
           npx drover status

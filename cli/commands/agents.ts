@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { CliError } from "../client.ts";
 import { act, type Context } from "../context.ts";
-import { pausedText, relTime, stamp, statusStyle, table } from "../format.ts";
+import { exitNote, pausedText, relTime, stamp, statusStyle, table } from "../format.ts";
 import { shapes } from "../shapes.ts";
 import type { AgentView } from "../types.ts";
 
@@ -94,7 +94,7 @@ function undelivered(last: NonNullable<AgentView["last_job"]>): "failed" | "unkn
 /** The newest job that ended: its status, why if it did not succeed, and a delivery that did not get through. */
 function lastRun(last: AgentView["last_job"]): string {
 	if (!last) return "-";
-	const why = last.exit_reason && last.exit_reason !== "success" ? ` (${last.exit_reason})` : "";
+	const why = exitNote(last);
 	const delivery = undelivered(last);
 	return `${last.status}${why}${delivery ? `, delivery ${delivery}` : ""}`;
 }

@@ -2,7 +2,7 @@ import { Option, type Command } from "commander";
 import { parseDocument } from "yaml";
 import { CliError, JSONL } from "../client.ts";
 import { act, isoInstant, jobIdArg, nextPageCommand, positiveInt, requireKnownAgent, type Context } from "../context.ts";
-import { BIDI, cancelReason, duration, fields, printable, printableDeep, printableYaml, relTime, renderLine, shellWord, statusStyle, table, when } from "../format.ts";
+import { BIDI, cancelReason, duration, exitNote, stamp, fields, printable, printableDeep, printableYaml, relTime, renderLine, shellWord, statusStyle, table, when } from "../format.ts";
 import type { JobRecord, JobSummary, ToolCallView } from "../types.ts";
 import { shapes } from "../shapes.ts";
 
@@ -185,7 +185,7 @@ export function describeJob(ctx: Context, record: JobRecord): string {
 	// Its prompt, summary and error are the model's, a webhook's or a tool's text.
 	const job = printableDeep(record);
 	const now = Date.now();
-	const status = statusStyle(p, job.status)(job.status) + (job.exit_reason && job.exit_reason !== "success" ? ` (${job.exit_reason})` : "");
+	const status = statusStyle(p, job.status)(job.status) + exitNote(job);
 	const trigger = [job.trigger_type, job.schedule ? `schedule ${job.schedule}` : null, job.dispatch]
 		.filter(Boolean)
 		.join(", ");
@@ -265,7 +265,8 @@ async function showManifest(ctx: Context, id: string, opts: JobOptions): Promise
 				["models", m.models.join(" → ")],
 				["max tokens", String(m.max_tokens)],
 				["max turns", String(d.max_turns)],
-				["timeout", `${d.timeout}, deadline ${when(m.deadline)}`],
+				// An ended job's deadline is history: "(in 14m)" would read as if it still ran.
+				["timeout", `${d.timeout}, deadline ${isFinal(m.status) ? stamp(m.deadline) : when(m.deadline)}`],
 				["limits", limits.length > 0 ? limits.join(", ") : null],
 				["tools", m.tools.length > 0 ? m.tools.map((t) => String(t.name ?? t.type ?? "?")).join(", ") : ctx.p.dim("none")],
 				["session mode", persistentText(m)],

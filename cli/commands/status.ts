@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { CliError } from "../client.ts";
 import { act, nextPageCommand, pathSegment, positiveInt, type Context } from "../context.ts";
-import { fields, pausedText, printable, printableDeep, relTime, stamp, statusStyle, table } from "../format.ts";
+import { exitNote, fields, pausedText, printable, printableDeep, relTime, stamp, statusStyle, table } from "../format.ts";
 import type { CurrentSession, Occurrence } from "../types.ts";
 import { shapes } from "../shapes.ts";
 import { allAgents } from "./agents.ts";
@@ -105,7 +105,7 @@ async function agentStatus(ctx: Context, name: string, opts: { json?: boolean })
 			: p.green("active");
 	const running = a.running_jobs.map((j) => `${j.id} ${statusStyle(p, j.status)(j.status)}${j.started_at ? ` since ${relTime(j.started_at)}` : ""}`).join(", ");
 	const last = a.last_job
-		? `${a.last_job.id} ${statusStyle(p, a.last_job.status)(a.last_job.status)}${a.last_job.exit_reason && a.last_job.exit_reason !== "success" ? ` (${a.last_job.exit_reason})` : ""}${a.last_job.finished_at ? ` ${relTime(a.last_job.finished_at)}` : ""}${
+		? `${a.last_job.id} ${statusStyle(p, a.last_job.status)(a.last_job.status)}${exitNote(a.last_job)}${a.last_job.finished_at ? ` ${relTime(a.last_job.finished_at)}` : ""}${
 				// Absent from an older server's agents.
 				a.last_job.delivery ? `, delivery ${statusStyle(p, a.last_job.delivery)(a.last_job.delivery)}` : ""
 			}`

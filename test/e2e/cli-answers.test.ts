@@ -1278,7 +1278,8 @@ describe("job --manifest", () => {
 		const r = await runCli(api.url, ["job", JOB, "--manifest"]);
 		expect(r.status, r.stderr).toBe(0);
 		expect(r.stdout).toMatch(/^models\s+claude-sonnet-5-5 → claude-haiku-5-5$/m);
-		expect(r.stdout).toMatch(/^timeout\s+30m, deadline 2026-01-01 00:30:01Z \(/m);
+		// Ended: its deadline is a time, not "in 14m" as if it still ran.
+		expect(r.stdout).toMatch(/^timeout\s+30m, deadline 2026-01-01 00:30:01Z$/m);
 		expect(r.stdout).toMatch(/^limits\s+max_tool_calls 5$/m);
 		expect(r.stdout).toMatch(/^tools\s+http_fetch, web_search$/m);
 		expect(r.stdout).toMatch(/^session mode\s+persistent, carrying the session on from job-2025-12-31-zzzzzz$/m);
@@ -1286,6 +1287,8 @@ describe("job --manifest", () => {
 		const asJson = await runCli(api.url, ["job", JOB, "--manifest", "--json"]);
 		expect(JSON.parse(asJson.stdout)).toEqual(MANIFEST);
 		// A persistent run that found a session it did not continue started a new one.
+		const running = await fakeApi({ [`GET /v1/jobs/${JOB}/manifest`]: (_req, res) => json(res, 200, { ...MANIFEST, status: "running" }) });
+		expect((await runCli(running.url, ["job", JOB, "--manifest"])).stdout).toMatch(/^timeout\s+30m, deadline 2026-01-01 00:30:01Z \(/m);
 		const fresh = await fakeApi({ [`GET /v1/jobs/${JOB}/manifest`]: (_req, res) => json(res, 200, { ...MANIFEST, continued_from: null }) });
 		expect((await runCli(fresh.url, ["job", JOB, "--manifest"])).stdout).toMatch(
 			/^session mode\s+persistent, starting a new session \(it found the last one at job-2025-12-31-zzzzzz, not continued\)$/m,
@@ -1329,6 +1332,19 @@ describe("job --output-log", () => {
 			expect(both.status, other).toBe(2);
 		}
 		expect(none.seen).toHaveLength(1);
+	});
+});
+
+describe("a job's exit reason beside its status", () => {
+	it("is said where it adds to the status, not repeated (cancelled (cancelled))", async () => {
+		const cancelled = record({ status: "cancelled", exit_reason: "cancelled" });
+		const limited = record({ id: "job-2026-01-01-bbbbbb", status: "failed", exit_reason: "usage_limit" });
+		const api = await fakeApi({
+			[`GET /v1/jobs/${JOB}`]: (_req, res) => json(res, 200, cancelled),
+			"GET /v1/jobs/job-2026-01-01-bbbbbb": (_req, res) => json(res, 200, limited),
+		});
+		expect((await runCli(api.url, ["job", JOB])).stdout).toMatch(/^status\s+cancelled$/m);
+		expect((await runCli(api.url, ["job", "job-2026-01-01-bbbbbb"])).stdout).toMatch(/^status\s+failed \(usage_limit\)$/m);
 	});
 });
 
