@@ -6,7 +6,8 @@ import { BIDI, cancelReason, duration, exitNote, stamp, fields, printable, print
 import type { JobRecord, JobSummary, ToolCallView } from "../types.ts";
 import { shapes } from "../shapes.ts";
 
-const JOB_STATUSES = ["pending", "running", "approval_pending", "completed", "failed", "cancelled", "indeterminate"];
+const FINAL_STATUSES = ["completed", "failed", "cancelled", "indeterminate"];
+const JOB_STATUSES = ["pending", "running", "approval_pending", ...FINAL_STATUSES];
 const TRIGGER_TYPES = ["schedule", "manual", "webhook", "fork", "continue"];
 
 interface JobsOptions {
@@ -334,7 +335,7 @@ function toolCallStatus(t: ToolCallView, jobStatus: string): string {
 	return t.status === "failed" || (t.status === "completed" && t.is_error) ? "failed" : t.status;
 }
 
-const isFinal = (status: string): boolean => ["completed", "failed", "cancelled", "indeterminate"].includes(status);
+const isFinal = (status: string): boolean => FINAL_STATUSES.includes(status);
 
 /** How a run in persistent mode started: carrying the session on, or starting a new one. */
 function persistentText(m: { persistent_from: string | null; continued_from?: string | null }): string | null {

@@ -67,13 +67,9 @@ function sqliteBody(
 				}
 				const state = outputState(sql, jobId);
 				if (state.outputKey !== null && (state.lines ?? 0) > after) {
-					archived = readLinesFromR2(bucket, state.outputKey, { afterLine: after })[Symbol.asyncIterator]();
+					// Gone from R2 too (retention deleted the job meanwhile), it throws: a broken transfer, not a clean end.
+					archived = readLinesFromR2(bucket, state.outputKey, { afterLine: after, required: true })[Symbol.asyncIterator]();
 					batch = await nextLines(archived, want);
-					// Gone from R2 too (retention deleted the job meanwhile): a broken transfer, not a clean end.
-					if (batch.length === 0) {
-						controller.error(new Error(`job ${jobId}'s output moved to R2 while it was read, and is not there`));
-						return;
-					}
 				}
 			}
 			if (batch.length === 0) {

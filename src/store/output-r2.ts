@@ -458,15 +458,6 @@ export async function tailOfR2(bucket: R2Bucket, key: string, n: number): Promis
 	return from(counted ? total : null);
 }
 
-/** The last n lines, held: for a small n (see tailOfR2, which a response streams from). */
-export async function tailLinesFromR2(bucket: R2Bucket, key: string, n: number): Promise<OutputLine[]> {
-	const tail = await tailOfR2(bucket, key, n);
-	if ("lines" in tail) return tail.lines;
-	const lines: OutputLine[] = [];
-	for await (const line of readLinesFromR2(bucket, key, { afterLine: tail.after })) lines.push(line);
-	return lines;
-}
-
 /**
  * bucket.get with an optional range, for the HTTP `Range` path; null when the object is missing. A
  * range starting at or past the end (or any range of an empty object) rejects with R2's 10039 "not

@@ -264,6 +264,9 @@ export function decideToolCall(sql: SqlStorage, jobId: string, toolUseId: string
 	sql.exec("UPDATE tool_calls SET decision = ?, decided_by = ? WHERE job_id = ? AND tool_use_id = ?", decision, by, jobId, toolUseId);
 }
 
+/** The calls that ran (or began to): what max_tool_calls counts, and a job's tally. */
+const RAN = "status IN ('executing', 'completed', 'failed', 'interrupted')";
+
 /**
  * The calls a job ran, and how many of them failed: its result said so, or it was cut off, by a forced
  * cancel (interrupted) or by the run's end (executing still, as the job ends indeterminate).
@@ -272,12 +275,12 @@ export function toolCallTally(sql: SqlStorage, jobId: string): ToolCallTally {
 	return sql
 		.exec<{ made: number; failed: number }>(
 			`SELECT count(*) AS made, coalesce(sum(status IN ('interrupted', 'executing') OR (is_error = 1 AND status IN ('completed', 'failed'))), 0) AS failed
-			 FROM tool_calls WHERE job_id = ? AND status IN ('executing', 'completed', 'failed', 'interrupted')`,
+			 FROM tool_calls WHERE job_id = ? AND ${RAN}`,
 			jobId,
 		)
 		.one();
 }
 
 export function toolCallCount(sql: SqlStorage, jobId: string): number {
-	return sql.exec<{ n: number }>("SELECT count(*) AS n FROM tool_calls WHERE job_id = ? AND status IN ('executing', 'completed', 'failed', 'interrupted')", jobId).one().n;
+	return sql.exec<{ n: number }>(`SELECT count(*) AS n FROM tool_calls WHERE job_id = ? AND ${RAN}`, jobId).one().n;
 }
