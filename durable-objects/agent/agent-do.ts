@@ -120,7 +120,7 @@ export class AgentDO extends DurableObject<Env> {
 
 	/** Shortens how long a delivery or hook target may take to answer, to meet a hung target. */
 	static setSendTimeout(agent: AgentDO, ms: number): void {
-		agent.passes.sendTimeoutMs = ms;
+		agent.passes.closing.sendTimeoutMs = ms;
 	}
 
 	/** Streams only: job output (JSONL) and live job events (SSE). Everything else is RPC. */
@@ -385,7 +385,7 @@ export class AgentDO extends DurableObject<Env> {
 			})),
 			queued_jobs: jobCounts(this.sql).pending,
 			last_job: last && { id: last.id, status: last.status, exit_reason: last.exit_reason, finished_at: last.finished_at, delivery: last.delivery?.outcome ?? null, tool_calls: last.tool_calls },
-			index_backlog: outboxSize(this.sql, this.passes.acked),
+			index_backlog: outboxSize(this.sql, this.passes.closing.acked),
 		};
 	}
 
@@ -660,7 +660,7 @@ export class AgentDO extends DurableObject<Env> {
 	 * failure here is not the caller's problem: the outbox keeps the row and the alarm retries.
 	 */
 	private async indexNow(): Promise<void> {
-		await this.passes.flushIndex();
+		await this.passes.closing.flushIndex();
 	}
 
 	/**

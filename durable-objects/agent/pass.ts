@@ -5,12 +5,12 @@ import { transition } from "../../src/jobs/model.ts";
 import { errorFields, log } from "../../src/log.ts";
 import { abortable } from "../../src/shared/abortable.ts";
 import { deadline } from "../../src/shared/deadline.ts";
-import { dueSends, nextSendAt, queueEffects, SEND_TIMEOUT_MS, sendDue } from "./effects.ts";
-import { flushIncidentEvents } from "./incidents.ts";
-import { getJob, jobCounts, jobsWithStatus, pendingJobs, putJob } from "./jobs.ts";
+import { Closing } from "./closing.ts";
+import { dueSends, nextSendAt } from "./effects.ts";
+import { jobCounts, pendingJobs, putJob } from "./jobs.ts";
 import { readNotepad } from "./notepad.ts";
-import { flushOutbox, outboxSize, settleOutbox, type OutboxAcks } from "./outbox.ts";
-import { consolidateJob, flushChunks, recordConsolidated, unconsolidated, type Consolidated } from "./output-store.ts";
+import { outboxSize } from "./outbox.ts";
+import { unconsolidated } from "./output-store.ts";
 import { oldestRecordAt, PRUNE_BATCH, pruneJobs, retentionDays } from "./retention.ts";
 import { computeRevision, knownRevision } from "./revisions.ts";
 import { dueJobIds, getSetup, nextStepTime } from "./runner/session.ts";
@@ -39,8 +39,8 @@ export const nextTurn = (): Promise<void> => new Promise((resolve) => setTimeout
 
 /**
  * An agent's alarm work, in passes: flush the D1 outbox, start what may start, run due jobs turn by
- * turn (a loop per job), close the jobs that ended (effects, outputs, sends), prune past retention,
- * and set the next alarm. One per AgentDO instance; the object's RPC methods and its alarm call in.
+ * turn (a loop per job), close the jobs that ended (closing.ts: effects, outputs, sends), prune past
+ * retention, and set the next alarm. One per AgentDO instance; the object's RPC methods and its alarm call in.
  */
 export class Passes {
 	private readonly ctx: DurableObjectState;
@@ -64,40 +64,25 @@ export class Passes {
 	private readonly loops = new Map<string, Promise<void>>();
 	/** When the running pass began: loops it launches share its time budget. */
 	private passBegan = 0;
-	/** The latest closing work (a pass's, or a loop's that ended mid-pass); the next starts after it. */
-	private finishing: Promise<void> = Promise.resolve();
 	/** Timers for waits that come due while other loops keep the pass running (see wakeAt). */
 	private readonly wakeups = new Set<ReturnType<typeof setTimeout>>();
 	/** A loop's step that threw: the pass fails with it once every loop has ended, so the alarm is retried. */
 	private loopError: unknown = null;
 	/** One client per instance, so its key-rotation cursor carries from turn to turn. */
 	private modelClient: ModelClient | null = null;
+	/** The closing work of the jobs that end: effects, outputs, sends, the D1 outbox. */
+	readonly closing: Closing;
 	/** When retention was last pruned; a shortened retention resets it so the next pass prunes. */
 	lastPrune = 0;
 	/** The last prune took a full batch, so more may be past retention: the next pass prunes again. */
 	private pruneBacklog = false;
-	/** D1 refused the last flush: the outbox waits for the retry alarm instead of spinning. */
-	private indexDown = false;
-	/** The latest index flush; the next one starts after it (see flushIndex). */
-	private flushing: Promise<boolean> = Promise.resolve(true);
-	/** R2 refused the last write: finished jobs' output waits in SQLite for the retry alarm. */
-	private outputDown = false;
-	/**
-	 * What D1 and R2 have acknowledged during the pass and SQLite has yet to note (outbox rows sent,
-	 * outputs consolidated). Noted with the pass's last writes: each write made as an answer
-	 * arrives would be a commit of its own, and the object's next request waits for it.
-	 */
-	readonly acked: OutboxAcks = new Map();
-	private consolidated: Consolidated[] = [];
-	/** How long a delivery or hook target may take to answer (tests shorten it to meet a hung target). */
-	sendTimeoutMs = SEND_TIMEOUT_MS;
-
 	constructor(ctx: DurableObjectState, env: () => Env, hub: StreamHub, registry: Pick<RegistrySync, "catchUp" | "dueAt"> | null = null) {
 		this.ctx = ctx;
 		this.sql = ctx.storage.sql;
 		this.currentEnv = env;
 		this.hub = hub;
 		this.registry = registry;
+		this.closing = new Closing(ctx, env, hub, () => this.working !== null);
 	}
 
 	/** The object's env as it is now. */
@@ -156,7 +141,7 @@ export class Passes {
 		const synced = this.registry?.catchUp();
 		// The outbox goes to D1 while the jobs take their first steps, a turn later: a run just
 		// triggered sends its model call first, without waiting on the index write of its creation.
-		const indexed = nextTurn().then(() => this.flushIndex());
+		const indexed = nextTurn().then(() => this.closing.flushIndex());
 		let retryOutbox: boolean;
 		let failed: unknown = null;
 		// Noted however the pass ends: a pass that failed after R2 took an output must not leave it to
@@ -178,13 +163,13 @@ export class Passes {
 			// With the jobs' last writes, before the output's put: nothing is written between R2's answer
 			// and the index's final row. After any mid-pass closing work, never beside it: a delivery
 			// due is sent once.
-			retryOutbox = await this.serially(async () => {
-				await this.closeJobs(true, state?.name ?? "");
+			retryOutbox = await this.closing.serially(async () => {
+				await this.closing.closeJobs(true, state?.name ?? "");
 				await this.prune(Date.now());
-				return !(await indexed) || !(await this.flushIndex());
+				return !(await indexed) || !(await this.closing.flushIndex());
 			});
 		} finally {
-			this.noteAcknowledged();
+			this.closing.noteAcknowledged();
 			await synced;
 		}
 		await this.scheduleNext(retryOutbox);
@@ -246,7 +231,7 @@ export class Passes {
 				this.startPending();
 				// Its job may be over while others run on: its effects and index row go now, not
 				// when the last loop of the pass ends.
-				if (this.loops.size > 0) void this.serially(() => this.finishEarly());
+				if (this.loops.size > 0) void this.closing.serially(() => this.closing.finishEarly());
 			});
 		this.loops.set(jobId, loop);
 	}
@@ -280,64 +265,6 @@ export class Passes {
 			this.startNow();
 		}, Math.max(0, at - Date.now()));
 		this.wakeups.add(timer);
-	}
-
-	/** Runs closing work after the closing work before it: two at once would read the same due sends. */
-	private serially<T>(work: () => Promise<T>): Promise<T> {
-		const run = this.finishing.then(work);
-		this.finishing = run.then(
-			() => {},
-			() => {},
-		);
-		return run;
-	}
-
-	/**
-	 * What ended jobs set off, in order: their effects queued, their outputs put, due sends sent. The
-	 * chunks of running jobs too when `running` (not mid-pass, while their loops still write).
-	 */
-	private async closeJobs(running: boolean, agent: string): Promise<void> {
-		this.queueFinalEffects();
-		await this.storeOutput(running);
-		// Deliveries and hooks go one after another, each given up to SEND_TIMEOUT_MS: the final
-		// statuses reach the index first, or a slow target would leave the list saying running.
-		await sendDue(this.sql, this.env, agent, () => Date.now(), (jobId) => this.hub.publish(jobId), this.sendTimeoutMs, () => this.flushIndex());
-	}
-
-	/** A mid-pass share of the pass's closing work, for jobs that ended while others still run. */
-	private async finishEarly(): Promise<void> {
-		try {
-			await this.closeJobs(false, readState(this.sql)?.name ?? "");
-			await this.flushIndex();
-			// Noted now, not with the pass's last writes: the next job to end would put these outputs
-			// again, and R2 may refuse a second write of a key within a second.
-			this.noteAcknowledged();
-		} catch (err) {
-			// The pass's own closing work does it all again.
-			log.warn("agent.finish_early_failed", { agent: readState(this.sql)?.name, ...errorFields(err) });
-		}
-	}
-
-	/**
-	 * Keeps R2 in step with the jobs' lines: chunks of running jobs as they grow (not mid-pass, while
-	 * their loops still write), the final object of finished ones. A failure leaves the lines in
-	 * SQLite and is retried on the next alarm.
-	 */
-	private async storeOutput(running: boolean): Promise<void> {
-		try {
-			if (running) for (const job of jobsWithStatus(this.sql, ["running", "approval_pending"])) await flushChunks(this.sql, this.env.OUTPUT, job);
-			const noted = new Set(this.consolidated.map((c) => c.jobId));
-			for (const jobId of unconsolidated(this.sql, 20)) {
-				// Put already, its record waiting for the pass's last writes: not again.
-				if (noted.has(jobId)) continue;
-				const done = await consolidateJob(this.sql, this.env.OUTPUT, jobId);
-				if (done) this.consolidated.push(done);
-			}
-			this.outputDown = false;
-		} catch (err) {
-			this.outputDown = true;
-			log.warn("output.store_failed", { agent: readState(this.sql)?.name, ...errorFields(err) });
-		}
 	}
 
 	/**
@@ -405,7 +332,7 @@ export class Passes {
 	hasDueWork(): boolean {
 		const canStart = this.canStartQueued();
 		const effects = this.sql.exec<{ n: number }>("SELECT (SELECT count(*) FROM final_effects) + (SELECT count(*) FROM incident_events) AS n").one().n;
-		return (!this.indexDown && (outboxSize(this.sql, this.acked) > 0 || effects > 0)) || dueSends(this.sql, Date.now()) > 0 || canStart || dueJobIds(this.sql, Date.now()).length > 0 || (!this.outputDown && unconsolidated(this.sql, 1).length > 0);
+		return (!this.closing.indexDown && (outboxSize(this.sql, this.closing.acked) > 0 || effects > 0)) || dueSends(this.sql, Date.now()) > 0 || canStart || dueJobIds(this.sql, Date.now()).length > 0 || (!this.closing.outputDown && unconsolidated(this.sql, 1).length > 0);
 	}
 
 	async scheduleNext(retryOutbox: boolean): Promise<void> {
@@ -414,9 +341,9 @@ export class Passes {
 		if (next !== null) candidates.push(next);
 		const send = nextSendAt(this.sql);
 		if (send !== null) candidates.push(send);
-		const retrying = retryOutbox || (this.outputDown && unconsolidated(this.sql, 1).length > 0);
+		const retrying = retryOutbox || (this.closing.outputDown && unconsolidated(this.sql, 1).length > 0);
 		if (retrying) candidates.push(Date.now() + OUTBOX_RETRY_MS);
-		else if (outboxSize(this.sql, this.acked) > 0 || this.hasDueWork()) candidates.push(Date.now());
+		else if (outboxSize(this.sql, this.closing.acked) > 0 || this.hasDueWork()) candidates.push(Date.now());
 		// Not while a store is down: the backlog then waits for the retry.
 		if (this.pruneBacklog && !retrying) candidates.push(Date.now() + PRUNE_BACKLOG_MS);
 		const sync = this.registry?.dueAt() ?? null;
@@ -445,55 +372,6 @@ export class Passes {
 			toolCalls: this.toolCalls,
 			notify: (jobId) => this.hub.publish(jobId),
 		};
-	}
-
-	/** Queues delivery, hooks and incident events of jobs that reached a final status. */
-	private queueFinalEffects(): void {
-		const state = readState(this.sql);
-		// A deleted or dropped agent's last: its queued runs, cancelled for it, still fire its hooks.
-		const agent = state && keptDefinition(state);
-		for (const { job_id } of this.sql.exec<{ job_id: string }>("SELECT job_id FROM final_effects LIMIT 100").toArray()) {
-			this.ctx.storage.transactionSync(() => {
-				const job = getJob(this.sql, job_id);
-				// A job that ran is delivered and hooked as it ran (its manifest), though its agent was
-				// changed or deleted since; one that never started goes by the agent as it is, or was last.
-				if (job) queueEffects(this.sql, job, getSetup(this.sql, job_id)?.definition ?? agent, Date.now());
-				this.sql.exec("DELETE FROM final_effects WHERE job_id = ?", job_id);
-			});
-		}
-	}
-
-	/**
-	 * Sends the outbox (job index, then incidents) to D1; false (and the backlog kept) when D1 refuses.
-	 * Flushes run one after another: two at once (a trigger indexing its job while the alarm flushes)
-	 * would read the same queued rows and file a failure, and alert on it, twice. Each caller still
-	 * gets a flush that starts after it queued its rows.
-	 */
-	flushIndex(): Promise<boolean> {
-		this.flushing = this.flushing.then(() => this.flushIndexNow());
-		return this.flushing;
-	}
-
-	private async flushIndexNow(): Promise<boolean> {
-		try {
-			await flushOutbox(this.sql, this.env.DB, this.acked);
-			await flushIncidentEvents(this.sql, this.env, readState(this.sql)?.name ?? "");
-			this.indexDown = false;
-			return true;
-		} catch (err) {
-			this.indexDown = true;
-			log.warn("outbox.flush_failed", { agent: readState(this.sql)?.name, backlog: outboxSize(this.sql, this.acked), ...errorFields(err) });
-			return false;
-		} finally {
-			// No pass under way to note it with its last writes (an agent dropped from fleet.yaml).
-			if (this.working === null) this.noteAcknowledged();
-		}
-	}
-
-	/** Notes in SQLite what D1 and R2 acknowledged during the pass (see `acked`). */
-	private noteAcknowledged(): void {
-		for (const done of this.consolidated.splice(0)) recordConsolidated(this.sql, done);
-		settleOutbox(this.sql, this.acked);
 	}
 
 	/**

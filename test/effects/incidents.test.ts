@@ -154,7 +154,7 @@ describe("incidents", () => {
 		// Two flushes at once (a trigger indexing its job while the alarm flushes) see the same queue.
 		await runInDurableObject(env.AGENT.getByName("raced"), async (instance: AgentDO, state) => {
 			state.storage.sql.exec("INSERT INTO incident_events (kind, job_id, error, at) VALUES ('failure', NULL, 'tool ticket failed: 502', ?)", Date.now());
-			const flush = () => (instance as unknown as { passes: { flushIndex(): Promise<boolean> } }).passes.flushIndex();
+			const flush = () => (instance as unknown as { passes: { closing: { flushIndex(): Promise<boolean> } } }).passes.closing.flushIndex();
 			expect(await Promise.all([flush(), flush()])).toEqual([true, true]);
 		});
 		const incidents = await incidentsOf("raced");
@@ -218,7 +218,7 @@ describe("incidents", () => {
 			});
 			swappable.env = { ...real, DB: flaky as D1Database };
 			state.storage.sql.exec("INSERT INTO incident_events (kind, job_id, error, at) VALUES ('failure', 'job-2026-01-01-aaaaaa', 'tool ticket failed: 502', ?)", Date.now());
-			const flush = () => (instance as unknown as { passes: { flushIndex(): Promise<boolean> } }).passes.flushIndex();
+			const flush = () => (instance as unknown as { passes: { closing: { flushIndex(): Promise<boolean> } } }).passes.closing.flushIndex();
 			expect(await flush()).toBe(false);
 			expect(await flush()).toBe(true);
 			swappable.env = real;
