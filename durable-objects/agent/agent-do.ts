@@ -492,8 +492,10 @@ export class AgentDO extends DurableObject<Env> {
 		// is set before it returns: this one was the safety net, and the object may yet die mid-call.
 		if (this.passes.working) {
 			this.passes.startNow();
-			// Not left to the pass's end, which may be minutes away: it never rejects.
+			// Not left to the pass's end, which may be minutes away: they never reject. An index row
+			// D1 refused earlier in the pass would otherwise keep a running job out of GET and cancel.
 			await this.registry.catchUp();
+			if (outboxSize(this.sql, this.passes.closing.acked) > 0) await this.passes.closing.flushIndex();
 			await this.passes.alarmAt(Date.now() + HEARTBEAT_MS);
 			return;
 		}

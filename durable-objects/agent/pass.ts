@@ -166,7 +166,10 @@ export class Passes {
 			retryOutbox = await this.closing.serially(async () => {
 				await this.closing.closeJobs(true, state?.name ?? "");
 				await this.prune(Date.now());
-				return !(await indexed) || !(await this.closing.flushIndex());
+				// Flushed again even when the first flush failed: D1 may be back, and the outbox only
+				// grows until a flush succeeds.
+				await indexed;
+				return !(await this.closing.flushIndex());
 			});
 		} finally {
 			this.closing.noteAcknowledged();

@@ -487,6 +487,52 @@ describe("the D1 index outbox", () => {
 		expect(indexed.jobs).toEqual([expect.objectContaining({ id: job.id, status: "completed", revision: record.revision })]);
 		expect((await stub.status("d1-down", "api")).index_backlog).toBe(0);
 	});
+
+	it("indexes a running job at its next heartbeat after D1 failed for a moment, so it can be found and cancelled while it runs", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ text: "done" });
+		let release = () => {};
+		const held = new Promise<void>((resolve) => (release = resolve));
+		let arrived = () => {};
+		const calling = new Promise<void>((resolve) => (arrived = resolve));
+		fake("https://api.anthropic.com", async (req) => {
+			arrived();
+			await held;
+			return emulator.handle(req);
+		});
+		await createAgent({ name: "d1-blip" });
+		const stub = env.AGENT.getByName("d1-blip");
+		type Swappable = { env: Env };
+		// D1 refuses the object's next two batches (the trigger's flush and the pass's first), then is back.
+		await runInDurableObject(stub, (instance: AgentDO) => {
+			const self = instance as unknown as Swappable;
+			const real = self.env;
+			let failures = 2;
+			self.env = {
+				...real,
+				DB: new Proxy(real.DB, {
+					get: (target, prop) =>
+						prop === "batch" ? (stmts: D1PreparedStatement[]) => (failures-- > 0 ? Promise.reject(new Error("D1_ERROR: transient")) : target.batch(stmts)) : Reflect.get(target, prop),
+				}),
+			};
+		});
+		const job = await trigger("d1-blip");
+		await calling;
+		// The model call is out, and its pass with it; the heartbeat alarm fires meanwhile.
+		await runDurableObjectAlarm(stub);
+		const found = await call(`/v1/jobs/${job.id}`);
+		expect(found.status).toBe(200);
+		expect(((await found.json()) as { status: string }).status).toBe("running");
+		const listed = (await (await call("/v1/jobs?agent=d1-blip")).json()) as { jobs: { id: string }[] };
+		expect(listed.jobs.map((j) => j.id)).toEqual([job.id]);
+		const cancel = await call(`/v1/jobs/${job.id}/cancel`, { method: "POST", as: "operate", body: {} });
+		expect(cancel.status).toBe(200);
+		release();
+		await settle("d1-blip");
+		expect((await jobOf("d1-blip", job.id)).status).toBe("cancelled");
+		const ended = (await (await call(`/v1/jobs/${job.id}`)).json()) as { status: string };
+		expect(ended.status).toBe("cancelled");
+	});
 });
 
 /** Makes a job and its ledger row `days` older, as if that much time had passed since it ran. */
