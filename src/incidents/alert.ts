@@ -1,10 +1,10 @@
 import { resolveSecretUrl, scrubSecretUrlFields } from "../delivery/secret-url.ts";
 import { errorFields, log } from "../log.ts";
-import { markAlerted, type Incident } from "../store/incidents.ts";
+import { claimAlert, markAlerted, releaseAlert, type Incident } from "../store/incidents.ts";
 import { deadline } from "../shared/deadline.ts";
 
-/** Posts an incident to the operator's alert webhook (ALERT_WEBHOOK_URL), once per opening. */
-export async function sendAlert(env: Env, incident: Incident): Promise<boolean> {
+/** Posts an incident to the operator's alert webhook (ALERT_WEBHOOK_URL), keyed by its opening. */
+export async function sendAlert(env: Env, incident: Incident, key: string): Promise<boolean> {
 	const target = resolveSecretUrl(env.ALERT_WEBHOOK_URL);
 	if (target.kind === "missing") return false;
 	if (target.kind === "not-http") {
@@ -17,7 +17,7 @@ export async function sendAlert(env: Env, incident: Incident): Promise<boolean> 
 	try {
 		const res = await fetch(url, {
 			method: "POST",
-			headers: { "content-type": "application/json", "idempotency-key": `${incident.id}:${incident.count}` },
+			headers: { "content-type": "application/json", "idempotency-key": key },
 			body: JSON.stringify({ type: "drover.incident", incident }),
 			// As deliveries: a redirect would turn the POST into a bodiless GET, or carry the incident on.
 			redirect: "manual",
@@ -34,9 +34,20 @@ export async function sendAlert(env: Env, incident: Incident): Promise<boolean> 
 	}
 }
 
-/** Sends an incident's alert and, once the webhook has taken it, marks the incident alerted. */
-export async function alertIncident(env: Env, incident: Incident, at: number): Promise<boolean> {
-	if (!(await sendAlert(env, incident))) return false;
+/** What came of an alert: sent; failed (to be tried again); or not this caller's to send (sent already, or being sent). */
+export type AlertOutcome = "sent" | "failed" | "taken";
+
+/**
+ * Sends an incident's alert, once per opening: claimed first, so two senders at once (two ticks of
+ * one minute, an agent and a tick) page once; marked alerted once the webhook has taken it.
+ */
+export async function alertIncident(env: Env, incident: Incident, at: number): Promise<AlertOutcome> {
+	const opening = await claimAlert(env.DB, incident.id, at);
+	if (opening === null) return "taken";
+	if (!(await sendAlert(env, incident, `${incident.id}:${opening}`))) {
+		await releaseAlert(env.DB, incident.id, at);
+		return "failed";
+	}
 	await markAlerted(env.DB, incident.id, at);
-	return true;
+	return "sent";
 }

@@ -92,9 +92,10 @@ async function retryAlerts(env: Env, scheduledTime: number, now: number): Promis
 		// By the tick's own minute, as every due time here is: an incident seen in the minute before it
 		// is still with the failure that filed it.
 		for (const incident of await unalerted(env.DB, scheduledTime - 60_000, ALERT_RETRIES_PER_TICK)) {
+			const outcome = await alertIncident(env, incident, now);
 			// The webhook is still down: the rest wait for the next tick rather than each wait out its timeout.
-			if (!(await alertIncident(env, incident, now))) break;
-			log.info("incident.alert_retried", { agent: incident.agent, incident: incident.id });
+			if (outcome === "failed") break;
+			if (outcome === "sent") log.info("incident.alert_retried", { agent: incident.agent, incident: incident.id });
 		}
 	} catch (err) {
 		log.error("tick.alert_retry_failed", errorFields(err));

@@ -22,6 +22,8 @@ interface IncidentRow {
 	resolved_at: number | null;
 	closed_at: number | null;
 	closed_by: string | null;
+	alert_claimed_at: number | null;
+	opened_at: number | null;
 }
 
 
@@ -78,13 +80,15 @@ export async function recordFailure(
 	const opened = !again && (existing === null || existing.state === "resolved");
 	await db
 		.prepare(
-			`INSERT INTO incidents (id, agent, signature, class, state, error, count, first_seen_at, last_seen_at, last_job_id)
-			 VALUES (?1, ?2, ?3, ?4, 'detected', ?5, 1, ?6, ?6, ?7)
+			`INSERT INTO incidents (id, agent, signature, class, state, error, count, first_seen_at, last_seen_at, last_job_id, opened_at)
+			 VALUES (?1, ?2, ?3, ?4, 'detected', ?5, 1, ?6, ?6, ?7, ?6)
 			 ON CONFLICT (id) DO UPDATE SET
 			   count = incidents.count + 1, last_seen_at = ?6, last_job_id = ?7, error = ?5,
 			   state = CASE incidents.state WHEN 'resolved' THEN 'detected' ELSE incidents.state END,
 			   resolved_at = CASE incidents.state WHEN 'resolved' THEN NULL ELSE incidents.resolved_at END,
-			   alerted_at = CASE incidents.state WHEN 'resolved' THEN NULL ELSE incidents.alerted_at END
+			   alerted_at = CASE incidents.state WHEN 'resolved' THEN NULL ELSE incidents.alerted_at END,
+			   alert_claimed_at = CASE incidents.state WHEN 'resolved' THEN NULL ELSE incidents.alert_claimed_at END,
+			   opened_at = CASE incidents.state WHEN 'resolved' THEN ?6 ELSE incidents.opened_at END
 			 -- A failure is its job and instant: the same one sent again after a lost answer counts once.
 			 WHERE NOT (incidents.last_job_id IS ?7 AND incidents.last_seen_at = ?6)`,
 		)
@@ -102,6 +106,31 @@ export async function unalerted(db: D1Database, before: number, limit: number): 
 		.bind(before, limit)
 		.all<IncidentRow>();
 	return results.map(toIncident);
+}
+
+/** How long a sender holds an alert's claim: past its send's timeout, so only a sender that died loses it. */
+const ALERT_CLAIM_MS = 60_000;
+
+/**
+ * Claims the alert of an incident still `detected` for one sender. The opening it is for (the
+ * alert's key), or null when the alert went out, or another sender holds it.
+ */
+export async function claimAlert(db: D1Database, id: string, at: number): Promise<number | null> {
+	const row = await db
+		.prepare(
+			`UPDATE incidents SET alert_claimed_at = ?1
+			 WHERE id = ?2 AND state = 'detected' AND (alert_claimed_at IS NULL OR alert_claimed_at <= ?1 - ?3)
+			 -- Opened before migration 0008: its first sight stands for its opening.
+			 RETURNING COALESCE(opened_at, first_seen_at) AS opening`,
+		)
+		.bind(at, id, ALERT_CLAIM_MS)
+		.first<{ opening: number }>();
+	return row?.opening ?? null;
+}
+
+/** Gives up a claim whose send failed, so the next failure or tick tries again at once. */
+export async function releaseAlert(db: D1Database, id: string, at: number): Promise<void> {
+	await db.prepare("UPDATE incidents SET alert_claimed_at = NULL WHERE id = ? AND alert_claimed_at = ?").bind(id, at).run();
 }
 
 export async function markAlerted(db: D1Database, id: string, at: number): Promise<void> {

@@ -38,7 +38,7 @@ describe("the alert webhook URL, a secret", () => {
 	it("is not fetched, nor quoted, when it is not an http(s) URL", async () => {
 		const logged = captureLogs();
 		const fetchSpy = vi.spyOn(globalThis, "fetch");
-		expect(await sendAlert(withAlertUrl("alerts.example.test/T0/SECRETPATH-no-scheme"), incident)).toBe(false);
+		expect(await sendAlert(withAlertUrl("alerts.example.test/T0/SECRETPATH-no-scheme"), incident, `${incident.id}:1`)).toBe(false);
 		expect(fetchSpy).not.toHaveBeenCalled();
 		expect(outboundLog).toEqual([]);
 		const text = logged.join("\n");
@@ -53,7 +53,7 @@ describe("the alert webhook URL, a secret", () => {
 		});
 		// The runtime quotes the URL it parsed: a lowercased host, not the secret as written.
 		for (const url of ["https://alerts.example.test/T0/SECRETPATH-abc", "https://ALERTS.example.test/T0/SECRETPATH-abc"]) {
-			expect(await sendAlert(withAlertUrl(url), incident)).toBe(false);
+			expect(await sendAlert(withAlertUrl(url), incident, `${incident.id}:1`)).toBe(false);
 		}
 		const text = logged.join("\n");
 		expect(text).toContain("incident.alert_failed");
@@ -68,7 +68,7 @@ describe("the alert webhook URL, a secret", () => {
 			seen.push(req);
 			return new Response("ok");
 		});
-		expect(await sendAlert(withAlertUrl("https://alerts.example.test/drover"), incident)).toBe(true);
+		expect(await sendAlert(withAlertUrl("https://alerts.example.test/drover"), incident, `${incident.id}:1`)).toBe(true);
 		expect(seen.map((r) => [r.method, r.url, r.headers.get("idempotency-key"), r.redirect])).toEqual([["POST", "https://alerts.example.test/drover", "inc_0001:1", "manual"]]);
 	});
 
@@ -78,8 +78,8 @@ describe("the alert webhook URL, a secret", () => {
 
 	it("is off, silently and without a request, when unset or empty", async () => {
 		const logged = captureLogs();
-		expect(await sendAlert(withAlertUrl(""), incident)).toBe(false);
-		expect(await sendAlert({ ...env, ALERT_WEBHOOK_URL: undefined } as unknown as Env, incident)).toBe(false);
+		expect(await sendAlert(withAlertUrl(""), incident, `${incident.id}:1`)).toBe(false);
+		expect(await sendAlert({ ...env, ALERT_WEBHOOK_URL: undefined } as unknown as Env, incident, `${incident.id}:1`)).toBe(false);
 		expect(outboundLog).toEqual([]);
 		expect(logged).toEqual([]);
 	});

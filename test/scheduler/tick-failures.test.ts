@@ -76,3 +76,63 @@ describe("a tick that cannot reach a shard", () => {
 		for (const text of [statusText, incidentsText]) expect(text).not.toContain("D1_ERROR");
 	});
 });
+
+describe("two ticks of one minute that fail alike (a duplicate cron delivery, or drover tick beside the cron)", () => {
+	const shards = { getByName: () => ({ tick: () => Promise.reject(new Error("down")) }) };
+	const broken = { ...env, SCHEDULER_SHARD: shards } as unknown as Env;
+	const shardIncident = async () => {
+		const { incidents } = (await (await call("/v1/incidents?agent=scheduler")).json()) as { incidents: { id: string; state: string; error: string }[] };
+		return incidents.find((i) => i.error.startsWith("tick failed: shard 0"))!;
+	};
+
+	it("page once for the incident they open, though the second comes while the first's alert is out", async () => {
+		const at = Date.parse("2026-12-06T11:00:00Z");
+		// Any scheduler incident an earlier test left open is resolved: the failures below open one.
+		await runTick(env, at - 60_000, at - 60_000);
+		const keys: string[] = [];
+		let release = () => {};
+		const held = new Promise<void>((resolve) => (release = resolve));
+		let arrived = () => {};
+		const first = new Promise<void>((resolve) => (arrived = resolve));
+		fake("https://alerts.example.test", async (req) => {
+			keys.push(req.headers.get("idempotency-key") ?? "");
+			if (keys.length === 1) {
+				arrived();
+				await held;
+			}
+			return new Response("ok");
+		});
+		vi.spyOn(console, "error").mockImplementation(() => {});
+		const one = runTick(broken, at, at).catch(() => {});
+		await first;
+		// The second tick files the same failure and finds its alert claimed: it sends none.
+		await runTick(broken, at, at + 1).catch(() => {});
+		release();
+		await one;
+		vi.restoreAllMocks();
+		expect(keys).toHaveLength(1);
+		const incident = await shardIncident();
+		expect(incident.state).toBe("alerted");
+		expect(keys[0]).toBe(`${incident.id}:${at}`);
+	});
+
+	it("send an alert tried again with the key of its first try, though the count has moved on", async () => {
+		const at = Date.parse("2026-12-06T12:00:00Z");
+		await runTick(env, at - 60_000, at - 60_000);
+		const tries: { key: string; ok: boolean }[] = [];
+		fake("https://alerts.example.test", async (req) => {
+			const ok = tries.length > 0;
+			tries.push({ key: req.headers.get("idempotency-key") ?? "", ok });
+			return ok ? new Response("ok") : new Response("down", { status: 503 });
+		});
+		vi.spyOn(console, "error").mockImplementation(() => {});
+		await runTick(broken, at, at).catch(() => {});
+		await runTick(broken, at + 60_000, at + 60_000).catch(() => {});
+		vi.restoreAllMocks();
+		expect(tries.map((t) => t.ok)).toEqual([false, true]);
+		expect(tries[1]!.key).toBe(tries[0]!.key);
+		const incident = await shardIncident();
+		expect(incident.state).toBe("alerted");
+		expect(tries[0]!.key).toBe(`${incident.id}:${at}`);
+	});
+});
