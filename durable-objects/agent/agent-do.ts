@@ -513,9 +513,12 @@ export class AgentDO extends DurableObject<Env> {
 		const job = getJob(this.sql, jobId);
 		if (!job) return refuse(404, `no job ${jobId}`);
 		if (isFinal(job.status)) return refuse(409, `job ${jobId} is already ${job.status}`);
-		const why = `cancelled by ${by}${reason ? `: ${reason}` : ""}`;
+		// Shown to every read token (the job's transitions, cancel_requested): stored redacted, as every
+		// record is. A blank reason is none.
+		const said = reason === null ? null : redact(reason.trim()) || null;
+		const why = `cancelled by ${by}${said ? `: ${said}` : ""}`;
 		const tool = force && job.status === "running" ? this.passes.toolCalls.get(jobId) : undefined;
-		if (tool) return this.forceCancel(job, tool, reason, by);
+		if (tool) return this.forceCancel(job, tool, said, by);
 		if (job.status === "pending" || job.status === "approval_pending") {
 			const done = job.status === "pending" ? transition(job, "cancelled", { reason: why, at: new Date() }) : finish(this.passes.stepDeps(), job, "cancelled", { reason: why });
 			if (job.status === "pending") putJob(this.sql, done, Date.now());
@@ -558,10 +561,10 @@ export class AgentDO extends DurableObject<Env> {
 	 * can safely repeat it), and the job ends cancelled, its reason saying it was forced. Also an
 	 * escalation of a plain cancel that waits for the call.
 	 */
-	private async forceCancel(job: JobRecord, tool: InflightTool, reason: string | null, by: string): Promise<JobRecord> {
+	private async forceCancel(job: JobRecord, tool: InflightTool, said: string | null, by: string): Promise<JobRecord> {
 		const earlier = getSetup(this.sql, job.id)?.cancelRequested ?? null;
 		// The step that records the cut adds the call to the reason: the call may yet return first.
-		const why = `force-cancelled by ${by}${reason ? `: ${reason}` : ""}` + (earlier ? ` (after "${earlier}")` : "");
+		const why = `force-cancelled by ${by}${said ? `: ${said}` : ""}` + (earlier ? ` (after "${earlier}")` : "");
 		requestCancel(this.sql, job.id, why);
 		tool.controller.abort(new Error(why));
 		log.info("job.force_cancelled", { agent: job.agent, job_id: job.id, by, tool: tool.name, tool_use_id: tool.toolUseId, escalated: earlier !== null });

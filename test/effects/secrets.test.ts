@@ -4,7 +4,7 @@ import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { createAgent, settle } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
 import { call } from "../helpers/http.ts";
-import { jobOf, outputOf, runToRest } from "../helpers/jobs.ts";
+import { jobOf, outputOf, runToRest, trigger } from "../helpers/jobs.ts";
 import { WEBHOOK_SECRET } from "../helpers/tokens.ts";
 import { MAX_ATTEMPTS } from "../../durable-objects/agent/effects.ts";
 import { fake } from "../helpers/outbound.ts";
@@ -193,5 +193,40 @@ describe("a secret named as a delivery or hook URL", () => {
 			expect(await res.text()).toContain("names one of drover's own secrets");
 		}
 		expect((await call("/v1/agents/greedy")).status).toBe(404);
+	});
+});
+
+describe("a cancel's reason", () => {
+	it("is stored redacted, as every record is: a credential pasted into it is shown to no one; a blank one is none", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ text: "never read" });
+		let release = () => {};
+		const held = new Promise<void>((resolve) => (release = resolve));
+		let arrived = () => {};
+		const calling = new Promise<void>((resolve) => (arrived = resolve));
+		fake("https://api.anthropic.com", async (req) => {
+			arrived();
+			await held;
+			return emulator.handle(req);
+		});
+		await createAgent({ name: "cancel-with-a-key", max_concurrent: 1 });
+		// One run calling the model, one queued behind it: a cancel takes each its own way.
+		const blank = (await trigger("cancel-with-a-key")).id;
+		await calling;
+		const keyed = (await trigger("cancel-with-a-key")).id;
+		const cancel = (id: string, reason: string) => call(`/v1/jobs/${id}/cancel`, { method: "POST", as: "operate", body: { reason } });
+		expect((await cancel(keyed, `rotating ${PLANTED}`)).status).toBe(200);
+		expect((await cancel(blank, "   ")).status).toBe(200);
+		release();
+		await settle("cancel-with-a-key");
+
+		const reasonOf = async (id: string) => {
+			const job = (await (await call(`/v1/jobs/${id}`)).json()) as { status: string; transitions: { to: string; reason: string | null }[] };
+			expect(job.status).toBe("cancelled");
+			return job.transitions.at(-1)!.reason;
+		};
+		expect(await reasonOf(keyed)).toMatch(/^cancelled by operator: rotating /);
+		expect(await reasonOf(blank)).toBe("cancelled by operator");
+		expect(await everythingStored("cancel-with-a-key")).not.toContain(PLANTED);
 	});
 });
