@@ -227,6 +227,10 @@ export class AgentDO extends DurableObject<Env> {
 			// A stored definition that no longer parses: this save is what repairs it.
 		}
 		const now = Date.now();
+		// Runs that ended under the definition being replaced fire its hooks, not the new one's: above
+		// all a deleted agent's queue, cancelled for it, when the name is defined again while a pass
+		// (whose closing work would queue them) goes on. Queued now, before the definition changes.
+		this.passes.closing.queueFinalEffects();
 		this.ctx.storage.transactionSync(() => {
 			if (before?.deletedAt != null) {
 				forgetDeletedAgent(this.sql);

@@ -119,7 +119,7 @@ export class Closing {
 	}
 
 	/** Queues delivery, hooks and incident events of jobs that reached a final status. */
-	private queueFinalEffects(): void {
+	queueFinalEffects(): void {
 		const state = readState(this.sql);
 		// A deleted or dropped agent's last: its queued runs, cancelled for it, still fire its hooks.
 		const agent = state && keptDefinition(state);

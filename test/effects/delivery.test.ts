@@ -296,4 +296,35 @@ describe("hooks", () => {
 		const events = hooks.map((s) => [s.body.type, (s.body.job as { id: string }).id]);
 		expect(events).toContainEqual(["drover.job.cancelled", queued.id]);
 	});
+
+	it("fire a deleted agent's hooks for its cancelled queued run, not those of the agent created again under its name while a run went on", async () => {
+		const hooks = target("https://hooks.example.test", [200]);
+		const emulator = useEmulator();
+		emulator.enqueue({ text: "A" });
+		let release = () => {};
+		const held = new Promise<void>((resolve) => (release = resolve));
+		let arrived = () => {};
+		const calling = new Promise<void>((resolve) => (arrived = resolve));
+		fake("https://api.anthropic.com", async (req) => {
+			arrived();
+			await held;
+			return emulator.handle(req);
+		});
+		await createAgent({ name: "hooked-again", hooks: { after_run: [{ url_secret: "TEST_HOOK_URL" }] } });
+		// A run calling the model holds the only slot (and its pass goes on), so the next stays queued.
+		const running = await trigger("hooked-again");
+		await calling;
+		const queued = await trigger("hooked-again");
+		expect((await call("/v1/agents/hooked-again", { method: "DELETE", as: "admin" })).status).toBe(200);
+		const again = { name: "hooked-again", prompt: "Do the thing.", hooks: { after_run: [{ url_secret: "TEST_ERROR_HOOK_URL" }] } };
+		expect((await call("/v1/agents", { method: "POST", as: "admin", body: again })).status).toBe(201);
+		release();
+		await timePasses("hooked-again");
+		expect(await jobOf("hooked-again", queued.id)).toMatchObject({ status: "cancelled" });
+		const sent = hooks.map((s) => [new URL(s.url).pathname, s.body.type, (s.body.job as { id: string }).id]);
+		expect(sent).toContainEqual(["/after-run", "drover.job.cancelled", queued.id]);
+		expect(sent).not.toContainEqual(["/on-error", "drover.job.cancelled", queued.id]);
+		// The run under way finishes on its manifest: the deleted agent's hooks too.
+		expect(sent).toContainEqual(["/after-run", "drover.job.completed", running.id]);
+	});
 });
