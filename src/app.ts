@@ -23,9 +23,7 @@ import { dashboardApp, notFoundPage } from "./dashboard/routes.tsx";
 import { BadRequestError, PayloadTooLargeError } from "./errors.ts";
 import { clip } from "./shared/clip.ts";
 import { MALFORMED_PERCENT_MESSAGE, malformedPathSegment } from "./shared/well-formed.ts";
-
-/** The largest request body any route takes (an agent definition or a prompt, with room to spare). */
-export const MAX_BODY_BYTES = 256 * 1024;
+import { MAX_BODY_BYTES } from "./api/schemas.ts";
 
 export const app = new OpenAPIHono<AppEnv>();
 app.use(requestId());

@@ -118,6 +118,11 @@ export class AgentDO extends DurableObject<Env> {
 		return agent.hub.size;
 	}
 
+	/** Prunes a batch of jobs past their retention now (see Passes.prune); how many. */
+	static prune(agent: AgentDO, now: number, force = false): Promise<number> {
+		return agent.passes.prune(now, force);
+	}
+
 	/** Shortens how long a delivery or hook target may take to answer, to meet a hung target. */
 	static setSendTimeout(agent: AgentDO, ms: number): void {
 		agent.passes.closing.sendTimeoutMs = ms;
@@ -477,11 +482,6 @@ export class AgentDO extends DurableObject<Env> {
 		if (!job || isFinal(job.status)) return job;
 		const requested = getSetup(this.sql, job.id)?.cancelRequested ?? null;
 		return requested === null ? job : { ...job, cancel_requested: requested };
-	}
-
-	/** Prunes a batch of jobs past their retention (see Passes.prune); how many. */
-	async prune(now: number, force = false): Promise<number> {
-		return this.passes.prune(now, force);
 	}
 
 	/**

@@ -28,7 +28,6 @@ export type AgentRpc = Pick<
 	| "cancel"
 	| "decide"
 	| "followUp"
-	| "prune"
 	| "notepad"
 	| "setNote"
 	| "deleteNote"

@@ -102,19 +102,27 @@ export class Closing {
 	 * SQLite and is retried on the next alarm.
 	 */
 	private async storeOutput(running: boolean): Promise<void> {
+		// The job whose put failed, for the log line.
+		let current: string | null = null;
 		try {
-			if (running) for (const job of jobsWithStatus(this.sql, ["running", "approval_pending"])) await flushChunks(this.sql, this.env.OUTPUT, job);
+			if (running) {
+				for (const job of jobsWithStatus(this.sql, ["running", "approval_pending"])) {
+					current = job.id;
+					await flushChunks(this.sql, this.env.OUTPUT, job);
+				}
+			}
 			const noted = new Set(this.consolidated.map((c) => c.jobId));
 			for (const jobId of unconsolidated(this.sql, 20)) {
 				// Put already, its record waiting for the pass's last writes: not again.
 				if (noted.has(jobId)) continue;
+				current = jobId;
 				const done = await consolidateJob(this.sql, this.env.OUTPUT, jobId);
 				if (done) this.consolidated.push(done);
 			}
 			this.r2Down = false;
 		} catch (err) {
 			this.r2Down = true;
-			log.warn("output.store_failed", { agent: readState(this.sql)?.name, ...errorFields(err) });
+			log.warn("output.store_failed", { agent: readState(this.sql)?.name, job_id: current, ...errorFields(err) });
 		}
 	}
 

@@ -1,5 +1,6 @@
 import { errorFields, log } from "../../src/log.ts";
 import { MAX_LINE_BYTES, readLines } from "./runner/output.ts";
+import { readState } from "./state.ts";
 
 /** The state an SSE subscriber is told about besides lines. */
 export interface JobPhase {
@@ -265,7 +266,7 @@ export class StreamHub {
 			this.publish(sub.jobId);
 		} catch (err) {
 			// An archived output that failed to read: the client reconnects and the read is tried again.
-			log.warn("stream.catch_up_failed", { job_id: sub.jobId, ...errorFields(err) });
+			log.warn("stream.catch_up_failed", { agent: readState(this.sql)?.name, job_id: sub.jobId, ...errorFields(err) });
 			this.endEarly(sub);
 		}
 	}

@@ -65,7 +65,6 @@ const OccurrenceSchema = z
 export type AgentStatusShape = z.infer<typeof AgentStatusSchema>;
 export type OccurrenceShape = z.infer<typeof OccurrenceSchema>;
 
-const stub = agentRpc;
 
 export const agentActionsApi = createApi()
 	.openapi(
@@ -91,7 +90,7 @@ export const agentActionsApi = createApi()
 			const body = c.req.valid("json") ?? {};
 			const key = c.req.valid("header")["idempotency-key"];
 			const result = unwrap(
-				await stub(c.env, agent.name).trigger(agent.name, agent.source, {
+				await agentRpc(c.env, agent.name).trigger(agent.name, agent.source, {
 					kind: "manual",
 					prompt: body.prompt === undefined ? undefined : screenPrompt(body.prompt, "strict"),
 					idempotency: key === undefined ? undefined : { key, requestHash: await sha256Hex(JSON.stringify({ prompt: body.prompt ?? null })) },
@@ -113,7 +112,7 @@ export const agentActionsApi = createApi()
 			const agent = await requireAgent(c.env, c.req.valid("param").agent);
 			// A blank reason is none: status would show "paused: " with nothing after it.
 			const reason = c.req.valid("json")?.reason?.trim() || null;
-			return c.json(await stub(c.env, agent.name).pause(agent.name, agent.source, reason, c.var.principal.name), 200);
+			return c.json(await agentRpc(c.env, agent.name).pause(agent.name, agent.source, reason, c.var.principal.name), 200);
 		},
 	)
 	.openapi(
@@ -130,7 +129,7 @@ export const agentActionsApi = createApi()
 		}),
 		async (c) => {
 			const agent = await requireAgent(c.env, c.req.valid("param").agent);
-			return c.json(unwrap(await stub(c.env, agent.name).resume(agent.name, agent.source)), 200);
+			return c.json(unwrap(await agentRpc(c.env, agent.name).resume(agent.name, agent.source)), 200);
 		},
 	)
 	.openapi(
@@ -159,7 +158,7 @@ export const agentActionsApi = createApi()
 			const scope = cursorScope("runs", { agent: name });
 			const before = cursor === undefined ? undefined : decodeCursor(cursor, scope);
 			await requireKnownAgent(c.env, name);
-			const runs = await stub(c.env, name).runs(limit + 1, before && { claimedAt: before.at, id: before.id });
+			const runs = await agentRpc(c.env, name).runs(limit + 1, before && { claimedAt: before.at, id: before.id });
 			const page = runs.slice(0, limit);
 			const last = page.at(-1);
 			return c.json({ runs: page, next_cursor: runs.length > limit && last ? encodeCursor({ at: Date.parse(last.claimed_at), id: last.id }, scope) : null }, 200);

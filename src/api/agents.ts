@@ -84,8 +84,6 @@ function agentView(agent: ResolvedAgent, status: AgentStatus, now: Date): AgentV
 	};
 }
 
-const agentStub = agentRpc;
-
 /** The body was validated by the fleet.yaml schema on the way in; a PUT's name must match its path. */
 function checkName(agent: AgentDefinition, pathName: string): AgentDefinition {
 	if (agent.name !== pathName) {
@@ -114,7 +112,7 @@ async function store(env: Env, agent: AgentDefinition, expect: "create" | "repla
 	const revision = await definitionRevision(agent);
 	// The scheduler's last tick dates the definition in the ticks' own time (see firstSight).
 	const hb = await readHeartbeat(env.DB);
-	unwrap(await agentStub(env, agent.name).define(agent.name, agent, revision, hb ? Date.parse(hb.scheduled_time) : null, expect, by));
+	unwrap(await agentRpc(env, agent.name).define(agent.name, agent, revision, hb ? Date.parse(hb.scheduled_time) : null, expect, by));
 	return revision;
 }
 
@@ -153,7 +151,7 @@ export const agentsApi = createApi()
 			const merged = [...file, ...api].sort((a, b) => (a.name < b.name ? -1 : 1));
 			const page = merged.slice(0, limit);
 			const now = new Date();
-			const statuses = await Promise.all(page.map((a) => agentStub(c.env, a.name).status(a.name, a.source)));
+			const statuses = await Promise.all(page.map((a) => agentRpc(c.env, a.name).status(a.name, a.source)));
 			return c.json(
 				{
 					agents: page.map((a, i) => agentView(a, statuses[i]!, now)),
@@ -176,7 +174,7 @@ export const agentsApi = createApi()
 		}),
 		async (c) => {
 			const agent = await requireAgent(c.env, c.req.valid("param").agent);
-			const status = await agentStub(c.env, agent.name).status(agent.name, agent.source);
+			const status = await agentRpc(c.env, agent.name).status(agent.name, agent.source);
 			return c.json(
 				{ ...agentView(agent, status, new Date()), definition: agent.definition, definition_revision: await definitionRevision(agent.definition) },
 				200,
@@ -201,7 +199,7 @@ export const agentsApi = createApi()
 			// registry left behind by an older release back in line with it.
 			const revision = await store(c.env, agent, "create", c.var.principal.name);
 			log.info("agent.created", { agent: agent.name, by: c.var.principal.name, definition_revision: revision });
-			const status = await agentStub(c.env, agent.name).status(agent.name, "api");
+			const status = await agentRpc(c.env, agent.name).status(agent.name, "api");
 			return c.json({ ...agentView({ name: agent.name, source: "api", definition: agent }, status, new Date()), definition: agent, definition_revision: revision }, 201);
 		},
 	)
@@ -226,7 +224,7 @@ export const agentsApi = createApi()
 			if (!(await getRegisteredAgent(c.env.DB, name))) throw new NotFoundError(`no agent named ${name}; POST /v1/agents creates one`);
 			const revision = await store(c.env, agent, "replace", c.var.principal.name);
 			log.info("agent.updated", { agent: name, by: c.var.principal.name, definition_revision: revision });
-			const status = await agentStub(c.env, name).status(name, "api");
+			const status = await agentRpc(c.env, name).status(name, "api");
 			return c.json({ ...agentView({ name, source: "api", definition: agent }, status, new Date()), definition: agent, definition_revision: revision }, 200);
 		},
 	)
@@ -247,7 +245,7 @@ export const agentsApi = createApi()
 			refuseFileAgent(name);
 			if (!(await getRegisteredAgent(c.env.DB, name))) throw new NotFoundError(`no agent named ${name}`);
 			// The object decides (one of concurrent deletes succeeds) and tells its shard and D1.
-			unwrap(await agentStub(c.env, name).remove(Date.now(), c.var.principal.name));
+			unwrap(await agentRpc(c.env, name).remove(Date.now(), c.var.principal.name));
 			log.info("agent.deleted", { agent: name, by: c.var.principal.name });
 			return c.json({ deleted: name }, 200);
 		},

@@ -13,7 +13,7 @@ export const onError: ErrorHandler<AppEnv> = (err, c) => {
 		// RFC 6750: a 401 names the scheme it wants, so a client knows to send a bearer token.
 		if (err.status === 401) c.header("WWW-Authenticate", 'Bearer realm="drover"');
 		if (err instanceof RateLimitedError) c.header("Retry-After", String(err.retryAfterSeconds));
-		if (err.status >= 500) log.error("request.failed", { path: c.req.path, code: err.code, ...errorFields(err) });
+		if (err.status >= 500) log.error("request.failed", { ...requestFields(c), code: err.code, ...errorFields(err) });
 		return answer(err);
 	}
 	if (err instanceof HTTPException) {
@@ -21,15 +21,37 @@ export const onError: ErrorHandler<AppEnv> = (err, c) => {
 		const status = err.status;
 		// @hono/zod-openapi's gate before a route's body validator: every body drover takes is JSON.
 		if (status === 415) return answer(UnsupportedMediaTypeError.jsonRequired(c.req.header("content-type")));
-		const code = status === 413 ? "payload_too_large" : status >= 500 ? "internal" : "bad_request";
+		// Its message is the framework's, or a library's: an internal one is logged, never answered.
+		if (status >= 500) {
+			log.error("request.crashed", { ...requestFields(c), ...errorFields(err) });
+			return c.json({ error: { code: "internal", message: "internal error" } }, status);
+		}
+		const code = status === 413 ? "payload_too_large" : "bad_request";
 		const message = err.message || "bad request";
 		// A body that is not JSON at all: the body is the field at fault, named as every 400 names them.
 		const details = status === 400 ? { details: { issues: [{ path: "body", message }] } } : {};
 		return c.json({ error: { code, message, ...details } }, status);
 	}
-	log.error("request.crashed", { method: c.req.method, path: c.req.path, ...errorFields(err) });
+	log.error("request.crashed", { ...requestFields(c), ...errorFields(err) });
 	return c.json({ error: { code: "internal", message: "internal error" } }, 500);
 };
+
+/**
+ * What a failed request's log line is found by: the X-Request-Id its caller was answered with, and
+ * the agent and job the path names.
+ */
+function requestFields(c: Context<AppEnv>): Record<string, string> {
+	let params: Record<string, string> = {};
+	try {
+		params = c.req.param() as Record<string, string>;
+	} catch {
+		// No route matched: no parameters to read.
+	}
+	const fields: Record<string, string> = { method: c.req.method, path: c.req.path, request_id: c.get("requestId") };
+	if (params.agent) fields.agent = params.agent;
+	if (params.id) fields[c.req.path.startsWith("/v1/jobs/") ? "job_id" : "id"] = params.id;
+	return fields;
+}
 
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
 

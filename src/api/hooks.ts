@@ -9,7 +9,7 @@ import { createApi } from "./factory.ts";
 import { AgentNameParam } from "./params.ts";
 import { unwrap } from "./refusals.ts";
 import { requireAgent } from "./resolve-agent.ts";
-import { conflictResponse, errorResponse, notFoundResponse, payloadTooLargeResponse, queueFullResponse, standardErrors, unsupportedMediaTypeResponse } from "./schemas.ts";
+import { conflictResponse, errorResponse, MAX_BODY_BYTES, notFoundResponse, payloadTooLargeResponse, queueFullResponse, standardErrors, unsupportedMediaTypeResponse } from "./schemas.ts";
 import { screenPrompt } from "./screen.ts";
 import { verifyWebhook } from "./webhook-signature.ts";
 import { MAX_JSON_DEPTH, textNestsDeeper } from "../shared/json-depth.ts";
@@ -44,7 +44,7 @@ export const hooksApi = createApi().openapi(
 			// signature covers the raw bytes (the route checks the body itself, after the signature).
 			body: {
 				required: true,
-				description: "Any JSON object (up to 256 KiB), signed as sent; the agent gets it as data, apart from its prompt",
+				description: `Any JSON object (up to ${MAX_BODY_BYTES / 1024} KiB), signed as sent; the agent gets it as data, apart from its prompt`,
 				content: { "application/json": { schema: { type: "object", additionalProperties: true } } },
 			},
 		},

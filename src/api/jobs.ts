@@ -1,4 +1,4 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { accepts } from "hono/accepts";
 import { agentRpc } from "../../durable-objects/agent/client.ts";
 import { MAX_BACKLOG_BYTES, MAX_STREAMS_PER_AGENT, MAX_STREAMS_PER_JOB, STREAM_RETRY_AFTER_SECONDS } from "../../durable-objects/agent/streams.ts";

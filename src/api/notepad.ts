@@ -8,7 +8,7 @@ import { createApi, withRole } from "./factory.ts";
 import { AgentNameParam } from "./params.ts";
 import { unwrap } from "./refusals.ts";
 import { requireAgent } from "./resolve-agent.ts";
-import { errorResponse, notFoundResponse } from "./schemas.ts";
+import { errorResponse, MAX_BODY_BYTES, notFoundResponse } from "./schemas.ts";
 
 function problem(check: (key: string) => string | null) {
 	return (key: string, ctx: z.RefinementCtx) => {
@@ -29,7 +29,7 @@ const WriteKeyPath = AgentPath.extend({
 	}),
 });
 const Notepad = z.record(z.string(), z.string()).openapi("Notepad");
-const tooLarge = { 413: errorResponse("The value or the notepad would exceed its limit, or the body is over 256 KiB; nothing changed") };
+const tooLarge = { 413: errorResponse(`The value or the notepad would exceed its limit, or the body is over ${MAX_BODY_BYTES / 1024} KiB; nothing changed`) };
 
 /**
  * An agent's notepad, rendered into its next prompts as "## Job notepad (persistent across runs)".

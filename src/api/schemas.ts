@@ -29,7 +29,9 @@ export const notFoundResponse = { 404: errorResponse("No such resource") } as co
 /** Every route with a request body declares this: the body was sent without Content-Type: application/json. */
 export const unsupportedMediaTypeResponse = { 415: errorResponse("The body is not sent as application/json (code unsupported_media_type)") } as const;
 export const conflictResponse = { 409: errorResponse("The resource is in the wrong state for this") } as const;
-export const payloadTooLargeResponse = { 413: errorResponse("The body is over 256 KiB (code payload_too_large)") } as const;
+/** The largest request body any route takes (an agent definition or a prompt, with room to spare). */
+export const MAX_BODY_BYTES = 256 * 1024;
+export const payloadTooLargeResponse = { 413: errorResponse(`The body is over ${MAX_BODY_BYTES / 1024} KiB (code payload_too_large)`) } as const;
 /** Routes that queue a run: the agent's queue holds at most 100. */
 export const queueFullResponse = {
 	429: {

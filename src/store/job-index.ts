@@ -185,7 +185,8 @@ export async function upsertJobIndex(db: D1Database, records: readonly JobRecord
  * batch. Only the agent's own rows: another agent's job may hold the same id (see upsertStatements).
  */
 export async function deleteFromJobIndex(db: D1Database, agent: string, ids: readonly string[]): Promise<void> {
-	// D1 allows 100 bound parameters a statement.
+	// In batches of 100: each is one JSON array bound as a parameter, and a pass prunes at most
+	// PRUNE_BATCH jobs, so this is one batch in practice.
 	for (let i = 0; i < ids.length; i += 100) {
 		const slice = JSON.stringify(ids.slice(i, i + 100));
 		const mine = "agent = ?2 AND id IN (SELECT value FROM json_each(?1))";

@@ -4,6 +4,8 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { app } from "../../src/app.ts";
 import { dashboardApp } from "../../src/dashboard/routes.tsx";
 import type { AppEnv } from "../../src/api/context.ts";
+import { HTTPException } from "hono/http-exception";
+import { requestId } from "hono/request-id";
 import { onError } from "../../src/api/error-handler.ts";
 import { createApi } from "../../src/api/factory.ts";
 import { ConflictError, PayloadTooLargeError } from "../../src/errors.ts";
@@ -92,6 +94,30 @@ describe("the error contract", () => {
 		expect(body).not.toContain("SQLITE");
 		const line = JSON.parse(logged.at(-1)!);
 		expect(line).toMatchObject({ level: "error", event: "request.crashed", path: "/boom", error_message: expect.stringContaining("SQLITE_CONSTRAINT") });
+	});
+
+	it("logs a crash with the request id its caller was answered with, and the agent and job the path names", async () => {
+		const logged: string[] = [];
+		vi.spyOn(console, "error").mockImplementation((line: string) => void logged.push(line));
+		const api = new OpenAPIHono<AppEnv>();
+		api.use(requestId());
+		api.get("/v1/jobs/:id", () => {
+			throw new Error("boom");
+		});
+		api.get("/v1/agents/:agent/fail", () => {
+			throw new HTTPException(502, { message: "upstream said: D1_ERROR at /internal/path.ts" });
+		});
+		api.onError(onError);
+		const job = await api.request("/v1/jobs/job-2026-12-03-abcdef");
+		expect(job.status).toBe(500);
+		expect(JSON.parse(logged.at(-1)!)).toMatchObject({ event: "request.crashed", job_id: "job-2026-12-03-abcdef", request_id: job.headers.get("x-request-id") });
+		// A framework exception's message is no more answered than a crash's.
+		const failed = await api.request("/v1/agents/nightly/fail");
+		expect(failed.status).toBe(502);
+		const body = await failed.text();
+		expect(JSON.parse(body)).toEqual({ error: { code: "internal", message: "internal error" } });
+		expect(body).not.toContain("D1_ERROR");
+		expect(JSON.parse(logged.at(-1)!)).toMatchObject({ event: "request.crashed", agent: "nightly", request_id: failed.headers.get("x-request-id"), error_message: expect.stringContaining("D1_ERROR") });
 	});
 
 	it("answers a body that is not JSON, or of the wrong shape, with a 400 naming the problem", async () => {

@@ -1,6 +1,6 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
-import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
+import { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { createAgent, settle } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
 import { call, errorOf } from "../helpers/http.ts";
@@ -94,7 +94,7 @@ describe("output_to_file: a job's plain-text output.log (herdctl's)", () => {
 		expect(await logOf(held.id)).toMatch(/ system:approval_decided create_ticket approved by operator\n\S+ tool_result toolu_\w+ ok \{"id":7\}\n/);
 
 		const stub = env.AGENT.getByName("waiting");
-		await runInDurableObject(stub, (instance: AgentDO) => instance.prune(Date.now() + 400 * 86_400_000, true));
+		await runInDurableObject(stub, (instance: AgentDO) => AgentDO.prune(instance, Date.now() + 400 * 86_400_000, true));
 		expect(await env.OUTPUT.head(`jobs/waiting/${held.id}/output.log`)).toBeNull();
 		expect((await call(`/v1/jobs/${held.id}/output.log`)).status).toBe(404);
 	});

@@ -559,7 +559,7 @@ describe("retention", () => {
 		// Age the first job by ten days.
 		await age("retained", old.id, 10);
 		expect(await env.OUTPUT.head(`jobs/retained/${old.id}.jsonl`)).not.toBeNull();
-		const pruned = await runInDurableObject(stub, (instance: AgentDO) => instance.prune(Date.now(), true));
+		const pruned = await runInDurableObject(stub, (instance: AgentDO) => AgentDO.prune(instance, Date.now(), true));
 		expect(pruned).toBe(1);
 		await runInDurableObject(stub, (instance: AgentDO) => instance.alarm());
 
@@ -581,7 +581,7 @@ describe("retention", () => {
 		await runInDurableObject(stub, (_i: AgentDO, state) => {
 			state.storage.sql.exec("UPDATE jobs SET created_at = created_at - ? WHERE id = ?", 10 * 86_400_000, job.id);
 		});
-		expect(await runInDurableObject(stub, (instance: AgentDO) => instance.prune(Date.now(), true))).toBe(0);
+		expect(await runInDurableObject(stub, (instance: AgentDO) => AgentDO.prune(instance, Date.now(), true))).toBe(0);
 		expect(await stub.getJob(job.id)).not.toBeNull();
 		expect(await env.OUTPUT.head(`jobs/queued-long/${job.id}.jsonl`)).not.toBeNull();
 	});
@@ -599,7 +599,7 @@ describe("retention", () => {
 			[`${old.id}:delivery`, `${recent.id}:delivery`].sort().map((id) => ({ id, status: "delivered" })),
 		);
 		await age("delivered", old.id, 10);
-		expect(await runInDurableObject(stub, (instance: AgentDO) => instance.prune(Date.now(), true))).toBe(1);
+		expect(await runInDurableObject(stub, (instance: AgentDO) => AgentDO.prune(instance, Date.now(), true))).toBe(1);
 		expect(await deliveries()).toEqual([{ id: `${recent.id}:delivery`, status: "delivered" }]);
 	});
 
@@ -652,7 +652,7 @@ describe("retention", () => {
 		expect(await alarm()).toBe(expiry);
 		// Come the day, the job is older than its 7 days, and that alarm's pass prunes it.
 		await age("left-alone", job.id, 8);
-		const fresh = await runInDurableObject(stub, (instance: AgentDO) => instance.prune(Date.now(), true));
+		const fresh = await runInDurableObject(stub, (instance: AgentDO) => AgentDO.prune(instance, Date.now(), true));
 		expect(fresh).toBe(1);
 		expect(await stub.getJob(job.id)).toBeNull();
 		expect(await env.OUTPUT.head(`jobs/left-alone/${job.id}.jsonl`)).toBeNull();

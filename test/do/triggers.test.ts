@@ -1,6 +1,6 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
+import { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { ensureState } from "../../durable-objects/agent/state.ts";
 import { triggerJob, type TriggerRequest } from "../../durable-objects/agent/triggers.ts";
 import { AgentSchema } from "../../src/config/schema.ts";
@@ -39,7 +39,7 @@ describe("Idempotency-Keys and webhook signatures over time", () => {
 			expect(trigger({ kind: "webhook", signature: "s1100" })).toMatchObject({ created: true });
 			expect(trigger({ kind: "webhook", signature: "s100" })).toMatchObject({ refused: { status: 409 } });
 
-			await instance.prune(now, true);
+			await AgentDO.prune(instance, now, true);
 			// What is past its time is gone; the rest, and the two just used again, stay.
 			expect(count(sql, "SELECT count(*) AS n FROM idempotency WHERE created_at < ?", now - 24 * 60 * MINUTE)).toBe(0);
 			expect(count(sql, "SELECT count(*) AS n FROM idempotency")).toBe(1_441 + 1);

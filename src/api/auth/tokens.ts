@@ -18,7 +18,8 @@ export async function sha256(value: string): Promise<ArrayBuffer> {
 
 /**
  * Parses the API_TOKENS secret: comma-separated `name:role:token`. The token may itself hold
- * colons. Only digests are kept, so a token never sits in memory longer than the parse.
+ * colons. The entries hold digests, not tokens: a token is compared by its digest only (the
+ * middleware keeps the secret itself, to know when it changes).
  * Problems name the entry's position and name, never its token.
  */
 export async function parseApiTokens(secret: string | undefined): Promise<TokenEntry[]> {
