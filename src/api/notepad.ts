@@ -22,8 +22,23 @@ const AgentPath = z.object({ agent: AgentNameParam });
 const Key = z.string().openapi({ minLength: 1, maxLength: NOTEPAD_KEY_CHARS });
 /** Reading or deleting checks the length only, so a key stored before the character rules can still be reached. */
 const KeyPath = AgentPath.extend({ key: Key.superRefine(problem(keyLengthProblem)) });
+/**
+ * A key written is a path segment the caller reads and deletes by, so what would change it is refused
+ * rather than changed: invisible characters (stripped, it would be stored under another name) and a
+ * credential (redacted, it would be another key; the value is stored redacted).
+ */
+function writeKeyProblem(key: string): string | null {
+	const basic = keyProblem(key);
+	if (basic !== null) return basic;
+	const scan = scanPrompt(key, "data");
+	if (!scan.ok) return `notepad key refused by the injection scan: ${scan.reason}`;
+	if (scan.text !== key) return "notepad keys may not contain invisible characters (zero-width, bidi controls, fillers)";
+	if (redact(key) !== key) return "notepad keys may not hold a credential (an API key, token or secret URL): put it nowhere, or in a Worker secret";
+	return null;
+}
+
 const WriteKeyPath = AgentPath.extend({
-	key: Key.superRefine(problem(keyProblem)).openapi({
+	key: Key.superRefine(problem(writeKeyProblem)).openapi({
 		description: "1-128 characters, one line of printable text: no control characters (C0, DEL, C1) or U+2028/U+2029",
 		pattern: "^[^\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029]+$",
 	}),
@@ -77,25 +92,11 @@ export const notepadApi = createApi()
 		async (c) => {
 			const { agent: name, key } = c.req.valid("param");
 			const agent = await requireAgent(c.env, name);
-			// Every run's prompt carries the notepad: it is scanned as the data it is (invisible characters
-			// stripped, overrides refused), and stored redacted, as every record is.
-			const scanned = (field: "key" | "value", text: string): string => {
-				const scan = scanPrompt(text, "data");
-				if (!scan.ok) throw new BadRequestError(`notepad ${field} refused by the injection scan: ${scan.reason}`, { issues: [{ path: field, message: scan.reason }] });
-				return scan.text;
-			};
-			// A key is a path segment the caller reads and deletes by: invisible characters are refused in
-			// it rather than stripped, which would store it under another name.
-			if (scanned("key", key) !== key) {
-				const message = "notepad keys may not contain invisible characters (zero-width, bidi controls, fillers)";
-				throw new BadRequestError(message, { issues: [{ path: "key", message }] });
-			}
-			// Nor a credential: the value is stored redacted, but a key redacted would be another key.
-			if (redact(key) !== key) {
-				const message = "notepad keys may not hold a credential (an API key, token or secret URL): put it nowhere, or in a Worker secret";
-				throw new BadRequestError(message, { issues: [{ path: "key", message }] });
-			}
-			const value = redact(scanned("value", c.req.valid("json").value));
+			// Every run's prompt carries the notepad: its value is scanned as the data it is (invisible
+			// characters stripped, overrides refused), and stored redacted, as every record is.
+			const scan = scanPrompt(c.req.valid("json").value, "data");
+			if (!scan.ok) throw new BadRequestError(`notepad value refused by the injection scan: ${scan.reason}`, { issues: [{ path: "value", message: scan.reason }] });
+			const value = redact(scan.text);
 			const { notepad } = unwrap(await agentRpc(c.env, agent.name).setNote(agent.name, agent.source, key, value));
 			return c.json(notepadJson(notepad), 200);
 		},

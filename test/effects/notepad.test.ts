@@ -34,12 +34,15 @@ describe("the notepad", () => {
 		expect(overrideKey.status).toBe(400);
 		const hiddenKey = await put("scanned-notes", "cur\u200bsor", "x");
 		expect(hiddenKey.status).toBe(400);
-		expect((await errorOf(hiddenKey)).message).toBe("notepad keys may not contain invisible characters (zero-width, bidi controls, fillers)");
+		expect(await errorOf(hiddenKey)).toMatchObject({
+			message: "invalid param: key: notepad keys may not contain invisible characters (zero-width, bidi controls, fillers)",
+			details: { issues: [{ path: "key" }] },
+		});
 		// A key is shown and rendered as written, so one holding a credential is refused, not redacted.
 		const secretKey = await put("scanned-notes", "sk-ant-api03-abcdefghijklmnopqrstuv", "x");
 		expect(secretKey.status).toBe(400);
 		expect(await errorOf(secretKey)).toMatchObject({
-			message: "notepad keys may not hold a credential (an API key, token or secret URL): put it nowhere, or in a Worker secret",
+			message: "invalid param: key: notepad keys may not hold a credential (an API key, token or secret URL): put it nowhere, or in a Worker secret",
 			details: { issues: [{ path: "key" }] },
 		});
 		expect(await notes("scanned-notes")).toEqual({});
