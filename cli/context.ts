@@ -85,7 +85,7 @@ export function positiveInt(max: number): (value: string) => number {
 	};
 }
 
-// What GET /v1/jobs takes for since and until (src/api/jobs.ts's Instant): checked here too, so a
+// What GET /v1/jobs takes for since and until (src/api/jobs/job.ts's Instant): checked here too, so a
 // bad one is a usage error (exit 2) before any request, as `usage`'s days are.
 const INSTANT = z.union([z.iso.datetime({ offset: true }), z.iso.date()]);
 

@@ -3,11 +3,11 @@
  * imports, erased when Node strips the types, so the CLI loads nothing from src/ at run time): a
  * change to an answer's schema is a type error here, not a silent drift.
  */
-import type { AgentStatusShape, OccurrenceShape } from "../src/api/agent-actions.ts";
-import type { AgentDetailT, AgentViewT } from "../src/api/agents.ts";
+import type { AgentStatusShape, OccurrenceShape } from "../src/api/agents/actions.ts";
+import type { AgentDetailT, AgentViewT } from "../src/api/agents/definitions.ts";
 import type { HealthShape } from "../src/api/health.ts";
-import type { JobManifestShape } from "../src/api/job-manifest.ts";
-import type { ToolCallPageShape } from "../src/api/job-tool-calls.ts";
+import type { JobManifestShape } from "../src/api/jobs/manifest.ts";
+import type { ToolCallPageShape } from "../src/api/jobs/tool-calls.ts";
 import type { CurrentSessionShape, SessionResetShape, SessionShape, SessionSummaryShape } from "../src/api/sessions.ts";
 import type { SchedulerHealthShape, StatusShape } from "../src/api/status.ts";
 import type { TickShape } from "../src/api/tick.ts";

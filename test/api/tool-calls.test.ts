@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { RESULT_PREVIEW_CHARS, type ToolCallPageShape } from "../../src/api/job-tool-calls.ts";
+import { RESULT_PREVIEW_CHARS, type ToolCallPageShape } from "../../src/api/jobs/tool-calls.ts";
 import { createAgent, settle } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
 import { call, errorOf } from "../helpers/http.ts";

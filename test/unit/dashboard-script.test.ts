@@ -1,11 +1,11 @@
 /// <reference types="vite/client" />
 import { describe, expect, expectTypeOf, it } from "vitest";
 import type { OutputLine as ServerOutputLine } from "../../durable-objects/agent/runner/output.ts";
-import type { AgentStatusShape, OccurrenceShape } from "../../src/api/agent-actions.ts";
-import type { AgentViewT } from "../../src/api/agents.ts";
+import type { AgentStatusShape, OccurrenceShape } from "../../src/api/agents/actions.ts";
+import type { AgentViewT } from "../../src/api/agents/definitions.ts";
 import type { MeShape } from "../../src/api/me.ts";
-import type { JobManifestShape } from "../../src/api/job-manifest.ts";
-import type { ToolCallPageShape } from "../../src/api/job-tool-calls.ts";
+import type { JobManifestShape } from "../../src/api/jobs/manifest.ts";
+import type { ToolCallPageShape } from "../../src/api/jobs/tool-calls.ts";
 import type { CurrentSessionShape } from "../../src/api/sessions.ts";
 import type { StatusShape } from "../../src/api/status.ts";
 import type { AgentStatus, AgentView, CurrentSession, JobManifest, Me, Occurrence, OutputLine, Status, ToolCallPage } from "../../src/dashboard/client/api-types.ts";

@@ -22,7 +22,7 @@ export type Page<K extends string, T> = { [k in K]: T[] } & { next_cursor: strin
 
 export type Paused = z.infer<typeof PausedSchema>;
 
-/** GET /v1/agents: each agent (src/api/agents.ts, AgentView). */
+/** GET /v1/agents: each agent (src/api/agents/definitions.ts, AgentView). */
 export type AgentView = {
 	name: string;
 	source: "file" | "api";
@@ -39,7 +39,7 @@ export type AgentView = {
 /** GET /v1/me: the caller (src/api/me.ts, Me). */
 export type Me = { name: string; role: "read" | "operate" | "admin" };
 
-/** POST /v1/agents/:agent/pause and /resume (src/api/agent-actions.ts, AgentStatus). */
+/** POST /v1/agents/:agent/pause and /resume (src/api/agents/actions.ts, AgentStatus). */
 export type AgentStatus = {
 	paused: Paused;
 };
@@ -50,7 +50,7 @@ export type Status = {
 	agents: { file: number; api: number };
 };
 
-/** GET /v1/agents/:agent/runs: a row of the occurrence ledger (src/api/agent-actions.ts, Occurrence). */
+/** GET /v1/agents/:agent/runs: a row of the occurrence ledger (src/api/agents/actions.ts, Occurrence). */
 export type Occurrence = {
 	id: string;
 	schedule: string | null;
@@ -80,7 +80,7 @@ export type CurrentSession = {
 	not_continued_because: string | null;
 };
 
-/** GET /v1/jobs/:id/manifest: what a job runs with (src/api/job-manifest.ts, JobManifest). */
+/** GET /v1/jobs/:id/manifest: what a job runs with (src/api/jobs/manifest.ts, JobManifest). */
 export type JobManifest = {
 	definition_revision: string;
 	definition: { max_turns: number; timeout: string };
@@ -93,7 +93,7 @@ export type JobManifest = {
 	continued_from: string | null;
 };
 
-/** GET /v1/jobs/:id/tool-calls: a job's tool calls in the order made (src/api/job-tool-calls.ts, ToolCallPage). */
+/** GET /v1/jobs/:id/tool-calls: a job's tool calls in the order made (src/api/jobs/tool-calls.ts, ToolCallPage). */
 export type ToolCallView = {
 	name: string;
 	input: Record<string, unknown>;

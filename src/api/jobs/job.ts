@@ -1,18 +1,18 @@
 import { z } from "@hono/zod-openapi";
 import { accepts } from "hono/accepts";
-import { agentRpc } from "../../durable-objects/agent/client.ts";
-import { MAX_BACKLOG_BYTES, MAX_STREAMS_PER_AGENT, MAX_STREAMS_PER_JOB, STREAM_RETRY_AFTER_SECONDS } from "../../durable-objects/agent/streams.ts";
-import { BadRequestError, NotFoundError } from "../errors.ts";
-import { JobIdSchema, JobRecordSchema, JobStatusSchema, JobSummarySchema, TriggerTypeSchema } from "../jobs/model.ts";
-import { toHerdctlYaml } from "../jobs/yaml.ts";
-import { getJobSummary, listJobs } from "../store/job-index.ts";
-import { BLANK_MESSAGE, NOT_BLANK } from "../config/schema.ts";
-import { createApi, withRole } from "./factory.ts";
-import { AgentNameParam, CursorParam, pageLimit, queryInt } from "./params.ts";
-import { unwrap } from "./refusals.ts";
-import { screenPrompt } from "./screen.ts";
-import { conflictResponse, errorResponse, ErrorSchema, notFoundResponse, queueFullResponse } from "./schemas.ts";
-import { MAX_JSON_DEPTH, withinDepth } from "../shared/json-depth.ts";
+import { agentRpc } from "../../../durable-objects/agent/client.ts";
+import { MAX_BACKLOG_BYTES, MAX_STREAMS_PER_AGENT, MAX_STREAMS_PER_JOB, STREAM_RETRY_AFTER_SECONDS } from "../../../durable-objects/agent/streams.ts";
+import { BadRequestError, NotFoundError } from "../../errors.ts";
+import { JobIdSchema, JobRecordSchema, JobStatusSchema, JobSummarySchema, TriggerTypeSchema } from "../../jobs/model.ts";
+import { toHerdctlYaml } from "../../jobs/yaml.ts";
+import { getJobSummary, listJobs } from "../../store/job-index.ts";
+import { BLANK_MESSAGE, NOT_BLANK } from "../../config/schema.ts";
+import { createApi, withRole } from "../factory.ts";
+import { AgentNameParam, CursorParam, pageLimit, queryInt } from "../params.ts";
+import { unwrap } from "../refusals.ts";
+import { screenPrompt } from "../screen.ts";
+import { conflictResponse, errorResponse, ErrorSchema, notFoundResponse, queueFullResponse } from "../schemas.ts";
+import { MAX_JSON_DEPTH, withinDepth } from "../../shared/json-depth.ts";
 
 // A date alone stands for its start, in UTC, as /v1/usage reads its days (Date.parse reads it so).
 const Instant = z.union([z.iso.datetime({ offset: true }), z.iso.date()], {
@@ -100,7 +100,7 @@ const JobPage = z
 	.object({ jobs: z.array(JobSummarySchema), next_cursor: z.string().nullable() })
 	.openapi("JobPage");
 
-export const jobsApi = createApi()
+export const jobApi = createApi()
 	.openapi(
 		withRole("read", {
 			method: "get",

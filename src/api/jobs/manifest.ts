@@ -1,11 +1,11 @@
 import { z } from "@hono/zod-openapi";
-import { agentRpc } from "../../durable-objects/agent/client.ts";
-import { AgentSchema } from "../config/schema.ts";
-import { ConflictError, NotFoundError } from "../errors.ts";
-import { JobIdSchema, JobStatusSchema } from "../jobs/model.ts";
-import { getJobSummary } from "../store/job-index.ts";
-import { createApi, withRole } from "./factory.ts";
-import { conflictResponse, notFoundResponse } from "./schemas.ts";
+import { agentRpc } from "../../../durable-objects/agent/client.ts";
+import { AgentSchema } from "../../config/schema.ts";
+import { ConflictError, NotFoundError } from "../../errors.ts";
+import { JobIdSchema, JobStatusSchema } from "../../jobs/model.ts";
+import { getJobSummary } from "../../store/job-index.ts";
+import { createApi, withRole } from "../factory.ts";
+import { conflictResponse, notFoundResponse } from "../schemas.ts";
 
 const JobManifestSchema = z
 	.object({

@@ -1,15 +1,15 @@
 import { z } from "@hono/zod-openapi";
-import { agentRpc } from "../../durable-objects/agent/client.ts";
-import type { ToolCall } from "../../durable-objects/agent/runner/session.ts";
-import { NotFoundError } from "../errors.ts";
-import { JobIdSchema, JobStatusSchema } from "../jobs/model.ts";
-import { redactDeep } from "../security/redact.ts";
-import { clip } from "../shared/clip.ts";
-import { cursorScope, decodeCursor, encodeCursor } from "../shared/cursor.ts";
-import { getJobSummary } from "../store/job-index.ts";
-import { createApi, withRole } from "./factory.ts";
-import { CursorParam, pageLimit } from "./params.ts";
-import { notFoundResponse } from "./schemas.ts";
+import { agentRpc } from "../../../durable-objects/agent/client.ts";
+import type { ToolCall } from "../../../durable-objects/agent/runner/session.ts";
+import { NotFoundError } from "../../errors.ts";
+import { JobIdSchema, JobStatusSchema } from "../../jobs/model.ts";
+import { redactDeep } from "../../security/redact.ts";
+import { clip } from "../../shared/clip.ts";
+import { cursorScope, decodeCursor, encodeCursor } from "../../shared/cursor.ts";
+import { getJobSummary } from "../../store/job-index.ts";
+import { createApi, withRole } from "../factory.ts";
+import { CursorParam, pageLimit } from "../params.ts";
+import { notFoundResponse } from "../schemas.ts";
 
 /** How much of each result a page shows: enough to read what came back; the JSONL has it whole. */
 export const RESULT_PREVIEW_CHARS = 4000;

@@ -1,16 +1,16 @@
 import { z } from "@hono/zod-openapi";
-import { agentRpc } from "../../durable-objects/agent/client.ts";
-import { DeliveryOutcomeSchema, JobRecordSchema, JobStatusSchema, JobSummarySchema } from "../jobs/model.ts";
-import { listJobs } from "../store/job-index.ts";
-import { screenPrompt } from "./screen.ts";
-import { cursorScope, decodeCursor, encodeCursor } from "../shared/cursor.ts";
-import { sha256Hex } from "../shared/hash.ts";
-import { BLANK_MESSAGE, NOT_BLANK } from "../config/schema.ts";
-import { createApi, withRole } from "./factory.ts";
-import { AgentNameParam, CursorParam, pageLimit } from "./params.ts";
-import { unwrap } from "./refusals.ts";
-import { requireAgent, requireAgentSource, requireKnownAgent } from "./resolve-agent.ts";
-import { LastJobSchema, PausedSchema, RunningJobSchema, conflictResponse, notFoundResponse, queueFullResponse } from "./schemas.ts";
+import { agentRpc } from "../../../durable-objects/agent/client.ts";
+import { DeliveryOutcomeSchema, JobRecordSchema, JobStatusSchema, JobSummarySchema } from "../../jobs/model.ts";
+import { listJobs } from "../../store/job-index.ts";
+import { screenPrompt } from "../screen.ts";
+import { cursorScope, decodeCursor, encodeCursor } from "../../shared/cursor.ts";
+import { sha256Hex } from "../../shared/hash.ts";
+import { BLANK_MESSAGE, NOT_BLANK } from "../../config/schema.ts";
+import { createApi, withRole } from "../factory.ts";
+import { AgentNameParam, CursorParam, pageLimit } from "../params.ts";
+import { unwrap } from "../refusals.ts";
+import { requireAgent, requireAgentSource, requireKnownAgent } from "../resolve-agent.ts";
+import { LastJobSchema, PausedSchema, RunningJobSchema, conflictResponse, notFoundResponse, queueFullResponse } from "../schemas.ts";
 
 const AgentPath = z.object({ agent: AgentNameParam });
 

@@ -1,14 +1,14 @@
 import { z } from "@hono/zod-openapi";
-import { agentRpc } from "../../durable-objects/agent/client.ts";
-import { keyLengthProblem, keyProblem, NOTEPAD_KEY_CHARS, notepadJson } from "../../durable-objects/agent/notepad.ts";
-import { scanPrompt } from "../agent/injection.ts";
-import { BadRequestError, NotFoundError } from "../errors.ts";
-import { redact } from "../security/redact.ts";
-import { createApi, withRole } from "./factory.ts";
-import { AgentNameParam } from "./params.ts";
-import { unwrap } from "./refusals.ts";
-import { requireAgent } from "./resolve-agent.ts";
-import { errorResponse, MAX_BODY_BYTES, notFoundResponse } from "./schemas.ts";
+import { agentRpc } from "../../../durable-objects/agent/client.ts";
+import { keyLengthProblem, keyProblem, NOTEPAD_KEY_CHARS, notepadJson } from "../../../durable-objects/agent/notepad.ts";
+import { scanPrompt } from "../../agent/injection.ts";
+import { BadRequestError, NotFoundError } from "../../errors.ts";
+import { redact } from "../../security/redact.ts";
+import { createApi, withRole } from "../factory.ts";
+import { AgentNameParam } from "../params.ts";
+import { unwrap } from "../refusals.ts";
+import { requireAgent } from "../resolve-agent.ts";
+import { errorResponse, MAX_BODY_BYTES, notFoundResponse } from "../schemas.ts";
 
 function problem(check: (key: string) => string | null) {
 	return (key: string, ctx: z.RefinementCtx) => {

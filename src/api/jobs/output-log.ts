@@ -1,11 +1,11 @@
 import { z } from "@hono/zod-openapi";
-import { agentRpc } from "../../durable-objects/agent/client.ts";
-import { ConflictError, NotFoundError } from "../errors.ts";
-import { isFinal, JobIdSchema } from "../jobs/model.ts";
-import { getJobSummary } from "../store/job-index.ts";
-import { outputLogKey } from "../store/output-r2.ts";
-import { createApi, withRole } from "./factory.ts";
-import { conflictResponse, notFoundResponse } from "./schemas.ts";
+import { agentRpc } from "../../../durable-objects/agent/client.ts";
+import { ConflictError, NotFoundError } from "../../errors.ts";
+import { isFinal, JobIdSchema } from "../../jobs/model.ts";
+import { getJobSummary } from "../../store/job-index.ts";
+import { outputLogKey } from "../../store/output-r2.ts";
+import { createApi, withRole } from "../factory.ts";
+import { conflictResponse, notFoundResponse } from "../schemas.ts";
 
 /** GET /v1/jobs/:id/output.log, mounted beside the job routes. */
 export const jobOutputLogApi = createApi().openapi(

@@ -1,19 +1,19 @@
 import { z } from "@hono/zod-openapi";
-import type { AgentStatus } from "../../durable-objects/agent/agent-do.ts";
-import { agentRpc } from "../../durable-objects/agent/client.ts";
-import { loadFleet } from "../config/bundled.ts";
-import { definitionRevision } from "../config/fleet.ts";
-import { AgentSchema, unpricedCostLimit, type AgentDefinition } from "../config/schema.ts";
-import { BadRequestError, ConflictError, NotFoundError } from "../errors.ts";
-import { log } from "../log.ts";
-import { nextRun } from "../scheduler/next-run.ts";
-import { getRegisteredAgent, listRegisteredAgents } from "../store/agent-registry.ts";
-import { readHeartbeat } from "../store/heartbeat.ts";
-import { createApi, withRole } from "./factory.ts";
-import { AgentNameParam, pageLimit } from "./params.ts";
-import { unwrap } from "./refusals.ts";
-import { requireAgent, type ResolvedAgent } from "./resolve-agent.ts";
-import { LastJobSchema, PausedSchema, RunningJobSchema, conflictResponse, notFoundResponse } from "./schemas.ts";
+import type { AgentStatus } from "../../../durable-objects/agent/agent-do.ts";
+import { agentRpc } from "../../../durable-objects/agent/client.ts";
+import { loadFleet } from "../../config/bundled.ts";
+import { definitionRevision } from "../../config/fleet.ts";
+import { AgentSchema, unpricedCostLimit, type AgentDefinition } from "../../config/schema.ts";
+import { BadRequestError, ConflictError, NotFoundError } from "../../errors.ts";
+import { log } from "../../log.ts";
+import { nextRun } from "../../scheduler/next-run.ts";
+import { getRegisteredAgent, listRegisteredAgents } from "../../store/agent-registry.ts";
+import { readHeartbeat } from "../../store/heartbeat.ts";
+import { createApi, withRole } from "../factory.ts";
+import { AgentNameParam, pageLimit } from "../params.ts";
+import { unwrap } from "../refusals.ts";
+import { requireAgent, type ResolvedAgent } from "../resolve-agent.ts";
+import { LastJobSchema, PausedSchema, RunningJobSchema, conflictResponse, notFoundResponse } from "../schemas.ts";
 
 const ScheduleView = z
 	.object({
@@ -118,7 +118,7 @@ async function store(env: Env, agent: AgentDefinition, expect: "create" | "repla
 
 const AgentBody = { content: { "application/json": { schema: AgentSchema } }, required: true } as const;
 
-export const agentsApi = createApi()
+export const agentDefinitionsApi = createApi()
 	.openapi(
 		withRole("read", {
 			method: "get",
