@@ -87,8 +87,12 @@ export function claimDue(sql: SqlStorage, ctx: TickContext): TickOutcome & { cou
 	// What stopped running (removed, disabled, its agent disabled) owes nothing from then on, but the
 	// slots it missed before (ticks were missing) are accounted for, as a retimed schedule's are.
 	const runningNames = new Set(running.map(([name]) => name));
+	// The latest instant a tick took for the schedules forgotten here: one new to the agent (a deploy's
+	// rename and retime) must not take it again, as a schedule a PUT starts does not (see firstSight).
+	let taken = 0;
 	for (const row of rows.values()) {
 		if (runningNames.has(row.schedule) || adopted.has(row.schedule)) continue;
+		taken = Math.max(taken, row.cursor);
 		// A PUT dates the stop (a deploy is first seen now). One dated after this tick's own time came
 		// while the tick was on its way: every slot up to the tick's time was due before it, and is
 		// accounted for as stopped (not run), not left without a row.
@@ -125,7 +129,12 @@ export function claimDue(sql: SqlStorage, ctx: TickContext): TickOutcome & { cou
 			skipped += settleOldTiming(sql, name, row, cursor, now, retimed(name));
 			if (row.changed_at !== null && row.changed_at > now) settleLate = { ...row, cursor: Math.max(row.cursor, cursor) };
 			sql.exec("UPDATE schedule_state SET spec = ?, cursor = ?, changed_at = NULL WHERE schedule = ?", key, cursor, name);
-		} else cursor = firstSight(schedule, now, null, null);
+		} else {
+			cursor = Math.max(firstSight(schedule, now, null, null), taken);
+			// Written now, as the rows it was taken from are gone: with nothing to plan, the claims below
+			// write no place in time, and a repeat of this tick would start it a minute back again.
+			if (cursor >= now) sql.exec("INSERT INTO schedule_state (schedule, spec, cursor) VALUES (?, ?, ?)", name, key, cursor);
+		}
 		if (now > cursor) {
 			const plan = planTick(schedule, new Date(cursor), new Date(now));
 			// Why the tick's fire was not run, if it was not: the slots collapsed into it were not run either.

@@ -2,7 +2,10 @@ import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test"
 import { describe, expect, it } from "vitest";
 import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { putJob } from "../../durable-objects/agent/jobs.ts";
+import { claimDue } from "../../durable-objects/agent/scheduling.ts";
+import { readState } from "../../durable-objects/agent/state.ts";
 import { findAgent } from "../../src/config/bundled.ts";
+import { AgentSchema } from "../../src/config/schema.ts";
 import { createJob, type JobRecord } from "../../src/jobs/model.ts";
 import { shardName, shardOf } from "../../src/scheduler/shards.ts";
 import { settle, runsOf } from "../helpers/agents.ts";
@@ -136,5 +139,36 @@ describe("a file agent's retention across deploys", () => {
 		expect(await runInDurableObject(agent, (_i: AgentDO, state) => state.storage.getAlarm())).toBeLessThanOrEqual(Date.now());
 		expect(await runDurableObjectAlarm(agent)).toBe(true);
 		expect(await held()).toBe(false);
+	});
+});
+
+describe("a file agent's schedule a deploy renames and retimes", () => {
+	it("claims no instant its old name took when that minute's tick comes again after the deploy", async () => {
+		// Monday 2026-12-07. The previous deploy's fleet.yaml had `morning: 0 9 * * *` (Berlin), which its
+		// 09:00 Berlin (08:00Z) tick claimed; this deploy's is `weekday-morning: 0 9 * * 1-5`.
+		const name = "daily-digest";
+		const slot = Date.parse("2026-12-07T08:00:00Z");
+		await tick("2026-12-07T07:59:00Z");
+		const current = findAgent(name)!;
+		const previous = AgentSchema.parse({ ...current, schedules: { morning: { cron: "0 9 * * *", timezone: "Europe/Berlin" }, "weekly-recap": current.schedules["weekly-recap"] } });
+		await runInDurableObject(env.AGENT.getByName(name), (_i: AgentDO, state) => {
+			const sql = state.storage.sql;
+			state.storage.transactionSync(() =>
+				claimDue(sql, { agent: previous, state: readState(sql)!, definitionRevision: "the previous deploy", now: slot, drawJobId: () => "job-2026-12-07-prev00" }),
+			);
+		});
+		await settle(name);
+
+		// That minute's tick delivered again (or `drover tick` run just after the deploy), twice at once:
+		// the second delivery's shard read the agent's due time before the first moved it.
+		await tick("2026-12-07T08:00:00Z");
+		await env.AGENT.getByName(name).tick(name, "file", slot);
+		await tick("2026-12-07T08:01:00Z");
+		const claimed = (await runsOf(name)).filter((r) => r.scheduled_instant === "2026-12-07T08:00:00.000Z" && r.status !== "skipped");
+		expect(claimed.map((r) => [r.schedule, r.status])).toEqual([["morning", "completed"]]);
+		// The next morning is the new name's.
+		await tick("2026-12-08T08:00:00Z");
+		expect((await runsOf(name)).filter((r) => r.scheduled_instant === "2026-12-08T08:00:00.000Z").map((r) => [r.schedule, r.status])).toEqual([["weekday-morning", "claimed"]]);
+		await settle(name);
 	});
 });
