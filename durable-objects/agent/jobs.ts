@@ -96,6 +96,11 @@ export function pendingJobs(sql: SqlStorage, limit: number): JobRecord[] {
 		.map(toJobRecord);
 }
 
+/** The runs of `schedule` claimed and not started yet: held (a pause, capacity) or waiting out their start spread. */
+export function pendingJobsOf(sql: SqlStorage, schedule: string): JobRecord[] {
+	return sql.exec<JobRow>("SELECT * FROM jobs WHERE status = 'pending' AND json_extract(record, '$.schedule') = ?", schedule).toArray().map(toJobRecord);
+}
+
 export function jobsWithStatus(sql: SqlStorage, statuses: readonly JobStatus[], limit = 100): JobRecord[] {
 	const marks = statuses.map(() => "?").join(", ");
 	return sql

@@ -117,6 +117,14 @@ export function insertOccurrence(sql: SqlStorage, o: NewOccurrence): string | nu
 }
 
 /**
+ * Moves a claimed run's ledger row to its schedule's new name. False, the row left as it was, when
+ * the new name already has a row for that instant (a schedule of that name removed before).
+ */
+export function renameOccurrence(sql: SqlStorage, jobId: string, schedule: string): boolean {
+	return sql.exec("UPDATE OR IGNORE occurrences SET schedule = ? WHERE job_id = ?", schedule, jobId).rowsWritten > 0;
+}
+
+/**
  * The error type of a scheduled run's job cancelled at its start because it was held past its slot's
  * grace window (see held-claims.ts): its slot was not run.
  */

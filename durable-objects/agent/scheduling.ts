@@ -1,8 +1,8 @@
 import type { AgentDefinition, Schedule } from "../../src/config/schema.ts";
 import { createJob } from "../../src/jobs/model.ts";
 import { nextDue, planTick, type SkippedRange, type TickPlan } from "../../src/scheduler/occurrences.ts";
-import { freshJobId, jobCounts, putJob } from "./jobs.ts";
-import { insertOccurrence } from "./ledger.ts";
+import { freshJobId, jobCounts, pendingJobsOf, putJob } from "./jobs.ts";
+import { insertOccurrence, renameOccurrence } from "./ledger.ts";
 import type { AgentState } from "./state.ts";
 
 /** A slot first seen by a tick is fired if it lies within this much before the tick. */
@@ -83,7 +83,7 @@ export function claimDue(sql: SqlStorage, ctx: TickContext): TickOutcome & { cou
 	const running = Object.entries(agent.schedules).filter(([, s]) => agent.enabled && s.enabled);
 	// One read of every schedule's place in time, not one per schedule: this runs on every claim.
 	const rows = new Map(sql.exec<ScheduleStateRow>("SELECT * FROM schedule_state").toArray().map((r) => [r.schedule, r]));
-	const adopted = adoptRenamed(sql, rows, running.map(([name, s]) => [name, specKey(s, agent.enabled)]));
+	const adopted = adoptRenamed(sql, rows, running.map(([name, s]) => [name, specKey(s, agent.enabled)]), now);
 	// What stopped running (removed, disabled, its agent disabled) owes nothing from then on, but the
 	// slots it missed before (ticks were missing) are accounted for, as a retimed schedule's are.
 	const runningNames = new Set(running.map(([name]) => name));
@@ -222,9 +222,9 @@ function firstSight(schedule: Schedule, now: number, since: number | null, defin
 /**
  * A schedule renamed (its old name gone, a new name with the very same timing) keeps its place in
  * time: as a new schedule, it would fire again an instant its old name already claimed when a tick
- * of that minute came again.
+ * of that minute came again. Its runs claimed and not started yet go with it (see carryRename).
  */
-function adoptRenamed(sql: SqlStorage, rows: Map<string, ScheduleStateRow>, running: [string, string][]): Set<string> {
+function adoptRenamed(sql: SqlStorage, rows: Map<string, ScheduleStateRow>, running: [string, string][], now: number): Set<string> {
 	const adopted = new Set<string>();
 	const names = new Set(running.map(([name]) => name));
 	const orphans = [...rows.values()].filter((r) => !names.has(r.schedule));
@@ -242,8 +242,21 @@ function adoptRenamed(sql: SqlStorage, rows: Map<string, ScheduleStateRow>, runn
 		);
 		rows.set(name, { schedule: name, spec: key, cursor: old!.cursor, changed_at: null, defined_at: null });
 		adopted.add(old!.schedule);
+		carryRename(sql, old!.schedule, name, now);
 	}
 	return adopted;
+}
+
+/**
+ * A renamed schedule's runs claimed and not started yet (held by a pause or capacity) are the new
+ * name's, as its place in time is: judged at their start by its grace window and catch_up (see
+ * heldClaim), not as a removed schedule's, and shown under it in the job, the ledger and the index.
+ * One whose instant the new name already has a ledger row for stays the old name's, job and row alike.
+ */
+function carryRename(sql: SqlStorage, from: string, to: string, now: number): void {
+	for (const job of pendingJobsOf(sql, from)) {
+		if (renameOccurrence(sql, job.id, to)) putJob(sql, { ...job, schedule: to, revision: job.revision + 1 }, now);
+	}
 }
 
 /** What stopped a schedule that no longer runs, for its skipped slots' reason. */

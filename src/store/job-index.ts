@@ -124,7 +124,9 @@ export async function sessionStarts(db: D1Database, idPrefix: string, limit: num
 
 /**
  * Writes index rows for job records. A row only moves forward: an older revision arriving late
- * (retries, reordering) never overwrites a newer one, so the index never regresses. updated_at is
+ * (retries, reordering) never overwrites a newer one, so the index never regresses. A newer one may
+ * name another schedule: a run held while its schedule was renamed goes with it (see carryRename in
+ * durable-objects/agent/scheduling.ts). updated_at is
  * D1's own clock as it writes the row, not the sender's: the instant the row changed in the index.
  * A record reaching a final status is counted in job_counts (see countJobsByStatus), and its usage
  * added to usage_daily (see listUsage), in the same batch, once: a final status is a job's last, so
@@ -140,7 +142,7 @@ export function upsertStatements(db: D1Database, records: readonly JobRecord[]):
 				   created_at, started_at, finished_at, duration_seconds, summary, revision, tool_calls_made, tool_calls_failed, updated_at)
 				 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, CAST(unixepoch('subsec') * 1000 AS INTEGER))
 				 ON CONFLICT (id) DO UPDATE SET
-				   status = excluded.status, exit_reason = excluded.exit_reason, dispatch = excluded.dispatch, started_at = excluded.started_at,
+				   schedule = excluded.schedule, status = excluded.status, exit_reason = excluded.exit_reason, dispatch = excluded.dispatch, started_at = excluded.started_at,
 				   finished_at = excluded.finished_at, duration_seconds = excluded.duration_seconds,
 				   summary = excluded.summary, revision = excluded.revision, tool_calls_made = excluded.tool_calls_made,
 				   tool_calls_failed = excluded.tool_calls_failed, updated_at = excluded.updated_at

@@ -52,7 +52,7 @@ const runAt = async (agent: string, instant: string) => (await runsOf(agent)).fi
 /** The D1 index's view of the agent's jobs (GET /v1/jobs). */
 async function indexed(agent: string) {
 	const res = await call(`/v1/jobs?agent=${agent}&limit=200`);
-	return ((await res.json()) as { jobs: { id: string; status: string; dispatch: string | null }[] }).jobs;
+	return ((await res.json()) as { jobs: { id: string; schedule: string | null; status: string; dispatch: string | null }[] }).jobs;
 }
 
 describe("a scheduled run held past its slot's grace window", () => {
@@ -189,6 +189,32 @@ describe("a scheduled run held past its slot's grace window", () => {
 			status: "skipped",
 			skip_reason: expect.stringMatching(/^not run: held until 32m( \d+s)? after its slot 2027-01-05T11:10:00\.000Z .*grace window of 30m; schedule hourly has catch_up: false$/),
 		});
+		expect(emulator.requests).toHaveLength(1);
+	});
+});
+
+describe("a scheduled run held while its schedule is renamed with the same timing", () => {
+	it("is the new name's, as its place in time is: judged by its window when its agent resumes, and listed under it in its job, the index and the ledger", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ text: "done" });
+		const name = "held-renamed-10"; // start spread 4.9 s
+		await created({ name, schedules: { daily: { cron: "10 9 * * *", catch_up: true } } });
+		await tick("2027-01-15T09:10:00Z");
+		await pause(name);
+		await pending(name, await runAt(name, "2027-01-15T09:10:00.000Z"));
+		await put(name, { schedules: { morning: { cron: "10 9 * * *", catch_up: true } } });
+		await tick("2027-01-15T11:25:00Z"); // past a daily slot's grace window of 2 h
+		await resume(name);
+		await settle(name);
+
+		const run = await runAt(name, "2027-01-15T09:10:00.000Z");
+		const job = await jobOf(name, run.job_id!);
+		expect(job).toMatchObject({ status: "completed", schedule: "morning", dispatch: "late" });
+		expect(job.transitions.find((t) => t.to === "running")?.reason).toBe(
+			"started late: held until 2h 15m after its slot 2027-01-15T09:10:00.000Z (its agent paused, disabled or at capacity), past the slot's grace window of 2h; schedule morning has catch_up: true",
+		);
+		expect(run).toMatchObject({ schedule: "morning", status: "completed", dispatch: "late" });
+		expect(await indexed(name)).toEqual([expect.objectContaining({ id: job.id, schedule: "morning", status: "completed" })]);
 		expect(emulator.requests).toHaveLength(1);
 	});
 });
