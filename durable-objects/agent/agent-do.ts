@@ -156,9 +156,10 @@ export class AgentDO extends DurableObject<Env> {
 		const outcome = this.ctx.storage.transactionSync(() => {
 			const current = this.autoPause(agent, known === null ? readState(this.sql)! : state, now);
 			const drawJobId = (at: number) => this.jobIds.take(at, name);
-			const { counts, ...claimed } = claimDue(this.sql, { agent, state: current, definitionRevision: revision, now, drawJobId });
+			const wallAt = Date.now();
+			const { counts, ...claimed } = claimDue(this.sql, { agent, state: current, definitionRevision: revision, now, wallAt, drawJobId });
 			// The scheduler's clock, for a claim held until after its slot's grace window (see held-claims.ts).
-			noteTick(this.sql, { at: now, wallAt: Date.now(), claimed: claimed.claimed, counts, agent, paused: current.pausedAt !== null });
+			noteTick(this.sql, { at: now, wallAt, claimed: claimed.claimed, counts, agent, paused: current.pausedAt !== null });
 			return { ...claimed, paused: current.pausedAt !== null };
 		});
 		// The hot path of a tick: only a claim needs the alarm (to start its job and index it). Starts

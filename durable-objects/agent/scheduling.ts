@@ -8,6 +8,13 @@ import type { AgentState } from "./state.ts";
 /** A slot first seen by a tick is fired if it lies within this much before the tick. */
 const FIRST_SIGHT_LOOKBACK_MS = 60_000;
 /**
+ * A tick that reaches an agent at most this long after its own time keeps the wall clock's time, as
+ * deployed ticks (and `drover tick`'s) do: a definition's time, the wall clock's, can be set against
+ * it. Generous: a cron trigger arrives within seconds, and a local tick of thousands of agents
+ * reaches the last ones within a minute or so.
+ */
+const TICK_ON_WALL_CLOCK_MS = 5 * 60_000;
+/**
  * The spec of a schedule a PUT or POST started that no tick has seen yet: its row keeps, as
  * changed_at, the latest tick before it (see noteTimingChanges), and as defined_at the clock's time
  * of the definition, so that a slot a missing tick left behind is not lost, and one a tick already
@@ -45,6 +52,8 @@ export interface TickContext {
 	state: AgentState;
 	definitionRevision: string;
 	now: number;
+	/** The wall clock as the tick reached the agent. */
+	wallAt: number;
 	/** A new job's id (see JobIdPool). */
 	drawJobId: (now: number) => string;
 }
@@ -120,7 +129,7 @@ export function claimDue(sql: SqlStorage, ctx: TickContext): TickOutcome & { cou
 		}
 		else if (row?.spec === NOT_YET_TICKED) {
 			// Its cursor: the last tick this agent took before the definition; no slot up to it is owed.
-			cursor = Math.max(row.cursor, firstSight(schedule, now, row.changed_at, row.defined_at));
+			cursor = Math.max(row.cursor, firstSight(schedule, ctx, row.changed_at, row.defined_at));
 			sql.exec("UPDATE schedule_state SET spec = ?, cursor = ?, changed_at = NULL, defined_at = NULL WHERE schedule = ?", key, cursor, name);
 		} else if (row) {
 			// Never later than a first sight would start it: the slot of this very tick is the new timing's.
@@ -130,7 +139,7 @@ export function claimDue(sql: SqlStorage, ctx: TickContext): TickOutcome & { cou
 			if (row.changed_at !== null && row.changed_at > now) settleLate = { ...row, cursor: Math.max(row.cursor, cursor) };
 			sql.exec("UPDATE schedule_state SET spec = ?, cursor = ?, changed_at = NULL WHERE schedule = ?", key, cursor, name);
 		} else {
-			cursor = Math.max(firstSight(schedule, now, null, null), taken);
+			cursor = Math.max(firstSight(schedule, ctx, null, null), taken);
 			// Written now, as the rows it was taken from are gone: with nothing to plan, the claims below
 			// write no place in time, and a repeat of this tick would start it a minute back again.
 			if (cursor >= now) sql.exec("INSERT INTO schedule_state (schedule, spec, cursor) VALUES (?, ?, ?)", name, key, cursor);
@@ -206,13 +215,16 @@ const retimed = (name: string) => `not run: schedule ${name}'s timing changed be
  * very tick. A definition made in ticks' own time (`definedAt`, the clock's, after `since`, the
  * latest tick before it, and not after this tick) starts there: a slot after it that missing ticks
  * left behind is owed as any schedule's is (run late, caught up, or skipped saying so), none before
- * it. Otherwise only a slot after `since` still in its grace window is owed: it may predate the
- * definition.
+ * it. One made after this tick's time, by a tick on the wall clock's time (it came late: ticks back
+ * after an outage, a tick run by hand), starts there too: no slot up to this tick is owed. Otherwise
+ * (ticks given other times: a test's, a replayed one) only a slot after `since` still in its grace
+ * window is owed: it may predate the definition.
  */
-function firstSight(schedule: Schedule, now: number, since: number | null, definedAt: number | null): number {
+function firstSight(schedule: Schedule, tick: Pick<TickContext, "now" | "wallAt">, since: number | null, definedAt: number | null): number {
+	const { now } = tick;
 	const base = Math.max(0, now - FIRST_SIGHT_LOOKBACK_MS);
 	if (since === null) return base;
-	if (definedAt !== null && definedAt > since && definedAt <= now) return definedAt;
+	if (definedAt !== null && definedAt > since && (definedAt <= now || tick.wallAt - now <= TICK_ON_WALL_CLOCK_MS)) return definedAt;
 	if (since >= base) return base;
 	const [fire] = planTick(schedule, new Date(since), new Date(now)).fires;
 	if (!fire || fire.dispatch === "catch_up") return base;

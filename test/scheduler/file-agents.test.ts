@@ -154,7 +154,7 @@ describe("a file agent's schedule a deploy renames and retimes", () => {
 		await runInDurableObject(env.AGENT.getByName(name), (_i: AgentDO, state) => {
 			const sql = state.storage.sql;
 			state.storage.transactionSync(() =>
-				claimDue(sql, { agent: previous, state: readState(sql)!, definitionRevision: "the previous deploy", now: slot, drawJobId: () => "job-2026-12-07-prev00" }),
+				claimDue(sql, { agent: previous, state: readState(sql)!, definitionRevision: "the previous deploy", now: slot, wallAt: Date.now(), drawJobId: () => "job-2026-12-07-prev00" }),
 			);
 		});
 		await settle(name);

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { createAgent, runsOf, settle } from "../helpers/agents.ts";
 import { call } from "../helpers/http.ts";
 import { tick } from "../helpers/ticks.ts";
@@ -82,4 +82,32 @@ describe("a schedule that stops while ticks are missing", () => {
 			await settle(name);
 		});
 	}
+});
+
+// Later than every other tick in this file: the scheduler's latest tick dates a definition.
+describe("a schedule a POST starts after its slot, while that minute's tick is still on its way", () => {
+	it("does not run the slot from before it existed: only the slots after its definition are owed", async () => {
+		const name = "born-after-slot";
+		const next = quarter(Date.now()) + 6 * 60 * MINUTE;
+		const slot = next - 5 * MINUTE;
+		const daily = { cron: `${new Date(slot).getUTCMinutes()} ${new Date(slot).getUTCHours()} * * *` };
+		vi.useFakeTimers({ toFake: ["Date"], now: slot - 5 * MINUTE + 5_000 });
+		try {
+			await tick(slot - 5 * MINUTE); // the last tick before cron triggers stop arriving
+			// Defined half a minute after the next tick's time; that tick arrives ten seconds later (ticks
+			// are back, or `drover tick` is run by hand).
+			vi.setSystemTime(next + 30_000);
+			await createAgent({ name, max_concurrent: 5, schedules: { daily } });
+			vi.setSystemTime(next + 40_000);
+			await tick(next);
+			expect(await runsOf(name)).toEqual([]);
+			// The next day's slot is its first.
+			vi.setSystemTime(slot + 24 * 60 * MINUTE + 2_000);
+			await tick(slot + 24 * 60 * MINUTE);
+		} finally {
+			vi.useRealTimers();
+		}
+		expect((await runsOf(name)).map((r) => [r.scheduled_instant, r.dispatch, r.status])).toEqual([[iso(slot + 24 * 60 * MINUTE), "on_time", "claimed"]]);
+		await settle(name);
+	});
 });
