@@ -103,20 +103,53 @@ function timezoneProblem(timeZone: string): string | undefined {
 	return undefined;
 }
 
+/** A cron's fields, in order, and the values each takes (day-of-week 7 is Sunday, as 0 is). */
+const CRON_FIELDS = [
+	{ name: "minute", min: 0, max: 59 },
+	{ name: "hour", min: 0, max: 23 },
+	{ name: "day-of-month", min: 1, max: 31 },
+	{ name: "month", min: 1, max: 12 },
+	{ name: "day-of-week", min: 0, max: 7 },
+] as const;
+const CRON_FORM = `5 fields (${CRON_FIELDS.map((f) => f.name).join(" ")})`;
+
 function cronProblem(expression: string, timezone: string): string | undefined {
 	const trimmed = expression.trim();
-	const fields = trimmed.split(/\s+/).length;
-	if (!trimmed.startsWith("@") && fields > 5) {
-		return `cron "${expression}" has ${fields} fields; use 5 (minute hour day-of-month month day-of-week): the scheduler ticks once a minute, so there is no seconds field`;
-	}
+	const problem = trimmed.startsWith("@") ? undefined : cronFieldsProblem(trimmed === "" ? [] : trimmed.split(/\s+/));
+	if (problem) return `invalid cron "${expression}": ${problem}`;
 	try {
 		const next = new Cron(trimmed, { paused: true, timezone, mode: "5-part" }).nextRun();
 		if (!next) return `cron "${expression}" never fires`;
 		return undefined;
 	} catch (error) {
 		const reason = error instanceof Error ? error.message.replace(/^CronPattern:\s*/, "") : String(error);
+		// A nickname croner does not know reaches its count of fields, which speaks of six and seven.
+		if (trimmed.startsWith("@") && /space separated parts/.test(reason)) {
+			return `invalid cron "${expression}": unknown nickname "${trimmed.split(/\s+/)[0]}"; use ${CRON_FORM}, or @hourly, @daily, @weekly, @monthly or @yearly`;
+		}
 		return `invalid cron "${expression}": ${reason}`;
 	}
+}
+
+/**
+ * Checked before croner, which would say it in its own terms: it takes six and seven fields (drover
+ * takes five), and reports a day or month out of range counted from 0 ("Invalid value for day: -1"
+ * for a day-of-month 0). A value is said as written, with its field's range; a step (after "/") and
+ * the nth weekday (after "#") are no values of the field, and croner checks them.
+ */
+function cronFieldsProblem(fields: string[]): string | undefined {
+	if (fields.length !== CRON_FIELDS.length) {
+		const seconds = fields.length > CRON_FIELDS.length ? ": the scheduler ticks once a minute, so there is no seconds field" : "";
+		return `a cron has ${CRON_FORM}; got ${fields.length}${seconds}`;
+	}
+	for (const [i, { name, min, max }] of CRON_FIELDS.entries()) {
+		for (const item of fields[i]!.split(",")) {
+			for (const value of item.split("/")[0]!.split("#")[0]!.match(/\d+/g) ?? []) {
+				if (Number(value) < min || Number(value) > max) return `${name} ${value} is out of range ${min}–${max}`;
+			}
+		}
+	}
+	return undefined;
 }
 
 // A key pasted into a prompt would be stored in every job record and sent to the model.

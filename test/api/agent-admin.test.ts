@@ -137,6 +137,8 @@ describe("refused agent changes change nothing", () => {
 
 	const bad: [string, Record<string, unknown>, string, string][] = [
 		["a bad cron", { schedules: { x: { cron: "61 * * * *" } } }, "schedules.x.cron", "invalid cron"],
+		["a cron day-of-month 0", { schedules: { x: { cron: "0 0 0 * *" } } }, "schedules.x.cron", 'invalid cron "0 0 0 * *": day-of-month 0 is out of range 1–31'],
+		["a cron of 4 fields", { schedules: { x: { cron: "0 9 * *" } } }, "schedules.x.cron", 'invalid cron "0 9 * *": a cron has 5 fields (minute hour day-of-month month day-of-week); got 4'],
 		["a bad interval", { schedules: { x: { interval: "5 minutes" } } }, "schedules.x.interval", "not a duration"],
 		["an unknown timezone", { schedules: { x: { cron: "0 9 * * *", timezone: "Mars/Olympus" } } }, "schedules.x.timezone", "unknown timezone"],
 		["a UTC offset for a timezone", { name: "qa-s2", schedules: { a: { cron: "0 9 * * 1-5", timezone: "+05:00" } } }, "schedules.a.timezone", "is a UTC offset, not an IANA zone"],

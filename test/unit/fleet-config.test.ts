@@ -75,8 +75,15 @@ describe("the repository's fleet.yaml", () => {
 describe("a bad fleet file is rejected with the offending path and reason", () => {
 	const schedule = (s: Record<string, unknown>) => fleetYaml({ schedules: { nightly: s } });
 	const cases: { name: string; text: string; path: string; message: string }[] = [
-		{ name: "bad cron", text: schedule({ cron: "61 * * * *" }), path: "agents[0].schedules.nightly.cron", message: 'invalid cron "61 * * * *": Invalid value for minute' },
-		{ name: "6-field cron", text: schedule({ cron: "0 0 9 * * *" }), path: "agents[0].schedules.nightly.cron", message: "has 6 fields; use 5" },
+		{ name: "bad cron", text: schedule({ cron: "61 * * * *" }), path: "agents[0].schedules.nightly.cron", message: 'invalid cron "61 * * * *": minute 61 is out of range 0–59' },
+		// The value as written and its field's range, not croner's days and months counted from 0.
+		{ name: "cron on day-of-month 0", text: schedule({ cron: "0 0 0 * *" }), path: "agents[0].schedules.nightly.cron", message: 'invalid cron "0 0 0 * *": day-of-month 0 is out of range 1–31' },
+		{ name: "cron on day-of-month 32", text: schedule({ cron: "0 0 1,32 * *" }), path: "agents[0].schedules.nightly.cron", message: 'invalid cron "0 0 1,32 * *": day-of-month 32 is out of range 1–31' },
+		{ name: "cron in month 13", text: schedule({ cron: "0 0 * 6-13 *" }), path: "agents[0].schedules.nightly.cron", message: 'invalid cron "0 0 * 6-13 *": month 13 is out of range 1–12' },
+		{ name: "cron on day-of-week 8", text: schedule({ cron: "0 0 * * 8/2" }), path: "agents[0].schedules.nightly.cron", message: 'invalid cron "0 0 * * 8/2": day-of-week 8 is out of range 0–7' },
+		{ name: "4-field cron", text: schedule({ cron: "0 9 * *" }), path: "agents[0].schedules.nightly.cron", message: 'invalid cron "0 9 * *": a cron has 5 fields (minute hour day-of-month month day-of-week); got 4' },
+		{ name: "6-field cron", text: schedule({ cron: "0 0 9 * * *" }), path: "agents[0].schedules.nightly.cron", message: "a cron has 5 fields (minute hour day-of-month month day-of-week); got 6: the scheduler ticks once a minute, so there is no seconds field" },
+		{ name: "unknown cron nickname", text: schedule({ cron: "@every 5m" }), path: "agents[0].schedules.nightly.cron", message: 'invalid cron "@every 5m": unknown nickname "@every"; use 5 fields' },
 		{ name: "bad timezone", text: schedule({ cron: "0 9 * * *", timezone: "Mars/Olympus" }), path: "agents[0].schedules.nightly.timezone", message: 'unknown timezone "Mars/Olympus"' },
 		{ name: "UTC offset for a timezone", text: schedule({ cron: "0 9 * * 1-5", timezone: "+05:00" }), path: "agents[0].schedules.nightly.timezone", message: 'timezone "+05:00" is a UTC offset, not an IANA zone; use an IANA zone' },
 		{ name: "negative UTC offset for a timezone", text: schedule({ cron: "0 9 * * *", timezone: "-03:30" }), path: "agents[0].schedules.nightly.timezone", message: "is a UTC offset" },
