@@ -235,8 +235,9 @@ export class AgentDO extends DurableObject<Env> {
 		const now = Date.now();
 		// Runs that ended under the definition being replaced fire its hooks, not the new one's: above
 		// all a deleted agent's queue, cancelled for it, when the name is defined again while a pass
-		// (whose closing work would queue them) goes on. Queued now, before the definition changes.
-		this.passes.closing.queueFinalEffects();
+		// (whose closing work would queue them) goes on. Queued now, before the definition changes (none
+		// when the stored one no longer parses: there are no hooks to read).
+		if (before) this.passes.closing.queueFinalEffects();
 		this.ctx.storage.transactionSync(() => {
 			if (before?.deletedAt != null) {
 				forgetDeletedAgent(this.sql);
