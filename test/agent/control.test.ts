@@ -875,12 +875,12 @@ describe("continue and fork", () => {
 		expect(last).toContain("Which ticket?");
 	});
 
-	it("continues a conversation stored with an empty text block (before they were left out) without it", async () => {
+	it("continues a conversation stored with empty and whitespace-only text blocks (before they were left out) without them", async () => {
 		const { job, emulator } = await finished("old-empty-block");
 		await runInDurableObject(env.AGENT.getByName("old-empty-block"), (_i: AgentDO, state) => {
 			state.storage.sql.exec(
 				"UPDATE messages SET content = ? WHERE job_id = ? AND role = 'assistant'",
-				JSON.stringify([{ type: "text", text: "" }, { type: "text", text: "The capital of France is Paris." }]),
+				JSON.stringify([{ type: "text", text: "" }, { type: "text", text: "\n\n" }, { type: "text", text: "The capital of France is Paris." }]),
 				job.id,
 			);
 		});

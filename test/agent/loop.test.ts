@@ -277,6 +277,34 @@ describe("answers that are not final answers", () => {
 		]);
 	});
 
+	it("leaves a whitespace-only text block out of the answer it sends back, so the turn after the tools is not refused", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ text: "All good." });
+		fake("https://status.example.test", page("fine"));
+		// The model often opens a tool call with a text block of only "\n\n"; the API refuses it sent back.
+		const events = [
+			{ type: "message_start", message: { id: "msg_1", type: "message", role: "assistant", model: "claude-sonnet-5-5", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 } } },
+			{ type: "content_block_start", index: 0, content_block: { type: "text", text: "" } },
+			{ type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "\n\n" } },
+			{ type: "content_block_stop", index: 0 },
+			{ type: "content_block_start", index: 1, content_block: { type: "tool_use", id: "toolu_ws", name: "http_fetch", input: {} } },
+			{ type: "content_block_delta", index: 1, delta: { type: "input_json_delta", partial_json: '{"url":"https://status.example.test/"}' } },
+			{ type: "content_block_stop", index: 1 },
+			{ type: "message_delta", delta: { stop_reason: "tool_use", stop_sequence: null }, usage: { output_tokens: 30 } },
+			{ type: "message_stop" },
+		];
+		let first = true;
+		fake("https://api.anthropic.com", (request) => {
+			if (!first) return emulator.handle(request);
+			first = false;
+			return new Response(events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join(""), { headers: { "content-type": "text/event-stream" } });
+		});
+		await createAgent({ name: "blank-block", tools: [fetchTool] });
+		const job = await runToRest("blank-block");
+		expect(job).toMatchObject({ status: "completed", summary: "All good." });
+		expect(emulator.requests.at(-1)!.messages![1]!.content).toEqual([expect.objectContaining({ type: "tool_use", id: "toolu_ws" })]);
+	});
+
 	it("continues a turn a server tool paused (pause_turn) by sending it back, as the same turn", async () => {
 		const emulator = afterFirstAnswer({ stop_reason: "pause_turn", text: "Searching the web." });
 		await createAgent({ name: "paused-turn", max_turns: 2, tools: [fetchTool] });

@@ -126,7 +126,15 @@ function unansweredResults(content: MessageParam["content"], answer: AnswerToolU
 }
 
 /**
- * Copies another job's conversation (continue, fork). Empty text blocks (answers stored before they
+ * A text block with nothing but whitespace in it ("", or the "\n\n" a model may put before its tool
+ * calls): the API refuses one sent back ("text content blocks must contain non-whitespace text").
+ */
+export function isBlankText(block: { type: string; text?: unknown }): boolean {
+	return block.type === "text" && typeof block.text === "string" && block.text.trim() === "";
+}
+
+/**
+ * Copies another job's conversation (continue, fork). Blank text blocks (answers stored before they
  * were left out) and an empty answer (a final turn with nothing in it) are left out: the API refuses
  * both once a turn follows them.
  */
@@ -139,7 +147,7 @@ export function copyMessages(sql: SqlStorage, fromJob: string, toJob: string): n
 /** A job's conversation as another job carries it on (see copyMessages). */
 export function cleanedMessages(sql: SqlStorage, jobId: string): MessageParam[] {
 	return readMessages(sql, jobId).flatMap((m) => {
-		const content = typeof m.content === "string" ? m.content : m.content.filter((b) => b.type !== "text" || b.text !== "");
+		const content = typeof m.content === "string" ? m.content : m.content.filter((b) => !isBlankText(b));
 		return content.length === 0 ? [] : [{ ...m, content } as MessageParam];
 	});
 }

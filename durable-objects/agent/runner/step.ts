@@ -14,7 +14,7 @@ import { getJob, putJob } from "../jobs.ts";
 import { clearOldToolResults, turnResultsForModel, withCacheBreakpoint } from "./context.ts";
 import { resumeFromApproval } from "./approval.ts";
 import { appendLines, type OutputLine } from "./output.ts";
-import { appendMessage, extendLastMessage, readMessages } from "./messages.ts";
+import { appendMessage, extendLastMessage, isBlankText, readMessages } from "./messages.ts";
 import { noteCompletedRun, noteFailedRun } from "./persistent.ts";
 import { NEVER, getSetup, insertToolCalls, markToolCall, noteExtraRequests, requestCancel, setNextStep, toolCallCount, toolCallTally, turnToolCalls, type JobSetup } from "./session.ts";
 import { addUsage, limitReached, type LimitHit, type UsedCounts } from "./usage.ts";
@@ -159,6 +159,9 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 	const last = messages.at(-1);
 	if (last?.role === "assistant" && awaitsToolResults(deps.sql, job.id, last.content)) return settleTools(deps, job, setup);
 	const continuing = last?.role === "assistant";
+	// A paused answer that had nothing but blank text is stored empty: the API takes no empty message,
+	// so the request is sent without it (the same request, answered afresh), and the answer joins it.
+	const sent = continuing && Array.isArray(last.content) && last.content.length === 0 ? messages.slice(0, -1) : messages;
 	if (!continuing && (job.usage.num_turns ?? 0) >= agent.max_turns) {
 		const reason = `max_turns ${agent.max_turns} reached`;
 		finish(deps, job, "failed", { reason, exit_reason: "max_turns", error: { type: "max_turns", message: reason } });
@@ -180,7 +183,7 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 		response = await deps.model.call({
 			models: setup.models,
 			system: setup.system,
-			messages: withCacheBreakpoint(messages, setup.tools.length > 0),
+			messages: withCacheBreakpoint(sent, setup.tools.length > 0),
 			tools: setup.tools,
 			max_tokens: setup.maxTokens,
 			signal: limit.signal,
@@ -213,9 +216,10 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 
 	// Stored redacted: the conversation is replayed to the model and kept in storage, never a credential.
 	// Thinking blocks are signed: the API refuses one sent back changed, so they are kept as they came
-	// (they reach no output line). Empty text blocks are left out: the API refuses them sent back.
+	// (they reach no output line). Blank text blocks (whitespace only, as "\n\n" before a tool call)
+	// are left out: the API refuses them sent back, and would fail the turn after the tools ran.
 	const content = message.content
-		.filter((b) => b.type !== "text" || b.text !== "")
+		.filter((b) => !isBlankText(b))
 		.map((b) => (b.type === "thinking" || b.type === "redacted_thinking" ? b : redactDeep(b))) as Anthropic.ContentBlockParam[];
 	const seq = continuing ? extendLastMessage(deps.sql, job.id, content) : appendMessage(deps.sql, job.id, { role: "assistant", content });
 	const added = addUsage(current.usage, model, message.usage, pricing());
