@@ -54,6 +54,38 @@ describe("a run, turn by turn", () => {
 		expect(await runInDurableObject(env.AGENT.getByName("multi"), (_i, state) => state.storage.getAlarm())).toBe(Date.parse(job.created_at) + 30 * 86_400_000);
 	});
 
+	it("does not POST a webhook tool call whose input breaks the tool's input_schema, and tells the model what is wrong", async () => {
+		const emulator = useEmulator();
+		const posted: unknown[] = [];
+		fake("https://tickets.example.test", async (req) => {
+			posted.push(await req.json());
+			return new Response("ok");
+		});
+		emulator.enqueue({ tool_use: { name: "create_ticket", input: { title: 42, severity: "urgent" } } }, { tool_use: { name: "create_ticket", input: { title: "Disk full" } } }, { text: "Filed." });
+		await createAgent({
+			name: "schema-checked",
+			tools: [
+				{
+					type: "webhook",
+					name: "create_ticket",
+					description: "Create a ticket.",
+					url_secret: "TEST_TICKETS_URL",
+					input_schema: { type: "object", properties: { title: { type: "string" } }, required: ["title"], additionalProperties: false },
+				},
+			],
+		});
+		const job = await runToRest("schema-checked");
+		expect(job).toMatchObject({ status: "completed", summary: "Filed.", tool_calls: { made: 2, failed: 1 } });
+		// Only the corrected call reached the receiver.
+		expect(posted).toEqual([expect.objectContaining({ tool: "create_ticket", input: { title: "Disk full" } })]);
+		const [refused] = (await outputOf("schema-checked", job.id)).filter((l) => l.type === "tool_result");
+		expect(refused).toMatchObject({ success: false, error: expect.stringContaining("input does not match create_ticket's input_schema, so it was not sent") });
+		expect(String(refused!.error)).toContain("tool_input/title");
+		const told = JSON.stringify(emulator.requests[1]!.messages!.at(-1)!.content);
+		expect(told).toContain('"is_error":true');
+		expect(told).toContain("tool_input/title");
+	});
+
 	it("hands the model a long tool result cut to its limit, and keeps it whole in the JSONL", async () => {
 		const emulator = useEmulator();
 		const long = "0123456789".repeat(30_000); // 300,000 characters

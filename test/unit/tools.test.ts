@@ -430,6 +430,14 @@ describe("webhook tools", () => {
 		expect(outboundLog).toHaveLength(1);
 	});
 
+	it("sends nothing for input that breaks the tool's input_schema, and names each problem", async () => {
+		fake(HOOK_URL, () => new Response("made"));
+		const outcome = await callWebhookTool(hookTool, { title: 7 }, ctxWith({ MY_HOOK_URL: HOOK_URL }), "toolu_10");
+		expect(outcome.ok).toBe(false);
+		expect(outcome.content).toMatch(/^input does not match create_ticket's input_schema, so it was not sent: tool_input\/title: .*string/);
+		expect(outboundLog).toEqual([]);
+	});
+
 	it("reports a missing URL secret without making a request", async () => {
 		expect("MY_HOOK_URL" in env).toBe(false);
 		const outcome = await callWebhookTool(hookTool, { title: "x" }, ctxWith(), "toolu_05");
@@ -439,7 +447,7 @@ describe("webhook tools", () => {
 
 	it("truncates a large answer at 1 MB", async () => {
 		fake(HOOK_URL, () => new Response("y".repeat(WEBHOOK_MAX_RESPONSE_BYTES + 10)));
-		const outcome = await callWebhookTool(hookTool, {}, ctxWith({ MY_HOOK_URL: HOOK_URL }), "toolu_06");
+		const outcome = await callWebhookTool(hookTool, { title: "x" }, ctxWith({ MY_HOOK_URL: HOOK_URL }), "toolu_06");
 		expect(outcome.ok).toBe(true);
 		expect(outcome.content).toBe(`${"y".repeat(WEBHOOK_MAX_RESPONSE_BYTES)}\n[truncated at ${WEBHOOK_MAX_RESPONSE_BYTES} bytes]`);
 	});

@@ -11,8 +11,10 @@ const MAX_PROBLEMS = 5;
 
 /**
  * What is wrong with `input` for the tool `name` by the input_schema the model was given, [] when
- * nothing. For input a human supplies in place of the model's (an approval's edit): the model's own
- * is held to the schema by the Messages API. Validated without code generation, which Workers forbid.
+ * nothing. For the model's own input (a webhook tool's, before it is POSTed) as for input a human
+ * supplies in its place (an approval's edit): the Messages API does not hold tool_use input to the
+ * schema (only strict tools are, and drover's are not), so a model can send a wrong type, a missing
+ * field or one the schema does not allow. Validated without code generation, which Workers forbid.
  */
 export function toolInputProblems(agent: AgentDefinition, name: string, input: Record<string, unknown>): { path: string; message: string }[] {
 	const tool = toolParams(agent).find((t) => "name" in t && t.name === name);

@@ -16,6 +16,7 @@ import { log } from "../../log.ts";
 import { abortable } from "../../shared/abortable.ts";
 import type { ToolContext, ToolOutcome } from "../contracts.ts";
 import { decodeLenient, failureReason, readCapped, toolDeadline } from "./http-common.ts";
+import { InvalidToolSchemaError, toolInputProblems } from "./input-check.ts";
 
 export type WebhookTool = Extract<Tool, { type: "webhook" }>;
 
@@ -34,6 +35,11 @@ export async function callWebhookTool(tool: WebhookTool, input: unknown, ctx: To
 		return { ok: false, content: `webhook tool ${tool.name} is not configured correctly (its URL secret is not an http(s) URL)` };
 	}
 	const { url } = target;
+	// The API does not hold the model's input to the tool's input_schema: a call that breaks it is not
+	// sent (its receiver expects that shape, and may act on what it can parse), and the model is told
+	// what is wrong so it can call again with input that fits.
+	const problem = inputProblem(tool, input, ctx);
+	if (problem) return { ok: false, content: problem };
 	const key = secretNamed(ctx.env, `${tool.url_secret}_SIGNING_KEY`) ?? url;
 
 	const body = JSON.stringify({ tool: tool.name, input: input ?? {}, job_id: ctx.jobId });
@@ -77,4 +83,19 @@ export async function callWebhookTool(tool: WebhookTool, input: unknown, ctx: To
 	if (text === "") return { ok: true, content: `webhook answered ${status} with an empty body` };
 	const answer = scrubSecretUrl(text, url, "<webhook url>");
 	return { ok: true, content: truncated ? `${answer}\n[truncated at ${WEBHOOK_MAX_RESPONSE_BYTES} bytes]` : answer };
+}
+
+/** Why `input` is not sent to `tool`'s receiver, or null when it fits the tool's input_schema. */
+function inputProblem(tool: WebhookTool, input: unknown, ctx: ToolContext): string | null {
+	try {
+		const problems = toolInputProblems(ctx.agent, tool.name, (input ?? {}) as Record<string, unknown>);
+		if (problems.length === 0) return null;
+		const said = problems.map((p) => `${p.path}: ${p.message}`).join("; ");
+		return `input does not match ${tool.name}'s input_schema, so it was not sent: ${said}. Call ${tool.name} again with input that matches it.`;
+	} catch (err) {
+		if (!(err instanceof InvalidToolSchemaError)) throw err;
+		// Unchecked input is not sent: the operator's definition is at fault, and says so in the logs.
+		log.warn("tool.webhook.bad_schema", { agent: ctx.agent.name, job_id: ctx.jobId, tool: tool.name, error_message: err.message });
+		return `webhook tool ${tool.name} is not configured correctly (its input_schema cannot be checked), so the call was not sent`;
+	}
 }
