@@ -128,6 +128,11 @@ export class AgentDO extends DurableObject<Env> {
 		agent.passes.closing.sendTimeoutMs = ms;
 	}
 
+	/** Shortens how long a model's stream may send nothing before the try is given up (60 s in production). */
+	static setModelIdleTimeout(agent: AgentDO, ms: number): void {
+		agent.passes.setModelOptions({ idleTimeoutMs: ms });
+	}
+
 	/** Streams only: job output (JSONL) and live job events (SSE). Everything else is RPC. */
 	override async fetch(request: Request): Promise<Response> {
 		const url = new URL(request.url);

@@ -1,5 +1,5 @@
 import type { ModelClient } from "../../src/agent/contracts.ts";
-import { createModelClient } from "../../src/agent/model-client.ts";
+import { createModelClient, type ModelClientOptions } from "../../src/agent/model-client.ts";
 import type { AgentDefinition } from "../../src/config/schema.ts";
 import { transition } from "../../src/jobs/model.ts";
 import { errorFields, log } from "../../src/log.ts";
@@ -70,6 +70,8 @@ export class Passes {
 	private loopError: unknown = null;
 	/** One client per instance, so its key-rotation cursor carries from turn to turn. */
 	private modelClient: ModelClient | null = null;
+	/** The options that client is made with (tests shorten its stream idle timeout). */
+	private modelOptions: ModelClientOptions = {};
 	/** The closing work of the jobs that end: effects, outputs, sends, the D1 outbox. */
 	readonly closing: Closing;
 	/** When retention was last pruned; a shortened retention resets it so the next pass prunes. */
@@ -363,11 +365,17 @@ export class Passes {
 		else await this.ctx.storage.deleteAlarm();
 	}
 
+	/** Makes the model client anew with `options`, from the next call on. */
+	setModelOptions(options: ModelClientOptions): void {
+		this.modelOptions = options;
+		this.modelClient = null;
+	}
+
 	stepDeps(): StepDeps {
 		return {
 			sql: this.sql,
 			env: this.env,
-			model: (this.modelClient ??= createModelClient(this.env)),
+			model: (this.modelClient ??= createModelClient(this.env, this.modelOptions)),
 			now: () => Date.now(),
 			// An alarm already due by then is heartbeat enough; moving it is a write per model call.
 			heartbeat: (at) => this.alarmAt(at),

@@ -40,6 +40,8 @@ export interface ModelClientOptions {
 	now?: () => number;
 	/** The longest rate-limit wait held in the call; longer ones are handed back as retryAfterMs. */
 	maxWaitMs?: number;
+	/** How long a streamed answer may send nothing before the try is given up (see STREAM_IDLE_TIMEOUT_MS); tests shorten it. */
+	idleTimeoutMs?: number;
 }
 
 /** A ModelCallError that also carries the tries made, so a failed turn is as visible as a good one. */
@@ -57,6 +59,13 @@ export const TRANSIENT_BACKOFF_MS: readonly number[] = [500, 1500];
 export const DEFAULT_MAX_WAIT_MS = 10_000;
 // The API always sends retry-after on a 429; a gateway might not. Assume a short, honest pause.
 export const DEFAULT_RETRY_AFTER_MS = 5_000;
+
+/**
+ * A streamed answer that sends nothing for this long has stalled (the API pings about every 15 s while
+ * it works): the try is given up as a network failure, retried with backoff, instead of holding the
+ * job until its deadline (30 minutes by default) and failing it as timed out.
+ */
+export const STREAM_IDLE_TIMEOUT_MS = 60_000;
 
 type Transient = "overloaded" | "server" | "network";
 
@@ -108,8 +117,38 @@ function classify(error: unknown, signal: AbortSignal | undefined, now: number):
 		const status = type === null ? undefined : STATUS_OF_ERROR_TYPE[type];
 		return classifyStatus(status ?? 500, type, detail, error.headers, now);
 	}
-	// A fetch that rejects, a stream cut before message_stop, malformed SSE: the answer never arrived.
+	// A fetch that rejects, a stream cut before message_stop or stalled, malformed SSE: the answer never arrived.
 	return { kind: "network", status: null, detail: error instanceof Error ? error.message : String(error) };
+}
+
+/**
+ * A response's body as text, read chunk by chunk so that a stream that stops sending (its connection
+ * open, its headers long since in) is given up after `idleMs` with no bytes, not waited on for good.
+ * The error is a plain one: the answer never arrived, a network failure (see classify).
+ */
+async function readBody(response: Response, idleMs: number): Promise<string> {
+	if (!response.body) return "";
+	const reader = response.body.getReader();
+	const decoder = new TextDecoder();
+	let text = "";
+	let timer: ReturnType<typeof setTimeout> | undefined;
+	try {
+		for (;;) {
+			const stalled = new Promise<never>((_, reject) => {
+				timer = setTimeout(() => reject(new Error(`the stream stalled: nothing arrived for ${idleMs / 1000} s`)), idleMs);
+			});
+			const { done, value } = await Promise.race([reader.read(), stalled]);
+			clearTimeout(timer);
+			if (done) return text + decoder.decode();
+			text += decoder.decode(value, { stream: true });
+		}
+	} catch (error) {
+		// Releases the connection a stalled stream still holds.
+		reader.cancel().catch(() => {});
+		throw error;
+	} finally {
+		clearTimeout(timer);
+	}
 }
 
 /** Waits out a deadline, or until `signal` aborts; either way its timer is released. */
@@ -123,6 +162,7 @@ export function createModelClient(env: ProviderEnv, options: ModelClientOptions 
 	const sleep = options.sleep ?? defaultSleep;
 	const now = options.now ?? Date.now;
 	const maxWaitMs = options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
+	const idleTimeoutMs = options.idleTimeoutMs ?? STREAM_IDLE_TIMEOUT_MS;
 	// Looked up per request rather than captured, and called unbound (workerd refuses a fetch whose
 	// `this` is the SDK client).
 	const send: typeof fetch = options.fetch ?? ((input, init) => fetch(input, init));
@@ -226,7 +266,7 @@ export function createModelClient(env: ProviderEnv, options: ModelClientOptions 
 									{ signal },
 								)
 								.asResponse();
-							return { headers: response.headers, body: await response.text() };
+							return { headers: response.headers, body: await readBody(response, idleTimeoutMs) };
 						})();
 						// The call ends at the abort (a cancel, the job's deadline) even where the transport
 						// has not noticed it yet: a cancel answers with the job cancelled, not still waiting.

@@ -181,6 +181,27 @@ describe("the model provider failing", () => {
 		expect(job.usage.num_turns).toBe(0);
 	});
 
+	it("gives up a stream that stalls after its headers and retries it, instead of holding the job until its deadline", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ text: "Answered on the retry." });
+		let stalled = 0;
+		fake("https://api.anthropic.com", (request) => {
+			if (stalled > 0) return emulator.handle(request);
+			stalled++;
+			const start = { type: "message_start", message: { id: "msg_s", type: "message", role: "assistant", model: "claude-sonnet-5-5", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 } } };
+			// message_start, then nothing more, the connection held open.
+			const body = new ReadableStream<Uint8Array>({ start: (c) => c.enqueue(new TextEncoder().encode(`event: message_start\ndata: ${JSON.stringify(start)}\n\n`)) });
+			return new Response(body, { headers: { "content-type": "text/event-stream" } });
+		});
+		await createAgent({ name: "stalled-stream" });
+		// The 60 s of production, shortened so the test does not wait.
+		await runInDurableObject(env.AGENT.getByName("stalled-stream"), (instance: AgentDO) => AgentDO.setModelIdleTimeout(instance, 50));
+		const job = await runToRest("stalled-stream");
+		expect(job).toMatchObject({ status: "completed", summary: "Answered on the retry." });
+		const lines = await outputOf("stalled-stream", job.id);
+		expect(lines.filter((l) => l.subtype === "retry").map((l) => l.content)).toEqual(["model claude-sonnet-5-5 answered network"]);
+	});
+
 	it("fails the job with the classified error when every model is overloaded", async () => {
 		useEmulator({ modelErrors: { "claude-opus-5-5": { error: 529 } } });
 		await createAgent({ name: "no-fallback", model: "claude-opus-5-5" });

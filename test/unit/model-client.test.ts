@@ -439,6 +439,23 @@ describe("createModelClient: overloaded, server and network failures", () => {
 		expect(res.message.content).toEqual([{ type: "text", text: "All green." }]);
 	});
 
+	it("gives up a stream that sends nothing for its idle timeout as a network failure, and retries it", async () => {
+		const [start] = messageEvents(PRIMARY, []);
+		const stall = () => new Response(new ReadableStream<Uint8Array>({ start: (c) => c.enqueue(new TextEncoder().encode(`event: message_start\ndata: ${JSON.stringify(start!.data)}\n\n`)) }), { headers: { "content-type": "text/event-stream" } });
+		script(API, stall, ok);
+		const timers = trackTimers((ms) => ms === 20);
+		try {
+			const res = await createModelClient(env({ ANTHROPIC_API_KEY: KEYS[0] }), { ...clock(), idleTimeoutMs: 20 }).call(request());
+			expect(res.attempts.map((a) => a.status)).toEqual(["network", "ok"]);
+			expect(res.message.content).toEqual([{ type: "text", text: "All green." }]);
+			// Every read's idle timer is released once its bytes came (workerd caps an isolate's timers).
+			expect(timers.set).toBeGreaterThan(1);
+			expect(timers.pending.size).toBe(0);
+		} finally {
+			timers.restore();
+		}
+	});
+
 	it("treats a malformed stream as a network failure", async () => {
 		const malformed = () => new Response("event: message_start\ndata: {not json\n\n", { headers: { "content-type": "text/event-stream" } });
 		script(API, malformed, ok);
