@@ -28,20 +28,36 @@ const hasToolInput = (block: Block): block is Anthropic.ToolUseBlock | Anthropic
 	block.type === "tool_use" || block.type === "server_tool_use";
 
 /**
- * A tool call's input. An answer stopped at max_tokens can end inside it: that is a whole answer,
- * not a broken one (it is paid for, and asking again gets the same), so its input is read as far as
- * it goes, as the SDK's own stream does, and the loop refuses to run the cut call.
+ * Marks a tool call block whose input was not valid JSON though the answer came whole: what could be
+ * read of it stands in as its input, and the loop tells the model the call was not run instead of
+ * running it. A symbol, so it never reaches JSON: not the stored conversation, not the API.
  */
-function toolInputOf(json: string, stopReason: Message["stop_reason"]): unknown {
-	if (json === "") return {};
-	if (stopReason !== "max_tokens") return JSON.parse(json);
+const INVALID_INPUT: unique symbol = Symbol("drover.invalid_tool_input");
+
+/** Whether a tool call's input was not valid JSON (see INVALID_INPUT). */
+export function hasInvalidInput(block: object): boolean {
+	return (block as { [INVALID_INPUT]?: boolean })[INVALID_INPUT] === true;
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
+
+/**
+ * A tool call's input, read as far as it goes, as the SDK's own stream does, when it is not valid
+ * JSON: an answer stopped at max_tokens can end inside it, and a whole answer can carry input the
+ * model got wrong. Either is an answer, not a broken stream (it is paid for, and asking again gets
+ * the same): the loop refuses to run the cut call, and gives the malformed one an error result.
+ */
+function toolInputOf(json: string): { input: unknown; valid: boolean } {
+	if (json === "") return { input: {}, valid: true };
 	try {
-		return JSON.parse(json);
+		return { input: JSON.parse(json), valid: true };
 	} catch {
 		try {
-			return partialParse(json) ?? {};
+			const partial: unknown = partialParse(json);
+			// The API takes a tool call's input as an object only, and it is sent back.
+			return { input: isObject(partial) ? partial : {}, valid: false };
 		} catch {
-			return {};
+			return { input: {}, valid: false };
 		}
 	}
 }
@@ -77,7 +93,10 @@ export function messageFromSse(body: string, headers?: Headers): Message {
 			case "message_stop": {
 				for (const [index, json] of toolInput) {
 					const block = message.content[index];
-					if (block && hasToolInput(block)) block.input = toolInputOf(json, message.stop_reason);
+					if (!block || !hasToolInput(block)) continue;
+					const { input, valid } = toolInputOf(json);
+					block.input = input;
+					if (!valid) (block as { [INVALID_INPUT]?: boolean })[INVALID_INPUT] = true;
 				}
 				return message;
 			}

@@ -275,6 +275,44 @@ describe("answers that are not final answers", () => {
 		expect(lines.filter((l) => l.type === "system" && l.subtype === "retry")).toEqual([]);
 	});
 
+	it("answers a tool call whose input is not valid JSON with an error instead of running it, and counts the answer's tokens once", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ text: "Never mind." });
+		let fetched = 0;
+		fake("https://status.example.test", () => {
+			fetched++;
+			return new Response("ok");
+		});
+		const events = [
+			{ type: "message_start", message: { id: "msg_j", type: "message", role: "assistant", model: "claude-sonnet-5-5", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 100, output_tokens: 1 } } },
+			{ type: "content_block_start", index: 0, content_block: { type: "tool_use", id: "toolu_j", name: "http_fetch", input: {} } },
+			{ type: "content_block_delta", index: 0, delta: { type: "input_json_delta", partial_json: '{"url": "https://status.example.test/", "headers": {"a": "b"' } },
+			{ type: "content_block_stop", index: 0 },
+			{ type: "message_delta", delta: { stop_reason: "tool_use", stop_sequence: null }, usage: { output_tokens: 40 } },
+			{ type: "message_stop" },
+		];
+		let first = true;
+		fake("https://api.anthropic.com", (request) => {
+			if (!first) return emulator.handle(request);
+			first = false;
+			return new Response(events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join(""), { headers: { "content-type": "text/event-stream" } });
+		});
+		await createAgent({ name: "bad-json", tools: [fetchTool] });
+		const job = await runToRest("bad-json");
+		expect(job).toMatchObject({ status: "completed", summary: "Never mind.", tool_calls: { made: 0, failed: 0 } });
+		expect(job.usage.num_turns).toBe(2);
+		const lines = await outputOf("bad-json", job.id);
+		// Billed once: no retry asked for it again.
+		expect(lines.filter((l) => l.subtype === "retry")).toEqual([]);
+		expect((lines.find((l) => l.type === "assistant")!.usage as Record<string, number>).output_tokens).toBe(40);
+		expect(job.usage.per_model["claude-sonnet-5-5"]!.output_tokens).toBe(40 + (lines.filter((l) => l.type === "assistant")[1]!.usage as Record<string, number>).output_tokens!);
+		expect(fetched).toBe(0);
+		expect(lines.find((l) => l.type === "tool_result")).toMatchObject({ tool_use_id: "toolu_j", success: false, error: expect.stringContaining("input was not valid JSON") });
+		const [answer, results] = emulator.requests.at(-1)!.messages!.slice(1);
+		expect(answer!.content).toEqual([expect.objectContaining({ type: "tool_use", id: "toolu_j", input: { url: "https://status.example.test/", headers: { a: "b" } } })]);
+		expect(results!.content).toEqual([expect.objectContaining({ type: "tool_result", tool_use_id: "toolu_j", is_error: true, content: expect.stringContaining("not valid JSON") })]);
+	});
+
 	it("sends a signed thinking block back exactly as it came, though it holds what looks like a key", async () => {
 		const emulator = useEmulator();
 		emulator.enqueue({ text: "All fine." });

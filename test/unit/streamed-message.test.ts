@@ -1,7 +1,7 @@
 import { APIError } from "@anthropic-ai/sdk/core/error";
 import { MessageStream } from "@anthropic-ai/sdk/lib/MessageStream";
 import { describe, expect, it } from "vitest";
-import { messageFromSse, parseSse } from "../../src/agent/streamed-message.ts";
+import { hasInvalidInput, messageFromSse, parseSse } from "../../src/agent/streamed-message.ts";
 
 // A streamed answer with every kind of block and delta the fold handles: thinking with its
 // signature, text with a citation, a client tool and a server tool whose inputs arrive in pieces,
@@ -95,6 +95,21 @@ describe("a streamed answer folded into its message", () => {
 		})();
 		expect(thrown).toBeInstanceOf(APIError);
 		expect(thrown).toMatchObject({ status: undefined, type: "overloaded_error", apiMessage: "Overloaded", requestID: "req_1" });
+	});
+
+	it("keeps a whole answer whose tool input is not valid JSON, its input read as far as it goes and marked", () => {
+		const broken = EVENTS.map((e) =>
+			e.type === "content_block_delta" && e.index === 4 && (e.delta as { partial_json: string }).partial_json.startsWith("ample")
+				? { ...e, delta: { type: "input_json_delta", partial_json: 'ample.com", "n": [1, 2]' } }
+				: e,
+		);
+		const message = messageFromSse(sse(broken));
+		expect(message.stop_reason).toBe("tool_use");
+		expect(message.content[4]).toMatchObject({ type: "tool_use", input: { url: "https://example.com", n: [1, 2] } });
+		expect(hasInvalidInput(message.content[4]!)).toBe(true);
+		expect(message.content.filter(hasInvalidInput)).toHaveLength(1);
+		// The mark never reaches what is stored or sent.
+		expect(JSON.stringify(message.content[4])).not.toContain("invalid");
 	});
 
 	it("refuses a stream that ends before message_stop, or that carries no message", () => {

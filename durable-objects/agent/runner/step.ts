@@ -1,6 +1,7 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import { ModelCallError, type MessageParam, type ModelClient } from "../../../src/agent/contracts.ts";
 import { DEFAULT_RETRY_AFTER_MS as MIN_RATE_LIMIT_WAIT_MS, ModelCallFailure, type ModelAttempt } from "../../../src/agent/model-client.ts";
+import { hasInvalidInput } from "../../../src/agent/streamed-message.ts";
 import { executeTool } from "../../../src/agent/tools/index.ts";
 import { requiresApproval } from "../../../src/agent/tools/definitions.ts";
 import { loadFleet } from "../../../src/config/bundled.ts";
@@ -229,7 +230,16 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 	out(deps, job.id, ...lines);
 
 	const asksForTools = message.stop_reason === "tool_use" && toolUses.length > 0;
-	if (asksForTools) insertToolCalls(deps.sql, job.id, seq, toolUses.map((t) => ({ id: t.id, name: t.name, input: redactDeep(t.input) })));
+	if (asksForTools) {
+		insertToolCalls(deps.sql, job.id, seq, toolUses.map((t) => ({ id: t.id, name: t.name, input: redactDeep(t.input) })));
+		// A call whose input was not valid JSON is not run (what it would act on is a guess): the model
+		// is told so in its result, and can call again. Recorded as a call refused, never made.
+		for (const t of toolUses.filter(hasInvalidInput)) {
+			const error = `input was not valid JSON, so the call was not run: call ${t.name} again with its input as one JSON object`;
+			markToolCall(deps.sql, job.id, t.id, { status: "denied", result: error, isError: true, at: now });
+			out(deps, job.id, { type: "tool_result", tool_use_id: t.id, success: false, error });
+		}
+	}
 	const text = redact(texts.join("\n").trim());
 	// A limit this answer crossed ends the run, whatever the answer: a final answer over its budget is
 	// not a success (the limits are checked after every response, the last one included). Its text

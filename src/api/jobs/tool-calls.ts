@@ -21,7 +21,7 @@ const ToolCallSchema = z
 		input: z.record(z.string(), z.unknown()).openapi({ description: "The input it ran with: an operator's edited input where an approval edited it; credentials in it redacted, as in the output" }),
 		status: z.enum(["pending", "executing", "completed", "failed", "denied", "interrupted"]).openapi({
 			description:
-				"pending: not run (waiting for approval, or the job ended first); executing: under way, or, in a job that has ended (indeterminate), cut off with its effect unknown; completed or failed: ran, with its result; denied: an approval denied it, so it never ran; interrupted: a forced cancel cut it off, its effect unknown. Never re-run, whatever the status",
+				"pending: not run (waiting for approval, or the job ended first); executing: under way, or, in a job that has ended (indeterminate), cut off with its effect unknown; completed or failed: ran, with its result; denied: never ran, as an approval denied it or its input was not valid JSON (the result says which); interrupted: a forced cancel cut it off, its effect unknown. Never re-run, whatever the status",
 		}),
 		decision: z.enum(["approve", "deny"]).nullable().openapi({ description: "An approval's decision, for a tool that requires one" }),
 		decided_by: z.string().nullable(),
