@@ -835,10 +835,11 @@ describe("continue and fork", () => {
 	it("forks a job that stopped after its tool results from those results, not from the tool call", async () => {
 		const emulator = useEmulator();
 		fake("https://tickets.example.test", () => Response.json({ id: 7 }));
-		emulator.enqueue({ tool_use: { name: "create_ticket", input: { title: "Disk full" } } });
-		await createAgent({ name: "fork-after-tools", max_turns: 1, tools: [{ ...ticketTool, requires_approval: false }] });
+		// The request after the tool's result is refused: the job stops with the result in its conversation.
+		emulator.enqueue({ tool_use: { name: "create_ticket", input: { title: "Disk full" } } }, { error: 400 });
+		await createAgent({ name: "fork-after-tools", tools: [{ ...ticketTool, requires_approval: false }] });
 		const job = await runToRest("fork-after-tools");
-		expect(job).toMatchObject({ status: "failed", exit_reason: "max_turns" });
+		expect(job).toMatchObject({ status: "failed", error: { type: "invalid_request" }, tool_calls: { made: 1, failed: 0 } });
 
 		emulator.enqueue({ text: "Filed ticket 7." });
 		const res = await post(`/v1/jobs/${job.id}/fork`);

@@ -109,7 +109,8 @@ describe("a usage limit reached with gated calls left in the turn", () => {
 			made++;
 			return Response.json({ id: made });
 		});
-		emulator.enqueue({ tool_use: [{ name: "create_ticket", input: { title: "a" } }, { name: "create_ticket", input: { title: "b" } }] }, { text: "Done." });
+		// One call a turn: a turn asking for more calls than the limit leaves is refused whole, at once.
+		emulator.enqueue({ tool_use: { name: "create_ticket", input: { title: "a" } } }, { tool_use: { name: "create_ticket", input: { title: "b" } } }, { text: "Done." });
 		await createAgent({ name: "limit-before-approval", tools: [ticketTool], usage_limits: { max_tool_calls: 1 } });
 		const job = await runToRest("limit-before-approval");
 		expect(job.pending_approval?.input).toEqual({ title: "a" });

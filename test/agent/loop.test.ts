@@ -474,6 +474,40 @@ describe("usage limits", () => {
 		expect(emulator.requests).toHaveLength(1);
 	});
 
+	it("runs no tool asked for on the last turn max_turns allows: the model would never read its result", async () => {
+		const emulator = useEmulator();
+		let fetched = 0;
+		fake("https://status.example.test", () => {
+			fetched++;
+			return new Response("ok");
+		});
+		emulator.enqueue({ tool_use: { name: "http_fetch", input: { url: "https://status.example.test/" } } }, { text: "never asked" });
+		await createAgent({ name: "last-turn-tools", max_turns: 1, tools: [fetchTool] });
+		const job = await runToRest("last-turn-tools");
+		expect(job).toMatchObject({ status: "failed", exit_reason: "max_turns", error: { type: "max_turns", message: "max_turns 1 reached" }, tool_calls: { made: 0, failed: 0 } });
+		expect(fetched).toBe(0);
+		expect(emulator.requests).toHaveLength(1);
+	});
+
+	it("runs none of a turn's calls when max_tool_calls cannot cover them all", async () => {
+		const emulator = useEmulator();
+		let fetched = 0;
+		fake("https://status.example.test", () => {
+			fetched++;
+			return new Response("ok");
+		});
+		emulator.enqueue(
+			{ tool_use: [{ name: "http_fetch", input: { url: "https://status.example.test/1" } }, { name: "http_fetch", input: { url: "https://status.example.test/2" } }] },
+			{ text: "never asked" },
+		);
+		await createAgent({ name: "turn-over-calls", usage_limits: { max_tool_calls: 1 }, tools: [fetchTool] });
+		const job = await runToRest("turn-over-calls");
+		expect(job).toMatchObject({ status: "failed", exit_reason: "usage_limit", error: { type: "usage_limit", message: "usage limit reached: max_tool_calls 1" }, tool_calls: { made: 0, failed: 0 } });
+		expect(job.transitions.at(-1)!.reason).toBe("max_tool_calls 1 reached (0 made, this turn asks for 2 more)");
+		expect(fetched).toBe(0);
+		expect(emulator.requests).toHaveLength(1);
+	});
+
 	it("counts a paused turn's continuation as a request toward max_requests", async () => {
 		const emulator = afterFirstAnswer({ stop_reason: "pause_turn", text: "Searching the web." });
 		await createAgent({ name: "paused-requests", usage_limits: { max_requests: 2 }, tools: [fetchTool] });

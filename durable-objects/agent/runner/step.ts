@@ -18,7 +18,7 @@ import { appendLines, type OutputLine } from "./output.ts";
 import { appendMessage, extendLastMessage, isBlankText, readMessages } from "./messages.ts";
 import { noteCompletedRun, noteFailedRun } from "./persistent.ts";
 import { NEVER, getSetup, insertToolCalls, markToolCall, noteExtraRequests, requestCancel, setNextStep, toolCallCount, toolCallTally, turnToolCalls, type JobSetup } from "./session.ts";
-import { addUsage, limitReached, type LimitHit, type UsedCounts } from "./usage.ts";
+import { addUsage, limitReached, turnCallsOverLimit, type LimitHit, type UsedCounts } from "./usage.ts";
 
 /** The fleet's price table (fleet.yaml `pricing`); an invalid bundled fleet prices nothing. */
 function pricing(): Readonly<Record<string, ModelPrice>> {
@@ -254,11 +254,25 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 	if (asksForTools || message.stop_reason === "pause_turn") {
 		// The answer needs another request (its tools' results, or the paused turn's rest): a limit
 		// that forbids that request is reached now, before the tools act for a model that would never
-		// read what they return.
-		// The setup read again only if a count limit asks: this answer's requests were just noted in it.
+		// read what they return. First the turns: tools asked for on the last turn allowed would have
+		// their results read by a turn that never comes (a paused turn's rest is the same turn).
+		if (asksForTools && (updated.usage.num_turns ?? 0) >= agent.max_turns) {
+			const reason = `max_turns ${agent.max_turns} reached`;
+			finish(deps, updated, "failed", { reason, exit_reason: "max_turns", error: { type: "max_turns", message: reason } });
+			return "done";
+		}
+		// Then the requests, tokens and cost. The setup read again only if a count limit asks: this
+		// answer's requests were just noted in it.
 		const next = limitReached(updated, updated.usage_limits, () => used(deps, updated, getSetup(deps.sql, job.id) ?? setup)(), "before_call", pricing());
 		if (next) {
 			finish(deps, updated, "failed", limitFailure(next));
+			return "done";
+		}
+		// And for the tool calls: all of a turn's calls are run or none (a call whose input was not
+		// valid JSON is never made, so it is not counted).
+		const calls = asksForTools ? turnCallsOverLimit(updated.usage_limits, toolCallCount(deps.sql, job.id), toolUses.filter((t) => !hasInvalidInput(t)).length) : null;
+		if (calls) {
+			finish(deps, updated, "failed", limitFailure(calls));
 			return "done";
 		}
 		// Tool calls to settle next, or a long-running server tool paused the turn: send the

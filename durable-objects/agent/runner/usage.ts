@@ -93,3 +93,15 @@ export function limitReached(
 	}
 	return null;
 }
+
+/**
+ * The tool-call limit a turn's calls would pass together, counted with the calls already made: checked
+ * before any of them runs, since the model reads a turn's results all at once or not at all (the
+ * first calls run, then the limit stops the job, and their results reach no one).
+ */
+export function turnCallsOverLimit(limits: UsageLimits | null, made: number, asked: number): LimitHit | null {
+	const max = limits?.max_tool_calls;
+	if (max === undefined || made + asked <= max) return null;
+	const limit = `max_tool_calls ${max}`;
+	return { limit, reason: `${limit} reached (${made} made, this turn asks for ${asked} more)` };
+}
