@@ -7,7 +7,7 @@ import { redact, redactDeep } from "../../src/security/redact.ts";
 import { deadline } from "../../src/shared/deadline.ts";
 import { retryAfterMs } from "../../src/shared/retry-after.ts";
 import { getJob, putJob } from "./jobs.ts";
-import { lastAssistantMessage } from "./runner/messages.ts";
+import { answerText, lastAssistantMessage } from "./runner/messages.ts";
 
 /** Attempts per delivery or hook call before it is given up. */
 export const MAX_ATTEMPTS = 6;
@@ -24,7 +24,7 @@ function finalAnswer(sql: SqlStorage, job: JobRecord): string {
 	const last = lastAssistantMessage(sql, job.id);
 	if (!last) return job.summary ?? "";
 	const { content } = last;
-	return typeof content === "string" ? content : content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("\n").trim();
+	return typeof content === "string" ? content : answerText(content).trim();
 }
 
 /**

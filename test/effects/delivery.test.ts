@@ -66,6 +66,34 @@ describe("delivery of the final answer", () => {
 		});
 	}
 
+	it("keeps a sentence the API split into text blocks at its citation whole, in the delivery, the summary and the output", async () => {
+		useEmulator();
+		const seen = target("https://deliver.example.test");
+		const cite = { type: "web_search_result_location", url: "https://en.wikipedia.org/wiki/Paris", title: "Paris", encrypted_index: "Eo8BCioIAhgBIiQ", cited_text: "Paris is the capital of France." };
+		const text = (index: number, piece: string, citation?: unknown) => [
+			{ type: "content_block_start", index, content_block: { type: "text", text: "", ...(citation ? { citations: [] } : {}) } },
+			...(citation ? [{ type: "content_block_delta", index, delta: { type: "citations_delta", citation } }] : []),
+			{ type: "content_block_delta", index, delta: { type: "text_delta", text: piece } },
+			{ type: "content_block_stop", index },
+		];
+		const events = [
+			{ type: "message_start", message: { id: "msg_c", type: "message", role: "assistant", model: "claude-sonnet-5-5", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 } } },
+			...text(0, "According to Wikipedia, "),
+			...text(1, "the capital of France is Paris", cite),
+			...text(2, "."),
+			{ type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: 20 } },
+			{ type: "message_stop" },
+		];
+		fake("https://api.anthropic.com", () => new Response(events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join(""), { headers: { "content-type": "text/event-stream" } }));
+		await createAgent({ name: "cited", delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
+		const job = await runToRest("cited");
+		const sentence = "According to Wikipedia, the capital of France is Paris.";
+		expect(job.summary).toBe(sentence);
+		expect(seen[0]!.body).toMatchObject({ answer: sentence });
+		const output = await (await call(`/v1/jobs/${job.id}/output`)).text();
+		expect(output.split("\n").filter(Boolean).map((l) => JSON.parse(l) as { type: string; content?: string }).find((l) => l.type === "assistant")!.content).toBe(sentence);
+	});
+
 	it("suppresses an answer of exactly [SILENT], sending nothing", async () => {
 		useEmulator().enqueue({ text: "[SILENT]" });
 		await createAgent({ name: "silent", delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });

@@ -134,6 +134,26 @@ export function isBlankText(block: { type: string; text?: unknown }): boolean {
 }
 
 /**
+ * An answer's text, as a reader sees it. Adjacent text blocks are one run of text, joined as they
+ * are: the API splits a sentence into blocks where a citation starts or ends, each carrying its own
+ * whitespace ("According to Wikipedia, " + "the capital is Paris" + "."). Text on either side of
+ * another block (a tool call, a server tool's result) is a new run, on a new line.
+ */
+export function answerText(blocks: readonly { type: string; text?: string }[]): string {
+	let text = "";
+	let broken = false;
+	for (const b of blocks) {
+		if (b.type !== "text" || typeof b.text !== "string") {
+			broken = text !== "";
+			continue;
+		}
+		text += (broken ? "\n" : "") + b.text;
+		broken = false;
+	}
+	return text;
+}
+
+/**
  * Copies another job's conversation (continue, fork). Blank text blocks (answers stored before they
  * were left out) and an empty answer (a final turn with nothing in it) are left out: the API refuses
  * both once a turn follows them.

@@ -15,7 +15,7 @@ import { getJob, putJob } from "../jobs.ts";
 import { clearOldToolResults, turnResultsForModel, withCacheBreakpoint } from "./context.ts";
 import { resumeFromApproval } from "./approval.ts";
 import { appendLines, type OutputLine } from "./output.ts";
-import { appendMessage, extendLastMessage, isBlankText, readMessages } from "./messages.ts";
+import { answerText, appendMessage, extendLastMessage, isBlankText, readMessages } from "./messages.ts";
 import { noteCompletedRun, noteFailedRun } from "./persistent.ts";
 import { NEVER, getSetup, insertToolCalls, markToolCall, noteExtraRequests, requestCancel, setNextStep, toolCallCount, toolCallTally, turnToolCalls, type JobSetup } from "./session.ts";
 import { addUsage, limitReached, turnCallsOverLimit, type LimitHit, type UsedCounts } from "./usage.ts";
@@ -209,10 +209,10 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 	lines.push(...retryLines(attempts));
 	if (model !== setup.models[0]) lines.push({ type: "system", subtype: "fallback", content: `answered by fallback model ${model}`, model });
 	const usage = { ...message.usage } as unknown as Record<string, number>;
-	const texts = message.content.filter((b): b is Anthropic.TextBlock => b.type === "text").map((b) => b.text);
+	const answer = answerText(message.content);
 	const toolUses = message.content.filter((b): b is Anthropic.ToolUseBlock => b.type === "tool_use");
 	// One assistant line per turn carries the turn's usage, even when the turn is only tool calls.
-	lines.push({ type: "assistant", content: texts.join("\n"), model, usage });
+	lines.push({ type: "assistant", content: answer, model, usage });
 	for (const t of toolUses) lines.push({ type: "tool_use", tool_name: t.name, tool_use_id: t.id, input: t.input });
 
 	// Stored redacted: the conversation is replayed to the model and kept in storage, never a credential.
@@ -240,7 +240,7 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 			out(deps, job.id, { type: "tool_result", tool_use_id: t.id, success: false, error });
 		}
 	}
-	const text = redact(texts.join("\n").trim());
+	const text = redact(answer.trim());
 	// A limit this answer crossed ends the run, whatever the answer: a final answer over its budget is
 	// not a success (the limits are checked after every response, the last one included). Its text
 	// stays the job's summary.
