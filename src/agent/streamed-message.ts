@@ -64,8 +64,9 @@ function toolInputOf(json: string): { input: unknown; valid: boolean } {
 
 /**
  * The final Message of a streamed answer. An `error` event throws the SDK's APIError (as its own
- * stream reader does: no status, the error's type); a stream that ends before `message_stop`, or
- * carries what is not JSON, throws a plain Error (the answer never arrived whole).
+ * stream reader does: no status, the error's type); a stream that ends before `message_stop` or
+ * without a stop reason, or carries what is not JSON, throws a plain Error (the answer never arrived
+ * whole).
  */
 export function messageFromSse(body: string, headers?: Headers): Message {
 	let message: Message | null = null;
@@ -91,6 +92,9 @@ export function messageFromSse(body: string, headers?: Headers): Message {
 		if (!message) continue;
 		switch (event.type) {
 			case "message_stop": {
+				// The stop reason comes in message_delta: without one, nothing says the answer is whole (a
+				// proxy may have dropped events), so it is a broken stream, tried again, not a final answer.
+				if (message.stop_reason === null) throw new Error("the stream ended without a stop reason (no message_delta before message_stop)");
 				for (const [index, json] of toolInput) {
 					const block = message.content[index];
 					if (!block || !hasToolInput(block)) continue;

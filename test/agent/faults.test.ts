@@ -202,6 +202,29 @@ describe("the model provider failing", () => {
 		expect(lines.filter((l) => l.subtype === "retry").map((l) => l.content)).toEqual(["model claude-sonnet-5-5 answered network"]);
 	});
 
+	it("retries a stream that stops without a stop reason (no message_delta) rather than take it as the answer", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ text: "The whole answer." });
+		let broken = 0;
+		fake("https://api.anthropic.com", (request) => {
+			if (broken > 0) return emulator.handle(request);
+			broken++;
+			const events = [
+				{ type: "message_start", message: { id: "msg_n", type: "message", role: "assistant", model: "claude-sonnet-5-5", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 } } },
+				{ type: "content_block_start", index: 0, content_block: { type: "text", text: "" } },
+				{ type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "Half an ans" } },
+				{ type: "content_block_stop", index: 0 },
+				{ type: "message_stop" },
+			];
+			return new Response(events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join(""), { headers: { "content-type": "text/event-stream" } });
+		});
+		await createAgent({ name: "no-stop-reason" });
+		const job = await runToRest("no-stop-reason");
+		expect(job).toMatchObject({ status: "completed", summary: "The whole answer." });
+		const lines = await outputOf("no-stop-reason", job.id);
+		expect(lines.filter((l) => l.subtype === "retry").map((l) => l.content)).toEqual(["model claude-sonnet-5-5 answered network"]);
+	});
+
 	it("fails the job with the classified error when every model is overloaded", async () => {
 		useEmulator({ modelErrors: { "claude-opus-5-5": { error: 529 } } });
 		await createAgent({ name: "no-fallback", model: "claude-opus-5-5" });

@@ -112,8 +112,9 @@ describe("a streamed answer folded into its message", () => {
 		expect(JSON.stringify(message.content[4])).not.toContain("invalid");
 	});
 
-	it("refuses a stream that ends before message_stop, or that carries no message", () => {
+	it("refuses a stream that ends before message_stop, or without a stop reason, or that carries no message", () => {
 		expect(() => messageFromSse(sse(EVENTS.slice(0, -1)))).toThrow("the stream ended before message_stop");
+		expect(() => messageFromSse(sse(EVENTS.filter((e) => e.type !== "message_delta")))).toThrow("the stream ended without a stop reason");
 		expect(() => messageFromSse("")).toThrow("the stream ended without a message");
 		expect(() => messageFromSse('event: message_start\ndata: {"type": "message_start", "mess\n\n')).toThrow(SyntaxError);
 	});
