@@ -272,7 +272,29 @@ describe("answers that are not final answers", () => {
 		expect(job.usage.per_model["claude-sonnet-5-5"]?.output_tokens).toBeGreaterThan(0);
 		const lines = await outputOf("cut-call", job.id);
 		expect(lines.some((l) => l.type === "tool_result")).toBe(false);
+		// Nor a tool_use line: the output shows no call that was never run, with input cut short.
+		expect(lines.some((l) => l.type === "tool_use")).toBe(false);
 		expect(lines.filter((l) => l.type === "system" && l.subtype === "retry")).toEqual([]);
+	});
+
+	it("names the call an answer was cut inside at max_tokens, its last, not its first", async () => {
+		useEmulator();
+		fake("https://status.example.test", page("never fetched"));
+		const events = [
+			{ type: "message_start", message: { id: "msg_m", type: "message", role: "assistant", model: "claude-sonnet-5-5", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 } } },
+			{ type: "content_block_start", index: 0, content_block: { type: "tool_use", id: "toolu_whole", name: "http_fetch", input: {} } },
+			{ type: "content_block_delta", index: 0, delta: { type: "input_json_delta", partial_json: '{"url":"https://status.example.test/"}' } },
+			{ type: "content_block_stop", index: 0 },
+			{ type: "content_block_start", index: 1, content_block: { type: "tool_use", id: "toolu_cut", name: "create_ticket", input: {} } },
+			{ type: "content_block_delta", index: 1, delta: { type: "input_json_delta", partial_json: '{"title": "Disk fu' } },
+			{ type: "message_delta", delta: { stop_reason: "max_tokens", stop_sequence: null }, usage: { output_tokens: 64 } },
+			{ type: "message_stop" },
+		];
+		fake("https://api.anthropic.com", () => new Response(events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join(""), { headers: { "content-type": "text/event-stream" } }));
+		await createAgent({ name: "cut-second", tools: [fetchTool, { type: "webhook", name: "create_ticket", description: "Create a ticket.", url_secret: "TEST_TICKETS_URL" }] });
+		const job = await runToRest("cut-second");
+		expect(job).toMatchObject({ status: "failed", error: { type: "max_tokens", message: "response truncated at max_tokens inside a call to tool create_ticket" }, tool_calls: { made: 0, failed: 0 } });
+		expect((await outputOf("cut-second", job.id)).filter((l) => l.type === "tool_use" || l.type === "tool_result")).toEqual([]);
 	});
 
 	it("answers a tool call whose input is not valid JSON with an error instead of running it, and counts the answer's tokens once", async () => {

@@ -213,7 +213,10 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 	const toolUses = message.content.filter((b): b is Anthropic.ToolUseBlock => b.type === "tool_use");
 	// One assistant line per turn carries the turn's usage, even when the turn is only tool calls.
 	lines.push({ type: "assistant", content: answer, model, usage });
-	for (const t of toolUses) lines.push({ type: "tool_use", tool_name: t.name, tool_use_id: t.id, input: t.input });
+	// A tool_use line for each call the answer asks to run (each is then run, refused or decided on):
+	// not for a call in an answer that does not ask for tools, as one cut at max_tokens inside it.
+	const asksForTools = message.stop_reason === "tool_use" && toolUses.length > 0;
+	if (asksForTools) for (const t of toolUses) lines.push({ type: "tool_use", tool_name: t.name, tool_use_id: t.id, input: t.input });
 
 	// Stored redacted: the conversation is replayed to the model and kept in storage, never a credential.
 	// Thinking blocks are signed: the API refuses one sent back changed, so they are kept as they came
@@ -229,7 +232,6 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 	noteExtraRequests(deps.sql, job.id, refusals(attempts) + (continuing ? 1 : 0));
 	out(deps, job.id, ...lines);
 
-	const asksForTools = message.stop_reason === "tool_use" && toolUses.length > 0;
 	if (asksForTools) {
 		insertToolCalls(deps.sql, job.id, seq, toolUses.map((t) => ({ id: t.id, name: t.name, input: redactDeep(t.input) })));
 		// A call whose input was not valid JSON is not run (what it would act on is a guess): the model
@@ -308,7 +310,8 @@ function cutShort(stopReason: Anthropic.Message["stop_reason"] | string, toolUse
 				error: { type: "context_window_exceeded", message: "the conversation outgrew the model's context window (stop_reason model_context_window_exceeded)" },
 			};
 		case "max_tokens": {
-			const cutCall = toolUses[0];
+			// The cut is in the answer's last call: any before it came whole, and are not run either.
+			const cutCall = toolUses.at(-1);
 			if (cutCall) {
 				return {
 					reason: `the model hit max_tokens inside a call to tool ${cutCall.name}; the call was not run`,
