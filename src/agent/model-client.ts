@@ -74,7 +74,7 @@ type Failure =
 	| { kind: "rate_limit"; status: number; retryAfterMs: number | null; detail: string }
 	| { kind: "auth"; status: number; detail: string }
 	| { kind: "invalid_request"; status: number; detail: string }
-	| { kind: Transient; status: number | null; detail: string };
+	| { kind: Transient; status: number | null; detail: string; retryAfterMs?: number | null };
 
 // A mid-stream `event: error` carries no HTTP status, only the error type: map it to the status the
 // same failure has when it happens before the stream starts, so both are handled alike.
@@ -101,8 +101,10 @@ function classifyStatus(status: number, type: string | null, detail: string, hea
 	if (status === 429) return { kind: "rate_limit", status, retryAfterMs: retryAfterMs(headers, now), detail };
 	// 402 (billing) belongs to the key's organisation, so another key in the pool may still work.
 	if (status === 401 || status === 402 || status === 403) return { kind: "auth", status, detail };
-	if (status === 529 || type === "overloaded_error") return { kind: "overloaded", status, detail };
-	if (status >= 500 || status === 408) return { kind: "server", status, detail };
+	// A 529 or 503 may say when to come back, as a 429 does: the backoff waits at least that long.
+	const after = status === 529 || status === 503 ? retryAfterMs(headers, now) : null;
+	if (status === 529 || type === "overloaded_error") return { kind: "overloaded", status, detail, retryAfterMs: after };
+	if (status >= 500 || status === 408) return { kind: "server", status, detail, retryAfterMs: after };
 	// Any other 4xx says the request itself is wrong: the same request to another model or key fails too.
 	return { kind: "invalid_request", status, detail };
 }
@@ -329,8 +331,10 @@ export function createModelClient(env: ProviderEnv, options: ModelClientOptions 
 						const backoff = TRANSIENT_BACKOFF_MS[transientTries];
 						if (backoff === undefined) break; // this model is exhausted: on to the next fallback
 						transientTries++;
-						await pause(backoff);
-						waited = backoff;
+						// A retry-after is honoured up to the longest wait held in a call; the tries stay bounded.
+						const wait = Math.min(Math.max(backoff, f.retryAfterMs ?? 0), Math.max(backoff, maxWaitMs));
+						await pause(wait);
+						waited = wait;
 						continue;
 					}
 					cursor = key;

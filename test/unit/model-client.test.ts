@@ -355,6 +355,23 @@ describe("createModelClient: overloaded, server and network failures", () => {
 		expect(sent.map((s) => s.body.model)).toEqual([PRIMARY, PRIMARY, PRIMARY, FALLBACK]);
 	});
 
+	it("waits as long as a 529 or 503's retry-after asks before the next try, up to maxWaitMs", async () => {
+		script(
+			API,
+			() => apiError(529, "Overloaded", { "retry-after": "4" }),
+			() => apiError(503, "Unavailable", { "retry-after": "90" }),
+			ok,
+		);
+		const t = clock();
+		const res = await createModelClient(env({ ANTHROPIC_API_KEY: KEYS[0] }), t).call(request());
+		expect(t.sleeps).toEqual([4000, 10_000]);
+		expect(res.attempts).toEqual([
+			{ model: PRIMARY, key: 0, status: 529, waited_ms: 0 },
+			{ model: PRIMARY, key: 0, status: 503, waited_ms: 4000 },
+			{ model: PRIMARY, key: 0, status: "ok", waited_ms: 10_000 },
+		]);
+	});
+
 	it("treats an overloaded_error event in the middle of a stream like a 529", async () => {
 		const midStreamError = () => {
 			const [start] = messageEvents(PRIMARY, []);
