@@ -2,7 +2,7 @@ import { formatDelivery, formatHook } from "../../src/delivery/format.ts";
 import { resolveSecretUrl, scrubSecretUrl, secretNamed } from "../../src/delivery/secret-url.ts";
 import type { AgentDefinition } from "../../src/config/schema.ts";
 import type { DeliveryOutcome, JobRecord } from "../../src/jobs/model.ts";
-import { errorFields, log } from "../../src/log.ts";
+import { log } from "../../src/log.ts";
 import { redact, redactDeep } from "../../src/security/redact.ts";
 import { deadline } from "../../src/shared/deadline.ts";
 import { retryAfterMs } from "../../src/shared/retry-after.ts";
@@ -187,7 +187,7 @@ export async function sendDue(
 				error = `${row.kind} request failed: ${scrubSecretUrl(err instanceof Error ? err.message : String(err), url)}`;
 				// The target may have received it: after the last try, the outcome is unknown, not failed.
 				outcome = attempt >= MAX_ATTEMPTS ? "unknown" : "retry";
-				log.warn("delivery.attempt_failed", { agent, job_id: row.job_id, kind: row.kind, target: row.target, attempt, ...errorFields(new Error(error)) });
+				log.warn("delivery.attempt_failed", { agent, job_id: row.job_id, kind: row.kind, target: row.target, attempt, error_message: error });
 			} finally {
 				limit.clear();
 			}
