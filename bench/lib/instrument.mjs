@@ -238,21 +238,25 @@ function __benchNamespace(ns, origin, binding) {
   });
 }
 // workerd's DurableObject base class insists on the real state object, so the object is built
-// with the real ctx and env, then its ctx, env and every field holding the SQL handle (one level
-// into its own fields too) are swapped for counting ones. Statements the constructor runs
-// (schema migrations on each load) are not counted.
+// with the real ctx and env, then its ctx, env and every field holding the SQL handle (in its own
+// fields and theirs, a few levels down: the object's passes hold it, and their closing work too)
+// are swapped for counting ones. Statements the constructor runs (schema migrations on each load)
+// are not counted.
 function __benchAdopt(self, ctx, env, origin) {
   const wctx = __benchCtx(ctx, origin);
   const wsql = wctx.storage.sql;
   const realSql = ctx.storage.sql;
   Object.defineProperty(self, "ctx", { value: wctx, writable: true, configurable: true });
   Object.defineProperty(self, "env", { value: __benchEnv(env, origin), writable: true, configurable: true });
-  for (const key of Object.keys(self)) {
-    const v = self[key];
-    if (v === realSql) self[key] = wsql;
-    else if (v && typeof v === "object" && !Array.isArray(v)) {
-      for (const inner of Object.keys(v)) if (v[inner] === realSql) v[inner] = wsql;
-    }
+  __benchSwapSql(self, realSql, wsql, 0, new Set());
+}
+function __benchSwapSql(holder, realSql, wsql, depth, seen) {
+  if (depth > 3 || seen.has(holder)) return;
+  seen.add(holder);
+  for (const key of Object.keys(holder)) {
+    const v = holder[key];
+    if (v === realSql) holder[key] = wsql;
+    else if (v && typeof v === "object" && !Array.isArray(v) && !(v instanceof Map) && !(v instanceof Set)) __benchSwapSql(v, realSql, wsql, depth + 1, seen);
   }
 }
 const __benchEnvs = new WeakMap();

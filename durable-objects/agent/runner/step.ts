@@ -271,8 +271,10 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 			return "done";
 		}
 		// And for the tool calls: all of a turn's calls are run or none (a call whose input was not
-		// valid JSON is never made, so it is not counted).
-		const calls = asksForTools ? turnCallsOverLimit(updated.usage_limits, toolCallCount(deps.sql, job.id), toolUses.filter((t) => !hasInvalidInput(t)).length) : null;
+		// valid JSON is never made, so it is not counted). The calls made are counted only when a limit
+		// asks: otherwise a statement more for every tool turn of every job.
+		const countLimited = asksForTools && updated.usage_limits?.max_tool_calls != null;
+		const calls = countLimited ? turnCallsOverLimit(updated.usage_limits, toolCallCount(deps.sql, job.id), toolUses.filter((t) => !hasInvalidInput(t)).length) : null;
 		if (calls) {
 			finish(deps, updated, "failed", limitFailure(calls));
 			return "done";
