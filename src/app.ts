@@ -1,5 +1,4 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
-import { bodyLimit } from "hono/body-limit";
 import { requestId } from "hono/request-id";
 import { agentsApi } from "./api/agents/index.ts";
 import type { AppEnv } from "./api/context.ts";
@@ -10,37 +9,17 @@ import { incidentsApi } from "./api/incidents.ts";
 import { jobsApi } from "./api/jobs/index.ts";
 import { meApi } from "./api/me.ts";
 import { mountOpenApi } from "./api/openapi.ts";
+import { bodyWithinLimit, wellFormedPath } from "./api/request-guards.ts";
 import { sessionsApi } from "./api/sessions.ts";
 import { statusApi } from "./api/status.ts";
 import { tickApi } from "./api/tick.ts";
 import { usageApi } from "./api/usage.ts";
 import { dashboardApp, notFoundPage } from "./dashboard/routes.tsx";
-import { BadRequestError, PayloadTooLargeError } from "./errors.ts";
-import { clip } from "./shared/clip.ts";
-import { MALFORMED_PERCENT_MESSAGE, malformedPathSegment } from "./shared/well-formed.ts";
-import { MAX_BODY_BYTES } from "./api/schemas.ts";
 
 export const app = new OpenAPIHono<AppEnv>();
 app.use(requestId());
-// Before auth and routing, as a request that is not HTTP would be: which route a path names cannot be
-// known until it decodes, and a webhook sender, who has no token, deserves the same answer.
-app.use("/v1/*", async (c, next) => {
-	const segment = malformedPathSegment(new URL(c.req.url).pathname);
-	if (segment !== null) {
-		const message = `the path segment ${JSON.stringify(clip(segment, 100))} has malformed percent-encoding: ${MALFORMED_PERCENT_MESSAGE}`;
-		throw new BadRequestError(message, { issues: [{ path: "path", message: `malformed percent-encoding in ${JSON.stringify(clip(segment, 100))}` }] });
-	}
-	await next();
-});
-app.use(
-	"/v1/*",
-	bodyLimit({
-		maxSize: MAX_BODY_BYTES,
-		onError: () => {
-			throw new PayloadTooLargeError(`request body exceeds ${MAX_BODY_BYTES / 1024} KiB`);
-		},
-	}),
-);
+app.use("/v1/*", wellFormedPath);
+app.use("/v1/*", bodyWithinLimit);
 app.route("/", healthApi);
 app.route("/v1/status", statusApi);
 app.route("/v1/tick", tickApi);
