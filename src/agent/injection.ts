@@ -213,6 +213,16 @@ function codePointName(cp: number): string {
 	return `U+${cp.toString(16).toUpperCase().padStart(4, "0")}`;
 }
 
+/**
+ * Why the text is refused for invisible unicode (the strict tier's first check), or null. On its
+ * own for text where wording is the author's call but hidden characters are never wanted: an
+ * agent's system prompt.
+ */
+export function invisibleReason(text: string): string | null {
+	const [hidden] = findInvisible(text);
+	return hidden ? `invisible unicode ${codePointName(hidden.cp)} (${hidden.kind}) at character ${hidden.at}` : null;
+}
+
 /** Removes the invisible characters findInvisible reports, keeping everything else byte for byte. */
 export function stripInvisible(text: string): string {
 	const found = findInvisible(text);
@@ -236,10 +246,8 @@ function firstMatch(text: string, tier: ScanTier): Check | undefined {
  */
 export function scanPrompt(text: string, tier: ScanTier): ScanResult {
 	if (tier === "strict") {
-		const [hidden] = findInvisible(text);
-		if (hidden) {
-			return { ok: false, reason: `invisible unicode ${codePointName(hidden.cp)} (${hidden.kind}) at character ${hidden.at}` };
-		}
+		const hidden = invisibleReason(text);
+		if (hidden) return { ok: false, reason: hidden };
 		const check = firstMatch(text, "strict");
 		return check ? { ok: false, reason: `prompt injection pattern: ${check.name}` } : { ok: true, text };
 	}

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { Cron } from "croner";
+import { invisibleReason, scanPrompt } from "../agent/injection.ts";
 import { MAX_JSON_DEPTH, withinDepth } from "../shared/json-depth.ts";
 import { jsonSchemaProblems } from "./json-schema.ts";
 import "../shared/zod-messages.ts";
@@ -162,6 +163,29 @@ export const NOT_BLANK = /\S/;
 export const BLANK_MESSAGE = "must not be empty or only whitespace: the Messages API refuses an empty message";
 const Prompt = Text.refine((s) => NOT_BLANK.test(s), BLANK_MESSAGE);
 
+const SCAN_REFUSAL = "refused by the injection scan:";
+
+/**
+ * An agent's prompt and a schedule's prompt are the bare prompt of every run they start (Hermes:
+ * "a bare user prompt gets the strict scanner"), so they get the scan a manual run's prompt gets in
+ * its request, here where fleet.yaml and the API both validate a definition, not on each run.
+ */
+const ScannedPrompt = Prompt.superRefine((s, ctx) => {
+	const scan = scanPrompt(s, "strict");
+	if (!scan.ok) ctx.addIssue({ code: "custom", message: `${SCAN_REFUSAL} ${scan.reason}` });
+});
+
+/**
+ * The system prompt is the operator's own instructions, where "never reveal the system prompt" or
+ * "do not run rm -rf /" is a rule, not an attack, and whoever may write it is the agent's admin
+ * anyway: its wording is not scanned. Invisible characters are refused, as in a strict prompt:
+ * they hide what runs from whoever reviews the definition (and stripping them would change it).
+ */
+const SystemPrompt = Text.superRefine((s, ctx) => {
+	const hidden = invisibleReason(s);
+	if (hidden) ctx.addIssue({ code: "custom", message: `${SCAN_REFUSAL} ${hidden}` });
+});
+
 /**
  * drover's own credentials and settings. An agent naming one would send it where the agent says
  * (a URL secret is POSTed to, a webhook secret verifies strangers' requests): refused by name.
@@ -206,7 +230,7 @@ const ScheduleFields = strict({
 	cron: z.string().optional(),
 	timezone: z.string().optional(),
 	interval: z.string().optional(),
-	prompt: Prompt.optional(),
+	prompt: ScannedPrompt.optional(),
 	// Missed slots beyond the grace window fire once (true) or are skipped with a logged reason (false).
 	catch_up: z.boolean().default(true),
 	enabled: z.boolean().default(true),
@@ -383,8 +407,8 @@ export const AgentSchema = strict({
 		.refine((name) => name !== SCHEDULER_AGENT, `"${SCHEDULER_AGENT}" is reserved: the scheduler files its own incidents under it`),
 	model: ModelName.default("claude-sonnet-5-5"),
 	fallback_models: z.array(ModelName).default([]),
-	system_prompt: Text.optional(),
-	prompt: Prompt.optional(),
+	system_prompt: SystemPrompt.optional(),
+	prompt: ScannedPrompt.optional(),
 	schedules: z
 		.record(
 			z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, "schedule names are 1-63 lowercase letters, digits, _ or -"),

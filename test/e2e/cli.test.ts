@@ -708,17 +708,22 @@ describe("defining agents: apply and delete", () => {
 
 	it("definition writes control and bidirectional characters as YAML escapes, and apply takes it back unchanged", async () => {
 		const name = `cli-def-ctl-${suffix}`;
-		const prompt = "DEL\x7f NEL\x85 CSI\x9b2J ESC\x1b[2J BEL\x07 \u202eevil.exe\u202c \u2066x\u2069\nsecond line\x7f";
-		await createAgent({ name, model: agents.ok, prompt, system_prompt: "plain \u200f\x9b" });
+		const prompt = "DEL\x7f NEL\x85 CSI\x9b2J ESC\x1b[2J BEL\x07\nsecond line\x7f";
+		// The injection scan refuses bidi controls in a prompt or system prompt; a tool's description still takes them.
+		const description = "Files \u202eevil.exe\u202c \u2066x\u2069 \u200f tickets.";
+		const tool = { type: "webhook", name: "file_it", description, url_secret: "E2E_TICKETS_URL" };
+		await createAgent({ name, model: agents.ok, prompt, system_prompt: "plain \x9b", tools: [tool] });
 		try {
 			const shown = await drover(["definition", name]);
 			expect(shown.status, shown.stderr).toBe(0);
 			expect(shown.stdout).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/);
-			expect(shown.stdout).toContain(String.raw`DEL\x7f NEL\x85 CSI\x9b2J ESC\e[2J BEL\a \u202eevil.exe\u202c \u2066x\u2069`);
+			expect(shown.stdout).toContain(String.raw`DEL\x7f NEL\x85 CSI\x9b2J ESC\e[2J BEL\a`);
+			expect(shown.stdout).toContain(String.raw`Files \u202eevil.exe\u202c \u2066x\u2069 \u200f tickets.`);
 			const back = await drover(["apply", "-"], { stdin: shown.stdout });
 			expect(back.status, back.stderr).toBe(0);
 			expect(back.stdout).toMatch(new RegExp(`^unchanged ${name} `));
 			expect((await definitionOf(name)).prompt).toBe(prompt);
+			expect(((await definitionOf(name)) as { tools?: { description: string }[] }).tools?.[0]?.description).toBe(description);
 		} finally {
 			await api(`/v1/agents/${name}`, { method: "DELETE" });
 		}
