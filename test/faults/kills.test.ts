@@ -156,6 +156,26 @@ describe("the agent's object killed at each point of a job", () => {
 		expect(calls).toBe(1);
 	});
 
+	// Hermes #108802: runs left unknown without an incident. The ledger says unknown, and the failure
+	// is filed like any other, so the operator hears of it instead of finding it in the ledger.
+	it("with a tool executing: its ledger row is unknown, not completed, and it files an incident", async () => {
+		const alerts: unknown[] = [];
+		fake("https://alerts.example.test", async (req) => {
+			alerts.push(await req.json());
+			return new Response("ok");
+		});
+		useEmulator().enqueue({ tool_use: { name: "create_ticket", input: { title: "charge card" } } }, { text: "never reached" });
+		await createAgent({ name: "k-tool-ledger", schedules: { m: { interval: "1m" } }, tools: [ticketTool] });
+		const killed = await killSwitch("k-tool-ledger");
+		fake("https://tickets.example.test", () => killed.kill());
+		const jobId = await runUntilKilled("k-tool-ledger", killed);
+		await afterCrash("k-tool-ledger");
+		expect(await runsOf("k-tool-ledger")).toEqual([expect.objectContaining({ source: "cron", job_id: jobId, status: "unknown" })]);
+		const res = await call("/v1/incidents?agent=k-tool-ledger");
+		const { incidents } = (await res.json()) as { incidents: { state: string; count: number; last_job_id: string }[] };
+		expect(incidents).toEqual([expect.objectContaining({ count: 1, last_job_id: jobId, state: expect.stringMatching(/^(detected|alerted)$/) })]);
+	});
+
 	for (const [what, meanwhile] of [
 		["cancelled", (agent: string, jobId: string) => env.AGENT.getByName(agent).cancel(jobId, "looks stuck", "ops").then(() => {})],
 		[

@@ -1,10 +1,12 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { describe, expect, it } from "vitest";
+import { MessagesEmulator } from "../../emulator/messages-api.ts";
 import { createAgent, runsOf, settle } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
 import { call } from "../helpers/http.ts";
 import { jobOf } from "../helpers/jobs.ts";
+import { fake } from "../helpers/outbound.ts";
 import { tick } from "../helpers/ticks.ts";
 
 const at = (iso: string) => Date.parse(iso);
@@ -60,6 +62,38 @@ describe("claiming occurrences", () => {
 		});
 		expect((await runsOf("to-runner"))[0]).toMatchObject({ status: "completed" });
 		expect(emulator.requests).toHaveLength(1);
+	});
+
+	// herdctl runs one scheduled job at a time fleet-wide, so one long job delays every agent. Here each
+	// agent's jobs run in its own object: a job held mid-call holds up no other agent's slot.
+	it("runs another agent's job due the same minute, and the next, while one agent's job is held mid-call", async () => {
+		let release!: () => void;
+		const held = new Promise<void>((resolve) => (release = resolve));
+		let reached!: () => void;
+		const slowCalled = new Promise<void>((resolve) => (reached = resolve));
+		fake("https://api.anthropic.com", async (req) => {
+			const emulator = new MessagesEmulator();
+			if (JSON.stringify(await req.clone().json()).includes("SLOW")) {
+				reached();
+				await held;
+			}
+			emulator.enqueue({ text: "done" });
+			return emulator.handle(req);
+		});
+		await createAgent({ name: "held-slow", prompt: "SLOW", schedules: { m: { interval: "1m" } } });
+		await createAgent({ name: "not-held", prompt: "FAST", schedules: { m: { interval: "1m" } } });
+		await tick("2026-12-01T12:07:00Z");
+		const slow = settle("held-slow");
+		await slowCalled;
+		await settle("not-held");
+		expect((await runsOf("held-slow")).map((r) => r.status)).toEqual(["running"]);
+		expect((await runsOf("not-held")).map((r) => r.status)).toEqual(["completed"]);
+		await tick("2026-12-01T12:08:00Z");
+		await settle("not-held");
+		expect((await runsOf("not-held")).map((r) => r.status)).toEqual(["completed", "completed"]);
+		release();
+		await slow;
+		expect((await runsOf("held-slow"))[0]).toMatchObject({ scheduled_instant: "2026-12-01T12:07:00.000Z", status: "completed" });
 	});
 
 	it("fires a tick that comes late within the grace window as late", async () => {
