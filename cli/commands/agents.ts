@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { CliError } from "../client.ts";
 import { act, type Context } from "../context.ts";
-import { exitNote, pausedText, relTime, stamp, statusStyle, table } from "../format.ts";
+import { exitNote, pausedText, relTime, stamp, statusStyle, table, type Column, type Paint } from "../format.ts";
 import { shapes } from "../shapes.ts";
 import type { AgentView } from "../types.ts";
 
@@ -46,6 +46,26 @@ function nextRun(a: AgentView): { at: string; schedule: string } | null {
 	return soonest;
 }
 
+/** The columns of `drover agents`; `drover status` shows some of them, so both say a state alike. */
+export function agentColumns(p: Paint, now: number) {
+	return {
+		name: { header: "NAME", value: (a) => a.name },
+		source: { header: "SOURCE", value: (a) => (a.source === "file" ? "fleet.yaml" : "API") },
+		model: { header: "MODEL", value: (a) => a.model },
+		next: {
+			header: "NEXT RUN",
+			value: (a) => {
+				const next = nextRun(a);
+				if (next) return `${stamp(next.at)} (${relTime(next.at, now)}, ${next.schedule})`;
+				return a.schedules.length === 0 ? "on trigger only" : "-";
+			},
+		},
+		jobs: { header: "JOBS", value: (a) => [a.running_jobs.length ? `${a.running_jobs.length} running` : "", a.queued_jobs ? `${a.queued_jobs} queued` : ""].filter(Boolean).join(", ") || "-" },
+		last: { header: "LAST", value: (a) => lastRun(a.last_job), style: (a) => (a.last_job ? statusStyle(p, undelivered(a.last_job) ?? a.last_job.status) : p.dim) },
+		state: { header: "STATE", value: (a) => agentState(a, now), style: (a) => (a.enabled && !a.paused ? p.green : p.yellow), flexible: true, max: 120 },
+	} satisfies Record<string, Column<AgentView>>;
+}
+
 async function agents(ctx: Context, opts: { json?: boolean }): Promise<number> {
 	const list = await allAgents(ctx);
 	if (opts.json) {
@@ -56,31 +76,8 @@ async function agents(ctx: Context, opts: { json?: boolean }): Promise<number> {
 		ctx.out(ctx.p.dim("no agents"));
 		return 0;
 	}
-	const { p } = ctx;
-	const now = Date.now();
-	ctx.out(
-		table<AgentView>(
-			list,
-			[
-				{ header: "NAME", value: (a) => a.name },
-				{ header: "SOURCE", value: (a) => (a.source === "file" ? "fleet.yaml" : "API") },
-				{ header: "MODEL", value: (a) => a.model },
-				{
-					header: "NEXT RUN",
-					value: (a) => {
-						const next = nextRun(a);
-						if (next) return `${stamp(next.at)} (${relTime(next.at, now)}, ${next.schedule})`;
-						return a.schedules.length === 0 ? "on trigger only" : "-";
-					},
-				},
-				{ header: "JOBS", value: (a) => [a.running_jobs.length ? `${a.running_jobs.length} running` : "", a.queued_jobs ? `${a.queued_jobs} queued` : ""].filter(Boolean).join(", ") || "-" },
-				{ header: "LAST", value: (a) => lastRun(a.last_job), style: (a) => (a.last_job ? statusStyle(p, undelivered(a.last_job) ?? a.last_job.status) : p.dim) },
-				{ header: "STATE", value: (a) => agentState(a, now), style: (a) => (a.enabled && !a.paused ? p.green : p.yellow), flexible: true, max: 120 },
-			],
-			p,
-			ctx.width,
-		),
-	);
+	const c = agentColumns(ctx.p, Date.now());
+	ctx.out(table<AgentView>(list, [c.name, c.source, c.model, c.next, c.jobs, c.last, c.state], ctx.p, ctx.width));
 	return 0;
 }
 

@@ -2,16 +2,16 @@ import type { Command } from "commander";
 import { CliError } from "../client.ts";
 import { act, nextPageCommand, pathSegment, positiveInt, type Context } from "../context.ts";
 import { exitNote, fields, pausedText, printable, printableDeep, relTime, stamp, statusStyle, table } from "../format.ts";
-import type { CurrentSession, Occurrence } from "../types.ts";
+import type { AgentView, CurrentSession, Occurrence } from "../types.ts";
 import { shapes } from "../shapes.ts";
-import { allAgents } from "./agents.ts";
+import { agentColumns, allAgents } from "./agents.ts";
 
 export function registerStatus(program: Command): void {
 	program
 		.command("status")
-		.description("the fleet's status (scheduler heartbeat, jobs by status, agents), or one agent's")
+		.description("the fleet's status (scheduler heartbeat, jobs by status, every agent's state, next run and last job), or one agent's")
 		.argument("[agent]", "show this agent: schedules and next runs, paused state, running jobs, last job", pathSegment)
-		.option("--json", "print the API's JSON")
+		.option("--json", "print the API's JSON (the fleet's with agent_list: the agents as `drover agents --json` prints them)")
 		.action(act(status));
 
 	program
@@ -28,14 +28,32 @@ function plural(n: number, noun: string): string {
 	return `${n} ${noun}${n === 1 ? "" : "s"}`;
 }
 
-/** Agents past which the fleet's status does not read every agent to name the paused ones. */
-const PAUSED_LOOKUP_LIMIT = 1000;
+/**
+ * Agents past which the fleet's status does not read every agent (to list them and name the paused
+ * ones): a pause lives in each agent's own object, so reading them all would take a minute.
+ */
+const AGENT_LOOKUP_LIMIT = 1000;
+
+/** Every agent, or why they are not listed: over the limit, or the list failed (the summary stands). */
+async function fleetAgents(ctx: Context, total: number): Promise<{ agents: AgentView[]; omitted: null } | { agents: null; omitted: string }> {
+	if (total > AGENT_LOOKUP_LIMIT) {
+		return { agents: null, omitted: `not looked up for ${total} agents: \`drover agents\` lists each one's state` };
+	}
+	try {
+		return { agents: await allAgents(ctx), omitted: null };
+	} catch (err) {
+		if (err instanceof CliError) return { agents: null, omitted: `could not be listed: ${err.message}` };
+		throw err;
+	}
+}
 
 async function status(ctx: Context, agent: string | undefined, opts: { json?: boolean }): Promise<number> {
 	if (agent !== undefined) return agentStatus(ctx, agent, opts);
 	const answer = await ctx.client.json("/v1/status", shapes.status);
+	const listed = await fleetAgents(ctx, answer.agents.file + answer.agents.api);
 	if (opts.json) {
-		ctx.json(answer);
+		// The API's answer as it was, plus the agents (the objects `drover agents --json` prints).
+		ctx.json({ ...answer, agent_list: listed.agents, agent_list_omitted: listed.omitted });
 		return 0;
 	}
 	// A tick's error, a pause's reason: text from outside, printable before it is styled.
@@ -54,23 +72,10 @@ async function status(ctx: Context, agent: string | undefined, opts: { json?: bo
 		.map(([k, n]) => `${statusStyle(p, k)(k)} ${n}`)
 		.join(" · ");
 	// The agents an operator (or drover itself) paused, by name, with why: the counts alone hide them.
-	// A pause lives in each agent's own object, so finding them reads every agent: not for a fleet
-	// so large that this summary would take a minute.
-	const total = s.agents.file + s.agents.api;
-	// The summary above stands if the agents cannot be listed (one agent's object failing fails the list).
-	const paused =
-		total > PAUSED_LOOKUP_LIMIT
-			? `not looked up for ${total} agents: \`drover agents\` lists each one's state`
-			: await allAgents(ctx).then(
-					(all) => printableDeep(all.filter((a) => a.paused !== null)),
-					(err: unknown) => {
-						if (err instanceof CliError) return `could not be listed: ${printable(err.message)}`;
-						throw err;
-					},
-				);
+	const paused = listed.agents === null ? null : printableDeep(listed.agents.filter((a) => a.paused !== null));
 	const pausedRows =
-		typeof paused === "string"
-			? [["paused", p.dim(paused)] as const]
+		paused === null
+			? [["paused", p.dim(printable(listed.omitted ?? ""))] as const]
 			: paused.length === 0
 				? [["paused", p.dim("none")] as const]
 				: paused.map((a, i) => [i === 0 ? "paused" : "", `${a.name}: ${p.yellow(pausedText(a.paused!))}`] as const);
@@ -87,6 +92,14 @@ async function status(ctx: Context, agent: string | undefined, opts: { json?: bo
 			p,
 		),
 	);
+	// herdctl's `status`: every agent and its state, briefly (`drover agents` has the rest). A list
+	// that failed is said in the paused row; one cut by the limit is said here too, where it would be.
+	if (listed.agents === null) {
+		if (s.agents.file + s.agents.api > AGENT_LOOKUP_LIMIT) ctx.out(`\n${p.dim(`agents not listed: more than ${AGENT_LOOKUP_LIMIT}; \`drover agents\` lists them all`)}`);
+	} else if (listed.agents.length > 0) {
+		const c = agentColumns(p, Date.now());
+		ctx.out(`\n${table<AgentView>(listed.agents, [c.name, c.next, c.last, c.state], p, ctx.width)}`);
+	}
 	return 0;
 }
 

@@ -357,7 +357,10 @@ describe("drover status of a large fleet", () => {
 		expect(r.status, r.stderr).toBe(0);
 		expect(r.stdout).toMatch(/^agents\s+4003 \(3 from fleet\.yaml, 4000 from the API\)$/m);
 		expect(r.stdout).toMatch(/^paused\s+not looked up for 4003 agents: `drover agents` lists each one's state$/m);
-		expect(api.seen.map((s) => s.route)).toEqual(["GET /v1/status"]);
+		expect(r.stdout).toMatch(/^agents not listed: more than 1000; `drover agents` lists them all$/m);
+		const j = await runCli(api.url, ["status", "--json"]);
+		expect(JSON.parse(j.stdout)).toMatchObject({ agents: { file: 3, api: 4000 }, agent_list: null, agent_list_omitted: "not looked up for 4003 agents: `drover agents` lists each one's state" });
+		expect(api.seen.map((s) => s.route)).toEqual(["GET /v1/status", "GET /v1/status"]);
 	});
 
 	it("still prints its summary when the agents cannot be listed, saying why", async () => {
@@ -978,6 +981,56 @@ describe("--url/DROVER_URL that is not the Worker's base URL", () => {
 });
 
 describe("drover status", () => {
+	// herdctl's `status` shows all agents and their status; drover's fleet view did only the paused ones.
+	it("lists every agent with its next run, last job and state after the summary; --json adds them as agent_list", async () => {
+		const scheduler = { last_tick_at: new Date().toISOString(), age_seconds: 5, stalled: false, outcome: "ok", last_ok_at: null, agents_called: 2, claimed: 1, skipped: 0, error: null };
+		const inAnHour = new Date(Date.now() + 3_600_000).toISOString();
+		const view = (name: string, overrides: Record<string, unknown> = {}) => ({
+			name,
+			source: "api",
+			enabled: true,
+			model: "claude-sonnet-4-5",
+			fallback_models: [],
+			max_concurrent: 1,
+			overlap: "skip",
+			schedules: [],
+			paused: null,
+			running_jobs: [],
+			queued_jobs: 0,
+			last_job: null,
+			...overrides,
+		});
+		const list = [
+			view("a-hourly", {
+				source: "file",
+				schedules: [{ name: "hourly", kind: "interval", expression: "1h", timezone: null, catch_up: false, enabled: true, next_run: inAnHour }],
+				last_job: { id: JOB, status: "failed", exit_reason: "timeout", finished_at: new Date().toISOString(), delivery: null },
+			}),
+			view("b-held", { paused: { at: new Date().toISOString(), reason: "maintenance", by: "ops" } }),
+			view("c-off", { enabled: false }),
+		];
+		const status = { scheduler, jobs: { completed: 2, failed: 1 }, agents: { file: 1, api: 2 } };
+		const api = await fakeApi({
+			"GET /v1/status": (_req, res) => json(res, 200, status),
+			"GET /v1/agents?limit=200": (_req, res) => json(res, 200, { agents: list, next_cursor: null }),
+		});
+		const r = await runCli(api.url, ["status"]);
+		expect(r.status, r.stderr).toBe(0);
+		// The summary as before, the paused named in it; then every agent.
+		expect(r.stdout).toMatch(/^agents\s+3 \(1 from fleet\.yaml, 2 from the API\)$/m);
+		expect(r.stdout).toMatch(/^paused\s+b-held: paused (now|\d+s ago) by ops: maintenance$/m);
+		const table = r.stdout.slice(r.stdout.indexOf("\n\nNAME") + 2).trimEnd().split("\n");
+		expect(table).toHaveLength(4);
+		expect(table[0]).toMatch(/^NAME\s+NEXT RUN\s+LAST\s+STATE$/);
+		expect(table[1]).toMatch(/^a-hourly\s+\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}Z \(in (59m|1h), hourly\)\s+failed \(timeout\)\s+active$/);
+		expect(table[2]).toMatch(/^b-held\s+on trigger only\s+-\s+paused (now|\d+s ago) by ops: maintenance$/);
+		expect(table[3]).toMatch(/^c-off\s+on trigger only\s+-\s+disabled$/);
+		// --json: the API's answer with every field it had, and the agents as `drover agents --json` has them.
+		const j = await runCli(api.url, ["status", "--json"]);
+		expect(j.status, j.stderr).toBe(0);
+		expect(JSON.parse(j.stdout)).toEqual({ ...status, agent_list: list, agent_list_omitted: null });
+	});
+
 	it("counts one agent called as one agent", async () => {
 		const scheduler = { last_tick_at: new Date().toISOString(), age_seconds: 5, stalled: false, outcome: "ok", last_ok_at: null, agents_called: 1, claimed: 1, skipped: 0, error: null };
 		const api = await fakeApi({

@@ -883,7 +883,10 @@ describe("the fleet: status and doctor", () => {
 		const fromApi = (await api<typeof json>("/v1/status")).body;
 		expect(json.agents).toEqual(fromApi.agents);
 		expect(json.scheduler.last_tick_at).toBe(fromApi.scheduler.last_tick_at);
-		expect(Object.keys(json).sort()).toEqual(Object.keys(fromApi).sort());
+		// Every field of the API's answer, and the agents besides (added, so a script reading it still works).
+		expect(Object.keys(json).sort()).toEqual([...Object.keys(fromApi), "agent_list", "agent_list_omitted"].sort());
+		expect(human.stdout).toMatch(/^NAME\s+NEXT RUN\s+LAST\s+STATE$/m);
+		expect(human.stdout).toMatch(/^daily-digest\s+\d{4}-\d{2}-\d{2} \d{2}:00:00Z \(in \d+[mhd], weekday-morning\)\s/m);
 	});
 });
 
