@@ -1,5 +1,4 @@
 import { parseDocument } from "yaml";
-import type { z } from "@hono/zod-openapi";
 import { ConfigError } from "../errors.ts";
 import { sha256Hex } from "../shared/hash.ts";
 import { issuesOf, type Issue } from "../shared/zod-issues.ts";
@@ -34,14 +33,14 @@ export function parseFleet(text: string, source = "fleet.yaml"): Fleet {
 	if (data === null || data === undefined) {
 		throw invalid(source, [{ path: "(root)", message: "the file is empty; it needs version: 1 and a list of agents" }]);
 	}
-	const result = FleetSchema.safeParse(data, { error: requiredMessage });
+	const result = FleetSchema.safeParse(data);
 	if (!result.success) throw invalid(source, issuesOf(result.error));
 	return result.data;
 }
 
 /** Validates one agent definition (as the API receives it), with the same rules as the fleet file. */
 export function parseAgent(input: unknown): AgentDefinition {
-	const result = AgentSchema.safeParse(input, { error: requiredMessage });
+	const result = AgentSchema.safeParse(input);
 	if (!result.success) throw invalid("agent definition", issuesOf(result.error));
 	return result.data;
 }
@@ -75,11 +74,6 @@ function canonicalJson(value: unknown): string {
 			? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1)))
 			: v,
 	);
-}
-
-// zod's default "expected string, received undefined" hides that the key is simply missing.
-function requiredMessage(iss: z.core.$ZodRawIssue): string | undefined {
-	return iss.code === "invalid_type" && iss.input === undefined ? `required (${iss.expected})` : undefined;
 }
 
 function invalid(source: string, issues: Issue[]): ConfigError {

@@ -8,7 +8,7 @@ import { TOKENS } from "../helpers/tokens.ts";
 import { jobOf, runToRest, trigger } from "../helpers/jobs.ts";
 import { fake } from "../helpers/outbound.ts";
 import { tick } from "../helpers/ticks.ts";
-import { parseAgent } from "../../src/config/fleet.ts";
+import { parseAgent, parseFleet } from "../../src/config/fleet.ts";
 import { shardName, shardOf } from "../../src/scheduler/shards.ts";
 import { upsertRegisteredAgent } from "../../src/store/agent-registry.ts";
 import { migrate } from "../../src/store/sqlite-migrations.ts";
@@ -197,6 +197,15 @@ describe("refused agent changes change nothing", () => {
 		const agent = (await (await call("/v1/agents/site-watch")).json()) as { source: string; definition: { prompt: string } };
 		expect(agent.source).toBe("file");
 		expect(agent.definition.prompt).not.toBe("hijack");
+	});
+
+	it("names a field left out as fleet.yaml's check names it: required, with the type it takes", async () => {
+		const agent = { name: "unfinished-tool", prompt: "x", tools: [{ type: "webhook", name: "file_it", description: "Files it." }] };
+		const res = await call("/v1/agents", { method: "POST", as: "admin", body: agent });
+		expect(res.status).toBe(400);
+		expect((await errorOf(res)).details?.issues).toEqual([{ path: "tools[0].url_secret", message: "required (string)" }]);
+		const fleet = `version: 1\nagents:\n  - ${JSON.stringify(agent)}\n`;
+		expect(() => parseFleet(fleet)).toThrow("agents[0].tools[0].url_secret: required (string)");
 	});
 
 	it("answers 400 to the name the scheduler files its own incidents under", async () => {
