@@ -7,7 +7,7 @@ import { MessagesEmulator } from "../../emulator/messages-api.ts";
 import { drawnJobId } from "../../src/jobs/id-blocks.ts";
 import type { JobRecord } from "../../src/jobs/model.ts";
 import { createAgent, settle } from "../helpers/agents.ts";
-import { useEmulator } from "../helpers/emulator.ts";
+import { gate, heldModel, useEmulator } from "../helpers/emulator.ts";
 import { call, errorOf } from "../helpers/http.ts";
 import { jobOf, outputOf, runToRest, trigger } from "../helpers/jobs.ts";
 import { fake, outboundLog } from "../helpers/outbound.ts";
@@ -44,12 +44,6 @@ async function failStepBeforeItsCall(stub: DurableObjectStub<AgentDO>, failure: 
 }
 
 /** A promise and what settles it: what waits on `promise` goes on once the test calls `open`. */
-function gate(): { promise: Promise<void>; open: () => void } {
-	let open = () => {};
-	const promise = new Promise<void>((resolve) => (open = resolve));
-	return { promise, open };
-}
-
 /** A page at slow.example.test that answers only once released; `reached` when it is requested. */
 function slowPage(): { reached: Promise<void>; release: () => void } {
 	const { promise: held, open: release } = gate();
@@ -73,18 +67,6 @@ function hangingModel(): Promise<void> {
 			return emulator.handle(req);
 		});
 	});
-}
-
-/** The emulator's answers held back until `release`; `arrived` when the first request is in. */
-function heldModel(emulator: MessagesEmulator): { arrived: Promise<void>; release: () => void } {
-	const { promise: held, open: release } = gate();
-	const { promise: arrived, open: reached } = gate();
-	fake("https://api.anthropic.com", async (req) => {
-		reached();
-		await held;
-		return emulator.handle(req);
-	});
-	return { arrived, release };
 }
 
 describe("an alarm that fires while a pass runs", () => {

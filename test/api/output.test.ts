@@ -8,7 +8,7 @@ import { insertOccurrence } from "../../durable-objects/agent/ledger.ts";
 import { HERDCTL_FIELDS } from "../../src/jobs/yaml.ts";
 import { upsertJobIndex } from "../../src/store/job-index.ts";
 import { createAgent, settle } from "../helpers/agents.ts";
-import { useEmulator } from "../helpers/emulator.ts";
+import { heldModel, useEmulator } from "../helpers/emulator.ts";
 import { call, errorOf } from "../helpers/http.ts";
 import { endedRecord, jobOf, lifecycleRecords, runToRest, saveJob, trigger } from "../helpers/jobs.ts";
 import { tick } from "../helpers/ticks.ts";
@@ -491,15 +491,7 @@ describe("the D1 index outbox", () => {
 	it("indexes a running job at its next heartbeat after D1 failed for a moment, so it can be found and cancelled while it runs", async () => {
 		const emulator = useEmulator();
 		emulator.enqueue({ text: "done" });
-		let release = () => {};
-		const held = new Promise<void>((resolve) => (release = resolve));
-		let arrived = () => {};
-		const calling = new Promise<void>((resolve) => (arrived = resolve));
-		fake("https://api.anthropic.com", async (req) => {
-			arrived();
-			await held;
-			return emulator.handle(req);
-		});
+		const { arrived: calling, release } = heldModel(emulator);
 		await createAgent({ name: "d1-blip" });
 		const stub = env.AGENT.getByName("d1-blip");
 		type Swappable = { env: Env };

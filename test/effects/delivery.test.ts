@@ -2,7 +2,7 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { createAgent, settle } from "../helpers/agents.ts";
-import { useEmulator } from "../helpers/emulator.ts";
+import { heldModel, useEmulator } from "../helpers/emulator.ts";
 import { call } from "../helpers/http.ts";
 import { transition } from "../../src/jobs/model.ts";
 import { MAX_ATTEMPTS, MAX_RETRY_AFTER_MS } from "../../durable-objects/agent/effects.ts";
@@ -329,15 +329,7 @@ describe("hooks", () => {
 		const hooks = target("https://hooks.example.test", [200]);
 		const emulator = useEmulator();
 		emulator.enqueue({ text: "A" });
-		let release = () => {};
-		const held = new Promise<void>((resolve) => (release = resolve));
-		let arrived = () => {};
-		const calling = new Promise<void>((resolve) => (arrived = resolve));
-		fake("https://api.anthropic.com", async (req) => {
-			arrived();
-			await held;
-			return emulator.handle(req);
-		});
+		const { arrived: calling, release } = heldModel(emulator);
 		await createAgent({ name: "hooked-again", hooks: { after_run: [{ url_secret: "TEST_HOOK_URL" }] } });
 		// A run calling the model holds the only slot (and its pass goes on), so the next stays queued.
 		const running = await trigger("hooked-again");

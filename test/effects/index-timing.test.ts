@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { JobRecord } from "../../src/jobs/model.ts";
 import { createAgent, settle } from "../helpers/agents.ts";
-import { useEmulator } from "../helpers/emulator.ts";
+import { gate, useEmulator } from "../helpers/emulator.ts";
 import { call } from "../helpers/http.ts";
 import { jobOf, runToRest, trigger } from "../helpers/jobs.ts";
 import { fake } from "../helpers/outbound.ts";
@@ -12,12 +12,6 @@ import { fake } from "../helpers/outbound.ts";
 
 const post = (path: string, body?: unknown) => call(path, { method: "POST", as: "operate", body });
 const indexed = (id: string) => env.DB.prepare("SELECT status, exit_reason FROM jobs WHERE id = ?").bind(id).first<{ status: string; exit_reason: string | null }>();
-
-function gate(): { promise: Promise<void>; open: () => void } {
-	let open = () => {};
-	const promise = new Promise<void>((resolve) => (open = resolve));
-	return { promise, open };
-}
 
 /** A target that answers only when released; `reached` once a request arrives. */
 function slowTarget(origin: string): { reached: Promise<void>; release: () => void } {

@@ -2,7 +2,7 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { createAgent, settle } from "../helpers/agents.ts";
-import { useEmulator } from "../helpers/emulator.ts";
+import { heldModel, useEmulator } from "../helpers/emulator.ts";
 import { call } from "../helpers/http.ts";
 import { jobOf, outputOf, runToRest, trigger } from "../helpers/jobs.ts";
 import { WEBHOOK_SECRET } from "../helpers/tokens.ts";
@@ -200,15 +200,7 @@ describe("a cancel's reason", () => {
 	it("is stored redacted, as every record is: a credential pasted into it is shown to no one; a blank one is none", async () => {
 		const emulator = useEmulator();
 		emulator.enqueue({ text: "never read" });
-		let release = () => {};
-		const held = new Promise<void>((resolve) => (release = resolve));
-		let arrived = () => {};
-		const calling = new Promise<void>((resolve) => (arrived = resolve));
-		fake("https://api.anthropic.com", async (req) => {
-			arrived();
-			await held;
-			return emulator.handle(req);
-		});
+		const { arrived: calling, release } = heldModel(emulator);
 		await createAgent({ name: "cancel-with-a-key", max_concurrent: 1 });
 		// One run calling the model, one queued behind it: a cancel takes each its own way.
 		const blank = (await trigger("cancel-with-a-key")).id;

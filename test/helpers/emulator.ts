@@ -22,3 +22,22 @@ export function useEmulator(options: EmulatorOptions = {}): MessagesEmulator {
 	});
 	return emulator;
 }
+
+/** A promise and the function that resolves it: a test's hold on a fake until it lets go. */
+export function gate(): { promise: Promise<void>; open: () => void } {
+	let open = () => {};
+	const promise = new Promise<void>((resolve) => (open = resolve));
+	return { promise, open };
+}
+
+/** The emulator's answers held back until `release`; `arrived` when the first request is in. */
+export function heldModel(emulator: MessagesEmulator): { arrived: Promise<void>; release: () => void } {
+	const { promise: held, open: release } = gate();
+	const { promise: arrived, open: reached } = gate();
+	fake("https://api.anthropic.com", async (req) => {
+		reached();
+		await held;
+		return emulator.handle(req);
+	});
+	return { arrived, release };
+}
