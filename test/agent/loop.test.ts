@@ -21,6 +21,16 @@ function afterFirstAnswer(first: Parameters<ReturnType<typeof useEmulator>["enqu
 	return emulator;
 }
 
+/** The model's first answer streamed as `events` (SSE, as the API sends it); the emulator answers the rest. */
+function streamFirstAnswer(emulator: ReturnType<typeof useEmulator>, events: object[]): void {
+	let first = true;
+	fake("https://api.anthropic.com", (request) => {
+		if (!first) return emulator.handle(request);
+		first = false;
+		return new Response(events.map((e) => `event: ${(e as { type: string }).type}\ndata: ${JSON.stringify(e)}\n\n`).join(""), { headers: { "content-type": "text/event-stream" } });
+	});
+}
+
 describe("a run, turn by turn", () => {
 	it("runs a multi-turn job with tool calls to completion, with exact usage and JSONL", async () => {
 		const emulator = useEmulator();
@@ -313,12 +323,7 @@ describe("answers that are not final answers", () => {
 			{ type: "message_delta", delta: { stop_reason: "tool_use", stop_sequence: null }, usage: { output_tokens: 40 } },
 			{ type: "message_stop" },
 		];
-		let first = true;
-		fake("https://api.anthropic.com", (request) => {
-			if (!first) return emulator.handle(request);
-			first = false;
-			return new Response(events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join(""), { headers: { "content-type": "text/event-stream" } });
-		});
+		streamFirstAnswer(emulator, events);
 		await createAgent({ name: "bad-json", tools: [fetchTool] });
 		const job = await runToRest("bad-json");
 		expect(job).toMatchObject({ status: "completed", summary: "Never mind.", tool_calls: { made: 0, failed: 0 } });
@@ -352,13 +357,7 @@ describe("answers that are not final answers", () => {
 			{ type: "message_delta", delta: { stop_reason: "tool_use", stop_sequence: null }, usage: { output_tokens: 30 } },
 			{ type: "message_stop" },
 		];
-		let first = true;
-		fake("https://api.anthropic.com", (request) => {
-			if (!first) return emulator.handle(request);
-			first = false;
-			const body = events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join("");
-			return new Response(body, { headers: { "content-type": "text/event-stream" } });
-		});
+		streamFirstAnswer(emulator, events);
 		await createAgent({ name: "thinks", tools: [fetchTool] });
 		expect(await runToRest("thinks")).toMatchObject({ status: "completed", summary: "All fine." });
 
@@ -385,12 +384,7 @@ describe("answers that are not final answers", () => {
 			{ type: "message_delta", delta: { stop_reason: "tool_use", stop_sequence: null }, usage: { output_tokens: 30 } },
 			{ type: "message_stop" },
 		];
-		let first = true;
-		fake("https://api.anthropic.com", (request) => {
-			if (!first) return emulator.handle(request);
-			first = false;
-			return new Response(events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join(""), { headers: { "content-type": "text/event-stream" } });
-		});
+		streamFirstAnswer(emulator, events);
 		await createAgent({ name: "blank-block", tools: [fetchTool] });
 		const job = await runToRest("blank-block");
 		expect(job).toMatchObject({ status: "completed", summary: "All good." });
