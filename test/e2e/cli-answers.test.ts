@@ -265,8 +265,9 @@ describe("drover usage", () => {
 	});
 });
 
-describe("drover agents", () => {
-	const agent = (name: string, overrides: Record<string, unknown> = {}) => ({
+/** An agent as GET /v1/agents lists it: an API agent, enabled, idle, with what `overrides` changes. */
+function agentView(name: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+	return {
 		name,
 		source: "api",
 		enabled: true,
@@ -280,17 +281,20 @@ describe("drover agents", () => {
 		queued_jobs: 0,
 		last_job: null,
 		...overrides,
-	});
+	};
+}
+
+describe("drover agents", () => {
 
 	it("reads every page, and shows disabled, paused and running agents as such", async () => {
 		const inAnHour = new Date(Date.now() + 3_600_000).toISOString();
 		const schedule = { name: "hourly", kind: "interval", expression: "1h", timezone: null, catch_up: false, enabled: true, next_run: inAnHour };
-		const first = [agent("a-off", { enabled: false, source: "file" }), agent("b-busy", { schedules: [schedule], running_jobs: [{ id: JOB, status: "running", started_at: null, schedule: null }], queued_jobs: 2 })];
+		const first = [agentView("a-off", { enabled: false, source: "file" }), agentView("b-busy", { schedules: [schedule], running_jobs: [{ id: JOB, status: "running", started_at: null, schedule: null }], queued_jobs: 2 })];
 		const lastJob = { id: JOB, status: "completed", exit_reason: "success", finished_at: new Date().toISOString(), delivery: "failed" };
 		const second = [
-			agent("c-held", { paused: { at: new Date().toISOString(), reason: null, by: "ops" } }),
-			agent("d-undelivered", { last_job: lastJob }),
-			agent("e-failed", { last_job: { ...lastJob, status: "failed", exit_reason: "timeout", delivery: null } }),
+			agentView("c-held", { paused: { at: new Date().toISOString(), reason: null, by: "ops" } }),
+			agentView("d-undelivered", { last_job: lastJob }),
+			agentView("e-failed", { last_job: { ...lastJob, status: "failed", exit_reason: "timeout", delivery: null } }),
 		];
 		const api = await fakeApi({
 			"GET /v1/agents?limit=200": (_req, res) => json(res, 200, { agents: first, next_cursor: "b-busy" }),
@@ -313,7 +317,7 @@ describe("drover agents", () => {
 	it("stops at a server that never stops paging with an error, not a list cut short", async () => {
 		let n = 0;
 		const server = createServer((req, res) => {
-			if (req.url?.startsWith("/v1/agents")) json(res, 200, { agents: [agent(`a-${n++}`)], next_cursor: "again" });
+			if (req.url?.startsWith("/v1/agents")) json(res, 200, { agents: [agentView(`a-${n++}`)], next_cursor: "again" });
 			else json(res, 404, { error: { code: "not_found", message: "no route" } });
 		});
 		servers.push(server);
@@ -985,29 +989,14 @@ describe("drover status", () => {
 	it("lists every agent with its next run, last job and state after the summary; --json adds them as agent_list", async () => {
 		const scheduler = { last_tick_at: new Date().toISOString(), age_seconds: 5, stalled: false, outcome: "ok", last_ok_at: null, agents_called: 2, claimed: 1, skipped: 0, error: null };
 		const inAnHour = new Date(Date.now() + 3_600_000).toISOString();
-		const view = (name: string, overrides: Record<string, unknown> = {}) => ({
-			name,
-			source: "api",
-			enabled: true,
-			model: "claude-sonnet-4-5",
-			fallback_models: [],
-			max_concurrent: 1,
-			overlap: "skip",
-			schedules: [],
-			paused: null,
-			running_jobs: [],
-			queued_jobs: 0,
-			last_job: null,
-			...overrides,
-		});
 		const list = [
-			view("a-hourly", {
+			agentView("a-hourly", {
 				source: "file",
 				schedules: [{ name: "hourly", kind: "interval", expression: "1h", timezone: null, catch_up: false, enabled: true, next_run: inAnHour }],
 				last_job: { id: JOB, status: "failed", exit_reason: "timeout", finished_at: new Date().toISOString(), delivery: null },
 			}),
-			view("b-held", { paused: { at: new Date().toISOString(), reason: "maintenance", by: "ops" } }),
-			view("c-off", { enabled: false }),
+			agentView("b-held", { paused: { at: new Date().toISOString(), reason: "maintenance", by: "ops" } }),
+			agentView("c-off", { enabled: false }),
 		];
 		const status = { scheduler, jobs: { completed: 2, failed: 1 }, agents: { file: 1, api: 2 } };
 		const api = await fakeApi({
