@@ -50,7 +50,9 @@ const isObject = (value: unknown): value is Record<string, unknown> => typeof va
 function toolInputOf(json: string): { input: unknown; valid: boolean } {
 	if (json === "") return { input: {}, valid: true };
 	try {
-		return { input: JSON.parse(json), valid: true };
+		const whole: unknown = JSON.parse(json);
+		// Valid JSON yet no object ([1,2], "x", null): as malformed, since the API takes only an object.
+		return isObject(whole) ? { input: whole, valid: true } : { input: {}, valid: false };
 	} catch {
 		try {
 			const partial: unknown = partialParse(json);

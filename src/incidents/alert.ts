@@ -3,16 +3,25 @@ import { errorFields, log } from "../log.ts";
 import { claimAlert, markAlerted, releaseAlert, type Incident } from "../store/incidents.ts";
 import { deadline } from "../shared/deadline.ts";
 
-/** Posts an incident to the operator's alert webhook (ALERT_WEBHOOK_URL), keyed by its opening. */
-export async function sendAlert(env: Env, incident: Incident, key: string): Promise<boolean> {
+/** Where alerts go: ALERT_WEBHOOK_URL's URL, or null (unset, or not a URL, which is logged without its value). */
+function alertUrl(env: Env, incident: Incident): string | null {
 	const target = resolveSecretUrl(env.ALERT_WEBHOOK_URL);
-	if (target.kind === "missing") return false;
+	if (target.kind === "missing") return null;
 	if (target.kind === "not-http") {
 		// Not fetched: a runtime's "Invalid URL: <value>" would carry the secret into the log line.
 		log.warn("incident.alert_not_configured", { agent: incident.agent, incident: incident.id, reason: "ALERT_WEBHOOK_URL does not hold an http(s) URL" });
-		return false;
+		return null;
 	}
-	const { url } = target;
+	return target.url;
+}
+
+/** Posts an incident to the operator's alert webhook (ALERT_WEBHOOK_URL), keyed by its opening. */
+export async function sendAlert(env: Env, incident: Incident, key: string): Promise<boolean> {
+	const url = alertUrl(env, incident);
+	return url !== null && postAlert(url, incident, key);
+}
+
+async function postAlert(url: string, incident: Incident, key: string): Promise<boolean> {
 	const limit = deadline(10_000);
 	try {
 		const res = await fetch(url, {
@@ -39,13 +48,19 @@ export type AlertOutcome = "sent" | "failed" | "taken";
 
 /**
  * Sends an incident's alert, once per opening: claimed first, so two senders at once (two ticks of
- * one minute, an agent and a tick) page once; marked alerted once the webhook has taken it.
+ * one minute, an agent and a tick) page once; marked alerted, at `at`, once the webhook has taken it.
+ * The claim is stamped with the clock as it is taken, not `at`: a tick's `at` is its start, which a
+ * long fan-out can leave past the claim's minute before it sends, and its claim would be taken over.
  */
 export async function alertIncident(env: Env, incident: Incident, at: number): Promise<AlertOutcome> {
-	const opening = await claimAlert(env.DB, incident.id, at);
+	// Nowhere to send it: no claim (and release), which would be two D1 writes for every failure.
+	const url = alertUrl(env, incident);
+	if (url === null) return "failed";
+	const claimedAt = Date.now();
+	const opening = await claimAlert(env.DB, incident.id, claimedAt);
 	if (opening === null) return "taken";
-	if (!(await sendAlert(env, incident, `${incident.id}:${opening}`))) {
-		await releaseAlert(env.DB, incident.id, at);
+	if (!(await postAlert(url, incident, `${incident.id}:${opening}`))) {
+		await releaseAlert(env.DB, incident.id, claimedAt);
 		return "failed";
 	}
 	await markAlerted(env.DB, incident.id, at);

@@ -6,6 +6,9 @@ import { call } from "../helpers/http.ts";
 import { fake } from "../helpers/outbound.ts";
 import { tick } from "../helpers/ticks.ts";
 import { runTick } from "../../src/scheduler/tick.ts";
+import { alertIncident } from "../../src/incidents/alert.ts";
+import { getIncident, recordFailure } from "../../src/store/incidents.ts";
+import { gate } from "../helpers/emulator.ts";
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -114,6 +117,48 @@ describe("two ticks of one minute that fail alike (a duplicate cron delivery, or
 		const incident = await shardIncident();
 		expect(incident.state).toBe("alerted");
 		expect(keys[0]).toBe(`${incident.id}:${at}`);
+	});
+
+	it("hold the claim of a tick whose fan-out took over a minute while it sends: an agent's alert meanwhile sends none", async () => {
+		// An agent's incident whose first alert was refused ten minutes ago: the next tick tries it again.
+		fake("https://alerts.example.test", () => new Response("down", { status: 503 }));
+		vi.spyOn(console, "error").mockImplementation(() => {});
+		const { incident } = await recordFailure(env.DB, { agent: "slow-tick", error: "boom", jobId: "job-1", at: Date.now() - 600_000 });
+		expect(await alertIncident(env, incident, Date.now() - 600_000)).toBe("failed");
+		const keys: string[] = [];
+		const { promise: held, open: release } = gate();
+		const { promise: first, open: arrived } = gate();
+		fake("https://alerts.example.test", async (req) => {
+			keys.push(req.headers.get("idempotency-key") ?? "");
+			if (keys.length === 1) {
+				arrived();
+				await held;
+			}
+			return new Response("ok");
+		});
+		// A tick whose start (its `now`) is 70 s behind the clock by the time it retries the alert: a
+		// fan-out over thousands of agents takes that long.
+		const late = runTick(env, Math.floor(Date.now() / 60_000) * 60_000, Date.now() - 70_000).catch(() => {});
+		await first;
+		// The agent fails again meanwhile, and its flush alerts: the tick's claim holds.
+		const again = await recordFailure(env.DB, { agent: "slow-tick", error: "boom", jobId: "job-2", at: Date.now() });
+		expect(await alertIncident(env, again.incident, Date.now())).toBe("taken");
+		release();
+		await late;
+		vi.restoreAllMocks();
+		expect(keys).toHaveLength(1);
+		expect((await getIncident(env.DB, incident.id))!.state).toBe("alerted");
+	});
+
+	it("claim nothing when there is no alert webhook: no D1 write beyond the failure's own", async () => {
+		const { incident } = await recordFailure(env.DB, { agent: "unwebhooked", error: "boom", jobId: null, at: Date.now() });
+		const statements: string[] = [];
+		const db = new Proxy(env.DB, {
+			get: (target, prop) => (prop === "prepare" ? (sql: string) => (statements.push(sql), target.prepare(sql)) : Reflect.get(target, prop)),
+		});
+		const unset = { ...env, ALERT_WEBHOOK_URL: undefined, DB: db } as unknown as Env;
+		expect(await alertIncident(unset, incident, Date.now())).toBe("failed");
+		expect(statements).toEqual([]);
 	});
 
 	it("send an alert tried again with the key of its first try, though the count has moved on", async () => {

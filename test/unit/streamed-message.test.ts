@@ -112,6 +112,17 @@ describe("a streamed answer folded into its message", () => {
 		expect(JSON.stringify(message.content[4])).not.toContain("invalid");
 	});
 
+	it("marks tool input that is valid JSON but no object as malformed, sending an empty object in its place", () => {
+		for (const json of ["[1, 2]", "null", '"x"', "42"]) {
+			const events = EVENTS.map((e) =>
+				e.type === "content_block_delta" && e.index === 4 ? { ...e, delta: { type: "input_json_delta", partial_json: (e.delta as { partial_json: string }).partial_json.startsWith("{") ? json : "" } } : e,
+			);
+			const message = messageFromSse(sse(events));
+			expect(message.content[4], json).toMatchObject({ type: "tool_use", input: {} });
+			expect(hasInvalidInput(message.content[4]!), json).toBe(true);
+		}
+	});
+
 	it("refuses a stream that ends before message_stop, or without a stop reason, or that carries no message", () => {
 		expect(() => messageFromSse(sse(EVENTS.slice(0, -1)))).toThrow("the stream ended before message_stop");
 		expect(() => messageFromSse(sse(EVENTS.filter((e) => e.type !== "message_delta")))).toThrow("the stream ended without a stop reason");
