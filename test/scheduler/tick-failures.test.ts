@@ -80,6 +80,22 @@ describe("a tick that cannot reach a shard", () => {
 	});
 });
 
+/** The alert webhook taking every alert, the first held until `release`; `first` when it is in. */
+function heldAlert(): { keys: string[]; first: Promise<void>; release: () => void } {
+	const keys: string[] = [];
+	const { promise: held, open: release } = gate();
+	const { promise: first, open: arrived } = gate();
+	fake("https://alerts.example.test", async (req) => {
+		keys.push(req.headers.get("idempotency-key") ?? "");
+		if (keys.length === 1) {
+			arrived();
+			await held;
+		}
+		return new Response("ok");
+	});
+	return { keys, first, release };
+}
+
 describe("two ticks of one minute that fail alike (a duplicate cron delivery, or drover tick beside the cron)", () => {
 	const shards = { getByName: () => ({ tick: () => Promise.reject(new Error("down")) }) };
 	const broken = { ...env, SCHEDULER_SHARD: shards } as unknown as Env;
@@ -92,19 +108,7 @@ describe("two ticks of one minute that fail alike (a duplicate cron delivery, or
 		const at = Date.parse("2026-12-06T11:00:00Z");
 		// Any scheduler incident an earlier test left open is resolved: the failures below open one.
 		await runTick(env, at - 60_000, at - 60_000);
-		const keys: string[] = [];
-		let release = () => {};
-		const held = new Promise<void>((resolve) => (release = resolve));
-		let arrived = () => {};
-		const first = new Promise<void>((resolve) => (arrived = resolve));
-		fake("https://alerts.example.test", async (req) => {
-			keys.push(req.headers.get("idempotency-key") ?? "");
-			if (keys.length === 1) {
-				arrived();
-				await held;
-			}
-			return new Response("ok");
-		});
+		const { keys, first, release } = heldAlert();
 		vi.spyOn(console, "error").mockImplementation(() => {});
 		const one = runTick(broken, at, at).catch(() => {});
 		await first;
@@ -125,17 +129,7 @@ describe("two ticks of one minute that fail alike (a duplicate cron delivery, or
 		vi.spyOn(console, "error").mockImplementation(() => {});
 		const { incident } = await recordFailure(env.DB, { agent: "slow-tick", error: "boom", jobId: "job-1", at: Date.now() - 600_000 });
 		expect(await alertIncident(env, incident, Date.now() - 600_000)).toBe("failed");
-		const keys: string[] = [];
-		const { promise: held, open: release } = gate();
-		const { promise: first, open: arrived } = gate();
-		fake("https://alerts.example.test", async (req) => {
-			keys.push(req.headers.get("idempotency-key") ?? "");
-			if (keys.length === 1) {
-				arrived();
-				await held;
-			}
-			return new Response("ok");
-		});
+		const { keys, first, release } = heldAlert();
 		// A tick whose start (its `now`) is 70 s behind the clock by the time it retries the alert: a
 		// fan-out over thousands of agents takes that long.
 		const late = runTick(env, Math.floor(Date.now() / 60_000) * 60_000, Date.now() - 70_000).catch(() => {});

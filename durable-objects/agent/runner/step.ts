@@ -78,6 +78,12 @@ function out(deps: StepDeps, jobId: string, ...lines: OutputLine[]): void {
 	deps.notify(jobId);
 }
 
+/** How a job ends when its turns are spent: another turn (or one whose tools' results need it) is past max_turns. */
+function maxTurnsFailure(maxTurns: number): { reason: string; exit_reason: ExitReason; error: { type: string; message: string } } {
+	const reason = `max_turns ${maxTurns} reached`;
+	return { reason, exit_reason: "max_turns", error: { type: "max_turns", message: reason } };
+}
+
 /**
  * A usage limit's failure. The error names the limit alone, so each run that hits it files the same
  * incident (its signature is the error's text) instead of a new one for every amount used.
@@ -164,8 +170,7 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 	// so the request is sent without it (the same request, answered afresh), and the answer joins it.
 	const sent = continuing && Array.isArray(last.content) && last.content.length === 0 ? messages.slice(0, -1) : messages;
 	if (!continuing && (job.usage.num_turns ?? 0) >= agent.max_turns) {
-		const reason = `max_turns ${agent.max_turns} reached`;
-		finish(deps, job, "failed", { reason, exit_reason: "max_turns", error: { type: "max_turns", message: reason } });
+		finish(deps, job, "failed", maxTurnsFailure(agent.max_turns));
 		return "done";
 	}
 	const before = limitReached(job, job.usage_limits, used(deps, job, setup), "before_call", pricing());
@@ -259,8 +264,7 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 		// read what they return. First the turns: tools asked for on the last turn allowed would have
 		// their results read by a turn that never comes (a paused turn's rest is the same turn).
 		if (asksForTools && (updated.usage.num_turns ?? 0) >= agent.max_turns) {
-			const reason = `max_turns ${agent.max_turns} reached`;
-			finish(deps, updated, "failed", { reason, exit_reason: "max_turns", error: { type: "max_turns", message: reason } });
+			finish(deps, updated, "failed", maxTurnsFailure(agent.max_turns));
 			return "done";
 		}
 		// Then the requests, tokens and cost. The setup read again only if a count limit asks: this
@@ -271,10 +275,9 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 			return "done";
 		}
 		// And for the tool calls: all of a turn's calls are run or none (a call whose input was not
-		// valid JSON is never made, so it is not counted). The calls made are counted only when a limit
-		// asks: otherwise a statement more for every tool turn of every job.
-		const countLimited = asksForTools && updated.usage_limits?.max_tool_calls != null;
-		const calls = countLimited ? turnCallsOverLimit(updated.usage_limits, toolCallCount(deps.sql, job.id), toolUses.filter((t) => !hasInvalidInput(t)).length) : null;
+		// valid JSON is never made, so it is not counted).
+		const asked = toolUses.filter((t) => !hasInvalidInput(t)).length;
+		const calls = asksForTools ? turnCallsOverLimit(updated.usage_limits, () => toolCallCount(deps.sql, job.id), asked) : null;
 		if (calls) {
 			finish(deps, updated, "failed", limitFailure(calls));
 			return "done";

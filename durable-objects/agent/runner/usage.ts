@@ -97,11 +97,14 @@ export function limitReached(
 /**
  * The tool-call limit a turn's calls would pass together, counted with the calls already made: checked
  * before any of them runs, since the model reads a turn's results all at once or not at all (the
- * first calls run, then the limit stops the job, and their results reach no one).
+ * first calls run, then the limit stops the job, and their results reach no one). `made` is asked
+ * only when the limit is set: counting is a statement, on every tool turn of every job otherwise.
  */
-export function turnCallsOverLimit(limits: UsageLimits | null, made: number, asked: number): LimitHit | null {
+export function turnCallsOverLimit(limits: UsageLimits | null, made: () => number, asked: number): LimitHit | null {
 	const max = limits?.max_tool_calls;
-	if (max === undefined || made + asked <= max) return null;
+	if (max == null) return null;
+	const before = made();
+	if (before + asked <= max) return null;
 	const limit = `max_tool_calls ${max}`;
-	return { limit, reason: `${limit} reached (${made} made, this turn asks for ${asked} more)` };
+	return { limit, reason: `${limit} reached (${before} made, this turn asks for ${asked} more)` };
 }

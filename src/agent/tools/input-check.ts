@@ -20,10 +20,9 @@ export function toolInputProblems(agent: AgentDefinition, name: string, input: R
 	const tool = toolParams(agent).find((t) => "name" in t && t.name === name);
 	const schema = tool && "input_schema" in tool ? tool.input_schema : undefined;
 	if (!schema) return [];
-	// A copy: the validator marks up the schema objects it is given, and an agent's definition is frozen.
 	let result: ReturnType<Validator["validate"]>;
 	try {
-		result = new Validator(structuredClone(schema) as Record<string, unknown>, "2020-12", false).validate(input);
+		result = validatorFor(schema).validate(input);
 	} catch (err) {
 		// A schema stored before definitions were checked for this (a regex that does not compile).
 		throw new InvalidToolSchemaError(`tool ${name}'s input_schema is not valid JSON Schema (${err instanceof Error ? err.message : String(err)})`);
@@ -34,4 +33,21 @@ export function toolInputProblems(agent: AgentDefinition, name: string, input: R
 		.filter((e: OutputUnit) => !UMBRELLA.has(e.keyword))
 		.slice(0, MAX_PROBLEMS)
 		.map((e: OutputUnit) => ({ path: `tool_input${e.instanceLocation.slice(1)}`, message: e.error }));
+}
+
+/**
+ * Validators by the schema they check. A webhook tool's input is checked on every call, and building
+ * a validator (with the copy it needs) costs more than the check; a stored definition is parsed once
+ * and frozen (see jsonMemo), so its schema objects stand for it across calls.
+ */
+const validators = new WeakMap<object, Validator>();
+
+function validatorFor(schema: object): Validator {
+	let validator = validators.get(schema);
+	if (!validator) {
+		// A copy: the validator marks up the schema objects it is given, and an agent's definition is frozen.
+		validator = new Validator(structuredClone(schema) as Record<string, unknown>, "2020-12", false);
+		validators.set(schema, validator);
+	}
+	return validator;
 }
