@@ -3,6 +3,7 @@ import { CliError } from "../client.ts";
 import { act, jobIdArg, pathSegment, type Context } from "../context.ts";
 import { pauseReason, printable, printableDeep, statusStyle } from "../format.ts";
 import { reportJob } from "./trigger.ts";
+import { ACTIVE } from "../agent-logs.ts";
 import { shapes } from "../shapes.ts";
 import { confirm } from "../stdin.ts";
 
@@ -128,9 +129,11 @@ function cancelOutcome(ctx: Context, job: { id: string; status: string; transiti
 		if (reason.startsWith("force-cancelled") && reason.includes("was cut off")) return `force-cancelled ${job.id}: its tool call in flight was cut off, and whether it took effect is unknown`;
 		return force ? `cancelled ${job.id} (forced, but no tool call was in flight here to cut off)` : `cancelled ${job.id}`;
 	}
-	// A call left by an instance of the agent that is gone cannot be cut off: its job ends indeterminate.
-	if (job.status === "indeterminate") return `${job.id} ended ${status}: ${reason}`;
-	return `cancelling ${job.id}: it is ${status} and stops as soon as its tool call in flight returns`;
+	if (ACTIVE.includes(job.status)) return `cancelling ${job.id}: it is ${status} and stops as soon as its tool call in flight returns`;
+	// Ended otherwise before the cancel took it (its final answer or its timeout came first), or
+	// indeterminate: a call left by an instance of the agent that is gone cannot be cut off. Saying
+	// "cancelling" of it would have the operator wait for an end that has already come.
+	return `${job.id} ended ${status}, not cancelled${reason ? `: ${reason}` : ""}`;
 }
 
 async function decide(ctx: Context, id: string, decision: "approve" | "deny", opts: ApproveOptions): Promise<number> {

@@ -533,6 +533,35 @@ describe("cancel --force", () => {
 	});
 });
 
+describe("cancel's answer", () => {
+	const answered = (job: ReturnType<typeof record>) => fakeApi({ [`POST /v1/jobs/${JOB}/cancel`]: (_req, res) => json(res, 200, job) });
+
+	it("says the job is cancelled when the cancel ended it at once", async () => {
+		const api = await answered(record({ status: "cancelled", exit_reason: "cancelled", summary: null, transitions: [{ from: "running", to: "cancelled", at: "2026-01-01T00:00:02.500Z", reason: "cancelled by root" }] }));
+		const r = await runCli(api.url, ["cancel", JOB, "--yes"]);
+		expect(r.status, r.stderr).toBe(0);
+		expect(r.stdout).toBe(`cancelled ${JOB}\n`);
+	});
+
+	it("says the cancel is under way while the job still runs (a tool call in flight is let finish)", async () => {
+		const api = await answered(record({ status: "running", exit_reason: null, finished_at: null, summary: null }));
+		const r = await runCli(api.url, ["cancel", JOB, "--yes"]);
+		expect(r.status, r.stderr).toBe(0);
+		expect(r.stdout).toBe(`cancelling ${JOB}: it is running and stops as soon as its tool call in flight returns\n`);
+	});
+
+	// The job's last step can end it while the cancel waits for it (its final answer already in).
+	it("says how the job ended when it ended otherwise, not that it is still stopping", async () => {
+		const transitions = [{ from: "running", to: "completed", at: "2026-01-01T00:00:02.500Z", reason: "final answer" }];
+		const completed = await runCli((await answered(record({ transitions }))).url, ["cancel", JOB, "--yes"]);
+		expect(completed.status, completed.stderr).toBe(0);
+		expect(completed.stdout).toBe(`${JOB} ended completed, not cancelled: final answer\n`);
+		const failed = await runCli((await answered(record({ status: "failed", exit_reason: "error", transitions: [] }))).url, ["cancel", JOB, "-y", "-f"]);
+		expect(failed.status, failed.stderr).toBe(0);
+		expect(failed.stdout).toBe(`${JOB} ended failed, not cancelled\n`);
+	});
+});
+
 describe("notepad set <key> - (the value from stdin)", () => {
 	/** A fake notepad that stores what it is sent as is. */
 	const notepadApi = () => fakeApi({ "PUT /v1/agents/fake/notepad/k": (_req, res, body) => json(res, 200, { k: (JSON.parse(body) as { value: string }).value }) });
