@@ -3,6 +3,7 @@
  * tool whose schema is not valid JSON Schema (so every run of the agent would fail), and the
  * approval check could not hold edited input to it. Not a full meta-schema validation (that would
  * bundle the draft's vocabularies): the keywords whose values have a fixed shape, and every regex.
+ * Optionally the prose too: the titles and descriptions the model reads about each field.
  */
 export interface SchemaProblem {
 	path: (string | number)[];
@@ -15,6 +16,7 @@ const SUBSCHEMA_MAP = ["properties", "patternProperties", "$defs", "definitions"
 const SUBSCHEMA_LIST = ["allOf", "anyOf", "oneOf", "prefixItems"];
 const COUNT = ["maxLength", "minLength", "maxItems", "minItems", "maxProperties", "minProperties", "maxContains", "minContains"];
 const NUMBER = ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"];
+const PROSE = ["title", "description"];
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
@@ -27,8 +29,11 @@ function regexProblem(source: string): string | null {
 	}
 }
 
-/** Every problem found, each at its path inside the schema; [] when none. Iterative: no recursion. */
-export function jsonSchemaProblems(schema: unknown): SchemaProblem[] {
+/**
+ * Every problem found, each at its path inside the schema; [] when none. Iterative: no recursion.
+ * `prose` says what is wrong with a title's or description's text, if anything.
+ */
+export function jsonSchemaProblems(schema: unknown, prose?: (text: string) => string | null): SchemaProblem[] {
 	const problems: SchemaProblem[] = [];
 	const stack: [unknown, (string | number)[]][] = [[schema, []]];
 	while (stack.length > 0) {
@@ -57,6 +62,10 @@ export function jsonSchemaProblems(schema: unknown): SchemaProblem[] {
 		}
 		for (const key of NUMBER) {
 			if (key in node && typeof node[key] !== "number") problems.push({ path: at(key), message: "must be a number" });
+		}
+		for (const key of PROSE) {
+			const problem = prose && typeof node[key] === "string" ? prose(node[key]) : null;
+			if (problem) problems.push({ path: at(key), message: problem });
 		}
 		if ("multipleOf" in node && !(typeof node.multipleOf === "number" && node.multipleOf > 0)) problems.push({ path: at("multipleOf"), message: "must be a number above 0" });
 		for (const key of SUBSCHEMA) {

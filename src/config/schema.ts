@@ -182,9 +182,15 @@ const ScannedPrompt = Prompt.superRefine((s, ctx) => {
  * they hide what runs from whoever reviews the definition (and stripping them would change it).
  */
 const SystemPrompt = Text.superRefine((s, ctx) => {
-	const hidden = invisibleReason(s);
-	if (hidden) ctx.addIssue({ code: "custom", message: `${SCAN_REFUSAL} ${hidden}` });
+	const hidden = hiddenText(s);
+	if (hidden) ctx.addIssue({ code: "custom", message: hidden });
 });
+
+/** Why text the model reads as instructions is refused for invisible characters, or null. */
+function hiddenText(s: string): string | null {
+	const hidden = invisibleReason(s);
+	return hidden && `${SCAN_REFUSAL} ${hidden}`;
+}
 
 /**
  * drover's own credentials and settings. An agent naming one would send it where the agent says
@@ -340,14 +346,16 @@ const DEPTH_MESSAGE = `nests deeper than ${MAX_JSON_DEPTH} levels`;
 const WebhookTool = strict({
 	type: z.literal("webhook"),
 	name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, "tool names are 1-64 letters, digits, _ or -"),
-	description: Text.min(1),
+	// The model reads it, and its input_schema's titles and descriptions, as instructions about the
+	// tool, written by the agent's admin as the system prompt is: refused as it is for hidden characters.
+	description: SystemPrompt.min(1),
 	url_secret: SecretName,
 	input_schema: z
 		.record(z.string(), z.unknown())
 		.refine((s) => withinDepth(s), { message: DEPTH_MESSAGE, abort: true })
 		.refine((s) => s.type === "object", 'input_schema must be a JSON schema with type: "object"')
 		.superRefine((s, ctx) => {
-			for (const problem of jsonSchemaProblems(s).slice(0, 5)) ctx.addIssue({ code: "custom", path: problem.path, message: problem.message });
+			for (const problem of jsonSchemaProblems(s, hiddenText).slice(0, 5)) ctx.addIssue({ code: "custom", path: problem.path, message: problem.message });
 		})
 		.refine((s) => !SECRET_LITERAL.test(JSON.stringify(s)), SECRET_MESSAGE)
 		.default({ type: "object" }),
