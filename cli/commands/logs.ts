@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { CliError, JSONL, outcomeCode } from "../client.ts";
-import { act, jobIdArg, pathSegment, positiveInt, type Context } from "../context.ts";
+import { act, agentExists, jobIdArg, pathSegment, positiveInt, type Context } from "../context.ts";
 import { printable, renderLine, statusStyle } from "../format.ts";
 import { followJob } from "../sse.ts";
 import { ACTIVE, agentSink, followAgent, lastLines, recentAndActiveJobs, recentJobs, recentJobsWithOutput } from "../agent-logs.ts";
@@ -43,7 +43,15 @@ async function agentLogs(ctx: Context, agent: string, opts: LogsOptions, print: 
 	const recent = opts.follow ? await recentAndActiveJobs(ctx, agent) : await recentJobsWithOutput(ctx, agent);
 	if (recent.length === 0 && !opts.follow) {
 		const queued = await recentJobs(ctx, agent);
-		if (queued.length === 0) throw new CliError(`agent ${agent} has no jobs (yet)`, 1, `drover trigger ${agent} starts one`);
+		// Every agent starts with none: said like a job with no output yet, not failed on. (A name that
+		// never was an agent is already the API's 404.) --follow waits for the first instead.
+		if (queued.length === 0) {
+			const none = (await agentExists(ctx, agent))
+				? `no jobs yet for agent ${agent}: drover trigger ${agent} starts one, drover logs ${agent} --follow waits for it`
+				: `no jobs for agent ${agent}, which was deleted`;
+			ctx.err(ctx.ep.dim(printable(none)));
+			return 0;
+		}
 		ctx.err(ctx.ep.dim(printable(noOutput(queued[0]!.id, queued[0]!.status))));
 		return 0;
 	}

@@ -880,14 +880,30 @@ describe("logs of an agent: its recent jobs, and --follow across the jobs it sta
 		expect(api.seen.filter((s) => s.route.includes("/output")).map((s) => s.route)).toEqual([`GET /v1/jobs/${B}/output?lines=50`, `GET /v1/jobs/${A}/output?lines=49`]);
 	});
 
-	it("an agent with no jobs is exit 1 saying so; a mistyped one is the API's 404", async () => {
-		const api = await fakeApi({ "GET /v1/agents/idle/jobs?limit=20": (_req, res) => json(res, 200, { jobs: [], next_cursor: null }) });
+	// Having no jobs yet is where every agent starts, not an error; a name that is no agent is.
+	it("an agent with no jobs yet says so and exits 0; a deleted one says it was deleted; a mistyped one is the API's 404, exit 1", async () => {
+		const api = await fakeApi({
+			"GET /v1/agents/idle/jobs?limit=20": (_req, res) => json(res, 200, { jobs: [], next_cursor: null }),
+			"GET /v1/agents/idle": (_req, res) => json(res, 200, { ...AGENT, name: "idle" }),
+			"GET /v1/agents/gone/jobs?limit=20": (_req, res) => json(res, 200, { jobs: [], next_cursor: null }),
+			"GET /v1/agents/gone": (_req, res) => json(res, 404, { error: { code: "not_found", message: "no agent named gone" } }),
+		});
 		const idle = await runCli(api.url, ["logs", "idle"]);
-		expect(idle.status).toBe(1);
-		expect(idle.stderr).toBe("drover: agent idle has no jobs (yet)\ndrover: hint: drover trigger idle starts one\n");
+		expect(idle.status, idle.stderr).toBe(0);
+		expect(idle.stdout).toBe("");
+		expect(idle.stderr).toBe("no jobs yet for agent idle: drover trigger idle starts one, drover logs idle --follow waits for it\n");
+		const raw = await runCli(api.url, ["logs", "idle", "--json"]);
+		expect(raw.status, raw.stderr).toBe(0);
+		expect(raw.stdout).toBe("");
+		const gone = await runCli(api.url, ["logs", "gone"]);
+		expect(gone.status, gone.stderr).toBe(0);
+		expect(gone.stderr).toBe("no jobs for agent gone, which was deleted\n");
 		const typo = await runCli(api.url, ["logs", "nope"]);
 		expect(typo.status).toBe(1);
 		expect(typo.stderr).toContain("no route for GET /v1/agents/nope/jobs?limit=20");
+		const typoFollowed = await runCli(api.url, ["logs", "nope", "--follow"]);
+		expect(typoFollowed.status).toBe(1);
+		expect(typoFollowed.stderr).toContain("no route for GET /v1/agents/nope/jobs?limit=20");
 	});
 
 	const AGENT = { name: "fake", source: "api", enabled: true, model: "m", fallback_models: [], schedules: [], paused: null, running_jobs: [], queued_jobs: 0, last_job: null };
@@ -963,6 +979,23 @@ describe("logs of an agent: its recent jobs, and --follow across the jobs it sta
 		const r = await follow(api.url, ["--json"], (out) => out.includes("a2"));
 		expect(r.stderr).toBe("");
 		expect(r.stdout).toBe(`${text("a1")}\n${text("a2")}\n`);
+	});
+
+	it("--follow of an agent with no jobs yet waits for its first and follows it as it does later ones", async () => {
+		const streams: (string | null)[] = [];
+		const api = await fakeApi({
+			"GET /v1/agents/fake/jobs?limit=20": (_req, res) => json(res, 200, { jobs: [], next_cursor: null }),
+			...live({}),
+			"GET /v1/agents/fake": (_req, res) => json(res, 200, AGENT),
+			// The first job starts after the follow began: the first poll finds it.
+			"GET /v1/agents/fake/jobs?limit=50": (_req, res) => json(res, 200, { jobs: [summary(A, "running")], next_cursor: null }),
+			[`GET /v1/jobs/${A}/stream`]: (req, res) => (streams.push(`${A} ${req.headers["last-event-id"] ?? null}`), sse(res, 1, [text("a1"), text("a2")], "completed")),
+		});
+		const r = await follow(api.url, [], (out) => out.includes(`==> ${A} completed <==`));
+		expect(r.stderr).toBe("");
+		expect(r.stdout).toBe(`==> ${A} (schedule) <==\na1\na2\n==> ${A} completed <==\n`);
+		// Followed from its first line, as each new job is.
+		expect(streams).toEqual([`${A} null`]);
 	});
 
 	it("--follow ends, exit 1, once the agent is deleted and its live jobs have ended", async () => {

@@ -327,6 +327,17 @@ describe("drover trigger --wait: the exit code is the job's outcome", () => {
 			const none = await drover(["logs", `cli-none-${suffix}`]);
 			expect(none.status).toBe(1);
 			expect(none.stderr).toContain(`no agent named cli-none-${suffix}`);
+			// An agent yet to run is not an error; once deleted with none, it says so, not "yet".
+			const fresh = `cli-fresh-${suffix}`;
+			await createAgent({ name: fresh, prompt: "Not yet." });
+			const idle = await drover(["logs", fresh]);
+			expect(idle.status, idle.stderr).toBe(0);
+			expect(idle.stdout).toBe("");
+			expect(idle.stderr).toContain(`no jobs yet for agent ${fresh}: drover trigger ${fresh} starts one`);
+			expect((await api(`/v1/agents/${fresh}`, { method: "DELETE" })).status).toBe(200);
+			const gone = await drover(["logs", fresh]);
+			expect(gone.status, gone.stderr).toBe(0);
+			expect(gone.stderr).toContain(`no jobs for agent ${fresh}, which was deleted`);
 		});
 
 		it("logs --follow of a job that has ended prints it all and exits with its outcome", async () => {
