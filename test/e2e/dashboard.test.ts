@@ -753,7 +753,7 @@ describe("the dashboard", () => {
 		// The e2e tool target answers 404: the call ran and failed, and the model was told so.
 		expect(filed.slice(0, 3)).toEqual(["1", "create_ticket", "failed"]);
 		expect(filed[3]).toMatch(/^approved by \S+$/);
-		expect(filed[4]).toMatch(/^\d+(\.\d)? s$/);
+		expect(filed[4]).toMatch(/^\d+ ms$|^\d+(\.\d)? s$/);
 		expect(filed[6]).toContain("404");
 		expect(denied.slice(0, 3)).toEqual(["2", "create_ticket", "denied"]);
 		expect(denied[3]).toMatch(/^denied by \S+$/);
@@ -775,6 +775,56 @@ describe("the dashboard", () => {
 		await page.locator(`tr[data-job="${job.id}"] .sub.warn`, { hasText: "1 of 1 tool call failed" }).waitFor(LIVE);
 		await page.goto(`${url}/`);
 		await page.locator("tr", { hasText: agent }).getByText("· 1 of 1 tool call failed").waitFor(LIVE);
+		await page.close();
+	});
+
+	it("says a duration under a second in milliseconds, in the jobs list, on the job's page and for its tool calls, and a longer one in seconds and minutes", async () => {
+		const agent = await createAgent(`dash-ms-${run}`, { tools: [{ ...TICKET_TOOL, requires_approval: false }] });
+		await script({ tool_use: { name: "create_ticket", input: { title: "Quick" } } }, { text: "Filed." });
+		const quick = await trigger(agent, "File it.");
+		expect(await settled(quick.id)).toBe("completed");
+		await script({ text: "Nothing to file." });
+		const slow = await trigger(agent, "Look.");
+		expect(await settled(slow.id)).toBe("completed");
+		// How long a job takes here is the machine's to say: the answers are given the durations of a
+		// 27 ms job and tool call, and of a 75 s job.
+		const durations: Record<string, number> = { [quick.id]: 0.027, [slow.id]: 75 };
+		const edits: Record<string, (body: never) => void> = {
+			"/v1/jobs": (page: { jobs: { id: string; duration_seconds: number | null }[] }) => {
+				for (const j of page.jobs) if (j.id in durations) j.duration_seconds = durations[j.id]!;
+			},
+			[`/v1/jobs/${quick.id}`]: (job: { duration_seconds: number | null }) => {
+				job.duration_seconds = durations[quick.id]!;
+			},
+			[`/v1/jobs/${quick.id}/tool-calls`]: (page: { tool_calls: { started_at: string | null; finished_at: string | null }[] }) => {
+				for (const t of page.tool_calls) if (t.started_at) t.finished_at = new Date(Date.parse(t.started_at) + 27).toISOString();
+			},
+		};
+		const page = await signedIn("/usage", tokens.read);
+		await page.route(
+			(u) => u.pathname in edits,
+			async (route) => {
+				const body = (await (await route.fetch()).json()) as never;
+				edits[new URL(route.request().url()).pathname]!(body);
+				return route.fulfill({ json: body });
+			},
+		);
+
+		await page.goto(`${url}/jobs?agent=${agent}`);
+		const took = (id: string) => page.locator(`#jobs-table tr[data-job="${id}"] td.num`);
+		await took(slow.id).waitFor(LIVE);
+		expect(await took(quick.id).textContent()).toBe("27 ms");
+		expect(await took(slow.id).textContent()).toBe("1 min 15 s");
+
+		await page.goto(`${url}/jobs/${quick.id}`);
+		await page.locator("#job-status .badge", { hasText: "completed" }).waitFor(LIVE);
+		const facts = page.locator("#job-facts");
+		const names = await facts.locator("dt").allTextContents();
+		expect(await facts.locator("dd").nth(names.indexOf("Duration")).textContent()).toBe("27 ms");
+		await page.locator("#job-tool-calls summary").click();
+		const toolCall = page.locator("#job-tool-calls-body tbody tr").first();
+		await toolCall.waitFor(LIVE);
+		expect((await toolCall.locator("td").allTextContents())[4]).toBe("27 ms");
 		await page.close();
 	});
 

@@ -52,9 +52,13 @@ const slotTime = (iso) =>
 		: h("span", { class: "muted", text: "—" });
 /** @param {string} iso */
 const clock = (iso) => new Date(iso).toLocaleTimeString("en-GB", { hour12: false });
-/** @param {?number} sec */
+/** Every duration the dashboard shows (a job's, a tool call's): "27 ms", "4.2 s", "3 min 5 s", "2 h 3 min". @param {?number} sec */
 function dur(sec) {
 	if (sec === null || sec === undefined) return "—";
+	// Under a second in milliseconds, as the CLI says it: a 27 ms call shown as "0.0 s" read as no time
+	// at all. Rounded first, so that 0.9996 s is "1.0 s", not "1000 ms".
+	const ms = Math.round(sec * 1000);
+	if (ms < 1000) return ms + " ms";
 	if (sec < 10) return sec.toFixed(1) + " s";
 	if (sec < 60) return Math.round(sec) + " s";
 	const m = Math.floor(sec / 60);
