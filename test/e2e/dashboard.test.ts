@@ -540,7 +540,7 @@ describe("the dashboard", () => {
 		await reason.press("Enter");
 		await page.locator("#job-status .badge", { hasText: "cancelled" }).waitFor(LIVE);
 		await ask.waitFor({ state: "hidden" });
-		await page.locator("#notice", { hasText: "Cancel requested" }).waitFor(LIVE);
+		await page.locator("#notice span", { hasText: /^Cancelled$/ }).waitFor(LIVE);
 		await page.locator("#job-cancel").waitFor({ state: "hidden" });
 		await page.locator("#job-fork").waitFor({ state: "visible" });
 		await page.locator("#job-continue").waitFor({ state: "visible" });
@@ -573,6 +573,40 @@ describe("the dashboard", () => {
 		await ask.waitFor({ state: "hidden" });
 		// A model call is cut off by any cancel: forced, it is a plain one.
 		expect(cancels).toEqual([{ force: true }]);
+		expect((await getJob(running.id)).status).toBe("cancelled");
+		await page.close();
+	});
+
+	it("says a cancel that waits for a tool call in flight is requested, and one that ended the job is done", async () => {
+		const agent = await createAgent(`dash-cancel-said-${run}`, {});
+		await script({ hang: true });
+		const running = await trigger(agent, "Hang.");
+		await expect.poll(async () => (await getJob(running.id)).status, LIVE).toBe("running");
+		const page = await signedIn(`/jobs/${running.id}`);
+		await page.locator("#job-status .badge", { hasText: "running" }).waitFor(LIVE);
+		const ask = page.getByRole("dialog", { name: `Cancel job ${running.id}` });
+		const notice = page.locator("#notice span");
+		// The e2e Worker's tool target answers at once, so no tool call stays in flight to be waited for:
+		// the first cancel is answered as the API answers one that waits (the job still running, with
+		// cancel_requested), and never reaches it.
+		let waited = false;
+		await page.route(`**/v1/jobs/${running.id}/cancel`, async (route) => {
+			if (waited) return route.continue();
+			waited = true;
+			return route.fulfill({ json: { ...(await getJob(running.id)), cancel_requested: "cancelled by operator" } });
+		});
+		await page.locator("#job-cancel").click();
+		await ask.getByRole("button", { name: "Cancel job" }).click();
+		await ask.waitFor({ state: "hidden" });
+		await notice.filter({ hasText: /^Cancel requested$/ }).waitFor(LIVE);
+		await page.locator("#job-facts dt", { hasText: "Cancel requested" }).waitFor(LIVE);
+		expect(await page.locator("#job-status").textContent()).toBe("running");
+
+		// Its model call is cut off by a cancel: the answer shows the job cancelled, and the page says so.
+		await page.locator("#job-cancel").click();
+		await ask.getByRole("button", { name: "Cancel job" }).click();
+		await page.locator("#job-status .badge", { hasText: "cancelled" }).waitFor(LIVE);
+		await notice.filter({ hasText: /^Cancelled$/ }).waitFor(LIVE);
 		expect((await getJob(running.id)).status).toBe("cancelled");
 		await page.close();
 	});

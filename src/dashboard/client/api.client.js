@@ -85,7 +85,10 @@ async function firstPages(page, key, count) {
 /** @type {HTMLElement | null} The focused button an action is running from, for its dialog to give focus back to. */
 let actingButton = null;
 /** Runs an action from a button: disabled while it runs, its error shown, an optional note on success. */
-/** @param {{ disabled: boolean }} button @param {() => Promise<unknown>} fn @param {string} [okMessage] */
+/**
+ * @param {{ disabled: boolean }} button @param {() => Promise<unknown>} fn
+ * @param {string | (() => string)} [okMessage] a function for a note that depends on what the action was answered
+ */
 async function act(button, fn, okMessage) {
 	// Disabling a focused button moves focus to the page: a dialog this action opens gives focus back
 	// to the button named here once it closes (see ask).
@@ -93,7 +96,7 @@ async function act(button, fn, okMessage) {
 	button.disabled = true;
 	try {
 		const done = await fn();
-		if (okMessage && done !== false) notify(okMessage, true);
+		if (okMessage && done !== false) notify(typeof okMessage === "function" ? okMessage() : okMessage, true);
 	} catch (err) {
 		fail(err);
 	} finally {

@@ -73,6 +73,8 @@ async function jobView(signal) {
 		);
 	};
 
+	// Said once the cancel is done: set by its answer (the button is disabled while one is under way).
+	let cancelOutcome = "";
 	$("#job-cancel").onclick = (/** @type {Click} */ e) => act(e.currentTarget, () => ask({
 		title: "Cancel job " + id,
 		text: "It stops at once, and a model call in flight is cut off; a tool call in flight is let finish first, so that its effect is recorded, unless forced.",
@@ -82,9 +84,12 @@ async function jobView(signal) {
 		danger: true,
 		dismiss: "Keep it",
 		run: async (reason, _dialog, force) => {
-			render(await post(path + "/cancel", { ...(reason ? { reason } : {}), ...(force ? { force: true } : {}) }));
+			/** @type {JobRecord} */
+			const after = await post(path + "/cancel", { ...(reason ? { reason } : {}), ...(force ? { force: true } : {}) });
+			render(after);
+			cancelOutcome = cancelNote(after);
 		},
-	}), "Cancel requested");
+	}), () => cancelOutcome);
 	/**
 	 * Fork or Continue: a new job from this one's conversation, in a new session or in its own, asked
 	 * in the dialog with a prompt (optional for a fork). An agent changed since this job ran is asked
@@ -335,6 +340,18 @@ function renderJob(j) {
 		$("#approval-input").value = printableJson(pa.input);
 		$("#approval-error").hidden = true;
 	}
+}
+
+/**
+ * What a cancel came to, from its answer: most end the job at once, but one waiting on a tool call in
+ * flight is only requested until the call returns, and "Cancel requested" said of a job already
+ * cancelled read as if it still ran. A job that ended otherwise meanwhile (its forced cancel found
+ * the call's effect unknown) is said as it ended.
+ * @param {JobRecord} j
+ */
+function cancelNote(j) {
+	if (j.status === "cancelled") return "Cancelled";
+	return FINAL.includes(j.status) ? "Ended " + words(j.status) : "Cancel requested";
 }
 
 /** A 409 refusing a continue, fork or approval because the agent's definition changed: the API names the body field that overrides it. @param {unknown} err */
