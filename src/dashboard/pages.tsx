@@ -97,7 +97,10 @@ function Fleet() {
 							<th>Schedules · next run</th>
 							<th>Running</th>
 							<th>Last job</th>
-							<th class="actions">Actions</th>
+							{/* A read token has no action here: the column goes, not just its buttons. */}
+							<th class="actions" data-needs="operate">
+								Actions
+							</th>
 						</tr>
 					</thead>
 					<tbody></tbody>
@@ -209,18 +212,26 @@ function Job(props: { id: string }) {
 				<h2>Waiting for approval</h2>
 				<p>
 					The model wants to call <strong id="approval-tool" class="mono"></strong>
-					<span id="approval-requested" class="muted"></span>. Edit the input if needed, then decide.
+					<span id="approval-requested" class="muted"></span>.<span data-needs="operate"> Edit the input if needed, then decide.</span>
+					<span data-lacks="operate"> Deciding takes an operate or admin token.</span>
 				</p>
-				<label for="approval-input">Tool input (JSON)</label>
-				<textarea id="approval-input" rows={6} spellcheck={false}></textarea>
-				<p id="approval-error" class="error" hidden></p>
-				<div class="buttons">
-					<button type="button" id="approval-approve" class="primary" data-needs="operate">
-						Approve
-					</button>
-					<button type="button" id="approval-deny" class="danger" data-needs="operate">
-						Deny
-					</button>
+				<div data-needs="operate">
+					<label for="approval-input">Tool input (JSON)</label>
+					<textarea id="approval-input" rows={6} spellcheck={false}></textarea>
+					<p id="approval-error" class="error" hidden></p>
+					<div class="buttons">
+						<button type="button" id="approval-approve" class="primary" data-needs="operate">
+							Approve
+						</button>
+						<button type="button" id="approval-deny" class="danger" data-needs="operate">
+							Deny
+						</button>
+					</div>
+				</div>
+				{/* A read token cannot decide: an editable box would offer an edit nothing can send. */}
+				<div data-lacks="operate">
+					<h3>Tool input (JSON)</h3>
+					<pre id="approval-input-text" class="text"></pre>
 				</div>
 			</section>
 			<div class="columns">

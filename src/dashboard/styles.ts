@@ -117,6 +117,8 @@ kbd { font-family: var(--mono); font-size: .9em; padding: 0 .3rem; border: 1px s
 
 /* ── sign-in ── */
 body:not([data-role="operate"]):not([data-role="admin"]) [data-needs="operate"] { display: none !important; }
+/* what a token without that role is shown in an action's place (the approval's input, as text) */
+body[data-role="operate"] [data-lacks="operate"], body[data-role="admin"] [data-lacks="operate"] { display: none !important; }
 .signin, .missing { max-width: 26rem; margin: 4rem auto; background: var(--panel); padding: 2rem; border-radius: 10px; border: 1px solid var(--line); }
 .signin form { display: flex; flex-direction: column; gap: .5rem; }
 .signin label { font-weight: 600; margin-top: .5rem; }

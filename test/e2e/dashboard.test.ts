@@ -1547,6 +1547,49 @@ describe("the dashboard", () => {
 		expect(pageErrors).toEqual([]);
 	});
 
+	it("shows a read-only token no Actions column in the fleet, and a waiting approval's input as text with nothing to decide", async () => {
+		const agent = await createAgent(`dash-read-approval-${run}`, { tools: [TICKET_TOOL] });
+		await script({ tool_use: { name: "create_ticket", input: { title: "Disk full" } } }, { text: "Not filed." });
+		const job = await trigger(agent, "File it.");
+		await expect.poll(async () => (await getJob(job.id)).status, LIVE).toBe("approval_pending");
+		const columns = ["Agent", "State", "Schedules · next run", "Running", "Last job"];
+		const asked = JSON.stringify({ title: "Disk full" }, null, 2);
+
+		const reader = await signedIn("/", tokens.read);
+		await reader.locator('body[data-role="read"]').waitFor({ ...LIVE, state: "attached" });
+		const readerRow = reader.locator(`#fleet-table tr[data-agent="${agent}"]`);
+		await readerRow.waitFor(LIVE);
+		expect(await reader.locator("#fleet-table thead th:visible").allTextContents()).toEqual(columns);
+		expect(await readerRow.locator("td:visible").count()).toBe(columns.length);
+		await reader.goto(`${url}/jobs/${job.id}`);
+		const readerPanel = reader.locator("#job-approval");
+		await readerPanel.waitFor({ state: "visible", ...LIVE });
+		await reader.locator('body[data-role="read"]').waitFor({ ...LIVE, state: "attached" });
+		expect(await readerPanel.locator("textarea:visible, button:visible").count()).toBe(0);
+		expect(await reader.locator("#approval-input-text").textContent()).toBe(asked);
+		expect(await readerPanel.getByText("Deciding takes an operate or admin token.").isVisible()).toBe(true);
+		expect(await readerPanel.getByText("Edit the input if needed").isVisible()).toBe(false);
+		await shot(reader, "job-approval-read");
+		await reader.close();
+
+		const operator = await signedIn("/", tokens.operate);
+		await operator.locator('body[data-role="operate"]').waitFor({ ...LIVE, state: "attached" });
+		const operatorRow = operator.locator(`#fleet-table tr[data-agent="${agent}"]`);
+		await operatorRow.waitFor(LIVE);
+		expect(await operator.locator("#fleet-table thead th:visible").allTextContents()).toEqual([...columns, "Actions"]);
+		expect(await operatorRow.locator("td:visible").count()).toBe(columns.length + 1);
+		await operator.goto(`${url}/jobs/${job.id}`);
+		await operator.locator("#approval-approve").waitFor({ state: "visible", ...LIVE });
+		expect(await operator.locator("#approval-input").inputValue()).toBe(asked);
+		expect(await operator.locator("#approval-deny").isVisible()).toBe(true);
+		expect(await operator.locator("#approval-input-text").isVisible()).toBe(false);
+		expect(await operator.getByText("Deciding takes an operate or admin token.").isVisible()).toBe(false);
+		await operator.close();
+		await call("POST", `/v1/jobs/${job.id}/approval`, tokens.operate, { decision: "deny" });
+		expect(await settled(job.id)).toBe("completed");
+		expect(pageErrors).toEqual([]);
+	});
+
 	it("says a job does not exist on its page, with no empty record or live buttons left", async () => {
 		const page = await signedIn("/jobs/job-2026-01-01-zzzzzz");
 		await page.locator("#notice", { hasText: "no job job-2026-01-01-zzzzzz" }).waitFor(LIVE);

@@ -337,7 +337,8 @@ function renderJob(j) {
 		panel.dataset.toolUseId = pa.tool_use_id;
 		$("#approval-tool").textContent = pa.tool_name;
 		$("#approval-requested").replaceChildren(" (asked ", when(pa.requested_at), ")");
-		$("#approval-input").value = printableJson(pa.input);
+		// Editable for a token that may decide; text for one that may not (pages.tsx shows one of them).
+		$("#approval-input").value = $("#approval-input-text").textContent = printableJson(pa.input);
 		$("#approval-error").hidden = true;
 	}
 }
