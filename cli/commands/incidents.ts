@@ -58,6 +58,8 @@ async function list(ctx: Context, opts: ListOptions): Promise<number> {
 				{ header: "CLASS", value: (i) => i.class },
 				{ header: "STATE", value: (i) => i.state, style: (i) => statusStyle(ctx.p, i.state) },
 				{ header: "COUNT", value: (i) => String(i.count) },
+				// What an open incident waits on to run clean before it resolves.
+				{ header: "FAILING", value: (i) => (i.state === "detected" || i.state === "alerted") && i.failing?.length ? i.failing.join(",") : "-" },
 				{ header: "LAST SEEN", value: (i) => relTime(i.last_seen_at, now) },
 				{ header: "LAST JOB", value: (i) => i.last_job_id ?? "-" },
 				{ header: "ERROR", value: (i) => i.error, flexible: true, max: 80 },

@@ -1,32 +1,39 @@
 import { alertIncident } from "../../src/incidents/alert.ts";
 import { log } from "../../src/log.ts";
+import { liveSources, type IncidentSource } from "../../src/incidents/sources.ts";
 import { recordFailure, resolveOpen } from "../../src/store/incidents.ts";
+import { currentDefinition, readState } from "./state.ts";
 
 /**
  * Moves queued failure and clean-run events into the D1 incident table, in order: a failure files
- * or re-opens its incident (and alerts on opening), a clean run resolves the agent's open ones (asking
- * D1 only while a failure of this agent may have left one open). An event leaves the queue only once
- * D1 has taken it.
+ * or re-opens its incident (and alerts on opening), a clean run clears its source from the agent's
+ * open ones and resolves those it leaves with none (asking D1 only while a failure of this agent may
+ * have left one open). An event leaves the queue only once D1 has taken it.
  */
 export async function flushIncidentEvents(sql: SqlStorage, env: Env, agent: string): Promise<void> {
 	for (;;) {
 		const rows = sql
-			.exec<{ seq: number; kind: string; job_id: string | null; error: string | null; at: number }>("SELECT * FROM incident_events ORDER BY seq LIMIT 20")
+			.exec<{ seq: number; kind: string; job_id: string | null; error: string | null; at: number; source: IncidentSource | null }>(
+				"SELECT * FROM incident_events ORDER BY seq LIMIT 20",
+			)
 			.toArray();
 		if (rows.length === 0) return;
 		for (const r of rows) {
 			if (r.kind === "failure") {
 				// Before D1 hears of it: a crash after D1 took the failure must still leave the watch set.
 				sql.exec("INSERT INTO incident_watch (id, generation) VALUES (1, 1) ON CONFLICT (id) DO UPDATE SET generation = generation + 1");
-				const { incident, opened, alertDue } = await recordFailure(env.DB, { agent, error: r.error ?? "unknown error", jobId: r.job_id, at: r.at });
+				const { incident, opened, alertDue } = await recordFailure(env.DB, { agent, error: r.error ?? "unknown error", jobId: r.job_id, at: r.at, source: r.source ?? undefined });
 				if (opened) log.warn("incident.opened", { agent, incident: incident.id, class: incident.class, job_id: r.job_id });
 				if (alertDue) await alertIncident(env, incident, Date.now());
 			} else {
 				const watch = sql.exec<{ generation: number }>("SELECT generation FROM incident_watch").toArray()[0];
 				if (watch) {
-					const resolved = await resolveOpen(env.DB, agent, r.at);
+					const state = readState(sql);
+					const clean = r.source === null ? undefined : { source: r.source, live: liveSources(state ? currentDefinition(state) : null) };
+					const { resolved, open } = await resolveOpen(env.DB, agent, r.at, clean);
 					if (resolved > 0) log.info("incident.resolved", { agent, count: resolved, job_id: r.job_id });
-					sql.exec("DELETE FROM incident_watch WHERE generation = ?", watch.generation);
+					// Still open, waiting on another schedule to run clean: the next clean run asks D1 again.
+					if (open === 0) sql.exec("DELETE FROM incident_watch WHERE generation = ?", watch.generation);
 				}
 			}
 			sql.exec("DELETE FROM incident_events WHERE seq = ?", r.seq);

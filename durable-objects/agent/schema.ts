@@ -351,4 +351,14 @@ export const AGENT_MIGRATIONS: readonly SqlMigration[] = [
 			ALTER TABLE tool_calls ADD COLUMN result_chars INTEGER;
 		`,
 	},
+	{
+		version: 21,
+		name: "incident_event_sources",
+		sql: `
+			-- The schedule (or webhook, or one-off run) a failure or clean run came from: an incident
+			-- waits for the source that failed to run clean (see src/incidents/sources.ts). NULL in events
+			-- queued before: their clean runs resolve as before.
+			ALTER TABLE incident_events ADD COLUMN source TEXT;
+		`,
+	},
 ];

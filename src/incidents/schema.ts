@@ -23,6 +23,13 @@ export const IncidentSchema = z
 		resolved_at: z.string().nullable(),
 		closed_at: z.string().nullable(),
 		closed_by: z.string().nullable(),
+		failing: z
+			.array(z.string())
+			.nullable()
+			.openapi({
+				description:
+					"While open: the sources failing with this error that have not run clean since (`schedule:<name>`, `webhook`, `manual` for one-off runs); it resolves when none is left. A clean run clears its own source and `manual`. Null when unknown (opened before this was kept, or the scheduler's own): any clean run resolves it",
+			}),
 	})
 	.openapi("Incident");
 

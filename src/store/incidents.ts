@@ -3,6 +3,7 @@ import { redact } from "../security/redact.ts";
 import { clip } from "../shared/clip.ts";
 import { cursorScope, decodeCursor, encodeCursor } from "../shared/cursor.ts";
 import type { Incident, IncidentState } from "../incidents/schema.ts";
+import { ONE_OFF, type IncidentSource } from "../incidents/sources.ts";
 
 export type { Incident };
 
@@ -24,6 +25,7 @@ interface IncidentRow {
 	closed_by: string | null;
 	alert_claimed_at: number | null;
 	opened_at: number | null;
+	failing: string | null;
 }
 
 
@@ -45,6 +47,7 @@ function toIncident(r: IncidentRow): Incident {
 		resolved_at: iso(r.resolved_at),
 		closed_at: iso(r.closed_at),
 		closed_by: r.closed_by,
+		failing: r.failing === null ? null : (JSON.parse(r.failing) as string[]),
 	};
 }
 
@@ -57,11 +60,13 @@ export async function getIncident(db: D1Database, id: string): Promise<Incident 
  * Files a failure: a new signature opens an incident (detected); the same error again counts on the
  * open one, re-opens a resolved one, and leaves a closed one closed (closing is terminal for that
  * signature). Returns the incident, whether this failure opened it, and whether its alert is due:
- * on opening, and on every failure after one whose alert did not go out.
+ * on opening, and on every failure after one whose alert did not go out. `source` (see
+ * incidents/sources.ts) joins the ones the open incident waits on to run clean; without one (the
+ * scheduler's own failures) any clean run resolves it.
  */
 export async function recordFailure(
 	db: D1Database,
-	f: { agent: string; error: string; jobId: string | null; status?: number | null; at: number },
+	f: { agent: string; error: string; jobId: string | null; status?: number | null; at: number; source?: IncidentSource },
 ): Promise<{ incident: Incident; opened: boolean; alertDue: boolean }> {
 	const error = clip(redact(f.error), 2000);
 	let signature = await incidentSignature(f.agent, error);
@@ -80,10 +85,17 @@ export async function recordFailure(
 	const opened = !again && (existing === null || existing.state === "resolved");
 	await db
 		.prepare(
-			`INSERT INTO incidents (id, agent, signature, class, state, error, count, first_seen_at, last_seen_at, last_job_id, opened_at)
-			 VALUES (?1, ?2, ?3, ?4, 'detected', ?5, 1, ?6, ?6, ?7, ?6)
+			`INSERT INTO incidents (id, agent, signature, class, state, error, count, first_seen_at, last_seen_at, last_job_id, opened_at, failing)
+			 VALUES (?1, ?2, ?3, ?4, 'detected', ?5, 1, ?6, ?6, ?7, ?6, CASE WHEN ?8 IS NULL THEN NULL ELSE json_array(?8) END)
 			 ON CONFLICT (id) DO UPDATE SET
 			   count = incidents.count + 1, last_seen_at = ?6, last_job_id = ?7, error = ?5,
+			   -- Re-opened: this failure's source alone. Open: its source joins the others, unless the
+			   -- incident's sources are unknown (opened before 0009, or by a failure without one).
+			   failing = CASE
+			     WHEN ?8 IS NULL THEN CASE incidents.state WHEN 'resolved' THEN NULL ELSE incidents.failing END
+			     WHEN incidents.state = 'resolved' THEN json_array(?8)
+			     WHEN incidents.failing IS NULL OR EXISTS (SELECT 1 FROM json_each(incidents.failing) WHERE value = ?8) THEN incidents.failing
+			     ELSE json_insert(incidents.failing, '$[#]', ?8) END,
 			   state = CASE incidents.state WHEN 'resolved' THEN 'detected' ELSE incidents.state END,
 			   resolved_at = CASE incidents.state WHEN 'resolved' THEN NULL ELSE incidents.resolved_at END,
 			   alerted_at = CASE incidents.state WHEN 'resolved' THEN NULL ELSE incidents.alerted_at END,
@@ -92,7 +104,7 @@ export async function recordFailure(
 			 -- A failure is its job and instant: the same one sent again after a lost answer counts once.
 			 WHERE NOT (incidents.last_job_id IS ?7 AND incidents.last_seen_at = ?6)`,
 		)
-		.bind(id, f.agent, signature, classifyFailure(error, f.status ?? undefined), error, f.at, f.jobId)
+		.bind(id, f.agent, signature, classifyFailure(error, f.status ?? undefined), error, f.at, f.jobId, f.source ?? null)
 		.run();
 	const incident = (await getIncident(db, id))!;
 	// Still `detected`: this opening's alert has not gone out (no attempt yet, or the last one failed).
@@ -137,13 +149,40 @@ export async function markAlerted(db: D1Database, id: string, at: number): Promi
 	await db.prepare("UPDATE incidents SET state = 'alerted', alerted_at = ? WHERE id = ? AND state = 'detected'").bind(at, id).run();
 }
 
-/** A clean run of an agent resolves its open incidents. */
-export async function resolveOpen(db: D1Database, agent: string, at: number): Promise<number> {
-	const r = await db
-		.prepare("UPDATE incidents SET state = 'resolved', resolved_at = ? WHERE agent = ? AND state IN ('detected', 'alerted')")
-		.bind(at, agent)
-		.run();
-	return r.meta.changes ?? 0;
+/**
+ * A clean run of an agent clears its own source (and every one-off run's failure) from the agent's
+ * open incidents, and the sources its definition no longer runs; an incident with none left
+ * resolves. Without a source (the scheduler's own ticks) every open incident resolves. Returns how
+ * many resolved, and how many are still open, waiting on another source to run clean.
+ */
+export async function resolveOpen(
+	db: D1Database,
+	agent: string,
+	at: number,
+	clean?: { source: IncidentSource; live: readonly IncidentSource[] },
+): Promise<{ resolved: number; open: number }> {
+	if (!clean) {
+		const r = await db.prepare("UPDATE incidents SET state = 'resolved', resolved_at = ? WHERE agent = ? AND state IN ('detected', 'alerted')").bind(at, agent).run();
+		return { resolved: r.meta.changes ?? 0, open: 0 };
+	}
+	const cleared = JSON.stringify([clean.source, ONE_OFF]);
+	const live = JSON.stringify(clean.live);
+	const [, resolved, open] = await db.batch<{ open: number }>([
+		db
+			.prepare(
+				`UPDATE incidents SET failing = (
+				   SELECT json_group_array(value) FROM json_each(incidents.failing)
+				   WHERE value NOT IN (SELECT value FROM json_each(?1)) AND value IN (SELECT value FROM json_each(?2)))
+				 WHERE agent = ?3 AND state IN ('detected', 'alerted') AND failing IS NOT NULL
+				   AND EXISTS (SELECT 1 FROM json_each(incidents.failing) WHERE value IN (SELECT value FROM json_each(?1)) OR value NOT IN (SELECT value FROM json_each(?2)))`,
+			)
+			.bind(cleared, live, agent),
+		db
+			.prepare("UPDATE incidents SET state = 'resolved', resolved_at = ?1, failing = NULL WHERE agent = ?2 AND state IN ('detected', 'alerted') AND (failing IS NULL OR json_array_length(failing) = 0)")
+			.bind(at, agent),
+		db.prepare("SELECT count(*) AS open FROM incidents WHERE agent = ? AND state IN ('detected', 'alerted')").bind(agent),
+	]);
+	return { resolved: resolved?.meta.changes ?? 0, open: open?.results[0]?.open ?? 0 };
 }
 
 export async function closeIncident(db: D1Database, id: string, by: string, at: number): Promise<Incident | null> {

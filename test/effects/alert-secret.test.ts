@@ -22,6 +22,7 @@ const incident: Incident = {
 	resolved_at: null,
 	closed_at: null,
 	closed_by: null,
+	failing: ["schedule:nightly"],
 };
 
 function captureLogs(): string[] {

@@ -1,7 +1,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { describe, expect, it } from "vitest";
-import { createAgent } from "../helpers/agents.ts";
+import { createAgent, settle } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
 import { call, errorOf } from "../helpers/http.ts";
 import { runToRest } from "../helpers/jobs.ts";
@@ -17,6 +17,7 @@ interface Incident {
 	state: string;
 	count: number;
 	error: string;
+	failing: string[] | null;
 }
 
 async function incidentsOf(agent: string): Promise<Incident[]> {
@@ -227,5 +228,99 @@ describe("incidents", () => {
 		expect(incidents).toHaveLength(1);
 		expect(incidents[0]!.count).toBe(1);
 		expect(alerts).toHaveLength(1);
+	});
+
+	describe("of an agent with more than one schedule", () => {
+		const fail = (emulator: ReturnType<typeof useEmulator>) => emulator.enqueue({ error: 400, message: "messages.0: tool_result block without tool_use" });
+		const scheduled = async (agent: string, at: string) => {
+			await tick(at);
+			await settle(agent);
+		};
+
+		it("stay open, alerted once, while the schedule that failed has not run clean, though the other's runs are clean; resolve when it runs clean", async () => {
+			const alerts = alertSink();
+			const emulator = useEmulator();
+			await createAgent({ name: "two-schedules", schedules: { hourly: { cron: "0 * * * *" }, halfpast: { cron: "30 * * * *" } } });
+
+			fail(emulator);
+			await scheduled("two-schedules", "2026-12-01T10:00:00Z");
+			expect((await incidentsOf("two-schedules"))[0]).toMatchObject({ state: "alerted", count: 1, failing: ["schedule:hourly"] });
+
+			// The healthy schedule's clean run, and a manual one, say nothing of the failing schedule.
+			emulator.enqueue({ text: "fine" });
+			await scheduled("two-schedules", "2026-12-01T10:30:00Z");
+			emulator.enqueue({ text: "fine" });
+			await runToRest("two-schedules");
+			fail(emulator);
+			await scheduled("two-schedules", "2026-12-01T11:00:00Z");
+			emulator.enqueue({ text: "fine" });
+			await scheduled("two-schedules", "2026-12-01T11:30:00Z");
+			let [incident] = await incidentsOf("two-schedules");
+			expect(incident).toMatchObject({ state: "alerted", count: 2, failing: ["schedule:hourly"], resolved_at: null });
+			expect(alerts).toHaveLength(1);
+
+			emulator.enqueue({ text: "fixed" });
+			await scheduled("two-schedules", "2026-12-01T12:00:00Z");
+			[incident] = await incidentsOf("two-schedules");
+			expect(incident).toMatchObject({ state: "resolved", count: 2, failing: null });
+			expect(alerts).toHaveLength(1);
+		});
+
+		it("wait on every schedule that failed; a one-off run's failure is cleared by any clean run", async () => {
+			const alerts = alertSink();
+			const emulator = useEmulator();
+			await createAgent({ name: "three-schedules", schedules: { a: { cron: "0 * * * *" }, b: { cron: "20 * * * *" }, c: { cron: "40 * * * *" } } });
+			fail(emulator);
+			await scheduled("three-schedules", "2026-12-01T10:00:00Z");
+			fail(emulator);
+			await scheduled("three-schedules", "2026-12-01T10:20:00Z");
+			fail(emulator);
+			await runToRest("three-schedules");
+			expect((await incidentsOf("three-schedules"))[0]).toMatchObject({ state: "alerted", count: 3, failing: ["schedule:a", "schedule:b", "manual"] });
+
+			emulator.enqueue({ text: "fine" });
+			await scheduled("three-schedules", "2026-12-01T10:40:00Z");
+			expect((await incidentsOf("three-schedules"))[0]).toMatchObject({ state: "alerted", failing: ["schedule:a", "schedule:b"] });
+			emulator.enqueue({ text: "fine" });
+			await scheduled("three-schedules", "2026-12-01T11:00:00Z");
+			expect((await incidentsOf("three-schedules"))[0]).toMatchObject({ state: "alerted", failing: ["schedule:b"] });
+			emulator.enqueue({ text: "fine" });
+			await scheduled("three-schedules", "2026-12-01T11:20:00Z");
+			expect((await incidentsOf("three-schedules"))[0]).toMatchObject({ state: "resolved", failing: null });
+			expect(alerts).toHaveLength(1);
+		});
+
+		it("resolve at any clean run when opened before their failing sources were kept", async () => {
+			const emulator = useEmulator();
+			await createAgent({ name: "older-incident", schedules: { hourly: { cron: "0 * * * *" }, halfpast: { cron: "30 * * * *" } } });
+			const at = Date.parse("2026-12-01T09:00:00Z");
+			await env.DB.prepare(
+				"INSERT INTO incidents (id, agent, signature, class, state, error, count, first_seen_at, last_seen_at, last_job_id, alerted_at) VALUES ('older-_0123456789ab', 'older-incident', '0123456789ab', 'agent', 'alerted', 'boom', 3, ?1, ?1, NULL, ?1)",
+			)
+				.bind(at)
+				.run();
+			// The failure that opened it was flushed by the release before, which left the watch set.
+			await runInDurableObject(env.AGENT.getByName("older-incident"), (_i: AgentDO, state) => {
+				state.storage.sql.exec("INSERT INTO incident_watch (id, generation) VALUES (1, 1)");
+			});
+			emulator.enqueue({ text: "fine" });
+			await scheduled("older-incident", "2026-12-01T10:30:00Z");
+			expect((await incidentsOf("older-incident"))[0]).toMatchObject({ id: "older-_0123456789ab", state: "resolved", failing: null });
+		});
+
+		it("resolve once the schedule that failed is dropped or disabled: it will never run clean", async () => {
+			alertSink();
+			const emulator = useEmulator();
+			const definition = { name: "dropped-schedule", prompt: "Do the thing.", schedules: { nightly: { cron: "0 * * * *" }, halfpast: { cron: "30 * * * *" } } };
+			await createAgent(definition);
+			fail(emulator);
+			await scheduled("dropped-schedule", "2026-12-01T10:00:00Z");
+			const res = await call("/v1/agents/dropped-schedule", { method: "PUT", as: "admin", body: { ...definition, schedules: { ...definition.schedules, nightly: { cron: "0 * * * *", enabled: false } } } });
+			expect(res.status, await res.clone().text()).toBe(200);
+			expect((await incidentsOf("dropped-schedule"))[0]).toMatchObject({ state: "alerted", failing: ["schedule:nightly"] });
+			emulator.enqueue({ text: "fine" });
+			await scheduled("dropped-schedule", "2026-12-01T10:30:00Z");
+			expect((await incidentsOf("dropped-schedule"))[0]).toMatchObject({ state: "resolved", failing: null });
+		});
 	});
 });

@@ -1,0 +1,30 @@
+import type { AgentDefinition } from "../config/schema.ts";
+import type { JobRecord } from "../jobs/model.ts";
+
+/**
+ * What a run's failure or clean end speaks for, in an incident. A schedule or the webhook fires again
+ * by itself, so its failure stands until it runs clean; a manual run, a fork or a continue does not
+ * recur, so any clean run clears its failure (as Hermes' "a clean run resolves all open ones").
+ */
+export type IncidentSource = `schedule:${string}` | "webhook" | "manual";
+
+export const ONE_OFF: IncidentSource = "manual";
+
+export function incidentSource(job: Pick<JobRecord, "trigger_type" | "schedule">): IncidentSource {
+	if (job.trigger_type === "schedule" && job.schedule !== null) return `schedule:${job.schedule}`;
+	if (job.trigger_type === "webhook") return "webhook";
+	return ONE_OFF;
+}
+
+/**
+ * The recurring sources an agent's definition still runs. A failing schedule renamed, dropped or
+ * disabled since will never run clean, so its failure must not hold the incident open for good.
+ */
+export function liveSources(agent: AgentDefinition | null): IncidentSource[] {
+	if (!agent?.enabled) return [];
+	const sources: IncidentSource[] = Object.entries(agent.schedules)
+		.filter(([, schedule]) => schedule.enabled)
+		.map(([name]) => `schedule:${name}` as const);
+	if (agent.webhook) sources.push("webhook");
+	return sources;
+}
