@@ -1120,6 +1120,8 @@ describe("the dashboard", () => {
 		await row.waitFor(LIVE);
 		expect(await row.locator(".badge").textContent()).toBe("detected");
 		expect(await row.textContent()).toContain(job.id);
+		// What it waits on to run clean: the failed run was a manual trigger.
+		expect(await row.locator(".sub", { hasText: "failing:" }).textContent()).toBe("failing: manual");
 		await shot(page, "incidents");
 		// Close asks first: Escape closes nothing; a refusal is said in the dialog, escaped, and it stays
 		// open; yes closes it.

@@ -27,7 +27,10 @@ async function incidentsView(signal) {
 		h("td", null, h("span", { class: "mono", text: i.id })),
 		h("td", null, agentLink(i.agent)),
 		h("td", { text: words(i.class) }),
-		h("td", null, badge(i.state, "i-")),
+		// An open incident waits on these to run clean before it resolves (a healthy schedule's clean runs do not).
+		h("td", null, badge(i.state, "i-"), (i.state === "detected" || i.state === "alerted") && i.failing?.length
+			? h("span", { class: "sub", text: "failing: " + i.failing.join(", ") })
+			: null),
 		h("td", { class: "error-text", text: printable(i.error) }),
 		h("td", { class: "num", text: num(i.count) }),
 		h("td", null, when(i.last_seen_at), h("span", { class: "sub" }, "first ", when(i.first_seen_at))),
