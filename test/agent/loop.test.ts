@@ -265,6 +265,18 @@ describe("a run, turn by turn", () => {
 });
 
 describe("answers that are not final answers", () => {
+	it("completes an answer cut at max_tokens after some text, saying it was cut short", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ max_tokens_stop: true, text: "The report so far: three sites up, and the fourth" });
+		await createAgent({ name: "cut-answer" });
+		const job = await runToRest("cut-answer");
+		expect(job).toMatchObject({ status: "completed", exit_reason: "success", summary: "The report so far: three sites up, and the fourth" });
+		expect(job.transitions.at(-1)).toMatchObject({ to: "completed", reason: "final answer, cut short at max_tokens" });
+		const lines = await outputOf("cut-answer", job.id);
+		expect(lines.at(-1)).toMatchObject({ type: "system", subtype: "result", content: "final answer, cut short at max_tokens" });
+		expect(emulator.requests).toHaveLength(1);
+	});
+
 	it("fails an answer cut at max_tokens inside a tool call, once, without running the call, and counts its tokens", async () => {
 		const emulator = useEmulator();
 		fake("https://status.example.test", page("never fetched"));

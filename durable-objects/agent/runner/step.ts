@@ -295,7 +295,10 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 		finish(deps, updated, "failed", { reason: cut.reason, exit_reason: "error", error: cut.error });
 		return "done";
 	}
-	const done = finish(deps, updated, "completed", { reason: "final answer", summary: clip(text, SUMMARY_CHARS) });
+	// Cut at max_tokens after some text, the answer is still the answer (asking again would be paid
+	// for again), but it stops mid-way: said where its status is read, as deputy's result.stop_reason.
+	const reason = message.stop_reason === "max_tokens" ? "final answer, cut short at max_tokens" : "final answer";
+	const done = finish(deps, updated, "completed", { reason, summary: clip(text, SUMMARY_CHARS) });
 	noteCompletedRun(deps.sql, done, setup, deps.now());
 	return "done";
 }
