@@ -126,12 +126,15 @@ export class Closing {
 		}
 	}
 
-	/** Queues delivery, hooks and incident events of jobs that reached a final status. */
+	/**
+	 * Queues delivery, hooks and incident events of jobs that reached a final status, in the order they
+	 * ended: a failure and a clean run of one schedule filed the other way round leave its incident open.
+	 */
 	queueFinalEffects(): void {
 		const state = readState(this.sql);
 		// A deleted or dropped agent's last: its queued runs, cancelled for it, still fire its hooks.
 		const agent = state && keptDefinition(state);
-		for (const { job_id } of this.sql.exec<{ job_id: string }>("SELECT job_id FROM final_effects LIMIT 100").toArray()) {
+		for (const { job_id } of this.sql.exec<{ job_id: string }>("SELECT job_id FROM final_effects ORDER BY queued_at, rowid LIMIT 100").toArray()) {
 			this.ctx.storage.transactionSync(() => {
 				const job = getJob(this.sql, job_id);
 				// A job that ran is delivered and hooked as it ran (its manifest), though its agent was

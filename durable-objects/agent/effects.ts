@@ -2,7 +2,7 @@ import { formatDelivery, formatHook } from "../../src/delivery/format.ts";
 import { resolveSecretUrl, scrubSecretUrl, secretNamed } from "../../src/delivery/secret-url.ts";
 import type { AgentDefinition } from "../../src/config/schema.ts";
 import type { DeliveryOutcome, JobRecord } from "../../src/jobs/model.ts";
-import { incidentSource } from "../../src/incidents/sources.ts";
+import { DELIVERY, incidentSource, ONE_OFF, type IncidentSource } from "../../src/incidents/sources.ts";
 import { log } from "../../src/log.ts";
 import { redact, redactDeep } from "../../src/security/redact.ts";
 import { deadline } from "../../src/shared/deadline.ts";
@@ -50,11 +50,11 @@ function queueSend(sql: SqlStorage, row: { id: string; jobId: string; kind: "del
 	);
 }
 
-function incidentEvent(sql: SqlStorage, kind: "failure" | "clean", job: Pick<JobRecord, "id" | "trigger_type" | "schedule">, error: string | null, now: number): void {
+function incidentEvent(sql: SqlStorage, kind: "failure" | "clean", jobId: string, source: IncidentSource, error: string | null, now: number): void {
 	// A clean run only resolves incidents: with no failure queued and none flushed since the last
 	// resolve (the watch), there is nothing for it to do, and its row would be written for nothing.
 	if (kind === "clean" && sql.exec("SELECT 1 FROM incident_watch UNION ALL SELECT 1 FROM incident_events WHERE kind = 'failure' LIMIT 1").toArray().length === 0) return;
-	sql.exec("INSERT INTO incident_events (kind, job_id, error, at, source) VALUES (?, ?, ?, ?, ?)", kind, job.id, error === null ? null : redact(error), now, incidentSource(job));
+	sql.exec("INSERT INTO incident_events (kind, job_id, error, at, source) VALUES (?, ?, ?, ?, ?)", kind, jobId, error === null ? null : redact(error), now, source);
 }
 
 /**
@@ -86,8 +86,8 @@ export function queueEffects(sql: SqlStorage, job: JobRecord, agent: AgentDefini
 		const { body, contentType } = formatHook(event, redactDeep(getJob(sql, job.id) ?? job));
 		queueSend(sql, { id: `${job.id}:${hook.name}`, jobId: job.id, kind: "hook", target: hook.name, urlSecret: hook.url_secret, body, contentType }, now, awaitingDelivery ? "held" : "pending");
 	}
-	if (event === "failed" || event === "indeterminate") incidentEvent(sql, "failure", job, job.error?.message ?? job.transitions.at(-1)?.reason ?? event, now);
-	else if (event === "completed" && !awaitingDelivery) incidentEvent(sql, "clean", job, null, now);
+	if (event === "failed" || event === "indeterminate") incidentEvent(sql, "failure", job.id, incidentSource(job), job.error?.message ?? job.transitions.at(-1)?.reason ?? event, now);
+	else if (event === "completed" && !awaitingDelivery) incidentEvent(sql, "clean", job.id, incidentSource(job), null, now);
 }
 
 function setDelivery(sql: SqlStorage, jobId: string, target: string, outcome: DeliveryOutcome, now: number): void {
@@ -205,11 +205,12 @@ export async function sendDue(
 		if (row.kind === "delivery") {
 			setDelivery(sql, row.job_id, row.target, outcome, now());
 			releaseHeldHooks(sql, row.job_id, now());
-			// The job's record says which schedule's delivery this was; one gone already counts as one-off.
-			const job = getJob(sql, row.job_id) ?? { id: row.job_id, trigger_type: "manual" as const, schedule: null };
-			if (outcome === "delivered") incidentEvent(sql, "clean", job, null, now());
+			// A delivered run is a clean run of its schedule; a failed delivery is the target's, whichever
+			// schedule's answer it carried (a job gone already counts as one-off).
+			const job = outcome === "delivered" ? getJob(sql, row.job_id) : null;
+			if (outcome === "delivered") incidentEvent(sql, "clean", row.job_id, job ? incidentSource(job) : ONE_OFF, null, now());
 			else {
-				incidentEvent(sql, "failure", job, `delivery to ${row.target} ${outcome}: ${error ?? "no answer"}`, now());
+				incidentEvent(sql, "failure", row.job_id, DELIVERY, `delivery to ${row.target} ${outcome}: ${error ?? "no answer"}`, now());
 				sql.exec("UPDATE occurrences SET error = ? WHERE job_id = ?", `delivery ${outcome}: ${error ?? ""}`, row.job_id);
 			}
 			notify(row.job_id);

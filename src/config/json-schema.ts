@@ -16,7 +16,9 @@ const SUBSCHEMA_MAP = ["properties", "patternProperties", "$defs", "definitions"
 const SUBSCHEMA_LIST = ["allOf", "anyOf", "oneOf", "prefixItems"];
 const COUNT = ["maxLength", "minLength", "maxItems", "minItems", "maxProperties", "minProperties", "maxContains", "minContains"];
 const NUMBER = ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"];
-const PROSE = ["title", "description"];
+/** Text the model reads with the tool: the prose, and the values and names it is shown. */
+const PROSE = ["title", "description", "$comment", "const", "default"];
+const PROSE_LISTS = ["enum", "examples"];
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
@@ -63,10 +65,7 @@ export function jsonSchemaProblems(schema: unknown, prose?: (text: string) => st
 		for (const key of NUMBER) {
 			if (key in node && typeof node[key] !== "number") problems.push({ path: at(key), message: "must be a number" });
 		}
-		for (const key of PROSE) {
-			const problem = prose && typeof node[key] === "string" ? prose(node[key]) : null;
-			if (problem) problems.push({ path: at(key), message: problem });
-		}
+		if (prose) proseProblems(node, at, prose, problems);
 		if ("multipleOf" in node && !(typeof node.multipleOf === "number" && node.multipleOf > 0)) problems.push({ path: at("multipleOf"), message: "must be a number above 0" });
 		for (const key of SUBSCHEMA) {
 			if (!(key in node)) continue;
@@ -100,4 +99,20 @@ export function jsonSchemaProblems(schema: unknown, prose?: (text: string) => st
 		}
 	}
 	return problems;
+}
+
+/** The model reads every string of a tool's schema, names and values as much as the prose. */
+function proseProblems(
+	node: Record<string, unknown>,
+	at: (key: string | number, ...more: (string | number)[]) => (string | number)[],
+	prose: (text: string) => string | null,
+	problems: SchemaProblem[],
+): void {
+	const check = (text: unknown, path: (string | number)[], what = "") => {
+		const problem = typeof text === "string" ? prose(text) : null;
+		if (problem) problems.push({ path, message: what + problem });
+	};
+	for (const key of PROSE) check(node[key], at(key));
+	for (const key of PROSE_LISTS) if (Array.isArray(node[key])) node[key].forEach((v, i) => check(v, at(key, i)));
+	if (isObject(node.properties)) for (const name of Object.keys(node.properties)) check(name, at("properties", name), "its name is ");
 }

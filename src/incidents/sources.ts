@@ -5,10 +5,21 @@ import type { JobRecord } from "../jobs/model.ts";
  * What a run's failure or clean end speaks for, in an incident. A schedule or the webhook fires again
  * by itself, so its failure stands until it runs clean; a manual run, a fork or a continue does not
  * recur, so any clean run clears its failure (as Hermes' "a clean run resolves all open ones").
+ * A delivery goes to the agent's one target whichever schedule ran, so any run delivered clears it.
  */
-export type IncidentSource = `schedule:${string}` | "webhook" | "manual";
+export type IncidentSource = `schedule:${string}` | "webhook" | "manual" | "delivery";
 
 export const ONE_OFF: IncidentSource = "manual";
+export const DELIVERY: IncidentSource = "delivery";
+
+/** Sources any clean run clears: none of them is a schedule's own. */
+export const ANY_RUN_CLEARS: readonly IncidentSource[] = [ONE_OFF, DELIVERY];
+
+/**
+ * Failure classes whose cause is the agent's, not one schedule's (its credentials, its rate limit):
+ * any clean run shows it gone, so their incidents resolve at any clean run.
+ */
+export const AGENT_WIDE_CLASSES = ["auth", "rate_limit"] as const;
 
 export function incidentSource(job: Pick<JobRecord, "trigger_type" | "schedule">): IncidentSource {
 	if (job.trigger_type === "schedule" && job.schedule !== null) return `schedule:${job.schedule}`;

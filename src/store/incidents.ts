@@ -3,7 +3,7 @@ import { redact } from "../security/redact.ts";
 import { clip } from "../shared/clip.ts";
 import { cursorScope, decodeCursor, encodeCursor } from "../shared/cursor.ts";
 import type { Incident, IncidentState } from "../incidents/schema.ts";
-import { ONE_OFF, type IncidentSource } from "../incidents/sources.ts";
+import { AGENT_WIDE_CLASSES, ANY_RUN_CLEARS, type IncidentSource } from "../incidents/sources.ts";
 
 export type { Incident };
 
@@ -91,7 +91,9 @@ export async function recordFailure(
 			   count = incidents.count + 1, last_seen_at = ?6, last_job_id = ?7, error = ?5,
 			   -- Re-opened: this failure's source alone. Open: its source joins the others, unless the
 			   -- incident's sources are unknown (opened before 0009, or by a failure without one).
+			   -- Closed: none is waited on.
 			   failing = CASE
+			     WHEN incidents.state = 'closed' THEN NULL
 			     WHEN ?8 IS NULL THEN CASE incidents.state WHEN 'resolved' THEN NULL ELSE incidents.failing END
 			     WHEN incidents.state = 'resolved' THEN json_array(?8)
 			     WHEN incidents.failing IS NULL OR EXISTS (SELECT 1 FROM json_each(incidents.failing) WHERE value = ?8) THEN incidents.failing
@@ -150,10 +152,11 @@ export async function markAlerted(db: D1Database, id: string, at: number): Promi
 }
 
 /**
- * A clean run of an agent clears its own source (and every one-off run's failure) from the agent's
- * open incidents, and the sources its definition no longer runs; an incident with none left
- * resolves. Without a source (the scheduler's own ticks) every open incident resolves. Returns how
- * many resolved, and how many are still open, waiting on another source to run clean.
+ * A clean run of an agent clears its own source (and every one-off run's and delivery's failure) from
+ * the agent's open incidents, and the sources its definition no longer runs; an incident with none
+ * left resolves, as does one whose cause is agent-wide (auth, rate_limit). Without a source (the
+ * scheduler's own ticks) every open incident resolves. Returns how many resolved, and how many are
+ * still open, waiting on another source to run clean.
  */
 export async function resolveOpen(
 	db: D1Database,
@@ -165,8 +168,9 @@ export async function resolveOpen(
 		const r = await db.prepare("UPDATE incidents SET state = 'resolved', resolved_at = ? WHERE agent = ? AND state IN ('detected', 'alerted')").bind(at, agent).run();
 		return { resolved: r.meta.changes ?? 0, open: 0 };
 	}
-	const cleared = JSON.stringify([clean.source, ONE_OFF]);
+	const cleared = JSON.stringify([clean.source, ...ANY_RUN_CLEARS]);
 	const live = JSON.stringify(clean.live);
+	const agentWide = JSON.stringify(AGENT_WIDE_CLASSES);
 	const [, resolved, open] = await db.batch<{ open: number }>([
 		db
 			.prepare(
@@ -178,15 +182,19 @@ export async function resolveOpen(
 			)
 			.bind(cleared, live, agent),
 		db
-			.prepare("UPDATE incidents SET state = 'resolved', resolved_at = ?1, failing = NULL WHERE agent = ?2 AND state IN ('detected', 'alerted') AND (failing IS NULL OR json_array_length(failing) = 0)")
-			.bind(at, agent),
+			.prepare(
+				`UPDATE incidents SET state = 'resolved', resolved_at = ?1, failing = NULL
+				 WHERE agent = ?2 AND state IN ('detected', 'alerted')
+				   AND (failing IS NULL OR json_array_length(failing) = 0 OR class IN (SELECT value FROM json_each(?3)))`,
+			)
+			.bind(at, agent, agentWide),
 		db.prepare("SELECT count(*) AS open FROM incidents WHERE agent = ? AND state IN ('detected', 'alerted')").bind(agent),
 	]);
 	return { resolved: resolved?.meta.changes ?? 0, open: open?.results[0]?.open ?? 0 };
 }
 
 export async function closeIncident(db: D1Database, id: string, by: string, at: number): Promise<Incident | null> {
-	await db.prepare("UPDATE incidents SET state = 'closed', closed_at = ?, closed_by = ? WHERE id = ? AND state != 'closed'").bind(at, by, id).run();
+	await db.prepare("UPDATE incidents SET state = 'closed', closed_at = ?, closed_by = ?, failing = NULL WHERE id = ? AND state != 'closed'").bind(at, by, id).run();
 	return getIncident(db, id);
 }
 

@@ -264,6 +264,60 @@ describe("incidents", () => {
 			[incident] = await incidentsOf("two-schedules");
 			expect(incident).toMatchObject({ state: "resolved", count: 2, failing: null });
 			expect(alerts).toHaveLength(1);
+			// Nothing open: the next clean runs ask D1 nothing (no watch, no event queued).
+			emulator.enqueue({ text: "fine" });
+			await scheduled("two-schedules", "2026-12-01T12:30:00Z");
+			await runInDurableObject(env.AGENT.getByName("two-schedules"), (_i: AgentDO, state) => {
+				expect(state.storage.sql.exec("SELECT count(*) AS n FROM incident_watch").one().n).toBe(0);
+				expect(state.storage.sql.exec("SELECT count(*) AS n FROM incident_events").one().n).toBe(0);
+			});
+		});
+
+		it("resolve at any clean run when the cause is the agent's: its delivery target, its credentials", async () => {
+			const alerts = alertSink();
+			const emulator = useEmulator();
+			// The target refuses the first delivery, takes the second, refuses the third: a 400 is given up at once.
+			const answers = [400, 200, 400];
+			let sent = 0;
+			fake("https://deliver.example.test", async () => new Response("answer", { status: answers[sent++] ?? 200 }));
+			const schedules = { weekly: { cron: "0 10 * * 1" }, halfpast: { cron: "30 * * * *" } };
+			await createAgent({ name: "one-target", schedules, delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
+			emulator.enqueue({ text: "weekly report" });
+			await scheduled("one-target", "2026-11-30T10:00:00Z");
+			expect((await incidentsOf("one-target"))[0]).toMatchObject({ class: "delivery", state: "alerted", failing: ["delivery"] });
+			// The target is back: the other schedule's answer delivered says so, not next week's.
+			emulator.enqueue({ text: "all quiet" });
+			await scheduled("one-target", "2026-11-30T10:30:00Z");
+			expect((await incidentsOf("one-target"))[0]).toMatchObject({ state: "resolved", failing: null });
+			// Down again: a new opening, paged.
+			emulator.enqueue({ text: "all quiet" });
+			await scheduled("one-target", "2026-11-30T11:30:00Z");
+			expect((await incidentsOf("one-target"))[0]).toMatchObject({ state: "alerted", failing: ["delivery"] });
+			expect(sent).toBe(3);
+			expect(alerts).toHaveLength(2);
+
+			await createAgent({ name: "bad-key", schedules });
+			emulator.enqueue({ error: 401, message: "invalid x-api-key" });
+			await scheduled("bad-key", "2026-11-30T10:00:00Z");
+			expect((await incidentsOf("bad-key"))[0]).toMatchObject({ class: "auth", state: "alerted", failing: ["schedule:weekly"] });
+			emulator.enqueue({ text: "key rotated" });
+			await scheduled("bad-key", "2026-11-30T10:30:00Z");
+			expect((await incidentsOf("bad-key"))[0]).toMatchObject({ class: "auth", state: "resolved" });
+		});
+
+		it("wait on nothing once closed", async () => {
+			const emulator = useEmulator();
+			alertSink();
+			await createAgent({ name: "closed-waits", schedules: { a: { cron: "0 * * * *" } } });
+			emulator.enqueue({ error: 400, message: "messages.0: tool_result block without tool_use" });
+			await runToRest("closed-waits");
+			const [incident] = await incidentsOf("closed-waits");
+			expect(incident).toMatchObject({ failing: ["manual"] });
+			const closed = await call(`/v1/incidents/${incident!.id}/close`, { method: "POST", as: "operate" });
+			expect(await closed.json()).toMatchObject({ state: "closed", failing: null });
+			emulator.enqueue({ error: 400, message: "messages.0: tool_result block without tool_use" });
+			await scheduled("closed-waits", "2026-12-01T10:00:00Z");
+			expect((await incidentsOf("closed-waits"))[0]).toMatchObject({ state: "closed", count: 2, failing: null });
 		});
 
 		it("wait on every schedule that failed; a one-off run's failure is cleared by any clean run", async () => {
@@ -308,19 +362,23 @@ describe("incidents", () => {
 			expect((await incidentsOf("older-incident"))[0]).toMatchObject({ id: "older-_0123456789ab", state: "resolved", failing: null });
 		});
 
-		it("resolve once the schedule that failed is dropped or disabled: it will never run clean", async () => {
+		it.each([
+			["disabled", { nightly: { cron: "0 * * * *", enabled: false }, halfpast: { cron: "30 * * * *" } }],
+			["dropped", { halfpast: { cron: "30 * * * *" } }],
+		])("resolve once the schedule that failed is %s: it will never run clean", async (change, schedules) => {
 			alertSink();
 			const emulator = useEmulator();
-			const definition = { name: "dropped-schedule", prompt: "Do the thing.", schedules: { nightly: { cron: "0 * * * *" }, halfpast: { cron: "30 * * * *" } } };
+			const name = `${change}-schedule`;
+			const definition = { name, prompt: "Do the thing.", schedules: { nightly: { cron: "0 * * * *" }, halfpast: { cron: "30 * * * *" } } };
 			await createAgent(definition);
 			fail(emulator);
-			await scheduled("dropped-schedule", "2026-12-01T10:00:00Z");
-			const res = await call("/v1/agents/dropped-schedule", { method: "PUT", as: "admin", body: { ...definition, schedules: { ...definition.schedules, nightly: { cron: "0 * * * *", enabled: false } } } });
+			await scheduled(name, "2026-12-01T10:00:00Z");
+			const res = await call(`/v1/agents/${name}`, { method: "PUT", as: "admin", body: { ...definition, schedules } });
 			expect(res.status, await res.clone().text()).toBe(200);
-			expect((await incidentsOf("dropped-schedule"))[0]).toMatchObject({ state: "alerted", failing: ["schedule:nightly"] });
+			expect((await incidentsOf(name))[0]).toMatchObject({ state: "alerted", failing: ["schedule:nightly"] });
 			emulator.enqueue({ text: "fine" });
-			await scheduled("dropped-schedule", "2026-12-01T10:30:00Z");
-			expect((await incidentsOf("dropped-schedule"))[0]).toMatchObject({ state: "resolved", failing: null });
+			await scheduled(name, "2026-12-01T10:30:00Z");
+			expect((await incidentsOf(name))[0]).toMatchObject({ state: "resolved", failing: null });
 		});
 	});
 });
