@@ -1,14 +1,15 @@
 import { alertIncident } from "../../src/incidents/alert.ts";
 import { log } from "../../src/log.ts";
-import { liveSources, type IncidentSource } from "../../src/incidents/sources.ts";
+import { ANY_RUN_CLEARS, liveSources, type IncidentSource } from "../../src/incidents/sources.ts";
 import { recordFailure, resolveOpen } from "../../src/store/incidents.ts";
 import { currentDefinition, readState } from "./state.ts";
 
 /**
  * Moves queued failure and clean-run events into the D1 incident table, in order: a failure files
  * or re-opens its incident (and alerts on opening), a clean run clears its source from the agent's
- * open ones and resolves those it leaves with none (asking D1 only while a failure of this agent may
- * have left one open). An event leaves the queue only once D1 has taken it.
+ * open ones and resolves those it leaves with none. D1 is asked only while a failure of this agent
+ * may have left one open (the watch), and then only by a clean run that can resolve one. An event
+ * leaves the queue only once D1 has taken it.
  */
 export async function flushIncidentEvents(sql: SqlStorage, env: Env, agent: string): Promise<void> {
 	for (;;) {
@@ -21,22 +22,34 @@ export async function flushIncidentEvents(sql: SqlStorage, env: Env, agent: stri
 		for (const r of rows) {
 			if (r.kind === "failure") {
 				// Before D1 hears of it: a crash after D1 took the failure must still leave the watch set.
-				sql.exec("INSERT INTO incident_watch (id, generation) VALUES (1, 1) ON CONFLICT (id) DO UPDATE SET generation = generation + 1");
+				sql.exec("INSERT INTO incident_watch (id, generation) VALUES (1, 1) ON CONFLICT (id) DO UPDATE SET generation = generation + 1, waiting = NULL");
 				const { incident, opened, alertDue } = await recordFailure(env.DB, { agent, error: r.error ?? "unknown error", jobId: r.job_id, at: r.at, source: r.source ?? undefined });
 				if (opened) log.warn("incident.opened", { agent, incident: incident.id, class: incident.class, job_id: r.job_id });
 				if (alertDue) await alertIncident(env, incident, Date.now());
 			} else {
-				const watch = sql.exec<{ generation: number }>("SELECT generation FROM incident_watch").toArray()[0];
-				if (watch) {
-					const state = readState(sql);
-					const clean = r.source === null ? undefined : { source: r.source, live: liveSources(state ? currentDefinition(state) : null) };
-					const { resolved, open } = await resolveOpen(env.DB, agent, r.at, clean);
+				const watch = sql.exec<{ generation: number; waiting: string | null }>("SELECT generation, waiting FROM incident_watch").toArray()[0];
+				const state = watch && readState(sql);
+				const clean = !watch || r.source === null ? undefined : { source: r.source, live: liveSources(state ? currentDefinition(state) : null) };
+				if (watch && mayResolve(watch.waiting, clean)) {
+					const { resolved, waiting } = await resolveOpen(env.DB, agent, r.at, clean);
 					if (resolved > 0) log.info("incident.resolved", { agent, count: resolved, job_id: r.job_id });
-					// Still open, waiting on another schedule to run clean: the next clean run asks D1 again.
-					if (open === 0) sql.exec("DELETE FROM incident_watch WHERE generation = ?", watch.generation);
+					// Still open, waiting on another schedule to run clean: kept, so that only its clean run asks D1.
+					if (waiting.length === 0) sql.exec("DELETE FROM incident_watch WHERE generation = ?", watch.generation);
+					else sql.exec("UPDATE incident_watch SET waiting = ? WHERE generation = ?", JSON.stringify(waiting), watch.generation);
 				}
 			}
 			sql.exec("DELETE FROM incident_events WHERE seq = ?", r.seq);
 		}
 	}
+}
+
+/**
+ * Whether a clean run can resolve anything, by the sources the open incidents wait on as D1 last said:
+ * its own, one any run clears, or one the agent no longer runs. Unknown (a failure since), or a run
+ * without a source (queued by an earlier release): D1 is asked.
+ */
+function mayResolve(waiting: string | null, clean: { source: IncidentSource; live: readonly IncidentSource[] } | undefined): boolean {
+	if (waiting === null || !clean) return true;
+	const sources = JSON.parse(waiting) as IncidentSource[];
+	return sources.some((s) => s === clean.source || ANY_RUN_CLEARS.includes(s) || !clean.live.includes(s));
 }

@@ -359,6 +359,9 @@ export const AGENT_MIGRATIONS: readonly SqlMigration[] = [
 			-- waits for the source that failed to run clean (see src/incidents/sources.ts). NULL in events
 			-- queued before: their clean runs resolve as before.
 			ALTER TABLE incident_events ADD COLUMN source TEXT;
+			-- The sources the agent's open incidents wait on, as D1 last said (JSON), or NULL when not known
+			-- since the last failure: a clean run of none of them asks D1 nothing.
+			ALTER TABLE incident_watch ADD COLUMN waiting TEXT;
 		`,
 	},
 ];

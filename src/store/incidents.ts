@@ -155,23 +155,23 @@ export async function markAlerted(db: D1Database, id: string, at: number): Promi
  * A clean run of an agent clears its own source (and every one-off run's and delivery's failure) from
  * the agent's open incidents, and the sources its definition no longer runs; an incident with none
  * left resolves, as does one whose cause is agent-wide (auth, rate_limit). Without a source (the
- * scheduler's own ticks) every open incident resolves. Returns how many resolved, and how many are
- * still open, waiting on another source to run clean.
+ * scheduler's own ticks) every open incident resolves. Returns how many resolved, and the sources
+ * the ones still open wait on to run clean ([] when none is open).
  */
 export async function resolveOpen(
 	db: D1Database,
 	agent: string,
 	at: number,
 	clean?: { source: IncidentSource; live: readonly IncidentSource[] },
-): Promise<{ resolved: number; open: number }> {
+): Promise<{ resolved: number; waiting: IncidentSource[] }> {
 	if (!clean) {
 		const r = await db.prepare("UPDATE incidents SET state = 'resolved', resolved_at = ? WHERE agent = ? AND state IN ('detected', 'alerted')").bind(at, agent).run();
-		return { resolved: r.meta.changes ?? 0, open: 0 };
+		return { resolved: r.meta.changes ?? 0, waiting: [] };
 	}
 	const cleared = JSON.stringify([clean.source, ...ANY_RUN_CLEARS]);
 	const live = JSON.stringify(clean.live);
 	const agentWide = JSON.stringify(AGENT_WIDE_CLASSES);
-	const [, resolved, open] = await db.batch<{ open: number }>([
+	const [, resolved, open] = await db.batch<{ source: IncidentSource }>([
 		db
 			.prepare(
 				`UPDATE incidents SET failing = (
@@ -188,9 +188,15 @@ export async function resolveOpen(
 				   AND (failing IS NULL OR json_array_length(failing) = 0 OR class IN (SELECT value FROM json_each(?3)))`,
 			)
 			.bind(at, agent, agentWide),
-		db.prepare("SELECT count(*) AS open FROM incidents WHERE agent = ? AND state IN ('detected', 'alerted')").bind(agent),
+		// Every open one left has sources, all of them schedules or the webhook: the rest resolved above.
+		db
+			.prepare(
+				`SELECT DISTINCT s.value AS source FROM incidents, json_each(incidents.failing) AS s
+				 WHERE incidents.agent = ? AND incidents.state IN ('detected', 'alerted')`,
+			)
+			.bind(agent),
 	]);
-	return { resolved: resolved?.meta.changes ?? 0, open: open?.results[0]?.open ?? 0 };
+	return { resolved: resolved?.meta.changes ?? 0, waiting: (open?.results ?? []).map((r) => r.source) };
 }
 
 export async function closeIncident(db: D1Database, id: string, by: string, at: number): Promise<Incident | null> {

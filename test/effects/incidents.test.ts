@@ -26,6 +26,26 @@ async function incidentsOf(agent: string): Promise<Incident[]> {
 	return ((await res.json()) as { incidents: Incident[] }).incidents;
 }
 
+/** Counts the statements the agent's object sends D1 about incidents from now on (its env's D1 swapped for a counting one). */
+async function countD1Statements(agent: string): Promise<{ incidents: number }> {
+	const counts = { incidents: 0 };
+	await runInDurableObject(env.AGENT.getByName(agent), (instance: AgentDO) => {
+		const swappable = instance as unknown as { env: Env };
+		const real = swappable.env;
+		const counting = new Proxy(real.DB, {
+			get(target, prop) {
+				if (prop !== "prepare") return Reflect.get(target, prop, target);
+				return (query: string) => {
+					if (/\bincidents\b/.test(query)) counts.incidents++;
+					return target.prepare(query);
+				};
+			},
+		});
+		swappable.env = { ...real, DB: counting as D1Database };
+	});
+	return counts;
+}
+
 function alertSink(): unknown[] {
 	const alerts: unknown[] = [];
 	fake("https://alerts.example.test", async (req) => {
@@ -318,6 +338,29 @@ describe("incidents", () => {
 			emulator.enqueue({ error: 400, message: "messages.0: tool_result block without tool_use" });
 			await scheduled("closed-waits", "2026-12-01T10:00:00Z");
 			expect((await incidentsOf("closed-waits"))[0]).toMatchObject({ state: "closed", count: 2, failing: null });
+		});
+
+		it("ask D1 nothing at a clean run of a schedule the open incident does not wait on", async () => {
+			alertSink();
+			const emulator = useEmulator();
+			await createAgent({ name: "quiet-d1", schedules: { hourly: { cron: "0 * * * *" }, often: { interval: "5m" } } });
+			fail(emulator);
+			await scheduled("quiet-d1", "2026-12-01T10:00:00Z");
+			// The first clean run asks D1 and learns what the incident waits on.
+			emulator.enqueue({ text: "fine" });
+			await scheduled("quiet-d1", "2026-12-01T10:05:00Z");
+			const statements = await countD1Statements("quiet-d1");
+			for (const at of ["10:10", "10:15", "10:20"]) {
+				emulator.enqueue({ text: "fine" });
+				await scheduled("quiet-d1", `2026-12-01T${at}:00Z`);
+			}
+			expect(statements.incidents).toBe(0);
+			expect((await incidentsOf("quiet-d1"))[0]).toMatchObject({ state: "alerted", failing: ["schedule:hourly"] });
+			// Its own clean run does ask, and resolves it.
+			emulator.enqueue({ text: "fixed" });
+			await scheduled("quiet-d1", "2026-12-01T11:00:00Z");
+			expect(statements.incidents).toBeGreaterThan(0);
+			expect((await incidentsOf("quiet-d1"))[0]).toMatchObject({ state: "resolved" });
 		});
 
 		it("wait on every schedule that failed; a one-off run's failure is cleared by any clean run", async () => {
