@@ -10,6 +10,7 @@ import { noteTick } from "./held-claims.ts";
 import { getJob, jobCounts, jobsWithStatus, lastFinishedJob, putJob } from "./jobs.ts";
 import { listOccurrences, type Occurrence } from "./ledger.ts";
 import { outboxSize } from "./outbox.ts";
+import { queueRetireIncidents } from "./incidents.ts";
 import { oldestRecordAt } from "./retention.ts";
 import { findSession, listSessions, type SessionLookup, type SessionSummary } from "./sessions.ts";
 import { clearPersistentSession, persistentSessionView, type PersistentSession, type SessionView } from "./runner/persistent.ts";
@@ -312,6 +313,7 @@ export class AgentDO extends DurableObject<Env> {
 		this.ctx.storage.transactionSync(() => {
 			markDeleted(this.sql, now);
 			queueSync(this.sql, by, Date.now());
+			queueRetireIncidents(this.sql, Date.now());
 			// An agent defined again under this name starts its own conversation; the old session's jobs
 			// stay readable, and can still be continued by hand.
 			clearPersistentSession(this.sql);
@@ -338,6 +340,7 @@ export class AgentDO extends DurableObject<Env> {
 		this.passes.cancelOrphans("agent removed from fleet.yaml");
 		// Its shard stops calling it, so no tick would forget its schedules before a deploy adds it back.
 		forgetSchedules(this.sql);
+		queueRetireIncidents(this.sql, Date.now());
 		const before = keptDefinition(state);
 		if (last) keepLastDefinition(this.sql, last);
 		await this.indexNow();

@@ -1,7 +1,7 @@
 import { alertIncident } from "../../src/incidents/alert.ts";
 import { log } from "../../src/log.ts";
 import { ANY_RUN_CLEARS, liveSources, type IncidentSource } from "../../src/incidents/sources.ts";
-import { recordFailure, resolveOpen } from "../../src/store/incidents.ts";
+import { recordFailure, resolveOpen, retireIncidents } from "../../src/store/incidents.ts";
 import { currentDefinition, readState } from "./state.ts";
 
 /**
@@ -20,7 +20,11 @@ export async function flushIncidentEvents(sql: SqlStorage, env: Env, agent: stri
 			.toArray();
 		if (rows.length === 0) return;
 		for (const r of rows) {
-			if (r.kind === "failure") {
+			if (r.kind === "retired") {
+				const retired = await retireIncidents(env.DB, agent, r.at);
+				if (retired > 0) log.info("incident.retired", { agent, count: retired });
+				sql.exec("DELETE FROM incident_watch");
+			} else if (r.kind === "failure") {
 				// Before D1 hears of it: a crash after D1 took the failure must still leave the watch set.
 				sql.exec("INSERT INTO incident_watch (id, generation) VALUES (1, 1) ON CONFLICT (id) DO UPDATE SET generation = generation + 1, waiting = NULL");
 				const { incident, opened, alertDue } = await recordFailure(env.DB, { agent, error: r.error ?? "unknown error", jobId: r.job_id, at: r.at, source: r.source ?? undefined });
@@ -52,4 +56,13 @@ function mayResolve(waiting: string | null, clean: { source: IncidentSource; liv
 	if (waiting === null || !clean) return true;
 	const sources = JSON.parse(waiting) as IncidentSource[];
 	return sources.some((s) => s === clean.source || ANY_RUN_CLEARS.includes(s) || !clean.live.includes(s));
+}
+
+/**
+ * Queues the retirement of the agent's incidents, deleted or dropped from fleet.yaml: no clean run
+ * will come to resolve its open ones, and an agent defined again under its name starts afresh, paged
+ * for its own failures, where a closed incident of the old one would have taken them unsaid.
+ */
+export function queueRetireIncidents(sql: SqlStorage, now: number): void {
+	sql.exec("INSERT INTO incident_events (kind, job_id, error, at) VALUES ('retired', NULL, NULL, ?)", now);
 }

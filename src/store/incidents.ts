@@ -102,7 +102,10 @@ export async function recordFailure(
 			   resolved_at = CASE incidents.state WHEN 'resolved' THEN NULL ELSE incidents.resolved_at END,
 			   alerted_at = CASE incidents.state WHEN 'resolved' THEN NULL ELSE incidents.alerted_at END,
 			   alert_claimed_at = CASE incidents.state WHEN 'resolved' THEN NULL ELSE incidents.alert_claimed_at END,
-			   opened_at = CASE incidents.state WHEN 'resolved' THEN ?6 ELSE incidents.opened_at END
+			   opened_at = CASE incidents.state WHEN 'resolved' THEN ?6 ELSE incidents.opened_at END,
+			   -- A closing that a retirement resolved was of the agent deleted; this opening is the new one's.
+			   closed_at = CASE incidents.state WHEN 'resolved' THEN NULL ELSE incidents.closed_at END,
+			   closed_by = CASE incidents.state WHEN 'resolved' THEN NULL ELSE incidents.closed_by END
 			 -- A failure is its job and instant: the same one sent again after a lost answer counts once.
 			 WHERE NOT (incidents.last_job_id IS ?7 AND incidents.last_seen_at = ?6)`,
 		)
@@ -197,6 +200,16 @@ export async function resolveOpen(
 			.bind(agent),
 	]);
 	return { resolved: resolved?.meta.changes ?? 0, waiting: (open?.results ?? []).map((r) => r.source) };
+}
+
+/**
+ * A deleted agent's incidents, open or closed, resolve: none of its runs will come to resolve them,
+ * and a closed one would keep an agent defined again under the name from being paged for the same
+ * error (its closing was of the old agent's). Returns how many.
+ */
+export async function retireIncidents(db: D1Database, agent: string, at: number): Promise<number> {
+	const r = await db.prepare("UPDATE incidents SET state = 'resolved', resolved_at = ?, failing = NULL WHERE agent = ? AND state != 'resolved'").bind(at, agent).run();
+	return r.meta.changes ?? 0;
 }
 
 export async function closeIncident(db: D1Database, id: string, by: string, at: number): Promise<Incident | null> {

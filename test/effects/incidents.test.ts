@@ -250,6 +250,36 @@ describe("incidents", () => {
 		expect(alerts).toHaveLength(1);
 	});
 
+	it("of a deleted agent resolve, open or closed, so an agent defined again under its name is paged for the same error", async () => {
+		const alerts = alertSink();
+		const emulator = useEmulator();
+		await createAgent({ name: "reborn" });
+		emulator.enqueue({ error: 400, message: "messages.0: tool_result block without tool_use" });
+		await runToRest("reborn");
+		emulator.enqueue({ error: 400, message: "prompt is too long" });
+		await runToRest("reborn");
+		const [tooLong, toolResult] = await incidentsOf("reborn");
+		expect(toolResult!.error).toContain("tool_result");
+		const closed = await call(`/v1/incidents/${toolResult!.id}/close`, { method: "POST", as: "operate" });
+		expect(closed.status).toBe(200);
+		expect(alerts).toHaveLength(2);
+
+		const deleted = await call("/v1/agents/reborn", { method: "DELETE", as: "admin" });
+		expect(deleted.status).toBe(200);
+		const retired = await incidentsOf("reborn");
+		expect(retired.map((i) => [i.id, i.state])).toEqual([
+			[tooLong!.id, "resolved"],
+			[toolResult!.id, "resolved"],
+		]);
+
+		await createAgent({ name: "reborn" });
+		emulator.enqueue({ error: 400, message: "messages.0: tool_result block without tool_use" });
+		await runToRest("reborn");
+		const again = (await incidentsOf("reborn")).find((i) => i.id === toolResult!.id);
+		expect(again).toMatchObject({ state: "alerted", count: 2, closed_at: null, closed_by: null, failing: ["manual"] });
+		expect(alerts).toHaveLength(3);
+	});
+
 	describe("of an agent with more than one schedule", () => {
 		const fail = (emulator: ReturnType<typeof useEmulator>) => emulator.enqueue({ error: 400, message: "messages.0: tool_result block without tool_use" });
 		const scheduled = async (agent: string, at: string) => {
