@@ -277,6 +277,20 @@ describe("approvals", () => {
 		expect(outboundLog.filter((r) => r.url.startsWith("https://tickets"))).toEqual([]);
 	});
 
+	it("says the wait the job will see: its timeout, when that comes before its approval_timeout", async () => {
+		const requested = async (name: string, definition: Record<string, unknown>) => {
+			const { job } = await waitingJob(name, undefined, definition);
+			const line = (await outputOf(name, job.id)).find((l) => l.subtype === "approval_requested");
+			return { line, at: Date.parse(job.pending_approval!.requested_at) };
+		};
+		const short = await requested("approve-wait-timeout", { timeout: "10m", approval_timeout: "24h" });
+		const until = /until (\S+), the job's timeout \(before its approval_timeout\)$/.exec(String(short.line?.content));
+		expect(until, String(short.line?.content)).not.toBeNull();
+		expect(Date.parse(until![1]!) - short.at).toBeLessThanOrEqual(600_000);
+		const own = await requested("approve-wait-own", { timeout: "30m", approval_timeout: "5m" });
+		expect(own.line?.content).toBe(`tool create_ticket is waiting for approval until ${new Date(own.at + 300_000).toISOString()}`);
+	});
+
 	it("acts on a decision made while the agent is busy with another job, in the alarm that decision set", async () => {
 		const emulator = useEmulator();
 		emulator.enqueue({ tool_use: { name: "create_ticket", input: { title: "A" } } });

@@ -425,7 +425,9 @@ async function settleTools(deps: StepDeps, job: JobRecord, setup: JobSetup): Pro
 			});
 			// Woken at the approval's expiry or the job's deadline, whichever comes first.
 			deps.sql.exec("UPDATE job_setup SET approval_expires_at = ?, next_step_at = ? WHERE job_id = ?", expires, Math.min(expires, setup.deadline), job.id);
-			out(deps, job.id, { type: "system", subtype: "approval_requested", content: `tool ${call.name} is waiting for approval until ${new Date(expires).toISOString()}`, tool_use_id: call.toolUseId });
+			// The job's own timeout may come first: the wait said is the one the job will see.
+			const until = expires <= setup.deadline ? `${new Date(expires).toISOString()}` : `${new Date(setup.deadline).toISOString()}, the job's timeout (before its approval_timeout)`;
+			out(deps, job.id, { type: "system", subtype: "approval_requested", content: `tool ${call.name} is waiting for approval until ${until}`, tool_use_id: call.toolUseId });
 			save(deps, waiting);
 			return "wait";
 		}
