@@ -2,6 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import { agentRpc } from "../agent/client.ts";
 import { retentionDays } from "../agent/retention.ts";
 import { loadFleet } from "../../src/config/bundled.ts";
+import { numberVar } from "../../src/config/vars.ts";
 import { dealtJobId, idDay, SLOT_CAPACITY } from "../../src/jobs/id-blocks.ts";
 import type { AgentDefinition } from "../../src/config/schema.ts";
 import { errorFields, log } from "../../src/log.ts";
@@ -101,7 +102,34 @@ export class SchedulerShardDO extends DurableObject<Env> {
 			// was read from the definition before it.
 			for (const [name, at, generation] of nextDue) this.sql.exec("UPDATE agents SET next_due_at = ? WHERE name = ? AND generation = ?", at, name, generation);
 		});
+		await this.noticeRetentionVar(shard);
 		return result;
+	}
+
+	/**
+	 * A lowered RETENTION_DAYS reaches every agent of this shard: each keeps the alarm it set for its
+	 * oldest record's expiry under the old value (weeks away, for an idle or paused agent that nothing
+	 * else wakes). After the tick's claims, once per change; the value seen is kept once every agent
+	 * has been told, so one that could not be is told again at the next tick.
+	 */
+	private async noticeRetentionVar(shard: number): Promise<void> {
+		const days = String(numberVar(this.env, "RETENTION_DAYS"));
+		const seen = this.sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = 'retention_days'").toArray()[0]?.value;
+		if (seen === days) return;
+		if (seen !== undefined && Number(days) < Number(seen)) {
+			let told = true;
+			for (const { name } of this.sql.exec<{ name: string }>("SELECT name FROM agents ORDER BY name").toArray()) {
+				try {
+					await agentRpc(this.env, name).retentionShortened();
+				} catch (err) {
+					told = false;
+					log.error("shard.retention_notice_failed", { shard, agent: name, ...errorFields(err) });
+				}
+			}
+			if (!told) return;
+			log.info("shard.retention_shortened", { shard, from: Number(seen), to: Number(days) });
+		}
+		this.sql.exec("INSERT INTO meta (key, value) VALUES ('retention_days', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", days);
 	}
 
 	/** Deals `count` job ids of `now`'s day from this shard's slot (an agent's trigger, fork or continue). */

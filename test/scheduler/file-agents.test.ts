@@ -142,6 +142,32 @@ describe("a file agent's retention across deploys", () => {
 	});
 });
 
+describe("a lowered RETENTION_DAYS", () => {
+	it("reaches an agent nothing else wakes, at the shard's next tick, where it kept the old value's alarm", async () => {
+		const name = "daily-digest";
+		const shard = env.SCHEDULER_SHARD.getByName(shardName(shardOf(name)));
+		const agent = env.AGENT.getByName(name);
+		await tick("2026-12-06T04:00:00Z");
+		const held = await endedJob(name, 10);
+		// Its alarm waits for that job's expiry under the deployment's 30 days.
+		await runInDurableObject(agent, (_i: AgentDO, state) => state.storage.setAlarm(Date.now() + 20 * 86_400_000));
+
+		// Deployed again with RETENTION_DAYS = "7": the shard and the agent read the new value.
+		const lowered = (instance: unknown) => {
+			const self = instance as { env: Env };
+			self.env = { ...self.env, RETENTION_DAYS: "7" } as Env;
+		};
+		await runInDurableObject(agent, lowered);
+		await runInDurableObject(shard, async (instance: unknown) => {
+			lowered(instance);
+			await (instance as { tick(shard: number, now: number): Promise<unknown> }).tick(shardOf(name), Date.parse("2026-12-06T04:01:00Z"));
+		});
+		expect(await runInDurableObject(agent, (_i: AgentDO, state) => state.storage.getAlarm())).toBeLessThanOrEqual(Date.now());
+		expect(await runDurableObjectAlarm(agent)).toBe(true);
+		expect(await held()).toBe(false);
+	});
+});
+
 describe("a file agent's schedule a deploy renames and retimes", () => {
 	it("claims no instant its old name took when that minute's tick comes again after the deploy", async () => {
 		// Monday 2026-12-07. The previous deploy's fleet.yaml had `morning: 0 9 * * *` (Berlin), which its
