@@ -23,7 +23,7 @@ import { claimDue, forgetSchedules, noteTimingChanges, type TickOutcome } from "
 import { currentDefinition, ensureState, forgetDeletedAgent, keepLastDefinition, keptDefinition, markDeleted, readState, saveDefinition, setPaused, type AgentSource, type AgentState } from "./state.ts";
 import { triggerJob, type TriggerRequest } from "./triggers.ts";
 import { createFollowUp } from "./runner/follow-up.ts";
-import { decideToolCall, getSetup, requestCancel, toolCallPage, type JobSetup, type ToolCall } from "./runner/session.ts";
+import { decideToolCall, findToolCall, getSetup, requestCancel, toolCallPage, type JobSetup, type ToolCall } from "./runner/session.ts";
 import { resumeFromApproval } from "./runner/approval.ts";
 import { InvalidToolSchemaError, toolInputProblems } from "../../src/agent/tools/input-check.ts";
 import { finish, HEARTBEAT_MS, type InflightTool } from "./runner/step.ts";
@@ -598,13 +598,18 @@ export class AgentDO extends DurableObject<Env> {
 		return after;
 	}
 
-	/** Records a human decision on the tool call a job is waiting on, and resumes the job. */
+	/**
+	 * Records a human decision on the tool call a job is waiting on, and resumes the job. With
+	 * `toolUseId` the decision is for that call only: another call waiting by then (a retried or late
+	 * decision after the model made a second gated call) is refused, never decided in its place.
+	 */
 	async decide(
 		jobId: string,
 		decision: "approve" | "deny",
 		toolInput: Record<string, unknown> | undefined,
 		by: string,
 		allowDefinitionChange = false,
+		toolUseId?: string,
 	): Promise<JobRecord | Refusal> {
 		// The agent's revision now, digested (async) before the checks and writes below, which yield nowhere.
 		const state = readState(this.sql);
@@ -614,7 +619,12 @@ export class AgentDO extends DurableObject<Env> {
 		if (!job) return refuse(404, `no job ${jobId}`);
 		if (job.status !== "approval_pending" || !job.pending_approval) return refuse(409, `job ${jobId} is ${job.status}, not waiting for an approval`);
 		const pending = job.pending_approval;
+		if (toolUseId !== undefined && toolUseId !== pending.tool_use_id) return refuse(409, this.otherCallWaiting(jobId, toolUseId, pending));
 		const setup = getSetup(this.sql, jobId);
+		// Past the job's deadline it runs nothing more, even before the alarm that times it out has run.
+		if (setup && setup.deadline <= Date.now()) {
+			return refuse(409, `job ${jobId} timed out at ${new Date(setup.deadline).toISOString()}; it runs nothing more, so ${pending.tool_name} cannot be approved or denied`);
+		}
 		// Past its expiry the call counts as denied, even before the alarm that records it has run.
 		if (setup?.approvalExpiresAt != null && setup.approvalExpiresAt <= Date.now()) {
 			return refuse(409, `the approval of ${pending.tool_name} expired at ${new Date(setup.approvalExpiresAt).toISOString()}; it counts as denied`);
@@ -652,6 +662,17 @@ export class AgentDO extends DurableObject<Env> {
 		// The list and the dashboard agree with the answer once it is given.
 		await this.indexNow();
 		return resumed;
+	}
+
+	/** Why a decision for call `toolUseId` is refused while `pending` waits: which call waits, and what became of the named one. */
+	private otherCallWaiting(jobId: string, toolUseId: string, pending: NonNullable<JobRecord["pending_approval"]>): string {
+		const named = findToolCall(this.sql, jobId, toolUseId);
+		const waiting = `job ${jobId} is waiting on another tool call: ${pending.tool_name} (${pending.tool_use_id})`;
+		if (!named) return `${waiting}; it has no tool call ${toolUseId}. Nothing was decided: read the job and decide the call waiting now`;
+		const fate = named.decision
+			? `was already ${named.decision === "approve" ? "approved" : "denied"} by ${named.decidedBy ?? "an operator"}`
+			: `was not waiting for an approval (it is ${named.status})`;
+		return `${waiting}; ${named.name} (${toolUseId}) ${fate}. Nothing was decided: read the job and decide the call waiting now`;
 	}
 
 	/** A new job continuing a finished job's session, or forking a new session from it. */

@@ -471,7 +471,7 @@ describe("approvals", () => {
 			return Response.json({ id: 43 });
 		});
 		const { job } = await waitingJob("approve-edit");
-		const res = await post(`/v1/jobs/${job.id}/approval`, { decision: "approve", tool_input: { title: "Disk full on db-1 (P1)" } });
+		const res = await post(`/v1/jobs/${job.id}/approval`, { decision: "approve", tool_use_id: job.pending_approval!.tool_use_id, tool_input: { title: "Disk full on db-1 (P1)" } });
 		expect(res.status).toBe(200);
 		await settle("approve-edit");
 		expect(seen).toMatchObject([{ input: { title: "Disk full on db-1 (P1)" } }]);
@@ -482,13 +482,93 @@ describe("approvals", () => {
 		expect(decided).toMatchObject({ type: "system", decision: "approve", by: "operator", tool_input: { title: "Disk full on db-1 (P1)" } });
 	});
 
+	it("refuses a decision for a call that is no longer the one waiting, and runs neither call on it", async () => {
+		const seen: unknown[] = [];
+		fake("https://tickets.example.test", async (req) => {
+			seen.push(await req.json());
+			return Response.json({ id: seen.length });
+		});
+		const emulator = useEmulator();
+		emulator.enqueue({ tool_use: { name: "create_ticket", input: { title: "first" } } }, { tool_use: { name: "create_ticket", input: { title: "second" } } }, { text: "Done." });
+		await createAgent({ name: "approve-stale", tools: [ticketTool] });
+		const job = await runToRest("approve-stale");
+		const first = job.pending_approval!;
+		expect(first).toMatchObject({ tool_name: "create_ticket", input: { title: "first" } });
+		// Approved with an edit; the answer is lost, and the model's next call waits in turn.
+		const body = { decision: "approve", tool_use_id: first.tool_use_id, tool_input: { title: "first (edited)" } };
+		expect((await post(`/v1/jobs/${job.id}/approval`, body)).status).toBe(200);
+		await settle("approve-stale");
+		const waiting = await jobOf("approve-stale", job.id);
+		const second = waiting.pending_approval!;
+		expect(second).toMatchObject({ tool_name: "create_ticket", input: { title: "second" } });
+		expect(second.tool_use_id).not.toBe(first.tool_use_id);
+		// The same decision sent again, and a plain deny for call 1: each refused, naming the call waiting and who decided call 1.
+		for (const again of [body, { decision: "deny", tool_use_id: first.tool_use_id }]) {
+			const res = await post(`/v1/jobs/${job.id}/approval`, again);
+			expect(res.status).toBe(409);
+			const { message } = await errorOf(res);
+			expect(message).toContain(`create_ticket (${second.tool_use_id})`);
+			expect(message).toContain(`create_ticket (${first.tool_use_id}) was already approved by operator`);
+		}
+		const unknown = await post(`/v1/jobs/${job.id}/approval`, { decision: "approve", tool_use_id: "toolu_nope" });
+		expect(unknown.status).toBe(409);
+		expect((await errorOf(unknown)).message).toContain("no tool call toolu_nope");
+		await settle("approve-stale");
+		// Call 2 waits still, undecided; only call 1 ran, with its edit.
+		expect(await jobOf("approve-stale", job.id)).toMatchObject({ status: "approval_pending", pending_approval: { tool_use_id: second.tool_use_id } });
+		expect(seen).toMatchObject([{ input: { title: "first (edited)" } }]);
+		expect(seen).toHaveLength(1);
+		expect((await outputOf("approve-stale", job.id)).filter((l) => l.subtype === "approval_decided")).toHaveLength(1);
+		// The decision named for call 2 is taken.
+		expect((await post(`/v1/jobs/${job.id}/approval`, { decision: "deny", tool_use_id: second.tool_use_id })).status).toBe(200);
+		await settle("approve-stale");
+		expect(await jobOf("approve-stale", job.id)).toMatchObject({ status: "completed", summary: "Done." });
+		expect(seen).toHaveLength(1);
+	});
+
+	it("refuses a decision for the first of two gated calls in one turn once the second waits", async () => {
+		const seen: unknown[] = [];
+		fake("https://tickets.example.test", async (req) => {
+			seen.push(await req.json());
+			return Response.json({ id: seen.length });
+		});
+		const emulator = useEmulator();
+		emulator.enqueue({ tool_use: [{ name: "create_ticket", input: { title: "one" } }, { name: "create_ticket", input: { title: "two" } }] }, { text: "Done." });
+		await createAgent({ name: "approve-stale-turn", tools: [ticketTool] });
+		const job = await runToRest("approve-stale-turn");
+		const first = job.pending_approval!;
+		expect(first).toMatchObject({ input: { title: "one" } });
+		expect((await post(`/v1/jobs/${job.id}/approval`, { decision: "deny", tool_use_id: first.tool_use_id })).status).toBe(200);
+		await settle("approve-stale-turn");
+		const second = (await jobOf("approve-stale-turn", job.id)).pending_approval!;
+		expect(second).toMatchObject({ input: { title: "two" } });
+		// A second operator's click on call 1, with an edit: refused, saying call 1 was denied.
+		const late = await post(`/v1/jobs/${job.id}/approval`, { decision: "approve", tool_use_id: first.tool_use_id, tool_input: { title: "one (edited)" } });
+		expect(late.status).toBe(409);
+		expect((await errorOf(late)).message).toContain(`(${first.tool_use_id}) was already denied by operator`);
+		await settle("approve-stale-turn");
+		expect(await jobOf("approve-stale-turn", job.id)).toMatchObject({ status: "approval_pending", pending_approval: { tool_use_id: second.tool_use_id, input: { title: "two" } } });
+		expect(seen).toEqual([]);
+	});
+
+	it("refuses edited input sent without the call it edits, and changes nothing", async () => {
+		const { job } = await waitingJob("approve-edit-unnamed");
+		const res = await post(`/v1/jobs/${job.id}/approval`, { decision: "approve", tool_input: { title: "edited" } });
+		expect(res.status).toBe(400);
+		expect(JSON.stringify(await errorOf(res))).toContain("tool_input needs tool_use_id, the call it edits");
+		await settle("approve-edit-unnamed");
+		expect(await jobOf("approve-edit-unnamed", job.id)).toMatchObject({ status: "approval_pending", pending_approval: { input: { title: "Disk full on db-1" } } });
+		expect((await outputOf("approve-edit-unnamed", job.id)).some((l) => l.subtype === "approval_decided")).toBe(false);
+		expect(outboundLog.filter((r) => r.url.startsWith("https://tickets"))).toEqual([]);
+	});
+
 	it("refuses edited input that breaks the tool's input_schema, sends nothing and keeps the job waiting", async () => {
 		const { job } = await waitingJob("approve-bad-edit");
 		for (const [tool_input, path] of [
 			[{ title: 5 }, "tool_input/title"],
 			[{ summary: "no title" }, "tool_input"],
 		] as const) {
-			const res = await post(`/v1/jobs/${job.id}/approval`, { decision: "approve", tool_input });
+			const res = await post(`/v1/jobs/${job.id}/approval`, { decision: "approve", tool_use_id: job.pending_approval!.tool_use_id, tool_input });
 			expect(res.status).toBe(400);
 			const error = await errorOf(res);
 			expect(error.message).toMatch(/^tool_input does not match create_ticket's input_schema: tool_input/);
@@ -497,7 +577,7 @@ describe("approvals", () => {
 		}
 		let deep: unknown = "leaf";
 		for (let i = 0; i < 3000; i++) deep = [deep];
-		const tooDeep = await post(`/v1/jobs/${job.id}/approval`, { decision: "approve", tool_input: { title: "x", deep } });
+		const tooDeep = await post(`/v1/jobs/${job.id}/approval`, { decision: "approve", tool_use_id: job.pending_approval!.tool_use_id, tool_input: { title: "x", deep } });
 		expect(tooDeep.status).toBe(400);
 		expect(JSON.stringify(await errorOf(tooDeep))).toContain("nests deeper than 64 levels");
 		await settle("approve-bad-edit");
@@ -516,7 +596,7 @@ describe("approvals", () => {
 				job.id,
 			);
 		});
-		const edited = await post(`/v1/jobs/${job.id}/approval`, { decision: "approve", tool_input: { title: "x" } });
+		const edited = await post(`/v1/jobs/${job.id}/approval`, { decision: "approve", tool_use_id: job.pending_approval!.tool_use_id, tool_input: { title: "x" } });
 		expect(edited.status).toBe(409);
 		expect((await errorOf(edited)).message).toMatch(/^tool create_ticket's input_schema is not valid JSON Schema .*approve without tool_input, deny, or fix the agent's definition$/);
 		expect((await post(`/v1/jobs/${job.id}/approval`, { decision: "approve" })).status).toBe(200);
@@ -555,7 +635,7 @@ describe("approvals", () => {
 		const job = await runToRest("approve-none");
 		expect((await post(`/v1/jobs/${job.id}/approval`, { decision: "approve" })).status).toBe(409);
 		expect((await post(`/v1/jobs/${job.id}/approval`, { decision: "maybe" })).status).toBe(400);
-		expect((await post(`/v1/jobs/${job.id}/approval`, { decision: "deny", tool_input: {} })).status).toBe(400);
+		expect((await post(`/v1/jobs/${job.id}/approval`, { decision: "deny", tool_use_id: "toolu_x", tool_input: {} })).status).toBe(400);
 		// A decision left out is said to be required, not an "invalid option".
 		const missing = await post(`/v1/jobs/${job.id}/approval`, {});
 		expect(missing.status).toBe(400);
@@ -568,7 +648,16 @@ describe("approvals", () => {
 			state.storage.sql.exec("UPDATE job_setup SET deadline = ? WHERE job_id = ?", Date.now() - 1, job.id);
 		});
 		fake("https://tickets.example.test", () => Response.json({ id: 1 }));
-		await post(`/v1/jobs/${job.id}/approval`, { decision: "approve" });
+		// Past the deadline, before the alarm that times the job out: the approval is refused, not taken and dropped.
+		const late = await post(`/v1/jobs/${job.id}/approval`, { decision: "approve", tool_use_id: job.pending_approval!.tool_use_id });
+		expect(late.status).toBe(409);
+		expect((await errorOf(late)).message).toMatch(new RegExp(`^job ${job.id} timed out at \\d{4}-\\d\\d-\\d\\dT`));
+		expect(await jobOf("approve-timeout", job.id)).toMatchObject({ status: "approval_pending" });
+		expect((await post(`/v1/jobs/${job.id}/approval`, { decision: "deny" })).status).toBe(409);
+		// The alarm, come: it times the job out.
+		await runInDurableObject(env.AGENT.getByName("approve-timeout"), (_i: AgentDO, state) => {
+			state.storage.sql.exec("UPDATE job_setup SET next_step_at = ? WHERE job_id = ?", Date.now() - 1, job.id);
+		});
 		await settle("approve-timeout");
 		expect(await jobOf("approve-timeout", job.id)).toMatchObject({ status: "failed", exit_reason: "timeout" });
 		// Past its deadline the job runs nothing more, approved or not.

@@ -41,7 +41,7 @@ describe("GET /v1/jobs/:id/tool-calls", () => {
 		]);
 		expect(before.tool_calls[2]).toMatchObject({ decision: null, result: null, result_chars: null, started_at: null, finished_at: null });
 
-		const approved = await call(`/v1/jobs/${waiting.id}/approval`, { method: "POST", as: "operate", body: { decision: "approve", tool_input: { title: "Disk full on db-1" } } });
+		const approved = await call(`/v1/jobs/${waiting.id}/approval`, { method: "POST", as: "operate", body: { decision: "approve", tool_use_id: waiting.pending_approval!.tool_use_id, tool_input: { title: "Disk full on db-1" } } });
 		expect(approved.status, await approved.clone().text()).toBe(200);
 		await settle("audited");
 
@@ -79,7 +79,7 @@ describe("GET /v1/jobs/:id/tool-calls", () => {
 		await createAgent({ name: "audited-secret", tools: [ticketTool] });
 		const job = await runToRest("audited-secret");
 		const secret = "9f8e7d6c5b4a39281706abcdef";
-		const approved = await call(`/v1/jobs/${job.id}/approval`, { method: "POST", as: "operate", body: { decision: "approve", tool_input: { title: `Disk full; use Authorization: Bearer ${secret}` } } });
+		const approved = await call(`/v1/jobs/${job.id}/approval`, { method: "POST", as: "operate", body: { decision: "approve", tool_use_id: job.pending_approval!.tool_use_id, tool_input: { title: `Disk full; use Authorization: Bearer ${secret}` } } });
 		expect(approved.status).toBe(200);
 		await settle("audited-secret");
 		const text = await (await call(`/v1/jobs/${job.id}/tool-calls`)).text();

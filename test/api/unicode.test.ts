@@ -50,7 +50,7 @@ const BODIES: Record<string, string> = {
 	"PUT /v1/agents/{agent}": `{"name":"utf8-target","prompt":"Do X."}`,
 	"POST /v1/agents/{agent}/jobs": `{"prompt":"Check X."}`,
 	"PUT /v1/agents/{agent}/notepad/{key}": `{"value":"caf X"}`,
-	"POST /v1/jobs/{id}/approval": `{"decision":"approve","tool_input":{"title":"X"}}`,
+	"POST /v1/jobs/{id}/approval": `{"decision":"approve","tool_use_id":"toolu_utf8","tool_input":{"title":"X"}}`,
 	"POST /v1/jobs/{id}/continue": `{"prompt":"X"}`,
 	"POST /v1/jobs/{id}/fork": `{"prompt":"X"}`,
 };
@@ -76,7 +76,7 @@ describe("a body that is not valid UTF-8", () => {
 	}
 
 	it("is a 400 saying so, on every route that reads a body, and changes nothing (it was never turned into U+FFFD)", async () => {
-		useEmulator().enqueue({ tool_use: { name: "create_ticket", input: { title: "t" } } });
+		useEmulator().enqueue({ tool_use: { name: "create_ticket", input: { title: "t" }, id: "toolu_utf8" } });
 		await createAgent({
 			name: "utf8-target",
 			tools: [{ type: "webhook", name: "create_ticket", description: "Create a ticket.", url_secret: "TEST_TICKETS_URL", requires_approval: true }],

@@ -222,6 +222,14 @@ export function toolCallPage(sql: SqlStorage, jobId: string, limit: number, afte
 	return { calls: page.map(toToolCall), next: rows.length > limit ? page.at(-1)!.position : null };
 }
 
+/** One of the job's tool calls by its id (its result's head only, as the turn's calls), or null. */
+export function findToolCall(sql: SqlStorage, jobId: string, toolUseId: string): ToolCall | null {
+	const row = sql
+		.exec<ToolCallRow>(`SELECT ${TOOL_CALL_COLUMNS} FROM tool_calls WHERE job_id = ? AND tool_use_id = ?`, MODEL_TOOL_RESULT_CHARS + 1, jobId, toolUseId)
+		.toArray()[0];
+	return row ? toToolCall(row) : null;
+}
+
 export function insertToolCalls(sql: SqlStorage, jobId: string, seq: number, calls: { id: string; name: string; input: unknown }[]): void {
 	for (const c of calls) {
 		sql.exec(

@@ -78,6 +78,15 @@ const CancelBody = z
 const ApprovalBody = z
 	.strictObject({
 		decision: z.enum(["approve", "deny"]),
+		tool_use_id: z
+			.string()
+			.min(1)
+			.max(200)
+			.optional()
+			.openapi({
+				description:
+					"The tool call this decision is for (pending_approval.tool_use_id, as read before deciding). If another call is waiting by then (the model made a second gated call, and this decision was retried or sent late), the answer is 409 and nothing is decided. Required with tool_input; without it a plain approve or deny acts on whichever call is waiting.",
+			}),
 		tool_input: z
 			.record(z.string(), z.unknown())
 			.refine((v) => withinDepth(v), `nests deeper than ${MAX_JSON_DEPTH} levels`)
@@ -89,6 +98,7 @@ const ApprovalBody = z
 			.openapi({ description: "Approve even if the agent's definition changed since the job started (else 409, as for continue and fork)" }),
 	})
 	.refine((b) => b.decision === "approve" || b.tool_input === undefined, { message: "tool_input goes only with approve", path: ["tool_input"] })
+	.refine((b) => b.tool_input === undefined || b.tool_use_id !== undefined, { message: "tool_input needs tool_use_id, the call it edits", path: ["tool_use_id"] })
 	.openapi("ApprovalRequest");
 const FollowUpBody = (promptRequired: boolean) =>
 	z.strictObject({
@@ -184,7 +194,7 @@ export const jobApi = createApi()
 			const { id } = c.req.valid("param");
 			const agent = await ownerOf(c.env, id);
 			const body = c.req.valid("json");
-			return c.json(unwrap(await agentRpc(c.env, agent).decide(id, body.decision, body.tool_input, c.var.principal.name, body.allow_definition_change)), 200);
+			return c.json(unwrap(await agentRpc(c.env, agent).decide(id, body.decision, body.tool_input, c.var.principal.name, body.allow_definition_change, body.tool_use_id)), 200);
 		},
 	)
 	.openapi(
