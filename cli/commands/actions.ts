@@ -19,6 +19,7 @@ interface CancelOptions {
 
 interface ApproveOptions {
 	input?: string;
+	call?: string;
 	allowDefinitionChange?: boolean;
 	json?: boolean;
 }
@@ -34,6 +35,9 @@ interface PauseOptions {
 	reason?: string;
 	json?: boolean;
 }
+
+const CALL_HELP =
+	"decide only this tool call (its tool_use_id, as `drover job` shows it); if another call waits by then, nothing is decided. Without it, the call waiting when the command runs";
 
 export function registerActions(program: Command): void {
 	program
@@ -51,6 +55,7 @@ export function registerActions(program: Command): void {
 		.description("approve the tool call a job is waiting on (approval_pending)")
 		.argument("<id>", "job id", jobIdArg)
 		.option("-i, --input <json>", "run the tool with this input (a JSON object) instead of the model's")
+		.option("--call <tool_use_id>", CALL_HELP)
 		.option("--allow-definition-change", "approve even if the agent's definition changed since the job started")
 		.option("--json", "print the API's JSON")
 		.action(act((ctx, id: string, opts: ApproveOptions) => decide(ctx, id, "approve", opts)));
@@ -59,6 +64,7 @@ export function registerActions(program: Command): void {
 		.command("deny")
 		.description("deny the tool call a job is waiting on; the model is told and the job goes on")
 		.argument("<id>", "job id", jobIdArg)
+		.option("--call <tool_use_id>", CALL_HELP)
 		.option("--json", "print the API's JSON")
 		.action(act((ctx, id: string, opts: ApproveOptions) => decide(ctx, id, "deny", opts)));
 
@@ -148,13 +154,28 @@ async function decide(ctx: Context, id: string, decision: "approve" | "deny", op
 		if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) throw new CliError("--input must be a JSON object", 2);
 		toolInput = parsed as Record<string, unknown>;
 	}
-	const body: Record<string, unknown> = { decision };
+	// The decision names its call, so that it never falls on another one the model made since (the
+	// API answers 409 then): the one given, or the one waiting now.
+	let call: { id: string; name: string | null };
+	if (opts.call !== undefined) {
+		if (opts.call.trim() === "") throw new CliError("--call needs a tool_use_id", 2);
+		call = { id: opts.call, name: null };
+	} else {
+		const waiting = await ctx.client.json(jobPath(id), shapes.job);
+		const pending = waiting.pending_approval;
+		if (waiting.status !== "approval_pending" || !pending) throw new CliError(`job ${printable(waiting.id)} is ${printable(waiting.status)}, not waiting for an approval`, 1);
+		call = { id: pending.tool_use_id, name: pending.tool_name };
+	}
+	const body: Record<string, unknown> = { decision, tool_use_id: call.id };
 	if (toolInput !== undefined) body.tool_input = toolInput;
 	if (opts.allowDefinitionChange) body.allow_definition_change = true;
 	const answer = await ctx.client.json(`${jobPath(id)}/approval`, shapes.job, { method: "POST", body });
 	const job = printableDeep(answer);
 	if (opts.json) ctx.json(answer);
-	else ctx.out(`${decision === "approve" ? "approved" : "denied"} the tool call of ${job.id}; it is ${statusStyle(ctx.p, job.status)(job.status)}`);
+	else {
+		const what = call.name === null ? `tool call ${printable(call.id)}` : `${printable(call.name)} call ${printable(call.id)}`;
+		ctx.out(`${decision === "approve" ? "approved" : "denied"} the ${what} of ${job.id}; it is ${statusStyle(ctx.p, job.status)(job.status)}`);
+	}
 	return 0;
 }
 

@@ -181,6 +181,48 @@ describe("an approval decided with edited input", () => {
 	});
 });
 
+describe("approve and deny name the tool call they decide", () => {
+	const pending = (tool_use_id: string, title: string) =>
+		record({ status: "approval_pending", exit_reason: null, finished_at: null, duration_seconds: null, summary: null, pending_approval: { tool_use_id, tool_name: "create_ticket", input: { title }, requested_at: "2026-01-01T00:00:01.000Z" } });
+	const running = () => record({ status: "running", exit_reason: null, finished_at: null, duration_seconds: null, summary: null });
+
+	it("sends the tool_use_id of the call waiting when it runs, read from the job", async () => {
+		const api = await fakeApi({
+			[`GET /v1/jobs/${JOB}`]: (_req, res) => json(res, 200, pending("toolu_first", "first")),
+			[`POST /v1/jobs/${JOB}/approval`]: (_req, res) => json(res, 200, running()),
+		});
+		const approved = await runCli(api.url, ["approve", JOB, "--input", `{"title":"first (edited)"}`]);
+		expect(approved.status, approved.stderr).toBe(0);
+		expect(approved.stdout).toBe(`approved the create_ticket call toolu_first of ${JOB}; it is running\n`);
+		const denied = await runCli(api.url, ["deny", JOB]);
+		expect(denied.status, denied.stderr).toBe(0);
+		const posts = api.seen.filter((r) => r.route.startsWith("POST "));
+		expect(posts.map((r) => JSON.parse(r.body))).toEqual([
+			{ decision: "approve", tool_use_id: "toolu_first", tool_input: { title: "first (edited)" } },
+			{ decision: "deny", tool_use_id: "toolu_first" },
+		]);
+	});
+
+	it("sends --call as it is given, without reading the job, and prints the API's 409 when another call waits", async () => {
+		const message = `job ${JOB} is waiting on another tool call: create_ticket (toolu_second); create_ticket (toolu_first) was already approved by ops. Nothing was decided: read the job and decide the call waiting now`;
+		const api = await fakeApi({ [`POST /v1/jobs/${JOB}/approval`]: (_req, res) => json(res, 409, { error: { code: "conflict", message } }) });
+		const r = await runCli(api.url, ["approve", JOB, "--call", "toolu_first", "--input", `{"title":"first (edited)"}`]);
+		expect(r.status).toBe(1);
+		expect(r.stdout).toBe("");
+		expect(r.stderr).toContain(`drover: ${message}`);
+		expect(api.seen.map((x) => x.route)).toEqual([`POST /v1/jobs/${JOB}/approval`]);
+		expect(JSON.parse(api.seen[0]!.body)).toEqual({ decision: "approve", tool_use_id: "toolu_first", tool_input: { title: "first (edited)" } });
+	});
+
+	it("decides nothing for a job that waits for no approval", async () => {
+		const api = await fakeApi({ [`GET /v1/jobs/${JOB}`]: (_req, res) => json(res, 200, record()) });
+		const r = await runCli(api.url, ["deny", JOB]);
+		expect(r.status).toBe(1);
+		expect(r.stderr).toBe(`drover: job ${JOB} is completed, not waiting for an approval\n`);
+		expect(api.seen.map((x) => x.route)).toEqual([`GET /v1/jobs/${JOB}`]);
+	});
+});
+
 describe("errors from the API", () => {
 	it("a fork refused over a changed definition names --allow-definition-change", async () => {
 		const message = `agent fake's definition changed since job ${JOB} ran (r1 → r2); send "allow_definition_change": true to fork anyway`;
@@ -708,7 +750,8 @@ describe("a server that is not drover, answering 200 {} to everything", () => {
 			[["job", JOB, "--yaml"], `GET /v1/jobs/${JOB}: answered application/json, not application/yaml`],
 			[["logs", "--job", JOB], `GET /v1/jobs/${JOB}/output: answered application/json, not application/x-ndjson`],
 			[["cancel", JOB, "--yes"], `POST /v1/jobs/${JOB}/cancel: missing \`id\``],
-			[["approve", JOB], `POST /v1/jobs/${JOB}/approval: missing \`id\``],
+			[["approve", JOB], `GET /v1/jobs/${JOB}: missing \`id\``],
+			[["approve", JOB, "--call", "toolu_1"], `POST /v1/jobs/${JOB}/approval: missing \`id\``],
 			[["fork", JOB], `POST /v1/jobs/${JOB}/fork: missing \`id\``],
 			[["trigger", "fake"], "POST /v1/agents/fake/jobs: missing `id`"],
 			[["trigger", "fake", "--wait"], "POST /v1/agents/fake/jobs: missing `id`"],

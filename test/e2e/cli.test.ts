@@ -469,7 +469,7 @@ describe("approvals", () => {
 		expect(bad.status).toBe(2);
 		const approved = await drover(["approve", approveId, "--input", JSON.stringify({ url: "https://drover-cli.local/edited", method: "GET" })]);
 		expect(approved.status, approved.stderr).toBe(0);
-		expect(approved.stdout).toContain(`approved the tool call of ${approveId}`);
+		expect(approved.stdout).toMatch(new RegExp(`^approved the http_fetch call \\S+ of ${approveId};`));
 		const denied = await drover(["deny", denyId, "--json"]);
 		expect(denied.status, denied.stderr).toBe(0);
 		expect(JSON.parse(denied.stdout)).toMatchObject({ id: denyId });
