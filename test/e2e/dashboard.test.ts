@@ -17,7 +17,7 @@ interface JobRecord {
 	id: string;
 	status: string;
 	agent: string;
-	pending_approval: { tool_name: string; input: Record<string, unknown> } | null;
+	pending_approval: { tool_use_id: string; tool_name: string; input: Record<string, unknown> } | null;
 }
 
 async function call<T>(method: string, pathname: string, token: string | null, body?: unknown): Promise<T> {
@@ -315,12 +315,14 @@ describe("the dashboard", () => {
 		expect((await getJob(job.id)).status).toBe("approval_pending");
 
 		await page.locator("#approval-input").fill(JSON.stringify({ title: "Disk full on db-1" }));
+		const waitingCall = (await getJob(job.id)).pending_approval!.tool_use_id;
 		const [approval] = await Promise.all([
 			page.waitForRequest((r) => r.url().endsWith(`/v1/jobs/${job.id}/approval`)),
 			page.locator("#approval-approve").click(),
 		]);
-		// The edited input goes with the approval (the model's own would be sent without tool_input).
-		expect(approval.postDataJSON()).toEqual({ decision: "approve", tool_input: { title: "Disk full on db-1" } });
+		// The edited input goes with the approval (the model's own would be sent without tool_input),
+		// naming the call it is for: the one the panel shows.
+		expect(approval.postDataJSON()).toEqual({ decision: "approve", tool_use_id: waitingCall, tool_input: { title: "Disk full on db-1" } });
 		await page.locator("#job-approval").waitFor({ state: "hidden", ...LIVE });
 		await page.locator("#job-log li.t-assistant", { hasText: "Ticket filed." }).waitFor(LIVE);
 		// The log's approval line says the input was edited, and shows what was sent.
@@ -369,13 +371,15 @@ describe("the dashboard", () => {
 		await deny.getByRole("button", { name: "Cancel" }).click();
 		await deny.waitFor({ state: "hidden" });
 		expect(denials).toEqual([]);
-		expect((await getJob(forkId)).status).toBe("approval_pending");
+		const waiting = await getJob(forkId);
+		expect(waiting.status).toBe("approval_pending");
+		const forkCall = waiting.pending_approval!.tool_use_id;
 		await page.locator("#approval-deny").click();
 		const [denial] = await Promise.all([
 			page.waitForRequest((r) => r.url().endsWith(`/v1/jobs/${forkId}/approval`)),
 			deny.getByRole("button", { name: "Deny", exact: true }).click(),
 		]);
-		expect(denial.postDataJSON()).toEqual({ decision: "deny" });
+		expect(denial.postDataJSON()).toEqual({ decision: "deny", tool_use_id: forkCall });
 		await deny.waitFor({ state: "hidden" });
 		await page.locator("#notice", { hasText: "Denied" }).waitFor(LIVE);
 		await page.locator("#job-status .badge", { hasText: "completed" }).waitFor(LIVE);
@@ -642,9 +646,10 @@ describe("the dashboard", () => {
 		const shown = await page.locator("#approval-input").inputValue();
 		expect(shown).toContain("evil\\u202etxt.exe \\u001b[31m");
 		expect(shown).not.toMatch(/[\u202e\u001b]/);
+		const bidiCall = (await getJob(job.id)).pending_approval!.tool_use_id;
 		const [approval] = await Promise.all([page.waitForRequest((r) => r.url().endsWith(`/v1/jobs/${job.id}/approval`)), page.locator("#approval-approve").click()]);
 		// The escapes are JSON's own: the input parses back to the model's, so nothing counts as edited.
-		expect(approval.postDataJSON()).toEqual({ decision: "approve" });
+		expect(approval.postDataJSON()).toEqual({ decision: "approve", tool_use_id: bidiCall });
 		await page.close();
 	});
 

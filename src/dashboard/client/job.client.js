@@ -147,6 +147,8 @@ async function jobView(signal) {
 	const approvalError = $("#approval-error");
 	/** The tool the job waits to call. */
 	const tool = () => (job && job.pending_approval ? job.pending_approval.tool_name : "the tool");
+	/** The tool_use_id of the call the approval panel shows (set by render). */
+	const shownCall = () => $("#job-approval").dataset.toolUseId;
 	$("#approval-approve").onclick = (/** @type {Click} */ e) => act(e.currentTarget, async () => {
 		approvalError.hidden = true;
 		let input;
@@ -164,8 +166,10 @@ async function jobView(signal) {
 		}
 		const asked = job && job.pending_approval ? job.pending_approval.input : null;
 		const edited = JSON.stringify(input) !== JSON.stringify(asked);
+		// The call the panel shows, named: if the model has asked for another since, the API refuses
+		// the decision (409) rather than let it, and an edit, fall on a call nobody looked at.
 		/** @type {Record<string, unknown>} */
-		const body = edited ? { decision: "approve", tool_input: input } : { decision: "approve" };
+		const body = { decision: "approve", tool_use_id: shownCall(), ...(edited ? { tool_input: input } : {}) };
 		try {
 			render(await post(path + "/approval", body));
 		} catch (err) {
@@ -194,7 +198,7 @@ async function jobView(signal) {
 		submit: "Deny",
 		danger: true,
 		run: async () => {
-			render(await post(path + "/approval", { decision: "deny" }));
+			render(await post(path + "/approval", { decision: "deny", tool_use_id: shownCall() }));
 		},
 	}), "Denied");
 
