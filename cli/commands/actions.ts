@@ -37,7 +37,7 @@ interface PauseOptions {
 }
 
 const CALL_HELP =
-	"decide only this tool call (its tool_use_id, as `drover job` shows it); if another call waits by then, nothing is decided. Without it, the call waiting when the command runs";
+	"decide only this tool call (its tool_use_id, as `drover job` shows it); if another call waits by then, nothing is decided. Without it, the call waiting when the command runs; needed with --input";
 
 export function registerActions(program: Command): void {
 	program
@@ -153,6 +153,9 @@ async function decide(ctx: Context, id: string, decision: "approve" | "deny", op
 		}
 		if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) throw new CliError("--input must be a JSON object", 2);
 		toolInput = parsed as Record<string, unknown>;
+		// An edit is written for the call it was read from: run again after the model made another
+		// call (a retry of a command whose answer was lost), it would land on that one, as the API's rule.
+		if (opts.call === undefined) throw new CliError(`--input needs --call <tool_use_id>, the call it edits (drover job ${printable(id)} shows it)`, 2);
 	}
 	// The decision names its call, so that it never falls on another one the model made since (the
 	// API answers 409 then): the one given, or the one waiting now.

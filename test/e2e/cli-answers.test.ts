@@ -191,14 +191,19 @@ describe("approve and deny name the tool call they decide", () => {
 			[`GET /v1/jobs/${JOB}`]: (_req, res) => json(res, 200, pending("toolu_first", "first")),
 			[`POST /v1/jobs/${JOB}/approval`]: (_req, res) => json(res, 200, running()),
 		});
-		const approved = await runCli(api.url, ["approve", JOB, "--input", `{"title":"first (edited)"}`]);
+		// An edit names the call it was written for: without --call it is a usage error, and nothing is sent.
+		const unnamed = await runCli(api.url, ["approve", JOB, "--input", `{"title":"first (edited)"}`]);
+		expect(unnamed.status).toBe(2);
+		expect(unnamed.stderr).toContain(`--input needs --call <tool_use_id>, the call it edits (drover job ${JOB} shows it)`);
+		expect(api.seen).toEqual([]);
+		const approved = await runCli(api.url, ["approve", JOB]);
 		expect(approved.status, approved.stderr).toBe(0);
 		expect(approved.stdout).toBe(`approved the create_ticket call toolu_first of ${JOB}; it is running\n`);
 		const denied = await runCli(api.url, ["deny", JOB]);
 		expect(denied.status, denied.stderr).toBe(0);
 		const posts = api.seen.filter((r) => r.route.startsWith("POST "));
 		expect(posts.map((r) => JSON.parse(r.body))).toEqual([
-			{ decision: "approve", tool_use_id: "toolu_first", tool_input: { title: "first (edited)" } },
+			{ decision: "approve", tool_use_id: "toolu_first" },
 			{ decision: "deny", tool_use_id: "toolu_first" },
 		]);
 	});

@@ -463,13 +463,14 @@ describe("approvals", () => {
 		for (const id of [approveId, denyId]) await jobIn(id, ["approval_pending"]);
 
 		const shown = await drover(["job", approveId]);
-		expect(shown.stdout).toMatch(new RegExp(`^approval\\s+http_fetch .*drover approve\\|deny ${approveId}`, "m"));
+		const said = new RegExp(`^approval\\s+http_fetch .*drover approve\\|deny ${approveId} --call (\\S+)\\)$`, "m").exec(shown.stdout);
+		expect(said, shown.stdout).not.toBeNull();
 
-		const bad = await drover(["approve", approveId, "--input", "[1]"]);
+		const bad = await drover(["approve", approveId, "--call", said![1]!, "--input", "[1]"]);
 		expect(bad.status).toBe(2);
-		const approved = await drover(["approve", approveId, "--input", JSON.stringify({ url: "https://drover-cli.local/edited", method: "GET" })]);
+		const approved = await drover(["approve", approveId, "--call", said![1]!, "--input", JSON.stringify({ url: "https://drover-cli.local/edited", method: "GET" })]);
 		expect(approved.status, approved.stderr).toBe(0);
-		expect(approved.stdout).toMatch(new RegExp(`^approved the http_fetch call \\S+ of ${approveId};`));
+		expect(approved.stdout).toMatch(new RegExp(`^approved the tool call ${said![1]!} of ${approveId};`));
 		const denied = await drover(["deny", denyId, "--json"]);
 		expect(denied.status, denied.stderr).toBe(0);
 		expect(JSON.parse(denied.stdout)).toMatchObject({ id: denyId });
@@ -721,8 +722,9 @@ describe("defining agents: apply and delete", () => {
 	it("definition writes control and bidirectional characters as YAML escapes, and apply takes it back unchanged", async () => {
 		const name = `cli-def-ctl-${suffix}`;
 		const prompt = "DEL\x7f NEL\x85 CSI\x9b2J ESC\x1b[2J BEL\x07\nsecond line\x7f";
-		// The injection scan refuses bidi controls in a prompt or system prompt; a tool's description still takes them.
-		const description = "Files \u202eevil.exe\u202c \u2066x\u2069 \u200f tickets.";
+		// The injection scan refuses bidi controls in a prompt, a system prompt and a tool's description, but
+		// for a right-to-left mark beside right-to-left letters, which orders them.
+		const description = "Files \u05ea\u05d9\u05e7\u200f tickets.";
 		const tool = { type: "webhook", name: "file_it", description, url_secret: "E2E_TICKETS_URL" };
 		await createAgent({ name, model: agents.ok, prompt, system_prompt: "plain \x9b", tools: [tool] });
 		try {
@@ -730,7 +732,7 @@ describe("defining agents: apply and delete", () => {
 			expect(shown.status, shown.stderr).toBe(0);
 			expect(shown.stdout).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/);
 			expect(shown.stdout).toContain(String.raw`DEL\x7f NEL\x85 CSI\x9b2J ESC\e[2J BEL\a`);
-			expect(shown.stdout).toContain(String.raw`Files \u202eevil.exe\u202c \u2066x\u2069 \u200f tickets.`);
+			expect(shown.stdout).toContain(String.raw`Files תיק\u200f tickets.`);
 			const back = await drover(["apply", "-"], { stdin: shown.stdout });
 			expect(back.status, back.stderr).toBe(0);
 			expect(back.stdout).toMatch(new RegExp(`^unchanged ${name} `));

@@ -2160,7 +2160,7 @@ describe("the dashboard", () => {
 		await ask.getByRole("button", { name: "Cancel" }).click();
 		await ask.waitFor({ state: "hidden" });
 		await expect.poll(() => page.locator("#approval-approve").isEnabled(), LIVE).toBe(true);
-		expect(bodies).toEqual([{ decision: "approve" }]);
+		expect(bodies).toEqual([{ decision: "approve", tool_use_id: expect.stringMatching(/^toolu_/) }]);
 		expect(await page.locator("#notice").isVisible()).toBe(false);
 		expect((await getJob(job.id)).status).toBe("approval_pending");
 		// Yes: approved under the new definition, and the job goes on to complete.
@@ -2169,7 +2169,8 @@ describe("the dashboard", () => {
 		await page.locator("#job-status .badge", { hasText: "completed" }).waitFor(LIVE);
 		await ask.waitFor({ state: "hidden" });
 		await page.locator("#notice", { hasText: "Approved" }).waitFor(LIVE);
-		expect(bodies).toEqual([{ decision: "approve" }, { decision: "approve" }, { decision: "approve", allow_definition_change: true }]);
+		const named = { tool_use_id: expect.stringMatching(/^toolu_/) };
+		expect(bodies).toEqual([{ decision: "approve", ...named }, { decision: "approve", ...named }, { decision: "approve", allow_definition_change: true, ...named }]);
 		await page.close();
 		expect(pageErrors).toEqual([]);
 	});
