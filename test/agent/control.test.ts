@@ -470,7 +470,7 @@ describe("approvals", () => {
 			seen.push(await req.json());
 			return Response.json({ id: 43 });
 		});
-		const { job } = await waitingJob("approve-edit");
+		const { job, emulator } = await waitingJob("approve-edit");
 		const res = await post(`/v1/jobs/${job.id}/approval`, { decision: "approve", tool_use_id: job.pending_approval!.tool_use_id, tool_input: { title: "Disk full on db-1 (P1)" } });
 		expect(res.status).toBe(200);
 		await settle("approve-edit");
@@ -480,6 +480,9 @@ describe("approvals", () => {
 		expect(done.transitions.map((t) => t.reason)).toContain("create_ticket approved by operator with edited input");
 		const decided = (await outputOf("approve-edit", job.id)).find((l) => l.subtype === "approval_decided");
 		expect(decided).toMatchObject({ type: "system", decision: "approve", by: "operator", tool_input: { title: "Disk full on db-1 (P1)" } });
+		// The model is told what was sent, or its answer would describe the input it asked for.
+		const told = emulator.requests.at(-1)!.messages!.at(-1)!;
+		expect(JSON.stringify(told.content)).toContain('(Run with its input edited by operator before the call: {\\"title\\":\\"Disk full on db-1 (P1)\\"})');
 	});
 
 	it("refuses a decision for a call that is no longer the one waiting, and runs neither call on it", async () => {

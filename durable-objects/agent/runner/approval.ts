@@ -1,6 +1,7 @@
 import { transition, type JobRecord } from "../../../src/jobs/model.ts";
 import { redactDeep } from "../../../src/security/redact.ts";
 import { putJob } from "../jobs.ts";
+import { lastAssistantMessage } from "./messages.ts";
 import { appendLines } from "./output.ts";
 
 /** What was decided on the tool call a job waited on, by a person or by the approval's expiry. */
@@ -30,4 +31,17 @@ export function resumeFromApproval(sql: SqlStorage, job: JobRecord, decided: App
 	sql.exec("UPDATE job_setup SET approval_expires_at = NULL, next_step_at = ? WHERE job_id = ?", now, job.id);
 	putJob(sql, resumed, now);
 	return resumed;
+}
+
+/**
+ * What the model is told before a call's result when an operator approved it with input edited:
+ * the conversation keeps the model's own tool_use, so without it the model would go on (and answer,
+ * and be delivered) as if its input had been sent. Null for a call run as the model asked.
+ */
+export function editNote(sql: SqlStorage, jobId: string, call: { toolUseId: string; input: Record<string, unknown>; decision: "approve" | "deny" | null; decidedBy: string | null }): string | null {
+	if (call.decision !== "approve") return null;
+	const turn = lastAssistantMessage(sql, jobId);
+	const asked = Array.isArray(turn?.content) ? turn.content.find((b) => b.type === "tool_use" && b.id === call.toolUseId) : undefined;
+	if (!asked || asked.type !== "tool_use" || JSON.stringify(asked.input) === JSON.stringify(call.input)) return null;
+	return `(Run with its input edited by ${call.decidedBy ?? "an operator"} before the call: ${JSON.stringify(redactDeep(call.input))})`;
 }

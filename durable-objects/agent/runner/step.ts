@@ -13,7 +13,7 @@ import { clip } from "../../../src/shared/clip.ts";
 import { deadline } from "../../../src/shared/deadline.ts";
 import { getJob, putJob } from "../jobs.ts";
 import { clearOldToolResults, turnResultsForModel, withCacheBreakpoint } from "./context.ts";
-import { resumeFromApproval } from "./approval.ts";
+import { editNote, resumeFromApproval } from "./approval.ts";
 import { appendLines, type OutputLine } from "./output.ts";
 import { answerText, appendMessage, extendLastMessage, isBlankText, readMessages } from "./messages.ts";
 import { noteCompletedRun, noteFailedRun } from "./persistent.ts";
@@ -455,7 +455,8 @@ async function settleTools(deps: StepDeps, job: JobRecord, setup: JobSetup): Pro
 			requestCancel(deps.sql, job.id, `${forced}; tool call ${call.name} (${call.toolUseId}) was cut off, its effect unknown`);
 			return "continue";
 		}
-		outcome = { ok: outcome.ok, content: redact(outcome.content) };
+		const edited = editNote(deps.sql, job.id, call);
+		outcome = { ok: outcome.ok, content: redact(edited ? `${edited}\n${outcome.content}` : outcome.content) };
 		markToolCall(deps.sql, job.id, call.toolUseId, { status: outcome.ok ? "completed" : "failed", result: outcome.content, isError: !outcome.ok, at: deps.now() });
 		out(deps, job.id, { type: "tool_result", tool_use_id: call.toolUseId, success: outcome.ok, ...(outcome.ok ? { result: outcome.content } : { error: outcome.content }) });
 		const current = getJob(deps.sql, job.id);
