@@ -109,24 +109,22 @@ export class SchedulerShardDO extends DurableObject<Env> {
 	/**
 	 * A lowered RETENTION_DAYS reaches every agent of this shard: each keeps the alarm it set for its
 	 * oldest record's expiry under the old value (weeks away, for an idle or paused agent that nothing
-	 * else wakes). After the tick's claims, once per change; the value seen is kept once every agent
-	 * has been told, so one that could not be is told again at the next tick.
+	 * else wakes). After the tick's claims, once per change. Best effort, as a deploy's notice is: an
+	 * agent that cannot be told prunes at the expiry it holds, where telling the whole shard again at
+	 * every tick would wake every agent each minute for the one that fails.
 	 */
 	private async noticeRetentionVar(shard: number): Promise<void> {
 		const days = String(numberVar(this.env, "RETENTION_DAYS"));
 		const seen = this.sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = 'retention_days'").toArray()[0]?.value;
 		if (seen === days) return;
 		if (seen !== undefined && Number(days) < Number(seen)) {
-			let told = true;
 			for (const { name } of this.sql.exec<{ name: string }>("SELECT name FROM agents ORDER BY name").toArray()) {
 				try {
 					await agentRpc(this.env, name).retentionShortened();
 				} catch (err) {
-					told = false;
 					log.error("shard.retention_notice_failed", { shard, agent: name, ...errorFields(err) });
 				}
 			}
-			if (!told) return;
 			log.info("shard.retention_shortened", { shard, from: Number(seen), to: Number(days) });
 		}
 		this.sql.exec("INSERT INTO meta (key, value) VALUES ('retention_days', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", days);
