@@ -50,12 +50,15 @@ export async function pruneJobs(sql: SqlStorage, bucket: R2Bucket, agent: string
 }
 
 /**
- * When this object's oldest job or ledger row was made, or null when it holds none: it passes the
- * agent's retention at that instant plus the retention. Two index lookups, whatever the history.
- * A job still pending or running then is not pruned yet; the pass after it is an hour later.
+ * When this object's first record retention can remove began to age, or null when it holds none:
+ * the earliest finish of its ended jobs and claim of its skips (each job has a ledger row, kept in
+ * step with it, see ledger.ts). It passes the agent's retention at that instant plus the retention.
+ * A job still queued or running is not counted: it ages from its finish. One index lookup.
  */
 export function oldestRecordAt(sql: SqlStorage): number | null {
 	return sql
-		.exec<{ at: number | null }>("SELECT min(at) AS at FROM (SELECT min(created_at) AS at FROM jobs UNION ALL SELECT min(claimed_at) FROM occurrences)")
+		.exec<{ at: number | null }>(
+			"SELECT min(coalesce(finished_at, claimed_at)) AS at FROM occurrences WHERE job_id IS NULL OR finished_at IS NOT NULL",
+		)
 		.one().at;
 }

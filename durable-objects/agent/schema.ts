@@ -364,4 +364,16 @@ export const AGENT_MIGRATIONS: readonly SqlMigration[] = [
 			ALTER TABLE incident_watch ADD COLUMN waiting TEXT;
 		`,
 	},
+	{
+		version: 22,
+		name: "occurrences_by_retention",
+		sql: `
+			-- When each record retention can remove began to age: a finished job's ledger row from its
+			-- finish, a skip from its claim. A run still queued or running is not in it, so the alarm
+			-- waits for the first record that can go, not for a run queued across a long pause, which
+			-- woke the object hourly to prune nothing. A row enters once, when its job ends.
+			CREATE INDEX occurrences_by_retention ON occurrences (coalesce(finished_at, claimed_at))
+				WHERE job_id IS NULL OR finished_at IS NOT NULL;
+		`,
+	},
 ];

@@ -61,7 +61,7 @@ describe("a run, turn by turn", () => {
 		expect((await runsOf("multi"))[0]).toMatchObject({ status: "completed", job_id: job.id });
 		// Nothing left to do: no heartbeat alarm is left to wake the object for nothing; the one left
 		// is for the day this job passes the agent's retention (30 days by default).
-		expect(await runInDurableObject(env.AGENT.getByName("multi"), (_i, state) => state.storage.getAlarm())).toBe(Date.parse(job.created_at) + 30 * 86_400_000);
+		expect(await runInDurableObject(env.AGENT.getByName("multi"), (_i, state) => state.storage.getAlarm())).toBe(Date.parse(job.finished_at!) + 30 * 86_400_000);
 	});
 
 	it("does not POST a webhook tool call whose input breaks the tool's input_schema, and tells the model what is wrong", async () => {

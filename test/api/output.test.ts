@@ -10,7 +10,7 @@ import { upsertJobIndex } from "../../src/store/job-index.ts";
 import { createAgent, settle } from "../helpers/agents.ts";
 import { heldModel, useEmulator } from "../helpers/emulator.ts";
 import { call, errorOf } from "../helpers/http.ts";
-import { endedRecord, jobOf, lifecycleRecords, runToRest, saveJob, trigger } from "../helpers/jobs.ts";
+import { endedRecord, jobOf, lifecycleRecords, runToRest, saveJob, storeRun, trigger } from "../helpers/jobs.ts";
 import { tick } from "../helpers/ticks.ts";
 import { fake } from "../helpers/outbound.ts";
 import { readEvents } from "../helpers/sse.ts";
@@ -537,7 +537,11 @@ async function age(agent: string, jobId: string, days: number): Promise<void> {
 			if (typeof record[field] === "string") record[field] = new Date(Date.parse(record[field] as string) - shift).toISOString();
 		}
 		state.storage.sql.exec("UPDATE jobs SET created_at = created_at - ?, record = ? WHERE id = ?", shift, JSON.stringify(record), jobId);
-		state.storage.sql.exec("UPDATE occurrences SET claimed_at = claimed_at - ? WHERE job_id = ?", days * 86_400_000, jobId);
+		state.storage.sql.exec(
+			"UPDATE occurrences SET claimed_at = claimed_at - ?1, started_at = started_at - ?1, finished_at = finished_at - ?1 WHERE job_id = ?2",
+			shift,
+			jobId,
+		);
 	});
 }
 
@@ -604,7 +608,7 @@ describe("retention", () => {
 			for (let i = 0; i <= 120; i++) {
 				const at = new Date(Date.now() - (i < 120 ? 10 * 86_400_000 - i * 60_000 : 60_000));
 				const job = endedRecord("backlog", at);
-				putJob(state.storage.sql, job, Date.now());
+				storeRun(state.storage.sql, job);
 				made.push(job.id);
 			}
 			return made;
@@ -620,7 +624,7 @@ describe("retention", () => {
 		expect(await held()).toBe(1);
 		// Nothing left past retention: the next pass is due when today's job passes it, in a week.
 		const kept = await jobOf("backlog", ids[120]!);
-		expect(await runInDurableObject(stub, (_i: AgentDO, state) => state.storage.getAlarm())).toBe(Date.parse(kept.created_at) + 7 * 86_400_000);
+		expect(await runInDurableObject(stub, (_i: AgentDO, state) => state.storage.getAlarm())).toBe(Date.parse(kept.finished_at!) + 7 * 86_400_000);
 
 		const listed = (await (await call("/v1/jobs?agent=backlog")).json()) as { jobs: { id: string }[] };
 		expect(listed.jobs.map((j) => j.id)).toEqual([ids[120]]);
@@ -635,7 +639,7 @@ describe("retention", () => {
 		const job = await runToRest("left-alone");
 		const stub = env.AGENT.getByName("left-alone");
 		const alarm = () => runInDurableObject(stub, (_i: AgentDO, state) => state.storage.getAlarm());
-		const expiry = Date.parse(job.created_at) + 7 * 86_400_000;
+		const expiry = Date.parse(job.finished_at!) + 7 * 86_400_000;
 		expect(await alarm()).toBe(expiry);
 
 		// Deleted, it keeps its own retention, and the alarm that will prune its history.
@@ -660,6 +664,26 @@ describe("retention", () => {
 		expect(res.status, await res.clone().text()).toBe(200);
 		expect(await runDurableObjectAlarm(stub)).toBe(true);
 		expect(await stub.getJob(job.id)).toBeNull();
+	});
+
+	it("does not wake a paused agent hourly for a run it has held queued longer than its retention", async () => {
+		useEmulator().enqueue({ text: "ran before the pause" });
+		await createAgent({ name: "held-long", retention_days: 7 });
+		const done = await runToRest("held-long");
+		expect((await call("/v1/agents/held-long/pause", { method: "POST", as: "operate", body: { reason: "holiday" } })).status).toBe(200);
+		const stub = env.AGENT.getByName("held-long");
+		// Queued ten days ago and held by the pause since: nothing retention can remove until it ends.
+		const held = await runInDurableObject(stub, (_i: AgentDO, state) => {
+			const queued = lifecycleRecords("held-long", new Date(Date.now() - 10 * 86_400_000)).pending;
+			storeRun(state.storage.sql, queued);
+			return queued;
+		});
+		await runInDurableObject(stub, (instance: AgentDO) => instance.alarm());
+
+		expect((await jobOf("held-long", held.id)).status).toBe("pending");
+		// The alarm waits for the finished job's expiry, a week out; it was an hour out, every hour.
+		const alarm = await runInDurableObject(stub, (_i: AgentDO, state) => state.storage.getAlarm());
+		expect(alarm).toBe(Date.parse(done.finished_at!) + 7 * 86_400_000);
 	});
 
 	it("prunes a paused agent too, though its ticks only skip: its ledger and old jobs", async () => {

@@ -1,6 +1,8 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { expect } from "vitest";
 import { AgentDO } from "../../durable-objects/agent/agent-do.ts";
+import { putJob } from "../../durable-objects/agent/jobs.ts";
+import { insertOccurrence } from "../../durable-objects/agent/ledger.ts";
 import { createJob, transition, type FinalStatus, type JobRecord } from "../../src/jobs/model.ts";
 import { settle } from "./agents.ts";
 import { call } from "./http.ts";
@@ -51,3 +53,9 @@ export function lifecycleRecords(agent: string, at: Date, status: FinalStatus = 
 
 /** A job record that was created, started and ended at `at`: history to seed an agent's SQLite with. */
 export const endedRecord = (agent: string, at: Date, status: FinalStatus = "completed"): JobRecord => lifecycleRecords(agent, at, status).ended;
+
+/** Stores `job` in an agent's SQLite as a manual run does: its ledger row first, then the record. */
+export function storeRun(sql: SqlStorage, job: JobRecord): void {
+	insertOccurrence(sql, { schedule: null, source: "manual", scheduledInstant: null, dispatch: "manual", claimedAt: Date.parse(job.created_at), status: "claimed", jobId: job.id });
+	putJob(sql, job, Date.now());
+}

@@ -1,7 +1,6 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
-import { putJob } from "../../durable-objects/agent/jobs.ts";
 import { claimDue } from "../../durable-objects/agent/scheduling.ts";
 import { readState } from "../../durable-objects/agent/state.ts";
 import { findAgent } from "../../src/config/bundled.ts";
@@ -10,7 +9,7 @@ import { createJob, type JobRecord } from "../../src/jobs/model.ts";
 import { shardName, shardOf } from "../../src/scheduler/shards.ts";
 import { settle, runsOf } from "../helpers/agents.ts";
 import { call } from "../helpers/http.ts";
-import { endedRecord, saveJob } from "../helpers/jobs.ts";
+import { endedRecord, saveJob, storeRun } from "../helpers/jobs.ts";
 import { fake } from "../helpers/outbound.ts";
 import { tick } from "../helpers/ticks.ts";
 
@@ -105,7 +104,7 @@ async function endedJob(name: string, days: number): Promise<() => Promise<boole
 	const stub = env.AGENT.getByName(name);
 	const job = await runInDurableObject(stub, (_i: AgentDO, state) => {
 		const record = endedRecord(name, new Date(Date.now() - days * 86_400_000));
-		putJob(state.storage.sql, record, Date.now());
+		storeRun(state.storage.sql, record);
 		return record;
 	});
 	return async () => (await stub.getJob(job.id)) !== null;
