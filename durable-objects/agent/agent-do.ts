@@ -11,7 +11,7 @@ import { getJob, jobCounts, jobsWithStatus, lastFinishedJob, putJob } from "./jo
 import { listOccurrences, type Occurrence } from "./ledger.ts";
 import { outboxSize } from "./outbox.ts";
 import { queueRetireIncidents } from "./incidents.ts";
-import { oldestRecordAt } from "./retention.ts";
+import { nextExpiryAt, stampDeletedHistory } from "./retention.ts";
 import { findSession, listSessions, type SessionLookup, type SessionSummary } from "./sessions.ts";
 import { clearPersistentSession, persistentSessionView, type PersistentSession, type SessionView } from "./runner/persistent.ts";
 import type { CursorKey } from "../../src/shared/cursor.ts";
@@ -246,6 +246,7 @@ export class AgentDO extends DurableObject<Env> {
 		if (before) this.passes.closing.queueFinalEffects();
 		this.ctx.storage.transactionSync(() => {
 			if (before?.deletedAt != null) {
+				stampDeletedHistory(this.sql, this.passes.retentionMs(keptDefinition(before)));
 				forgetDeletedAgent(this.sql);
 				forgetSchedules(this.sql);
 			}
@@ -297,7 +298,7 @@ export class AgentDO extends DurableObject<Env> {
 	 * when a deploy shortens a file agent's.
 	 */
 	async retentionShortened(): Promise<void> {
-		if (oldestRecordAt(this.sql) === null) return;
+		if (nextExpiryAt(this.sql, () => 0) === null) return;
 		this.passes.lastPrune = 0;
 		await this.passes.alarmNow();
 	}

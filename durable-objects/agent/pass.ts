@@ -11,7 +11,7 @@ import { jobCounts, pendingJobs, putJob } from "./jobs.ts";
 import { readNotepad } from "./notepad.ts";
 import { outboxSize } from "./outbox.ts";
 import { unconsolidated } from "./output-store.ts";
-import { oldestRecordAt, PRUNE_BATCH, pruneJobs, retentionDays } from "./retention.ts";
+import { nextExpiryAt, PRUNE_BATCH, pruneJobs, retentionDays } from "./retention.ts";
 import { computeRevision, knownRevision } from "./revisions.ts";
 import { dueJobIds, getSetup, nextStepTime } from "./runner/session.ts";
 import { startJob } from "./runner/start.ts";
@@ -356,9 +356,11 @@ export class Passes {
 		// The oldest record's retention runs out even if nothing else ever wakes this object (an
 		// agent deleted, or triggered once and never again), so the alarm waits for that too; at
 		// most hourly, as prune() runs.
-		const oldest = oldestRecordAt(this.sql);
-		const state = oldest === null ? null : readState(this.sql);
-		if (oldest !== null && state) candidates.push(Math.max(oldest + this.retentionMs(keptDefinition(state)), this.lastPrune + PRUNE_EVERY_MS));
+		const expiry = nextExpiryAt(this.sql, () => {
+			const state = readState(this.sql);
+			return state && this.retentionMs(keptDefinition(state));
+		});
+		if (expiry !== null) candidates.push(Math.max(expiry, this.lastPrune + PRUNE_EVERY_MS));
 		if (candidates.length > 0) await this.ctx.storage.setAlarm(Math.max(Date.now(), Math.min(...candidates)));
 		// Nothing left to do: a model call's heartbeat alarm would only wake the object to find that
 		// out, and each alarm is a billed request.

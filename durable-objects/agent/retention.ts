@@ -22,12 +22,19 @@ export async function pruneJobs(sql: SqlStorage, bucket: R2Bucket, agent: string
 		.exec<{ id: string }>(
 			// Kept for the retention after it finished, not after it was made: a run queued across a
 			// pause (or one that ran long) would otherwise go the hour it ended. created_at, never later
-			// than the finish, narrows the search by its index.
-			`SELECT id FROM jobs WHERE created_at < ?1 AND status IN ('completed', 'failed', 'cancelled', 'indeterminate')
-			   AND coalesce(json_extract(record, '$.finished_at'), '') < ?2 ORDER BY created_at LIMIT ?3`,
+			// than the finish, narrows the search by its index. A deleted agent's run goes at its stamp
+			// (see stampDeletedHistory) if that comes first.
+			`SELECT id FROM (
+			   SELECT id, created_at FROM jobs WHERE created_at < ?1 AND status IN ('completed', 'failed', 'cancelled', 'indeterminate')
+			     AND coalesce(json_extract(record, '$.finished_at'), '') < ?2
+			   UNION
+			   SELECT j.id, j.created_at FROM occurrences o JOIN jobs j ON j.id = o.job_id
+			   WHERE o.retain_until <= ?4 AND j.status IN ('completed', 'failed', 'cancelled', 'indeterminate')
+			 ) ORDER BY created_at LIMIT ?3`,
 			cutoff,
 			new Date(cutoff).toISOString(),
 			PRUNE_BATCH,
+			now,
 		)
 		.toArray()
 		.map((r) => r.id);
@@ -44,21 +51,39 @@ export async function pruneJobs(sql: SqlStorage, bucket: R2Bucket, agent: string
 		queueForIndex(sql, id, now);
 	}
 	// Ledger rows without a job (skips) age out with the same cutoff.
-	sql.exec("DELETE FROM occurrences WHERE job_id IS NULL AND claimed_at < ?", cutoff);
+	sql.exec("DELETE FROM occurrences WHERE job_id IS NULL AND (claimed_at < ? OR retain_until <= ?)", cutoff, now);
 	if (old.length > 0) log.info("retention.pruned", { agent, jobs: old.length, cutoff: new Date(cutoff).toISOString() });
 	return old.length;
 }
 
 /**
- * When this object's first record retention can remove began to age, or null when it holds none:
- * the earliest finish of its ended jobs and claim of its skips (each job has a ledger row, kept in
- * step with it, see ledger.ts). It passes the agent's retention at that instant plus the retention.
- * A job still queued or running is not counted: it ages from its finish. One index lookup.
+ * When this object's first record passes its retention (`retentionMs` after it began to age), or
+ * null when it holds none retention can remove yet (`retentionMs` is asked only if it holds some). A record begins to age at the finish of its
+ * job, or at its claim for a skip (each job has a ledger row, kept in step with it, see ledger.ts):
+ * a job still queued or running is not counted. A deleted agent's run may go sooner, at its stamp.
+ * Two index lookups, whatever the history.
  */
-export function oldestRecordAt(sql: SqlStorage): number | null {
-	return sql
-		.exec<{ at: number | null }>(
-			"SELECT min(coalesce(finished_at, claimed_at)) AS at FROM occurrences WHERE job_id IS NULL OR finished_at IS NOT NULL",
+export function nextExpiryAt(sql: SqlStorage, retentionMs: () => number | null): number | null {
+	const { aging, stamped } = sql
+		.exec<{ aging: number | null; stamped: number | null }>(
+			`SELECT (SELECT min(coalesce(finished_at, claimed_at)) FROM occurrences WHERE job_id IS NULL OR finished_at IS NOT NULL) AS aging,
+			   (SELECT min(retain_until) FROM occurrences WHERE retain_until IS NOT NULL) AS stamped`,
 		)
-		.one().at;
+		.one();
+	// Read only when there is something aging: the agent's state is a read the hot path can skip.
+	const kept = aging === null ? null : retentionMs();
+	const due = [aging === null || kept === null ? null : aging + kept, stamped].filter((at): at is number => at !== null);
+	return due.length === 0 ? null : Math.min(...due);
+}
+
+/**
+ * Before a deleted agent's name is defined again: its history (the runs that ended, and its skips)
+ * is kept no longer than its own retention promised, whatever the new agent's retention_days. A
+ * shorter one of the new agent's applies all the same. Rows stamped before keep their stamp.
+ */
+export function stampDeletedHistory(sql: SqlStorage, retentionMs: number): void {
+	sql.exec(
+		"UPDATE occurrences SET retain_until = coalesce(finished_at, claimed_at) + ? WHERE (job_id IS NULL OR finished_at IS NOT NULL) AND retain_until IS NULL",
+		retentionMs,
+	);
 }

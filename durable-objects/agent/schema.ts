@@ -376,4 +376,15 @@ export const AGENT_MIGRATIONS: readonly SqlMigration[] = [
 				WHERE job_id IS NULL OR finished_at IS NOT NULL;
 		`,
 	},
+	{
+		version: 23,
+		name: "occurrences_retain_until",
+		sql: `
+			-- When a deleted agent's history must go at the latest, fixed when its name is defined again:
+			-- the new agent's retention_days, if longer, does not keep the old agent's runs longer than
+			-- the old one promised. NULL for every other row; the index holds only the stamped ones.
+			ALTER TABLE occurrences ADD COLUMN retain_until INTEGER;
+			CREATE INDEX occurrences_by_retain_until ON occurrences (retain_until) WHERE retain_until IS NOT NULL;
+		`,
+	},
 ];

@@ -538,7 +538,7 @@ async function age(agent: string, jobId: string, days: number): Promise<void> {
 		}
 		state.storage.sql.exec("UPDATE jobs SET created_at = created_at - ?, record = ? WHERE id = ?", shift, JSON.stringify(record), jobId);
 		state.storage.sql.exec(
-			"UPDATE occurrences SET claimed_at = claimed_at - ?1, started_at = started_at - ?1, finished_at = finished_at - ?1 WHERE job_id = ?2",
+			"UPDATE occurrences SET claimed_at = claimed_at - ?1, started_at = started_at - ?1, finished_at = finished_at - ?1, retain_until = retain_until - ?1 WHERE job_id = ?2",
 			shift,
 			jobId,
 		);
@@ -652,6 +652,28 @@ describe("retention", () => {
 		expect(fresh).toBe(1);
 		expect(await stub.getJob(job.id)).toBeNull();
 		expect(await env.OUTPUT.head(`jobs/left-alone/${job.id}.jsonl`)).toBeNull();
+	});
+
+	it("keeps a deleted agent's history no longer than its own retention when the name is defined again with a longer one", async () => {
+		useEmulator().enqueue({ text: "old agent's run" }, { text: "new agent's run" });
+		await createAgent({ name: "reborn", retention_days: 7 });
+		const old = await runToRest("reborn");
+		const stub = env.AGENT.getByName("reborn");
+		expect((await call("/v1/agents/reborn", { method: "DELETE", as: "admin" })).status).toBe(200);
+		await settle("reborn");
+		await createAgent({ name: "reborn", retention_days: 365 });
+		// The old run's week is where the alarm waits, not a year.
+		expect(await runInDurableObject(stub, (_i: AgentDO, state) => state.storage.getAlarm())).toBe(Date.parse(old.finished_at!) + 7 * 86_400_000);
+		const recent = await runToRest("reborn");
+
+		// Eight days on: the old agent's run is past its 7 days; the new agent's run keeps its year.
+		await age("reborn", old.id, 8);
+		await age("reborn", recent.id, 8);
+		expect(await runInDurableObject(stub, (instance: AgentDO) => AgentDO.prune(instance, Date.now(), true))).toBe(1);
+		expect(await stub.getJob(old.id)).toBeNull();
+		expect(await env.OUTPUT.head(`jobs/reborn/${old.id}.jsonl`)).toBeNull();
+		expect(await stub.getJob(recent.id)).not.toBeNull();
+		expect((await stub.runs(10)).map((r) => r.job_id)).toEqual([recent.id]);
 	});
 
 	it("applies a shortened retention at once, not at the expiry set under the old one", async () => {

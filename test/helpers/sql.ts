@@ -29,6 +29,8 @@ const AGENT_UNDO: Record<number, string> = {
 	19: "ALTER TABLE job_setup DROP COLUMN persistent_from; ALTER TABLE persistent_session DROP COLUMN ended_by",
 	20: "ALTER TABLE tool_calls DROP COLUMN result_chars",
 	21: "ALTER TABLE incident_events DROP COLUMN source; ALTER TABLE incident_watch DROP COLUMN waiting",
+	22: "DROP INDEX occurrences_by_retention",
+	23: "DROP INDEX occurrences_by_retain_until; ALTER TABLE occurrences DROP COLUMN retain_until",
 };
 export function rollBackAgentSchema(sql: SqlStorage, version: number): void {
 	for (const v of Object.keys(AGENT_UNDO).map(Number).sort((a, b) => b - a)) if (v >= version) sql.exec(AGENT_UNDO[v]!);
