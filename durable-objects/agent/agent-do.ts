@@ -93,6 +93,11 @@ export class AgentDO extends DurableObject<Env> {
 	// Test hooks, reached in the object's own isolate (runInDurableObject): static, so never on the
 	// RPC surface a stub offers.
 
+	/** Settles once the alerts the object's flushes queued are sent. */
+	static alertsSent(agent: AgentDO): Promise<void> {
+		return agent.passes.closing.alertsSent();
+	}
+
 	/** Runs alarm work until nothing is due now. */
 	static async settle(agent: AgentDO): Promise<void> {
 		await agent.passes.settle();
@@ -515,6 +520,8 @@ export class AgentDO extends DurableObject<Env> {
 			return;
 		}
 		await this.passes.work();
+		// The alarm holds the object until its pass's alerts are out; API calls that flush do not wait.
+		await this.passes.closing.alertsSent();
 	}
 
 	/**

@@ -1,4 +1,6 @@
+import { alertIncident } from "../../src/incidents/alert.ts";
 import { errorFields, log } from "../../src/log.ts";
+import type { Incident } from "../../src/store/incidents.ts";
 import { queueEffects, SEND_TIMEOUT_MS, sendDue } from "./effects.ts";
 import { flushIncidentEvents } from "./incidents.ts";
 import { getJob, jobsWithStatus } from "./jobs.ts";
@@ -27,6 +29,12 @@ export class Closing {
 	/** The latest index flush; the next one starts after it (see flushIndex). */
 	private flushing: Promise<boolean> = Promise.resolve(true);
 	private r2Down = false;
+	/**
+	 * Alerts of incidents the flushes opened, sent one after another beside them: an alert webhook
+	 * that hangs (10 s an alert) must not hold up the index write a trigger, cancel or decision
+	 * waits on, nor the deliveries after it. One the object does not live to send, the tick sends.
+	 */
+	private alerting: Promise<void> = Promise.resolve();
 	/**
 	 * What D1 and R2 have acknowledged during the pass and SQLite has yet to note (outbox rows sent,
 	 * outputs consolidated). Noted with the pass's last writes: each write made as an answer
@@ -159,7 +167,7 @@ export class Closing {
 	private async flushIndexNow(): Promise<boolean> {
 		try {
 			await flushOutbox(this.sql, this.env.DB, this.acked);
-			await flushIncidentEvents(this.sql, this.env, readState(this.sql)?.name ?? "");
+			await flushIncidentEvents(this.sql, this.env, readState(this.sql)?.name ?? "", (incident) => this.alertLater(incident));
 			this.d1Down = false;
 			return true;
 		} catch (err) {
@@ -170,6 +178,22 @@ export class Closing {
 			// No pass under way to note it with its last writes (an agent dropped from fleet.yaml).
 			if (!this.passRunning()) this.noteAcknowledged();
 		}
+	}
+
+	private alertLater(incident: Incident): void {
+		const env = this.env;
+		this.alerting = this.alerting.then(() =>
+			alertIncident(env, incident, Date.now()).then(
+				() => {},
+				// Claimed in D1 but not sent, or not claimed: the tick's retry sends it once the claim lapses.
+				(err: unknown) => log.warn("incident.alert_failed", { agent: incident.agent, incident: incident.id, ...errorFields(err) }),
+			),
+		);
+	}
+
+	/** Settles once the alerts queued so far are sent (or given up to the tick's retry). */
+	alertsSent(): Promise<void> {
+		return this.alerting;
 	}
 
 	/** Notes in SQLite what D1 and R2 acknowledged during the pass (see `acked`). */

@@ -1,17 +1,17 @@
-import { alertIncident } from "../../src/incidents/alert.ts";
 import { log } from "../../src/log.ts";
 import { ANY_RUN_CLEARS, liveSources, type IncidentSource } from "../../src/incidents/sources.ts";
-import { recordFailure, resolveOpen, retireIncidents } from "../../src/store/incidents.ts";
+import { recordFailure, resolveOpen, retireIncidents, type Incident } from "../../src/store/incidents.ts";
 import { currentDefinition, readState } from "./state.ts";
 
 /**
  * Moves queued failure and clean-run events into the D1 incident table, in order: a failure files
- * or re-opens its incident (and alerts on opening), a clean run clears its source from the agent's
- * open ones and resolves those it leaves with none. D1 is asked only while a failure of this agent
- * may have left one open (the watch), and then only by a clean run that can resolve one. An event
- * leaves the queue only once D1 has taken it.
+ * or re-opens its incident (and hands it to `alert` on opening, to be sent beside the flush rather
+ * than in it), a clean run clears its source from the agent's open ones and resolves those it
+ * leaves with none. D1 is asked only while a failure of this agent may have left one open (the
+ * watch), and then only by a clean run that can resolve one. An event leaves the queue only once
+ * D1 has taken it.
  */
-export async function flushIncidentEvents(sql: SqlStorage, env: Env, agent: string): Promise<void> {
+export async function flushIncidentEvents(sql: SqlStorage, env: Env, agent: string, alert: (incident: Incident) => void): Promise<void> {
 	for (;;) {
 		const rows = sql
 			.exec<{ seq: number; kind: string; job_id: string | null; error: string | null; at: number; source: IncidentSource | null }>(
@@ -29,7 +29,7 @@ export async function flushIncidentEvents(sql: SqlStorage, env: Env, agent: stri
 				sql.exec("INSERT INTO incident_watch (id, generation) VALUES (1, 1) ON CONFLICT (id) DO UPDATE SET generation = generation + 1, waiting = NULL");
 				const { incident, opened, alertDue } = await recordFailure(env.DB, { agent, error: r.error ?? "unknown error", jobId: r.job_id, at: r.at, source: r.source ?? undefined });
 				if (opened) log.warn("incident.opened", { agent, incident: incident.id, class: incident.class, job_id: r.job_id });
-				if (alertDue) await alertIncident(env, incident, Date.now());
+				if (alertDue) alert(incident);
 			} else {
 				const watch = sql.exec<{ generation: number; waiting: string | null }>("SELECT generation, waiting FROM incident_watch").toArray()[0];
 				const state = watch && readState(sql);

@@ -96,8 +96,10 @@ export class Passes {
 	async settle(): Promise<void> {
 		for (let i = 0; i < 1000; i++) {
 			await this.work();
-			if (!this.hasDueWork()) return;
+			if (!this.hasDueWork()) break;
 		}
+		// As an alarm does (AgentDO.alarm).
+		await this.closing.alertsSent();
 	}
 
 	/** Sets the alarm to now unless one is already due sooner. */

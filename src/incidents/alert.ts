@@ -1,4 +1,5 @@
 import { resolveSecretUrl, scrubSecretUrlFields } from "../delivery/secret-url.ts";
+import { alertBody } from "./alert-body.ts";
 import { errorFields, log } from "../log.ts";
 import { claimAlert, markAlerted, releaseAlert, type Incident } from "../store/incidents.ts";
 import { deadline } from "../shared/deadline.ts";
@@ -27,7 +28,7 @@ async function postAlert(url: string, incident: Incident, key: string): Promise<
 		const res = await fetch(url, {
 			method: "POST",
 			headers: { "content-type": "application/json", "idempotency-key": key },
-			body: JSON.stringify({ type: "drover.incident", incident }),
+			body: alertBody(url, incident),
 			// As deliveries: a redirect would turn the POST into a bodiless GET, or carry the incident on.
 			redirect: "manual",
 			signal: limit.signal,

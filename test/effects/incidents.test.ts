@@ -1,8 +1,8 @@
 import { env, runInDurableObject } from "cloudflare:test";
-import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
+import { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { describe, expect, it } from "vitest";
 import { createAgent, settle } from "../helpers/agents.ts";
-import { useEmulator } from "../helpers/emulator.ts";
+import { gate, heldModel, useEmulator } from "../helpers/emulator.ts";
 import { call, errorOf } from "../helpers/http.ts";
 import { runToRest } from "../helpers/jobs.ts";
 import { tick } from "../helpers/ticks.ts";
@@ -278,6 +278,53 @@ describe("incidents", () => {
 		const again = (await incidentsOf("reborn")).find((i) => i.id === toolResult!.id);
 		expect(again).toMatchObject({ state: "alerted", count: 2, closed_at: null, closed_by: null, failing: ["manual"] });
 		expect(alerts).toHaveLength(3);
+	});
+
+	it("are alerted beside the D1 write, not in it: a hung alert webhook does not hold up a trigger's answer", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ text: "ok" });
+		// The run stays on its model call: a clean end would resolve the incident before its alert.
+		const model = heldModel(emulator);
+		await createAgent({ name: "hung-alerts" });
+		const stub = env.AGENT.getByName("hung-alerts");
+		// The webhook's call and answer are settled in the agent's object, whose fetch they belong to:
+		// workerd refuses a promise of one object's settled from another's.
+		let arrived: { promise: Promise<void>; open: () => void } = gate();
+		let answer = () => {};
+		let calls = 0;
+		await runInDurableObject(stub, (_i: AgentDO, state) => {
+			arrived = gate();
+			// A failure waiting to be filed in D1, as a pass queues one when a job fails.
+			state.storage.sql.exec("INSERT INTO incident_events (kind, job_id, error, at, source) VALUES ('failure', NULL, 'tool ticket failed: 502', ?, 'manual')", Date.now());
+		});
+		fake("https://alerts.example.test", () => {
+			calls++;
+			arrived.open();
+			return new Promise<Response>((resolve) => (answer = () => resolve(new Response("ok"))));
+		});
+
+		// The trigger's index write files the failure and answers; its alert goes on beside it. (It
+		// waited for the alert, 10 s for a hung one, each, before it answered.)
+		const res = await call("/v1/agents/hung-alerts/jobs", { method: "POST", as: "operate", body: { prompt: "Go." } });
+		expect(res.status).toBe(201);
+		await runInDurableObject(stub, () => arrived.promise);
+		let [incident] = await incidentsOf("hung-alerts");
+		expect(incident).toMatchObject({ state: "detected", error: "tool ticket failed: 502" });
+		// The job it made is indexed and listed meanwhile, the webhook still silent.
+		const { id } = (await res.json()) as { id: string };
+		expect((await call(`/v1/jobs/${id}`)).status).toBe(200);
+
+		// Once the webhook answers, the incident is alerted, once.
+		await runInDurableObject(stub, (instance: AgentDO) => {
+			answer();
+			return AgentDO.alertsSent(instance);
+		});
+		[incident] = await incidentsOf("hung-alerts");
+		expect(incident).toMatchObject({ state: "alerted" });
+		expect(calls).toBe(1);
+		model.release();
+		await settle("hung-alerts");
+		expect((await incidentsOf("hung-alerts"))[0]).toMatchObject({ state: "resolved" });
 	});
 
 	describe("of an agent with more than one schedule", () => {

@@ -15,6 +15,8 @@ import {
 	type FailureClass,
 } from "../../src/incidents/signature.ts";
 import { sha256Hex } from "../../src/shared/hash.ts";
+import { alertBody } from "../../src/incidents/alert-body.ts";
+import type { Incident } from "../../src/store/incidents.ts";
 
 describe("normalizeError", () => {
 	it("collapses whitespace runs, trims and lowercases", () => {
@@ -182,5 +184,44 @@ describe("classifyFailure", () => {
 				expect(at, `${keyword} → ${got}`).toBeLessThanOrEqual(index);
 			}
 		});
+	});
+});
+
+describe("alertBody", () => {
+	const incident: Incident = {
+		id: "digest_0123456789ab",
+		agent: "digest",
+		signature: "0123456789ab",
+		class: "delivery",
+		state: "detected",
+		error: "delivery to slack failed: <!channel> @everyone & more",
+		count: 3,
+		first_seen_at: "2026-12-03T08:00:00.000Z",
+		last_seen_at: "2026-12-03T09:00:00.000Z",
+		last_job_id: "job-2026-12-03-abcdef",
+		alerted_at: null,
+		resolved_at: null,
+		closed_at: null,
+		closed_by: null,
+		failing: ["delivery", "schedule:nightly"],
+	};
+	const line = "drover incident digest_0123456789ab on digest, delivery ×3 (failing: delivery, schedule:nightly): delivery to slack failed: <!channel> @everyone & more";
+
+	it("is the incident whole for a generic webhook, with its one line as text", () => {
+		expect(JSON.parse(alertBody("https://alerts.example.test/hook", incident))).toEqual({ type: "drover.incident", text: line, incident });
+	});
+
+	it("is a text Slack's incoming webhook takes, escaped so the error pings no one", () => {
+		expect(JSON.parse(alertBody("https://hooks.slack.com/services/T0/B0/x", incident))).toEqual({
+			text: line.replace("<!channel>", "&lt;!channel&gt;").replace("& more", "&amp; more"),
+		});
+	});
+
+	it("is Discord's content, with mentions off and within its 2000 characters", () => {
+		const long = { ...incident, failing: Array.from({ length: 200 }, (_, i) => `schedule:every-${i}-minutes`) };
+		const body = JSON.parse(alertBody("https://discord.com/api/webhooks/1/x", long)) as { content: string; allowed_mentions: unknown };
+		expect(body.allowed_mentions).toEqual({ parse: [] });
+		expect(body.content.length).toBeLessThanOrEqual(2000);
+		expect(body.content.startsWith("drover incident digest_0123456789ab on digest, delivery ×3 (failing: schedule:every-0-minutes, schedule:every-1-minutes")).toBe(true);
 	});
 });

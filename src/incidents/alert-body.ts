@@ -1,0 +1,28 @@
+import { DISCORD_CONTENT_LIMIT, escapeSlack } from "../delivery/format.ts";
+import { clip } from "../shared/clip.ts";
+import type { Incident } from "../store/incidents.ts";
+
+/** Characters of the error in an alert's one-line text: a page, not the record (the API has it whole). */
+const ERROR_CHARS = 500;
+
+/** The alert's one line: what failed, how often, and what is failing with it. */
+export function alertText(incident: Incident): string {
+	const failing = incident.failing && incident.failing.length > 0 ? ` (failing: ${incident.failing.join(", ")})` : "";
+	const seen = incident.count === 1 ? "" : ` ×${incident.count}`;
+	return `drover incident ${incident.id} on ${incident.agent}, ${incident.class}${seen}${failing}: ${clip(incident.error, ERROR_CHARS)}`;
+}
+
+/**
+ * The body an alert is posted with, by where it goes: a Slack incoming webhook takes `text` (and
+ * refuses a body without it, 400, which left the alert retried at every tick, unsent), a Discord
+ * webhook `content`; anything else gets the incident whole, with the same line as `text`.
+ */
+export function alertBody(url: string, incident: Incident): string {
+	const { hostname, pathname } = new URL(url);
+	if (hostname === "hooks.slack.com") return JSON.stringify({ text: escapeSlack(alertText(incident)) });
+	if ((hostname === "discord.com" || hostname === "discordapp.com") && pathname.startsWith("/api/webhooks/")) {
+		// An error quoting "@everyone" must not ping anyone.
+		return JSON.stringify({ content: clip(alertText(incident), DISCORD_CONTENT_LIMIT), allowed_mentions: { parse: [] } });
+	}
+	return JSON.stringify({ type: "drover.incident", text: alertText(incident), incident });
+}
