@@ -4,7 +4,7 @@ import { MAX_SESSION_JOBS, type SessionDetail } from "../../durable-objects/agen
 import { SESSION_MODES } from "../config/schema.ts";
 import { ConflictError, NotFoundError } from "../errors.ts";
 import { JobIdSchema, JobStatusSchema, JobSummarySchema } from "../jobs/model.ts";
-import { firstJobPrefix, MIN_SESSION_PREFIX, SessionIdParam, sessionIdFor } from "../jobs/session-ids.ts";
+import { firstJobPrefix, MIN_SESSION_PREFIX, SessionIdParam } from "../jobs/session-ids.ts";
 import { log } from "../log.ts";
 import { cursorScope, decodeCursor, encodeCursor } from "../shared/cursor.ts";
 import { sessionStarts } from "../store/job-index.ts";
@@ -15,6 +15,11 @@ import { conflictResponse, notFoundResponse } from "./schemas.ts";
 
 /** Sessions an ambiguous prefix names in its 409, at most. */
 const CANDIDATES_SHOWN = 5;
+/**
+ * Agents a prefix lookup asks for their sessions, at most: past them it is a 409 asking for more of
+ * the id, as a prefix fitting several sessions is.
+ */
+const AGENTS_ASKED = 10;
 
 const SessionJobRefSchema = z.object({ id: z.string(), status: JobStatusSchema, created_at: z.string() }).openapi("SessionJobRef");
 
@@ -151,7 +156,7 @@ export const sessionsApi = createApi().openapi(
 		summary: "A session and its jobs, by its id or a unique prefix of it",
 		description:
 			`A session id is its first job's id behind ses- (ses-job-2026-12-02-k2x9qa): the job index finds it, and its agent, by that job. ` +
-			`A prefix needs ${MIN_SESSION_PREFIX} characters after ses-; one that fits several sessions is a 409 naming them (a ses-job-… prefix names one session only once it goes past the date into the job id's 6 last characters: ses-job-2026-12-02-k2). ` +
+			`A prefix needs ${MIN_SESSION_PREFIX} characters after ses-; one that fits several sessions is a 409 naming them, as is one fitting jobs of more agents than the ${AGENTS_ASKED} a lookup asks (a ses-job-… prefix names one session only once it goes past the date into the job id's 6 last characters: ses-job-2026-12-02-k2). ` +
 			"Sessions from before this id scheme (ses-<uuid>), and any whose first job retention has removed, are found through their agent: add ?agent=<name>.",
 		request: {
 			params: z.object({ id: SessionIdParam }),
@@ -181,25 +186,46 @@ async function findInAgent(env: Env, agent: string, id: string): Promise<Session
 }
 
 /**
- * Finds a session through its first job: the D1 index's primary key names the job (a prefix, the
- * jobs it could be), and the job's agent holds the session. No scan of agents or of jobs.
+ * Finds a session through its first job: the D1 index's primary key names the jobs that may have
+ * started it, and their agents hold the sessions. The index cannot tell a job that started a
+ * session from a persistent run that carried its agent's session on, so each agent it names is
+ * asked which sessions of the id or prefix it really has (a whole id: one agent, one question).
+ * No scan of agents or of jobs.
  */
 async function findByFirstJob(env: Env, id: string): Promise<SessionDetail> {
 	const jobPrefix = firstJobPrefix(id);
 	if (jobPrefix === null) {
 		throw new NotFoundError(`no session ${id} found without its agent: an id of the form ses-<uuid> (a session from before ids named their first job) is looked up with ?agent=<name>`);
 	}
-	const starts = await sessionStarts(env.DB, jobPrefix, CANDIDATES_SHOWN + 1);
-	if (starts.length > 1) throw ambiguous(id, starts.map((j) => ({ session_id: sessionIdFor(j.id), agent: j.agent })));
-	const start = starts[0];
-	const notFound = () =>
-		new NotFoundError(`no session ${id}: no job of the index started a session of that id (a session whose first job retention removed is found with ?agent=<name>)`);
-	if (!start) throw notFound();
-	// The job's agent says whether it is a session: a job started before session ids named their
-	// first job has a ses-<uuid> session instead.
-	const found = await agentRpc(env, start.agent).session(sessionIdFor(start.id), 1);
-	if (!("session" in found)) throw notFound();
-	return found.session;
+	const found: { session_id: string; agent: string }[] = [];
+	let only: SessionDetail | null = null;
+	const asked: string[] = [];
+	for (;;) {
+		// Jobs of agents not asked yet: an agent answers for all its sessions of the prefix at once.
+		const starts = await sessionStarts(env.DB, jobPrefix, CANDIDATES_SHOWN + 1, asked);
+		const unasked = [...new Set(starts.map((j) => j.agent))];
+		const agents = unasked.slice(0, AGENTS_ASKED - asked.length);
+		asked.push(...agents);
+		// A job started before session ids named their first job has a ses-<uuid> session instead:
+		// its agent has none of this id.
+		const answers = await Promise.all(agents.map((agent) => agentRpc(env, agent).session(id, CANDIDATES_SHOWN + 1)));
+		for (const [i, answer] of answers.entries()) {
+			const agent = agents[i]!;
+			if ("session" in answer) {
+				found.push({ session_id: answer.session.session_id, agent });
+				only = answer.session;
+			} else found.push(...answer.candidates.map((session_id) => ({ session_id, agent })));
+		}
+		if (found.length > 1) throw ambiguous(id, found);
+		// Less than a full page: every agent with a job of the prefix has answered.
+		if (agents.length === unasked.length && starts.length <= CANDIDATES_SHOWN) break;
+		if (asked.length >= AGENTS_ASKED) {
+			log.info("sessions.prefix_too_wide", { prefix: id, agents: asked.length });
+			throw new ConflictError(`session id prefix ${id} fits jobs of more agents than the ${AGENTS_ASKED} a lookup asks; give more of the id`, { candidates: found });
+		}
+	}
+	if (found.length === 1 && only !== null) return only;
+	throw new NotFoundError(`no session ${id}: no job of the index started a session of that id (a session whose first job retention removed is found with ?agent=<name>)`);
 }
 
 function ambiguous(id: string, candidates: { session_id: string; agent: string }[]): ConflictError {

@@ -111,13 +111,16 @@ export async function getJobSummary(db: D1Database, id: string): Promise<JobSumm
 /**
  * Indexed jobs whose id starts with `idPrefix` and that may have started a session (see
  * src/jobs/session-ids.ts): they started, and not as a continue, which runs in its source's session.
- * A range of the primary key, so it reads only the ids of that prefix, up to `limit` matches.
+ * The index cannot tell more: a persistent run (manual, scheduled, webhook) that carried its agent's
+ * session on started none, and only its agent knows. Jobs of `skipAgents` (agents already asked) are
+ * passed over. A range of the primary key, so it reads only the ids of that prefix, up to `limit` matches.
  */
-export async function sessionStarts(db: D1Database, idPrefix: string, limit: number): Promise<JobSummary[]> {
+export async function sessionStarts(db: D1Database, idPrefix: string, limit: number, skipAgents: readonly string[] = []): Promise<JobSummary[]> {
 	const [from, to] = prefixRange(idPrefix);
+	const skip = skipAgents.length === 0 ? "" : ` AND agent NOT IN (${skipAgents.map(() => "?").join(", ")})`;
 	const { results } = await db
-		.prepare("SELECT * FROM jobs WHERE id >= ? AND id < ? AND started_at IS NOT NULL AND trigger_type != 'continue' ORDER BY id LIMIT ?")
-		.bind(from, to, limit)
+		.prepare(`SELECT * FROM jobs WHERE id >= ? AND id < ? AND started_at IS NOT NULL AND trigger_type != 'continue'${skip} ORDER BY id LIMIT ?`)
+		.bind(from, to, ...skipAgents, limit)
 		.all<JobIndexRow>();
 	return results.map(toJobSummary);
 }
