@@ -145,9 +145,15 @@ async function currentSession(ctx: Context, agent: string, opts: { json?: boolea
 	} else {
 		rows.push(["session", s.session_id], ["last run", `${s.last_job}, completed ${when(s.active_at, now)}`], ["started", when(s.started_at, now)]);
 		rows.push(["expires", s.expires_at === null ? "never (no timeout or idle_timeout)" : when(s.expires_at, now)]);
-		rows.push(["next run", s.continues ? `continues ${s.last_job}` : ctx.p.yellow(`starts a new session: ${s.not_continued_because ?? "not continued"}`)]);
-		rows.push(["context", `up to ${s.max_context_tokens} tokens carried`]);
-		if (!persistentSomewhere) rows.push(["note", "the agent's runs start fresh now; a continue of the session's last run carries it on"]);
+		if (persistentSomewhere) {
+			rows.push(["next run", s.continues ? `continues ${s.last_job}` : ctx.p.yellow(`starts a new session: ${s.not_continued_because ?? "not continued"}`)]);
+			rows.push(["context", `up to ${s.max_context_tokens} tokens carried`]);
+		} else {
+			// Kept from when its runs were persistent: no run carries it on now, a continue of its last
+			// completed run does (and moves it on), which is what resume does with it.
+			rows.push(["next run", "starts its own session (session.mode fresh_per_job)"]);
+			rows.push(["note", `kept from when the agent's runs were persistent; a continue of ${s.last_job} carries it on: drover sessions resume ${s.session_id} "…"`]);
+		}
 	}
 	ctx.out(fields(rows, ctx.p));
 	return 0;

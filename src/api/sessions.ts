@@ -31,7 +31,10 @@ const SessionSummarySchema = z
 		first_job: SessionJobRefSchema,
 		last_job: SessionJobRefSchema.openapi({ description: "The newest job: the one `drover sessions resume` continues" }),
 		updated_at: z.string().openapi({ description: "When the newest job last changed" }),
-		persistent: z.boolean().openapi({ description: "The agent's persistent session (session.mode: persistent): the one its persistent runs carry on" }),
+		persistent: z.boolean().openapi({
+			description:
+				"The agent's persistent session (session.mode: persistent): the one its persistent runs carry on. An agent switched to fresh_per_job keeps it: a continue of its last completed run (GET …/sessions/current, last_job) carries it on",
+		}),
 	})
 	.openapi("SessionSummary");
 
@@ -52,7 +55,7 @@ const CurrentSessionSchema = z
 		agent: z.string(),
 		mode: z.enum(SESSION_MODES).openapi({ description: "The agent's session mode (a schedule may override it for its runs)" }),
 		session_id: z.string().nullable().openapi({ description: "The persistent session its next persistent run continues; null when there is none" }),
-		last_job: z.string().nullable().openapi({ description: "The session's last completed run: the one continued" }),
+		last_job: z.string().nullable().openapi({ description: "The session's last completed run (a persistent run's or a continue's): the one continued, by the next persistent run or by a resume" }),
 		started_at: z.string().nullable().openapi({ description: "When the session's first run started (timeout counts from it)" }),
 		active_at: z.string().nullable().openapi({ description: "When last_job completed (idle_timeout counts from it)" }),
 		expires_at: z.string().nullable().openapi({ description: "When timeout or idle_timeout ends the session; null when neither is set" }),

@@ -356,9 +356,34 @@ describe("a persistent session after the QA's second round", () => {
 			mode: "fresh_per_job",
 			session_id: first.session_id,
 			continues: false,
-			not_continued_because: "the agent's runs start fresh (session.mode fresh_per_job); a continue of the session's last run carries it on",
+			not_continued_because: "the agent's runs start fresh (session.mode fresh_per_job); a continue of the session's last completed run (last_job) carries it on",
 		});
 		expect(await runToRest("keeper-switched", "Two.")).toMatchObject({ continued_from: null });
+	});
+
+	it("an agent switched to fresh_per_job carries the session it kept on through continues of its last completed run", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ text: "A." }, { text: "Noted." }, { text: "42." });
+		await persistent("keeper-resumed");
+		const first = await runToRest("keeper-resumed", "One.");
+		expect((await call("/v1/agents/keeper-resumed", { method: "PUT", as: "admin", body: { name: "keeper-resumed", prompt: "Do the thing." } })).status).toBe(200);
+		const continueJob = async (from: string, prompt: string) => {
+			const res = await call(`/v1/jobs/${from}/continue`, { method: "POST", as: "operate", body: { prompt, allow_definition_change: true } });
+			expect(res.status, await res.clone().text()).toBe(201);
+			const job = (await res.json()) as JobRecord;
+			await settle("keeper-resumed");
+			expect(await jobOf("keeper-resumed", job.id)).toMatchObject({ status: "completed" });
+			return job;
+		};
+		const remembered = await continueJob(first.id, "Remember 42.");
+		// What `drover sessions resume` continues next: the session's last completed run, now the continue.
+		expect(await current("keeper-resumed")).toMatchObject({ mode: "fresh_per_job", session_id: first.session_id, last_job: remembered.id });
+		const listed = (await (await call("/v1/agents/keeper-resumed/sessions")).json()) as { sessions: { session_id: string; persistent: boolean; last_job: { id: string } }[] };
+		expect(listed.sessions).toEqual([expect.objectContaining({ session_id: first.session_id, persistent: true, last_job: expect.objectContaining({ id: remembered.id }) })]);
+
+		const asked = await continueJob(remembered.id, "What was it?");
+		expect(shown(emulator)).toEqual(["user: One.", "assistant: A.", "user: Remember 42.", "assistant: Noted.", "user: What was it?"]);
+		expect((await current("keeper-resumed")).last_job).toBe(asked.id);
 	});
 });
 

@@ -1354,6 +1354,28 @@ describe("sessions current and sessions reset (a persistent session)", () => {
 		expect(JSON.parse(asJson.stdout)).toEqual(CURRENT);
 	});
 
+	it("says how a session kept from persistent runs goes on once the agent's runs start fresh", async () => {
+		const kept = {
+			...CURRENT,
+			mode: "fresh_per_job",
+			schedule_modes: {},
+			expires_at: null,
+			expired: false,
+			not_continued_because: "the agent's runs start fresh (session.mode fresh_per_job); a continue of the session's last completed run (last_job) carries it on",
+		};
+		const api = await fakeApi({ "GET /v1/agents/keeper/sessions/current": (_req, res) => json(res, 200, kept) });
+		const r = await runCli(api.url, ["sessions", "current", "keeper"]);
+		expect(r.status, r.stderr).toBe(0);
+		const lines = r.stdout.trimEnd().split("\n");
+		expect(lines).toContainEqual(expect.stringMatching(/^next run\s+starts its own session \(session\.mode fresh_per_job\)$/));
+		expect(lines).toContainEqual(
+			expect.stringMatching(
+				/^note\s+kept from when the agent's runs were persistent; a continue of job-2026-01-02-zzzzzz carries it on: drover sessions resume ses-job-2026-01-01-abcdef "…"$/,
+			),
+		);
+		expect(r.stdout).not.toMatch(/^context/m);
+	});
+
 	it("says so when there is none", async () => {
 		const none = { ...CURRENT, mode: "fresh_per_job", session_id: null, last_job: null, started_at: null, active_at: null, expires_at: null, expired: false, schedule_modes: {} };
 		const api = await fakeApi({ "GET /v1/agents/plain/sessions/current": (_req, res) => json(res, 200, { ...none, agent: "plain" }) });

@@ -177,12 +177,16 @@ export function writeCarried(sql: SqlStorage, jobId: string, carry: Extract<Carr
  * where the run found it: a persistent run (in the session, or one starting it afresh) that found it
  * at `persistentFrom`, or a continue of the session's last completed run. A reset, a delete, or
  * another run completing first is never undone, and a continue of an older job of the session does
- * not wind it back. Agents with no persistent runs read nothing here.
+ * not wind it back. A continue moves it on whatever the agent's mode now: an agent switched to
+ * fresh_per_job keeps its session, and a continue of its last completed run is what carries it on
+ * (GET …/sessions/current says so, and `drover sessions resume` continues that run); a mode that
+ * ignored such a continue left every later resume branching from the same old run. Runs that are
+ * neither read nothing here.
  */
 export function noteCompletedRun(sql: SqlStorage, job: JobRecord, setup: JobSetup, now: number): void {
 	if (job.trigger_type === "fork") return;
 	const persistentRun = setup.persistentFrom !== null;
-	if (!persistentRun && (job.trigger_type !== "continue" || !usesPersistentSessions(setup.definition))) return;
+	if (!persistentRun && job.trigger_type !== "continue") return;
 	const current = readPersistentSession(sql);
 	const standsAt = persistentRun ? setup.persistentFrom : job.continued_from;
 	if ((current?.jobId ?? "") !== standsAt) return;
@@ -254,7 +258,7 @@ export function persistentSessionView(sql: SqlStorage, agent: AgentDefinition, n
 		: {
 				continues: false,
 				session: readPersistentSession(sql),
-				why: "the agent's runs start fresh (session.mode fresh_per_job); a continue of the session's last run carries it on",
+				why: "the agent's runs start fresh (session.mode fresh_per_job); a continue of the session's last completed run (last_job) carries it on",
 			};
 	const expiresAt = assessment.session ? (sessionExpiry(agent, assessment.session)?.at ?? null) : null;
 	return { assessment, expiresAt, ...settings };
