@@ -193,6 +193,27 @@ describe("session.mode: persistent", () => {
 		expect((await sessionLine("keeper-window", fourth))?.content).toContain("is over max_context_tokens (1000)");
 	});
 
+	it("leaves out a run that ended on an empty answer, beginning at the next run's prompt", async () => {
+		const emulator = useEmulator();
+		fake("https://status.example.test", () => new Response("x".repeat(3000)));
+		emulator.enqueue({ tool_use: { name: "http_fetch", input: { url: "https://status.example.test/" } } }, { text: "" }, { text: "B".repeat(1200) }, { text: "C." });
+		await persistent("keeper-silent", { max_context_tokens: 1000 }, { tools: [{ type: "http_fetch", allow_hosts: ["status.example.test"] }] });
+		// Run 1 fetches about 750 tokens and has nothing to add.
+		const first = await runToRest("keeper-silent", "One.");
+		expect(first).toMatchObject({ status: "completed", summary: "" });
+		// Run 2 carries it: its prompt joins the fetch's result, as a continue's would.
+		const second = await runToRest("keeper-silent", "Two.");
+		expect(second).toMatchObject({ status: "completed", continued_from: first.id });
+		expect(shown(emulator)).toEqual(["user: One.", "assistant: [tool_use]", "user: [tool_result] | Two."]);
+		// Run 3: run 1 and run 2 together are over the bound, run 2's own part is not.
+		const third = await runToRest("keeper-silent", "Three.");
+		expect(third).toMatchObject({ status: "completed", session_id: first.session_id, continued_from: second.id });
+		expect(shown(emulator)).toEqual(["user: Two.", `assistant: ${"B".repeat(1200)}`, "user: Three."]);
+		expect((await sessionLine("keeper-silent", third))?.content).toBe(
+			`persistent session ${first.session_id} continued from ${second.id} (2 messages carried; its 2 oldest messages left out to stay within max_context_tokens (1000))`,
+		);
+	});
+
 	it("is forgotten on DELETE (operate role), so the next run starts fresh; its jobs stay", async () => {
 		const emulator = useEmulator();
 		emulator.enqueue({ text: "A." }, { text: "B." });

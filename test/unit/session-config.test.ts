@@ -76,16 +76,27 @@ describe("the carried window", () => {
 	it("keeps everything that fits, the prompt to come included", () => {
 		const messages = [user(400), answer(100)];
 		const size = estimateTokens(messages[0]!.content) + estimateTokens(messages[1]!.content);
-		expect(carryWindow(messages, size + 100, 100)).toBe(0);
+		expect(carryWindow(messages, size + 100, 100)).toEqual({ left: 0, carried: messages });
 		expect(carryWindow(messages, size + 99, 100)).toBeNull();
 	});
 
 	it("leaves out the oldest whole runs, never starting at a tool result", () => {
 		// Run 1: prompt, tool call, its result, answer. Run 2: prompt, answer.
 		const messages = [user(4000), toolUse, toolResult, answer(40), user(400), answer(40)];
-		expect(carryWindow(messages, 10_000, 0)).toBe(0);
+		expect(carryWindow(messages, 10_000, 0)?.left).toBe(0);
 		// Too big for run 1 whole: the tool result (a user turn) is passed over for run 2's prompt.
-		expect(carryWindow(messages, 400, 0)).toBe(4);
+		expect(carryWindow(messages, 400, 0)).toEqual({ left: 4, carried: messages.slice(4) });
 		expect(carryWindow(messages, 20, 0)).toBeNull();
+	});
+
+	it("begins at a run whose prompt joined the tool results of a run that ended on an empty answer, with the prompt alone", () => {
+		// Run 1: prompt, tool call, its result, an empty answer (left out). Run 2: its prompt joined
+		// run 1's results (as a continue's does), then its answer.
+		const prompt = { type: "text" as const, text: "Two." };
+		const joined: MessageParam = { role: "user", content: [...(toolResult.content as object[]), prompt] as MessageParam["content"] };
+		const messages = [user(4000), toolUse, joined, answer(40)];
+		expect(carryWindow(messages, 10_000, 0)?.left).toBe(0);
+		expect(carryWindow(messages, 400, 0)).toEqual({ left: 2, carried: [{ role: "user", content: [prompt] }, answer(40)] });
+		expect(carryWindow(messages, 10, 0)).toBeNull();
 	});
 });

@@ -84,24 +84,33 @@ export function sessionExpiry(definition: AgentDefinition, s: PersistentSession)
 export const estimateTokens = (content: MessageParam["content"]): number => Math.ceil((typeof content === "string" ? content.length : JSON.stringify(content).length) / 4);
 
 /**
- * Where a run may begin a carried conversation: a user turn that answers no tool call (a run's
- * prompt, or a continue's), so the messages from it on are a whole conversation the API takes.
+ * The message a carried conversation may begin with in place of `m`, or null where none can. A user
+ * turn that answers no tool call (a run's prompt, or a continue's) begins one whole. So does a run's
+ * prompt that joined the tool results its previous run ended on (that run's final answer was empty,
+ * and is left out: see cleanedMessages, appendUserText), as the prompt alone: the calls those results
+ * answer are left out with the runs before it. Without it such a run was no place to begin, and its
+ * session was dropped as too large though the run's own part fitted.
  */
-function startsRun(m: MessageParam): boolean {
-	return m.role === "user" && (typeof m.content === "string" || !m.content.some((b) => b.type === "tool_result"));
+function runStart(m: MessageParam): MessageParam | null {
+	if (m.role !== "user") return null;
+	if (typeof m.content === "string" || !m.content.some((b) => b.type === "tool_result")) return m;
+	const prompt = m.content.filter((b) => b.type !== "tool_result");
+	return prompt.length > 0 ? { role: "user", content: prompt } : null;
 }
 
 /**
- * The first message to carry so the conversation from it, plus `reserve` tokens (the new run's
- * prompt), fits `maxTokens`: the oldest whole runs are left out first. Null when even the newest
- * run alone is over the bound.
+ * The conversation to carry so it, plus `reserve` tokens (the new run's prompt), fits `maxTokens`:
+ * the oldest whole runs are left out first (`left` messages, the first carried one perhaps cut to
+ * its run's prompt: see runStart). Null when even the newest run alone is over the bound.
  */
-export function carryWindow(messages: readonly MessageParam[], maxTokens: number, reserve: number): number | null {
+export function carryWindow(messages: readonly MessageParam[], maxTokens: number, reserve: number): { left: number; carried: MessageParam[] } | null {
 	const sizes = messages.map((m) => estimateTokens(m.content));
 	let total = sizes.reduce((n, size) => n + size, reserve);
 	for (const [i, m] of messages.entries()) {
-		if (startsRun(m) && total <= maxTokens) return i;
-		total -= sizes[i] ?? 0;
+		const size = sizes[i] ?? 0;
+		const start = runStart(m);
+		if (start && total - size + estimateTokens(start.content) <= maxTokens) return { left: i, carried: [start, ...messages.slice(i + 1)] };
+		total -= size;
 	}
 	return null;
 }
@@ -152,9 +161,9 @@ export function planCarry(sql: SqlStorage, agent: AgentDefinition, request: { sy
 	const prompt = estimateTokens(request.user);
 	if (prompt > maxTokens) return fresh(`this run's prompt alone (about ${prompt} tokens) is over max_context_tokens (${maxTokens})`);
 	const messages = cleanedMessages(sql, s.jobId);
-	const start = carryWindow(messages, maxTokens, prompt);
-	if (start === null) return fresh(`its last run's part of the conversation, with this run's prompt, is over max_context_tokens (${maxTokens})`);
-	const carried = messages.slice(start);
+	const window = carryWindow(messages, maxTokens, prompt);
+	if (window === null) return fresh(`its last run's part of the conversation, with this run's prompt, is over max_context_tokens (${maxTokens})`);
+	const { left: start, carried } = window;
 	const left = start > 0 ? `; its ${start} oldest messages left out to stay within max_context_tokens (${maxTokens})` : "";
 	return {
 		kind: "continue",
