@@ -237,7 +237,7 @@ async function sessionOfJob(ctx: Context, id: string): Promise<Session> {
 
 /**
  * The fleet's most recent session: that of the newest job that started (every job that starts has
- * a session; one still queued has none yet), looked up through its agent, so a session of either id
+ * a session; one still queued has none yet, but for a continue), looked up through its agent, so a session of either id
  * form is found.
  */
 async function newestSession(ctx: Context): Promise<Session> {

@@ -104,7 +104,10 @@ const JobRecordObject = z.object({
 	trigger_type: TriggerTypeSchema,
 	status: JobStatusSchema,
 	exit_reason: ExitReasonSchema.nullable(),
-	session_id: z.string().nullable(),
+	session_id: z.string().nullable().openapi({
+		description:
+			"The session the job runs in (GET /v1/sessions/{id}): a continue's is its source's from the moment it is queued; any other job's is set as it starts (a new ses-<its id>, or the agent's persistent session it carries on), null while it is queued",
+	}),
 	forked_from: JobIdSchema.nullable(),
 	started_at: Timestamp.nullable(),
 	finished_at: Timestamp.nullable(),
@@ -136,7 +139,8 @@ const JobRecordObject = z.object({
 			"The R2 key of the job's plain-text log (herdctl's output.log), kept when its schedule or agent sets output_to_file and written when it ends (GET /v1/jobs/{id}/output.log); null otherwise, and in records from before the field",
 	}),
 	continued_from: JobIdSchema.nullable().openapi({
-		description: "The job this one continues (trigger_type continue), as forked_from names a fork's source; null otherwise, and in records from before the field",
+		description:
+			"The job whose conversation this one carries on, as forked_from names a fork's source: a continue's source (trigger_type continue, set as it is queued), or the run a persistent session's run (manual, schedule or webhook, session.mode persistent) carried the session on from (set as it starts); null otherwise (a run that started a session), and in records from before the field",
 	}),
 	tool_calls: ToolCallTallySchema.nullable().openapi({
 		description:
