@@ -88,6 +88,8 @@ export interface NewOccurrence {
 	skipReason?: string | null;
 	skippedCount?: number | null;
 	skippedFrom?: number | null;
+	/** A manual or webhook run on the agent's default prompt: its length in the job's prompt. */
+	defaultPromptChars?: number | null;
 }
 
 /**
@@ -98,8 +100,8 @@ export function insertOccurrence(sql: SqlStorage, o: NewOccurrence): string | nu
 	const id = newOccurrenceId(o.scheduledInstant ?? o.claimedAt);
 	const cursor = sql.exec(
 		`INSERT INTO occurrences (id, schedule, source, scheduled_instant, dispatch, claimed_at, status, job_id,
-		   skip_reason, skipped_count, skipped_from)
-		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		   skip_reason, skipped_count, skipped_from, default_prompt_chars)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		 ON CONFLICT (schedule, scheduled_instant) WHERE scheduled_instant IS NOT NULL DO NOTHING`,
 		id,
 		o.schedule,
@@ -112,6 +114,7 @@ export function insertOccurrence(sql: SqlStorage, o: NewOccurrence): string | nu
 		o.skipReason ?? null,
 		o.skippedCount ?? null,
 		o.skippedFrom ?? null,
+		o.defaultPromptChars ?? null,
 	);
 	return cursor.rowsWritten > 0 ? id : null;
 }

@@ -387,4 +387,15 @@ export const AGENT_MIGRATIONS: readonly SqlMigration[] = [
 			CREATE INDEX occurrences_by_retain_until ON occurrences (retain_until) WHERE retain_until IS NOT NULL;
 		`,
 	},
+	{
+		version: 24,
+		name: "default_prompt_runs",
+		sql: `
+			-- A manual or webhook run queued with the agent's default prompt: how many characters of its
+			-- prompt the default is (a webhook's payload follows). A run that starts on a changed
+			-- definition takes that definition's prompt, as it takes its system prompt and tools. On the
+			-- ledger row the trigger writes anyway: no row more a run.
+			ALTER TABLE occurrences ADD COLUMN default_prompt_chars INTEGER;
+		`,
+	},
 ];

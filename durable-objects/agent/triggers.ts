@@ -101,8 +101,12 @@ export function triggerJob(sql: SqlStorage, ctx: TriggerContext, req: TriggerReq
 		return refuse(400, `agent ${agent.name} has no default prompt; send {"prompt": "..."}`, [{ path: "prompt", message: "required: the agent has no default prompt" }]);
 	}
 
+	// The default's share of the prompt, for a start on a changed definition (see startJob). A
+	// redaction reaching across into the payload leaves the prompt as it is.
+	const base = req.prompt === undefined && agent.prompt ? redact(agent.prompt) : null;
+	const defaultPromptChars = base !== null && prompt.startsWith(base) ? base.length : null;
 	const jobId = freshJobId(sql, now, ctx.drawJobId);
-	insertOccurrence(sql, { schedule: null, source: req.kind, scheduledInstant: null, dispatch: "manual", claimedAt: now, status: "claimed", jobId });
+	insertOccurrence(sql, { schedule: null, source: req.kind, scheduledInstant: null, dispatch: "manual", claimedAt: now, status: "claimed", jobId, defaultPromptChars });
 	const job = createJob(
 		{
 			id: jobId,

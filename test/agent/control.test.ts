@@ -6,12 +6,13 @@ import { MAX_QUEUED, triggerJob } from "../../durable-objects/agent/triggers.ts"
 import { MessagesEmulator } from "../../emulator/messages-api.ts";
 import { drawnJobId } from "../../src/jobs/id-blocks.ts";
 import type { JobRecord } from "../../src/jobs/model.ts";
-import { createAgent, settle } from "../helpers/agents.ts";
+import { createAgent, runsOf, settle } from "../helpers/agents.ts";
 import { gate, heldModel, useEmulator } from "../helpers/emulator.ts";
 import { call, errorOf } from "../helpers/http.ts";
 import { jobOf, outputOf, runToRest, trigger } from "../helpers/jobs.ts";
 import { fake, outboundLog } from "../helpers/outbound.ts";
 import { readEvents } from "../helpers/sse.ts";
+import { tick } from "../helpers/ticks.ts";
 import { ticketTool } from "../helpers/tools.ts";
 
 const fetchTool = { type: "http_fetch", allow_hosts: ["slow.example.test"] };
@@ -430,6 +431,51 @@ describe("approvals", () => {
 		expect(cancelled.transitions.at(-1)?.reason).toMatch(/definition changed while this continue waited .* with allow_definition_change/);
 		expect(emulator.requests).toHaveLength(4);
 		expect((await post(`/v1/jobs/${queued.id}/continue`, { prompt: "More?" })).status).toBe(201);
+	});
+
+	it("gives a queued run the prompt of the definition it starts on, unless the request gave its own", async () => {
+		const { emulator, definition, holder } = await heldAgent("queued-prompt");
+		// Behind the held slot: one run on the agent's default prompt, one with its own.
+		const defaulted = await post("/v1/agents/queued-prompt/jobs", {});
+		expect(defaulted.status).toBe(201);
+		const onDefault = (await defaulted.json()) as JobRecord;
+		expect(onDefault.prompt).toBe("Do the thing.");
+		const own = await trigger("queued-prompt", "Only this.");
+
+		// The operator fixes the prompt while they wait.
+		expect((await call("/v1/agents/queued-prompt", { method: "PUT", as: "admin", body: { ...definition, prompt: "Do the right thing." } })).status).toBe(200);
+		emulator.enqueue({ text: "Not filed." }, { text: "Did the right thing." }, { text: "Did only this." });
+		await post(`/v1/jobs/${holder.id}/approval`, { decision: "deny" });
+		await settle("queued-prompt");
+
+		expect(await jobOf("queued-prompt", onDefault.id)).toMatchObject({ status: "completed", prompt: "Do the right thing." });
+		expect(await jobOf("queued-prompt", own.id)).toMatchObject({ status: "completed", prompt: "Only this." });
+		const sent = emulator.requests.slice(-2).map((r) => JSON.stringify(r.messages?.[0]?.content));
+		expect(sent[0]).toContain("Do the right thing.");
+		expect(sent[0]).not.toContain("Do the thing.");
+		expect(sent[1]).toContain("Only this.");
+	});
+
+	it("gives a queued scheduled run its schedule's prompt as the definition it starts on has it", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ text: "done" });
+		const definition = { name: "queued-schedule", prompt: "Agent prompt.", schedules: { q: { interval: "15m", prompt: "Old schedule prompt." } } };
+		await createAgent(definition);
+		// Claimed, and waiting out its start spread when the schedule's prompt is fixed.
+		await tick("2026-12-07T10:00:00Z");
+		const [run] = await runsOf("queued-schedule");
+		expect((await jobOf("queued-schedule", run!.job_id!)).status).toBe("pending");
+		const put = await call("/v1/agents/queued-schedule", {
+			method: "PUT",
+			as: "admin",
+			body: { ...definition, schedules: { q: { interval: "15m", prompt: "New schedule prompt." } } },
+		});
+		expect(put.status).toBe(200);
+		const revision = ((await put.json()) as { definition_revision: string }).definition_revision;
+		await settle("queued-schedule");
+
+		expect(await jobOf("queued-schedule", run!.job_id!)).toMatchObject({ status: "completed", prompt: "New schedule prompt.", definition_revision: revision });
+		expect(JSON.stringify(emulator.requests.at(-1)!.messages?.[0]?.content)).toContain("New schedule prompt.");
 	});
 
 	it("starts a queued continue asked for with allow_definition_change on the definition of its start", async () => {

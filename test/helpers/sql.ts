@@ -31,6 +31,7 @@ const AGENT_UNDO: Record<number, string> = {
 	21: "ALTER TABLE incident_events DROP COLUMN source; ALTER TABLE incident_watch DROP COLUMN waiting",
 	22: "DROP INDEX occurrences_by_retention",
 	23: "DROP INDEX occurrences_by_retain_until; ALTER TABLE occurrences DROP COLUMN retain_until",
+	24: "ALTER TABLE occurrences DROP COLUMN default_prompt_chars",
 };
 export function rollBackAgentSchema(sql: SqlStorage, version: number): void {
 	for (const v of Object.keys(AGENT_UNDO).map(Number).sort((a, b) => b - a)) if (v >= version) sql.exec(AGENT_UNDO[v]!);

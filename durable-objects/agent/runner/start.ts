@@ -4,6 +4,7 @@ import type { AgentDefinition } from "../../../src/config/schema.ts";
 import { durationSeconds } from "../../../src/config/schema.ts";
 import { transition, type JobRecord } from "../../../src/jobs/model.ts";
 import { log } from "../../../src/log.ts";
+import { redact } from "../../../src/security/redact.ts";
 import { sessionIdFor } from "../../../src/jobs/session-ids.ts";
 import { outputKey, outputLogKey } from "../../../src/store/output-r2.ts";
 import { heldClaim, schedulerNow } from "../held-claims.ts";
@@ -18,6 +19,22 @@ import { putSetup } from "./session.ts";
 function keepsOutputLog(definition: AgentDefinition, job: Pick<JobRecord, "schedule">): boolean {
 	const schedule = job.schedule === null ? undefined : definition.schedules[job.schedule];
 	return schedule?.output_to_file ?? definition.output_to_file ?? false;
+}
+
+/**
+ * The prompt `agent` gives `job`, when the job's came from its definition: a scheduled run's (its
+ * schedule's, else the agent's), or a manual or webhook run's default (with the payload after it).
+ * Null when the request gave it, or the definition has none now.
+ */
+function definitionPrompt(sql: SqlStorage, job: JobRecord, agent: AgentDefinition): string | null {
+	if (job.trigger_type === "schedule") {
+		// A schedule the definition no longer has: its run keeps the prompt it was claimed with.
+		const schedule = job.schedule === null ? undefined : agent.schedules[job.schedule];
+		return schedule ? (schedule.prompt ?? agent.prompt ?? null) : null;
+	}
+	const chars = sql.exec<{ chars: number | null }>("SELECT default_prompt_chars AS chars FROM occurrences WHERE job_id = ?", job.id).toArray()[0]?.chars ?? null;
+	if (chars === null || !agent.prompt || job.prompt === null) return null;
+	return redact(agent.prompt) + job.prompt.slice(chars);
 }
 
 /** Room for a full answer or a large tool call; the job's usage limits bound the spend. */
@@ -48,7 +65,9 @@ export function startJob(sql: SqlStorage, queued: JobRecord, agent: AgentDefinit
 			return cancelled;
 		}
 		// Its limits too: they are the definition's, and it runs on this one (its manifest says so).
-		job = { ...job, definition_revision: revision, usage_limits: agent.usage_limits ?? null };
+		// So is its prompt, unless the request gave it: the operator who fixed a prompt while runs
+		// waited (a pause, a full agent) means the fix for them too.
+		job = { ...job, definition_revision: revision, usage_limits: agent.usage_limits ?? null, prompt: definitionPrompt(sql, job, agent) ?? job.prompt };
 	}
 	// Lateness on the clock that dated the slot and its claim; the record's own times stay the wall's.
 	const held = heldClaim(job, agent, () => schedulerNow(sql, now));
