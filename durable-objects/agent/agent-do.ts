@@ -244,6 +244,15 @@ export class AgentDO extends DurableObject<Env> {
 			// A stored definition that no longer parses: this save is what repairs it.
 		}
 		const now = Date.now();
+		// A file agent a deploy dropped, taken over before the tick that would have retired it (an
+		// `apply` right after the deploy): retired now as that tick does (dropFromFleet), or its queued
+		// runs would start on this definition with the dropped agent's prompts, and its incidents wait
+		// for runs that never come. Once this definition is saved, its shard no longer sees a dropped agent.
+		const dropped = before !== null && before.source === "file" && before.deletedAt === null && currentDefinition(before) === null;
+		if (dropped) {
+			this.passes.cancelOrphans("agent removed from fleet.yaml", now);
+			queueRetireIncidents(this.sql, now);
+		}
 		// Runs that ended under the definition being replaced fire its hooks, not the new one's: above
 		// all a deleted agent's queue, cancelled for it, when the name is defined again while a pass
 		// (whose closing work would queue them) goes on. Queued now, before the definition changes (none
@@ -253,8 +262,9 @@ export class AgentDO extends DurableObject<Env> {
 			if (before?.deletedAt != null) {
 				stampDeletedHistory(this.sql, this.passes.retentionMs(keptDefinition(before)));
 				forgetDeletedAgent(this.sql);
-				forgetSchedules(this.sql);
 			}
+			// Its shard stopped calling it: cursors of a deploy ago are not this agent's schedules' own.
+			if (before?.deletedAt != null || dropped) forgetSchedules(this.sql);
 			noteTimingChanges(this.sql, definition, now, lastTick);
 			saveDefinition(this.sql, name, definition, revision);
 			queueSync(this.sql, by, now);

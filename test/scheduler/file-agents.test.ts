@@ -84,6 +84,28 @@ describe("a file agent a deploy drops from fleet.yaml", () => {
 		// Added back by a later deploy, its schedules start from then.
 		expect(await runInDurableObject(agent, (_i, state) => state.storage.sql.exec("SELECT schedule FROM schedule_state").toArray())).toEqual([]);
 	});
+
+	it("ends its queued runs when an API agent takes its name over before that tick, as the tick would have", async () => {
+		const name = "moved-to-api";
+		const agent = env.AGENT.getByName(name);
+		await agent.tick(name, "file", Date.parse("2026-12-05T09:00:00Z"));
+		const queued = createJob({ agent: name, trigger_type: "manual", definition_revision: "r", prompt: "The file agent's queued prompt." }, new Date("2026-12-05T09:00:00Z"));
+		expect(await saveJob(name, queued)).toBe(true);
+		await tick("2026-12-05T09:00:00Z");
+		await previousDeploy(name, { name, prompt: "x" });
+
+		// `drover apply` right after the deploy, before any tick has seen the agent dropped.
+		const created = await call("/v1/agents", { method: "POST", as: "admin", body: { name, prompt: "The API agent's prompt.", system_prompt: "API system prompt." } });
+		expect(created.status, await created.clone().text()).toBe(201);
+		await tick("2026-12-05T09:01:00Z");
+		await settle(name);
+
+		// Not run on the API agent's definition with the dropped agent's prompt.
+		const job = (await agent.getJob(queued.id)) as JobRecord | null;
+		expect(job).toMatchObject({ status: "cancelled" });
+		expect(job!.transitions.at(-1)).toMatchObject({ to: "cancelled", reason: "agent removed from fleet.yaml" });
+		expect((await env.DB.prepare("SELECT status FROM jobs WHERE id = ?").bind(queued.id).first<{ status: string }>())?.status).toBe("cancelled");
+	});
 });
 
 /** Stands in for the previous deploy: its shard listed `name` as a file agent with `definition`. */
