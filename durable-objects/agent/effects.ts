@@ -87,6 +87,8 @@ export function queueEffects(sql: SqlStorage, job: JobRecord, agent: AgentDefini
 		queueSend(sql, { id: `${job.id}:${hook.name}`, jobId: job.id, kind: "hook", target: hook.name, urlSecret: hook.url_secret, body, contentType }, now, awaitingDelivery ? "held" : "pending");
 	}
 	if (event === "failed" || event === "indeterminate") incidentEvent(sql, "failure", job.id, incidentSource(job), job.error?.message ?? job.transitions.at(-1)?.reason ?? event, now);
+	// A run that sent nothing ([SILENT], an empty answer, no target) is clean for its own source only:
+	// a failing target's incident waits for an answer delivered.
 	else if (event === "completed" && !awaitingDelivery) incidentEvent(sql, "clean", job.id, incidentSource(job), null, now);
 }
 
@@ -205,11 +207,13 @@ export async function sendDue(
 		if (row.kind === "delivery") {
 			setDelivery(sql, row.job_id, row.target, outcome, now());
 			releaseHeldHooks(sql, row.job_id, now());
-			// A delivered run is a clean run of its schedule; a failed delivery is the target's, whichever
-			// schedule's answer it carried (a job gone already counts as one-off).
+			// A delivered run is a clean run of its schedule and of the target; a failed delivery is the
+			// target's, whichever schedule's answer it carried (a job gone already counts as one-off).
 			const job = outcome === "delivered" ? getJob(sql, row.job_id) : null;
-			if (outcome === "delivered") incidentEvent(sql, "clean", row.job_id, job ? incidentSource(job) : ONE_OFF, null, now());
-			else {
+			if (outcome === "delivered") {
+				incidentEvent(sql, "clean", row.job_id, DELIVERY, null, now());
+				incidentEvent(sql, "clean", row.job_id, job ? incidentSource(job) : ONE_OFF, null, now());
+			} else {
 				incidentEvent(sql, "failure", row.job_id, DELIVERY, `delivery to ${row.target} ${outcome}: ${error ?? "no answer"}`, now());
 				sql.exec("UPDATE occurrences SET error = ? WHERE job_id = ?", `delivery ${outcome}: ${error ?? ""}`, row.job_id);
 			}

@@ -3,7 +3,7 @@ import { redact } from "../security/redact.ts";
 import { clip } from "../shared/clip.ts";
 import { cursorScope, decodeCursor, encodeCursor } from "../shared/cursor.ts";
 import type { Incident, IncidentState } from "../incidents/schema.ts";
-import { AGENT_WIDE_CLASSES, ANY_RUN_CLEARS, type IncidentSource } from "../incidents/sources.ts";
+import { AGENT_WIDE_CLASSES, ANY_RUN_CLEARS, DELIVERY, type IncidentSource } from "../incidents/sources.ts";
 
 export type { Incident };
 
@@ -155,11 +155,13 @@ export async function markAlerted(db: D1Database, id: string, at: number): Promi
 }
 
 /**
- * A clean run of an agent clears its own source (and every one-off run's and delivery's failure) from
- * the agent's open incidents, and the sources its definition no longer runs; an incident with none
- * left resolves, as does one whose cause is agent-wide (auth, rate_limit). Without a source (the
- * scheduler's own ticks) every open incident resolves. Returns how many resolved, and the sources
- * the ones still open wait on to run clean ([] when none is open).
+ * A clean run of an agent clears its own source (and every one-off run's failure) from the agent's
+ * open incidents, and the sources its definition no longer runs; an answer delivered clears
+ * `delivery`. An incident with none left resolves, as does one whose cause is agent-wide (auth,
+ * rate_limit) unless it still waits on the delivery target: a target's 429 is not the model's, and
+ * only an answer delivered shows it gone. Without a source (the scheduler's own ticks) every open
+ * incident resolves. Returns how many resolved, and the sources the ones still open wait on to run
+ * clean ([] when none is open).
  */
 export async function resolveOpen(
 	db: D1Database,
@@ -188,9 +190,10 @@ export async function resolveOpen(
 			.prepare(
 				`UPDATE incidents SET state = 'resolved', resolved_at = ?1, failing = NULL
 				 WHERE agent = ?2 AND state IN ('detected', 'alerted')
-				   AND (failing IS NULL OR json_array_length(failing) = 0 OR class IN (SELECT value FROM json_each(?3)))`,
+				   AND (failing IS NULL OR json_array_length(failing) = 0
+				     OR (class IN (SELECT value FROM json_each(?3)) AND NOT EXISTS (SELECT 1 FROM json_each(failing) WHERE value = ?4)))`,
 			)
-			.bind(at, agent, agentWide),
+			.bind(at, agent, agentWide, DELIVERY),
 		// Every open one left has sources, all of them schedules or the webhook: the rest resolved above.
 		db
 			.prepare(

@@ -327,6 +327,37 @@ describe("incidents", () => {
 		expect((await incidentsOf("hung-alerts"))[0]).toMatchObject({ state: "resolved" });
 	});
 
+	it.each([
+		["refused", 410, "delivery"],
+		["unauthorized", 401, "auth"],
+	])("of a delivery target stay open across a [SILENT] run, which sent nothing, until an answer is delivered (%s)", async (_, status, cls) => {
+		const alerts = alertSink();
+		const answers = [status, status, 200];
+		let posts = 0;
+		fake("https://deliver.example.test", () => new Response("no", { status: answers[posts++] ?? 200 }));
+		const emulator = useEmulator();
+		const name = `silent-target-${status}`;
+		await createAgent({ name, delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
+		emulator.enqueue({ text: "Report A" });
+		await runToRest(name);
+		expect(await incidentsOf(name)).toMatchObject([{ class: cls, state: "alerted", count: 1, failing: ["delivery"] }]);
+
+		emulator.enqueue({ text: "[SILENT]" });
+		expect((await runToRest(name)).delivery).toEqual({ target: "webhook", outcome: "suppressed" });
+		expect(posts).toBe(1);
+		expect(await incidentsOf(name)).toMatchObject([{ state: "alerted", count: 1, failing: ["delivery"] }]);
+
+		// Still down: the same incident counts it, paged once.
+		emulator.enqueue({ text: "Report B" });
+		await runToRest(name);
+		expect(await incidentsOf(name)).toMatchObject([{ state: "alerted", count: 2, failing: ["delivery"] }]);
+		expect(alerts).toHaveLength(1);
+
+		emulator.enqueue({ text: "Report C" });
+		expect((await runToRest(name)).delivery).toEqual({ target: "webhook", outcome: "delivered" });
+		expect(await incidentsOf(name)).toMatchObject([{ state: "resolved", failing: null }]);
+	});
+
 	describe("of an agent with more than one schedule", () => {
 		const fail = (emulator: ReturnType<typeof useEmulator>) => emulator.enqueue({ error: 400, message: "messages.0: tool_result block without tool_use" });
 		const scheduled = async (agent: string, at: string) => {
