@@ -2,7 +2,7 @@ import { formatDelivery, formatHook } from "../../src/delivery/format.ts";
 import { resolveSecretUrl, scrubSecretUrl, secretNamed } from "../../src/delivery/secret-url.ts";
 import type { AgentDefinition } from "../../src/config/schema.ts";
 import type { DeliveryOutcome, JobRecord } from "../../src/jobs/model.ts";
-import { DELIVERY, incidentSource, ONE_OFF, type IncidentSource } from "../../src/incidents/sources.ts";
+import { DELIVERY, incidentSource, type IncidentSource } from "../../src/incidents/sources.ts";
 import { log } from "../../src/log.ts";
 import { redact, redactDeep } from "../../src/security/redact.ts";
 import { deadline } from "../../src/shared/deadline.ts";
@@ -87,15 +87,19 @@ export function queueEffects(sql: SqlStorage, job: JobRecord, agent: AgentDefini
 		queueSend(sql, { id: `${job.id}:${hook.name}`, jobId: job.id, kind: "hook", target: hook.name, urlSecret: hook.url_secret, body, contentType }, now, awaitingDelivery ? "held" : "pending");
 	}
 	if (event === "failed" || event === "indeterminate") incidentEvent(sql, "failure", job.id, incidentSource(job), job.error?.message ?? job.transitions.at(-1)?.reason ?? event, now);
-	// A run that sent nothing ([SILENT], an empty answer, no target) is clean for its own source only:
-	// a failing target's incident waits for an answer delivered.
-	else if (event === "completed" && !awaitingDelivery) incidentEvent(sql, "clean", job.id, incidentSource(job), null, now);
+	// A completed run is a clean run of its own source now, in the order runs end, whatever becomes of
+	// its delivery: a delivery that succeeds after a later run of the schedule failed must not speak
+	// for the schedule. The target's incident waits for an answer delivered (see sendDue).
+	else if (event === "completed") incidentEvent(sql, "clean", job.id, incidentSource(job), null, now);
 }
 
 function setDelivery(sql: SqlStorage, jobId: string, target: string, outcome: DeliveryOutcome, now: number): void {
 	const job = getJob(sql, jobId);
 	if (!job) return;
 	putJob(sql, { ...job, delivery: { target, outcome }, revision: job.revision + 1 }, now);
+	// The write of a final job queues its effects again; they were queued when it ended, and a second
+	// pass would file its clean run a second time, after runs that ended since.
+	sql.exec("DELETE FROM final_effects WHERE job_id = ?", jobId);
 }
 
 /** Sends the hook calls held for a job's delivery, each now carrying the record with its outcome. */
@@ -207,13 +211,10 @@ export async function sendDue(
 		if (row.kind === "delivery") {
 			setDelivery(sql, row.job_id, row.target, outcome, now());
 			releaseHeldHooks(sql, row.job_id, now());
-			// A delivered run is a clean run of its schedule and of the target; a failed delivery is the
-			// target's, whichever schedule's answer it carried (a job gone already counts as one-off).
-			const job = outcome === "delivered" ? getJob(sql, row.job_id) : null;
-			if (outcome === "delivered") {
-				incidentEvent(sql, "clean", row.job_id, DELIVERY, null, now());
-				incidentEvent(sql, "clean", row.job_id, job ? incidentSource(job) : ONE_OFF, null, now());
-			} else {
+			// A delivery speaks for the target only, whichever schedule's answer it carried: its run was
+			// counted clean for its schedule when it ended.
+			if (outcome === "delivered") incidentEvent(sql, "clean", row.job_id, DELIVERY, null, now());
+			else {
 				incidentEvent(sql, "failure", row.job_id, DELIVERY, `delivery to ${row.target} ${outcome}: ${error ?? "no answer"}`, now());
 				sql.exec("UPDATE occurrences SET error = ? WHERE job_id = ?", `delivery ${outcome}: ${error ?? ""}`, row.job_id);
 			}

@@ -158,8 +158,8 @@ export async function markAlerted(db: D1Database, id: string, at: number): Promi
  * A clean run of an agent clears its own source (and every one-off run's failure) from the agent's
  * open incidents, and the sources its definition no longer runs; an answer delivered clears
  * `delivery`. An incident with none left resolves, as does one whose cause is agent-wide (auth,
- * rate_limit) unless it still waits on the delivery target: a target's 429 is not the model's, and
- * only an answer delivered shows it gone. Without a source (the scheduler's own ticks) every open
+ * rate_limit) at a run's clean end, unless it still waits on the delivery target: a target's 429 is
+ * not the model's, and only an answer delivered shows it gone. Without a source (the scheduler's own ticks) every open
  * incident resolves. Returns how many resolved, and the sources the ones still open wait on to run
  * clean ([] when none is open).
  */
@@ -175,7 +175,9 @@ export async function resolveOpen(
 	}
 	const cleared = JSON.stringify([clean.source, ...ANY_RUN_CLEARS]);
 	const live = JSON.stringify(clean.live);
-	const agentWide = JSON.stringify(AGENT_WIDE_CLASSES);
+	// An answer delivered is no new run: it says nothing of the model's credentials or rate limit,
+	// which a run after it may have found broken.
+	const agentWide = JSON.stringify(clean.source === DELIVERY ? [] : AGENT_WIDE_CLASSES);
 	const [, resolved, open] = await db.batch<{ source: IncidentSource }>([
 		db
 			.prepare(

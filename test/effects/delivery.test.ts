@@ -11,6 +11,7 @@ import { fake, outboundLog } from "../helpers/outbound.ts";
 import { AGENT_MIGRATIONS } from "../../durable-objects/agent/schema.ts";
 import { migrate } from "../../src/store/sqlite-migrations.ts";
 import { rollBackAgentSchema } from "../helpers/sql.ts";
+import { tick } from "../helpers/ticks.ts";
 
 /** Each run in an agent's ledger with its delivery outcome (Hermes' execution-row field). */
 async function runsOutcome(agent: string): Promise<[string | null, string | null][]> {
@@ -346,5 +347,51 @@ describe("hooks", () => {
 		expect(sent).not.toContainEqual(["/on-error", "drover.job.cancelled", queued.id]);
 		// The run under way finishes on its manifest: the deleted agent's hooks too.
 		expect(sent).toContainEqual(["/after-run", "drover.job.completed", running.id]);
+	});
+});
+
+describe("a delivery's incidents", () => {
+	const incidentsOf = async (agent: string) =>
+		((await (await call(`/v1/incidents?agent=${agent}`)).json()) as { incidents: { class: string; state: string; count: number; error: string; failing: string[] | null }[] }).incidents;
+	const scheduled = async (agent: string, at: string) => {
+		await tick(at);
+		await settle(agent);
+	};
+
+	it.each([
+		["an agent error", { error: 400, message: "messages.0: tool_result block without tool_use" } as const, "agent"],
+		["its credentials", { error: 401, message: "invalid x-api-key" } as const, "auth"],
+	])("stay open when an earlier run's delivery gets through after a later run of the schedule failed with %s", async (_, failure, cls) => {
+		const alerts = target("https://alerts.example.test");
+		const name = `late-delivery-${cls}`;
+		let posts = 0;
+		// Other agents' schedules fire at these ticks too, and deliver here: only this agent's are counted.
+		fake("https://deliver.example.test", async (req) => {
+			if (((await req.json()) as { agent: string }).agent !== name) return new Response("ok");
+			return new Response("busy", { status: ++posts === 1 ? 503 : 200 });
+		});
+		const emulator = useEmulator();
+		await createAgent({ name, schedules: { hourly: { cron: "0 * * * *" } }, delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
+		emulator.enqueue({ text: "10:00 report" });
+		await scheduled(name, "2026-12-01T10:00:00Z"); // completes; its delivery meets a 503 and waits to retry
+		emulator.enqueue(failure);
+		await scheduled(name, "2026-12-01T11:00:00Z");
+		expect(await incidentsOf(name)).toMatchObject([{ class: cls, state: "alerted", failing: ["schedule:hourly"] }]);
+
+		// The 10:00 answer's retry gets through: the target is fine, the schedule's latest run is not.
+		await runInDurableObject(env.AGENT.getByName(name), (_i: AgentDO, state) => {
+			state.storage.sql.exec("UPDATE deliveries SET next_at = 0 WHERE status = 'pending'");
+		});
+		await settle(name);
+		expect(posts).toBe(2);
+		expect(await incidentsOf(name)).toMatchObject([{ state: "alerted", count: 1, failing: ["schedule:hourly"], resolved_at: null }]);
+
+		emulator.enqueue(failure);
+		await scheduled(name, "2026-12-01T12:00:00Z");
+		expect(await incidentsOf(name)).toMatchObject([{ state: "alerted", count: 2 }]);
+		expect(alerts).toHaveLength(1);
+		emulator.enqueue({ text: "13:00 report" });
+		await scheduled(name, "2026-12-01T13:00:00Z");
+		expect(await incidentsOf(name)).toMatchObject([{ state: "resolved", failing: null }]);
 	});
 });
