@@ -154,6 +154,9 @@ export async function sendDue(
 		const target = resolveSecretUrl(secretNamed(env, row.url_secret));
 		let outcome: "delivered" | "retry" | "failed" | "unknown";
 		let error: string | null = null;
+		// What differs from one attempt to the next (a Retry-After's wait): in the delivery's last_error,
+		// the ledger and the logs, kept out of the incident's text, whose signature it would change.
+		let detail = "";
 		let retryAfter: number | null = null;
 		if (target.kind === "missing") {
 			outcome = "failed";
@@ -184,7 +187,7 @@ export async function sendDue(
 				} else {
 					error = `${row.kind} target answered ${res.status}`;
 					if (res.status === 429 || res.status === 503) retryAfter = retryAfterMs(res.headers, now());
-					if (retryAfter !== null) error += ` (asked to wait ${Math.ceil(retryAfter / 1000)} s)`;
+					if (retryAfter !== null) detail = ` (asked to wait ${Math.ceil(retryAfter / 1000)} s)`;
 					// A 4xx other than 408/429 will not get better by retrying.
 					const permanent = res.status >= 400 && res.status < 500 && res.status !== 408 && res.status !== 429;
 					outcome = permanent ? "failed" : attempt >= MAX_ATTEMPTS ? "failed" : "retry";
@@ -203,11 +206,12 @@ export async function sendDue(
 			// A rate-limited or unavailable target that says when to come back is not called sooner: Slack
 			// and Discord ask for longer than the backoff's first steps, which would spend every attempt.
 			const asked = retryAfter === null ? null : now() + Math.min(retryAfter, MAX_RETRY_AFTER_MS);
-			sql.exec("UPDATE deliveries SET status = 'pending', last_error = ?, next_at = max(next_at, ?) WHERE id = ?", error, asked ?? 0, row.id);
+			sql.exec("UPDATE deliveries SET status = 'pending', last_error = ?, next_at = max(next_at, ?) WHERE id = ?", `${error ?? ""}${detail}`, asked ?? 0, row.id);
 			continue;
 		}
-		sql.exec("UPDATE deliveries SET status = ?, last_error = ? WHERE id = ?", outcome === "delivered" ? "delivered" : "failed", error, row.id);
-		log.info("delivery.done", { agent, job_id: row.job_id, kind: row.kind, target: row.target, outcome, attempts: attempt });
+		const said = error === null ? null : error + detail;
+		sql.exec("UPDATE deliveries SET status = ?, last_error = ? WHERE id = ?", outcome === "delivered" ? "delivered" : "failed", said, row.id);
+		log.info("delivery.done", { agent, job_id: row.job_id, kind: row.kind, target: row.target, outcome, attempts: attempt, ...(said === null ? {} : { error_message: said }) });
 		if (row.kind === "delivery") {
 			setDelivery(sql, row.job_id, row.target, outcome, now());
 			releaseHeldHooks(sql, row.job_id, now());
@@ -216,7 +220,7 @@ export async function sendDue(
 			if (outcome === "delivered") incidentEvent(sql, "clean", row.job_id, DELIVERY, null, now());
 			else {
 				incidentEvent(sql, "failure", row.job_id, DELIVERY, `delivery to ${row.target} ${outcome}: ${error ?? "no answer"}`, now());
-				sql.exec("UPDATE occurrences SET error = ? WHERE job_id = ?", `delivery ${outcome}: ${error ?? ""}`, row.job_id);
+				sql.exec("UPDATE occurrences SET error = ? WHERE job_id = ?", `delivery ${outcome}: ${said ?? ""}`, row.job_id);
 			}
 			notify(row.job_id);
 		}

@@ -394,4 +394,23 @@ describe("a delivery's incidents", () => {
 		await scheduled(name, "2026-12-01T13:00:00Z");
 		expect(await incidentsOf(name)).toMatchObject([{ state: "resolved", failing: null }]);
 	});
+
+	it("of a rate-limited target count on one incident, paged once, whatever wait each answer asks for; the wait is in the run's error", async () => {
+		const alerts = target("https://alerts.example.test");
+		let wait = "30";
+		fake("https://deliver.example.test", () => new Response("slow down", { status: 503, headers: { "retry-after": wait } }));
+		const emulator = useEmulator();
+		await createAgent({ name: "waits-vary", delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
+		for (const asked of ["30", "45"]) {
+			wait = asked;
+			emulator.enqueue({ text: `Report ${asked}` });
+			const job = await runToRest("waits-vary");
+			for (let attempt = 2; attempt <= MAX_ATTEMPTS; attempt++) await timePasses("waits-vary");
+			expect((await jobOf("waits-vary", job.id)).delivery).toEqual({ target: "webhook", outcome: "failed" });
+			const { runs } = (await (await call("/v1/agents/waits-vary/runs")).json()) as { runs: { job_id: string; error: string | null }[] };
+			expect(runs.find((r) => r.job_id === job.id)!.error).toBe(`delivery failed: delivery target answered 503 (asked to wait ${asked} s)`);
+		}
+		expect(await incidentsOf("waits-vary")).toMatchObject([{ state: "alerted", count: 2, error: "delivery to webhook failed: delivery target answered 503" }]);
+		expect(alerts).toHaveLength(1);
+	});
 });
