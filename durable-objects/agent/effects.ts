@@ -8,6 +8,7 @@ import { redact, redactDeep } from "../../src/security/redact.ts";
 import { deadline } from "../../src/shared/deadline.ts";
 import { retryAfterMs } from "../../src/shared/retry-after.ts";
 import { getJob, putJob } from "./jobs.ts";
+import { currentDefinition, readState } from "./state.ts";
 import { answerText, lastAssistantMessage } from "./runner/messages.ts";
 
 /** Attempts per delivery or hook call before it is given up. */
@@ -51,6 +52,14 @@ function queueSend(sql: SqlStorage, row: { id: string; jobId: string; kind: "del
 }
 
 function incidentEvent(sql: SqlStorage, kind: "failure" | "clean", jobId: string, source: IncidentSource, error: string | null, now: number): void {
+	// A deleted agent's (or one dropped from fleet.yaml): its deletion resolved its incidents, and no
+	// run of it will come to resolve one opened now. A run still going on its manifest, or a delivery
+	// still retried, says its failure on the job and in the ledger.
+	const state = kind === "failure" ? readState(sql) : null;
+	if (state && currentDefinition(state) === null) {
+		log.info("incident.not_filed", { agent: state.name, job_id: jobId, reason: "agent deleted" });
+		return;
+	}
 	// A clean run only resolves incidents: with no failure queued and none flushed since the last
 	// resolve (the watch), there is nothing for it to do, and its row would be written for nothing.
 	if (kind === "clean" && sql.exec("SELECT 1 FROM incident_watch UNION ALL SELECT 1 FROM incident_events WHERE kind = 'failure' LIMIT 1").toArray().length === 0) return;

@@ -413,4 +413,33 @@ describe("a delivery's incidents", () => {
 		expect(await incidentsOf("waits-vary")).toMatchObject([{ state: "alerted", count: 2, error: "delivery to webhook failed: delivery target answered 503" }]);
 		expect(alerts).toHaveLength(1);
 	});
+
+	it("of a deleted agent are not opened by a delivery still retried, or a run still going, that fails after the deletion; the job and the ledger say it", async () => {
+		const alerts = target("https://alerts.example.test");
+		fake("https://deliver.example.test", () => new Response("down", { status: 500 }));
+		const emulator = useEmulator();
+		emulator.enqueue({ text: "Report" });
+		await createAgent({ name: "gone-retrying", delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
+		const delivered = await runToRest("gone-retrying");
+		expect(delivered.delivery).toBeNull(); // the first attempt failed: retried
+		expect((await call("/v1/agents/gone-retrying", { method: "DELETE", as: "admin" })).status).toBe(200);
+		for (let attempt = 2; attempt <= MAX_ATTEMPTS; attempt++) await timePasses("gone-retrying");
+		expect((await jobOf("gone-retrying", delivered.id)).delivery).toEqual({ target: "webhook", outcome: "failed" });
+		const { runs } = (await (await call("/v1/agents/gone-retrying/runs")).json()) as { runs: { job_id: string; error: string | null }[] };
+		expect(runs.find((r) => r.job_id === delivered.id)!.error).toBe("delivery failed: delivery target answered 500");
+
+		emulator.enqueue({ error: 400, message: "messages.0: tool_result block without tool_use" });
+		const { arrived: calling, release } = heldModel(emulator);
+		await createAgent({ name: "gone-running" });
+		const running = await trigger("gone-running");
+		await calling;
+		expect((await call("/v1/agents/gone-running", { method: "DELETE", as: "admin" })).status).toBe(200);
+		release();
+		await settle("gone-running");
+		expect(await jobOf("gone-running", running.id)).toMatchObject({ status: "failed" });
+
+		expect(await incidentsOf("gone-retrying")).toEqual([]);
+		expect(await incidentsOf("gone-running")).toEqual([]);
+		expect(alerts).toEqual([]);
+	});
 });
