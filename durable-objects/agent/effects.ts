@@ -136,6 +136,8 @@ interface SendRow {
 	body: string;
 	content_type: string;
 	attempts: number;
+	status: string;
+	in_doubt: string | null;
 	[key: string]: SqlStorageValue;
 }
 
@@ -159,6 +161,8 @@ export async function sendDue(
 	if (rows.length > 0) await beforeSending();
 	for (const row of rows) {
 		const attempt = row.attempts + 1;
+		// Still `sending`: the attempt before was out when the object died, and may have arrived.
+		let inDoubt = row.in_doubt ?? (row.status === "sending" && row.attempts > 0 ? `${row.kind} attempt ${row.attempts} was interrupted` : null);
 		sql.exec("UPDATE deliveries SET attempts = ?, status = 'sending', next_at = ? WHERE id = ?", attempt, now() + backoff(attempt), row.id);
 		const target = resolveSecretUrl(secretNamed(env, row.url_secret));
 		let outcome: "delivered" | "retry" | "failed" | "unknown";
@@ -206,6 +210,7 @@ export async function sendDue(
 				error = `${row.kind} request failed: ${scrubSecretUrl(err instanceof Error ? err.message : String(err), url)}`;
 				// The target may have received it: after the last try, the outcome is unknown, not failed.
 				outcome = attempt >= MAX_ATTEMPTS ? "unknown" : "retry";
+				inDoubt ??= error;
 				log.warn("delivery.attempt_failed", { agent, job_id: row.job_id, kind: row.kind, target: row.target, attempt, error_message: error });
 			} finally {
 				limit.clear();
@@ -215,8 +220,15 @@ export async function sendDue(
 			// A rate-limited or unavailable target that says when to come back is not called sooner: Slack
 			// and Discord ask for longer than the backoff's first steps, which would spend every attempt.
 			const asked = retryAfter === null ? null : now() + Math.min(retryAfter, MAX_RETRY_AFTER_MS);
-			sql.exec("UPDATE deliveries SET status = 'pending', last_error = ?, next_at = max(next_at, ?) WHERE id = ?", `${error ?? ""}${detail}`, asked ?? 0, row.id);
+			sql.exec("UPDATE deliveries SET status = 'pending', last_error = ?, in_doubt = ?, next_at = max(next_at, ?) WHERE id = ?", `${error ?? ""}${detail}`, inDoubt, asked ?? 0, row.id);
 			continue;
+		}
+		// Refused after an attempt that may have got through (a 409 for the key it already took): the
+		// answer may well be there, so the outcome is unknown, as after a last try that timed out.
+		if (outcome === "failed" && inDoubt !== null) {
+			outcome = "unknown";
+			error = `${error ?? "no answer"}, after an earlier attempt that may have arrived`;
+			detail += ` (${inDoubt})`;
 		}
 		const said = error === null ? null : error + detail;
 		sql.exec("UPDATE deliveries SET status = ?, last_error = ? WHERE id = ?", outcome === "delivered" ? "delivered" : "failed", said, row.id);

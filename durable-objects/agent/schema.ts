@@ -398,4 +398,14 @@ export const AGENT_MIGRATIONS: readonly SqlMigration[] = [
 			ALTER TABLE occurrences ADD COLUMN default_prompt_chars INTEGER;
 		`,
 	},
+	{
+		version: 25,
+		name: "deliveries_in_doubt",
+		sql: `
+			-- Why an earlier attempt of a send may have arrived (it timed out, failed in transit, or was out
+			-- when the object died), or NULL: a refusal after it (a 409 for the replayed Idempotency-Key)
+			-- leaves the outcome unknown, not failed.
+			ALTER TABLE deliveries ADD COLUMN in_doubt TEXT;
+		`,
+	},
 ];

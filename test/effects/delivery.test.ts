@@ -228,6 +228,46 @@ describe("a delivery target that hangs", () => {
 	});
 });
 
+describe("a delivery refused after an attempt that may have arrived", () => {
+	it("ends unknown, not failed, when an earlier attempt timed out, and says why", async () => {
+		const received: string[] = [];
+		fake("https://deliver.example.test", async (req) => {
+			received.push(((await req.json()) as { answer: string }).answer);
+			// The first is taken but answered too late; the second is refused as the key it already took.
+			if (received.length === 1) return new Promise<Response>((_, reject) => req.signal.addEventListener("abort", () => reject(req.signal.reason)));
+			return new Response("duplicate idempotency key", { status: 409 });
+		});
+		const alerts = target("https://alerts.example.test");
+		useEmulator().enqueue({ text: "Report" });
+		await createAgent({ name: "slow-then-409", delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
+		await runInDurableObject(env.AGENT.getByName("slow-then-409"), (instance: AgentDO) => AgentDO.setSendTimeout(instance, 20));
+		const job = await runToRest("slow-then-409");
+		await timePasses("slow-then-409");
+		expect(received).toEqual(["Report", "Report"]);
+		expect((await jobOf("slow-then-409", job.id)).delivery).toEqual({ target: "webhook", outcome: "unknown" });
+		const { runs } = (await (await call("/v1/agents/slow-then-409/runs")).json()) as { runs: { error: string | null }[] };
+		expect(runs[0]!.error).toMatch(/^delivery unknown: delivery target answered 409, after an earlier attempt that may have arrived \(delivery request failed: .*(timeout|timed out|abort)/i);
+		const { incidents } = (await (await call("/v1/incidents?agent=slow-then-409")).json()) as { incidents: { error: string }[] };
+		expect(incidents).toMatchObject([{ error: "delivery to webhook unknown: delivery target answered 409, after an earlier attempt that may have arrived" }]);
+		expect(alerts).toHaveLength(1);
+	});
+
+	it("ends unknown when the attempt before was out when the object died", async () => {
+		const seen = target("https://deliver.example.test", [200, 409]);
+		useEmulator().enqueue({ text: "Interrupted, then refused." });
+		await createAgent({ name: "evicted-then-409", delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
+		const job = await runToRest("evicted-then-409");
+		expect(seen).toHaveLength(1);
+		// What an eviction leaves after the request left and before its answer was recorded.
+		await runInDurableObject(env.AGENT.getByName("evicted-then-409"), (_i: AgentDO, state) => {
+			state.storage.sql.exec("UPDATE deliveries SET status = 'sending', attempts = 1, next_at = 0 WHERE id = ?", `${job.id}:delivery`);
+		});
+		await settle("evicted-then-409");
+		expect(seen).toHaveLength(2);
+		expect((await jobOf("evicted-then-409", job.id)).delivery).toEqual({ target: "webhook", outcome: "unknown" });
+	});
+});
+
 describe("hooks", () => {
 	it("of a job with a delivery go once the delivery has an outcome, and carry it", async () => {
 		useEmulator().enqueue({ text: "Delivered later." });
