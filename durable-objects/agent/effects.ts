@@ -10,6 +10,7 @@ import { retryAfterMs } from "../../src/shared/retry-after.ts";
 import { getJob, putJob } from "./jobs.ts";
 import { currentDefinition, readState } from "./state.ts";
 import { answerText, lastAssistantMessage } from "./runner/messages.ts";
+import { CUT_AT_MAX_TOKENS } from "./runner/step.ts";
 
 /** Attempts per delivery or hook call before it is given up. */
 export const MAX_ATTEMPTS = 6;
@@ -81,7 +82,8 @@ export function queueEffects(sql: SqlStorage, job: JobRecord, agent: AgentDefini
 		if (answer.trim() === "[SILENT]" || answer.trim() === "") {
 			setDelivery(sql, job.id, agent.delivery.type, "suppressed", now);
 		} else {
-			const { body, contentType } = formatDelivery(agent.delivery.type, { agent: job.agent, job, answer: redact(answer) });
+			const cutShort = job.transitions.at(-1)?.reason === CUT_AT_MAX_TOKENS;
+			const { body, contentType } = formatDelivery(agent.delivery.type, { agent: job.agent, job, answer: redact(answer), cutShort });
 			queueSend(sql, { id: `${job.id}:delivery`, jobId: job.id, kind: "delivery", target: agent.delivery.type, urlSecret: agent.delivery.url_secret, body, contentType }, now);
 			awaitingDelivery = true;
 		}

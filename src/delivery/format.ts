@@ -28,7 +28,12 @@ export interface DeliveryInput {
 	job: DeliveryJob;
 	answer: string;
 	dashboardUrl?: string | null;
+	/** The answer stopped at max_tokens: the receiver is told, or it would read a cut answer as whole. */
+	cutShort?: boolean;
 }
+
+/** Ends an answer cut short at max_tokens, whatever the target. */
+export const CUT_SHORT_NOTE = "\n\n(cut short at max_tokens)";
 
 export interface FormattedBody {
 	body: string;
@@ -95,6 +100,7 @@ function webhookBody(input: DeliveryInput): unknown {
 		status: job.status,
 		finished_at: job.finished_at,
 		answer: input.answer,
+		cut_short: input.cutShort === true,
 		...(input.dashboardUrl ? { dashboard_url: input.dashboardUrl } : {}),
 	};
 }
@@ -157,7 +163,8 @@ function discordBody(input: DeliveryInput): unknown {
 }
 
 /** The body of an agent's delivery to its configured target. `answer` should already be redacted. */
-export function formatDelivery(target: DeliveryTarget, input: DeliveryInput): FormattedBody {
+export function formatDelivery(target: DeliveryTarget, given: DeliveryInput): FormattedBody {
+	const input = given.cutShort ? { ...given, answer: given.answer + CUT_SHORT_NOTE } : given;
 	const payload = target === "slack" ? slackBody(input) : target === "discord" ? discordBody(input) : webhookBody(input);
 	return { body: JSON.stringify(payload), contentType: JSON_CONTENT_TYPE };
 }

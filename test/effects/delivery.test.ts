@@ -67,6 +67,27 @@ describe("delivery of the final answer", () => {
 		});
 	}
 
+	it("ends an answer cut short at max_tokens with a note saying so, for every target, and marks the webhook's body", async () => {
+		const cut = "The three deploys today were: api-gateway, billing and";
+		for (const [type, secret, origin] of targets) {
+			useEmulator().enqueue({ max_tokens_stop: true, text: cut });
+			const seen = target(origin);
+			const name = `cut-${type}`;
+			await createAgent({ name, delivery: { type, url_secret: secret } });
+			const job = await runToRest(name);
+			expect(job.status).toBe("completed");
+			const text = `${cut}\n\n(cut short at max_tokens)`;
+			if (type === "webhook") expect(seen[0]!.body).toMatchObject({ answer: text, cut_short: true });
+			if (type === "slack") expect(seen[0]!.body).toMatchObject({ blocks: expect.arrayContaining([{ type: "section", text: { type: "mrkdwn", text } }]) });
+			if (type === "discord") expect(seen[0]!.body).toMatchObject({ content: text });
+		}
+		useEmulator().enqueue({ text: "Whole." });
+		const whole = target("https://deliver.example.test");
+		await createAgent({ name: "not-cut", delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
+		await runToRest("not-cut");
+		expect(whole[0]!.body).toMatchObject({ answer: "Whole.", cut_short: false });
+	});
+
 	it("keeps a sentence the API split into text blocks at its citation whole, in the delivery, the summary and the output", async () => {
 		useEmulator();
 		const seen = target("https://deliver.example.test");

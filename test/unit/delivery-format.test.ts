@@ -42,6 +42,7 @@ describe("formatDelivery: webhook", () => {
 			status: "completed",
 			finished_at: "2026-11-30T09:01:12.000Z",
 			answer: "All green.",
+			cut_short: false,
 		});
 	});
 

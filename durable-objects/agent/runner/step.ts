@@ -20,6 +20,9 @@ import { noteCompletedRun, noteFailedRun } from "./persistent.ts";
 import { NEVER, getSetup, insertToolCalls, markToolCall, noteExtraRequests, requestCancel, setNextStep, toolCallCount, toolCallTally, turnToolCalls, type JobSetup } from "./session.ts";
 import { addUsage, limitReached, turnCallsOverLimit, type LimitHit, type UsedCounts } from "./usage.ts";
 
+/** The final transition's reason of a completed job whose answer stopped at max_tokens (its delivery says so too). */
+export const CUT_AT_MAX_TOKENS = "final answer, cut short at max_tokens";
+
 /** The fleet's price table (fleet.yaml `pricing`); an invalid bundled fleet prices nothing. */
 function pricing(): Readonly<Record<string, ModelPrice>> {
 	try {
@@ -297,7 +300,7 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 	}
 	// Cut at max_tokens after some text, the answer is still the answer (asking again would be paid
 	// for again), but it stops mid-way: said where its status is read, as deputy's result.stop_reason.
-	const reason = message.stop_reason === "max_tokens" ? "final answer, cut short at max_tokens" : "final answer";
+	const reason = message.stop_reason === "max_tokens" ? CUT_AT_MAX_TOKENS : "final answer";
 	const done = finish(deps, updated, "completed", { reason, summary: clip(text, SUMMARY_CHARS) });
 	noteCompletedRun(deps.sql, done, setup, deps.now());
 	return "done";
