@@ -206,7 +206,36 @@ const SecretName = z
 	)
 	.refine((name) => !RESERVED_SECRET.test(name), "names one of drover's own secrets or settings (API_TOKENS, ANTHROPIC_*, DROVER_*): give this one a secret of its own");
 
-const ModelName = z.string().regex(/^\S+$/, "must be a model id such as claude-sonnet-5-5");
+/**
+ * Model ids are ASCII: the Messages API's ("claude-sonnet-5-5", "claude-sonnet-5-5-20260101"), and a
+ * proxy's at ANTHROPIC_BASE_URL in Bedrock's or Vertex's spelling ("anthropic.claude-x-v1:0",
+ * "claude-x@20250101", "us/claude-x"). A look-alike (a zero-width space, a non-breaking hyphen) is
+ * an id no API knows, so every run would fail, and it would pass as another model than the one it
+ * reads as (a fallback "differing" from the model only by it).
+ */
+const MODEL_ID = /^[A-Za-z0-9][A-Za-z0-9._:@/-]*$/;
+const MODEL_ID_FORM = "a model id such as claude-sonnet-5-5 (ASCII letters, digits and . _ : @ / -, starting with a letter or digit)";
+
+// A regex check, not a refinement, so the OpenAPI document gives the pattern too.
+const ModelName = z.string().regex(MODEL_ID, { error: (iss) => modelIdProblem(String(iss.input)) });
+
+function modelIdProblem(s: string): string {
+	const chars = [...s];
+	const at = chars.findIndex((c, i) => !(i === 0 ? /^[A-Za-z0-9]$/ : /^[A-Za-z0-9._:@/-]$/).test(c));
+	// Said by code point: the character that breaks an id is often one nobody can see.
+	const what = at < 0 ? "is empty" : `has ${charName(chars[at]!)} at character ${at + 1}`;
+	return `model "${printableAscii(s)}" ${what}; use ${MODEL_ID_FORM}`;
+}
+
+function charName(c: string): string {
+	const hex = `U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`;
+	return /^[\x21-\x7e]$/.test(c) ? `"${c}"` : hex;
+}
+
+/** The text with anything outside printable ASCII written as \u{…}, so the message shows it. */
+function printableAscii(s: string): string {
+	return [...s].map((c) => (/^[\x20-\x7e]$/.test(c) ? c : `\\u{${c.codePointAt(0)!.toString(16)}}`)).join("");
+}
 
 const Hostname = z
 	.string()

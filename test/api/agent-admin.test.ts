@@ -145,6 +145,9 @@ describe("refused agent changes change nothing", () => {
 		["a typo", { max_turn: 3 }, "max_turn", "did you mean"],
 		["a bad name", { name: "Bad Name" }, "name", "agent names"],
 		["a key in a prompt", { prompt: "use sk-ant-api03-abcdefghijklmnop" }, "prompt", "API key"],
+		// No API knows an id with an invisible or look-alike character: every run would fail.
+		["a model id with a zero-width space", { model: "claude-sonnet-5-5\u200b" }, "model", "has U+200B at character 18"],
+		["a fallback model differing from the model by a zero-width space", { fallback_models: ["claude-sonnet-5-5\u200b"] }, "fallback_models[0]", "has U+200B"],
 		// The Messages API would refuse every run's request; an approval could not check edited input.
 		["an unknown type in a tool's input_schema", { tools: [schemaTool({ a: { type: "nope" } })] }, "tools[0].input_schema.properties.a.type", "must be one of null, boolean, object"],
 		["a broken regex in a tool's input_schema", { tools: [schemaTool({ b: { type: "string", pattern: "([" } })] }, "tools[0].input_schema.properties.b.pattern", "not a valid regular expression"],

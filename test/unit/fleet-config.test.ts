@@ -361,3 +361,23 @@ describe("fallback models", () => {
 		expect(parseAgent({ name: "a", prompt: "x", model: "claude-sonnet-5-5", fallback_models: ["claude-haiku-5-5", "claude-opus-5-5"] }).fallback_models).toEqual(["claude-haiku-5-5", "claude-opus-5-5"]);
 	});
 });
+
+describe("model ids", () => {
+	it("refuses an id with an invisible or look-alike character, naming the field and the character", () => {
+		expect(configError(() => parseAgent({ name: "a", prompt: "x", model: "claude-sonnet-5-5\u200b", fallback_models: ["claude\u2011haiku-5-5", "claude haiku", "-claude"] })).issues).toEqual([
+			{ path: "model", message: 'model "claude-sonnet-5-5\\u{200b}" has U+200B at character 18; use a model id such as claude-sonnet-5-5 (ASCII letters, digits and . _ : @ / -, starting with a letter or digit)' },
+			{ path: "fallback_models[0]", message: expect.stringContaining('model "claude\\u{2011}haiku-5-5" has U+2011 at character 7;') },
+			{ path: "fallback_models[1]", message: expect.stringContaining("has U+0020 at character 7;") },
+			{ path: "fallback_models[2]", message: expect.stringContaining('has "-" at character 1;') },
+		]);
+		expect(configError(() => parseFleet("version: 1\npricing:\n  \"claude-x\\u200b\": { input: 1, output: 1, cache_write: 1, cache_read: 1 }\nagents: []\n")).issues).toEqual([
+			{ path: "pricing.claude-x\u200b", message: expect.stringContaining("has U+200B at character 9;") },
+		]);
+	});
+
+	it("takes the Messages API's ids and a proxy's in Bedrock's or Vertex's spelling", () => {
+		for (const model of ["claude-sonnet-5-5", "claude-sonnet-5-5-20260101", "anthropic.claude-sonnet-4-5-20250929-v1:0", "claude-sonnet-4-5@20250929", "us/claude-x"]) {
+			expect(parseAgent({ name: "a", prompt: "x", model }).model).toBe(model);
+		}
+	});
+});
