@@ -372,9 +372,13 @@ const HttpFetchTool = strict({
 
 const DEPTH_MESSAGE = `nests deeper than ${MAX_JSON_DEPTH} levels`;
 
+/** The Messages API's pattern for a tool's name, whatever the tool: it refuses the request otherwise. */
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+const TOOL_NAME_MESSAGE = "tool names are 1-64 letters, digits, _ or -";
+
 const WebhookTool = strict({
 	type: z.literal("webhook"),
-	name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, "tool names are 1-64 letters, digits, _ or -"),
+	name: z.string().regex(TOOL_NAME, TOOL_NAME_MESSAGE),
 	// The model reads it, and its input_schema's titles and descriptions, as instructions about the
 	// tool, written by the agent's admin as the system prompt is: refused as it is for hidden characters.
 	description: SystemPrompt.min(1),
@@ -398,12 +402,35 @@ const ServerTool = strict({
 	definition: z
 		.record(z.string(), z.unknown())
 		.refine((d) => withinDepth(d), { message: DEPTH_MESSAGE, abort: true })
-		.refine(
-			(d) => typeof d.type === "string" && typeof d.name === "string",
-			"a server tool's definition needs the API's type and name, e.g. { type: web_search_20250305, name: web_search }",
-		)
+		.superRefine((d, ctx) => {
+			for (const problem of serverToolProblems(d)) ctx.addIssue({ code: "custom", path: problem.path, message: problem.message });
+		})
 		.refine((d) => !SECRET_LITERAL.test(JSON.stringify(d)), SECRET_MESSAGE),
 });
+
+function serverToolProblems(d: Record<string, unknown>): { path: (string | number)[]; message: string }[] {
+	if (typeof d.type !== "string" || typeof d.name !== "string") {
+		return [{ path: [], message: "a server tool's definition needs the API's type and name, e.g. { type: web_search_20250305, name: web_search }" }];
+	}
+	const problems: { path: (string | number)[]; message: string }[] = [];
+	// A custom tool is one the caller runs: passed through as a server tool, the model's every call
+	// to it would be answered that Anthropic runs it.
+	if (d.type === "custom") {
+		problems.push({ path: ["type"], message: 'a "custom" tool is run by drover, not Anthropic: define it as a webhook tool (type: webhook, with name, description, url_secret and input_schema)' });
+	}
+	if (!TOOL_NAME.test(d.name)) problems.push({ path: ["name"], message: TOOL_NAME_MESSAGE });
+	// What the model is shown of the tool is the admin's text, as a webhook tool's description is.
+	const stack: [unknown, (string | number)[]][] = [[d, []]];
+	while (stack.length > 0 && problems.length < 5) {
+		const [value, path] = stack.pop()!;
+		if (typeof value === "string") {
+			const hidden = hiddenText(value);
+			if (hidden) problems.push({ path, message: hidden });
+		} else if (Array.isArray(value)) for (let i = value.length - 1; i >= 0; i--) stack.push([value[i], [...path, i]]);
+		else if (value !== null && typeof value === "object") for (const [k, v] of Object.entries(value).reverse()) stack.push([v, [...path, k]]);
+	}
+	return problems;
+}
 
 export const ToolSchema = z.discriminatedUnion("type", [HttpFetchTool, WebhookTool, ServerTool], {
 	error: (iss) => (iss.code === "invalid_union" ? 'tool type must be "http_fetch", "webhook" or "server"' : undefined),

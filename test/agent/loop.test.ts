@@ -671,6 +671,19 @@ describe("Anthropic server tools", () => {
 		expect(res.status).toBe(400);
 		expect((await errorOf(res)).message).toMatch(/server tool's definition needs the API's type and name/);
 	});
+
+	it("are refused with a name the Messages API refuses, or as a custom tool the model's every call to would fail", async () => {
+		const bad = async (definition: Record<string, unknown>) => {
+			const res = await call("/v1/agents", { method: "POST", as: "admin", body: { name: "bad-server-tool", prompt: "x", tools: [{ type: "server", definition }] } });
+			expect(res.status).toBe(400);
+			return (await errorOf(res)).details?.issues;
+		};
+		expect(await bad({ type: "web_search_20250305", name: "web search!" })).toEqual([{ path: "tools[0].definition.name", message: "tool names are 1-64 letters, digits, _ or -" }]);
+		expect(await bad({ type: "custom", name: "lookup", description: "Look\u200b it up", input_schema: { type: "object" } })).toEqual([
+			{ path: "tools[0].definition.type", message: expect.stringContaining("define it as a webhook tool") },
+			{ path: "tools[0].definition.description", message: expect.stringContaining("invisible unicode U+200B") },
+		]);
+	});
 });
 
 describe("prompt caching of the conversation", () => {

@@ -350,6 +350,30 @@ describe("tool names", () => {
 	});
 });
 
+describe("server tools", () => {
+	const server = (definition: Record<string, unknown>) => ({ name: "a", prompt: "x", tools: [{ type: "server", definition }] });
+	it("refuse a name the Messages API refuses, as a webhook tool's is", () => {
+		expect(configError(() => parseAgent(server({ type: "web_search_20250305", name: "web search!" }))).issues).toEqual([
+			{ path: "tools[0].definition.name", message: "tool names are 1-64 letters, digits, _ or -" },
+		]);
+	});
+
+	it('refuse a "custom" tool, which drover would never run, saying to define a webhook tool', () => {
+		expect(configError(() => parseAgent(server({ type: "custom", name: "lookup", input_schema: { type: "object" } }))).issues).toEqual([
+			{ path: "tools[0].definition.type", message: 'a "custom" tool is run by drover, not Anthropic: define it as a webhook tool (type: webhook, with name, description, url_secret and input_schema)' },
+		]);
+	});
+
+	it("refuse invisible characters in any of the definition's text, as in a webhook tool's description", () => {
+		expect(configError(() => parseAgent(server({ type: "web_search_20250305", name: "web_search", allowed_domains: ["example.com", "exa\u200bmple.org"], user_location: { type: "approximate", city: "Ber\u2060lin" } }))).issues).toEqual([
+			{ path: "tools[0].definition.allowed_domains[1]", message: expect.stringMatching(/^refused by the injection scan: invisible unicode U\+200B/) },
+			{ path: "tools[0].definition.user_location.city", message: expect.stringMatching(/^refused by the injection scan: invisible unicode U\+2060/) },
+		]);
+		const webSearch = { type: "web_search_20250305", name: "web_search", max_uses: 3, user_location: { type: "approximate", city: "São Paulo" } };
+		expect(parseAgent(server(webSearch)).tools).toEqual([{ type: "server", definition: webSearch }]);
+	});
+});
+
 describe("fallback models", () => {
 	it("refuses the agent's own model and a model listed twice, at their paths", () => {
 		expect(
