@@ -248,6 +248,33 @@ const Hostname = z
 	.refine((h) => h !== "localhost" && !h.endsWith(".localhost"), "must be a public hostname, not localhost");
 
 /**
+ * zod builds a record on a plain object and skips an own "__proto__" key (JSON.parse and the YAML
+ * parser both make one), so a schedule or price under that name vanished with its errors unread.
+ * Such a map is checked for one before zod sees it; `deep` looks through its values too (a tool's
+ * schema or server definition, whose nested maps are copied as they are).
+ */
+function noProtoKey<T extends z.ZodType>(schema: T, deep = false) {
+	return z.preprocess((input, ctx) => {
+		const path = protoKeyPath(input, deep);
+		if (path) ctx.addIssue({ code: "custom", path, input, message: '"__proto__" cannot be a key: JavaScript reads it as the object\'s prototype, so what is under it would be dropped' });
+		return input;
+	}, schema);
+}
+
+function protoKeyPath(input: unknown, deep: boolean): (string | number)[] | null {
+	// Too deep a value is the schema's own depth check's to refuse: not walked here.
+	if (deep && !withinDepth(input)) return null;
+	const stack: [unknown, (string | number)[]][] = [[input, []]];
+	while (stack.length > 0) {
+		const [value, path] = stack.pop()!;
+		if (value === null || typeof value !== "object") continue;
+		if (!Array.isArray(value) && Object.hasOwn(value, "__proto__")) return [...path, "__proto__"];
+		if (deep) for (const [k, v] of Object.entries(value)) stack.push([v, [...path, Array.isArray(value) ? Number(k) : k]]);
+	}
+	return null;
+}
+
+/**
  * herdctl's session modes. fresh_per_job: every run starts a new conversation (Hermes' cron rule).
  * persistent: a run continues the agent's last completed run's session. per_channel is herdctl's for
  * chat channels, which drover has no trigger for: refused by name rather than as a typo.
@@ -383,15 +410,17 @@ const WebhookTool = strict({
 	// tool, written by the agent's admin as the system prompt is: refused as it is for hidden characters.
 	description: SystemPrompt.min(1),
 	url_secret: SecretName,
-	input_schema: z
-		.record(z.string(), z.unknown())
-		.refine((s) => withinDepth(s), { message: DEPTH_MESSAGE, abort: true })
+	input_schema: noProtoKey(
+		z
+			.record(z.string(), z.unknown())
+			.refine((s) => withinDepth(s), { message: DEPTH_MESSAGE, abort: true })
 		.refine((s) => s.type === "object", 'input_schema must be a JSON schema with type: "object"')
 		.superRefine((s, ctx) => {
 			for (const problem of jsonSchemaProblems(s, hiddenText).slice(0, 5)) ctx.addIssue({ code: "custom", path: problem.path, message: problem.message });
 		})
-		.refine((s) => !SECRET_LITERAL.test(JSON.stringify(s)), SECRET_MESSAGE)
-		.default({ type: "object" }),
+			.refine((s) => !SECRET_LITERAL.test(JSON.stringify(s)), SECRET_MESSAGE),
+		true,
+	).default({ type: "object" }),
 	requires_approval: z.boolean().default(false),
 });
 
@@ -399,13 +428,16 @@ const WebhookTool = strict({
 // passes its definition through as written and never executes or gates it.
 const ServerTool = strict({
 	type: z.literal("server"),
-	definition: z
-		.record(z.string(), z.unknown())
-		.refine((d) => withinDepth(d), { message: DEPTH_MESSAGE, abort: true })
-		.superRefine((d, ctx) => {
-			for (const problem of serverToolProblems(d)) ctx.addIssue({ code: "custom", path: problem.path, message: problem.message });
-		})
-		.refine((d) => !SECRET_LITERAL.test(JSON.stringify(d)), SECRET_MESSAGE),
+	definition: noProtoKey(
+		z
+			.record(z.string(), z.unknown())
+			.refine((d) => withinDepth(d), { message: DEPTH_MESSAGE, abort: true })
+			.superRefine((d, ctx) => {
+				for (const problem of serverToolProblems(d)) ctx.addIssue({ code: "custom", path: problem.path, message: problem.message });
+			})
+			.refine((d) => !SECRET_LITERAL.test(JSON.stringify(d)), SECRET_MESSAGE),
+		true,
+	),
 });
 
 function serverToolProblems(d: Record<string, unknown>): { path: (string | number)[]; message: string }[] {
@@ -473,13 +505,18 @@ export const AgentSchema = strict({
 	fallback_models: z.array(ModelName).default([]),
 	system_prompt: SystemPrompt.optional(),
 	prompt: ScannedPrompt.optional(),
-	schedules: z
-		.record(
-			z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, "schedule names are 1-63 lowercase letters, digits, _ or -"),
-			ScheduleSchema,
-		)
-		.refine((s) => Object.keys(s).length <= MAX_SCHEDULES, `at most ${MAX_SCHEDULES} schedules an agent; split the work over more agents`)
-		.default({}),
+	schedules: noProtoKey(
+		z
+			.record(
+				z
+					.string()
+					.regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, "schedule names are 1-63 lowercase letters, digits, _ or -")
+					// Every plain object has a "constructor": a lookup of a removed schedule by that name would find it.
+					.refine((name) => name !== "constructor", '"constructor" is reserved: every JavaScript object has one; name the schedule otherwise'),
+				ScheduleSchema,
+			)
+			.refine((s) => Object.keys(s).length <= MAX_SCHEDULES, `at most ${MAX_SCHEDULES} schedules an agent; split the work over more agents`),
+	).default({}),
 	max_turns: z.int().min(1).max(500).default(20),
 	timeout: z
 		.string()
@@ -565,16 +602,22 @@ export type ModelPrice = z.output<typeof ModelPriceSchema>;
  */
 export function unpricedCostLimit(agent: Pick<AgentDefinition, "model" | "fallback_models" | "usage_limits">, pricing: Readonly<Record<string, ModelPrice>>): string | null {
 	if (agent.usage_limits?.max_cost_usd === undefined) return null;
-	const unpriced = [...new Set([agent.model, ...agent.fallback_models])].filter((m) => pricing[m] === undefined);
+	const unpriced = [...new Set([agent.model, ...agent.fallback_models])].filter((m) => !Object.hasOwn(pricing, m));
 	if (unpriced.length === 0) return null;
 	const them = unpriced.length === 1 ? `${unpriced[0]} has no price` : `${unpriced.join(", ")} have no price`;
 	return `max_cost_usd cannot apply: ${them} in fleet.yaml's pricing (drover has no built-in prices); add the price, or drop the limit`;
 }
 
+const priceTable = (): Record<string, ModelPrice> => Object.create(null) as Record<string, ModelPrice>;
+
 export const FleetSchema = strict({
 	version: z.literal(1, { error: "version must be 1" }),
 	// Optional prices per model: with them, jobs record total_cost_usd and max_cost_usd limits apply.
-	pricing: z.record(ModelName, ModelPriceSchema).default({}),
+	// Null-prototype: a price looked up for a model named like an Object member ("constructor",
+	// "toString") would otherwise find that member, and the job be priced with a function.
+	pricing: noProtoKey(z.record(ModelName, ModelPriceSchema))
+		.transform((prices) => Object.assign(priceTable(), prices))
+		.default(priceTable),
 	agents: z.array(AgentSchema).superRefine(
 		(agents, ctx) => {
 			// Runs even when an agent has other problems, so a duplicate is reported in the same pass.

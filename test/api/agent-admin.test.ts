@@ -148,6 +148,8 @@ describe("refused agent changes change nothing", () => {
 		// No API knows an id with an invisible or look-alike character: every run would fail.
 		["a model id with a zero-width space", { model: "claude-sonnet-5-5\u200b" }, "model", "has U+200B at character 18"],
 		["a fallback model differing from the model by a zero-width space", { fallback_models: ["claude-sonnet-5-5\u200b"] }, "fallback_models[0]", "has U+200B"],
+		// zod's record skips the key, so the schedule (and its bad interval) vanished with a 201.
+		["a schedule named __proto__", { schedules: JSON.parse('{"__proto__":{"interval":"not a duration"}}') }, "schedules.__proto__", '"__proto__" cannot be a key'],
 		// The Messages API would refuse every run's request; an approval could not check edited input.
 		["an unknown type in a tool's input_schema", { tools: [schemaTool({ a: { type: "nope" } })] }, "tools[0].input_schema.properties.a.type", "must be one of null, boolean, object"],
 		["a broken regex in a tool's input_schema", { tools: [schemaTool({ b: { type: "string", pattern: "([" } })] }, "tools[0].input_schema.properties.b.pattern", "not a valid regular expression"],

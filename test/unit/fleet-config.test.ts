@@ -405,3 +405,36 @@ describe("model ids", () => {
 		}
 	});
 });
+
+describe("keys JavaScript objects already have", () => {
+	const PROTO = '"__proto__" cannot be a key: JavaScript reads it as the object\'s prototype, so what is under it would be dropped';
+	it("refuses a __proto__ key in every map of a definition, from the API and fleet.yaml alike, where it was dropped unread", () => {
+		const agent = (json: string) => configError(() => parseAgent(JSON.parse(`{"name":"a","prompt":"Go.",${json}}`))).issues;
+		expect(agent('"schedules":{"__proto__":{"interval":"not a duration"}}')).toEqual([{ path: "schedules.__proto__", message: PROTO }]);
+		expect(agent('"tools":[{"type":"webhook","name":"x","description":"d","url_secret":"X","input_schema":{"type":"object","properties":{"__proto__":{"type":"string"}}}}]')).toEqual([
+			{ path: "tools[0].input_schema.properties.__proto__", message: PROTO },
+		]);
+		expect(agent('"tools":[{"type":"server","definition":{"type":"web_search_20250305","name":"web_search","__proto__":{"max_uses":1}}}]')).toEqual([
+			{ path: "tools[0].definition.__proto__", message: PROTO },
+		]);
+		const fleet = (yaml: string) => configError(() => parseFleet(yaml)).issues;
+		expect(fleet("version: 1\nagents:\n  - name: a\n    prompt: Go.\n    schedules:\n      __proto__: { interval: nonsense }\n")).toEqual([{ path: "agents[0].schedules.__proto__", message: PROTO }]);
+		expect(fleet("version: 1\npricing:\n  __proto__: { input: 1, output: 1, cache_write: 1, cache_read: 1 }\nagents: []\n")).toEqual([{ path: "pricing.__proto__", message: PROTO }]);
+	});
+
+	it('refuses a schedule named "constructor", which a lookup of a removed schedule by name would find on any object', () => {
+		expect(configError(() => parseAgent({ name: "a", prompt: "Go.", schedules: { constructor: { interval: "5m" } } })).issues).toEqual([
+			{ path: "schedules.constructor", message: '"constructor" is reserved: every JavaScript object has one; name the schedule otherwise' },
+		]);
+		expect(Object.keys(parseAgent({ name: "a", prompt: "Go.", schedules: { prototype: { interval: "5m" } } }).schedules)).toEqual(["prototype"]);
+	});
+
+	it("finds no price for a model named like an Object member, so a cost limit on it is refused and a job on it unpriced", () => {
+		expect(configError(() => parseFleet(fleetYaml({ model: "constructor", usage_limits: { max_cost_usd: 0.05 } }))).issues).toEqual([
+			{ path: "agents[0].usage_limits.max_cost_usd", message: expect.stringContaining("constructor has no price") },
+		]);
+		const { pricing } = parseFleet(fleetYaml({}));
+		expect([pricing.constructor, pricing.toString, pricing.valueOf]).toEqual([undefined, undefined, undefined]);
+		expect(Object.keys(parseFleet(stringify({ version: 1, pricing: { constructor: { input: 1, output: 1, cache_write: 1, cache_read: 1 } }, agents: [] })).pricing)).toEqual(["constructor"]);
+	});
+});
