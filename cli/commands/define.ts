@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises";
 import type { Command } from "commander";
-import { Document, parseDocument } from "yaml";
+import { Document } from "yaml";
+import { parseYaml12 } from "../../src/config/yaml.ts";
 import { ApiError, CliError } from "../client.ts";
 import { act, pathSegment, type Context } from "../context.ts";
 import { printable, printableYaml } from "../format.ts";
@@ -44,8 +45,11 @@ type Definition = Record<string, unknown> & { name: string };
  * validates the rest with the fleet schema and says what is wrong, field by field.
  */
 export function definitionsIn(text: string, source: string): Definition[] {
-	const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+	// Read as fleet.yaml is: YAML 1.2, no merge keys (the API takes the result as JSON either way).
+	const { doc, problems } = parseYaml12(text, { prettyErrors: true, uniqueKeys: true });
 	if (doc.errors.length > 0) throw new CliError(`${source} is not valid YAML or JSON: ${doc.errors[0]!.message}`);
+	const problem = problems[0];
+	if (problem) throw new CliError(printable(`${source}: line ${problem.line}:${problem.col}: ${problem.message}`));
 	const value: unknown = doc.toJS();
 	const isMap = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 	let list: unknown[];

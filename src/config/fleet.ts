@@ -1,9 +1,9 @@
-import { parseDocument } from "yaml";
 import { ConfigError } from "../errors.ts";
 import { sha256Hex } from "../shared/hash.ts";
 import { issuesOf, type Issue } from "../shared/zod-issues.ts";
 import { DEPRECATED_MODELS } from "./models.ts";
 import { AgentSchema, FleetSchema, type AgentDefinition, type Fleet } from "./schema.ts";
+import { parseYaml12 } from "./yaml.ts";
 
 export { durationSeconds, intervalMinutes } from "./schema.ts";
 
@@ -12,7 +12,7 @@ export { durationSeconds, intervalMinutes } from "./schema.ts";
  * listed: one bad schedule must never be dropped while the rest loads.
  */
 export function parseFleet(text: string, source = "fleet.yaml"): Fleet {
-	const doc = parseDocument(text);
+	const { doc, problems } = parseYaml12(text);
 	if (doc.errors.length > 0) {
 		throw invalid(
 			source,
@@ -24,6 +24,7 @@ export function parseFleet(text: string, source = "fleet.yaml"): Fleet {
 			}),
 		);
 	}
+	if (problems.length > 0) throw invalid(source, problems.map((p) => ({ path: `line ${p.line}:${p.col}`, message: p.message })));
 	let data: unknown;
 	try {
 		data = doc.toJS();

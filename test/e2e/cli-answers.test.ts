@@ -1072,6 +1072,18 @@ describe("apply of a fleet.yaml-like file", () => {
 		expect(r.stderr).toBe("drover: stdin: version 2 is not one apply reads: fleet.yaml's is version 1\n");
 		expect(api.seen).toEqual([]);
 	});
+
+	it("reads YAML 1.2 as fleet.yaml does: refuses a merge key and a %YAML 1.1 directive at their lines, before any request", async () => {
+		const api = await fakeApi({});
+		const apply = (text: string) => runCliProcess(["apply", "-"], { DROVER_URL: api.url, DROVER_TOKEN: TOKEN }, async (stdin) => void stdin.end(text));
+		const merged = await apply("- &base\n  name: a\n  prompt: Go.\n- <<: *base\n  name: b\n");
+		expect(merged.status).toBe(1);
+		expect(merged.stderr).toBe("drover: stdin: line 4:3: merge keys (<<) are not supported: write the keys out (anchors and aliases of whole values work)\n");
+		const yaml11 = await apply("%YAML 1.1\n---\nname: a\nprompt: Go.\nenabled: no\n");
+		expect(yaml11.status).toBe(1);
+		expect(yaml11.stderr).toBe("drover: stdin: line 1:1: %YAML 1.1: drover reads YAML 1.2 only (under 1.1, no would be false, 010 eight and << a merge); remove the directive\n");
+		expect(api.seen).toEqual([]);
+	});
 });
 
 describe("--url/DROVER_URL that is not the Worker's base URL", () => {

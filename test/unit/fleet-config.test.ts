@@ -438,3 +438,23 @@ describe("keys JavaScript objects already have", () => {
 		expect(Object.keys(parseFleet(stringify({ version: 1, pricing: { constructor: { input: 1, output: 1, cache_write: 1, cache_read: 1 } }, agents: [] })).pricing)).toEqual(["constructor"]);
 	});
 });
+
+describe("fleet.yaml is YAML 1.2", () => {
+	const shared = "version: 1\nagents:\n  - &base\n    name: a\n    prompt: Go.\n    timeout: 5m\n  - <<: *base\n    name: b\n";
+	it("refuses a merge key at its line, saying to write the keys out, where it was an unknown key with no word about merging", () => {
+		expect(configError(() => parseFleet(shared)).issues).toEqual([
+			{ path: "line 7:5", message: "merge keys (<<) are not supported: write the keys out (anchors and aliases of whole values work)" },
+		]);
+		// A whole value under an alias is YAML 1.2 and fine.
+		const aliased = parseFleet("version: 1\nagents:\n  - name: a\n    prompt: Go.\n    schedules: &s\n      q: { interval: 15m }\n  - name: b\n    prompt: Go.\n    schedules: *s\n");
+		expect(aliased.agents.map((a) => Object.keys(a.schedules))).toEqual([["q"], ["q"]]);
+	});
+
+	it("refuses a %YAML directive of another version, which switched the file to 1.1: merges applied, no false, 010 eight", () => {
+		const directive = (version: string) => ({ path: "line 1:1", message: `%YAML ${version}: drover reads YAML 1.2 only (under 1.1, no would be false, 010 eight and << a merge); remove the directive` });
+		expect(configError(() => parseFleet("%YAML 1.1\n---\nversion: 1\nagents:\n  - name: a\n    prompt: Go.\n    enabled: no\n    max_turns: 010\n")).issues).toEqual([directive("1.1")]);
+		expect(configError(() => parseFleet(`%YAML 1.1\n---\n${shared}`)).issues).toEqual([directive("1.1"), expect.objectContaining({ path: "line 9:5" })]);
+		expect(configError(() => parseFleet("%YAML 1.3\n---\nversion: 1\nagents: []\n")).issues).toEqual([directive("1.3")]);
+		expect(parseFleet("%YAML 1.2\n---\nversion: 1\nagents:\n  - name: a\n    prompt: Go.\n    max_turns: 010\n").agents[0]!.max_turns).toBe(10);
+	});
+});
