@@ -12,7 +12,6 @@ import { call, errorOf } from "../helpers/http.ts";
 import { jobOf, outputOf, runToRest, trigger } from "../helpers/jobs.ts";
 import { fake, outboundLog } from "../helpers/outbound.ts";
 import { readEvents } from "../helpers/sse.ts";
-import { tick } from "../helpers/ticks.ts";
 import { ticketTool } from "../helpers/tools.ts";
 
 const fetchTool = { type: "http_fetch", allow_hosts: ["slow.example.test"] };
@@ -461,8 +460,10 @@ describe("approvals", () => {
 		emulator.enqueue({ text: "done" });
 		const definition = { name: "queued-schedule", prompt: "Agent prompt.", schedules: { q: { interval: "15m", prompt: "Old schedule prompt." } } };
 		await createAgent(definition);
-		// Claimed, and waiting out its start spread when the schedule's prompt is fixed.
-		await tick("2026-12-07T10:00:00Z");
+		// Claimed, and waiting out its start spread when the schedule's prompt is fixed. Its own tick, not
+		// the fleet's: that would claim fleet.yaml's agents too, whose runs would start in a later test
+		// and take the model answers it scripts.
+		await env.AGENT.getByName("queued-schedule").tick("queued-schedule", "api", Date.parse("2026-12-07T10:00:00Z"));
 		const [run] = await runsOf("queued-schedule");
 		expect((await jobOf("queued-schedule", run!.job_id!)).status).toBe("pending");
 		const put = await call("/v1/agents/queued-schedule", {
