@@ -96,7 +96,11 @@ async function doctor(ctx: Context, opts: { json?: boolean }): Promise<number> {
 	return ok ? 0 : 1;
 }
 
-/** Agents the scheduler paused by itself (a missing secret, a retired model…): warnings, since they resume on their own. */
+/**
+ * Agents the scheduler paused by itself (a missing secret, a retired model…), and what will fail in
+ * agents that run (a webhook trigger's or a hook's secret not set): warnings, since they resume or
+ * work again once the secret is set.
+ */
 async function pausedAgents(ctx: Context): Promise<Check[]> {
 	const checks: Check[] = [];
 	let total = 0;
@@ -105,11 +109,13 @@ async function pausedAgents(ctx: Context): Promise<Check[]> {
 		total = agents.length;
 		for (const a of agents) {
 			if (a.paused?.by === "auto") checks.push({ check: "agents", status: "warn", message: `${a.name} is paused automatically: ${pauseReason(a.paused) || "no reason given"}` });
+			// Absent from an older server's answer.
+			for (const warning of a.warnings ?? []) checks.push({ check: "agents", status: "warn", message: `${a.name}: ${warning}` });
 		}
 	} catch (err) {
 		if (err instanceof ApiError || err instanceof CliError) return [{ check: "agents", status: "fail", message: failure(err) }];
 		throw err;
 	}
-	if (checks.length === 0) checks.push({ check: "agents", status: "ok", message: `${total} agent${total === 1 ? "" : "s"}, none paused automatically` });
+	if (checks.length === 0) checks.push({ check: "agents", status: "ok", message: `${total} agent${total === 1 ? "" : "s"}, none paused automatically, no secret missing` });
 	return checks;
 }

@@ -36,3 +36,22 @@ function isRetired(model: string, today: Date): boolean {
 	const eol = DEPRECATED_MODELS[model];
 	return eol !== undefined && Date.parse(eol) <= today.getTime();
 }
+
+/**
+ * What an agent that can run will fail at with the Worker's current secrets: the webhook trigger
+ * (every signed call a 503) and hook calls (each given up). Not a pause: its schedules and manual
+ * runs are fine, and the failure would otherwise show only in a log line.
+ */
+export function readinessWarnings(agent: AgentDefinition, env: Record<string, unknown>): string[] {
+	const missing = (name: string) => typeof env[name] !== "string" || (env[name] as string).length === 0;
+	const warnings: string[] = [];
+	if (agent.webhook && missing(agent.webhook.secret)) {
+		warnings.push(`secret ${agent.webhook.secret} (webhook trigger) is not set: POST /v1/hooks/${agent.name} answers 503`);
+	}
+	for (const [kind, hooks] of Object.entries(agent.hooks ?? {})) {
+		for (const hook of hooks ?? []) {
+			if (missing(hook.url_secret)) warnings.push(`secret ${hook.url_secret} (${kind} hook) is not set: its calls are given up`);
+		}
+	}
+	return warnings;
+}

@@ -103,6 +103,31 @@ describe("agents defined through the API", () => {
 	});
 });
 
+describe("an agent whose webhook trigger or hook has no secret set", () => {
+	it("runs, unpaused, and says what will fail: in the list and its view, until the secrets are named ones that are set", async () => {
+		const body = {
+			name: "half-wired",
+			prompt: "Go.",
+			webhook: { secret: "HALF_WIRED_WEBHOOK_SECRET" },
+			hooks: { after_run: [{ url_secret: "HALF_WIRED_AUDIT_URL" }], on_error: [{ url_secret: "TEST_ERROR_HOOK_URL" }] },
+		};
+		expect((await call("/v1/agents", { method: "POST", as: "admin", body })).status).toBe(201);
+		const view = (await (await call("/v1/agents/half-wired")).json()) as { paused: unknown; warnings: string[] };
+		expect(view.paused).toBeNull();
+		expect(view.warnings).toEqual([
+			"secret HALF_WIRED_WEBHOOK_SECRET (webhook trigger) is not set: POST /v1/hooks/half-wired answers 503",
+			"secret HALF_WIRED_AUDIT_URL (after_run hook) is not set: its calls are given up",
+		]);
+		const listed = (await (await call("/v1/agents")).json()) as { agents: { name: string; warnings: string[] }[] };
+		expect(listed.agents.find((a) => a.name === "half-wired")?.warnings).toEqual(view.warnings);
+
+		const fixed = { ...body, webhook: { secret: "TRIAGE_WEBHOOK_SECRET" }, hooks: { after_run: [{ url_secret: "TEST_HOOK_URL" }] } };
+		const put = await call("/v1/agents/half-wired", { method: "PUT", as: "admin", body: fixed });
+		expect(put.status).toBe(200);
+		expect(((await put.json()) as { warnings: string[] }).warnings).toEqual([]);
+	});
+});
+
 describe("deleting an agent with work in hand", () => {
 	it("cancels its queued runs and lets a running one finish on its own definition", async () => {
 		const emulator = useEmulator();

@@ -868,6 +868,8 @@ describe("the fleet: status and doctor", () => {
 		expect(r.stdout).toMatch(/^✓ auth\s+the token is accepted: root \(admin role\)$/m);
 		expect(r.stdout).toMatch(/^✓ scheduler\s+last tick (now|\d+s ago) \(ok\)$/m);
 		expect(r.stdout).toMatch(/^! agents\s+triage is paused automatically: secret TICKETS_WEBHOOK_URL/m);
+		// Its hooks' URLs are not set here either: their calls would be given up.
+		expect(r.stdout).toMatch(/^! agents\s+triage: secret TRIAGE_AUDIT_HOOK_URL \(after_run hook\) is not set: its calls are given up$/m);
 
 		const json = JSON.parse((await drover(["doctor", "--json"], { token: tokens.read })).stdout) as { ok: boolean; checks: { check: string; status: string }[] };
 		expect(json.ok).toBe(true);

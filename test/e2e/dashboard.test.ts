@@ -275,6 +275,8 @@ describe("the dashboard", () => {
 		for (const name of ["daily-digest", "site-watch", "triage"]) {
 			await page.locator(`#fleet-table tr[data-agent="${name}"]`).waitFor(LIVE);
 		}
+		// What fails though an agent runs is said in its row: triage's hook URLs are not set here.
+		await page.locator(`#fleet-table tr[data-agent="triage"] .reason`, { hasText: "secret TRIAGE_AUDIT_HOOK_URL (after_run hook) is not set" }).waitFor(LIVE);
 		// A read token sees everything but is offered no action: each would be refused with a 403.
 		await page.locator('body[data-role="read"]').waitFor({ ...LIVE, state: "attached" });
 		expect(await page.locator(`#fleet-table tr[data-agent="daily-digest"] button:visible`).count()).toBe(0);

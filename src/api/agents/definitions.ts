@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import type { AgentStatus } from "../../../durable-objects/agent/agent-do.ts";
 import { agentRpc } from "../../../durable-objects/agent/client.ts";
 import { loadFleet } from "../../config/bundled.ts";
+import { readinessWarnings } from "../../config/readiness.ts";
 import { definitionRevision } from "../../config/fleet.ts";
 import { AgentSchema, unpricedCostLimit, type AgentDefinition } from "../../config/schema.ts";
 import { BadRequestError, ConflictError, NotFoundError } from "../../errors.ts";
@@ -42,6 +43,9 @@ const AgentView = z
 		running_jobs: z.array(RunningJobSchema),
 		queued_jobs: z.number().int(),
 		last_job: LastJobSchema,
+		warnings: z.array(z.string()).openapi({
+			description: "What will fail though the agent runs: a webhook trigger's or a hook's secret not set (each a 503 or a call given up). A secret a run needs pauses the agent instead (paused.by auto)",
+		}),
 	})
 	.openapi("AgentView");
 
@@ -65,7 +69,7 @@ function scheduleViews(agent: AgentDefinition, now: Date): AgentViewT["schedules
 	}));
 }
 
-function agentView(agent: ResolvedAgent, status: AgentStatus, now: Date): AgentViewT {
+function agentView(agent: ResolvedAgent, status: AgentStatus, now: Date, env: Env): AgentViewT {
 	const d = agent.definition;
 	return {
 		name: d.name,
@@ -81,6 +85,7 @@ function agentView(agent: ResolvedAgent, status: AgentStatus, now: Date): AgentV
 		running_jobs: status.running_jobs,
 		queued_jobs: status.queued_jobs,
 		last_job: status.last_job,
+		warnings: readinessWarnings(d, env as unknown as Record<string, unknown>),
 	};
 }
 
@@ -154,7 +159,7 @@ export const agentDefinitionsApi = createApi()
 			const statuses = await Promise.all(page.map((a) => agentRpc(c.env, a.name).status(a.name, a.source)));
 			return c.json(
 				{
-					agents: page.map((a, i) => agentView(a, statuses[i]!, now)),
+					agents: page.map((a, i) => agentView(a, statuses[i]!, now, c.env)),
 					next_cursor: merged.length > limit ? (page.at(-1)?.name ?? null) : null,
 				},
 				200,
@@ -176,7 +181,7 @@ export const agentDefinitionsApi = createApi()
 			const agent = await requireAgent(c.env, c.req.valid("param").agent);
 			const status = await agentRpc(c.env, agent.name).status(agent.name, agent.source);
 			return c.json(
-				{ ...agentView(agent, status, new Date()), definition: agent.definition, definition_revision: await definitionRevision(agent.definition) },
+				{ ...agentView(agent, status, new Date(), c.env), definition: agent.definition, definition_revision: await definitionRevision(agent.definition) },
 				200,
 			);
 		},
@@ -200,7 +205,7 @@ export const agentDefinitionsApi = createApi()
 			const revision = await store(c.env, agent, "create", c.var.principal.name);
 			log.info("agent.created", { agent: agent.name, by: c.var.principal.name, definition_revision: revision });
 			const status = await agentRpc(c.env, agent.name).status(agent.name, "api");
-			return c.json({ ...agentView({ name: agent.name, source: "api", definition: agent }, status, new Date()), definition: agent, definition_revision: revision }, 201);
+			return c.json({ ...agentView({ name: agent.name, source: "api", definition: agent }, status, new Date(), c.env), definition: agent, definition_revision: revision }, 201);
 		},
 	)
 	.openapi(
@@ -225,7 +230,7 @@ export const agentDefinitionsApi = createApi()
 			const revision = await store(c.env, agent, "replace", c.var.principal.name);
 			log.info("agent.updated", { agent: name, by: c.var.principal.name, definition_revision: revision });
 			const status = await agentRpc(c.env, name).status(name, "api");
-			return c.json({ ...agentView({ name, source: "api", definition: agent }, status, new Date()), definition: agent, definition_revision: revision }, 200);
+			return c.json({ ...agentView({ name, source: "api", definition: agent }, status, new Date(), c.env), definition: agent, definition_revision: revision }, 200);
 		},
 	)
 	.openapi(

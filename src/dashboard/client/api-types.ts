@@ -34,6 +34,8 @@ export type AgentView = {
 	running_jobs: z.infer<typeof RunningJobSchema>[];
 	queued_jobs: number;
 	last_job: z.infer<typeof LastJobSchema>;
+	/** Absent from a server before it. */
+	warnings?: string[];
 };
 
 /** GET /v1/me: the caller (src/api/me.ts, Me). */

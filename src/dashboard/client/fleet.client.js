@@ -83,6 +83,9 @@ function agentRow(a, reload) {
 			a.paused.reason ? h("span", { class: "reason", text: printable(auto ? a.paused.reason.replace(/^auto: /, "") : a.paused.reason) }) : null,
 		];
 	} else state = badge("active", "");
+	// What fails though the agent runs (a webhook trigger's or a hook's secret not set); absent from an older server.
+	const warnings = (a.warnings || []).map((w) => h("div", { class: "reason", text: "⚠ " + printable(w) }));
+	if (warnings.length) state = [state, ...warnings];
 	const schedules = a.schedules.length
 		? h("ul", { class: "plain" }, a.schedules.map((s) =>
 			h("li", null,
