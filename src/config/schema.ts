@@ -440,6 +440,9 @@ const ServerTool = strict({
 	),
 });
 
+/** The Messages API's client tools: defined by Anthropic, run by the caller (bash_20250124, text_editor_20250728…). */
+const CLIENT_RUN_TOOL = /^(bash|text_editor|computer|memory)_\d{8}$/;
+
 function serverToolProblems(d: Record<string, unknown>): { path: (string | number)[]; message: string }[] {
 	if (typeof d.type !== "string" || typeof d.name !== "string") {
 		return [{ path: [], message: "a server tool's definition needs the API's type and name, e.g. { type: web_search_20250305, name: web_search }" }];
@@ -449,6 +452,10 @@ function serverToolProblems(d: Record<string, unknown>): { path: (string | numbe
 	// to it would be answered that Anthropic runs it.
 	if (d.type === "custom") {
 		problems.push({ path: ["type"], message: 'a "custom" tool is run by drover, not Anthropic: define it as a webhook tool (type: webhook, with name, description, url_secret and input_schema)' });
+	} else if (CLIENT_RUN_TOOL.test(d.type)) {
+		// Anthropic-defined tools the caller runs (a shell, a file editor, a screen, a memory store):
+		// drover runs none of them, so the model's every call would be answered that Anthropic does.
+		problems.push({ path: ["type"], message: `${d.type} is an Anthropic-defined tool its caller runs, and drover runs no ${d.type.replace(/_\d{8}$/, "")}: give the agent a webhook tool that does the work instead` });
 	}
 	if (!TOOL_NAME.test(d.name)) problems.push({ path: ["name"], message: TOOL_NAME_MESSAGE });
 	// What the model is shown of the tool is the admin's text, as a webhook tool's description is.

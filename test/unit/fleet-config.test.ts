@@ -364,6 +364,17 @@ describe("server tools", () => {
 		]);
 	});
 
+	it("refuse an Anthropic-defined tool its caller runs (a shell, an editor, a screen, a memory store), which drover never runs", () => {
+		expect(configError(() => parseAgent(server({ type: "bash_20250124", name: "bash" }))).issues).toEqual([
+			{ path: "tools[0].definition.type", message: "bash_20250124 is an Anthropic-defined tool its caller runs, and drover runs no bash: give the agent a webhook tool that does the work instead" },
+		]);
+		for (const type of ["text_editor_20250728", "computer_20250124", "memory_20250818"]) {
+			expect(configError(() => parseAgent(server({ type, name: "t" }))).issues[0]).toMatchObject({ path: "tools[0].definition.type" });
+		}
+		// Anthropic's own server tools stay as they are.
+		expect(parseAgent(server({ type: "code_execution_20250825", name: "code_execution" })).tools).toHaveLength(1);
+	});
+
 	it("refuse invisible characters in any of the definition's text, as in a webhook tool's description", () => {
 		expect(configError(() => parseAgent(server({ type: "web_search_20250305", name: "web_search", allowed_domains: ["example.com", "exa\u200bmple.org"], user_location: { type: "approximate", city: "Ber\u2060lin" } }))).issues).toEqual([
 			{ path: "tools[0].definition.allowed_domains[1]", message: expect.stringMatching(/^refused by the injection scan: invisible unicode U\+200B/) },
