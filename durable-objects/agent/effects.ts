@@ -223,6 +223,12 @@ export async function sendDue(
 			// and Discord ask for longer than the backoff's first steps, which would spend every attempt.
 			const asked = retryAfter === null ? null : now() + Math.min(retryAfter, MAX_RETRY_AFTER_MS);
 			sql.exec("UPDATE deliveries SET status = 'pending', last_error = ?, in_doubt = ?, next_at = max(next_at, ?) WHERE id = ?", `${error ?? ""}${detail}`, inDoubt, asked ?? 0, row.id);
+			// Said on the job once, at its first retry: retries can run an hour apart, and a job whose
+			// answer is still on its way must not read as one without a target (delivery null).
+			if (row.kind === "delivery" && getJob(sql, row.job_id)?.delivery === null) {
+				setDelivery(sql, row.job_id, row.target, "pending", now());
+				notify(row.job_id);
+			}
 			continue;
 		}
 		// Refused after an attempt that may have got through (a 409 for the key it already took): the

@@ -49,7 +49,7 @@ export const LastJobSchema = z
 		status: z.string(),
 		exit_reason: z.string().nullable(),
 		finished_at: z.string().nullable(),
-		delivery: DeliveryOutcomeSchema.nullable().openapi({ description: "Its delivery's outcome: a completed job whose answer did not get through reads failed or unknown here; null with no delivery, or one still being tried" }),
+		delivery: DeliveryOutcomeSchema.nullable().openapi({ description: "Its delivery's outcome: a completed job whose answer did not get through reads failed or unknown here, pending while it is retried; null with no delivery" }),
 		tool_calls: ToolCallTallySchema.nullable().openapi({ description: "The tool calls it ran and how many failed (the record's tool_calls): a completed job's failed calls are worth a look" }),
 	})
 	.nullable()

@@ -191,6 +191,7 @@ tr.auto-paused td:first-child { box-shadow: inset 4px 0 0 var(--warn-line); }
 .badge.d-failed { background: #fdecec; color: #a11d1d; }
 .badge.d-suppressed { background: #eceef1; color: #475467; }
 .badge.d-unknown { background: #f1ecfe; color: #5a34c7; }
+.badge.d-pending { background: #fff6e0; color: #8a5a00; }
 .badge.i-detected, .badge.i-alerted { background: #fdecec; color: #a11d1d; }
 .badge.i-resolved { background: #e6f6ea; color: #1e6b34; }
 .badge.i-closed { background: #eceef1; color: #475467; }

@@ -26,7 +26,8 @@ export type DispatchKind = (typeof DISPATCH_KINDS)[number];
 /** A job's dispatch: only a schedule dispatches one ("manual" is the runs ledger's word for the rest). */
 export type JobDispatch = Exclude<DispatchKind, "manual">;
 
-export const DELIVERY_OUTCOMES = ["delivered", "failed", "suppressed", "unknown"] as const;
+/** `pending`: the first attempt did not settle it, and it is being retried; the others are final. */
+export const DELIVERY_OUTCOMES = ["delivered", "failed", "suppressed", "unknown", "pending"] as const;
 export type DeliveryOutcome = (typeof DELIVERY_OUTCOMES)[number];
 
 /** deputy keeps the newest 128 transitions, so a job bouncing through approvals cannot grow without bound. */

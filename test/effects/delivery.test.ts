@@ -131,7 +131,10 @@ describe("delivery of the final answer", () => {
 		await createAgent({ name: "retried", delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
 		const job = await runToRest("retried");
 		expect(seen).toHaveLength(1);
-		expect((await jobOf("retried", job.id)).delivery).toBeNull();
+		// On its way, not absent: the job, its view and the ledger say so while it is retried.
+		expect((await jobOf("retried", job.id)).delivery).toEqual({ target: "webhook", outcome: "pending" });
+		expect(((await (await call(`/v1/jobs/${job.id}`)).json()) as { delivery: unknown }).delivery).toEqual({ target: "webhook", outcome: "pending" });
+		expect(await runsOutcome("retried")).toEqual([[job.id, "pending"]]);
 		await timePasses("retried");
 		await timePasses("retried");
 		expect(seen.map((s) => s.key)).toEqual([`${job.id}:delivery`, `${job.id}:delivery`, `${job.id}:delivery`]);
@@ -482,7 +485,7 @@ describe("a delivery's incidents", () => {
 		emulator.enqueue({ text: "Report" });
 		await createAgent({ name: "gone-retrying", delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
 		const delivered = await runToRest("gone-retrying");
-		expect(delivered.delivery).toBeNull(); // the first attempt failed: retried
+		expect(delivered.delivery).toEqual({ target: "webhook", outcome: "pending" }); // the first attempt failed: retried
 		expect((await call("/v1/agents/gone-retrying", { method: "DELETE", as: "admin" })).status).toBe(200);
 		for (let attempt = 2; attempt <= MAX_ATTEMPTS; attempt++) await timePasses("gone-retrying");
 		expect((await jobOf("gone-retrying", delivered.id)).delivery).toEqual({ target: "webhook", outcome: "failed" });

@@ -57,7 +57,7 @@ const OccurrenceSchema = z
 		skipped_from: z.string().nullable(),
 		job_id: z.string().nullable(),
 		error: z.string().nullable(),
-		delivery_outcome: DeliveryOutcomeSchema.nullable().openapi({ description: "What became of the run's delivery (its job's); null without one, or before it has an outcome" }),
+		delivery_outcome: DeliveryOutcomeSchema.nullable().openapi({ description: "What became of the run's delivery (its job's); pending while it is retried; null without one, or before its first attempt" }),
 	})
 	.openapi("Occurrence");
 
