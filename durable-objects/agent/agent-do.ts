@@ -154,11 +154,11 @@ export class AgentDO extends DurableObject<Env> {
 		// A schedule fires at most once a tick: one id each. The tick brought 2, enough but for an
 		// agent with more schedules due at once, which asks its shard first: before the definition is
 		// read, so a change that lands during the wait is the one claimed on.
-		let state = ensureState(this.sql, name, source);
+		let state = this.ensureState(name, source);
 		const schedules = Object.values(currentDefinition(state)?.schedules ?? {}).filter((s) => s.enabled).length;
 		if (!this.jobIds.holds(now, schedules)) {
 			await this.jobIds.ensure(this.env, name, now, schedules);
-			state = ensureState(this.sql, name, source);
+			state = this.ensureState(name, source);
 		}
 		const agent = currentDefinition(state);
 		if (!agent) return { claimed: 0, skipped: 0, nextDue: null, paused: false };
@@ -198,7 +198,7 @@ export class AgentDO extends DurableObject<Env> {
 		// Before the definition is read: a change (a disable, a delete) landing while the shard is
 		// asked for ids must be the one the run is admitted on.
 		await this.jobIds.ensure(this.env, name, Date.now());
-		const state = ensureState(this.sql, name, source);
+		const state = this.ensureState(name, source);
 		const agent = currentDefinition(state);
 		if (!agent) return refuse(404, `no agent named ${name}`);
 		const known = knownRevision(state, agent);
@@ -318,6 +318,11 @@ export class AgentDO extends DurableObject<Env> {
 		await this.passes.alarmNow();
 	}
 
+	/** ensureState with this deployment's retention, for a deleted agent's history a file agent takes over. */
+	private ensureState(name: string, source: AgentSource): AgentState {
+		return ensureState(this.sql, name, source, (definition) => this.passes.retentionMs(definition));
+	}
+
 	/**
 	 * Deletes an API agent: it stops scheduling, its jobs and ledger stay readable. Refused (404)
 	 * unless it has a live definition, so of concurrent callers exactly one deletes it. Then its shard
@@ -365,7 +370,7 @@ export class AgentDO extends DurableObject<Env> {
 
 	/** Pauses the agent; `by` is the caller's token name ("auto" is reserved for automatic pauses). */
 	async pause(name: string, source: AgentSource, reason: string | null, by: string): Promise<AgentStatus> {
-		const state = ensureState(this.sql, name, source);
+		const state = this.ensureState(name, source);
 		// Paused already: it has been paused since the first pause (what the dashboard's "paused 3 days"
 		// and an operator's judgement go by). A new reason replaces the old, none keeps it, and the
 		// caller takes the pause over, so an operator's pause over an automatic one stays until resume.
@@ -378,7 +383,7 @@ export class AgentDO extends DurableObject<Env> {
 	}
 
 	async resume(name: string, source: AgentSource): Promise<AgentStatus | Refusal> {
-		const state = ensureState(this.sql, name, source);
+		const state = this.ensureState(name, source);
 		// One that cannot run would only be paused again at once (with its pause's time lost): it is
 		// refused, and nothing changes.
 		const agent = currentDefinition(state);
@@ -397,7 +402,7 @@ export class AgentDO extends DurableObject<Env> {
 	}
 
 	async status(name: string, source: AgentSource): Promise<AgentStatus> {
-		let state = ensureState(this.sql, name, source);
+		let state = this.ensureState(name, source);
 		// Readiness is the Worker's to judge (its secrets, the model's retirement date), so a view
 		// shows an agent that cannot run as paused, and one that can again as not, before any trigger
 		// or tick finds out: a newly created agent on a retired model, a secret set since.
@@ -425,13 +430,13 @@ export class AgentDO extends DurableObject<Env> {
 	}
 
 	async notepad(name: string, source: AgentSource): Promise<Notepad> {
-		ensureState(this.sql, name, source);
+		this.ensureState(name, source);
 		return readNotepad(this.sql);
 	}
 
 	/** The notepad comes back wrapped: bare, a key named "refused" would pass for a refusal. */
 	async setNote(name: string, source: AgentSource, key: string, value: string): Promise<{ notepad: Notepad } | Refusal> {
-		ensureState(this.sql, name, source);
+		this.ensureState(name, source);
 		const refused = setNote(this.sql, key, value, Date.now());
 		if (refused) return refused;
 		log.info("notepad.set", { agent: name, key });
@@ -439,7 +444,7 @@ export class AgentDO extends DurableObject<Env> {
 	}
 
 	async deleteNote(name: string, source: AgentSource, key: string | null): Promise<{ deleted: number }> {
-		ensureState(this.sql, name, source);
+		this.ensureState(name, source);
 		const deleted = deleteNote(this.sql, key);
 		log.info("notepad.deleted", { agent: name, key, deleted });
 		return { deleted };

@@ -22,13 +22,15 @@ export async function pruneJobs(sql: SqlStorage, bucket: R2Bucket, agent: string
 		.exec<{ id: string }>(
 			// Kept for the retention after it finished, not after it was made: a run queued across a
 			// pause (or one that ran long) would otherwise go the hour it ended. created_at, never later
-			// than the finish, narrows the search by its index. A deleted agent's run goes at its stamp
-			// (see stampDeletedHistory) if that comes first.
+			// than the finish, narrows the search by its index (`+status`: by jobs_by_status SQLite would
+			// read every ended job, the whole history, an hour). A deleted agent's run goes at its stamp
+			// (see stampDeletedHistory) if that comes first: found from the few stamped ledger rows
+			// (CROSS JOIN keeps that order; without statistics SQLite would walk every ended job).
 			`SELECT id FROM (
-			   SELECT id, created_at FROM jobs WHERE created_at < ?1 AND status IN ('completed', 'failed', 'cancelled', 'indeterminate')
+			   SELECT id, created_at FROM jobs WHERE created_at < ?1 AND +status IN ('completed', 'failed', 'cancelled', 'indeterminate')
 			     AND coalesce(json_extract(record, '$.finished_at'), '') < ?2
 			   UNION
-			   SELECT j.id, j.created_at FROM occurrences o JOIN jobs j ON j.id = o.job_id
+			   SELECT j.id, j.created_at FROM occurrences o CROSS JOIN jobs j ON j.id = o.job_id
 			   WHERE o.retain_until <= ?4 AND j.status IN ('completed', 'failed', 'cancelled', 'indeterminate')
 			 ) ORDER BY created_at LIMIT ?3`,
 			cutoff,

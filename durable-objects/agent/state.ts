@@ -2,6 +2,7 @@ import { findAgent } from "../../src/config/bundled.ts";
 import type { AgentDefinition } from "../../src/config/schema.ts";
 import { log } from "../../src/log.ts";
 import { jsonMemo } from "../../src/shared/json-memo.ts";
+import { stampDeletedHistory } from "./retention.ts";
 import { forgetSchedules } from "./scheduling.ts";
 
 export type AgentSource = "file" | "api";
@@ -55,13 +56,15 @@ export function readState(sql: SqlStorage): AgentState | null {
  * Records which agent this object is, the first time it hears its name. An API agent whose name a
  * deploy then gives to a fleet.yaml agent becomes that file agent: fleet.yaml wins a name, as it does
  * against a new API agent (409). A live one keeps its history, notepad, pause and schedule cursors,
- * as a redefinition by PUT does; a deleted one's name starts afresh, as a re-created API agent does.
+ * as a redefinition by PUT does; a deleted one's name starts afresh, as a re-created API agent does,
+ * its history kept no longer than its own retention (`retentionMs` of its last definition) promised.
  */
-export function ensureState(sql: SqlStorage, name: string, source: AgentSource): AgentState {
+export function ensureState(sql: SqlStorage, name: string, source: AgentSource, retentionMs: (definition: AgentDefinition | null) => number): AgentState {
 	const known = readState(sql);
 	if (known && !(known.source === "api" && source === "file" && findAgent(known.name))) return known;
 	if (known) {
 		if (known.deletedAt !== null) {
+			stampDeletedHistory(sql, retentionMs(known.definition));
 			forgetDeletedAgent(sql);
 			forgetSchedules(sql);
 		}

@@ -5,12 +5,14 @@ import { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { putJob } from "../../durable-objects/agent/jobs.ts";
 import { pruneJobs } from "../../durable-objects/agent/retention.ts";
 import { insertOccurrence } from "../../durable-objects/agent/ledger.ts";
+import { parseAgent } from "../../src/config/fleet.ts";
 import { HERDCTL_FIELDS } from "../../src/jobs/yaml.ts";
 import { upsertJobIndex } from "../../src/store/job-index.ts";
 import { createAgent, settle } from "../helpers/agents.ts";
 import { heldModel, useEmulator } from "../helpers/emulator.ts";
 import { call, errorOf } from "../helpers/http.ts";
 import { endedRecord, jobOf, lifecycleRecords, runToRest, saveJob, storeRun, trigger } from "../helpers/jobs.ts";
+import { countingReads } from "../helpers/sql.ts";
 import { tick } from "../helpers/ticks.ts";
 import { fake } from "../helpers/outbound.ts";
 import { readEvents } from "../helpers/sse.ts";
@@ -674,6 +676,41 @@ describe("retention", () => {
 		expect(await env.OUTPUT.head(`jobs/reborn/${old.id}.jsonl`)).toBeNull();
 		expect(await stub.getJob(recent.id)).not.toBeNull();
 		expect((await stub.runs(10)).map((r) => r.job_id)).toEqual([recent.id]);
+	});
+
+	it("keeps a deleted agent's history no longer than its own retention when a deploy gives its name to a fleet.yaml agent", async () => {
+		// An API agent of fleet.yaml's site-watch's name, from before the file had it, deleted since.
+		const stub = env.AGENT.getByName("site-watch");
+		await stub.define("site-watch", parseAgent({ name: "site-watch", prompt: "The API's own.", retention_days: 7 }), "api-revision");
+		const old = await runInDurableObject(stub, (_i: AgentDO, state) => {
+			const job = endedRecord("site-watch", new Date(Date.now() - 10 * 86_400_000));
+			storeRun(state.storage.sql, job);
+			return job;
+		});
+		expect(await stub.remove(Date.now())).toEqual({ deleted: "site-watch" });
+
+		// The file agent takes the name (the deployment's 30 days): the old run's 7 days still hold.
+		await stub.status("site-watch", "file");
+		expect(await runInDurableObject(stub, (instance: AgentDO) => AgentDO.prune(instance, Date.now(), true))).toBe(1);
+		expect(await stub.getJob(old.id)).toBeNull();
+	});
+
+	it("reads only what it may prune, not the agent's whole history, each hour", async () => {
+		await createAgent({ name: "long-history", retention_days: 30 });
+		const stub = env.AGENT.getByName("long-history");
+		const rowsRead = await runInDurableObject(stub, async (_i: AgentDO, state) => {
+			const sql = state.storage.sql;
+			// A week of history, none of it past 30 days, and one run of a deleted agent stamped to go.
+			for (let i = 0; i < 300; i++) storeRun(sql, endedRecord("long-history", new Date(Date.now() - 7 * 86_400_000 + i * 60_000)));
+			const stamped = endedRecord("long-history", new Date(Date.now() - 20 * 86_400_000));
+			storeRun(sql, stamped);
+			sql.exec("UPDATE occurrences SET retain_until = ? WHERE job_id = ?", Date.now() - 1, stamped.id);
+			const reads = countingReads(sql);
+			expect(await pruneJobs(reads.sql, env.OUTPUT, "long-history", Date.now() - 30 * 86_400_000, Date.now())).toBe(1);
+			return reads.rowsRead();
+		});
+		// Read by every ended job (and its ledger row), it was over 600.
+		expect(rowsRead).toBeLessThan(20);
 	});
 
 	it("applies a shortened retention at once, not at the expiry set under the old one", async () => {

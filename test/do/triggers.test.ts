@@ -16,7 +16,7 @@ describe("Idempotency-Keys and webhook signatures over time", () => {
 			const sql = state.storage.sql;
 			const now = Date.now();
 			const agent = AgentSchema.parse({ name: "keys-over-time", prompt: "Go.", max_concurrent: 5 });
-			const ctx = { agent, state: ensureState(sql, agent.name, "api"), definitionRevision: "r1", now, drawJobId: drawnJobId };
+			const ctx = { agent, state: ensureState(sql, agent.name, "api", () => 30 * 86_400_000), definitionRevision: "r1", now, drawJobId: drawnJobId };
 			const trigger = (req: Partial<TriggerRequest>, on = sql) => triggerJob(on, ctx, { kind: "manual", owner: "test", ...req });
 			// A keyed trigger a minute for 25 hours, and a webhook call a second for 20 minutes.
 			state.storage.transactionSync(() => {
