@@ -122,7 +122,8 @@ function slackBody(input: DeliveryInput): unknown {
 	const link = input.dashboardUrl ? ` · <${escapeSlack(input.dashboardUrl)}|Open in drover>` : "";
 	const context: SlackBlock = {
 		type: "context",
-		elements: [{ type: "mrkdwn", text: `Job \`${escapeSlack(job.id)}\` · ${escapeSlack(job.trigger_type)} · ${escapeSlack(job.status)}${link}` }],
+		// Said here too: the note that ends a cut answer goes with the answer's last blocks if Slack's cap cuts them.
+		elements: [{ type: "mrkdwn", text: `Job \`${escapeSlack(job.id)}\` · ${escapeSlack(job.trigger_type)} · ${escapeSlack(job.status)}${input.cutShort ? " · cut short at max_tokens" : ""}${link}` }],
 	};
 
 	// Slack refuses a section with empty text; an empty answer still gets a visible section.
@@ -145,7 +146,9 @@ function discordBody(input: DeliveryInput): unknown {
 	const origin = job.schedule !== null ? `schedule: ${job.schedule} (${job.trigger_type})` : `trigger: ${job.trigger_type}`;
 	// As Slack's body does: a reader of a cut answer is told so, and where the rest is.
 	const cut = input.answer.length > DISCORD_CONTENT_LIMIT;
-	const description = cut ? `${origin}\nThe answer is cut to ${DISCORD_CONTENT_LIMIT} characters; the full answer is in job ${job.id}'s output${input.dashboardUrl ? " (the link above)" : ""}.` : origin;
+	// The note that ends an answer cut short at max_tokens is past the content's limit when the answer is long.
+	const shortened = input.cutShort ? `${origin}\nThe model's answer was cut short at max_tokens.` : origin;
+	const description = cut ? `${shortened}\nThe answer is cut to ${DISCORD_CONTENT_LIMIT} characters; the full answer is in job ${job.id}'s output${input.dashboardUrl ? " (the link above)" : ""}.` : shortened;
 	return {
 		content: clip(input.answer, DISCORD_CONTENT_LIMIT),
 		embeds: [

@@ -146,6 +146,16 @@ describe("formatDelivery: slack", () => {
 	});
 });
 
+describe("formatDelivery: slack, an answer cut short at max_tokens", () => {
+	it("says so in its context line too, which Slack's block cap never cuts", () => {
+		const body = parse("slack", input("w ".repeat(100_000), { cutShort: true }));
+		const context = (body.blocks as { type: string; elements?: { text: string }[] }[]).at(-1)!;
+		expect(context.type).toBe("context");
+		expect(context.elements![0]!.text).toContain("cut short at max_tokens");
+		expect(JSON.stringify(parse("slack", input("Whole.")).blocks.at(-1))).not.toContain("max_tokens");
+	});
+});
+
 describe("formatDelivery: discord", () => {
 	it("has the answer as content, one embed, and no mentions", () => {
 		expect(parse("discord", input("All green. @everyone look"))).toEqual({
@@ -171,6 +181,16 @@ describe("formatDelivery: discord", () => {
 		expect(parse("discord", input("y".repeat(2000))).content).toBe("y".repeat(2000));
 		expect(parse("discord", input("y".repeat(2000))).embeds[0].description).not.toContain("cut");
 		expect(body.allowed_mentions).toEqual({ parse: [] });
+	});
+
+	it("says an answer cut short at max_tokens was cut in its embed, where a long answer's content loses the note", () => {
+		const long = parse("discord", input("z".repeat(30_000), { cutShort: true }));
+		expect(long.content).not.toContain("max_tokens");
+		expect(long.embeds[0].description).toContain("The model's answer was cut short at max_tokens.");
+		const short = parse("discord", input("Partial", { cutShort: true }));
+		expect(short.content).toBe("Partial\n\n(cut short at max_tokens)");
+		expect(short.embeds[0].description).toContain("cut short at max_tokens");
+		expect(parse("discord", input("Whole.")).embeds[0].description).not.toContain("max_tokens");
 	});
 
 	it("does not split an emoji when truncating", () => {
