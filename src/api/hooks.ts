@@ -4,6 +4,7 @@ import { stripInvisible } from "../agent/injection.ts";
 import { secretNamed } from "../delivery/secret-url.ts";
 import { BadRequestError, NotFoundError, ServiceUnavailableError, UnsupportedMediaTypeError } from "../errors.ts";
 import { JobRecordSchema } from "../jobs/model.ts";
+import { MIN_WEBHOOK_SECRET_CHARS } from "../config/readiness.ts";
 import { log } from "../log.ts";
 import { createApi } from "./factory.ts";
 import { AgentNameParam } from "./params.ts";
@@ -16,7 +17,6 @@ import { MAX_JSON_DEPTH, textNestsDeeper } from "../shared/json-depth.ts";
 import { decodeUtf8Body, LONE_SURROGATE_MESSAGE, loneSurrogatePath } from "../shared/well-formed.ts";
 
 /** The shortest webhook secret drover signs with: as long as an API token must be. */
-const MIN_SECRET_CHARS = 16;
 /** All a caller hears of an agent whose webhook secret is unset or unusable. */
 const NOT_CONFIGURED = "webhook not configured";
 const noWebhook = (agent: string) => `no webhook at /v1/hooks/${agent}: no such agent, or it has no webhook.secret in its definition`;
@@ -83,8 +83,8 @@ export const hooksApi = createApi().openapi(
 		}
 		// A short key (or a name that points at a plain setting, such as RETENTION_DAYS = "30") can be
 		// guessed, and every signature with it forged.
-		if (secret.length < MIN_SECRET_CHARS) {
-			log.error("hooks.not_configured", { agent: agent.name, secret_name: secretName, problem: `the secret is too short to sign with (at least ${MIN_SECRET_CHARS} characters); set a longer one` });
+		if (secret.length < MIN_WEBHOOK_SECRET_CHARS) {
+			log.error("hooks.not_configured", { agent: agent.name, secret_name: secretName, problem: `the secret is too short to sign with (at least ${MIN_WEBHOOK_SECRET_CHARS} characters); set a longer one` });
 			throw new ServiceUnavailableError(NOT_CONFIGURED);
 		}
 		// Every body drover takes is JSON, sent as JSON.

@@ -1,4 +1,5 @@
 import { providerConfig } from "../agent/credentials.ts";
+import { resolveSecretUrl } from "../delivery/secret-url.ts";
 import { DEPRECATED_MODELS } from "./models.ts";
 import type { AgentDefinition } from "./schema.ts";
 
@@ -45,13 +46,23 @@ function isRetired(model: string, today: Date): boolean {
 export function readinessWarnings(agent: AgentDefinition, env: Record<string, unknown>): string[] {
 	const missing = (name: string) => typeof env[name] !== "string" || (env[name] as string).length === 0;
 	const warnings: string[] = [];
-	if (agent.webhook && missing(agent.webhook.secret)) {
-		warnings.push(`secret ${agent.webhook.secret} (webhook trigger) is not set: POST /v1/hooks/${agent.name} answers 503`);
+	if (agent.webhook) {
+		const { secret } = agent.webhook;
+		const refused = `POST /v1/hooks/${agent.name} answers 503`;
+		if (missing(secret)) warnings.push(`secret ${secret} (webhook trigger) is not set: ${refused}`);
+		else if ((env[secret] as string).length < MIN_WEBHOOK_SECRET_CHARS) {
+			warnings.push(`secret ${secret} (webhook trigger) is too short to sign with (at least ${MIN_WEBHOOK_SECRET_CHARS} characters): ${refused}`);
+		}
 	}
 	for (const [kind, hooks] of Object.entries(agent.hooks ?? {})) {
 		for (const hook of hooks ?? []) {
-			if (missing(hook.url_secret)) warnings.push(`secret ${hook.url_secret} (${kind} hook) is not set: its calls are given up`);
+			const target = resolveSecretUrl(env[hook.url_secret]);
+			if (target.kind === "missing") warnings.push(`secret ${hook.url_secret} (${kind} hook) is not set: its calls are given up`);
+			else if (target.kind === "not-http") warnings.push(`secret ${hook.url_secret} (${kind} hook) does not hold an http(s) URL: its calls are given up`);
 		}
 	}
 	return warnings;
 }
+
+/** A webhook trigger's secret shorter than this could be guessed, and every signature forged: refused (503). */
+export const MIN_WEBHOOK_SECRET_CHARS = 16;

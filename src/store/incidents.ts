@@ -150,8 +150,15 @@ export async function releaseAlert(db: D1Database, id: string, at: number): Prom
 	await db.prepare("UPDATE incidents SET alert_claimed_at = NULL WHERE id = ? AND alert_claimed_at = ?").bind(id, at).run();
 }
 
+/**
+ * Records that the incident's alert went out. One resolved while it was being sent (its failure and a
+ * clean run filed together) keeps its state, and records the page all the same.
+ */
 export async function markAlerted(db: D1Database, id: string, at: number): Promise<void> {
-	await db.prepare("UPDATE incidents SET state = 'alerted', alerted_at = ? WHERE id = ? AND state = 'detected'").bind(at, id).run();
+	await db
+		.prepare("UPDATE incidents SET state = CASE state WHEN 'detected' THEN 'alerted' ELSE state END, alerted_at = ? WHERE id = ? AND state IN ('detected', 'resolved')")
+		.bind(at, id)
+		.run();
 }
 
 /**

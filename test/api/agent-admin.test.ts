@@ -121,6 +121,16 @@ describe("an agent whose webhook trigger or hook has no secret set", () => {
 		const listed = (await (await call("/v1/agents")).json()) as { agents: { name: string; warnings: string[] }[] };
 		expect(listed.agents.find((a) => a.name === "half-wired")?.warnings).toEqual(view.warnings);
 
+		// Set, but not what they must be: a key too short to sign with (RETENTION_DAYS is "30"), a hook
+		// secret that holds no URL.
+		const misset = { ...body, webhook: { secret: "RETENTION_DAYS" }, hooks: { after_run: [{ url_secret: "TRIAGE_WEBHOOK_SECRET" }] } };
+		const wrong = await call("/v1/agents/half-wired", { method: "PUT", as: "admin", body: misset });
+		expect(wrong.status).toBe(200);
+		expect(((await wrong.json()) as { warnings: string[] }).warnings).toEqual([
+			"secret RETENTION_DAYS (webhook trigger) is too short to sign with (at least 16 characters): POST /v1/hooks/half-wired answers 503",
+			"secret TRIAGE_WEBHOOK_SECRET (after_run hook) does not hold an http(s) URL: its calls are given up",
+		]);
+
 		const fixed = { ...body, webhook: { secret: "TRIAGE_WEBHOOK_SECRET" }, hooks: { after_run: [{ url_secret: "TEST_HOOK_URL" }] } };
 		const put = await call("/v1/agents/half-wired", { method: "PUT", as: "admin", body: fixed });
 		expect(put.status).toBe(200);

@@ -9,6 +9,7 @@ import { tick } from "../helpers/ticks.ts";
 import { fake } from "../helpers/outbound.ts";
 import { incidentId, normalizeError } from "../../src/incidents/signature.ts";
 import { sha256Hex } from "../../src/shared/hash.ts";
+import { claimAlert, getIncident, markAlerted, recordFailure, resolveOpen } from "../../src/store/incidents.ts";
 
 interface Incident {
 	id: string;
@@ -356,6 +357,17 @@ describe("incidents", () => {
 		emulator.enqueue({ text: "Report C" });
 		expect((await runToRest(name)).delivery).toEqual({ target: "webhook", outcome: "delivered" });
 		expect(await incidentsOf(name)).toMatchObject([{ state: "resolved", failing: null }]);
+	});
+
+	it("record the page of an incident a clean run resolved while its alert was out", async () => {
+		const at = Date.now();
+		const { incident, opened } = await recordFailure(env.DB, { agent: "paged-resolved", error: "tool ticket failed: 502", jobId: null, at });
+		expect(opened).toBe(true);
+		expect(await claimAlert(env.DB, incident.id, at)).toEqual(expect.any(Number));
+		// The clean run filed with the failure resolves it before the webhook answers.
+		await resolveOpen(env.DB, "paged-resolved", at + 1);
+		await markAlerted(env.DB, incident.id, at + 2);
+		expect(await getIncident(env.DB, incident.id)).toMatchObject({ state: "resolved", alerted_at: new Date(at + 2).toISOString() });
 	});
 
 	describe("of an agent with more than one schedule", () => {
