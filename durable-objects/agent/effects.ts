@@ -104,13 +104,15 @@ export function queueEffects(sql: SqlStorage, job: JobRecord, agent: AgentDefini
 	else if (event === "completed") incidentEvent(sql, "clean", job.id, incidentSource(job), null, now);
 }
 
-function setDelivery(sql: SqlStorage, jobId: string, target: string, outcome: DeliveryOutcome, now: number): void {
+/** Records the delivery's outcome on its job; `pending` only on a job that has none yet. Whether it wrote. */
+function setDelivery(sql: SqlStorage, jobId: string, target: string, outcome: DeliveryOutcome, now: number): boolean {
 	const job = getJob(sql, jobId);
-	if (!job) return;
+	if (!job || (outcome === "pending" && job.delivery !== null)) return false;
 	putJob(sql, { ...job, delivery: { target, outcome }, revision: job.revision + 1 }, now);
 	// The write of a final job queues its effects again; they were queued when it ended, and a second
 	// pass would file its clean run a second time, after runs that ended since.
 	sql.exec("DELETE FROM final_effects WHERE job_id = ?", jobId);
+	return true;
 }
 
 /** Sends the hook calls held for a job's delivery, each now carrying the record with its outcome. */
@@ -225,10 +227,7 @@ export async function sendDue(
 			sql.exec("UPDATE deliveries SET status = 'pending', last_error = ?, in_doubt = ?, next_at = max(next_at, ?) WHERE id = ?", `${error ?? ""}${detail}`, inDoubt, asked ?? 0, row.id);
 			// Said on the job once, at its first retry: retries can run an hour apart, and a job whose
 			// answer is still on its way must not read as one without a target (delivery null).
-			if (row.kind === "delivery" && getJob(sql, row.job_id)?.delivery === null) {
-				setDelivery(sql, row.job_id, row.target, "pending", now());
-				notify(row.job_id);
-			}
+			if (row.kind === "delivery" && setDelivery(sql, row.job_id, row.target, "pending", now())) notify(row.job_id);
 			continue;
 		}
 		// Refused after an attempt that may have got through (a 409 for the key it already took): the

@@ -9,7 +9,6 @@ import type { AgentDefinition } from "./schema.ts";
  */
 export function readinessProblems(agent: AgentDefinition, env: Record<string, unknown>, today: Date): string[] {
 	const problems: string[] = [];
-	const missing = (name: string) => typeof env[name] !== "string" || (env[name] as string).length === 0;
 	try {
 		providerConfig(env as Parameters<typeof providerConfig>[0]);
 	} catch (err) {
@@ -17,13 +16,13 @@ export function readinessProblems(agent: AgentDefinition, env: Record<string, un
 		problems.push(err instanceof Error ? err.message : String(err));
 	}
 	for (const tool of agent.tools) {
-		if (tool.type === "webhook" && missing(tool.url_secret)) {
+		if (tool.type === "webhook" && unset(env, tool.url_secret)) {
 			problems.push(`secret ${tool.url_secret} (tool ${tool.name}) is not set`);
 		}
 	}
 	// The answer is what a run is for: without its target every run would pay for the model and then
 	// fail to deliver. (A hook's missing secret fails only that hook: hooks are the operator's extras.)
-	if (agent.delivery && missing(agent.delivery.url_secret)) {
+	if (agent.delivery && unset(env, agent.delivery.url_secret)) {
 		problems.push(`secret ${agent.delivery.url_secret} (delivery) is not set`);
 	}
 	const usable = [agent.model, ...agent.fallback_models].filter((m) => !isRetired(m, today));
@@ -38,18 +37,22 @@ function isRetired(model: string, today: Date): boolean {
 	return eol !== undefined && Date.parse(eol) <= today.getTime();
 }
 
+/** A secret or var the Worker does not have, or has empty. */
+function unset(env: Record<string, unknown>, name: string): boolean {
+	return typeof env[name] !== "string" || (env[name] as string).length === 0;
+}
+
 /**
  * What an agent that can run will fail at with the Worker's current secrets: the webhook trigger
  * (every signed call a 503) and hook calls (each given up). Not a pause: its schedules and manual
  * runs are fine, and the failure would otherwise show only in a log line.
  */
 export function readinessWarnings(agent: AgentDefinition, env: Record<string, unknown>): string[] {
-	const missing = (name: string) => typeof env[name] !== "string" || (env[name] as string).length === 0;
 	const warnings: string[] = [];
 	if (agent.webhook) {
 		const { secret } = agent.webhook;
 		const refused = `POST /v1/hooks/${agent.name} answers 503`;
-		if (missing(secret)) warnings.push(`secret ${secret} (webhook trigger) is not set: ${refused}`);
+		if (unset(env, secret)) warnings.push(`secret ${secret} (webhook trigger) is not set: ${refused}`);
 		else if ((env[secret] as string).length < MIN_WEBHOOK_SECRET_CHARS) {
 			warnings.push(`secret ${secret} (webhook trigger) is too short to sign with (at least ${MIN_WEBHOOK_SECRET_CHARS} characters): ${refused}`);
 		}

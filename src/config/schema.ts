@@ -262,16 +262,23 @@ function noProtoKey<T extends z.ZodType>(schema: T, deep = false) {
 }
 
 function protoKeyPath(input: unknown, deep: boolean): (string | number)[] | null {
+	const hasProtoKey = (value: unknown) => value !== null && typeof value === "object" && !Array.isArray(value) && Object.hasOwn(value, "__proto__");
+	if (!deep) return hasProtoKey(input) ? ["__proto__"] : null;
 	// Too deep a value is the schema's own depth check's to refuse: not walked here.
-	if (deep && !withinDepth(input)) return null;
-	const stack: [unknown, (string | number)[]][] = [[input, []]];
+	if (!withinDepth(input)) return null;
+	for (const [value, path] of jsonNodes(input)) if (hasProtoKey(value)) return [...path, "__proto__"];
+	return null;
+}
+
+/** Every value inside a parsed JSON value, with its path, in document order. Iterative: no recursion. */
+function* jsonNodes(root: unknown): Generator<[unknown, (string | number)[]]> {
+	const stack: [unknown, (string | number)[]][] = [[root, []]];
 	while (stack.length > 0) {
 		const [value, path] = stack.pop()!;
-		if (value === null || typeof value !== "object") continue;
-		if (!Array.isArray(value) && Object.hasOwn(value, "__proto__")) return [...path, "__proto__"];
-		if (deep) for (const [k, v] of Object.entries(value)) stack.push([v, [...path, Array.isArray(value) ? Number(k) : k]]);
+		yield [value, path];
+		if (Array.isArray(value)) for (let i = value.length - 1; i >= 0; i--) stack.push([value[i], [...path, i]]);
+		else if (value !== null && typeof value === "object") for (const [k, v] of Object.entries(value).reverse()) stack.push([v, [...path, k]]);
 	}
-	return null;
 }
 
 /**
@@ -459,14 +466,10 @@ function serverToolProblems(d: Record<string, unknown>): { path: (string | numbe
 	}
 	if (!TOOL_NAME.test(d.name)) problems.push({ path: ["name"], message: TOOL_NAME_MESSAGE });
 	// What the model is shown of the tool is the admin's text, as a webhook tool's description is.
-	const stack: [unknown, (string | number)[]][] = [[d, []]];
-	while (stack.length > 0 && problems.length < 5) {
-		const [value, path] = stack.pop()!;
-		if (typeof value === "string") {
-			const hidden = hiddenText(value);
-			if (hidden) problems.push({ path, message: hidden });
-		} else if (Array.isArray(value)) for (let i = value.length - 1; i >= 0; i--) stack.push([value[i], [...path, i]]);
-		else if (value !== null && typeof value === "object") for (const [k, v] of Object.entries(value).reverse()) stack.push([v, [...path, k]]);
+	for (const [value, path] of jsonNodes(d)) {
+		if (problems.length >= 5) break;
+		const hidden = typeof value === "string" ? hiddenText(value) : null;
+		if (hidden) problems.push({ path, message: hidden });
 	}
 	return problems;
 }
