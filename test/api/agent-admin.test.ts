@@ -75,13 +75,15 @@ describe("agents defined through the API", () => {
 
 	it("are deleted without losing their history, and no longer scheduled", async () => {
 		await createAgent({ name: "short-lived", max_concurrent: 5, schedules: { quarter: { interval: "15m" } } });
-		await tick("2026-12-03T12:00:00Z");
+		// Ticks of a day past: on the day they once named, a run of the file between about 11:30 and 12:00
+		// UTC met a 15-minute slot of its own ahead of the tick, filed as skipped, a second ledger row.
+		await tick("2026-11-20T12:00:00Z");
 		await settle("short-lived");
 		const [run] = await runsOf("short-lived");
 		await call("/v1/agents/short-lived/notepad/note", { method: "PUT", as: "operate", body: { value: "the old agent's" } });
 		const del = await call("/v1/agents/short-lived", { method: "DELETE", as: "admin" });
 		expect(del.status).toBe(200);
-		await tick("2026-12-03T12:15:00Z");
+		await tick("2026-11-20T12:15:00Z");
 
 		expect((await call("/v1/agents/short-lived")).status).toBe(404);
 		expect(await runsOf("short-lived")).toHaveLength(1);
@@ -93,12 +95,12 @@ describe("agents defined through the API", () => {
 		// one's is owed to it), no notepad, no pause, while the old agent's history stays listed.
 		await createAgent({ name: "short-lived", max_concurrent: 5, schedules: { quarter: { interval: "15m", catch_up: true } } });
 		expect(await (await call("/v1/agents/short-lived/notepad")).json()).toEqual({});
-		await tick("2026-12-03T13:00:00Z");
+		await tick("2026-11-20T13:00:00Z");
 		await settle("short-lived");
 		const runs = (await runsOf("short-lived")).map((r) => [r.scheduled_instant, r.dispatch, r.status === "skipped" ? "skipped" : "ran"]);
 		expect(runs.sort()).toEqual([
-			["2026-12-03T12:00:00.000Z", "on_time", "ran"],
-			["2026-12-03T13:00:00.000Z", "on_time", "ran"],
+			["2026-11-20T12:00:00.000Z", "on_time", "ran"],
+			["2026-11-20T13:00:00.000Z", "on_time", "ran"],
 		]);
 	});
 });
