@@ -291,10 +291,21 @@ describe("a timing change undone before any tick saw it", () => {
 });
 
 // Later than every other tick in this file: a shard keeps the latest tick it has seen.
+// The definitions are written on a fake clock between the ticks: on the real one, a test run on
+// 2026-12-04 between a slot and the tick after it would date the schedule after its own slot.
+async function stampedAt<T>(iso: string, write: () => Promise<T>): Promise<T> {
+	vi.useFakeTimers({ toFake: ["Date"], now: at(iso) });
+	try {
+		return await write();
+	} finally {
+		vi.useRealTimers();
+	}
+}
+
 describe("a schedule started between two ticks, whose next tick is missing", () => {
 	it("still runs the slot the missing tick left behind, late, while it is in its grace window", async () => {
 		await tick("2026-12-04T16:30:00Z");
-		await createAgent({ name: "born-between", max_concurrent: 5, schedules: { half: { cron: "*/30 * * * *" } } });
+		await stampedAt("2026-12-04T16:31:00Z", () => createAgent({ name: "born-between", max_concurrent: 5, schedules: { half: { cron: "*/30 * * * *" } } }));
 		// The 17:00 tick never comes (an outage); the next is 17:03, within 17:00's 15-minute grace.
 		await tick("2026-12-04T17:03:00Z");
 		expect(await ledger("born-between")).toEqual([["2026-12-04T17:00:00.000Z", "late", "ran"]]);
@@ -310,7 +321,7 @@ describe("a schedule started between two ticks, whose next tick is missing", () 
 	it("likewise for a schedule a PUT adds to a running agent", async () => {
 		await createAgent({ name: "grown", max_concurrent: 5, schedules: { hourly: { cron: "0 * * * *" } } });
 		await tick("2026-12-04T18:00:00Z");
-		await put("grown", { schedules: { hourly: { cron: "0 * * * *" }, half: { cron: "30 * * * *" } } });
+		await stampedAt("2026-12-04T18:01:00Z", () => put("grown", { schedules: { hourly: { cron: "0 * * * *" }, half: { cron: "30 * * * *" } } }));
 		await tick("2026-12-04T18:34:00Z");
 		expect(await ledger("grown")).toEqual([
 			["2026-12-04T18:00:00.000Z", "on_time", "ran"],
