@@ -45,6 +45,22 @@ const SECRET_PART_CHARS = 12;
  * ("Cannot POST /services/T0/B0/secret", a 404 page), and a hook path is the credential itself.
  */
 export function scrubSecretUrl(message: string, url: string, placeholder = "<url>"): string {
+	return redact(replaceForms(message, secretForms(url), placeholder));
+}
+
+/**
+ * A server's answer quoted in part: scrubbed whole before it is cut to `maxChars`, since a cut
+ * through an echoed URL leaves a piece no form matches. `readWasCut` says the answer itself stops
+ * where a read cap cut it: a secret form it ends on in part goes too.
+ */
+export function scrubbedExcerpt(message: string, url: string, placeholder: string, maxChars: number, readWasCut = false): string {
+	const forms = secretForms(url);
+	let out = replaceForms(message, forms, placeholder);
+	if (readWasCut) out = dropPartialTail(out, forms, placeholder);
+	return redact(out).slice(0, maxChars);
+}
+
+function secretForms(url: string): string[] {
 	const parsed = URL.parse(url);
 	const forms = new Set([url]);
 	if (parsed) {
@@ -61,10 +77,27 @@ export function scrubSecretUrl(message: string, url: string, placeholder = "<url
 		forms.add(encoded);
 		forms.add(encoded.replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase()));
 	}
-	let out = message;
 	// The longer first, so that one of them being a prefix of another leaves no tail behind.
-	for (const form of [...forms].sort((a, b) => b.length - a.length)) out = out.split(form).join(placeholder);
-	return redact(out);
+	return [...forms].sort((a, b) => b.length - a.length);
+}
+
+function replaceForms(message: string, forms: readonly string[], placeholder: string): string {
+	let out = message;
+	for (const form of forms) out = out.split(form).join(placeholder);
+	return out;
+}
+
+/** A form's first few characters give too little away to be worth a placeholder that reads oddly. */
+const PARTIAL_TAIL_MIN_CHARS = 4;
+
+function dropPartialTail(text: string, forms: readonly string[], placeholder: string): string {
+	let longest = 0;
+	for (const form of forms) {
+		for (let k = Math.min(form.length - 1, text.length); k >= PARTIAL_TAIL_MIN_CHARS && k > longest; k--) {
+			if (text.endsWith(form.slice(0, k))) longest = k;
+		}
+	}
+	return longest === 0 ? text : text.slice(0, text.length - longest) + placeholder;
 }
 
 function safeDecode(segment: string): string {

@@ -465,6 +465,21 @@ describe("webhook tools", () => {
 		expect(outcome.content).not.toContain("secretpath");
 	});
 
+	it("keeps no piece of the secret URL an answer echoes where it is cut: at the error excerpt, or at the read cap", async () => {
+		const path = new URL(HOOK_URL).pathname;
+		// Error pages are quoted to 500 characters; this one echoes the path across the 500th.
+		const page = `${"x".repeat(500 - "Cannot POST ".length - 10)}Cannot POST ${path}`;
+		fake(HOOK_URL, () => new Response(page, { status: 404 }));
+		const refused = await callWebhookTool(hookTool, { title: "x" }, ctxWith({ MY_HOOK_URL: HOOK_URL }), "toolu_11");
+		expect(refused.content).toBe(`webhook answered 404: ${"x".repeat(478)}Cannot POST <webhook u`);
+
+		// A success answer stops at 1 MB; this one stops inside the echoed path.
+		const body = `${"y".repeat(WEBHOOK_MAX_RESPONSE_BYTES - path.length + 6)}${path}`;
+		fake(HOOK_URL, () => new Response(body));
+		const cut = await callWebhookTool(hookTool, { title: "x" }, ctxWith({ MY_HOOK_URL: HOOK_URL }), "toolu_12");
+		expect(cut.content).toBe(`${"y".repeat(WEBHOOK_MAX_RESPONSE_BYTES - path.length + 6)}<webhook url>\n[truncated at ${WEBHOOK_MAX_RESPONSE_BYTES} bytes]`);
+	});
+
 	it("says a call that timed out may have taken effect, so the model checks before making it again under a new idempotency key", async () => {
 		vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
 		try {

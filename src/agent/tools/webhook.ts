@@ -11,7 +11,7 @@
  */
 import { signWebhook } from "../../api/webhook-signature.ts";
 import type { Tool } from "../../config/schema.ts";
-import { resolveSecretUrl, scrubSecretUrl, secretNamed } from "../../delivery/secret-url.ts";
+import { resolveSecretUrl, scrubbedExcerpt, scrubSecretUrl, secretNamed } from "../../delivery/secret-url.ts";
 import { log } from "../../log.ts";
 import { abortable } from "../../shared/abortable.ts";
 import type { ToolContext, ToolOutcome } from "../contracts.ts";
@@ -78,10 +78,10 @@ export async function callWebhookTool(tool: WebhookTool, input: unknown, ctx: To
 	// The answer goes to the model and the job's output, which a read token can fetch: a server that
 	// echoes its own URL (an error page, "Cannot POST /…") must not hand the credential in it over.
 	if (status < 200 || status > 299) {
-		return { ok: false, content: `webhook answered ${status}: ${scrubSecretUrl(text.slice(0, ERROR_EXCERPT_CHARS), url, "<webhook url>")}` };
+		return { ok: false, content: `webhook answered ${status}: ${scrubbedExcerpt(text, url, "<webhook url>", ERROR_EXCERPT_CHARS, truncated)}` };
 	}
 	if (text === "") return { ok: true, content: `webhook answered ${status} with an empty body` };
-	const answer = scrubSecretUrl(text, url, "<webhook url>");
+	const answer = scrubbedExcerpt(text, url, "<webhook url>", Number.POSITIVE_INFINITY, truncated);
 	return { ok: true, content: truncated ? `${answer}\n[truncated at ${WEBHOOK_MAX_RESPONSE_BYTES} bytes]` : answer };
 }
 
