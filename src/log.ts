@@ -7,9 +7,27 @@ import { redactDeep } from "./security/redact.ts";
 type Level = "debug" | "info" | "warn" | "error";
 export type LogFields = Record<string, unknown>;
 
+/**
+ * Workers Logs keeps 256 KB of lines an invocation and drops the rest: a tick where many agents fail,
+ * each logging a long message and stack, must not push the later lines out.
+ */
+const MAX_FIELD_CHARS = 4096;
+
+function capped(fields: LogFields): LogFields {
+	const out: LogFields = {};
+	for (const [key, value] of Object.entries(fields)) {
+		out[key] = typeof value === "string" && value.length > MAX_FIELD_CHARS ? `${value.slice(0, MAX_FIELD_CHARS)}… [${value.length - MAX_FIELD_CHARS} more characters]` : value;
+	}
+	return out;
+}
+
 function emit(level: Level, event: string, fields: LogFields): void {
-	// Callers never log secrets on purpose; redaction catches the ones hiding in error messages.
-	const line = JSON.stringify({ level, event, ts: new Date().toISOString(), ...redactDeep(fields) });
+	const ts = new Date().toISOString();
+	// Callers never log secrets on purpose; redaction catches the ones hiding in error messages (before
+	// the cut, which could leave a credential's head no pattern knows). A field named like the line's
+	// own keys does not overwrite them.
+	const own = { level, event, ts };
+	const line = JSON.stringify(Object.assign({ ...own }, capped(redactDeep(fields)), own));
 	if (level === "error") console.error(line);
 	else if (level === "warn") console.warn(line);
 	else console.log(line);

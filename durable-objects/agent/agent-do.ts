@@ -164,20 +164,24 @@ export class AgentDO extends DurableObject<Env> {
 		if (!agent) return { claimed: 0, skipped: 0, nextDue: null, paused: false };
 		const known = knownRevision(state, agent);
 		const revision = known ?? (await computeRevision(agent));
-		const outcome = this.ctx.storage.transactionSync(() => {
+		const { outcome, claims } = this.ctx.storage.transactionSync(() => {
 			const current = this.autoPause(agent, known === null ? readState(this.sql)! : state, now);
 			const drawJobId = (at: number) => this.jobIds.take(at, name);
 			const wallAt = Date.now();
-			const { counts, ...claimed } = claimDue(this.sql, { agent, state: current, definitionRevision: revision, now, wallAt, drawJobId });
+			const { counts, claims, ...claimed } = claimDue(this.sql, { agent, state: current, definitionRevision: revision, now, wallAt, drawJobId });
 			// The scheduler's clock, for a claim held until after its slot's grace window (see held-claims.ts).
 			noteTick(this.sql, { at: now, wallAt, claimed: claimed.claimed, counts, agent, paused: current.pausedAt !== null });
-			return { ...claimed, paused: current.pausedAt !== null };
+			return { outcome: { ...claimed, paused: current.pausedAt !== null }, claims };
 		});
+		// A line a job, with its id: an operator follows a scheduled run from its claim. Skips are not
+		// logged: the ledger lists them, and a paused fleet would log one an agent a tick.
+		for (const c of claims) {
+			log.info("job.claimed", { agent: name, job_id: c.jobId, schedule: c.schedule, scheduled_instant: new Date(c.instant).toISOString(), dispatch: c.dispatch, tick: new Date(now).toISOString() });
+		}
 		// The hot path of a tick: only a claim needs the alarm (to start its job and index it). Starts
 		// are spread over a few seconds by agent, so a fleet due in the same minute does not hit the
 		// Messages API (and its rate limits) in one burst.
 		if (outcome.claimed > 0) {
-			log.info("schedule.claimed", { agent: name, claimed: outcome.claimed, skipped: outcome.skipped, tick: new Date(now).toISOString() });
 			await this.passes.alarmAt(Date.now() + startSpreadMs(name));
 		} else if (outcome.skipped > 0) {
 			// A slot skipped "at capacity" behind a queued run that nothing woke to start (its agent

@@ -215,12 +215,13 @@ export async function sendDue(
 				// The target may have received it: after the last try, the outcome is unknown, not failed.
 				outcome = attempt >= MAX_ATTEMPTS ? "unknown" : "retry";
 				inDoubt ??= error;
-				log.warn("delivery.attempt_failed", { agent, job_id: row.job_id, kind: row.kind, target: row.target, attempt, error_message: error });
 			} finally {
 				limit.clear();
 			}
 		}
 		if (outcome === "retry") {
+			// Every failed try is said, an HTTP error's as a network error's: retries run up to an hour apart.
+			log.warn("delivery.attempt_failed", { agent, job_id: row.job_id, kind: row.kind, target: row.target, attempt, error_message: `${error ?? ""}${detail}` });
 			// A rate-limited or unavailable target that says when to come back is not called sooner: Slack
 			// and Discord ask for longer than the backoff's first steps, which would spend every attempt.
 			const asked = retryAfter === null ? null : now() + Math.min(retryAfter, MAX_RETRY_AFTER_MS);

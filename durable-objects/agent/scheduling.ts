@@ -76,15 +76,24 @@ export function forgetSchedules(sql: SqlStorage, running: readonly string[] = []
 	sql.exec("DELETE FROM schedule_state WHERE schedule NOT IN (SELECT value FROM json_each(?))", JSON.stringify(running));
 }
 
+/** A job a tick claimed, for its log line. */
+export interface Claim {
+	jobId: string;
+	schedule: string;
+	instant: number;
+	dispatch: string;
+}
+
 /** The agent's jobs once the tick's claims are made, as claimDue counted them. */
 export interface JobCountsAfter {
 	active: number;
 	pending: number;
 }
 
-export function claimDue(sql: SqlStorage, ctx: TickContext): TickOutcome & { counts: JobCountsAfter } {
+export function claimDue(sql: SqlStorage, ctx: TickContext): TickOutcome & { counts: JobCountsAfter; claims: Claim[] } {
 	const { agent, state, now } = ctx;
 	const counts = jobCounts(sql);
+	const claims: Claim[] = [];
 	let claimed = 0;
 	let skipped = 0;
 	let next: number | null = null;
@@ -184,6 +193,7 @@ export function claimDue(sql: SqlStorage, ctx: TickContext): TickOutcome & { cou
 				putJob(sql, job, now);
 				counts.pending++;
 				claimed++;
+				claims.push({ jobId, schedule: name, instant, dispatch: fire.dispatch });
 			}
 			for (const range of plan.skipped) if (skipRange(sql, name, range, refused ?? range.reason, now)) skipped++;
 			sql.exec(
@@ -203,7 +213,7 @@ export function claimDue(sql: SqlStorage, ctx: TickContext): TickOutcome & { cou
 		const due = nextDue(schedule, new Date(Math.max(cursor, now)))?.getTime() ?? null;
 		if (due !== null && (next === null || due < next)) next = due;
 	}
-	return { claimed, skipped, nextDue: next, counts };
+	return { claimed, skipped, nextDue: next, counts, claims };
 }
 
 const retimed = (name: string) => `not run: schedule ${name}'s timing changed before this slot was claimed`;

@@ -221,7 +221,7 @@ export class StreamHub {
 			if (payload) {
 				const waiting = sub.pendingBytes - (sub.writing ? (sub.pending[0]?.length ?? 0) : 0);
 				if (waiting > MAX_BACKLOG_BYTES) {
-					log.warn("stream.dropped", { job_id: jobId, waiting_bytes: waiting, limit_bytes: MAX_BACKLOG_BYTES, last_line_queued: sub.lastLine });
+					log.warn("stream.dropped", { agent: readState(this.sql)?.name, job_id: jobId, waiting_bytes: waiting, limit_bytes: MAX_BACKLOG_BYTES, last_line_queued: sub.lastLine });
 					this.endEarly(sub);
 					continue;
 				}

@@ -150,9 +150,9 @@ describe("a misconfigured API_TOKENS secret", () => {
 	const cases: [string, string][] = [
 		["", "no tokens configured"],
 		["reader:read", "API_TOKENS[0]: expected name:role:token"],
-		["reader:owner:0123456789abcdef0", 'role of "reader" must be read, operate or admin'],
-		["reader:read:short", 'token of "reader" is shorter than 16 characters'],
-		["a:read:0123456789abcdef0,a:admin:0123456789abcdef1", 'name "a" is used twice'],
+		["reader:owner:0123456789abcdef0", "API_TOKENS[0]: role must be read, operate or admin"],
+		["reader:read:short", "API_TOKENS[0]: token is shorter than 16 characters"],
+		["a:read:0123456789abcdef0,a:admin:0123456789abcdef1", "API_TOKENS[1]: name is used twice (as API_TOKENS[0])"],
 		["bad name:read:0123456789abcdef0", "name must be 1-64 of"],
 	];
 	for (const [secret, message] of cases) {
@@ -191,7 +191,17 @@ describe("a misconfigured API_TOKENS secret", () => {
 		expect(JSON.parse(body).error.details).toEqual({ issues: [{ path: "API_TOKENS", message: "the secret does not parse; the Worker's logs say how" }] });
 		expect(body).not.toContain("tooshort-secret");
 		expect(body).not.toContain("reader");
-		expect(logged.join("\n")).toContain('token of \\"reader\\" is shorter than 16 characters');
+		expect(logged.join("\n")).toContain(`{"path":"API_TOKENS[0]","message":"token is shorter than 16 characters"}`);
 		expect(logged.join("\n")).not.toContain("tooshort-secret");
+	});
+
+	it("does not log a token written in the name's place (an entry written token first)", async () => {
+		const logged: string[] = [];
+		vi.spyOn(console, "error").mockImplementation((line: string) => void logged.push(line));
+		const token = "Zq8vN3rT6yW1pL4sK7dF2hJ5";
+		const res = await request(roleApp(), "/read", token, `${token}:admin:ci`);
+		expect(res.status).toBe(500);
+		expect(logged.join("\n")).toContain(`{"path":"API_TOKENS[0]","message":"token is shorter than 16 characters"}`);
+		expect(logged.join("\n")).not.toContain(token);
 	});
 });

@@ -121,7 +121,16 @@ export function finish(
 	deps.sql.exec("UPDATE job_setup SET next_step_at = ?, approval_expires_at = NULL WHERE job_id = ?", NEVER, job.id);
 	if (opts.error) out(deps, job.id, { type: "error", message: redact(opts.error.message), code: opts.error.type });
 	out(deps, job.id, { type: "system", subtype: "result", status: to, exit_reason: done.exit_reason, content: opts.reason });
-	log.info("job.finished", { agent: job.agent, job_id: job.id, status: to, exit_reason: done.exit_reason, reason: opts.reason });
+	log.info("job.finished", {
+		agent: job.agent,
+		job_id: job.id,
+		status: to,
+		exit_reason: done.exit_reason,
+		reason: opts.reason,
+		...(opts.error ? { error_type: opts.error.type, error_message: redact(opts.error.message) } : {}),
+		turns: done.usage.num_turns,
+		cost_usd: done.usage.total_cost_usd,
+	});
 	if (to === "failed" && opts.error) noteFailedRun(deps.sql, done, { type: opts.error.type, message: redact(opts.error.message) });
 	return save(deps, done);
 }
@@ -187,6 +196,7 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 	const timeoutMs = Math.max(1, setup.deadline - deps.now());
 	const limit = deadline(timeoutMs, controller.signal);
 	await deps.heartbeat(deps.now() + HEARTBEAT_MS);
+	const calledAt = Date.now();
 	let response: Awaited<ReturnType<ModelClient["call"]>>;
 	try {
 		response = await deps.model.call({
@@ -203,6 +213,16 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 		limit.clear();
 		deps.inflight.delete(job.id);
 	}
+	log.info("model.call", {
+		agent: job.agent,
+		job_id: job.id,
+		model: response.model,
+		stop_reason: response.message.stop_reason,
+		tries: response.attempts.length,
+		ms: Date.now() - calledAt,
+		input_tokens: response.message.usage.input_tokens,
+		output_tokens: response.message.usage.output_tokens,
+	});
 
 	// Cancelled, or past its deadline, while the answer was on its way: the answer is not acted on.
 	// Its tries (a refused answer's billed tokens among them) are still the record.
@@ -368,6 +388,14 @@ function modelFailed(deps: StepDeps, jobId: string, err: unknown): StepResult {
 		noteExtraRequests(deps.sql, jobId, refusals(err.attempts));
 	}
 	const e = err instanceof ModelCallError ? err : new ModelCallError("network", err instanceof Error ? err.message : String(err));
+	(e.kind === "aborted" ? log.info : log.warn)("model.call_failed", {
+		agent: job.agent,
+		job_id: jobId,
+		kind: e.kind,
+		status: e.status,
+		tries: err instanceof ModelCallFailure ? err.attempts.length : null,
+		error_message: redact(e.message),
+	});
 	if (e.kind === "aborted" || deps.now() >= setup.deadline) {
 		if (setup.cancelRequested !== null) {
 			finish(deps, job, "cancelled", { reason: setup.cancelRequested });
@@ -381,6 +409,7 @@ function modelFailed(deps: StepDeps, jobId: string, err: unknown): StepResult {
 		// after round), and never past the deadline, where the step ends the job as timed out.
 		const at = Math.min(deps.now() + Math.max(e.retryAfterMs, MIN_RATE_LIMIT_WAIT_MS), setup.deadline);
 		out(deps, jobId, { type: "system", subtype: "rate_limited", content: `rate limited; next attempt at ${new Date(at).toISOString()}` });
+		log.info("job.waiting", { agent: job.agent, job_id: jobId, reason: "rate_limited", until: new Date(at).toISOString() });
 		if (job !== stored) save(deps, bump(job, {}));
 		setNextStep(deps.sql, jobId, at, deps.now());
 		return "wait";
@@ -431,6 +460,7 @@ async function settleTools(deps: StepDeps, job: JobRecord, setup: JobSetup): Pro
 			// The job's own timeout may come first: the wait said is the one the job will see.
 			const until = expires <= setup.deadline ? `${new Date(expires).toISOString()}` : `${new Date(setup.deadline).toISOString()}, the job's timeout (before its approval_timeout)`;
 			out(deps, job.id, { type: "system", subtype: "approval_requested", content: `tool ${call.name} is waiting for approval until ${until}`, tool_use_id: call.toolUseId });
+			log.info("job.waiting", { agent: job.agent, job_id: job.id, reason: "approval", tool: call.name, tool_use_id: call.toolUseId, until: new Date(Math.min(expires, setup.deadline)).toISOString() });
 			save(deps, waiting);
 			return "wait";
 		}

@@ -25,7 +25,7 @@ export async function sha256(value: string): Promise<ArrayBuffer> {
 export async function parseApiTokens(secret: string | undefined): Promise<TokenEntry[]> {
 	const issues: { path: string; message: string }[] = [];
 	const entries: TokenEntry[] = [];
-	const seen = new Set<string>();
+	const seen = new Map<string, number>();
 	const raw = (secret ?? "").split(",").map((s) => s.trim()).filter((s) => s.length > 0);
 	for (const [i, item] of raw.entries()) {
 		const first = item.indexOf(":");
@@ -38,11 +38,13 @@ export async function parseApiTokens(secret: string | undefined): Promise<TokenE
 		const name = item.slice(0, first);
 		const role = item.slice(first + 1, second);
 		const token = item.slice(second + 1);
+		// Entries are named by their place, never by their name slot: an entry written token first
+		// ("<token>:admin:ci") has the token there, and these messages reach the logs.
 		if (!/^[A-Za-z0-9_.-]{1,64}$/.test(name)) issues.push({ path, message: "name must be 1-64 of [A-Za-z0-9_.-]" });
-		else if (seen.has(name)) issues.push({ path, message: `name "${name}" is used twice` });
-		if (!isRole(role)) issues.push({ path, message: `role of "${name}" must be read, operate or admin` });
-		if (token.length < MIN_TOKEN_LENGTH) issues.push({ path, message: `token of "${name}" is shorter than ${MIN_TOKEN_LENGTH} characters` });
-		seen.add(name);
+		else if (seen.has(name)) issues.push({ path, message: `name is used twice (as API_TOKENS[${seen.get(name)}])` });
+		if (!isRole(role)) issues.push({ path, message: "role must be read, operate or admin" });
+		if (token.length < MIN_TOKEN_LENGTH) issues.push({ path, message: `token is shorter than ${MIN_TOKEN_LENGTH} characters` });
+		if (!seen.has(name)) seen.set(name, i);
 		if (isRole(role)) entries.push({ name, role, digest: await sha256(token) });
 	}
 	if (raw.length === 0) issues.push({ path: "API_TOKENS", message: "no tokens configured" });

@@ -1,0 +1,96 @@
+import { env } from "cloudflare:test";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { log } from "../../src/log.ts";
+import { createAgent, runsOf, settle } from "../helpers/agents.ts";
+import { useEmulator } from "../helpers/emulator.ts";
+import { jobOf, runToRest, trigger } from "../helpers/jobs.ts";
+import { fake } from "../helpers/outbound.ts";
+
+afterEach(() => vi.restoreAllMocks());
+
+/** Every line the Worker logs from here on, parsed: each must be one JSON object. */
+function captureLogs(): Record<string, unknown>[] {
+	const lines: Record<string, unknown>[] = [];
+	for (const method of ["log", "warn", "error"] as const) {
+		vi.spyOn(console, method).mockImplementation((line: unknown) => void lines.push(JSON.parse(String(line)) as Record<string, unknown>));
+	}
+	return lines;
+}
+
+const linesOf = (lines: Record<string, unknown>[], jobId: string) => lines.filter((l) => l.job_id === jobId);
+
+describe("one job followed through the logs by its id", () => {
+	it("says each model call: the model, how it stopped, its tries, time and tokens", async () => {
+		useEmulator().enqueue({ text: "All quiet." });
+		await createAgent({ name: "logged-call" });
+		const lines = captureLogs();
+		const job = await runToRest("logged-call");
+		expect(job.status).toBe("completed");
+		const mine = linesOf(lines, job.id);
+		expect(mine.map((l) => l.event)).toEqual(["job.triggered", "job.started", "model.call", "job.finished"]);
+		expect(mine[2]).toMatchObject({ level: "info", agent: "logged-call", model: expect.any(String), stop_reason: "end_turn", tries: 1, ms: expect.any(Number) });
+		expect(mine[2]!.input_tokens).toBe(job.usage.per_model[mine[2]!.model as string]?.input_tokens);
+		expect(mine[3]).toMatchObject({ status: "completed", exit_reason: "success", turns: 1 });
+	});
+
+	it("says why a failed job failed: the model's refusal of the key, on the call's line and the job's last", async () => {
+		useEmulator().enqueue({ error: 401, message: "invalid x-api-key" });
+		await createAgent({ name: "logged-auth" });
+		const lines = captureLogs();
+		const job = await runToRest("logged-auth");
+		expect(job.status).toBe("failed");
+		const mine = linesOf(lines, job.id);
+		expect(mine.map((l) => l.event)).toEqual(["job.triggered", "job.started", "model.call_failed", "job.finished", "incident.opened"]);
+		expect(mine[2]).toMatchObject({ level: "warn", kind: "auth", status: 401, error_message: expect.stringContaining("invalid x-api-key") });
+		expect(mine[3]).toMatchObject({ status: "failed", error_type: "auth", error_message: expect.stringContaining("invalid x-api-key") });
+	});
+
+	it("says a job waits, why and until when: a rate limit's wait", async () => {
+		useEmulator().enqueue({ error: 429, retry_after: 600 }, { error: 429, retry_after: 600 });
+		await createAgent({ name: "logged-wait" });
+		const lines = captureLogs();
+		const job = await trigger("logged-wait");
+		await settle("logged-wait");
+		expect((await jobOf("logged-wait", job.id)).status).toBe("running");
+		const waiting = linesOf(lines, job.id).find((l) => l.event === "job.waiting");
+		expect(waiting).toMatchObject({ agent: "logged-wait", reason: "rate_limited", until: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
+	});
+
+	it("names a scheduled job from its claim, with the id the ledger gives it", async () => {
+		vi.useFakeTimers({ toFake: ["Date"], now: Date.parse("2026-11-01T10:00:10Z") });
+		try {
+			await createAgent({ name: "logged-claim", schedules: { q: { interval: "15m" } } });
+			const lines = captureLogs();
+			await env.AGENT.getByName("logged-claim").tick("logged-claim", "api", Date.parse("2026-11-01T10:15:00Z"));
+			const [run] = (await runsOf("logged-claim")).filter((r) => r.status === "claimed");
+			expect(run?.job_id).toBeTruthy();
+			expect(linesOf(lines, run!.job_id!)).toEqual([
+				expect.objectContaining({ event: "job.claimed", agent: "logged-claim", schedule: "q", scheduled_instant: "2026-11-01T10:15:00.000Z", tick: "2026-11-01T10:15:00.000Z" }),
+			]);
+		} finally {
+			vi.useRealTimers();
+		}
+		useEmulator().enqueue({ text: "done" });
+		await settle("logged-claim");
+	});
+
+	it("says each failed delivery try that will be retried, an HTTP error's as a network error's", async () => {
+		useEmulator().enqueue({ text: "done" });
+		fake("https://deliver.example.test", () => new Response("busy", { status: 503 }));
+		await createAgent({ name: "logged-delivery", delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
+		const lines = captureLogs();
+		const job = await runToRest("logged-delivery");
+		expect(job.delivery).toEqual({ target: "webhook", outcome: "pending" });
+		expect(linesOf(lines, job.id).filter((l) => String(l.event).startsWith("delivery."))).toEqual([
+			expect.objectContaining({ event: "delivery.attempt_failed", level: "warn", target: "webhook", attempt: 1, error_message: "delivery target answered 503" }),
+		]);
+	});
+});
+
+describe("a log line", () => {
+	it("keeps its own level, event and time whatever its fields are named, and cuts a field long enough to crowd out later lines", () => {
+		const lines = captureLogs();
+		log.info("probe.event", { event: "forged", level: "error", stack: "x".repeat(10_000) });
+		expect(lines).toEqual([{ level: "info", event: "probe.event", ts: expect.any(String), stack: `${"x".repeat(4096)}… [5904 more characters]` }]);
+	});
+});
