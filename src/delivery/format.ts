@@ -8,6 +8,9 @@
  * refused delivery is a lost answer, not a shorter one.
  */
 import { clip, ELLIPSIS, isHighSurrogate, safeSlice } from "../shared/clip.ts";
+import { escapeSlack, FENCE, markdownToMrkdwn } from "./mrkdwn.ts";
+
+export { escapeSlack };
 
 export type DeliveryTarget = "webhook" | "slack" | "discord";
 export type HookEvent = "completed" | "failed" | "cancelled" | "indeterminate";
@@ -59,34 +62,78 @@ export const DISCORD_DESCRIPTION_LIMIT = 4096;
 /** Discord: characters of an embed footer. */
 export const DISCORD_FOOTER_LIMIT = 2048;
 
-/** Slack's escaping: exactly &, < and >, so `<!channel>` or `<https://x|y>` in an answer stays text. */
-export function escapeSlack(text: string): string {
-	return text.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;");
+/**
+ * How many units of `text` from `start` go in a piece of at most `limit`: to the last line break in
+ * the second half of the window, else the last space, else a hard cut that splits neither an entity
+ * (&amp;) nor a surrogate pair; and never inside a link (`<url|text>`), which would show as text.
+ */
+function pieceLength(text: string, start: number, limit: number): number {
+	const window = text.slice(start, start + limit);
+	let cut = window.lastIndexOf("\n") + 1;
+	if (cut <= limit / 2) cut = window.lastIndexOf(" ") + 1;
+	if (cut <= limit / 2) {
+		cut = isHighSurrogate(text.charCodeAt(start + limit - 1)) ? limit - 1 : limit;
+		// An entity is at most 5 units (&amp;); back up to its "&" if the cut falls inside one.
+		const amp = window.lastIndexOf("&", cut - 1);
+		if (amp !== -1 && amp > cut - 5 && !window.slice(amp, cut).includes(";")) cut = amp;
+	}
+	// Escaped text has no "<" of its own: one is a link's, open if its ">" is past the cut.
+	const link = window.lastIndexOf("<", cut - 1);
+	if (link > 0 && window.lastIndexOf(">", cut - 1) < link) cut = link;
+	return cut;
 }
 
-/**
- * Splits already-escaped mrkdwn into pieces of at most `limit` units whose concatenation is the input:
- * at the last line break in the second half of the window, else the last space, else a hard cut that
- * splits neither an entity (&amp;) nor a surrogate pair.
- */
+/** Splits already-escaped mrkdwn into pieces of at most `limit` units whose concatenation is the input. */
 export function splitForSlack(text: string, limit = SLACK_TEXT_LIMIT): string[] {
 	const chunks: string[] = [];
 	let start = 0;
 	while (text.length - start > limit) {
-		const window = text.slice(start, start + limit);
-		let cut = window.lastIndexOf("\n") + 1;
-		if (cut <= limit / 2) cut = window.lastIndexOf(" ") + 1;
-		if (cut <= limit / 2) {
-			cut = isHighSurrogate(text.charCodeAt(start + limit - 1)) ? limit - 1 : limit;
-			// An entity is at most 5 units (&amp;); back up to its "&" if the cut falls inside one.
-			const amp = window.lastIndexOf("&", cut - 1);
-			if (amp !== -1 && amp > cut - 5 && !window.slice(amp, cut).includes(";")) cut = amp;
-		}
-		chunks.push(window.slice(0, cut));
+		const cut = pieceLength(text, start, limit);
+		chunks.push(text.slice(start, start + cut));
 		start += cut;
 	}
 	chunks.push(text.slice(start));
 	return chunks;
+}
+
+/**
+ * splitForSlack for converted mrkdwn, whose fences are each FENCE alone on a line: a code block cut
+ * between two sections is closed at the end of the first and opened again at the start of the next,
+ * or the second half would show as mrkdwn, its * and _ taken for formatting.
+ */
+export function splitMrkdwn(text: string, limit = SLACK_TEXT_LIMIT): string[] {
+	const fenceEnds: number[] = [];
+	for (let at = 0; at < text.length; at = text.indexOf("\n", at) + 1 || text.length) {
+		if (text.startsWith(FENCE, at) && (at + FENCE.length === text.length || text[at + FENCE.length] === "\n")) fenceEnds.push(at + FENCE.length);
+	}
+	const inCode = (offset: number) => {
+		let passed = 0; // fences ending at or before offset, by binary search
+		for (let hi = fenceEnds.length; passed < hi; ) {
+			const mid = (passed + hi) >> 1;
+			if (fenceEnds[mid]! <= offset) passed = mid + 1;
+			else hi = mid;
+		}
+		return passed % 2 === 1;
+	};
+	const close = (piece: string) => (piece.endsWith("\n") ? FENCE : `\n${FENCE}`);
+
+	const chunks: string[] = [];
+	let start = 0;
+	for (;;) {
+		const reopen = inCode(start) ? `${FENCE}\n` : "";
+		const room = limit - reopen.length;
+		if (text.length - start <= room) {
+			chunks.push(reopen + text.slice(start));
+			return chunks;
+		}
+		let cut = pieceLength(text, start, room);
+		if (inCode(start + cut)) cut = pieceLength(text, start, room - FENCE.length - 1);
+		// A piece ending in a block's opening fence would close it at once: the block starts the next piece.
+		if (inCode(start + cut) && cut > FENCE.length + 1 && text.startsWith(`${FENCE}\n`, start + cut - FENCE.length - 1)) cut -= FENCE.length + 1;
+		const piece = text.slice(start, start + cut);
+		chunks.push(reopen + piece + (inCode(start + cut) ? close(piece) : ""));
+		start += cut;
+	}
 }
 
 function webhookBody(input: DeliveryInput): unknown {
@@ -126,15 +173,19 @@ function slackBody(input: DeliveryInput): unknown {
 		elements: [{ type: "mrkdwn", text: `Job \`${escapeSlack(job.id)}\` · ${escapeSlack(job.trigger_type)} · ${escapeSlack(job.status)}${input.cutShort ? " · cut short at max_tokens" : ""}${link}` }],
 	};
 
+	// The model writes standard Markdown; a section shows mrkdwn. The note goes after the conversion,
+	// which closes a code block the cut answer left open, so the note is not shown as code.
+	const mrkdwn = markdownToMrkdwn(input.answer) + (input.cutShort ? CUT_SHORT_NOTE : "");
 	// Slack refuses a section with empty text; an empty answer still gets a visible section.
-	let chunks = input.answer.trim() === "" ? ["_(empty answer)_"] : splitForSlack(escapeSlack(input.answer));
+	let chunks = mrkdwn.trim() === "" ? ["_(empty answer)_"] : splitMrkdwn(mrkdwn);
 	const room = SLACK_MAX_BLOCKS - 2; // the header and the context
 	if (chunks.length > room) {
 		const where = input.dashboardUrl ? `<${escapeSlack(input.dashboardUrl)}|in drover>` : `in job \`${escapeSlack(job.id)}\`'s output`;
 		chunks = [...chunks.slice(0, room - 1), `_…answer truncated: Slack shows at most ${SLACK_MAX_BLOCKS} blocks. The full answer is ${where}._`];
 	}
 
-	const head = input.answer.length > SLACK_FALLBACK_CHARS ? safeSlice(input.answer, SLACK_FALLBACK_CHARS) + ELLIPSIS : input.answer;
+	const answer = input.cutShort ? input.answer + CUT_SHORT_NOTE : input.answer;
+	const head = answer.length > SLACK_FALLBACK_CHARS ? safeSlice(answer, SLACK_FALLBACK_CHARS) + ELLIPSIS : answer;
 	return {
 		text: escapeSlack(`${input.agent}: ${head}`),
 		blocks: [header, ...chunks.map(section), context],
@@ -167,8 +218,9 @@ function discordBody(input: DeliveryInput): unknown {
 
 /** The body of an agent's delivery to its configured target. `answer` should already be redacted. */
 export function formatDelivery(target: DeliveryTarget, given: DeliveryInput): FormattedBody {
+	if (target === "slack") return { body: JSON.stringify(slackBody(given)), contentType: JSON_CONTENT_TYPE };
 	const input = given.cutShort ? { ...given, answer: given.answer + CUT_SHORT_NOTE } : given;
-	const payload = target === "slack" ? slackBody(input) : target === "discord" ? discordBody(input) : webhookBody(input);
+	const payload = target === "discord" ? discordBody(input) : webhookBody(input);
 	return { body: JSON.stringify(payload), contentType: JSON_CONTENT_TYPE };
 }
 

@@ -88,6 +88,41 @@ describe("delivery of the final answer", () => {
 		expect(whole[0]!.body).toMatchObject({ answer: "Whole.", cut_short: false });
 	});
 
+	it("shows the model's Markdown in Slack as mrkdwn: bold, italic, links and headings converted, code as written, no mention live", async () => {
+		const answer = [
+			"# Deploys",
+			"**Three** deploys, one *rolled back*, ~~no~~ one incident: see [the log](https://ci.example.test/runs?id=7&page=2). <!channel>",
+			"- `**api**` <@U123>",
+			"```js",
+			"const x = a **b** <!here>;",
+			"```",
+		].join("\n");
+		useEmulator().enqueue({ text: answer });
+		const seen = target("https://slack.example.test");
+		await createAgent({ name: "slack-markdown", delivery: { type: "slack", url_secret: "TEST_SLACK_URL" } });
+		const job = await runToRest("slack-markdown");
+		const blocks = seen[0]!.body.blocks as { type: string; text?: { type: string; text: string } }[];
+		expect(blocks.filter((b) => b.type === "section")).toEqual([
+			{
+				type: "section",
+				text: {
+					type: "mrkdwn",
+					text: [
+						"*Deploys*",
+						"*Three* deploys, one _rolled back_, ~no~ one incident: see <https://ci.example.test/runs?id=7&amp;page=2|the log>. &lt;!channel&gt;",
+						"• `**api**` &lt;@U123&gt;",
+						"```",
+						"const x = a **b** &lt;!here&gt;;",
+						"```",
+					].join("\n"),
+				},
+			},
+		]);
+		// The notification's fallback is the answer as written, escaped: nothing in it pings either.
+		expect(seen[0]!.body.text).toBe(`slack-markdown: ${answer.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;")}`);
+		expect((await jobOf("slack-markdown", job.id)).delivery).toEqual({ target: "slack", outcome: "delivered" });
+	});
+
 	it("keeps a sentence the API split into text blocks at its citation whole, in the delivery, the summary and the output", async () => {
 		useEmulator();
 		const seen = target("https://deliver.example.test");

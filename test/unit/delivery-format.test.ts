@@ -7,8 +7,10 @@ import {
 	formatDelivery,
 	formatHook,
 	splitForSlack,
+	splitMrkdwn,
 	type DeliveryInput,
 } from "../../src/delivery/format.ts";
+import { markdownToMrkdwn } from "../../src/delivery/mrkdwn.ts";
 import { clip } from "../../src/shared/clip.ts";
 
 const job = {
@@ -57,8 +59,8 @@ describe("formatDelivery: webhook", () => {
 
 describe("formatDelivery: slack", () => {
 	it("has the fallback text, a header, the answer as mrkdwn and a context with the job id", () => {
-		expect(parse("slack", input("*3* PRs merged."))).toEqual({
-			text: "daily-digest: *3* PRs merged.",
+		expect(parse("slack", input("**3** PRs merged."))).toEqual({
+			text: "daily-digest: **3** PRs merged.",
 			blocks: [
 				{ type: "header", text: { type: "plain_text", text: "daily-digest · morning", emoji: true } },
 				{ type: "section", text: { type: "mrkdwn", text: "*3* PRs merged." } },
@@ -73,11 +75,11 @@ describe("formatDelivery: slack", () => {
 		expect(body.blocks.at(-1).elements[0].text).toBe("Job `job-2026-11-30-k2x9qa` · manual · completed · <https://d.example.test/jobs/x?a=1&amp;b=2|Open in drover>");
 	});
 
-	it("escapes &, < and > (so <!channel> and fake links stay text) and nothing else", () => {
-		const answer = "a < b && c > d: <!channel> <https://evil.example.test|click> *bold* _it_ `code` \"q\" 'q'";
-		const escaped = "a &lt; b &amp;&amp; c &gt; d: &lt;!channel&gt; &lt;https://evil.example.test|click&gt; *bold* _it_ `code` \"q\" 'q'";
+	it("escapes &, < and > (so <!channel> and fake links stay text), in the blocks and the fallback", () => {
+		const answer = "a < b && c > d: <!channel> <@U123> <!subteam^S1> <https://evil.example.test|click> **bold** _it_ `<!here>` \"q\" 'q'";
+		const escaped = "a &lt; b &amp;&amp; c &gt; d: &lt;!channel&gt; &lt;@U123&gt; &lt;!subteam^S1&gt; &lt;https://evil.example.test|click&gt; **bold** _it_ `&lt;!here&gt;` \"q\" 'q'";
 		const body = parse("slack", input(answer));
-		expect(sections(body).map((s) => s.text.text)).toEqual([escaped]);
+		expect(sections(body).map((s) => s.text.text)).toEqual([escaped.replace("**bold**", "*bold*")]);
 		expect(body.text).toBe(`daily-digest: ${escaped}`);
 		expect(escapeSlack("&amp;")).toBe("&amp;amp;"); // the answer's own text, shown literally
 	});
@@ -140,9 +142,89 @@ describe("formatDelivery: slack", () => {
 		expect(JSON.stringify(body.blocks)).not.toContain('"text":""');
 	});
 
+	it("keeps a link whole when a long line is cut between sections at a space", () => {
+		const link = "[the full run log](https://ci.example.test/runs/7)";
+		const answer = `${"word ".repeat(590)}${link} ${"tail ".repeat(200)}`;
+		const texts = sections(parse("slack", input(answer))).map((s) => s.text.text);
+		expect(texts.length).toBeGreaterThan(1);
+		expect(texts.filter((t) => t.includes("<https://ci.example.test/runs/7|the full run log>"))).toHaveLength(1);
+		expect(texts.join("")).toBe(`${"word ".repeat(590)}<https://ci.example.test/runs/7|the full run log> ${"tail ".repeat(200)}`);
+	});
+
+	it("closes a code block cut between sections and opens it again in the next, its text kept", () => {
+		const code = Array.from({ length: 400 }, (_, i) => `const row${i} = a **b** * c; // <x>`);
+		const answer = `Here is the **script**:\n\n\`\`\`ts\n${code.join("\n")}\n\`\`\`\n\nRun it *once*.`;
+		const texts = sections(parse("slack", input(answer))).map((s) => s.text.text);
+		expect(texts.length).toBeGreaterThan(3);
+		for (const text of texts) {
+			expect(text.length).toBeLessThanOrEqual(SLACK_TEXT_LIMIT);
+			expect(text.split("\n").filter((l) => l === "\`\`\`").length % 2).toBe(0);
+		}
+		expect(texts[0]).toMatch(/^Here is the \*script\*:\n\n\`\`\`\nconst row0 = a \*\*b\*\* \* c; \/\/ &lt;x&gt;\n/);
+		expect(texts.at(-1)).toMatch(/\n\`\`\`\n\nRun it _once_\.$/);
+		// With each piece's added fences taken off, the code is the answer's, line for line.
+		const lines = texts.map((t, i) => t.replace(i > 0 ? /^\`\`\`\n/ : /^/, "").replace(i < texts.length - 1 ? /\n?\`\`\`$/ : /$/, "")).join("\n").split("\n");
+		expect(lines.filter((l) => l.startsWith("const row"))).toEqual(code.map((l) => l.replace("<x>", "&lt;x&gt;")));
+	});
+
+	it("ends an answer cut short inside a code block with the block closed and the note after it", () => {
+		const body = parse("slack", input("Output:\n```\nline 1 **x**\nline 2", { cutShort: true }));
+		expect(sections(body).map((s) => s.text.text)).toEqual(["Output:\n```\nline 1 **x**\nline 2\n```\n\n(cut short at max_tokens)"]);
+		expect(body.text).toBe("daily-digest: Output:\n```\nline 1 **x**\nline 2\n\n(cut short at max_tokens)");
+	});
+
 	it("still has a section for an empty answer (Slack refuses empty text)", () => {
 		const body = parse("slack", input("  "));
 		expect(sections(body).map((s) => s.text.text)).toEqual(["_(empty answer)_"]);
+	});
+});
+
+describe("markdownToMrkdwn", () => {
+	it.each([
+		["**bold** and __bold__", "*bold* and *bold*"],
+		["*italic* and _italic_", "_italic_ and _italic_"],
+		["***both***", "*_both_*"],
+		["~~struck~~", "~struck~"],
+		["# Heading", "*Heading*"],
+		["### A **bold** `code` heading ###", "*A bold `code` heading*"],
+		["- one\n* two\n  + nested", "• one\n• two\n  • nested"],
+		["[docs](https://x.example.test/a_b_(c)?q=1&r=2)", "<https://x.example.test/a_b_(c)?q=1&amp;r=2|docs>"],
+		["[**docs**](https://x.example.test \"title\")", "<https://x.example.test|*docs*>"],
+		["![chart](https://x.example.test/c.png)", "<https://x.example.test/c.png|chart>"],
+		["<https://x.example.test/a?b=1&c=2>", "<https://x.example.test/a?b=1&amp;c=2>"],
+		["https://x.example.test/__init__/*x*", "https://x.example.test/__init__/_x_"],
+		["[pipe](https://x.example.test/a|b)", "<https://x.example.test/a%7Cb|pipe>"],
+		["snake_case_name, 2 * 3 * 4, a*b*c", "snake_case_name, 2 * 3 * 4, a*b*c"],
+		["---", "───"],
+		["#hashtag", "#hashtag"],
+	])("%j → %j", (markdown, mrkdwn) => {
+		expect(markdownToMrkdwn(markdown)).toBe(mrkdwn);
+	});
+
+	it("makes a link only of http(s) and mailto, never a mention, a broadcast or a command", () => {
+		expect(markdownToMrkdwn("[all](!channel) [me](@U123) [js](javascript:alert(1)) [mail](mailto:a@example.test)")).toBe(
+			"all (!channel) me (@U123) js (javascript:alert(1)) <mailto:a@example.test|mail>",
+		);
+		expect(markdownToMrkdwn("[x](https://a.example.test)<!everyone>")).toBe("<https://a.example.test|x>&lt;!everyone&gt;");
+		expect(markdownToMrkdwn("[<!channel>](https://a.example.test)")).toBe("<https://a.example.test|&lt;!channel&gt;>");
+	});
+
+	it("keeps code spans and fenced blocks as written (escaped), dropping only a fence's language tag", () => {
+		expect(markdownToMrkdwn("use `**not bold** [x](https://a.example.test) <b>` and ``a ` b``")).toBe(
+			"use `**not bold** [x](https://a.example.test) &lt;b&gt;` and ``a ` b``",
+		);
+		expect(markdownToMrkdwn("```python\n# comment\n- **x** & *y*\n```\n~~~~\n```\n~~~~")).toBe("```\n# comment\n- **x** &amp; *y*\n```\n```\n```\n```");
+		expect(markdownToMrkdwn("```\nleft open *x*")).toBe("```\nleft open *x*\n```");
+		expect(markdownToMrkdwn("a\r\n# b\r\n")).toBe("a\n*b*\n");
+	});
+});
+
+describe("splitMrkdwn", () => {
+	it("does not end a piece on a block's opening fence, and splits plain text as splitForSlack does", () => {
+		const text = `${"p".repeat(60)}\n\`\`\`\n${"c".repeat(60)}\n\`\`\``;
+		expect(splitMrkdwn(text, 70)).toEqual([`${"p".repeat(60)}\n`, `\`\`\`\n${"c".repeat(60)}\n\`\`\``]);
+		const plain = "aaaaaa\nbb cccccc dd";
+		expect(splitMrkdwn(plain, 10)).toEqual(splitForSlack(plain, 10));
 	});
 });
 

@@ -1,0 +1,129 @@
+/**
+ * The model's standard Markdown as Slack mrkdwn, for a delivery to a Slack incoming webhook.
+ *
+ * Slack's Block Kit `markdown` block would render Markdown itself, but incoming webhooks refuse it
+ * (HTTP 500, slackapi/slack-github-action#440), and a delivery target is an incoming webhook; so the
+ * answer stays in mrkdwn sections and is converted here. Only what mrkdwn spells differently is
+ * rewritten: **bold** and __bold__ → *bold*, *italic* → _italic_, ~~strike~~ → ~strike~,
+ * [text](http…) → <url|text>, # Heading → *Heading*, "- item"/"* item" → "• item". Code spans and
+ * fenced code blocks keep their text as written (a fence loses only its language tag, which mrkdwn
+ * would show as the code's first line). Everything is escaped (&, <, >) first, so an answer's
+ * `<!channel>` or `<@U123>` stays text; the only `<…>` in the output are the links made here, and
+ * those are http(s) or mailto only, never a mention or a `!` command.
+ */
+
+/** Slack's escaping: exactly &, < and >, so `<!channel>` or `<https://x|y>` in an answer stays text. */
+export function escapeSlack(text: string): string {
+	return text.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;");
+}
+
+/** The fence mrkdwn understands; every fence this writes is this, alone on its line. */
+export const FENCE = "```";
+
+const OPENING_FENCE = /^ {0,3}(`{3,}|~{3,})(.*)$/;
+const HEADING = /^ {0,3}#{1,6}(?=[ \t]|$)/;
+const RULE = /^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$/;
+const BULLET = /^([ \t]*)[-*+][ \t]+/;
+const LINK_SCHEME = /^(?:https?:\/\/|mailto:)/i;
+
+/** Converts Markdown to escaped mrkdwn; a fence the answer left open (cut at max_tokens) is closed. */
+export function markdownToMrkdwn(markdown: string): string {
+	const out: string[] = [];
+	let fence: RegExp | null = null; // the line that closes the open block
+	// A CRLF line would end in "\r", and no heading, rule or closing fence would match it.
+	for (const line of markdown.replaceAll("\r\n", "\n").split("\n")) {
+		if (fence) {
+			if (fence.test(line)) {
+				out.push(FENCE);
+				fence = null;
+			} else out.push(escapeSlack(line));
+			continue;
+		}
+		const open = OPENING_FENCE.exec(line);
+		// A backtick fence's info string holds no backtick (CommonMark); one that does is inline code.
+		if (open && !(open[1]![0] === "`" && open[2]!.includes("`"))) {
+			fence = new RegExp(`^ {0,3}${open[1]![0]}{${open[1]!.length},}[ \\t]*$`);
+			out.push(FENCE);
+			continue;
+		}
+		out.push(convertLine(line));
+	}
+	if (fence) out.push(FENCE);
+	return out.join("\n");
+}
+
+function convertLine(line: string): string {
+	if (RULE.test(line)) return "───";
+	const heading = HEADING.exec(line);
+	if (heading) {
+		const text = headingText(line.slice(heading[0].length));
+		// A heading is bolded whole; bold inside it would close the outer bold early.
+		return text === "" ? "" : `*${inline(text, "")}*`;
+	}
+	const bullet = BULLET.exec(line);
+	if (bullet) return `${bullet[1]}• ${inline(line.slice(bullet[0].length), "*")}`;
+	return inline(line, "*");
+}
+
+/** A heading's text without its closing #s (a run of # after a space, or the whole text). */
+function headingText(rest: string): string {
+	const text = rest.trim();
+	let end = text.length;
+	while (end > 0 && text[end - 1] === "#") end--;
+	if (end === 0) return "";
+	return end < text.length && (text[end - 1] === " " || text[end - 1] === "\t") ? text.slice(0, end).trimEnd() : text;
+}
+
+/** A line's inline Markdown as mrkdwn, code spans kept as written; `bold` is what **x** becomes. */
+function inline(text: string, bold: string): string {
+	// Code spans first (a backtick run to the next run of the same length), as CommonMark reads them.
+	let result = "";
+	let at = 0;
+	const span = /(`+)([^`]|[^`][^\n]{0,1000}?[^`])\1(?!`)/g;
+	for (let m = span.exec(text); m !== null; m = span.exec(text)) {
+		if (m.index > 0 && text[m.index - 1] === "`") continue;
+		result += formatted(text.slice(at, m.index), bold) + escapeSlack(m[0]);
+		at = m.index + m[0].length;
+	}
+	return result + formatted(text.slice(at), bold);
+}
+
+/** Text outside code: escaped, then links made and emphasis rewritten. */
+function formatted(raw: string, bold: string): string {
+	if (raw === "") return raw;
+	// Links are set aside while emphasis is rewritten, so a URL's _ or * is never taken for it.
+	const held: string[] = [];
+	const mark = unusedMark(raw);
+	const hold = (token: string) => `${mark}${held.push(token) - 1}${mark}`;
+	let text = escapeSlack(raw);
+	text = text.replace(/!?\[([^\]\n]{1,500})\]\(((?:[^\s()]|\([^\s()]{0,2000}\)){1,2000})(?:[ \t]+"[^"\n]{0,2000}")?\)/g, (_, label: string, url: string) =>
+		LINK_SCHEME.test(url) ? hold(`<${url.replaceAll("|", "%7C")}|${emphasis(label, bold, mark)}>`) : `${label} (${url})`,
+	);
+	// An autolink (escaped above): a link again, if it is http(s) or mailto and has no label.
+	text = text.replace(/&lt;((?:https?:\/\/|mailto:)[^\s|]{1,2000}?)&gt;/gi, (_, url: string) => hold(`<${url}>`));
+	text = text.replace(/\bhttps?:\/\/[^\s*]+/g, (url) => hold(url));
+	text = emphasis(text, bold, mark);
+	return text.replace(new RegExp(`${mark}(\\d+)${mark}`, "g"), (_, i: string) => held[Number(i)]!);
+}
+
+/** Markdown's emphasis in escaped text as mrkdwn's; `mark` is absent from the text. */
+function emphasis(text: string, bold: string, mark: string): string {
+	// mrkdwn's bold is Markdown's italic: bold is marked first, so the italic pass does not take it.
+	const b = `${mark}b${mark}`;
+	// Spans are bounded: a line of unclosed markers would otherwise be scanned to its end from each one.
+	return text
+		.replace(/\*\*\*(\S(?:.{0,500}?\S)?)\*\*\*/g, `${b}_$1_${b}`)
+		.replace(/\*\*(\S(?:.{0,500}?\S)?)\*\*/g, `${b}$1${b}`)
+		.replace(/(?<!\w)__(\S(?:.{0,500}?\S)?)__(?!\w)/g, `${b}$1${b}`)
+		.replace(/(?<![\w*])\*([^*\s](?:[^*]{0,500}?[^*\s])?)\*(?![\w*])/g, "_$1_")
+		.replace(/~~(\S(?:.{0,500}?\S)?)~~/g, "~$1~")
+		.replaceAll(b, bold);
+}
+
+/** A private-use character the text does not hold, to mark what is set aside in it. */
+function unusedMark(text: string): string {
+	for (let code = 0xe000; ; code++) {
+		const c = String.fromCharCode(code);
+		if (!text.includes(c)) return c;
+	}
+}
