@@ -19,7 +19,10 @@ export function registerNotepad(program: Command): void {
 		.action(act(notepad));
 }
 
-async function notepad(ctx: Context, agent: string, action: string, key: string | undefined, value: string | undefined, opts: { json?: boolean }): Promise<number> {
+async function notepad(ctx: Context, agent: string, action: string, typed: string | undefined, value: string | undefined, opts: { json?: boolean }): Promise<number> {
+	// The API stores keys NFC, and answers a write with the key so: sent as typed (a decomposed "é"
+	// pasted from a file name), the key would not be in the answer that must hold it.
+	const key = typed?.normalize("NFC");
 	const base = `/v1/agents/${encodeURIComponent(agent)}/notepad`;
 	const usage = (message: string) => new CliError(message, 2, "drover notepad <agent> list | get <key> | set <key> <value> | delete <key>");
 	if (!(ACTIONS as readonly string[]).includes(action)) throw usage(`unknown notepad action ${JSON.stringify(action)}`);

@@ -15,6 +15,36 @@ export type Notepad = ReadonlyMap<string, string>;
 
 const bytes = (s: string) => new TextEncoder().encode(s).length;
 
+/**
+ * A key as it is stored and looked up: NFC. "café" typed precomposed (U+00E9) and decomposed
+ * (e + U+0301) print alike in the CLI, the dashboard and the prompt, so they must name one key, not two.
+ */
+export function notepadKey(key: string): string {
+	return key.normalize("NFC");
+}
+
+/**
+ * The stored keys a key names: its NFC form, and any spelling of it stored before keys were
+ * normalized (a notepad is at most 64 KiB, so reading its keys is cheap). The NFC one comes first.
+ */
+function storedSpellings(sql: SqlStorage, key: string): string[] {
+	const nfc = notepadKey(key);
+	const keys = sql.exec<{ key: string }>("SELECT key FROM notepad ORDER BY key").toArray().map((r) => r.key);
+	return keys.filter((k) => notepadKey(k) === nfc).sort((a, b) => Number(b === nfc) - Number(a === nfc));
+}
+
+/**
+ * The entry a key names in a notepad read whole, whichever Unicode spelling either was written in:
+ * the NFC key's, else a spelling stored before keys were normalized. The key is the one stored.
+ */
+export function findNote(notepad: Notepad, key: string): { key: string; value: string } | null {
+	const nfc = notepadKey(key);
+	const exact = notepad.get(nfc);
+	if (exact !== undefined) return { key: nfc, value: exact };
+	for (const [stored, value] of notepad) if (notepadKey(stored) === nfc) return { key: stored, value };
+	return null;
+}
+
 /** A key's length in characters (code points), as the limit's message counts it. */
 export function keyChars(key: string): number {
 	let n = 0;
@@ -63,23 +93,35 @@ export function notepadJson(notepad: Notepad): Record<string, string> {
 	return out;
 }
 
-/** Sets one key; a bad key or an oversized value or notepad is refused and changes nothing. */
-export function setNote(sql: SqlStorage, key: string, value: string, now: number): Refusal | null {
+/**
+ * Sets one key, stored NFC; a bad key or an oversized value or notepad is refused and changes nothing.
+ * The key's other spellings stored before keys were normalized are replaced with it: they print as
+ * the same key, and the write is to that key.
+ */
+export function setNote(sql: SqlStorage, given: string, value: string, now: number): Refusal | null {
+	const key = notepadKey(given);
 	const problem = keyProblem(key);
 	if (problem !== null) return refuse(400, problem, [{ path: "key", message: problem }]);
 	if (bytes(value) > NOTEPAD_VALUE_BYTES) return refuse(413, `a notepad value is at most ${NOTEPAD_VALUE_BYTES / 1024} KiB; this one is ${bytes(value)} bytes`);
+	const replaced = storedSpellings(sql, key);
 	const others = sql
-		.exec<{ key: string; value: string }>("SELECT key, value FROM notepad WHERE key != ?", key)
+		.exec<{ key: string; value: string }>("SELECT key, value FROM notepad")
 		.toArray()
+		.filter((r) => !replaced.includes(r.key))
 		.reduce((n, r) => n + bytes(r.key) + bytes(r.value), 0);
 	const total = others + bytes(key) + bytes(value);
 	if (total > NOTEPAD_TOTAL_BYTES) {
 		return refuse(413, `the notepad would hold ${total} bytes; at most ${NOTEPAD_TOTAL_BYTES / 1024} KiB in all`);
 	}
+	for (const old of replaced) if (old !== key) sql.exec("DELETE FROM notepad WHERE key = ?", old);
 	sql.exec("INSERT INTO notepad (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at", key, value, now);
 	return null;
 }
 
+/** Deletes a key, in every Unicode spelling it is stored under, or (null) the whole notepad; the rows deleted. */
 export function deleteNote(sql: SqlStorage, key: string | null): number {
-	return (key === null ? sql.exec("DELETE FROM notepad") : sql.exec("DELETE FROM notepad WHERE key = ?", key)).rowsWritten;
+	if (key === null) return sql.exec("DELETE FROM notepad").rowsWritten;
+	let deleted = 0;
+	for (const stored of storedSpellings(sql, key)) deleted += sql.exec("DELETE FROM notepad WHERE key = ?", stored).rowsWritten;
+	return deleted;
 }

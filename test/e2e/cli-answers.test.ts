@@ -653,6 +653,25 @@ describe("notepad set <key> - (the value from stdin)", () => {
 	});
 });
 
+describe("notepad keys", () => {
+	it("are sent precomposed (NFC), as the API stores them, so a decomposed é sets, reads and deletes the key the API answers with", async () => {
+		const NFC = "caf\u00e9";
+		const path = `/v1/agents/fake/notepad/${encodeURIComponent(NFC)}`;
+		const api = await fakeApi({
+			[`PUT ${path}`]: (_req, res, body) => json(res, 200, { [NFC]: (JSON.parse(body) as { value: string }).value }),
+			[`GET ${path}`]: (_req, res) => json(res, 200, { key: NFC, value: "espresso" }),
+			[`DELETE ${path}`]: (_req, res) => json(res, 200, { deleted: 1 }),
+		});
+		const set = await runCli(api.url, ["notepad", "fake", "set", "cafe\u0301", "espresso"]);
+		expect(set.status, set.stderr).toBe(0);
+		expect(set.stdout).toBe(`set ${NFC} on fake's notepad (1 key)\n`);
+		const got = await runCli(api.url, ["notepad", "fake", "get", "cafe\u0301"]);
+		expect(got.stdout).toBe("espresso\n");
+		expect((await runCli(api.url, ["notepad", "fake", "delete", "cafe\u0301"])).status).toBe(0);
+		expect(api.seen.map((s) => s.route)).toEqual([`PUT ${path}`, `GET ${path}`, `DELETE ${path}`]);
+	});
+});
+
 describe("the token hints", () => {
 	it("say that only the token part of an API_TOKENS entry is DROVER_TOKEN, and notice a whole entry given", async () => {
 		const api = await fakeApi({});

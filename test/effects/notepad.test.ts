@@ -238,3 +238,53 @@ describe("a notepad key stored before keys were checked", () => {
 		expect(await notes("legacykey")).toEqual({ kept: "v" });
 	});
 });
+
+describe("a notepad key typed precomposed or decomposed", () => {
+	const NFC = "caf\u00e9";
+	const NFD = "cafe\u0301";
+
+	it("is one key: set, read, replaced, rendered and deleted as one, whichever spelling each request uses", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ text: "done" });
+		await createAgent({ name: "nfckeys" });
+		expect(await (await put("nfckeys", NFC, "flat white")).json()).toEqual({ [NFC]: "flat white" });
+		expect(await (await get("nfckeys", NFD)).json()).toEqual({ key: NFC, value: "flat white" });
+		// A write in the other spelling replaces the value: the listing holds one café, not two that print alike.
+		expect(await (await put("nfckeys", NFD, "espresso")).json()).toEqual({ [NFC]: "espresso" });
+		expect(await entries(await call("/v1/agents/nfckeys/notepad"))).toEqual([[NFC, "espresso"]]);
+
+		await runToRest("nfckeys", "Go.");
+		expect(emulator.requests[0]!.messages![0]!.content).toBe(`## Job notepad (persistent across runs)\n- ${NFC}: espresso\n\nGo.`);
+
+		expect(await (await call(`/v1/agents/nfckeys/notepad/${encodeURIComponent(NFD)}`, { method: "DELETE", as: "operate" })).json()).toEqual({ deleted: 1 });
+		expect((await get("nfckeys", NFC)).status).toBe(404);
+		const gone = await get("nfckeys", NFD);
+		expect(gone.status).toBe(404);
+		expect((await errorOf(gone)).message).toBe(`no notepad key ${JSON.stringify(NFC)} for agent nfckeys`);
+
+		// The 128-character limit counts the key as stored: 100 decomposed é are 200 code points sent, 100 kept.
+		const long = "e\u0301".repeat(100);
+		expect(await (await put("nfckeys", long, "v")).json()).toEqual({ ["\u00e9".repeat(100)]: "v" });
+	});
+});
+
+describe("notepad keys stored in two Unicode spellings before keys were normalized", () => {
+	it("keep both values until a write or delete names them; either spelling reads the precomposed one's", async () => {
+		await createAgent({ name: "legacynfc" });
+		const [cafeNfc, cafeNfd, naiveNfd, naiveNfc] = ["caf\u00e9", "cafe\u0301", "nai\u0308ve", "na\u00efve"];
+		await runInDurableObject(env.AGENT.getByName("legacynfc"), (instance: AgentDO) => {
+			const sql = (instance as unknown as { ctx: DurableObjectState }).ctx.storage.sql;
+			for (const [key, value] of [[cafeNfc, "from NFC"], [cafeNfd, "from NFD"], [naiveNfd, "only NFD"]]) {
+				sql.exec("INSERT INTO notepad (key, value, updated_at) VALUES (?, ?, 0)", key, value);
+			}
+		});
+		// Nothing is merged or dropped behind the operator's back: the listing shows what is stored.
+		expect(await notes("legacynfc")).toEqual({ [cafeNfc]: "from NFC", [cafeNfd]: "from NFD", [naiveNfd]: "only NFD" });
+		expect(await (await get("legacynfc", cafeNfd)).json()).toEqual({ key: cafeNfc, value: "from NFC" });
+		expect(await (await get("legacynfc", naiveNfc)).json()).toEqual({ key: naiveNfd, value: "only NFD" });
+
+		expect(await (await put("legacynfc", naiveNfc, "rewritten")).json()).toEqual({ [cafeNfc]: "from NFC", [cafeNfd]: "from NFD", [naiveNfc]: "rewritten" });
+		expect(await (await call(`/v1/agents/legacynfc/notepad/${encodeURIComponent(cafeNfc)}`, { method: "DELETE", as: "operate" })).json()).toEqual({ deleted: 2 });
+		expect(await notes("legacynfc")).toEqual({ [naiveNfc]: "rewritten" });
+	});
+});

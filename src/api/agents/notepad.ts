@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { agentRpc } from "../../../durable-objects/agent/client.ts";
-import { keyLengthProblem, keyProblem, NOTEPAD_KEY_CHARS, notepadJson } from "../../../durable-objects/agent/notepad.ts";
+import { findNote, keyLengthProblem, keyProblem, NOTEPAD_KEY_CHARS, notepadJson, notepadKey } from "../../../durable-objects/agent/notepad.ts";
 import { scanPrompt } from "../../agent/injection.ts";
 import { BadRequestError, NotFoundError } from "../../errors.ts";
 import { redact } from "../../security/redact.ts";
@@ -10,9 +10,10 @@ import { unwrap } from "../refusals.ts";
 import { requireAgent } from "../resolve-agent.ts";
 import { errorResponse, MAX_BODY_BYTES, notFoundResponse } from "../schemas.ts";
 
+/** A key is checked as it will be stored and looked up: NFC (an NFD "é" is two characters, NFC one). */
 function problem(check: (key: string) => string | null) {
 	return (key: string, ctx: z.RefinementCtx) => {
-		const message = check(key);
+		const message = check(notepadKey(key));
 		if (message !== null) ctx.addIssue({ code: "custom", message });
 	};
 }
@@ -39,7 +40,8 @@ function writeKeyProblem(key: string): string | null {
 
 const WriteKeyPath = AgentPath.extend({
 	key: Key.superRefine(problem(writeKeyProblem)).openapi({
-		description: "1-128 characters, one line of printable text: no control characters (C0, DEL, C1) or U+2028/U+2029",
+		description:
+			"1-128 characters, one line of printable text: no control characters (C0, DEL, C1) or U+2028/U+2029. Stored NFC-normalized: precomposed and decomposed spellings (U+00E9 and e + U+0301) name one key",
 		pattern: "^[^\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029]+$",
 	}),
 });
@@ -75,10 +77,9 @@ export const notepadApi = createApi()
 		async (c) => {
 			const { agent: name, key } = c.req.valid("param");
 			const agent = await requireAgent(c.env, name);
-			const notes = await agentRpc(c.env, agent.name).notepad(agent.name, agent.source);
-			const value = notes.get(key);
-			if (value === undefined) throw new NotFoundError(`no notepad key ${JSON.stringify(key)} for agent ${name}`);
-			return c.json({ key, value }, 200);
+			const note = findNote(await agentRpc(c.env, agent.name).notepad(agent.name, agent.source), key);
+			if (note === null) throw new NotFoundError(`no notepad key ${JSON.stringify(notepadKey(key))} for agent ${name}`);
+			return c.json(note, 200);
 		},
 	)
 	.openapi(
@@ -97,7 +98,7 @@ export const notepadApi = createApi()
 			const scan = scanPrompt(c.req.valid("json").value, "data");
 			if (!scan.ok) throw new BadRequestError(`notepad value refused by the injection scan: ${scan.reason}`, { issues: [{ path: "value", message: scan.reason }] });
 			const value = redact(scan.text);
-			const { notepad } = unwrap(await agentRpc(c.env, agent.name).setNote(agent.name, agent.source, key, value));
+			const { notepad } = unwrap(await agentRpc(c.env, agent.name).setNote(agent.name, agent.source, notepadKey(key), value));
 			return c.json(notepadJson(notepad), 200);
 		},
 	)
@@ -112,8 +113,8 @@ export const notepadApi = createApi()
 		async (c) => {
 			const { agent: name, key } = c.req.valid("param");
 			const agent = await requireAgent(c.env, name);
-			const result = await agentRpc(c.env, agent.name).deleteNote(agent.name, agent.source, key);
-			if (result.deleted === 0) throw new NotFoundError(`no notepad key ${JSON.stringify(key)} for agent ${name}`);
+			const result = await agentRpc(c.env, agent.name).deleteNote(agent.name, agent.source, notepadKey(key));
+			if (result.deleted === 0) throw new NotFoundError(`no notepad key ${JSON.stringify(notepadKey(key))} for agent ${name}`);
 			return c.json(result, 200);
 		},
 	)
