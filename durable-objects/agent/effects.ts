@@ -8,7 +8,7 @@ import { redact, redactDeep } from "../../src/security/redact.ts";
 import { deadline } from "../../src/shared/deadline.ts";
 import { retryAfterMs } from "../../src/shared/retry-after.ts";
 import { getJob, putJob } from "./jobs.ts";
-import { currentDefinition, readState } from "./state.ts";
+import { currentDefinition, deletedAgentsJob, readState } from "./state.ts";
 import { answerText, lastAssistantMessage } from "./runner/messages.ts";
 import { CUT_AT_MAX_TOKENS } from "./runner/step.ts";
 
@@ -64,6 +64,13 @@ function incidentEvent(sql: SqlStorage, kind: "failure" | "clean", jobId: string
 	// A clean run only resolves incidents: with no failure queued and none flushed since the last
 	// resolve (the watch), there is nothing for it to do, and its row would be written for nothing.
 	if (kind === "clean" && sql.exec("SELECT 1 FROM incident_watch UNION ALL SELECT 1 FROM incident_events WHERE kind = 'failure' LIMIT 1").toArray().length === 0) return;
+	// Incidents are filed by the agent's name: once it is defined again, a deleted agent's run or
+	// delivery ending would page the new agent for what it did not do, or resolve what the new agent's
+	// own runs failed at.
+	if (deletedAgentsJob(sql, jobId)) {
+		if (kind === "failure") log.info("incident.not_filed", { agent: state?.name, job_id: jobId, reason: "a deleted agent's job; its name was defined again since" });
+		return;
+	}
 	sql.exec("INSERT INTO incident_events (kind, job_id, error, at, source) VALUES (?, ?, ?, ?, ?)", kind, jobId, error === null ? null : redact(error), now, source);
 }
 

@@ -408,4 +408,14 @@ export const AGENT_MIGRATIONS: readonly SqlMigration[] = [
 			ALTER TABLE deliveries ADD COLUMN in_doubt TEXT;
 		`,
 	},
+	{
+		version: 26,
+		name: "agent_defined_anew_at",
+		sql: `
+			-- When the name was last given to a new agent after its agent was deleted (by the API, or by a
+			-- deploy's fleet.yaml), or NULL: a job created before it is the deleted agent's, whose failures
+			-- and clean ends (a run that went on, a delivery still retried) are not the new agent's incidents.
+			ALTER TABLE agent_state ADD COLUMN defined_anew_at INTEGER;
+		`,
+	},
 ];

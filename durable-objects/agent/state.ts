@@ -65,7 +65,7 @@ export function ensureState(sql: SqlStorage, name: string, source: AgentSource, 
 	if (known) {
 		if (known.deletedAt !== null) {
 			stampDeletedHistory(sql, retentionMs(known.definition));
-			forgetDeletedAgent(sql);
+			forgetDeletedAgent(sql, Date.now());
 			forgetSchedules(sql);
 		}
 		sql.exec("UPDATE agent_state SET source = 'file', definition = NULL, definition_revision = NULL, deleted_at = NULL WHERE id = 1");
@@ -97,14 +97,23 @@ export function keepLastDefinition(sql: SqlStorage, definition: AgentDefinition)
 /**
  * Before a deleted agent's name is defined again: the new agent keeps none of the old one's notepad,
  * Idempotency-Keys or pause (nor its schedules' cursors: see forgetSchedules). The old agent's jobs
- * and ledger stay, readable for retention.
+ * and ledger stay, readable for retention, and stay the old agent's (see deletedAgentsJob).
  */
-export function forgetDeletedAgent(sql: SqlStorage): void {
+export function forgetDeletedAgent(sql: SqlStorage, now: number): void {
 	sql.exec("DELETE FROM notepad");
 	sql.exec("DELETE FROM idempotency");
 	// A run of the deleted agent that completed after the delete may have left one.
 	sql.exec("DELETE FROM persistent_session");
-	sql.exec("UPDATE agent_state SET paused_at = NULL, paused_reason = NULL, paused_by = NULL WHERE id = 1");
+	sql.exec("UPDATE agent_state SET paused_at = NULL, paused_reason = NULL, paused_by = NULL, defined_anew_at = ? WHERE id = 1", now);
+}
+
+/**
+ * Whether the job is a deleted agent's whose name has been defined again since: created before the
+ * name was (no job is created between a delete and the next definition). Its run may still be going
+ * on its manifest, or its answer still being retried, after the new agent exists.
+ */
+export function deletedAgentsJob(sql: SqlStorage, jobId: string): boolean {
+	return sql.exec("SELECT 1 FROM agent_state a JOIN jobs j ON j.id = ? WHERE a.id = 1 AND j.created_at < a.defined_anew_at", jobId).toArray().length > 0;
 }
 
 export function markDeleted(sql: SqlStorage, at: number): void {

@@ -4,7 +4,8 @@ import { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { createAgent, settle } from "../helpers/agents.ts";
 import { heldModel, useEmulator } from "../helpers/emulator.ts";
 import { call } from "../helpers/http.ts";
-import { transition } from "../../src/jobs/model.ts";
+import { transition, type JobRecord } from "../../src/jobs/model.ts";
+import { parseAgent } from "../../src/config/fleet.ts";
 import { MAX_ATTEMPTS, MAX_RETRY_AFTER_MS } from "../../durable-objects/agent/effects.ts";
 import { jobOf, runToRest, trigger } from "../helpers/jobs.ts";
 import { fake, outboundLog } from "../helpers/outbound.ts";
@@ -539,6 +540,90 @@ describe("a delivery's incidents", () => {
 
 		expect(await incidentsOf("gone-retrying")).toEqual([]);
 		expect(await incidentsOf("gone-running")).toEqual([]);
+		expect(alerts).toEqual([]);
+	});
+
+	it("of a deleted agent's runs are not filed against the agent defined again under its name: a delivery still retried, or a run still going, that fails after it", async () => {
+		const alerts = target("https://alerts.example.test");
+		fake("https://deliver.example.test", () => new Response("down", { status: 500 }));
+		const emulator = useEmulator();
+		emulator.enqueue({ text: "Report" });
+		await createAgent({ name: "again-retrying", delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
+		const old = await runToRest("again-retrying");
+		expect(old.delivery).toEqual({ target: "webhook", outcome: "pending" });
+		expect((await call("/v1/agents/again-retrying", { method: "DELETE", as: "admin" })).status).toBe(200);
+		await createAgent({ name: "again-retrying" });
+		// The old run's answer is still retried to the old agent's target, to its last attempt.
+		for (let attempt = 2; attempt <= MAX_ATTEMPTS; attempt++) await timePasses("again-retrying");
+		expect((await jobOf("again-retrying", old.id)).delivery).toEqual({ target: "webhook", outcome: "failed" });
+		const { runs } = (await (await call("/v1/agents/again-retrying/runs")).json()) as { runs: { job_id: string; error: string | null }[] };
+		expect(runs.find((r) => r.job_id === old.id)!.error).toBe("delivery failed: delivery target answered 500");
+
+		emulator.enqueue({ error: 400, message: "messages.0: tool_result block without tool_use" });
+		const { arrived: calling, release } = heldModel(emulator);
+		await createAgent({ name: "again-running" });
+		const running = await trigger("again-running");
+		await calling;
+		expect((await call("/v1/agents/again-running", { method: "DELETE", as: "admin" })).status).toBe(200);
+		await createAgent({ name: "again-running" });
+		release();
+		await settle("again-running");
+		expect(await jobOf("again-running", running.id)).toMatchObject({ status: "failed" });
+
+		// The agents defined again have not failed: nothing is theirs to be paged for.
+		expect(await incidentsOf("again-retrying")).toEqual([]);
+		expect(await incidentsOf("again-running")).toEqual([]);
+		expect(alerts).toEqual([]);
+	});
+
+	it("of the agent defined again under a deleted agent's name are not resolved by the deleted agent's delivery getting through late", async () => {
+		target("https://alerts.example.test");
+		// The deleted agent's answer meets a 503, then gets through; the new agent's target refuses its answer.
+		let first: string | null = null;
+		fake("https://deliver.example.test", async (req) => {
+			const { job_id: id } = (await req.json()) as { job_id: string };
+			if (first === null) {
+				first = id;
+				return new Response("busy", { status: 503 });
+			}
+			return id === first ? new Response("ok") : new Response("no such channel", { status: 404 });
+		});
+		const emulator = useEmulator();
+		emulator.enqueue({ text: "The old agent's report" }, { text: "The new agent's report" });
+		const delivery = { type: "webhook", url_secret: "TEST_DELIVERY_URL" };
+		await createAgent({ name: "again-delivered", delivery });
+		const old = await runToRest("again-delivered");
+		expect(old.delivery).toEqual({ target: "webhook", outcome: "pending" });
+		expect((await call("/v1/agents/again-delivered", { method: "DELETE", as: "admin" })).status).toBe(200);
+		await createAgent({ name: "again-delivered", delivery });
+		const fresh = await runToRest("again-delivered");
+		expect(fresh.delivery).toEqual({ target: "webhook", outcome: "failed" });
+		expect(await incidentsOf("again-delivered")).toMatchObject([{ class: "delivery", state: "alerted", failing: ["delivery"] }]);
+
+		await timePasses("again-delivered");
+		expect((await jobOf("again-delivered", old.id)).delivery).toEqual({ target: "webhook", outcome: "delivered" });
+		// The new agent's target still refuses its answers: its incident stays open.
+		expect(await incidentsOf("again-delivered")).toMatchObject([{ class: "delivery", state: "alerted", failing: ["delivery"] }]);
+	});
+
+	it("of a deleted API agent's run are not filed against the fleet.yaml agent a deploy gives its name to", async () => {
+		const alerts = target("https://alerts.example.test");
+		fake("https://deliver.example.test", () => new Response("down", { status: 500 }));
+		useEmulator().enqueue({ text: "The API agent's report" });
+		// An API agent of fleet.yaml's site-watch's name, from before the file had it.
+		const stub = env.AGENT.getByName("site-watch");
+		const definition = parseAgent({ name: "site-watch", prompt: "The API's own.", delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
+		await stub.define("site-watch", definition, "api-revision");
+		const { job } = (await stub.trigger("site-watch", "api", { kind: "manual", owner: null })) as unknown as { job: JobRecord };
+		await settle("site-watch");
+		expect((await jobOf("site-watch", job.id)).delivery).toEqual({ target: "webhook", outcome: "pending" });
+		expect(await stub.remove(Date.now())).toEqual({ deleted: "site-watch" });
+
+		// The deploy's file agent takes the name before the API agent's answer is given up.
+		await stub.status("site-watch", "file");
+		for (let attempt = 2; attempt <= MAX_ATTEMPTS; attempt++) await timePasses("site-watch");
+		expect((await jobOf("site-watch", job.id)).delivery).toEqual({ target: "webhook", outcome: "failed" });
+		expect(await incidentsOf("site-watch")).toEqual([]);
 		expect(alerts).toEqual([]);
 	});
 });
