@@ -109,10 +109,11 @@ function summarize(sql: SqlStorage, agent: string, sessionId: string, refs: Sess
  * starts, and a session's continues start in the order they were queued), one probe of
  * job_setup_by_session; comparing with every job of the session instead cost a long session's
  * length squared (2.4 s for one of 4,000 jobs, against 3 ms). A page reads the jobs between its first
- * session's newest and its last's: one job a session, more where long sessions lie between.
+ * session's newest and its last's: one job a session, more where long sessions lie between. A
+ * session retention left no started job of, with a continue of it queued, is listed at that continue.
  */
 export function listSessions(sql: SqlStorage, agent: string, limit: number, before?: CursorKey): { sessions: SessionSummary[]; next: CursorKey | null } {
-	const heads = sql
+	const started = sql
 		.exec<SessionJobRow>(
 			`SELECT j.id, j.status, j.created_at, s.session_id FROM jobs j JOIN job_setup s ON s.job_id = j.id
 			 WHERE (j.created_at, j.id) < (?1, ?2)
@@ -123,21 +124,41 @@ export function listSessions(sql: SqlStorage, agent: string, limit: number, befo
 			limit + 1,
 		)
 		.toArray();
-	const page = heads.slice(0, limit);
 	const queued = queuedBySession(sql);
+	const heads = [...started, ...queuedOnlyHeads(sql, queued, before)].sort((a, b) => b.created_at - a.created_at || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+	const page = heads.slice(0, limit);
 	const persistentId = readPersistentSession(sql)?.sessionId ?? null;
 	const sessions = page.flatMap((h) => summarize(sql, agent, h.session_id, jobRefs(sql, h.session_id, queued), persistentId) ?? []);
 	const last = page.at(-1);
 	return { sessions, next: heads.length > limit && last ? { at: last.created_at, id: last.id } : null };
 }
 
-/** Session ids of this agent starting with `prefix`, in order, at most `limit`. */
+/**
+ * Sessions none of whose jobs has started any more (retention removed them) while a continue of
+ * them waits in the queue, each at its newest queued job, after `before`: listed by that job, as a
+ * session with a job to come is not over. A probe of job_setup_by_session per queued session.
+ */
+function queuedOnlyHeads(sql: SqlStorage, queued: Map<string, JobRecord[]>, before?: CursorKey): SessionJobRow[] {
+	const heads: SessionJobRow[] = [];
+	for (const [sessionId, jobs] of queued) {
+		const newest = jobs.at(-1)!;
+		const at = Date.parse(newest.created_at);
+		if (before && (at > before.at || (at === before.at && newest.id >= before.id))) continue;
+		if (sql.exec("SELECT 1 FROM job_setup WHERE session_id = ? LIMIT 1", sessionId).toArray().length > 0) continue;
+		heads.push({ id: newest.id, status: newest.status, created_at: at, session_id: sessionId });
+	}
+	return heads;
+}
+
+/** Session ids of this agent starting with `prefix`, in order, at most `limit`: a session only a queued continue still names included. */
 export function sessionIdsWithPrefix(sql: SqlStorage, prefix: string, limit: number): string[] {
 	const [from, to] = prefixRange(prefix);
-	return sql
+	const started = sql
 		.exec<{ session_id: string }>("SELECT DISTINCT session_id FROM job_setup WHERE session_id >= ? AND session_id < ? ORDER BY session_id LIMIT ?", from, to, limit)
 		.toArray()
 		.map((r) => r.session_id);
+	const queued = [...queuedBySession(sql).keys()].filter((id) => id >= from && id < to);
+	return [...new Set([...started, ...queued])].sort().slice(0, limit);
 }
 
 /** A session by its whole id, with its jobs; null if this agent has none of that id. */

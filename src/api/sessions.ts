@@ -132,7 +132,7 @@ export const agentSessionsApi = createApi()
 		withRole("read", {
 			method: "get",
 			path: "/{agent}/sessions",
-			summary: "The agent's sessions, newest first (by their newest started job), with keyset pagination",
+			summary: "The agent's sessions, newest first (by their newest started job; a session retention left none of, with a continue of it queued, by that continue), with keyset pagination",
 			request: {
 				params: z.object({ agent: AgentNameParam }),
 				query: z.strictObject({ limit: pageLimit(100, 20), cursor: CursorParam }),

@@ -1,11 +1,11 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
+import { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import type { JobRecord } from "../../src/jobs/model.ts";
 import { createAgent, settle } from "../helpers/agents.ts";
-import { useEmulator } from "../helpers/emulator.ts";
+import { heldModel, useEmulator } from "../helpers/emulator.ts";
 import { call, errorOf } from "../helpers/http.ts";
-import { jobOf, runToRest } from "../helpers/jobs.ts";
+import { jobOf, runToRest, trigger } from "../helpers/jobs.ts";
 
 interface JobRef {
 	id: string;
@@ -191,6 +191,49 @@ describe("GET /v1/agents/:agent/sessions", () => {
 
 		const all = (await (await call("/v1/agents/ses-list/sessions")).json()) as SessionPage;
 		expect(all.sessions.map((s) => s.session_id)).toEqual([a.session_id, c.session_id, b.session_id]);
+	});
+
+	it("lists a session whose started jobs retention removed while a continue of it is queued, by that continue", async () => {
+		const emulator = useEmulator();
+		await createAgent({ name: "ses-kept", retention_days: 7 });
+		const first = await runToRest("ses-kept");
+		// A run calling the model holds the only slot, so the continue stays queued behind it.
+		const { arrived, release } = heldModel(emulator);
+		const running = await trigger("ses-kept");
+		await arrived;
+		const queued = await continueJob(first.id);
+		expect(queued.status).toBe("pending");
+
+		// The continued run is past its 7 days: the hourly prune removes it, the queued continue stays.
+		const stub = env.AGENT.getByName("ses-kept");
+		await runInDurableObject(stub, (_i: AgentDO, state) => {
+			const eightDays = 8 * 86_400_000;
+			const sql = state.storage.sql;
+			const record = JSON.parse(sql.exec<{ record: string }>("SELECT record FROM jobs WHERE id = ?", first.id).one().record) as Record<string, string>;
+			for (const field of ["created_at", "started_at", "finished_at"]) record[field] = new Date(Date.parse(record[field]!) - eightDays).toISOString();
+			sql.exec("UPDATE jobs SET created_at = created_at - ?, record = ? WHERE id = ?", eightDays, JSON.stringify(record), first.id);
+			sql.exec("UPDATE occurrences SET claimed_at = claimed_at - ?1, started_at = started_at - ?1, finished_at = finished_at - ?1 WHERE job_id = ?2", eightDays, first.id);
+		});
+		expect(await runInDurableObject(stub, (instance: AgentDO) => AgentDO.prune(instance, Date.now(), true))).toBe(1);
+		expect(await stub.getJob(first.id)).toBeNull();
+		expect(await jobOf("ses-kept", queued.id)).toMatchObject({ status: "pending", session_id: first.session_id });
+
+		const list = (await (await call("/v1/agents/ses-kept/sessions")).json()) as SessionPage;
+		expect(list.sessions.map((s) => [s.session_id, s.job_count, s.last_job.id])).toEqual([
+			[first.session_id, 1, queued.id],
+			[`ses-${running.id}`, 1, running.id],
+		]);
+		const paged = (await (await call("/v1/agents/ses-kept/sessions?limit=1")).json()) as SessionPage;
+		expect(paged.sessions.map((s) => s.session_id)).toEqual([first.session_id]);
+		const rest = (await (await call(`/v1/agents/ses-kept/sessions?limit=1&cursor=${paged.next_cursor}`)).json()) as SessionPage;
+		expect(rest).toMatchObject({ sessions: [{ last_job: { id: running.id } }], next_cursor: null });
+		// Found through its agent, by its id or a prefix of it, as a session whose first job retention removed is.
+		expect((await getSession(`${first.session_id}?agent=ses-kept`)).jobs.map((j) => j.id)).toEqual([queued.id]);
+		expect((await getSession(`${first.session_id!.slice(0, -1)}?agent=ses-kept`)).session_id).toBe(first.session_id);
+
+		release();
+		await settle("ses-kept");
+		expect(await jobOf("ses-kept", queued.id)).toMatchObject({ status: "completed", session_id: first.session_id });
 	});
 
 	it("refuses a bad cursor and one from another agent's list", async () => {
