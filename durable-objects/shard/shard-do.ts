@@ -118,7 +118,8 @@ export class SchedulerShardDO extends DurableObject<Env> {
 		const seen = this.sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = 'retention_days'").toArray()[0]?.value;
 		if (seen === days) return;
 		if (seen !== undefined && Number(days) < Number(seen)) {
-			for (const { name } of this.sql.exec<{ name: string }>("SELECT name FROM agents ORDER BY name").toArray()) {
+			const names = this.sql.exec<{ name: string }>("SELECT name FROM agents ORDER BY name").toArray().map((r) => r.name);
+			for (const name of [...names, ...(await this.deletedSince(shard, Date.now() - Number(seen) * 86_400_000, names))]) {
 				try {
 					await agentRpc(this.env, name).retentionShortened();
 				} catch (err) {
@@ -128,6 +129,22 @@ export class SchedulerShardDO extends DurableObject<Env> {
 			log.info("shard.retention_shortened", { shard, from: Number(seen), to: Number(days) });
 		}
 		this.sql.exec("INSERT INTO meta (key, value) VALUES ('retention_days', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", days);
+	}
+
+	/**
+	 * API agents of this shard's names deleted since `since` (their history may still be kept under
+	 * the old RETENTION_DAYS): no shard calls them any more, and an alarm set under the old value is
+	 * all that would wake them. From the D1 registry, which keeps a deleted agent's row; a read that
+	 * fails leaves them to that alarm, as an agent that cannot be told is.
+	 */
+	private async deletedSince(shard: number, since: number, listed: readonly string[]): Promise<string[]> {
+		try {
+			const { results } = await this.env.DB.prepare("SELECT name FROM agents WHERE deleted_at >= ? ORDER BY name").bind(since).all<{ name: string }>();
+			return results.map((r) => r.name).filter((name) => shardOf(name) === shard && !listed.includes(name));
+		} catch (err) {
+			log.error("shard.retention_notice_failed", { shard, deleted_agents: true, ...errorFields(err) });
+			return [];
+		}
 	}
 
 	/** Deals `count` job ids of `now`'s day from this shard's slot (an agent's trigger, fork or continue). */

@@ -7,7 +7,8 @@ import { findAgent } from "../../src/config/bundled.ts";
 import { AgentSchema } from "../../src/config/schema.ts";
 import { createJob, type JobRecord } from "../../src/jobs/model.ts";
 import { shardName, shardOf } from "../../src/scheduler/shards.ts";
-import { settle, runsOf } from "../helpers/agents.ts";
+import { createAgent, settle, runsOf } from "../helpers/agents.ts";
+import { useEmulator } from "../helpers/emulator.ts";
 import { call } from "../helpers/http.ts";
 import { endedRecord, saveJob, storeRun } from "../helpers/jobs.ts";
 import { fake } from "../helpers/outbound.ts";
@@ -182,6 +183,35 @@ describe("a lowered RETENTION_DAYS", () => {
 		await runInDurableObject(shard, async (instance: unknown) => {
 			lowered(instance);
 			await (instance as { tick(shard: number, now: number): Promise<unknown> }).tick(shardOf(name), Date.parse("2026-12-06T04:01:00Z"));
+		});
+		expect(await runInDurableObject(agent, (_i: AgentDO, state) => state.storage.getAlarm())).toBeLessThanOrEqual(Date.now());
+		expect(await runDurableObjectAlarm(agent)).toBe(true);
+		expect(await held()).toBe(false);
+	});
+});
+
+describe("a lowered RETENTION_DAYS, for a deleted API agent", () => {
+	it("reaches it through the shard its name belongs to, though the agent is in no shard any more", async () => {
+		const name = "deleted-long-ago";
+		useEmulator();
+		await createAgent({ name });
+		const held = await endedJob(name, 10);
+		expect((await call(`/v1/agents/${name}`, { method: "DELETE", as: "admin" })).status).toBe(200);
+		await settle(name);
+		const agent = env.AGENT.getByName(name);
+		// Its alarm waits for that job's expiry under the deployment's 30 days.
+		expect(await runInDurableObject(agent, (_i: AgentDO, state) => state.storage.getAlarm())).toBeGreaterThan(Date.now() + 19 * 86_400_000);
+
+		// Deployed again with RETENTION_DAYS = "7": the shard, which last saw 30, and the agent read the new value.
+		const lowered = (instance: unknown) => {
+			const self = instance as { env: Env };
+			self.env = { ...self.env, RETENTION_DAYS: "7" } as Env;
+		};
+		await runInDurableObject(agent, lowered);
+		await runInDurableObject(env.SCHEDULER_SHARD.getByName(shardName(shardOf(name))), async (instance: unknown, state) => {
+			state.storage.sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('retention_days', '30')");
+			lowered(instance);
+			await (instance as { tick(shard: number, now: number): Promise<unknown> }).tick(shardOf(name), Date.parse("2026-12-06T05:01:00Z"));
 		});
 		expect(await runInDurableObject(agent, (_i: AgentDO, state) => state.storage.getAlarm())).toBeLessThanOrEqual(Date.now());
 		expect(await runDurableObjectAlarm(agent)).toBe(true);
