@@ -265,7 +265,7 @@ export class AgentDO extends DurableObject<Env> {
 		this.ctx.storage.transactionSync(() => {
 			if (before?.deletedAt != null) {
 				stampDeletedHistory(this.sql, this.passes.retentionMs(keptDefinition(before)));
-				forgetDeletedAgent(this.sql, now);
+				forgetDeletedAgent(this.sql);
 			}
 			// Its shard stopped calling it: cursors of a deploy ago are not this agent's schedules' own.
 			if (before?.deletedAt != null || dropped) forgetSchedules(this.sql);

@@ -410,12 +410,12 @@ export const AGENT_MIGRATIONS: readonly SqlMigration[] = [
 	},
 	{
 		version: 26,
-		name: "agent_defined_anew_at",
+		name: "former_agent_jobs",
 		sql: `
-			-- When the name was last given to a new agent after its agent was deleted (by the API, or by a
-			-- deploy's fleet.yaml), or NULL: a job created before it is the deleted agent's, whose failures
-			-- and clean ends (a run that went on, a delivery still retried) are not the new agent's incidents.
-			ALTER TABLE agent_state ADD COLUMN defined_anew_at INTEGER;
+			-- The jobs of a deleted agent still able to end (a run going on its manifest, a delivery still
+			-- retried) when its name was given to a new agent: their failures and clean ends are not the new
+			-- agent's incidents. Marked by id, not by time: a tick's jobs are dated by the tick's clock.
+			CREATE TABLE former_agent_jobs (job_id TEXT PRIMARY KEY);
 		`,
 	},
 ];

@@ -1,5 +1,6 @@
 import { findAgent } from "../../src/config/bundled.ts";
 import type { AgentDefinition } from "../../src/config/schema.ts";
+import { FINAL_STATUSES } from "../../src/jobs/schema.ts";
 import { log } from "../../src/log.ts";
 import { jsonMemo } from "../../src/shared/json-memo.ts";
 import { stampDeletedHistory } from "./retention.ts";
@@ -65,7 +66,7 @@ export function ensureState(sql: SqlStorage, name: string, source: AgentSource, 
 	if (known) {
 		if (known.deletedAt !== null) {
 			stampDeletedHistory(sql, retentionMs(known.definition));
-			forgetDeletedAgent(sql, Date.now());
+			forgetDeletedAgent(sql);
 			forgetSchedules(sql);
 		}
 		sql.exec("UPDATE agent_state SET source = 'file', definition = NULL, definition_revision = NULL, deleted_at = NULL WHERE id = 1");
@@ -99,21 +100,25 @@ export function keepLastDefinition(sql: SqlStorage, definition: AgentDefinition)
  * Idempotency-Keys or pause (nor its schedules' cursors: see forgetSchedules). The old agent's jobs
  * and ledger stay, readable for retention, and stay the old agent's (see deletedAgentsJob).
  */
-export function forgetDeletedAgent(sql: SqlStorage, now: number): void {
+export function forgetDeletedAgent(sql: SqlStorage): void {
 	sql.exec("DELETE FROM notepad");
 	sql.exec("DELETE FROM idempotency");
 	// A run of the deleted agent that completed after the delete may have left one.
 	sql.exec("DELETE FROM persistent_session");
-	sql.exec("UPDATE agent_state SET paused_at = NULL, paused_reason = NULL, paused_by = NULL, defined_anew_at = ? WHERE id = 1", now);
+	sql.exec("UPDATE agent_state SET paused_at = NULL, paused_reason = NULL, paused_by = NULL WHERE id = 1");
+	// What of the deleted agent can still end once the new one exists: a run going on its manifest,
+	// an answer still being retried. Its queue was cancelled at the delete.
+	sql.exec(
+		`INSERT OR IGNORE INTO former_agent_jobs (job_id)
+		 SELECT id FROM jobs WHERE status NOT IN (SELECT value FROM json_each(?))
+		 UNION SELECT job_id FROM deliveries WHERE status = 'pending'`,
+		JSON.stringify(FINAL_STATUSES),
+	);
 }
 
-/**
- * Whether the job is a deleted agent's whose name has been defined again since: created before the
- * name was (no job is created between a delete and the next definition). Its run may still be going
- * on its manifest, or its answer still being retried, after the new agent exists.
- */
+/** Whether the job is a deleted agent's, still ending after its name was given to a new agent. */
 export function deletedAgentsJob(sql: SqlStorage, jobId: string): boolean {
-	return sql.exec("SELECT 1 FROM agent_state a JOIN jobs j ON j.id = ? WHERE a.id = 1 AND j.created_at < a.defined_anew_at", jobId).toArray().length > 0;
+	return sql.exec("SELECT 1 FROM former_agent_jobs WHERE job_id = ?", jobId).toArray().length > 0;
 }
 
 export function markDeleted(sql: SqlStorage, at: number): void {

@@ -33,7 +33,7 @@ const AGENT_UNDO: Record<number, string> = {
 	23: "DROP INDEX occurrences_by_retain_until; ALTER TABLE occurrences DROP COLUMN retain_until",
 	24: "ALTER TABLE occurrences DROP COLUMN default_prompt_chars",
 	25: "ALTER TABLE deliveries DROP COLUMN in_doubt",
-	26: "ALTER TABLE agent_state DROP COLUMN defined_anew_at",
+	26: "DROP TABLE former_agent_jobs",
 };
 export function rollBackAgentSchema(sql: SqlStorage, version: number): void {
 	for (const v of Object.keys(AGENT_UNDO).map(Number).sort((a, b) => b - a)) if (v >= version) sql.exec(AGENT_UNDO[v]!);
