@@ -42,7 +42,7 @@ export async function pruneJobs(sql: SqlStorage, bucket: R2Bucket, agent: string
 		.map((r) => r.id);
 	for (const id of old) {
 		await deleteJobOutput(bucket, agent, id);
-		for (const table of ["jobs", "messages", "tool_calls", "output_lines", "job_setup", "output_state", "follow_up_consent", "former_agent_jobs"] as const) {
+		for (const table of ["jobs", "messages", "tool_calls", "output_lines", "job_setup", "output_state", "follow_up_consent"] as const) {
 			// Table names come from the fixed list above, never from input.
 			sql.exec(`DELETE FROM ${table} WHERE ${table === "jobs" ? "id" : "job_id"} = ?`, id);
 		}
@@ -52,6 +52,9 @@ export async function pruneJobs(sql: SqlStorage, bucket: R2Bucket, agent: string
 		sql.exec("DELETE FROM deliveries WHERE id > ? AND id < ?", `${id}:`, `${id};`);
 		queueForIndex(sql, id, now);
 	}
+	// A deleted agent's marks (state.ts, forgetDeletedAgent) go with their jobs: one statement a prune,
+	// over a table that is almost always empty, not one a job.
+	if (old.length > 0) sql.exec("DELETE FROM former_agent_jobs WHERE job_id NOT IN (SELECT id FROM jobs)");
 	// Ledger rows without a job (skips) age out with the same cutoff.
 	sql.exec("DELETE FROM occurrences WHERE job_id IS NULL AND (claimed_at < ? OR retain_until <= ?)", cutoff, now);
 	if (old.length > 0) log.info("retention.pruned", { agent, jobs: old.length, cutoff: new Date(cutoff).toISOString() });

@@ -107,11 +107,13 @@ export function forgetDeletedAgent(sql: SqlStorage): void {
 	sql.exec("DELETE FROM persistent_session");
 	sql.exec("UPDATE agent_state SET paused_at = NULL, paused_reason = NULL, paused_by = NULL WHERE id = 1");
 	// What of the deleted agent can still end once the new one exists: a run going on its manifest,
-	// an answer still being retried. Its queue was cancelled at the delete.
+	// an ended run whose effects are still to be queued, an answer or hook still to be sent (one out
+	// now, or cut off by an eviction, reads 'sending'). Its queue was cancelled at the delete.
 	sql.exec(
 		`INSERT OR IGNORE INTO former_agent_jobs (job_id)
 		 SELECT id FROM jobs WHERE status NOT IN (SELECT value FROM json_each(?))
-		 UNION SELECT job_id FROM deliveries WHERE status = 'pending'`,
+		 UNION SELECT job_id FROM final_effects
+		 UNION SELECT job_id FROM deliveries WHERE status IN ('pending', 'sending', 'held')`,
 		JSON.stringify(FINAL_STATUSES),
 	);
 }

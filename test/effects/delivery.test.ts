@@ -576,6 +576,25 @@ describe("a delivery's incidents", () => {
 		expect(alerts).toEqual([]);
 	});
 
+	it("of a deleted agent's delivery out (or cut off by an eviction) as its name is defined again are not the new agent's either", async () => {
+		const alerts = target("https://alerts.example.test");
+		fake("https://deliver.example.test", () => new Response("down", { status: 500 }));
+		useEmulator().enqueue({ text: "Report" });
+		const name = "again-sending";
+		await createAgent({ name, delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
+		const old = await runToRest(name);
+		expect((await call(`/v1/agents/${name}`, { method: "DELETE", as: "admin" })).status).toBe(200);
+		// What an attempt leaves while its request is out, and an eviction then: the row reads 'sending'.
+		await runInDurableObject(env.AGENT.getByName(name), (_i: AgentDO, state) => {
+			state.storage.sql.exec("UPDATE deliveries SET status = 'sending', next_at = 9e15");
+		});
+		await createAgent({ name });
+		for (let attempt = 2; attempt <= MAX_ATTEMPTS; attempt++) await timePasses(name);
+		expect((await jobOf(name, old.id)).delivery).toEqual({ target: "webhook", outcome: "unknown" });
+		expect(await incidentsOf(name)).toEqual([]);
+		expect(alerts).toEqual([]);
+	});
+
 	it("of the agent defined again under a deleted agent's name are not resolved by the deleted agent's delivery getting through late", async () => {
 		target("https://alerts.example.test");
 		// The deleted agent's answer meets a 503, then gets through; the new agent's target refuses its answer.
