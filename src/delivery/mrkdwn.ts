@@ -36,7 +36,7 @@ export function markdownToMrkdwn(markdown: string): string {
 			if (fence.test(line)) {
 				out.push(FENCE);
 				fence = null;
-			} else out.push(escapeSlack(line));
+			} else out.push(inertFences(escapeSlack(line)));
 			continue;
 		}
 		const open = OPENING_FENCE.exec(line);
@@ -50,6 +50,14 @@ export function markdownToMrkdwn(markdown: string): string {
 	}
 	if (fence) out.push(FENCE);
 	return out.join("\n");
+}
+
+/**
+ * A code line's backtick runs broken by a zero-width space: mrkdwn ends a block at any ```, so a fence
+ * shown inside one (a Markdown block quoting a Python one) would end it there.
+ */
+function inertFences(line: string): string {
+	return line.replace(/``(?=`)/g, "``\u200b");
 }
 
 function convertLine(line: string): string {
@@ -76,34 +84,33 @@ function headingText(rest: string): string {
 
 /** A line's inline Markdown as mrkdwn, code spans kept as written; `bold` is what **x** becomes. */
 function inline(text: string, bold: string): string {
+	// Code spans, links and bare URLs are set aside while the rest is rewritten (so a URL's _ or * is
+	// never taken for emphasis), then put back; emphasis or a link around a code span still converts.
+	const held: string[] = [];
+	const mark = unusedMark(text);
+	const hold = (token: string) => `${mark}${held.push(token) - 1}${mark}`;
 	// Code spans first (a backtick run to the next run of the same length), as CommonMark reads them.
-	let result = "";
-	let at = 0;
-	const span = /(`+)([^`]|[^`][^\n]{0,1000}?[^`])\1(?!`)/g;
-	for (let m = span.exec(text); m !== null; m = span.exec(text)) {
-		if (m.index > 0 && text[m.index - 1] === "`") continue;
-		result += formatted(text.slice(at, m.index), bold) + escapeSlack(m[0]);
-		at = m.index + m[0].length;
-	}
-	return result + formatted(text.slice(at), bold);
+	// A run is tried from its first backtick only: from each of a long run's, the scan is quadratic.
+	let out = text.replace(/(?<!`)(`+)([^`]|[^`][^\n]{0,1000}?[^`])\1(?!`)/g, (code: string) => hold(escapeSlack(code)));
+	out = formatted(out, bold, mark, hold);
+	// A link's label may hold a code span: put back until no mark is left (two rounds at most).
+	const back = new RegExp(`${mark}(\\d+)${mark}`, "g");
+	for (let round = 0; round < 3 && out.includes(mark); round++) out = out.replace(back, (_, i: string) => held[Number(i)]!);
+	return out;
 }
 
-/** Text outside code: escaped, then links made and emphasis rewritten. */
-function formatted(raw: string, bold: string): string {
+/** Text outside code spans (held ones marked): escaped, then links made and emphasis rewritten. */
+function formatted(raw: string, bold: string, mark: string, hold: (token: string) => string): string {
 	if (raw === "") return raw;
-	// Links are set aside while emphasis is rewritten, so a URL's _ or * is never taken for it.
-	const held: string[] = [];
-	const mark = unusedMark(raw);
-	const hold = (token: string) => `${mark}${held.push(token) - 1}${mark}`;
 	let text = escapeSlack(raw);
 	text = text.replace(/!?\[([^\]\n]{1,500})\]\(((?:[^\s()]|\([^\s()]{0,2000}\)){1,2000})(?:[ \t]+"[^"\n]{0,2000}")?\)/g, (_, label: string, url: string) =>
 		LINK_SCHEME.test(url) ? hold(`<${url.replaceAll("|", "%7C")}|${emphasis(label, bold, mark)}>`) : `${label} (${url})`,
 	);
 	// An autolink (escaped above): a link again, if it is http(s) or mailto and has no label.
 	text = text.replace(/&lt;((?:https?:\/\/|mailto:)[^\s|]{1,2000}?)&gt;/gi, (_, url: string) => hold(`<${url}>`));
-	text = text.replace(/\bhttps?:\/\/[^\s*]+/g, (url) => hold(url));
-	text = emphasis(text, bold, mark);
-	return text.replace(new RegExp(`${mark}(\\d+)${mark}`, "g"), (_, i: string) => held[Number(i)]!);
+	// A bare URL ends at a held token's mark: one written right before a link must not swallow it.
+	text = text.replace(new RegExp(`\\bhttps?:\\/\\/[^\\s*${mark}]+`, "g"), (url) => hold(url));
+	return emphasis(text, bold, mark);
 }
 
 /** Markdown's emphasis in escaped text as mrkdwn's; `mark` is absent from the text. */
@@ -112,11 +119,11 @@ function emphasis(text: string, bold: string, mark: string): string {
 	const b = `${mark}b${mark}`;
 	// Spans are bounded: a line of unclosed markers would otherwise be scanned to its end from each one.
 	return text
-		.replace(/\*\*\*(\S(?:.{0,500}?\S)?)\*\*\*/g, `${b}_$1_${b}`)
-		.replace(/\*\*(\S(?:.{0,500}?\S)?)\*\*/g, `${b}$1${b}`)
-		.replace(/(?<!\w)__(\S(?:.{0,500}?\S)?)__(?!\w)/g, `${b}$1${b}`)
+		.replace(/\*\*\*(\S(?:.{0,500}?\S)??)\*\*\*/g, `${b}_$1_${b}`)
+		.replace(/\*\*(\S(?:.{0,500}?\S)??)\*\*/g, `${b}$1${b}`)
+		.replace(/(?<!\w)__(\S(?:.{0,500}?\S)??)__(?!\w)/g, `${b}$1${b}`)
 		.replace(/(?<![\w*])\*([^*\s](?:[^*]{0,500}?[^*\s])?)\*(?![\w*])/g, "_$1_")
-		.replace(/~~(\S(?:.{0,500}?\S)?)~~/g, "~$1~")
+		.replace(/~~(\S(?:.{0,500}?\S)??)~~/g, "~$1~")
 		.replaceAll(b, bold);
 }
 

@@ -197,6 +197,11 @@ describe("markdownToMrkdwn", () => {
 		["snake_case_name, 2 * 3 * 4, a*b*c", "snake_case_name, 2 * 3 * 4, a*b*c"],
 		["---", "───"],
 		["#hashtag", "#hashtag"],
+		["**5** failed, **12** passed, ~~a~~ and ~~b~~, __c__ or __d__", "*5* failed, *12* passed, ~a~ and ~b~, *c* or *d*"],
+		["**Run `npm test`** first", "*Run `npm test`* first"],
+		["[`foo()`](https://x.example.test/foo)", "<https://x.example.test/foo|`foo()`>"],
+		["see https://a.example.test[docs](https://b.example.test/x)", "see https://a.example.test<https://b.example.test/x|docs>"],
+		["a `` ` `` b and ```` x ````", "a `` ` `` b and ```` x ````"],
 	])("%j → %j", (markdown, mrkdwn) => {
 		expect(markdownToMrkdwn(markdown)).toBe(mrkdwn);
 	});
@@ -213,7 +218,8 @@ describe("markdownToMrkdwn", () => {
 		expect(markdownToMrkdwn("use `**not bold** [x](https://a.example.test) <b>` and ``a ` b``")).toBe(
 			"use `**not bold** [x](https://a.example.test) &lt;b&gt;` and ``a ` b``",
 		);
-		expect(markdownToMrkdwn("```python\n# comment\n- **x** & *y*\n```\n~~~~\n```\n~~~~")).toBe("```\n# comment\n- **x** &amp; *y*\n```\n```\n```\n```");
+		// A fence quoted inside a block is broken by a zero-width space: mrkdwn would end the block at it.
+		expect(markdownToMrkdwn("```python\n# comment\n- **x** & *y*\n```\n~~~~\n```\n~~~~\n*after*")).toBe("```\n# comment\n- **x** &amp; *y*\n```\n```\n``\u200b`\n```\n_after_");
 		expect(markdownToMrkdwn("```\nleft open *x*")).toBe("```\nleft open *x*\n```");
 		expect(markdownToMrkdwn("a\r\n# b\r\n")).toBe("a\n*b*\n");
 	});
