@@ -2,9 +2,11 @@ import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { log } from "../../src/log.ts";
 import { createAgent, runsOf, settle } from "../helpers/agents.ts";
+import { call } from "../helpers/http.ts";
 import { useEmulator } from "../helpers/emulator.ts";
 import { jobOf, runToRest, trigger } from "../helpers/jobs.ts";
 import { fake } from "../helpers/outbound.ts";
+import { ticketTool } from "../helpers/tools.ts";
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -54,6 +56,20 @@ describe("one job followed through the logs by its id", () => {
 		expect((await jobOf("logged-wait", job.id)).status).toBe("running");
 		const waiting = linesOf(lines, job.id).find((l) => l.event === "job.waiting");
 		expect(waiting).toMatchObject({ agent: "logged-wait", reason: "rate_limited", until: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
+	});
+
+	it("says a job waits for an approval: which call, and until when", async () => {
+		useEmulator().enqueue({ tool_use: { name: "create_ticket", input: { title: "x" } } });
+		await createAgent({ name: "logged-approval", tools: [ticketTool] });
+		const lines = captureLogs();
+		const job = await runToRest("logged-approval");
+		expect(job.status).toBe("approval_pending");
+		const waiting = linesOf(lines, job.id).filter((l) => l.event === "job.waiting");
+		expect(waiting).toEqual([
+			expect.objectContaining({ reason: "approval", tool: "create_ticket", tool_use_id: job.pending_approval!.tool_use_id, until: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) }),
+		]);
+		await call(`/v1/jobs/${job.id}/cancel`, { method: "POST", as: "operate" });
+		await settle("logged-approval");
 	});
 
 	it("names a scheduled job from its claim, with the id the ledger gives it", async () => {

@@ -213,6 +213,10 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 		limit.clear();
 		deps.inflight.delete(job.id);
 	}
+
+	// Cancelled, or past its deadline, while the answer was on its way: the answer is not acted on.
+	// Its tries (a refused answer's billed tokens among them) are still the record.
+	if (controller.signal.aborted) return modelFailed(deps, job.id, new ModelCallFailure("aborted", "the model call was aborted", response.attempts));
 	log.info("model.call", {
 		agent: job.agent,
 		job_id: job.id,
@@ -223,10 +227,6 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 		input_tokens: response.message.usage.input_tokens,
 		output_tokens: response.message.usage.output_tokens,
 	});
-
-	// Cancelled, or past its deadline, while the answer was on its way: the answer is not acted on.
-	// Its tries (a refused answer's billed tokens among them) are still the record.
-	if (controller.signal.aborted) return modelFailed(deps, job.id, new ModelCallFailure("aborted", "the model call was aborted", response.attempts));
 	// The job may have been cancelled while the call was in flight.
 	const stored = getJob(deps.sql, job.id);
 	if (!stored || stored.status !== "running") return "done";

@@ -20,7 +20,8 @@ export async function sha256(value: string): Promise<ArrayBuffer> {
  * Parses the API_TOKENS secret: comma-separated `name:role:token`. The token may itself hold
  * colons. The entries hold digests, not tokens: a token is compared by its digest only (the
  * middleware keeps the secret itself, to know when it changes).
- * Problems name the entry's position and name, never its token.
+ * Problems name the entry by its position only: its name slot may hold the token (an entry written
+ * token first), and they reach the logs.
  */
 export async function parseApiTokens(secret: string | undefined): Promise<TokenEntry[]> {
 	const issues: { path: string; message: string }[] = [];
