@@ -28,7 +28,7 @@ export const IncidentSchema = z
 			.nullable()
 			.openapi({
 				description:
-					"While open: the sources failing with this error that have not run clean since (`schedule:<name>`, `webhook`, `manual` for one-off runs, `delivery` for the agent's delivery target); it resolves when none is left that the agent still runs, or at any clean run for class auth or rate_limit. A clean run clears its own source, `manual` and `delivery`. Null once closed or resolved, and when unknown (opened before this was kept, or the scheduler's own): any clean run resolves it then",
+					"While open: the sources failing with this error that have not run clean since (`schedule:<name>`, `webhook`, `manual` for one-off runs, `delivery` for the agent's delivery target); it resolves when none is left that the agent still runs, or at any clean run for class auth or rate_limit. A clean run clears its own source and `manual`; only an answer actually delivered clears `delivery` (a `[SILENT]` or empty answer, which sends nothing, leaves it). Null once closed or resolved, and when unknown (opened before this was kept, or the scheduler's own): any clean run resolves it then",
 			}),
 	})
 	.openapi("Incident");
