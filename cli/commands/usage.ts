@@ -43,11 +43,15 @@ async function usage(ctx: Context, opts: UsageOptions): Promise<number> {
 		throw new CliError("--since must not be after --until", 2);
 	}
 	let since = opts.since;
+	let until = opts.until;
 	if (opts.days !== undefined) {
-		const until = opts.until ? Date.parse(opts.until) : Math.floor(Date.now() / DAY_MS) * DAY_MS;
-		since = new Date(until - (opts.days - 1) * DAY_MS).toISOString().slice(0, 10);
+		const last = opts.until ? Date.parse(opts.until) : Math.floor(Date.now() / DAY_MS) * DAY_MS;
+		since = new Date(last - (opts.days - 1) * DAY_MS).toISOString().slice(0, 10);
+		// Both ends from this clock: the server's default end is its own today, a day off from ours
+		// around midnight, which would show N-1 or N+1 days.
+		until = new Date(last).toISOString().slice(0, 10);
 	}
-	const answer = await ctx.client.json("/v1/usage", shapes.usagePage, { query: { since, until: opts.until, agent: opts.agent, limit: opts.limit, cursor: opts.cursor } });
+	const answer = await ctx.client.json("/v1/usage", shapes.usagePage, { query: { since, until, agent: opts.agent, limit: opts.limit, cursor: opts.cursor } });
 	// A mistyped agent has no usage, as an agent with no ended jobs has none: an unknown one is an
 	// error, for a script reading --json as for a person.
 	if (answer.days.length === 0 && opts.agent !== undefined && opts.cursor === undefined) await requireKnownAgent(ctx, opts.agent);

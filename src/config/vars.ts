@@ -8,8 +8,9 @@ import { log } from "../log.ts";
  */
 export const NUMBER_VARS = {
 	RETENTION_DAYS: { fallback: 30, min: 1, max: 3650, unit: "days" },
-	// The scheduler ticks once a minute: less than that would call it stalled between ticks.
-	HEARTBEAT_STALE_SECONDS: { fallback: 180, min: 60, max: 7 * 86_400, unit: "seconds" },
+	// The scheduler ticks once a minute, and a tick is recorded as it ends, dated when it began: the
+	// last good one is over a minute old while the next one runs, so a minute would flap.
+	HEARTBEAT_STALE_SECONDS: { fallback: 180, min: 120, max: 7 * 86_400, unit: "seconds" },
 } as const;
 export type NumberVarName = keyof typeof NUMBER_VARS;
 

@@ -65,8 +65,9 @@ export async function recordTick(db: D1Database, t: TickRecord): Promise<void> {
 		.prepare(
 			`INSERT INTO scheduler_heartbeat (id, tick_at, scheduled_time, outcome, shards_ok, shards_failed, agents_called, claimed, skipped, error, last_ok_at)
 			 VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-			 ON CONFLICT (id) DO UPDATE SET tick_at = excluded.tick_at,
-			   last_ok_at = coalesce(excluded.last_ok_at, scheduler_heartbeat.last_ok_at),
+			 ON CONFLICT (id) DO UPDATE SET tick_at = max(excluded.tick_at, scheduler_heartbeat.tick_at),
+			   last_ok_at = CASE WHEN excluded.last_ok_at IS NULL THEN scheduler_heartbeat.last_ok_at
+			     ELSE max(excluded.last_ok_at, coalesce(scheduler_heartbeat.last_ok_at, 0)) END,
 			   ${TICK_FIGURES.map((c) => `${c} = CASE WHEN ${NEWER} THEN excluded.${c} ELSE scheduler_heartbeat.${c} END`).join(", ")}`,
 		)
 		.bind(t.tickAt, t.scheduledTime, t.outcome, t.shardsOk, t.shardsFailed, t.agentsCalled, t.claimed, t.skipped, t.error, t.outcome === "ok" ? t.tickAt : null)

@@ -310,6 +310,18 @@ describe("drover usage", () => {
 		expect(lone.status, lone.stderr).toBe(0);
 		expect(total(lone.stdout)).toMatch(/^\s*total\s+3\s/);
 	});
+
+	it("asks for --days N by both ends of its own clock's days, so a server a day off around midnight shows N days still", async () => {
+		const api = await fakeApi({});
+		const before = new Date().toISOString().slice(0, 10);
+		await runCli(api.url, ["usage", "--days", "3"]);
+		const after = new Date().toISOString().slice(0, 10);
+		const query = new URL(`http://x${api.seen[0]!.route.slice("GET ".length)}`).searchParams;
+		const until = query.get("until");
+		// The day this test ran on (either side of a midnight it may straddle).
+		expect([before, after]).toContain(until);
+		expect(query.get("since")).toBe(new Date(Date.parse(until!) - 2 * 86_400_000).toISOString().slice(0, 10));
+	});
 });
 
 /** An agent as GET /v1/agents lists it: an API agent, enabled, idle, with what `overrides` changes. */

@@ -14,6 +14,6 @@ describe("the Worker's numeric vars", () => {
 		for (const bad of ["30d", "1e3", "-5", "7.5", "0x1e", "NaN", "0", "3651"]) expect(numberVar({ RETENTION_DAYS: bad }, "RETENTION_DAYS"), bad).toBe(30);
 		expect(numberVar({ HEARTBEAT_STALE_SECONDS: "30" }, "HEARTBEAT_STALE_SECONDS")).toBe(180);
 		expect(numberVarProblem("RETENTION_DAYS", "30d")).toBe('RETENTION_DAYS "30d" is not a whole number of days (1..3650)');
-		expect(numberVarProblem("HEARTBEAT_STALE_SECONDS", "30")).toBe("HEARTBEAT_STALE_SECONDS 30 is outside 60..604800 seconds");
+		expect(numberVarProblem("HEARTBEAT_STALE_SECONDS", "30")).toBe("HEARTBEAT_STALE_SECONDS 30 is outside 120..604800 seconds");
 	});
 });
