@@ -2396,6 +2396,24 @@ describe("the dashboard", () => {
 	});
 
 
+	it("draws the runs chart's gridlines at the viewer's round times, as its labels are local", async () => {
+		// A zone half an hour off UTC: UTC's midnights and hours are not its own.
+		const zoned = await browser.newContext({ timezoneId: "Asia/Kolkata" });
+		const page = await zoned.newPage();
+		const charts = readFileSync(new URL("../../src/dashboard/client/charts.client.js", import.meta.url), "utf8");
+		const localTimes = (t0: string, t1: string) =>
+			page.evaluate<string[]>(`(() => { ${charts}
+				return timeTicks(Date.parse("${t0}"), Date.parse("${t1}"), 10).ticks.map((t) => new Date(t).toTimeString().slice(0, 5));
+			})()`);
+		const days = await localTimes("2026-11-20T00:00:00Z", "2026-11-26T00:00:00Z");
+		expect(days.length).toBeGreaterThan(3);
+		expect(new Set(days)).toEqual(new Set(["00:00"]));
+		const hours = await localTimes("2026-11-20T00:00:00Z", "2026-11-20T09:00:00Z");
+		expect(hours.length).toBeGreaterThan(3);
+		expect(hours.every((h) => h.endsWith(":00"))).toBe(true);
+		await zoned.close();
+	});
+
 	it("words an ended job's missing usage and a pause made just now as they are", async () => {
 		const agent = await createAgent(`dash-words-${run}`, {});
 		await script({ error: 400, message: "the model refused the request (emulated)" });

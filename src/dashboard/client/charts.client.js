@@ -5,7 +5,18 @@ const TICK_STEPS = [60e3, 120e3, 300e3, 600e3, 900e3, 1800e3, 3600e3, 7200e3, 10
 function timeTicks(t0, t1, max) {
 	const step = TICK_STEPS.find((s) => (t1 - t0) / s <= max) || 604800e3;
 	const ticks = [];
-	for (let t = Math.ceil(t0 / step) * step; t <= t1; t += step) ticks.push(t);
+	// On the viewer's round times, as the labels are local: a day's line at local midnight (walked
+	// by the calendar, so a DST change between does not move the rest an hour), an hour's at :00
+	// in a zone half an hour off UTC.
+	if (step >= 86400e3) {
+		const d = new Date(t0);
+		d.setHours(0, 0, 0, 0);
+		if (d.getTime() < t0) d.setDate(d.getDate() + 1);
+		for (; d.getTime() <= t1; d.setDate(d.getDate() + step / 86400e3)) ticks.push(d.getTime());
+		return { ticks, step };
+	}
+	const offset = -new Date(t0).getTimezoneOffset() * 60e3;
+	for (let t = Math.ceil((t0 + offset) / step) * step - offset; t <= t1; t += step) ticks.push(t);
 	return { ticks, step };
 }
 /** @param {number} t @param {number} step */
