@@ -1,3 +1,4 @@
+import { signatureHeaders } from "../../src/api/webhook-signature.ts";
 import { formatDelivery, formatHook } from "../../src/delivery/format.ts";
 import { resolveSecretUrl, scrubSecretUrl, secretNamed } from "../../src/delivery/secret-url.ts";
 import type { AgentDefinition } from "../../src/config/schema.ts";
@@ -192,13 +193,17 @@ export async function sendDue(
 			error = `secret ${row.url_secret} does not hold an http(s) URL`;
 		} else {
 			const { url } = target;
+			// Signed only with a key of its own: unlike a webhook tool's, a delivery's signature is not keyed
+			// by its URL, which anyone able to POST to the receiver knows. Stamped per attempt.
+			const signingKey = secretNamed(env, `${row.url_secret}_SIGNING_KEY`);
+			const signature = signingKey === undefined ? {} : await signatureHeaders(signingKey, row.body, now());
 			const limit = deadline(timeoutMs);
 			try {
 				// Redirects are not followed: a 301 or 302 turns the POST into a bodiless GET whose 200 would
 				// read as delivered, and a 307 would carry the answer wherever it points.
 				const res = await fetch(url, {
 					method: "POST",
-					headers: { "content-type": row.content_type, "idempotency-key": row.id, "user-agent": "drover" },
+					headers: { "content-type": row.content_type, "idempotency-key": row.id, "user-agent": "drover", ...signature },
 					body: row.body,
 					redirect: "manual",
 					signal: limit.signal,

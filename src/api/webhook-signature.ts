@@ -49,6 +49,16 @@ export async function signWebhook(secret: string, timestamp: number, body: strin
 }
 
 /**
+ * The headers that sign `body` for its receiver, stamped now: what drover sends on every signed POST
+ * (webhook tools, deliveries, hooks, alerts). Called per attempt, so a retry carries a fresh
+ * timestamp and a receiver's replay window does not refuse it.
+ */
+export async function signatureHeaders(key: string, body: string, nowMs = Date.now()): Promise<{ "x-drover-timestamp": string; "x-drover-signature": string }> {
+	const timestamp = Math.floor(nowMs / 1000);
+	return { "x-drover-timestamp": String(timestamp), "x-drover-signature": await signWebhook(key, timestamp, body) };
+}
+
+/**
  * Checks a webhook's timestamp and signature. The comparison is crypto.subtle.verify, which is
  * constant-time; the timestamp is signed too, so an old request cannot be re-dated.
  */

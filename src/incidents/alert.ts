@@ -1,4 +1,5 @@
-import { resolveSecretUrl, scrubSecretUrlFields } from "../delivery/secret-url.ts";
+import { signatureHeaders } from "../api/webhook-signature.ts";
+import { resolveSecretUrl, scrubSecretUrlFields, secretNamed } from "../delivery/secret-url.ts";
 import { alertBody } from "./alert-body.ts";
 import { errorFields, log } from "../log.ts";
 import { claimAlert, markAlerted, releaseAlert, type Incident } from "../store/incidents.ts";
@@ -19,16 +20,21 @@ function alertUrl(env: Env, incident: Incident): string | null {
 /** Posts an incident to the operator's alert webhook (ALERT_WEBHOOK_URL), keyed by its opening. */
 export async function sendAlert(env: Env, incident: Incident, key: string): Promise<boolean> {
 	const url = alertUrl(env, incident);
-	return url !== null && postAlert(url, incident, key);
+	return url !== null && postAlert(env, url, incident, key);
 }
 
-async function postAlert(url: string, incident: Incident, key: string): Promise<boolean> {
+async function postAlert(env: Env, url: string, incident: Incident, key: string): Promise<boolean> {
+	const body = alertBody(url, incident);
+	// Signed only with a key of its own (ALERT_WEBHOOK_URL_SIGNING_KEY), never the URL: anyone able to
+	// POST to the receiver knows that. Stamped per try, so a resend is not refused as a replay.
+	const signingKey = secretNamed(env, "ALERT_WEBHOOK_URL_SIGNING_KEY");
+	const signature = signingKey === undefined ? {} : await signatureHeaders(signingKey, body);
 	const limit = deadline(10_000);
 	try {
 		const res = await fetch(url, {
 			method: "POST",
-			headers: { "content-type": "application/json", "idempotency-key": key },
-			body: alertBody(url, incident),
+			headers: { "content-type": "application/json", "idempotency-key": key, ...signature },
+			body,
 			// As deliveries: a redirect would turn the POST into a bodiless GET, or carry the incident on.
 			redirect: "manual",
 			signal: limit.signal,
@@ -60,7 +66,7 @@ export async function alertIncident(env: Env, incident: Incident, at: number): P
 	const claimedAt = Date.now();
 	const opening = await claimAlert(env.DB, incident.id, claimedAt);
 	if (opening === null) return "taken";
-	if (!(await postAlert(url, incident, `${incident.id}:${opening}`))) {
+	if (!(await postAlert(env, url, incident, `${incident.id}:${opening}`))) {
 		await releaseAlert(env.DB, incident.id, claimedAt);
 		return "failed";
 	}

@@ -9,7 +9,7 @@
  * itself: a receiver that knows its own URL can verify without a second secret, and one that wants
  * a key independent of the URL gets it by setting the second secret.
  */
-import { signWebhook } from "../../api/webhook-signature.ts";
+import { signatureHeaders } from "../../api/webhook-signature.ts";
 import type { Tool } from "../../config/schema.ts";
 import { resolveSecretUrl, scrubbedExcerpt, scrubSecretUrl, secretNamed } from "../../delivery/secret-url.ts";
 import { log } from "../../log.ts";
@@ -43,11 +43,9 @@ export async function callWebhookTool(tool: WebhookTool, input: unknown, ctx: To
 	const key = secretNamed(ctx.env, `${tool.url_secret}_SIGNING_KEY`) ?? url;
 
 	const body = JSON.stringify({ tool: tool.name, input: input ?? {}, job_id: ctx.jobId });
-	const timestamp = Math.floor(Date.now() / 1000);
 	const headers = {
 		"content-type": "application/json",
-		"x-drover-timestamp": String(timestamp),
-		"x-drover-signature": await signWebhook(key, timestamp, body),
+		...(await signatureHeaders(key, body)),
 		// The same tool call retried (after a crash or a network error) carries the same key, so the
 		// receiver can answer it once.
 		"idempotency-key": `${ctx.jobId}:${toolUseId}`,
