@@ -44,7 +44,8 @@ function unset(env: Record<string, unknown>, name: string): boolean {
 
 /**
  * What an agent that can run will fail at with the Worker's current secrets: the webhook trigger
- * (every signed call a 503) and hook calls (each given up). Not a pause: its schedules and manual
+ * (every signed call a 503), hook calls (each given up) and webhook tools signed with their URL for
+ * want of a key (a signature that authenticates nothing). Not a pause: its schedules and manual
  * runs are fine, and the failure would otherwise show only in a log line.
  */
 export function readinessWarnings(agent: AgentDefinition, env: Record<string, unknown>): string[] {
@@ -62,6 +63,14 @@ export function readinessWarnings(agent: AgentDefinition, env: Record<string, un
 			const target = resolveSecretUrl(env[hook.url_secret]);
 			if (target.kind === "missing") warnings.push(`secret ${hook.url_secret} (${kind} hook) is not set: its calls are given up`);
 			else if (target.kind === "not-http") warnings.push(`secret ${hook.url_secret} (${kind} hook) does not hold an http(s) URL: its calls are given up`);
+		}
+	}
+	for (const tool of agent.tools) {
+		// Still signed with the URL (receivers set up that way keep verifying), but that proves nothing.
+		if (tool.type === "webhook" && unset(env, `${tool.url_secret}_SIGNING_KEY`)) {
+			warnings.push(
+				`secret ${tool.url_secret}_SIGNING_KEY (tool ${tool.name}) is not set: its calls are signed with their URL as the key, which anyone able to POST to the receiver knows; set it for a signature the receiver can trust`,
+			);
 		}
 	}
 	return warnings;

@@ -9,6 +9,7 @@ import { jobOf, runToRest, trigger } from "../helpers/jobs.ts";
 import { fake } from "../helpers/outbound.ts";
 import { tick } from "../helpers/ticks.ts";
 import { parseAgent, parseFleet } from "../../src/config/fleet.ts";
+import { readinessWarnings } from "../../src/config/readiness.ts";
 import { shardName, shardOf } from "../../src/scheduler/shards.ts";
 import { upsertRegisteredAgent } from "../../src/store/agent-registry.ts";
 import { migrate } from "../../src/store/sqlite-migrations.ts";
@@ -137,6 +138,21 @@ describe("an agent whose webhook trigger or hook has no secret set", () => {
 		const put = await call("/v1/agents/half-wired", { method: "PUT", as: "admin", body: fixed });
 		expect(put.status).toBe(200);
 		expect(((await put.json()) as { warnings: string[] }).warnings).toEqual([]);
+	});
+});
+
+describe("an agent whose webhook tool has no signing key", () => {
+	it("says its calls are signed with their URL, until <url_secret>_SIGNING_KEY is set", async () => {
+		const tool = { type: "webhook", name: "create_ticket", description: "Create a ticket.", url_secret: "TEST_TICKETS_URL" };
+		const body = { name: "url-signed", prompt: "Go.", tools: [tool] };
+		expect((await call("/v1/agents", { method: "POST", as: "admin", body })).status).toBe(201);
+		const view = (await (await call("/v1/agents/url-signed")).json()) as { paused: unknown; warnings: string[] };
+		expect(view.paused).toBeNull();
+		expect(view.warnings).toEqual([
+			"secret TEST_TICKETS_URL_SIGNING_KEY (tool create_ticket) is not set: its calls are signed with their URL as the key, which anyone able to POST to the receiver knows; set it for a signature the receiver can trust",
+		]);
+		// With the key set (the test Worker has none, so the secrets are given here), nothing is said.
+		expect(readinessWarnings(parseAgent(body), { TEST_TICKETS_URL: "https://tickets.example.test/hook", TEST_TICKETS_URL_SIGNING_KEY: "k".repeat(32) })).toEqual([]);
 	});
 });
 

@@ -44,7 +44,7 @@ const AgentView = z
 		queued_jobs: z.number().int(),
 		last_job: LastJobSchema,
 		warnings: z.array(z.string()).openapi({
-			description: "What will fail though the agent runs: a webhook trigger's or a hook's secret not set (each a 503 or a call given up). A secret a run needs pauses the agent instead (paused.by auto)",
+			description: "What will fail though the agent runs: a webhook trigger's or a hook's secret not set (each a 503 or a call given up), or a webhook tool's <url_secret>_SIGNING_KEY not set (its calls signed with their URL, which authenticates nothing). A secret a run needs pauses the agent instead (paused.by auto)",
 		}),
 	})
 	.openapi("AgentView");
