@@ -31,6 +31,11 @@ function finalAnswer(sql: SqlStorage, job: JobRecord): string {
 	return typeof content === "string" ? content : answerText(content).trim();
 }
 
+/** The job's page in the dashboard (its route: /jobs/:id), when the Worker knows its public origin. */
+function dashboardUrl(publicOrigin: string | null, jobId: string): string | null {
+	return publicOrigin === null ? null : `${publicOrigin}/jobs/${encodeURIComponent(jobId)}`;
+}
+
 /**
  * `held`: a completed job's hook call waits for the job's delivery to have an outcome, so the record
  * it carries says whether the answer got through (it would otherwise always read `delivery: null`).
@@ -80,7 +85,7 @@ function incidentEvent(sql: SqlStorage, kind: "failure" | "clean", jobId: string
  * object's SQLite, so an eviction between finishing and sending loses none of them. Synchronous:
  * the caller runs it in the transaction that consumes the job's `final_effects` row.
  */
-export function queueEffects(sql: SqlStorage, job: JobRecord, agent: AgentDefinition | null, now: number): void {
+export function queueEffects(sql: SqlStorage, job: JobRecord, agent: AgentDefinition | null, now: number, publicOrigin: string | null = null): void {
 	const event = job.status as FinalEvent;
 	let awaitingDelivery = false;
 	if (event === "completed" && agent?.delivery) {
@@ -91,7 +96,7 @@ export function queueEffects(sql: SqlStorage, job: JobRecord, agent: AgentDefini
 			setDelivery(sql, job.id, agent.delivery.type, "suppressed", now);
 		} else {
 			const cutShort = job.transitions.at(-1)?.reason === CUT_AT_MAX_TOKENS;
-			const { body, contentType } = formatDelivery(agent.delivery.type, { agent: job.agent, job, answer: redact(answer), cutShort });
+			const { body, contentType } = formatDelivery(agent.delivery.type, { agent: job.agent, job, answer: redact(answer), cutShort, dashboardUrl: dashboardUrl(publicOrigin, job.id) });
 			queueSend(sql, { id: `${job.id}:delivery`, jobId: job.id, kind: "delivery", target: agent.delivery.type, urlSecret: agent.delivery.url_secret, body, contentType }, now);
 			awaitingDelivery = true;
 		}

@@ -3,7 +3,7 @@ import { loadFleet } from "../config/bundled.ts";
 import { ConfigError } from "../errors.ts";
 import { errorFields, log } from "../log.ts";
 import { heartbeatHealth, readHeartbeat } from "../store/heartbeat.ts";
-import { numberVar, numberVarIssues } from "../config/vars.ts";
+import { numberVar, varIssues } from "../config/vars.ts";
 import { createApi } from "./factory.ts";
 import { SchedulerHealth } from "./status.ts";
 
@@ -19,7 +19,10 @@ const Health = z
 		scheduler: SchedulerHealth.nullable().openapi({ description: "null when the heartbeat cannot be read (D1 unavailable)" }),
 		variables: z
 			.object({ ok: z.boolean(), issues: z.array(z.object({ path: z.string(), message: z.string() })).optional() })
-			.openapi({ description: "The Worker's numeric vars (RETENTION_DAYS, HEARTBEAT_STALE_SECONDS): one that is not a whole number in range is listed, and its default used meanwhile" }),
+			.openapi({
+				description:
+					"The Worker's vars: a numeric one (RETENTION_DAYS, HEARTBEAT_STALE_SECONDS) that is not a whole number in range is listed, and its default used meanwhile; a PUBLIC_URL that is not an http(s) origin is listed, and deliveries carry no dashboard link meanwhile",
+			}),
 	})
 	.openapi("Health");
 
@@ -55,7 +58,7 @@ export const healthApi = createApi().openapi(
 			log.error("healthz.heartbeat_unreadable", errorFields(err));
 		}
 		// Reported, not degrading: each falls back to its default, and drover runs on.
-		const issues = numberVarIssues(c.env);
+		const issues = varIssues(c.env);
 		const variables = issues.length === 0 ? { ok: true } : { ok: false, issues };
 		const ok = fleet.ok && scheduler !== null && !scheduler.stalled;
 		return c.json({ status: ok ? ("ok" as const) : ("degraded" as const), version: c.env.DROVER_VERSION, fleet, scheduler, variables }, ok ? 200 : 503);

@@ -49,3 +49,41 @@ export function numberVarIssues(env: Partial<Record<NumberVarName, string>>): { 
 		return problem === null ? [] : [{ path: name, message: `${problem}; the default ${NUMBER_VARS[name].fallback} is used` }];
 	});
 }
+
+/**
+ * PUBLIC_URL: the Worker's public origin (https://drover.example.workers.dev), which the Worker cannot
+ * learn on its own in an alarm, where deliveries are sent. What is wrong with a value, or null when it
+ * is an http(s) origin (a trailing slash allowed) or unset (blank).
+ */
+export function publicUrlProblem(value: string | undefined): string | null {
+	if (value === undefined || value.trim() === "") return null;
+	let url: URL | null = null;
+	try {
+		url = new URL(value.trim());
+	} catch {
+		url = null;
+	}
+	const origin = url !== null && (url.protocol === "https:" || url.protocol === "http:") && url.pathname === "/" && !url.search && !url.hash && !url.username && !url.password;
+	return origin ? null : `PUBLIC_URL ${JSON.stringify(value)} is not an http(s) origin (such as https://drover.example.workers.dev): deliveries carry no dashboard link`;
+}
+
+/** PUBLIC_URL's origin, or null when it is unset or not valid (logged once as config.var_invalid). */
+export function publicUrl(env: { PUBLIC_URL?: string }): string | null {
+	const value = env.PUBLIC_URL;
+	const problem = publicUrlProblem(value);
+	if (problem !== null) {
+		const key = `PUBLIC_URL=${value}`;
+		if (!reported.has(key)) {
+			reported.add(key);
+			log.error("config.var_invalid", { variable: "PUBLIC_URL", problem, using: null });
+		}
+		return null;
+	}
+	return value === undefined || value.trim() === "" ? null : new URL(value.trim()).origin;
+}
+
+/** Every var's problem (the numeric ones and PUBLIC_URL), as /healthz lists issues. */
+export function varIssues(env: Partial<Record<NumberVarName | "PUBLIC_URL", string>>): { path: string; message: string }[] {
+	const problem = publicUrlProblem(env.PUBLIC_URL);
+	return [...numberVarIssues(env), ...(problem === null ? [] : [{ path: "PUBLIC_URL", message: problem }])];
+}
