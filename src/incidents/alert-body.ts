@@ -5,6 +5,9 @@ import type { Incident } from "../store/incidents.ts";
 /** Characters of the error in an alert's one-line text: a page, not the record (the API has it whole). */
 const ERROR_CHARS = 500;
 
+/** Discord's webhook hosts: its stable client's and the public test builds' (ptb, canary) take the same body. */
+const DISCORD_HOSTS = new Set(["discord.com", "discordapp.com", "ptb.discord.com", "canary.discord.com"]);
+
 /** The alert's one line: what failed, how often, and what is failing with it. */
 export function alertText(incident: Incident): string {
 	const failing = incident.failing && incident.failing.length > 0 ? ` (failing: ${incident.failing.join(", ")})` : "";
@@ -20,7 +23,7 @@ export function alertText(incident: Incident): string {
 export function alertBody(url: string, incident: Incident): string {
 	const { hostname, pathname } = new URL(url);
 	if (hostname === "hooks.slack.com") return JSON.stringify({ text: escapeSlack(alertText(incident)) });
-	if ((hostname === "discord.com" || hostname === "discordapp.com") && pathname.startsWith("/api/webhooks/")) {
+	if (DISCORD_HOSTS.has(hostname) && pathname.startsWith("/api/webhooks/")) {
 		// An error quoting "@everyone" must not ping anyone.
 		return JSON.stringify({ content: clip(alertText(incident), DISCORD_CONTENT_LIMIT), allowed_mentions: { parse: [] } });
 	}

@@ -33,7 +33,7 @@ async function postAlert(env: Env, url: string, incident: Incident, key: string)
 	try {
 		const res = await fetch(url, {
 			method: "POST",
-			headers: { "content-type": "application/json", "idempotency-key": key, ...signature },
+			headers: { "content-type": "application/json", "idempotency-key": key, "user-agent": "drover", ...signature },
 			body,
 			// As deliveries: a redirect would turn the POST into a bodiless GET, or carry the incident on.
 			redirect: "manual",

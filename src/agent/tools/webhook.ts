@@ -45,6 +45,7 @@ export async function callWebhookTool(tool: WebhookTool, input: unknown, ctx: To
 	const body = JSON.stringify({ tool: tool.name, input: input ?? {}, job_id: ctx.jobId });
 	const headers = {
 		"content-type": "application/json",
+		"user-agent": "drover",
 		...(await signatureHeaders(key, body)),
 		// The same tool call retried (after a crash or a network error) carries the same key, so the
 		// receiver can answer it once.
