@@ -418,4 +418,13 @@ export const AGENT_MIGRATIONS: readonly SqlMigration[] = [
 			CREATE TABLE former_agent_jobs (job_id TEXT PRIMARY KEY);
 		`,
 	},
+	{
+		version: 27,
+		name: "webhook_seen_job",
+		sql: `
+			-- The job an accepted webhook call created: a sender's resend of the same signed bytes (its
+			-- answer lost) is answered with that job. NULL for a call remembered before this step.
+			ALTER TABLE webhook_seen ADD COLUMN job_id TEXT;
+		`,
+	},
 ];

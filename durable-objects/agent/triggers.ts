@@ -89,8 +89,16 @@ export function triggerJob(sql: SqlStorage, ctx: TriggerContext, req: TriggerReq
 		}
 	}
 	if (req.signature !== undefined) {
-		const seen = sql.exec("SELECT 1 FROM webhook_seen WHERE signature = ? AND seen_at >= ?", req.signature, now - SEEN_TTL_MS).toArray().length > 0;
-		if (seen) return refuse(409, "this webhook request was already accepted (replay)");
+		const seen = sql
+			.exec<{ job_id: string | null }>("SELECT job_id FROM webhook_seen WHERE signature = ? AND seen_at >= ?", req.signature, now - SEEN_TTL_MS)
+			.toArray()[0];
+		if (seen) {
+			// A resend of the same signed bytes is a sender's retry after a lost answer: it gets the job
+			// its first delivery made. A signature remembered before the job was (schema step 27) has none.
+			const job = seen.job_id === null ? null : getJob(sql, seen.job_id);
+			if (job) return { job, created: false };
+			return refuse(409, "this webhook request was already accepted (replay); its job is not known here any more");
+		}
 	}
 	const closed = admissionRefusal(sql, agent, state);
 	if (closed) return closed;
@@ -130,7 +138,7 @@ export function triggerJob(sql: SqlStorage, ctx: TriggerContext, req: TriggerReq
 		);
 	}
 	// An expired row of the same signature may still be there, waiting for the hourly pass.
-	if (req.signature !== undefined) sql.exec("INSERT OR REPLACE INTO webhook_seen (signature, seen_at) VALUES (?, ?)", req.signature, now);
+	if (req.signature !== undefined) sql.exec("INSERT OR REPLACE INTO webhook_seen (signature, seen_at, job_id) VALUES (?, ?, ?)", req.signature, now, job.id);
 	return { job, created: true };
 }
 

@@ -33,7 +33,8 @@ export const hooksApi = createApi().openapi(
 		description:
 			"Headers: X-Drover-Timestamp (unix seconds) and X-Drover-Signature: sha256=<hex of HMAC-SHA256(secret, `${timestamp}.${body}`)>, " +
 			"the body being its bytes as sent (which must be UTF-8: a signed body that is not is a 400), " +
-			"with the secret named by the agent's `webhook.secret`. Requests more than 300 s from the Worker's clock, or seen before, are refused.",
+			"with the secret named by the agent's `webhook.secret`. Requests more than 300 s from the Worker's clock are refused; one seen before (the same signature, within 15 minutes) " +
+			"is answered with the job it created (200), or a 409 if that job is not known any more.",
 		request: {
 			params: z.object({ agent: AgentNameParam }),
 			// None is read: a sender's ?prompt= or ?agent= would otherwise seem to do something (the other
@@ -50,6 +51,10 @@ export const hooksApi = createApi().openapi(
 		},
 		responses: {
 			202: { description: "A new pending job", content: { "application/json": { schema: JobRecordSchema } } },
+			200: {
+				description: "The job this request already created: a resend of the same signed bytes within 15 minutes",
+				content: { "application/json": { schema: JobRecordSchema } },
+			},
 			400: standardErrors[400],
 			401: standardErrors[401],
 			...notFoundResponse,
@@ -135,7 +140,7 @@ export const hooksApi = createApi().openapi(
 				owner: `webhook:${agent.name}`,
 			}),
 		);
-		return c.json(result.job, 202);
+		return c.json(result.job, result.created ? 202 : 200);
 	},
 );
 

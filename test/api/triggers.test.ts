@@ -1,4 +1,4 @@
-import { env } from "cloudflare:test";
+import { env, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { signWebhook } from "../../src/api/webhook-signature.ts";
 import { createAgent, runsOf } from "../helpers/agents.ts";
@@ -214,10 +214,35 @@ describe("POST /v1/hooks/:agent", () => {
 
 		const fresh = await hook("guarded", body, { timestamp: now });
 		expect(fresh.status).toBe(202);
-		const replay = await hook("guarded", body, { timestamp: now });
-		expect(replay.status).toBe(409);
-		expect((await errorOf(replay)).message).toBe("this webhook request was already accepted (replay)");
 		expect(await runsOf("guarded")).toHaveLength(1);
+	});
+
+	it("answers a resend of the same signed request with the job the first one created (200), creating nothing more", async () => {
+		await webhookAgent("resent");
+		const body = JSON.stringify({ n: 1 });
+		const now = Math.floor(Date.now() / 1000);
+		const first = await hook("resent", body, { timestamp: now });
+		expect(first.status).toBe(202);
+		const job = (await first.json()) as Job;
+		// A sender's retry after the first answer was lost: the same bytes, the same signature.
+		const again = await hook("resent", body, { timestamp: now });
+		expect(again.status).toBe(200);
+		expect(((await again.json()) as Job).id).toBe(job.id);
+		expect(await runsOf("resent")).toHaveLength(1);
+	});
+
+	it("still refuses a replay remembered without its job (from the release before) with a 409 saying so", async () => {
+		await webhookAgent("resent-old");
+		const body = JSON.stringify({ n: 1 });
+		const now = Math.floor(Date.now() / 1000);
+		const signature = await signWebhook(WEBHOOK_SECRET, now, body);
+		await runInDurableObject(env.AGENT.getByName("resent-old"), (_i, state) => {
+			state.storage.sql.exec("INSERT INTO webhook_seen (signature, seen_at) VALUES (?, ?)", signature, Date.now());
+		});
+		const replay = await hook("resent-old", body, { timestamp: now, signature });
+		expect(replay.status).toBe(409);
+		expect(await errorOf(replay)).toEqual({ code: "conflict", message: "this webhook request was already accepted (replay); its job is not known here any more" });
+		expect(await runsOf("resent-old")).toEqual([]);
 	});
 
 	it("answers 404 for an agent without a webhook secret and 400 for a signed body that is not JSON", async () => {

@@ -34,6 +34,7 @@ const AGENT_UNDO: Record<number, string> = {
 	24: "ALTER TABLE occurrences DROP COLUMN default_prompt_chars",
 	25: "ALTER TABLE deliveries DROP COLUMN in_doubt",
 	26: "DROP TABLE former_agent_jobs",
+	27: "ALTER TABLE webhook_seen DROP COLUMN job_id",
 };
 export function rollBackAgentSchema(sql: SqlStorage, version: number): void {
 	for (const v of Object.keys(AGENT_UNDO).map(Number).sort((a, b) => b - a)) if (v >= version) sql.exec(AGENT_UNDO[v]!);
