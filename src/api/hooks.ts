@@ -6,8 +6,9 @@ import { BadRequestError, NotFoundError, ServiceUnavailableError, UnsupportedMed
 import { JobRecordSchema } from "../jobs/model.ts";
 import { MIN_WEBHOOK_SECRET_CHARS } from "../config/readiness.ts";
 import { log } from "../log.ts";
+import { sha256Hex } from "../shared/hash.ts";
 import { createApi } from "./factory.ts";
-import { AgentNameParam } from "./params.ts";
+import { AgentNameParam, IdempotencyKeyHeader } from "./params.ts";
 import { unwrap } from "./refusals.ts";
 import { requireAgent } from "./resolve-agent.ts";
 import { conflictResponse, errorResponse, MAX_BODY_BYTES, notFoundResponse, payloadTooLargeResponse, queueFullResponse, standardErrors, unsupportedMediaTypeResponse } from "./schemas.ts";
@@ -34,13 +35,14 @@ export const hooksApi = createApi().openapi(
 			"Headers: X-Drover-Timestamp (unix seconds) and X-Drover-Signature: sha256=<hex of HMAC-SHA256(secret, `${timestamp}.${body}`)>, " +
 			"the body being its bytes as sent (which must be UTF-8: a signed body that is not is a 400), " +
 			"with the secret named by the agent's `webhook.secret`. Requests more than 300 s from the Worker's clock are refused; one seen before (the same signature, within 15 minutes) " +
-			"is answered with the job it created (200), or a 409 if that job is not known any more.",
+			"is answered with the job it created (200), or a 409 if that job is not known any more. An Idempotency-Key (as on POST /v1/agents/{agent}/jobs) " +
+			"makes a re-signed retry of the same body the same job (200) within 24 h; another body under the key is a 409.",
 		request: {
 			params: z.object({ agent: AgentNameParam }),
 			// None is read: a sender's ?prompt= or ?agent= would otherwise seem to do something (the other
 			// routes get this from withRole; this one authenticates by signature instead).
 			query: z.strictObject({}),
-			headers: z.object({ "x-drover-timestamp": z.string().optional(), "x-drover-signature": z.string().optional() }),
+			headers: z.object({ "x-drover-timestamp": z.string().optional(), "x-drover-signature": z.string().optional(), "idempotency-key": IdempotencyKeyHeader }),
 			// Documented, not validated here: a validator would parse and re-serialize the JSON, and the
 			// signature covers the raw bytes (the route checks the body itself, after the signature).
 			body: {
@@ -52,7 +54,7 @@ export const hooksApi = createApi().openapi(
 		responses: {
 			202: { description: "A new pending job", content: { "application/json": { schema: JobRecordSchema } } },
 			200: {
-				description: "The job this request already created: a resend of the same signed bytes within 15 minutes",
+				description: "The job this request already created: a resend of the same signed bytes within 15 minutes, or of the same body with the same Idempotency-Key within 24 h",
 				content: { "application/json": { schema: JobRecordSchema } },
 			},
 			400: standardErrors[400],
@@ -101,6 +103,7 @@ export const hooksApi = createApi().openapi(
 		const headers = c.req.valid("header");
 		await verifyWebhook(secret, headers["x-drover-timestamp"], headers["x-drover-signature"], bytes, Date.now());
 		const raw = decodeUtf8Body(bytes);
+		const idempotencyKey = headers["idempotency-key"];
 		// Read from the text, before parsing: thousands of levels would overflow the walks below (a 500).
 		if (textNestsDeeper(raw)) {
 			throw BadRequestError.ofBody(`webhook body nests deeper than ${MAX_JSON_DEPTH} levels`);
@@ -137,6 +140,9 @@ export const hooksApi = createApi().openapi(
 				// Remembered in one spelling: the hex is taken in either case, and each spelling of the
 				// same signature must not count as a new request (a replay).
 				signature: headers["x-drover-signature"]?.toLowerCase(),
+				// The body as sent (decoded only once it is known UTF-8, so one text is one byte string),
+				// marked as a webhook's: a manual trigger's key never matches it.
+				idempotency: idempotencyKey === undefined ? undefined : { key: idempotencyKey, requestHash: await sha256Hex(`webhook\n${raw}`) },
 				owner: `webhook:${agent.name}`,
 			}),
 		);

@@ -35,3 +35,10 @@ export const CursorParam = z
 	.max(200)
 	.optional()
 	.openapi({ description: "next_cursor of the previous page, unchanged, with the same filters: a cursor is bound to its list and filters, and one from another list or with other filters is a 400" });
+
+/** `Idempotency-Key`: the manual trigger's and the webhook trigger's, checked and remembered alike. */
+export const IdempotencyKeyHeader = z
+	.string()
+	.regex(/^[\x21-\x7e]{1,255}$/, "must be 1-255 printable ASCII characters")
+	.optional()
+	.openapi({ description: "The same key within 24 h returns the same job instead of creating another; with a different request it is a 409" });

@@ -150,14 +150,19 @@ describe("POST /v1/agents/:agent/jobs", () => {
 });
 
 describe("POST /v1/hooks/:agent", () => {
-	async function hook(agent: string, body: string, opts: { secret?: string; timestamp?: number; signature?: string; contentType?: string } = {}) {
+	async function hook(agent: string, body: string, opts: { secret?: string; timestamp?: number; signature?: string; contentType?: string; key?: string } = {}) {
 		const timestamp = opts.timestamp ?? Math.floor(Date.now() / 1000);
 		const signature = opts.signature ?? (await signWebhook(opts.secret ?? WEBHOOK_SECRET, timestamp, body));
 		return call(`/v1/hooks/${agent}`, {
 			method: "POST",
 			as: null,
 			body,
-			headers: { "x-drover-timestamp": String(timestamp), "x-drover-signature": signature, ...(opts.contentType ? { "content-type": opts.contentType } : {}) },
+			headers: {
+				"x-drover-timestamp": String(timestamp),
+				"x-drover-signature": signature,
+				...(opts.contentType ? { "content-type": opts.contentType } : {}),
+				...(opts.key !== undefined ? { "idempotency-key": opts.key } : {}),
+			},
 		});
 	}
 
@@ -243,6 +248,34 @@ describe("POST /v1/hooks/:agent", () => {
 		expect(replay.status).toBe(409);
 		expect(await errorOf(replay)).toEqual({ code: "conflict", message: "this webhook request was already accepted (replay); its job is not known here any more" });
 		expect(await runsOf("resent-old")).toEqual([]);
+	});
+
+	it("honours an Idempotency-Key across re-signed retries: the same body is the same job (200), another body a 409", async () => {
+		await webhookAgent("hook-idem");
+		const body = JSON.stringify({ event: "evt-1" });
+		const now = Math.floor(Date.now() / 1000);
+		const first = await hook("hook-idem", body, { timestamp: now, key: "evt-1" });
+		expect(first.status).toBe(202);
+		const job = (await first.json()) as Job;
+		// A sender that signs each attempt afresh: a new timestamp, so a new signature.
+		const retry = await hook("hook-idem", body, { timestamp: now + 1, key: "evt-1" });
+		expect(retry.status).toBe(200);
+		expect(((await retry.json()) as Job).id).toBe(job.id);
+
+		const different = await hook("hook-idem", JSON.stringify({ event: "evt-2" }), { timestamp: now + 2, key: "evt-1" });
+		expect(different.status).toBe(409);
+		expect((await errorOf(different)).message).toMatch(/Idempotency-Key was used within 24 h for a different request/);
+
+		// Validated as the manual route's: 1-255 printable ASCII.
+		const bad = await hook("hook-idem", body, { timestamp: now + 3, key: "x".repeat(256) });
+		expect(bad.status).toBe(400);
+		expect((await errorOf(bad)).details?.issues?.[0]?.path).toBe("idempotency-key");
+		expect(await runsOf("hook-idem")).toHaveLength(1);
+
+		// A manual trigger's key is not a webhook's: the same key over another route's request is a 409.
+		expect((await trigger("hook-idem", { prompt: "x" }, "evt-3")).status).toBe(201);
+		expect((await hook("hook-idem", body, { timestamp: now + 4, key: "evt-3" })).status).toBe(409);
+		expect(await runsOf("hook-idem")).toHaveLength(2);
 	});
 
 	it("answers 404 for an agent without a webhook secret and 400 for a signed body that is not JSON", async () => {

@@ -7,7 +7,7 @@ import { cursorScope, decodeCursor, encodeCursor } from "../../shared/cursor.ts"
 import { sha256Hex } from "../../shared/hash.ts";
 import { BLANK_MESSAGE, NOT_BLANK } from "../../config/schema.ts";
 import { createApi, withRole } from "../factory.ts";
-import { AgentNameParam, CursorParam, pageLimit } from "../params.ts";
+import { AgentNameParam, CursorParam, IdempotencyKeyHeader, pageLimit } from "../params.ts";
 import { unwrap } from "../refusals.ts";
 import { requireAgent, requireAgentSource, requireKnownAgent } from "../resolve-agent.ts";
 import { LastJobSchema, PausedSchema, RunningJobSchema, conflictResponse, notFoundResponse, queueFullResponse } from "../schemas.ts";
@@ -18,13 +18,7 @@ const TriggerBody = z
 	.strictObject({ prompt: z.string().min(1).max(100_000).regex(NOT_BLANK, BLANK_MESSAGE).optional().openapi({ description: "Overrides the agent's default prompt" }) })
 	.openapi("TriggerRequest");
 
-const IdempotencyHeader = z.object({
-	"idempotency-key": z
-		.string()
-		.regex(/^[\x21-\x7e]{1,255}$/, "must be 1-255 printable ASCII characters")
-		.optional()
-		.openapi({ description: "The same key within 24 h returns the same job instead of creating another" }),
-});
+const IdempotencyHeader = z.object({ "idempotency-key": IdempotencyKeyHeader });
 
 const PauseBody = z.strictObject({ reason: z.string().max(500).optional() }).openapi("PauseRequest");
 
