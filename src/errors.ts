@@ -52,10 +52,11 @@ export class NotFoundError extends AppError {
 	}
 }
 
+/** A 409: `conflict`, or a narrower code a client acts on (`agent_paused`, `agent_disabled`: the run was not queued). */
 export class ConflictError extends AppError {
 	override readonly name = "ConflictError";
-	constructor(message: string, details?: unknown) {
-		super(409, "conflict", message, details);
+	constructor(message: string, details?: unknown, code = "conflict") {
+		super(409, code, message, details);
 	}
 }
 

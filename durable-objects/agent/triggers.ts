@@ -60,8 +60,10 @@ function promptFor(agent: AgentDefinition, req: TriggerRequest): string | null {
  * that starts.
  */
 export function admissionRefusal(sql: SqlStorage, agent: AgentDefinition, state: AgentState): Refusal | null {
-	if (state.pausedAt !== null) return refuse(409, `agent ${agent.name} is paused: ${state.pausedReason ?? "no reason given"}`);
-	if (!agent.enabled) return refuse(409, `agent ${agent.name} is disabled in its definition`);
+	// Codes of their own: a caller must tell a run refused (retry later, or drop it) from a replay or
+	// another state conflict.
+	if (state.pausedAt !== null) return refuse(409, `agent ${agent.name} is paused: ${state.pausedReason ?? "no reason given"}`, undefined, "agent_paused");
+	if (!agent.enabled) return refuse(409, `agent ${agent.name} is disabled in its definition`, undefined, "agent_disabled");
 	const { pending } = jobCounts(sql);
 	if (pending >= MAX_QUEUED) return refuse(429, `agent ${agent.name} already has ${pending} runs queued; try again later`);
 	return null;

@@ -11,7 +11,7 @@ import { createApi } from "./factory.ts";
 import { AgentNameParam, IdempotencyKeyHeader } from "./params.ts";
 import { unwrap } from "./refusals.ts";
 import { requireAgent } from "./resolve-agent.ts";
-import { conflictResponse, errorResponse, MAX_BODY_BYTES, notFoundResponse, payloadTooLargeResponse, queueFullResponse, standardErrors, unsupportedMediaTypeResponse } from "./schemas.ts";
+import { errorResponse, MAX_BODY_BYTES, notFoundResponse, payloadTooLargeResponse, queueFullResponse, runConflictResponse, standardErrors, unsupportedMediaTypeResponse } from "./schemas.ts";
 import { screenPrompt } from "./screen.ts";
 import { verifyWebhook } from "./webhook-signature.ts";
 import { MAX_JSON_DEPTH, textNestsDeeper } from "../shared/json-depth.ts";
@@ -60,7 +60,7 @@ export const hooksApi = createApi().openapi(
 			400: standardErrors[400],
 			401: standardErrors[401],
 			...notFoundResponse,
-			...conflictResponse,
+			...runConflictResponse,
 			...payloadTooLargeResponse,
 			...unsupportedMediaTypeResponse,
 			...queueFullResponse,

@@ -2,14 +2,14 @@ import { AppError, BadRequestError, ConflictError, NotFoundError, PayloadTooLarg
 import { isRefusal, type Refusal } from "../shared/refusal.ts";
 
 /** A Durable Object's refusal as the error class the API answers it with. */
-function errorOf({ status, message, issues }: Refusal["refused"]): AppError {
+function errorOf({ status, message, issues, code }: Refusal["refused"]): AppError {
 	switch (status) {
 		case 400:
 			return new BadRequestError(message, issues ? { issues } : undefined);
 		case 404:
 			return new NotFoundError(message);
 		case 409:
-			return new ConflictError(message, issues ? { issues } : undefined);
+			return new ConflictError(message, issues ? { issues } : undefined, code);
 		case 413:
 			return new PayloadTooLargeError(message);
 		case 429:

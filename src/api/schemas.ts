@@ -29,6 +29,10 @@ export const notFoundResponse = { 404: errorResponse("No such resource") } as co
 /** Every route with a request body declares this: the body was sent without Content-Type: application/json. */
 export const unsupportedMediaTypeResponse = { 415: errorResponse("The body is not sent as application/json (code unsupported_media_type)") } as const;
 export const conflictResponse = { 409: errorResponse("The resource is in the wrong state for this") } as const;
+/** A route that queues a run: a paused or disabled agent's 409 has its own code, the run not queued. */
+export const runConflictResponse = {
+	409: errorResponse("agent_paused / agent_disabled: the agent is paused or disabled, and the run was not queued (ask again once it is resumed or enabled); conflict: another wrong state, the message says which"),
+} as const;
 /** The largest request body any route takes (an agent definition or a prompt, with room to spare). */
 export const MAX_BODY_BYTES = 256 * 1024;
 export const payloadTooLargeResponse = { 413: errorResponse(`The body is over ${MAX_BODY_BYTES / 1024} KiB (code payload_too_large)`) } as const;

@@ -101,7 +101,7 @@ describe("POST /v1/agents/:agent/jobs", () => {
 		await call("/v1/agents/paused-manual/pause", { method: "POST", as: "operate", body: { reason: "maintenance" } });
 		const res = await trigger("paused-manual", { prompt: "x" });
 		expect(res.status).toBe(409);
-		expect((await errorOf(res)).message).toBe("agent paused-manual is paused: maintenance");
+		expect(await errorOf(res)).toEqual({ code: "agent_paused", message: "agent paused-manual is paused: maintenance" });
 		expect(await runsOf("paused-manual")).toEqual([]);
 	});
 
@@ -276,6 +276,20 @@ describe("POST /v1/hooks/:agent", () => {
 		expect((await trigger("hook-idem", { prompt: "x" }, "evt-3")).status).toBe(201);
 		expect((await hook("hook-idem", body, { timestamp: now + 4, key: "evt-3" })).status).toBe(409);
 		expect(await runsOf("hook-idem")).toHaveLength(2);
+	});
+
+	it("tells a paused or disabled agent's refusal (nothing queued) from a replay by its code", async () => {
+		await webhookAgent("hook-paused");
+		await call("/v1/agents/hook-paused/pause", { method: "POST", as: "operate", body: { reason: "maintenance" } });
+		const paused = await hook("hook-paused", JSON.stringify({ n: 1 }));
+		expect(paused.status).toBe(409);
+		expect(await errorOf(paused)).toEqual({ code: "agent_paused", message: "agent hook-paused is paused: maintenance" });
+		await createAgent({ name: "hook-disabled", enabled: false, prompt: "Triage this.", webhook: { secret: "TRIAGE_WEBHOOK_SECRET" } });
+		const disabled = await hook("hook-disabled", JSON.stringify({ n: 1 }));
+		expect(disabled.status).toBe(409);
+		expect(await errorOf(disabled)).toEqual({ code: "agent_disabled", message: "agent hook-disabled is disabled in its definition" });
+		expect(await runsOf("hook-paused")).toEqual([]);
+		expect(await runsOf("hook-disabled")).toEqual([]);
 	});
 
 	it("answers 404 for an agent without a webhook secret and 400 for a signed body that is not JSON", async () => {

@@ -41,6 +41,7 @@ describe("a Durable Object's refusal", () => {
 		[refuse(400, "x", [{ path: "tool_input", message: "x" }]), BadRequestError, 400, "bad_request", { issues: [{ path: "tool_input", message: "x" }] }],
 		[refuse(404, "x"), NotFoundError, 404, "not_found", undefined],
 		[refuse(409, "x"), ConflictError, 409, "conflict", undefined],
+		[refuse(409, "x", undefined, "agent_paused"), ConflictError, 409, "agent_paused", undefined],
 		[refuse(413, "x"), PayloadTooLargeError, 413, "payload_too_large", undefined],
 		[refuse(429, "x"), RateLimitedError, 429, "rate_limited", undefined],
 	] as const)("is thrown as one of drover's error classes (%#)", (refusal, cls, status, code, details) => {

@@ -10,7 +10,7 @@ import { createApi, withRole } from "../factory.ts";
 import { AgentNameParam, CursorParam, IdempotencyKeyHeader, pageLimit } from "../params.ts";
 import { unwrap } from "../refusals.ts";
 import { requireAgent, requireAgentSource, requireKnownAgent } from "../resolve-agent.ts";
-import { LastJobSchema, PausedSchema, RunningJobSchema, conflictResponse, notFoundResponse, queueFullResponse } from "../schemas.ts";
+import { LastJobSchema, PausedSchema, RunningJobSchema, conflictResponse, notFoundResponse, queueFullResponse, runConflictResponse } from "../schemas.ts";
 
 const AgentPath = z.object({ agent: AgentNameParam });
 
@@ -75,7 +75,7 @@ export const agentActionsApi = createApi()
 				201: { description: "A new pending job", content: { "application/json": { schema: JobRecordSchema } } },
 				200: { description: "The job this Idempotency-Key already created", content: { "application/json": { schema: JobRecordSchema } } },
 				...notFoundResponse,
-				...conflictResponse,
+				...runConflictResponse,
 				...queueFullResponse,
 			},
 		}),

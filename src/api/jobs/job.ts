@@ -11,7 +11,7 @@ import { createApi, withRole } from "../factory.ts";
 import { AgentNameParam, CursorParam, pageLimit, queryInt } from "../params.ts";
 import { unwrap } from "../refusals.ts";
 import { screenPrompt } from "../screen.ts";
-import { conflictResponse, errorResponse, ErrorSchema, notFoundResponse, queueFullResponse } from "../schemas.ts";
+import { conflictResponse, errorResponse, ErrorSchema, notFoundResponse, queueFullResponse, runConflictResponse } from "../schemas.ts";
 import { MAX_JSON_DEPTH, withinDepth } from "../../shared/json-depth.ts";
 
 // A date alone stands for its start, in UTC, as /v1/usage reads its days (Date.parse reads it so).
@@ -203,7 +203,7 @@ export const jobApi = createApi()
 			path: "/{id}/continue",
 			summary: "A new job continuing this job's session with a new prompt",
 			request: { params: JobPath, body: { content: { "application/json": { schema: FollowUpBody(true) } }, required: true } },
-			responses: { 201: jobResponse("The new pending job"), ...notFoundResponse, ...conflictResponse, ...queueFullResponse },
+			responses: { 201: jobResponse("The new pending job"), ...notFoundResponse, ...runConflictResponse, ...queueFullResponse },
 		}),
 		async (c) => {
 			const { id } = c.req.valid("param");
@@ -221,7 +221,7 @@ export const jobApi = createApi()
 			path: "/{id}/fork",
 			summary: "A new job in a new session starting from this job's conversation (forked_from)",
 			request: { params: JobPath, body: { content: { "application/json": { schema: FollowUpBody(false) } }, required: false } },
-			responses: { 201: jobResponse("The new pending job"), ...notFoundResponse, ...conflictResponse, ...queueFullResponse },
+			responses: { 201: jobResponse("The new pending job"), ...notFoundResponse, ...runConflictResponse, ...queueFullResponse },
 		}),
 		async (c) => {
 			const { id } = c.req.valid("param");
