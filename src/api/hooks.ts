@@ -11,7 +11,7 @@ import { createApi } from "./factory.ts";
 import { AgentNameParam, IdempotencyKeyHeader } from "./params.ts";
 import { unwrap } from "./refusals.ts";
 import { requireAgent } from "./resolve-agent.ts";
-import { errorResponse, MAX_BODY_BYTES, notFoundResponse, payloadTooLargeResponse, queueFullResponse, runConflictResponse, standardErrors, unsupportedMediaTypeResponse } from "./schemas.ts";
+import { errorResponse, MAX_BODY_BYTES, notFoundResponse, payloadTooLargeResponse, queueFullResponse, runConflictResponse, standardErrors } from "./schemas.ts";
 import { screenPrompt } from "./screen.ts";
 import { verifyWebhook } from "./webhook-signature.ts";
 import { MAX_JSON_DEPTH, textNestsDeeper } from "../shared/json-depth.ts";
@@ -62,7 +62,7 @@ export const hooksApi = createApi().openapi(
 			...notFoundResponse,
 			...runConflictResponse,
 			...payloadTooLargeResponse,
-			...unsupportedMediaTypeResponse,
+			415: errorResponse("The body is not sent as application/json (or a +json type), or is declared in a charset other than utf-8 (code unsupported_media_type)"),
 			...queueFullResponse,
 			500: standardErrors[500],
 			503: errorResponse("The agent's webhook secret is not set on the Worker, or too short to sign with (code unavailable); the Worker's logs say which"),
@@ -97,6 +97,12 @@ export const hooksApi = createApi().openapi(
 		// Every body drover takes is JSON, sent as JSON.
 		const contentType = c.req.header("content-type");
 		if (!JSON_MEDIA_TYPE.test(contentType ?? "")) throw UnsupportedMediaTypeError.jsonRequired(contentType);
+		// The bytes are read as UTF-8 (JSON's only encoding, RFC 8259): a body declared in another
+		// charset would be read as text it is not, its signature checking out all the same.
+		const charset = charsetOf(contentType!);
+		if (charset !== null && charset.toLowerCase() !== "utf-8") {
+			throw new UnsupportedMediaTypeError(`the request body must be UTF-8: charset ${JSON.stringify(charset.slice(0, 40))} is not taken (send charset=utf-8, or none)`);
+		}
 		// The signature covers the exact bytes sent: it is verified over them, before they are decoded,
 		// so only a sender holding the secret hears whether they are UTF-8, as whether they are JSON.
 		const bytes = new Uint8Array(await c.req.arrayBuffer());
@@ -149,6 +155,16 @@ export const hooksApi = createApi().openapi(
 		return c.json(result.job, result.created ? 202 : 200);
 	},
 );
+
+/** The charset parameter of a Content-Type (unquoted), or null without one. */
+function charsetOf(contentType: string): string | null {
+	for (const param of contentType.split(";").slice(1)) {
+		const eq = param.indexOf("=");
+		if (eq === -1 || param.slice(0, eq).trim().toLowerCase() !== "charset") continue;
+		return param.slice(eq + 1).trim().replace(/^"(.*)"$/, "$1");
+	}
+	return null;
+}
 
 /** Two keys of one object that stripping invisible characters makes one (the first such pair), or null. */
 function keysMergedByStripping(value: unknown): [string, string] | null {

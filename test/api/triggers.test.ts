@@ -441,6 +441,15 @@ describe("POST /v1/hooks/:agent", () => {
 		expect(await runsOf("hook-types")).toEqual([]);
 		expect((await hook("hook-types", JSON.stringify({ n: 2 }), { contentType: "application/json; charset=utf-8" })).status).toBe(202);
 		expect((await hook("hook-types", JSON.stringify({ n: 3 }), { contentType: "application/vnd.github+json" })).status).toBe(202);
+		expect((await hook("hook-types", JSON.stringify({ n: 4 }), { contentType: 'application/json; charset="UTF-8"' })).status).toBe(202);
+	});
+
+	it("answers 415 to JSON sent in a charset other than UTF-8, rather than read its bytes as UTF-8, creating nothing", async () => {
+		await webhookAgent("hook-charset");
+		const latin = await hook("hook-charset", JSON.stringify({ name: "Zoë" }), { contentType: "application/json; charset=iso-8859-1" });
+		expect(latin.status).toBe(415);
+		expect(await errorOf(latin)).toEqual({ code: "unsupported_media_type", message: 'the request body must be UTF-8: charset "iso-8859-1" is not taken (send charset=utf-8, or none)' });
+		expect(await runsOf("hook-charset")).toEqual([]);
 	});
 
 	it("never creates a job for a request signed for another agent's path", async () => {
