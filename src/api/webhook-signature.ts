@@ -32,8 +32,11 @@ function hmacKey(secret: string): Promise<CryptoKey> {
 	return key;
 }
 
-/** What is signed: `${timestamp}.` and then the body's bytes exactly as sent (a string as its UTF-8). */
-function signedBytes(timestamp: number, body: string | Uint8Array): Uint8Array {
+/**
+ * What is signed: `${timestamp}.` and then the body's bytes exactly as sent (a string as its UTF-8).
+ * A received timestamp is its header's text: `0170…` is not re-spelt `170…` under the sender's MAC.
+ */
+function signedBytes(timestamp: number | string, body: string | Uint8Array): Uint8Array {
 	if (typeof body === "string") return encoder.encode(`${timestamp}.${body}`);
 	const prefix = encoder.encode(`${timestamp}.`);
 	const out = new Uint8Array(prefix.length + body.length);
@@ -72,6 +75,6 @@ export async function verifyWebhook(secret: string, timestampHeader: string | un
 	if (Math.abs(nowMs / 1000 - timestamp) > REPLAY_WINDOW_SECONDS) {
 		throw new UnauthorizedError(`stale request: X-Drover-Timestamp is more than ${REPLAY_WINDOW_SECONDS} s from now`);
 	}
-	const ok = await crypto.subtle.verify("HMAC", await hmacKey(secret), signature, signedBytes(timestamp, body));
+	const ok = await crypto.subtle.verify("HMAC", await hmacKey(secret), signature, signedBytes(timestampHeader, body));
 	if (!ok) throw new UnauthorizedError("signature does not match");
 }

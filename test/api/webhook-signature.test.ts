@@ -54,6 +54,31 @@ describe("X-Drover-Signature hex", () => {
 	});
 });
 
+describe("X-Drover-Timestamp, as a sender writes it", () => {
+	function send(agent: string, body: string, timestamp: string, signature: string) {
+		return call(`/v1/hooks/${agent}`, { method: "POST", as: null, body, headers: { "x-drover-timestamp": timestamp, "x-drover-signature": signature } });
+	}
+	/** HMAC-SHA256 over `<ts>.<body>`, the timestamp as the header spells it (README's recipe). */
+	async function hmacHex(timestamp: string, body: string): Promise<string> {
+		const key = await crypto.subtle.importKey("raw", new TextEncoder().encode(WEBHOOK_SECRET), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+		const mac = await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(`${timestamp}.${body}`));
+		return [...new Uint8Array(mac)].map((b) => b.toString(16).padStart(2, "0")).join("");
+	}
+
+	it("verifies against the timestamp as sent, a leading zero included", async () => {
+		await createAgent({ name: "ts-zero", max_concurrent: 10, prompt: "Triage this.", webhook: { secret: "TRIAGE_WEBHOOK_SECRET" } });
+		const ts = `0${Math.floor(Date.now() / 1000)}`;
+		const body = JSON.stringify({ n: 1 });
+		const res = await send("ts-zero", body, ts, `sha256=${await hmacHex(ts, body)}`);
+		expect(res.status, JSON.stringify(await res.clone().json())).toBe(202);
+		// Signed over the number without its zero, it does not match what was sent.
+		const other = await send("ts-zero", JSON.stringify({ n: 2 }), ts, `sha256=${await hmacHex(ts.slice(1), JSON.stringify({ n: 2 }))}`);
+		expect(other.status).toBe(401);
+		expect((await errorOf(other)).message).toBe("signature does not match");
+		expect(await runsOf("ts-zero")).toHaveLength(1);
+	});
+});
+
 describe("a webhook's query string", () => {
 	it("is refused when it holds any parameter, signed or not, creating nothing: none is read", async () => {
 		await createAgent({ name: "hook-query", max_concurrent: 10, prompt: "Triage this.", webhook: { secret: "TRIAGE_WEBHOOK_SECRET" } });
