@@ -32,7 +32,7 @@ export const hooksApi = createApi().openapi(
 		path: "/{agent}",
 		summary: "Trigger an agent from a signed webhook; the body, a JSON object, is given to the agent as data",
 		description:
-			"Headers: X-Drover-Timestamp (unix seconds, in digits, signed as the header spells it) and X-Drover-Signature: sha256=<hex of HMAC-SHA256(secret, `${timestamp}.${body}`)>, " +
+			"Headers: X-Drover-Timestamp (unix seconds, in digits, signed as the header spells it) and X-Drover-Signature: sha256=<hex of HMAC-SHA256(secret, `${timestamp}.${body}`)> (prefix and hex in either case), " +
 			"the body being its bytes as sent (which must be UTF-8: a signed body that is not is a 400), " +
 			"with the secret named by the agent's `webhook.secret`. Requests more than 300 s from the Worker's clock are refused; one seen before (the same signature, within 15 minutes) " +
 			"is answered with the job it created (200), or a 409 if that job is not known any more. An Idempotency-Key (as on POST /v1/agents/{agent}/jobs) " +
@@ -143,8 +143,8 @@ export const hooksApi = createApi().openapi(
 			await agentRpc(c.env, agent.name).trigger(agent.name, agent.source, {
 				kind: "webhook",
 				payload,
-				// Remembered in one spelling: the hex is taken in either case, and each spelling of the
-				// same signature must not count as a new request (a replay).
+				// Remembered in one spelling: the prefix and hex are taken in either case, and each spelling
+				// of the same signature must not count as a new request (a replay).
 				signature: headers["x-drover-signature"]?.toLowerCase(),
 				// The body as sent (decoded only once it is known UTF-8, so one text is one byte string),
 				// marked as a webhook's: a manual trigger's key never matches it.

@@ -69,7 +69,8 @@ export async function verifyWebhook(secret: string, timestampHeader: string | un
 	if (!timestampHeader || !/^\d{1,12}$/.test(timestampHeader)) {
 		throw new UnauthorizedError("missing or malformed X-Drover-Timestamp (unix seconds)");
 	}
-	const signature = signatureHeader?.startsWith("sha256=") ? hexToBytes(signatureHeader.slice(7)) : null;
+	// The prefix in any case, as the hex: `SHA256=` names the same algorithm.
+	const signature = signatureHeader?.slice(0, 7).toLowerCase() === "sha256=" ? hexToBytes(signatureHeader.slice(7)) : null;
 	if (!signature) throw new UnauthorizedError("missing or malformed X-Drover-Signature (sha256=<64 hex>)");
 	const timestamp = Number(timestampHeader);
 	if (Math.abs(nowMs / 1000 - timestamp) > REPLAY_WINDOW_SECONDS) {

@@ -54,7 +54,7 @@ describe("X-Drover-Signature hex", () => {
 	});
 });
 
-describe("X-Drover-Timestamp, as a sender writes it", () => {
+describe("X-Drover-Timestamp and the sha256= prefix, as a sender writes them", () => {
 	function send(agent: string, body: string, timestamp: string, signature: string) {
 		return call(`/v1/hooks/${agent}`, { method: "POST", as: null, body, headers: { "x-drover-timestamp": timestamp, "x-drover-signature": signature } });
 	}
@@ -76,6 +76,18 @@ describe("X-Drover-Timestamp, as a sender writes it", () => {
 		expect(other.status).toBe(401);
 		expect((await errorOf(other)).message).toBe("signature does not match");
 		expect(await runsOf("ts-zero")).toHaveLength(1);
+	});
+
+	it("takes the sha256= prefix in any case, and its resend in another case as the same request", async () => {
+		await createAgent({ name: "prefix-case", max_concurrent: 10, prompt: "Triage this.", webhook: { secret: "TRIAGE_WEBHOOK_SECRET" } });
+		const ts = String(Math.floor(Date.now() / 1000));
+		const body = JSON.stringify({ n: 1 });
+		const hex = await hmacHex(ts, body);
+		const first = await send("prefix-case", body, ts, `SHA256=${hex}`);
+		expect(first.status, JSON.stringify(await first.clone().json())).toBe(202);
+		const again = await send("prefix-case", body, ts, `sha256=${hex}`);
+		expect(again.status).toBe(200);
+		expect(await runsOf("prefix-case")).toHaveLength(1);
 	});
 });
 
