@@ -1,7 +1,7 @@
 import { providerConfig } from "../agent/credentials.ts";
 import { resolveSecretUrl } from "../delivery/secret-url.ts";
 import { DEPRECATED_MODELS } from "./models.ts";
-import type { AgentDefinition } from "./schema.ts";
+import { type AgentDefinition, durationSeconds } from "./schema.ts";
 
 /**
  * Why an agent cannot run with the Worker's current secrets and today's models, or [] when it can.
@@ -72,6 +72,13 @@ export function readinessWarnings(agent: AgentDefinition, env: Record<string, un
 				`secret ${tool.url_secret}_SIGNING_KEY (tool ${tool.name}) is not set: its calls are signed with their URL as the key, which anyone able to POST to the receiver knows; set it for a signature the receiver can trust`,
 			);
 		}
+	}
+	// Not a secret, but as sure to fail: the wait ends at the job's own deadline first.
+	const gated = agent.tools.flatMap((t) => (t.type !== "server" && t.requires_approval ? [t.type === "webhook" ? t.name : t.type] : []));
+	if (gated.length > 0 && durationSeconds(agent.approval_timeout) >= durationSeconds(agent.timeout)) {
+		warnings.push(
+			`approval_timeout ${agent.approval_timeout} is not shorter than timeout ${agent.timeout} (tool ${gated.join(", ")} needs approval): a call left waiting ends the job failed at its timeout, never denied; set timeout longer than the wait you allow (up to 24h), or approval_timeout shorter`,
+		);
 	}
 	return warnings;
 }

@@ -156,6 +156,21 @@ describe("an agent whose webhook tool has no signing key", () => {
 	});
 });
 
+describe("an agent whose approvals would outwait its jobs", () => {
+	it("says a call left waiting fails the job at its timeout, never denied, until the timeout is longer", async () => {
+		const tool = { type: "http_fetch", allow_hosts: ["example.com"], requires_approval: true };
+		// The defaults: approval_timeout 24h, timeout 30m.
+		const body = { name: "outwaited", prompt: "Go.", tools: [tool] };
+		expect((await call("/v1/agents", { method: "POST", as: "admin", body })).status).toBe(201);
+		const view = (await (await call("/v1/agents/outwaited")).json()) as { warnings: string[] };
+		expect(view.warnings).toEqual([
+			"approval_timeout 24h is not shorter than timeout 30m (tool http_fetch needs approval): a call left waiting ends the job failed at its timeout, never denied; set timeout longer than the wait you allow (up to 24h), or approval_timeout shorter",
+		]);
+		const put = await call("/v1/agents/outwaited", { method: "PUT", as: "admin", body: { ...body, timeout: "2h", approval_timeout: "1h" } });
+		expect(((await put.json()) as { warnings: string[] }).warnings).toEqual([]);
+	});
+});
+
 describe("deleting an agent with work in hand", () => {
 	it("cancels its queued runs and lets a running one finish on its own definition", async () => {
 		const emulator = useEmulator();
