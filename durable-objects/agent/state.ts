@@ -103,6 +103,8 @@ export function keepLastDefinition(sql: SqlStorage, definition: AgentDefinition)
 export function forgetDeletedAgent(sql: SqlStorage): void {
 	sql.exec("DELETE FROM notepad");
 	sql.exec("DELETE FROM idempotency");
+	// A resend of a deleted agent's webhook would be answered with the deleted agent's job.
+	sql.exec("DELETE FROM webhook_seen");
 	// A run of the deleted agent that completed after the delete may have left one.
 	sql.exec("DELETE FROM persistent_session");
 	sql.exec("UPDATE agent_state SET paused_at = NULL, paused_reason = NULL, paused_by = NULL WHERE id = 1");

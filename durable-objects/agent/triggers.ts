@@ -87,7 +87,12 @@ export function triggerJob(sql: SqlStorage, ctx: TriggerContext, req: TriggerReq
 				return refuse(409, "this Idempotency-Key was used within 24 h for a different request; use a new key");
 			}
 			const job = getJob(sql, prior.job_id);
-			if (job) return { job, created: false };
+			if (job) {
+				// The key is not signed: these bytes, replayed without it or under another, must still
+				// find the job they are a retry of, not make one.
+				if (req.signature !== undefined) sql.exec("INSERT OR IGNORE INTO webhook_seen (signature, seen_at, job_id) VALUES (?, ?, ?)", req.signature, now, job.id);
+				return { job, created: false };
+			}
 		}
 	}
 	if (req.signature !== undefined) {

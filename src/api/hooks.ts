@@ -99,8 +99,10 @@ export const hooksApi = createApi().openapi(
 		if (!JSON_MEDIA_TYPE.test(contentType ?? "")) throw UnsupportedMediaTypeError.jsonRequired(contentType);
 		// The bytes are read as UTF-8 (JSON's only encoding, RFC 8259): a body declared in another
 		// charset would be read as text it is not, its signature checking out all the same.
-		const charset = charsetOf(contentType!);
-		if (charset !== null && charset.toLowerCase() !== "utf-8") {
+		const charsets = charsetsOf(contentType!);
+		if (charsets.length > 1) throw new UnsupportedMediaTypeError("the content type names its charset more than once");
+		const [charset] = charsets;
+		if (charset !== undefined && !UTF8_LABELS.has(charset.toLowerCase())) {
 			throw new UnsupportedMediaTypeError(`the request body must be UTF-8: charset ${JSON.stringify(charset.slice(0, 40))} is not taken (send charset=utf-8, or none)`);
 		}
 		// The signature covers the exact bytes sent: it is verified over them, before they are decoded,
@@ -157,13 +159,19 @@ export const hooksApi = createApi().openapi(
 );
 
 /** The charset parameter of a Content-Type (unquoted), or null without one. */
-function charsetOf(contentType: string): string | null {
-	for (const param of contentType.split(";").slice(1)) {
-		const eq = param.indexOf("=");
-		if (eq === -1 || param.slice(0, eq).trim().toLowerCase() !== "charset") continue;
-		return param.slice(eq + 1).trim().replace(/^"(.*)"$/, "$1");
+/** The labels a body read as UTF-8 may carry: UTF-8's own (WHATWG's names for it) and ASCII, a subset. */
+const UTF8_LABELS = new Set(["utf-8", "utf8", "unicode-1-1-utf-8", "us-ascii"]);
+
+/** A media type's parameters (RFC 9110: token=token or token="quoted"), read so a quoted ";" or "charset=" is not one. */
+const MEDIA_PARAM = /;[ \t]*([!#$%&'*+.^_`|~0-9A-Za-z-]+)=("(?:[^"\\]|\\.)*"|[!#$%&'*+.^_`|~0-9A-Za-z-]*)/g;
+
+/** Every charset a content type names (a sender naming two is refused, not read by the first). */
+function charsetsOf(contentType: string): string[] {
+	const charsets: string[] = [];
+	for (const [, name, value] of contentType.matchAll(MEDIA_PARAM)) {
+		if (name!.toLowerCase() === "charset") charsets.push(value!.startsWith('"') ? value!.slice(1, -1).replace(/\\(.)/g, "$1") : value!);
 	}
-	return null;
+	return charsets;
 }
 
 /** Two keys of one object that stripping invisible characters makes one (the first such pair), or null. */

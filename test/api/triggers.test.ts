@@ -272,6 +272,11 @@ describe("POST /v1/hooks/:agent", () => {
 		expect((await errorOf(bad)).details?.issues?.[0]?.path).toBe("idempotency-key");
 		expect(await runsOf("hook-idem")).toHaveLength(1);
 
+		// The key is not signed: the retry's bytes replayed without it, or under another, are still that retry.
+		expect(((await (await hook("hook-idem", body, { timestamp: now + 1 })).json()) as Job).id).toBe(job.id);
+		expect(((await (await hook("hook-idem", body, { timestamp: now + 1, key: "other" })).json()) as Job).id).toBe(job.id);
+		expect(await runsOf("hook-idem")).toHaveLength(1);
+
 		// A manual trigger's key is not a webhook's: the same key over another route's request is a 409.
 		expect((await trigger("hook-idem", { prompt: "x" }, "evt-3")).status).toBe(201);
 		expect((await hook("hook-idem", body, { timestamp: now + 4, key: "evt-3" })).status).toBe(409);
@@ -449,7 +454,27 @@ describe("POST /v1/hooks/:agent", () => {
 		const latin = await hook("hook-charset", JSON.stringify({ name: "Zoë" }), { contentType: "application/json; charset=iso-8859-1" });
 		expect(latin.status).toBe(415);
 		expect(await errorOf(latin)).toEqual({ code: "unsupported_media_type", message: 'the request body must be UTF-8: charset "iso-8859-1" is not taken (send charset=utf-8, or none)' });
-		expect(await runsOf("hook-charset")).toEqual([]);
+		// UTF-8 by another of its names, or ASCII, is read; a charset named twice, or hidden in a quoted
+		// parameter before a UTF-8 one, is not taken for the one it is not.
+		expect((await hook("hook-charset", JSON.stringify({ n: 1 }), { contentType: "application/json; charset=utf8" })).status).toBe(202);
+		expect((await hook("hook-charset", JSON.stringify({ n: 2 }), { contentType: "application/json; charset=US-ASCII" })).status).toBe(202);
+		expect((await hook("hook-charset", JSON.stringify({ n: 3 }), { contentType: 'application/json; foo="a;charset=latin1"; charset=utf-8' })).status).toBe(202);
+		const twice = await hook("hook-charset", JSON.stringify({ n: 4 }), { contentType: "application/json; charset=utf-8; charset=latin1" });
+		expect(twice.status).toBe(415);
+		expect((await errorOf(twice)).message).toBe("the content type names its charset more than once");
+		expect(await runsOf("hook-charset")).toHaveLength(3);
+	});
+
+	it("does not answer a resend to an agent defined again under a deleted one's name with the deleted agent's job", async () => {
+		await webhookAgent("hook-again");
+		const body = JSON.stringify({ n: 1 });
+		const now = Math.floor(Date.now() / 1000);
+		const first = (await (await hook("hook-again", body, { timestamp: now })).json()) as Job;
+		expect((await call("/v1/agents/hook-again", { method: "DELETE", as: "admin" })).status).toBe(200);
+		await webhookAgent("hook-again");
+		const resent = await hook("hook-again", body, { timestamp: now });
+		expect(resent.status).toBe(202);
+		expect(((await resent.json()) as Job).id).not.toBe(first.id);
 	});
 
 	it("never creates a job for a request signed for another agent's path", async () => {
