@@ -73,6 +73,14 @@ export function readinessWarnings(agent: AgentDefinition, env: Record<string, un
 			);
 		}
 	}
+	// A signing key a receiver checks is worth no more than its length: as short as an inbound
+	// webhook secret is refused for, a signature could be forged.
+	const targets = [agent.delivery?.url_secret, ...Object.values(agent.hooks ?? {}).flatMap((hooks) => (hooks ?? []).map((h) => h.url_secret)), ...agent.tools.flatMap((t) => (t.type === "webhook" ? [t.url_secret] : []))];
+	for (const name of new Set(targets.filter((s): s is string => s !== undefined).map((s) => `${s}_SIGNING_KEY`))) {
+		if (!unset(env, name) && (env[name] as string).length < MIN_WEBHOOK_SECRET_CHARS) {
+			warnings.push(`secret ${name} is shorter than ${MIN_WEBHOOK_SECRET_CHARS} characters: a signature made with it could be forged`);
+		}
+	}
 	// Not a secret, but as sure to fail: the wait ends at the job's own deadline first.
 	const gated = agent.tools.flatMap((t) => (t.type !== "server" && t.requires_approval ? [t.type === "webhook" ? t.name : t.type] : []));
 	if (gated.length > 0 && durationSeconds(agent.approval_timeout) >= durationSeconds(agent.timeout)) {

@@ -196,7 +196,9 @@ function hiddenText(s: string): string | null {
  * drover's own credentials and settings. An agent naming one would send it where the agent says
  * (a URL secret is POSTed to, a webhook secret verifies strangers' requests): refused by name.
  */
-const RESERVED_SECRET = /^(API_TOKENS|ANTHROPIC_.*|DROVER_.*)$/;
+// ALERT_WEBHOOK_URL too: a target named so would be signed with the alert webhook's key, and its
+// receiver take a tool's or a delivery's body for a signed alert.
+const RESERVED_SECRET = /^(API_TOKENS|ANTHROPIC_.*|DROVER_.*|ALERT_WEBHOOK_URL.*|PUBLIC_URL)$/;
 
 const SecretName = z
 	.string()
@@ -204,7 +206,7 @@ const SecretName = z
 		/^[A-Z][A-Z0-9_]*$/,
 		"must be the name of a Worker secret (like SLACK_WEBHOOK_URL); the URL itself never goes in the file",
 	)
-	.refine((name) => !RESERVED_SECRET.test(name), "names one of drover's own secrets or settings (API_TOKENS, ANTHROPIC_*, DROVER_*): give this one a secret of its own");
+	.refine((name) => !RESERVED_SECRET.test(name), "names one of drover's own secrets or settings (API_TOKENS, ANTHROPIC_*, DROVER_*, ALERT_WEBHOOK_URL*, PUBLIC_URL): give this one a secret of its own");
 
 /**
  * Model ids are ASCII: the Messages API's ("claude-sonnet-5-5", "claude-sonnet-5-5-20260101"), and a

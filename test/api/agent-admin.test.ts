@@ -156,6 +156,16 @@ describe("an agent whose webhook tool has no signing key", () => {
 	});
 });
 
+describe("an agent whose signing key is short", () => {
+	it("says a signature made with it could be forged", () => {
+		const tool = { type: "webhook", name: "create_ticket", description: "Create a ticket.", url_secret: "TICKETS_URL" };
+		const agent = parseAgent({ name: "short-key", prompt: "Go.", tools: [tool], delivery: { type: "webhook", url_secret: "OUT_URL" } });
+		const env = { TICKETS_URL: "https://tickets.example.test/hook", TICKETS_URL_SIGNING_KEY: "k".repeat(32), OUT_URL: "https://out.example.test/", OUT_URL_SIGNING_KEY: "short" };
+		expect(readinessWarnings(agent, env)).toEqual(["secret OUT_URL_SIGNING_KEY is shorter than 16 characters: a signature made with it could be forged"]);
+		expect(readinessWarnings(agent, { ...env, OUT_URL_SIGNING_KEY: "k".repeat(16) })).toEqual([]);
+	});
+});
+
 describe("an agent whose approvals would outwait its jobs", () => {
 	it("says a call left waiting fails the job at its timeout, never denied, until the timeout is longer", async () => {
 		const tool = { type: "http_fetch", allow_hosts: ["example.com"], requires_approval: true };

@@ -187,7 +187,9 @@ describe("a secret named as a delivery or hook URL", () => {
 	});
 
 	it("is refused when it names one of drover's own secrets, and nothing is created", async () => {
-		for (const name of ["API_TOKENS", "ANTHROPIC_API_KEY"]) {
+		// The alert webhook's too: a target named so would be signed with its key, and its receiver take a
+		// delivery or a tool's body for a signed alert.
+		for (const name of ["API_TOKENS", "ANTHROPIC_API_KEY", "ALERT_WEBHOOK_URL", "ALERT_WEBHOOK_URL_SIGNING_KEY", "PUBLIC_URL"]) {
 			const res = await call("/v1/agents", { method: "POST", as: "admin", body: { name: "greedy", prompt: "x", delivery: { type: "webhook", url_secret: name } } });
 			expect(res.status).toBe(400);
 			expect(await res.text()).toContain("names one of drover's own secrets");
