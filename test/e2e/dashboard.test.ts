@@ -2412,6 +2412,15 @@ describe("the dashboard", () => {
 		expect(hours.length).toBeGreaterThan(3);
 		expect(hours.every((h) => h.endsWith(":00"))).toBe(true);
 		await zoned.close();
+		// Across a DST change (New York, 2026-03-08): six-hour lines stay on 00, 06, 12 and 18.
+		const eastern = await browser.newContext({ timezoneId: "America/New_York" });
+		const east = await eastern.newPage();
+		const sixes = await east.evaluate<string[]>(`(() => { ${charts}
+			return timeTicks(Date.parse("2026-03-07T12:00:00Z"), Date.parse("2026-03-09T00:00:00Z"), 10).ticks.map((t) => new Date(t).toTimeString().slice(0, 5));
+		})()`);
+		expect(sixes.length).toBeGreaterThan(3);
+		expect(new Set(sixes)).toEqual(new Set(["00:00", "06:00", "12:00", "18:00"]));
+		await eastern.close();
 	});
 
 	it("words an ended job's missing usage and a pause made just now as they are", async () => {

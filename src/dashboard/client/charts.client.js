@@ -15,6 +15,16 @@ function timeTicks(t0, t1, max) {
 		for (; d.getTime() <= t1; d.setDate(d.getDate() + step / 86400e3)) ticks.push(d.getTime());
 		return { ticks, step };
 	}
+	if (step >= 3600e3) {
+		// Hours walked on the local clock too, so 3h, 6h and 12h lines stay on round hours past a DST change.
+		const hours = step / 3600e3;
+		const d = new Date(t0);
+		d.setMinutes(0, 0, 0);
+		d.setHours(Math.ceil(d.getHours() / hours) * hours);
+		while (d.getTime() < t0) d.setHours(d.getHours() + hours);
+		for (; d.getTime() <= t1; d.setHours(d.getHours() + hours)) ticks.push(d.getTime());
+		return { ticks, step };
+	}
 	const offset = -new Date(t0).getTimezoneOffset() * 60e3;
 	for (let t = Math.ceil((t0 + offset) / step) * step - offset; t <= t1; t += step) ticks.push(t);
 	return { ticks, step };
