@@ -1,6 +1,7 @@
 import { providerConfig } from "../agent/credentials.ts";
 import { resolveSecretUrl } from "../delivery/secret-url.ts";
 import { DEPRECATED_MODELS } from "./models.ts";
+import { isReservedSecret, RESERVED_SECRETS_SAID } from "./reserved-secrets.ts";
 import { type AgentDefinition, durationSeconds } from "./schema.ts";
 
 /**
@@ -17,13 +18,13 @@ export function readinessProblems(agent: AgentDefinition, env: Record<string, un
 	}
 	for (const tool of agent.tools) {
 		if (tool.type === "webhook" && unset(env, tool.url_secret)) {
-			problems.push(`secret ${tool.url_secret} (tool ${tool.name}) is not set`);
+			problems.push(`secret ${tool.url_secret} (tool ${tool.name}) ${unsetWhy(tool.url_secret)}`);
 		}
 	}
 	// The answer is what a run is for: without its target every run would pay for the model and then
 	// fail to deliver. (A hook's missing secret fails only that hook: hooks are the operator's extras.)
 	if (agent.delivery && unset(env, agent.delivery.url_secret)) {
-		problems.push(`secret ${agent.delivery.url_secret} (delivery) is not set`);
+		problems.push(`secret ${agent.delivery.url_secret} (delivery) ${unsetWhy(agent.delivery.url_secret)}`);
 	}
 	const usable = [agent.model, ...agent.fallback_models].filter((m) => !isRetired(m, today));
 	if (usable.length === 0) {
@@ -37,10 +38,16 @@ function isRetired(model: string, today: Date): boolean {
 	return eol !== undefined && Date.parse(eol) <= today.getTime();
 }
 
-/** A secret or var the Worker does not have, or has empty. */
+/**
+ * A secret the Worker does not have, or has empty, or one of drover's own that a definition stored
+ * before a release reserved it still names: not read for it (secretNamed).
+ */
 function unset(env: Record<string, unknown>, name: string): boolean {
-	return typeof env[name] !== "string" || (env[name] as string).length === 0;
+	return isReservedSecret(name) || typeof env[name] !== "string" || (env[name] as string).length === 0;
 }
+
+const unsetWhy = (name: string) =>
+	isReservedSecret(name) ? `is one of drover's own (${RESERVED_SECRETS_SAID}), not read for a definition: give it a secret of its own` : "is not set";
 
 /**
  * What an agent that can run will fail at with the Worker's current secrets: the webhook trigger
@@ -53,7 +60,7 @@ export function readinessWarnings(agent: AgentDefinition, env: Record<string, un
 	if (agent.webhook) {
 		const { secret } = agent.webhook;
 		const refused = `POST /v1/hooks/${agent.name} answers 503`;
-		if (unset(env, secret)) warnings.push(`secret ${secret} (webhook trigger) is not set: ${refused}`);
+		if (unset(env, secret)) warnings.push(`secret ${secret} (webhook trigger) ${unsetWhy(secret)}: ${refused}`);
 		else if ((env[secret] as string).length < MIN_WEBHOOK_SECRET_CHARS) {
 			warnings.push(`secret ${secret} (webhook trigger) is too short to sign with (at least ${MIN_WEBHOOK_SECRET_CHARS} characters): ${refused}`);
 		}
@@ -61,15 +68,15 @@ export function readinessWarnings(agent: AgentDefinition, env: Record<string, un
 	for (const [kind, hooks] of Object.entries(agent.hooks ?? {})) {
 		for (const hook of hooks ?? []) {
 			const target = resolveSecretUrl(env[hook.url_secret]);
-			if (target.kind === "missing") warnings.push(`secret ${hook.url_secret} (${kind} hook) is not set: its calls are given up`);
+			if (isReservedSecret(hook.url_secret) || target.kind === "missing") warnings.push(`secret ${hook.url_secret} (${kind} hook) ${unsetWhy(hook.url_secret)}: its calls are given up`);
 			else if (target.kind === "not-http") warnings.push(`secret ${hook.url_secret} (${kind} hook) does not hold an http(s) URL: its calls are given up`);
 		}
 	}
 	for (const tool of agent.tools) {
 		// Still signed with the URL (receivers set up that way keep verifying), but that proves nothing.
-		if (tool.type === "webhook" && unset(env, `${tool.url_secret}_SIGNING_KEY`)) {
+		if (tool.type === "webhook" && !isReservedSecret(tool.url_secret) && unset(env, `${tool.url_secret}_SIGNING_KEY`)) {
 			warnings.push(
-				`secret ${tool.url_secret}_SIGNING_KEY (tool ${tool.name}) is not set: its calls are signed with their URL as the key, which anyone able to POST to the receiver knows; set it for a signature the receiver can trust`,
+				`secret ${tool.url_secret}_SIGNING_KEY (tool ${tool.name}) is not set: its calls are signed with their URL as the key, which anyone able to POST to the receiver knows; set it for a signature the receiver can trust (and give the receiver the key at the same time: it replaces the URL as the key)`,
 			);
 		}
 	}

@@ -3,6 +3,7 @@ import { Cron } from "croner";
 import { invisibleReason, scanPrompt } from "../agent/injection.ts";
 import { MAX_JSON_DEPTH, withinDepth } from "../shared/json-depth.ts";
 import { jsonSchemaProblems } from "./json-schema.ts";
+import { isReservedSecret, RESERVED_SECRETS_SAID } from "./reserved-secrets.ts";
 import "../shared/zod-messages.ts";
 
 // Every object is strict: a misspelt key (`max_turn`) must fail loudly instead of silently keeping
@@ -192,21 +193,13 @@ function hiddenText(s: string): string | null {
 	return hidden && `${SCAN_REFUSAL} ${hidden}`;
 }
 
-/**
- * drover's own credentials and settings. An agent naming one would send it where the agent says
- * (a URL secret is POSTed to, a webhook secret verifies strangers' requests): refused by name.
- */
-// ALERT_WEBHOOK_URL too: a target named so would be signed with the alert webhook's key, and its
-// receiver take a tool's or a delivery's body for a signed alert.
-const RESERVED_SECRET = /^(API_TOKENS|ANTHROPIC_.*|DROVER_.*|ALERT_WEBHOOK_URL.*|PUBLIC_URL)$/;
-
 const SecretName = z
 	.string()
 	.regex(
 		/^[A-Z][A-Z0-9_]*$/,
 		"must be the name of a Worker secret (like SLACK_WEBHOOK_URL); the URL itself never goes in the file",
 	)
-	.refine((name) => !RESERVED_SECRET.test(name), "names one of drover's own secrets or settings (API_TOKENS, ANTHROPIC_*, DROVER_*, ALERT_WEBHOOK_URL*, PUBLIC_URL): give this one a secret of its own");
+	.refine((name) => !isReservedSecret(name), `names one of drover's own secrets or settings (${RESERVED_SECRETS_SAID}): give this one a secret of its own`);
 
 /**
  * Model ids are ASCII: the Messages API's ("claude-sonnet-5-5", "claude-sonnet-5-5-20260101"), and a

@@ -7,6 +7,7 @@
  *   "Invalid URL: <value>" would quote it;
  * - scrub after: a network error's message may quote the URL it failed on.
  */
+import { isReservedSecret } from "../config/reserved-secrets.ts";
 import type { LogFields } from "../log.ts";
 import { redact } from "../security/redact.ts";
 import { isHttpUrl } from "../shared/http-url.ts";
@@ -17,6 +18,8 @@ import { isHttpUrl } from "../shared/http-url.ts";
  * `undefined`; anything that is not a string (a binding of that name) is too.
  */
 export function secretNamed(env: Env, name: string): string | undefined {
+	// A definition stored before a release reserved the name still holds it: it is not read for it.
+	if (isReservedSecret(name)) return undefined;
 	const value: unknown = Reflect.get(env, name);
 	return typeof value === "string" && value !== "" ? value : undefined;
 }

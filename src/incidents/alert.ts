@@ -1,5 +1,5 @@
 import { signatureHeaders } from "../api/webhook-signature.ts";
-import { resolveSecretUrl, scrubSecretUrlFields, secretNamed } from "../delivery/secret-url.ts";
+import { resolveSecretUrl, scrubSecretUrlFields } from "../delivery/secret-url.ts";
 import { alertBody } from "./alert-body.ts";
 import { errorFields, log } from "../log.ts";
 import { claimAlert, markAlerted, releaseAlert, type Incident } from "../store/incidents.ts";
@@ -27,7 +27,8 @@ async function postAlert(env: Env, url: string, incident: Incident, key: string)
 	const body = alertBody(url, incident);
 	// Signed only with a key of its own (ALERT_WEBHOOK_URL_SIGNING_KEY), never the URL: anyone able to
 	// POST to the receiver knows that. Stamped per try, so a resend is not refused as a replay.
-	const signingKey = secretNamed(env, "ALERT_WEBHOOK_URL_SIGNING_KEY");
+	// Read by its own name (secretNamed reads a definition's, and refuses this one).
+	const signingKey = typeof env.ALERT_WEBHOOK_URL_SIGNING_KEY === "string" && env.ALERT_WEBHOOK_URL_SIGNING_KEY !== "" ? env.ALERT_WEBHOOK_URL_SIGNING_KEY : undefined;
 	const signature = signingKey === undefined ? {} : await signatureHeaders(signingKey, body);
 	const limit = deadline(10_000);
 	try {

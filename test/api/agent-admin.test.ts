@@ -149,7 +149,7 @@ describe("an agent whose webhook tool has no signing key", () => {
 		const view = (await (await call("/v1/agents/url-signed")).json()) as { paused: unknown; warnings: string[] };
 		expect(view.paused).toBeNull();
 		expect(view.warnings).toEqual([
-			"secret TEST_TICKETS_URL_SIGNING_KEY (tool create_ticket) is not set: its calls are signed with their URL as the key, which anyone able to POST to the receiver knows; set it for a signature the receiver can trust",
+			"secret TEST_TICKETS_URL_SIGNING_KEY (tool create_ticket) is not set: its calls are signed with their URL as the key, which anyone able to POST to the receiver knows; set it for a signature the receiver can trust (and give the receiver the key at the same time: it replaces the URL as the key)",
 		]);
 		// With the key set (the test Worker has none, so the secrets are given here), nothing is said.
 		expect(readinessWarnings(parseAgent(body), { TEST_TICKETS_URL: "https://tickets.example.test/hook", TEST_TICKETS_URL_SIGNING_KEY: "k".repeat(32) })).toEqual([]);
