@@ -10,8 +10,10 @@ export const NUMBER_VARS = {
 	RETENTION_DAYS: { fallback: 30, min: 1, max: 3650, unit: "days" },
 	// The scheduler ticks once a minute, and a tick is recorded as it ends, dated when it began: the
 	// last good one is over a minute old while the next one runs, so a minute would flap.
-	HEARTBEAT_STALE_SECONDS: { fallback: 180, min: 120, max: 7 * 86_400, unit: "seconds" },
-} as const;
+	// Raised to its minimum, not reset to the default, when set below it: the minimum was 60 before,
+	// and an operator who asked for a tight check must not get a looser one than the code allows.
+	HEARTBEAT_STALE_SECONDS: { fallback: 180, min: 120, max: 7 * 86_400, unit: "seconds", raiseToMin: true },
+} as const satisfies Record<string, { fallback: number; min: number; max: number; unit: string; raiseToMin?: boolean }>;
 export type NumberVarName = keyof typeof NUMBER_VARS;
 
 /** What is wrong with a var's value, or null when it is a whole number in range or unset (blank). */
@@ -26,18 +28,26 @@ export function numberVarProblem(name: NumberVarName, value: string | undefined)
 // Logged once an isolate per bad value: a var is read on every pass and tick.
 const reported = new Set<string>();
 
+/** What a var whose value has a problem is read as: its default, or its minimum for one set below a minimum it is raised to. */
+function usedFor(name: NumberVarName, value: string | undefined): number {
+	const spec: { fallback: number; min: number; raiseToMin?: boolean } = NUMBER_VARS[name];
+	const trimmed = value?.trim() ?? "";
+	return spec.raiseToMin && /^\d+$/.test(trimmed) && Number(trimmed) < spec.min ? spec.min : spec.fallback;
+}
+
 /** A numeric var's value, or its default when unset or not valid (logged as config.var_invalid). */
 export function numberVar(env: Partial<Record<NumberVarName, string>>, name: NumberVarName): number {
 	const value = env[name];
 	const { fallback } = NUMBER_VARS[name];
 	const problem = numberVarProblem(name, value);
 	if (problem !== null) {
+		const using = usedFor(name, value);
 		const key = `${name}=${value}`;
 		if (!reported.has(key)) {
 			reported.add(key);
-			log.error("config.var_invalid", { variable: name, problem, using: fallback });
+			log.error("config.var_invalid", { variable: name, problem, using });
 		}
-		return fallback;
+		return using;
 	}
 	return value === undefined || value.trim() === "" ? fallback : Number(value.trim());
 }
@@ -46,7 +56,9 @@ export function numberVar(env: Partial<Record<NumberVarName, string>>, name: Num
 export function numberVarIssues(env: Partial<Record<NumberVarName, string>>): { path: string; message: string }[] {
 	return (Object.keys(NUMBER_VARS) as NumberVarName[]).flatMap((name) => {
 		const problem = numberVarProblem(name, env[name]);
-		return problem === null ? [] : [{ path: name, message: `${problem}; the default ${NUMBER_VARS[name].fallback} is used` }];
+		if (problem === null) return [];
+		const using = usedFor(name, env[name]);
+		return [{ path: name, message: `${problem}; ${using === NUMBER_VARS[name].fallback ? `the default ${using}` : `its minimum ${using}`} is used` }];
 	});
 }
 

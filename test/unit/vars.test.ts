@@ -12,8 +12,18 @@ describe("the Worker's numeric vars", () => {
 
 	it("fall back to the default for anything else, saying what is wrong", () => {
 		for (const bad of ["30d", "1e3", "-5", "7.5", "0x1e", "NaN", "0", "3651"]) expect(numberVar({ RETENTION_DAYS: bad }, "RETENTION_DAYS"), bad).toBe(30);
-		expect(numberVar({ HEARTBEAT_STALE_SECONDS: "30" }, "HEARTBEAT_STALE_SECONDS")).toBe(180);
+		expect(numberVar({ HEARTBEAT_STALE_SECONDS: "3m" }, "HEARTBEAT_STALE_SECONDS")).toBe(180);
 		expect(numberVarProblem("RETENTION_DAYS", "30d")).toBe('RETENTION_DAYS "30d" is not a whole number of days (1..3650)');
 		expect(numberVarProblem("HEARTBEAT_STALE_SECONDS", "30")).toBe("HEARTBEAT_STALE_SECONDS 30 is outside 120..604800 seconds");
+	});
+
+	it("raise a heartbeat staleness set below its minimum to the minimum, not the looser default (60 was valid before)", () => {
+		expect(numberVar({ HEARTBEAT_STALE_SECONDS: "90" }, "HEARTBEAT_STALE_SECONDS")).toBe(120);
+		expect(numberVarIssues({ HEARTBEAT_STALE_SECONDS: "90" })).toEqual([
+			{ path: "HEARTBEAT_STALE_SECONDS", message: "HEARTBEAT_STALE_SECONDS 90 is outside 120..604800 seconds; its minimum 120 is used" },
+		]);
+		expect(numberVar({ HEARTBEAT_STALE_SECONDS: "700000" }, "HEARTBEAT_STALE_SECONDS")).toBe(180);
+		// Retention is not: a day's retention for a mistyped 0 would delete history.
+		expect(numberVar({ RETENTION_DAYS: "0" }, "RETENTION_DAYS")).toBe(30);
 	});
 });
