@@ -24,7 +24,7 @@ export class ApiError extends CliError {
 	readonly status: number;
 	readonly code: string;
 
-	constructor(status: number, code: string, message: string, hint = hintFor(status, message)) {
+	constructor(status: number, code: string, message: string, hint = hintFor(status, message, code)) {
 		super(message, 1, hint);
 		this.name = "ApiError";
 		this.status = status;
@@ -32,7 +32,15 @@ export class ApiError extends CliError {
 	}
 }
 
-function hintFor(status: number, message: string): string | null {
+function hintFor(status: number, message: string, code: string): string | null {
+	// A run refused by a paused or disabled agent: say how to let it run.
+	const agent = /^agent (\S+) is (paused|disabled)/.exec(message)?.[1];
+	if (code === "agent_paused" && agent) {
+		return message.includes(" paused: auto:")
+			? "it paused itself: fix what it names, and it resumes on its own at its next tick or run request"
+			: `resume it with: drover resume ${agent}`;
+	}
+	if (code === "agent_disabled") return "it is disabled in its definition: set enabled: true (fleet.yaml, or drover apply for an API agent) to run it";
 	// A fork or continue refused because the agent changed since the job ran; the API names its body field.
 	if (status === 409 && message.includes("allow_definition_change")) {
 		return "to run it under the agent's current definition anyway, add --allow-definition-change";

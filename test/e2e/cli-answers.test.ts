@@ -278,6 +278,22 @@ describe("errors from the API", () => {
 	});
 });
 
+describe("a run refused by a paused or disabled agent", () => {
+	it("says how to let it run", async () => {
+		const refused = (code: string, message: string) => (_req: IncomingMessage, res: ServerResponse) => json(res, 409, { error: { code, message } });
+		const api = await fakeApi({
+			"POST /v1/agents/held/jobs": refused("agent_paused", "agent held is paused: maintenance"),
+			"POST /v1/agents/broken/jobs": refused("agent_paused", "agent broken is paused: auto: secret X (delivery) is not set"),
+			"POST /v1/agents/off/jobs": refused("agent_disabled", "agent off is disabled in its definition"),
+		});
+		const held = await runCli(api.url, ["trigger", "held"]);
+		expect(held.status).toBe(1);
+		expect(held.stderr).toContain("resume it with: drover resume held");
+		expect((await runCli(api.url, ["trigger", "broken"])).stderr).toContain("it paused itself: fix what it names");
+		expect((await runCli(api.url, ["trigger", "off"])).stderr).toContain("set enabled: true");
+	});
+});
+
 describe("drover usage", () => {
 	const day = (d: string, agent: string, jobs: number) => ({
 		day: d,
