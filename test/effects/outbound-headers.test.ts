@@ -1,29 +1,13 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { sendAlert } from "../../src/incidents/alert.ts";
-import type { Incident } from "../../src/store/incidents.ts";
 import { createAgent } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
 import { runToRest } from "../helpers/jobs.ts";
+import { detectedIncident } from "../helpers/incidents.ts";
 import { fake } from "../helpers/outbound.ts";
 
-const incident: Incident = {
-	id: "inc_0003",
-	agent: "flaky",
-	signature: "sig",
-	class: "unknown",
-	state: "detected",
-	error: "boom @everyone",
-	count: 1,
-	first_seen_at: "2024-12-05T10:00:00.000Z",
-	last_seen_at: "2024-12-05T10:00:00.000Z",
-	last_job_id: null,
-	alerted_at: null,
-	resolved_at: null,
-	closed_at: null,
-	closed_by: null,
-	failing: [],
-};
+const incident = detectedIncident({ id: "inc_0003", error: "boom @everyone" });
 
 describe("what drover's outbound requests say they are", () => {
 	it("a webhook tool call carries user-agent: drover", async () => {

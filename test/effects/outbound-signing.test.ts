@@ -2,10 +2,10 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { sendAlert } from "../../src/incidents/alert.ts";
-import type { Incident } from "../../src/store/incidents.ts";
 import { createAgent, settle } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
 import { runToRest } from "../helpers/jobs.ts";
+import { detectedIncident } from "../helpers/incidents.ts";
 import { fake } from "../helpers/outbound.ts";
 
 afterEach(() => vi.useRealTimers());
@@ -82,23 +82,7 @@ describe("deliveries and hooks are signed with <url_secret>_SIGNING_KEY", () => 
 	});
 });
 
-const incident: Incident = {
-	id: "inc_0002",
-	agent: "flaky",
-	signature: "sig",
-	class: "unknown",
-	state: "detected",
-	error: "boom",
-	count: 1,
-	first_seen_at: "2024-12-05T10:00:00.000Z",
-	last_seen_at: "2024-12-05T10:00:00.000Z",
-	last_job_id: null,
-	alerted_at: null,
-	resolved_at: null,
-	closed_at: null,
-	closed_by: null,
-	failing: [],
-};
+const incident = detectedIncident({ id: "inc_0002" });
 
 describe("incident alerts are signed with ALERT_WEBHOOK_URL_SIGNING_KEY", () => {
 	it("signs the alert when the key is set, and not otherwise", async () => {
