@@ -200,8 +200,7 @@ export async function sendDue(
 			const { url } = target;
 			// Signed only with a key of its own: unlike a webhook tool's, a delivery's signature is not keyed
 			// by its URL, which anyone able to POST to the receiver knows. Stamped per attempt.
-			const signingKey = secretNamed(env, `${row.url_secret}_SIGNING_KEY`);
-			const signature = signingKey === undefined ? {} : await signatureHeaders(signingKey, row.body, now());
+			const signature = await signatureHeaders(secretNamed(env, `${row.url_secret}_SIGNING_KEY`), row.body, now());
 			const limit = deadline(timeoutMs);
 			try {
 				// Redirects are not followed: a 301 or 302 turns the POST into a bodiless GET whose 200 would
@@ -237,12 +236,13 @@ export async function sendDue(
 			}
 		}
 		if (outcome === "retry") {
+			const said = `${error ?? ""}${detail}`;
 			// Every failed try is said, an HTTP error's as a network error's: retries run up to an hour apart.
-			log.warn("delivery.attempt_failed", { agent, job_id: row.job_id, kind: row.kind, target: row.target, attempt, error_message: `${error ?? ""}${detail}` });
+			log.warn("delivery.attempt_failed", { agent, job_id: row.job_id, kind: row.kind, target: row.target, attempt, error_message: said });
 			// A rate-limited or unavailable target that says when to come back is not called sooner: Slack
 			// and Discord ask for longer than the backoff's first steps, which would spend every attempt.
 			const asked = retryAfter === null ? null : now() + Math.min(retryAfter, MAX_RETRY_AFTER_MS);
-			sql.exec("UPDATE deliveries SET status = 'pending', last_error = ?, in_doubt = ?, next_at = max(next_at, ?) WHERE id = ?", `${error ?? ""}${detail}`, inDoubt, asked ?? 0, row.id);
+			sql.exec("UPDATE deliveries SET status = 'pending', last_error = ?, in_doubt = ?, next_at = max(next_at, ?) WHERE id = ?", said, inDoubt, asked ?? 0, row.id);
 			// Said on the job once, at its first retry: retries can run an hour apart, and a job whose
 			// answer is still on its way must not read as one without a target (delivery null).
 			if (row.kind === "delivery" && setDelivery(sql, row.job_id, row.target, "pending", now())) notify(row.job_id);

@@ -27,11 +27,12 @@ export function notepadKey(key: string): string {
  * The stored keys a key names: its NFC form, and any spelling of it stored before keys were
  * normalized (a notepad is at most 64 KiB, so reading its keys is cheap). The NFC one comes first.
  */
-function storedSpellings(sql: SqlStorage, key: string): string[] {
+function storedSpellings(keys: readonly string[], key: string): string[] {
 	const nfc = notepadKey(key);
-	const keys = sql.exec<{ key: string }>("SELECT key FROM notepad ORDER BY key").toArray().map((r) => r.key);
 	return keys.filter((k) => notepadKey(k) === nfc).sort((a, b) => Number(b === nfc) - Number(a === nfc));
 }
+
+const storedNotes = (sql: SqlStorage) => sql.exec<{ key: string; value: string }>("SELECT key, value FROM notepad ORDER BY key").toArray();
 
 /**
  * The entry a key names in a notepad read whole, whichever Unicode spelling either was written in:
@@ -103,10 +104,9 @@ export function setNote(sql: SqlStorage, given: string, value: string, now: numb
 	const problem = keyProblem(key);
 	if (problem !== null) return refuse(400, problem, [{ path: "key", message: problem }]);
 	if (bytes(value) > NOTEPAD_VALUE_BYTES) return refuse(413, `a notepad value is at most ${NOTEPAD_VALUE_BYTES / 1024} KiB; this one is ${bytes(value)} bytes`);
-	const replaced = storedSpellings(sql, key);
-	const others = sql
-		.exec<{ key: string; value: string }>("SELECT key, value FROM notepad")
-		.toArray()
+	const notes = storedNotes(sql);
+	const replaced = storedSpellings(notes.map((r) => r.key), key);
+	const others = notes
 		.filter((r) => !replaced.includes(r.key))
 		.reduce((n, r) => n + bytes(r.key) + bytes(r.value), 0);
 	const total = others + bytes(key) + bytes(value);
@@ -122,6 +122,6 @@ export function setNote(sql: SqlStorage, given: string, value: string, now: numb
 export function deleteNote(sql: SqlStorage, key: string | null): number {
 	if (key === null) return sql.exec("DELETE FROM notepad").rowsWritten;
 	let deleted = 0;
-	for (const stored of storedSpellings(sql, key)) deleted += sql.exec("DELETE FROM notepad WHERE key = ?", stored).rowsWritten;
+	for (const stored of storedSpellings(storedNotes(sql).map((r) => r.key), key)) deleted += sql.exec("DELETE FROM notepad WHERE key = ?", stored).rowsWritten;
 	return deleted;
 }

@@ -17,7 +17,6 @@ import { verifyWebhook } from "./webhook-signature.ts";
 import { MAX_JSON_DEPTH, textNestsDeeper } from "../shared/json-depth.ts";
 import { decodeUtf8Body, LONE_SURROGATE_MESSAGE, loneSurrogatePath } from "../shared/well-formed.ts";
 
-/** The shortest webhook secret drover signs with: as long as an API token must be. */
 /** All a caller hears of an agent whose webhook secret is unset or unusable. */
 const NOT_CONFIGURED = "webhook not configured";
 const noWebhook = (agent: string) => `no webhook at /v1/hooks/${agent}: no such agent, or it has no webhook.secret in its definition`;
@@ -158,7 +157,6 @@ export const hooksApi = createApi().openapi(
 	},
 );
 
-/** The charset parameter of a Content-Type (unquoted), or null without one. */
 /** The labels a body read as UTF-8 may carry: UTF-8's own (WHATWG's names for it) and ASCII, a subset. */
 const UTF8_LABELS = new Set(["utf-8", "utf8", "unicode-1-1-utf-8", "us-ascii"]);
 

@@ -53,10 +53,11 @@ export async function signWebhook(secret: string, timestamp: number, body: strin
 
 /**
  * The headers that sign `body` for its receiver, stamped now: what drover sends on every signed POST
- * (webhook tools, deliveries, hooks, alerts). Called per attempt, so a retry carries a fresh
- * timestamp and a receiver's replay window does not refuse it.
+ * (webhook tools, deliveries, hooks, alerts); none without a key. Called per attempt, so a retry
+ * carries a fresh timestamp and a receiver's replay window does not refuse it.
  */
-export async function signatureHeaders(key: string, body: string, nowMs = Date.now()): Promise<{ "x-drover-timestamp": string; "x-drover-signature": string }> {
+export async function signatureHeaders(key: string | undefined, body: string, nowMs = Date.now()): Promise<{ "x-drover-timestamp"?: string; "x-drover-signature"?: string }> {
+	if (key === undefined) return {};
 	const timestamp = Math.floor(nowMs / 1000);
 	return { "x-drover-timestamp": String(timestamp), "x-drover-signature": await signWebhook(key, timestamp, body) };
 }

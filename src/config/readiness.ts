@@ -1,5 +1,5 @@
 import { providerConfig } from "../agent/credentials.ts";
-import { resolveSecretUrl } from "../delivery/secret-url.ts";
+import { resolveSecretUrl, secretNamed } from "../delivery/secret-url.ts";
 import { DEPRECATED_MODELS } from "./models.ts";
 import { isReservedSecret, RESERVED_SECRETS_SAID } from "./reserved-secrets.ts";
 import { type AgentDefinition, durationSeconds } from "./schema.ts";
@@ -43,7 +43,7 @@ function isRetired(model: string, today: Date): boolean {
  * before a release reserved it still names: not read for it (secretNamed).
  */
 function unset(env: Record<string, unknown>, name: string): boolean {
-	return isReservedSecret(name) || typeof env[name] !== "string" || (env[name] as string).length === 0;
+	return secretNamed(env, name) === undefined;
 }
 
 const unsetWhy = (name: string) =>
@@ -67,8 +67,8 @@ export function readinessWarnings(agent: AgentDefinition, env: Record<string, un
 	}
 	for (const [kind, hooks] of Object.entries(agent.hooks ?? {})) {
 		for (const hook of hooks ?? []) {
-			const target = resolveSecretUrl(env[hook.url_secret]);
-			if (isReservedSecret(hook.url_secret) || target.kind === "missing") warnings.push(`secret ${hook.url_secret} (${kind} hook) ${unsetWhy(hook.url_secret)}: its calls are given up`);
+			const target = resolveSecretUrl(secretNamed(env, hook.url_secret));
+			if (target.kind === "missing") warnings.push(`secret ${hook.url_secret} (${kind} hook) ${unsetWhy(hook.url_secret)}: its calls are given up`);
 			else if (target.kind === "not-http") warnings.push(`secret ${hook.url_secret} (${kind} hook) does not hold an http(s) URL: its calls are given up`);
 		}
 	}

@@ -69,12 +69,7 @@ export function numberVarIssues(env: Partial<Record<NumberVarName, string>>): { 
  */
 export function publicUrlProblem(value: string | undefined): string | null {
 	if (value === undefined || value.trim() === "") return null;
-	let url: URL | null = null;
-	try {
-		url = new URL(value.trim());
-	} catch {
-		url = null;
-	}
+	const url = URL.parse(value.trim());
 	const origin = url !== null && (url.protocol === "https:" || url.protocol === "http:") && url.pathname === "/" && !url.search && !url.hash && !url.username && !url.password;
 	return origin ? null : `PUBLIC_URL ${JSON.stringify(value)} is not an http(s) origin (such as https://drover.example.workers.dev): deliveries carry no dashboard link`;
 }

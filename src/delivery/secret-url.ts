@@ -17,10 +17,13 @@ import { isHttpUrl } from "../shared/http-url.ts";
  * `<url_secret>_SIGNING_KEY`): `wrangler types` cannot list those in Env. Unset and empty are both
  * `undefined`; anything that is not a string (a binding of that name) is too.
  */
-export function secretNamed(env: Env, name: string): string | undefined {
+export function secretNamed(env: object, name: string): string | undefined {
 	// A definition stored before a release reserved the name still holds it: it is not read for it.
-	if (isReservedSecret(name)) return undefined;
-	const value: unknown = Reflect.get(env, name);
+	return isReservedSecret(name) ? undefined : secretValue(Reflect.get(env, name));
+}
+
+/** A secret's value, or `undefined` when it is unset, empty or not a string. */
+export function secretValue(value: unknown): string | undefined {
 	return typeof value === "string" && value !== "" ? value : undefined;
 }
 

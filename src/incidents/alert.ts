@@ -1,5 +1,5 @@
 import { signatureHeaders } from "../api/webhook-signature.ts";
-import { resolveSecretUrl, scrubSecretUrlFields } from "../delivery/secret-url.ts";
+import { resolveSecretUrl, scrubSecretUrlFields, secretValue } from "../delivery/secret-url.ts";
 import { alertBody } from "./alert-body.ts";
 import { errorFields, log } from "../log.ts";
 import { claimAlert, markAlerted, releaseAlert, type Incident } from "../store/incidents.ts";
@@ -28,8 +28,7 @@ async function postAlert(env: Env, url: string, incident: Incident, key: string)
 	// Signed only with a key of its own (ALERT_WEBHOOK_URL_SIGNING_KEY), never the URL: anyone able to
 	// POST to the receiver knows that. Stamped per try, so a resend is not refused as a replay.
 	// Read by its own name (secretNamed reads a definition's, and refuses this one).
-	const signingKey = typeof env.ALERT_WEBHOOK_URL_SIGNING_KEY === "string" && env.ALERT_WEBHOOK_URL_SIGNING_KEY !== "" ? env.ALERT_WEBHOOK_URL_SIGNING_KEY : undefined;
-	const signature = signingKey === undefined ? {} : await signatureHeaders(signingKey, body);
+	const signature = await signatureHeaders(secretValue(env.ALERT_WEBHOOK_URL_SIGNING_KEY), body);
 	const limit = deadline(10_000);
 	try {
 		const res = await fetch(url, {

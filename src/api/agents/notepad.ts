@@ -98,7 +98,7 @@ export const notepadApi = createApi()
 			const scan = scanPrompt(c.req.valid("json").value, "data");
 			if (!scan.ok) throw new BadRequestError(`notepad value refused by the injection scan: ${scan.reason}`, { issues: [{ path: "value", message: scan.reason }] });
 			const value = redact(scan.text);
-			const { notepad } = unwrap(await agentRpc(c.env, agent.name).setNote(agent.name, agent.source, notepadKey(key), value));
+			const { notepad } = unwrap(await agentRpc(c.env, agent.name).setNote(agent.name, agent.source, key, value));
 			return c.json(notepadJson(notepad), 200);
 		},
 	)
@@ -113,7 +113,7 @@ export const notepadApi = createApi()
 		async (c) => {
 			const { agent: name, key } = c.req.valid("param");
 			const agent = await requireAgent(c.env, name);
-			const result = await agentRpc(c.env, agent.name).deleteNote(agent.name, agent.source, notepadKey(key));
+			const result = await agentRpc(c.env, agent.name).deleteNote(agent.name, agent.source, key);
 			if (result.deleted === 0) throw new NotFoundError(`no notepad key ${JSON.stringify(notepadKey(key))} for agent ${name}`);
 			return c.json(result, 200);
 		},
