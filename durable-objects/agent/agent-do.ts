@@ -23,22 +23,20 @@ import { claimDue, forgetSchedules, noteTimingChanges, type TickOutcome } from "
 import { currentDefinition, ensureState, forgetDeletedAgent, keepLastDefinition, keptDefinition, markDeleted, readState, saveDefinition, setPaused, type AgentSource, type AgentState } from "./state.ts";
 import { triggerJob, type TriggerRequest } from "./triggers.ts";
 import { createFollowUp } from "./runner/follow-up.ts";
-import { decideToolCall, findToolCall, getSetup, requestCancel, toolCallPage, type JobSetup, type ToolCall } from "./runner/session.ts";
-import { resumeFromApproval } from "./runner/approval.ts";
-import { InvalidToolSchemaError, toolInputProblems } from "../../src/agent/tools/input-check.ts";
-import { finish, HEARTBEAT_MS, type InflightTool } from "./runner/step.ts";
-import { isFinal, transition } from "../../src/jobs/model.ts";
+import { getSetup, toolCallPage, type JobSetup, type ToolCall } from "./runner/session.ts";
+import { HEARTBEAT_MS } from "./runner/step.ts";
+import { isFinal } from "../../src/jobs/model.ts";
 import { redact } from "../../src/security/redact.ts";
 import { archivedLines, serveOutput, serveStream } from "./output-http.ts";
 import { StreamHub } from "./streams.ts";
 import { appendLines, type OutputLine } from "./runner/output.ts";
 import { JobIdPool } from "./job-ids.ts";
+import { cancelJob, type JobControl, withCancelRequest } from "./cancel.ts";
+import { decideApproval } from "./decision.ts";
 import { deleteNote, readNotepad, setNote, type Notepad } from "./notepad.ts";
 
 /** Scheduled starts are spread over this window, by a stable hash of the agent's name. */
 const START_SPREAD_MS = 5_000;
-/** How long a cancel waits for an aborted model call's job to end before answering with it as it is. */
-const CANCEL_WAIT_MS = 5_000;
 
 function startSpreadMs(agent: string): number {
 	let h = 0;
@@ -71,6 +69,8 @@ export class AgentDO extends DurableObject<Env> {
 	private readonly registry: RegistrySync;
 	/** Job ids its shard dealt it, unique across the fleet (see job-ids.ts). */
 	private readonly jobIds = new JobIdPool();
+	/** What a cancel or an approval decision acts through (see cancel.ts, decision.ts). */
+	private readonly control: JobControl;
 
 	constructor(ctx: DurableObjectState, env: Env) {
 		super(ctx, env);
@@ -88,6 +88,7 @@ export class AgentDO extends DurableObject<Env> {
 		// Through the object's env, read when used: tests swap its bindings for failing ones.
 		this.registry = new RegistrySync(this.sql, () => this.env);
 		this.passes = new Passes(ctx, () => this.env, this.hub, this.registry);
+		this.control = { sql: this.sql, passes: this.passes, hub: this.hub };
 	}
 
 	// Test hooks, reached in the object's own isolate (runInDurableObject): static, so never on the
@@ -500,23 +501,12 @@ export class AgentDO extends DurableObject<Env> {
 	 * Null for a job this object does not hold.
 	 */
 	async toolCalls(id: string, limit: number, after: number, resultChars: number): Promise<{ job: JobRecord; calls: ToolCall[]; next: number | null } | null> {
-		const job = this.withCancelRequest(getJob(this.sql, id));
+		const job = withCancelRequest(this.sql, getJob(this.sql, id));
 		return job ? { job, ...toolCallPage(this.sql, id, limit, after, resultChars) } : null;
 	}
 
 	async getJob(id: string): Promise<JobRecord | null> {
-		return this.withCancelRequest(getJob(this.sql, id));
-	}
-
-	/**
-	 * The record as the API shows it: a cancel waiting for a tool call in flight is kept beside the
-	 * record (job_setup), not in it, since the job's loop is the record's only writer while it runs;
-	 * a reader is shown it all the same (deputy keeps it in the record's control).
-	 */
-	private withCancelRequest(job: JobRecord | null): JobRecord | null {
-		if (!job || isFinal(job.status)) return job;
-		const requested = getSetup(this.sql, job.id)?.cancelRequested ?? null;
-		return requested === null ? job : { ...job, cancel_requested: requested };
+		return withCancelRequest(this.sql, getJob(this.sql, id));
 	}
 
 	/**
@@ -543,93 +533,12 @@ export class AgentDO extends DurableObject<Env> {
 		await this.passes.closing.alertsSent();
 	}
 
-	/**
-	 * Cancels a job: a pending or waiting one at once; a running one at its next checkpoint, with
-	 * any in-flight model call in this instance aborted now (a tool call in flight is let finish, so
-	 * its effect is recorded: see settleTools). `force` cuts off a tool call in flight in this
-	 * instance too (its effect then unknown, and recorded so), also after a plain cancel that waits
-	 * for it; anywhere else it is a plain cancel.
-	 */
+	/** Cancels a job (see cancelJob: `force` cuts off a tool call in flight in this instance). */
 	async cancel(jobId: string, reason: string | null, by: string, force = false): Promise<JobRecord | Refusal> {
-		const job = getJob(this.sql, jobId);
-		if (!job) return refuse(404, `no job ${jobId}`);
-		if (isFinal(job.status)) return refuse(409, `job ${jobId} is already ${job.status}`);
-		// Shown to every read token (the job's transitions, cancel_requested): stored redacted, as every
-		// record is. A blank reason is none.
-		const said = reason === null ? null : redact(reason.trim()) || null;
-		const why = `cancelled by ${by}${said ? `: ${said}` : ""}`;
-		const tool = force && job.status === "running" ? this.passes.toolCalls.get(jobId) : undefined;
-		if (tool) return this.forceCancel(job, tool, said, by);
-		if (job.status === "pending" || job.status === "approval_pending") {
-			const done = job.status === "pending" ? transition(job, "cancelled", { reason: why, at: new Date() }) : finish(this.passes.stepDeps(), job, "cancelled", { reason: why });
-			if (job.status === "pending") putJob(this.sql, done, Date.now());
-			log.info("job.cancelled", { agent: job.agent, job_id: jobId, by });
-			this.hub.publish(jobId);
-			// Now, not at the pass's end: a pass under way ends when its longest model call does.
-			await this.indexNow();
-			await this.passes.scheduleNext(false);
-			return done;
-		}
-		// The first cancel's reason stands: a second one (a double click) would rewrite it. A forced one
-		// with no tool call here to cut off (its call just returned, or the call was left by an
-		// instance that is gone, which the job's next step records as indeterminate) has nothing to
-		// add: the job is answered as it stands.
-		const requested = getSetup(this.sql, jobId)?.cancelRequested;
-		if (requested && force) {
-			log.info("job.force_cancel_nothing_to_cut", { agent: job.agent, job_id: jobId, by });
-			await this.passes.workNow();
-			await this.passes.loopEnded(jobId, CANCEL_WAIT_MS);
-			return this.answerCancel(jobId);
-		}
-		if (requested) return refuse(409, `job ${jobId} is already being cancelled (${requested})`);
-		requestCancel(this.sql, jobId, why);
-		const modelCall = this.passes.inflight.get(jobId);
-		modelCall?.abort(new Error(why));
-		log.info("job.cancel_requested", { agent: job.agent, job_id: jobId, by });
-		await this.passes.workNow();
-		// A model call in flight ends at the abort, and its job with it: the answer shows the job
-		// cancelled. A tool call in flight is let finish (its effect would be unknown if cut off), so
-		// that job answers still running and ends cancelled as soon as the call returns. A forced cancel
-		// that found no call to cut off here waits for the job's loop too: a call left executing by an
-		// instance that is gone ends the job indeterminate at its next step, and the answer says so.
-		if (modelCall || force) await this.passes.loopEnded(jobId, CANCEL_WAIT_MS);
-		return this.answerCancel(jobId);
+		return cancelJob(this.control, jobId, reason, by, force);
 	}
 
-	/**
-	 * `cancel --force` on a job whose tool call is in flight in this instance: the call is cut off
-	 * now, recorded as interrupted with its effect unknown (so a continue never tells the model it
-	 * can safely repeat it), and the job ends cancelled, its reason saying it was forced. Also an
-	 * escalation of a plain cancel that waits for the call.
-	 */
-	private async forceCancel(job: JobRecord, tool: InflightTool, said: string | null, by: string): Promise<JobRecord> {
-		const earlier = getSetup(this.sql, job.id)?.cancelRequested ?? null;
-		// The step that records the cut adds the call to the reason: the call may yet return first.
-		const why = `force-cancelled by ${by}${said ? `: ${said}` : ""}` + (earlier ? ` (after "${earlier}")` : "");
-		requestCancel(this.sql, job.id, why);
-		tool.controller.abort(new Error(why));
-		log.info("job.force_cancelled", { agent: job.agent, job_id: job.id, by, tool: tool.name, tool_use_id: tool.toolUseId, escalated: earlier !== null });
-		await this.passes.workNow();
-		// The cut ends the call at once, whether or not its request notices: the job's loop records it
-		// and ends the job within the wait, so the answer shows it cancelled.
-		await this.passes.loopEnded(job.id, CANCEL_WAIT_MS);
-		return this.answerCancel(job.id);
-	}
-
-	/** A cancel's answer: the job as it is now, indexed first if it ended. */
-	private async answerCancel(jobId: string): Promise<JobRecord> {
-		const after = this.withCancelRequest(getJob(this.sql, jobId))!;
-		// Indexed before the answer, as a pending job's cancel is: the pass's own flush waits for its
-		// closing work (the output's put, deliveries), and a list read after the answer would say running.
-		if (isFinal(after.status)) await this.indexNow();
-		return after;
-	}
-
-	/**
-	 * Records a human decision on the tool call a job is waiting on, and resumes the job. With
-	 * `toolUseId` the decision is for that call only: another call waiting by then (a retried or late
-	 * decision after the model made a second gated call) is refused, never decided in its place.
-	 */
+	/** Records a human decision on the tool call a job is waiting on, and resumes the job (see decideApproval). */
 	async decide(
 		jobId: string,
 		decision: "approve" | "deny",
@@ -638,68 +547,7 @@ export class AgentDO extends DurableObject<Env> {
 		allowDefinitionChange = false,
 		toolUseId?: string,
 	): Promise<JobRecord | Refusal> {
-		// The agent's revision now, digested (async) before the checks and writes below, which yield nowhere.
-		const state = readState(this.sql);
-		const agent = state && currentDefinition(state);
-		const revision = state && agent ? (knownRevision(state, agent) ?? (await computeRevision(agent))) : null;
-		const job = getJob(this.sql, jobId);
-		if (!job) return refuse(404, `no job ${jobId}`);
-		if (job.status !== "approval_pending" || !job.pending_approval) return refuse(409, `job ${jobId} is ${job.status}, not waiting for an approval`);
-		const pending = job.pending_approval;
-		if (toolUseId !== undefined && toolUseId !== pending.tool_use_id) return refuse(409, this.otherCallWaiting(jobId, toolUseId, pending));
-		const setup = getSetup(this.sql, jobId);
-		// Past the job's deadline it runs nothing more, even before the alarm that times it out has run.
-		if (setup && setup.deadline <= Date.now()) {
-			return refuse(409, `job ${jobId} timed out at ${new Date(setup.deadline).toISOString()}; it runs nothing more, so ${pending.tool_name} cannot be approved or denied`);
-		}
-		// Past its expiry the call counts as denied, even before the alarm that records it has run.
-		if (setup?.approvalExpiresAt != null && setup.approvalExpiresAt <= Date.now()) {
-			return refuse(409, `the approval of ${pending.tool_name} expired at ${new Date(setup.approvalExpiresAt).toISOString()}; it counts as denied`);
-		}
-		// As for a continue or a fork: a call approved hours later may be to a tool the agent no longer
-		// has. (A deleted agent's job finishes on the definition it ran on, as its running jobs do.)
-		if (decision === "approve" && revision !== null && revision !== job.definition_revision && !allowDefinitionChange) {
-			return refuse(
-				409,
-				`agent ${job.agent}'s definition changed since job ${jobId} started (${job.definition_revision} → ${revision}); send "allow_definition_change": true to approve anyway, or deny`,
-			);
-		}
-		const edited = decision === "approve" ? toolInput : undefined;
-		if (edited) {
-			// Held to the schema the model was given: the tool's receiver expects that shape either way.
-			const definition = setup?.definition;
-			let problems: ReturnType<typeof toolInputProblems>;
-			try {
-				problems = definition ? toolInputProblems(definition, pending.tool_name, edited) : [];
-			} catch (err) {
-				if (!(err instanceof InvalidToolSchemaError)) throw err;
-				return refuse(409, `${err.message}, so edited input cannot be checked against it: approve without tool_input, deny, or fix the agent's definition`);
-			}
-			if (problems.length > 0) {
-				const said = problems.map((p) => `${p.path}: ${p.message}`).join("; ");
-				return refuse(400, `tool_input does not match ${pending.tool_name}'s input_schema: ${said}`, problems);
-			}
-		}
-		decideToolCall(this.sql, jobId, pending.tool_use_id, decision, by, edited);
-		const verdict = `${pending.tool_name} ${decision === "approve" ? "approved" : "denied"} by ${by}${edited ? " with edited input" : ""}`;
-		const resumed = resumeFromApproval(this.sql, job, { toolUseId: pending.tool_use_id, decision, by, verdict, input: edited }, verdict, Date.now());
-		log.info("job.approval_decided", { agent: job.agent, job_id: jobId, decision, by });
-		this.hub.publish(jobId);
-		await this.passes.workNow();
-		// The list and the dashboard agree with the answer once it is given.
-		await this.indexNow();
-		return resumed;
-	}
-
-	/** Why a decision for call `toolUseId` is refused while `pending` waits: which call waits, and what became of the named one. */
-	private otherCallWaiting(jobId: string, toolUseId: string, pending: NonNullable<JobRecord["pending_approval"]>): string {
-		const named = findToolCall(this.sql, jobId, toolUseId);
-		const waiting = `job ${jobId} is waiting on another tool call: ${pending.tool_name} (${pending.tool_use_id})`;
-		if (!named) return `${waiting}; it has no tool call ${toolUseId}. Nothing was decided: read the job and decide the call waiting now`;
-		const fate = named.decision
-			? `was already ${named.decision === "approve" ? "approved" : "denied"} by ${named.decidedBy ?? "an operator"}`
-			: `was not waiting for an approval (it is ${named.status})`;
-		return `${waiting}; ${named.name} (${toolUseId}) ${fate}. Nothing was decided: read the job and decide the call waiting now`;
+		return decideApproval(this.control, jobId, { decision, toolInput, by, allowDefinitionChange, toolUseId });
 	}
 
 	/** A new job continuing a finished job's session, or forking a new session from it. */

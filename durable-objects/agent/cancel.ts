@@ -1,0 +1,114 @@
+import type { JobRecord } from "../../src/jobs/model.ts";
+import { isFinal, transition } from "../../src/jobs/model.ts";
+import { log } from "../../src/log.ts";
+import { redact } from "../../src/security/redact.ts";
+import { refuse, type Refusal } from "../../src/shared/refusal.ts";
+import { getJob, putJob } from "./jobs.ts";
+import type { Passes } from "./pass.ts";
+import { getSetup, requestCancel } from "./runner/session.ts";
+import { finish, type InflightTool } from "./runner/step.ts";
+import type { StreamHub } from "./streams.ts";
+
+/** How long a cancel waits for an aborted model call's job to end before answering with it as it is. */
+const CANCEL_WAIT_MS = 5_000;
+
+/** What an operator's action on a job (a cancel, an approval decision) works with inside the agent's object. */
+export interface JobControl {
+	sql: SqlStorage;
+	passes: Passes;
+	hub: StreamHub;
+}
+
+/**
+ * The record as the API shows it: a cancel waiting for a tool call in flight is kept beside the
+ * record (job_setup), not in it, since the job's loop is the record's only writer while it runs;
+ * a reader is shown it all the same (deputy keeps it in the record's control).
+ */
+export function withCancelRequest(sql: SqlStorage, job: JobRecord | null): JobRecord | null {
+	if (!job || isFinal(job.status)) return job;
+	const requested = getSetup(sql, job.id)?.cancelRequested ?? null;
+	return requested === null ? job : { ...job, cancel_requested: requested };
+}
+
+/**
+ * Cancels a job: a pending or waiting one at once; a running one at its next checkpoint, with
+ * any in-flight model call in this instance aborted now (a tool call in flight is let finish, so
+ * its effect is recorded: see settleTools). `force` cuts off a tool call in flight in this
+ * instance too (its effect then unknown, and recorded so), also after a plain cancel that waits
+ * for it; anywhere else it is a plain cancel.
+ */
+export async function cancelJob(control: JobControl, jobId: string, reason: string | null, by: string, force: boolean): Promise<JobRecord | Refusal> {
+	const { sql, passes, hub } = control;
+	const job = getJob(sql, jobId);
+	if (!job) return refuse(404, `no job ${jobId}`);
+	if (isFinal(job.status)) return refuse(409, `job ${jobId} is already ${job.status}`);
+	// Shown to every read token (the job's transitions, cancel_requested): stored redacted, as every
+	// record is. A blank reason is none.
+	const said = reason === null ? null : redact(reason.trim()) || null;
+	const why = `cancelled by ${by}${said ? `: ${said}` : ""}`;
+	const tool = force && job.status === "running" ? passes.toolCalls.get(jobId) : undefined;
+	if (tool) return forceCancel(control, job, tool, said, by);
+	if (job.status === "pending" || job.status === "approval_pending") {
+		const done = job.status === "pending" ? transition(job, "cancelled", { reason: why, at: new Date() }) : finish(passes.stepDeps(), job, "cancelled", { reason: why });
+		if (job.status === "pending") putJob(sql, done, Date.now());
+		log.info("job.cancelled", { agent: job.agent, job_id: jobId, by });
+		hub.publish(jobId);
+		// Now, not at the pass's end: a pass under way ends when its longest model call does.
+		await passes.closing.flushIndex();
+		await passes.scheduleNext(false);
+		return done;
+	}
+	// The first cancel's reason stands: a second one (a double click) would rewrite it. A forced one
+	// with no tool call here to cut off (its call just returned, or the call was left by an
+	// instance that is gone, which the job's next step records as indeterminate) has nothing to
+	// add: the job is answered as it stands.
+	const requested = getSetup(sql, jobId)?.cancelRequested;
+	if (requested && force) {
+		log.info("job.force_cancel_nothing_to_cut", { agent: job.agent, job_id: jobId, by });
+		await passes.workNow();
+		await passes.loopEnded(jobId, CANCEL_WAIT_MS);
+		return answerCancel(control, jobId);
+	}
+	if (requested) return refuse(409, `job ${jobId} is already being cancelled (${requested})`);
+	requestCancel(sql, jobId, why);
+	const modelCall = passes.inflight.get(jobId);
+	modelCall?.abort(new Error(why));
+	log.info("job.cancel_requested", { agent: job.agent, job_id: jobId, by });
+	await passes.workNow();
+	// A model call in flight ends at the abort, and its job with it: the answer shows the job
+	// cancelled. A tool call in flight is let finish (its effect would be unknown if cut off), so
+	// that job answers still running and ends cancelled as soon as the call returns. A forced cancel
+	// that found no call to cut off here waits for the job's loop too: a call left executing by an
+	// instance that is gone ends the job indeterminate at its next step, and the answer says so.
+	if (modelCall || force) await passes.loopEnded(jobId, CANCEL_WAIT_MS);
+	return answerCancel(control, jobId);
+}
+
+/**
+ * `cancel --force` on a job whose tool call is in flight in this instance: the call is cut off
+ * now, recorded as interrupted with its effect unknown (so a continue never tells the model it
+ * can safely repeat it), and the job ends cancelled, its reason saying it was forced. Also an
+ * escalation of a plain cancel that waits for the call.
+ */
+async function forceCancel(control: JobControl, job: JobRecord, tool: InflightTool, said: string | null, by: string): Promise<JobRecord> {
+	const earlier = getSetup(control.sql, job.id)?.cancelRequested ?? null;
+	// The step that records the cut adds the call to the reason: the call may yet return first.
+	const why = `force-cancelled by ${by}${said ? `: ${said}` : ""}` + (earlier ? ` (after "${earlier}")` : "");
+	requestCancel(control.sql, job.id, why);
+	tool.controller.abort(new Error(why));
+	log.info("job.force_cancelled", { agent: job.agent, job_id: job.id, by, tool: tool.name, tool_use_id: tool.toolUseId, escalated: earlier !== null });
+	await control.passes.workNow();
+	// The cut ends the call at once, whether or not its request notices: the job's loop records it
+	// and ends the job within the wait, so the answer shows it cancelled.
+	await control.passes.loopEnded(job.id, CANCEL_WAIT_MS);
+	return answerCancel(control, job.id);
+}
+
+/** A cancel's answer: the job as it is now, indexed first if it ended. */
+async function answerCancel(control: JobControl, jobId: string): Promise<JobRecord> {
+	const after = withCancelRequest(control.sql, getJob(control.sql, jobId))!;
+	// Indexed before the answer, as a pending job's cancel is: the pass's own flush waits for its
+	// closing work (the output's put, deliveries), and a list read after the answer would say running.
+	if (isFinal(after.status)) await control.passes.closing.flushIndex();
+	return after;
+}
