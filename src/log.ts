@@ -1,4 +1,5 @@
 import { redactDeep } from "./security/redact.ts";
+import { safeSlice } from "./shared/clip.ts";
 
 /**
  * Structured logs: one JSON object per line, which Workers observability indexes by field.
@@ -13,11 +14,22 @@ export type LogFields = Record<string, unknown>;
  */
 const MAX_FIELD_CHARS = 4096;
 
-function capped(fields: LogFields): LogFields {
-	const out: LogFields = {};
-	for (const [key, value] of Object.entries(fields)) {
-		out[key] = typeof value === "string" && value.length > MAX_FIELD_CHARS ? `${value.slice(0, MAX_FIELD_CHARS)}… [${value.length - MAX_FIELD_CHARS} more characters]` : value;
+/**
+ * A string field's head, cut outside a surrogate pair; objects and arrays (a problem list, an error's
+ * cause) are cut inside, and a reference back to an enclosing one is named, not followed: a log call
+ * never throws.
+ */
+function capped(value: unknown, enclosing: WeakSet<object> = new WeakSet()): unknown {
+	if (typeof value === "string") {
+		if (value.length <= MAX_FIELD_CHARS) return value;
+		const head = safeSlice(value, MAX_FIELD_CHARS);
+		return `${head}… [${value.length - head.length} more characters]`;
 	}
+	if (value === null || typeof value !== "object") return value;
+	if (enclosing.has(value)) return "[circular]";
+	enclosing.add(value);
+	const out = Array.isArray(value) ? value.map((v) => capped(v, enclosing)) : Object.fromEntries(Object.entries(value).map(([k, v]) => [k, capped(v, enclosing)]));
+	enclosing.delete(value);
 	return out;
 }
 
@@ -27,7 +39,7 @@ function emit(level: Level, event: string, fields: LogFields): void {
 	// the cut, which could leave a credential's head no pattern knows). A field named like the line's
 	// own keys does not overwrite them.
 	const own = { level, event, ts };
-	const line = JSON.stringify(Object.assign({ ...own }, capped(redactDeep(fields)), own));
+	const line = JSON.stringify(Object.assign({ ...own }, capped(redactDeep(fields)) as LogFields, own));
 	if (level === "error") console.error(line);
 	else if (level === "warn") console.warn(line);
 	else console.log(line);

@@ -109,4 +109,20 @@ describe("a log line", () => {
 		log.info("probe.event", { event: "forged", level: "error", stack: "x".repeat(10_000) });
 		expect(lines).toEqual([{ level: "info", event: "probe.event", ts: expect.any(String), stack: `${"x".repeat(4096)}… [5904 more characters]` }]);
 	});
+
+	it("cuts long strings inside a field's objects and arrays too, never inside an emoji, and names a reference back to an enclosing object", () => {
+		const lines = captureLogs();
+		const cause: Record<string, unknown> = { detail: `${"y".repeat(4095)}😀${"z".repeat(100)}` };
+		cause.self = cause;
+		log.warn("probe.nested", { issues: [{ message: "m".repeat(9_000) }], cause });
+		expect(lines).toEqual([
+			{
+				level: "warn",
+				event: "probe.nested",
+				ts: expect.any(String),
+				issues: [{ message: `${"m".repeat(4096)}… [4904 more characters]` }],
+				cause: { detail: `${"y".repeat(4095)}… [102 more characters]`, self: "[circular]" },
+			},
+		]);
+	});
 });
