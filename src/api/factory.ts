@@ -5,6 +5,7 @@ import { BadRequestError } from "../errors.ts";
 import { decodeUtf8Body, LONE_SURROGATE_MESSAGE, loneSurrogatePath } from "../shared/well-formed.ts";
 import { type Issue, issuesOf } from "../shared/zod-issues.ts";
 import { requireRole } from "./auth/middleware.ts";
+import { requireUtf8Charset } from "./media-type.ts";
 import type { Role } from "./auth/roles.ts";
 import type { AppEnv } from "./context.ts";
 import { payloadTooLargeResponse, standardErrors, unsupportedMediaTypeResponse } from "./schemas.ts";
@@ -52,12 +53,14 @@ export function createApi() {
 }
 
 /**
- * Every body is decoded strictly, once, before anything reads it: the validators, noBody and
+ * Every body is decoded strictly, once, before anything reads it (a body declared in another
+ * charset is a 415, as on the webhook route): the validators, noBody and
  * blankBodyIsEmpty all read Hono's cached text, which would otherwise be Request.text()'s, where
  * bytes that are not UTF-8 silently become U+FFFD.
  */
 export const utf8Body: MiddlewareHandler<AppEnv> = async (c, next) => {
 	if (c.req.raw.body !== null) {
+		requireUtf8Charset(c.req.header("content-type"));
 		const text = decodeUtf8Body(new Uint8Array(await c.req.arrayBuffer()));
 		// bodyCache holds the promises Hono's body readers return (its type says the values).
 		(c.req.bodyCache as { text?: Promise<string> }).text = Promise.resolve(text);

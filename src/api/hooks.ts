@@ -10,6 +10,7 @@ import { sha256Hex } from "../shared/hash.ts";
 import { createApi } from "./factory.ts";
 import { AgentNameParam, IdempotencyKeyHeader } from "./params.ts";
 import { unwrap } from "./refusals.ts";
+import { requireUtf8Charset } from "./media-type.ts";
 import { requireAgent } from "./resolve-agent.ts";
 import { errorResponse, MAX_BODY_BYTES, notFoundResponse, payloadTooLargeResponse, queueFullResponse, runConflictResponse, standardErrors } from "./schemas.ts";
 import { screenPrompt } from "./screen.ts";
@@ -96,14 +97,8 @@ export const hooksApi = createApi().openapi(
 		// Every body drover takes is JSON, sent as JSON.
 		const contentType = c.req.header("content-type");
 		if (!JSON_MEDIA_TYPE.test(contentType ?? "")) throw UnsupportedMediaTypeError.jsonRequired(contentType);
-		// The bytes are read as UTF-8 (JSON's only encoding, RFC 8259): a body declared in another
-		// charset would be read as text it is not, its signature checking out all the same.
-		const charsets = charsetsOf(contentType!);
-		if (charsets.length > 1) throw new UnsupportedMediaTypeError("the content type names its charset more than once");
-		const [charset] = charsets;
-		if (charset !== undefined && !UTF8_LABELS.has(charset.toLowerCase())) {
-			throw new UnsupportedMediaTypeError(`the request body must be UTF-8: charset ${JSON.stringify(charset.slice(0, 40))} is not taken (send charset=utf-8, or none)`);
-		}
+		// A body declared in another charset would be read as text it is not, its signature checking out all the same.
+		requireUtf8Charset(contentType);
 		// The signature covers the exact bytes sent: it is verified over them, before they are decoded,
 		// so only a sender holding the secret hears whether they are UTF-8, as whether they are JSON.
 		const bytes = new Uint8Array(await c.req.arrayBuffer());
@@ -156,21 +151,6 @@ export const hooksApi = createApi().openapi(
 		return c.json(result.job, result.created ? 202 : 200);
 	},
 );
-
-/** The labels a body read as UTF-8 may carry: UTF-8's own (WHATWG's names for it) and ASCII, a subset. */
-const UTF8_LABELS = new Set(["utf-8", "utf8", "unicode-1-1-utf-8", "us-ascii"]);
-
-/** A media type's parameters (RFC 9110: token=token or token="quoted"), read so a quoted ";" or "charset=" is not one. */
-const MEDIA_PARAM = /;[ \t]*([!#$%&'*+.^_`|~0-9A-Za-z-]+)=("(?:[^"\\]|\\.)*"|[!#$%&'*+.^_`|~0-9A-Za-z-]*)/g;
-
-/** Every charset a content type names (a sender naming two is refused, not read by the first). */
-function charsetsOf(contentType: string): string[] {
-	const charsets: string[] = [];
-	for (const [, name, value] of contentType.matchAll(MEDIA_PARAM)) {
-		if (name!.toLowerCase() === "charset") charsets.push(value!.startsWith('"') ? value!.slice(1, -1).replace(/\\(.)/g, "$1") : value!);
-	}
-	return charsets;
-}
 
 /** Two keys of one object that stripping invisible characters makes one (the first such pair), or null. */
 function keysMergedByStripping(value: unknown): [string, string] | null {

@@ -128,6 +128,22 @@ describe("a body that is not valid UTF-8", () => {
 		expect(good.status).toBe(200);
 		expect(await good.json()).toEqual({ dish: "café" });
 	});
+
+	it("is a 415 when declared in another charset, even where its bytes happen to be UTF-8, and changes nothing", async () => {
+		await createAgent({ name: "utf8-declared" });
+		// "cafÃ©" in Latin-1 is the bytes of "café" in UTF-8: read as UTF-8, it would be stored as text the client never sent.
+		const latin = withBytes(`{"value":"cafX"}`, [0xc3, 0xa9]);
+		const declared = await call("/v1/agents/utf8-declared/notepad/dish", { method: "PUT", as: "operate", body: latin, headers: { "content-type": "application/json; charset=ISO-8859-1" } });
+		expect(declared.status).toBe(415);
+		expect(await errorOf(declared)).toEqual({ code: "unsupported_media_type", message: 'the request body must be UTF-8: charset "ISO-8859-1" is not taken (send charset=utf-8, or none)' });
+		const twice = await call("/v1/agents/utf8-declared/jobs", { method: "POST", as: "operate", body: `{"prompt":"x"}`, headers: { "content-type": "application/json; charset=utf-8; charset=latin1" } });
+		expect(twice.status).toBe(415);
+		expect(await (await call("/v1/agents/utf8-declared/notepad")).json()).toEqual({});
+		expect(await runsOf("utf8-declared")).toEqual([]);
+		// UTF-8 by any of its names is read.
+		const named = await call("/v1/agents/utf8-declared/notepad/dish", { method: "PUT", as: "operate", body: latin, headers: { "content-type": 'application/json; charset="utf8"' } });
+		expect(await named.json()).toEqual({ dish: "café" });
+	});
 });
 
 describe("a webhook body that is not valid UTF-8", () => {
