@@ -121,6 +121,9 @@ if (!apiKey) {
 // secret left unset auto-pauses its agent (or fails the hook) instead.
 const sunk = apiKey ? [] : secrets.urls.filter((name) => !vars[name] && !process.env[name]);
 for (const name of sunk) devArgs.push("--var", `${name}:http://127.0.0.1:${emulatorPort}/__sink/${name}`);
+// Deliveries link to the job's dashboard page only when the Worker knows its public origin: locally
+// it is this server's (a PUBLIC_URL in .dev.vars or the environment wins).
+if (!vars.PUBLIC_URL && !process.env.PUBLIC_URL) devArgs.push("--var", `PUBLIC_URL:${base}`);
 // wrangler's build step checks fleet.yaml on each save; here an invalid one is reported, not fatal.
 // wrangler itself, not through npx: a signal to this script reaches wrangler, which stops its
 // workerd; npx passed none on, and left the Worker running on the port after the emulator stopped.
