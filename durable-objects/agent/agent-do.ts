@@ -53,6 +53,8 @@ export interface AgentStatus {
 	queued_jobs: number;
 	last_job: { id: string; status: string; exit_reason: string | null; finished_at: string | null; delivery: DeliveryOutcome | null; tool_calls: ToolCallTally | null } | null;
 	index_backlog: number;
+	/** The object's SQLite database, in bytes (Cloudflare allows 10 GB an object). */
+	storage_bytes: number;
 }
 
 /**
@@ -431,6 +433,7 @@ export class AgentDO extends DurableObject<Env> {
 			queued_jobs: jobCounts(this.sql).pending,
 			last_job: last && { id: last.id, status: last.status, exit_reason: last.exit_reason, finished_at: last.finished_at, delivery: last.delivery?.outcome ?? null, tool_calls: last.tool_calls },
 			index_backlog: outboxSize(this.sql, this.passes.closing.acked),
+			storage_bytes: this.sql.databaseSize,
 		};
 	}
 

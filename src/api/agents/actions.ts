@@ -32,6 +32,7 @@ const AgentStatusSchema = z
 		queued_jobs: z.number().int(),
 		last_job: LastJobSchema,
 		index_backlog: z.number().int(),
+		storage_bytes: z.number().int().openapi({ description: "The agent's Durable Object's SQLite database, in bytes: Cloudflare allows 10 GB an object" }),
 	})
 	.openapi("AgentStatus");
 

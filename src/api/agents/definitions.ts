@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import type { AgentStatus } from "../../../durable-objects/agent/agent-do.ts";
 import { agentRpc } from "../../../durable-objects/agent/client.ts";
 import { loadFleet } from "../../config/bundled.ts";
+import { storageWarning } from "../../config/storage.ts";
 import { readinessWarnings } from "../../config/readiness.ts";
 import { definitionRevision } from "../../config/fleet.ts";
 import { AgentSchema, unpricedCostLimit, type AgentDefinition } from "../../config/schema.ts";
@@ -43,8 +44,9 @@ const AgentView = z
 		running_jobs: z.array(RunningJobSchema),
 		queued_jobs: z.number().int(),
 		last_job: LastJobSchema,
+		storage_bytes: z.number().int().openapi({ description: "The agent's Durable Object's SQLite database, in bytes: Cloudflare allows 10 GB an object, and a warning is given from 8 GB" }),
 		warnings: z.array(z.string()).openapi({
-			description: "What will fail though the agent runs: a webhook trigger's or a hook's secret not set (each a 503 or a call given up), or a webhook tool's <url_secret>_SIGNING_KEY not set (its calls signed with their URL, which authenticates nothing). A secret a run needs pauses the agent instead (paused.by auto)",
+			description: "What will fail though the agent runs: a webhook trigger's or a hook's secret not set (each a 503 or a call given up), a webhook tool's <url_secret>_SIGNING_KEY not set (its calls signed with their URL, which authenticates nothing), or the agent's storage past 8 of its 10 GB. A secret a run needs pauses the agent instead (paused.by auto)",
 		}),
 	})
 	.openapi("AgentView");
@@ -71,6 +73,7 @@ function scheduleViews(agent: AgentDefinition, now: Date): AgentViewT["schedules
 
 function agentView(agent: ResolvedAgent, status: AgentStatus, now: Date, env: Env): AgentViewT {
 	const d = agent.definition;
+	const full = storageWarning(status.storage_bytes);
 	return {
 		name: d.name,
 		source: agent.source,
@@ -85,7 +88,8 @@ function agentView(agent: ResolvedAgent, status: AgentStatus, now: Date, env: En
 		running_jobs: status.running_jobs,
 		queued_jobs: status.queued_jobs,
 		last_job: status.last_job,
-		warnings: readinessWarnings(d, env as unknown as Record<string, unknown>),
+		storage_bytes: status.storage_bytes,
+		warnings: [...readinessWarnings(d, env as unknown as Record<string, unknown>), ...(full === null ? [] : [full])],
 	};
 }
 
