@@ -67,6 +67,16 @@ describe("a persistent session's expiry", () => {
 	});
 });
 
+describe("a message's estimated size", () => {
+	it("is 4 ASCII characters a token, 2 Cyrillic (or Greek, Arabic…) ones, and 1 for CJK and emoji, so a session in any language stays within its bound", () => {
+		expect(estimateTokens("word ".repeat(800))).toBe(1_000);
+		expect(estimateTokens("слово".repeat(400))).toBe(1_000);
+		expect(estimateTokens("東京都".repeat(333) + "!")).toBe(1_000);
+		expect(estimateTokens("😀".repeat(1_000))).toBe(1_000);
+		expect(estimateTokens([{ type: "text", text: "日本" }])).toBe(Math.ceil((JSON.stringify([{ type: "text", text: "" }]).length + 8) / 4));
+	});
+});
+
 describe("the carried window", () => {
 	const user = (chars: number): MessageParam => ({ role: "user", content: "u".repeat(chars) });
 	const answer = (chars: number): MessageParam => ({ role: "assistant", content: [{ type: "text", text: "a".repeat(chars) }] });

@@ -80,8 +80,21 @@ export function sessionExpiry(definition: AgentDefinition, s: PersistentSession)
 	return ends.reduce<{ at: number; by: string } | null>((first, e) => (first === null || e.at < first.at ? e : first), null);
 }
 
-/** A message's size for the context bound: 4 characters a token, the usual estimate for English. */
-export const estimateTokens = (content: MessageParam["content"]): number => Math.ceil((typeof content === "string" ? content.length : JSON.stringify(content).length) / 4);
+/**
+ * A message's size for the context bound, erring high: 4 ASCII characters a token (the usual
+ * estimate for English), 2 for the scripts of two UTF-8 bytes (Cyrillic, Greek, Hebrew, Arabic…) and
+ * 1 for the rest (CJK, Indic scripts, emoji), which the tokenizer splits about that finely. At 4 for
+ * everything a Japanese session carried about four times its bound and failed "prompt is too long".
+ */
+export function estimateTokens(content: MessageParam["content"]): number {
+	const text = typeof content === "string" ? content : JSON.stringify(content);
+	let quarters = 0;
+	for (const ch of text) {
+		const code = ch.codePointAt(0)!;
+		quarters += code < 0x80 ? 1 : code < 0x800 ? 2 : 4;
+	}
+	return Math.ceil(quarters / 4);
+}
 
 /**
  * The message a carried conversation may begin with in place of `m`, or null where none can. A user
