@@ -155,6 +155,8 @@ table.tool-calls .wrap { display: block; white-space: pre-wrap; overflow-wrap: a
 table.grid tfoot td { font-weight: 600; border-top: 1px solid var(--line); border-bottom: 0; }
 /* ids and names are read as a whole: never broken at their hyphens */
 table.grid td a, table.grid td .mono { white-space: nowrap; }
+/* Text from agents and models may be right-to-left: each cell and line takes the direction of its own first letter. */
+table.grid td, .reason, pre { unicode-bidi: plaintext; }
 td.summary { max-width: 28rem; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 td.error-text { max-width: 26rem; min-width: 12rem; word-break: break-word; }
 td .sub { display: block; color: var(--muted); font-size: .86em; }

@@ -228,3 +228,13 @@ describe("malformed percent-encoding in a path", () => {
 		expect(await runsOf("escapes-too")).toEqual([]);
 	});
 });
+
+describe("a dashboard address", () => {
+	it("shows a bidi control from the link escaped in the page's title and subject, never raw (a crafted link would read reversed)", async () => {
+		const res = await call("/agents/%E2%80%AEgnp.exe/runs", { as: null, headers: { accept: "text/html" } });
+		const html = await res.text();
+		expect(html).not.toContain("\u202e");
+		expect(html).toContain("<title>Runs · \\u202egnp.exe · drover</title>");
+		expect(html).toContain('data-subject="\\u202egnp.exe"');
+	});
+});
