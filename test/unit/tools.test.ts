@@ -299,6 +299,19 @@ describe("http_fetch", () => {
 		expect(undeclared.content).toMatch(/\[binary body: 4 bytes of .*, not shown\]$/);
 	});
 
+	it("reads a text body in the encoding its byte order mark names, or an HTML page's <meta> charset when the header names none", async () => {
+		const utf16 = new Uint8Array([0xff, 0xfe, ...[..."héllo"].flatMap((c) => [c.charCodeAt(0), 0])]);
+		fake(API, () => new Response(utf16, { headers: { "content-type": "text/plain" } }));
+		expect((await httpFetch(fetchTool, { url: `${API}/u16` }, ctxWith())).content).toBe("HTTP 200\ncontent-type: text/plain\n\nhéllo");
+		// 東京 in Shift_JIS, on a page that says so only in its <meta>.
+		const sjis = new Uint8Array([...new TextEncoder().encode('<html><head><meta charset="Shift_JIS"></head><body>'), 0x93, 0x8c, 0x8b, 0x9e, ...new TextEncoder().encode("</body></html>")]);
+		fake(API, () => new Response(sjis, { headers: { "content-type": "text/html" } }));
+		expect((await httpFetch(fetchTool, { url: `${API}/jp` }, ctxWith())).content).toContain("<body>東京</body>");
+		// A header's charset wins over a <meta>, as in a browser.
+		fake(API, () => new Response(new TextEncoder().encode('<meta charset="Shift_JIS">é'), { headers: { "content-type": "text/html; charset=utf-8" } }));
+		expect((await httpFetch(fetchTool, { url: `${API}/hdr` }, ctxWith())).content).toMatch(/>é$/);
+	});
+
 	it("sends a body only with POST, and POST only when the tool allows it", async () => {
 		fake(API, async (req) => new Response(`${req.method} ${await req.text()}`, { headers: { "content-type": "text/plain" } }));
 		expect(await httpFetch(fetchTool, { url: `${API}/items`, method: "POST", body: "name=x" }, ctxWith())).toMatchObject({ ok: true, content: expect.stringMatching(/POST name=x$/) });

@@ -174,14 +174,29 @@ async function render(tool: HttpFetchTool, response: Response, url: URL, redirec
 const TEXT_TYPE = /^(?:text\/|application\/(?:json|xml|javascript|ecmascript|x-www-form-urlencoded|x-ndjson|ndjson|yaml|x-yaml|toml|graphql|sql|csv|rtf)$)|\+(?:json|xml|yaml)$/;
 const BINARY_TYPE = /^(?:image|audio|video|font|model)\/|^application\/(?:octet-stream|pdf|zip|gzip|x-gzip|x-tar|x-7z-compressed|x-bzip2|zstd|wasm|x-protobuf|protobuf|msword|vnd\.)/;
 
+/**
+ * A text body's encoding in the order browsers take it (WHATWG Encoding, HTML): a byte order mark
+ * over any label, then the header's charset, then for HTML a <meta> charset in its first 1,024 bytes.
+ * Without the last two, a Shift_JIS or UTF-16 page reached the model as mojibake.
+ */
+function textCharset(bytes: Uint8Array, mime: string, declared: string | undefined): string | undefined {
+	if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) return "utf-8";
+	if (bytes[0] === 0xff && bytes[1] === 0xfe) return "utf-16le";
+	if (bytes[0] === 0xfe && bytes[1] === 0xff) return "utf-16be";
+	if (declared !== undefined || mime !== "text/html") return declared;
+	// Read as single bytes: the <meta> tag is ASCII in every encoding a page may name there.
+	const head = new TextDecoder("windows-1252").decode(bytes.subarray(0, 1024));
+	return /<meta\b[^>]*?charset\s*=\s*["']?([A-Za-z0-9_.:-]+)/i.exec(head)?.[1];
+}
+
 function bodyText(body: CappedBody, contentType: string | null): string {
 	if (body.bytes.byteLength === 0) return "(empty body)";
 	const [essence = "", ...params] = (contentType ?? "").split(";").map((p) => p.trim());
 	const mime = essence.toLowerCase();
 	const described = `[binary body: ${body.bytes.byteLength}${body.truncated ? "+" : ""} bytes of ${mime || "unknown type"}, not shown]`;
 	if (TEXT_TYPE.test(mime)) {
-		const charset = params.find((p) => /^charset=/i.test(p))?.slice(8).replace(/^"|"$/g, "");
-		return decodeLenient(body, charset);
+		const declared = params.find((p) => /^charset=/i.test(p))?.slice(8).replace(/^"|"$/g, "");
+		return decodeLenient(body, textCharset(body.bytes, mime, declared));
 	}
 	if (BINARY_TYPE.test(mime)) return described;
 	// Undeclared or unfamiliar types: shown only when the bytes are valid UTF-8 without NULs.
