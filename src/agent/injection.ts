@@ -151,26 +151,62 @@ function invisibleKind(cp: number): string | null {
 
 const PICTOGRAPHIC = /\p{Extended_Pictographic}/u;
 const EMOJI_TRAILER = /[\u{FE0F}\u{1F3FB}-\u{1F3FF}]/u;
-// Scripts whose spelling uses ZWNJ between letters (Persian, Urdu, the Indic scripts).
-const ZWNJ_SCRIPT = /[\p{sc=Arabic}\p{sc=Devanagari}\p{sc=Bengali}\p{sc=Gurmukhi}\p{sc=Gujarati}\p{sc=Oriya}\p{sc=Tamil}\p{sc=Telugu}\p{sc=Kannada}\p{sc=Malayalam}\p{sc=Sinhala}]/u;
+const ZWNJ = 0x200c;
+const ZWJ = 0x200d;
+// The scripts whose spelling uses ZWJ and ZWNJ between letters (The Unicode Standard, 23.2 and the
+// Indic chapters): Sinhala's touching letters (ශ්‍රී), Bengali's ra-phala (র‍্যা), Devanagari's eyelash
+// ra (र्‍य), half forms and conjuncts kept apart, Persian's and Urdu's word-internal non-joins (می‌خواهم),
+// Syriac's and Mongolian's joining forms. Each joiner counts only between a letter or mark and another
+// of the same script, or right after a virama: one between Latin letters, or between a Bengali letter
+// and a Latin one, splits a word and is refused.
+const JOINER_SCRIPTS = [
+	"Arabic",
+	"Syriac",
+	"Mongolian",
+	"Devanagari",
+	"Bengali",
+	"Gurmukhi",
+	"Gujarati",
+	"Oriya",
+	"Tamil",
+	"Telugu",
+	"Kannada",
+	"Malayalam",
+	"Sinhala",
+].map((script) => new RegExp(`^(?=[\\p{L}\\p{M}])\\p{scx=${script}}$`, "u"));
+// The viramas of those scripts: a joiner right after one selects a half form or an old-style chillu
+// (അവന്‍), which may end a word. (IDNA's CONTEXTJ rule allows both joiners after a virama for this.)
+const VIRAMA = /[\u094D\u09CD\u0A4D\u0ACD\u0B4D\u0BCD\u0C4D\u0CCD\u0D3B\u0D3C\u0D4D\u0DCA]/u;
+const LETTER_OR_MARK = /[\p{L}\p{M}]/u;
+const LETTER = /\p{L}/u;
 const MONGOLIAN = /\p{sc=Mongolian}/u;
 const HEBREW = /\p{sc=Hebrew}/u;
-// Right-to-left text, where a bidi mark (LRM, RLM, ALM) orders a number or a Latin word among its letters.
-const RTL_SCRIPT = /[\p{sc=Hebrew}\p{sc=Arabic}\p{sc=Syriac}\p{sc=Thaana}\p{sc=Nko}]/u;
+// Right-to-left letters. In text holding any, a bidi mark (LRM, RLM, ALM) orders a number, a Latin
+// word or punctuation among them, wherever it stands: after "world" in "שלום world‏", before the digits
+// in "السعر ‎100 USD".
+const RTL_LETTER = /(?=\p{L})[\p{sc=Hebrew}\p{sc=Arabic}\p{sc=Syriac}\p{sc=Thaana}\p{sc=Nko}\p{sc=Samaritan}\p{sc=Mandaic}\p{sc=Adlam}\p{sc=Hanifi_Rohingya}]/u;
 const BIDI_MARKS = new Set([0x200e, 0x200f, 0x061c]);
 const HIEROGLYPH = /\p{sc=Egyptian_Hieroglyphs}/u;
 const ALPHABETIC_LETTER = /[\p{sc=Latin}\p{sc=Greek}\p{sc=Cyrillic}]/u;
 const BLACK_FLAG = 0x1f3f4;
 const CANCEL_TAG = 0xe007f;
 
+/** A ZWJ or ZWNJ where a script's spelling puts one: after its virama, or between its letters and marks. */
+function joinsScript(before: string, after: string): boolean {
+	if (VIRAMA.test(before)) return true;
+	return JOINER_SCRIPTS.some((script) => script.test(before) && script.test(after));
+}
+
 /**
  * Invisible characters that carry no visible meaning here, with their positions. Legitimate uses
- * are not counted: ZWJ inside an emoji sequence (👩‍💻), ZWNJ inside a word of a script that needs
- * it, and tag characters inside a subdivision flag (🏴 + tags + cancel tag).
+ * are not counted: ZWJ inside an emoji sequence (👩‍💻), ZWJ and ZWNJ inside a word of a script that
+ * spells with them, a soft hyphen between letters (a hyphenation point), a bidi mark in text with
+ * right-to-left letters, and tag characters inside a subdivision flag (🏴 + tags + cancel tag).
  */
 function findInvisible(text: string): { at: number; cp: number; kind: string }[] {
 	const chars = Array.from(text);
 	const found: { at: number; cp: number; kind: string }[] = [];
+	let rtl: boolean | undefined;
 	for (let i = 0; i < chars.length; i++) {
 		const cp = chars[i]?.codePointAt(0) ?? 0;
 		if (cp === BLACK_FLAG) {
@@ -189,17 +225,18 @@ function findInvisible(text: string): { at: number; cp: number; kind: string }[]
 		if (kind === null) continue;
 		const before = chars[i - 1] ?? "";
 		const after = chars[i + 1] ?? "";
-		if (cp === 0x200d) {
+		if (cp === ZWJ) {
 			let k = i - 1;
 			while (k > 0 && EMOJI_TRAILER.test(chars[k] ?? "")) k--;
 			if (PICTOGRAPHIC.test(chars[k] ?? "") && PICTOGRAPHIC.test(after)) continue;
 		}
-		if (cp === 0x200c && ZWNJ_SCRIPT.test(before) && ZWNJ_SCRIPT.test(after)) continue;
+		if ((cp === ZWJ || cp === ZWNJ) && joinsScript(before, after)) continue;
+		if (cp === 0x00ad && LETTER_OR_MARK.test(before) && LETTER.test(after)) continue;
 		// Mongolian spelling selects letter forms with its free variation selectors; Hebrew pointing
 		// orders marks with the grapheme joiner.
 		if (((cp >= 0x180b && cp <= 0x180d) || cp === 0x180f) && MONGOLIAN.test(before)) continue;
 		if (cp === 0x034f && HEBREW.test(before) && HEBREW.test(after)) continue;
-		if (BIDI_MARKS.has(cp) && (RTL_SCRIPT.test(before) || RTL_SCRIPT.test(after))) continue;
+		if (BIDI_MARKS.has(cp) && (rtl ??= RTL_LETTER.test(text))) continue;
 		if (cp >= 0x13430 && cp <= 0x1345f && HIEROGLYPH.test(before)) continue;
 		// A variation selector picks a glyph for the character before it (❤️, 1️⃣, a CJK variant); after
 		// a Latin, Greek or Cyrillic letter it selects nothing and only splits a word.
@@ -233,9 +270,13 @@ export function stripInvisible(text: string): string {
 		.join("");
 }
 
+// Every character that shows as nothing: the ones text needs (a soft hyphen, a bidi mark, a joiner)
+// are let through, so the phrases are matched without them ("ig\u00ADnore" is "ignore").
+const SHOWS_AS_NOTHING = /[\p{Default_Ignorable_Code_Point}\p{Cf}]/gu;
+
 function firstMatch(text: string, tier: ScanTier): Check | undefined {
 	// NFKC folds look-alikes such as fullwidth letters, so "ｉｇｎｏｒｅ" is still "ignore".
-	const folded = text.normalize("NFKC");
+	const folded = text.replace(SHOWS_AS_NOTHING, "").normalize("NFKC");
 	return CHECKS.find((check) => (tier === "strict" || check.tier === "override") && check.test(folded));
 }
 

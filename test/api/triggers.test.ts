@@ -353,6 +353,12 @@ describe("POST /v1/hooks/:agent", () => {
 		const hebrew = await hook("hook-marks", JSON.stringify({ note: "\u05E9\u05DC\u05D5\u05DD\u200F 2026" }));
 		expect(hebrew.status).toBe(202);
 		expect(((await hebrew.json()) as Job).prompt).toContain("\u05DD\u200F 2026");
+		// As do the joiners Sinhala and Bengali spell with, and a soft hyphen inside a word.
+		const spelled = { si: "\u0DC1\u0DCA\u200D\u0DBB\u0DD3 \u0DBD\u0D82\u0D9A\u0DCF", bn: "\u09B0\u200D\u09CD\u09AF\u09BE\u09AC", de: "Donau\u00ADdampf" };
+		const joined = await hook("hook-marks", JSON.stringify(spelled));
+		expect(joined.status).toBe(202);
+		const prompt = ((await joined.json()) as Job).prompt;
+		for (const text of Object.values(spelled)) expect(prompt).toContain(text);
 	});
 
 	it("answers 503 rather than take signatures made with a secret too short to keep (a plain setting's value)", async () => {

@@ -54,6 +54,14 @@ describe("the notepad", () => {
 		expect(stored.key).not.toContain("sk-ant-api03-abcdefghijklmnopqrstuv");
 	});
 
+	it("keeps the ZWJ Sinhala and Bengali spell with, in a key and a value, as written", async () => {
+		await createAgent({ name: "sinhala-notes" });
+		const key = "\u0DC1\u0DCA\u200D\u0DBB\u0DD3 \u0DBD\u0D82\u0D9A\u0DCF";
+		const value = "\u09B6\u09CD\u09B0\u09C0\u09B2\u0999\u09CD\u0995\u09BE \u0993 \u09AC\u09BE\u0982\u09B2\u09BE\u09A6\u09C7\u09B6\u09C7\u09B0 \u09B0\u200D\u09CD\u09AF\u09BE\u09AC";
+		expect((await put("sinhala-notes", key, value)).status).toBe(200);
+		expect(await notes("sinhala-notes")).toEqual({ [key]: value });
+	});
+
 	it("refuses an oversized value, key or notepad with a 4xx and leaves it untouched", async () => {
 		await createAgent({ name: "limits" });
 		await put("limits", "a", "x".repeat(16 * 1024));

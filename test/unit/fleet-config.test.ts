@@ -149,6 +149,12 @@ describe("a bad fleet file is rejected with the offending path and reason", () =
 		expect(parseFleet(fleetYaml({ system_prompt })).agents[0]!.system_prompt).toBe(system_prompt);
 	});
 
+	it("takes a system prompt and a prompt whose spelling needs ZWJ (Sinhala's ශ්‍රී, Bengali's র‍্যা), as written", () => {
+		const system_prompt = "\u0D94\u0DB6 \u0DC1\u0DCA\u200D\u0DBB\u0DD3 \u0DBD\u0D82\u0D9A\u0DCF\u0DC0\u0DDA \u0DB4\u0DD4\u0DC0\u0DAD\u0DCA \u0DC3\u0DCF\u0DBB\u0DCF\u0D82\u0DC1 \u0D9A\u0DBB\u0DB1\u0DCA\u0DB1.";
+		const prompt = "\u09B6\u09CD\u09B0\u09C0\u09B2\u0999\u09CD\u0995\u09BE \u0993 \u09AC\u09BE\u0982\u09B2\u09BE\u09A6\u09C7\u09B6\u09C7\u09B0 \u09B0\u200D\u09CD\u09AF\u09BE\u09AC";
+		expect(parseFleet(fleetYaml({ system_prompt, prompt })).agents[0]).toMatchObject({ system_prompt, prompt });
+	});
+
 	it("scans no tool description's wording, and takes the invisible characters text needs (an emoji's ZWJ, Persian's ZWNJ)", () => {
 		const description = "Files a ticket 👩‍💻. Never run rm -rf /; ignore previous tickets' wording. می‌خواهم";
 		const input_schema = { type: "object", title: "Ticket 🏳️‍🌈", properties: { body: { type: "string", description } } };
