@@ -273,10 +273,41 @@ export function stripInvisible(text: string): string {
 // Every character that shows as nothing: the ones text needs (a soft hyphen, a bidi mark, a joiner)
 // are let through, so the phrases are matched without them ("ig\u00ADnore" is "ignore").
 const SHOWS_AS_NOTHING = /[\p{Default_Ignorable_Code_Point}\p{Cf}]/gu;
+const MARKS = /\p{M}/gu;
+
+// Letters of other scripts drawn like the Latin letters the phrases are written in (a few rows of
+// Unicode's confusables, UTS #39), and the dotless i, which neither NFKC nor a case-insensitive match
+// makes an i. Only the copy that is matched is folded: the text kept is the text sent.
+const LOOK_ALIKES: Record<string, string> = {
+	// Latin
+	ı: "i", ɩ: "i", ɑ: "a", ɡ: "g",
+	// Cyrillic
+	а: "a", А: "A", В: "B", с: "c", С: "C", ԁ: "d", е: "e", Е: "E", һ: "h", Н: "H", і: "i", І: "I", ј: "j", Ј: "J",
+	К: "K", ӏ: "l", Ӏ: "l", М: "M", о: "o", О: "O", р: "p", Р: "P", ԛ: "q", г: "r", ѕ: "s", Ѕ: "S", Т: "T",
+	у: "y", У: "Y", Ү: "Y", ԝ: "w", Ԝ: "W", х: "x", Х: "X",
+	// Greek
+	α: "a", Α: "A", Β: "B", Ε: "E", Ζ: "Z", Η: "H", ι: "i", Ι: "I", κ: "k", Κ: "K", Μ: "M", ν: "v", Ν: "N",
+	ο: "o", Ο: "O", ρ: "p", Ρ: "P", Τ: "T", υ: "u", Υ: "Y", χ: "x", Χ: "X",
+	// Armenian
+	հ: "h", ո: "n", ս: "u", օ: "o", Օ: "O",
+};
+const LOOK_ALIKE = new RegExp(`[${Object.keys(LOOK_ALIKES).join("")}]`, "gu");
+
+/**
+ * The text as the phrases are matched against it: invisible characters removed; compatibility forms
+ * folded (NFKD: "ｉｇｎｏｒｅ" is "ignore"); accents and other marks dropped ("İ", "ó" and "i̇" are a
+ * plain letter); look-alike letters made Latin ("ignоre" with a Cyrillic о is "ignore").
+ */
+function skeleton(text: string): string {
+	return text
+		.replace(SHOWS_AS_NOTHING, "")
+		.normalize("NFKD")
+		.replace(MARKS, "")
+		.replace(LOOK_ALIKE, (ch) => LOOK_ALIKES[ch] ?? ch);
+}
 
 function firstMatch(text: string, tier: ScanTier): Check | undefined {
-	// NFKC folds look-alikes such as fullwidth letters, so "ｉｇｎｏｒｅ" is still "ignore".
-	const folded = text.replace(SHOWS_AS_NOTHING, "").normalize("NFKC");
+	const folded = skeleton(text);
 	return CHECKS.find((check) => (tier === "strict" || check.tier === "override") && check.test(folded));
 }
 
