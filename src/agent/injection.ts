@@ -253,11 +253,12 @@ function codePointName(cp: number): string {
 /**
  * Why the text is refused for invisible unicode (the strict tier's first check), or null. On its
  * own for text where wording is the author's call but hidden characters are never wanted: an
- * agent's system prompt.
+ * agent's system prompt. The place is counted in characters (code points) from 1, as the notepad's
+ * and the model id's messages count.
  */
 export function invisibleReason(text: string): string | null {
 	const [hidden] = findInvisible(text);
-	return hidden ? `invisible unicode ${codePointName(hidden.cp)} (${hidden.kind}) at character ${hidden.at}` : null;
+	return hidden ? `invisible unicode ${codePointName(hidden.cp)} (${hidden.kind}) at character ${hidden.at + 1}` : null;
 }
 
 /** Removes the invisible characters findInvisible reports, keeping everything else byte for byte. */

@@ -574,6 +574,8 @@ describe("prompts handed in by callers", () => {
 		await createAgent({ name: "invisible" });
 		const res = await call("/v1/agents/invisible/jobs", { method: "POST", as: "operate", body: { prompt: "Summarize\u200b the news" } });
 		expect(res.status).toBe(400);
+		// Counted from 1, as the notepad and model-id messages count: the ZWSP follows the 9 letters of "Summarize".
+		expect((await errorOf(res)).message).toBe("prompt refused by the injection scan: invisible unicode U+200B (zero-width character) at character 10");
 	});
 });
 

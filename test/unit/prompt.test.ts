@@ -274,6 +274,12 @@ describe("scanPrompt: strict tier (a bare prompt)", () => {
 		});
 	}
 
+	it("says where the invisible character is, counting characters (code points) from 1", () => {
+		expect(scanPrompt("Summarize\u200b the changes.", "strict")).toEqual({ ok: false, reason: "invisible unicode U+200B (zero-width character) at character 10" });
+		expect(scanPrompt("\u200bSummarize", "strict")).toEqual({ ok: false, reason: "invisible unicode U+200B (zero-width character) at character 1" });
+		expect(scanPrompt("👍 ig\u2060nore", "strict")).toEqual({ ok: false, reason: "invisible unicode U+2060 (zero-width character) at character 5" });
+	});
+
 	it("passes realistic benign prompts unchanged (no false positives)", () => {
 		for (const text of BENIGN) expect(scanPrompt(text, "strict"), text).toEqual({ ok: true, text });
 	});
