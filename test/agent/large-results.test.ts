@@ -7,26 +7,10 @@ import { useEmulator } from "../helpers/emulator.ts";
 import { call } from "../helpers/http.ts";
 import { jobOf, outputOf, runToRest, trigger } from "../helpers/jobs.ts";
 import { fake } from "../helpers/outbound.ts";
+import { refuseOver2MB } from "../helpers/sql.ts";
 import { ticketTool } from "../helpers/tools.ts";
 
 const fetchTool = { type: "http_fetch", allow_hosts: ["status.example.test"] };
-const encoder = new TextEncoder();
-
-/**
- * Cloudflare's SQLite refuses a string over 2 MB (platform.md: "2 MB per row or value"); local
- * workerd's does not. The agent's own storage, refusing as deployed.
- */
-async function refuseOver2MB(agent: string): Promise<void> {
-	await runInDurableObject(env.AGENT.getByName(agent), (_i: AgentDO, state) => {
-		const sql = state.storage.sql as unknown as { exec: (query: string, ...args: unknown[]) => unknown };
-		const exec = sql.exec.bind(sql);
-		sql.exec = (query: string, ...args: unknown[]) => {
-			for (const a of args) if (typeof a === "string" && a.length > 600_000 && encoder.encode(a).length > 2_000_000) throw new Error("string or blob too big: SQLITE_TOOBIG");
-			return exec(query, ...args);
-		};
-	});
-}
-
 type Block = { type: string; content?: unknown };
 const lastResults = (request: { messages: { role: string; content: unknown }[] | null } | undefined) => (request?.messages?.at(-1)?.content ?? []) as Block[];
 

@@ -1,3 +1,6 @@
+import { env, runInDurableObject } from "cloudflare:test";
+import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
+
 /** A SqlStorage that sums the rows its statements read (what Cloudflare bills as rows read). */
 export function countingReads(sql: SqlStorage): { sql: SqlStorage; rowsRead: () => number } {
 	const cursors: SqlStorageCursor<Record<string, SqlStorageValue>>[] = [];
@@ -39,4 +42,28 @@ const AGENT_UNDO: Record<number, string> = {
 export function rollBackAgentSchema(sql: SqlStorage, version: number): void {
 	for (const v of Object.keys(AGENT_UNDO).map(Number).sort((a, b) => b - a)) if (v >= version) sql.exec(AGENT_UNDO[v]!);
 	sql.exec("DELETE FROM schema_migrations WHERE version >= ?", version);
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * Makes an agent's SQLite refuse what Cloudflare's refuses and local workerd's stores: a string or
+ * row over 2 MB (platform.md: "2 MB per row or value"), as SQLITE_TOOBIG. A statement's string
+ * arguments are summed, as the row they make: every statement here that binds a large value writes
+ * one row. `limit` lower than 2 MB stands in for content that no row could hold.
+ */
+export async function refuseOver2MB(agent: string, limit = 2_000_000): Promise<void> {
+	await runInDurableObject(env.AGENT.getByName(agent), (_i: AgentDO, state) => {
+		const sql = state.storage.sql as unknown as { exec: (query: string, ...args: unknown[]) => unknown };
+		const exec = sql.exec.bind(sql);
+		sql.exec = (query: string, ...args: unknown[]) => {
+			const strings = args.filter((a): a is string => typeof a === "string");
+			// A UTF-16 unit is at most 3 bytes of UTF-8: most statements are measured without encoding.
+			if (strings.reduce((n, s) => n + s.length, 0) * 3 > limit) {
+				const bytes = strings.reduce((n, s) => n + encoder.encode(s).length, 0);
+				if (bytes > limit) throw new Error(`string or blob too big: SQLITE_TOOBIG (${bytes} bytes in one statement)`);
+			}
+			return exec(query, ...args);
+		};
+	});
 }
