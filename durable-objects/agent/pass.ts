@@ -204,7 +204,8 @@ export class Passes {
 		const revision = knownRevision(state, agent);
 		let cancelled = 0;
 		for (const job of pendingJobs(this.sql, Math.max(agent.max_concurrent - active, 0))) {
-			const started = startJob(this.sql, job, agent, revision, readNotepad(this.sql), Date.now());
+			// One transaction: its first message may take several rows (see messages.ts).
+			const started = this.ctx.storage.transactionSync(() => startJob(this.sql, job, agent, revision, readNotepad(this.sql), Date.now()));
 			this.hub.publish(job.id);
 			if (started.status === "running") this.loop(job.id);
 			else cancelled++;
@@ -378,6 +379,7 @@ export class Passes {
 	stepDeps(): StepDeps {
 		return {
 			sql: this.sql,
+			transact: (write) => this.ctx.storage.transactionSync(write),
 			env: this.env,
 			model: (this.modelClient ??= createModelClient(this.env, this.modelOptions)),
 			now: () => Date.now(),

@@ -42,7 +42,7 @@ export async function pruneJobs(sql: SqlStorage, bucket: R2Bucket, agent: string
 		.map((r) => r.id);
 	for (const id of old) {
 		await deleteJobOutput(bucket, agent, id);
-		for (const table of ["jobs", "messages", "tool_calls", "output_lines", "job_setup", "output_state", "follow_up_consent"] as const) {
+		for (const table of ["jobs", "messages", "message_chunks", "tool_calls", "output_lines", "job_setup", "output_state", "follow_up_consent"] as const) {
 			// Table names come from the fixed list above, never from input.
 			sql.exec(`DELETE FROM ${table} WHERE ${table === "jobs" ? "id" : "job_id"} = ?`, id);
 		}

@@ -427,4 +427,23 @@ export const AGENT_MIGRATIONS: readonly SqlMigration[] = [
 			ALTER TABLE webhook_seen ADD COLUMN job_id TEXT;
 		`,
 	},
+	{
+		version: 28,
+		name: "message_chunks",
+		sql: `
+			-- A message whose JSON is over what a row may safely hold (the platform refuses a value or row
+			-- over 2 MB; a model's answer can carry a server tool's result, a fetched PDF in base64, and a
+			-- turn's tool results can escape to six bytes a character) is stored in pieces of at most a
+			-- megabyte: its messages row holds the first and chunks says how many there are; the others
+			-- are here, numbered from 1. NULL: the row holds the whole message, as every one before this step.
+			ALTER TABLE messages ADD COLUMN chunks INTEGER;
+			CREATE TABLE message_chunks (
+				job_id TEXT NOT NULL,
+				seq INTEGER NOT NULL,
+				chunk INTEGER NOT NULL,
+				content TEXT NOT NULL,
+				PRIMARY KEY (job_id, seq, chunk)
+			);
+		`,
+	},
 ];

@@ -55,6 +55,27 @@ describe("tool results past what one stored value holds", () => {
 		expect(share).toBeLessThan(MODEL_TOOL_RESULT_CHARS);
 	});
 
+	it("a turn's results within the budget but over 2 MB as JSON (control characters, 6 bytes each) are stored in pieces: the job completes, the model sent them whole", async () => {
+		const emulator = useEmulator();
+		fake("https://status.example.test", () => new Response("\x01".repeat(120_000), { headers: { "content-type": "text/plain" } }));
+		const calls = Array.from({ length: 4 }, (_, i) => ({ name: "http_fetch", input: { url: `https://status.example.test/${i}` } }));
+		emulator.enqueue({ tool_use: calls }, { text: "Read them." });
+		await createAgent({ name: "control-chars", tools: [fetchTool] });
+		await refuseOver2MB("control-chars");
+		const job = await trigger("control-chars");
+		for (let i = 0; i < 3; i++) await settle("control-chars").catch(() => undefined);
+		const done = await jobOf("control-chars", job.id);
+		expect(done.status, JSON.stringify(done.error)).toBe("completed");
+		expect(done.tool_calls).toEqual({ made: 4, failed: 0 });
+		expect(emulator.requests).toHaveLength(2);
+		const results = lastResults(emulator.requests[1]);
+		expect(results).toHaveLength(4);
+		for (const r of results) expect(String(r.content)).toMatch(/^HTTP 200[^\n]*\ncontent-type: text\/plain[^\n]*\n\n\x01{99000,}\n\[drover: result cut from 12\d{4} to 100000 characters; the whole result is in the job's output\]$/);
+		// Each result at its full share: nothing was cut to make the row fit.
+		expect(results.map((r) => String(r.content).split("\n[drover:")[0]!.length)).toEqual([100_000, 100_000, 100_000, 100_000]);
+		expect(new TextEncoder().encode(JSON.stringify(results)).length).toBeGreaterThan(2_000_000);
+	});
+
 	it("a step that failed after its tool calls, before their results were stored, sends them next time: not taken for a paused turn", async () => {
 		const emulator = useEmulator();
 		fake("https://status.example.test", () => new Response("green"));

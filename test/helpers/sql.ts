@@ -38,6 +38,7 @@ const AGENT_UNDO: Record<number, string> = {
 	25: "ALTER TABLE deliveries DROP COLUMN in_doubt",
 	26: "DROP TABLE former_agent_jobs",
 	27: "ALTER TABLE webhook_seen DROP COLUMN job_id",
+	28: "DROP TABLE message_chunks; ALTER TABLE messages DROP COLUMN chunks",
 };
 export function rollBackAgentSchema(sql: SqlStorage, version: number): void {
 	for (const v of Object.keys(AGENT_UNDO).map(Number).sort((a, b) => b - a)) if (v >= version) sql.exec(AGENT_UNDO[v]!);

@@ -1,5 +1,5 @@
 import type { MessageParam } from "../../../src/agent/contracts.ts";
-import { toMessage, type MessageRow } from "./messages.ts";
+import { MESSAGE_COLUMNS, readMessageRows, rewriteMessage, toMessage } from "./messages.ts";
 
 /**
  * What of a job's tool results the model sees. The JSONL output always keeps every result whole;
@@ -50,10 +50,11 @@ const MIN_SHARE_CHARS = 1000;
 /**
  * What each of a turn's results may keep of `lengths` (each already at most MODEL_TOOL_RESULT_CHARS)
  * so that together they stay within `budget`: results under an even share keep all of theirs, the
- * others split what is left evenly. A turn's results are stored as one message row, which the
- * platform caps at 2 MB: 21 parallel fetches of 100,000 characters made a row it refused, and the
- * job failed with its tool calls done. The budget is the conversation's own (TOOL_RESULTS_BUDGET_CHARS,
- * at most 1.2 MB of UTF-8), which a turn's results would pass anyway.
+ * others split what is left evenly. The budget is the conversation's own (TOOL_RESULTS_BUDGET_CHARS),
+ * which a turn's results would pass anyway: 21 parallel fetches of 100,000 characters would hand the
+ * model 2.1 million characters at once. It counts characters, not bytes: as JSON a control character
+ * is six (\u0001), so a turn's message can still be over the 2 MB a row holds, and is then stored in
+ * pieces (see messages.ts).
  */
 export function turnShares(lengths: readonly number[], budget = TOOL_RESULTS_BUDGET_CHARS): number[] {
 	const total = lengths.reduce((a, b) => a + b, 0);
@@ -86,32 +87,33 @@ export function clearOldToolResults(sql: SqlStorage, jobId: string, budget = TOO
 	const none = { results: 0, chars: 0 };
 	// Summed inside SQLite, so a turn under the budget parses nothing in JS; the stored JSON's own
 	// length would not do, since many small results pass the budget in overhead alone and every later
-	// turn would parse the whole conversation for nothing to clear.
-	const summed =
-		sql
-			// `+?` keeps the cached plan: see schema.ts.
-			.exec<{ n: number | null }>(
-				`SELECT sum(length(json_extract(m.content, b.fullkey || '.content'))) AS n
-				 FROM (SELECT content FROM messages WHERE job_id = +? AND role = 'user' AND json_type(content) = 'array') m, json_each(m.content) b
-				 WHERE json_extract(m.content, b.fullkey || '.type') = 'tool_result'`,
-				jobId,
-			)
-			.one().n ?? 0;
-	if (summed <= budget) return none;
-	const rows = sql
-		.exec<MessageRow>("SELECT seq, role, content FROM messages WHERE job_id = ? AND role = 'user' ORDER BY seq", jobId)
-		.toArray()
-		.map(toMessage)
-		.map((m) => ({ seq: m.seq, content: m.content as string | Block[] }));
+	// turn would parse the whole conversation for nothing to clear. A message stored in pieces is not
+	// JSON in its row (SQLite's JSON functions would refuse it): one is summed in JS, below.
+	const summed = sql
+		// `+?` keeps the cached plan: see schema.ts.
+		.exec<{ n: number | null; chunked: number }>(
+			`SELECT sum(CASE WHEN chunks IS NOT NULL THEN 0 WHEN json_type(content) = 'array' THEN
+			          (SELECT sum(length(json_extract(content, b.fullkey || '.content'))) FROM json_each(content) b
+			           WHERE json_extract(content, b.fullkey || '.type') = 'tool_result') ELSE 0 END) AS n,
+			        count(chunks) AS chunked
+			 FROM messages WHERE job_id = +? AND role = 'user'`,
+			jobId,
+		)
+		.one();
+	if (summed.chunked === 0 && (summed.n ?? 0) <= budget) return none;
+	const rows = readMessageRows(sql, jobId, `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE job_id = ? AND role = 'user' ORDER BY seq`, jobId).map((row) => ({
+		row,
+		content: toMessage(row).content as string | Block[],
+	}));
 	const results = rows.flatMap((r) => (Array.isArray(r.content) ? r.content.filter((b) => b.type === "tool_result") : []));
 	let total = results.reduce((n, b) => n + sizeOf(b.content), 0);
 	if (total <= budget) return none;
 	const cleared = { results: 0, chars: 0 };
-	for (const row of rows.slice(0, -1)) {
+	for (const { row, content } of rows.slice(0, -1)) {
 		if (total <= budget / 2) break;
-		if (!Array.isArray(row.content)) continue;
+		if (!Array.isArray(content)) continue;
 		let changed = false;
-		for (const block of row.content) {
+		for (const block of content) {
 			if (total <= budget / 2) break;
 			if (block.type !== "tool_result" || (typeof block.content === "string" && block.content.startsWith(CLEARED_PREFIX))) continue;
 			const size = sizeOf(block.content);
@@ -123,7 +125,7 @@ export function clearOldToolResults(sql: SqlStorage, jobId: string, budget = TOO
 			cleared.chars += size;
 			changed = true;
 		}
-		if (changed) sql.exec("UPDATE messages SET content = ? WHERE job_id = ? AND seq = ?", JSON.stringify(row.content), jobId, row.seq);
+		if (changed) rewriteMessage(sql, jobId, row, content as unknown as MessageParam["content"]);
 	}
 	return cleared;
 }

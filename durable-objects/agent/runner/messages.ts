@@ -1,12 +1,42 @@
 import type { MessageParam, ToolResultBlockParam, TextBlockParam } from "../../../src/agent/contracts.ts";
 
-/** A job's conversation: the `messages` table, one row per message, committed after every turn. */
+/**
+ * A job's conversation: the `messages` table, one row per message, committed after every turn. A
+ * message whose JSON is over MESSAGE_CHUNK_BYTES is stored in pieces (schema step 28): writing one
+ * takes several statements, so every write here is made inside the caller's transactionSync, and a
+ * message is never left half-written.
+ */
 
-/** A row of AgentDO's `messages` table: one message of a job's conversation, its content as JSON. */
+/**
+ * Past this many bytes of UTF-8 a message's JSON is stored in pieces of at most this many: the
+ * platform refuses a value or row over 2 MB (locally nothing does), and one answer can carry a
+ * server tool's result (a fetched PDF, in base64) of several.
+ */
+export const MESSAGE_CHUNK_BYTES = 1_000_000;
+
+/**
+ * The most of one message drover stores. The Messages API takes no request over 32 MB, so a larger
+ * message could never be sent back; storing it would only hold the job's memory.
+ */
+export const MAX_MESSAGE_BYTES = 32 * 1024 * 1024;
+
+/** A message that could not be stored: over MAX_MESSAGE_BYTES, or refused by SQLite for its size. Its message says why. */
+export class MessageTooLargeError extends Error {
+	override readonly name = "MessageTooLargeError";
+	readonly bytes: number;
+	constructor(bytes: number, message: string, options?: ErrorOptions) {
+		super(message, options);
+		this.bytes = bytes;
+	}
+}
+
+/** A row of AgentDO's `messages` table: one message of a job's conversation, its content as JSON (whole once read). */
 export interface MessageRow {
 	seq: number;
 	role: string;
 	content: string;
+	/** How many pieces the message is stored in; null when its row holds it whole. */
+	chunks: number | null;
 	[key: string]: SqlStorageValue;
 }
 
@@ -17,47 +47,139 @@ export interface StoredMessage {
 	content: MessageParam["content"];
 }
 
+/** The columns a MessageRow is read with. */
+export const MESSAGE_COLUMNS = "seq, role, content, chunks";
+
 /** Parsed afresh on every read, never memoized: callers edit the content they get (see clearOldToolResults). */
 export function toMessage(row: MessageRow): StoredMessage {
 	return { seq: row.seq, role: row.role as StoredMessage["role"], content: JSON.parse(row.content) as MessageParam["content"] };
 }
 
+/**
+ * Runs a query for MessageRows (selecting MESSAGE_COLUMNS) and joins each stored in pieces back into
+ * its whole JSON. Joined here, not in SQL: a string over 2 MB is refused there too.
+ */
+export function readMessageRows(sql: SqlStorage, jobId: string, query: string, ...bindings: unknown[]): MessageRow[] {
+	const rows = sql.exec<MessageRow>(query, ...bindings).toArray();
+	return rows.map((row) => (row.chunks === null ? row : { ...row, content: wholeContent(sql, jobId, row) }));
+}
+
+function wholeContent(sql: SqlStorage, jobId: string, row: MessageRow): string {
+	const rest = sql
+		.exec<{ content: string }>("SELECT content FROM message_chunks WHERE job_id = ? AND seq = ? AND chunk < ? ORDER BY chunk", jobId, row.seq, row.chunks)
+		.toArray();
+	if (rest.length !== (row.chunks ?? 1) - 1) throw new Error(`message ${row.seq} of job ${jobId} has ${rest.length + 1} of its ${row.chunks} pieces`);
+	return row.content + rest.map((r) => r.content).join("");
+}
+
 export function readMessages(sql: SqlStorage, jobId: string): MessageParam[] {
-	return sql
-		// `+?` keeps the cached plan: see schema.ts.
-		.exec<MessageRow>("SELECT seq, role, content FROM messages WHERE job_id = +? ORDER BY seq", jobId)
-		.toArray()
-		.map((row) => {
-			// The API takes a message as role and content, nothing else.
-			const { role, content } = toMessage(row);
-			return { role, content };
-		});
+	// `+?` keeps the cached plan: see schema.ts.
+	return readMessageRows(sql, jobId, `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE job_id = +? ORDER BY seq`, jobId).map((row) => {
+		// The API takes a message as role and content, nothing else.
+		const { role, content } = toMessage(row);
+		return { role, content };
+	});
 }
 
 /** The job's last assistant message, if it has one. */
 export function lastAssistantMessage(sql: SqlStorage, jobId: string): StoredMessage | null {
-	const row = sql.exec<MessageRow>("SELECT seq, role, content FROM messages WHERE job_id = ? AND role = 'assistant' ORDER BY seq DESC LIMIT 1", jobId).toArray()[0];
+	const row = readMessageRows(sql, jobId, `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE job_id = ? AND role = 'assistant' ORDER BY seq DESC LIMIT 1`, jobId)[0];
 	return row ? toMessage(row) : null;
 }
 
-/** Appends a message to the job's conversation; returns its sequence number. */
+const encoder = new TextEncoder();
+
+/**
+ * A message's JSON cut into pieces of at most MESSAGE_CHUNK_BYTES of UTF-8 (one piece when it fits),
+ * never between the two halves of a surrogate pair (a half alone would be stored as U+FFFD), and its
+ * size in bytes. Refused whole over MAX_MESSAGE_BYTES.
+ */
+function piecesOf(json: string): { pieces: string[]; bytes: number | null } {
+	// A UTF-16 unit is at most 3 bytes of UTF-8: most messages are never measured (bytes null).
+	if (json.length * 3 <= MESSAGE_CHUNK_BYTES) return { pieces: [json], bytes: null };
+	const pieces: string[] = [];
+	let start = 0;
+	let size = 0;
+	let bytes = 0;
+	for (let i = 0; i < json.length; i++) {
+		const c = json.charCodeAt(i);
+		const pair = c >= 0xd800 && c <= 0xdbff && i + 1 < json.length && (json.charCodeAt(i + 1) & 0xfc00) === 0xdc00;
+		const n = c < 0x80 ? 1 : c < 0x800 ? 2 : pair ? 4 : 3;
+		if (size + n > MESSAGE_CHUNK_BYTES) {
+			pieces.push(json.slice(start, i));
+			start = i;
+			size = 0;
+		}
+		size += n;
+		bytes += n;
+		if (pair) i++;
+	}
+	pieces.push(json.slice(start));
+	if (bytes > MAX_MESSAGE_BYTES) throw new MessageTooLargeError(bytes, `over the ${MAX_MESSAGE_BYTES} bytes a message may be (the Messages API takes no larger request)`);
+	return { pieces, bytes };
+}
+
+/** Runs a message's writes; a refusal for its size (SQLITE_TOOBIG) is a MessageTooLargeError naming it. */
+function writing<T>(json: string, bytes: number | null, write: () => T): T {
+	try {
+		return write();
+	} catch (err) {
+		const text = err instanceof Error ? err.message : String(err);
+		if (!/SQLITE_TOOBIG|too big/i.test(text)) throw err;
+		throw new MessageTooLargeError(bytes ?? encoder.encode(json).length, `refused by storage (${text})`, { cause: err });
+	}
+}
+
+/** Stores the pieces after the first (a message's row holds the first). */
+function writeChunks(sql: SqlStorage, jobId: string, seq: number, pieces: readonly string[]): void {
+	for (let i = 1; i < pieces.length; i++) {
+		sql.exec("INSERT OR REPLACE INTO message_chunks (job_id, seq, chunk, content) VALUES (?, ?, ?, ?)", jobId, seq, i, pieces[i]!);
+	}
+}
+
+/** Appends a message to the job's conversation; returns its sequence number. Inside a transaction: see the top. */
 export function appendMessage(sql: SqlStorage, jobId: string, message: MessageParam): number {
-	return sql
-		.exec<{ seq: number }>(
-			"INSERT INTO messages (job_id, seq, role, content) SELECT ?1, coalesce(max(seq), 0) + 1, ?2, ?3 FROM messages WHERE job_id = +?1 RETURNING seq",
-			jobId,
-			message.role,
-			JSON.stringify(message.content),
-		)
-		.one().seq;
+	const json = JSON.stringify(message.content);
+	const { pieces, bytes } = piecesOf(json);
+	return writing(json, bytes, () => {
+		const seq = sql
+			.exec<{ seq: number }>(
+				"INSERT INTO messages (job_id, seq, role, content, chunks) SELECT ?1, coalesce(max(seq), 0) + 1, ?2, ?3, ?4 FROM messages WHERE job_id = +?1 RETURNING seq",
+				jobId,
+				message.role,
+				pieces[0]!,
+				pieces.length > 1 ? pieces.length : null,
+			)
+			.one().seq;
+		writeChunks(sql, jobId, seq, pieces);
+		return seq;
+	});
+}
+
+/** Replaces a stored message's content (`row` as read), in as many pieces as it now takes. Inside a transaction: see the top. */
+export function rewriteMessage(sql: SqlStorage, jobId: string, row: Pick<MessageRow, "seq" | "chunks">, content: MessageParam["content"]): void {
+	const json = JSON.stringify(content);
+	const { pieces, bytes } = piecesOf(json);
+	writing(json, bytes, () => {
+		sql.exec("UPDATE messages SET content = ?, chunks = ? WHERE job_id = ? AND seq = ?", pieces[0]!, pieces.length > 1 ? pieces.length : null, jobId, row.seq);
+		writeChunks(sql, jobId, row.seq, pieces);
+		if ((row.chunks ?? 1) > pieces.length) sql.exec("DELETE FROM message_chunks WHERE job_id = ? AND seq = ? AND chunk >= ?", jobId, row.seq, pieces.length);
+	});
+}
+
+/** Deletes a stored message, its pieces too. */
+function deleteMessage(sql: SqlStorage, jobId: string, row: Pick<MessageRow, "seq" | "chunks">): void {
+	sql.exec("DELETE FROM messages WHERE job_id = ? AND seq = ?", jobId, row.seq);
+	if (row.chunks !== null) sql.exec("DELETE FROM message_chunks WHERE job_id = ? AND seq = ?", jobId, row.seq);
 }
 
 /** Adds `blocks` to the conversation's last message (a paused turn's continuation); its seq. */
 export function extendLastMessage(sql: SqlStorage, jobId: string, blocks: readonly unknown[]): number {
-	const last = lastMessage(sql, jobId);
+	const last = lastRow(sql, jobId);
 	if (!last) throw new Error(`job ${jobId} has no message to extend`);
-	const before = typeof last.content === "string" ? [{ type: "text", text: last.content }] : last.content;
-	sql.exec("UPDATE messages SET content = ? WHERE job_id = ? AND seq = ?", JSON.stringify([...before, ...blocks]), jobId, last.seq);
+	const content = toMessage(last).content;
+	const before = typeof content === "string" ? [{ type: "text", text: content }] : content;
+	rewriteMessage(sql, jobId, last, [...before, ...blocks] as MessageParam["content"]);
 	return last.seq;
 }
 
@@ -75,16 +197,17 @@ export type AnswerToolUse = (toolUseId: string) => ToolResultBlockParam;
  * the calls' results as `answer` gives them.
  */
 export function appendUserText(sql: SqlStorage, jobId: string, text: string, answer: AnswerToolUse): void {
-	const last = lastMessage(sql, jobId);
+	const row = lastRow(sql, jobId);
 	const prompt: TextBlockParam = { type: "text", text };
-	if (!last) {
+	if (!row) {
 		appendMessage(sql, jobId, { role: "user", content: text });
 		return;
 	}
+	const last = toMessage(row);
 	const content = last.content;
 	if (last.role === "user") {
 		const blocks = typeof content === "string" ? [{ type: "text" as const, text: content }] : content;
-		sql.exec("UPDATE messages SET content = ? WHERE job_id = ? AND seq = ?", JSON.stringify([...blocks, prompt]), jobId, last.seq);
+		rewriteMessage(sql, jobId, row, [...blocks, prompt]);
 		return;
 	}
 	const results = unansweredResults(content, answer);
@@ -98,11 +221,11 @@ export function appendUserText(sql: SqlStorage, jobId: string, text: string, ans
  * ends on an assistant turn.
  */
 export function reopenConversation(sql: SqlStorage, jobId: string, answer: AnswerToolUse): void {
-	const last = lastMessage(sql, jobId);
-	if (!last || last.role === "user") return;
-	const results = unansweredResults(last.content, answer);
+	const row = lastRow(sql, jobId);
+	if (!row || row.role === "user") return;
+	const results = unansweredResults(toMessage(row).content, answer);
 	if (results.length > 0) appendMessage(sql, jobId, { role: "user", content: results });
-	else sql.exec("DELETE FROM messages WHERE job_id = ? AND seq = ?", jobId, last.seq);
+	else deleteMessage(sql, jobId, row);
 }
 
 /**
@@ -111,13 +234,13 @@ export function reopenConversation(sql: SqlStorage, jobId: string, answer: Answe
  * turn that was refused, as a rephrasing of it.
  */
 export function dropRefusedAnswer(sql: SqlStorage, jobId: string): void {
-	const last = lastMessage(sql, jobId);
-	if (last?.role === "assistant") sql.exec("DELETE FROM messages WHERE job_id = ? AND seq = ?", jobId, last.seq);
+	const last = lastRow(sql, jobId);
+	if (last?.role === "assistant") deleteMessage(sql, jobId, last);
 }
 
-function lastMessage(sql: SqlStorage, jobId: string): StoredMessage | undefined {
-	const row = sql.exec<MessageRow>("SELECT seq, role, content FROM messages WHERE job_id = +? ORDER BY seq DESC LIMIT 1", jobId).toArray()[0];
-	return row && toMessage(row);
+/** The conversation's last message as stored (its content whole). */
+function lastRow(sql: SqlStorage, jobId: string): MessageRow | undefined {
+	return readMessageRows(sql, jobId, `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE job_id = +? ORDER BY seq DESC LIMIT 1`, jobId)[0];
 }
 
 function unansweredResults(content: MessageParam["content"], answer: AnswerToolUse): ToolResultBlockParam[] {

@@ -40,6 +40,8 @@ export const HEARTBEAT_MS = 30_000;
 
 export interface StepDeps {
 	sql: SqlStorage;
+	/** Runs `write` as one transaction (the object's transactionSync): if it throws, none of it is kept. */
+	transact: <T>(write: () => T) => T;
 	env: Env;
 	model: ModelClient;
 	now: () => number;
@@ -253,7 +255,8 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 	const content = message.content
 		.filter((b) => !isBlankText(b))
 		.map((b) => (b.type === "thinking" || b.type === "redacted_thinking" ? b : redactDeep(b))) as Anthropic.ContentBlockParam[];
-	const seq = continuing ? extendLastMessage(deps.sql, job.id, content) : appendMessage(deps.sql, job.id, { role: "assistant", content });
+	// One transaction: the answer may take several rows (see messages.ts), never half-kept.
+	const seq = deps.transact(() => (continuing ? extendLastMessage(deps.sql, job.id, content) : appendMessage(deps.sql, job.id, { role: "assistant", content })));
 	const added = addUsage(current.usage, model, message.usage, pricing());
 	const updated = bump(current, { usage: continuing ? { ...added, num_turns: current.usage.num_turns } : added });
 	// A continuation is a request but not a turn; a refused answer is a billed request too.
@@ -507,8 +510,11 @@ async function settleTools(deps: StepDeps, job: JobRecord, setup: JobSetup): Pro
 		content: contents[i] ?? "",
 		...(c.isError ? { is_error: true } : {}),
 	}));
-	appendMessage(deps.sql, job.id, { role: "user", content: results });
-	const cleared = clearOldToolResults(deps.sql, job.id);
+	// One transaction: the results' message may take several rows (see messages.ts).
+	const cleared = deps.transact(() => {
+		appendMessage(deps.sql, job.id, { role: "user", content: results });
+		return clearOldToolResults(deps.sql, job.id);
+	});
 	if (cleared.results > 0) {
 		out(deps, job.id, {
 			type: "system",

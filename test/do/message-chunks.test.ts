@@ -1,0 +1,82 @@
+import { env, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
+import {
+	appendMessage,
+	lastAssistantMessage,
+	MAX_MESSAGE_BYTES,
+	MESSAGE_CHUNK_BYTES,
+	MessageTooLargeError,
+	readMessages,
+	rewriteMessage,
+} from "../../durable-objects/agent/runner/messages.ts";
+import type { MessageParam } from "../../src/agent/contracts.ts";
+
+const encoder = new TextEncoder();
+
+/** Runs `fn` on a fresh agent object's SQLite, in one transaction as the runner writes messages. */
+function inObject<T>(name: string, fn: (sql: SqlStorage) => T): Promise<T> {
+	return runInDurableObject(env.AGENT.getByName(name), (_i: AgentDO, state) => state.storage.transactionSync(() => fn(state.storage.sql)));
+}
+
+const pieces = (sql: SqlStorage, jobId: string) =>
+	sql
+		.exec<{ seq: number; chunks: number | null; content: string }>(
+			"SELECT seq, chunks, content FROM messages WHERE job_id = ?1 UNION ALL SELECT seq, chunk, content FROM message_chunks WHERE job_id = ?1",
+			jobId,
+		)
+		.toArray();
+
+describe("a message stored in pieces", () => {
+	it("reads back exactly as written, no piece over the limit and no character split, whatever its bytes", async () => {
+		// One, two, three and four bytes a character (an emoji is a surrogate pair), so pieces end mid-run of each.
+		const text = "a é € 😀 ".repeat(300_000);
+		const answer: MessageParam = { role: "assistant", content: [{ type: "text", text }] };
+		const { stored, read, last, jobIds } = await inObject("chunks-round-trip", (sql) => {
+			appendMessage(sql, "job-a", { role: "user", content: "Go." });
+			appendMessage(sql, "job-a", answer);
+			return { stored: pieces(sql, "job-a"), read: readMessages(sql, "job-a"), last: lastAssistantMessage(sql, "job-a"), jobIds: sql.exec("SELECT count(*) AS n FROM message_chunks WHERE job_id != 'job-a'").one().n };
+		});
+		expect(read).toEqual([{ role: "user", content: "Go." }, answer]);
+		expect(last).toEqual({ seq: 2, ...answer });
+		expect(jobIds).toBe(0);
+		const bytes = encoder.encode(JSON.stringify(answer.content)).length;
+		const rows = stored.filter((r) => r.seq === 2);
+		expect(rows.length).toBe(Math.ceil(bytes / MESSAGE_CHUNK_BYTES));
+		for (const r of rows) {
+			expect(encoder.encode(r.content).length).toBeLessThanOrEqual(MESSAGE_CHUNK_BYTES);
+			// A piece that ended between a surrogate pair's halves would hold a lone one.
+			expect(r.content).toMatch(/^[^\uD800-\uDFFF]*(?:[\uD800-\uDBFF][\uDC00-\uDFFF][^\uD800-\uDFFF]*)*$/);
+		}
+		// The user's short message is one row, as every message stored before pieces existed.
+		expect(stored.filter((r) => r.seq === 1)).toEqual([{ seq: 1, chunks: null, content: '"Go."' }]);
+	});
+
+	it("rewritten smaller, keeps no piece it no longer has; rewritten larger, takes more", async () => {
+		const big = [{ type: "text" as const, text: "x".repeat(2_500_000) }];
+		const result = await inObject("chunks-rewrite", (sql) => {
+			const seq = appendMessage(sql, "job-r", { role: "user", content: big });
+			const row = sql.exec<{ chunks: number | null }>("SELECT chunks FROM messages WHERE job_id = 'job-r' AND seq = ?", seq).one();
+			rewriteMessage(sql, "job-r", { seq, chunks: row.chunks }, "cleared");
+			const small = { read: readMessages(sql, "job-r"), rows: pieces(sql, "job-r").length };
+			rewriteMessage(sql, "job-r", { seq, chunks: null }, big);
+			return { before: row.chunks, small, large: { read: readMessages(sql, "job-r"), rows: pieces(sql, "job-r").length } };
+		});
+		expect(result.before).toBe(3);
+		expect(result.small).toEqual({ read: [{ role: "user", content: "cleared" }], rows: 1 });
+		expect(result.large).toEqual({ read: [{ role: "user", content: big }], rows: 3 });
+	});
+
+	it("is refused whole, nothing written, past what the Messages API would ever take back", async () => {
+		const outcome = await inObject("chunks-too-large", (sql) => {
+			let error: unknown = null;
+			try {
+				appendMessage(sql, "job-t", { role: "assistant", content: [{ type: "text", text: "z".repeat(MAX_MESSAGE_BYTES) }] });
+			} catch (err) {
+				error = err;
+			}
+			return { error: error instanceof MessageTooLargeError ? { bytes: error.bytes, message: error.message } : String(error), rows: pieces(sql, "job-t").length };
+		});
+		expect(outcome).toEqual({ error: { bytes: MAX_MESSAGE_BYTES + 27, message: expect.stringContaining(`over the ${MAX_MESSAGE_BYTES} bytes a message may be`) }, rows: 0 });
+	});
+});
