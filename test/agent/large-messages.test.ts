@@ -135,4 +135,44 @@ describe("a model answer larger than a row holds", () => {
 		// Each request a turn: the continue's and forks' answers were small, asked once each.
 		expect(requests).toHaveLength(5);
 	});
+
+	it("counts an answer's usage though storing it failed, so the job's usage limits stop the requests that follow", async () => {
+		const model = scriptedModel([() => streamed([{ type: "text", text: "Done." }], "end_turn", 20)]);
+		await createAgent({ name: "answer-lost", usage_limits: { max_requests: 2 } });
+		// Every answer is refused, as a full disk would refuse it.
+		await runInDurableObject(env.AGENT.getByName("answer-lost"), (_i: AgentDO, state) => {
+			const sql = state.storage.sql as unknown as { exec: (query: string, ...args: unknown[]) => unknown };
+			const exec = sql.exec.bind(sql);
+			sql.exec = (query: string, ...args: unknown[]) => {
+				if (query.startsWith("INSERT INTO messages") && args.includes("assistant")) throw new Error("SQLITE_FULL");
+				return exec(query, ...args);
+			};
+		});
+		const queued = await trigger("answer-lost");
+		await settleRetrying("answer-lost", 4);
+		const job = await jobOf("answer-lost", queued.id);
+		expect(model.requests).toHaveLength(2);
+		expect(job).toMatchObject({ status: "failed", exit_reason: "usage_limit", error: { message: "usage limit reached: max_requests 2" } });
+		expect(job.usage.num_turns).toBe(2);
+		expect(job.usage.per_model[MODEL]).toMatchObject({ input_tokens: 2000, output_tokens: 40 });
+	});
+
+	it("ends the job as message_too_large, asked once and its usage counted, when no row could hold a piece of it", async () => {
+		const model = scriptedModel([() => streamed(fetchedPdf(PDF_BYTES), "pause_turn", 400)]);
+		await createAgent({ name: "pdf-unstorable" });
+		// Stands in for storage that refuses even a piece: the answer cannot be stored at all.
+		await refuseOver2MB("pdf-unstorable", 500_000);
+		const queued = await trigger("pdf-unstorable", "Summarise the Q3 report.");
+		await settleRetrying("pdf-unstorable");
+		const job = await jobOf("pdf-unstorable", queued.id);
+		expect(job).toMatchObject({ status: "failed", exit_reason: "error", error: { type: "message_too_large" } });
+		// The error's text is fixed (one incident however many such runs); the reason names the size.
+		expect(job.error?.message).toBe("the model's answer was too large to store, so the conversation cannot go on");
+		expect(job.transitions.at(-1)?.reason).toMatch(/^the model's answer \(25\d{5} bytes as JSON\) could not be stored: refused by storage \(.*SQLITE_TOOBIG.*\)$/);
+		expect(model.requests).toHaveLength(1);
+		expect(job.usage.num_turns).toBe(1);
+		expect(job.usage.per_model[MODEL]).toMatchObject({ input_tokens: 1000, output_tokens: 400 });
+		// Nothing of it was kept: no piece without its message.
+		expect(await chunkRows("pdf-unstorable", job.id)).toBe(0);
+	});
 });

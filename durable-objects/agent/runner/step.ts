@@ -15,7 +15,7 @@ import { getJob, putJob } from "../jobs.ts";
 import { clearOldToolResults, turnResultsForModel, withCacheBreakpoint } from "./context.ts";
 import { editNote, resumeFromApproval } from "./approval.ts";
 import { appendLines, type OutputLine } from "./output.ts";
-import { answerText, appendMessage, extendLastMessage, isBlankText, readMessages } from "./messages.ts";
+import { answerText, appendMessage, extendLastMessage, isBlankText, MessageTooLargeError, readMessages } from "./messages.ts";
 import { noteCompletedRun, noteFailedRun } from "./persistent.ts";
 import { NEVER, getSetup, insertToolCalls, markToolCall, noteExtraRequests, requestCancel, setNextStep, toolCallCount, toolCallTally, turnToolCalls, type JobSetup } from "./session.ts";
 import { addUsage, limitReached, turnCallsOverLimit, type LimitHit, type UsedCounts } from "./usage.ts";
@@ -100,6 +100,19 @@ function limitFailure(hit: LimitHit): { reason: string; exit_reason: ExitReason;
 /** The requests and tool calls a job has made, for its usage limits (read when a limit asks). */
 function used(deps: StepDeps, job: JobRecord, setup: JobSetup): () => UsedCounts {
 	return () => ({ requests: (job.usage.num_turns ?? 0) + setup.extraRequests, toolCalls: toolCallCount(deps.sql, job.id) });
+}
+
+/**
+ * How a job ends whose model answer could not be stored. Asking again would be billed again for the
+ * same answer, pass after pass. The error's text is fixed, so repeats count on one incident; the
+ * reason names the size.
+ */
+function answerNotStored(err: MessageTooLargeError): { reason: string; exit_reason: ExitReason; error: { type: string; message: string } } {
+	return {
+		reason: `the model's answer (${err.bytes} bytes as JSON) could not be stored: ${err.message}`,
+		exit_reason: "error",
+		error: { type: "message_too_large", message: "the model's answer was too large to store, so the conversation cannot go on" },
+	};
 }
 
 /** Billed answers among a call's tries that are not its answer: the refusals a fallback followed. */
@@ -255,16 +268,34 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 	const content = message.content
 		.filter((b) => !isBlankText(b))
 		.map((b) => (b.type === "thinking" || b.type === "redacted_thinking" ? b : redactDeep(b))) as Anthropic.ContentBlockParam[];
-	// One transaction: the answer may take several rows (see messages.ts), never half-kept.
-	const seq = deps.transact(() => (continuing ? extendLastMessage(deps.sql, job.id, content) : appendMessage(deps.sql, job.id, { role: "assistant", content })));
 	const added = addUsage(current.usage, model, message.usage, pricing());
 	const updated = bump(current, { usage: continuing ? { ...added, num_turns: current.usage.num_turns } : added });
+	// The answer is paid for: its usage and requests are saved before it is stored, so the job's
+	// limits count it even if storing it fails (and it is asked for, and billed, again). A final
+	// answer's record is then written twice in one commit, its final status next: the price of that.
+	save(deps, updated);
 	// A continuation is a request but not a turn; a refused answer is a billed request too.
 	noteExtraRequests(deps.sql, job.id, refusals(attempts) + (continuing ? 1 : 0));
 	out(deps, job.id, ...lines);
+	// The answer and its calls in one transaction: a message stored in pieces is never half-kept.
+	let kept: number | MessageTooLargeError;
+	try {
+		kept = deps.transact(() => {
+			const seq = continuing ? extendLastMessage(deps.sql, job.id, content) : appendMessage(deps.sql, job.id, { role: "assistant", content });
+			if (asksForTools) insertToolCalls(deps.sql, job.id, seq, toolUses.map((t) => ({ id: t.id, name: t.name, input: redactDeep(t.input) })));
+			return seq;
+		});
+	} catch (err) {
+		if (!(err instanceof MessageTooLargeError)) throw err;
+		kept = err;
+	}
+	if (kept instanceof MessageTooLargeError) {
+		log.warn("job.answer_not_stored", { agent: job.agent, job_id: job.id, bytes: kept.bytes, error_message: kept.message });
+		finish(deps, updated, "failed", answerNotStored(kept));
+		return "done";
+	}
 
 	if (asksForTools) {
-		insertToolCalls(deps.sql, job.id, seq, toolUses.map((t) => ({ id: t.id, name: t.name, input: redactDeep(t.input) })));
 		// A call whose input was not valid JSON is not run (what it would act on is a guess): the model
 		// is told so in its result, and can call again. Recorded as a call refused, never made.
 		for (const t of toolUses.filter(hasInvalidInput)) {
@@ -309,13 +340,10 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 			return "done";
 		}
 		// Tool calls to settle next, or a long-running server tool paused the turn: send the
-		// conversation back to let it continue.
-		save(deps, updated);
+		// conversation back to let it continue (the turn's usage is saved above).
 		setNextStep(deps.sql, job.id, now, now);
 		return "continue";
 	}
-	// The turn's usage is saved with the final status, in the same write: a save of its own just
-	// before would be the same commit, and two more billed rows.
 	const cut = cutShort(message.stop_reason, toolUses, text);
 	if (cut) {
 		finish(deps, updated, "failed", { reason: cut.reason, exit_reason: "error", error: cut.error });
