@@ -8,7 +8,8 @@ import { requireRole } from "./auth/middleware.ts";
 import { requireUtf8Charset } from "./media-type.ts";
 import type { Role } from "./auth/roles.ts";
 import type { AppEnv } from "./context.ts";
-import { payloadTooLargeResponse, standardErrors, unsupportedMediaTypeResponse } from "./schemas.ts";
+import { bodyWithinLimit } from "./request-guards.ts";
+import { MAX_BODY_BYTES, payloadTooLarge, standardErrors, unsupportedMediaTypeResponse } from "./schemas.ts";
 
 /**
  * A query parameter given more than once reaches its schema as an array, and one given empty as "",
@@ -103,16 +104,17 @@ const NO_QUERY = z.strictObject({});
  * Declares the role a route needs: the middleware enforces it and the OpenAPI document states it,
  * from one place, so the two cannot drift.
  */
-export function withRole<R extends Omit<RouteConfig, "middleware" | "security">>(role: Role, route: R) {
+export function withRole<R extends Omit<RouteConfig, "middleware" | "security">>(role: Role, route: R, { maxBodyBytes = MAX_BODY_BYTES }: { maxBodyBytes?: number } = {}) {
 	const bodiless = !route.request?.body && route.method !== "get" && route.method !== "head";
 	return {
 		...route,
 		request: { ...route.request, query: route.request?.query ?? NO_QUERY },
-		middleware: [requireRole(role), utf8Body, ...(bodiless ? [noBody] : route.request?.body?.required === false ? [blankBodyIsEmpty] : [])],
+		// The body's size first, as before auth: an oversized body is refused unread whoever sends it.
+		middleware: [bodyWithinLimit(maxBodyBytes), requireRole(role), utf8Body, ...(bodiless ? [noBody] : route.request?.body?.required === false ? [blankBodyIsEmpty] : [])],
 		security: [{ bearer: [] }],
 		"x-drover-role": role,
-		// Every /v1 route answers a body over the limit with a 413 (app.ts's bodyLimit), one that takes
-		// none too; a route with a body refuses any other Content-Type than JSON with a 415 (see onError).
-		responses: { ...standardErrors, ...payloadTooLargeResponse, ...(route.request?.body ? unsupportedMediaTypeResponse : {}), ...route.responses },
+		// Every /v1 route answers a body over its limit with a 413, one that takes none too; a route
+		// with a body refuses any other Content-Type than JSON with a 415 (see onError).
+		responses: { ...standardErrors, ...payloadTooLarge(maxBodyBytes), ...(route.request?.body ? unsupportedMediaTypeResponse : {}), ...route.responses },
 	} as R & { middleware: MiddlewareHandler<AppEnv>[] };
 }

@@ -11,8 +11,9 @@ import { createApi } from "./factory.ts";
 import { AgentNameParam, IdempotencyKeyHeader } from "./params.ts";
 import { unwrap } from "./refusals.ts";
 import { requireUtf8Charset } from "./media-type.ts";
+import { bodyWithinLimit } from "./request-guards.ts";
 import { requireAgent } from "./resolve-agent.ts";
-import { errorResponse, MAX_BODY_BYTES, notFoundResponse, payloadTooLargeResponse, queueFullResponse, runConflictResponse, standardErrors } from "./schemas.ts";
+import { bodySize, errorResponse, MAX_BODY_BYTES, notFoundResponse, payloadTooLargeResponse, queueFullResponse, runConflictResponse, standardErrors } from "./schemas.ts";
 import { screenPrompt } from "./screen.ts";
 import { verifyWebhook } from "./webhook-signature.ts";
 import { MAX_JSON_DEPTH, textNestsDeeper } from "../shared/json-depth.ts";
@@ -31,6 +32,7 @@ export const hooksApi = createApi().openapi(
 		method: "post",
 		path: "/{agent}",
 		summary: "Trigger an agent from a signed webhook; the body, a JSON object, is given to the agent as data",
+		middleware: [bodyWithinLimit(MAX_BODY_BYTES)],
 		description:
 			"Headers: X-Drover-Timestamp (unix seconds, in digits, signed as the header spells it) and X-Drover-Signature: sha256=<hex of HMAC-SHA256(secret, `${timestamp}.${body}`)> (prefix and hex in either case), " +
 			"the body being its bytes as sent (which must be UTF-8: a signed body that is not is a 400), " +
@@ -47,7 +49,7 @@ export const hooksApi = createApi().openapi(
 			// signature covers the raw bytes (the route checks the body itself, after the signature).
 			body: {
 				required: true,
-				description: `Any JSON object (up to ${MAX_BODY_BYTES / 1024} KiB), signed as sent; the agent gets it as data, apart from its prompt`,
+				description: `Any JSON object (up to ${bodySize(MAX_BODY_BYTES)}), signed as sent; the agent gets it as data, apart from its prompt`,
 				content: { "application/json": { schema: { type: "object", additionalProperties: true } } },
 			},
 		},

@@ -33,9 +33,26 @@ export const conflictResponse = { 409: errorResponse("The resource is in the wro
 export const runConflictResponse = {
 	409: errorResponse("agent_paused / agent_disabled: the agent is paused or disabled, and the run was not queued (ask again once it is resumed or enabled); conflict: another wrong state, the message says which"),
 } as const;
-/** The largest request body any route takes (an agent definition or a prompt, with room to spare). */
+/** The request body a route takes unless it declares another limit (an agent definition, with room to spare). */
 export const MAX_BODY_BYTES = 256 * 1024;
-export const payloadTooLargeResponse = { 413: errorResponse(`The body is over ${MAX_BODY_BYTES / 1024} KiB (code payload_too_large)`) } as const;
+/** A prompt sent to run (a manual trigger, a continue, a fork): at most this many characters (Unicode code points). */
+export const MAX_PROMPT_CHARS = 100_000;
+/**
+ * The body of a route that carries a prompt: its worst case, not its usual one. A prompt's character
+ * beyond the BMP is 12 bytes as JSON escapes (`\ud83d\ude00`, what Python's json.dumps sends by
+ * default), so 100,000 of them are 1.2 MB; the rest is room for the other fields. Under 256 KiB, the
+ * documented limit could be reached only in Latin text (50,001 CJK characters escaped were a 413).
+ */
+export const PROMPT_BODY_BYTES = 1.25 * 1024 * 1024;
+
+/** A body limit as the documents and messages say it: "256 KiB", "1.25 MiB". */
+export function bodySize(bytes: number): string {
+	return bytes >= 1024 * 1024 ? `${bytes / 1024 / 1024} MiB` : `${bytes / 1024} KiB`;
+}
+
+/** The 413 of a route whose body may be at most `bytes`. */
+export const payloadTooLarge = (bytes: number) => ({ 413: errorResponse(`The body is over ${bodySize(bytes)}, this route's limit (code payload_too_large)`) }) as const;
+export const payloadTooLargeResponse = payloadTooLarge(MAX_BODY_BYTES);
 /** Routes that queue a run: the agent's queue holds at most 100. */
 export const queueFullResponse = {
 	429: {

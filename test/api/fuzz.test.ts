@@ -93,7 +93,7 @@ describe("every API route under hostile input", () => {
 	});
 
 	it("refuses an oversized body with 413 before reading it", async () => {
-		const res = await call("/v1/agents/fuzz-target/jobs", { method: "POST", as: "operate", body: JSON.stringify({ prompt: "x".repeat(300 * 1024) }) });
+		const res = await call("/v1/agents/fuzz-target/jobs", { method: "POST", as: "operate", body: JSON.stringify({ prompt: "x".repeat(1.3 * 1024 * 1024) }) });
 		expect(res.status).toBe(413);
 		expect(((await res.json()) as { error: { code: string } }).error.code).toBe("payload_too_large");
 	});

@@ -1,7 +1,8 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { signWebhook } from "../../src/api/webhook-signature.ts";
-import { createAgent, runsOf } from "../helpers/agents.ts";
+import { createAgent, runsOf, settle } from "../helpers/agents.ts";
+import { useEmulator } from "../helpers/emulator.ts";
 import { call, errorOf } from "../helpers/http.ts";
 import { WEBHOOK_SECRET } from "../helpers/tokens.ts";
 
@@ -146,6 +147,57 @@ describe("POST /v1/agents/:agent/jobs", () => {
 		const fixed = await call("/v1/agents/born-retired", { method: "PUT", as: "admin", body: { name: "born-retired", prompt: "Do the thing.", model: "claude-sonnet-5-5" } });
 		expect(fixed.status).toBe(200);
 		expect(((await (await call("/v1/agents/born-retired")).json()) as { paused: unknown }).paused).toBeNull();
+	});
+});
+
+/** A body as Python's json.dumps sends it by default: every character past ASCII as \u escapes (a pair beyond the BMP). */
+function escapedJson(value: unknown): string {
+	return JSON.stringify(value).replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
+describe("a prompt's body", () => {
+	it("takes 100,000 characters of any script, raw or escaped, on each route that carries a prompt", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ text: "Done." });
+		await createAgent({ name: "cjk-prompts", max_concurrent: 5 });
+		// 50,001 CJK characters escaped are 300 KB, and 90,000 sent raw 270 KB: both were a 413 under 256 KiB.
+		const escaped = "日本語".repeat(16_667);
+		const res = await trigger("cjk-prompts", escapedJson({ prompt: escaped }));
+		expect(res.status, await res.clone().text()).toBe(201);
+		const first = (await res.json()) as Job;
+		expect(first.prompt).toBe(escaped);
+		const raw = "漢".repeat(90_000);
+		const rawRes = await trigger("cjk-prompts", { prompt: raw });
+		expect(rawRes.status).toBe(201);
+		expect(((await rawRes.json()) as Job).prompt).toBe(raw);
+		// The worst case: 100,000 characters beyond the BMP, each 12 bytes as an escaped pair (1.2 MB).
+		const widest = "😀".repeat(100_000);
+		const widestBody = escapedJson({ prompt: widest });
+		expect(widestBody.length).toBeGreaterThan(1_200_000);
+		const widestRes = await trigger("cjk-prompts", widestBody);
+		expect(widestRes.status).toBe(201);
+		expect(((await widestRes.json()) as Job).prompt).toBe(widest);
+		// A continue and a fork carry one too.
+		await settle("cjk-prompts");
+		for (const action of ["continue", "fork"]) {
+			const follow = await call(`/v1/jobs/${first.id}/${action}`, { method: "POST", as: "operate", body: escapedJson({ prompt: escaped }) });
+			expect(follow.status, `${action}: ${await follow.clone().text()}`).toBe(201);
+			expect(((await follow.json()) as Job).prompt).toBe(escaped);
+		}
+	});
+
+	it("is refused past the route's limit with a 413 naming it; routes without a prompt keep 256 KiB", async () => {
+		await createAgent({ name: "huge-prompts" });
+		const over = JSON.stringify({ prompt: "x".repeat(1.3 * 1024 * 1024) });
+		for (const path of ["/v1/agents/huge-prompts/jobs", "/v1/jobs/job-2026-11-01-abcdef/continue", "/v1/jobs/job-2026-11-01-abcdef/fork"]) {
+			const res = await call(path, { method: "POST", as: "operate", body: over });
+			expect(res.status, path).toBe(413);
+			expect(await errorOf(res), path).toEqual({ code: "payload_too_large", message: "request body exceeds 1.25 MiB, this route's limit" });
+		}
+		const pause = await call("/v1/agents/huge-prompts/pause", { method: "POST", as: "operate", body: { reason: "x".repeat(300 * 1024) } });
+		expect(pause.status).toBe(413);
+		expect(await errorOf(pause)).toEqual({ code: "payload_too_large", message: "request body exceeds 256 KiB, this route's limit" });
+		expect(await runsOf("huge-prompts")).toEqual([]);
 	});
 });
 

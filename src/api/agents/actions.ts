@@ -10,12 +10,20 @@ import { createApi, withRole } from "../factory.ts";
 import { AgentNameParam, CursorParam, IdempotencyKeyHeader, pageLimit } from "../params.ts";
 import { unwrap } from "../refusals.ts";
 import { requireAgent, requireAgentSource, requireKnownAgent } from "../resolve-agent.ts";
-import { LastJobSchema, PausedSchema, RunningJobSchema, conflictResponse, notFoundResponse, queueFullResponse, runConflictResponse } from "../schemas.ts";
+import { bodySize, LastJobSchema, MAX_PROMPT_CHARS, PausedSchema, PROMPT_BODY_BYTES, RunningJobSchema, conflictResponse, notFoundResponse, queueFullResponse, runConflictResponse } from "../schemas.ts";
 
 const AgentPath = z.object({ agent: AgentNameParam });
 
 const TriggerBody = z
-	.strictObject({ prompt: z.string().min(1).max(100_000).regex(NOT_BLANK, BLANK_MESSAGE).optional().openapi({ description: "Overrides the agent's default prompt" }) })
+	.strictObject({
+		prompt: z
+			.string()
+			.min(1)
+			.max(MAX_PROMPT_CHARS)
+			.regex(NOT_BLANK, BLANK_MESSAGE)
+			.optional()
+			.openapi({ description: `Overrides the agent's default prompt: up to ${MAX_PROMPT_CHARS.toLocaleString("en-US")} characters (Unicode code points), in a body of up to ${bodySize(PROMPT_BODY_BYTES)}` }),
+	})
 	.openapi("TriggerRequest");
 
 const IdempotencyHeader = z.object({ "idempotency-key": IdempotencyKeyHeader });
@@ -79,7 +87,7 @@ export const agentActionsApi = createApi()
 				...runConflictResponse,
 				...queueFullResponse,
 			},
-		}),
+		}, { maxBodyBytes: PROMPT_BODY_BYTES }),
 		async (c) => {
 			const agent = await requireAgentSource(c.env, c.req.valid("param").agent);
 			const body = c.req.valid("json") ?? {};

@@ -8,7 +8,7 @@ import { createApi, withRole } from "../factory.ts";
 import { AgentNameParam } from "../params.ts";
 import { unwrap } from "../refusals.ts";
 import { requireAgent } from "../resolve-agent.ts";
-import { errorResponse, MAX_BODY_BYTES, notFoundResponse } from "../schemas.ts";
+import { bodySize, errorResponse, MAX_BODY_BYTES, notFoundResponse } from "../schemas.ts";
 
 /** A key is checked as it will be stored and looked up: NFC (an NFD "é" is two characters, NFC one). */
 function problem(check: (key: string) => string | null) {
@@ -46,7 +46,7 @@ const WriteKeyPath = AgentPath.extend({
 	}),
 });
 const Notepad = z.record(z.string(), z.string()).openapi("Notepad");
-const tooLarge = { 413: errorResponse(`The value or the notepad would exceed its limit, or the body is over ${MAX_BODY_BYTES / 1024} KiB; nothing changed`) };
+const tooLarge = { 413: errorResponse(`The value or the notepad would exceed its limit, or the body is over ${bodySize(MAX_BODY_BYTES)}; nothing changed`) };
 
 /**
  * An agent's notepad, rendered into its next prompts as "## Job notepad (persistent across runs)".

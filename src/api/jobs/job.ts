@@ -11,7 +11,7 @@ import { createApi, withRole } from "../factory.ts";
 import { AgentNameParam, CursorParam, pageLimit, queryInt } from "../params.ts";
 import { unwrap } from "../refusals.ts";
 import { screenPrompt } from "../screen.ts";
-import { conflictResponse, errorResponse, ErrorSchema, notFoundResponse, queueFullResponse, runConflictResponse } from "../schemas.ts";
+import { bodySize, conflictResponse, errorResponse, ErrorSchema, MAX_PROMPT_CHARS, notFoundResponse, PROMPT_BODY_BYTES, queueFullResponse, runConflictResponse } from "../schemas.ts";
 import { MAX_JSON_DEPTH, withinDepth } from "../../shared/json-depth.ts";
 
 // A date alone stands for its start, in UTC, as /v1/usage reads its days (Date.parse reads it so).
@@ -100,9 +100,15 @@ const ApprovalBody = z
 	.refine((b) => b.decision === "approve" || b.tool_input === undefined, { message: "tool_input goes only with approve", path: ["tool_input"] })
 	.refine((b) => b.tool_input === undefined || b.tool_use_id !== undefined, { message: "tool_input needs tool_use_id, the call it edits", path: ["tool_use_id"] })
 	.openapi("ApprovalRequest");
+const FollowUpPrompt = z
+	.string()
+	.min(1)
+	.max(MAX_PROMPT_CHARS)
+	.regex(NOT_BLANK, BLANK_MESSAGE)
+	.openapi({ description: `Up to ${MAX_PROMPT_CHARS.toLocaleString("en-US")} characters (Unicode code points), in a body of up to ${bodySize(PROMPT_BODY_BYTES)}` });
 const FollowUpBody = (promptRequired: boolean) =>
 	z.strictObject({
-		prompt: promptRequired ? z.string().min(1).max(100_000).regex(NOT_BLANK, BLANK_MESSAGE) : z.string().min(1).max(100_000).regex(NOT_BLANK, BLANK_MESSAGE).optional(),
+		prompt: promptRequired ? FollowUpPrompt : FollowUpPrompt.optional(),
 		allow_definition_change: z.boolean().default(false).openapi({ description: "Run even if the agent's definition changed since the job" }),
 	});
 
@@ -204,7 +210,7 @@ export const jobApi = createApi()
 			summary: "A new job continuing this job's session with a new prompt",
 			request: { params: JobPath, body: { content: { "application/json": { schema: FollowUpBody(true) } }, required: true } },
 			responses: { 201: jobResponse("The new pending job"), ...notFoundResponse, ...runConflictResponse, ...queueFullResponse },
-		}),
+		}, { maxBodyBytes: PROMPT_BODY_BYTES }),
 		async (c) => {
 			const { id } = c.req.valid("param");
 			const agent = await ownerOf(c.env, id);
@@ -222,7 +228,7 @@ export const jobApi = createApi()
 			summary: "A new job in a new session starting from this job's conversation (forked_from)",
 			request: { params: JobPath, body: { content: { "application/json": { schema: FollowUpBody(false) } }, required: false } },
 			responses: { 201: jobResponse("The new pending job"), ...notFoundResponse, ...runConflictResponse, ...queueFullResponse },
-		}),
+		}, { maxBodyBytes: PROMPT_BODY_BYTES }),
 		async (c) => {
 			const { id } = c.req.valid("param");
 			const agent = await ownerOf(c.env, id);
