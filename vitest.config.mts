@@ -4,14 +4,17 @@ import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig, type Plugin } from "vitest/config";
 import { API_TOKENS, WEBHOOK_SECRET } from "./test/helpers/tokens.ts";
 
-// wrangler bundles fleet.yaml and the dashboard's *.client.js as text (the `rules` in wrangler.toml);
-// Vite needs the same rule for tests.
-const TEXT_MODULES = [".yaml", ".client.js"];
+// wrangler bundles fleet.yaml as its bytes (an ArrayBuffer) and the dashboard's *.client.js as text
+// (the `rules` in wrangler.toml); Vite needs the same rules for tests.
 function textModules(): Plugin {
 	return {
 		name: "drover-text-modules",
 		async load(id) {
-			if (!TEXT_MODULES.some((ext) => id.endsWith(ext))) return null;
+			if (id.endsWith(".yaml")) {
+				const base64 = (await readFile(id)).toString("base64");
+				return `export default Uint8Array.from(atob(${JSON.stringify(base64)}), (c) => c.charCodeAt(0)).buffer;`;
+			}
+			if (!id.endsWith(".client.js")) return null;
 			return `export default ${JSON.stringify(await readFile(id, "utf8"))};`;
 		},
 	};

@@ -1,5 +1,5 @@
 import { createInterface } from "node:readline/promises";
-import { decodeUtf8 } from "../src/shared/well-formed.ts";
+import { decodeUtf8, notUtf8, saveAsUtf8 } from "../src/shared/well-formed.ts";
 import { CliError } from "./client.ts";
 
 /**
@@ -20,7 +20,7 @@ export async function readStdin(): Promise<string> {
 export function utf8Text(bytes: Uint8Array, source: string): string {
 	const text = decodeUtf8(bytes, source);
 	if (typeof text === "string") return text;
-	throw new CliError(`${source} is not valid UTF-8: ${text.where}`, 1, "save it as UTF-8 (iconv -f latin1 -t utf-8 converts a Latin-1 file)");
+	throw new CliError(notUtf8(source, text), 1, saveAsUtf8(text));
 }
 
 /** A yes/no question on the terminal; only "y" or "yes" is a yes. */

@@ -1,7 +1,7 @@
 // `npm run check`: validates fleet.yaml (or the file given) exactly as the Worker will when it loads.
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { modelWarnings, parseFleet } from "../src/config/fleet.ts";
+import { modelWarnings, parseFleetBytes } from "../src/config/fleet.ts";
 import { ConfigError } from "../src/errors.ts";
 
 const given = process.argv[2];
@@ -9,7 +9,8 @@ const file = given ?? path.join(import.meta.dirname, "..", "fleet.yaml");
 const name = given ?? "fleet.yaml";
 
 try {
-	const fleet = parseFleet(await readFile(file, "utf8"), name);
+	// As bytes, as the Worker bundles it: readFile(file, "utf8") read a Latin-1 file leniently, and it passed.
+	const fleet = parseFleetBytes(await readFile(file), name);
 	const schedules = fleet.agents.reduce((n, agent) => n + Object.keys(agent.schedules).length, 0);
 	console.log(`${name}: ${fleet.agents.length} agents, ${schedules} schedules OK`);
 	for (const warning of modelWarnings(fleet, new Date())) console.warn(`warning: ${warning}`);

@@ -21,7 +21,7 @@ process.env.WRANGLER_LOG ??= "warn";
 
 /**
  * Bundles the Worker exactly as `wrangler deploy` does (same esbuild settings, same module rules:
- * fleet.yaml becomes a Text module beside index.js). Run with this Node, not whatever `node` is on
+ * fleet.yaml becomes a Data module beside index.js). Run with this Node, not whatever `node` is on
  * PATH: wrangler refuses Node < 22.12. `readableNames` builds it unminified, for profiles.
  */
 export function bundle(outdir, { readableNames = false } = {}) {
@@ -158,7 +158,7 @@ export function openFilesOf(pid) {
 
 /**
  * The bundle's files as an explicit module list: v5 cannot take `modulesRules`, so each file beside
- * index.js gets its type from wrangler.toml's rules here (fleet.yaml → Text).
+ * index.js gets its type from wrangler.toml's rules here (fleet.yaml → Data).
  */
 export function bundleModules(scriptPath, rules) {
 	const dir = path.dirname(scriptPath);

@@ -1,5 +1,7 @@
-import fleetText from "../../fleet.yaml";
-import { parseFleet } from "./fleet.ts";
+// Its bytes (a Data module, wrangler.toml's rules): as a Text module, bytes that are not UTF-8 would
+// arrive as U+FFFD, past telling from the file's own text.
+import fleetBytes from "../../fleet.yaml";
+import { parseFleetBytes } from "./fleet.ts";
 import type { AgentDefinition, Fleet } from "./schema.ts";
 
 // Parsed once per isolate. An invalid file is remembered as its error, so every caller gets the same
@@ -10,7 +12,7 @@ let loaded: { fleet: Fleet } | { error: unknown } | undefined;
 export function loadFleet(): Fleet {
 	if (loaded === undefined) {
 		try {
-			loaded = { fleet: parseFleet(fleetText) };
+			loaded = { fleet: parseFleetBytes(new Uint8Array(fleetBytes)) };
 		} catch (error) {
 			loaded = { error };
 		}

@@ -1,5 +1,6 @@
 import { ConfigError } from "../errors.ts";
 import { sha256Hex } from "../shared/hash.ts";
+import { decodeUtf8, notUtf8, saveAsUtf8 } from "../shared/well-formed.ts";
 import { issuesOf, type Issue } from "../shared/zod-issues.ts";
 import { DEPRECATED_MODELS } from "./models.ts";
 import { AgentSchema, FleetSchema, type AgentDefinition, type Fleet } from "./schema.ts";
@@ -37,6 +38,17 @@ export function parseFleet(text: string, source = "fleet.yaml"): Fleet {
 	const result = FleetSchema.safeParse(data);
 	if (!result.success) throw invalid(source, issuesOf(result.error));
 	return result.data;
+}
+
+/**
+ * fleet.yaml as its bytes, parsed as parseFleet parses its text; bytes that are not UTF-8 are refused
+ * saying where, rather than read with U+FFFD in their place (a Latin-1 "Müller" deployed as
+ * "M\uFFFDller"). Both `npm run check` and the Worker read the file so: `drover apply` refuses it too.
+ */
+export function parseFleetBytes(bytes: Uint8Array, source = "fleet.yaml"): Fleet {
+	const text = decodeUtf8(bytes, "the file");
+	if (typeof text !== "string") throw invalid(source, [{ path: "(file)", message: `${notUtf8("the file", text)}; ${saveAsUtf8(text)}` }]);
+	return parseFleet(text, source);
 }
 
 /** Validates one agent definition (as the API receives it), with the same rules as the fleet file. */

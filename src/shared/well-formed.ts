@@ -79,22 +79,45 @@ export function utf8Fault(bytes: Uint8Array): Utf8Fault | null {
 export function decodeUtf8Body(bytes: Uint8Array): string {
 	const decoded = decodeUtf8(bytes, "the body");
 	if (typeof decoded === "string") return decoded;
-	throw BadRequestError.ofBody(`the request body is not valid UTF-8: ${decoded.where}; send the body as UTF-8 text`, `is not valid UTF-8: ${decoded.where}`);
+	throw BadRequestError.ofBody(`${notUtf8("the request body", decoded)}; send the body as UTF-8 text`, notUtf8("", decoded).trimStart());
+}
+
+/** Why bytes are not UTF-8: where ("byte e9 at offset 12 is no UTF-8 character"), and whether they are UTF-16. */
+export interface Utf8Refusal {
+	where: string;
+	/** They begin with UTF-16's byte order mark: a file saved as "Unicode" (Windows) or by PowerShell's `>`. */
+	utf16: boolean;
 }
 
 /**
  * UTF-8 bytes as text, or where they are not UTF-8 ("byte e9 at offset 12 is no UTF-8 character"),
- * `what` naming the input in that text. For the API's bodies and the CLI's files and stdin alike.
+ * `what` naming the input in that text. For the API's bodies, fleet.yaml, and the CLI's files and
+ * stdin alike.
  */
-export function decodeUtf8(bytes: Uint8Array, what: string): string | { where: string } {
+export function decodeUtf8(bytes: Uint8Array, what: string): string | Utf8Refusal {
+	// Said as such: its first byte would be reported as no UTF-8 character, and Latin-1 suggested.
+	const bom = bytes.length >= 2 && ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff));
+	if (bom) return { where: `it begins with ${hexBytes(bytes.subarray(0, 2))}, UTF-16's byte order mark`, utf16: true };
 	try {
 		return strictUtf8.decode(bytes);
 	} catch {
 		const fault = utf8Fault(bytes) ?? { offset: 0, bytes: [], cutShort: false };
 		const one = fault.bytes.length === 1;
-		const hex = fault.bytes.map((b) => b.toString(16).padStart(2, "0")).join(" ");
-		return { where: `${one ? "byte" : "bytes"} ${hex} at offset ${fault.offset} ${fault.cutShort ? `end${one ? "s" : ""} ${what} inside a UTF-8 character` : `${one ? "is" : "are"} no UTF-8 character`}` };
+		const hex = hexBytes(fault.bytes);
+		return { where: `${one ? "byte" : "bytes"} ${hex} at offset ${fault.offset} ${fault.cutShort ? `end${one ? "s" : ""} ${what} inside a UTF-8 character` : `${one ? "is" : "are"} no UTF-8 character`}`, utf16: false };
 	}
+}
+
+const hexBytes = (bytes: ArrayLike<number>) => Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join(" ");
+
+/** The sentence refusing input that is not UTF-8, `subject` naming it: "stdin is not valid UTF-8: …", "x.yaml is UTF-16, not UTF-8 (…)". */
+export function notUtf8(subject: string, refusal: Utf8Refusal): string {
+	return refusal.utf16 ? `${subject} is UTF-16, not UTF-8 (${refusal.where})` : `${subject} is not valid UTF-8: ${refusal.where}`;
+}
+
+/** How a person turns a file that is not UTF-8 into one: from UTF-16 when it says it is, else most likely from Latin-1. */
+export function saveAsUtf8(refusal: Utf8Refusal): string {
+	return refusal.utf16 ? "save it as UTF-8 (iconv -f utf-16 -t utf-8 converts a UTF-16 file)" : "save it as UTF-8 (iconv -f latin1 -t utf-8 converts a Latin-1 file)";
 }
 
 /**

@@ -1681,6 +1681,12 @@ describe("input that is not UTF-8", () => {
 		const applied = await runCli(api.url, ["apply", file]);
 		expect(applied.status).toBe(1);
 		expect(applied.stderr).toBe(`drover: ${file} is not valid UTF-8: bytes e9 20 at offset 24 are no UTF-8 character\ndrover: hint: save it as UTF-8 (iconv -f latin1 -t utf-8 converts a Latin-1 file)\n`);
+		// A UTF-16 file (Windows' "Unicode", PowerShell's `>`) is said to be one, and converted from UTF-16.
+		const wide = path.join(dir, "wide.yaml");
+		writeFileSync(wide, Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from("name: wide\nprompt: go\n", "utf16le")]));
+		const widened = await runCli(api.url, ["apply", wide]);
+		expect(widened.status).toBe(1);
+		expect(widened.stderr).toBe(`drover: ${wide} is UTF-16, not UTF-8 (it begins with ff fe, UTF-16's byte order mark)\ndrover: hint: save it as UTF-8 (iconv -f utf-16 -t utf-8 converts a UTF-16 file)\n`);
 		const noted = await runCliProcess(["notepad", "fake", "set", "k", "-"], { DROVER_URL: api.url, DROVER_TOKEN: TOKEN }, async (stdin) => void stdin.end(Buffer.from([0x63, 0x61, 0x66, 0xe9])));
 		expect(noted.status).toBe(1);
 		expect(noted.stderr).toContain("drover: stdin is not valid UTF-8: byte e9 at offset 3 ends stdin inside a UTF-8 character\n");

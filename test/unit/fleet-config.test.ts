@@ -9,6 +9,7 @@ import {
 	modelWarnings,
 	parseAgent,
 	parseFleet,
+	parseFleetBytes,
 } from "../../src/config/fleet.ts";
 import { DEPRECATED_MODELS } from "../../src/config/models.ts";
 import { MAX_SCHEDULES } from "../../src/config/schema.ts";
@@ -196,6 +197,33 @@ describe("a bad fleet file is rejected with the offending path and reason", () =
 			fleet = parseFleet(text);
 		}).toThrow(ConfigError);
 		expect(fleet).toBeUndefined();
+	});
+});
+
+describe("fleet.yaml's bytes", () => {
+	const yaml = 'version: 1\nagents:\n  - name: digest\n    prompt: "Grüße an Müller"\n';
+
+	it("refuses a Latin-1 file naming the offset of its first byte that is not UTF-8, rather than load it with U+FFFD", () => {
+		const error = configError(() => parseFleetBytes(new Uint8Array(Buffer.from(yaml, "latin1")), "fleet.yaml"));
+		expect(error.message).toBe(
+			"fleet.yaml is invalid:\n  - (file): the file is not valid UTF-8: byte fc at offset 51 is no UTF-8 character; save it as UTF-8 (iconv -f latin1 -t utf-8 converts a Latin-1 file)",
+		);
+	});
+
+	it("says a UTF-16 file is UTF-16, in either byte order, rather than suggest Latin-1", () => {
+		const le = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(yaml, "utf16le")]);
+		const be = Buffer.from(le.subarray(0)).swap16();
+		for (const [bytes, bom] of [[le, "ff fe"], [be, "fe ff"]] as const) {
+			expect(configError(() => parseFleetBytes(new Uint8Array(bytes))).issues).toEqual([
+				{ path: "(file)", message: `the file is UTF-16, not UTF-8 (it begins with ${bom}, UTF-16's byte order mark); save it as UTF-8 (iconv -f utf-16 -t utf-8 converts a UTF-16 file)` },
+			]);
+		}
+	});
+
+	it("loads UTF-8, with or without a byte order mark, as its text", () => {
+		for (const bytes of [Buffer.from(yaml, "utf8"), Buffer.from(`\ufeff${yaml}`, "utf8")]) {
+			expect(parseFleetBytes(new Uint8Array(bytes)).agents[0]!.prompt).toBe("Grüße an Müller");
+		}
 	});
 });
 

@@ -1,0 +1,43 @@
+// `npm run check` (and wrangler's build step) validate fleet.yaml with scripts/check-fleet.ts, as the
+// Worker will load it: from its bytes, so a file that is not UTF-8 stops the deploy.
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+
+const SCRIPT = path.resolve(import.meta.dirname, "../../scripts/check-fleet.ts");
+const FLEET = 'version: 1\nagents:\n  - name: digest\n    prompt: "Grüße an Müller"\n';
+
+function checkFleet(bytes: Buffer): { status: number | null; stdout: string; stderr: string } {
+	const file = path.join(mkdtempSync(path.join(tmpdir(), "drover-check-fleet-")), "fleet.yaml");
+	writeFileSync(file, bytes);
+	const env = { ...process.env, DROVER_DEV_BUILD: "" };
+	const r = spawnSync(process.execPath, ["--experimental-strip-types", "--no-warnings=ExperimentalWarning", SCRIPT, file], { encoding: "utf8", env });
+	// Said of the file as given: its path.
+	return { status: r.status, stdout: r.stdout.replaceAll(file, "<file>"), stderr: r.stderr.replaceAll(file, "<file>") };
+}
+
+describe("npm run check on fleet.yaml", () => {
+	it("fails a Latin-1 file, naming the offset of its first byte that is not UTF-8, where it passed with the names mangled", () => {
+		const r = checkFleet(Buffer.from(FLEET, "latin1"));
+		expect(r.status).toBe(1);
+		expect(r.stdout).toBe("");
+		expect(r.stderr).toBe(
+			"<file> is invalid:\n  - (file): the file is not valid UTF-8: byte fc at offset 51 is no UTF-8 character; save it as UTF-8 (iconv -f latin1 -t utf-8 converts a Latin-1 file)\n",
+		);
+	});
+
+	it("fails a UTF-16 file saying it is UTF-16, where it said the root was a string", () => {
+		const r = checkFleet(Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(FLEET, "utf16le")]));
+		expect(r.status).toBe(1);
+		expect(r.stderr).toContain("the file is UTF-16, not UTF-8 (it begins with ff fe, UTF-16's byte order mark); save it as UTF-8 (iconv -f utf-16 -t utf-8 converts a UTF-16 file)");
+	});
+
+	it("passes the same file in UTF-8", () => {
+		const r = checkFleet(Buffer.from(FLEET, "utf8"));
+		expect(r.stderr).toBe("");
+		expect(r.stdout).toBe("<file>: 1 agents, 0 schedules OK\n");
+		expect(r.status).toBe(0);
+	});
+});
