@@ -35,15 +35,21 @@ export const runConflictResponse = {
 } as const;
 /** The request body a route takes unless it declares another limit (an agent definition, with room to spare). */
 export const MAX_BODY_BYTES = 256 * 1024;
-/** A prompt sent to run (a manual trigger, a continue, a fork): at most this many characters (Unicode code points). */
-export const MAX_PROMPT_CHARS = 100_000;
 /**
- * The body of a route that carries a prompt: its worst case, not its usual one. A prompt's character
+ * The body of a route that carries a prompt (MAX_PROMPT_CHARS, a manual run's, a continue's, a
+ * fork's): its worst case, not its usual one. A prompt's character
  * beyond the BMP is 12 bytes as JSON escapes (`\ud83d\ude00`, what Python's json.dumps sends by
  * default), so 100,000 of them are 1.2 MB; the rest is room for the other fields. Under 256 KiB, the
  * documented limit could be reached only in Latin text (50,001 CJK characters escaped were a 413).
  */
 export const PROMPT_BODY_BYTES = 1.25 * 1024 * 1024;
+/**
+ * The body of a route that carries an agent's definition (at most MAX_DEFINITION_BYTES of JSON as
+ * stored, in UTF-8): sent with every character past ASCII as \u escapes it is up to three times that
+ * (é is 2 bytes and `\u00e9` 6), and the rest is room for indentation. The schema's own limits then
+ * answer an oversized definition with a 400 naming its field, not a 413.
+ */
+export const DEFINITION_BODY_BYTES = 1024 * 1024;
 
 /** A body limit as the documents and messages say it: "256 KiB", "1.25 MiB". */
 export function bodySize(bytes: number): string {

@@ -158,7 +158,32 @@ function cronFieldsProblem(fields: string[]): string | undefined {
 const SECRET_LITERAL = /sk-ant-[\w-]{8,}/;
 const SECRET_MESSAGE = "looks like an Anthropic API key; secrets come from Worker secrets, never from the file";
 
-const Text = z.string().refine((s) => !SECRET_LITERAL.test(s), SECRET_MESSAGE);
+/**
+ * A prompt's length in characters (Unicode code points, as zod counts): a manual run's, a continue's
+ * or fork's, and an agent's system prompt, prompt, schedule prompts and tool descriptions alike.
+ */
+export const MAX_PROMPT_CHARS = 100_000;
+/**
+ * An agent's definition as stored, its JSON in UTF-8. It is kept whole where SQLite rows hold at most
+ * 2 MB: by its scheduler shard (every file agent of the shard's, read on each tick: one agent over it
+ * stopped scheduling for the whole shard), its own object, the D1 registry, and each job's setup row,
+ * beside the system blocks and tools built from it. Text past Latin takes 2-4 bytes a character, so a
+ * system prompt in CJK reaches about 87,000 characters within it.
+ */
+export const MAX_DEFINITION_BYTES = 256 * 1024;
+
+const utf8 = new TextEncoder();
+const utf8Bytes = (s: string) => utf8.encode(s).length;
+const kib = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
+
+/** Text of at most `MAX_PROMPT_CHARS`; checked first, so nothing scans a string refused for its length. */
+const Text = z
+	.string()
+	.max(MAX_PROMPT_CHARS, {
+		abort: true,
+		error: (iss) => `must be at most ${MAX_PROMPT_CHARS.toLocaleString("en-US")} characters (Unicode code points); it has ${[...String(iss.input)].length.toLocaleString("en-US")}`,
+	})
+	.refine((s) => !SECRET_LITERAL.test(s), SECRET_MESSAGE);
 /** The Messages API refuses a message, or a text block, with nothing but whitespace in it. */
 export const NOT_BLANK = /\S/;
 export const BLANK_MESSAGE = "must not be empty or only whitespace: the Messages API refuses an empty message";
@@ -557,6 +582,8 @@ export const AgentSchema = strict({
 	webhook: strict({ secret: SecretName }).optional(),
 })
 	.superRefine((agent, ctx) => {
+		const size = definitionSizeIssue(agent);
+		if (size) ctx.addIssue({ code: "custom", ...size });
 		// A fallback is tried when the model before it refused or is retired: the same model again
 		// would only repeat the answer it gave.
 		agent.fallback_models.forEach((model, i) => {
@@ -591,6 +618,31 @@ export const AgentSchema = strict({
 		});
 	})
 	.openapi("AgentDefinition");
+
+/**
+ * The definition's JSON over MAX_DEFINITION_BYTES, said at the part that makes it so: the largest
+ * field, followed down while one part holds most of it (system_prompt, schedules.daily.prompt,
+ * tools[2].input_schema), or the field whose many parts do (schedules).
+ */
+function definitionSizeIssue(agent: Record<string, unknown>): { path: (string | number)[]; message: string } | null {
+	const total = utf8Bytes(JSON.stringify(agent));
+	if (total <= MAX_DEFINITION_BYTES) return null;
+	const path: (string | number)[] = [];
+	let node: unknown = agent;
+	let bytes = total;
+	while (node !== null && typeof node === "object") {
+		const parts = Object.entries(node).map(([key, value]) => ({ key: Array.isArray(node) ? Number(key) : key, value, bytes: utf8Bytes(JSON.stringify(value) ?? "") }));
+		const largest = parts.reduce<(typeof parts)[number] | undefined>((a, b) => (a === undefined || b.bytes > a.bytes ? b : a), undefined);
+		if (!largest || (path.length > 0 && largest.bytes * 2 < bytes)) break;
+		path.push(largest.key);
+		node = largest.value;
+		bytes = largest.bytes;
+	}
+	return {
+		path,
+		message: `the agent's definition is ${kib(total)} as JSON, over the ${MAX_DEFINITION_BYTES / 1024} KiB a definition may be; this field is ${kib(bytes)} of it: shorten it`,
+	};
+}
 
 /** USD per million tokens, by token class; drover has no built-in prices (herdctl's stance). */
 export const ModelPriceSchema = strict({

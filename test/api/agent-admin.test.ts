@@ -350,14 +350,45 @@ describe("refused agent changes change nothing", () => {
 	});
 
 	it("answers 413 to an oversized body and 400 to one that is not JSON", async () => {
-		const huge = await call("/v1/agents", { method: "POST", as: "admin", body: { name: "huge", prompt: "x".repeat(300 * 1024) } });
+		const huge = await call("/v1/agents", { method: "POST", as: "admin", body: { name: "huge", prompt: "x".repeat(1.1 * 1024 * 1024) } });
 		expect(huge.status).toBe(413);
+		expect(await errorOf(huge)).toEqual({ code: "payload_too_large", message: "request body exceeds 1 MiB, this route's limit" });
 		const notJson = await call("/v1/agents", { method: "POST", as: "admin", body: "{name: huge" });
 		expect(notJson.status).toBe(400);
 		const error = await errorOf(notJson);
 		expect(error.code).toBe("bad_request");
 		expect(error.details?.issues).toEqual([{ path: "body", message: error.message }]);
 		expect(await registryRow("huge")).toBeNull();
+	});
+});
+
+describe("a definition's size", () => {
+	it("refuses one over its limits with a 400 naming the field and the limit, storing nothing", async () => {
+		await createAgent({ name: "sized", prompt: "Small." });
+		const put = (fields: Record<string, unknown>) => call("/v1/agents/sized", { method: "PUT", as: "admin", body: { name: "sized", ...fields } });
+		const long = await put({ system_prompt: "Be careful. ".repeat(25_000) });
+		expect(long.status).toBe(400);
+		expect(await errorOf(long)).toMatchObject({
+			message: "invalid body: system_prompt: must be at most 100,000 characters (Unicode code points); it has 300,000",
+			details: { issues: [{ path: "system_prompt", message: "must be at most 100,000 characters (Unicode code points); it has 300,000" }] },
+		});
+		// Within each field's limit, over the definition's: 90,000 CJK characters are 264 KiB of JSON.
+		const wide = await put({ system_prompt: "漢".repeat(90_000) });
+		expect(wide.status).toBe(400);
+		expect((await errorOf(wide)).details?.issues).toEqual([
+			{ path: "system_prompt", message: "the agent's definition is 263.9 KiB as JSON, over the 256 KiB a definition may be; this field is 263.7 KiB of it: shorten it" },
+		]);
+		expect(((await (await call("/v1/agents/sized")).json()) as { definition: { prompt: string; system_prompt?: string } }).definition).toMatchObject({ prompt: "Small." });
+	});
+
+	it("takes one within its limits sent with \\u escapes, though the body is past 256 KiB", async () => {
+		// 80,000 CJK characters are 240 KB stored, and 480 KB as Python's json.dumps sends them.
+		const systemPrompt = "日本語".repeat(26_667);
+		const body = JSON.stringify({ name: "escaped-def", prompt: "Go.", system_prompt: systemPrompt }).replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+		expect(body.length).toBeGreaterThan(256 * 1024);
+		const res = await call("/v1/agents", { method: "POST", as: "admin", body });
+		expect(res.status, await res.clone().text()).toBe(201);
+		expect(((await res.json()) as { definition: { system_prompt: string } }).definition.system_prompt).toBe(systemPrompt);
 	});
 });
 

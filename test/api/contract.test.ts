@@ -252,13 +252,19 @@ describe("GET /openapi.json", () => {
 		return app.fetch(get, env, createExecutionContext());
 	}
 
-	it("documents a 413 for every route that answers one to a body over its limit (256 KiB, or 1.25 MiB with a prompt), routes that take no body included", async () => {
+	it("documents a 413 for every route that answers one to a body over its limit (256 KiB; more where a prompt or a definition is carried), routes that take no body included", async () => {
 		const doc = (await (await call("/openapi.json", { as: null })).json()) as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
 		const params: Record<string, string> = { agent: "some-agent", id: "job-2026-11-01-abcdef", key: "some-key" };
-		// The routes that carry a prompt take a body sized to 100,000 characters however escaped.
-		const withPrompt = ["POST /v1/agents/{agent}/jobs", "POST /v1/jobs/{id}/continue", "POST /v1/jobs/{id}/fork"];
+		// The routes that carry a prompt take a body sized to 100,000 characters however escaped, and
+		// those that carry a definition one sized to its 256 KiB of JSON however escaped.
+		const larger: Record<string, [string, number]> = {
+			"POST /v1/agents/{agent}/jobs": ["1.25 MiB", 1.25 * 1024 * 1024],
+			"POST /v1/jobs/{id}/continue": ["1.25 MiB", 1.25 * 1024 * 1024],
+			"POST /v1/jobs/{id}/fork": ["1.25 MiB", 1.25 * 1024 * 1024],
+			"POST /v1/agents": ["1 MiB", 1024 * 1024],
+			"PUT /v1/agents/{agent}": ["1 MiB", 1024 * 1024],
+		};
 		const oversized = JSON.stringify({ pad: "x".repeat(300 * 1024) });
-		const overPromptLimit = JSON.stringify({ pad: "x".repeat(1.3 * 1024 * 1024) });
 		// The GET reaches the GET route (a POST to it would be a 404).
 		expect((await send("GET", "/v1/jobs", "{}")).status).toBe(200);
 		const answered: string[] = [];
@@ -266,21 +272,20 @@ describe("GET /openapi.json", () => {
 			for (const [method, op] of Object.entries(ops)) {
 				const route = `${method.toUpperCase()} ${path}`;
 				const url = path.replace(/\{(\w+)\}/g, (_, name: string) => params[name]!);
-				const prompt = withPrompt.includes(route);
-				const res = await send(method.toUpperCase(), url, prompt ? overPromptLimit : oversized);
+				const [limit, bytes] = larger[route] ?? ["256 KiB", 256 * 1024];
+				const res = await send(method.toUpperCase(), url, bytes > 256 * 1024 ? JSON.stringify({ pad: "x".repeat(bytes + 1024) }) : oversized);
 				const message = res.status === 413 ? ((await res.json()) as { error: { message: string } }).error.message : (await res.body?.cancel(), undefined);
 				if (res.status === 413) answered.push(route);
 				// The document states a 413 exactly where the route gives one, and the limit the answer names.
-				const limit = prompt ? "1.25 MiB" : "256 KiB";
 				expect(op.responses["413"], `${route} answered ${res.status}`).toEqual(
 					res.status === 413 ? { description: expect.stringContaining(`over ${limit}`), content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } } : undefined,
 				);
 				if (message !== undefined) expect(message, route).toBe(`request body exceeds ${limit}, this route's limit`);
-				// Under its own limit, a prompt's route reads a body another route refuses.
-				if (prompt) expect((await send(method.toUpperCase(), url, oversized)).status, route).not.toBe(413);
+				// Under its own limit, such a route reads a body another route refuses.
+				if (larger[route]) expect((await send(method.toUpperCase(), url, oversized)).status, route).not.toBe(413);
 			}
 		}
-		expect(answered).toEqual(expect.arrayContaining(withPrompt));
+		expect(answered).toEqual(expect.arrayContaining(Object.keys(larger)));
 		expect(answered).toEqual(
 			expect.arrayContaining([
 				"GET /v1/jobs",

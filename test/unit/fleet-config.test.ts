@@ -273,6 +273,43 @@ describe("parseAgent", () => {
 	});
 });
 
+describe("a definition's size", () => {
+	it("refuses a system prompt of 2.1 MB, naming the field and the limit, where it stopped its shard's scheduling", () => {
+		const error = configError(() => parseFleet(fleetYaml({ system_prompt: "You are careful. ".repeat(125_000) })));
+		expect(error.issues).toEqual([{ path: "agents[0].system_prompt", message: "must be at most 100,000 characters (Unicode code points); it has 2,125,000" }]);
+	});
+
+	it("caps the prompt, a schedule's prompt and a tool's description alike, counting characters, not UTF-16 units", () => {
+		const cases: [Record<string, unknown>, string][] = [
+			[{ prompt: "p".repeat(100_001) }, "agents[0].prompt"],
+			[{ schedules: { daily: { interval: "1d", prompt: "p".repeat(100_001) } } }, "agents[0].schedules.daily.prompt"],
+			[{ tools: [webhookTool({ description: "d".repeat(100_001) })] }, "agents[0].tools[0].description"],
+		];
+		for (const [fields, path] of cases) {
+			expect(configError(() => parseFleet(fleetYaml(fields))).issues, path).toEqual([{ path, message: "must be at most 100,000 characters (Unicode code points); it has 100,001" }]);
+		}
+		// An emoji is two UTF-16 units and one character: this prompt is 140,000 units, 100,000 characters.
+		const wide = "😀".repeat(40_000) + "x".repeat(60_000);
+		expect([...parseAgent({ name: "wide", prompt: wide }).prompt!]).toHaveLength(100_000);
+	});
+
+	it("refuses a definition over 256 KiB as JSON, naming the part that makes it so", () => {
+		// Each field within its own limit; together over the definition's.
+		const cjk = configError(() => parseFleet(fleetYaml({ system_prompt: "漢".repeat(90_000) })));
+		expect(cjk.issues).toEqual([
+			{ path: "agents[0].system_prompt", message: "the agent's definition is 263.9 KiB as JSON, over the 256 KiB a definition may be; this field is 263.7 KiB of it: shorten it" },
+		]);
+		const schedules = Object.fromEntries(["a", "b", "c"].map((n) => [n, { interval: "1h", prompt: "p".repeat(90_000) }]));
+		const many = configError(() => parseAgent({ name: "many", schedules }));
+		expect(many.issues).toEqual([{ path: "schedules", message: "the agent's definition is 264.1 KiB as JSON, over the 256 KiB a definition may be; this field is 263.9 KiB of it: shorten it" }]);
+		const schema = { type: "object", properties: Object.fromEntries(Array.from({ length: 3000 }, (_, i) => [`field_${i}`, { type: "string", description: "A field of the ticket, as the tracker names it. ".repeat(2) }])) };
+		const tool = configError(() => parseAgent({ name: "schema", prompt: "p", tools: [webhookTool({ input_schema: schema })] }));
+		expect(tool.issues.map((i) => i.path)).toEqual(["tools[0].input_schema.properties"]);
+		// Just under, it loads.
+		expect(parseAgent({ name: "fits", system_prompt: "漢".repeat(87_000) }).system_prompt).toHaveLength(87_000);
+	});
+});
+
 describe("durations", () => {
 	it("reads timeouts and intervals in whole units", () => {
 		expect(durationSeconds("90s")).toBe(90);

@@ -5,12 +5,12 @@ import { listJobs } from "../../store/job-index.ts";
 import { screenPrompt } from "../screen.ts";
 import { cursorScope, decodeCursor, encodeCursor } from "../../shared/cursor.ts";
 import { sha256Hex } from "../../shared/hash.ts";
-import { BLANK_MESSAGE, NOT_BLANK } from "../../config/schema.ts";
+import { BLANK_MESSAGE, MAX_PROMPT_CHARS, NOT_BLANK } from "../../config/schema.ts";
 import { createApi, withRole } from "../factory.ts";
 import { AgentNameParam, CursorParam, IdempotencyKeyHeader, pageLimit } from "../params.ts";
 import { unwrap } from "../refusals.ts";
 import { requireAgent, requireAgentSource, requireKnownAgent } from "../resolve-agent.ts";
-import { bodySize, LastJobSchema, MAX_PROMPT_CHARS, PausedSchema, PROMPT_BODY_BYTES, RunningJobSchema, conflictResponse, notFoundResponse, queueFullResponse, runConflictResponse } from "../schemas.ts";
+import { bodySize, LastJobSchema, PausedSchema, PROMPT_BODY_BYTES, RunningJobSchema, conflictResponse, notFoundResponse, queueFullResponse, runConflictResponse } from "../schemas.ts";
 
 const AgentPath = z.object({ agent: AgentNameParam });
 

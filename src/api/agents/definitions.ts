@@ -5,7 +5,7 @@ import { loadFleet } from "../../config/bundled.ts";
 import { storageWarning } from "../../config/storage.ts";
 import { readinessWarnings } from "../../config/readiness.ts";
 import { definitionRevision } from "../../config/fleet.ts";
-import { AgentSchema, unpricedCostLimit, type AgentDefinition } from "../../config/schema.ts";
+import { AgentSchema, MAX_DEFINITION_BYTES, MAX_PROMPT_CHARS, unpricedCostLimit, type AgentDefinition } from "../../config/schema.ts";
 import { BadRequestError, ConflictError, NotFoundError } from "../../errors.ts";
 import { log } from "../../log.ts";
 import { nextRun } from "../../scheduler/next-run.ts";
@@ -15,7 +15,7 @@ import { createApi, withRole } from "../factory.ts";
 import { AgentNameParam, pageLimit } from "../params.ts";
 import { unwrap } from "../refusals.ts";
 import { requireAgent, type ResolvedAgent } from "../resolve-agent.ts";
-import { LastJobSchema, PausedSchema, RunningJobSchema, conflictResponse, notFoundResponse } from "../schemas.ts";
+import { bodySize, DEFINITION_BODY_BYTES, LastJobSchema, PausedSchema, RunningJobSchema, conflictResponse, notFoundResponse } from "../schemas.ts";
 
 const ScheduleView = z
 	.object({
@@ -125,7 +125,11 @@ async function store(env: Env, agent: AgentDefinition, expect: "create" | "repla
 	return revision;
 }
 
-const AgentBody = { content: { "application/json": { schema: AgentSchema } }, required: true } as const;
+const AgentBody = {
+	content: { "application/json": { schema: AgentSchema } },
+	required: true,
+	description: `A fleet.yaml agent, as JSON. Its system prompt, prompt, schedule prompts and tool descriptions are at most ${MAX_PROMPT_CHARS.toLocaleString("en-US")} characters each, and the whole definition at most ${MAX_DEFINITION_BYTES / 1024} KiB as JSON in UTF-8 (defaults filled in): a 400 names the field that is over. The body may be up to ${bodySize(DEFINITION_BODY_BYTES)}, room for such a definition sent with \\u escapes`,
+} as const;
 
 export const agentDefinitionsApi = createApi()
 	.openapi(
@@ -200,7 +204,7 @@ export const agentDefinitionsApi = createApi()
 				201: { description: "Created", content: { "application/json": { schema: AgentDetail } } },
 				...conflictResponse,
 			},
-		}),
+		}, { maxBodyBytes: DEFINITION_BODY_BYTES }),
 		async (c) => {
 			const agent = c.req.valid("json");
 			refuseFileAgent(agent.name);
@@ -223,7 +227,7 @@ export const agentDefinitionsApi = createApi()
 				...notFoundResponse,
 				...conflictResponse,
 			},
-		}),
+		}, { maxBodyBytes: DEFINITION_BODY_BYTES }),
 		async (c) => {
 			const { agent: name } = c.req.valid("param");
 			refuseFileAgent(name);

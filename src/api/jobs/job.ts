@@ -6,12 +6,12 @@ import { BadRequestError, NotFoundError } from "../../errors.ts";
 import { JobIdSchema, JobRecordSchema, JobStatusSchema, JobSummarySchema, TriggerTypeSchema } from "../../jobs/model.ts";
 import { toHerdctlYaml } from "../../jobs/yaml.ts";
 import { getJobSummary, listJobs } from "../../store/job-index.ts";
-import { BLANK_MESSAGE, NOT_BLANK } from "../../config/schema.ts";
+import { BLANK_MESSAGE, MAX_PROMPT_CHARS, NOT_BLANK } from "../../config/schema.ts";
 import { createApi, withRole } from "../factory.ts";
 import { AgentNameParam, CursorParam, pageLimit, queryInt } from "../params.ts";
 import { unwrap } from "../refusals.ts";
 import { screenPrompt } from "../screen.ts";
-import { bodySize, conflictResponse, errorResponse, ErrorSchema, MAX_PROMPT_CHARS, notFoundResponse, PROMPT_BODY_BYTES, queueFullResponse, runConflictResponse } from "../schemas.ts";
+import { bodySize, conflictResponse, errorResponse, ErrorSchema, notFoundResponse, PROMPT_BODY_BYTES, queueFullResponse, runConflictResponse } from "../schemas.ts";
 import { MAX_JSON_DEPTH, withinDepth } from "../../shared/json-depth.ts";
 
 // A date alone stands for its start, in UTC, as /v1/usage reads its days (Date.parse reads it so).
