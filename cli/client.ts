@@ -1,4 +1,5 @@
 /** The drover HTTP API over fetch: bearer auth, the API's JSON errors turned into ApiError. */
+import { TOKEN_CHARS_MESSAGE, tokenCharsOk } from "../src/api/auth/tokens.ts";
 import { problemOf, type Shape } from "./shapes.ts";
 
 export const DEFAULT_URL = "http://localhost:8787";
@@ -138,8 +139,8 @@ export class ApiClient {
 			}
 			// fetch refuses such a header value with an error that echoes the token, which would read as
 			// the network failing; said here, without the token.
-			if (!/^[\x21-\x7e]+$/.test(this.#token)) {
-				throw new CliError("DROVER_TOKEN (or --token) holds characters no token has: a space, a line break or a character beyond ASCII", 1, "set it to the token part alone of a name:role:token entry of the Worker's API_TOKENS, as printed");
+			if (!tokenCharsOk(this.#token)) {
+				throw new CliError(`DROVER_TOKEN (or --token) ${TOKEN_CHARS_MESSAGE}`, 1, "set it to the token part alone of a name:role:token entry of the Worker's API_TOKENS, as printed");
 			}
 			headers.authorization = `Bearer ${this.#token}`;
 		}

@@ -154,12 +154,18 @@ describe("a misconfigured API_TOKENS secret", () => {
 		["reader:read:short", "API_TOKENS[0]: token is shorter than 16 characters"],
 		["a:read:0123456789abcdef0,a:admin:0123456789abcdef1", "API_TOKENS[1]: name is used twice (as API_TOKENS[0])"],
 		["bad name:read:0123456789abcdef0", "name must be 1-64 of"],
+		// Only curl could send these: a browser's fetch refuses them or sends them as Latin-1, the CLI refuses them.
+		["a:read:トークン-abcdefghijklmnop", "API_TOKENS[0]: token holds characters no token has: a space, a line break or a character beyond ASCII"],
+		["a:read:0123456789abcdef0,b:read:caf\u00e9-0123456789abcdef", "API_TOKENS[1]: token holds characters no token has"],
+		["a:read:0123456789 abcdef0", "API_TOKENS[0]: token holds characters no token has"],
 	];
 	for (const [secret, message] of cases) {
 		it(`is refused whole: ${message}`, async () => {
 			const err = await parseApiTokens(secret).catch((e: unknown) => e);
 			expect(err).toBeInstanceOf(ConfigError);
 			expect((err as ConfigError).message).toContain(message);
+			// Entries are named by their place, never by the token.
+			expect((err as ConfigError).message).not.toMatch(/トークン|café|abcdef0 /);
 		});
 	}
 

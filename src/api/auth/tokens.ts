@@ -4,6 +4,11 @@ import { isRole, type Role } from "./roles.ts";
 /** Shorter tokens are refused at load: a guessable token is worse than a server that will not start. */
 export const MIN_TOKEN_LENGTH = 16;
 
+/** Whether a token holds only printable ASCII, what every HTTP client sends in a header as it is. */
+export const tokenCharsOk = (token: string): boolean => /^[\x21-\x7e]+$/.test(token);
+/** Said alike by the Worker of API_TOKENS and by the CLI of DROVER_TOKEN. */
+export const TOKEN_CHARS_MESSAGE = "holds characters no token has: a space, a line break or a character beyond ASCII";
+
 export interface TokenEntry {
 	name: string;
 	role: Role;
@@ -45,6 +50,9 @@ export async function parseApiTokens(secret: string | undefined): Promise<TokenE
 		else if (seen.has(name)) issues.push({ path, message: `name is used twice (as API_TOKENS[${seen.get(name)}])` });
 		if (!isRole(role)) issues.push({ path, message: "role must be read, operate or admin" });
 		if (token.length < MIN_TOKEN_LENGTH) issues.push({ path, message: `token is shorter than ${MIN_TOKEN_LENGTH} characters` });
+		// Only curl sends such a token as written: a browser's fetch sends a header value past U+00FF
+		// never and one up to it as Latin-1, not the UTF-8 it is compared as, and the CLI refuses it.
+		if (!tokenCharsOk(token)) issues.push({ path, message: `token ${TOKEN_CHARS_MESSAGE}` });
 		if (!seen.has(name)) seen.set(name, i);
 		if (isRole(role)) entries.push({ name, role, digest: await sha256(token) });
 	}
