@@ -2,7 +2,7 @@ import { providerConfig } from "../agent/credentials.ts";
 import { resolveSecretUrl, secretNamed } from "../delivery/secret-url.ts";
 import { DEPRECATED_MODELS } from "./models.ts";
 import { isReservedSecret, RESERVED_SECRETS_SAID } from "./reserved-secrets.ts";
-import { type AgentDefinition, durationSeconds } from "./schema.ts";
+import { type AgentDefinition, type DefinitionSummary, durationSeconds } from "./schema.ts";
 
 /**
  * Why an agent cannot run with the Worker's current secrets and today's models, or [] when it can.
@@ -55,7 +55,7 @@ const unsetWhy = (name: string) =>
  * want of a key (a signature that authenticates nothing). Not a pause: its schedules and manual
  * runs are fine, and the failure would otherwise show only in a log line.
  */
-export function readinessWarnings(agent: AgentDefinition, env: Record<string, unknown>): string[] {
+export function readinessWarnings(agent: DefinitionSummary, env: Record<string, unknown>): string[] {
 	const warnings: string[] = [];
 	if (agent.webhook) {
 		const { secret } = agent.webhook;

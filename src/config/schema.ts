@@ -704,3 +704,17 @@ export type Delivery = z.output<typeof DeliverySchema>;
 export type Hooks = z.output<typeof HooksSchema>;
 export type UsageLimits = z.output<typeof UsageLimitsSchema>;
 export type SessionSettings = z.output<typeof SessionSchema>;
+
+/**
+ * What a listing of agents reads of a definition (GET /v1/agents: its schedules, models and
+ * warnings): none of the text it does not show, a system prompt, prompts, tool descriptions and
+ * schemas, which may make a definition 256 KiB. A full definition is one too.
+ */
+export type DefinitionSummary = Pick<
+	AgentDefinition,
+	"name" | "enabled" | "model" | "fallback_models" | "max_concurrent" | "overlap" | "timeout" | "approval_timeout" | "webhook" | "hooks" | "delivery"
+> & {
+	schedules: Record<string, Omit<CronSchedule, "prompt"> | Omit<IntervalSchedule, "prompt">>;
+	tools: ToolSummary[];
+};
+export type ToolSummary = { type: "webhook"; name: string; url_secret: string; requires_approval: boolean } | { type: "http_fetch"; requires_approval: boolean } | { type: "server" };

@@ -1,4 +1,4 @@
-import type { AgentDefinition } from "../config/schema.ts";
+import type { AgentDefinition, DefinitionSummary, ToolSummary } from "../config/schema.ts";
 
 /** A row of the D1 `agents` table: an agent defined through the API. */
 interface AgentRow {
@@ -51,14 +51,66 @@ export async function agentEverExisted(db: D1Database, name: string): Promise<bo
 	return row?.seen === 1;
 }
 
-/** Live (not deleted) API agents in name order, after `after`, but for the names in `except`. */
-export async function listRegisteredAgents(db: D1Database, limit: number, after?: string, except: readonly string[] = []): Promise<RegisteredAgent[]> {
+/** A row of the listing of `agents` (listRegisteredAgents): a definition's summary, as JSON pieces. */
+interface AgentListRow {
+	name: string;
+	/** The definition without its schedules, tools and the text it does not show. */
+	rest: string;
+	has_prompt: number;
+	schedules: string;
+	tools: string;
+}
+
+export interface ListedAgent {
+	name: string;
+	definition: DefinitionSummary;
+	hasDefaultPrompt: boolean;
+}
+
+function toListedAgent(row: AgentListRow): ListedAgent {
+	const rest = JSON.parse(row.rest) as Omit<DefinitionSummary, "schedules" | "tools">;
+	return {
+		name: row.name,
+		definition: {
+			name: rest.name,
+			enabled: rest.enabled,
+			model: rest.model,
+			fallback_models: rest.fallback_models,
+			max_concurrent: rest.max_concurrent,
+			overlap: rest.overlap,
+			timeout: rest.timeout,
+			approval_timeout: rest.approval_timeout,
+			webhook: rest.webhook,
+			hooks: rest.hooks,
+			delivery: rest.delivery,
+			schedules: JSON.parse(row.schedules) as DefinitionSummary["schedules"],
+			tools: JSON.parse(row.tools) as ToolSummary[],
+		},
+		hasDefaultPrompt: row.has_prompt === 1,
+	};
+}
+
+/**
+ * Live (not deleted) API agents in name order, after `after`, but for the names in `except`: their
+ * definitions' summaries. A page of whole definitions (201 rows of up to 256 KiB) would be 51 MB, past
+ * D1's result limit and straining the Worker's 128 MB; SQLite's JSON functions leave the text behind
+ * (the system prompt, prompts, tool descriptions, schemas and server tools' definitions).
+ */
+export async function listRegisteredAgents(db: D1Database, limit: number, after?: string, except: readonly string[] = []): Promise<ListedAgent[]> {
 	// One JSON parameter for the names, not one each: D1 binds at most 100 parameters.
 	const stmt = db
-		.prepare("SELECT * FROM agents WHERE deleted_at IS NULL AND name > ? AND name NOT IN (SELECT value FROM json_each(?)) ORDER BY name LIMIT ?")
+		.prepare(
+			`SELECT name,
+			   json_remove(definition, '$.system_prompt', '$.prompt', '$.schedules', '$.tools', '$.usage_limits', '$.session') AS rest,
+			   json_type(definition, '$.prompt') = 'text' AS has_prompt,
+			   (SELECT json_group_object(s.key, json_remove(s.value, '$.prompt')) FROM json_each(definition, '$.schedules') AS s) AS schedules,
+			   (SELECT json_group_array(json_remove(t.value, '$.description', '$.input_schema', '$.definition', '$.allow_hosts', '$.methods'))
+			      FROM json_each(definition, '$.tools') AS t) AS tools
+			 FROM agents WHERE deleted_at IS NULL AND name > ? AND name NOT IN (SELECT value FROM json_each(?)) ORDER BY name LIMIT ?`,
+		)
 		.bind(after ?? "", JSON.stringify(except), limit);
-	const { results } = await stmt.all<AgentRow>();
-	return results.map(toRegisteredAgent);
+	const { results } = await stmt.all<AgentListRow>();
+	return results.map(toListedAgent);
 }
 
 /** Which of `names` are live API agents in the registry (one JSON parameter: D1 binds at most 100). */

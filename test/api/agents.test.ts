@@ -1,5 +1,9 @@
+import { createExecutionContext, env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { app } from "../../src/app.ts";
+import { createAgent } from "../helpers/agents.ts";
 import { call, errorOf } from "../helpers/http.ts";
+import { TOKENS } from "../helpers/tokens.ts";
 
 interface AgentView {
 	name: string;
@@ -51,5 +55,70 @@ describe("GET /v1/agents", () => {
 			expect(res.status).toBe(400);
 			expect((await errorOf(res)).details?.issues?.[0]?.path).toBe("agent");
 		}
+	});
+});
+
+/** `db`, counting the bytes of what its queries answer (as JSON) into `read.bytes`. */
+function measuredDb(db: D1Database, read: { bytes: number }): D1Database {
+	const passThrough = <T extends object>(target: T, prop: string | symbol) => {
+		const value: unknown = Reflect.get(target, prop, target);
+		return typeof value === "function" ? value.bind(target) : value;
+	};
+	const statement = (stmt: D1PreparedStatement): D1PreparedStatement =>
+		new Proxy(stmt, {
+			get(target, prop) {
+				if (prop === "bind") return (...values: unknown[]) => statement(target.bind(...values));
+				if (prop === "all" || prop === "first" || prop === "raw" || prop === "run") {
+					return async (...args: unknown[]) => {
+						const answer: unknown = await (target[prop] as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+						read.bytes += JSON.stringify(answer)?.length ?? 0;
+						return answer;
+					};
+				}
+				return passThrough(target, prop);
+			},
+		});
+	return new Proxy(db, { get: (target, prop) => (prop === "prepare" ? (sql: string) => statement(target.prepare(sql)) : passThrough(target, prop)) });
+}
+
+describe("GET /v1/agents with large definitions", () => {
+	it("shows an API agent as its own page does, without reading the text of its definition from D1", async () => {
+		await createAgent({
+			name: "listed-large",
+			system_prompt: "S".repeat(90_000),
+			prompt: "P".repeat(90_000),
+			// Listed in the order written, the second first by name.
+			schedules: { zeta: { cron: "0 9 * * 1-5", timezone: "Europe/Berlin", prompt: "Z".repeat(30_000), catch_up: false }, alpha: { interval: "15m", enabled: false } },
+			tools: [
+				{ type: "webhook", name: "file_it", description: "D".repeat(20_000), url_secret: "TEST_TICKETS_URL", requires_approval: true, input_schema: { type: "object", properties: { title: { type: "string", description: "T".repeat(5_000) } } } },
+				{ type: "http_fetch", allow_hosts: ["example.com"], requires_approval: true },
+				{ type: "server", definition: { type: "web_search_20250305", name: "web_search", max_uses: 3 } },
+			],
+			hooks: { after_run: [{ url_secret: "NEVER_SET_AUDIT_URL" }] },
+			fallback_models: ["claude-haiku-5-5"],
+			max_concurrent: 3,
+			overlap: "queue",
+		});
+		const read = { bytes: 0 };
+		const res = await app.fetch(
+			new Request("https://drover.test/v1/agents?limit=200", { headers: { authorization: `Bearer ${TOKENS.read}` } }),
+			{ ...env, DB: measuredDb(env.DB, read) },
+			createExecutionContext(),
+		);
+		expect(res.status).toBe(200);
+		const listed = ((await res.json()) as { agents: Record<string, unknown>[] }).agents.find((a) => a.name === "listed-large");
+		const { definition, definition_revision, ...own } = (await (await call("/v1/agents/listed-large")).json()) as Record<string, unknown>;
+		expect(definition).toMatchObject({ system_prompt: "S".repeat(90_000) });
+		expect(listed).toEqual(own);
+		expect(own).toMatchObject({
+			has_default_prompt: true,
+			schedules: [
+				{ name: "zeta", kind: "cron", expression: "0 9 * * 1-5", timezone: "Europe/Berlin", catch_up: false, enabled: true },
+				{ name: "alpha", kind: "interval", expression: "15m", enabled: false, next_run: null },
+			],
+			warnings: [expect.stringContaining("NEVER_SET_AUDIT_URL"), expect.stringContaining("TEST_TICKETS_URL_SIGNING_KEY"), expect.stringContaining("approval_timeout 24h is not shorter than timeout 30m (tool file_it, http_fetch")],
+		});
+		// The definition is 235 KB; the page's answer from D1 a few.
+		expect(read.bytes).toBeLessThan(8 * 1024);
 	});
 });

@@ -5,7 +5,7 @@ import { loadFleet } from "../../config/bundled.ts";
 import { storageWarning } from "../../config/storage.ts";
 import { readinessWarnings } from "../../config/readiness.ts";
 import { definitionRevision } from "../../config/fleet.ts";
-import { AgentSchema, MAX_DEFINITION_BYTES, MAX_PROMPT_CHARS, unpricedCostLimit, type AgentDefinition } from "../../config/schema.ts";
+import { AgentSchema, MAX_DEFINITION_BYTES, MAX_PROMPT_CHARS, unpricedCostLimit, type AgentDefinition, type DefinitionSummary } from "../../config/schema.ts";
 import { BadRequestError, ConflictError, NotFoundError } from "../../errors.ts";
 import { log } from "../../log.ts";
 import { nextRun } from "../../scheduler/next-run.ts";
@@ -59,7 +59,7 @@ const AgentPath = z.object({ agent: AgentNameParam });
 export type AgentViewT = z.infer<typeof AgentView>;
 export type AgentDetailT = z.infer<typeof AgentDetail>;
 
-function scheduleViews(agent: AgentDefinition, now: Date): AgentViewT["schedules"] {
+function scheduleViews(agent: DefinitionSummary, now: Date): AgentViewT["schedules"] {
 	return Object.entries(agent.schedules).map(([name, s]) => ({
 		name,
 		kind: "cron" in s ? ("cron" as const) : ("interval" as const),
@@ -71,7 +71,17 @@ function scheduleViews(agent: AgentDefinition, now: Date): AgentViewT["schedules
 	}));
 }
 
-function agentView(agent: ResolvedAgent, status: AgentStatus, now: Date, env: Env): AgentViewT {
+/** An agent as its view reads it: a listing's summary of its definition, or the whole of it. */
+interface Viewed {
+	name: string;
+	source: "file" | "api";
+	definition: DefinitionSummary;
+	hasDefaultPrompt: boolean;
+}
+
+const viewed = (agent: ResolvedAgent): Viewed => ({ ...agent, hasDefaultPrompt: agent.definition.prompt !== undefined && agent.definition.prompt !== null });
+
+function agentView(agent: Viewed, status: AgentStatus, now: Date, env: Env): AgentViewT {
 	const d = agent.definition;
 	const full = storageWarning(status.storage_bytes);
 	return {
@@ -82,7 +92,7 @@ function agentView(agent: ResolvedAgent, status: AgentStatus, now: Date, env: En
 		fallback_models: d.fallback_models,
 		max_concurrent: d.max_concurrent,
 		overlap: d.overlap,
-		has_default_prompt: d.prompt !== undefined && d.prompt !== null,
+		has_default_prompt: agent.hasDefaultPrompt,
 		schedules: scheduleViews(d, now),
 		paused: status.paused,
 		running_jobs: status.running_jobs,
@@ -153,14 +163,10 @@ export const agentDefinitionsApi = createApi()
 		async (c) => {
 			const { limit, cursor } = c.req.valid("query");
 			const fleet = loadFleet().agents;
-			const file: ResolvedAgent[] = fleet.filter((a) => cursor === undefined || a.name > cursor).map((a) => ({ name: a.name, source: "file", definition: a }));
+			const file: Viewed[] = fleet.filter((a) => cursor === undefined || a.name > cursor).map((a) => viewed({ name: a.name, source: "file", definition: a }));
 			// An API agent a deploy gave fleet.yaml's name to is the file agent now; its registry row is
 			// retired at the next tick, and until then it is not listed twice.
-			const api: ResolvedAgent[] = (await listRegisteredAgents(c.env.DB, limit + 1, cursor, fleet.map((a) => a.name))).map((r) => ({
-				name: r.name,
-				source: "api",
-				definition: r.definition,
-			}));
+			const api: Viewed[] = (await listRegisteredAgents(c.env.DB, limit + 1, cursor, fleet.map((a) => a.name))).map((r) => ({ ...r, source: "api" }));
 			const merged = [...file, ...api].sort((a, b) => (a.name < b.name ? -1 : 1));
 			const page = merged.slice(0, limit);
 			const now = new Date();
@@ -189,7 +195,7 @@ export const agentDefinitionsApi = createApi()
 			const agent = await requireAgent(c.env, c.req.valid("param").agent);
 			const status = await agentRpc(c.env, agent.name).status(agent.name, agent.source);
 			return c.json(
-				{ ...agentView(agent, status, new Date(), c.env), definition: agent.definition, definition_revision: await definitionRevision(agent.definition) },
+				{ ...agentView(viewed(agent), status, new Date(), c.env), definition: agent.definition, definition_revision: await definitionRevision(agent.definition) },
 				200,
 			);
 		},
@@ -213,7 +219,7 @@ export const agentDefinitionsApi = createApi()
 			const revision = await store(c.env, agent, "create", c.var.principal.name);
 			log.info("agent.created", { agent: agent.name, by: c.var.principal.name, definition_revision: revision });
 			const status = await agentRpc(c.env, agent.name).status(agent.name, "api");
-			return c.json({ ...agentView({ name: agent.name, source: "api", definition: agent }, status, new Date(), c.env), definition: agent, definition_revision: revision }, 201);
+			return c.json({ ...agentView(viewed({ name: agent.name, source: "api", definition: agent }), status, new Date(), c.env), definition: agent, definition_revision: revision }, 201);
 		},
 	)
 	.openapi(
@@ -238,7 +244,7 @@ export const agentDefinitionsApi = createApi()
 			const revision = await store(c.env, agent, "replace", c.var.principal.name);
 			log.info("agent.updated", { agent: name, by: c.var.principal.name, definition_revision: revision });
 			const status = await agentRpc(c.env, name).status(name, "api");
-			return c.json({ ...agentView({ name, source: "api", definition: agent }, status, new Date(), c.env), definition: agent, definition_revision: revision }, 200);
+			return c.json({ ...agentView(viewed({ name, source: "api", definition: agent }), status, new Date(), c.env), definition: agent, definition_revision: revision }, 200);
 		},
 	)
 	.openapi(
