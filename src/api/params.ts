@@ -1,9 +1,11 @@
 import { z } from "@hono/zod-openapi";
-import { AGENT_NAME_PATTERN } from "../config/schema.ts";
+import { AGENT_NAME_PATTERN, agentNameProblem } from "../config/schema.ts";
 
 export const AgentNameParam = z
 	.string()
-	.regex(AGENT_NAME_PATTERN, "must be an agent name: lowercase letters, digits and dashes, starting with a letter or digit")
+	.regex(AGENT_NAME_PATTERN, {
+		error: (iss) => `must be an agent name: lowercase letters, digits and dashes, starting with a letter or digit; it ${agentNameProblem(String(iss.input))}`,
+	})
 	.openapi({ example: "daily-digest" });
 
 /**

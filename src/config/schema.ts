@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { Cron } from "croner";
 import { invisibleReason, scanPrompt } from "../agent/injection.ts";
+import { clip } from "../shared/clip.ts";
 import { MAX_JSON_DEPTH, withinDepth } from "../shared/json-depth.ts";
 import { jsonSchemaProblems } from "./json-schema.ts";
 import { isReservedSecret, RESERVED_SECRETS_SAID } from "./reserved-secrets.ts";
@@ -257,12 +258,24 @@ function printableAscii(s: string): string {
 	return [...s].map((c) => (/^[\x20-\x7e]$/.test(c) ? c : `\\u{${c.codePointAt(0)!.toString(16)}}`)).join("");
 }
 
+const HOSTNAME = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
+
+/**
+ * What is wrong with an allow_hosts entry, with the host it stands for when there is one: the URL
+ * parser's, lowercase and in punycode, as a fetched URL's hostname is compared ("bücher.de" is
+ * "xn--bcher-kva.de" there, and would never match as written).
+ */
+function hostnameProblem(h: string): string {
+	const problem = 'must be a bare lowercase hostname like "example.com" (no scheme, port or path)';
+	const host = (/^https?:\/\//i.test(h) ? URL.parse(h) : URL.parse(`http://${h}`))?.hostname;
+	if (!host || host === h || !HOSTNAME.test(host) || /^[0-9.]+$/.test(host)) return problem;
+	const punycode = host.split(".").some((label) => label.startsWith("xn--")) && !h.toLowerCase().includes("xn--");
+	return `${problem}: did you mean "${host}"?${punycode ? " (a name beyond ASCII is listed in its punycode form, as URLs carry it)" : ""}`;
+}
+
 const Hostname = z
 	.string()
-	.regex(
-		/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/,
-		'must be a bare lowercase hostname like "example.com" (no scheme, port or path)',
-	)
+	.regex(HOSTNAME, { error: (iss) => hostnameProblem(String(iss.input)) })
 	// The fetch refuses these at run time anyway; saying so here spares a run that can only fail.
 	.refine((h) => !/^[0-9.]+$/.test(h), "must be a hostname, not an IP address (the tool never fetches IP addresses)")
 	.refine((h) => h !== "localhost" && !h.endsWith(".localhost"), "must be a public hostname, not localhost");
@@ -523,13 +536,32 @@ export const HooksSchema = strict({
 
 /** An agent name becomes a Durable Object name, an R2 key segment and a URL segment. */
 export const AGENT_NAME_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
+
+/**
+ * Where a name breaks AGENT_NAME_PATTERN, said by code point and 1-based position ("has U+2010 at
+ * character 6"): the character that does is often one nobody can see, a non-ASCII dash, a zero-width
+ * space, a fullwidth letter. With the name it looks like, when that is one.
+ */
+export function agentNameProblem(name: string): string {
+	const chars = [...name];
+	const at = chars.findIndex((c, i) => !(i === 0 ? /^[a-z0-9]$/ : /^[a-z0-9-]$/).test(c));
+	const what = chars.length === 0 ? "is empty" : at >= 0 ? `has ${charName(chars[at]!)} at character ${at + 1}` : `is ${chars.length} characters long, over 63`;
+	const plain = name
+		.normalize("NFKC")
+		.replace(/[\u2010-\u2015\u2212\ufe58\ufe63]/g, "-")
+		.replace(/[\u00ad\u200b-\u200f\u2060\ufeff]/g, "")
+		.toLowerCase();
+	return plain !== name && AGENT_NAME_PATTERN.test(plain) ? `${what} (did you mean "${plain}"?)` : what;
+}
 /** The pseudo-agent the scheduler files its own incidents under; no agent may take its name. */
 export const SCHEDULER_AGENT = "scheduler";
 
 export const AgentSchema = strict({
 	name: z
 		.string()
-		.regex(AGENT_NAME_PATTERN, "agent names are 1-63 lowercase letters, digits or -, starting with a letter or digit")
+		.regex(AGENT_NAME_PATTERN, {
+			error: (iss) => `agent name "${clip(printableAscii(String(iss.input)), 100)}" ${agentNameProblem(String(iss.input))}; agent names are 1-63 lowercase letters, digits or -, starting with a letter or digit`,
+		})
 		.refine((name) => name !== SCHEDULER_AGENT, `"${SCHEDULER_AGENT}" is reserved: the scheduler files its own incidents under it`),
 	model: ModelName.default("claude-sonnet-5-5"),
 	fallback_models: z.array(ModelName).default([]),

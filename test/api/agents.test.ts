@@ -56,6 +56,19 @@ describe("GET /v1/agents", () => {
 			expect((await errorOf(res)).details?.issues?.[0]?.path).toBe("agent");
 		}
 	});
+
+	it("names the character that makes a look-alike name no agent's, and the name it looks like", async () => {
+		const rule = "must be an agent name: lowercase letters, digits and dashes, starting with a letter or digit";
+		for (const [name, problem] of [
+			["daily%E2%80%90digest", 'has U+2010 at character 6 (did you mean "daily-digest"?)'],
+			["daily-digest%E2%80%8B", 'has U+200B at character 13 (did you mean "daily-digest"?)'],
+			["%EF%BD%84aily-digest", 'has U+FF44 at character 1 (did you mean "daily-digest"?)'],
+		]) {
+			const res = await call(`/v1/agents/${name}`);
+			expect(res.status).toBe(400);
+			expect((await errorOf(res)).details?.issues, name).toEqual([{ path: "agent", message: `${rule}; it ${problem}` }]);
+		}
+	});
 });
 
 /** `db`, counting the bytes of what its queries answer (as JSON) into `read.bytes`. */

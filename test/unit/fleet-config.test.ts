@@ -456,6 +456,36 @@ describe("server tools", () => {
 	});
 });
 
+describe("names and hosts that look right and are not", () => {
+	it("name the character that breaks an agent name, by code point and position, with the name it looks like", () => {
+		const rule = "agent names are 1-63 lowercase letters, digits or -, starting with a letter or digit";
+		const cases: [string, string][] = [
+			["daily\u2010digest", 'agent name "daily\\u{2010}digest" has U+2010 at character 6 (did you mean "daily-digest"?)'],
+			["daily-digest\u200b", 'agent name "daily-digest\\u{200b}" has U+200B at character 13 (did you mean "daily-digest"?)'],
+			["\uff44aily-digest", 'agent name "\\u{ff44}aily-digest" has U+FF44 at character 1 (did you mean "daily-digest"?)'],
+			["Daily-digest", 'agent name "Daily-digest" has "D" at character 1 (did you mean "daily-digest"?)'],
+			["daily_digest", 'agent name "daily_digest" has "_" at character 6'],
+			["😀-digest", 'agent name "\\u{1f600}-digest" has U+1F600 at character 1'],
+			["a".repeat(64), `agent name "${"a".repeat(64)}" is 64 characters long, over 63`],
+		];
+		for (const [name, message] of cases) {
+			expect(configError(() => parseAgent({ name, prompt: "p" })).issues, name).toEqual([{ path: "name", message: `${message}; ${rule}` }]);
+		}
+	});
+
+	it("suggest an allow_hosts entry's lowercase and punycode forms, which a fetched URL's host is compared in", () => {
+		const error = configError(() => parseAgent({ name: "hosts", prompt: "p", tools: [{ type: "http_fetch", allow_hosts: ["bücher.de", "EXAMPLE.com", "https://example.org/path", "exa mple.com"] }] }));
+		const bare = 'must be a bare lowercase hostname like "example.com" (no scheme, port or path)';
+		expect(error.issues).toEqual([
+			{ path: "tools[0].allow_hosts[0]", message: `${bare}: did you mean "xn--bcher-kva.de"? (a name beyond ASCII is listed in its punycode form, as URLs carry it)` },
+			{ path: "tools[0].allow_hosts[1]", message: `${bare}: did you mean "example.com"?` },
+			{ path: "tools[0].allow_hosts[2]", message: `${bare}: did you mean "example.org"?` },
+			{ path: "tools[0].allow_hosts[3]", message: bare },
+		]);
+		expect(parseAgent({ name: "hosts", prompt: "p", tools: [{ type: "http_fetch", allow_hosts: ["xn--bcher-kva.de"] }] }).tools).toHaveLength(1);
+	});
+});
+
 describe("fallback models", () => {
 	it("refuses the agent's own model and a model listed twice, at their paths", () => {
 		expect(
