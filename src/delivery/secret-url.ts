@@ -10,6 +10,7 @@
 import { isReservedSecret } from "../config/reserved-secrets.ts";
 import type { LogFields } from "../log.ts";
 import { redact } from "../security/redact.ts";
+import { clip } from "../shared/clip.ts";
 import { isHttpUrl } from "../shared/http-url.ts";
 
 /**
@@ -57,13 +58,15 @@ export function scrubSecretUrl(message: string, url: string, placeholder = "<url
 /**
  * A server's answer quoted in part: scrubbed whole before it is cut to `maxChars`, since a cut
  * through an echoed URL leaves a piece no form matches. `readWasCut` says the answer itself stops
- * where a read cap cut it: a secret form it ends on in part goes too.
+ * where a read cap cut it: a secret form it ends on in part goes too. The cut ends in "…" and never
+ * halves an emoji: a lone surrogate is stored as bytes that read back as U+FFFD, and the Messages API
+ * refuses a request holding one.
  */
 export function scrubbedExcerpt(message: string, url: string, placeholder: string, maxChars: number, readWasCut = false): string {
 	const forms = secretForms(url);
 	let out = replaceForms(message, forms, placeholder);
 	if (readWasCut) out = dropPartialTail(out, forms, placeholder);
-	return redact(out).slice(0, maxChars);
+	return clip(redact(out), maxChars);
 }
 
 function secretForms(url: string): string[] {

@@ -433,7 +433,7 @@ describe("webhook tools", () => {
 	it("reports a non-2xx answer with the start of its body", async () => {
 		fake(HOOK_URL, () => new Response(`quota exceeded ${"z".repeat(1000)}`, { status: 429 }));
 		const outcome = await callWebhookTool(hookTool, { title: "x" }, ctxWith({ MY_HOOK_URL: HOOK_URL }), "toolu_03");
-		expect(outcome).toEqual({ ok: false, content: `webhook answered 429: ${`quota exceeded ${"z".repeat(1000)}`.slice(0, 500)}` });
+		expect(outcome).toEqual({ ok: false, content: `webhook answered 429: ${`quota exceeded ${"z".repeat(1000)}`.slice(0, 499)}…` });
 	});
 
 	it("does not follow a redirect with the signed payload", async () => {
@@ -484,7 +484,7 @@ describe("webhook tools", () => {
 		const page = `${"x".repeat(500 - "Cannot POST ".length - 10)}Cannot POST ${path}`;
 		fake(HOOK_URL, () => new Response(page, { status: 404 }));
 		const refused = await callWebhookTool(hookTool, { title: "x" }, ctxWith({ MY_HOOK_URL: HOOK_URL }), "toolu_11");
-		expect(refused.content).toBe(`webhook answered 404: ${"x".repeat(478)}Cannot POST <webhook u`);
+		expect(refused.content).toBe(`webhook answered 404: ${"x".repeat(478)}Cannot POST <webhook …`);
 
 		// A success answer stops at 1 MB; this one stops inside the echoed path.
 		const body = `${"y".repeat(WEBHOOK_MAX_RESPONSE_BYTES - path.length + 6)}${path}`;
