@@ -37,3 +37,22 @@ describe("a webhook tool's error answer cut to its excerpt", () => {
 		expect(shown(sent[0]!.content)).toBe(shown(error));
 	});
 });
+
+describe("a tool result too large for one output row", () => {
+	it("keeps a head that ends between two emoji, not on the first half of one", async () => {
+		// The two "!" put the cut that fits the row (949,850 units, with the fetch's 35-unit preamble) inside a pair.
+		fake("https://status.example.test", () => new Response(`!!${"😀".repeat(500_000)}`, { headers: { "content-type": "text/plain" } }));
+		const emulator = useEmulator();
+		emulator.enqueue({ tool_use: { name: "http_fetch", input: { url: "https://status.example.test/" } } }, { text: "Read it." });
+		await createAgent({ name: "emoji-row", tools: [{ type: "http_fetch", allow_hosts: ["status.example.test"], max_response_bytes: 10_000_000 }] });
+		const job = await runToRest("emoji-row");
+		expect(job.status, JSON.stringify(job.error)).toBe("completed");
+
+		const line = (await outputOf("emoji-row", job.id)).find((l) => l.type === "tool_result")!;
+		expect(line.truncated).toMatchObject({ field: "result" });
+		const result = String(line.result);
+		expect(wellFormed(result), shown(result.slice(-10))).toBe(true);
+		expect(result.endsWith("😀")).toBe(true);
+		expect(result.length).toBeGreaterThan(900_000);
+	});
+});

@@ -1,4 +1,5 @@
 import { redactDeep } from "../../../src/security/redact.ts";
+import { safeSlice } from "../../../src/shared/clip.ts";
 
 /**
  * A job's JSONL output, one row per line as produced (herdctl's line shapes). Live streaming and
@@ -42,12 +43,13 @@ function fitRow(line: Record<string, unknown>): string {
 	const field = (["result", "error", "content", "message"] as const).find((key) => typeof line[key] === "string");
 	if (!field) return JSON.stringify({ type: "error", message: `an output line of ${bytes} bytes was too large to keep`, timestamp: line.timestamp });
 	const text = line[field] as string;
-	// Cut at the text's own bytes per unit (escapes included), then a tenth less until it fits.
+	// Cut at the text's own bytes per unit (escapes included), then a tenth less until it fits; never
+	// inside an emoji's surrogate pair, whose lone half JSON would keep as a "\ud83d" escape.
 	const textBytes = encoder.encode(JSON.stringify(text)).length;
 	const room = MAX_LINE_BYTES - (bytes - textBytes) - 200;
 	let keep = Math.max(0, Math.floor((room / textBytes) * text.length));
 	for (;;) {
-		const fitted = JSON.stringify({ ...line, [field]: text.slice(0, keep), truncated: { field, bytes } });
+		const fitted = JSON.stringify({ ...line, [field]: safeSlice(text, keep), truncated: { field, bytes } });
 		if (keep === 0 || encoder.encode(fitted).length <= MAX_LINE_BYTES) return fitted;
 		keep = Math.floor(keep * 0.9);
 	}
