@@ -6,6 +6,7 @@ import { recordTick } from "../store/heartbeat.ts";
 import { recordFailure, resolveOpen, unalerted } from "../store/incidents.ts";
 import { SCHEDULER_SHARDS, shardName } from "./shards.ts";
 import { SCHEDULER_AGENT } from "../config/schema.ts";
+import { clip } from "../shared/clip.ts";
 
 export interface TickSummary {
 	scheduledTime: number;
@@ -69,7 +70,8 @@ export async function runTick(env: Env, scheduledTime: number, now = Date.now())
 			agentsCalled: summary.agentsCalled,
 			claimed: summary.claimed,
 			skipped: summary.skipped,
-			error: errors.length ? errors.slice(0, 5).join("; ").slice(0, 1000) : null,
+			// Cut between characters: D1 keeps half an emoji as bytes that read back as U+FFFD×3.
+			error: errors.length ? clip(errors.slice(0, 5).join("; "), 1000) : null,
 		});
 	} catch (err) {
 		// The claims stand without the heartbeat; /healthz will show it ageing.

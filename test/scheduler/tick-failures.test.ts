@@ -80,6 +80,21 @@ describe("a tick that cannot reach a shard", () => {
 	});
 });
 
+describe("a tick whose failures say more than the heartbeat keeps", () => {
+	it("keeps a head of them that ends between characters, saying it was cut", async () => {
+		fake("https://alerts.example.test", () => new Response("ok"));
+		// An agent's failure line 1,000 units long whose last character is an emoji: the cut at 1,000 halves it.
+		const failed = [{ agent: "wordy", error: `${"x".repeat(999)}😀 and more` }];
+		const shards = { getByName: () => ({ tick: (shard: number) => Promise.resolve({ shard, agents_called: 1, claimed: 0, skipped: 0, failed }) }) };
+		const at = Date.parse("2026-12-07T11:00:00Z");
+		await runTick({ ...env, SCHEDULER_SHARD: shards } as unknown as Env, at, at);
+		const { scheduler } = (await (await call("/v1/status")).json()) as { scheduler: { outcome: string; error: string } };
+		expect(scheduler.outcome).toBe("partial");
+		// Shown escaped: a lone surrogate in a failed assertion's message breaks the test runner's channel.
+		expect(JSON.stringify(scheduler.error)).toBe(JSON.stringify(`${"x".repeat(999)}…`));
+	});
+});
+
 /** The alert webhook taking every alert, the first held until `release`; `first` when it is in. */
 function heldAlert(): { keys: string[]; first: Promise<void>; release: () => void } {
 	const keys: string[] = [];
