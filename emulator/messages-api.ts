@@ -323,8 +323,10 @@ export class MessagesEmulator {
 
 		let body: unknown = null;
 		let parseFailed = false;
+		let surrogate: string | null = null;
 		try {
 			body = JSON.parse(await request.text());
+			surrogate = loneSurrogateProblem(body);
 		} catch {
 			parseFailed = true;
 		}
@@ -345,6 +347,7 @@ export class MessagesEmulator {
 		// Authentication comes before validation, as on the real API.
 		if (apiKey === null && this.#requireKey) return apiError(401, "authentication_error", "x-api-key header is required");
 		if (apiKey !== null && this.#rejectKeys.has(apiKey)) return apiError(401, "authentication_error", "invalid x-api-key");
+		if (surrogate !== null) return apiError(400, "invalid_request_error", `The request body is not valid JSON: ${surrogate}`);
 		if (parseFailed || !isObject(body)) return apiError(400, "invalid_request_error", "The request body is not valid JSON.");
 		const problem = validate(body, (content) => this.#paused.has(textOf(content)));
 		if (problem) return apiError(400, "invalid_request_error", problem);
@@ -743,7 +746,8 @@ function demo(req: ValidRequest): Composed {
 	if (tool && !hasResult) {
 		return { content: [toolUseBlock(tool.name, demoInput(tool))], stopReason: "tool_use" };
 	}
-	const quote = lastInput(req.messages).slice(0, 200);
+	// Cut between characters: half an emoji would be a lone surrogate in the reply, which a caller then stores or sends on.
+	const quote = headOf(lastInput(req.messages), 200);
 	return finalText(`Emulated reply from the local Messages API emulator (no model was called). Last input: "${quote}"`, req.max_tokens);
 }
 
@@ -989,6 +993,41 @@ function newId(prefix: string, length: number): string {
 	let id = prefix;
 	for (const byte of bytes) id += ALPHABET[byte % ALPHABET.length];
 	return id;
+}
+
+/** The first `end` UTF-16 units of `text`, one fewer if that would split a surrogate pair. */
+function headOf(text: string, end: number): string {
+	const last = text.charCodeAt(end - 1);
+	return text.slice(0, last >= 0xd800 && last <= 0xdbff ? end - 1 : end);
+}
+
+/**
+ * Why the real API's strict JSON parser refuses `value` (a parsed body), or null: JSON.parse takes a
+ * `\ud83d` escape with no pair as a lone surrogate, where the API answers 400 "The request body is
+ * not valid JSON: no low surrogate in string". Keys are checked too. (A low half alone is refused
+ * as well; its wording here is that parser family's, not one seen from the API.)
+ */
+function loneSurrogateProblem(value: unknown): string | null {
+	if (typeof value === "string") {
+		// With the u flag, a surrogate matches only alone: a pair is one code point.
+		const lone = /\p{Cs}/u.exec(value);
+		if (lone === null) return null;
+		return lone[0].charCodeAt(0) >= 0xdc00 ? "invalid high surrogate in string" : "no low surrogate in string";
+	}
+	if (Array.isArray(value)) {
+		for (const item of value) {
+			const problem = loneSurrogateProblem(item);
+			if (problem !== null) return problem;
+		}
+		return null;
+	}
+	if (isObject(value)) {
+		for (const [key, item] of Object.entries(value)) {
+			const problem = loneSurrogateProblem(key) ?? loneSurrogateProblem(item);
+			if (problem !== null) return problem;
+		}
+	}
+	return null;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

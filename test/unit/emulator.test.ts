@@ -327,6 +327,37 @@ describe("errors, as the SDK's typed errors", () => {
 	});
 });
 
+describe("a lone UTF-16 surrogate in a request (half an emoji, as a cut text leaves it)", () => {
+	it("is refused as the real API refuses it: 400 invalid_request_error, the body not valid JSON; in a key too", async () => {
+		const bodies = [
+			`{"model":"${MODEL}","max_tokens":5,"messages":[{"role":"user","content":"cut at \\ud83d"}]}`,
+			`{"model":"${MODEL}","max_tokens":5,"messages":[{"role":"user","content":"cut at \\ud83d and on"}]}`,
+			`{"model":"${MODEL}","max_tokens":5,"messages":[{"role":"user","content":"ok"}],"metadata":{"\\ud800":"x"}}`,
+		];
+		for (const body of bodies) {
+			const res = await fetch("https://api.anthropic.com/v1/messages", { method: "POST", headers: { "content-type": "application/json", "x-api-key": "sk-ant-test" }, body });
+			expect(res.status, body).toBe(400);
+			expect(await res.json()).toMatchObject({ type: "error", error: { type: "invalid_request_error", message: "The request body is not valid JSON: no low surrogate in string" } });
+		}
+		// A low half alone (the end of an emoji whose head was cut off).
+		const low = await post({ model: MODEL, max_tokens: 5, messages: [{ role: "user", content: "\ude00 tail" }] });
+		expect(low.status).toBe(400);
+		expect(((await low.json()) as { error: { message: string } }).error.message).toBe("The request body is not valid JSON: invalid high surrogate in string");
+		// Through the SDK, which sends the lone half as an escape: a BadRequestError. Whole emoji pass.
+		await expect(client.messages.create(ask(`tool said ${"😀".slice(0, 1)}`))).rejects.toBeInstanceOf(Anthropic.BadRequestError);
+		expect((await client.messages.create(ask("tool said 😀"))).stop_reason).toBe("end_turn");
+	});
+
+	it("is never made by the demo reply, whose quote of the last input stops before an emoji it would halve", async () => {
+		const prompt = `${"a".repeat(199)}😀 tail`;
+		const reply = await client.messages.create(ask(prompt));
+		const text = reply.content[0]?.type === "text" ? reply.content[0].text : "";
+		// Shown escaped: a lone surrogate in a failed assertion's message breaks the test runner's channel.
+		expect(text.isWellFormed(), JSON.stringify(text.slice(-10))).toBe(true);
+		expect(text.endsWith(`Last input: "${"a".repeat(199)}"`)).toBe(true);
+	});
+});
+
 describe("conversation rules the real API enforces (400 invalid_request_error)", () => {
 	const user = (content: unknown) => ({ role: "user", content });
 	const assistant = (content: unknown) => ({ role: "assistant", content });
