@@ -7,7 +7,7 @@
  * message is refused whole (Slack answers 400 invalid_blocks, Discord 400 "Invalid Form Body") and a
  * refused delivery is a lost answer, not a shorter one.
  */
-import { clip, ELLIPSIS, isHighSurrogate, safeSlice } from "../shared/clip.ts";
+import { clip, ELLIPSIS, graphemeEnd, graphemeSlice } from "../shared/clip.ts";
 import { escapeSlack, FENCE, markdownToMrkdwn } from "./mrkdwn.ts";
 
 export { escapeSlack };
@@ -65,14 +65,16 @@ export const DISCORD_FOOTER_LIMIT = 2048;
 /**
  * How many units of `text` from `start` go in a piece of at most `limit`: to the last line break in
  * the second half of the window, else the last space, else a hard cut that splits neither an entity
- * (&amp;) nor a surrogate pair; and never inside a link (`<url|text>`), which would show as text.
+ * (&amp;) nor a character a reader sees as one (an emoji, a family or a flag of several, a letter
+ * and its accent: the next section would start with the rest); and never inside a link
+ * (`<url|text>`), which would show as text.
  */
 function pieceLength(text: string, start: number, limit: number): number {
 	const window = text.slice(start, start + limit);
 	let cut = window.lastIndexOf("\n") + 1;
 	if (cut <= limit / 2) cut = window.lastIndexOf(" ") + 1;
 	if (cut <= limit / 2) {
-		cut = isHighSurrogate(text.charCodeAt(start + limit - 1)) ? limit - 1 : limit;
+		cut = graphemeEnd(text, start + limit, start) - start;
 		// An entity is at most 5 units (&amp;); back up to its "&" if the cut falls inside one.
 		const amp = window.lastIndexOf("&", cut - 1);
 		if (amp !== -1 && amp > cut - 5 && !window.slice(amp, cut).includes(";")) cut = amp;
@@ -185,7 +187,7 @@ function slackBody(input: DeliveryInput): unknown {
 	}
 
 	const answer = input.cutShort ? input.answer + CUT_SHORT_NOTE : input.answer;
-	const head = answer.length > SLACK_FALLBACK_CHARS ? safeSlice(answer, SLACK_FALLBACK_CHARS) + ELLIPSIS : answer;
+	const head = answer.length > SLACK_FALLBACK_CHARS ? graphemeSlice(answer, SLACK_FALLBACK_CHARS) + ELLIPSIS : answer;
 	return {
 		text: escapeSlack(`${input.agent}: ${head}`),
 		blocks: [header, ...chunks.map(section), context],

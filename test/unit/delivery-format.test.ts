@@ -11,7 +11,7 @@ import {
 	type DeliveryInput,
 } from "../../src/delivery/format.ts";
 import { markdownToMrkdwn } from "../../src/delivery/mrkdwn.ts";
-import { clip } from "../../src/shared/clip.ts";
+import { clip, graphemeEnd } from "../../src/shared/clip.ts";
 
 const job = {
 	id: "job-2026-11-30-k2x9qa",
@@ -287,6 +287,51 @@ describe("formatDelivery: discord", () => {
 		expect(content.length).toBeLessThanOrEqual(DISCORD_CONTENT_LIMIT);
 		expect(content).toBe(`${"😀".repeat(999)}…`);
 		expect(clip("ab😀", 3)).toBe("ab…");
+	});
+});
+
+describe("a cut of a delivery's text", () => {
+	const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
+	/** Whether pieces of `text` end only where one visible character ends and the next begins. */
+	const cutBetweenCharacters = (text: string, pieces: string[]) => {
+		const boundaries = new Set([...graphemes.segment(text)].map((s) => s.index));
+		let at = 0;
+		return pieces.slice(0, -1).every((piece) => boundaries.has((at += piece.length)));
+	};
+
+	it("splits no visible character between Slack sections: not a family emoji, nor a letter from its accent", () => {
+		for (const text of [`${"x".repeat(2995)}👨‍👩‍👧‍👦 and on`, `x${"e\u0301".repeat(1600)}`, `${"q".repeat(2998)}🇯🇵🇯🇵`]) {
+			const chunks = splitForSlack(text);
+			expect(chunks.join("")).toBe(text);
+			expect(chunks.length).toBe(2);
+			expect(cutBetweenCharacters(text, chunks), JSON.stringify(chunks.map((c) => c.slice(-3)))).toBe(true);
+			expect(chunks[1]).not.toMatch(/^[\u0300-\u036f\u200d]/);
+		}
+		const sections = parse("slack", input(`${"x".repeat(2995)}👨‍👩‍👧‍👦`)).blocks.filter((b: { type: string }) => b.type === "section");
+		expect(sections.map((b: { text: { text: string } }) => b.text.text)).toEqual(["x".repeat(2995), "👨‍👩‍👧‍👦"]);
+	});
+
+	it("finds the last boundary before any cut from a boundary, however far back a run of flags begins", () => {
+		const texts = ["x" + "🇯🇵".repeat(100), "🇯🇵".repeat(100) + "🇯", "ab" + "👨‍👩‍👧‍👦".repeat(30), "x" + "e\u0301".repeat(200), "क्षत्रिय ".repeat(30), "1️⃣#️⃣".repeat(30)];
+		for (const text of texts) {
+			const boundaries = [...[...graphemes.segment(text)].map((s) => s.index), text.length];
+			for (const from of boundaries.slice(0, 5)) {
+				for (let end = from + 1; end <= text.length; end++) {
+					const expected = boundaries.findLast((b) => b <= end)!;
+					// A first character longer than the cut is cut between code points: there is no boundary to keep.
+					if (expected > from) expect(graphemeEnd(text, end, from), `${JSON.stringify(text.slice(0, 8))} from ${from} to ${end}`).toBe(expected);
+				}
+			}
+		}
+	});
+
+	it("ends Discord's content, Slack's header and its fallback text between characters", () => {
+		expect(parse("discord", input(`${"y".repeat(1996)}🇯🇵🇯🇵`)).content).toBe(`${"y".repeat(1996)}…`);
+		expect(parse("discord", input(`${"y".repeat(1996)}e\u0301\u0301\u0301 more`)).content).toBe(`${"y".repeat(1996)}…`);
+		expect(clip("ab👨‍👩‍👧‍👦cd", 8)).toBe("ab…");
+		expect(parse("slack", input(`${"z".repeat(297)}🇯🇵 and on`)).text).toBe(`daily-digest: ${"z".repeat(297)}…`);
+		const header = parse("slack", input("x", { agent: `${"a".repeat(140)}👨‍👩‍👧‍👦` })).blocks[0].text.text;
+		expect(header).toBe(`${"a".repeat(140)}…`);
 	});
 });
 
