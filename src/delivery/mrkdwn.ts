@@ -5,7 +5,8 @@
  * (HTTP 500, slackapi/slack-github-action#440), and a delivery target is an incoming webhook; so the
  * answer stays in mrkdwn sections and is converted here. Only what mrkdwn spells differently is
  * rewritten: **bold** and __bold__ → *bold*, *italic* → _italic_, ~~strike~~ → ~strike~,
- * [text](http…) → <url|text>, # Heading → *Heading*, "- item"/"* item" → "• item". Code spans and
+ * [text](http…) → <url|text>, # Heading → *Heading*, "- item"/"* item" → "• item"; a marker that a
+ * letter or wide character touches from outside gets a zero-width space there. Code spans and
  * fenced code blocks keep their text as written (a fence loses only its language tag, which mrkdwn
  * would show as the code's first line). Everything is escaped (&, <, >) first, so an answer's
  * `<!channel>` or `<@U123>` stays text; the only `<…>` in the output are the links made here, and
@@ -117,14 +118,40 @@ function formatted(raw: string, bold: string, mark: string, hold: (token: string
 function emphasis(text: string, bold: string, mark: string): string {
 	// mrkdwn's bold is Markdown's italic: bold is marked first, so the italic pass does not take it.
 	const b = `${mark}b${mark}`;
+	// A span is rewritten as `open` + its text + `close`, spaced from a letter outside it (see TOUCHING).
+	const span = (open: string, close: string, spaced = true) => (whole: string, inner: string, at: number, line: string) => {
+		const before = spaced && touches(codePointBefore(line, at)) ? ZWSP : "";
+		const after = spaced && touches(codePointAt(line, at + whole.length)) ? ZWSP : "";
+		return `${before}${open}${inner}${close}${after}`;
+	};
 	// Spans are bounded: a line of unclosed markers would otherwise be scanned to its end from each one.
 	return text
-		.replace(/\*\*\*(\S(?:.{0,500}?\S)??)\*\*\*/g, `${b}_$1_${b}`)
-		.replace(/\*\*(\S(?:.{0,500}?\S)??)\*\*/g, `${b}$1${b}`)
-		.replace(/(?<!\w)__(\S(?:.{0,500}?\S)??)__(?!\w)/g, `${b}$1${b}`)
-		.replace(/(?<![\w*])\*([^*\s](?:[^*]{0,500}?[^*\s])?)\*(?![\w*])/g, "_$1_")
-		.replace(/~~(\S(?:.{0,500}?\S)??)~~/g, "~$1~")
+		.replace(/\*\*\*(\S(?:.{0,500}?\S)??)\*\*\*/g, span(`${b}_`, `_${b}`))
+		.replace(/\*\*(\S(?:.{0,500}?\S)??)\*\*/g, span(b, b, bold !== ""))
+		.replace(/(?<!\w)__(\S(?:.{0,500}?\S)??)__(?!\w)/g, span(b, b, bold !== ""))
+		.replace(/(?<![\w*])\*([^*\s](?:[^*]{0,500}?[^*\s])?)\*(?![\w*])/g, span("_", "_"))
+		.replace(/~~(\S(?:.{0,500}?\S)??)~~/g, span("~", "~"))
 		.replaceAll(b, bold);
+}
+
+const ZWSP = "\u200b";
+
+/**
+ * What Slack will not take for the outer side of a *, _ or ~ marker: it formats a span only where a
+ * space or punctuation is outside the marker, so "これは*重要*です" shows its asterisks (known:
+ * seratch/ChatGPT-in-Slack#61 and #121). Letters, digits, marks, emoji and East Asian wide
+ * characters (CJK punctuation and full-width forms among them) touching a marker get a zero-width
+ * space between, which Slack takes for the break and shows as nothing.
+ */
+const TOUCHING = /^[\p{L}\p{N}\p{M}\p{Extended_Pictographic}\u2e80-\u2fff\u3001-\u303f\u3200-\u33ff\ufe10-\ufe1f\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6]$/u;
+const touches = (char: string): boolean => TOUCHING.test(char);
+
+const codePointAt = (text: string, at: number): string => (at < text.length ? String.fromCodePoint(text.codePointAt(at)!) : "");
+
+function codePointBefore(text: string, at: number): string {
+	if (at <= 0) return "";
+	const unit = text.charCodeAt(at - 1);
+	return codePointAt(text, unit >= 0xdc00 && unit <= 0xdfff && at >= 2 ? at - 2 : at - 1);
 }
 
 /** A private-use character the text does not hold, to mark what is set aside in it. */

@@ -206,6 +206,21 @@ describe("markdownToMrkdwn", () => {
 		expect(markdownToMrkdwn(markdown)).toBe(mrkdwn);
 	});
 
+	it("puts a zero-width space outside a marker that a letter or wide character touches, where Slack would show the marker as text", () => {
+		expect(markdownToMrkdwn("これは**重要**です")).toBe("これは\u200b*重要*\u200bです");
+		expect(markdownToMrkdwn("これは*重要*です、~~古い~~案、__太字__。")).toBe("これは\u200b_重要_\u200bです、\u200b~古い~\u200b案、\u200b*太字*\u200b。");
+		expect(markdownToMrkdwn("「**注意**」を読む")).toBe("「\u200b*注意*\u200b」を読む");
+		expect(markdownToMrkdwn("**重要**: 次へ")).toBe("*重要*: 次へ");
+		expect(markdownToMrkdwn("- **東京**と**大阪**")).toBe("• *東京*\u200bと\u200b*大阪*");
+		expect(markdownToMrkdwn("**Ünïcode**d and 🚀**go**")).toBe("*Ünïcode*\u200bd and 🚀\u200b*go*");
+		// Text Slack already reads right is left as it was: spaces and punctuation around the markers.
+		for (const latin of ["Run **all** tests, *then* ~~not~~ __deploy__ (or **not**).", "snake_case_name, 2 * 3 * 4, a*b*c"]) {
+			expect(markdownToMrkdwn(latin)).not.toContain("\u200b");
+		}
+		// A heading is bolded whole: its inner bold leaves no marker, so no space either.
+		expect(markdownToMrkdwn("# これは**重要**です")).toBe("*これは重要です*");
+	});
+
 	it("makes a link only of http(s) and mailto, never a mention, a broadcast or a command", () => {
 		expect(markdownToMrkdwn("[all](!channel) [me](@U123) [js](javascript:alert(1)) [mail](mailto:a@example.test)")).toBe(
 			"all (!channel) me (@U123) js (javascript:alert(1)) <mailto:a@example.test|mail>",
