@@ -1,5 +1,6 @@
 /** The drover HTTP API over fetch: bearer auth, the API's JSON errors turned into ApiError. */
 import { TOKEN_CHARS_MESSAGE, tokenCharsOk } from "../src/api/auth/tokens.ts";
+import { graphemeSlice } from "../src/shared/clip.ts";
 import { problemOf, type Shape } from "./shapes.ts";
 
 export const DEFAULT_URL = "http://localhost:8787";
@@ -258,7 +259,8 @@ export async function errorFrom(res: Response): Promise<ApiError> {
 	} catch {
 		// Not JSON: fall through to the status line.
 	}
-	const snippet = text.replace(/\s+/g, " ").trim().slice(0, 200);
+	// Cut between characters: half an emoji would print as U+FFFD.
+	const snippet = graphemeSlice(text.replace(/\s+/g, " ").trim(), 200);
 	return new ApiError(res.status, NOT_AN_API_ERROR, `HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ""}${snippet ? `: ${snippet}` : ""}`);
 }
 

@@ -1,3 +1,4 @@
+import stringWidth from "string-width";
 import { visit, type Document } from "yaml";
 import { printable } from "../src/shared/printable.ts";
 import type { JobRecord, OutputLine, Paused } from "./types.ts";
@@ -90,13 +91,56 @@ export function statusStyle(p: Paint, status: string): (s: string) => string {
 }
 
 /**
- * One printable line, at most `max` characters: newlines and runs of whitespace (\r, \v and \f
- * too) become single spaces, other control characters escapes (`printable`).
+ * The terminal columns `text` takes: two for a CJK character or an emoji, none for an accent or a
+ * zero-width joiner, one for most else. Its UTF-16 length is none of these: "東京" is 2 units and 4
+ * columns, a family emoji 11 units and 2 columns. For text without escape codes (drover's colours
+ * are added after measuring).
+ */
+export function columnsOf(text: string): number {
+	return /^[\x20-\x7e]*$/.test(text) ? text.length : stringWidth(text);
+}
+
+const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
+/** The escapes `printable` writes: a cut inside one would show `\x1` and read as something else. */
+const ESCAPE = /\\x[0-9a-f]{2}|\\u[0-9a-f]{4}/g;
+
+/** `text` in the pieces a cut must keep whole: `printable`'s escapes, and what a reader sees as one character. */
+function* uncuttable(text: string): Generator<string> {
+	let at = 0;
+	for (const escape of text.matchAll(ESCAPE)) {
+		if (escape.index > at) for (const { segment } of graphemes.segment(text.slice(at, escape.index))) yield segment;
+		yield escape[0];
+		at = escape.index + escape[0].length;
+	}
+	if (at < text.length) for (const { segment } of graphemes.segment(text.slice(at))) yield segment;
+}
+
+/**
+ * `text` (printable already) if it fits in `max` columns, else its head in `max` - 1 and "…": never
+ * half an emoji (a lone surrogate prints as U+FFFD), a letter without its accent, or part of an escape.
+ */
+export function fitColumns(text: string, max: number): string {
+	if (max <= 0) return "";
+	if (text.length <= max && /^[\x20-\x7e]*$/.test(text)) return text;
+	let used = 0;
+	let end = 0;
+	let kept = 0; // where the head that leaves a column for "…" ends
+	for (const piece of uncuttable(text)) {
+		used += columnsOf(piece);
+		if (used > max) return `${text.slice(0, kept)}…`;
+		end += piece.length;
+		if (used <= max - 1) kept = end;
+	}
+	return text;
+}
+
+/**
+ * One printable line, at most `max` terminal columns: newlines and runs of whitespace (\r, \v and
+ * \f too) become single spaces, other control characters escapes (`printable`).
  */
 export function truncate(s: string, max: number): string {
-	const flat = printable(s.replace(/\s+/g, " ").trim());
 	if (max <= 0) return "";
-	return flat.length <= max ? flat : `${flat.slice(0, Math.max(0, max - 1))}…`;
+	return fitColumns(printable(s.replace(/\s+/g, " ").trim()), max);
 }
 
 function span(seconds: number): string {
@@ -147,30 +191,32 @@ export interface Column<T> {
 	style?(row: T): (s: string) => string;
 	/** The column that gives way when the table is wider than the terminal (one per table, usually the last). */
 	flexible?: boolean;
-	/** The most characters a cell shows. */
+	/** The most terminal columns a cell shows. */
 	max?: number;
 }
 
 /**
- * An aligned table, two spaces between columns. A flexible column is truncated to what the
- * terminal leaves it (when `width` is known) so rows never wrap.
+ * An aligned table, two spaces between columns, measured in terminal columns (a CJK summary is
+ * twice as wide as its length). A flexible column is truncated to what the terminal leaves it (when
+ * `width` is known) so rows never wrap.
  */
 export function table<T>(rows: readonly T[], columns: readonly Column<T>[], p: Paint, width?: number): string {
 	const cells = rows.map((row) => columns.map((c) => truncate(c.value(row), c.max ?? 10_000)));
-	const widths = columns.map((c, i) => Math.max(c.header.length, ...cells.map((r) => r[i]!.length)));
+	const widths = columns.map((c, i) => Math.max(columnsOf(c.header), ...cells.map((r) => columnsOf(r[i]!))));
 	const flex = columns.findIndex((c) => c.flexible);
 	if (width !== undefined && flex >= 0) {
 		const others = widths.reduce((n, w, i) => (i === flex ? n : n + w + 2), 0);
-		const room = Math.max(columns[flex]!.header.length, 16, width - others);
+		const room = Math.max(columnsOf(columns[flex]!.header), 16, width - others);
 		if (widths[flex]! > room) {
 			widths[flex] = room;
-			for (const r of cells) r[flex] = truncate(r[flex]!, room);
+			for (const r of cells) r[flex] = fitColumns(r[flex]!, room);
 		}
 	}
 	const last = columns.length - 1;
+	const pad = (v: string, w: number) => v + " ".repeat(Math.max(0, w - columnsOf(v)));
 	const line = (values: string[], styles: ((s: string) => string)[]) =>
 		values
-			.map((v, i) => styles[i]!(i === last ? v : v.padEnd(widths[i]!)))
+			.map((v, i) => styles[i]!(i === last ? v : pad(v, widths[i]!)))
 			.join("  ")
 			.trimEnd();
 	const header = line(

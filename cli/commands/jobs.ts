@@ -2,7 +2,7 @@ import { Option, type Command } from "commander";
 import { parseDocument } from "yaml";
 import { CliError, JSONL } from "../client.ts";
 import { act, isoInstant, jobIdArg, nextPageCommand, positiveInt, requireKnownAgent, type Context } from "../context.ts";
-import { BIDI, cancelReason, duration, exitNote, stamp, fields, printable, printableDeep, printableYaml, relTime, renderLine, shellWord, statusStyle, table, when } from "../format.ts";
+import { BIDI, cancelReason, duration, exitNote, stamp, fields, printable, printableDeep, printableYaml, relTime, renderLine, shellWord, statusStyle, table, truncate, when } from "../format.ts";
 import type { JobRecord, JobSummary, ToolCallView } from "../types.ts";
 import { shapes } from "../shapes.ts";
 
@@ -241,10 +241,9 @@ export function describeJob(ctx: Context, record: JobRecord): string {
 	return `${head}\n\n${usage}`;
 }
 
+/** `text` (printable already) on one line of the terminal, cut between characters and outside escapes. */
 function oneLine(text: string, ctx: Context): string {
-	const max = Math.max(40, (ctx.width ?? 120) - 14);
-	const flat = text.replace(/\s+/g, " ").trim();
-	return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+	return truncate(text, Math.max(40, (ctx.width ?? 120) - 14));
 }
 
 /** `drover job <id> --manifest`: GET /v1/jobs/:id/manifest, for a person or (--json) as it is. */

@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { ApiError, CliError, outcomeCode } from "../client.ts";
 import { act, pathSegment, type Context } from "../context.ts";
-import { cancelReason, duration, printable, printableDeep, statusStyle, truncate } from "../format.ts";
+import { cancelReason, columnsOf, duration, printable, printableDeep, statusStyle, truncate } from "../format.ts";
 import { followJob } from "../sse.ts";
 import type { JobRecord, OutputLine } from "../types.ts";
 import { shapes } from "../shapes.ts";
@@ -146,7 +146,7 @@ class Progress {
 		}
 		// One line rewritten in place: it must never wrap, and a cut must not land inside a colour code.
 		const columns = (process.stderr.columns || 120) - 1;
-		const line = plain.length > columns ? truncate(plain, columns) : `${this.#jobId} ${[statusStyle(ep, this.status)(this.status), ...rest].join(" · ")}`;
+		const line = columnsOf(plain) > columns ? truncate(plain, columns) : `${this.#jobId} ${[statusStyle(ep, this.status)(this.status), ...rest].join(" · ")}`;
 		process.stderr.write(`\r\x1b[K${line}`);
 	}
 
