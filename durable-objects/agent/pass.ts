@@ -10,6 +10,7 @@ import { dueSends, nextSendAt } from "./effects.ts";
 import { jobCounts, pendingJobs, putJob } from "./jobs.ts";
 import { readNotepad } from "./notepad.ts";
 import { outboxSize } from "./outbox.ts";
+import { PassBudget } from "./pass-budget.ts";
 import { unconsolidated } from "./output-store.ts";
 import { nextExpiryAt, PRUNE_BATCH, pruneJobs, retentionDays } from "./retention.ts";
 import { computeRevision, knownRevision } from "./revisions.ts";
@@ -25,8 +26,6 @@ import { expireTriggerKeys } from "./triggers.ts";
 const OUTBOX_RETRY_MS = 10_000;
 /** Between batches of a retention backlog: each is up to 50 jobs' R2 deletes and rows. */
 const PRUNE_BACKLOG_MS = 1_000;
-/** An alarm run hands over to a fresh one after this long, well inside the 15-minute wall-time limit. */
-const ALARM_BUDGET_MS = 10 * 60_000;
 /** How often an agent looks for jobs past their retention. */
 const PRUNE_EVERY_MS = 3600_000;
 
@@ -62,8 +61,8 @@ export class Passes {
 	 * and a job that may start need not wait for another's loop to end (see launch).
 	 */
 	private readonly loops = new Map<string, Promise<void>>();
-	/** When the running pass began: loops it launches share its time budget. */
-	private passBegan = 0;
+	/** The running pass's budget (the last pass's between passes): loops it launches share it. */
+	private budget = new PassBudget(0);
 	/** Timers for waits that come due while other loops keep the pass running (see wakeAt). */
 	private readonly wakeups = new Set<ReturnType<typeof setTimeout>>();
 	/** A loop's step that threw: the pass fails with it once every loop has ended, so the alarm is retried. */
@@ -153,7 +152,7 @@ export class Passes {
 		try {
 			const agent = state && currentDefinition(state);
 			if (state && !agent) this.cancelOrphans(state.source === "file" ? "agent removed from fleet.yaml" : "agent deleted");
-			this.passBegan = began;
+			this.budget = new PassBudget(began);
 			// Known before any job starts: a job records the definition it runs on.
 			if (agent && knownRevision(state, agent) === null) await computeRevision(agent);
 			this.launch();
@@ -217,11 +216,11 @@ export class Passes {
 	/** Steps a job turn by turn within the pass's budget, unless a loop of this instance already does. */
 	private loop(jobId: string): void {
 		if (this.loops.has(jobId)) return;
-		const deps = this.stepDeps();
-		const began = this.passBegan;
+		const budget = this.budget;
+		const deps = this.stepDeps(budget);
 		let waiting = false;
 		const loop = (async () => {
-			while (Date.now() - began < ALARM_BUDGET_MS) {
+			while (!budget.spent()) {
 				const result = await step(deps, jobId);
 				waiting = result === "wait";
 				if (result !== "continue") break;
@@ -234,7 +233,7 @@ export class Passes {
 			})
 			.finally(() => {
 				this.loops.delete(jobId);
-				if (waiting && this.loops.size > 0) this.wakeAt(jobId, began);
+				if (waiting && this.loops.size > 0) this.wakeAt(jobId, budget);
 				// Its slot may be free: a queued job starts now, not when the pass ends.
 				this.startPending();
 				// Its job may be over while others run on: its effects and index row go now, not
@@ -265,9 +264,9 @@ export class Passes {
 	 * in this instance takes it up on time, within the pass's budget. Cleared when the pass ends,
 	 * whose alarm then stands in for it.
 	 */
-	private wakeAt(jobId: string, began: number): void {
+	private wakeAt(jobId: string, budget: PassBudget): void {
 		const at = getSetup(this.sql, jobId)?.nextStepAt;
-		if (at === undefined || at >= began + ALARM_BUDGET_MS) return;
+		if (at === undefined || !budget.covers(at)) return;
 		const timer = setTimeout(() => {
 			this.wakeups.delete(timer);
 			this.startNow();
@@ -376,7 +375,7 @@ export class Passes {
 		this.modelClient = null;
 	}
 
-	stepDeps(): StepDeps {
+	stepDeps(budget = this.budget): StepDeps {
 		return {
 			sql: this.sql,
 			transact: (write) => this.ctx.storage.transactionSync(write),
@@ -388,6 +387,7 @@ export class Passes {
 			inflight: this.inflight,
 			toolCalls: this.toolCalls,
 			notify: (jobId) => this.hub.publish(jobId),
+			handOver: () => budget.spent(),
 		};
 	}
 

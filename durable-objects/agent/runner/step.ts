@@ -53,6 +53,11 @@ export interface StepDeps {
 	toolCalls: Map<string, InflightTool>;
 	/** Tells live subscribers that a job has new lines or a new status. */
 	notify: (jobId: string) => void;
+	/**
+	 * Whether the alarm run's budget is spent (see PassBudget): a step then makes no further tool
+	 * call, and leaves the turn's others pending for the next alarm run.
+	 */
+	handOver: () => boolean;
 }
 
 /** A tool call in flight in this instance: what a forced cancel aborts, and names in its reason. */
@@ -501,6 +506,11 @@ async function settleTools(deps: StepDeps, job: JobRecord, setup: JobSetup): Pro
 			out(deps, job.id, { type: "tool_result", tool_use_id: call.toolUseId, success: false, error: reason });
 			continue;
 		}
+		// The pass's budget spent (by this turn's calls before, up to 30 s each, or other jobs'): the
+		// rest wait, pending, for the next alarm run, whose first step takes them up where this one
+		// stopped. Run on, the pass would outlast the platform's 15 minutes of wall time for an alarm,
+		// which ends it with every call then in flight, this job's and others', indeterminate.
+		if (deps.handOver()) return "continue";
 		// Recorded (and durable: the output gate holds the request until it is) before the call leaves.
 		markToolCall(deps.sql, job.id, call.toolUseId, { status: "executing", at: deps.now() });
 		// Neither a plain cancel nor the job's timeout aborts a tool call in flight (its own 30 s cap
