@@ -8,6 +8,7 @@ import { log } from "../../src/log.ts";
 import { redact, redactDeep } from "../../src/security/redact.ts";
 import { deadline } from "../../src/shared/deadline.ts";
 import { retryAfterMs } from "../../src/shared/retry-after.ts";
+import { outboundFetch } from "../../src/shared/subrequests.ts";
 import { getJob, putJob } from "./jobs.ts";
 import { currentDefinition, deletedAgentsJob, readState } from "./state.ts";
 import { answerText, lastAssistantMessage } from "./runner/messages.ts";
@@ -205,7 +206,7 @@ export async function sendDue(
 			try {
 				// Redirects are not followed: a 301 or 302 turns the POST into a bodiless GET whose 200 would
 				// read as delivered, and a 307 would carry the answer wherever it points.
-				const res = await fetch(url, {
+				const res = await outboundFetch(env)(url, {
 					method: "POST",
 					headers: { "content-type": row.content_type, "idempotency-key": row.id, "user-agent": "drover", ...signature },
 					body: row.body,

@@ -2,22 +2,43 @@
 export const ALARM_BUDGET_MS = 10 * 60_000;
 
 /**
+ * The share of the invocation's subrequests a pass makes before it hands over. The rest is for what
+ * is under way when it does: each running job's step (a model call and its retries, a tool call
+ * and its redirects) and the pass's closing work (outputs to R2, the index to D1, deliveries).
+ */
+export const SUBREQUEST_SHARE = 0.8;
+
+/**
  * What one pass may spend of the invocation that runs it. Cloudflare ends an alarm invocation at 15
  * minutes of wall time, and every call then in flight with it: a tool call cut off that way leaves
- * its job indeterminate. Loops take no step, and a step makes no further tool call, once it is
- * spent; what is left is due at once, and the next alarm run takes it up in a fresh invocation.
+ * its job indeterminate. Past the invocation's subrequest limit every fetch, R2 and D1 call throws.
+ * Loops take no step, and a step makes no further tool call, once the pass's budget is spent; what
+ * is left is due at once, and the next alarm run takes it up in a fresh invocation.
+ *
+ * A Durable Object's concurrent requests share its I/O, so which invocation the platform charges a
+ * subrequest to is not something the object can see: a pass counts everything it sends from its
+ * start, which is what an alarm's own invocation makes at the least.
  */
 export class PassBudget {
 	/** When the pass began: the loops it launches, and those launched while it runs, share its budget. */
 	readonly began: number;
+	/** Subrequests the pass may make before it hands over. */
+	private readonly share: number;
+	/** Subrequests made since the pass began (see countedEnv). */
+	made = 0;
 
-	constructor(began: number) {
+	constructor(began: number, subrequestLimit: number) {
 		this.began = began;
+		this.share = Math.floor(subrequestLimit * SUBREQUEST_SHARE);
+	}
+
+	note(): void {
+		this.made++;
 	}
 
 	/** Whether the pass should hand over: no new step, no new tool call. */
 	spent(now = Date.now()): boolean {
-		return now - this.began >= ALARM_BUDGET_MS;
+		return now - this.began >= ALARM_BUDGET_MS || this.made >= this.share;
 	}
 
 	/** Whether a wait that comes due at `at` still falls within the pass's time. */

@@ -1,10 +1,12 @@
 import type { ModelClient } from "../../src/agent/contracts.ts";
 import { createModelClient, type ModelClientOptions } from "../../src/agent/model-client.ts";
 import type { AgentDefinition } from "../../src/config/schema.ts";
+import { numberVar } from "../../src/config/vars.ts";
 import { transition } from "../../src/jobs/model.ts";
 import { errorFields, log } from "../../src/log.ts";
 import { abortable } from "../../src/shared/abortable.ts";
 import { deadline } from "../../src/shared/deadline.ts";
+import { countedEnv } from "../../src/shared/subrequests.ts";
 import { Closing } from "./closing.ts";
 import { dueSends, nextSendAt } from "./effects.ts";
 import { jobCounts, pendingJobs, putJob } from "./jobs.ts";
@@ -62,7 +64,9 @@ export class Passes {
 	 */
 	private readonly loops = new Map<string, Promise<void>>();
 	/** The running pass's budget (the last pass's between passes): loops it launches share it. */
-	private budget = new PassBudget(0);
+	private budget = new PassBudget(0, Number.POSITIVE_INFINITY);
+	/** The env the pass's outbound calls go through, counted into its budget (see outboundEnv). */
+	private counted: { raw: Env; env: Env } | null = null;
 	/** Timers for waits that come due while other loops keep the pass running (see wakeAt). */
 	private readonly wakeups = new Set<ReturnType<typeof setTimeout>>();
 	/** A loop's step that threw: the pass fails with it once every loop has ended, so the alarm is retried. */
@@ -83,12 +87,23 @@ export class Passes {
 		this.currentEnv = env;
 		this.hub = hub;
 		this.registry = registry;
-		this.closing = new Closing(ctx, env, hub, () => this.working !== null);
+		this.closing = new Closing(ctx, () => this.outboundEnv, hub, () => this.working !== null);
 	}
 
 	/** The object's env as it is now. */
 	private get env(): Env {
 		return this.currentEnv();
+	}
+
+	/**
+	 * The object's env with its fetches, R2 and D1 calls counted into the running pass's budget:
+	 * what jobs, their model client and the closing work send through (tests swap the object's env,
+	 * so it is made again when that changes).
+	 */
+	private get outboundEnv(): Env {
+		const raw = this.currentEnv();
+		if (this.counted?.raw !== raw) this.counted = { raw, env: countedEnv(raw, () => this.budget.note()) };
+		return this.counted.env;
 	}
 
 	/** Runs alarm work until nothing is due now. */
@@ -138,7 +153,8 @@ export class Passes {
 	}
 
 	private async doWork(): Promise<void> {
-		const began = Date.now();
+		// Everything the pass sends from here on counts into its budget, its first index flush too.
+		this.budget = new PassBudget(Date.now(), numberVar(this.env, "SUBREQUEST_LIMIT"));
 		const state = readState(this.sql);
 		// Beside the jobs, not before them; it never rejects. Done before the next alarm is set.
 		const synced = this.registry?.catchUp();
@@ -152,7 +168,6 @@ export class Passes {
 		try {
 			const agent = state && currentDefinition(state);
 			if (state && !agent) this.cancelOrphans(state.source === "file" ? "agent removed from fleet.yaml" : "agent deleted");
-			this.budget = new PassBudget(began);
 			// Known before any job starts: a job records the definition it runs on.
 			if (agent && knownRevision(state, agent) === null) await computeRevision(agent);
 			this.launch();
@@ -290,7 +305,7 @@ export class Passes {
 		const state = readState(this.sql);
 		if (!state) return 0;
 		try {
-			const pruned = await pruneJobs(this.sql, this.env.OUTPUT, state.name, now - this.retentionMs(keptDefinition(state)), now);
+			const pruned = await pruneJobs(this.sql, this.outboundEnv.OUTPUT, state.name, now - this.retentionMs(keptDefinition(state)), now);
 			this.pruneBacklog = pruned === PRUNE_BATCH;
 			return pruned;
 		} catch (err) {
@@ -379,8 +394,8 @@ export class Passes {
 		return {
 			sql: this.sql,
 			transact: (write) => this.ctx.storage.transactionSync(write),
-			env: this.env,
-			model: (this.modelClient ??= createModelClient(this.env, this.modelOptions)),
+			env: this.outboundEnv,
+			model: (this.modelClient ??= createModelClient(this.outboundEnv, this.modelOptions)),
 			now: () => Date.now(),
 			// An alarm already due by then is heartbeat enough; moving it is a write per model call.
 			heartbeat: (at) => this.alarmAt(at),

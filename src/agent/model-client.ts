@@ -28,6 +28,7 @@ import { abortable } from "../shared/abortable.ts";
 import { deadline } from "../shared/deadline.ts";
 import { messageFromSse } from "./streamed-message.ts";
 import { retryAfterMs } from "../shared/retry-after.ts";
+import { outboundFetch } from "../shared/subrequests.ts";
 
 export type ModelAttempt = ModelResponse["attempts"][number];
 
@@ -166,8 +167,8 @@ export function createModelClient(env: ProviderEnv, options: ModelClientOptions 
 	const maxWaitMs = options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
 	const idleTimeoutMs = options.idleTimeoutMs ?? STREAM_IDLE_TIMEOUT_MS;
 	// Looked up per request rather than captured, and called unbound (workerd refuses a fetch whose
-	// `this` is the SDK client).
-	const send: typeof fetch = options.fetch ?? ((input, init) => fetch(input, init));
+	// `this` is the SDK client); counted when `env` is a pass's (see subrequests.ts).
+	const send: typeof fetch = options.fetch ?? outboundFetch(env);
 	// The key goes to the host providerConfig checked and nowhere else: a redirect would carry the
 	// key's header to wherever it points, unless the runtime strips that header, which depends on the
 	// header's name and the compatibility date. A 3xx fails the call instead (see classifyStatus).

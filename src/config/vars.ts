@@ -13,6 +13,9 @@ export const NUMBER_VARS = {
 	// Raised to its minimum, not reset to the default, when set below it: the minimum was 60 before,
 	// and an operator who asked for a tight check must not get a looser one than the code allows.
 	HEARTBEAT_STALE_SECONDS: { fallback: 180, min: 120, max: 7 * 86_400, unit: "seconds", raiseToMin: true },
+	// The platform's subrequests per invocation: Workers Paid's default, or wrangler.toml's
+	// `[limits] subrequests` when it sets one (up to 10 million). A pass hands over at 80 % of it.
+	SUBREQUEST_LIMIT: { fallback: 10_000, min: 10, max: 10_000_000, unit: "subrequests" },
 } as const satisfies Record<string, { fallback: number; min: number; max: number; unit: string; raiseToMin?: boolean }>;
 export type NumberVarName = keyof typeof NUMBER_VARS;
 

@@ -4,6 +4,7 @@ import { alertBody } from "./alert-body.ts";
 import { errorFields, log } from "../log.ts";
 import { claimAlert, markAlerted, releaseAlert, type Incident } from "../store/incidents.ts";
 import { deadline } from "../shared/deadline.ts";
+import { outboundFetch } from "../shared/subrequests.ts";
 
 /** Where alerts go: ALERT_WEBHOOK_URL's URL, or null (unset, or not a URL, which is logged without its value). */
 function alertUrl(env: Env, incident: Incident): string | null {
@@ -31,7 +32,7 @@ async function postAlert(env: Env, url: string, incident: Incident, key: string)
 	const signature = await signatureHeaders(secretValue(env.ALERT_WEBHOOK_URL_SIGNING_KEY), body);
 	const limit = deadline(10_000);
 	try {
-		const res = await fetch(url, {
+		const res = await outboundFetch(env)(url, {
 			method: "POST",
 			headers: { "content-type": "application/json", "idempotency-key": key, "user-agent": "drover", ...signature },
 			body,

@@ -6,7 +6,7 @@ import { TOOL_TIMEOUT_MS } from "../../src/agent/tools/http-common.ts";
 import { createAgent, settle } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
 import { jobOf, outputOf, trigger } from "../helpers/jobs.ts";
-import { fake } from "../helpers/outbound.ts";
+import { fake, outboundLog } from "../helpers/outbound.ts";
 
 type Internals = { passes: { working: Promise<void> | null } };
 
@@ -14,6 +14,14 @@ type Internals = { passes: { working: Promise<void> | null } };
 async function passUnderWay(agent: string): Promise<void> {
 	await runInDurableObject(env.AGENT.getByName(agent), async (instance: AgentDO) => {
 		await (instance as unknown as Internals).passes.working;
+	});
+}
+
+/** The agent's Durable Object runs with these vars, as wrangler.toml's [vars] would give it. */
+async function withVars(agent: string, vars: Record<string, string>): Promise<void> {
+	await runInDurableObject(env.AGENT.getByName(agent), (instance: AgentDO) => {
+		const self = instance as unknown as { env: Env };
+		self.env = { ...self.env, ...vars };
 	});
 }
 
@@ -66,5 +74,34 @@ describe("an alarm run's budget", () => {
 		const lines = await outputOf("long-turn", job.id);
 		expect(lines.filter((l) => l.type === "tool_result")).toHaveLength(calls);
 		expect(emulator.requests).toHaveLength(2);
+	});
+
+	it("hands over to a fresh alarm run at 80 % of SUBREQUEST_LIMIT; the job still completes, each tool call made once", async () => {
+		const start = Date.parse("2031-05-02T10:00:00Z");
+		vi.useFakeTimers({ toFake: ["Date"], now: start });
+		const made = new Map<string, number>();
+		fake("https://status.example.test", (req) => {
+			const path = new URL(req.url).pathname;
+			made.set(path, (made.get(path) ?? 0) + 1);
+			return new Response(`fine ${path}`);
+		});
+		const turns = 12;
+		const emulator = useEmulator();
+		emulator.enqueue(...Array.from({ length: turns }, (_, i) => ({ tool_use: { name: "http_fetch", input: { url: `https://status.example.test/${i}` } } })), { text: "All fine." });
+		await createAgent({ name: "chatty", tools: [{ type: "http_fetch", allow_hosts: ["status.example.test"] }], timeout: "1h" });
+		await withVars("chatty", { SUBREQUEST_LIMIT: "10" });
+		const before = outboundLog.length;
+		const job = await trigger("chatty");
+		await passUnderWay("chatty");
+
+		// 25 requests in all (13 model calls, 12 tool calls): the pass stopped at 8 of its 10.
+		expect(outboundLog.length - before).toBeLessThanOrEqual(8);
+		expect((await jobOf("chatty", job.id)).status).toBe("running");
+		expect(await alarmOf("chatty")).toBeLessThanOrEqual(Date.now());
+
+		await settle("chatty");
+		expect(await jobOf("chatty", job.id)).toMatchObject({ status: "completed", summary: "All fine.", tool_calls: { made: turns, failed: 0 } });
+		expect([...made.values()]).toEqual(Array(turns).fill(1));
+		expect(emulator.requests).toHaveLength(turns + 1);
 	});
 });

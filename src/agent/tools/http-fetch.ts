@@ -6,6 +6,7 @@
 import type { Tool } from "../../config/schema.ts";
 import { log } from "../../log.ts";
 import { abortable } from "../../shared/abortable.ts";
+import { outboundFetch } from "../../shared/subrequests.ts";
 import type { ToolContext, ToolOutcome } from "../contracts.ts";
 import { type CappedBody, decodeLenient, failureReason, readCapped, toolDeadline } from "./http-common.ts";
 import { checkUrl } from "./url-guard.ts";
@@ -60,7 +61,7 @@ async function follow(tool: HttpFetchTool, ctx: ToolContext, request: FetchReque
 		let response: Response;
 		try {
 			signal.throwIfAborted();
-			response = await abortable(fetch(url, { method, headers, body, redirect: "manual", signal }), signal);
+			response = await abortable(outboundFetch(ctx.env)(url, { method, headers, body, redirect: "manual", signal }), signal);
 		} catch (error) {
 			return { ok: false, content: `${method} ${url.href} failed: ${failureReason(error, signal, method !== "GET")}` };
 		}

@@ -14,6 +14,7 @@ import type { Tool } from "../../config/schema.ts";
 import { resolveSecretUrl, scrubbedExcerpt, scrubSecretUrl, secretNamed } from "../../delivery/secret-url.ts";
 import { log } from "../../log.ts";
 import { abortable } from "../../shared/abortable.ts";
+import { outboundFetch } from "../../shared/subrequests.ts";
 import type { ToolContext, ToolOutcome } from "../contracts.ts";
 import { decodeLenient, failureReason, readCapped, toolDeadline } from "./http-common.ts";
 import { InvalidToolSchemaError, toolInputProblems } from "./input-check.ts";
@@ -59,7 +60,7 @@ export async function callWebhookTool(tool: WebhookTool, input: unknown, ctx: To
 	let truncated: boolean;
 	try {
 		// Redirects are not followed: the signed payload goes to the configured URL or nowhere.
-		const response = await abortable(fetch(url, { method: "POST", headers, body, redirect: "manual", signal }), signal);
+		const response = await abortable(outboundFetch(ctx.env)(url, { method: "POST", headers, body, redirect: "manual", signal }), signal);
 		status = response.status;
 		const read = await readCapped(response.body, WEBHOOK_MAX_RESPONSE_BYTES, signal);
 		text = decodeLenient(read);
