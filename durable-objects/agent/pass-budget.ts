@@ -1,12 +1,7 @@
+import { SubrequestBudget } from "../../src/shared/subrequests.ts";
+
 /** An alarm run hands over to a fresh one after this long, well inside the 15-minute wall-time limit. */
 export const ALARM_BUDGET_MS = 10 * 60_000;
-
-/**
- * The share of the invocation's subrequests a pass makes before it hands over. The rest is for what
- * is under way when it does: each running job's step (a model call and its retries, a tool call
- * and its redirects) and the pass's closing work (outputs to R2, the index to D1, deliveries).
- */
-export const SUBREQUEST_SHARE = 0.8;
 
 /**
  * What one pass may spend of the invocation that runs it. Cloudflare ends an alarm invocation at 15
@@ -22,23 +17,21 @@ export const SUBREQUEST_SHARE = 0.8;
 export class PassBudget {
 	/** When the pass began: the loops it launches, and those launched while it runs, share its budget. */
 	readonly began: number;
-	/** Subrequests the pass may make before it hands over. */
-	private readonly share: number;
-	/** Subrequests made since the pass began (see countedEnv). */
-	made = 0;
+	/** Subrequests made since the pass began (see countedEnv), against SUBREQUEST_SHARE of the limit. */
+	readonly subrequests: SubrequestBudget;
 
 	constructor(began: number, subrequestLimit: number) {
 		this.began = began;
-		this.share = Math.floor(subrequestLimit * SUBREQUEST_SHARE);
+		this.subrequests = new SubrequestBudget(subrequestLimit);
 	}
 
 	note(): void {
-		this.made++;
+		this.subrequests.note();
 	}
 
 	/** Whether the pass should hand over: no new step, no new tool call. */
 	spent(now = Date.now()): boolean {
-		return now - this.began >= ALARM_BUDGET_MS || this.made >= this.share;
+		return now - this.began >= ALARM_BUDGET_MS || this.subrequests.left === 0;
 	}
 
 	/** Whether a wait that comes due at `at` still falls within the pass's time. */

@@ -9,6 +9,7 @@ import { errorFields, log } from "../../src/log.ts";
 import { shardOf } from "../../src/scheduler/shards.ts";
 import { liveRegisteredAmong, markAgentDeleted } from "../../src/store/agent-registry.ts";
 import { sha256Hex } from "../../src/shared/hash.ts";
+import { SubrequestBudget } from "../../src/shared/subrequests.ts";
 import { migrate } from "../../src/store/sqlite-migrations.ts";
 import { SHARD_MIGRATIONS } from "./schema.ts";
 
@@ -31,6 +32,21 @@ export interface ShardTickResult {
 	skipped: number;
 	/** `error` is public (shown by GET /v1/status and the scheduler incident); the detail is logged. */
 	failed: { agent: string; error: string }[];
+	/** Due agents past what one invocation may call, left to the shard's follow-up alarm within seconds. */
+	deferred: number;
+}
+
+/** Where a tick's calls stopped: its agents due at `now` named after `after` are the follow-up alarm's. */
+interface FollowUp {
+	shard: number;
+	now: number;
+	after: string;
+}
+
+/** Where a lowered RETENTION_DAYS's notice stopped: the agents named after `after` are still to be told. */
+interface NoticeLeft {
+	shard: number;
+	after: string;
 }
 
 /** What the heartbeat and the scheduler incident say of an agent whose tick call failed. */
@@ -65,12 +81,62 @@ export class SchedulerShardDO extends DurableObject<Env> {
 		this.sql.exec("DELETE FROM agents WHERE name = ? AND source = 'api'", name);
 	}
 
+	/**
+	 * Calls this shard's due agents. One invocation may make SUBREQUEST_LIMIT subrequests (each agent
+	 * called is one, as is each D1 query), past which every call throws: the agents named last would
+	 * fail at every tick. A tick calls what fits in 80 % of it and leaves the rest to a follow-up
+	 * alarm, a fresh invocation, which calls them for the same minute within seconds (and sets
+	 * another if they do not fit either). Each agent's own ledger claims an occurrence once however
+	 * often, and however late, it is called.
+	 */
 	async tick(shard: number, now: number): Promise<ShardTickResult> {
-		await this.syncFileAgents(shard);
+		const calls = this.subrequests();
+		await this.syncFileAgents(shard, calls);
+		const result = await this.callDue(shard, now, "", calls);
+		await this.noticeRetentionVar(shard, calls);
+		return result;
+	}
+
+	/** What a tick left: the rest of its due agents, then the rest of a retention notice. */
+	override async alarm(): Promise<void> {
+		const calls = this.subrequests();
+		const followUp = this.meta<FollowUp>("follow_up");
+		if (followUp) {
+			const result = await this.callDue(followUp.shard, followUp.now, followUp.after, calls);
+			log.info("shard.follow_up", { shard: followUp.shard, tick: new Date(followUp.now).toISOString(), agents_called: result.agents_called, claimed: result.claimed, failed: result.failed.length, deferred: result.deferred });
+		}
+		const notice = this.meta<NoticeLeft>("retention_notice");
+		if (notice) await this.noticeRetentionVar(notice.shard, calls);
+	}
+
+	private subrequests(): SubrequestBudget {
+		return new SubrequestBudget(numberVar(this.env, "SUBREQUEST_LIMIT"));
+	}
+
+	private meta<T>(key: string): T | null {
+		const value = this.sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = ?", key).toArray()[0]?.value;
+		return value === undefined ? null : (JSON.parse(value) as T);
+	}
+
+	private setMeta(key: string, value: unknown): void {
+		if (value === null) this.sql.exec("DELETE FROM meta WHERE key = ?", key);
+		else this.sql.exec("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", key, JSON.stringify(value));
+	}
+
+	/**
+	 * Calls the agents due at `now` named after `after`, as many as `calls` has left, and leaves the
+	 * rest to the follow-up alarm. A tick's call replaces what an earlier tick left: its own query
+	 * finds those agents still due, and calls them for its later minute, their cursors catching up.
+	 */
+	private async callDue(shard: number, now: number, after: string, calls: SubrequestBudget): Promise<ShardTickResult> {
 		const due = this.sql
-			.exec<{ name: string; source: string; generation: number }>("SELECT name, source, generation FROM agents WHERE next_due_at <= ? ORDER BY name", now)
-			.toArray();
-		const result: ShardTickResult = { shard, agents_called: due.length, claimed: 0, skipped: 0, failed: [] };
+			.exec<{ name: string; source: string; generation: number }>("SELECT name, source, generation FROM agents WHERE next_due_at <= ? AND name > ? ORDER BY name", now, after)
+			.toArray()
+			.slice(0, calls.left + 1);
+		const deferred = due.length > calls.left;
+		if (deferred) due.pop();
+		calls.note(due.length);
+		const result: ShardTickResult = { shard, agents_called: due.length, claimed: 0, skipped: 0, failed: [], deferred: 0 };
 		// Dealt before any call leaves: the output gate holds the calls until the counter is on disk,
 		// so no id handed out is ever dealt again.
 		const ids = due.length === 0 ? [] : this.dealOrNone(shard, due.length * TICK_JOB_IDS, now);
@@ -97,12 +163,18 @@ export class SchedulerShardDO extends DurableObject<Env> {
 			}
 		};
 		await Promise.all(Array.from({ length: Math.min(CONCURRENCY, due.length) }, worker));
+		const left: FollowUp | null = deferred ? { shard, now, after: due.at(-1)?.name ?? after } : null;
+		if (left) result.deferred = this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM agents WHERE next_due_at <= ? AND name > ?", now, left.after).one().n;
 		this.ctx.storage.transactionSync(() => {
 			// Not over a PUT, DELETE or deploy that landed while the agent was being called: its due time
 			// was read from the definition before it.
 			for (const [name, at, generation] of nextDue) this.sql.exec("UPDATE agents SET next_due_at = ? WHERE name = ? AND generation = ?", at, name, generation);
+			this.setMeta("follow_up", left);
 		});
-		await this.noticeRetentionVar(shard);
+		if (left) {
+			log.warn("shard.calls_deferred", { shard, tick: new Date(now).toISOString(), agents_called: due.length, deferred: result.deferred });
+			await this.ctx.storage.setAlarm(Date.now());
+		}
 		return result;
 	}
 
@@ -113,22 +185,47 @@ export class SchedulerShardDO extends DurableObject<Env> {
 	 * agent that cannot be told prunes at the expiry it holds, where telling the whole shard again at
 	 * every tick would wake every agent each minute for the one that fails.
 	 */
-	private async noticeRetentionVar(shard: number): Promise<void> {
+	private async noticeRetentionVar(shard: number, calls: SubrequestBudget): Promise<void> {
 		const days = String(numberVar(this.env, "RETENTION_DAYS"));
 		const seen = this.sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = 'retention_days'").toArray()[0]?.value;
-		if (seen === days) return;
+		const left = this.meta<NoticeLeft>("retention_notice");
+		if (seen === days) {
+			// Set back to the value last recorded before a notice was done: that notice is moot, and a
+			// later one starts from the first agent.
+			if (left) this.setMeta("retention_notice", null);
+			return;
+		}
 		if (seen !== undefined && Number(days) < Number(seen)) {
+			// Told in name order, as many an invocation as its subrequests allow; the follow-up alarm
+			// tells the rest, and the new value is recorded once every agent has been told.
+			const after = left?.after ?? "";
+			if (calls.left === 0) return this.noticeLater(shard, after);
 			const names = this.sql.exec<{ name: string }>("SELECT name FROM agents ORDER BY name").toArray().map((r) => r.name);
-			for (const name of [...names, ...(await this.deletedSince(shard, Date.now() - Number(seen) * 86_400_000, names))]) {
+			calls.note();
+			const deleted = await this.deletedSince(shard, Date.now() - Number(seen) * 86_400_000, names);
+			const all = [...names, ...deleted].sort().filter((name) => name > after);
+			const told = all.slice(0, calls.left);
+			calls.note(told.length);
+			for (const name of told) {
 				try {
 					await agentRpc(this.env, name).retentionShortened();
 				} catch (err) {
 					log.error("shard.retention_notice_failed", { shard, agent: name, ...errorFields(err) });
 				}
 			}
+			if (told.length < all.length) return this.noticeLater(shard, told.at(-1) ?? after);
 			log.info("shard.retention_shortened", { shard, from: Number(seen), to: Number(days) });
 		}
-		this.sql.exec("INSERT INTO meta (key, value) VALUES ('retention_days', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", days);
+		this.ctx.storage.transactionSync(() => {
+			this.setMeta("retention_notice", null);
+			this.sql.exec("INSERT INTO meta (key, value) VALUES ('retention_days', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", days);
+		});
+	}
+
+	/** Leaves the rest of a retention notice, the agents named after `after`, to the follow-up alarm. */
+	private async noticeLater(shard: number, after: string): Promise<void> {
+		this.setMeta("retention_notice", { shard, after } satisfies NoticeLeft);
+		await this.ctx.storage.setAlarm(Date.now());
 	}
 
 	/**
@@ -182,7 +279,7 @@ export class SchedulerShardDO extends DurableObject<Env> {
 	 * changed agents are called at the next tick (their own state decides what is due), and agents
 	 * gone from the file stop being called.
 	 */
-	private async syncFileAgents(shard: number): Promise<void> {
+	private async syncFileAgents(shard: number, calls: SubrequestBudget): Promise<void> {
 		const mine = loadFleet().agents.filter((a) => shardOf(a.name) === shard);
 		const revision = await sha256Hex(JSON.stringify(mine));
 		const stored = this.sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = 'fleet'").toArray()[0]?.value;
@@ -199,8 +296,11 @@ export class SchedulerShardDO extends DurableObject<Env> {
 		// again, and its queued runs would wait forever. One that cannot be told stays listed, and the
 		// fleet's revision unrecorded, so the next tick tries again.
 		const told: string[] = [];
+		// Counted, not capped: these are agents of the bundled fleet.yaml, a few per shard, where the
+		// due agents and a retention notice grow with the API agents.
 		for (const name of gone) {
 			try {
+				calls.note();
 				await agentRpc(this.env, name).dropFromFleet(previous.get(name) ?? null);
 				told.push(name);
 			} catch (err) {
@@ -216,7 +316,9 @@ export class SchedulerShardDO extends DurableObject<Env> {
 		// tries again.
 		let retired = true;
 		try {
+			if (mine.length > 0) calls.note();
 			for (const { name } of mine.length === 0 ? [] : await liveRegisteredAmong(this.env.DB, [...names])) {
+				calls.note();
 				await markAgentDeleted(this.env.DB, name, Date.now());
 				log.warn("shard.api_agent_replaced_by_file", { shard, agent: name });
 			}
@@ -230,6 +332,7 @@ export class SchedulerShardDO extends DurableObject<Env> {
 			const before = previous.get(agent.name);
 			if (!before || retentionDays(agent, this.env) >= retentionDays(before, this.env)) continue;
 			try {
+				calls.note();
 				await agentRpc(this.env, agent.name).retentionShortened();
 			} catch (err) {
 				log.error("shard.retention_notice_failed", { shard, agent: agent.name, ...errorFields(err) });

@@ -16,6 +16,8 @@ export interface TickSummary {
 	claimed: number;
 	skipped: number;
 	agentsCalled: number;
+	/** Due agents the shards left to their follow-up alarms (past what one invocation may call). */
+	deferred: number;
 }
 
 /**
@@ -51,6 +53,7 @@ export async function runTick(env: Env, scheduledTime: number, now = Date.now())
 		claimed: shards.reduce((n, s) => n + s.claimed, 0),
 		skipped: shards.reduce((n, s) => n + s.skipped, 0),
 		agentsCalled: shards.reduce((n, s) => n + s.agents_called, 0),
+		deferred: shards.reduce((n, s) => n + s.deferred, 0),
 	};
 	log.info("tick.done", {
 		scheduled_time: new Date(scheduledTime).toISOString(),
@@ -58,6 +61,7 @@ export async function runTick(env: Env, scheduledTime: number, now = Date.now())
 		agents_called: summary.agentsCalled,
 		claimed: summary.claimed,
 		skipped: summary.skipped,
+		deferred: summary.deferred,
 		shards_failed: shardsFailed,
 	});
 	try {

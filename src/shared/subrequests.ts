@@ -7,6 +7,32 @@
  * closing work (countedEnv), and hands over to a fresh alarm before the cap (see PassBudget).
  */
 
+/**
+ * The share of the limit an invocation plans to use. The rest is for what is under way when it
+ * stops: an agent pass's running steps (a model call and its retries, a tool call and its
+ * redirects) and closing work (outputs to R2, the index to D1, deliveries).
+ */
+export const SUBREQUEST_SHARE = 0.8;
+
+/** Subrequests an invocation has made, against its share of the limit (`limit`: SUBREQUEST_LIMIT). */
+export class SubrequestBudget {
+	private readonly share: number;
+	made = 0;
+
+	constructor(limit: number) {
+		this.share = Math.floor(limit * SUBREQUEST_SHARE);
+	}
+
+	note(count = 1): void {
+		this.made += count;
+	}
+
+	/** How many more the invocation may make. */
+	get left(): number {
+		return Math.max(0, this.share - this.made);
+	}
+}
+
 /** Where a counted env keeps its counter: read by outboundFetch, never a binding. */
 const NOTE = Symbol("drover.subrequest");
 

@@ -1,0 +1,101 @@
+import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
+import { shardName, shardOf } from "../../src/scheduler/shards.ts";
+import { createAgent, runsOf } from "../helpers/agents.ts";
+import { endedRecord, storeRun } from "../helpers/jobs.ts";
+import { tick } from "../helpers/ticks.ts";
+
+/** `count` agent names, prefixed `prefix`, that all hash to scheduler shard `shard`. */
+function namesInShard(prefix: string, shard: number, count: number): string[] {
+	const names: string[] = [];
+	for (let i = 0; names.length < count; i++) if (shardOf(`${prefix}-${i}`) === shard) names.push(`${prefix}-${i}`);
+	return names;
+}
+
+/** The object runs with these vars, as wrangler.toml's [vars] would give it. */
+const withVars = (vars: Record<string, string>) => (instance: unknown) => {
+	const self = instance as { env: Env };
+	self.env = { ...self.env, ...vars } as Env;
+};
+
+/** Runs the shard's alarms (its follow-ups) until it sets no more; how many ran. */
+async function followUps(shard: number): Promise<number> {
+	let ran = 0;
+	while (await runDurableObjectAlarm(env.SCHEDULER_SHARD.getByName(shardName(shard)))) ran++;
+	return ran;
+}
+
+const alarmOf = (name: string) => runInDurableObject(env.AGENT.getByName(name), (_i: AgentDO, state) => state.storage.getAlarm());
+
+afterEach(() => {
+	vi.useRealTimers();
+});
+
+describe("a shard with more due agents than one invocation may call (SUBREQUEST_LIMIT)", () => {
+	it("calls the rest from a follow-up alarm within the minute: every agent's occurrence is claimed once", async () => {
+		// Far from the real clock, so the alarms set here fire only when the test runs them.
+		const tenOClock = Date.parse("2031-06-01T10:00:00Z");
+		vi.useFakeTimers({ toFake: ["Date"], now: tenOClock - 30_000 });
+		const shard = 5;
+		const names = namesInShard("crowd", shard, 12);
+		for (const name of names) await createAgent({ name, schedules: { minutely: { cron: "* * * * *" } } });
+		// 10 subrequests an invocation: a tick calls at most 8 agents.
+		await runInDurableObject(env.SCHEDULER_SHARD.getByName(shardName(shard)), withVars({ SUBREQUEST_LIMIT: "10" }));
+
+		for (const [minute, at] of [tenOClock, tenOClock + 60_000].entries()) {
+			vi.setSystemTime(at + 5_000);
+			await tick(at);
+			const claimed = await Promise.all(names.map(async (name) => (await runsOf(name)).length));
+			// Not all of them in the tick's own invocation…
+			expect(claimed.filter((n) => n === minute + 1).length).toBeLessThan(names.length);
+			// …the rest from the alarms it left.
+			expect(await followUps(shard)).toBeGreaterThan(0);
+		}
+		for (const name of names) {
+			expect((await runsOf(name)).map((r) => [r.scheduled_instant, r.status]), name).toEqual([
+				["2031-06-01T10:00:00.000Z", "claimed"],
+				["2031-06-01T10:01:00.000Z", expect.stringMatching(/^(claimed|skipped)$/)],
+			]);
+		}
+	});
+
+	it("tells every agent of a lowered RETENTION_DAYS, over as many invocations as it takes", async () => {
+		const start = Date.parse("2031-06-02T10:00:00Z");
+		vi.useFakeTimers({ toFake: ["Date"], now: start });
+		const shard = 6;
+		const names = namesInShard("kept", shard, 12);
+		for (const name of names) await createAgent({ name });
+		const shardStub = env.SCHEDULER_SHARD.getByName(shardName(shard));
+		await runInDurableObject(shardStub, withVars({ SUBREQUEST_LIMIT: "10" }));
+		await tick(start);
+		await followUps(shard);
+		// Each holds a job ended 10 days ago, and an alarm for its expiry under the deployment's 30 days.
+		const held = new Map<string, string>();
+		for (const name of names) {
+			await runInDurableObject(env.AGENT.getByName(name), (_i: AgentDO, state) => {
+				const record = endedRecord(name, new Date(Date.now() - 10 * 86_400_000));
+				storeRun(state.storage.sql, record);
+				held.set(name, record.id);
+				return state.storage.setAlarm(Date.now() + 20 * 86_400_000);
+			});
+		}
+
+		// Deployed again with RETENTION_DAYS = "7": the shard and every agent read the new value.
+		for (const name of names) await runInDurableObject(env.AGENT.getByName(name), withVars({ RETENTION_DAYS: "7" }));
+		await runInDurableObject(shardStub, withVars({ RETENTION_DAYS: "7" }));
+		vi.setSystemTime(start + 65_000);
+		await tick(start + 60_000);
+		// Not all of them told in the tick's own invocation…
+		const told = await Promise.all(names.map(async (name) => (await alarmOf(name))! <= Date.now()));
+		expect(told.filter(Boolean).length).toBeLessThan(names.length);
+		// …the rest from the alarms it left.
+		expect(await followUps(shard)).toBeGreaterThan(0);
+
+		for (const name of names) {
+			expect(await alarmOf(name), name).toBeLessThanOrEqual(Date.now());
+			expect(await runDurableObjectAlarm(env.AGENT.getByName(name))).toBe(true);
+			expect(await env.AGENT.getByName(name).getJob(held.get(name)!), name).toBeNull();
+		}
+	});
+});
