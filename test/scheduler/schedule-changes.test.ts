@@ -1,5 +1,5 @@
 import { env, runInDurableObject } from "cloudflare:test";
-import { describe, expect, it, vi } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { SHARD_MIGRATIONS } from "../../durable-objects/shard/schema.ts";
 import type { SchedulerShardDO } from "../../durable-objects/shard/shard-do.ts";
 import { definitionRevision } from "../../src/config/fleet.ts";
@@ -12,6 +12,21 @@ import { call } from "../helpers/http.ts";
 import { tick } from "../helpers/ticks.ts";
 
 const at = (iso: string) => Date.parse(iso);
+
+// The wall clock is the test's (a fake one), never the real one: definitions are stamped with it, a
+// tick reaching an agent is judged by it (see firstSight in durable-objects/agent/scheduling.ts), and
+// the file's tests share the scheduler's latest tick, so on the real clock the outcome would depend on
+// the day and minute the suite runs. Its times are far ahead (2037 has 2026's calendar), so an alarm
+// an agent sets by it (a claimed run's start) never comes due on its own during the run, whatever day
+// that is: what a test reads of its runs is what its ticks and settle() made. Each test sets the time
+// it starts at.
+const wallClock = (time: string | number) => vi.setSystemTime(typeof time === "string" ? at(time) : time);
+beforeEach(() => {
+	vi.useFakeTimers({ toFake: ["Date"], now: at("2037-12-01T00:00:00Z") });
+});
+afterEach(() => {
+	vi.useRealTimers();
+});
 
 async function put(name: string, body: Record<string, unknown>): Promise<void> {
 	const res = await call(`/v1/agents/${name}`, { method: "PUT", as: "admin", body: { name, prompt: "Do the thing.", max_concurrent: 5, ...body } });
@@ -33,23 +48,22 @@ describe("a schedule that stops and runs again", () => {
 			const name = `off-${what.replaceAll(" ", "-")}`;
 			// The PUTs are stamped in the ticks' time, as they are deployed: one stamped after a tick's
 			// slot would leave that slot a row saying it was not run (see "removed just after its slot").
-			vi.useFakeTimers({ toFake: ["Date"], now: at("2026-12-01T10:00:10Z") });
+			wallClock("2037-12-01T10:00:10Z");
 			await createAgent({ name, max_concurrent: 5, schedules: { q: { interval: "15m", catch_up: true } } });
-			await tick("2026-12-01T10:00:00Z");
-			vi.setSystemTime(at("2026-12-01T10:05:00Z"));
+			await tick("2037-12-01T10:00:00Z");
+			wallClock("2037-12-01T10:05:00Z");
 			await put(name, off);
-			for (const t of ["10:15", "10:30", "11:00", "11:30"]) await tick(`2026-12-01T${t}:00Z`);
-			vi.setSystemTime(at("2026-12-01T12:05:00Z"));
+			for (const t of ["10:15", "10:30", "11:00", "11:30"]) await tick(`2037-12-01T${t}:00Z`);
+			wallClock("2037-12-01T12:05:00Z");
 			await put(name, { ...on, schedules: { q: { interval: "15m", catch_up: true } } });
-			vi.useRealTimers();
-			await tick("2026-12-01T12:10:00Z");
-			await tick("2026-12-01T12:15:00Z");
+			await tick("2037-12-01T12:10:00Z");
+			await tick("2037-12-01T12:15:00Z");
 			expect(await ledger(name)).toEqual([
 				// Claimed just before its agent was disabled: held until the agent was enabled again, past
 				// its slot's grace window, it runs labelled late (see held-claims.test.ts); on_time if its
 				// start came first.
-				["2026-12-01T10:00:00.000Z", what === "its agent" ? expect.stringMatching(/^(late|on_time)$/) : "on_time", "ran"],
-				["2026-12-01T12:15:00.000Z", "on_time", "ran"],
+				["2037-12-01T10:00:00.000Z", what === "its agent" ? expect.stringMatching(/^(late|on_time)$/) : "on_time", "ran"],
+				["2037-12-01T12:15:00.000Z", "on_time", "ran"],
 			]);
 		});
 	}
@@ -57,10 +71,12 @@ describe("a schedule that stops and runs again", () => {
 
 describe("slots collapsed into a fire that is not run", () => {
 	it("say why the fire was not run, not that a run covered them", async () => {
+		wallClock("2037-12-01T09:59:30Z");
 		await createAgent({ name: "collapsed-paused", max_concurrent: 5, schedules: { m: { interval: "1m" } } });
-		await tick("2026-12-01T10:00:00Z");
+		await tick("2037-12-01T10:00:00Z");
+		wallClock("2037-12-01T10:00:30Z");
 		await call("/v1/agents/collapsed-paused/pause", { method: "POST", as: "operate", body: { reason: "maint" } });
-		await tick("2026-12-01T10:05:00Z");
+		await tick("2037-12-01T10:05:00Z");
 		const rows = (await runsOf("collapsed-paused")).filter((r) => r.status === "skipped");
 		expect(rows.length).toBeGreaterThanOrEqual(2);
 		for (const r of rows) expect(r.skip_reason, r.scheduled_instant!).toBe("paused: maint");
@@ -73,9 +89,10 @@ describe("a definition change that lands while its shard's tick is calling agent
 		// Another agent of the same shard, due every minute: the change lands while the tick calls it.
 		let other = "";
 		for (let i = 0; !other; i++) if (shardOf(`race-b${i}`) === shardOf(name)) other = `race-b${i}`;
+		wallClock("2037-12-02T09:59:30Z");
 		await createAgent({ name, schedules: { daily: { cron: "1 10 * * *" } } });
 		await createAgent({ name: other, schedules: { m: { interval: "1m" } } });
-		await tick("2026-12-02T10:00:00Z");
+		await tick("2037-12-02T10:00:00Z");
 
 		const changed = AgentSchema.parse({ name, prompt: "Do the thing.", schedules: { m: { interval: "1m" } } });
 		const revision = await definitionRevision(changed);
@@ -104,27 +121,29 @@ describe("a definition change that lands while its shard's tick is calling agent
 			self.env = { ...own, AGENT: { getByName } as unknown as Env["AGENT"] };
 		});
 		// At 10:01 the shard asks race-a (daily: next due tomorrow), and the change lands meanwhile.
-		await tick("2026-12-02T10:01:00Z");
+		wallClock("2037-12-02T10:01:00Z");
+		await tick("2037-12-02T10:01:00Z");
 		await runInDurableObject(shard, (instance: SchedulerShardDO) => {
 			(instance as unknown as { env: Env }).env = own;
 		});
 
-		await tick("2026-12-02T10:02:00Z");
-		await tick("2026-12-02T10:03:00Z");
+		await tick("2037-12-02T10:02:00Z");
+		await tick("2037-12-02T10:03:00Z");
 		const runs = (await runsOf(name)).filter((r) => r.schedule === "m");
-		expect(runs.map((r) => r.scheduled_instant).sort()).toEqual(["2026-12-02T10:02:00.000Z", "2026-12-02T10:03:00.000Z"]);
+		expect(runs.map((r) => r.scheduled_instant).sort()).toEqual(["2037-12-02T10:02:00.000Z", "2037-12-02T10:03:00.000Z"]);
 	});
 });
 
 describe("a shard's record of when each agent is next due", () => {
 	it("is written by the tick that called the agent, so later ticks skip it until then", async () => {
+		wallClock("2037-12-02T09:59:30Z");
 		await createAgent({ name: "due-later", schedules: { nightly: { cron: "0 3 * * *" } } });
 		const shard = env.SCHEDULER_SHARD.getByName(shardName(shardOf("due-later")));
 		const dueAt = () =>
 			runInDurableObject(shard, (_i: SchedulerShardDO, state) => state.storage.sql.exec<{ next_due_at: number }>("SELECT next_due_at FROM agents WHERE name = ?", "due-later").one().next_due_at);
 		expect(await dueAt()).toBe(0);
-		await tick("2026-12-02T10:00:00Z");
-		expect(await dueAt()).toBe(Date.parse("2026-12-03T03:00:00Z"));
+		await tick("2037-12-02T10:00:00Z");
+		expect(await dueAt()).toBe(Date.parse("2037-12-03T03:00:00Z"));
 	});
 
 	it("is repaired by the shard's migration 4: generations past 2^53 reset, file agents' definitions stored again", async () => {
@@ -153,19 +172,24 @@ describe("a shard's record of when each agent is next due", () => {
 });
 
 describe("a schedule's timing changed while ticks were missing", () => {
-	// Times near the wall clock, as in production: a PUT is stamped with the time it is made.
+	// A PUT is stamped with the wall clock as it is made, as in production: during the outage.
 	const MINUTE = 60_000;
 	const quarter = (t: number) => Math.floor(t / (15 * MINUTE)) * 15 * MINUTE;
+	// The last tick before the outage, and a moment three hours into it.
+	const lastTick = at("2037-12-03T11:30:00Z");
+	const duringOutage = at("2037-12-03T14:37:00Z");
 
 	it("accounts for every slot: the old timing's up to the change skipped with the reason, the new timing's from the change by its own rules", async () => {
 		const name = "changed-in-outage";
-		const lastTick = quarter(Date.now()) - 3 * 60 * MINUTE;
+		wallClock(lastTick - 10_000);
 		await createAgent({ name, max_concurrent: 50, schedules: { s: { interval: "15m", catch_up: false } } });
 		await tick(lastTick);
-		// Ticks stop; during the outage the timing is changed (catch-up turned on), right now.
-		const changedAt = Date.now();
+		// Ticks stop; during the outage the timing is changed (catch-up turned on).
+		const changedAt = duringOutage;
+		wallClock(changedAt);
 		await put(name, { max_concurrent: 50, schedules: { s: { interval: "15m", catch_up: true } } });
 		const resumed = quarter(changedAt) + 15 * MINUTE;
+		wallClock(resumed);
 		await tick(resumed);
 		const rows = await runsOf(name);
 		const slots = (from: number, to: number) => Array.from({ length: (to - from) / (15 * MINUTE) }, (_, i) => from + (i + 1) * 15 * MINUTE);
@@ -190,13 +214,16 @@ describe("a schedule's timing changed while ticks were missing", () => {
 		const change = { prompt: "Another prompt.", session: { mode: "persistent" }, output_to_file: true };
 		for (const [field, value] of Object.entries(change)) {
 			const name = `runs-with-${field.replace(/_/g, "-")}`;
-			const lastTick = quarter(Date.now()) - 3 * 60 * MINUTE;
+			wallClock(lastTick - 10_000);
 			await createAgent({ name, max_concurrent: 5, schedules: { q: { interval: "15m" } } });
 			await tick(lastTick);
 			// Ticks stop for 3 hours; meanwhile the operator changes only that field.
+			wallClock(duringOutage);
 			await put(name, { schedules: { q: { interval: "15m", [field]: value } } });
 			// Past the last slot's grace window (7.5 minutes): the missed slots are one catch-up run.
-			await tick(quarter(Date.now()) + 23 * MINUTE);
+			const resumed = quarter(duringOutage) + 23 * MINUTE;
+			wallClock(resumed);
+			await tick(resumed);
 			const rows = await runsOf(name);
 			expect(
 				rows.filter((r) => r.dispatch === "catch_up" && r.status === "claimed"),
@@ -208,16 +235,18 @@ describe("a schedule's timing changed while ticks were missing", () => {
 	});
 
 	it("a renamed schedule keeps its place in time: a tick of the same minute again claims nothing", async () => {
+		wallClock("2037-12-01T09:59:30Z");
 		await createAgent({ name: "renamed", max_concurrent: 5, schedules: { a: { cron: "0 * * * *" } } });
-		await tick("2026-12-01T10:00:00Z");
+		await tick("2037-12-01T10:00:00Z");
+		wallClock("2037-12-01T10:00:30Z");
 		await put("renamed", { schedules: { b: { cron: "0 * * * *" } } });
-		await tick("2026-12-01T10:00:00Z");
-		await tick("2026-12-01T11:00:00Z");
+		await tick("2037-12-01T10:00:00Z");
+		await tick("2037-12-01T11:00:00Z");
 		expect((await runsOf("renamed")).map((r) => [r.schedule, r.scheduled_instant, r.status])).toEqual(
 			expect.arrayContaining([
 				// Its run, claimed and not started yet, went with the rename (see held-claims.test.ts).
-				["b", "2026-12-01T10:00:00.000Z", "claimed"],
-				["b", "2026-12-01T11:00:00.000Z", "claimed"],
+				["b", "2037-12-01T10:00:00.000Z", "claimed"],
+				["b", "2037-12-01T11:00:00.000Z", "claimed"],
 			]),
 		);
 		expect(await runsOf("renamed")).toHaveLength(2);
@@ -229,11 +258,14 @@ describe("a schedule removed just after its slot, before that slot's tick reache
 	it("leaves the slot a row saying it was not run, as any slot of a stopped schedule", async () => {
 		const name = "removed-in-flight";
 		const q15 = 15 * 60_000;
-		const slot = Math.floor(Date.now() / q15) * q15;
+		// Later than the ticks of the outage above, as the wall clock would be.
+		const slot = at("2037-12-03T14:30:00Z");
+		wallClock(slot - q15 - 10_000);
 		await createAgent({ name, max_concurrent: 5, schedules: { q: { interval: "15m" }, other: { cron: "0 0 1 1 *" } } });
 		await tick(slot - q15);
+		// Removed a few seconds after the slot was due; its tick, a few seconds late, reaches the agent after it.
+		wallClock(slot + 5_000);
 		await put(name, { schedules: { other: { cron: "0 0 1 1 *" } } });
-		// The slot was due before the PUT; its tick, a few seconds late, reaches the agent after it.
 		await tick(slot);
 		expect((await runsOf(name)).map((r) => [r.schedule, r.scheduled_instant, r.status, r.skip_reason])).toEqual([
 			["q", new Date(slot - q15).toISOString(), "claimed", null],
@@ -246,22 +278,21 @@ describe("a schedule removed just after its slot, before that slot's tick reache
 describe("a schedule retimed just after its slot, before that slot's tick reached the agent", () => {
 	it("leaves the old timing's slot a row saying why it was not run; a slot both timings have runs", async () => {
 		const q15 = 15 * 60_000;
-		const slot = Math.floor(Date.now() / (2 * q15)) * 2 * q15;
+		const slot = at("2037-12-03T14:30:00Z");
 		for (const [name, to, expected] of [
 			// Hourly at :07 has no slot at the old one's :00 or :30.
 			["retimed-in-flight", { cron: "7 * * * *" }, ["skipped", "not run: schedule q's timing changed before this slot was claimed"]],
 			// Every 30 minutes has it: the new timing runs it.
 			["retimed-in-flight-shared", { interval: "30m" }, ["claimed", null]],
 		] as const) {
-			vi.useFakeTimers({ toFake: ["Date"], now: slot - 2 * q15 + 10_000 });
+			wallClock(slot - 2 * q15 + 10_000);
 			await createAgent({ name, max_concurrent: 5, schedules: { q: { interval: "15m" } } });
 			await tick(slot - 2 * q15);
 			await tick(slot - q15);
 			// Retimed a few seconds after the slot; the slot's tick reaches the agent after that.
-			vi.setSystemTime(slot + 5_000);
+			wallClock(slot + 5_000);
 			await put(name, { schedules: { q: to } });
 			await tick(slot);
-			vi.useRealTimers();
 			const rows = (await runsOf(name)).map((r) => [r.scheduled_instant, r.status, r.skip_reason]);
 			expect(rows, name).toEqual([
 				[new Date(slot - 2 * q15).toISOString(), "claimed", null],
@@ -276,10 +307,13 @@ describe("a schedule retimed just after its slot, before that slot's tick reache
 describe("a timing change undone before any tick saw it", () => {
 	it("leaves no mark, so a later change starts from its own moment, not the undone one's", async () => {
 		const name = "undone-change";
+		wallClock("2037-12-01T05:59:30Z");
 		await createAgent({ name, max_concurrent: 5, schedules: { s: { cron: "0 */6 * * *" } } });
-		await tick("2026-12-01T06:00:00Z");
+		await tick("2037-12-01T06:00:00Z");
 		// Disabled and enabled again within the minute: the schedule's timing is what it was.
+		wallClock("2037-12-01T06:00:20Z");
 		await put(name, { enabled: false, schedules: { s: { cron: "0 */6 * * *" } } });
+		wallClock("2037-12-01T06:00:40Z");
 		await put(name, { schedules: { s: { cron: "0 */6 * * *" } } });
 		const changedAt = await runInDurableObject(env.AGENT.getByName(name), (_i, state) =>
 			state.storage.sql.exec<{ changed_at: number | null }>("SELECT changed_at FROM schedule_state WHERE schedule = 's'").one().changed_at,
@@ -290,42 +324,36 @@ describe("a timing change undone before any tick saw it", () => {
 	});
 });
 
-// Later than every other tick in this file: a shard keeps the latest tick it has seen.
-// The definitions are written on a fake clock between the ticks: on the real one, a test run on
-// 2026-12-04 between a slot and the tick after it would date the schedule after its own slot.
-async function stampedAt<T>(iso: string, write: () => Promise<T>): Promise<T> {
-	vi.useFakeTimers({ toFake: ["Date"], now: at(iso) });
-	try {
-		return await write();
-	} finally {
-		vi.useRealTimers();
-	}
-}
+// Later than every other tick in this file: a shard keeps the latest tick it has seen. The
+// definitions are written between the ticks, by the wall clock.
 
 describe("a schedule started between two ticks, whose next tick is missing", () => {
 	it("still runs the slot the missing tick left behind, late, while it is in its grace window", async () => {
-		await tick("2026-12-04T16:30:00Z");
-		await stampedAt("2026-12-04T16:31:00Z", () => createAgent({ name: "born-between", max_concurrent: 5, schedules: { half: { cron: "*/30 * * * *" } } }));
+		await tick("2037-12-04T16:30:00Z");
+		wallClock("2037-12-04T16:31:00Z");
+		await createAgent({ name: "born-between", max_concurrent: 5, schedules: { half: { cron: "*/30 * * * *" } } });
 		// The 17:00 tick never comes (an outage); the next is 17:03, within 17:00's 15-minute grace.
-		await tick("2026-12-04T17:03:00Z");
-		expect(await ledger("born-between")).toEqual([["2026-12-04T17:00:00.000Z", "late", "ran"]]);
+		await tick("2037-12-04T17:03:00Z");
+		expect(await ledger("born-between")).toEqual([["2037-12-04T17:00:00.000Z", "late", "ran"]]);
 		await settle("born-between");
 	});
 
 	it("dates a definition by the scheduler's latest tick, which a retried older tick does not move back", async () => {
-		await tick("2026-12-04T17:30:00Z");
-		await tick("2026-12-04T17:10:00Z");
-		expect((await readHeartbeat(env.DB))?.scheduled_time).toBe("2026-12-04T17:30:00.000Z");
+		await tick("2037-12-04T17:30:00Z");
+		await tick("2037-12-04T17:10:00Z");
+		expect((await readHeartbeat(env.DB))?.scheduled_time).toBe("2037-12-04T17:30:00.000Z");
 	});
 
 	it("likewise for a schedule a PUT adds to a running agent", async () => {
+		wallClock("2037-12-04T17:59:30Z");
 		await createAgent({ name: "grown", max_concurrent: 5, schedules: { hourly: { cron: "0 * * * *" } } });
-		await tick("2026-12-04T18:00:00Z");
-		await stampedAt("2026-12-04T18:01:00Z", () => put("grown", { schedules: { hourly: { cron: "0 * * * *" }, half: { cron: "30 * * * *" } } }));
-		await tick("2026-12-04T18:34:00Z");
+		await tick("2037-12-04T18:00:00Z");
+		wallClock("2037-12-04T18:01:00Z");
+		await put("grown", { schedules: { hourly: { cron: "0 * * * *" }, half: { cron: "30 * * * *" } } });
+		await tick("2037-12-04T18:34:00Z");
 		expect(await ledger("grown")).toEqual([
-			["2026-12-04T18:00:00.000Z", "on_time", "ran"],
-			["2026-12-04T18:30:00.000Z", "late", "ran"],
+			["2037-12-04T18:00:00.000Z", "on_time", "ran"],
+			["2037-12-04T18:30:00.000Z", "late", "ran"],
 		]);
 		await settle("grown");
 	});
@@ -340,25 +368,29 @@ describe("a schedule renamed and retimed in one PUT", () => {
 	const claimedAt = async (agent: string, at: string) => (await runsOf(agent)).filter((r) => r.scheduled_instant === at && r.status === "claimed");
 
 	it("claims no instant its old name took when that minute's tick comes again", async () => {
+		wallClock("2037-12-07T08:59:30Z");
 		await createAgent({ name: "retimed-rename", max_concurrent: 5, schedules: { daily: { cron: "0 9 * * *" } } });
-		await tick("2026-12-07T09:00:00Z"); // a Monday
+		await tick("2037-12-07T09:00:00Z"); // a Monday
+		wallClock("2037-12-07T09:00:30Z");
 		await put("retimed-rename", { schedules: { weekdays: { cron: "0 9 * * 1-5" } } });
-		await tick("2026-12-07T09:00:00Z"); // delivered again
-		await tick("2026-12-07T09:01:00Z");
-		expect(await claimedAt("retimed-rename", "2026-12-07T09:00:00.000Z")).toHaveLength(1);
-		await tick("2026-12-08T09:00:00Z");
-		expect(await claimedAt("retimed-rename", "2026-12-08T09:00:00.000Z")).toMatchObject([{ schedule: "weekdays" }]);
+		await tick("2037-12-07T09:00:00Z"); // delivered again
+		await tick("2037-12-07T09:01:00Z");
+		expect(await claimedAt("retimed-rename", "2037-12-07T09:00:00.000Z")).toHaveLength(1);
+		await tick("2037-12-08T09:00:00Z");
+		expect(await claimedAt("retimed-rename", "2037-12-08T09:00:00.000Z")).toMatchObject([{ schedule: "weekdays" }]);
 		await settle("retimed-rename");
 	});
 
 	it("nor at the next tick, when the PUT lands while the tick that took it is still calling other shards", async () => {
+		wallClock("2037-12-09T08:58:30Z");
 		await createAgent({ name: "rename-mid-tick", max_concurrent: 5, schedules: { daily: { cron: "0 9 * * *" } } });
-		await tick("2026-12-09T08:59:00Z");
+		await tick("2037-12-09T08:59:00Z");
 		// The 09:00 tick has reached this agent's shard; the scheduler's heartbeat still says 08:59.
-		await tickOfOwnShard("rename-mid-tick", "2026-12-09T09:00:00Z");
+		await tickOfOwnShard("rename-mid-tick", "2037-12-09T09:00:00Z");
+		wallClock("2037-12-09T09:00:05Z");
 		await put("rename-mid-tick", { schedules: { weekdays: { cron: "0 9 * * 1-5" } } });
-		await tick("2026-12-09T09:01:00Z");
-		expect(await claimedAt("rename-mid-tick", "2026-12-09T09:00:00.000Z")).toMatchObject([{ schedule: "daily" }]);
+		await tick("2037-12-09T09:01:00Z");
+		expect(await claimedAt("rename-mid-tick", "2037-12-09T09:00:00.000Z")).toMatchObject([{ schedule: "daily" }]);
 		await settle("rename-mid-tick");
 	});
 });
