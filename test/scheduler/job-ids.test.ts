@@ -1,5 +1,5 @@
 import { env, runInDurableObject } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { dealtJobId, idDay, SLOT_CAPACITY } from "../../src/jobs/id-blocks.ts";
 import { isJobId } from "../../src/jobs/ids.ts";
 import { shardName, shardOf } from "../../src/scheduler/shards.ts";
@@ -10,6 +10,18 @@ import { call, errorOf } from "../helpers/http.ts";
 import { useEmulator } from "../helpers/emulator.ts";
 import { jobOf, trigger } from "../helpers/jobs.ts";
 import { tick } from "../helpers/ticks.ts";
+
+// The wall clock is the test's (a fake one): a shard deals a day's ids only while the wall clock is
+// within ID_COUNTER_DAYS of that day, and a run's id carries its day. On the real clock a tick at a
+// literal date got no dealt ids from three days after it on, and a test that crossed midnight UTC
+// read the day before its run's. Far ahead (2037 has 2026's calendar), so an alarm set by it (a
+// claimed run's start) never comes due on its own during the run, whatever day that is.
+beforeEach(() => {
+	vi.useFakeTimers({ toFake: ["Date"], now: Date.parse("2037-12-05T08:59:30Z") });
+});
+afterEach(() => {
+	vi.useRealTimers();
+});
 
 /** `count` agent names that land on one scheduler shard, and the shard. */
 function namesOnOneShard(prefix: string, count: number): { names: string[]; shard: number } {
@@ -69,7 +81,7 @@ describe("job ids across the fleet", () => {
 		useEmulator();
 		const { names, shard } = namesOnOneShard("dealt-tick", 3);
 		for (const name of names) await createAgent({ name, schedules: { often: { interval: "1m" } } });
-		const dealt = await dealtByTick(shard, "2026-12-05T09:00:00Z");
+		const dealt = await dealtByTick(shard, "2037-12-05T09:00:00Z");
 		const claimed = await Promise.all(names.map(async (name) => (await runsOf(name)).map((r) => r.job_id)));
 		expect(claimed.map((ids) => ids.length)).toEqual([1, 1, 1]);
 		const ids = claimed.flat() as string[];
@@ -81,8 +93,9 @@ describe("job ids across the fleet", () => {
 		useEmulator();
 		const { names: [name], shard } = namesOnOneShard("dealt-many", 1) as { names: [string]; shard: number };
 		const schedules = { a: { interval: "1m" }, b: { interval: "5m" }, c: { interval: "15m" } };
+		vi.setSystemTime(Date.parse("2037-12-06T08:59:30Z"));
 		await createAgent({ name, max_concurrent: 5, schedules });
-		const dealt = await dealtByTick(shard, "2026-12-06T09:00:00Z");
+		const dealt = await dealtByTick(shard, "2037-12-06T09:00:00Z");
 		const ids = (await runsOf(name)).map((r) => r.job_id!);
 		expect(ids).toHaveLength(3);
 		expect(new Set(ids).size).toBe(3);
