@@ -1,4 +1,4 @@
-import { describe, expect, it, vi } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createAgent, runsOf, settle } from "../helpers/agents.ts";
 import { call } from "../helpers/http.ts";
 import { tick } from "../helpers/ticks.ts";
@@ -9,6 +9,19 @@ import { tick } from "../helpers/ticks.ts";
 const MINUTE = 60_000;
 const quarter = (t: number) => Math.floor(t / (15 * MINUTE)) * 15 * MINUTE;
 const iso = (t: number) => new Date(t).toISOString();
+
+// The wall clock is the test's (a fake one), set where each story has it: on the real one, a quarter
+// hour passing between the moment a test read and the definitions it then made moved the slots owed.
+// Far ahead (2037), so an alarm set by it never comes due on its own during the run, as one set
+// seconds ahead of the real clock did not.
+const NOW = Date.parse("2037-12-03T14:37:00Z");
+const wallClock = (t: number) => vi.setSystemTime(t);
+beforeEach(() => {
+	vi.useFakeTimers({ toFake: ["Date"], now: NOW });
+});
+afterEach(() => {
+	vi.useRealTimers();
+});
 
 async function put(name: string, body: Record<string, unknown>): Promise<void> {
 	const res = await call(`/v1/agents/${name}`, { method: "PUT", as: "admin", body: { name, prompt: "Do the thing.", max_concurrent: 50, ...body } });
@@ -31,13 +44,16 @@ async function uncovered(agent: string, schedule: string, from: number, to: numb
 
 describe("a schedule a POST starts while ticks are missing", () => {
 	it("is owed the slots after its definition as any schedule is (one catch-up run, or one skipped range with catch_up off), and none before it", async () => {
-		const lastTick = quarter(Date.now()) - 15 * MINUTE;
+		const definedAt = NOW;
+		const lastTick = quarter(definedAt) - 15 * MINUTE;
+		wallClock(lastTick);
 		await tick(lastTick);
-		const definedAt = Date.now();
+		wallClock(definedAt);
 		await createAgent({ name: "born-in-outage", max_concurrent: 5, schedules: { q: { interval: "15m", catch_up: true } } });
 		await createAgent({ name: "born-in-outage-off", max_concurrent: 5, schedules: { q: { interval: "15m", catch_up: false } } });
 		// Ticks come back about 3 hours later, 10 minutes after a slot: past its 7.5-minute grace.
 		const newest = quarter(definedAt) + 3 * 60 * MINUTE;
+		wallClock(newest + 10 * MINUTE);
 		await tick(newest + 10 * MINUTE);
 		const firstOwed = quarter(definedAt) + 15 * MINUTE;
 
@@ -66,12 +82,15 @@ describe("a schedule that stops while ticks are missing", () => {
 	] as const) {
 		it(`(${what}) leaves a row for each slot it missed before it stopped, saying why it did not run`, async () => {
 			const name = `stopped-${what.split(" ")[0]}`;
-			const lastTick = quarter(Date.now()) - 3 * 60 * MINUTE;
+			const changedAt = NOW;
+			const lastTick = quarter(changedAt) - 3 * 60 * MINUTE;
+			wallClock(lastTick - 10_000);
 			await createAgent({ name, max_concurrent: 50, schedules: { s: { interval: "15m", catch_up: true } } });
 			await tick(lastTick);
 			// Three hours into the outage the schedule stops; the ticks come back after.
-			const changedAt = Date.now();
+			wallClock(changedAt);
 			await put(name, { schedules: next });
+			wallClock(quarter(changedAt) + 15 * MINUTE);
 			await tick(quarter(changedAt) + 15 * MINUTE);
 			expect(await uncovered(name, "s", lastTick, changedAt)).toEqual([]);
 			const missed = (await runsOf(name)).filter((r) => r.schedule === "s" && r.status === "skipped");
@@ -88,25 +107,21 @@ describe("a schedule that stops while ticks are missing", () => {
 describe("a schedule a POST starts after its slot, while that minute's tick is still on its way", () => {
 	it("does not run the slot from before it existed: only the slots after its definition are owed", async () => {
 		const name = "born-after-slot";
-		const next = quarter(Date.now()) + 6 * 60 * MINUTE;
+		const next = quarter(NOW) + 6 * 60 * MINUTE;
 		const slot = next - 5 * MINUTE;
 		const daily = { cron: `${new Date(slot).getUTCMinutes()} ${new Date(slot).getUTCHours()} * * *` };
-		vi.useFakeTimers({ toFake: ["Date"], now: slot - 5 * MINUTE + 5_000 });
-		try {
-			await tick(slot - 5 * MINUTE); // the last tick before cron triggers stop arriving
-			// Defined half a minute after the next tick's time; that tick arrives ten seconds later (ticks
-			// are back, or `drover tick` is run by hand).
-			vi.setSystemTime(next + 30_000);
-			await createAgent({ name, max_concurrent: 5, schedules: { daily } });
-			vi.setSystemTime(next + 40_000);
-			await tick(next);
-			expect(await runsOf(name)).toEqual([]);
-			// The next day's slot is its first.
-			vi.setSystemTime(slot + 24 * 60 * MINUTE + 2_000);
-			await tick(slot + 24 * 60 * MINUTE);
-		} finally {
-			vi.useRealTimers();
-		}
+		wallClock(slot - 5 * MINUTE + 5_000);
+		await tick(slot - 5 * MINUTE); // the last tick before cron triggers stop arriving
+		// Defined half a minute after the next tick's time; that tick arrives ten seconds later (ticks
+		// are back, or `drover tick` is run by hand).
+		wallClock(next + 30_000);
+		await createAgent({ name, max_concurrent: 5, schedules: { daily } });
+		wallClock(next + 40_000);
+		await tick(next);
+		expect(await runsOf(name)).toEqual([]);
+		// The next day's slot is its first.
+		wallClock(slot + 24 * 60 * MINUTE + 2_000);
+		await tick(slot + 24 * 60 * MINUTE);
 		expect((await runsOf(name)).map((r) => [r.scheduled_instant, r.dispatch, r.status])).toEqual([[iso(slot + 24 * 60 * MINUTE), "on_time", "claimed"]]);
 		await settle(name);
 	});
