@@ -1,5 +1,5 @@
 import { env } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { JobRecord, JobUsage } from "../../src/jobs/model.ts";
 import { deleteFromJobIndex, upsertJobIndex } from "../../src/store/job-index.ts";
 import type { UsageDay } from "../../src/store/usage.ts";
@@ -22,6 +22,13 @@ function job(agent: string, at: string, usage: JobUsage): { running: JobRecord; 
 	const { running, ended } = lifecycleRecords(agent, new Date(at));
 	return { running, ended: { ...ended, usage } };
 }
+
+// A test that reads "today" as the server does runs on a fake clock: on the real one, a midnight UTC
+// passing between the test's reading and the server's moved the default days under it.
+const DAY_OF_TEST = Date.parse("2037-06-15T12:00:00Z");
+afterEach(() => {
+	vi.useRealTimers();
+});
 
 async function usage(query: string): Promise<UsagePage> {
 	const res = await call(`/v1/usage?${query}`);
@@ -98,6 +105,7 @@ describe("GET /v1/usage: tokens and cost by agent and day", () => {
 	});
 
 	it("binds a cursor to the days and agent that gave it: other days or another agent are a 400, the same days asked explicitly page on", async () => {
+		vi.useFakeTimers({ toFake: ["Date"], now: DAY_OF_TEST });
 		const today = new Date().toISOString().slice(0, 10);
 		const yesterday = new Date(Date.parse(today) - 86_400_000).toISOString().slice(0, 10);
 		const weekAgo = new Date(Date.parse(today) - 6 * 86_400_000).toISOString().slice(0, 10);
@@ -130,6 +138,7 @@ describe("GET /v1/usage: tokens and cost by agent and day", () => {
 	});
 
 	it("counts a job run by an agent with the usage its record reports, on the day it was created", async () => {
+		vi.useFakeTimers({ toFake: ["Date"], now: DAY_OF_TEST });
 		useEmulator().enqueue({ text: "Done." });
 		await createAgent({ name: "usage-run" });
 		const done = await runToRest("usage-run");
