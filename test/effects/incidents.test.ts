@@ -1,6 +1,6 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { AgentDO } from "../../durable-objects/agent/agent-do.ts";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { createAgent, settle } from "../helpers/agents.ts";
 import { gate, heldModel, useEmulator } from "../helpers/emulator.ts";
 import { call, errorOf } from "../helpers/http.ts";
@@ -20,6 +20,10 @@ interface Incident {
 	error: string;
 	failing: string[] | null;
 }
+
+afterEach(() => {
+	vi.useRealTimers();
+});
 
 async function incidentsOf(agent: string): Promise<Incident[]> {
 	const res = await call(`/v1/incidents?agent=${agent}`);
@@ -86,6 +90,11 @@ describe("incidents", () => {
 	});
 
 	it("alert again when the alert did not go out: at the next failure, or at a tick once the webhook is back", async () => {
+		// Its ticks, a minute and two on, reach fleet.yaml's agents too: on the real clock, one under a
+		// minute before a quarter hour claimed a site-watch run that then ran during a later test. Five
+		// past the hour, no fleet slot is that near. Far ahead (2037), as the file's literal ticks
+		// (2026-12-01) must stay behind the fleet's place in time, and no alarm comes due on its own.
+		vi.useFakeTimers({ toFake: ["Date"], now: Date.parse("2037-12-03T14:05:00Z") });
 		let down = true;
 		const alerts: unknown[] = [];
 		fake("https://alerts.example.test", async (req) => {
