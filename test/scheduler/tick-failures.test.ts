@@ -10,7 +10,10 @@ import { alertIncident } from "../../src/incidents/alert.ts";
 import { getIncident, recordFailure } from "../../src/store/incidents.ts";
 import { gate } from "../helpers/emulator.ts";
 
-afterEach(() => vi.restoreAllMocks());
+afterEach(() => {
+	vi.restoreAllMocks();
+	vi.useRealTimers();
+});
 
 describe("a tick that cannot reach an agent", () => {
 	it("still claims for every other agent, reports partial, opens a scheduler incident, and catches up later", async () => {
@@ -139,6 +142,10 @@ describe("two ticks of one minute that fail alike (a duplicate cron delivery, or
 	});
 
 	it("hold the claim of a tick whose fan-out took over a minute while it sends: an agent's alert meanwhile sends none", async () => {
+		// The wall clock is a fake one, a year before the file's ticks: no agent is due at this tick, as
+		// none was at the real minute before 2026-12-05. From 2026-12-06 on the real minute came after the
+		// file's ticks and claimed catch-up runs for the first test's agents, left to start on their own.
+		vi.useFakeTimers({ toFake: ["Date"], now: Date.parse("2025-12-06T11:38:20Z") });
 		// An agent's incident whose first alert was refused ten minutes ago: the next tick tries it again.
 		fake("https://alerts.example.test", () => new Response("down", { status: 503 }));
 		vi.spyOn(console, "error").mockImplementation(() => {});
