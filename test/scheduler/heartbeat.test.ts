@@ -1,5 +1,5 @@
 import { env, runInDurableObject } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { app } from "../../src/app.ts";
 import { createAgent, settle } from "../helpers/agents.ts";
@@ -15,6 +15,18 @@ interface Health {
 	fleet: { ok: boolean; agents: number };
 	scheduler: { last_tick_at: string | null; age_seconds: number | null; stalled: boolean; outcome: string | null; last_ok_at: string | null };
 }
+
+// The wall clock is the test's (a fake one): these ticks reach fleet.yaml's agents too, and on the real
+// clock what they claimed depended on the minute the file ran (a stale tick 4 minutes back claimed a
+// site-watch run in half of each quarter hour, to start on its own during a later test, into its
+// scripted model answers). Two minutes past a quarter hour, on a Sunday: no tick here is due a fleet
+// run. Far ahead (2037), so an alarm set by it (a claimed run's start) never comes due on its own.
+beforeEach(() => {
+	vi.useFakeTimers({ toFake: ["Date"], now: Date.parse("2037-12-06T14:02:00Z") });
+});
+afterEach(() => {
+	vi.useRealTimers();
+});
 
 // One file, in order: the heartbeat row is shared by every test in it.
 describe("the scheduler heartbeat", () => {
@@ -83,7 +95,8 @@ describe("the scheduler heartbeat", () => {
 	});
 
 	it("keeps a minute's figures when the same minute is delivered again", async () => {
-		const t = Math.floor(Date.now() / 900_000) * 900_000 + 2 * 3600_000 + 300_000;
+		// Eight past a quarter hour: site-watch's slot is past its grace, so only this agent claims.
+		const t = Math.floor(Date.now() / 900_000) * 900_000 + 2 * 3600_000 + 480_000;
 		await call("/v1/agents", { method: "POST", as: "admin", body: { name: "beat", prompt: "x", schedules: { m: { interval: "1m" } } } });
 		await tick(t);
 		const first = ((await (await call("/v1/status")).json()) as { scheduler: { claimed: number; agents_called: number } }).scheduler;
