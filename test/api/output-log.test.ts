@@ -21,7 +21,10 @@ async function logOf(id: string): Promise<string> {
 
 describe("output_to_file: a job's plain-text output.log (herdctl's)", () => {
 	it("a schedule that sets it keeps each run's log in R2 beside its JSONL, served at /v1/jobs/:id/output.log", async () => {
-		const MINUTE = Math.floor(Date.now() / 60_000) * 60_000;
+		// A minute of the test's: its tick reaches fleet.yaml's agents too, and at the real minute two
+		// before a quarter hour it claimed a site-watch run. Seven past, no fleet slot; far ahead (2037),
+		// so no alarm set by the fake clock comes due on its own.
+		const MINUTE = Date.parse("2037-12-03T14:05:00Z");
 		vi.useFakeTimers({ toFake: ["Date"], now: MINUTE + 2 * 60_000 + 10_000 });
 		const emulator = useEmulator();
 		fake("https://status.example.test", () => new Response("all systems green\nsince 09:00"));
