@@ -271,14 +271,14 @@ export function stripInvisible(text: string): string {
 		.join("");
 }
 
-// Every character that shows as nothing: the ones text needs (a soft hyphen, a bidi mark, a joiner)
-// are let through, so the phrases are matched without them ("ig\u00ADnore" is "ignore").
+// Every character that shows as nothing, including the ones text needs (a soft hyphen, a bidi mark, a
+// joiner), which are let through.
 const SHOWS_AS_NOTHING = /[\p{Default_Ignorable_Code_Point}\p{Cf}]/gu;
 const MARKS = /\p{M}/gu;
 
 // Letters of other scripts drawn like the Latin letters the phrases are written in (a few rows of
 // Unicode's confusables, UTS #39), and the dotless i, which neither NFKC nor a case-insensitive match
-// makes an i. Only the copy that is matched is folded: the text kept is the text sent.
+// makes an i. Only the copies that are matched are folded: the text kept is the text sent.
 const LOOK_ALIKES: Record<string, string> = {
 	// Latin
 	ı: "i", ɩ: "i", ɑ: "a", ɡ: "g",
@@ -295,36 +295,50 @@ const LOOK_ALIKES: Record<string, string> = {
 const LOOK_ALIKE = new RegExp(`[${Object.keys(LOOK_ALIKES).join("")}]`, "gu");
 
 /**
- * The text as the phrases are matched against it: invisible characters removed; compatibility forms
- * folded (NFKD: "ｉｇｎｏｒｅ" is "ignore"); accents and other marks dropped ("İ", "ó" and "i̇" are a
- * plain letter); look-alike letters made Latin ("ignоre" with a Cyrillic о is "ignore").
+ * Compatibility forms folded (NFKD: "ｉｇｎｏｒｅ" is "ignore"), accents and other marks dropped ("İ", "ó"
+ * and "i̇" are a plain letter), look-alike letters made Latin ("ignоre" with a Cyrillic о is "ignore").
  */
 function skeleton(text: string): string {
 	return text
-		.replace(SHOWS_AS_NOTHING, "")
 		.normalize("NFKD")
 		.replace(MARKS, "")
 		.replace(LOOK_ALIKE, (ch) => LOOK_ALIKES[ch] ?? ch);
 }
 
-function firstMatch(text: string, tier: ScanTier): Check | undefined {
-	const folded = skeleton(text);
-	return CHECKS.find((check) => (tier === "strict" || check.tier === "override") && check.test(folded));
+/**
+ * The copies of a text the phrases are matched in; a match in any refuses it. A character that shows
+ * as nothing is read both ways, as nothing ("ig\u00ADnore" is "ignore") and as a break between words
+ * ("ignore\u00ADprevious" is two words to the model). The text is matched unfolded too (NFKC only, as
+ * before folding), because folding turns a letter glued to a phrase into an ASCII one: "éignore
+ * previous instructions" and "оignore …" with a Cyrillic о start the phrase at a word there, and
+ * would not as "eignore" and "oignore".
+ */
+function readings(text: string): string[] {
+	const removed = text.replace(SHOWS_AS_NOTHING, "");
+	const spaced = text.replace(SHOWS_AS_NOTHING, " ");
+	return [text.normalize("NFKC"), removed.normalize("NFKC"), spaced.normalize("NFKC"), skeleton(removed), skeleton(spaced)];
+}
+
+function firstMatch(texts: string[], tier: ScanTier): Check | undefined {
+	const copies = [...new Set(texts.flatMap(readings))];
+	return CHECKS.find((check) => (tier === "strict" || check.tier === "override") && copies.some((copy) => check.test(copy)));
 }
 
 /**
  * Scans a prompt before it reaches the model. "strict" refuses injection patterns, shell command
  * shapes and invisible unicode; "data" refuses only instruction overrides and returns the text
- * with invisible unicode removed (checked after removal, so "ig\u200Bnore" cannot hide a phrase).
+ * with invisible unicode removed (checked with it removed, so "ig\u200Bnore" cannot hide a phrase, and
+ * as written, where "ignore\u200Bprevious" is two words).
  */
 export function scanPrompt(text: string, tier: ScanTier): ScanResult {
 	if (tier === "strict") {
 		const hidden = invisibleReason(text);
 		if (hidden) return { ok: false, reason: hidden };
-		const check = firstMatch(text, "strict");
+		const check = firstMatch([text], "strict");
 		return check ? { ok: false, reason: `prompt injection pattern: ${check.name}` } : { ok: true, text };
 	}
 	const cleaned = stripInvisible(text);
-	const check = firstMatch(cleaned, "data");
+	// The text as sent, and as received: a character stripped may have stood between two words.
+	const check = firstMatch([cleaned, text], "data");
 	return check ? { ok: false, reason: `prompt injection pattern: ${check.name}` } : { ok: true, text: cleaned };
 }
