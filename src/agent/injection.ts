@@ -154,11 +154,13 @@ const EMOJI_TRAILER = /[\u{FE0F}\u{1F3FB}-\u{1F3FF}]/u;
 const ZWNJ = 0x200c;
 const ZWJ = 0x200d;
 // The scripts whose spelling uses ZWJ and ZWNJ between letters (The Unicode Standard, 23.2 and the
-// Indic chapters): Sinhala's touching letters (ශ්‍රී), Bengali's ra-phala (র‍্যা), Devanagari's eyelash
+// Indic chapters): Sinhala's touching letters (ශ්‍රී), Bengali's ra-phala (র‍্যා), Devanagari's eyelash
 // ra (र्‍य), half forms and conjuncts kept apart, Persian's and Urdu's word-internal non-joins (می‌خواهم),
 // Syriac's and Mongolian's joining forms. Each joiner counts only between a letter or mark and another
-// of the same script, or right after a virama: one between Latin letters, or between a Bengali letter
-// and a Latin one, splits a word and is refused.
+// of the same script, or right after a virama on a letter of that virama's script: one between Latin
+// letters, between a Bengali letter and a Latin one, or after a virama put on a Latin letter, splits a
+// word and is refused.
+const joinerScript = (script: string) => new RegExp(`^(?=[\\p{L}\\p{M}])\\p{scx=${script}}$`, "u");
 const JOINER_SCRIPTS = [
 	"Arabic",
 	"Syriac",
@@ -173,10 +175,26 @@ const JOINER_SCRIPTS = [
 	"Kannada",
 	"Malayalam",
 	"Sinhala",
-].map((script) => new RegExp(`^(?=[\\p{L}\\p{M}])\\p{scx=${script}}$`, "u"));
-// The viramas of those scripts: a joiner right after one selects a half form or an old-style chillu
-// (അവന്‍), which may end a word. (IDNA's CONTEXTJ rule allows both joiners after a virama for this.)
-const VIRAMA = /[\u094D\u09CD\u0A4D\u0ACD\u0B4D\u0BCD\u0C4D\u0CCD\u0D3B\u0D3C\u0D4D\u0DCA]/u;
+].map(joinerScript);
+// The viramas of those scripts, each with its script: a joiner right after one selects a half form or
+// an old-style chillu (അവന്‍), which may end a word. (IDNA's CONTEXTJ rule allows both joiners after a
+// virama for this.)
+const VIRAMAS = new Map(
+	Object.entries({
+		"\u094D": "Devanagari",
+		"\u09CD": "Bengali",
+		"\u0A4D": "Gurmukhi",
+		"\u0ACD": "Gujarati",
+		"\u0B4D": "Oriya",
+		"\u0BCD": "Tamil",
+		"\u0C4D": "Telugu",
+		"\u0CCD": "Kannada",
+		"\u0D3B": "Malayalam",
+		"\u0D3C": "Malayalam",
+		"\u0D4D": "Malayalam",
+		"\u0DCA": "Sinhala",
+	}).map(([virama, script]) => [virama, joinerScript(script)]),
+);
 const LETTER_OR_MARK = /[\p{L}\p{M}]/u;
 const LETTER = /\p{L}/u;
 const MONGOLIAN = /\p{sc=Mongolian}/u;
@@ -191,9 +209,13 @@ const ALPHABETIC_LETTER = /[\p{sc=Latin}\p{sc=Greek}\p{sc=Cyrillic}]/u;
 const BLACK_FLAG = 0x1f3f4;
 const CANCEL_TAG = 0xe007f;
 
-/** A ZWJ or ZWNJ where a script's spelling puts one: after its virama, or between its letters and marks. */
-function joinsScript(before: string, after: string): boolean {
-	if (VIRAMA.test(before)) return true;
+/**
+ * A ZWJ or ZWNJ where a script's spelling puts one: after its virama on one of its letters (or marks,
+ * a nukta), or between its letters and marks.
+ */
+function joinsScript(base: string, before: string, after: string): boolean {
+	const viramaScript = VIRAMAS.get(before);
+	if (viramaScript) return viramaScript.test(base);
 	return JOINER_SCRIPTS.some((script) => script.test(before) && script.test(after));
 }
 
@@ -230,7 +252,7 @@ function findInvisible(text: string): { at: number; cp: number; kind: string }[]
 			while (k > 0 && EMOJI_TRAILER.test(chars[k] ?? "")) k--;
 			if (PICTOGRAPHIC.test(chars[k] ?? "") && PICTOGRAPHIC.test(after)) continue;
 		}
-		if ((cp === ZWJ || cp === ZWNJ) && joinsScript(before, after)) continue;
+		if ((cp === ZWJ || cp === ZWNJ) && joinsScript(chars[i - 2] ?? "", before, after)) continue;
 		if (cp === 0x00ad && LETTER_OR_MARK.test(before) && LETTER.test(after)) continue;
 		// Mongolian spelling selects letter forms with its free variation selectors; Hebrew pointing
 		// orders marks with the grapheme joiner.
