@@ -200,9 +200,12 @@ const LETTER = /\p{L}/u;
 const MONGOLIAN = /\p{sc=Mongolian}/u;
 const HEBREW = /\p{sc=Hebrew}/u;
 // Right-to-left letters. In text holding any, a bidi mark (LRM, RLM, ALM) orders a number, a Latin
-// word or punctuation among them, wherever it stands: after "world" in "שלום world‏", before the digits
-// in "السعر ‎100 USD".
+// word or punctuation among them: after "world" in "שלום world‏", before the digits in "السعر ‎100 USD".
+// Between two letters (or marks) of which neither is right-to-left it orders nothing a reader sees and
+// only splits or joins words ("ignore‏all‏previous").
 const RTL_LETTER = /(?=\p{L})[\p{sc=Hebrew}\p{sc=Arabic}\p{sc=Syriac}\p{sc=Thaana}\p{sc=Nko}\p{sc=Samaritan}\p{sc=Mandaic}\p{sc=Adlam}\p{sc=Hanifi_Rohingya}]/u;
+const RTL_LETTER_OR_MARK =
+	/(?=[\p{L}\p{M}])[\p{scx=Hebrew}\p{scx=Arabic}\p{scx=Syriac}\p{scx=Thaana}\p{scx=Nko}\p{scx=Samaritan}\p{scx=Mandaic}\p{scx=Adlam}\p{scx=Hanifi_Rohingya}]/u;
 const BIDI_MARKS = new Set([0x200e, 0x200f, 0x061c]);
 const HIEROGLYPH = /\p{sc=Egyptian_Hieroglyphs}/u;
 const ALPHABETIC_LETTER = /[\p{sc=Latin}\p{sc=Greek}\p{sc=Cyrillic}]/u;
@@ -219,11 +222,16 @@ function joinsScript(base: string, before: string, after: string): boolean {
 	return JOINER_SCRIPTS.some((script) => script.test(before) && script.test(after));
 }
 
+/** Between two letters or marks of which neither is right-to-left, where a bidi mark orders nothing. */
+function betweenLtrLetters(before: string, after: string): boolean {
+	return [before, after].every((ch) => LETTER_OR_MARK.test(ch) && !RTL_LETTER_OR_MARK.test(ch));
+}
+
 /**
  * Invisible characters that carry no visible meaning here, with their positions. Legitimate uses
  * are not counted: ZWJ inside an emoji sequence (👩‍💻), ZWJ and ZWNJ inside a word of a script that
  * spells with them, a soft hyphen between letters (a hyphenation point), a bidi mark in text with
- * right-to-left letters, and tag characters inside a subdivision flag (🏴 + tags + cancel tag).
+ * right-to-left letters (but not between two letters that are not), and tag characters inside a subdivision flag (🏴 + tags + cancel tag).
  */
 function findInvisible(text: string): { at: number; cp: number; kind: string }[] {
 	const chars = Array.from(text);
@@ -258,7 +266,7 @@ function findInvisible(text: string): { at: number; cp: number; kind: string }[]
 		// orders marks with the grapheme joiner.
 		if (((cp >= 0x180b && cp <= 0x180d) || cp === 0x180f) && MONGOLIAN.test(before)) continue;
 		if (cp === 0x034f && HEBREW.test(before) && HEBREW.test(after)) continue;
-		if (BIDI_MARKS.has(cp) && (rtl ??= RTL_LETTER.test(text))) continue;
+		if (BIDI_MARKS.has(cp) && (rtl ??= RTL_LETTER.test(text)) && !betweenLtrLetters(before, after)) continue;
 		if (cp >= 0x13430 && cp <= 0x1345f && HIEROGLYPH.test(before)) continue;
 		// A variation selector picks a glyph for the character before it (❤️, 1️⃣, a CJK variant); after
 		// a Latin, Greek or Cyrillic letter it selects nothing and only splits a word.
