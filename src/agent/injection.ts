@@ -311,28 +311,29 @@ const MARKS = /\p{M}/gu;
 // makes an i. Only the copies that are matched are folded: the text kept is the text sent.
 const LOOK_ALIKES: Record<string, string> = {
 	// Latin
-	ı: "i", ɩ: "i", ɑ: "a", ɡ: "g",
+	ı: "i", ɩ: "i", ɪ: "i", ɑ: "a", ɡ: "g",
 	// Cyrillic
 	а: "a", А: "A", В: "B", с: "c", С: "C", ԁ: "d", е: "e", Е: "E", һ: "h", Н: "H", і: "i", І: "I", ј: "j", Ј: "J",
 	К: "K", ӏ: "l", Ӏ: "l", М: "M", о: "o", О: "O", р: "p", Р: "P", ԛ: "q", г: "r", ѕ: "s", Ѕ: "S", Т: "T",
 	у: "y", У: "Y", Ү: "Y", ԝ: "w", Ԝ: "W", х: "x", Х: "X",
 	// Greek
 	α: "a", Α: "A", Β: "B", Ε: "E", Ζ: "Z", Η: "H", ι: "i", Ι: "I", κ: "k", Κ: "K", Μ: "M", ν: "v", Ν: "N",
-	ο: "o", Ο: "O", ρ: "p", Ρ: "P", Τ: "T", υ: "u", Υ: "Y", χ: "x", Χ: "X",
+	ο: "o", Ο: "O", ρ: "p", Ρ: "P", Τ: "T", υ: "u", Υ: "Y", χ: "x", Χ: "X", ϲ: "c", Ϲ: "C",
 	// Armenian
-	հ: "h", ո: "n", ս: "u", օ: "o", Օ: "O",
+	ց: "g", հ: "h", ո: "n", ս: "u", օ: "o", Օ: "O",
 };
 const LOOK_ALIKE = new RegExp(`[${Object.keys(LOOK_ALIKES).join("")}]`, "gu");
+
+const latin = (text: string) => text.replace(LOOK_ALIKE, (ch) => LOOK_ALIKES[ch] ?? ch);
 
 /**
  * Compatibility forms folded (NFKD: "ｉｇｎｏｒｅ" is "ignore"), accents and other marks dropped ("İ", "ó"
  * and "i̇" are a plain letter), look-alike letters made Latin ("ignоre" with a Cyrillic о is "ignore").
+ * Look-alikes are read both before NFKD, which makes the lunate sigma ϲ a final sigma ς, and after it,
+ * which takes the accent off a Cyrillic ӧ.
  */
 function skeleton(text: string): string {
-	return text
-		.normalize("NFKD")
-		.replace(MARKS, "")
-		.replace(LOOK_ALIKE, (ch) => LOOK_ALIKES[ch] ?? ch);
+	return latin(latin(text).normalize("NFKD").replace(MARKS, ""));
 }
 
 /**
