@@ -154,7 +154,7 @@ const EMOJI_TRAILER = /[\u{FE0F}\u{1F3FB}-\u{1F3FF}]/u;
 const ZWNJ = 0x200c;
 const ZWJ = 0x200d;
 // The scripts whose spelling uses ZWJ and ZWNJ between letters (The Unicode Standard, 23.2 and the
-// Indic chapters): Sinhala's touching letters (ශ්‍රී), Bengali's ra-phala (র‍্যා), Devanagari's eyelash
+// Indic chapters): Sinhala's touching letters (ශ්‍රී), Bengali's ra-phala (র‍্যা), Devanagari's eyelash
 // ra (र्‍य), half forms and conjuncts kept apart, Persian's and Urdu's word-internal non-joins (می‌خواهم),
 // Syriac's and Mongolian's joining forms. Each joiner counts only between a letter or mark and another
 // of the same script, or right after a virama on a letter of that virama's script: one between Latin
@@ -231,7 +231,8 @@ function betweenLtrLetters(before: string, after: string): boolean {
  * Invisible characters that carry no visible meaning here, with their positions. Legitimate uses
  * are not counted: ZWJ inside an emoji sequence (👩‍💻), ZWJ and ZWNJ inside a word of a script that
  * spells with them, a soft hyphen between letters (a hyphenation point), a bidi mark in text with
- * right-to-left letters (but not between two letters that are not), and tag characters inside a subdivision flag (🏴 + tags + cancel tag).
+ * right-to-left letters (but not between two letters that are not), and tag characters inside a
+ * subdivision flag (🏴 + tags + cancel tag).
  */
 function findInvisible(text: string): { at: number; cp: number; kind: string }[] {
 	const chars = Array.from(text);
