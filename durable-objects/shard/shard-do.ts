@@ -36,7 +36,7 @@ export interface ShardTickResult {
 	deferred: number;
 }
 
-/** Where a tick's calls stopped: its agents due at `now` named after `after` are the follow-up alarm's. */
+/** A minute not yet called through: its agents due at `now` named after `after` are still to be called. */
 interface FollowUp {
 	shard: number;
 	now: number;
@@ -59,6 +59,8 @@ export const agentTickFailure = (agent: string) => `agent ${agent} did not answe
  */
 export class SchedulerShardDO extends DurableObject<Env> {
 	private readonly sql: SqlStorage;
+	/** Each agent's call on its way from this instance, the latest first in line: a later minute's waits for it. */
+	private readonly calling = new Map<string, Promise<void>>();
 
 	constructor(ctx: DurableObjectState, env: Env) {
 		super(ctx, env);
@@ -86,24 +88,27 @@ export class SchedulerShardDO extends DurableObject<Env> {
 	 * called is one, as is each D1 query), past which every call throws: the agents named last would
 	 * fail at every tick. A tick calls what fits in 80 % of it and leaves the rest to a follow-up
 	 * alarm, a fresh invocation, which calls them for the same minute within seconds (and sets
-	 * another if they do not fit either). Each agent's own ledger claims an occurrence once however
-	 * often, and however late, it is called.
+	 * another if they do not fit either). An earlier minute still pending goes first, with its own
+	 * time: an agent called for this minute before that one would skip that one's slot as
+	 * superseded (an agent's tick fires at most one slot).
 	 */
 	async tick(shard: number, now: number): Promise<ShardTickResult> {
 		const calls = this.subrequests();
 		await this.syncFileAgents(shard, calls);
-		const result = await this.callDue(shard, now, "", calls);
+		this.enqueueMinute(shard, now);
+		const result = await this.callPending(shard, calls);
 		await this.noticeRetentionVar(shard, calls);
 		return result;
 	}
 
-	/** What a tick left: the rest of its due agents, then the rest of a retention notice. */
+	/** What ticks left: the rest of their due agents, oldest minute first, then the rest of a retention notice. */
 	override async alarm(): Promise<void> {
 		const calls = this.subrequests();
-		const followUp = this.meta<FollowUp>("follow_up");
-		if (followUp) {
-			const result = await this.callDue(followUp.shard, followUp.now, followUp.after, calls);
-			log.info("shard.follow_up", { shard: followUp.shard, tick: new Date(followUp.now).toISOString(), agents_called: result.agents_called, claimed: result.claimed, failed: result.failed.length, deferred: result.deferred });
+		const pending = this.pending();
+		if (pending.length > 0) {
+			const shard = pending[0]!.shard;
+			const result = await this.callPending(shard, calls);
+			log.info("shard.follow_up", { shard, ticks: pending.map((p) => new Date(p.now).toISOString()), agents_called: result.agents_called, claimed: result.claimed, failed: result.failed.length, deferred: result.deferred });
 		}
 		const notice = this.meta<NoticeLeft>("retention_notice");
 		if (notice) await this.noticeRetentionVar(notice.shard, calls);
@@ -124,22 +129,70 @@ export class SchedulerShardDO extends DurableObject<Env> {
 	}
 
 	/**
-	 * Calls the agents due at `now` named after `after`, as many as `calls` has left, and leaves the
-	 * rest to the follow-up alarm. A tick's call replaces what an earlier tick left: its own query
-	 * finds those agents still due, and calls them for its later minute, their cursors catching up.
+	 * The minutes whose due agents are not all called yet, oldest first, each with the last agent
+	 * called for it. Read and written only in synchronous sections (no await between), so a tick and
+	 * the follow-up alarm running at once never write over each other's place.
 	 */
-	private async callDue(shard: number, now: number, after: string, calls: SubrequestBudget): Promise<ShardTickResult> {
-		const due = this.sql
-			.exec<{ name: string; source: string; generation: number }>("SELECT name, source, generation FROM agents WHERE next_due_at <= ? AND name > ? ORDER BY name", now, after)
-			.toArray()
-			.slice(0, calls.left + 1);
-		const deferred = due.length > calls.left;
-		if (deferred) due.pop();
-		calls.note(due.length);
+	private pending(): FollowUp[] {
+		const queue = this.meta<FollowUp[]>("follow_ups") ?? [];
+		// Left by a shard before the queue: its one cursor.
+		const single = this.meta<FollowUp>("follow_up");
+		return single ? [single, ...queue.filter((f) => f.now !== single.now)].sort((a, b) => a.now - b.now) : queue;
+	}
+
+	private setPending(queue: FollowUp[]): void {
+		this.setMeta("follow_up", null);
+		this.setMeta("follow_ups", queue.length > 0 ? queue : null);
+	}
+
+	/** A tick's own minute joins the queue after any earlier one (a repeated tick's minute only once). */
+	private enqueueMinute(shard: number, now: number): void {
+		const queue = this.pending();
+		if (queue.some((f) => f.now === now)) return;
+		this.setPending([...queue, { shard, now, after: "" }].sort((a, b) => a.now - b.now));
+	}
+
+	/**
+	 * Takes the next agents to call from the queue, oldest minute first, as many as `calls` has left,
+	 * and moves the queue past them, all without an await: another invocation taking agents at the
+	 * same time takes the ones after these.
+	 */
+	private take(calls: SubrequestBudget): { name: string; source: string; generation: number; now: number }[] {
+		const queue = this.pending();
+		const taken: { name: string; source: string; generation: number; now: number }[] = [];
+		while (queue.length > 0 && calls.left > 0) {
+			const head = queue[0]!;
+			const due = this.sql
+				.exec<{ name: string; source: string; generation: number }>("SELECT name, source, generation FROM agents WHERE next_due_at <= ? AND name > ? ORDER BY name LIMIT ?", head.now, head.after, calls.left + 1)
+				.toArray();
+			const batch = due.slice(0, calls.left);
+			calls.note(batch.length);
+			for (const row of batch) taken.push({ ...row, now: head.now });
+			if (due.length > batch.length) head.after = batch.at(-1)!.name;
+			else queue.shift();
+		}
+		this.setPending(queue);
+		return taken;
+	}
+
+	/**
+	 * Calls the agents the queue holds, as many as `calls` has left, and leaves the rest to the
+	 * follow-up alarm. An agent taken for a later minute while its call for an earlier one is still
+	 * on its way (by another invocation) waits for that call: it must reach the agent first.
+	 */
+	private async callPending(shard: number, calls: SubrequestBudget): Promise<ShardTickResult> {
+		const due = this.take(calls);
 		const result: ShardTickResult = { shard, agents_called: due.length, claimed: 0, skipped: 0, failed: [], deferred: 0 };
 		// Dealt before any call leaves: the output gate holds the calls until the counter is on disk,
-		// so no id handed out is ever dealt again.
-		const ids = due.length === 0 ? [] : this.dealOrNone(shard, due.length * TICK_JOB_IDS, now);
+		// so no id handed out is ever dealt again. Dated by the newest minute called.
+		const ids = due.length === 0 ? [] : this.dealOrNone(shard, due.length * TICK_JOB_IDS, Math.max(...due.map((d) => d.now)));
+		const turns = due.map(({ name }) => {
+			const before = this.calling.get(name);
+			let done!: () => void;
+			const mine = new Promise<void>((resolve) => (done = resolve));
+			this.calling.set(name, mine);
+			return { before, done, mine };
+		});
 		// Written together once every agent has answered: one write per answer would be one SQLite
 		// commit (an fsync) per agent. If the shard dies first, the next tick calls these agents again
 		// and each one's own cursor claims nothing twice.
@@ -147,8 +200,10 @@ export class SchedulerShardDO extends DurableObject<Env> {
 		let next = 0;
 		const worker = async () => {
 			for (let i = next++; i < due.length; i = next++) {
-				const { name, source, generation } = due[i]!;
+				const { name, source, generation, now } = due[i]!;
+				const turn = turns[i]!;
 				try {
+					await turn.before;
 					const dealt = ids.slice(i * TICK_JOB_IDS, (i + 1) * TICK_JOB_IDS);
 					const outcome = await agentRpc(this.env, name).tick(name, source as "file" | "api", now, dealt);
 					result.claimed += outcome.claimed;
@@ -158,21 +213,26 @@ export class SchedulerShardDO extends DurableObject<Env> {
 					// The heartbeat, GET /v1/status and the scheduler incident show this: a fixed public line.
 					// What went wrong inside the agent (a parse error, a storage fault) is for the logs.
 					result.failed.push({ agent: name, error: agentTickFailure(name) });
-					log.error("shard.agent_tick_failed", { shard, agent: name, ...errorFields(err) });
+					log.error("shard.agent_tick_failed", { shard, agent: name, tick: new Date(now).toISOString(), ...errorFields(err) });
+				} finally {
+					turn.done();
+					if (this.calling.get(name) === turn.mine) this.calling.delete(name);
 				}
 			}
 		};
 		await Promise.all(Array.from({ length: Math.min(CONCURRENCY, due.length) }, worker));
-		const left: FollowUp | null = deferred ? { shard, now, after: due.at(-1)?.name ?? after } : null;
-		if (left) result.deferred = this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM agents WHERE next_due_at <= ? AND name > ?", now, left.after).one().n;
+		// Not over a PUT, DELETE or deploy that landed while the agent was being called: its due time
+		// was read from the definition before it.
 		this.ctx.storage.transactionSync(() => {
-			// Not over a PUT, DELETE or deploy that landed while the agent was being called: its due time
-			// was read from the definition before it.
 			for (const [name, at, generation] of nextDue) this.sql.exec("UPDATE agents SET next_due_at = ? WHERE name = ? AND generation = ?", at, name, generation);
-			this.setMeta("follow_up", left);
 		});
-		if (left) {
-			log.warn("shard.calls_deferred", { shard, tick: new Date(now).toISOString(), agents_called: due.length, deferred: result.deferred });
+		const left = this.pending();
+		if (left.length > 0) {
+			const owed = left.map(() => "(next_due_at <= ? AND name > ?)").join(" OR ");
+			result.deferred = this.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM agents WHERE ${owed}`, ...left.flatMap((f) => [f.now, f.after])).one().n;
+		}
+		if (left.length > 0) {
+			log.warn("shard.calls_deferred", { shard, ticks: left.map((f) => new Date(f.now).toISOString()), agents_called: due.length, deferred: result.deferred });
 			await this.ctx.storage.setAlarm(Date.now());
 		}
 		return result;
