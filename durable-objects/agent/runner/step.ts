@@ -281,13 +281,15 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 	save(deps, updated);
 	// A continuation is a request but not a turn; a refused answer is a billed request too.
 	noteExtraRequests(deps.sql, job.id, refusals(attempts) + (continuing ? 1 : 0));
-	out(deps, job.id, ...lines);
-	// The answer and its calls in one transaction: a message stored in pieces is never half-kept.
+	// The answer, its calls and its output lines in one transaction: a message stored in pieces is
+	// never half-kept, and an answer that could not be stored leaves no lines (no tool_use line for a
+	// call never recorded); the step asked again writes its own lines once.
 	let kept: number | MessageTooLargeError;
 	try {
 		kept = deps.transact(() => {
 			const seq = continuing ? extendLastMessage(deps.sql, job.id, content) : appendMessage(deps.sql, job.id, { role: "assistant", content });
 			if (asksForTools) insertToolCalls(deps.sql, job.id, seq, toolUses.map((t) => ({ id: t.id, name: t.name, input: redactDeep(t.input) })));
+			appendLines(deps.sql, job.id, lines, now);
 			return seq;
 		});
 	} catch (err) {
@@ -296,9 +298,12 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 	}
 	if (kept instanceof MessageTooLargeError) {
 		log.warn("job.answer_not_stored", { agent: job.agent, job_id: job.id, bytes: kept.bytes, error_message: kept.message });
+		// The job ends here: the answer's usage is still shown, its calls (never recorded) are not.
+		out(deps, job.id, ...lines.filter((l) => l.type !== "tool_use"));
 		finish(deps, updated, "failed", answerNotStored(kept));
 		return "done";
 	}
+	deps.notify(job.id);
 
 	if (asksForTools) {
 		// A call whose input was not valid JSON is not run (what it would act on is a guess): the model
