@@ -62,7 +62,7 @@ export const DELIVERY_KEYWORDS = ["delivery", "deliver", "webhook", "slack", "di
 export const CONFIG_KEYWORDS = ["config", "fleet.yaml", "not set", "missing secret", "invalid cron", "definition", "retired", "not allowed base url", "guard"] as const;
 /** A script the job ran failed: drover runs none of its own, but a tool may (`run_script`, "exit code 1"). */
 export const SCRIPT_KEYWORDS = ["script", "scripts", "exit code", "exit status"] as const;
-export const AGENT_KEYWORDS = ["max_turns", "usage_limit", "usage limit", "indeterminate", "model output", "tool", "refused", "invalid_request", "max_tokens", "context window"] as const;
+export const AGENT_KEYWORDS = ["max_turns", "usage_limit", "usage limit", "indeterminate", "model output", "tool", "refused", "invalid_request", "max_tokens", "context window", "too large to store"] as const;
 
 /** HTTP statuses that decide a class on their own when the caller knows the response status. */
 export const RATE_LIMIT_STATUSES: readonly number[] = [429];

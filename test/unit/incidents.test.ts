@@ -153,6 +153,7 @@ describe("classifyFailure", () => {
 		["the model refused to answer (stop_reason refusal)", undefined, "agent"],
 		["the conversation outgrew the model's context window (stop_reason model_context_window_exceeded)", undefined, "agent"],
 		["response truncated at max_tokens inside a call to tool http_fetch", undefined, "agent"],
+		["the model's answer was too large to store, so the conversation cannot go on", undefined, "agent"],
 	];
 
 	it("has at least 20 cases", () => {
