@@ -47,6 +47,8 @@ interface FollowUp {
 interface NoticeLeft {
 	shard: number;
 	after: string;
+	/** The value being told: a notice left for another (lowered again since) starts over. */
+	days?: string;
 }
 
 /** What the heartbeat and the scheduler incident say of an agent whose tick call failed. */
@@ -258,8 +260,9 @@ export class SchedulerShardDO extends DurableObject<Env> {
 		if (seen !== undefined && Number(days) < Number(seen)) {
 			// Told in name order, as many an invocation as its subrequests allow; the follow-up alarm
 			// tells the rest, and the new value is recorded once every agent has been told.
-			const after = left?.after ?? "";
-			if (calls.left === 0) return this.noticeLater(shard, after);
+			// Lowered again during a notice: the agents already told heard only the earlier value.
+			const after = left && left.days === days ? left.after : "";
+			if (calls.left === 0) return this.noticeLater(shard, after, days);
 			const names = this.sql.exec<{ name: string }>("SELECT name FROM agents ORDER BY name").toArray().map((r) => r.name);
 			calls.note();
 			const deleted = await this.deletedSince(shard, Date.now() - Number(seen) * 86_400_000, names);
@@ -273,7 +276,7 @@ export class SchedulerShardDO extends DurableObject<Env> {
 					log.error("shard.retention_notice_failed", { shard, agent: name, ...errorFields(err) });
 				}
 			}
-			if (told.length < all.length) return this.noticeLater(shard, told.at(-1) ?? after);
+			if (told.length < all.length) return this.noticeLater(shard, told.at(-1) ?? after, days);
 			log.info("shard.retention_shortened", { shard, from: Number(seen), to: Number(days) });
 		}
 		this.ctx.storage.transactionSync(() => {
@@ -283,8 +286,8 @@ export class SchedulerShardDO extends DurableObject<Env> {
 	}
 
 	/** Leaves the rest of a retention notice, the agents named after `after`, to the follow-up alarm. */
-	private async noticeLater(shard: number, after: string): Promise<void> {
-		this.setMeta("retention_notice", { shard, after } satisfies NoticeLeft);
+	private async noticeLater(shard: number, after: string, days: string): Promise<void> {
+		this.setMeta("retention_notice", { shard, after, days } satisfies NoticeLeft);
 		await this.ctx.storage.setAlarm(Date.now());
 	}
 

@@ -98,4 +98,48 @@ describe("a shard with more due agents than one invocation may call (SUBREQUEST_
 			expect(await env.AGENT.getByName(name).getJob(held.get(name)!), name).toBeNull();
 		}
 	});
+
+	it("starts a notice again from the first agent when RETENTION_DAYS is lowered again before it is done", async () => {
+		const start = Date.parse("2031-06-03T10:00:00Z");
+		vi.useFakeTimers({ toFake: ["Date"], now: start });
+		const shard = 7;
+		const names = namesInShard("cut-twice", shard, 12);
+		for (const name of names) await createAgent({ name });
+		const shardStub = env.SCHEDULER_SHARD.getByName(shardName(shard));
+		await runInDurableObject(shardStub, withVars({ SUBREQUEST_LIMIT: "10" }));
+		await tick(start);
+		await followUps(shard);
+		// Each holds a job ended 5 days ago, and an alarm for its expiry under the deployment's 30 days.
+		const held = new Map<string, string>();
+		for (const name of names) {
+			await runInDurableObject(env.AGENT.getByName(name), (_i: AgentDO, state) => {
+				const record = endedRecord(name, new Date(Date.now() - 5 * 86_400_000));
+				storeRun(state.storage.sql, record);
+				held.set(name, record.id);
+				return state.storage.setAlarm(Date.now() + 25 * 86_400_000);
+			});
+		}
+		const deploy = async (days: string) => {
+			for (const name of names) await runInDurableObject(env.AGENT.getByName(name), withVars({ RETENTION_DAYS: days }));
+			await runInDurableObject(shardStub, withVars({ RETENTION_DAYS: days }));
+		};
+		// 7 days: the job is kept 2 days more. Only the first agents are told before 3 days is deployed.
+		await deploy("7");
+		vi.setSystemTime(start + 65_000);
+		await tick(start + 60_000);
+		// Those told prune nothing under 7 days, and wait for the job's expiry 2 days on.
+		for (const name of names) if ((await alarmOf(name))! <= Date.now()) await runDurableObjectAlarm(env.AGENT.getByName(name));
+		expect((await Promise.all(names.map(alarmOf))).filter((at) => at! > Date.now() + 86_400_000 && at! < Date.now() + 3 * 86_400_000).length).toBeGreaterThan(0);
+		await deploy("3");
+		vi.setSystemTime(start + 125_000);
+		await tick(start + 120_000);
+		await followUps(shard);
+
+		// Every agent heard of 3 days: the job is past it, and each prunes it now.
+		for (const name of names) {
+			expect(await alarmOf(name), name).toBeLessThanOrEqual(Date.now());
+			expect(await runDurableObjectAlarm(env.AGENT.getByName(name))).toBe(true);
+			expect(await env.AGENT.getByName(name).getJob(held.get(name)!), name).toBeNull();
+		}
+	});
 });
