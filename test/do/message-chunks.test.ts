@@ -79,4 +79,16 @@ describe("a message stored in pieces", () => {
 		});
 		expect(outcome).toEqual({ error: { bytes: MAX_MESSAGE_BYTES + 27, message: expect.stringContaining(`over the ${MAX_MESSAGE_BYTES} bytes a message may be`) }, rows: 0 });
 	});
+
+	it("refuses a message of 9 MB: read, joined and sent again every turn, it would outgrow the object's 128 MB", async () => {
+		const outcome = await inObject("chunks-nine-mb", (sql) => {
+			try {
+				appendMessage(sql, "job-n", { role: "assistant", content: [{ type: "text", text: "z".repeat(9 * 1024 * 1024) }] });
+				return { stored: true, rows: pieces(sql, "job-n").length };
+			} catch (err) {
+				return { stored: !(err instanceof MessageTooLargeError), rows: pieces(sql, "job-n").length };
+			}
+		});
+		expect(outcome).toEqual({ stored: false, rows: 0 });
+	});
 });

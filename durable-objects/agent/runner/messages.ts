@@ -15,10 +15,12 @@ import type { MessageParam, ToolResultBlockParam, TextBlockParam } from "../../.
 export const MESSAGE_CHUNK_BYTES = 1_000_000;
 
 /**
- * The most of one message drover stores. The Messages API takes no request over 32 MB, so a larger
- * message could never be sent back; storing it would only hold the job's memory.
+ * The most of one message drover stores. Every turn reads the conversation back, joins a chunked
+ * message, parses it and serializes the request again (some five copies in memory at once): one of
+ * 32 MB (all the Messages API takes) would pass the isolate's 128 MB and crash the object at every
+ * pass. A larger answer ends its job message_too_large.
  */
-export const MAX_MESSAGE_BYTES = 32 * 1024 * 1024;
+export const MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
 
 /** A message that could not be stored: over MAX_MESSAGE_BYTES, or refused by SQLite for its size. Its message says why. */
 export class MessageTooLargeError extends Error {
@@ -115,7 +117,7 @@ function piecesOf(json: string): { pieces: string[]; bytes: number | null } {
 		if (pair) i++;
 	}
 	pieces.push(json.slice(start));
-	if (bytes > MAX_MESSAGE_BYTES) throw new MessageTooLargeError(bytes, `over the ${MAX_MESSAGE_BYTES} bytes a message may be (the Messages API takes no larger request)`);
+	if (bytes > MAX_MESSAGE_BYTES) throw new MessageTooLargeError(bytes, `over the ${MAX_MESSAGE_BYTES} bytes a message may be (each turn holds it in memory several times over)`);
 	return { pieces, bytes };
 }
 
