@@ -87,8 +87,9 @@ export class AgentDO extends DurableObject<Env> {
 			},
 			(jobId, afterLine) => archivedLines(this.sql, this.env.OUTPUT, jobId, afterLine),
 		);
-		// Through the object's env, read when used: tests swap its bindings for failing ones.
-		this.registry = new RegistrySync(this.sql, () => this.env);
+		// Through the object's env, read when used: tests swap its bindings for failing ones. Counted:
+		// a pass runs a sync (a shard call and D1 writes) beside its jobs, within its subrequests.
+		this.registry = new RegistrySync(this.sql, () => this.passes.outboundEnv);
 		this.passes = new Passes(ctx, () => this.env, this.hub, this.registry);
 		this.control = { sql: this.sql, passes: this.passes, hub: this.hub };
 	}

@@ -96,11 +96,12 @@ export class Passes {
 	}
 
 	/**
-	 * The object's env with its fetches, R2 and D1 calls counted into the running pass's budget:
-	 * what jobs, their model client and the closing work send through (tests swap the object's env,
-	 * so it is made again when that changes).
+	 * The object's env with its fetches, R2, D1 and Durable Object calls counted into the running
+	 * pass's budget: what jobs, their model client, the closing work and the registry sync send
+	 * through (tests swap the object's env, so it is made again when that changes). Between passes
+	 * it counts into the last one's, which nothing reads any more.
 	 */
-	private get outboundEnv(): Env {
+	get outboundEnv(): Env {
 		const raw = this.currentEnv();
 		if (this.counted?.raw !== raw) this.counted = { raw, env: countedEnv(raw, () => this.budget.note()) };
 		return this.counted.env;

@@ -52,19 +52,62 @@ export function outboundFetch(env: object): typeof fetch {
 
 /** `env` with its D1 and R2 bindings counting each request, and outboundFetch counting each fetch, through `note`. */
 export function countedEnv(env: Env, note: Note): Env {
-	const counted: Env & { [NOTE]: Note } = { ...env, DB: countedDatabase(env.DB, note), OUTPUT: countedBucket(env.OUTPUT, note), [NOTE]: note };
+	const counted: Env & { [NOTE]: Note } = {
+		...env,
+		DB: countedDatabase(env.DB, note),
+		OUTPUT: countedBucket(env.OUTPUT, note),
+		AGENT: countedNamespace(env.AGENT, note),
+		SCHEDULER_SHARD: countedNamespace(env.SCHEDULER_SHARD, note),
+		[NOTE]: note,
+	};
 	return counted;
 }
 
-/** Every R2 operation is one request (resumeMultipartUpload only builds a handle). */
+/**
+ * Every R2 operation is one request (resumeMultipartUpload only builds a handle), and so is each
+ * call on a multipart upload's handle (a part, the completion, an abort).
+ */
 function countedBucket(bucket: R2Bucket, note: Note): R2Bucket {
 	return new Proxy(bucket, {
 		get(target, prop) {
 			const value = Reflect.get(target, prop, target) as unknown;
 			if (typeof value !== "function") return value;
 			return (...args: unknown[]) => {
-				if (prop !== "resumeMultipartUpload") note();
-				return (value as (...a: unknown[]) => unknown).apply(target, args);
+				if (prop === "resumeMultipartUpload") return countedCalls(value.apply(target, args) as R2MultipartUpload, note);
+				note();
+				const result = (value as (...a: unknown[]) => unknown).apply(target, args);
+				if (prop === "createMultipartUpload") return (result as Promise<R2MultipartUpload>).then((upload) => countedCalls(upload, note));
+				return result;
+			};
+		},
+	});
+}
+
+/** An object each of whose method calls is one request: a multipart upload's handle, a Durable Object's stub. */
+function countedCalls<T extends object>(object: T, note: Note): T {
+	return new Proxy(object, {
+		get(target, prop) {
+			const value = Reflect.get(target, prop, target) as unknown;
+			// Not a method: a stub answers every name, and `then` would make it look like a promise.
+			if (typeof value !== "function" || typeof prop !== "string" || prop === "then") return value;
+			return (...args: unknown[]) => {
+				note();
+				// Reflect.apply, not value.apply: an RPC method's `apply` would be taken for a method named so.
+				return Reflect.apply(value as (...a: unknown[]) => unknown, target, args);
+			};
+		},
+	});
+}
+
+/** A Durable Object namespace whose stubs count each call (an RPC or a fetch is one subrequest). */
+function countedNamespace<T extends Rpc.DurableObjectBranded | undefined>(namespace: DurableObjectNamespace<T>, note: Note): DurableObjectNamespace<T> {
+	return new Proxy(namespace, {
+		get(target, prop) {
+			const value = Reflect.get(target, prop, target) as unknown;
+			if (typeof value !== "function") return value;
+			return (...args: unknown[]) => {
+				const result = (value as (...a: unknown[]) => unknown).apply(target, args);
+				return prop === "get" || prop === "getByName" ? countedCalls(result as object, note) : result;
 			};
 		},
 	});

@@ -32,4 +32,21 @@ describe("a counted env (what an agent's pass sends through)", () => {
 		expect((await outboundFetch(env)("https://counted.example.test/b")).ok).toBe(true);
 		expect(made).toBe(7);
 	});
+
+	it("counts each request of a multipart upload, and each call to another Durable Object", async () => {
+		let made = 0;
+		const counted = countedEnv(env, () => made++);
+		const upload = await counted.OUTPUT.createMultipartUpload("subrequests/multipart");
+		const part = await upload.uploadPart(1, "one part");
+		const resumed = counted.OUTPUT.resumeMultipartUpload("subrequests/multipart", upload.uploadId);
+		await resumed.complete([part]);
+		// Create, upload a part, complete: three requests (resuming only builds a handle).
+		expect(made).toBe(3);
+		expect(await (await env.OUTPUT.get("subrequests/multipart"))?.text()).toBe("one part");
+
+		// A shard dealing job ids, as an agent's registry sync or id dealing asks it: one request a call.
+		const ids = await counted.SCHEDULER_SHARD.getByName("shard-9").dealJobIds(9, 2, Date.now());
+		expect(ids).toHaveLength(2);
+		expect(made).toBe(4);
+	});
 });
