@@ -7,6 +7,7 @@ import { dealtJobId, idDay, SLOT_CAPACITY } from "../../src/jobs/id-blocks.ts";
 import type { AgentDefinition } from "../../src/config/schema.ts";
 import { errorFields, log } from "../../src/log.ts";
 import { shardOf } from "../../src/scheduler/shards.ts";
+import { fileSchedulerIncident } from "../../src/scheduler/tick.ts";
 import { liveRegisteredAmong, markAgentDeleted } from "../../src/store/agent-registry.ts";
 import { sha256Hex } from "../../src/shared/hash.ts";
 import { SubrequestBudget } from "../../src/shared/subrequests.ts";
@@ -111,6 +112,13 @@ export class SchedulerShardDO extends DurableObject<Env> {
 			const shard = pending[0]!.shard;
 			const result = await this.callPending(shard, calls);
 			log.info("shard.follow_up", { shard, ticks: pending.map((p) => new Date(p.now).toISOString()), agents_called: result.agents_called, claimed: result.claimed, failed: result.failed.length, deferred: result.deferred });
+			// No tick reports what its follow-up finds: an agent that never answers must still open the
+			// scheduler incident, as it would were it called by the tick. (A later tick that reaches
+			// every agent it calls resolves it, and the next failing follow-up opens it again.)
+			if (result.failed.length > 0) {
+				calls.note(2);
+				await fileSchedulerIncident(this.env, "partial", result.failed.map((f) => f.error), Date.now());
+			}
 		}
 		const notice = this.meta<NoticeLeft>("retention_notice");
 		if (notice) await this.noticeRetentionVar(notice.shard, calls);

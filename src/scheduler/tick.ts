@@ -111,8 +111,11 @@ async function retryAlerts(env: Env, scheduledTime: number, now: number): Promis
 /** Bounded: each try may wait out the webhook's timeout, and the tick has other work. */
 const ALERT_RETRIES_PER_TICK = 5;
 
-/** A tick that could not reach every shard or agent is an incident of the pseudo-agent "scheduler". */
-async function fileSchedulerIncident(env: Env, outcome: TickSummary["outcome"], errors: string[], now: number): Promise<void> {
+/**
+ * A tick that could not reach every shard or agent is an incident of the pseudo-agent "scheduler";
+ * so is a shard's follow-up alarm that could not reach an agent the tick left to it.
+ */
+export async function fileSchedulerIncident(env: Env, outcome: TickSummary["outcome"], errors: string[], now: number): Promise<void> {
 	try {
 		if (outcome === "ok") {
 			await resolveOpen(env.DB, SCHEDULER_AGENT, now);

@@ -4,6 +4,7 @@ import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { shardName, shardOf } from "../../src/scheduler/shards.ts";
 import { createAgent, runsOf } from "../helpers/agents.ts";
 import { endedRecord, storeRun } from "../helpers/jobs.ts";
+import { call } from "../helpers/http.ts";
 import { tick } from "../helpers/ticks.ts";
 
 /** `count` agent names, prefixed `prefix`, that all hash to scheduler shard `shard`. */
@@ -141,5 +142,25 @@ describe("a shard with more due agents than one invocation may call (SUBREQUEST_
 			expect(await runDurableObjectAlarm(env.AGENT.getByName(name))).toBe(true);
 			expect(await env.AGENT.getByName(name).getJob(held.get(name)!), name).toBeNull();
 		}
+	});
+
+	it("opens the scheduler incident for an agent called by the follow-up alarm that does not answer", async () => {
+		const ten = Date.parse("2031-06-04T10:00:00Z");
+		vi.useFakeTimers({ toFake: ["Date"], now: ten - 30_000 });
+		const shard = 8;
+		const names = namesInShard("late-broken", shard, 12).sort();
+		for (const name of names) await createAgent({ name, schedules: { minutely: { cron: "* * * * *" } } });
+		await runInDurableObject(env.SCHEDULER_SHARD.getByName(shardName(shard)), withVars({ SUBREQUEST_LIMIT: "10" }));
+		// The agent named last is past what the tick's own invocation calls; its stored state no longer parses.
+		const broken = names.at(-1)!;
+		await runInDurableObject(env.AGENT.getByName(broken), (_i: AgentDO, state) => {
+			state.storage.sql.exec("UPDATE agent_state SET definition = '{not json'");
+		});
+		vi.setSystemTime(ten + 5_000);
+		await tick(ten);
+		expect(await followUps(shard)).toBeGreaterThan(0);
+
+		const { incidents } = (await (await call("/v1/incidents?agent=scheduler")).json()) as { incidents: { state: string; error: string }[] };
+		expect(incidents).toMatchObject([{ state: expect.stringMatching(/^(open|alerted)$/), error: `tick partial: agent ${broken} did not answer the tick` }]);
 	});
 });
