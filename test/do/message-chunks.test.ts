@@ -10,7 +10,9 @@ import {
 	readMessages,
 	rewriteMessage,
 } from "../../durable-objects/agent/runner/messages.ts";
+import { clearOldToolResults } from "../../durable-objects/agent/runner/context.ts";
 import type { MessageParam } from "../../src/agent/contracts.ts";
+import { vi } from "vitest";
 
 const encoder = new TextEncoder();
 
@@ -90,5 +92,24 @@ describe("a message stored in pieces", () => {
 			}
 		});
 		expect(outcome).toEqual({ stored: false, rows: 0 });
+	});
+
+	it("is the only message a turn under the tool results' budget reads in JS: the others are summed in SQLite", async () => {
+		const parsed = await inObject("chunks-budget", (sql) => {
+			// A prompt stored in pieces, then 30 turns of small tool results.
+			appendMessage(sql, "job-b", { role: "user", content: [{ type: "text", text: "p".repeat(MESSAGE_CHUNK_BYTES + 10) }] });
+			for (let i = 0; i < 30; i++) {
+				appendMessage(sql, "job-b", { role: "assistant", content: [{ type: "tool_use", id: `t${i}`, name: "http_fetch", input: {} }] });
+				appendMessage(sql, "job-b", { role: "user", content: [{ type: "tool_result", tool_use_id: `t${i}`, content: "ok" }] });
+			}
+			const parse = vi.spyOn(JSON, "parse");
+			try {
+				expect(clearOldToolResults(sql, "job-b")).toEqual({ results: 0, chars: 0 });
+				return parse.mock.calls.length;
+			} finally {
+				parse.mockRestore();
+			}
+		});
+		expect(parsed).toBe(1);
 	});
 });

@@ -100,7 +100,16 @@ export function clearOldToolResults(sql: SqlStorage, jobId: string, budget = TOO
 			jobId,
 		)
 		.one();
-	if (summed.chunked === 0 && (summed.n ?? 0) <= budget) return none;
+	let under = summed.n ?? 0;
+	if (summed.chunked > 0 && under <= budget) {
+		// Only the messages stored in pieces are read and parsed here, not every user message.
+		const chunked = readMessageRows(sql, jobId, `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE job_id = ? AND role = 'user' AND chunks IS NOT NULL`, jobId);
+		for (const row of chunked) {
+			const content = toMessage(row).content as string | Block[];
+			if (Array.isArray(content)) for (const b of content) if (b.type === "tool_result") under += sizeOf(b.content);
+		}
+	}
+	if (under <= budget) return none;
 	const rows = readMessageRows(sql, jobId, `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE job_id = ? AND role = 'user' ORDER BY seq`, jobId).map((row) => ({
 		row,
 		content: toMessage(row).content as string | Block[],

@@ -11,7 +11,7 @@ import { heldClaim, schedulerNow } from "../held-claims.ts";
 import { putJob } from "../jobs.ts";
 import { SLOT_PASSED } from "../ledger.ts";
 import { appendLines } from "./output.ts";
-import { appendMessage, readMessages } from "./messages.ts";
+import { appendMessage } from "./messages.ts";
 import { planCarry, sessionModeOf, writeCarried } from "./persistent.ts";
 import { putSetup } from "./session.ts";
 
@@ -85,7 +85,7 @@ export function startJob(sql: SqlStorage, queued: JobRecord, agent: AgentDefinit
 	});
 	const tools = toolParams(agent);
 	// Continued and forked jobs arrive with their conversation already copied in.
-	const copiedIn = readMessages(sql, job.id).length > 0;
+	const copiedIn = sql.exec("SELECT 1 FROM messages WHERE job_id = ? LIMIT 1", job.id).toArray().length > 0;
 	const carry = !copiedIn && sessionModeOf(agent, job) === "persistent" ? planCarry(sql, agent, { system: parts.system, tools, user: parts.user }, now) : null;
 	const carried = carry?.kind === "continue" ? carry : null;
 	// A new session is named by its first job (see session-ids.ts): found later through the D1
