@@ -312,6 +312,18 @@ describe("http_fetch", () => {
 		expect((await httpFetch(fetchTool, { url: `${API}/hdr` }, ctxWith())).content).toMatch(/>é$/);
 	});
 
+	it.each(["utf-16", "UTF-16LE", "utf-16be", "unicode", "ucs-2", "csUnicode"])("reads a page whose <meta> says %s without a byte order mark as UTF-8, as a browser does", async (label) => {
+		// The <meta> was read as ASCII, so the bytes cannot be UTF-16: the HTML prescan takes UTF-8.
+		fake(API, () => new Response(new TextEncoder().encode(`<meta charset="${label}"><p>héllo 東京</p>`), { headers: { "content-type": "text/html" } }));
+		expect((await httpFetch(fetchTool, { url: `${API}/u16meta` }, ctxWith())).content).toBe(`HTTP 200\ncontent-type: text/html\n\n<meta charset="${label}"><p>héllo 東京</p>`);
+	});
+
+	it("reads a page whose <meta> says x-user-defined as windows-1252, as a browser does", async () => {
+		const bytes = new Uint8Array([...new TextEncoder().encode('<meta charset="x-user-defined"><p>caf'), 0xe9, 0x80, ...new TextEncoder().encode("</p>")]);
+		fake(API, () => new Response(bytes, { headers: { "content-type": "text/html" } }));
+		expect((await httpFetch(fetchTool, { url: `${API}/xud` }, ctxWith())).content).toMatch(/<p>café€<\/p>$/);
+	});
+
 	it("sends a body only with POST, and POST only when the tool allows it", async () => {
 		fake(API, async (req) => new Response(`${req.method} ${await req.text()}`, { headers: { "content-type": "text/plain" } }));
 		expect(await httpFetch(fetchTool, { url: `${API}/items`, method: "POST", body: "name=x" }, ctxWith())).toMatchObject({ ok: true, content: expect.stringMatching(/POST name=x$/) });

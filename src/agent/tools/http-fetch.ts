@@ -187,7 +187,25 @@ function textCharset(bytes: Uint8Array, mime: string, declared: string | undefin
 	if (declared !== undefined || mime !== "text/html") return declared;
 	// Read as single bytes: the <meta> tag is ASCII in every encoding a page may name there.
 	const head = new TextDecoder("windows-1252").decode(bytes.subarray(0, 1024));
-	return /<meta\b[^>]*?charset\s*=\s*["']?([A-Za-z0-9_.:-]+)/i.exec(head)?.[1];
+	const label = /<meta\b[^>]*?charset\s*=\s*["']?([A-Za-z0-9_.:-]+)/i.exec(head)?.[1];
+	return label === undefined ? undefined : prescanEncoding(label);
+}
+
+/**
+ * The HTML prescan's own rule for a <meta> label: a tag readable as ASCII means the bytes are not
+ * UTF-16, so a UTF-16 label ("utf-16", "unicode", "ucs-2"...) is taken as UTF-8, and x-user-defined
+ * as windows-1252. Without it a UTF-8 page saying utf-16 reached the model as CJK-looking garbage.
+ */
+function prescanEncoding(label: string): string {
+	let encoding: string;
+	try {
+		encoding = new TextDecoder(label).encoding;
+	} catch {
+		return label;
+	}
+	if (encoding === "utf-16le" || encoding === "utf-16be") return "utf-8";
+	if (encoding === "x-user-defined") return "windows-1252";
+	return encoding;
 }
 
 function bodyText(body: CappedBody, contentType: string | null): string {
