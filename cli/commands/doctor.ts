@@ -59,6 +59,11 @@ async function doctor(ctx: Context, opts: { json?: boolean }): Promise<number> {
 		// Absent from an older server's answer.
 		const variables = health.variables?.issues ?? [];
 		if (variables.length > 0) checks.push({ check: "variables", status: "warn", message: variables.map((i) => i.message).join("; ") });
+		// Also absent from an older server's answer. Not ok: no token works; issues alone: some entries do not.
+		const tokens = health.api_tokens;
+		const tokenIssues = (tokens?.issues ?? []).map((i) => `${i.path}: ${i.message}`).join("; ");
+		if (tokens && !tokens.ok) checks.push({ check: "api_tokens", status: "fail", message: `the API_TOKENS secret does not load: ${tokenIssues || "see /healthz"}` });
+		else if (tokenIssues) checks.push({ check: "api_tokens", status: "warn", message: tokenIssues });
 		let status: Status | null = null;
 		if (!client.hasToken) {
 			checks.push({ check: "auth", status: "fail", message: "no token: set DROVER_TOKEN or pass --token" });

@@ -1,10 +1,13 @@
+import { env } from "cloudflare:test";
 import { Hono } from "hono";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { requireRole } from "../../src/api/auth/middleware.ts";
 import { findToken, parseApiTokens, sha256 } from "../../src/api/auth/tokens.ts";
 import type { AppEnv } from "../../src/api/context.ts";
 import { onError } from "../../src/api/error-handler.ts";
+import { app } from "../../src/app.ts";
 import { ConfigError } from "../../src/errors.ts";
+import { recordTick } from "../../src/store/heartbeat.ts";
 import { call, errorOf } from "../helpers/http.ts";
 import { API_TOKENS, TOKENS } from "../helpers/tokens.ts";
 
@@ -107,7 +110,7 @@ describe("the API's bearer tokens", () => {
 
 describe("constant-time token lookup", () => {
 	it("compares fixed-length digests against every configured entry, wherever the match is", async () => {
-		const entries = await parseApiTokens(API_TOKENS);
+		const { entries } = await parseApiTokens(API_TOKENS);
 		for (const [presented, expectedName] of [
 			[TOKENS.read, "reader"],
 			[TOKENS.admin, "root"],
@@ -129,7 +132,7 @@ describe("constant-time token lookup", () => {
 	});
 
 	it("keeps only digests of the configured tokens", async () => {
-		const entries = await parseApiTokens(API_TOKENS);
+		const { entries } = await parseApiTokens(API_TOKENS);
 		expect(entries.map((e) => [e.name, e.role])).toEqual([
 			["reader", "read"],
 			["operator", "operate"],
@@ -141,7 +144,7 @@ describe("constant-time token lookup", () => {
 	});
 
 	it("accepts tokens that contain colons", async () => {
-		const entries = await parseApiTokens("ci:operate:abc:def:0123456789abcdef");
+		const { entries } = await parseApiTokens("ci:operate:abc:def:0123456789abcdef");
 		expect((await findToken(entries, "abc:def:0123456789abcdef"))?.name).toBe("ci");
 	});
 });
@@ -155,9 +158,10 @@ describe("a misconfigured API_TOKENS secret", () => {
 		["a:read:0123456789abcdef0,a:admin:0123456789abcdef1", "API_TOKENS[1]: name is used twice (as API_TOKENS[0])"],
 		["bad name:read:0123456789abcdef0", "name must be 1-64 of"],
 		// Only curl could send these: a browser's fetch refuses them or sends them as Latin-1, the CLI refuses them.
-		["a:read:トークン-abcdefghijklmnop", "API_TOKENS[0]: token holds characters no token has: a space, a line break or a character beyond ASCII"],
-		["a:read:0123456789abcdef0,b:read:caf\u00e9-0123456789abcdef", "API_TOKENS[1]: token holds characters no token has"],
+		// Refused one by one (below), the secret is refused whole when no entry is left, or with another problem.
+		["a:read:トークン-abcdefghijklmnop", "API_TOKENS[0]: token holds characters no token has: a space, a line break or a character beyond ASCII; API_TOKENS: no entry is left to use"],
 		["a:read:0123456789 abcdef0", "API_TOKENS[0]: token holds characters no token has"],
+		["a:read:0123456789abcdef0,b:admin:caf\u00e9-0123456789abcdef,c:owner:0123456789abcdef0", "API_TOKENS[1]: token holds characters no token has: a space, a line break or a character beyond ASCII; API_TOKENS[2]: role must be"],
 	];
 	for (const [secret, message] of cases) {
 		it(`is refused whole: ${message}`, async () => {
@@ -193,8 +197,8 @@ describe("a misconfigured API_TOKENS secret", () => {
 		expect(res.status).toBe(500);
 		const body = await res.text();
 		expect(JSON.parse(body).error.code).toBe("config_invalid");
-		expect(JSON.parse(body).error.message).toBe("the API_TOKENS secret is misconfigured; the Worker's logs say how");
-		expect(JSON.parse(body).error.details).toEqual({ issues: [{ path: "API_TOKENS", message: "the secret does not parse; the Worker's logs say how" }] });
+		expect(JSON.parse(body).error.message).toBe("the API_TOKENS secret is misconfigured; /healthz and the Worker's logs say how");
+		expect(JSON.parse(body).error.details).toEqual({ issues: [{ path: "API_TOKENS", message: "the secret does not parse; /healthz and the Worker's logs say how" }] });
 		expect(body).not.toContain("tooshort-secret");
 		expect(body).not.toContain("reader");
 		expect(logged.join("\n")).toContain(`{"path":"API_TOKENS[0]","message":"token is shorter than 16 characters"}`);
@@ -211,3 +215,57 @@ describe("a misconfigured API_TOKENS secret", () => {
 		expect(logged.join("\n")).not.toContain(token);
 	});
 });
+
+describe("an API_TOKENS entry whose token is not printable ASCII", () => {
+	// A rule of this release: a deployment upgrading with such an entry keeps its other tokens.
+	const refusedIssue = { path: "API_TOKENS[1]", message: "token holds characters no token has: a space, a line break or a character beyond ASCII; this entry is refused, the others work" };
+	const secret = `${API_TOKENS},latin:admin:caf\u00e9-0123456789abcdef`;
+
+	it("is refused alone: the other tokens keep working, on the API and for the dashboard's and CLI's GET /v1/me", async () => {
+		const logged: string[] = [];
+		vi.spyOn(console, "error").mockImplementation((line: string) => void logged.push(line));
+		const withLatin = { ...env, API_TOKENS: `reader:read:${TOKENS.read},latin:admin:caf\u00e9-0123456789abcdef` } as Env;
+		const me = await app.request("/v1/me", { headers: { authorization: `Bearer ${TOKENS.read}` } }, withLatin);
+		expect(me.status).toBe(200);
+		expect(await me.json()).toEqual({ name: "reader", role: "read" });
+		// The refused entry's token does not get in, by curl or otherwise.
+		const latin = await app.request("/v1/me", { headers: { authorization: `Bearer ${new TextDecoder("latin1").decode(new TextEncoder().encode("caf\u00e9-0123456789abcdef"))}` } }, withLatin);
+		expect(latin.status).toBe(401);
+		// Logged by its place once, never by its token.
+		const lines = logged.filter((l) => l.includes('"auth.tokens_refused"'));
+		expect(lines).toHaveLength(1);
+		expect(JSON.parse(lines[0]!).issues).toEqual([refusedIssue]);
+		expect(logged.join("\n")).not.toMatch(/caf|latin/);
+	});
+
+	it("is listed under api_tokens in /healthz, without degrading it, and never named or quoted there", async () => {
+		await freshTick();
+		const res = await app.request("/healthz", {}, { ...env, API_TOKENS: secret } as Env);
+		expect(res.status).toBe(200);
+		const health = (await res.json()) as { api_tokens: unknown; status: string };
+		expect(health.status).toBe("ok");
+		expect(health.api_tokens).toEqual({ ok: true, issues: [{ ...refusedIssue, path: "API_TOKENS[3]" }] });
+		expect(JSON.stringify(health)).not.toMatch(/caf|latin/);
+		expect(((await (await call("/healthz", { as: null })).json()) as { api_tokens: unknown }).api_tokens).toEqual({ ok: true });
+	});
+
+	it("/healthz answers 503 with the issues of a secret refused whole, or not set, which callers of the API only hear the name of", async () => {
+		vi.spyOn(console, "error").mockImplementation(() => {});
+		await freshTick();
+		expect((await call("/healthz", { as: null })).status).toBe(200);
+		const short = await app.request("/healthz", {}, { ...env, API_TOKENS: "reader:read:tooshort-secret" } as Env);
+		expect(short.status).toBe(503);
+		const body = await short.text();
+		expect(JSON.parse(body)).toMatchObject({ status: "degraded", api_tokens: { ok: false, issues: [{ path: "API_TOKENS[0]", message: "token is shorter than 16 characters" }] } });
+		expect(body).not.toMatch(/tooshort|reader/);
+		const unset = await app.request("/healthz", {}, { ...env, API_TOKENS: "" } as Env);
+		expect(unset.status).toBe(503);
+		expect(((await unset.json()) as { api_tokens: unknown }).api_tokens).toEqual({ ok: false, issues: [{ path: "API_TOKENS", message: "the secret is not set" }] });
+	});
+});
+
+/** A good tick just now, so /healthz answers for API_TOKENS alone. */
+async function freshTick(): Promise<void> {
+	const now = Date.now();
+	await recordTick(env.DB, { tickAt: now, scheduledTime: now, outcome: "ok", shardsOk: 16, shardsFailed: 0, agentsCalled: 0, claimed: 0, skipped: 0, error: null });
+}

@@ -1670,6 +1670,31 @@ describe("doctor and the Worker's numeric vars", () => {
 		expect(r.stdout).toMatch(/^✓ reachable /m);
 		expect(r.stdout).toMatch(new RegExp(`^! variables\\s+${message.replace(/[.()]/g, "\\$&")}$`, "m"));
 	});
+
+	it("warns of an API_TOKENS entry /healthz lists as refused, and fails on a secret that does not load", async () => {
+		const now = new Date().toISOString();
+		const refused = { path: "API_TOKENS[1]", message: "token holds characters no token has: a space, a line break or a character beyond ASCII; this entry is refused, the others work" };
+		const health = (apiTokens: unknown) => ({
+			status: "ok",
+			version: "0.1.0",
+			fleet: { ok: true, agents: 1 },
+			scheduler: { last_tick_at: now, age_seconds: 5, stalled: false, outcome: "ok", last_ok_at: now },
+			variables: { ok: true },
+			api_tokens: apiTokens,
+		});
+		let answer = health({ ok: true, issues: [refused] });
+		const server = createServer((req, res) => (req.url === "/healthz" ? json(res, 200, answer) : json(res, 401, { error: { code: "unauthorized", message: "invalid token" } })));
+		servers.push(server);
+		server.listen(0, "127.0.0.1");
+		await once(server, "listening");
+		const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+		const warned = await runCli(url, ["doctor", "--json"]);
+		expect((JSON.parse(warned.stdout) as { checks: unknown[] }).checks).toContainEqual({ check: "api_tokens", status: "warn", message: `${refused.path}: ${refused.message}` });
+		answer = health({ ok: false, issues: [{ path: "API_TOKENS[0]", message: "token is shorter than 16 characters" }] });
+		const failed = await runCli(url, ["doctor"]);
+		expect(failed.status).toBe(1);
+		expect(failed.stdout).toMatch(/^✗ api_tokens\s+the API_TOKENS secret does not load: API_TOKENS\[0\]: token is shorter than 16 characters$/m);
+	});
 });
 
 describe("input that is not UTF-8", () => {

@@ -9,6 +9,17 @@ export const tokenCharsOk = (token: string): boolean => /^[\x21-\x7e]+$/.test(to
 /** Said alike by the Worker of API_TOKENS and by the CLI of DROVER_TOKEN. */
 export const TOKEN_CHARS_MESSAGE = "holds characters no token has: a space, a line break or a character beyond ASCII";
 
+export interface TokenIssue {
+	path: string;
+	message: string;
+}
+
+export interface ParsedTokens {
+	entries: TokenEntry[];
+	/** Entries left out, each by its place, while the others load. */
+	refused: TokenIssue[];
+}
+
 export interface TokenEntry {
 	name: string;
 	role: Role;
@@ -26,10 +37,16 @@ export async function sha256(value: string): Promise<ArrayBuffer> {
  * colons. The entries hold digests, not tokens: a token is compared by its digest only (the
  * middleware keeps the secret itself, to know when it changes).
  * Problems name the entry by its position only: its name slot may hold the token (an entry written
- * token first), and they reach the logs.
+ * token first), and they reach the logs and /healthz.
+ *
+ * A token outside printable ASCII refuses its own entry only (`refused`), the others load: the rule
+ * came after such tokens were accepted, and refusing the whole secret for one took down every
+ * authenticated route of a deployment that upgraded with one. Any other problem, or no entry left,
+ * refuses the whole secret (a ConfigError), as before.
  */
-export async function parseApiTokens(secret: string | undefined): Promise<TokenEntry[]> {
-	const issues: { path: string; message: string }[] = [];
+export async function parseApiTokens(secret: string | undefined): Promise<ParsedTokens> {
+	const issues: TokenIssue[] = [];
+	const refused: TokenIssue[] = [];
 	const entries: TokenEntry[] = [];
 	const seen = new Map<string, number>();
 	const raw = (secret ?? "").split(",").map((s) => s.trim()).filter((s) => s.length > 0);
@@ -52,15 +69,21 @@ export async function parseApiTokens(secret: string | undefined): Promise<TokenE
 		if (token.length < MIN_TOKEN_LENGTH) issues.push({ path, message: `token is shorter than ${MIN_TOKEN_LENGTH} characters` });
 		// Only curl sends such a token as written: a browser's fetch sends a header value past U+00FF
 		// never and one up to it as Latin-1, not the UTF-8 it is compared as, and the CLI refuses it.
-		if (!tokenCharsOk(token)) issues.push({ path, message: `token ${TOKEN_CHARS_MESSAGE}` });
+		if (tokenCharsOk(token)) {
+			if (isRole(role)) entries.push({ name, role, digest: await sha256(token) });
+		} else {
+			issues.push({ path, message: `token ${TOKEN_CHARS_MESSAGE}` });
+			refused.push({ path, message: `token ${TOKEN_CHARS_MESSAGE}; this entry is refused, the others work` });
+		}
 		if (!seen.has(name)) seen.set(name, i);
-		if (isRole(role)) entries.push({ name, role, digest: await sha256(token) });
 	}
 	if (raw.length === 0) issues.push({ path: "API_TOKENS", message: "no tokens configured" });
-	if (issues.length > 0) {
+	else if (issues.length === refused.length && entries.length === 0) issues.push({ path: "API_TOKENS", message: "no entry is left to use" });
+	// Only refused entries, and others left: the secret loads without them.
+	if (issues.length > refused.length || entries.length === 0) {
 		throw new ConfigError(`API_TOKENS is invalid: ${issues.map((x) => `${x.path}: ${x.message}`).join("; ")}`, issues);
 	}
-	return entries;
+	return { entries, refused };
 }
 
 export type DigestCompare = (a: ArrayBuffer, b: ArrayBuffer) => boolean;
