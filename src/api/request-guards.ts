@@ -1,5 +1,7 @@
 import { bodyLimit } from "hono/body-limit";
+import type { MiddlewareHandler } from "hono";
 import { createMiddleware } from "hono/factory";
+import { matchedRoutes } from "hono/route";
 import { BadRequestError, PayloadTooLargeError } from "../errors.ts";
 import { clip } from "../shared/clip.ts";
 import { MALFORMED_PERCENT_MESSAGE, malformedPathSegment } from "../shared/well-formed.ts";
@@ -22,16 +24,38 @@ export const wellFormedPath = createMiddleware<AppEnv>(async (c, next) => {
 	await next();
 });
 
+// The guards routes declare, which app.ts's backstop leaves a body to.
+const routeGuards = new WeakSet<MiddlewareHandler>();
+
 /**
  * A body limit, answered as drover's 413 naming it. Each route applies its own (withRole; the webhook
- * route its own); app.ts applies the largest to every /v1 path as well, so a path no route declares
- * a limit for never reads more.
+ * route its own).
  */
-export function bodyWithinLimit(maxBytes: number = MAX_BODY_BYTES) {
+export function bodyWithinLimit(maxBytes: number = MAX_BODY_BYTES): MiddlewareHandler {
+	const guard = limitSaying(maxBytes, "this route's limit");
+	routeGuards.add(guard);
+	return guard;
+}
+
+function limitSaying(maxBytes: number, which: string): MiddlewareHandler {
 	return bodyLimit({
 		maxSize: maxBytes,
 		onError: () => {
-			throw new PayloadTooLargeError(`request body exceeds ${bodySize(maxBytes)}, this route's limit`);
+			throw new PayloadTooLargeError(`request body exceeds ${bodySize(maxBytes)}, ${which}`);
 		},
+	});
+}
+
+/**
+ * app.ts's guard on every /v1 path, at the most any route takes, so a path no route declares a limit
+ * for never reads more. It runs before a route's own guard, so it leaves the body to that guard when
+ * the route has one: answering first, it told a 2 MiB body to a 256 KiB route that 1.25 MiB was "this
+ * route's limit".
+ */
+export function bodyBackstop(maxBytes: number): MiddlewareHandler<AppEnv> {
+	const backstop = limitSaying(maxBytes, "the most any route takes");
+	return createMiddleware<AppEnv>(async (c, next) => {
+		if (matchedRoutes(c).some((route) => routeGuards.has(route.handler))) return next();
+		return backstop(c, next);
 	});
 }

@@ -1,10 +1,15 @@
 import { env, runInDurableObject } from "cloudflare:test";
+import { exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { Hono } from "hono";
+import type { AppEnv } from "../../src/api/context.ts";
+import { onError } from "../../src/api/error-handler.ts";
+import { bodyBackstop, bodyWithinLimit } from "../../src/api/request-guards.ts";
 import { signWebhook } from "../../src/api/webhook-signature.ts";
 import { createAgent, runsOf, settle } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
 import { call, errorOf } from "../helpers/http.ts";
-import { WEBHOOK_SECRET } from "../helpers/tokens.ts";
+import { TOKENS, WEBHOOK_SECRET } from "../helpers/tokens.ts";
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -217,6 +222,45 @@ describe("a prompt's body", () => {
 		expect(pause.status).toBe(413);
 		expect(await errorOf(pause)).toEqual({ code: "payload_too_large", message: "request body exceeds 256 KiB, this route's limit" });
 		expect(await runsOf("huge-prompts")).toEqual([]);
+	});
+
+	it("names the route's own limit for a body over the largest any route takes, sized or streamed", async () => {
+		await createAgent({ name: "two-mib" });
+		const twoMiB = JSON.stringify({ reason: "x".repeat(2 * 1024 * 1024) });
+		// Sent with its Content-Length, as curl, fetch and the CLI send a body.
+		const sized = (path: string) => call(path, { method: "POST", as: "admin", body: twoMiB, headers: { "content-length": String(twoMiB.length) } });
+		for (const [path, limit] of [["/v1/agents/two-mib/pause", "256 KiB"], ["/v1/agents", "1 MiB"], ["/v1/agents/two-mib/jobs", "1.25 MiB"]] as const) {
+			const res = await sized(path);
+			expect(res.status, path).toBe(413);
+			expect(await errorOf(res), path).toEqual({ code: "payload_too_large", message: `request body exceeds ${limit}, this route's limit` });
+		}
+		// Streamed without a length, it is read only up to the route's limit.
+		const bytes = new TextEncoder().encode(twoMiB);
+		const body = new ReadableStream<Uint8Array>({
+			start(controller) {
+				for (let at = 0; at < bytes.length; at += 64 * 1024) controller.enqueue(bytes.slice(at, at + 64 * 1024));
+				controller.close();
+			},
+		});
+		const headers = { authorization: `Bearer ${TOKENS.admin}`, "content-type": "application/json" };
+		const streamed = await exports.default.fetch(new Request("https://drover.test/v1/agents/two-mib/pause", { method: "POST", headers, body }));
+		expect(streamed.status).toBe(413);
+		expect(await errorOf(streamed)).toEqual({ code: "payload_too_large", message: "request body exceeds 256 KiB, this route's limit" });
+		expect((await call("/v1/agents/two-mib")).status).toBe(200);
+	});
+
+	it("still bounds a body on a route without a limit of its own, at the most any route takes", async () => {
+		const guarded = new Hono<AppEnv>();
+		guarded.use(bodyBackstop(1024));
+		guarded.post("/unguarded", async (c) => c.text(String((await c.req.text()).length)));
+		guarded.post("/guarded", bodyWithinLimit(512), async (c) => c.text(String((await c.req.text()).length)));
+		guarded.onError(onError);
+		const send = (path: string, size: number) => guarded.request(path, { method: "POST", body: "x".repeat(size), headers: { "content-length": String(size) } }, env);
+		expect(await (await send("/unguarded", 1024)).text()).toBe("1024");
+		const over = await send("/unguarded", 4096);
+		expect(over.status).toBe(413);
+		expect(await errorOf(over)).toEqual({ code: "payload_too_large", message: "request body exceeds 1 KiB, the most any route takes" });
+		expect(await errorOf(await send("/guarded", 4096))).toEqual({ code: "payload_too_large", message: "request body exceeds 0.5 KiB, this route's limit" });
 	});
 });
 
