@@ -58,16 +58,22 @@ export function createApi() {
  * charset is a 415, as on the webhook route): the validators, noBody and
  * blankBodyIsEmpty all read Hono's cached text, which would otherwise be Request.text()'s, where
  * bytes that are not UTF-8 silently become U+FFFD.
+ * The charset is checked only where it names something: a body sent to a route that takes one. An
+ * empty body, or the `{}` a route that takes none accepts, reads the same in any charset, and such
+ * a route documents no 415 (clients that send one Content-Type on every request got one there).
  */
-export const utf8Body: MiddlewareHandler<AppEnv> = async (c, next) => {
-	if (c.req.raw.body !== null) {
-		requireUtf8Charset(c.req.header("content-type"));
-		const text = decodeUtf8Body(new Uint8Array(await c.req.arrayBuffer()));
-		// bodyCache holds the promises Hono's body readers return (its type says the values).
-		(c.req.bodyCache as { text?: Promise<string> }).text = Promise.resolve(text);
-	}
-	await next();
-};
+function utf8Body(takesBody: boolean): MiddlewareHandler<AppEnv> {
+	return async (c, next) => {
+		if (c.req.raw.body !== null) {
+			const bytes = new Uint8Array(await c.req.arrayBuffer());
+			if (takesBody && bytes.byteLength > 0) requireUtf8Charset(c.req.header("content-type"));
+			const text = decodeUtf8Body(bytes);
+			// bodyCache holds the promises Hono's body readers return (its type says the values).
+			(c.req.bodyCache as { text?: Promise<string> }).text = Promise.resolve(text);
+		}
+		await next();
+	};
+}
 
 /**
  * A route that takes no body refuses one, rather than act on a request that meant something else
@@ -110,7 +116,7 @@ export function withRole<R extends Omit<RouteConfig, "middleware" | "security">>
 		...route,
 		request: { ...route.request, query: route.request?.query ?? NO_QUERY },
 		// The body's size first, as before auth: an oversized body is refused unread whoever sends it.
-		middleware: [bodyWithinLimit(maxBodyBytes), requireRole(role), utf8Body, ...(bodiless ? [noBody] : route.request?.body?.required === false ? [blankBodyIsEmpty] : [])],
+		middleware: [bodyWithinLimit(maxBodyBytes), requireRole(role), utf8Body(route.request?.body !== undefined), ...(bodiless ? [noBody] : route.request?.body?.required === false ? [blankBodyIsEmpty] : [])],
 		security: [{ bearer: [] }],
 		"x-drover-role": role,
 		// Every /v1 route answers a body over its limit with a 413, one that takes none too; a route

@@ -65,3 +65,20 @@ describe("a route whose body is optional", () => {
 		expect(await pausedOf("blank-body")).toBeNull();
 	});
 });
+
+describe("a request with no body that names a charset", () => {
+	it("is not refused for the charset, which names nothing sent: only a route that takes a body and is sent one checks it", async () => {
+		await createAgent({ name: "charset-empty" });
+		const latin = { "content-type": "application/json; charset=iso-8859-1" };
+		expect((await call("/v1/agents/charset-empty/pause", { method: "POST", as: "operate", body: "", headers: latin })).status).toBe(200);
+		// A route that takes no body answers as the OpenAPI document says, which lists no 415 for it.
+		expect((await call("/v1/agents/charset-empty/resume", { method: "POST", as: "operate", body: "", headers: latin })).status).toBe(200);
+		expect((await call("/v1/agents/charset-empty/pause", { method: "POST", as: "operate", body: "", headers: latin })).status).toBe(200);
+		expect((await call("/v1/agents/charset-empty/resume", { method: "POST", as: "operate", body: "{}", headers: latin })).status).toBe(200);
+		expect(await pausedOf("charset-empty")).toBeNull();
+		// A body to a route that takes one is still a 415 in that charset.
+		const sent = await call("/v1/agents/charset-empty/pause", { method: "POST", as: "operate", body: '{"reason":"x"}', headers: latin });
+		expect(sent.status).toBe(415);
+		expect(await pausedOf("charset-empty")).toBeNull();
+	});
+});
