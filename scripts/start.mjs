@@ -7,6 +7,7 @@ import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { parse as parseYaml } from "yaml";
+import { localVars } from "./local-vars.mjs";
 
 // The emulator is TypeScript run by Node's type stripping, and wrangler wants Node 22 too. `npm start`
 // puts the project's own Node 22 (the `node` package) first on PATH; a bare `node` may be older.
@@ -89,7 +90,11 @@ const { token, apiKey, vars } = devVars();
 // A webhook trigger's secret not set locally is made once, into .dev.vars, so the example fleet's
 // webhook answers signed requests out of the box (unset, it answers 503 "webhook not configured").
 const secrets = fleetSecrets();
-const madeHooks = secrets.webhooks.filter((name) => !vars[name] && !process.env[name]);
+const emulatorPort = port + 1;
+const local = localVars({ devVars: vars, env: process.env, base, urlSecrets: secrets.urls, webhookSecrets: secrets.webhooks, sink: apiKey ? null : `http://127.0.0.1:${emulatorPort}` });
+const { madeHooks, sunk } = local;
+for (const name of local.envOnly)
+	console.log(`${name} is set in the environment, which wrangler dev does not read for the Worker while .dev.vars exists: set it in .dev.vars instead (replacing any npm start writes there).`);
 if (madeHooks.length > 0) {
 	const text = readFileSync(".dev.vars", "utf8");
 	appendFileSync(".dev.vars", `${text === "" || text.endsWith("\n") ? "" : "\n"}${madeHooks.map((name) => `${name}=${randomBytes(24).toString("hex")}\n`).join("")}`);
@@ -100,7 +105,6 @@ run("npx", ["wrangler", "d1", "migrations", "apply", "DB", "--local"]);
 
 // Without a key, the bundled Messages API emulator serves the model; the key guard lets a
 // loopback base URL through only when there is no key to leak.
-const emulatorPort = port + 1;
 const children = [];
 let stopping = false;
 const devArgs = ["wrangler", "dev", "--port", String(port), "--ip", "127.0.0.1", "--test-scheduled", "--show-interactive-dev-session=false"];
@@ -118,12 +122,10 @@ if (!apiKey) {
 }
 // fleet.yaml's URL secrets not set in .dev.vars point at the emulator's sink, which prints what is
 // posted: locally the fleet runs and delivers without real Slack or ticket URLs. Deployed, such a
-// secret left unset auto-pauses its agent (or fails the hook) instead.
-const sunk = apiKey ? [] : secrets.urls.filter((name) => !vars[name] && !process.env[name]);
-for (const name of sunk) devArgs.push("--var", `${name}:http://127.0.0.1:${emulatorPort}/__sink/${name}`);
-// Deliveries link to the job's dashboard page only when the Worker knows its public origin: locally
-// it is this server's (a PUBLIC_URL in .dev.vars or the environment wins).
-if (!vars.PUBLIC_URL && !process.env.PUBLIC_URL) devArgs.push("--var", `PUBLIC_URL:${base}`);
+// secret left unset auto-pauses its agent (or fails the hook) instead. Deliveries link to the job's
+// dashboard page only when the Worker knows its public origin: locally it is this server's, unless
+// the environment or .dev.vars sets one (the environment's first).
+for (const value of local.vars) devArgs.push("--var", value);
 // wrangler's build step checks fleet.yaml on each save; here an invalid one is reported, not fatal.
 // wrangler itself, not through npx: a signal to this script reaches wrangler, which stops its
 // workerd; npx passed none on, and left the Worker running on the port after the emulator stopped.

@@ -1,0 +1,29 @@
+// What `npm start` hands `wrangler dev` besides .dev.vars. npm start always writes .dev.vars, and
+// while it exists wrangler dev takes the Worker's vars and secrets from it and from `--var`, never
+// from the environment: a value set only there reaches the Worker only if passed as a `--var`.
+
+/**
+ * @param {{ devVars: Record<string, string>, env: Record<string, string | undefined>, base: string, urlSecrets: string[], webhookSecrets: string[], sink: string | null }} input
+ *   devVars: .dev.vars as read; env: npm start's environment; base: the local server's origin;
+ *   urlSecrets, webhookSecrets: the secrets fleet.yaml names; sink: the emulator's origin, or null
+ *   when it does not run (a real API key).
+ * @returns {{ vars: string[], sunk: string[], madeHooks: string[], envOnly: string[] }}
+ *   vars: `--var` values (NAME:value); sunk: URL secrets pointed at the emulator's sink; madeHooks:
+ *   webhook secrets to make into .dev.vars; envOnly: secrets set in the environment and not in
+ *   .dev.vars, which the Worker does not get (to say so).
+ */
+export function localVars({ devVars, env, base, urlSecrets, webhookSecrets, sink }) {
+	const vars = [];
+	// Not a secret, so the environment's is passed on, and wins over .dev.vars's: `PUBLIC_URL=https://
+	// <tunnel> npm start` is asked for this run (it was dropped, and the Worker got "").
+	if (env.PUBLIC_URL) vars.push(`PUBLIC_URL:${env.PUBLIC_URL}`);
+	else if (!devVars.PUBLIC_URL) vars.push(`PUBLIC_URL:${base}`);
+	// Secrets are not put on wrangler's command line, which any local user can read: one set only in
+	// the environment is treated as unset (sunk, or made), as the Worker sees it, and said.
+	const unset = (name) => !devVars[name];
+	const sunk = sink === null ? [] : urlSecrets.filter(unset);
+	for (const name of sunk) vars.push(`${name}:${sink}/__sink/${name}`);
+	const madeHooks = webhookSecrets.filter(unset);
+	const envOnly = [...urlSecrets, ...webhookSecrets].filter((name) => unset(name) && env[name]);
+	return { vars, sunk, madeHooks, envOnly };
+}

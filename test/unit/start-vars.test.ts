@@ -1,0 +1,34 @@
+import { describe, expect, it } from "vitest";
+import { localVars } from "../../scripts/local-vars.mjs";
+
+// npm start always writes .dev.vars, and while it exists wrangler dev reads the Worker's vars from it
+// and from --var only: what the environment sets reaches the Worker only as a --var.
+const base = "http://localhost:8787";
+const sink = "http://127.0.0.1:8788";
+const fleet = { urlSecrets: ["DIGEST_SLACK_WEBHOOK_URL"], webhookSecrets: ["TRIAGE_WEBHOOK_SECRET"] };
+
+describe("npm start's vars for wrangler dev", () => {
+	it("passes a PUBLIC_URL set in the environment, over .dev.vars's", () => {
+		const tunnel = "https://drover-dev.trycloudflare.example";
+		expect(localVars({ devVars: {}, env: { PUBLIC_URL: tunnel }, base, sink, ...fleet }).vars).toContain(`PUBLIC_URL:${tunnel}`);
+		expect(localVars({ devVars: { PUBLIC_URL: "https://from-dev-vars.example" }, env: { PUBLIC_URL: tunnel }, base, sink, ...fleet }).vars).toContain(`PUBLIC_URL:${tunnel}`);
+		// .dev.vars's is read by wrangler itself; with neither, the local server's address.
+		expect(localVars({ devVars: { PUBLIC_URL: "https://from-dev-vars.example" }, env: {}, base, sink, ...fleet }).vars.filter((v) => v.startsWith("PUBLIC_URL:"))).toEqual([]);
+		expect(localVars({ devVars: {}, env: { PUBLIC_URL: "" }, base, sink, ...fleet }).vars).toContain(`PUBLIC_URL:${base}`);
+	});
+
+	it("treats a secret set only in the environment as unset, as the Worker sees it, and says so; never puts it on wrangler's command line", () => {
+		const env = { DIGEST_SLACK_WEBHOOK_URL: "https://hooks.slack.example/services/T0/B0/secret", TRIAGE_WEBHOOK_SECRET: "from-the-environment" };
+		const out = localVars({ devVars: {}, env, base, sink, ...fleet });
+		expect(out.sunk).toEqual(["DIGEST_SLACK_WEBHOOK_URL"]);
+		expect(out.vars).toContain(`DIGEST_SLACK_WEBHOOK_URL:${sink}/__sink/DIGEST_SLACK_WEBHOOK_URL`);
+		expect(out.madeHooks).toEqual(["TRIAGE_WEBHOOK_SECRET"]);
+		expect(out.envOnly).toEqual(["DIGEST_SLACK_WEBHOOK_URL", "TRIAGE_WEBHOOK_SECRET"]);
+		expect(out.vars.join(" ")).not.toMatch(/secret|from-the-environment/);
+		// Set in .dev.vars, wrangler reads them: nothing to do, nothing to say.
+		const set = localVars({ devVars: { DIGEST_SLACK_WEBHOOK_URL: "https://x.example", TRIAGE_WEBHOOK_SECRET: "s" }, env, base, sink, ...fleet });
+		expect(set).toMatchObject({ sunk: [], madeHooks: [], envOnly: [] });
+		// With a real key there is no sink: the unset secret stays unset, and is still said.
+		expect(localVars({ devVars: {}, env, base, sink: null, ...fleet })).toMatchObject({ sunk: [], envOnly: ["DIGEST_SLACK_WEBHOOK_URL", "TRIAGE_WEBHOOK_SECRET"] });
+	});
+});
