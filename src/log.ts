@@ -1,4 +1,4 @@
-import { redactDeep } from "./security/redact.ts";
+import { redact, redactDeep } from "./security/redact.ts";
 import { safeSlice } from "./shared/clip.ts";
 
 /**
@@ -13,22 +13,70 @@ export type LogFields = Record<string, unknown>;
  * each logging a long message and stack, must not push the later lines out.
  */
 const MAX_FIELD_CHARS = 4096;
+/** A line's strings (and keys) in all: a list of 10,000 problems each under the field cap still made a megabyte line. */
+const MAX_LINE_CHARS = 16_384;
+/** An array's items, and an object's keys, kept in a line. */
+const MAX_ITEMS = 100;
 
 /**
- * A string field's head, cut outside a surrogate pair; objects and arrays (a problem list, an error's
- * cause) are cut inside, and a reference back to an enclosing one is named, not followed: a log call
- * never throws.
+ * A line's fields as they are logged: a string's head, cut outside a surrogate pair, under both the
+ * field's cap and what is left of the line's; objects and arrays (a problem list, an error's cause)
+ * walked inside, their items past MAX_ITEMS or past the line's budget dropped with a note; a value
+ * with a toJSON (a Date, a URL) logged as JSON.stringify would, by it, its text redacted (redactDeep
+ * leaves such objects whole); a reference back to an enclosing object is named, not followed, and a
+ * BigInt, which JSON.stringify throws on, is written in digits: a log call never throws.
  */
-function capped(value: unknown, enclosing: WeakSet<object> = new WeakSet()): unknown {
+function capped(value: unknown, budget: { left: number }, enclosing: WeakSet<object> = new WeakSet(), viaToJSON = false): unknown {
+	if (!viaToJSON && value !== null && typeof value === "object" && typeof (value as { toJSON?: unknown }).toJSON === "function") {
+		let json: unknown;
+		try {
+			json = (value as { toJSON: () => unknown }).toJSON();
+		} catch {
+			json = "[toJSON failed]";
+		}
+		return capped(typeof json === "string" ? redact(json) : json, budget, enclosing, true);
+	}
+	if (typeof value === "bigint") value = value.toString();
 	if (typeof value === "string") {
-		if (value.length <= MAX_FIELD_CHARS) return value;
-		const head = safeSlice(value, MAX_FIELD_CHARS);
+		const room = Math.max(0, Math.min(MAX_FIELD_CHARS, budget.left));
+		if (value.length <= room) {
+			budget.left -= value.length;
+			return value;
+		}
+		const head = safeSlice(value, room);
+		budget.left -= head.length;
 		return `${head}… [${value.length - head.length} more characters]`;
 	}
-	if (value === null || typeof value !== "object") return value;
+	if (value === null || typeof value !== "object") {
+		budget.left -= 1;
+		return value;
+	}
 	if (enclosing.has(value)) return "[circular]";
 	enclosing.add(value);
-	const out = Array.isArray(value) ? value.map((v) => capped(v, enclosing)) : Object.fromEntries(Object.entries(value).map(([k, v]) => [k, capped(v, enclosing)]));
+	let out: unknown;
+	if (Array.isArray(value)) {
+		const items: unknown[] = [];
+		for (const [i, item] of value.entries()) {
+			if (i >= MAX_ITEMS || budget.left <= 0) {
+				items.push(`… [${value.length - i} more items]`);
+				break;
+			}
+			items.push(capped(item, budget, enclosing));
+		}
+		out = items;
+	} else {
+		const entries = Object.entries(value);
+		const kept: [string, unknown][] = [];
+		for (const [i, [key, item]] of entries.entries()) {
+			if (i >= MAX_ITEMS || budget.left <= 0) {
+				kept.push(["…", `[${entries.length - i} more keys]`]);
+				break;
+			}
+			budget.left -= key.length;
+			kept.push([key, capped(item, budget, enclosing)]);
+		}
+		out = Object.fromEntries(kept);
+	}
 	enclosing.delete(value);
 	return out;
 }
@@ -38,8 +86,13 @@ function emit(level: Level, event: string, fields: LogFields): void {
 	// Callers never log secrets on purpose; redaction catches the ones hiding in error messages (before
 	// the cut, which could leave a credential's head no pattern knows). A field named like the line's
 	// own keys does not overwrite them.
+	// Every field the caller names is kept (its value cut as need be): job_id or agent must stay searchable.
 	const own = { level, event, ts };
-	const line = JSON.stringify(Object.assign({ ...own }, capped(redactDeep(fields)) as LogFields, own));
+	const redacted = redactDeep(fields);
+	const budget = { left: MAX_LINE_CHARS };
+	const enclosing = new WeakSet<object>([redacted]);
+	const kept = Object.fromEntries(Object.entries(redacted).map(([key, value]) => [key, capped(value, budget, enclosing)]));
+	const line = JSON.stringify(Object.assign({ ...own }, kept, own));
 	if (level === "error") console.error(line);
 	else if (level === "warn") console.warn(line);
 	else console.log(line);

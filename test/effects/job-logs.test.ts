@@ -125,4 +125,32 @@ describe("a log line", () => {
 			},
 		]);
 	});
+
+	it("logs a Date or URL as JSON would, by its toJSON, not as {}, and redacts what that gives", () => {
+		const lines = captureLogs();
+		const at = new Date(Date.UTC(2024, 0, 2, 3, 4, 5));
+		log.info("probe.objects", { at, url: new URL("https://example.test/a?b=1"), nested: { at, bad: new Date(Number.NaN) }, leaky: new URL("https://user:hunter2secret@example.test/"), rows: 10n });
+		expect(lines).toHaveLength(1);
+		expect(lines[0]).toMatchObject({ at: "2024-01-02T03:04:05.000Z", url: "https://example.test/a?b=1", nested: { at: "2024-01-02T03:04:05.000Z", bad: null }, rows: "10" });
+		expect(JSON.stringify(lines[0])).not.toContain("hunter2secret");
+	});
+
+	it("stays bounded however many strings or items its fields hold: past 16,384 characters in all, or 100 items, the rest is cut with a note", () => {
+		const lines = captureLogs();
+		const many = Array.from({ length: 10_000 }, (_, i) => `item-${i}`);
+		const wide = Object.fromEntries(Array.from({ length: 500 }, (_, i) => [`k${i}`, i]));
+		log.error("probe.big", { many, problems: Array.from({ length: 50 }, () => "p".repeat(4000)), wide, after: "still here?" });
+		expect(lines).toHaveLength(1);
+		const line = lines[0]!;
+		expect(JSON.stringify(line).length).toBeLessThan(24_000);
+		const kept = line.many as string[];
+		expect(kept).toHaveLength(101);
+		expect(kept.slice(0, 3)).toEqual(["item-0", "item-1", "item-2"]);
+		expect(kept[100]).toBe("… [9900 more items]");
+		const problems = line.problems as string[];
+		expect(problems.at(-1)).toMatch(/^… \[\d+ more items\]$/);
+		expect(problems.length).toBeLessThan(10);
+		expect(line.wide).toEqual({ "…": "[500 more keys]" });
+		expect(line.after).toBe("… [11 more characters]");
+	});
 });
