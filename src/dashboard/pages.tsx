@@ -4,6 +4,7 @@
 import type { Child } from "hono/jsx";
 import { JOB_STATUSES, TRIGGER_TYPES } from "../jobs/schema.ts";
 import { INCIDENT_STATES } from "../incidents/schema.ts";
+import { printable } from "../shared/printable.ts";
 
 export type View = "fleet" | "jobs" | "job" | "runs" | "logs" | "usage" | "incidents" | "missing";
 
@@ -12,7 +13,11 @@ export interface PageProps {
 	title: string;
 	/** Versioned asset URLs, so a deploy is picked up at once while the files cache for a year. */
 	assets: { js: string; css: string; icon: string };
-	/** The path parameter the view is about (a job id or an agent name); escaped by JSX like all text. */
+	/**
+	 * The path parameter the view is about (a job id or an agent name), as sent: the page's script
+	 * asks the API of it from data-subject (an attribute, never laid out as text). Shown in a heading
+	 * through printable, as a bidi control in a crafted link would make it read reversed.
+	 */
 	subject?: string;
 }
 
@@ -183,12 +188,12 @@ function Jobs() {
 	);
 }
 
-function Job(props: { id: string }) {
+function Job(props: { shown: string }) {
 	return (
 		<>
 			<div class="view-head">
 				<h1>
-					<span class="mono">{props.id}</span> <span id="job-status"></span>
+					<span class="mono">{props.shown}</span> <span id="job-status"></span>
 				</h1>
 				<div class="buttons" id="job-actions">
 					<button type="button" id="job-download">
@@ -312,12 +317,12 @@ export const RUN_CLASSES: { key: string; label: string }[] = [
 	{ key: "failed", label: "failed" },
 ];
 
-function Runs(props: { agent: string }) {
+function Runs(props: { agent: string; shown: string }) {
 	return (
 		<>
 			<div class="view-head">
 				<h1>
-					Runs · <span>{props.agent}</span>
+					Runs · <span>{props.shown}</span>
 				</h1>
 				<span id="runs-meta" class="muted"></span>
 				<a href={`/agents/${encodeURIComponent(props.agent)}/logs`}>Logs</a>
@@ -442,12 +447,12 @@ function Incidents() {
 }
 
 /** An agent's logs: a section per job, the newest at the bottom, filled and followed by /ui/app.js. */
-function AgentLogs(props: { agent: string }) {
+function AgentLogs(props: { agent: string; shown: string }) {
 	return (
 		<>
 			<div class="view-head">
 				<h1>
-					Logs · <span>{props.agent}</span>
+					Logs · <span>{props.shown}</span>
 				</h1>
 				<span id="agent-logs-meta" class="muted"></span>
 				<a href={`/agents/${encodeURIComponent(props.agent)}/runs`}>Runs</a>
@@ -477,6 +482,8 @@ function Missing(props: { path: string }) {
 }
 
 export function Page(props: PageProps) {
+	const subject = props.subject ?? "";
+	const shown = printable(subject);
 	const body = (() => {
 		switch (props.view) {
 			case "fleet":
@@ -484,17 +491,17 @@ export function Page(props: PageProps) {
 			case "jobs":
 				return <Jobs />;
 			case "job":
-				return <Job id={props.subject ?? ""} />;
+				return <Job shown={shown} />;
 			case "runs":
-				return <Runs agent={props.subject ?? ""} />;
+				return <Runs agent={subject} shown={shown} />;
 			case "logs":
-				return <AgentLogs agent={props.subject ?? ""} />;
+				return <AgentLogs agent={subject} shown={shown} />;
 			case "usage":
 				return <Usage />;
 			case "incidents":
 				return <Incidents />;
 			case "missing":
-				return <Missing path={props.subject ?? ""} />;
+				return <Missing path={shown} />;
 		}
 	})();
 	return <Layout {...props}>{body}</Layout>;

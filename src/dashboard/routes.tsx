@@ -60,10 +60,10 @@ function page(c: Context<AppEnv>, view: View, title: string, subject?: string, s
 	securityHeaders(c);
 	// The shell holds no data, but a stale one could reference assets a deploy removed.
 	c.header("cache-control", "no-cache");
-	// The subject comes from the address: a bidi control in a crafted link (%E2%80%AE) would make the
-	// page's title and heading read reversed. Escaped as everywhere else text from outside is shown.
-	const shown = { title: printable(title), subject: subject === undefined ? undefined : printable(subject) };
-	return c.html(`<!doctype html>${(<Page view={view} title={shown.title} assets={PAGE_ASSETS} subject={shown.subject} />).toString()}`, status);
+	// The title comes from the address: a bidi control in a crafted link (%E2%80%AE) would make it read
+	// reversed. Escaped as everywhere else text from outside is shown; the subject is passed as sent,
+	// for the page's script to ask the API of (Page escapes it where it shows it).
+	return c.html(`<!doctype html>${(<Page view={view} title={printable(title)} assets={PAGE_ASSETS} subject={subject} />).toString()}`, status);
 }
 
 /** The 404 a browser gets for an address that is no page (the app's not-found handler asks for it). */

@@ -230,11 +230,15 @@ describe("malformed percent-encoding in a path", () => {
 });
 
 describe("a dashboard address", () => {
-	it("shows a bidi control from the link escaped in the page's title and subject, never raw (a crafted link would read reversed)", async () => {
+	it("shows a bidi control from the link escaped in the page's title and heading, never raw (a crafted link would read reversed), and asks the API of the name as sent", async () => {
 		const res = await call("/agents/%E2%80%AEgnp.exe/runs", { as: null, headers: { accept: "text/html" } });
 		const html = await res.text();
-		expect(html).not.toContain("\u202e");
 		expect(html).toContain("<title>Runs · \\u202egnp.exe · drover</title>");
-		expect(html).toContain('data-subject="\\u202egnp.exe"');
+		expect(html).toContain("Runs · <span>\\u202egnp.exe</span>");
+		// What the page's script reads and asks the API of: the name itself, so the API's 400 names
+		// U+202E, not a backslash. An attribute's value is never laid out as text.
+		expect(html).toContain('data-subject="\u202egnp.exe"');
+		expect(html).toContain('href="/agents/%E2%80%AEgnp.exe/logs"');
+		expect(html.replace('data-subject="\u202egnp.exe"', "")).not.toContain("\u202e");
 	});
 });

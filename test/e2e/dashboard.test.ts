@@ -262,6 +262,17 @@ describe("the dashboard", () => {
 		expect(unknown.headers.get("content-type")).toMatch(/json/);
 	});
 
+	it("asks the API of a crafted link's agent name as sent, and shows it and the API's answer escaped", async () => {
+		const page = await signedIn("/agents/%E2%80%AEgnp.exe/runs", tokens.read);
+		// The API names the character itself: the page had asked it of "\\u202egnp.exe", and its 400 named "\\".
+		const notice = page.locator("#notice");
+		await notice.filter({ hasText: "has U+202E at character 1" }).waitFor({ state: "visible", ...LIVE });
+		expect(await notice.textContent()).not.toMatch(/[\u202e]/);
+		expect(await page.locator(".view-head h1").textContent()).toBe("Runs · \\u202egnp.exe");
+		expect(await page.locator(".view-head a", { hasText: "Logs" }).getAttribute("href")).toBe("/agents/%E2%80%AEgnp.exe/logs");
+		await page.close();
+	});
+
 	it("signs in with a token: a wrong one shows the API's message, a right one the fleet", async () => {
 		const page = await open("/");
 		await page.locator("#signin").waitFor({ state: "visible" });

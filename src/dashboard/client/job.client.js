@@ -4,6 +4,8 @@
 async function jobView(signal) {
 	const id = SUBJECT;
 	const path = "/v1/jobs/" + enc(id);
+	// The id as the address gave it: shown through printable wherever the page says it.
+	const shownId = printable(id);
 	/** @type {JobRecord | null} The record shown. */
 	let job = null;
 	// Records come from GETs and from action responses over separate connections, so one may land
@@ -76,7 +78,7 @@ async function jobView(signal) {
 	// Said once the cancel is done: set by its answer (the button is disabled while one is under way).
 	let cancelOutcome = "";
 	$("#job-cancel").onclick = (/** @type {Click} */ e) => act(e.currentTarget, () => ask({
-		title: "Cancel job " + id,
+		title: "Cancel job " + shownId,
 		text: "It stops at once, and a model call in flight is cut off; a tool call in flight is let finish first, so that its effect is recorded, unless forced.",
 		field: { label: "Reason (optional)", hint: "Recorded in its transitions.", oneLine: true, maxLength: 500 },
 		check: { label: "Force: cut off a tool call in flight too", hint: "Whether the call took effect is then unknown, and recorded so. Also after a cancel that waits for the call." },
@@ -100,7 +102,7 @@ async function jobView(signal) {
 		const verb = kind === "fork" ? "Fork" : "Continue";
 		let allowChange = false;
 		return ask({
-			title: verb + " " + id,
+			title: verb + " " + shownId,
 			text: kind === "fork"
 				? "A new job starts at once from this job's conversation, in a new session, and calls the model as any run does."
 				: "A new job starts at once in this job's session, its conversation carried on with your prompt, and calls the model as any run does.",
@@ -109,7 +111,7 @@ async function jobView(signal) {
 				: { label: "Prompt", hint: "Added to the conversation as a new message: a continue needs one." },
 			submit: verb,
 			run: async (text, dialog) => {
-				if (kind === "continue" && !text) return dialog.error("A prompt is needed to continue " + id + ".");
+				if (kind === "continue" && !text) return dialog.error("A prompt is needed to continue " + shownId + ".");
 				/** @type {Record<string, unknown>} */
 				const body = text ? { prompt: text } : {};
 				if (allowChange) body.allow_definition_change = true;
@@ -142,8 +144,8 @@ async function jobView(signal) {
 		a.remove();
 		setTimeout(() => URL.revokeObjectURL(url), 60000);
 	};
-	$("#job-download").onclick = (/** @type {Click} */ e) => act(e.currentTarget, download("/output", "application/x-ndjson", id + ".jsonl"));
-	$("#job-download-log").onclick = (/** @type {Click} */ e) => act(e.currentTarget, download("/output.log", "text/plain", id + ".log"));
+	$("#job-download").onclick = (/** @type {Click} */ e) => act(e.currentTarget, download("/output", "application/x-ndjson", shownId + ".jsonl"));
+	$("#job-download-log").onclick = (/** @type {Click} */ e) => act(e.currentTarget, download("/output.log", "text/plain", shownId + ".log"));
 	const approvalError = $("#approval-error");
 	/** The tool the job waits to call. */
 	const tool = () => (job && job.pending_approval ? job.pending_approval.tool_name : "the tool");

@@ -48,7 +48,7 @@ async function runsView(signal) {
 	const sessionPath = "/v1/agents/" + enc(agent) + "/sessions/current";
 	$("#persistent-session-reset").onclick = (/** @type {Click} */ e) => act(e.currentTarget, async () => {
 		const forgotten = await ask({
-			title: "Forget " + agent + "'s session",
+			title: "Forget " + printable(agent) + "'s session",
 			text: "Its next run starts a new session. The session's jobs stay, and can still be continued.",
 			submit: "Forget session",
 			danger: true,
@@ -114,7 +114,7 @@ function drawRuns(box, runs) {
 	/** @param {string} lane */
 	const y = (lane) => top + lanes.indexOf(lane) * laneH + laneH / 2;
 	// A group, not an image: its marks are links to their jobs, each named by what its tooltip says.
-	const root = svg("svg", { viewBox: "0 0 " + W + " " + H, role: "group", "aria-label": "Occurrences of " + SUBJECT + " on a time axis", class: "runs-timeline" });
+	const root = svg("svg", { viewBox: "0 0 " + W + " " + H, role: "group", "aria-label": "Occurrences of " + printable(SUBJECT) + " on a time axis", class: "runs-timeline" });
 	const { ticks, step } = timeTicks(t0, t1, 10);
 	const axisY = top + lanes.length * laneH;
 	for (const t of ticks) {
