@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { Cron } from "croner";
 import { invisibleReason, scanPrompt } from "../agent/injection.ts";
-import { clip } from "../shared/clip.ts";
+import { ELLIPSIS } from "../shared/clip.ts";
 import { MAX_JSON_DEPTH, withinDepth } from "../shared/json-depth.ts";
 import { jsonSchemaProblems } from "./json-schema.ts";
 import { isReservedSecret, RESERVED_SECRETS_SAID } from "./reserved-secrets.ts";
@@ -255,8 +255,25 @@ function charName(c: string): string {
 
 /** The text with anything outside printable ASCII written as \u{…}, so the message shows it. */
 function printableAscii(s: string): string {
-	return [...s].map((c) => (/^[\x20-\x7e]$/.test(c) ? c : `\\u{${c.codePointAt(0)!.toString(16)}}`)).join("");
+	return printableAsciiPieces(s).join("");
 }
+
+const printableAsciiPieces = (s: string): string[] => [...s].map((c) => (/^[\x20-\x7e]$/.test(c) ? c : `\\u{${c.codePointAt(0)!.toString(16)}}`));
+
+/** printableAscii's text in at most `limit` characters, cut between escapes with "…" (clip after it could end inside "\u{1f…"). */
+function printableAsciiClipped(s: string, limit: number): string {
+	const pieces = printableAsciiPieces(s);
+	if (pieces.reduce((n, p) => n + p.length, 0) <= limit) return pieces.join("");
+	let out = "";
+	for (const piece of pieces) {
+		if (out.length + piece.length > limit - ELLIPSIS.length) break;
+		out += piece;
+	}
+	return out + ELLIPSIS;
+}
+
+const isLocalhost = (h: string): boolean => h === "localhost" || h.endsWith(".localhost");
+const LOCALHOST_REFUSED = "must be a public hostname, not localhost";
 
 const HOSTNAME = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
 
@@ -269,6 +286,8 @@ function hostnameProblem(h: string): string {
 	const problem = 'must be a bare lowercase hostname like "example.com" (no scheme, port or path)';
 	const host = (/^https?:\/\//i.test(h) ? URL.parse(h) : URL.parse(`http://${h}`))?.hostname;
 	if (!host || host === h || !HOSTNAME.test(host) || /^[0-9.]+$/.test(host)) return problem;
+	// Not suggested where the next rule refuses it ("LOCALHOST" was told "did you mean localhost?"): that rule is said.
+	if (isLocalhost(host)) return LOCALHOST_REFUSED;
 	const punycode = host.split(".").some((label) => label.startsWith("xn--")) && !h.toLowerCase().includes("xn--");
 	return `${problem}: did you mean "${host}"?${punycode ? " (a name beyond ASCII is listed in its punycode form, as URLs carry it)" : ""}`;
 }
@@ -278,7 +297,7 @@ const Hostname = z
 	.regex(HOSTNAME, { error: (iss) => hostnameProblem(String(iss.input)) })
 	// The fetch refuses these at run time anyway; saying so here spares a run that can only fail.
 	.refine((h) => !/^[0-9.]+$/.test(h), "must be a hostname, not an IP address (the tool never fetches IP addresses)")
-	.refine((h) => h !== "localhost" && !h.endsWith(".localhost"), "must be a public hostname, not localhost");
+	.refine((h) => !isLocalhost(h), LOCALHOST_REFUSED);
 
 /**
  * zod builds a record on a plain object and skips an own "__proto__" key (JSON.parse and the YAML
@@ -560,7 +579,7 @@ export const AgentSchema = strict({
 	name: z
 		.string()
 		.regex(AGENT_NAME_PATTERN, {
-			error: (iss) => `agent name "${clip(printableAscii(String(iss.input)), 100)}" ${agentNameProblem(String(iss.input))}; agent names are 1-63 lowercase letters, digits or -, starting with a letter or digit`,
+			error: (iss) => `agent name "${printableAsciiClipped(String(iss.input), 100)}" ${agentNameProblem(String(iss.input))}; agent names are 1-63 lowercase letters, digits or -, starting with a letter or digit`,
 		})
 		.refine((name) => name !== SCHEDULER_AGENT, `"${SCHEDULER_AGENT}" is reserved: the scheduler files its own incidents under it`),
 	model: ModelName.default("claude-sonnet-5-5"),

@@ -467,6 +467,9 @@ describe("names and hosts that look right and are not", () => {
 			["daily_digest", 'agent name "daily_digest" has "_" at character 6'],
 			["😀-digest", 'agent name "\\u{1f600}-digest" has U+1F600 at character 1'],
 			["a".repeat(64), `agent name "${"a".repeat(64)}" is 64 characters long, over 63`],
+			// Cut to 100 characters between escapes, never inside one (it ended "\u{1f…").
+			[`${"a".repeat(95)}😀😀`, `agent name "${"a".repeat(95)}…" has U+1F600 at character 96`],
+			[`${"a".repeat(90)}😀`, `agent name "${"a".repeat(90)}\\u{1f600}" has U+1F600 at character 91`],
 		];
 		for (const [name, message] of cases) {
 			expect(configError(() => parseAgent({ name, prompt: "p" })).issues, name).toEqual([{ path: "name", message: `${message}; ${rule}` }]);
@@ -482,6 +485,12 @@ describe("names and hosts that look right and are not", () => {
 			{ path: "tools[0].allow_hosts[2]", message: `${bare}: did you mean "example.org"?` },
 			{ path: "tools[0].allow_hosts[3]", message: bare },
 		]);
+		// A form the next rule refuses is not suggested: the rule itself is said.
+		for (const host of ["LOCALHOST", "https://LocalHost/", "App.LOCALHOST"]) {
+			expect(configError(() => parseAgent({ name: "hosts", prompt: "p", tools: [{ type: "http_fetch", allow_hosts: [host] }] })).issues, host).toEqual([
+				{ path: "tools[0].allow_hosts[0]", message: "must be a public hostname, not localhost" },
+			]);
+		}
 		expect(parseAgent({ name: "hosts", prompt: "p", tools: [{ type: "http_fetch", allow_hosts: ["xn--bcher-kva.de"] }] }).tools).toHaveLength(1);
 	});
 });
