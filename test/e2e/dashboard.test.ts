@@ -2384,6 +2384,22 @@ describe("the dashboard", () => {
 	});
 
 
+	it("announces a new log line cut between characters, never inside an emoji", async () => {
+		const agent = await createAgent(`dash-announce-${run}`, {});
+		expect(await emulatorQueued()).toBe(0);
+		// The announcement keeps 160 characters of a line, which falls inside the emoji ("assistant: " is 11).
+		await script({ delay_ms: 3000, then: { text: `A later answer. ${"x".repeat(132)}😀 and more` } });
+		const job = await trigger(agent);
+		const storedLines = async () => (await (await fetch(`${url}/v1/jobs/${job.id}/output`, { headers: { authorization: `Bearer ${tokens.read}` } })).text()).trim().split("\n").filter(Boolean).length;
+		await expect.poll(storedLines, LIVE).toBeGreaterThan(0);
+		const page = await signedIn(`/jobs/${job.id}`, tokens.read);
+		await page.locator("#job-log li[data-line='1']").waitFor(LIVE);
+		const announced = page.locator("#log-announce");
+		await expect.poll(() => announced.textContent(), LIVE).toContain("assistant: A later answer.");
+		expect(await announced.textContent()).toContain(`${"x".repeat(132)}😀…`);
+		await page.close();
+	});
+
 	it("says the time zone of every absolute time: run slots, tooltips, the runs chart's axis and the log's times", async () => {
 		// A browser in Los Angeles: its times are not UTC, and must not read as if they were.
 		const zoned = await browser.newContext({ viewport: { width: 1280, height: 800 }, timezoneId: "America/Los_Angeles" });

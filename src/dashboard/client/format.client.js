@@ -18,6 +18,16 @@ const printable = (text) =>
  */
 const printableJson = (value) =>
 	JSON.stringify(value, null, 2).replace(UNPRINTABLE, (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
+/**
+ * The first `n` code points of `text`, then "…" when there is more: a cut by UTF-16 units could
+ * keep half an emoji, read out as a replacement character. Walks only the head of a long line.
+ * @param {string} text @param {number} n
+ */
+const headChars = (text, n) => {
+	let end = 0;
+	for (let count = 0; end < text.length && count < n; count++) end += /** @type {number} */ (text.codePointAt(end)) > 0xffff ? 2 : 1;
+	return end < text.length ? text.slice(0, end) + "…" : text;
+};
 const rtf = new Intl.RelativeTimeFormat("en", { numeric: "auto" });
 /** @type {[Intl.RelativeTimeFormatUnit, number][]} */
 const UNITS = [["year", 31536000], ["month", 2592000], ["week", 604800], ["day", 86400], ["hour", 3600], ["minute", 60], ["second", 1]];

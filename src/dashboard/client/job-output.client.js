@@ -59,7 +59,7 @@ async function followOutput(id, signal, on) {
 		batch = null;
 		if (fresh.length) {
 			const more = fresh.length - 3;
-			announce.textContent = "New output: " + fresh.slice(0, 3).map((t) => t.slice(0, 160)).join(" · ") + (more > 0 ? " · and " + more + " more lines" : "");
+			announce.textContent = "New output: " + fresh.slice(0, 3).map((t) => headChars(t, 160)).join(" · ") + (more > 0 ? " · and " + more + " more lines" : "");
 		}
 		fresh = [];
 		if (stick) log.scrollTop = log.scrollHeight;
