@@ -413,7 +413,7 @@ export const ScheduleSchema = ScheduleFields.superRefine((s, ctx) => {
 	return { interval: s.interval ?? "", ...rest };
 });
 
-/** The carried conversation's default size bound, in tokens estimated at 4 characters a token. */
+/** The carried conversation's default size bound, in tokens as estimateTokens counts them (durable-objects/agent/runner/persistent.ts): 4 ASCII characters a token, 2 Cyrillic, Greek, Hebrew or Arabic ones, 1 CJK, Indic or emoji. */
 export const DEFAULT_MAX_CONTEXT_TOKENS = 50_000;
 
 function sessionDuration(field: string) {
