@@ -7,6 +7,7 @@ import { createAgent, settle } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
 import { jobOf, outputOf, trigger } from "../helpers/jobs.ts";
 import { fake, outboundLog } from "../helpers/outbound.ts";
+import { agentWithVars } from "../helpers/vars.ts";
 
 type Internals = { passes: { working: Promise<void> | null } };
 
@@ -14,14 +15,6 @@ type Internals = { passes: { working: Promise<void> | null } };
 async function passUnderWay(agent: string): Promise<void> {
 	await runInDurableObject(env.AGENT.getByName(agent), async (instance: AgentDO) => {
 		await (instance as unknown as Internals).passes.working;
-	});
-}
-
-/** The agent's Durable Object runs with these vars, as wrangler.toml's [vars] would give it. */
-async function withVars(agent: string, vars: Record<string, string>): Promise<void> {
-	await runInDurableObject(env.AGENT.getByName(agent), (instance: AgentDO) => {
-		const self = instance as unknown as { env: Env };
-		self.env = { ...self.env, ...vars };
 	});
 }
 
@@ -89,7 +82,7 @@ describe("an alarm run's budget", () => {
 		const emulator = useEmulator();
 		emulator.enqueue(...Array.from({ length: turns }, (_, i) => ({ tool_use: { name: "http_fetch", input: { url: `https://status.example.test/${i}` } } })), { text: "All fine." });
 		await createAgent({ name: "chatty", tools: [{ type: "http_fetch", allow_hosts: ["status.example.test"] }], timeout: "1h" });
-		await withVars("chatty", { SUBREQUEST_LIMIT: "10" });
+		await agentWithVars("chatty", { SUBREQUEST_LIMIT: "10" });
 		const before = outboundLog.length;
 		const job = await trigger("chatty");
 		await passUnderWay("chatty");

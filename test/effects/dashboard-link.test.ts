@@ -1,11 +1,11 @@
-import { env, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { app } from "../../src/app.ts";
 import { createAgent } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
 import { runToRest } from "../helpers/jobs.ts";
 import { fake } from "../helpers/outbound.ts";
+import { agentWithVars } from "../helpers/vars.ts";
 
 function receiver(origin: string): Record<string, unknown>[] {
 	const seen: Record<string, unknown>[] = [];
@@ -16,14 +16,6 @@ function receiver(origin: string): Record<string, unknown>[] {
 	return seen;
 }
 
-/** The agent's Durable Object runs with these vars, as wrangler.toml's [vars] would give it. */
-async function withVars(agent: string, vars: Record<string, string>): Promise<void> {
-	await runInDurableObject(env.AGENT.getByName(agent), (instance: AgentDO) => {
-		const self = instance as unknown as { env: Env };
-		self.env = { ...self.env, ...vars };
-	});
-}
-
 describe("the dashboard link in a delivery (PUBLIC_URL)", () => {
 	it("is the job's dashboard page under PUBLIC_URL, in the webhook body and Slack's context line", async () => {
 		useEmulator().enqueue({ text: "Three deploys." }, { text: "Hi." });
@@ -31,8 +23,8 @@ describe("the dashboard link in a delivery (PUBLIC_URL)", () => {
 		const slacked = receiver("https://slack.example.test");
 		await createAgent({ name: "linked-hook", delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
 		await createAgent({ name: "linked-slack", delivery: { type: "slack", url_secret: "TEST_SLACK_URL" } });
-		await withVars("linked-hook", { PUBLIC_URL: "https://drover.example.test" });
-		await withVars("linked-slack", { PUBLIC_URL: "https://drover.example.test/" });
+		await agentWithVars("linked-hook", { PUBLIC_URL: "https://drover.example.test" });
+		await agentWithVars("linked-slack", { PUBLIC_URL: "https://drover.example.test/" });
 		const a = await runToRest("linked-hook");
 		const b = await runToRest("linked-slack");
 		expect(hooked[0]!.dashboard_url).toBe(`https://drover.example.test/jobs/${a.id}`);
@@ -46,7 +38,7 @@ describe("the dashboard link in a delivery (PUBLIC_URL)", () => {
 		useEmulator().enqueue({ text: "Hi." });
 		const seen = receiver("https://deliver.example.test");
 		await createAgent({ name: "unlinked", delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
-		await withVars("unlinked", { PUBLIC_URL: "drover.example.test/jobs" });
+		await agentWithVars("unlinked", { PUBLIC_URL: "drover.example.test/jobs" });
 		await runToRest("unlinked");
 		expect(seen[0]).not.toHaveProperty("dashboard_url");
 		const res = await app.request("/healthz", {}, { ...env, PUBLIC_URL: "drover.example.test/jobs" } as Env);

@@ -1,19 +1,8 @@
-import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { env, runDurableObjectAlarm } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { shardName, shardOf } from "../../src/scheduler/shards.ts";
+import { shardName } from "../../src/scheduler/shards.ts";
 import { createAgent, runsOf } from "../helpers/agents.ts";
-
-/** `count` agent names, prefixed `prefix`, that all hash to scheduler shard `shard`. */
-function namesInShard(prefix: string, shard: number, count: number): string[] {
-	const names: string[] = [];
-	for (let i = 0; names.length < count; i++) if (shardOf(`${prefix}-${i}`) === shard) names.push(`${prefix}-${i}`);
-	return names;
-}
-
-const withVars = (vars: Record<string, string>) => (instance: unknown) => {
-	const self = instance as { env: Env };
-	self.env = { ...self.env, ...vars } as Env;
-};
+import { namesInShard, shardWithVars } from "../helpers/vars.ts";
 
 afterEach(() => {
 	vi.useRealTimers();
@@ -28,7 +17,7 @@ describe("a shard's follow-up that has not finished when the next tick comes", (
 		for (const name of names) await createAgent({ name, schedules: { minutely: { cron: "* * * * *" } } });
 		const stub = env.SCHEDULER_SHARD.getByName(shardName(shard));
 		// 10 subrequests an invocation: 8 agent calls each.
-		await runInDurableObject(stub, withVars({ SUBREQUEST_LIMIT: "10" }));
+		await shardWithVars(shard, { SUBREQUEST_LIMIT: "10" });
 
 		vi.setSystemTime(ten + 5_000);
 		const first = await stub.tick(shard, ten);

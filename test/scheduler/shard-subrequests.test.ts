@@ -1,24 +1,12 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
-import { shardName, shardOf } from "../../src/scheduler/shards.ts";
+import { shardName } from "../../src/scheduler/shards.ts";
 import { createAgent, runsOf } from "../helpers/agents.ts";
 import { endedRecord, storeRun } from "../helpers/jobs.ts";
 import { call } from "../helpers/http.ts";
 import { tick } from "../helpers/ticks.ts";
-
-/** `count` agent names, prefixed `prefix`, that all hash to scheduler shard `shard`. */
-function namesInShard(prefix: string, shard: number, count: number): string[] {
-	const names: string[] = [];
-	for (let i = 0; names.length < count; i++) if (shardOf(`${prefix}-${i}`) === shard) names.push(`${prefix}-${i}`);
-	return names;
-}
-
-/** The object runs with these vars, as wrangler.toml's [vars] would give it. */
-const withVars = (vars: Record<string, string>) => (instance: unknown) => {
-	const self = instance as { env: Env };
-	self.env = { ...self.env, ...vars } as Env;
-};
+import { agentWithVars, namesInShard, shardWithVars } from "../helpers/vars.ts";
 
 /** Runs the shard's alarms (its follow-ups) until it sets no more; how many ran. */
 async function followUps(shard: number): Promise<number> {
@@ -42,7 +30,7 @@ describe("a shard with more due agents than one invocation may call (SUBREQUEST_
 		const names = namesInShard("crowd", shard, 12);
 		for (const name of names) await createAgent({ name, schedules: { minutely: { cron: "* * * * *" } } });
 		// 10 subrequests an invocation: a tick calls at most 8 agents.
-		await runInDurableObject(env.SCHEDULER_SHARD.getByName(shardName(shard)), withVars({ SUBREQUEST_LIMIT: "10" }));
+		await shardWithVars(shard, { SUBREQUEST_LIMIT: "10" });
 
 		for (const [minute, at] of [tenOClock, tenOClock + 60_000].entries()) {
 			vi.setSystemTime(at + 5_000);
@@ -68,7 +56,7 @@ describe("a shard with more due agents than one invocation may call (SUBREQUEST_
 		const names = namesInShard("kept", shard, 12);
 		for (const name of names) await createAgent({ name });
 		const shardStub = env.SCHEDULER_SHARD.getByName(shardName(shard));
-		await runInDurableObject(shardStub, withVars({ SUBREQUEST_LIMIT: "10" }));
+		await shardWithVars(shard, { SUBREQUEST_LIMIT: "10" });
 		await tick(start);
 		await followUps(shard);
 		// Each holds a job ended 10 days ago, and an alarm for its expiry under the deployment's 30 days.
@@ -83,8 +71,8 @@ describe("a shard with more due agents than one invocation may call (SUBREQUEST_
 		}
 
 		// Deployed again with RETENTION_DAYS = "7": the shard and every agent read the new value.
-		for (const name of names) await runInDurableObject(env.AGENT.getByName(name), withVars({ RETENTION_DAYS: "7" }));
-		await runInDurableObject(shardStub, withVars({ RETENTION_DAYS: "7" }));
+		for (const name of names) await agentWithVars(name, { RETENTION_DAYS: "7" });
+		await shardWithVars(shard, { RETENTION_DAYS: "7" });
 		vi.setSystemTime(start + 65_000);
 		await tick(start + 60_000);
 		// Not all of them told in the tick's own invocation…
@@ -107,7 +95,7 @@ describe("a shard with more due agents than one invocation may call (SUBREQUEST_
 		const names = namesInShard("cut-twice", shard, 12);
 		for (const name of names) await createAgent({ name });
 		const shardStub = env.SCHEDULER_SHARD.getByName(shardName(shard));
-		await runInDurableObject(shardStub, withVars({ SUBREQUEST_LIMIT: "10" }));
+		await shardWithVars(shard, { SUBREQUEST_LIMIT: "10" });
 		await tick(start);
 		await followUps(shard);
 		// Each holds a job ended 5 days ago, and an alarm for its expiry under the deployment's 30 days.
@@ -121,8 +109,8 @@ describe("a shard with more due agents than one invocation may call (SUBREQUEST_
 			});
 		}
 		const deploy = async (days: string) => {
-			for (const name of names) await runInDurableObject(env.AGENT.getByName(name), withVars({ RETENTION_DAYS: days }));
-			await runInDurableObject(shardStub, withVars({ RETENTION_DAYS: days }));
+			for (const name of names) await agentWithVars(name, { RETENTION_DAYS: days });
+			await shardWithVars(shard, { RETENTION_DAYS: days });
 		};
 		// 7 days: the job is kept 2 days more. Only the first agents are told before 3 days is deployed.
 		await deploy("7");
@@ -150,7 +138,7 @@ describe("a shard with more due agents than one invocation may call (SUBREQUEST_
 		const shard = 8;
 		const names = namesInShard("late-broken", shard, 12).sort();
 		for (const name of names) await createAgent({ name, schedules: { minutely: { cron: "* * * * *" } } });
-		await runInDurableObject(env.SCHEDULER_SHARD.getByName(shardName(shard)), withVars({ SUBREQUEST_LIMIT: "10" }));
+		await shardWithVars(shard, { SUBREQUEST_LIMIT: "10" });
 		// The agent named last is past what the tick's own invocation calls; its stored state no longer parses.
 		const broken = names.at(-1)!;
 		await runInDurableObject(env.AGENT.getByName(broken), (_i: AgentDO, state) => {
