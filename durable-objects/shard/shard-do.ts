@@ -98,8 +98,7 @@ export class SchedulerShardDO extends DurableObject<Env> {
 	async tick(shard: number, now: number): Promise<ShardTickResult> {
 		const calls = this.subrequests();
 		await this.syncFileAgents(shard, calls);
-		this.enqueueMinute(shard, now);
-		const result = await this.callPending(shard, calls);
+		const result = await this.callPending(shard, calls, { shard, now, after: "" });
 		await this.noticeRetentionVar(shard, calls);
 		return result;
 	}
@@ -155,20 +154,16 @@ export class SchedulerShardDO extends DurableObject<Env> {
 		this.setMeta("follow_ups", queue.length > 0 ? queue : null);
 	}
 
-	/** A tick's own minute joins the queue after any earlier one (a repeated tick's minute only once). */
-	private enqueueMinute(shard: number, now: number): void {
-		const queue = this.pending();
-		if (queue.some((f) => f.now === now)) return;
-		this.setPending([...queue, { shard, now, after: "" }].sort((a, b) => a.now - b.now));
-	}
-
 	/**
 	 * Takes the next agents to call from the queue, oldest minute first, as many as `calls` has left,
 	 * and moves the queue past them, all without an await: another invocation taking agents at the
 	 * same time takes the ones after these.
 	 */
-	private take(calls: SubrequestBudget): { name: string; source: string; generation: number; now: number }[] {
-		const queue = this.pending();
+	private take(calls: SubrequestBudget, minute?: FollowUp): { name: string; source: string; generation: number; now: number }[] {
+		const stored = this.pending();
+		// A tick's own minute joins the queue after any earlier one (a repeated tick's minute only once).
+		// It is stored only if some of it is left: a tick that calls all it has writes nothing here.
+		const queue = [...stored, ...(minute && !stored.some((f) => f.now === minute.now) ? [minute] : [])].sort((a, b) => a.now - b.now);
 		const taken: { name: string; source: string; generation: number; now: number }[] = [];
 		while (queue.length > 0 && calls.left > 0) {
 			const head = queue[0]!;
@@ -181,7 +176,7 @@ export class SchedulerShardDO extends DurableObject<Env> {
 			if (due.length > batch.length) head.after = batch.at(-1)!.name;
 			else queue.shift();
 		}
-		this.setPending(queue);
+		if (stored.length > 0 || queue.length > 0) this.setPending(queue);
 		return taken;
 	}
 
@@ -190,8 +185,8 @@ export class SchedulerShardDO extends DurableObject<Env> {
 	 * follow-up alarm. An agent taken for a later minute while its call for an earlier one is still
 	 * on its way (by another invocation) waits for that call: it must reach the agent first.
 	 */
-	private async callPending(shard: number, calls: SubrequestBudget): Promise<ShardTickResult> {
-		const due = this.take(calls);
+	private async callPending(shard: number, calls: SubrequestBudget, minute?: FollowUp): Promise<ShardTickResult> {
+		const due = this.take(calls, minute);
 		const result: ShardTickResult = { shard, agents_called: due.length, claimed: 0, skipped: 0, failed: [], deferred: 0 };
 		// Dealt before any call leaves: the output gate holds the calls until the counter is on disk,
 		// so no id handed out is ever dealt again. Dated by the newest minute called.
