@@ -275,25 +275,30 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 		.map((b) => (b.type === "thinking" || b.type === "redacted_thinking" ? b : redactDeep(b))) as Anthropic.ContentBlockParam[];
 	const added = addUsage(current.usage, model, message.usage, pricing());
 	const updated = bump(current, { usage: continuing ? { ...added, num_turns: current.usage.num_turns } : added });
-	// The answer is paid for: its usage and requests are saved before it is stored, so the job's
-	// limits count it even if storing it fails (and it is asked for, and billed, again). A final
-	// answer's record is then written twice in one commit, its final status next: the price of that.
-	save(deps, updated);
 	// A continuation is a request but not a turn; a refused answer is a billed request too.
 	noteExtraRequests(deps.sql, job.id, refusals(attempts) + (continuing ? 1 : 0));
 	// The answer, its calls and its output lines in one transaction: a message stored in pieces is
 	// never half-kept, and an answer that could not be stored leaves no lines (no tool_use line for a
-	// call never recorded); the step asked again writes its own lines once.
+	// call never recorded); the step asked again writes its own lines once. An answer that needs
+	// another request has its turn's usage saved with it; a final one, with its final status below
+	// (one write of the job's record, not two).
+	const needsAnother = asksForTools || message.stop_reason === "pause_turn";
 	let kept: number | MessageTooLargeError;
 	try {
 		kept = deps.transact(() => {
 			const seq = continuing ? extendLastMessage(deps.sql, job.id, content) : appendMessage(deps.sql, job.id, { role: "assistant", content });
 			if (asksForTools) insertToolCalls(deps.sql, job.id, seq, toolUses.map((t) => ({ id: t.id, name: t.name, input: redactDeep(t.input) })));
 			appendLines(deps.sql, job.id, lines, now);
+			if (needsAnother) putJob(deps.sql, updated, now);
 			return seq;
 		});
 	} catch (err) {
-		if (!(err instanceof MessageTooLargeError)) throw err;
+		// The answer is paid for: its usage is saved though storing it failed, so the job's limits
+		// count it when it is asked for (and billed) again.
+		if (!(err instanceof MessageTooLargeError)) {
+			save(deps, updated);
+			throw err;
+		}
 		kept = err;
 	}
 	if (kept instanceof MessageTooLargeError) {
@@ -325,7 +330,7 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 		finish(deps, updated, "failed", { ...limitFailure(after), summary: final ? clip(text, SUMMARY_CHARS) : null });
 		return "done";
 	}
-	if (asksForTools || message.stop_reason === "pause_turn") {
+	if (needsAnother) {
 		// The answer needs another request (its tools' results, or the paused turn's rest): a limit
 		// that forbids that request is reached now, before the tools act for a model that would never
 		// read what they return. First the turns: tools asked for on the last turn allowed would have
@@ -350,7 +355,7 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 			return "done";
 		}
 		// Tool calls to settle next, or a long-running server tool paused the turn: send the
-		// conversation back to let it continue (the turn's usage is saved above).
+		// conversation back to let it continue (the turn's usage is saved with its answer).
 		setNextStep(deps.sql, job.id, now, now);
 		return "continue";
 	}
