@@ -64,4 +64,14 @@ export const SHARD_MIGRATIONS: readonly SqlMigration[] = [
 			CREATE TABLE job_id_counters (day TEXT PRIMARY KEY, next INTEGER NOT NULL);
 		`,
 	},
+	{
+		version: 7,
+		name: "failing_agents",
+		sql: `
+			-- When an agent's latest call failed (null: it answered). A follow-up's failure is seen by no
+			-- tick, and a tick that reached every agent it called resolved the scheduler incident, which
+			-- the next failing follow-up opened again: the tick leaves it open while any is set.
+			ALTER TABLE agents ADD COLUMN failing_since INTEGER;
+		`,
+	},
 ];

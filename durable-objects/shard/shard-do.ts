@@ -35,6 +35,11 @@ export interface ShardTickResult {
 	failed: { agent: string; error: string }[];
 	/** Due agents past what one invocation may call, left to the shard's follow-up alarm within seconds. */
 	deferred: number;
+	/**
+	 * Agents of this shard whose latest call failed, here or in a follow-up no tick hears of, and that
+	 * no call has reached since: the scheduler incident stays open while any is left.
+	 */
+	failing: number;
 }
 
 /** A minute not yet called through: its agents due at `now` named after `after` are still to be called. */
@@ -112,8 +117,8 @@ export class SchedulerShardDO extends DurableObject<Env> {
 			const result = await this.callPending(shard, calls);
 			log.info("shard.follow_up", { shard, ticks: pending.map((p) => new Date(p.now).toISOString()), agents_called: result.agents_called, claimed: result.claimed, failed: result.failed.length, deferred: result.deferred });
 			// No tick reports what its follow-up finds: an agent that never answers must still open the
-			// scheduler incident, as it would were it called by the tick. (A later tick that reaches
-			// every agent it calls resolves it, and the next failing follow-up opens it again.)
+			// scheduler incident, as it would were it called by the tick. (A later tick leaves it open
+			// while the agent is marked failing: see ShardTickResult.failing.)
 			if (result.failed.length > 0) {
 				calls.note(2);
 				await fileSchedulerIncident(this.env, "partial", result.failed.map((f) => f.error), Date.now());
@@ -187,7 +192,7 @@ export class SchedulerShardDO extends DurableObject<Env> {
 	 */
 	private async callPending(shard: number, calls: SubrequestBudget, minute?: FollowUp): Promise<ShardTickResult> {
 		const due = this.take(calls, minute);
-		const result: ShardTickResult = { shard, agents_called: due.length, claimed: 0, skipped: 0, failed: [], deferred: 0 };
+		const result: ShardTickResult = { shard, agents_called: due.length, claimed: 0, skipped: 0, failed: [], deferred: 0, failing: 0 };
 		// Dealt before any call leaves: the output gate holds the calls until the counter is on disk,
 		// so no id handed out is ever dealt again. Dated by the newest minute called.
 		const ids = due.length === 0 ? [] : this.dealOrNone(shard, due.length * TICK_JOB_IDS, Math.max(...due.map((d) => d.now)));
@@ -228,9 +233,16 @@ export class SchedulerShardDO extends DurableObject<Env> {
 		await Promise.all(Array.from({ length: Math.min(CONCURRENCY, due.length) }, worker));
 		// Not over a PUT, DELETE or deploy that landed while the agent was being called: its due time
 		// was read from the definition before it.
+		// Whatever the generation: an agent that answered is reached, one that did not is failing.
+		const failedAt = Date.now();
 		this.ctx.storage.transactionSync(() => {
-			for (const [name, at, generation] of nextDue) this.sql.exec("UPDATE agents SET next_due_at = ? WHERE name = ? AND generation = ?", at, name, generation);
+			for (const [name, at, generation] of nextDue) {
+				this.sql.exec("UPDATE agents SET next_due_at = ? WHERE name = ? AND generation = ?", at, name, generation);
+				this.sql.exec("UPDATE agents SET failing_since = NULL WHERE name = ? AND failing_since IS NOT NULL", name);
+			}
+			for (const { agent } of result.failed) this.sql.exec("UPDATE agents SET failing_since = coalesce(failing_since, ?) WHERE name = ?", failedAt, agent);
 		});
+		result.failing = this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM agents WHERE failing_since IS NOT NULL").one().n;
 		const left = this.pending();
 		if (left.length > 0) {
 			const owed = left.map(() => "(next_due_at <= ? AND name > ?)").join(" OR ");

@@ -81,7 +81,11 @@ export async function runTick(env: Env, scheduledTime: number, now = Date.now())
 		// The claims stand without the heartbeat; /healthz will show it ageing.
 		log.error("tick.heartbeat_failed", errorFields(err));
 	}
-	await fileSchedulerIncident(env, summary.outcome, errors, now);
+	// An agent a follow-up could not reach, and no call has reached since, still fails though this
+	// tick did not call it (it was past what the tick's invocation could): resolving here would have
+	// the next failing follow-up open the incident again, and page again, every minute.
+	const failing = shards.reduce((n, s) => n + s.failing, 0);
+	if (summary.outcome !== "ok" || failing === 0) await fileSchedulerIncident(env, summary.outcome, errors, now);
 	await retryAlerts(env, scheduledTime, now);
 	if (summary.outcome === "failed") throw new Error(`scheduler tick failed: ${errors.slice(0, 3).join("; ")}`);
 	return summary;

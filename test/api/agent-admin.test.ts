@@ -8,6 +8,7 @@ import { TOKENS } from "../helpers/tokens.ts";
 import { jobOf, runToRest, trigger } from "../helpers/jobs.ts";
 import { fake } from "../helpers/outbound.ts";
 import { tick } from "../helpers/ticks.ts";
+import { rollBackShardSchema } from "../helpers/sql.ts";
 import { parseAgent, parseFleet } from "../../src/config/fleet.ts";
 import { readinessWarnings } from "../../src/config/readiness.ts";
 import { shardName, shardOf } from "../../src/scheduler/shards.ts";
@@ -458,8 +459,7 @@ describe("an API agent whose name a deploy gives to a fleet.yaml agent", () => {
 		await tick("2026-12-01T13:07:00Z");
 		expect(await registryRow("site-watch")).toMatchObject({ deleted_at: null });
 		await runInDurableObject(shard, (_i, state) => {
-			state.storage.sql.exec("DELETE FROM schema_migrations WHERE version >= 5");
-			state.storage.sql.exec("DROP TABLE job_id_counters");
+			rollBackShardSchema(state.storage.sql, 5);
 			migrate(state.storage, SHARD_MIGRATIONS);
 		});
 		await tick("2026-12-01T13:08:00Z");

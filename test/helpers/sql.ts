@@ -45,6 +45,16 @@ export function rollBackAgentSchema(sql: SqlStorage, version: number): void {
 	sql.exec("DELETE FROM schema_migrations WHERE version >= ?", version);
 }
 
+/** The same for a scheduler shard's steps (durable-objects/shard/schema.ts). */
+const SHARD_UNDO: Record<number, string> = {
+	6: "DROP TABLE job_id_counters",
+	7: "ALTER TABLE agents DROP COLUMN failing_since",
+};
+export function rollBackShardSchema(sql: SqlStorage, version: number): void {
+	for (const v of Object.keys(SHARD_UNDO).map(Number).sort((a, b) => b - a)) if (v >= version) sql.exec(SHARD_UNDO[v]!);
+	sql.exec("DELETE FROM schema_migrations WHERE version >= ?", version);
+}
+
 const encoder = new TextEncoder();
 
 /**

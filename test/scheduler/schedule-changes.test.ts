@@ -10,6 +10,7 @@ import { migrate } from "../../src/store/sqlite-migrations.ts";
 import { createAgent, runsOf, settle, type Run } from "../helpers/agents.ts";
 import { call } from "../helpers/http.ts";
 import { tick } from "../helpers/ticks.ts";
+import { rollBackShardSchema } from "../helpers/sql.ts";
 
 const at = (iso: string) => Date.parse(iso);
 
@@ -151,8 +152,7 @@ describe("a shard's record of when each agent is next due", () => {
 		const version = await runInDurableObject(shard, (_i: SchedulerShardDO, state) => {
 			const sql = state.storage.sql;
 			// As version 3 left a shard: a generation beyond exact doubles, a synced fleet and no definitions.
-			sql.exec("DELETE FROM schema_migrations WHERE version >= 4");
-			sql.exec("DROP TABLE job_id_counters");
+			rollBackShardSchema(sql, 4);
 			sql.exec("INSERT INTO agents (name, source, next_due_at, generation) VALUES ('new-agent', 'api', 0, 4611686018427387904)");
 			sql.exec("INSERT INTO agents (name, source, next_due_at, generation) VALUES ('old-agent', 'api', 5, 3)");
 			sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('fleet', 'the synced revision')");
