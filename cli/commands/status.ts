@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { CliError } from "../client.ts";
 import { act, nextPageCommand, pathSegment, positiveInt, type Context } from "../context.ts";
 import { exitNote, fields, pausedText, printable, printableDeep, relTime, stamp, statusStyle, table } from "../format.ts";
-import type { AgentView, CurrentSession, Occurrence } from "../types.ts";
+import type { AgentView, CurrentSession, Occurrence, Status } from "../types.ts";
 import { shapes } from "../shapes.ts";
 import { agentColumns, allAgents } from "./agents.ts";
 
@@ -85,6 +85,9 @@ async function status(ctx: Context, agent: string | undefined, opts: { json?: bo
 				["scheduler", tick],
 				["last ok", hb.last_ok_at && hb.last_ok_at !== hb.last_tick_at ? `${stamp(hb.last_ok_at)} (${relTime(hb.last_ok_at)})` : null],
 				["tick error", hb.error ? p.red(hb.error) : null],
+				["deferred", deferredText(p, hb)],
+				// Absent from an older server's answer.
+				...(s.warnings ?? []).map((w, i) => [i === 0 ? "warnings" : "", p.yellow(w)] as const),
 				["jobs", jobs || p.dim("none yet")],
 				["agents", `${s.agents.file + s.agents.api} (${s.agents.file} from fleet.yaml, ${s.agents.api} from the API)`],
 				...pausedRows,
@@ -101,6 +104,17 @@ async function status(ctx: Context, agent: string | undefined, opts: { json?: bo
 		ctx.out(`\n${table<AgentView>(listed.agents, [c.name, c.next, c.last, c.state], p, ctx.width)}`);
 	}
 	return 0;
+}
+
+/**
+ * Due agents the last tick left to its shards' follow-ups, and the minute they are owed: said only
+ * when there are some (null, as from an older server, or 0 is no row).
+ */
+function deferredText(p: Context["p"], hb: Status["scheduler"]): string | null {
+	if (!hb.deferred) return null;
+	const owed = hb.oldest_deferred_minute ? `, owed since ${stamp(hb.oldest_deferred_minute)}` : "";
+	const text = `${plural(hb.deferred, "agent")} left to follow-ups by the last tick${owed}`;
+	return hb.shards_behind ? p.yellow(text) : text;
 }
 
 async function agentStatus(ctx: Context, name: string, opts: { json?: boolean }): Promise<number> {

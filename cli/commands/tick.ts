@@ -19,6 +19,9 @@ async function tick(ctx: Context, opts: { json?: boolean }): Promise<number> {
 	const { p } = ctx;
 	const outcome = answer.outcome === "ok" ? p.green("ok") : p.yellow(`${answer.outcome}: see drover status`);
 	const agents = `${answer.agents_called} agent${answer.agents_called === 1 ? "" : "s"} called`;
-	ctx.out(`ticked ${answer.scheduled_time}: ${outcome}, ${agents}, ${answer.claimed} claimed, ${answer.skipped} skipped`);
+	// Absent from an older server's answer.
+	const deferred = answer.deferred ? `, ${answer.deferred} left to follow-ups` : "";
+	const behind = answer.shards_behind ? p.yellow(` (${answer.shards_behind} shard${answer.shards_behind === 1 ? "" : "s"} behind: see drover status)`) : "";
+	ctx.out(`ticked ${answer.scheduled_time}: ${outcome}, ${agents}, ${answer.claimed} claimed, ${answer.skipped} skipped${deferred}${behind}`);
 	return 0;
 }

@@ -6,6 +6,7 @@ import { numberVar } from "../../src/config/vars.ts";
 import { dealtJobId, idDay, SLOT_CAPACITY } from "../../src/jobs/id-blocks.ts";
 import type { AgentDefinition } from "../../src/config/schema.ts";
 import { errorFields, log } from "../../src/log.ts";
+import { isBehind } from "../../src/scheduler/backlog.ts";
 import { shardOf } from "../../src/scheduler/shards.ts";
 import { fileSchedulerIncident } from "../../src/scheduler/tick.ts";
 import { liveRegisteredAmong, markAgentDeleted } from "../../src/store/agent-registry.ts";
@@ -35,6 +36,10 @@ export interface ShardTickResult {
 	failed: { agent: string; error: string }[];
 	/** Due agents past what one invocation may call, left to the shard's follow-up alarm within seconds. */
 	deferred: number;
+	/** The oldest minute (ms) those agents are owed, null when none is left. */
+	oldest_deferred: number | null;
+	/** Its queue of pending minutes has fallen behind its ticks (see src/scheduler/backlog.ts). */
+	behind: boolean;
 	/**
 	 * Agents of this shard whose latest call failed, here or in a follow-up no tick hears of, and that
 	 * no call has reached since: the scheduler incident stays open while any is left.
@@ -192,7 +197,7 @@ export class SchedulerShardDO extends DurableObject<Env> {
 	 */
 	private async callPending(shard: number, calls: SubrequestBudget, minute?: FollowUp): Promise<ShardTickResult> {
 		const due = this.take(calls, minute);
-		const result: ShardTickResult = { shard, agents_called: due.length, claimed: 0, skipped: 0, failed: [], deferred: 0, failing: 0 };
+		const result: ShardTickResult = { shard, agents_called: due.length, claimed: 0, skipped: 0, failed: [], deferred: 0, oldest_deferred: null, behind: false, failing: 0 };
 		// Dealt before any call leaves: the output gate holds the calls until the counter is on disk,
 		// so no id handed out is ever dealt again. Dated by the newest minute called.
 		const ids = due.length === 0 ? [] : this.dealOrNone(shard, due.length * TICK_JOB_IDS, Math.max(...due.map((d) => d.now)));
@@ -248,11 +253,29 @@ export class SchedulerShardDO extends DurableObject<Env> {
 			const owed = left.map(() => "(next_due_at <= ? AND name > ?)").join(" OR ");
 			result.deferred = this.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM agents WHERE ${owed}`, ...left.flatMap((f) => [f.now, f.after])).one().n;
 		}
+		result.oldest_deferred = left[0]?.now ?? null;
+		result.behind = this.noteBacklog(shard, left, result.deferred);
 		if (left.length > 0) {
 			log.warn("shard.calls_deferred", { shard, ticks: left.map((f) => new Date(f.now).toISOString()), agents_called: due.length, deferred: result.deferred });
 			await this.ctx.storage.setAlarm(Date.now());
 		}
 		return result;
+	}
+
+	/**
+	 * Whether this shard's queue is behind its ticks, logged once as it falls behind and once as it
+	 * catches up: a shard that never catches up would otherwise warn at every tick and follow-up, or
+	 * grow its queue unsaid. Synchronous, as the queue's readers are.
+	 */
+	private noteBacklog(shard: number, left: readonly FollowUp[], deferred: number): boolean {
+		const was = this.meta<boolean>("behind") ?? false;
+		const behind = isBehind(left.map((f) => f.now), was);
+		if (behind === was) return behind;
+		this.setMeta("behind", behind ? true : null);
+		const minutes = { pending_minutes: left.length, oldest_minute: left[0] ? new Date(left[0].now).toISOString() : null, newest_minute: left.at(-1) ? new Date(left.at(-1)!.now).toISOString() : null, deferred };
+		if (behind) log.warn("shard.backlog_behind", { shard, ...minutes });
+		else log.info("shard.backlog_caught_up", { shard, ...minutes });
+		return behind;
 	}
 
 	/**

@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { loadFleet } from "../config/bundled.ts";
 import { numberVar } from "../config/vars.ts";
+import { backlogWarning, BEHIND_MINUTES } from "../scheduler/backlog.ts";
 import { countRegisteredAgents } from "../store/agent-registry.ts";
 import { countJobsByStatus } from "../store/job-index.ts";
 import { heartbeatHealth, readHeartbeat } from "../store/heartbeat.ts";
@@ -23,7 +24,18 @@ const Status = z
 			claimed: z.number().int().nullable(),
 			skipped: z.number().int().nullable(),
 			error: z.string().nullable().openapi({ description: "Which agents or shards the last tick could not reach; why is in the Worker's logs" }),
+			deferred: z.number().int().nullable().openapi({
+				description:
+					"Due agents the shards had left to their follow-up alarms when the last tick ended (past what one invocation may call), each called within seconds, or after earlier minutes when a shard is behind; null before the first tick that counted them",
+			}),
+			oldest_deferred_minute: z.string().nullable().openapi({
+				description: "The oldest minute those agents are owed (its slots are claimed, late, when they are called): the last tick's own, or earlier when a shard is behind; null when none was left",
+			}),
+			shards_behind: z.number().int().nullable().openapi({
+				description: `Shards whose oldest pending minute was ${BEHIND_MINUTES} or more minutes before their newest as the last tick ended (said in warnings), until they call all but their newest through`,
+			}),
 		}),
+		warnings: z.array(z.string()).openapi({ description: "What an operator should look at: a scheduler shard behind its ticks" }),
 		jobs: z.record(z.string(), z.number().int()).openapi({ description: "Indexed jobs by status" }),
 		agents: z.object({ file: z.number().int(), api: z.number().int() }),
 	})
@@ -46,6 +58,7 @@ export const statusApi = createApi().openapi(
 			countJobsByStatus(c.env.DB),
 			countRegisteredAgents(c.env.DB),
 		]);
+		const behind = hb === null ? null : backlogWarning(hb);
 		return c.json(
 			{
 				scheduler: {
@@ -54,7 +67,11 @@ export const statusApi = createApi().openapi(
 					claimed: hb?.claimed ?? null,
 					skipped: hb?.skipped ?? null,
 					error: hb?.error ?? null,
+					deferred: hb?.deferred ?? null,
+					oldest_deferred_minute: hb?.oldest_deferred_at ?? null,
+					shards_behind: hb?.shards_behind ?? null,
 				},
+				warnings: behind === null ? [] : [behind],
 				jobs: byStatus,
 				agents: { file: loadFleet().agents.length, api },
 			},

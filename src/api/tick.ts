@@ -12,6 +12,9 @@ const Tick = z
 		claimed: z.number().int(),
 		skipped: z.number().int(),
 		shards_failed: z.number().int(),
+		deferred: z.number().int().openapi({ description: "Due agents the shards left to their follow-up alarms (past what one invocation may call), still to be called when the tick ended" }),
+		oldest_deferred_minute: z.string().nullable().openapi({ description: "The oldest minute those are owed: this one, or earlier when a shard is behind; null when none was left" }),
+		shards_behind: z.number().int().openapi({ description: "Shards behind their ticks (GET /v1/status's warnings say so)" }),
 	})
 	.openapi("Tick");
 
@@ -49,6 +52,9 @@ export const tickApi = createApi().openapi(
 				claimed: summary.claimed,
 				skipped: summary.skipped,
 				shards_failed: summary.shardsFailed,
+				deferred: summary.deferred,
+				oldest_deferred_minute: summary.oldestDeferred === null ? null : new Date(summary.oldestDeferred).toISOString(),
+				shards_behind: summary.shardsBehind,
 			},
 			200,
 		);

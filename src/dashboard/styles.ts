@@ -199,6 +199,7 @@ tr.auto-paused td:first-child { box-shadow: inset 4px 0 0 var(--warn-line); }
 .badge.i-closed { background: #eceef1; color: #475467; }
 .pill { overflow-wrap: anywhere; font-size: .82rem; padding: .1rem .6rem; border-radius: 999px; background: rgba(255,255,255,.12); color: #dbe6f0; }
 .pill.bad { background: #e03131; color: #fff; }
+.pill.warn { background: #f59f00; color: #1a1a1a; }
 .panel .pill { background: #eef0f3; color: #475467; }
 .panel .pill.live { background: #e7f0ff; color: #1849a9; }
 .panel .pill.live::before { content: ""; display: inline-block; width: .5rem; height: .5rem; border-radius: 50%; background: #1c7ed6; margin-right: .35rem; animation: pulse 1.2s ease-in-out infinite; }

@@ -18,6 +18,10 @@ export interface TickSummary {
 	agentsCalled: number;
 	/** Due agents the shards left to their follow-up alarms (past what one invocation may call). */
 	deferred: number;
+	/** The oldest minute those are owed, over every shard; null when none is left. */
+	oldestDeferred: number | null;
+	/** Shards whose queue of pending minutes has fallen behind their ticks (src/scheduler/backlog.ts). */
+	shardsBehind: number;
 }
 
 /**
@@ -54,6 +58,10 @@ export async function runTick(env: Env, scheduledTime: number, now = Date.now())
 		skipped: shards.reduce((n, s) => n + s.skipped, 0),
 		agentsCalled: shards.reduce((n, s) => n + s.agents_called, 0),
 		deferred: shards.reduce((n, s) => n + s.deferred, 0),
+		// Read as absent when missing: a shard object still on the release before, in a deploy's first
+		// moments, answers without them.
+		oldestDeferred: shards.reduce<number | null>((oldest, s) => (s.oldest_deferred == null ? oldest : Math.min(oldest ?? s.oldest_deferred, s.oldest_deferred)), null),
+		shardsBehind: shards.filter((s) => s.behind === true).length,
 	};
 	log.info("tick.done", {
 		scheduled_time: new Date(scheduledTime).toISOString(),
@@ -62,6 +70,8 @@ export async function runTick(env: Env, scheduledTime: number, now = Date.now())
 		claimed: summary.claimed,
 		skipped: summary.skipped,
 		deferred: summary.deferred,
+		oldest_deferred_minute: summary.oldestDeferred === null ? null : new Date(summary.oldestDeferred).toISOString(),
+		shards_behind: summary.shardsBehind,
 		shards_failed: shardsFailed,
 	});
 	try {
@@ -74,6 +84,9 @@ export async function runTick(env: Env, scheduledTime: number, now = Date.now())
 			agentsCalled: summary.agentsCalled,
 			claimed: summary.claimed,
 			skipped: summary.skipped,
+			deferred: summary.deferred,
+			oldestDeferredAt: summary.oldestDeferred,
+			shardsBehind: summary.shardsBehind,
 			// Cut between characters: D1 keeps half an emoji as bytes that read back as U+FFFD×3.
 			error: errors.length ? clip(errors.slice(0, 5).join("; "), 1000) : null,
 		});
@@ -84,7 +97,7 @@ export async function runTick(env: Env, scheduledTime: number, now = Date.now())
 	// An agent a follow-up could not reach, and no call has reached since, still fails though this
 	// tick did not call it (it was past what the tick's invocation could): resolving here would have
 	// the next failing follow-up open the incident again, and page again, every minute.
-	const failing = shards.reduce((n, s) => n + s.failing, 0);
+	const failing = shards.reduce((n, s) => n + (s.failing ?? 0), 0);
 	if (summary.outcome !== "ok" || failing === 0) await fileSchedulerIncident(env, summary.outcome, errors, now);
 	await retryAlerts(env, scheduledTime, now);
 	if (summary.outcome === "failed") throw new Error(`scheduler tick failed: ${errors.slice(0, 3).join("; ")}`);

@@ -10,6 +10,9 @@ interface HeartbeatRow {
 	skipped: number;
 	error: string | null;
 	last_ok_at: number | null;
+	deferred: number | null;
+	oldest_deferred_at: number | null;
+	shards_behind: number | null;
 }
 
 export interface Heartbeat {
@@ -23,6 +26,10 @@ export interface Heartbeat {
 	skipped: number;
 	error: string | null;
 	last_ok_at: string | null;
+	/** Null in a heartbeat written before these were (D1 0010). */
+	deferred: number | null;
+	oldest_deferred_at: string | null;
+	shards_behind: number | null;
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -39,6 +46,9 @@ function toHeartbeat(row: HeartbeatRow): Heartbeat {
 		skipped: row.skipped,
 		error: row.error,
 		last_ok_at: iso(row.last_ok_at),
+		deferred: row.deferred,
+		oldest_deferred_at: iso(row.oldest_deferred_at),
+		shards_behind: row.shards_behind,
 	};
 }
 
@@ -52,9 +62,12 @@ export interface TickRecord {
 	claimed: number;
 	skipped: number;
 	error: string | null;
+	deferred: number;
+	oldestDeferredAt: number | null;
+	shardsBehind: number;
 }
 
-const TICK_FIGURES = ["outcome", "shards_ok", "shards_failed", "agents_called", "claimed", "skipped", "error", "scheduled_time"] as const;
+const TICK_FIGURES = ["outcome", "shards_ok", "shards_failed", "agents_called", "claimed", "skipped", "error", "scheduled_time", "deferred", "oldest_deferred_at", "shards_behind"] as const;
 // A duplicate or retried delivery of a minute already recorded claims nothing: it keeps that
 // minute's figures. A newer minute, or a retry after a failed try, replaces them.
 const NEWER =
@@ -63,14 +76,14 @@ const NEWER =
 export async function recordTick(db: D1Database, t: TickRecord): Promise<void> {
 	await db
 		.prepare(
-			`INSERT INTO scheduler_heartbeat (id, tick_at, scheduled_time, outcome, shards_ok, shards_failed, agents_called, claimed, skipped, error, last_ok_at)
-			 VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			`INSERT INTO scheduler_heartbeat (id, tick_at, scheduled_time, outcome, shards_ok, shards_failed, agents_called, claimed, skipped, error, last_ok_at, deferred, oldest_deferred_at, shards_behind)
+			 VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			 ON CONFLICT (id) DO UPDATE SET tick_at = max(excluded.tick_at, scheduler_heartbeat.tick_at),
 			   last_ok_at = CASE WHEN excluded.last_ok_at IS NULL THEN scheduler_heartbeat.last_ok_at
 			     ELSE max(excluded.last_ok_at, coalesce(scheduler_heartbeat.last_ok_at, 0)) END,
 			   ${TICK_FIGURES.map((c) => `${c} = CASE WHEN ${NEWER} THEN excluded.${c} ELSE scheduler_heartbeat.${c} END`).join(", ")}`,
 		)
-		.bind(t.tickAt, t.scheduledTime, t.outcome, t.shardsOk, t.shardsFailed, t.agentsCalled, t.claimed, t.skipped, t.error, t.outcome === "ok" ? t.tickAt : null)
+		.bind(t.tickAt, t.scheduledTime, t.outcome, t.shardsOk, t.shardsFailed, t.agentsCalled, t.claimed, t.skipped, t.error, t.outcome === "ok" ? t.tickAt : null, t.deferred, t.oldestDeferredAt, t.shardsBehind)
 		.run();
 }
 

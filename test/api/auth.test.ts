@@ -267,5 +267,5 @@ describe("an API_TOKENS entry whose token is not printable ASCII", () => {
 /** A good tick just now, so /healthz answers for API_TOKENS alone. */
 async function freshTick(): Promise<void> {
 	const now = Date.now();
-	await recordTick(env.DB, { tickAt: now, scheduledTime: now, outcome: "ok", shardsOk: 16, shardsFailed: 0, agentsCalled: 0, claimed: 0, skipped: 0, error: null });
+	await recordTick(env.DB, { tickAt: now, scheduledTime: now, outcome: "ok", shardsOk: 16, shardsFailed: 0, agentsCalled: 0, claimed: 0, skipped: 0, error: null, deferred: 0, oldestDeferredAt: null, shardsBehind: 0 });
 }

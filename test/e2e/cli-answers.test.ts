@@ -428,6 +428,48 @@ describe("drover tick", () => {
 	});
 });
 
+describe("a scheduler shard behind its ticks", () => {
+	const warning =
+		"1 scheduler shard is behind: due agents still wait to be called for 2026-01-01T09:03:00.000Z, 4 minutes before the last tick, and 40 were left to follow-ups when it ended. None is dropped: each is called late and claims its slot once.";
+	const now = new Date().toISOString();
+	const scheduler = { last_tick_at: now, age_seconds: 5, stalled: false, outcome: "ok", last_ok_at: now, agents_called: 8, claimed: 8, skipped: 0, error: null, deferred: 40, oldest_deferred_minute: "2026-01-01T09:03:00.000Z", shards_behind: 1 };
+	const status = { scheduler, jobs: {}, agents: { file: 0, api: 0 }, warnings: [warning] };
+
+	it("drover status says how many agents wait in follow-ups, since when, and the warning", async () => {
+		const api = await fakeApi({ "GET /v1/status": (_req, res) => json(res, 200, status), "GET /v1/agents?limit=200": (_req, res) => json(res, 200, { agents: [], next_cursor: null }) });
+		const r = await runCli(api.url, ["status"]);
+		expect(r.status, r.stderr).toBe(0);
+		expect(r.stdout).toMatch(/^deferred\s+40 agents left to follow-ups by the last tick, owed since /m);
+		expect(r.stdout.split("\n").find((line) => line.startsWith("warnings"))).toMatch(/^warnings\s+1 scheduler shard is behind: .* claims its slot once\.$/);
+	});
+
+	it("drover tick says what it left to follow-ups, and that a shard is behind", async () => {
+		const answer = { scheduled_time: "2026-01-01T09:07:00.000Z", outcome: "ok", agents_called: 8, claimed: 8, skipped: 0, shards_failed: 0, deferred: 40, oldest_deferred_minute: "2026-01-01T09:03:00.000Z", shards_behind: 1 };
+		const api = await fakeApi({ "POST /v1/tick": (_req, res) => json(res, 200, answer) });
+		const r = await runCli(api.url, ["tick"]);
+		expect(r.stdout).toBe("ticked 2026-01-01T09:07:00.000Z: ok, 8 agents called, 8 claimed, 0 skipped, 40 left to follow-ups (1 shard behind: see drover status)\n");
+	});
+
+	it("drover doctor warns of it, without failing", async () => {
+		const health = { status: "ok", version: "0.1.0", fleet: { ok: true, agents: 0 }, scheduler, variables: { ok: true }, api_tokens: { ok: true } };
+		const answers: Record<string, unknown> = {
+			"/healthz": health,
+			"/v1/jobs?limit=1": { jobs: [], next_cursor: null },
+			"/v1/me": { name: "ops", role: "read" },
+			"/v1/status": status,
+			"/v1/agents?limit=200": { agents: [], next_cursor: null },
+		};
+		// /healthz takes no token, which fakeApi would refuse: its own server.
+		const server = createServer((req, res) => (req.url! in answers ? json(res, 200, answers[req.url!]) : json(res, 404, { error: { code: "not_found", message: "no route" } })));
+		servers.push(server);
+		server.listen(0, "127.0.0.1");
+		await once(server, "listening");
+		const r = await runCli(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, ["doctor", "--json"]);
+		expect(r.status, r.stdout).toBe(0);
+		expect((JSON.parse(r.stdout) as { checks: unknown[] }).checks).toContainEqual({ check: "scheduler", status: "warn", message: warning });
+	});
+});
+
 describe("drover status of a large fleet", () => {
 	it("does not read every agent to name the paused ones, and says where to look", async () => {
 		const scheduler = { last_tick_at: new Date().toISOString(), age_seconds: 5, stalled: false, outcome: "ok", last_ok_at: null, agents_called: 0, claimed: 0, skipped: 0, error: null };

@@ -2042,18 +2042,21 @@ describe("the dashboard", () => {
 	});
 
 
-	it("keeps the scheduler pill current with the page's polls: red, with the scheduler's error, while it is stalled", async () => {
+	it("keeps the scheduler pill current with the page's polls: red, with the scheduler's error, while it is stalled; amber while a shard is behind", async () => {
+		const BEHIND = "1 scheduler shard is behind: due agents still wait to be called for 2026-01-01T09:03:00.000Z, 4 minutes before the last tick";
 		for (const p of ["/usage", "/"]) {
 			const page = await open(p, { fakeClock: true });
 			await page.locator("#signin").waitFor({ state: "visible" });
 			// The status as the scheduler's heartbeat would make it: fresh, then stalled, then fresh again.
 			let stalled = false;
+			let behind = false;
 			await page.route(
 				(u) => u.pathname === "/v1/status",
 				async (route) => {
 					const body = (await (await route.fetch()).json()) as { scheduler: Record<string, unknown> };
 					const tick = new Date(Date.now() - (stalled ? 900_000 : 20_000)).toISOString();
-					return route.fulfill({ json: { ...body, scheduler: { ...body.scheduler, last_tick_at: tick, stalled, error: stalled ? "shard 3 did not answer" : null } } });
+					const scheduler = { ...body.scheduler, last_tick_at: tick, stalled, error: stalled ? "shard 3 did not answer" : null, shards_behind: behind ? 1 : 0 };
+					return route.fulfill({ json: { ...body, scheduler, warnings: behind ? [BEHIND] : [] } });
 				},
 			);
 			await page.locator("#token").fill(tokens.read);
@@ -2065,6 +2068,15 @@ describe("the dashboard", () => {
 			await page.clock.runFor(10_000);
 			await page.locator("#scheduler-pill.bad", { hasText: "scheduler stalled · last tick 15 minutes ago · shard 3 did not answer" }).waitFor(LIVE);
 			stalled = false;
+			await page.clock.runFor(10_000);
+			await pill.filter({ hasText: /^last tick \d+ seconds ago$/ }).waitFor(LIVE);
+			expect(await pill.getAttribute("class")).toBe("pill");
+			// A shard behind its ticks: amber, and the warning in full in the title.
+			behind = true;
+			await page.clock.runFor(10_000);
+			await page.locator("#scheduler-pill.warn", { hasText: /^last tick \d+ seconds ago · 1 shard behind$/ }).waitFor(LIVE);
+			expect(await pill.getAttribute("title")).toBe(BEHIND);
+			behind = false;
 			await page.clock.runFor(10_000);
 			await pill.filter({ hasText: /^last tick \d+ seconds ago$/ }).waitFor(LIVE);
 			expect(await pill.getAttribute("class")).toBe("pill");

@@ -77,7 +77,7 @@ describe("the scheduler heartbeat", () => {
 		await lastTickAt(stale);
 		// Every minute since has ticked and failed (no shard answered).
 		const now = Date.now();
-		await recordTick(env.DB, { tickAt: now, scheduledTime: now, outcome: "failed", shardsOk: 0, shardsFailed: 16, agentsCalled: 0, claimed: 0, skipped: 0, error: "every shard failed" });
+		await recordTick(env.DB, { tickAt: now, scheduledTime: now, outcome: "failed", shardsOk: 0, shardsFailed: 16, agentsCalled: 0, claimed: 0, skipped: 0, error: "every shard failed", deferred: 0, oldestDeferredAt: null, shardsBehind: 0 });
 		const res = await call("/healthz", { as: null });
 		expect(res.status).toBe(503);
 		const health = (await res.json()) as Health;
@@ -87,7 +87,7 @@ describe("the scheduler heartbeat", () => {
 
 	it("does not go back when a slow tick is recorded after the next minute's", async () => {
 		const now = Date.now();
-		const beat = (at: number) => ({ tickAt: at, scheduledTime: at, outcome: "ok" as const, shardsOk: 16, shardsFailed: 0, agentsCalled: 0, claimed: 0, skipped: 0, error: null });
+		const beat = (at: number) => ({ tickAt: at, scheduledTime: at, outcome: "ok" as const, shardsOk: 16, shardsFailed: 0, agentsCalled: 0, claimed: 0, skipped: 0, error: null, deferred: 0, oldestDeferredAt: null, shardsBehind: 0 });
 		await recordTick(env.DB, beat(now));
 		await recordTick(env.DB, beat(now - 60_000));
 		const health = (await (await call("/healthz", { as: null })).json()) as Health;

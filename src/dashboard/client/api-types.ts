@@ -48,8 +48,10 @@ export type AgentStatus = {
 
 /** GET /v1/status (src/api/status.ts). */
 export type Status = {
-	scheduler: { last_tick_at: string | null; stalled: boolean; error: string | null };
+	/** shards_behind and warnings are absent from a server before them. */
+	scheduler: { last_tick_at: string | null; stalled: boolean; error: string | null; shards_behind?: number | null };
 	agents: { file: number; api: number };
+	warnings?: string[];
 };
 
 /** GET /v1/agents/:agent/runs: a row of the occurrence ledger (src/api/agents/actions.ts, Occurrence). */

@@ -25,14 +25,20 @@ function showScheduler(status) {
 	const pill = $("#scheduler-pill");
 	if (!status) return;
 	const s = status.scheduler;
+	// Absent from a server before them.
+	const warnings = status.warnings || [];
+	const behind = s.shards_behind || 0;
 	pill.hidden = false;
-	pill.className = s.stalled ? "pill bad" : "pill";
+	pill.className = s.stalled ? "pill bad" : warnings.length ? "pill warn" : "pill";
 	pill.replaceChildren();
 	if (!s.last_tick_at) add(pill, s.stalled ? "scheduler stalled: no tick yet" : "scheduler: no tick yet");
 	else add(pill, [s.stalled ? "scheduler stalled · last tick " : "last tick ", when(s.last_tick_at)]);
 	// What the last tick could not reach: said when it matters, on the red pill.
 	if (s.stalled && s.error) add(pill, " · " + printable(s.error));
-	pill.title = s.error ? "Scheduler: " + printable(s.error) : "";
+	// A shard behind its ticks loses nothing, but its agents claim later and later: said briefly here,
+	// in full in the title (and by drover doctor).
+	if (behind) add(pill, ` · ${behind} shard${behind === 1 ? "" : "s"} behind`);
+	pill.title = [s.error ? "Scheduler: " + printable(s.error) : "", ...warnings.map(printable)].filter(Boolean).join("\n");
 }
 /** @param {Status | null} status */
 function start(status) {
