@@ -37,7 +37,7 @@ export function backlogWarning(b: Backlog): string | null {
 	const minutes = Math.round((Date.parse(b.scheduled_time) - Date.parse(b.oldest_deferred_at)) / 60_000);
 	const shards = b.shards_behind === 1 ? "1 scheduler shard is" : `${b.shards_behind} scheduler shards are`;
 	return (
-		`${shards} behind: due agents still wait to be called for ${b.oldest_deferred_at}, ${minutes} minutes before the last tick, ` +
+		`${shards} behind: due agents still wait to be called for ${b.oldest_deferred_at}, ${minutes} minute${minutes === 1 ? "" : "s"} before the last tick, ` +
 		`and ${b.deferred ?? 0} were left to follow-ups when it ended. None is dropped: each is called late and claims its slot once. ` +
 		"Its agents fall due faster than its invocations call them (up to 8,000 an invocation at the default SUBREQUEST_LIMIT, 32 at a time): spread their schedules over more minutes, or raise [limits] subrequests and SUBREQUEST_LIMIT with it"
 	);
