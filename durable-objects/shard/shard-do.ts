@@ -240,14 +240,18 @@ export class SchedulerShardDO extends DurableObject<Env> {
 		// was read from the definition before it.
 		// Whatever the generation: an agent that answered is reached, one that did not is failing.
 		const failedAt = Date.now();
+		// Marks are rare: read from their partial index, so a tick of thousands of agents that all
+		// answered runs no statement a name to clear marks none of them has.
+		const failingCount = () => this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM agents WHERE failing_since IS NOT NULL").one().n;
+		const marked = failingCount() > 0;
 		this.ctx.storage.transactionSync(() => {
 			for (const [name, at, generation] of nextDue) {
 				this.sql.exec("UPDATE agents SET next_due_at = ? WHERE name = ? AND generation = ?", at, name, generation);
-				this.sql.exec("UPDATE agents SET failing_since = NULL WHERE name = ? AND failing_since IS NOT NULL", name);
+				if (marked) this.sql.exec("UPDATE agents SET failing_since = NULL WHERE name = ? AND failing_since IS NOT NULL", name);
 			}
 			for (const { agent } of result.failed) this.sql.exec("UPDATE agents SET failing_since = coalesce(failing_since, ?) WHERE name = ?", failedAt, agent);
 		});
-		result.failing = this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM agents WHERE failing_since IS NOT NULL").one().n;
+		result.failing = marked || result.failed.length > 0 ? failingCount() : 0;
 		const left = this.pending();
 		if (left.length > 0) {
 			const owed = left.map(() => "(next_due_at <= ? AND name > ?)").join(" OR ");

@@ -48,7 +48,7 @@ export function rollBackAgentSchema(sql: SqlStorage, version: number): void {
 /** The same for a scheduler shard's steps (durable-objects/shard/schema.ts). */
 const SHARD_UNDO: Record<number, string> = {
 	6: "DROP TABLE job_id_counters",
-	7: "ALTER TABLE agents DROP COLUMN failing_since",
+	7: "DROP INDEX agents_failing; ALTER TABLE agents DROP COLUMN failing_since",
 };
 export function rollBackShardSchema(sql: SqlStorage, version: number): void {
 	for (const v of Object.keys(SHARD_UNDO).map(Number).sort((a, b) => b - a)) if (v >= version) sql.exec(SHARD_UNDO[v]!);
