@@ -232,11 +232,22 @@ export function table<T>(rows: readonly T[], columns: readonly Column<T>[], p: P
 	return [header, ...body].join("\n");
 }
 
-/** `key  value` lines with the keys aligned; entries with a null value are left out. */
-export function fields(entries: readonly (readonly [string, string | null])[], p: Paint): string {
-	const shown = entries.filter((e): e is readonly [string, string] => e[1] !== null);
-	const width = Math.max(...shown.map(([k]) => k.length));
-	return shown.map(([k, v]) => `${p.dim(k.padEnd(width))}  ${v}`).join("\n");
+/**
+ * A field's value, or one made to fit the columns its line leaves it (`room`), which depend on the
+ * widest key shown: known only here, once the fields without a value are left out.
+ */
+export type FieldValue = string | null | ((room: number) => string);
+
+/**
+ * `key  value` lines with the keys aligned; entries with a null value are left out. `width`: the
+ * terminal's columns, which a value given as a function is fitted to (undefined: no terminal, 120).
+ */
+export function fields(entries: readonly (readonly [string, FieldValue])[], p: Paint, width?: number): string {
+	const shown = entries.filter((e): e is readonly [string, Exclude<FieldValue, null>] => e[1] !== null);
+	const keys = Math.max(...shown.map(([k]) => k.length));
+	// Never under one column: "…" says there was something there.
+	const room = Math.max(1, (width ?? 120) - keys - 2);
+	return shown.map(([k, v]) => `${p.dim(k.padEnd(keys))}  ${typeof v === "function" ? v(room) : v}`).join("\n");
 }
 
 /**

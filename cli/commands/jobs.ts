@@ -212,9 +212,9 @@ export function describeJob(ctx: Context, record: JobRecord): string {
 			// Absent from an older server's records.
 			["continued from", job.continued_from ?? null],
 			["owner", job.owner],
-			["prompt", job.prompt === null ? null : oneLine(job.prompt, ctx)],
+			["prompt", job.prompt === null ? null : oneLine(job.prompt)],
 			// An empty summary is no summary: a blank row would only look like a display fault.
-			["summary", job.summary === null || job.summary.trim() === "" ? null : oneLine(job.summary, ctx)],
+			["summary", job.summary === null || job.summary.trim() === "" ? null : oneLine(job.summary)],
 			["tool calls", toolCallsText(ctx, job)],
 			["error", job.error ? p.red(`${job.error.type}: ${job.error.message}`) : null],
 			["approval", approval ? p.yellow(approval) : null],
@@ -224,6 +224,7 @@ export function describeJob(ctx: Context, record: JobRecord): string {
 			["usage", `${job.usage.num_turns} turn${job.usage.num_turns === 1 ? "" : "s"}${job.usage.total_cost_usd !== null ? `, $${job.usage.total_cost_usd.toFixed(4)}` : ""}`],
 		],
 		p,
+		ctx.width,
 	);
 	const models = Object.entries(job.usage.per_model);
 	if (models.length === 0) return head;
@@ -241,9 +242,9 @@ export function describeJob(ctx: Context, record: JobRecord): string {
 	return `${head}\n\n${usage}`;
 }
 
-/** `text` (printable already) on one line of the terminal, cut between characters and outside escapes. */
-function oneLine(text: string, ctx: Context): string {
-	return truncate(text, Math.max(40, (ctx.width ?? 120) - 14));
+/** `text` (printable already) on what its field's line leaves of the terminal, cut between characters and outside escapes. */
+function oneLine(text: string): (room: number) => string {
+	return (room) => truncate(text, room);
 }
 
 /** `drover job <id> --manifest`: GET /v1/jobs/:id/manifest, for a person or (--json) as it is. */

@@ -141,3 +141,23 @@ describe("text cut to a terminal's width", () => {
 		expect(summary).toMatch(/^summary\s+ab(?:😀)+…$/);
 	});
 });
+
+describe("drover job's cut fields on a narrow terminal", () => {
+	// "cancel requested" (16) and "plain-text log" (14) are the widest keys: the value column starts
+	// two past them, so a prompt or summary cut to a fixed width would run past the terminal's edge.
+	it.skipIf(spawnSync("script", ["--version"]).status !== 0)("cuts the prompt and summary to what the widest key leaves of the terminal, at 60 and 50 columns", async () => {
+		const long = `${"word ".repeat(30)}東京${"😀".repeat(10)}`;
+		const url = await fakeApi({
+			[`GET /v1/jobs/${JOB}`]: { ...record(long), prompt: long, status: "running", finished_at: null, duration_seconds: null, cancel_requested: "root", output_log: `jobs/fake/${JOB}/output.log` },
+		});
+		for (const columns of [60, 50]) {
+			const lines = await onTerminal(url, ["job", JOB], columns);
+			const cut = lines.filter((l) => /^(?:prompt|summary) /.test(l));
+			expect(cut, lines.join("\n")).toHaveLength(2);
+			for (const line of cut) {
+				expect(stringWidth(line), line).toBe(columns);
+				expect(line).toMatch(/^(?:prompt|summary) {10,}word word .*…$/);
+			}
+		}
+	});
+});
