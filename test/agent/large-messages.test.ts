@@ -136,6 +136,52 @@ describe("a model answer larger than a row holds", () => {
 		expect(requests).toHaveLength(5);
 	});
 
+	it("forked without a prompt, is neither read nor copied: only the conversation before it is", async () => {
+		const text = "The report, in full: ".padEnd(2_500_000, "revenue grew 4%. ");
+		const model = scriptedModel([() => streamed([{ type: "text", text }], "end_turn", 400), () => streamed([{ type: "text", text: "In short: revenue grew 4%." }], "end_turn", 30)]);
+		await createAgent({ name: "fork-big-answer" });
+		await refuseOver2MB("fork-big-answer");
+		const queued = await trigger("fork-big-answer", "Write out the Q3 report.");
+		await settleRetrying("fork-big-answer");
+		const source = await jobOf("fork-big-answer", queued.id);
+		expect(source.status, JSON.stringify(source.error)).toBe("completed");
+		expect(await chunkRows("fork-big-answer", source.id)).toBeGreaterThan(0);
+		// Counts the characters of stored conversation that the fork brings into the isolate.
+		let read = 0;
+		let counting = false;
+		await runInDurableObject(env.AGENT.getByName("fork-big-answer"), (_i: AgentDO, state) => {
+			const sql = state.storage.sql as unknown as { exec: (query: string, ...args: unknown[]) => SqlStorageCursor<Record<string, SqlStorageValue>> };
+			const exec = sql.exec.bind(sql);
+			const measured = (rows: Record<string, SqlStorageValue>[]) => {
+				for (const row of rows) for (const value of Object.values(row)) if (counting && typeof value === "string") read += value.length;
+				return rows;
+			};
+			sql.exec = (query: string, ...args: unknown[]) => {
+				const cursor = exec(query, ...args);
+				if (!/\bmessage(?:s|_chunks)\b/.test(query)) return cursor;
+				return new Proxy(cursor, {
+					get(target, prop) {
+						if (prop === "toArray") return () => measured(target.toArray());
+						if (prop === "one") return () => measured([target.one()])[0];
+						const value = Reflect.get(target, prop, target) as unknown;
+						return typeof value === "function" ? value.bind(target) : value;
+					},
+				});
+			};
+		});
+		counting = true;
+		const res = await call(`/v1/jobs/${source.id}/fork`, { method: "POST", as: "operate", body: {} });
+		counting = false;
+		expect(res.status, await res.clone().text()).toBe(201);
+		expect(read).toBeLessThan(1_000);
+		const fork = (await res.json()) as JobRecord;
+		await settleRetrying("fork-big-answer", 2);
+		expect((await jobOf("fork-big-answer", fork.id)).status).toBe("completed");
+		// The question asked again, without the answer it was given.
+		expect(model.requests.at(-1)).toEqual([{ role: "user", content: "Write out the Q3 report." }]);
+		expect(await chunkRows("fork-big-answer", fork.id)).toBe(0);
+	});
+
 	it("counts an answer's usage though storing it failed, so the job's usage limits stop the requests that follow", async () => {
 		const model = scriptedModel([() => streamed([{ type: "text", text: "Done." }], "end_turn", 20)]);
 		await createAgent({ name: "answer-lost", usage_limits: { max_requests: 2 } });

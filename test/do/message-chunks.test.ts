@@ -2,6 +2,7 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import {
+	answerToDrop,
 	appendMessage,
 	lastAssistantMessage,
 	MAX_MESSAGE_BYTES,
@@ -111,5 +112,30 @@ describe("a message stored in pieces", () => {
 			}
 		});
 		expect(parsed).toBe(1);
+	});
+	it("is dropped by a fork without a prompt only when it holds no tool_use block, one found across a seam between pieces too", async () => {
+		const call = { type: "tool_use" as const, id: "toolu_seam", name: "http_fetch", input: {} };
+		// Text long enough that the tool_use block's "type":"tool_use" starts 8 bytes before the first piece ends.
+		const lead = JSON.stringify([{ type: "text", text: "" }, call]).indexOf('"type":"tool_use"') - '"},{'.length;
+		const text = "a".repeat(MESSAGE_CHUNK_BYTES - 8 - lead - '"},{'.length);
+		const found = await inObject("chunks-drop", (sql) => {
+			const answer = (jobId: string, content: MessageParam["content"]) => {
+				appendMessage(sql, jobId, { role: "user", content: "Go." });
+				appendMessage(sql, jobId, { role: "assistant", content });
+				return answerToDrop(sql, jobId);
+			};
+			const seam = answer("job-seam", [{ type: "text", text }, call]);
+			const [first] = pieces(sql, "job-seam").filter((r) => r.seq === 2);
+			return {
+				seam,
+				// The mark is split: neither piece holds it whole.
+				split: !first!.content.includes('"type":"tool_use"') && first!.content.endsWith('"type":"'),
+				plain: answer("job-plain", [{ type: "text", text: "b".repeat(2 * MESSAGE_CHUNK_BYTES) }]),
+				quoted: answer("job-quoted", [{ type: "text", text: 'a block is {"type":"tool_use"}' }]),
+				called: answer("job-called", [{ type: "text", text: "Fetching." }, call]),
+				user: (appendMessage(sql, "job-user", { role: "user", content: "Go." }), answerToDrop(sql, "job-user")),
+			};
+		});
+		expect(found).toEqual({ seam: null, split: true, plain: 2, quoted: 2, called: null, user: null });
 	});
 });

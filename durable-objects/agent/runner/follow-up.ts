@@ -8,7 +8,7 @@ import type { AgentState } from "../state.ts";
 import { admissionRefusal } from "../triggers.ts";
 import type { ToolResultBlockParam } from "../../../src/agent/contracts.ts";
 import { turnResultsForModel } from "./context.ts";
-import { appendUserText, copyMessages, dropRefusedAnswer, reopenConversation, type AnswerToolUse } from "./messages.ts";
+import { answerToDrop, appendUserText, copyMessages, dropRefusedAnswer, reopenConversation, type AnswerToolUse } from "./messages.ts";
 import { getSetup, turnToolCalls } from "./session.ts";
 
 export interface FollowUpRequest {
@@ -65,11 +65,13 @@ export function createFollowUp(
 		},
 		new Date(now),
 	);
-	copyMessages(sql, req.sourceId, job.id);
-	if (source.error?.type === "refusal") dropRefusedAnswer(sql, job.id);
+	// A fork without a prompt re-runs the source's last answer from the same conversation: an answer it
+	// would only drop again (up to MAX_MESSAGE_BYTES, in pieces) is neither read nor copied.
+	const dropped = req.kind === "fork" && !prompt ? answerToDrop(sql, req.sourceId) : null;
+	copyMessages(sql, req.sourceId, job.id, dropped);
+	if (source.error?.type === "refusal" && dropped === null) dropRefusedAnswer(sql, job.id);
 	const answer = recordedResults(sql, req.sourceId);
 	if (prompt) appendUserText(sql, job.id, prompt, answer);
-	// A fork without a prompt re-runs the source's last answer from the same conversation.
 	else reopenConversation(sql, job.id, answer);
 	if (req.allowDefinitionChange) sql.exec("INSERT OR IGNORE INTO follow_up_consent (job_id) VALUES (?)", job.id);
 	insertOccurrence(sql, { schedule: null, source: "manual", scheduledInstant: null, dispatch: "manual", claimedAt: now, status: "claimed", jobId: job.id });

@@ -279,19 +279,57 @@ export function answerText(blocks: readonly { type: string; text?: string }[]): 
 }
 
 /**
- * Copies another job's conversation (continue, fork). Blank text blocks (answers stored before they
- * were left out) and an empty answer (a final turn with nothing in it) are left out: the API refuses
- * both once a turn follows them.
+ * Copies another job's conversation (continue, fork), its messages before `beforeSeq` when given.
+ * Blank text blocks (answers stored before they were left out) and an empty answer (a final turn
+ * with nothing in it) are left out: the API refuses both once a turn follows them.
  */
-export function copyMessages(sql: SqlStorage, fromJob: string, toJob: string): number {
-	const messages = cleanedMessages(sql, fromJob);
+export function copyMessages(sql: SqlStorage, fromJob: string, toJob: string, beforeSeq: number | null = null): number {
+	const messages = cleanedMessages(sql, fromJob, beforeSeq);
 	for (const m of messages) appendMessage(sql, toJob, m);
 	return messages.length;
 }
 
-/** A job's conversation as another job carries it on (see copyMessages). */
-export function cleanedMessages(sql: SqlStorage, jobId: string): MessageParam[] {
-	return readMessages(sql, jobId).flatMap((m) => {
+/** The `"type":"tool_use"` every tool_use block's JSON holds (JSON.stringify writes no spaces; a string's own quotes are escaped). */
+const TOOL_USE_MARK = '"type":"tool_use"';
+
+/**
+ * The seq of the job's last message when it is an answer a fork without a prompt drops whole: an
+ * assistant turn with no tool_use block, whose calls would need results. Looked for in SQLite, piece
+ * by piece and across the seams between pieces, so that an answer of up to MAX_MESSAGE_BYTES is never
+ * brought into the isolate only to be dropped. A mark that is not a block's (one in a tool's input)
+ * only costs the read this spares: the answer is then copied and reopened as before.
+ */
+export function answerToDrop(sql: SqlStorage, jobId: string): number | null {
+	const last = sql.exec<{ seq: number; role: string }>("SELECT seq, role FROM messages WHERE job_id = +? ORDER BY seq DESC LIMIT 1", jobId).toArray()[0];
+	if (last?.role !== "assistant") return null;
+	const seam = TOOL_USE_MARK.length - 1;
+	const marked = sql
+		.exec<{ marked: number }>(
+			`WITH pieces (chunk, content) AS (
+				SELECT 0, content FROM messages WHERE job_id = ?1 AND seq = ?2
+				UNION ALL SELECT chunk, content FROM message_chunks WHERE job_id = ?1 AND seq = ?2
+			)
+			SELECT EXISTS (SELECT 1 FROM pieces WHERE instr(content, ?3) > 0)
+			    OR EXISTS (SELECT 1 FROM pieces a JOIN pieces b ON b.chunk = a.chunk + 1 WHERE instr(substr(a.content, -?4) || substr(b.content, 1, ?4), ?3) > 0) AS marked`,
+			jobId,
+			last.seq,
+			TOOL_USE_MARK,
+			seam,
+		)
+		.one().marked;
+	return marked ? null : last.seq;
+}
+
+/** A job's conversation as another job carries it on (see copyMessages), its messages before `beforeSeq` when given. */
+export function cleanedMessages(sql: SqlStorage, jobId: string, beforeSeq: number | null = null): MessageParam[] {
+	const rows =
+		beforeSeq === null
+			? readMessages(sql, jobId)
+			: readMessageRows(sql, jobId, `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE job_id = +? AND seq < ? ORDER BY seq`, jobId, beforeSeq).map((row) => {
+					const { role, content } = toMessage(row);
+					return { role, content };
+				});
+	return rows.flatMap((m) => {
 		const content = typeof m.content === "string" ? m.content : m.content.filter((b) => !isBlankText(b));
 		return content.length === 0 ? [] : [{ ...m, content } as MessageParam];
 	});
