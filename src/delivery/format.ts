@@ -9,6 +9,7 @@
  */
 import { clip, ELLIPSIS, graphemeEnd, graphemeSlice } from "../shared/clip.ts";
 import { escapeSlack, FENCE, markdownToMrkdwn } from "./mrkdwn.ts";
+import { webhookBody } from "./webhook-body.ts";
 
 export { escapeSlack };
 
@@ -138,20 +139,10 @@ export function splitMrkdwn(text: string, limit = SLACK_TEXT_LIMIT): string[] {
 	}
 }
 
-function webhookBody(input: DeliveryInput): unknown {
+function webhook(input: DeliveryInput): string {
 	const { job } = input;
-	return {
-		type: "drover.delivery",
-		agent: input.agent,
-		job_id: job.id,
-		schedule: job.schedule,
-		trigger_type: job.trigger_type,
-		status: job.status,
-		finished_at: job.finished_at,
-		answer: input.answer,
-		cut_short: input.cutShort === true,
-		...(input.dashboardUrl ? { dashboard_url: input.dashboardUrl } : {}),
-	};
+	const fields = { agent: input.agent, job_id: job.id, schedule: job.schedule, trigger_type: job.trigger_type, status: job.status, finished_at: job.finished_at, cut_short: input.cutShort === true };
+	return webhookBody(fields, input.answer, input.dashboardUrl);
 }
 
 type SlackBlock =
@@ -222,8 +213,8 @@ function discordBody(input: DeliveryInput): unknown {
 export function formatDelivery(target: DeliveryTarget, given: DeliveryInput): FormattedBody {
 	if (target === "slack") return { body: JSON.stringify(slackBody(given)), contentType: JSON_CONTENT_TYPE };
 	const input = given.cutShort ? { ...given, answer: given.answer + CUT_SHORT_NOTE } : given;
-	const payload = target === "discord" ? discordBody(input) : webhookBody(input);
-	return { body: JSON.stringify(payload), contentType: JSON_CONTENT_TYPE };
+	const body = target === "discord" ? JSON.stringify(discordBody(input)) : webhook(input);
+	return { body, contentType: JSON_CONTENT_TYPE };
 }
 
 /** The body of an after_run/on_error hook call: the event and the (redacted) job record. */

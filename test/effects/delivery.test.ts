@@ -13,6 +13,8 @@ import { AGENT_MIGRATIONS } from "../../durable-objects/agent/schema.ts";
 import { migrate } from "../../src/store/sqlite-migrations.ts";
 import { rollBackAgentSchema } from "../helpers/sql.ts";
 import { tick } from "../helpers/ticks.ts";
+import { agentWithVars } from "../helpers/vars.ts";
+import { WEBHOOK_BODY_LIMIT } from "../../src/delivery/webhook-body.ts";
 
 /** Each run in an agent's ledger with its delivery outcome (Hermes' execution-row field). */
 async function runsOutcome(agent: string): Promise<[string | null, string | null][]> {
@@ -87,6 +89,33 @@ describe("delivery of the final answer", () => {
 		await createAgent({ name: "not-cut", delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
 		await runToRest("not-cut");
 		expect(whole[0]!.body).toMatchObject({ answer: "Whole.", cut_short: false });
+	});
+
+	it("cuts a long answer so the webhook's body stays within 100 KiB, says so, and links to all of it", async () => {
+		const answer = "Findings, in full:\n".padEnd(150_000, "every deploy checked, 東京 region included; ");
+		// One answer longer than the emulator's max_tokens lets it write: streamed whole, as the API would with a large max_tokens.
+		fake("https://api.anthropic.com", () => {
+			const events = [
+				{ type: "message_start", message: { id: "msg_long", type: "message", role: "assistant", model: "claude-sonnet-5-5", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 100, output_tokens: 1 } } },
+				{ type: "content_block_start", index: 0, content_block: { type: "text", text: answer } },
+				{ type: "content_block_stop", index: 0 },
+				{ type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: 40_000 } },
+				{ type: "message_stop" },
+			];
+			return new Response(events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join(""), { headers: { "content-type": "text/event-stream" } });
+		});
+		const seen = target("https://deliver.example.test");
+		await createAgent({ name: "long-answer", delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
+		await agentWithVars("long-answer", { PUBLIC_URL: "https://drover.example.test" });
+		const job = await runToRest("long-answer");
+		expect([job.status, job.error]).toEqual(["completed", null]);
+		expect(seen).toHaveLength(1);
+		const body = seen[0]!.body;
+		expect(new TextEncoder().encode(JSON.stringify(body)).length).toBeLessThanOrEqual(WEBHOOK_BODY_LIMIT);
+		expect(answer.startsWith(body.answer as string)).toBe(true);
+		expect((body.answer as string).length).toBeGreaterThan(50_000);
+		expect(body).toMatchObject({ cut_short: false, truncated: true, full_answer_chars: answer.length, dashboard_url: `https://drover.example.test/jobs/${job.id}` });
+		expect((await jobOf("long-answer", job.id)).delivery).toEqual({ target: "webhook", outcome: "delivered" });
 	});
 
 	it("shows the model's Markdown in Slack as mrkdwn: bold, italic, links and headings converted, code as written, no mention live", async () => {

@@ -11,6 +11,7 @@ import {
 	type DeliveryInput,
 } from "../../src/delivery/format.ts";
 import { markdownToMrkdwn } from "../../src/delivery/mrkdwn.ts";
+import { WEBHOOK_BODY_LIMIT } from "../../src/delivery/webhook-body.ts";
 import { clip, graphemeEnd } from "../../src/shared/clip.ts";
 
 const job = {
@@ -45,6 +46,7 @@ describe("formatDelivery: webhook", () => {
 			finished_at: "2026-11-30T09:01:12.000Z",
 			answer: "All green.",
 			cut_short: false,
+			truncated: false,
 		});
 	});
 
@@ -54,6 +56,45 @@ describe("formatDelivery: webhook", () => {
 		expect(body).toMatchObject({ schedule: null, finished_at: null, trigger_type: "manual" });
 		expect(body.dashboard_url).toBe("https://drover.example.test/jobs/job-2026-11-30-k2x9qa");
 		expect(Object.keys(parse("webhook", input("x", { dashboardUrl: null })))).not.toContain("dashboard_url");
+	});
+});
+
+describe("formatDelivery: webhook, a long answer", () => {
+	const bytes = (body: string) => new TextEncoder().encode(body).length;
+	const link = "https://drover.example.test/jobs/job-2026-11-30-k2x9qa";
+
+	it(`is cut so the body fits ${WEBHOOK_BODY_LIMIT} bytes, between characters a reader sees as one, said so, the link kept`, () => {
+		// Every width JSON and UTF-8 give a unit: quotes and newlines escaped, a control character as \u0001, CJK, emoji, a family, a flag, an accent.
+		const unit = 'say "hi"\n\u0001 東京 😀 👨‍👩‍👧‍👦 🇫🇷 e\u0301 ';
+		for (const pad of [0, 1, 2, 3, 5, 8, 13]) {
+			const answer = "x".repeat(pad) + unit.repeat(8_000);
+			const { body } = formatDelivery("webhook", input(answer, { dashboardUrl: link }));
+			const sent = JSON.parse(body) as Record<string, unknown>;
+			const head = sent.answer as string;
+			expect(bytes(body)).toBeLessThanOrEqual(WEBHOOK_BODY_LIMIT);
+			// Cut as late as a character allows: a family emoji is the widest, 25 bytes.
+			expect(bytes(body)).toBeGreaterThan(WEBHOOK_BODY_LIMIT - 25);
+			expect(answer.startsWith(head)).toBe(true);
+			expect(graphemeEnd(answer, head.length)).toBe(head.length);
+			expect(sent).toMatchObject({ truncated: true, full_answer_chars: [...answer].length, dashboard_url: link, cut_short: false });
+		}
+	});
+
+	it("is sent whole while the body fits, the answer's notes and all, as truncated: false", () => {
+		const fits = (n: number) => (JSON.parse(formatDelivery("webhook", input("é".repeat(n))).body) as { truncated: boolean }).truncated === false;
+		let n = 1;
+		while (fits(n * 2)) n *= 2;
+		for (let step = n / 2; step >= 1; step /= 2) if (fits(n + step)) n += step;
+		const whole = JSON.parse(formatDelivery("webhook", input("é".repeat(n))).body) as Record<string, unknown>;
+		expect(whole).toMatchObject({ answer: "é".repeat(n), truncated: false });
+		expect(whole).not.toHaveProperty("full_answer_chars");
+		// The longest answer sent whole fills the body to its last byte or two (é is two).
+		expect(bytes(formatDelivery("webhook", input("é".repeat(n))).body)).toBeGreaterThan(WEBHOOK_BODY_LIMIT - 2);
+		const cut = JSON.parse(formatDelivery("webhook", input("é".repeat(n + 1))).body) as Record<string, unknown>;
+		expect(cut).toMatchObject({ truncated: true, full_answer_chars: n + 1 });
+		// An answer cut short at max_tokens still says so when the note that ends it is cut off.
+		const short = JSON.parse(formatDelivery("webhook", input("é".repeat(n), { cutShort: true })).body) as Record<string, unknown>;
+		expect(short).toMatchObject({ cut_short: true, truncated: true, full_answer_chars: n + "\n\n(cut short at max_tokens)".length });
 	});
 });
 

@@ -1,0 +1,89 @@
+/**
+ * The generic webhook delivery's body (`delivery.type: webhook`), kept within WEBHOOK_BODY_LIMIT:
+ * a receiver refuses an oversized POST whole (a 413, a 4xx drover does not retry), and a refused
+ * delivery is a lost answer, not a shorter one. A long answer is cut, said so in the payload, and
+ * the dashboard link (when PUBLIC_URL is set) leads to all of it.
+ */
+import { graphemeEnd, isHighSurrogate } from "../shared/clip.ts";
+
+/**
+ * Bytes of a webhook delivery's body at most (100 KiB): the default limit of common JSON body
+ * parsers (Express's body-parser, among others) and well under any proxy's.
+ */
+export const WEBHOOK_BODY_LIMIT = 100 * 1024;
+
+/** What the webhook body says of its job (the fields the caller fills in, the answer aside). */
+export interface WebhookFields {
+	agent: string;
+	job_id: string;
+	schedule: string | null;
+	trigger_type: string;
+	status: string;
+	finished_at: string | null;
+	cut_short: boolean;
+}
+
+const encoder = new TextEncoder();
+const utf8Bytes = (text: string): number => encoder.encode(text).length;
+
+/** The bytes one UTF-16 unit takes inside a JSON string as JSON.stringify writes it, a surrogate pair's 4 counted on its first half. */
+function escapedBytes(text: string, i: number): number {
+	const c = text.charCodeAt(i);
+	if (c === 0x22 || c === 0x5c) return 2; // \" and \\
+	if (c < 0x20) return c === 0x08 || c === 0x09 || c === 0x0a || c === 0x0c || c === 0x0d ? 2 : 6; // \n, or \u0001
+	if (c < 0x80) return 1;
+	if (c < 0x800) return 2;
+	if (isHighSurrogate(c) && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) return 4;
+	if (c >= 0xd800 && c <= 0xdfff) return 6; // a lone half: \ud83d
+	return 3;
+}
+
+/** The longest head of `text` (never half a surrogate pair) whose JSON string content takes at most `room` bytes. */
+function headFitting(text: string, room: number): number {
+	let used = 0;
+	let i = 0;
+	while (i < text.length) {
+		const n = escapedBytes(text, i);
+		if (used + n > room) break;
+		used += n;
+		i += n === 4 ? 2 : 1;
+	}
+	return i;
+}
+
+/** Code points, as most languages count a string's characters (Python's len). */
+function codePoints(text: string): number {
+	let pairs = 0;
+	for (let i = 0; i < text.length - 1; i++) {
+		if (isHighSurrogate(text.charCodeAt(i)) && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+			pairs++;
+			i++;
+		}
+	}
+	return text.length - pairs;
+}
+
+/**
+ * The body: the answer whole when the body fits WEBHOOK_BODY_LIMIT, else its head, cut between
+ * characters a reader sees as one, with `truncated: true` and `full_answer_chars`.
+ */
+export function webhookBody(fields: WebhookFields, answer: string, dashboardUrl: string | null | undefined): string {
+	const link = dashboardUrl ? { dashboard_url: dashboardUrl } : {};
+	const { cut_short, ...job } = fields;
+	const body = (text: string, full: number | null) =>
+		JSON.stringify({
+			type: "drover.delivery",
+			...job,
+			answer: text,
+			cut_short,
+			truncated: full !== null,
+			...(full === null ? {} : { full_answer_chars: full }),
+			...link,
+		});
+	// The answer's own bytes are measured, never the whole body built first: it may be megabytes.
+	const whole = headFitting(answer, WEBHOOK_BODY_LIMIT - utf8Bytes(body("", null)));
+	if (whole === answer.length) return body(answer, null);
+	const full = codePoints(answer);
+	const room = WEBHOOK_BODY_LIMIT - utf8Bytes(body("", full));
+	return body(answer.slice(0, graphemeEnd(answer, headFitting(answer, room))), full);
+}
