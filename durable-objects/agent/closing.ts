@@ -1,4 +1,3 @@
-import { publicUrl } from "../../src/config/vars.ts";
 import { alertIncident } from "../../src/incidents/alert.ts";
 import { errorFields, log } from "../../src/log.ts";
 import type { Incident } from "../../src/store/incidents.ts";
@@ -143,13 +142,12 @@ export class Closing {
 		const state = readState(this.sql);
 		// A deleted or dropped agent's last: its queued runs, cancelled for it, still fire its hooks.
 		const agent = state && keptDefinition(state);
-		const origin = publicUrl(this.env);
 		for (const { job_id } of this.sql.exec<{ job_id: string }>("SELECT job_id FROM final_effects ORDER BY queued_at, rowid LIMIT 100").toArray()) {
 			this.ctx.storage.transactionSync(() => {
 				const job = getJob(this.sql, job_id);
 				// A job that ran is delivered and hooked as it ran (its manifest), though its agent was
 				// changed or deleted since; one that never started goes by the agent as it is, or was last.
-				if (job) queueEffects(this.sql, job, getSetup(this.sql, job_id)?.definition ?? agent, Date.now(), origin);
+				if (job) queueEffects(this.sql, job, getSetup(this.sql, job_id)?.definition ?? agent, Date.now());
 				this.sql.exec("DELETE FROM final_effects WHERE job_id = ?", job_id);
 			});
 		}

@@ -1,7 +1,9 @@
 import { signatureHeaders } from "../../src/api/webhook-signature.ts";
-import { formatDelivery, formatHook } from "../../src/delivery/format.ts";
+import { formatHook, type DeliveryTarget } from "../../src/delivery/format.ts";
+import { formatQueued, QUEUED_DELIVERY, queuedDelivery } from "../../src/delivery/queued.ts";
 import { resolveSecretUrl, scrubSecretUrl, secretNamed } from "../../src/delivery/secret-url.ts";
 import type { AgentDefinition } from "../../src/config/schema.ts";
+import { publicUrl } from "../../src/config/vars.ts";
 import type { DeliveryOutcome, JobRecord } from "../../src/jobs/model.ts";
 import { DELIVERY, incidentSource, type IncidentSource } from "../../src/incidents/sources.ts";
 import { log } from "../../src/log.ts";
@@ -86,7 +88,7 @@ function incidentEvent(sql: SqlStorage, kind: "failure" | "clean", jobId: string
  * object's SQLite, so an eviction between finishing and sending loses none of them. Synchronous:
  * the caller runs it in the transaction that consumes the job's `final_effects` row.
  */
-export function queueEffects(sql: SqlStorage, job: JobRecord, agent: AgentDefinition | null, now: number, publicOrigin: string | null = null): void {
+export function queueEffects(sql: SqlStorage, job: JobRecord, agent: AgentDefinition | null, now: number): void {
 	const event = job.status as FinalEvent;
 	let awaitingDelivery = false;
 	if (event === "completed" && agent?.delivery) {
@@ -97,7 +99,8 @@ export function queueEffects(sql: SqlStorage, job: JobRecord, agent: AgentDefini
 			setDelivery(sql, job.id, agent.delivery.type, "suppressed", now);
 		} else {
 			const cutShort = job.transitions.at(-1)?.reason === CUT_AT_MAX_TOKENS;
-			const { body, contentType } = formatDelivery(agent.delivery.type, { agent: job.agent, job, answer: redact(answer), cutShort, dashboardUrl: dashboardUrl(publicOrigin, job.id) });
+			// Formatted when sent, not now: see queued.ts.
+			const { body, contentType } = queuedDelivery({ agent: job.agent, job, answer: redact(answer), cutShort });
 			queueSend(sql, { id: `${job.id}:delivery`, jobId: job.id, kind: "delivery", target: agent.delivery.type, urlSecret: agent.delivery.url_secret, body, contentType }, now);
 			awaitingDelivery = true;
 		}
@@ -177,6 +180,8 @@ export async function sendDue(
 		.exec<SendRow>("SELECT * FROM deliveries WHERE status IN ('pending', 'sending') AND next_at <= ? ORDER BY next_at LIMIT 10", now())
 		.toArray();
 	if (rows.length > 0) await beforeSending();
+	// Read at each send, not at queueing: a redeploy between two attempts may have moved the dashboard.
+	const origin = publicUrl(env);
 	for (const row of rows) {
 		const attempt = row.attempts + 1;
 		// Still `sending`: the attempt before was out when the object died, and may have arrived.
@@ -201,15 +206,16 @@ export async function sendDue(
 			const { url } = target;
 			// Signed only with a key of its own: unlike a webhook tool's, a delivery's signature is not keyed
 			// by its URL, which anyone able to POST to the receiver knows. Stamped per attempt.
-			const signature = await signatureHeaders(secretNamed(env, `${row.url_secret}_SIGNING_KEY`), row.body, now());
+			const { body, contentType } = row.content_type === QUEUED_DELIVERY ? formatQueued(row.target as DeliveryTarget, row.body, dashboardUrl(origin, row.job_id)) : { body: row.body, contentType: row.content_type };
+			const signature = await signatureHeaders(secretNamed(env, `${row.url_secret}_SIGNING_KEY`), body, now());
 			const limit = deadline(timeoutMs);
 			try {
 				// Redirects are not followed: a 301 or 302 turns the POST into a bodiless GET whose 200 would
 				// read as delivered, and a 307 would carry the answer wherever it points.
 				const res = await outboundFetch(env)(url, {
 					method: "POST",
-					headers: { "content-type": row.content_type, "idempotency-key": row.id, "user-agent": "drover", ...signature },
-					body: row.body,
+					headers: { "content-type": contentType, "idempotency-key": row.id, "user-agent": "drover", ...signature },
+					body,
 					redirect: "manual",
 					signal: limit.signal,
 				});

@@ -1,7 +1,8 @@
 /**
  * Request bodies for an agent's delivery (its final answer, sent to a webhook, Slack or Discord) and
- * for after_run/on_error hooks. Pure: the caller redacts first, queues the body and sends it, so a
- * retry re-sends exactly the same bytes.
+ * for after_run/on_error hooks. Pure: the caller redacts first. A hook's body is queued as it is sent;
+ * a delivery is queued as what its body is made of (queued.ts) and formatted here at each attempt, so
+ * a retry sends the same bytes but for the dashboard link, which is the deployment's at the time.
  *
  * Each target's limits are enforced here rather than left to the receiver, because an over-long
  * message is refused whole (Slack answers 400 invalid_blocks, Discord 400 "Invalid Form Body") and a
@@ -34,6 +35,11 @@ export interface DeliveryInput {
 	dashboardUrl?: string | null;
 	/** The answer stopped at max_tokens: the receiver is told, or it would read a cut answer as whole. */
 	cutShort?: boolean;
+	/**
+	 * The whole answer's code points when `answer` is only its head (a queued delivery keeps no more
+	 * than a target sends): every target then says the answer is cut, and where the rest is.
+	 */
+	answerChars?: number;
 }
 
 /** Ends an answer cut short at max_tokens, whatever the target. */
@@ -142,7 +148,7 @@ export function splitMrkdwn(text: string, limit = SLACK_TEXT_LIMIT): string[] {
 function webhook(input: DeliveryInput): string {
 	const { job } = input;
 	const fields = { agent: input.agent, job_id: job.id, schedule: job.schedule, trigger_type: job.trigger_type, status: job.status, finished_at: job.finished_at, cut_short: input.cutShort === true };
-	return webhookBody(fields, input.answer, input.dashboardUrl);
+	return webhookBody(fields, input.answer, input.dashboardUrl, input.answerChars);
 }
 
 type SlackBlock =
@@ -167,17 +173,20 @@ function slackBody(input: DeliveryInput): unknown {
 	};
 
 	// The model writes standard Markdown; a section shows mrkdwn. The note goes after the conversion,
-	// which closes a code block the cut answer left open, so the note is not shown as code.
-	const mrkdwn = markdownToMrkdwn(input.answer) + (input.cutShort ? CUT_SHORT_NOTE : "");
+	// which closes a code block the cut answer left open, so the note is not shown as code. (Not after
+	// a head: the context line says it.)
+	const mrkdwn = markdownToMrkdwn(input.answer) + (input.cutShort && input.answerChars === undefined ? CUT_SHORT_NOTE : "");
 	// Slack refuses a section with empty text; an empty answer still gets a visible section.
 	let chunks = mrkdwn.trim() === "" ? ["_(empty answer)_"] : splitMrkdwn(mrkdwn);
 	const room = SLACK_MAX_BLOCKS - 2; // the header and the context
-	if (chunks.length > room) {
+	const overflow = chunks.length > room;
+	if (overflow || input.answerChars !== undefined) {
 		const where = input.dashboardUrl ? `<${escapeSlack(input.dashboardUrl)}|in drover>` : `in job \`${escapeSlack(job.id)}\`'s output`;
-		chunks = [...chunks.slice(0, room - 1), `_…answer truncated: Slack shows at most ${SLACK_MAX_BLOCKS} blocks. The full answer is ${where}._`];
+		const why = overflow ? `: Slack shows at most ${SLACK_MAX_BLOCKS} blocks` : "";
+		chunks = [...chunks.slice(0, room - 1), `_…answer truncated${why}. The full answer is ${where}._`];
 	}
 
-	const answer = input.cutShort ? input.answer + CUT_SHORT_NOTE : input.answer;
+	const answer = input.cutShort && input.answerChars === undefined ? input.answer + CUT_SHORT_NOTE : input.answer;
 	const head = answer.length > SLACK_FALLBACK_CHARS ? graphemeSlice(answer, SLACK_FALLBACK_CHARS) + ELLIPSIS : answer;
 	return {
 		text: escapeSlack(`${input.agent}: ${head}`),
@@ -189,7 +198,7 @@ function discordBody(input: DeliveryInput): unknown {
 	const { job } = input;
 	const origin = job.schedule !== null ? `schedule: ${job.schedule} (${job.trigger_type})` : `trigger: ${job.trigger_type}`;
 	// As Slack's body does: a reader of a cut answer is told so, and where the rest is.
-	const cut = input.answer.length > DISCORD_CONTENT_LIMIT;
+	const cut = input.answer.length > DISCORD_CONTENT_LIMIT || input.answerChars !== undefined;
 	// The note that ends an answer cut short at max_tokens is past the content's limit when the answer is long.
 	const shortened = input.cutShort ? `${origin}\nThe model's answer was cut short at max_tokens.` : origin;
 	const description = cut ? `${shortened}\nThe answer is cut to ${DISCORD_CONTENT_LIMIT} characters; the full answer is in job ${job.id}'s output${input.dashboardUrl ? " (the link above)" : ""}.` : shortened;
@@ -212,7 +221,8 @@ function discordBody(input: DeliveryInput): unknown {
 /** The body of an agent's delivery to its configured target. `answer` should already be redacted. */
 export function formatDelivery(target: DeliveryTarget, given: DeliveryInput): FormattedBody {
 	if (target === "slack") return { body: JSON.stringify(slackBody(given)), contentType: JSON_CONTENT_TYPE };
-	const input = given.cutShort ? { ...given, answer: given.answer + CUT_SHORT_NOTE } : given;
+	// A head's end is not the answer's: the note would follow text the answer goes on from.
+	const input = given.cutShort && given.answerChars === undefined ? { ...given, answer: given.answer + CUT_SHORT_NOTE } : given;
 	const body = target === "discord" ? JSON.stringify(discordBody(input)) : webhook(input);
 	return { body, contentType: JSON_CONTENT_TYPE };
 }

@@ -4,7 +4,7 @@
  * delivery is a lost answer, not a shorter one. A long answer is cut, said so in the payload, and
  * the dashboard link (when PUBLIC_URL is set) leads to all of it.
  */
-import { graphemeEnd, isHighSurrogate } from "../shared/clip.ts";
+import { codePointLength, graphemeEnd, isHighSurrogate } from "../shared/clip.ts";
 
 /**
  * Bytes of a webhook delivery's body at most (100 KiB): the default limit of common JSON body
@@ -51,23 +51,12 @@ function headFitting(text: string, room: number): number {
 	return i;
 }
 
-/** Code points, as most languages count a string's characters (Python's len). */
-function codePoints(text: string): number {
-	let pairs = 0;
-	for (let i = 0; i < text.length - 1; i++) {
-		if (isHighSurrogate(text.charCodeAt(i)) && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
-			pairs++;
-			i++;
-		}
-	}
-	return text.length - pairs;
-}
-
 /**
  * The body: the answer whole when the body fits WEBHOOK_BODY_LIMIT, else its head, cut between
- * characters a reader sees as one, with `truncated: true` and `full_answer_chars`.
+ * characters a reader sees as one, with `truncated: true` and `full_answer_chars`. `fullChars`: the
+ * whole answer's code points when `answer` is already only its head (a queued delivery's).
  */
-export function webhookBody(fields: WebhookFields, answer: string, dashboardUrl: string | null | undefined): string {
+export function webhookBody(fields: WebhookFields, answer: string, dashboardUrl: string | null | undefined, fullChars?: number): string {
 	const link = dashboardUrl ? { dashboard_url: dashboardUrl } : {};
 	const { cut_short, ...job } = fields;
 	const body = (text: string, full: number | null) =>
@@ -81,9 +70,8 @@ export function webhookBody(fields: WebhookFields, answer: string, dashboardUrl:
 			...link,
 		});
 	// The answer's own bytes are measured, never the whole body built first: it may be megabytes.
-	const whole = headFitting(answer, WEBHOOK_BODY_LIMIT - utf8Bytes(body("", null)));
-	if (whole === answer.length) return body(answer, null);
-	const full = codePoints(answer);
+	if (fullChars === undefined && headFitting(answer, WEBHOOK_BODY_LIMIT - utf8Bytes(body("", null))) === answer.length) return body(answer, null);
+	const full = fullChars ?? codePointLength(answer);
 	const room = WEBHOOK_BODY_LIMIT - utf8Bytes(body("", full));
 	return body(answer.slice(0, graphemeEnd(answer, headFitting(answer, room))), full);
 }

@@ -3,6 +3,18 @@ export const ELLIPSIS = "…";
 export const isHighSurrogate = (code: number): boolean => code >= 0xd800 && code <= 0xdbff;
 const isLowSurrogate = (code: number): boolean => code >= 0xdc00 && code <= 0xdfff;
 
+/** Code points in `text`, as most languages count a string's characters (Python's len): a surrogate pair is one. */
+export function codePointLength(text: string): number {
+	let pairs = 0;
+	for (let i = 0; i < text.length - 1; i++) {
+		if (isHighSurrogate(text.charCodeAt(i)) && isLowSurrogate(text.charCodeAt(i + 1))) {
+			pairs++;
+			i++;
+		}
+	}
+	return text.length - pairs;
+}
+
 /** The first `end` UTF-16 units of `text`, one fewer if that would split a surrogate pair (an emoji). */
 export function safeSlice(text: string, end: number): string {
 	return end > 0 && end < text.length && isHighSurrogate(text.charCodeAt(end - 1)) ? text.slice(0, end - 1) : text.slice(0, end);

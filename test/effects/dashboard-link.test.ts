@@ -1,20 +1,32 @@
-import { env } from "cloudflare:test";
+import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { app } from "../../src/app.ts";
-import { createAgent } from "../helpers/agents.ts";
+import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
+import { createAgent, settle } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
-import { runToRest } from "../helpers/jobs.ts";
+import { jobOf, runToRest } from "../helpers/jobs.ts";
 import { fake } from "../helpers/outbound.ts";
 import { agentWithVars } from "../helpers/vars.ts";
 
-function receiver(origin: string): Record<string, unknown>[] {
+/** A target answering `statuses` in turn (the last one from then on), keeping each body it is sent. */
+function receiver(origin: string, statuses: number[] = [200]): Record<string, unknown>[] {
 	const seen: Record<string, unknown>[] = [];
 	fake(origin, async (req) => {
 		seen.push((await req.json()) as Record<string, unknown>);
-		return new Response("ok");
+		return new Response("ok", { status: statuses[Math.min(seen.length - 1, statuses.length - 1)] });
 	});
 	return seen;
 }
+
+/** The agent's queued sends come due, as if their backoff had passed, and are sent. */
+async function retryNow(agent: string): Promise<void> {
+	await runInDurableObject(env.AGENT.getByName(agent), (_i: AgentDO, state) => {
+		state.storage.sql.exec("UPDATE deliveries SET next_at = 0 WHERE status IN ('pending', 'sending')");
+	});
+	await settle(agent);
+}
+
+const contextLine = (body: Record<string, unknown>) => ((body.blocks as { type: string; elements?: { text: string }[] }[]).at(-1)!.elements ?? [])[0]!.text;
 
 describe("the dashboard link in a delivery (PUBLIC_URL)", () => {
 	it("is the job's dashboard page under PUBLIC_URL, in the webhook body and Slack's context line", async () => {
@@ -46,5 +58,45 @@ describe("the dashboard link in a delivery (PUBLIC_URL)", () => {
 			ok: false,
 			issues: [{ path: "PUBLIC_URL", message: 'PUBLIC_URL "drover.example.test/jobs" is not an http(s) origin (such as https://drover.example.workers.dev): deliveries carry no dashboard link' }],
 		});
+	});
+
+	it("is the deployment's PUBLIC_URL when the delivery is sent: a retry after a redeploy links to the new one, or to none", async () => {
+		useEmulator().enqueue({ text: "Three deploys." }, { text: "Hi." });
+		const hooked = receiver("https://deliver.example.test", [503, 200]);
+		const slacked = receiver("https://slack.example.test", [503, 200]);
+		await createAgent({ name: "moved-hook", delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
+		await createAgent({ name: "moved-slack", delivery: { type: "slack", url_secret: "TEST_SLACK_URL" } });
+		await agentWithVars("moved-hook", { PUBLIC_URL: "https://old.example.test" });
+		await agentWithVars("moved-slack", { PUBLIC_URL: "https://old.example.test" });
+		const a = await runToRest("moved-hook");
+		const b = await runToRest("moved-slack");
+		expect(hooked[0]!.dashboard_url).toBe(`https://old.example.test/jobs/${a.id}`);
+		expect(contextLine(slacked[0]!)).toContain(`<https://old.example.test/jobs/${b.id}|Open in drover>`);
+		// Redeployed between the first attempt and the retry: the dashboard moved, and Slack's lost its link.
+		await agentWithVars("moved-hook", { PUBLIC_URL: "https://new.example.test" });
+		await agentWithVars("moved-slack", { PUBLIC_URL: "" });
+		await retryNow("moved-hook");
+		await retryNow("moved-slack");
+		expect(hooked).toHaveLength(2);
+		expect(hooked[1]).toEqual({ ...hooked[0], dashboard_url: `https://new.example.test/jobs/${a.id}` });
+		expect(slacked).toHaveLength(2);
+		expect(contextLine(slacked[1]!)).toBe(`Job \`${b.id}\` · manual · completed`);
+		expect((await jobOf("moved-hook", a.id)).delivery).toEqual({ target: "webhook", outcome: "delivered" });
+	});
+
+	it("is left as it was in a delivery queued before deliveries were formatted when sent: its body is sent as stored", async () => {
+		useEmulator().enqueue({ text: "Hi." });
+		const seen = receiver("https://deliver.example.test", [503, 200]);
+		await createAgent({ name: "queued-before", delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
+		await agentWithVars("queued-before", { PUBLIC_URL: "https://new.example.test" });
+		const job = await runToRest("queued-before");
+		// The row as the release before queued it: the body formatted, its link fixed.
+		const before = { type: "drover.delivery", job_id: job.id, answer: "Hi.", dashboard_url: `https://old.example.test/jobs/${job.id}` };
+		await runInDurableObject(env.AGENT.getByName("queued-before"), (_i: AgentDO, state) => {
+			state.storage.sql.exec("UPDATE deliveries SET body = ?, content_type = 'application/json' WHERE kind = 'delivery'", JSON.stringify(before));
+		});
+		await retryNow("queued-before");
+		expect(seen.at(-1)).toEqual(before);
+		expect((await jobOf("queued-before", job.id)).delivery).toEqual({ target: "webhook", outcome: "delivered" });
 	});
 });

@@ -12,6 +12,7 @@ import {
 } from "../../src/delivery/format.ts";
 import { markdownToMrkdwn } from "../../src/delivery/mrkdwn.ts";
 import { WEBHOOK_BODY_LIMIT } from "../../src/delivery/webhook-body.ts";
+import { formatQueued, QUEUED_ANSWER_UNITS, QUEUED_DELIVERY, queuedDelivery } from "../../src/delivery/queued.ts";
 import { clip, graphemeEnd } from "../../src/shared/clip.ts";
 
 const job = {
@@ -95,6 +96,42 @@ describe("formatDelivery: webhook, a long answer", () => {
 		// An answer cut short at max_tokens still says so when the note that ends it is cut off.
 		const short = JSON.parse(formatDelivery("webhook", input("é".repeat(n), { cutShort: true })).body) as Record<string, unknown>;
 		expect(short).toMatchObject({ cut_short: true, truncated: true, full_answer_chars: n + "\n\n(cut short at max_tokens)".length });
+	});
+});
+
+describe("a queued delivery", () => {
+	const link = "https://drover.example.test/jobs/job-2026-11-30-k2x9qa";
+
+	it("is formatted when sent as it would have been when queued, the link given then", () => {
+		for (const target of ["webhook", "slack", "discord"] as const) {
+			for (const over of [{}, { cutShort: true }]) {
+				const queued = queuedDelivery(input("**All** green.", over));
+				expect(queued.contentType).toBe(QUEUED_DELIVERY);
+				expect(formatQueued(target, queued.body, link)).toEqual(formatDelivery(target, input("**All** green.", { ...over, dashboardUrl: link })));
+				expect(formatQueued(target, queued.body, null)).toEqual(formatDelivery(target, input("**All** green.", over)));
+			}
+		}
+	});
+
+	it(`keeps ${QUEUED_ANSWER_UNITS} units of a longer answer, well within a row, and every target says the answer is cut`, () => {
+		const answer = "a😀 東京 ".repeat(300_000);
+		const queued = queuedDelivery(input(answer, { cutShort: true }));
+		expect(new TextEncoder().encode(queued.body).length).toBeLessThan(1_000_000);
+		const webhook = JSON.parse(formatQueued("webhook", queued.body, link).body) as Record<string, unknown>;
+		expect(webhook).toMatchObject({ cut_short: true, truncated: true, full_answer_chars: [...answer].length, dashboard_url: link });
+		expect(answer.startsWith(webhook.answer as string)).toBe(true);
+		const slack = JSON.parse(formatQueued("slack", queued.body, link).body) as Record<string, any>;
+		expect(sections(slack).at(-1)!.text.text).toBe(`_…answer truncated: Slack shows at most ${SLACK_MAX_BLOCKS} blocks. The full answer is <${link}|in drover>._`);
+		expect(JSON.stringify(slack)).not.toContain("(cut short at max_tokens)");
+		const discord = JSON.parse(formatQueued("discord", queued.body, null).body) as Record<string, any>;
+		expect(discord.embeds[0].description).toContain("The answer is cut to 2000 characters");
+	});
+
+	it("says a kept head is cut in Slack though its blocks would not fill a message (Markdown that shrinks as mrkdwn)", () => {
+		const answer = "**b** ".repeat(QUEUED_ANSWER_UNITS / 5);
+		const slack = JSON.parse(formatQueued("slack", queuedDelivery(input(answer)).body, null).body) as Record<string, any>;
+		expect(sections(slack).length).toBeLessThan(SLACK_MAX_BLOCKS - 2);
+		expect(sections(slack).at(-1)!.text.text).toBe("_…answer truncated. The full answer is in job `job-2026-11-30-k2x9qa`'s output._");
 	});
 });
 
