@@ -332,23 +332,18 @@ describe("scanPrompt: strict tier (a bare prompt)", () => {
 		expect(scanPrompt("Decode the base64 value aGVsbG8gd29ybGQ= in the log line.", "strict").ok).toBe(true);
 	});
 
-	// Not a speed check (the benchmarks measure speed): a check gone super-linear on these ~400 KB
-	// inputs takes a minute or more, so a bound far above the linear time still catches it on a loaded machine.
+	// No time is measured (the benchmarks measure speed): a check gone super-linear on these ~400 KB
+	// inputs runs for minutes and fails on the test's timeout, like any hang. What is asserted is what
+	// each scan answers, so every input is scanned to the end in both tiers.
 	it("stays linear on large adversarial input (no catastrophic backtracking)", () => {
-		const inputs = [
-			"ignore ".repeat(50_000),
-			"a".repeat(199).concat(" ").repeat(2_000),
-			"curl ".repeat(40_000),
-			`rm ${"-r ".repeat(40_000)}`,
-			"disregard ".repeat(40_000),
-			"\u200D".repeat(50_000),
-		];
-		const started = performance.now();
-		for (const text of inputs) {
-			scanPrompt(text, "strict");
-			scanPrompt(text, "data");
+		const plain = ["ignore ".repeat(50_000), "a".repeat(199).concat(" ").repeat(2_000), "curl ".repeat(40_000), `rm ${"-r ".repeat(40_000)}`, "disregard ".repeat(40_000)];
+		for (const text of plain) {
+			expect(scanPrompt(text, "strict"), text.slice(0, 20)).toEqual({ ok: true, text });
+			expect(scanPrompt(text, "data"), text.slice(0, 20)).toEqual({ ok: true, text });
 		}
-		expect(performance.now() - started).toBeLessThan(15_000);
+		const joiners = "\u200D".repeat(50_000);
+		expect(scanPrompt(joiners, "strict")).toEqual({ ok: false, reason: "invisible unicode U+200D (zero-width character) at character 1" });
+		expect(scanPrompt(joiners, "data")).toEqual({ ok: true, text: "" });
 	}, 60_000);
 });
 

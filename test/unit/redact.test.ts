@@ -259,25 +259,19 @@ describe("redactDeep", () => {
 	});
 });
 
-// Not speed checks (the benchmarks measure speed): each guards against a regex going super-linear,
-// which on 1 MB takes minutes, not the ~0.1 s linear work does. The bound leaves room for a loaded
-// CI machine (1.15 s seen with five test runs beside it) while a quadratic scan still cannot pass.
-const NOT_SUPERLINEAR_MS = 15_000;
-
+// No time is measured (the benchmarks measure speed): each input is built to make a regex go
+// super-linear, which on 1 MB runs for minutes, not the ~0.1 s linear work does, and fails on the
+// test's timeout like any hang. What is asserted is what redact answers, read to the end twice.
 describe("redact: no catastrophic backtracking", () => {
 	const MB = 1024 * 1024;
-	const time = (text: string) => {
-		const started = performance.now();
-		const out = redact(text);
-		return { out, ms: performance.now() - started };
-	};
 
 	it("redacts 1 MB of mixed log text in linear time", () => {
 		const line = `2026-11-30T09:00:00Z job-2026-11-30-abc123 GET https://api.example.test/v1?page=2&token=abc123 Bearer read-token-3f9a1c7e5b2d4f60 ok\n`;
 		const text = rep(line, MB);
-		const { out, ms } = time(text);
+		const out = redact(text);
 		expect(out).not.toContain("3f9a1c7e5b2d4f60");
-		expect(ms).toBeLessThan(NOT_SUPERLINEAR_MS);
+		expect(out).toContain(`Bearer ${REDACTED} ok\n`);
+		expect(redact(out)).toBe(out);
 	}, 60_000);
 
 	// Inputs built to make a backtracking regex go quadratic: long runs of a pattern's own prefix and
@@ -297,7 +291,8 @@ describe("redact: no catastrophic backtracking", () => {
 		["a value of closing brackets", `password=${rep(")}]", MB)}x`],
 		["slack hook paths", rep("hooks.slack.com/services/", MB)],
 	])("stays linear on %s", (_label, text) => {
-		const { ms } = time(text);
-		expect(ms).toBeLessThan(NOT_SUPERLINEAR_MS);
+		const out = redact(text);
+		// Settled: a second pass over the whole output changes nothing.
+		expect(redact(out)).toBe(out);
 	}, 60_000);
 });
