@@ -1,6 +1,7 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { AgentDO } from "../../durable-objects/agent/agent-do.ts";
+import { HEARTBEAT_MS } from "../../durable-objects/agent/runner/step.ts";
 import { currentDefinition, readState } from "../../durable-objects/agent/state.ts";
 import { MAX_QUEUED, triggerJob } from "../../durable-objects/agent/triggers.ts";
 import { MessagesEmulator } from "../../emulator/messages-api.ts";
@@ -1322,13 +1323,19 @@ describe("pause and resume", () => {
 		expect((await jobOf("resumed", second.id)).status).toBe("pending");
 
 		const stub = env.AGENT.getByName("resumed");
+		// The clock stands still from here, so the alarm is read against the instant of the resume.
 		const resumedAt = Date.now();
-		expect((await post("/v1/agents/resumed/resume")).status).toBe(200);
-		// The agent has no schedule, so no tick would call it: the resume itself starts the run, with
-		// an alarm a heartbeat out in case this instance dies first (not the retention alarm, days out).
-		const alarm = await runInDurableObject(stub, (_i: AgentDO, state) => state.storage.getAlarm());
-		expect(alarm).not.toBeNull();
-		expect(alarm! - resumedAt).toBeLessThanOrEqual(60_000);
+		vi.useFakeTimers({ toFake: ["Date"], now: resumedAt });
+		try {
+			expect((await post("/v1/agents/resumed/resume")).status).toBe(200);
+			// The agent has no schedule, so no tick would call it: the resume itself starts the run, with
+			// an alarm a heartbeat out in case this instance dies first (not the retention alarm, days out).
+			const alarm = await runInDurableObject(stub, (_i: AgentDO, state) => state.storage.getAlarm());
+			expect(alarm).not.toBeNull();
+			expect(alarm!).toBeLessThanOrEqual(resumedAt + HEARTBEAT_MS);
+		} finally {
+			vi.useRealTimers();
+		}
 		await runDurableObjectAlarm(stub);
 		expect(await jobOf("resumed", second.id)).toMatchObject({ status: "completed", summary: "Second run done." });
 	});

@@ -2,6 +2,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import { beforeEach, describe, expect, it, vi } from "vitest";
 import { MessagesEmulator, type EmulatorOptions, type WireTool } from "../../emulator/messages-api.ts";
 import { fake } from "../helpers/outbound.ts";
+import { trackTimers } from "../helpers/timers.ts";
 
 const MODEL = "claude-sonnet-5-5";
 const FALLBACK = "claude-haiku-5-5";
@@ -182,10 +183,16 @@ describe("streaming", () => {
 
 	it("delay_ms waits before answering and again after message_start, then plays its `then` step", async () => {
 		emulator.enqueue({ delay_ms: 25, then: { text: "slow but sure" } });
-		const started = Date.now();
-		const message = await client.messages.stream(ask("hi")).finalMessage();
-		expect(message.content[0]).toMatchObject({ text: "slow but sure" });
-		expect(Date.now() - started).toBeGreaterThanOrEqual(50);
+		// Counted, not timed: the waits are the emulator's 25 ms timers, each run to its end.
+		const waits = trackTimers((ms) => ms === 25);
+		try {
+			const message = await client.messages.stream(ask("hi")).finalMessage();
+			expect(message.content[0]).toMatchObject({ text: "slow but sure" });
+		} finally {
+			waits.restore();
+		}
+		expect(waits.set).toBe(2);
+		expect(waits.pending.size).toBe(0);
 	});
 });
 
