@@ -424,7 +424,9 @@ describe("session.mode: fresh_per_job (the default) and per-schedule modes", () 
 	});
 
 	it("a schedule's session.mode overrides the agent's for its runs", async () => {
-		const QUARTER = Math.floor(Date.now() / 900_000) * 900_000;
+		// A fixed quarter hour well in the past, not the real clock's, so the tick below claims the same
+		// slot whenever the file runs; seven minutes past it no fleet.yaml slot falls.
+		const QUARTER = Date.parse("2025-03-04T10:00:00Z");
 		const at = (minutes: number, seconds = 0) => QUARTER + minutes * 60_000 + seconds * 1000;
 		vi.useFakeTimers({ toFake: ["Date"], now: at(7, 10) });
 		const emulator = useEmulator();

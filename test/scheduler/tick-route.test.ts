@@ -5,8 +5,10 @@ import { call, errorOf } from "../helpers/http.ts";
 
 afterEach(() => vi.useRealTimers());
 
-// Seven minutes past a quarter hour: no fleet.yaml slot falls there (digests at :00, site-watch every 15m).
-const QUARTER = Math.floor(Date.now() / 900_000) * 900_000;
+// A fixed quarter hour well in the past, not the real clock's: what the tick finds due must not
+// depend on when the file runs. Seven minutes past it no fleet.yaml slot falls (digests at :00,
+// site-watch every 15m).
+const QUARTER = Date.parse("2025-03-04T10:00:00Z");
 const at = (minutes: number, seconds = 0) => QUARTER + minutes * 60_000 + seconds * 1000;
 
 describe("POST /v1/tick", () => {
