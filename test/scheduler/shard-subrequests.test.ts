@@ -1,21 +1,11 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
-import { shardName } from "../../src/scheduler/shards.ts";
 import { createAgent, runsOf } from "../helpers/agents.ts";
-import { endedRecord, storeRun } from "../helpers/jobs.ts";
 import { call } from "../helpers/http.ts";
+import { agentsHoldingOldJobs, alarmOf, expectPrunedNow, followUps } from "../helpers/retention.ts";
 import { tick } from "../helpers/ticks.ts";
 import { agentWithVars, namesInShard, shardWithVars } from "../helpers/vars.ts";
-
-/** Runs the shard's alarms (its follow-ups) until it sets no more; how many ran. */
-async function followUps(shard: number): Promise<number> {
-	let ran = 0;
-	while (await runDurableObjectAlarm(env.SCHEDULER_SHARD.getByName(shardName(shard)))) ran++;
-	return ran;
-}
-
-const alarmOf = (name: string) => runInDurableObject(env.AGENT.getByName(name), (_i: AgentDO, state) => state.storage.getAlarm());
 
 afterEach(() => {
 	vi.useRealTimers();
@@ -53,22 +43,8 @@ describe("a shard with more due agents than one invocation may call (SUBREQUEST_
 		const start = Date.parse("2031-06-02T10:00:00Z");
 		vi.useFakeTimers({ toFake: ["Date"], now: start });
 		const shard = 6;
-		const names = namesInShard("kept", shard, 12);
-		for (const name of names) await createAgent({ name });
-		const shardStub = env.SCHEDULER_SHARD.getByName(shardName(shard));
-		await shardWithVars(shard, { SUBREQUEST_LIMIT: "10" });
-		await tick(start);
-		await followUps(shard);
 		// Each holds a job ended 10 days ago, and an alarm for its expiry under the deployment's 30 days.
-		const held = new Map<string, string>();
-		for (const name of names) {
-			await runInDurableObject(env.AGENT.getByName(name), (_i: AgentDO, state) => {
-				const record = endedRecord(name, new Date(Date.now() - 10 * 86_400_000));
-				storeRun(state.storage.sql, record);
-				held.set(name, record.id);
-				return state.storage.setAlarm(Date.now() + 20 * 86_400_000);
-			});
-		}
+		const { names, held } = await agentsHoldingOldJobs("kept", shard, start, 10);
 
 		// Deployed again with RETENTION_DAYS = "7": the shard and every agent read the new value.
 		for (const name of names) await agentWithVars(name, { RETENTION_DAYS: "7" });
@@ -81,33 +57,15 @@ describe("a shard with more due agents than one invocation may call (SUBREQUEST_
 		// …the rest from the alarms it left.
 		expect(await followUps(shard)).toBeGreaterThan(0);
 
-		for (const name of names) {
-			expect(await alarmOf(name), name).toBeLessThanOrEqual(Date.now());
-			expect(await runDurableObjectAlarm(env.AGENT.getByName(name))).toBe(true);
-			expect(await env.AGENT.getByName(name).getJob(held.get(name)!), name).toBeNull();
-		}
+		await expectPrunedNow(names, held);
 	});
 
 	it("starts a notice again from the first agent when RETENTION_DAYS is lowered again before it is done", async () => {
 		const start = Date.parse("2031-06-03T10:00:00Z");
 		vi.useFakeTimers({ toFake: ["Date"], now: start });
 		const shard = 7;
-		const names = namesInShard("cut-twice", shard, 12);
-		for (const name of names) await createAgent({ name });
-		const shardStub = env.SCHEDULER_SHARD.getByName(shardName(shard));
-		await shardWithVars(shard, { SUBREQUEST_LIMIT: "10" });
-		await tick(start);
-		await followUps(shard);
 		// Each holds a job ended 5 days ago, and an alarm for its expiry under the deployment's 30 days.
-		const held = new Map<string, string>();
-		for (const name of names) {
-			await runInDurableObject(env.AGENT.getByName(name), (_i: AgentDO, state) => {
-				const record = endedRecord(name, new Date(Date.now() - 5 * 86_400_000));
-				storeRun(state.storage.sql, record);
-				held.set(name, record.id);
-				return state.storage.setAlarm(Date.now() + 25 * 86_400_000);
-			});
-		}
+		const { names, held } = await agentsHoldingOldJobs("cut-twice", shard, start, 5);
 		const deploy = async (days: string) => {
 			for (const name of names) await agentWithVars(name, { RETENTION_DAYS: days });
 			await shardWithVars(shard, { RETENTION_DAYS: days });
@@ -125,11 +83,7 @@ describe("a shard with more due agents than one invocation may call (SUBREQUEST_
 		await followUps(shard);
 
 		// Every agent heard of 3 days: the job is past it, and each prunes it now.
-		for (const name of names) {
-			expect(await alarmOf(name), name).toBeLessThanOrEqual(Date.now());
-			expect(await runDurableObjectAlarm(env.AGENT.getByName(name))).toBe(true);
-			expect(await env.AGENT.getByName(name).getJob(held.get(name)!), name).toBeNull();
-		}
+		await expectPrunedNow(names, held);
 	});
 
 	it("opens the scheduler incident for an agent called by the follow-up alarm that does not answer", async () => {
