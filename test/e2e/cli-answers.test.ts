@@ -13,7 +13,8 @@ import { Document, parse } from "yaml";
 import { paint, renderLine, table } from "../../cli/format.ts";
 import { HERDCTL_FIELDS, toHerdctlYaml } from "../../src/jobs/yaml.ts";
 import type { JobRecord } from "../../src/jobs/schema.ts";
-import { childEnv, CLI, runCliProcess } from "./cli-process.ts";
+import { jobRecord } from "../helpers/job-record.ts";
+import { childEnv, CLI, runCliProcess, runOnTerminal } from "./cli-process.ts";
 
 const JOB = "job-2026-01-01-abcdef";
 const TOKEN = "fake-token-0123456789";
@@ -59,35 +60,8 @@ function runCli(url: string, args: string[]): Promise<{ status: number | null; s
 
 const DEFINITION_CHANGED = "agent fake's definition changed while this continue waited (r1 → r2); continue the job again, with allow_definition_change to run it under the new definition";
 
-/** A job record as the API gives it, with what a test changes. */
-function record(overrides: Record<string, unknown> = {}) {
-	return {
-		id: JOB,
-		agent: "fake",
-		status: "completed",
-		exit_reason: "success",
-		trigger_type: "continue",
-		schedule: null,
-		dispatch: "manual",
-		scheduled_instant: null,
-		created_at: "2026-01-01T00:00:00.000Z",
-		started_at: "2026-01-01T00:00:01.000Z",
-		finished_at: "2026-01-01T00:00:02.500Z",
-		duration_seconds: 1.5,
-		session_id: null,
-		forked_from: null,
-		owner: "root",
-		prompt: "Go on.",
-		summary: "All done.",
-		error: null,
-		pending_approval: null,
-		delivery: null,
-		output_file: null,
-		usage: { num_turns: 1, total_cost_usd: null, per_model: {} },
-		transitions: [{ from: "pending", to: "running", at: "2026-01-01T00:00:01.000Z", reason: "started" }],
-		...overrides,
-	};
-}
+/** A continue's job record as the API gives it, with what a test changes. */
+const record = (overrides: Record<string, unknown> = {}) => jobRecord({ trigger_type: "continue", prompt: "Go on.", ...overrides });
 
 const cancelled = () =>
 	record({
@@ -596,11 +570,7 @@ describe("terminal control sequences in text from outside", () => {
 
 	it.skipIf(spawnSync("script", ["--version"]).status !== 0)("on a terminal, drover's colours are there and the model's escapes are not", async () => {
 		const api = await hostileApi();
-		const command = [process.execPath, CLI, "jobs"].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" ");
-		const child = spawn("script", ["-qefc", command, "/dev/null"], { env: { ...childEnv({ DROVER_URL: api.url, DROVER_TOKEN: TOKEN, TERM: "xterm" }), NO_COLOR: "" }, stdio: ["ignore", "pipe", "pipe"] });
-		let stdout = "";
-		child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-		const [status] = (await once(child, "close")) as [number | null];
+		const { status, stdout } = await runOnTerminal(["jobs"], { DROVER_URL: api.url, DROVER_TOKEN: TOKEN });
 		expect(status, stdout).toBe(0);
 		expect(stdout).toContain("\x1b[1mID");
 		expect(stdout).toContain("\x1b[32mcompleted");

@@ -32,3 +32,19 @@ export function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
 	// The Worker's Env types widen NodeJS.ProcessEnv; a child's environment is plain strings.
 	return { PATH: process.env.PATH ?? "", NO_COLOR: "1", ...env } as unknown as NodeJS.ProcessEnv;
 }
+
+/**
+ * Runs the real `drover` CLI on a terminal (a pseudo-terminal by script(1)), `columns` wide when
+ * given, with `env` and colour left on unless `env` turns it off; its exit status and stdout, in lines
+ * ending "\n" as the terminal's "\r\n".
+ */
+export async function runOnTerminal(args: string[], env: Record<string, string>, columns?: number): Promise<{ status: number | null; stdout: string }> {
+	const quote = (a: string) => `'${a.replace(/'/g, "'\\''")}'`;
+	const cli = [process.execPath, CLI, ...args].map(quote).join(" ");
+	const command = columns === undefined ? cli : `stty cols ${columns} rows 50; exec ${cli}`;
+	const child = spawn("script", ["-qefc", command, "/dev/null"], { env: { ...childEnv({ TERM: "xterm", ...env }), NO_COLOR: env.NO_COLOR ?? "" }, stdio: ["ignore", "pipe", "pipe"] });
+	let stdout = "";
+	child.stdout!.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+	const [status] = await new Promise<[number | null]>((resolve) => child.on("close", (s) => resolve([s])));
+	return { status, stdout: stdout.replace(/\r\n/g, "\n") };
+}

@@ -1,14 +1,15 @@
 // What the drover binary prints on a terminal of a given width, for text whose UTF-16 length is not
 // its width: CJK (two columns a character), emoji (two units, two columns; a family of them eleven
 // units), and the escapes `printable` writes for control characters. Served by a fake API.
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { once } from "node:events";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import stringWidth from "string-width";
 import { afterEach, describe, expect, it } from "vitest";
 import { paint, table, truncate } from "../../cli/format.ts";
-import { childEnv, CLI } from "./cli-process.ts";
+import { jobRecord } from "../helpers/job-record.ts";
+import { runOnTerminal } from "./cli-process.ts";
 
 const JOB = "job-2026-01-01-abcdef";
 const TOKEN = "fake-token-0123456789";
@@ -36,33 +37,7 @@ async function fakeApi(routes: Record<string, unknown>): Promise<string> {
 	return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-function record(summary: string) {
-	return {
-		id: JOB,
-		agent: "fake",
-		status: "completed",
-		exit_reason: "success",
-		trigger_type: "manual",
-		schedule: null,
-		dispatch: "manual",
-		scheduled_instant: null,
-		created_at: "2026-01-01T00:00:00.000Z",
-		started_at: "2026-01-01T00:00:01.000Z",
-		finished_at: "2026-01-01T00:00:02.500Z",
-		duration_seconds: 1.5,
-		session_id: null,
-		forked_from: null,
-		owner: "root",
-		prompt: "Go.",
-		summary,
-		error: null,
-		pending_approval: null,
-		delivery: null,
-		output_file: null,
-		usage: { num_turns: 1, total_cost_usd: null, per_model: {} },
-		transitions: [{ from: "pending", to: "running", at: "2026-01-01T00:00:01.000Z", reason: "started" }],
-	};
-}
+const record = (summary: string) => jobRecord({ summary });
 
 const listed = (summary: string, n: number) => ({
 	id: `job-2026-01-01-abcde${n}`,
@@ -75,16 +50,11 @@ const listed = (summary: string, n: number) => ({
 	summary,
 });
 
-/** The CLI's stdout on a terminal (a pseudo-terminal by script(1)) `columns` wide, its lines. */
+/** The CLI's stdout on a terminal `columns` wide, without colour, its lines. */
 async function onTerminal(url: string, args: string[], columns: number): Promise<string[]> {
-	const quote = (a: string) => `'${a.replace(/'/g, "'\\''")}'`;
-	const command = `stty cols ${columns} rows 50; exec ${[process.execPath, CLI, ...args].map(quote).join(" ")}`;
-	const child = spawn("script", ["-qefc", command, "/dev/null"], { env: childEnv({ DROVER_URL: url, DROVER_TOKEN: TOKEN, TERM: "xterm" }), stdio: ["ignore", "pipe", "pipe"] });
-	let stdout = "";
-	child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-	const [status] = (await once(child, "close")) as [number | null];
+	const { status, stdout } = await runOnTerminal(args, { DROVER_URL: url, DROVER_TOKEN: TOKEN, NO_COLOR: "1" }, columns);
 	expect(status, stdout).toBe(0);
-	return stdout.replace(/\r\n/g, "\n").trimEnd().split("\n");
+	return stdout.trimEnd().split("\n");
 }
 
 /** Whether `text` ends inside one of printable's escapes (`\x1`, `\u20`), which would read as another. */
