@@ -196,6 +196,10 @@ const VIRAMAS = new Map(
 	}).map(([virama, script]) => [virama, joinerScript(script)]),
 );
 const LETTER_OR_MARK = /[\p{L}\p{M}]/u;
+// The cursive scripts: a ZWJ on the open side of one of their letters (or of a mark on one) shows that
+// letter's joining form by itself, as an alphabet book writes beh's initial form "ب‍". With no letter
+// on the other side it joins or splits no word, so it can hide no phrase.
+const CURSIVE_LETTER_OR_MARK = /(?=[\p{L}\p{M}])[\p{scx=Arabic}\p{scx=Syriac}\p{scx=Mongolian}\p{scx=Nko}]/u;
 const LETTER = /\p{L}/u;
 const MONGOLIAN = /\p{sc=Mongolian}/u;
 const HEBREW = /\p{sc=Hebrew}/u;
@@ -262,6 +266,7 @@ function findInvisible(text: string): { at: number; cp: number; kind: string }[]
 			if (PICTOGRAPHIC.test(chars[k] ?? "") && PICTOGRAPHIC.test(after)) continue;
 		}
 		if ((cp === ZWJ || cp === ZWNJ) && joinsScript(chars[i - 2] ?? "", before, after)) continue;
+		if (cp === ZWJ && ((CURSIVE_LETTER_OR_MARK.test(before) && !LETTER_OR_MARK.test(after)) || (CURSIVE_LETTER_OR_MARK.test(after) && !LETTER_OR_MARK.test(before)))) continue;
 		if (cp === 0x00ad && LETTER_OR_MARK.test(before) && LETTER.test(after)) continue;
 		// Mongolian spelling selects letter forms with its free variation selectors; Hebrew pointing
 		// orders marks with the grapheme joiner.

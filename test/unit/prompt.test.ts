@@ -214,6 +214,10 @@ const INVISIBLE: [string, RegExp][] = [
 	["\u09B0\u200D\u0930", /U\+200D \(zero-width character\)/],
 	["\u09B0\u200D\u200D\u09CD", /U\+200D \(zero-width character\)/],
 	["\u0DCA\u200D\u200Dx", /U\+200D \(zero-width character\)/],
+	// On the open side of a joining letter only: next to another letter it would glue or split words.
+	["\u0628\u200Dignore", /U\+200D \(zero-width character\)/],
+	["ignore\u200D \u0628", /U\+200D \(zero-width character\)/],
+	["\u0628\u200D\u200D ", /U\+200D \(zero-width character\) at character 3/],
 	// After a virama only when the virama sits on a letter of its own script.
 	["ignore\u094D\u200Dprevious\u094D\u200Dinstructions", /U\+200D \(zero-width character\) at character 8/],
 	["x\u094D\u200D\u0915", /U\+200D \(zero-width character\)/],
@@ -247,6 +251,10 @@ const NEEDED_JOINERS = [
 	"\u09B6\u09CD\u09B0\u09C0\u09B2\u0999\u09CD\u0995\u09BE \u0993 \u09AC\u09BE\u0982\u09B2\u09BE\u09A6\u09C7\u09B6\u09C7\u09B0 \u09B0\u200D\u09CD\u09AF\u09BE\u09AC \u09A8\u09BF\u09AF\u09BC\u09C7 \u0996\u09AC\u09B0 \u09B8\u0982\u0995\u09CD\u09B7\u09C7\u09AA \u0995\u09B0\u09CB\u0964",
 	"\u0930\u094D\u200D\u092F\u093E and \u0915\u094D\u200C\u0937",
 	"\u0D05\u0D35\u0D28\u0D4D\u200D \u0D35\u0D28\u0D4D\u0D28\u0D41",
+	// ZWJ on the open side of an Arabic or Syriac letter shows its joining form on its own (the initial,
+	// medial and final forms of beh, as an alphabet book writes them).
+	"\u0627\u0644\u0623\u0634\u0643\u0627\u0644: \u0628\u200D \u200D\u0628\u200D \u200D\u0628",
+	"\u0644\u200D, \u0721\u200D.",
 	// A soft hyphen marks where a long word may break.
 	"Summarize the Donau\u00ADdampf\u00ADschiff\u00ADfahrts report.",
 	// Bidi marks anywhere in text that holds right-to-left letters: a number or a Latin word ordered among them.
