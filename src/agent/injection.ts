@@ -24,19 +24,20 @@ const CHECKS: Check[] = [
 	{
 		name: "ignore previous instructions",
 		tier: "override",
+		// No word break before "ignore", "disregard" or "forget": no ordinary word ends in one (see readings).
 		test: re(
-			/\bignore\s+(?:(?:all|any|the|your|my|of|these|those)\s+){0,3}(?:(?:previous|prior|above|earlier|preceding|foregoing)\s+(?:instructions?|prompts?|rules|directions|directives|context)\b|(?:instructions?|prompts?|rules|directions|directives)\s+(?:above|before\s+this|given\s+(?:above|before|earlier)|you\s+(?:were|have\s+been)\s+given)\b)/i,
+			/ignore\s+(?:(?:all|any|the|your|my|of|these|those)\s+){0,3}(?:(?:previous|prior|above|earlier|preceding|foregoing)\s+(?:instructions?|prompts?|rules|directions|directives|context)\b|(?:instructions?|prompts?|rules|directions|directives)\s+(?:above|before\s+this|given\s+(?:above|before|earlier)|you\s+(?:were|have\s+been)\s+given)\b)/i,
 		),
 	},
 	{
 		name: "disregard instructions or system prompt",
 		tier: "override",
-		test: re(/\bdisregard\s+(?:[\w'-]+\s+){0,4}?(?:instructions?|system\s+prompt|rules|guidelines|directives)\b/i),
+		test: re(/disregard\s+(?:[\w'-]+\s+){0,4}?(?:instructions?|system\s+prompt|rules|guidelines|directives)\b/i),
 	},
 	{
 		name: "forget your instructions",
 		tier: "override",
-		test: re(/\bforget\s+(?:(?:all|everything|any|the|your|of)\s+){0,3}(?:(?:previous|prior|earlier|above)\s+)?(?:instructions|rules|guidelines|directives)\b/i),
+		test: re(/forget\s+(?:(?:all|everything|any|the|your|of)\s+){0,3}(?:(?:previous|prior|earlier|above)\s+)?(?:instructions|rules|guidelines|directives)\b/i),
 	},
 	{
 		name: "you are now (role reassignment)",
@@ -346,9 +347,10 @@ function skeleton(text: string): string {
  * The copies of a text the phrases are matched in; a match in any refuses it. A character that shows
  * as nothing is read both ways, as nothing ("ig\u00ADnore" is "ignore") and as a break between words
  * ("ignore\u00ADprevious" is two words to the model). The text is matched unfolded too (NFKC only, as
- * before folding), because folding turns a letter glued to a phrase into an ASCII one: "éignore
- * previous instructions" and "оignore …" with a Cyrillic о start the phrase at a word there, and
- * would not as "eignore" and "oignore".
+ * before folding), because folding turns a letter glued to a phrase into an ASCII one: "éreveal the
+ * system prompt" starts the phrase at a word there, and would not as "ereveal". (The phrases no
+ * ordinary word ends in, "ignore", "disregard" and "forget", need no word break before them at all:
+ * "xignore previous instructions", and "éіgnore …" with a Cyrillic і, which no reading saw whole.)
  */
 function readings(text: string): string[] {
 	const removed = text.replace(SHOWS_AS_NOTHING, "");
