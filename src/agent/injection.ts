@@ -16,48 +16,102 @@ interface Check {
 	/** "override" checks run in both tiers; "strict" ones only on a bare prompt. */
 	tier: "override" | "strict";
 	test: (text: string) => boolean;
+	/** The same phrase matched in the marked reading (see markedReadings), where the check has one. */
+	marked?: (text: string) => boolean;
 }
 
-const re = (pattern: RegExp) => (text: string) => pattern.test(text);
+/**
+ * What every character that shows as nothing stands as in the marked readings. A private-use code
+ * point: no text is matched for it, NFKD and the look-alike fold leave it, and it is no word character.
+ */
+const SHOWN_AS_NOTHING = "\uE000";
+
+/**
+ * The pattern with a character that shows as nothing allowed after each of its letters (a soft hyphen
+ * inside a word: "ig\u00ADnore") and as or within each of its spaces (one between words:
+ * "ignore\u00ADprevious"), so that one reading tries both for each such character at once. Written
+ * for the phrases below: literal letters, escapes, classes, groups and bounded quantifiers. A letter
+ * takes one mark at most (two in a row are refused, or stripped, on their own), so a long run of them
+ * after a letter is split with the space after it in two ways, not one way per mark: still linear.
+ */
+function tolerant(pattern: RegExp): RegExp {
+	const src = pattern.source;
+	let out = "";
+	let inClass = false;
+	for (let i = 0; i < src.length; i++) {
+		const ch = src[i]!;
+		if (ch === "\\") {
+			const escape = src.slice(i, i + 2);
+			i++;
+			if (escape === "\\s") out += inClass ? `\\s${SHOWN_AS_NOTHING}` : `[\\s${SHOWN_AS_NOTHING}]`;
+			else out += escape;
+		} else if (inClass) {
+			if (ch === "]") inClass = false;
+			out += ch;
+		} else if (ch === "[") {
+			inClass = true;
+			out += ch;
+		} else if (ch === "(" && src[i + 1] === "?") {
+			// A group's own syntax, (?: (?= (?! (?<= (?<!, is no letter of the phrase.
+			const head = /^\(\?(?:<?[=!]|:)/.exec(src.slice(i))![0];
+			out += head;
+			i += head.length - 1;
+		} else if (ch === "{") {
+			const end = src.indexOf("}", i);
+			out += src.slice(i, end + 1);
+			i = end;
+		} else if (/[A-Za-z]/.test(ch)) {
+			out += `(?:${ch}${SHOWN_AS_NOTHING}?)`;
+		} else {
+			out += ch;
+		}
+	}
+	return new RegExp(out, pattern.flags);
+}
+
+const re = (pattern: RegExp): Pick<Check, "test" | "marked"> => {
+	const marked = tolerant(pattern);
+	return { test: (text) => pattern.test(text), marked: (text) => marked.test(text) };
+};
 
 const CHECKS: Check[] = [
 	{
 		name: "ignore previous instructions",
 		tier: "override",
 		// No word break before "ignore", "disregard" or "forget": no ordinary word ends in one (see readings).
-		test: re(
+		...re(
 			/ignore\s+(?:(?:all|any|the|your|my|of|these|those)\s+){0,3}(?:(?:previous|prior|above|earlier|preceding|foregoing)\s+(?:instructions?|prompts?|rules|directions|directives|context)\b|(?:instructions?|prompts?|rules|directions|directives)\s+(?:above|before\s+this|given\s+(?:above|before|earlier)|you\s+(?:were|have\s+been)\s+given)\b)/i,
 		),
 	},
 	{
 		name: "disregard instructions or system prompt",
 		tier: "override",
-		test: re(/disregard\s+(?:[\w'-]+\s+){0,4}?(?:instructions?|system\s+prompt|rules|guidelines|directives)\b/i),
+		...re(/disregard\s+(?:[\w'-]+\s+){0,4}?(?:instructions?|system\s+prompt|rules|guidelines|directives)\b/i),
 	},
 	{
 		name: "forget your instructions",
 		tier: "override",
-		test: re(/forget\s+(?:(?:all|everything|any|the|your|of)\s+){0,3}(?:(?:previous|prior|earlier|above)\s+)?(?:instructions|rules|guidelines|directives)\b/i),
+		...re(/forget\s+(?:(?:all|everything|any|the|your|of)\s+){0,3}(?:(?:previous|prior|earlier|above)\s+)?(?:instructions|rules|guidelines|directives)\b/i),
 	},
 	{
 		name: "you are now (role reassignment)",
 		tier: "override",
 		// "You are now in charge of the digest" is a normal sentence; a new identity or mode is not.
-		test: re(
+		...re(
 			/\byou\s+are\s+now\s+(?:no\s+longer\b|(?:an?\s+|the\s+|my\s+)?(?:[\w-]+\s+){0,2}?(?:DAN|AI|assistant|model|bot|chatbot|persona|character|mode|jailbroken|unrestricted|unfiltered|uncensored|free\s+(?:from|of))\b)/i,
 		),
 	},
 	{
 		name: "reveal the system prompt",
 		tier: "override",
-		test: re(
+		...re(
 			/\b(?:reveal|print|show|output|repeat|display|leak|dump|tell\s+me)\s+(?:(?:me|us|your|the|full|entire|whole|complete|exact|original|initial|hidden|secret)\s+){0,4}(?:system\s+prompt|system\s+message|initial\s+instructions|hidden\s+instructions|instructions\s+above)\b/i,
 		),
 	},
 	{
 		name: "act without restrictions",
 		tier: "override",
-		test: re(
+		...re(
 			/\b(?:act|behave|respond|pretend)\s+(?:as|like|to\s+be)\s+(?:[\w'-]+\s+){0,6}?(?:without|with\s+no|free\s+of)\s+(?:any\s+)?(?:restrictions|limits|limitations|filters|rules|guidelines|censorship|safeguards)\b/i,
 		),
 	},
@@ -81,7 +135,7 @@ const CHECKS: Check[] = [
 	{
 		name: "download piped to a shell (curl | sh)",
 		tier: "strict",
-		test: re(
+		...re(
 			/\b(?:curl|wget)\b[^\n|]{0,500}\|\s*(?:sudo\s+)?(?:ba|z|da|k|fi)?sh\b|\b(?:iwr|irm|invoke-webrequest|invoke-restmethod)\b[^\n|]{0,500}\|\s*(?:iex|invoke-expression)\b/i,
 		),
 	},
@@ -89,7 +143,7 @@ const CHECKS: Check[] = [
 	{
 		name: "destructive shell command",
 		tier: "strict",
-		test: re(/:\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:|\bmkfs(?:\.\w{1,10})?\s+\/dev\/|\bdd\s+if=\S{1,200}\s+of=\/dev\/(?:sd|hd|nvme|xvd|disk)/i),
+		...re(/:\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:|\bmkfs(?:\.\w{1,10})?\s+\/dev\/|\bdd\s+if=\S{1,200}\s+of=\/dev\/(?:sd|hd|nvme|xvd|disk)/i),
 	},
 ];
 
@@ -358,9 +412,26 @@ function readings(text: string): string[] {
 	return [text.normalize("NFKC"), removed.normalize("NFKC"), spaced.normalize("NFKC"), skeleton(removed), skeleton(spaced)];
 }
 
+/**
+ * The readings in which each character that shows as nothing is read both ways on its own: as
+ * nothing, or as a break between words. The two readings above read all of them one way, so
+ * "ig\u00ADnore\u00ADprevious", a soft hyphen inside a word and another between two, matched in
+ * neither. Each such character stands as SHOWN_AS_NOTHING, which the checks' marked patterns take
+ * after a letter or as a space.
+ */
+function markedReadings(text: string): string[] {
+	const marked = text.replace(SHOWS_AS_NOTHING, SHOWN_AS_NOTHING);
+	return marked === text ? [] : [marked.normalize("NFKC"), skeleton(marked)];
+}
+
 function firstMatch(texts: string[], tier: ScanTier): Check | undefined {
 	const copies = [...new Set(texts.flatMap(readings))];
-	return CHECKS.find((check) => (tier === "strict" || check.tier === "override") && copies.some((copy) => check.test(copy)));
+	const marked = [...new Set(texts.flatMap(markedReadings))];
+	return CHECKS.find(
+		(check) =>
+			(tier === "strict" || check.tier === "override") &&
+			(copies.some((copy) => check.test(copy)) || (check.marked !== undefined && marked.some((copy) => check.marked!(copy)))),
+	);
 }
 
 /**
