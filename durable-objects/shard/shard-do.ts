@@ -74,6 +74,12 @@ export class SchedulerShardDO extends DurableObject<Env> {
 	private readonly sql: SqlStorage;
 	/** Each agent's call on its way from this instance, the latest first in line: a later minute's waits for it. */
 	private readonly calling = new Map<string, Promise<void>>();
+	/**
+	 * Whether each agent's latest call, in this instance, answered. Calls to one agent run in turn, so
+	 * this is the newest outcome; the batches they were in may end in another order (a follow-up held
+	 * by a slow agent ends after the next tick's batch), and a batch marks by this, never by its own.
+	 */
+	private readonly latestCall = new Map<string, boolean>();
 
 	constructor(ctx: DurableObjectState, env: Env) {
 		super(ctx, env);
@@ -224,7 +230,9 @@ export class SchedulerShardDO extends DurableObject<Env> {
 					result.claimed += outcome.claimed;
 					result.skipped += outcome.skipped;
 					nextDue.push([name, outcome.nextDue ?? NEVER, generation]);
+					this.latestCall.set(name, true);
 				} catch (err) {
+					this.latestCall.set(name, false);
 					// The heartbeat, GET /v1/status and the scheduler incident show this: a fixed public line.
 					// What went wrong inside the agent (a parse error, a storage fault) is for the logs.
 					result.failed.push({ agent: name, error: agentTickFailure(name) });
@@ -238,20 +246,23 @@ export class SchedulerShardDO extends DurableObject<Env> {
 		await Promise.all(Array.from({ length: Math.min(CONCURRENCY, due.length) }, worker));
 		// Not over a PUT, DELETE or deploy that landed while the agent was being called: its due time
 		// was read from the definition before it.
-		// Whatever the generation: an agent that answered is reached, one that did not is failing.
+		// Whatever the generation: an agent whose latest call answered is reached, one whose latest call
+		// failed is failing (by its latest call, not this batch's: see latestCall).
 		const failedAt = Date.now();
 		// Marks are rare: read from their partial index, so a tick of thousands of agents that all
 		// answered runs no statement a name to clear marks none of them has.
-		const failingCount = () => this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM agents WHERE failing_since IS NOT NULL").one().n;
-		const marked = failingCount() > 0;
+		const marked = this.sql.exec("SELECT 1 FROM agents WHERE failing_since IS NOT NULL LIMIT 1").toArray().length > 0;
 		this.ctx.storage.transactionSync(() => {
-			for (const [name, at, generation] of nextDue) {
-				this.sql.exec("UPDATE agents SET next_due_at = ? WHERE name = ? AND generation = ?", at, name, generation);
-				if (marked) this.sql.exec("UPDATE agents SET failing_since = NULL WHERE name = ? AND failing_since IS NOT NULL", name);
+			for (const [name, at, generation] of nextDue) this.sql.exec("UPDATE agents SET next_due_at = ? WHERE name = ? AND generation = ?", at, name, generation);
+			for (const { name } of due) {
+				const answered = this.latestCall.get(name);
+				if (answered === false) this.sql.exec("UPDATE agents SET failing_since = coalesce(failing_since, ?) WHERE name = ?", failedAt, name);
+				else if (answered === true && marked) this.sql.exec("UPDATE agents SET failing_since = NULL WHERE name = ? AND failing_since IS NOT NULL", name);
+				// A later call still on its way writes its own outcome when its batch ends.
+				if (!this.calling.has(name)) this.latestCall.delete(name);
 			}
-			for (const { agent } of result.failed) this.sql.exec("UPDATE agents SET failing_since = coalesce(failing_since, ?) WHERE name = ?", failedAt, agent);
 		});
-		result.failing = marked || result.failed.length > 0 ? failingCount() : 0;
+		result.failing = marked || result.failed.length > 0 ? this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM agents WHERE failing_since IS NOT NULL").one().n : 0;
 		const left = this.pending();
 		if (left.length > 0) {
 			const owed = left.map(() => "(next_due_at <= ? AND name > ?)").join(" OR ");
