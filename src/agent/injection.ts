@@ -38,6 +38,7 @@ function tolerant(pattern: RegExp): RegExp {
 	const src = pattern.source;
 	let out = "";
 	let inClass = false;
+	let classStart = 0;
 	for (let i = 0; i < src.length; i++) {
 		const ch = src[i]!;
 		if (ch === "\\") {
@@ -46,10 +47,18 @@ function tolerant(pattern: RegExp): RegExp {
 			if (escape === "\\s") out += inClass ? `\\s${SHOWN_AS_NOTHING}` : `[\\s${SHOWN_AS_NOTHING}]`;
 			else out += escape;
 		} else if (inClass) {
-			if (ch === "]") inClass = false;
 			out += ch;
+			if (ch === "]") {
+				inClass = false;
+				// A class of a phrase's free words ([\w'-]) takes a mark after each character, as a letter
+				// does. Not one with \s (it takes marks as spaces already) nor a negated one (it matches a
+				// mark itself): either way a run of marks could be split in many ways, not linear.
+				const cls = out.slice(classStart);
+				if (!cls.startsWith("[^") && !cls.includes("\\s")) out = `${out.slice(0, classStart)}(?:${cls}${SHOWN_AS_NOTHING}?)`;
+			}
 		} else if (ch === "[") {
 			inClass = true;
+			classStart = out.length;
 			out += ch;
 		} else if (ch === "(" && src[i + 1] === "?") {
 			// A group's own syntax, (?: (?= (?! (?<= (?<!, is no letter of the phrase.
@@ -78,9 +87,10 @@ const CHECKS: Check[] = [
 	{
 		name: "ignore previous instructions",
 		tier: "override",
-		// No word break before "ignore", "disregard" or "forget": no ordinary word ends in one (see readings).
+		// No word break before "ignore", "disregard" or "forget": no ordinary word ends in one (see
+		// readings), but for ignore files' names (.gitignore, dockerignore, .ignore), which are text.
 		...re(
-			/ignore\s+(?:(?:all|any|the|your|my|of|these|those)\s+){0,3}(?:(?:previous|prior|above|earlier|preceding|foregoing)\s+(?:instructions?|prompts?|rules|directions|directives|context)\b|(?:instructions?|prompts?|rules|directions|directives)\s+(?:above|before\s+this|given\s+(?:above|before|earlier)|you\s+(?:were|have\s+been)\s+given)\b)/i,
+			/(?<!(?:\.|git|docker|npm|eslint|prettier|stylelint|helm|vercel|gcloud|cf|hg|cvs|bzr|slug|yarn|cursor|vscode|chrome|boto|tf|dep|rg|ag|fd))ignore\s+(?:(?:all|any|the|your|my|of|these|those)\s+){0,3}(?:(?:previous|prior|above|earlier|preceding|foregoing)\s+(?:instructions?|prompts?|rules|directions|directives|context)\b|(?:instructions?|prompts?|rules|directions|directives)\s+(?:above|before\s+this|given\s+(?:above|before|earlier)|you\s+(?:were|have\s+been)\s+given)\b)/i,
 		),
 	},
 	{
