@@ -145,10 +145,10 @@ export function splitMrkdwn(text: string, limit = SLACK_TEXT_LIMIT): string[] {
 	}
 }
 
-function webhook(input: DeliveryInput): string {
+function webhook(input: DeliveryInput, note: string): string {
 	const { job } = input;
 	const fields = { agent: input.agent, job_id: job.id, schedule: job.schedule, trigger_type: job.trigger_type, status: job.status, finished_at: job.finished_at, cut_short: input.cutShort === true };
-	return webhookBody(fields, input.answer, input.dashboardUrl, input.answerChars);
+	return webhookBody(fields, input.answer, input.dashboardUrl, input.answerChars, note);
 }
 
 type SlackBlock =
@@ -222,8 +222,8 @@ function discordBody(input: DeliveryInput): unknown {
 export function formatDelivery(target: DeliveryTarget, given: DeliveryInput): FormattedBody {
 	if (target === "slack") return { body: JSON.stringify(slackBody(given)), contentType: JSON_CONTENT_TYPE };
 	// A head's end is not the answer's: the note would follow text the answer goes on from.
-	const input = given.cutShort && given.answerChars === undefined ? { ...given, answer: given.answer + CUT_SHORT_NOTE } : given;
-	const body = target === "discord" ? JSON.stringify(discordBody(input)) : webhook(input);
+	const note = given.cutShort && given.answerChars === undefined ? CUT_SHORT_NOTE : "";
+	const body = target === "discord" ? JSON.stringify(discordBody({ ...given, answer: given.answer + note })) : webhook(given, note);
 	return { body, contentType: JSON_CONTENT_TYPE };
 }
 

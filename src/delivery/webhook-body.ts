@@ -52,11 +52,12 @@ function headFitting(text: string, room: number): number {
 }
 
 /**
- * The body: the answer whole when the body fits WEBHOOK_BODY_LIMIT, else its head, cut between
- * characters a reader sees as one, with `truncated: true` and `full_answer_chars`. `fullChars`: the
- * whole answer's code points when `answer` is already only its head (a queued delivery's).
+ * The body: the answer whole, and `note` after it, when the body fits WEBHOOK_BODY_LIMIT, else the
+ * answer's head, cut between characters a reader sees as one, with `truncated: true` and
+ * `full_answer_chars` (the answer's, never the note's). `fullChars`: the whole answer's code points
+ * when `answer` is already only its head (a queued delivery's).
  */
-export function webhookBody(fields: WebhookFields, answer: string, dashboardUrl: string | null | undefined, fullChars?: number): string {
+export function webhookBody(fields: WebhookFields, answer: string, dashboardUrl: string | null | undefined, fullChars?: number, note = ""): string {
 	const link = dashboardUrl ? { dashboard_url: dashboardUrl } : {};
 	const { cut_short, ...job } = fields;
 	const body = (text: string, full: number | null) =>
@@ -70,7 +71,8 @@ export function webhookBody(fields: WebhookFields, answer: string, dashboardUrl:
 			...link,
 		});
 	// The answer's own bytes are measured, never the whole body built first: it may be megabytes.
-	if (fullChars === undefined && headFitting(answer, WEBHOOK_BODY_LIMIT - utf8Bytes(body("", null))) === answer.length) return body(answer, null);
+	const whole = answer + note;
+	if (fullChars === undefined && headFitting(whole, WEBHOOK_BODY_LIMIT - utf8Bytes(body("", null))) === whole.length) return body(whole, null);
 	const full = fullChars ?? codePointLength(answer);
 	const room = WEBHOOK_BODY_LIMIT - utf8Bytes(body("", full));
 	return body(answer.slice(0, graphemeEnd(answer, headFitting(answer, room))), full);
