@@ -1333,6 +1333,7 @@ describe("pause and resume", () => {
 			const alarm = await runInDurableObject(stub, (_i: AgentDO, state) => state.storage.getAlarm());
 			expect(alarm).not.toBeNull();
 			expect(alarm!).toBeLessThanOrEqual(resumedAt + HEARTBEAT_MS);
+			expect(alarm!).toBeGreaterThanOrEqual(resumedAt);
 		} finally {
 			vi.useRealTimers();
 		}

@@ -192,6 +192,7 @@ describe("streaming", () => {
 			waits.restore();
 		}
 		expect(waits.set).toBe(2);
+		expect(waits.fired).toBe(2);
 		expect(waits.pending.size).toBe(0);
 	});
 });
