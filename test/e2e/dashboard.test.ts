@@ -2480,3 +2480,106 @@ describe("the dashboard", () => {
 	});
 
 });
+
+// What a keyboard, screen-reader or low-vision operator gets (the accessibility QA pass's findings).
+describe("the dashboard, for keyboard, screen-reader and low-vision operators", () => {
+	/** What has the keyboard focus: its tag, id, name and text, and the row (data-agent/-job) it sits in. */
+	const focused = (page: Page) =>
+		page.evaluate<{ tag: string; id: string; label: string | null; text: string; row: string | null }>(`(() => {
+			const el = document.activeElement;
+			const row = el && el.closest("[data-agent], [data-job]");
+			return { tag: el ? el.tagName : "", id: el ? el.id : "", label: el && el.getAttribute("aria-label"), text: el ? el.textContent.trim() : "", row: row && (row.dataset.agent || row.dataset.job) };
+		})()`);
+	/** The WCAG 2 contrast ratio of two computed colours ("rgb(…)"); an alpha one is laid over the second. */
+	const contrast = (fg: string, bg: string) => {
+		const rgba = (c: string) => c.match(/[\d.]+/g)!.map(Number);
+		const [br, bgG, bb] = rgba(bg);
+		const [r, g, b, a = 1] = rgba(fg);
+		const over = [r! * a + br! * (1 - a), g! * a + bgG! * (1 - a), b! * a + bb! * (1 - a)];
+		const lum = (c: number[]) => {
+			const [x, y, z] = c.map((v) => v / 255).map((v) => (v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4));
+			return 0.2126 * x! + 0.7152 * y! + 0.0722 * z!;
+		};
+		const [hi, lo] = [lum(over), lum([br!, bgG!, bb!])].sort((p, q) => q - p);
+		return (hi! + 0.05) / (lo! + 0.05);
+	};
+	/** Computed style properties of the first element matching each selector. */
+	const styleOf = (page: Page, sel: string, props: string[], pseudo?: string) =>
+		page.evaluate<string[]>(`(() => { const s = getComputedStyle(document.querySelector(${JSON.stringify(sel)}), ${JSON.stringify(pseudo ?? null)}); return ${JSON.stringify(props)}.map((p) => s.getPropertyValue(p)); })()`);
+
+	it("keeps keyboard focus on something meaningful after Download, Approve, Cancel, Pause, Resume and the last Older", async () => {
+		// Download: the button keeps the focus (it was disabled while it ran, which sent focus to the page).
+		const agent = await createAgent(`dash-kbd-${run}`, { tools: [TICKET_TOOL], max_concurrent: 1 });
+		await script({ tool_use: { name: "create_ticket", input: { title: "Disk full" } } }, { text: "Filed." });
+		const approving = await trigger(agent, "File it.");
+		await expect.poll(async () => (await getJob(approving.id)).status, LIVE).toBe("approval_pending");
+		const page = await signedIn(`/jobs/${approving.id}`);
+		await page.locator("#job-approval").waitFor({ state: "visible", ...LIVE });
+		await page.locator("#job-download").focus();
+		await Promise.all([page.waitForEvent("download"), page.keyboard.press("Enter")]);
+		await expect.poll(async () => (await focused(page)).id, LIVE).toBe("job-download");
+
+		// Approve: the panel goes, and focus goes to the job's heading, which says its new status.
+		await page.locator("#approval-approve").focus();
+		await page.keyboard.press("Enter");
+		await page.locator("#job-approval").waitFor({ state: "hidden", ...LIVE });
+		await expect.poll(async () => (await focused(page)).tag, LIVE).toBe("H1");
+		expect((await focused(page)).text).toContain(approving.id);
+		expect(await settled(approving.id)).toBe("completed");
+
+		// Cancel: the button goes with the running job, and focus goes to the heading.
+		await script({ hang: true });
+		const running = await trigger(agent, "Hold the slot.");
+		await expect.poll(async () => (await getJob(running.id)).status, LIVE).toBe("running");
+		await page.goto(`${url}/jobs/${running.id}`);
+		await page.locator("#job-status .badge", { hasText: "running" }).waitFor(LIVE);
+		await page.locator("#job-cancel").focus();
+		await page.keyboard.press("Enter");
+		const ask = page.getByRole("dialog", { name: `Cancel job ${running.id}` });
+		await ask.waitFor();
+		await page.keyboard.press("Enter");
+		await page.locator("#job-status .badge", { hasText: "cancelled" }).waitFor(LIVE);
+		await ask.waitFor({ state: "hidden" });
+		await expect.poll(async () => (await focused(page)).tag, LIVE).toBe("H1");
+		expect((await focused(page)).text).toContain("cancelled");
+
+		// Pause and Resume: focus goes to the row's new Resume, then Pause, button.
+		await page.goto(`${url}/`);
+		const row = page.locator(`#fleet-table tr[data-agent="${agent}"]`);
+		await row.locator("button", { hasText: "Pause" }).focus();
+		await page.keyboard.press("Enter");
+		await page.getByRole("dialog", { name: `Pause ${agent}` }).waitFor();
+		await page.keyboard.press("Enter");
+		await row.locator(".badge", { hasText: "paused" }).waitFor(LIVE);
+		await expect.poll(() => focused(page), LIVE).toMatchObject({ tag: "BUTTON", text: "Resume", row: agent });
+		await page.keyboard.press("Enter");
+		await row.locator(".badge", { hasText: "active" }).waitFor(LIVE);
+		await expect.poll(() => focused(page), LIVE).toMatchObject({ tag: "BUTTON", text: "Pause", row: agent });
+		await page.close();
+
+		// The last "Older": the button goes, and focus goes to the first row it added.
+		const jobs = Array.from({ length: 27 }, (_, i) => ({
+			id: `job-2020-01-01-older${String(i).padStart(2, "0")}`, agent, schedule: null, trigger_type: "manual", status: "completed", exit_reason: "success",
+			dispatch: "manual", scheduled_instant: null, created_at: "2020-01-01T00:00:00Z", started_at: "2020-01-01T00:00:01Z", finished_at: "2020-01-01T00:00:02Z",
+			duration_seconds: 1, summary: "done", revision: 3, tool_calls: { made: 0, failed: 0 },
+		}));
+		const list = await context.newPage();
+		await list.route(
+			(u) => u.pathname === "/v1/jobs",
+			(route) => {
+				const cursor = new URL(route.request().url()).searchParams.get("cursor");
+				return route.fulfill({ json: cursor ? { jobs: jobs.slice(25), next_cursor: null } : { jobs: jobs.slice(0, 25), next_cursor: "c1" } });
+			},
+		);
+		await list.goto(`${url}/jobs`);
+		await list.locator("#token").fill(tokens.read);
+		await list.locator("#signin-form button[type=submit]").click();
+		await list.locator("#jobs-table tbody tr").nth(24).waitFor(LIVE);
+		await list.locator("#jobs-older").focus();
+		await list.keyboard.press("Enter");
+		await list.locator("#jobs-older").waitFor({ state: "hidden", ...LIVE });
+		await expect.poll(() => focused(list), LIVE).toMatchObject({ tag: "A", row: jobs[25]!.id });
+		await list.close();
+	});
+
+});

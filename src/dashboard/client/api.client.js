@@ -88,11 +88,15 @@ let actingButton = null;
 /**
  * @param {{ disabled: boolean }} button @param {() => Promise<unknown>} fn
  * @param {string | (() => string)} [okMessage] a function for a note that depends on what the action was answered
+ * @param {() => Element | null | undefined} [next] what takes the focus when the action took its button away
+ *   (the last "Older" hides itself); by default the same place in its row as redrawn, else the view's heading
  */
-async function act(button, fn, okMessage) {
+async function act(button, fn, okMessage, next) {
 	// Disabling a focused button moves focus to the page: a dialog this action opens gives focus back
-	// to the button named here once it closes (see ask).
-	if (button instanceof HTMLElement && button === document.activeElement) actingButton = button;
+	// to the button named here once it closes (see ask), and so does the end of the action.
+	const focused = button instanceof HTMLElement && button === document.activeElement;
+	if (focused) actingButton = button;
+	const place = focused ? placeOf(button) : null;
 	button.disabled = true;
 	try {
 		const done = await fn();
@@ -102,5 +106,8 @@ async function act(button, fn, okMessage) {
 	} finally {
 		button.disabled = false;
 		if (/** @type {unknown} */ (actingButton) === button) actingButton = null;
+		// Unless the reader has gone elsewhere meanwhile (a dialog's field, a link).
+		const lost = !document.activeElement || document.activeElement === document.body;
+		if (focused && lost) focusOn(shown(button) ? button : (next && next()) || (place && atPlace(place)) || null);
 	}
 }

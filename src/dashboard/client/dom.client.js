@@ -57,10 +57,52 @@ function svg(tag, attrs, ...children) {
 function keepingFocus(box, redraw) {
 	const had = document.activeElement;
 	const key = had instanceof HTMLElement && had !== box && box.contains(had) ? focusKey(had) : null;
+	const place = key === null || !had ? null : placeOf(had);
 	redraw();
 	if (key === null || (document.activeElement && box.contains(document.activeElement))) return;
-	const again = [...box.querySelectorAll("a, button, input, select, textarea, [tabindex]")].find((el) => focusKey(el) === key);
-	if (again instanceof HTMLElement) again.focus();
+	const again = [...box.querySelectorAll(CONTROLS)].find((el) => focusKey(el) === key);
+	// A control whose words changed (Pause is Resume once someone paused the agent): the one at its place in its row.
+	const there = again || (place && atPlace(place));
+	if (there instanceof HTMLElement) there.focus();
 }
 /** @param {Element} el */
 const focusKey = (el) => [el.tagName, el.getAttribute("aria-label"), el.getAttribute("href"), el.textContent].join("\u0000");
+const CONTROLS = "a[href], button, input, select, textarea, [tabindex]";
+/**
+ * Where a control sits in a list's row (a fleet row's data-agent, a job's, an incident's): its cell,
+ * and its place among that cell's controls, which stay put when the row's other cells change.
+ * @param {Element} el
+ */
+function placeOf(el) {
+	const row = el.closest("[data-agent], [data-job], [data-incident]");
+	const cell = el.closest("td");
+	if (!(row instanceof HTMLElement) || !cell) return null;
+	const key = ["agent", "job", "incident"].find((k) => row.dataset[k] !== undefined) || "";
+	return { sel: "[data-" + key + '="' + CSS.escape(row.dataset[key] || "") + '"]', cell: cell.cellIndex, index: [...cell.querySelectorAll(CONTROLS)].indexOf(el) };
+}
+/**
+ * The control at that place as the row is drawn now (Pause's place holds Resume once paused), else
+ * its row's first (a closed incident's Close is gone).
+ * @param {{ sel: string, cell: number, index: number }} place
+ */
+function atPlace(place) {
+	const row = document.querySelector(place.sel);
+	if (!(row instanceof HTMLTableRowElement)) return null;
+	const cell = row.cells[place.cell];
+	const here = cell ? [...cell.querySelectorAll(CONTROLS)].filter(shown) : [];
+	return here[place.index] || here[0] || [...row.querySelectorAll(CONTROLS)].find(shown) || null;
+}
+/** @param {Element} el */
+const shown = (el) => el.isConnected && el.getClientRects().length > 0;
+/**
+ * Focuses el, or the view's heading (which says what the page is about, and a job's status) when
+ * el is gone: focus left on the page reads as nothing, and another browser or a screen reader's
+ * cursor starts again from the top.
+ * @param {Element | null} el
+ */
+function focusOn(el) {
+	const target = el && shown(el) ? el : $("#view h1");
+	if (!(target instanceof HTMLElement)) return;
+	if (!target.matches(CONTROLS)) target.tabIndex = -1;
+	target.focus();
+}

@@ -57,7 +57,10 @@ async function fleetView(signal) {
 		tbody.append(...p.agents.map((a) => agentRow(a, load)));
 		drawMeta();
 	};
-	more.onclick = () => act(more, loadNext);
+	// The last page hides both buttons: the first agent it added takes the focus.
+	/** @param {number} from */
+	const firstAdded = (from) => () => tbody.rows[from] && tbody.rows[from].querySelector("a");
+	more.onclick = () => act(more, loadNext, undefined, firstAdded(tbody.rows.length));
 	everyone.onclick = () => act(everyone, async () => {
 		more.disabled = true;
 		try {
@@ -65,7 +68,7 @@ async function fleetView(signal) {
 		} finally {
 			more.disabled = false;
 		}
-	});
+	}, undefined, firstAdded(tbody.rows.length));
 	await load();
 	poll(load, LIVE_MS, true);
 }

@@ -77,20 +77,24 @@ async function incidentsView(signal) {
 		cursor = next;
 		drawMeta();
 	};
-	older.onclick = () => act(older, async () => {
-		const mine = generation;
-		paging = true;
-		try {
-			const p = await page(cursor);
-			if (mine !== generation) return;
-			tbody.append(...p.incidents.map(row));
-			cursor = p.next_cursor;
-			pages++;
-			drawMeta();
-		} finally {
-			paging = false;
-		}
-	});
+	older.onclick = () => {
+		const from = tbody.rows.length;
+		// The last page hides the button: the first row it added takes the focus.
+		act(older, async () => {
+			const mine = generation;
+			paging = true;
+			try {
+				const p = await page(cursor);
+				if (mine !== generation) return;
+				tbody.append(...p.incidents.map(row));
+				cursor = p.next_cursor;
+				pages++;
+				drawMeta();
+			} finally {
+				paging = false;
+			}
+		}, undefined, () => tbody.rows[from] && tbody.rows[from].querySelector("a"));
+	};
 	// The poll rereads the newest page while it is the only one shown; pages the reader added stay as they are.
 	const refresh = async () => {
 		if (pages !== 1 || paging) return;

@@ -125,15 +125,19 @@ async function jobsView(signal) {
 	agentInput.addEventListener("input", () => {
 		if (!agentInput.value || names.has(agentInput.value)) apply();
 	}, { signal });
-	older.onclick = () => act(older, async () => {
-		paging = true;
-		try {
-			await load(false);
-			paged = true;
-		} finally {
-			paging = false;
-		}
-	});
+	older.onclick = () => {
+		const from = tbody.rows.length;
+		// The last page hides the button: the first row it added takes the focus.
+		act(older, async () => {
+			paging = true;
+			try {
+				await load(false);
+				paged = true;
+			} finally {
+				paging = false;
+			}
+		}, undefined, () => tbody.rows[from] && tbody.rows[from].querySelector("a"));
+	};
 	// The first page again, with the filters applied (not text typed but not yet applied).
 	const refresh = async () => {
 		if (paged || paging) return;
