@@ -2582,4 +2582,28 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		await list.close();
 	});
 
+	it("says once, not at every failed poll, that the server is unreachable", async () => {
+		const page = await signedIn("/jobs", tokens.read, { fakeClock: true });
+		await page.locator("#jobs-meta", { hasText: /jobs?|shown/ }).waitFor(LIVE);
+		await page.route((u) => u.pathname === "/v1/jobs", (route) => route.abort("connectionrefused"));
+		const polled = await watchTimers(page, 10_000);
+		await page.evaluate(`(() => {
+			window.noticeChanges = 0;
+			new MutationObserver((records) => { window.noticeChanges += records.length; })
+				.observe(document.querySelector("#notice"), { childList: true, subtree: true, characterData: true, attributes: true });
+		})()`);
+		await page.clock.runFor(10_000);
+		await expect.poll(polled, LIVE).toBe(1);
+		await page.locator("#notice", { hasText: "The drover server is unreachable" }).waitFor(LIVE);
+		const first = await page.evaluate<number>("window.noticeChanges");
+		expect(first).toBeGreaterThan(0);
+		for (const n of [2, 3]) {
+			await page.clock.runFor(10_000);
+			await expect.poll(polled, LIVE).toBe(n);
+		}
+		// Two more failed polls, the same message: not rebuilt, so not read out again.
+		expect(await page.evaluate<number>("window.noticeChanges")).toBe(first);
+		await page.close();
+	});
+
 });

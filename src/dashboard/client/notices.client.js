@@ -7,9 +7,14 @@ let pollNotice = false;
 function notify(message, ok) {
 	const n = $("#notice");
 	pollNotice = false;
-	n.replaceChildren(h("span", { text: message }), h("button", { type: "button", class: "small", text: "Dismiss", onclick: () => { n.hidden = true; } }));
-	n.className = ok ? "notice ok" : "notice";
-	n.hidden = false;
+	const cls = ok ? "notice ok" : "notice";
+	// The same message again (each poll while the server is unreachable, each status event's refresh
+	// on a job page) leaves the notice as it is: rebuilt, the alert was read out again every time.
+	if (n.hidden || n.className !== cls || !n.firstChild || n.firstChild.textContent !== message) {
+		n.replaceChildren(h("span", { text: message }), h("button", { type: "button", class: "small", text: "Dismiss", onclick: () => { n.hidden = true; } }));
+		n.className = cls;
+		n.hidden = false;
+	}
 	clearTimeout(noticeTimer);
 	if (ok) noticeTimer = setTimeout(() => { n.hidden = true; }, 4000);
 }
