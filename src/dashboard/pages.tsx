@@ -223,7 +223,8 @@ function Job(props: { shown: string }) {
 				<div data-needs="operate">
 					<label for="approval-input">Tool input (JSON)</label>
 					<textarea id="approval-input" rows={6} spellcheck={false}></textarea>
-					<p id="approval-error" class="error" hidden></p>
+					{/* An alert, tied to the input while shown (job.client.js): said even as the focus stays on Approve. */}
+					<p id="approval-error" class="error" role="alert" hidden></p>
 					<div class="buttons">
 						<button type="button" id="approval-approve" class="primary" data-needs="operate">
 							Approve

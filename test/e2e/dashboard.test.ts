@@ -2606,4 +2606,32 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		await page.close();
 	});
 
+	it("announces an approval input's error and ties it to the field", async () => {
+		const agent = await createAgent(`dash-invalid-${run}`, { tools: [TICKET_TOOL] });
+		await script({ tool_use: { name: "create_ticket", input: { title: "Disk full" } } }, { text: "Filed." });
+		const job = await trigger(agent, "File it.");
+		await expect.poll(async () => (await getJob(job.id)).status, LIVE).toBe("approval_pending");
+		const page = await signedIn(`/jobs/${job.id}`);
+		await page.locator("#job-approval").waitFor({ state: "visible", ...LIVE });
+		const input = page.locator("#approval-input");
+		expect(await input.getAttribute("aria-invalid")).not.toBe("true");
+		await input.fill("{ not json");
+		await page.locator("#approval-approve").click();
+		const error = page.getByRole("alert").filter({ hasText: "The input is not valid JSON" });
+		await error.waitFor(LIVE);
+		expect(await error.getAttribute("id")).toBe("approval-error");
+		expect(await input.getAttribute("aria-invalid")).toBe("true");
+		expect((await input.getAttribute("aria-describedby"))?.split(" ")).toContain("approval-error");
+		// Input the tool's schema refuses: the same.
+		await input.fill(JSON.stringify({ title: 5 }));
+		expect(await input.getAttribute("aria-invalid")).not.toBe("true");
+		await page.locator("#approval-approve").click();
+		await page.getByRole("alert").filter({ hasText: "does not match create_ticket's input_schema" }).waitFor(LIVE);
+		expect(await input.getAttribute("aria-invalid")).toBe("true");
+		await input.fill(JSON.stringify({ title: "Disk full" }));
+		await page.locator("#approval-approve").click();
+		expect(await settled(job.id)).toBe("completed");
+		await page.close();
+	});
+
 });

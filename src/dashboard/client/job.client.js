@@ -147,23 +147,33 @@ async function jobView(signal) {
 	$("#job-download").onclick = (/** @type {Click} */ e) => act(e.currentTarget, download("/output", "application/x-ndjson", shownId + ".jsonl"));
 	$("#job-download-log").onclick = (/** @type {Click} */ e) => act(e.currentTarget, download("/output.log", "text/plain", shownId + ".log"));
 	const approvalError = $("#approval-error");
+	const approvalInput = $("#approval-input");
+	/** Says what is wrong with the input, tied to it; null takes that away. @param {string | null} text */
+	const inputError = (text) => {
+		approvalError.textContent = text || "";
+		approvalError.hidden = text === null;
+		for (const [k, v] of [["aria-invalid", "true"], ["aria-describedby", "approval-error"]]) {
+			if (text === null) approvalInput.removeAttribute(k);
+			else approvalInput.setAttribute(k, v);
+		}
+	};
+	// An edit may have fixed it: the error is not said of the new text.
+	approvalInput.addEventListener("input", () => inputError(null), { signal });
 	/** The tool the job waits to call. */
 	const tool = () => (job && job.pending_approval ? job.pending_approval.tool_name : "the tool");
 	/** The tool_use_id of the call the approval panel shows (set by render). */
 	const shownCall = () => $("#job-approval").dataset.toolUseId;
 	$("#approval-approve").onclick = (/** @type {Click} */ e) => act(e.currentTarget, async () => {
-		approvalError.hidden = true;
+		inputError(null);
 		let input;
 		try {
-			input = JSON.parse($("#approval-input").value);
+			input = JSON.parse(approvalInput.value);
 		} catch (err) {
-			approvalError.textContent = "The input is not valid JSON: " + /** @type {SyntaxError} */ (err).message;
-			approvalError.hidden = false;
+			inputError("The input is not valid JSON: " + /** @type {SyntaxError} */ (err).message);
 			return false;
 		}
 		if (!input || typeof input !== "object" || Array.isArray(input)) {
-			approvalError.textContent = "The input must be a JSON object.";
-			approvalError.hidden = false;
+			inputError("The input must be a JSON object.");
 			return false;
 		}
 		const asked = job && job.pending_approval ? job.pending_approval.input : null;
@@ -177,8 +187,7 @@ async function jobView(signal) {
 		} catch (err) {
 			// Input the tool's schema refuses is the panel's to say, beside the input, not the banner's.
 			if (err instanceof ApiError && err.status === 400) {
-				approvalError.textContent = printable(err.message);
-				approvalError.hidden = false;
+				inputError(printable(err.message));
 				return false;
 			}
 			// The agent was changed since this job started: as for a fork, approving is refused unless
@@ -346,6 +355,8 @@ function renderJob(j) {
 		// Editable for a token that may decide; text for one that may not (pages.tsx shows one of them).
 		$("#approval-input").value = $("#approval-input-text").textContent = printableJson(pa.input);
 		$("#approval-error").hidden = true;
+		$("#approval-input").removeAttribute("aria-invalid");
+		$("#approval-input").removeAttribute("aria-describedby");
 	}
 }
 
