@@ -2634,4 +2634,28 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		await page.close();
 	});
 
+	it("shows a job's times as the exact time with its zone, beside the relative one, on its page and in the jobs list", async () => {
+		const agent = await createAgent(`dash-exact-${run}`, {});
+		await script({ text: "Done." });
+		const job = await trigger(agent, "Go.");
+		expect(await settled(job.id)).toBe("completed");
+		const zoned = await browser.newContext({ viewport: { width: 1280, height: 800 }, timezoneId: "America/Los_Angeles" });
+		const page = await zoned.newPage();
+		await page.goto(`${url}/jobs/${job.id}`);
+		await page.locator("#token").fill(tokens.read);
+		await page.locator("#signin-form button[type=submit]").click();
+		await page.locator("#job-status .badge", { hasText: "completed" }).waitFor(LIVE);
+		const exact = /\d{1,2} \w{3} \d{4}, \d\d:\d\d:\d\d (GMT-[78]|PST|PDT)/;
+		for (const fact of ["Created", "Started", "Finished"]) {
+			const dd = page.locator(`#job-facts dt:text-is("${fact}") + dd`);
+			expect(await dd.textContent()).toMatch(exact);
+			expect(await dd.textContent()).toMatch(/ago|just now/);
+		}
+		await page.goto(`${url}/jobs?agent=${agent}`);
+		const started = page.locator(`#jobs-table tr[data-job="${job.id}"] td:nth-child(5)`);
+		await started.waitFor(LIVE);
+		expect(await started.textContent()).toMatch(/\d\d:\d\d:\d\d (GMT-[78]|PST|PDT)/);
+		await zoned.close();
+	});
+
 });

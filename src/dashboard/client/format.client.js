@@ -60,6 +60,12 @@ const slotTime = (iso) =>
 	iso
 		? [h("span", { text: new Date(iso).toLocaleString("en-GB", { day: "numeric", month: "short", hour: "2-digit", minute: "2-digit", second: "2-digit", timeZoneName: "short" }) }), h("span", { class: "sub" }, when(iso))]
 		: h("span", { class: "muted", text: "—" });
+/**
+ * A record's time (when a job was created, started, finished): the absolute one with its zone, then
+ * the relative one. A tooltip alone kept it from keyboard and touch users, and from an operator
+ * writing up an incident. @param {?string} iso
+ */
+const exactTime = (iso) => (iso ? [h("span", { text: absText(Date.parse(iso)) }), " (", when(iso), ")"] : h("span", { class: "muted", text: "—" }));
 /** @param {string} iso */
 const clock = (iso) => new Date(iso).toLocaleTimeString("en-GB", { hour12: false });
 /** Every duration the dashboard shows (a job's, a tool call's): "27 ms", "4.2 s", "3 min 5 s", "2 h 3 min". @param {?number} sec */

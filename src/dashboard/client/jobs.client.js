@@ -159,7 +159,8 @@ function jobRow(j) {
 		h("td", null, agentLink(j.agent)),
 		h("td", null, badge(j.status), failedCalls(j.tool_calls) ? h("span", { class: "sub warn", text: failedCalls(j.tool_calls) }) : null),
 		h("td", null, words(j.trigger_type), j.schedule ? h("span", { class: "sub", text: j.schedule }) : null),
-		h("td", null, j.started_at ? when(j.started_at) : h("span", { class: "muted" }, "created ", when(j.created_at))),
+		// The time itself, with the relative one beneath (as the runs table's slots): not only in a tooltip.
+		h("td", null, j.started_at ? slotTime(j.started_at) : h("span", { class: "muted" }, "created ", slotTime(j.created_at))),
 		h("td", { class: "num", text: dur(j.duration_seconds) }),
 		h("td", { class: "summary", title: printable(j.summary || ""), text: printable(j.summary || "") }));
 }
