@@ -2658,4 +2658,42 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		await zoned.close();
 	});
 
+	it("puts the runs timeline in the tab order once, moved through with the arrow keys", async () => {
+		const agent = `dash-tabs-${run}`;
+		const at = (i: number) => new Date(Date.UTC(2020, 0, 1, 0, i * 15)).toISOString();
+		const runs = Array.from({ length: 60 }, (_, i) => ({
+			id: `occ-${i}`, schedule: "every-15m", source: "cron", scheduled_instant: at(60 - i), dispatch: "on_time", claimed_at: at(60 - i),
+			status: i === 3 ? "skipped" : "completed", skip_reason: i === 3 ? "paused" : null, skipped_count: null, skipped_from: null,
+			job_id: i === 3 ? null : `job-2020-01-01-tabs${String(i).padStart(3, "0")}`, error: null, delivery_outcome: null,
+		}));
+		const page = await context.newPage();
+		await page.route((u) => u.pathname === `/v1/agents/${agent}/runs`, (route) => route.fulfill({ json: { runs, next_cursor: null } }));
+		await page.route((u) => u.pathname === `/v1/agents/${agent}/sessions/current`, (route) => route.fulfill({ status: 404, json: { error: { code: "not_found", message: "no agent" } } }));
+		await page.goto(`${url}/agents/${agent}/runs`);
+		await page.locator("#token").fill(tokens.read);
+		await page.locator("#signin-form button[type=submit]").click();
+		await page.locator("#runs-table tbody tr").nth(59).waitFor(LIVE);
+		await page.locator(".view-head a", { hasText: "Logs" }).focus();
+		let presses = 0;
+		const inTable = () => page.evaluate<boolean>(`!!document.activeElement.closest("#runs-table")`);
+		while (!(await inTable()) && presses < 80) {
+			await page.keyboard.press("Tab");
+			presses++;
+		}
+		// The chart is one tab stop: the table's first link is the second.
+		expect(presses).toBe(2);
+		// Back on the chart, the arrow keys go from mark to mark.
+		await page.keyboard.press("Shift+Tab");
+		const label = () => page.evaluate<string | null>(`document.activeElement.closest("#runs-chart") && document.activeElement.getAttribute("aria-label")`);
+		const first = await label();
+		expect(first).toMatch(/^job job-2020-01-01-tabs\d+ · every-15m/);
+		await page.keyboard.press("ArrowLeft");
+		const second = await label();
+		expect(second).toMatch(/^job job-2020-01-01-tabs\d+ · every-15m/);
+		expect(second).not.toBe(first);
+		// Named by its job once: the id is not said again at its end.
+		expect(first!.match(/job-2020-01-01-tabs\d+/g)).toHaveLength(1);
+		await page.close();
+	});
+
 });

@@ -114,7 +114,8 @@ function drawRuns(box, runs) {
 	/** @param {string} lane */
 	const y = (lane) => top + lanes.indexOf(lane) * laneH + laneH / 2;
 	// A group, not an image: its marks are links to their jobs, each named by what its tooltip says.
-	const root = svg("svg", { viewBox: "0 0 " + W + " " + H, role: "group", "aria-label": "Occurrences of " + printable(SUBJECT) + " on a time axis", class: "runs-timeline" });
+	// (Chromium gives the drawing a tab stop of its own, before its links': taken out.)
+	const root = svg("svg", { viewBox: "0 0 " + W + " " + H, role: "group", "aria-label": "Occurrences of " + printable(SUBJECT) + " on a time axis", class: "runs-timeline", tabindex: -1 });
 	const { ticks, step } = timeTicks(t0, t1, 10);
 	const axisY = top + lanes.length * laneH;
 	for (const t of ticks) {
@@ -132,14 +133,16 @@ function drawRuns(box, runs) {
 		const cls = runClass(r);
 		const lane = r.schedule || "(" + r.source + ")";
 		const cx = x(runTime(r));
-		const tip = [
+		const job = r.job_id ? "job " + r.job_id : "";
+		const lines = [
 			(r.schedule ? r.schedule + " · " : "") + RUN_LABELS[cls] + " · " + r.status,
 			"slot " + absText(runTime(r)),
 			"claimed " + absText(Date.parse(r.claimed_at)),
 			printable(runNote(r)),
-			r.job_id ? "job " + r.job_id : "",
+			job,
 			r.delivery_outcome ? "delivery " + words(r.delivery_outcome) : "",
-		].filter(Boolean).join("\n");
+		].filter(Boolean);
+		const tip = lines.join("\n");
 		const open = r.status === "claimed" || r.status === "running";
 		const g = svg("g", { class: "occurrence", "data-class": cls, "data-run": r.id });
 		if (r.skipped_from && r.skipped_count && r.skipped_count > 1) {
@@ -147,13 +150,43 @@ function drawRuns(box, runs) {
 			g.append(svg("rect", { class: "range run-" + cls, x: x0, y: y(lane) - 4, width: Math.max(cx - x0, 2), height: 8, rx: 4 }));
 		}
 		g.append(svg("circle", { class: "mark run-" + cls + (open ? " open" : ""), cx, cy: y(lane), r: 7 }), svg("title", { text: tip }));
-		const label = tip.replace(/\n/g, " · ");
-		if (r.job_id) root.append(svg("a", { href: "/jobs/" + enc(r.job_id), "aria-label": "job " + r.job_id + " · " + label }, g));
-		else {
+		if (r.job_id) {
+			// Named by its job first, and once (the tooltip's job line is left out of the name).
+			const label = [job, ...lines.filter((l) => l !== job)].join(" · ");
+			root.append(svg("a", { href: "/jobs/" + enc(r.job_id), "aria-label": label, tabindex: -1 }, g));
+		} else {
 			g.setAttribute("role", "img");
-			g.setAttribute("aria-label", label);
+			g.setAttribute("aria-label", lines.join(" · "));
 			root.append(g);
 		}
 	}
+	rovingMarks(root);
 	box.replaceChildren(root);
+}
+/**
+ * The chart's links are one tab stop, the newest to start with, and the arrow keys go from mark to
+ * mark (Home, End: the oldest, the newest): a link each put up to 400 tab stops before the runs
+ * table, which links the same jobs. @param {SVGElement} root
+ */
+function rovingMarks(root) {
+	const marks = [...root.children].filter((c) => c instanceof SVGAElement);
+	if (!marks.length) return;
+	/** @param {SVGAElement} mark */
+	const current = (mark) => {
+		for (const m of marks) m.setAttribute("tabindex", m === mark ? "0" : "-1");
+	};
+	current(marks[marks.length - 1]);
+	// Focused any way (a click, a poll's redraw giving the focus back): the one Tab comes back to.
+	root.addEventListener("focusin", (e) => {
+		if (e.target instanceof SVGAElement) current(e.target);
+	});
+	root.addEventListener("keydown", (e) => {
+		const k = /** @type {KeyboardEvent} */ (e);
+		const at = marks.indexOf(/** @type {SVGAElement} */ (k.target));
+		const to = { ArrowLeft: at - 1, ArrowUp: at - 1, ArrowRight: at + 1, ArrowDown: at + 1, Home: 0, End: marks.length - 1 }[k.key];
+		if (at < 0 || to === undefined) return;
+		k.preventDefault();
+		const next = marks[Math.max(0, Math.min(marks.length - 1, to))];
+		if (next) next.focus();
+	});
 }
