@@ -1626,12 +1626,12 @@ describe("the dashboard", () => {
 		const dialog = page.getByRole("dialog", { name: `Run ${agent} now` });
 		const prompt = dialog.getByLabel("Prompt", { exact: true });
 		const runIt = dialog.getByRole("button", { name: "Run", exact: true });
-		await row.getByRole("button", { name: `Run ${agent} now` }).click();
+		await row.getByRole("button", { name: `Run now: ${agent}` }).click();
 		expect(await dialog.textContent()).toContain("has no default prompt");
 		await dialog.getByRole("button", { name: "Cancel" }).click();
 		await dialog.waitFor({ state: "hidden" });
 		// A blank prompt is none: the dialog says so, and stays open.
-		await row.getByRole("button", { name: `Run ${agent} now` }).click();
+		await row.getByRole("button", { name: `Run now: ${agent}` }).click();
 		await prompt.fill("   \n  ");
 		await runIt.click();
 		await dialog.getByRole("alert").filter({ hasText: `A prompt is needed to run ${agent}` }).waitFor(LIVE);
@@ -1652,7 +1652,7 @@ describe("the dashboard", () => {
 		const page = await signedIn("/");
 		const row = page.locator(`#fleet-table tr[data-agent="${agent}"]`);
 		await row.waitFor(LIVE);
-		const runNow = row.getByRole("button", { name: `Run ${agent} now` });
+		const runNow = row.getByRole("button", { name: `Run now: ${agent}` });
 		const dialog = page.getByRole("dialog", { name: `Run ${agent} now` });
 		const prompt = dialog.getByLabel("Prompt (optional)");
 		const runIt = dialog.getByRole("button", { name: "Run", exact: true });
@@ -2366,7 +2366,7 @@ describe("the dashboard", () => {
 		for (const label of labels) expect(label).toMatch(/^job job-\S+ · every-/);
 		// A row's buttons say which agent they act on.
 		await page.goto(`${url}/`);
-		await page.getByRole("button", { name: `Run ${agent} now`, exact: true }).waitFor(LIVE);
+		await page.getByRole("button", { name: `Run now: ${agent}`, exact: true }).waitFor(LIVE);
 		expect(await page.getByRole("button", { name: `Pause ${agent}`, exact: true }).count()).toBe(1);
 
 		// The log: not a live region itself; a line written while the page is open is announced, the stored ones are not.
@@ -2693,6 +2693,17 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		expect(second).not.toBe(first);
 		// Named by its job once: the id is not said again at its end.
 		expect(first!.match(/job-2020-01-01-tabs\d+/g)).toHaveLength(1);
+		await page.close();
+	});
+
+	it("names each Run now button so that it starts with what it shows", async () => {
+		const page = await signedIn("/");
+		const row = page.locator('#fleet-table tr[data-agent="daily-digest"]');
+		await row.waitFor(LIVE);
+		expect(await row.getByRole("button", { name: "Run now", exact: false }).count()).toBe(1);
+		const name = await row.locator("button", { hasText: "Run now" }).getAttribute("aria-label");
+		expect(name).toMatch(/^Run now\b/);
+		expect(name).toContain("daily-digest");
 		await page.close();
 	});
 

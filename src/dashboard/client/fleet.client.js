@@ -111,7 +111,7 @@ function agentRow(a, reload) {
 		: h("span", { class: "muted", text: a.running_jobs.length || a.queued_jobs ? "none ended yet" : "never ran" });
 	const path = "/v1/agents/" + enc(a.name);
 	const actions = h("td", { class: "actions", "data-needs": "operate" },
-		h("button", { type: "button", class: "small", "data-needs": "operate", text: "Run now", "aria-label": "Run " + a.name + " now", onclick: () => runNow(a) }),
+		h("button", { type: "button", class: "small", "data-needs": "operate", text: "Run now", "aria-label": "Run now: " + a.name, onclick: () => runNow(a) }),
 		a.paused
 			? h("button", { type: "button", class: "small", "data-needs": "operate", text: "Resume", "aria-label": "Resume " + a.name, onclick: (e) => act(e.currentTarget, async () => {
 				/** @type {AgentStatus} */
