@@ -2707,4 +2707,23 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		await page.close();
 	});
 
+	/** The jobs list, signed in: its filters, buttons and page background, and room for elements to measure. */
+	const jobsPage = async () => {
+		const page = await signedIn("/jobs");
+		await page.locator("#jobs-meta", { hasText: /jobs?|shown/ }).waitFor(LIVE);
+		return page;
+	};
+
+	it("draws form controls' and buttons' borders at 3:1 against the page and their own fill", async () => {
+		const page = await jobsPage();
+		const [pageBg] = await styleOf(page, "body", ["background-color"]);
+		await page.evaluate(`document.querySelector("#view").append(Object.assign(document.createElement("button"), { className: "danger", id: "probe-danger", textContent: "Cancel" }), Object.assign(document.createElement("button"), { id: "probe-button", textContent: "Pause" }))`);
+		for (const sel of ["#jobs-filter input[name=agent]", "#jobs-filter select[name=status]", "#probe-button", "#probe-danger"]) {
+			const [border, fill] = await styleOf(page, sel, ["border-top-color", "background-color"]);
+			expect(contrast(border!, pageBg!), `${sel} border on the page`).toBeGreaterThanOrEqual(3);
+			expect(contrast(border!, fill!), `${sel} border on its fill`).toBeGreaterThanOrEqual(3);
+		}
+		await page.close();
+	});
+
 });
