@@ -2726,4 +2726,22 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		await page.close();
 	});
 
+	it("draws links on the page and in an auto-paused row, and the grey badges, at 4.5:1", async () => {
+		const page = await jobsPage();
+		const [pageBg] = await styleOf(page, "body", ["background-color"]);
+		await page.evaluate(`document.querySelector("#view").insertAdjacentHTML("beforeend",
+			'<a id="probe-link" href="/">Logs</a><table class="grid"><tbody><tr class="auto-paused"><td id="probe-warn-td"><a id="probe-warn-link" href="/">x</a></td></tr></tbody></table>' +
+			'<span id="probe-disabled" class="badge disabled">disabled</span><span id="probe-skipped" class="badge s-skipped">skipped</span>')`);
+		const [link] = await styleOf(page, "#probe-link", ["color"]);
+		expect(contrast(link!, pageBg!), "a link on the page").toBeGreaterThanOrEqual(4.5);
+		const [warnLink] = await styleOf(page, "#probe-warn-link", ["color"]);
+		const [warnBg] = await styleOf(page, "#probe-warn-td", ["background-color"]);
+		expect(contrast(warnLink!, warnBg!), "a link in an auto-paused row").toBeGreaterThanOrEqual(4.5);
+		for (const sel of ["#probe-disabled", "#probe-skipped"]) {
+			const [fg, bg] = await styleOf(page, sel, ["color", "background-color"]);
+			expect(contrast(fg!, bg!), sel).toBeGreaterThanOrEqual(4.5);
+		}
+		await page.close();
+	});
+
 });
