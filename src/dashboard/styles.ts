@@ -42,6 +42,8 @@ body {
 }
 a { color: var(--accent); text-decoration: none; }
 a:hover { text-decoration: underline; }
+/* a link inside muted text (a fleet row's "logs") is hardly another colour: underlined (WCAG 1.4.1) */
+td .sub a, p a { text-decoration: underline; }
 h1 { font-size: 1.45rem; margin: 0; font-weight: 600; }
 h2 { font-size: 1.05rem; margin: 0 0 .6rem; font-weight: 600; }
 h3 { font-size: .9rem; margin: 1rem 0 .3rem; color: var(--muted); font-weight: 600; text-transform: uppercase; letter-spacing: .03em; }

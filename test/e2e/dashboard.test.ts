@@ -2744,4 +2744,11 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		await page.close();
 	});
 
+	it("underlines a link inside muted text (a fleet row's logs), as its colour alone hardly differs", async () => {
+		const page = await signedIn("/");
+		await page.locator("#fleet-table tr[data-agent='daily-digest'] .sub a", { hasText: "logs" }).waitFor(LIVE);
+		expect((await styleOf(page, "#fleet-table tr[data-agent='daily-digest'] .sub a", ["text-decoration-line"]))[0]).toContain("underline");
+		await page.close();
+	});
+
 });
