@@ -209,6 +209,10 @@ tr.auto-paused td:first-child { box-shadow: inset 4px 0 0 var(--warn-line); }
 .panel .pill.live::before { content: ""; display: inline-block; width: .5rem; height: .5rem; border-radius: 50%; background: #1c7ed6; margin-right: .35rem; animation: pulse 1.2s ease-in-out infinite; }
 .panel .pill.reconnecting { background: #fff4e0; color: #8a5300; }
 @keyframes pulse { 50% { opacity: .25; } }
+/* a live job's dot would blink for as long as the job runs, hours maybe (WCAG 2.2.2): still, if asked */
+@media (prefers-reduced-motion: reduce) {
+	.panel .pill.live::before { animation: none; }
+}
 
 /* ── job page ── */
 .facts { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: .3rem 1rem; margin: 0; }

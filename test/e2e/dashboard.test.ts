@@ -2751,4 +2751,13 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		await page.close();
 	});
 
+	it("stops the live log's pulsing dot for a reader who asked for less motion", async () => {
+		const page = await jobsPage();
+		await page.evaluate(`document.querySelector("#view").insertAdjacentHTML("beforeend", '<section class="panel"><span id="probe-live" class="pill live">live</span></section>')`);
+		expect((await styleOf(page, "#probe-live", ["animation-name"], "::before"))[0]).toBe("pulse");
+		await page.emulateMedia({ reducedMotion: "reduce" });
+		expect((await styleOf(page, "#probe-live", ["animation-name"], "::before"))[0]).toBe("none");
+		await page.close();
+	});
+
 });
