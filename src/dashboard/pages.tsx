@@ -429,7 +429,10 @@ function Incidents() {
 							<th class="num">Count</th>
 							<th>Last seen</th>
 							<th>Last job</th>
-							<th class="actions"></th>
+							{/* Its cells hold Close buttons: a column header a screen reader has a name for. */}
+							<th class="actions">
+								<span class="sr-only">Actions</span>
+							</th>
 						</tr>
 					</thead>
 					<tbody></tbody>

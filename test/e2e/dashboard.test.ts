@@ -2760,4 +2760,11 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		await page.close();
 	});
 
+	it("names the incidents table's actions column", async () => {
+		const page = await signedIn("/incidents");
+		await page.locator("#incidents-meta", { hasText: /incident|shown/ }).waitFor(LIVE);
+		expect(await page.getByRole("columnheader", { name: "Actions" }).count()).toBe(1);
+		await page.close();
+	});
+
 });
