@@ -2767,4 +2767,25 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		await page.close();
 	});
 
+	it("keeps a queued job's \"not started yet\" line current, as the record's times are", async () => {
+		const agent = await createAgent(`dash-queued-${run}`, { max_concurrent: 1 });
+		await script({ hang: true });
+		const running = await trigger(agent, "Hold the slot.");
+		await expect.poll(async () => (await getJob(running.id)).status, LIVE).toBe("running");
+		const queued = await trigger(agent, "Wait.");
+		const page = await context.newPage();
+		await page.clock.install();
+		// Its stream says nothing meanwhile, so the record is drawn once: the line has to keep itself current.
+		await page.route((u) => u.pathname === `/v1/jobs/${queued.id}/stream`, () => {});
+		await page.goto(`${url}/jobs/${queued.id}`);
+		await page.locator("#token").fill(tokens.read);
+		await page.locator("#signin-form button[type=submit]").click();
+		const line = page.locator("#job-transitions li");
+		await line.filter({ hasText: /^Created (just now|\d+ seconds ago); not started yet\.$/ }).waitFor(LIVE);
+		await page.clock.runFor(180_000);
+		await expect.poll(() => line.textContent(), LIVE).toMatch(/^Created 3 minutes ago; not started yet\.$/);
+		await page.close();
+		for (const j of [queued, running]) await call("POST", `/v1/jobs/${j.id}/cancel`, tokens.operate, {});
+	});
+
 });

@@ -336,7 +336,7 @@ function renderJob(j) {
 			h("strong", { text: words(t.from) + " → " + words(t.to) }), " ",
 			h("span", { class: "muted small" }, when(t.at)),
 			h("span", { class: "reason-text", text: printable(t.reason) })))
-		: [h("li", { class: "muted", text: "Created " + relText(Date.parse(j.created_at)) + "; not started yet." })]));
+		: [h("li", { class: "muted" }, "Created ", when(j.created_at), "; not started yet.")]));
 
 	$("#job-cancel").hidden = final;
 	// Kept when its schedule or agent sets output_to_file, and written once the job ends.
