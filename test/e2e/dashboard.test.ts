@@ -2788,4 +2788,16 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		for (const j of [queued, running]) await call("POST", `/v1/jobs/${j.id}/cancel`, tokens.operate, {});
 	});
 
+	it("gives the view's heading the focus after signing in, and says a refused token ended the session", async () => {
+		const page = await signedIn("/jobs", tokens.read);
+		await expect.poll(() => focused(page), LIVE).toMatchObject({ tag: "H1", text: "Jobs" });
+		// The token is refused mid-session (revoked, expired): the next request signs out, saying so.
+		await page.route((u) => u.pathname === "/v1/jobs", (route) => route.fulfill({ status: 401, json: { error: { code: "unauthorized", message: "invalid token" } } }));
+		await page.locator("#jobs-filter select[name=status]").selectOption("running");
+		const error = page.locator("#signin-error");
+		await error.waitFor({ state: "visible", ...LIVE });
+		expect(await error.textContent()).toMatch(/^Your token was refused\b.*expired or been revoked.*: invalid token$/);
+		await page.close();
+	});
+
 });

@@ -44,7 +44,8 @@ async function request(path, opts) {
 	}
 	if (!res.ok) {
 		const err = await errorFrom(res);
-		if (res.status === 401) signOut(err.message);
+		// A token that worked is refused (revoked, expired): said as such, not as a mistyped one is.
+		if (res.status === 401) signOut("Your token was refused, so you are signed out (it may have expired or been revoked): " + err.message);
 		throw err;
 	}
 	return res;

@@ -91,6 +91,8 @@ $("#signin-form").addEventListener("submit", async (/** @type {Event} */ e) => {
 	button.disabled = false;
 	if (!token()) return; // a 401 here has signed out again
 	start(status);
+	// The form that had the focus is gone: the view's heading takes it, so a screen reader says where the user is.
+	focusOn(null);
 	if (statusError) notify("Signed in, but the scheduler's status is unavailable: " + (statusError.message || String(statusError)));
 });
 $("#sign-out").addEventListener("click", () => signOut());
