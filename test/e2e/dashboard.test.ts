@@ -2800,4 +2800,30 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		await page.close();
 	});
 
+	it("says an action's success politely, and keeps it until the next action", async () => {
+		const agent = await createAgent(`dash-ok-${run}`, {});
+		await call("POST", `/v1/agents/${agent}/pause`, tokens.operate, {});
+		const page = await signedIn("/", tokens.operate, { fakeClock: true });
+		const row = page.locator(`#fleet-table tr[data-agent="${agent}"]`);
+		await row.locator("button", { hasText: "Resume" }).click();
+		const notice = page.locator("#notice", { hasText: `Resumed ${agent}` });
+		await notice.waitFor(LIVE);
+		expect(await notice.getAttribute("role")).toBe("status");
+		// Still there a while later, for a reader who was looking elsewhere.
+		await page.clock.runFor(6_000);
+		expect(await notice.isVisible()).toBe(true);
+		// The next action takes it away: it is not that one's outcome.
+		await row.locator("button", { hasText: "Pause" }).click();
+		await page.getByRole("dialog", { name: `Pause ${agent}` }).waitFor();
+		expect(await page.locator("#notice").isVisible()).toBe(false);
+		await page.keyboard.press("Escape");
+		// A failure is still an alert.
+		await call("POST", `/v1/agents/${agent}/pause`, tokens.operate, {});
+		await page.clock.runFor(10_000);
+		await page.route((u) => u.pathname === `/v1/agents/${agent}/resume`, (route) => route.fulfill({ status: 500, json: { error: { code: "internal", message: "it broke" } } }));
+		await row.locator("button", { hasText: "Resume" }).click();
+		await page.getByRole("alert").filter({ hasText: "it broke" }).waitFor(LIVE);
+		await page.close();
+	});
+
 });

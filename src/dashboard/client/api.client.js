@@ -98,6 +98,7 @@ async function act(button, fn, okMessage, next) {
 	const focused = button instanceof HTMLElement && button === document.activeElement;
 	if (focused) actingButton = button;
 	const place = focused ? placeOf(button) : null;
+	clearOkNotice();
 	button.disabled = true;
 	try {
 		const done = await fn();

@@ -1,22 +1,29 @@
 // @ts-check
 // ── notices ──
-let noticeTimer = 0;
 /** Whether the notice shown is a poll's failure: the view's next poll that succeeds takes it away. */
 let pollNotice = false;
-/** @param {string} message @param {boolean} [ok] */
+/**
+ * Shows a message in the page's notice: a failure as an alert (said at once), a success ("Paused x",
+ * "Approved") as a status, said when the reader is free, and kept until dismissed or the next action
+ * (it went after 4 s, before a magnifier user working lower on the page had seen it).
+ * @param {string} message @param {boolean} [ok]
+ */
 function notify(message, ok) {
 	const n = $("#notice");
 	pollNotice = false;
 	const cls = ok ? "notice ok" : "notice";
 	// The same message again (each poll while the server is unreachable, each status event's refresh
 	// on a job page) leaves the notice as it is: rebuilt, the alert was read out again every time.
-	if (n.hidden || n.className !== cls || !n.firstChild || n.firstChild.textContent !== message) {
-		n.replaceChildren(h("span", { text: message }), h("button", { type: "button", class: "small", text: "Dismiss", onclick: () => { n.hidden = true; } }));
-		n.className = cls;
-		n.hidden = false;
-	}
-	clearTimeout(noticeTimer);
-	if (ok) noticeTimer = setTimeout(() => { n.hidden = true; }, 4000);
+	if (!n.hidden && n.className === cls && n.firstChild && n.firstChild.textContent === message) return;
+	n.setAttribute("role", ok ? "status" : "alert");
+	n.replaceChildren(h("span", { text: message }), h("button", { type: "button", class: "small", text: "Dismiss", onclick: () => { n.hidden = true; } }));
+	n.className = cls;
+	n.hidden = false;
+}
+/** A new action starts: the last one's success note has been seen, and would read as this one's. */
+function clearOkNotice() {
+	const n = $("#notice");
+	if (n.classList.contains("ok")) n.hidden = true;
 }
 /** What a failed load or action says: null for an abort, and for a 401 (the sign-in form is up with the API's message). @param {any} err @returns {string | null} */
 function failMessage(err) {
