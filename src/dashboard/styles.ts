@@ -280,6 +280,14 @@ ol.log li.placeholder { display: block; color: #7f8fa3; }
 .series-7 { fill: #5c940d; background: #5c940d; }
 .series-other { fill: #adb5bd; background: #adb5bd; }
 
+/* Windows High Contrast and other forced colours: backgrounds become the system's, which took away
+   the legend's and the Dispatch column's swatches (the chart's marks keep their fills: they have to
+   keep their key), and the current section's only mark */
+@media (forced-colors: active) {
+	.swatch { forced-color-adjust: none; }
+	.topbar nav a[aria-current="page"] { text-decoration: underline; outline: 1px solid CanvasText; }
+}
+
 @media (max-width: 1000px) {
 	.columns { grid-template-columns: minmax(0, 1fr); }
 }

@@ -2826,4 +2826,18 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		await page.close();
 	});
 
+	it("keeps the runs legend's swatches and marks the current section in forced-colours (high contrast) mode", async () => {
+		const page = await signedIn("/jobs");
+		await page.locator("#jobs-meta", { hasText: /jobs?|shown/ }).waitFor(LIVE);
+		await page.evaluate(`document.querySelector("#view").insertAdjacentHTML("beforeend", '<ul class="legend"><li><span id="probe-swatch" class="swatch run-failed"></span>failed</li></ul>')`);
+		await page.emulateMedia({ forcedColors: "active" });
+		const [swatch] = await styleOf(page, "#probe-swatch", ["background-color"]);
+		expect(swatch).toBe("rgb(224, 49, 49)");
+		const [line] = await styleOf(page, '.topbar nav a[aria-current="page"]', ["text-decoration-line"]);
+		expect(line).toContain("underline");
+		const [other] = await styleOf(page, '.topbar nav a:not([aria-current])', ["text-decoration-line"]);
+		expect(other).not.toContain("underline");
+		await page.close();
+	});
+
 });
