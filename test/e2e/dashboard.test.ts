@@ -2840,4 +2840,16 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		await page.close();
 	});
 
+	it("titles a missing job's or agent's page as not found", async () => {
+		const page = await signedIn("/jobs/job-2026-01-01-zzzzzz", tokens.read);
+		await page.locator("#notice", { hasText: "no job job-2026-01-01-zzzzzz" }).waitFor(LIVE);
+		expect(await page.title()).toBe("Job not found · drover");
+		for (const view of ["runs", "logs"]) {
+			await page.goto(`${url}/agents/no-such-agent-${run}/${view}`);
+			await page.locator("#notice", { hasText: "no-such-agent" }).waitFor(LIVE);
+			expect(await page.title()).toBe("Agent not found · drover");
+		}
+		await page.close();
+	});
+
 });

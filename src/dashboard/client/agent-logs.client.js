@@ -105,6 +105,7 @@ async function agentLogsView(signal) {
 		if (err instanceof ApiError && (err.status === 404 || err.status === 400)) {
 			box.hidden = true;
 			$("#agent-logs-meta").textContent = "";
+			document.title = "Agent not found · drover";
 		}
 		throw err;
 	}

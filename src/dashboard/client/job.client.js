@@ -40,6 +40,8 @@ async function jobView(signal) {
 		// No such job (or no such id): the notice says so, and no empty record or live buttons remain.
 		if (err instanceof ApiError && (err.status === 404 || err.status === 400)) {
 			for (const el of /** @type {NodeListOf<HTMLElement>} */ (document.querySelectorAll("#view > :not(.view-head), #job-actions"))) el.hidden = true;
+			// What a screen reader says first, and browser history keeps: not the id as if it were a job.
+			document.title = "Job not found · drover";
 		}
 		throw err;
 	}

@@ -90,6 +90,7 @@ async function runsView(signal) {
 		if (err instanceof ApiError && (err.status === 404 || err.status === 400)) {
 			for (const el of /** @type {NodeListOf<HTMLElement>} */ (document.querySelectorAll("#view > :not(.view-head)"))) el.hidden = true;
 			$("#runs-meta").textContent = "";
+			document.title = "Agent not found · drover";
 		}
 		throw err;
 	}
