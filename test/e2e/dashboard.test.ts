@@ -2852,4 +2852,18 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		await page.close();
 	});
 
+	it("says there are no jobs yet when no filter is set, and that none match when one is", async () => {
+		const page = await context.newPage();
+		await page.route((u) => u.pathname === "/v1/jobs", (route) => route.fulfill({ json: { jobs: [], next_cursor: null } }));
+		await page.goto(`${url}/jobs`);
+		await page.locator("#token").fill(tokens.read);
+		await page.locator("#signin-form button[type=submit]").click();
+		const empty = page.locator("#jobs-empty");
+		await empty.waitFor(LIVE);
+		expect(await empty.textContent()).toBe("No jobs yet: they appear here when an agent runs.");
+		await page.locator("#jobs-filter select[name=status]").selectOption("running");
+		await expect.poll(() => empty.textContent(), LIVE).toBe("No jobs match.");
+		await page.close();
+	});
+
 });
