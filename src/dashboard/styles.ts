@@ -159,6 +159,8 @@ table.tool-calls .wrap { display: block; white-space: pre-wrap; overflow-wrap: a
 table.grid tfoot td { font-weight: 600; border-top: 1px solid var(--line); border-bottom: 0; }
 /* ids and names are read as a whole: never broken at their hyphens */
 table.grid td a, table.grid td .mono { white-space: nowrap; }
+/* but a fleet row's agent name, up to 63 characters, which made the Agent column 530px wide and put the row's actions off a phone's screen */
+#fleet-table td:first-child strong a { display: inline-block; max-width: 18rem; white-space: normal; overflow-wrap: anywhere; }
 /* Text from agents and models may be right-to-left: each cell and line takes the direction of its own first letter. */
 table.grid td, .reason, pre { unicode-bidi: plaintext; }
 td.summary { max-width: 28rem; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }

@@ -2866,4 +2866,22 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		await page.close();
 	});
 
+	it("wraps a 63-character agent name in the fleet rather than widen its column", async () => {
+		const page = await context.newPage();
+		const { agents } = await fakeFleet(page, 3);
+		const long = "a-very-long-agent-name-for-accessibility-testing-xxxxxxxxxxxxxx";
+		agents[0]!.name = long;
+		await page.goto(`${url}/`);
+		await page.locator("#token").fill(tokens.read);
+		await page.locator("#signin-form button[type=submit]").click();
+		const name = page.locator(`#fleet-table tr[data-agent="${long}"] td strong a`);
+		await name.waitFor(LIVE);
+		// On two lines, about 250px wide: it was one line of about 530px.
+		const box = (await name.boundingBox())!;
+		expect(box.width).toBeLessThanOrEqual(260);
+		expect(box.height).toBeGreaterThan(25);
+		expect(await name.textContent()).toBe(long);
+		await page.close();
+	});
+
 });
