@@ -139,7 +139,8 @@ function Jobs() {
 		<>
 			<div class="view-head">
 				<h1>Jobs</h1>
-				<span id="jobs-meta" class="muted"></span>
+				{/* A status: a filter's or Older's count is said (a poll that changes nothing leaves it as it is). */}
+				<span id="jobs-meta" class="muted" role="status"></span>
 			</div>
 			<form id="jobs-filter" class="filters">
 				<label>
@@ -407,7 +408,7 @@ function Incidents() {
 		<>
 			<div class="view-head">
 				<h1>Incidents</h1>
-				<span id="incidents-meta" class="muted"></span>
+				<span id="incidents-meta" class="muted" role="status"></span>
 			</div>
 			<form id="incidents-filter" class="filters">
 				<label>
@@ -461,6 +462,8 @@ function AgentLogs(props: { agent: string; shown: string }) {
 				<span id="agent-logs-meta" class="muted"></span>
 				<a href={`/agents/${encodeURIComponent(props.agent)}/runs`}>Runs</a>
 			</div>
+			{/* Its jobs starting and ending, said politely; their lines are not (a busy agent's would never stop). */}
+			<p id="agent-logs-announce" class="sr-only" aria-live="polite"></p>
 			<div id="agent-logs"></div>
 			<p id="agent-logs-empty" class="empty" hidden>
 				No output yet: jobs appear here as they start.

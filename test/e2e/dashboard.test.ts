@@ -2885,4 +2885,50 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		await page.close();
 	});
 
+	it("says the jobs list's count as a status, left alone by a poll that changes nothing", async () => {
+		const jobs = [{ id: "job-2020-01-01-count0", agent: "x", schedule: null, trigger_type: "manual", status: "completed", exit_reason: "success", dispatch: "manual", scheduled_instant: null, created_at: "2020-01-01T00:00:00Z", started_at: "2020-01-01T00:00:01Z", finished_at: "2020-01-01T00:00:02Z", duration_seconds: 1, summary: "done", revision: 3, tool_calls: { made: 0, failed: 0 } }];
+		const page = await context.newPage();
+		await page.clock.install();
+		await page.route((u) => u.pathname === "/v1/jobs", (route) => route.fulfill({ json: { jobs, next_cursor: null } }));
+		await page.goto(`${url}/jobs`);
+		await page.locator("#token").fill(tokens.read);
+		await page.locator("#signin-form button[type=submit]").click();
+		const meta = page.getByRole("status").filter({ hasText: "1 job" });
+		await meta.waitFor(LIVE);
+		expect(await meta.getAttribute("id")).toBe("jobs-meta");
+		const polled = await watchTimers(page, 10_000);
+		await page.evaluate(`(() => {
+			window.metaChanges = 0;
+			new MutationObserver((records) => { window.metaChanges += records.length; }).observe(document.querySelector("#jobs-meta"), { childList: true, subtree: true, characterData: true });
+		})()`);
+		await page.clock.runFor(10_000);
+		await expect.poll(polled, LIVE).toBe(1);
+		expect(await page.evaluate<number>("window.metaChanges")).toBe(0);
+		await page.close();
+	});
+
+	it("says on an agent's logs page when a job starts and ends, and a live line without its usage", async () => {
+		const agent = await createAgent(`dash-follow-${run}`, {});
+		expect(await emulatorQueued()).toBe(0);
+		const page = await signedIn(`/agents/${agent}/logs`, tokens.read);
+		await page.locator("#agent-logs-meta", { hasText: "no job running" }).waitFor(LIVE);
+		const announced = page.locator("#agent-logs-announce");
+		expect(await announced.getAttribute("aria-live")).toBe("polite");
+		await script({ delay_ms: 3000, then: { text: "A later answer." } });
+		const job = await trigger(agent);
+		await expect.poll(() => announced.textContent(), LIVE).toMatch(new RegExp(`^Job ${job.id} (started|completed)`));
+		await expect.poll(() => announced.textContent(), LIVE).toBe(`Job ${job.id} completed.`);
+		// The job's own page announces a line written while it is open, without the usage after it.
+		await script({ delay_ms: 3000, then: { text: "Another answer." } });
+		const next = await trigger(agent);
+		const storedLines = async () => (await (await fetch(`${url}/v1/jobs/${next.id}/output`, { headers: { authorization: `Bearer ${tokens.read}` } })).text()).trim().split("\n").filter(Boolean).length;
+		await expect.poll(storedLines, LIVE).toBeGreaterThan(0);
+		await page.goto(`${url}/jobs/${next.id}`);
+		await page.locator("#job-log li.t-assistant .ts", { hasText: "[in " }).waitFor(LIVE);
+		const line = page.locator("#log-announce");
+		await expect.poll(() => line.textContent(), LIVE).toContain("assistant: Another answer.");
+		expect(await line.textContent()).not.toContain("[in ");
+		await page.close();
+	});
+
 });

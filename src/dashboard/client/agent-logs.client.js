@@ -59,6 +59,7 @@ async function agentLogsView(signal) {
 		streamJob(job.id, signal, { line: lines.add, settle: lines.flush }).then((status) => {
 			if (status === null) return;
 			setSectionStatus(section, status);
+			$("#agent-logs-announce").textContent = "Job " + job.id + " " + words(status) + ".";
 			lines.ended();
 			next(job);
 			if (ready) load().catch(fail);
@@ -84,6 +85,7 @@ async function agentLogsView(signal) {
 			const section = jobSection(job);
 			box.append(section);
 			follow(job, section);
+			$("#agent-logs-announce").textContent = "Job " + job.id + " started (" + words(job.trigger_type) + ").";
 		}
 		trim();
 		drawMeta();

@@ -106,3 +106,10 @@ function focusOn(el) {
 	if (!target.matches(CONTROLS)) target.tabIndex = -1;
 	target.focus();
 }
+/**
+ * Sets a live region's text only when it changes: text set again, the same, is a new node, which a
+ * screen reader reads out again (at every 10 s poll). @param {Element} el @param {string} text
+ */
+function setText(el, text) {
+	if (el.textContent !== text) el.textContent = text;
+}

@@ -51,7 +51,7 @@ async function incidentsView(signal) {
 		const shown = tbody.rows.length;
 		$("#incidents-empty").hidden = shown > 0;
 		older.hidden = !cursor;
-		$("#incidents-meta").textContent = num(shown) + (cursor ? " shown, more older" : shown === 1 ? " incident" : " incidents");
+		setText($("#incidents-meta"), num(shown) + (cursor ? " shown, more older" : shown === 1 ? " incident" : " incidents"));
 	};
 	// A filter starts again from the newest page; a close rereads as many pages as are shown.
 	/** @param {boolean} reset */

@@ -82,7 +82,8 @@ async function followOutput(id, signal, on) {
 				}
 				const line = logLine(n, data);
 				batch.append(line);
-				if (caughtUp) fresh.push((line.querySelector(".type")?.textContent || "") + ": " + (line.querySelector(".body")?.textContent || ""));
+				// The line's text, without its usage ("[in 27 · out 6 · model]"), which read as noise.
+				if (caughtUp) fresh.push((line.querySelector(".type")?.textContent || "") + ": " + (line.querySelector(".body")?.firstChild?.textContent || ""));
 			},
 			status: () => {
 				caughtUp = true;

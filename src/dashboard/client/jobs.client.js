@@ -107,7 +107,7 @@ async function jobsView(signal) {
 		$("#jobs-empty").hidden = shown > 0;
 		// "No jobs match." read as if a filter were set, on a fresh deployment with none.
 		$("#jobs-empty").textContent = applied ? "No jobs match." : "No jobs yet: they appear here when an agent runs.";
-		$("#jobs-meta").textContent = shown + (cursor ? " shown, more older" : shown === 1 ? " job" : " jobs");
+		setText($("#jobs-meta"), shown + (cursor ? " shown, more older" : shown === 1 ? " job" : " jobs"));
 	};
 	let applied = query().toString();
 	const apply = () => {
