@@ -309,14 +309,20 @@ function Job(props: { shown: string }) {
 	);
 }
 
-export const RUN_CLASSES: { key: string; label: string }[] = [
-	{ key: "on-time", label: "on time" },
-	{ key: "late", label: "late" },
-	{ key: "catch-up", label: "catch-up" },
-	{ key: "manual", label: "manual / webhook" },
-	{ key: "skipped", label: "skipped" },
-	{ key: "unknown", label: "unknown" },
-	{ key: "failed", label: "failed" },
+/**
+ * The run classes, as the runs chart draws them: each its colour and its own shape, so that they are
+ * told apart without colour (failed and on time were 1.31:1 apart). `shape` is an SVG path around
+ * 0,0; runs.client.js draws its marks from the same paths (RUN_SHAPES), the legend from these.
+ * Skipped and unknown are drawn hollow (styles.ts).
+ */
+export const RUN_CLASSES: { key: string; label: string; shape: string }[] = [
+	{ key: "on-time", label: "on time", shape: "M-7,0A7,7 0 1,0 7,0A7,7 0 1,0 -7,0Z" },
+	{ key: "late", label: "late", shape: "M0,-8L8,6L-8,6Z" },
+	{ key: "catch-up", label: "catch-up", shape: "M0,-8L8,0L0,8L-8,0Z" },
+	{ key: "manual", label: "manual / webhook", shape: "M-6,-6H6V6H-6Z" },
+	{ key: "skipped", label: "skipped", shape: "M-6,0A6,6 0 1,0 6,0A6,6 0 1,0 -6,0Z" },
+	{ key: "unknown", label: "unknown", shape: "M-5.5,-5.5H5.5V5.5H-5.5Z" },
+	{ key: "failed", label: "failed", shape: "M3.8,-7.5L7.5,-3.8L3.7,0L7.5,3.8L3.8,7.5L0,3.7L-3.8,7.5L-7.5,3.8L-3.7,0L-7.5,-3.8L-3.8,-7.5L0,-3.7Z" },
 ];
 
 function Runs(props: { agent: string; shown: string }) {
@@ -340,7 +346,9 @@ function Runs(props: { agent: string; shown: string }) {
 				<ul class="legend">
 					{RUN_CLASSES.map((c) => (
 						<li>
-							<span class={`swatch run-${c.key}`}></span>
+							<svg class="legend-mark" viewBox="-9 -9 18 18" aria-hidden="true">
+								<path class={`mark run-${c.key}`} d={c.shape} />
+							</svg>
 							{c.label}
 						</li>
 					))}

@@ -260,6 +260,12 @@ ol.log li.placeholder { display: block; color: #7f8fa3; }
 .chart text.lane { fill: var(--ink); font-weight: 600; }
 .chart .lane-line { stroke: #eef0f3; }
 .chart .mark { stroke: #fff; stroke-width: 1.5; }
+/* skipped and unknown runs are rings and hollow squares: their shape, not only their colour, says so */
+.mark.run-skipped, .mark.run-unknown { fill: #fff; stroke-width: 2.5; }
+.mark.run-skipped { stroke: var(--skipped); }
+.mark.run-unknown { stroke: var(--unknown); }
+.legend-mark { width: 1rem; height: 1rem; flex: none; }
+.legend-mark .mark { stroke: #fff; stroke-width: 1.5; }
 .chart .mark:hover, .chart .bar:hover { opacity: .8; }
 .chart .open { fill-opacity: .35; }
 .chart .range { opacity: .5; }
@@ -287,7 +293,7 @@ ol.log li.placeholder { display: block; color: #7f8fa3; }
    the legend's and the Dispatch column's swatches (the chart's marks keep their fills: they have to
    keep their key), and the current section's only mark */
 @media (forced-colors: active) {
-	.swatch { forced-color-adjust: none; }
+	.swatch, .legend-mark { forced-color-adjust: none; }
 	.topbar nav a[aria-current="page"] { text-decoration: underline; outline: 1px solid CanvasText; }
 }
 

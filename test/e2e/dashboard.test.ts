@@ -2931,4 +2931,32 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		await page.close();
 	});
 
+	it("draws each run class in the timeline with its own shape, the legend's, not by colour alone", async () => {
+		const agent = `dash-shapes-${run}`;
+		const at = (i: number) => new Date(Date.UTC(2020, 0, 1, 0, i * 15)).toISOString();
+		const kinds: [string, string, string][] = [["on-time", "on_time", "completed"], ["late", "late", "completed"], ["catch-up", "catch_up", "completed"], ["manual", "manual", "completed"], ["skipped", "on_time", "skipped"], ["unknown", "on_time", "unknown"], ["failed", "on_time", "failed"]];
+		const runs = kinds.map(([, dispatch, status], i) => ({
+			id: `occ-${i}`, schedule: "every-15m", source: "cron", scheduled_instant: at(10 - i), dispatch, claimed_at: at(10 - i), status,
+			skip_reason: status === "skipped" ? "paused" : null, skipped_count: null, skipped_from: null, job_id: null, error: null, delivery_outcome: null,
+		}));
+		const page = await context.newPage();
+		await page.route((u) => u.pathname === `/v1/agents/${agent}/runs`, (route) => route.fulfill({ json: { runs, next_cursor: null } }));
+		await page.route((u) => u.pathname === `/v1/agents/${agent}/sessions/current`, (route) => route.fulfill({ status: 404, json: { error: { code: "not_found", message: "no agent" } } }));
+		await page.goto(`${url}/agents/${agent}/runs`);
+		await page.locator("#token").fill(tokens.read);
+		await page.locator("#signin-form button[type=submit]").click();
+		await page.locator("#runs-chart g.occurrence").nth(kinds.length - 1).waitFor(LIVE);
+		/** A mark's shape: its element and geometry, without where it is. */
+		const shapeOf = (sel: string) => page.locator(sel).first().evaluate((el) => [el.tagName, el.getAttribute("d"), el.getAttribute("r"), el.getAttribute("width")].join(" "));
+		const shapes = new Map<string, string>();
+		for (const [cls] of kinds) {
+			const drawn = await shapeOf(`#runs-chart g.occurrence[data-class="${cls}"] .mark`);
+			expect(await shapeOf(`.legend .mark.run-${cls}`), `${cls}: the legend's shape is the chart's`).toBe(drawn);
+			shapes.set(cls, drawn);
+		}
+		expect(new Set(shapes.values()).size, "every class its own shape").toBe(kinds.length);
+		await page.locator("#runs-chart").screenshot({ path: path.join(SHOTS, "runs-shapes.png") });
+		await page.close();
+	});
+
 });

@@ -1,6 +1,8 @@
 // @ts-check
 // ── Runs ──
 const RUN_LABELS = { "on-time": "on time", late: "late", "catch-up": "catch-up", manual: "manual / webhook", skipped: "skipped", unknown: "unknown", failed: "failed" };
+/** Each class's shape, around 0,0: pages.tsx's RUN_CLASSES, whose legend shows them, has the same. @type {Record<string, string>} */
+const RUN_SHAPES = { "on-time": "M-7,0A7,7 0 1,0 7,0A7,7 0 1,0 -7,0Z", "late": "M0,-8L8,6L-8,6Z", "catch-up": "M0,-8L8,0L0,8L-8,0Z", "manual": "M-6,-6H6V6H-6Z", "skipped": "M-6,0A6,6 0 1,0 6,0A6,6 0 1,0 -6,0Z", "unknown": "M-5.5,-5.5H5.5V5.5H-5.5Z", "failed": "M3.8,-7.5L7.5,-3.8L3.7,0L7.5,3.8L3.8,7.5L0,3.7L-3.8,7.5L-7.5,3.8L-3.7,0L-7.5,-3.8L-3.8,-7.5L0,-3.7Z" };
 /** @param {Occurrence} r */
 function runClass(r) {
 	if (r.status === "failed") return "failed";
@@ -150,7 +152,7 @@ function drawRuns(box, runs) {
 			const x0 = x(Date.parse(r.skipped_from));
 			g.append(svg("rect", { class: "range run-" + cls, x: x0, y: y(lane) - 4, width: Math.max(cx - x0, 2), height: 8, rx: 4 }));
 		}
-		g.append(svg("circle", { class: "mark run-" + cls + (open ? " open" : ""), cx, cy: y(lane), r: 7 }), svg("title", { text: tip }));
+		g.append(svg("path", { class: "mark run-" + cls + (open ? " open" : ""), d: RUN_SHAPES[cls], transform: "translate(" + cx + " " + y(lane) + ")" }), svg("title", { text: tip }));
 		if (r.job_id) {
 			// Named by its job first, and once (the tooltip's job line is left out of the name).
 			const label = [job, ...lines.filter((l) => l !== job)].join(" · ");
