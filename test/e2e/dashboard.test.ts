@@ -2583,6 +2583,38 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		await list.close();
 	});
 
+	it("keeps keyboard focus on something meaningful after Deny and after the fleet's All agents", async () => {
+		const agent = await createAgent(`dash-kbd2-${run}`, { tools: [TICKET_TOOL] });
+		await script({ tool_use: { name: "create_ticket", input: { title: "Disk full" } } }, { text: "Not filed." });
+		const job = await trigger(agent, "File it.");
+		await expect.poll(async () => (await getJob(job.id)).status, LIVE).toBe("approval_pending");
+		const page = await signedIn(`/jobs/${job.id}`);
+		await page.locator("#job-approval").waitFor({ state: "visible", ...LIVE });
+		await page.locator("#approval-deny").focus();
+		await page.keyboard.press("Enter");
+		const deny = page.getByRole("dialog", { name: "Deny the call to create_ticket" });
+		await deny.getByRole("button", { name: "Deny", exact: true }).focus();
+		await page.keyboard.press("Enter");
+		await page.locator("#job-approval").waitFor({ state: "hidden", ...LIVE });
+		await expect.poll(async () => (await focused(page)).tag, LIVE).toBe("H1");
+		expect((await focused(page)).text).toContain(job.id);
+		expect(await settled(job.id)).toBe("completed");
+		await page.close();
+
+		// All agents: both paging buttons go once every agent is shown; the first agent it added has the focus.
+		const fleet = await context.newPage();
+		const { agents } = await fakeFleet(fleet, 150);
+		await fleet.goto(`${url}/`);
+		await fleet.locator("#token").fill(tokens.read);
+		await fleet.locator("#signin-form button[type=submit]").click();
+		await fleet.locator("#fleet-all").waitFor(LIVE);
+		await fleet.locator("#fleet-all").focus();
+		await fleet.keyboard.press("Enter");
+		await fleet.locator("#fleet-all").waitFor({ state: "hidden", ...LIVE });
+		await expect.poll(() => focused(fleet), LIVE).toMatchObject({ tag: "A", row: agents[100]!.name });
+		await fleet.close();
+	});
+
 	it("says once, not at every failed poll, that the server is unreachable", async () => {
 		const page = await signedIn("/jobs", tokens.read, { fakeClock: true });
 		await page.locator("#jobs-meta", { hasText: /jobs?|shown/ }).waitFor(LIVE);
