@@ -67,6 +67,19 @@ async function settled(id: string): Promise<string> {
 	return (await getJob(id)).status;
 }
 
+/**
+ * A job of a new agent (named `name`, with TICKET_TOOL and `definition`) whose create_ticket call
+ * waits for a person's decision; the model answers `then` once it is decided. `prompt` null: the
+ * run is asked without one (the agent's own).
+ */
+async function awaitingApproval(name: string, then: { text: string }, definition: Record<string, unknown> = {}, prompt: string | null = "File it.") {
+	const agent = await createAgent(name, { tools: [TICKET_TOOL], ...definition });
+	await script({ tool_use: { name: "create_ticket", input: { title: "Disk full" } } }, then);
+	const job = await trigger(agent, prompt ?? undefined);
+	await expect.poll(async () => (await getJob(job.id)).status, LIVE).toBe("approval_pending");
+	return { agent, job };
+}
+
 /** One scheduler tick at `at` (ms), as Cloudflare's cron would fire it. */
 async function tick(at: number): Promise<void> {
 	const res = await fetch(`${url}/cdn-cgi/local/scheduled?cron=*+*+*+*+*&time=${at}`);
@@ -1569,10 +1582,7 @@ describe("the dashboard", () => {
 	});
 
 	it("shows a read-only token no Actions column in the fleet, and a waiting approval's input as text with nothing to decide", async () => {
-		const agent = await createAgent(`dash-read-approval-${run}`, { tools: [TICKET_TOOL] });
-		await script({ tool_use: { name: "create_ticket", input: { title: "Disk full" } } }, { text: "Not filed." });
-		const job = await trigger(agent, "File it.");
-		await expect.poll(async () => (await getJob(job.id)).status, LIVE).toBe("approval_pending");
+		const { agent, job } = await awaitingApproval(`dash-read-approval-${run}`, { text: "Not filed." });
 		const columns = ["Agent", "State", "Schedules · next run", "Running", "Last job"];
 		const asked = JSON.stringify({ title: "Disk full" }, null, 2);
 
@@ -2163,10 +2173,7 @@ describe("the dashboard", () => {
 
 
 	it("approves under a changed definition only when asked: a 409 is put as a question in a dialog, and yes retries with allow_definition_change", async () => {
-		const agent = await createAgent(`dash-approve-def-${run}`, { tools: [TICKET_TOOL] });
-		await script({ tool_use: { name: "create_ticket", input: { title: "Disk full" } } }, { text: "Filed under the new definition." });
-		const job = await trigger(agent);
-		await expect.poll(async () => (await getJob(job.id)).status, LIVE).toBe("approval_pending");
+		const { agent, job } = await awaitingApproval(`dash-approve-def-${run}`, { text: "Filed under the new definition." }, {}, null);
 		// The agent changes while the call waits.
 		await call("PUT", `/v1/agents/${agent}`, tokens.admin, { name: agent, prompt: "Do the other thing.", timeout: "5m", tools: [TICKET_TOOL] });
 		const page = await signedIn(`/jobs/${job.id}`);
@@ -2510,10 +2517,7 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 
 	it("keeps keyboard focus on something meaningful after Download, Approve, Cancel, Pause, Resume and the last Older", async () => {
 		// Download: the button keeps the focus (it was disabled while it ran, which sent focus to the page).
-		const agent = await createAgent(`dash-kbd-${run}`, { tools: [TICKET_TOOL], max_concurrent: 1 });
-		await script({ tool_use: { name: "create_ticket", input: { title: "Disk full" } } }, { text: "Filed." });
-		const approving = await trigger(agent, "File it.");
-		await expect.poll(async () => (await getJob(approving.id)).status, LIVE).toBe("approval_pending");
+		const { agent, job: approving } = await awaitingApproval(`dash-kbd-${run}`, { text: "Filed." }, { max_concurrent: 1 });
 		const page = await signedIn(`/jobs/${approving.id}`);
 		await page.locator("#job-approval").waitFor({ state: "visible", ...LIVE });
 		await page.locator("#job-download").focus();
@@ -2584,10 +2588,7 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 	});
 
 	it("keeps keyboard focus on something meaningful after Deny and after the fleet's All agents", async () => {
-		const agent = await createAgent(`dash-kbd2-${run}`, { tools: [TICKET_TOOL] });
-		await script({ tool_use: { name: "create_ticket", input: { title: "Disk full" } } }, { text: "Not filed." });
-		const job = await trigger(agent, "File it.");
-		await expect.poll(async () => (await getJob(job.id)).status, LIVE).toBe("approval_pending");
+		const { job } = await awaitingApproval(`dash-kbd2-${run}`, { text: "Not filed." });
 		const page = await signedIn(`/jobs/${job.id}`);
 		await page.locator("#job-approval").waitFor({ state: "visible", ...LIVE });
 		await page.locator("#approval-deny").focus();
@@ -2640,10 +2641,7 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 	});
 
 	it("announces an approval input's error and ties it to the field", async () => {
-		const agent = await createAgent(`dash-invalid-${run}`, { tools: [TICKET_TOOL] });
-		await script({ tool_use: { name: "create_ticket", input: { title: "Disk full" } } }, { text: "Filed." });
-		const job = await trigger(agent, "File it.");
-		await expect.poll(async () => (await getJob(job.id)).status, LIVE).toBe("approval_pending");
+		const { job } = await awaitingApproval(`dash-invalid-${run}`, { text: "Filed." });
 		const page = await signedIn(`/jobs/${job.id}`);
 		await page.locator("#job-approval").waitFor({ state: "visible", ...LIVE });
 		const input = page.locator("#approval-input");
