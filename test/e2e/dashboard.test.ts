@@ -109,6 +109,13 @@ async function open(pathname: string, opts: { fakeClock?: boolean } = {}): Promi
 	return page;
 }
 
+/** Signs in on a page already open (one whose requests the test routes first), at `pathname`. */
+async function signInOn(page: Page, pathname: string, token: string): Promise<void> {
+	await page.goto(`${url}${pathname}`);
+	await page.locator("#token").fill(token);
+	await page.locator("#signin-form button[type=submit]").click();
+}
+
 /** Opens a page and signs in on it (the token is per tab: sessionStorage). */
 async function signedIn(pathname: string, token: string = tokens.operate, opts: { fakeClock?: boolean } = {}): Promise<Page> {
 	const page = await open(pathname, opts);
@@ -683,9 +690,7 @@ describe("the dashboard", () => {
 		const page = await context.newPage();
 		let refused = 0;
 		await page.route("**/v1/me", (route) => (refused++ === 0 ? route.fulfill({ status: 503, contentType: "application/json", body: '{"error":{"code":"unavailable","message":"down"}}' }) : route.continue()));
-		await page.goto(`${url}/`);
-		await page.locator("#token").fill(tokens.operate);
-		await page.locator("#signin-form button[type=submit]").click();
+		await signInOn(page, `/`, tokens.operate);
 		const pause = page.locator('#fleet-table tr[data-agent="daily-digest"] button', { hasText: "Pause" });
 		await page.locator('#fleet-table tr[data-agent="daily-digest"]').waitFor(LIVE);
 		expect(await pause.isVisible()).toBe(false);
@@ -2425,9 +2430,7 @@ describe("the dashboard", () => {
 		const zoned = await browser.newContext({ viewport: { width: 1280, height: 800 }, timezoneId: "America/Los_Angeles" });
 		const page = await zoned.newPage();
 		page.on("pageerror", (err) => pageErrors.push(`zoned: ${err.message}`));
-		await page.goto(`${url}/agents/dash-runs-${run}/runs`);
-		await page.locator("#token").fill(tokens.read);
-		await page.locator("#signin-form button[type=submit]").click();
+		await signInOn(page, `/agents/dash-runs-${run}/runs`, tokens.read);
 		const zone = /(GMT-[78]|PST|PDT)$/;
 		const slot = page.locator("#runs-table tbody tr td:first-child > span:first-child").first();
 		await slot.waitFor(LIVE);
@@ -2576,9 +2579,7 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 				return route.fulfill({ json: cursor ? { jobs: jobs.slice(25), next_cursor: null } : { jobs: jobs.slice(0, 25), next_cursor: "c1" } });
 			},
 		);
-		await list.goto(`${url}/jobs`);
-		await list.locator("#token").fill(tokens.read);
-		await list.locator("#signin-form button[type=submit]").click();
+		await signInOn(list, `/jobs`, tokens.read);
 		await list.locator("#jobs-table tbody tr").nth(24).waitFor(LIVE);
 		await list.locator("#jobs-older").focus();
 		await list.keyboard.press("Enter");
@@ -2605,9 +2606,7 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		// All agents: both paging buttons go once every agent is shown; the first agent it added has the focus.
 		const fleet = await context.newPage();
 		const { agents } = await fakeFleet(fleet, 150);
-		await fleet.goto(`${url}/`);
-		await fleet.locator("#token").fill(tokens.read);
-		await fleet.locator("#signin-form button[type=submit]").click();
+		await signInOn(fleet, `/`, tokens.read);
 		await fleet.locator("#fleet-all").waitFor(LIVE);
 		await fleet.locator("#fleet-all").focus();
 		await fleet.keyboard.press("Enter");
@@ -2672,9 +2671,7 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		expect(await settled(job.id)).toBe("completed");
 		const zoned = await browser.newContext({ viewport: { width: 1280, height: 800 }, timezoneId: "America/Los_Angeles" });
 		const page = await zoned.newPage();
-		await page.goto(`${url}/jobs/${job.id}`);
-		await page.locator("#token").fill(tokens.read);
-		await page.locator("#signin-form button[type=submit]").click();
+		await signInOn(page, `/jobs/${job.id}`, tokens.read);
 		await page.locator("#job-status .badge", { hasText: "completed" }).waitFor(LIVE);
 		const exact = /\d{1,2} \w{3} \d{4}, \d\d:\d\d:\d\d (GMT-[78]|PST|PDT)/;
 		for (const fact of ["Created", "Started", "Finished"]) {
@@ -2700,9 +2697,7 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		const page = await context.newPage();
 		await page.route((u) => u.pathname === `/v1/agents/${agent}/runs`, (route) => route.fulfill({ json: { runs, next_cursor: null } }));
 		await page.route((u) => u.pathname === `/v1/agents/${agent}/sessions/current`, (route) => route.fulfill({ status: 404, json: { error: { code: "not_found", message: "no agent" } } }));
-		await page.goto(`${url}/agents/${agent}/runs`);
-		await page.locator("#token").fill(tokens.read);
-		await page.locator("#signin-form button[type=submit]").click();
+		await signInOn(page, `/agents/${agent}/runs`, tokens.read);
 		await page.locator("#runs-table tbody tr").nth(59).waitFor(LIVE);
 		await page.locator(".view-head a", { hasText: "Logs" }).focus();
 		let presses = 0;
@@ -2808,9 +2803,7 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		await page.clock.install();
 		// Its stream says nothing meanwhile, so the record is drawn once: the line has to keep itself current.
 		await page.route((u) => u.pathname === `/v1/jobs/${queued.id}/stream`, () => {});
-		await page.goto(`${url}/jobs/${queued.id}`);
-		await page.locator("#token").fill(tokens.read);
-		await page.locator("#signin-form button[type=submit]").click();
+		await signInOn(page, `/jobs/${queued.id}`, tokens.read);
 		const line = page.locator("#job-transitions li");
 		await line.filter({ hasText: /^Created (just now|\d+ seconds ago); not started yet\.$/ }).waitFor(LIVE);
 		await page.clock.runFor(180_000);
@@ -2886,9 +2879,7 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 	it("says there are no jobs yet when no filter is set, and that none match when one is", async () => {
 		const page = await context.newPage();
 		await page.route((u) => u.pathname === "/v1/jobs", (route) => route.fulfill({ json: { jobs: [], next_cursor: null } }));
-		await page.goto(`${url}/jobs`);
-		await page.locator("#token").fill(tokens.read);
-		await page.locator("#signin-form button[type=submit]").click();
+		await signInOn(page, `/jobs`, tokens.read);
 		const empty = page.locator("#jobs-empty");
 		await empty.waitFor(LIVE);
 		expect(await empty.textContent()).toBe("No jobs yet: they appear here when an agent runs.");
@@ -2902,9 +2893,7 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		const { agents } = await fakeFleet(page, 3);
 		const long = "a-very-long-agent-name-for-accessibility-testing-xxxxxxxxxxxxxx";
 		agents[0]!.name = long;
-		await page.goto(`${url}/`);
-		await page.locator("#token").fill(tokens.read);
-		await page.locator("#signin-form button[type=submit]").click();
+		await signInOn(page, `/`, tokens.read);
 		const name = page.locator(`#fleet-table tr[data-agent="${long}"] td strong a`);
 		await name.waitFor(LIVE);
 		// On two lines, about 250px wide: it was one line of about 530px.
@@ -2920,9 +2909,7 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		const page = await context.newPage();
 		await page.clock.install();
 		await page.route((u) => u.pathname === "/v1/jobs", (route) => route.fulfill({ json: { jobs, next_cursor: null } }));
-		await page.goto(`${url}/jobs`);
-		await page.locator("#token").fill(tokens.read);
-		await page.locator("#signin-form button[type=submit]").click();
+		await signInOn(page, `/jobs`, tokens.read);
 		const meta = page.getByRole("status").filter({ hasText: "1 job" });
 		await meta.waitFor(LIVE);
 		expect(await meta.getAttribute("id")).toBe("jobs-meta");
@@ -2972,9 +2959,7 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		const page = await context.newPage();
 		await page.route((u) => u.pathname === `/v1/agents/${agent}/runs`, (route) => route.fulfill({ json: { runs, next_cursor: null } }));
 		await page.route((u) => u.pathname === `/v1/agents/${agent}/sessions/current`, (route) => route.fulfill({ status: 404, json: { error: { code: "not_found", message: "no agent" } } }));
-		await page.goto(`${url}/agents/${agent}/runs`);
-		await page.locator("#token").fill(tokens.read);
-		await page.locator("#signin-form button[type=submit]").click();
+		await signInOn(page, `/agents/${agent}/runs`, tokens.read);
 		await page.locator("#runs-chart g.occurrence").nth(kinds.length - 1).waitFor(LIVE);
 		/** A mark's shape: its element and geometry, without where it is. */
 		const shapeOf = (sel: string) => page.locator(sel).first().evaluate((el) => [el.tagName, el.getAttribute("d"), el.getAttribute("r"), el.getAttribute("width")].join(" "));
