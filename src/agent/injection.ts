@@ -83,6 +83,12 @@ const re = (pattern: RegExp): Pick<Check, "test" | "marked"> => {
 	return { test: (text) => pattern.test(text), marked: (text) => marked.test(text) };
 };
 
+/** A check matched by any of `patterns`, each in every reading (see re). */
+const reAny = (...patterns: RegExp[]): Pick<Check, "test" | "marked"> => {
+	const each = patterns.map(re);
+	return { test: (text) => each.some((p) => p.test(text)), marked: (text) => each.some((p) => p.marked!(text)) };
+};
+
 const CHECKS: Check[] = [
 	{
 		name: "ignore previous instructions",
@@ -128,18 +134,20 @@ const CHECKS: Check[] = [
 	{
 		name: "DAN / jailbreak mode",
 		tier: "override",
-		test: (text) =>
-			/\bDAN\s+mode\b|\bdo\s+anything\s+now\b|\bjailbr(?:eak|oken)\s+mode\b|\bdeveloper\s+mode\s+(?:enabled|on)\b/i.test(text) ||
+		...reAny(
+			/\bDAN\s+mode\b|\bdo\s+anything\s+now\b|\bjailbr(?:eak|oken)\s+mode\b|\bdeveloper\s+mode\s+(?:enabled|on)\b/i,
 			// The token itself is matched case-sensitively: "act as Dan" is a colleague, "act as DAN" is not.
-			/\b(?:[Aa]ct|[Bb]ehave|[Pp]retend|[Yy]ou\s+are(?:\s+now)?)\s+(?:as\s+|like\s+|to\s+be\s+)?(?:an?\s+)?DAN\b/.test(text),
+			/\b(?:[Aa]ct|[Bb]ehave|[Pp]retend|[Yy]ou\s+are(?:\s+now)?)\s+(?:as\s+|like\s+|to\s+be\s+)?(?:an?\s+)?DAN\b/,
+		),
 	},
 	{
 		name: "fake role tag",
 		tier: "override",
-		test: (text) =>
-			/<\s*\/?\s*(?:system|assistant|developer)\s*>|<\|\s*(?:im_start|im_end|im_sep|system|user|assistant|endoftext|start_header_id|end_header_id|eot_id)\s*\|>|\[\/?INST\]|<<\/?SYS>>/i.test(text) ||
+		...reAny(
+			/<\s*\/?\s*(?:system|assistant|developer)\s*>|<\|\s*(?:im_start|im_end|im_sep|system|user|assistant|endoftext|start_header_id|end_header_id|eot_id)\s*\|>|\[\/?INST\]|<<\/?SYS>>/i,
 			// The legacy Human/Assistant turn markers, exactly as that format wrote them.
-			/\n\n(?:Human|Assistant):/.test(text),
+			/\n\n(?:Human|Assistant):/,
+		),
 	},
 	{ name: "base64 blob with a request to decode it", tier: "strict", test: (text) => hasLongBase64Run(text) && /\b(?:decode|decoded|base64|b64decode|atob)\b/i.test(text) },
 	{
