@@ -249,20 +249,20 @@ export class SchedulerShardDO extends DurableObject<Env> {
 		// Whatever the generation: an agent whose latest call answered is reached, one whose latest call
 		// failed is failing (by its latest call, not this batch's: see latestCall).
 		const failedAt = Date.now();
-		// Marks are rare: read from their partial index, so a tick of thousands of agents that all
-		// answered runs no statement a name to clear marks none of them has.
-		const marked = this.sql.exec("SELECT 1 FROM agents WHERE failing_since IS NOT NULL LIMIT 1").toArray().length > 0;
+		// Marks are rare: the marked names are read from their partial index, so a tick of thousands
+		// of agents runs a statement to clear a mark only for an agent that carries one.
+		const marked = new Set(this.sql.exec<{ name: string }>("SELECT name FROM agents WHERE failing_since IS NOT NULL").toArray().map((r) => r.name));
 		this.ctx.storage.transactionSync(() => {
 			for (const [name, at, generation] of nextDue) this.sql.exec("UPDATE agents SET next_due_at = ? WHERE name = ? AND generation = ?", at, name, generation);
 			for (const { name } of due) {
 				const answered = this.latestCall.get(name);
 				if (answered === false) this.sql.exec("UPDATE agents SET failing_since = coalesce(failing_since, ?) WHERE name = ?", failedAt, name);
-				else if (answered === true && marked) this.sql.exec("UPDATE agents SET failing_since = NULL WHERE name = ? AND failing_since IS NOT NULL", name);
+				else if (answered === true && marked.has(name)) this.sql.exec("UPDATE agents SET failing_since = NULL WHERE name = ?", name);
 				// A later call still on its way writes its own outcome when its batch ends.
 				if (!this.calling.has(name)) this.latestCall.delete(name);
 			}
 		});
-		result.failing = marked || result.failed.length > 0 ? this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM agents WHERE failing_since IS NOT NULL").one().n : 0;
+		result.failing = marked.size > 0 || result.failed.length > 0 ? this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM agents WHERE failing_since IS NOT NULL").one().n : 0;
 		const left = this.pending();
 		if (left.length > 0) {
 			const owed = left.map(() => "(next_due_at <= ? AND name > ?)").join(" OR ");
