@@ -1,4 +1,5 @@
 import { refuse, type Refusal } from "../../src/shared/refusal.ts";
+import { utf8Length } from "../../src/shared/clip.ts";
 
 /** Hermes' limits: per value, per key name, and for the whole notepad. */
 export const NOTEPAD_VALUE_BYTES = 16 * 1024;
@@ -13,7 +14,6 @@ export const NOTEPAD_TOTAL_BYTES = 64 * 1024;
  */
 export type Notepad = ReadonlyMap<string, string>;
 
-const bytes = (s: string) => new TextEncoder().encode(s).length;
 
 /**
  * A key as it is stored and looked up: NFC. "café" typed precomposed (U+00E9) and decomposed
@@ -103,13 +103,13 @@ export function setNote(sql: SqlStorage, given: string, value: string, now: numb
 	const key = notepadKey(given);
 	const problem = keyProblem(key);
 	if (problem !== null) return refuse(400, problem, [{ path: "key", message: problem }]);
-	if (bytes(value) > NOTEPAD_VALUE_BYTES) return refuse(413, `a notepad value is at most ${NOTEPAD_VALUE_BYTES / 1024} KiB; this one is ${bytes(value)} bytes`);
+	if (utf8Length(value) > NOTEPAD_VALUE_BYTES) return refuse(413, `a notepad value is at most ${NOTEPAD_VALUE_BYTES / 1024} KiB; this one is ${utf8Length(value)} bytes`);
 	const notes = storedNotes(sql);
 	const replaced = storedSpellings(notes.map((r) => r.key), key);
 	const others = notes
 		.filter((r) => !replaced.includes(r.key))
-		.reduce((n, r) => n + bytes(r.key) + bytes(r.value), 0);
-	const total = others + bytes(key) + bytes(value);
+		.reduce((n, r) => n + utf8Length(r.key) + utf8Length(r.value), 0);
+	const total = others + utf8Length(key) + utf8Length(value);
 	if (total > NOTEPAD_TOTAL_BYTES) {
 		return refuse(413, `the notepad would hold ${total} bytes; at most ${NOTEPAD_TOTAL_BYTES / 1024} KiB in all`);
 	}

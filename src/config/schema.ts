@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { Cron } from "croner";
 import { invisibleReason, scanPrompt } from "../agent/injection.ts";
-import { ELLIPSIS } from "../shared/clip.ts";
+import { ELLIPSIS, utf8Length } from "../shared/clip.ts";
 import { MAX_JSON_DEPTH, withinDepth } from "../shared/json-depth.ts";
 import { jsonSchemaProblems } from "./json-schema.ts";
 import { isReservedSecret, RESERVED_SECRETS_SAID } from "./reserved-secrets.ts";
@@ -173,8 +173,6 @@ export const MAX_PROMPT_CHARS = 100_000;
  */
 export const MAX_DEFINITION_BYTES = 256 * 1024;
 
-const utf8 = new TextEncoder();
-const utf8Bytes = (s: string) => utf8.encode(s).length;
 const kib = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
 
 /** Text of at most `MAX_PROMPT_CHARS`; checked first, so nothing scans a string refused for its length. */
@@ -676,13 +674,13 @@ export const AgentSchema = strict({
  * tools[2].input_schema), or the field whose many parts do (schedules).
  */
 function definitionSizeIssue(agent: Record<string, unknown>): { path: (string | number)[]; message: string } | null {
-	const total = utf8Bytes(JSON.stringify(agent));
+	const total = utf8Length(JSON.stringify(agent));
 	if (total <= MAX_DEFINITION_BYTES) return null;
 	const path: (string | number)[] = [];
 	let node: unknown = agent;
 	let bytes = total;
 	while (node !== null && typeof node === "object") {
-		const parts = Object.entries(node).map(([key, value]) => ({ key: Array.isArray(node) ? Number(key) : key, value, bytes: utf8Bytes(JSON.stringify(value) ?? "") }));
+		const parts = Object.entries(node).map(([key, value]) => ({ key: Array.isArray(node) ? Number(key) : key, value, bytes: utf8Length(JSON.stringify(value) ?? "") }));
 		const largest = parts.reduce<(typeof parts)[number] | undefined>((a, b) => (a === undefined || b.bytes > a.bytes ? b : a), undefined);
 		if (!largest || (path.length > 0 && largest.bytes * 2 < bytes)) break;
 		path.push(largest.key);

@@ -4,7 +4,7 @@
  * delivery is a lost answer, not a shorter one. A long answer is cut, said so in the payload, and
  * the dashboard link (when PUBLIC_URL is set) leads to all of it.
  */
-import { codePointLength, graphemeEnd, isHighSurrogate } from "../shared/clip.ts";
+import { codePointLength, graphemeEnd, isHighSurrogate, utf8Length } from "../shared/clip.ts";
 
 /**
  * Bytes of a webhook delivery's body at most (100 KiB): the default limit of common JSON body
@@ -22,9 +22,6 @@ export interface WebhookFields {
 	finished_at: string | null;
 	cut_short: boolean;
 }
-
-const encoder = new TextEncoder();
-const utf8Bytes = (text: string): number => encoder.encode(text).length;
 
 /** The bytes one UTF-16 unit takes inside a JSON string as JSON.stringify writes it, a surrogate pair's 4 counted on its first half. */
 function escapedBytes(text: string, i: number): number {
@@ -72,8 +69,8 @@ export function webhookBody(fields: WebhookFields, answer: string, dashboardUrl:
 		});
 	// The answer's own bytes are measured, never the whole body built first: it may be megabytes.
 	const whole = answer + note;
-	if (fullChars === undefined && headFitting(whole, WEBHOOK_BODY_LIMIT - utf8Bytes(body("", null))) === whole.length) return body(whole, null);
+	if (fullChars === undefined && headFitting(whole, WEBHOOK_BODY_LIMIT - utf8Length(body("", null))) === whole.length) return body(whole, null);
 	const full = fullChars ?? codePointLength(answer);
-	const room = WEBHOOK_BODY_LIMIT - utf8Bytes(body("", full));
+	const room = WEBHOOK_BODY_LIMIT - utf8Length(body("", full));
 	return body(answer.slice(0, graphemeEnd(answer, headFitting(answer, room))), full);
 }

@@ -3,6 +3,11 @@ export const ELLIPSIS = "…";
 export const isHighSurrogate = (code: number): boolean => code >= 0xd800 && code <= 0xdbff;
 const isLowSurrogate = (code: number): boolean => code >= 0xdc00 && code <= 0xdfff;
 
+const encoder = new TextEncoder();
+
+/** Bytes of `text` as UTF-8 (what a row, a body or a limit in bytes counts). */
+export const utf8Length = (text: string): number => encoder.encode(text).length;
+
 /** Code points in `text`, as most languages count a string's characters (Python's len): a surrogate pair is one. */
 export function codePointLength(text: string): number {
 	let pairs = 0;

@@ -1,4 +1,5 @@
 import type { MessageParam, ToolResultBlockParam, TextBlockParam } from "../../../src/agent/contracts.ts";
+import { utf8Length } from "../../../src/shared/clip.ts";
 
 /**
  * A job's conversation: the `messages` table, one row per message, committed after every turn. A
@@ -89,7 +90,6 @@ export function lastAssistantMessage(sql: SqlStorage, jobId: string): StoredMess
 	return row ? toMessage(row) : null;
 }
 
-const encoder = new TextEncoder();
 
 /**
  * A message's JSON cut into pieces of at most MESSAGE_CHUNK_BYTES of UTF-8 (one piece when it fits),
@@ -128,7 +128,7 @@ function writing<T>(json: string, bytes: number | null, write: () => T): T {
 	} catch (err) {
 		const text = err instanceof Error ? err.message : String(err);
 		if (!/SQLITE_TOOBIG|too big/i.test(text)) throw err;
-		throw new MessageTooLargeError(bytes ?? encoder.encode(json).length, `refused by storage (${text})`, { cause: err });
+		throw new MessageTooLargeError(bytes ?? utf8Length(json), `refused by storage (${text})`, { cause: err });
 	}
 }
 

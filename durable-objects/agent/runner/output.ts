@@ -1,5 +1,5 @@
 import { redactDeep } from "../../../src/security/redact.ts";
-import { safeSlice } from "../../../src/shared/clip.ts";
+import { safeSlice, utf8Length } from "../../../src/shared/clip.ts";
 
 /**
  * A job's JSONL output, one row per line as produced (herdctl's line shapes). Live streaming and
@@ -32,25 +32,24 @@ export function appendLines(sql: SqlStorage, jobId: string, lines: OutputLine[],
  * cut, so the line is written rather than the job failing on it.
  */
 export const MAX_LINE_BYTES = 1_900_000;
-const encoder = new TextEncoder();
 
 function fitRow(line: Record<string, unknown>): string {
 	const body = JSON.stringify(line);
 	// A UTF-16 unit is at most 3 bytes of UTF-8: most lines are measured without encoding them.
 	if (body.length * 3 <= MAX_LINE_BYTES) return body;
-	const bytes = encoder.encode(body).length;
+	const bytes = utf8Length(body);
 	if (bytes <= MAX_LINE_BYTES) return body;
 	const field = (["result", "error", "content", "message"] as const).find((key) => typeof line[key] === "string");
 	if (!field) return JSON.stringify({ type: "error", message: `an output line of ${bytes} bytes was too large to keep`, timestamp: line.timestamp });
 	const text = line[field] as string;
 	// Cut at the text's own bytes per unit (escapes included), then a tenth less until it fits; never
 	// inside an emoji's surrogate pair, whose lone half JSON would keep as a "\ud83d" escape.
-	const textBytes = encoder.encode(JSON.stringify(text)).length;
+	const textBytes = utf8Length(JSON.stringify(text));
 	const room = MAX_LINE_BYTES - (bytes - textBytes) - 200;
 	let keep = Math.max(0, Math.floor((room / textBytes) * text.length));
 	for (;;) {
 		const fitted = JSON.stringify({ ...line, [field]: safeSlice(text, keep), truncated: { field, bytes } });
-		if (keep === 0 || encoder.encode(fitted).length <= MAX_LINE_BYTES) return fitted;
+		if (keep === 0 || utf8Length(fitted) <= MAX_LINE_BYTES) return fitted;
 		keep = Math.floor(keep * 0.9);
 	}
 }
