@@ -2486,7 +2486,8 @@ describe("the dashboard", () => {
 		await page.goto(`${url}/`);
 		const since = page.locator(`#fleet-table tr[data-agent="${agent}"] .muted.small`);
 		await since.waitFor(LIVE);
-		expect(await since.textContent()).toMatch(/^since (just now|\d+ seconds ago)$/);
+		// The exact time with its zone, then the relative one.
+		expect(await since.textContent()).toMatch(/^since \d{1,2} \w{3} \d{4}, \d\d:\d\d:\d\d \S+ \((just now|\d+ seconds ago)\)$/);
 		await page.close();
 	});
 
@@ -2972,6 +2973,43 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		expect(new Set(shapes.values()).size, "every class its own shape").toBe(kinds.length);
 		await page.locator("#runs-chart").screenshot({ path: path.join(SHOTS, "runs-shapes.png") });
 		await page.close();
+	});
+
+	it("shows the fleet's and incidents' times as the exact time with its zone, beside the relative one, as the jobs list does", async () => {
+		const { agents: [real] } = await call<{ agents: FakeAgent[] }>("GET", "/v1/agents?limit=1", tokens.read);
+		// Well in the past: 09:00:00 in Los Angeles, 10:00:00, 11:00:00…
+		const at = (hour: number) => new Date(Date.UTC(2020, 0, 15, 17 + hour)).toISOString();
+		const agent = {
+			...real!, name: `dash-zone-${run}`, enabled: true, warnings: [], running_jobs: [], queued_jobs: 0,
+			paused: { by: "operator", at: at(0), reason: "maintenance" },
+			schedules: [{ name: "daily", kind: "cron", expression: "0 11 * * *", timezone: null, catch_up: false, enabled: true, next_run: at(2) }],
+			last_job: { id: "job-2020-01-15-abcdef", status: "completed", exit_reason: "success", finished_at: at(1), delivery: null, tool_calls: null },
+		};
+		const incident = {
+			id: "inc-zone", agent: agent.name, signature: "x", class: "timeout", state: "resolved", error: "timed out", count: 3,
+			first_seen_at: at(0), last_seen_at: at(1), last_job_id: null, alerted_at: at(0), resolved_at: at(2), closed_at: null, closed_by: null, failing: null,
+		};
+		const zoned = await browser.newContext({ viewport: { width: 1280, height: 800 }, timezoneId: "America/Los_Angeles" });
+		const page = await zoned.newPage();
+		await page.route((u) => u.pathname === "/v1/agents", (route) => route.fulfill({ json: { agents: [agent], next_cursor: null } }));
+		await page.route((u) => u.pathname === "/v1/incidents", (route) => route.fulfill({ json: { incidents: [incident], next_cursor: null } }));
+		await signInOn(page, "/", tokens.read);
+		const exact = (hh: string) => new RegExp(`15 Jan(uary)?( 2020)?, ${hh}:00:00 (GMT-8|PST)`);
+		const row = page.locator(`#fleet-table tr[data-agent="${agent.name}"]`);
+		await row.waitFor(LIVE);
+		const cell = (n: number) => row.locator(`td:nth-child(${n})`).textContent();
+		expect(await cell(2), "paused since").toMatch(exact("09"));
+		expect(await cell(3), "next run").toMatch(exact("11"));
+		expect(await cell(5), "last run ended").toMatch(exact("10"));
+		for (const n of [2, 3, 5]) expect(await cell(n)).toMatch(/years ago/);
+		await page.goto(`${url}/incidents`);
+		const inc = page.locator('#incidents-table tr[data-incident="inc-zone"]');
+		await inc.waitFor(LIVE);
+		const seen = await inc.locator("td:nth-child(7)").textContent();
+		expect(seen, "last seen").toMatch(exact("10"));
+		expect(seen, "opened (first seen)").toMatch(new RegExp(`first.*${exact("09").source}`));
+		expect(await inc.locator("td:nth-child(4)").textContent(), "resolved").toMatch(new RegExp(`resolved.*${exact("11").source}`));
+		await zoned.close();
 	});
 
 });

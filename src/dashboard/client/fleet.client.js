@@ -81,7 +81,7 @@ function agentRow(a, reload) {
 		state = [
 			badge(auto ? "auto-paused" : "paused", ""),
 			" ",
-			h("span", { class: "muted small" }, "since ", when(a.paused.at)),
+			h("span", { class: "muted small" }, "since ", exactTime(a.paused.at)),
 			// The badge already says "auto-paused"; an automatic reason starts "auto: " too.
 			a.paused.reason ? h("span", { class: "reason", text: printable(auto ? a.paused.reason.replace(/^auto: /, "") : a.paused.reason) }) : null,
 		];
@@ -94,7 +94,7 @@ function agentRow(a, reload) {
 			h("li", null,
 				h("strong", { text: s.name }), " ",
 				h("code", { text: s.expression + (s.timezone && s.timezone !== "UTC" ? " " + s.timezone : "") }), " · ",
-				s.next_run ? ["next ", when(s.next_run)] : h("span", { class: "muted", text: s.enabled ? "no next run" : "disabled" }))))
+				s.next_run ? ["next ", slotTime(s.next_run)] : h("span", { class: "muted", text: s.enabled ? "no next run" : "disabled" }))))
 		: h("span", { class: "muted", text: "manual / webhook only" });
 	const running = a.running_jobs.length || a.queued_jobs
 		? h("ul", { class: "plain" },
@@ -104,7 +104,7 @@ function agentRow(a, reload) {
 	const l = a.last_job;
 	const last = l
 		? [badge(l.status), " ", jobLink(l.id),
-			h("span", { class: "sub" }, l.finished_at ? when(l.finished_at) : null, l.exit_reason && l.exit_reason !== "success" ? " · " + words(l.exit_reason) : null,
+			h("span", { class: "sub" }, l.finished_at ? exactTime(l.finished_at) : null, l.exit_reason && l.exit_reason !== "success" ? " · " + words(l.exit_reason) : null,
 				// A completed run whose answer did not get through is not ok.
 				l.delivery === "failed" || l.delivery === "unknown" ? " · delivery " + l.delivery : null,
 				failedCalls(l.tool_calls) ? " · " + failedCalls(l.tool_calls) : null)]

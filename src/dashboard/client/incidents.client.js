@@ -30,10 +30,13 @@ async function incidentsView(signal) {
 		// An open incident waits on these to run clean before it resolves (a healthy schedule's clean runs do not).
 		h("td", null, badge(i.state, "i-"), (i.state === "detected" || i.state === "alerted") && i.failing?.length
 			? h("span", { class: "sub", text: "failing: " + i.failing.join(", ") })
-			: null),
+			: null,
+			i.resolved_at ? h("span", { class: "sub" }, "resolved ", exactTime(i.resolved_at)) : null,
+			i.closed_at ? h("span", { class: "sub" }, "closed ", exactTime(i.closed_at)) : null),
 		h("td", { class: "error-text", text: printable(i.error) }),
 		h("td", { class: "num", text: num(i.count) }),
-		h("td", null, when(i.last_seen_at), h("span", { class: "sub" }, "first ", when(i.first_seen_at))),
+		// As the jobs list's times: the exact time with its zone, not only in a tooltip.
+		h("td", null, slotTime(i.last_seen_at), h("span", { class: "sub" }, "first ", exactTime(i.first_seen_at))),
 		h("td", null, i.last_job_id ? jobLink(i.last_job_id) : "—"),
 		h("td", { class: "actions" }, i.state === "closed"
 			? h("span", { class: "muted small", text: i.closed_by ? "closed by " + i.closed_by : "closed" })
