@@ -3012,4 +3012,37 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		await zoned.close();
 	});
 
+	it("clamps a long job summary in the jobs list to two lines, the whole of it in the cell's title, so the row stays small", async () => {
+		const agent = await createAgent(`dash-clamp-${run}`, {});
+		await script({ text: "Done." });
+		const job = await trigger(agent, "Go.");
+		expect(await settled(job.id)).toBe("completed");
+		const long = Array.from({ length: 300 }, (_, i) => `word${i}`).join(" ");
+		const page = await context.newPage();
+		await page.route((u) => u.pathname === "/v1/jobs", async (route) => {
+			const body = (await (await route.fetch()).json()) as { jobs: { summary: string | null }[] };
+			for (const j of body.jobs) j.summary = long;
+			return route.fulfill({ json: body });
+		});
+		await signInOn(page, `/jobs?agent=${agent}`, tokens.read);
+		const cell = page.locator(`#jobs-table tr[data-job="${job.id}"] td.summary`);
+		await cell.waitFor(LIVE);
+		expect(await cell.getAttribute("title")).toBe(long);
+		// Two lines of it are seen, and no more: the row is no taller than that, and the table fits the page.
+		const seen = await page.evaluate<{ lines: number; row: number; sideways: number; clamp: string }>(`(() => {
+			const td = document.querySelector(${JSON.stringify(`#jobs-table tr[data-job="${job.id}"] td.summary`)});
+			const text = [...td.querySelectorAll("*")].find((e) => e.textContent === td.textContent) || td;
+			const style = getComputedStyle(text);
+			const line = parseFloat(style.lineHeight) || parseFloat(style.fontSize) * 1.45;
+			const wrap = td.closest(".table-wrap");
+			return { lines: text.getBoundingClientRect().height / line, row: td.parentElement.getBoundingClientRect().height / line, sideways: wrap.scrollWidth - wrap.clientWidth, clamp: style.webkitLineClamp };
+		})()`);
+		expect(seen.lines).toBeGreaterThan(1.5);
+		expect(seen.lines).toBeLessThan(2.5);
+		expect(seen.row).toBeLessThan(4);
+		expect(seen.sideways).toBeLessThanOrEqual(1);
+		expect(seen.clamp).toBe("2");
+		await page.close();
+	});
+
 });

@@ -164,5 +164,6 @@ function jobRow(j) {
 		// The time itself, with the relative one beneath (as the runs table's slots): not only in a tooltip.
 		h("td", null, j.started_at ? slotTime(j.started_at) : h("span", { class: "muted" }, "created ", slotTime(j.created_at))),
 		h("td", { class: "num", text: dur(j.duration_seconds) }),
-		h("td", { class: "summary", title: printable(j.summary || ""), text: printable(j.summary || "") }));
+		// Two lines of it (the CSS clamps them): the whole, up to 2,000 characters, is the cell's tooltip and on the job's page.
+		h("td", { class: "summary", title: printable(j.summary || "") }, h("div", { text: printable(j.summary || "") })));
 }
