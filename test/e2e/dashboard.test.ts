@@ -3045,4 +3045,27 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		await page.close();
 	});
 
+	it("applies the jobs list's status filter once arrow-key stepping stops, not at each step, and a pick at once", async () => {
+		const page = await signedIn("/jobs", tokens.read, { fakeClock: true });
+		await page.locator("#jobs-meta", { hasText: /jobs?|shown/ }).waitFor(LIVE);
+		const asked: (string | null)[] = [];
+		page.on("request", (r) => {
+			const u = new URL(r.url());
+			if (u.pathname === "/v1/jobs") asked.push(u.searchParams.get("status"));
+		});
+		const select = page.locator("#jobs-filter select[name=status]");
+		await select.focus();
+		for (let i = 0; i < 3; i++) await page.keyboard.press("ArrowDown");
+		expect(await select.inputValue()).toBe("approval_pending");
+		// A moment later the list is that status's, asked for once.
+		await page.clock.runFor(1_000);
+		await page.waitForURL(/status=approval_pending/, LIVE);
+		await expect.poll(() => asked, LIVE).toEqual(["approval_pending"]);
+		// A pick (the mouse's, or the keyboard's in the opened list) applies at once, with no time passing.
+		await select.selectOption("failed");
+		await expect.poll(() => asked, LIVE).toEqual(["approval_pending", "failed"]);
+		expect(page.url()).toMatch(/status=failed/);
+		await page.close();
+	});
+
 });

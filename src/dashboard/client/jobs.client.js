@@ -1,6 +1,7 @@
 // @ts-check
 // ── Jobs ──
 const JOB_FILTERS = ["agent", "status", "trigger_type"];
+const FILTER_SETTLE_MS = 500;
 /** @param {AbortSignal} signal */
 async function jobsView(signal) {
 	const form = $("#jobs-filter");
@@ -118,7 +119,33 @@ async function jobsView(signal) {
 		// A filter the API refused (a malformed agent name) is said until a later load succeeds, as a poll's failure is.
 		load(true).then(pollSucceeded, pollFailed);
 	};
-	form.onchange = apply;
+	// A closed select steps through its options with the arrow keys, each step a change: applied at
+	// each, going from "any status" to "failed" sent four requests. A step applies once the keys have
+	// rested a moment (or the field is left); a pick with the mouse, or from the opened list, at once.
+	let keyed = false;
+	let settle = 0;
+	form.addEventListener("keydown", (/** @type {KeyboardEvent} */ e) => {
+		// Alt+Down opens the list instead.
+		keyed = e.target instanceof HTMLSelectElement && !e.altKey && /^(Arrow|Page|Home|End)/.test(e.key);
+	}, { signal });
+	form.addEventListener("pointerdown", () => { keyed = false; }, { signal });
+	form.addEventListener("focusout", () => {
+		if (!settle) return;
+		clearTimeout(settle);
+		settle = 0;
+		apply();
+	}, { signal });
+	signal.addEventListener("abort", () => clearTimeout(settle));
+	form.onchange = (/** @type {Event} */ e) => {
+		clearTimeout(settle);
+		settle = 0;
+		if (!(keyed && e.target instanceof HTMLSelectElement)) return apply();
+		keyed = false;
+		settle = setTimeout(() => {
+			settle = 0;
+			apply();
+		}, FILTER_SETTLE_MS);
+	};
 	form.onsubmit = (/** @type {Event} */ e) => {
 		e.preventDefault();
 		apply();
