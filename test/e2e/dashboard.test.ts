@@ -2213,7 +2213,10 @@ describe("the dashboard", () => {
 		expect(pageErrors).toEqual([]);
 	});
 
-	it("says the server is unreachable while a poll gets no answer, and takes that away once a later poll succeeds", async () => {
+	it("says the server is unreachable while a poll gets no answer, and that it is reachable again once a later poll succeeds", async () => {
+		const agent = await createAgent(`dash-back-${run}`, {});
+		await script({ text: "Done." });
+		expect(await settled((await trigger(agent, "Go.")).id)).toBe("completed");
 		const page = await signedIn("/jobs", tokens.read, { fakeClock: true });
 		await page.locator("#jobs-table tbody tr").first().waitFor(LIVE);
 		// The server goes away: the connection fails, with no answer at all.
@@ -2226,11 +2229,20 @@ describe("the dashboard", () => {
 		const notice = page.locator("#notice");
 		await notice.filter({ hasText: "The drover server is unreachable" }).waitFor(LIVE);
 		expect(await notice.textContent()).not.toContain("Something went wrong");
-		// It is back: the next poll lists the jobs, and the notice goes.
+		expect(await notice.getAttribute("role")).toBe("alert");
+		// It is back: the next poll lists the jobs, and the lost notice gives way to a polite one saying so.
 		down = false;
 		await page.clock.runFor(10_000);
-		await notice.waitFor({ state: "hidden", ...LIVE });
+		await notice.filter({ hasText: "Reconnected — data is current again" }).waitFor(LIVE);
+		expect(await notice.getAttribute("role")).toBe("status");
+		expect(await notice.textContent()).not.toContain("unreachable");
 		expect(await page.locator("#jobs-table tbody tr").count()).toBeGreaterThan(0);
+		// Said once: the polls after it leave it as it is, until dismissed.
+		await page.clock.runFor(10_000);
+		expect(await notice.textContent()).toContain("Reconnected");
+		await notice.getByRole("button", { name: "Dismiss" }).click();
+		await page.clock.runFor(10_000);
+		expect(await notice.isVisible()).toBe(false);
 		await page.close();
 	});
 

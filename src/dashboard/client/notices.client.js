@@ -2,6 +2,8 @@
 // ── notices ──
 /** Whether the notice shown is a poll's failure: the view's next poll that succeeds takes it away. */
 let pollNotice = false;
+/** Whether a poll found the server unreachable, and none has reached it since. */
+let pollLost = false;
 /**
  * Shows a message in the page's notice: a failure as an alert (said at once), a success ("Paused x",
  * "Approved") as a status, said when the reader is free, and kept until dismissed or the next action
@@ -41,9 +43,17 @@ function fail(err) {
 function pollFailed(err) {
 	fail(err);
 	pollNotice = !$("#notice").hidden;
+	if (err instanceof Unreachable) pollLost = true;
 }
+/**
+ * A poll's load succeeded: its failure's notice goes. After "unreachable" that is said, politely
+ * (the alert taken away in silence left a screen-reader user, or one who had looked away, believing
+ * the page still stale); another notice put up meanwhile (an action's outcome) is left as it is.
+ */
 function pollSucceeded() {
-	if (!pollNotice) return;
+	const lost = pollLost;
+	pollLost = false;
+	if (lost && (pollNotice || $("#notice").hidden)) notify("Reconnected — data is current again.", true);
+	else if (pollNotice) $("#notice").hidden = true;
 	pollNotice = false;
-	$("#notice").hidden = true;
 }
