@@ -26,6 +26,85 @@ export const APP_CSS = String.raw`
 	--skipped: #adb5bd;
 	--unknown: #7048e8;
 	--failed: #e03131;
+	/* surfaces: a field's or button's fill, a table's head and hovered row, code */
+	--field: #ffffff;
+	--head: #fafbfc;
+	--hover: #fafcff;
+	--code-bg: #f8f9fb;
+	--control-hover: #4b5565;
+	--danger-ink: #ffffff;
+	/* a failure's and a success's notice; the amber of a warning's text */
+	--bad-bg: #fff1f1;
+	--bad-line: #f1b0b0;
+	--bad-ink: #8a1c1c;
+	--ok-bg: #effaf2;
+	--ok-line: #a8dcb5;
+	--ok-ink: #1e6b34;
+	--warn-ink: #7a4b00;
+	--warn-text: #8a5300;
+	/* badge tones, each ink 4.5:1 or more on its fill */
+	--grey-bg: #eef0f3;
+	--grey-ink: #475467;
+	--blue-bg: #e7f0ff;
+	--blue-ink: #1849a9;
+	--green-bg: #e6f6ea;
+	--green-ink: #1e6b34;
+	--red-bg: #fdecec;
+	--red-ink: #a11d1d;
+	--amber-bg: #fff4e0;
+	--amber-line: #f5c97a;
+	--violet-bg: #f1ecfe;
+	--violet-ink: #5a34c7;
+	--auto-bg: #ffe8bf;
+	--chart-line: #c8ced6;
+	--chart-grid: #eef0f3;
+	color-scheme: light dark;
+}
+/* A reader who asked for a dark scheme: the same roles, dark, at the same contrasts (text 4.5:1, edges 3:1). */
+@media (prefers-color-scheme: dark) {
+	:root {
+		--bg: #0f1419;
+		--panel: #171d25;
+		--ink: #e3e8ef;
+		--muted: #9aa6b5;
+		--line: #2c3540;
+		--control-line: #6b7785;
+		--accent: #6ea8fe;
+		--accent-ink: #0f1419;
+		--danger: #ff7b7b;
+		--danger-ink: #1a0b0b;
+		--warn-bg: #3a2a10;
+		--warn-line: #c98a1c;
+		--top: #15283b;
+		--field: #1d242d;
+		--head: #1b222b;
+		--hover: #1c2430;
+		--code-bg: #11161c;
+		--control-hover: #9aa6b5;
+		--bad-bg: #3a1616;
+		--bad-line: #7a2e2e;
+		--bad-ink: #ffb3b3;
+		--ok-bg: #10301c;
+		--ok-line: #2e6b40;
+		--ok-ink: #a6e3b5;
+		--warn-ink: #ffcf80;
+		--warn-text: #ffcf80;
+		--grey-bg: #2a323c;
+		--grey-ink: #c5cdd8;
+		--blue-bg: #15305a;
+		--blue-ink: #a9c8ff;
+		--green-bg: #153a22;
+		--green-ink: #9be0ae;
+		--red-bg: #4a1a1a;
+		--red-ink: #ffb0b0;
+		--amber-bg: #45300c;
+		--amber-line: #8a6420;
+		--violet-bg: #2f2457;
+		--violet-ink: #cbbcff;
+		--auto-bg: #5a3c08;
+		--chart-line: #4a5563;
+		--chart-grid: #252d37;
+	}
 }
 
 * { box-sizing: border-box; }
@@ -65,32 +144,33 @@ h3 { font-size: .9rem; margin: 1rem 0 .3rem; color: var(--muted); font-weight: 6
 .topbar nav a:hover { background: rgba(255,255,255,.08); text-decoration: none; }
 .topbar nav a[aria-current="page"] { color: #fff; background: rgba(255,255,255,.15); }
 .session { margin-left: auto; display: flex; align-items: center; gap: .75rem; min-width: 0; }
-.topbar .ghost { color: #c9d6e3; border-color: rgba(255,255,255,.3); background: transparent; }
+/* its edge 3:1 on the bar, light or dark */
+.topbar .ghost { color: #c9d6e3; border-color: rgba(255,255,255,.5); background: transparent; }
 main { max-width: 1400px; margin: 0 auto; padding: 1.25rem 1.5rem 3rem; }
 .notice {
 	max-width: 1400px; margin: .75rem auto 0; padding: .6rem 1rem;
-	border: 1px solid #f1b0b0; background: #fff1f1; color: #8a1c1c; border-radius: 6px;
+	border: 1px solid var(--bad-line); background: var(--bad-bg); color: var(--bad-ink); border-radius: 6px;
 	display: flex; gap: 1rem; justify-content: space-between; align-items: center;
 }
-.notice.ok { border-color: #a8dcb5; background: #effaf2; color: #1e6b34; }
+.notice.ok { border-color: var(--ok-line); background: var(--ok-bg); color: var(--ok-ink); }
 .notice button { padding: .1rem .5rem; }
 
 /* ── controls ── */
 button {
 	font: inherit; cursor: pointer;
 	padding: .35rem .8rem; border-radius: 6px;
-	border: 1px solid var(--control-line); background: #fff; color: var(--ink);
+	border: 1px solid var(--control-line); background: var(--field); color: var(--ink);
 }
-button:hover { border-color: #4b5565; }
+button:hover { border-color: var(--control-hover); }
 button:disabled { opacity: .55; cursor: default; }
 button.primary { background: var(--accent); border-color: var(--accent); color: var(--accent-ink); }
 button.danger { color: var(--danger); border-color: var(--danger); }
-button.danger:hover { background: #fff1f1; }
-button.primary.danger { background: var(--danger); border-color: var(--danger); color: #fff; }
+button.danger:hover { background: var(--bad-bg); }
+button.primary.danger { background: var(--danger); border-color: var(--danger); color: var(--danger-ink); }
 button.small { padding: .15rem .55rem; font-size: .88em; }
 input, select, textarea {
 	font: inherit; color: inherit;
-	padding: .35rem .5rem; border: 1px solid var(--control-line); border-radius: 6px; background: #fff;
+	padding: .35rem .5rem; border: 1px solid var(--control-line); border-radius: 6px; background: var(--field);
 }
 textarea { width: 100%; font-family: var(--mono); font-size: .9em; resize: vertical; }
 .buttons { display: flex; gap: .5rem; flex-wrap: wrap; }
@@ -114,10 +194,10 @@ dialog.ask .check label { font-weight: 400; }
 dialog.ask input[type="checkbox"] { width: auto; margin: 0 .35rem 0 0; }
 dialog.ask .hint { margin: .3rem 0 0; color: var(--muted); font-size: .86em; }
 dialog.ask .message { margin: .75rem 0 0; padding: .5rem .75rem; border-radius: 6px; overflow-wrap: anywhere; white-space: pre-wrap; }
-dialog.ask .message.error { border: 1px solid #f1b0b0; background: #fff1f1; color: #8a1c1c; }
-dialog.ask .message.question { border: 1px solid var(--warn-line); background: var(--warn-bg); color: #7a4b00; }
+dialog.ask .message.error { border: 1px solid var(--bad-line); background: var(--bad-bg); color: var(--bad-ink); }
+dialog.ask .message.question { border: 1px solid var(--warn-line); background: var(--warn-bg); color: var(--warn-ink); }
 dialog.ask .buttons { justify-content: flex-end; margin-top: 1rem; }
-kbd { font-family: var(--mono); font-size: .9em; padding: 0 .3rem; border: 1px solid #c8ced6; border-bottom-width: 2px; border-radius: 4px; background: #f8f9fb; white-space: nowrap; }
+kbd { font-family: var(--mono); font-size: .9em; padding: 0 .3rem; border: 1px solid var(--chart-line); border-bottom-width: 2px; border-radius: 4px; background: var(--code-bg); white-space: nowrap; }
 
 /* ── sign-in ── */
 body:not([data-role="operate"]):not([data-role="admin"]) [data-needs="operate"] { display: none !important; }
@@ -147,10 +227,10 @@ body[data-role="operate"] [data-lacks="operate"], body[data-role="admin"] [data-
 /* (positioned: a screen-reader-only header inside, which is absolute, would otherwise widen the page) */
 .table-wrap { max-width: 100%; overflow-x: auto; position: relative; }
 table.grid { width: 100%; border-collapse: collapse; background: var(--panel); border: 1px solid var(--line); border-radius: 8px; overflow: hidden; }
-table.grid th { text-align: left; font-weight: 600; font-size: .82em; color: var(--muted); text-transform: uppercase; letter-spacing: .03em; background: #fafbfc; }
+table.grid th { text-align: left; font-weight: 600; font-size: .82em; color: var(--muted); text-transform: uppercase; letter-spacing: .03em; background: var(--head); }
 table.grid th, table.grid td { padding: .55rem .75rem; border-bottom: 1px solid var(--line); vertical-align: top; }
 table.grid tbody tr:last-child td { border-bottom: 0; }
-table.grid tbody tr:hover { background: #fafcff; }
+table.grid tbody tr:hover { background: var(--hover); }
 table.grid.compact th, table.grid.compact td { padding: .35rem .5rem; }
 table.grid .num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 table.grid .actions { text-align: right; white-space: nowrap; }
@@ -169,50 +249,35 @@ table.grid td, .reason, pre { unicode-bidi: plaintext; }
 td.summary > div { max-width: 28rem; min-width: 12rem; overflow: hidden; overflow-wrap: anywhere; display: -webkit-box; -webkit-box-orient: vertical; -webkit-line-clamp: 2; line-clamp: 2; }
 td.error-text { max-width: 26rem; min-width: 12rem; word-break: break-word; }
 td .sub { display: block; color: var(--muted); font-size: .86em; }
-td .sub.warn, .warn-text { color: #8a5300; }
+td .sub.warn, .warn-text { color: var(--warn-text); }
 ul.plain { list-style: none; margin: 0; padding: 0; }
 ul.plain li + li { margin-top: .2rem; }
 
 /* an automatically paused agent cannot run until its cause is fixed: make it stand out */
 tr.auto-paused td { background: var(--warn-bg); }
 tr.auto-paused td:first-child { box-shadow: inset 4px 0 0 var(--warn-line); }
-.reason { display: block; font-size: .86em; color: #7a4b00; margin-top: .2rem; max-width: 22rem; word-break: break-word; }
+.reason { display: block; font-size: .86em; color: var(--warn-ink); margin-top: .2rem; max-width: 22rem; word-break: break-word; }
 
 /* ── badges ── */
 .badge {
 	display: inline-block; padding: .05rem .5rem; border-radius: 999px;
 	font-size: .8rem; font-weight: 600; white-space: nowrap;
-	background: #eef0f3; color: #475467; border: 1px solid transparent;
+	background: var(--grey-bg); color: var(--grey-ink); border: 1px solid transparent;
 }
-.badge.s-running { background: #e7f0ff; color: #1849a9; }
-.badge.s-pending { background: #f2f4f7; color: #475467; }
-.badge.s-approval_pending { background: #fff4e0; color: #8a5300; border-color: #f5c97a; }
-.badge.s-completed { background: #e6f6ea; color: #1e6b34; }
-.badge.s-failed { background: #fdecec; color: #a11d1d; }
-.badge.s-cancelled { background: #eceef1; color: #475467; }
-.badge.s-indeterminate { background: #f1ecfe; color: #5a34c7; }
-.badge.active { background: #e6f6ea; color: #1e6b34; }
-.badge.paused { background: #eceef1; color: #344054; }
-.badge.auto-paused { background: #ffe8bf; color: #7a4b00; border-color: var(--warn-line); }
-.badge.disabled { background: #eceef1; color: #4b5565; }
-.badge.s-claimed { background: #f2f4f7; color: #475467; }
-.badge.s-skipped { background: #eceef1; color: #4b5565; }
-.badge.s-unknown { background: #f1ecfe; color: #5a34c7; }
-.badge.d-delivered { background: #e6f6ea; color: #1e6b34; }
-.badge.d-failed { background: #fdecec; color: #a11d1d; }
-.badge.d-suppressed { background: #eceef1; color: #475467; }
-.badge.d-unknown { background: #f1ecfe; color: #5a34c7; }
-.badge.d-pending { background: #fff6e0; color: #8a5a00; }
-.badge.i-detected, .badge.i-alerted { background: #fdecec; color: #a11d1d; }
-.badge.i-resolved { background: #e6f6ea; color: #1e6b34; }
-.badge.i-closed { background: #eceef1; color: #475467; }
+.badge.s-running { background: var(--blue-bg); color: var(--blue-ink); }
+.badge.s-approval_pending, .badge.d-pending { background: var(--amber-bg); color: var(--warn-text); border-color: var(--amber-line); }
+.badge.s-completed, .badge.active, .badge.d-delivered, .badge.i-resolved { background: var(--green-bg); color: var(--green-ink); }
+.badge.s-failed, .badge.d-failed, .badge.i-detected, .badge.i-alerted { background: var(--red-bg); color: var(--red-ink); }
+.badge.s-indeterminate, .badge.s-unknown, .badge.d-unknown { background: var(--violet-bg); color: var(--violet-ink); }
+.badge.auto-paused { background: var(--auto-bg); color: var(--warn-ink); border-color: var(--warn-line); }
+/* pending, cancelled, paused, disabled, claimed, skipped, suppressed, closed: the grey above */
 .pill { overflow-wrap: anywhere; font-size: .82rem; padding: .1rem .6rem; border-radius: 999px; background: rgba(255,255,255,.12); color: #dbe6f0; }
 .pill.bad { background: #e03131; color: #fff; }
 .pill.warn { background: #f59f00; color: #1a1a1a; }
-.panel .pill { background: #eef0f3; color: #475467; }
-.panel .pill.live { background: #e7f0ff; color: #1849a9; }
+.panel .pill { background: var(--grey-bg); color: var(--grey-ink); }
+.panel .pill.live { background: var(--blue-bg); color: var(--blue-ink); }
 .panel .pill.live::before { content: ""; display: inline-block; width: .5rem; height: .5rem; border-radius: 50%; background: #1c7ed6; margin-right: .35rem; animation: pulse 1.2s ease-in-out infinite; }
-.panel .pill.reconnecting { background: #fff4e0; color: #8a5300; }
+.panel .pill.reconnecting { background: var(--amber-bg); color: var(--warn-text); }
 @keyframes pulse { 50% { opacity: .25; } }
 /* a live job's dot would blink for as long as the job runs, hours maybe (WCAG 2.2.2): still, if asked */
 @media (prefers-reduced-motion: reduce) {
@@ -223,9 +288,9 @@ tr.auto-paused td:first-child { box-shadow: inset 4px 0 0 var(--warn-line); }
 .facts { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: .3rem 1rem; margin: 0; }
 .facts dt { color: var(--muted); }
 .facts dd { margin: 0; word-break: break-word; }
-pre.text { margin: 0; white-space: pre-wrap; word-break: break-word; background: #f8f9fb; border: 1px solid var(--line); border-radius: 6px; padding: .6rem .75rem; font-family: var(--mono); font-size: .88em; max-height: 16rem; overflow: auto; }
+pre.text { margin: 0; white-space: pre-wrap; word-break: break-word; background: var(--code-bg); border: 1px solid var(--line); border-radius: 6px; padding: .6rem .75rem; font-family: var(--mono); font-size: .88em; max-height: 16rem; overflow: auto; }
 .approval { border-color: var(--warn-line); background: var(--warn-bg); }
-.approval textarea { margin: .3rem 0 .6rem; background: #fff; }
+.approval textarea { margin: .3rem 0 .6rem; background: var(--field); }
 .timeline { list-style: none; margin: 0; padding: 0 0 0 1rem; border-left: 2px solid var(--line); }
 .timeline li { position: relative; padding: 0 0 .7rem .5rem; }
 .timeline li::before { content: ""; position: absolute; left: -1.4rem; top: .35rem; width: .6rem; height: .6rem; border-radius: 50%; background: #98a2b3; border: 2px solid var(--panel); }
@@ -256,18 +321,18 @@ ol.log li.placeholder { display: block; color: #7f8fa3; }
 /* drawn 1200 wide: never shrunk below 1000px (text stays 10px or more), scrolled sideways instead */
 .chart { overflow-x: auto; }
 .chart svg { display: block; width: 100%; min-width: 1000px; height: auto; }
-.chart .axis line, .chart .axis path { stroke: #c8ced6; }
-.chart .grid-line { stroke: #eef0f3; }
+.chart .axis line, .chart .axis path { stroke: var(--chart-line); }
+.chart .grid-line { stroke: var(--chart-grid); }
 .chart text { font-size: 11px; fill: var(--muted); font-family: inherit; }
 .chart text.lane { fill: var(--ink); font-weight: 600; }
-.chart .lane-line { stroke: #eef0f3; }
-.chart .mark { stroke: #fff; stroke-width: 1.5; }
+.chart .lane-line { stroke: var(--chart-grid); }
+.chart .mark { stroke: var(--panel); stroke-width: 1.5; }
 /* skipped and unknown runs are rings and hollow squares: their shape, not only their colour, says so */
-.mark.run-skipped, .mark.run-unknown { fill: #fff; stroke-width: 2.5; }
+.mark.run-skipped, .mark.run-unknown { fill: var(--panel); stroke-width: 2.5; }
 .mark.run-skipped { stroke: var(--skipped); }
 .mark.run-unknown { stroke: var(--unknown); }
 .legend-mark { width: 1rem; height: 1rem; flex: none; }
-.legend-mark .mark { stroke: #fff; stroke-width: 1.5; }
+.legend-mark .mark { stroke: var(--panel); stroke-width: 1.5; }
 .chart .mark:hover, .chart .bar:hover { opacity: .8; }
 .chart .open { fill-opacity: .35; }
 .chart .range { opacity: .5; }

@@ -3080,4 +3080,79 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		await page.close();
 	});
 
+	it("draws the pages dark for a reader who asks for a dark scheme, every text at 4.5:1 and control edges at 3:1, forced colours still kept", async () => {
+		// What axe-core's color-contrast rule checks, on each visible text: its colour over the backgrounds
+		// beneath it (translucent ones laid over the next), 4.5:1, or 3:1 for large text.
+		const audit = (page: Page) =>
+			page.evaluate<{ dark: boolean; field: number; failures: string[] }>(`(() => {
+				const rgba = (c) => { const m = c.match(/[\\d.]+/g).map(Number); return [m[0], m[1], m[2], m.length > 3 ? m[3] : 1]; };
+				const lum = (c) => { const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; }; return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]); };
+				const over = (top, under) => [0, 1, 2].map((i) => top[i] * top[3] + under[i] * (1 - top[3]));
+				const ratio = (a, b) => { const [hi, lo] = [lum(a), lum(b)].sort((p, q) => q - p); return (hi + 0.05) / (lo + 0.05); };
+				const bgOf = (el) => {
+					const layers = [];
+					for (let e = el; e; e = e.parentElement) {
+						const c = rgba(getComputedStyle(e).backgroundColor);
+						if (c[3] > 0) layers.push(c);
+						if (c[3] >= 1) break;
+					}
+					return layers.reduceRight((base, layer) => over(layer, base), [255, 255, 255]);
+				};
+				const failures = [];
+				for (const el of document.querySelectorAll("body *")) {
+					if (el.closest("svg, [hidden], .sr-only") || (el.matches(":disabled"))) continue;
+					const own = [...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim()) || el.matches("input:not([type=checkbox]), select, textarea");
+					if (!own) continue;
+					const r = el.getBoundingClientRect();
+					const s = getComputedStyle(el);
+					if (r.width < 2 || r.height < 2 || s.visibility !== "visible") continue;
+					const bg = bgOf(el);
+					const fg = over(rgba(s.color), bg);
+					const size = parseFloat(s.fontSize);
+					const need = size >= 24 || (size >= 18.66 && Number(s.fontWeight) >= 700) ? 3 : 4.5;
+					const got = ratio(fg, bg);
+					if (got < need) failures.push(el.tagName.toLowerCase() + "." + [...el.classList].join(".") + " " + JSON.stringify(el.textContent.trim().slice(0, 30)) + ": " + got.toFixed(2));
+					if (el.matches("input, select, textarea, button")) {
+						const edge = ratio(over(rgba(s.borderTopColor), bg), bgOf(el.parentElement));
+						if (edge < 3 && s.borderTopStyle !== "none") failures.push(el.tagName.toLowerCase() + "." + [...el.classList].join(".") + " edge: " + edge.toFixed(2));
+					}
+				}
+				const body = getComputedStyle(document.body);
+				const field = document.querySelector("input, select");
+				return { dark: lum(bgOf(document.body)) < 0.05 && lum(rgba(body.color)) > 0.5, field: field ? lum(bgOf(field)) : 0, failures };
+			})()`);
+		const agent = await createAgent(`dash-dark-${run}`, {});
+		await script({ text: "Done." });
+		const job = await trigger(agent, "Go.");
+		expect(await settled(job.id)).toBe("completed");
+		await call("POST", `/v1/agents/${agent}/pause`, tokens.operate, { reason: "for the dark test" });
+		const page = await context.newPage();
+		await page.emulateMedia({ colorScheme: "dark" });
+		await signInOn(page, "/", tokens.operate);
+		const views: [string, string][] = [
+			["/", `#fleet-table tr[data-agent="${agent}"]`],
+			["/jobs", `#jobs-table tr[data-job="${job.id}"]`],
+			[`/jobs/${job.id}`, "#job-status .badge"],
+			["/incidents", "#incidents-meta"],
+		];
+		for (const [at, ready] of views) {
+			if (at !== "/") await page.goto(`${url}${at}`);
+			await page.locator(ready).first().waitFor(LIVE);
+			const seen = await audit(page);
+			expect(seen.dark, `${at} is drawn dark`).toBe(true);
+			expect(seen.field, `${at}: its fields are dark too`).toBeLessThan(0.1);
+			expect(seen.failures, `${at}: text and control edges below AA`).toEqual([]);
+			if (at === "/") await shot(page, "fleet-dark");
+		}
+		// Forced colours win over the dark scheme: the legend's swatches and the current section's mark stay.
+		await page.goto(`${url}/jobs`);
+		await page.locator("#jobs-meta", { hasText: /jobs?|shown/ }).waitFor(LIVE);
+		await page.evaluate(`document.querySelector("#view").insertAdjacentHTML("beforeend", '<ul class="legend"><li><span id="probe-swatch" class="swatch run-failed"></span>failed</li></ul>')`);
+		await page.emulateMedia({ colorScheme: "dark", forcedColors: "active" });
+		expect((await styleOf(page, "#probe-swatch", ["background-color"]))[0]).toBe("rgb(224, 49, 49)");
+		expect((await styleOf(page, '.topbar nav a[aria-current="page"]', ["text-decoration-line"]))[0]).toContain("underline");
+		await page.close();
+		await call("POST", `/v1/agents/${agent}/resume`, tokens.operate, {});
+	});
+
 });
