@@ -1394,7 +1394,8 @@ describe("the dashboard", () => {
 		await page.locator("#fleet-all").click();
 		await page.locator(`#fleet-table tr.auto-paused[data-agent="triage"]`).waitFor(LIVE);
 		await meta.filter({ hasText: "2,516 agents · " }).waitFor(LIVE);
-		expect(await meta.textContent()).toBe(`2,516 agents · 0 running · ${pausedIn(2516)} paused`);
+		// 26 pages shown: polled every 13 × 10 s, so the tab reads two pages each 10 s on average.
+		expect(await meta.textContent()).toBe(`2,516 agents · 0 running · ${pausedIn(2516)} paused · refreshed every 2 min 10 s`);
 		expect(await rows.count()).toBe(2516);
 		expect(await page.locator("#fleet-more").isHidden()).toBe(true);
 		expect(await page.locator("#fleet-all").isHidden()).toBe(true);
@@ -1443,6 +1444,30 @@ describe("the dashboard", () => {
 		await page.clock.runFor(1_000);
 		await expect.poll(draws, LIVE).toBe(2);
 		expect(await reads()).toEqual([null, "fleet-0099", null, "fleet-0099"]);
+		await page.close();
+	});
+
+	it("polls the whole of a large fleet less often once all of it is shown, two pages each 10 s on average", async () => {
+		const page = await signedIn("/", tokens.read, { fakeClock: true });
+		await page.locator(`#fleet-table tr[data-agent="triage"]`).waitFor(LIVE);
+		const { requests } = await fakeFleet(page, 1000);
+		await page.reload();
+		const meta = page.locator("#fleet-meta");
+		await meta.filter({ hasText: "100 of 1,000 agents shown" }).waitFor(LIVE);
+		await page.locator("#fleet-all").click();
+		await meta.filter({ hasText: /^1,000 agents · / }).waitFor(LIVE);
+		expect(await meta.textContent()).toMatch(/ · refreshed every 50 s$/);
+		const before = requests.length;
+		const reads = () => requests.length - before;
+		// The poll set while one page was shown comes as set, and walks the ten pages now shown.
+		await page.clock.runFor(10_000);
+		await expect.poll(reads, LIVE).toBe(10);
+		// From then on, not a walk of all ten every 10 s, but one every 50 s.
+		await page.clock.runFor(40_000);
+		expect(reads()).toBe(10);
+		await page.clock.runFor(10_000);
+		await expect.poll(reads, LIVE).toBe(20);
+		expect(await page.locator("#fleet-table tbody tr[data-agent]").count()).toBe(1000);
 		await page.close();
 	});
 

@@ -10,7 +10,8 @@ const refreshScheduler = () => api("/v1/status").then(showScheduler, () => {});
 /**
  * Calls fn every ms while the tab is shown: the next call is timed from the end of the last, so loads
  * never overlap. The scheduler pill is read with each call, unless fn shows it itself (showsStatus).
- * @param {() => Promise<unknown>} fn @param {number} ms @param {boolean} [showsStatus]
+ * ms may be a function, read as each next call is set: a view whose load grows can poll less often.
+ * @param {() => Promise<unknown>} fn @param {number | (() => number)} ms @param {boolean} [showsStatus]
  */
 function poll(fn, ms, showsStatus) {
 	const signal = viewAbort.signal;
@@ -24,9 +25,9 @@ function poll(fn, ms, showsStatus) {
 			const load = Promise.all([fn().then(pollSucceeded, pollFailed), showsStatus ? null : refreshScheduler()]);
 			await Promise.race([load, new Promise((resolve) => setTimeout(resolve, POLL_STALL_MS))]);
 		}
-		if (!signal.aborted) t = setTimeout(again, ms);
+		if (!signal.aborted) t = setTimeout(again, typeof ms === "number" ? ms : ms());
 	};
-	t = setTimeout(again, ms);
+	t = setTimeout(again, typeof ms === "number" ? ms : ms());
 	signal.addEventListener("abort", () => clearTimeout(t));
 }
 /**
