@@ -64,22 +64,38 @@ const FILTER_SQL = {
 	until: "created_at < ?",
 } as const satisfies Record<keyof JobFilters, string>;
 
+/**
+ * The index a list reads, named in the query: D1 runs no ANALYZE, and without statistics SQLite
+ * takes jobs_by_trigger_time whenever trigger_type is filtered, and jobs_by_status_time for an agent
+ * and status with a time bound: a page of a 7-job agent then read 850k index entries (2.2 s at a
+ * million jobs). Each of these yields the rows in the list's order; what it leaves out is a filter
+ * over the few rows a page reads.
+ */
+function listIndex(filters: JobFilters): string {
+	if (filters.agent !== undefined) return filters.status !== undefined ? "jobs_by_agent_status_time" : "jobs_by_agent_time";
+	if (filters.status !== undefined) return "jobs_by_status_time";
+	return filters.trigger_type !== undefined ? "jobs_by_trigger_time" : "jobs_by_time";
+}
+
 export function buildListQuery(filters: JobFilters, limit: number, after?: CursorKey): { sql: string; params: (string | number)[] } {
 	const where: string[] = [];
 	const params: (string | number)[] = [];
+	// One upper bound, so the index's range starts at the cursor (or at until): with both, SQLite
+	// seeks by one and filters by the other. Whichever is lower implies the other.
+	const until = after !== undefined && filters.until !== undefined && after.at < filters.until ? undefined : filters.until;
 	for (const key of Object.keys(FILTER_SQL) as (keyof JobFilters)[]) {
-		const value = filters[key];
+		const value = key === "until" ? until : filters[key];
 		if (value === undefined) continue;
 		where.push(FILTER_SQL[key]);
 		params.push(value);
 	}
-	if (after) {
+	if (after && until === undefined) {
 		// Row-value comparison lets SQLite seek straight into the (…, created_at DESC, id DESC) index.
 		where.push("(created_at, id) < (?, ?)");
 		params.push(after.at, after.id);
 	}
 	const sql =
-		"SELECT * FROM jobs" +
+		`SELECT * FROM jobs INDEXED BY ${listIndex(filters)}` +
 		(where.length > 0 ? ` WHERE ${where.join(" AND ")}` : "") +
 		" ORDER BY created_at DESC, id DESC LIMIT ?";
 	params.push(limit + 1);
