@@ -210,15 +210,18 @@ export async function deleteFromJobIndex(db: D1Database, agent: string, ids: rea
 	// PRUNE_BATCH jobs, so this is one batch in practice.
 	for (let i = 0; i < ids.length; i += 100) {
 		const slice = JSON.stringify(ids.slice(i, i + 100));
-		const mine = "agent = ?2 AND id IN (SELECT value FROM json_each(?1))";
+		// Driven from the ids, each a probe of the primary key: by `agent = ?` (with no statistics)
+		// SQLite read the agent's whole index at every pass, 190k entries for a busy agent.
+		// `+agent`, `+status` and CROSS JOIN keep it from taking an index on them instead.
+		const mine = "json_each(?1) AS e CROSS JOIN jobs j ON j.id = e.value AND +j.agent = ?2";
 		await db.batch([
 			db
 				.prepare(
-					`UPDATE job_counts SET n = n - (SELECT count(*) FROM jobs WHERE status = job_counts.status AND ${mine})
-					 WHERE status IN (SELECT status FROM jobs WHERE ${mine})`,
+					`UPDATE job_counts SET n = n - (SELECT count(*) FROM ${mine} WHERE +j.status = job_counts.status)
+					 WHERE status IN (SELECT j.status FROM ${mine})`,
 				)
 				.bind(slice, agent),
-			db.prepare(`DELETE FROM jobs WHERE ${mine}`).bind(slice, agent),
+			db.prepare("DELETE FROM jobs WHERE id IN (SELECT value FROM json_each(?1)) AND +agent = ?2").bind(slice, agent),
 		]);
 	}
 }

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { FinalStatus, JobRecord } from "../../src/jobs/model.ts";
 import { countJobsByStatus, deleteFromJobIndex, upsertJobIndex } from "../../src/store/job-index.ts";
 import { call } from "../helpers/http.ts";
-import { lifecycleRecords } from "../helpers/jobs.ts";
+import { endedRecord, lifecycleRecords } from "../helpers/jobs.ts";
 
 const T0 = Date.parse("2026-11-01T00:00:00Z");
 
@@ -48,6 +48,40 @@ describe("GET /v1/status: indexed jobs by status", () => {
 		seen = await statusAndTruth();
 		expect(seen.truth).toEqual({ completed: 1, cancelled: 1 });
 		expect(seen.status).toEqual(seen.truth);
+	});
+
+	it("prunes by the ids it is given, reading their rows and not the agent's whole index, and only the agent's own", async () => {
+		const mine = Array.from({ length: 1_500 }, (_, i) => endedRecord("prune-many", new Date(T0 + (10_000 + i) * 60_000), i % 5 === 0 ? "failed" : "completed"));
+		for (let i = 0; i < mine.length; i += 250) await upsertJobIndex(env.DB, mine.slice(i, i + 250));
+		const others = [endedRecord("prune-other", new Date(T0 + 20_000 * 60_000), "cancelled"), endedRecord("prune-other", new Date(T0 + 20_001 * 60_000), "failed")];
+		await upsertJobIndex(env.DB, others);
+
+		let rowsRead = 0;
+		const db = new Proxy(env.DB, {
+			get(target, prop) {
+				if (prop === "prepare") return (query: string) => target.prepare(query);
+				if (prop !== "batch") return Reflect.get(target, prop);
+				return async (statements: D1PreparedStatement[]) => {
+					const results = await target.batch(statements);
+					for (const r of results) rowsRead += r.meta.rows_read;
+					return results;
+				};
+			},
+		});
+		// Two failed and three completed of the agent's, another agent's two, and an id nobody has.
+		const gone = [mine[0]!, mine[5]!, mine[1]!, mine[2]!, mine[3]!].map((j) => j.id);
+		await deleteFromJobIndex(db, "prune-many", [...gone, ...others.map((j) => j.id), "job-2026-01-01-absent"]);
+
+		const seen = await statusAndTruth();
+		expect(seen.status).toEqual(seen.truth);
+		const { results } = await env.DB.prepare("SELECT agent, count(*) AS n FROM jobs WHERE agent LIKE 'prune-%' GROUP BY agent ORDER BY agent").all();
+		expect(results).toEqual([
+			{ agent: "prune-many", n: 1_495 },
+			{ agent: "prune-other", n: 2 },
+		]);
+		// Each id's row, a few times over: by the agent's index it read all 1,500 of its rows, twice.
+		expect(rowsRead).toBeGreaterThan(0);
+		expect(rowsRead).toBeLessThan(100);
 	});
 
 	it("reads a few rows, not the whole index, however many jobs it holds", async () => {
