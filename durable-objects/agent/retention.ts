@@ -26,12 +26,18 @@ export async function pruneJobs(sql: SqlStorage, bucket: R2Bucket, agent: string
 			// read every ended job, the whole history, an hour). A deleted agent's run goes at its stamp
 			// (see stampDeletedHistory) if that comes first: found from the few stamped ledger rows
 			// (CROSS JOIN keeps that order; without statistics SQLite would walk every ended job).
+			// Each arm stops at a batch: without its own LIMIT the first read every expired job's record
+			// at each pass through a backlog (228 ms a pass with 44k due, against 0.45 ms).
 			`SELECT id FROM (
-			   SELECT id, created_at FROM jobs WHERE created_at < ?1 AND +status IN ('completed', 'failed', 'cancelled', 'indeterminate')
-			     AND coalesce(json_extract(record, '$.finished_at'), '') < ?2
+			   SELECT * FROM (
+			     SELECT id, created_at FROM jobs WHERE created_at < ?1 AND +status IN ('completed', 'failed', 'cancelled', 'indeterminate')
+			       AND coalesce(json_extract(record, '$.finished_at'), '') < ?2
+			     ORDER BY created_at LIMIT ?3)
 			   UNION
-			   SELECT j.id, j.created_at FROM occurrences o CROSS JOIN jobs j ON j.id = o.job_id
-			   WHERE o.retain_until <= ?4 AND j.status IN ('completed', 'failed', 'cancelled', 'indeterminate')
+			   SELECT * FROM (
+			     SELECT j.id, j.created_at FROM occurrences o CROSS JOIN jobs j ON j.id = o.job_id
+			     WHERE o.retain_until <= ?4 AND j.status IN ('completed', 'failed', 'cancelled', 'indeterminate')
+			     ORDER BY j.created_at LIMIT ?3)
 			 ) ORDER BY created_at LIMIT ?3`,
 			cutoff,
 			new Date(cutoff).toISOString(),

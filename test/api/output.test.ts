@@ -713,6 +713,41 @@ describe("retention", () => {
 		expect(rowsRead).toBeLessThan(20);
 	});
 
+	it("reads a batch's worth of a retention backlog a pass, oldest first, not every expired job", async () => {
+		await createAgent({ name: "long-backlog", retention_days: 30 });
+		const stub = env.AGENT.getByName("long-backlog");
+		const { pruned, gone, oldest, selectRead } = await runInDurableObject(stub, async (_i: AgentDO, state) => {
+			const sql = state.storage.sql;
+			// 400 runs past 30 days (a lowered retention, or an agent long asleep), and one stamped to go.
+			const jobs = Array.from({ length: 400 }, (_, i) => endedRecord("long-backlog", new Date(Date.now() - 60 * 86_400_000 + i * 60_000)));
+			for (const job of jobs) storeRun(sql, job);
+			const stamped = endedRecord("long-backlog", new Date(Date.now() - 10 * 86_400_000));
+			storeRun(sql, stamped);
+			sql.exec("UPDATE occurrences SET retain_until = ? WHERE job_id = ?", Date.now() - 1, stamped.id);
+			const cursors: SqlStorageCursor<Record<string, SqlStorageValue>>[] = [];
+			const selecting = new Proxy(sql, {
+				get(target, prop) {
+					if (prop !== "exec") return Reflect.get(target, prop);
+					return (query: string, ...bindings: unknown[]) => {
+						const cursor = target.exec(query, ...bindings);
+						if (/^\s*SELECT id FROM/.test(query)) cursors.push(cursor);
+						return cursor;
+					};
+				},
+			});
+			const before = new Set(sql.exec<{ id: string }>("SELECT id FROM jobs").toArray().map((r) => r.id));
+			const n = await pruneJobs(selecting, env.OUTPUT, "long-backlog", Date.now() - 30 * 86_400_000, Date.now());
+			const left = new Set(sql.exec<{ id: string }>("SELECT id FROM jobs").toArray().map((r) => r.id));
+			const gone = [...before].filter((id) => !left.has(id)).sort();
+			return { pruned: n, gone, oldest: jobs.slice(0, 50).map((j) => j.id).sort(), selectRead: cursors.reduce((r, c) => r + c.rowsRead, 0) };
+		});
+		expect(pruned).toBe(50);
+		expect(gone).toEqual(oldest);
+		// About a batch three times over (each arm's 50, their union, its order); reading every
+		// expired job's record before keeping 50, it was 1,204.
+		expect(selectRead).toBeLessThan(250);
+	});
+
 	it("applies a shortened retention at once, not at the expiry set under the old one", async () => {
 		useEmulator().enqueue({ text: "kept a month" });
 		await createAgent({ name: "shortened", retention_days: 30 });
