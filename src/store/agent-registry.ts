@@ -122,6 +122,7 @@ export async function liveRegisteredAmong(db: D1Database, names: readonly string
 	return results;
 }
 
+/** From the partial index agents_live (D1 0011): the table's rows each hold a whole definition. */
 export async function countRegisteredAgents(db: D1Database): Promise<number> {
 	return (await db.prepare("SELECT count(*) AS n FROM agents WHERE deleted_at IS NULL").first<{ n: number }>())?.n ?? 0;
 }
