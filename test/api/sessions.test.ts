@@ -5,7 +5,9 @@ import type { JobRecord } from "../../src/jobs/model.ts";
 import { createAgent, settle } from "../helpers/agents.ts";
 import { heldModel, useEmulator } from "../helpers/emulator.ts";
 import { call, errorOf } from "../helpers/http.ts";
-import { jobOf, runToRest, trigger } from "../helpers/jobs.ts";
+import { listSessions } from "../../durable-objects/agent/sessions.ts";
+import { endedRecord, jobOf, runToRest, storeRun, trigger } from "../helpers/jobs.ts";
+import { countingReads } from "../helpers/sql.ts";
 
 interface JobRef {
 	id: string;
@@ -234,6 +236,46 @@ describe("GET /v1/agents/:agent/sessions", () => {
 		release();
 		await settle("ses-kept");
 		expect(await jobOf("ses-kept", queued.id)).toMatchObject({ status: "completed", session_id: first.session_id });
+	});
+
+	it("summarises long sessions from their two ends and a count, listing a session's newest 200 jobs", async () => {
+		await createAgent({ name: "ses-long" });
+		const stub = env.AGENT.getByName("ses-long");
+		// Three sessions of 250 jobs each, started in turn a minute apart (as a persistent agent's
+		// runs carry its session on), each job's setup row written as it starts.
+		const ids = await runInDurableObject(stub, (_i: AgentDO, state) => {
+			const sql = state.storage.sql;
+			const sessions: string[][] = [[], [], []];
+			for (let i = 0; i < 750; i++) {
+				const job = endedRecord("ses-long", new Date(Date.parse("2026-06-01T00:00:00Z") + i * 60_000));
+				const list = sessions[i % 3]!;
+				const sessionId = `ses-${list[0] ?? job.id}`;
+				storeRun(sql, { ...job, session_id: sessionId });
+				sql.exec(
+					"INSERT INTO job_setup (job_id, session_id, definition, system, tools, models, max_tokens, deadline, next_step_at) VALUES (?, ?, '{}', '', '[]', '[]', 1024, 0, 0)",
+					job.id,
+					sessionId,
+				);
+				list.push(job.id);
+			}
+			return sessions;
+		});
+		const { pages, rowsRead } = await runInDurableObject(stub, (_i: AgentDO, state) => {
+			const reads = countingReads(state.storage.sql);
+			const first = listSessions(reads.sql, "ses-long", 2);
+			const rowsRead = reads.rowsRead();
+			return { pages: [first, listSessions(state.storage.sql, "ses-long", 2, first.next!)], rowsRead };
+		});
+		expect(pages.flatMap((p) => p.sessions).map((s) => [s.session_id, s.job_count, s.first_job.id, s.last_job.id])).toEqual(
+			[2, 1, 0].map((k) => [`ses-${ids[k]![0]}`, 250, ids[k]![0], ids[k]![249]]),
+		);
+		// Two sessions' 250 count entries each and their two ends; reading every job of each, it was
+		// over 1,000.
+		expect(rowsRead).toBeLessThan(700);
+
+		const session = await getSession(`ses-${ids[0]![0]}?agent=ses-long`);
+		expect(session).toMatchObject({ job_count: 250, first_job: { id: ids[0]![0] }, last_job: { id: ids[0]![249] } });
+		expect(session.jobs.map((j) => j.id)).toEqual(ids[0]!.slice(50));
 	});
 
 	it("refuses a bad cursor and one from another agent's list", async () => {
