@@ -60,8 +60,10 @@ export const APP_CSS = String.raw`
 	--chart-grid: #eef0f3;
 	color-scheme: light dark;
 }
-/* A reader who asked for a dark scheme: the same roles, dark, at the same contrasts (text 4.5:1, edges 3:1). */
-@media (prefers-color-scheme: dark) {
+@media print { :root { color-scheme: light; } }
+/* A reader who asked for a dark scheme: the same roles, dark, at the same contrasts (text 4.5:1, edges 3:1).
+   On screen only: printing drops backgrounds, and light ink would go on white paper. */
+@media screen and (prefers-color-scheme: dark) {
 	:root {
 		--bg: #0f1419;
 		--panel: #171d25;
@@ -246,7 +248,7 @@ table.grid td a, table.grid td .mono { white-space: nowrap; }
 table.grid td, .reason, pre { unicode-bidi: plaintext; }
 /* a job's summary, up to 2,000 characters: two lines of it, so that a long one makes neither a tall row nor
    (a table cell's max-width does nothing) a table wider than the page; the whole is the cell's title */
-td.summary > div { max-width: 28rem; min-width: 12rem; overflow: hidden; overflow-wrap: anywhere; display: -webkit-box; -webkit-box-orient: vertical; -webkit-line-clamp: 2; line-clamp: 2; }
+td.summary > div { unicode-bidi: plaintext; max-width: 28rem; min-width: 12rem; overflow: hidden; overflow-wrap: anywhere; display: -webkit-box; -webkit-box-orient: vertical; -webkit-line-clamp: 2; line-clamp: 2; }
 td.error-text { max-width: 26rem; min-width: 12rem; word-break: break-word; }
 td .sub { display: block; color: var(--muted); font-size: .86em; }
 td .sub.warn, .warn-text { color: var(--warn-text); }

@@ -3169,6 +3169,11 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 			expect(seen.failures, `${at}: text and control edges below AA`).toEqual([]);
 			if (at === "/") await shot(page, "fleet-dark");
 		}
+		// Printed, the page is light whatever the screen's scheme: paper keeps no background for light ink.
+		await page.emulateMedia({ colorScheme: "dark", media: "print" });
+		const printed = await audit(page);
+		expect(printed.dark, "printed in the dark scheme's colours").toBe(false);
+		await page.emulateMedia({ colorScheme: "dark", media: "screen" });
 		// Forced colours win over the dark scheme: the legend's swatches and the current section's mark stay.
 		await page.goto(`${url}/jobs`);
 		await page.locator("#jobs-meta", { hasText: /jobs?|shown/ }).waitFor(LIVE);
@@ -3178,6 +3183,141 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		expect((await styleOf(page, '.topbar nav a[aria-current="page"]', ["text-decoration-line"]))[0]).toContain("underline");
 		await page.close();
 		await call("POST", `/v1/agents/${agent}/resume`, tokens.operate, {});
+	});
+
+	/**
+	 * The jobs list's reads of /v1/jobs (not the one-row probe): answered from the server, with an "Older"
+	 * page that is empty, or refused as an unreachable server would be while `down` is set.
+	 */
+	async function jobsThatGoDown(page: Page) {
+		const state = { down: false, reads: 0 };
+		await page.route((u) => u.pathname === "/v1/jobs", async (route) => {
+			const u = new URL(route.request().url());
+			if (u.searchParams.get("limit") === "1") return route.continue();
+			state.reads++;
+			if (state.down) return route.abort("connectionrefused");
+			if (u.searchParams.get("cursor")) return route.fulfill({ json: { jobs: [], next_cursor: null } });
+			const body = (await (await route.fetch()).json()) as { next_cursor: string | null };
+			return route.fulfill({ json: { ...body, next_cursor: body.next_cursor ?? "c-fake" } });
+		});
+		return state;
+	}
+	const noticeText = async (page: Page) => ((await page.locator("#notice").isVisible()) ? ((await page.locator("#notice").textContent()) ?? "") : "");
+
+	it("says Reconnected only once a poll reaches the server, after a filter failed on a paged list, and the list comes back then", async () => {
+		const page = await open("/jobs", { fakeClock: true });
+		const jobs = await jobsThatGoDown(page);
+		await signInOn(page, "/jobs", tokens.read);
+		await page.locator("#jobs-older").waitFor(LIVE);
+		await page.locator("#jobs-older").click();
+		await page.locator("#jobs-older").waitFor({ state: "hidden", ...LIVE });
+		jobs.down = true;
+		await page.locator("#jobs-filter select[name=status]").selectOption("failed");
+		await page.locator("#notice").filter({ hasText: "unreachable" }).waitFor(LIVE);
+		// Each poll is set once the last has ended: the second poll's read means the first's answer is drawn.
+		const before = jobs.reads;
+		await page.clock.runFor(10_000);
+		await expect.poll(() => jobs.reads, LIVE).toBe(before + 1);
+		await page.clock.runFor(10_000);
+		await expect.poll(() => jobs.reads, LIVE).toBe(before + 2);
+		// Still down: the page must not say its data is current (it said so, over an empty list, when a
+		// failed filter left the list "paged" and its polls skipped the server).
+		expect(await noticeText(page)).toContain("unreachable");
+		jobs.down = false;
+		await page.clock.runFor(10_000);
+		await expect.poll(() => noticeText(page), LIVE).toContain("Reconnected");
+		await expect.poll(() => page.locator("#jobs-meta").textContent(), LIVE).toMatch(/\S/);
+		await page.close();
+	});
+
+	it("does not say Reconnected after signing out while the server was unreachable and in again", async () => {
+		const page = await open("/jobs", { fakeClock: true });
+		const jobs = await jobsThatGoDown(page);
+		await signInOn(page, "/jobs", tokens.read);
+		await page.locator("#jobs-older").waitFor(LIVE);
+		jobs.down = true;
+		await page.clock.runFor(10_000);
+		await page.locator("#notice").filter({ hasText: "unreachable" }).waitFor(LIVE);
+		await page.locator("#sign-out").click();
+		await page.locator("#token").waitFor(LIVE);
+		jobs.down = false;
+		await page.locator("#token").fill(tokens.read);
+		await page.locator("#signin-form button[type=submit]").click();
+		await page.locator("#jobs-older").waitFor(LIVE);
+		const before = jobs.reads;
+		await page.clock.runFor(10_000);
+		await expect.poll(() => jobs.reads, LIVE).toBe(before + 1);
+		await page.clock.runFor(10_000);
+		await expect.poll(() => jobs.reads, LIVE).toBe(before + 2);
+		// The new session never lost the server: nothing to say of it.
+		expect(await noticeText(page)).not.toContain("Reconnected");
+		await page.close();
+	});
+
+	it("takes the unreachable alert away once a poll reaches the server, though an action had failed the same way meanwhile", async () => {
+		const page = await open("/jobs", { fakeClock: true });
+		const jobs = await jobsThatGoDown(page);
+		await signInOn(page, "/jobs", tokens.read);
+		await page.locator("#jobs-older").waitFor(LIVE);
+		jobs.down = true;
+		await page.clock.runFor(10_000);
+		await page.locator("#notice").filter({ hasText: "unreachable" }).waitFor(LIVE);
+		const before = jobs.reads;
+		// Older fails too, with the same message: the page's alert is now the action's.
+		await page.locator("#jobs-older").click();
+		await expect.poll(() => jobs.reads, LIVE).toBe(before + 1);
+		await expect.poll(() => page.locator("#jobs-older").isDisabled(), LIVE).toBe(false);
+		jobs.down = false;
+		await page.clock.runFor(10_000);
+		await expect.poll(() => noticeText(page), LIVE).toContain("Reconnected");
+		expect(await noticeText(page)).not.toContain("unreachable");
+		await page.close();
+	});
+
+	it("polls a fleet shown whole every 10 s again once it has shrunk to one page", async () => {
+		const page = await open("/", { fakeClock: true });
+		const { agents: [real] } = await call<{ agents: FakeAgent[] }>("GET", "/v1/agents?limit=1", tokens.read);
+		let size = 300;
+		const all = () => Array.from({ length: size }, (_, i) => ({ ...real!, name: `fleet-${String(i).padStart(4, "0")}`, enabled: true, schedules: [], running_jobs: [], queued_jobs: 0, last_job: null, paused: null }));
+		await page.route((u) => u.pathname === "/v1/agents", (route) => {
+			const u = new URL(route.request().url());
+			const agents = all();
+			const limit = Number(u.searchParams.get("limit") ?? 50);
+			const cursor = u.searchParams.get("cursor");
+			const from = cursor === null ? 0 : agents.filter((a) => a.name <= cursor).length;
+			const slice = agents.slice(from, from + limit);
+			return route.fulfill({ json: { agents: slice, next_cursor: from + limit < agents.length ? slice.at(-1)!.name : null } });
+		});
+		await signInOn(page, "/", tokens.read);
+		const meta = page.locator("#fleet-meta");
+		await meta.filter({ hasText: "100 of" }).waitFor(LIVE);
+		await page.locator("#fleet-all").click();
+		await meta.filter({ hasText: /^300 agents/ }).waitFor(LIVE);
+		expect(await meta.textContent()).toMatch(/refreshed every 20 s$/);
+		size = 50; // agents deleted
+		await page.clock.runFor(10_000);
+		await meta.filter({ hasText: /^50 agents/ }).waitFor(LIVE);
+		expect(await meta.textContent()).not.toMatch(/refreshed every/);
+		await page.close();
+	});
+
+	it("draws a right-to-left job summary in its own direction in the clamped cell", async () => {
+		const page = await context.newPage();
+		const summary = "שלום עולם!";
+		const job = { id: "job-2020-01-15-abcdef", agent: "rtl", status: "completed", trigger_type: "manual", schedule: null, created_at: "2020-01-15T10:00:00Z", started_at: "2020-01-15T10:00:00Z", finished_at: "2020-01-15T10:00:05Z", duration_seconds: 5, summary, tool_calls: null, exit_reason: "success", delivery: null };
+		await page.route((u) => u.pathname === "/v1/jobs", (route) => route.fulfill({ json: { jobs: [job], next_cursor: null } }));
+		await signInOn(page, "/jobs", tokens.read);
+		await page.locator("#jobs-table td.summary").first().waitFor(LIVE);
+		const got = await page.evaluate<{ bang: number; first: number }>(`(() => {
+			const td = document.querySelector("#jobs-table td.summary");
+			const walker = document.createTreeWalker(td, NodeFilter.SHOW_TEXT);
+			const t = walker.nextNode();
+			const at = (i) => { const r = document.createRange(); r.setStart(t, i); r.setEnd(t, i + 1); return r.getBoundingClientRect().left; };
+			return { bang: at(t.length - 1), first: at(0) };
+		})()`);
+		// Right to left: the paragraph's closing "!" is drawn left of its first letter.
+		expect(got.bang).toBeLessThan(got.first);
+		await page.close();
 	});
 
 });

@@ -51,7 +51,10 @@ async function fleetView(signal) {
 		// Pages added meanwhile by "Next" stay, after what this walk read.
 		const kept = next ? shown.filter((a) => a.name > next) : [];
 		shown = rows.concat(kept);
-		if (!kept.length) cursor = next;
+		if (!kept.length) {
+			cursor = next;
+			if (!next) pages = Math.max(1, Math.ceil(rows.length / FLEET_PAGE));
+		}
 		draw();
 	});
 	const loadNext = async () => {

@@ -71,7 +71,10 @@ async function jobsView(signal) {
 	const load = async (reset) => {
 		const mine = reset ? ++generation : generation;
 		// Until the new filter's first page is in, "Older" would page it with the old list's cursor.
-		if (reset) older.hidden = true;
+		if (reset) {
+			older.hidden = true;
+			paged = false;
+		}
 		const q = query();
 		q.set("limit", "25");
 		if (!reset && cursor) q.set("cursor", cursor);

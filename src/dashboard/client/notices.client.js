@@ -38,6 +38,10 @@ function failMessage(err) {
 function fail(err) {
 	const message = failMessage(err);
 	if (message !== null) notify(message);
+	if (err instanceof Unreachable) {
+		pollLost = true;
+		pollNotice = !$("#notice").hidden;
+	}
 }
 /** A poll's load failed: said as any failure is, and taken away again by pollSucceeded(). @param {any} err */
 function pollFailed(err) {

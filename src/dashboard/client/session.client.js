@@ -7,6 +7,7 @@ function showSignIn(message) {
 	$("#sign-out").hidden = true;
 	$("#scheduler-pill").hidden = true;
 	$("#notice").hidden = true;
+	pollNotice = pollLost = false;
 	const err = $("#signin-error");
 	err.textContent = message || "";
 	err.hidden = !message;
