@@ -95,6 +95,7 @@ function emit(level: Level, event: string, fields: LogFields): void {
 	const line = JSON.stringify(Object.assign({ ...own }, kept, own));
 	if (level === "error") console.error(line);
 	else if (level === "warn") console.warn(line);
+	else if (level === "debug") console.debug(line);
 	else console.log(line);
 }
 
@@ -105,8 +106,32 @@ export const log = {
 	error: (event: string, fields: LogFields = {}) => emit("error", event, fields),
 };
 
-/** The parts of an unknown thrown value that are safe and useful in a log line. */
+/** A thrown value that is no Error, in a line: an object as JSON (String() gives "[object Object]"), cut short. */
+const MAX_THROWN_CHARS = 1000;
+function describeThrown(value: unknown): string {
+	let text: string;
+	if (typeof value === "string") text = value;
+	else if (value !== null && typeof value === "object") {
+		try {
+			text = JSON.stringify(value) ?? String(value);
+		} catch {
+			// A cycle or a BigInt inside: JSON cannot write it.
+			text = "[unserializable object]";
+		}
+	} else text = String(value);
+	if (text.length <= MAX_THROWN_CHARS) return text;
+	const head = safeSlice(text, MAX_THROWN_CHARS);
+	return `${head}… [${text.length - head.length} more characters]`;
+}
+
+/**
+ * The parts of an unknown thrown value that are safe and useful in a log line; an error's cause (what
+ * a wrapping error was underneath, such as the network failure behind a fetch error) by its name and message.
+ */
 export function errorFields(err: unknown): LogFields {
-	if (err instanceof Error) return { error_name: err.name, error_message: err.message, stack: err.stack };
-	return { error_message: String(err) };
+	if (!(err instanceof Error)) return { error_message: describeThrown(err) };
+	const fields: LogFields = { error_name: err.name, error_message: err.message, stack: err.stack };
+	if (err.cause instanceof Error) Object.assign(fields, { cause_name: err.cause.name, cause_message: err.cause.message });
+	else if (err.cause !== undefined) fields.cause_message = describeThrown(err.cause);
+	return fields;
 }
