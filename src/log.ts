@@ -81,7 +81,38 @@ function capped(value: unknown, budget: { left: number }, enclosing: WeakSet<obj
 	return out;
 }
 
+const RANK: Record<Level, number> = { debug: 0, info: 1, warn: 2, error: 3 };
+let threshold: Level = "info";
+let configured = false;
+
+/** Lines below `level` are not written from here on (tests, and configureLogLevel). */
+export function setLogLevel(level: Level): void {
+	threshold = level;
+	configured = true;
+}
+
+/**
+ * The LOG_LEVEL var, read once an isolate (the first entry point to run: a request, a tick, an
+ * object's start): a var changes only with a deployment, which starts new isolates. Unset or blank
+ * is info; a value that is no level is info too, said once as config.var_invalid.
+ */
+export function configureLogLevel(env: { LOG_LEVEL?: string }): void {
+	if (configured) return;
+	const { level, problem } = logLevelOf(env.LOG_LEVEL);
+	setLogLevel(level);
+	if (problem !== null) emit("error", "config.var_invalid", { variable: "LOG_LEVEL", error_message: problem, using: level });
+}
+
+/** The level a LOG_LEVEL value asks for (any case, blank is info), and what is wrong with one that names none. */
+export function logLevelOf(value: string | undefined): { level: Level; problem: string | null } {
+	const asked = (value ?? "").trim().toLowerCase();
+	if (asked === "") return { level: "info", problem: null };
+	if (Object.hasOwn(RANK, asked)) return { level: asked as Level, problem: null };
+	return { level: "info", problem: `LOG_LEVEL ${JSON.stringify(value)} is not one of debug, info, warn, error` };
+}
+
 function emit(level: Level, event: string, fields: LogFields): void {
+	if (RANK[level] < RANK[threshold]) return;
 	const ts = new Date().toISOString();
 	// Callers never log secrets on purpose; redaction catches the ones hiding in error messages (before
 	// the cut, which could leave a credential's head no pattern knows). A field named like the line's

@@ -3,7 +3,7 @@ import { definitionRevision } from "../../src/config/fleet.ts";
 import { readinessProblems } from "../../src/config/readiness.ts";
 import type { AgentDefinition } from "../../src/config/schema.ts";
 import type { DeliveryOutcome, JobRecord, ToolCallTally } from "../../src/jobs/model.ts";
-import { log } from "../../src/log.ts";
+import { configureLogLevel, log } from "../../src/log.ts";
 import { isRefusal, refuse, type Refusal } from "../../src/shared/refusal.ts";
 import { migrate } from "../../src/store/sqlite-migrations.ts";
 import { noteTick } from "./held-claims.ts";
@@ -76,6 +76,7 @@ export class AgentDO extends DurableObject<Env> {
 
 	constructor(ctx: DurableObjectState, env: Env) {
 		super(ctx, env);
+		configureLogLevel(env);
 		this.sql = ctx.storage.sql;
 		// SQLite calls are synchronous, so migrating here finishes before any request or alarm runs.
 		this.schemaVersion = migrate(ctx.storage, AGENT_MIGRATIONS);

@@ -5,7 +5,7 @@ import { loadFleet } from "../../src/config/bundled.ts";
 import { numberVar } from "../../src/config/vars.ts";
 import { dealtJobId, idDay, SLOT_CAPACITY } from "../../src/jobs/id-blocks.ts";
 import type { AgentDefinition } from "../../src/config/schema.ts";
-import { errorFields, log } from "../../src/log.ts";
+import { configureLogLevel, errorFields, log } from "../../src/log.ts";
 import { isBehind } from "../../src/scheduler/backlog.ts";
 import { shardOf } from "../../src/scheduler/shards.ts";
 import { fileSchedulerIncident } from "../../src/scheduler/tick.ts";
@@ -98,6 +98,7 @@ export class SchedulerShardDO extends DurableObject<Env> {
 
 	constructor(ctx: DurableObjectState, env: Env) {
 		super(ctx, env);
+		configureLogLevel(env);
 		this.sql = ctx.storage.sql;
 		migrate(ctx.storage, SHARD_MIGRATIONS);
 	}

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { log } from "../../src/log.ts";
+import { log, setLogLevel } from "../../src/log.ts";
 import { createAgent, runsOf, settle } from "../helpers/agents.ts";
 import { call } from "../helpers/http.ts";
 import { useEmulator } from "../helpers/emulator.ts";
@@ -8,12 +8,15 @@ import { jobOf, runToRest, trigger } from "../helpers/jobs.ts";
 import { fake } from "../helpers/outbound.ts";
 import { ticketTool } from "../helpers/tools.ts";
 
-afterEach(() => vi.restoreAllMocks());
+afterEach(() => {
+	vi.restoreAllMocks();
+	setLogLevel("info");
+});
 
 /** Every line the Worker logs from here on, parsed: each must be one JSON object. */
 function captureLogs(): Record<string, unknown>[] {
 	const lines: Record<string, unknown>[] = [];
-	for (const method of ["log", "warn", "error"] as const) {
+	for (const method of ["debug", "log", "warn", "error"] as const) {
 		vi.spyOn(console, method).mockImplementation((line: unknown) => void lines.push(JSON.parse(String(line)) as Record<string, unknown>));
 	}
 	return lines;
@@ -22,17 +25,40 @@ function captureLogs(): Record<string, unknown>[] {
 const linesOf = (lines: Record<string, unknown>[], jobId: string) => lines.filter((l) => l.job_id === jobId);
 
 describe("one job followed through the logs by its id", () => {
-	it("says each model call: the model, how it stopped, its tries, time and tokens", async () => {
+	it("says what a job's model calls came to on its last line; a call of its own is a debug line", async () => {
 		useEmulator().enqueue({ text: "All quiet." });
 		await createAgent({ name: "logged-call" });
 		const lines = captureLogs();
 		const job = await runToRest("logged-call");
 		expect(job.status).toBe("completed");
 		const mine = linesOf(lines, job.id);
+		// At the default level (info) a turn writes no line: a busy alarm run's turns filled Workers Logs' 256 KB.
+		expect(mine.map((l) => l.event)).toEqual(["job.triggered", "job.started", "job.finished"]);
+		const [model, usage] = Object.entries(job.usage.per_model)[0]!;
+		expect(model).toBeTruthy();
+		expect(mine[2]).toMatchObject({ level: "info", status: "completed", exit_reason: "success", turns: 1, model_calls: 1, input_tokens: usage.input_tokens, output_tokens: usage.output_tokens });
+	});
+
+	it("says each model call at LOG_LEVEL debug: the model, how it stopped, its tries, time and tokens", async () => {
+		useEmulator().enqueue({ text: "All quiet." });
+		await createAgent({ name: "logged-call-debug" });
+		setLogLevel("debug");
+		const lines = captureLogs();
+		const job = await runToRest("logged-call-debug");
+		const mine = linesOf(lines, job.id);
 		expect(mine.map((l) => l.event)).toEqual(["job.triggered", "job.started", "model.call", "job.finished"]);
-		expect(mine[2]).toMatchObject({ level: "info", agent: "logged-call", model: expect.any(String), stop_reason: "end_turn", tries: 1, ms: expect.any(Number) });
+		expect(mine[2]).toMatchObject({ level: "debug", agent: "logged-call-debug", model: expect.any(String), stop_reason: "end_turn", tries: 1, ms: expect.any(Number) });
 		expect(mine[2]!.input_tokens).toBe(job.usage.per_model[mine[2]!.model as string]?.input_tokens);
-		expect(mine[3]).toMatchObject({ status: "completed", exit_reason: "success", turns: 1 });
+	});
+
+	it("says a model call retried at info whatever the level", async () => {
+		useEmulator().enqueue({ error: 529, message: "overloaded" }, { text: "All quiet." });
+		await createAgent({ name: "logged-call-retried" });
+		const lines = captureLogs();
+		const job = await runToRest("logged-call-retried");
+		expect(job.status).toBe("completed");
+		const call = linesOf(lines, job.id).find((l) => l.event === "model.call");
+		expect(call).toMatchObject({ level: "info", tries: 2 });
 	});
 
 	it("says why a failed job failed: the model's refusal of the key, on the call's line and the job's last", async () => {

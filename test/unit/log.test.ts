@@ -1,7 +1,10 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { errorFields, log } from "../../src/log.ts";
+import { configureLogLevel, errorFields, log, logLevelOf, setLogLevel } from "../../src/log.ts";
 
-afterEach(() => vi.restoreAllMocks());
+afterEach(() => {
+	vi.restoreAllMocks();
+	setLogLevel("info");
+});
 
 describe("log lines", () => {
 	it("writes a debug line through console.debug, where a console filtered to debug finds it", () => {
@@ -9,9 +12,42 @@ describe("log lines", () => {
 		const info: string[] = [];
 		vi.spyOn(console, "debug").mockImplementation((line: string) => void debug.push(line));
 		vi.spyOn(console, "log").mockImplementation((line: string) => void info.push(line));
+		setLogLevel("debug");
 		log.debug("model.call", { agent: "a" });
 		expect(debug.map((l) => JSON.parse(l))).toMatchObject([{ level: "debug", event: "model.call", agent: "a" }]);
 		expect(info).toEqual([]);
+	});
+
+	it("writes only lines at LOG_LEVEL or above", () => {
+		const written: string[] = [];
+		for (const method of ["debug", "log", "warn", "error"] as const) vi.spyOn(console, method).mockImplementation((line: string) => void written.push(JSON.parse(line).event));
+		setLogLevel("warn");
+		log.debug("a");
+		log.info("b");
+		log.warn("c");
+		log.error("d");
+		setLogLevel("info");
+		log.debug("e");
+		log.info("f");
+		expect(written).toEqual(["c", "d", "f"]);
+	});
+});
+
+describe("configureLogLevel", () => {
+	it("is read once an isolate; a value that is no level is info, said once", () => {
+		const written: Record<string, unknown>[] = [];
+		for (const method of ["debug", "log", "warn", "error"] as const) vi.spyOn(console, method).mockImplementation((line: string) => void written.push(JSON.parse(line)));
+		// setLogLevel counts as configured: this isolate has run entry points already, so test the once.
+		configureLogLevel({ LOG_LEVEL: "debug" });
+		log.debug("still info");
+		expect(written).toEqual([]);
+	});
+
+	it("reads a level in any case; blank is info, and a value that is none is info with its problem", () => {
+		expect(logLevelOf(" DEBUG ")).toEqual({ level: "debug", problem: null });
+		expect(logLevelOf("")).toEqual({ level: "info", problem: null });
+		expect(logLevelOf(undefined)).toEqual({ level: "info", problem: null });
+		expect(logLevelOf("verbose")).toEqual({ level: "info", problem: 'LOG_LEVEL "verbose" is not one of debug, info, warn, error' });
 	});
 });
 

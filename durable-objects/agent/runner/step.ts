@@ -123,6 +123,19 @@ function answerNotStored(err: MessageTooLargeError): { reason: string; exit_reas
 /** Billed answers among a call's tries that are not its answer: the refusals a fallback followed. */
 const refusals = (attempts: readonly ModelAttempt[]): number => attempts.filter((a) => a.status === "refusal").length;
 
+/** A model call slower than this is logged at info (model.call is otherwise a debug line). */
+const SLOW_MODEL_CALL_MS = 60_000;
+
+/** What a job's model calls came to, for its job.finished line: requests made (refused and continued ones too) and tokens, counted as model.call counts them. */
+function modelTotals(deps: StepDeps, job: JobRecord): { model_calls: number; input_tokens: number; output_tokens: number } {
+	const models = Object.values(job.usage.per_model);
+	return {
+		model_calls: (job.usage.num_turns ?? 0) + (getSetup(deps.sql, job.id)?.extraRequests ?? 0),
+		input_tokens: models.reduce((n, u) => n + u.input_tokens, 0),
+		output_tokens: models.reduce((n, u) => n + u.output_tokens, 0),
+	};
+}
+
 /** Ends a job with a final status, its exit reason and a closing JSONL line. */
 export function finish(
 	deps: StepDeps,
@@ -149,6 +162,7 @@ export function finish(
 		reason: opts.reason,
 		...(opts.error ? { error_type: opts.error.type, error_message: redact(opts.error.message) } : {}),
 		turns: done.usage.num_turns,
+		...modelTotals(deps, done),
 		cost_usd: done.usage.total_cost_usd,
 	});
 	if (to === "failed" && opts.error) noteFailedRun(deps.sql, done, { type: opts.error.type, message: redact(opts.error.message) });
@@ -237,13 +251,17 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 	// Cancelled, or past its deadline, while the answer was on its way: the answer is not acted on.
 	// Its tries (a refused answer's billed tokens among them) are still the record.
 	if (controller.signal.aborted) return modelFailed(deps, job.id, new ModelCallFailure("aborted", "the model call was aborted", response.attempts));
-	log.info("model.call", {
+	// One a turn at debug: 30 jobs of 40 turns in an alarm run made more than Workers Logs keeps an
+	// invocation (256 KB), and the job.finished and delivery lines, written last, were the ones lost.
+	// A call retried or slow is worth a line at info; job.finished has the totals.
+	const callMs = Date.now() - calledAt;
+	(response.attempts.length > 1 || callMs >= SLOW_MODEL_CALL_MS ? log.info : log.debug)("model.call", {
 		agent: job.agent,
 		job_id: job.id,
 		model: response.model,
 		stop_reason: response.message.stop_reason,
 		tries: response.attempts.length,
-		ms: Date.now() - calledAt,
+		ms: callMs,
 		input_tokens: response.message.usage.input_tokens,
 		output_tokens: response.message.usage.output_tokens,
 	});
