@@ -21,16 +21,19 @@ export class CliError extends Error {
 	}
 }
 
-/** An error answer from the API: `{"error": {"code", "message"}}`, or what stood in for it. */
+/** An error answer from the API: `{"error": {"code", "message", "request_id"}}`, or what stood in for it. */
 export class ApiError extends CliError {
 	readonly status: number;
 	readonly code: string;
+	/** The id the Worker logged the request under (its X-Request-Id), for its operator to find it by. */
+	readonly requestId: string | null;
 
-	constructor(status: number, code: string, message: string, hint = hintFor(status, message, code)) {
+	constructor(status: number, code: string, message: string, hint = hintFor(status, message, code), requestId: string | null = null) {
 		super(message, 1, hint);
 		this.name = "ApiError";
 		this.status = status;
 		this.code = code;
+		this.requestId = requestId;
 	}
 }
 
@@ -252,9 +255,12 @@ async function readText(res: Response, url: string): Promise<string> {
 export async function errorFrom(res: Response): Promise<ApiError> {
 	const text = await res.text().catch(() => "");
 	try {
-		const body = JSON.parse(text) as { error?: { code?: unknown; message?: unknown; details?: { issues?: unknown } } } | null;
+		const body = JSON.parse(text) as { error?: { code?: unknown; message?: unknown; details?: { issues?: unknown }; request_id?: unknown } } | null;
 		if (body?.error && typeof body.error.message === "string" && typeof body.error.code === "string") {
-			return new ApiError(res.status, body.error.code, withIssues(body.error.message, body.error.details?.issues));
+			const message = withIssues(body.error.message, body.error.details?.issues);
+			// Shown as the body has it, when it has the shape of one (an older Worker sends none).
+			const requestId = typeof body.error.request_id === "string" && /^[\w.:=-]{1,100}$/.test(body.error.request_id) ? body.error.request_id : null;
+			return new ApiError(res.status, body.error.code, message, undefined, requestId);
 		}
 	} catch {
 		// Not JSON: fall through to the status line.

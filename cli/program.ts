@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { Command, CommanderError, Option } from "commander";
-import { CliError, DEFAULT_URL } from "./client.ts";
+import { ApiError, CliError, DEFAULT_URL } from "./client.ts";
 import { registerActions } from "./commands/actions.ts";
 import { registerAgents } from "./commands/agents.ts";
 import { registerDefine } from "./commands/define.ts";
@@ -104,6 +104,8 @@ export async function run(argv: readonly string[]): Promise<number> {
 			// The message is often the API's, or quotes an answer or an argument: printable before it is styled.
 			process.stderr.write(`${ep.red(`drover: ${printable(err.message)}`)}\n`);
 			if (err.hint) process.stderr.write(`${ep.dim(`drover: hint: ${printable(err.hint)}`)}\n`);
+			// What the Worker's logs file the request under: the one thing to quote to its operator.
+			if (err instanceof ApiError && err.requestId) process.stderr.write(`${ep.dim(`drover: request id: ${err.requestId} (the Worker's logs name the request by it)`)}\n`);
 			return err.exitCode;
 		}
 		process.stderr.write(`drover: unexpected error: ${printable(err instanceof Error ? (err.stack ?? err.message) : String(err))}\n`);

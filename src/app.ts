@@ -1,5 +1,4 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
-import { requestId } from "hono/request-id";
 import { agentsApi } from "./api/agents/index.ts";
 import type { AppEnv } from "./api/context.ts";
 import { notFoundHandler, onError } from "./api/error-handler.ts";
@@ -10,6 +9,7 @@ import { jobsApi } from "./api/jobs/index.ts";
 import { meApi } from "./api/me.ts";
 import { mountOpenApi } from "./api/openapi.ts";
 import { bodyBackstop, wellFormedPath } from "./api/request-guards.ts";
+import { requestLog } from "./api/request-log.ts";
 import { PROMPT_BODY_BYTES } from "./api/schemas.ts";
 import { sessionsApi } from "./api/sessions.ts";
 import { statusApi } from "./api/status.ts";
@@ -18,7 +18,7 @@ import { usageApi } from "./api/usage.ts";
 import { dashboardApp, notFoundPage } from "./dashboard/routes.tsx";
 
 export const app = new OpenAPIHono<AppEnv>();
-app.use(requestId());
+app.use(requestLog);
 app.use("/v1/*", wellFormedPath);
 app.use("/v1/*", bodyBackstop(PROMPT_BODY_BYTES));
 app.route("/", healthApi);

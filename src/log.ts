@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import { redact, redactDeep } from "./security/redact.ts";
 import { safeSlice } from "./shared/clip.ts";
 
@@ -111,8 +112,18 @@ export function logLevelOf(value: string | undefined): { level: Level; problem: 
 	return { level: "info", problem: `LOG_LEVEL ${JSON.stringify(value)} is not one of debug, info, warn, error` };
 }
 
-function emit(level: Level, event: string, fields: LogFields): void {
+/** Fields every line logged within a request carries (its request_id), whoever logs it. */
+const context = new AsyncLocalStorage<LogFields>();
+
+/** Runs `fn` with `fields` added to every line it logs (a caller's own field of the same name wins). */
+export function withLogContext<T>(fields: LogFields, fn: () => T): T {
+	return context.run(fields, fn);
+}
+
+function emit(level: Level, event: string, given: LogFields): void {
 	if (RANK[level] < RANK[threshold]) return;
+	const inherited = context.getStore();
+	const fields = inherited ? { ...inherited, ...given } : given;
 	const ts = new Date().toISOString();
 	// Callers never log secrets on purpose; redaction catches the ones hiding in error messages (before
 	// the cut, which could leave a credential's head no pattern knows). A field named like the line's
@@ -129,6 +140,9 @@ function emit(level: Level, event: string, fields: LogFields): void {
 	else if (level === "debug") console.debug(line);
 	else console.log(line);
 }
+
+/** Whether a line at `level` is written (a costly field can be left out of lines that are not). */
+export const logs = (level: Level): boolean => RANK[level] >= RANK[threshold];
 
 export const log = {
 	debug: (event: string, fields: LogFields = {}) => emit("debug", event, fields),

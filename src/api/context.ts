@@ -8,5 +8,12 @@ export interface Principal {
 
 export interface AppEnv {
 	Bindings: Env;
-	Variables: { principal: Principal; requestId: string };
+	Variables: {
+		principal: Principal;
+		requestId: string;
+		/** The code of the error the request was answered with, for its request line. */
+		errorCode?: string;
+		/** The request's failure is logged already (request.failed, request.crashed): its request line is not. */
+		errorLogged?: boolean;
+	};
 }

@@ -21,6 +21,16 @@ import { decodeUtf8Body, LONE_SURROGATE_MESSAGE, loneSurrogatePath } from "../sh
 
 /** All a caller hears of an agent whose webhook secret is unset or unusable. */
 const NOT_CONFIGURED = "webhook not configured";
+
+// Said once an isolate an agent and problem: anyone may call the route, and a line (error level) per
+// call let strangers flood the log; the request line (request.failed, with its request_id) is each call's.
+const saidNotConfigured = new Set<string>();
+function notConfigured(agent: string, secretName: string, problem: string): void {
+	const key = JSON.stringify([agent, secretName, problem]);
+	if (saidNotConfigured.has(key)) return;
+	saidNotConfigured.add(key);
+	log.error("hooks.not_configured", { agent, secret_name: secretName, problem });
+}
 const noWebhook = (agent: string) => `no webhook at /v1/hooks/${agent}: no such agent, or it has no webhook.secret in its definition`;
 
 // application/json, or a structured +json type, with any parameters (charset).
@@ -87,13 +97,13 @@ export const hooksApi = createApi().openapi(
 		// Anyone may call this route: the answer names no secret and says nothing of its value; the
 		// operator reads which and why in the log.
 		if (secret === undefined) {
-			log.error("hooks.not_configured", { agent: agent.name, secret_name: secretName, problem: "the secret is not set on the Worker" });
+			notConfigured(agent.name, secretName, "the secret is not set on the Worker");
 			throw new ServiceUnavailableError(NOT_CONFIGURED);
 		}
 		// A short key (or a name that points at a plain setting, such as RETENTION_DAYS = "30") can be
 		// guessed, and every signature with it forged.
 		if (secret.length < MIN_WEBHOOK_SECRET_CHARS) {
-			log.error("hooks.not_configured", { agent: agent.name, secret_name: secretName, problem: `the secret is too short to sign with (at least ${MIN_WEBHOOK_SECRET_CHARS} characters); set a longer one` });
+			notConfigured(agent.name, secretName, `the secret is too short to sign with (at least ${MIN_WEBHOOK_SECRET_CHARS} characters); set a longer one`);
 			throw new ServiceUnavailableError(NOT_CONFIGURED);
 		}
 		// Every body drover takes is JSON, sent as JSON.

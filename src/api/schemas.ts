@@ -8,6 +8,10 @@ export const ErrorSchema = z
 			code: z.string().openapi({ example: "bad_request" }),
 			message: z.string().openapi({ example: "limit: must be at most 200" }),
 			details: z.unknown().optional(),
+			request_id: z.string().openapi({
+				description: "The request's id, also sent as the X-Request-Id header: quote it to the Worker's operator, who finds the request's log lines by it (Cloudflare's cf-ray when there is one)",
+				example: "8f1a2b3c4d5e6f70-LHR",
+			}),
 		}),
 	})
 	.openapi("Error");

@@ -19,7 +19,7 @@ describe("the error contract", () => {
 		const res = await call("/v2/nothing");
 		expect(res.status).toBe(404);
 		expect(res.headers.get("content-type")).toMatch(/application\/json/);
-		expect(await res.json()).toEqual({ error: { code: "not_found", message: "no route for GET /v2/nothing" } });
+		expect(await res.json()).toEqual({ error: { code: "not_found", message: "no route for GET /v2/nothing", request_id: res.headers.get("x-request-id") } });
 	});
 
 	it("answers a route's path under a method it does not take with a 405 naming the methods it does", async () => {
@@ -33,7 +33,7 @@ describe("the error contract", () => {
 			const res = await call(path, { method, as: "admin" });
 			expect(res.status, `${method} ${path}`).toBe(405);
 			expect(res.headers.get("allow")).toBe(allow);
-			expect(await res.json()).toEqual({ error: { code: "method_not_allowed", message: `${method} is not allowed on ${path}; allowed: ${allow}` } });
+			expect(await res.json()).toEqual({ error: { code: "method_not_allowed", message: `${method} is not allowed on ${path}; allowed: ${allow}`, request_id: res.headers.get("x-request-id") } });
 		}
 		// A path no method takes is still a 404, and so is a route's own method when the route misses.
 		expect((await call("/v1/nothing", { method: "DELETE" })).status).toBe(404);
@@ -115,7 +115,7 @@ describe("the error contract", () => {
 		const failed = await api.request("/v1/agents/nightly/fail");
 		expect(failed.status).toBe(502);
 		const body = await failed.text();
-		expect(JSON.parse(body)).toEqual({ error: { code: "internal", message: "internal error" } });
+		expect(JSON.parse(body)).toEqual({ error: { code: "internal", message: "internal error", request_id: failed.headers.get("x-request-id") } });
 		expect(body).not.toContain("D1_ERROR");
 		expect(JSON.parse(logged.at(-1)!)).toMatchObject({ event: "request.crashed", agent: "nightly", request_id: failed.headers.get("x-request-id"), error_message: expect.stringContaining("D1_ERROR") });
 	});

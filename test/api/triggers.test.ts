@@ -490,7 +490,7 @@ describe("POST /v1/hooks/:agent", () => {
 		expect(res.status).toBe(503);
 		// Anyone may call the route: it hears neither the secret's name nor anything of its value.
 		const text = await res.text();
-		expect(JSON.parse(text)).toEqual({ error: { code: "unavailable", message: "webhook not configured" } });
+		expect(JSON.parse(text)).toEqual({ error: { code: "unavailable", message: "webhook not configured", request_id: res.headers.get("x-request-id") } });
 		expect(text).not.toContain("RETENTION_DAYS");
 		expect(text).not.toMatch(/16|short/);
 		// The operator reads which and why in the log.
@@ -505,7 +505,7 @@ describe("POST /v1/hooks/:agent", () => {
 		const res = await hook("hook-unset", "{}");
 		expect(res.status).toBe(503);
 		const text = await res.text();
-		expect(JSON.parse(text)).toEqual({ error: { code: "unavailable", message: "webhook not configured" } });
+		expect(JSON.parse(text)).toEqual({ error: { code: "unavailable", message: "webhook not configured", request_id: res.headers.get("x-request-id") } });
 		expect(text).not.toContain("HOOK_UNSET_SECRET");
 		expect(logged.map((l) => JSON.parse(l) as unknown)).toContainEqual(expect.objectContaining({ event: "hooks.not_configured", agent: "hook-unset", secret_name: "HOOK_UNSET_SECRET" }));
 	});

@@ -1006,6 +1006,8 @@ describe("errors and usage", () => {
 		expect(unauthorized.status).toBe(1);
 		expect(unauthorized.stderr).toContain("drover: invalid token");
 		expect(unauthorized.stderr).toContain("DROVER_TOKEN");
+		// The id the Worker logged the refusal under, for its operator to find it by.
+		expect(unauthorized.stderr).toMatch(/drover: request id: [0-9a-f-]{36} \(the Worker's logs name the request by it\)/);
 		const forbidden = await drover(["trigger", agents.ok], { token: tokens.read });
 		expect(forbidden.status).toBe(1);
 		expect(forbidden.stderr).toMatch(/drover: this route needs the operate role/);

@@ -39,7 +39,10 @@ export default async function setup(project: TestProject) {
 		// E2E_TICKETS_URL: a webhook tool's target; the emulator answers it 404, which the tests ignore.
 		// fleet.yaml's delivery targets go to the emulator's sink, as `npm start` sends them: an agent
 		// whose target is unset is auto-paused.
+		// LOG_LEVEL debug: an expected error's request.failed line carries its stack only then, and the
+		// stack mapper's test reads one.
 		secrets: {
+			LOG_LEVEL: "debug",
 			API_TOKENS,
 			ANTHROPIC_API_KEY: "",
 			ANTHROPIC_BASE_URL: emulator.url,

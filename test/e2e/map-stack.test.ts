@@ -10,7 +10,8 @@ const SCRIPT = path.resolve(import.meta.dirname, "../../scripts/map-stack.mjs");
 describe("npm run stack", () => {
 	it("maps a logged error's minified stack to drover's source files", async () => {
 		const { url, logFile, sourceMap } = inject("drover");
-		// fleet.yaml's triage agent names a webhook secret the e2e Worker does not set: a 503, logged with its stack.
+		// fleet.yaml's triage agent names a webhook secret the e2e Worker does not set: a 503, logged with
+		// its stack at LOG_LEVEL debug (the e2e Worker's; at info an expected error's line has none).
 		const res = await fetch(`${url}/v1/hooks/triage`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
 		expect(res.status).toBe(503);
 		const line = await vi.waitFor(() => {

@@ -24,10 +24,12 @@ export async function call(path: string, options: CallOptions = {}): Promise<Res
 }
 
 export interface ErrorBody {
-	error: { code: string; message: string; details?: { issues?: { path: string; message: string }[] } };
+	error: { code: string; message: string; details?: { issues?: { path: string; message: string }[] }; request_id?: string };
 }
 
+/** An error answer's `error`, its request_id (checked to be the X-Request-Id the answer carries) left out. */
 export async function errorOf(res: Response): Promise<ErrorBody["error"]> {
-	const body = (await res.json()) as ErrorBody;
-	return body.error;
+	const { request_id, ...error } = ((await res.json()) as ErrorBody).error;
+	if ((request_id ?? null) !== res.headers.get("x-request-id")) throw new Error(`the error body's request_id ${request_id} is not its X-Request-Id ${res.headers.get("x-request-id")}`);
+	return error;
 }

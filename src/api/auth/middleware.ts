@@ -23,10 +23,11 @@ export function requireRole(role: Role) {
 		if (!match?.[1]) throw new UnauthorizedError("Authorization header must be: Bearer <token>");
 		const entry = await findToken(await loadApiTokens(c.env.API_TOKENS), match[1]);
 		if (!entry) throw new UnauthorizedError("invalid token");
+		// Set before the role is checked: a 403's request line names whose token was too weak.
+		c.set("principal", { name: entry.name, role: entry.role });
 		if (!roleAllows(entry.role, role)) {
 			throw new ForbiddenError(`this route needs the ${role} role; token "${entry.name}" has ${entry.role}`);
 		}
-		c.set("principal", { name: entry.name, role: entry.role });
 		await next();
 	});
 }

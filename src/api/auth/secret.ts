@@ -22,6 +22,15 @@ function parsed(secret: string): ReturnType<typeof parseApiTokens> {
 	return cache.parsed;
 }
 
+// Said once an isolate a value: every authenticated request meets it, and each has its own
+// request.failed line. Kept by the value itself, in memory only (it is never logged).
+const saidInvalid = new Set<string>();
+function configInvalid(secret: string, issues: readonly unknown[]): void {
+	if (saidInvalid.has(secret)) return;
+	saidInvalid.add(secret);
+	log.error("auth.config_invalid", { issues });
+}
+
 const unset = (secret: string | undefined): secret is undefined => typeof secret !== "string" || secret.trim() === "";
 
 /**
@@ -32,14 +41,14 @@ export async function loadApiTokens(secret: string | undefined): Promise<TokenEn
 	// Unset (a deploy without `wrangler secret put API_TOKENS`): no token can match, and the operator
 	// must hear why rather than see every request refused as if its token were wrong.
 	if (unset(secret)) {
-		log.error("auth.config_invalid", { issues: UNSET_ISSUES });
+		configInvalid("", UNSET_ISSUES);
 		throw new ConfigError("the API_TOKENS secret is not set; set it with `wrangler secret put API_TOKENS` (npm start writes one to .dev.vars)", UNSET_ISSUES);
 	}
 	try {
 		return (await parsed(secret)).entries;
 	} catch (err) {
 		if (!(err instanceof ConfigError)) throw err;
-		log.error("auth.config_invalid", { issues: err.issues });
+		configInvalid(secret, err.issues);
 		throw new ConfigError("the API_TOKENS secret is misconfigured; /healthz and the Worker's logs say how", [
 			{ path: "API_TOKENS", message: "the secret does not parse; /healthz and the Worker's logs say how" },
 		]);

@@ -1,0 +1,104 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { createAgent } from "../helpers/agents.ts";
+import { call } from "../helpers/http.ts";
+import { TOKENS } from "../helpers/tokens.ts";
+
+afterEach(() => vi.restoreAllMocks());
+
+/** Every line the Worker logs from here on, parsed. */
+function captureLogs(): Record<string, unknown>[] {
+	const lines: Record<string, unknown>[] = [];
+	for (const method of ["debug", "log", "warn", "error"] as const) {
+		vi.spyOn(console, method).mockImplementation((line: unknown) => void lines.push(JSON.parse(String(line)) as Record<string, unknown>));
+	}
+	return lines;
+}
+
+const requestLines = (lines: Record<string, unknown>[]) => lines.filter((l) => l.event === "request");
+
+describe("a refused request, as an operator finds it", () => {
+	it("logs a bad token's 401 at warn, with the request id its caller was answered with, in the header and the body", async () => {
+		const lines = captureLogs();
+		const res = await call("/v1/jobs", { as: { token: "wrong-token-0000000000000000" } });
+		expect(res.status).toBe(401);
+		const id = res.headers.get("x-request-id");
+		expect(id).toBeTruthy();
+		expect(((await res.json()) as { error: { request_id: string } }).error.request_id).toBe(id);
+		expect(requestLines(lines)).toEqual([
+			expect.objectContaining({ level: "warn", method: "GET", route: "/v1/jobs", path: "/v1/jobs", status: 401, code: "unauthorized", request_id: id, ms: expect.any(Number) }),
+		]);
+		// The token sent is no part of the line.
+		expect(JSON.stringify(lines)).not.toContain("wrong-token");
+	});
+
+	it("logs a 403 at warn with the token's name, never the token", async () => {
+		const lines = captureLogs();
+		const res = await call("/v1/agents", { method: "POST", as: "read", body: { name: "x" } });
+		expect(res.status).toBe(403);
+		expect(requestLines(lines)).toEqual([expect.objectContaining({ level: "warn", route: "/v1/agents", status: 403, code: "forbidden", by: "reader", request_id: res.headers.get("x-request-id") })]);
+		expect(JSON.stringify(lines)).not.toContain(TOKENS.read);
+	});
+
+	it("logs a 404 and a 405 at info, each with its body's request id", async () => {
+		const lines = captureLogs();
+		const missing = await call("/v1/nothing-here");
+		expect(missing.status).toBe(404);
+		const notAllowed = await call("/v1/jobs", { method: "DELETE" });
+		expect(notAllowed.status).toBe(405);
+		const ids = [((await missing.json()) as { error: { request_id: string } }).error.request_id, ((await notAllowed.json()) as { error: { request_id: string } }).error.request_id];
+		expect(ids).toEqual([missing.headers.get("x-request-id"), notAllowed.headers.get("x-request-id")]);
+		expect(requestLines(lines)).toEqual([
+			expect.objectContaining({ level: "info", method: "GET", path: "/v1/nothing-here", status: 404, code: "not_found", request_id: ids[0] }),
+			expect.objectContaining({ level: "info", method: "DELETE", path: "/v1/jobs", status: 405, code: "method_not_allowed", request_id: ids[1] }),
+		]);
+	});
+
+	it("logs a 400 with its route and request id", async () => {
+		const lines = captureLogs();
+		const res = await call("/v1/jobs?limit=0");
+		expect(res.status).toBe(400);
+		expect(requestLines(lines)).toEqual([expect.objectContaining({ level: "info", route: "/v1/jobs", status: 400, code: "bad_request", by: "reader", request_id: res.headers.get("x-request-id") })]);
+	});
+
+	it("logs no line for a success (Workers' invocation log has it)", async () => {
+		const lines = captureLogs();
+		expect((await call("/v1/jobs")).status).toBe(200);
+		expect(requestLines(lines)).toEqual([]);
+	});
+
+	it("takes Cloudflare's cf-ray as the id, so the invocation log matches, and never adopts a client's X-Request-Id", async () => {
+		const lines = captureLogs();
+		const ray = await call("/v1/jobs", { as: null, headers: { "cf-ray": "8f1a2b3c4d5e6f70-LHR" } });
+		expect(ray.headers.get("x-request-id")).toBe("8f1a2b3c4d5e6f70-LHR");
+		const forged = await call("/v1/jobs", { as: null, headers: { "x-request-id": "someone-elses-request" } });
+		const id = forged.headers.get("x-request-id");
+		expect(id).not.toBe("someone-elses-request");
+		expect(((await forged.json()) as { error: { request_id: string } }).error.request_id).toBe(id);
+		expect(requestLines(lines)).toEqual([
+			expect.objectContaining({ status: 401, request_id: "8f1a2b3c4d5e6f70-LHR" }),
+			expect.objectContaining({ status: 401, request_id: id, client_request_id: "someone-elses-request" }),
+		]);
+	});
+});
+
+describe("an unconfigured webhook called by anyone", () => {
+	it("logs one line a request, with its request id and no stack, and which secret is missing once", async () => {
+		await createAgent({ name: "hook-quiet", prompt: "Triage this.", webhook: { secret: "HOOK_QUIET_SECRET" } });
+		const lines = captureLogs();
+		const send = () => call("/v1/hooks/hook-quiet", { method: "POST", as: null, body: "{}" });
+		const first = await send();
+		const second = await send();
+		expect([first.status, second.status]).toEqual([503, 503]);
+		const firstId = first.headers.get("x-request-id");
+		const failed = lines.filter((l) => l.event === "request.failed");
+		expect(failed).toEqual([
+			expect.objectContaining({ level: "error", route: "/v1/hooks/:agent", agent: "hook-quiet", status: 503, code: "unavailable", request_id: firstId }),
+			expect.objectContaining({ request_id: second.headers.get("x-request-id") }),
+		]);
+		for (const line of failed) expect(line).not.toHaveProperty("stack");
+		// Which secret, said once, on the request that met it first.
+		expect(lines.filter((l) => l.event === "hooks.not_configured")).toEqual([expect.objectContaining({ agent: "hook-quiet", secret_name: "HOOK_QUIET_SECRET", request_id: firstId })]);
+		// request.failed is each request's line: no second line for the same failure.
+		expect(requestLines(lines)).toEqual([]);
+	});
+});
