@@ -63,7 +63,8 @@ export async function runTick(env: Env, scheduledTime: number, now = Date.now())
 		oldestDeferred: shards.reduce<number | null>((oldest, s) => (s.oldest_deferred == null ? oldest : Math.min(oldest ?? s.oldest_deferred, s.oldest_deferred)), null),
 		shardsBehind: shards.filter((s) => s.behind === true).length,
 	};
-	log.info("tick.done", {
+	// A tick some shards failed is partial (warn), one all failed is failed (error): a level filter finds both.
+	(summary.outcome === "ok" ? log.info : summary.outcome === "partial" ? log.warn : log.error)("tick.done", {
 		scheduled_time: new Date(scheduledTime).toISOString(),
 		outcome: summary.outcome,
 		agents_called: summary.agentsCalled,

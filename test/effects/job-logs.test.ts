@@ -70,7 +70,8 @@ describe("one job followed through the logs by its id", () => {
 		const mine = linesOf(lines, job.id);
 		expect(mine.map((l) => l.event)).toEqual(["job.triggered", "job.started", "model.call_failed", "job.finished", "incident.opened"]);
 		expect(mine[2]).toMatchObject({ level: "warn", kind: "auth", status: 401, error_message: expect.stringContaining("invalid x-api-key") });
-		expect(mine[3]).toMatchObject({ status: "failed", error_type: "auth", error_message: expect.stringContaining("invalid x-api-key") });
+		// A failed job's last line is a warning, where a level filter finds it.
+		expect(mine[3]).toMatchObject({ level: "warn", status: "failed", error_type: "auth", error_message: expect.stringContaining("invalid x-api-key") });
 	});
 
 	it("says a job waits, why and until when: a rate limit's wait", async () => {
@@ -126,6 +127,18 @@ describe("one job followed through the logs by its id", () => {
 		expect(linesOf(lines, job.id).filter((l) => String(l.event).startsWith("delivery."))).toEqual([
 			expect.objectContaining({ event: "delivery.attempt_failed", level: "warn", target: "webhook", attempt: 1, error_message: "delivery target answered 503" }),
 		]);
+	});
+});
+
+describe("a delivery given up on", () => {
+	it("is said at error, not at info under a retried try's warnings", async () => {
+		useEmulator().enqueue({ text: "done" });
+		fake("https://deliver.example.test", () => new Response("gone", { status: 410 }));
+		await createAgent({ name: "logged-delivery-failed", delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
+		const lines = captureLogs();
+		const job = await runToRest("logged-delivery-failed");
+		expect(job.delivery).toEqual({ target: "webhook", outcome: "failed" });
+		expect(linesOf(lines, job.id).filter((l) => l.event === "delivery.done")).toEqual([expect.objectContaining({ level: "error", outcome: "failed", target: "webhook" })]);
 	});
 });
 

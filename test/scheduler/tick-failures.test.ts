@@ -31,8 +31,12 @@ describe("a tick that cannot reach an agent", () => {
 		});
 		const logged: string[] = [];
 		vi.spyOn(console, "error").mockImplementation((line: string) => void logged.push(line));
+		const warned: string[] = [];
+		vi.spyOn(console, "warn").mockImplementation((line: string) => void warned.push(line));
 		await tick("2026-12-05T10:15:00Z");
 		vi.restoreAllMocks();
+		// The tick's own line says it was partial, at warn, where a level filter finds it.
+		expect(warned.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.event === "tick.done")).toEqual([expect.objectContaining({ level: "warn", outcome: "partial" })]);
 		// What went wrong inside the agent (its definition does not parse) is in the log, with the agent.
 		const failure = logged.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.event === "shard.agent_tick_failed");
 		expect(failure).toMatchObject({ agent: "broken", error_message: expect.stringMatching(/JSON/) });
@@ -74,6 +78,8 @@ describe("a tick that cannot reach a shard", () => {
 		await expect(runTick({ ...env, SCHEDULER_SHARD: shards } as unknown as Env, at, at)).rejects.toThrow("scheduler tick failed: shard 0 did not answer the tick");
 		vi.restoreAllMocks();
 		expect(logged.some((l) => l.includes('"tick.shard_failed"') && l.includes(INTERNAL))).toBe(true);
+		// No shard answered: the tick failed, said at error.
+		expect(logged.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.event === "tick.done")).toEqual([expect.objectContaining({ level: "error", outcome: "failed" })]);
 
 		const statusText = await (await call("/v1/status")).text();
 		expect(JSON.parse(statusText)).toMatchObject({ scheduler: { outcome: "failed", error: expect.stringMatching(/^shard 0 did not answer the tick; shard 1 did not answer the tick/) } });

@@ -154,7 +154,8 @@ export function finish(
 	deps.sql.exec("UPDATE job_setup SET next_step_at = ?, approval_expires_at = NULL WHERE job_id = ?", NEVER, job.id);
 	if (opts.error) out(deps, job.id, { type: "error", message: redact(opts.error.message), code: opts.error.type });
 	out(deps, job.id, { type: "system", subtype: "result", status: to, exit_reason: done.exit_reason, content: opts.reason });
-	log.info("job.finished", {
+	// A job that failed or ended indeterminate is something to look at: warn, where a level filter finds it.
+	(to === "failed" || to === "indeterminate" ? log.warn : log.info)("job.finished", {
 		agent: job.agent,
 		job_id: job.id,
 		status: to,
