@@ -69,6 +69,11 @@ export interface ToolOutcome {
 	ok: boolean;
 	/** What the model reads as the tool_result content. */
 	content: string;
+	/**
+	 * A failure's kind for the tool.call log line (a few words, never the content: it can quote a URL,
+	 * and redaction misses a credential in a query such as ?code=…).
+	 */
+	failure?: string;
 }
 
 // ── Prompt ─────────────────────────────────────────────────────────────────────────────────────

@@ -130,6 +130,32 @@ describe("one job followed through the logs by its id", () => {
 	});
 });
 
+describe("a tool call", () => {
+	it("is one line whether it worked or failed: a failing fetch says its kind of failure, never its URL; job.finished counts them", async () => {
+		useEmulator().enqueue(
+			{ tool_use: { name: "http_fetch", input: { url: "https://flaky.example.test/oauth?code=sekrit-code-123" } } },
+			{ tool_use: { name: "http_fetch", input: { url: "https://flaky.example.test/ok" } } },
+			{ text: "done" },
+		);
+		fake("https://flaky.example.test", (req) => {
+			if (new URL(req.url).pathname === "/oauth") throw new TypeError("Network connection lost");
+			return new Response("fine");
+		});
+		await createAgent({ name: "logged-tools", tools: [{ type: "http_fetch", allow_hosts: ["flaky.example.test"] }] });
+		const lines = captureLogs();
+		const job = await runToRest("logged-tools");
+		expect(job.status).toBe("completed");
+		const mine = linesOf(lines, job.id);
+		expect(mine.filter((l) => l.event === "tool.call")).toEqual([
+			expect.objectContaining({ level: "warn", agent: "logged-tools", tool: "http_fetch", tool_use_id: expect.any(String), ok: false, failure: "network", ms: expect.any(Number) }),
+			expect.objectContaining({ level: "info", tool: "http_fetch", ok: true }),
+		]);
+		expect(mine.find((l) => l.event === "job.finished")).toMatchObject({ tool_calls: { made: 2, failed: 1 } });
+		expect(JSON.stringify(lines)).not.toContain("sekrit-code-123");
+		expect(JSON.stringify(lines.filter((l) => l.event === "tool.call"))).not.toContain("flaky.example.test");
+	});
+});
+
 describe("a delivery given up on", () => {
 	it("is said at error, not at info under a retried try's warnings", async () => {
 		useEmulator().enqueue({ text: "done" });

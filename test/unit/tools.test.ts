@@ -188,7 +188,7 @@ describe("http_fetch", () => {
 
 	it("refuses a host not on the allowlist without making any request", async () => {
 		const outcome = await httpFetch(fetchTool, { url: "https://elsewhere.test/" }, ctxWith());
-		expect(outcome).toEqual({ ok: false, content: "refused: host elsewhere.test is not allowed; allowed hosts: api.example.test, cdn.example.test" });
+		expect(outcome).toEqual({ ok: false, content: "refused: host elsewhere.test is not allowed; allowed hosts: api.example.test, cdn.example.test", failure: "refused" });
 		expect(outboundLog).toEqual([]);
 	});
 
@@ -327,16 +327,16 @@ describe("http_fetch", () => {
 	it("sends a body only with POST, and POST only when the tool allows it", async () => {
 		fake(API, async (req) => new Response(`${req.method} ${await req.text()}`, { headers: { "content-type": "text/plain" } }));
 		expect(await httpFetch(fetchTool, { url: `${API}/items`, method: "POST", body: "name=x" }, ctxWith())).toMatchObject({ ok: true, content: expect.stringMatching(/POST name=x$/) });
-		expect(await httpFetch(fetchTool, { url: `${API}/items`, method: "GET", body: "name=x" }, ctxWith())).toEqual({ ok: false, content: "body is only allowed with POST" });
-		expect(await httpFetch(fetchTool, { url: `${API}/items`, body: "name=x" }, ctxWith())).toEqual({ ok: false, content: "body is only allowed with POST" });
-		expect(await httpFetch(getOnly, { url: `${API}/items`, method: "POST", body: "name=x" }, ctxWith())).toEqual({ ok: false, content: "method POST is not allowed; allowed: GET" });
-		expect(await httpFetch(fetchTool, { url: `${API}/items`, method: "DELETE" }, ctxWith())).toEqual({ ok: false, content: "method must be one of GET, POST" });
+		expect(await httpFetch(fetchTool, { url: `${API}/items`, method: "GET", body: "name=x" }, ctxWith())).toEqual({ ok: false, content: "body is only allowed with POST", failure: "bad_input" });
+		expect(await httpFetch(fetchTool, { url: `${API}/items`, body: "name=x" }, ctxWith())).toEqual({ ok: false, content: "body is only allowed with POST", failure: "bad_input" });
+		expect(await httpFetch(getOnly, { url: `${API}/items`, method: "POST", body: "name=x" }, ctxWith())).toEqual({ ok: false, content: "method POST is not allowed; allowed: GET", failure: "bad_input" });
+		expect(await httpFetch(fetchTool, { url: `${API}/items`, method: "DELETE" }, ctxWith())).toEqual({ ok: false, content: "method must be one of GET, POST", failure: "bad_input" });
 		expect(outboundLog).toEqual([{ method: "POST", url: `${API}/items` }]);
 	});
 
 	it.each(["Authorization", "cookie", "Host", "Proxy-Authorization", "proxy-connection", "X-HTTP-Method-Override", "x-http-method", "X-Method-Override"])("refuses the %s header", async (name) => {
 		const outcome = await httpFetch(fetchTool, { url: `${API}/`, headers: { [name]: "DELETE" } }, ctxWith());
-		expect(outcome).toEqual({ ok: false, content: `header ${name} is not allowed (authorization, cookie, host, proxy-* and method-override headers are refused)` });
+		expect(outcome).toEqual({ ok: false, content: `header ${name} is not allowed (authorization, cookie, host, proxy-* and method-override headers are refused)`, failure: "bad_input" });
 		expect(outboundLog).toEqual([]);
 	});
 
@@ -353,11 +353,11 @@ describe("http_fetch", () => {
 	});
 
 	it("refuses malformed input with a reason the model can act on", async () => {
-		expect(await httpFetch(fetchTool, "https://api.example.test/", ctxWith())).toEqual({ ok: false, content: "input must be an object with url, method, body, headers" });
-		expect(await httpFetch(fetchTool, {}, ctxWith())).toEqual({ ok: false, content: "url is required and must be a string" });
-		expect(await httpFetch(fetchTool, { url: `${API}/`, verb: "GET" }, ctxWith())).toEqual({ ok: false, content: "unknown input field(s) verb; allowed: url, method, body, headers" });
-		expect(await httpFetch(fetchTool, { url: `${API}/`, headers: { "x-a": 1 } }, ctxWith())).toEqual({ ok: false, content: "header x-a must have a string value" });
-		expect(await httpFetch(fetchTool, { url: `${API}/`, headers: { "x-a": "a\r\nx-b: b" } }, ctxWith())).toEqual({ ok: false, content: "header x-a has an invalid name or value" });
+		expect(await httpFetch(fetchTool, "https://api.example.test/", ctxWith())).toEqual({ ok: false, content: "input must be an object with url, method, body, headers", failure: "bad_input" });
+		expect(await httpFetch(fetchTool, {}, ctxWith())).toEqual({ ok: false, content: "url is required and must be a string", failure: "bad_input" });
+		expect(await httpFetch(fetchTool, { url: `${API}/`, verb: "GET" }, ctxWith())).toEqual({ ok: false, content: "unknown input field(s) verb; allowed: url, method, body, headers", failure: "bad_input" });
+		expect(await httpFetch(fetchTool, { url: `${API}/`, headers: { "x-a": 1 } }, ctxWith())).toEqual({ ok: false, content: "header x-a must have a string value", failure: "bad_input" });
+		expect(await httpFetch(fetchTool, { url: `${API}/`, headers: { "x-a": "a\r\nx-b: b" } }, ctxWith())).toEqual({ ok: false, content: "header x-a has an invalid name or value", failure: "bad_input" });
 		expect(outboundLog).toEqual([]);
 	});
 
@@ -365,7 +365,7 @@ describe("http_fetch", () => {
 		fake(API, () => {
 			throw new TypeError("Network connection lost.");
 		});
-		expect(await httpFetch(fetchTool, { url: `${API}/flaky` }, ctxWith())).toEqual({ ok: false, content: `GET ${API}/flaky failed: network error: Network connection lost.` });
+		expect(await httpFetch(fetchTool, { url: `${API}/flaky` }, ctxWith())).toEqual({ ok: false, content: `GET ${API}/flaky failed: network error: Network connection lost.`, failure: "network" });
 	});
 
 	it("ends a body that stalls mid-read at the call's 30 s deadline, the only thing that aborts a tool call", async () => {
@@ -393,7 +393,7 @@ describe("http_fetch", () => {
 			const early = await Promise.race([outcome.then(() => "settled"), Promise.resolve("pending")]);
 			expect(early).toBe("pending");
 			await vi.advanceTimersByTimeAsync(1);
-			expect(await outcome).toEqual({ ok: false, content: `HTTP 200, but reading the body of ${API}/stall failed: timed out after 30 s` });
+			expect(await outcome).toEqual({ ok: false, content: `HTTP 200, but reading the body of ${API}/stall failed: timed out after 30 s`, failure: "body_read" });
 		} finally {
 			vi.useRealTimers();
 		}

@@ -1,5 +1,5 @@
 import type Anthropic from "@anthropic-ai/sdk";
-import { ModelCallError, type MessageParam, type ModelClient } from "../../../src/agent/contracts.ts";
+import { ModelCallError, type MessageParam, type ModelClient, type ToolOutcome } from "../../../src/agent/contracts.ts";
 import { DEFAULT_RETRY_AFTER_MS as MIN_RATE_LIMIT_WAIT_MS, ModelCallFailure, type ModelAttempt } from "../../../src/agent/model-client.ts";
 import { hasInvalidInput } from "../../../src/agent/streamed-message.ts";
 import { executeTool } from "../../../src/agent/tools/index.ts";
@@ -164,6 +164,7 @@ export function finish(
 		...(opts.error ? { error_type: opts.error.type, error_message: redact(opts.error.message) } : {}),
 		turns: done.usage.num_turns,
 		...modelTotals(deps, done),
+		tool_calls: done.tool_calls,
 		cost_usd: done.usage.total_cost_usd,
 	});
 	if (to === "failed" && opts.error) noteFailedRun(deps.sql, done, { type: opts.error.type, message: redact(opts.error.message) });
@@ -547,7 +548,14 @@ async function settleTools(deps: StepDeps, job: JobRecord, setup: JobSetup): Pro
 		// unknown, and a continued job's model, told it failed, could make it again under a new
 		// idempotency key. Let finish, its outcome is recorded, and the job stops right after. Only an
 		// operator's forced cancel cuts it off, and the record then says its effect is unknown.
+		const startedAt = Date.now();
 		let outcome = await runTool(deps, job, call, agent);
+		// One line a call that ran, whatever the tool (a failing http_fetch said nothing): its kind of
+		// failure, never its content or input, which can quote a URL with a credential in its query.
+		const toolLine = { agent: job.agent, job_id: job.id, tool: call.name, tool_use_id: call.toolUseId, ok: outcome?.ok ?? false, ms: Date.now() - startedAt };
+		if (outcome === null) log.warn("tool.call", { ...toolLine, failure: "cut_off" });
+		else if (outcome.ok) log.info("tool.call", toolLine);
+		else log.warn("tool.call", { ...toolLine, failure: outcome.failure ?? "error_result" });
 		if (outcome === null) {
 			markToolCall(deps.sql, job.id, call.toolUseId, { status: "interrupted", result: FORCED_CUT_OFF, isError: true, at: deps.now() });
 			out(deps, job.id, { type: "tool_result", tool_use_id: call.toolUseId, success: false, error: FORCED_CUT_OFF });
@@ -599,7 +607,7 @@ async function settleTools(deps: StepDeps, job: JobRecord, setup: JobSetup): Pro
  * Runs a tool call, registered so a forced cancel can cut it off: the tool's outcome, or null when
  * the cut came first. The race holds even where a request in flight does not observe the abort.
  */
-function runTool(deps: StepDeps, job: JobRecord, call: { name: string; input: Record<string, unknown>; toolUseId: string }, agent: JobSetup["definition"]): Promise<{ ok: boolean; content: string } | null> {
+function runTool(deps: StepDeps, job: JobRecord, call: { name: string; input: Record<string, unknown>; toolUseId: string }, agent: JobSetup["definition"]): Promise<ToolOutcome | null> {
 	const controller = new AbortController();
 	// Listened to before the tool starts, so a cut wins the race over the tool's own abort error.
 	const cut = new Promise<null>((resolve) => controller.signal.addEventListener("abort", () => resolve(null), { once: true }));
@@ -607,6 +615,7 @@ function runTool(deps: StepDeps, job: JobRecord, call: { name: string; input: Re
 	const run = executeTool(agent, call.name, call.input, call.toolUseId, { agent, env: deps.env, jobId: job.id, signal: controller.signal }).catch((err: unknown) => ({
 		ok: false,
 		content: `tool failed: ${err instanceof Error ? err.message : String(err)}`,
+		failure: "threw",
 	}));
 	return Promise.race([run, cut]).finally(() => deps.toolCalls.delete(job.id));
 }

@@ -44,7 +44,7 @@ type Parsed = { ok: true; request: FetchRequest } | { ok: false; reason: string 
  */
 export async function httpFetch(tool: HttpFetchTool, input: unknown, ctx: ToolContext): Promise<ToolOutcome> {
 	const parsed = parseInput(tool, input);
-	if (!parsed.ok) return { ok: false, content: parsed.reason };
+	if (!parsed.ok) return { ok: false, content: parsed.reason, failure: parsed.reason.startsWith("refused:") ? "refused" : "bad_input" };
 	const limit = toolDeadline(ctx.signal);
 	try {
 		return await follow(tool, ctx, parsed.request, limit.signal);
@@ -63,7 +63,7 @@ async function follow(tool: HttpFetchTool, ctx: ToolContext, request: FetchReque
 			signal.throwIfAborted();
 			response = await abortable(outboundFetch(ctx.env)(url, { method, headers, body, redirect: "manual", signal }), signal);
 		} catch (error) {
-			return { ok: false, content: `${method} ${url.href} failed: ${failureReason(error, signal, method !== "GET")}` };
+			return { ok: false, content: `${method} ${url.href} failed: ${failureReason(error, signal, method !== "GET")}`, failure: signal.aborted ? "timeout" : "network" };
 		}
 
 		const location = response.headers.get("location");
@@ -73,24 +73,24 @@ async function follow(tool: HttpFetchTool, ctx: ToolContext, request: FetchReque
 		// The redirect's own body is never read; cancelling frees the connection.
 		response.body?.cancel().catch(() => {});
 		if (redirects >= MAX_REDIRECTS) {
-			return { ok: false, content: `too many redirects: gave up after following ${MAX_REDIRECTS} (the last one, from ${url.href}, pointed to ${location})` };
+			return { ok: false, content: `too many redirects: gave up after following ${MAX_REDIRECTS} (the last one, from ${url.href}, pointed to ${location})`, failure: "too_many_redirects" };
 		}
 		let next: string;
 		try {
 			next = new URL(location, url).href;
 		} catch {
-			return { ok: false, content: `redirect from ${url.href} has an invalid Location: ${location}` };
+			return { ok: false, content: `redirect from ${url.href} has an invalid Location: ${location}`, failure: "bad_location" };
 		}
 		const check = checkUrl(next, tool.allow_hosts);
 		// From https to http the request (a POST's body, the model's headers) would cross the network
 		// in clear text, though the model asked for https: refused like a host not allowed.
 		if (check.ok && url.protocol === "https:" && check.url.protocol === "http:") {
 			log.warn("tool.http_fetch.redirect_refused", { agent: ctx.agent.name, job_id: ctx.jobId, from_host: url.hostname, status: response.status });
-			return { ok: false, content: `redirect refused: ${url.href} answered ${response.status} pointing to ${next}, which would leave https for plain http` };
+			return { ok: false, content: `redirect refused: ${url.href} answered ${response.status} pointing to ${next}, which would leave https for plain http`, failure: "redirect_refused" };
 		}
 		if (!check.ok) {
 			log.warn("tool.http_fetch.redirect_refused", { agent: ctx.agent.name, job_id: ctx.jobId, from_host: url.hostname, status: response.status });
-			return { ok: false, content: `redirect refused: ${url.href} answered ${response.status} pointing to ${next}, which is refused: ${check.reason}` };
+			return { ok: false, content: `redirect refused: ${url.href} answered ${response.status} pointing to ${next}, which is refused: ${check.reason}`, failure: "redirect_refused" };
 		}
 		if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === "POST")) {
 			method = "GET";
@@ -152,7 +152,7 @@ async function render(tool: HttpFetchTool, response: Response, url: URL, redirec
 		body = await readCapped(response.body, tool.max_response_bytes, signal);
 	} catch (error) {
 		// The server answered: whatever it did is done, and its status says how it went.
-		return { ok: false, content: `HTTP ${response.status}, but reading the body of ${url.href} failed: ${failureReason(error, signal)}` };
+		return { ok: false, content: `HTTP ${response.status}, but reading the body of ${url.href} failed: ${failureReason(error, signal)}`, failure: "body_read" };
 	}
 	log.info("tool.http_fetch", {
 		agent: ctx.agent.name,
