@@ -29,7 +29,7 @@ function notConfigured(agent: string, secretName: string, problem: string): void
 	const key = JSON.stringify([agent, secretName, problem]);
 	if (saidNotConfigured.has(key)) return;
 	saidNotConfigured.add(key);
-	log.error("hooks.not_configured", { agent, secret_name: secretName, problem });
+	log.error("hooks.not_configured", { agent, secret_name: secretName, error_message: problem });
 }
 const noWebhook = (agent: string) => `no webhook at /v1/hooks/${agent}: no such agent, or it has no webhook.secret in its definition`;
 
@@ -85,12 +85,12 @@ export const hooksApi = createApi().openapi(
 		// Anyone may call this route, so an agent without a webhook and no agent at all get the same
 		// answer: it must not tell strangers which agents exist. The log says which.
 		const agent = await requireAgent(c.env, name).catch((err: unknown) => {
-			if (err instanceof NotFoundError) log.info("hooks.refused", { agent: name, problem: "no agent of that name" });
+			if (err instanceof NotFoundError) log.info("hooks.refused", { agent: name, error_message: "no agent of that name" });
 			throw err instanceof NotFoundError ? new NotFoundError(noWebhook(name)) : err;
 		});
 		const secretName = agent.definition.webhook?.secret;
 		if (!secretName) {
-			log.info("hooks.refused", { agent: agent.name, problem: "the agent has no webhook.secret in its definition" });
+			log.info("hooks.refused", { agent: agent.name, error_message: "the agent has no webhook.secret in its definition" });
 			throw new NotFoundError(noWebhook(agent.name));
 		}
 		const secret = secretNamed(c.env, secretName);

@@ -48,7 +48,7 @@ export function numberVar(env: Partial<Record<NumberVarName, string>>, name: Num
 		const key = `${name}=${value}`;
 		if (!reported.has(key)) {
 			reported.add(key);
-			log.error("config.var_invalid", { variable: name, problem, using });
+			log.error("config.var_invalid", { variable: name, error_message: problem, using });
 		}
 		return using;
 	}
@@ -85,7 +85,7 @@ export function publicUrl(env: { PUBLIC_URL?: string }): string | null {
 		const key = `PUBLIC_URL=${value}`;
 		if (!reported.has(key)) {
 			reported.add(key);
-			log.error("config.var_invalid", { variable: "PUBLIC_URL", problem, using: null });
+			log.error("config.var_invalid", { variable: "PUBLIC_URL", error_message: problem, using: null });
 		}
 		return null;
 	}

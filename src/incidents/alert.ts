@@ -12,7 +12,7 @@ function alertUrl(env: Env, incident: Incident): string | null {
 	if (target.kind === "missing") return null;
 	if (target.kind === "not-http") {
 		// Not fetched: a runtime's "Invalid URL: <value>" would carry the secret into the log line.
-		log.warn("incident.alert_not_configured", { agent: incident.agent, incident: incident.id, reason: "ALERT_WEBHOOK_URL does not hold an http(s) URL" });
+		log.warn("incident.alert_not_configured", { agent: incident.agent, incident: incident.id, error_message: "ALERT_WEBHOOK_URL does not hold an http(s) URL" });
 		return null;
 	}
 	return target.url;

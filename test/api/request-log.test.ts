@@ -60,6 +60,15 @@ describe("a refused request, as an operator finds it", () => {
 		expect(requestLines(lines)).toEqual([expect.objectContaining({ level: "info", route: "/v1/jobs", status: 400, code: "bad_request", by: "reader", request_id: res.headers.get("x-request-id") })]);
 	});
 
+	it("names an incident a refused request was about as incident, as every other incident line does", async () => {
+		const lines = captureLogs();
+		const res = await call("/v1/incidents/nope_0123456789ab/close", { method: "POST", as: "operate" });
+		expect(res.status).toBe(404);
+		const [line] = requestLines(lines);
+		expect(line).toMatchObject({ route: "/v1/incidents/:id/close", status: 404, incident: "nope_0123456789ab" });
+		expect(line).not.toHaveProperty("id");
+	});
+
 	it("logs no line for a success (Workers' invocation log has it)", async () => {
 		const lines = captureLogs();
 		expect((await call("/v1/jobs")).status).toBe(200);
@@ -100,5 +109,19 @@ describe("an unconfigured webhook called by anyone", () => {
 		expect(lines.filter((l) => l.event === "hooks.not_configured")).toEqual([expect.objectContaining({ agent: "hook-quiet", secret_name: "HOOK_QUIET_SECRET", request_id: firstId })]);
 		// request.failed is each request's line: no second line for the same failure.
 		expect(requestLines(lines)).toEqual([]);
+	});
+});
+
+describe("a webhook call for an agent without a webhook", () => {
+	it("says why it was refused under error_message, as every other line says what went wrong", async () => {
+		await createAgent({ name: "hook-none", prompt: "Triage this." });
+		const lines = captureLogs();
+		expect((await call("/v1/hooks/hook-none", { method: "POST", as: null, body: "{}" })).status).toBe(404);
+		expect((await call("/v1/hooks/hook-nobody", { method: "POST", as: null, body: "{}" })).status).toBe(404);
+		expect(lines.filter((l) => l.event === "hooks.refused")).toEqual([
+			expect.objectContaining({ agent: "hook-none", error_message: "the agent has no webhook.secret in its definition" }),
+			expect.objectContaining({ agent: "hook-nobody", error_message: "no agent of that name" }),
+		]);
+		for (const line of lines) expect(line).not.toHaveProperty("problem");
 	});
 });

@@ -494,7 +494,7 @@ describe("POST /v1/hooks/:agent", () => {
 		expect(text).not.toContain("RETENTION_DAYS");
 		expect(text).not.toMatch(/16|short/);
 		// The operator reads which and why in the log.
-		expect(logged.map((l) => JSON.parse(l) as unknown)).toContainEqual(expect.objectContaining({ event: "hooks.not_configured", agent: "hook-short", secret_name: "RETENTION_DAYS", problem: expect.stringContaining("too short") }));
+		expect(logged.map((l) => JSON.parse(l) as unknown)).toContainEqual(expect.objectContaining({ event: "hooks.not_configured", agent: "hook-short", secret_name: "RETENTION_DAYS", error_message: expect.stringContaining("too short") }));
 		expect(await runsOf("hook-short")).toEqual([]);
 	});
 
@@ -507,7 +507,7 @@ describe("POST /v1/hooks/:agent", () => {
 		const text = await res.text();
 		expect(JSON.parse(text)).toEqual({ error: { code: "unavailable", message: "webhook not configured", request_id: res.headers.get("x-request-id") } });
 		expect(text).not.toContain("HOOK_UNSET_SECRET");
-		expect(logged.map((l) => JSON.parse(l) as unknown)).toContainEqual(expect.objectContaining({ event: "hooks.not_configured", agent: "hook-unset", secret_name: "HOOK_UNSET_SECRET" }));
+		expect(logged.map((l) => JSON.parse(l) as unknown)).toContainEqual(expect.objectContaining({ event: "hooks.not_configured", agent: "hook-unset", secret_name: "HOOK_UNSET_SECRET", error_message: "the secret is not set on the Worker" }));
 	});
 
 	it("refuses a signed body with a lone UTF-16 surrogate, naming where, creating nothing", async () => {

@@ -43,7 +43,8 @@ describe("the alert webhook URL, a secret", () => {
 		expect(fetchSpy).not.toHaveBeenCalled();
 		expect(outboundLog).toEqual([]);
 		const text = logged.join("\n");
-		expect(text).toContain("incident.alert_not_configured");
+		const line = logged.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.event === "incident.alert_not_configured");
+		expect(line).toMatchObject({ incident: incident.id, error_message: "ALERT_WEBHOOK_URL does not hold an http(s) URL" });
 		expect(text).not.toContain("SECRETPATH");
 	});
 

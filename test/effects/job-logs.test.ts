@@ -156,6 +156,23 @@ describe("a tool call", () => {
 	});
 });
 
+describe("a webhook tool call that fails", () => {
+	it("says why under error_message, never the webhook's URL", async () => {
+		useEmulator().enqueue({ tool_use: { name: "open_ticket", input: { title: "x" } } }, { text: "done" });
+		fake("https://tickets.example.test", () => {
+			throw new TypeError("Network connection lost");
+		});
+		const tool = { type: "webhook", name: "open_ticket", description: "Open a ticket.", url_secret: "TEST_TICKETS_URL", input_schema: { type: "object", properties: { title: { type: "string" } } } };
+		await createAgent({ name: "logged-webhook-tool", tools: [tool] });
+		const lines = captureLogs();
+		const job = await runToRest("logged-webhook-tool");
+		const failed = linesOf(lines, job.id).filter((l) => l.event === "tool.webhook.failed");
+		expect(failed).toEqual([expect.objectContaining({ level: "warn", tool: "open_ticket", error_message: expect.stringContaining("Network connection lost") })]);
+		expect(failed[0]).not.toHaveProperty("reason");
+		expect(JSON.stringify(failed)).not.toContain("tickets.example.test");
+	});
+});
+
 describe("a delivery given up on", () => {
 	it("is said at error, not at info under a retried try's warnings", async () => {
 		useEmulator().enqueue({ text: "done" });

@@ -1,5 +1,7 @@
-import { describe, expect, it } from "vitest";
-import { numberVar, numberVarIssues, numberVarProblem } from "../../src/config/vars.ts";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { numberVar, numberVarIssues, numberVarProblem, publicUrl } from "../../src/config/vars.ts";
+
+afterEach(() => vi.restoreAllMocks());
 
 describe("the Worker's numeric vars", () => {
 	it("take a whole number in range, and the default when unset or blank", () => {
@@ -25,5 +27,20 @@ describe("the Worker's numeric vars", () => {
 		expect(numberVar({ HEARTBEAT_STALE_SECONDS: "700000" }, "HEARTBEAT_STALE_SECONDS")).toBe(180);
 		// Retention is not: a day's retention for a mistyped 0 would delete history.
 		expect(numberVar({ RETENTION_DAYS: "0" }, "RETENTION_DAYS")).toBe(30);
+	});
+});
+
+describe("a var that is not valid, in the log", () => {
+	it("is said once as config.var_invalid, what is wrong under error_message, as every other line says it", () => {
+		const lines: Record<string, unknown>[] = [];
+		vi.spyOn(console, "error").mockImplementation((line: unknown) => void lines.push(JSON.parse(String(line)) as Record<string, unknown>));
+		numberVar({ RETENTION_DAYS: "31 days" }, "RETENTION_DAYS");
+		numberVar({ RETENTION_DAYS: "31 days" }, "RETENTION_DAYS");
+		publicUrl({ PUBLIC_URL: "ftp://var-log.example.test" });
+		expect(lines).toEqual([
+			expect.objectContaining({ event: "config.var_invalid", level: "error", variable: "RETENTION_DAYS", error_message: 'RETENTION_DAYS "31 days" is not a whole number of days (1..3650)', using: 30 }),
+			expect.objectContaining({ event: "config.var_invalid", variable: "PUBLIC_URL", error_message: expect.stringContaining("is not an http(s) origin"), using: null }),
+		]);
+		for (const line of lines) expect(line).not.toHaveProperty("problem");
 	});
 });

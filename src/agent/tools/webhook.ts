@@ -68,7 +68,7 @@ export async function callWebhookTool(tool: WebhookTool, input: unknown, ctx: To
 	} catch (error) {
 		// A network error's message may quote the URL; it is cut out before anyone sees it.
 		const reason = scrubSecretUrl(failureReason(error, signal, true), url, "<webhook url>");
-		log.warn("tool.webhook.failed", { agent: ctx.agent.name, job_id: ctx.jobId, tool: tool.name, reason });
+		log.warn("tool.webhook.failed", { agent: ctx.agent.name, job_id: ctx.jobId, tool: tool.name, error_message: reason });
 		return { ok: false, content: `webhook ${tool.name} failed: ${reason}` };
 	} finally {
 		limit.clear();
