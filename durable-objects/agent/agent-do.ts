@@ -3,7 +3,7 @@ import { definitionRevision } from "../../src/config/fleet.ts";
 import { readinessProblems } from "../../src/config/readiness.ts";
 import type { AgentDefinition } from "../../src/config/schema.ts";
 import type { DeliveryOutcome, JobRecord, ToolCallTally } from "../../src/jobs/model.ts";
-import { configureLogLevel, log } from "../../src/log.ts";
+import { configureLogLevel, errorFields, log } from "../../src/log.ts";
 import { isRefusal, refuse, type Refusal } from "../../src/shared/refusal.ts";
 import { migrate } from "../../src/store/sqlite-migrations.ts";
 import { noteTick } from "./held-claims.ts";
@@ -218,7 +218,7 @@ export class AgentDO extends DurableObject<Env> {
 			triggerJob(this.sql, { agent, state: this.autoPause(agent, known === null ? readState(this.sql)! : state, now), definitionRevision: revision, now, drawJobId }, request),
 		);
 		if ("job" in result && result.created) {
-			log.info("job.triggered", { agent: name, job_id: result.job.id, trigger_type: result.job.trigger_type });
+			log.info("job.triggered", { agent: name, job_id: result.job.id, trigger_type: result.job.trigger_type, by: request.owner });
 			this.passes.startNow();
 			await nextTurn();
 			await this.indexNow();
@@ -519,6 +519,26 @@ export class AgentDO extends DurableObject<Env> {
 	 * the D1 outbox, start what may start, run due jobs turn by turn, and set the next alarm.
 	 */
 	override async alarm(): Promise<void> {
+		try {
+			await this.runAlarm();
+		} catch (err) {
+			// The platform's own exception log has the stack but not the agent; it retries the alarm.
+			log.error("agent.alarm_failed", { agent: this.agentName(), ...errorFields(err) });
+			throw err;
+		}
+	}
+
+	/** This object's agent, for a line: by the name it was addressed by, else by its stored state (either may be missing). */
+	private agentName(): string | null {
+		if (this.ctx.id.name) return this.ctx.id.name;
+		try {
+			return readState(this.sql)?.name ?? null;
+		} catch {
+			return null;
+		}
+	}
+
+	private async runAlarm(): Promise<void> {
 		// A pass already under way in this instance (started by a trigger, a decision or a cancel) has
 		// the work in hand and sets the next alarm when it ends: this one only makes sure what is due
 		// starts, and returns. Waiting would hold the alarm for that pass and one more after it, past

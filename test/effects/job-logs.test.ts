@@ -1,4 +1,5 @@
-import { env } from "cloudflare:test";
+import { env, runInDurableObject } from "cloudflare:test";
+import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { log, setLogLevel } from "../../src/log.ts";
 import { createAgent, runsOf, settle } from "../helpers/agents.ts";
@@ -153,6 +154,37 @@ describe("a tool call", () => {
 		expect(mine.find((l) => l.event === "job.finished")).toMatchObject({ tool_calls: { made: 2, failed: 1 } });
 		expect(JSON.stringify(lines)).not.toContain("sekrit-code-123");
 		expect(JSON.stringify(lines.filter((l) => l.event === "tool.call"))).not.toContain("flaky.example.test");
+	});
+});
+
+describe("who started a job", () => {
+	it("is named on job.triggered by the token's name, as job.cancelled names who cancelled it", async () => {
+		useEmulator().enqueue({ text: "done" });
+		await createAgent({ name: "logged-by" });
+		const lines = captureLogs();
+		const job = await trigger("logged-by");
+		await settle("logged-by");
+		expect(linesOf(lines, job.id).filter((l) => l.event === "job.triggered")).toEqual([expect.objectContaining({ agent: "logged-by", trigger_type: "manual", by: "operator" })]);
+	});
+});
+
+describe("an agent's alarm that throws", () => {
+	it("is logged as agent.alarm_failed at error with the agent's name and the error, and still thrown (the platform retries it)", async () => {
+		await createAgent({ name: "logged-alarm" });
+		const lines = captureLogs();
+		await runInDurableObject(env.AGENT.getByName("logged-alarm"), async (instance: AgentDO) => {
+			const passes = (instance as unknown as { passes: { work: () => Promise<void> } }).passes;
+			const work = passes.work;
+			passes.work = () => Promise.reject(new Error("storage fault in the pass"));
+			try {
+				await expect(instance.alarm()).rejects.toThrow("storage fault in the pass");
+			} finally {
+				passes.work = work;
+			}
+		});
+		expect(lines.filter((l) => l.event === "agent.alarm_failed")).toEqual([
+			expect.objectContaining({ level: "error", agent: "logged-alarm", error_name: "Error", error_message: "storage fault in the pass", stack: expect.any(String) }),
+		]);
 	});
 });
 
