@@ -141,6 +141,12 @@ function emit(level: Level, event: string, given: LogFields): void {
 	else console.log(line);
 }
 
+/**
+ * A scheduler line's `minute`: the tick's minute (its scheduled time) as ISO, by which every line of
+ * one tick, its shards' and its agents' claims are found together.
+ */
+export const minuteField = (ms: number): string => new Date(ms).toISOString();
+
 /** Whether a line at `level` is written (a costly field can be left out of lines that are not). */
 export const logs = (level: Level): boolean => RANK[level] >= RANK[threshold];
 

@@ -3,7 +3,7 @@ import { definitionRevision } from "../../src/config/fleet.ts";
 import { readinessProblems } from "../../src/config/readiness.ts";
 import type { AgentDefinition } from "../../src/config/schema.ts";
 import type { DeliveryOutcome, JobRecord, ToolCallTally } from "../../src/jobs/model.ts";
-import { configureLogLevel, errorFields, log } from "../../src/log.ts";
+import { configureLogLevel, errorFields, log, minuteField } from "../../src/log.ts";
 import { isRefusal, refuse, type Refusal } from "../../src/shared/refusal.ts";
 import { migrate } from "../../src/store/sqlite-migrations.ts";
 import { noteTick } from "./held-claims.ts";
@@ -181,7 +181,7 @@ export class AgentDO extends DurableObject<Env> {
 		// A line a job, with its id: an operator follows a scheduled run from its claim. Skips are not
 		// logged: the ledger lists them, and a paused fleet would log one an agent a tick.
 		for (const c of claims) {
-			log.info("job.claimed", { agent: name, job_id: c.jobId, schedule: c.schedule, scheduled_instant: new Date(c.instant).toISOString(), dispatch: c.dispatch, tick: new Date(now).toISOString() });
+			log.info("job.claimed", { agent: name, job_id: c.jobId, schedule: c.schedule, scheduled_instant: new Date(c.instant).toISOString(), dispatch: c.dispatch, minute: minuteField(now) });
 		}
 		// The hot path of a tick: only a claim needs the alarm (to start its job and index it). Starts
 		// are spread over a few seconds by agent, so a fleet due in the same minute does not hit the

@@ -5,7 +5,7 @@ import { loadFleet } from "../../src/config/bundled.ts";
 import { numberVar } from "../../src/config/vars.ts";
 import { dealtJobId, idDay, SLOT_CAPACITY } from "../../src/jobs/id-blocks.ts";
 import type { AgentDefinition } from "../../src/config/schema.ts";
-import { configureLogLevel, errorFields, log } from "../../src/log.ts";
+import { configureLogLevel, errorFields, log, minuteField } from "../../src/log.ts";
 import { isBehind } from "../../src/scheduler/backlog.ts";
 import { shardOf } from "../../src/scheduler/shards.ts";
 import { fileSchedulerIncident } from "../../src/scheduler/tick.ts";
@@ -129,9 +129,9 @@ export class SchedulerShardDO extends DurableObject<Env> {
 	 */
 	async tick(shard: number, now: number): Promise<ShardTickResult> {
 		const calls = this.subrequests();
-		await this.syncFileAgents(shard, calls);
+		await this.syncFileAgents(shard, calls, now);
 		const result = await this.callPending(shard, calls, { shard, now, after: "" });
-		await this.noticeRetentionVar(shard, calls);
+		await this.noticeRetentionVar(shard, calls, now);
 		return result;
 	}
 
@@ -139,20 +139,22 @@ export class SchedulerShardDO extends DurableObject<Env> {
 	override async alarm(): Promise<void> {
 		const calls = this.subrequests();
 		const pending = this.pending();
+		// A follow-up's lines name the oldest minute it calls for (`minute`), and all of them (`minutes`).
+		const oldest = pending[0]?.now ?? null;
 		if (pending.length > 0) {
 			const shard = pending[0]!.shard;
 			const result = await this.callPending(shard, calls);
-			log.info("shard.follow_up", { shard, ticks: pending.map((p) => new Date(p.now).toISOString()), agents_called: result.agents_called, claimed: result.claimed, failed: result.failed.length, deferred: result.deferred });
+			log.info("shard.follow_up", { shard, minute: minuteField(oldest!), minutes: pending.map((p) => minuteField(p.now)), agents_called: result.agents_called, claimed: result.claimed, failed: result.failed.length, deferred: result.deferred });
 			// No tick reports what its follow-up finds: an agent that never answers must still open the
 			// scheduler incident, as it would were it called by the tick. (A later tick leaves it open
 			// while the agent is marked failing: see ShardTickResult.failing.)
 			if (result.failed.length > 0) {
 				calls.note(2);
-				await fileSchedulerIncident(this.env, "partial", result.failed.map((f) => f.error), Date.now());
+				await fileSchedulerIncident(this.env, "partial", result.failed.map((f) => f.error), Date.now(), oldest!);
 			}
 		}
 		const notice = this.meta<NoticeLeft>("retention_notice");
-		if (notice) await this.noticeRetentionVar(notice.shard, calls);
+		if (notice) await this.noticeRetentionVar(notice.shard, calls, oldest);
 	}
 
 	private subrequests(): SubrequestBudget {
@@ -252,7 +254,7 @@ export class SchedulerShardDO extends DurableObject<Env> {
 					// The heartbeat, GET /v1/status and the scheduler incident show this: a fixed public line.
 					// What went wrong inside the agent (a parse error, a storage fault) is for the logs.
 					result.failed.push({ agent: name, error: agentTickFailure(name) });
-					log.error("shard.agent_tick_failed", { shard, agent: name, tick: new Date(now).toISOString(), ...errorFields(err) });
+					log.error("shard.agent_tick_failed", { shard, agent: name, minute: minuteField(now), ...errorFields(err) });
 				} finally {
 					turn.done();
 					if (this.calling.get(name) === turn.mine) this.calling.delete(name);
@@ -292,9 +294,11 @@ export class SchedulerShardDO extends DurableObject<Env> {
 				.one().n;
 		}
 		result.oldest_deferred = left[0]?.now ?? null;
-		result.behind = this.noteBacklog(shard, left, result.deferred);
+		// The minute this invocation is for: a tick's own, or the oldest a follow-up called for.
+		const served = minute?.now ?? due[0]?.now ?? left[0]?.now;
+		result.behind = this.noteBacklog(shard, left, result.deferred, served);
 		if (left.length > 0) {
-			log.warn("shard.calls_deferred", { shard, ticks: left.map((f) => new Date(f.now).toISOString()), agents_called: due.length, deferred: result.deferred });
+			log.warn("shard.calls_deferred", { shard, minute: minuteField(served!), minutes: left.map((f) => minuteField(f.now)), agents_called: due.length, deferred: result.deferred });
 			await this.ctx.storage.setAlarm(Date.now());
 		}
 		return result;
@@ -305,14 +309,15 @@ export class SchedulerShardDO extends DurableObject<Env> {
 	 * catches up: a shard that never catches up would otherwise warn at every tick and follow-up, or
 	 * grow its queue unsaid. Synchronous, as the queue's readers are.
 	 */
-	private noteBacklog(shard: number, left: readonly FollowUp[], deferred: number): boolean {
+	private noteBacklog(shard: number, left: readonly FollowUp[], deferred: number, minute: number | undefined): boolean {
 		const was = this.meta<boolean>("behind") ?? false;
 		const behind = isBehind(left.map((f) => f.now), was);
 		if (behind === was) return behind;
 		this.setMeta("behind", behind ? true : null);
 		const minutes = { pending_minutes: left.length, oldest_minute: left[0] ? new Date(left[0].now).toISOString() : null, newest_minute: left.at(-1) ? new Date(left.at(-1)!.now).toISOString() : null, deferred };
-		if (behind) log.warn("shard.backlog_behind", { shard, ...minutes });
-		else log.info("shard.backlog_caught_up", { shard, ...minutes });
+		const at = minute === undefined ? null : minuteField(minute);
+		if (behind) log.warn("shard.backlog_behind", { shard, minute: at, ...minutes });
+		else log.info("shard.backlog_caught_up", { shard, minute: at, ...minutes });
 		return behind;
 	}
 
@@ -323,7 +328,8 @@ export class SchedulerShardDO extends DurableObject<Env> {
 	 * agent that cannot be told prunes at the expiry it holds, where telling the whole shard again at
 	 * every tick would wake every agent each minute for the one that fails.
 	 */
-	private async noticeRetentionVar(shard: number, calls: SubrequestBudget): Promise<void> {
+	private async noticeRetentionVar(shard: number, calls: SubrequestBudget, minute: number | null): Promise<void> {
+		const at = minute === null ? null : minuteField(minute);
 		const days = String(numberVar(this.env, "RETENTION_DAYS"));
 		const seen = this.sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = 'retention_days'").toArray()[0]?.value;
 		const left = this.meta<NoticeLeft>("retention_notice");
@@ -341,7 +347,7 @@ export class SchedulerShardDO extends DurableObject<Env> {
 			if (calls.left === 0) return this.noticeLater(shard, after, days);
 			const names = this.sql.exec<{ name: string }>("SELECT name FROM agents ORDER BY name").toArray().map((r) => r.name);
 			calls.note();
-			const deleted = await this.deletedSince(shard, Date.now() - Number(seen) * 86_400_000, names);
+			const deleted = await this.deletedSince(shard, Date.now() - Number(seen) * 86_400_000, names, at);
 			const all = [...names, ...deleted].sort().filter((name) => name > after);
 			const told = all.slice(0, calls.left);
 			calls.note(told.length);
@@ -349,11 +355,11 @@ export class SchedulerShardDO extends DurableObject<Env> {
 				try {
 					await agentRpc(this.env, name).retentionShortened();
 				} catch (err) {
-					log.error("shard.retention_notice_failed", { shard, agent: name, ...errorFields(err) });
+					log.error("shard.retention_notice_failed", { shard, minute: at, agent: name, ...errorFields(err) });
 				}
 			}
 			if (told.length < all.length) return this.noticeLater(shard, told.at(-1) ?? after, days);
-			log.info("shard.retention_shortened", { shard, from: Number(seen), to: Number(days) });
+			log.info("shard.retention_shortened", { shard, minute: at, from: Number(seen), to: Number(days) });
 		}
 		this.ctx.storage.transactionSync(() => {
 			this.setMeta("retention_notice", null);
@@ -373,12 +379,12 @@ export class SchedulerShardDO extends DurableObject<Env> {
 	 * all that would wake them. From the D1 registry, which keeps a deleted agent's row; a read that
 	 * fails leaves them to that alarm, as an agent that cannot be told is.
 	 */
-	private async deletedSince(shard: number, since: number, listed: readonly string[]): Promise<string[]> {
+	private async deletedSince(shard: number, since: number, listed: readonly string[], minute: string | null): Promise<string[]> {
 		try {
 			const { results } = await this.env.DB.prepare("SELECT name FROM agents WHERE deleted_at >= ? ORDER BY name").bind(since).all<{ name: string }>();
 			return results.map((r) => r.name).filter((name) => shardOf(name) === shard && !listed.includes(name));
 		} catch (err) {
-			log.error("shard.retention_notice_failed", { shard, deleted_agents: true, ...errorFields(err) });
+			log.error("shard.retention_notice_failed", { shard, minute, deleted_agents: true, ...errorFields(err) });
 			return [];
 		}
 	}
@@ -408,7 +414,7 @@ export class SchedulerShardDO extends DurableObject<Env> {
 		try {
 			return this.deal(shard, count, now);
 		} catch (err) {
-			log.error("shard.job_ids_not_dealt", { shard, ...errorFields(err) });
+			log.error("shard.job_ids_not_dealt", { shard, minute: minuteField(now), ...errorFields(err) });
 			return [];
 		}
 	}
@@ -418,7 +424,8 @@ export class SchedulerShardDO extends DurableObject<Env> {
 	 * changed agents are called at the next tick (their own state decides what is due), and agents
 	 * gone from the file stop being called.
 	 */
-	private async syncFileAgents(shard: number, calls: SubrequestBudget): Promise<void> {
+	private async syncFileAgents(shard: number, calls: SubrequestBudget, now: number): Promise<void> {
+		const minute = minuteField(now);
 		const mine = loadFleet().agents.filter((a) => shardOf(a.name) === shard);
 		const revision = await sha256Hex(JSON.stringify(mine));
 		const stored = this.sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = 'fleet'").toArray()[0]?.value;
@@ -443,7 +450,7 @@ export class SchedulerShardDO extends DurableObject<Env> {
 				await agentRpc(this.env, name).dropFromFleet(previous.get(name) ?? null);
 				told.push(name);
 			} catch (err) {
-				log.error("shard.drop_failed", { shard, agent: name, ...errorFields(err) });
+				log.error("shard.drop_failed", { shard, minute, agent: name, ...errorFields(err) });
 			}
 		}
 		// An API agent whose name fleet.yaml now takes is that file agent from its next call on (see
@@ -459,11 +466,11 @@ export class SchedulerShardDO extends DurableObject<Env> {
 			for (const { name } of mine.length === 0 ? [] : await liveRegisteredAmong(this.env.DB, [...names])) {
 				calls.note();
 				await markAgentDeleted(this.env.DB, name, Date.now());
-				log.warn("shard.api_agent_replaced_by_file", { shard, agent: name });
+				log.warn("shard.api_agent_replaced_by_file", { shard, minute, agent: name });
 			}
 		} catch (err) {
 			retired = false;
-			log.error("shard.api_agent_retire_failed", { shard, ...errorFields(err) });
+			log.error("shard.api_agent_retire_failed", { shard, minute, ...errorFields(err) });
 		}
 		// Its object would otherwise keep the alarm it set for the old retention's expiry (weeks away,
 		// for an agent nothing else wakes). Best effort: the pass after that expiry prunes anyway.
@@ -474,7 +481,7 @@ export class SchedulerShardDO extends DurableObject<Env> {
 				calls.note();
 				await agentRpc(this.env, agent.name).retentionShortened();
 			} catch (err) {
-				log.error("shard.retention_notice_failed", { shard, agent: agent.name, ...errorFields(err) });
+				log.error("shard.retention_notice_failed", { shard, minute, agent: agent.name, ...errorFields(err) });
 			}
 		}
 		this.ctx.storage.transactionSync(() => {

@@ -1,5 +1,5 @@
 import type { ShardTickResult } from "../../durable-objects/shard/shard-do.ts";
-import { errorFields, log } from "../log.ts";
+import { errorFields, log, minuteField } from "../log.ts";
 import { resolveSecretUrl } from "../delivery/secret-url.ts";
 import { alertIncident } from "../incidents/alert.ts";
 import { recordTick } from "../store/heartbeat.ts";
@@ -30,6 +30,7 @@ export interface TickSummary {
  * went. Nothing here needs to be exactly-once: the agents' ledgers make every claim idempotent.
  */
 export async function runTick(env: Env, scheduledTime: number, now = Date.now()): Promise<TickSummary> {
+	const minute = minuteField(scheduledTime);
 	const settled = await Promise.allSettled(
 		Array.from({ length: SCHEDULER_SHARDS }, (_, i) => env.SCHEDULER_SHARD.getByName(shardName(i)).tick(i, scheduledTime)),
 	);
@@ -44,7 +45,7 @@ export async function runTick(env: Env, scheduledTime: number, now = Date.now())
 			// The heartbeat (GET /v1/status) and the scheduler incident get a fixed line; the shard's
 			// own error (an RPC or storage fault's text) goes to the log only.
 			errors.push(`shard ${i} did not answer the tick`);
-			log.error("tick.shard_failed", { shard: i, ...errorFields(s.reason) });
+			log.error("tick.shard_failed", { shard: i, minute, ...errorFields(s.reason) });
 		}
 	}
 	const shardsFailed = SCHEDULER_SHARDS - shards.length;
@@ -65,7 +66,9 @@ export async function runTick(env: Env, scheduledTime: number, now = Date.now())
 	};
 	// A tick some shards failed is partial (warn), one all failed is failed (error): a level filter finds both.
 	(summary.outcome === "ok" ? log.info : summary.outcome === "partial" ? log.warn : log.error)("tick.done", {
-		scheduled_time: new Date(scheduledTime).toISOString(),
+		minute,
+		// How long after its minute the tick began: a cron trigger running late shows here first.
+		late_ms: now - scheduledTime,
 		outcome: summary.outcome,
 		agents_called: summary.agentsCalled,
 		claimed: summary.claimed,
@@ -93,13 +96,13 @@ export async function runTick(env: Env, scheduledTime: number, now = Date.now())
 		});
 	} catch (err) {
 		// The claims stand without the heartbeat; /healthz will show it ageing.
-		log.error("tick.heartbeat_failed", errorFields(err));
+		log.error("tick.heartbeat_failed", { minute, ...errorFields(err) });
 	}
 	// An agent a follow-up could not reach, and no call has reached since, still fails though this
 	// tick did not call it (it was past what the tick's invocation could): resolving here would have
 	// the next failing follow-up open the incident again, and page again, every minute.
 	const failing = shards.reduce((n, s) => n + (s.failing ?? 0), 0);
-	if (summary.outcome !== "ok" || failing === 0) await fileSchedulerIncident(env, summary.outcome, errors, now);
+	if (summary.outcome !== "ok" || failing === 0) await fileSchedulerIncident(env, summary.outcome, errors, now, scheduledTime);
 	await retryAlerts(env, scheduledTime, now);
 	if (summary.outcome === "failed") throw new Error(`scheduler tick failed: ${errors.slice(0, 3).join("; ")}`);
 	return summary;
@@ -119,10 +122,10 @@ async function retryAlerts(env: Env, scheduledTime: number, now: number): Promis
 			const outcome = await alertIncident(env, incident, now);
 			// The webhook is still down: the rest wait for the next tick rather than each wait out its timeout.
 			if (outcome === "failed") break;
-			if (outcome === "sent") log.info("incident.alert_retried", { agent: incident.agent, incident: incident.id });
+			if (outcome === "sent") log.info("incident.alert_retried", { agent: incident.agent, incident: incident.id, minute: minuteField(scheduledTime) });
 		}
 	} catch (err) {
-		log.error("tick.alert_retry_failed", errorFields(err));
+		log.error("tick.alert_retry_failed", { minute: minuteField(scheduledTime), ...errorFields(err) });
 	}
 }
 
@@ -131,9 +134,10 @@ const ALERT_RETRIES_PER_TICK = 5;
 
 /**
  * A tick that could not reach every shard or agent is an incident of the pseudo-agent "scheduler";
- * so is a shard's follow-up alarm that could not reach an agent the tick left to it.
+ * so is a shard's follow-up alarm that could not reach an agent the tick left to it. `minute` is the
+ * tick's (a follow-up's oldest), for the log.
  */
-export async function fileSchedulerIncident(env: Env, outcome: TickSummary["outcome"], errors: string[], now: number): Promise<void> {
+export async function fileSchedulerIncident(env: Env, outcome: TickSummary["outcome"], errors: string[], now: number, minute: number): Promise<void> {
 	try {
 		if (outcome === "ok") {
 			await resolveOpen(env.DB, SCHEDULER_AGENT, now);
@@ -142,6 +146,6 @@ export async function fileSchedulerIncident(env: Env, outcome: TickSummary["outc
 		const { incident, alertDue } = await recordFailure(env.DB, { agent: SCHEDULER_AGENT, error: `tick ${outcome}: ${errors[0] ?? "unknown"}`, jobId: null, at: now });
 		if (alertDue) await alertIncident(env, incident, now);
 	} catch (err) {
-		log.error("tick.incident_failed", errorFields(err));
+		log.error("tick.incident_failed", { minute: minuteField(minute), ...errorFields(err) });
 	}
 }

@@ -109,8 +109,9 @@ describe("one job followed through the logs by its id", () => {
 			const [run] = (await runsOf("logged-claim")).filter((r) => r.status === "claimed");
 			expect(run?.job_id).toBeTruthy();
 			expect(linesOf(lines, run!.job_id!)).toEqual([
-				expect.objectContaining({ event: "job.claimed", agent: "logged-claim", schedule: "q", scheduled_instant: "2026-11-01T10:15:00.000Z", tick: "2026-11-01T10:15:00.000Z" }),
+				expect.objectContaining({ event: "job.claimed", agent: "logged-claim", schedule: "q", scheduled_instant: "2026-11-01T10:15:00.000Z", minute: "2026-11-01T10:15:00.000Z" }),
 			]);
+			expect(linesOf(lines, run!.job_id!)[0]).not.toHaveProperty("tick");
 		} finally {
 			vi.useRealTimers();
 		}

@@ -18,13 +18,14 @@ interface SchedulerStatus {
 
 const status = async () => (await (await call("/v1/status")).json()) as SchedulerStatus;
 
-/** The structured log lines of `event` written while `fn` ran. */
-async function logged(event: string, fn: () => Promise<unknown>): Promise<Record<string, unknown>[]> {
+/** The structured log lines of `event` (or of any of `event`) written while `fn` ran. */
+async function logged(event: string | string[], fn: () => Promise<unknown>): Promise<Record<string, unknown>[]> {
+	const events = Array.isArray(event) ? event : [event];
 	const lines: Record<string, unknown>[] = [];
 	const keep = (line: unknown) => {
 		if (typeof line !== "string" || !line.startsWith("{")) return;
 		const parsed = JSON.parse(line) as Record<string, unknown>;
-		if (parsed.event === event) lines.push(parsed);
+		if (events.includes(parsed.event as string)) lines.push(parsed);
 	};
 	const spies = [vi.spyOn(console, "log").mockImplementation(keep), vi.spyOn(console, "warn").mockImplementation(keep), vi.spyOn(console, "error").mockImplementation(keep)];
 	try {
@@ -53,8 +54,15 @@ describe("due agents left to a shard's follow-ups", () => {
 		await shardWithVars(shard, { SUBREQUEST_LIMIT: "10" });
 
 		vi.setSystemTime(minute + 5_000);
-		const res = await call("/v1/tick", { method: "POST", as: "admin" });
+		let res!: Response;
+		const tickLines = await logged(["tick.done", "shard.calls_deferred"], async () => (res = await call("/v1/tick", { method: "POST", as: "admin" })));
 		expect(res.status).toBe(200);
+		// Each line names the minute it is about, by one name, and the tick says how late it ran.
+		expect(tickLines).toEqual([
+			expect.objectContaining({ event: "shard.calls_deferred", shard, minute: "2031-08-01T10:02:00.000Z", minutes: ["2031-08-01T10:02:00.000Z"] }),
+			expect.objectContaining({ event: "tick.done", minute: "2031-08-01T10:02:00.000Z", late_ms: 5_000 }),
+		]);
+		for (const line of tickLines) for (const old of ["tick", "ticks", "scheduled_time"]) expect(line).not.toHaveProperty(old);
 		const answer = (await res.json()) as { outcome: string; deferred: number; oldest_deferred_minute: string | null; shards_behind: number };
 		expect(answer).toMatchObject({ outcome: "ok", oldest_deferred_minute: "2031-08-01T10:02:00.000Z", shards_behind: 0 });
 		const called = (await Promise.all(names.map(runsOf))).filter((runs) => runs.length > 0).length;
@@ -68,7 +76,9 @@ describe("due agents left to a shard's follow-ups", () => {
 		});
 
 		// The follow-ups call the rest; the next tick finds nothing left over.
-		await followUps(shard);
+		const followed = await logged("shard.follow_up", () => followUps(shard));
+		expect(followed[0]).toMatchObject({ shard, minute: "2031-08-01T10:02:00.000Z", minutes: ["2031-08-01T10:02:00.000Z"] });
+		expect(followed[0]).not.toHaveProperty("ticks");
 		for (const name of names) expect((await runsOf(name)).map((r) => r.scheduled_instant), name).toEqual(["2031-08-01T10:02:00.000Z"]);
 		await shardWithVars(shard, { SUBREQUEST_LIMIT: "10000" });
 		vi.setSystemTime(minute + 65_000);
@@ -99,7 +109,7 @@ describe("due agents left to a shard's follow-ups", () => {
 
 		// 10:06: 10:03 is still pending 3 minutes on. Said once, when it happens…
 		const behind = await logged("shard.backlog_behind", () => tickAt(4));
-		expect(behind).toEqual([expect.objectContaining({ shard, oldest_minute: "2031-08-02T10:03:00.000Z", pending_minutes: 4 })]);
+		expect(behind).toEqual([expect.objectContaining({ shard, minute: "2031-08-02T10:06:00.000Z", oldest_minute: "2031-08-02T10:03:00.000Z", pending_minutes: 4 })]);
 		const s = await status();
 		expect(s.scheduler).toMatchObject({ outcome: "ok", oldest_deferred_minute: "2031-08-02T10:03:00.000Z", shards_behind: 1 });
 		expect(s.scheduler.deferred).toBeGreaterThan(0);

@@ -9,6 +9,7 @@ import { runTick } from "../../src/scheduler/tick.ts";
 import { alertIncident } from "../../src/incidents/alert.ts";
 import { getIncident, recordFailure } from "../../src/store/incidents.ts";
 import { gate } from "../helpers/emulator.ts";
+import { shardName } from "../../src/scheduler/shards.ts";
 
 afterEach(() => {
 	vi.restoreAllMocks();
@@ -39,7 +40,8 @@ describe("a tick that cannot reach an agent", () => {
 		expect(warned.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.event === "tick.done")).toEqual([expect.objectContaining({ level: "warn", outcome: "partial" })]);
 		// What went wrong inside the agent (its definition does not parse) is in the log, with the agent.
 		const failure = logged.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.event === "shard.agent_tick_failed");
-		expect(failure).toMatchObject({ agent: "broken", error_message: expect.stringMatching(/JSON/) });
+		expect(failure).toMatchObject({ agent: "broken", minute: "2026-12-05T10:15:00.000Z", error_message: expect.stringMatching(/JSON/) });
+		expect(failure).not.toHaveProperty("tick");
 		const internal = failure!.error_message as string;
 
 		// Users see which agent, never that internal text.
@@ -86,6 +88,34 @@ describe("a tick that cannot reach a shard", () => {
 		const incidentsText = await (await call("/v1/incidents?agent=scheduler")).text();
 		expect((JSON.parse(incidentsText) as { incidents: { error: string }[] }).incidents.map((i) => i.error)).toContain("tick failed: shard 0 did not answer the tick");
 		for (const text of [statusText, incidentsText]) expect(text).not.toContain("D1_ERROR");
+	});
+});
+
+describe("a tick's lines, as an operator filters them", () => {
+	it("each name the tick's minute, and tick.done how late the tick ran", async () => {
+		const lines: Record<string, unknown>[] = [];
+		for (const method of ["log", "warn", "error"] as const) {
+			vi.spyOn(console, method).mockImplementation((line: unknown) => void lines.push(JSON.parse(String(line)) as Record<string, unknown>));
+		}
+		const answered = (shard: number) => Promise.resolve({ shard, agents_called: 0, claimed: 0, skipped: 0, failed: [], deferred: 0, oldest_deferred: null });
+		const shards = { getByName: (name: string) => ({ tick: (shard: number) => (name === shardName(0) ? Promise.reject(new Error("shard down")) : answered(shard)) }) };
+		// D1 down: the heartbeat, the scheduler incident and the alert retries each fail, and say so.
+		const DB = new Proxy(
+			{},
+			{
+				get: () => {
+					throw new Error("D1 is down");
+				},
+			},
+		);
+		const at = Date.parse("2026-12-06T08:30:00Z");
+		await runTick({ ...env, SCHEDULER_SHARD: shards, DB, ALERT_WEBHOOK_URL: "https://alerts.example.test/hook" } as unknown as Env, at, at + 7_000);
+		vi.restoreAllMocks();
+		const tickLines = lines.filter((l) => String(l.event).startsWith("tick."));
+		expect(tickLines.map((l) => l.event).sort()).toEqual(["tick.alert_retry_failed", "tick.done", "tick.heartbeat_failed", "tick.incident_failed", "tick.shard_failed"]);
+		for (const line of tickLines) expect(line, String(line.event)).toMatchObject({ minute: "2026-12-06T08:30:00.000Z" });
+		expect(tickLines.find((l) => l.event === "tick.done")).toMatchObject({ level: "warn", outcome: "partial", late_ms: 7_000 });
+		expect(tickLines.find((l) => l.event === "tick.done")).not.toHaveProperty("scheduled_time");
 	});
 });
 
