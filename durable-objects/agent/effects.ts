@@ -264,7 +264,7 @@ export async function sendDue(
 		}
 		const said = error === null ? null : error + detail;
 		sql.exec("UPDATE deliveries SET status = ?, last_error = ? WHERE id = ?", outcome === "delivered" ? "delivered" : "failed", said, row.id);
-		// Given up on (failed, or unknown after its last try) is worse than a try to be retried, said at warn.
+		// Given up on (failed, or unknown after its last try) is worse than a try to be retried (warn): said at error.
 		(outcome === "delivered" ? log.info : log.error)("delivery.done", { agent, job_id: row.job_id, kind: row.kind, target: row.target, outcome, attempts: attempt, ...(said === null ? {} : { error_message: said }) });
 		if (row.kind === "delivery") {
 			setDelivery(sql, row.job_id, row.target, outcome, now());
