@@ -104,8 +104,10 @@ export async function run(argv: readonly string[]): Promise<number> {
 			// The message is often the API's, or quotes an answer or an argument: printable before it is styled.
 			process.stderr.write(`${ep.red(`drover: ${printable(err.message)}`)}\n`);
 			if (err.hint) process.stderr.write(`${ep.dim(`drover: hint: ${printable(err.hint)}`)}\n`);
-			// What the Worker's logs file the request under: the one thing to quote to its operator.
-			if (err instanceof ApiError && err.requestId) process.stderr.write(`${ep.dim(`drover: request id: ${err.requestId} (the Worker's logs name the request by it)`)}\n`);
+			// What the Worker's logs file the request under: the one thing to quote to its operator. Only
+			// where the operator's logs hold more than the message (a refused token, a server error): after
+			// "job not found" it was a line of noise.
+			if (err instanceof ApiError && err.requestId && (err.status === 401 || err.status === 403 || err.status >= 500)) process.stderr.write(`${ep.dim(`drover: request id: ${err.requestId} (the Worker's logs name the request by it)`)}\n`);
 			return err.exitCode;
 		}
 		process.stderr.write(`drover: unexpected error: ${printable(err instanceof Error ? (err.stack ?? err.message) : String(err))}\n`);

@@ -1012,6 +1012,7 @@ describe("errors and usage", () => {
 		expect(forbidden.status).toBe(1);
 		expect(forbidden.stderr).toMatch(/drover: this route needs the operate role/);
 		expect(forbidden.stderr).toMatch(/hint: .*stronger role.*DROVER_TOKEN/);
+		expect(forbidden.stderr).toMatch(/drover: request id: [0-9a-f-]{36} /);
 		const missing = await drover(["jobs"], { token: null });
 		expect(missing.status).toBe(1);
 		expect(missing.stderr).toMatch(/drover: no API token\n.*DROVER_TOKEN/);
