@@ -10,9 +10,11 @@ interface HeartbeatRow {
 	skipped: number;
 	error: string | null;
 	last_ok_at: number | null;
-	deferred: number | null;
-	oldest_deferred_at: number | null;
-	shards_behind: number | null;
+	// Absent, not null, from a D1 that 0010 has not reached yet (a Worker deployed before its
+	// migrations): the row is read all the same, so /healthz and /v1/status can say what is wrong.
+	deferred?: number | null;
+	oldest_deferred_at?: number | null;
+	shards_behind?: number | null;
 }
 
 export interface Heartbeat {
@@ -26,7 +28,7 @@ export interface Heartbeat {
 	skipped: number;
 	error: string | null;
 	last_ok_at: string | null;
-	/** Null in a heartbeat written before these were (D1 0010). */
+	/** Null in a heartbeat written before these were, or read from a D1 without them (0010). */
 	deferred: number | null;
 	oldest_deferred_at: string | null;
 	shards_behind: number | null;
@@ -46,9 +48,9 @@ function toHeartbeat(row: HeartbeatRow): Heartbeat {
 		skipped: row.skipped,
 		error: row.error,
 		last_ok_at: iso(row.last_ok_at),
-		deferred: row.deferred,
-		oldest_deferred_at: iso(row.oldest_deferred_at),
-		shards_behind: row.shards_behind,
+		deferred: row.deferred ?? null,
+		oldest_deferred_at: iso(row.oldest_deferred_at ?? null),
+		shards_behind: row.shards_behind ?? null,
 	};
 }
 

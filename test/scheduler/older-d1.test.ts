@@ -1,0 +1,55 @@
+import { env } from "cloudflare:test";
+import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { call } from "../helpers/http.ts";
+
+// A Worker deployed before its D1 migrations were applied (a bare `wrangler deploy`, a Git build):
+// this file's D1 is left as migration 0009 left it, with a heartbeat the previous release wrote.
+const NEWER = ["0010_heartbeat_backlog.sql", "0011_live_agents_index.sql"];
+
+interface Health {
+	status: string;
+	scheduler: { last_tick_at: string | null; stalled: boolean; outcome: string | null } | null;
+}
+
+// Two past a quarter hour on a Sunday, far ahead: no tick here is due a fleet run (see heartbeat.test.ts).
+const NOW = Date.parse("2037-12-06T14:02:00Z");
+beforeEach(() => {
+	vi.useFakeTimers({ toFake: ["Date"], now: NOW });
+});
+afterEach(() => {
+	vi.restoreAllMocks();
+	vi.useRealTimers();
+});
+
+beforeAll(async () => {
+	for (const column of ["deferred", "oldest_deferred_at", "shards_behind"]) await env.DB.prepare(`ALTER TABLE scheduler_heartbeat DROP COLUMN ${column}`).run();
+	await env.DB.prepare("DROP INDEX agents_live").run();
+	await env.DB.prepare(`DELETE FROM d1_migrations WHERE name IN (${NEWER.map(() => "?").join(", ")})`).bind(...NEWER).run();
+	// The previous release's last tick, a minute ago, as it wrote it.
+	const at = NOW - 60_000;
+	await env.DB.prepare(
+		`INSERT INTO scheduler_heartbeat (id, tick_at, scheduled_time, outcome, shards_ok, shards_failed, agents_called, claimed, skipped, error, last_ok_at)
+		 VALUES (1, ?, ?, 'ok', 16, 0, 2, 1, 0, NULL, ?)`,
+	)
+		.bind(at, at, at)
+		.run();
+});
+
+describe("a Worker whose D1 lacks this release's migrations", () => {
+	it("/healthz reads the older heartbeat", async () => {
+		const health = (await (await call("/healthz", { as: null })).json()) as Health;
+		expect(health.scheduler).toMatchObject({ last_tick_at: new Date(NOW - 60_000).toISOString(), stalled: false, outcome: "ok" });
+	});
+
+	it("/v1/status answers with the scheduler's figures, the newer ones null", async () => {
+		const res = await call("/v1/status");
+		expect(res.status, await res.clone().text()).toBe(200);
+		const body = (await res.json()) as { scheduler: Record<string, unknown> };
+		expect(body.scheduler).toMatchObject({ stalled: false, outcome: "ok", agents_called: 2, claimed: 1, deferred: null, oldest_deferred_minute: null, shards_behind: null });
+	});
+
+	it("takes an agent's definition (drover apply), which reads the heartbeat", async () => {
+		const res = await call("/v1/agents", { method: "POST", as: "admin", body: { name: "older-d1", prompt: "x" } });
+		expect(res.status, await res.clone().text()).toBe(201);
+	});
+});
