@@ -175,9 +175,11 @@ export function bundleModules(scriptPath, rules) {
 /** migrations/*.sql in order, through the D1 binding (what `wrangler d1 migrations apply --local` does). */
 async function applyMigrations(db) {
 	const dir = path.join(ROOT, "migrations");
+	// Recorded as `wrangler d1 migrations apply` records them: /healthz reads the record (its `d1`).
+	await db.prepare("CREATE TABLE IF NOT EXISTS d1_migrations (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT UNIQUE, applied_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP NOT NULL)").run();
 	for (const file of readdirSync(dir).filter((f) => f.endsWith(".sql")).sort()) {
 		const statements = unstable_splitSqlQuery(readFileSync(path.join(dir, file), "utf8"));
-		await db.batch(statements.map((s) => db.prepare(s)));
+		await db.batch([...statements.map((s) => db.prepare(s)), db.prepare("INSERT INTO d1_migrations (name) VALUES (?)").bind(file)]);
 	}
 }
 

@@ -36,6 +36,18 @@ function heartbeat(hb: SchedulerHealth | null): Check {
 	return { check: "scheduler", status: "ok", message: `${age} (ok)` };
 }
 
+/** D1's schema: missing migrations fail the heartbeat's writes and make /healthz answer 503. */
+function d1Check(d1: Health["d1"]): Check {
+	if (d1.ok) return { check: "d1", status: "ok", message: "every migration this release needs is applied" };
+	const missing = d1.missing ?? [];
+	if (missing.length === 0) return { check: "d1", status: "fail", message: "D1 cannot be read (the Worker's logs say why)" };
+	return {
+		check: "d1",
+		status: "fail",
+		message: `D1 lacks ${missing.length === 1 ? "a migration" : `${missing.length} migrations`} this release needs (${missing.join(", ")}): run ${d1.fix ?? "npx wrangler d1 migrations apply DB --remote"}; npm run deploy applies them before it deploys, a bare wrangler deploy or a Git build does not`,
+	};
+}
+
 async function doctor(ctx: Context, opts: { json?: boolean }): Promise<number> {
 	const checks: Check[] = [];
 	const { client } = ctx;
@@ -57,6 +69,8 @@ async function doctor(ctx: Context, opts: { json?: boolean }): Promise<number> {
 					},
 		);
 		// Absent from an older server's answer.
+		const d1 = health.d1 as Health["d1"] | undefined;
+		if (d1) checks.push(d1Check(d1));
 		const variables = health.variables?.issues ?? [];
 		if (variables.length > 0) checks.push({ check: "variables", status: "warn", message: variables.map((i) => i.message).join("; ") });
 		// Also absent from an older server's answer. Not ok: no token works; issues alone: some entries do not.

@@ -2,6 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { loadFleet } from "../config/bundled.ts";
 import { ConfigError } from "../errors.ts";
 import { errorFields, log } from "../log.ts";
+import { D1_MIGRATIONS_FIX, missingD1Migrations } from "../store/d1-schema.ts";
 import { heartbeatHealth, readHeartbeat } from "../store/heartbeat.ts";
 import { numberVar, varIssues } from "../config/vars.ts";
 import { apiTokensHealth } from "./auth/secret.ts";
@@ -18,6 +19,16 @@ const Health = z
 			issues: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
 		}),
 		scheduler: SchedulerHealth.nullable().openapi({ description: "null when the heartbeat cannot be read (D1 unavailable)" }),
+		d1: z
+			.object({
+				ok: z.boolean(),
+				missing: z.array(z.string()).optional().openapi({ description: "The D1 migrations (migrations/) this release needs that D1 has no record of applying, in order" }),
+				fix: z.string().optional().openapi({ description: "The command that applies them" }),
+			})
+			.openapi({
+				description:
+					"D1's schema. Not ok (a 503): migrations this release needs are missing (a Worker deployed by a bare `wrangler deploy` or a CI or Git build, which do not apply them, where `npm run deploy` does): `missing` lists them and `fix` says how to apply them; or, with neither, D1 could not be read",
+			}),
 		variables: z
 			.object({ ok: z.boolean(), issues: z.array(z.object({ path: z.string(), message: z.string() })).optional() })
 			.openapi({
@@ -38,7 +49,8 @@ export type HealthShape = z.infer<typeof Health>;
 
 /**
  * Liveness needs no token: load balancers and uptime checks call it bare. It answers 503 when the
- * fleet or API_TOKENS cannot load or the scheduler has stalled, so a plain HTTP check catches each.
+ * fleet or API_TOKENS cannot load, D1 lacks a migration or the scheduler has stalled, so a plain
+ * HTTP check catches each.
  */
 export const healthApi = createApi().openapi(
 	createRoute({
@@ -47,7 +59,7 @@ export const healthApi = createApi().openapi(
 		summary: "Liveness, fleet configuration and scheduler heartbeat age (no auth)",
 		responses: {
 			200: { description: "drover is up and ticking", content: { "application/json": { schema: Health } } },
-			503: { description: "drover is up but its configuration (fleet.yaml, API_TOKENS) is invalid or its scheduler has stalled", content: { "application/json": { schema: Health } } },
+			503: { description: "drover is up but its configuration (fleet.yaml, API_TOKENS) is invalid, D1 lacks a migration this release needs, or its scheduler has stalled", content: { "application/json": { schema: Health } } },
 		},
 	}),
 	async (c) => {
@@ -58,17 +70,18 @@ export const healthApi = createApi().openapi(
 			if (!(err instanceof ConfigError)) throw err;
 			fleet = { ok: false, agents: 0, issues: err.issues };
 		}
-		let scheduler: z.infer<typeof SchedulerHealth> | null = null;
-		try {
-			scheduler = heartbeatHealth(await readHeartbeat(c.env.DB), Date.now(), numberVar(c.env, "HEARTBEAT_STALE_SECONDS"));
-		} catch (err) {
-			log.error("healthz.heartbeat_unreadable", errorFields(err));
-		}
+		// Read together: each is one small D1 query, and /healthz is polled.
+		const [hb, missing] = await Promise.all([
+			readHeartbeat(c.env.DB).catch((err: unknown) => void log.error("healthz.heartbeat_unreadable", errorFields(err))),
+			missingD1Migrations(c.env.DB).catch((err: unknown) => void log.error("healthz.d1_unreadable", errorFields(err))),
+		]);
+		const scheduler = hb === undefined ? null : heartbeatHealth(hb, Date.now(), numberVar(c.env, "HEARTBEAT_STALE_SECONDS"));
+		const d1: z.infer<typeof Health>["d1"] = missing === undefined ? { ok: false } : missing.length === 0 ? { ok: true } : { ok: false, missing, fix: D1_MIGRATIONS_FIX };
 		// Reported, not degrading: each falls back to its default, and drover runs on.
 		const issues = varIssues(c.env);
 		const variables = issues.length === 0 ? { ok: true } : { ok: false, issues };
 		const apiTokens = await apiTokensHealth(c.env.API_TOKENS);
-		const ok = fleet.ok && scheduler !== null && !scheduler.stalled && apiTokens.ok;
-		return c.json({ status: ok ? ("ok" as const) : ("degraded" as const), version: c.env.DROVER_VERSION, fleet, scheduler, variables, api_tokens: apiTokens }, ok ? 200 : 503);
+		const ok = fleet.ok && scheduler !== null && !scheduler.stalled && d1.ok && apiTokens.ok;
+		return c.json({ status: ok ? ("ok" as const) : ("degraded" as const), version: c.env.DROVER_VERSION, fleet, scheduler, d1, variables, api_tokens: apiTokens }, ok ? 200 : 503);
 	},
 );

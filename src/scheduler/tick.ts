@@ -2,6 +2,7 @@ import type { ShardTickResult } from "../../durable-objects/shard/shard-do.ts";
 import { errorFields, log, minuteField } from "../log.ts";
 import { resolveSecretUrl } from "../delivery/secret-url.ts";
 import { alertIncident } from "../incidents/alert.ts";
+import { D1_MIGRATIONS_FIX, missingD1Migrations } from "../store/d1-schema.ts";
 import { recordTick } from "../store/heartbeat.ts";
 import { recordFailure, resolveOpen, unalerted } from "../store/incidents.ts";
 import { SCHEDULER_SHARDS, shardName } from "./shards.ts";
@@ -95,8 +96,11 @@ export async function runTick(env: Env, scheduledTime: number, now = Date.now())
 			error: errors.length ? clip(errors.slice(0, 5).join("; "), 1000) : null,
 		});
 	} catch (err) {
-		// The claims stand without the heartbeat; /healthz will show it ageing.
-		log.error("tick.heartbeat_failed", { minute, ...errorFields(err) });
+		// The claims stand without the heartbeat; /healthz will show it ageing. A Worker deployed ahead
+		// of its D1 migrations (a bare wrangler deploy) fails here every minute: the line says which
+		// are missing and how to apply them, asked only now that the write failed.
+		const missing = await missingD1Migrations(env.DB).catch(() => []);
+		log.error("tick.heartbeat_failed", { minute, ...errorFields(err), ...(missing.length > 0 ? { missing_migrations: missing, fix: D1_MIGRATIONS_FIX } : {}) });
 	}
 	// An agent a follow-up could not reach, and no call has reached since, still fails though this
 	// tick did not call it (it was past what the tick's invocation could): resolving here would have

@@ -1709,6 +1709,32 @@ describe("doctor and the Worker's numeric vars", () => {
 	});
 });
 
+describe("doctor and D1's migrations", () => {
+	it("fails on migrations /healthz says D1 lacks, naming them and how to apply them", async () => {
+		const now = new Date().toISOString();
+		const missing = ["0010_heartbeat_backlog.sql", "0011_live_agents_index.sql"];
+		const health = {
+			status: "degraded",
+			version: "0.2.0",
+			fleet: { ok: true, agents: 1 },
+			scheduler: { last_tick_at: now, age_seconds: 5, stalled: false, outcome: "ok", last_ok_at: now },
+			d1: { ok: false, missing, fix: "npx wrangler d1 migrations apply DB --remote" },
+			variables: { ok: true },
+			api_tokens: { ok: true },
+		};
+		const server = createServer((req, res) => (req.url === "/healthz" ? json(res, 503, health) : json(res, 401, { error: { code: "unauthorized", message: "invalid token" } })));
+		servers.push(server);
+		server.listen(0, "127.0.0.1");
+		await once(server, "listening");
+		const r = await runCli(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, ["doctor"]);
+		expect(r.status).toBe(1);
+		expect(r.stdout).toMatch(/^✓ reachable /m);
+		expect(r.stdout).toContain(
+			"✗ d1         D1 lacks 2 migrations this release needs (0010_heartbeat_backlog.sql, 0011_live_agents_index.sql): run npx wrangler d1 migrations apply DB --remote; npm run deploy applies them before it deploys, a bare wrangler deploy or a Git build does not\n",
+		);
+	});
+});
+
 describe("input that is not UTF-8", () => {
 	it("is refused before any request, saying where, as the API refuses such a body; never sent as U+FFFD", async () => {
 		const api = await fakeApi({});

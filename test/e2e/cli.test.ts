@@ -865,6 +865,7 @@ describe("the fleet: status and doctor", () => {
 		expect(r.status, r.stdout + r.stderr).toBe(0);
 		expect(r.stdout).toMatch(/^✓ reachable\s+http:\/\/.* answers \(drover /m);
 		expect(r.stdout).toMatch(/^✓ config\s+fleet\.yaml loads: 3 agents$/m);
+		expect(r.stdout).toMatch(/^✓ d1\s+every migration this release needs is applied$/m);
 		expect(r.stdout).toMatch(/^✓ auth\s+the token is accepted: root \(admin role\)$/m);
 		expect(r.stdout).toMatch(/^✓ scheduler\s+last tick (now|\d+s ago) \(ok\)$/m);
 		expect(r.stdout).toMatch(/^! agents\s+triage is paused automatically: secret TICKETS_WEBHOOK_URL/m);

@@ -1,14 +1,17 @@
-import { env } from "cloudflare:test";
+import { applyD1Migrations, env, type D1Migration } from "cloudflare:test";
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { runTick } from "../../src/scheduler/tick.ts";
 import { call } from "../helpers/http.ts";
 
 // A Worker deployed before its D1 migrations were applied (a bare `wrangler deploy`, a Git build):
 // this file's D1 is left as migration 0009 left it, with a heartbeat the previous release wrote.
 const NEWER = ["0010_heartbeat_backlog.sql", "0011_live_agents_index.sql"];
+const FIX = "npx wrangler d1 migrations apply DB --remote";
 
 interface Health {
 	status: string;
 	scheduler: { last_tick_at: string | null; stalled: boolean; outcome: string | null } | null;
+	d1?: { ok: boolean; missing?: string[]; fix?: string };
 }
 
 // Two past a quarter hour on a Sunday, far ahead: no tick here is due a fleet run (see heartbeat.test.ts).
@@ -35,10 +38,15 @@ beforeAll(async () => {
 		.run();
 });
 
+// One file, in order: the migrations are applied at its end.
 describe("a Worker whose D1 lacks this release's migrations", () => {
-	it("/healthz reads the older heartbeat", async () => {
-		const health = (await (await call("/healthz", { as: null })).json()) as Health;
+	it("/healthz reads the older heartbeat, says which migrations are missing and how to apply them: 503", async () => {
+		const res = await call("/healthz", { as: null });
+		expect(res.status).toBe(503);
+		const health = (await res.json()) as Health;
+		expect(health.status).toBe("degraded");
 		expect(health.scheduler).toMatchObject({ last_tick_at: new Date(NOW - 60_000).toISOString(), stalled: false, outcome: "ok" });
+		expect(health.d1).toEqual({ ok: false, missing: NEWER, fix: FIX });
 	});
 
 	it("/v1/status answers with the scheduler's figures, the newer ones null", async () => {
@@ -51,5 +59,26 @@ describe("a Worker whose D1 lacks this release's migrations", () => {
 	it("takes an agent's definition (drover apply), which reads the heartbeat", async () => {
 		const res = await call("/v1/agents", { method: "POST", as: "admin", body: { name: "older-d1", prompt: "x" } });
 		expect(res.status, await res.clone().text()).toBe(201);
+	});
+
+	it("a tick that cannot write the heartbeat logs which migrations are missing and how to apply them", async () => {
+		const lines: Record<string, unknown>[] = [];
+		vi.spyOn(console, "error").mockImplementation((line: unknown) => void lines.push(JSON.parse(String(line)) as Record<string, unknown>));
+		await runTick(env, NOW, NOW);
+		const failed = lines.find((l) => l.event === "tick.heartbeat_failed");
+		expect(failed).toMatchObject({ level: "error", missing_migrations: NEWER, fix: FIX });
+		expect(String(failed?.error_message)).toMatch(/deferred/);
+	});
+
+	it("is healthy again once the migrations are applied", async () => {
+		const { TEST_MIGRATIONS } = env as unknown as { TEST_MIGRATIONS: D1Migration[] };
+		await applyD1Migrations(env.DB, TEST_MIGRATIONS);
+		await runTick(env, NOW, NOW);
+		vi.setSystemTime(NOW + 2_000);
+		const res = await call("/healthz", { as: null });
+		const health = (await res.json()) as Health;
+		expect(res.status, JSON.stringify(health)).toBe(200);
+		expect(health.d1).toEqual({ ok: true });
+		expect(health.scheduler).toMatchObject({ last_tick_at: new Date(NOW).toISOString(), stalled: false });
 	});
 });

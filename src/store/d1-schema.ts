@@ -1,0 +1,41 @@
+/**
+ * The D1 migrations (migrations/) this code reads and writes by, in order. `npm run deploy` applies
+ * them before it uploads the Worker; a bare `wrangler deploy` or a CI or Git build does not, and a
+ * Worker ahead of its D1 fails on each column it lacks. /healthz compares this list with the record
+ * wrangler keeps of what it applied (d1_migrations). test/unit/d1-migrations.test.ts holds it to the files.
+ */
+export const D1_MIGRATIONS = [
+	"0001_create_job_index.sql",
+	"0002_create_agents_and_heartbeat.sql",
+	"0003_create_incidents.sql",
+	"0004_count_final_jobs.sql",
+	"0005_roll_up_usage.sql",
+	"0006_count_tool_calls.sql",
+	"0007_usage_by_agent.sql",
+	"0008_claim_alerts.sql",
+	"0009_incident_failing.sql",
+	"0010_heartbeat_backlog.sql",
+	"0011_live_agents_index.sql",
+] as const;
+
+export const LATEST_D1_MIGRATION = D1_MIGRATIONS[D1_MIGRATIONS.length - 1];
+
+/** What applies them: the binding's name, so it holds whatever database_name the operator chose. */
+export const D1_MIGRATIONS_FIX = "npx wrangler d1 migrations apply DB --remote";
+
+/**
+ * The migrations D1 has no record of, in order (none: it is up to date; a migration a newer release
+ * applied, after a rollback, is not this code's concern). Without wrangler's record at all, none was
+ * ever applied. Throws when D1 cannot be read.
+ */
+export async function missingD1Migrations(db: D1Database): Promise<string[]> {
+	let applied: Set<string>;
+	try {
+		const { results } = await db.prepare("SELECT name FROM d1_migrations").all<{ name: string }>();
+		applied = new Set(results.map((r) => r.name));
+	} catch (err) {
+		if (err instanceof Error && /no such table: d1_migrations/.test(err.message)) return [...D1_MIGRATIONS];
+		throw err;
+	}
+	return D1_MIGRATIONS.filter((name) => !applied.has(name));
+}
