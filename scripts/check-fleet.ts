@@ -18,6 +18,11 @@ try {
 	console.error(error instanceof ConfigError ? error.message : `${name}: ${error instanceof Error ? error.message : String(error)}`);
 	// Under `npm start` (wrangler's build step, on each save): reported, and the Worker still reloads,
 	// answering 503 with these issues until the file is fixed. Everywhere else the build stops here.
-	if (process.env.DROVER_DEV_BUILD === "1") console.error("(the local Worker answers 503 with these issues until fleet.yaml is fixed)");
-	else process.exitCode = 1;
+	// Said loudly: left exported in a shell that then deploys, it would ship the file.
+	if (process.env.DROVER_DEV_BUILD === "1") {
+		console.error("(the local Worker answers 503 with these issues until fleet.yaml is fixed)");
+		console.error(
+			"drover: DROVER_DEV_BUILD=1 is set, so this build goes on with an invalid fleet.yaml, as npm start needs; anywhere else unset it: a Worker deployed so answers 503 and runs no agent",
+		);
+	} else process.exitCode = 1;
 }

@@ -9,10 +9,10 @@ import { describe, expect, it } from "vitest";
 const SCRIPT = path.resolve(import.meta.dirname, "../../scripts/check-fleet.ts");
 const FLEET = 'version: 1\nagents:\n  - name: digest\n    prompt: "Grüße an Müller"\n';
 
-function checkFleet(bytes: Buffer): { status: number | null; stdout: string; stderr: string } {
+function checkFleet(bytes: Buffer, devBuild = ""): { status: number | null; stdout: string; stderr: string } {
 	const file = path.join(mkdtempSync(path.join(tmpdir(), "drover-check-fleet-")), "fleet.yaml");
 	writeFileSync(file, bytes);
-	const env = { ...process.env, DROVER_DEV_BUILD: "" };
+	const env = { ...process.env, DROVER_DEV_BUILD: devBuild };
 	const r = spawnSync(process.execPath, ["--experimental-strip-types", "--no-warnings=ExperimentalWarning", SCRIPT, file], { encoding: "utf8", env });
 	// Said of the file as given: its path.
 	return { status: r.status, stdout: r.stdout.replaceAll(file, "<file>"), stderr: r.stderr.replaceAll(file, "<file>") };
@@ -32,6 +32,15 @@ describe("npm run check on fleet.yaml", () => {
 		const r = checkFleet(Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(FLEET, "utf16le")]));
 		expect(r.status).toBe(1);
 		expect(r.stderr).toContain("the file is UTF-16, not UTF-8 (it begins with ff fe, UTF-16's byte order mark); save it as UTF-8 (iconv -f utf-16 -t utf-8 converts a UTF-16 file)");
+	});
+
+	it("lets an invalid file through with DROVER_DEV_BUILD=1 (npm start sets it), saying loudly that a deploy with it left set ships it", () => {
+		const r = checkFleet(Buffer.from(FLEET, "latin1"), "1");
+		expect(r.status).toBe(0);
+		expect(r.stderr).toContain("<file> is invalid:");
+		expect(r.stderr).toContain(
+			"drover: DROVER_DEV_BUILD=1 is set, so this build goes on with an invalid fleet.yaml, as npm start needs; anywhere else unset it: a Worker deployed so answers 503 and runs no agent\n",
+		);
 	});
 
 	it("passes the same file in UTF-8", () => {
