@@ -20,6 +20,9 @@ export const requestLog = createMiddleware<AppEnv>(async (c, next) => {
 	c.set("requestId", id);
 	c.header("X-Request-Id", id);
 	await withLogContext({ request_id: id }, next);
+	// Again on the answer itself: a header set before it exists is kept only by answers Hono builds,
+	// and a handler's own Response (an R2 body, the agent's forwarded output or stream) dropped it.
+	c.header("X-Request-Id", id);
 	const status = c.res.status;
 	// A success is in Workers' own invocation log (its id is the cf-ray); a failure's line is logged
 	// once, here, unless onError logged it already (request.failed, request.crashed).

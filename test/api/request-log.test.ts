@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createAgent } from "../helpers/agents.ts";
+import { useEmulator } from "../helpers/emulator.ts";
 import { call } from "../helpers/http.ts";
+import { runToRest } from "../helpers/jobs.ts";
 import { TOKENS } from "../helpers/tokens.ts";
 
 afterEach(() => vi.restoreAllMocks());
@@ -123,5 +125,25 @@ describe("a webhook call for an agent without a webhook", () => {
 			expect.objectContaining({ agent: "hook-nobody", error_message: "no agent of that name" }),
 		]);
 		for (const line of lines) expect(line).not.toHaveProperty("problem");
+	});
+});
+
+describe("a job's output and stream, answered by the agent's object", () => {
+	it("carry X-Request-Id, and the object's error body the request_id, as every other answer does", async () => {
+		useEmulator().enqueue({ text: "Done." });
+		await createAgent({ name: "ids-forwarded" });
+		const job = await runToRest("ids-forwarded");
+		const full = await call(`/v1/jobs/${job.id}/output`);
+		const beyond = await call(`/v1/jobs/${job.id}/output`, { headers: { range: "bytes=999999-" } });
+		const stream = await call(`/v1/jobs/${job.id}/stream`);
+		await stream.body?.cancel();
+		expect([full.status, beyond.status, stream.status]).toEqual([200, 416, 200]);
+		for (const answer of [full, beyond, stream]) expect(answer.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+		// The agent's 416 keeps its code, message and Content-Range, with the request's id added.
+		const body = (await beyond.json()) as { error: { code: string; message: string; request_id?: string } };
+		expect(body.error.code).toBe("range_not_satisfiable");
+		expect(body.error.message).toMatch(/is outside the output/);
+		expect(body.error.request_id).toBe(beyond.headers.get("x-request-id"));
+		expect(beyond.headers.get("content-range")).toMatch(/^bytes \*\/\d+$/);
 	});
 });

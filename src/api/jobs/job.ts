@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import { accepts } from "hono/accepts";
 import { agentRpc } from "../../../durable-objects/agent/client.ts";
 import { MAX_BACKLOG_BYTES, MAX_STREAMS_PER_AGENT, MAX_STREAMS_PER_JOB, STREAM_RETRY_AFTER_SECONDS } from "../../../durable-objects/agent/streams.ts";
@@ -7,6 +8,8 @@ import { JobIdSchema, JobRecordSchema, JobStatusSchema, JobSummarySchema, Trigge
 import { toHerdctlYaml } from "../../jobs/yaml.ts";
 import { getJobSummary, listJobs } from "../../store/job-index.ts";
 import { BLANK_MESSAGE, MAX_PROMPT_CHARS, NOT_BLANK } from "../../config/schema.ts";
+import type { AppEnv } from "../context.ts";
+import { errorBody } from "../error-handler.ts";
 import { createApi, withRole } from "../factory.ts";
 import { AgentNameParam, CursorParam, pageLimit, queryInt } from "../params.ts";
 import { unwrap } from "../refusals.ts";
@@ -47,14 +50,22 @@ async function ownerOf(env: Env, id: string): Promise<string> {
 }
 
 /** Hands a stream request to the agent's object and passes its response through untouched. */
-async function forward(env: Env, agent: string, path: string, original: Request): Promise<Response> {
+async function forward(c: Context<AppEnv>, agent: string, path: string): Promise<Response> {
+	const original = c.req.raw;
 	const url = new URL(original.url);
 	const headers = new Headers();
 	for (const name of ["range", "if-range", "last-event-id", "accept"]) {
 		const value = original.headers.get(name);
 		if (value !== null) headers.set(name, value);
 	}
-	return env.AGENT.getByName(agent).fetch(new Request(`https://agent${path}${url.search}`, { headers, signal: original.signal }));
+	const answer = await c.env.AGENT.getByName(agent).fetch(new Request(`https://agent${path}${url.search}`, { headers, signal: original.signal }));
+	if (answer.ok || !(answer.headers.get("content-type") ?? "").startsWith("application/json")) return answer;
+	// The agent's errors (a range past the end, a stream refused) are its own JSON error body: given
+	// the request's id here, as every error body the API writes has it.
+	const body = (await answer.json()) as { error?: { code?: unknown; message?: unknown; details?: unknown } };
+	const error = body.error;
+	if (typeof error?.code !== "string" || typeof error.message !== "string") return Response.json(body, answer);
+	return Response.json(errorBody(c, error.code, error.message, error.details), answer);
 }
 
 /** GET /v1/jobs/:id gives JSON unless the Accept header weights YAML (by any of its usual names) higher. */
@@ -272,7 +283,7 @@ export const jobApi = createApi()
 			// The agent's answer (JSONL, or a JSON error) passes through as it is. @hono/zod-openapi types
 			// only JSON and text/plain bodies (x-ndjson comes out as never), and with every status's
 			// content declared it no longer takes a plain Response: hence the cast.
-			return (await forward(c.env, await ownerOf(c.env, id), `/jobs/${id}/output`, c.req.raw)) as never;
+			return (await forward(c, await ownerOf(c.env, id), `/jobs/${id}/output`)) as never;
 		},
 	)
 	.openapi(
@@ -302,6 +313,6 @@ export const jobApi = createApi()
 		}),
 		async (c) => {
 			const { id } = c.req.valid("param");
-			return forward(c.env, await ownerOf(c.env, id), `/jobs/${id}/stream`, c.req.raw);
+			return forward(c, await ownerOf(c.env, id), `/jobs/${id}/stream`);
 		},
 	);
