@@ -38,6 +38,7 @@ function heartbeat(hb: SchedulerHealth | null): Check {
 
 /** D1's schema: missing migrations fail the heartbeat's writes and make /healthz answer 503. */
 function d1Check(d1: Health["d1"]): Check {
+	if (d1.ok && d1.recorded === false) return { check: "d1", status: "warn", message: "D1 keeps no record of its migrations (no d1_migrations table): its schema is not checked" };
 	if (d1.ok) return { check: "d1", status: "ok", message: "every migration this release needs is applied" };
 	const missing = d1.missing ?? [];
 	if (missing.length === 0) return { check: "d1", status: "fail", message: "D1 cannot be read (the Worker's logs say why)" };

@@ -24,6 +24,10 @@ const Health = z
 				ok: z.boolean(),
 				missing: z.array(z.string()).optional().openapi({ description: "The D1 migrations (migrations/) this release needs that D1 has no record of applying, in order" }),
 				fix: z.string().optional().openapi({ description: "The command that applies them" }),
+				recorded: z
+					.literal(false)
+					.optional()
+					.openapi({ description: "Present when D1 keeps no record of applied migrations (no d1_migrations table: a schema made by hand, or another migrations_table): the schema is not checked, and not counted against ok" }),
 			})
 			.openapi({
 				description:
@@ -76,7 +80,8 @@ export const healthApi = createApi().openapi(
 			missingD1Migrations(c.env.DB).catch((err: unknown) => void log.error("healthz.d1_unreadable", errorFields(err))),
 		]);
 		const scheduler = hb === undefined ? null : heartbeatHealth(hb, Date.now(), numberVar(c.env, "HEARTBEAT_STALE_SECONDS"));
-		const d1: z.infer<typeof Health>["d1"] = missing === undefined ? { ok: false } : missing.length === 0 ? { ok: true } : { ok: false, missing, fix: D1_MIGRATIONS_FIX };
+		const d1: z.infer<typeof Health>["d1"] =
+			missing === undefined ? { ok: false } : missing === null ? { ok: true, recorded: false } : missing.length === 0 ? { ok: true } : { ok: false, missing, fix: D1_MIGRATIONS_FIX };
 		// Reported, not degrading: each falls back to its default, and drover runs on.
 		const issues = varIssues(c.env);
 		const variables = issues.length === 0 ? { ok: true } : { ok: false, issues };

@@ -99,7 +99,7 @@ export async function runTick(env: Env, scheduledTime: number, now = Date.now())
 		// The claims stand without the heartbeat; /healthz will show it ageing. A Worker deployed ahead
 		// of its D1 migrations (a bare wrangler deploy) fails here every minute: the line says which
 		// are missing and how to apply them, asked only now that the write failed.
-		const missing = await missingD1Migrations(env.DB).catch(() => []);
+		const missing = (await missingD1Migrations(env.DB).catch(() => null)) ?? [];
 		log.error("tick.heartbeat_failed", { minute, ...errorFields(err), ...(missing.length > 0 ? { missing_migrations: missing, fix: D1_MIGRATIONS_FIX } : {}) });
 	}
 	// An agent a follow-up could not reach, and no call has reached since, still fails though this

@@ -25,16 +25,18 @@ export const D1_MIGRATIONS_FIX = "npx wrangler d1 migrations apply DB --remote";
 
 /**
  * The migrations D1 has no record of, in order (none: it is up to date; a migration a newer release
- * applied, after a rollback, is not this code's concern). Without wrangler's record at all, none was
- * ever applied. Throws when D1 cannot be read.
+ * applied, after a rollback, is not this code's concern). Null when D1 keeps no record at all (no
+ * d1_migrations table: a schema made by hand, or wrangler's migrations_table set to another name):
+ * reporting every migration missing then sent a healthy Worker's /healthz to 503, and its suggested
+ * fix replayed 0001 onto tables that exist. Throws when D1 cannot be read.
  */
-export async function missingD1Migrations(db: D1Database): Promise<string[]> {
+export async function missingD1Migrations(db: D1Database): Promise<string[] | null> {
 	let applied: Set<string>;
 	try {
 		const { results } = await db.prepare("SELECT name FROM d1_migrations").all<{ name: string }>();
 		applied = new Set(results.map((r) => r.name));
 	} catch (err) {
-		if (err instanceof Error && /no such table: d1_migrations/.test(err.message)) return [...D1_MIGRATIONS];
+		if (err instanceof Error && /no such table: d1_migrations/.test(err.message)) return null;
 		throw err;
 	}
 	return D1_MIGRATIONS.filter((name) => !applied.has(name));

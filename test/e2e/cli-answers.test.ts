@@ -1733,6 +1733,29 @@ describe("doctor and D1's migrations", () => {
 			"✗ d1         D1 lacks 2 migrations this release needs (0010_heartbeat_backlog.sql, 0011_live_agents_index.sql): run npx wrangler d1 migrations apply DB --remote; npm run deploy applies them before it deploys, a bare wrangler deploy or a Git build does not\n",
 		);
 	});
+
+	it("warns, without failing, when D1 keeps no record of its migrations to check", async () => {
+		const now = new Date().toISOString();
+		const health = {
+			status: "ok",
+			version: "0.2.0",
+			fleet: { ok: true, agents: 1 },
+			scheduler: { last_tick_at: now, age_seconds: 5, stalled: false, outcome: "ok", last_ok_at: now },
+			d1: { ok: true, recorded: false },
+			variables: { ok: true },
+			api_tokens: { ok: true },
+		};
+		const server = createServer((req, res) => (req.url === "/healthz" ? json(res, 200, health) : json(res, 401, { error: { code: "unauthorized", message: "invalid token" } })));
+		servers.push(server);
+		server.listen(0, "127.0.0.1");
+		await once(server, "listening");
+		const r = await runCli(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, ["doctor", "--json"]);
+		expect((JSON.parse(r.stdout) as { checks: unknown[] }).checks).toContainEqual({
+			check: "d1",
+			status: "warn",
+			message: "D1 keeps no record of its migrations (no d1_migrations table): its schema is not checked",
+		});
+	});
 });
 
 describe("input that is not UTF-8", () => {
