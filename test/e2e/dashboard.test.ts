@@ -3202,24 +3202,38 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		});
 		return state;
 	}
-	const noticeText = async (page: Page) => ((await page.locator("#notice").isVisible()) ? ((await page.locator("#notice").textContent()) ?? "") : "");
-
-	it("says Reconnected only once a poll reaches the server, after a filter failed on a paged list, and the list comes back then", async () => {
+	/** The jobs page, signed in, its reads of /v1/jobs answered as jobsThatGoDown says, a page of them shown. */
+	async function jobsPageThatGoesDown() {
 		const page = await open("/jobs", { fakeClock: true });
 		const jobs = await jobsThatGoDown(page);
 		await signInOn(page, "/jobs", tokens.read);
 		await page.locator("#jobs-older").waitFor(LIVE);
-		await page.locator("#jobs-older").click();
-		await page.locator("#jobs-older").waitFor({ state: "hidden", ...LIVE });
+		return { page, jobs };
+	}
+	/** The server goes down and the next poll says so. */
+	async function loseServerAtPoll(page: Page, jobs: { down: boolean }) {
 		jobs.down = true;
-		await page.locator("#jobs-filter select[name=status]").selectOption("failed");
+		await page.clock.runFor(10_000);
 		await page.locator("#notice").filter({ hasText: "unreachable" }).waitFor(LIVE);
-		// Each poll is set once the last has ended: the second poll's read means the first's answer is drawn.
+	}
+	/** Two polls' reads: each poll is set once the last has ended, so the first's answer is drawn by then. */
+	async function twoPolls(page: Page, jobs: { reads: number }) {
 		const before = jobs.reads;
 		await page.clock.runFor(10_000);
 		await expect.poll(() => jobs.reads, LIVE).toBe(before + 1);
 		await page.clock.runFor(10_000);
 		await expect.poll(() => jobs.reads, LIVE).toBe(before + 2);
+	}
+	const noticeText = async (page: Page) => ((await page.locator("#notice").isVisible()) ? ((await page.locator("#notice").textContent()) ?? "") : "");
+
+	it("says Reconnected only once a poll reaches the server, after a filter failed on a paged list, and the list comes back then", async () => {
+		const { page, jobs } = await jobsPageThatGoesDown();
+		await page.locator("#jobs-older").click();
+		await page.locator("#jobs-older").waitFor({ state: "hidden", ...LIVE });
+		jobs.down = true;
+		await page.locator("#jobs-filter select[name=status]").selectOption("failed");
+		await page.locator("#notice").filter({ hasText: "unreachable" }).waitFor(LIVE);
+		await twoPolls(page, jobs);
 		// Still down: the page must not say its data is current (it said so, over an empty list, when a
 		// failed filter left the list "paged" and its polls skipped the server).
 		expect(await noticeText(page)).toContain("unreachable");
@@ -3231,37 +3245,23 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 	});
 
 	it("does not say Reconnected after signing out while the server was unreachable and in again", async () => {
-		const page = await open("/jobs", { fakeClock: true });
-		const jobs = await jobsThatGoDown(page);
-		await signInOn(page, "/jobs", tokens.read);
-		await page.locator("#jobs-older").waitFor(LIVE);
-		jobs.down = true;
-		await page.clock.runFor(10_000);
-		await page.locator("#notice").filter({ hasText: "unreachable" }).waitFor(LIVE);
+		const { page, jobs } = await jobsPageThatGoesDown();
+		await loseServerAtPoll(page, jobs);
 		await page.locator("#sign-out").click();
 		await page.locator("#token").waitFor(LIVE);
 		jobs.down = false;
 		await page.locator("#token").fill(tokens.read);
 		await page.locator("#signin-form button[type=submit]").click();
 		await page.locator("#jobs-older").waitFor(LIVE);
-		const before = jobs.reads;
-		await page.clock.runFor(10_000);
-		await expect.poll(() => jobs.reads, LIVE).toBe(before + 1);
-		await page.clock.runFor(10_000);
-		await expect.poll(() => jobs.reads, LIVE).toBe(before + 2);
+		await twoPolls(page, jobs);
 		// The new session never lost the server: nothing to say of it.
 		expect(await noticeText(page)).not.toContain("Reconnected");
 		await page.close();
 	});
 
 	it("takes the unreachable alert away once a poll reaches the server, though an action had failed the same way meanwhile", async () => {
-		const page = await open("/jobs", { fakeClock: true });
-		const jobs = await jobsThatGoDown(page);
-		await signInOn(page, "/jobs", tokens.read);
-		await page.locator("#jobs-older").waitFor(LIVE);
-		jobs.down = true;
-		await page.clock.runFor(10_000);
-		await page.locator("#notice").filter({ hasText: "unreachable" }).waitFor(LIVE);
+		const { page, jobs } = await jobsPageThatGoesDown();
+		await loseServerAtPoll(page, jobs);
 		const before = jobs.reads;
 		// Older fails too, with the same message: the page's alert is now the action's.
 		await page.locator("#jobs-older").click();
