@@ -127,10 +127,10 @@ const refusals = (attempts: readonly ModelAttempt[]): number => attempts.filter(
 const SLOW_MODEL_CALL_MS = 60_000;
 
 /** What a job's model calls came to, for its job.finished line: requests made (refused and continued ones too) and tokens, counted as model.call counts them. */
-function modelTotals(deps: StepDeps, job: JobRecord): { model_calls: number; input_tokens: number; output_tokens: number } {
+function modelTotals(job: JobRecord, extraRequests: number): { model_calls: number; input_tokens: number; output_tokens: number } {
 	const models = Object.values(job.usage.per_model);
 	return {
-		model_calls: (job.usage.num_turns ?? 0) + (getSetup(deps.sql, job.id)?.extraRequests ?? 0),
+		model_calls: (job.usage.num_turns ?? 0) + extraRequests,
 		input_tokens: models.reduce((n, u) => n + u.input_tokens, 0),
 		output_tokens: models.reduce((n, u) => n + u.output_tokens, 0),
 	};
@@ -151,7 +151,9 @@ export function finish(
 		...(opts.summary !== undefined && opts.summary !== null ? { summary: opts.summary } : {}),
 		tool_calls: toolCallTally(deps.sql, job.id),
 	});
-	deps.sql.exec("UPDATE job_setup SET next_step_at = ?, approval_expires_at = NULL WHERE job_id = ?", NEVER, job.id);
+	// The setup's count of extra requests comes back with the write it already takes (job.finished's
+	// model_calls), not from a read of the whole setup row, definition and all, at every job's end.
+	const extraRequests = deps.sql.exec<{ extra_requests: number }>("UPDATE job_setup SET next_step_at = ?, approval_expires_at = NULL WHERE job_id = ? RETURNING extra_requests", NEVER, job.id).toArray()[0]?.extra_requests ?? 0;
 	if (opts.error) out(deps, job.id, { type: "error", message: redact(opts.error.message), code: opts.error.type });
 	out(deps, job.id, { type: "system", subtype: "result", status: to, exit_reason: done.exit_reason, content: opts.reason });
 	// A job that failed or ended indeterminate is something to look at: warn, where a level filter finds it.
@@ -163,7 +165,7 @@ export function finish(
 		reason: opts.reason,
 		...(opts.error ? { error_type: opts.error.type, error_message: redact(opts.error.message) } : {}),
 		turns: done.usage.num_turns,
-		...modelTotals(deps, done),
+		...modelTotals(done, extraRequests),
 		tool_calls: done.tool_calls,
 		cost_usd: done.usage.total_cost_usd,
 	});
