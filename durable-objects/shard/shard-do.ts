@@ -26,6 +26,12 @@ const CONCURRENCY = 32;
 const TICK_JOB_IDS = 2;
 /** A day's counter is kept this long: a late tick or a slow trigger may still deal ids dated then. */
 const ID_COUNTER_DAYS = 3;
+/**
+ * Once calls leave, the shard's alarm fires within this (as an agent's does during a model call):
+ * if the instance dies before they are answered, the alarm finds them and makes them again, within
+ * the shortest grace window (2 minutes) of the minute they were for, though no tick comes.
+ */
+const HEARTBEAT_MS = 30_000;
 
 export interface ShardTickResult {
 	shard: number;
@@ -54,6 +60,18 @@ interface FollowUp {
 	after: string;
 }
 
+/**
+ * Agents one batch took for minute `now` (those named after `after` and due by then), stored with
+ * the queue as it moves past them and removed with their outcomes: one left behind is a batch whose
+ * instance died (or threw) before its agents answered, and goes back in the queue at its minute.
+ */
+interface CallsOut {
+	batch: string;
+	shard: number;
+	now: number;
+	after: string;
+}
+
 /** Where a lowered RETENTION_DAYS's notice stopped: the agents named after `after` are still to be told. */
 interface NoticeLeft {
 	shard: number;
@@ -64,9 +82,10 @@ interface NoticeLeft {
 
 /**
  * The minutes of a queue whose owed agents no other minute's include: a minute owes every agent an
- * earlier one owes if it is called from a name no later. Only a queue's head is ever part called,
- * so this is one minute, the newest, however long the queue: the count of owed agents reads the
- * shard's agents once, not once a minute.
+ * earlier one owes if it is called from a name no later. Only a queue's head is ever part called
+ * (but for calls a dead instance left, put back at their minute: see recover), so this is one
+ * minute, the newest, however long the queue: the count of owed agents reads the shard's agents
+ * once, not once a minute.
  */
 function widestOwed(queue: readonly FollowUp[]): { now: number; after: string }[] {
 	const kept: { now: number; after: string }[] = [];
@@ -95,6 +114,8 @@ export class SchedulerShardDO extends DurableObject<Env> {
 	 * by a slow agent ends after the next tick's batch), and a batch marks by this, never by its own.
 	 */
 	private readonly latestCall = new Map<string, boolean>();
+	/** The batches under way in this instance: their stored calls out are not left behind. */
+	private readonly batches = new Set<string>();
 
 	constructor(ctx: DurableObjectState, env: Env) {
 		super(ctx, env);
@@ -138,7 +159,7 @@ export class SchedulerShardDO extends DurableObject<Env> {
 	/** What ticks left: the rest of their due agents, oldest minute first, then the rest of a retention notice. */
 	override async alarm(): Promise<void> {
 		const calls = this.subrequests();
-		const pending = this.pending();
+		const pending = this.recover();
 		// A follow-up's lines name the oldest minute it calls for (`minute`), and all of them (`minutes`).
 		const oldest = pending[0]?.now ?? null;
 		if (pending.length > 0) {
@@ -155,6 +176,9 @@ export class SchedulerShardDO extends DurableObject<Env> {
 		}
 		const notice = this.meta<NoticeLeft>("retention_notice");
 		if (notice) await this.noticeRetentionVar(notice.shard, calls, oldest);
+		// Fired while calls are still on their way in this instance (slow agents): those are theirs to
+		// answer, and the heartbeat stays set for them in case this instance dies yet.
+		if (this.callsOut().length > 0) await this.heartbeat();
 	}
 
 	private subrequests(): SubrequestBudget {
@@ -188,29 +212,68 @@ export class SchedulerShardDO extends DurableObject<Env> {
 		this.setMeta("follow_ups", queue.length > 0 ? queue : null);
 	}
 
+	private callsOut(): CallsOut[] {
+		return this.meta<CallsOut[]>("calls_out") ?? [];
+	}
+
+	/**
+	 * The queue, with the calls a batch took and never saw answered put back at their minute: its
+	 * instance died (evicted, redeployed) or it threw before writing their outcomes. Their agents'
+	 * due times were not moved, so those still due at that minute are called for it again, before
+	 * any later one (called for a later minute first, an agent would skip that slot as superseded);
+	 * one that had claimed it claims nothing twice (its own cursor). Synchronous, as take() is.
+	 */
+	private recover(): FollowUp[] {
+		const out = this.callsOut();
+		const queue = this.pending();
+		const left = out.filter((c) => !this.batches.has(c.batch));
+		if (left.length === 0) return queue;
+		for (const c of left) {
+			const same = queue.find((f) => f.now === c.now);
+			if (!same) queue.push({ shard: c.shard, now: c.now, after: c.after });
+			else if (c.after < same.after) same.after = c.after;
+		}
+		queue.sort((a, b) => a.now - b.now);
+		this.setPending(queue);
+		this.setMeta("calls_out", out.length > left.length ? out.filter((c) => this.batches.has(c.batch)) : null);
+		log.warn("shard.calls_recovered", { shard: left[0]!.shard, minute: minuteField(left[0]!.now), minutes: [...new Set(left.map((c) => c.now))].sort((a, b) => a - b).map(minuteField) });
+		return queue;
+	}
+
+	/** Sets the shard's alarm a heartbeat ahead; never pushes an earlier one (a follow-up's) back. */
+	private async heartbeat(): Promise<void> {
+		const at = Date.now() + HEARTBEAT_MS;
+		const current = await this.ctx.storage.getAlarm();
+		if (current === null || current > at) await this.ctx.storage.setAlarm(at);
+	}
+
 	/**
 	 * Takes the next agents to call from the queue, oldest minute first, as many as `calls` has left,
 	 * and moves the queue past them, all without an await: another invocation taking agents at the
-	 * same time takes the ones after these.
+	 * same time takes the ones after these. What `batch` took is stored as its calls out in the same
+	 * write, so an instance that dies before they are answered leaves them to be called again.
 	 */
-	private take(calls: SubrequestBudget, minute?: FollowUp): { name: string; source: string; generation: number; now: number }[] {
-		const stored = this.pending();
+	private take(calls: SubrequestBudget, batch: string, minute?: FollowUp): { name: string; source: string; generation: number; now: number }[] {
+		const stored = this.recover();
 		// A tick's own minute joins the queue after any earlier one (a repeated tick's minute only once).
 		// It is stored only if some of it is left: a tick that calls all it has writes nothing here.
 		const queue = [...stored, ...(minute && !stored.some((f) => f.now === minute.now) ? [minute] : [])].sort((a, b) => a.now - b.now);
 		const taken: { name: string; source: string; generation: number; now: number }[] = [];
+		const out: CallsOut[] = [];
 		while (queue.length > 0 && calls.left > 0) {
 			const head = queue[0]!;
 			const due = this.sql
 				.exec<{ name: string; source: string; generation: number }>("SELECT name, source, generation FROM agents WHERE next_due_at <= ? AND name > ? ORDER BY name LIMIT ?", head.now, head.after, calls.left + 1)
 				.toArray();
-			const batch = due.slice(0, calls.left);
-			calls.note(batch.length);
-			for (const row of batch) taken.push({ ...row, now: head.now });
-			if (due.length > batch.length) head.after = batch.at(-1)!.name;
+			const some = due.slice(0, calls.left);
+			calls.note(some.length);
+			for (const row of some) taken.push({ ...row, now: head.now });
+			if (some.length > 0) out.push({ batch, shard: head.shard, now: head.now, after: head.after });
+			if (due.length > some.length) head.after = some.at(-1)!.name;
 			else queue.shift();
 		}
 		if (stored.length > 0 || queue.length > 0) this.setPending(queue);
+		if (out.length > 0) this.setMeta("calls_out", [...this.callsOut(), ...out]);
 		return taken;
 	}
 
@@ -220,7 +283,18 @@ export class SchedulerShardDO extends DurableObject<Env> {
 	 * on its way (by another invocation) waits for that call: it must reach the agent first.
 	 */
 	private async callPending(shard: number, calls: SubrequestBudget, minute?: FollowUp): Promise<ShardTickResult> {
-		const due = this.take(calls, minute);
+		const batch = crypto.randomUUID();
+		this.batches.add(batch);
+		try {
+			return await this.callBatch(shard, calls, batch, minute);
+		} finally {
+			// Its calls out are gone with its outcomes; any still stored (it threw first) are left behind.
+			this.batches.delete(batch);
+		}
+	}
+
+	private async callBatch(shard: number, calls: SubrequestBudget, batch: string, minute?: FollowUp): Promise<ShardTickResult> {
+		const due = this.take(calls, batch, minute);
 		const result: ShardTickResult = { shard, agents_called: due.length, claimed: 0, skipped: 0, failed: [], deferred: 0, oldest_deferred: null, behind: false, failing: 0 };
 		// Dealt before any call leaves: the output gate holds the calls until the counter is on disk,
 		// so no id handed out is ever dealt again. Dated by the newest minute called.
@@ -232,9 +306,17 @@ export class SchedulerShardDO extends DurableObject<Env> {
 			this.calling.set(name, mine);
 			return { before, done, mine };
 		});
+		if (due.length > 0) {
+			try {
+				await this.heartbeat();
+			} catch (err) {
+				// The calls still go: the next tick finds them if this instance dies before they answer.
+				log.error("shard.heartbeat_not_set", { shard, ...errorFields(err) });
+			}
+		}
 		// Written together once every agent has answered: one write per answer would be one SQLite
-		// commit (an fsync) per agent. If the shard dies first, the next tick calls these agents again
-		// and each one's own cursor claims nothing twice.
+		// commit (an fsync) per agent. If the shard dies first, its calls out are made again for their
+		// minute (see recover) and each agent's own cursor claims nothing twice.
 		const nextDue: [string, number, number][] = [];
 		let next = 0;
 		const worker = async () => {
@@ -271,6 +353,11 @@ export class SchedulerShardDO extends DurableObject<Env> {
 		// of agents runs a statement to clear a mark only for an agent that carries one.
 		const marked = new Set(this.sql.exec<{ name: string }>("SELECT name FROM agents WHERE failing_since IS NOT NULL").toArray().map((r) => r.name));
 		this.ctx.storage.transactionSync(() => {
+			const out = this.callsOut();
+			if (out.some((c) => c.batch === batch)) {
+				const others = out.filter((c) => c.batch !== batch);
+				this.setMeta("calls_out", others.length > 0 ? others : null);
+			}
 			for (const [name, at, generation] of nextDue) this.sql.exec("UPDATE agents SET next_due_at = ? WHERE name = ? AND generation = ?", at, name, generation);
 			for (const { name } of due) {
 				const answered = this.latestCall.get(name);
@@ -300,6 +387,9 @@ export class SchedulerShardDO extends DurableObject<Env> {
 		if (left.length > 0) {
 			log.warn("shard.calls_deferred", { shard, minute: minuteField(served!), minutes: left.map((f) => minuteField(f.now)), agents_called: due.length, deferred: result.deferred });
 			await this.ctx.storage.setAlarm(Date.now());
+		} else if (due.length > 0 && this.callsOut().length === 0 && !this.meta<NoticeLeft>("retention_notice")) {
+			// Nothing left for an alarm to do: the heartbeat would only wake the shard (a billed request) to find that out.
+			await this.ctx.storage.deleteAlarm();
 		}
 		return result;
 	}
