@@ -446,4 +446,56 @@ export const AGENT_MIGRATIONS: readonly SqlMigration[] = [
 			);
 		`,
 	},
+	{
+		version: 29,
+		name: "sessions",
+		sql: `
+			-- Each session that has a started job (a job_setup row): its last job to start (the session's
+			-- highest job_setup rowid), that job's created_at (the order GET /v1/agents/:agent/sessions
+			-- lists sessions in, an index seek) and how many of its jobs started. Listing sessions from
+			-- job_setup walked every job between two sessions' newest, a whole long session's length a
+			-- page. Kept by triggers on job_setup, so every write of it keeps it right, the older
+			-- release's too after a rollback. created_at is written once, as a job is queued.
+			CREATE TABLE sessions (
+				session_id TEXT PRIMARY KEY,
+				last_job_id TEXT NOT NULL,
+				last_created_at INTEGER,
+				job_count INTEGER NOT NULL
+			) WITHOUT ROWID;
+			CREATE INDEX sessions_by_last ON sessions (last_created_at DESC, last_job_id DESC);
+			INSERT INTO sessions (session_id, last_job_id, last_created_at, job_count)
+			SELECT s.session_id, s.job_id, (SELECT created_at FROM jobs WHERE id = s.job_id), g.n
+			FROM (SELECT session_id, max(rowid) AS last, count(*) AS n FROM job_setup GROUP BY session_id) g
+			JOIN job_setup s ON s.rowid = g.last;
+			-- A job starts: a new row's rowid is above every row's, so it is its session's last.
+			CREATE TRIGGER sessions_job_started AFTER INSERT ON job_setup BEGIN
+				INSERT INTO sessions (session_id, last_job_id, last_created_at, job_count)
+				VALUES (NEW.session_id, NEW.job_id, (SELECT created_at FROM jobs WHERE id = NEW.job_id), 1)
+				ON CONFLICT (session_id) DO UPDATE SET last_job_id = excluded.last_job_id, last_created_at = excluded.last_created_at, job_count = job_count + 1;
+			END;
+			-- A job's setup goes (retention): its session counts one less, goes when none is left, and
+			-- falls back to its new last when the job was its last.
+			CREATE TRIGGER sessions_job_removed AFTER DELETE ON job_setup BEGIN
+				UPDATE sessions SET job_count = job_count - 1 WHERE session_id = OLD.session_id;
+				DELETE FROM sessions WHERE session_id = OLD.session_id AND job_count <= 0;
+				UPDATE sessions SET (last_job_id, last_created_at) = (
+					SELECT s.job_id, (SELECT created_at FROM jobs WHERE id = s.job_id) FROM job_setup s WHERE s.session_id = OLD.session_id ORDER BY s.rowid DESC LIMIT 1)
+				WHERE session_id = OLD.session_id AND last_job_id = OLD.job_id;
+			END;
+			-- putSetup writes with INSERT OR REPLACE, and a REPLACE deletes the row it replaces without
+			-- firing delete triggers (SQLite's recursive_triggers is off): the row is deleted first.
+			CREATE TRIGGER sessions_job_restarted BEFORE INSERT ON job_setup WHEN EXISTS (SELECT 1 FROM job_setup WHERE job_id = NEW.job_id) BEGIN
+				DELETE FROM job_setup WHERE job_id = NEW.job_id;
+			END;
+			-- No release moves a started job to another session; a hand edit that does has both sessions
+			-- counted again in full.
+			CREATE TRIGGER sessions_job_moved AFTER UPDATE OF session_id ON job_setup WHEN NEW.session_id IS NOT OLD.session_id BEGIN
+				DELETE FROM sessions WHERE session_id IN (OLD.session_id, NEW.session_id);
+				INSERT INTO sessions (session_id, last_job_id, last_created_at, job_count)
+				SELECT s.session_id, s.job_id, (SELECT created_at FROM jobs WHERE id = s.job_id), g.n
+				FROM (SELECT session_id, max(rowid) AS last, count(*) AS n FROM job_setup WHERE session_id IN (OLD.session_id, NEW.session_id) GROUP BY session_id) g
+				JOIN job_setup s ON s.rowid = g.last;
+			END;
+		`,
+	},
 ];

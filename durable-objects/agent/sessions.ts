@@ -7,7 +7,8 @@ import { readPersistentSession } from "./runner/persistent.ts";
 /**
  * An agent's sessions, read from what its jobs already store: every job that started has a
  * job_setup row naming its session (indexed by job_setup_by_session), and a continue queued to run
- * names its session in its record. Nothing here is written per job.
+ * names its session in its record. The sessions table (schema step 29) sums up each session's
+ * started jobs, kept by triggers on job_setup: their count and the last to start.
  */
 
 /** A job of a session as a list names it. */
@@ -74,21 +75,25 @@ function queuedBySession(sql: SqlStorage): Map<string, JobRecord[]> {
 }
 
 /**
- * A session's started jobs, each as a job_setup row: how many, and its first and last to start,
- * or null if none started. Counted from job_setup_by_session and the two ends read by rowid (a
- * row is written once, as its job starts): reading every job of the session, sorted, took 336 ms
- * for one of 50,000 jobs, for a list that shows two of them.
+ * A session's started jobs: how many, and its first and last to start, or null if none started.
+ * The count and the last are the session's row; the first is its lowest job_setup rowid (a row is
+ * written once, as its job starts), one probe of job_setup_by_session. Reading every job of the
+ * session, sorted, took 336 ms for one of 50,000 jobs, for a list that shows two of them; counting
+ * its index entries, 50,000 rows read.
  */
 function startedEnds(sql: SqlStorage, sessionId: string): { count: number; ends: SessionJobRef[] } | null {
-	const { n, first, last } = sql
-		.exec<{ n: number; first: number | null; last: number | null }>("SELECT count(*) AS n, min(rowid) AS first, max(rowid) AS last FROM job_setup WHERE session_id = ?", sessionId)
-		.one();
-	if (n === 0 || first === null || last === null) return null;
+	const row = sql
+		.exec<{ n: number; first: string | null; last: string }>(
+			"SELECT job_count AS n, last_job_id AS last, (SELECT job_id FROM job_setup WHERE session_id = ?1 ORDER BY rowid LIMIT 1) AS first FROM sessions WHERE session_id = ?1",
+			sessionId,
+		)
+		.toArray()[0];
+	if (!row || row.first === null) return null;
 	const ends = sql
-		.exec<SessionJobRow>("SELECT j.id, j.status, j.created_at, s.session_id FROM job_setup s JOIN jobs j ON j.id = s.job_id WHERE s.rowid IN (?, ?)", first, last)
+		.exec<SessionJobRow>("SELECT j.id, j.status, j.created_at, ?3 AS session_id FROM jobs j WHERE j.id IN (?1, ?2)", row.first, row.last, sessionId)
 		.toArray()
 		.map(toRef);
-	return { count: n, ends };
+	return { count: row.n, ends };
 }
 
 /**
@@ -128,22 +133,20 @@ function summarize(sql: SqlStorage, agent: string, sessionId: string, queued: Ma
 
 /**
  * A page of the agent's sessions, newest first by their newest started job, after `before` (that
- * job's created_at and id, the page's cursor). A session is listed at its newest job only: walking
- * the jobs newest first, a job that is not its session's last to start is passed over. The last to
- * start is the session's newest setup row (the highest rowid: a row is written once, as its job
- * starts, and a session's continues start in the order they were queued), one probe of
- * job_setup_by_session; comparing with every job of the session instead cost a long session's
- * length squared (2.4 s for one of 4,000 jobs, against 3 ms). A page reads the jobs between its first
- * session's newest and its last's: one job a session, more where long sessions lie between. A
- * session retention left no started job of, with a continue of it queued, is listed at that continue.
+ * job's created_at and id, the page's cursor). A session is listed at its newest job only: its last
+ * to start (its newest setup row: a session's continues start in the order they were queued), which
+ * its row in sessions names, dated by that job's created_at: a seek of sessions_by_last, one row a
+ * session listed. Walking the jobs newest first for the sessions' last jobs instead read every job
+ * between two sessions' newest: 157 ms for a page over one session of 50,000 jobs. A session
+ * retention left no started job of, with a continue of it queued, is listed at that continue.
  */
 export function listSessions(sql: SqlStorage, agent: string, limit: number, before?: CursorKey): { sessions: SessionSummary[]; next: CursorKey | null } {
 	const started = sql
 		.exec<SessionJobRow>(
-			`SELECT j.id, j.status, j.created_at, s.session_id FROM jobs j JOIN job_setup s ON s.job_id = j.id
-			 WHERE (j.created_at, j.id) < (?1, ?2)
-			   AND s.rowid = (SELECT max(s2.rowid) FROM job_setup s2 WHERE s2.session_id = s.session_id)
-			 ORDER BY j.created_at DESC, j.id DESC LIMIT ?3`,
+			// CROSS JOIN keeps sessions outermost: the page is read in sessions_by_last's order.
+			`SELECT j.id, j.status, j.created_at, s.session_id FROM sessions s CROSS JOIN jobs j ON j.id = s.last_job_id
+			 WHERE (s.last_created_at, s.last_job_id) < (?1, ?2)
+			 ORDER BY s.last_created_at DESC, s.last_job_id DESC LIMIT ?3`,
 			before?.at ?? Number.MAX_SAFE_INTEGER,
 			before?.id ?? "",
 			limit + 1,
@@ -161,7 +164,7 @@ export function listSessions(sql: SqlStorage, agent: string, limit: number, befo
 /**
  * Sessions none of whose jobs has started any more (retention removed them) while a continue of
  * them waits in the queue, each at its newest queued job, after `before`: listed by that job, as a
- * session with a job to come is not over. A probe of job_setup_by_session per queued session.
+ * session with a job to come is not over. A probe of sessions per queued session.
  */
 function queuedOnlyHeads(sql: SqlStorage, queued: Map<string, JobRecord[]>, before?: CursorKey): SessionJobRow[] {
 	const heads: SessionJobRow[] = [];
@@ -169,7 +172,7 @@ function queuedOnlyHeads(sql: SqlStorage, queued: Map<string, JobRecord[]>, befo
 		const newest = jobs.at(-1)!;
 		const at = Date.parse(newest.created_at);
 		if (before && (at > before.at || (at === before.at && newest.id >= before.id))) continue;
-		if (sql.exec("SELECT 1 FROM job_setup WHERE session_id = ? LIMIT 1", sessionId).toArray().length > 0) continue;
+		if (sql.exec("SELECT 1 FROM sessions WHERE session_id = ?", sessionId).toArray().length > 0) continue;
 		heads.push({ id: newest.id, status: newest.status, created_at: at, session_id: sessionId });
 	}
 	return heads;
@@ -179,7 +182,7 @@ function queuedOnlyHeads(sql: SqlStorage, queued: Map<string, JobRecord[]>, befo
 export function sessionIdsWithPrefix(sql: SqlStorage, prefix: string, limit: number): string[] {
 	const [from, to] = prefixRange(prefix);
 	const started = sql
-		.exec<{ session_id: string }>("SELECT DISTINCT session_id FROM job_setup WHERE session_id >= ? AND session_id < ? ORDER BY session_id LIMIT ?", from, to, limit)
+		.exec<{ session_id: string }>("SELECT session_id FROM sessions WHERE session_id >= ? AND session_id < ? ORDER BY session_id LIMIT ?", from, to, limit)
 		.toArray()
 		.map((r) => r.session_id);
 	const queued = [...queuedBySession(sql).keys()].filter((id) => id >= from && id < to);

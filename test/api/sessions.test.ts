@@ -6,8 +6,11 @@ import { createAgent, settle } from "../helpers/agents.ts";
 import { heldModel, useEmulator } from "../helpers/emulator.ts";
 import { call, errorOf } from "../helpers/http.ts";
 import { listSessions } from "../../durable-objects/agent/sessions.ts";
-import { endedRecord, jobOf, runToRest, storeRun, trigger } from "../helpers/jobs.ts";
-import { countingReads } from "../helpers/sql.ts";
+import { getSetup, putSetup } from "../../durable-objects/agent/runner/session.ts";
+import { AGENT_MIGRATIONS } from "../../durable-objects/agent/schema.ts";
+import { migrate } from "../../src/store/sqlite-migrations.ts";
+import { endedRecord, jobOf, lifecycleRecords, runToRest, storeRun, trigger } from "../helpers/jobs.ts";
+import { countingReads, rollBackAgentSchema } from "../helpers/sql.ts";
 
 interface JobRef {
 	id: string;
@@ -300,5 +303,219 @@ describe("GET /v1/agents/:agent/sessions", () => {
 		await createAgent({ name: "ses-none" });
 		const empty = await call("/v1/agents/ses-none/sessions");
 		expect(await empty.json()).toEqual({ sessions: [], next_cursor: null });
+	});
+});
+
+const DAY = 86_400_000;
+
+/** A started job's setup row as a test seeds it: never due, so no pass steps it. */
+function seedSetup(sql: SqlStorage, jobId: string, sessionId: string): void {
+	sql.exec(
+		"INSERT INTO job_setup (job_id, session_id, definition, system, tools, models, max_tokens, deadline, next_step_at) VALUES (?, ?, '{}', '', '[]', '[]', 1024, 0, ?)",
+		jobId,
+		sessionId,
+		Number.MAX_SAFE_INTEGER,
+	);
+}
+
+/**
+ * The agent's sessions table, and the same summed up from job_setup (each session's count and its
+ * highest rowid's job, dated by that job's created_at): what the table is kept to be.
+ */
+async function sessionsTable(agent: string): Promise<{ kept: unknown[]; fromSetup: unknown[] }> {
+	return runInDurableObject(env.AGENT.getByName(agent), (_i: AgentDO, state) => {
+		const sql = state.storage.sql;
+		return {
+			kept: sql.exec("SELECT session_id, last_job_id, last_created_at, job_count FROM sessions ORDER BY session_id").toArray(),
+			fromSetup: sql
+				.exec(
+					`SELECT g.session_id, s.job_id AS last_job_id, (SELECT created_at FROM jobs WHERE id = s.job_id) AS last_created_at, g.n AS job_count
+					 FROM (SELECT session_id, max(rowid) AS last, count(*) AS n FROM job_setup GROUP BY session_id) g JOIN job_setup s ON s.rowid = g.last
+					 ORDER BY g.session_id`,
+				)
+				.toArray(),
+		};
+	});
+}
+
+async function expectTableInStep(agent: string): Promise<void> {
+	const { kept, fromSetup } = await sessionsTable(agent);
+	expect(kept).toEqual(fromSetup);
+}
+
+async function listed(agent: string, query = ""): Promise<SessionPage> {
+	const res = await call(`/v1/agents/${agent}/sessions${query}`);
+	expect(res.status, await res.clone().text()).toBe(200);
+	return res.json();
+}
+
+/** Every page of the agent's sessions, `limit` a page, followed by their cursors. */
+async function allPages(agent: string, limit: number): Promise<SessionSummary[][]> {
+	const pages: SessionSummary[][] = [];
+	let cursor: string | null = null;
+	do {
+		const page: SessionPage = await listed(agent, `?limit=${limit}${cursor ? `&cursor=${cursor}` : ""}`);
+		pages.push(page.sessions);
+		cursor = page.next_cursor;
+	} while (cursor);
+	return pages;
+}
+
+describe("the sessions an agent lists (schema step 29's sessions table)", () => {
+	it("stay right as jobs start, end, continue and fork", async () => {
+		const emulator = useEmulator();
+		await createAgent({ name: "ses-table" });
+		const { arrived, release } = heldModel(emulator);
+		const first = await trigger("ses-table");
+		await arrived;
+		// Started, its answer held: listed running.
+		const running = await listed("ses-table");
+		expect(running.sessions.map((s) => [s.session_id, s.job_count, s.last_job.id, s.last_job.status])).toEqual([[`ses-${first.id}`, 1, first.id, "running"]]);
+		await expectTableInStep("ses-table");
+		release();
+		await settle("ses-table");
+		// Ended: the same session, its job completed.
+		expect((await listed("ses-table")).sessions.map((s) => [s.session_id, s.job_count, s.last_job.status])).toEqual([[`ses-${first.id}`, 1, "completed"]]);
+
+		const other = await runToRest("ses-table");
+		const next = await continueJob(first.id);
+		await settle("ses-table");
+		const fork = (await (await call(`/v1/jobs/${next.id}/fork`, { method: "POST", as: "operate", body: { prompt: "Another way?" } })).json()) as JobRecord;
+		await settle("ses-table");
+		await expectTableInStep("ses-table");
+		const after = await listed("ses-table");
+		expect(after.sessions.map((s) => [s.session_id, s.job_count, s.first_job.id, s.last_job.id, s.last_job.status])).toEqual([
+			[`ses-${fork.id}`, 1, fork.id, fork.id, "completed"],
+			[`ses-${first.id}`, 2, first.id, next.id, "completed"],
+			[`ses-${other.id}`, 1, other.id, other.id, "completed"],
+		]);
+		expect(await allPages("ses-table", 1)).toEqual(after.sessions.map((s) => [s]));
+	});
+
+	it("count a job whose setup is written again (its start retried) once", async () => {
+		const first = await agentWithSession("ses-restart");
+		const next = await continueJob(first.id);
+		await settle("ses-restart");
+		await runInDurableObject(env.AGENT.getByName("ses-restart"), (_i: AgentDO, state) => {
+			const sql = state.storage.sql;
+			for (const id of [first.id, next.id]) putSetup(sql, getSetup(sql, id)!);
+		});
+		await expectTableInStep("ses-restart");
+		// Both setups written again, in turn: each job counted once, the session's last still its last.
+		expect((await listed("ses-restart")).sessions.map((s) => [s.job_count, s.last_job.id])).toEqual([[2, next.id]]);
+	});
+
+	it("stay right as retention removes a session's jobs, its last to start included, and the sessions whose jobs all went", async () => {
+		await createAgent({ name: "ses-pruned", retention_days: 7 });
+		const stub = env.AGENT.getByName("ses-pruned");
+		const now = Date.now();
+		// Session A: a run still waiting on a human (not removable), then a continue of it started
+		// after it and ended 30 days ago. Session B: a run started between them, still running. C:
+		// one run ended 20 days ago. D: one of yesterday.
+		const at = (daysAgo: number) => new Date(now - daysAgo * DAY);
+		const a1 = lifecycleRecords("ses-pruned", at(31)).running;
+		const b = lifecycleRecords("ses-pruned", at(30.5)).running;
+		const a2 = endedRecord("ses-pruned", at(30));
+		const c = endedRecord("ses-pruned", at(20));
+		const d = endedRecord("ses-pruned", at(1));
+		const sessionOf = new Map([
+			[a1.id, `ses-${a1.id}`],
+			[a2.id, `ses-${a1.id}`],
+			[b.id, `ses-${b.id}`],
+			[c.id, `ses-${c.id}`],
+			[d.id, `ses-${d.id}`],
+		]);
+		await runInDurableObject(stub, (_i: AgentDO, state) => {
+			for (const job of [a1, b, a2, c, d]) {
+				storeRun(state.storage.sql, { ...job, session_id: sessionOf.get(job.id)! });
+				seedSetup(state.storage.sql, job.id, sessionOf.get(job.id)!);
+			}
+		});
+		await expectTableInStep("ses-pruned");
+		const before = await listed("ses-pruned");
+		expect(before.sessions.map((s) => [s.session_id, s.job_count, s.last_job.id])).toEqual([
+			[`ses-${d.id}`, 1, d.id],
+			[`ses-${c.id}`, 1, c.id],
+			[`ses-${a1.id}`, 2, a2.id],
+			[`ses-${b.id}`, 1, b.id],
+		]);
+
+		expect(await runInDurableObject(stub, (instance: AgentDO) => AgentDO.prune(instance, now, true))).toBe(2);
+		await expectTableInStep("ses-pruned");
+		// A's last went: A is listed at its first again, dated by it (after B, now); C is gone.
+		const after = await listed("ses-pruned");
+		expect(after.sessions.map((s) => [s.session_id, s.job_count, s.first_job.id, s.last_job.id, s.last_job.status])).toEqual([
+			[`ses-${d.id}`, 1, d.id, d.id, "completed"],
+			[`ses-${b.id}`, 1, b.id, b.id, "running"],
+			[`ses-${a1.id}`, 1, a1.id, a1.id, "running"],
+		]);
+		expect(await allPages("ses-pruned", 2)).toEqual([after.sessions.slice(0, 2), after.sessions.slice(2)]);
+		expect((await call(`/v1/sessions/ses-${c.id}?agent=ses-pruned`)).status).toBe(404);
+		expect((await call(`/v1/sessions/ses-${a1.id}?agent=ses-pruned`)).status).toBe(200);
+	});
+
+	it("are the same after the upgrade to step 29, which sums up the sessions of the jobs started before it", async () => {
+		const first = await agentWithSession("ses-upgrade");
+		const second = await runToRest("ses-upgrade");
+		const continued = await continueJob(first.id);
+		await settle("ses-upgrade");
+		const stub = env.AGENT.getByName("ses-upgrade");
+		// As the release before: no sessions table. Jobs start meanwhile, a session's continue among them.
+		await runInDurableObject(stub, (_i: AgentDO, state) => rollBackAgentSchema(state.storage.sql, 29));
+		const third = await runToRest("ses-upgrade");
+		const resumed = await continueJob(second.id);
+		await settle("ses-upgrade");
+		await runInDurableObject(stub, (_i: AgentDO, state) => void migrate(state.storage, AGENT_MIGRATIONS));
+
+		await expectTableInStep("ses-upgrade");
+		const all = await listed("ses-upgrade");
+		expect(all.sessions.map((s) => [s.session_id, s.job_count, s.first_job.id, s.last_job.id])).toEqual([
+			[`ses-${second.id}`, 2, second.id, resumed.id],
+			[`ses-${third.id}`, 1, third.id, third.id],
+			[`ses-${first.id}`, 2, first.id, continued.id],
+		]);
+		expect(await allPages("ses-upgrade", 1)).toEqual(all.sessions.map((s) => [s]));
+		// Kept from then on: a job that starts after the upgrade moves its session up.
+		const again = await continueJob(first.id);
+		await settle("ses-upgrade");
+		await expectTableInStep("ses-upgrade");
+		expect((await listed("ses-upgrade", "?limit=1")).sessions.map((s) => [s.session_id, s.job_count, s.last_job.id])).toEqual([[`ses-${first.id}`, 3, again.id]]);
+	});
+
+	it("are read a page at a time, whatever the length of the sessions between them", async () => {
+		await createAgent({ name: "ses-seek" });
+		const stub = env.AGENT.getByName("ses-seek");
+		// A one-job session, then one of 2,000 jobs, then another one-job session.
+		const ids = await runInDurableObject(stub, (_i: AgentDO, state) => {
+			const sql = state.storage.sql;
+			const made: string[] = [];
+			let long = "";
+			for (let i = 0; i < 2002; i++) {
+				const job = endedRecord("ses-seek", new Date(Date.parse("2026-03-01T00:00:00Z") + i * 60_000));
+				const sessionId = i === 0 || i === 2001 ? `ses-${job.id}` : (long ||= `ses-${job.id}`);
+				storeRun(sql, { ...job, session_id: sessionId });
+				seedSetup(sql, job.id, sessionId);
+				made.push(job.id);
+			}
+			return made;
+		});
+		const { pages, rowsRead } = await runInDurableObject(stub, (_i: AgentDO, state) => {
+			const reads = countingReads(state.storage.sql);
+			const first = listSessions(reads.sql, "ses-seek", 2);
+			const rowsRead = reads.rowsRead();
+			return { pages: [first, listSessions(state.storage.sql, "ses-seek", 2, first.next!)], rowsRead };
+		});
+		expect(pages.map((p) => p.sessions.map((s) => [s.session_id, s.job_count, s.first_job.id, s.last_job.id]))).toEqual([
+			[
+				[`ses-${ids[2001]}`, 1, ids[2001], ids[2001]],
+				[`ses-${ids[1]}`, 2000, ids[1], ids[2000]],
+			],
+			[[`ses-${ids[0]}`, 1, ids[0], ids[0]]],
+		]);
+		expect(pages[1]!.next).toBeNull();
+		// Walking the jobs newest first for the sessions' last jobs, and counting the long one's, the
+		// page read over 4,000 rows.
+		console.log(`sessions page of 2 over a 2,000-job session: ${rowsRead} rows read`);
+		expect(rowsRead).toBeLessThan(50);
 	});
 });
