@@ -61,7 +61,8 @@ export async function pruneJobs(sql: SqlStorage, bucket: R2Bucket, agent: string
 	// A deleted agent's marks (state.ts, forgetDeletedAgent) go with their jobs: one statement a prune,
 	// over a table that is almost always empty, not one a job.
 	if (old.length > 0) sql.exec("DELETE FROM former_agent_jobs WHERE job_id NOT IN (SELECT id FROM jobs)");
-	// Ledger rows without a job (skips) age out with the same cutoff.
+	// Ledger rows without a job (skips) age out with the same cutoff. Found by occurrences_skips_by_claimed
+	// (step 30), which holds the skips only: a backlog's expired runs' rows are not read at each pass.
 	sql.exec("DELETE FROM occurrences WHERE job_id IS NULL AND (claimed_at < ? OR retain_until <= ?)", cutoff, now);
 	if (old.length > 0) log.info("retention.pruned", { agent, jobs: old.length, cutoff: new Date(cutoff).toISOString() });
 	return old.length;

@@ -498,4 +498,14 @@ export const AGENT_MIGRATIONS: readonly SqlMigration[] = [
 			END;
 		`,
 	},
+	{
+		version: 30,
+		name: "occurrences_skips_by_claimed",
+		sql: `
+			-- Retention's delete of the ledger's skips (rows without a job) past the cutoff: by
+			-- occurrences_by_claimed it read every ledger row claimed before it, the expired jobs' rows
+			-- of a backlog too, at each pass (13 to 16 ms a pass with 44,000 behind, in node:sqlite). Skips only here.
+			CREATE INDEX occurrences_skips_by_claimed ON occurrences (claimed_at) WHERE job_id IS NULL;
+		`,
+	},
 ];

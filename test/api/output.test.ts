@@ -780,6 +780,47 @@ describe("retention", () => {
 		expect(alarm).toBe(Date.parse(done.finished_at!) + 7 * 86_400_000);
 	});
 
+	it("deletes a backlog's expired skips, and only them, reading the skips, not every expired ledger row", async () => {
+		await createAgent({ name: "skip-backlog", retention_days: 30 });
+		const stub = env.AGENT.getByName("skip-backlog");
+		const day = 86_400_000;
+		const { skipsLeft, jobRows, deleteRead } = await runInDurableObject(stub, async (_i: AgentDO, state) => {
+			const sql = state.storage.sql;
+			// 400 runs past 30 days, a batch's worth pruned a pass; skips either side of the cutoff, and
+			// a recent one stamped to go (a deleted agent's, see stampDeletedHistory).
+			for (let i = 0; i < 400; i++) storeRun(sql, endedRecord("skip-backlog", new Date(Date.now() - 60 * day + i * 60_000)));
+			const skip = (id: string, claimedAt: number) =>
+				insertOccurrence(sql, { schedule: id, source: "cron", scheduledInstant: claimedAt, dispatch: "on_time", claimedAt, status: "skipped", skipReason: "paused: holiday" });
+			skip("old-1", Date.now() - 50 * day);
+			skip("old-2", Date.now() - 31 * day);
+			skip("recent", Date.now() - 29 * day);
+			skip("stamped", Date.now() - 2 * day);
+			sql.exec("UPDATE occurrences SET retain_until = ? WHERE schedule = 'stamped'", Date.now() - 1);
+			const cursors: SqlStorageCursor<Record<string, SqlStorageValue>>[] = [];
+			const watching = new Proxy(sql, {
+				get(target, prop) {
+					if (prop !== "exec") return Reflect.get(target, prop);
+					return (query: string, ...bindings: unknown[]) => {
+						const cursor = target.exec(query, ...bindings);
+						if (query.startsWith("DELETE FROM occurrences WHERE job_id IS NULL")) cursors.push(cursor);
+						return cursor;
+					};
+				},
+			});
+			expect(await pruneJobs(watching, env.OUTPUT, "skip-backlog", Date.now() - 30 * day, Date.now())).toBe(50);
+			return {
+				skipsLeft: sql.exec<{ schedule: string }>("SELECT schedule FROM occurrences WHERE job_id IS NULL ORDER BY schedule").toArray().map((r) => r.schedule),
+				jobRows: sql.exec<{ n: number }>("SELECT count(*) AS n FROM occurrences WHERE job_id IS NOT NULL").one().n,
+				deleteRead: cursors.reduce((r, c) => r + c.rowsRead, 0),
+			};
+		});
+		expect(skipsLeft).toEqual(["recent"]);
+		// The 350 runs left for the next passes keep their ledger rows.
+		expect(jobRows).toBe(350);
+		// By every ledger row claimed before the cutoff, the backlog's 350 with the skips, it read over 350.
+		expect(deleteRead).toBeLessThan(10);
+	});
+
 	it("prunes a paused agent too, though its ticks only skip: its ledger and old jobs", async () => {
 		await createAgent({ name: "paused-ledger", retention_days: 7, schedules: { minute: { interval: "1m" } } });
 		expect((await call("/v1/agents/paused-ledger/pause", { method: "POST", as: "operate", body: { reason: "holiday" } })).status).toBe(200);
