@@ -150,11 +150,26 @@ export const minuteField = (ms: number): string => new Date(ms).toISOString();
 /** Whether a line at `level` is written (a costly field can be left out of lines that are not). */
 export const logs = (level: Level): boolean => RANK[level] >= RANK[threshold];
 
+// The keys log.once has seen, by event: in memory only (a key may be a secret's value, never logged).
+const said = new Map<string, Set<string>>();
+
 export const log = {
 	debug: (event: string, fields: LogFields = {}) => emit("debug", event, fields),
 	info: (event: string, fields: LogFields = {}) => emit("info", event, fields),
 	warn: (event: string, fields: LogFields = {}) => emit("warn", event, fields),
 	error: (event: string, fields: LogFields = {}) => emit("error", event, fields),
+	/**
+	 * `event` once an isolate for each `key`: for a problem every request meets (a secret unset or
+	 * malformed), which each request's own request.failed line already carries, and whose line per
+	 * call would let anyone calling the route flood the log.
+	 */
+	once: (level: Level, event: string, key: string, fields: LogFields = {}) => {
+		let keys = said.get(event);
+		if (!keys) said.set(event, (keys = new Set()));
+		if (keys.has(key)) return;
+		keys.add(key);
+		emit(level, event, fields);
+	},
 };
 
 /** A thrown value that is no Error, in a line: an object as JSON (String() gives "[object Object]"), cut short. */

@@ -24,13 +24,8 @@ const NOT_CONFIGURED = "webhook not configured";
 
 // Said once an isolate an agent and problem: anyone may call the route, and a line (error level) per
 // call let strangers flood the log; the request line (request.failed, with its request_id) is each call's.
-const saidNotConfigured = new Set<string>();
-function notConfigured(agent: string, secretName: string, problem: string): void {
-	const key = JSON.stringify([agent, secretName, problem]);
-	if (saidNotConfigured.has(key)) return;
-	saidNotConfigured.add(key);
-	log.error("hooks.not_configured", { agent, secret_name: secretName, error_message: problem });
-}
+const notConfigured = (agent: string, secretName: string, problem: string): void =>
+	log.once("error", "hooks.not_configured", JSON.stringify([agent, secretName, problem]), { agent, secret_name: secretName, error_message: problem });
 const noWebhook = (agent: string) => `no webhook at /v1/hooks/${agent}: no such agent, or it has no webhook.secret in its definition`;
 
 // application/json, or a structured +json type, with any parameters (charset).

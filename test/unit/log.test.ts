@@ -76,3 +76,18 @@ describe("errorFields", () => {
 		expect(errorFields("plain text").error_message).toBe("plain text");
 	});
 });
+
+describe("log.once", () => {
+	it("writes a line once an isolate for each key of its event, at its level; another key, or the same key of another event, is written too", () => {
+		const written: Record<string, unknown>[] = [];
+		for (const method of ["debug", "log", "warn", "error"] as const) vi.spyOn(console, method).mockImplementation((line: string) => void written.push(JSON.parse(line)));
+		for (let i = 0; i < 3; i++) log.once("error", "once.test_a", "k1", { n: i });
+		log.once("error", "once.test_a", "k2", { n: 9 });
+		log.once("warn", "once.test_b", "k1", { n: 7 });
+		expect(written.map(({ level, event, n }) => ({ level, event, n }))).toEqual([
+			{ level: "error", event: "once.test_a", n: 0 },
+			{ level: "error", event: "once.test_a", n: 9 },
+			{ level: "warn", event: "once.test_b", n: 7 },
+		]);
+	});
+});

@@ -23,13 +23,8 @@ function parsed(secret: string): ReturnType<typeof parseApiTokens> {
 }
 
 // Said once an isolate a value: every authenticated request meets it, and each has its own
-// request.failed line. Kept by the value itself, in memory only (it is never logged).
-const saidInvalid = new Set<string>();
-function configInvalid(secret: string, issues: readonly unknown[]): void {
-	if (saidInvalid.has(secret)) return;
-	saidInvalid.add(secret);
-	log.error("auth.config_invalid", { issues });
-}
+// request.failed line. Keyed by the value itself, which log.once keeps in memory only.
+const configInvalid = (secret: string, issues: readonly unknown[]): void => log.once("error", "auth.config_invalid", secret, { issues });
 
 const unset = (secret: string | undefined): secret is undefined => typeof secret !== "string" || secret.trim() === "";
 
