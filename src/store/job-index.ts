@@ -1,3 +1,4 @@
+import { clip } from "../shared/clip.ts";
 import { cursorScope, decodeCursor, encodeCursor, type CursorKey } from "../shared/cursor.ts";
 import { isFinal, JOB_STATUSES, type ExitReason, type JobRecord, type JobStatus, type JobSummary, type JobDispatch, type TriggerType } from "../jobs/model.ts";
 import { prefixRange } from "../jobs/session-ids.ts";
@@ -153,6 +154,12 @@ export async function sessionStarts(db: D1Database, idPrefix: string, limit: num
  * src/jobs/id-blocks.ts); should two agents still hold one (an id drawn before dealing, or when no
  * shard could be asked), the second never overwrites the row it finds.
  */
+/**
+ * The index's summary, as GET /v1/jobs documents it (the runner's SUMMARY_CHARS): held here too, not
+ * trusted to every sender, since a row past D1's size limit fails the outbox's whole batch, at each retry.
+ */
+export const INDEX_SUMMARY_CHARS = 2000;
+
 export function upsertStatements(db: D1Database, records: readonly JobRecord[]): D1PreparedStatement[] {
 	return records.flatMap((r) => {
 		const upsert = db
@@ -180,7 +187,7 @@ export function upsertStatements(db: D1Database, records: readonly JobRecord[]):
 				r.started_at,
 				r.finished_at,
 				r.duration_seconds,
-				r.summary,
+				r.summary === null ? null : clip(r.summary, INDEX_SUMMARY_CHARS),
 				r.revision,
 				r.tool_calls?.made ?? null,
 				r.tool_calls?.failed ?? null,

@@ -4,6 +4,8 @@ import { createJob, transition, type JobRecord, type JobSummary } from "../../sr
 import { buildListQuery, upsertJobIndex } from "../../src/store/job-index.ts";
 import { call, errorOf } from "../helpers/http.ts";
 import { saveJob } from "../helpers/jobs.ts";
+import { SUMMARY_CHARS } from "../../durable-objects/agent/runner/step.ts";
+import { clip } from "../../src/shared/clip.ts";
 
 const T0 = Date.parse("2026-11-01T00:00:00Z");
 
@@ -82,6 +84,26 @@ describe("GET /v1/jobs", () => {
 		await upsertJobIndex(env.DB, [pending]);
 		const listed = await page("?agent=gamma");
 		expect(listed.jobs.map((j) => [j.status, j.revision])).toEqual([["running", 2]]);
+	});
+
+	it("keeps a summary within 2,000 characters, cut with … and no emoji split, however long the record's (a record not from this release's runner)", async () => {
+		// The runner clips the summary it writes; the index is bounded by its own write, not by trusting
+		// every sender: a row past D1's size limit would fail the whole outbox batch, again at each retry.
+		const long = "x".repeat(SUMMARY_CHARS - 5) + "🦀".repeat(5000);
+		const done = transition(transition(job(0, "clipper"), "running", { reason: "start", at: new Date(T0 + 1000) }), "completed", {
+			reason: "done",
+			at: new Date(T0 + 5000),
+			summary: long,
+		});
+		await upsertJobIndex(env.DB, [done]);
+		const [listed] = (await page("?agent=clipper")).jobs;
+		expect(listed!.summary!.length).toBeLessThanOrEqual(SUMMARY_CHARS);
+		expect(listed!.summary === clip(long, SUMMARY_CHARS)).toBe(true);
+		expect(listed!.summary!.endsWith("🦀…")).toBe(true);
+		expect(listed!.summary!.isWellFormed()).toBe(true);
+		const short = transition(job(1, "clipper"), "running", { reason: "start", at: new Date(T0 + 1000) });
+		await upsertJobIndex(env.DB, [transition(short, "completed", { reason: "done", at: new Date(T0 + 2000), summary: "All done." })]);
+		expect((await page("?agent=clipper")).jobs.map((j) => j.summary)).toContain("All done.");
 	});
 
 	it("stamps a row's updated_at in whole ms as D1 writes it, and keeps it when a stale revision is refused", async () => {
