@@ -2,7 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { loadFleet } from "../config/bundled.ts";
 import { ConfigError } from "../errors.ts";
 import { errorFields, log } from "../log.ts";
-import { D1_MIGRATIONS_FIX, missingD1Migrations } from "../store/d1-schema.ts";
+import { d1Health, missingD1Migrations } from "../store/d1-schema.ts";
 import { heartbeatHealth, readHeartbeat } from "../store/heartbeat.ts";
 import { numberVar, varIssues } from "../config/vars.ts";
 import { apiTokensHealth } from "./auth/secret.ts";
@@ -22,7 +22,13 @@ const Health = z
 		d1: z
 			.object({
 				ok: z.boolean(),
-				missing: z.array(z.string()).optional().openapi({ description: "The D1 migrations (migrations/) this release needs that D1 has no record of applying, in order" }),
+				missing: z
+					.array(z.string())
+					.optional()
+					.openapi({
+						description:
+							"The D1 migrations (migrations/) this release has that D1 has no record of applying, in order. With ok true, each only adds an index (D1_INDEX_ONLY_MIGRATIONS in src/store/d1-schema.ts): reads scan where they would seek, nothing fails",
+					}),
 				fix: z.string().optional().openapi({ description: "The command that applies them" }),
 				recorded: z
 					.literal(false)
@@ -31,7 +37,7 @@ const Health = z
 			})
 			.openapi({
 				description:
-					"D1's schema. Not ok (a 503): migrations this release needs are missing (a Worker deployed by a bare `wrangler deploy` or a CI or Git build, which do not apply them, where `npm run deploy` does): `missing` lists them and `fix` says how to apply them; or, with neither, D1 could not be read",
+					"D1's schema. Not ok (a 503): migrations this release needs are missing (a Worker deployed by a bare `wrangler deploy` or a CI or Git build, which do not apply them, where `npm run deploy` does): `missing` lists them and `fix` says how to apply them; or, with neither, D1 could not be read. Ok with `missing` and `fix`: only migrations that add an index are missing, which nothing needs to work",
 			}),
 		variables: z
 			.object({ ok: z.boolean(), issues: z.array(z.object({ path: z.string(), message: z.string() })).optional() })
@@ -53,8 +59,8 @@ export type HealthShape = z.infer<typeof Health>;
 
 /**
  * Liveness needs no token: load balancers and uptime checks call it bare. It answers 503 when the
- * fleet or API_TOKENS cannot load, D1 lacks a migration or the scheduler has stalled, so a plain
- * HTTP check catches each.
+ * fleet or API_TOKENS cannot load, D1 lacks a migration the code needs (not one that only adds an
+ * index) or the scheduler has stalled, so a plain HTTP check catches each.
  */
 export const healthApi = createApi().openapi(
 	createRoute({
@@ -80,8 +86,7 @@ export const healthApi = createApi().openapi(
 			missingD1Migrations(c.env.DB).catch((err: unknown) => void log.error("healthz.d1_unreadable", errorFields(err))),
 		]);
 		const scheduler = hb === undefined ? null : heartbeatHealth(hb, Date.now(), numberVar(c.env, "HEARTBEAT_STALE_SECONDS"));
-		const d1: z.infer<typeof Health>["d1"] =
-			missing === undefined ? { ok: false } : missing === null ? { ok: true, recorded: false } : missing.length === 0 ? { ok: true } : { ok: false, missing, fix: D1_MIGRATIONS_FIX };
+		const d1: z.infer<typeof Health>["d1"] = d1Health(missing);
 		// Reported, not degrading: each falls back to its default, and drover runs on.
 		const issues = varIssues(c.env);
 		const variables = issues.length === 0 ? { ok: true } : { ok: false, issues };

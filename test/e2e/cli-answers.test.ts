@@ -1734,6 +1734,29 @@ describe("doctor and D1's migrations", () => {
 		);
 	});
 
+	it("warns, without failing, when D1 lacks only a migration that adds an index", async () => {
+		const now = new Date().toISOString();
+		const health = {
+			status: "ok",
+			version: "0.2.0",
+			fleet: { ok: true, agents: 1 },
+			scheduler: { last_tick_at: now, age_seconds: 5, stalled: false, outcome: "ok", last_ok_at: now },
+			d1: { ok: true, missing: ["0011_live_agents_index.sql"], fix: "npx wrangler d1 migrations apply DB --remote" },
+			variables: { ok: true },
+			api_tokens: { ok: true },
+		};
+		const server = createServer((req, res) => (req.url === "/healthz" ? json(res, 200, health) : json(res, 401, { error: { code: "unauthorized", message: "invalid token" } })));
+		servers.push(server);
+		server.listen(0, "127.0.0.1");
+		await once(server, "listening");
+		const r = await runCli(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, ["doctor", "--json"]);
+		expect((JSON.parse(r.stdout) as { checks: unknown[] }).checks).toContainEqual({
+			check: "d1",
+			status: "warn",
+			message: "D1 lacks a migration that only adds an index (0011_live_agents_index.sql): nothing fails, but some reads scan where they would seek; run npx wrangler d1 migrations apply DB --remote",
+		});
+	});
+
 	it("warns, without failing, when D1 keeps no record of its migrations to check", async () => {
 		const now = new Date().toISOString();
 		const health = {

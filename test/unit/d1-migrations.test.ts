@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { D1_MIGRATIONS, LATEST_D1_MIGRATION } from "../../src/store/d1-schema.ts";
+import { D1_INDEX_ONLY_MIGRATIONS, D1_MIGRATIONS, LATEST_D1_MIGRATION } from "../../src/store/d1-schema.ts";
 
 const files = Object.keys(import.meta.glob("/migrations/*.sql", { query: "?raw", import: "default" })).map((f) => f.slice("/migrations/".length));
 
@@ -8,5 +8,24 @@ describe("the D1 migrations /healthz checks for", () => {
 		expect(files.length).toBeGreaterThan(10);
 		expect(D1_MIGRATIONS).toEqual([...files].sort());
 		expect(LATEST_D1_MIGRATION).toBe([...files].sort().at(-1));
+	});
+});
+
+const sources = import.meta.glob("/migrations/*.sql", { query: "?raw", import: "default", eager: true }) as Record<string, string>;
+const statements = (sql: string): string[] =>
+	sql
+		.replace(/--.*$/gm, "")
+		.split(";")
+		.map((s) => s.trim())
+		.filter(Boolean);
+
+describe("the D1 migrations marked index-only (a missing one leaves /healthz 200)", () => {
+	it("are exactly those whose every statement creates an index", () => {
+		const indexOnly = Object.entries(sources)
+			.filter(([, sql]) => statements(sql).every((s) => /^CREATE\s+(UNIQUE\s+)?INDEX\b/i.test(s)))
+			.map(([f]) => f.slice("/migrations/".length))
+			.sort();
+		expect(indexOnly).toContain("0011_live_agents_index.sql");
+		expect([...D1_INDEX_ONLY_MIGRATIONS].sort()).toEqual(indexOnly);
 	});
 });
