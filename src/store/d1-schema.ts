@@ -16,13 +16,14 @@ export const D1_MIGRATIONS = [
 	"0009_incident_failing.sql",
 	"0010_heartbeat_backlog.sql",
 	"0011_live_agents_index.sql",
+	"0012_incidents_by_agent_time.sql",
 ] as const;
 
 /**
  * The migrations that only add an index (test/unit/d1-migrations.test.ts holds this to the files):
  * without one a read scans where it would seek, and nothing fails, so /healthz names it but stays 200.
  */
-export const D1_INDEX_ONLY_MIGRATIONS: ReadonlySet<string> = new Set<string>(["0007_usage_by_agent.sql", "0011_live_agents_index.sql"]);
+export const D1_INDEX_ONLY_MIGRATIONS: ReadonlySet<string> = new Set<string>(["0007_usage_by_agent.sql", "0011_live_agents_index.sql", "0012_incidents_by_agent_time.sql"]);
 
 export const LATEST_D1_MIGRATION = D1_MIGRATIONS[D1_MIGRATIONS.length - 1];
 

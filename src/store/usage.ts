@@ -1,4 +1,4 @@
-import { cursorScope, decodeCursor, encodeCursor } from "../shared/cursor.ts";
+import { cursorScope, decodeCursor, encodeCursor, type CursorKey } from "../shared/cursor.ts";
 import type { JobRecord } from "../jobs/model.ts";
 import { FIRST_FINAL } from "./first-final.ts";
 import type { UsageDay } from "../jobs/usage-day.ts";
@@ -64,6 +64,25 @@ function toUsageDay(row: UsageRow): UsageDay {
 }
 
 /**
+ * A page's query. Newest day first, agents ascending within a day: the key's order, in mixed
+ * directions that no row-value comparison seeks past. Past a cursor is a later agent on its day, then
+ * the earlier days: two ranges, each a seek on the key (or on usage_by_agent for one agent), read one
+ * after the other (SQLite's UNION ALL yields its left side, then its right; each side's ORDER BY holds,
+ * having a LIMIT) and stopped at the page's end. The cursor's day used to be read from its first agent
+ * and dropped up to the cursor's; an outer ORDER BY would merge the two, and reads every row of both.
+ */
+export function usageListQuery(range: { fromDay: number; toDay: number; agent?: string | undefined }, limit: number, after?: CursorKey): { sql: string; params: (string | number)[] } {
+	const agent = range.agent === undefined ? [] : [range.agent];
+	const select = (where: string[]) => `SELECT * FROM usage_daily WHERE ${[...where, ...agent.map(() => "agent = ?")].join(" AND ")} ORDER BY day DESC, agent ASC LIMIT ?`;
+	if (!after) return { sql: select(["day >= ?", "day <= ?"]), params: [range.fromDay, range.toDay, ...agent, limit] };
+	return {
+		// One upper bound on the earlier days, or the seek starts at the window's top and reads the cursor's day through.
+		sql: `SELECT * FROM (${select(["day = ?", "agent > ?", "day >= ?", "day <= ?"])}) UNION ALL SELECT * FROM (${select(["day >= ?", "day < ?"])}) LIMIT ?`,
+		params: [after.at, after.id, range.fromDay, range.toDay, ...agent, limit, range.fromDay, Math.min(after.at, range.toDay + 1), ...agent, limit, limit],
+	};
+}
+
+/**
  * Usage by agent and day over days [fromDay, toDay] (UTC midnights, ms), newest day first and agents
  * by name (the primary key's order), with keyset pagination on (day, agent): a page seeks to the
  * cursor's day and reads its own rows, not the pages before it.
@@ -79,22 +98,10 @@ export async function listUsage(
 	// are another, refused rather than paged from an unrelated position.
 	const scope = cursorScope("usage", { since: isoDay(range.fromDay), until: isoDay(range.toDay), agent: range.agent });
 	const after = cursor === undefined ? undefined : decodeCursor(cursor, scope);
-	// One upper bound, so the key's range starts at the cursor's day rather than at the window's top.
-	const where = ["day >= ?", "day <= ?"];
-	const params: (string | number)[] = [range.fromDay, after ? Math.min(range.toDay, after.at) : range.toDay];
-	if (range.agent !== undefined) {
-		where.push("agent = ?");
-		params.push(range.agent);
-	}
-	if (after) {
-		// Newest day first, agents ascending within a day: past the cursor is an earlier day, or a
-		// later agent on its day.
-		where.push("(day < ? OR agent > ?)");
-		params.push(after.at, after.id);
-	}
+	const { sql, params } = usageListQuery(range, limit + 1, after);
 	const { results } = await db
-		.prepare(`SELECT * FROM usage_daily WHERE ${where.join(" AND ")} ORDER BY day DESC, agent ASC LIMIT ?`)
-		.bind(...params, limit + 1)
+		.prepare(sql)
+		.bind(...params)
 		.all<UsageRow>();
 	const page = results.slice(0, limit);
 	const last = page.at(-1);
