@@ -88,6 +88,7 @@ async function status(ctx: Context, agent: string | undefined, opts: { json?: bo
 				["deferred", deferredText(p, hb)],
 				// Absent from an older server's answer.
 				...(s.warnings ?? []).map((w, i) => [i === 0 ? "warnings" : "", p.yellow(w)] as const),
+				["d1", d1Text(p, s.d1 as Status["d1"] | undefined)],
 				["jobs", jobs || p.dim("none yet")],
 				["agents", `${s.agents.file + s.agents.api} (${s.agents.file} from fleet.yaml, ${s.agents.api} from the API)`],
 				...pausedRows,
@@ -104,6 +105,18 @@ async function status(ctx: Context, agent: string | undefined, opts: { json?: bo
 		ctx.out(`\n${table<AgentView>(listed.agents, [c.name, c.next, c.last, c.state], p, ctx.width)}`);
 	}
 	return 0;
+}
+
+/**
+ * D1's migrations, said only when some are missing or D1 could not be read (absent, from an older
+ * server, or ok with none missing: no row). Red when the code needs one, else only indexes are missing.
+ */
+function d1Text(p: Context["p"], d1: Status["d1"] | undefined): string | null {
+	if (!d1) return null;
+	const missing = d1.missing ?? [];
+	if (missing.length === 0) return d1.ok ? null : p.red("D1 could not be read (the Worker's logs say why)");
+	const text = `D1 migrations missing: ${missing.join(", ")}; run ${d1.fix ?? "npx wrangler d1 migrations apply DB --remote"}`;
+	return d1.ok ? p.yellow(`${text} (they only add indexes: nothing fails meanwhile)`) : p.red(text);
 }
 
 /**

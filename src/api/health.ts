@@ -7,7 +7,7 @@ import { heartbeatHealth, readHeartbeat } from "../store/heartbeat.ts";
 import { numberVar, varIssues } from "../config/vars.ts";
 import { apiTokensHealth } from "./auth/secret.ts";
 import { createApi } from "./factory.ts";
-import { SchedulerHealth } from "./status.ts";
+import { D1Report, SchedulerHealth } from "./status.ts";
 
 const Health = z
 	.object({
@@ -19,22 +19,7 @@ const Health = z
 			issues: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
 		}),
 		scheduler: SchedulerHealth.nullable().openapi({ description: "null when the heartbeat cannot be read (D1 unavailable)" }),
-		d1: z
-			.object({
-				ok: z.boolean(),
-				missing: z
-					.array(z.string())
-					.optional()
-					.openapi({
-						description:
-							"The D1 migrations (migrations/) this release has that D1 has no record of applying, in order. With ok true, each only adds an index (D1_INDEX_ONLY_MIGRATIONS in src/store/d1-schema.ts): reads scan where they would seek, nothing fails",
-					}),
-				fix: z.string().optional().openapi({ description: "The command that applies them" }),
-				recorded: z
-					.literal(false)
-					.optional()
-					.openapi({ description: "Present when D1 keeps no record of applied migrations (no d1_migrations table: a schema made by hand, or another migrations_table): the schema is not checked, and not counted against ok" }),
-			})
+		d1: D1Report
 			.openapi({
 				description:
 					"D1's schema. Not ok (a 503): migrations this release needs are missing (a Worker deployed by a bare `wrangler deploy` or a CI or Git build, which do not apply them, where `npm run deploy` does): `missing` lists them and `fix` says how to apply them; or, with neither, D1 could not be read. Ok with `missing` and `fix`: only migrations that add an index are missing, which nothing needs to work",

@@ -3,8 +3,10 @@ import { loadFleet } from "../config/bundled.ts";
 import { numberVar } from "../config/vars.ts";
 import { backlogWarning, BEHIND_MINUTES } from "../scheduler/backlog.ts";
 import { countRegisteredAgents } from "../store/agent-registry.ts";
+import { cachedD1Health, D1_CHECK_TTL_MS } from "../store/d1-schema.ts";
 import { countJobsByStatus } from "../store/job-index.ts";
 import { heartbeatHealth, readHeartbeat } from "../store/heartbeat.ts";
+import { errorFields, log } from "../log.ts";
 import { createApi, withRole } from "./factory.ts";
 
 export const SchedulerHealth = z
@@ -16,6 +18,23 @@ export const SchedulerHealth = z
 		last_ok_at: z.string().nullable(),
 	})
 	.openapi("SchedulerHealth");
+
+/** D1's schema, as /healthz and GET /v1/status report it. */
+export const D1Report = z.object({
+	ok: z.boolean(),
+	missing: z
+		.array(z.string())
+		.optional()
+		.openapi({
+			description:
+				"The D1 migrations (migrations/) this release has that D1 has no record of applying, in order. With ok true, each only adds an index (D1_INDEX_ONLY_MIGRATIONS in src/store/d1-schema.ts): reads scan where they would seek, nothing fails",
+		}),
+	fix: z.string().optional().openapi({ description: "The command that applies them" }),
+	recorded: z
+		.literal(false)
+		.optional()
+		.openapi({ description: "Present when D1 keeps no record of applied migrations (no d1_migrations table: a schema made by hand, or another migrations_table): the schema is not checked, and not counted against ok" }),
+});
 
 const Status = z
 	.object({
@@ -36,6 +55,9 @@ const Status = z
 			}),
 		}),
 		warnings: z.array(z.string()).openapi({ description: "What an operator should look at: a scheduler shard behind its ticks" }),
+		d1: D1Report.openapi({
+			description: `D1's schema as /healthz reports it (not ok: migrations this release needs are missing, \`missing\` naming them and \`fix\` how to apply them; or D1 could not be read), checked at most once every ${D1_CHECK_TTL_MS / 1000} s by each of the Worker's isolates: an applied fix shows within that`,
+		}),
 		jobs: z.record(z.string(), z.number().int()).openapi({ description: "Indexed jobs by status" }),
 		agents: z.object({ file: z.number().int(), api: z.number().int() }),
 	})
@@ -49,14 +71,15 @@ export const statusApi = createApi().openapi(
 	withRole("read", {
 		method: "get",
 		path: "/",
-		summary: "Scheduler heartbeat, jobs by status and agent counts (like `hermes cron status`)",
+		summary: "Scheduler heartbeat, jobs by status, agent counts and D1 migrations missing (like `hermes cron status`)",
 		responses: { 200: { description: "The fleet's status", content: { "application/json": { schema: Status } } } },
 	}),
 	async (c) => {
-		const [hb, byStatus, api] = await Promise.all([
+		const [hb, byStatus, api, d1] = await Promise.all([
 			readHeartbeat(c.env.DB),
 			countJobsByStatus(c.env.DB),
 			countRegisteredAgents(c.env.DB),
+			cachedD1Health(c.env.DB, Date.now(), (err) => log.error("status.d1_unreadable", errorFields(err))),
 		]);
 		const behind = hb === null ? null : backlogWarning(hb);
 		return c.json(
@@ -72,6 +95,7 @@ export const statusApi = createApi().openapi(
 					shards_behind: hb?.shards_behind ?? null,
 				},
 				warnings: behind === null ? [] : [behind],
+				d1,
 				jobs: byStatus,
 				agents: { file: loadFleet().agents.length, api },
 			},

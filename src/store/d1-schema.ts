@@ -67,3 +67,26 @@ export function d1Health(missing: string[] | null | undefined): D1Health {
 	if (missing.length === 0) return { ok: true };
 	return { ok: missing.every((name) => D1_INDEX_ONLY_MIGRATIONS.has(name)), missing, fix: D1_MIGRATIONS_FIX };
 }
+
+/** How long GET /v1/status reuses an isolate's D1 check: a dashboard asks every 10 s, each a D1 read otherwise. */
+export const D1_CHECK_TTL_MS = 60_000;
+
+let lastCheck: { at: number; health: Promise<D1Health> } | undefined;
+
+/**
+ * d1Health, read from D1 at most once every D1_CHECK_TTL_MS an isolate (so a fix applied shows within
+ * a minute). A failed read is reported ({ ok: false }) and not kept: the next call reads again.
+ */
+export function cachedD1Health(db: D1Database, now: number, onError: (err: unknown) => void): Promise<D1Health> {
+	if (lastCheck && now >= lastCheck.at && now - lastCheck.at < D1_CHECK_TTL_MS) return lastCheck.health;
+	const check: { at: number; health: Promise<D1Health> } = {
+		at: now,
+		health: missingD1Migrations(db).then(d1Health, (err: unknown) => {
+			if (lastCheck === check) lastCheck = undefined;
+			onError(err);
+			return d1Health(undefined);
+		}),
+	};
+	lastCheck = check;
+	return check.health;
+}

@@ -38,3 +38,25 @@ describe("a D1 that lacks only a migration that adds an index", () => {
 		expect(health.d1).toEqual({ ok: false, missing: ["0010_heartbeat_backlog.sql", "0011_live_agents_index.sql"], fix: FIX });
 	});
 });
+
+describe("GET /v1/status", () => {
+	it("says which migrations D1 lacks and how to apply them, checked at most once a minute, and no longer once they are applied", async () => {
+		vi.useFakeTimers({ toFake: ["Date"], now: NOW });
+		await env.DB.prepare("DELETE FROM d1_migrations WHERE name IN (?, ?)").bind("0010_heartbeat_backlog.sql", "0011_live_agents_index.sql").run();
+		const status = async () => {
+			const res = await call("/v1/status");
+			expect(res.status, await res.clone().text()).toBe(200);
+			return ((await res.json()) as { d1: unknown }).d1;
+		};
+		expect(await status()).toEqual({ ok: false, missing: ["0010_heartbeat_backlog.sql", "0011_live_agents_index.sql"], fix: FIX });
+		// The dashboard asks every 10 s: the answer stands for a minute, not a D1 read each time.
+		await env.DB.prepare("INSERT INTO d1_migrations (name) VALUES (?)").bind("0010_heartbeat_backlog.sql").run();
+		vi.setSystemTime(NOW + 50_000);
+		expect(await status()).toEqual({ ok: false, missing: ["0010_heartbeat_backlog.sql", "0011_live_agents_index.sql"], fix: FIX });
+		vi.setSystemTime(NOW + 61_000);
+		expect(await status()).toEqual({ ok: true, missing: ["0011_live_agents_index.sql"], fix: FIX });
+		await env.DB.prepare("INSERT INTO d1_migrations (name) VALUES (?)").bind("0011_live_agents_index.sql").run();
+		vi.setSystemTime(NOW + 122_000);
+		expect(await status()).toEqual({ ok: true });
+	});
+});

@@ -444,6 +444,32 @@ describe("a scheduler shard behind its ticks", () => {
 	});
 });
 
+describe("drover status and D1's migrations", () => {
+	const now = new Date().toISOString();
+	const scheduler = { last_tick_at: now, age_seconds: 5, stalled: false, outcome: "ok", last_ok_at: now, agents_called: 0, claimed: 0, skipped: 0, error: null };
+	const FIX = "npx wrangler d1 migrations apply DB --remote";
+	const statusWith = async (d1: unknown) => {
+		const api = await fakeApi({ "GET /v1/status": (_req, res) => json(res, 200, { scheduler, jobs: {}, agents: { file: 0, api: 0 }, warnings: [], d1 }), "GET /v1/agents?limit=200": (_req, res) => json(res, 200, { agents: [], next_cursor: null }) });
+		const r = await runCli(api.url, ["status"]);
+		expect(r.status, r.stderr).toBe(0);
+		return r.stdout;
+	};
+
+	it("names the migrations D1 lacks and the command that applies them", async () => {
+		expect(await statusWith({ ok: false, missing: ["0010_heartbeat_backlog.sql", "0011_live_agents_index.sql"], fix: FIX })).toMatch(
+			/^d1\s+D1 migrations missing: 0010_heartbeat_backlog\.sql, 0011_live_agents_index\.sql; run npx wrangler d1 migrations apply DB --remote$/m,
+		);
+		expect(await statusWith({ ok: true, missing: ["0012_incidents_by_agent_time.sql"], fix: FIX })).toMatch(
+			/^d1\s+D1 migrations missing: 0012_incidents_by_agent_time\.sql; run npx wrangler d1 migrations apply DB --remote \(they only add indexes: nothing fails meanwhile\)$/m,
+		);
+	});
+
+	it("says nothing of D1 when it lacks none, or the server does not say", async () => {
+		expect(await statusWith({ ok: true })).not.toMatch(/^d1\s/m);
+		expect(await statusWith(undefined)).not.toMatch(/^d1\s/m);
+	});
+});
+
 describe("drover status of a large fleet", () => {
 	it("does not read every agent to name the paused ones, and says where to look", async () => {
 		const scheduler = { last_tick_at: new Date().toISOString(), age_seconds: 5, stalled: false, outcome: "ok", last_ok_at: null, agents_called: 0, claimed: 0, skipped: 0, error: null };

@@ -2126,6 +2126,32 @@ describe("the dashboard", () => {
 	});
 
 
+	it("says on the scheduler pill that D1 lacks migrations, amber, naming them and the command that applies them in its title", async () => {
+		const FIX = "npx wrangler d1 migrations apply DB --remote";
+		const page = await open("/", { fakeClock: true });
+		await page.locator("#signin").waitFor({ state: "visible" });
+		let d1: unknown = { ok: true, missing: ["0012_incidents_by_agent_time.sql"], fix: FIX };
+		await page.route(
+			(u) => u.pathname === "/v1/status",
+			async (route) => {
+				const body = (await (await route.fetch()).json()) as { scheduler: Record<string, unknown> };
+				const scheduler = { ...body.scheduler, last_tick_at: new Date(Date.now() - 20_000).toISOString(), stalled: false, error: null, shards_behind: 0 };
+				return route.fulfill({ json: { ...body, scheduler, warnings: [], d1 } });
+			},
+		);
+		await page.locator("#token").fill(tokens.read);
+		await page.locator("#signin-form button[type=submit]").click();
+		const pill = page.locator("#scheduler-pill");
+		await page.locator("#scheduler-pill.warn", { hasText: /^last tick \d+ seconds ago · D1 migrations missing$/ }).waitFor(LIVE);
+		expect(await pill.getAttribute("title")).toBe(`D1 migrations missing: 0012_incidents_by_agent_time.sql; run ${FIX}`);
+		d1 = { ok: true };
+		await page.clock.runFor(10_000);
+		await pill.filter({ hasText: /^last tick \d+ seconds ago$/ }).waitFor(LIVE);
+		expect(await pill.getAttribute("class")).toBe("pill");
+		expect(await pill.getAttribute("title")).toBe("");
+		await page.close();
+	});
+
 	it("polls the jobs and incidents lists every 10 s: the first page, with the filters chosen, and never over pages added with Older", async () => {
 		const { jobs: [real] } = await call<{ jobs: Record<string, unknown>[] }>("GET", "/v1/jobs?limit=1", tokens.read);
 		const page = await signedIn("/incidents", tokens.read, { fakeClock: true });

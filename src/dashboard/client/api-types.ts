@@ -52,6 +52,8 @@ export type Status = {
 	scheduler: { last_tick_at: string | null; stalled: boolean; error: string | null; shards_behind?: number | null };
 	agents: { file: number; api: number };
 	warnings?: string[];
+	/** D1's migrations (absent from a server before it): `missing` those D1 lacks, `ok` still true when they only add indexes. */
+	d1?: { ok: boolean; missing?: string[]; fix?: string; recorded?: false };
 };
 
 /** GET /v1/agents/:agent/runs: a row of the occurrence ledger (src/api/agents/actions.ts, Occurrence). */

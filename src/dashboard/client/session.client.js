@@ -29,8 +29,12 @@ function showScheduler(status) {
 	// Absent from a server before them.
 	const warnings = status.warnings || [];
 	const behind = s.shards_behind || 0;
+	// Migrations D1 lacks (a deploy that skipped them): the code needs some, or they only add indexes.
+	const d1 = status.d1;
+	const missing = (d1 && d1.missing) || [];
+	const d1Warning = missing.length ? "D1 migrations missing: " + missing.join(", ") + "; run " + ((d1 && d1.fix) || "npx wrangler d1 migrations apply DB --remote") : "";
 	pill.hidden = false;
-	pill.className = s.stalled ? "pill bad" : warnings.length ? "pill warn" : "pill";
+	pill.className = s.stalled ? "pill bad" : warnings.length || missing.length ? "pill warn" : "pill";
 	pill.replaceChildren();
 	if (!s.last_tick_at) add(pill, s.stalled ? "scheduler stalled: no tick yet" : "scheduler: no tick yet");
 	else add(pill, [s.stalled ? "scheduler stalled · last tick " : "last tick ", when(s.last_tick_at)]);
@@ -39,7 +43,8 @@ function showScheduler(status) {
 	// A shard behind its ticks loses nothing, but its agents claim later and later: said briefly here,
 	// in full in the title (and by drover doctor).
 	if (behind) add(pill, ` · ${behind} shard${behind === 1 ? "" : "s"} behind`);
-	pill.title = [s.error ? "Scheduler: " + printable(s.error) : "", ...warnings.map(printable)].filter(Boolean).join("\n");
+	if (missing.length) add(pill, " · D1 migrations missing");
+	pill.title = [s.error ? "Scheduler: " + printable(s.error) : "", ...warnings.map(printable), printable(d1Warning)].filter(Boolean).join("\n");
 }
 /** @param {Status | null} status */
 function start(status) {
