@@ -102,7 +102,7 @@ class Progress {
 			return;
 		}
 		this.#lines++;
-		// An assistant line carries its turn's usage; a refused answer's retry line carries its own.
+		// An assistant line carries its turn's usage; a refused answer's retry line, or an aborted call's call_aborted line, its own.
 		if (line.usage) {
 			const u = line.usage;
 			// Cache reads and writes are input too; a person asking "how many tokens" means all of them.

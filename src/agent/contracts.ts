@@ -31,8 +31,11 @@ export interface ModelResponse {
 	/**
 	 * Every attempt made, for the job's JSONL `system` lines: key index, model, status, waited ms. A
 	 * `refusal` answered and was billed (its `usage`), and the same request went on to the next model.
+	 * An `aborted` one (a failed call's last: a cancel, the job's deadline) has the `usage` the API
+	 * reported before the abort, if any: the whole answer's when it came all the same (`whole`), or
+	 * what the stream had said when it was cut.
 	 */
-	attempts: { model: string; key: number; status: number | "network" | "refusal" | "ok"; waited_ms: number; usage?: Anthropic.Usage }[];
+	attempts: { model: string; key: number; status: number | "network" | "refusal" | "aborted" | "ok"; waited_ms: number; usage?: Anthropic.Usage; whole?: boolean }[];
 }
 
 export type ModelErrorKind = "rate_limit" | "overloaded" | "server" | "auth" | "invalid_request" | "network" | "guard" | "aborted";

@@ -26,7 +26,7 @@ import {
 import { DEFAULT_BASE_URL, EMULATOR_API_KEY, providerConfig, type ProviderConfig, type ProviderEnv } from "./credentials.ts";
 import { abortable } from "../shared/abortable.ts";
 import { deadline } from "../shared/deadline.ts";
-import { messageFromSse } from "./streamed-message.ts";
+import { messageFromSse, usageFromSse } from "./streamed-message.ts";
 import { retryAfterMs } from "../shared/retry-after.ts";
 import { outboundFetch } from "../shared/subrequests.ts";
 
@@ -43,6 +43,8 @@ export interface ModelClientOptions {
 	maxWaitMs?: number;
 	/** How long a streamed answer may send nothing before the try is given up (see STREAM_IDLE_TIMEOUT_MS); tests shorten it. */
 	idleTimeoutMs?: number;
+	/** How long an aborted call waits for its exchange to end, to learn what it was billed (see ABORTED_READ_MS). */
+	abortedReadMs?: number;
 }
 
 /** A ModelCallError that also carries the tries made, so a failed turn is as visible as a good one. */
@@ -67,6 +69,16 @@ export const DEFAULT_RETRY_AFTER_MS = 5_000;
  * job until its deadline (30 minutes by default) and failing it as timed out.
  */
 export const STREAM_IDLE_TIMEOUT_MS = 60_000;
+
+/**
+ * An aborted call (a cancel, the job's deadline) is billed for what the API did before the abort
+ * reached it: the input, and the output written so far, or the whole answer if it was already on
+ * its way. The call waits this long for its exchange to end, so the tokens its stream reported
+ * are counted: a fetch ends its body at the abort at once, and an answer that had already come
+ * whole is read whole. Well within a cancel's own wait for the job to end (5 s). A transport that
+ * took longer to notice the abort would leave only what had arrived by then.
+ */
+export const ABORTED_READ_MS = 1_000;
 
 type Transient = "overloaded" | "server" | "network";
 
@@ -129,7 +141,7 @@ function classify(error: unknown, signal: AbortSignal | undefined, now: number):
  * open, its headers long since in) is given up after `idleMs` with no bytes, not waited on for good.
  * The error is a plain one: the answer never arrived, a network failure (see classify).
  */
-async function readBody(response: Response, idleMs: number): Promise<string> {
+async function readBody(response: Response, idleMs: number, read: { text: string }): Promise<string> {
 	if (!response.body) return "";
 	const reader = response.body.getReader();
 	const decoder = new TextDecoder();
@@ -144,6 +156,8 @@ async function readBody(response: Response, idleMs: number): Promise<string> {
 			clearTimeout(timer);
 			if (done) return text + decoder.decode();
 			text += decoder.decode(value, { stream: true });
+			// What has come so far, for an abort that ends the read (see billedBeforeAbort).
+			read.text = text;
 		}
 	} catch (error) {
 		// Releases the connection a stalled stream still holds.
@@ -151,6 +165,29 @@ async function readBody(response: Response, idleMs: number): Promise<string> {
 		throw error;
 	} finally {
 		clearTimeout(timer);
+	}
+}
+
+/**
+ * The tokens an aborted try was billed, as its stream reported them (see ABORTED_READ_MS): the whole
+ * answer's usage when it came all the same, else what the stream had said when it was cut; null
+ * when nothing was reported (the abort came before the answer began).
+ */
+async function billedBeforeAbort(exchange: Promise<{ body: string }>, read: { text: string }, ms: number): Promise<{ usage: Message["usage"]; whole: boolean } | null> {
+	const limit = deadline(ms);
+	let body: string;
+	try {
+		body = (await abortable(exchange, limit.signal)).body;
+	} catch {
+		body = read.text;
+	} finally {
+		limit.clear();
+	}
+	try {
+		return { usage: messageFromSse(body).usage, whole: true };
+	} catch {
+		const usage = usageFromSse(body);
+		return usage ? { usage, whole: false } : null;
 	}
 }
 
@@ -166,6 +203,7 @@ export function createModelClient(env: ProviderEnv, options: ModelClientOptions 
 	const now = options.now ?? Date.now;
 	const maxWaitMs = options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
 	const idleTimeoutMs = options.idleTimeoutMs ?? STREAM_IDLE_TIMEOUT_MS;
+	const abortedReadMs = options.abortedReadMs ?? ABORTED_READ_MS;
 	// Looked up per request rather than captured, and called unbound (workerd refuses a fetch whose
 	// `this` is the SDK client); counted when `env` is a pass's (see subrequests.ts).
 	const send: typeof fetch = options.fetch ?? outboundFetch(env);
@@ -254,8 +292,10 @@ export function createModelClient(env: ProviderEnv, options: ModelClientOptions 
 				for (;;) {
 					const key = cursor;
 					let message: Message;
+					const read = { text: "" };
+					let exchange: Promise<{ headers: Headers; body: string }> | null = null;
 					try {
-						const exchange = (async () => {
+						exchange = (async () => {
 							const response = await sdkFor(config, key)
 								.messages.create(
 									{
@@ -269,16 +309,21 @@ export function createModelClient(env: ProviderEnv, options: ModelClientOptions 
 									{ signal },
 								)
 								.asResponse();
-							return { headers: response.headers, body: await readBody(response, idleTimeoutMs) };
+							return { headers: response.headers, body: await readBody(response, idleTimeoutMs, read) };
 						})();
 						// The call ends at the abort (a cancel, the job's deadline) even where the transport
-						// has not noticed it yet: a cancel answers with the job cancelled, not still waiting.
+						// has not noticed it yet, once it has read what it was billed (within ABORTED_READ_MS):
+						// a cancel answers with the job cancelled, not still waiting.
 						const { headers, body } = signal ? await abortable(exchange, signal) : await exchange;
 						message = messageFromSse(body, headers);
 					} catch (error) {
 						const f = classify(error, signal, now());
-						// The attempt type has no "aborted" status; the thrown kind says it.
-						if (f.kind === "aborted") throw abortedError();
+						if (f.kind === "aborted") {
+							// Billed all the same for what the API did before the abort: counted, not acted on.
+							const billed = exchange ? await billedBeforeAbort(exchange, read, abortedReadMs) : null;
+							attempts.push({ model, key, status: "aborted", waited_ms: waited, ...(billed ? { usage: billed.usage, whole: billed.whole } : {}) });
+							throw abortedError();
+						}
 						attempts.push({ model, key, status: f.status ?? "network", waited_ms: waited });
 						waited = 0;
 

@@ -139,3 +139,27 @@ export function messageFromSse(body: string, headers?: Headers): Message {
 	}
 	throw new Error(message ? "the stream ended before message_stop" : "the stream ended without a message");
 }
+
+/**
+ * The usage a stream had reported when it ended, whole or cut: message_start's counts with each
+ * message_delta's over them, as the SDK's own stream holds them at that point. Null before
+ * message_start (nothing said what was billed). Output tokens the model wrote after the last
+ * report are not in it: the API reports them only in message_delta, at the end.
+ */
+export function usageFromSse(body: string): Anthropic.Usage | null {
+	let usage: Record<string, unknown> | null = null;
+	for (const sse of parseSse(body)) {
+		if ((sse.event !== "message_start" && sse.event !== "message_delta") || !sse.data) continue;
+		let event: StreamEvent;
+		try {
+			event = JSON.parse(sse.data) as StreamEvent;
+		} catch {
+			continue;
+		}
+		if (event.type === "message_start") usage = { ...event.message.usage };
+		else if (event.type === "message_delta" && usage) {
+			for (const [key, value] of Object.entries(event.usage ?? {})) if (key === "output_tokens" || value != null) usage[key] = value;
+		}
+	}
+	return usage as Anthropic.Usage | null;
+}

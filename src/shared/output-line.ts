@@ -10,7 +10,7 @@ export interface OutputLineView {
 	subtype?: string;
 	content?: string;
 	model?: string;
-	/** An assistant line's turn, or a refused answer's retry line: tokens by class. */
+	/** An assistant line's turn, a refused answer's retry line, or a call_aborted line's call: tokens by class. */
 	usage?: Partial<Record<"input_tokens" | "output_tokens" | "cache_creation_input_tokens" | "cache_read_input_tokens", number>>;
 	tool_name?: string;
 	tool_use_id?: string;

@@ -554,6 +554,61 @@ describe("createModelClient: abort", () => {
 		expect(error.kind).toBe("aborted");
 		expect(sent).toHaveLength(1);
 		expect(t.sleeps).toEqual([]);
+		// Nothing was reported before the abort: the try is there, with no tokens to count.
+		expect(error.attempts).toEqual([{ model: PRIMARY, key: 0, status: "aborted", waited_ms: 0 }]);
+	});
+
+	it("reports the tokens a stream had reported when the abort cut it: message_start's", async () => {
+		const controller = new AbortController();
+		fake(API, (req) => {
+			const [start] = messageEvents(PRIMARY, [{ type: "text", text: "Half" }]);
+			let pulls = 0;
+			const body = new ReadableStream<Uint8Array>(
+				{
+					pull: (c) => {
+						// The first read gets message_start; the next one waits while the cancel comes.
+						if (++pulls === 1) return c.enqueue(new TextEncoder().encode(`event: ${start!.event}\ndata: ${JSON.stringify(start!.data)}\n\n`));
+						// A real transport errors the body of a request that was aborted.
+						req.signal.addEventListener("abort", () => c.error(new DOMException("The operation was aborted.", "AbortError")), { once: true });
+						controller.abort();
+					},
+				},
+				{ highWaterMark: 0 },
+			);
+			return new Response(body, { headers: { "content-type": "text/event-stream" } });
+		});
+		const error = await failure(createModelClient(env({ ANTHROPIC_API_KEY: KEYS[0] }), clock()).call(request({ signal: controller.signal })));
+		expect(error.kind).toBe("aborted");
+		expect(error.attempts).toEqual([{ model: PRIMARY, key: 0, status: "aborted", waited_ms: 0, usage: { ...USAGE, output_tokens: 1 }, whole: false }]);
+	});
+
+	it("reports a whole answer's tokens when it arrives after the abort, from a transport that had not noticed it", async () => {
+		const controller = new AbortController();
+		fake(API, async () => {
+			controller.abort();
+			await Promise.resolve();
+			return answer(PRIMARY, "Too late.");
+		});
+		const error = await failure(createModelClient(env({ ANTHROPIC_API_KEY: KEYS[0] }), clock()).call(request({ signal: controller.signal })));
+		expect(error.kind).toBe("aborted");
+		expect(error.attempts).toEqual([{ model: PRIMARY, key: 0, status: "aborted", waited_ms: 0, usage: expect.objectContaining(USAGE), whole: true }]);
+	});
+
+	it("waits for an aborted exchange no longer than abortedReadMs, and reports what had arrived by then", async () => {
+		const controller = new AbortController();
+		const [start] = messageEvents(PRIMARY, [{ type: "text", text: "Half" }]);
+		fake(API, () => {
+			const body = new ReadableStream<Uint8Array>({
+				start: (c) => {
+					c.enqueue(new TextEncoder().encode(`event: ${start!.event}\ndata: ${JSON.stringify(start!.data)}\n\n`));
+					// A body that never ends, nor notices the abort.
+					queueMicrotask(() => controller.abort());
+				},
+			});
+			return new Response(body, { headers: { "content-type": "text/event-stream" } });
+		});
+		const error = await failure(createModelClient(env({ ANTHROPIC_API_KEY: KEYS[0] }), { ...clock(), abortedReadMs: 20 }).call(request({ signal: controller.signal })));
+		expect(error.attempts).toEqual([{ model: PRIMARY, key: 0, status: "aborted", waited_ms: 0, usage: { ...USAGE, output_tokens: 1 }, whole: false }]);
 	});
 
 	it("stops waiting out a backoff when the signal fires during it", async () => {

@@ -120,8 +120,11 @@ function answerNotStored(err: MessageTooLargeError): { reason: string; exit_reas
 	};
 }
 
-/** Billed answers among a call's tries that are not its answer: the refusals a fallback followed. */
-const refusals = (attempts: readonly ModelAttempt[]): number => attempts.filter((a) => a.status === "refusal").length;
+/**
+ * Billed requests among a call's tries that are not its answer: the refusals a fallback followed, and
+ * a try aborted (a cancel, the deadline) after the API reported its tokens.
+ */
+const billedTries = (attempts: readonly ModelAttempt[]): number => attempts.filter((a) => a.status === "refusal" || (a.status === "aborted" && a.usage !== undefined)).length;
 
 /** A model call slower than this is logged at info (model.call is otherwise a debug line). */
 const SLOW_MODEL_CALL_MS = 60_000;
@@ -253,8 +256,12 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 	}
 
 	// Cancelled, or past its deadline, while the answer was on its way: the answer is not acted on.
-	// Its tries (a refused answer's billed tokens among them) are still the record.
-	if (controller.signal.aborted) return modelFailed(deps, job.id, new ModelCallFailure("aborted", "the model call was aborted", response.attempts));
+	// Its tries (a refused answer's billed tokens among them) are still the record, and so are its
+	// own tokens, billed all the same.
+	if (controller.signal.aborted) {
+		const tries = response.attempts.map((a, i) => (i === response.attempts.length - 1 ? { ...a, status: "aborted" as const, usage: response.message.usage, whole: true } : a));
+		return modelFailed(deps, job.id, new ModelCallFailure("aborted", "the model call was aborted", tries));
+	}
 	// One a turn at debug: 30 jobs of 40 turns in an alarm run made more than Workers Logs keeps an
 	// invocation (256 KB), and the job.finished and delivery lines, written last, were the ones lost.
 	// A call retried or slow is worth a line at info; job.finished has the totals.
@@ -273,7 +280,7 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 	const stored = getJob(deps.sql, job.id);
 	if (!stored || stored.status !== "running") return "done";
 	const { message, model, attempts } = response;
-	const current = withRefusedUsage(stored, attempts);
+	const current = withBilledUsage(stored, attempts);
 	const now = deps.now();
 	const lines: OutputLine[] = [];
 	lines.push(...retryLines(attempts));
@@ -298,7 +305,7 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 	const added = addUsage(current.usage, model, message.usage, pricing());
 	const updated = bump(current, { usage: continuing ? { ...added, num_turns: current.usage.num_turns } : added });
 	// A continuation is a request but not a turn; a refused answer is a billed request too.
-	noteExtraRequests(deps.sql, job.id, refusals(attempts) + (continuing ? 1 : 0));
+	noteExtraRequests(deps.sql, job.id, billedTries(attempts) + (continuing ? 1 : 0));
 	// The answer, its calls and its output lines in one transaction: a message stored in pieces is
 	// never half-kept, and an answer that could not be stored leaves no lines (no tool_use line for a
 	// call never recorded); the step asked again writes its own lines once. An answer that needs
@@ -428,7 +435,7 @@ function cutShort(stopReason: Anthropic.Message["stop_reason"] | string, toolUse
 /** A `retry` line for each try of a model call that did not answer, as the JSONL records them. */
 function retryLines(attempts: readonly ModelAttempt[]): OutputLine[] {
 	return attempts
-		.filter((a) => a.status !== "ok")
+		.filter((a) => a.status !== "ok" && a.status !== "aborted")
 		.map((a) =>
 			a.status === "refusal"
 				? { type: "system", subtype: "retry", content: `model ${a.model} refused to answer (stop_reason refusal); the request went to the next fallback model`, model: a.model, key: a.key, waited_ms: a.waited_ms, usage: { ...a.usage } }
@@ -436,8 +443,27 @@ function retryLines(attempts: readonly ModelAttempt[]): OutputLine[] {
 		);
 }
 
-/** The tokens of refused answers (billed, though not a turn of the conversation) added to the job's usage. */
-function withRefusedUsage(job: JobRecord, attempts: readonly ModelAttempt[]): JobRecord {
+/**
+ * A `call_aborted` line for a try a cancel or the job's timeout aborted after the API had reported
+ * its tokens: the answer is not acted on (nor shown as the job's), but it is billed, so the line
+ * carries its usage as a refused answer's retry line does, and says whether it is the whole
+ * answer's or what a stream cut short had reported.
+ */
+function abortedLines(attempts: readonly ModelAttempt[], why: "cancelled" | "timed out"): OutputLine[] {
+	return attempts.flatMap((a): OutputLine[] => {
+		if (a.status !== "aborted" || !a.usage) return [];
+		const content = a.whole
+			? `model ${a.model}'s answer arrived after the job was ${why}: not acted on; it is billed, so its tokens count in the job's usage`
+			: `model ${a.model}'s answer was cut off when the job was ${why}: the tokens the API had reported by then count in the job's usage (output written after that report is not known)`;
+		return [{ type: "system", subtype: "call_aborted", content, model: a.model, key: a.key, whole: a.whole === true, usage: { ...a.usage } }];
+	});
+}
+
+/**
+ * The tokens of billed answers that are not a turn of the conversation (refused ones, and what an
+ * aborted try was billed) added to the job's usage.
+ */
+function withBilledUsage(job: JobRecord, attempts: readonly ModelAttempt[]): JobRecord {
 	let usage = job.usage;
 	for (const a of attempts) if (a.usage) usage = { ...addUsage(usage, a.model, a.usage, pricing()), num_turns: usage.num_turns };
 	return usage === job.usage ? job : { ...job, usage };
@@ -448,12 +474,13 @@ function modelFailed(deps: StepDeps, jobId: string, err: unknown): StepResult {
 	const setup = getSetup(deps.sql, jobId);
 	if (!stored || !setup || stored.status !== "running") return "done";
 	let job = stored;
-	// A failed call's tries are as much the record as a good one's, and a refused answer's tokens as billed.
+	// A failed call's tries are as much the record as a good one's, and a refused or aborted answer's
+	// tokens as billed.
 	if (err instanceof ModelCallFailure) {
-		const lines = retryLines(err.attempts);
+		const lines = [...retryLines(err.attempts), ...abortedLines(err.attempts, setup.cancelRequested !== null ? "cancelled" : "timed out")];
 		if (lines.length > 0) out(deps, jobId, ...lines);
-		job = withRefusedUsage(job, err.attempts);
-		noteExtraRequests(deps.sql, jobId, refusals(err.attempts));
+		job = withBilledUsage(job, err.attempts);
+		noteExtraRequests(deps.sql, jobId, billedTries(err.attempts));
 	}
 	const e = err instanceof ModelCallError ? err : new ModelCallError("network", err instanceof Error ? err.message : String(err));
 	(e.kind === "aborted" ? log.info : log.warn)("model.call_failed", {
