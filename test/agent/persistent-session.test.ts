@@ -209,8 +209,9 @@ describe("session.mode: persistent", () => {
 		const third = await runToRest("keeper-silent", "Three.");
 		expect(third).toMatchObject({ status: "completed", session_id: first.session_id, continued_from: second.id });
 		expect(shown(emulator)).toEqual(["user: Two.", `assistant: ${"B".repeat(1200)}`, "user: Three."]);
+		// Run 1's fetch result, which run 2's prompt had joined, is left out too, and said so.
 		expect((await sessionLine("keeper-silent", third))?.content).toBe(
-			`persistent session ${first.session_id} continued from ${second.id} (2 messages carried; its 2 oldest messages left out to stay within max_context_tokens (1000))`,
+			`persistent session ${first.session_id} continued from ${second.id} (2 messages carried; its 2 oldest messages and the 1 tool result the first carried message began with left out to stay within max_context_tokens (1000))`,
 		);
 	});
 

@@ -86,7 +86,7 @@ describe("the carried window", () => {
 	it("keeps everything that fits, the prompt to come included", () => {
 		const messages = [user(400), answer(100)];
 		const size = estimateTokens(messages[0]!.content) + estimateTokens(messages[1]!.content);
-		expect(carryWindow(messages, size + 100, 100)).toEqual({ left: 0, carried: messages });
+		expect(carryWindow(messages, size + 100, 100)).toEqual({ left: 0, results: 0, carried: messages });
 		expect(carryWindow(messages, size + 99, 100)).toBeNull();
 	});
 
@@ -95,7 +95,7 @@ describe("the carried window", () => {
 		const messages = [user(4000), toolUse, toolResult, answer(40), user(400), answer(40)];
 		expect(carryWindow(messages, 10_000, 0)?.left).toBe(0);
 		// Too big for run 1 whole: the tool result (a user turn) is passed over for run 2's prompt.
-		expect(carryWindow(messages, 400, 0)).toEqual({ left: 4, carried: messages.slice(4) });
+		expect(carryWindow(messages, 400, 0)).toEqual({ left: 4, results: 0, carried: messages.slice(4) });
 		expect(carryWindow(messages, 20, 0)).toBeNull();
 	});
 
@@ -106,7 +106,8 @@ describe("the carried window", () => {
 		const joined: MessageParam = { role: "user", content: [...(toolResult.content as object[]), prompt] as MessageParam["content"] };
 		const messages = [user(4000), toolUse, joined, answer(40)];
 		expect(carryWindow(messages, 10_000, 0)?.left).toBe(0);
-		expect(carryWindow(messages, 400, 0)).toEqual({ left: 2, carried: [{ role: "user", content: [prompt] }, answer(40)] });
+		// The tool result cut from the first carried message is counted, as the messages before it are.
+		expect(carryWindow(messages, 400, 0)).toEqual({ left: 2, results: 1, carried: [{ role: "user", content: [prompt] }, answer(40)] });
 		expect(carryWindow(messages, 10, 0)).toBeNull();
 	});
 });

@@ -111,18 +111,24 @@ function runStart(m: MessageParam): MessageParam | null {
 	return prompt.length > 0 ? { role: "user", content: prompt } : null;
 }
 
+/** The tool results a message carries. */
+const toolResults = (m: MessageParam): number => (typeof m.content === "string" ? 0 : m.content.filter((b) => b.type === "tool_result").length);
+
 /**
  * The conversation to carry so it, plus `reserve` tokens (the new run's prompt), fits `maxTokens`:
  * the oldest whole runs are left out first (`left` messages, the first carried one perhaps cut to
- * its run's prompt: see runStart). Null when even the newest run alone is over the bound.
+ * its run's prompt, `results` tool results left out of it: see runStart). Null when even the
+ * newest run alone is over the bound.
  */
-export function carryWindow(messages: readonly MessageParam[], maxTokens: number, reserve: number): { left: number; carried: MessageParam[] } | null {
+export function carryWindow(messages: readonly MessageParam[], maxTokens: number, reserve: number): { left: number; results: number; carried: MessageParam[] } | null {
 	const sizes = messages.map((m) => estimateTokens(m.content));
 	let total = sizes.reduce((n, size) => n + size, reserve);
 	for (const [i, m] of messages.entries()) {
 		const size = sizes[i] ?? 0;
 		const start = runStart(m);
-		if (start && total - size + estimateTokens(start.content) <= maxTokens) return { left: i, carried: [start, ...messages.slice(i + 1)] };
+		if (start && total - size + estimateTokens(start.content) <= maxTokens) {
+			return { left: i, results: toolResults(m) - toolResults(start), carried: [start, ...messages.slice(i + 1)] };
+		}
 		total -= size;
 	}
 	return null;
@@ -154,7 +160,7 @@ export function assessSession(sql: SqlStorage, agent: AgentDefinition, request: 
 
 /** How a persistent run starts: in the session, from its last completed run, or fresh (and why). */
 export type Carry =
-	| { kind: "continue"; sessionId: string; from: string; messages: MessageParam[]; left: number; note: string }
+	| { kind: "continue"; sessionId: string; from: string; messages: MessageParam[]; left: number; resultsLeft: number; note: string }
 	| { kind: "fresh"; note: string; found: string };
 
 /**
@@ -176,14 +182,21 @@ export function planCarry(sql: SqlStorage, agent: AgentDefinition, request: { sy
 	const messages = cleanedMessages(sql, s.jobId);
 	const window = carryWindow(messages, maxTokens, prompt);
 	if (window === null) return fresh(`its last run's part of the conversation, with this run's prompt, is over max_context_tokens (${maxTokens})`);
-	const { left: start, carried } = window;
-	const left = start > 0 ? `; its ${start} oldest messages left out to stay within max_context_tokens (${maxTokens})` : "";
+	const { left: start, results, carried } = window;
+	// The first carried message cut to its run's prompt: the tool results it began with are left out
+	// too (the calls they answer are in the messages before it), and the note counts them.
+	const what = [
+		...(start > 0 ? [`its ${start} oldest messages`] : []),
+		...(results > 0 ? [`the ${results} tool result${results === 1 ? "" : "s"} the first carried message began with`] : []),
+	];
+	const left = what.length > 0 ? `; ${what.join(" and ")} left out to stay within max_context_tokens (${maxTokens})` : "";
 	return {
 		kind: "continue",
 		sessionId: s.sessionId,
 		from: s.jobId,
 		messages: carried,
 		left: start,
+		resultsLeft: results,
 		note: `persistent session ${s.sessionId} continued from ${s.jobId} (${carried.length} messages carried${left})`,
 	};
 }

@@ -123,7 +123,7 @@ export function startJob(sql: SqlStorage, queued: JobRecord, agent: AgentDefinit
 		job_id: job.id,
 		session_id: sessionId,
 		...(held.note ? { note: held.note } : {}),
-		...(carry ? { persistent_session: carry.kind, ...(carried ? { continued_from: carried.from, messages_left_out: carried.left } : {}) } : {}),
+		...(carry ? { persistent_session: carry.kind, ...(carried ? { continued_from: carried.from, messages_left_out: carried.left, tool_results_left_out: carried.resultsLeft } : {}) } : {}),
 	});
 	return running;
 }
