@@ -311,7 +311,9 @@ export class SchedulerShardDO extends DurableObject<Env> {
 				await this.heartbeat();
 			} catch (err) {
 				// The calls still go: the next tick finds them if this instance dies before they answer.
-				log.error("shard.heartbeat_not_set", { shard, ...errorFields(err) });
+				// The minutes of the calls out, as every scheduler line names them: the oldest, and all.
+				const minutes = [...new Set(due.map((d) => d.now))].sort((a, b) => a - b).map(minuteField);
+				log.error("shard.heartbeat_not_set", { shard, minute: minutes[0], minutes, ...errorFields(err) });
 			}
 		}
 		// Written together once every agent has answered: one write per answer would be one SQLite
