@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { ApiError, CliError } from "../client.ts";
 import { act, type Context } from "../context.ts";
-import { pauseReason, printable, relTime } from "../format.ts";
+import { pauseReason, printable, relTime, when } from "../format.ts";
 import type { Health, SchedulerHealth, Status } from "../types.ts";
 import { shapes } from "../shapes.ts";
 import { allAgents } from "./agents.ts";
@@ -31,7 +31,14 @@ function heartbeat(hb: SchedulerHealth | null): Check {
 	if (hb === null) return { check: "scheduler", status: "fail", message: "the heartbeat cannot be read (is D1 reachable?)" };
 	if (hb.last_tick_at === null) return { check: "scheduler", status: "fail", message: "no tick has run yet: is the cron trigger (* * * * *) configured and firing?" };
 	const age = `last tick ${relTime(hb.last_tick_at)}`;
-	if (hb.stalled) return { check: "scheduler", status: "fail", message: `stalled: ${age}, longer than HEARTBEAT_STALE_SECONDS` };
+	// Stalled is decided by the last good tick (ok or partial), not the last tick: ticks may still
+	// arrive, every one failed.
+	if (hb.stalled) {
+		const since = hb.last_ok_at ? `no good tick since ${when(hb.last_ok_at)}` : "no good tick yet";
+		return { check: "scheduler", status: "fail", message: `stalled: ${since}, longer than HEARTBEAT_STALE_SECONDS (${age}, ${hb.outcome ?? "unknown"}; is the cron trigger firing? see drover status)` };
+	}
+	// Partial: the scheduler works, some agent it could not reach (the scheduler incident names it).
+	if (hb.outcome === "partial") return { check: "scheduler", status: "warn", message: `${age}, outcome partial: some agents could not be reached (see drover status and drover incidents --agent scheduler)` };
 	if (hb.outcome !== "ok") return { check: "scheduler", status: "warn", message: `${age}, outcome ${hb.outcome ?? "unknown"} (see drover status and drover incidents --agent scheduler)` };
 	return { check: "scheduler", status: "ok", message: `${age} (ok)` };
 }

@@ -83,7 +83,7 @@ async function status(ctx: Context, agent: string | undefined, opts: { json?: bo
 		fields(
 			[
 				["scheduler", tick],
-				["last ok", hb.last_ok_at && hb.last_ok_at !== hb.last_tick_at ? `${stamp(hb.last_ok_at)} (${relTime(hb.last_ok_at)})` : null],
+				["last good", hb.last_ok_at && hb.last_ok_at !== hb.last_tick_at ? `${stamp(hb.last_ok_at)} (${relTime(hb.last_ok_at)})` : null],
 				["tick error", hb.error ? p.red(hb.error) : null],
 				["deferred", deferredText(p, hb)],
 				// Absent from an older server's answer.

@@ -45,7 +45,8 @@ export type HealthShape = z.infer<typeof Health>;
 /**
  * Liveness needs no token: load balancers and uptime checks call it bare. It answers 503 when the
  * fleet or API_TOKENS cannot load, D1 lacks a migration the code needs (not one that only adds an
- * index) or the scheduler has stalled, so a plain HTTP check catches each.
+ * index) or the scheduler has stalled, so a plain HTTP check catches each. An agent the scheduler
+ * cannot reach (a partial tick) is that agent's incident, not the Worker's health: no 503.
  */
 export const healthApi = createApi().openapi(
 	createRoute({
@@ -54,7 +55,7 @@ export const healthApi = createApi().openapi(
 		summary: "Liveness, fleet configuration and scheduler heartbeat age (no auth)",
 		responses: {
 			200: { description: "drover is up and ticking", content: { "application/json": { schema: Health } } },
-			503: { description: "drover is up but its configuration (fleet.yaml, API_TOKENS) is invalid, D1 lacks a migration this release needs, or its scheduler has stalled", content: { "application/json": { schema: Health } } },
+			503: { description: "drover is up but its configuration (fleet.yaml, API_TOKENS) is invalid, D1 lacks a migration this release needs, or its scheduler has stalled (no good tick, ok or partial, within HEARTBEAT_STALE_SECONDS); a partial last tick (some agent could not be reached) is reported in `scheduler.outcome`, not a 503", content: { "application/json": { schema: Health } } },
 		},
 	}),
 	async (c) => {

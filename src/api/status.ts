@@ -13,9 +13,14 @@ export const SchedulerHealth = z
 	.object({
 		last_tick_at: z.string().nullable(),
 		age_seconds: z.number().int().nullable(),
-		stalled: z.boolean().openapi({ description: "No tick within HEARTBEAT_STALE_SECONDS (or none ever)" }),
-		outcome: z.enum(["ok", "partial", "failed"]).nullable(),
-		last_ok_at: z.string().nullable(),
+		stalled: z.boolean().openapi({
+			description:
+				"No good tick (ok or partial) within HEARTBEAT_STALE_SECONDS, however many failed ones; or none ever: the cron trigger is not reaching drover, or its ticks fail entirely. A partial tick is the scheduler working with some agent it could not reach (that agent's own incident, under the agent \"scheduler\"): not stalled",
+		}),
+		outcome: z.enum(["ok", "partial", "failed"]).nullable().openapi({
+			description: "The last tick's: ok; partial, some shard or agent could not be reached (`error` says which), the others called; failed, no shard answered",
+		}),
+		last_ok_at: z.string().nullable().openapi({ description: "When the last good tick (ok or partial: not failed) began; what `stalled` is decided by" }),
 	})
 	.openapi("SchedulerHealth");
 

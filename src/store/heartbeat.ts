@@ -27,6 +27,7 @@ export interface Heartbeat {
 	claimed: number;
 	skipped: number;
 	error: string | null;
+	/** The last tick that was not failed (ok or partial): the scheduler ran and called its agents. */
 	last_ok_at: string | null;
 	/** Null in a heartbeat written before these were, or read from a D1 without them (0010). */
 	deferred: number | null;
@@ -76,6 +77,9 @@ const NEWER =
 	"(excluded.scheduled_time > scheduler_heartbeat.scheduled_time OR (excluded.scheduled_time = scheduler_heartbeat.scheduled_time AND scheduler_heartbeat.outcome != 'ok'))";
 
 export async function recordTick(db: D1Database, t: TickRecord): Promise<void> {
+	// A partial tick reached some agents, not all: the scheduler works, and those agents have their
+	// incident. Only a failed tick (no shard answered) leaves the scheduler's liveness where it was.
+	const good = t.outcome !== "failed";
 	await db
 		.prepare(
 			`INSERT INTO scheduler_heartbeat (id, tick_at, scheduled_time, outcome, shards_ok, shards_failed, agents_called, claimed, skipped, error, last_ok_at, deferred, oldest_deferred_at, shards_behind)
@@ -85,7 +89,7 @@ export async function recordTick(db: D1Database, t: TickRecord): Promise<void> {
 			     ELSE max(excluded.last_ok_at, coalesce(scheduler_heartbeat.last_ok_at, 0)) END,
 			   ${TICK_FIGURES.map((c) => `${c} = CASE WHEN ${NEWER} THEN excluded.${c} ELSE scheduler_heartbeat.${c} END`).join(", ")}`,
 		)
-		.bind(t.tickAt, t.scheduledTime, t.outcome, t.shardsOk, t.shardsFailed, t.agentsCalled, t.claimed, t.skipped, t.error, t.outcome === "ok" ? t.tickAt : null, t.deferred, t.oldestDeferredAt, t.shardsBehind)
+		.bind(t.tickAt, t.scheduledTime, t.outcome, t.shardsOk, t.shardsFailed, t.agentsCalled, t.claimed, t.skipped, t.error, good ? t.tickAt : null, t.deferred, t.oldestDeferredAt, t.shardsBehind)
 		.run();
 }
 
@@ -98,8 +102,9 @@ export async function readHeartbeat(db: D1Database): Promise<Heartbeat | null> {
 export function heartbeatHealth(hb: Heartbeat | null, now: number, staleAfterSeconds: number) {
 	if (!hb) return { last_tick_at: null, age_seconds: null, stalled: true, outcome: null, last_ok_at: null };
 	const age = Math.max(0, Math.round((now - Date.parse(hb.last_tick_at)) / 1000));
-	// Stalled by the last good tick, not the last tick: ticks that run and fail every minute schedule
-	// nothing, and a liveness check must see that.
+	// Stalled by the last good tick (ok or partial), not the last tick: ticks that run and fail every
+	// minute schedule nothing, and a liveness check must see that. A partial tick is good: one agent
+	// that cannot be reached is its own incident, not the Worker's health.
 	const okAge = hb.last_ok_at === null ? Number.POSITIVE_INFINITY : (now - Date.parse(hb.last_ok_at)) / 1000;
 	return { last_tick_at: hb.last_tick_at, age_seconds: age, stalled: okAge > staleAfterSeconds, outcome: hb.outcome, last_ok_at: hb.last_ok_at };
 }

@@ -1735,6 +1735,34 @@ describe("doctor and the Worker's numeric vars", () => {
 	});
 });
 
+describe("doctor and the scheduler's heartbeat", () => {
+	const doctorWith = async (scheduler: unknown) => {
+		const health = { status: "ok", version: "0.1.0", fleet: { ok: true, agents: 1 }, scheduler, variables: { ok: true } };
+		// /healthz takes no token, which fakeApi would refuse: its own server.
+		const server = createServer((req, res) => (req.url === "/healthz" ? json(res, 200, health) : json(res, 401, { error: { code: "unauthorized", message: "invalid token" } })));
+		servers.push(server);
+		server.listen(0, "127.0.0.1");
+		await once(server, "listening");
+		return runCli(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, ["doctor"]);
+	};
+
+	it("says since when no good tick came when ticks arrive but every one fails, not how old the last tick is", async () => {
+		const lastOk = new Date(Date.now() - 600_000).toISOString();
+		const r = await doctorWith({ last_tick_at: new Date(Date.now() - 4_000).toISOString(), age_seconds: 4, stalled: true, outcome: "failed", last_ok_at: lastOk });
+		expect(r.status).toBe(1);
+		const line = r.stdout.split("\n").find((l) => l.startsWith("✗ scheduler"));
+		expect(line).toMatch(/^✗ scheduler\s+stalled: no good tick since \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ \(10m ago\), longer than HEARTBEAT_STALE_SECONDS \(last tick [45]s ago, failed; is the cron trigger firing\? see drover status\)$/);
+		expect(line).toContain(`${lastOk.slice(0, 19).replace("T", " ")}Z`);
+	});
+
+	it("warns of a partial tick (some agent not reached), without failing", async () => {
+		const now = new Date().toISOString();
+		const r = await doctorWith({ last_tick_at: now, age_seconds: 4, stalled: false, outcome: "partial", last_ok_at: now });
+		expect(r.stdout).toMatch(/^! scheduler\s+last tick (now|\d+s ago), outcome partial: some agents could not be reached \(see drover status and drover incidents --agent scheduler\)$/m);
+		expect(r.stdout).not.toMatch(/^✗ scheduler/m);
+	});
+});
+
 describe("doctor and D1's migrations", () => {
 	it("fails on migrations /healthz says D1 lacks, naming them and how to apply them", async () => {
 		const now = new Date().toISOString();

@@ -2083,7 +2083,7 @@ describe("the dashboard", () => {
 	});
 
 
-	it("keeps the scheduler pill current with the page's polls: red, with the scheduler's error, while it is stalled; amber while a shard is behind", async () => {
+	it("keeps the scheduler pill current with the page's polls: red, with the scheduler's error, while it is stalled; amber while a shard is behind or an agent is not reached", async () => {
 		const BEHIND = "1 scheduler shard is behind: due agents still wait to be called for 2026-01-01T09:03:00.000Z, 4 minutes before the last tick";
 		for (const p of ["/usage", "/"]) {
 			const page = await open(p, { fakeClock: true });
@@ -2091,12 +2091,23 @@ describe("the dashboard", () => {
 			// The status as the scheduler's heartbeat would make it: fresh, then stalled, then fresh again.
 			let stalled = false;
 			let behind = false;
+			let partial = false;
+			// The page's clock, which the steps move on: the route's times are read on it.
+			let elapsed = 0;
+			const step = async () => {
+				elapsed += 10_000;
+				await page.clock.runFor(10_000);
+			};
 			await page.route(
 				(u) => u.pathname === "/v1/status",
 				async (route) => {
 					const body = (await (await route.fetch()).json()) as { scheduler: Record<string, unknown> };
-					const tick = new Date(Date.now() - (stalled ? 900_000 : 20_000)).toISOString();
-					const scheduler = { ...body.scheduler, last_tick_at: tick, stalled, error: stalled ? "shard 3 did not answer" : null, shards_behind: behind ? 1 : 0 };
+					// Stalled: ticks still come (20 s ago), every one failed since the last good one.
+					const lastOk = new Date(Date.now() + elapsed - (stalled ? 900_000 : 20_000)).toISOString();
+					const tick = new Date(Date.now() + elapsed - 20_000).toISOString();
+					const error = stalled ? "shard 3 did not answer" : partial ? "agent broken: unreachable" : null;
+					const outcome = stalled ? "failed" : partial ? "partial" : "ok";
+					const scheduler = { ...body.scheduler, last_tick_at: tick, last_ok_at: lastOk, outcome, stalled, error, shards_behind: behind ? 1 : 0 };
 					return route.fulfill({ json: { ...body, scheduler, warnings: behind ? [BEHIND] : [] } });
 				},
 			);
@@ -2106,19 +2117,28 @@ describe("the dashboard", () => {
 			await pill.filter({ hasText: /^last tick / }).waitFor(LIVE);
 			expect(await pill.getAttribute("class")).toBe("pill");
 			stalled = true;
-			await page.clock.runFor(10_000);
-			await page.locator("#scheduler-pill.bad", { hasText: "scheduler stalled · last tick 15 minutes ago · shard 3 did not answer" }).waitFor(LIVE);
+			await step();
+			await page.locator("#scheduler-pill.bad", { hasText: "scheduler stalled · last good tick 15 minutes ago · shard 3 did not answer" }).waitFor(LIVE);
 			stalled = false;
-			await page.clock.runFor(10_000);
+			await step();
+			await pill.filter({ hasText: /^last tick \d+ seconds ago$/ }).waitFor(LIVE);
+			expect(await pill.getAttribute("class")).toBe("pill");
+			// A partial tick: the scheduler works, an agent it could not reach is named in the title.
+			partial = true;
+			await step();
+			await page.locator("#scheduler-pill.warn", { hasText: /^last tick \d+ seconds ago · some agents not reached$/ }).waitFor(LIVE);
+			expect(await pill.getAttribute("title")).toBe("Scheduler: agent broken: unreachable");
+			partial = false;
+			await step();
 			await pill.filter({ hasText: /^last tick \d+ seconds ago$/ }).waitFor(LIVE);
 			expect(await pill.getAttribute("class")).toBe("pill");
 			// A shard behind its ticks: amber, and the warning in full in the title.
 			behind = true;
-			await page.clock.runFor(10_000);
+			await step();
 			await page.locator("#scheduler-pill.warn", { hasText: /^last tick \d+ seconds ago · 1 shard behind$/ }).waitFor(LIVE);
 			expect(await pill.getAttribute("title")).toBe(BEHIND);
 			behind = false;
-			await page.clock.runFor(10_000);
+			await step();
 			await pill.filter({ hasText: /^last tick \d+ seconds ago$/ }).waitFor(LIVE);
 			expect(await pill.getAttribute("class")).toBe("pill");
 			await page.close();

@@ -89,6 +89,28 @@ describe("the scheduler heartbeat", () => {
 		expect(health.scheduler.age_seconds).toBe(2);
 	});
 
+	it("is not stalled by partial ticks: one agent it cannot reach does not make /healthz 503", async () => {
+		const stale = Date.now() - (Number(env.HEARTBEAT_STALE_SECONDS) + 60) * 1000;
+		await lastTickAt(stale);
+		// Every minute since has ticked, and one agent (of many) could not be reached in each.
+		const now = Date.now();
+		await recordTick(env.DB, { tickAt: now, scheduledTime: now, outcome: "partial", shardsOk: 16, shardsFailed: 0, agentsCalled: 5, claimed: 4, skipped: 0, error: "broken: unreachable", deferred: 0, oldestDeferredAt: null, shardsBehind: 0 });
+		vi.setSystemTime(now + 2_000);
+		const res = await call("/healthz", { as: null });
+		expect(res.status).toBe(200);
+		const health = (await res.json()) as Health;
+		// Still said: the last tick was partial.
+		expect(health).toMatchObject({ status: "ok", scheduler: { stalled: false, outcome: "partial", last_tick_at: new Date(now).toISOString(), last_ok_at: new Date(now).toISOString() } });
+		const status = (await (await call("/v1/status")).json()) as { scheduler: { stalled: boolean; outcome: string; error: string } };
+		expect(status.scheduler).toMatchObject({ stalled: false, outcome: "partial", error: "broken: unreachable" });
+		// A failed tick after it does not move the last good one.
+		vi.setSystemTime(now + 60_000);
+		await recordTick(env.DB, { tickAt: now + 60_000, scheduledTime: now + 60_000, outcome: "failed", shardsOk: 0, shardsFailed: 16, agentsCalled: 0, claimed: 0, skipped: 0, error: "every shard failed", deferred: 0, oldestDeferredAt: null, shardsBehind: 0 });
+		expect(((await (await call("/healthz", { as: null })).json()) as Health).scheduler).toMatchObject({ stalled: false, outcome: "failed", last_ok_at: new Date(now).toISOString() });
+		// The next test's ticks are older than that one's, which the heartbeat would keep.
+		await env.DB.prepare("DELETE FROM scheduler_heartbeat").run();
+	});
+
 	it("does not go back when a slow tick is recorded after the next minute's", async () => {
 		const now = Date.now();
 		const beat = (at: number) => ({ tickAt: at, scheduledTime: at, outcome: "ok" as const, shardsOk: 16, shardsFailed: 0, agentsCalled: 0, claimed: 0, skipped: 0, error: null, deferred: 0, oldestDeferredAt: null, shardsBehind: 0 });

@@ -48,8 +48,8 @@ export type AgentStatus = {
 
 /** GET /v1/status (src/api/status.ts). */
 export type Status = {
-	/** shards_behind and warnings are absent from a server before them. */
-	scheduler: { last_tick_at: string | null; stalled: boolean; error: string | null; shards_behind?: number | null };
+	/** shards_behind and warnings are absent from a server before them. stalled: no good (ok or partial) tick since last_ok_at. */
+	scheduler: { last_tick_at: string | null; stalled: boolean; outcome: "ok" | "partial" | "failed" | null; last_ok_at: string | null; error: string | null; shards_behind?: number | null };
 	agents: { file: number; api: number };
 	warnings?: string[];
 	/** D1's migrations (absent from a server before it): `missing` those D1 lacks, `ok` still true when they only add indexes. */

@@ -34,12 +34,17 @@ function showScheduler(status) {
 	const missing = (d1 && d1.missing) || [];
 	const d1Warning = missing.length ? "D1 migrations missing: " + missing.join(", ") + "; run " + ((d1 && d1.fix) || "npx wrangler d1 migrations apply DB --remote") : "";
 	pill.hidden = false;
-	pill.className = s.stalled ? "pill bad" : warnings.length || missing.length ? "pill warn" : "pill";
+	// Partial: the scheduler ticks, some agent it could not reach (that agent's incident): amber, not red.
+	const partial = !s.stalled && s.outcome === "partial";
+	pill.className = s.stalled ? "pill bad" : partial || warnings.length || missing.length ? "pill warn" : "pill";
 	pill.replaceChildren();
 	if (!s.last_tick_at) add(pill, s.stalled ? "scheduler stalled: no tick yet" : "scheduler: no tick yet");
-	else add(pill, [s.stalled ? "scheduler stalled · last tick " : "last tick ", when(s.last_tick_at)]);
-	// What the last tick could not reach: said when it matters, on the red pill.
+	// Stalled by the last good tick (ok or partial): ticks may still come, every one failed.
+	else if (s.stalled) add(pill, s.last_ok_at ? ["scheduler stalled · last good tick ", when(s.last_ok_at)] : "scheduler stalled: no good tick yet");
+	else add(pill, ["last tick ", when(s.last_tick_at)]);
+	// What the last tick could not reach: in full on the red pill, in the title on the amber one.
 	if (s.stalled && s.error) add(pill, " · " + printable(s.error));
+	if (partial) add(pill, " · some agents not reached");
 	// A shard behind its ticks loses nothing, but its agents claim later and later: said briefly here,
 	// in full in the title (and by drover doctor).
 	if (behind) add(pill, ` · ${behind} shard${behind === 1 ? "" : "s"} behind`);
