@@ -35,8 +35,9 @@ export async function flushIncidentEvents(sql: SqlStorage, env: Env, agent: stri
 				const state = watch && readState(sql);
 				const clean = !watch || r.source === null ? undefined : { source: r.source, live: liveSources(state ? currentDefinition(state) : null) };
 				if (watch && mayResolve(watch.waiting, clean)) {
-					const { resolved, waiting } = await resolveOpen(env.DB, agent, r.at, clean);
-					if (resolved > 0) log.info("incident.resolved", { agent, count: resolved, job_id: r.job_id });
+					const { ids, waiting } = await resolveOpen(env.DB, agent, r.at, clean);
+					// One line an incident: each is found by its id, as incident.opened's is.
+					for (const id of ids) log.info("incident.resolved", { agent, incident: id, job_id: r.job_id });
 					// Still open, waiting on another schedule to run clean: kept, so that only its clean run asks D1.
 					if (waiting.length === 0) sql.exec("DELETE FROM incident_watch WHERE generation = ?", watch.generation);
 					else sql.exec("UPDATE incident_watch SET waiting = ? WHERE generation = ?", JSON.stringify(waiting), watch.generation);

@@ -144,10 +144,13 @@ const ALERT_RETRIES_PER_TICK = 5;
 export async function fileSchedulerIncident(env: Env, outcome: TickSummary["outcome"], errors: string[], now: number, minute: number): Promise<void> {
 	try {
 		if (outcome === "ok") {
-			await resolveOpen(env.DB, SCHEDULER_AGENT, now);
+			const { ids } = await resolveOpen(env.DB, SCHEDULER_AGENT, now);
+			for (const id of ids) log.info("incident.resolved", { agent: SCHEDULER_AGENT, incident: id, minute: minuteField(minute) });
 			return;
 		}
-		const { incident, alertDue } = await recordFailure(env.DB, { agent: SCHEDULER_AGENT, error: `tick ${outcome}: ${errors[0] ?? "unknown"}`, jobId: null, at: now });
+		const { incident, opened, alertDue } = await recordFailure(env.DB, { agent: SCHEDULER_AGENT, error: `tick ${outcome}: ${errors[0] ?? "unknown"}`, jobId: null, at: now });
+		// As an agent's: an operator finds the scheduler's incidents by their id too.
+		if (opened) log.warn("incident.opened", { agent: SCHEDULER_AGENT, incident: incident.id, class: incident.class, minute: minuteField(minute) });
 		if (alertDue) await alertIncident(env, incident, now);
 	} catch (err) {
 		log.error("tick.incident_failed", { minute: minuteField(minute), ...errorFields(err) });

@@ -167,25 +167,26 @@ export async function markAlerted(db: D1Database, id: string, at: number): Promi
  * `delivery`. An incident with none left resolves, as does one whose cause is agent-wide (auth,
  * rate_limit) at a run's clean end, unless it still waits on the delivery target: a target's 429 is
  * not the model's, and only an answer delivered shows it gone. Without a source (the scheduler's own ticks) every open
- * incident resolves. Returns how many resolved, and the sources the ones still open wait on to run
- * clean ([] when none is open).
+ * incident resolves. Returns how many resolved and their ids, and the sources the ones still open
+ * wait on to run clean ([] when none is open).
  */
 export async function resolveOpen(
 	db: D1Database,
 	agent: string,
 	at: number,
 	clean?: { source: IncidentSource; live: readonly IncidentSource[] },
-): Promise<{ resolved: number; waiting: IncidentSource[] }> {
+): Promise<{ resolved: number; ids: string[]; waiting: IncidentSource[] }> {
 	if (!clean) {
-		const r = await db.prepare("UPDATE incidents SET state = 'resolved', resolved_at = ? WHERE agent = ? AND state IN ('detected', 'alerted')").bind(at, agent).run();
-		return { resolved: r.meta.changes ?? 0, waiting: [] };
+		const r = await db.prepare("UPDATE incidents SET state = 'resolved', resolved_at = ? WHERE agent = ? AND state IN ('detected', 'alerted') RETURNING id").bind(at, agent).all<{ id: string }>();
+		const ids = r.results.map((row) => row.id);
+		return { resolved: ids.length, ids, waiting: [] };
 	}
 	const cleared = JSON.stringify([clean.source, ...ANY_RUN_CLEARS]);
 	const live = JSON.stringify(clean.live);
 	// An answer delivered is no new run: it says nothing of the model's credentials or rate limit,
 	// which a run after it may have found broken.
 	const agentWide = JSON.stringify(clean.source === DELIVERY ? [] : AGENT_WIDE_CLASSES);
-	const [, resolved, open] = await db.batch<{ source: IncidentSource }>([
+	const [, resolved, open] = await db.batch<{ source?: IncidentSource; id?: string }>([
 		db
 			.prepare(
 				`UPDATE incidents SET failing = (
@@ -200,7 +201,8 @@ export async function resolveOpen(
 				`UPDATE incidents SET state = 'resolved', resolved_at = ?1, failing = NULL
 				 WHERE agent = ?2 AND state IN ('detected', 'alerted')
 				   AND (failing IS NULL OR json_array_length(failing) = 0
-				     OR (class IN (SELECT value FROM json_each(?3)) AND NOT EXISTS (SELECT 1 FROM json_each(failing) WHERE value = ?4)))`,
+				     OR (class IN (SELECT value FROM json_each(?3)) AND NOT EXISTS (SELECT 1 FROM json_each(failing) WHERE value = ?4)))
+				 RETURNING id`,
 			)
 			.bind(at, agent, agentWide, DELIVERY),
 		// Every open one left has sources, all of them schedules or the webhook: the rest resolved above.
@@ -211,7 +213,9 @@ export async function resolveOpen(
 			)
 			.bind(agent),
 	]);
-	return { resolved: resolved?.meta.changes ?? 0, waiting: (open?.results ?? []).map((r) => r.source) };
+	// By id, for the log: an operator looks an incident up by the id its alert and the API gave.
+	const ids = (resolved?.results ?? []).map((r) => r.id!);
+	return { resolved: ids.length, ids, waiting: (open?.results ?? []).map((r) => r.source!) };
 }
 
 /**

@@ -75,6 +75,22 @@ describe("one job followed through the logs by its id", () => {
 		expect(mine[3]).toMatchObject({ level: "warn", status: "failed", error_type: "auth", error_message: expect.stringContaining("invalid x-api-key") });
 	});
 
+	it("names the incident a clean run resolves by the id it was opened with, on the resolving job's line", async () => {
+		useEmulator().enqueue({ error: 401, message: "invalid x-api-key" }, { text: "All quiet." });
+		await createAgent({ name: "logged-resolve" });
+		const lines = captureLogs();
+		const failed = await runToRest("logged-resolve");
+		await settle("logged-resolve");
+		const opened = lines.find((l) => l.event === "incident.opened" && l.agent === "logged-resolve");
+		expect(opened).toMatchObject({ job_id: failed.id, incident: expect.any(String) });
+		const clean = await runToRest("logged-resolve");
+		expect(clean.status).toBe("completed");
+		await settle("logged-resolve");
+		expect(lines.filter((l) => l.event === "incident.resolved" && l.agent === "logged-resolve")).toEqual([
+			expect.objectContaining({ level: "info", incident: opened!.incident, job_id: clean.id }),
+		]);
+	});
+
 	it("says a job waits, why and until when: a rate limit's wait", async () => {
 		useEmulator().enqueue({ error: 429, retry_after: 600 }, { error: 429, retry_after: 600 });
 		await createAgent({ name: "logged-wait" });

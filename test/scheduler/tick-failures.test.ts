@@ -52,15 +52,25 @@ describe("a tick that cannot reach an agent", () => {
 		expect(statusText).not.toContain(internal);
 		expect(statusText).not.toMatch(/JSON/);
 		expect((await runsOf("healthy")).map((r) => r.scheduled_instant)).toEqual(["2026-12-05T10:00:00.000Z", "2026-12-05T10:15:00.000Z"]);
-		const { incidents } = (await (await call("/v1/incidents?agent=scheduler")).json()) as { incidents: { state: string; error: string }[] };
+		const { incidents } = (await (await call("/v1/incidents?agent=scheduler")).json()) as { incidents: { id: string; state: string; error: string }[] };
 		expect(incidents).toMatchObject([{ state: "alerted" }]);
+		// Opened in the log as an agent's incident is, by its id, with the tick's minute.
+		expect(warned.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.event === "incident.opened")).toEqual([
+			expect.objectContaining({ level: "warn", agent: "scheduler", incident: incidents[0]!.id, minute: "2026-12-05T10:15:00.000Z" }),
+		]);
 		expect(incidents[0]!.error).toBe("tick partial: agent broken did not answer the tick");
 		expect(alerts).toHaveLength(1);
 		expect(JSON.stringify(alerts)).not.toContain(internal);
 
 		// Repaired, the agent is called again (its due time never advanced) and claims the slot it missed.
 		await call("/v1/agents/broken", { method: "PUT", as: "admin", body: { name: "broken", prompt: "Do the thing.", max_concurrent: 5, schedules: { q: { interval: "15m" } } } });
+		const infos: string[] = [];
+		vi.spyOn(console, "log").mockImplementation((line: string) => void infos.push(line));
 		await tick("2026-12-05T10:16:00Z");
+		vi.restoreAllMocks();
+		expect(infos.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.event === "incident.resolved")).toEqual([
+			expect.objectContaining({ level: "info", agent: "scheduler", incident: incidents[0]!.id, minute: "2026-12-05T10:16:00.000Z" }),
+		]);
 		expect((await runsOf("broken")).map((r) => [r.scheduled_instant, r.dispatch])).toEqual([
 			["2026-12-05T10:00:00.000Z", "on_time"],
 			["2026-12-05T10:15:00.000Z", "late"],
