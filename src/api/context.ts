@@ -11,6 +11,8 @@ export interface AppEnv {
 	Variables: {
 		principal: Principal;
 		requestId: string;
+		/** When the request came in (Date.now()), for its log lines' `ms`. */
+		startedAt?: number;
 		/** The code of the error the request was answered with, for its request line. */
 		errorCode?: string;
 		/** The request's failure is logged already (request.failed, request.crashed): its request line is not. */

@@ -5,7 +5,7 @@ import type { RouterRoute } from "hono/types";
 import { AppError, RateLimitedError, UnsupportedMediaTypeError } from "../errors.ts";
 import { errorFields, log, logs } from "../log.ts";
 import type { AppEnv } from "./context.ts";
-import { requestFields } from "./request-log.ts";
+import { elapsed, requestFields } from "./request-log.ts";
 
 /**
  * An error's body, `{ error: { code, message, details?, request_id } }`: the request id (also the
@@ -27,7 +27,7 @@ export const onError: ErrorHandler<AppEnv> = (err, c) => {
 			// An expected error (an unset secret, a bad API_TOKENS): its code and message say what and
 			// where, and anyone may cause one, request after request; its stack is a debug field.
 			const { stack, ...fields } = errorFields(err);
-			log.error("request.failed", { ...requestFields(c), status: err.status, code: err.code, ...fields, ...(logs("debug") ? { stack } : {}) });
+			log.error("request.failed", { ...requestFields(c), status: err.status, code: err.code, ...elapsed(c), ...fields, ...(logs("debug") ? { stack } : {}) });
 			c.set("errorLogged", true);
 		}
 		return answer(err);
@@ -39,7 +39,7 @@ export const onError: ErrorHandler<AppEnv> = (err, c) => {
 		if (status === 415) return answer(UnsupportedMediaTypeError.jsonRequired(c.req.header("content-type")));
 		// Its message is the framework's, or a library's: an internal one is logged, never answered.
 		if (status >= 500) {
-			log.error("request.crashed", { ...requestFields(c), status, ...errorFields(err) });
+			log.error("request.crashed", { ...requestFields(c), status, code: "internal", ...elapsed(c), ...errorFields(err) });
 			c.set("errorLogged", true);
 			return c.json(errorBody(c, "internal", "internal error"), status);
 		}
@@ -49,7 +49,8 @@ export const onError: ErrorHandler<AppEnv> = (err, c) => {
 		const details = status === 400 ? { issues: [{ path: "body", message }] } : undefined;
 		return c.json(errorBody(c, code, message, details), status);
 	}
-	log.error("request.crashed", { ...requestFields(c), status: 500, ...errorFields(err) });
+	// Its code is the answer's, as a `request` line's is.
+	log.error("request.crashed", { ...requestFields(c), status: 500, code: "internal", ...elapsed(c), ...errorFields(err) });
 	c.set("errorLogged", true);
 	return c.json(errorBody(c, "internal", "internal error"), 500);
 };

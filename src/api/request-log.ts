@@ -18,6 +18,7 @@ export const requestLog = createMiddleware<AppEnv>(async (c, next) => {
 	const ray = c.req.header("cf-ray");
 	const id = ray !== undefined && ID_SHAPE.test(ray) ? ray : crypto.randomUUID();
 	c.set("requestId", id);
+	c.set("startedAt", started);
 	c.header("X-Request-Id", id);
 	await withLogContext({ request_id: id }, next);
 	// Again on the answer itself: a header set before it exists is kept only by answers Hono builds,
@@ -27,13 +28,19 @@ export const requestLog = createMiddleware<AppEnv>(async (c, next) => {
 	// A success is in Workers' own invocation log (its id is the cf-ray); a failure's line is logged
 	// once, here, unless onError logged it already (request.failed, request.crashed).
 	if (status < 400 || c.get("errorLogged")) return;
-	const fields = { ...requestFields(c), status, ms: Date.now() - started, ...(c.get("errorCode") ? { code: c.get("errorCode") } : {}) };
+	const fields = { ...requestFields(c), status, ...elapsed(c), ...(c.get("errorCode") ? { code: c.get("errorCode") } : {}) };
 	const client = c.req.header("x-request-id");
 	if (client !== undefined && ID_SHAPE.test(client) && client !== id) Object.assign(fields, { client_request_id: client });
 	if (status >= 500) log.error("request", fields);
 	else if (status === 401 || status === 403) log.warn("request", fields);
 	else log.info("request", fields);
 });
+
+/** How long the request has taken, as its `request` line and request.failed / request.crashed say it. */
+export function elapsed(c: Context<AppEnv>): { ms?: number } {
+	const started = c.get("startedAt");
+	return started === undefined ? {} : { ms: Date.now() - started };
+}
 
 /**
  * What a request's log line is found by: its method, the route it matched (a pattern) and its path,

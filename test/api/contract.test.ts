@@ -5,8 +5,8 @@ import { app } from "../../src/app.ts";
 import { dashboardApp } from "../../src/dashboard/routes.tsx";
 import type { AppEnv } from "../../src/api/context.ts";
 import { HTTPException } from "hono/http-exception";
-import { requestId } from "hono/request-id";
 import { onError } from "../../src/api/error-handler.ts";
+import { requestLog } from "../../src/api/request-log.ts";
 import { createApi } from "../../src/api/factory.ts";
 import { ConflictError, PayloadTooLargeError } from "../../src/errors.ts";
 import { call, errorOf } from "../helpers/http.ts";
@@ -100,7 +100,7 @@ describe("the error contract", () => {
 		const logged: string[] = [];
 		vi.spyOn(console, "error").mockImplementation((line: string) => void logged.push(line));
 		const api = new OpenAPIHono<AppEnv>();
-		api.use(requestId());
+		api.use(requestLog);
 		api.get("/v1/jobs/:id", () => {
 			throw new Error("boom");
 		});
@@ -110,14 +110,15 @@ describe("the error contract", () => {
 		api.onError(onError);
 		const job = await api.request("/v1/jobs/job-2026-12-03-abcdef");
 		expect(job.status).toBe(500);
-		expect(JSON.parse(logged.at(-1)!)).toMatchObject({ event: "request.crashed", job_id: "job-2026-12-03-abcdef", request_id: job.headers.get("x-request-id") });
+		// As a `request` line: how long it took, and the code it was answered with.
+		expect(JSON.parse(logged.at(-1)!)).toMatchObject({ event: "request.crashed", job_id: "job-2026-12-03-abcdef", request_id: job.headers.get("x-request-id"), code: "internal", ms: expect.any(Number) });
 		// A framework exception's message is no more answered than a crash's.
 		const failed = await api.request("/v1/agents/nightly/fail");
 		expect(failed.status).toBe(502);
 		const body = await failed.text();
 		expect(JSON.parse(body)).toEqual({ error: { code: "internal", message: "internal error", request_id: failed.headers.get("x-request-id") } });
 		expect(body).not.toContain("D1_ERROR");
-		expect(JSON.parse(logged.at(-1)!)).toMatchObject({ event: "request.crashed", agent: "nightly", request_id: failed.headers.get("x-request-id"), error_message: expect.stringContaining("D1_ERROR") });
+		expect(JSON.parse(logged.at(-1)!)).toMatchObject({ event: "request.crashed", agent: "nightly", request_id: failed.headers.get("x-request-id"), code: "internal", ms: expect.any(Number), error_message: expect.stringContaining("D1_ERROR") });
 	});
 
 	it("answers a body that is not JSON, or of the wrong shape, with a 400 naming the problem", async () => {

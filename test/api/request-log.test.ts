@@ -103,7 +103,7 @@ describe("an unconfigured webhook called by anyone", () => {
 		const firstId = first.headers.get("x-request-id");
 		const failed = lines.filter((l) => l.event === "request.failed");
 		expect(failed).toEqual([
-			expect.objectContaining({ level: "error", route: "/v1/hooks/:agent", agent: "hook-quiet", status: 503, code: "unavailable", request_id: firstId }),
+			expect.objectContaining({ level: "error", route: "/v1/hooks/:agent", agent: "hook-quiet", status: 503, code: "unavailable", request_id: firstId, ms: expect.any(Number) }),
 			expect.objectContaining({ request_id: second.headers.get("x-request-id") }),
 		]);
 		for (const line of failed) expect(line).not.toHaveProperty("stack");
