@@ -1,6 +1,46 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "./context.ts";
 
+type Doc = ReturnType<OpenAPIHono<AppEnv>["getOpenAPI31Document"]>;
+
+const REQUEST_ID_HEADER = { $ref: "#/components/headers/RequestId" };
+
+/**
+ * What every answer has in common, added here once rather than route by route: each carries
+ * X-Request-Id (src/api/request-log.ts), and a path asked with a method it does not list answers 405
+ * (src/api/error-handler.ts, notFoundHandler), which no operation of the document can hold.
+ */
+function withSharedAnswers(doc: Doc): Doc {
+	doc.components ??= {};
+	doc.components.headers = {
+		...doc.components.headers,
+		RequestId: {
+			description: "The request's id (Cloudflare's cf-ray when there is one), also an error body's request_id: the Worker's log lines for the request carry it. A client's own X-Request-Id is not taken, only logged",
+			schema: { type: "string", example: "8f1a2b3c4d5e6f70-LHR" },
+		},
+	};
+	doc.components.responses = {
+		...doc.components.responses,
+		MethodNotAllowed: {
+			description: "method_not_allowed: any path of this document asked with a method it does not list (HEAD is taken wherever GET is)",
+			headers: {
+				Allow: { description: "The methods the path takes, such as `GET, HEAD, PUT, DELETE`", schema: { type: "string" } },
+				"X-Request-Id": REQUEST_ID_HEADER,
+			},
+			content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
+		},
+	};
+	for (const item of Object.values(doc.paths ?? {})) {
+		for (const op of Object.values(item as Record<string, { responses?: Record<string, { headers?: Record<string, unknown>; $ref?: string }> }>)) {
+			if (typeof op !== "object" || op === null || !op.responses) continue;
+			for (const [status, response] of Object.entries(op.responses)) {
+				if (response.$ref === undefined) op.responses[status] = { ...response, headers: { ...response.headers, "X-Request-Id": REQUEST_ID_HEADER } };
+			}
+		}
+	}
+	return doc;
+}
+
 /** Serves /openapi.json from the same zod schemas the routes validate with. */
 export function mountOpenApi(app: OpenAPIHono<AppEnv>): void {
 	app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
@@ -8,12 +48,19 @@ export function mountOpenApi(app: OpenAPIHono<AppEnv>): void {
 		scheme: "bearer",
 		description: "A token from the API_TOKENS secret; roles read < operate < admin. Never in the query string.",
 	});
-	app.doc31("/openapi.json", (c) => ({
-		openapi: "3.1.0",
-		info: {
-			title: "drover",
-			version: c.env.DROVER_VERSION,
-			description: "Runs a fleet of Claude agents on schedules, on Cloudflare Workers and Durable Objects.",
-		},
-	}));
+	app.get("/openapi.json", (c) =>
+		c.json(
+			withSharedAnswers(
+				app.getOpenAPI31Document({
+					openapi: "3.1.0",
+					info: {
+						title: "drover",
+						version: c.env.DROVER_VERSION,
+						description:
+							"Runs a fleet of Claude agents on schedules, on Cloudflare Workers and Durable Objects. Every answer carries X-Request-Id (components.headers.RequestId); a path asked with a method it does not list answers 405 method_not_allowed with Allow (components.responses.MethodNotAllowed).",
+					},
+				}),
+			),
+		),
+	);
 }

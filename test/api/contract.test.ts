@@ -148,6 +148,36 @@ describe("the error contract", () => {
 });
 
 describe("GET /openapi.json", () => {
+	it("documents what every answer shares: the X-Request-Id header on each, and the 405 with Allow that a path gives under a method it does not list", async () => {
+		const doc = (await (await call("/openapi.json", { as: null })).json()) as {
+			info: { description: string };
+			paths: Record<string, Record<string, { responses: Record<string, { headers?: Record<string, unknown> }> }>>;
+			components: { headers: Record<string, unknown>; responses: Record<string, { headers: Record<string, unknown>; content: unknown }> };
+		};
+		let responses = 0;
+		for (const ops of Object.values(doc.paths)) {
+			for (const op of Object.values(ops)) {
+				for (const response of Object.values(op.responses)) {
+					expect(response.headers?.["X-Request-Id"]).toEqual({ $ref: "#/components/headers/RequestId" });
+					responses++;
+				}
+			}
+		}
+		expect(responses).toBeGreaterThan(100);
+		expect(doc.components.headers.RequestId).toMatchObject({ schema: { type: "string" } });
+		expect(doc.components.responses.MethodNotAllowed).toMatchObject({
+			description: expect.stringContaining("method_not_allowed"),
+			headers: { Allow: expect.objectContaining({ schema: { type: "string" } }), "X-Request-Id": { $ref: "#/components/headers/RequestId" } },
+			content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
+		});
+		expect(doc.info.description).toContain("405 method_not_allowed with Allow");
+		// As the answer itself is.
+		const res = await call("/v1/status", { method: "DELETE", as: null });
+		expect(res.status).toBe(405);
+		expect(res.headers.get("allow")).toBe("GET, HEAD");
+		expect(res.headers.get("x-request-id")).toBe(((await res.json()) as { error: { code: string; request_id: string } }).error.request_id);
+	});
+
 	it("is served without a token and lists every route the app serves, with the role it needs", async () => {
 		const res = await call("/openapi.json", { as: null });
 		expect(res.status).toBe(200);
@@ -279,7 +309,7 @@ describe("GET /openapi.json", () => {
 				if (res.status === 413) answered.push(route);
 				// The document states a 413 exactly where the route gives one, and the limit the answer names.
 				expect(op.responses["413"], `${route} answered ${res.status}`).toEqual(
-					res.status === 413 ? { description: expect.stringContaining(`over ${limit}`), content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } } : undefined,
+					res.status === 413 ? { description: expect.stringContaining(`over ${limit}`), content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } }, headers: { "X-Request-Id": { $ref: "#/components/headers/RequestId" } } } : undefined,
 				);
 				if (message !== undefined) expect(message, route).toBe(`request body exceeds ${limit}, this route's limit`);
 				// Under its own limit, such a route reads a body another route refuses.
