@@ -41,6 +41,6 @@ export const CursorParam = z
 /** `Idempotency-Key`: the manual trigger's and the webhook trigger's, checked and remembered alike. */
 export const IdempotencyKeyHeader = z
 	.string()
-	.regex(/^[\x21-\x7e]{1,255}$/, "must be 1-255 printable ASCII characters")
+	.regex(/^[\x21-\x7e]{1,255}$/, "must be 1-255 visible ASCII characters (! to ~, no space)")
 	.optional()
 	.openapi({ description: "The same key within 24 h returns the same job instead of creating another; with a different request it is a 409" });

@@ -381,10 +381,12 @@ describe("POST /v1/hooks/:agent", () => {
 		expect(different.status).toBe(409);
 		expect((await errorOf(different)).message).toMatch(/Idempotency-Key was used within 24 h for a different request/);
 
-		// Validated as the manual route's: 1-255 printable ASCII.
+		// Validated as the manual route's: 1-255 visible ASCII, and the message says which.
 		const bad = await hook("hook-idem", body, { timestamp: now + 3, key: "x".repeat(256) });
 		expect(bad.status).toBe(400);
-		expect((await errorOf(bad)).details?.issues?.[0]?.path).toBe("idempotency-key");
+		const issue = (await errorOf(bad)).details?.issues?.[0];
+		expect(issue?.path).toBe("idempotency-key");
+		expect(issue?.message).toMatch(/1-255 visible ASCII characters \(! to ~, no space\)/);
 		expect(await runsOf("hook-idem")).toHaveLength(1);
 
 		// The key is not signed: the retry's bytes replayed without it, or under another, are still that retry.
