@@ -2146,7 +2146,7 @@ describe("the dashboard", () => {
 	});
 
 
-	it("says on the scheduler pill that D1 lacks migrations, amber, naming them and the command that applies them in its title", async () => {
+	it("says on the scheduler pill that D1 lacks migrations, amber when they only add indexes, red when the code needs one or D1's record cannot be read, naming them and the command in its title", async () => {
 		const FIX = "npx wrangler d1 migrations apply DB --remote";
 		const page = await open("/", { fakeClock: true });
 		await page.locator("#signin").waitFor({ state: "visible" });
@@ -2164,6 +2164,15 @@ describe("the dashboard", () => {
 		const pill = page.locator("#scheduler-pill");
 		await page.locator("#scheduler-pill.warn", { hasText: /^last tick \d+ seconds ago · D1 migrations missing$/ }).waitFor(LIVE);
 		expect(await pill.getAttribute("title")).toBe(`D1 migrations missing: 0012_incidents_by_agent_time.sql; run ${FIX}`);
+		// One the code needs: its routes fail until it is applied.
+		d1 = { ok: false, missing: ["0010_heartbeat_backlog.sql"], fix: FIX };
+		await page.clock.runFor(10_000);
+		await page.locator("#scheduler-pill.bad", { hasText: /^last tick \d+ seconds ago · D1 migrations missing$/ }).waitFor(LIVE);
+		expect(await pill.getAttribute("title")).toBe(`D1 migrations missing: 0010_heartbeat_backlog.sql; run ${FIX}`);
+		d1 = { ok: false };
+		await page.clock.runFor(10_000);
+		await page.locator("#scheduler-pill.bad", { hasText: /^last tick \d+ seconds ago · D1 unreadable$/ }).waitFor(LIVE);
+		expect(await pill.getAttribute("title")).toBe("D1's record of its migrations could not be read (the Worker's logs say why)");
 		d1 = { ok: true };
 		await page.clock.runFor(10_000);
 		await pill.filter({ hasText: /^last tick \d+ seconds ago$/ }).waitFor(LIVE);

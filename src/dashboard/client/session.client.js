@@ -32,11 +32,15 @@ function showScheduler(status) {
 	// Migrations D1 lacks (a deploy that skipped them): the code needs some, or they only add indexes.
 	const d1 = status.d1;
 	const missing = (d1 && d1.missing) || [];
-	const d1Warning = missing.length ? "D1 migrations missing: " + missing.join(", ") + "; run " + ((d1 && d1.fix) || "npx wrangler d1 migrations apply DB --remote") : "";
+	// Not ok: a migration the code needs is missing (its routes fail), or D1's record could not be read.
+	const d1Bad = !!d1 && d1.ok === false;
+	const d1Warning = missing.length
+		? "D1 migrations missing: " + missing.join(", ") + "; run " + ((d1 && d1.fix) || "npx wrangler d1 migrations apply DB --remote")
+		: d1Bad ? "D1's record of its migrations could not be read (the Worker's logs say why)" : "";
 	pill.hidden = false;
 	// Partial: the scheduler ticks, some agent it could not reach (that agent's incident): amber, not red.
 	const partial = !s.stalled && s.outcome === "partial";
-	pill.className = s.stalled ? "pill bad" : partial || warnings.length || missing.length ? "pill warn" : "pill";
+	pill.className = s.stalled || d1Bad ? "pill bad" : partial || warnings.length || missing.length ? "pill warn" : "pill";
 	pill.replaceChildren();
 	if (!s.last_tick_at) add(pill, s.stalled ? "scheduler stalled: no tick yet" : "scheduler: no tick yet");
 	// Stalled by the last good tick (ok or partial): ticks may still come, every one failed.
@@ -49,6 +53,7 @@ function showScheduler(status) {
 	// in full in the title (and by drover doctor).
 	if (behind) add(pill, ` · ${behind} shard${behind === 1 ? "" : "s"} behind`);
 	if (missing.length) add(pill, " · D1 migrations missing");
+	else if (d1Bad) add(pill, " · D1 unreadable");
 	pill.title = [s.error ? "Scheduler: " + printable(s.error) : "", ...warnings.map(printable), printable(d1Warning)].filter(Boolean).join("\n");
 }
 /** @param {Status | null} status */
