@@ -11,7 +11,7 @@ import { upsertJobIndex } from "../../src/store/job-index.ts";
 import { createAgent, settle } from "../helpers/agents.ts";
 import { heldModel, useEmulator } from "../helpers/emulator.ts";
 import { call, errorOf } from "../helpers/http.ts";
-import { endedRecord, jobOf, lifecycleRecords, runToRest, saveJob, storeRun, trigger } from "../helpers/jobs.ts";
+import { endedRecord, jobOf, lifecycleRecords, numberedRecord, runToRest, saveJob, storeRun, trigger } from "../helpers/jobs.ts";
 import { countingReads } from "../helpers/sql.ts";
 import { tick } from "../helpers/ticks.ts";
 import { fake } from "../helpers/outbound.ts";
@@ -701,7 +701,7 @@ describe("retention", () => {
 		const rowsRead = await runInDurableObject(stub, async (_i: AgentDO, state) => {
 			const sql = state.storage.sql;
 			// A week of history, none of it past 30 days, and one run of a deleted agent stamped to go.
-			for (let i = 0; i < 300; i++) storeRun(sql, endedRecord("long-history", new Date(Date.now() - 7 * 86_400_000 + i * 60_000)));
+			for (let i = 0; i < 300; i++) storeRun(sql, numberedRecord("long-history", new Date(Date.now() - 7 * 86_400_000 + i * 60_000), i));
 			const stamped = endedRecord("long-history", new Date(Date.now() - 20 * 86_400_000));
 			storeRun(sql, stamped);
 			sql.exec("UPDATE occurrences SET retain_until = ? WHERE job_id = ?", Date.now() - 1, stamped.id);
@@ -788,7 +788,7 @@ describe("retention", () => {
 			const sql = state.storage.sql;
 			// 400 runs past 30 days, a batch's worth pruned a pass; skips either side of the cutoff, and
 			// a recent one stamped to go (a deleted agent's, see stampDeletedHistory).
-			for (let i = 0; i < 400; i++) storeRun(sql, endedRecord("skip-backlog", new Date(Date.now() - 60 * day + i * 60_000)));
+			for (let i = 0; i < 400; i++) storeRun(sql, numberedRecord("skip-backlog", new Date(Date.now() - 60 * day + i * 60_000), i));
 			const skip = (id: string, claimedAt: number) =>
 				insertOccurrence(sql, { schedule: id, source: "cron", scheduledInstant: claimedAt, dispatch: "on_time", claimedAt, status: "skipped", skipReason: "paused: holiday" });
 			skip("old-1", Date.now() - 50 * day);

@@ -4,6 +4,7 @@ import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { getSetup, putSetup } from "../../durable-objects/agent/runner/session.ts";
 import { createAgent } from "../helpers/agents.ts";
 import { endedRecord, storeRun } from "../helpers/jobs.ts";
+import { sessionsSnapshot } from "../helpers/sql.ts";
 
 function seedSetup(sql: SqlStorage, jobId: string, sessionId: string): void {
 	sql.exec(
@@ -13,17 +14,6 @@ function seedSetup(sql: SqlStorage, jobId: string, sessionId: string): void {
 		Number.MAX_SAFE_INTEGER,
 	);
 }
-
-const snapshot = (sql: SqlStorage) => ({
-	kept: sql.exec("SELECT session_id, last_job_id, last_created_at, job_count FROM sessions ORDER BY session_id").toArray(),
-	fromSetup: sql
-		.exec(
-			`SELECT g.session_id, s.job_id AS last_job_id, (SELECT created_at FROM jobs WHERE id = s.job_id) AS last_created_at, g.n AS job_count
-			 FROM (SELECT session_id, max(rowid) AS last, count(*) AS n FROM job_setup GROUP BY session_id) g JOIN job_setup s ON s.rowid = g.last
-			 ORDER BY g.session_id`,
-		)
-		.toArray(),
-});
 
 describe("the sessions table (agent schema step 29) under random writes of job_setup", () => {
 	it("stays what job_setup sums up to after each of 400 seeded inserts, rewrites (INSERT OR REPLACE), single and bulk deletes, and all rows deleted", async () => {
@@ -54,11 +44,11 @@ describe("the sessions table (agent schema step 29) under random writes of job_s
 					const left = new Set(sql.exec<{ job_id: string }>("SELECT job_id FROM job_setup").toArray().map((r) => r.job_id));
 					for (let i = live.length - 1; i >= 0; i--) if (!left.has(live[i]!)) live.splice(i, 1);
 				}
-				const snap = snapshot(sql);
+				const snap = sessionsSnapshot(sql);
 				if (JSON.stringify(snap.kept) !== JSON.stringify(snap.fromSetup)) return { step, op, ...snap };
 			}
 			sql.exec("DELETE FROM job_setup");
-			return { step: -1, ...snapshot(sql) };
+			return { step: -1, ...sessionsSnapshot(sql) };
 		});
 		expect(result.kept).toEqual(result.fromSetup);
 		expect(result.step).toBe(-1);

@@ -9,8 +9,8 @@ import { listSessions } from "../../durable-objects/agent/sessions.ts";
 import { getSetup, putSetup } from "../../durable-objects/agent/runner/session.ts";
 import { AGENT_MIGRATIONS } from "../../durable-objects/agent/schema.ts";
 import { migrate } from "../../src/store/sqlite-migrations.ts";
-import { endedRecord, jobOf, lifecycleRecords, runToRest, storeRun, trigger } from "../helpers/jobs.ts";
-import { countingReads, rollBackAgentSchema } from "../helpers/sql.ts";
+import { endedRecord, jobOf, lifecycleRecords, numberedRecord, runToRest, storeRun, trigger } from "../helpers/jobs.ts";
+import { countingReads, rollBackAgentSchema, sessionsSnapshot } from "../helpers/sql.ts";
 
 interface JobRef {
 	id: string;
@@ -250,7 +250,7 @@ describe("GET /v1/agents/:agent/sessions", () => {
 			const sql = state.storage.sql;
 			const sessions: string[][] = [[], [], []];
 			for (let i = 0; i < 750; i++) {
-				const job = endedRecord("ses-long", new Date(Date.parse("2026-06-01T00:00:00Z") + i * 60_000));
+				const job = numberedRecord("ses-long", new Date(Date.parse("2026-06-01T00:00:00Z") + i * 60_000), i);
 				const list = sessions[i % 3]!;
 				const sessionId = `ses-${list[0] ?? job.id}`;
 				storeRun(sql, { ...job, session_id: sessionId });
@@ -318,24 +318,9 @@ function seedSetup(sql: SqlStorage, jobId: string, sessionId: string): void {
 	);
 }
 
-/**
- * The agent's sessions table, and the same summed up from job_setup (each session's count and its
- * highest rowid's job, dated by that job's created_at): what the table is kept to be.
- */
+/** The agent's sessions table beside what job_setup sums up to (see sessionsSnapshot). */
 async function sessionsTable(agent: string): Promise<{ kept: unknown[]; fromSetup: unknown[] }> {
-	return runInDurableObject(env.AGENT.getByName(agent), (_i: AgentDO, state) => {
-		const sql = state.storage.sql;
-		return {
-			kept: sql.exec("SELECT session_id, last_job_id, last_created_at, job_count FROM sessions ORDER BY session_id").toArray(),
-			fromSetup: sql
-				.exec(
-					`SELECT g.session_id, s.job_id AS last_job_id, (SELECT created_at FROM jobs WHERE id = s.job_id) AS last_created_at, g.n AS job_count
-					 FROM (SELECT session_id, max(rowid) AS last, count(*) AS n FROM job_setup GROUP BY session_id) g JOIN job_setup s ON s.rowid = g.last
-					 ORDER BY g.session_id`,
-				)
-				.toArray(),
-		};
-	});
+	return runInDurableObject(env.AGENT.getByName(agent), (_i: AgentDO, state) => sessionsSnapshot(state.storage.sql));
 }
 
 async function expectTableInStep(agent: string): Promise<void> {
@@ -491,7 +476,7 @@ describe("the sessions an agent lists (schema step 29's sessions table)", () => 
 			const made: string[] = [];
 			let long = "";
 			for (let i = 0; i < 2002; i++) {
-				const job = endedRecord("ses-seek", new Date(Date.parse("2026-03-01T00:00:00Z") + i * 60_000));
+				const job = numberedRecord("ses-seek", new Date(Date.parse("2026-03-01T00:00:00Z") + i * 60_000), i);
 				const sessionId = i === 0 || i === 2001 ? `ses-${job.id}` : (long ||= `ses-${job.id}`);
 				storeRun(sql, { ...job, session_id: sessionId });
 				seedSetup(sql, job.id, sessionId);

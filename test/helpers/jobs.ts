@@ -54,6 +54,16 @@ export function lifecycleRecords(agent: string, at: Date, status: FinalStatus = 
 /** A job record that was created, started and ended at `at`: history to seed an agent's SQLite with. */
 export const endedRecord = (agent: string, at: Date, status: FinalStatus = "completed"): JobRecord => lifecycleRecords(agent, at, status).ended;
 
+/**
+ * The `n`th of many ended jobs seeded at once, its id's suffix `n` in base 36: drawn at random, two
+ * of a thousand ids of one day meet about once in a hundred runs (the draws' slot holds ~128 million
+ * a day), and the second would be stored over the first.
+ */
+export function numberedRecord(agent: string, at: Date, n: number): JobRecord {
+	const job = endedRecord(agent, at);
+	return { ...job, id: `${job.id.slice(0, -6)}${n.toString(36).padStart(6, "0")}` };
+}
+
 /** Stores `job` in an agent's SQLite as a manual run does: its ledger row first, then the record. */
 export function storeRun(sql: SqlStorage, job: JobRecord): void {
 	insertOccurrence(sql, { schedule: null, source: "manual", scheduledInstant: null, dispatch: "manual", claimedAt: Date.parse(job.created_at), status: "claimed", jobId: job.id });

@@ -80,3 +80,20 @@ export async function refuseOver2MB(agent: string, limit = 2_000_000): Promise<v
 		};
 	});
 }
+
+/**
+ * An agent's sessions table, and the same summed up from job_setup (each session's count and its
+ * highest rowid's job, dated by that job's created_at): what the table is kept to be (agent step 29).
+ */
+export function sessionsSnapshot(sql: SqlStorage): { kept: unknown[]; fromSetup: unknown[] } {
+	return {
+		kept: sql.exec("SELECT session_id, last_job_id, last_created_at, job_count FROM sessions ORDER BY session_id").toArray(),
+		fromSetup: sql
+			.exec(
+				`SELECT g.session_id, s.job_id AS last_job_id, (SELECT created_at FROM jobs WHERE id = s.job_id) AS last_created_at, g.n AS job_count
+				 FROM (SELECT session_id, max(rowid) AS last, count(*) AS n FROM job_setup GROUP BY session_id) g JOIN job_setup s ON s.rowid = g.last
+				 ORDER BY g.session_id`,
+			)
+			.toArray(),
+	};
+}
