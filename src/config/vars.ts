@@ -28,9 +28,6 @@ export function numberVarProblem(name: NumberVarName, value: string | undefined)
 	return n < min || n > max ? `${name} ${n} is outside ${min}..${max} ${unit}` : null;
 }
 
-// Logged once an isolate per bad value: a var is read on every pass and tick.
-const reported = new Set<string>();
-
 /** What a var whose value has a problem is read as: its default, or its minimum for one set below a minimum it is raised to. */
 function usedFor(name: NumberVarName, value: string | undefined): number {
 	const spec: { fallback: number; min: number; raiseToMin?: boolean } = NUMBER_VARS[name];
@@ -45,11 +42,8 @@ export function numberVar(env: Partial<Record<NumberVarName, string>>, name: Num
 	const problem = numberVarProblem(name, value);
 	if (problem !== null) {
 		const using = usedFor(name, value);
-		const key = `${name}=${value}`;
-		if (!reported.has(key)) {
-			reported.add(key);
-			log.error("config.var_invalid", { variable: name, error_message: problem, using });
-		}
+		// Once an isolate per bad value: a var is read on every pass and tick.
+		log.once("error", "config.var_invalid", `${name}=${value}`, { variable: name, error_message: problem, using });
 		return using;
 	}
 	return value === undefined || value.trim() === "" ? fallback : Number(value.trim());
@@ -82,11 +76,7 @@ export function publicUrl(env: { PUBLIC_URL?: string }): string | null {
 	const value = env.PUBLIC_URL;
 	const problem = publicUrlProblem(value);
 	if (problem !== null) {
-		const key = `PUBLIC_URL=${value}`;
-		if (!reported.has(key)) {
-			reported.add(key);
-			log.error("config.var_invalid", { variable: "PUBLIC_URL", error_message: problem, using: null });
-		}
+		log.once("error", "config.var_invalid", `PUBLIC_URL=${value}`, { variable: "PUBLIC_URL", error_message: problem, using: null });
 		return null;
 	}
 	return value === undefined || value.trim() === "" ? null : new URL(value.trim()).origin;
