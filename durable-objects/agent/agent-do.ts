@@ -169,6 +169,10 @@ export class AgentDO extends DurableObject<Env> {
 		if (!agent) return { claimed: 0, skipped: 0, nextDue: null, paused: false };
 		const known = knownRevision(state, agent);
 		const revision = known ?? (await computeRevision(agent));
+		// Read before the claim, so its start alarm can be set in the same synchronous turn as the claim
+		// is written: storage commits the two as one (alarms follow the storage write rules), and an
+		// object that dies in between leaves neither, never a claimed run with nothing set to start it.
+		const alarm = await this.ctx.storage.getAlarm();
 		const { outcome, claims } = this.ctx.storage.transactionSync(() => {
 			const current = this.autoPause(agent, known === null ? readState(this.sql)! : state, now);
 			const drawJobId = (at: number) => this.jobIds.take(at, name);
@@ -178,26 +182,30 @@ export class AgentDO extends DurableObject<Env> {
 			noteTick(this.sql, { at: now, wallAt, claimed: claimed.claimed, counts, agent, paused: current.pausedAt !== null });
 			return { outcome: { ...claimed, paused: current.pausedAt !== null }, claims };
 		});
+		// The hot path of a tick: only a claim needs the alarm (to start its job and index it). Starts
+		// are spread over a few seconds by agent, so a fleet due in the same minute does not hit the
+		// Messages API (and its rate limits) in one burst.
+		const startAt = Date.now() + startSpreadMs(name);
+		const armed = outcome.claimed > 0 && (alarm === null || alarm > startAt) ? this.ctx.storage.setAlarm(startAt) : null;
 		// A line a job, with its id: an operator follows a scheduled run from its claim. Skips are not
 		// logged: the ledger lists them, and a paused fleet would log one an agent a tick.
 		for (const c of claims) {
 			log.info("job.claimed", { agent: name, job_id: c.jobId, schedule: c.schedule, scheduled_instant: new Date(c.instant).toISOString(), dispatch: c.dispatch, minute: minuteField(now) });
 		}
-		// The hot path of a tick: only a claim needs the alarm (to start its job and index it). Starts
-		// are spread over a few seconds by agent, so a fleet due in the same minute does not hit the
-		// Messages API (and its rate limits) in one burst.
-		if (outcome.claimed > 0) {
-			await this.passes.alarmAt(Date.now() + startSpreadMs(name));
-		} else if (outcome.skipped > 0) {
-			// A slot skipped "at capacity" behind a queued run that nothing woke to start (its agent
-			// paused automatically, or disabled, when it was queued): started now, not at whatever
-			// next wakes the object, while every later slot is skipped behind it.
-			if (!outcome.paused) await this.passes.startStartable(Date.now() + startSpreadMs(name));
+		if (armed) {
+			await armed;
+		} else if (outcome.claimed === 0) {
+			// A queued run that nothing woke to start is started now, not at whatever next wakes the
+			// object: one a slot was skipped "at capacity" behind (its agent paused automatically, or
+			// disabled, when it was queued), where every later slot would be skipped behind it; or one
+			// whose claim's call failed before its start alarm was set (storage refused it), which the
+			// shard's repeated call claims nothing for.
+			if (!outcome.paused) await this.passes.startStartable(startAt);
 			// An agent that only skips (paused before it ever ran) has no job to set its alarm, and
 			// only the alarm's pass prunes: its ledger would grow a row a slot for good. Once a pass
 			// has run, it leaves the alarm at the oldest record's expiry (scheduleNext). Spread like a
 			// claim's start: a paused fleet must not wake all at once.
-			if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now() + startSpreadMs(name));
+			if (outcome.skipped > 0 && (await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(startAt);
 		}
 		return outcome;
 	}
