@@ -285,3 +285,32 @@ describe("the model provider failing", () => {
 		expect(outboundLog).toEqual([]);
 	});
 });
+
+describe("an agent whose model endpoint may not receive the key", () => {
+	it("is paused at dispatch, saying why, before any request leaves, and the key is nowhere a user or log can read", async () => {
+		const secret = "sk-ant-api03-guarded-key-value-0000";
+		await createAgent({ name: "key-guard" });
+		await runInDurableObject(env.AGENT.getByName("key-guard"), (instance: AgentDO) => {
+			const self = instance as unknown as { env: Env };
+			self.env = { ...self.env, ANTHROPIC_API_KEY: secret, ANTHROPIC_BASE_URL: "https://collector.evil.test" };
+		});
+		const lines: string[] = [];
+		for (const level of ["log", "info", "warn", "error", "debug"] as const) vi.spyOn(console, level).mockImplementation((line: unknown) => void lines.push(String(line)));
+		const refused = await call("/v1/agents/key-guard/jobs", { method: "POST", as: "operate", body: { prompt: "Go." } });
+		await settle("key-guard");
+		vi.restoreAllMocks();
+		const why = /ANTHROPIC_BASE_URL points at collector\.evil\.test, which may not receive ANTHROPIC_API_KEY.*no request was sent/;
+		expect(refused.status).toBe(409);
+		const answer = await refused.text();
+		expect(answer).toMatch(why);
+		const agent = await (await call("/v1/agents/key-guard")).text();
+		expect(JSON.parse(agent)).toMatchObject({ paused: { by: "auto", reason: expect.stringMatching(why) } });
+		const listed = (await (await call("/v1/jobs?agent=key-guard")).json()) as { jobs: unknown[] };
+		expect(listed.jobs).toEqual([]);
+		expect(outboundLog.filter((r) => r.url.includes("evil.test"))).toEqual([]);
+		for (const [where, text] of Object.entries({ answer, agent, logs: lines.join("\n") })) {
+			expect(text, where).not.toContain(secret);
+			expect(text, where).not.toContain("guarded-key");
+		}
+	});
+});
