@@ -25,7 +25,7 @@ export const incidentsApi = createApi()
 			},
 			responses: {
 				200: {
-					description: "A page of incidents",
+					description: "A page of incidents (a resolved one is deleted once neither its last failure nor its resolution is within RETENTION_DAYS; open and closed ones are kept)",
 					content: { "application/json": { schema: z.object({ incidents: z.array(IncidentSchema), next_cursor: z.string().nullable() }) } },
 				},
 			},

@@ -4,7 +4,8 @@ import { resolveSecretUrl } from "../delivery/secret-url.ts";
 import { alertIncident } from "../incidents/alert.ts";
 import { D1_MIGRATIONS_FIX, missingD1Migrations } from "../store/d1-schema.ts";
 import { recordTick } from "../store/heartbeat.ts";
-import { recordFailure, resolveOpen, unalerted } from "../store/incidents.ts";
+import { pruneResolved, recordFailure, resolveOpen, unalerted } from "../store/incidents.ts";
+import { numberVar } from "../config/vars.ts";
 import { SCHEDULER_SHARDS, shardName } from "./shards.ts";
 import { SCHEDULER_AGENT } from "../config/schema.ts";
 import { clip } from "../shared/clip.ts";
@@ -108,6 +109,7 @@ export async function runTick(env: Env, scheduledTime: number, now = Date.now())
 	const failing = shards.reduce((n, s) => n + (s.failing ?? 0), 0);
 	if (summary.outcome !== "ok" || failing === 0) await fileSchedulerIncident(env, summary.outcome, errors, now, scheduledTime);
 	await retryAlerts(env, scheduledTime, now);
+	await pruneIncidents(env, scheduledTime, now);
 	if (summary.outcome === "failed") throw new Error(`scheduler tick failed: ${errors.slice(0, 3).join("; ")}`);
 	return summary;
 }
@@ -135,6 +137,27 @@ async function retryAlerts(env: Env, scheduledTime: number, now: number): Promis
 
 /** Bounded: each try may wait out the webhook's timeout, and the tick has other work. */
 const ALERT_RETRIES_PER_TICK = 5;
+
+const DAY_MS = 86_400_000;
+const HOUR_MS = 3_600_000;
+
+/**
+ * Resolved incidents past the deployment's RETENTION_DAYS are deleted, a batch at the tick of each
+ * hour's minute 0: nothing else removes them (D1 rows have no expiry), 500 an hour is far more than
+ * a fleet's distinct errors resolve, and a query at every minute's tick would ask D1 each minute for
+ * what is almost always nothing. By the deployment's retention, not an agent's `retention_days`: a
+ * file agent's definition is not in D1, and the scheduler's own incidents are no agent's.
+ */
+async function pruneIncidents(env: Env, scheduledTime: number, now: number): Promise<void> {
+	if (scheduledTime % HOUR_MS !== 0) return;
+	const cutoff = now - numberVar(env, "RETENTION_DAYS") * DAY_MS;
+	try {
+		const count = await pruneResolved(env.DB, cutoff);
+		if (count > 0) log.info("incidents.pruned", { minute: minuteField(scheduledTime), count, cutoff: new Date(cutoff).toISOString() });
+	} catch (err) {
+		log.error("tick.incident_prune_failed", { minute: minuteField(scheduledTime), ...errorFields(err) });
+	}
+}
 
 /**
  * A tick that could not reach every shard or agent is an incident of the pseudo-agent "scheduler";

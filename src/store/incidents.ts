@@ -228,6 +228,31 @@ export async function retireIncidents(db: D1Database, agent: string, at: number)
 	return r.meta.changes ?? 0;
 }
 
+/** Resolved incidents deleted a call: a call that deletes this many may have left more behind. */
+const INCIDENT_PRUNE_BATCH = 500;
+
+/**
+ * Deletes up to one batch of resolved incidents neither seen failing nor resolved since `cutoff`
+ * (the deployment's retention back), those unseen longest first. Resolved at a deletion, a retired
+ * agent's incidents are kept for the retention after it, as its history is. Open ones stay: they
+ * are still failing, or still to resolve. Closed ones stay too: a closing is terminal for its
+ * signature, so the same error, however long it was quiet, is counted, not paged again; they are
+ * as many as an operator closed, where resolved ones come of every distinct error. Returns how many.
+ */
+export async function pruneResolved(db: D1Database, cutoff: number): Promise<number> {
+	// Read by incidents_by_state (state, last_seen_at): the range of resolved ones unseen since the
+	// cutoff, not the table; the few resolved since (retired lately) are passed over in it.
+	const r = await db
+		.prepare(
+			`DELETE FROM incidents WHERE id IN (
+			   SELECT id FROM incidents WHERE state = 'resolved' AND last_seen_at < ?1 AND coalesce(resolved_at, 0) < ?1
+			   ORDER BY last_seen_at LIMIT ?2)`,
+		)
+		.bind(cutoff, INCIDENT_PRUNE_BATCH)
+		.run();
+	return r.meta.changes ?? 0;
+}
+
 export async function closeIncident(db: D1Database, id: string, by: string, at: number): Promise<Incident | null> {
 	await db.prepare("UPDATE incidents SET state = 'closed', closed_at = ?, closed_by = ?, failing = NULL WHERE id = ? AND state != 'closed'").bind(at, by, id).run();
 	return getIncident(db, id);
