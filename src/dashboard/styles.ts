@@ -328,13 +328,13 @@ ol.log li.placeholder { display: block; color: #7f8fa3; }
 .chart text { font-size: 11px; fill: var(--muted); font-family: inherit; }
 .chart text.lane { fill: var(--ink); font-weight: 600; }
 .chart .lane-line { stroke: var(--chart-grid); }
-.chart .mark { stroke: var(--panel); stroke-width: 1.5; }
-/* skipped and unknown runs are rings and hollow squares: their shape, not only their colour, says so */
+.chart .mark, .legend-mark .mark { stroke: var(--panel); stroke-width: 1.5; }
+/* skipped and unknown runs are rings and hollow squares: their shape, not only their colour, says so;
+   after the rule above, which they override by order (same specificity), in the legend too */
 .mark.run-skipped, .mark.run-unknown { fill: var(--panel); stroke-width: 2.5; }
 .mark.run-skipped { stroke: var(--skipped); }
 .mark.run-unknown { stroke: var(--unknown); }
 .legend-mark { width: 1rem; height: 1rem; flex: none; }
-.legend-mark .mark { stroke: var(--panel); stroke-width: 1.5; }
 .chart .mark:hover, .chart .bar:hover { opacity: .8; }
 .chart .open { fill-opacity: .35; }
 .chart .range { opacity: .5; }

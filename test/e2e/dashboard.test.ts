@@ -3063,6 +3063,16 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 			shapes.set(cls, drawn);
 		}
 		expect(new Set(shapes.values()).size, "every class its own shape").toBe(kinds.length);
+		// Painted as the chart's too: a legend mark drawn in the panel's colour on the panel is not seen.
+		const [panel] = await styleOf(page, "section.panel:has(.legend)", ["background-color"]);
+		for (const [cls] of kinds) {
+			const drawn = await styleOf(page, `#runs-chart g.occurrence[data-class="${cls}"] .mark`, ["fill", "stroke", "stroke-width"]);
+			expect(await styleOf(page, `.legend .mark.run-${cls}`, ["fill", "stroke", "stroke-width"]), `${cls}: the legend paints it as the chart does`).toEqual(drawn);
+		}
+		for (const cls of ["skipped", "unknown"]) {
+			const [stroke] = await styleOf(page, `.legend .mark.run-${cls}`, ["stroke"]);
+			expect(stroke, `${cls}: the legend's ring is not the panel's colour`).not.toBe(panel);
+		}
 		await page.locator("#runs-chart").screenshot({ path: path.join(SHOTS, "runs-shapes.png") });
 		await page.close();
 	});
