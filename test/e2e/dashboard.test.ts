@@ -1087,6 +1087,44 @@ describe("the dashboard", () => {
 		}
 	});
 
+	it("says each run's dispatch in the runs table, as `drover runs` does, a failed, skipped or unknown run's too", async () => {
+		expect(await emulatorQueued()).toBe(0);
+		const agent = await createAgent(`dash-dispatch-${run}`, {});
+		await script({ error: 400, message: "the model refused the request (emulated)" });
+		const job = await trigger(agent);
+		expect(await settled(job.id)).toBe("failed");
+		const page = await signedIn(`/agents/${agent}/runs`, tokens.read);
+		const row = page.locator("#runs-table tbody tr", { has: page.locator(`a[href="/jobs/${job.id}"]`) });
+		await row.waitFor(LIVE);
+		const headers = await page.locator("#runs-table thead th").allTextContents();
+		const dispatchCell = (r: ReturnType<Page["locator"]>) => r.locator("td").nth(headers.indexOf("Dispatch"));
+		const { runs: [ledger] } = await call<{ runs: { dispatch: string; status: string }[] }>("GET", `/v1/agents/${agent}/runs`, tokens.read);
+		expect(ledger).toMatchObject({ dispatch: "manual", status: "failed" });
+		expect((await dispatchCell(row).textContent())?.trim()).toBe("manual");
+		expect(await dispatchCell(row).locator(".swatch").getAttribute("class")).toBe("swatch run-manual");
+		expect(await row.locator("td").nth(headers.indexOf("Status")).textContent()).toBe("failed");
+		await page.close();
+
+		// The ledger's other dispatches, under a status that is not completed.
+		const at = (i: number) => new Date(Date.UTC(2020, 0, 1, 0, i * 15)).toISOString();
+		const kinds: [string, string, string][] = [["on_time", "failed", "on time"], ["late", "skipped", "late"], ["catch_up", "unknown", "catch-up"], ["manual", "failed", "manual"]];
+		const runs = kinds.map(([dispatch, status], i) => ({
+			id: `occ-${i}`, schedule: dispatch === "manual" ? null : "every-15m", source: dispatch === "manual" ? "webhook" : "cron", scheduled_instant: dispatch === "manual" ? null : at(10 - i),
+			dispatch, claimed_at: at(10 - i), status, skip_reason: status === "skipped" ? "paused" : null, skipped_count: null, skipped_from: null, job_id: null, error: null, delivery_outcome: null,
+		}));
+		const faked = await context.newPage();
+		await faked.route((u) => u.pathname === `/v1/agents/${agent}/runs`, (route) => route.fulfill({ json: { runs, next_cursor: null } }));
+		await signInOn(faked, `/agents/${agent}/runs`, tokens.read);
+		const rows = faked.locator("#runs-table tbody tr");
+		await expect.poll(() => rows.count(), LIVE).toBe(kinds.length);
+		for (const [i, [dispatch, , words]] of kinds.entries()) {
+			const r = faked.locator(`#runs-table tbody tr[data-run="occ-${i}"]`);
+			expect((await dispatchCell(r).textContent())?.trim(), dispatch).toBe(words);
+			expect(await dispatchCell(r).locator(".swatch").getAttribute("class"), dispatch).toBe(`swatch run-${dispatch.replace("_", "-")}`);
+		}
+		await faked.close();
+	});
+
 	it("shows each run's delivery outcome in the runs table, badged as the statuses are, a dash where there is none, on a phone too", async () => {
 		expect(await emulatorQueued()).toBe(0);
 		// Delivered to the emulator's sink (200); later to the tickets URL, which answers 404: failed.

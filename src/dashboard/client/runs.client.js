@@ -3,6 +3,8 @@
 const RUN_LABELS = { "on-time": "on time", late: "late", "catch-up": "catch-up", manual: "manual / webhook", skipped: "skipped", unknown: "unknown", failed: "failed" };
 /** Each class's shape, around 0,0: pages.tsx's RUN_CLASSES, whose legend shows them, has the same. @type {Record<string, string>} */
 const RUN_SHAPES = { "on-time": "M-7,0A7,7 0 1,0 7,0A7,7 0 1,0 -7,0Z", "late": "M0,-8L8,6L-8,6Z", "catch-up": "M0,-8L8,0L0,8L-8,0Z", "manual": "M-6,-6H6V6H-6Z", "skipped": "M-6,0A6,6 0 1,0 6,0A6,6 0 1,0 -6,0Z", "unknown": "M-5.5,-5.5H5.5V5.5H-5.5Z", "failed": "M3.8,-7.5L7.5,-3.8L3.7,0L7.5,3.8L3.8,7.5L0,3.7L-3.8,7.5L-7.5,3.8L-3.7,0L-7.5,-3.8L-3.8,-7.5L0,-3.7Z" };
+/** The Dispatch column's words for the ledger's dispatch (`drover runs` prints the value itself). */
+const DISPATCH_LABELS = { on_time: "on time", late: "late", catch_up: "catch-up", manual: "manual" };
 /** @param {Occurrence} r */
 function runClass(r) {
 	if (r.status === "failed") return "failed";
@@ -78,7 +80,8 @@ async function runsView(signal) {
 		$("#runs-table tbody").replaceChildren(...runs.map((r) => h("tr", { "data-run": r.id, class: "run-row " + runClass(r) },
 			h("td", null, r.scheduled_instant ? slotTime(r.scheduled_instant) : [h("span", { text: r.source }), h("span", { class: "sub" }, when(r.claimed_at))]),
 			h("td", { text: r.schedule || "—" }),
-			h("td", null, h("span", { class: "swatch run-" + runClass(r) }), " ", RUN_LABELS[runClass(r)]),
+			// How it was dispatched, whatever became of it: its class would say "failed" for a failed manual run.
+			h("td", null, h("span", { class: "swatch run-" + r.dispatch.replace("_", "-") }), " ", DISPATCH_LABELS[r.dispatch] || r.dispatch),
 			h("td", null, badge(r.status)),
 			h("td", null, when(r.claimed_at)),
 			h("td", null, r.job_id ? jobLink(r.job_id) : h("span", { class: "muted", text: "—" })),
