@@ -13,8 +13,8 @@ export const UsageDaySchema = z
 		output_tokens: z.number().int(),
 		cache_creation_input_tokens: z.number().int(),
 		cache_read_input_tokens: z.number().int(),
-		cost_usd: z.number().nullable().openapi({ description: "Cost of the priced jobs among them; null when none was priced" }),
-		priced_jobs: z.number().int(),
+		cost_usd: z.number().nullable().openapi({ description: "Cost of the priced jobs among them; null when none that used tokens was priced (a job that never called a model is priced, at $0, but alone makes no cost)" }),
+		priced_jobs: z.number().int().openapi({ description: "Jobs among them whose cost is known: on a model with a price, or that never called a model ($0)" }),
 	})
 	.openapi("UsageDay");
 

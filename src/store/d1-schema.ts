@@ -17,6 +17,7 @@ export const D1_MIGRATIONS = [
 	"0010_heartbeat_backlog.sql",
 	"0011_live_agents_index.sql",
 	"0012_incidents_by_agent_time.sql",
+	"0013_usage_tokenless_priced_jobs.sql",
 ] as const;
 
 /**

@@ -30,23 +30,27 @@ export function usageStatement(db: D1Database, r: JobRecord): D1PreparedStatemen
 		tokens.cacheRead += u.cache_read_input_tokens;
 	}
 	// A job that never called a model cost nothing: priced at 0, not counted among the unpriced (the
-	// record's cost stays null, as herdctl's is where there was no per-token spend).
+	// record's cost stays null, as herdctl's is where there was no per-token spend). Counted apart too
+	// (tokenless_priced_jobs, migrations/0013): priced alone, such jobs make no cost for the day, or a
+	// cancelled run beside one on a model without a price made the day's cost $0.
 	const cost = Object.keys(r.usage.per_model).length === 0 ? 0 : r.usage.total_cost_usd;
+	const tokenless = tokens.input + tokens.output + tokens.cacheWrite + tokens.cacheRead === 0;
 	return db
 		.prepare(
-			`INSERT INTO usage_daily (day, agent, jobs, input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens, cost_usd, priced_jobs)
-			 SELECT ?4, ?3, 1, ?5, ?6, ?7, ?8, ?9, ?10 WHERE ${FIRST_FINAL}
+			`INSERT INTO usage_daily (day, agent, jobs, input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens, cost_usd, priced_jobs, tokenless_priced_jobs)
+			 SELECT ?4, ?3, 1, ?5, ?6, ?7, ?8, ?9, ?10, ?11 WHERE ${FIRST_FINAL}
 			 ON CONFLICT (day, agent) DO UPDATE SET jobs = jobs + 1, input_tokens = input_tokens + excluded.input_tokens,
 			   output_tokens = output_tokens + excluded.output_tokens,
 			   cache_creation_input_tokens = cache_creation_input_tokens + excluded.cache_creation_input_tokens,
 			   cache_read_input_tokens = cache_read_input_tokens + excluded.cache_read_input_tokens,
-			   cost_usd = cost_usd + excluded.cost_usd, priced_jobs = priced_jobs + excluded.priced_jobs`,
+			   cost_usd = cost_usd + excluded.cost_usd, priced_jobs = priced_jobs + excluded.priced_jobs,
+			   tokenless_priced_jobs = tokenless_priced_jobs + excluded.tokenless_priced_jobs`,
 		)
-		.bind(r.id, r.status, r.agent, utcDay(Date.parse(r.created_at)), tokens.input, tokens.output, tokens.cacheWrite, tokens.cacheRead, cost ?? 0, cost === null ? 0 : 1);
+		.bind(r.id, r.status, r.agent, utcDay(Date.parse(r.created_at)), tokens.input, tokens.output, tokens.cacheWrite, tokens.cacheRead, cost ?? 0, cost === null ? 0 : 1, cost !== null && tokenless ? 1 : 0);
 }
 
 /** A row of usage_daily: the day as its UTC midnight (ms), the cost summed over priced jobs only. */
-type UsageRow = Omit<UsageDay, "day" | "cost_usd"> & { day: number; cost_usd: number };
+type UsageRow = Omit<UsageDay, "day" | "cost_usd"> & { day: number; cost_usd: number; tokenless_priced_jobs: number };
 
 function toUsageDay(row: UsageRow): UsageDay {
 	return {
@@ -57,8 +61,9 @@ function toUsageDay(row: UsageRow): UsageDay {
 		output_tokens: row.output_tokens,
 		cache_creation_input_tokens: row.cache_creation_input_tokens,
 		cache_read_input_tokens: row.cache_read_input_tokens,
-		// Summed in floating point: rounded to a millionth of a dollar, below any price's precision.
-		cost_usd: row.priced_jobs === 0 ? null : Math.round(row.cost_usd * 1e6) / 1e6,
+		// Summed in floating point: rounded to a millionth of a dollar, below any price's precision. No
+		// priced job that used tokens: no cost, not the $0 of jobs that made no model call.
+		cost_usd: row.priced_jobs - row.tokenless_priced_jobs === 0 ? null : Math.round(row.cost_usd * 1e6) / 1e6,
 		priced_jobs: row.priced_jobs,
 	};
 }

@@ -56,8 +56,9 @@ describe("GET /v1/usage: tokens and cost by agent and day", () => {
 		expect(page.days).toEqual([
 			{ day: "2026-11-03", agent: "usage-a", jobs: 1, ...tokens(1000), cost_usd: 0.5, priced_jobs: 1 },
 			{ day: "2026-11-02", agent: "usage-a", jobs: 2, ...tokens(111), cost_usd: 0.25, priced_jobs: 1 },
-			// A job that never called a model cost nothing: priced, at $0, not among the unpriced.
-			{ day: "2026-11-02", agent: "usage-b", jobs: 1, ...tokens(0), cost_usd: 0, priced_jobs: 1 },
+			// A job that never called a model cost nothing: priced, at $0, not among the unpriced; alone, it
+			// makes no cost for the day.
+			{ day: "2026-11-02", agent: "usage-b", jobs: 1, ...tokens(0), cost_usd: null, priced_jobs: 1 },
 		]);
 
 		// One agent, one day.
@@ -67,6 +68,40 @@ describe("GET /v1/usage: tokens and cost by agent and day", () => {
 		await deleteFromJobIndex(env.DB, "usage-a", [a1.ended.id, a2.ended.id]);
 		await deleteFromJobIndex(env.DB, "usage-b", [b1.ended.id]);
 		expect((await usage("since=2026-11-01&until=2026-11-03")).days).toEqual(page.days);
+	});
+
+	it("gives no cost for a day on which no job that used tokens was priced: a job that never called a model is priced, at $0, but does not make the day's cost $0", async () => {
+		const none: JobUsage = { per_model: {}, num_turns: 0, total_cost_usd: null };
+		const noCall = (agent: string, hour: string, status: "cancelled" | "failed") => lifecycleRecords(agent, new Date(`2026-09-10T${hour}:00:00Z`), status).ended;
+		// As the walkthrough had it: a cancelled and a failed run that made no model call, and a run on
+		// a model without a price; every record's total_cost_usd null.
+		const unpriced = job("nocall-a", "2026-09-10T10:00:00Z", { per_model: { "model-unpriced": tokens(50) }, num_turns: 1, total_cost_usd: null });
+		const priced = job("nocall-b", "2026-09-10T10:00:00Z", { per_model: { "model-x": tokens(50) }, num_turns: 1, total_cost_usd: 0.2 });
+		await upsertJobIndex(env.DB, [
+			{ ...noCall("nocall-a", "08", "cancelled"), usage: none },
+			{ ...noCall("nocall-a", "09", "failed"), usage: none },
+			unpriced.ended,
+			{ ...noCall("nocall-b", "08", "cancelled"), usage: none },
+			priced.ended,
+			{ ...noCall("nocall-c", "08", "failed"), usage: none },
+		]);
+		expect((await usage("since=2026-09-10&until=2026-09-10")).days).toEqual([
+			// Its tokens' cost is not known: no cost, not $0 (the two that made no call are still priced).
+			{ day: "2026-09-10", agent: "nocall-a", jobs: 3, ...tokens(50), cost_usd: null, priced_jobs: 2 },
+			// Beside a priced job, one that made no call is priced at $0: the day is not partly priced.
+			{ day: "2026-09-10", agent: "nocall-b", jobs: 2, ...tokens(50), cost_usd: 0.2, priced_jobs: 2 },
+			// No job that used tokens at all: no cost either.
+			{ day: "2026-09-10", agent: "nocall-c", jobs: 1, ...tokens(0), cost_usd: null, priced_jobs: 1 },
+		]);
+
+		// A day added to before migration 0013 (its tokenless_priced_jobs 0) is answered as it was: the
+		// rollup holds sums, not jobs, so it cannot be told apart.
+		await env.DB.prepare(
+			`INSERT INTO usage_daily (day, agent, jobs, input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens, cost_usd, priced_jobs) VALUES (?, 'nocall-old', 3, 50, 100, 150, 200, 0, 2)`,
+		)
+			.bind(Date.parse("2026-09-09"))
+			.run();
+		expect((await usage("since=2026-09-09&until=2026-09-09")).days).toEqual([{ day: "2026-09-09", agent: "nocall-old", jobs: 3, ...tokens(50), cost_usd: 0, priced_jobs: 2 }]);
 	});
 
 	it("adds a job whose id another agent's job holds never, rather than once per send: it has no index row to count it by", async () => {

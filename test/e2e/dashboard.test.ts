@@ -1396,6 +1396,23 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+	it("says no cost, not $0, for a day whose only priced jobs made no model call", async () => {
+		const page = await signedIn("/usage");
+		const today = new Date().toISOString().slice(0, 10);
+		// A cancelled and a failed run that made no call (priced, at $0) and a run on a model without a price.
+		const day = { day: today, agent: "unpriced", jobs: 3, input_tokens: 1000, output_tokens: 100, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, cost_usd: null, priced_jobs: 2 };
+		await page.route(
+			(u) => u.pathname === "/v1/usage",
+			(route) => route.fulfill({ json: { days: [day], next_cursor: null } }),
+		);
+		await page.reload();
+		const row = page.locator("#usage-table tbody tr", { hasText: "unpriced" });
+		await row.waitFor(LIVE);
+		expect(await row.locator("td").last().textContent()).toBe("—");
+		expect(await page.locator("#usage-chart rect.bar title").first().textContent()).not.toContain("$");
+		await page.close();
+	});
+
 	it("shows why the usage page could not load, and no longer says it is loading", async () => {
 		const page = await signedIn("/usage");
 		await page.locator("#usage-meta", { hasText: /^Last 7 days/ }).waitFor(LIVE);

@@ -80,5 +80,6 @@ type View = (signal: AbortSignal) => Promise<void>;
 type SseHandlers = { event: (ev: SseEvent) => "end" | void; retry: (ms: number) => void };
 
 // usage.client.js: one agent's day (or the day's other agents, summed), as the chart and table show it.
-type Usage = { jobs: number; input: number; output: number; cacheWrite: number; cacheRead: number; cost: number; priced: number };
+/** `costed`: how many of the rows summed have a cost (the API's cost_usd is not null). */
+type Usage = { jobs: number; input: number; output: number; cacheWrite: number; cacheRead: number; cost: number; priced: number; costed: number };
 type UsageCell = Usage & { day: number; agent: string };

@@ -33,6 +33,8 @@ async function usageView(signal) {
 					cacheRead: u.cache_read_input_tokens,
 					cost: u.cost_usd ?? 0,
 					priced: u.priced_jobs,
+					// Null when no job that used tokens was priced (those that made no call are, at $0): "—", not $0.
+					costed: u.cost_usd === null ? 0 : 1,
 				});
 			}
 			cursor = page.next_cursor;
@@ -78,7 +80,7 @@ async function usageView(signal) {
 			const v = totalOf(c);
 			const tip = label + " · " + new Date(d).toISOString().slice(0, 10) + "\n" + num(v) + " tokens in " + num(c.jobs) + (c.jobs === 1 ? " job" : " jobs") +
 				"\ninput " + num(c.input) + " · output " + num(c.output) + " · cache write " + num(c.cacheWrite) + " · cache read " + num(c.cacheRead) +
-				(c.priced ? "\n" + costText(c) : "");
+				(c.costed ? "\n" + costText(c) : "");
 			root.append(svg("rect", { ...attrs, x: cx - barW / 2, y: y(acc + v), width: barW, height: Math.max(y(acc) - y(acc + v), 1) }, svg("title", { text: tip })));
 			acc += v;
 		};
@@ -86,7 +88,7 @@ async function usageView(signal) {
 			const c = cells.get(d + "|" + agent);
 			if (c && totalOf(c) > 0) bar(c, agent, { class: "bar " + series(agent), "data-agent": agent });
 		}
-		const rest = { jobs: 0, input: 0, output: 0, cacheWrite: 0, cacheRead: 0, cost: 0, priced: 0 };
+		const rest = { jobs: 0, input: 0, output: 0, cacheWrite: 0, cacheRead: 0, cost: 0, priced: 0, costed: 0 };
 		let restAgents = 0;
 		for (const agent of others) {
 			const c = cells.get(d + "|" + agent);
@@ -111,7 +113,7 @@ async function usageView(signal) {
 		h("td", { class: "num", text: num(c.output) }),
 		h("td", { class: "num", text: num(c.cacheWrite) }),
 		h("td", { class: "num", text: num(c.cacheRead) }),
-		h("td", { class: "num", text: c.priced ? costText(c) : "—" }))));
+		h("td", { class: "num", text: c.costed ? costText(c) : "—" }))));
 	if (!rows.length) tbody.append(h("tr", null, h("td", { colspan: 8, class: "muted", text: "No jobs in the last " + USAGE_DAYS + " days." })));
 }
 
