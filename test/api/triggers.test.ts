@@ -91,6 +91,21 @@ describe("POST /v1/agents/:agent/jobs", () => {
 		expect(await runsOf("refuser")).toEqual([]);
 	});
 
+	it("refuses an empty prompt once, in words, on each route that takes one: not again in the validator's own", async () => {
+		await createAgent({ name: "blank" });
+		const ended = await trigger("blank", { prompt: "x" });
+		const { id } = (await ended.json()) as Job;
+		const routes: [string, unknown][] = [["/v1/agents/blank/jobs", { prompt: "" }], [`/v1/jobs/${id}/continue`, { prompt: "" }], [`/v1/jobs/${id}/fork`, { prompt: "" }]];
+		for (const [path, body] of routes) {
+			const res = await call(path, { method: "POST", as: "operate", body });
+			expect(res.status, path).toBe(400);
+			const error = await errorOf(res);
+			expect(error.details?.issues, path).toEqual([{ path: "prompt", message: "must not be empty or only whitespace: the Messages API refuses an empty message" }]);
+			expect(error.message, path).not.toMatch(/Too small|>=1/);
+		}
+		expect(await runsOf("blank")).toHaveLength(1);
+	});
+
 	it("refuses an override whose words a soft hyphen, a bidi mark or a virama and ZWJ separate, as a job's prompt and as an agent's default prompt", async () => {
 		await createAgent({ name: "separated" });
 		const prompts = [

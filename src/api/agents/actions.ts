@@ -18,7 +18,7 @@ const TriggerBody = z
 	.strictObject({
 		prompt: z
 			.string()
-			.min(1)
+			// No .min(1): NOT_BLANK refuses "" too, and a second issue said it again in zod's words.
 			.max(MAX_PROMPT_CHARS)
 			.regex(NOT_BLANK, BLANK_MESSAGE)
 			.optional()

@@ -113,7 +113,7 @@ const ApprovalBody = z
 	.openapi("ApprovalRequest");
 const FollowUpPrompt = z
 	.string()
-	.min(1)
+	// No .min(1): NOT_BLANK refuses "" too, and a second issue said it again in zod's words.
 	.max(MAX_PROMPT_CHARS)
 	.regex(NOT_BLANK, BLANK_MESSAGE)
 	.openapi({ description: `Up to ${MAX_PROMPT_CHARS.toLocaleString("en-US")} characters (Unicode code points), in a body of up to ${bodySize(PROMPT_BODY_BYTES)}` });
