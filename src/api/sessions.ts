@@ -198,7 +198,7 @@ async function findInAgent(env: Env, agent: string, id: string): Promise<Session
 async function findByFirstJob(env: Env, id: string): Promise<SessionDetail> {
 	const jobPrefix = firstJobPrefix(id);
 	if (jobPrefix === null) {
-		throw new NotFoundError(`no session ${id} found without its agent: an id of the form ses-<uuid> (a session from before ids named their first job) is looked up with ?agent=<name>`);
+		throw new NotFoundError(`no session ${id} found without its agent: an id of the form ses-<uuid> (a session from before ids named their first job) is looked up through its agent: ?agent=<name> in the API, --agent <name> in drover sessions resume`);
 	}
 	const found: { session_id: string; agent: string }[] = [];
 	let only: SessionDetail | null = null;
@@ -228,7 +228,7 @@ async function findByFirstJob(env: Env, id: string): Promise<SessionDetail> {
 		}
 	}
 	if (found.length === 1 && only !== null) return only;
-	throw new NotFoundError(`no session ${id}: no job of the index started a session of that id (a session whose first job retention removed is found with ?agent=<name>)`);
+	throw new NotFoundError(`no session ${id}: no job of the index started a session of that id (a session whose first job retention removed is found through its agent: ?agent=<name> in the API, --agent <name> in drover sessions resume)`);
 }
 
 function ambiguous(id: string, candidates: { session_id: string; agent: string }[]): ConflictError {

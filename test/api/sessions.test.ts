@@ -143,6 +143,8 @@ describe("session ids", () => {
 		const none = await call("/v1/sessions/ses-job-2020-01-01-zzzzzz");
 		expect(none.status).toBe(404);
 		expect((await errorOf(none)).message).toMatch(/^no session ses-job-2020-01-01-zzzzzz: /);
+		// Said to a CLI user as well as to the API's: how each names the agent.
+		expect((await errorOf(await call("/v1/sessions/ses-job-2020-01-01-zzzzzz"))).message).toMatch(/found through its agent: \?agent=<name> in the API, --agent <name> in drover sessions resume\)$/);
 		const agent = await call("/v1/sessions/ses-job-2020-01-01-zzzzzz?agent=no-such-agent");
 		expect(agent.status).toBe(404);
 		expect((await errorOf(agent)).message).toBe("no agent named no-such-agent");
@@ -160,7 +162,7 @@ describe("session ids", () => {
 		});
 		const without = await call(`/v1/sessions/${legacy}`);
 		expect(without.status).toBe(404);
-		expect((await errorOf(without)).message).toMatch(/ses-<uuid> .* is looked up with \?agent=<name>$/);
+		expect((await errorOf(without)).message).toMatch(/ses-<uuid> .* is looked up through its agent: \?agent=<name> in the API, --agent <name> in drover sessions resume$/);
 
 		const found = await call(`/v1/sessions/${legacy}?agent=ses-legacy`);
 		expect(found.status).toBe(200);
