@@ -2812,6 +2812,24 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		await page.close();
 	});
 
+	it("says each problem of an approval's input once, as one sentence each, not with doubled punctuation", async () => {
+		const tool = { ...TICKET_TOOL, input_schema: { type: "object", properties: { title: { type: "string" }, body: { type: "string" } }, required: ["title", "body"] } };
+		const { job } = await awaitingApproval(`dash-issues-${run}`, { text: "Filed." }, { tools: [tool] });
+		const page = await signedIn(`/jobs/${job.id}`);
+		await page.locator("#job-approval").waitFor({ state: "visible", ...LIVE });
+		await page.locator("#approval-input").fill(JSON.stringify({ title: 5 }));
+		await page.locator("#approval-approve").click();
+		const error = page.locator("#approval-error", { hasText: "does not match create_ticket's input_schema" });
+		await error.waitFor(LIVE);
+		const text = (await error.textContent())!;
+		// Both problems, each its own clause (the missing body, the type of title), joined by "; " alone.
+		expect(text).toContain('tool_input: Instance does not have required property "body"');
+		expect(text).toContain('tool_input/title: Instance type "number" is invalid. Expected "string"');
+		expect(text).not.toMatch(/[.;:,][.;]/);
+		await call("POST", `/v1/jobs/${job.id}/approval`, tokens.operate, { decision: "deny" });
+		await page.close();
+	});
+
 	it("shows a job's times as the exact time with its zone, beside the relative one, on its page and in the jobs list", async () => {
 		const agent = await createAgent(`dash-exact-${run}`, {});
 		await script({ text: "Done." });

@@ -460,6 +460,8 @@ describe("webhook tools", () => {
 		const outcome = await callWebhookTool(hookTool, { title: 7 }, ctxWith({ MY_HOOK_URL: HOOK_URL }), "toolu_10");
 		expect(outcome.ok).toBe(false);
 		expect(outcome.content).toMatch(/^input does not match create_ticket's input_schema, so it was not sent: tool_input\/title: .*string/);
+		// One sentence's end, not the validator's period and then the message's own.
+		expect(outcome.content).toMatch(/"string"\. Call create_ticket again with input that matches it\.$/);
 		expect(outboundLog).toEqual([]);
 	});
 

@@ -32,7 +32,9 @@ export function toolInputProblems(agent: AgentDefinition, name: string, input: R
 	return errors
 		.filter((e: OutputUnit) => !UMBRELLA.has(e.keyword))
 		.slice(0, MAX_PROBLEMS)
-		.map((e: OutputUnit) => ({ path: `tool_input${e.instanceLocation.slice(1)}`, message: e.error }));
+		// The validator ends each message with a period, and every caller joins them with "; " or ends
+		// its sentence after them: kept, it made `"body".; tool_input…` and `"body".. Call…`.
+		.map((e: OutputUnit) => ({ path: `tool_input${e.instanceLocation.slice(1)}`, message: e.error.replace(/\.$/, "") }));
 }
 
 /**
