@@ -3054,6 +3054,23 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		await page.close();
 	});
 
+	it("says there is no such agent when the agent filter names none, as the CLI does, and only that none match for an agent without jobs", async () => {
+		const nope = `nope-${run}`;
+		// The list itself answers an unknown agent's filter as an idle one's: empty.
+		expect(await call<{ jobs: unknown[] }>("GET", `/v1/jobs?agent=${nope}`, tokens.read)).toEqual({ jobs: [], next_cursor: null });
+		const page = await signedIn(`/jobs?agent=${nope}`, tokens.read);
+		const empty = page.locator("#jobs-empty");
+		await empty.waitFor(LIVE);
+		expect(await empty.textContent()).toBe(`No jobs match: no agent named ${nope}.`);
+		// An agent that exists but has run nothing: none match, nothing more.
+		const idle = await createAgent(`dash-idle-${run}`, {});
+		const agent = page.locator("#jobs-filter input[name=agent]");
+		await agent.fill(idle);
+		await agent.press("Enter");
+		await expect.poll(() => empty.textContent(), LIVE).toBe("No jobs match.");
+		await page.close();
+	});
+
 	it("wraps a 63-character agent name in the fleet rather than widen its column", async () => {
 		const page = await context.newPage();
 		const { agents } = await fakeFleet(page, 3);

@@ -67,6 +67,23 @@ async function jobsView(signal) {
 		for (const k of JOB_FILTERS) if (form.elements[k].value.trim()) q.set(k, form.elements[k].value.trim());
 		return q;
 	};
+	/**
+	 * Why the list of `filters` is empty, when its agent filter names no agent: the API's 404 message,
+	 * else null. The list answers a mistyped agent's filter as an idle agent's (empty), so it is asked
+	 * of the agent's own jobs route, which knows a deleted agent's too, as the CLI asks.
+	 * @param {string} filters @param {JobPage} page @returns {Promise<string | null>}
+	 */
+	const noSuchAgent = async (filters, page) => {
+		const agent = new URLSearchParams(filters).get("agent");
+		if (page.jobs.length || !agent) return null;
+		try {
+			await api("/v1/agents/" + enc(agent) + "/jobs?limit=1", { signal });
+			return null;
+		} catch (err) {
+			if (err instanceof ApiError && err.status === 404) return err.message;
+			throw err;
+		}
+	};
 	/** @param {boolean} reset */
 	const load = async (reset) => {
 		const mine = reset ? ++generation : generation;
@@ -80,8 +97,11 @@ async function jobsView(signal) {
 		if (!reset && cursor) q.set("cursor", cursor);
 		/** @type {JobPage} */
 		let page;
+		/** @type {string | null} */
+		let missing = null;
 		try {
 			page = await api("/v1/jobs?" + q, { signal });
+			if (reset) missing = await noSuchAgent(q.toString(), page);
 		} catch (err) {
 			// A filter the API refuses (a name that cannot be an agent's) lists nothing: the rows and
 			// count of the list before it must not stay under its error.
@@ -96,10 +116,14 @@ async function jobsView(signal) {
 		}
 		if (mine !== generation) return; // a newer filter answered first
 		if (reset) paged = false;
-		draw(page, reset);
+		draw(page, reset, missing);
 	};
-	/** Puts a page of jobs on screen, in place of the list (reset) or after it. @param {JobPage} page @param {boolean} reset */
-	const draw = (page, reset) => {
+	/**
+	 * Puts a page of jobs on screen, in place of the list (reset) or after it; `missing` says why the
+	 * list is empty when its agent filter names no agent.
+	 * @param {JobPage} page @param {boolean} reset @param {string | null} [missing]
+	 */
+	const draw = (page, reset, missing) => {
 		if (reset) {
 			tbody.replaceChildren();
 			shown = 0;
@@ -110,7 +134,7 @@ async function jobsView(signal) {
 		older.hidden = !cursor;
 		$("#jobs-empty").hidden = shown > 0;
 		// "No jobs match." read as if a filter were set, on a fresh deployment with none.
-		$("#jobs-empty").textContent = applied ? "No jobs match." : "No jobs yet: they appear here when an agent runs.";
+		$("#jobs-empty").textContent = missing ? "No jobs match: " + printable(missing) + "." : applied ? "No jobs match." : "No jobs yet: they appear here when an agent runs.";
 		setText($("#jobs-meta"), shown + (cursor ? " shown, more older" : shown === 1 ? " job" : " jobs"));
 	};
 	let applied = query().toString();
@@ -178,8 +202,9 @@ async function jobsView(signal) {
 		q.set("limit", "25");
 		/** @type {JobPage} */
 		const page = await api("/v1/jobs?" + q, { signal });
+		const missing = await noSuchAgent(q.toString(), page);
 		if (mine !== generation || paged || paging) return; // a filter or "Older" came meanwhile
-		keepingFocus(tbody, () => draw(page, true));
+		keepingFocus(tbody, () => draw(page, true, missing));
 	};
 	await load(true);
 	poll(refresh, LIVE_MS);
