@@ -112,7 +112,10 @@ async function apply(ctx: Context, file: string, opts: { json?: boolean }): Prom
 			// Said with the agent it was about: a file of several would leave the reader guessing.
 			if (err instanceof CliError) {
 				const done = answers.length === 0 ? "" : ` (${answers.length} before it applied)`;
-				throw new CliError(`${name}: ${err.message}${done}`, err.exitCode, err.hint);
+				const message = `${name}: ${err.message}${done}`;
+				// Still the API's error, so its request id is printed after a 401, a 403 or a 5xx.
+				if (err instanceof ApiError) throw new ApiError(err.status, err.code, message, err.hint, err.requestId);
+				throw new CliError(message, err.exitCode, err.hint);
 			}
 			throw err;
 		}

@@ -785,6 +785,8 @@ describe("defining agents: apply and delete", () => {
 		const reader = await drover(["apply", "-"], { stdin: `name: ${a}\nmodel: x\n`, token: tokens.read });
 		expect(reader.status).toBe(1);
 		expect(reader.stderr).toMatch(/stronger role/);
+		// What the Worker logged the refusal under, as every other command prints it after a 403.
+		expect(reader.stderr).toMatch(/^drover: request id: [0-9a-f-]{36} \(the Worker's logs name the request by it\)$/m);
 		expect((await definitionOf(a)).prompt).toBe("First, changed.");
 	});
 
