@@ -81,9 +81,24 @@ async function readDefinitions(file: string): Promise<Definition[]> {
 	try {
 		bytes = await readFile(file);
 	} catch (err) {
-		throw new CliError(`cannot read ${printable(file)}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+		throw new CliError(`cannot read ${printable(file)}: ${readProblem(err as NodeJS.ErrnoException)}`);
 	}
 	return definitionsIn(utf8Text(bytes, printable(file)), printable(file));
+}
+
+/** Why a file could not be read, in words: an errno code (ENOENT) means nothing to most readers. */
+function readProblem(err: NodeJS.ErrnoException): string {
+	switch (err.code) {
+		case "ENOENT":
+			return "no such file";
+		case "EACCES":
+		case "EPERM":
+			return "permission denied";
+		case "EISDIR":
+			return "it is a directory";
+		default:
+			return err.code ?? err.message;
+	}
 }
 
 /** Each agent created (POST) when the API has none by its name, else replaced (PUT); in file order, stopping at the first refusal. */

@@ -2,7 +2,7 @@
 // Worker bundle running locally, with jobs answered by the Messages API emulator.
 import { spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -36,6 +36,8 @@ interface RunOptions {
 	url?: string;
 	stdin?: string;
 	env?: Record<string, string>;
+	/** Run as this user (and its group of the same id). */
+	uid?: number;
 }
 
 // The Worker's Env types widen NodeJS.ProcessEnv; a child's environment is plain strings.
@@ -48,7 +50,7 @@ function cliEnv(options: RunOptions): NodeJS.ProcessEnv {
 
 /** Starts the binary; `done` resolves when it exits (killed after 45 s so a hang fails, not stalls, the run). */
 function start(args: string[], options: RunOptions = {}) {
-	const child = spawn(process.execPath, [CLI, ...args], { env: cliEnv(options), stdio: ["pipe", "pipe", "pipe"] });
+	const child = spawn(process.execPath, [CLI, ...args], { env: cliEnv(options), stdio: ["pipe", "pipe", "pipe"], ...(options.uid === undefined ? {} : { uid: options.uid, gid: options.uid }) });
 	let stdout = "";
 	let stderr = "";
 	child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
@@ -763,7 +765,8 @@ describe("defining agents: apply and delete", () => {
 
 		const e = `cli-def-e-${suffix}`;
 		const refused: [string, RegExp][] = [
-			[path.join(dir, "missing.yaml"), /^drover: cannot read .*missing\.yaml: ENOENT\n$/],
+			[path.join(dir, "missing.yaml"), /^drover: cannot read .*missing\.yaml: no such file\n$/],
+			[dir, /^drover: cannot read .*drover-apply-\w+: it is a directory\n$/],
 			[file("broken.yaml", `name: ${e}\nmodel: [unclosed\n`), /^drover: .*broken\.yaml is not valid YAML or JSON: /],
 			[file("pricing.yaml", `pricing: {}\nagents:\n  - name: ${e}\n    model: x\n`), /^drover: .*pricing\.yaml: `pricing` is fleet\.yaml's alone; apply takes agents\n$/],
 			[file("twice.yaml", `- { name: ${e}, model: x }\n- { name: ${e}, model: y }\n`), new RegExp(`^drover: .*twice\\.yaml defines ${e} twice\\n$`)],
@@ -776,6 +779,13 @@ describe("defining agents: apply and delete", () => {
 			expect(bad.stderr).toMatch(message);
 		}
 		expect((await api(`/v1/agents/${e}`)).status).toBe(404);
+
+		// A file its user may not read (root reads any: the CLI then runs as nobody).
+		const locked = file("locked.yaml", `name: ${e}\n`);
+		chmodSync(locked, 0o000);
+		const denied = await drover(["apply", locked], process.getuid?.() === 0 ? { uid: 65534 } : {});
+		expect(denied.status).toBe(1);
+		expect(denied.stderr).toMatch(/^drover: cannot read .*locked\.yaml: permission denied\n$/);
 	});
 
 	it("apply refuses a fleet.yaml agent and a token below admin, saying what to do", async () => {
