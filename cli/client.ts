@@ -69,6 +69,12 @@ export function networkReason(err: unknown): string {
 	return err.message;
 }
 
+/** The system's code for why fetch failed (ECONNREFUSED, ERR_SSL_…), when it gives one. */
+function causeCode(err: unknown): string | null {
+	const code = err instanceof Error ? ((err as { cause?: { code?: unknown } }).cause?.code ?? null) : null;
+	return typeof code === "string" ? code : null;
+}
+
 export interface RequestOptions {
 	method?: string;
 	query?: Record<string, string | number | undefined>;
@@ -159,6 +165,11 @@ export class ApiClient {
 		try {
 			res = await fetch(url, { method: options.method ?? "GET", headers, body, signal: signals.length ? AbortSignal.any(signals) : undefined });
 		} catch (err) {
+			// https:// to a plain HTTP server (npm start's is one) fails the TLS handshake: OpenSSL's
+			// "wrong version number" line says nothing a user can act on.
+			if (url.protocol === "https:" && causeCode(err) === "ERR_SSL_WRONG_VERSION_NUMBER") {
+				throw new CliError(`cannot reach ${this.url}: it does not speak TLS (ERR_SSL_WRONG_VERSION_NUMBER)`, 1, `the server speaks plain HTTP, not HTTPS, as npm start's local drover does: use ${this.url.replace(/^https:/, "http:")}`);
+			}
 			throw new CliError(`cannot reach ${this.url}: ${networkReason(err)}`, 1, this.url === DEFAULT_URL ? "is drover running? set DROVER_URL (or --url) to its address" : null);
 		}
 		if (!res.ok && !options.accept?.includes(res.status)) throw await this.#errorOf(res, requestOf(path, options));

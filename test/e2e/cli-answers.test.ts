@@ -1189,6 +1189,21 @@ describe("--url/DROVER_URL that is not the Worker's base URL", () => {
 		}
 		expect(api.seen).toEqual([]);
 	});
+
+	it("https:// to a server speaking plain HTTP (npm start's) says to use http://, not OpenSSL's error", async () => {
+		const api = await fakeApi({});
+		const https = api.url.replace(/^http:/, "https:");
+		const cause = `drover: cannot reach ${https}: it does not speak TLS (ERR_SSL_WRONG_VERSION_NUMBER)`;
+		const hint = `the server speaks plain HTTP, not HTTPS, as npm start's local drover does: use ${api.url}`;
+		const jobs = await runCliProcess(["jobs"], { DROVER_URL: https, DROVER_TOKEN: TOKEN });
+		expect(jobs.status).toBe(1);
+		expect(jobs.stderr).toBe(`${cause}\ndrover: hint: ${hint}\n`);
+		const doctor = await runCliProcess(["doctor"], { DROVER_URL: https, DROVER_TOKEN: TOKEN });
+		expect(doctor.status).toBe(1);
+		const reachable = doctor.stdout.split("\n").find((l) => l.startsWith("✗ reachable"));
+		expect(reachable?.replace(/^✗ reachable\s+/, "")).toBe(`${cause.slice("drover: ".length)} (${hint})`);
+		expect(doctor.stdout).not.toMatch(/SSL routines|openssl/);
+	});
 });
 
 describe("drover status", () => {
