@@ -199,6 +199,11 @@ export class ApiClient {
 	 * them is not drover's (a wrong --url, a catch-all proxy), and says so in one line.
 	 */
 	async json<T>(path: string, shape: Shape<T>, options: RequestOptions = {}): Promise<T> {
+		return (await this.answer(path, shape, options)).value;
+	}
+
+	/** As `json`, with the answer's status: a 200 where a create answers 201 is a replay of an earlier request. */
+	async answer<T>(path: string, shape: Shape<T>, options: RequestOptions = {}): Promise<{ status: number; value: T }> {
 		const res = await this.fetch(path, options);
 		const text = await readText(res, this.url);
 		const request = requestOf(path, options);
@@ -210,7 +215,7 @@ export class ApiClient {
 		}
 		const problem = problemOf(shape, value);
 		if (problem !== null) throw this.notDrover(`${request}: ${problem}`);
-		return value as T;
+		return { status: res.status, value: value as T };
 	}
 
 	/** The error for an answer that is not the drover API's: "<url> does not answer as a drover API (GET /v1/jobs: missing `jobs`)". */

@@ -26,8 +26,8 @@ export function registerTrigger(program: Command): void {
 }
 
 async function trigger(ctx: Context, agent: string, opts: TriggerOptions): Promise<number> {
-	const job = await ctx.client
-		.json(`/v1/agents/${encodeURIComponent(agent)}/jobs`, shapes.job, {
+	const { status, value: job } = await ctx.client
+		.answer(`/v1/agents/${encodeURIComponent(agent)}/jobs`, shapes.job, {
 			method: "POST",
 			body: opts.prompt === undefined ? {} : { prompt: opts.prompt },
 			headers: opts.idempotencyKey === undefined ? {} : { "idempotency-key": opts.idempotencyKey },
@@ -39,6 +39,10 @@ async function trigger(ctx: Context, agent: string, opts: TriggerOptions): Promi
 			}
 			throw err;
 		});
+	// 200, not 201: the key's job from an earlier request within 24 h. The same id printed silently read as a new run.
+	if (status === 200 && opts.idempotencyKey !== undefined) {
+		ctx.err(`drover: ${printable(job.id)} is the job idempotency key ${printable(opts.idempotencyKey)} already started (${printable(job.status)}); no new job was started`);
+	}
 	return reportJob(ctx, job, opts);
 }
 

@@ -194,8 +194,11 @@ describe("drover trigger --wait: the exit code is the job's outcome", () => {
 		expect(first.status, first.stderr).toBe(0);
 		const job = JSON.parse(first.stdout) as JobRecord;
 		expect(job).toMatchObject({ agent: agents.ok, trigger_type: "manual", owner: "root" });
+		expect(first.stderr).toBe("");
 		const again = await drover(["trigger", agents.ok, "--idempotency-key", `cli-${suffix}`]);
 		expect(again.stdout.trim()).toBe(job.id);
+		// The API's 200 (not 201): the key's job, started by the first; said, so a replay is not taken for a new run.
+		expect(again.stderr).toMatch(new RegExp(`^drover: ${job.id} is the job idempotency key cli-${suffix} already started \\((pending|running|completed)\\); no new job was started\n$`));
 		await jobIn(job.id, ["completed"]);
 	});
 
