@@ -74,7 +74,7 @@ export function registerActions(program: Command): void {
 		.argument("<id>", "job id", jobIdArg)
 		.option("-p, --prompt <prompt>", "the new job's prompt (default: the original's)")
 		.option("--allow-definition-change", "run even if the agent's definition changed since the job")
-		.option("-w, --wait", "follow the new job to its end (exit code as for trigger --wait)")
+		.option("-w, --wait", "follow the new job to its end and print its final answer (exit code as for trigger --wait)")
 		.option("--json", "print the API's JSON")
 		.action(act((ctx, id: string, opts: FollowUpOptions) => followUp(ctx, id, "fork", opts)));
 
@@ -84,7 +84,7 @@ export function registerActions(program: Command): void {
 		.argument("<id>", "job id", jobIdArg)
 		.requiredOption("-p, --prompt <prompt>", "what to say next")
 		.option("--allow-definition-change", "run even if the agent's definition changed since the job")
-		.option("-w, --wait", "follow the new job to its end (exit code as for trigger --wait)")
+		.option("-w, --wait", "follow the new job to its end and print its final answer (exit code as for trigger --wait)")
 		.option("--json", "print the API's JSON")
 		.action(act((ctx, id: string, opts: FollowUpOptions) => followUp(ctx, id, "continue", opts)));
 

@@ -64,7 +64,7 @@ export function registerSessions(program: Command): void {
 		.option("-p, --prompt <prompt>", "what to say next")
 		.option("-a, --agent <agent>", "the session's agent: needed for a ses-<uuid> id from before ids named their first job")
 		.option("--allow-definition-change", "run even if the agent's definition changed since the session's newest job")
-		.option("-w, --wait", "follow the new job to its end (exit code as for trigger --wait)")
+		.option("-w, --wait", "follow the new job to its end and print its final answer (exit code as for trigger --wait)")
 		.option("--json", "print the API's JSON")
 		.action(act(resume));
 }

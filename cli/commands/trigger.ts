@@ -19,7 +19,7 @@ export function registerTrigger(program: Command): void {
 		.description("run an agent now; prints the new job's id")
 		.argument("<agent>", "agent name", pathSegment)
 		.option("-p, --prompt <prompt>", "instead of the agent's default prompt")
-		.option("-w, --wait", "follow the job to its end, with live progress on stderr; exits 0 completed, 1 failed or indeterminate, 2 cancelled")
+		.option("-w, --wait", "follow the job to its end, with live progress on stderr, then print its final answer; exits 0 completed, 1 failed or indeterminate, 2 cancelled")
 		.option("--idempotency-key <key>", "the same key within 24 h returns the same job instead of starting another")
 		.option("--json", "print the API's JSON (with --wait: the finished job's record)")
 		.action(act(trigger));
@@ -58,8 +58,10 @@ export async function reportJob(ctx: Context, job: JobRecord, opts: { wait?: boo
 	}
 	// The id goes out first, so a script (or a person) can cancel or inspect the job while it runs.
 	if (!opts.json) ctx.out(printable(job.id));
-	const final = await waitFor(ctx, job);
+	const { final, answer } = await waitFor(ctx, job);
 	if (opts.json) ctx.json(final);
+	// What the model said: otherwise a second command (drover job, drover logs) to read it.
+	else if (answer !== null) ctx.out(printable(answer));
 	return outcomeCode(final.status);
 }
 
@@ -83,6 +85,8 @@ class Progress {
 	outputTokens = 0;
 	toolCalls = 0;
 	lastTool: string | null = null;
+	/** The text of the last assistant line, whole (the record's summary is cut at 2,000 characters); null when storage cut the line itself. */
+	lastAnswer: string | null = null;
 	#shown = "";
 
 	/** `status`: the job's as last known (the trigger's answer), until the stream tells a newer one. */
@@ -115,6 +119,7 @@ class Progress {
 		}
 		if (line.type === "assistant") {
 			this.turns++;
+			this.lastAnswer = typeof line.content === "string" && line.truncated === undefined ? line.content.trim() : null;
 		} else if (line.type === "tool_use") {
 			this.toolCalls++;
 			// Named by the model: printable (as the error's message below) before any styling.
@@ -182,8 +187,12 @@ function num(v: unknown): number {
 	return typeof v === "number" && Number.isFinite(v) ? v : 0;
 }
 
-/** Follows a job's stream to its end with progress on stderr; returns the final record. */
-export async function waitFor(ctx: Context, job: JobRecord): Promise<JobRecord> {
+/**
+ * Follows a job's stream to its end with progress on stderr; returns the final record and its final
+ * answer: null when it ended without one (no summary), else its last assistant line's text whole,
+ * or the summary when that line was cut to fit storage.
+ */
+export async function waitFor(ctx: Context, job: JobRecord): Promise<{ final: JobRecord; answer: string | null }> {
 	const jobId = job.id;
 	const progress = new Progress(ctx, jobId, job.status);
 	progress.render();
@@ -197,5 +206,7 @@ export async function waitFor(ctx: Context, job: JobRecord): Promise<JobRecord> 
 	});
 	const final = await ctx.client.json(`/v1/jobs/${encodeURIComponent(jobId)}`, shapes.job);
 	progress.finish(final);
-	return final;
+	// Not a string: a record without the field (an older Worker, or a stand-in that reads as one).
+	if (typeof final.summary !== "string" || final.summary.trim() === "") return { final, answer: null };
+	return { final, answer: progress.lastAnswer || final.summary };
 }

@@ -1372,7 +1372,8 @@ describe("drover sessions", () => {
 		});
 		const r = await runCli(api.url, ["sessions", "resume", "fake", "--prompt", "Go on.", "--wait"]);
 		expect(r.status, r.stderr).toBe(0);
-		expect(r.stdout).toBe("job-2026-01-03-newjob\n");
+		// Its id, then its final answer: the record's summary, where the stream carried no line of it.
+		expect(r.stdout).toBe("job-2026-01-03-newjob\nAll done.\n");
 		expect(r.stderr.trim().split("\n").at(-1)).toMatch(/^✓ job-2026-01-03-newjob completed in /);
 		expect(JSON.parse(api.seen.find((s) => s.route.startsWith("POST"))!.body)).toEqual({ prompt: "Go on." });
 	});

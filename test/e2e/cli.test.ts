@@ -22,6 +22,7 @@ const agents = {
 	fail: `cli-fail-${suffix}`,
 	slow: `cli-slow-${suffix}`,
 	approval: `cli-appr-${suffix}`,
+	long: `cli-long-${suffix}`,
 };
 
 interface Run {
@@ -118,6 +119,10 @@ async function createAgent(definition: Record<string, unknown>): Promise<void> {
 }
 
 const lines = (text: string) => text.split("\n").filter((l) => l.trim() !== "");
+/** The job id a trigger (fork, continue) prints first on stdout; with --wait its final answer follows. */
+const idOf = (r: Run) => r.stdout.split("\n")[0]!;
+/** A final answer of many lines, longer than a job's summary keeps (2,000 characters). */
+const LONG_ANSWER = Array.from({ length: 60 }, (_, i) => `Line ${i + 1} of the long answer, written out in full for the CLI test.`).join("\n");
 
 beforeAll(async () => {
 	await createAgent({ name: agents.ok, model: agents.ok, prompt: "Say hello." });
@@ -126,6 +131,8 @@ beforeAll(async () => {
 	await modelStep(agents.fail, { error: 400, message: "emulated bad request for the CLI test" });
 	await createAgent({ name: agents.slow, model: agents.slow, prompt: "Take your time." });
 	await modelStep(agents.slow, { delay_ms: 15_000, then: { text: "too late" } });
+	await createAgent({ name: agents.long, model: agents.long, prompt: "Write it all out." });
+	await modelStep(agents.long, { text: LONG_ANSWER });
 	// The emulator's demo calls the first tool, then answers; a .local host is refused before any
 	// request leaves, so nothing goes over the network.
 	await createAgent({
@@ -146,11 +153,12 @@ afterAll(async () => {
 describe("drover trigger --wait: the exit code is the job's outcome", () => {
 	let okJob = "";
 
-	it("exits 0 for a completed job, printing its id on stdout and progress on stderr", async () => {
+	it("exits 0 for a completed job, printing its id and then its final answer on stdout, and progress on stderr", async () => {
 		const r = await drover(["trigger", agents.ok, "--wait"]);
 		expect(r.status, r.stderr).toBe(0);
-		okJob = r.stdout.trim();
+		okJob = idOf(r);
 		expect(okJob).toMatch(/^job-\d{4}-\d{2}-\d{2}-[a-z0-9]{6}$/);
+		expect(r.stdout).toBe(`${okJob}\nAll good from the CLI test.\n`);
 		expect(r.stderr).toMatch(new RegExp(`✓ ${okJob} completed in .* · 1 turn · \\d+ in / \\d+ out tokens · 0 tool calls`));
 		// A job that has taken a turn is not pending, whatever the order the stream told things in.
 		expect(r.stderr).not.toMatch(/ pending · [1-9]\d* turn/);
@@ -160,11 +168,24 @@ describe("drover trigger --wait: the exit code is the job's outcome", () => {
 	it("exits 1 for a failed job, with the error on stderr", async () => {
 		const r = await drover(["trigger", agents.fail, "--wait", "--prompt", "fail, please"]);
 		expect(r.status).toBe(1);
-		const job = await getJob(r.stdout.trim());
+		const job = await getJob(idOf(r));
 		expect(job.status).toBe("failed");
 		expect(job.prompt).toBe("fail, please");
+		// No final answer to print: the id alone.
+		expect(r.stdout).toBe(`${job.id}\n`);
 		expect(r.stderr).toMatch(/✗ .* failed/);
 		expect(r.stderr).toContain(job.error!.message);
+	});
+
+	it("prints the whole final answer, past the 2,000 characters of the job's summary, its lines as the model wrote them", async () => {
+		const r = await drover(["trigger", agents.long, "--wait"]);
+		expect(r.status, r.stderr).toBe(0);
+		const job = await getJob(idOf(r));
+		expect(job.summary!.length).toBeLessThan(LONG_ANSWER.length);
+		expect(r.stdout).toBe(`${job.id}\n${LONG_ANSWER}\n`);
+		// --json is the record alone (its summary carries the answer).
+		const json = await drover(["trigger", agents.long, "--wait", "--json"]);
+		expect((JSON.parse(json.stdout) as JobRecord).summary).toBe(job.summary);
 	});
 
 	it("exits 2 for a cancelled job; cancel refuses without --yes when stdin is not a terminal", async () => {
@@ -316,7 +337,7 @@ describe("drover trigger --wait: the exit code is the job's outcome", () => {
 			expect(lines(last.stdout)).toEqual(output.slice(-1));
 
 			// Two more completed jobs: the agent's view reaches back across them, oldest first.
-			const more = [(await drover(["trigger", agents.ok, "--wait"])).stdout.trim(), (await drover(["trigger", agents.ok, "--wait"])).stdout.trim()];
+			const more = [idOf(await drover(["trigger", agents.ok, "--wait"])), idOf(await drover(["trigger", agents.ok, "--wait"]))];
 			const perJob = lines((await drover(["logs", "--job", more[1]!])).stdout);
 			const byAgent = await drover(["logs", agents.ok, "--lines", String(perJob.length + 2)]);
 			expect(byAgent.status, byAgent.stderr).toBe(0);
@@ -375,7 +396,7 @@ describe("drover trigger --wait: the exit code is the job's outcome", () => {
 		it("fork and continue start new jobs from a finished one", async () => {
 			const fork = await drover(["fork", okJob, "--prompt", "Again, differently.", "--wait"]);
 			expect(fork.status, fork.stderr).toBe(0);
-			const forked = await getJob(fork.stdout.trim());
+			const forked = await getJob(idOf(fork));
 			expect(forked).toMatchObject({ trigger_type: "fork", forked_from: okJob, status: "completed", prompt: "Again, differently." });
 
 			const cont = await drover(["continue", okJob, "--prompt", "And then?", "--json"]);
@@ -832,10 +853,10 @@ describe("a persistent session, end to end", () => {
 		expect(applied.status, applied.stderr).toBe(0);
 		const first = await drover(["trigger", name, "--wait", "--prompt", "Remember: 3 endpoints."]);
 		expect(first.status, first.stderr).toBe(0);
-		const firstId = first.stdout.trim();
+		const firstId = idOf(first);
 		const second = await drover(["trigger", name, "--wait", "--prompt", "What did you note?"]);
 		expect(second.status, second.stderr).toBe(0);
-		const secondId = second.stdout.trim();
+		const secondId = idOf(second);
 		expect(await getJob(secondId)).toMatchObject({ session_id: `ses-${firstId}`, continued_from: firstId });
 
 		const current = await drover(["sessions", "current", name]);
@@ -851,7 +872,7 @@ describe("a persistent session, end to end", () => {
 		expect(reset.stdout).toBe(`forgot ses-${firstId}: agent ${name}'s next run starts a new session\n`);
 		const third = await drover(["trigger", name, "--wait"]);
 		expect(third.status, third.stderr).toBe(0);
-		const thirdId = third.stdout.trim();
+		const thirdId = idOf(third);
 		expect(await getJob(thirdId)).toMatchObject({ session_id: `ses-${thirdId}`, continued_from: null });
 		expect((await drover(["delete", name, "--yes"])).status).toBe(0);
 	});
