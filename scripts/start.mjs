@@ -8,6 +8,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { parse as parseYaml } from "yaml";
 import { localVars } from "./local-vars.mjs";
+import { portProblem, portsRefused } from "./ports.mjs";
 
 // The emulator is TypeScript run by Node's type stripping, and wrangler wants Node 22 too. `npm start`
 // puts the project's own Node 22 (the `node` package) first on PATH; a bare `node` may be older.
@@ -29,6 +30,17 @@ const env = {
 	CLOUDFLARE_CF_FETCH_ENABLED: "false",
 };
 
+/** .dev.vars as it is (nothing when there is none yet): its NAME=value lines. */
+function readDevVars() {
+	if (!existsSync(".dev.vars")) return {};
+	return Object.fromEntries(
+		readFileSync(".dev.vars", "utf8")
+			.split("\n")
+			.filter((l) => /^[A-Z_]+=/.test(l))
+			.map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]),
+	);
+}
+
 function devVars() {
 	if (!existsSync(".dev.vars")) {
 		const token = `drover_local_${randomBytes(24).toString("hex")}`;
@@ -45,12 +57,7 @@ function devVars() {
 		);
 		console.log("Wrote .dev.vars with a new local admin token.");
 	}
-	const vars = Object.fromEntries(
-		readFileSync(".dev.vars", "utf8")
-			.split("\n")
-			.filter((l) => /^[A-Z_]+=/.test(l))
-			.map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]),
-	);
+	const vars = readDevVars();
 	const token = (vars.API_TOKENS ?? "").split(",")[0]?.split(":").slice(2).join(":");
 	return { token, apiKey: vars.ANTHROPIC_API_KEY ?? "", vars };
 }
@@ -80,6 +87,21 @@ function run(cmd, args) {
 	if (r.status !== 0) process.exit(r.status ?? 1);
 }
 
+// Before anything is checked, migrated or started: a drover already running holds these ports, and
+// answers the readiness probe below as if it were this one. The emulator runs only without a key.
+const emulatorPort = port + 1;
+const needed = [{ port, what: "drover's HTTP API" }];
+if (!readDevVars().ANTHROPIC_API_KEY) needed.push({ port: emulatorPort, what: "the Messages API emulator's (drover's port + 1)" });
+const refused = [];
+for (const need of needed) {
+	const problem = await portProblem(need.port, "127.0.0.1");
+	if (problem !== null) refused.push({ ...need, problem });
+}
+if (refused.length > 0) {
+	for (const line of portsRefused(refused, port)) console.error(line);
+	process.exit(1);
+}
+
 // wrangler's build step runs the same check, but a failing build leaves `wrangler dev` waiting for a
 // fix behind a page of its own stack trace: say it plainly here instead, before starting anything.
 if (spawnSync(process.execPath, ["scripts/check-fleet.ts"], { stdio: "inherit", env }).status !== 0) {
@@ -90,7 +112,6 @@ const { token, apiKey, vars } = devVars();
 // A webhook trigger's secret not set locally is made once, into .dev.vars, so the example fleet's
 // webhook answers signed requests out of the box (unset, it answers 503 "webhook not configured").
 const secrets = fleetSecrets();
-const emulatorPort = port + 1;
 const local = localVars({ devVars: vars, env: process.env, base, urlSecrets: secrets.urls, webhookSecrets: secrets.webhooks, sink: apiKey ? null : `http://127.0.0.1:${emulatorPort}` });
 const { madeHooks, sunk } = local;
 for (const name of local.envOnly)
@@ -143,9 +164,11 @@ dev.on("exit", (code) => {
 	process.exit(code ?? 0);
 });
 
-// Tell the newcomer what to do once the Worker answers.
+// Tell the newcomer what to do once the Worker answers: this one's, so never after its wrangler (or
+// the emulator) stopped, which another server on the port would not show.
 async function waitReady() {
 	for (let i = 0; i < 240; i++) {
+		if (stopping || dev.exitCode !== null) return false;
 		try {
 			const r = await fetch(`${base}/healthz`);
 			if (r.status === 200 || r.status === 503) return true;
@@ -154,7 +177,7 @@ async function waitReady() {
 	}
 	return false;
 }
-if (await waitReady()) {
+if ((await waitReady()) && !stopping && dev.exitCode === null) {
 	console.log(`
 drover is running at ${base}
   model:  ${apiKey ? "the Anthropic Messages API (ANTHROPIC_API_KEY from .dev.vars)" : `NO API KEY: the local Messages API emulator (http://127.0.0.1:${emulatorPort}) answers for Claude; put ANTHROPIC_API_KEY in .dev.vars to use the real API`}
