@@ -8,6 +8,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { parse as parseYaml } from "yaml";
 import { localVars } from "./local-vars.mjs";
+import { migrationsLine } from "./migrations.mjs";
 import { portProblem, portsRefused } from "./ports.mjs";
 
 // The emulator is TypeScript run by Node's type stripping, and wrangler wants Node 22 too. `npm start`
@@ -122,7 +123,18 @@ if (madeHooks.length > 0) {
 	for (const name of madeHooks) vars[name] = "(made)";
 	console.log(`Wrote ${madeHooks.join(", ")} to .dev.vars: fleet.yaml's webhook triggers are signed with ${madeHooks.length === 1 ? "it" : "them"}.`);
 }
-run("npx", ["wrangler", "d1", "migrations", "apply", "DB", "--local"]);
+// Kept, not shown: wrangler redraws the table of every migration after each one it applies (~400
+// lines on a first start). One line says what it did; a failure shows all of it. No stdin: wrangler
+// then takes its "continue?" as yes, as it does in any non-interactive run.
+const migrated = spawnSync("npx", ["wrangler", "d1", "migrations", "apply", "DB", "--local"], { stdio: ["ignore", "pipe", "pipe"], encoding: "utf8", maxBuffer: 64 * 1024 * 1024, env });
+if (migrated.status !== 0) {
+	process.stdout.write(migrated.stdout ?? "");
+	process.stderr.write(migrated.stderr ?? "");
+	console.error(`[drover] applying the D1 migrations to the local database failed (${migrated.error?.message ?? `exit code ${migrated.status ?? migrated.signal}`}): see wrangler's output above.`);
+	process.exit(migrated.status || 1);
+}
+const migrationsSaid = migrationsLine(`${migrated.stdout}${migrated.stderr}`);
+if (migrationsSaid !== null) console.log(migrationsSaid);
 
 // Without a key, the bundled Messages API emulator serves the model; the key guard lets a
 // loopback base URL through only when there is no key to leak.
@@ -164,42 +176,14 @@ dev.on("exit", (code) => {
 	process.exit(code ?? 0);
 });
 
-// Tell the newcomer what to do once the Worker answers: this one's, so never after its wrangler (or
-// the emulator) stopped, which another server on the port would not show.
-async function waitReady() {
-	for (let i = 0; i < 240; i++) {
-		if (stopping || dev.exitCode !== null) return false;
-		try {
-			const r = await fetch(`${base}/healthz`);
-			if (r.status === 200 || r.status === 503) return true;
-		} catch {}
-		await new Promise((r) => setTimeout(r, 500));
-	}
-	return false;
-}
-if ((await waitReady()) && !stopping && dev.exitCode === null) {
-	console.log(`
-drover is running at ${base}
-  model:  ${apiKey ? "the Anthropic Messages API (ANTHROPIC_API_KEY from .dev.vars)" : `NO API KEY: the local Messages API emulator (http://127.0.0.1:${emulatorPort}) answers for Claude; put ANTHROPIC_API_KEY in .dev.vars to use the real API`}
-  token:  ${token ? "the local admin token, API_TOKENS in .dev.vars (not printed: terminals keep scrollback and logs)" : "none: set API_TOKENS in .dev.vars"}${
-		sunk.length > 0 ? `\n  posts:  ${sunk.join(", ")} (fleet.yaml; not in .dev.vars) go to the emulator's sink, printed here as [sink] lines` : ""
-	}${
-		secrets.webhooks.length > 0 ? `\n  hooks:  POST ${base}/v1/hooks/<agent> is signed with its webhook secret (${secrets.webhooks.join(", ")}) from .dev.vars: see README, HTTP API` : ""
-	}
-  try:    export DROVER_URL=${base} DROVER_TOKEN="$(sed -n 's/^API_TOKENS=[^:]*:[^:]*://p' .dev.vars | cut -d, -f1)"
-          npx drover status
-          curl -H "Authorization: Bearer $DROVER_TOKEN" ${base}/v1/jobs
-          curl ${base}/healthz
-          ${base}/openapi.json  (the API, as OpenAPI)
-`);
-}
-
 // Deployed, Cloudflare fires the `* * * * *` trigger; `wrangler dev` does not, so tick here on each
 // minute boundary with that minute as the scheduled time, exactly as the platform would.
+const tickUrl = (minute) => `${base}/cdn-cgi/local/scheduled?cron=${encodeURIComponent("* * * * *")}&time=${minute}`;
+const tickFailed = async (minute, r) => console.error(`[drover] tick ${new Date(minute).toISOString()} failed: ${r.status} ${await r.text()}`);
 async function tickAt(minute) {
 	try {
-		const r = await fetch(`${base}/cdn-cgi/local/scheduled?cron=${encodeURIComponent("* * * * *")}&time=${minute}`);
-		if (!r.ok) console.error(`[drover] tick ${new Date(minute).toISOString()} failed: ${r.status} ${await r.text()}`);
+		const r = await fetch(tickUrl(minute));
+		if (!r.ok) await tickFailed(minute, r);
 	} catch (err) {
 		console.error(`[drover] tick ${new Date(minute).toISOString()} failed: ${err.message}`);
 	}
@@ -211,8 +195,46 @@ function scheduleTicks() {
 		scheduleTicks();
 	}, next - Date.now());
 }
-if (dev.exitCode === null) {
-	await tickAt(Math.floor(Date.now() / 60_000) * 60_000);
+
+// The first tick is the readiness probe, repeated until the Worker answers it. A probe of /healthz
+// came before any tick and got its 503 ("no tick yet"), which the Worker logs as an error: a red
+// ✘ [ERROR] line on every first start. Ticked first, /healthz answers 200 by the time the banner
+// says to try it. Only this one's wrangler: never once it (or the emulator) stopped.
+async function firstTick() {
+	for (let i = 0; i < 240; i++) {
+		if (stopping || dev.exitCode !== null) return false;
+		const minute = Math.floor(Date.now() / 60_000) * 60_000;
+		let r;
+		try {
+			r = await fetch(tickUrl(minute));
+		} catch {
+			await new Promise((resolve) => setTimeout(resolve, 500));
+			continue;
+		}
+		if (!r.ok) await tickFailed(minute, r);
+		return true;
+	}
+	return false;
+}
+const ready = await firstTick();
+if (!stopping && dev.exitCode === null) {
 	scheduleTicks();
-	console.log("  ticks:  the scheduler ticks every minute, as the deployed cron trigger does\n");
+	// Tell the newcomer what to do.
+	if (ready) {
+		console.log(`
+drover is running at ${base}
+  model:  ${apiKey ? "the Anthropic Messages API (ANTHROPIC_API_KEY from .dev.vars)" : `NO API KEY: the local Messages API emulator (http://127.0.0.1:${emulatorPort}) answers for Claude; put ANTHROPIC_API_KEY in .dev.vars to use the real API`}
+  token:  ${token ? "the local admin token, API_TOKENS in .dev.vars (not printed: terminals keep scrollback and logs)" : "none: set API_TOKENS in .dev.vars"}${
+			sunk.length > 0 ? `\n  posts:  ${sunk.join(", ")} (fleet.yaml; not in .dev.vars) go to the emulator's sink, printed here as [sink] lines` : ""
+		}${
+			secrets.webhooks.length > 0 ? `\n  hooks:  POST ${base}/v1/hooks/<agent> is signed with its webhook secret (${secrets.webhooks.join(", ")}) from .dev.vars: see README, HTTP API` : ""
+		}
+  try:    export DROVER_URL=${base} DROVER_TOKEN="$(sed -n 's/^API_TOKENS=[^:]*:[^:]*://p' .dev.vars | cut -d, -f1)"
+          npx drover status
+          curl -H "Authorization: Bearer $DROVER_TOKEN" ${base}/v1/jobs
+          curl ${base}/healthz
+          ${base}/openapi.json  (the API, as OpenAPI)
+  ticks:  the scheduler ticks every minute, as the deployed cron trigger does
+`);
+	}
 }

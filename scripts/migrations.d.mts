@@ -1,0 +1,1 @@
+export function migrationsLine(output: string): string | null;
