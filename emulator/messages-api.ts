@@ -7,7 +7,8 @@
  * Only web-standard APIs (Request, Response, ReadableStream, TextEncoder, AbortSignal, timers), so
  * the same class runs in workerd and in Node 22 (emulator/server.ts).
  *
- * What answers a request, first match wins:
+ * What answers a request, first match wins (after the checks the real API makes: the key, the body,
+ * and the model, a 404 for an id without "claude" in it):
  *   1. `modelErrors[model]`: a standing step for that model (not consumed), e.g. 529 on the primary
  *      so the fallback answers. Checked before the queue, so queued steps go to the model that answers.
  *   2. the queue of scripted steps (`enqueue`), one per request.
@@ -352,6 +353,9 @@ export class MessagesEmulator {
 		const problem = validate(body, (content) => this.#paused.has(textOf(content)));
 		if (problem) return apiError(400, "invalid_request_error", problem);
 		const req = body as unknown as ValidRequest;
+		// The real API answers a model it does not serve with a 404 naming it. Which ids exist is the
+		// API's to know; every Claude id, in Anthropic's, Bedrock's or Vertex's spelling, says "claude".
+		if (!/claude/i.test(req.model)) return apiError(404, "not_found_error", `model: ${req.model}`);
 
 		const standing = Object.hasOwn(this.modelErrors, req.model) ? this.modelErrors[req.model] : undefined;
 		let step: Step | null;

@@ -24,6 +24,11 @@ const agents = {
 	approval: `cli-appr-${suffix}`,
 	long: `cli-long-${suffix}`,
 };
+/**
+ * Each agent's model: an id of its own, so the emulator's standing answer for it (modelStep) is this
+ * agent's alone, and a Claude id, which the emulator serves (another, such as gpt-4, is its 404).
+ */
+const models = Object.fromEntries(Object.entries(agents).map(([key, name]) => [key, `claude-test-${name}`])) as typeof agents;
 
 interface Run {
 	status: number | null;
@@ -125,29 +130,29 @@ const idOf = (r: Run) => r.stdout.split("\n")[0]!;
 const LONG_ANSWER = Array.from({ length: 60 }, (_, i) => `Line ${i + 1} of the long answer, written out in full for the CLI test.`).join("\n");
 
 beforeAll(async () => {
-	await createAgent({ name: agents.ok, model: agents.ok, prompt: "Say hello." });
-	await modelStep(agents.ok, { text: "All good from the CLI test." });
-	await createAgent({ name: agents.fail, model: agents.fail, prompt: "This will fail." });
-	await modelStep(agents.fail, { error: 400, message: "emulated bad request for the CLI test" });
-	await createAgent({ name: agents.slow, model: agents.slow, prompt: "Take your time." });
-	await modelStep(agents.slow, { delay_ms: 15_000, then: { text: "too late" } });
-	await createAgent({ name: agents.long, model: agents.long, prompt: "Write it all out." });
-	await modelStep(agents.long, { text: LONG_ANSWER });
+	await createAgent({ name: agents.ok, model: models.ok, prompt: "Say hello." });
+	await modelStep(models.ok, { text: "All good from the CLI test." });
+	await createAgent({ name: agents.fail, model: models.fail, prompt: "This will fail." });
+	await modelStep(models.fail, { error: 400, message: "emulated bad request for the CLI test" });
+	await createAgent({ name: agents.slow, model: models.slow, prompt: "Take your time." });
+	await modelStep(models.slow, { delay_ms: 15_000, then: { text: "too late" } });
+	await createAgent({ name: agents.long, model: models.long, prompt: "Write it all out." });
+	await modelStep(models.long, { text: LONG_ANSWER });
 	// The emulator's demo calls the first tool, then answers; a .local host is refused before any
 	// request leaves, so nothing goes over the network.
 	await createAgent({
 		name: agents.approval,
-		model: agents.approval,
+		model: models.approval,
 		prompt: "Fetch the page.",
 		// Jobs wait for a decision side by side.
 		max_concurrent: 3,
 		tools: [{ type: "http_fetch", allow_hosts: ["drover-cli.local"], requires_approval: true }],
 	});
-	await modelStep(agents.approval, { delay_ms: 100 });
+	await modelStep(models.approval, { delay_ms: 100 });
 });
 
 afterAll(async () => {
-	for (const model of Object.values(agents)) await modelStep(model, null);
+	for (const model of Object.values(models)) await modelStep(model, null);
 });
 
 describe("drover trigger --wait: the exit code is the job's outcome", () => {
@@ -280,7 +285,7 @@ describe("drover trigger --wait: the exit code is the job's outcome", () => {
 			expect(human.stdout).toMatch(new RegExp(`^job\\s+${okJob}$`, "m"));
 			expect(human.stdout).toMatch(/^status\s+completed$/m);
 			expect(human.stdout).toMatch(/^summary\s+All good from the CLI test\.$/m);
-			expect(human.stdout).toMatch(new RegExp(`^MODEL\\s+INPUT\\s+OUTPUT\\s+CACHE WRITE\\s+CACHE READ\\n${agents.ok}\\s+\\d+\\s+\\d+\\s+\\d+\\s+\\d+$`, "m"));
+			expect(human.stdout).toMatch(new RegExp(`^MODEL\\s+INPUT\\s+OUTPUT\\s+CACHE WRITE\\s+CACHE READ\\n${models.ok}\\s+\\d+\\s+\\d+\\s+\\d+\\s+\\d+$`, "m"));
 
 			const json = await drover(["job", okJob, "--json"]);
 			expect(JSON.parse(json.stdout)).toEqual(await getJob(okJob));
@@ -450,10 +455,10 @@ describe("drover trigger --wait: the exit code is the job's outcome", () => {
 		it("incidents: the more: hint keeps --state, --agent and --limit; close --json prints the API's JSON", async () => {
 			// Two more errors of the failing agent: two more incidents, open, beside the closed one.
 			for (const message of ["emulated failure two", "emulated failure three"]) {
-				await modelStep(agents.fail, { error: 400, message });
+				await modelStep(models.fail, { error: 400, message });
 				expect((await drover(["trigger", agents.fail, "--wait"])).status).toBe(1);
 			}
-			await modelStep(agents.fail, { error: 400, message: "emulated bad request for the CLI test" });
+			await modelStep(models.fail, { error: 400, message: "emulated bad request for the CLI test" });
 			const incidentsOf = async () => (await api<{ incidents: { id: string; state: string }[] }>(`/v1/incidents?agent=${agents.fail}`)).body.incidents;
 			const open = await until("two open incidents", async () => {
 				const found = (await incidentsOf()).filter((i) => i.state !== "closed");
@@ -614,8 +619,8 @@ describe("agents: status, pause, resume, notepad", () => {
 			expect(r.status, r.stderr).toBe(0);
 			expect(r.stdout).toMatch(/^NAME\s+SOURCE\s+MODEL\s+NEXT RUN\s+JOBS\s+LAST\s+STATE$/m);
 			// LAST: the newest job that ended, by status (and why, for one that did not succeed).
-			expect(r.stdout).toMatch(new RegExp(`^${agents.ok}\\s+API\\s+${agents.ok}\\s+on trigger only\\s+-\\s+(?:-|completed|failed \\(\\w+\\)|cancelled \\(\\w+\\))\\s+paused (now|\\d+s ago) by root: agents list test$`, "m"));
-			expect(r.stdout).toMatch(new RegExp(`^${agents.fail}\\s+API\\s+${agents.fail}\\s+on trigger only\\s+-\\s+(?:-|completed|failed \\(\\w+\\)|cancelled \\(\\w+\\))\\s+active$`, "m"));
+			expect(r.stdout).toMatch(new RegExp(`^${agents.ok}\\s+API\\s+${models.ok}\\s+on trigger only\\s+-\\s+(?:-|completed|failed \\(\\w+\\)|cancelled \\(\\w+\\))\\s+paused (now|\\d+s ago) by root: agents list test$`, "m"));
+			expect(r.stdout).toMatch(new RegExp(`^${agents.fail}\\s+API\\s+${models.fail}\\s+on trigger only\\s+-\\s+(?:-|completed|failed \\(\\w+\\)|cancelled \\(\\w+\\))\\s+active$`, "m"));
 			expect(r.stdout).toMatch(/^triage\s+fleet\.yaml\s+.*paused (now|\d+[smhd] ago) automatically: secret TICKETS_WEBHOOK_URL/m);
 			expect(r.stdout).toMatch(/^daily-digest\s+fleet\.yaml\s+\S+\s+\d{4}-\d{2}-\d{2} \d{2}:00:00Z \(in \d+[smhd], weekday-morning\)\s/m);
 			// --json: the API's agents, every one of them.
@@ -712,7 +717,7 @@ describe("defining agents: apply and delete", () => {
 	const definitionOf = async (name: string) => (await api<{ definition: { prompt?: string; max_turns?: number } }>(`/v1/agents/${name}`)).body.definition;
 
 	it("apply creates the agents a file lists, leaves them unchanged when applied again, and replaces one read from stdin", async () => {
-		const fleet = file("fleet.yaml", `version: 1\nagents:\n  - name: ${a}\n    model: ${agents.ok}\n    prompt: First.\n  - name: ${b}\n    model: ${agents.ok}\n    prompt: Second.\n`);
+		const fleet = file("fleet.yaml", `version: 1\nagents:\n  - name: ${a}\n    model: ${models.ok}\n    prompt: First.\n  - name: ${b}\n    model: ${models.ok}\n    prompt: Second.\n`);
 		const created = await drover(["apply", fleet]);
 		expect(created.stderr).toBe("");
 		expect(created.status).toBe(0);
@@ -724,7 +729,7 @@ describe("defining agents: apply and delete", () => {
 		expect(lines(again.stdout).map((l) => l.split(" ")[0])).toEqual(["unchanged", "unchanged"]);
 
 		const revision = /revision (\S+)\)/.exec(lines(created.stdout)[0]!)![1];
-		const json = JSON.stringify({ name: a, model: agents.ok, prompt: "First, changed.", max_turns: 3 });
+		const json = JSON.stringify({ name: a, model: models.ok, prompt: "First, changed.", max_turns: 3 });
 		const updated = await drover(["apply", "-"], { stdin: json });
 		expect(updated.status).toBe(0);
 		expect(updated.stdout).toMatch(new RegExp(`^updated ${a} \\(revision ${revision} → (?!${revision})\\S+\\)\n$`));
@@ -752,7 +757,7 @@ describe("defining agents: apply and delete", () => {
 		// for a right-to-left mark beside right-to-left letters, which orders them.
 		const description = "Files \u05ea\u05d9\u05e7\u200f tickets.";
 		const tool = { type: "webhook", name: "file_it", description, url_secret: "E2E_TICKETS_URL" };
-		await createAgent({ name, model: agents.ok, prompt, system_prompt: "plain \x9b", tools: [tool] });
+		await createAgent({ name, model: models.ok, prompt, system_prompt: "plain \x9b", tools: [tool] });
 		try {
 			const shown = await drover(["definition", name]);
 			expect(shown.status, shown.stderr).toBe(0);
@@ -772,7 +777,7 @@ describe("defining agents: apply and delete", () => {
 	it("apply stops at the first agent the API refuses, naming it and its field; a file it cannot use changes nothing", async () => {
 		const c = `cli-def-c-${suffix}`;
 		const d = `cli-def-d-${suffix}`;
-		const mixed = file("mixed.yaml", `- name: ${c}\n  model: ${agents.ok}\n  prompt: Fine.\n- name: ${d}\n  model: ${agents.ok}\n  max_turns: lots\n`);
+		const mixed = file("mixed.yaml", `- name: ${c}\n  model: ${models.ok}\n  prompt: Fine.\n- name: ${d}\n  model: ${models.ok}\n  max_turns: lots\n`);
 		const r = await drover(["apply", mixed]);
 		expect(r.status).toBe(1);
 		expect(r.stdout).toMatch(new RegExp(`^created ${c} `));
@@ -783,7 +788,7 @@ describe("defining agents: apply and delete", () => {
 		expect(asJson.status).toBe(1);
 		expect(JSON.parse(asJson.stdout)).toEqual([expect.objectContaining({ name: c, definition: expect.objectContaining({ prompt: "Fine." }) })]);
 		expect(asJson.stderr).toMatch(new RegExp(`^drover: ${d}: .*max_turns.*\\(1 before it applied\\)`, "s"));
-		const firstRefused = await drover(["apply", "--json", "-"], { stdin: `name: ${d}\nmodel: ${agents.ok}\nmax_turns: lots\n` });
+		const firstRefused = await drover(["apply", "--json", "-"], { stdin: `name: ${d}\nmodel: ${models.ok}\nmax_turns: lots\n` });
 		expect(firstRefused.status).toBe(1);
 		expect(JSON.parse(firstRefused.stdout)).toEqual([]);
 
@@ -849,7 +854,7 @@ describe("a persistent session, end to end", () => {
 	const name = `cli-keep-${suffix}`;
 
 	it("apply, two runs, the second continuing the first; sessions current, status, job --manifest and logs say so; reset starts anew", async () => {
-		const applied = await drover(["apply", "-"], { stdin: JSON.stringify({ name, model: agents.ok, prompt: "Go on.", session: { mode: "persistent", idle_timeout: "24h" } }) });
+		const applied = await drover(["apply", "-"], { stdin: JSON.stringify({ name, model: models.ok, prompt: "Go on.", session: { mode: "persistent", idle_timeout: "24h" } }) });
 		expect(applied.status, applied.stderr).toBe(0);
 		const first = await drover(["trigger", name, "--wait", "--prompt", "Remember: 3 endpoints."]);
 		expect(first.status, first.stderr).toBe(0);
@@ -960,7 +965,7 @@ describe("errors and usage", () => {
 		expect(r.status).toBe(1);
 		expect(r.stdout).toBe("");
 		expect(r.stderr).toBe("drover: no agent named no-such-agent-here\n");
-		await createAgent({ name: "cli-no-jobs-yet", model: agents.ok, prompt: "Never run." });
+		await createAgent({ name: "cli-no-jobs-yet", model: models.ok, prompt: "Never run." });
 		const none = await drover(["jobs", "--agent", "cli-no-jobs-yet"]);
 		expect(none.status).toBe(0);
 		expect(none.stdout).toBe("no jobs\n");
@@ -989,7 +994,7 @@ describe("errors and usage", () => {
 
 	it("trigger of an agent with no default prompt says to pass --prompt", async () => {
 		const name = `cli-noprompt-${suffix}`;
-		await createAgent({ name, model: agents.ok });
+		await createAgent({ name, model: models.ok });
 		try {
 			const r = await drover(["trigger", name]);
 			expect(r.status).toBe(1);

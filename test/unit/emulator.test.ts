@@ -294,6 +294,21 @@ describe("errors, as the SDK's typed errors", () => {
 		expect(emulator.requests.map((r) => r.apiKey)).toEqual(["sk-ant-test", "sk-ant-revoked", null]);
 	});
 
+	it("404 not_found_error for a model id that is not Claude's, as the real API answers one; any Claude id in its Anthropic, Bedrock or Vertex spelling is served", async () => {
+		for (const model of ["gpt-4", "llama-3-70b", "sonnet"]) {
+			const res = await post({ ...ask("hi"), model });
+			expect(res.status, model).toBe(404);
+			expect(res.headers.get("request-id")).toMatch(/^req_/);
+			expect(await res.json()).toMatchObject({ type: "error", error: { type: "not_found_error", message: `model: ${model}` } });
+		}
+		// Through the SDK: a NotFoundError; a standing step for the model does not answer in its place.
+		emulator.modelErrors["gpt-4"] = { text: "served anyway" };
+		await expect(client.messages.create({ ...ask("hi"), model: "gpt-4" })).rejects.toMatchObject({ status: 404, type: "not_found_error" });
+		for (const model of ["claude-sonnet-5-5", "claude-3-5-haiku-latest", "anthropic.claude-3-5-sonnet-20240620-v1:0", "us.anthropic.claude-sonnet-4-20250514-v1:0", "claude-3-5-sonnet@20240620"]) {
+			expect((await client.messages.create({ ...ask("hi"), model })).stop_reason, model).toBe("end_turn");
+		}
+	});
+
 	it("400 invalid_request_error for missing fields, roles that do not alternate and a stray tool_result", async () => {
 		const cases: [unknown, RegExp][] = [
 			[{ messages: [{ role: "user", content: "x" }], max_tokens: 5 }, /^model: Field required/],
