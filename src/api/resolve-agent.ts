@@ -14,7 +14,7 @@ export async function findAnyAgent(env: Env, name: string): Promise<ResolvedAgen
 	const file = findAgent(name);
 	if (file) return { name, source: "file", definition: file };
 	const registered = await getRegisteredAgent(env.DB, name);
-	if (!registered || registered.deletedAt !== null) return null;
+	if (!registered?.definition || registered.deletedAt !== null) return null;
 	return { name, source: "api", definition: registered.definition };
 }
 

@@ -13,7 +13,8 @@ interface AgentRow {
 
 export interface RegisteredAgent {
 	name: string;
-	definition: AgentDefinition;
+	/** Null for a deleted agent: its row keeps its name, not its definition (see markAgentDeleted). */
+	definition: AgentDefinition | null;
 	definitionRevision: string;
 	createdBy: string;
 	createdAt: number;
@@ -24,7 +25,7 @@ export interface RegisteredAgent {
 function toRegisteredAgent(row: AgentRow): RegisteredAgent {
 	return {
 		name: row.name,
-		definition: JSON.parse(row.definition) as AgentDefinition,
+		definition: JSON.parse(row.definition) as AgentDefinition | null,
 		definitionRevision: row.definition_revision,
 		createdBy: row.created_by,
 		createdAt: row.created_at,
@@ -141,6 +142,12 @@ export async function upsertRegisteredAgent(db: D1Database, agent: AgentDefiniti
 		.run();
 }
 
+/**
+ * Marks the agent deleted, and drops its definition (up to 256 KiB, `null` in the NOT NULL column):
+ * nothing reads a deleted agent's from here (its own object keeps what its history needs), and a
+ * define of the name writes the new one whole.
+ */
 export async function markAgentDeleted(db: D1Database, name: string, now: number): Promise<void> {
-	await db.prepare("UPDATE agents SET deleted_at = ?, updated_at = ? WHERE name = ?").bind(now, now, name).run();
+	await db.prepare("UPDATE agents SET deleted_at = ?, updated_at = ?, definition = 'null' WHERE name = ?").bind(now, now, name).run();
 }
+
