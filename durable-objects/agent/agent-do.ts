@@ -5,6 +5,7 @@ import type { AgentDefinition } from "../../src/config/schema.ts";
 import type { DeliveryOutcome, JobRecord, ToolCallTally } from "../../src/jobs/model.ts";
 import { configureLogLevel, errorFields, log, minuteField } from "../../src/log.ts";
 import { isRefusal, refuse, type Refusal } from "../../src/shared/refusal.ts";
+import { forgetRegisteredAgent } from "../../src/store/agent-registry.ts";
 import { migrate } from "../../src/store/sqlite-migrations.ts";
 import { noteTick } from "./held-claims.ts";
 import { getJob, jobCounts, jobsWithStatus, lastFinishedJob, putJob } from "./jobs.ts";
@@ -12,6 +13,7 @@ import { listOccurrences, type Occurrence } from "./ledger.ts";
 import { outboxSize } from "./outbox.ts";
 import { queueRetireIncidents } from "./incidents.ts";
 import { nextExpiryAt, stampDeletedHistory } from "./retention.ts";
+import type { Forgettable } from "./forget.ts";
 import { findSession, listSessions, type SessionLookup, type SessionSummary } from "./sessions.ts";
 import { clearPersistentSession, persistentSessionView, type PersistentSession, type SessionView } from "./runner/persistent.ts";
 import type { CursorKey } from "../../src/shared/cursor.ts";
@@ -34,6 +36,9 @@ import { JobIdPool } from "./job-ids.ts";
 import { cancelJob, type JobControl, withCancelRequest } from "./cancel.ts";
 import { decideApproval } from "./decision.ts";
 import { deleteNote, readNotepad, setNote, type Notepad } from "./notepad.ts";
+
+/** How soon the alarm tries again to forget a deleted agent after D1 refused to delete its row. */
+const FORGET_RETRY_MS = 3600_000;
 
 /** Scheduled starts are spread over this window, by a stable hash of the agent's name. */
 const START_SPREAD_MS = 5_000;
@@ -62,24 +67,34 @@ export interface AgentStatus {
  * state, occurrence ledger and jobs. Callers use its RPC methods; `fetch` is kept for streams.
  */
 export class AgentDO extends DurableObject<Env> {
-	readonly schemaVersion: number;
+	// Made by boot(), at construction and again for the first call after a forget (see revive).
+	schemaVersion!: number;
 	private readonly sql: SqlStorage;
-	private readonly hub: StreamHub;
+	private hub!: StreamHub;
 	/** The alarm's passes: running jobs' steps, closing ended jobs, the index, retention, the next alarm. */
-	private readonly passes: Passes;
+	private passes!: Passes;
 	/** Keeps its shard and the D1 registry in line with its definition (see registry-sync.ts). */
-	private readonly registry: RegistrySync;
+	private registry!: RegistrySync;
 	/** Job ids its shard dealt it, unique across the fleet (see job-ids.ts). */
 	private readonly jobIds = new JobIdPool();
 	/** What a cancel or an approval decision acts through (see cancel.ts, decision.ts). */
-	private readonly control: JobControl;
+	private control!: JobControl;
+	/**
+	 * Its storage deleted (see forgetIfGone): no tables until the next call, which makes them afresh.
+	 * Made again at once, an empty schema would keep 230 KB stored for a name nobody may ask about.
+	 */
+	private forgotten = false;
 
 	constructor(ctx: DurableObjectState, env: Env) {
 		super(ctx, env);
 		configureLogLevel(env);
 		this.sql = ctx.storage.sql;
+		this.boot();
+	}
+
+	private boot(): void {
 		// SQLite calls are synchronous, so migrating here finishes before any request or alarm runs.
-		this.schemaVersion = migrate(ctx.storage, AGENT_MIGRATIONS);
+		this.schemaVersion = migrate(this.ctx.storage, AGENT_MIGRATIONS);
 		this.hub = new StreamHub(
 			this.sql,
 			(jobId) => {
@@ -91,8 +106,59 @@ export class AgentDO extends DurableObject<Env> {
 		// Through the object's env, read when used: tests swap its bindings for failing ones. Counted:
 		// a pass runs a sync (a shard call and D1 writes) beside its jobs, within its subrequests.
 		this.registry = new RegistrySync(this.sql, () => this.passes.outboundEnv);
-		this.passes = new Passes(ctx, () => this.env, this.hub, this.registry);
+		this.passes = new Passes(this.ctx, () => this.env, this.hub, this.registry);
 		this.control = { sql: this.sql, passes: this.passes, hub: this.hub };
+	}
+
+	/**
+	 * First in every call: an object that forgot its agent meets the call as a fresh one would, its
+	 * schema made and nothing of the old agent in memory either (its passes, streams, acknowledgements).
+	 */
+	private revive(): void {
+		if (!this.forgotten) return;
+		this.forgotten = false;
+		this.boot();
+	}
+
+	/**
+	 * A deleted agent of which nothing is left, once its retention has passed since the delete (see
+	 * forget.ts): its registry row goes, then every row and the alarm its object holds, so neither
+	 * stays stored (and billed) for good, nor its definition (up to 256 KiB) in either. The row first:
+	 * with the storage gone first and the row kept by a D1 failure, a read of the name would wake
+	 * the object and make its schema again. Run at the end of an alarm, nothing after it in the call.
+	 */
+	private async forgetIfGone(): Promise<void> {
+		const gone = this.forgettableNow();
+		if (!gone) return;
+		// A stream still open on it (its jobs are gone: one about to end) is let end first. Not at once
+		// again: the pass's alarm is set for now.
+		if (this.hub.size > 0) {
+			await this.ctx.storage.setAlarm(Date.now() + HEARTBEAT_MS);
+			return;
+		}
+		try {
+			await forgetRegisteredAgent(this.passes.outboundEnv.DB, gone.name, gone.deletedAt);
+		} catch (err) {
+			log.warn("agent.forget_failed", { agent: gone.name, ...errorFields(err) });
+			// Not at once again (the pass's alarm is set for now): D1 may be down a while.
+			if (this.forgettableNow()?.deletedAt === gone.deletedAt) await this.ctx.storage.setAlarm(Date.now() + FORGET_RETRY_MS);
+			return;
+		}
+		// D1's answer let other calls in: a define of the name, or a run of it, and the registry sync
+		// or the history that came with it, keep the agent. Checked in the synchronous turn that
+		// deletes: no call comes between (nor during the deletes: storage closes the input gate).
+		if (this.forgettableNow()?.deletedAt !== gone.deletedAt || this.hub.size > 0) return;
+		this.forgotten = true;
+		// The alarm first: deleted after deleteAll, it would leave storage its metadata table.
+		await Promise.all([this.ctx.storage.deleteAlarm(), this.ctx.storage.deleteAll()]);
+		log.info("agent.forgotten", { agent: gone.name, deleted_at: new Date(gone.deletedAt).toISOString() });
+	}
+
+	/** forgettable (see forget.ts), if it may be forgotten now: its time come, and no pass under way. */
+	private forgettableNow(): Forgettable | null {
+		if (this.forgotten || this.passes.working) return null;
+		const gone = this.passes.forgettable();
+		return gone && gone.at <= Date.now() ? gone : null;
 	}
 
 	// Test hooks, reached in the object's own isolate (runInDurableObject): static, so never on the
@@ -105,7 +171,10 @@ export class AgentDO extends DurableObject<Env> {
 
 	/** Runs alarm work until nothing is due now. */
 	static async settle(agent: AgentDO): Promise<void> {
+		agent.revive();
 		await agent.passes.settle();
+		// As an alarm does.
+		await agent.forgetIfGone();
 	}
 
 	/**
@@ -113,6 +182,7 @@ export class AgentDO extends DurableObject<Env> {
 	 * leave), only if it is newer than what is held: revisions never go backwards.
 	 */
 	static async saveJob(agent: AgentDO, job: JobRecord): Promise<boolean> {
+		agent.revive();
 		const written = putJob(agent.sql, job, Date.now());
 		if (written) await agent.passes.armAlarm();
 		return written;
@@ -120,6 +190,7 @@ export class AgentDO extends DurableObject<Env> {
 
 	/** Appends lines to a job's output and tells its live streams, as a turn of the job does. */
 	static appendOutput(agent: AgentDO, jobId: string, lines: OutputLine[]): void {
+		agent.revive();
 		appendLines(agent.sql, jobId, lines, Date.now());
 		agent.hub.publish(jobId);
 	}
@@ -131,6 +202,7 @@ export class AgentDO extends DurableObject<Env> {
 
 	/** Prunes a batch of jobs past their retention now (see Passes.prune); how many. */
 	static prune(agent: AgentDO, now: number, force = false): Promise<number> {
+		agent.revive();
 		return agent.passes.prune(now, force);
 	}
 
@@ -146,6 +218,7 @@ export class AgentDO extends DurableObject<Env> {
 
 	/** Streams only: job output (JSONL) and live job events (SSE). Everything else is RPC. */
 	override async fetch(request: Request): Promise<Response> {
+		this.revive();
 		const url = new URL(request.url);
 		const m = /^\/jobs\/([^/]+)\/(output|stream)$/.exec(url.pathname);
 		if (!m || request.method !== "GET") return Response.json({ error: { code: "not_found", message: "no such route" } }, { status: 404 });
@@ -155,6 +228,7 @@ export class AgentDO extends DurableObject<Env> {
 
 	/** Claims this agent's due occurrences for the tick at `now` (ms). Idempotent per occurrence. */
 	async tick(name: string, source: AgentSource, now: number, jobIds: readonly string[] = []): Promise<TickOutcome & { paused: boolean }> {
+		this.revive();
 		this.jobIds.add(jobIds, now);
 		// A schedule fires at most once a tick: one id each. The tick brought 2, enough but for an
 		// agent with more schedules due at once, which asks its shard first: before the definition is
@@ -212,6 +286,7 @@ export class AgentDO extends DurableObject<Env> {
 
 	/** Creates a manual or webhook run. */
 	async trigger(name: string, source: AgentSource, request: TriggerRequest): Promise<{ job: JobRecord; created: boolean } | Refusal> {
+		this.revive();
 		// Before the definition is read: a change (a disable, a delete) landing while the shard is
 		// asked for ids must be the one the run is admitted on.
 		await this.jobIds.ensure(this.env, name, Date.now());
@@ -251,6 +326,7 @@ export class AgentDO extends DurableObject<Env> {
 		expect?: "create" | "replace",
 		by = "api",
 	): Promise<{ revision: string } | Refusal> {
+		this.revive();
 		const live = definedAgent(this.sql)?.live ?? false;
 		if (expect === "create" && live) return this.refuseWrite(409, `agent ${name} already exists; PUT /v1/agents/${name} changes it`);
 		if (expect === "replace" && !live) return this.refuseWrite(404, `no agent named ${name}; POST /v1/agents creates one`);
@@ -330,6 +406,7 @@ export class AgentDO extends DurableObject<Env> {
 	 * when a deploy shortens a file agent's.
 	 */
 	async retentionShortened(): Promise<void> {
+		this.revive();
 		if (nextExpiryAt(this.sql, () => 0) === null) return;
 		this.passes.lastPrune = 0;
 		await this.passes.alarmNow();
@@ -346,6 +423,7 @@ export class AgentDO extends DurableObject<Env> {
 	 * and the D1 registry are told, as after define.
 	 */
 	async remove(now: number, by = "api"): Promise<{ deleted: string } | Refusal> {
+		this.revive();
 		const agent = definedAgent(this.sql);
 		if (!agent?.live || agent.source !== "api") return this.refuseWrite(404, `no agent named ${agent?.name ?? this.ctx.id.name ?? "by this name"}`);
 		this.ctx.storage.transactionSync(() => {
@@ -373,6 +451,7 @@ export class AgentDO extends DurableObject<Env> {
 	 * predates keeping it): its history keeps that retention, not the deployment's default.
 	 */
 	async dropFromFleet(last: AgentDefinition | null = null): Promise<void> {
+		this.revive();
 		const state = readState(this.sql);
 		if (!state || state.source !== "file" || currentDefinition(state)) return;
 		this.passes.cancelOrphans("agent removed from fleet.yaml");
@@ -387,6 +466,7 @@ export class AgentDO extends DurableObject<Env> {
 
 	/** Pauses the agent; `by` is the caller's token name ("auto" is reserved for automatic pauses). */
 	async pause(name: string, source: AgentSource, reason: string | null, by: string): Promise<AgentStatus> {
+		this.revive();
 		const state = this.ensureState(name, source);
 		// Paused already: it has been paused since the first pause (what the dashboard's "paused 3 days"
 		// and an operator's judgement go by). A new reason replaces the old, none keeps it, and the
@@ -400,6 +480,7 @@ export class AgentDO extends DurableObject<Env> {
 	}
 
 	async resume(name: string, source: AgentSource): Promise<AgentStatus | Refusal> {
+		this.revive();
 		const state = this.ensureState(name, source);
 		// One that cannot run would only be paused again at once (with its pause's time lost): it is
 		// refused, and nothing changes.
@@ -419,6 +500,7 @@ export class AgentDO extends DurableObject<Env> {
 	}
 
 	async status(name: string, source: AgentSource): Promise<AgentStatus> {
+		this.revive();
 		let state = this.ensureState(name, source);
 		// Readiness is the Worker's to judge (its secrets, the model's retirement date), so a view
 		// shows an agent that cannot run as paused, and one that can again as not, before any trigger
@@ -448,12 +530,14 @@ export class AgentDO extends DurableObject<Env> {
 	}
 
 	async notepad(name: string, source: AgentSource): Promise<Notepad> {
+		this.revive();
 		this.ensureState(name, source);
 		return readNotepad(this.sql);
 	}
 
 	/** The notepad comes back wrapped: bare, a key named "refused" would pass for a refusal. */
 	async setNote(name: string, source: AgentSource, key: string, value: string): Promise<{ notepad: Notepad } | Refusal> {
+		this.revive();
 		this.ensureState(name, source);
 		const refused = setNote(this.sql, key, value, Date.now());
 		if (refused) return refused;
@@ -462,6 +546,7 @@ export class AgentDO extends DurableObject<Env> {
 	}
 
 	async deleteNote(name: string, source: AgentSource, key: string | null): Promise<{ deleted: number }> {
+		this.revive();
 		this.ensureState(name, source);
 		const deleted = deleteNote(this.sql, key);
 		log.info("notepad.deleted", { agent: name, key, deleted });
@@ -469,16 +554,19 @@ export class AgentDO extends DurableObject<Env> {
 	}
 
 	async runs(limit: number, before?: { claimedAt: number; id: string }): Promise<Occurrence[]> {
+		this.revive();
 		return listOccurrences(this.sql, limit, before);
 	}
 
 	/** A page of this agent's sessions, newest first (see sessions.ts). */
 	async sessions(limit: number, before?: CursorKey): Promise<{ sessions: SessionSummary[]; next: CursorKey | null }> {
+		this.revive();
 		return listSessions(this.sql, readState(this.sql)?.name ?? "", limit, before);
 	}
 
 	/** A session of this agent by id or prefix, or the ids a prefix could mean (up to `limit`). */
 	async session(idOrPrefix: string, limit: number): Promise<SessionLookup> {
+		this.revive();
 		return findSession(this.sql, readState(this.sql)?.name ?? "", idOrPrefix, limit);
 	}
 
@@ -487,6 +575,7 @@ export class AgentDO extends DurableObject<Env> {
 	 * (see runner/persistent.ts); null for an agent not defined now.
 	 */
 	async persistentSession(): Promise<SessionView | null> {
+		this.revive();
 		const state = readState(this.sql);
 		const agent = state ? currentDefinition(state) : null;
 		return agent ? persistentSessionView(this.sql, agent, Date.now()) : null;
@@ -494,6 +583,7 @@ export class AgentDO extends DurableObject<Env> {
 
 	/** Forgets the persistent session, so the agent's next run starts a fresh one; what it forgot. */
 	async resetPersistentSession(by: string): Promise<PersistentSession | null> {
+		this.revive();
 		const forgotten = clearPersistentSession(this.sql);
 		log.info("session.reset", { agent: readState(this.sql)?.name ?? null, by, session_id: forgotten?.sessionId ?? null });
 		return forgotten;
@@ -505,6 +595,7 @@ export class AgentDO extends DurableObject<Env> {
 	 * not started (or never did).
 	 */
 	async manifest(id: string): Promise<{ job: JobRecord; setup: JobSetup | null } | null> {
+		this.revive();
 		const job = getJob(this.sql, id);
 		return job ? { job, setup: getSetup(this.sql, id) } : null;
 	}
@@ -514,11 +605,13 @@ export class AgentDO extends DurableObject<Env> {
 	 * Null for a job this object does not hold.
 	 */
 	async toolCalls(id: string, limit: number, after: number, resultChars: number): Promise<{ job: JobRecord; calls: ToolCall[]; next: number | null } | null> {
+		this.revive();
 		const job = withCancelRequest(this.sql, getJob(this.sql, id));
 		return job ? { job, ...toolCallPage(this.sql, id, limit, after, resultChars) } : null;
 	}
 
 	async getJob(id: string): Promise<JobRecord | null> {
+		this.revive();
 		return withCancelRequest(this.sql, getJob(this.sql, id));
 	}
 
@@ -527,6 +620,9 @@ export class AgentDO extends DurableObject<Env> {
 	 * the D1 outbox, start what may start, run due jobs turn by turn, and set the next alarm.
 	 */
 	override async alarm(): Promise<void> {
+		// One delivered after its object forgot its agent (at least once, alarms are) has nothing to do:
+		// making the schema again to find that out would store it again.
+		if (this.forgotten) return;
 		try {
 			await this.runAlarm();
 		} catch (err) {
@@ -564,10 +660,12 @@ export class AgentDO extends DurableObject<Env> {
 		await this.passes.work();
 		// The alarm holds the object until its pass's alerts are out; API calls that flush do not wait.
 		await this.passes.closing.alertsSent();
+		await this.forgetIfGone();
 	}
 
 	/** Cancels a job (see cancelJob: `force` cuts off a tool call in flight in this instance). */
 	async cancel(jobId: string, reason: string | null, by: string, force = false): Promise<JobRecord | Refusal> {
+		this.revive();
 		return cancelJob(this.control, jobId, reason, by, force);
 	}
 
@@ -580,11 +678,13 @@ export class AgentDO extends DurableObject<Env> {
 		allowDefinitionChange = false,
 		toolUseId?: string,
 	): Promise<JobRecord | Refusal> {
+		this.revive();
 		return decideApproval(this.control, jobId, { decision, toolInput, by, allowDefinitionChange, toolUseId });
 	}
 
 	/** A new job continuing a finished job's session, or forking a new session from it. */
 	async followUp(kind: "continue" | "fork", sourceId: string, opts: { prompt?: string | undefined; owner: string; allowDefinitionChange: boolean }): Promise<JobRecord | Refusal> {
+		this.revive();
 		// Asked first, as a trigger does: a wait for ids must not fall between reading the definition
 		// and acting on it.
 		const named = readState(this.sql)?.name;

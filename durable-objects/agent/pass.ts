@@ -9,6 +9,7 @@ import { deadline } from "../../src/shared/deadline.ts";
 import { countedEnv } from "../../src/shared/subrequests.ts";
 import { Closing } from "./closing.ts";
 import { dueSends, nextSendAt } from "./effects.ts";
+import { forgettable, type Forgettable } from "./forget.ts";
 import { jobCounts, pendingJobs, putJob } from "./jobs.ts";
 import { readNotepad } from "./notepad.ts";
 import { outboxSize } from "./outbox.ts";
@@ -379,10 +380,19 @@ export class Passes {
 			return state && this.retentionMs(keptDefinition(state));
 		});
 		if (expiry !== null) candidates.push(Math.max(expiry, this.lastPrune + PRUNE_EVERY_MS));
+		// A deleted agent of which nothing is left wakes once more, to be forgotten (AgentDO.forgetIfGone).
+		// Asked only of an object with nothing else to do: the hot path does not read its state.
+		const forget = candidates.length === 0 ? this.forgettable() : null;
+		if (forget) candidates.push(forget.at);
 		if (candidates.length > 0) await this.ctx.storage.setAlarm(Math.max(Date.now(), Math.min(...candidates)));
 		// Nothing left to do: a model call's heartbeat alarm would only wake the object to find that
 		// out, and each alarm is a billed request.
 		else await this.ctx.storage.deleteAlarm();
+	}
+
+	/** This object's deleted agent, when nothing of it is left (see forget.ts). */
+	forgettable(): Forgettable | null {
+		return forgettable(this.sql, this.closing.acked, (definition) => this.retentionMs(definition));
 	}
 
 	/** Makes the model client anew with `options`, from the next call on. */

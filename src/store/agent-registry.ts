@@ -151,3 +151,11 @@ export async function markAgentDeleted(db: D1Database, name: string, now: number
 	await db.prepare("UPDATE agents SET deleted_at = ?, updated_at = ?, definition = 'null' WHERE name = ?").bind(now, now, name).run();
 }
 
+/**
+ * Deletes a deleted agent's row, once its object has nothing left of it (see forget.ts): only the row
+ * of that deletion (`deletedAt`, as its object marked it), so a define of the name that reached D1
+ * first, or a later delete of it, keeps its row whichever statement D1 runs first.
+ */
+export async function forgetRegisteredAgent(db: D1Database, name: string, deletedAt: number): Promise<void> {
+	await db.prepare("DELETE FROM agents WHERE name = ? AND deleted_at = ?").bind(name, deletedAt).run();
+}

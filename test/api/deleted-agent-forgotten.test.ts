@@ -46,6 +46,36 @@ function storageOf(name: string): Promise<{ tables: Record<string, number>; alar
 	});
 }
 
+/** `target` with `replaced` in place of its own methods of those names, its others bound to it. */
+function withMethods<T extends object>(target: T, replaced: Record<string, unknown>): T {
+	return new Proxy(target, {
+		get: (t, prop) => {
+			if (typeof prop === "string" && prop in replaced) return replaced[prop];
+			const value = Reflect.get(t, prop) as unknown;
+			return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(t) : value;
+		},
+	});
+}
+
+/** Puts `around` between the agent's object and D1's delete of a registry row (see forgetRegisteredAgent). */
+function aroundRowDelete(name: string, around: (run: () => Promise<D1Result>) => Promise<D1Result>): Promise<void> {
+	return runInDurableObject(env.AGENT.getByName(name), (instance: AgentDO) => {
+		const self = instance as unknown as Swappable & { realDB?: D1Database };
+		const real = (self.realDB ??= self.env.DB);
+		const prepare = (query: string): D1PreparedStatement => {
+			const statement = real.prepare(query);
+			if (!query.startsWith("DELETE FROM agents")) return statement;
+			return withMethods(statement, {
+				bind: (...values: unknown[]) => {
+					const bound = statement.bind(...values);
+					return withMethods(bound, { run: () => around(() => bound.run()) });
+				},
+			});
+		};
+		self.env = { ...self.env, DB: withMethods(real, { prepare }) };
+	});
+}
+
 const registryRow = (name: string) =>
 	env.DB.prepare("SELECT deleted_at, definition FROM agents WHERE name = ?").bind(name).first<{ deleted_at: number | null; definition: string }>();
 
@@ -70,5 +100,120 @@ describe("a deleted API agent", () => {
 		const runs = (await (await call("/v1/agents/gone-kept/runs")).json()) as { runs: { job_id: string }[] };
 		expect(runs.runs.map((r) => r.job_id)).toEqual([job.id]);
 		expect((await call("/v1/agents/gone-kept", { method: "PUT", as: "admin", body: { name: "gone-kept", prompt: "Back?" } })).status).toBe(404);
+	});
+
+	it("is forgotten once its retention has passed: no rows, no alarm, no registry row, and its name starts afresh", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ text: "done" });
+		await createAgent({ name: "gone-probe", retention_days: 7, prompt: bigPrompt, schedules: { daily: { cron: "0 9 * * *" } } });
+		const job = await runToRest("gone-probe");
+		await call("/v1/agents/gone-probe/notepad/seen", { method: "PUT", as: "operate", body: { value: "the old agent's" } });
+		expect((await call("/v1/agents/gone-probe", { method: "DELETE", as: "admin" })).status).toBe(200);
+		await settle("gone-probe");
+
+		expect(await followAlarms("gone-probe", 400)).toBeGreaterThan(0);
+		const left = await storageOf("gone-probe");
+		// Not one table: an empty schema alone is some 230 KB.
+		expect(left.tables).toEqual({});
+		expect(left.alarm).toBeNull();
+		expect(await registryRow("gone-probe")).toBeNull();
+		expect(await env.DB.prepare("SELECT count(*) AS n FROM jobs WHERE agent = 'gone-probe'").first<{ n: number }>()).toEqual({ n: 0 });
+		expect((await env.OUTPUT.list({ prefix: "jobs/gone-probe/" })).objects).toEqual([]);
+		// A name nothing is kept of answers as one never defined, without waking the object.
+		expect((await call("/v1/agents/gone-probe")).status).toBe(404);
+		expect((await call("/v1/agents/gone-probe/runs")).status).toBe(404);
+		expect((await call(`/v1/jobs/${job.id}`)).status).toBe(404);
+		expect((await storageOf("gone-probe")).tables).toEqual(left.tables);
+
+		// Defined again, it is a new agent: it runs, is listed, and has none of the old one's notepad.
+		emulator.enqueue({ text: "again" });
+		await createAgent({ name: "gone-probe", prompt: "Start over." });
+		expect((await call("/v1/agents/gone-probe")).status).toBe(200);
+		const again = await runToRest("gone-probe");
+		expect(again.status).toBe("completed");
+		const runs = (await (await call("/v1/agents/gone-probe/runs")).json()) as { runs: { job_id: string }[] };
+		expect(runs.runs.map((r) => r.job_id)).toEqual([again.id]);
+		expect(await (await call("/v1/agents/gone-probe/notepad")).json()).toEqual({});
+		expect(await registryRow("gone-probe")).toMatchObject({ deleted_at: null });
+		const listed = (await (await call("/v1/agents?limit=200")).json()) as { agents: { name: string }[] };
+		expect(listed.agents.map((a) => a.name)).toContain("gone-probe");
+	});
+
+	it("is not wiped when its name was defined again before its history expired", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ text: "old" }, { text: "new" });
+		await createAgent({ name: "gone-reborn", retention_days: 7 });
+		const old = await runToRest("gone-reborn");
+		expect((await call("/v1/agents/gone-reborn", { method: "DELETE", as: "admin" })).status).toBe(200);
+		await settle("gone-reborn");
+		await createAgent({ name: "gone-reborn", retention_days: 30, prompt: bigPrompt });
+		const recent = await runToRest("gone-reborn");
+
+		// Past both runs' retention: each pruned at its own, and the agent itself left as it is.
+		expect(await followAlarms("gone-reborn", 400)).toBeGreaterThan(1);
+		expect((await call(`/v1/jobs/${old.id}`)).status).toBe(404);
+		expect((await call(`/v1/jobs/${recent.id}`)).status).toBe(404);
+		const shown = (await (await call("/v1/agents/gone-reborn")).json()) as { definition: { prompt: string; retention_days: number } };
+		expect(shown.definition).toMatchObject({ prompt: bigPrompt, retention_days: 30 });
+		expect(await registryRow("gone-reborn")).toMatchObject({ deleted_at: null });
+		expect((await storageOf("gone-reborn")).tables.agent_state).toBe(1);
+		emulator.enqueue({ text: "still here" });
+		expect((await runToRest("gone-reborn")).status).toBe("completed");
+	});
+
+	it("is not wiped when its name is defined again while the registry is being told to forget it", async () => {
+		const emulator = useEmulator();
+		await createAgent({ name: "gone-raced", retention_days: 1, prompt: bigPrompt });
+		expect((await call("/v1/agents/gone-raced", { method: "DELETE", as: "admin" })).status).toBe(200);
+		await settle("gone-raced");
+		const stub = env.AGENT.getByName("gone-raced");
+		// The registry's delete of the row is held until the name has been created again.
+		const { promise: held, open: release } = gate();
+		const { promise: reached, open: arrived } = gate();
+		await aroundRowDelete("gone-raced", async (run) => {
+			arrived();
+			await held;
+			return run();
+		});
+
+		vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + 2 * DAY });
+		const alarm = runDurableObjectAlarm(stub);
+		expect(await Promise.race([reached.then(() => "held"), alarm.then(() => "alarm over")])).toBe("held");
+		await createAgent({ name: "gone-raced", prompt: "Made while the old one was being forgotten." });
+		release();
+		expect(await alarm).toBe(true);
+
+		const shown = (await (await call("/v1/agents/gone-raced")).json()) as { definition: { prompt: string } };
+		expect(shown.definition.prompt).toBe("Made while the old one was being forgotten.");
+		expect(await registryRow("gone-raced")).toMatchObject({ deleted_at: null });
+		expect((await storageOf("gone-raced")).tables.agent_state).toBe(1);
+		emulator.enqueue({ text: "runs" });
+		expect((await runToRest("gone-raced")).status).toBe("completed");
+	});
+
+	it("keeps everything while D1 refuses to delete its registry row, and is forgotten by a later alarm", async () => {
+		await createAgent({ name: "gone-d1-down", retention_days: 1, prompt: bigPrompt });
+		expect((await call("/v1/agents/gone-d1-down", { method: "DELETE", as: "admin" })).status).toBe(200);
+		await settle("gone-d1-down");
+		const stub = env.AGENT.getByName("gone-d1-down");
+		let refused = 0;
+		await aroundRowDelete("gone-d1-down", async () => {
+			refused++;
+			throw new Error("D1_ERROR: database unavailable");
+		});
+
+		vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + 2 * DAY });
+		expect(await runDurableObjectAlarm(stub)).toBe(true);
+		expect(refused).toBe(1);
+		// Nothing deleted: with the row kept and the storage gone, a read of the name would make it again.
+		const kept = await storageOf("gone-d1-down");
+		expect(kept.tables.agent_state).toBe(1);
+		expect(kept.alarm).toBe(Date.now() + 3_600_000);
+		expect(await registryRow("gone-d1-down")).toMatchObject({ deleted_at: expect.any(Number) });
+
+		await aroundRowDelete("gone-d1-down", (run) => run());
+		expect(await followAlarms("gone-d1-down", 1)).toBe(1);
+		expect(await storageOf("gone-d1-down")).toEqual({ tables: {}, alarm: null });
+		expect(await registryRow("gone-d1-down")).toBeNull();
 	});
 });
