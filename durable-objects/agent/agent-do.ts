@@ -13,7 +13,7 @@ import { listOccurrences, type Occurrence } from "./ledger.ts";
 import { outboxSize } from "./outbox.ts";
 import { queueRetireIncidents } from "./incidents.ts";
 import { nextExpiryAt, stampDeletedHistory } from "./retention.ts";
-import type { Forgettable } from "./forget.ts";
+import { isBlank, type Forgettable } from "./forget.ts";
 import { findSession, listSessions, type SessionLookup, type SessionSummary } from "./sessions.ts";
 import { clearPersistentSession, persistentSessionView, type PersistentSession, type SessionView } from "./runner/persistent.ts";
 import type { CursorKey } from "../../src/shared/cursor.ts";
@@ -154,6 +154,20 @@ export class AgentDO extends DurableObject<Env> {
 		log.info("agent.forgotten", { agent: gone.name, deleted_at: new Date(gone.deletedAt).toISOString() });
 	}
 
+	/**
+	 * A call that found no agent here leaves nothing stored: the schema made to answer it (at
+	 * construction, or by revive) is deleted again. Else a call to a forgotten agent's object (the
+	 * shard's retention notice, or a read that passed the registry just before its row went, or an
+	 * alarm delivered again to a new instance) would keep an empty schema stored for good, with no
+	 * alarm to find it. Last in the call: what it answers was read before.
+	 */
+	private async dropIfBlank(): Promise<void> {
+		if (this.forgotten || this.passes.working || this.hub.size > 0 || !isBlank(this.sql)) return;
+		this.forgotten = true;
+		// The alarm first, as in forgetIfGone.
+		await Promise.all([this.ctx.storage.deleteAlarm(), this.ctx.storage.deleteAll()]);
+	}
+
 	/** forgettable (see forget.ts), if it may be forgotten now: its time come, and no pass under way. */
 	private forgettableNow(): Forgettable | null {
 		if (this.forgotten || this.passes.working) return null;
@@ -237,6 +251,8 @@ export class AgentDO extends DurableObject<Env> {
 		const schedules = Object.values(currentDefinition(state)?.schedules ?? {}).filter((s) => s.enabled).length;
 		if (!this.jobIds.holds(now, schedules)) {
 			await this.jobIds.ensure(this.env, name, now, schedules);
+			// The wait let other calls in, one that forgot this object among them: met as a fresh one.
+			this.revive();
 			state = this.ensureState(name, source);
 		}
 		const agent = currentDefinition(state);
@@ -290,6 +306,8 @@ export class AgentDO extends DurableObject<Env> {
 		// Before the definition is read: a change (a disable, a delete) landing while the shard is
 		// asked for ids must be the one the run is admitted on.
 		await this.jobIds.ensure(this.env, name, Date.now());
+		// The wait let other calls in, one that forgot this object among them: met as a fresh one.
+		this.revive();
 		const state = this.ensureState(name, source);
 		const agent = currentDefinition(state);
 		if (!agent) return refuse(404, `no agent named ${name}`);
@@ -407,7 +425,7 @@ export class AgentDO extends DurableObject<Env> {
 	 */
 	async retentionShortened(): Promise<void> {
 		this.revive();
-		if (nextExpiryAt(this.sql, () => 0) === null) return;
+		if (nextExpiryAt(this.sql, () => 0) === null) return this.dropIfBlank();
 		this.passes.lastPrune = 0;
 		await this.passes.alarmNow();
 	}
@@ -555,19 +573,25 @@ export class AgentDO extends DurableObject<Env> {
 
 	async runs(limit: number, before?: { claimedAt: number; id: string }): Promise<Occurrence[]> {
 		this.revive();
-		return listOccurrences(this.sql, limit, before);
+		const runs = listOccurrences(this.sql, limit, before);
+		await this.dropIfBlank();
+		return runs;
 	}
 
 	/** A page of this agent's sessions, newest first (see sessions.ts). */
 	async sessions(limit: number, before?: CursorKey): Promise<{ sessions: SessionSummary[]; next: CursorKey | null }> {
 		this.revive();
-		return listSessions(this.sql, readState(this.sql)?.name ?? "", limit, before);
+		const page = listSessions(this.sql, readState(this.sql)?.name ?? "", limit, before);
+		await this.dropIfBlank();
+		return page;
 	}
 
 	/** A session of this agent by id or prefix, or the ids a prefix could mean (up to `limit`). */
 	async session(idOrPrefix: string, limit: number): Promise<SessionLookup> {
 		this.revive();
-		return findSession(this.sql, readState(this.sql)?.name ?? "", idOrPrefix, limit);
+		const found = findSession(this.sql, readState(this.sql)?.name ?? "", idOrPrefix, limit);
+		await this.dropIfBlank();
+		return found;
 	}
 
 	/**
@@ -578,6 +602,7 @@ export class AgentDO extends DurableObject<Env> {
 		this.revive();
 		const state = readState(this.sql);
 		const agent = state ? currentDefinition(state) : null;
+		if (!agent) await this.dropIfBlank();
 		return agent ? persistentSessionView(this.sql, agent, Date.now()) : null;
 	}
 
@@ -597,6 +622,7 @@ export class AgentDO extends DurableObject<Env> {
 	async manifest(id: string): Promise<{ job: JobRecord; setup: JobSetup | null } | null> {
 		this.revive();
 		const job = getJob(this.sql, id);
+		if (!job) await this.dropIfBlank();
 		return job ? { job, setup: getSetup(this.sql, id) } : null;
 	}
 
@@ -607,12 +633,15 @@ export class AgentDO extends DurableObject<Env> {
 	async toolCalls(id: string, limit: number, after: number, resultChars: number): Promise<{ job: JobRecord; calls: ToolCall[]; next: number | null } | null> {
 		this.revive();
 		const job = withCancelRequest(this.sql, getJob(this.sql, id));
+		if (!job) await this.dropIfBlank();
 		return job ? { job, ...toolCallPage(this.sql, id, limit, after, resultChars) } : null;
 	}
 
 	async getJob(id: string): Promise<JobRecord | null> {
 		this.revive();
-		return withCancelRequest(this.sql, getJob(this.sql, id));
+		const job = withCancelRequest(this.sql, getJob(this.sql, id));
+		if (!job) await this.dropIfBlank();
+		return job;
 	}
 
 	/**
@@ -661,6 +690,7 @@ export class AgentDO extends DurableObject<Env> {
 		// The alarm holds the object until its pass's alerts are out; API calls that flush do not wait.
 		await this.passes.closing.alertsSent();
 		await this.forgetIfGone();
+		await this.dropIfBlank();
 	}
 
 	/** Cancels a job (see cancelJob: `force` cuts off a tool call in flight in this instance). */
@@ -689,6 +719,8 @@ export class AgentDO extends DurableObject<Env> {
 		// and acting on it.
 		const named = readState(this.sql)?.name;
 		if (named) await this.jobIds.ensure(this.env, named, Date.now());
+		// The wait let other calls in, one that forgot this object among them: met as a fresh one.
+		this.revive();
 		const state = readState(this.sql);
 		const agent = state && currentDefinition(state);
 		const revision = agent ? await definitionRevision(agent) : null;

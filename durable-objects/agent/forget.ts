@@ -54,3 +54,19 @@ export function forgettable(sql: SqlStorage, acked: OutboxAcks, retentionMs: (de
 	if (tables.some((name) => sql.exec(`SELECT 1 FROM "${name}" LIMIT 1`).toArray().length > 0)) return null;
 	return { name: state.name, deletedAt: state.deletedAt, at: state.deletedAt + retentionMs(keptDefinition(state)) };
 }
+
+/**
+ * No agent here at all: no agent_state row and nothing in any table but the schema's own record.
+ * What a call to a forgotten agent's object leaves (its schema made again to answer it: the shard's
+ * retention notice, or a read that passed the registry just before the row went), which nothing
+ * would ever wake to delete.
+ */
+export function isBlank(sql: SqlStorage): boolean {
+	if (sql.exec("SELECT 1 FROM agent_state LIMIT 1").toArray().length > 0) return false;
+	const tables = sql
+		.exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' AND name != 'schema_migrations'")
+		.toArray()
+		.map((r) => r.name);
+	// Names from sqlite_master, never from input.
+	return !tables.some((name) => sql.exec(`SELECT 1 FROM "${name}" LIMIT 1`).toArray().length > 0);
+}

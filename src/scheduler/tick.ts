@@ -6,6 +6,7 @@ import { D1_MIGRATIONS_FIX, missingD1Migrations } from "../store/d1-schema.ts";
 import { recordTick } from "../store/heartbeat.ts";
 import { pruneResolved, recordFailure, resolveOpen, unalerted } from "../store/incidents.ts";
 import { numberVar } from "../config/vars.ts";
+import { DAY_MS } from "../store/usage.ts";
 import { SCHEDULER_SHARDS, shardName } from "./shards.ts";
 import { SCHEDULER_AGENT } from "../config/schema.ts";
 import { clip } from "../shared/clip.ts";
@@ -138,7 +139,6 @@ async function retryAlerts(env: Env, scheduledTime: number, now: number): Promis
 /** Bounded: each try may wait out the webhook's timeout, and the tick has other work. */
 const ALERT_RETRIES_PER_TICK = 5;
 
-const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
 
 /**

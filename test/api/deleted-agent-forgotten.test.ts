@@ -139,6 +139,31 @@ describe("a deleted API agent", () => {
 		expect(listed.agents.map((a) => a.name)).toContain("gone-probe");
 	});
 
+	it("stores nothing again for a stray call that reaches its forgotten object", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ text: "done" });
+		await createAgent({ name: "gone-stray", retention_days: 1 });
+		const job = await runToRest("gone-stray");
+		expect((await call("/v1/agents/gone-stray", { method: "DELETE", as: "admin" })).status).toBe(200);
+		await settle("gone-stray");
+		expect(await followAlarms("gone-stray", 400)).toBeGreaterThan(0);
+		expect(await storageOf("gone-stray")).toEqual({ tables: {}, alarm: null });
+		// What reaches it after its registry row went: the shard's retention notice, which read the row
+		// before; reads that passed the registry just before (a job, the runs, the sessions).
+		const stub = env.AGENT.getByName("gone-stray");
+		await stub.retentionShortened();
+		expect(await storageOf("gone-stray")).toEqual({ tables: {}, alarm: null });
+		expect(await stub.getJob(job.id)).toBeNull();
+		expect(await stub.runs(10)).toEqual([]);
+		expect((await stub.sessions(10)).sessions).toEqual([]);
+		expect(await stub.manifest(job.id)).toBeNull();
+		expect(await storageOf("gone-stray")).toEqual({ tables: {}, alarm: null });
+		// Its name still starts afresh.
+		emulator.enqueue({ text: "again" });
+		await createAgent({ name: "gone-stray", prompt: "Start over." });
+		expect((await runToRest("gone-stray")).status).toBe("completed");
+	});
+
 	it("is not wiped when its name was defined again before its history expired", async () => {
 		const emulator = useEmulator();
 		emulator.enqueue({ text: "old" }, { text: "new" });
