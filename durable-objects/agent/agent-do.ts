@@ -148,9 +148,7 @@ export class AgentDO extends DurableObject<Env> {
 		// or the history that came with it, keep the agent. Checked in the synchronous turn that
 		// deletes: no call comes between (nor during the deletes: storage closes the input gate).
 		if (this.forgettableNow()?.deletedAt !== gone.deletedAt || this.hub.size > 0) return;
-		this.forgotten = true;
-		// The alarm first: deleted after deleteAll, it would leave storage its metadata table.
-		await Promise.all([this.ctx.storage.deleteAlarm(), this.ctx.storage.deleteAll()]);
+		await this.wipe();
 		log.info("agent.forgotten", { agent: gone.name, deleted_at: new Date(gone.deletedAt).toISOString() });
 	}
 
@@ -163,8 +161,13 @@ export class AgentDO extends DurableObject<Env> {
 	 */
 	private async dropIfBlank(): Promise<void> {
 		if (this.forgotten || this.passes.working || this.hub.size > 0 || !isBlank(this.sql)) return;
+		await this.wipe();
+	}
+
+	/** Deletes the object's storage and alarm; the next call meets a fresh object (revive). */
+	private async wipe(): Promise<void> {
 		this.forgotten = true;
-		// The alarm first, as in forgetIfGone.
+		// The alarm first: deleted after deleteAll, it would leave storage its metadata table.
 		await Promise.all([this.ctx.storage.deleteAlarm(), this.ctx.storage.deleteAll()]);
 	}
 
@@ -574,7 +577,8 @@ export class AgentDO extends DurableObject<Env> {
 	async runs(limit: number, before?: { claimedAt: number; id: string }): Promise<Occurrence[]> {
 		this.revive();
 		const runs = listOccurrences(this.sql, limit, before);
-		await this.dropIfBlank();
+		// Only an empty answer can come of a blank object: an agent's reads ask nothing more.
+		if (runs.length === 0) await this.dropIfBlank();
 		return runs;
 	}
 
@@ -582,7 +586,7 @@ export class AgentDO extends DurableObject<Env> {
 	async sessions(limit: number, before?: CursorKey): Promise<{ sessions: SessionSummary[]; next: CursorKey | null }> {
 		this.revive();
 		const page = listSessions(this.sql, readState(this.sql)?.name ?? "", limit, before);
-		await this.dropIfBlank();
+		if (page.sessions.length === 0) await this.dropIfBlank();
 		return page;
 	}
 

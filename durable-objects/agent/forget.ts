@@ -44,14 +44,7 @@ export function forgettable(sql: SqlStorage, acked: OutboxAcks, retentionMs: (de
 		return null;
 	}
 	if (!state || state.source !== "api" || state.deletedAt === null) return null;
-	if (outboxSize(sql, acked) > 0) return null;
-	const tables = sql
-		.exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%'")
-		.toArray()
-		.map((r) => r.name)
-		.filter((name) => !LEFT_BEHIND.has(name));
-	// Names from sqlite_master, never from input.
-	if (tables.some((name) => sql.exec(`SELECT 1 FROM "${name}" LIMIT 1`).toArray().length > 0)) return null;
+	if (outboxSize(sql, acked) > 0 || holdsRowsOutside(sql, LEFT_BEHIND)) return null;
 	return { name: state.name, deletedAt: state.deletedAt, at: state.deletedAt + retentionMs(keptDefinition(state)) };
 }
 
@@ -62,11 +55,18 @@ export function forgettable(sql: SqlStorage, acked: OutboxAcks, retentionMs: (de
  * would ever wake to delete.
  */
 export function isBlank(sql: SqlStorage): boolean {
-	if (sql.exec("SELECT 1 FROM agent_state LIMIT 1").toArray().length > 0) return false;
+	return sql.exec("SELECT 1 FROM agent_state LIMIT 1").toArray().length === 0 && !holdsRowsOutside(sql, SCHEMA_ONLY);
+}
+
+const SCHEMA_ONLY: ReadonlySet<string> = new Set(["schema_migrations"]);
+
+/** Whether any of the object's tables but `except` holds a row: every table, whatever later schema steps add. */
+function holdsRowsOutside(sql: SqlStorage, except: ReadonlySet<string>): boolean {
 	const tables = sql
-		.exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' AND name != 'schema_migrations'")
+		.exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%'")
 		.toArray()
-		.map((r) => r.name);
+		.map((r) => r.name)
+		.filter((name) => !except.has(name));
 	// Names from sqlite_master, never from input.
-	return !tables.some((name) => sql.exec(`SELECT 1 FROM "${name}" LIMIT 1`).toArray().length > 0);
+	return tables.some((name) => sql.exec(`SELECT 1 FROM "${name}" LIMIT 1`).toArray().length > 0);
 }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import type { MessagesEmulator } from "../../emulator/messages-api.ts";
 import { createAgent, settle } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
 import { call } from "../helpers/http.ts";
@@ -9,19 +10,25 @@ import { ticketTool } from "../helpers/tools.ts";
 // deputy: usage limits carry across an approval pause; completed tool calls never repeat.
 const approve = (id: string) => call(`/v1/jobs/${id}/approval`, { method: "POST", as: "operate", body: { decision: "approve" } });
 
+/** A ticket tracker that records what is posted, and a model that asks for two tickets, then answers. */
+function twoGatedTickets(): { posted: unknown[]; emulator: MessagesEmulator } {
+	const posted: unknown[] = [];
+	fake("https://tickets.example.test", async (req) => {
+		posted.push(await req.json());
+		return Response.json({ id: posted.length });
+	});
+	const emulator = useEmulator();
+	emulator.enqueue(
+		{ tool_use: { name: "create_ticket", input: { title: "one" } } },
+		{ tool_use: { name: "create_ticket", input: { title: "two" } } },
+		{ text: "Never asked for." },
+	);
+	return { posted, emulator };
+}
+
 describe("usage across an approval pause", () => {
 	it("max_requests 2 counts the request made before the pause: after two approvals the third request is never sent", async () => {
-		const posted: unknown[] = [];
-		fake("https://tickets.example.test", async (req) => {
-			posted.push(await req.json());
-			return Response.json({ id: posted.length });
-		});
-		const emulator = useEmulator();
-		emulator.enqueue(
-			{ tool_use: { name: "create_ticket", input: { title: "one" } } },
-			{ tool_use: { name: "create_ticket", input: { title: "two" } } },
-			{ text: "Never asked for." },
-		);
+		const { posted, emulator } = twoGatedTickets();
 		await createAgent({ name: "carry-usage-carry", usage_limits: { max_requests: 2 }, tools: [ticketTool] });
 		const first = await runToRest("carry-usage-carry");
 		expect(first.status).toBe("approval_pending");
@@ -36,17 +43,7 @@ describe("usage across an approval pause", () => {
 	});
 
 	it("max_tool_calls 1: the approved call counts; a second gated call is not even put up for approval", async () => {
-		const posted: unknown[] = [];
-		fake("https://tickets.example.test", async (req) => {
-			posted.push(await req.json());
-			return Response.json({ id: posted.length });
-		});
-		const emulator = useEmulator();
-		emulator.enqueue(
-			{ tool_use: { name: "create_ticket", input: { title: "one" } } },
-			{ tool_use: { name: "create_ticket", input: { title: "two" } } },
-			{ text: "Never asked for." },
-		);
+		const { posted, emulator } = twoGatedTickets();
 		await createAgent({ name: "carry-tools-carry", usage_limits: { max_tool_calls: 1 }, tools: [ticketTool] });
 		const first = await runToRest("carry-tools-carry");
 		expect(first.status).toBe("approval_pending");
