@@ -622,7 +622,7 @@ describe("agents: status, pause, resume, notepad", () => {
 			expect(r.stdout).toMatch(new RegExp(`^${agents.ok}\\s+API\\s+${models.ok}\\s+on trigger only\\s+-\\s+(?:-|completed|failed \\(\\w+\\)|cancelled \\(\\w+\\))\\s+paused (now|\\d+s ago) by root: agents list test$`, "m"));
 			expect(r.stdout).toMatch(new RegExp(`^${agents.fail}\\s+API\\s+${models.fail}\\s+on trigger only\\s+-\\s+(?:-|completed|failed \\(\\w+\\)|cancelled \\(\\w+\\))\\s+active$`, "m"));
 			expect(r.stdout).toMatch(/^triage\s+fleet\.yaml\s+.*paused (now|\d+[smhd] ago) automatically: secret TICKETS_WEBHOOK_URL/m);
-			expect(r.stdout).toMatch(/^daily-digest\s+fleet\.yaml\s+\S+\s+\d{4}-\d{2}-\d{2} \d{2}:00:00Z \(in \d+[smhd], weekday-morning\)\s/m);
+			expect(r.stdout).toMatch(/^daily-digest\s+fleet\.yaml\s+\S+\s+\d{4}-\d{2}-\d{2} \d{2}:00:00Z \(in \d+[smhd], (?:weekday-morning|weekly-recap)\)\s/m);
 			// --json: the API's agents, every one of them.
 			const json = JSON.parse((await drover(["agents", "--json"])).stdout) as { agents: { name: string }[]; next_cursor: null };
 			const fromApi = (await api<{ agents: { name: string }[] }>("/v1/agents?limit=200")).body;
@@ -944,7 +944,7 @@ describe("the fleet: status and doctor", () => {
 		// Every field of the API's answer, and the agents besides (added, so a script reading it still works).
 		expect(Object.keys(json).sort()).toEqual([...Object.keys(fromApi), "agent_list", "agent_list_omitted"].sort());
 		expect(human.stdout).toMatch(/^NAME\s+NEXT RUN\s+LAST\s+STATE$/m);
-		expect(human.stdout).toMatch(/^daily-digest\s+\d{4}-\d{2}-\d{2} \d{2}:00:00Z \(in \d+[smhd], weekday-morning\)\s/m);
+		expect(human.stdout).toMatch(/^daily-digest\s+\d{4}-\d{2}-\d{2} \d{2}:00:00Z \(in \d+[smhd], (?:weekday-morning|weekly-recap)\)\s/m);
 	});
 });
 
