@@ -1049,9 +1049,25 @@ describe("continue and fork", () => {
 	});
 
 	it("refuses to continue a job that is still running, and needs a prompt", async () => {
-		const { job } = await finished("needs-prompt");
-		expect((await post(`/v1/jobs/${job.id}/continue`, {})).status).toBe(400);
+		const { job, emulator } = await finished("needs-prompt");
+		const noPrompt = await post(`/v1/jobs/${job.id}/continue`, {});
+		expect(noPrompt.status).toBe(400);
+		expect(await errorOf(noPrompt)).toMatchObject({ message: "invalid body: prompt: required (string)", details: { issues: [{ path: "prompt", message: "required (string)" }] } });
 		expect((await post("/v1/jobs/job-2026-11-30-zzzzzz/continue", { prompt: "x" })).status).toBe(404);
+
+		// A job whose model call is still out: nothing to continue from yet, and no job is made.
+		const { arrived, release } = heldModel(emulator);
+		const running = await trigger("needs-prompt");
+		await arrived;
+		expect((await jobOf("needs-prompt", running.id)).status).toBe("running");
+		const refused = await post(`/v1/jobs/${running.id}/continue`, { prompt: "And then?" });
+		expect(refused.status).toBe(409);
+		expect((await errorOf(refused)).message).toBe(`job ${running.id} is still running; wait for it to finish`);
+		emulator.enqueue({ text: "Lyon is second." });
+		release();
+		await settle("needs-prompt");
+		const jobs = (await (await call("/v1/jobs?agent=needs-prompt")).json()) as { jobs: { id: string; status: string }[] };
+		expect(jobs.jobs.map((j) => [j.id, j.status]).sort()).toEqual([[job.id, "completed"], [running.id, "completed"]].sort());
 	});
 });
 
