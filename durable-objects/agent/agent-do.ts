@@ -311,9 +311,12 @@ export class AgentDO extends DurableObject<Env> {
 		await this.jobIds.ensure(this.env, name, Date.now());
 		// The wait let other calls in, one that forgot this object among them: met as a fresh one.
 		this.revive();
-		const state = this.ensureState(name, source);
-		const agent = currentDefinition(state);
-		if (!agent) return refuse(404, `no agent named ${name}`);
+		const state = this.stateOf(name, source);
+		const agent = state && currentDefinition(state);
+		if (!state || !agent) {
+			await this.dropIfBlank();
+			return refuse(404, `no agent named ${name}`);
+		}
 		const known = knownRevision(state, agent);
 		const revision = known ?? (await computeRevision(agent));
 		const now = Date.now();
@@ -431,6 +434,15 @@ export class AgentDO extends DurableObject<Env> {
 		if (nextExpiryAt(this.sql, () => 0) === null) return this.dropIfBlank();
 		this.passes.lastPrune = 0;
 		await this.passes.alarmNow();
+	}
+
+	/**
+	 * ensureState, for a call that may find no agent here: an API agent's object without its state is
+	 * none (its define writes the state), and a bare row made for it would keep the object stored for
+	 * good (see isBlank). A file agent's object is made by its first call.
+	 */
+	private stateOf(name: string, source: AgentSource): AgentState | null {
+		return source === "api" ? readState(this.sql) : this.ensureState(name, source);
 	}
 
 	/** ensureState with this deployment's retention, for a deleted agent's history a file agent takes over. */
@@ -730,7 +742,11 @@ export class AgentDO extends DurableObject<Env> {
 		const revision = agent ? await definitionRevision(agent) : null;
 		const drawJobId = (at: number) => this.jobIds.take(at, agent?.name ?? "");
 		const result = this.ctx.storage.transactionSync(() => createFollowUp(this.sql, state, agent, revision, { kind, sourceId, ...opts }, Date.now(), drawJobId));
-		if (isRefusal(result)) return result;
+		if (isRefusal(result)) {
+			// No agent here (forgotten, during the wait or before the call): nothing made to answer is kept.
+			if (!state) await this.dropIfBlank();
+			return result;
+		}
 		log.info(`job.${kind}`, { agent: result.agent, job_id: result.id, from: sourceId });
 		this.passes.startNow();
 		await nextTurn();

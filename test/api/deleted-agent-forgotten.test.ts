@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { createAgent, settle } from "../helpers/agents.ts";
 import { gate, useEmulator } from "../helpers/emulator.ts";
-import { call } from "../helpers/http.ts";
+import { call, errorOf } from "../helpers/http.ts";
 import { runToRest } from "../helpers/jobs.ts";
 
 // A deleted API agent's history stays readable for its retention; after that nothing of it is kept:
@@ -73,6 +73,35 @@ function aroundRowDelete(name: string, around: (run: () => Promise<D1Result>) =>
 			});
 		};
 		self.env = { ...self.env, DB: withMethods(real, { prepare }) };
+	});
+}
+
+/**
+ * Holds the agent object's next ask of its shard for job ids (see job-ids.ts) until `release`:
+ * the wait during which other calls, the forget's alarm among them, reach the object.
+ */
+function holdJobIdDeal(name: string): Promise<{ reached: Promise<void>; release: () => void }> {
+	const { promise: held, open: release } = gate();
+	const { promise: reached, open: arrived } = gate();
+	return runInDurableObject(env.AGENT.getByName(name), (instance: AgentDO) => {
+		const self = instance as unknown as Swappable;
+		const shards = self.env.SCHEDULER_SHARD;
+		let once = false;
+		const getByName = (shardName: string) => {
+			const shard = shards.getByName(shardName);
+			const dealJobIds = async (...args: Parameters<typeof shard.dealJobIds>) => {
+				if (!once) {
+					once = true;
+					arrived();
+					await held;
+				}
+				return shard.dealJobIds(...args);
+			};
+			// Not withMethods: a stub's other members are remote methods, and .bind would be one too.
+			return new Proxy(shard, { get: (t, prop) => (prop === "dealJobIds" ? dealJobIds : Reflect.get(t, prop)) });
+		};
+		self.env = { ...self.env, SCHEDULER_SHARD: withMethods(shards, { getByName }) };
+		return { reached, release };
 	});
 }
 
@@ -162,6 +191,61 @@ describe("a deleted API agent", () => {
 		emulator.enqueue({ text: "again" });
 		await createAgent({ name: "gone-stray", prompt: "Start over." });
 		expect((await runToRest("gone-stray")).status).toBe("completed");
+	});
+
+	it("answers a trigger waiting for job ids when its forget lands as no agent, and keeps nothing of it", async () => {
+		const emulator = useEmulator();
+		await createAgent({ name: "gone-trigger-wait", retention_days: 1 });
+		expect((await call("/v1/agents/gone-trigger-wait", { method: "DELETE", as: "admin" })).status).toBe(200);
+		await settle("gone-trigger-wait");
+		const stub = env.AGENT.getByName("gone-trigger-wait");
+		// A trigger that reached the object (the route's registry read, or its 30 s cache, before the
+		// row went) asks the shard for ids; the forget's alarm runs meanwhile.
+		const { reached, release } = await holdJobIdDeal("gone-trigger-wait");
+		vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + 2 * DAY });
+		const triggered = stub.trigger("gone-trigger-wait", "api", { kind: "manual", prompt: "Late.", owner: "operator" });
+		await reached;
+		// Opened inside the object, the gate resumes this test in the object's context: a stub made here.
+		expect(await runDurableObjectAlarm(env.AGENT.getByName("gone-trigger-wait"))).toBe(true);
+		expect(await storageOf("gone-trigger-wait")).toEqual({ tables: {}, alarm: null });
+		release();
+
+		expect(await triggered).toEqual({ refused: { status: 404, message: "no agent named gone-trigger-wait" } });
+		expect(await storageOf("gone-trigger-wait")).toEqual({ tables: {}, alarm: null });
+		expect(await registryRow("gone-trigger-wait")).toBeNull();
+		expect(await env.DB.prepare("SELECT count(*) AS n FROM jobs WHERE agent = 'gone-trigger-wait'").first<{ n: number }>()).toEqual({ n: 0 });
+		vi.useRealTimers();
+		emulator.enqueue({ text: "again" });
+		await createAgent({ name: "gone-trigger-wait", prompt: "Start over." });
+		expect((await runToRest("gone-trigger-wait")).status).toBe("completed");
+	});
+
+	it("answers a continue waiting for job ids when its forget lands with the API's 404, and keeps nothing of it", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ text: "done" });
+		await createAgent({ name: "gone-continue-wait", retention_days: 1 });
+		const job = await runToRest("gone-continue-wait");
+		expect((await call("/v1/agents/gone-continue-wait", { method: "DELETE", as: "admin" })).status).toBe(200);
+		await settle("gone-continue-wait");
+		// The route finds the job's owner in the index before the alarm prunes the job, then the object
+		// asks the shard for ids; the alarms that prune the job and forget the agent run meanwhile.
+		const { reached, release } = await holdJobIdDeal("gone-continue-wait");
+		vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + 2 * DAY });
+		// Its body read as it comes: the gate, opened inside the object, resumes this test in the object's context.
+		const continued = call(`/v1/jobs/${job.id}/continue`, { method: "POST", as: "operate", body: { prompt: "And then?" } }).then(async (res) => ({ status: res.status, error: await errorOf(res) }));
+		await reached;
+		expect(await followAlarms("gone-continue-wait", 1)).toBeGreaterThan(0);
+		expect(await storageOf("gone-continue-wait")).toEqual({ tables: {}, alarm: null });
+		release();
+
+		expect(await continued).toEqual({ status: 404, error: { code: "not_found", message: `no job ${job.id}` } });
+		expect(await storageOf("gone-continue-wait")).toEqual({ tables: {}, alarm: null });
+		expect(await registryRow("gone-continue-wait")).toBeNull();
+		expect(await env.DB.prepare("SELECT count(*) AS n FROM jobs WHERE agent = 'gone-continue-wait'").first<{ n: number }>()).toEqual({ n: 0 });
+		vi.useRealTimers();
+		emulator.enqueue({ text: "again" });
+		await createAgent({ name: "gone-continue-wait", prompt: "Start over." });
+		expect((await runToRest("gone-continue-wait")).status).toBe("completed");
 	});
 
 	it("is not wiped when its name was defined again before its history expired", async () => {
