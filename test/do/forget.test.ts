@@ -44,6 +44,9 @@ describe("a deleted agent's object", () => {
 		["a job", (sql) => storeRun(sql, endedRecord("forget-kept", new Date(Date.now() - DAY)))],
 		["a skip in its ledger", (sql) => sql.exec("INSERT INTO occurrences (id, schedule, source, scheduled_instant, dispatch, claimed_at, status) VALUES ('occ-1', 's', 'schedule', 0, 'on_time', 0, 'skipped')")],
 		["a registry sync pending", (sql) => sql.exec("INSERT INTO registry_sync (id, seq, by, at, due_at) VALUES (1, 1, 'api', 0, 0)")],
+		// Else a retirement D1 refused would be lost: the old agent's open or closed incidents would
+		// stay so, and take the failures of an agent defined again under its name unpaged.
+		["its incidents' retirement still to go to D1", (sql) => sql.exec("INSERT INTO incident_events (kind, job_id, error, at) VALUES ('retired', NULL, NULL, 0)")],
 		["an index row not yet sent", (sql) => sql.exec("INSERT INTO outbox (job_id, version, queued_at) VALUES ('job-x', 1, 0)")],
 		["a run of the deleted agent still ending", (sql) => sql.exec("INSERT INTO former_agent_jobs (job_id) VALUES ('job-x')")],
 		["a row in a table a later schema step adds", (sql) => sql.exec("CREATE TABLE later_work (id INTEGER); INSERT INTO later_work VALUES (1)")],
