@@ -4,7 +4,8 @@ import { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { createAgent, settle } from "../helpers/agents.ts";
 import { gate, useEmulator } from "../helpers/emulator.ts";
 import { call, errorOf } from "../helpers/http.ts";
-import { runToRest } from "../helpers/jobs.ts";
+import { jobOf, runToRest, trigger } from "../helpers/jobs.ts";
+import { ticketTool } from "../helpers/tools.ts";
 
 // A deleted API agent's history stays readable for its retention; after that nothing of it is kept:
 // not its object's storage (its definition, up to 256 KiB, among it), not its registry row. CI that
@@ -246,6 +247,27 @@ describe("a deleted API agent", () => {
 		emulator.enqueue({ text: "again" });
 		await createAgent({ name: "gone-continue-wait", prompt: "Start over." });
 		expect((await runToRest("gone-continue-wait")).status).toBe("completed");
+	});
+
+	it("is forgotten once the runs it was deleted with have ended: a call waiting for approval, and its queue", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ tool_use: { name: "create_ticket", input: { title: "Disk full" } } });
+		await createAgent({ name: "gone-waiting", retention_days: 1, tools: [ticketTool], approval_timeout: "2h", timeout: "3h" });
+		const waiting = await runToRest("gone-waiting");
+		expect(waiting.status).toBe("approval_pending");
+		const queued = [await trigger("gone-waiting"), await trigger("gone-waiting")];
+		expect((await call("/v1/agents/gone-waiting", { method: "DELETE", as: "admin" })).status).toBe(200);
+		await settle("gone-waiting");
+		for (const job of queued) expect((await jobOf("gone-waiting", job.id)).status).toBe("cancelled");
+		expect((await jobOf("gone-waiting", waiting.id)).status).toBe("approval_pending");
+
+		// Nobody decides: the call counts as denied at its approval_timeout, the run ends on the model's
+		// answer to that, and its history goes at its retention, the agent with it.
+		emulator.enqueue({ text: "Not filed." });
+		expect(await followAlarms("gone-waiting", 400)).toBeGreaterThan(0);
+		expect(await storageOf("gone-waiting")).toEqual({ tables: {}, alarm: null });
+		expect(await registryRow("gone-waiting")).toBeNull();
+		expect(await env.DB.prepare("SELECT count(*) AS n FROM jobs WHERE agent = 'gone-waiting'").first<{ n: number }>()).toEqual({ n: 0 });
 	});
 
 	it("is not wiped when its name was defined again before its history expired", async () => {
