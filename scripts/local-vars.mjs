@@ -24,6 +24,8 @@ export function localVars({ devVars, env, base, urlSecrets, webhookSecrets, sink
 	const sunk = sink === null ? [] : urlSecrets.filter(unset);
 	for (const name of sunk) vars.push(`${name}:${sink}/__sink/${name}`);
 	const madeHooks = webhookSecrets.filter(unset);
-	const envOnly = [...urlSecrets, ...webhookSecrets].filter((name) => unset(name) && env[name]);
+	// The key first: a shell exporting ANTHROPIC_API_KEY (as Anthropic's SDKs read it) would otherwise
+	// see the emulator answer with no word of why.
+	const envOnly = ["ANTHROPIC_API_KEY", ...urlSecrets, ...webhookSecrets].filter((name) => unset(name) && env[name]);
 	return { vars, sunk, madeHooks, envOnly };
 }

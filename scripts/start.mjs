@@ -116,7 +116,11 @@ const secrets = fleetSecrets();
 const local = localVars({ devVars: vars, env: process.env, base, urlSecrets: secrets.urls, webhookSecrets: secrets.webhooks, sink: apiKey ? null : `http://127.0.0.1:${emulatorPort}` });
 const { madeHooks, sunk } = local;
 for (const name of local.envOnly)
-	console.log(`${name} is set in the environment, which wrangler dev does not read for the Worker while .dev.vars exists: set it in .dev.vars instead (replacing any npm start writes there).`);
+	console.log(
+		name === "ANTHROPIC_API_KEY"
+			? "ANTHROPIC_API_KEY is set in the environment, which wrangler dev does not read for the Worker while .dev.vars exists: the local emulator answers for Claude. Put the key in .dev.vars (ANTHROPIC_API_KEY=…) to run real Claude."
+			: `${name} is set in the environment, which wrangler dev does not read for the Worker while .dev.vars exists: set it in .dev.vars instead (replacing any npm start writes there).`,
+	);
 if (madeHooks.length > 0) {
 	const text = readFileSync(".dev.vars", "utf8");
 	appendFileSync(".dev.vars", `${text === "" || text.endsWith("\n") ? "" : "\n"}${madeHooks.map((name) => `${name}=${randomBytes(24).toString("hex")}\n`).join("")}`);

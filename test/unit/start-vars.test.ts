@@ -31,4 +31,13 @@ describe("npm start's vars for wrangler dev", () => {
 		// With a real key there is no sink: the unset secret stays unset, and is still said.
 		expect(localVars({ devVars: {}, env, base, sink: null, ...fleet })).toMatchObject({ sunk: [], envOnly: ["DIGEST_SLACK_WEBHOOK_URL", "TRIAGE_WEBHOOK_SECRET"] });
 	});
+
+	it("says an ANTHROPIC_API_KEY set only in the environment is not used (the emulator answers), and never passes it", () => {
+		const env = { ANTHROPIC_API_KEY: "sk-ant-api03-from-the-shell" };
+		const out = localVars({ devVars: {}, env, base, sink, ...fleet });
+		expect(out.envOnly).toEqual(["ANTHROPIC_API_KEY"]);
+		expect(out.vars.join(" ")).not.toContain("sk-ant");
+		// In .dev.vars, wrangler reads it and there is no emulator: nothing to say.
+		expect(localVars({ devVars: { ANTHROPIC_API_KEY: "sk-ant-api03-x" }, env, base, sink: null, ...fleet }).envOnly).toEqual([]);
+	});
 });
