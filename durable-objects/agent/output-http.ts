@@ -176,6 +176,13 @@ export function archivedLines(sql: SqlStorage, bucket: R2Bucket, jobId: string, 
 	return key ? readLinesFromR2(bucket, key, { afterLine, required: true }) : null;
 }
 
+/** The number of a job's last line so far (0 before its first): in R2's object once consolidated, else in SQLite. */
+function lastLine(sql: SqlStorage, jobId: string): number {
+	const state = outputState(sql, jobId);
+	if (state.outputKey !== null) return state.lines ?? 0;
+	return sql.exec<{ line: number | null }>("SELECT max(line) AS line FROM output_lines WHERE job_id = +?", jobId).one().line ?? 0;
+}
+
 /**
  * GET …/stream: Server-Sent Events, one per line (id = line number), resuming after Last-Event-ID.
  * A 429 with Retry-After when the job, or the agent's jobs together, have as many streams as allowed.
@@ -185,6 +192,12 @@ export function serveStream(sql: SqlStorage, hub: StreamHub, jobId: string, requ
 	const lastEventId = request.headers.get("last-event-id") ?? new URL(request.url).searchParams.get("after") ?? "0";
 	const after = Number(lastEventId);
 	if (!Number.isInteger(after) || after < 0) return jsonError(400, "bad_request", "Last-Event-ID must be a line number");
+	// A line the job never wrote (another job's id, a made-up one): the stream would wait past lines
+	// that never come and end with none of them shown. A client only ever sees lines already stored.
+	const last = lastLine(sql, jobId);
+	if (after > last) {
+		return jsonError(400, "bad_request", `Last-Event-ID ${after} is past job ${jobId}'s last line (${last}): it is not a line of this job's stream`);
+	}
 	const refused = hub.refusal(jobId);
 	if (refused) return jsonError(429, "rate_limited", refused, { "retry-after": String(STREAM_RETRY_AFTER_SECONDS) });
 	const body = hub.subscribe(jobId, after);

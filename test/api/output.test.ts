@@ -393,6 +393,30 @@ describe("GET /v1/jobs/:id/stream", () => {
 		}
 	});
 
+	it("refuses a Last-Event-ID past the job's last line (another job's, or made up) with a 400 naming it, finished or live, rather than a stream that shows nothing", async () => {
+		const done = await finishedJob("sse-past-end");
+		// Exactly the last line: nothing more to send, the status and the end.
+		const atEnd = await readEvents(await call(`/v1/jobs/${done.id}/stream`, { headers: { "last-event-id": "9" } }));
+		expect(atEnd.map((e) => e.event)).toEqual(["status", "end"]);
+		for (const [query, headers] of [["", { "last-event-id": "10" }], ["?after=999999999999", {}]] as const) {
+			const res = await call(`/v1/jobs/${done.id}/stream${query}`, { headers });
+			expect(res.status, query).toBe(400);
+			expect((await errorOf(res)).message).toBe(`Last-Event-ID ${query ? "999999999999" : "10"} is past job ${done.id}'s last line (9): it is not a line of this job's stream`);
+		}
+
+		useEmulator().enqueue({ tool_use: { name: "create_ticket", input: { title: "x" } } }, { text: "Filed." });
+		fake("https://tickets.example.test", () => Response.json({ id: 7 }));
+		await createAgent({ name: "sse-past-live", tools: [{ type: "webhook", name: "create_ticket", description: "Create.", url_secret: "TEST_TICKETS_URL", requires_approval: true }] });
+		const live = await runToRest("sse-past-live");
+		expect(live.status).toBe("approval_pending");
+		const res = await call(`/v1/jobs/${live.id}/stream`, { headers: { "last-event-id": "5" } });
+		expect(res.status).toBe(400);
+		expect((await errorOf(res)).message).toBe(`Last-Event-ID 5 is past job ${live.id}'s last line (4): it is not a line of this job's stream`);
+		// A job yet to write a line has none to resume after.
+		const pending = await trigger("sse-past-live");
+		expect((await call(`/v1/jobs/${pending.id}/stream`, { headers: { "last-event-id": "1" } })).status).toBe(400);
+	});
+
 	it("delivers a live job's lines and status changes as they happen, then ends", async () => {
 		const emulator = useEmulator();
 		emulator.enqueue({ tool_use: { name: "create_ticket", input: { title: "x" } } }, { text: "Filed." });

@@ -293,6 +293,7 @@ export const jobApi = createApi()
 			summary: "Server-Sent Events: one `line` event per JSONL line (id = line number), `status` events, then `end`",
 			description:
 				"Reconnect with Last-Event-ID to resume exactly after that line; `after` does the same for a client that cannot set the header (the header wins). " +
+				"One past the job's last line so far (another job's, or made up) is a 400: no line of this job's would ever follow it. " +
 				`A job may have ${MAX_STREAMS_PER_JOB} live streams and an agent's jobs ${MAX_STREAMS_PER_AGENT} together; beyond that a stream is refused with a 429. ` +
 				`A stream that does not read what it is sent is dropped once more than ${MAX_BACKLOG_BYTES / 1024 / 1024} MiB wait for it: it is closed without an \`end\` event, and reconnecting with Last-Event-ID resumes after the last line received.`,
 			request: {
