@@ -5,7 +5,7 @@ import type { OutputLine } from "../../durable-objects/agent/runner/output.ts";
 import { MAX_BACKLOG_BYTES, MAX_STREAMS_PER_AGENT, MAX_STREAMS_PER_JOB, StreamHub, STREAM_RETRY_AFTER_SECONDS } from "../../durable-objects/agent/streams.ts";
 import { SseParser, type SseEvent } from "../../src/shared/sse.ts";
 import { createAgent, settle } from "../helpers/agents.ts";
-import { useEmulator } from "../helpers/emulator.ts";
+import { gate, useEmulator } from "../helpers/emulator.ts";
 import { call, errorOf } from "../helpers/http.ts";
 import { jobOf, runToRest, trigger } from "../helpers/jobs.ts";
 import { fake } from "../helpers/outbound.ts";
@@ -206,5 +206,120 @@ describe("GET /v1/jobs/:id/stream: a client that does not read", () => {
 		expect([...got, ...lineIds(resumed)]).toEqual(oneTo(total));
 		expect(resumed.at(-1)).toMatchObject({ event: "end" });
 		expect(await liveStreams(name)).toBe(0);
+	}, 30_000);
+});
+
+describe("GET /v1/jobs/:id/stream: an idle stream", () => {
+	it("is kept open through a long tool call that writes nothing, by a comment every 25 s (proxies cut a connection idle ~100 s), then gets the call's lines and the end", async () => {
+		const name = "sse-idle";
+		const emulator = useEmulator();
+		emulator.enqueue({ tool_use: { name: "http_fetch", input: { url: "https://slow.example.test/report" } } }, { text: "All green." });
+		const reached = gate();
+		const release = gate();
+		fake("https://slow.example.test", async () => {
+			reached.open();
+			await release.promise;
+			return new Response("green");
+		});
+		await createAgent({ name, tools: [{ type: "http_fetch", allow_hosts: ["slow.example.test"] }] });
+		const job = await trigger(name);
+		const running = settle(name);
+		await reached.promise;
+
+		// The object's timers, as it sets them, to fire them here rather than wait for them.
+		const timers: { fire: () => void; ms: number }[] = [];
+		const realSetInterval = globalThis.setInterval;
+		globalThis.setInterval = ((fn: () => void, ms?: number) => {
+			timers.push({ fire: fn, ms: ms ?? 0 });
+			return realSetInterval(fn, ms);
+		}) as typeof setInterval;
+		let res: Response;
+		try {
+			res = await call(`/v1/jobs/${job.id}/stream`);
+		} finally {
+			globalThis.setInterval = realSetInterval;
+		}
+		expect(timers.map((t) => t.ms)).toEqual([25_000]);
+		const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+		let text = "";
+		const events: SseEvent[] = [];
+		const parser = new SseParser((e) => events.push(e));
+		const readUntil = async (seen: () => boolean) => {
+			while (!seen()) {
+				const { done, value } = await reader.read();
+				if (done) return false;
+				text += value;
+				parser.feed(value);
+			}
+			return true;
+		};
+		const pings = () => text.split(": ping\n\n").length - 1;
+		expect(await readUntil(() => events.some((e) => e.event === "status"))).toBe(true);
+		const toolUse = lineIds(events).at(-1)!;
+		expect(JSON.parse(events.find((e) => e.id === String(toolUse))!.data)).toMatchObject({ type: "tool_use" });
+		expect(pings()).toBe(0);
+
+		// 100 s of the call with nothing written: a comment each 25 s, the stream open throughout.
+		for (let n = 1; n <= 4; n++) {
+			await runInDurableObject(env.AGENT.getByName(name), () => timers[0]!.fire());
+			expect(await readUntil(() => pings() === n)).toBe(true);
+		}
+		expect(lineIds(events).at(-1)).toBe(toolUse);
+
+		release.open();
+		await running;
+		expect(await readUntil(() => events.some((e) => e.event === "end"))).toBe(true);
+		expect(JSON.parse(events.at(-1)!.data).status).toBe("completed");
+		const total = (await (await call(`/v1/jobs/${job.id}/output`)).text()).trimEnd().split("\n").length;
+		expect(lineIds(events)).toEqual(oneTo(total));
+		expect(await liveStreams(name)).toBe(0);
+	});
+});
+
+describe("GET /v1/jobs/:id/stream: the object reset or the output moved while streaming", () => {
+	it("errors the stream when the agent's object is reset, and a reconnect after the last line gets the lines written since, none repeated", async () => {
+		const name = "sse-reset";
+		const job = await waitingJob(name);
+		const before = follow(await call(`/v1/jobs/${job.id}/stream`));
+		expect(await before.until((es) => es.some((e) => e.event === "status"))).toBe(true);
+		expect(lineIds(before.events)).toEqual([1, 2, 3, 4]);
+		// As the runtime resets an object (a deploy, a crash): the instance and its streams are gone.
+		await expect(runInDurableObject(env.AGENT.getByName(name), (_i: AgentDO, state) => state.abort("reset by the test"))).rejects.toThrow("reset by the test");
+		// A broken transfer, not a close a client could take for the job's end, nor a silent stream.
+		await expect(before.until(() => false)).rejects.toThrow("reset by the test");
+		expect(before.events.some((e) => e.event === "end")).toBe(false);
+
+		await append(name, job.id, [note("written by the new instance")]);
+		const after = follow(await call(`/v1/jobs/${job.id}/stream`, { headers: { "last-event-id": "4" } }));
+		expect(await after.until((es) => es.some((e) => e.event === "status"))).toBe(true);
+		expect(lineIds(after.events)).toEqual([5]);
+		await finish(name, job.id);
+		expect(await after.until((es) => es.some((e) => e.event === "end"))).toBe(true);
+		const total = (await (await call(`/v1/jobs/${job.id}/output`)).text()).trimEnd().split("\n").length;
+		expect([...lineIds(before.events), ...lineIds(after.events)]).toEqual(oneTo(total));
+	});
+
+	it("carries on from R2 after the last line it sent when the job ends mid-catch-up and its lines leave SQLite", async () => {
+		const name = "sse-moving";
+		const job = await waitingJob(name);
+		const big = "y".repeat(4000);
+		await runInDurableObject(env.AGENT.getByName(name), (instance: AgentDO) => {
+			for (let i = 0; i < 1500; i++) AgentDO.appendOutput(instance, job.id, [note(`${i} ${big}`)]);
+		});
+		const stream = follow(await call(`/v1/jobs/${job.id}/stream`));
+		expect(await stream.until((es) => lineIds(es).length >= 10)).toBe(true);
+		// The job ends and is consolidated while the stream is still catching up from SQLite.
+		await finish(name, job.id);
+		const left = await runInDurableObject(env.AGENT.getByName(name), (_i: AgentDO, state) =>
+			state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM output_lines WHERE job_id = ?", job.id).one().n,
+		);
+		expect(left).toBe(0);
+		expect(lineIds(stream.events).length).toBeLessThan(1500);
+		expect(await stream.until((es) => es.some((e) => e.event === "end"))).toBe(true);
+		const stored = (await (await env.OUTPUT.get(`jobs/${name}/${job.id}.jsonl`))!.text()).trimEnd().split("\n");
+		expect(stored.length).toBe(1508);
+		expect(lineIds(stream.events)).toEqual(oneTo(stored.length));
+		expect(stream.events.filter((e) => e.event === "line").map((e) => e.data)).toEqual(stored);
+		expect(JSON.parse(stream.events.at(-1)!.data).status).toBe("completed");
 	}, 30_000);
 });
