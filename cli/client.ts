@@ -1,6 +1,7 @@
 /** The drover HTTP API over fetch: bearer auth, the API's JSON errors turned into ApiError. */
 import { TOKEN_CHARS_MESSAGE, tokenCharsOk } from "../src/api/auth/tokens.ts";
 import { graphemeSlice } from "../src/shared/clip.ts";
+import { retryAfterMs } from "../src/shared/retry-after.ts";
 import { problemOf, type Shape } from "./shapes.ts";
 
 export const DEFAULT_URL = "http://localhost:8787";
@@ -27,6 +28,8 @@ export class ApiError extends CliError {
 	readonly code: string;
 	/** The id the Worker logged the request under (its X-Request-Id), for its operator to find it by. */
 	readonly requestId: string | null;
+	/** How long the answer's Retry-After asked to be left alone (a 429, a 503); null when it said nothing. */
+	retryAfterMs: number | null = null;
 
 	constructor(status: number, code: string, message: string, hint = hintFor(status, message, code), requestId: string | null = null) {
 		super(message, 1, hint);
@@ -269,6 +272,12 @@ async function readText(res: Response, url: string): Promise<string> {
  * --url pointing there) is not taken for it.
  */
 export async function errorFrom(res: Response): Promise<ApiError> {
+	const err = await errorOfBody(res);
+	err.retryAfterMs = retryAfterMs(res.headers, Date.now());
+	return err;
+}
+
+async function errorOfBody(res: Response): Promise<ApiError> {
 	const text = await res.text().catch(() => "");
 	try {
 		const body = JSON.parse(text) as { error?: { code?: unknown; message?: unknown; details?: { issues?: unknown }; request_id?: unknown } } | null;

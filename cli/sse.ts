@@ -21,8 +21,13 @@ export interface FollowOptions {
 	 * body timeout) cut silent streams; only quick failures in a row use up the retries.
 	 */
 	healthyAfterMs?: number;
-	/** Delay before the nth consecutive reconnect (default 250 ms doubling, at most 5 s). */
+	/**
+	 * Delay before the nth consecutive reconnect (default 250 ms doubling, at most 5 s), or what a
+	 * 429's or 503's Retry-After asks if longer (up to 5 minutes).
+	 */
 	backoffMs?(attempt: number): number;
+	/** Waits between connections (tests pass their own, to check the delays without sitting them out). */
+	sleep?(ms: number, signal?: AbortSignal): Promise<void>;
 	signal?: AbortSignal;
 	/**
 	 * The server already answered in this command (trigger's POST, the lookup of an agent's newest
@@ -46,6 +51,12 @@ const defaultBackoff = (attempt: number) => Math.min(5_000, 250 * 2 ** (attempt 
  * completed, and `--wait` exited 1 for them.
  */
 const DEFAULT_RETRIES = 30;
+
+/**
+ * The longest a Retry-After is waited: a stream refused at its cap asks 30 s; a proxy's odd value
+ * must not hold the command for hours.
+ */
+const MAX_RETRY_AFTER_MS = 5 * 60_000;
 
 const sleep = (ms: number, signal?: AbortSignal) =>
 	new Promise<void>((resolve, reject) => {
@@ -75,6 +86,7 @@ export async function followJob(client: ApiClient, jobId: string, options: Follo
 		let ended: string | null = null;
 		let reason = "the stream closed before the job ended";
 		let openedAt: number | null = null;
+		let retryAfter = 0;
 		try {
 			const path = `/v1/jobs/${encodeURIComponent(jobId)}/stream`;
 			const res = await client.fetch(path, {
@@ -128,6 +140,8 @@ export async function followJob(client: ApiClient, jobId: string, options: Follo
 			if (err instanceof ApiError) {
 				if (err.status < 500 && err.status !== 429) throw err;
 				reason = err.message;
+				// Sooner is refused again (the stream's slots are taken) and only uses up the retries.
+				if (err.retryAfterMs !== null) retryAfter = Math.min(err.retryAfterMs, MAX_RETRY_AFTER_MS);
 			} else if (err instanceof CliError) {
 				// Unreachable server: worth retrying, like a dropped connection.
 				if (!err.message.startsWith("cannot reach")) throw err;
@@ -141,9 +155,9 @@ export async function followJob(client: ApiClient, jobId: string, options: Follo
 		if (failures > retries) {
 			throw new CliError(`lost the stream of job ${jobId} after ${retries} reconnects (last line seen: ${last}): ${reason}`);
 		}
-		const delayMs = backoff(failures);
+		const delayMs = Math.max(backoff(failures), retryAfter);
 		options.onReconnect?.({ after: last, attempt: failures, reason, delayMs });
-		await sleep(delayMs, options.signal);
+		await (options.sleep ?? sleep)(delayMs, options.signal);
 	}
 }
 

@@ -215,6 +215,36 @@ describe("followJob", () => {
 		expect(fake.seen).toEqual([]);
 	});
 
+	it("waits what a 429's Retry-After asks before reconnecting (a job's streams at their cap), not its own quicker backoff", async () => {
+		const fake = fakeStream({ total: 4, cutAfter: (c) => (c === 0 ? 2 : null) });
+		let calls = 0;
+		const url = await listen((req, res) => {
+			calls++;
+			// The reconnect finds the job's 100 streams taken, as the agent's object answers then.
+			if (calls === 2) {
+				res.writeHead(429, { "content-type": "application/json", "retry-after": "30" });
+				res.end(JSON.stringify({ error: { code: "rate_limited", message: `job ${JOB} already has 100 live streams` } }));
+				return;
+			}
+			fake.handler(req, res);
+		});
+		const waits: { after: number; delayMs: number }[] = [];
+		const lines: number[] = [];
+		const result = await followJob(new ApiClient({ url, token: TOKEN }), JOB, {
+			onLine: (n) => lines.push(n),
+			onReconnect: ({ after, delayMs }) => waits.push({ after, delayMs }),
+			// The waits themselves are not sat out here: the delays asked for are what is checked.
+			backoffMs: () => 5,
+			sleep: async () => {},
+		});
+		expect(waits).toEqual([
+			{ after: 2, delayMs: 5 },
+			{ after: 2, delayMs: 30_000 },
+		]);
+		expect(lines).toEqual([1, 2, 3, 4]);
+		expect(result.status).toBe("completed");
+	});
+
 	it("retries a server that is briefly down (connection refused, 503) and then resumes", async () => {
 		const fake = fakeStream({ total: 6, cutAfter: (c) => (c === 0 ? 3 : null) });
 		let calls = 0;
