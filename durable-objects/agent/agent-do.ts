@@ -212,6 +212,11 @@ export class AgentDO extends DurableObject<Env> {
 		agent.hub.publish(jobId);
 	}
 
+	/** Bytes the object's streams hold for their clients, not yet taken (see StreamHub.heldBytes). */
+	static streamBytesHeld(agent: AgentDO): number {
+		return agent.hub.heldBytes();
+	}
+
 	/** Live streams the object holds (every job's). */
 	static liveStreams(agent: AgentDO): number {
 		return agent.hub.size;

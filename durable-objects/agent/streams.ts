@@ -30,7 +30,7 @@ const LIVE_BATCH_BYTES = 1024 * 1024;
 /**
  * A subscriber catching up is sent batches of about this much (or one line, if longer), the next
  * once it has taken the last. Streams at different lines hold different batches: 500 that stopped
- * reading hold about 32 MiB, less than a third of an object's memory.
+ * reading hold about 32 MiB of batches this size, and CATCH_UP_BUDGET_BYTES bounds those of long lines.
  */
 const REPLAY_BATCH_BYTES = 64 * 1024;
 /** Rows a read takes at most, whatever their size. */
@@ -41,6 +41,12 @@ const BATCH_LINES = 100_000;
  * so a reader is never dropped for a single burst of output, only for sends it has let pile up.
  */
 export const MAX_BACKLOG_BYTES = 4 * 1024 * 1024;
+/**
+ * What catching-up streams may hold together, unwritten: a batch is a whole line at least, and a tool
+ * result's line can be 1 MB or more, so 100 clients that stopped reading would hold 100 MB of an
+ * object's 128. Past it, the streams stalled longest are dropped (they reconnect with Last-Event-ID).
+ */
+export const CATCH_UP_BUDGET_BYTES = 32 * 1024 * 1024;
 if (MAX_BACKLOG_BYTES <= LIVE_BATCH_BYTES + MAX_LINE_BYTES) throw new Error("MAX_BACKLOG_BYTES must exceed what one send can bring");
 
 interface Subscriber {
@@ -63,6 +69,11 @@ interface Subscriber {
 	closed: boolean;
 	/** Told when `pending` has been written (or the stream closed). */
 	drainWaiters: (() => void)[];
+	/** Its catch-up batches in `pending`: its own, shared with no other stream. */
+	own: Set<Uint8Array>;
+	ownBytes: number;
+	/** When (in enqueues, hub-wide) it last had no catch-up batch waiting: the older, the longer it has stalled. */
+	ownSince: number;
 }
 
 const encoder = new TextEncoder();
@@ -119,6 +130,9 @@ export class StreamHub {
 	private keepalive: ReturnType<typeof setInterval> | null = null;
 	/** Jobs with a send already queued for this turn of the event loop. */
 	private readonly pending = new Set<string>();
+	/** Catch-up bytes handed to streams and not yet taken, over all of them (see CATCH_UP_BUDGET_BYTES). */
+	private ownHeld = 0;
+	private enqueues = 0;
 
 	/**
 	 * `archived` gives a job's lines after a line from where they are kept once SQLite no longer has
@@ -164,6 +178,9 @@ export class StreamHub {
 			ending: false,
 			closed: false,
 			drainWaiters: [],
+			own: new Set(),
+			ownBytes: 0,
+			ownSince: 0,
 		};
 		let subs = this.byJob.get(jobId);
 		if (!subs) this.byJob.set(jobId, (subs = new Set()));
@@ -256,7 +273,7 @@ export class StreamHub {
 				}
 				const rows = readLines(this.sql, sub.jobId, sub.lastLine, BATCH_LINES, REPLAY_BATCH_BYTES);
 				if (rows.length > 0) {
-					this.enqueue(sub, concat(rows.map((r) => encoder.encode(lineFrame(r.line, r.body)))));
+					this.enqueueOwn(sub, concat(rows.map((r) => encoder.encode(lineFrame(r.line, r.body)))));
 					sub.lastLine = rows.at(-1)!.line;
 				}
 				// Caught up as of this read: live from here, in the same turn, so no line falls between.
@@ -285,7 +302,7 @@ export class StreamHub {
 			bytes += frame.length;
 			last = l.line;
 			if (bytes >= REPLAY_BATCH_BYTES) {
-				this.enqueue(sub, concat(batch));
+				this.enqueueOwn(sub, concat(batch));
 				sub.lastLine = last;
 				batch = [];
 				bytes = 0;
@@ -293,14 +310,51 @@ export class StreamHub {
 			}
 		}
 		if (batch.length > 0 && !sub.closed) {
-			this.enqueue(sub, concat(batch));
+			this.enqueueOwn(sub, concat(batch));
 			sub.lastLine = last;
 		}
+	}
+
+	/** Bytes handed to streams and not yet taken by them, each buffer counted once however many share it. */
+	heldBytes(): number {
+		const seen = new Set<Uint8Array>();
+		let bytes = 0;
+		for (const subs of this.byJob.values()) {
+			for (const sub of subs) {
+				for (const b of sub.pending) {
+					if (seen.has(b)) continue;
+					seen.add(b);
+					bytes += b.length;
+				}
+			}
+		}
+		return bytes;
 	}
 
 	/** Every job with subscribers, to publish after work that may have touched any of them. */
 	watchedJobs(): string[] {
 		return [...this.byJob.keys()];
+	}
+
+	/**
+	 * Hands a catch-up batch to the stream, then drops the streams stalled longest while catching-up
+	 * streams together hold more than CATCH_UP_BUDGET_BYTES (this one too, if it is among them).
+	 */
+	private enqueueOwn(sub: Subscriber, bytes: Uint8Array): void {
+		if (sub.ownBytes === 0) sub.ownSince = ++this.enqueues;
+		sub.own.add(bytes);
+		sub.ownBytes += bytes.length;
+		this.ownHeld += bytes.length;
+		this.enqueue(sub, bytes);
+		while (this.ownHeld > CATCH_UP_BUDGET_BYTES) {
+			let oldest: Subscriber | null = null;
+			for (const subs of this.byJob.values()) {
+				for (const s of subs) if (s.ownBytes > 0 && (oldest === null || s.ownSince < oldest.ownSince)) oldest = s;
+			}
+			if (!oldest) break;
+			log.warn("stream.dropped", { agent: readState(this.sql)?.name, job_id: oldest.jobId, waiting_bytes: oldest.ownBytes, catching_up_bytes: this.ownHeld, limit_bytes: CATCH_UP_BUDGET_BYTES, last_line_queued: oldest.lastLine });
+			this.endEarly(oldest);
+		}
 	}
 
 	/** Hands bytes to the stream; they are written in order, one write at a time. */
@@ -319,6 +373,7 @@ export class StreamHub {
 				if (sub.closed) break;
 				sub.pending.shift();
 				sub.pendingBytes -= bytes.length;
+				if (sub.own.delete(bytes)) this.releaseOwn(sub, bytes.length);
 			}
 			if (sub.ending && !sub.closed) {
 				this.remove(sub);
@@ -330,6 +385,11 @@ export class StreamHub {
 			sub.writing = false;
 			for (const wake of sub.drainWaiters.splice(0)) wake();
 		}
+	}
+
+	private releaseOwn(sub: Subscriber, bytes: number): void {
+		sub.ownBytes -= bytes;
+		this.ownHeld -= bytes;
 	}
 
 	/** Resolves once everything handed to the stream is written, or the stream is closed. */
@@ -368,6 +428,8 @@ export class StreamHub {
 		sub.closed = true;
 		sub.pending = [];
 		sub.pendingBytes = 0;
+		sub.own.clear();
+		this.releaseOwn(sub, sub.ownBytes);
 		const subs = this.byJob.get(sub.jobId);
 		if (subs?.delete(sub)) {
 			this.count--;

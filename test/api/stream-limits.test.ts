@@ -2,7 +2,7 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import type { OutputLine } from "../../durable-objects/agent/runner/output.ts";
-import { MAX_BACKLOG_BYTES, MAX_STREAMS_PER_AGENT, MAX_STREAMS_PER_JOB, StreamHub, STREAM_RETRY_AFTER_SECONDS } from "../../durable-objects/agent/streams.ts";
+import { CATCH_UP_BUDGET_BYTES, MAX_BACKLOG_BYTES, MAX_STREAMS_PER_AGENT, MAX_STREAMS_PER_JOB, StreamHub, STREAM_RETRY_AFTER_SECONDS } from "../../durable-objects/agent/streams.ts";
 import { SseParser, type SseEvent } from "../../src/shared/sse.ts";
 import { createAgent, settle } from "../helpers/agents.ts";
 import { gate, useEmulator } from "../helpers/emulator.ts";
@@ -206,6 +206,41 @@ describe("GET /v1/jobs/:id/stream: a client that does not read", () => {
 		expect([...got, ...lineIds(resumed)]).toEqual(oneTo(total));
 		expect(resumed.at(-1)).toMatchObject({ event: "end" });
 		expect(await liveStreams(name)).toBe(0);
+	}, 30_000);
+});
+
+describe("GET /v1/jobs/:id/stream: many clients that do not read while catching up", () => {
+	it(`hold no more than ${CATCH_UP_BUDGET_BYTES / 1024 / 1024} MiB in the object together, however long the lines: the longest stalled are dropped, a reading one is served whole, and a dropped one resumes losslessly`, async () => {
+		const name = "sse-stalled-many";
+		const job = await waitingJob(name);
+		// Tool results of 1 MB are ordinary (http_fetch's max_response_bytes); a catch-up batch is a line at least.
+		const big = "z".repeat(1_000_000);
+		for (let i = 0; i < 5; i++) await append(name, job.id, [note(`${i} ${big}`)]);
+		const reading = follow(await call(`/v1/jobs/${job.id}/stream`));
+		expect(await reading.until((es) => es.some((e) => e.event === "status"))).toBe(true);
+
+		const stalled = [];
+		for (let i = 0; i < MAX_STREAMS_PER_JOB - 1; i++) stalled.push(follow(await call(`/v1/jobs/${job.id}/stream`, { headers: { "last-event-id": String(4 + (i % 5)) } })));
+		const held = await runInDurableObject(env.AGENT.getByName(name), (instance: AgentDO) => AgentDO.streamBytesHeld(instance));
+		expect(held).toBeGreaterThan(0);
+		expect(held).toBeLessThanOrEqual(CATCH_UP_BUDGET_BYTES + 2_000_000);
+		const open = await liveStreams(name);
+		expect(open).toBeLessThan(MAX_STREAMS_PER_JOB);
+
+		await append(name, job.id, [note("after the crowd")]);
+		expect(await reading.until((es) => lineIds(es).includes(10))).toBe(true);
+		expect(lineIds(reading.events)).toEqual(oneTo(10));
+
+		// The first stalled one was dropped: closed after whole lines, without the end event.
+		const first = stalled[0]!;
+		await first.rest();
+		expect(first.events.some((e) => e.event === "end")).toBe(false);
+		const got = lineIds(first.events);
+		expect(got).toEqual(got.length === 0 ? [] : oneTo(4 + got.length, 5));
+		const resumed = follow(await call(`/v1/jobs/${job.id}/stream`, { headers: { "last-event-id": String(4 + got.length) } }));
+		expect(await resumed.until((es) => lineIds(es).includes(10))).toBe(true);
+		expect([...got, ...lineIds(resumed.events)]).toEqual(oneTo(10, 5));
+		for (const s of [...stalled.slice(1), reading, resumed]) await s.cancel();
 	}, 30_000);
 });
 
