@@ -504,6 +504,37 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+	it("waits what a 429's Retry-After asks before asking for the stream again (the job's streams at their cap), then shows the log whole", async () => {
+		const agent = await createAgent(`dash-stream-cap-${run}`, {});
+		await script({ text: "Answered once the slot freed." });
+		const job = await trigger(agent);
+		expect(await settled(job.id)).toBe("completed");
+		const page = await signedIn("/incidents", tokens.read, { fakeClock: true });
+		let asked = 0;
+		await page.route(`**/v1/jobs/${job.id}/stream`, async (route) => {
+			if (++asked > 1) return route.continue();
+			// As the agent's object answers a stream beyond its cap.
+			await route.fulfill({
+				status: 429,
+				headers: { "content-type": "application/json", "retry-after": "30" },
+				body: JSON.stringify({ error: { code: "rate_limited", message: `job ${job.id} already has 100 live streams` } }),
+			});
+		});
+		await page.goto(`${url}/jobs/${job.id}`);
+		await page.locator("#log-state", { hasText: "reconnecting" }).waitFor(LIVE);
+		expect(asked).toBe(1);
+		// The stream's own retry (2 s) and more pass: it is not asked for again before the 30 s.
+		await page.clock.runFor(29_000);
+		expect(asked).toBe(1);
+		await page.clock.runFor(1_000);
+		await page.locator("#log-state", { hasText: "ended" }).waitFor(LIVE);
+		expect(asked).toBe(2);
+		const stored = (await (await fetch(`${url}/v1/jobs/${job.id}/output`, { headers: { authorization: `Bearer ${tokens.read}` } })).text()).trim().split("\n");
+		const lineNumbers = await page.locator("#job-log li").evaluateAll((lis) => lis.map((li) => Number(li.getAttribute("data-line"))));
+		expect(lineNumbers).toEqual(stored.map((_, i) => i + 1));
+		await page.close();
+	});
+
 	it("draws a 10,000-line log whole, each line once and in order, when the stream replays it in one burst", async () => {
 		const agent = await createAgent(`dash-long-${run}`, {});
 		await script({ text: "Short job, long log." });

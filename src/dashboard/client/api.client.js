@@ -8,7 +8,18 @@ class ApiError extends Error {
 		super(message);
 		this.status = status;
 		this.code = code;
+		/** What the answer's Retry-After asked, in ms (seconds or an HTTP date); null when it said nothing. @type {number | null} */
+		this.retryAfterMs = null;
 	}
+}
+/** @param {Response} res @returns {number | null} */
+function retryAfterOf(res) {
+	const value = res.headers.get("retry-after");
+	if (!value) return null;
+	const seconds = Number(value);
+	if (Number.isFinite(seconds) && seconds >= 0) return Math.ceil(seconds * 1000);
+	const at = Date.parse(value);
+	return Number.isNaN(at) ? null : Math.max(0, at - Date.now());
 }
 /** The API's own message ({"error": {"code", "message"}}), or the status line if the body is not one. */
 /** @param {Response} res @returns {Promise<ApiError>} */
@@ -22,7 +33,9 @@ async function errorFrom(res) {
 			message = b.error.message || message;
 		}
 	} catch (e) {}
-	return new ApiError(res.status, code, message);
+	const err = new ApiError(res.status, code, message);
+	err.retryAfterMs = retryAfterOf(res);
+	return err;
 }
 const token = () => sessionStorage.getItem(TOKEN_KEY);
 /** @param {string} path @param {RequestOptions} [opts] @returns {Promise<Response>} */

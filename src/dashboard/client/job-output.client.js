@@ -118,6 +118,8 @@ async function streamJob(id, signal, on) {
 	while (!signal.aborted) {
 		/** @type {string | null} */
 		let final = null;
+		// A refusal's Retry-After (a job's streams at their cap ask 30 s): sooner is refused again.
+		let retryAfter = 0;
 		try {
 			/** @type {Record<string, string>} */
 			const headers = { accept: "text/event-stream" };
@@ -148,9 +150,10 @@ async function streamJob(id, signal, on) {
 			if (on.settle) on.settle();
 			if (signal.aborted) return null;
 			if (err instanceof ApiError && err.status < 500 && err.status !== 429) throw err;
+			if (err instanceof ApiError && err.retryAfterMs !== null) retryAfter = Math.min(err.retryAfterMs, 300000);
 		}
 		if (on.dropped) on.dropped();
-		await sleep(retry, signal);
+		await sleep(Math.max(retry, retryAfter), signal);
 	}
 	return null;
 }
