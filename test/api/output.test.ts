@@ -746,7 +746,7 @@ describe("retention", () => {
 		const { pruned, gone, oldest, selectRead } = await runInDurableObject(stub, async (_i: AgentDO, state) => {
 			const sql = state.storage.sql;
 			// 400 runs past 30 days (a lowered retention, or an agent long asleep), and one stamped to go.
-			const jobs = Array.from({ length: 400 }, (_, i) => endedRecord("long-backlog", new Date(Date.now() - 60 * 86_400_000 + i * 60_000)));
+			const jobs = Array.from({ length: 400 }, (_, i) => numberedRecord("long-backlog", new Date(Date.now() - 60 * 86_400_000 + i * 60_000), i));
 			for (const job of jobs) storeRun(sql, job);
 			const stamped = endedRecord("long-backlog", new Date(Date.now() - 10 * 86_400_000));
 			storeRun(sql, stamped);

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { getSetup, putSetup } from "../../durable-objects/agent/runner/session.ts";
 import { createAgent } from "../helpers/agents.ts";
-import { endedRecord, storeRun } from "../helpers/jobs.ts";
+import { numberedRecord, storeRun } from "../helpers/jobs.ts";
 import { sessionsSnapshot } from "../helpers/sql.ts";
 
 function seedSetup(sql: SqlStorage, jobId: string, sessionId: string): void {
@@ -28,7 +28,7 @@ describe("the sessions table (agent schema step 29) under random writes of job_s
 			for (let step = 0; step < 400; step++) {
 				const op = rnd(10);
 				if (op < 5 || live.length === 0) {
-					const job = endedRecord("sessions-fuzz", new Date((t += 60_000)));
+					const job = numberedRecord("sessions-fuzz", new Date((t += 60_000)), step);
 					storeRun(sql, job);
 					seedSetup(sql, job.id, sessions[rnd(sessions.length)]!);
 					live.push(job.id);

@@ -59,8 +59,8 @@ export const endedRecord = (agent: string, at: Date, status: FinalStatus = "comp
  * of a thousand ids of one day meet about once in a hundred runs (the draws' slot holds ~128 million
  * a day), and the second would be stored over the first.
  */
-export function numberedRecord(agent: string, at: Date, n: number): JobRecord {
-	const job = endedRecord(agent, at);
+export function numberedRecord(agent: string, at: Date, n: number, status: FinalStatus = "completed"): JobRecord {
+	const job = endedRecord(agent, at, status);
 	return { ...job, id: `${job.id.slice(0, -6)}${n.toString(36).padStart(6, "0")}` };
 }
 
