@@ -12,15 +12,6 @@ class ApiError extends Error {
 		this.retryAfterMs = null;
 	}
 }
-/** @param {Response} res @returns {number | null} */
-function retryAfterOf(res) {
-	const value = res.headers.get("retry-after");
-	if (!value) return null;
-	const seconds = Number(value);
-	if (Number.isFinite(seconds) && seconds >= 0) return Math.ceil(seconds * 1000);
-	const at = Date.parse(value);
-	return Number.isNaN(at) ? null : Math.max(0, at - Date.now());
-}
 /** The API's own message ({"error": {"code", "message"}}), or the status line if the body is not one. */
 /** @param {Response} res @returns {Promise<ApiError>} */
 async function errorFrom(res) {
@@ -34,7 +25,7 @@ async function errorFrom(res) {
 		}
 	} catch (e) {}
 	const err = new ApiError(res.status, code, message);
-	err.retryAfterMs = retryAfterOf(res);
+	err.retryAfterMs = retryAfterMs(res.headers, Date.now());
 	return err;
 }
 const token = () => sessionStorage.getItem(TOKEN_KEY);

@@ -27,12 +27,13 @@ import poll from "./poll.client.js";
 import runs from "./runs.client.js";
 import session from "./session.client.js";
 import usage from "./usage.client.js";
+import { retryAfterMs } from "../../shared/retry-after.ts";
 import { SseParser } from "../../shared/sse.ts";
 
 const FILES = [dom, format, notices, api, dialog, poll, session, fleet, jobs, job, jobOutput, agentLogs, charts, runs, usage, incidents, main];
 
-// The SSE parser the CLI and the Worker use, by its own source (built JavaScript, self-contained),
-// rather than a second one written for the browser.
-const SHARED = `const SseParser = (${SseParser.toString()});\n`;
+// The SSE parser and the Retry-After reading the CLI and the Worker use, by their own source (built
+// JavaScript, self-contained), rather than second ones written for the browser.
+const SHARED = `const SseParser = (${SseParser.toString()});\nconst retryAfterMs = (${retryAfterMs.toString()});\n`;
 
 export const APP_JS = `"use strict";\n(() => {\n${SHARED}${FILES.join("\n")}})();\n`;

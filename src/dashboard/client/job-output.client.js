@@ -102,6 +102,9 @@ async function followOutput(id, signal, on) {
 	}
 }
 
+/** The longest a refusal's Retry-After is waited (as the CLI's): a proxy's odd value must not stall the page for hours. */
+const MAX_RETRY_AFTER_MS = 5 * 60_000;
+
 /**
  * Follows a job's stream to its end: reconnects after a drop with Last-Event-ID (waiting what the
  * server's `retry` asks), so no line is lost or shown twice. Resolves with the job's final status,
@@ -150,7 +153,7 @@ async function streamJob(id, signal, on) {
 			if (on.settle) on.settle();
 			if (signal.aborted) return null;
 			if (err instanceof ApiError && err.status < 500 && err.status !== 429) throw err;
-			if (err instanceof ApiError && err.retryAfterMs !== null) retryAfter = Math.min(err.retryAfterMs, 300000);
+			if (err instanceof ApiError && err.retryAfterMs !== null) retryAfter = Math.min(err.retryAfterMs, MAX_RETRY_AFTER_MS);
 		}
 		if (on.dropped) on.dropped();
 		await sleep(Math.max(retry, retryAfter), signal);

@@ -1,2 +1,3 @@
 // What index.ts puts before the *.client.js files from the Worker's own code.
 declare const SseParser: typeof import("../../shared/sse.ts").SseParser;
+declare const retryAfterMs: typeof import("../../shared/retry-after.ts").retryAfterMs;
