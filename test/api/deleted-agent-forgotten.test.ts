@@ -34,6 +34,20 @@ async function followAlarms(name: string, days: number): Promise<number> {
 	return fired;
 }
 
+/** Nothing of the agent is kept: no table, no alarm, no registry row, no job in the index. */
+async function expectForgotten(name: string): Promise<void> {
+	expect(await storageOf(name)).toEqual({ tables: {}, alarm: null });
+	expect(await registryRow(name)).toBeNull();
+	expect(await env.DB.prepare("SELECT count(*) AS n FROM jobs WHERE agent = ?").bind(name).first<{ n: number }>()).toEqual({ n: 0 });
+}
+
+/** Its name defined again is a new agent, which runs. */
+async function expectDefinedAfresh(name: string, emulator: ReturnType<typeof useEmulator>): Promise<void> {
+	emulator.enqueue({ text: "again" });
+	await createAgent({ name, prompt: "Start over." });
+	expect((await runToRest(name)).status).toBe("completed");
+}
+
 /** The object's tables, and the rows each holds (read without waking a fresh agent: no RPC). */
 function storageOf(name: string): Promise<{ tables: Record<string, number>; alarm: number | null }> {
 	return runInDurableObject(env.AGENT.getByName(name), async (_i: AgentDO, state) => {
@@ -189,9 +203,7 @@ describe("a deleted API agent", () => {
 		expect(await stub.manifest(job.id)).toBeNull();
 		expect(await storageOf("gone-stray")).toEqual({ tables: {}, alarm: null });
 		// Its name still starts afresh.
-		emulator.enqueue({ text: "again" });
-		await createAgent({ name: "gone-stray", prompt: "Start over." });
-		expect((await runToRest("gone-stray")).status).toBe("completed");
+		await expectDefinedAfresh("gone-stray", emulator);
 	});
 
 	it("answers a trigger waiting for job ids when its forget lands as no agent, and keeps nothing of it", async () => {
@@ -212,13 +224,9 @@ describe("a deleted API agent", () => {
 		release();
 
 		expect(await triggered).toEqual({ refused: { status: 404, message: "no agent named gone-trigger-wait" } });
-		expect(await storageOf("gone-trigger-wait")).toEqual({ tables: {}, alarm: null });
-		expect(await registryRow("gone-trigger-wait")).toBeNull();
-		expect(await env.DB.prepare("SELECT count(*) AS n FROM jobs WHERE agent = 'gone-trigger-wait'").first<{ n: number }>()).toEqual({ n: 0 });
+		await expectForgotten("gone-trigger-wait");
 		vi.useRealTimers();
-		emulator.enqueue({ text: "again" });
-		await createAgent({ name: "gone-trigger-wait", prompt: "Start over." });
-		expect((await runToRest("gone-trigger-wait")).status).toBe("completed");
+		await expectDefinedAfresh("gone-trigger-wait", emulator);
 	});
 
 	it("answers a continue waiting for job ids when its forget lands with the API's 404, and keeps nothing of it", async () => {
@@ -240,13 +248,9 @@ describe("a deleted API agent", () => {
 		release();
 
 		expect(await continued).toEqual({ status: 404, error: { code: "not_found", message: `no job ${job.id}` } });
-		expect(await storageOf("gone-continue-wait")).toEqual({ tables: {}, alarm: null });
-		expect(await registryRow("gone-continue-wait")).toBeNull();
-		expect(await env.DB.prepare("SELECT count(*) AS n FROM jobs WHERE agent = 'gone-continue-wait'").first<{ n: number }>()).toEqual({ n: 0 });
+		await expectForgotten("gone-continue-wait");
 		vi.useRealTimers();
-		emulator.enqueue({ text: "again" });
-		await createAgent({ name: "gone-continue-wait", prompt: "Start over." });
-		expect((await runToRest("gone-continue-wait")).status).toBe("completed");
+		await expectDefinedAfresh("gone-continue-wait", emulator);
 	});
 
 	it("is forgotten once the runs it was deleted with have ended: a call waiting for approval, and its queue", async () => {
@@ -265,9 +269,7 @@ describe("a deleted API agent", () => {
 		// answer to that, and its history goes at its retention, the agent with it.
 		emulator.enqueue({ text: "Not filed." });
 		expect(await followAlarms("gone-waiting", 400)).toBeGreaterThan(0);
-		expect(await storageOf("gone-waiting")).toEqual({ tables: {}, alarm: null });
-		expect(await registryRow("gone-waiting")).toBeNull();
-		expect(await env.DB.prepare("SELECT count(*) AS n FROM jobs WHERE agent = 'gone-waiting'").first<{ n: number }>()).toEqual({ n: 0 });
+		await expectForgotten("gone-waiting");
 	});
 
 	it("is not wiped when its name was defined again before its history expired", async () => {
