@@ -81,9 +81,32 @@ export async function recentAndActiveJobs(ctx: Context, agent: string): Promise<
 	return [...byId.values()].sort((a, b) => (b.created_at ?? "").localeCompare(a.created_at ?? "") || b.id.localeCompare(a.id));
 }
 
+/** The X-Drover-First-Line of a tail's answer: the number of its first line. */
+const FIRST_LINE = "x-drover-first-line";
+
 /**
- * The last `want` lines across the agent's recent jobs, oldest job first. A live job is read whole
- * when following, so that its stream can resume right after its last line (`?lines=` gives no count).
+ * A job's last `n` lines and the number of the last line it has, for a stream to follow on from.
+ * A server that does not name the tail's first line (a release before X-Drover-First-Line) is read
+ * whole, to count the lines.
+ */
+export async function jobTail(ctx: Context, id: string, n: number): Promise<{ lines: string[]; last: number }> {
+	const path = `/v1/jobs/${encodeURIComponent(id)}/output`;
+	const tail = await ctx.client.textAnswer(path, JSONL, { query: { lines: n } });
+	const lines = splitLines(tail.text);
+	const first = Number(tail.headers.get(FIRST_LINE) ?? Number.NaN);
+	if (Number.isSafeInteger(first) && first >= 1) return { lines, last: first - 1 + lines.length };
+	const all = splitLines(await ctx.client.text(path, JSONL));
+	return { lines: all.slice(-n), last: all.length };
+}
+
+function splitLines(text: string): string[] {
+	return text.split("\n").filter((raw) => raw.trim() !== "");
+}
+
+/**
+ * The last `want` lines across the agent's recent jobs, oldest job first. A live job is counted
+ * when following (a tail of one line when no more are wanted), so that its stream can resume
+ * right after its last line.
  */
 export async function lastLines(ctx: Context, recent: readonly JobSummary[], want: number, following: boolean): Promise<Part[]> {
 	const parts: Part[] = [];
@@ -91,12 +114,10 @@ export async function lastLines(ctx: Context, recent: readonly JobSummary[], wan
 	for (const job of recent) {
 		const live = following && ACTIVE.includes(job.status);
 		if (remaining === 0 && !live) continue;
-		const path = `/v1/jobs/${encodeURIComponent(job.id)}/output`;
-		const text = await ctx.client.text(path, JSONL, live ? {} : { query: { lines: remaining } });
-		const all = text.split("\n").filter((raw) => raw.trim() !== "");
-		const lines = remaining === 0 ? [] : all.slice(-remaining);
+		const tail = await jobTail(ctx, job.id, Math.max(remaining, 1));
+		const lines = remaining === 0 ? [] : tail.lines;
 		remaining -= lines.length;
-		if (lines.length > 0 || live) parts.unshift({ job, lines, total: live ? all.length : null });
+		if (lines.length > 0 || live) parts.unshift({ job, lines, total: live ? tail.last : null });
 	}
 	return parts;
 }

@@ -231,12 +231,17 @@ export class ApiClient {
 	 * another type (a catch-all's 200 `{"ok":true}`) is not drover's answer, and would be printed as if it were.
 	 */
 	async text(path: string, type: string, options: RequestOptions = {}): Promise<string> {
+		return (await this.textAnswer(path, type, options)).text;
+	}
+
+	/** text(), with the answer's headers (a tail's X-Drover-First-Line). */
+	async textAnswer(path: string, type: string, options: RequestOptions = {}): Promise<{ text: string; headers: Headers }> {
 		const res = await this.fetch(path, { ...options, headers: { ...options.headers, accept: type } });
 		if (mediaType(res) !== type) {
 			await res.body?.cancel().catch(() => {});
 			throw this.notDrover(`${requestOf(path, options)}: answered ${mediaType(res)}, not ${type}`);
 		}
-		return readText(res, this.url);
+		return { text: await readText(res, this.url), headers: res.headers };
 	}
 }
 

@@ -3,7 +3,7 @@ import { CliError, JSONL, outcomeCode } from "../client.ts";
 import { act, agentExists, jobIdArg, pathSegment, positiveInt, type Context } from "../context.ts";
 import { printable, renderLine, statusStyle } from "../format.ts";
 import { followJob } from "../sse.ts";
-import { ACTIVE, agentSink, followAgent, lastLines, recentAndActiveJobs, recentJobs, recentJobsWithOutput } from "../agent-logs.ts";
+import { ACTIVE, agentSink, followAgent, jobTail, lastLines, recentAndActiveJobs, recentJobs, recentJobsWithOutput } from "../agent-logs.ts";
 
 interface LogsOptions {
 	job?: string;
@@ -80,10 +80,8 @@ async function jobLogs(ctx: Context, id: string, opts: LogsOptions, print: (raw:
 	}
 	let after = 0;
 	if (opts.lines !== undefined) {
-		// Line numbers are 1..total with no gaps, so starting N back means resuming after total - N.
-		const text = await ctx.client.text(path, JSONL);
-		const total = text.split("\n").filter((l) => l.trim() !== "").length;
-		after = Math.max(0, total - opts.lines);
+		// Line numbers are 1..last with no gaps, so starting N back means resuming after last - N.
+		after = Math.max(0, (await jobTail(ctx, id, 1)).last - opts.lines);
 	}
 	// Resuming a stream that never opened is for a server that has answered (the line count).
 	return followAndPrint(ctx, id, after, print, opts.lines !== undefined);

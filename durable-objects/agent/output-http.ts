@@ -108,8 +108,15 @@ function linesBody(lines: AsyncGenerator<OutputLine>): ReadableStream<Uint8Array
 	});
 }
 
-function ndjson(lines: { body: string }[]): Response {
-	return new Response(lines.map((l) => `${l.body}\n`).join(""), { headers: { "content-type": NDJSON } });
+/**
+ * A tail's answer names its first line's number, so a client can follow on from its last (that
+ * plus the lines it got, less one: line numbers have no gaps) without reading the whole output to
+ * count them. An empty tail names the number the job's next line will have.
+ */
+export const FIRST_LINE_HEADER = "X-Drover-First-Line";
+
+function tailResponse(body: BodyInit, firstLine: number): Response {
+	return new Response(body, { headers: { "content-type": NDJSON, [FIRST_LINE_HEADER]: String(firstLine) } });
 }
 
 /**
@@ -128,13 +135,14 @@ export async function serveOutput(sql: SqlStorage, bucket: R2Bucket, jobId: stri
 		// Streamed, a batch at a time, as the whole output is: n lines can be most of a large output.
 		if (state.outputKey) {
 			const tail = await tailOfR2(bucket, state.outputKey, n);
-			if ("lines" in tail) return ndjson(tail.lines);
-			return new Response(linesBody(readLinesFromR2(bucket, state.outputKey, { afterLine: tail.after, limit: n, required: true })), { headers: { "content-type": NDJSON } });
+			if ("lines" in tail) return tailResponse(tail.lines.map((l) => `${l.body}\n`).join(""), tail.lines[0]?.line ?? (state.lines ?? 0) + 1);
+			return tailResponse(linesBody(readLinesFromR2(bucket, state.outputKey, { afterLine: tail.after, limit: n, required: true })), tail.after + 1);
 		}
-		const first = sql
-			.exec<{ line: number }>("SELECT line FROM output_lines WHERE job_id = ? ORDER BY line DESC LIMIT 1 OFFSET ?", jobId, n - 1)
-			.toArray()[0];
-		return new Response(sqliteBody(sql, bucket, jobId, null, { after: first ? first.line - 1 : 0, lines: n }), { headers: { "content-type": NDJSON } });
+		// The lines there are now, not those the job writes while the body is read: the first line's
+		// number in the header and the lines sent must agree.
+		const last = lastLine(sql, jobId);
+		const after = Math.max(0, last - n);
+		return tailResponse(sqliteBody(sql, bucket, jobId, null, { after, lines: last - after }), after + 1);
 	}
 	// If-Range asks for the part only if the output still matches a validator, and drover sends
 	// none (no ETag, no Last-Modified): no If-Range can match, so its Range is ignored (RFC 9110 §13.1.5).

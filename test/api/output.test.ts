@@ -248,6 +248,74 @@ describe("?lines=N of a large output", () => {
 	});
 });
 
+describe("?lines=N names its first line (X-Drover-First-Line)", () => {
+	/** The tail's lines and its header's first line, checked against the job's whole output. */
+	async function tailOf(id: string, n: number): Promise<{ first: number; lines: string[] }> {
+		const res = await call(`/v1/jobs/${id}/output?lines=${n}`);
+		expect(res.status).toBe(200);
+		const first = Number(res.headers.get("x-drover-first-line"));
+		return { first, lines: (await res.text()).split("\n").filter(Boolean) };
+	}
+
+	it("so that the tail's lines are numbered without the whole output: finished, large, live and empty", async () => {
+		// Finished, read from R2's end in one window.
+		const job = await finishedJob("first-line");
+		const whole = (await (await call(`/v1/jobs/${job.id}/output`)).text()).trimEnd().split("\n");
+		expect(whole).toHaveLength(9);
+		expect(await tailOf(job.id, 2)).toEqual({ first: 8, lines: whole.slice(-2) });
+		expect(await tailOf(job.id, 100_000)).toEqual({ first: 1, lines: whole });
+
+		// Lines too long for the window: the tail is read on from a line number.
+		const key = `jobs/first-line/${job.id}.jsonl`;
+		const line = (i: number) => JSON.stringify({ type: "tool_result", n: i, result: "x".repeat(700_000) });
+		await env.OUTPUT.put(key, Array.from({ length: 8 }, (_, i) => `${line(i + 1)}\n`).join(""), { customMetadata: { lines: "8" } });
+		const long = await tailOf(job.id, 7);
+		expect(long.first).toBe(2);
+		expect(long.lines.map((l) => (JSON.parse(l) as { n: number }).n)).toEqual([2, 3, 4, 5, 6, 7, 8]);
+
+		// Live, from the agent's SQLite.
+		useEmulator().enqueue({ tool_use: { name: "create_ticket", input: { title: "x" } } });
+		await createAgent({ name: "first-line-live", tools: [{ type: "webhook", name: "create_ticket", description: "Create.", url_secret: "TEST_TICKETS_URL", requires_approval: true }] });
+		const live = await runToRest("first-line-live");
+		expect(live.status).toBe("approval_pending");
+		const liveWhole = (await (await call(`/v1/jobs/${live.id}/output`)).text()).trimEnd().split("\n");
+		expect(liveWhole).toHaveLength(4);
+		expect(await tailOf(live.id, 3)).toEqual({ first: 2, lines: liveWhole.slice(-3) });
+		expect(await tailOf(live.id, 10)).toEqual({ first: 1, lines: liveWhole });
+
+		// No output yet: the number its first line will take.
+		const { pending } = lifecycleRecords("first-line-empty", new Date());
+		await saveJob("first-line-empty", pending);
+		await upsertJobIndex(env.DB, [pending]);
+		expect(await tailOf(pending.id, 5)).toEqual({ first: 1, lines: [] });
+	});
+
+	it("gives a live job's last lines as they were when asked, not those written while the answer is read", async () => {
+		useEmulator().enqueue({ tool_use: { name: "create_ticket", input: { title: "x" } } });
+		await createAgent({ name: "first-line-moving", tools: [{ type: "webhook", name: "create_ticket", description: "Create.", url_secret: "TEST_TICKETS_URL", requires_approval: true }] });
+		const live = await runToRest("first-line-moving");
+		const agent = env.AGENT.getByName("first-line-moving");
+		// 4 lines of the run, then 20 of 500 KB: more than the answer's pipe holds before it is read.
+		await runInDurableObject(agent, (instance: AgentDO) => {
+			for (let i = 0; i < 20; i++) AgentDO.appendOutput(instance, live.id, [{ type: "system", subtype: "note", content: "x".repeat(500_000) }]);
+		});
+		const res = await call(`/v1/jobs/${live.id}/output?lines=100000`);
+		expect(res.headers.get("x-drover-first-line")).toBe("1");
+		await runInDurableObject(agent, (instance: AgentDO) => {
+			for (let i = 0; i < 3; i++) AgentDO.appendOutput(instance, live.id, [{ type: "system", subtype: "note", content: `note ${i}` }]);
+		});
+		// Lines 1-24: a client following on after line 24 gets the three notes from the stream, once.
+		expect((await res.text()).split("\n").filter(Boolean)).toHaveLength(24);
+		const after = await readEvents(await call(`/v1/jobs/${live.id}/stream`, { headers: { "last-event-id": "24" } }), (_e, all) => all.filter((e) => e.event === "line").length === 3);
+		expect(after.filter((e) => e.event === "line").map((e) => e.id)).toEqual(["25", "26", "27"]);
+	});
+
+	it("is in the OpenAPI document", async () => {
+		const doc = (await (await call("/openapi.json", { as: null })).json()) as { paths: Record<string, Record<string, { responses: Record<string, { headers?: Record<string, unknown> }> }>> };
+		expect(Object.keys(doc.paths["/v1/jobs/{id}/output"]!.get!.responses["200"]!.headers ?? {})).toContain("X-Drover-First-Line");
+	});
+});
+
 describe("Range on job output (RFC 9110 §14)", () => {
 	const bytesOf = (text: string) => new TextEncoder().encode(text).length;
 

@@ -287,6 +287,43 @@ describe("the drover binary following through dropped connections", () => {
 	});
 });
 
+describe("logs --job --follow --lines N", () => {
+	/** The fake stream, and a /v1/jobs/:id/output that serves `?lines=N` (naming its first line unless told not to) and the whole output. */
+	function withOutput(options: FakeOptions, namesFirstLine: boolean) {
+		const stream = fakeStream(options);
+		const outputs: string[] = [];
+		const handler = (req: IncomingMessage, res: ServerResponse) => {
+			const url = new URL(req.url!, "http://fake");
+			if (url.pathname !== `/v1/jobs/${JOB}/output`) return stream.handler(req, res);
+			outputs.push(url.search);
+			const n = url.searchParams.has("lines") ? Number(url.searchParams.get("lines")) : options.total;
+			const first = Math.max(1, options.total - n + 1);
+			const body = Array.from({ length: options.total - first + 1 }, (_, i) => `${lineBody(first + i)}\n`).join("");
+			res.writeHead(200, { "content-type": "application/x-ndjson", ...(namesFirstLine ? { "x-drover-first-line": String(first) } : {}) }).end(body);
+		};
+		return { handler, outputs, seen: stream.seen };
+	}
+
+	it("starts N lines back from a one-line tail, without downloading the whole output", async () => {
+		const fake = withOutput({ total: 5_000, cutAfter: () => null }, true);
+		const url = await listen(fake.handler);
+		const r = await runCli(["logs", "--job", JOB, "--follow", "--lines", "3", "--json"], { DROVER_URL: url, DROVER_TOKEN: TOKEN });
+		expect(r.stdout.trim().split("\n")).toEqual([4_998, 4_999, 5_000].map(lineBody));
+		expect(fake.outputs).toEqual(["?lines=1"]);
+		expect(fake.seen).toEqual(["4997"]);
+		expect(r.status).toBe(0);
+	});
+
+	it("counts the lines of the whole output from a server that does not name a tail's first line (an older release)", async () => {
+		const fake = withOutput({ total: 12, cutAfter: () => null }, false);
+		const url = await listen(fake.handler);
+		const r = await runCli(["logs", "--job", JOB, "--follow", "--lines", "2", "--json"], { DROVER_URL: url, DROVER_TOKEN: TOKEN });
+		expect(r.stdout.trim().split("\n")).toEqual([11, 12].map(lineBody));
+		expect(fake.outputs).toEqual(["?lines=1", ""]);
+		expect(fake.seen).toEqual(["10"]);
+	});
+});
+
 describe("logs --follow against a server that cannot be reached", () => {
 	it("fails at once with the message logs gives without --follow, no reconnects", async () => {
 		const url = await closedPort();

@@ -2482,6 +2482,23 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+	it("numbers the lines of a job whose output is longer than its logs page shows, from the tail's first line", async () => {
+		const agent = await createAgent(`dash-logs-long-${run}`, { tools: [{ ...TICKET_TOOL, requires_approval: false }], max_turns: 200 });
+		await script(...Array.from({ length: 110 }, (_, i) => ({ tool_use: { name: "create_ticket", input: { title: `Ticket ${i}` } } })), { text: "Filed them all." });
+		const job = await trigger(agent, "File them.");
+		expect(await settled(job.id)).toBe("completed");
+		const total = (await (await fetch(`${url}/v1/jobs/${job.id}/output`, { headers: { authorization: `Bearer ${tokens.read}` } })).text()).trim().split("\n").length;
+		expect(total).toBeGreaterThan(200);
+
+		const page = await signedIn(`/agents/${agent}/logs`, tokens.read);
+		const lines = page.locator(`#agent-logs section[data-job="${job.id}"] ol.log li`);
+		await lines.locator("text=Filed them all.").waitFor(LIVE);
+		// The page's 200 lines: the output's last 200, numbered as the job's page numbers them.
+		expect(await lines.evaluateAll((els) => els.map((e) => e.getAttribute("data-line")))).toEqual(Array.from({ length: 200 }, (_, i) => String(total - 199 + i)));
+		expect(await lines.first().locator(".n").textContent()).toBe(String(total - 199));
+		await page.close();
+	});
+
 	it("opens an agent's logs page with every live job, a queue's oldest beyond the newest 20 too, and follows each as the queue runs", async () => {
 		// One job holds the only slot (its model never answers); 24 queue behind it.
 		const agent = await createAgent(`dash-logs-queue-${run}`, { max_concurrent: 1 });

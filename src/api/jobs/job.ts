@@ -263,7 +263,17 @@ export const jobApi = createApi()
 			},
 			responses: {
 				400: errorResponse("The request was malformed, the message says how: a Range header together with ?lines=, a bad ?lines= or job id"),
-				200: { description: "JSONL, one object per line", content: { "application/x-ndjson": { schema: z.string() } } },
+				200: {
+					description: "JSONL, one object per line",
+					content: { "application/x-ndjson": { schema: z.string() } },
+					headers: z.object({
+						"X-Drover-First-Line": z.string().optional().openapi({
+							description:
+								"With ?lines=N only: the number of the answer's first line (line numbers run from 1 with no gaps), or, when it has none, the number the job's next line will take. Following on with the stream's `after` = this + the lines received − 1 needs no read of the whole output.",
+							example: "9901",
+						}),
+					}),
+				},
 				206: { description: "The requested byte range", content: { "application/x-ndjson": { schema: z.string() } } },
 				416: {
 					description: "The range starts at or past the end of the output (Content-Range: bytes */<size>); a Range that is not one valid bytes range is ignored",

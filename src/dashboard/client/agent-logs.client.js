@@ -127,12 +127,13 @@ async function agentLogsView(signal) {
 			const lines = (await res.text()).split("\n").filter((l) => l.trim() !== "");
 			if (!lines.length) continue;
 			remaining -= lines.length;
-			// Fewer lines than asked for are the whole output, numbered from 1; otherwise ?lines= gave the
-			// last ones, whose numbers it does not say.
-			const whole = lines.length < asked;
+			// ?lines= names its first line's number; from a server too old to, fewer lines than asked
+			// for are the whole output, numbered from 1, and a tail's numbers are left blank.
+			const named = Number(res.headers.get("x-drover-first-line"));
+			const first = Number.isSafeInteger(named) && named >= 1 ? named : lines.length < asked ? 1 : 0;
 			const log = /** @type {HTMLElement} */ (section.querySelector("ol.log"));
-			log.replaceChildren(...lines.map((raw, i) => logLine(whole ? i + 1 : 0, raw)));
-			if (!whole) for (const n of log.querySelectorAll(".n")) n.textContent = "";
+			log.replaceChildren(...lines.map((raw, i) => logLine(first ? first + i : 0, raw)));
+			if (!first) for (const n of log.querySelectorAll(".n")) n.textContent = "";
 		}
 		shown.unshift({ job, section, live });
 	}
