@@ -84,13 +84,15 @@ export async function recentAndActiveJobs(ctx: Context, agent: string): Promise<
 /** The X-Drover-First-Line of a tail's answer: the number of its first line. */
 const FIRST_LINE = "x-drover-first-line";
 
+const outputPath = (id: string) => `/v1/jobs/${encodeURIComponent(id)}/output`;
+
 /**
  * A job's last `n` lines and the number of the last line it has, for a stream to follow on from.
  * A server that does not name the tail's first line (a release before X-Drover-First-Line) is read
  * whole, to count the lines.
  */
 export async function jobTail(ctx: Context, id: string, n: number): Promise<{ lines: string[]; last: number }> {
-	const path = `/v1/jobs/${encodeURIComponent(id)}/output`;
+	const path = outputPath(id);
 	const tail = await ctx.client.textAnswer(path, JSONL, { query: { lines: n } });
 	const lines = splitLines(tail.text);
 	const first = Number(tail.headers.get(FIRST_LINE) ?? Number.NaN);
@@ -114,10 +116,11 @@ export async function lastLines(ctx: Context, recent: readonly JobSummary[], wan
 	for (const job of recent) {
 		const live = following && ACTIVE.includes(job.status);
 		if (remaining === 0 && !live) continue;
-		const tail = await jobTail(ctx, job.id, Math.max(remaining, 1));
+		// An ended job's lines need no count (nothing follows them): a server without the header is not read whole for it.
+		const tail = live ? await jobTail(ctx, job.id, Math.max(remaining, 1)) : { lines: splitLines(await ctx.client.text(outputPath(job.id), JSONL, { query: { lines: remaining } })), last: null };
 		const lines = remaining === 0 ? [] : tail.lines;
 		remaining -= lines.length;
-		if (lines.length > 0 || live) parts.unshift({ job, lines, total: live ? tail.last : null });
+		if (lines.length > 0 || live) parts.unshift({ job, lines, total: tail.last });
 	}
 	return parts;
 }
