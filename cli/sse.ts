@@ -36,6 +36,13 @@ export interface FollowOptions {
 	 * without --follow: a wrong URL or a stopped server is not worth two minutes of reconnects.
 	 */
 	serverAnswered?: boolean;
+	/**
+	 * This command just created the job (trigger, continue, fork, resume --wait). Its agent indexes it
+	 * in D1 before answering, but keeps the row and retries (every 10 s) when D1 refuses it, and the
+	 * stream's route finds a job by that index: until then it is a 404, which is retried, within
+	 * `retries`, until a stream has opened. Any other 404 is final.
+	 */
+	created?: boolean;
 }
 
 export interface FollowResult {
@@ -81,6 +88,7 @@ export async function followJob(client: ApiClient, jobId: string, options: Follo
 	let lastStatus: string | null = null;
 	let failures = 0;
 	let everOpened = options.serverAnswered === true;
+	let streamed = false;
 	for (;;) {
 		let progressed = false;
 		let ended: string | null = null;
@@ -102,6 +110,7 @@ export async function followJob(client: ApiClient, jobId: string, options: Follo
 			}
 			openedAt = Date.now();
 			everOpened = true;
+			streamed = true;
 			const parser = new SseParser((ev) => {
 				if (ended !== null) return;
 				if (ev.event === "line") {
@@ -138,8 +147,9 @@ export async function followJob(client: ApiClient, jobId: string, options: Follo
 			if (options.signal?.aborted) throw err;
 			if (!everOpened) throw err;
 			if (err instanceof ApiError) {
-				if (err.status < 500 && err.status !== 429) throw err;
-				reason = err.message;
+				const unindexed = err.status === 404 && options.created === true && !streamed;
+				if (!unindexed && err.status < 500 && err.status !== 429) throw err;
+				reason = unindexed ? `job ${jobId} is not in the API's index yet (its agent writes it there once D1 takes it): ${err.message}` : err.message;
 				// Sooner is refused again (the stream's slots are taken) and only uses up the retries.
 				if (err.retryAfterMs !== null) retryAfter = Math.min(err.retryAfterMs, MAX_RETRY_AFTER_MS);
 			} else if (err instanceof CliError) {

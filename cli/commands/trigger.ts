@@ -203,6 +203,7 @@ export async function waitFor(ctx: Context, job: JobRecord): Promise<{ final: Jo
 		onReconnect: ({ after, attempt, reason }) => ctx.err(ctx.ep.dim(printable(`drover: ${reason}; resuming after line ${after} (attempt ${attempt})`))),
 		// The job was just created there: a refused stream now is a restart, not a wrong URL.
 		serverAnswered: true,
+		created: true,
 	});
 	const final = await ctx.client.json(`/v1/jobs/${encodeURIComponent(jobId)}`, shapes.job);
 	progress.finish(final);

@@ -215,6 +215,42 @@ describe("followJob", () => {
 		expect(fake.seen).toEqual([]);
 	});
 
+	it("retries the 404 of a job it just created while the job's index row waits for D1, and no other 404", async () => {
+		const fake = fakeStream({ total: 3, cutAfter: (c) => (c === 0 ? 1 : null) });
+		let calls = 0;
+		const url = await listen((req, res) => {
+			calls++;
+			// The agent's first writes of the row to D1 were refused: the route cannot find the job yet.
+			if (calls <= 3) {
+				res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: { code: "not_found", message: `no job ${JOB}` } }));
+				return;
+			}
+			// Once streamed, a 404 is final (the job was deleted).
+			if (calls === 5) {
+				res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: { code: "not_found", message: `no job ${JOB}` } }));
+				return;
+			}
+			fake.handler(req, res);
+		});
+		const reasons: string[] = [];
+		const lines: number[] = [];
+		const follow = (created: boolean) =>
+			followJob(new ApiClient({ url, token: TOKEN }), JOB, { onLine: (n) => lines.push(n), onReconnect: (r) => reasons.push(r.reason), backoffMs: () => 5, sleep: async () => {}, serverAnswered: true, created });
+		const gone = await follow(true).catch((e: unknown) => e);
+		// Three 404s ridden out, then the cut of the stream that opened (its reason is the socket's).
+		expect(reasons).toHaveLength(4);
+		expect(reasons.slice(0, 3)).toEqual(Array.from({ length: 3 }, () => `job ${JOB} is not in the API's index yet (its agent writes it there once D1 takes it): no job ${JOB}`));
+		expect(lines).toEqual([1]);
+		expect((gone as ApiError).status).toBe(404);
+		expect(calls).toBe(5);
+
+		// Without `created` (logs --follow of a job given by id), the first 404 is final.
+		calls = 0;
+		const notFound = await follow(false).catch((e: unknown) => e);
+		expect((notFound as ApiError).status).toBe(404);
+		expect(calls).toBe(1);
+	});
+
 	it("waits what a 429's Retry-After asks before reconnecting (a job's streams at their cap), not its own quicker backoff", async () => {
 		const fake = fakeStream({ total: 4, cutAfter: (c) => (c === 0 ? 2 : null) });
 		let calls = 0;
@@ -397,6 +433,30 @@ describe("trigger --wait's progress", () => {
 			`${JOB} completed · 1 turn · 10 in / 4 out tokens · 0 tool calls`,
 			`✓ ${JOB} completed in 1.5s · 1 turn · 10 in / 4 out tokens · 0 tool calls`,
 		]);
+	});
+
+	it("follows the job it triggered while the API cannot find it yet (its index row waiting for D1), and exits with its outcome", async () => {
+		let refused = 0;
+		const url = await listen((req, res) => {
+			if (req.method === "POST" && req.url === "/v1/agents/fake/jobs") {
+				res.writeHead(201, { "content-type": "application/json" }).end(JSON.stringify(record("pending")));
+			} else if (req.url === `/v1/jobs/${JOB}/stream` && refused < 2) {
+				refused++;
+				res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: { code: "not_found", message: `no job ${JOB}` } }));
+			} else if (req.url === `/v1/jobs/${JOB}/stream`) {
+				res.writeHead(200, { "content-type": "text/event-stream" });
+				res.end(`id: 1\nevent: line\ndata: ${assistant}\n\nevent: status\ndata: {"status":"completed","revision":3}\n\nevent: end\ndata: {"status":"completed"}\n\n`);
+			} else if (req.url === `/v1/jobs/${JOB}`) {
+				res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ ...record("completed"), summary: "done thinking" }));
+			} else {
+				res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: { code: "not_found", message: `no route for ${req.url}` } }));
+			}
+		});
+		const r = await runCli(["trigger", "fake", "--wait"], { DROVER_URL: url, DROVER_TOKEN: TOKEN });
+		expect(r.status, r.stderr).toBe(0);
+		expect(r.stdout).toBe(`${JOB}\ndone thinking\n`);
+		expect(refused).toBe(2);
+		expect(r.stderr).toContain(`drover: job ${JOB} is not in the API's index yet`);
 	});
 });
 
