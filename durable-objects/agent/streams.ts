@@ -47,7 +47,15 @@ export const MAX_BACKLOG_BYTES = 4 * 1024 * 1024;
  * object's 128. Past it, the streams stalled longest are dropped (they reconnect with Last-Event-ID).
  */
 export const CATCH_UP_BUDGET_BYTES = 32 * 1024 * 1024;
+/**
+ * What all of an object's streams may hold together, unwritten, live and catching up. A job's live
+ * streams in step share their sends, so one job holds at most about MAX_BACKLOG_BYTES and a send;
+ * but an agent runs up to 100 jobs at once (max_concurrent), and 100 jobs' stalled clients would
+ * hold ~500 MB of an object's 128. Past it, the streams with the most waiting are dropped.
+ */
+export const MAX_HELD_BYTES = 48 * 1024 * 1024;
 if (MAX_BACKLOG_BYTES <= LIVE_BATCH_BYTES + MAX_LINE_BYTES) throw new Error("MAX_BACKLOG_BYTES must exceed what one send can bring");
+if (MAX_HELD_BYTES <= CATCH_UP_BUDGET_BYTES + MAX_BACKLOG_BYTES) throw new Error("MAX_HELD_BYTES must leave live streams room beside those catching up");
 
 interface Subscriber {
 	jobId: string;
@@ -133,6 +141,10 @@ export class StreamHub {
 	/** Catch-up bytes handed to streams and not yet taken, over all of them (see CATCH_UP_BUDGET_BYTES). */
 	private ownHeld = 0;
 	private enqueues = 0;
+	/** Each buffer streams hold (a send is shared by a job's streams in step), with how many hold it. */
+	private readonly holders = new Map<Uint8Array, number>();
+	/** The bytes of those buffers, each counted once (see MAX_HELD_BYTES). */
+	private held = 0;
 
 	/**
 	 * `archived` gives a job's lines after a line from where they are kept once SQLite no longer has
@@ -253,6 +265,24 @@ export class StreamHub {
 				void this.catchUp(sub, true);
 			}
 		}
+		this.keepWithinHeldBudget(jobId);
+	}
+
+	/**
+	 * Drops the streams with the most waiting while all streams together hold more than
+	 * MAX_HELD_BYTES. A buffer shared by several is let go only with the last of them, so a stalled
+	 * crowd of one job is dropped whole; a reading stream, holding at most its latest send, is last.
+	 */
+	private keepWithinHeldBudget(jobId: string): void {
+		while (this.held > MAX_HELD_BYTES) {
+			let most: Subscriber | null = null;
+			for (const subs of this.byJob.values()) {
+				for (const s of subs) if (s.pendingBytes > 0 && (most === null || s.pendingBytes > most.pendingBytes)) most = s;
+			}
+			if (!most) return;
+			log.warn("stream.dropped", { agent: readState(this.sql)?.name, job_id: most.jobId, waiting_bytes: most.pendingBytes, held_bytes: this.held, limit_bytes: MAX_HELD_BYTES, last_line_queued: most.lastLine, sending_job_id: jobId });
+			this.endEarly(most);
+		}
 	}
 
 	/**
@@ -317,18 +347,7 @@ export class StreamHub {
 
 	/** Bytes handed to streams and not yet taken by them, each buffer counted once however many share it. */
 	heldBytes(): number {
-		const seen = new Set<Uint8Array>();
-		let bytes = 0;
-		for (const subs of this.byJob.values()) {
-			for (const sub of subs) {
-				for (const b of sub.pending) {
-					if (seen.has(b)) continue;
-					seen.add(b);
-					bytes += b.length;
-				}
-			}
-		}
-		return bytes;
+		return this.held;
 	}
 
 	/** Every job with subscribers, to publish after work that may have touched any of them. */
@@ -338,7 +357,8 @@ export class StreamHub {
 
 	/**
 	 * Hands a catch-up batch to the stream, then drops the streams stalled longest while catching-up
-	 * streams together hold more than CATCH_UP_BUDGET_BYTES (this one too, if it is among them).
+	 * streams together hold more than CATCH_UP_BUDGET_BYTES (this one too, if it is among them), and
+	 * any with the most waiting while all streams hold more than MAX_HELD_BYTES.
 	 */
 	private enqueueOwn(sub: Subscriber, bytes: Uint8Array): void {
 		if (sub.ownBytes === 0) sub.ownSince = ++this.enqueues;
@@ -355,13 +375,29 @@ export class StreamHub {
 			log.warn("stream.dropped", { agent: readState(this.sql)?.name, job_id: oldest.jobId, waiting_bytes: oldest.ownBytes, catching_up_bytes: this.ownHeld, limit_bytes: CATCH_UP_BUDGET_BYTES, last_line_queued: oldest.lastLine });
 			this.endEarly(oldest);
 		}
+		// Within its own budget, a batch can still take all streams past theirs (live ones holding the rest).
+		this.keepWithinHeldBudget(sub.jobId);
 	}
 
 	/** Hands bytes to the stream; they are written in order, one write at a time. */
 	private enqueue(sub: Subscriber, bytes: Uint8Array): void {
 		sub.pending.push(bytes);
 		sub.pendingBytes += bytes.length;
+		const holders = this.holders.get(bytes) ?? 0;
+		if (holders === 0) this.held += bytes.length;
+		this.holders.set(bytes, holders + 1);
 		if (!sub.writing) void this.pump(sub);
+	}
+
+	/** A stream has taken, or let go of, a buffer it held. */
+	private letGo(bytes: Uint8Array): void {
+		const holders = (this.holders.get(bytes) ?? 1) - 1;
+		if (holders > 0) {
+			this.holders.set(bytes, holders);
+			return;
+		}
+		this.holders.delete(bytes);
+		this.held -= bytes.length;
 	}
 
 	private async pump(sub: Subscriber): Promise<void> {
@@ -373,6 +409,7 @@ export class StreamHub {
 				if (sub.closed) break;
 				sub.pending.shift();
 				sub.pendingBytes -= bytes.length;
+				this.letGo(bytes);
 				if (sub.own.delete(bytes)) this.releaseOwn(sub, bytes.length);
 			}
 			if (sub.ending && !sub.closed) {
@@ -426,6 +463,7 @@ export class StreamHub {
 	private remove(sub: Subscriber): void {
 		if (sub.closed) return;
 		sub.closed = true;
+		for (const bytes of sub.pending) this.letGo(bytes);
 		sub.pending = [];
 		sub.pendingBytes = 0;
 		sub.own.clear();

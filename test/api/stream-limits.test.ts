@@ -1,8 +1,8 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { AgentDO } from "../../durable-objects/agent/agent-do.ts";
-import type { OutputLine } from "../../durable-objects/agent/runner/output.ts";
-import { CATCH_UP_BUDGET_BYTES, MAX_BACKLOG_BYTES, MAX_STREAMS_PER_AGENT, MAX_STREAMS_PER_JOB, StreamHub, STREAM_RETRY_AFTER_SECONDS } from "../../durable-objects/agent/streams.ts";
+import { appendLines, type OutputLine } from "../../durable-objects/agent/runner/output.ts";
+import { CATCH_UP_BUDGET_BYTES, MAX_BACKLOG_BYTES, MAX_HELD_BYTES, MAX_STREAMS_PER_AGENT, MAX_STREAMS_PER_JOB, StreamHub, STREAM_RETRY_AFTER_SECONDS } from "../../durable-objects/agent/streams.ts";
 import { SseParser, type SseEvent } from "../../src/shared/sse.ts";
 import { createAgent, settle } from "../helpers/agents.ts";
 import { gate, useEmulator } from "../helpers/emulator.ts";
@@ -241,6 +241,46 @@ describe("GET /v1/jobs/:id/stream: many clients that do not read while catching 
 		expect(await resumed.until((es) => lineIds(es).includes(10))).toBe(true);
 		expect([...got, ...lineIds(resumed.events)]).toEqual(oneTo(10, 5));
 		for (const s of [...stalled.slice(1), reading, resumed]) await s.cancel();
+	}, 30_000);
+});
+
+describe("GET /v1/jobs/:id/stream: clients that do not read, of many live jobs", () => {
+	it(`hold no more than ${MAX_HELD_BYTES / 1024 / 1024} MiB in the object together: those with the most waiting are dropped, a reading one is served every line, and a dropped one ends after whole lines`, async () => {
+		await createAgent({ name: "sse-many-jobs" });
+		await runInDurableObject(env.AGENT.getByName("sse-many-jobs"), async (_i: AgentDO, state) => {
+			const sql = state.storage.sql;
+			const hub = new StreamHub(sql, () => ({ status: "running", revision: 1, final: false }));
+			// 16 of an agent's jobs running at once (max_concurrent allows 100), each watched by a client that stopped reading.
+			const jobs = Array.from({ length: 16 }, (_, i) => `job-2026-12-01-many${String(i).padStart(2, "0")}`);
+			const stalled = jobs.map((j) => hub.subscribe(j, 0));
+			const reading = follow(new Response(hub.subscribe(jobs[0]!, 0)));
+			expect(await reading.until((es) => es.some((e) => e.event === "status"))).toBe(true);
+			const line = "y".repeat(900_000);
+			let peak = 0;
+			const rounds = 8;
+			for (let round = 1; round <= rounds; round++) {
+				for (const job of jobs) {
+					appendLines(sql, job, [note(`${round} ${line}`)], Date.now());
+					hub.publish(job);
+					// The send runs in the microtask publish queued, before this continuation.
+					await undefined;
+					peak = Math.max(peak, hub.heldBytes());
+					expect(hub.heldBytes()).toBeLessThanOrEqual(MAX_HELD_BYTES);
+				}
+				expect(await reading.until((es) => lineIds(es).includes(round))).toBe(true);
+			}
+			// Each job's stalled client alone would have held ~4.5 MB before its own limit: 16 of them, 72 MB.
+			expect(peak).toBeGreaterThan(MAX_HELD_BYTES - 2 * 900_000);
+			expect(lineIds(reading.events)).toEqual(oneTo(rounds));
+			expect(hub.size).toBe(1);
+			// A dropped one: closed without an end event, after a run of whole lines from the first.
+			const dropped = follow(new Response(stalled[5]!));
+			await dropped.rest();
+			expect(dropped.events.some((e) => e.event === "end")).toBe(false);
+			const got = lineIds(dropped.events);
+			expect(got).toEqual(oneTo(got.length));
+			await reading.cancel();
+		});
 	}, 30_000);
 });
 

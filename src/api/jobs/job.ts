@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { accepts } from "hono/accepts";
 import { agentRpc } from "../../../durable-objects/agent/client.ts";
-import { CATCH_UP_BUDGET_BYTES, MAX_BACKLOG_BYTES, MAX_STREAMS_PER_AGENT, MAX_STREAMS_PER_JOB, STREAM_RETRY_AFTER_SECONDS } from "../../../durable-objects/agent/streams.ts";
+import { CATCH_UP_BUDGET_BYTES, MAX_BACKLOG_BYTES, MAX_HELD_BYTES, MAX_STREAMS_PER_AGENT, MAX_STREAMS_PER_JOB, STREAM_RETRY_AFTER_SECONDS } from "../../../durable-objects/agent/streams.ts";
 import { BadRequestError, NotFoundError } from "../../errors.ts";
 import { JobIdSchema, JobRecordSchema, JobStatusSchema, JobSummarySchema, TriggerTypeSchema } from "../../jobs/model.ts";
 import { toHerdctlYaml } from "../../jobs/yaml.ts";
@@ -305,7 +305,7 @@ export const jobApi = createApi()
 				"Reconnect with Last-Event-ID to resume exactly after that line; `after` does the same for a client that cannot set the header (the header wins). " +
 				"One past the job's last line so far (another job's, or made up) is a 400: no line of this job's would ever follow it. " +
 				`A job may have ${MAX_STREAMS_PER_JOB} live streams and an agent's jobs ${MAX_STREAMS_PER_AGENT} together; beyond that a stream is refused with a 429. ` +
-				`A stream that does not read what it is sent is dropped once more than ${MAX_BACKLOG_BYTES / 1024 / 1024} MiB wait for it, or, while it catches up, once the streams catching up hold more than ${CATCH_UP_BUDGET_BYTES / 1024 / 1024} MiB together and it has stalled longest: it is closed without an \`end\` event, and reconnecting with Last-Event-ID resumes after the last line received.`,
+				`A stream that does not read what it is sent is dropped once more than ${MAX_BACKLOG_BYTES / 1024 / 1024} MiB wait for it, or, while it catches up, once the streams catching up hold more than ${CATCH_UP_BUDGET_BYTES / 1024 / 1024} MiB together and it has stalled longest, or once all of the agent's streams hold more than ${MAX_HELD_BYTES / 1024 / 1024} MiB together and it has the most waiting: it is closed without an \`end\` event, and reconnecting with Last-Event-ID resumes after the last line received.`,
 			request: {
 				params: JobPath,
 				query: z.strictObject({ after: LineNumber.optional().openapi({ description: "Start after this line number" }) }),
