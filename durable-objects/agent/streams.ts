@@ -50,8 +50,9 @@ export const CATCH_UP_BUDGET_BYTES = 32 * 1024 * 1024;
 /**
  * What all of an object's streams may hold together, unwritten, live and catching up. A job's live
  * streams in step share their sends, so one job holds at most about MAX_BACKLOG_BYTES and a send;
- * but an agent runs up to 100 jobs at once (max_concurrent), and 100 jobs' stalled clients would
- * hold ~500 MB of an object's 128. Past it, the streams with the most waiting are dropped.
+ * but an agent runs up to 100 jobs at once (max_concurrent): 16 jobs' stalled clients held 72 MB
+ * (test/api/stream-limits.test.ts), so 100 would hold ~450 MB of an object's 128. Past it, the
+ * streams with the most waiting are dropped.
  */
 export const MAX_HELD_BYTES = 48 * 1024 * 1024;
 if (MAX_BACKLOG_BYTES <= LIVE_BATCH_BYTES + MAX_LINE_BYTES) throw new Error("MAX_BACKLOG_BYTES must exceed what one send can bring");
