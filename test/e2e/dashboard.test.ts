@@ -555,6 +555,44 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+	it("formats a long log's times with a format made once, not one per line", async () => {
+		const agent = await createAgent(`dash-fmt-${run}`, {});
+		await script({ text: "Short job." });
+		const job = await trigger(agent);
+		expect(await settled(job.id)).toBe("completed");
+		const page = await signedIn("/incidents");
+		const LINES = 2_000;
+		const at = new Date().toISOString();
+		await page.route(`**/v1/jobs/${job.id}/stream`, (route) => {
+			const frames = Array.from({ length: LINES }, (_, i) => `id: ${i + 1}\nevent: line\ndata: ${JSON.stringify({ type: "assistant", content: `line ${i + 1}`, timestamp: at, usage: { input_tokens: 1200, output_tokens: 30 } })}`);
+			return route.fulfill({ status: 200, headers: { "content-type": "text/event-stream" }, body: `${frames.join("\n\n")}\n\nevent: end\ndata: {}\n\n` });
+		});
+		// Date's and Number's toLocale*String(locale, options) build a new format at each call (half a
+		// millisecond each in Chromium): counted, as a line drew two of them and two numbers.
+		await page.addInitScript(() => {
+			const w = globalThis as unknown as { localeCalls: number };
+			w.localeCalls = 0;
+			for (const [proto, names] of [[Date.prototype, ["toLocaleString", "toLocaleTimeString", "toLocaleDateString"]], [Number.prototype, ["toLocaleString"]]] as const) {
+				for (const name of names) {
+					const real = (proto as unknown as Record<string, (...a: unknown[]) => string>)[name]!;
+					(proto as unknown as Record<string, unknown>)[name] = function (this: unknown, ...a: unknown[]) {
+						w.localeCalls++;
+						return real.apply(this, a);
+					};
+				}
+			}
+		});
+		await page.goto(`${url}/jobs/${job.id}`);
+		await page.locator("#log-state", { hasText: "ended" }).waitFor(LIVE);
+		expect(await page.locator("#job-log li[data-line]").count()).toBe(LINES);
+		// The times and numbers are drawn all the same, as before.
+		const first = page.locator('#job-log li[data-line="1"]');
+		expect(await first.locator(".ts").first().textContent()).toBe(new Date(at).toLocaleTimeString("en-GB", { hour12: false, timeZone: await page.evaluate(() => Intl.DateTimeFormat().resolvedOptions().timeZone) }));
+		expect(await first.locator(".body").textContent()).toContain("[in 1,200 · out 30]");
+		expect(await page.evaluate<number>("window.localeCalls")).toBeLessThan(10);
+		await page.close();
+	});
+
 	it("lists jobs with filters and an Older button, and cancels a running job from its page", async () => {
 		// One job holds the only slot (its model never answers); the rest queue behind it.
 		const agent = await createAgent(`dash-queue-${run}`, { max_concurrent: 1 });
