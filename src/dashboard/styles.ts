@@ -308,6 +308,10 @@ ol.log {
 	max-height: 28rem; overflow: auto;
 }
 ol.log li { display: grid; grid-template-columns: 2.5rem 5.5rem 10rem 1fr; gap: .5rem; padding: .1rem .75rem; }
+/* Lines scrolled out of the log's box are not laid out or painted until shown (a one-line estimate
+   holds their place, their real height once seen): a 20,000-line log was laid out whole at each
+   batch of lines it drew. */
+ol.log li[data-line] { content-visibility: auto; contain-intrinsic-size: auto 1.3em; }
 ol.log li:hover { background: #17212d; }
 ol.log .n { color: #8494a8; text-align: right; } /* 5.8:1 on the log, 5.2:1 on a hovered line */
 ol.log .ts { color: #7f8fa3; }

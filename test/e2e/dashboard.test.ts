@@ -593,6 +593,39 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+	it("paints a 20,000-line log as its lines are drawn, not only once the last is", async () => {
+		const agent = await createAgent(`dash-paint-${run}`, {});
+		await script({ text: "Short job, long log." });
+		const job = await trigger(agent);
+		expect(await settled(job.id)).toBe("completed");
+		const page = await signedIn("/incidents");
+		const LINES = 20_000;
+		const at = new Date().toISOString();
+		await page.route(`**/v1/jobs/${job.id}/stream`, (route) => {
+			const frames = Array.from({ length: LINES }, (_, i) => `id: ${i + 1}\nevent: line\ndata: ${JSON.stringify({ type: "system", subtype: "note", content: `line ${i + 1} of a replayed log, as long as a model's turn often is`, timestamp: at })}`);
+			return route.fulfill({ status: 200, headers: { "content-type": "text/event-stream" }, body: `${frames.join("\n\n")}\n\nevent: end\ndata: {}\n\n` });
+		});
+		// Each frame the page paints notes how many lines the log shows then: a page held by one long
+		// task paints none between the first line read and the last one drawn.
+		// (A string: no DOM types here.)
+		await page.addInitScript(`(() => {
+			window.painted = [];
+			const note = () => {
+				window.painted.push(document.querySelectorAll("#job-log li[data-line]").length);
+				requestAnimationFrame(note);
+			};
+			requestAnimationFrame(note);
+		})()`);
+		await page.goto(`${url}/jobs/${job.id}`);
+		await page.locator("#log-state", { hasText: "ended" }).waitFor({ timeout: 50_000 });
+		expect(await page.locator("#job-log li[data-line]").count()).toBe(LINES);
+		const painted = await page.evaluate<number[]>("window.painted");
+		const partial = new Set(painted.filter((n) => n > 0 && n < LINES));
+		// Several frames, each showing more of the log than the one before.
+		expect(partial.size).toBeGreaterThan(3);
+		await page.close();
+	});
+
 	it("lists jobs with filters and an Older button, and cancels a running job from its page", async () => {
 		// One job holds the only slot (its model never answers); the rest queue behind it.
 		const agent = await createAgent(`dash-queue-${run}`, { max_concurrent: 1 });
