@@ -33,7 +33,7 @@ async function fleetView(signal) {
 		more.hidden = everyone.hidden = !cursor;
 	};
 	const draw = () => keepingFocus(tbody, () => {
-		tbody.replaceChildren(...shown.map((a) => agentRow(a, load)));
+		syncRows(tbody, shown, (a) => a.name, (a) => agentRow(a, load));
 		if (!shown.length) tbody.append(h("tr", null, h("td", { colspan: 6, class: "muted", text: "No agents." })));
 		drawMeta();
 	});
@@ -65,7 +65,7 @@ async function fleetView(signal) {
 		shown = shown.concat(p.agents);
 		cursor = p.next_cursor;
 		pages++;
-		tbody.append(...p.agents.map((a) => agentRow(a, load)));
+		tbody.append(...p.agents.map((a) => rowFor(a.name, a, (x) => agentRow(x, load))));
 		drawMeta();
 	};
 	// The last page hides both buttons: the first agent it added takes the focus.

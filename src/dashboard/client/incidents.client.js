@@ -76,7 +76,7 @@ async function incidentsView(signal) {
 			throw err;
 		}
 		if (mine !== generation) return; // a later filter or close has answered first
-		tbody.replaceChildren(...rows.map(row));
+		syncRows(tbody, rows, (i) => i.id, row);
 		cursor = next;
 		drawMeta();
 	};
@@ -89,7 +89,7 @@ async function incidentsView(signal) {
 			try {
 				const p = await page(cursor);
 				if (mine !== generation) return;
-				tbody.append(...p.incidents.map(row));
+				tbody.append(...p.incidents.map((i) => rowFor(i.id, i, row)));
 				cursor = p.next_cursor;
 				pages++;
 				drawMeta();
@@ -104,7 +104,7 @@ async function incidentsView(signal) {
 		const mine = generation;
 		const p = await page(null);
 		if (mine !== generation || pages !== 1 || paging) return; // a filter, a close or "Older" came meanwhile
-		keepingFocus(tbody, () => tbody.replaceChildren(...p.incidents.map(row)));
+		keepingFocus(tbody, () => syncRows(tbody, p.incidents, (i) => i.id, row));
 		cursor = p.next_cursor;
 		drawMeta();
 	};

@@ -125,11 +125,12 @@ async function jobsView(signal) {
 	 */
 	const draw = (page, reset, missing) => {
 		if (reset) {
-			tbody.replaceChildren();
-			shown = 0;
+			syncRows(tbody, page.jobs, (j) => j.id, jobRow);
+			shown = page.jobs.length;
+		} else {
+			tbody.append(...page.jobs.map((j) => rowFor(j.id, j, jobRow)));
+			shown += page.jobs.length;
 		}
-		tbody.append(...page.jobs.map(jobRow));
-		shown += page.jobs.length;
 		cursor = page.next_cursor;
 		older.hidden = !cursor;
 		$("#jobs-empty").hidden = shown > 0;

@@ -71,13 +71,18 @@ async function runsView(signal) {
 		if (signal.aborted || !fresh()) return;
 		keepingFocus($("#view"), () => drawAll(runs, session));
 	});
+	/** The runs the chart shows, as JSON. */
+	let chartOf = "";
 	/** @param {Occurrence[]} runs @param {CurrentSession | null} session */
 	const drawAll = (runs, session) => {
 		drawPersistentSession(session);
 		$("#runs-meta").textContent = runs.length + (runs.length === 1 ? " occurrence" : " occurrences") + (runs.length >= 400 ? " (the newest; older ones not shown)" : "");
 		$("#runs-empty").hidden = runs.length > 0;
-		drawRuns($("#runs-chart"), runs);
-		$("#runs-table tbody").replaceChildren(...runs.map((r) => h("tr", { "data-run": r.id, class: "run-row " + runClass(r) },
+		// The chart is drawn from the runs alone: redrawn only when they changed (a poll's mostly have not).
+		const json = JSON.stringify(runs);
+		if (json !== chartOf) drawRuns($("#runs-chart"), runs);
+		chartOf = json;
+		syncRows($("#runs-table tbody"), runs, (r) => r.id, (r) => h("tr", { "data-run": r.id, class: "run-row " + runClass(r) },
 			h("td", null, r.scheduled_instant ? slotTime(r.scheduled_instant) : [h("span", { text: r.source }), h("span", { class: "sub" }, when(r.claimed_at))]),
 			h("td", { text: r.schedule || "—" }),
 			// How it was dispatched, whatever became of it: its class would say "failed" for a failed manual run.
@@ -86,7 +91,7 @@ async function runsView(signal) {
 			h("td", null, when(r.claimed_at)),
 			h("td", null, r.job_id ? jobLink(r.job_id) : h("span", { class: "muted", text: "—" })),
 			h("td", null, r.delivery_outcome ? badge(r.delivery_outcome, "d-") : h("span", { class: "muted", text: "—" })),
-			h("td", { class: "error-text", text: printable(runNote(r)) }))));
+			h("td", { class: "error-text", text: printable(runNote(r)) })));
 	};
 	try {
 		await load();
