@@ -1697,6 +1697,44 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+	it("rewrites only the relative times whose words changed at each 15 s refresh, keeping a selection in one that did not", async () => {
+		const now = Date.now();
+		const at = (ms: number) => new Date(now - ms).toISOString();
+		// Three hours ago stays "3 hours ago" for a while; ten seconds ago does not.
+		const incidents = [3 * 3_600_000, 10_000].map((ago, i) => ({
+			id: `times_${String(i).padStart(12, "0")}`,
+			agent: `fleet-${i}`,
+			signature: `sig-${i}`,
+			class: "agent",
+			state: "detected",
+			error: `error ${i}`,
+			count: 1,
+			first_seen_at: at(ago),
+			last_seen_at: at(ago),
+			last_job_id: null,
+			alerted_at: null,
+			resolved_at: null,
+			closed_at: null,
+			closed_by: null,
+			failing: null,
+		}));
+		const page = await signedIn("/incidents", tokens.read, { fakeClock: true });
+		await page.route((u) => u.pathname === "/v1/incidents", (route) => route.fulfill({ json: { incidents, next_cursor: null } }));
+		await page.reload();
+		await page.locator("#incidents-meta", { hasText: "2 incidents" }).waitFor(LIVE);
+		const old = page.locator(`#incidents-table tr[data-incident="${incidents[0]!.id}"] time.rel`).first();
+		const recent = page.locator(`#incidents-table tr[data-incident="${incidents[1]!.id}"] time.rel`).first();
+		expect(await old.textContent()).toBe("3 hours ago");
+		const before = await recent.textContent();
+		await old.evaluate((t) => (t.ownerDocument.defaultView!.getSelection()!.selectAllChildren(t)));
+		// Past the page's 15 s refresh, short of its 10 s poll's second answer changing anything.
+		await page.clock.runFor(15_000);
+		await expect.poll(() => recent.textContent(), LIVE).not.toBe(before);
+		expect(await old.textContent()).toBe("3 hours ago");
+		expect(await page.evaluate<string>("getSelection().toString()")).toBe("3 hours ago");
+		await page.close();
+	});
+
 	it("polls the whole of a large fleet less often once all of it is shown, two pages each 10 s on average", async () => {
 		const page = await signedIn("/", tokens.read, { fakeClock: true });
 		await page.locator(`#fleet-table tr[data-agent="triage"]`).waitFor(LIVE);
