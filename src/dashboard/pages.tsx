@@ -407,6 +407,15 @@ function Usage() {
 					<tbody></tbody>
 				</table>
 			</div>
+			<div class="pager">
+				<span id="usage-rows" class="muted"></span>
+				<button type="button" id="usage-more" hidden>
+					Next 200 rows
+				</button>
+				<button type="button" id="usage-all" hidden>
+					All rows
+				</button>
+			</div>
 		</>
 	);
 }

@@ -1489,6 +1489,47 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+	it("draws a week of a 1,000-agent fleet's usage as a chart of all of it over a table of its first 200 rows, the rest on request", async () => {
+		const page = await signedIn("/usage");
+		const DAY = 86_400_000;
+		const today = Math.floor(Date.now() / DAY) * DAY;
+		const days: Record<string, unknown>[] = [];
+		for (let d = 0; d < 7; d++) {
+			for (let a = 0; a < 1000; a++) {
+				days.push({ day: new Date(today - d * DAY).toISOString().slice(0, 10), agent: `fleet-${String(a).padStart(4, "0")}`, jobs: 24, input_tokens: 1000 + a, output_tokens: 200, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, cost_usd: 0.05, priced_jobs: 24 });
+			}
+		}
+		// As the index pages it: 1,000 rows a page.
+		await page.route(
+			(u) => u.pathname === "/v1/usage",
+			(route) => {
+				const from = Number(new URL(route.request().url()).searchParams.get("cursor") ?? 0);
+				return route.fulfill({ json: { days: days.slice(from, from + 1000), next_cursor: from + 1000 < days.length ? String(from + 1000) : null } });
+			},
+		);
+		await page.reload();
+		await page.locator("#usage-meta", { hasText: "168,000 ended jobs" }).waitFor(LIVE);
+		const rows = page.locator("#usage-table tbody tr");
+		const shown = page.locator("#usage-rows");
+		expect(await rows.count()).toBe(200);
+		expect(await shown.textContent()).toBe("200 of 7,000 rows shown");
+		// The chart is of every row: the eight busiest agents, and the other 992 as one segment a day.
+		expect(await page.locator("#usage-legend li[data-others]").textContent()).toBe("992 other agents");
+		expect(await page.locator("#usage-chart rect.bar[data-others]").count()).toBe(7);
+		// Today's rows first, by agent.
+		expect(await rows.first().locator("td").nth(1).textContent()).toBe("fleet-0000");
+		await page.locator("#usage-more").click();
+		await expect.poll(() => rows.count(), LIVE).toBe(400);
+		expect(await shown.textContent()).toBe("400 of 7,000 rows shown");
+		await page.locator("#usage-all").click();
+		await expect.poll(() => rows.count(), LIVE).toBe(7000);
+		expect(await page.locator("#usage-more").isHidden()).toBe(true);
+		expect(await page.locator("#usage-all").isHidden()).toBe(true);
+		expect(await shown.textContent()).toBe("");
+		expect(await rows.last().locator("td").nth(1).textContent()).toBe("fleet-0999");
+		await page.close();
+	});
+
 	it("says a day's cost is of only some of its jobs when the others ran on a model without a price", async () => {
 		const page = await signedIn("/usage");
 		const today = new Date().toISOString().slice(0, 10);
