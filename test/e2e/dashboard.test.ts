@@ -2724,6 +2724,59 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+	it("adds no section at a poll for an agent's older jobs, beyond the newest 20 it opened with, that were there all along", async () => {
+		const now = Date.now();
+		// An agent with 100 ended jobs, newest first, as the API pages them (a cursor is an offset).
+		const jobs = Array.from({ length: 100 }, (_, i) => ({
+			id: `job-2026-01-01-${String(100 - i).padStart(6, "0")}`,
+			agent: "many-jobs",
+			schedule: "hourly",
+			trigger_type: "cron",
+			status: "completed",
+			exit_reason: "success",
+			dispatch: "on_time",
+			scheduled_instant: new Date(now - (i + 1) * 3_600_000).toISOString(),
+			created_at: new Date(now - (i + 1) * 3_600_000).toISOString(),
+			started_at: new Date(now - (i + 1) * 3_600_000 + 1_000).toISOString(),
+			finished_at: new Date(now - (i + 1) * 3_600_000 + 31_000).toISOString(),
+			duration_seconds: 30,
+			summary: `Job ${i}.`,
+			revision: 1,
+			tool_calls: { made: 0, failed: 0 },
+		}));
+		const page = await signedIn("/incidents", tokens.read, { fakeClock: true });
+		await page.route(
+			(u) => u.pathname === "/v1/agents/many-jobs/jobs",
+			(route) => {
+				const q = new URL(route.request().url()).searchParams;
+				const list = q.get("status") ? jobs.filter((j) => j.status === q.get("status")) : jobs;
+				const from = Number(q.get("cursor") ?? 0);
+				const limit = Number(q.get("limit") ?? 50);
+				return route.fulfill({ json: { jobs: list.slice(from, from + limit), next_cursor: from + limit < list.length ? String(from + limit) : null } });
+			},
+		);
+		// Each job's output is 50 lines: the page opens with the last lines of the newest four.
+		await page.route(
+			(u) => /^\/v1\/jobs\/job-2026-01-01-\d+\/(output|stream)$/.test(u.pathname),
+			(route) => {
+				if (route.request().url().includes("/stream")) return route.fulfill({ status: 200, headers: { "content-type": "text/event-stream" }, body: "event: end\ndata: {}\n\n" });
+				const lines = Array.from({ length: 50 }, (_, i) => JSON.stringify({ type: "system", subtype: "note", content: `line ${i + 1}` }));
+				return route.fulfill({ status: 200, headers: { "content-type": "application/x-ndjson", "x-drover-first-line": "1" }, body: `${lines.join("\n")}\n` });
+			},
+		);
+		await page.goto(`${url}/agents/many-jobs/logs`);
+		await page.locator("#agent-logs-meta", { hasText: "no job running" }).waitFor(LIVE);
+		const sections = page.locator("#agent-logs section.agent-log-job");
+		const opened = await sections.evaluateAll((els) => els.map((e) => (e as unknown as { dataset: { job: string } }).dataset.job));
+		expect(opened).toEqual(jobs.slice(0, 4).map((j) => j.id).reverse());
+		const polls = await watchTimers(page, 10_000);
+		await page.clock.runFor(10_000);
+		await expect.poll(polls, LIVE).toBe(1);
+		expect(await sections.evaluateAll((els) => els.map((e) => (e as unknown as { dataset: { job: string } }).dataset.job))).toEqual(opened);
+		expect(await page.locator("#agent-logs-announce").textContent()).not.toContain("started");
+		await page.close();
+	});
+
 	it("numbers the lines of a job whose output is longer than its logs page shows, from the tail's first line", async () => {
 		const agent = await createAgent(`dash-logs-long-${run}`, { tools: [{ ...TICKET_TOOL, requires_approval: false }], max_turns: 200 });
 		await script(...Array.from({ length: 110 }, (_, i) => ({ tool_use: { name: "create_ticket", input: { title: `Ticket ${i}` } } })), { text: "Filed them all." });

@@ -17,6 +17,8 @@ const AGENT_LOG_SECTION_LINES = 2000;
  */
 const AGENT_LOG_STREAMS = 4;
 const ACTIVE_STATUSES = ["pending", "running", "approval_pending"];
+/** Jobs a poll reads a page at a time, looking for new ones: the page opens knowing as many (its newest 20 shown). */
+const AGENT_LOG_PAGE = 50;
 
 /** @param {AbortSignal} signal */
 async function agentLogsView(signal) {
@@ -101,7 +103,11 @@ async function agentLogsView(signal) {
 	/** @type {JobSummary[]} */
 	let jobs;
 	try {
-		jobs = await recentAndLive(base, signal);
+		let known;
+		({ jobs, known } = await recentAndLive(base, signal));
+		// Not new at the first poll: the page had read them (its first poll added the 30 jobs after the
+		// newest 20 as if just started, replaying each whole, and dropped the newest ones it had opened with).
+		for (const job of known) seen.add(job.id);
 	} catch (err) {
 		// No such agent: the notice says so, and no empty log remains.
 		if (err instanceof ApiError && (err.status === 404 || err.status === 400)) {
@@ -147,19 +153,20 @@ async function agentLogsView(signal) {
 }
 
 /**
- * The agent's newest 20 jobs and all its live ones, newest first.
- * @param {string} base @param {AbortSignal} signal @returns {Promise<JobSummary[]>}
+ * The agent's newest 20 jobs and all its live ones, newest first (jobs); and the newest page a poll
+ * reads (known), none of which is new to it.
+ * @param {string} base @param {AbortSignal} signal @returns {Promise<{ jobs: JobSummary[], known: JobSummary[] }>}
  */
 async function recentAndLive(base, signal) {
 	/** @type {Map<string, JobSummary>} */
 	const byId = new Map();
 	/** @type {JobSummary[]} */
-	const recent = (await api(base + "?limit=20", { signal })).jobs;
-	for (const j of recent) byId.set(j.id, j);
+	const known = (await api(base + "?limit=" + AGENT_LOG_PAGE, { signal })).jobs;
+	for (const j of known.slice(0, 20)) byId.set(j.id, j);
 	for (const status of ACTIVE_STATUSES) {
 		for (const j of await all(base + "?status=" + status, "jobs", 1000)) if (!byId.has(j.id)) byId.set(j.id, j);
 	}
-	return [...byId.values()].sort((a, b) => b.created_at.localeCompare(a.created_at) || b.id.localeCompare(a.id));
+	return { jobs: [...byId.values()].sort((a, b) => b.created_at.localeCompare(a.created_at) || b.id.localeCompare(a.id)), known };
 }
 
 /**
@@ -174,7 +181,7 @@ async function newJobs(base, seen, signal) {
 	let cursor = null;
 	for (let page = 0; page < 40; page++) {
 		/** @type {JobPage} */
-		const answer = await api(base + "?limit=50" + (cursor ? "&cursor=" + enc(cursor) : ""), { signal });
+		const answer = await api(base + "?limit=" + AGENT_LOG_PAGE + (cursor ? "&cursor=" + enc(cursor) : ""), { signal });
 		const unseen = answer.jobs.filter((j) => !seen.has(j.id));
 		fresh.push(...unseen);
 		if (unseen.length < answer.jobs.length || !answer.next_cursor) break;
