@@ -1776,6 +1776,27 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+	it("keeps the text selected in an agent's persistent session, its id, across the runs page's polls", async () => {
+		const now = Date.now();
+		const session = { mode: "persistent", session_id: "sess-copy-me", last_job: "job-2026-01-01-000001", active_at: new Date(now - 3 * 3_600_000).toISOString(), expires_at: new Date(now + 3 * 86_400_000).toISOString(), expired: false, continues: true, not_continued_because: null };
+		const page = await signedIn("/incidents", tokens.read, { fakeClock: true });
+		await page.route((u) => u.pathname === "/v1/agents/kept-session/runs", (route) => route.fulfill({ json: { runs: [], next_cursor: null } }));
+		await page.route((u) => u.pathname === "/v1/agents/kept-session/sessions/current", (route) => route.fulfill({ json: session }));
+		await page.goto(`${url}/agents/kept-session/runs`);
+		const id = page.locator("#persistent-session-text .mono", { hasText: "sess-copy-me" });
+		await id.waitFor(LIVE);
+		await page.evaluate(`getSelection().selectAllChildren(document.querySelector("#persistent-session-text .mono"))`);
+		const polls = await watchTimers(page, 10_000);
+		await page.clock.runFor(10_000);
+		await expect.poll(polls, LIVE).toBe(1);
+		expect(await page.evaluate<string>("getSelection().toString()")).toBe("sess-copy-me");
+		// A changed session is drawn.
+		session.session_id = "sess-new";
+		await page.clock.runFor(10_000);
+		await page.locator("#persistent-session-text .mono", { hasText: "sess-new" }).waitFor(LIVE);
+		await page.close();
+	});
+
 	it("polls the whole of a large fleet less often once all of it is shown, two pages each 10 s on average", async () => {
 		const page = await signedIn("/", tokens.read, { fakeClock: true });
 		await page.locator(`#fleet-table tr[data-agent="triage"]`).waitFor(LIVE);

@@ -71,11 +71,15 @@ async function runsView(signal) {
 		if (signal.aborted || !fresh()) return;
 		keepingFocus($("#view"), () => drawAll(runs, session));
 	});
-	/** The runs the chart shows, as JSON. */
+	/** The runs the chart shows, and the session the panel says, as JSON. */
 	let chartOf = "";
+	let sessionOf = "";
 	/** @param {Occurrence[]} runs @param {CurrentSession | null} session */
 	const drawAll = (runs, session) => {
-		drawPersistentSession(session);
+		// Redrawn only when it changed: a reader copying the session's id lost the selection at every poll.
+		const sessionJson = JSON.stringify(session);
+		if (sessionJson !== sessionOf) drawPersistentSession(session);
+		sessionOf = sessionJson;
 		$("#runs-meta").textContent = runs.length + (runs.length === 1 ? " occurrence" : " occurrences") + (runs.length >= 400 ? " (the newest; older ones not shown)" : "");
 		$("#runs-empty").hidden = runs.length > 0;
 		// The chart is drawn from the runs alone: redrawn only when they changed (a poll's mostly have not).
