@@ -2035,6 +2035,34 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+	it("opens the page of a job it has just run while the API cannot find the job yet (its index row waiting for D1), saying so, then shows it", async () => {
+		const agent = await createAgent(`dash-run-unlisted-${run}`, {});
+		await script({ text: "Listed at last." });
+		const page = await signedIn("/");
+		// The new job's first two reads find no index row, as while D1 refuses its agent's write.
+		let refused = 0;
+		await page.route(/\/v1\/jobs\/job-[^/?]+$/, async (route) => {
+			if (route.request().method() === "GET" && refused < 2) {
+				refused++;
+				const id = decodeURIComponent(new URL(route.request().url()).pathname.split("/").pop()!);
+				await route.fulfill({ status: 404, contentType: "application/json", body: JSON.stringify({ error: { code: "not_found", message: `no job ${id}` } }) });
+				return;
+			}
+			await route.fallback();
+		});
+		const row = page.locator(`#fleet-table tr[data-agent="${agent}"]`);
+		await row.getByRole("button", { name: `Run now: ${agent}` }).click();
+		await page.getByRole("dialog", { name: `Run ${agent} now` }).getByRole("button", { name: "Run", exact: true }).click();
+		await page.waitForURL(/\/jobs\/job-/, LIVE);
+		await page.locator("#notice", { hasText: "is not listed yet" }).waitFor(LIVE);
+		await page.locator("#job-log li.t-assistant", { hasText: "Listed at last." }).waitFor(LIVE);
+		expect(refused).toBe(2);
+		expect(await page.locator("#job-facts").isVisible()).toBe(true);
+		expect(await page.locator("#notice").isVisible()).toBe(false);
+		expect(await page.title()).not.toContain("not found");
+		await page.close();
+	});
+
 	it("runs an agent now from a dialog: the prompt field has the focus, Escape and Cancel run nothing, a refused prompt is said in the dialog, Ctrl+Enter runs a multi-line prompt, and an empty one the default", async () => {
 		expect(await emulatorQueued()).toBe(0);
 		const agent = await createAgent(`dash-run-now-${run}`, {});

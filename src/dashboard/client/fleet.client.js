@@ -170,6 +170,7 @@ function runNow(a) {
 			if (!text && !a.has_default_prompt) return dialog.error("A prompt is needed to run " + a.name + ": it has no default prompt.");
 			/** @type {JobRecord} */
 			const job = await post("/v1/agents/" + enc(a.name) + "/jobs", text ? { prompt: text } : undefined);
+			markStarted(job.id);
 			location.href = "/jobs/" + enc(job.id);
 		},
 	});

@@ -35,7 +35,7 @@ async function jobView(signal) {
 		return refreshing;
 	};
 	try {
-		render(await api(path, { signal }));
+		render(await firstRecord(id, path, signal));
 	} catch (err) {
 		// No such job (or no such id): the notice says so, and no empty record or live buttons remain.
 		if (err instanceof ApiError && (err.status === 404 || err.status === 400)) {
@@ -377,4 +377,44 @@ function cancelNote(j) {
 /** A 409 refusing a continue, fork or approval because the agent's definition changed: the API names the body field that overrides it. @param {unknown} err */
 function definitionChanged(err) {
 	return err instanceof ApiError && err.status === 409 && String(err.message).includes("allow_definition_change");
+}
+
+/** How long a job this tab just started is waited for while the API cannot find it yet. */
+const STARTED_WAIT_MS = 120000;
+const STARTED_KEY = "drover-started:";
+
+/**
+ * Notes that this tab has just started a job (Run now), for its page to wait for it. The API finds a
+ * job by its D1 index row, which its agent writes before answering, but keeps and retries every 10 s
+ * when D1 refuses it: until then the new job's page would say it does not exist.
+ * @param {string} id
+ */
+function markStarted(id) {
+	try {
+		sessionStorage.setItem(STARTED_KEY + id, String(Date.now()));
+	} catch (e) {}
+}
+
+/**
+ * The job's record; a job this tab has just started is waited for while its GET is a 404 (a notice
+ * says why), for up to STARTED_WAIT_MS from its start. Any other job's 404 is thrown at once.
+ * @param {string} id @param {string} path @param {AbortSignal} signal @returns {Promise<JobRecord>}
+ */
+async function firstRecord(id, path, signal) {
+	let started = 0;
+	try {
+		started = Number(sessionStorage.getItem(STARTED_KEY + id)) || 0;
+		sessionStorage.removeItem(STARTED_KEY + id);
+	} catch (e) {}
+	for (let attempt = 0; ; attempt++) {
+		try {
+			const record = await api(path, { signal });
+			if (attempt > 0) clearOkNotice();
+			return record;
+		} catch (err) {
+			if (!(err instanceof ApiError && err.status === 404 && started && Date.now() - started < STARTED_WAIT_MS)) throw err;
+			notify("Job " + printable(id) + " was started, and is not listed yet: its agent adds it to the index as soon as the database takes it. Waiting…", true);
+			await sleep(Math.min(5000, 500 * 2 ** attempt), signal);
+		}
+	}
 }
