@@ -978,6 +978,11 @@ describe("logs of an agent: its recent jobs, and --follow across the jobs it sta
 	const summary = (id: string, status: string) => ({ id, agent: "fake", status, trigger_type: "schedule" });
 	const text = (content: string) => JSON.stringify({ type: "assistant", timestamp: "2026-01-01T00:00:01.000Z", content });
 	const ndjson = (res: ServerResponse, lines: string[]) => res.writeHead(200, { "content-type": "application/x-ndjson" }).end(lines.map((l) => `${l}\n`).join(""));
+	/** `?lines=n` of a job whose output is `lines`, as the API answers it: the last n, and the number of the first in X-Drover-First-Line. */
+	const tailOf = (lines: string[], n: number) => (_req: IncomingMessage, res: ServerResponse) =>
+		res
+			.writeHead(200, { "content-type": "application/x-ndjson", "x-drover-first-line": String(Math.max(1, lines.length - n + 1)) })
+			.end(lines.slice(-n).map((l) => `${l}\n`).join(""));
 	const sse = (res: ServerResponse, from: number, lines: string[], status: string) => {
 		res.writeHead(200, { "content-type": "text/event-stream" });
 		res.end(lines.map((l, i) => `event: line\nid: ${from + i}\ndata: ${l}\n\n`).join("") + `event: end\ndata: {"status":"${status}"}\n\n`);
@@ -1080,7 +1085,7 @@ describe("logs of an agent: its recent jobs, and --follow across the jobs it sta
 				const jobs = listed === 1 ? [summary(C, "running"), summary(B, "cancelled"), summary(A, "completed")] : [summary(C, "completed"), summary(B, "cancelled"), summary(A, "completed")];
 				json(res, 200, { jobs, next_cursor: null });
 			},
-			[`GET /v1/jobs/${A}/output`]: (_req, res) => ndjson(res, [text("a1"), text("a2")]),
+			[`GET /v1/jobs/${A}/output?lines=1`]: tailOf([text("a1"), text("a2")], 1),
 			[`GET /v1/jobs/${A}/stream`]: (req, res) => (streams.push(`${A} ${req.headers["last-event-id"] ?? null}`), sse(res, 3, [text("a3")], "completed")),
 			[`GET /v1/jobs/${B}/stream`]: (req, res) => (streams.push(`${B} ${req.headers["last-event-id"] ?? null}`), sse(res, 1, [text("b1"), text("b2")], "cancelled")),
 			[`GET /v1/jobs/${C}/stream`]: (req, res) => (streams.push(`${C} ${req.headers["last-event-id"] ?? null}`), sse(res, 1, [text("c1")], "completed")),
@@ -1103,10 +1108,10 @@ describe("logs of an agent: its recent jobs, and --follow across the jobs it sta
 			...live({ pending: newest, running: [summary(A, "running")] }),
 			"GET /v1/agents/fake": (_req, res) => json(res, 200, AGENT),
 			"GET /v1/agents/fake/jobs?limit=50": (_req, res) => json(res, 200, { jobs: newest, next_cursor: null }),
-			[`GET /v1/jobs/${A}/output`]: (_req, res) => ndjson(res, [text("a1")]),
+			[`GET /v1/jobs/${A}/output?lines=50`]: tailOf([text("a1")], 50),
 			[`GET /v1/jobs/${A}/stream`]: (_req, res) => sse(res, 2, [text("a2")], "completed"),
 			// The queued ones have written nothing yet: their streams stay open.
-			...Object.fromEntries(newest.map((j) => [`GET /v1/jobs/${j.id}/output`, (_req: IncomingMessage, res: ServerResponse) => ndjson(res, [])])),
+			...Object.fromEntries(newest.map((j) => [`GET /v1/jobs/${j.id}/output?lines=50`, tailOf([], 50)])),
 			...Object.fromEntries(newest.map((j) => [`GET /v1/jobs/${j.id}/stream`, (_req: IncomingMessage, res: ServerResponse) => void res.writeHead(200, { "content-type": "text/event-stream" }).write(": waiting\n\n")])),
 		});
 		const r = await follow(api.url, ["--json"], (out) => out.includes("a2"));
@@ -1138,7 +1143,7 @@ describe("logs of an agent: its recent jobs, and --follow across the jobs it sta
 			...live({ running: [summary(A, "running")] }),
 			"GET /v1/agents/fake": (_req, res) => (deleted ? json(res, 404, { error: { code: "not_found", message: "no agent named fake" } }) : json(res, 200, AGENT)),
 			"GET /v1/agents/fake/jobs?limit=50": (_req, res) => json(res, 200, { jobs: [summary(A, "completed")], next_cursor: null }),
-			[`GET /v1/jobs/${A}/output`]: (_req, res) => ndjson(res, [text("a1")]),
+			[`GET /v1/jobs/${A}/output?lines=50`]: tailOf([text("a1")], 50),
 			// The agent is deleted while its last job runs; the job still ends, and is shown to its end.
 			[`GET /v1/jobs/${A}/stream`]: (_req, res) => ((deleted = true), sse(res, 2, [text("a2")], "completed")),
 		});
