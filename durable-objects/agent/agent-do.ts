@@ -331,10 +331,7 @@ export class AgentDO extends DurableObject<Env> {
 		);
 		if ("job" in result && result.created) {
 			log.info("job.triggered", { agent: name, job_id: result.job.id, trigger_type: result.job.trigger_type, by: request.owner });
-			this.passes.startNow();
-			await nextTurn();
-			await this.indexNow();
-			await this.passes.armSafetyNet();
+			await this.startCreated();
 		}
 		return result;
 	}
@@ -753,11 +750,19 @@ export class AgentDO extends DurableObject<Env> {
 			return result;
 		}
 		log.info(`job.${kind}`, { agent: result.agent, job_id: result.id, from: sourceId });
+		await this.startCreated();
+		return result;
+	}
+
+	/**
+	 * Starts a job just created (a trigger's, a continue's or a fork's) in this instance, indexes it
+	 * and arms the safety-net alarm. The index write waits a turn so the job's model call leaves first (see nextTurn).
+	 */
+	private async startCreated(): Promise<void> {
 		this.passes.startNow();
 		await nextTurn();
 		await this.indexNow();
 		await this.passes.armSafetyNet();
-		return result;
 	}
 
 	/**
