@@ -1,4 +1,5 @@
 import type { DeliveryOutcome, DispatchKind, JobDispatch, JobStatus } from "../../src/jobs/model.ts";
+import { isoOrNull } from "../../src/shared/iso-time.ts";
 
 export const OCCURRENCE_STATUSES = ["claimed", "running", "completed", "failed", "skipped", "unknown"] as const;
 export type OccurrenceStatus = (typeof OCCURRENCE_STATUSES)[number];
@@ -45,22 +46,20 @@ export interface Occurrence {
 	delivery_outcome: DeliveryOutcome | null;
 }
 
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
-
 function toOccurrence(row: OccurrenceRow): Occurrence {
 	return {
 		id: row.id,
 		schedule: row.schedule,
 		source: row.source as OccurrenceSource,
-		scheduled_instant: iso(row.scheduled_instant),
+		scheduled_instant: isoOrNull(row.scheduled_instant),
 		dispatch: row.dispatch as DispatchKind,
 		claimed_at: new Date(row.claimed_at).toISOString(),
-		started_at: iso(row.started_at),
-		finished_at: iso(row.finished_at),
+		started_at: isoOrNull(row.started_at),
+		finished_at: isoOrNull(row.finished_at),
 		status: row.status as OccurrenceStatus,
 		skip_reason: row.skip_reason,
 		skipped_count: row.skipped_count,
-		skipped_from: iso(row.skipped_from),
+		skipped_from: isoOrNull(row.skipped_from),
 		job_id: row.job_id,
 		error: row.error,
 		delivery_outcome: row.delivery_outcome as DeliveryOutcome | null,

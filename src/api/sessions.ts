@@ -7,6 +7,7 @@ import { JobIdSchema, JobStatusSchema, JobSummarySchema } from "../jobs/model.ts
 import { firstJobPrefix, MIN_SESSION_PREFIX, SessionIdParam } from "../jobs/session-ids.ts";
 import { log } from "../log.ts";
 import { cursorScope, decodeCursor, encodeCursor } from "../shared/cursor.ts";
+import { isoOrNull } from "../shared/iso-time.ts";
 import { sessionStarts } from "../store/job-index.ts";
 import { createApi, withRole } from "./factory.ts";
 import { AgentNameParam, CursorParam, pageLimit } from "./params.ts";
@@ -94,16 +95,15 @@ export const agentSessionsApi = createApi()
 			// Null only if the agent went between the lookup and its object's answer.
 			if (view === null) throw new NotFoundError(`no agent named ${agent.name}`);
 			const { assessment: a, expiresAt } = view;
-			const iso = (ms: number | null | undefined) => (ms == null ? null : new Date(ms).toISOString());
 			return c.json(
 				{
 					agent: agent.name,
 					mode: view.mode,
 					session_id: a.session?.sessionId ?? null,
 					last_job: a.session?.jobId ?? null,
-					started_at: iso(a.session?.startedAt),
-					active_at: iso(a.session?.activeAt),
-					expires_at: iso(expiresAt),
+					started_at: isoOrNull(a.session?.startedAt),
+					active_at: isoOrNull(a.session?.activeAt),
+					expires_at: isoOrNull(expiresAt),
 					expired: expiresAt !== null && Date.now() >= expiresAt,
 					continues: a.continues,
 					not_continued_because: a.continues ? null : a.why,

@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { ServiceUnavailableError } from "../errors.ts";
 import { runTick } from "../scheduler/tick.ts";
+import { isoOrNull } from "../shared/iso-time.ts";
 import { createApi, withRole } from "./factory.ts";
 import { errorResponse } from "./schemas.ts";
 
@@ -53,7 +54,7 @@ export const tickApi = createApi().openapi(
 				skipped: summary.skipped,
 				shards_failed: summary.shardsFailed,
 				deferred: summary.deferred,
-				oldest_deferred_minute: summary.oldestDeferred === null ? null : new Date(summary.oldestDeferred).toISOString(),
+				oldest_deferred_minute: isoOrNull(summary.oldestDeferred),
 				shards_behind: summary.shardsBehind,
 			},
 			200,

@@ -10,6 +10,7 @@ import { DAY_MS } from "../store/usage.ts";
 import { SCHEDULER_SHARDS, shardName } from "./shards.ts";
 import { SCHEDULER_AGENT } from "../config/schema.ts";
 import { clip } from "../shared/clip.ts";
+import { isoOrNull } from "../shared/iso-time.ts";
 
 export interface TickSummary {
 	scheduledTime: number;
@@ -77,7 +78,7 @@ export async function runTick(env: Env, scheduledTime: number, now = Date.now())
 		claimed: summary.claimed,
 		skipped: summary.skipped,
 		deferred: summary.deferred,
-		oldest_deferred_minute: summary.oldestDeferred === null ? null : new Date(summary.oldestDeferred).toISOString(),
+		oldest_deferred_minute: isoOrNull(summary.oldestDeferred),
 		shards_behind: summary.shardsBehind,
 		shards_failed: shardsFailed,
 	});

@@ -1,3 +1,5 @@
+import { isoOrNull } from "../shared/iso-time.ts";
+
 /** The scheduler's liveness, one D1 row rewritten by every tick. */
 interface HeartbeatRow {
 	tick_at: number;
@@ -35,8 +37,6 @@ export interface Heartbeat {
 	shards_behind: number | null;
 }
 
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
-
 function toHeartbeat(row: HeartbeatRow): Heartbeat {
 	return {
 		last_tick_at: new Date(row.tick_at).toISOString(),
@@ -48,9 +48,9 @@ function toHeartbeat(row: HeartbeatRow): Heartbeat {
 		claimed: row.claimed,
 		skipped: row.skipped,
 		error: row.error,
-		last_ok_at: iso(row.last_ok_at),
+		last_ok_at: isoOrNull(row.last_ok_at),
 		deferred: row.deferred ?? null,
-		oldest_deferred_at: iso(row.oldest_deferred_at ?? null),
+		oldest_deferred_at: isoOrNull(row.oldest_deferred_at),
 		shards_behind: row.shards_behind ?? null,
 	};
 }

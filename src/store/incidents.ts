@@ -2,11 +2,11 @@ import { classifyFailure, incidentId, incidentSignature, legacySignature } from 
 import { redact } from "../security/redact.ts";
 import { clip } from "../shared/clip.ts";
 import { cursorScope, decodeCursor, encodeCursor } from "../shared/cursor.ts";
+import { isoOrNull } from "../shared/iso-time.ts";
 import type { Incident, IncidentState } from "../incidents/schema.ts";
 import { AGENT_WIDE_CLASSES, ANY_RUN_CLEARS, DELIVERY, type IncidentSource } from "../incidents/sources.ts";
 
 export type { Incident };
-
 
 interface IncidentRow {
 	id: string;
@@ -28,9 +28,6 @@ interface IncidentRow {
 	failing: string | null;
 }
 
-
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
-
 function toIncident(r: IncidentRow): Incident {
 	return {
 		id: r.id,
@@ -43,9 +40,9 @@ function toIncident(r: IncidentRow): Incident {
 		first_seen_at: new Date(r.first_seen_at).toISOString(),
 		last_seen_at: new Date(r.last_seen_at).toISOString(),
 		last_job_id: r.last_job_id,
-		alerted_at: iso(r.alerted_at),
-		resolved_at: iso(r.resolved_at),
-		closed_at: iso(r.closed_at),
+		alerted_at: isoOrNull(r.alerted_at),
+		resolved_at: isoOrNull(r.resolved_at),
+		closed_at: isoOrNull(r.closed_at),
 		closed_by: r.closed_by,
 		failing: r.failing === null ? null : (JSON.parse(r.failing) as string[]),
 	};

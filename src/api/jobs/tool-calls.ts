@@ -6,6 +6,7 @@ import { JobIdSchema, JobStatusSchema } from "../../jobs/model.ts";
 import { redactDeep } from "../../security/redact.ts";
 import { clip } from "../../shared/clip.ts";
 import { cursorScope, decodeCursor, encodeCursor } from "../../shared/cursor.ts";
+import { isoOrNull } from "../../shared/iso-time.ts";
 import { getJobSummary } from "../../store/job-index.ts";
 import { createApi, withRole } from "../factory.ts";
 import { CursorParam, pageLimit } from "../params.ts";
@@ -45,8 +46,6 @@ const ToolCallPageSchema = z
 
 export type ToolCallPageShape = z.infer<typeof ToolCallPageSchema>;
 
-const iso = (at: number | null): string | null => (at === null ? null : new Date(at).toISOString());
-
 function toolCallView(call: ToolCall): z.infer<typeof ToolCallSchema> {
 	const ended = call.result !== null;
 	return {
@@ -60,8 +59,8 @@ function toolCallView(call: ToolCall): z.infer<typeof ToolCallSchema> {
 		is_error: call.isError,
 		result: ended ? clip(call.result!, RESULT_PREVIEW_CHARS) : null,
 		result_chars: ended ? call.resultLength : null,
-		started_at: iso(call.startedAt),
-		finished_at: iso(call.finishedAt),
+		started_at: isoOrNull(call.startedAt),
+		finished_at: isoOrNull(call.finishedAt),
 	};
 }
 
