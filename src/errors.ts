@@ -67,6 +67,14 @@ export class PayloadTooLargeError extends AppError {
 	}
 }
 
+/** A 416: a byte range outside a job's output (its size goes out in Content-Range, RFC 9110 §15.5.17). */
+export class RangeNotSatisfiableError extends AppError {
+	override readonly name = "RangeNotSatisfiableError";
+	constructor(message: string) {
+		super(416, "range_not_satisfiable", message);
+	}
+}
+
 /** A body drover cannot read: every body it takes is JSON, sent as JSON. */
 export class UnsupportedMediaTypeError extends AppError {
 	override readonly name = "UnsupportedMediaTypeError";

@@ -3,6 +3,7 @@ import { definitionRevision } from "../../src/config/fleet.ts";
 import { readinessProblems } from "../../src/config/readiness.ts";
 import type { AgentDefinition } from "../../src/config/schema.ts";
 import type { DeliveryOutcome, JobRecord, ToolCallTally } from "../../src/jobs/model.ts";
+import { NotFoundError } from "../../src/errors.ts";
 import { configureLogLevel, errorFields, log, minuteField } from "../../src/log.ts";
 import { isRefusal, refuse, type Refusal } from "../../src/shared/refusal.ts";
 import { forgetRegisteredAgent } from "../../src/store/agent-registry.ts";
@@ -29,7 +30,7 @@ import { getSetup, toolCallPage, type JobSetup, type ToolCall } from "./runner/s
 import { HEARTBEAT_MS } from "./runner/step.ts";
 import { isFinal } from "../../src/jobs/model.ts";
 import { redact } from "../../src/security/redact.ts";
-import { archivedLines, serveOutput, serveStream } from "./output-http.ts";
+import { archivedLines, errorResponse, serveOutput, serveStream } from "./output-http.ts";
 import { StreamHub } from "./streams.ts";
 import { appendLines, type OutputLine } from "./runner/output.ts";
 import { JobIdPool } from "./job-ids.ts";
@@ -243,7 +244,7 @@ export class AgentDO extends DurableObject<Env> {
 		this.revive();
 		const url = new URL(request.url);
 		const m = /^\/jobs\/([^/]+)\/(output|stream)$/.exec(url.pathname);
-		if (!m || request.method !== "GET") return Response.json({ error: { code: "not_found", message: "no such route" } }, { status: 404 });
+		if (!m || request.method !== "GET") return errorResponse(new NotFoundError("no such route"));
 		const [, jobId = "", what] = m;
 		return what === "output" ? serveOutput(this.sql, this.env.OUTPUT, jobId, request) : serveStream(this.sql, this.hub, jobId, request);
 	}

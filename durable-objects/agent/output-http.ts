@@ -1,3 +1,4 @@
+import { AppError, BadRequestError, NotFoundError, RangeNotSatisfiableError, RateLimitedError } from "../../src/errors.ts";
 import { getOutputObject, readLinesFromR2, tailOfR2, type OutputLine } from "../../src/store/output-r2.ts";
 import { resolveRange } from "../../src/shared/range.ts";
 import { getJob } from "./jobs.ts";
@@ -8,8 +9,14 @@ import { STREAM_RETRY_AFTER_SECONDS, type ArchivedLines, type StreamHub } from "
 const NDJSON = "application/x-ndjson";
 const encoder = new TextEncoder();
 
-function jsonError(status: number, code: string, message: string, headers?: Record<string, string>): Response {
-	return Response.json({ error: { code, message } }, { status, headers });
+/**
+ * An error class's code and message as the API's error body has them; the Worker's route adds the
+ * request id (forward, src/api/jobs/job.ts). A 429 says when to come back in Retry-After.
+ */
+export function errorResponse(err: AppError, headers?: Record<string, string>): Response {
+	const all: Record<string, string> = { ...headers };
+	if (err instanceof RateLimitedError) all["retry-after"] = String(err.retryAfterSeconds);
+	return Response.json({ error: { code: err.code, message: err.message } }, { status: err.status, headers: all });
 }
 
 /**
@@ -18,7 +25,7 @@ function jsonError(status: number, code: string, message: string, headers?: Reco
  */
 function rangeNotSatisfiable(jobId: string, header: string, size: number): Response {
 	const what = size === 0 ? `job ${jobId} has no output yet (0 bytes)` : `job ${jobId}'s output is ${size} bytes (0-${size - 1})`;
-	return jsonError(416, "range_not_satisfiable", `Range "${header.trim().slice(0, 100)}" is outside the output: ${what}`, { "content-range": `bytes */${size}` });
+	return errorResponse(new RangeNotSatisfiableError(`Range "${header.trim().slice(0, 100)}" is outside the output: ${what}`), { "content-range": `bytes */${size}` });
 }
 
 /** The next `n` lines of an R2 object's. */
@@ -125,13 +132,13 @@ function tailResponse(body: BodyInit, firstLine: number): Response {
  */
 export async function serveOutput(sql: SqlStorage, bucket: R2Bucket, jobId: string, request: Request): Promise<Response> {
 	const job = getJob(sql, jobId);
-	if (!job) return jsonError(404, "not_found", `no job ${jobId}`);
+	if (!job) return errorResponse(new NotFoundError(`no job ${jobId}`));
 	const url = new URL(request.url);
 	const linesParam = url.searchParams.get("lines");
 	const state = outputState(sql, jobId);
 	if (linesParam !== null) {
 		const n = Number(linesParam);
-		if (!Number.isInteger(n) || n < 1 || n > 100_000) return jsonError(400, "bad_request", "lines must be an integer from 1 to 100000");
+		if (!Number.isInteger(n) || n < 1 || n > 100_000) return errorResponse(new BadRequestError("lines must be an integer from 1 to 100000"));
 		// Streamed, a batch at a time, as the whole output is: n lines can be most of a large output.
 		if (state.outputKey) {
 			const tail = await tailOfR2(bucket, state.outputKey, n);
@@ -149,11 +156,11 @@ export async function serveOutput(sql: SqlStorage, bucket: R2Bucket, jobId: stri
 	const header = request.headers.has("if-range") ? null : request.headers.get("range");
 	if (state.outputKey) {
 		const head = await bucket.head(state.outputKey);
-		if (!head) return jsonError(404, "not_found", `job ${jobId}'s output is missing from R2`);
+		if (!head) return errorResponse(new NotFoundError(`job ${jobId}'s output is missing from R2`));
 		const range = resolveRange(header, head.size);
 		if (range === "unsatisfiable") return rangeNotSatisfiable(jobId, header!, head.size);
 		const object = await getOutputObject(bucket, state.outputKey, range ?? undefined);
-		if (!object) return jsonError(404, "not_found", `job ${jobId}'s output is missing from R2`);
+		if (!object) return errorResponse(new NotFoundError(`job ${jobId}'s output is missing from R2`));
 		const headers: Record<string, string> = { "content-type": NDJSON, "accept-ranges": "bytes" };
 		if (!range) return new Response(object.body, { headers: { ...headers, "content-length": String(head.size) } });
 		return new Response(object.body, {
@@ -196,18 +203,18 @@ function lastLine(sql: SqlStorage, jobId: string): number {
  * A 429 with Retry-After when the job, or the agent's jobs together, have as many streams as allowed.
  */
 export function serveStream(sql: SqlStorage, hub: StreamHub, jobId: string, request: Request): Response {
-	if (!getJob(sql, jobId)) return jsonError(404, "not_found", `no job ${jobId}`);
+	if (!getJob(sql, jobId)) return errorResponse(new NotFoundError(`no job ${jobId}`));
 	const lastEventId = request.headers.get("last-event-id") ?? new URL(request.url).searchParams.get("after") ?? "0";
 	const after = Number(lastEventId);
-	if (!Number.isInteger(after) || after < 0) return jsonError(400, "bad_request", "Last-Event-ID must be a line number");
+	if (!Number.isInteger(after) || after < 0) return errorResponse(new BadRequestError("Last-Event-ID must be a line number"));
 	// A line the job never wrote (another job's id, a made-up one): the stream would wait past lines
 	// that never come and end with none of them shown. A client only ever sees lines already stored.
 	const last = lastLine(sql, jobId);
 	if (after > last) {
-		return jsonError(400, "bad_request", `Last-Event-ID ${after} is past job ${jobId}'s last line (${last}): it is not a line of this job's stream`);
+		return errorResponse(new BadRequestError(`Last-Event-ID ${after} is past job ${jobId}'s last line (${last}): it is not a line of this job's stream`));
 	}
 	const refused = hub.refusal(jobId);
-	if (refused) return jsonError(429, "rate_limited", refused, { "retry-after": String(STREAM_RETRY_AFTER_SECONDS) });
+	if (refused) return errorResponse(new RateLimitedError(refused, STREAM_RETRY_AFTER_SECONDS));
 	const body = hub.subscribe(jobId, after);
 	return new Response(body, {
 		headers: { "content-type": "text/event-stream", "cache-control": "no-cache", "x-accel-buffering": "no" },
