@@ -21,7 +21,7 @@ const EXISTS_EVERY = 5;
  * How often `logs <agent> --follow` asks for new jobs while none of those it follows ends (an end
  * asks at once: a queued run often starts as the one before it ends). A list read is one D1 query.
  */
-export const POLL_MS = 2_000;
+const POLL_MS = 2_000;
 
 /** Where a job's lines go, and the `==> job … <==` marks between jobs. */
 export interface AgentLogSink {

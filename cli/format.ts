@@ -119,7 +119,7 @@ function* uncuttable(text: string): Generator<string> {
  * `text` (printable already) if it fits in `max` columns, else its head in `max` - 1 and "…": never
  * half an emoji (a lone surrogate prints as U+FFFD), a letter without its accent, or part of an escape.
  */
-export function fitColumns(text: string, max: number): string {
+function fitColumns(text: string, max: number): string {
 	if (max <= 0) return "";
 	if (text.length <= max && /^[\x20-\x7e]*$/.test(text)) return text;
 	let used = 0;

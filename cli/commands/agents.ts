@@ -31,7 +31,7 @@ export async function allAgents(ctx: Context): Promise<AgentView[]> {
 const MAX_PAGES = 1000;
 
 /** "active", "disabled", or "paused 2m ago by root: maintenance". */
-export function agentState(a: AgentView, now = Date.now()): string {
+function agentState(a: AgentView, now = Date.now()): string {
 	if (!a.enabled) return "disabled";
 	return a.paused ? pausedText(a.paused, now) : "active";
 }

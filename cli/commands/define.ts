@@ -44,7 +44,7 @@ type Definition = Record<string, unknown> & { name: string };
  * The agents a file defines, each checked only for what the CLI needs (a name, once): the API
  * validates the rest with the fleet schema and says what is wrong, field by field.
  */
-export function definitionsIn(text: string, source: string): Definition[] {
+function definitionsIn(text: string, source: string): Definition[] {
 	// Read as fleet.yaml is: YAML 1.2, no merge keys (the API takes the result as JSON either way).
 	const { doc, problems } = parseYaml12(text, { prettyErrors: true, uniqueKeys: true });
 	if (doc.errors.length > 0) throw new CliError(`${source} is not valid YAML or JSON: ${doc.errors[0]!.message}`);

@@ -181,7 +181,7 @@ async function printOutput(ctx: Context, id: string): Promise<void> {
 	}
 }
 
-export function describeJob(ctx: Context, record: JobRecord): string {
+function describeJob(ctx: Context, record: JobRecord): string {
 	const { p } = ctx;
 	// Its prompt, summary and error are the model's, a webhook's or a tool's text.
 	const job = printableDeep(record);

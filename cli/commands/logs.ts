@@ -106,7 +106,7 @@ function lineWriter(ctx: Context, json: boolean): (raw: string) => void {
 }
 
 /** Streams a job's lines to stdout until it ends; the exit code reflects its final status. */
-export async function followAndPrint(ctx: Context, jobId: string, after: number, print: (raw: string) => void, serverAnswered = false): Promise<number> {
+async function followAndPrint(ctx: Context, jobId: string, after: number, print: (raw: string) => void, serverAnswered = false): Promise<number> {
 	const result = await followJob(ctx.client, jobId, {
 		after,
 		serverAnswered,

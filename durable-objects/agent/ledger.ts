@@ -1,7 +1,7 @@
 import type { DeliveryOutcome, DispatchKind, JobDispatch, JobStatus } from "../../src/jobs/model.ts";
 import { isoOrNull } from "../../src/shared/iso-time.ts";
 
-export const OCCURRENCE_STATUSES = ["claimed", "running", "completed", "failed", "skipped", "unknown"] as const;
+const OCCURRENCE_STATUSES = ["claimed", "running", "completed", "failed", "skipped", "unknown"] as const;
 export type OccurrenceStatus = (typeof OCCURRENCE_STATUSES)[number];
 export type OccurrenceSource = "cron" | "manual" | "webhook";
 
@@ -71,7 +71,7 @@ function toOccurrence(row: OccurrenceRow): Occurrence {
  * 20 random ones. The ledger lists newest claim first and breaks ties by id, so rows claimed in one
  * tick (another schedule's slot, a catch-up, a range of skipped slots) come newest slot first.
  */
-export function newOccurrenceId(instant: number): string {
+function newOccurrenceId(instant: number): string {
 	const random = crypto.randomUUID().replace(/-/g, "").slice(0, 20);
 	return `occ-${Math.max(0, Math.floor(instant)).toString(16).padStart(12, "0")}${random}`;
 }

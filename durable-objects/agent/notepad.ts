@@ -5,7 +5,7 @@ import { utf8Length } from "../../src/shared/clip.ts";
 export const NOTEPAD_VALUE_BYTES = 16 * 1024;
 /** Characters (Unicode code points), not UTF-16 code units: an emoji is one. At most 512 bytes as UTF-8. */
 export const NOTEPAD_KEY_CHARS = 128;
-export const NOTEPAD_TOTAL_BYTES = 64 * 1024;
+const NOTEPAD_TOTAL_BYTES = 64 * 1024;
 
 /**
  * A notepad, key → value in key order. Keys are whatever an operator chose, `__proto__` and
@@ -47,7 +47,7 @@ export function findNote(notepad: Notepad, key: string): { key: string; value: s
 }
 
 /** A key's length in characters (code points), as the limit's message counts it. */
-export function keyChars(key: string): number {
+function keyChars(key: string): number {
 	let n = 0;
 	for (const _ of key) n++;
 	return n;

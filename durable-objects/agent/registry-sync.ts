@@ -28,7 +28,7 @@ interface PendingRow {
 	[key: string]: SqlStorageValue;
 }
 
-export function pendingSync(sql: SqlStorage): PendingRow | null {
+function pendingSync(sql: SqlStorage): PendingRow | null {
 	return sql.exec<PendingRow>("SELECT seq, by, at, due_at FROM registry_sync WHERE id = 1").toArray()[0] ?? null;
 }
 

@@ -179,7 +179,7 @@ function queuedOnlyHeads(sql: SqlStorage, queued: Map<string, JobRecord[]>, befo
 }
 
 /** Session ids of this agent starting with `prefix`, in order, at most `limit`: a session only a queued continue still names included. */
-export function sessionIdsWithPrefix(sql: SqlStorage, prefix: string, limit: number): string[] {
+function sessionIdsWithPrefix(sql: SqlStorage, prefix: string, limit: number): string[] {
 	const [from, to] = prefixRange(prefix);
 	const started = sql
 		.exec<{ session_id: string }>("SELECT session_id FROM sessions WHERE session_id >= ? AND session_id < ? ORDER BY session_id LIMIT ?", from, to, limit)

@@ -104,7 +104,7 @@ function concat(parts: Uint8Array[]): Uint8Array {
 
 // SSE frames are written here rather than with hono/streaming's writeSSE: a frame is encoded once per
 // publish and shared by every subscriber of the job (up to 100), outside any Hono context.
-export function lineFrame(line: number, body: string): string {
+function lineFrame(line: number, body: string): string {
 	return `id: ${line}\nevent: line\ndata: ${body}\n\n`;
 }
 

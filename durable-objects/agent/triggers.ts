@@ -34,7 +34,7 @@ export interface TriggerContext {
 }
 
 /** The webhook body's own limit (256 KiB): indentation may not grow a payload past what was accepted. */
-export const MAX_INDENTED_PAYLOAD_CHARS = 256 * 1024;
+const MAX_INDENTED_PAYLOAD_CHARS = 256 * 1024;
 
 function promptFor(agent: AgentDefinition, req: TriggerRequest): string | null {
 	const base = req.prompt ?? agent.prompt ?? null;

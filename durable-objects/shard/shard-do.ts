@@ -97,7 +97,7 @@ function widestOwed(queue: readonly FollowUp[]): { now: number; after: string }[
 }
 
 /** What the heartbeat and the scheduler incident say of an agent whose tick call failed. */
-export const agentTickFailure = (agent: string) => `agent ${agent} did not answer the tick`;
+const agentTickFailure = (agent: string) => `agent ${agent} did not answer the tick`;
 
 /**
  * A scheduler shard: knows which of its agents are due when, and on each tick calls only those.

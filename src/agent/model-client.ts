@@ -58,8 +58,8 @@ export class ModelCallFailure extends ModelCallError {
 }
 
 /** Waits before the 2nd and 3rd try of a model that answered overloaded, 5xx or not at all. */
-export const TRANSIENT_BACKOFF_MS: readonly number[] = [500, 1500];
-export const DEFAULT_MAX_WAIT_MS = 10_000;
+const TRANSIENT_BACKOFF_MS: readonly number[] = [500, 1500];
+const DEFAULT_MAX_WAIT_MS = 10_000;
 // The API always sends retry-after on a 429; a gateway might not. Assume a short, honest pause.
 export const DEFAULT_RETRY_AFTER_MS = 5_000;
 
@@ -68,7 +68,7 @@ export const DEFAULT_RETRY_AFTER_MS = 5_000;
  * it works): the try is given up as a network failure, retried with backoff, instead of holding the
  * job until its deadline (30 minutes by default) and failing it as timed out.
  */
-export const STREAM_IDLE_TIMEOUT_MS = 60_000;
+const STREAM_IDLE_TIMEOUT_MS = 60_000;
 
 /**
  * An aborted call (a cancel, the job's deadline) is billed for what the API did before the abort
@@ -78,7 +78,7 @@ export const STREAM_IDLE_TIMEOUT_MS = 60_000;
  * whole is read whole. Well within a cancel's own wait for the job to end (5 s). A transport that
  * took longer to notice the abort would leave only what had arrived by then.
  */
-export const ABORTED_READ_MS = 1_000;
+const ABORTED_READ_MS = 1_000;
 
 type Transient = "overloaded" | "server" | "network";
 

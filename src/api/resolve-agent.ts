@@ -10,7 +10,7 @@ export interface ResolvedAgent {
 }
 
 /** Finds an agent among fleet.yaml's and the API's; a deleted API agent is not found. */
-export async function findAnyAgent(env: Env, name: string): Promise<ResolvedAgent | null> {
+async function findAnyAgent(env: Env, name: string): Promise<ResolvedAgent | null> {
 	const file = findAgent(name);
 	if (file) return { name, source: "file", definition: file };
 	const registered = await getRegisteredAgent(env.DB, name);

@@ -2,7 +2,7 @@ import { UnauthorizedError } from "../errors.ts";
 import { toHex } from "../shared/hash.ts";
 
 /** How far a webhook's timestamp may be from the Worker's clock, either way. */
-export const REPLAY_WINDOW_SECONDS = 300;
+const REPLAY_WINDOW_SECONDS = 300;
 
 const encoder = new TextEncoder();
 

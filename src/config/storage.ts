@@ -3,7 +3,7 @@
  * with nothing old enough for retention to prune, the agent stays broken until its history shrinks.
  * Local workerd has no cap, so drover watches the size itself.
  */
-export const DO_STORAGE_LIMIT_BYTES = 10 * 1000 ** 3;
+const DO_STORAGE_LIMIT_BYTES = 10 * 1000 ** 3;
 const WARN_AT = 0.8;
 
 /** The agent's warning once its object holds 80 % of what the platform allows, else null. */

@@ -6,7 +6,7 @@ import { log } from "../log.ts";
  * a bad value falls back to the default, logged, rather than becoming NaN (a NaN retention set
  * every agent's alarm to an invalid date and stopped their passes).
  */
-export const NUMBER_VARS = {
+const NUMBER_VARS = {
 	RETENTION_DAYS: { fallback: 30, min: 1, max: 3650, unit: "days" },
 	// The scheduler ticks once a minute, and a tick is recorded as it ends, dated when it began: the
 	// last good one is over a minute old while the next one runs, so a minute would flap.
@@ -64,7 +64,7 @@ export function numberVarIssues(env: Partial<Record<NumberVarName, string>>): { 
  * learn on its own in an alarm, where deliveries are sent. What is wrong with a value, or null when it
  * is an http(s) origin (a trailing slash allowed) or unset (blank).
  */
-export function publicUrlProblem(value: string | undefined): string | null {
+function publicUrlProblem(value: string | undefined): string | null {
 	if (value === undefined || value.trim() === "") return null;
 	const url = URL.parse(value.trim());
 	const origin = url !== null && (url.protocol === "https:" || url.protocol === "http:") && url.pathname === "/" && !url.search && !url.hash && !url.username && !url.password;

@@ -43,7 +43,7 @@ export interface DeliveryInput {
 }
 
 /** Ends an answer cut short at max_tokens, whatever the target. */
-export const CUT_SHORT_NOTE = "\n\n(cut short at max_tokens)";
+const CUT_SHORT_NOTE = "\n\n(cut short at max_tokens)";
 
 export interface FormattedBody {
 	body: string;
@@ -57,17 +57,17 @@ export const SLACK_TEXT_LIMIT = 3000;
 /** Slack: blocks in one message. */
 export const SLACK_MAX_BLOCKS = 50;
 /** Slack: characters of a header block's plain_text. */
-export const SLACK_HEADER_LIMIT = 150;
+const SLACK_HEADER_LIMIT = 150;
 /** Characters of the answer in Slack's top-level `text`, which is only the notification fallback. */
-export const SLACK_FALLBACK_CHARS = 300;
+const SLACK_FALLBACK_CHARS = 300;
 /** Discord: characters of a message's content. */
 export const DISCORD_CONTENT_LIMIT = 2000;
 /** Discord: characters of an embed title. */
-export const DISCORD_TITLE_LIMIT = 256;
+const DISCORD_TITLE_LIMIT = 256;
 /** Discord: characters of an embed description. */
-export const DISCORD_DESCRIPTION_LIMIT = 4096;
+const DISCORD_DESCRIPTION_LIMIT = 4096;
 /** Discord: characters of an embed footer. */
-export const DISCORD_FOOTER_LIMIT = 2048;
+const DISCORD_FOOTER_LIMIT = 2048;
 
 /**
  * How many units of `text` from `start` go in a piece of at most `limit`: to the last line break in

@@ -9,7 +9,7 @@ const ERROR_CHARS = 500;
 const DISCORD_HOSTS = new Set(["discord.com", "discordapp.com", "ptb.discord.com", "canary.discord.com"]);
 
 /** The alert's one line: what failed, how often, and what is failing with it. */
-export function alertText(incident: Incident): string {
+function alertText(incident: Incident): string {
 	const failing = incident.failing && incident.failing.length > 0 ? ` (failing: ${incident.failing.join(", ")})` : "";
 	const seen = incident.count === 1 ? "" : ` ×${incident.count}`;
 	return `drover incident ${incident.id} on ${incident.agent}, ${incident.class}${seen}${failing}: ${clip(incident.error, ERROR_CHARS)}`;

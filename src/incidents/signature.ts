@@ -9,11 +9,11 @@
 import { sha256Hex } from "../shared/hash.ts";
 
 /** How much of the normalised error identifies it: long errors often end in request ids and timestamps. */
-export const SIGNATURE_PREFIX_CHARS = 200;
+const SIGNATURE_PREFIX_CHARS = 200;
 /** Hex characters of the sha256 kept: 48 bits, ample for one agent's distinct errors. */
-export const SIGNATURE_HEX_CHARS = 12;
+const SIGNATURE_HEX_CHARS = 12;
 /** Characters of the agent name in an incident id, as Hermes keeps `job_id[:6]`. */
-export const INCIDENT_ID_AGENT_CHARS = 6;
+const INCIDENT_ID_AGENT_CHARS = 6;
 
 /** Collapse every run of whitespace to one space, trim, lowercase: cosmetic differences are not new incidents. */
 export function normalizeError(text: string): string {
@@ -47,7 +47,7 @@ export function incidentId(agent: string, signature: string): string {
 	return `${agent.slice(0, INCIDENT_ID_AGENT_CHARS)}_${signature}`;
 }
 
-export const FAILURE_CLASSES = ["rate_limit", "timeout", "auth", "delivery", "config", "script", "agent", "unknown"] as const;
+const FAILURE_CLASSES = ["rate_limit", "timeout", "auth", "delivery", "config", "script", "agent", "unknown"] as const;
 export type FailureClass = (typeof FAILURE_CLASSES)[number];
 
 // Keyword lists, matched as substrings of the normalised (lowercased) error text. Numeric codes and
@@ -65,9 +65,9 @@ export const SCRIPT_KEYWORDS = ["script", "scripts", "exit code", "exit status"]
 export const AGENT_KEYWORDS = ["max_turns", "usage_limit", "usage limit", "indeterminate", "model output", "tool", "refused", "invalid_request", "max_tokens", "context window", "too large to store"] as const;
 
 /** HTTP statuses that decide a class on their own when the caller knows the response status. */
-export const RATE_LIMIT_STATUSES: readonly number[] = [429];
-export const TIMEOUT_STATUSES: readonly number[] = [408, 504];
-export const AUTH_STATUSES: readonly number[] = [401, 403];
+const RATE_LIMIT_STATUSES: readonly number[] = [429];
+const TIMEOUT_STATUSES: readonly number[] = [408, 504];
+const AUTH_STATUSES: readonly number[] = [401, 403];
 
 /**
  * The classes in the order they are tried; the first that matches wins. The order settles errors that

@@ -10,7 +10,7 @@ import type { JobRecord } from "../jobs/model.ts";
  */
 export type IncidentSource = `schedule:${string}` | "webhook" | "manual" | "delivery";
 
-export const ONE_OFF: IncidentSource = "manual";
+const ONE_OFF: IncidentSource = "manual";
 export const DELIVERY: IncidentSource = "delivery";
 
 /** Sources any clean run clears: none of them is a schedule's own, nor the delivery target's. */

@@ -13,7 +13,7 @@
 import { SCHEDULER_SHARDS } from "../scheduler/shards.ts";
 
 const ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
-export const ID_SPACE = 36 ** 6;
+const ID_SPACE = 36 ** 6;
 /** One slot per shard, and one for random draws. */
 const SLOTS = SCHEDULER_SHARDS + 1;
 const FALLBACK_SLOT = SCHEDULER_SHARDS;

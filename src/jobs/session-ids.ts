@@ -13,9 +13,9 @@ export const SESSION_PREFIX = "ses-";
 export const MIN_SESSION_PREFIX = 8;
 
 /** Job ids and uuids use only these; anything else is no session id and is refused, not looked up. */
-export const SESSION_ID_PATTERN = /^ses-[a-z0-9-]{8,64}$/;
+const SESSION_ID_PATTERN = /^ses-[a-z0-9-]{8,64}$/;
 
-export const SESSION_ID_FORMAT = `ses-<first job's id> (older sessions: ses-<uuid>), or a prefix of one with at least ${MIN_SESSION_PREFIX} characters after ses-`;
+const SESSION_ID_FORMAT = `ses-<first job's id> (older sessions: ses-<uuid>), or a prefix of one with at least ${MIN_SESSION_PREFIX} characters after ses-`;
 
 /** The id of the session a job starts (one that does not continue another's). */
 export function sessionIdFor(jobId: string): string {

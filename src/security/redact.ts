@@ -298,7 +298,7 @@ export function redact(text: string): string {
  * and `_` treated alike, but whole: `max_tokens`, `input_tokens` and `url_secret` (which names a
  * secret, it does not hold one) are not sensitive.
  */
-export const SENSITIVE_KEYS: ReadonlySet<string> = new Set(
+const SENSITIVE_KEYS: ReadonlySet<string> = new Set(
 	[
 		"authorization",
 		"proxy_authorization",

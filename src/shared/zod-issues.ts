@@ -6,7 +6,7 @@ export interface Issue {
 }
 
 /** `["agents", 1, "schedules", "nightly"]` → `agents[1].schedules.nightly`. */
-export function formatPath(path: readonly PropertyKey[]): string {
+function formatPath(path: readonly PropertyKey[]): string {
 	let out = "";
 	for (const segment of path) {
 		if (typeof segment === "number") out += `[${segment}]`;

@@ -55,7 +55,7 @@ function fitRow(line: Record<string, unknown>): string {
 }
 
 /** Batches stop at this many bytes too: a few huge tool results must not fill the isolate's memory. */
-export const BATCH_BYTES = 4 * 1024 * 1024;
+const BATCH_BYTES = 4 * 1024 * 1024;
 
 /**
  * Reads lines after `afterLine`, at most `limit` of them and about `maxBytes` (always at least one).

@@ -57,7 +57,7 @@ export function clearPersistentSession(sql: SqlStorage): PersistentSession | nul
 }
 
 /** Whether any of the agent's runs are persistent: its own mode, or a schedule's. */
-export function usesPersistentSessions(definition: AgentDefinition): boolean {
+function usesPersistentSessions(definition: AgentDefinition): boolean {
 	return definition.session?.mode === "persistent" || Object.values(definition.schedules).some((s) => s.session?.mode === "persistent");
 }
 
@@ -143,7 +143,7 @@ export type Assessment = { continues: true; session: PersistentSession } | { con
  * since: a session never resumes under different instructions, as a continue never does unasked;
  * a run that failed on the conversation it carried).
  */
-export function assessSession(sql: SqlStorage, agent: AgentDefinition, request: { system: TextBlockParam[]; tools: ToolParam[] }, now: number): Assessment {
+function assessSession(sql: SqlStorage, agent: AgentDefinition, request: { system: TextBlockParam[]; tools: ToolParam[] }, now: number): Assessment {
 	const s = readPersistentSession(sql);
 	if (!s) return { continues: false, session: null, why: "none yet, so this run starts one" };
 	const not = (why: string): Assessment => ({ continues: false, session: s, why });

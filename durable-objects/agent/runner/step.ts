@@ -68,7 +68,7 @@ export interface InflightTool {
 }
 
 /** The result recorded for a call a forced cancel cut off, in the JSONL and in its tool_calls row. */
-export const FORCED_CUT_OFF = "cut off by a forced cancel while it ran: whether it took effect is unknown";
+const FORCED_CUT_OFF = "cut off by a forced cancel while it ran: whether it took effect is unknown";
 
 /** What the loop should do after a step. */
 export type StepResult = "continue" | "wait" | "done";

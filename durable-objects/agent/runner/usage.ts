@@ -3,7 +3,7 @@ import type { ModelPrice } from "../../../src/config/schema.ts";
 import type { JobRecord, JobUsage, UsageLimits } from "../../../src/jobs/model.ts";
 
 /** The job's cost from a pricing table, or null when any model it used has no price. */
-export function costOf(usage: JobUsage, pricing: Readonly<Record<string, ModelPrice>>): number | null {
+function costOf(usage: JobUsage, pricing: Readonly<Record<string, ModelPrice>>): number | null {
 	let usd = 0;
 	for (const [model, t] of Object.entries(usage.per_model)) {
 		const p = pricing[model];

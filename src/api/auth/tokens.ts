@@ -2,7 +2,7 @@ import { ConfigError } from "../../errors.ts";
 import { isRole, type Role } from "./roles.ts";
 
 /** Shorter tokens are refused at load: a guessable token is worse than a server that will not start. */
-export const MIN_TOKEN_LENGTH = 16;
+const MIN_TOKEN_LENGTH = 16;
 
 /** Whether a token holds only printable ASCII, what every HTTP client sends in a header as it is. */
 export const tokenCharsOk = (token: string): boolean => /^[\x21-\x7e]+$/.test(token);
@@ -88,7 +88,7 @@ export async function parseApiTokens(secret: string | undefined): Promise<Parsed
 
 export type DigestCompare = (a: ArrayBuffer, b: ArrayBuffer) => boolean;
 
-export const timingSafeEqualDigests: DigestCompare = (a, b) => crypto.subtle.timingSafeEqual(a, b);
+const timingSafeEqualDigests: DigestCompare = (a, b) => crypto.subtle.timingSafeEqual(a, b);
 
 /**
  * Finds the entry whose token matches. Comparing fixed-length digests (not the raw strings) and
