@@ -114,6 +114,18 @@ export async function listRegisteredAgents(db: D1Database, limit: number, after?
 	return results.map(toListedAgent);
 }
 
+/**
+ * Live API agents' names in name order, after `after`, but for the names in `except`: the listing's
+ * rows without their definitions, for a caller that wants only the names (GET /v1/agents?view=names).
+ */
+export async function listRegisteredAgentNames(db: D1Database, limit: number, after?: string, except: readonly string[] = []): Promise<string[]> {
+	const { results } = await db
+		.prepare("SELECT name FROM agents WHERE deleted_at IS NULL AND name > ? AND name NOT IN (SELECT value FROM json_each(?)) ORDER BY name LIMIT ?")
+		.bind(after ?? "", JSON.stringify(except), limit)
+		.all<{ name: string }>();
+	return results.map((r) => r.name);
+}
+
 /** Which of `names` are live API agents in the registry (one JSON parameter: D1 binds at most 100). */
 export async function liveRegisteredAmong(db: D1Database, names: readonly string[]): Promise<{ name: string }[]> {
 	const { results } = await db

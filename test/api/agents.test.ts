@@ -135,3 +135,71 @@ describe("GET /v1/agents with large definitions", () => {
 		expect(read.bytes).toBeLessThan(8 * 1024);
 	});
 });
+
+describe("GET /v1/agents?view=names", () => {
+	/** env with its AGENT namespace wrapped to count the objects a request addresses (as fleet-scale.test.ts does). */
+	function countingAgents(calls: { n: number }): Env {
+		const AGENT = new Proxy(env.AGENT, {
+			get(target, prop) {
+				const value: unknown = Reflect.get(target, prop, target);
+				if (prop === "getByName" || prop === "get") return (...args: unknown[]) => (calls.n++, (value as (...a: unknown[]) => unknown).apply(target, args));
+				return typeof value === "function" ? value.bind(target) : value;
+			},
+		});
+		return { ...env, AGENT } as Env;
+	}
+	const read = async (path: string, calls: { n: number }) => {
+		const res = await app.fetch(new Request(`https://drover.test${path}`, { headers: { authorization: `Bearer ${TOKENS.read}` } }), countingAgents(calls), createExecutionContext());
+		expect(res.status, path).toBe(200);
+		return (await res.json()) as { agents: Record<string, unknown>[]; next_cursor: string | null };
+	};
+
+	it("lists the names and sources the full list does, paged alike, asking no agent's object", async () => {
+		await createAgent({ name: "names-b" });
+		await createAgent({ name: "names-a" });
+		await createAgent({ name: "names-gone" });
+		expect((await call("/v1/agents/names-gone", { method: "DELETE", as: "admin" })).status).toBe(200);
+		// A registry row a deploy gave fleet.yaml's name to (retired at the next tick): listed once, as the file's.
+		await env.DB.prepare("INSERT INTO agents (name, definition, definition_revision, created_by, created_at, updated_at) VALUES ('triage', ?, 'r1', 'root', 1, 1)")
+			.bind(JSON.stringify({ name: "triage" }))
+			.run();
+
+		const names = { n: 0 };
+		const all = await read("/v1/agents?view=names&limit=200", names);
+		expect(names.n).toBe(0);
+		expect(all.next_cursor).toBeNull();
+		// This file's other tests' agents (listed-large) aside.
+		expect(all.agents.filter((a) => a.name !== "listed-large")).toEqual([
+			{ name: "daily-digest", source: "file" },
+			{ name: "names-a", source: "api" },
+			{ name: "names-b", source: "api" },
+			{ name: "site-watch", source: "file" },
+			{ name: "triage", source: "file" },
+		]);
+		// The same agents as the full list, which asks each one's object for its state.
+		const full = { n: 0 };
+		const listed = await read("/v1/agents?limit=200", full);
+		expect(listed.agents.map((a) => ({ name: a.name, source: a.source }))).toEqual(all.agents);
+		expect(full.n).toBe(all.agents.length);
+
+		// Paged by name, file and API agents merged, with the full list's cursors.
+		const pages: unknown[][] = [];
+		let cursor: string | null = null;
+		do {
+			const page = await read(`/v1/agents?view=names&limit=2${cursor ? `&cursor=${cursor}` : ""}`, names);
+			pages.push(page.agents.map((a) => a.name));
+			cursor = page.next_cursor;
+		} while (cursor);
+		const names2 = all.agents.map((a) => a.name);
+		expect(pages).toEqual(Array.from({ length: Math.ceil(names2.length / 2) }, (_, i) => names2.slice(2 * i, 2 * i + 2)));
+		expect((await read("/v1/agents?view=names&limit=2&cursor=names-a", names)).agents.map((a) => a.name)).toEqual(["names-b", "site-watch"]);
+		expect((await read("/v1/agents?limit=2&cursor=names-a", full)).agents.map((a) => a.name)).toEqual(["names-b", "site-watch"]);
+		expect(names.n).toBe(0);
+	});
+
+	it("refuses a view it does not have with a 400 naming it", async () => {
+		const res = await call("/v1/agents?view=all");
+		expect(res.status).toBe(400);
+		expect((await errorOf(res)).message).toContain("view");
+	});
+});

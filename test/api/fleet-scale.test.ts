@@ -136,6 +136,7 @@ describe(`read routes over ${AGENTS.toLocaleString("en-US")} agents and ${JOBS.t
 		["/v1/status", { doCalls: 0 }],
 		["/v1/agents", { doCalls: 50 }],
 		["/v1/agents?limit=200", { doCalls: 200 }],
+		["/v1/agents?view=names&limit=200", { doCalls: 0, statements: 1 }],
 		[`/v1/agents/${name(7)}`, { doCalls: 1 }],
 		["/v1/jobs", { doCalls: 0, statements: 1 }],
 		["/v1/jobs?limit=200", { doCalls: 0, statements: 1 }],

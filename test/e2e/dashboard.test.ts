@@ -134,8 +134,8 @@ interface FakeAgent {
 /**
  * A made-up fleet of `size` agents (fleet-0000… and, last by name, an auto-paused `triage`), served
  * as GET /v1/agents pages it (limit, cursor by name) with GET /v1/status counting it; each agent is a
- * real one's record renamed. `requests` records every /v1/agents request; `hold()` keeps the next one
- * unanswered until its `release()`.
+ * real one's record renamed. `requests` records every /v1/agents request, `served` the bytes answered;
+ * `hold()` keeps the next one unanswered until its `release()`.
  */
 async function fakeFleet(page: Page, size: number) {
 	const { agents: [real] } = await call<{ agents: FakeAgent[] }>("GET", "/v1/agents?limit=1", tokens.read);
@@ -151,6 +151,8 @@ async function fakeFleet(page: Page, size: number) {
 		paused: i === size - 1 || i % 180 === 7 ? { by: "auto", at, reason: "auto: secret TOKEN is not set" } : null,
 	}));
 	const requests: URL[] = [];
+	/** The bytes of JSON the fake answered /v1/agents with. */
+	const served = { bytes: 0 };
 	let holdNext: ((release: () => Promise<void>) => void) | null = null;
 	await page.route(
 		(u) => u.pathname === "/v1/agents",
@@ -161,7 +163,11 @@ async function fakeFleet(page: Page, size: number) {
 			const cursor = u.searchParams.get("cursor");
 			const from = cursor === null ? 0 : agents.filter((a) => a.name <= cursor).length;
 			const slice = agents.slice(from, from + limit);
-			const answer = () => route.fulfill({ json: { agents: slice, next_cursor: from + limit < agents.length ? slice.at(-1)!.name : null } });
+			// As the API answers view=names: each agent's name and source alone.
+			const listed = u.searchParams.get("view") === "names" ? slice.map((a) => ({ name: a.name, source: a.source })) : slice;
+			const body = JSON.stringify({ agents: listed, next_cursor: from + limit < agents.length ? slice.at(-1)!.name : null });
+			served.bytes += body.length;
+			const answer = () => route.fulfill({ contentType: "application/json", body });
 			if (!holdNext) return answer();
 			const held = holdNext;
 			holdNext = null;
@@ -176,7 +182,7 @@ async function fakeFleet(page: Page, size: number) {
 		},
 	);
 	const hold = () => new Promise<() => Promise<void>>((resolve) => (holdNext = resolve));
-	return { agents, requests, hold };
+	return { agents, requests, served, hold };
 }
 
 /**
@@ -1056,13 +1062,27 @@ describe("the dashboard", () => {
 		await (await held)();
 		await expect.poll(() => page.locator("#jobs-agents option").count(), LIVE).toBe(2516);
 		expect(await page.locator(`#jobs-agents option[value="triage"]`).count()).toBe(1);
-		expect(requests.every((u) => u.searchParams.get("limit") === "200")).toBe(true);
+		expect(requests.every((u) => u.searchParams.get("limit") === "200" && u.searchParams.get("view") === "names")).toBe(true);
 		// Any name filters, on Enter: one with no jobs lists none.
 		await agent.fill("fleet-2514");
 		await agent.press("Enter");
 		await page.locator("#jobs-empty").waitFor({ state: "visible", ...LIVE });
 		expect(new URL(page.url()).searchParams.get("agent")).toBe("fleet-2514");
 		expect(await page.locator("#jobs-table tbody tr").count()).toBe(0);
+		await page.close();
+	});
+
+	it("reads a 1,000-agent fleet's names alone for the agent filter's suggestions: 5 pages of names, not of every agent's state", async () => {
+		const page = await signedIn("/incidents", tokens.read);
+		const { requests, served } = await fakeFleet(page, 1000);
+		await page.goto(`${url}/jobs`);
+		await page.locator("#view").waitFor({ state: "visible" });
+		await page.locator("#jobs-filter input[name=agent]").focus();
+		await expect.poll(() => page.locator("#jobs-agents option").count(), LIVE).toBe(1000);
+		console.log(`agent filter suggestions of 1,000 agents: ${requests.length} requests, ${served.bytes} B`);
+		// view=names: no agent's object asked for its state (the full list's 1,000 calls), and a few KB a page.
+		expect(requests.map((u) => u.searchParams.get("view"))).toEqual(Array(5).fill("names"));
+		expect(served.bytes).toBeLessThan(50_000);
 		await page.close();
 	});
 

@@ -115,6 +115,8 @@ export type ToolCallView = {
 export type ToolCallPage = Page<"tool_calls", ToolCallView> & { status: JobSummary["status"] };
 
 export type AgentPage = Page<"agents", AgentView>;
+/** GET /v1/agents?view=names: each agent's name and source (src/api/agents/definitions.ts, AgentName). */
+export type AgentNamePage = Page<"agents", { name: string; source: "file" | "api" }>;
 export type JobPage = Page<"jobs", JobSummary>;
 export type IncidentPage = Page<"incidents", Incident>;
 export type UsagePage = Page<"days", UsageDay>;

@@ -41,8 +41,10 @@ async function jobsView(signal) {
 			const list = $("#jobs-agents");
 			let after = null;
 			do {
-				/** @type {AgentPage} */
-				const page = await api("/v1/agents?limit=200" + (after ? "&cursor=" + enc(after) : ""), { signal });
+				// Names alone (view=names): the full list asks each agent's object for its state, 1,000
+				// calls and 470 KB for a fleet of 1,000 agents, where names are all this needs.
+				/** @type {AgentNamePage} */
+				const page = await api("/v1/agents?view=names&limit=200" + (after ? "&cursor=" + enc(after) : ""), { signal });
 				for (const a of page.agents) {
 					names.add(a.name);
 					list.append(h("option", { value: a.name }));

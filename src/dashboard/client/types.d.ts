@@ -2,6 +2,7 @@
 // joins only the scripts), so the bulky ones live here rather than in the scripts' comments.
 
 // The API's JSON (see api-types.ts).
+type AgentNamePage = import("./api-types.ts").AgentNamePage;
 type AgentPage = import("./api-types.ts").AgentPage;
 type AgentStatus = import("./api-types.ts").AgentStatus;
 type AgentView = import("./api-types.ts").AgentView;
