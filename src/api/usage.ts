@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
-import { UsageDaySchema } from "../jobs/usage-day.ts";
+import { UsageDaySchema, UsageDayTotalSchema } from "../jobs/usage-day.ts";
 import { BadRequestError } from "../errors.ts";
-import { DAY_MS, isoDay, listUsage, utcDay } from "../store/usage.ts";
+import { DAY_MS, isoDay, listUsage, listUsageByDay, utcDay } from "../store/usage.ts";
 import { createApi, withRole } from "./factory.ts";
 import { AgentNameParam, CursorParam, pageLimit } from "./params.ts";
 
@@ -15,6 +15,9 @@ const UsageQuery = z
 		agent: AgentNameParam.optional(),
 		limit: pageLimit(1000, 500),
 		cursor: CursorParam,
+		group: z.enum(["day"]).optional().openapi({
+			description: "day: one row a UTC day, its agents' rows summed (UsageDayTotalPage; with agent, that agent's alone), newest first, limit and cursor counting days",
+		}),
 	})
 	.refine((q) => !q.since || !q.until || q.since <= q.until, { message: "since must not be after until", path: ["since"] });
 
@@ -27,13 +30,24 @@ const UsagePage = z
 	})
 	.openapi("UsagePage");
 
+const UsageDayTotalPage = z
+	.object({
+		since: z.string(),
+		until: z.string(),
+		days: z.array(UsageDayTotalSchema),
+		next_cursor: z.string().nullable(),
+	})
+	.openapi("UsageDayTotalPage");
+
 export const usageApi = createApi().openapi(
 	withRole("read", {
 		method: "get",
 		path: "/",
 		summary: "Tokens and cost of ended jobs by agent and UTC day of their creation, newest day first",
 		request: { query: UsageQuery },
-		responses: { 200: { description: "A page of days", content: { "application/json": { schema: UsagePage } } } },
+		responses: {
+			200: { description: "A page of agents' days (UsagePage), or with group=day of the fleet's days (UsageDayTotalPage)", content: { "application/json": { schema: z.union([UsagePage, UsageDayTotalPage]) } } },
+		},
 	}),
 	async (c) => {
 		const q = c.req.valid("query");
@@ -45,7 +59,8 @@ export const usageApi = createApi().openapi(
 			// Worded and detailed as the schema's own 400s are (validationError).
 			throw new BadRequestError(`invalid query: since: ${message}`, { issues: [{ path: "since", message }] });
 		}
-		const page = await listUsage(c.env.DB, { fromDay, toDay, agent: q.agent }, q.limit, q.cursor);
+		const range = { fromDay, toDay, agent: q.agent };
+		const page = q.group === "day" ? await listUsageByDay(c.env.DB, range, q.limit, q.cursor) : await listUsage(c.env.DB, range, q.limit, q.cursor);
 		return c.json({ since: isoDay(fromDay), until: isoDay(toDay), ...page }, 200);
 	},
 );

@@ -19,3 +19,13 @@ export const UsageDaySchema = z
 	.openapi("UsageDay");
 
 export type UsageDay = z.infer<typeof UsageDaySchema>;
+
+/** One UTC day of the whole fleet's usage (GET /v1/usage?group=day): its agents' days summed. */
+export const UsageDayTotalSchema = UsageDaySchema.omit({ agent: true })
+	.extend({
+		agents: z.number().int().openapi({ description: "Agents with ended jobs that day: the rows of that day in the list by agent" }),
+		cost_usd: z.number().nullable().openapi({ description: "Cost of the day's priced jobs; null when none that used tokens was priced, as for an agent's day: null exactly when every agent's cost that day is" }),
+	})
+	.openapi("UsageDayTotal");
+
+export type UsageDayTotal = z.infer<typeof UsageDayTotalSchema>;

@@ -1,9 +1,9 @@
 import { cursorScope, decodeCursor, encodeCursor, type CursorKey } from "../shared/cursor.ts";
 import type { JobRecord } from "../jobs/model.ts";
 import { FIRST_FINAL } from "./first-final.ts";
-import type { UsageDay } from "../jobs/usage-day.ts";
+import type { UsageDay, UsageDayTotal } from "../jobs/usage-day.ts";
 
-export type { UsageDay };
+export type { UsageDay, UsageDayTotal };
 
 /**
  * The usage_daily rollup (migrations/0005): tokens and cost of ended jobs by agent and UTC day of
@@ -52,6 +52,10 @@ export function usageStatement(db: D1Database, r: JobRecord): D1PreparedStatemen
 /** A row of usage_daily: the day as its UTC midnight (ms), the cost summed over priced jobs only. */
 type UsageRow = Omit<UsageDay, "day" | "cost_usd"> & { day: number; cost_usd: number; tokenless_priced_jobs: number };
 
+/** A day's cost: summed in floating point, rounded to a millionth of a dollar; null without a priced job that used tokens. */
+const dayCost = (row: { cost_usd: number; priced_jobs: number; tokenless_priced_jobs: number }): number | null =>
+	row.priced_jobs - row.tokenless_priced_jobs === 0 ? null : Math.round(row.cost_usd * 1e6) / 1e6;
+
 function toUsageDay(row: UsageRow): UsageDay {
 	return {
 		day: isoDay(row.day),
@@ -63,7 +67,7 @@ function toUsageDay(row: UsageRow): UsageDay {
 		cache_read_input_tokens: row.cache_read_input_tokens,
 		// Summed in floating point: rounded to a millionth of a dollar, below any price's precision. No
 		// priced job that used tokens: no cost, not the $0 of jobs that made no model call.
-		cost_usd: row.priced_jobs - row.tokenless_priced_jobs === 0 ? null : Math.round(row.cost_usd * 1e6) / 1e6,
+		cost_usd: dayCost(row),
 		priced_jobs: row.priced_jobs,
 	};
 }
@@ -113,5 +117,49 @@ export async function listUsage(
 	return {
 		days: page.map(toUsageDay),
 		next_cursor: results.length > limit && last ? encodeCursor({ at: last.day, id: last.agent }, scope) : null,
+	};
+}
+
+/**
+ * Usage by UTC day over days [fromDay, toDay], the agents' rows summed in one statement (a range of
+ * the key, grouped in its order), newest day first, paged by day. Each sum keeps the per-agent rows'
+ * meaning: priced_jobs less tokenless_priced_jobs is 0 for the day exactly when it is for every agent,
+ * so the day's cost is null exactly when each agent's is. A chart of a week of 1,000 agents read their
+ * 7,000 rows (1.3 MB) to add them up itself.
+ */
+export async function listUsageByDay(
+	db: D1Database,
+	range: { fromDay: number; toDay: number; agent?: string | undefined },
+	limit: number,
+	cursor?: string,
+): Promise<{ days: UsageDayTotal[]; next_cursor: string | null }> {
+	const scope = cursorScope("usage-by-day", { since: isoDay(range.fromDay), until: isoDay(range.toDay), agent: range.agent });
+	const after = cursor === undefined ? undefined : decodeCursor(cursor, scope);
+	const toDay = after === undefined ? range.toDay : Math.min(range.toDay, after.at - 1);
+	const agent = range.agent === undefined ? [] : [range.agent];
+	const { results } = await db
+		.prepare(
+			`SELECT day, count(*) AS agents, sum(jobs) AS jobs, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens,
+			   sum(cache_creation_input_tokens) AS cache_creation_input_tokens, sum(cache_read_input_tokens) AS cache_read_input_tokens,
+			   sum(cost_usd) AS cost_usd, sum(priced_jobs) AS priced_jobs, sum(tokenless_priced_jobs) AS tokenless_priced_jobs
+			 FROM usage_daily WHERE day >= ? AND day <= ?${agent.length ? " AND agent = ?" : ""} GROUP BY day ORDER BY day DESC LIMIT ?`,
+		)
+		.bind(range.fromDay, toDay, ...agent, limit + 1)
+		.all<Omit<UsageRow, "agent"> & { agents: number }>();
+	const page = results.slice(0, limit);
+	const last = page.at(-1);
+	return {
+		days: page.map((row) => ({
+			day: isoDay(row.day),
+			agents: row.agents,
+			jobs: row.jobs,
+			input_tokens: row.input_tokens,
+			output_tokens: row.output_tokens,
+			cache_creation_input_tokens: row.cache_creation_input_tokens,
+			cache_read_input_tokens: row.cache_read_input_tokens,
+			cost_usd: dayCost(row),
+			priced_jobs: row.priced_jobs,
+		})),
+		next_cursor: results.length > limit && last ? encodeCursor({ at: last.day, id: "" }, scope) : null,
 	};
 }

@@ -113,10 +113,11 @@ beforeAll(async () => {
 	)
 		.bind(INCIDENTS, AGENTS, NOW)
 		.run();
+	// D1 binds a number as a REAL: i / ?2 without the cast was a fraction, every row a day of its own.
 	await env.DB.prepare(
 		`INSERT INTO usage_daily (day, agent, jobs, input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens, cost_usd, priced_jobs, tokenless_priced_jobs)
 		 WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ?1 * ?2 - 1)
-		 SELECT ?3 - (i / ?2) * ?4, printf('scale-%04d', i % ?2), 3, 100, 10, 0, 0, 0.01, 3, 0 FROM n`,
+		 SELECT ?3 - (i / CAST(?2 AS INTEGER)) * ?4, printf('scale-%04d', i % ?2), 3, 100, 10, 0, 0, 0.01, 3, 0 FROM n`,
 	)
 		.bind(DAYS, AGENTS, TODAY, DAY_MS)
 		.run();
@@ -152,6 +153,8 @@ describe(`read routes over ${AGENTS.toLocaleString("en-US")} agents and ${JOBS.t
 		[`/v1/incidents?agent=${name(7)}`, { doCalls: 0, statements: 1 }],
 		["/v1/usage", { doCalls: 0, statements: 1 }],
 		[`/v1/usage?since=${new Date(TODAY - (DAYS - 1) * DAY_MS).toISOString().slice(0, 10)}&limit=1000`, { doCalls: 0, statements: 1 }],
+		// The week's days summed in D1: its 7,000 agent-days read there, 7 rows answered.
+		["/v1/usage?group=day", { doCalls: 0, statements: 1, rowsRead: 7_100 }],
 	];
 	it("each asks at most its page of agents' objects, and reads its page of rows, not the fleet's", async () => {
 		const table: Record<string, Cost> = {};
@@ -162,7 +165,7 @@ describe(`read routes over ${AGENTS.toLocaleString("en-US")} agents and ${JOBS.t
 			if (bound.doCalls !== undefined) expect(cost.doCalls, `${path}: Durable Object calls`).toBeLessThanOrEqual(bound.doCalls);
 			if (bound.statements !== undefined) expect(cost.statements, `${path}: D1 statements`).toBeLessThanOrEqual(bound.statements);
 			// No read route reads a tenth of the jobs, incidents or usage rows to answer a page.
-			expect(cost.rowsRead, `${path}: rows read`).toBeLessThan(5_000);
+			expect(cost.rowsRead, `${path}: rows read`).toBeLessThan(bound.rowsRead ?? 5_000);
 		}
 		// The figures, for an audit to quote (npx vitest run … test/api/fleet-scale.test.ts).
 		console.log(Object.entries(table).map(([path, c]) => `${path}  ${c.status}  DO ${c.doCalls}  D1 ${c.statements} stmts / ${c.rowsRead} rows  ${c.bytes} B`).join("\n"));

@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { JobRecord, JobUsage } from "../../src/jobs/model.ts";
 import { deleteFromJobIndex, upsertJobIndex } from "../../src/store/job-index.ts";
-import type { UsageDay } from "../../src/store/usage.ts";
+import type { UsageDay, UsageDayTotal } from "../../src/store/usage.ts";
 import { createAgent } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
 import { call, errorOf } from "../helpers/http.ts";
@@ -188,6 +188,65 @@ describe("GET /v1/usage: tokens and cost by agent and day", () => {
 		expect(recent.until).toBe(new Date().toISOString().slice(0, 10));
 		expect(Date.parse(recent.until) - Date.parse(recent.since)).toBe(6 * 86_400_000);
 		expect(recent.days).toEqual(page.days);
+	});
+
+	it("sums each day's agents with group=day, as their rows add up: no cost only when no agent's day has one, paged by day", async () => {
+		const none: JobUsage = { per_model: {}, num_turns: 0, total_cost_usd: null };
+		const at = (day: string, agent: string, hour: string) => `2026-08-${day}T${hour}:00:00Z`;
+		await upsertJobIndex(env.DB, [
+			// The 3rd: an agent on a model without a price, one whose only jobs made no call, one priced.
+			job("sum-a", at("03", "sum-a", "08"), { per_model: { "model-unpriced": tokens(50) }, num_turns: 1, total_cost_usd: null }).ended,
+			{ ...lifecycleRecords("sum-b", new Date(at("03", "sum-b", "09")), "cancelled").ended, usage: none },
+			job("sum-c", at("03", "sum-c", "10"), { per_model: { "model-x": tokens(10) }, num_turns: 1, total_cost_usd: 0.25 }).ended,
+			job("sum-c", at("03", "sum-c", "11"), { per_model: { "model-x": tokens(5) }, num_turns: 1, total_cost_usd: 0.125 }).ended,
+			// The 2nd: no agent's day has a cost (an unpriced model, a job that made no call).
+			job("sum-a", at("02", "sum-a", "08"), { per_model: { "model-unpriced": tokens(7) }, num_turns: 1, total_cost_usd: null }).ended,
+			{ ...lifecycleRecords("sum-b", new Date(at("02", "sum-b", "09")), "failed").ended, usage: none },
+			// The 1st: one agent, priced.
+			job("sum-b", at("01", "sum-b", "08"), { per_model: { "model-x": tokens(1) }, num_turns: 1, total_cost_usd: 0.5 }).ended,
+		]);
+		const range = "since=2026-08-01&until=2026-08-04";
+		const byAgent = (await usage(range)).days;
+		const totals = (await call(`/v1/usage?${range}&group=day`).then((r) => r.json())) as { since: string; until: string; days: UsageDayTotal[]; next_cursor: string | null };
+		expect(totals).toEqual({
+			since: "2026-08-01",
+			until: "2026-08-04",
+			days: [
+				{ day: "2026-08-03", agents: 3, jobs: 4, ...tokens(65), cost_usd: 0.375, priced_jobs: 3 },
+				{ day: "2026-08-02", agents: 2, jobs: 2, ...tokens(7), cost_usd: null, priced_jobs: 1 },
+				{ day: "2026-08-01", agents: 1, jobs: 1, ...tokens(1), cost_usd: 0.5, priced_jobs: 1 },
+			],
+			next_cursor: null,
+		});
+		// Each day is its agents' rows added up, a cost where any of them has one.
+		for (const total of totals.days) {
+			const rows = byAgent.filter((d) => d.day === total.day);
+			const sum = (k: keyof UsageDay & keyof UsageDayTotal) => rows.reduce((n, d) => n + (d[k] as number), 0);
+			expect(total.agents).toBe(rows.length);
+			for (const k of ["jobs", "input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "priced_jobs"] as const) expect(total[k], `${total.day} ${k}`).toBe(sum(k));
+			expect(total.cost_usd).toBe(rows.every((d) => d.cost_usd === null) ? null : rows.reduce((n, d) => n + (d.cost_usd ?? 0), 0));
+		}
+		// One agent's days alone.
+		expect((await call(`/v1/usage?${range}&group=day&agent=sum-c`).then((r) => r.json())) as { days: UsageDayTotal[] }).toMatchObject({
+			days: [{ day: "2026-08-03", agents: 1, jobs: 2, ...tokens(15), cost_usd: 0.375, priced_jobs: 2 }],
+		});
+		// Paged by day, none missed or repeated; a cursor of the list by agent is another list's.
+		const days: string[] = [];
+		let cursor: string | null = null;
+		do {
+			const res = await call(`/v1/usage?${range}&group=day&limit=2${cursor ? `&cursor=${cursor}` : ""}`);
+			expect(res.status).toBe(200);
+			const page = (await res.json()) as { days: UsageDayTotal[]; next_cursor: string | null };
+			expect(page.days.length).toBeLessThanOrEqual(2);
+			days.push(...page.days.map((d) => d.day));
+			cursor = page.next_cursor;
+		} while (cursor);
+		expect(days).toEqual(["2026-08-03", "2026-08-02", "2026-08-01"]);
+		const agentCursor = (await usage(`${range}&limit=1`)).next_cursor!;
+		const foreign = await call(`/v1/usage?${range}&group=day&cursor=${agentCursor}`);
+		expect(foreign.status).toBe(400);
+		expect((await errorOf(foreign)).message).toMatch(/cursor belongs to another list/);
+		expect((await call(`/v1/usage?${range}&group=agent`)).status).toBe(400);
 	});
 
 	it("refuses bad input with a 400 that says what was wrong, and callers without a token", async () => {
