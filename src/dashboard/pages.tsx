@@ -386,8 +386,9 @@ function Usage() {
 				<span id="usage-meta" class="muted"></span>
 			</div>
 			<section class="panel">
-				<h2>Tokens per day</h2>
+				<h2>Tokens per agent per day</h2>
 				<div id="usage-chart" class="chart"></div>
+				<ul id="usage-legend" class="legend"></ul>
 			</section>
 			<div class="table-wrap">
 				<table class="grid" id="usage-table">

@@ -185,54 +185,6 @@ async function fakeFleet(page: Page, size: number) {
 	return { agents, requests, served, hold };
 }
 
-interface UsageRow {
-	day: string;
-	agent: string;
-	jobs: number;
-	input_tokens: number;
-	output_tokens: number;
-	cache_creation_input_tokens: number;
-	cache_read_input_tokens: number;
-	cost_usd: number | null;
-	priced_jobs: number;
-}
-
-/**
- * GET /v1/usage answered from `rows` (newest day first, by agent) as the index answers it: pages of
- * `limit` rows (the cursor an offset), or with group=day each day's rows summed, no cost where none of
- * them has one. Returns the requests made and the bytes of JSON answered.
- */
-async function fakeUsage(page: Page, rows: UsageRow[]) {
-	const served = { requests: [] as URL[], bytes: 0 };
-	await page.route(
-		(u) => u.pathname === "/v1/usage",
-		(route) => {
-			const u = new URL(route.request().url());
-			served.requests.push(u);
-			let json: unknown;
-			if (u.searchParams.get("group") === "day") {
-				const days = new Map<string, Record<string, number | string | null>>();
-				for (const { agent: _, ...r } of rows) {
-					const t = days.get(r.day) ?? { day: r.day, agents: 0, jobs: 0, input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, cost_usd: null, priced_jobs: 0 };
-					for (const k of ["jobs", "input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "priced_jobs"] as const) t[k] = (t[k] as number) + r[k];
-					t.agents = (t.agents as number) + 1;
-					if (r.cost_usd !== null) t.cost_usd = Math.round(((t.cost_usd as number | null) ?? 0) * 1e6 + r.cost_usd * 1e6) / 1e6;
-					days.set(r.day, t);
-				}
-				json = { days: [...days.values()], next_cursor: null };
-			} else {
-				const from = Number(u.searchParams.get("cursor") ?? 0);
-				const limit = Number(u.searchParams.get("limit") ?? 500);
-				json = { days: rows.slice(from, from + limit), next_cursor: from + limit < rows.length ? String(from + limit) : null };
-			}
-			const body = JSON.stringify(json);
-			served.bytes += body.length;
-			return route.fulfill({ contentType: "application/json", body });
-		},
-	);
-	return served;
-}
-
 /**
  * Counts the timers the page sets for `ms` from now on: a poll sets its next one when its load has
  * finished, so a test can wait for that before moving the fake clock. (A string: no DOM types here.)
@@ -1497,10 +1449,14 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
-	it("charts the fleet's tokens a day, as the index sums them, over a table of its agents' days", async () => {
+	it("charts tokens per agent per day", async () => {
 		const page = await signedIn("/usage");
 		await page.locator("#usage-chart svg.usage-chart rect.bar").first().waitFor(LIVE);
-		await page.locator("#usage-meta", { hasText: /^Last 7 days \(UTC\) · [\d,]+ ended jobs?$/ }).waitFor(LIVE);
+		const agents = await page.locator("#usage-chart rect.bar[data-agent]").evaluateAll((rs) => rs.map((r) => r.getAttribute("data-agent")));
+		// Drawn apart if among the eight busiest agents of the week (the earlier files' agents share it);
+		// else within the grey segment the legend counts.
+		if (!agents.includes(`dash-live-${run}`)) expect(await page.locator("#usage-legend li[data-others]").count()).toBe(1);
+		expect(new Set(agents).size).toBeLessThanOrEqual(8);
 		const row = page.locator("#usage-table tbody tr", { hasText: `dash-live-${run}` });
 		expect(await row.count()).toBe(1);
 		// The row is the index's sum for the agent's day, every ended job counted (no cap on jobs read).
@@ -1509,48 +1465,82 @@ describe("the dashboard", () => {
 		expect(days).toHaveLength(1);
 		expect(await row.locator("td").nth(2).textContent()).toBe(days[0]!.jobs.toLocaleString("en-US"));
 		expect(await row.locator("td").nth(3).textContent()).toBe(days[0]!.input_tokens.toLocaleString("en-US"));
-		// Its day's bar is the fleet's total that day, as group=day sums it.
-		const { days: [total] } = await call<{ days: { agents: number; jobs: number }[] }>("GET", `/v1/usage?group=day&since=${day}&until=${day}`, tokens.read);
-		const bar = page.locator("#usage-chart rect.bar", { has: page.locator("title", { hasText: ` · ${day}\n` }) });
-		expect(await bar.getAttribute("data-agents")).toBe(String(total!.agents));
-		expect(await bar.locator("title").textContent()).toContain(` tokens in ${total!.jobs.toLocaleString("en-US")} job`);
+		await page.locator("#usage-meta", { hasText: /^Last 7 days \(UTC\) · [\d,]+ ended jobs?$/ }).waitFor(LIVE);
 		await shot(page, "usage");
 		await page.close();
 	});
 
-	it("draws a week of a 1,000-agent fleet's usage as a chart of its daily totals over a table of its first 200 rows, reading the rest on request", async () => {
+	it("charts a large fleet's eight busiest agents apart and the rest as one segment a day", async () => {
+		const page = await signedIn("/usage");
+		const today = new Date().toISOString().slice(0, 10);
+		// 12 agents today, agent-00 the busiest; served over two pages, as the index pages a large fleet.
+		const days = Array.from({ length: 12 }, (_, i) => ({
+			day: today,
+			agent: `fleet-${String(i).padStart(2, "0")}`,
+			jobs: 2,
+			input_tokens: (12 - i) * 1000,
+			output_tokens: 100,
+			cache_creation_input_tokens: 0,
+			cache_read_input_tokens: 0,
+			cost_usd: 0.01,
+			priced_jobs: 2,
+		}));
+		await page.route(
+			(u) => u.pathname === "/v1/usage",
+			(route) => {
+				const second = new URL(route.request().url()).searchParams.get("cursor") === "next";
+				return route.fulfill({ json: second ? { days: days.slice(7), next_cursor: null } : { days: days.slice(0, 7), next_cursor: "next" } });
+			},
+		);
+		await page.reload();
+		await page.locator("#usage-chart rect.bar").first().waitFor(LIVE);
+		const named = await page.locator("#usage-chart rect.bar[data-agent]").evaluateAll((rs) => rs.map((r) => r.getAttribute("data-agent")));
+		expect(named).toEqual(days.slice(0, 8).map((d) => d.agent));
+		const other = page.locator("#usage-chart rect.bar[data-others]");
+		expect(await other.count()).toBe(1);
+		expect(await other.getAttribute("data-others")).toBe("4");
+		// The grey segment sums the four quietest agents: 4,000 + 3,000 + 2,000 + 1,000 input and 400 output tokens.
+		expect(await other.locator("title").textContent()).toContain(`4 other agents · ${today}\n10,400 tokens in 8 jobs`);
+		expect(await page.locator("#usage-legend li").allTextContents()).toEqual([...days.slice(0, 8).map((d) => d.agent), "4 other agents"]);
+		// The value axis counts in round steps up past the busiest day (79,200 tokens).
+		expect(await page.locator("#usage-chart svg > text[text-anchor=end]").allTextContents()).toEqual(["0", "20K", "40K", "60K", "80K"]);
+		// The table still lists every agent's day.
+		expect(await page.locator("#usage-table tbody tr").count()).toBe(12);
+		await page.close();
+	});
+
+	it("draws a week of a 1,000-agent fleet's usage as a chart of all of it over a table of its first 200 rows, the rest on request", async () => {
 		const page = await signedIn("/usage");
 		const DAY = 86_400_000;
 		const today = Math.floor(Date.now() / DAY) * DAY;
-		const days: UsageRow[] = [];
+		const days: Record<string, unknown>[] = [];
 		for (let d = 0; d < 7; d++) {
 			for (let a = 0; a < 1000; a++) {
 				days.push({ day: new Date(today - d * DAY).toISOString().slice(0, 10), agent: `fleet-${String(a).padStart(4, "0")}`, jobs: 24, input_tokens: 1000 + a, output_tokens: 200, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, cost_usd: 0.05, priced_jobs: 24 });
 			}
 		}
-		const served = await fakeUsage(page, days);
+		// As the index pages it: 1,000 rows a page.
+		await page.route(
+			(u) => u.pathname === "/v1/usage",
+			(route) => {
+				const from = Number(new URL(route.request().url()).searchParams.get("cursor") ?? 0);
+				return route.fulfill({ json: { days: days.slice(from, from + 1000), next_cursor: from + 1000 < days.length ? String(from + 1000) : null } });
+			},
+		);
 		await page.reload();
 		await page.locator("#usage-meta", { hasText: "168,000 ended jobs" }).waitFor(LIVE);
 		const rows = page.locator("#usage-table tbody tr");
 		const shown = page.locator("#usage-rows");
-		await expect.poll(() => shown.textContent(), LIVE).toBe("200 of 7,000 rows shown");
 		expect(await rows.count()).toBe(200);
-		console.log(`usage page of a 1,000-agent week: ${served.requests.length} requests, ${served.bytes} B`);
-		// The week's totals (7 rows) and the table's first 200 rows: not the week's 7,000 rows (7 pages, 1.3 MB).
-		expect(served.requests.map((u) => `${u.searchParams.get("group") ?? "by agent"} limit=${u.searchParams.get("limit")}`).sort()).toEqual(["by agent limit=200", "day limit=7"]);
-		expect(served.bytes).toBeLessThan(60_000);
-		// A bar a day, each the sum of its 1,000 agents: 1,499,500 input and 200,000 output tokens.
-		const bars = page.locator("#usage-chart rect.bar");
-		expect(await bars.count()).toBe(7);
-		expect(await bars.first().locator("title").textContent()).toContain("1,000 agents · ");
-		expect(await bars.first().locator("title").textContent()).toContain("\n1,699,500 tokens in 24,000 jobs\n");
-		expect(await bars.first().locator("title").textContent()).toContain("\n$50.0000");
+		expect(await shown.textContent()).toBe("200 of 7,000 rows shown");
+		// The chart is of every row: the eight busiest agents, and the other 992 as one segment a day.
+		expect(await page.locator("#usage-legend li[data-others]").textContent()).toBe("992 other agents");
+		expect(await page.locator("#usage-chart rect.bar[data-others]").count()).toBe(7);
 		// Today's rows first, by agent.
 		expect(await rows.first().locator("td").nth(1).textContent()).toBe("fleet-0000");
 		await page.locator("#usage-more").click();
 		await expect.poll(() => rows.count(), LIVE).toBe(400);
 		expect(await shown.textContent()).toBe("400 of 7,000 rows shown");
-		expect(served.requests).toHaveLength(3);
 		await page.locator("#usage-all").click();
 		await expect.poll(() => rows.count(), LIVE).toBe(7000);
 		expect(await page.locator("#usage-more").isHidden()).toBe(true);
@@ -1563,7 +1553,11 @@ describe("the dashboard", () => {
 	it("says a day's cost is of only some of its jobs when the others ran on a model without a price", async () => {
 		const page = await signedIn("/usage");
 		const today = new Date().toISOString().slice(0, 10);
-		await fakeUsage(page, [{ day: today, agent: "mixed", jobs: 5, input_tokens: 1000, output_tokens: 100, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, cost_usd: 0.0123, priced_jobs: 1 }]);
+		const day = { day: today, agent: "mixed", jobs: 5, input_tokens: 1000, output_tokens: 100, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, cost_usd: 0.0123, priced_jobs: 1 };
+		await page.route(
+			(u) => u.pathname === "/v1/usage",
+			(route) => route.fulfill({ json: { days: [day], next_cursor: null } }),
+		);
 		await page.reload();
 		const row = page.locator("#usage-table tbody tr", { hasText: "mixed" });
 		await row.waitFor(LIVE);
@@ -1576,7 +1570,11 @@ describe("the dashboard", () => {
 		const page = await signedIn("/usage");
 		const today = new Date().toISOString().slice(0, 10);
 		// A cancelled and a failed run that made no call (priced, at $0) and a run on a model without a price.
-		await fakeUsage(page, [{ day: today, agent: "unpriced", jobs: 3, input_tokens: 1000, output_tokens: 100, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, cost_usd: null, priced_jobs: 2 }]);
+		const day = { day: today, agent: "unpriced", jobs: 3, input_tokens: 1000, output_tokens: 100, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, cost_usd: null, priced_jobs: 2 };
+		await page.route(
+			(u) => u.pathname === "/v1/usage",
+			(route) => route.fulfill({ json: { days: [day], next_cursor: null } }),
+		);
 		await page.reload();
 		const row = page.locator("#usage-table tbody tr", { hasText: "unpriced" });
 		await row.waitFor(LIVE);
