@@ -124,8 +124,8 @@ export async function listUsage(
  * Usage by UTC day over days [fromDay, toDay], the agents' rows summed in one statement (a range of
  * the key, grouped in its order), newest day first, paged by day. Each sum keeps the per-agent rows'
  * meaning: priced_jobs less tokenless_priced_jobs is 0 for the day exactly when it is for every agent,
- * so the day's cost is null exactly when each agent's is. A chart of a week of 1,000 agents read their
- * 7,000 rows (1.3 MB) to add them up itself.
+ * so the day's cost is null exactly when each agent's is. A client adding up a week of 1,000 agents
+ * itself reads their 7,000 rows (1.3 MB).
  */
 export async function listUsageByDay(
 	db: D1Database,
