@@ -875,6 +875,38 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+	it("draws the fleet's rows afresh after signing out and in again on the page, so an action's row is redrawn by the view that runs it", async () => {
+		const agent = await createAgent(`dash-relog-fleet-${run}`, {});
+		const page = await signedIn("/", tokens.operate, { fakeClock: true });
+		// The fleet answers the same until the pause is sent (its agents' times and sizes could else
+		// differ between the two runs of the view), then as it is.
+		let first: unknown = null;
+		let pauseSent = false;
+		page.on("request", (r) => {
+			if (r.method() === "POST" && r.url().endsWith(`/v1/agents/${agent}/pause`)) pauseSent = true;
+		});
+		await page.route(/\/v1\/agents\?limit=100$/, async (route) => {
+			if (pauseSent) return route.fallback();
+			first ??= await (await route.fetch()).json();
+			await route.fulfill({ json: first });
+		});
+		await page.reload();
+		const row = page.locator(`#fleet-table tr[data-agent="${agent}"]`);
+		await row.waitFor(LIVE);
+		await page.locator("#sign-out").click();
+		await page.locator("#token").fill(tokens.operate);
+		await page.locator("#signin-form button[type=submit]").click();
+		await page.locator("#fleet-meta", { hasText: "agents" }).waitFor(LIVE);
+		// No poll from here on: only the action's own reload can redraw the row.
+		await page.clock.pauseAt(Date.now() + 1000);
+		// Paused from the row: the row says so at once, not at the next poll (the clock stands still).
+		await row.getByRole("button", { name: `Pause ${agent}` }).click();
+		await page.getByRole("dialog", { name: `Pause ${agent}` }).getByRole("button", { name: "Pause", exact: true }).click();
+		await row.getByRole("button", { name: `Resume ${agent}` }).waitFor(LIVE);
+		expect((await call<{ paused: unknown }>("GET", `/v1/agents/${agent}`, tokens.read)).paused).not.toBeNull();
+		await page.close();
+	});
+
 	it("shows what a job runs with when asked, read once", async () => {
 		const agent = await createAgent(`dash-manifest-${run}`, { system_prompt: "You watch the status page.", fallback_models: ["claude-haiku-5-5"], max_turns: 7 });
 		await script({ text: "All fine." });

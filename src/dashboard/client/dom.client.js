@@ -113,15 +113,20 @@ function focusOn(el) {
 function setText(el, text) {
 	if (el.textContent !== text) el.textContent = text;
 }
-/** The key and record each list row was drawn from (rowFor), so that a redraw can keep the rows whose record has not changed. @type {WeakMap<Element, string>} */
+/**
+ * The key and record each list row was drawn from (rowFor), so that a redraw can keep the rows whose
+ * record has not changed, and the view run that drew it: a row's buttons call back into that run
+ * (its reload, its signal), so a view run again after signing out and in draws its rows afresh.
+ * @type {WeakMap<Element, { from: string, run: AbortSignal }>}
+ */
 const drawnFrom = new WeakMap();
 /**
- * A list's row for `item`, remembered as drawn from it (its key and its JSON).
+ * A list's row for `item`, remembered as drawn from it (its key and its JSON) by this view run.
  * @template T @param {string} key @param {T} item @param {(item: T) => HTMLElement} draw
  */
 function rowFor(key, item, draw) {
 	const row = draw(item);
-	drawnFrom.set(row, key + "\u0000" + JSON.stringify(item));
+	drawnFrom.set(row, { from: key + "\u0000" + JSON.stringify(item), run: viewAbort.signal });
 	return row;
 }
 /**
@@ -135,8 +140,8 @@ function syncRows(box, items, keyOf, draw) {
 	/** @type {Map<string, Element>} */
 	const drawn = new Map();
 	for (const row of box.children) {
-		const from = drawnFrom.get(row);
-		if (from !== undefined && !drawn.has(from)) drawn.set(from, row);
+		const drew = drawnFrom.get(row);
+		if (drew !== undefined && drew.run === viewAbort.signal && !drawn.has(drew.from)) drawn.set(drew.from, row);
 	}
 	const rows = items.map((item) => {
 		const key = keyOf(item);
