@@ -1,5 +1,6 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { agentsApi } from "./api/agents/index.ts";
+import { conditionalGet } from "./api/conditional-get.ts";
 import type { AppEnv } from "./api/context.ts";
 import { notFoundHandler, onError } from "./api/error-handler.ts";
 import { healthApi } from "./api/health.ts";
@@ -21,6 +22,7 @@ export const app = new OpenAPIHono<AppEnv>();
 app.use(requestLog);
 app.use("/v1/*", wellFormedPath);
 app.use("/v1/*", bodyBackstop(PROMPT_BODY_BYTES));
+app.use("/v1/*", conditionalGet);
 app.route("/", healthApi);
 app.route("/v1/status", statusApi);
 app.route("/v1/tick", tickApi);

@@ -4,11 +4,19 @@ import type { AppEnv } from "./context.ts";
 type Doc = ReturnType<OpenAPIHono<AppEnv>["getOpenAPI31Document"]>;
 
 const REQUEST_ID_HEADER = { $ref: "#/components/headers/RequestId" };
+const ETAG_HEADER = { $ref: "#/components/headers/ETag" };
+const CACHE_CONTROL_HEADER = { $ref: "#/components/headers/CacheControl" };
+
+interface Revalidated {
+	parameters?: unknown[];
+	responses?: Record<string, { description?: string; headers?: Record<string, unknown>; content?: Record<string, unknown> }>;
+}
 
 /**
  * What every answer has in common, added here once rather than route by route: each carries
  * X-Request-Id (src/api/request-log.ts), and a path asked with a method it does not list answers 405
- * (src/api/error-handler.ts, notFoundHandler), which no operation of the document can hold.
+ * (src/api/error-handler.ts, notFoundHandler), which no operation of the document can hold; each
+ * JSON read under /v1 carries an ETag and answers a matching If-None-Match 304 (src/api/conditional-get.ts).
  */
 function withSharedAnswers(doc: Doc): Doc {
 	doc.components ??= {};
@@ -30,6 +38,30 @@ function withSharedAnswers(doc: Doc): Doc {
 			content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
 		},
 	};
+	doc.components.headers.ETag = {
+		description: "A digest of the JSON answer's bytes: sent back in If-None-Match, it is answered 304 with no body while the answer is unchanged (src/api/conditional-get.ts)",
+		schema: { type: "string", example: '"2jmj7l5rSw0yVb_vlWAYkK_YBwk"' },
+	};
+	doc.components.headers.CacheControl = { description: "`private, no-cache`: a browser may keep the answer but must revalidate it; a shared cache must not keep it", schema: { type: "string" } };
+	doc.components.parameters = {
+		...doc.components.parameters,
+		IfNoneMatch: {
+			name: "If-None-Match",
+			in: "header",
+			required: false,
+			description: "The ETag of an answer to the same request: while the answer is unchanged it is 304 with no body (weak comparison; `*` matches any)",
+			schema: { type: "string" },
+		},
+	};
+	for (const [path, item] of Object.entries(doc.paths ?? {})) {
+		// The API's JSON reads revalidate; /openapi.json and /healthz are outside /v1 and do not.
+		const get = path.startsWith("/v1/") ? (item as { get?: Revalidated }).get : undefined;
+		if (get?.responses?.["200"]?.content?.["application/json"]) {
+			get.parameters = [...(get.parameters ?? []), { $ref: "#/components/parameters/IfNoneMatch" }];
+			get.responses["200"] = { ...get.responses["200"], headers: { ...get.responses["200"].headers, ETag: ETAG_HEADER, "Cache-Control": CACHE_CONTROL_HEADER } };
+			get.responses["304"] = { description: "Not modified: the answer is the one whose ETag If-None-Match names; no body", headers: { ETag: ETAG_HEADER, "Cache-Control": CACHE_CONTROL_HEADER } };
+		}
+	}
 	for (const item of Object.values(doc.paths ?? {})) {
 		for (const op of Object.values(item as Record<string, { responses?: Record<string, { headers?: Record<string, unknown>; $ref?: string }> }>)) {
 			if (typeof op !== "object" || op === null || !op.responses) continue;
@@ -57,7 +89,7 @@ export function mountOpenApi(app: OpenAPIHono<AppEnv>): void {
 						title: "drover",
 						version: c.env.DROVER_VERSION,
 						description:
-							"Runs a fleet of Claude agents on schedules, on Cloudflare Workers and Durable Objects. Every answer carries X-Request-Id (components.headers.RequestId); a path asked with a method it does not list answers 405 method_not_allowed with Allow (components.responses.MethodNotAllowed).",
+							"Runs a fleet of Claude agents on schedules, on Cloudflare Workers and Durable Objects. Every answer carries X-Request-Id (components.headers.RequestId); a path asked with a method it does not list answers 405 method_not_allowed with Allow (components.responses.MethodNotAllowed). A JSON answer to a GET under /v1 carries an ETag: sent back in If-None-Match, it is answered 304 with no body while the answer is unchanged.",
 					},
 				}),
 			),

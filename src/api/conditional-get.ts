@@ -1,0 +1,39 @@
+import { createMiddleware } from "hono/factory";
+import type { AppEnv } from "./context.ts";
+
+/**
+ * Revalidation for the API's JSON answers: each GET's JSON carries an ETag (a digest of its bytes),
+ * and a request whose If-None-Match names it is answered 304 with no body. The dashboard polls
+ * whole lists every few seconds; an unchanged fleet of 1,000 agents is then a few hundred bytes a
+ * poll instead of its whole answer. The answer is still computed (its state is in the agents'
+ * objects, not here), only not sent again.
+ *
+ * JSON only: a job's output (up to 100 MB) and its event stream must not be buffered to be hashed,
+ * and R2's own ETag is not a digest of what the route answers (a tail, a range).
+ */
+export const conditionalGet = createMiddleware<AppEnv>(async (c, next) => {
+	await next();
+	if ((c.req.method !== "GET" && c.req.method !== "HEAD") || c.res.status !== 200) return;
+	if (!c.res.headers.get("content-type")?.startsWith("application/json")) return;
+	const body = await c.res.clone().arrayBuffer();
+	const digest = new Uint8Array(await crypto.subtle.digest("SHA-1", body));
+	const etag = `"${btoa(String.fromCharCode(...digest)).replace(/=+$/, "").replace(/\+/g, "-").replace(/\//g, "_")}"`;
+	// An answer a token can read must not be kept by a shared cache; a browser keeping it must ask again.
+	const headers = { ETag: etag, "Cache-Control": "private, no-cache" };
+	if (matches(c.req.header("if-none-match"), etag)) {
+		const notModified = new Response(null, { status: 304, headers });
+		const vary = c.res.headers.get("vary");
+		if (vary) notModified.headers.set("Vary", vary);
+		c.res = undefined;
+		c.res = notModified;
+		return;
+	}
+	for (const [name, value] of Object.entries(headers)) c.res.headers.set(name, value);
+});
+
+/** RFC 9110's weak comparison, which If-None-Match uses: a W/ prefix is ignored on either side. */
+function matches(ifNoneMatch: string | undefined, etag: string): boolean {
+	if (!ifNoneMatch) return false;
+	if (ifNoneMatch.trim() === "*") return true;
+	return ifNoneMatch.split(",").some((tag) => tag.trim().replace(/^W\//, "") === etag);
+}
