@@ -109,6 +109,27 @@ function agentView(agent: Viewed, status: AgentStatus, now: Date, env: Env): Age
 	};
 }
 
+/**
+ * A page of agents by name, fleet.yaml's and the registry's merged: those after `cursor`, at most
+ * `limit`, and the next page's cursor (the last name on it, if more follow). `fromRegistry` reads up
+ * to `n` API agents after the cursor, leaving out fleet.yaml's names (`except`): an API agent a
+ * deploy gave fleet.yaml's name to is the file agent now; its registry row is retired at the next
+ * tick, and until then it is not listed twice.
+ */
+async function pageOfMerged<T extends { name: string }>(
+	cursor: string | undefined,
+	limit: number,
+	fromFile: (agent: AgentDefinition) => T,
+	fromRegistry: (n: number, after: string | undefined, except: readonly string[]) => Promise<T[]>,
+): Promise<{ page: T[]; nextCursor: string | null }> {
+	const fleet = loadFleet().agents;
+	const file = fleet.filter((a) => cursor === undefined || a.name > cursor).map(fromFile);
+	const api = await fromRegistry(limit + 1, cursor, fleet.map((a) => a.name));
+	const merged = [...file, ...api].sort((a, b) => (a.name < b.name ? -1 : 1));
+	const page = merged.slice(0, limit);
+	return { page, nextCursor: merged.length > limit ? (page.at(-1)?.name ?? null) : null };
+}
+
 /** The body was validated by the fleet.yaml schema on the way in; a PUT's name must match its path. */
 function checkName(agent: AgentDefinition, pathName: string): AgentDefinition {
 	if (agent.name !== pathName) {
@@ -171,31 +192,26 @@ export const agentDefinitionsApi = createApi()
 		}),
 		async (c) => {
 			const { limit, cursor, view } = c.req.valid("query");
-			const fleet = loadFleet().agents;
 			if (view === "names") {
 				// The same merge as below, without the definitions or the objects' state: a name
 				// suggester's read of a fleet of 1,000 asked 1,000 objects.
-				const fileNames = fleet.filter((a) => cursor === undefined || a.name > cursor).map((a) => ({ name: a.name, source: "file" as const }));
-				const apiNames = (await listRegisteredAgentNames(c.env.DB, limit + 1, cursor, fleet.map((a) => a.name))).map((name) => ({ name, source: "api" as const }));
-				const merged = [...fileNames, ...apiNames].sort((a, b) => (a.name < b.name ? -1 : 1));
-				const page = merged.slice(0, limit);
-				return c.json({ agents: page, next_cursor: merged.length > limit ? (page.at(-1)?.name ?? null) : null }, 200);
+				const { page, nextCursor } = await pageOfMerged<AgentNameT>(
+					cursor,
+					limit,
+					(a) => ({ name: a.name, source: "file" }),
+					async (n, after, except) => (await listRegisteredAgentNames(c.env.DB, n, after, except)).map((name) => ({ name, source: "api" })),
+				);
+				return c.json({ agents: page, next_cursor: nextCursor }, 200);
 			}
-			const file: Viewed[] = fleet.filter((a) => cursor === undefined || a.name > cursor).map((a) => viewed({ name: a.name, source: "file", definition: a }));
-			// An API agent a deploy gave fleet.yaml's name to is the file agent now; its registry row is
-			// retired at the next tick, and until then it is not listed twice.
-			const api: Viewed[] = (await listRegisteredAgents(c.env.DB, limit + 1, cursor, fleet.map((a) => a.name))).map((r) => ({ ...r, source: "api" }));
-			const merged = [...file, ...api].sort((a, b) => (a.name < b.name ? -1 : 1));
-			const page = merged.slice(0, limit);
+			const { page, nextCursor } = await pageOfMerged<Viewed>(
+				cursor,
+				limit,
+				(a) => viewed({ name: a.name, source: "file", definition: a }),
+				async (n, after, except) => (await listRegisteredAgents(c.env.DB, n, after, except)).map((r) => ({ ...r, source: "api" })),
+			);
 			const now = new Date();
 			const statuses = await Promise.all(page.map((a) => agentRpc(c.env, a.name).status(a.name, a.source)));
-			return c.json(
-				{
-					agents: page.map((a, i) => agentView(a, statuses[i]!, now, c.env)),
-					next_cursor: merged.length > limit ? (page.at(-1)?.name ?? null) : null,
-				},
-				200,
-			);
+			return c.json({ agents: page.map((a, i) => agentView(a, statuses[i]!, now, c.env)), next_cursor: nextCursor }, 200);
 		},
 	)
 	.openapi(
