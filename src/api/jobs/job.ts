@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { accepts } from "hono/accepts";
 import { agentRpc } from "../../../durable-objects/agent/client.ts";
+import { FIRST_LINE_HEADER } from "../../../durable-objects/agent/output-http.ts";
 import { CATCH_UP_BUDGET_BYTES, MAX_BACKLOG_BYTES, MAX_HELD_BYTES, MAX_STREAMS_PER_AGENT, MAX_STREAMS_PER_JOB, STREAM_RETRY_AFTER_SECONDS } from "../../../durable-objects/agent/streams.ts";
 import { BadRequestError, NotFoundError } from "../../errors.ts";
 import { JobIdSchema, JobRecordSchema, JobStatusSchema, JobSummarySchema, TriggerTypeSchema } from "../../jobs/model.ts";
@@ -267,7 +268,7 @@ export const jobApi = createApi()
 					description: "JSONL, one object per line",
 					content: { "application/x-ndjson": { schema: z.string() } },
 					headers: z.object({
-						"X-Drover-First-Line": z.string().optional().openapi({
+						[FIRST_LINE_HEADER]: z.string().optional().openapi({
 							description:
 								"With ?lines=N only: the number of the answer's first line (line numbers run from 1 with no gaps), or, when it has none, the number the job's next line will take. Following on with the stream's `after` = this + the lines received − 1 needs no read of the whole output.",
 							example: "9901",
