@@ -23,7 +23,7 @@ import { definedAgent, queueSync, RegistrySync, SYNC_GRACE_MS } from "./registry
 import { computeRevision, knownRevision } from "./revisions.ts";
 import { AGENT_MIGRATIONS } from "./schema.ts";
 import { claimDue, forgetSchedules, noteTimingChanges, type TickOutcome } from "./scheduling.ts";
-import { currentDefinition, ensureState, forgetDeletedAgent, keepLastDefinition, keptDefinition, markDeleted, readState, saveDefinition, setPaused, type AgentSource, type AgentState } from "./state.ts";
+import { currentDefinition, ensureState, forgetDeletedAgent, keepLastDefinition, keptDefinition, markDeleted, readState, saveDefinition, setPaused, storedAgentName, type AgentSource, type AgentState } from "./state.ts";
 import { triggerJob, type TriggerRequest } from "./triggers.ts";
 import { createFollowUp } from "./runner/follow-up.ts";
 import { getSetup, toolCallPage, type JobSetup, type ToolCall } from "./runner/session.ts";
@@ -600,7 +600,7 @@ export class AgentDO extends DurableObject<Env> {
 	/** A page of this agent's sessions, newest first (see sessions.ts). */
 	async sessions(limit: number, before?: CursorKey): Promise<{ sessions: SessionSummary[]; next: CursorKey | null }> {
 		this.revive();
-		const page = listSessions(this.sql, readState(this.sql)?.name ?? "", limit, before);
+		const page = listSessions(this.sql, storedAgentName(this.sql) ?? "", limit, before);
 		if (page.sessions.length === 0) await this.dropIfBlank();
 		return page;
 	}
@@ -608,7 +608,7 @@ export class AgentDO extends DurableObject<Env> {
 	/** A session of this agent by id or prefix, or the ids a prefix could mean (up to `limit`). */
 	async session(idOrPrefix: string, limit: number): Promise<SessionLookup> {
 		this.revive();
-		const found = findSession(this.sql, readState(this.sql)?.name ?? "", idOrPrefix, limit);
+		const found = findSession(this.sql, storedAgentName(this.sql) ?? "", idOrPrefix, limit);
 		await this.dropIfBlank();
 		return found;
 	}
@@ -629,7 +629,7 @@ export class AgentDO extends DurableObject<Env> {
 	async resetPersistentSession(by: string): Promise<PersistentSession | null> {
 		this.revive();
 		const forgotten = clearPersistentSession(this.sql);
-		log.info("session.reset", { agent: readState(this.sql)?.name ?? null, by, session_id: forgotten?.sessionId ?? null });
+		log.info("session.reset", { agent: storedAgentName(this.sql) ?? null, by, session_id: forgotten?.sessionId ?? null });
 		return forgotten;
 	}
 
@@ -684,7 +684,7 @@ export class AgentDO extends DurableObject<Env> {
 	private agentName(): string | null {
 		if (this.ctx.id.name) return this.ctx.id.name;
 		try {
-			return readState(this.sql)?.name ?? null;
+			return storedAgentName(this.sql) ?? null;
 		} catch {
 			return null;
 		}
@@ -736,7 +736,7 @@ export class AgentDO extends DurableObject<Env> {
 		this.revive();
 		// Asked first, as a trigger does: a wait for ids must not fall between reading the definition
 		// and acting on it.
-		const named = readState(this.sql)?.name;
+		const named = storedAgentName(this.sql);
 		if (named) await this.jobIds.ensure(this.env, named, Date.now());
 		// The wait let other calls in, one that forgot this object among them: met as a fresh one.
 		this.revive();

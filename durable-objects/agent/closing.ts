@@ -7,7 +7,7 @@ import { getJob, jobsWithStatus } from "./jobs.ts";
 import { flushOutbox, outboxSize, settleOutbox, type OutboxAcks } from "./outbox.ts";
 import { consolidateJob, flushChunks, recordConsolidated, unconsolidated, type Consolidated } from "./output-store.ts";
 import { getSetup } from "./runner/session.ts";
-import { keptDefinition, readState } from "./state.ts";
+import { keptDefinition, readState, storedAgentName } from "./state.ts";
 import type { StreamHub } from "./streams.ts";
 
 /**
@@ -93,14 +93,14 @@ export class Closing {
 	/** A mid-pass share of the pass's closing work, for jobs that ended while others still run. */
 	async finishEarly(): Promise<void> {
 		try {
-			await this.closeJobs(false, readState(this.sql)?.name ?? "");
+			await this.closeJobs(false, storedAgentName(this.sql) ?? "");
 			await this.flushIndex();
 			// Noted now, not with the pass's last writes: the next job to end would put these outputs
 			// again, and R2 may refuse a second write of a key within a second.
 			this.noteAcknowledged();
 		} catch (err) {
 			// The pass's own closing work does it all again.
-			log.warn("agent.finish_early_failed", { agent: readState(this.sql)?.name, ...errorFields(err) });
+			log.warn("agent.finish_early_failed", { agent: storedAgentName(this.sql), ...errorFields(err) });
 		}
 	}
 
@@ -130,7 +130,7 @@ export class Closing {
 			this.r2Down = false;
 		} catch (err) {
 			this.r2Down = true;
-			log.warn("output.store_failed", { agent: readState(this.sql)?.name, job_id: current, ...errorFields(err) });
+			log.warn("output.store_failed", { agent: storedAgentName(this.sql), job_id: current, ...errorFields(err) });
 		}
 	}
 
@@ -167,12 +167,12 @@ export class Closing {
 	private async flushIndexNow(): Promise<boolean> {
 		try {
 			await flushOutbox(this.sql, this.env.DB, this.acked);
-			await flushIncidentEvents(this.sql, this.env, readState(this.sql)?.name ?? "", (incident) => this.alertLater(incident));
+			await flushIncidentEvents(this.sql, this.env, storedAgentName(this.sql) ?? "", (incident) => this.alertLater(incident));
 			this.d1Down = false;
 			return true;
 		} catch (err) {
 			this.d1Down = true;
-			log.warn("outbox.flush_failed", { agent: readState(this.sql)?.name, backlog: outboxSize(this.sql, this.acked), ...errorFields(err) });
+			log.warn("outbox.flush_failed", { agent: storedAgentName(this.sql), backlog: outboxSize(this.sql, this.acked), ...errorFields(err) });
 			return false;
 		} finally {
 			// No pass under way to note it with its last writes (an agent dropped from fleet.yaml).

@@ -20,7 +20,7 @@ import { computeRevision, knownRevision } from "./revisions.ts";
 import { dueJobIds, getSetup, nextStepTime } from "./runner/session.ts";
 import { startJob } from "./runner/start.ts";
 import { HEARTBEAT_MS, step, type InflightTool, type StepDeps } from "./runner/step.ts";
-import { currentDefinition, keptDefinition, readState } from "./state.ts";
+import { currentDefinition, keptDefinition, readState, storedAgentName } from "./state.ts";
 import type { RegistrySync } from "./registry-sync.ts";
 import type { StreamHub } from "./streams.ts";
 import { expireTriggerKeys } from "./triggers.ts";
@@ -246,7 +246,7 @@ export class Passes {
 			.catch((err: unknown) => {
 				// The first fails the pass; each is logged, or a second job's crash would leave no trace.
 				this.loopError ??= err;
-				log.error("job.step_failed", { agent: readState(this.sql)?.name, job_id: jobId, ...errorFields(err) });
+				log.error("job.step_failed", { agent: storedAgentName(this.sql), job_id: jobId, ...errorFields(err) });
 			})
 			.finally(() => {
 				this.loops.delete(jobId);
@@ -424,7 +424,7 @@ export class Passes {
 	 */
 	startNow(): void {
 		this.ctx.waitUntil(
-			this.work().catch((err: unknown) => log.warn("agent.work_failed", { agent: readState(this.sql)?.name, ...errorFields(err) })),
+			this.work().catch((err: unknown) => log.warn("agent.work_failed", { agent: storedAgentName(this.sql), ...errorFields(err) })),
 		);
 	}
 

@@ -3,7 +3,7 @@ import { findAgent } from "../../src/config/bundled.ts";
 import { errorFields, log } from "../../src/log.ts";
 import { shardName, shardOf } from "../../src/scheduler/shards.ts";
 import { markAgentDeleted, upsertRegisteredAgent } from "../../src/store/agent-registry.ts";
-import { readState } from "./state.ts";
+import { readState, storedAgentName } from "./state.ts";
 
 /**
  * An API agent's object is the one place its definition is decided (a define or remove runs
@@ -96,7 +96,7 @@ export class RegistrySync {
 		if (due === null || due > now) return;
 		try {
 			await this.sync();
-			log.info("agent.registry_synced_late", { agent: readState(this.sql)?.name });
+			log.info("agent.registry_synced_late", { agent: storedAgentName(this.sql) });
 		} catch {
 			// Logged by syncNow.
 		}

@@ -53,6 +53,11 @@ export function readState(sql: SqlStorage): AgentState | null {
 	return row ? toAgentState(row) : null;
 }
 
+/** The agent's name as stored, for a log line or a read by agent: undefined before a call first names it. */
+export function storedAgentName(sql: SqlStorage): string | undefined {
+	return readState(sql)?.name;
+}
+
 /**
  * Records which agent this object is, the first time it hears its name. An API agent whose name a
  * deploy then gives to a fleet.yaml agent becomes that file agent: fleet.yaml wins a name, as it does

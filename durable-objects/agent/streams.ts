@@ -1,6 +1,6 @@
 import { errorFields, log } from "../../src/log.ts";
 import { MAX_LINE_BYTES, readLines } from "./runner/output.ts";
-import { readState } from "./state.ts";
+import { storedAgentName } from "./state.ts";
 
 /** The state an SSE subscriber is told about besides lines. */
 export interface JobPhase {
@@ -251,7 +251,7 @@ export class StreamHub {
 			if (payload) {
 				const waiting = sub.pendingBytes - (sub.writing ? (sub.pending[0]?.length ?? 0) : 0);
 				if (waiting > MAX_BACKLOG_BYTES) {
-					log.warn("stream.dropped", { agent: readState(this.sql)?.name, job_id: jobId, waiting_bytes: waiting, limit_bytes: MAX_BACKLOG_BYTES, last_line_queued: sub.lastLine });
+					log.warn("stream.dropped", { agent: storedAgentName(this.sql), job_id: jobId, waiting_bytes: waiting, limit_bytes: MAX_BACKLOG_BYTES, last_line_queued: sub.lastLine });
 					this.endEarly(sub);
 					continue;
 				}
@@ -281,7 +281,7 @@ export class StreamHub {
 				for (const s of subs) if (s.pendingBytes > 0 && (most === null || s.pendingBytes > most.pendingBytes)) most = s;
 			}
 			if (!most) return;
-			log.warn("stream.dropped", { agent: readState(this.sql)?.name, job_id: most.jobId, waiting_bytes: most.pendingBytes, held_bytes: this.held, limit_bytes: MAX_HELD_BYTES, last_line_queued: most.lastLine, sending_job_id: jobId });
+			log.warn("stream.dropped", { agent: storedAgentName(this.sql), job_id: most.jobId, waiting_bytes: most.pendingBytes, held_bytes: this.held, limit_bytes: MAX_HELD_BYTES, last_line_queued: most.lastLine, sending_job_id: jobId });
 			this.endEarly(most);
 		}
 	}
@@ -316,7 +316,7 @@ export class StreamHub {
 			this.publish(sub.jobId);
 		} catch (err) {
 			// An archived output that failed to read: the client reconnects and the read is tried again.
-			log.warn("stream.catch_up_failed", { agent: readState(this.sql)?.name, job_id: sub.jobId, ...errorFields(err) });
+			log.warn("stream.catch_up_failed", { agent: storedAgentName(this.sql), job_id: sub.jobId, ...errorFields(err) });
 			this.endEarly(sub);
 		}
 	}
@@ -373,7 +373,7 @@ export class StreamHub {
 				for (const s of subs) if (s.ownBytes > 0 && (oldest === null || s.ownSince < oldest.ownSince)) oldest = s;
 			}
 			if (!oldest) break;
-			log.warn("stream.dropped", { agent: readState(this.sql)?.name, job_id: oldest.jobId, waiting_bytes: oldest.ownBytes, catching_up_bytes: this.ownHeld, limit_bytes: CATCH_UP_BUDGET_BYTES, last_line_queued: oldest.lastLine });
+			log.warn("stream.dropped", { agent: storedAgentName(this.sql), job_id: oldest.jobId, waiting_bytes: oldest.ownBytes, catching_up_bytes: this.ownHeld, limit_bytes: CATCH_UP_BUDGET_BYTES, last_line_queued: oldest.lastLine });
 			this.endEarly(oldest);
 		}
 		// Within its own budget, a batch can still take all streams past theirs (live ones holding the rest).
