@@ -1,7 +1,8 @@
+import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import vm from "node:vm";
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { chromium, type Browser, type BrowserContext, type Page, type Request, type Route } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 
 // The dashboard, driven in Debian's Chromium against the local Worker (the real bundle in workerd)
@@ -151,8 +152,8 @@ async function fakeFleet(page: Page, size: number) {
 		paused: i === size - 1 || i % 180 === 7 ? { by: "auto", at, reason: "auto: secret TOKEN is not set" } : null,
 	}));
 	const requests: URL[] = [];
-	/** The bytes of JSON the fake answered /v1/agents with. */
-	const served = { bytes: 0 };
+	/** The bytes of JSON the fake answered /v1/agents with, and how many answers were 304s (bodiless). */
+	const served = { bytes: 0, unchanged: 0 };
 	let holdNext: ((release: () => Promise<void>) => void) | null = null;
 	await page.route(
 		(u) => u.pathname === "/v1/agents",
@@ -166,8 +167,12 @@ async function fakeFleet(page: Page, size: number) {
 			// As the API answers view=names: each agent's name and source alone.
 			const listed = u.searchParams.get("view") === "names" ? slice.map((a) => ({ name: a.name, source: a.source })) : slice;
 			const body = JSON.stringify({ agents: listed, next_cursor: from + limit < agents.length ? slice.at(-1)!.name : null });
-			served.bytes += body.length;
-			const answer = () => route.fulfill({ contentType: "application/json", body });
+			// As the API revalidates (src/api/conditional-get.ts): an unchanged answer's tag is a 304.
+			const etag = `"${createHash("sha1").update(body).digest("base64url")}"`;
+			const unchanged = route.request().headers()["if-none-match"] === etag;
+			if (unchanged) served.unchanged++;
+			else served.bytes += body.length;
+			const answer = () => (unchanged ? route.fulfill({ status: 304, headers: { etag } }) : route.fulfill({ contentType: "application/json", headers: { etag }, body }));
 			if (!holdNext) return answer();
 			const held = holdNext;
 			holdNext = null;
@@ -177,7 +182,7 @@ async function fakeFleet(page: Page, size: number) {
 	await page.route(
 		(u) => u.pathname === "/v1/status",
 		async (route) => {
-			const body = (await (await route.fetch()).json()) as Record<string, unknown>;
+			const body = (await (await fetchWhole(route)).json()) as Record<string, unknown>;
 			return route.fulfill({ json: { ...body, agents: { file: 16, api: size - 16 } } });
 		},
 	);
@@ -204,6 +209,15 @@ async function watchTimers(page: Page, ms: number): Promise<() => Promise<number
 const shot = (page: Page, view: string) => page.screenshot({ path: path.join(SHOTS, `${view}.png`), fullPage: true });
 
 /**
+ * A routed GET's answer fetched from the Worker whole: the page sends the ETag of the answer it kept
+ * (api.client.js), and a 304 would carry no JSON for the test to read or change.
+ */
+function fetchWhole(route: Route) {
+	const { "if-none-match": _kept, ...headers } = route.request().headers();
+	return route.fetch({ headers });
+}
+
+/**
  * Holds the answer to the first GET whose URL `matches`: it is fetched at once, so it shows the state
  * of that moment, and `read` sums its JSON up for the test; it reaches the page only at `release()`,
  * which resolves once the page has received it. Later matching requests go through.
@@ -216,7 +230,7 @@ async function holdFirst<T>(page: Page, matches: (u: URL) => boolean, read: (bod
 	await page.route(matches, async (route) => {
 		if (holding || route.request().method() !== "GET") return route.continue();
 		holding = true;
-		const response = await route.fetch();
+		const response = await fetchWhole(route);
 		const value = read((await response.json()) as never);
 		const request = route.request();
 		found({
@@ -444,7 +458,7 @@ describe("the dashboard", () => {
 		await page.route((u) => u.pathname === `/v1/jobs/${first.id}`, async (route) => {
 			if (route.request().method() !== "GET" || holding) return route.continue();
 			holding = true;
-			const response = await route.fetch();
+			const response = await fetchWhole(route);
 			releaseRead = () => route.fulfill({ response });
 			readStatus(((await response.json()) as JobRecord).status);
 		});
@@ -893,7 +907,7 @@ describe("the dashboard", () => {
 		});
 		await page.route(/\/v1\/agents\?limit=100$/, async (route) => {
 			if (pauseSent) return route.fallback();
-			first ??= await (await route.fetch()).json();
+			first ??= await (await fetchWhole(route)).json();
 			await route.fulfill({ json: first });
 		});
 		await page.reload();
@@ -1020,7 +1034,7 @@ describe("the dashboard", () => {
 		await page.route(
 			(u) => u.pathname in edits,
 			async (route) => {
-				const body = (await (await route.fetch()).json()) as never;
+				const body = (await (await fetchWhole(route)).json()) as never;
 				edits[new URL(route.request().url()).pathname]!(body);
 				return route.fulfill({ json: body });
 			},
@@ -1426,9 +1440,15 @@ describe("the dashboard", () => {
 		const held = await closedHeld;
 		expect(held.value).toContain(closedAgent);
 		// The detected incidents again: the rows shown are kept as they are (no redraw) unless they changed.
-		const detected = page.waitForResponse((r) => new URL(r.url()).searchParams.get("state") === "detected");
+		// Its answer is a 304 now (the page sends the tag of the detected list it drew first), which Chromium
+		// ends as failed (ERR_ABORTED: no body to read) once the page has it: either event says it has.
+		const detected = new Promise<void>((resolve) => {
+			const done = (r: Request) => void (new URL(r.url()).searchParams.get("state") === "detected" && resolve());
+			page.on("requestfinished", done);
+			page.on("requestfailed", done);
+		});
 		await select.selectOption("detected");
-		await (await detected).finished();
+		await detected;
 		await expect.poll(() => page.locator("#incidents-table tbody tr", { hasText: openAgent }).count(), LIVE).toBe(1);
 
 		await held.release();
@@ -1706,10 +1726,10 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
-	it("keeps the rows of a 1,000-agent fleet that a poll found unchanged, and the text selected in one, redrawing only a changed agent's", async () => {
+	it("keeps the rows of a 1,000-agent fleet that a poll found unchanged, and the text selected in one, redrawing only a changed agent's, downloading only its page", async () => {
 		const page = await signedIn("/", tokens.read, { fakeClock: true });
 		await page.locator(`#fleet-table tr[data-agent="triage"]`).waitFor(LIVE);
-		const { agents } = await fakeFleet(page, 1000);
+		const { agents, served } = await fakeFleet(page, 1000);
 		await page.reload();
 		const meta = page.locator("#fleet-meta");
 		await meta.filter({ hasText: "100 of 1,000 agents shown" }).waitFor(LIVE);
@@ -1722,14 +1742,49 @@ describe("the dashboard", () => {
 		})()`);
 		const polls = await watchTimers(page, 50_000);
 		agents[3]!.paused = { by: "ops", at: new Date().toISOString(), reason: "maintenance" };
+		const before = { ...served };
 		await page.clock.runFor(50_000);
 		await expect.poll(polls, LIVE).toBe(1);
 		await page.locator('#fleet-table tr[data-agent="fleet-0003"]', { hasText: "maintenance" }).waitFor(LIVE);
+		// The poll read the fleet's 10 pages of 100: the first, with the changed agent, whole; the other 9 were 304s.
+		const downloaded = served.bytes - before.bytes;
+		const whole = JSON.stringify(agents).length;
+		console.log(`a poll of a 1,000-agent fleet shown whole, one agent changed: ${downloaded} B (the fleet's agents: ${whole} B)`);
+		expect(served.unchanged - before.unchanged).toBe(9);
+		expect(downloaded).toBeLessThan(whole / 5);
 		const rows = page.locator("#fleet-table tbody tr");
 		expect(await rows.count()).toBe(1000);
 		// Only the changed agent's row is new.
 		expect(await page.locator("#fleet-table tbody tr:not([data-before])").evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-agent")))).toEqual(["fleet-0003"]);
 		expect(await page.evaluate<string>("getSelection().toString()")).toBe("fleet-0500");
+		await page.close();
+	});
+
+	it("polls an unchanged list with the ETag of its last answer, the Worker answering 304, and shows a change at the next poll", async () => {
+		const agent = await createAgent("etag-polled", {});
+		await script({ text: "First." }, { text: "Second." });
+		const first = await trigger(agent, "One.");
+		expect(await settled(first.id)).toBe("completed");
+		const page = await signedIn(`/jobs?agent=${agent}`, tokens.read, { fakeClock: true });
+		const rows = page.locator("#jobs-table tbody tr[data-job]");
+		await expect.poll(() => rows.count(), LIVE).toBe(1);
+		const answers: { status: number; sent: string | undefined }[] = [];
+		page.on("response", (res) => {
+			const u = new URL(res.url());
+			if (u.pathname === "/v1/jobs" && u.searchParams.get("agent") === agent) answers.push({ status: res.status(), sent: res.request().headers()["if-none-match"] });
+		});
+		const polls = await watchTimers(page, 10_000);
+		await page.clock.runFor(10_000);
+		await expect.poll(() => answers.length, LIVE).toBe(1);
+		// The browser sent the tag of the answer it drew, and Chromium handed the page the bodiless 304.
+		expect(answers[0]).toEqual({ status: 304, sent: expect.stringMatching(/^"[\w-]{27}"$/) });
+		await expect.poll(polls, LIVE).toBe(1);
+		expect(await rows.count()).toBe(1);
+		const second = await trigger(agent, "Two.");
+		expect(await settled(second.id)).toBe("completed");
+		await page.clock.runFor(10_000);
+		await expect.poll(() => rows.count(), LIVE).toBe(2);
+		expect(answers[1]).toMatchObject({ status: 200 });
 		await page.close();
 	});
 
@@ -2536,7 +2591,7 @@ describe("the dashboard", () => {
 			await page.route(
 				(u) => u.pathname === "/v1/status",
 				async (route) => {
-					const body = (await (await route.fetch()).json()) as { scheduler: Record<string, unknown> };
+					const body = (await (await fetchWhole(route)).json()) as { scheduler: Record<string, unknown> };
 					// Stalled: ticks still come (20 s ago), every one failed since the last good one.
 					const lastOk = new Date(Date.now() + elapsed - (stalled ? 900_000 : 20_000)).toISOString();
 					const tick = new Date(Date.now() + elapsed - 20_000).toISOString();
@@ -2589,7 +2644,7 @@ describe("the dashboard", () => {
 		await page.route(
 			(u) => u.pathname === "/v1/status",
 			async (route) => {
-				const body = (await (await route.fetch()).json()) as { scheduler: Record<string, unknown> };
+				const body = (await (await fetchWhole(route)).json()) as { scheduler: Record<string, unknown> };
 				const scheduler = { ...body.scheduler, last_tick_at: new Date(Date.now() - 20_000).toISOString(), stalled: false, error: null, shards_behind: 0 };
 				return route.fulfill({ json: { ...body, scheduler, warnings: [], d1 } });
 			},
@@ -3662,7 +3717,7 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		const long = Array.from({ length: 300 }, (_, i) => `word${i}`).join(" ");
 		const page = await context.newPage();
 		await page.route((u) => u.pathname === "/v1/jobs", async (route) => {
-			const body = (await (await route.fetch()).json()) as { jobs: { summary: string | null }[] };
+			const body = (await (await fetchWhole(route)).json()) as { jobs: { summary: string | null }[] };
 			for (const j of body.jobs) j.summary = long;
 			return route.fulfill({ json: body });
 		});
@@ -3802,7 +3857,7 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 			state.reads++;
 			if (state.down) return route.abort("connectionrefused");
 			if (u.searchParams.get("cursor")) return route.fulfill({ json: { jobs: [], next_cursor: null } });
-			const body = (await (await route.fetch()).json()) as { next_cursor: string | null };
+			const body = (await (await fetchWhole(route)).json()) as { next_cursor: string | null };
 			return route.fulfill({ json: { ...body, next_cursor: body.next_cursor ?? "c-fake" } });
 		});
 		return state;

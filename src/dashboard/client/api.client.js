@@ -46,7 +46,8 @@ async function request(path, opts) {
 		if (/** @type {Error} */ (err).name === "AbortError") throw err;
 		throw new Unreachable(/** @type {Error} */ (err).message || String(err));
 	}
-	if (!res.ok) {
+	// A 304 answers the If-None-Match api() sent, naming the answer it kept.
+	if (!res.ok && res.status !== 304) {
 		const err = await errorFrom(res);
 		// A token that worked is refused (revoked, expired): said as such, not as a mistyped one is.
 		if (res.status === 401) signOut("Your token was refused, so you are signed out (it may have expired or been revoked): " + err.message);
@@ -54,8 +55,54 @@ async function request(path, opts) {
 	}
 	return res;
 }
+/**
+ * The last JSON answer to each GET, with its ETag: the next GET of the path sends the tag, and a 304
+ * (the answer unchanged: an idle fleet's every poll) is read from here instead of downloaded again.
+ * Kept as text, parsed afresh each time, so no reader can change what the next one gets. Bounded:
+ * the oldest used go first past REVALIDATE_ENTRIES answers or REVALIDATE_CHARS characters.
+ * @type {Map<string, { etag: string, text: string }>}
+ */
+const revalidated = new Map();
+const REVALIDATE_ENTRIES = 64;
+const REVALIDATE_CHARS = 8_000_000;
+let revalidatedChars = 0;
+/** @param {string} path @param {{ etag: string, text: string } | null} entry */
+function keepAnswer(path, entry) {
+	const old = revalidated.get(path);
+	if (old) {
+		revalidated.delete(path);
+		revalidatedChars -= old.text.length;
+	}
+	if (!entry || entry.text.length > REVALIDATE_CHARS / 4) return;
+	revalidated.set(path, entry);
+	revalidatedChars += entry.text.length;
+	for (const [oldest, kept] of revalidated) {
+		if (revalidated.size <= REVALIDATE_ENTRIES && revalidatedChars <= REVALIDATE_CHARS) break;
+		revalidated.delete(oldest);
+		revalidatedChars -= kept.text.length;
+	}
+}
+/** Forgets every kept answer: another token may be answered otherwise. */
+function forgetAnswers() {
+	revalidated.clear();
+	revalidatedChars = 0;
+}
 /** The API's JSON answer, any: its readers give it its type (types.d.ts). @type {(path: string, opts?: RequestOptions) => Promise<any>} */
-const api = async (path, opts) => (await request(path, opts)).json();
+async function api(path, opts) {
+	if (opts && opts.method && opts.method !== "GET") return (await request(path, opts)).json();
+	const kept = revalidated.get(path);
+	const headers = new Headers((opts && opts.headers) || {});
+	if (kept) headers.set("if-none-match", kept.etag);
+	const res = await request(path, { ...opts, headers });
+	if (res.status === 304 && kept) {
+		keepAnswer(path, kept);
+		return JSON.parse(kept.text);
+	}
+	const text = await res.text();
+	const etag = res.headers.get("etag");
+	keepAnswer(path, etag ? { etag, text } : null);
+	return JSON.parse(text);
+}
 /** @type {(path: string, json?: unknown) => Promise<any>} */
 const post = (path, json) => api(path, { method: "POST", json: json === undefined ? {} : json });
 /** Every page of a list endpoint, up to max items. */

@@ -16,6 +16,7 @@ function showSignIn(message) {
 /** @param {string} [message] */
 function signOut(message) {
 	sessionStorage.removeItem(TOKEN_KEY);
+	forgetAnswers();
 	delete document.body.dataset.role;
 	viewAbort.abort();
 	viewAbort = new AbortController();
