@@ -1,22 +1,47 @@
 import { z } from "@hono/zod-openapi";
-import { UsageDaySchema, UsageDayTotalSchema } from "../jobs/usage-day.ts";
+import { AGENT_NAME_PATTERN, agentNameProblem } from "../config/schema.ts";
+import { UsageAgentTotalSchema, UsageDaySchema, UsageDayTotalSchema } from "../jobs/usage-day.ts";
 import { BadRequestError } from "../errors.ts";
-import { DAY_MS, isoDay, listUsage, listUsageByDay, utcDay } from "../store/usage.ts";
+import { DAY_MS, isoDay, listUsage, listUsageByAgent, listUsageByDay, utcDay } from "../store/usage.ts";
 import { createApi, withRole } from "./factory.ts";
-import { AgentNameParam, CursorParam, pageLimit } from "./params.ts";
+import { CursorParam, pageLimit } from "./params.ts";
 
 const Day = z.iso.date({ message: "must be a date, YYYY-MM-DD" });
 const DEFAULT_DAYS = 7;
+/** Names an `agent` filter may list: a chart's few series (the dashboard asks for 8), not a fleet. */
+const MAX_AGENTS = 20;
+
+/** `agent`: one name, or several separated by commas (any of them), each as AgentNameParam takes it. */
+const AgentsParam = z
+	.string()
+	.transform((value, ctx) => {
+		const names = value.split(",");
+		for (const name of names) {
+			if (AGENT_NAME_PATTERN.test(name)) continue;
+			const which = names.length > 1 ? `${JSON.stringify(name)} ` : "it ";
+			ctx.addIssue({ code: "custom", message: `must be an agent name, or several separated by commas: lowercase letters, digits and dashes, starting with a letter or digit; ${which}${agentNameProblem(name)}` });
+			return z.NEVER;
+		}
+		const unique = [...new Set(names)];
+		if (unique.length > MAX_AGENTS) {
+			ctx.addIssue({ code: "custom", message: `names ${unique.length} agents; at most ${MAX_AGENTS}` });
+			return z.NEVER;
+		}
+		return unique;
+	})
+	.openapi({ type: "string", description: `An agent's name, or up to ${MAX_AGENTS} separated by commas: their rows alone`, example: "daily-digest,triage" });
 
 const UsageQuery = z
 	.strictObject({
 		since: Day.optional().openapi({ description: `First UTC day, inclusive (default: ${DEFAULT_DAYS - 1} days before until)`, example: "2026-11-24" }),
 		until: Day.optional().openapi({ description: "Last UTC day, inclusive (default: today)", example: "2026-11-30" }),
-		agent: AgentNameParam.optional(),
+		agent: AgentsParam.optional(),
 		limit: pageLimit(1000, 500),
 		cursor: CursorParam,
-		group: z.enum(["day"]).optional().openapi({
-			description: "day: one row a UTC day, its agents' rows summed (UsageDayTotalPage; with agent, that agent's alone), newest first, limit and cursor counting days",
+		group: z.enum(["day", "agent"]).optional().openapi({
+			description:
+				"day: one row a UTC day, its agents' rows summed (UsageDayTotalPage; with agent, those agents' alone), newest first, limit and cursor counting days. " +
+				"agent: one row an agent, its days summed (UsageAgentTotalPage), busiest first (the four classes of tokens added up, then by name), limit and cursor counting agents, total the agents of every page",
 		}),
 	})
 	.refine((q) => !q.since || !q.until || q.since <= q.until, { message: "since must not be after until", path: ["since"] });
@@ -39,6 +64,16 @@ const UsageDayTotalPage = z
 	})
 	.openapi("UsageDayTotalPage");
 
+const UsageAgentTotalPage = z
+	.object({
+		since: z.string(),
+		until: z.string(),
+		agents: z.array(UsageAgentTotalSchema),
+		total: z.number().int().openapi({ description: "Agents in the list, over all its pages" }),
+		next_cursor: z.string().nullable(),
+	})
+	.openapi("UsageAgentTotalPage");
+
 export const usageApi = createApi().openapi(
 	withRole("read", {
 		method: "get",
@@ -46,7 +81,9 @@ export const usageApi = createApi().openapi(
 		summary: "Tokens and cost of ended jobs by agent and UTC day of their creation, newest day first",
 		request: { query: UsageQuery },
 		responses: {
-			200: { description: "A page of agents' days (UsagePage), or with group=day of the fleet's days (UsageDayTotalPage)", content: { "application/json": { schema: z.union([UsagePage, UsageDayTotalPage]) } } },
+			200: { description: "A page of agents' days (UsagePage), with group=day of the fleet's days (UsageDayTotalPage), with group=agent of its agents' totals (UsageAgentTotalPage)",
+				content: { "application/json": { schema: z.union([UsagePage, UsageDayTotalPage, UsageAgentTotalPage]) } },
+			},
 		},
 	}),
 	async (c) => {
@@ -59,8 +96,9 @@ export const usageApi = createApi().openapi(
 			// Worded and detailed as the schema's own 400s are (validationError).
 			throw new BadRequestError(`invalid query: since: ${message}`, { issues: [{ path: "since", message }] });
 		}
-		const range = { fromDay, toDay, agent: q.agent };
-		const page = q.group === "day" ? await listUsageByDay(c.env.DB, range, q.limit, q.cursor) : await listUsage(c.env.DB, range, q.limit, q.cursor);
+		const range = { fromDay, toDay, agents: q.agent };
+		const list = q.group === "day" ? listUsageByDay : q.group === "agent" ? listUsageByAgent : listUsage;
+		const page = await list(c.env.DB, range, q.limit, q.cursor);
 		return c.json({ since: isoDay(fromDay), until: isoDay(toDay), ...page }, 200);
 	},
 );

@@ -29,3 +29,13 @@ export const UsageDayTotalSchema = UsageDaySchema.omit({ agent: true })
 	.openapi("UsageDayTotal");
 
 export type UsageDayTotal = z.infer<typeof UsageDayTotalSchema>;
+
+/** One agent's usage over the days asked (GET /v1/usage?group=agent): its days summed. */
+export const UsageAgentTotalSchema = UsageDaySchema.omit({ day: true })
+	.extend({
+		days: z.number().int().openapi({ description: "Days with ended jobs of the agent: its rows in the list by agent" }),
+		cost_usd: z.number().nullable().openapi({ description: "Cost of the agent's priced jobs; null when none that used tokens was priced: null exactly when every day's cost is" }),
+	})
+	.openapi("UsageAgentTotal");
+
+export type UsageAgentTotal = z.infer<typeof UsageAgentTotalSchema>;

@@ -1,9 +1,9 @@
 import { cursorScope, decodeCursor, encodeCursor, type CursorKey } from "../shared/cursor.ts";
 import type { JobRecord } from "../jobs/model.ts";
 import { FIRST_FINAL } from "./first-final.ts";
-import type { UsageDay, UsageDayTotal } from "../jobs/usage-day.ts";
+import type { UsageAgentTotal, UsageDay, UsageDayTotal } from "../jobs/usage-day.ts";
 
-export type { UsageDay, UsageDayTotal };
+export type { UsageAgentTotal, UsageDay, UsageDayTotal };
 
 /**
  * The usage_daily rollup (migrations/0005): tokens and cost of ended jobs by agent and UTC day of
@@ -56,10 +56,9 @@ type UsageRow = Omit<UsageDay, "day" | "cost_usd"> & { day: number; cost_usd: nu
 const dayCost = (row: { cost_usd: number; priced_jobs: number; tokenless_priced_jobs: number }): number | null =>
 	row.priced_jobs - row.tokenless_priced_jobs === 0 ? null : Math.round(row.cost_usd * 1e6) / 1e6;
 
-function toUsageDay(row: UsageRow): UsageDay {
+/** A row's sums as the API answers them, its cost rounded (dayCost). */
+function sums(row: Omit<UsageRow, "day" | "agent">): Omit<UsageDay, "day" | "agent"> {
 	return {
-		day: isoDay(row.day),
-		agent: row.agent,
 		jobs: row.jobs,
 		input_tokens: row.input_tokens,
 		output_tokens: row.output_tokens,
@@ -72,6 +71,39 @@ function toUsageDay(row: UsageRow): UsageDay {
 	};
 }
 
+const toUsageDay = (row: UsageRow): UsageDay => ({ day: isoDay(row.day), agent: row.agent, ...sums(row) });
+
+/** The days a list is over and, if any, the agents it is of (several: any of them). */
+export interface UsageRange {
+	fromDay: number;
+	toDay: number;
+	agents?: readonly string[] | undefined;
+}
+
+/** `agent IN (…)` and its parameters, or nothing for every agent. */
+function agentFilter(range: UsageRange): { sql: string[]; params: string[] } {
+	const agents = range.agents ?? [];
+	return agents.length === 0 ? { sql: [], params: [] } : { sql: [`agent IN (${agents.map(() => "?").join(", ")})`], params: [...agents] };
+}
+
+/**
+ * Where a page of `list` starts: its cursor's key, if it has one, checked against the list and its
+ * filters. Bound to the days the page answered for (its since and until, defaults resolved) and the
+ * agents: the same days asked explicitly are the same list; other days, or the defaults after
+ * midnight, are another, refused rather than paged from an unrelated position.
+ */
+function pageStart(list: string, range: UsageRange, cursor: string | undefined): { scope: string; after: CursorKey | undefined } {
+	const scope = cursorScope(list, { since: isoDay(range.fromDay), until: isoDay(range.toDay), agent: range.agents?.join(",") });
+	return { scope, after: cursor === undefined ? undefined : decodeCursor(cursor, scope) };
+}
+
+/** The sums a grouped page reads, each keeping the per-agent rows' meaning (see dayCost). */
+const SUMS = `sum(jobs) AS jobs, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens,
+	sum(cache_creation_input_tokens) AS cache_creation_input_tokens, sum(cache_read_input_tokens) AS cache_read_input_tokens,
+	sum(cost_usd) AS cost_usd, sum(priced_jobs) AS priced_jobs, sum(tokenless_priced_jobs) AS tokenless_priced_jobs`;
+
+type SumRow = Omit<UsageRow, "day" | "agent">;
+
 /**
  * A page's query. Newest day first, agents ascending within a day: the key's order, in mixed
  * directions that no row-value comparison seeks past. Past a cursor is a later agent on its day, then
@@ -80,14 +112,14 @@ function toUsageDay(row: UsageRow): UsageDay {
  * having a LIMIT) and stopped at the page's end. The cursor's day used to be read from its first agent
  * and dropped up to the cursor's; an outer ORDER BY would merge the two, and reads every row of both.
  */
-export function usageListQuery(range: { fromDay: number; toDay: number; agent?: string | undefined }, limit: number, after?: CursorKey): { sql: string; params: (string | number)[] } {
-	const agent = range.agent === undefined ? [] : [range.agent];
-	const select = (where: string[]) => `SELECT * FROM usage_daily WHERE ${[...where, ...agent.map(() => "agent = ?")].join(" AND ")} ORDER BY day DESC, agent ASC LIMIT ?`;
-	if (!after) return { sql: select(["day >= ?", "day <= ?"]), params: [range.fromDay, range.toDay, ...agent, limit] };
+export function usageListQuery(range: UsageRange, limit: number, after?: CursorKey): { sql: string; params: (string | number)[] } {
+	const agents = agentFilter(range);
+	const select = (where: string[]) => `SELECT * FROM usage_daily WHERE ${[...where, ...agents.sql].join(" AND ")} ORDER BY day DESC, agent ASC LIMIT ?`;
+	if (!after) return { sql: select(["day >= ?", "day <= ?"]), params: [range.fromDay, range.toDay, ...agents.params, limit] };
 	return {
 		// One upper bound on the earlier days, or the seek starts at the window's top and reads the cursor's day through.
 		sql: `SELECT * FROM (${select(["day = ?", "agent > ?", "day >= ?", "day <= ?"])}) UNION ALL SELECT * FROM (${select(["day >= ?", "day < ?"])}) LIMIT ?`,
-		params: [after.at, after.id, range.fromDay, range.toDay, ...agent, limit, range.fromDay, Math.min(after.at, range.toDay + 1), ...agent, limit, limit],
+		params: [after.at, after.id, range.fromDay, range.toDay, ...agents.params, limit, range.fromDay, Math.min(after.at, range.toDay + 1), ...agents.params, limit, limit],
 	};
 }
 
@@ -96,17 +128,8 @@ export function usageListQuery(range: { fromDay: number; toDay: number; agent?: 
  * by name (the primary key's order), with keyset pagination on (day, agent): a page seeks to the
  * cursor's day and reads its own rows, not the pages before it.
  */
-export async function listUsage(
-	db: D1Database,
-	range: { fromDay: number; toDay: number; agent?: string | undefined },
-	limit: number,
-	cursor?: string,
-): Promise<{ days: UsageDay[]; next_cursor: string | null }> {
-	// Bound to the days the page answered for (its since and until, defaults resolved) and the agent:
-	// the same days asked explicitly are the same list; other days, or the defaults after midnight,
-	// are another, refused rather than paged from an unrelated position.
-	const scope = cursorScope("usage", { since: isoDay(range.fromDay), until: isoDay(range.toDay), agent: range.agent });
-	const after = cursor === undefined ? undefined : decodeCursor(cursor, scope);
+export async function listUsage(db: D1Database, range: UsageRange, limit: number, cursor?: string): Promise<{ days: UsageDay[]; next_cursor: string | null }> {
+	const { scope, after } = pageStart("usage", range, cursor);
 	const { sql, params } = usageListQuery(range, limit + 1, after);
 	const { results } = await db
 		.prepare(sql)
@@ -127,39 +150,60 @@ export async function listUsage(
  * so the day's cost is null exactly when each agent's is. A client adding up a week of 1,000 agents
  * itself reads their 7,000 rows (1.3 MB).
  */
-export async function listUsageByDay(
-	db: D1Database,
-	range: { fromDay: number; toDay: number; agent?: string | undefined },
-	limit: number,
-	cursor?: string,
-): Promise<{ days: UsageDayTotal[]; next_cursor: string | null }> {
-	const scope = cursorScope("usage-by-day", { since: isoDay(range.fromDay), until: isoDay(range.toDay), agent: range.agent });
-	const after = cursor === undefined ? undefined : decodeCursor(cursor, scope);
+export async function listUsageByDay(db: D1Database, range: UsageRange, limit: number, cursor?: string): Promise<{ days: UsageDayTotal[]; next_cursor: string | null }> {
+	const { scope, after } = pageStart("usage-by-day", range, cursor);
 	const toDay = after === undefined ? range.toDay : Math.min(range.toDay, after.at - 1);
-	const agent = range.agent === undefined ? [] : [range.agent];
+	const agents = agentFilter(range);
 	const { results } = await db
 		.prepare(
-			`SELECT day, count(*) AS agents, sum(jobs) AS jobs, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens,
-			   sum(cache_creation_input_tokens) AS cache_creation_input_tokens, sum(cache_read_input_tokens) AS cache_read_input_tokens,
-			   sum(cost_usd) AS cost_usd, sum(priced_jobs) AS priced_jobs, sum(tokenless_priced_jobs) AS tokenless_priced_jobs
-			 FROM usage_daily WHERE day >= ? AND day <= ?${agent.length ? " AND agent = ?" : ""} GROUP BY day ORDER BY day DESC LIMIT ?`,
+			`SELECT day, count(*) AS agents, ${SUMS}
+			 FROM usage_daily WHERE ${["day >= ?", "day <= ?", ...agents.sql].join(" AND ")} GROUP BY day ORDER BY day DESC LIMIT ?`,
 		)
-		.bind(range.fromDay, toDay, ...agent, limit + 1)
-		.all<Omit<UsageRow, "agent"> & { agents: number }>();
+		.bind(range.fromDay, toDay, ...agents.params, limit + 1)
+		.all<SumRow & { day: number; agents: number }>();
 	const page = results.slice(0, limit);
 	const last = page.at(-1);
 	return {
-		days: page.map((row) => ({
-			day: isoDay(row.day),
-			agents: row.agents,
-			jobs: row.jobs,
-			input_tokens: row.input_tokens,
-			output_tokens: row.output_tokens,
-			cache_creation_input_tokens: row.cache_creation_input_tokens,
-			cache_read_input_tokens: row.cache_read_input_tokens,
-			cost_usd: dayCost(row),
-			priced_jobs: row.priced_jobs,
-		})),
+		days: page.map((row) => ({ day: isoDay(row.day), agents: row.agents, ...sums(row) })),
 		next_cursor: results.length > limit && last ? encodeCursor({ at: last.day, id: "" }, scope) : null,
+	};
+}
+
+/**
+ * Usage by agent over days [fromDay, toDay], each agent's days summed in one statement, busiest
+ * first: by all four classes of tokens added up (as the dashboard's chart ranks its agents), then by
+ * name; paged on (tokens, agent). Every page groups the range's rows again (a week of 1,000 agents is
+ * 7,000 rows read in D1, 1,000 agents' sums), as a total must; `agents` counts the list's rows over
+ * all its pages (`total`), in the same statement, so a client reading the busiest few knows how
+ * many others there are.
+ */
+export async function listUsageByAgent(
+	db: D1Database,
+	range: UsageRange,
+	limit: number,
+	cursor?: string,
+): Promise<{ agents: UsageAgentTotal[]; total: number; next_cursor: string | null }> {
+	const { scope, after } = pageStart("usage-by-agent", range, cursor);
+	const agents = agentFilter(range);
+	const past = after === undefined ? { sql: "", params: [] } : { sql: "WHERE tokens < ? OR (tokens = ? AND agent > ?)", params: [after.at, after.at, after.id] };
+	const { results } = await db
+		.prepare(
+			// The count is a window over the groups, before the cursor drops any. For a week of 1,000
+			// agents the grouping reads 15,001 rows (the range, then SQLite's sort of it into agents, as
+			// the key leads with the day) and the count 2,001 more, as a subquery counting them did.
+			`SELECT * FROM (
+			   SELECT agent, count(*) AS days, ${SUMS},
+			     sum(input_tokens + output_tokens + cache_creation_input_tokens + cache_read_input_tokens) AS tokens, count(*) OVER () AS total
+			   FROM usage_daily WHERE ${["day >= ?", "day <= ?", ...agents.sql].join(" AND ")} GROUP BY agent)
+			 ${past.sql} ORDER BY tokens DESC, agent ASC LIMIT ?`,
+		)
+		.bind(range.fromDay, range.toDay, ...agents.params, ...past.params, limit + 1)
+		.all<SumRow & { agent: string; days: number; tokens: number; total: number }>();
+	const page = results.slice(0, limit);
+	const last = page.at(-1);
+	return {
+		agents: page.map((row) => ({ agent: row.agent, days: row.days, ...sums(row) })),
+		total: results[0]?.total ?? 0,
+		next_cursor: results.length > limit && last ? encodeCursor({ at: last.tokens, id: last.agent }, scope) : null,
 	};
 }

@@ -79,7 +79,7 @@ describe("GET /v1/usage's cursor", () => {
 			const seen: string[] = [];
 			let cursor: string | undefined;
 			do {
-				const page = await listUsage(db, { fromDay: T0 - 2 * DAY, toDay: T0, agent }, 10, cursor);
+				const page = await listUsage(db, { fromDay: T0 - 2 * DAY, toDay: T0, agents: agent ? [agent] : undefined }, 10, cursor);
 				seen.push(...page.days.map((d) => `${d.day} ${d.agent}`));
 				cursor = page.next_cursor ?? undefined;
 			} while (cursor);

@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { JobRecord, JobUsage } from "../../src/jobs/model.ts";
 import { deleteFromJobIndex, upsertJobIndex } from "../../src/store/job-index.ts";
-import type { UsageDay, UsageDayTotal } from "../../src/store/usage.ts";
+import type { UsageAgentTotal, UsageDay, UsageDayTotal } from "../../src/store/usage.ts";
 import { createAgent } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
 import { call, errorOf } from "../helpers/http.ts";
@@ -246,7 +246,78 @@ describe("GET /v1/usage: tokens and cost by agent and day", () => {
 		const foreign = await call(`/v1/usage?${range}&group=day&cursor=${agentCursor}`);
 		expect(foreign.status).toBe(400);
 		expect((await errorOf(foreign)).message).toMatch(/cursor belongs to another list/);
-		expect((await call(`/v1/usage?${range}&group=agent`)).status).toBe(400);
+		expect((await call(`/v1/usage?${range}&group=week`)).status).toBe(400);
+	});
+
+	it("sums each agent's days with group=agent, busiest first by its tokens, paged by agent with the count of them all; agent takes several names", async () => {
+		const none: JobUsage = { per_model: {}, num_turns: 0, total_cost_usd: null };
+		const on = (day: string, hour: string) => `2026-07-${day}T${hour}:00:00Z`;
+		await upsertJobIndex(env.DB, [
+			// rank-b: 100 + 10 tokens (x10 for the four classes) over two days, priced.
+			job("rank-b", on("01", "08"), { per_model: { "model-x": tokens(100) }, num_turns: 1, total_cost_usd: 0.25 }).ended,
+			job("rank-b", on("02", "08"), { per_model: { "model-x": tokens(10) }, num_turns: 1, total_cost_usd: 0.5 }).ended,
+			// rank-a and rank-c tie on 110 tokens: by name.
+			job("rank-c", on("02", "09"), { per_model: { "model-unpriced": tokens(11) }, num_turns: 1, total_cost_usd: null }).ended,
+			job("rank-a", on("03", "09"), { per_model: { "model-x": tokens(11) }, num_turns: 1, total_cost_usd: 0.125 }).ended,
+			// rank-d: the most tokens, a day of them and a day of a job that made no call.
+			job("rank-d", on("01", "10"), { per_model: { "model-x": tokens(500) }, num_turns: 1, total_cost_usd: 1 }).ended,
+			{ ...lifecycleRecords("rank-d", new Date(on("03", "10")), "cancelled").ended, usage: none },
+			// rank-e: no tokens at all, last.
+			{ ...lifecycleRecords("rank-e", new Date(on("02", "10")), "failed").ended, usage: none },
+			// Outside the days asked.
+			job("rank-a", "2026-06-30T09:00:00Z", { per_model: { "model-x": tokens(9999) }, num_turns: 1, total_cost_usd: 9 }).ended,
+		]);
+		const range = "since=2026-07-01&until=2026-07-03";
+		const res = await call(`/v1/usage?${range}&group=agent`);
+		expect(res.status).toBe(200);
+		const whole = (await res.json()) as { since: string; until: string; agents: UsageAgentTotal[]; total: number; next_cursor: string | null };
+		expect(whole).toEqual({
+			since: "2026-07-01",
+			until: "2026-07-03",
+			agents: [
+				{ agent: "rank-d", days: 2, jobs: 2, ...tokens(500), cost_usd: 1, priced_jobs: 2 },
+				{ agent: "rank-b", days: 2, jobs: 2, ...tokens(110), cost_usd: 0.75, priced_jobs: 2 },
+				{ agent: "rank-a", days: 1, jobs: 1, ...tokens(11), cost_usd: 0.125, priced_jobs: 1 },
+				{ agent: "rank-c", days: 1, jobs: 1, ...tokens(11), cost_usd: null, priced_jobs: 0 },
+				{ agent: "rank-e", days: 1, jobs: 1, ...tokens(0), cost_usd: null, priced_jobs: 1 },
+			],
+			total: 5,
+			next_cursor: null,
+		});
+		// Each agent is its rows by day added up.
+		const byDay = (await usage(range)).days;
+		for (const a of whole.agents) {
+			const rows = byDay.filter((d) => d.agent === a.agent);
+			expect(a.days).toBe(rows.length);
+			expect(a.input_tokens).toBe(rows.reduce((n, d) => n + d.input_tokens, 0));
+		}
+		// Paged by agent, none missed or repeated, the count on every page; a cursor of another grouping is another list's.
+		const paged: string[] = [];
+		let cursor: string | null = null;
+		do {
+			const page = (await call(`/v1/usage?${range}&group=agent&limit=2${cursor ? `&cursor=${cursor}` : ""}`).then((r) => r.json())) as typeof whole;
+			expect(page.agents.length).toBeLessThanOrEqual(2);
+			expect(page.total).toBe(5);
+			paged.push(...page.agents.map((a) => a.agent));
+			cursor = page.next_cursor;
+		} while (cursor);
+		expect(paged).toEqual(["rank-d", "rank-b", "rank-a", "rank-c", "rank-e"]);
+		const dayCursor = ((await call(`/v1/usage?${range}&group=day&limit=1`).then((r) => r.json())) as { next_cursor: string }).next_cursor;
+		const foreign = await call(`/v1/usage?${range}&group=agent&cursor=${dayCursor}`);
+		expect(foreign.status).toBe(400);
+		expect((await errorOf(foreign)).message).toMatch(/cursor belongs to another list/);
+
+		// Several agents: their rows alone, in each grouping; a cursor is bound to the names given.
+		const two = "agent=rank-b,rank-c";
+		expect((await usage(`${range}&${two}`)).days.map((d) => `${d.day} ${d.agent}`)).toEqual(["2026-07-02 rank-b", "2026-07-02 rank-c", "2026-07-01 rank-b"]);
+		const first = await usage(`${range}&${two}&limit=1`);
+		expect((await usage(`${range}&${two}&cursor=${first.next_cursor}`)).days.map((d) => `${d.day} ${d.agent}`)).toEqual(["2026-07-02 rank-c", "2026-07-01 rank-b"]);
+		expect((await call(`/v1/usage?${range}&agent=rank-b&cursor=${first.next_cursor}`)).status).toBe(400);
+		expect(((await call(`/v1/usage?${range}&${two}&group=day`).then((r) => r.json())) as { days: UsageDayTotal[] }).days).toEqual([
+			{ day: "2026-07-02", agents: 2, jobs: 2, ...tokens(21), cost_usd: 0.5, priced_jobs: 1 },
+			{ day: "2026-07-01", agents: 1, jobs: 1, ...tokens(100), cost_usd: 0.25, priced_jobs: 1 },
+		]);
+		expect((await call(`/v1/usage?${range}&${two}&group=agent`).then((r) => r.json())) as typeof whole).toMatchObject({ agents: [{ agent: "rank-b" }, { agent: "rank-c" }], total: 2 });
 	});
 
 	it("refuses bad input with a 400 that says what was wrong, and callers without a token", async () => {
@@ -257,7 +328,11 @@ describe("GET /v1/usage: tokens and cost by agent and day", () => {
 			["since=2999-01-01", /since: 2999-01-01 is after until \(\d{4}-\d{2}-\d{2}, today by default\)/],
 			["limit=0", /limit/],
 			["limit=1001", /limit/],
-			["agent=Not_An_Agent", /agent: must be an agent name/],
+			["agent=Not_An_Agent", /agent: must be an agent name, or several separated by commas: .*; it has "N" at character 1/],
+			["agent=ok-one,Not_An_Agent", /agent: must be an agent name, or several separated by commas: .*; "Not_An_Agent" has "N"/],
+			["agent=ok-one,", /agent: .*; "" is empty/],
+			[`agent=${Array.from({ length: 21 }, (_, i) => `a-${i}`).join(",")}`, /agent: names 21 agents; at most 20/],
+			["group=week", /group: /],
 			["cursor=not*a*cursor", /cursor is malformed/],
 			["days=7", /days/],
 		];
