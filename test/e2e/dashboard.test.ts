@@ -190,6 +190,75 @@ async function fakeFleet(page: Page, size: number) {
 	return { agents, requests, served, hold };
 }
 
+interface UsageRow {
+	day: string;
+	agent: string;
+	jobs: number;
+	input_tokens: number;
+	output_tokens: number;
+	cache_creation_input_tokens: number;
+	cache_read_input_tokens: number;
+	cost_usd: number | null;
+	priced_jobs: number;
+}
+
+const USAGE_SUMS = ["jobs", "input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "priced_jobs"] as const;
+const usageTokens = (r: UsageRow) => r.input_tokens + r.output_tokens + r.cache_creation_input_tokens + r.cache_read_input_tokens;
+
+/** `rows` summed by `key` as the index sums them: no cost where none of them has one, to a millionth of a dollar. */
+function sumUsage<K extends "day" | "agent">(rows: UsageRow[], key: K) {
+	const groups = new Map<string, Record<string, number | string | null>>();
+	for (const r of rows) {
+		const count = key === "day" ? "agents" : "days";
+		const t = groups.get(r[key]) ?? { [key]: r[key], [count]: 0, jobs: 0, input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, cost_usd: null, priced_jobs: 0 };
+		for (const k of USAGE_SUMS) t[k] = (t[k] as number) + r[k];
+		t[count] = (t[count] as number) + 1;
+		if (r.cost_usd !== null) t.cost_usd = Math.round(((t.cost_usd as number | null) ?? 0) * 1e6 + r.cost_usd * 1e6) / 1e6;
+		groups.set(r[key], t);
+	}
+	return [...groups.values()];
+}
+
+/**
+ * GET /v1/usage answered from `rows` as the index answers it: `agent` one name or several, pages of
+ * `limit` rows (the cursor an offset) newest day first and by agent; group=day each day's rows summed;
+ * group=agent each agent's, busiest by tokens first, with the count of them. Returns the requests made
+ * and the bytes of JSON answered.
+ */
+async function fakeUsage(page: Page, rows: UsageRow[]) {
+	const ordered = [...rows].sort((a, b) => (a.day === b.day ? (a.agent < b.agent ? -1 : 1) : a.day < b.day ? 1 : -1));
+	const served = { requests: [] as URL[], bytes: 0 };
+	await page.route(
+		(u) => u.pathname === "/v1/usage",
+		(route) => {
+			const u = new URL(route.request().url());
+			served.requests.push(u);
+			const names = u.searchParams.get("agent")?.split(",");
+			const mine = names ? ordered.filter((r) => names.includes(r.agent)) : ordered;
+			const from = Number(u.searchParams.get("cursor") ?? 0);
+			const limit = Number(u.searchParams.get("limit") ?? 500);
+			const paged = <T>(list: T[]) => ({ page: list.slice(from, from + limit), next_cursor: from + limit < list.length ? String(from + limit) : null });
+			let json: unknown;
+			if (u.searchParams.get("group") === "day") {
+				const { page, next_cursor } = paged(sumUsage(mine, "day"));
+				json = { days: page, next_cursor };
+			} else if (u.searchParams.get("group") === "agent") {
+				const tokensOf = (a: Record<string, unknown>) => mine.filter((r) => r.agent === a.agent).reduce((n, r) => n + usageTokens(r), 0);
+				const agents = sumUsage(mine, "agent").sort((a, b) => tokensOf(b) - tokensOf(a) || ((a.agent as string) < (b.agent as string) ? -1 : 1));
+				const { page, next_cursor } = paged(agents);
+				json = { agents: page, total: agents.length, next_cursor };
+			} else {
+				const { page, next_cursor } = paged(mine);
+				json = { days: page, next_cursor };
+			}
+			const body = JSON.stringify(json);
+			served.bytes += body.length;
+			return route.fulfill({ contentType: "application/json", body });
+		},
+	);
+	return served;
+}
+
 /**
  * Counts the timers the page sets for `ms` from now on: a poll sets its next one when its load has
  * finished, so a test can wait for that before moving the fake clock. (A string: no DOM types here.)
@@ -1531,60 +1600,61 @@ describe("the dashboard", () => {
 	it("charts a large fleet's eight busiest agents apart and the rest as one segment a day", async () => {
 		const page = await signedIn("/usage");
 		const today = new Date().toISOString().slice(0, 10);
-		// 12 agents today, agent-00 the busiest; served over two pages, as the index pages a large fleet.
-		const days = Array.from({ length: 12 }, (_, i) => ({
-			day: today,
-			agent: `fleet-${String(i).padStart(2, "0")}`,
-			jobs: 2,
-			input_tokens: (12 - i) * 1000,
-			output_tokens: 100,
-			cache_creation_input_tokens: 0,
-			cache_read_input_tokens: 0,
-			cost_usd: 0.01,
-			priced_jobs: 2,
-		}));
-		await page.route(
-			(u) => u.pathname === "/v1/usage",
-			(route) => {
-				const second = new URL(route.request().url()).searchParams.get("cursor") === "next";
-				return route.fulfill({ json: second ? { days: days.slice(7), next_cursor: null } : { days: days.slice(0, 7), next_cursor: "next" } });
-			},
+		const yesterday = new Date(Date.parse(today) - 86_400_000).toISOString().slice(0, 10);
+		// 12 agents today, agent-00 the busiest; yesterday the same but the four quietest on a model without a price.
+		const agent = (i: number) => `fleet-${String(i).padStart(2, "0")}`;
+		const days: UsageRow[] = [today, yesterday].flatMap((day) =>
+			Array.from({ length: 12 }, (_, i) => ({
+				day,
+				agent: agent(i),
+				jobs: 2,
+				input_tokens: (12 - i) * 1000,
+				output_tokens: 100,
+				cache_creation_input_tokens: 0,
+				cache_read_input_tokens: 0,
+				cost_usd: day === yesterday && i >= 8 ? null : 0.01,
+				priced_jobs: day === yesterday && i >= 8 ? 0 : 2,
+			})),
 		);
+		const served = await fakeUsage(page, days);
 		await page.reload();
 		await page.locator("#usage-chart rect.bar").first().waitFor(LIVE);
 		const named = await page.locator("#usage-chart rect.bar[data-agent]").evaluateAll((rs) => rs.map((r) => r.getAttribute("data-agent")));
-		expect(named).toEqual(days.slice(0, 8).map((d) => d.agent));
+		const eight = Array.from({ length: 8 }, (_, i) => agent(i));
+		expect(named).toEqual([...eight, ...eight]);
 		const other = page.locator("#usage-chart rect.bar[data-others]");
-		expect(await other.count()).toBe(1);
-		expect(await other.getAttribute("data-others")).toBe("4");
+		expect(await other.count()).toBe(2);
+		expect(await other.evaluateAll((rs) => rs.map((r) => r.getAttribute("data-others")))).toEqual(["4", "4"]);
 		// The grey segment sums the four quietest agents: 4,000 + 3,000 + 2,000 + 1,000 input and 400 output tokens.
-		expect(await other.locator("title").textContent()).toContain(`4 other agents · ${today}\n10,400 tokens in 8 jobs`);
-		expect(await page.locator("#usage-legend li").allTextContents()).toEqual([...days.slice(0, 8).map((d) => d.agent), "4 other agents"]);
+		const todays = page.locator("#usage-chart rect.bar[data-others]", { has: page.locator("title", { hasText: ` · ${today}\n` }) }).locator("title");
+		expect(await todays.textContent()).toBe(`4 other agents · ${today}\n10,400 tokens in 8 jobs\ninput 10,000 · output 400 · cache write 0 · cache read 0\n$0.0400`);
+		// Yesterday theirs had no price: no cost, though the busiest eight's days have one.
+		const yesterdays = page.locator("#usage-chart rect.bar[data-others]", { has: page.locator("title", { hasText: ` · ${yesterday}\n` }) }).locator("title");
+		expect(await yesterdays.textContent()).toBe(`4 other agents · ${yesterday}\n10,400 tokens in 8 jobs\ninput 10,000 · output 400 · cache write 0 · cache read 0`);
+		// An agent's segment is its own day.
+		expect(await page.locator(`#usage-chart rect.bar[data-agent="fleet-00"] title`).first().textContent()).toBe(`fleet-00 · ${yesterday}\n12,100 tokens in 2 jobs\ninput 12,000 · output 100 · cache write 0 · cache read 0\n$0.0100`);
+		expect(await page.locator("#usage-legend li").allTextContents()).toEqual([...eight, "4 other agents"]);
 		// The value axis counts in round steps up past the busiest day (79,200 tokens).
 		expect(await page.locator("#usage-chart svg > text[text-anchor=end]").allTextContents()).toEqual(["0", "20K", "40K", "60K", "80K"]);
 		// The table still lists every agent's day.
-		expect(await page.locator("#usage-table tbody tr").count()).toBe(12);
+		expect(await page.locator("#usage-table tbody tr").count()).toBe(24);
+		// The eight's days read by name: not the others'.
+		const byName = served.requests.find((u) => u.searchParams.has("agent"))!;
+		expect(byName.searchParams.get("agent")).toBe(eight.join(","));
 		await page.close();
 	});
 
-	it("draws a week of a 1,000-agent fleet's usage as a chart of all of it over a table of its first 200 rows, the rest on request", async () => {
+	it("draws a week of a 1,000-agent fleet's usage as a chart of all of it over a table of its first 200 rows, reading the rest on request", async () => {
 		const page = await signedIn("/usage");
 		const DAY = 86_400_000;
 		const today = Math.floor(Date.now() / DAY) * DAY;
-		const days: Record<string, unknown>[] = [];
+		const days: UsageRow[] = [];
 		for (let d = 0; d < 7; d++) {
 			for (let a = 0; a < 1000; a++) {
 				days.push({ day: new Date(today - d * DAY).toISOString().slice(0, 10), agent: `fleet-${String(a).padStart(4, "0")}`, jobs: 24, input_tokens: 1000 + a, output_tokens: 200, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, cost_usd: 0.05, priced_jobs: 24 });
 			}
 		}
-		// As the index pages it: 1,000 rows a page.
-		await page.route(
-			(u) => u.pathname === "/v1/usage",
-			(route) => {
-				const from = Number(new URL(route.request().url()).searchParams.get("cursor") ?? 0);
-				return route.fulfill({ json: { days: days.slice(from, from + 1000), next_cursor: from + 1000 < days.length ? String(from + 1000) : null } });
-			},
-		);
+		const served = await fakeUsage(page, days);
 		await page.reload();
 		await page.locator("#usage-meta", { hasText: "168,000 ended jobs" }).waitFor(LIVE);
 		const rows = page.locator("#usage-table tbody tr");
@@ -1592,30 +1662,41 @@ describe("the dashboard", () => {
 		expect(await rows.count()).toBe(200);
 		expect(await shown.textContent()).toBe("200 of 7,000 rows shown");
 		// The chart is of every row: the eight busiest agents, and the other 992 as one segment a day.
-		expect(await page.locator("#usage-legend li[data-others]").textContent()).toBe("992 other agents");
-		expect(await page.locator("#usage-chart rect.bar[data-others]").count()).toBe(7);
+		const eight = Array.from({ length: 8 }, (_, i) => `fleet-0${999 - i}`);
+		expect(await page.locator("#usage-legend li").allTextContents()).toEqual([...eight, "992 other agents"]);
+		expect(await page.locator("#usage-chart rect.bar[data-agent]").count()).toBe(56);
+		const others = page.locator("#usage-chart rect.bar[data-others]");
+		expect(await others.count()).toBe(7);
+		// 992 agents' 1,000 + a input tokens (a = 0 to 991) and 200 output tokens each, 24 jobs at $0.05.
+		expect(await others.first().locator("title").textContent()).toMatch(/^992 other agents · \d{4}-\d{2}-\d{2}\n1,681,936 tokens in 23,808 jobs\ninput 1,483,536 · output 198,400 · cache write 0 · cache read 0\n\$49\.6000$/);
+		console.log(`usage page of a 1,000-agent week: ${served.requests.length} requests, ${served.bytes} B`);
+		// What the view shows: the week's 7 day totals, the busiest 8 agents and their 56 days, and the
+		// table's first 200 rows; not the week's 7,000 rows (7 pages, 1.3 MB).
+		const asked = (u: URL) => `${u.searchParams.get("group") ?? (u.searchParams.has("agent") ? "by name" : "by agent")} limit=${u.searchParams.get("limit")}`;
+		expect(served.requests.map(asked).sort()).toEqual(["agent limit=8", "by agent limit=200", "by name limit=56", "day limit=7"]);
+		expect(served.bytes).toBeLessThan(60_000);
 		// Today's rows first, by agent.
 		expect(await rows.first().locator("td").nth(1).textContent()).toBe("fleet-0000");
 		await page.locator("#usage-more").click();
 		await expect.poll(() => rows.count(), LIVE).toBe(400);
 		expect(await shown.textContent()).toBe("400 of 7,000 rows shown");
+		expect(await rows.nth(200).locator("td").nth(1).textContent()).toBe("fleet-0200");
+		expect(served.requests.slice(4).map(asked)).toEqual(["by agent limit=200"]);
 		await page.locator("#usage-all").click();
 		await expect.poll(() => rows.count(), LIVE).toBe(7000);
 		expect(await page.locator("#usage-more").isHidden()).toBe(true);
 		expect(await page.locator("#usage-all").isHidden()).toBe(true);
 		expect(await shown.textContent()).toBe("");
 		expect(await rows.last().locator("td").nth(1).textContent()).toBe("fleet-0999");
+		// The rest read 1,000 rows at a time.
+		expect(served.requests.slice(5).map(asked)).toEqual(Array(7).fill("by agent limit=1000"));
 		await page.close();
 	});
 
 	it("says a day's cost is of only some of its jobs when the others ran on a model without a price", async () => {
 		const page = await signedIn("/usage");
 		const today = new Date().toISOString().slice(0, 10);
-		const day = { day: today, agent: "mixed", jobs: 5, input_tokens: 1000, output_tokens: 100, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, cost_usd: 0.0123, priced_jobs: 1 };
-		await page.route(
-			(u) => u.pathname === "/v1/usage",
-			(route) => route.fulfill({ json: { days: [day], next_cursor: null } }),
-		);
+		await fakeUsage(page, [{ day: today, agent: "mixed", jobs: 5, input_tokens: 1000, output_tokens: 100, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, cost_usd: 0.0123, priced_jobs: 1 }]);
 		await page.reload();
 		const row = page.locator("#usage-table tbody tr", { hasText: "mixed" });
 		await row.waitFor(LIVE);
@@ -1628,11 +1709,7 @@ describe("the dashboard", () => {
 		const page = await signedIn("/usage");
 		const today = new Date().toISOString().slice(0, 10);
 		// A cancelled and a failed run that made no call (priced, at $0) and a run on a model without a price.
-		const day = { day: today, agent: "unpriced", jobs: 3, input_tokens: 1000, output_tokens: 100, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, cost_usd: null, priced_jobs: 2 };
-		await page.route(
-			(u) => u.pathname === "/v1/usage",
-			(route) => route.fulfill({ json: { days: [day], next_cursor: null } }),
-		);
+		await fakeUsage(page, [{ day: today, agent: "unpriced", jobs: 3, input_tokens: 1000, output_tokens: 100, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, cost_usd: null, priced_jobs: 2 }]);
 		await page.reload();
 		const row = page.locator("#usage-table tbody tr", { hasText: "unpriced" });
 		await row.waitFor(LIVE);

@@ -11,9 +11,9 @@ import type { z } from "@hono/zod-openapi";
 import type { LastJobSchema, PausedSchema, RunningJobSchema } from "../../api/schemas.ts";
 import type { Incident } from "../../incidents/schema.ts";
 import type { DeliveryOutcome, JobSummary } from "../../jobs/schema.ts";
-import type { UsageDay } from "../../jobs/usage-day.ts";
+import type { UsageAgentTotal, UsageDay, UsageDayTotal } from "../../jobs/usage-day.ts";
 
-export type { Incident, JobSummary, UsageDay };
+export type { Incident, JobSummary, UsageAgentTotal, UsageDay, UsageDayTotal };
 export type { JobRecord, ModelUsage } from "../../jobs/schema.ts";
 export type { SseEvent } from "../../shared/sse.ts";
 
@@ -120,5 +120,9 @@ export type AgentNamePage = Page<"agents", { name: string; source: "file" | "api
 export type JobPage = Page<"jobs", JobSummary>;
 export type IncidentPage = Page<"incidents", Incident>;
 export type UsagePage = Page<"days", UsageDay>;
+/** GET /v1/usage?group=day: the fleet's days, its agents' rows summed. */
+export type UsageTotalPage = Page<"days", UsageDayTotal>;
+/** GET /v1/usage?group=agent: agents' days summed, busiest first, and how many agents in all. */
+export type UsageAgentTotalPage = Page<"agents", UsageAgentTotal> & { total: number };
 
 export type { OutputLineView as OutputLine } from "../../shared/output-line.ts";

@@ -22,7 +22,10 @@ type SseEvent = import("./api-types.ts").SseEvent;
 type Status = import("./api-types.ts").Status;
 type ToolCallPage = import("./api-types.ts").ToolCallPage;
 type ToolCallView = import("./api-types.ts").ToolCallView;
+type UsageAgentTotalPage = import("./api-types.ts").UsageAgentTotalPage;
+type UsageDay = import("./api-types.ts").UsageDay;
 type UsagePage = import("./api-types.ts").UsagePage;
+type UsageTotalPage = import("./api-types.ts").UsageTotalPage;
 
 // dom.client.js
 /** What an element is built from: nodes as they are, anything else as text; null, undefined and false are left out. */
@@ -84,3 +87,4 @@ type SseHandlers = { event: (ev: SseEvent) => "end" | void; retry: (ms: number) 
 /** `costed`: how many of the rows summed have a cost (the API's cost_usd is not null). */
 type Usage = { jobs: number; input: number; output: number; cacheWrite: number; cacheRead: number; cost: number; priced: number; costed: number };
 type UsageCell = Usage & { day: number; agent: string };
+type UsageTotalCell = Usage & { agents: number };

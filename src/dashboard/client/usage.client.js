@@ -4,68 +4,115 @@ const DAY = 86400e3;
 const USAGE_DAYS = 7;
 const USAGE_SERIES = 8;
 /**
- * The table's rows drawn at first, and at each "Next": a week of a 1,000-agent fleet is 7,000 rows,
- * 70,000 nodes drawn in one go (2 s with the page frozen, Chromium) for a table read from its top.
+ * The table's rows read and drawn at first, and at each "Next": a week of a 1,000-agent fleet is 7,000
+ * rows, 70,000 nodes drawn in one go (2 s with the page frozen, Chromium) for a table read from its top.
  */
 const USAGE_ROWS = 200;
+/** Rows a request of "All rows" reads: the API's most. */
+const USAGE_ALL_ROWS = 1000;
+/** What a day's others are its total less the busiest agents' days in (costed is worked out apart). @type {(keyof Usage)[]} */
+const USAGE_SUMS = ["jobs", "input", "output", "cacheWrite", "cacheRead", "cost", "priced"];
+/** @param {{ jobs: number, input_tokens: number, output_tokens: number, cache_creation_input_tokens: number, cache_read_input_tokens: number, cost_usd: number | null, priced_jobs: number }} u @returns {Usage} */
+function usageOf(u) {
+	return {
+		jobs: u.jobs,
+		input: u.input_tokens,
+		output: u.output_tokens,
+		cacheWrite: u.cache_creation_input_tokens,
+		cacheRead: u.cache_read_input_tokens,
+		cost: u.cost_usd ?? 0,
+		priced: u.priced_jobs,
+		// Null when no job that used tokens was priced (those that made no call are, at $0): "—", not $0.
+		costed: u.cost_usd === null ? 0 : 1,
+	};
+}
+/** @param {Usage} c */
+const totalOf = (c) => c.input + c.output + c.cacheWrite + c.cacheRead;
 /** @param {AbortSignal} signal */
 async function usageView(signal) {
 	const meta = $("#usage-meta");
 	const today = Math.floor(Date.now() / DAY) * DAY;
 	const since = today - (USAGE_DAYS - 1) * DAY;
+	const range = { since: new Date(since).toISOString().slice(0, 10), until: new Date(today).toISOString().slice(0, 10) };
 	meta.textContent = "Loading…";
-	// The index keeps each agent's ended jobs summed by day: a page of rows per request, however many jobs.
-	/** @type {Map<string, UsageCell>} */
+	/** @param {Record<string, string>} params */
+	const read = (params) => api("/v1/usage?" + new URLSearchParams({ ...range, ...params }), { signal });
+	/** @param {UsageDay} u @returns {UsageCell} */
+	const cellOf = (u) => ({ day: Date.parse(u.day), agent: u.agent, ...usageOf(u) });
+	// What the view shows, summed by the index: the fleet's days (7 rows), its busiest agents (8) and
+	// their days (56 at most), and the table's agent-days a page at a time as it draws them. It read
+	// every agent's day before (a week of 1,000 agents: 7 pages of 1,000 rows, 1.3 MB).
+	/** @type {Map<number, UsageTotalCell>} */
+	const totals = new Map();
+	/** The busiest agents' days, by day and agent. @type {Map<string, UsageCell>} */
 	const cells = new Map();
+	/** @type {string[]} */
+	let busiest = [];
+	let others = 0;
+	/** @type {UsageCell[]} */
+	const rows = [];
 	/** @type {string | null} */
 	let cursor = null;
+	/** The table's next page of `limit` rows. @param {number} limit */
+	const readRows = async (limit) => {
+		/** @type {Record<string, string>} */
+		const q = { limit: String(limit) };
+		if (cursor) q.cursor = cursor;
+		/** @type {UsagePage} */
+		const page = await read(q);
+		rows.push(...page.days.map(cellOf));
+		cursor = page.next_cursor;
+	};
+	const readTotals = async () => {
+		/** @type {string | null} */
+		let after = null;
+		do {
+			/** @type {Record<string, string>} */
+			const q = { group: "day", limit: String(USAGE_DAYS) };
+			if (after) q.cursor = after;
+			/** @type {UsageTotalPage} */
+			const page = await read(q);
+			for (const u of page.days) totals.set(Date.parse(u.day), { agents: u.agents, ...usageOf(u) });
+			after = page.next_cursor;
+		} while (after);
+	};
+	const readBusiest = async () => {
+		/** @type {UsageAgentTotalPage} */
+		const page = await read({ group: "agent", limit: String(USAGE_SERIES) });
+		// Busiest first: an agent without tokens among them has none after it with any either.
+		const ranked = page.agents.filter((a) => totalOf(usageOf(a)) > 0);
+		busiest = ranked.map((a) => a.agent);
+		others = ranked.length < page.agents.length ? 0 : page.total - ranked.length;
+		if (!busiest.length) return;
+		/** @type {UsagePage} */
+		const days = await read({ agent: busiest.join(","), limit: String(USAGE_SERIES * USAGE_DAYS) });
+		for (const u of days.days) cells.set(Date.parse(u.day) + "|" + u.agent, cellOf(u));
+	};
 	// A failed page is shown by the caller's notice; "Loading…" must not stay beside it.
 	try {
-		do {
-			const q = new URLSearchParams({ since: new Date(since).toISOString().slice(0, 10), until: new Date(today).toISOString().slice(0, 10), limit: "1000" });
-			if (cursor) q.set("cursor", cursor);
-			/** @type {UsagePage} */
-			const page = await api("/v1/usage?" + q, { signal });
-			for (const u of page.days) {
-				const day = Date.parse(u.day);
-				cells.set(day + "|" + u.agent, {
-					day,
-					agent: u.agent,
-					jobs: u.jobs,
-					input: u.input_tokens,
-					output: u.output_tokens,
-					cacheWrite: u.cache_creation_input_tokens,
-					cacheRead: u.cache_read_input_tokens,
-					cost: u.cost_usd ?? 0,
-					priced: u.priced_jobs,
-					// Null when no job that used tokens was priced (those that made no call are, at $0): "—", not $0.
-					costed: u.cost_usd === null ? 0 : 1,
-				});
-			}
-			cursor = page.next_cursor;
-		} while (cursor);
+		await Promise.all([readTotals(), readBusiest(), readRows(USAGE_ROWS)]);
 	} catch (err) {
 		meta.textContent = "";
 		throw err;
 	}
-	const rows = [...cells.values()].sort((a, b) => b.day - a.day || (a.agent < b.agent ? -1 : 1));
-	/** @param {Usage} c */
-	const totalOf = (c) => c.input + c.output + c.cacheWrite + c.cacheRead;
-	const byAgent = new Map();
-	for (const c of rows) byAgent.set(c.agent, (byAgent.get(c.agent) || 0) + totalOf(c));
-	const agents = [...byAgent.keys()].filter((a) => byAgent.get(a) > 0).sort((a, b) => byAgent.get(b) - byAgent.get(a) || (a < b ? -1 : 1));
+	let jobs = 0;
+	let rowCount = 0;
+	for (const t of totals.values()) {
+		jobs += t.jobs;
+		rowCount += t.agents;
+	}
 	// Eight colours tell agents apart; a larger fleet's other agents share one grey segment a day,
 	// instead of colours repeating down a bar of hundreds of slivers.
-	const busiest = agents.slice(0, USAGE_SERIES);
-	const others = agents.slice(USAGE_SERIES);
 	/** @param {string} agent */
 	const series = (agent) => "series-" + busiest.indexOf(agent);
-	const jobs = rows.reduce((n, c) => n + c.jobs, 0);
 	meta.textContent = "Last " + USAGE_DAYS + " days (UTC) · " + num(jobs) + (jobs === 1 ? " ended job" : " ended jobs");
 
 	const days = Array.from({ length: USAGE_DAYS }, (_, i) => since + i * DAY);
 	const W = 1200, H = 320, left = 64, right = 16, top = 16, bottom = 32;
-	const dayTotals = days.map((d) => rows.filter((c) => c.day === d).reduce((n, c) => n + totalOf(c), 0));
+	const dayTotals = days.map((d) => {
+		const t = totals.get(d);
+		return t ? totalOf(t) : 0;
+	});
 	const { max, step } = niceAxis(Math.max(...dayTotals), 4);
 	/** @param {number} v */
 	const y = (v) => top + (H - top - bottom) * (1 - v / max);
@@ -93,21 +140,31 @@ async function usageView(signal) {
 			const c = cells.get(d + "|" + agent);
 			if (c && totalOf(c) > 0) bar(c, agent, { class: "bar " + series(agent), "data-agent": agent });
 		}
-		const rest = { jobs: 0, input: 0, output: 0, cacheWrite: 0, cacheRead: 0, cost: 0, priced: 0, costed: 0 };
-		let restAgents = 0;
-		for (const agent of others) {
-			const c = cells.get(d + "|" + agent);
-			if (!c || totalOf(c) === 0) continue;
-			restAgents++;
-			for (const k of /** @type {(keyof Usage)[]} */ (Object.keys(rest))) rest[k] += c[k];
+		// The others: the day's total less the busiest agents' days.
+		const t = totals.get(d);
+		if (t) {
+			const rest = { ...t };
+			let restAgents = t.agents;
+			let busiestCosted = 0;
+			for (const agent of busiest) {
+				const c = cells.get(d + "|" + agent);
+				if (!c) continue;
+				restAgents--;
+				busiestCosted += c.costed;
+				for (const k of USAGE_SUMS) rest[k] -= c[k];
+			}
+			// To a millionth of a dollar, as the API rounds. The day's cost is another agent's too if none
+			// of the busiest has one that day, or if theirs do not make all of it.
+			rest.cost = Math.round(rest.cost * 1e6) / 1e6;
+			rest.costed = t.costed && (!busiestCosted || rest.cost > 0) ? 1 : 0;
+			if (totalOf(rest) > 0) bar(rest, restAgents + (restAgents === 1 ? " other agent" : " other agents"), { class: "bar series-other", "data-others": restAgents });
 		}
-		if (restAgents) bar(rest, restAgents + (restAgents === 1 ? " other agent" : " other agents"), { class: "bar series-other", "data-others": restAgents });
 		if (dayTotals[i] > 0) root.append(svg("text", { x: cx, y: y(dayTotals[i]) - 6, "text-anchor": "middle", text: compact(dayTotals[i]) }));
 	});
 	root.append(svg("g", { class: "axis" }, svg("line", { x1: left, x2: W - right, y1: y(0), y2: y(0) })));
 	$("#usage-chart").replaceChildren(root);
 	const legend = busiest.map((a) => h("li", null, h("span", { class: "swatch " + series(a) }), a));
-	if (others.length) legend.push(h("li", { "data-others": others.length }, h("span", { class: "swatch series-other" }), num(others.length) + (others.length === 1 ? " other agent" : " other agents")));
+	if (others) legend.push(h("li", { "data-others": others }, h("span", { class: "swatch series-other" }), num(others) + (others === 1 ? " other agent" : " other agents")));
 	$("#usage-legend").replaceChildren(...legend);
 	const tbody = $("#usage-table tbody");
 	const more = $("#usage-more");
@@ -122,21 +179,28 @@ async function usageView(signal) {
 		h("td", { class: "num", text: num(c.cacheWrite) }),
 		h("td", { class: "num", text: num(c.cacheRead) }),
 		h("td", { class: "num", text: c.costed ? costText(c) : "—" }));
-	/** Draws rows up to `to` (of those not drawn yet), and says how many are shown. @param {number} to */
-	const drawTo = (to) => {
-		const from = tbody.rows.length;
-		tbody.append(...rows.slice(from, to).map(row));
+	/** Draws the rows read and not drawn yet, and says how many are shown: of the days' rows, or more if more came since. */
+	const draw = () => {
+		tbody.append(...rows.slice(tbody.rows.length).map(row));
 		const shown = tbody.rows.length;
-		more.hidden = everyone.hidden = shown >= rows.length;
-		$("#usage-rows").textContent = shown < rows.length ? num(shown) + " of " + num(rows.length) + " rows shown" : "";
+		more.hidden = everyone.hidden = cursor === null;
+		$("#usage-rows").textContent = cursor !== null ? num(shown) + " of " + num(Math.max(rowCount, shown + 1)) + " rows shown" : "";
 	};
 	tbody.replaceChildren();
-	drawTo(USAGE_ROWS);
+	draw();
 	// The last rows hide both buttons: the first row added takes the focus.
 	/** @param {number} from */
 	const firstAdded = (from) => () => tbody.rows[from] && tbody.rows[from].querySelector("a");
-	more.onclick = () => act(more, async () => drawTo(tbody.rows.length + USAGE_ROWS), undefined, firstAdded(tbody.rows.length));
-	everyone.onclick = () => act(everyone, async () => drawTo(rows.length), undefined, firstAdded(tbody.rows.length));
+	more.onclick = () =>
+		act(more, async () => {
+			await readRows(USAGE_ROWS);
+			draw();
+		}, undefined, firstAdded(tbody.rows.length));
+	everyone.onclick = () =>
+		act(everyone, async () => {
+			while (cursor !== null) await readRows(USAGE_ALL_ROWS);
+			draw();
+		}, undefined, firstAdded(tbody.rows.length));
 	if (!rows.length) tbody.append(h("tr", null, h("td", { colspan: 8, class: "muted", text: "No jobs in the last " + USAGE_DAYS + " days." })));
 }
 
