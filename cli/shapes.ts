@@ -24,6 +24,7 @@ import type {
 	SessionReset,
 	Status,
 	Tick,
+	UsageDayTotalPage,
 	UsagePage,
 } from "./types.ts";
 
@@ -77,6 +78,28 @@ const sessionJobRef = z.object({ id: z.string(), status: z.string(), created_at:
 const sessionSummary = z.object({ session_id: z.string(), agent: z.string(), job_count: z.number(), first_job: sessionJobRef, last_job: sessionJobRef, updated_at: z.string() });
 const notepad = z.record(z.string(), z.string());
 
+/** A page of GET /v1/usage: its rows' sums, with what names a row (`agent`, or with group=day the day's `agents`). */
+function usagePageOf(names: z.ZodRawShape) {
+	return z.object({
+		since: z.string(),
+		until: z.string(),
+		days: z.array(
+			z.object({
+				day: z.string(),
+				...names,
+				jobs: z.number(),
+				input_tokens: z.number(),
+				output_tokens: z.number(),
+				cache_creation_input_tokens: z.number(),
+				cache_read_input_tokens: z.number(),
+				priced_jobs: z.number(),
+				cost_usd: z.number().nullable(),
+			}),
+		),
+		next_cursor: nextCursor,
+	});
+}
+
 export const shapes = {
 	jobPage: shape<JobPage>(z.object({ jobs: z.array(jobSummary), next_cursor: nextCursor })),
 	job: shape<JobRecord>(jobRecord),
@@ -124,26 +147,8 @@ export const shapes = {
 	sessionReset: shape<SessionReset>(z.object({ agent: z.string(), forgotten: z.string().nullable() })),
 	incidentPage: shape<IncidentPage>(z.object({ incidents: z.array(incident), next_cursor: nextCursor })),
 	incident: shape<Incident>(incident),
-	usagePage: shape<UsagePage>(
-		z.object({
-			since: z.string(),
-			until: z.string(),
-			days: z.array(
-				z.object({
-					day: z.string(),
-					agent: z.string(),
-					jobs: z.number(),
-					input_tokens: z.number(),
-					output_tokens: z.number(),
-					cache_creation_input_tokens: z.number(),
-					cache_read_input_tokens: z.number(),
-					priced_jobs: z.number(),
-					cost_usd: z.number().nullable(),
-				}),
-			),
-			next_cursor: nextCursor,
-		}),
-	),
+	usagePage: shape<UsagePage>(usagePageOf({ agent: z.string() })),
+	usageDayTotalPage: shape<UsageDayTotalPage>(usagePageOf({ agents: z.number() })),
 	notepad: shape<Record<string, string>>(notepad),
 	/** The notepad after a write: it must hold the key written. */
 	notepadWith: (key: string) => shape<Record<string, string>>(notepad.and(z.object({ [key]: z.string() }))),

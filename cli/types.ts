@@ -13,10 +13,10 @@ import type { SchedulerHealthShape, StatusShape } from "../src/api/status.ts";
 import type { TickShape } from "../src/api/tick.ts";
 import type { JobRecord, JobStatus, JobSummary } from "../src/jobs/schema.ts";
 import type { Incident } from "../src/store/incidents.ts";
-import type { UsageDay } from "../src/store/usage.ts";
+import type { UsageDay, UsageDayTotal } from "../src/store/usage.ts";
 import type { OutputLineView } from "../src/shared/output-line.ts";
 
-export type { Incident, JobRecord, JobStatus, JobSummary, UsageDay };
+export type { Incident, JobRecord, JobStatus, JobSummary, UsageDay, UsageDayTotal };
 
 export type SchedulerHealth = SchedulerHealthShape;
 export type Health = HealthShape;
@@ -67,5 +67,13 @@ export interface UsagePage {
 	since: string;
 	until: string;
 	days: UsageDay[];
+	next_cursor: string | null;
+}
+
+/** GET /v1/usage?group=day: the fleet's days, its agents' rows summed. */
+export interface UsageDayTotalPage {
+	since: string;
+	until: string;
+	days: UsageDayTotal[];
 	next_cursor: string | null;
 }

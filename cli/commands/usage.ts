@@ -12,8 +12,12 @@ interface UsageOptions {
 	agent?: string;
 	limit: number;
 	cursor?: string;
+	byDay?: boolean;
 	json?: boolean;
 }
+
+/** A row of either table: an agent's day, a day of the fleet (--by-day), or their total. */
+type Row = Omit<UsageDay, "agent"> & { agent?: string; agents?: number; total?: string };
 
 const DAY_MS = 86_400_000;
 
@@ -34,6 +38,7 @@ export function registerUsage(program: Command): void {
 		.option("-a, --agent <agent>", "only this agent")
 		.option("-n, --limit <n>", "rows a page (1-1000)", positiveInt(1000), 500)
 		.option("--cursor <cursor>", "the next page (printed after a full page)")
+		.option("--by-day", "one row a day, its agents' rows summed (GET /v1/usage?group=day; --limit counts days)")
 		.option("--json", "print the API's JSON")
 		.action(act(usage));
 }
@@ -51,7 +56,10 @@ async function usage(ctx: Context, opts: UsageOptions): Promise<number> {
 		// around midnight, which would show N-1 or N+1 days.
 		until = new Date(last).toISOString().slice(0, 10);
 	}
-	const answer = await ctx.client.json("/v1/usage", shapes.usagePage, { query: { since, until, agent: opts.agent, limit: opts.limit, cursor: opts.cursor } });
+	const query = { since, until, agent: opts.agent, limit: opts.limit, cursor: opts.cursor };
+	const answer = opts.byDay
+		? await ctx.client.json("/v1/usage", shapes.usageDayTotalPage, { query: { ...query, group: "day" } })
+		: await ctx.client.json("/v1/usage", shapes.usagePage, { query });
 	// A mistyped agent has no usage, as an agent with no ended jobs has none: an unknown one is an
 	// error, for a script reading --json as for a person.
 	if (answer.days.length === 0 && opts.agent !== undefined && opts.cursor === undefined) await requireKnownAgent(ctx, opts.agent);
@@ -69,9 +77,10 @@ async function usage(ctx: Context, opts: UsageOptions): Promise<number> {
 	const n = (v: number) => v.toLocaleString("en-US");
 	const cost = (d: Pick<UsageDay, "cost_usd" | "priced_jobs" | "jobs">) =>
 		d.cost_usd === null ? "-" : `$${d.cost_usd.toFixed(4)}${d.priced_jobs < d.jobs ? ` (${d.priced_jobs} of ${d.jobs} priced)` : ""}`;
+	const days: Row[] = page.days;
 	// Of the rows shown: on any page but a lone one (pages before it, or more to come), of this page only, and said so.
-	const total: UsageDay = { day: "", agent: page.next_cursor || opts.cursor ? "total (this page)" : "total", jobs: 0, input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, cost_usd: null, priced_jobs: 0 };
-	for (const d of page.days) {
+	const total: Row = { day: "", total: page.next_cursor || opts.cursor ? "total (this page)" : "total", jobs: 0, input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, cost_usd: null, priced_jobs: 0 };
+	for (const d of days) {
 		total.jobs += d.jobs;
 		total.input_tokens += d.input_tokens;
 		total.output_tokens += d.output_tokens;
@@ -80,13 +89,17 @@ async function usage(ctx: Context, opts: UsageOptions): Promise<number> {
 		total.priced_jobs += d.priced_jobs;
 		if (d.cost_usd !== null) total.cost_usd = (total.cost_usd ?? 0) + d.cost_usd;
 	}
-	const rows = page.days.length > 1 ? [...page.days, total] : page.days;
+	const rows = days.length > 1 ? [...days, total] : days;
+	const bold = (d: Row) => (d === total ? p.bold : (s: string) => s);
+	// By day, the total is named in the day's column: the days' agents added up would count an agent once a day.
+	const who = opts.byDay
+		? [{ header: "DAY", value: (d: Row) => d.total ?? d.day, style: bold }, { header: "AGENTS", value: (d: Row) => (d.agents === undefined ? "" : n(d.agents)) }]
+		: [{ header: "DAY", value: (d: Row) => d.day }, { header: "AGENT", value: (d: Row) => d.total ?? d.agent ?? "", style: bold }];
 	ctx.out(
-		table<UsageDay>(
+		table<Row>(
 			rows,
 			[
-				{ header: "DAY", value: (d) => d.day },
-				{ header: "AGENT", value: (d) => d.agent, style: (d) => (d === total ? p.bold : (s) => s) },
+				...who,
 				{ header: "JOBS", value: (d) => n(d.jobs) },
 				{ header: "INPUT", value: (d) => n(d.input_tokens) },
 				{ header: "OUTPUT", value: (d) => n(d.output_tokens) },
@@ -99,7 +112,9 @@ async function usage(ctx: Context, opts: UsageOptions): Promise<number> {
 		),
 	);
 	// The span the page answered for (--days resolved), so the next page is of the same days even after midnight.
-	const more = page.next_cursor && nextPageCommand(ctx, ["usage"], [["--since", page.since], ["--until", page.until], ["--agent", opts.agent], ["--limit", opts.limit]], page.next_cursor);
+	const more =
+		page.next_cursor &&
+		nextPageCommand(ctx, opts.byDay ? ["usage", "--by-day"] : ["usage"], [["--since", page.since], ["--until", page.until], ["--agent", opts.agent], ["--limit", opts.limit]], page.next_cursor);
 	ctx.err(ctx.ep.dim(printable(`${span} (UTC)${more ? `; more: ${more}` : ""}`)));
 	return 0;
 }

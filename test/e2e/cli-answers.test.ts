@@ -301,6 +301,33 @@ describe("drover usage", () => {
 		expect(total(lone.stdout)).toMatch(/^\s*total\s+3\s/);
 	});
 
+	it("--by-day prints the fleet's days as group=day sums them, with their agents and a total; --json is the API's, and the next page keeps --by-day", async () => {
+		const total = (d: string, agents: number, jobs: number, cost: number | null) => ({ ...day(d, "", jobs), agent: undefined, agents, cost_usd: cost, priced_jobs: cost === null ? 0 : jobs });
+		const days = { since: "2026-01-01", until: "2026-01-07", days: [total("2026-01-02", 3, 4, 0.5), total("2026-01-01", 1000, 2, null)], next_cursor: "d1" };
+		const api = await fakeApi({
+			"GET /v1/usage?since=2026-01-01&until=2026-01-07&limit=2&group=day": (_req, res) => json(res, 200, days),
+			"GET /v1/usage?since=2026-01-01&until=2026-01-07&agent=a&limit=500&group=day": (_req, res) => json(res, 200, { ...days, days: days.days.slice(0, 1), next_cursor: null }),
+		});
+		const r = await runCli(api.url, ["usage", "--by-day", "--since", "2026-01-01", "--until", "2026-01-07", "--limit", "2"]);
+		expect(r.status, r.stderr).toBe(0);
+		const lines = r.stdout.trimEnd().split("\n").map((l) => l.trimEnd().split(/\s{2,}/));
+		expect(lines).toEqual([
+			["DAY", "AGENTS", "JOBS", "INPUT", "OUTPUT", "CACHE WRITE", "CACHE READ", "COST"],
+			["2026-01-02", "3", "4", "400", "40", "0", "0", "$0.5000"],
+			["2026-01-01", "1,000", "2", "200", "20", "0", "0", "-"],
+			["total (this page)", "6", "600", "60", "0", "0", "$0.5000 (4 of 6 priced)"],
+		]);
+		expect(r.stderr).toContain("more: drover usage --by-day --since 2026-01-01 --until 2026-01-07 --limit 2 --cursor d1");
+		const asJson = await runCli(api.url, ["usage", "--by-day", "--since", "2026-01-01", "--until", "2026-01-07", "--limit", "2", "--json"]);
+		expect(asJson.status, asJson.stderr).toBe(0);
+		expect(JSON.parse(asJson.stdout)).toEqual(JSON.parse(JSON.stringify(days)));
+		// One agent's days: a lone row, no total.
+		const one = await runCli(api.url, ["usage", "--by-day", "--agent", "a", "--since", "2026-01-01", "--until", "2026-01-07"]);
+		expect(one.status, one.stderr).toBe(0);
+		expect(one.stdout.trimEnd().split("\n")).toHaveLength(2);
+		expect(one.stdout).toMatch(/^2026-01-02\s+3\s+4\s/m);
+	});
+
 	it("asks for --days N by both ends of its own clock's days, so a server a day off around midnight shows N days still", async () => {
 		const api = await fakeApi({});
 		const before = new Date().toISOString().slice(0, 10);

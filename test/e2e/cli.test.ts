@@ -333,6 +333,17 @@ describe("drover trigger --wait: the exit code is the job's outcome", () => {
 			const n = (v: number) => v.toLocaleString("en-US");
 			expect(row).toMatch(new RegExp(`^${day}\\s+${agents.ok}\\s+${sum.jobs}\\s+${n(sum.input_tokens)}\\s+${n(sum.output_tokens)}\\s+[\\d,]+\\s+[\\d,]+\\s+(\\$[\\d.]+|-)`));
 			expect(human.stderr).toContain(`${day} (UTC)`);
+
+			// --by-day: the same day as group=day sums it, the agent's alone here.
+			const byDay = await drover(["usage", "--by-day", "--agent", agents.ok, "--since", day, "--until", day]);
+			expect(byDay.status, byDay.stderr).toBe(0);
+			const [dayHeader, dayRow, ...more] = lines(byDay.stdout);
+			expect(dayHeader).toMatch(/^DAY\s+AGENTS\s+JOBS\s+INPUT\s+OUTPUT\s+CACHE WRITE\s+CACHE READ\s+COST$/);
+			expect(dayRow).toMatch(new RegExp(`^${day}\\s+1\\s+${sum.jobs}\\s+${n(sum.input_tokens)}\\s+${n(sum.output_tokens)}\\s+[\\d,]+\\s+[\\d,]+\\s+(\\$[\\d.]+|-)`));
+			expect(more).toEqual([]);
+			const dayJson = await drover(["usage", "--by-day", "--agent", agents.ok, "--since", day, "--until", day, "--json"]);
+			expect(dayJson.status, dayJson.stderr).toBe(0);
+			expect(JSON.parse(dayJson.stdout)).toEqual((await api(`/v1/usage?agent=${agents.ok}&since=${day}&until=${day}&group=day`)).body);
 		});
 
 		it("logs: an agent's recent jobs' last lines, each under a mark naming the job, or --job's; --json gives the raw JSONL", async () => {
