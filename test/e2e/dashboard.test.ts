@@ -1616,6 +1616,8 @@ describe("the dashboard", () => {
 				priced_jobs: day === yesterday && i >= 8 ? 0 : 2,
 			})),
 		);
+		// The first load's reads done (the eight's days are read after them), before the fake answers.
+		await page.locator("#usage-meta", { hasText: /^Last 7 days \(UTC\) · / }).waitFor(LIVE);
 		const served = await fakeUsage(page, days);
 		await page.reload();
 		await page.locator("#usage-chart rect.bar").first().waitFor(LIVE);
@@ -1654,6 +1656,7 @@ describe("the dashboard", () => {
 				days.push({ day: new Date(today - d * DAY).toISOString().slice(0, 10), agent: `fleet-${String(a).padStart(4, "0")}`, jobs: 24, input_tokens: 1000 + a, output_tokens: 200, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, cost_usd: 0.05, priced_jobs: 24 });
 			}
 		}
+		await page.locator("#usage-meta", { hasText: /^Last 7 days \(UTC\) · / }).waitFor(LIVE);
 		const served = await fakeUsage(page, days);
 		await page.reload();
 		await page.locator("#usage-meta", { hasText: "168,000 ended jobs" }).waitFor(LIVE);
