@@ -56,8 +56,11 @@ type UsageRow = Omit<UsageDay, "day" | "cost_usd"> & { day: number; cost_usd: nu
 const dayCost = (row: { cost_usd: number; priced_jobs: number; tokenless_priced_jobs: number }): number | null =>
 	row.priced_jobs - row.tokenless_priced_jobs === 0 ? null : Math.round(row.cost_usd * 1e6) / 1e6;
 
+/** What a row or a group of rows sums. */
+type SumRow = Omit<UsageRow, "day" | "agent">;
+
 /** A row's sums as the API answers them, its cost rounded (dayCost). */
-function sums(row: Omit<UsageRow, "day" | "agent">): Omit<UsageDay, "day" | "agent"> {
+function sums(row: SumRow): Omit<UsageDay, "day" | "agent"> {
 	return {
 		jobs: row.jobs,
 		input_tokens: row.input_tokens,
@@ -101,8 +104,6 @@ function pageStart(list: string, range: UsageRange, cursor: string | undefined):
 const SUMS = `sum(jobs) AS jobs, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens,
 	sum(cache_creation_input_tokens) AS cache_creation_input_tokens, sum(cache_read_input_tokens) AS cache_read_input_tokens,
 	sum(cost_usd) AS cost_usd, sum(priced_jobs) AS priced_jobs, sum(tokenless_priced_jobs) AS tokenless_priced_jobs`;
-
-type SumRow = Omit<UsageRow, "day" | "agent">;
 
 /**
  * A page's query. Newest day first, agents ascending within a day: the key's order, in mixed
