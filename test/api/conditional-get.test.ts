@@ -30,6 +30,10 @@ describe("conditional GETs: an unchanged JSON answer is not sent again", () => {
 		expect(same.headers.get("x-request-id")).toBeTruthy();
 		// A weak form of the tag, or the tag among others, is the same tag (RFC 9110's weak comparison).
 		expect((await call(path, { headers: { "if-none-match": `"other", W/${etag}` } })).status).toBe(304);
+		// HEAD is answered as GET is, without the body.
+		const head = await call(path, { method: "HEAD" });
+		expect([head.status, head.headers.get("etag"), await head.text()]).toEqual([200, etag, ""]);
+		expect((await call(path, { method: "HEAD", headers: { "if-none-match": etag! } })).status).toBe(304);
 
 		const second = await runToRest("etag-list");
 		const changed = await call(path, { headers: { "if-none-match": etag! } });
