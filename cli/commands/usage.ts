@@ -35,7 +35,7 @@ export function registerUsage(program: Command): void {
 		.option("--since <day>", "first day, YYYY-MM-DD (default: 6 days before --until)", isoDay)
 		.option("--until <day>", "last day, YYYY-MM-DD (default: today, UTC)", isoDay)
 		.addOption(new Option("-d, --days <n>", "the last n days up to --until (1-366), instead of --since").argParser(positiveInt(366)).conflicts("since"))
-		.option("-a, --agent <agent>", "only this agent")
+		.option("-a, --agent <agent>", "only this agent, or these, separated by commas (up to 20)")
 		.option("-n, --limit <n>", "rows a page (1-1000)", positiveInt(1000), 500)
 		.option("--cursor <cursor>", "the next page (printed after a full page)")
 		.option("--by-day", "one row a day, its agents' rows summed (GET /v1/usage?group=day; --limit counts days)")
@@ -62,7 +62,10 @@ async function usage(ctx: Context, opts: UsageOptions): Promise<number> {
 		: await ctx.client.json("/v1/usage", shapes.usagePage, { query });
 	// A mistyped agent has no usage, as an agent with no ended jobs has none: an unknown one is an
 	// error, for a script reading --json as for a person.
-	if (answer.days.length === 0 && opts.agent !== undefined && opts.cursor === undefined) await requireKnownAgent(ctx, opts.agent);
+	if (answer.days.length === 0 && opts.agent !== undefined && opts.cursor === undefined) {
+		// The API takes several names separated by commas: each is asked for alone.
+		for (const name of new Set(opts.agent.split(","))) await requireKnownAgent(ctx, name);
+	}
 	if (opts.json) {
 		ctx.json(answer);
 		return 0;

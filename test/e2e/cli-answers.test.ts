@@ -328,6 +328,22 @@ describe("drover usage", () => {
 		expect(one.stdout).toMatch(/^2026-01-02\s+3\s+4\s/m);
 	});
 
+	it("--agent with several names and no usage asks for each name alone, and says which is unknown", async () => {
+		const api = await fakeApi({
+			"GET /v1/usage?since=2026-01-01&until=2026-01-07&agent=a%2Cnope&limit=500": (_req, res) => json(res, 200, { since: "2026-01-01", until: "2026-01-07", days: [], next_cursor: null }),
+			"GET /v1/agents/a/jobs?limit=1": (_req, res) => json(res, 200, { jobs: [], next_cursor: null }),
+			"GET /v1/agents/nope/jobs?limit=1": (_req, res) => json(res, 404, { error: { code: "not_found", message: "no agent nope" } }),
+		});
+		const r = await runCli(api.url, ["usage", "--agent", "a,nope", "--since", "2026-01-01", "--until", "2026-01-07"]);
+		expect(r.status).toBe(1);
+		expect(r.stderr).toContain("no agent nope");
+		expect(api.seen.map((s) => s.route)).toEqual([
+			"GET /v1/usage?since=2026-01-01&until=2026-01-07&agent=a%2Cnope&limit=500",
+			"GET /v1/agents/a/jobs?limit=1",
+			"GET /v1/agents/nope/jobs?limit=1",
+		]);
+	});
+
 	it("asks for --days N by both ends of its own clock's days, so a server a day off around midnight shows N days still", async () => {
 		const api = await fakeApi({});
 		const before = new Date().toISOString().slice(0, 10);
