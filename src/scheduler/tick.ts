@@ -4,7 +4,7 @@ import { resolveSecretUrl } from "../delivery/secret-url.ts";
 import { alertIncident } from "../incidents/alert.ts";
 import { D1_MIGRATIONS_FIX, missingD1Migrations } from "../store/d1-schema.ts";
 import { recordTick } from "../store/heartbeat.ts";
-import { pruneResolved, recordFailure, resolveOpen, unalerted } from "../store/incidents.ts";
+import { INCIDENT_PRUNE_BATCH, pruneResolved, recordFailure, resolveOpen, unalerted } from "../store/incidents.ts";
 import { numberVar } from "../config/vars.ts";
 import { DAY_MS } from "../store/usage.ts";
 import { SCHEDULER_SHARDS, shardName } from "./shards.ts";
@@ -143,21 +143,36 @@ const ALERT_RETRIES_PER_TICK = 5;
 const HOUR_MS = 3_600_000;
 
 /**
- * Resolved incidents past the deployment's RETENTION_DAYS are deleted, a batch at the tick of each
- * hour's minute 0: nothing else removes them (D1 rows have no expiry), 500 an hour is far more than
- * a fleet's distinct errors resolve, and a query at every minute's tick would ask D1 each minute for
- * what is almost always nothing. By the deployment's retention, not an agent's `retention_days`: a
- * file agent's definition is not in D1, and the scheduler's own incidents are no agent's.
+ * Batches of resolved incidents an hour's tick deletes at most: 5,000 an hour, 120,000 a day. An
+ * incident is a distinct error of an agent, and an error whose text varies (an id, a count) is a new
+ * one each time, so a fleet of 1,000 agents failing hourly resolves 24,000 a day; one batch an hour
+ * (12,000 a day) fell behind it.
+ */
+const INCIDENT_PRUNE_BATCHES = 10;
+
+/**
+ * Resolved incidents past the deployment's RETENTION_DAYS are deleted at the tick of each hour's
+ * minute 0, batch after batch while a batch comes back full: nothing else removes them (D1 rows have
+ * no expiry), and a query at every minute's tick would ask D1 each minute for what is almost always
+ * nothing. By the deployment's retention, not an agent's `retention_days`: a file agent's definition
+ * is not in D1, and the scheduler's own incidents are no agent's.
  */
 async function pruneIncidents(env: Env, scheduledTime: number, now: number): Promise<void> {
 	if (scheduledTime % HOUR_MS !== 0) return;
 	const cutoff = now - numberVar(env, "RETENTION_DAYS") * DAY_MS;
+	let count = 0;
+	let batches = 0;
 	try {
-		const count = await pruneResolved(env.DB, cutoff);
-		if (count > 0) log.info("incidents.pruned", { minute: minuteField(scheduledTime), count, cutoff: new Date(cutoff).toISOString() });
+		for (let full = true; full && batches < INCIDENT_PRUNE_BATCHES; batches++) {
+			const deleted = await pruneResolved(env.DB, cutoff);
+			count += deleted;
+			full = deleted === INCIDENT_PRUNE_BATCH;
+		}
 	} catch (err) {
-		log.error("tick.incident_prune_failed", { minute: minuteField(scheduledTime), ...errorFields(err) });
+		log.error("tick.incident_prune_failed", { minute: minuteField(scheduledTime), ...(count > 0 ? { count } : {}), ...errorFields(err) });
+		return;
 	}
+	if (count > 0) log.info("incidents.pruned", { minute: minuteField(scheduledTime), count, batches, cutoff: new Date(cutoff).toISOString() });
 }
 
 /**

@@ -226,7 +226,7 @@ export async function retireIncidents(db: D1Database, agent: string, at: number)
 }
 
 /** Resolved incidents deleted a call: a call that deletes this many may have left more behind. */
-const INCIDENT_PRUNE_BATCH = 500;
+export const INCIDENT_PRUNE_BATCH = 500;
 
 /**
  * Deletes up to one batch of resolved incidents neither seen failing nor resolved since `cutoff`

@@ -102,22 +102,22 @@ describe("incidents past RETENTION_DAYS", () => {
 		expect(await listed()).toHaveLength(4);
 	});
 
-	it("go 500 a tick, those unseen longest first, so a long backlog is worked off over the hours", async () => {
+	it("go 500 a batch, up to 10 batches an hour's tick while a batch comes back full, those unseen longest first, so a backlog of more is worked off over the hours", async () => {
 		vi.useFakeTimers({ toFake: ["Date"], now: HOUR });
-		// 502 resolved ones, last seen a minute apart from 100 days back.
+		// 5,002 resolved ones, last seen a minute apart from 100 days back.
 		await env.DB.prepare(
-			`WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 501)
+			`WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 5001)
 			 INSERT INTO incidents (id, agent, signature, class, state, error, count, first_seen_at, last_seen_at, resolved_at)
 			 SELECT printf('backlo_%012x', i), 'backlog', printf('%012x', i), 'unknown', 'resolved', 'boom', 1, ?1 + i * 60000, ?1 + i * 60000, ?1 + i * 60000 + 1 FROM n`,
 		)
 			.bind(HOUR - 100 * DAY)
 			.run();
 
-		expect(await tickAt(HOUR)).toEqual([expect.objectContaining({ count: 500 })]);
+		expect(await tickAt(HOUR)).toEqual([expect.objectContaining({ count: 5000, batches: 10 })]);
 		// The two last seen remain.
-		expect((await listed("&agent=backlog")).map((i) => i.id)).toEqual(["backlo_0000000001f5", "backlo_0000000001f4"]);
+		expect((await listed("&agent=backlog")).map((i) => i.id)).toEqual(["backlo_000000001389", "backlo_000000001388"]);
 
-		expect(await tickAt(HOUR + 3_600_000)).toEqual([expect.objectContaining({ count: 2 })]);
+		expect(await tickAt(HOUR + 3_600_000)).toEqual([expect.objectContaining({ count: 2, batches: 1 })]);
 		expect(await listed("&agent=backlog")).toEqual([]);
 	});
 });
