@@ -88,6 +88,64 @@ async function tick(at: number): Promise<void> {
 	await res.text();
 }
 
+/** A new agent `name` and a job of it that ended completed, listed by the API's job list. */
+async function completedJob(name: string): Promise<{ agent: string; job: JobRecord }> {
+	const agent = await createAgent(name, {});
+	await script({ text: "Done." });
+	const job = await trigger(agent, "Go.");
+	expect(await settled(job.id)).toBe("completed");
+	const listed = async () => (await call<{ jobs: { id: string }[] }>("GET", `/v1/jobs?agent=${agent}`, tokens.read)).jobs.map((j) => j.id);
+	await expect.poll(listed, LIVE).toEqual([job.id]);
+	return { agent, job };
+}
+
+/**
+ * An hour well before the half hour the runs tests tick in (30 to 60 minutes ago), the same for every
+ * test of the file: scheduledRuns ticks at its minutes 2 and 5, not after the cursor of any agent an
+ * earlier test ticked (so they claim nothing of theirs), and between fleet.yaml's slots (every 15
+ * minutes, or on the hour), so only the new agent's jobs call the model.
+ */
+const RUNS_HOUR = Math.floor(Date.now() / 3_600_000) * 3_600_000 - 2 * 3_600_000;
+
+/**
+ * A new agent `name` with an every-minute schedule (catch_up off) and the runs of two ticks three
+ * minutes apart: on time, the two slots between skipped (superseded), on time; both jobs ended.
+ */
+async function scheduledRuns(name: string): Promise<string> {
+	expect(await emulatorQueued()).toBe(0);
+	const agent = await createAgent(name, { schedules: { "every-minute": { interval: "1m", catch_up: false } } });
+	const jobsOf = async () => (await call<{ jobs: JobRecord[] }>("GET", `/v1/jobs?agent=${agent}&limit=50`, tokens.read)).jobs;
+	for (const [minute, jobs] of [[2, 1], [5, 2]] as const) {
+		await tick(RUNS_HOUR + minute * 60_000);
+		await expect.poll(async () => (await jobsOf()).map((j) => j.status), LIVE).toSatisfy((s: string[]) => s.length === jobs && s.every((x) => FINAL.includes(x)));
+	}
+	return agent;
+}
+
+/**
+ * `count` made-up incidents of agents fleet-0000…, newest first, a minute apart before `now`, as the
+ * API lists them; their ids are `prefix`_ and the index in hex.
+ */
+function madeUpIncidents(count: number, prefix: string, now: number) {
+	return Array.from({ length: count }, (_, i) => ({
+		id: `${prefix}_${i.toString(16).padStart(12, "0")}`,
+		agent: `fleet-${String(i).padStart(4, "0")}`,
+		signature: `sig-${i}`,
+		class: "agent",
+		state: "detected",
+		error: `error number ${i}`,
+		count: 1,
+		first_seen_at: new Date(now - (i + 1) * 60_000).toISOString(),
+		last_seen_at: new Date(now - (i + 1) * 60_000).toISOString(),
+		last_job_id: null,
+		alerted_at: null,
+		resolved_at: null,
+		closed_at: null,
+		closed_by: null,
+		failing: null,
+	}));
+}
+
 let browser: Browser;
 let context: BrowserContext;
 /** Everything the pages reported as broken: a CSP violation or a script error fails the suite. */
@@ -1169,6 +1227,8 @@ describe("the dashboard", () => {
 	});
 
 	it("lists jobs at once whatever the agents' list takes, and suggests every agent of a large fleet in the agent filter", async () => {
+		// A job for the list to show.
+		await completedJob(`dash-listed-${run}`);
 		const page = await signedIn("/incidents", tokens.read);
 		const { hold, requests } = await fakeFleet(page, 2516);
 		// The fleet's first page does not answer until released.
@@ -1208,7 +1268,9 @@ describe("the dashboard", () => {
 	});
 
 	it("does not page a filter just typed with the cursor of the list before it", async () => {
-		const { jobs: [real] } = await call<{ jobs: Record<string, unknown>[] }>("GET", "/v1/jobs?limit=1", tokens.read);
+		// A real job's list record, which the made-up ones copy.
+		const { agent: model } = await completedJob(`dash-cursor-${run}`);
+		const { jobs: [real] } = await call<{ jobs: Record<string, unknown>[] }>("GET", `/v1/jobs?agent=${model}&limit=1`, tokens.read);
 		const page = await signedIn("/jobs", tokens.read);
 		const fake = (agent: string, i: number) => ({ ...real!, id: `job-2026-01-01-${String(i).padStart(6, "a")}`, agent });
 		const asked: string[] = [];
@@ -1533,24 +1595,8 @@ describe("the dashboard", () => {
 	it("pages incidents: the newest 200, then older ones on request, to the oldest", async () => {
 		const page = await signedIn("/incidents", tokens.read);
 		await page.locator("#incidents-meta", { hasText: /incidents?$|more older$/ }).waitFor(LIVE);
-		const now = Date.now();
 		// 450 made-up incidents, newest first, as the API pages them.
-		const incidents = Array.from({ length: 450 }, (_, i) => ({
-			id: `fleet_${i.toString(16).padStart(12, "0")}`,
-			agent: `fleet-${String(i).padStart(4, "0")}`,
-			signature: `sig-${i}`,
-			class: "agent",
-			state: "detected",
-			error: `error number ${i}`,
-			count: 1,
-			first_seen_at: new Date(now - (i + 1) * 60_000).toISOString(),
-			last_seen_at: new Date(now - (i + 1) * 60_000).toISOString(),
-			last_job_id: null,
-			alerted_at: null,
-			resolved_at: null,
-			closed_at: null,
-			closed_by: null,
-		}));
+		const incidents = madeUpIncidents(450, "fleet", Date.now());
 		await page.route(
 			(u) => u.pathname === "/v1/incidents",
 			(route) => {
@@ -1577,18 +1623,21 @@ describe("the dashboard", () => {
 	});
 
 	it("charts tokens per agent per day", async () => {
+		const { agent } = await completedJob(`dash-usage-${run}`);
+		// Its day in the usage index before the page reads it.
+		await expect.poll(async () => (await call<{ days: { jobs: number }[] }>("GET", `/v1/usage?agent=${agent}`, tokens.read)).days.map((d) => d.jobs), LIVE).toEqual([1]);
 		const page = await signedIn("/usage");
 		await page.locator("#usage-chart svg.usage-chart rect.bar").first().waitFor(LIVE);
 		const agents = await page.locator("#usage-chart rect.bar[data-agent]").evaluateAll((rs) => rs.map((r) => r.getAttribute("data-agent")));
-		// Drawn apart if among the eight busiest agents of the week (the earlier files' agents share it);
-		// else within the grey segment the legend counts.
-		if (!agents.includes(`dash-live-${run}`)) expect(await page.locator("#usage-legend li[data-others]").count()).toBe(1);
+		// Drawn apart if among the eight busiest agents of the week (the earlier tests' and files' agents
+		// share it); else within the grey segment the legend counts.
+		if (!agents.includes(agent)) expect(await page.locator("#usage-legend li[data-others]").count()).toBe(1);
 		expect(new Set(agents).size).toBeLessThanOrEqual(8);
-		const row = page.locator("#usage-table tbody tr", { hasText: `dash-live-${run}` });
+		const row = page.locator("#usage-table tbody tr", { hasText: agent });
 		expect(await row.count()).toBe(1);
 		// The row is the index's sum for the agent's day, every ended job counted (no cap on jobs read).
 		const day = (await row.locator("td").first().textContent())!;
-		const { days } = await call<{ days: { jobs: number; input_tokens: number }[] }>("GET", `/v1/usage?agent=dash-live-${run}&since=${day}&until=${day}`, tokens.read);
+		const { days } = await call<{ days: { jobs: number; input_tokens: number }[] }>("GET", `/v1/usage?agent=${agent}&since=${day}&until=${day}`, tokens.read);
 		expect(days).toHaveLength(1);
 		expect(await row.locator("td").nth(2).textContent()).toBe(days[0]!.jobs.toLocaleString("en-US"));
 		expect(await row.locator("td").nth(3).textContent()).toBe(days[0]!.input_tokens.toLocaleString("en-US"));
@@ -1870,23 +1919,7 @@ describe("the dashboard", () => {
 
 	it("keeps the incidents' rows and an agent's runs chart and rows that a poll found unchanged", async () => {
 		const now = Date.now();
-		const incidents = Array.from({ length: 200 }, (_, i) => ({
-			id: `kept_${i.toString(16).padStart(12, "0")}`,
-			agent: `fleet-${String(i).padStart(4, "0")}`,
-			signature: `sig-${i}`,
-			class: "agent",
-			state: "detected",
-			error: `error number ${i}`,
-			count: 1,
-			first_seen_at: new Date(now - (i + 1) * 60_000).toISOString(),
-			last_seen_at: new Date(now - (i + 1) * 60_000).toISOString(),
-			last_job_id: null,
-			alerted_at: null,
-			resolved_at: null,
-			closed_at: null,
-			closed_by: null,
-			failing: null,
-		}));
+		const incidents = madeUpIncidents(200, "kept", now);
 		const runs = Array.from({ length: 300 }, (_, i) => ({
 			id: `occ-${i}`,
 			schedule: "hourly",
@@ -2074,7 +2107,7 @@ describe("the dashboard", () => {
 	});
 
 	it("shows the fleet's state, and pauses and resumes an agent", async () => {
-		const agent = `dash-live-${run}`;
+		const agent = await createAgent(`dash-pause-${run}`, {});
 		const page = await signedIn("/");
 		const row = page.locator(`#fleet-table tr[data-agent="${agent}"]`);
 		await row.waitFor(LIVE);
@@ -2109,7 +2142,7 @@ describe("the dashboard", () => {
 		expect(pauses).toEqual([{ reason: "vendor outage" }, { reason: "vendor outage" }]);
 		expect((await call<{ paused: { reason: string } | null }>("GET", `/v1/agents/${agent}`, tokens.read)).paused).toMatchObject({ reason: "vendor outage" });
 		expect(await row.textContent()).toContain("vendor outage");
-		// fleet.yaml's agents lack their secrets here, so the ticks above paused them automatically.
+		// An agent that cannot run shows auto-paused: fleet.yaml's triage, whose tool's secret is not set here.
 		await page.locator("#fleet-table tr.auto-paused").first().waitFor(LIVE);
 		// Said once, by the badge: the reason shown drops the API's "auto: " prefix.
 		const autoReason = (await page.locator("#fleet-table tr.auto-paused .reason").first().textContent())!;
@@ -2130,22 +2163,21 @@ describe("the dashboard", () => {
 	});
 
 	it("offers a read-only token no action it would be refused, and an operate token each one", async () => {
-		const agent = `dash-live-${run}`;
+		const { agent, job: done } = await completedJob(`dash-roles-${run}`);
 		const reader = await signedIn("/", tokens.read);
 		await reader.locator('body[data-role="read"]').waitFor({ ...LIVE, state: "attached" });
 		const row = reader.locator(`#fleet-table tr[data-agent="${agent}"]`);
 		await row.waitFor(LIVE);
 		expect(await row.locator("button", { hasText: /Run now|Pause|Resume/ }).count()).toBeGreaterThan(0);
 		expect(await row.locator("button:visible").count()).toBe(0);
-		const { jobs: [done] } = await call<{ jobs: JobRecord[] }>("GET", "/v1/jobs?status=completed&limit=1", tokens.read);
-		await reader.goto(`${url}/jobs/${done!.id}`);
+		await reader.goto(`${url}/jobs/${done.id}`);
 		await reader.locator("#job-download").waitFor(LIVE);
 		expect(await reader.locator("#job-fork").isVisible()).toBe(false);
 		expect(await reader.locator("#job-continue").isVisible()).toBe(false);
 		expect(await reader.locator("#job-download").isVisible()).toBe(true);
 		await reader.close();
 
-		const operator = await signedIn(`/jobs/${done!.id}`, tokens.operate);
+		const operator = await signedIn(`/jobs/${done.id}`, tokens.operate);
 		await operator.locator('body[data-role="operate"]').waitFor({ ...LIVE, state: "attached" });
 		await operator.locator("#job-fork").waitFor(LIVE);
 		await operator.locator("#job-continue").waitFor(LIVE);
@@ -2586,6 +2618,8 @@ describe("the dashboard", () => {
 		await script({ text: "A long answer. ".repeat(30) });
 		const job = await trigger(agent);
 		expect(await settled(job.id)).toBe("completed");
+		// An agent's runs for the timeline and the table, a skipped one's note among them.
+		const scheduled = await scheduledRuns(`dash-phone-runs-${run}`);
 		const page = await signedIn("/");
 		/** What a person on this screen sees of the page's frame. (A string: no DOM types here.) */
 		const frame = () =>
@@ -2609,7 +2643,7 @@ describe("the dashboard", () => {
 			["/", `#fleet-table tr[data-agent="${agent}"]`],
 			[`/jobs?agent=${agent}`, `#jobs-table tr[data-job="${job.id}"]`],
 			[`/jobs/${job.id}`, "#job-log li.t-assistant"],
-			[`/agents/dash-runs-${run}/runs`, "#runs-chart svg"],
+			[`/agents/${scheduled}/runs`, "#runs-chart svg"],
 			["/usage", "#usage-chart svg"],
 			["/incidents", "#incidents-meta:not(:empty)"],
 		];
@@ -2633,12 +2667,12 @@ describe("the dashboard", () => {
 		await body.waitFor(LIVE);
 		expect((await body.boundingBox())!.width).toBeGreaterThan(250);
 		// A run's note is read a line of words at a time, not a word a line.
-		await page.goto(`${url}/agents/dash-runs-${run}/runs`);
+		await page.goto(`${url}/agents/${scheduled}/runs`);
 		const note = page.locator("#runs-table td.error-text:not(:empty)").first();
 		await note.waitFor(LIVE);
 		expect((await note.boundingBox())!.width).toBeGreaterThan(150);
 		// The charts' text keeps a legible size: the chart scrolls in its box instead of shrinking.
-		for (const [p, chart] of [[`/agents/dash-runs-${run}/runs`, "#runs-chart"], ["/usage", "#usage-chart"]]) {
+		for (const [p, chart] of [[`/agents/${scheduled}/runs`, "#runs-chart"], ["/usage", "#usage-chart"]]) {
 			await page.goto(`${url}${p}`);
 			await page.locator(`${chart} svg text`).first().waitFor(LIVE);
 			const px = await page.evaluate<number>(`(() => {
@@ -2752,7 +2786,9 @@ describe("the dashboard", () => {
 	});
 
 	it("polls the jobs and incidents lists every 10 s: the first page, with the filters chosen, and never over pages added with Older", async () => {
-		const { jobs: [real] } = await call<{ jobs: Record<string, unknown>[] }>("GET", "/v1/jobs?limit=1", tokens.read);
+		// A real job's list record, which the made-up ones copy.
+		const { agent: model } = await completedJob(`dash-polled-${run}`);
+		const { jobs: [real] } = await call<{ jobs: Record<string, unknown>[] }>("GET", `/v1/jobs?agent=${model}&limit=1`, tokens.read);
 		const page = await signedIn("/incidents", tokens.read, { fakeClock: true });
 		// A list of made-up completed jobs, newest first, that grows by `added` (a cursor is an offset).
 		let added = 0;
@@ -2898,6 +2934,8 @@ describe("the dashboard", () => {
 
 
 	it("clears the list when a filter cannot be loaded, rather than leave the last one's rows and count under the error", async () => {
+		// A job for the list to show before the filter.
+		await completedJob(`dash-cleared-${run}`);
 		const page = await signedIn("/jobs", tokens.read);
 		const rows = page.locator("#jobs-table tbody tr");
 		await rows.first().waitFor(LIVE);
@@ -3101,8 +3139,9 @@ describe("the dashboard", () => {
 
 	it("works with a screen reader: named timeline links and row buttons, legible log numbers, and only new log lines announced", async () => {
 		const agent = await createAgent(`dash-a11y-${run}`, {});
+		const scheduled = await scheduledRuns(`dash-a11y-runs-${run}`);
 		// The runs timeline is a group of links (not an image that hides them), each named for its job.
-		const page = await signedIn(`/agents/dash-runs-${run}/runs`, tokens.operate);
+		const page = await signedIn(`/agents/${scheduled}/runs`, tokens.operate);
 		const timeline = page.locator("#runs-chart svg.runs-timeline");
 		await timeline.waitFor(LIVE);
 		expect(await timeline.getAttribute("role")).not.toBe("img");
@@ -3158,18 +3197,19 @@ describe("the dashboard", () => {
 	});
 
 	it("says the time zone of every absolute time: run slots, tooltips, the runs chart's axis and the log's times", async () => {
+		const agent = await scheduledRuns(`dash-zone-runs-${run}`);
 		// A browser in Los Angeles: its times are not UTC, and must not read as if they were.
 		const zoned = await browser.newContext({ viewport: { width: 1280, height: 800 }, timezoneId: "America/Los_Angeles" });
 		const page = await zoned.newPage();
 		page.on("pageerror", (err) => pageErrors.push(`zoned: ${err.message}`));
-		await signInOn(page, `/agents/dash-runs-${run}/runs`, tokens.read);
+		await signInOn(page, `/agents/${agent}/runs`, tokens.read);
 		const zone = /(GMT-[78]|PST|PDT)$/;
 		const slot = page.locator("#runs-table tbody tr td:first-child > span:first-child").first();
 		await slot.waitFor(LIVE);
 		expect(await slot.textContent()).toMatch(zone);
 		expect(await page.locator("#runs-table time.rel").first().getAttribute("title")).toMatch(zone);
 		expect(await page.locator("#runs-chart svg text.zone").textContent()).toMatch(zone);
-		const { jobs } = await call<{ jobs: JobRecord[] }>("GET", `/v1/jobs?agent=dash-runs-${run}&limit=1`, tokens.read);
+		const { jobs } = await call<{ jobs: JobRecord[] }>("GET", `/v1/jobs?agent=${agent}&limit=1`, tokens.read);
 		await page.goto(`${url}/jobs/${jobs[0]!.id}`);
 		await page.locator("#log-state", { hasText: "ended" }).waitFor(LIVE);
 		expect(await page.locator("#log-zone").textContent()).toMatch(/^times (GMT-[78]|PST|PDT)$/);
