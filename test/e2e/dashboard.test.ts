@@ -123,10 +123,10 @@ async function scheduledRuns(name: string): Promise<string> {
 }
 
 /**
- * `count` made-up incidents of agents fleet-0000…, newest first, a minute apart before `now`, as the
- * API lists them; their ids are `prefix`_ and the index in hex.
+ * `count` made-up incidents of agents fleet-0000…, as the API lists them; their ids are `prefix`_ and
+ * the index in hex. The i-th was seen `ago(i)` ms before `now`: by default newest first, a minute apart.
  */
-function madeUpIncidents(count: number, prefix: string, now: number) {
+function madeUpIncidents(count: number, prefix: string, now: number, ago = (i: number) => (i + 1) * 60_000) {
 	return Array.from({ length: count }, (_, i) => ({
 		id: `${prefix}_${i.toString(16).padStart(12, "0")}`,
 		agent: `fleet-${String(i).padStart(4, "0")}`,
@@ -135,8 +135,8 @@ function madeUpIncidents(count: number, prefix: string, now: number) {
 		state: "detected",
 		error: `error number ${i}`,
 		count: 1,
-		first_seen_at: new Date(now - (i + 1) * 60_000).toISOString(),
-		last_seen_at: new Date(now - (i + 1) * 60_000).toISOString(),
+		first_seen_at: new Date(now - ago(i)).toISOString(),
+		last_seen_at: new Date(now - ago(i)).toISOString(),
 		last_job_id: null,
 		alerted_at: null,
 		resolved_at: null,
@@ -1965,26 +1965,9 @@ describe("the dashboard", () => {
 	});
 
 	it("rewrites only the relative times whose words changed at each 15 s refresh, keeping a selection in one that did not", async () => {
-		const now = Date.now();
-		const at = (ms: number) => new Date(now - ms).toISOString();
 		// Three hours ago stays "3 hours ago" for a while; ten seconds ago does not.
-		const incidents = [3 * 3_600_000, 10_000].map((ago, i) => ({
-			id: `times_${String(i).padStart(12, "0")}`,
-			agent: `fleet-${i}`,
-			signature: `sig-${i}`,
-			class: "agent",
-			state: "detected",
-			error: `error ${i}`,
-			count: 1,
-			first_seen_at: at(ago),
-			last_seen_at: at(ago),
-			last_job_id: null,
-			alerted_at: null,
-			resolved_at: null,
-			closed_at: null,
-			closed_by: null,
-			failing: null,
-		}));
+		const ages = [3 * 3_600_000, 10_000];
+		const incidents = madeUpIncidents(ages.length, "times", Date.now(), (i) => ages[i]!);
 		const page = await signedIn("/incidents", tokens.read, { fakeClock: true });
 		await page.route((u) => u.pathname === "/v1/incidents", (route) => route.fulfill({ json: { incidents, next_cursor: null } }));
 		await page.reload();
