@@ -1,4 +1,5 @@
 import { createMiddleware } from "hono/factory";
+import { toBase64Url } from "../shared/hash.ts";
 import type { AppEnv } from "./context.ts";
 
 /**
@@ -17,13 +18,15 @@ export const conditionalGet = createMiddleware<AppEnv>(async (c, next) => {
 	if (!c.res.headers.get("content-type")?.startsWith("application/json")) return;
 	const body = await c.res.clone().arrayBuffer();
 	const digest = new Uint8Array(await crypto.subtle.digest("SHA-1", body));
-	const etag = `"${btoa(String.fromCharCode(...digest)).replace(/=+$/, "").replace(/\+/g, "-").replace(/\//g, "_")}"`;
+	const etag = `"${toBase64Url(String.fromCharCode(...digest))}"`;
 	// An answer a token can read must not be kept by a shared cache; a browser keeping it must ask again.
 	const headers = { ETag: etag, "Cache-Control": "private, no-cache" };
 	if (matches(c.req.header("if-none-match"), etag)) {
 		const notModified = new Response(null, { status: 304, headers });
 		const vary = c.res.headers.get("vary");
 		if (vary) notModified.headers.set("Vary", vary);
+		// Cleared first: Hono's setter copies every header but Content-Type of the answer it replaces
+		// onto the new one, and the 304 carries only those a 200 of it would have to (RFC 9110 15.4.5).
 		c.res = undefined;
 		c.res = notModified;
 		return;

@@ -1,5 +1,5 @@
 import { BadRequestError } from "../errors.ts";
-import { fnv1a32 } from "./hash.ts";
+import { fnv1a32, toBase64Url } from "./hash.ts";
 
 /** A keyset position: the last row's sort key. Opaque to clients, so deep pages cost the same. */
 export interface CursorKey {
@@ -26,7 +26,7 @@ function scopeTag(scope: string): string {
 }
 
 export function encodeCursor(key: CursorKey, scope: string): string {
-	return btoa(JSON.stringify([key.at, key.id, scopeTag(scope)])).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+	return toBase64Url(JSON.stringify([key.at, key.id, scopeTag(scope)]));
 }
 
 export function decodeCursor(cursor: string, scope: string): CursorKey {

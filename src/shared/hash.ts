@@ -2,6 +2,9 @@ const encoder = new TextEncoder();
 
 export const toHex = (bytes: ArrayBuffer) => [...new Uint8Array(bytes)].map((b) => b.toString(16).padStart(2, "0")).join("");
 
+/** base64url without padding (RFC 4648 §5) of a binary string, one byte a character, as btoa takes it: safe in a URL and a header. */
+export const toBase64Url = (binary: string) => btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+
 export async function sha256Hex(text: string): Promise<string> {
 	return toHex(await crypto.subtle.digest("SHA-256", encoder.encode(text)));
 }
