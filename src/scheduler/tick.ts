@@ -4,7 +4,7 @@ import { resolveSecretUrl } from "../delivery/secret-url.ts";
 import { alertIncident } from "../incidents/alert.ts";
 import { D1_MIGRATIONS_FIX, missingD1Migrations } from "../store/d1-schema.ts";
 import { recordTick } from "../store/heartbeat.ts";
-import { INCIDENT_PRUNE_BATCH, pruneResolved, recordFailure, resolveOpen, unalerted } from "../store/incidents.ts";
+import { pruneResolved, recordFailure, resolveOpen, unalerted } from "../store/incidents.ts";
 import { numberVar } from "../config/vars.ts";
 import { DAY_MS } from "../store/usage.ts";
 import { SCHEDULER_SHARDS, shardName } from "./shards.ts";
@@ -164,9 +164,9 @@ async function pruneIncidents(env: Env, scheduledTime: number, now: number): Pro
 	let batches = 0;
 	try {
 		for (let full = true; full && batches < INCIDENT_PRUNE_BATCHES; batches++) {
-			const deleted = await pruneResolved(env.DB, cutoff);
-			count += deleted;
-			full = deleted === INCIDENT_PRUNE_BATCH;
+			const batch = await pruneResolved(env.DB, cutoff);
+			count += batch.deleted;
+			full = batch.full;
 		}
 	} catch (err) {
 		log.error("tick.incident_prune_failed", { minute: minuteField(scheduledTime), ...(count > 0 ? { count } : {}), ...errorFields(err) });

@@ -226,7 +226,7 @@ export async function retireIncidents(db: D1Database, agent: string, at: number)
 }
 
 /** Resolved incidents deleted a call: a call that deletes this many may have left more behind. */
-export const INCIDENT_PRUNE_BATCH = 500;
+const INCIDENT_PRUNE_BATCH = 500;
 
 /**
  * Deletes up to one batch of resolved incidents neither seen failing nor resolved since `cutoff`
@@ -234,9 +234,10 @@ export const INCIDENT_PRUNE_BATCH = 500;
  * agent's incidents are kept for the retention after it, as its history is. Open ones stay: they
  * are still failing, or still to resolve. Closed ones stay too: a closing is terminal for its
  * signature, so the same error, however long it was quiet, is counted, not paged again; they are
- * as many as an operator closed, where resolved ones come of every distinct error. Returns how many.
+ * as many as an operator closed, where resolved ones come of every distinct error. Returns how many,
+ * and whether the batch was full (more may be left).
  */
-export async function pruneResolved(db: D1Database, cutoff: number): Promise<number> {
+export async function pruneResolved(db: D1Database, cutoff: number): Promise<{ deleted: number; full: boolean }> {
 	// Read by incidents_by_state (state, last_seen_at): the range of resolved ones unseen since the
 	// cutoff, not the table; the few resolved since (retired lately) are passed over in it.
 	const r = await db
@@ -247,7 +248,8 @@ export async function pruneResolved(db: D1Database, cutoff: number): Promise<num
 		)
 		.bind(cutoff, INCIDENT_PRUNE_BATCH)
 		.run();
-	return r.meta.changes ?? 0;
+	const deleted = r.meta.changes ?? 0;
+	return { deleted, full: deleted === INCIDENT_PRUNE_BATCH };
 }
 
 export async function closeIncident(db: D1Database, id: string, by: string, at: number): Promise<Incident | null> {
