@@ -303,6 +303,12 @@ function Job(props: { shown: string }) {
 				{/* The log itself is not live (opening a job would read out every stored line): lines written
 				    while the page is open are announced here instead. */}
 				<p id="log-announce" class="sr-only" aria-live="polite"></p>
+				<p id="log-earlier" class="muted small log-earlier" hidden>
+					<span id="log-earlier-text"></span>{" "}
+					<button type="button" id="log-earlier-download" class="small">
+						Download JSONL
+					</button>
+				</p>
 				<ol id="job-log" class="log" aria-label="Output"></ol>
 			</section>
 		</>

@@ -772,11 +772,53 @@ describe("the dashboard", () => {
 		})()`);
 		await page.goto(`${url}/jobs/${job.id}`);
 		await page.locator("#log-state", { hasText: "ended" }).waitFor({ timeout: 50_000 });
-		expect(await page.locator("#job-log li[data-line]").count()).toBe(LINES);
+		// The page keeps the newest 10,000 lines: the older ones went as the newer came.
+		const KEPT = 10_000;
+		const numbers = await page.locator("#job-log li[data-line]").evaluateAll((lis) => lis.map((li) => Number(li.getAttribute("data-line"))));
+		expect(numbers).toEqual(Array.from({ length: KEPT }, (_, i) => LINES - KEPT + 1 + i));
+		expect(await page.locator("#log-earlier-text").textContent()).toBe("Lines 1–10,000 are not shown: the page keeps the newest 10,000. The JSONL download has them all.");
 		const painted = await page.evaluate<number[]>("window.painted");
-		const partial = new Set(painted.filter((n) => n > 0 && n < LINES));
+		const partial = new Set(painted.filter((n) => n > 0 && n < KEPT));
 		// Several frames, each showing more of the log than the one before.
 		expect(partial.size).toBeGreaterThan(3);
+		await page.close();
+	});
+
+	it("opens a large job's log at its newest 10,000 lines, asking the stream for no more, and says how many are not shown beside the download", async () => {
+		const agent = await createAgent(`dash-large-${run}`, {});
+		await script({ text: "Short job, as large as its routed output." });
+		const job = await trigger(agent);
+		expect(await settled(job.id)).toBe("completed");
+		const page = await signedIn("/incidents");
+		const LINES = 25_000;
+		const frame = (n: number) => `id: ${n}\nevent: line\ndata: ${JSON.stringify({ type: "system", subtype: "note", content: `line ${n}` })}`;
+		// The job's output as one of 25,000 lines answers: its one-line tail names its last line.
+		const tails: string[] = [];
+		await page.route((u) => u.pathname === `/v1/jobs/${job.id}/output` && u.searchParams.has("lines"), (route) => {
+			tails.push(new URL(route.request().url()).searchParams.get("lines")!);
+			return route.fulfill({ status: 200, headers: { "content-type": "application/x-ndjson", "x-drover-first-line": String(LINES) }, body: `${JSON.stringify({ type: "system", subtype: "note", content: `line ${LINES}` })}\n` });
+		});
+		const asked: (string | null)[] = [];
+		let sentFrames = 0;
+		await page.route(`**/v1/jobs/${job.id}/stream`, (route) => {
+			const after = route.request().headers()["last-event-id"] ?? null;
+			asked.push(after);
+			const frames = Array.from({ length: LINES - Number(after ?? 0) }, (_, i) => frame(Number(after ?? 0) + 1 + i));
+			sentFrames += frames.length;
+			return route.fulfill({ status: 200, headers: { "content-type": "text/event-stream" }, body: `${frames.join("\n\n")}\n\nevent: end\ndata: {}\n\n` });
+		});
+		await page.goto(`${url}/jobs/${job.id}`);
+		await page.locator("#log-state", { hasText: "ended" }).waitFor({ timeout: 50_000 });
+		expect(tails).toEqual(["1"]);
+		// The stream opens after line 15,000: the 15,000 lines the page would not keep are not sent.
+		expect(asked).toEqual(["15000"]);
+		expect(sentFrames).toBe(10_000);
+		const numbers = await page.locator("#job-log li[data-line]").evaluateAll((lis) => lis.map((li) => Number(li.getAttribute("data-line"))));
+		expect(numbers).toEqual(Array.from({ length: 10_000 }, (_, i) => 15_001 + i));
+		expect(await page.locator("#log-earlier-text").textContent()).toBe("Lines 1–15,000 are not shown: the page keeps the newest 10,000. The JSONL download has them all.");
+		// The note's button downloads the whole output, as the page's own does.
+		const [download] = await Promise.all([page.waitForEvent("download"), page.locator("#log-earlier-download").click()]);
+		expect(download.suggestedFilename()).toBe(`${job.id}.jsonl`);
 		await page.close();
 	});
 
@@ -3062,6 +3104,34 @@ describe("the dashboard", () => {
 		expect(await lines.evaluateAll((els) => els.map((e) => e.getAttribute("data-line")))).toEqual(Array.from({ length: 200 }, (_, i) => String(total - 199 + i)));
 		expect(await lines.first().locator(".n").textContent()).toBe(String(total - 199));
 		await page.close();
+	});
+
+	it("follows a live job with a long output from the first of the 2,000 lines its section keeps, saying how many came before", async () => {
+		const agent = await createAgent(`dash-logs-tail-${run}`, {});
+		await script({ hang: true });
+		const job = await trigger(agent, "Hold the slot.");
+		await expect.poll(async () => (await getJob(job.id)).status, LIVE).toBe("running");
+		const page = await signedIn("/incidents", tokens.read);
+		const LINES = 5_000;
+		// The live job's output as one of 5,000 lines answers.
+		await page.route((u) => u.pathname === `/v1/jobs/${job.id}/output` && u.searchParams.get("lines") === "1", (route) =>
+			route.fulfill({ status: 200, headers: { "content-type": "application/x-ndjson", "x-drover-first-line": String(LINES) }, body: `${JSON.stringify({ type: "system", subtype: "note", content: `line ${LINES}` })}\n` }));
+		const asked: (string | null)[] = [];
+		await page.route(`**/v1/jobs/${job.id}/stream`, (route) => {
+			const after = Number(route.request().headers()["last-event-id"] ?? 0);
+			asked.push(String(after));
+			const frames = Array.from({ length: LINES - after }, (_, i) => `id: ${after + 1 + i}\nevent: line\ndata: ${JSON.stringify({ type: "system", subtype: "note", content: `line ${after + 1 + i}` })}`);
+			return route.fulfill({ status: 200, headers: { "content-type": "text/event-stream" }, body: `${frames.join("\n\n")}\n\nevent: end\ndata: {"status":"running"}\n\n` });
+		});
+		await page.goto(`${url}/agents/${agent}/logs`);
+		const section = page.locator(`#agent-logs section[data-job="${job.id}"]`);
+		await section.locator("li[data-line='5000']").waitFor(LIVE);
+		expect(asked[0]).toBe("3000");
+		const numbers = await section.locator("li[data-line]").evaluateAll((lis) => lis.map((li) => Number(li.getAttribute("data-line"))));
+		expect(numbers).toEqual(Array.from({ length: 2_000 }, (_, i) => 3_001 + i));
+		expect(await section.locator(".cut-note").textContent()).toBe("3,000 earlier lines: the whole output is on the job's page");
+		await page.close();
+		await call("POST", `/v1/jobs/${job.id}/cancel`, tokens.operate, {});
 	});
 
 	it("opens an agent's logs page with every live job, a queue's oldest beyond the newest 20 too, and follows each as the queue runs", async () => {

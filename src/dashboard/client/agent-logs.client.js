@@ -12,8 +12,8 @@ const AGENT_LOG_SECTION_LINES = 2000;
 /**
  * Streams open at once. Over HTTP/1.1 (wrangler dev) a browser opens 6 connections to a host, and a
  * stream holds one for the job's life: more would leave the page's own reads and polls waiting
- * behind them. The jobs beyond wait their turn, oldest first; each stream starts at line 1, so none
- * of their lines is lost, only shown later.
+ * behind them. The jobs beyond wait their turn, oldest first; each stream starts at the first of
+ * the lines its section keeps, so none of those is lost, only shown later.
  */
 const AGENT_LOG_STREAMS = 4;
 const ACTIVE_STATUSES = ["pending", "running", "approval_pending"];
@@ -50,7 +50,7 @@ async function agentLogsView(signal) {
 		drawMeta();
 	};
 	/**
-	 * One job's stream, from its first line; on its end the section says so, the next waiting job
+	 * One job's stream, from the first line its section keeps; on its end the section says so, the next waiting job
 	 * gets the stream, and the agent's jobs are asked for again at once, as the next queued run
 	 * often starts then.
 	 * @param {JobSummary} job @param {HTMLElement} section
@@ -58,7 +58,10 @@ async function agentLogsView(signal) {
 	const stream = (job, section) => {
 		following.add(job.id);
 		const lines = sectionLines(section);
-		streamJob(job.id, signal, { line: lines.add, settle: lines.flush }).then((status) => {
+		linesBefore(job.id, AGENT_LOG_SECTION_LINES, signal).then((after) => {
+			lines.skip(after);
+			return streamJob(job.id, signal, { line: lines.add, settle: lines.flush }, after);
+		}).then((status) => {
 			if (status === null) return;
 			setSectionStatus(section, status);
 			$("#agent-logs-announce").textContent = "Job " + job.id + " " + words(status) + ".";
@@ -209,15 +212,22 @@ function sectionLines(section) {
 		batch = null;
 		const lines = log.querySelectorAll("li[data-line]");
 		for (let i = 0; i < lines.length - AGENT_LOG_SECTION_LINES; i++, dropped++) lines[i].remove();
-		if (dropped) {
-			const note = log.querySelector(".cut-note") || h("li", { class: "placeholder cut-note" });
-			note.textContent = num(dropped) + " earlier lines: the whole output is on the job's page";
-			log.prepend(note);
-		}
+		noteDropped();
 		if (stick) log.scrollTop = log.scrollHeight;
+	};
+	const noteDropped = () => {
+		if (!dropped) return;
+		const note = log.querySelector(".cut-note") || h("li", { class: "placeholder cut-note" });
+		note.textContent = num(dropped) + " earlier lines: the whole output is on the job's page";
+		log.prepend(note);
 	};
 	return {
 		flush,
+		/** Lines before the stream's first, not asked for. @param {number} n */
+		skip: (n) => {
+			dropped += n;
+			noteDropped();
+		},
 		/** @param {number} n @param {string} data */
 		add: (n, data) => {
 			if (!batch) {

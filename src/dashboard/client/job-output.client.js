@@ -2,6 +2,12 @@
 // ── Job output: the job's log, live over Server-Sent Events ──
 /** Characters of a stream parsed in one task: some tens of log lines. */
 const SSE_SLICE = 16384;
+/**
+ * Lines the job page keeps, its newest: a job may write 100 MB of output, more lines than a page
+ * can hold (20,000 lines were 107,000 nodes) or should download to draw. The whole output is the
+ * JSONL download.
+ */
+const JOB_LOG_LINES = 10_000;
 /** Resolves in a task of its own, after what the page has waiting (a paint, a click); unlike a 0 ms timeout, a page's faked clock does not hold it. */
 const nextTask = () => new Promise((resolve) => {
 	const channel = new MessageChannel();
@@ -43,7 +49,29 @@ async function readSse(body, signal, on) {
 }
 
 /**
- * The job's output, live: reconnects after a drop with Last-Event-ID, so no line is lost or shown twice.
+ * The line after which a log showing a job's newest `keep` lines opens its stream: all but the last
+ * `keep`, found by a one-line tail (its header names that line's number), so a large output is not
+ * replayed to be thrown away. 0, from the first line, when the job has no more than `keep` lines or
+ * the answer does not say; a failed ask is left to the stream, which says what is wrong.
+ * @param {string} id @param {number} keep @param {AbortSignal} signal @returns {Promise<number>}
+ */
+async function linesBefore(id, keep, signal) {
+	try {
+		const res = await request("/v1/jobs/" + enc(id) + "/output?lines=1", { signal });
+		const tail = await res.text();
+		const first = Number(res.headers.get("x-drover-first-line"));
+		if (!Number.isSafeInteger(first) || first < 1) return 0;
+		// An empty tail names the number the job's next line will take.
+		const last = tail.trim() ? first : first - 1;
+		return Math.max(0, last - keep);
+	} catch (err) {
+		return 0;
+	}
+}
+
+/**
+ * The job's output, live, its newest JOB_LOG_LINES lines: reconnects after a drop with
+ * Last-Event-ID, so no line is lost or shown twice.
  * @param {string} id @param {AbortSignal} signal @param {{ status: () => void, end: () => void }} on
  */
 async function followOutput(id, signal, on) {
@@ -69,12 +97,28 @@ async function followOutput(id, signal, on) {
 	// Each batch costs a layout of the log, which grows with it: batches come at most a few times as
 	// often as one takes, so a long replay spends most of its time drawing lines, not laying them out.
 	let flushMs = 0;
+	// Lines not shown: those before the stream's first, and those dropped since as newer ones came.
+	let hidden = 0;
+	const earlier = $("#log-earlier");
+	const drawHidden = () => {
+		earlier.hidden = hidden === 0;
+		$("#log-earlier-text").textContent = (hidden === 1 ? "Line 1 is" : "Lines 1–" + num(hidden) + " are") + " not shown: the page keeps the newest " + num(JOB_LOG_LINES) + ". The JSONL download has them all.";
+	};
 	const flush = () => {
 		if (!batch) return;
 		const began = performance.now();
 		const stick = log.scrollTop + log.clientHeight >= log.scrollHeight - 8;
 		log.append(batch);
 		batch = null;
+		const over = log.childElementCount - JOB_LOG_LINES;
+		if (over > 0) {
+			const oldest = document.createRange();
+			oldest.setStartBefore(/** @type {Node} */ (log.firstChild));
+			oldest.setEndBefore(log.children[over]);
+			oldest.deleteContents();
+			hidden += over;
+			drawHidden();
+		}
 		if (fresh.length) {
 			const more = fresh.length - 3;
 			announce.textContent = "New output: " + fresh.slice(0, 3).map((t) => headChars(t, 160)).join(" · ") + (more > 0 ? " · and " + more + " more lines" : "");
@@ -84,10 +128,13 @@ async function followOutput(id, signal, on) {
 		flushMs = performance.now() - began;
 	};
 	log.replaceChildren(h("li", { class: "placeholder", text: "Waiting for output…" }));
+	drawHidden();
 	$("#log-zone").textContent = "times " + zoneName();
 	let empty = true;
 	setState("", "connecting…");
 	try {
+		hidden = await linesBefore(id, JOB_LOG_LINES, signal);
+		drawHidden();
 		const status = await streamJob(id, signal, {
 			open: () => setState("live", "live"),
 			line: (n, data) => {
@@ -110,7 +157,7 @@ async function followOutput(id, signal, on) {
 			},
 			settle: flush,
 			dropped: () => setState("reconnecting", "reconnecting…"),
-		});
+		}, hidden);
 		if (status === null) return;
 		setState("", "ended");
 		if (empty) log.replaceChildren(h("li", { class: "placeholder", text: "No output." }));
@@ -125,17 +172,18 @@ async function followOutput(id, signal, on) {
 const MAX_RETRY_AFTER_MS = 5 * 60_000;
 
 /**
- * Follows a job's stream to its end: reconnects after a drop with Last-Event-ID (waiting what the
- * server's `retry` asks), so no line is lost or shown twice. Resolves with the job's final status,
+ * Follows a job's stream to its end, from the line after `after`: reconnects after a drop with
+ * Last-Event-ID (waiting what the server's `retry` asks), so no line is lost or shown twice. Resolves with the job's final status,
  * or null once `signal` aborts; a 4xx other than 429 (bad id, no such job, signed out) will not fix
  * itself by retrying and is thrown.
  * @param {string} id @param {AbortSignal} signal
  * @param {{ line: (n: number, data: string) => void, open?: () => void, status?: () => void, settle?: () => void, dropped?: () => void }} on
  *   settle: after each connection's events, whether it ended or broke; dropped: before waiting to reconnect.
+ * @param {number} [after]
  * @returns {Promise<string | null>}
  */
-async function streamJob(id, signal, on) {
-	let lastLine = 0;
+async function streamJob(id, signal, on, after = 0) {
+	let lastLine = after;
 	let retry = 2000;
 	while (!signal.aborted) {
 		/** @type {string | null} */

@@ -146,7 +146,7 @@ async function jobView(signal) {
 		a.remove();
 		setTimeout(() => URL.revokeObjectURL(url), 60000);
 	};
-	$("#job-download").onclick = (/** @type {Click} */ e) => act(e.currentTarget, download("/output", "application/x-ndjson", shownId + ".jsonl"));
+	$("#job-download").onclick = $("#log-earlier-download").onclick = (/** @type {Click} */ e) => act(e.currentTarget, download("/output", "application/x-ndjson", shownId + ".jsonl"));
 	$("#job-download-log").onclick = (/** @type {Click} */ e) => act(e.currentTarget, download("/output.log", "text/plain", shownId + ".log"));
 	const approvalError = $("#approval-error");
 	const approvalInput = $("#approval-input");
