@@ -2,6 +2,7 @@
 import { TOKEN_CHARS_MESSAGE, tokenCharsOk } from "../src/api/auth/tokens.ts";
 import { graphemeSlice } from "../src/shared/clip.ts";
 import { retryAfterMs } from "../src/shared/retry-after.ts";
+import { KeptAnswers } from "./kept-answers.ts";
 import { problemOf, type Shape } from "./shapes.ts";
 
 export const DEFAULT_URL = "http://localhost:8787";
@@ -100,6 +101,8 @@ export interface ClientConfig {
 export class ApiClient {
 	readonly url: string;
 	readonly #token: string | undefined;
+	/** JSON GETs' answers, to revalidate (kept-answers.ts): one client serves one process and one token. */
+	readonly #kept = new KeptAnswers();
 
 	constructor(config: ClientConfig) {
 		// "localhost:8787" parses as a URL of the scheme "localhost:", "drover.example.com" not at all.
@@ -143,8 +146,7 @@ export class ApiClient {
 
 	/** The raw response of a successful (2xx) request; an error answer throws ApiError (a CliError when it is not drover's). */
 	async fetch(path: string, options: RequestOptions = {}): Promise<Response> {
-		const url = new URL(this.url + path);
-		for (const [k, v] of Object.entries(options.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
+		const url = this.#urlOf(path, options);
 		const headers: Record<string, string> = { accept: "application/json", ...options.headers };
 		if (options.auth !== false) {
 			if (this.#token === undefined) {
@@ -179,6 +181,12 @@ export class ApiClient {
 		return res;
 	}
 
+	#urlOf(path: string, options: RequestOptions): URL {
+		const url = new URL(this.url + path);
+		for (const [k, v] of Object.entries(options.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
+		return url;
+	}
+
 	/**
 	 * An error answer as the CliError to end with. drover answers every 4xx with its JSON error, so
 	 * one without it (a 404 "Not found: /v1/jobs") is another server's: said as for any answer that
@@ -205,10 +213,18 @@ export class ApiClient {
 		return (await this.answer(path, shape, options)).value;
 	}
 
-	/** As `json`, with the answer's status: a 200 where a create answers 201 is a replay of an earlier request. */
+	/**
+	 * As `json`, with the answer's status: a 200 where a create answers 201 is a replay of an earlier
+	 * request. A GET asked before is revalidated: its kept answer is sent back as `If-None-Match`, and
+	 * a 304 is read as that answer's 200 again.
+	 */
 	async answer<T>(path: string, shape: Shape<T>, options: RequestOptions = {}): Promise<{ status: number; value: T }> {
-		const res = await this.fetch(path, options);
-		const text = await readText(res, this.url);
+		const key = (options.method ?? "GET") === "GET" ? this.#urlOf(path, options).href : null;
+		const kept = key === null ? undefined : this.#kept.get(key);
+		const res = await this.fetch(path, kept ? { ...options, headers: { ...options.headers, "if-none-match": kept.etag }, accept: [...(options.accept ?? []), 304] } : options);
+		const revalidated = kept !== undefined && res.status === 304;
+		const text = revalidated ? kept.text : await readText(res, this.url);
+		const status = revalidated ? 200 : res.status;
 		const request = requestOf(path, options);
 		let value: unknown;
 		try {
@@ -218,7 +234,10 @@ export class ApiClient {
 		}
 		const problem = problemOf(shape, value);
 		if (problem !== null) throw this.notDrover(`${request}: ${problem}`);
-		return { status: res.status, value: value as T };
+		// Only a 200 is tagged; an answer without a tag (a server older than the ETags) is not kept.
+		const etag = revalidated ? kept.etag : res.headers.get("etag");
+		if (key !== null) this.#kept.keep(key, status === 200 && etag ? { etag, text } : null);
+		return { status, value: value as T };
 	}
 
 	/** The error for an answer that is not the drover API's: "<url> does not answer as a drover API (GET /v1/jobs: missing `jobs`)". */

@@ -2,6 +2,7 @@
 // a line cut to fit storage, a 409 over a changed definition, a later page of usage), served by
 // a fake API (node:http) so each is there on demand.
 import { spawn, spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import { once } from "node:events";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -1177,6 +1178,39 @@ describe("logs of an agent: its recent jobs, and --follow across the jobs it sta
 		expect(r.stdout).toBe(`==> ${A} (schedule) <==\na1\na2\n==> ${A} completed <==\n`);
 		// Followed from its first line, as each new job is.
 		expect(streams).toEqual([`${A} null`]);
+	});
+
+	it("--follow asks for an unchanged jobs list with its ETag and reads the 304 as that list: no job followed twice, a new one still picked up", async () => {
+		const streams: string[] = [];
+		const polls: { ifNoneMatch: string | null; status: number }[] = [];
+		const list = (ids: string[]) => JSON.stringify({ jobs: ids.map((id) => summary(id, "completed")), next_cursor: null });
+		const tagOf = (body: string) => `"${createHash("sha1").update(body).digest("base64url")}"`;
+		const api = await fakeApi({
+			"GET /v1/agents/fake/jobs?limit=20": (_req, res) => json(res, 200, { jobs: [], next_cursor: null }),
+			...live({}),
+			"GET /v1/agents/fake": (_req, res) => json(res, 200, AGENT),
+			// As the Worker answers: tagged, and a 304 with no body when If-None-Match names the tag. The
+			// first two polls find A (the second, asked at once when A ends, unchanged); later ones B too.
+			"GET /v1/agents/fake/jobs?limit=50": (req, res) => {
+				const body = list(polls.length < 2 ? [A] : [B, A]);
+				const ifNoneMatch = (req.headers["if-none-match"] as string | undefined) ?? null;
+				const status = ifNoneMatch === tagOf(body) ? 304 : 200;
+				polls.push({ ifNoneMatch, status });
+				if (status === 304) res.writeHead(304, { etag: tagOf(body) }).end();
+				else res.writeHead(200, { "content-type": "application/json", etag: tagOf(body) }).end(body);
+			},
+			[`GET /v1/jobs/${A}/stream`]: (_req, res) => (streams.push(A), sse(res, 1, [text("a1")], "completed")),
+			[`GET /v1/jobs/${B}/stream`]: (_req, res) => (streams.push(B), sse(res, 1, [text("b1")], "completed")),
+		});
+		const r = await follow(api.url, [], (out) => out.includes(`==> ${B} completed <==`));
+		expect(r.stderr).toBe("");
+		expect(r.stdout).toBe(`==> ${A} (schedule, completed) <==\na1\n==> ${A} completed <==\n==> ${B} (schedule, completed) <==\nb1\n==> ${B} completed <==\n`);
+		expect(streams).toEqual([A, B]);
+		expect(polls.slice(0, 3)).toEqual([
+			{ ifNoneMatch: null, status: 200 },
+			{ ifNoneMatch: tagOf(list([A])), status: 304 },
+			{ ifNoneMatch: tagOf(list([A])), status: 200 },
+		]);
 	});
 
 	it("--follow ends, exit 1, once the agent is deleted and its live jobs have ended", async () => {
