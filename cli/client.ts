@@ -1,8 +1,8 @@
 /** The drover HTTP API over fetch: bearer auth, the API's JSON errors turned into ApiError. */
 import { TOKEN_CHARS_MESSAGE, tokenCharsOk } from "../src/api/auth/tokens.ts";
 import { graphemeSlice } from "../src/shared/clip.ts";
+import { KeptAnswers } from "../src/shared/kept-answers.ts";
 import { retryAfterMs } from "../src/shared/retry-after.ts";
-import { KeptAnswers } from "./kept-answers.ts";
 import { problemOf, type Shape } from "./shapes.ts";
 
 export const DEFAULT_URL = "http://localhost:8787";
@@ -101,8 +101,8 @@ export interface ClientConfig {
 export class ApiClient {
 	readonly url: string;
 	readonly #token: string | undefined;
-	/** JSON GETs' answers, to revalidate (kept-answers.ts): one client serves one process and one token. */
-	readonly #kept = new KeptAnswers();
+	/** JSON GETs' answers, to revalidate (src/shared/kept-answers.ts): one client serves one process and one token. */
+	readonly #kept = new KeptAnswers(64, 4_000_000);
 
 	constructor(config: ClientConfig) {
 		// "localhost:8787" parses as a URL of the scheme "localhost:", "drover.example.com" not at all.

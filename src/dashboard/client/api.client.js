@@ -56,37 +56,13 @@ async function request(path, opts) {
 	return res;
 }
 /**
- * The last JSON answer to each GET, with its ETag: the next GET of the path sends the tag, and a 304
- * (the answer unchanged: an idle fleet's every poll) is read from here instead of downloaded again.
- * Kept as text, parsed afresh each time, so no reader can change what the next one gets. Bounded:
- * the oldest used go first past REVALIDATE_ENTRIES answers or REVALIDATE_CHARS characters.
- * @type {Map<string, { etag: string, text: string }>}
+ * The last JSON answer to each GET, with its ETag (src/shared/kept-answers.ts, as the CLI keeps
+ * them): the next GET of the path sends the tag, and a 304 (the answer unchanged: an idle fleet's
+ * every poll) is read from here instead of downloaded again.
  */
-const revalidated = new Map();
-const REVALIDATE_ENTRIES = 64;
-const REVALIDATE_CHARS = 8_000_000;
-let revalidatedChars = 0;
-/** @param {string} path @param {{ etag: string, text: string } | null} entry */
-function keepAnswer(path, entry) {
-	const old = revalidated.get(path);
-	if (old) {
-		revalidated.delete(path);
-		revalidatedChars -= old.text.length;
-	}
-	if (!entry || entry.text.length > REVALIDATE_CHARS / 4) return;
-	revalidated.set(path, entry);
-	revalidatedChars += entry.text.length;
-	for (const [oldest, kept] of revalidated) {
-		if (revalidated.size <= REVALIDATE_ENTRIES && revalidatedChars <= REVALIDATE_CHARS) break;
-		revalidated.delete(oldest);
-		revalidatedChars -= kept.text.length;
-	}
-}
+const revalidated = new KeptAnswers(64, 8_000_000);
 /** Forgets every kept answer: another token may be answered otherwise. */
-function forgetAnswers() {
-	revalidated.clear();
-	revalidatedChars = 0;
-}
+const forgetAnswers = () => revalidated.clear();
 /** The API's JSON answer, any: its readers give it its type (types.d.ts). @type {(path: string, opts?: RequestOptions) => Promise<any>} */
 async function api(path, opts) {
 	if (opts && opts.method && opts.method !== "GET") return (await request(path, opts)).json();
@@ -95,12 +71,12 @@ async function api(path, opts) {
 	if (kept) headers.set("if-none-match", kept.etag);
 	const res = await request(path, { ...opts, headers });
 	if (res.status === 304 && kept) {
-		keepAnswer(path, kept);
+		revalidated.keep(path, kept);
 		return JSON.parse(kept.text);
 	}
 	const text = await res.text();
 	const etag = res.headers.get("etag");
-	keepAnswer(path, etag ? { etag, text } : null);
+	revalidated.keep(path, etag ? { etag, text } : null);
 	return JSON.parse(text);
 }
 /** @type {(path: string, json?: unknown) => Promise<any>} */

@@ -1,3 +1,4 @@
 // What index.ts puts before the *.client.js files from the Worker's own code.
 declare const SseParser: typeof import("../../shared/sse.ts").SseParser;
 declare const retryAfterMs: typeof import("../../shared/retry-after.ts").retryAfterMs;
+declare const KeptAnswers: typeof import("../../shared/kept-answers.ts").KeptAnswers;
