@@ -18,6 +18,7 @@ export function registerTrigger(program: Command): void {
 		.command("trigger")
 		.description("run an agent now; prints the new job's id")
 		.argument("<agent>", "agent name", pathSegment)
+		.argument("[prompt]", "instead of the agent's default prompt (or --prompt)")
 		.option("-p, --prompt <prompt>", "instead of the agent's default prompt")
 		.option("-w, --wait", "follow the job to its end, with live progress on stderr, then print its final answer; exits 0 completed, 1 failed or indeterminate, 2 cancelled")
 		.option("--idempotency-key <key>", "the same key within 24 h returns the same job instead of starting another")
@@ -25,7 +26,10 @@ export function registerTrigger(program: Command): void {
 		.action(act(trigger));
 }
 
-async function trigger(ctx: Context, agent: string, opts: TriggerOptions): Promise<number> {
+async function trigger(ctx: Context, agent: string, given: string | undefined, opts: TriggerOptions): Promise<number> {
+	// As `sessions resume <id> "…"` takes its prompt: a second argument read as a typo was a needless refusal.
+	if (given !== undefined && opts.prompt !== undefined) throw new CliError("the prompt was given twice, as an argument and with --prompt: give it once", 2);
+	if (given !== undefined) opts = { ...opts, prompt: given };
 	const { status, value: job } = await ctx.client
 		.answer(`/v1/agents/${encodeURIComponent(agent)}/jobs`, shapes.job, {
 			method: "POST",

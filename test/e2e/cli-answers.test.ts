@@ -227,6 +227,20 @@ describe("errors from the API", () => {
 		expect(r.stderr).toContain("drover: invalid body:\n  - prompt: must not be empty\n  - tools.0.url_secret: is required\n");
 	});
 
+	it("takes trigger's prompt as its second argument, as --prompt, and refuses it given both ways without asking the API", async () => {
+		const api = await fakeApi({
+			"POST /v1/agents/fake/jobs": (_req, res) => json(res, 201, jobRecord({ trigger_type: "manual", prompt: "Disk full on db-1." })),
+		});
+		const bodies = () => api.seen.filter((r) => r.route === "POST /v1/agents/fake/jobs").map((r) => JSON.parse(r.body) as unknown);
+		const r = await runCli(api.url, ["trigger", "fake", "Disk full on db-1."]);
+		expect(r.status).toBe(0);
+		expect(bodies()).toEqual([{ prompt: "Disk full on db-1." }]);
+		const both = await runCli(api.url, ["trigger", "fake", "Disk full.", "--prompt", "Disk full on db-1."]);
+		expect(both.status).toBe(2);
+		expect(both.stderr).toContain("drover: the prompt was given twice, as an argument and with --prompt: give it once");
+		expect(bodies()).toHaveLength(1);
+	});
+
 	it("prints the issues of an invalid fleet.yaml once: its message already lists them one a line", async () => {
 		const issues = [
 			{ path: "agents.0.model", message: "required (string)" },
