@@ -1,3 +1,5 @@
+import { randomBytes } from "node:crypto";
+
 // What `npm start` hands `wrangler dev` besides .dev.vars. npm start always writes .dev.vars, and
 // while it exists wrangler dev takes the Worker's vars and secrets from it and from `--var`, never
 // from the environment: a value set only there reaches the Worker only if passed as a `--var`.
@@ -23,6 +25,10 @@ export function localVars({ devVars, env, base, urlSecrets, webhookSecrets, sink
 	const unset = (name) => !devVars[name];
 	const sunk = sink === null ? [] : urlSecrets.filter(unset);
 	for (const name of sunk) vars.push(`${name}:${sink}/__sink/${name}`);
+	// A sunk URL's posts are signed with a key made for the run, as a receiver's would be: unset, a
+	// webhook tool signs with its URL, which drover doctor rightly warns of on a fresh start. The sink
+	// checks no signature, so the key need not be kept; a URL of the user's own gets no made key.
+	for (const name of sunk) if (unset(`${name}_SIGNING_KEY`)) vars.push(`${name}_SIGNING_KEY:${randomBytes(24).toString("hex")}`);
 	const madeHooks = webhookSecrets.filter(unset);
 	// The key first: a shell exporting ANTHROPIC_API_KEY (as Anthropic's SDKs read it) would otherwise
 	// see the emulator answer with no word of why.

@@ -32,6 +32,20 @@ describe("npm start's vars for wrangler dev", () => {
 		expect(localVars({ devVars: {}, env, base, sink: null, ...fleet })).toMatchObject({ sunk: [], envOnly: ["DIGEST_SLACK_WEBHOOK_URL", "TRIAGE_WEBHOOK_SECRET"] });
 	});
 
+	it("gives each URL sunk into the emulator a signing key of its own for the run, so its posts are signed as a receiver's, and no key to a URL of the user's", () => {
+		const out = localVars({ devVars: {}, env: {}, base, sink, ...fleet });
+		const keys = out.vars.filter((v) => v.startsWith("DIGEST_SLACK_WEBHOOK_URL_SIGNING_KEY:"));
+		expect(keys).toHaveLength(1);
+		expect(keys[0]).toMatch(/^DIGEST_SLACK_WEBHOOK_URL_SIGNING_KEY:[0-9a-f]{48}$/);
+		// Made afresh each run: not a fixed key anyone could read here.
+		expect(localVars({ devVars: {}, env: {}, base, sink, ...fleet }).vars).not.toContain(keys[0]);
+		// One the user set in .dev.vars is wrangler's to read; a URL of their own, or no sink, gets none.
+		for (const devVars of [{ DIGEST_SLACK_WEBHOOK_URL_SIGNING_KEY: "k".repeat(32) }, { DIGEST_SLACK_WEBHOOK_URL: "https://x.example" }] as Record<string, string>[]) {
+			expect(localVars({ devVars, env: {}, base, sink, ...fleet }).vars.filter((v) => v.includes("SIGNING_KEY"))).toEqual([]);
+		}
+		expect(localVars({ devVars: {}, env: {}, base, sink: null, ...fleet }).vars.filter((v) => v.includes("SIGNING_KEY"))).toEqual([]);
+	});
+
 	it("says an ANTHROPIC_API_KEY set only in the environment is not used (the emulator answers), and never passes it", () => {
 		const env = { ANTHROPIC_API_KEY: "sk-ant-api03-from-the-shell" };
 		const out = localVars({ devVars: {}, env, base, sink, ...fleet });
