@@ -308,7 +308,14 @@ ol.log {
 	font-family: var(--mono); font-size: .85em;
 	max-height: 28rem; overflow: auto;
 }
-ol.log li { display: grid; grid-template-columns: 2.5rem 5.5rem 10rem 1fr; gap: .5rem; padding: .1rem .75rem; }
+ol.log li { display: grid; grid-template-columns: var(--n) 5.5rem 10rem 1fr; gap: .5rem; padding: .1rem .75rem; }
+/* The number column fits five digits; a longer log's widens with its numbers (a 100 MB output runs
+   to seven), which overran the times beside them. */
+ol.log { --n: 2.5rem; }
+ol.log[data-digits="6"] { --n: 6ch; }
+ol.log[data-digits="7"] { --n: 7ch; }
+ol.log[data-digits="8"] { --n: 8ch; }
+ol.log[data-digits="9"] { --n: 9ch; }
 /* Lines scrolled out of the log's box are not laid out or painted until shown (a one-line estimate
    holds their place, their real height once seen): a 20,000-line log was laid out whole at each
    batch of lines it drew. */
@@ -380,7 +387,7 @@ ol.log li.placeholder { display: block; color: #7f8fa3; }
 	main { padding: 1rem .75rem 2rem; }
 	.notice { margin: .5rem .75rem 0; }
 	/* a log line's number, time and type on one row, its text beneath at the full width */
-	ol.log li { grid-template-columns: 2.5rem auto 1fr; padding: .2rem .5rem; }
-	ol.log .body { grid-column: 1 / -1; padding-left: 3rem; }
+	ol.log li { grid-template-columns: var(--n) auto 1fr; padding: .2rem .5rem; }
+	ol.log .body { grid-column: 1 / -1; padding-left: calc(var(--n) + .5rem); }
 }
 `;

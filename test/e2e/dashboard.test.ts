@@ -790,9 +790,9 @@ describe("the dashboard", () => {
 		const job = await trigger(agent);
 		expect(await settled(job.id)).toBe("completed");
 		const page = await signedIn("/incidents");
-		const LINES = 25_000;
+		const LINES = 1_250_000;
 		const frame = (n: number) => `id: ${n}\nevent: line\ndata: ${JSON.stringify({ type: "system", subtype: "note", content: `line ${n}` })}`;
-		// The job's output as one of 25,000 lines answers: its one-line tail names its last line.
+		// The job's output as one of 1,250,000 lines (a 100 MB output's order) answers: its one-line tail names its last line.
 		const tails: string[] = [];
 		await page.route((u) => u.pathname === `/v1/jobs/${job.id}/output` && u.searchParams.has("lines"), (route) => {
 			tails.push(new URL(route.request().url()).searchParams.get("lines")!);
@@ -810,12 +810,15 @@ describe("the dashboard", () => {
 		await page.goto(`${url}/jobs/${job.id}`);
 		await page.locator("#log-state", { hasText: "ended" }).waitFor({ timeout: 50_000 });
 		expect(tails).toEqual(["1"]);
-		// The stream opens after line 15,000: the 15,000 lines the page would not keep are not sent.
-		expect(asked).toEqual(["15000"]);
+		// The stream opens after line 1,240,000: the 1,240,000 lines the page would not keep are not sent.
+		expect(asked).toEqual(["1240000"]);
 		expect(sentFrames).toBe(10_000);
 		const numbers = await page.locator("#job-log li[data-line]").evaluateAll((lis) => lis.map((li) => Number(li.getAttribute("data-line"))));
-		expect(numbers).toEqual(Array.from({ length: 10_000 }, (_, i) => 15_001 + i));
-		expect(await page.locator("#log-earlier-text").textContent()).toBe("Lines 1–15,000 are not shown: the page keeps the newest 10,000. The JSONL download has them all.");
+		expect(numbers).toEqual(Array.from({ length: 10_000 }, (_, i) => 1_240_001 + i));
+		// Seven-digit numbers fit their column, not running into the time beside them.
+		const overruns = await page.locator("#job-log li[data-line] .n").evaluateAll((ns) => ns.slice(-3).map((n) => n.scrollWidth - n.clientWidth));
+		expect(overruns).toEqual([0, 0, 0]);
+		expect(await page.locator("#log-earlier-text").textContent()).toBe("Lines 1–1,240,000 are not shown: the page keeps the newest 10,000. The JSONL download has them all.");
 		// The note's button downloads the whole output, as the page's own does.
 		const [download] = await Promise.all([page.waitForEvent("download"), page.locator("#log-earlier-download").click()]);
 		expect(download.suggestedFilename()).toBe(`${job.id}.jsonl`);

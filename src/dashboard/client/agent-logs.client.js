@@ -142,6 +142,7 @@ async function agentLogsView(signal) {
 			const first = Number.isSafeInteger(named) && named >= 1 ? named : lines.length < asked ? 1 : 0;
 			const log = /** @type {HTMLElement} */ (section.querySelector("ol.log"));
 			log.replaceChildren(...lines.map((raw, i) => logLine(first ? first + i : 0, raw)));
+			if (first) fitLineNumbers(log, first + lines.length - 1);
 			if (!first) for (const n of log.querySelectorAll(".n")) n.textContent = "";
 		}
 		shown.unshift({ job, section, live });
@@ -235,6 +236,7 @@ function sectionLines(section) {
 				setTimeout(flush, 16);
 			}
 			batch.append(logLine(n, data));
+			fitLineNumbers(log, n);
 		},
 		ended: () => {
 			flush();

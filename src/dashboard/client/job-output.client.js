@@ -128,6 +128,7 @@ async function followOutput(id, signal, on) {
 		flushMs = performance.now() - began;
 	};
 	log.replaceChildren(h("li", { class: "placeholder", text: "Waiting for output…" }));
+	delete log.dataset.digits;
 	drawHidden();
 	$("#log-zone").textContent = "times " + zoneName();
 	let empty = true;
@@ -148,6 +149,7 @@ async function followOutput(id, signal, on) {
 				}
 				const line = logLine(n, data);
 				batch.append(line);
+				fitLineNumbers(log, n);
 				// The line's text, without its usage ("[in 27 · out 6 · model]"), which read as noise.
 				if (caughtUp) fresh.push((line.querySelector(".type")?.textContent || "") + ": " + (line.querySelector(".body")?.firstChild?.textContent || ""));
 			},
@@ -226,6 +228,17 @@ async function streamJob(id, signal, on, after = 0) {
 		await sleep(Math.max(retry, retryAfter), signal);
 	}
 	return null;
+}
+
+/**
+ * Widens a log's number column for a line numbered `n` past five digits (styles.ts: data-digits):
+ * set once a width, so the log's layout is not redone a line at a time.
+ * @param {HTMLElement} log @param {number} n
+ */
+function fitLineNumbers(log, n) {
+	if (n < 100_000) return;
+	const digits = String(Math.min(String(n).length, 9));
+	if (log.dataset.digits !== digits) log.dataset.digits = digits;
 }
 
 /** @param {number} n @param {string} raw */
