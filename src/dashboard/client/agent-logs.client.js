@@ -50,9 +50,9 @@ async function agentLogsView(signal) {
 		drawMeta();
 	};
 	/**
-	 * One job's stream, from the first line its section keeps; on its end the section says so, the next waiting job
-	 * gets the stream, and the agent's jobs are asked for again at once, as the next queued run
-	 * often starts then.
+	 * One job's stream, from the first line its section keeps; on its end the section says so, the
+	 * next waiting job gets the stream, and the agent's jobs are asked for again at once, as the next
+	 * queued run often starts then.
 	 * @param {JobSummary} job @param {HTMLElement} section
 	 */
 	const stream = (job, section) => {

@@ -175,9 +175,9 @@ const MAX_RETRY_AFTER_MS = 5 * 60_000;
 
 /**
  * Follows a job's stream to its end, from the line after `after`: reconnects after a drop with
- * Last-Event-ID (waiting what the server's `retry` asks), so no line is lost or shown twice. Resolves with the job's final status,
- * or null once `signal` aborts; a 4xx other than 429 (bad id, no such job, signed out) will not fix
- * itself by retrying and is thrown.
+ * Last-Event-ID (waiting what the server's `retry` asks), so no line is lost or shown twice.
+ * Resolves with the job's final status, or null once `signal` aborts; a 4xx other than 429 (bad id,
+ * no such job, signed out) will not fix itself by retrying and is thrown.
  * @param {string} id @param {AbortSignal} signal
  * @param {{ line: (n: number, data: string) => void, open?: () => void, status?: () => void, settle?: () => void, dropped?: () => void }} on
  *   settle: after each connection's events, whether it ended or broke; dropped: before waiting to reconnect.
