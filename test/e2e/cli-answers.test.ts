@@ -7,28 +7,23 @@ import { once } from "node:events";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Document, parse } from "yaml";
 import { paint, renderLine, table } from "../../cli/format.ts";
 import { HERDCTL_FIELDS, toHerdctlYaml } from "../../src/jobs/yaml.ts";
 import type { JobRecord } from "../../src/jobs/schema.ts";
 import { jobRecord } from "../helpers/job-record.ts";
 import { childEnv, CLI, runCliProcess, runOnTerminal } from "./cli-process.ts";
+import { serversClosedAfterEach } from "./test-servers.ts";
 
 const JOB = "job-2026-01-01-abcdef";
 const TOKEN = "fake-token-0123456789";
 
 type Routes = Record<string, (req: IncomingMessage, res: ServerResponse, body: string) => void>;
 
-const servers: Server[] = [];
-afterEach(async () => {
-	for (const s of servers.splice(0)) {
-		s.closeAllConnections();
-		await new Promise((resolve) => s.close(resolve));
-	}
-});
+const { servers } = serversClosedAfterEach();
 
 /** A fake API: `routes` keyed by "METHOD /path?query"; anything else is a 404. Records every request. */
 async function fakeApi(routes: Routes): Promise<{ url: string; seen: { route: string; body: string }[] }> {

@@ -2,12 +2,13 @@
 // parts of `drover logs --follow` / `trigger --wait` that the real Worker never does on demand.
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { childEnv, CLI, runCliProcess } from "./cli-process.ts";
 import { ApiClient, ApiError, CliError } from "../../cli/client.ts";
 import { followJob } from "../../cli/sse.ts";
+import { serversClosedAfterEach } from "./test-servers.ts";
 
 const JOB = "job-2026-01-01-abcdef";
 const TOKEN = "fake-token-0123456789";
@@ -64,21 +65,7 @@ function fakeStream(options: FakeOptions) {
 	return { handler, seen };
 }
 
-const servers: Server[] = [];
-afterEach(async () => {
-	for (const s of servers.splice(0)) {
-		s.closeAllConnections();
-		await new Promise((resolve) => s.close(resolve));
-	}
-});
-
-async function listen(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<string> {
-	const server = createServer(handler);
-	servers.push(server);
-	server.listen(0, "127.0.0.1");
-	await once(server, "listening");
-	return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
+const { servers, listen } = serversClosedAfterEach();
 
 /** The URL of a port nothing listens on: a connection to it is refused at once. */
 async function closedPort(): Promise<string> {

@@ -4,12 +4,11 @@
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { once } from "node:events";
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { ApiClient } from "../../cli/client.ts";
 import { shapes } from "../../cli/shapes.ts";
 import { childEnv, CLI, runCliProcess } from "./cli-process.ts";
+import { serversClosedAfterEach } from "./test-servers.ts";
 
 const TOKEN = "fake-token-0123456789";
 
@@ -22,21 +21,7 @@ interface Seen {
 	etag: string | null;
 }
 
-const servers: Server[] = [];
-afterEach(async () => {
-	for (const s of servers.splice(0)) {
-		s.closeAllConnections();
-		await new Promise((resolve) => s.close(resolve));
-	}
-});
-
-async function listen(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<string> {
-	const server = createServer(handler);
-	servers.push(server);
-	server.listen(0, "127.0.0.1");
-	await once(server, "listening");
-	return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
+const { servers, listen } = serversClosedAfterEach();
 
 /** The Worker's tag of a body: its SHA-1, base64url, quoted (src/api/conditional-get.ts). */
 const tagOf = (body: string) => `"${createHash("sha1").update(body).digest("base64url")}"`;

@@ -3,26 +3,21 @@
 // units), and the escapes `printable` writes for control characters. Served by a fake API.
 import { spawnSync } from "node:child_process";
 import { once } from "node:events";
-import { createServer, type Server } from "node:http";
+import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import stringWidth from "string-width";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { paint, table, truncate } from "../../cli/format.ts";
 import { jobRecord } from "../helpers/job-record.ts";
 import { runOnTerminal } from "./cli-process.ts";
+import { serversClosedAfterEach } from "./test-servers.ts";
 
 const JOB = "job-2026-01-01-abcdef";
 const TOKEN = "fake-token-0123456789";
 const EMOJI_SUMMARY = `a${"😀".repeat(40)}`;
 const CJK_SUMMARY = "東京".repeat(20);
 
-const servers: Server[] = [];
-afterEach(async () => {
-	for (const s of servers.splice(0)) {
-		s.closeAllConnections();
-		await new Promise((resolve) => s.close(resolve));
-	}
-});
+const { servers } = serversClosedAfterEach();
 
 /** A fake API answering `routes` ("METHOD /path?query" → JSON body); anything else a 404. */
 async function fakeApi(routes: Record<string, unknown>): Promise<string> {
