@@ -3132,7 +3132,7 @@ describe("the dashboard", () => {
 		expect(asked[0]).toBe("3000");
 		const numbers = await section.locator("li[data-line]").evaluateAll((lis) => lis.map((li) => Number(li.getAttribute("data-line"))));
 		expect(numbers).toEqual(Array.from({ length: 2_000 }, (_, i) => 3_001 + i));
-		expect(await section.locator(".cut-note").textContent()).toBe("3,000 earlier lines: the whole output is on the job's page");
+		expect(await section.locator(".cut-note").textContent()).toBe("3,000 earlier lines: the job's page shows more, and downloads them all");
 		await page.close();
 		await call("POST", `/v1/jobs/${job.id}/cancel`, tokens.operate, {});
 	});

@@ -7,7 +7,7 @@ const AGENT_LOG_LINES = 200;
  * otherwise grow without end. The oldest ended ones go first.
  */
 const AGENT_LOG_JOBS = 30;
-/** Lines a section keeps, its newest: the whole output is on the job's page. */
+/** Lines a section keeps, its newest: the job's page shows more, and downloads the whole output. */
 const AGENT_LOG_SECTION_LINES = 2000;
 /**
  * Streams open at once. Over HTTP/1.1 (wrangler dev) a browser opens 6 connections to a host, and a
@@ -219,7 +219,7 @@ function sectionLines(section) {
 	const noteDropped = () => {
 		if (!dropped) return;
 		const note = log.querySelector(".cut-note") || h("li", { class: "placeholder cut-note" });
-		note.textContent = num(dropped) + " earlier lines: the whole output is on the job's page";
+		note.textContent = num(dropped) + " earlier lines: the job's page shows more, and downloads them all";
 		log.prepend(note);
 	};
 	return {
