@@ -1,7 +1,7 @@
 import { InvalidArgumentError, type Command } from "commander";
 import { z } from "zod";
 import { isJobId, JOB_ID_FORMAT } from "../src/jobs/id-format.ts";
-import { ApiClient, ApiError, DEFAULT_URL } from "./client.ts";
+import { ApiClient, ApiError, CliError, DEFAULT_URL } from "./client.ts";
 import { paint, shellWord, wantsColor, type Paint } from "./format.ts";
 import { shapes } from "./shapes.ts";
 
@@ -103,6 +103,15 @@ export function isoInstant(value: string): string {
  * /v1/agents/a/notepad/"), and "." or ".." would be resolved away by URL parsing, sending the
  * request to another route altogether: both are usage errors, caught before any request.
  */
+/**
+ * A prompt given as an argument or with --prompt, either (trigger, fork, continue and sessions
+ * resume take both); given both ways, a usage error, as neither can be said to win.
+ */
+export function onePrompt(argument: string | undefined, option: string | undefined): string | undefined {
+	if (argument !== undefined && option !== undefined) throw new CliError("give the prompt once: as an argument or with --prompt", 2);
+	return argument ?? option;
+}
+
 /** A job id argument: one the API would refuse as malformed is a usage error (exit 2) before any request. */
 export function jobIdArg(value: string): string {
 	if (!isJobId(value)) throw new InvalidArgumentError(`not a job id: a job id is ${JOB_ID_FORMAT}`);

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { CliError } from "../client.ts";
-import { act, jobIdArg, pathSegment, type Context } from "../context.ts";
+import { act, jobIdArg, onePrompt, pathSegment, type Context } from "../context.ts";
 import { pauseReason, printable, printableDeep, statusStyle } from "../format.ts";
 import { reportJob } from "./trigger.ts";
 import { ACTIVE } from "../agent-logs.ts";
@@ -72,21 +72,23 @@ export function registerActions(program: Command): void {
 		.command("fork")
 		.description("a new job in a new session starting from this job's conversation")
 		.argument("<id>", "job id", jobIdArg)
+		.argument("[prompt]", "the new job's prompt (or --prompt; default: the original's)")
 		.option("-p, --prompt <prompt>", "the new job's prompt (default: the original's)")
 		.option("--allow-definition-change", "run even if the agent's definition changed since the job")
 		.option("-w, --wait", "follow the new job to its end and print its final answer (exit code as for trigger --wait)")
 		.option("--json", "print the API's JSON")
-		.action(act((ctx, id: string, opts: FollowUpOptions) => followUp(ctx, id, "fork", opts)));
+		.action(act((ctx, id: string, prompt: string | undefined, opts: FollowUpOptions) => followUp(ctx, id, "fork", prompt, opts)));
 
 	program
 		.command("continue")
 		.description("a new job continuing this job's session with a new prompt")
 		.argument("<id>", "job id", jobIdArg)
-		.requiredOption("-p, --prompt <prompt>", "what to say next")
+		.argument("[prompt]", "what to say next (or --prompt)")
+		.option("-p, --prompt <prompt>", "what to say next")
 		.option("--allow-definition-change", "run even if the agent's definition changed since the job")
 		.option("-w, --wait", "follow the new job to its end and print its final answer (exit code as for trigger --wait)")
 		.option("--json", "print the API's JSON")
-		.action(act((ctx, id: string, opts: FollowUpOptions) => followUp(ctx, id, "continue", opts)));
+		.action(act((ctx, id: string, prompt: string | undefined, opts: FollowUpOptions) => followUp(ctx, id, "continue", prompt, opts)));
 
 	program
 		.command("pause")
@@ -182,9 +184,11 @@ async function decide(ctx: Context, id: string, decision: "approve" | "deny", op
 	return 0;
 }
 
-async function followUp(ctx: Context, id: string, kind: "fork" | "continue", opts: FollowUpOptions): Promise<number> {
+async function followUp(ctx: Context, id: string, kind: "fork" | "continue", promptArg: string | undefined, opts: FollowUpOptions): Promise<number> {
+	const prompt = onePrompt(promptArg, opts.prompt);
+	if (kind === "continue" && prompt === undefined) throw new CliError("continue needs a prompt: what to say next", 2, 'drover continue <id> "…" (or --prompt "…")');
 	const body: Record<string, unknown> = {};
-	if (opts.prompt !== undefined) body.prompt = opts.prompt;
+	if (prompt !== undefined) body.prompt = prompt;
 	if (opts.allowDefinitionChange) body.allow_definition_change = true;
 	const job = await ctx.client.json(`${jobPath(id)}/${kind}`, shapes.job, { method: "POST", body });
 	return reportJob(ctx, job, opts);

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { ApiError, CliError } from "../client.ts";
-import { act, agentExists, nextPageCommand, pathSegment, positiveInt, type Context } from "../context.ts";
+import { act, agentExists, nextPageCommand, onePrompt, pathSegment, positiveInt, type Context } from "../context.ts";
 import { fields, printable, printableDeep, relTime, statusStyle, table, when } from "../format.ts";
 import { shapes } from "../shapes.ts";
 import { confirm, readStdin } from "../stdin.ts";
@@ -211,8 +211,7 @@ async function persistentHead(ctx: Context, session: SessionSummary): Promise<st
 
 /** The prompt from the argument, --prompt, or stdin (when it is not a terminal); a usage error without one. */
 async function promptOf(ctx: Context, promptArg: string | undefined, opts: ResumeOptions): Promise<string> {
-	if (promptArg !== undefined && opts.prompt !== undefined) throw new CliError("give the prompt once: as an argument or with --prompt", 2);
-	const given = promptArg ?? opts.prompt ?? (ctx.stdinIsTTY ? "" : await readStdin());
+	const given = onePrompt(promptArg, opts.prompt) ?? (ctx.stdinIsTTY ? "" : await readStdin());
 	if (given.trim() === "") throw new CliError("sessions resume needs a prompt: what to say next", 2, 'drover sessions resume <session-or-agent> "…" (or --prompt "…", or on stdin)');
 	return given;
 }

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { ApiError, CliError, outcomeCode } from "../client.ts";
-import { act, pathSegment, type Context } from "../context.ts";
+import { act, onePrompt, pathSegment, type Context } from "../context.ts";
 import { cancelReason, columnsOf, duration, printable, printableDeep, statusStyle, truncate } from "../format.ts";
 import { followJob } from "../sse.ts";
 import type { JobRecord, OutputLine } from "../types.ts";
@@ -27,9 +27,7 @@ export function registerTrigger(program: Command): void {
 }
 
 async function trigger(ctx: Context, agent: string, given: string | undefined, opts: TriggerOptions): Promise<number> {
-	// As `sessions resume <id> "…"` takes its prompt: a second argument read as a typo was a needless refusal.
-	if (given !== undefined && opts.prompt !== undefined) throw new CliError("the prompt was given twice, as an argument and with --prompt: give it once", 2);
-	if (given !== undefined) opts = { ...opts, prompt: given };
+	opts = { ...opts, prompt: onePrompt(given, opts.prompt) };
 	const { status, value: job } = await ctx.client
 		.answer(`/v1/agents/${encodeURIComponent(agent)}/jobs`, shapes.job, {
 			method: "POST",

@@ -222,18 +222,30 @@ describe("errors from the API", () => {
 		expect(r.stderr).toContain("drover: invalid body:\n  - prompt: must not be empty\n  - tools.0.url_secret: is required\n");
 	});
 
-	it("takes trigger's prompt as its second argument, as --prompt, and refuses it given both ways without asking the API", async () => {
-		const api = await fakeApi({
-			"POST /v1/agents/fake/jobs": (_req, res) => json(res, 201, jobRecord({ trigger_type: "manual", prompt: "Disk full on db-1." })),
-		});
-		const bodies = () => api.seen.filter((r) => r.route === "POST /v1/agents/fake/jobs").map((r) => JSON.parse(r.body) as unknown);
-		const r = await runCli(api.url, ["trigger", "fake", "Disk full on db-1."]);
-		expect(r.status).toBe(0);
-		expect(bodies()).toEqual([{ prompt: "Disk full on db-1." }]);
-		const both = await runCli(api.url, ["trigger", "fake", "Disk full.", "--prompt", "Disk full on db-1."]);
-		expect(both.status).toBe(2);
-		expect(both.stderr).toContain("drover: the prompt was given twice, as an argument and with --prompt: give it once");
-		expect(bodies()).toHaveLength(1);
+	it("takes the prompt of trigger, fork and continue as an argument, as --prompt, and refuses it given both ways without asking the API", async () => {
+		const SOURCE = "job-2026-01-01-source";
+		const created = (_req: IncomingMessage, res: ServerResponse) => json(res, 201, jobRecord({ trigger_type: "manual", prompt: "Disk full on db-1." }));
+		const api = await fakeApi({ "POST /v1/agents/fake/jobs": created, [`POST /v1/jobs/${SOURCE}/fork`]: created, [`POST /v1/jobs/${SOURCE}/continue`]: created });
+		const posts = () => api.seen.filter((r) => r.route.startsWith("POST ")).map((r) => [r.route, JSON.parse(r.body) as unknown]);
+		for (const args of [["trigger", "fake", "Disk full on db-1."], ["fork", SOURCE, "Disk full on db-1."], ["continue", SOURCE, "Disk full on db-1."]]) {
+			const r = await runCli(api.url, args);
+			expect(r.status, `${args.join(" ")}: ${r.stderr}`).toBe(0);
+		}
+		expect(posts()).toEqual([
+			["POST /v1/agents/fake/jobs", { prompt: "Disk full on db-1." }],
+			[`POST /v1/jobs/${SOURCE}/fork`, { prompt: "Disk full on db-1." }],
+			[`POST /v1/jobs/${SOURCE}/continue`, { prompt: "Disk full on db-1." }],
+		]);
+		for (const args of [["trigger", "fake"], ["fork", SOURCE], ["continue", SOURCE]]) {
+			const both = await runCli(api.url, [...args, "Disk full.", "--prompt", "Disk full on db-1."]);
+			expect(both.status, args[0]).toBe(2);
+			expect(both.stderr).toBe("drover: give the prompt once: as an argument or with --prompt\n");
+		}
+		// continue still needs one, said before any request.
+		const none = await runCli(api.url, ["continue", SOURCE]);
+		expect(none.status).toBe(2);
+		expect(none.stderr).toContain("drover: continue needs a prompt: what to say next");
+		expect(posts()).toHaveLength(3);
 	});
 
 	it("prints the issues of an invalid fleet.yaml once: its message already lists them one a line", async () => {
