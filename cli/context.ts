@@ -98,12 +98,6 @@ export function isoInstant(value: string): string {
 }
 
 /**
- * A commander parser for an argument that becomes one segment of a request's path (an agent name,
- * a job id, a notepad key). An empty value would address the collection instead ("no route for PUT
- * /v1/agents/a/notepad/"), and "." or ".." would be resolved away by URL parsing, sending the
- * request to another route altogether: both are usage errors, caught before any request.
- */
-/**
  * A prompt given as an argument or with --prompt, either (trigger, fork, continue and sessions
  * resume take both); given both ways, a usage error, as neither can be said to win.
  */
@@ -118,6 +112,12 @@ export function jobIdArg(value: string): string {
 	return value;
 }
 
+/**
+ * A commander parser for an argument that becomes one segment of a request's path (an agent name,
+ * a job id, a notepad key). An empty value would address the collection instead ("no route for PUT
+ * /v1/agents/a/notepad/"), and "." or ".." would be resolved away by URL parsing, sending the
+ * request to another route altogether: both are usage errors, caught before any request.
+ */
 export function pathSegment(value: string): string {
 	if (value === "") throw new InvalidArgumentError("must not be empty");
 	if (value === "." || value === "..") throw new InvalidArgumentError(`cannot be "${value}": a URL path cannot carry it`);
