@@ -18,6 +18,7 @@ interface JobRecord {
 	id: string;
 	status: string;
 	agent: string;
+	created_at: string;
 	pending_approval: { tool_use_id: string; tool_name: string; input: Record<string, unknown> } | null;
 }
 
@@ -823,6 +824,49 @@ describe("the dashboard", () => {
 		const [download] = await Promise.all([page.waitForEvent("download"), page.locator("#log-earlier-download").click()]);
 		expect(download.suggestedFilename()).toBe(`${job.id}.jsonl`);
 		await page.close();
+	});
+
+	it("filters jobs by when they were created, in the viewer's time, keeping the range in the address as UTC", async () => {
+		const agent = await createAgent(`dash-range-${run}`, {});
+		await script({ text: "Done." });
+		const job = await trigger(agent);
+		expect(await settled(job.id)).toBe("completed");
+		// The second the job was created in, as a UTC instant: from it the job is listed, before it not.
+		const second = Math.floor(Date.parse((await getJob(job.id)).created_at) / 1000) * 1000;
+		const utc = new Date(second).toISOString();
+		// A viewer half an hour off UTC (Kolkata, +05:30): what it types is its own time.
+		const zoned = await browser.newContext({ viewport: { width: 1280, height: 800 }, timezoneId: "Asia/Kolkata" });
+		const page = await zoned.newPage();
+		page.on("pageerror", (err) => pageErrors.push(`zoned: ${err.message}`));
+		const local = new Date(second + 330 * 60_000).toISOString().slice(0, 19);
+		const asked: string[] = [];
+		page.on("request", (r) => {
+			const u = new URL(r.url());
+			if (u.pathname === "/v1/jobs") asked.push(u.search);
+		});
+		await signInOn(page, `/jobs?agent=${agent}`, tokens.read);
+		const rows = page.locator("#jobs-table tbody tr");
+		await rows.first().waitFor(LIVE);
+		expect(await page.locator("#jobs-filter .filter-zone").first().textContent()).toBe("(GMT+5:30)");
+		await page.locator("#jobs-filter input[name=until]").fill(local);
+		await page.locator("#jobs-empty", { hasText: "No jobs match." }).waitFor(LIVE);
+		expect(asked.at(-1)).toContain(`until=${encodeURIComponent(new Date(second).toISOString())}`);
+		expect(new URL(page.url()).searchParams.get("until")).toBe(utc);
+		await page.locator("#jobs-filter input[name=until]").fill("");
+		await page.locator("#jobs-filter input[name=since]").fill(local);
+		await page.locator(`#jobs-table tr[data-job="${job.id}"]`).waitFor(LIVE);
+		expect(await rows.count()).toBe(1);
+		expect(new URL(page.url()).searchParams.get("since")).toBe(utc);
+		expect(new URL(page.url()).searchParams.has("until")).toBe(false);
+		// The address opens the same list, the field showing the viewer's time; one it cannot read is said and left out.
+		await page.goto(`${url}/jobs?agent=${agent}&since=${encodeURIComponent(utc)}`);
+		await page.locator(`#jobs-table tr[data-job="${job.id}"]`).waitFor(LIVE);
+		expect(await page.locator("#jobs-filter input[name=since]").inputValue()).toBe(local);
+		await page.goto(`${url}/jobs?agent=${agent}&until=yesterday`);
+		await page.locator("#notice", { hasText: "Not a filter this list has, so left out: until=yesterday." }).waitFor(LIVE);
+		expect(await page.locator("#jobs-filter input[name=until]").inputValue()).toBe("");
+		await page.locator(`#jobs-table tr[data-job="${job.id}"]`).waitFor(LIVE);
+		await zoned.close();
 	});
 
 	it("lists jobs with filters and an Older button, and cancels a running job from its page", async () => {

@@ -1,6 +1,8 @@
 // @ts-check
 // ── Jobs ──
 const JOB_FILTERS = ["agent", "status", "trigger_type"];
+/** Filters on when a job was created: instants, as the API takes them, shown in the viewer's time. */
+const JOB_TIME_FILTERS = ["since", "until"];
 const FILTER_SETTLE_MS = 500;
 /** @param {AbortSignal} signal */
 async function jobsView(signal) {
@@ -22,6 +24,18 @@ async function jobsView(signal) {
 			params.delete(k);
 		}
 	}
+	for (const k of JOB_TIME_FILTERS) {
+		const value = params.get(k);
+		if (!value) continue;
+		// An ISO 8601 instant, or a date for its start in UTC (as the API reads it): the address is a
+		// link another viewer, in another zone, opens to the same jobs.
+		const ms = Date.parse(value);
+		if (Number.isNaN(ms)) {
+			ignored.push(k + "=" + value);
+			params.delete(k);
+		} else form.elements[k].value = localInput(ms);
+	}
+	for (const zone of form.querySelectorAll(".filter-zone")) zone.textContent = "(" + zoneName() + ")";
 	if (ignored.length) {
 		notify("Not a filter this list has, so left out: " + printable(ignored.join(", ")) + ".");
 		const q = params.toString();
@@ -67,6 +81,8 @@ async function jobsView(signal) {
 	const query = () => {
 		const q = new URLSearchParams();
 		for (const k of JOB_FILTERS) if (form.elements[k].value.trim()) q.set(k, form.elements[k].value.trim());
+		// A datetime-local value has no zone: read as the viewer's time, sent as UTC.
+		for (const k of JOB_TIME_FILTERS) if (form.elements[k].value) q.set(k, new Date(form.elements[k].value).toISOString());
 		return q;
 	};
 	/**
@@ -211,6 +227,12 @@ async function jobsView(signal) {
 	};
 	await load(true);
 	poll(refresh, LIVE_MS);
+}
+/** An instant as a datetime-local field's value: the viewer's date and time, to the second. @param {number} ms */
+function localInput(ms) {
+	const d = new Date(ms);
+	const two = (/** @type {number} */ n) => String(n).padStart(2, "0");
+	return String(d.getFullYear()).padStart(4, "0") + "-" + two(d.getMonth() + 1) + "-" + two(d.getDate()) + "T" + two(d.getHours()) + ":" + two(d.getMinutes()) + ":" + two(d.getSeconds());
 }
 /** @param {JobSummary} j */
 function jobRow(j) {
