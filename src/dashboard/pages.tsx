@@ -360,6 +360,21 @@ function Runs(props: { agent: string; shown: string }) {
 					Forget session
 				</button>
 			</section>
+			{/* Read at each opening: both change without a run (an apply, a deploy, a notepad write). */}
+			<section class="panel agent-about">
+				<details id="agent-definition">
+					<summary>Definition</summary>
+					<div id="agent-definition-body">
+						<p class="muted">Loading…</p>
+					</div>
+				</details>
+				<details id="agent-notepad">
+					<summary>Notepad</summary>
+					<div id="agent-notepad-body">
+						<p class="muted">Loading…</p>
+					</div>
+				</details>
+			</section>
 			<section class="panel">
 				<div id="runs-chart" class="chart"></div>
 				<ul class="legend">

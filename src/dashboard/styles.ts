@@ -218,7 +218,9 @@ body[data-role="operate"] [data-lacks="operate"], body[data-role="admin"] [data-
 .session-panel { display: flex; align-items: center; justify-content: space-between; gap: 1rem; }
 .session-panel p { margin: 0; }
 #job-manifest { margin-top: .9rem; }
-#job-manifest summary, #job-tool-calls summary { cursor: pointer; font-weight: 600; }
+#job-manifest summary, #job-tool-calls summary, .agent-about summary { cursor: pointer; font-weight: 600; }
+.agent-about details + details { margin-top: .6rem; }
+.agent-about details[open] summary { margin-bottom: .6rem; }
 #job-tool-calls[open] summary { margin-bottom: .6rem; }
 .columns { display: grid; grid-template-columns: minmax(0, 1.15fr) minmax(0, 1fr); gap: 1rem; }
 .columns > div > .panel:last-child { margin-bottom: 1rem; }

@@ -3214,6 +3214,34 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+	it("shows an agent's definition and notepad on its runs page, read afresh each time they are opened", async () => {
+		const agent = await createAgent(`dash-about-${run}`, { prompt: "Watch the disk on db-1.", max_turns: 7 });
+		const page = await signedIn(`/agents/${agent}/runs`, tokens.read);
+		await page.locator("#runs-meta").waitFor(LIVE);
+		const definition = page.locator("#agent-definition-body");
+		await page.locator("#agent-definition summary").click();
+		await definition.locator("pre").waitFor(LIVE);
+		// The stored definition, and where it comes from.
+		expect(await definition.locator("pre").textContent()).toContain('"prompt": "Watch the disk on db-1."');
+		expect(await definition.locator("pre").textContent()).toContain('"max_turns": 7');
+		expect(await definition.textContent()).toContain("Defined through the API (drover apply), revision ");
+		const notepad = page.locator("#agent-notepad-body");
+		await page.locator("#agent-notepad summary").click();
+		await notepad.locator("p", { hasText: "Empty: nothing is carried into its prompts." }).waitFor(LIVE);
+		// Written while the page is open: the next opening reads it.
+		await call("PUT", `/v1/agents/${agent}/notepad/watermark`, tokens.operate, { value: "2026-11-30\nlast disk: 91%" });
+		await page.locator("#agent-notepad summary").click();
+		await page.locator("#agent-notepad summary").click();
+		await notepad.locator("dt", { hasText: "watermark" }).waitFor(LIVE);
+		expect(await notepad.locator("dd pre").textContent()).toBe("2026-11-30\nlast disk: 91%");
+		// fleet.yaml's agents say where to change them.
+		await page.goto(`${url}/agents/triage/runs`);
+		await page.locator("#runs-meta").waitFor(LIVE);
+		await page.locator("#agent-definition summary").click();
+		await definition.locator("p", { hasText: "From fleet.yaml (change it there and deploy)" }).waitFor(LIVE);
+		await page.close();
+	});
+
 	it("says an agent does not exist on its runs page, with no empty chart, legend or table left", async () => {
 		const page = await signedIn("/agents/no-such-agent/runs");
 		await page.locator("#notice", { hasText: "no-such-agent" }).waitFor(LIVE);

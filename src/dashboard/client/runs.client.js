@@ -46,6 +46,35 @@ function drawPersistentSession(s) {
 		"Persistent session ", h("span", { class: "mono", text: s.session_id }), ": its last run ", jobLink(s.last_job), " completed ", when(s.active_at), ". ",
 		...(s.continues ? ["The next run continues it. ", ...expiry] : [h("strong", { text: "The next run starts a new session" }), ": " + printable(s.not_continued_because || "not continued") + "."]));
 }
+/**
+ * Fills `body` with what `read` draws each time `details` is opened (its text afresh: an apply, a
+ * deploy or a notepad write changes it without a run); a failure is said in its place.
+ * @param {HTMLDetailsElement} details @param {HTMLElement} body @param {() => Promise<(Node | string)[]>} read
+ */
+function readWhenOpened(details, body, read) {
+	details.open = false;
+	body.replaceChildren(h("p", { class: "muted", text: "Loading…" }));
+	details.ontoggle = () => {
+		if (!details.open) return;
+		read().then(
+			(shown) => body.replaceChildren(...shown),
+			(err) => body.replaceChildren(h("p", { class: "muted", text: err instanceof ApiError ? printable(err.message) : "Could not be read: " + printable(String(err.message || err)) })),
+		);
+	};
+}
+/** An agent's definition as stored, with where it comes from. @param {AgentView & { definition: unknown, definition_revision: string }} a */
+function definitionView(a) {
+	return [
+		h("p", { class: "muted small" }, a.source === "file" ? "From fleet.yaml (change it there and deploy)" : "Defined through the API (drover apply)", ", revision ", h("span", { class: "mono", text: a.definition_revision }), "; ", h("code", { text: "drover definition " + a.name }), " prints it as YAML."),
+		h("pre", { class: "text", text: printable(JSON.stringify(a.definition, null, 2)) }),
+	];
+}
+/** An agent's notepad: each key and its value, as its next prompts carry them. @param {Record<string, string>} notes */
+function notepadView(notes) {
+	const keys = Object.keys(notes);
+	if (!keys.length) return [h("p", { class: "muted", text: "Empty: nothing is carried into its prompts. drover notepad <agent> set <key> <value> writes one." })];
+	return [h("dl", { class: "facts notepad" }, keys.flatMap((k) => [h("dt", { class: "mono", text: printable(k) }), h("dd", null, h("pre", { class: "text", text: printable(notes[k]) }))]))];
+}
 /** @param {AbortSignal} signal */
 async function runsView(signal) {
 	const agent = SUBJECT;
@@ -61,6 +90,8 @@ async function runsView(signal) {
 		if (!forgotten) return false;
 		await load();
 	}, "Session forgotten: the next run starts a new one");
+	readWhenOpened($("#agent-definition"), $("#agent-definition-body"), async () => definitionView(await api("/v1/agents/" + enc(agent), { signal })));
+	readWhenOpened($("#agent-notepad"), $("#agent-notepad-body"), async () => notepadView(await api("/v1/agents/" + enc(agent) + "/notepad", { signal })));
 	const load = newestWins(async (fresh) => {
 		/** @type {[Occurrence[], CurrentSession | null]} */
 		const [runs, session] = await Promise.all([
