@@ -3625,7 +3625,8 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		await page.route((u) => u.pathname === `/v1/agents/${agent}/sessions/current`, (route) => route.fulfill({ status: 404, json: { error: { code: "not_found", message: "no agent" } } }));
 		await signInOn(page, `/agents/${agent}/runs`, tokens.read);
 		await page.locator("#runs-table tbody tr").nth(59).waitFor(LIVE);
-		await page.locator(".view-head a", { hasText: "Logs" }).focus();
+		// From the last stop before the chart (the notepad's summary, below the definition's).
+		await page.locator("#agent-notepad summary").focus();
 		let presses = 0;
 		const inTable = () => page.evaluate<boolean>(`!!document.activeElement.closest("#runs-table")`);
 		while (!(await inTable()) && presses < 80) {
