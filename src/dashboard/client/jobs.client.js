@@ -185,7 +185,10 @@ async function jobsView(signal) {
 	form.onchange = (/** @type {Event} */ e) => {
 		clearTimeout(settle);
 		settle = 0;
-		if (!(keyed && e.target instanceof HTMLSelectElement)) return apply();
+		// A time typed a part at a time changes at each part (the year's digits make 0002, 0020,
+		// 0202, 2026): it applies once the typing rests, as a select stepped through does.
+		const typed = e.target instanceof HTMLInputElement && e.target.type === "datetime-local";
+		if (!typed && !(keyed && e.target instanceof HTMLSelectElement)) return apply();
 		keyed = false;
 		settle = setTimeout(() => {
 			settle = 0;
