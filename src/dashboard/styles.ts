@@ -222,6 +222,13 @@ body[data-role="operate"] [data-lacks="operate"], body[data-role="admin"] [data-
 .agent-about details + details { margin-top: .6rem; }
 .agent-about details[open] summary { margin-bottom: .6rem; }
 #job-tool-calls[open] summary { margin-bottom: .6rem; }
+.note-actions { display: flex; gap: .4rem; margin-top: .3rem; }
+.notepad-write { margin-top: .9rem; max-width: 44rem; }
+.notepad-write label { display: block; font-weight: 600; margin: .6rem 0 .3rem; }
+.notepad-write input { width: 100%; }
+.notepad-write .hint { margin: .3rem 0 0; color: var(--muted); font-size: .86em; }
+.notepad-write .message { margin: .6rem 0 0; padding: .5rem .75rem; border-radius: 6px; overflow-wrap: anywhere; white-space: pre-wrap; border: 1px solid var(--bad-line); background: var(--bad-bg); color: var(--bad-ink); }
+.notepad-write .buttons { margin-top: .6rem; }
 .columns { display: grid; grid-template-columns: minmax(0, 1.15fr) minmax(0, 1fr); gap: 1rem; }
 .columns > div > .panel:last-child { margin-bottom: 1rem; }
 .empty { color: var(--muted); text-align: center; padding: 2rem; background: var(--panel); border: 1px dashed var(--line); border-radius: 8px; }

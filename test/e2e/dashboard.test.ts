@@ -3255,6 +3255,70 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+	it("writes, edits and deletes an agent's notepad keys from its runs page, saying a refused write in the form and a redacted one in the notice", async () => {
+		const agent = await createAgent(`dash-notepad-${run}`, {});
+		const stored = () => call<Record<string, string>>("GET", `/v1/agents/${agent}/notepad`, tokens.read);
+		const page = await signedIn(`/agents/${agent}/runs`, tokens.operate);
+		await page.locator("#runs-meta").waitFor(LIVE);
+		const body = page.locator("#agent-notepad-body");
+		await page.locator("#agent-notepad summary").click();
+		await body.locator("p", { hasText: "Empty: nothing is carried into its prompts." }).waitFor(LIVE);
+		// A key set from the form: drawn from the write's answer, and stored.
+		await page.getByLabel("Key", { exact: true }).fill("watermark");
+		await page.getByLabel("Value", { exact: true }).fill("2026-11-30\nlast disk: 91%");
+		await page.getByRole("button", { name: "Save", exact: true }).click();
+		await page.locator("#notice", { hasText: `Saved watermark on ${agent}'s notepad` }).waitFor(LIVE);
+		expect(await body.locator("dt").allTextContents()).toEqual(["watermark"]);
+		expect(await body.locator("dd pre").textContent()).toBe("2026-11-30\nlast disk: 91%");
+		expect(await stored()).toEqual({ watermark: "2026-11-30\nlast disk: 91%" });
+		// Edit fills the form with the key and its value; Ctrl+Enter in the value saves.
+		await page.getByRole("button", { name: "Edit watermark" }).click();
+		expect(await page.getByLabel("Key", { exact: true }).inputValue()).toBe("watermark");
+		expect(await page.getByLabel("Value", { exact: true }).inputValue()).toBe("2026-11-30\nlast disk: 91%");
+		await page.getByLabel("Value", { exact: true }).fill("2026-12-01");
+		await page.getByLabel("Value", { exact: true }).press("Control+Enter");
+		await body.locator("dd pre", { hasText: "2026-12-01" }).waitFor(LIVE);
+		expect(await stored()).toEqual({ watermark: "2026-12-01" });
+		// A value over 16 KiB is refused: said in the form, which keeps what was typed; nothing changed.
+		await page.getByLabel("Key", { exact: true }).fill("big");
+		await page.getByLabel("Value", { exact: true }).fill("x".repeat(17 * 1024));
+		await page.getByRole("button", { name: "Save", exact: true }).click();
+		await body.locator("form [role=alert]").waitFor(LIVE);
+		expect(await body.locator("form [role=alert]").textContent()).toBe("a notepad value is at most 16 KiB; this one is 17408 bytes");
+		expect(await page.getByLabel("Key", { exact: true }).inputValue()).toBe("big");
+		expect((await page.getByLabel("Value", { exact: true }).inputValue()).length).toBe(17 * 1024);
+		expect(await stored()).toEqual({ watermark: "2026-12-01" });
+		// A credential is stored redacted, and the notice says so.
+		const secret = `sk-ant-api03-${"A".repeat(48)}`;
+		await page.getByLabel("Value", { exact: true }).fill(`token ${secret} end`);
+		await page.getByRole("button", { name: "Save", exact: true }).click();
+		await page.locator("#notice", { hasText: "redacted (it looked like a secret)" }).waitFor(LIVE);
+		expect(await body.locator("dt").allTextContents()).toEqual(["big", "watermark"]);
+		expect((await stored()).big).toBe("token sk-ant-api03-[REDACTED] end");
+		expect(await body.textContent()).not.toContain(secret);
+		// Delete is asked first; Cancel changes nothing, Delete removes the key.
+		await page.getByRole("button", { name: "Delete watermark" }).click();
+		const ask = page.getByRole("dialog", { name: `Delete watermark from ${agent}'s notepad` });
+		await ask.getByRole("button", { name: "Cancel" }).click();
+		await ask.waitFor({ state: "detached", ...LIVE });
+		expect(Object.keys(await stored())).toEqual(["big", "watermark"]);
+		await page.getByRole("button", { name: "Delete watermark" }).click();
+		await ask.getByRole("button", { name: "Delete", exact: true }).click();
+		await page.locator("#notice", { hasText: `Deleted watermark from ${agent}'s notepad` }).waitFor(LIVE);
+		expect(await body.locator("dt").allTextContents()).toEqual(["big"]);
+		expect(Object.keys(await stored())).toEqual(["big"]);
+		// A read-only token is shown the notepad and offered none of its writes.
+		const reader = await signedIn(`/agents/${agent}/runs`, tokens.read);
+		await reader.locator("#runs-meta").waitFor(LIVE);
+		await reader.locator("#agent-notepad summary").click();
+		await reader.locator("#agent-notepad-body dt", { hasText: "big" }).waitFor(LIVE);
+		expect(await reader.locator("#agent-notepad-body form").isVisible()).toBe(false);
+		expect(await reader.getByRole("button", { name: "Delete big" }).isVisible()).toBe(false);
+		expect(await reader.getByRole("button", { name: "Edit big" }).isVisible()).toBe(false);
+		await reader.close();
+		await page.close();
+	});
+
 	it("says an agent does not exist on its runs page, with no empty chart, legend or table left", async () => {
 		const page = await signedIn("/agents/no-such-agent/runs");
 		await page.locator("#notice", { hasText: "no-such-agent" }).waitFor(LIVE);

@@ -69,11 +69,87 @@ function definitionView(a) {
 		h("pre", { class: "text", text: printable(JSON.stringify(a.definition, null, 2)) }),
 	];
 }
-/** An agent's notepad: each key and its value, as its next prompts carry them. @param {Record<string, string>} notes */
-function notepadView(notes) {
+/**
+ * An agent's notepad: each key and its value, as its next prompts carry them, and for an operator
+ * its writes, as `drover notepad` makes them: a key's Edit fills the form below with it, its Delete
+ * is asked first, and the form sets a key. A write's answer (the notepad after it) is drawn in place.
+ * @param {string} agent @param {Record<string, string>} notes @param {HTMLElement} body
+ */
+function notepadView(agent, notes, body) {
+	const base = "/v1/agents/" + enc(agent) + "/notepad";
+	/** @param {Record<string, string>} fresh */
+	const draw = (fresh) => body.replaceChildren(...notepadView(agent, fresh, body));
+	const keyField = /** @type {HTMLInputElement} */ (h("input", { id: "notepad-key", type: "text", autocomplete: "off", spellcheck: "false", required: true }));
+	const valueField = /** @type {HTMLTextAreaElement} */ (h("textarea", { id: "notepad-value", rows: 3, "aria-describedby": "notepad-write-hint", "aria-keyshortcuts": MAC ? "Meta+Enter" : "Control+Enter" }));
+	const message = h("p", { class: "message error", role: "alert", hidden: true });
+	const save = /** @type {HTMLButtonElement} */ (h("button", { type: "submit", class: "primary small", text: "Save" }));
+	const form = /** @type {HTMLFormElement} */ (h("form", { class: "notepad-write", "data-needs": "operate", "aria-label": "Write a notepad key" },
+		h("label", { for: keyField.id, text: "Key" }), keyField,
+		h("label", { for: valueField.id, text: "Value" }), valueField,
+		h("p", { id: "notepad-write-hint", class: "hint" }, "Carried into its next prompts: up to 16 KiB a value and 64 KiB in all; a key of 1–128 characters on one line. ", h("kbd", { text: MAC ? "⌘ Enter" : "Ctrl+Enter" }), " saves."),
+		message,
+		h("div", { class: "buttons" }, save)));
+	valueField.addEventListener("keydown", (/** @type {KeyboardEvent} */ e) => {
+		if (e.key !== "Enter" || !(e.ctrlKey || e.metaKey)) return;
+		e.preventDefault();
+		form.requestSubmit();
+	});
+	form.addEventListener("submit", (e) => {
+		e.preventDefault();
+		// As the API stores it: the answer names the key so.
+		const key = keyField.value.normalize("NFC");
+		const value = valueField.value;
+		message.hidden = true;
+		keyField.readOnly = valueField.readOnly = true;
+		act(save, async () => {
+			/** @type {Record<string, string>} */
+			let fresh;
+			try {
+				fresh = await api(base + "/" + enc(key), { method: "PUT", json: { value } });
+			} catch (err) {
+				// Said in the form, which keeps what was typed: a key or value the API refuses is mended there.
+				const text = failMessage(err);
+				if (text === null) throw err;
+				message.textContent = printable(text);
+				message.hidden = false;
+				keyField.readOnly = valueField.readOnly = false;
+				return false;
+			}
+			draw(fresh);
+			// Stored redacted and with invisible characters stripped: said, or it would differ from what was typed unannounced.
+			const stored = fresh[key];
+			notify(printable(stored === undefined || stored === value
+				? "Saved " + key + " on " + agent + "'s notepad"
+				: "Saved " + key + " on " + agent + "'s notepad, " + (stored.includes("[REDACTED]") && !value.includes("[REDACTED]") ? "redacted (it looked like a secret)" : "altered (invisible characters stripped)") + ": it is shown as stored"), true);
+		}, undefined, () => body.querySelector("#notepad-key"));
+	});
 	const keys = Object.keys(notes);
-	if (!keys.length) return [h("p", { class: "muted", text: "Empty: nothing is carried into its prompts. drover notepad <agent> set <key> <value> writes one." })];
-	return [h("dl", { class: "facts notepad" }, keys.flatMap((k) => [h("dt", { class: "mono", text: printable(k) }), h("dd", null, h("pre", { class: "text", text: printable(notes[k]) }))]))];
+	const list = keys.length
+		? h("dl", { class: "facts notepad" }, keys.flatMap((k) => [
+			h("dt", { class: "mono", text: printable(k) }),
+			h("dd", null,
+				h("pre", { class: "text", text: printable(notes[k]) }),
+				h("div", { class: "note-actions", "data-needs": "operate" },
+					h("button", { type: "button", class: "small", text: "Edit", "aria-label": "Edit " + printable(k), onclick: () => {
+						keyField.value = k;
+						valueField.value = notes[k];
+						message.hidden = true;
+						valueField.focus();
+					} }),
+					h("button", { type: "button", class: "small", text: "Delete", "aria-label": "Delete " + printable(k), onclick: (/** @type {Click} */ e) => act(e.currentTarget, async () => {
+						const deleted = await ask({
+							title: "Delete " + printable(k) + " from " + printable(agent) + "'s notepad",
+							text: "Its next prompts no longer carry it.",
+							submit: "Delete",
+							danger: true,
+							run: () => api(base + "/" + enc(k), { method: "DELETE" }),
+						});
+						if (!deleted) return false;
+						draw(await api(base));
+					}, "Deleted " + printable(k) + " from " + printable(agent) + "'s notepad", () => body.querySelector(".note-actions button") || body.querySelector("#notepad-key")) }))),
+		]))
+		: h("p", { class: "muted", text: "Empty: nothing is carried into its prompts." });
+	return [list, form];
 }
 /** @param {AbortSignal} signal */
 async function runsView(signal) {
@@ -91,7 +167,7 @@ async function runsView(signal) {
 		await load();
 	}, "Session forgotten: the next run starts a new one");
 	readWhenOpened($("#agent-definition"), $("#agent-definition-body"), async () => definitionView(await api("/v1/agents/" + enc(agent), { signal })));
-	readWhenOpened($("#agent-notepad"), $("#agent-notepad-body"), async () => notepadView(await api("/v1/agents/" + enc(agent) + "/notepad", { signal })));
+	readWhenOpened($("#agent-notepad"), $("#agent-notepad-body"), async () => notepadView(agent, await api("/v1/agents/" + enc(agent) + "/notepad", { signal }), $("#agent-notepad-body")));
 	const load = newestWins(async (fresh) => {
 		/** @type {[Occurrence[], CurrentSession | null]} */
 		const [runs, session] = await Promise.all([
