@@ -3279,6 +3279,8 @@ describe("the dashboard", () => {
 		await page.getByLabel("Value", { exact: true }).press("Control+Enter");
 		await body.locator("dd pre", { hasText: "2026-12-01" }).waitFor(LIVE);
 		expect(await stored()).toEqual({ watermark: "2026-12-01" });
+		// The form was drawn afresh under the keyboard: the focus is on its key, not lost to the page.
+		expect(await page.evaluate(() => document.activeElement?.id)).toBe("notepad-key");
 		// A value over 16 KiB is refused: said in the form, which keeps what was typed; nothing changed.
 		await page.getByLabel("Key", { exact: true }).fill("big");
 		await page.getByLabel("Value", { exact: true }).fill("x".repeat(17 * 1024));

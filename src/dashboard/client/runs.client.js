@@ -116,6 +116,8 @@ function notepadView(agent, notes, body) {
 				return false;
 			}
 			draw(fresh);
+			// Saved from the value's Ctrl+Enter, the focus was in the form just replaced: on to the new one's key.
+			if (!document.activeElement || document.activeElement === document.body) /** @type {HTMLElement | null} */ (body.querySelector("#notepad-key"))?.focus();
 			// Stored redacted and with invisible characters stripped: said, or it would differ from what was typed unannounced.
 			const stored = fresh[key];
 			notify(printable(stored === undefined || stored === value
