@@ -412,6 +412,9 @@ function Runs(props: { agent: string; shown: string }) {
 	);
 }
 
+/** The usage page's periods, in days back from today (UTC): the first is shown by default, `?days=` picks another. */
+const USAGE_PERIODS = [7, 30, 90];
+
 function Usage() {
 	return (
 		<>
@@ -419,6 +422,16 @@ function Usage() {
 				<h1>Usage</h1>
 				<span id="usage-meta" class="muted"></span>
 			</div>
+			<form id="usage-filter" class="filters">
+				<label>
+					Period
+					<select id="usage-days" name="days">
+						{USAGE_PERIODS.map((d) => (
+							<option value={String(d)}>Last {d} days</option>
+						))}
+					</select>
+				</label>
+			</form>
 			<section class="panel">
 				<h2>Tokens per agent per day</h2>
 				<div id="usage-chart" class="chart"></div>

@@ -279,7 +279,7 @@ function sumUsage<K extends "day" | "agent">(rows: UsageRow[], key: K) {
 }
 
 /**
- * GET /v1/usage answered from `rows` as the index answers it: `agent` one name or several, pages of
+ * GET /v1/usage answered from `rows` as the index answers it: the days from `since` to `until`, `agent` one name or several, pages of
  * `limit` rows (the cursor an offset) newest day first and by agent; group=day each day's rows summed;
  * group=agent each agent's, busiest by tokens first, with the count of them. Returns the requests made
  * and the bytes of JSON answered.
@@ -293,7 +293,9 @@ async function fakeUsage(page: Page, rows: UsageRow[]) {
 			const u = new URL(route.request().url());
 			served.requests.push(u);
 			const names = u.searchParams.get("agent")?.split(",");
-			const mine = names ? ordered.filter((r) => names.includes(r.agent)) : ordered;
+			const since = u.searchParams.get("since") ?? "0000-00-00";
+			const until = u.searchParams.get("until") ?? "9999-99-99";
+			const mine = ordered.filter((r) => (!names || names.includes(r.agent)) && r.day >= since && r.day <= until);
 			const from = Number(u.searchParams.get("cursor") ?? 0);
 			const limit = Number(u.searchParams.get("limit") ?? 500);
 			const paged = <T>(list: T[]) => ({ page: list.slice(from, from + limit), next_cursor: from + limit < list.length ? String(from + limit) : null });
@@ -1750,7 +1752,7 @@ describe("the dashboard", () => {
 		expect(days).toHaveLength(1);
 		expect(await row.locator("td").nth(2).textContent()).toBe(days[0]!.jobs.toLocaleString("en-US"));
 		expect(await row.locator("td").nth(3).textContent()).toBe(days[0]!.input_tokens.toLocaleString("en-US"));
-		await page.locator("#usage-meta", { hasText: /^Last 7 days \(UTC\) · [\d,]+ ended jobs?$/ }).waitFor(LIVE);
+		await page.locator("#usage-meta", { hasText: /^Last 7 days \(UTC\) · [\d,]+ ended jobs?( · \$\d+\.\d{4}( \([\d,]+ of [\d,]+ priced\))?)?$/ }).waitFor(LIVE);
 		await shot(page, "usage");
 		await page.close();
 	});
@@ -1851,6 +1853,62 @@ describe("the dashboard", () => {
 		expect(await rows.last().locator("td").nth(1).textContent()).toBe("fleet-0999");
 		// The rest read 1,000 rows at a time.
 		expect(served.requests.slice(5).map(asked)).toEqual(Array(7).fill("by agent limit=1000"));
+		await page.close();
+	});
+
+	it("shows the last 30 or 90 days' usage when picked, kept in the address, with the period's jobs and cost, its days labelled without overlapping", async () => {
+		const DAY = 86_400_000;
+		const today = Math.floor(Date.now() / DAY) * DAY;
+		const dayOf = (back: number) => new Date(today - back * DAY).toISOString().slice(0, 10);
+		const usage = (back: number, agent: string, jobs: number, cost: number): UsageRow => ({ day: dayOf(back), agent, jobs, input_tokens: 1000, output_tokens: 100, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, cost_usd: cost, priced_jobs: jobs });
+		const rows = [usage(0, "period-a", 1, 0.01), usage(20, "period-a", 2, 0.02), usage(60, "period-b", 4, 0.04)];
+		const page = await signedIn("/usage");
+		await page.locator("#usage-meta", { hasText: /^Last 7 days \(UTC\) · / }).waitFor(LIVE);
+		const served = await fakeUsage(page, rows);
+		await page.reload();
+		const meta = page.locator("#usage-meta");
+		await meta.filter({ hasText: "Last 7 days (UTC) · 1 ended job · $0.0100" }).waitFor(LIVE);
+		const labels = page.locator("#usage-chart text.day-label");
+		expect(await labels.count()).toBe(7);
+		const dayBars = (back: number) => page.locator("#usage-chart rect.bar title", { hasText: ` · ${dayOf(back)}\n` });
+		expect(await dayBars(20).count()).toBe(0);
+		/** Each day label's left and right edge, in order: none may run into the next. */
+		const overlaps = async () => {
+			const boxes = await labels.evaluateAll((ls) => ls.map((l) => l.getBoundingClientRect()).map((r) => [r.left, r.right]));
+			return boxes.slice(1).filter(([left], i) => left < boxes[i]![1]!).length;
+		};
+		expect(await overlaps()).toBe(0);
+		// A month: the address says it, the days since 29 days ago are read, and the 20-day-old day is drawn.
+		await page.getByLabel("Period").selectOption("30");
+		await meta.filter({ hasText: "Last 30 days (UTC) · 3 ended jobs · $0.0300" }).waitFor(LIVE);
+		expect(new URL(page.url()).search).toBe("?days=30");
+		expect(served.requests.at(-1)!.searchParams.get("since")).toBe(dayOf(29));
+		expect(await dayBars(20).count()).toBe(1);
+		expect(await dayBars(60).count()).toBe(0);
+		// Every third day labelled, back from today's: 10 labels, today's the last, none overlapping.
+		expect(await labels.count()).toBe(10);
+		expect(await labels.last().textContent()).toBe(new Date(today).toLocaleDateString("en-GB", { day: "numeric", month: "short", timeZone: "UTC" }));
+		expect(await overlaps()).toBe(0);
+		// A quarter: every seventh day labelled.
+		await page.getByLabel("Period").selectOption("90");
+		await meta.filter({ hasText: "Last 90 days (UTC) · 7 ended jobs · $0.0700" }).waitFor(LIVE);
+		expect(new URL(page.url()).search).toBe("?days=90");
+		expect(await dayBars(60).count()).toBe(1);
+		expect(await labels.count()).toBe(13);
+		expect(await overlaps()).toBe(0);
+		// The address reopens the period; one the page does not have is said and left out.
+		await page.setViewportSize({ width: 390, height: 844 });
+		await page.reload();
+		await meta.filter({ hasText: "Last 90 days (UTC)" }).waitFor(LIVE);
+		expect(await page.getByLabel("Period").inputValue()).toBe("90");
+		// On a phone the chart scrolls in its box, opened at its newest days.
+		const chart = page.locator("#usage-chart");
+		expect(await chart.evaluate((c) => c.scrollWidth > c.clientWidth && c.scrollLeft + c.clientWidth >= c.scrollWidth - 1)).toBe(true);
+		await page.goto(`${url}/usage?days=12`);
+		await page.locator("#notice", { hasText: "Not a period this page has, so left out: days=12." }).waitFor(LIVE);
+		await meta.filter({ hasText: "Last 7 days (UTC) · 1 ended job" }).waitFor(LIVE);
+		expect(new URL(page.url()).search).toBe("");
+		expect(await page.getByLabel("Period").inputValue()).toBe("7");
 		await page.close();
 	});
 
@@ -3280,7 +3338,7 @@ describe("the dashboard", () => {
 		await body.locator("dd pre", { hasText: "2026-12-01" }).waitFor(LIVE);
 		expect(await stored()).toEqual({ watermark: "2026-12-01" });
 		// The form was drawn afresh under the keyboard: the focus is on its key, not lost to the page.
-		expect(await page.evaluate(() => document.activeElement?.id)).toBe("notepad-key");
+		expect(await page.evaluate<string | undefined>("document.activeElement?.id")).toBe("notepad-key");
 		// A value over 16 KiB is refused: said in the form, which keeps what was typed; nothing changed.
 		await page.getByLabel("Key", { exact: true }).fill("big");
 		await page.getByLabel("Value", { exact: true }).fill("x".repeat(17 * 1024));

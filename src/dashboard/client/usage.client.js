@@ -1,7 +1,6 @@
 // @ts-check
 // ── Usage ──
 const DAY = 86400e3;
-const USAGE_DAYS = 7;
 const USAGE_SERIES = 8;
 /**
  * The table's rows read and drawn at first, and at each "Next": a week of a 1,000-agent fleet is 7,000
@@ -30,9 +29,39 @@ function usageOf(u) {
 const totalOf = (c) => c.input + c.output + c.cacheWrite + c.cacheRead;
 /** @param {AbortSignal} signal */
 async function usageView(signal) {
+	const select = $("#usage-days");
+	// The periods are the select's (pages.tsx), in days back from today (UTC); the first by default.
+	const periods = [...select.options].map((/** @type {HTMLOptionElement} */ o) => Number(o.value));
+	const asked = new URLSearchParams(location.search).get("days");
+	let period = periods[0];
+	if (asked !== null) {
+		// A period the select lacks (?days=12): said, and the address made to match what is shown.
+		if (periods.some((d) => String(d) === asked)) period = Number(asked);
+		else {
+			notify("Not a period this page has, so left out: days=" + printable(asked) + ".");
+			history.replaceState(null, "", "/usage");
+		}
+	}
+	select.value = String(period);
+	let generation = 0;
+	select.onchange = () => {
+		const days = Number(select.value);
+		history.replaceState(null, "", "/usage" + (days === periods[0] ? "" : "?days=" + days));
+		const mine = ++generation;
+		// A period picked while the last one's answers are still coming: only the newest is drawn.
+		showUsage(days, signal, () => mine === generation).catch(fail);
+	};
+	await showUsage(period, signal, () => generation === 0);
+}
+/**
+ * Reads and draws the last `periodDays` days' usage, unless `current()` says a newer period has been
+ * picked meanwhile.
+ * @param {number} periodDays @param {AbortSignal} signal @param {() => boolean} current
+ */
+async function showUsage(periodDays, signal, current) {
 	const meta = $("#usage-meta");
 	const today = Math.floor(Date.now() / DAY) * DAY;
-	const since = today - (USAGE_DAYS - 1) * DAY;
+	const since = today - (periodDays - 1) * DAY;
 	const range = { since: new Date(since).toISOString().slice(0, 10), until: new Date(today).toISOString().slice(0, 10) };
 	meta.textContent = "Loading…";
 	/** @param {Record<string, string>} params */
@@ -68,7 +97,7 @@ async function usageView(signal) {
 		let after = null;
 		do {
 			/** @type {Record<string, string>} */
-			const q = { group: "day", limit: String(USAGE_DAYS) };
+			const q = { group: "day", limit: String(periodDays) };
 			if (after) q.cursor = after;
 			/** @type {UsageTotalPage} */
 			const page = await read(q);
@@ -85,29 +114,38 @@ async function usageView(signal) {
 		others = ranked.length < page.agents.length ? 0 : page.total - ranked.length;
 		if (!busiest.length) return;
 		/** @type {UsagePage} */
-		const days = await read({ agent: busiest.join(","), limit: String(USAGE_SERIES * USAGE_DAYS) });
+		const days = await read({ agent: busiest.join(","), limit: String(USAGE_SERIES * periodDays) });
 		for (const u of days.days) cells.set(Date.parse(u.day) + "|" + u.agent, cellOf(u));
 	};
 	// A failed page is shown by the caller's notice; "Loading…" must not stay beside it.
 	try {
 		await Promise.all([readTotals(), readBusiest(), readRows(USAGE_ROWS)]);
 	} catch (err) {
-		meta.textContent = "";
+		if (current()) meta.textContent = "";
 		throw err;
 	}
+	if (!current()) return;
 	let jobs = 0;
 	let rowCount = 0;
+	const spent = { cost: 0, priced: 0, jobs: 0 };
+	let costed = false;
 	for (const t of totals.values()) {
 		jobs += t.jobs;
 		rowCount += t.agents;
+		spent.cost += t.cost;
+		spent.priced += t.priced;
+		costed = costed || t.costed === 1;
 	}
+	spent.jobs = jobs;
+	// To a millionth of a dollar, as the API rounds each day.
+	spent.cost = Math.round(spent.cost * 1e6) / 1e6;
 	// Eight colours tell agents apart; a larger fleet's other agents share one grey segment a day,
 	// instead of colours repeating down a bar of hundreds of slivers.
 	/** @param {string} agent */
 	const series = (agent) => "series-" + busiest.indexOf(agent);
-	meta.textContent = "Last " + USAGE_DAYS + " days (UTC) · " + num(jobs) + (jobs === 1 ? " ended job" : " ended jobs");
+	meta.textContent = "Last " + periodDays + " days (UTC) · " + num(jobs) + (jobs === 1 ? " ended job" : " ended jobs") + (costed ? " · " + costText(spent) : "");
 
-	const days = Array.from({ length: USAGE_DAYS }, (_, i) => since + i * DAY);
+	const days = Array.from({ length: periodDays }, (_, i) => since + i * DAY);
 	const W = 1200, H = 320, left = 64, right = 16, top = 16, bottom = 32;
 	const dayTotals = days.map((d) => {
 		const t = totals.get(d);
@@ -118,6 +156,11 @@ async function usageView(signal) {
 	const y = (v) => top + (H - top - bottom) * (1 - v / max);
 	const band = (W - left - right) / days.length;
 	const barW = Math.min(band * 0.6, 90);
+	// A month's or a quarter's days are too narrow for a label each: every few days, counted back
+	// from today's (always labelled), without the weekday; and no total above bars that narrow.
+	const labelEvery = Math.ceil(80 / band);
+	const dayLabel = labelEvery === 1 ? { weekday: "short", day: "numeric", month: "short", timeZone: "UTC" } : { day: "numeric", month: "short", timeZone: "UTC" };
+	const barTotals = band >= 36;
 	const root = svg("svg", { viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": "Tokens per agent per day", class: "usage-chart" });
 	for (let v = 0; v <= max; v += step) {
 		root.append(svg("line", { class: "grid-line", x1: left, x2: W - right, y1: y(v), y2: y(v) }));
@@ -125,7 +168,7 @@ async function usageView(signal) {
 	}
 	days.forEach((d, i) => {
 		const cx = left + band * i + band / 2;
-		root.append(svg("text", { x: cx, y: H - 10, "text-anchor": "middle", text: new Date(d).toLocaleDateString("en-GB", { weekday: "short", day: "numeric", month: "short", timeZone: "UTC" }) }));
+		if ((days.length - 1 - i) % labelEvery === 0) root.append(svg("text", { class: "day-label", x: cx, y: H - 10, "text-anchor": "middle", text: new Date(d).toLocaleDateString("en-GB", /** @type {Intl.DateTimeFormatOptions} */ (dayLabel)) }));
 		let acc = 0;
 		/** @param {Usage} c @param {string} label @param {Attrs} attrs */
 		const bar = (c, label, attrs) => {
@@ -159,10 +202,13 @@ async function usageView(signal) {
 			rest.costed = t.costed && (!busiestCosted || rest.cost > 0) ? 1 : 0;
 			if (totalOf(rest) > 0) bar(rest, restAgents + (restAgents === 1 ? " other agent" : " other agents"), { class: "bar series-other", "data-others": restAgents });
 		}
-		if (dayTotals[i] > 0) root.append(svg("text", { x: cx, y: y(dayTotals[i]) - 6, "text-anchor": "middle", text: compact(dayTotals[i]) }));
+		if (barTotals && dayTotals[i] > 0) root.append(svg("text", { x: cx, y: y(dayTotals[i]) - 6, "text-anchor": "middle", text: compact(dayTotals[i]) }));
 	});
 	root.append(svg("g", { class: "axis" }, svg("line", { x1: left, x2: W - right, y1: y(0), y2: y(0) })));
-	$("#usage-chart").replaceChildren(root);
+	const chart = $("#usage-chart");
+	chart.replaceChildren(root);
+	// On a phone the chart scrolls in its box: opened at its newest days, the ones a reader came for.
+	chart.scrollLeft = chart.scrollWidth;
 	const legend = busiest.map((a) => h("li", null, h("span", { class: "swatch " + series(a) }), a));
 	if (others) legend.push(h("li", { "data-others": others }, h("span", { class: "swatch series-other" }), num(others) + (others === 1 ? " other agent" : " other agents")));
 	$("#usage-legend").replaceChildren(...legend);
@@ -201,10 +247,10 @@ async function usageView(signal) {
 			while (cursor !== null) await readRows(USAGE_ALL_ROWS);
 			draw();
 		}, undefined, firstAdded(tbody.rows.length));
-	if (!rows.length) tbody.append(h("tr", null, h("td", { colspan: 8, class: "muted", text: "No jobs in the last " + USAGE_DAYS + " days." })));
+	if (!rows.length) tbody.append(h("tr", null, h("td", { colspan: 8, class: "muted", text: "No jobs in the last " + periodDays + " days." })));
 }
 
-/** A cost, saying so when it is of only some of the jobs (the others ran on a model without a price), as the CLI does. @param {Usage} c */
+/** A cost, saying so when it is of only some of the jobs (the others ran on a model without a price), as the CLI does. @param {{ cost: number, priced: number, jobs: number }} c */
 function costText(c) {
 	return "$" + c.cost.toFixed(4) + (c.priced < c.jobs ? " (" + c.priced + " of " + c.jobs + " priced)" : "");
 }
