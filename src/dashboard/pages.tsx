@@ -353,6 +353,7 @@ function Runs(props: { agent: string; shown: string }) {
 				</h1>
 				<span id="runs-meta" class="muted"></span>
 				<a href={`/agents/${encodeURIComponent(props.agent)}/logs`}>Logs</a>
+				<a href={`/usage?agent=${encodeURIComponent(props.agent)}`}>Usage</a>
 			</div>
 			<section id="persistent-session" class="panel session-panel" aria-label="Persistent session" hidden>
 				<p id="persistent-session-text"></p>
@@ -423,6 +424,11 @@ function Usage() {
 				<span id="usage-meta" class="muted"></span>
 			</div>
 			<form id="usage-filter" class="filters">
+				<label>
+					Agent
+					<input name="agent" list="usage-agents" placeholder="all agents" autocomplete="off" spellcheck={false} />
+					<datalist id="usage-agents"></datalist>
+				</label>
 				<label>
 					Period
 					<select id="usage-days" name="days">

@@ -1912,6 +1912,42 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+	it("shows one agent's usage when its name is given, from its runs page's Usage link too, and says when no agent has the name", async () => {
+		const { agent } = await completedJob(`dash-usage-of-${run}`);
+		await expect.poll(async () => (await call<{ days: { jobs: number }[] }>("GET", `/v1/usage?agent=${agent}`, tokens.read)).days.map((d) => d.jobs), LIVE).toEqual([1]);
+		const page = await signedIn(`/agents/${agent}/runs`, tokens.read);
+		const asked: URL[] = [];
+		page.on("request", (r) => {
+			const u = new URL(r.url());
+			if (u.pathname === "/v1/usage") asked.push(u);
+		});
+		await page.locator(".view-head").getByRole("link", { name: "Usage", exact: true }).click();
+		const meta = page.locator("#usage-meta");
+		await meta.filter({ hasText: new RegExp(`^Last 7 days \\(UTC\\) of ${agent} · 1 ended job`) }).waitFor(LIVE);
+		expect(new URL(page.url()).search).toBe(`?agent=${agent}`);
+		expect(await page.getByLabel("Agent", { exact: true }).inputValue()).toBe(agent);
+		// Every read is of the agent alone: its one day in the table, its bars alone in the chart.
+		expect(asked.length).toBeGreaterThan(0);
+		expect(asked.every((u) => u.searchParams.get("agent") === agent)).toBe(true);
+		expect(await page.locator("#usage-table tbody tr td:nth-child(2)").allTextContents()).toEqual([agent]);
+		expect(await page.locator("#usage-legend li").allTextContents()).toEqual([agent]);
+		// A name no agent has is said as such, not as an idle agent.
+		const nope = `no-such-${run}`;
+		await page.getByLabel("Agent", { exact: true }).fill(nope);
+		await page.getByLabel("Agent", { exact: true }).press("Enter");
+		await page.locator("#usage-table tbody td", { hasText: `No usage: no agent named ${nope}.` }).waitFor(LIVE);
+		expect(new URL(page.url()).search).toBe(`?agent=${nope}`);
+		// Cleared, every agent's again; with the period kept in the address beside it.
+		await page.getByLabel("Period").selectOption("30");
+		expect(new URL(page.url()).search).toBe(`?days=30&agent=${nope}`);
+		await page.getByLabel("Agent", { exact: true }).fill("");
+		await meta.filter({ hasText: /^Last 30 days \(UTC\) · / }).waitFor(LIVE);
+		expect(new URL(page.url()).search).toBe("?days=30");
+		// The fleet's day totals, read again without the name.
+		expect(asked.filter((u) => u.searchParams.get("group") === "day").at(-1)!.searchParams.has("agent")).toBe(false);
+		await page.close();
+	});
+
 	it("says a day's cost is of only some of its jobs when the others ran on a model without a price", async () => {
 		const page = await signedIn("/usage");
 		const today = new Date().toISOString().slice(0, 10);

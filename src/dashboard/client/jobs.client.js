@@ -41,35 +41,8 @@ async function jobsView(signal) {
 		const q = params.toString();
 		history.replaceState(null, "", "/jobs" + (q ? "?" + q : ""));
 	}
-	// The agent filter takes any name (a deleted agent's jobs stay listed); its suggestions are every
-	// agent, read a page at a time in the background once it is first used, never holding up the list.
-	const names = new Set();
-	let suggesting = false;
-	// A view run again (signed out and in on this page) starts its suggestions afresh, and its
-	// listeners go with the view that added them (the signal).
-	$("#jobs-agents").replaceChildren();
-	agentInput.addEventListener("focus", () => {
-		if (suggesting) return;
-		suggesting = true;
-		(async () => {
-			const list = $("#jobs-agents");
-			let after = null;
-			do {
-				// Names alone (view=names): the full list asks each agent's object for its state, 1,000
-				// calls and 470 KB for a fleet of 1,000 agents, where names are all this needs.
-				/** @type {AgentNamePage} */
-				const page = await api("/v1/agents?view=names&limit=200" + (after ? "&cursor=" + enc(after) : ""), { signal });
-				for (const a of page.agents) {
-					names.add(a.name);
-					list.append(h("option", { value: a.name }));
-				}
-				after = page.next_cursor;
-			} while (after);
-		})().catch((err) => {
-			suggesting = false; // tried again at the next focus
-			fail(err);
-		});
-	}, { signal });
+	// The agent filter takes any name (a deleted agent's jobs stay listed).
+	const names = suggestAgents(agentInput, $("#jobs-agents"), signal);
 	/** @type {string | null} */
 	let cursor = null;
 	let shown = 0;
@@ -249,4 +222,40 @@ function jobRow(j) {
 		h("td", { class: "num", text: dur(j.duration_seconds) }),
 		// Two lines of it (the CSS clamps them): the whole, up to 2,000 characters, is the cell's tooltip and on the job's page.
 		h("td", { class: "summary", title: printable(j.summary || "") }, h("div", { text: printable(j.summary || "") })));
+}
+
+/**
+ * Fills `list` (the datalist of an agent filter, `input`) with every agent's name, read a page at a
+ * time in the background once the field is first used, never holding up the view. A view run again
+ * (signed out and in on its page) starts afresh; the listener goes with the view (`signal`).
+ * Returns the names read so far: a value among them is a suggestion picked.
+ * @param {HTMLInputElement} input @param {HTMLElement} list @param {AbortSignal} signal @returns {Set<string>}
+ */
+function suggestAgents(input, list, signal) {
+	/** @type {Set<string>} */
+	const names = new Set();
+	let suggesting = false;
+	list.replaceChildren();
+	input.addEventListener("focus", () => {
+		if (suggesting) return;
+		suggesting = true;
+		(async () => {
+			let after = null;
+			do {
+				// Names alone (view=names): the full list asks each agent's object for its state, 1,000
+				// calls and 470 KB for a fleet of 1,000 agents, where names are all this needs.
+				/** @type {AgentNamePage} */
+				const page = await api("/v1/agents?view=names&limit=200" + (after ? "&cursor=" + enc(after) : ""), { signal });
+				for (const a of page.agents) {
+					names.add(a.name);
+					list.append(h("option", { value: a.name }));
+				}
+				after = page.next_cursor;
+			} while (after);
+		})().catch((err) => {
+			suggesting = false; // tried again at the next focus
+			fail(err);
+		});
+	}, { signal });
+	return names;
 }

@@ -29,40 +29,64 @@ function usageOf(u) {
 const totalOf = (c) => c.input + c.output + c.cacheWrite + c.cacheRead;
 /** @param {AbortSignal} signal */
 async function usageView(signal) {
+	const form = $("#usage-filter");
 	const select = $("#usage-days");
+	const agentInput = form.elements.agent;
 	// The periods are the select's (pages.tsx), in days back from today (UTC); the first by default.
 	const periods = [...select.options].map((/** @type {HTMLOptionElement} */ o) => Number(o.value));
-	const asked = new URLSearchParams(location.search).get("days");
+	const params = new URLSearchParams(location.search);
+	const asked = params.get("days");
 	let period = periods[0];
 	if (asked !== null) {
 		// A period the select lacks (?days=12): said, and the address made to match what is shown.
 		if (periods.some((d) => String(d) === asked)) period = Number(asked);
-		else {
-			notify("Not a period this page has, so left out: days=" + printable(asked) + ".");
-			history.replaceState(null, "", "/usage");
-		}
+		else notify("Not a period this page has, so left out: days=" + printable(asked) + ".");
 	}
 	select.value = String(period);
-	let generation = 0;
-	select.onchange = () => {
-		const days = Number(select.value);
-		history.replaceState(null, "", "/usage" + (days === periods[0] ? "" : "?days=" + days));
-		const mine = ++generation;
-		// A period picked while the last one's answers are still coming: only the newest is drawn.
-		showUsage(days, signal, () => mine === generation).catch(fail);
+	agentInput.value = params.get("agent") || "";
+	const names = suggestAgents(agentInput, $("#usage-agents"), signal);
+	const shown = () => {
+		const q = new URLSearchParams();
+		if (Number(select.value) !== periods[0]) q.set("days", select.value);
+		if (agentInput.value.trim()) q.set("agent", agentInput.value.trim());
+		return q.toString();
 	};
-	await showUsage(period, signal, () => generation === 0);
+	history.replaceState(null, "", "/usage" + (shown() ? "?" + shown() : ""));
+	let applied = shown();
+	let generation = 0;
+	const apply = () => {
+		const q = shown();
+		if (q === applied) return;
+		applied = q;
+		history.replaceState(null, "", "/usage" + (q ? "?" + q : ""));
+		const mine = ++generation;
+		// A period or agent picked while the last one's answers are still coming: only the newest is drawn.
+		showUsage(Number(select.value), agentInput.value.trim(), signal, () => mine === generation).catch(fail);
+	};
+	form.onchange = apply;
+	form.onsubmit = (/** @type {Event} */ e) => {
+		e.preventDefault();
+		apply();
+	};
+	// A suggestion picked, or the name cleared, applies at once; other typing on Enter or leaving the field.
+	agentInput.addEventListener("input", () => {
+		if (!agentInput.value || names.has(agentInput.value)) apply();
+	}, { signal });
+	await showUsage(period, agentInput.value.trim(), signal, () => generation === 0);
 }
 /**
- * Reads and draws the last `periodDays` days' usage, unless `current()` says a newer period has been
- * picked meanwhile.
- * @param {number} periodDays @param {AbortSignal} signal @param {() => boolean} current
+ * Reads and draws the last `periodDays` days' usage, of `agent` alone if one is named (several
+ * separated by commas, as the API takes them), unless `current()` says another has been asked for
+ * meanwhile.
+ * @param {number} periodDays @param {string} agent @param {AbortSignal} signal @param {() => boolean} current
  */
-async function showUsage(periodDays, signal, current) {
+async function showUsage(periodDays, agent, signal, current) {
 	const meta = $("#usage-meta");
 	const today = Math.floor(Date.now() / DAY) * DAY;
 	const since = today - (periodDays - 1) * DAY;
+	/** @type {Record<string, string>} */
 	const range = { since: new Date(since).toISOString().slice(0, 10), until: new Date(today).toISOString().slice(0, 10) };
+	if (agent) range.agent = agent;
 	meta.textContent = "Loading…";
 	/** @param {Record<string, string>} params */
 	const read = (params) => api("/v1/usage?" + new URLSearchParams({ ...range, ...params }), { signal });
@@ -143,7 +167,7 @@ async function showUsage(periodDays, signal, current) {
 	// instead of colours repeating down a bar of hundreds of slivers.
 	/** @param {string} agent */
 	const series = (agent) => "series-" + busiest.indexOf(agent);
-	meta.textContent = "Last " + periodDays + " days (UTC) · " + num(jobs) + (jobs === 1 ? " ended job" : " ended jobs") + (costed ? " · " + costText(spent) : "");
+	meta.textContent = "Last " + periodDays + " days (UTC)" + (agent ? " of " + printable(agent) : "") + " · " + num(jobs) + (jobs === 1 ? " ended job" : " ended jobs") + (costed ? " · " + costText(spent) : "");
 
 	const days = Array.from({ length: periodDays }, (_, i) => since + i * DAY);
 	const W = 1200, H = 320, left = 64, right = 16, top = 16, bottom = 32;
@@ -247,9 +271,25 @@ async function showUsage(periodDays, signal, current) {
 			while (cursor !== null) await readRows(USAGE_ALL_ROWS);
 			draw();
 		}, undefined, firstAdded(tbody.rows.length));
-	if (!rows.length) tbody.append(h("tr", null, h("td", { colspan: 8, class: "muted", text: "No jobs in the last " + periodDays + " days." })));
+	if (!rows.length) tbody.append(h("tr", null, h("td", { colspan: 8, class: "muted", text: agent ? await noUsageOf(agent, periodDays, signal) : "No jobs in the last " + periodDays + " days." })));
 }
 
+/**
+ * What an agent filter with no usage is: an agent without jobs, or (as the API's usage answers a
+ * mistyped name as an idle agent) no agent of that name, asked of its jobs route, as the jobs list asks.
+ * @param {string} agent @param {number} periodDays @param {AbortSignal} signal @returns {Promise<string>}
+ */
+async function noUsageOf(agent, periodDays, signal) {
+	const none = "No jobs of " + printable(agent) + " in the last " + periodDays + " days.";
+	if (agent.includes(",")) return none;
+	try {
+		await api("/v1/agents/" + enc(agent) + "/jobs?limit=1", { signal });
+		return none;
+	} catch (err) {
+		if (err instanceof ApiError && err.status === 404) return "No usage: " + printable(err.message) + ".";
+		throw err;
+	}
+}
 /** A cost, saying so when it is of only some of the jobs (the others ran on a model without a price), as the CLI does. @param {{ cost: number, priced: number, jobs: number }} c */
 function costText(c) {
 	return "$" + c.cost.toFixed(4) + (c.priced < c.jobs ? " (" + c.priced + " of " + c.jobs + " priced)" : "");
