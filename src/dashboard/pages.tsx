@@ -468,6 +468,9 @@ function Usage() {
 				<button type="button" id="usage-all" hidden>
 					All rows
 				</button>
+				<button type="button" id="usage-csv">
+					Download CSV
+				</button>
 			</div>
 		</>
 	);

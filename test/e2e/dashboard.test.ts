@@ -1853,6 +1853,10 @@ describe("the dashboard", () => {
 		expect(await rows.last().locator("td").nth(1).textContent()).toBe("fleet-0999");
 		// The rest read 1,000 rows at a time.
 		expect(served.requests.slice(5).map(asked)).toEqual(Array(7).fill("by agent limit=1000"));
+		// The CSV reads every row afresh, 1,000 at a time: a header and 7,000 agent-days.
+		const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Download CSV" }).click()]);
+		expect((readFileSync(await download.path(), "utf8")).split("\r\n")).toHaveLength(7002);
+		expect(served.requests.slice(12).map(asked)).toEqual(Array(7).fill("by agent limit=1000"));
 		await page.close();
 	});
 
@@ -1861,7 +1865,8 @@ describe("the dashboard", () => {
 		const today = Math.floor(Date.now() / DAY) * DAY;
 		const dayOf = (back: number) => new Date(today - back * DAY).toISOString().slice(0, 10);
 		const usage = (back: number, agent: string, jobs: number, cost: number): UsageRow => ({ day: dayOf(back), agent, jobs, input_tokens: 1000, output_tokens: 100, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, cost_usd: cost, priced_jobs: jobs });
-		const rows = [usage(0, "period-a", 1, 0.01), usage(20, "period-a", 2, 0.02), usage(60, "period-b", 4, 0.04)];
+		// The one 30 days back is of a model without a price: in the quarter, not the month.
+		const rows = [usage(0, "period-a", 1, 0.01), usage(20, "period-a", 2, 0.02), { ...usage(30, "period-c", 1, 0), cost_usd: null, priced_jobs: 0 }, usage(60, "period-b", 4, 0.04)];
 		const page = await signedIn("/usage");
 		await page.locator("#usage-meta", { hasText: /^Last 7 days \(UTC\) · / }).waitFor(LIVE);
 		const served = await fakeUsage(page, rows);
@@ -1891,11 +1896,18 @@ describe("the dashboard", () => {
 		expect(await overlaps()).toBe(0);
 		// A quarter: every seventh day labelled.
 		await page.getByLabel("Period").selectOption("90");
-		await meta.filter({ hasText: "Last 90 days (UTC) · 7 ended jobs · $0.0700" }).waitFor(LIVE);
+		await meta.filter({ hasText: "Last 90 days (UTC) · 8 ended jobs · $0.0700 (7 of 8 priced)" }).waitFor(LIVE);
 		expect(new URL(page.url()).search).toBe("?days=90");
 		expect(await dayBars(60).count()).toBe(1);
 		expect(await labels.count()).toBe(13);
 		expect(await overlaps()).toBe(0);
+		// The period's agent-days as CSV, a cost no job was priced for left empty.
+		const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Download CSV" }).click()]);
+		expect(download.suggestedFilename()).toBe(`drover-usage-${dayOf(89)}-to-${dayOf(0)}.csv`);
+		expect(readFileSync(await download.path(), "utf8")).toBe(
+			"day,agent,jobs,input_tokens,output_tokens,cache_creation_input_tokens,cache_read_input_tokens,cost_usd,priced_jobs\r\n" +
+				`${dayOf(0)},period-a,1,1000,100,0,0,0.01,1\r\n${dayOf(20)},period-a,2,1000,100,0,0,0.02,2\r\n${dayOf(30)},period-c,1,1000,100,0,0,,0\r\n${dayOf(60)},period-b,4,1000,100,0,0,0.04,4\r\n`,
+		);
 		// The address reopens the period; one the page does not have is said and left out.
 		await page.setViewportSize({ width: 390, height: 844 });
 		await page.reload();

@@ -161,3 +161,13 @@ function syncRows(box, items, keyOf, draw) {
 		else box.insertBefore(row, at);
 	}
 }
+
+/** Hands `blob` to the browser as a download named `name` (what the page read with its token: a plain link would go without it). @param {Blob} blob @param {string} name */
+function saveFile(blob, name) {
+	const url = URL.createObjectURL(blob);
+	const a = h("a", { href: url, download: name, hidden: true });
+	document.body.append(a);
+	a.click();
+	a.remove();
+	setTimeout(() => URL.revokeObjectURL(url), 60000);
+}

@@ -139,12 +139,7 @@ async function jobView(signal) {
 	 */
 	const download = (from, type, name) => async () => {
 		const res = await request(path + from);
-		const url = URL.createObjectURL(new Blob([await res.blob()], { type }));
-		const a = h("a", { href: url, download: name, hidden: true });
-		document.body.append(a);
-		a.click();
-		a.remove();
-		setTimeout(() => URL.revokeObjectURL(url), 60000);
+		saveFile(new Blob([await res.blob()], { type }), name);
 	};
 	$("#job-download").onclick = $("#log-earlier-download").onclick = (/** @type {Click} */ e) => act(e.currentTarget, download("/output", "application/x-ndjson", shownId + ".jsonl"));
 	$("#job-download-log").onclick = (/** @type {Click} */ e) => act(e.currentTarget, download("/output.log", "text/plain", shownId + ".log"));

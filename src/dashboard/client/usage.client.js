@@ -266,11 +266,30 @@ async function showUsage(periodDays, agent, signal, current) {
 			await readRows(USAGE_ROWS);
 			draw();
 		}, undefined, firstAdded(tbody.rows.length));
+	// Every agent-day of the period, as the API sums them, for a spreadsheet: read apart from the table's
+	// pages, so that the table is not made to draw thousands of rows to be saved.
+	$("#usage-csv").onclick = (/** @type {Click} */ e) => act(e.currentTarget, async () => {
+		/** @type {UsageDay[]} */
+		const all = [];
+		/** @type {string | null} */
+		let after = null;
+		do {
+			/** @type {Record<string, string>} */
+			const q = { limit: String(USAGE_ALL_ROWS) };
+			if (after) q.cursor = after;
+			/** @type {UsagePage} */
+			const page = await read(q);
+			all.push(...page.days);
+			after = page.next_cursor;
+		} while (after);
+		saveFile(new Blob([usageCsv(all)], { type: "text/csv" }), "drover-usage-" + range.since + "-to-" + range.until + (agent ? "-" + agent.replaceAll(",", "-") : "") + ".csv");
+	});
 	everyone.onclick = () =>
 		act(everyone, async () => {
 			while (cursor !== null) await readRows(USAGE_ALL_ROWS);
 			draw();
 		}, undefined, firstAdded(tbody.rows.length));
+	$("#usage-csv").hidden = !rows.length;
 	if (!rows.length) tbody.append(h("tr", null, h("td", { colspan: 8, class: "muted", text: agent ? await noUsageOf(agent, periodDays, signal) : "No jobs in the last " + periodDays + " days." })));
 }
 
@@ -289,6 +308,17 @@ async function noUsageOf(agent, periodDays, signal) {
 		if (err instanceof ApiError && err.status === 404) return "No usage: " + printable(err.message) + ".";
 		throw err;
 	}
+}
+/** The CSV columns: the API's fields, as `drover usage --json` gives them. */
+const USAGE_CSV_FIELDS = /** @type {const} */ (["day", "agent", "jobs", "input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "cost_usd", "priced_jobs"]);
+/**
+ * Agent-days as CSV (RFC 4180: CRLF lines, a header): a cost no job was priced for is empty, not 0.
+ * Agent names are [a-z0-9-] (nothing a spreadsheet reads as a formula), days and counts plain.
+ * @param {UsageDay[]} days
+ */
+function usageCsv(days) {
+	const line = (/** @type {unknown[]} */ cells) => cells.map((c) => (c === null ? "" : String(c))).join(",") + "\r\n";
+	return line([...USAGE_CSV_FIELDS]) + days.map((d) => line(USAGE_CSV_FIELDS.map((f) => d[f]))).join("");
 }
 /** A cost, saying so when it is of only some of the jobs (the others ran on a model without a price), as the CLI does. @param {{ cost: number, priced: number, jobs: number }} c */
 function costText(c) {
