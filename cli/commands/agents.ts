@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { CliError } from "../client.ts";
 import { act, type Context } from "../context.ts";
-import { exitNote, pausedText, relTime, stamp, statusStyle, table, type Column, type Paint } from "../format.ts";
+import { exitNote, pausedText, printable, relTime, stamp, statusStyle, table, type Column, type Paint } from "../format.ts";
 import { shapes } from "../shapes.ts";
 import type { AgentView } from "../types.ts";
 
@@ -9,18 +9,19 @@ export function registerAgents(program: Command): void {
 	program
 		.command("agents")
 		.description("every agent: source (fleet.yaml or API), state (active, paused with by whom and why, disabled), model, next run")
+		.option("--prefix <start>", "only the agents whose name starts with this")
 		.option("--json", "print the API's JSON (every page's agents in one {agents, next_cursor: null})")
 		.action(act(agents));
 }
 
 /** Every agent, all pages of GET /v1/agents (by name, fleet.yaml's and the API's merged). */
-export async function allAgents(ctx: Context): Promise<AgentView[]> {
+export async function allAgents(ctx: Context, prefix?: string): Promise<AgentView[]> {
 	const all: AgentView[] = [];
 	let cursor: string | undefined;
 	// A bound, so a server that always answers a cursor cannot loop this forever; a fleet past it is
 	// an error, not a list silently cut short.
 	for (let pages = 0; pages < MAX_PAGES; pages++) {
-		const page = await ctx.client.json("/v1/agents", shapes.agentPage, { query: { limit: 200, cursor } });
+		const page = await ctx.client.json("/v1/agents", shapes.agentPage, { query: { limit: 200, cursor, prefix } });
 		all.push(...page.agents);
 		if (!page.next_cursor) return all;
 		cursor = page.next_cursor;
@@ -66,14 +67,14 @@ export function agentColumns(p: Paint, now: number) {
 	} satisfies Record<string, Column<AgentView>>;
 }
 
-async function agents(ctx: Context, opts: { json?: boolean }): Promise<number> {
-	const list = await allAgents(ctx);
+async function agents(ctx: Context, opts: { json?: boolean; prefix?: string }): Promise<number> {
+	const list = await allAgents(ctx, opts.prefix);
 	if (opts.json) {
 		ctx.json({ agents: list, next_cursor: null });
 		return 0;
 	}
 	if (list.length === 0) {
-		ctx.out(ctx.p.dim("no agents"));
+		ctx.out(ctx.p.dim(opts.prefix === undefined ? "no agents" : printable(`no agents whose name starts with ${opts.prefix}`)));
 		return 0;
 	}
 	const c = agentColumns(ctx.p, Date.now());

@@ -93,6 +93,13 @@ function Fleet() {
 				<h1>Fleet</h1>
 				<span id="fleet-meta" class="muted"></span>
 			</div>
+			{/* Asked of the API (prefix=): a fleet of thousands is shown 100 agents at a time. */}
+			<form id="fleet-filter" class="filters" role="search">
+				<label>
+					Name starts with
+					<input name="prefix" type="search" placeholder="any name" autocomplete="off" spellcheck={false} />
+				</label>
+			</form>
 			<div class="table-wrap">
 				<table class="grid" id="fleet-table">
 					<thead>

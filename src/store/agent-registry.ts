@@ -92,12 +92,19 @@ function toListedAgent(row: AgentListRow): ListedAgent {
 }
 
 /**
+ * Names starting with a prefix (bound twice), as a range the name index answers: agent names are
+ * [a-z0-9-], all below "~". An empty prefix is every name.
+ */
+const PREFIX_RANGE = "name >= ? AND name < ? || '~'";
+
+/**
  * Live (not deleted) API agents in name order, after `after`, but for the names in `except`: their
  * definitions' summaries. A page of whole definitions (201 rows of up to 256 KiB) would be 51 MB, past
  * D1's result limit and straining the Worker's 128 MB; SQLite's JSON functions leave the text behind
- * (the system prompt, prompts, tool descriptions, schemas and server tools' definitions).
+ * (the system prompt, prompts, tool descriptions, schemas and server tools' definitions). `prefix`:
+ * only names starting with it.
  */
-export async function listRegisteredAgents(db: D1Database, limit: number, after?: string, except: readonly string[] = []): Promise<ListedAgent[]> {
+export async function listRegisteredAgents(db: D1Database, limit: number, after?: string, except: readonly string[] = [], prefix = ""): Promise<ListedAgent[]> {
 	// One JSON parameter for the names, not one each: D1 binds at most 100 parameters.
 	const stmt = db
 		.prepare(
@@ -107,9 +114,9 @@ export async function listRegisteredAgents(db: D1Database, limit: number, after?
 			   (SELECT json_group_object(s.key, json_remove(s.value, '$.prompt')) FROM json_each(definition, '$.schedules') AS s) AS schedules,
 			   (SELECT json_group_array(json_remove(t.value, '$.description', '$.input_schema', '$.definition', '$.allow_hosts', '$.methods'))
 			      FROM json_each(definition, '$.tools') AS t) AS tools
-			 FROM agents WHERE deleted_at IS NULL AND name > ? AND name NOT IN (SELECT value FROM json_each(?)) ORDER BY name LIMIT ?`,
+			 FROM agents WHERE deleted_at IS NULL AND name > ? AND ${PREFIX_RANGE} AND name NOT IN (SELECT value FROM json_each(?)) ORDER BY name LIMIT ?`,
 		)
-		.bind(after ?? "", JSON.stringify(except), limit);
+		.bind(after ?? "", prefix, prefix, JSON.stringify(except), limit);
 	const { results } = await stmt.all<AgentListRow>();
 	return results.map(toListedAgent);
 }
@@ -118,10 +125,10 @@ export async function listRegisteredAgents(db: D1Database, limit: number, after?
  * Live API agents' names in name order, after `after`, but for the names in `except`: the listing's
  * rows without their definitions, for a caller that wants only the names (GET /v1/agents?view=names).
  */
-export async function listRegisteredAgentNames(db: D1Database, limit: number, after?: string, except: readonly string[] = []): Promise<string[]> {
+export async function listRegisteredAgentNames(db: D1Database, limit: number, after?: string, except: readonly string[] = [], prefix = ""): Promise<string[]> {
 	const { results } = await db
-		.prepare("SELECT name FROM agents WHERE deleted_at IS NULL AND name > ? AND name NOT IN (SELECT value FROM json_each(?)) ORDER BY name LIMIT ?")
-		.bind(after ?? "", JSON.stringify(except), limit)
+		.prepare(`SELECT name FROM agents WHERE deleted_at IS NULL AND name > ? AND ${PREFIX_RANGE} AND name NOT IN (SELECT value FROM json_each(?)) ORDER BY name LIMIT ?`)
+		.bind(after ?? "", prefix, prefix, JSON.stringify(except), limit)
 		.all<{ name: string }>();
 	return results.map((r) => r.name);
 }

@@ -203,3 +203,45 @@ describe("GET /v1/agents?view=names", () => {
 		expect((await errorOf(res)).message).toContain("view");
 	});
 });
+
+// After the view=names tests, which list every agent of this file's storage.
+describe("GET /v1/agents?prefix=", () => {
+	const names = async (path: string) => {
+		const res = await call(path);
+		expect(res.status, path).toBe(200);
+		return (await res.json()) as { agents: { name: string; source: string }[]; next_cursor: string | null };
+	};
+
+	it("lists only the agents whose name starts with the prefix, file and API agents merged, paged by name, in both views", async () => {
+		for (const name of ["pfx-b", "pfx-a", "pfx-c", "pfy-a", "pf"]) await createAgent({ name });
+		await createAgent({ name: "pfx-gone" });
+		expect((await call("/v1/agents/pfx-gone", { method: "DELETE", as: "admin" })).status).toBe(200);
+		// Deleted agents, names past the prefix's range and names that only contain it are left out.
+		expect((await names("/v1/agents?prefix=pfx-")).agents.map((a) => a.name)).toEqual(["pfx-a", "pfx-b", "pfx-c"]);
+		expect((await names("/v1/agents?prefix=pfx-&view=names")).agents).toEqual([
+			{ name: "pfx-a", source: "api" },
+			{ name: "pfx-b", source: "api" },
+			{ name: "pfx-c", source: "api" },
+		]);
+		expect((await names("/v1/agents?prefix=pf&view=names")).agents.map((a) => a.name)).toEqual(["pf", "pfx-a", "pfx-b", "pfx-c", "pfy-a"]);
+		// fleet.yaml's agents too, by the same rule.
+		expect((await names("/v1/agents?prefix=t")).agents.map((a) => [a.name, a.source])).toEqual([["triage", "file"]]);
+		expect((await names("/v1/agents?prefix=site-watch")).agents.map((a) => a.name)).toEqual(["site-watch"]);
+		// Paged: the cursor goes on within the prefix.
+		const first = await names("/v1/agents?prefix=pfx-&limit=2");
+		expect(first.agents.map((a) => a.name)).toEqual(["pfx-a", "pfx-b"]);
+		expect(first.next_cursor).toBe("pfx-b");
+		const second = await names(`/v1/agents?prefix=pfx-&limit=2&cursor=${first.next_cursor}`);
+		expect(second.agents.map((a) => a.name)).toEqual(["pfx-c"]);
+		expect(second.next_cursor).toBeNull();
+		expect((await names("/v1/agents?prefix=zzz")).agents).toEqual([]);
+	});
+
+	it("refuses a prefix no agent name could start with, saying why", async () => {
+		for (const bad of ["PFX", "-pfx", "pfx_a", "a".repeat(64)]) {
+			const res = await call(`/v1/agents?prefix=${bad}`);
+			expect(res.status, bad).toBe(400);
+			expect((await errorOf(res)).message, bad).toMatch(/^invalid query: prefix: must be an agent name/);
+		}
+	});
+});

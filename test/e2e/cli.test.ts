@@ -646,6 +646,16 @@ describe("agents: status, pause, resume, notepad", () => {
 			expect(json.next_cursor).toBeNull();
 			expect(json.agents.map((a) => a.name)).toEqual(fromApi.agents.map((a) => a.name));
 			expect(json.agents.find((a) => a.name === agents.ok)).toMatchObject({ source: "api", paused: { by: "root", reason: "agents list test" } });
+			// --prefix: only the agents whose name starts with it, as the API's prefix lists them.
+			const tri = await drover(["agents", "--prefix", "tri"], { token: tokens.read });
+			expect(tri.status, tri.stderr).toBe(0);
+			expect(tri.stdout.split("\n").filter((l) => l && !l.startsWith("NAME")).map((l) => l.split(/\s+/)[0])).toEqual(["triage"]);
+			const none = await drover(["agents", "--prefix", "no-such-prefix"], { token: tokens.read });
+			expect(none.status, none.stderr).toBe(0);
+			expect(none.stdout).toBe("no agents whose name starts with no-such-prefix\n");
+			const bad = await drover(["agents", "--prefix", "Tri"], { token: tokens.read });
+			expect(bad.status).not.toBe(0);
+			expect(bad.stderr).toContain("prefix: must be an agent name");
 
 			const status = await drover(["status"], { token: tokens.read });
 			expect(status.status, status.stderr).toBe(0);

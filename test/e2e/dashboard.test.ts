@@ -221,11 +221,13 @@ async function fakeFleet(page: Page, size: number) {
 			requests.push(u);
 			const limit = Number(u.searchParams.get("limit") ?? 50);
 			const cursor = u.searchParams.get("cursor");
-			const from = cursor === null ? 0 : agents.filter((a) => a.name <= cursor).length;
-			const slice = agents.slice(from, from + limit);
+			// As the API answers prefix=: only the names starting with it.
+			const named = agents.filter((a) => a.name.startsWith(u.searchParams.get("prefix") ?? ""));
+			const from = cursor === null ? 0 : named.filter((a) => a.name <= cursor).length;
+			const slice = named.slice(from, from + limit);
 			// As the API answers view=names: each agent's name and source alone.
 			const listed = u.searchParams.get("view") === "names" ? slice.map((a) => ({ name: a.name, source: a.source })) : slice;
-			const body = JSON.stringify({ agents: listed, next_cursor: from + limit < agents.length ? slice.at(-1)!.name : null });
+			const body = JSON.stringify({ agents: listed, next_cursor: from + limit < named.length ? slice.at(-1)!.name : null });
 			// As the API revalidates (src/api/conditional-get.ts): an unchanged answer's tag is a 304.
 			const etag = `"${createHash("sha1").update(body).digest("base64url")}"`;
 			const unchanged = route.request().headers()["if-none-match"] === etag;
@@ -1995,6 +1997,42 @@ describe("the dashboard", () => {
 		await page.reload();
 		await page.locator("#notice", { hasText: "the job index is unavailable" }).waitFor(LIVE);
 		expect(await page.locator("#usage-meta").textContent()).toBe("");
+		await page.close();
+	});
+
+	it("finds a large fleet's agents by the start of their name, asking the API for them, kept in the address", async () => {
+		const page = await signedIn("/", tokens.read);
+		await fleetShown(page);
+		const { requests } = await fakeFleet(page, 2516);
+		await page.reload();
+		const rows = page.locator("#fleet-table tbody tr[data-agent]");
+		const meta = page.locator("#fleet-meta");
+		await meta.filter({ hasText: "100 of 2,516 agents shown" }).waitFor(LIVE);
+		// Typed a character at a time: asked once the typing rests, from the first page.
+		await page.getByLabel("Name starts with").pressSequentially("fleet-012");
+		await meta.filter({ hasText: /^10 agents · / }).waitFor(LIVE);
+		expect(await rows.evaluateAll((rs) => rs.map((r) => r.getAttribute("data-agent")))).toEqual(Array.from({ length: 10 }, (_, i) => `fleet-012${i}`));
+		expect(new URL(page.url()).search).toBe("?prefix=fleet-012");
+		const asked = requests.filter((u) => u.searchParams.has("prefix")).map((u) => u.searchParams.get("prefix"));
+		expect(asked).toEqual(["fleet-012"]);
+		// More than a page: counted as shown, the rest on request, within the search.
+		await page.getByLabel("Name starts with").fill("fleet-1");
+		await page.getByLabel("Name starts with").press("Enter");
+		await meta.filter({ hasText: /^100 of more agents shown/ }).waitFor(LIVE);
+		await page.locator("#fleet-more").click();
+		await meta.filter({ hasText: /^200 of more agents shown/ }).waitFor(LIVE);
+		expect(await rows.evaluateAll((rs) => rs.every((r) => r.getAttribute("data-agent")!.startsWith("fleet-1")))).toBe(true);
+		expect(requests.at(-1)!.searchParams.get("prefix")).toBe("fleet-1");
+		// The address reopens the search; a name no agent starts with is said.
+		await page.reload();
+		await meta.filter({ hasText: /^100 of more agents shown/ }).waitFor(LIVE);
+		expect(await page.getByLabel("Name starts with").inputValue()).toBe("fleet-1");
+		await page.getByLabel("Name starts with").fill("zzz");
+		await page.locator("#fleet-table tbody td", { hasText: "No agents whose name starts with zzz." }).waitFor(LIVE);
+		// Cleared: the whole fleet, with its total, and an address without the search.
+		await page.getByLabel("Name starts with").fill("");
+		await meta.filter({ hasText: "100 of 2,516 agents shown" }).waitFor(LIVE);
+		expect(new URL(page.url()).search).toBe("");
 		await page.close();
 	});
 

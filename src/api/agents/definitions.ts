@@ -110,7 +110,8 @@ function agentView(agent: Viewed, status: AgentStatus, now: Date, env: Env): Age
 }
 
 /**
- * A page of agents by name, fleet.yaml's and the registry's merged: those after `cursor`, at most
+ * A page of agents by name, fleet.yaml's and the registry's merged: those after `cursor` (and whose
+ * name starts with `prefix`), at most
  * `limit`, and the next page's cursor (the last name on it, if more follow). `fromRegistry` reads up
  * to `n` API agents after the cursor, leaving out fleet.yaml's names (`except`): an API agent a
  * deploy gave fleet.yaml's name to is the file agent now; its registry row is retired at the next
@@ -119,12 +120,13 @@ function agentView(agent: Viewed, status: AgentStatus, now: Date, env: Env): Age
 async function pageOfMerged<T extends { name: string }>(
 	cursor: string | undefined,
 	limit: number,
+	prefix: string,
 	fromFile: (agent: AgentDefinition) => T,
-	fromRegistry: (n: number, after: string | undefined, except: readonly string[]) => Promise<T[]>,
+	fromRegistry: (n: number, after: string | undefined, except: readonly string[], prefix: string) => Promise<T[]>,
 ): Promise<{ page: T[]; nextCursor: string | null }> {
 	const fleet = loadFleet().agents;
-	const file = fleet.filter((a) => cursor === undefined || a.name > cursor).map(fromFile);
-	const api = await fromRegistry(limit + 1, cursor, fleet.map((a) => a.name));
+	const file = fleet.filter((a) => (cursor === undefined || a.name > cursor) && a.name.startsWith(prefix)).map(fromFile);
+	const api = await fromRegistry(limit + 1, cursor, fleet.map((a) => a.name), prefix);
 	const merged = [...file, ...api].sort((a, b) => (a.name < b.name ? -1 : 1));
 	const page = merged.slice(0, limit);
 	return { page, nextCursor: merged.length > limit ? (page.at(-1)?.name ?? null) : null };
@@ -178,6 +180,7 @@ export const agentDefinitionsApi = createApi()
 				query: z.strictObject({
 					limit: pageLimit(200, 50),
 					cursor: AgentNameParam.optional().openapi({ description: "next_cursor of the previous page" }),
+					prefix: AgentNameParam.optional().openapi({ description: "Only agents whose name starts with this (a search by name: a fleet of thousands is paged by name)", example: "etl-" }),
 					view: z.enum(["names"]).optional().openapi({
 						description: "names: each agent's name and source alone (AgentNamePage), from fleet.yaml and the D1 registry, asking no agent's Durable Object for its state; paged alike, its cursors the same",
 					}),
@@ -191,23 +194,25 @@ export const agentDefinitionsApi = createApi()
 			},
 		}),
 		async (c) => {
-			const { limit, cursor, view } = c.req.valid("query");
+			const { limit, cursor, view, prefix = "" } = c.req.valid("query");
 			if (view === "names") {
 				// The same merge as below, without the definitions or the objects' state: a name
 				// suggester's read of a fleet of 1,000 asked 1,000 objects.
 				const { page, nextCursor } = await pageOfMerged<AgentNameT>(
 					cursor,
 					limit,
+					prefix,
 					(a) => ({ name: a.name, source: "file" }),
-					async (n, after, except) => (await listRegisteredAgentNames(c.env.DB, n, after, except)).map((name) => ({ name, source: "api" })),
+					async (n, after, except, p) => (await listRegisteredAgentNames(c.env.DB, n, after, except, p)).map((name) => ({ name, source: "api" })),
 				);
 				return c.json({ agents: page, next_cursor: nextCursor }, 200);
 			}
 			const { page, nextCursor } = await pageOfMerged<Viewed>(
 				cursor,
 				limit,
+				prefix,
 				(a) => viewed({ name: a.name, source: "file", definition: a }),
-				async (n, after, except) => (await listRegisteredAgents(c.env.DB, n, after, except)).map((r) => ({ ...r, source: "api" })),
+				async (n, after, except, p) => (await listRegisteredAgents(c.env.DB, n, after, except, p)).map((r) => ({ ...r, source: "api" })),
 			);
 			const now = new Date();
 			const statuses = await Promise.all(page.map((a) => agentRpc(c.env, a.name).status(a.name, a.source)));

@@ -19,8 +19,12 @@ async function fleetView(signal) {
 	let pages = 1;
 	/** @type {?number} */
 	let total = null; // from /v1/status: every agent, shown or not
+	const search = $("#fleet-filter");
+	const prefixInput = search.elements.prefix;
+	let prefix = new URLSearchParams(location.search).get("prefix") || "";
+	prefixInput.value = prefix;
 	/** @type {(after: string | null) => Promise<AgentPage>} */
-	const page = (after) => api("/v1/agents?limit=" + FLEET_PAGE + (after ? "&cursor=" + enc(after) : ""), { signal });
+	const page = (after) => api("/v1/agents?limit=" + FLEET_PAGE + (prefix ? "&prefix=" + enc(prefix) : "") + (after ? "&cursor=" + enc(after) : ""), { signal });
 	const drawMeta = () => {
 		const running = shown.reduce((n, a) => n + a.running_jobs.length, 0);
 		const paused = shown.filter((a) => a.paused).length;
@@ -34,7 +38,7 @@ async function fleetView(signal) {
 	};
 	const draw = () => keepingFocus(tbody, () => {
 		syncRows(tbody, shown, (a) => a.name, (a) => agentRow(a, load));
-		if (!shown.length) tbody.append(h("tr", null, h("td", { colspan: 6, class: "muted", text: "No agents." })));
+		if (!shown.length) tbody.append(h("tr", null, h("td", { colspan: 6, class: "muted", text: prefix ? "No agents whose name starts with " + printable(prefix) + "." : "No agents." })));
 		drawMeta();
 	});
 	// Reloads as many pages as are shown (a poll, an action), walking them afresh from the first.
@@ -47,7 +51,8 @@ async function fleetView(signal) {
 		const { rows, next } = await firstPages(page, "agents", pages);
 		const count = await status;
 		if (signal.aborted || !fresh()) return;
-		total = count;
+		// The status counts the whole fleet: of a search's agents, only the pages say how many.
+		total = prefix ? null : count;
 		// Pages added meanwhile by "Next" stay, after what this walk read.
 		const kept = next ? shown.filter((a) => a.name > next) : [];
 		shown = rows.concat(kept);
@@ -80,6 +85,29 @@ async function fleetView(signal) {
 			more.disabled = false;
 		}
 	}, undefined, firstAdded(tbody.rows.length));
+	// A search, as it is typed (once the typing rests) or on Enter: from its first page, in the address.
+	let settle = 0;
+	const applySearch = () => {
+		clearTimeout(settle);
+		settle = 0;
+		const wanted = prefixInput.value.trim();
+		if (wanted === prefix) return;
+		prefix = wanted;
+		history.replaceState(null, "", "/" + (prefix ? "?prefix=" + enc(prefix) : ""));
+		shown = [];
+		cursor = null;
+		pages = 1;
+		load().then(pollSucceeded, pollFailed);
+	};
+	prefixInput.addEventListener("input", () => {
+		clearTimeout(settle);
+		settle = setTimeout(applySearch, FILTER_SETTLE_MS);
+	}, { signal });
+	signal.addEventListener("abort", () => clearTimeout(settle));
+	search.onsubmit = (/** @type {Event} */ e) => {
+		e.preventDefault();
+		applySearch();
+	};
 	await load();
 	poll(load, () => fleetPollMs(pages), true);
 }
