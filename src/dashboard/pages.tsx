@@ -150,11 +150,7 @@ function Jobs() {
 				<span id="jobs-meta" class="muted" role="status"></span>
 			</div>
 			<form id="jobs-filter" class="filters">
-				<label>
-					Agent
-					<input name="agent" list="jobs-agents" placeholder="all agents" autocomplete="off" spellcheck={false} />
-					<datalist id="jobs-agents"></datalist>
-				</label>
+				<AgentFilter list="jobs-agents" />
 				<label>
 					Status
 					<select name="status">
@@ -420,6 +416,17 @@ function Runs(props: { agent: string; shown: string }) {
 	);
 }
 
+/** An agent filter's field, its suggestions (every agent's name) in the datalist `list` (client: agentField). */
+function AgentFilter(props: { list: string }) {
+	return (
+		<label>
+			Agent
+			<input name="agent" list={props.list} placeholder="all agents" autocomplete="off" spellcheck={false} />
+			<datalist id={props.list}></datalist>
+		</label>
+	);
+}
+
 /** The usage page's periods, in days back from today (UTC): the first is shown by default, `?days=` picks another. */
 const USAGE_PERIODS = [7, 30, 90];
 
@@ -431,11 +438,7 @@ function Usage() {
 				<span id="usage-meta" class="muted"></span>
 			</div>
 			<form id="usage-filter" class="filters">
-				<label>
-					Agent
-					<input name="agent" list="usage-agents" placeholder="all agents" autocomplete="off" spellcheck={false} />
-					<datalist id="usage-agents"></datalist>
-				</label>
+				<AgentFilter list="usage-agents" />
 				<label>
 					Period
 					<select id="usage-days" name="days">

@@ -42,7 +42,6 @@ async function jobsView(signal) {
 		history.replaceState(null, "", "/jobs" + (q ? "?" + q : ""));
 	}
 	// The agent filter takes any name (a deleted agent's jobs stay listed).
-	const names = suggestAgents(agentInput, $("#jobs-agents"), signal);
 	/** @type {string | null} */
 	let cursor = null;
 	let shown = 0;
@@ -172,10 +171,7 @@ async function jobsView(signal) {
 		e.preventDefault();
 		apply();
 	};
-	// A suggestion picked, or the name cleared, applies at once; other typing on Enter or leaving the field.
-	agentInput.addEventListener("input", () => {
-		if (!agentInput.value || names.has(agentInput.value)) apply();
-	}, { signal });
+	agentField(agentInput, $("#jobs-agents"), apply, signal);
 	older.onclick = () => {
 		const from = tbody.rows.length;
 		// The last page hides the button: the first row it added takes the focus.
@@ -225,13 +221,14 @@ function jobRow(j) {
 }
 
 /**
- * Fills `list` (the datalist of an agent filter, `input`) with every agent's name, read a page at a
- * time in the background once the field is first used, never holding up the view. A view run again
- * (signed out and in on its page) starts afresh; the listener goes with the view (`signal`).
- * Returns the names read so far: a value among them is a suggestion picked.
- * @param {HTMLInputElement} input @param {HTMLElement} list @param {AbortSignal} signal @returns {Set<string>}
+ * An agent filter's field: `list` (its datalist) gets every agent's name, read a page at a time in
+ * the background once the field is first used, never holding up the view; a suggestion picked, or
+ * the name cleared, is applied at once (`apply`), other typing on Enter or leaving the field (the
+ * form's). A view run again (signed out and in on its page) starts afresh; the listeners go with
+ * the view (`signal`).
+ * @param {HTMLInputElement} input @param {HTMLElement} list @param {() => void} apply @param {AbortSignal} signal
  */
-function suggestAgents(input, list, signal) {
+function agentField(input, list, apply, signal) {
 	/** @type {Set<string>} */
 	const names = new Set();
 	let suggesting = false;
@@ -257,5 +254,7 @@ function suggestAgents(input, list, signal) {
 			fail(err);
 		});
 	}, { signal });
-	return names;
+	input.addEventListener("input", () => {
+		if (!input.value || names.has(input.value)) apply();
+	}, { signal });
 }

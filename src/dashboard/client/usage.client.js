@@ -44,7 +44,6 @@ async function usageView(signal) {
 	}
 	select.value = String(period);
 	agentInput.value = params.get("agent") || "";
-	const names = suggestAgents(agentInput, $("#usage-agents"), signal);
 	const shown = () => {
 		const q = new URLSearchParams();
 		if (Number(select.value) !== periods[0]) q.set("days", select.value);
@@ -68,10 +67,7 @@ async function usageView(signal) {
 		e.preventDefault();
 		apply();
 	};
-	// A suggestion picked, or the name cleared, applies at once; other typing on Enter or leaving the field.
-	agentInput.addEventListener("input", () => {
-		if (!agentInput.value || names.has(agentInput.value)) apply();
-	}, { signal });
+	agentField(agentInput, $("#usage-agents"), apply, signal);
 	await showUsage(period, agentInput.value.trim(), signal, () => generation === 0);
 }
 /**
