@@ -2029,6 +2029,10 @@ describe("the dashboard", () => {
 		expect(await page.getByLabel("Name starts with").inputValue()).toBe("fleet-1");
 		await page.getByLabel("Name starts with").fill("zzz");
 		await page.locator("#fleet-table tbody td", { hasText: "No agents whose name starts with zzz." }).waitFor(LIVE);
+		// One no name could start with is said so, not asked of the API (which would refuse it).
+		await page.getByLabel("Name starts with").fill("Fleet");
+		await page.locator("#fleet-table tbody td", { hasText: "No agent's name starts with Fleet: names are lowercase letters, digits and dashes" }).waitFor(LIVE);
+		expect(requests.some((u) => u.searchParams.get("prefix") === "Fleet")).toBe(false);
 		// Cleared: the whole fleet, with its total, and an address without the search.
 		await page.getByLabel("Name starts with").fill("");
 		await meta.filter({ hasText: "100 of 2,516 agents shown" }).waitFor(LIVE);

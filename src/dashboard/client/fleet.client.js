@@ -38,7 +38,7 @@ async function fleetView(signal) {
 	};
 	const draw = () => keepingFocus(tbody, () => {
 		syncRows(tbody, shown, (a) => a.name, (a) => agentRow(a, load));
-		if (!shown.length) tbody.append(h("tr", null, h("td", { colspan: 6, class: "muted", text: prefix ? "No agents whose name starts with " + printable(prefix) + "." : "No agents." })));
+		if (!shown.length) tbody.append(h("tr", null, h("td", { colspan: 6, class: "muted", text: !prefix ? "No agents." : nameStart(prefix) ? "No agents whose name starts with " + printable(prefix) + "." : "No agent's name starts with " + printable(prefix) + ": names are lowercase letters, digits and dashes, beginning with a letter or digit." })));
 		drawMeta();
 	});
 	// Reloads as many pages as are shown (a poll, an action), walking them afresh from the first.
@@ -48,7 +48,8 @@ async function fleetView(signal) {
 			showScheduler(s);
 			return s.agents.file + s.agents.api;
 		}, () => null);
-		const { rows, next } = await firstPages(page, "agents", pages);
+		// A search no name could match is not asked of the API (it would refuse it): the pill is still read.
+		const { rows, next } = prefix && !nameStart(prefix) ? { rows: [], next: null } : await firstPages(page, "agents", pages);
 		const count = await status;
 		if (signal.aborted || !fresh()) return;
 		// The status counts the whole fleet: of a search's agents, only the pages say how many.
@@ -97,6 +98,8 @@ async function fleetView(signal) {
 		shown = [];
 		cursor = null;
 		pages = 1;
+		// Not asked of the API, which would refuse it: said in the list's place at once.
+		if (prefix && !nameStart(prefix)) return draw();
 		load().then(pollSucceeded, pollFailed);
 	};
 	prefixInput.addEventListener("input", () => {
@@ -111,6 +114,8 @@ async function fleetView(signal) {
 	await load();
 	poll(load, () => fleetPollMs(pages), true);
 }
+/** Whether `text` can begin an agent name (the API's AGENT_NAME_PATTERN, src/config/schema.ts). @param {string} text */
+const nameStart = (text) => /^[a-z0-9][a-z0-9-]{0,62}$/.test(text);
 /** @param {AgentView} a @param {() => Promise<void>} reload */
 function agentRow(a, reload) {
 	const auto = !!a.paused && a.paused.by === "auto";
