@@ -4,6 +4,7 @@ import { act, nextPageCommand, positiveInt, requireKnownAgent, type Context } fr
 import { printable, printableDeep, table } from "../format.ts";
 import type { UsageDay } from "../types.ts";
 import { shapes } from "../shapes.ts";
+import { csvOf } from "../../src/shared/csv.ts";
 
 interface UsageOptions {
 	since?: string;
@@ -14,6 +15,7 @@ interface UsageOptions {
 	cursor?: string;
 	byDay?: boolean;
 	json?: boolean;
+	csv?: boolean;
 }
 
 /** A row of either table: an agent's day, a day of the fleet (--by-day), or their total. */
@@ -39,7 +41,8 @@ export function registerUsage(program: Command): void {
 		.option("-n, --limit <n>", "rows a page (1-1000)", positiveInt(1000), 500)
 		.option("--cursor <cursor>", "the next page (printed after a full page)")
 		.option("--by-day", "one row a day, its agents' rows summed (GET /v1/usage?group=day; --limit counts days)")
-		.option("--json", "print the API's JSON")
+		.addOption(new Option("--json", "print the API's JSON").conflicts("csv"))
+		.addOption(new Option("--csv", "every row of the days as CSV, every page read (the API's fields; a cost no job was priced for empty), as the dashboard downloads it").conflicts(["cursor", "limit"]))
 		.action(act(usage));
 }
 
@@ -57,6 +60,7 @@ async function usage(ctx: Context, opts: UsageOptions): Promise<number> {
 		until = new Date(last).toISOString().slice(0, 10);
 	}
 	const query = { since, until, agent: opts.agent, limit: opts.limit, cursor: opts.cursor };
+	if (opts.csv) return usageCsv(ctx, { since, until, agent: opts.agent }, opts.byDay === true);
 	const answer = opts.byDay
 		? await ctx.client.json("/v1/usage", shapes.usageDayTotalPage, { query: { ...query, group: "day" } })
 		: await ctx.client.json("/v1/usage", shapes.usagePage, { query });
@@ -119,5 +123,25 @@ async function usage(ctx: Context, opts: UsageOptions): Promise<number> {
 		page.next_cursor &&
 		nextPageCommand(ctx, opts.byDay ? ["usage", "--by-day"] : ["usage"], [["--since", page.since], ["--until", page.until], ["--agent", opts.agent], ["--limit", opts.limit]], page.next_cursor);
 	ctx.err(ctx.ep.dim(printable(`${span} (UTC)${more ? `; more: ${more}` : ""}`)));
+	return 0;
+}
+
+/** The CSV's columns: the API's fields, as the dashboard's usage download has them (by day: the day's agents in the agent's place). */
+const CSV_FIELDS = ["day", "agent", "jobs", "input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "cost_usd", "priced_jobs"];
+const CSV_DAY_FIELDS = CSV_FIELDS.map((f) => (f === "agent" ? "agents" : f));
+
+/** Every row of the days, all pages (1,000 rows each), as CSV on stdout; an unknown agent is an error, as for the table. */
+async function usageCsv(ctx: Context, query: { since?: string; until?: string; agent?: string }, byDay: boolean): Promise<number> {
+	const rows: Record<string, unknown>[] = [];
+	let cursor: string | undefined;
+	do {
+		const page = byDay
+			? await ctx.client.json("/v1/usage", shapes.usageDayTotalPage, { query: { ...query, group: "day", limit: 1000, cursor } })
+			: await ctx.client.json("/v1/usage", shapes.usagePage, { query: { ...query, limit: 1000, cursor } });
+		rows.push(...page.days);
+		cursor = page.next_cursor ?? undefined;
+	} while (cursor);
+	if (rows.length === 0 && query.agent !== undefined) for (const name of new Set(query.agent.split(","))) await requireKnownAgent(ctx, name);
+	process.stdout.write(csvOf(byDay ? CSV_DAY_FIELDS : CSV_FIELDS, rows));
 	return 0;
 }

@@ -350,6 +350,32 @@ describe("drover usage", () => {
 		expect(one.stdout).toMatch(/^2026-01-02\s+3\s+4\s/m);
 	});
 
+	it("--csv writes every page's rows as CSV, the API's fields, an unpriced cost empty; --by-day the days; with --json or --cursor it is a usage error", async () => {
+		const priced = { ...day("2026-01-03", "c", 1), cost_usd: 0.25, priced_jobs: 1 };
+		const api = await fakeApi({
+			"GET /v1/usage?since=2026-01-01&until=2026-01-07&limit=1000": (_req, res) => json(res, 200, { ...page("c1"), days: [priced, day("2026-01-02", "a", 1)] }),
+			"GET /v1/usage?since=2026-01-01&until=2026-01-07&limit=1000&cursor=c1": (_req, res) => json(res, 200, { ...page(null), days: [day("2026-01-01", "b", 2)] }),
+			"GET /v1/usage?since=2026-01-01&until=2026-01-07&group=day&limit=1000": (_req, res) =>
+				json(res, 200, { ...page(null), days: [{ ...day("2026-01-02", "", 3), agent: undefined, agents: 2 }] }),
+		});
+		const r = await runCli(api.url, ["usage", "--csv", "--since", "2026-01-01", "--until", "2026-01-07"]);
+		expect(r.status, r.stderr).toBe(0);
+		expect(r.stdout).toBe(
+			"day,agent,jobs,input_tokens,output_tokens,cache_creation_input_tokens,cache_read_input_tokens,cost_usd,priced_jobs\r\n" +
+				"2026-01-03,c,1,100,10,0,0,0.25,1\r\n2026-01-02,a,1,100,10,0,0,,0\r\n2026-01-01,b,2,200,20,0,0,,0\r\n",
+		);
+		const byDay = await runCli(api.url, ["usage", "--csv", "--by-day", "--since", "2026-01-01", "--until", "2026-01-07"]);
+		expect(byDay.status, byDay.stderr).toBe(0);
+		expect(byDay.stdout).toBe("day,agents,jobs,input_tokens,output_tokens,cache_creation_input_tokens,cache_read_input_tokens,cost_usd,priced_jobs\r\n2026-01-02,2,3,300,30,0,0,,0\r\n");
+		const seen = api.seen.length;
+		for (const args of [["--json"], ["--cursor", "c1"], ["--limit", "5"]]) {
+			const bad = await runCli(api.url, ["usage", "--csv", ...args]);
+			expect(bad.status, args.join(" ")).toBe(2);
+			expect(bad.stderr).toMatch(/cannot be used with/);
+		}
+		expect(api.seen.length).toBe(seen);
+	});
+
 	it("--agent with several names and no usage asks for each name alone, and says which is unknown", async () => {
 		const api = await fakeApi({
 			"GET /v1/usage?since=2026-01-01&until=2026-01-07&agent=a%2Cnope&limit=500": (_req, res) => json(res, 200, { since: "2026-01-01", until: "2026-01-07", days: [], next_cursor: null }),

@@ -27,6 +27,7 @@ import poll from "./poll.client.js";
 import runs from "./runs.client.js";
 import session from "./session.client.js";
 import usage from "./usage.client.js";
+import { csvOf } from "../../shared/csv.ts";
 import { KeptAnswers } from "../../shared/kept-answers.ts";
 import { retryAfterMs } from "../../shared/retry-after.ts";
 import { SseParser } from "../../shared/sse.ts";
@@ -35,6 +36,6 @@ const FILES = [dom, format, notices, api, dialog, poll, session, fleet, jobs, jo
 
 // The SSE parser, the Retry-After reading and the kept answers the CLI (and the Worker) use, by their
 // own source (built JavaScript, self-contained), rather than second ones written for the browser.
-const SHARED = `const SseParser = (${SseParser.toString()});\nconst retryAfterMs = (${retryAfterMs.toString()});\nconst KeptAnswers = (${KeptAnswers.toString()});\n`;
+const SHARED = `const SseParser = (${SseParser.toString()});\nconst retryAfterMs = (${retryAfterMs.toString()});\nconst KeptAnswers = (${KeptAnswers.toString()});\nconst csvOf = (${csvOf.toString()});\n`;
 
 export const APP_JS = `"use strict";\n(() => {\n${SHARED}${FILES.join("\n")}})();\n`;

@@ -278,7 +278,7 @@ async function showUsage(periodDays, agent, signal, current) {
 			all.push(...page.days);
 			after = page.next_cursor;
 		} while (after);
-		saveFile(new Blob([usageCsv(all)], { type: "text/csv" }), "drover-usage-" + range.since + "-to-" + range.until + (agent ? "-" + agent.replaceAll(",", "-") : "") + ".csv");
+		saveFile(new Blob([csvOf(USAGE_CSV_FIELDS, all)], { type: "text/csv" }), "drover-usage-" + range.since + "-to-" + range.until + (agent ? "-" + agent.replaceAll(",", "-") : "") + ".csv");
 	});
 	everyone.onclick = () =>
 		act(everyone, async () => {
@@ -305,17 +305,8 @@ async function noUsageOf(agent, periodDays, signal) {
 		throw err;
 	}
 }
-/** The CSV columns: the API's fields, as `drover usage --json` gives them. */
-const USAGE_CSV_FIELDS = /** @type {const} */ (["day", "agent", "jobs", "input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "cost_usd", "priced_jobs"]);
-/**
- * Agent-days as CSV (RFC 4180: CRLF lines, a header): a cost no job was priced for is empty, not 0.
- * Agent names are [a-z0-9-] (nothing a spreadsheet reads as a formula), days and counts plain.
- * @param {UsageDay[]} days
- */
-function usageCsv(days) {
-	const line = (/** @type {unknown[]} */ cells) => cells.map((c) => (c === null ? "" : String(c))).join(",") + "\r\n";
-	return line([...USAGE_CSV_FIELDS]) + days.map((d) => line(USAGE_CSV_FIELDS.map((f) => d[f]))).join("");
-}
+/** The CSV's columns: the API's fields, as `drover usage --csv` writes them. */
+const USAGE_CSV_FIELDS = ["day", "agent", "jobs", "input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "cost_usd", "priced_jobs"];
 /** A cost, saying so when it is of only some of the jobs (the others ran on a model without a price), as the CLI does. @param {{ cost: number, priced: number, jobs: number }} c */
 function costText(c) {
 	return "$" + c.cost.toFixed(4) + (c.priced < c.jobs ? " (" + c.priced + " of " + c.jobs + " priced)" : "");
