@@ -164,18 +164,8 @@ function Jobs() {
 					</select>
 				</label>
 				{/* The viewer's time, its zone said beside the label (jobs.client.js); the address keeps UTC. */}
-				<label>
-					<span>
-						Created from <span class="filter-zone"></span>
-					</span>
-					<input type="datetime-local" name="since" step="1" />
-				</label>
-				<label>
-					<span>
-						Created before <span class="filter-zone"></span>
-					</span>
-					<input type="datetime-local" name="until" step="1" />
-				</label>
+				<TimeFilter name="since" label="Created from" />
+				<TimeFilter name="until" label="Created before" />
 			</form>
 			<div class="table-wrap">
 				<table class="grid" id="jobs-table">
@@ -423,6 +413,18 @@ function AgentFilter(props: { list: string }) {
 			Agent
 			<input name="agent" list={props.list} placeholder="all agents" autocomplete="off" spellcheck={false} />
 			<datalist id={props.list}></datalist>
+		</label>
+	);
+}
+
+/** A time filter's field, to the second, its zone said beside the label (jobs.client.js). */
+function TimeFilter(props: { name: string; label: string }) {
+	return (
+		<label>
+			<span>
+				{props.label} <span class="filter-zone"></span>
+			</span>
+			<input type="datetime-local" name={props.name} step="1" />
 		</label>
 	);
 }

@@ -114,8 +114,8 @@ async function fleetView(signal) {
 	await load();
 	poll(load, () => fleetPollMs(pages), true);
 }
-/** Whether `text` can begin an agent name (the API's AGENT_NAME_PATTERN, src/config/schema.ts). @param {string} text */
-const nameStart = (text) => /^[a-z0-9][a-z0-9-]{0,62}$/.test(text);
+/** Whether `text` can begin an agent name: a name's start is a name (AGENT_NAME_PATTERN, the API's own). @param {string} text */
+const nameStart = (text) => AGENT_NAME_PATTERN.test(text);
 /** @param {AgentView} a @param {() => Promise<void>} reload */
 function agentRow(a, reload) {
 	const auto = !!a.paused && a.paused.by === "auto";

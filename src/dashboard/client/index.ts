@@ -15,6 +15,7 @@ import api from "./api.client.js";
 import charts from "./charts.client.js";
 import dialog from "./dialog.client.js";
 import dom from "./dom.client.js";
+import agentField from "./agent-field.client.js";
 import fleet from "./fleet.client.js";
 import format from "./format.client.js";
 import incidents from "./incidents.client.js";
@@ -27,15 +28,17 @@ import poll from "./poll.client.js";
 import runs from "./runs.client.js";
 import session from "./session.client.js";
 import usage from "./usage.client.js";
+import { AGENT_NAME_PATTERN } from "../../config/schema.ts";
 import { csvOf } from "../../shared/csv.ts";
 import { KeptAnswers } from "../../shared/kept-answers.ts";
 import { retryAfterMs } from "../../shared/retry-after.ts";
 import { SseParser } from "../../shared/sse.ts";
 
-const FILES = [dom, format, notices, api, dialog, poll, session, fleet, jobs, job, jobOutput, agentLogs, charts, runs, usage, incidents, main];
+const FILES = [dom, format, notices, api, dialog, poll, session, agentField, fleet, jobs, job, jobOutput, agentLogs, charts, runs, usage, incidents, main];
 
 // The SSE parser, the Retry-After reading and the kept answers the CLI (and the Worker) use, by their
-// own source (built JavaScript, self-contained), rather than second ones written for the browser.
-const SHARED = `const SseParser = (${SseParser.toString()});\nconst retryAfterMs = (${retryAfterMs.toString()});\nconst KeptAnswers = (${KeptAnswers.toString()});\nconst csvOf = (${csvOf.toString()});\n`;
+// own source (built JavaScript, self-contained), rather than second ones written for the browser; so
+// too the CSV writer and the agent name's pattern.
+const SHARED = `const SseParser = (${SseParser.toString()});\nconst retryAfterMs = (${retryAfterMs.toString()});\nconst KeptAnswers = (${KeptAnswers.toString()});\nconst csvOf = (${csvOf.toString()});\nconst AGENT_NAME_PATTERN = ${AGENT_NAME_PATTERN.toString()};\n`;
 
 export const APP_JS = `"use strict";\n(() => {\n${SHARED}${FILES.join("\n")}})();\n`;

@@ -3,3 +3,4 @@ declare const SseParser: typeof import("../../shared/sse.ts").SseParser;
 declare const retryAfterMs: typeof import("../../shared/retry-after.ts").retryAfterMs;
 declare const KeptAnswers: typeof import("../../shared/kept-answers.ts").KeptAnswers;
 declare const csvOf: typeof import("../../shared/csv.ts").csvOf;
+declare const AGENT_NAME_PATTERN: typeof import("../../config/schema.ts").AGENT_NAME_PATTERN;
