@@ -60,6 +60,14 @@ export class ConflictError extends AppError {
 	}
 }
 
+/** A 412: a write made on a version of the resource that is no longer the current one (If-Match). */
+export class PreconditionFailedError extends AppError {
+	override readonly name = "PreconditionFailedError";
+	constructor(message: string) {
+		super(412, "precondition_failed", message);
+	}
+}
+
 export class PayloadTooLargeError extends AppError {
 	override readonly name = "PayloadTooLargeError";
 	constructor(message: string) {
@@ -75,7 +83,9 @@ export class RangeNotSatisfiableError extends AppError {
 	}
 }
 
-/** A body drover cannot read: every body it takes is JSON, sent as JSON. */
+const sentType = (sent: string | undefined) => (sent ? `, not ${JSON.stringify(sent.slice(0, 100))}` : " (the request had none)");
+
+/** A body drover cannot read: every body it takes is JSON (an agent's definition YAML too), sent as such. */
 export class UnsupportedMediaTypeError extends AppError {
 	override readonly name = "UnsupportedMediaTypeError";
 	constructor(message: string) {
@@ -84,8 +94,12 @@ export class UnsupportedMediaTypeError extends AppError {
 
 	/** Says what the request sent instead of application/json (its Content-Type, cut short, or none). */
 	static jsonRequired(sent: string | undefined): UnsupportedMediaTypeError {
-		const got = sent ? `, not ${JSON.stringify(sent.slice(0, 100))}` : " (the request had none)";
-		return new UnsupportedMediaTypeError(`the request body must be JSON, sent with Content-Type: application/json${got}`);
+		return new UnsupportedMediaTypeError(`the request body must be JSON, sent with Content-Type: application/json${sentType(sent)}`);
+	}
+
+	/** The same, for a route that takes YAML too (an agent's definition). */
+	static jsonOrYamlRequired(sent: string | undefined): UnsupportedMediaTypeError {
+		return new UnsupportedMediaTypeError(`the request body must be JSON or YAML, sent with Content-Type: application/json or application/yaml${sentType(sent)}`);
 	}
 }
 

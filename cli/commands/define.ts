@@ -1,10 +1,10 @@
 import { readFile } from "node:fs/promises";
 import type { Command } from "commander";
-import { Document } from "yaml";
+import { yamlText } from "../../src/shared/yaml-text.ts";
 import { parseYaml12 } from "../../src/config/yaml.ts";
 import { ApiError, CliError } from "../client.ts";
 import { act, pathSegment, type Context } from "../context.ts";
-import { printable, printableYaml } from "../format.ts";
+import { printable } from "../format.ts";
 import { shapes } from "../shapes.ts";
 import { confirm, readStdin, utf8Text } from "../stdin.ts";
 import type { AgentDetail } from "../types.ts";
@@ -143,9 +143,10 @@ async function definition(ctx: Context, agent: string, opts: { json?: boolean })
 	const answer = await ctx.client.json(agentPath(agent), shapes.agentDetail);
 	// As stored, for a person to edit and apply back: every string holding a control character (C0,
 	// DEL, C1) or a bidirectional one is written double-quoted, with YAML escapes for them (\e, \x7f,
-	// \x9b, \u202e), so the text is safe on a terminal and applies back unchanged (printableYaml).
+	// \x9b, \u202e), so the text is safe on a terminal and applies back unchanged (yamlText), as the
+	// API's GET /v1/agents/{agent}/definition writes it.
 	if (opts.json) ctx.json(answer.definition);
-	else process.stdout.write(`# ${answer.source === "file" ? "from fleet.yaml (change it there and deploy)" : "defined through the API"}; revision ${printable(answer.definition_revision)}\n${printableYaml(new Document(answer.definition))}`);
+	else process.stdout.write(`# ${answer.source === "file" ? "from fleet.yaml (change it there and deploy)" : "defined through the API"}; revision ${printable(answer.definition_revision)}\n${printable(yamlText(answer.definition))}`);
 	return 0;
 }
 

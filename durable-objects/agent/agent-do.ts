@@ -352,6 +352,7 @@ export class AgentDO extends DurableObject<Env> {
 		lastTick: number | null = null,
 		expect?: "create" | "replace",
 		by = "api",
+		ifRevision?: string,
 	): Promise<{ revision: string } | Refusal> {
 		this.revive();
 		const live = definedAgent(this.sql)?.live ?? false;
@@ -362,6 +363,12 @@ export class AgentDO extends DurableObject<Env> {
 			before = readState(this.sql);
 		} catch {
 			// A stored definition that no longer parses: this save is what repairs it.
+		}
+		// Checked against the revision stored with the definition (the one its jobs record and GET
+		// answers), read in the same synchronous turn as the save below: no other write comes between.
+		const current = before?.definitionRevision ?? null;
+		if (ifRevision !== undefined && ifRevision !== current) {
+			return refuse(412, `agent ${name} has changed since revision ${ifRevision}: it is at revision ${current ?? "(none readable)"} now; read it again and make the change there`);
 		}
 		const now = Date.now();
 		// A file agent a deploy dropped, taken over before the tick that would have retired it (an

@@ -9,7 +9,8 @@ import { requireUtf8Charset } from "./media-type.ts";
 import type { Role } from "./auth/roles.ts";
 import type { AppEnv } from "./context.ts";
 import { bodyWithinLimit } from "./request-guards.ts";
-import { MAX_BODY_BYTES, payloadTooLarge, standardErrors, unsupportedMediaTypeResponse } from "./schemas.ts";
+import { yamlBody } from "./yaml-body.ts";
+import { MAX_BODY_BYTES, payloadTooLarge, standardErrors, unsupportedMediaTypeJsonOrYamlResponse, unsupportedMediaTypeResponse } from "./schemas.ts";
 
 /**
  * A query parameter given more than once reaches its schema as an array, and one given empty as "",
@@ -112,15 +113,16 @@ const NO_QUERY = z.strictObject({});
  */
 export function withRole<R extends Omit<RouteConfig, "middleware" | "security">>(role: Role, route: R, { maxBodyBytes = MAX_BODY_BYTES }: { maxBodyBytes?: number } = {}) {
 	const bodiless = !route.request?.body && route.method !== "get" && route.method !== "head";
+	const yaml = (route.request?.body?.content as Record<string, { schema?: unknown }> | undefined)?.["application/yaml"]?.schema;
 	return {
 		...route,
 		request: { ...route.request, query: route.request?.query ?? NO_QUERY },
 		// The body's size first, as before auth: an oversized body is refused unread whoever sends it.
-		middleware: [bodyWithinLimit(maxBodyBytes), requireRole(role), utf8Body(route.request?.body !== undefined), ...(bodiless ? [noBody] : route.request?.body?.required === false ? [blankBodyIsEmpty] : [])],
+		middleware: [bodyWithinLimit(maxBodyBytes), requireRole(role), utf8Body(route.request?.body !== undefined), ...(yaml instanceof z.ZodType ? [yamlBody(yaml)] : []), ...(bodiless ? [noBody] : route.request?.body?.required === false ? [blankBodyIsEmpty] : [])],
 		security: [{ bearer: [] }],
 		"x-drover-role": role,
 		// Every /v1 route answers a body over its limit with a 413, one that takes none too; a route
 		// with a body refuses any other Content-Type than JSON with a 415 (see onError).
-		responses: { ...standardErrors, ...payloadTooLarge(maxBodyBytes), ...(route.request?.body ? unsupportedMediaTypeResponse : {}), ...route.responses },
+		responses: { ...standardErrors, ...payloadTooLarge(maxBodyBytes), ...(route.request?.body ? (yaml ? unsupportedMediaTypeJsonOrYamlResponse : unsupportedMediaTypeResponse) : {}), ...route.responses },
 	} as R & { middleware: MiddlewareHandler<AppEnv>[] };
 }

@@ -1,4 +1,4 @@
-import { AppError, BadRequestError, ConflictError, NotFoundError, PayloadTooLargeError, RateLimitedError } from "../errors.ts";
+import { AppError, BadRequestError, ConflictError, NotFoundError, PayloadTooLargeError, PreconditionFailedError, RateLimitedError } from "../errors.ts";
 import { isRefusal, type Refusal } from "../shared/refusal.ts";
 
 /** A Durable Object's refusal as the error class the API answers it with. */
@@ -10,6 +10,8 @@ function errorOf({ status, message, issues, code }: Refusal["refused"]): AppErro
 			return new NotFoundError(message);
 		case 409:
 			return new ConflictError(message, issues ? { issues } : undefined, code);
+		case 412:
+			return new PreconditionFailedError(message);
 		case 413:
 			return new PayloadTooLargeError(message);
 		case 429:

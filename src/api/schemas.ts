@@ -32,6 +32,7 @@ export const standardErrors = {
 export const notFoundResponse = { 404: errorResponse("No such resource") } as const;
 /** Every route with a request body declares this: the body was sent without Content-Type: application/json. */
 export const unsupportedMediaTypeResponse = { 415: errorResponse("The body is not sent as application/json or a +json type (such as application/merge-patch+json), or is declared in a charset other than UTF-8 (an empty body's charset is not looked at) (code unsupported_media_type)") } as const;
+export const unsupportedMediaTypeJsonOrYamlResponse = { 415: errorResponse("The body is sent as neither JSON (application/json or a +json type) nor YAML (application/yaml; application/x-yaml, text/yaml and text/x-yaml are read as it), or is declared in a charset other than UTF-8 (code unsupported_media_type)") } as const;
 export const conflictResponse = { 409: errorResponse("The resource is in the wrong state for this") } as const;
 /** A route that queues a run: a paused or disabled agent's 409 has its own code, the run not queued. */
 export const runConflictResponse = {

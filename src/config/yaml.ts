@@ -13,7 +13,7 @@ export interface YamlProblem {
  * and `<<` merges maps, while the same file without it reads `no` as a string and `<<` as a key
  * named "<<". Both are refused instead, each at its line: the file means one thing.
  */
-export function parseYaml12(text: string, options: ParseOptions & DocumentOptions = {}): { doc: Document.Parsed; problems: YamlProblem[] } {
+export function parseYaml12(text: string, options: ParseOptions & DocumentOptions = {}): { doc: Document.Parsed; problems: YamlProblem[]; lineCounter: LineCounter } {
 	const lineCounter = new LineCounter();
 	const doc = parseDocument(text, { ...options, version: "1.2", merge: false, lineCounter });
 	const problems: YamlProblem[] = [];
@@ -34,5 +34,5 @@ export function parseYaml12(text: string, options: ParseOptions & DocumentOption
 			}
 		},
 	});
-	return { doc, problems };
+	return { doc, problems, lineCounter };
 }

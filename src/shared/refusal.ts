@@ -4,7 +4,7 @@
  * them into the matching 4xx.
  */
 export interface Refusal {
-	refused: { status: 400 | 404 | 409 | 413 | 429; message: string; issues?: { path: string; message: string }[]; code?: RefusalCode };
+	refused: { status: 400 | 404 | 409 | 412 | 413 | 429; message: string; issues?: { path: string; message: string }[]; code?: RefusalCode };
 }
 
 /** A 409's own code, where a client must tell it from other conflicts (the status's code otherwise). */

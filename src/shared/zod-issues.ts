@@ -3,6 +3,9 @@ import type { z } from "@hono/zod-openapi";
 export interface Issue {
 	path: string;
 	message: string;
+	/** Where a YAML body wrote the field (1-based), when it was sent as YAML. */
+	line?: number;
+	column?: number;
 }
 
 /** `["agents", 1, "schedules", "nightly"]` → `agents[1].schedules.nightly`. */
@@ -15,15 +18,17 @@ function formatPath(path: readonly PropertyKey[]): string {
 	return out || "(root)";
 }
 
-/** zod's issues as a person reads them: an unknown key is reported at its own path. */
-export function issuesOf(error: z.ZodError): Issue[] {
+type Position = { line: number; column: number } | undefined;
+
+/**
+ * zod's issues as a person reads them: an unknown key is reported at its own path. `at`, given for
+ * a body sent as text, says where each path was written (the key's place for an issue of the key).
+ */
+export function issuesOf(error: z.ZodError, at?: (path: readonly PropertyKey[], isKey: boolean) => Position): Issue[] {
 	return error.issues.map((iss) => {
-		if (iss.code === "unrecognized_keys" && iss.keys.length === 1) {
-			return { path: formatPath([...iss.path, iss.keys[0] ?? ""]), message: iss.message };
-		}
-		if (iss.code === "invalid_key") {
-			return { path: formatPath(iss.path), message: iss.issues.map((inner) => inner.message).join("; ") };
-		}
-		return { path: formatPath(iss.path), message: iss.message };
+		const unknownKey = iss.code === "unrecognized_keys" && iss.keys.length === 1;
+		const own = unknownKey ? [...iss.path, iss.keys[0] ?? ""] : iss.path;
+		const message = iss.code === "invalid_key" ? iss.issues.map((inner) => inner.message).join("; ") : iss.message;
+		return { path: formatPath(own), message, ...at?.(own, unknownKey || iss.code === "invalid_key") };
 	});
 }

@@ -323,7 +323,7 @@ describe("refused agent changes change nothing", () => {
 		expect((await listDurableObjectIds(env.AGENT)).length).toBe(before);
 	});
 
-	it("answers 415 unsupported_media_type, saying to send application/json, to a body of another type or none", async () => {
+	it("answers 415 unsupported_media_type, saying to send application/json or application/yaml, to a body of another type or none", async () => {
 		const body = JSON.stringify({ name: "typed-wrong", prompt: "x" });
 		const sent: [string, string | undefined, BodyInit][] = [
 			["text/plain", "text/plain", body],
@@ -339,10 +339,10 @@ describe("refused agent changes change nothing", () => {
 			expect(res.status, what).toBe(415);
 			const error = await errorOf(res);
 			expect(error.code, what).toBe("unsupported_media_type");
-			expect(error.message, what).toContain("must be JSON, sent with Content-Type: application/json");
+			expect(error.message, what).toContain("must be JSON or YAML, sent with Content-Type: application/json or application/yaml");
 		}
 		const plain = await call("/v1/agents", { method: "POST", as: "admin", body, headers: { "content-type": "text/plain" } });
-		expect((await errorOf(plain)).message).toBe('the request body must be JSON, sent with Content-Type: application/json, not "text/plain"');
+		expect((await errorOf(plain)).message).toBe('the request body must be JSON or YAML, sent with Content-Type: application/json or application/yaml, not "text/plain"');
 		expect(await registryRow("typed-wrong")).toBeNull();
 		// A route whose body is optional refuses a mistyped one too, before looking anything up.
 		const cancel = await call("/v1/jobs/job-2026-11-30-zzzzzz/cancel", { method: "POST", as: "operate", body: "reason=x", headers: { "content-type": "application/x-www-form-urlencoded" } });

@@ -15,7 +15,8 @@ import { createApi, withRole } from "../factory.ts";
 import { AgentNameParam, pageLimit } from "../params.ts";
 import { unwrap } from "../refusals.ts";
 import { requireAgent, type ResolvedAgent } from "../resolve-agent.ts";
-import { bodySize, DEFINITION_BODY_BYTES, LastJobSchema, PausedSchema, RunningJobSchema, conflictResponse, notFoundResponse } from "../schemas.ts";
+import { yamlText } from "../../shared/yaml-text.ts";
+import { bodySize, errorResponse, DEFINITION_BODY_BYTES, LastJobSchema, PausedSchema, RunningJobSchema, conflictResponse, notFoundResponse } from "../schemas.ts";
 
 const ScheduleView = z
 	.object({
@@ -154,20 +155,46 @@ function refuseFileAgent(name: string): void {
  * handler's checks before it are only the cheap ones. If its shard or D1 fails, the definition stays
  * stored, the call fails (5xx), and the object's alarm completes the rest.
  */
-async function store(env: Env, agent: AgentDefinition, expect: "create" | "replace", by: string): Promise<string> {
+async function store(env: Env, agent: AgentDefinition, expect: "create" | "replace", by: string, ifRevision?: string): Promise<string> {
 	const unpriced = unpricedCostLimit(agent, loadFleet().pricing);
 	if (unpriced) throw new BadRequestError(unpriced, { issues: [{ path: "usage_limits.max_cost_usd", message: unpriced }] });
 	const revision = await definitionRevision(agent);
 	// The scheduler's last tick dates the definition in the ticks' own time (see firstSight).
 	const hb = await readHeartbeat(env.DB);
-	unwrap(await agentRpc(env, agent.name).define(agent.name, agent, revision, hb ? Date.parse(hb.scheduled_time) : null, expect, by));
+	unwrap(await agentRpc(env, agent.name).define(agent.name, agent, revision, hb ? Date.parse(hb.scheduled_time) : null, expect, by, ifRevision));
 	return revision;
 }
 
+const IfMatchHeader = z.object({
+	"if-match": z
+		.string()
+		.optional()
+		.openapi({ description: 'The definition_revision the change was made on, quoted as GET /v1/agents/{agent}/definition\'s ETag gives it ("3f2a…"): a 412, changing nothing, when the agent is no longer at it. Without it, the last write wins' }),
+});
+
+/** A conditional header's entity tags (RFC 9110 §13.1.1), or "*". */
+function tagsOf(header: string | undefined): string[] {
+	if (header === undefined) return [];
+	return header.split(",").map((t) => t.trim()).filter((t) => t !== "");
+}
+
+/** The one revision If-Match names, or none to check ("*": any current definition, which PUT needs anyway). */
+function revisionOf(header: string | undefined): string | undefined {
+	const tags = tagsOf(header);
+	if (header === undefined || (tags.length === 1 && tags[0] === "*")) return undefined;
+	const match = tags.length === 1 ? /^"([0-9a-f]{1,64})"$/.exec(tags[0]!) : null;
+	if (!match) {
+		const message = `must be one definition_revision in quotes, as the definition's ETag gives it ("3f2a…"), or *; not ${JSON.stringify(header.slice(0, 80))}`;
+		throw new BadRequestError(`invalid header: If-Match ${message}`, { issues: [{ path: "If-Match", message }] });
+	}
+	return match[1];
+}
+
 const AgentBody = {
-	content: { "application/json": { schema: AgentSchema } },
+	// YAML is read as fleet.yaml is, each issue of a 400 then carrying the line and column it is at.
+	content: { "application/json": { schema: AgentSchema }, "application/yaml": { schema: AgentSchema } },
 	required: true,
-	description: `A fleet.yaml agent, as JSON. Its system prompt, prompt, schedule prompts and tool descriptions are at most ${MAX_PROMPT_CHARS.toLocaleString("en-US")} characters each, and the whole definition at most ${MAX_DEFINITION_BYTES / 1024} KiB as JSON in UTF-8 (defaults filled in): a 400 names the field that is over. The body may be up to ${bodySize(DEFINITION_BODY_BYTES)}, room for such a definition sent with \\u escapes`,
+	description: `A fleet.yaml agent, as JSON or as YAML (as GET /v1/agents/{agent}/definition writes it; a 400's issues then carry the line and column each is at). Its system prompt, prompt, schedule prompts and tool descriptions are at most ${MAX_PROMPT_CHARS.toLocaleString("en-US")} characters each, and the whole definition at most ${MAX_DEFINITION_BYTES / 1024} KiB as JSON in UTF-8 (defaults filled in): a 400 names the field that is over. The body may be up to ${bodySize(DEFINITION_BODY_BYTES)}, room for such a definition sent with \\u escapes`,
 } as const;
 
 export const agentDefinitionsApi = createApi()
@@ -240,6 +267,29 @@ export const agentDefinitionsApi = createApi()
 		},
 	)
 	.openapi(
+		withRole("read", {
+			method: "get",
+			path: "/{agent}/definition",
+			summary: "An agent's definition as YAML, as PUT and POST take it (and fleet.yaml's agents are written); its ETag is its revision, for PUT's If-Match",
+			request: { params: AgentPath, headers: z.object({ "if-none-match": z.string().optional().openapi({ description: "The ETag of a definition already held: 304 while it is still the agent's" }) }) },
+			responses: {
+				200: {
+					description: "The definition as YAML; ETag: its definition_revision, quoted; X-Drover-Source: file or api (a file agent is changed in fleet.yaml, not through the API)",
+					content: { "application/yaml": { schema: z.string() } },
+				},
+				304: { description: "Unchanged since the If-None-Match's revision" },
+				...notFoundResponse,
+			},
+		}),
+		async (c) => {
+			const agent = await requireAgent(c.env, c.req.valid("param").agent);
+			const etag = `"${await definitionRevision(agent.definition)}"`;
+			const headers = { ETag: etag, "Cache-Control": "private, no-cache", "X-Drover-Source": agent.source };
+			if (tagsOf(c.req.valid("header")["if-none-match"]).some((t) => t === "*" || t.replace(/^W\//, "") === etag)) return c.body(null, 304, headers);
+			return c.body(yamlText(agent.definition), 200, { ...headers, "Content-Type": "application/yaml; charset=utf-8" });
+		},
+	)
+	.openapi(
 		withRole("admin", {
 			method: "post",
 			path: "/",
@@ -266,21 +316,23 @@ export const agentDefinitionsApi = createApi()
 			method: "put",
 			path: "/{agent}",
 			summary: "Replace an API-defined agent's definition",
-			request: { params: AgentPath, body: AgentBody },
+			request: { params: AgentPath, body: AgentBody, headers: IfMatchHeader },
 			responses: {
 				200: { description: "Updated", content: { "application/json": { schema: AgentDetail } } },
 				...notFoundResponse,
 				...conflictResponse,
+				412: errorResponse("If-Match named a revision that is no longer the agent's: someone changed it since it was read; nothing was changed (code precondition_failed)"),
 			},
 		}, { maxBodyBytes: DEFINITION_BODY_BYTES }),
 		async (c) => {
 			const { agent: name } = c.req.valid("param");
 			refuseFileAgent(name);
 			const agent = checkName(c.req.valid("json"), name);
+			const ifRevision = revisionOf(c.req.valid("header")["if-match"]);
 			// A name the registry never had is refused here, without waking (and so storing) an object for
 			// it; for any other, live or deleted in the registry, the object decides (see POST).
 			if (!(await getRegisteredAgent(c.env.DB, name))) throw new NotFoundError(`no agent named ${name}; POST /v1/agents creates one`);
-			const revision = await store(c.env, agent, "replace", c.var.principal.name);
+			const revision = await store(c.env, agent, "replace", c.var.principal.name, ifRevision);
 			log.info("agent.updated", { agent: name, by: c.var.principal.name, definition_revision: revision });
 			const status = await agentRpc(c.env, name).status(name, "api");
 			return c.json({ ...agentView(viewed({ name, source: "api", definition: agent }), status, new Date(), c.env), definition: agent, definition_revision: revision }, 200);

@@ -1,0 +1,79 @@
+import type { z } from "@hono/zod-openapi";
+import type { MiddlewareHandler } from "hono";
+import { isMap, isNode, isScalar, type Document, type LineCounter } from "yaml";
+import { parseYaml12 } from "../config/yaml.ts";
+import { BadRequestError, UnsupportedMediaTypeError } from "../errors.ts";
+import { issuesOf, type Issue } from "../shared/zod-issues.ts";
+import type { AppEnv } from "./context.ts";
+
+/** RFC 9512's media type, and the names YAML went by before it was registered. */
+const YAML_TYPES = new Set(["application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml"]);
+const JSON_TYPE = /^application\/([\w.-]+\+)?json$/i;
+
+const essence = (contentType: string) => contentType.split(";")[0]!.trim().toLowerCase();
+
+export const isYamlType = (contentType: string | undefined) => contentType !== undefined && YAML_TYPES.has(essence(contentType));
+
+/** Where in the YAML text the value at a schema path was written (its key, for an issue of the key): its deepest part the text has. */
+function positionOf(doc: Document.Parsed, lineCounter: LineCounter, path: readonly PropertyKey[], isKey: boolean): { line: number; column: number } | undefined {
+	const at = (node: unknown) => (isNode(node) && node.range ? lineCounter.linePos(node.range[0]) : undefined);
+	if (isKey && path.length > 0) {
+		const parent: unknown = path.length === 1 ? doc.contents : doc.getIn(path.slice(0, -1) as unknown[], true);
+		const key = isMap(parent) ? parent.items.find((pair) => isScalar(pair.key) && pair.key.value === path.at(-1))?.key : undefined;
+		const pos = at(key);
+		if (pos) return { line: pos.line, column: pos.col };
+	}
+	for (let depth = path.length; depth >= 0; depth--) {
+		const pos = at(depth === 0 ? doc.contents : doc.getIn(path.slice(0, depth) as unknown[], true));
+		if (pos) return { line: pos.line, column: pos.col };
+	}
+	return undefined;
+}
+
+/**
+ * A route whose body may be YAML (an agent's definition, as fleet.yaml and `drover definition`
+ * write it) reads it as fleet.yaml is read (YAML 1.2, no merge keys) and validates it here, so each
+ * issue says the line it is on; the route then gets the JSON it means, as if it had been sent so.
+ * A body of neither type is a 415 naming both.
+ */
+export function yamlBody(schema: z.ZodType): MiddlewareHandler<AppEnv> {
+	return async (c, next) => {
+		const type = c.req.header("content-type");
+		const text = await c.req.text();
+		if (type === undefined ? text !== "" : !JSON_TYPE.test(essence(type)) && !isYamlType(type)) throw UnsupportedMediaTypeError.jsonOrYamlRequired(type);
+		if (!isYamlType(type)) return next();
+		const { doc, problems, lineCounter } = parseYaml12(text, { uniqueKeys: true });
+		const syntax = [
+			...doc.errors.map((e) => ({ at: e.linePos?.[0], message: (e.message.split("\n")[0] ?? "").replace(/ at line \d+, column \d+:?$/, "") })),
+			...problems.map((p) => ({ at: p, message: p.message })),
+		];
+		if (syntax.length > 0) {
+			const issues = syntax.map(({ at, message }) => ({ path: "body", message, ...(at ? { line: at.line, column: at.col } : {}) }));
+			throw new BadRequestError(`invalid body: not valid YAML: ${lines(issues)}`, { issues });
+		}
+		let value: unknown;
+		try {
+			value = doc.toJS();
+		} catch (error) {
+			// An alias bomb, past the library's count of aliases a document may expand.
+			const message = error instanceof Error ? error.message : String(error);
+			throw new BadRequestError(`invalid body: not valid YAML: ${message}`, { issues: [{ path: "body", message }] });
+		}
+		const result = schema.safeParse(value);
+		if (!result.success) {
+			const issues = issuesOf(result.error, (path, isKey) => positionOf(doc, lineCounter, path, isKey));
+			throw new BadRequestError(`invalid body: ${lines(issues)}`, { issues });
+		}
+		const headers = new Headers(c.req.raw.headers);
+		headers.set("content-type", "application/json");
+		const json = JSON.stringify(value);
+		// Handed on as the JSON it means: the route's validator reads the request's type and Hono's cached body.
+		c.req.raw = new Request(c.req.raw.url, { method: c.req.method, headers, body: json, signal: c.req.raw.signal });
+		// bodyCache holds the promises Hono's body readers return (its type says the values).
+		c.req.bodyCache = { json: Promise.resolve(value), text: Promise.resolve(json) } as unknown as typeof c.req.bodyCache;
+		await next();
+	};
+}
+
+const lines = (issues: (Issue & { line?: number; column?: number })[]) =>
+	issues.map((i) => `${i.line !== undefined ? `line ${i.line}:${i.column}: ` : ""}${i.path === "body" ? "" : `${i.path}: `}${i.message}`).join("; ");

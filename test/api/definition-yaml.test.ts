@@ -1,0 +1,135 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { createAgent } from "../helpers/agents.ts";
+import { call, errorOf } from "../helpers/http.ts";
+
+const YAML = { "content-type": "application/yaml" };
+
+async function definitionOf(name: string) {
+	const res = await call(`/v1/agents/${name}/definition`);
+	expect(res.status, await res.clone().text()).toBe(200);
+	return { text: await res.text(), etag: res.headers.get("etag")!, type: res.headers.get("content-type"), source: res.headers.get("x-drover-source") };
+}
+
+async function detailOf(name: string) {
+	return (await (await call(`/v1/agents/${name}`)).json()) as { definition: Record<string, unknown> & { prompt: string }; definition_revision: string };
+}
+
+const put = (name: string, body: string, headers: Record<string, string> = {}) => call(`/v1/agents/${name}`, { method: "PUT", as: "admin", body, headers: { ...YAML, ...headers } });
+
+describe("an agent's definition as YAML", () => {
+	it("is read as YAML with its revision as ETag, revalidated, and written back as YAML changing only what was edited", async () => {
+		await createAgent({ name: "yaml-edit", prompt: "Check the queue.", schedules: { quarter: { interval: "15m" } } });
+		const before = await detailOf("yaml-edit");
+		const read = await definitionOf("yaml-edit");
+		expect(read.type).toBe("application/yaml; charset=utf-8");
+		expect(read.etag).toBe(`"${before.definition_revision}"`);
+		expect(read.source).toBe("api");
+		expect(parse(read.text)).toEqual(before.definition);
+		expect(read.text).toContain("prompt: Check the queue.\n");
+
+		const unchanged = await call("/v1/agents/yaml-edit/definition", { headers: { "if-none-match": read.etag } });
+		expect(unchanged.status).toBe(304);
+		expect(await unchanged.text()).toBe("");
+
+		const edited = read.text.replace("prompt: Check the queue.", "prompt: Check the queue twice.");
+		const saved = await put("yaml-edit", edited, { "if-match": read.etag });
+		expect(saved.status, await saved.clone().text()).toBe(200);
+		const after = (await saved.json()) as { definition_revision: string; definition: { prompt: string } };
+		expect(after.definition.prompt).toBe("Check the queue twice.");
+		expect(after.definition_revision).not.toBe(before.definition_revision);
+		expect({ ...(await detailOf("yaml-edit")).definition, prompt: before.definition.prompt }).toEqual(before.definition);
+		expect((await definitionOf("yaml-edit")).etag).toBe(`"${after.definition_revision}"`);
+		// The old ETag no longer matches: the definition is sent again.
+		expect((await call("/v1/agents/yaml-edit/definition", { headers: { "if-none-match": read.etag } })).status).toBe(200);
+	});
+
+	it("refuses a change made on a revision that is no longer the agent's with a 412, changing nothing; of two at once, one wins", async () => {
+		await createAgent({ name: "yaml-race", prompt: "First." });
+		const read = await definitionOf("yaml-race");
+		const [a, b] = await Promise.all([
+			put("yaml-race", read.text.replace("First.", "From A."), { "if-match": read.etag }),
+			put("yaml-race", read.text.replace("First.", "From B."), { "if-match": read.etag }),
+		]);
+		expect([a.status, b.status].sort()).toEqual([200, 412]);
+		const [won, lost] = a.status === 200 ? [a, b] : [b, a];
+		const winner = (await won.json()) as { definition: { prompt: string }; definition_revision: string };
+		const error = await errorOf(lost);
+		expect(error.code).toBe("precondition_failed");
+		expect(error.message).toBe(`agent yaml-race has changed since revision ${read.etag.slice(1, -1)}: it is at revision ${winner.definition_revision} now; read it again and make the change there`);
+		expect((await detailOf("yaml-race")).definition.prompt).toBe(winner.definition.prompt);
+
+		// Without If-Match the last write wins, as before; with * any current definition is replaced.
+		expect((await put("yaml-race", read.text.replace("First.", "Blind."))).status).toBe(200);
+		expect((await put("yaml-race", read.text.replace("First.", "Starred."), { "if-match": "*" })).status).toBe(200);
+		expect((await detailOf("yaml-race")).definition.prompt).toBe("Starred.");
+	});
+
+	it("is created by POST as YAML, and reads back as the same definition, a multi-line prompt and all", async () => {
+		const created = await call("/v1/agents", {
+			method: "POST",
+			as: "admin",
+			headers: YAML,
+			body: "name: yaml-made\nprompt: |\n  Read the report: all of it.\n    # an indented line, not a comment\n  Say \"done\" when finished.\nschedules:\n  daily: { cron: '0 6 * * *', timezone: Europe/Berlin }\n",
+		});
+		expect(created.status, await created.clone().text()).toBe(201);
+		const { definition, definition_revision } = await detailOf("yaml-made");
+		expect(definition.prompt).toBe('Read the report: all of it.\n  # an indented line, not a comment\nSay "done" when finished.\n');
+		expect(definition.schedules).toMatchObject({ daily: { cron: "0 6 * * *", timezone: "Europe/Berlin" } });
+		const read = await definitionOf("yaml-made");
+		expect(parse(read.text)).toEqual(definition);
+		const again = await put("yaml-made", read.text, { "if-match": read.etag });
+		expect(((await again.json()) as { definition_revision: string }).definition_revision).toBe(definition_revision);
+	});
+
+	it("says where in the YAML a field the injection scan refuses is", async () => {
+		const res = await call("/v1/agents", { method: "POST", as: "admin", headers: YAML, body: 'name: yaml-hidden\nprompt: "Open report\\u202etxt.exe"\n' });
+		expect(res.status).toBe(400);
+		expect((await errorOf(res)).details?.issues).toEqual([{ path: "prompt", line: 2, column: 9, message: "refused by the injection scan: invisible unicode U+202E (bidi control) at character 12" }]);
+		expect((await call("/v1/agents/yaml-hidden")).status).toBe(404);
+	});
+
+	it("answers a file agent's too, saying where it comes from", async () => {
+		const read = await definitionOf("site-watch");
+		expect(read.source).toBe("file");
+		expect((parse(read.text) as { name: string }).name).toBe("site-watch");
+	});
+});
+
+describe("a YAML definition that cannot be taken", () => {
+	it("is a 400 whose issues say the line and column, changing nothing", async () => {
+		await createAgent({ name: "yaml-bad", prompt: "Stay." });
+		const { etag } = await definitionOf("yaml-bad");
+		const cases: [string, string, { path: string; message: string; line?: number; column?: number }[]][] = [
+			["a syntax error", "name: yaml-bad\nprompt: [Stay.\n", [{ path: "body", line: 3, column: 1, message: expect.stringContaining("Flow sequence") as unknown as string }]],
+			["a field of the wrong type", "name: yaml-bad\nprompt: Stay.\nmax_turns: lots\n", [{ path: "max_turns", line: 3, column: 12, message: expect.stringContaining("number") as unknown as string }]],
+			["an unknown key", "name: yaml-bad\nprompt: Stay.\nschedules:\n  nightly:\n    cron: '0 3 * * *'\n    timezon: UTC\n", [{ path: "schedules.nightly.timezon", line: 6, column: 5, message: expect.stringContaining("timezon") as unknown as string }]],
+			["a merge key", "base: &b { prompt: Stay. }\nname: yaml-bad\n<<: *b\n", [{ path: "body", line: 3, column: 1, message: expect.stringContaining("merge keys") as unknown as string }]],
+			["a key given twice", "name: yaml-bad\nprompt: Stay.\nprompt: Go.\n", [{ path: "body", line: 3, column: 1, message: expect.stringContaining("unique") as unknown as string }]],
+		];
+		for (const [what, body, issues] of cases) {
+			const res = await put("yaml-bad", body, { "if-match": etag });
+			expect(res.status, what).toBe(400);
+			const error = await errorOf(res);
+			expect(error.details?.issues, what).toEqual(issues);
+			expect(error.message, what).toMatch(/^invalid body: .*line \d+:\d+: /);
+		}
+		expect((await definitionOf("yaml-bad")).etag).toBe(etag);
+	});
+
+	it("is refused for an If-Match that names no revision, or a body of another type, changing nothing", async () => {
+		await createAgent({ name: "yaml-typed", prompt: "Stay." });
+		const { text, etag } = await definitionOf("yaml-typed");
+		for (const bad of ["3f2a", 'W/"3f2a"', `${etag}, "00"`]) {
+			const res = await put("yaml-typed", text.replace("Stay.", "Moved."), { "if-match": bad });
+			expect(res.status, bad).toBe(400);
+			expect((await errorOf(res)).details?.issues, bad).toEqual([{ path: "If-Match", message: expect.stringContaining("must be one definition_revision in quotes") }]);
+		}
+		const plain = await put("yaml-typed", text, { "content-type": "text/plain" });
+		expect(plain.status).toBe(415);
+		expect((await errorOf(plain)).message).toBe('the request body must be JSON or YAML, sent with Content-Type: application/json or application/yaml, not "text/plain"');
+		expect((await definitionOf("yaml-typed")).etag).toBe(etag);
+		expect(await env.DB.prepare("SELECT definition_revision FROM agents WHERE name = ?").bind("yaml-typed").first("definition_revision")).toBe(etag.slice(1, -1));
+	});
+});
