@@ -203,6 +203,7 @@ kbd { font-family: var(--mono); font-size: .9em; padding: 0 .3rem; border: 1px s
 
 /* ── sign-in ── */
 body:not([data-role="operate"]):not([data-role="admin"]) [data-needs="operate"] { display: none !important; }
+body:not([data-role="admin"]) [data-needs="admin"] { display: none !important; }
 /* what a token without that role is shown in an action's place (the approval's input, as text) */
 body[data-role="operate"] [data-lacks="operate"], body[data-role="admin"] [data-lacks="operate"] { display: none !important; }
 .signin, .missing { max-width: 26rem; margin: 4rem auto; background: var(--panel); padding: 2rem; border-radius: 10px; border: 1px solid var(--line); }
@@ -229,6 +230,16 @@ body[data-role="operate"] [data-lacks="operate"], body[data-role="admin"] [data-
 .notepad-write .hint { margin: .3rem 0 0; color: var(--muted); font-size: .86em; }
 .notepad-write .message { margin: .6rem 0 0; padding: .5rem .75rem; border-radius: 6px; overflow-wrap: anywhere; white-space: pre-wrap; border: 1px solid var(--bad-line); background: var(--bad-bg); color: var(--bad-ink); }
 .notepad-write .buttons { margin-top: .6rem; }
+.definition-meta button { margin-left: .4rem; }
+.definition-edit { margin-top: .5rem; }
+.definition-edit label { display: block; font-weight: 600; margin: .3rem 0 .3rem; }
+.definition-edit textarea { width: 100%; font-family: var(--mono); font-size: .9em; tab-size: 2; white-space: pre; overflow-wrap: normal; overflow-x: auto; }
+.definition-edit .hint { margin: .3rem 0 0; color: var(--muted); font-size: .86em; }
+.definition-edit .message { margin: .6rem 0 0; padding: .5rem .75rem; border-radius: 6px; overflow-wrap: anywhere; white-space: pre-wrap; border: 1px solid var(--bad-line); background: var(--bad-bg); color: var(--bad-ink); }
+.definition-edit .message p { margin: 0; }
+.definition-edit button.link { background: none; border: 0; padding: 0; color: inherit; font: inherit; font-weight: 600; text-decoration: underline; cursor: pointer; }
+.definition-edit .message ul { margin: .4rem 0 .4rem 1.1rem; padding: 0; }
+.definition-edit .buttons { margin-top: .6rem; }
 .columns { display: grid; grid-template-columns: minmax(0, 1.15fr) minmax(0, 1fr); gap: 1rem; }
 .columns > div > .panel:last-child { margin-bottom: 1rem; }
 .empty { color: var(--muted); text-align: center; padding: 2rem; background: var(--panel); border: 1px dashed var(--line); border-radius: 8px; }

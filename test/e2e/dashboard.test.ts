@@ -3383,9 +3383,10 @@ describe("the dashboard", () => {
 		await page.locator("#agent-definition summary").click();
 		await definition.locator("pre").waitFor(LIVE);
 		// The stored definition, and where it comes from.
-		expect(await definition.locator("pre").textContent()).toContain('"prompt": "Watch the disk on db-1."');
-		expect(await definition.locator("pre").textContent()).toContain('"max_turns": 7');
-		expect(await definition.textContent()).toContain("Defined through the API (drover apply), revision ");
+		// As YAML, as `drover definition` prints it and the API takes it back.
+		expect(await definition.locator("pre").textContent()).toContain("prompt: Watch the disk on db-1.\n");
+		expect(await definition.locator("pre").textContent()).toContain("max_turns: 7\n");
+		expect(await definition.textContent()).toContain("Defined through the API, revision ");
 		const notepad = page.locator("#agent-notepad-body");
 		await page.locator("#agent-notepad summary").click();
 		await notepad.locator("p", { hasText: "Empty: nothing is carried into its prompts." }).waitFor(LIVE);
@@ -3466,6 +3467,77 @@ describe("the dashboard", () => {
 		expect(await reader.getByRole("button", { name: "Delete big" }).isVisible()).toBe(false);
 		expect(await reader.getByRole("button", { name: "Edit big" }).isVisible()).toBe(false);
 		await reader.close();
+		await page.close();
+	});
+
+	it("edits an API agent's definition as YAML for an admin: a refused save said at its line, a change made meanwhile not overwritten", async () => {
+		const agent = await createAgent(`dash-define-${run}`, { prompt: "Watch the disk on db-1.", max_turns: 7 });
+		const stored = async () => (await call<{ definition: { max_turns: number } }>("GET", `/v1/agents/${agent}`, tokens.read)).definition.max_turns;
+		const page = await signedIn(`/agents/${agent}/runs`, tokens.admin);
+		await page.locator("#runs-meta").waitFor(LIVE);
+		const body = page.locator("#agent-definition-body");
+		await page.locator("#agent-definition summary").click();
+		await body.locator("pre").waitFor(LIVE);
+		await body.getByRole("button", { name: "Edit" }).click();
+		const field = page.getByLabel("Definition (YAML)");
+		expect(await page.evaluate<string | undefined>("document.activeElement?.id")).toBe("definition-text");
+		const text = await field.inputValue();
+		expect(text).toBe(await (await fetch(`${url}/v1/agents/${agent}/definition`, { headers: { authorization: `Bearer ${tokens.read}` } })).text());
+		// A value of the wrong type: refused, said with its line, the text kept; a click on the line puts the cursor there.
+		await field.fill(text.replace("max_turns: 7", "max_turns: lots"));
+		await page.getByRole("button", { name: "Save", exact: true }).click();
+		const alert = body.locator("form [role=alert]");
+		await alert.waitFor(LIVE);
+		const line = text.split("\n").findIndex((l) => l === "max_turns: 7") + 1;
+		expect(await alert.locator("p").textContent()).toBe("Not saved: a problem in it, each at its place:");
+		expect(await alert.locator("li").allTextContents()).toEqual([`Line ${line}, column 12: max_turns: Invalid input: expected number, received string`]);
+		await alert.getByRole("button", { name: `Line ${line}, column 12` }).click();
+		expect(await field.evaluate((t) => { const a = t as unknown as { value: string; selectionStart: number }; return a.value.slice(a.selectionStart, a.selectionStart + 4); })).toBe("lots");
+		expect(await page.evaluate<string | undefined>("document.activeElement?.id")).toBe("definition-text");
+		expect(await stored()).toBe(7);
+		// Mended and saved with Ctrl+Enter: the notice names both revisions, the definition is shown as saved.
+		await field.fill(text.replace("max_turns: 7", "max_turns: 9"));
+		await field.press("Control+Enter");
+		await page.locator("#notice", { hasText: `Saved ${agent}'s definition: revision ` }).waitFor(LIVE);
+		await body.locator("pre", { hasText: "max_turns: 9\n" }).waitFor(LIVE);
+		expect(await stored()).toBe(9);
+		// Closed and opened again mid-edit, the editor keeps what was typed.
+		await body.getByRole("button", { name: "Edit" }).click();
+		await field.fill((await field.inputValue()).replace("max_turns: 9", "max_turns: 12"));
+		await page.locator("#agent-definition summary").click();
+		await page.locator("#agent-definition summary").click();
+		expect(await field.inputValue()).toContain("max_turns: 12\n");
+		// Someone else changes the agent meanwhile: the save is refused, theirs kept, the text here too.
+		const theirs = await call<{ definition: Record<string, unknown> }>("GET", `/v1/agents/${agent}`, tokens.read);
+		await call("PUT", `/v1/agents/${agent}`, tokens.admin, { ...theirs.definition, max_turns: 11 });
+		await page.getByRole("button", { name: "Save", exact: true }).click();
+		await alert.locator("p", { hasText: `agent ${agent} has changed since revision ` }).waitFor(LIVE);
+		expect(await alert.locator("p").textContent()).toMatch(/now; read it again and make the change there\. Your text is kept here\.$/);
+		expect(await field.inputValue()).toContain("max_turns: 12\n");
+		expect(await stored()).toBe(11);
+		// Loading the current one is asked first, then replaces the text with theirs.
+		await alert.getByRole("button", { name: "Load the current definition" }).click();
+		await page.getByRole("dialog", { name: `Load ${agent}'s current definition` }).getByRole("button", { name: "Load it" }).click();
+		await alert.waitFor({ state: "hidden", ...LIVE });
+		expect(await field.inputValue()).toContain("max_turns: 11\n");
+		// Cancel after a change is asked first; Discard goes back to the definition, unchanged.
+		await field.fill((await field.inputValue()).replace("max_turns: 11", "max_turns: 3"));
+		await page.getByRole("button", { name: "Cancel", exact: true }).click();
+		const discard = page.getByRole("dialog", { name: `Discard your changes to ${agent}'s definition` });
+		await discard.getByRole("button", { name: "Discard" }).click();
+		await body.locator("pre", { hasText: "max_turns: 11\n" }).waitFor(LIVE);
+		expect(await stored()).toBe(11);
+		// Neither an operator nor a fleet.yaml agent is offered the editor.
+		const operator = await signedIn(`/agents/${agent}/runs`, tokens.operate);
+		await operator.locator("#runs-meta").waitFor(LIVE);
+		await operator.locator("#agent-definition summary").click();
+		await operator.locator("#agent-definition-body pre").waitFor(LIVE);
+		expect(await operator.locator("#agent-definition-body").getByRole("button", { name: "Edit" }).isVisible()).toBe(false);
+		await operator.close();
+		await page.goto(`${url}/agents/triage/runs`);
+		await page.locator("#agent-definition summary").click();
+		await body.locator("pre").waitFor(LIVE);
+		expect(await body.getByRole("button", { name: "Edit" }).count()).toBe(0);
 		await page.close();
 	});
 

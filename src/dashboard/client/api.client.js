@@ -10,6 +10,8 @@ class ApiError extends Error {
 		this.code = code;
 		/** What the answer's Retry-After asked, in ms (seconds or an HTTP date); null when it said nothing. @type {number | null} */
 		this.retryAfterMs = null;
+		/** The fields a 400 names (details.issues), a YAML body's with their line and column. @type {{ path: string, message: string, line?: number, column?: number }[]} */
+		this.issues = [];
 	}
 }
 /** The API's own message ({"error": {"code", "message"}}), or the status line if the body is not one. */
@@ -17,14 +19,17 @@ class ApiError extends Error {
 async function errorFrom(res) {
 	let code = "http_" + res.status;
 	let message = "HTTP " + res.status + (res.statusText ? " " + res.statusText : "");
+	let issues = [];
 	try {
 		const b = await res.json();
 		if (b && b.error) {
 			code = b.error.code || code;
 			message = b.error.message || message;
+			issues = (b.error.details && Array.isArray(b.error.details.issues) && b.error.details.issues) || [];
 		}
 	} catch (e) {}
 	const err = new ApiError(res.status, code, message);
+	err.issues = issues;
 	err.retryAfterMs = retryAfterMs(res.headers, Date.now());
 	return err;
 }
@@ -38,6 +43,9 @@ async function request(path, opts) {
 	if (opts.json !== undefined) {
 		headers.set("content-type", "application/json");
 		body = JSON.stringify(opts.json);
+	} else if (opts.body !== undefined) {
+		headers.set("content-type", opts.type || "text/plain");
+		body = opts.body;
 	}
 	let res;
 	try {

@@ -13,6 +13,7 @@
 import agentLogs from "./agent-logs.client.js";
 import api from "./api.client.js";
 import charts from "./charts.client.js";
+import definition from "./definition.client.js";
 import dialog from "./dialog.client.js";
 import dom from "./dom.client.js";
 import agentField from "./agent-field.client.js";
@@ -34,7 +35,7 @@ import { KeptAnswers } from "../../shared/kept-answers.ts";
 import { retryAfterMs } from "../../shared/retry-after.ts";
 import { SseParser } from "../../shared/sse.ts";
 
-const FILES = [dom, format, notices, api, dialog, poll, session, agentField, fleet, jobs, job, jobOutput, agentLogs, charts, runs, usage, incidents, main];
+const FILES = [dom, format, notices, api, dialog, poll, session, agentField, fleet, jobs, job, jobOutput, agentLogs, charts, runs, definition, usage, incidents, main];
 
 // The SSE parser, the Retry-After reading and the kept answers the CLI (and the Worker) use, by their
 // own source (built JavaScript, self-contained), rather than second ones written for the browser; so

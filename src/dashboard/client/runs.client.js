@@ -62,13 +62,6 @@ function readWhenOpened(details, body, read) {
 		);
 	};
 }
-/** An agent's definition as stored, with where it comes from. @param {AgentView & { definition: unknown, definition_revision: string }} a */
-function definitionView(a) {
-	return [
-		h("p", { class: "muted small" }, a.source === "file" ? "From fleet.yaml (change it there and deploy)" : "Defined through the API (drover apply)", ", revision ", h("span", { class: "mono", text: a.definition_revision }), "; ", h("code", { text: "drover definition " + a.name }), " prints it as YAML."),
-		h("pre", { class: "text", text: printable(JSON.stringify(a.definition, null, 2)) }),
-	];
-}
 /**
  * An agent's notepad: each key and its value, as its next prompts carry them, and for an operator
  * its writes, as `drover notepad` makes them: a key's Edit fills the form below with it, its Delete
@@ -168,7 +161,9 @@ async function runsView(signal) {
 		if (!forgotten) return false;
 		await load();
 	}, "Session forgotten: the next run starts a new one");
-	readWhenOpened($("#agent-definition"), $("#agent-definition-body"), async () => definitionView(await api("/v1/agents/" + enc(agent), { signal })));
+	const definitionBody = $("#agent-definition-body");
+	// Closed and opened again while it is being edited, the editor stays as it was, the text typed in it.
+	readWhenOpened($("#agent-definition"), definitionBody, async () => definitionBody.querySelector("form.definition-edit") ? [...definitionBody.childNodes] : definitionView(agent, definitionBody));
 	readWhenOpened($("#agent-notepad"), $("#agent-notepad-body"), async () => notepadView(agent, await api("/v1/agents/" + enc(agent) + "/notepad", { signal }), $("#agent-notepad-body")));
 	const load = newestWins(async (fresh) => {
 		/** @type {[Occurrence[], CurrentSession | null]} */

@@ -39,7 +39,8 @@ type Attrs = (Record<string, unknown> & { onclick?: (e: Click) => unknown }) | n
 type Click = MouseEvent & { currentTarget: HTMLButtonElement };
 
 // api.client.js
-type RequestOptions = { method?: string; headers?: HeadersInit; json?: unknown; signal?: AbortSignal };
+/** `json` is sent as JSON; `body` as text of the media type `type` (an agent's definition as YAML). */
+type RequestOptions = { method?: string; headers?: HeadersInit; json?: unknown; body?: string; type?: string; signal?: AbortSignal };
 
 // dialog.client.js
 /** What ask() says and does: its title, what the action does, and its field, if it has one. */
