@@ -83,6 +83,8 @@ export interface RequestOptions {
 	method?: string;
 	query?: Record<string, string | number | undefined>;
 	body?: unknown;
+	/** A body sent as it is, of its media type (an agent's definition as YAML), rather than `body` as JSON. */
+	text?: { content: string; type: string };
 	headers?: Record<string, string>;
 	/** false for the routes that need no token (/healthz). */
 	auth?: boolean;
@@ -163,6 +165,9 @@ export class ApiClient {
 		if (options.body !== undefined) {
 			body = JSON.stringify(options.body);
 			headers["content-type"] = "application/json";
+		} else if (options.text !== undefined) {
+			body = options.text.content;
+			headers["content-type"] = options.text.type;
 		}
 		const timeout = options.timeoutMs === undefined ? 30_000 : options.timeoutMs;
 		const signals = [options.signal, timeout === null ? undefined : AbortSignal.timeout(timeout)].filter((s): s is AbortSignal => s !== undefined);

@@ -4,6 +4,7 @@ import { ApiError, CliError, DEFAULT_URL } from "./client.ts";
 import { registerActions } from "./commands/actions.ts";
 import { registerAgents } from "./commands/agents.ts";
 import { registerDefine } from "./commands/define.ts";
+import { registerEdit } from "./commands/edit.ts";
 import { registerDoctor } from "./commands/doctor.ts";
 import { registerIncidents } from "./commands/incidents.ts";
 import { registerJobs } from "./commands/jobs.ts";
@@ -43,6 +44,7 @@ export function buildProgram(): Command {
 	registerTick(program);
 	registerAgents(program);
 	registerDefine(program);
+	registerEdit(program);
 	registerIncidents(program);
 	registerTrigger(program);
 	registerActions(program);

@@ -2,7 +2,7 @@
 // Worker bundle running locally, with jobs answered by the Messages API emulator.
 import { spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
-import { chmodSync, mkdtempSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -874,6 +874,94 @@ describe("defining agents: apply and delete", () => {
 			expect(r.status, `${command.join(" ")}: ${r.stderr}`).toBe(0);
 			expect(r.stdout, command.join(" ")).toMatch(/^no (jobs|ended jobs|incidents)/);
 		}
+	});
+});
+
+describe("editing an agent's definition: edit", () => {
+	const dir = mkdtempSync(path.join(tmpdir(), "drover-edit-test-"));
+	// A stand-in for the person at the editor: each time it is opened it takes the next step (the
+	// text's replacements, a write, a change made through the API meanwhile, an exit status) and keeps
+	// what it was shown.
+	const editor = path.join(dir, "editor.mjs");
+	writeFileSync(
+		editor,
+		`import { existsSync, readFileSync, writeFileSync } from "node:fs";
+const file = process.argv[2];
+const dir = process.env.EDIT_DIR;
+const count = existsSync(dir + "/count") ? Number(readFileSync(dir + "/count", "utf8")) : 0;
+writeFileSync(dir + "/count", String(count + 1));
+let text = readFileSync(file, "utf8");
+writeFileSync(dir + "/seen-" + count, text);
+const step = JSON.parse(process.env.EDIT_STEPS)[count];
+if (step.meanwhile) {
+	const res = await fetch(process.env.DROVER_URL + step.meanwhile.path, { method: "PUT", headers: { authorization: "Bearer " + process.env.DROVER_TOKEN, "content-type": "application/json" }, body: JSON.stringify(step.meanwhile.body) });
+	if (res.status !== 200) process.exit(9);
+}
+for (const [from, to] of step.replace ?? []) text = text.replace(from, to);
+if (step.write !== undefined) text = step.write;
+writeFileSync(file, text);
+process.exit(step.exit ?? 0);
+`,
+	);
+	let runs = 0;
+	/** drover edit with the editor taking these steps; what the editor was shown each time it opened. */
+	async function edit(agent: string, steps: unknown[]) {
+		const at = path.join(dir, `run-${++runs}`);
+		mkdirSync(at);
+		const run = await drover(["edit", agent], { env: { EDITOR: `${shellWord(process.execPath)} ${shellWord(editor)}`, EDIT_DIR: at, EDIT_STEPS: JSON.stringify(steps) } });
+		const shown = steps.map((_, i) => (existsSync(path.join(at, `seen-${i}`)) ? readFileSync(path.join(at, `seen-${i}`), "utf8") : null));
+		return { ...run, shown };
+	}
+	const stored = async (name: string) => (await api<{ definition: Record<string, unknown> & { max_turns: number }; definition_revision: string }>(`/v1/agents/${name}`)).body;
+
+	it("saves what was changed in the editor, and opens a refused edit again with its problems above it", async () => {
+		const agent = `cli-edit-${suffix}`;
+		await createAgent({ name: agent, model: models.ok, prompt: "Watch db-1.", max_turns: 7 });
+		const before = (await stored(agent)).definition_revision;
+		const run = await edit(agent, [{ replace: [["max_turns: 7", "max_turns: lots"]] }, { replace: [["max_turns: lots", "max_turns: 9"]] }]);
+		expect(run.status, run.stderr).toBe(0);
+		const after = await stored(agent);
+		expect(after.definition.max_turns).toBe(9);
+		expect(run.stdout).toBe(`updated ${agent} (revision ${before} → ${after.definition_revision})\n`);
+		// Opened on the definition as `drover definition` prints it, under a comment saying what to do.
+		const definition = await drover(["definition", agent]);
+		expect(run.shown[0]).toBe(`# Editing ${agent} (revision ${before}). Save and close to apply it; leave it empty to cancel.\n# Lines at the top starting with # are left out.\n${definition.stdout.replace(/^#.*\n/, "").replace("max_turns: 9", "max_turns: 7")}`);
+		// Refused: said, and opened again on the text sent, the problem (with its line) above it.
+		const line = run.shown[0]!.split("\n").filter((l) => !l.startsWith("#")).findIndex((l) => l === "max_turns: 7") + 1;
+		const problem = `invalid body: line ${line}:12: max_turns: Invalid input: expected number, received string`;
+		expect(run.stderr).toBe(`drover: not saved: ${problem}\n`);
+		expect(run.shown[1]).toContain(`# It was not saved:\n# ${problem}\nname: ${agent}\n`);
+		expect(run.shown[1]).toContain("max_turns: lots\n");
+	});
+
+	it("sends nothing for a file left unchanged or emptied, or an editor that failed, and refuses a fleet.yaml agent without opening one", async () => {
+		const agent = `cli-edit-none-${suffix}`;
+		await createAgent({ name: agent, model: models.ok, prompt: "Watch db-2.", max_turns: 7 });
+		const revision = (await stored(agent)).definition_revision;
+		const unchanged = await edit(agent, [{}]);
+		expect([unchanged.status, unchanged.stdout, unchanged.stderr]).toEqual([0, "", `${agent} unchanged: nothing was sent\n`]);
+		const emptied = await edit(agent, [{ write: "" }]);
+		expect([emptied.status, emptied.stdout, emptied.stderr]).toEqual([0, "", "edit cancelled: the file was left empty; nothing changed\n"]);
+		const failed = await edit(agent, [{ exit: 3 }]);
+		expect(failed.status).toBe(1);
+		expect(failed.stderr).toContain("exited with status 3; nothing was sent\n");
+		expect((await stored(agent)).definition_revision).toBe(revision);
+		const file = await edit("triage", [{ replace: [["max_turns", "max_turn"]] }]);
+		expect([file.status, file.stderr, file.shown]).toEqual([1, "drover: triage is defined in fleet.yaml; change it there and deploy\n", [null]]);
+	});
+
+	it("refuses an edit made while the agent was changed by someone else, keeping the edit in its file", async () => {
+		const agent = `cli-edit-race-${suffix}`;
+		await createAgent({ name: agent, model: models.ok, prompt: "Watch db-3.", max_turns: 7 });
+		const read = await stored(agent);
+		const run = await edit(agent, [{ meanwhile: { path: `/v1/agents/${agent}`, body: { ...read.definition, max_turns: 11 } }, replace: [["max_turns: 7", "max_turns: 12"]] }]);
+		expect(run.status).toBe(1);
+		const now = await stored(agent);
+		expect(now.definition.max_turns).toBe(11);
+		expect(run.stderr).toContain(`drover: agent ${agent} has changed since revision ${read.definition_revision}: it is at revision ${now.definition_revision} now; read it again and make the change there\n`);
+		const kept = /your edit is kept in (\S+)$/m.exec(run.stderr)?.[1];
+		expect(kept, run.stderr).toBeDefined();
+		expect(readFileSync(kept!, "utf8")).toContain("max_turns: 12\n");
 	});
 });
 
