@@ -92,7 +92,11 @@ function Fleet() {
 			<div class="view-head">
 				<h1>Fleet</h1>
 				<span id="fleet-meta" class="muted"></span>
+				<button type="button" id="fleet-new" class="small" data-needs="admin">
+					New agent
+				</button>
 			</div>
+			<section id="new-agent" class="panel" aria-label="New agent" hidden></section>
 			{/* Asked of the API (prefix=): a fleet of thousands is shown 100 agents at a time. */}
 			<form id="fleet-filter" class="filters" role="search">
 				<label>

@@ -3541,6 +3541,53 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+	it("creates an agent from the fleet as YAML for an admin, and deletes it from its runs page, asked first", async () => {
+		const agent = `dash-new-${run}`;
+		const status = async () => (await fetch(`${url}/v1/agents/${agent}`, { headers: { authorization: `Bearer ${tokens.read}` } })).status;
+		const page = await signedIn("/", tokens.admin);
+		await page.getByRole("button", { name: "New agent" }).click();
+		const field = page.getByLabel("New agent (YAML)");
+		expect(await page.evaluate<string | undefined>("document.activeElement?.id")).toBe("definition-text");
+		expect(await field.inputValue()).toContain("name: new-agent\nprompt: |\n");
+		expect(await page.getByRole("button", { name: "New agent" }).isVisible()).toBe(false);
+		// Cancel after a change is asked first; Discard closes it, nothing created.
+		await field.fill(`name: ${agent}\nprompt: Watch db-9.\n`);
+		await page.getByRole("button", { name: "Cancel", exact: true }).click();
+		await page.getByRole("dialog", { name: "Discard the new agent" }).getByRole("button", { name: "Discard" }).click();
+		await page.locator("#new-agent").waitFor({ state: "hidden", ...LIVE });
+		expect(await page.evaluate<string | undefined>("document.activeElement?.id")).toBe("fleet-new");
+		// A name the API refuses: said at its line, nothing created; mended, created with Ctrl+Enter.
+		await page.getByRole("button", { name: "New agent" }).click();
+		await field.fill(`name: Dash New\nprompt: Watch db-9.\n`);
+		await page.getByRole("button", { name: "Create", exact: true }).click();
+		const alert = page.locator("#new-agent [role=alert]");
+		await alert.waitFor(LIVE);
+		expect(await alert.locator("li").allTextContents()).toEqual([expect.stringMatching(/^Line 1, column 7: name: /)]);
+		await field.fill(`name: ${agent}\nprompt: Watch db-9.\n`);
+		await field.press("Control+Enter");
+		await page.waitForURL(`${url}/agents/${agent}/runs`, LIVE);
+		await page.locator("#notice", { hasText: `Created ${agent} (revision ` }).waitFor(LIVE);
+		expect(await status()).toBe(200);
+		// Deleted from its runs page: asked first (Cancel keeps it), then the fleet says it.
+		await page.locator("#agent-definition summary").click();
+		await page.getByRole("button", { name: "Delete agent" }).click();
+		const ask = page.getByRole("dialog", { name: `Delete ${agent}` });
+		await ask.getByRole("button", { name: "Cancel" }).click();
+		await ask.waitFor({ state: "detached", ...LIVE });
+		expect(await status()).toBe(200);
+		await page.getByRole("button", { name: "Delete agent" }).click();
+		await ask.getByRole("button", { name: "Delete agent" }).click();
+		await page.waitForURL(`${url}/`, LIVE);
+		await page.locator("#notice", { hasText: `Deleted ${agent}: its jobs and runs stay readable` }).waitFor(LIVE);
+		expect(await status()).toBe(404);
+		await page.close();
+		// An operator is offered neither.
+		const operator = await signedIn("/", tokens.operate);
+		await operator.locator("#fleet-table tbody tr").first().waitFor(LIVE);
+		expect(await operator.getByRole("button", { name: "New agent" }).isVisible()).toBe(false);
+		await operator.close();
+	});
+
 	it("says an agent does not exist on its runs page, with no empty chart, legend or table left", async () => {
 		const page = await signedIn("/agents/no-such-agent/runs");
 		await page.locator("#notice", { hasText: "no-such-agent" }).waitFor(LIVE);

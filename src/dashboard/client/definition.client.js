@@ -12,14 +12,36 @@ async function definitionView(agent, body) {
 	const source = read.source === "file"
 		? "From fleet.yaml (change it there and deploy)"
 		: "Defined through the API";
-	const edit = read.source === "api"
-		? h("button", { type: "button", class: "small", "data-needs": "admin", text: "Edit", onclick: () => {
-			body.replaceChildren(...definitionEditor(agent, read, body));
-			/** @type {HTMLTextAreaElement} */ ($("#definition-text")).focus();
-		} })
-		: null;
+	const back = async () => {
+		body.replaceChildren(...(await definitionView(agent, body)));
+		// The editor's button that had the focus is gone with it: on to the definition's Edit.
+		if (!document.activeElement || document.activeElement === document.body) /** @type {HTMLElement | null} */ (body.querySelector(".definition-meta button"))?.focus();
+	};
+	/** @param {DefinitionText} from */
+	const editor = (from) => {
+		body.replaceChildren(...definitionEditor({ agent, read: from, back, saved: back }));
+		/** @type {HTMLTextAreaElement} */ ($("#definition-text")).focus();
+	};
+	const actions = read.source === "api"
+		? [
+			h("button", { type: "button", class: "small", "data-needs": "admin", text: "Edit", onclick: () => editor(read) }),
+			h("button", { type: "button", class: "small danger", "data-needs": "admin", text: "Delete agent", onclick: (/** @type {Click} */ e) => act(e.currentTarget, async () => {
+				const deleted = await ask({
+					title: "Delete " + printable(agent),
+					text: "Its schedules stop and its queued runs are cancelled; a run under way finishes. Its jobs and runs stay readable.",
+					submit: "Delete agent",
+					danger: true,
+					run: () => api("/v1/agents/" + enc(agent), { method: "DELETE" }),
+				});
+				if (!deleted) return false;
+				carryNotice("Deleted " + agent + ": its jobs and runs stay readable");
+				// The fleet, where it is no longer listed.
+				location.href = "/";
+			}) }),
+		]
+		: [];
 	return [
-		h("p", { class: "muted small definition-meta" }, source, ", revision ", h("span", { class: "mono", text: read.revision }), "; ", h("code", { text: "drover definition " + agent }), " prints it too. ", edit),
+		h("p", { class: "muted small definition-meta" }, source, ", revision ", h("span", { class: "mono", text: read.revision }), "; ", h("code", { text: "drover definition " + agent }), " prints it too. ", ...actions),
 		h("pre", { class: "text", text: printable(read.text) }),
 	];
 }
@@ -43,22 +65,26 @@ function offsetOf(text, line, column) {
 	return Math.min(at + column - 1, text.length);
 }
 /**
- * The editor: the YAML in a textarea; Save (or Ctrl+Enter) puts it, Cancel (asked first when it was
- * changed) goes back to the definition. A refusal is said above the buttons, each issue the API
- * placed a button that puts the cursor there.
- * @param {string} agent @param {DefinitionText} read @param {HTMLElement} body
+ * The editor: the YAML in a textarea; Save (or Ctrl+Enter) puts it, or for a new agent (`read`
+ * null) posts it; Cancel (asked first when it was changed) goes back. A refusal is said above the
+ * buttons, each issue the API placed a button that puts the cursor there.
+ * @param {{ agent: string | null, read: DefinitionText | null, back: () => Promise<unknown> | void, saved: (answer: AgentView & { definition_revision: string }) => Promise<unknown> | void, text?: string }} o
  */
-function definitionEditor(agent, read, body) {
-	const lines = read.text.split("\n").length;
+function definitionEditor(o) {
+	const { agent, read } = o;
+	const start = read ? read.text : o.text || "";
+	const lines = start.split("\n").length;
 	const field = /** @type {HTMLTextAreaElement} */ (h("textarea", { id: "definition-text", class: "mono", rows: Math.min(Math.max(lines + 1, 8), 30), spellcheck: "false", autocomplete: "off", "aria-describedby": "definition-hint", "aria-keyshortcuts": MAC ? "Meta+Enter" : "Control+Enter" }));
-	field.value = read.text;
+	field.value = start;
+	const keys = h("kbd", { text: MAC ? "⌘ Enter" : "Ctrl+Enter" });
 	const message = h("div", { class: "message error", role: "alert", hidden: true });
-	const save = /** @type {HTMLButtonElement} */ (h("button", { type: "submit", class: "primary small", text: "Save" }));
+	const save = /** @type {HTMLButtonElement} */ (h("button", { type: "submit", class: "primary small", text: read ? "Save" : "Create" }));
 	const cancel = /** @type {HTMLButtonElement} */ (h("button", { type: "button", class: "small", text: "Cancel" }));
-	const back = async () => body.replaceChildren(...(await definitionView(agent, body)));
-	const form = /** @type {HTMLFormElement} */ (h("form", { class: "definition-edit", "aria-label": "Edit " + agent + "'s definition" },
-		h("label", { for: field.id, text: "Definition (YAML)" }), field,
-		h("p", { id: "definition-hint", class: "hint" }, "Saved as a change to revision ", h("span", { class: "mono", text: read.revision }), ": if the agent is changed meanwhile, the save is refused rather than overwrite that change. ", h("kbd", { text: MAC ? "⌘ Enter" : "Ctrl+Enter" }), " saves."),
+	const form = /** @type {HTMLFormElement} */ (h("form", { class: "definition-edit", "aria-label": read && agent ? "Edit " + agent + "'s definition" : "Define a new agent" },
+		h("label", { for: field.id, text: read ? "Definition (YAML)" : "New agent (YAML)" }), field,
+		read
+			? h("p", { id: "definition-hint", class: "hint" }, "Saved as a change to revision ", h("span", { class: "mono", text: read.revision }), ": if the agent is changed meanwhile, the save is refused rather than overwrite that change. ", keys, " saves.")
+			: h("p", { id: "definition-hint", class: "hint" }, "A fleet.yaml agent: its name, a prompt, and the schedules it runs on (cron, with a timezone, or an interval). ", keys, " creates it."),
 		message,
 		h("div", { class: "buttons" }, save, cancel)));
 	/** @param {ApiError} err */
@@ -75,12 +101,12 @@ function definitionEditor(agent, read, body) {
 				field.setSelectionRange(at, at);
 			} }), ": " + printable((i.path === "body" ? "" : i.path + ": ") + i.message)))));
 		}
-		if (err.status === 412) {
+		if (err.status === 412 && agent) {
 			message.append(h("button", { type: "button", class: "small", text: "Load the current definition", onclick: (/** @type {Click} */ e) => act(e.currentTarget, async () => {
 				const discard = await ask({ title: "Load " + printable(agent) + "'s current definition", text: "What you typed here is replaced by the definition as it is now.", submit: "Load it", danger: true, run: async () => true });
 				if (!discard) return false;
 				const current = await definitionText(agent);
-				body.replaceChildren(...definitionEditor(agent, current, body));
+				form.replaceWith(...definitionEditor({ ...o, read: current }));
 				/** @type {HTMLTextAreaElement} */ ($("#definition-text")).focus();
 			}) }));
 		}
@@ -92,29 +118,35 @@ function definitionEditor(agent, read, body) {
 		form.requestSubmit();
 	});
 	cancel.addEventListener("click", () => act(cancel, async () => {
-		if (field.value !== read.text && !(await ask({ title: "Discard your changes to " + printable(agent) + "'s definition", text: "The agent keeps its definition as it is.", submit: "Discard", danger: true, run: async () => true }))) return false;
-		await back();
-	}, undefined, () => body.querySelector(".definition-meta button") || $("#agent-definition").querySelector("summary")));
+		const title = read && agent ? "Discard your changes to " + printable(agent) + "'s definition" : "Discard the new agent";
+		if (field.value !== start && !(await ask({ title, text: read ? "The agent keeps its definition as it is." : "Nothing is created.", submit: "Discard", danger: true, run: async () => true }))) return false;
+		await o.back();
+	}));
 	form.addEventListener("submit", (e) => {
 		e.preventDefault();
 		message.hidden = true;
 		field.readOnly = true;
 		act(save, async () => {
-			/** @type {{ definition_revision: string }} */
-			let saved;
+			/** @type {AgentView & { definition_revision: string }} */
+			let answer;
 			try {
-				saved = await (await request("/v1/agents/" + enc(agent), { method: "PUT", body: field.value, type: "application/yaml", headers: { "if-match": read.etag } })).json();
+				const res = read && agent
+					? await request("/v1/agents/" + enc(agent), { method: "PUT", body: field.value, type: "application/yaml", headers: { "if-match": read.etag } })
+					: await request("/v1/agents", { method: "POST", body: field.value, type: "application/yaml" });
+				answer = await res.json();
 			} catch (err) {
 				field.readOnly = false;
 				if (!(err instanceof ApiError) || failMessage(err) === null) throw err;
 				refused(err);
 				return false;
 			}
-			await back();
-			notify(printable(saved.definition_revision === read.revision
-				? "Saved " + agent + "'s definition: nothing in it changed"
-				: "Saved " + agent + "'s definition: revision " + read.revision + " → " + saved.definition_revision), true);
-		}, undefined, () => body.querySelector(".definition-meta button"));
+			await o.saved(answer);
+			if (read && agent) {
+				notify(printable(answer.definition_revision === read.revision
+					? "Saved " + agent + "'s definition: nothing in it changed"
+					: "Saved " + agent + "'s definition: revision " + read.revision + " → " + answer.definition_revision), true);
+			}
+		});
 	});
 	return [form];
 }

@@ -7,6 +7,8 @@ const FLEET_PAGE = 100;
  * LIVE_MS on average, not 100. @param {number} pages
  */
 const fleetPollMs = (pages) => LIVE_MS * Math.max(1, Math.ceil(pages / 2));
+/** What a new agent's editor opens on: the fields most agents set, to change. */
+const NEW_AGENT = "name: new-agent\nprompt: |\n  What the agent does at each run.\nschedules:\n  daily:\n    cron: \"0 9 * * *\"\n    timezone: UTC\n";
 /** Agents come a page at a time (each costs the API a status read per agent): the shown ones are counted as such. @param {AbortSignal} signal */
 async function fleetView(signal) {
 	const tbody = $("#fleet-table tbody");
@@ -19,6 +21,28 @@ async function fleetView(signal) {
 	let pages = 1;
 	/** @type {?number} */
 	let total = null; // from /v1/status: every agent, shown or not
+	const creating = $("#new-agent");
+	$("#fleet-new").onclick = () => {
+		// Its button is gone while it is open: a second click would start it again, losing what was typed.
+		$("#fleet-new").hidden = true;
+		creating.hidden = false;
+		creating.replaceChildren(...definitionEditor({
+			agent: null,
+			read: null,
+			text: NEW_AGENT,
+			back: () => {
+				creating.hidden = true;
+				creating.replaceChildren();
+				$("#fleet-new").hidden = false;
+				$("#fleet-new").focus();
+			},
+			saved: (a) => {
+				carryNotice("Created " + a.name + " (revision " + a.definition_revision + ")");
+				location.href = "/agents/" + enc(a.name) + "/runs";
+			},
+		}));
+		$("#definition-text").focus();
+	};
 	const search = $("#fleet-filter");
 	const prefixInput = search.elements.prefix;
 	let prefix = new URLSearchParams(location.search).get("prefix") || "";

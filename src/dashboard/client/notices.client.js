@@ -22,6 +22,18 @@ function notify(message, ok) {
 	n.className = cls;
 	n.hidden = false;
 }
+const CARRIED_KEY = "drover.notice";
+/** A success note for the page an action goes on to (a full load: a new agent's, the fleet after a delete), said there once. @param {string} message */
+function carryNotice(message) {
+	sessionStorage.setItem(CARRIED_KEY, message);
+}
+/** Says the note the page before carried here, if it left one. */
+function sayCarriedNotice() {
+	const message = sessionStorage.getItem(CARRIED_KEY);
+	if (message === null) return;
+	sessionStorage.removeItem(CARRIED_KEY);
+	notify(printable(message), true);
+}
 /** A new action starts: the last one's success note has been seen, and would read as this one's. */
 function clearOkNotice() {
 	const n = $("#notice");

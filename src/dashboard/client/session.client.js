@@ -63,6 +63,7 @@ function start(status) {
 	$("#view").hidden = false;
 	$("#sign-out").hidden = false;
 	showScheduler(status);
+	sayCarriedNotice();
 	// No action is shown until the token's role is known to allow it (styles.ts hides
 	// [data-needs=operate] until then): a read token is never offered what it would be refused,
 	// even while /v1/me is slow or failing, which is asked again until it answers.
