@@ -7,6 +7,7 @@
 import { z } from "zod";
 import type {
 	AgentDetail,
+	AgentDryRun,
 	AgentPage,
 	AgentStatus,
 	AgentView,
@@ -108,6 +109,7 @@ export const shapes = {
 	health: shape<Health>(z.object({ version: z.string(), fleet: z.object({ ok: z.boolean(), agents: z.number() }), scheduler: nullable(z.object({})) })),
 	agent: shape<AgentView>(agentView),
 	agentDetail: shape<AgentDetail>(agentView.extend({ definition: z.object({ name: z.string() }), definition_revision: z.string() })),
+	agentDryRun: shape<AgentDryRun>(z.object({ dry_run: z.literal(true), action: z.string(), definition: z.object({ name: z.string() }), definition_revision: z.string(), previous_revision: z.string().nullable(), warnings: z.array(z.string()) })),
 	agentPage: shape<AgentPage>(z.object({ agents: z.array(agentView), next_cursor: nextCursor })),
 	me: shape<{ name: string; role: string }>(z.object({ name: z.string(), role: z.string() })),
 	agentStatus: shape<AgentStatus>(z.object({ name: z.string(), paused })),

@@ -4,7 +4,8 @@
  * change to an answer's schema is a type error here, not a silent drift.
  */
 import type { AgentStatusShape, OccurrenceShape } from "../src/api/agents/actions.ts";
-import type { AgentDetailT, AgentViewT } from "../src/api/agents/definitions.ts";
+import type { AgentDryRunT } from "../src/api/agents/dry-run.ts";
+import type { AgentDetailT, AgentViewT } from "../src/api/agents/views.ts";
 import type { HealthShape } from "../src/api/health.ts";
 import type { JobManifestShape } from "../src/api/jobs/manifest.ts";
 import type { ToolCallPageShape } from "../src/api/jobs/tool-calls.ts";
@@ -24,6 +25,7 @@ export type Status = StatusShape;
 export type Tick = TickShape;
 export type AgentView = AgentViewT;
 export type AgentDetail = AgentDetailT;
+export type AgentDryRun = AgentDryRunT;
 export type AgentStatus = AgentStatusShape;
 export type Occurrence = OccurrenceShape;
 export type SessionSummary = SessionSummaryShape;

@@ -1,4 +1,5 @@
 import { readFile } from "node:fs/promises";
+import { structuredPatch } from "diff";
 import type { Command } from "commander";
 import { yamlText } from "../../src/shared/yaml-text.ts";
 import { parseYaml12 } from "../../src/config/yaml.ts";
@@ -7,7 +8,7 @@ import { act, pathSegment, type Context } from "../context.ts";
 import { printable } from "../format.ts";
 import { shapes } from "../shapes.ts";
 import { confirm, readStdin, utf8Text } from "../stdin.ts";
-import type { AgentDetail } from "../types.ts";
+import type { AgentDetail, AgentDryRun } from "../types.ts";
 
 const agentPath = (agent: string) => `/v1/agents/${encodeURIComponent(agent)}`;
 
@@ -20,6 +21,7 @@ export function registerDefine(program: Command): void {
 		.description("define or redefine agents through the API (admin) from a YAML or JSON file: one agent, a list of them, or an `agents:` list as in fleet.yaml")
 		.argument("<file>", 'the file ("-" reads stdin)')
 		.option("--json", "print the API's answers (a JSON array, one agent each; at a refusal, those applied before it)")
+		.option("--dry-run", "change nothing: say what each agent's apply would do (created, updated with the lines of its YAML that change, or unchanged), each checked by the API as the apply would be")
 		.action(act(apply));
 
 	program
@@ -101,17 +103,72 @@ function readProblem(err: NodeJS.ErrnoException): string {
 	}
 }
 
+/**
+ * The lines of an agent's YAML a change would change, as a unified diff (its hunks alone: the
+ * header would only name the agent twice), coloured for a terminal.
+ */
+function changedLines(ctx: Context, before: unknown, after: unknown): string[] {
+	const { hunks } = structuredPatch("before", "after", printable(yamlText(before)), printable(yamlText(after)), "", "", { context: 2 });
+	return hunks.flatMap((h) => [
+		ctx.p.cyan(`@@ -${h.oldStart},${h.oldLines} +${h.newStart},${h.newLines} @@`),
+		...h.lines.map((l) => (l.startsWith("-") ? ctx.p.red(l) : l.startsWith("+") ? ctx.p.green(l) : l)),
+	]);
+}
+
+/** What apply would do to each agent, asked of the API with dry_run=true: nothing changes. */
+async function plan(ctx: Context, definitions: Definition[], opts: { json?: boolean }): Promise<number> {
+	const answers: AgentDryRun[] = [];
+	for (const definition of definitions) {
+		const name = printable(definition.name);
+		try {
+			const before = await currentDefinition(ctx, definition.name);
+			const answer = before
+				? await ctx.client.json(agentPath(definition.name), shapes.agentDryRun, { method: "PUT", query: { dry_run: "true" }, body: definition, headers: { "if-match": `"${before.definition_revision}"` } })
+				: await ctx.client.json("/v1/agents", shapes.agentDryRun, { method: "POST", query: { dry_run: "true" }, body: definition });
+			answers.push(answer);
+			if (opts.json) continue;
+			if (answer.action === "create") ctx.out(`would create ${name} (revision ${printable(answer.definition_revision)})`);
+			else if (answer.action === "unchanged") ctx.out(`unchanged ${name} (revision ${printable(answer.definition_revision)})`);
+			else {
+				ctx.out(`would update ${name} (revision ${printable(answer.previous_revision ?? "?")} → ${printable(answer.definition_revision)})`);
+				for (const line of changedLines(ctx, before?.definition, answer.definition)) ctx.out(`  ${line}`);
+			}
+			for (const warning of answer.warnings) ctx.err(`${name}: warning: ${printable(warning)}`);
+		} catch (err) {
+			if (opts.json) ctx.json(answers);
+			throw refusalOf(err, name, answers.length, "checked");
+		}
+	}
+	if (opts.json) ctx.json(answers);
+	return 0;
+}
+
+/** The agent as the API has it now, or null when it has none by the name. */
+function currentDefinition(ctx: Context, agent: string): Promise<AgentDetail | null> {
+	return ctx.client.json(agentPath(agent), shapes.agentDetail).catch((err: unknown) => {
+		if (err instanceof ApiError && err.status === 404) return null;
+		throw err;
+	});
+}
+
+/** A refusal, said with the agent it was about: a file of several would leave the reader guessing. */
+function refusalOf(err: unknown, name: string, before: number, done: string): unknown {
+	if (!(err instanceof CliError)) return err;
+	const message = `${name}: ${err.message}${before === 0 ? "" : ` (${before} before it ${done})`}`;
+	// Still the API's error, so its request id is printed after a 401, a 403 or a 5xx.
+	if (err instanceof ApiError) return new ApiError(err.status, err.code, message, err.hint, err.requestId);
+	return new CliError(message, err.exitCode, err.hint);
+}
+
 /** Each agent created (POST) when the API has none by its name, else replaced (PUT); in file order, stopping at the first refusal. */
-async function apply(ctx: Context, file: string, opts: { json?: boolean }): Promise<number> {
+async function apply(ctx: Context, file: string, opts: { json?: boolean; dryRun?: boolean }): Promise<number> {
 	const definitions = await readDefinitions(file);
+	if (opts.dryRun) return plan(ctx, definitions, opts);
 	const answers: AgentDetail[] = [];
 	for (const definition of definitions) {
 		const name = printable(definition.name);
 		try {
-			const before = await ctx.client.json(agentPath(definition.name), shapes.agentDetail).catch((err: unknown) => {
-				if (err instanceof ApiError && err.status === 404) return null;
-				throw err;
-			});
+			const before = await currentDefinition(ctx, definition.name);
 			const answer = before
 				? await ctx.client.json(agentPath(definition.name), shapes.agentDetail, { method: "PUT", body: definition })
 				: await ctx.client.json("/v1/agents", shapes.agentDetail, { method: "POST", body: definition });
@@ -124,15 +181,7 @@ async function apply(ctx: Context, file: string, opts: { json?: boolean }): Prom
 			// --json: what was applied before the refusal (maybe nothing: []), for a script to read;
 			// the refusal is on stderr and the exit code stays 1.
 			if (opts.json) ctx.json(answers);
-			// Said with the agent it was about: a file of several would leave the reader guessing.
-			if (err instanceof CliError) {
-				const done = answers.length === 0 ? "" : ` (${answers.length} before it applied)`;
-				const message = `${name}: ${err.message}${done}`;
-				// Still the API's error, so its request id is printed after a 401, a 403 or a 5xx.
-				if (err instanceof ApiError) throw new ApiError(err.status, err.code, message, err.hint, err.requestId);
-				throw new CliError(message, err.exitCode, err.hint);
-			}
-			throw err;
+			throw refusalOf(err, name, answers.length, "applied");
 		}
 	}
 	if (opts.json) ctx.json(answers);

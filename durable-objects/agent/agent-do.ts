@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import { definitionRevision } from "../../src/config/fleet.ts";
+import { definitionRevision, revisionChanged } from "../../src/config/fleet.ts";
 import { readinessProblems } from "../../src/config/readiness.ts";
 import type { AgentDefinition } from "../../src/config/schema.ts";
 import type { DeliveryOutcome, JobRecord, ToolCallTally } from "../../src/jobs/model.ts";
@@ -368,7 +368,7 @@ export class AgentDO extends DurableObject<Env> {
 		// answers), read in the same synchronous turn as the save below: no other write comes between.
 		const current = before?.definitionRevision ?? null;
 		if (ifRevision !== undefined && ifRevision !== current) {
-			return refuse(412, `agent ${name} has changed since revision ${ifRevision}: it is at revision ${current ?? "(none readable)"} now; read it again and make the change there`);
+			return refuse(412, revisionChanged(name, ifRevision, current));
 		}
 		const now = Date.now();
 		// A file agent a deploy dropped, taken over before the tick that would have retired it (an

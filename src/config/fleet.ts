@@ -63,6 +63,11 @@ export async function definitionRevision(agent: AgentDefinition): Promise<string
 	return (await sha256Hex(canonicalJson(agent))).slice(0, 16);
 }
 
+/** Why a change made on revision `asked` is refused (If-Match): the agent is at `current` now. */
+export function revisionChanged(name: string, asked: string, current: string | null): string {
+	return `agent ${name} has changed since revision ${asked}: it is at revision ${current ?? "(none readable)"} now; read it again and make the change there`;
+}
+
 /** Warnings for agents whose model or fallback model is deprecated (or already retired) as of `today`. */
 export function modelWarnings(fleet: Fleet, today: Date): string[] {
 	const warnings: string[] = [];

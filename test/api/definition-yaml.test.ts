@@ -133,3 +133,44 @@ describe("a YAML definition that cannot be taken", () => {
 		expect(await env.DB.prepare("SELECT definition_revision FROM agents WHERE name = ?").bind("yaml-typed").first("definition_revision")).toBe(etag.slice(1, -1));
 	});
 });
+
+describe("a dry run of a definition (dry_run=true)", () => {
+	it("answers what a create or a change would do, with next runs and warnings, storing nothing", async () => {
+		const yaml = "name: dry-new\nprompt: Go.\nwebhook: { secret: DRY_NEW_WEBHOOK_SECRET }\nschedules:\n  nightly: { cron: '0 3 * * *', timezone: Europe/Berlin }\n";
+		const res = await call("/v1/agents?dry_run=true", { method: "POST", as: "admin", headers: YAML, body: yaml });
+		expect(res.status, await res.clone().text()).toBe(200);
+		const planned = (await res.json()) as { action: string; definition: { max_turns: number }; definition_revision: string; previous_revision: string | null; schedules: { name: string; next_run: string }[]; warnings: string[] };
+		expect(planned).toMatchObject({ dry_run: true, name: "dry-new", action: "create", previous_revision: null, definition: { max_turns: 20 } });
+		expect(planned.schedules).toEqual([expect.objectContaining({ name: "nightly", expression: "0 3 * * *", timezone: "Europe/Berlin" })]);
+		// 03:00 in Berlin is 02:00 UTC in winter.
+		expect(planned.schedules[0]!.next_run).toMatch(/T02:00:00\.000Z$/);
+		expect(planned.warnings).toEqual(["secret DRY_NEW_WEBHOOK_SECRET (webhook trigger) is not set: POST /v1/hooks/dry-new answers 503"]);
+		expect((await call("/v1/agents/dry-new")).status).toBe(404);
+		expect(await env.DB.prepare("SELECT name FROM agents WHERE name = 'dry-new'").first()).toBeNull();
+
+		// The revision it said is the one the create gives; then a create is refused as the real one would be.
+		const created = (await (await call("/v1/agents", { method: "POST", as: "admin", headers: YAML, body: yaml })).json()) as { definition_revision: string };
+		expect(created.definition_revision).toBe(planned.definition_revision);
+		const again = await call("/v1/agents?dry_run=true", { method: "POST", as: "admin", headers: YAML, body: yaml });
+		expect(again.status).toBe(409);
+
+		const changed = yaml.replace("Go.", "Go now.");
+		const plan = async (body: string, headers: Record<string, string> = {}) => call("/v1/agents/dry-new?dry_run=true", { method: "PUT", as: "admin", headers: { ...YAML, ...headers }, body });
+		const update = (await (await plan(changed)).json()) as { action: string; previous_revision: string; definition_revision: string };
+		expect(update).toMatchObject({ action: "update", previous_revision: created.definition_revision });
+		expect(((await (await plan(yaml)).json()) as { action: string }).action).toBe("unchanged");
+		expect((await plan(changed, { "if-match": '"0000000000000000"' })).status).toBe(412);
+		expect((await plan(changed, { "if-match": `"${created.definition_revision}"` })).status).toBe(200);
+		const bad = await plan("name: dry-new\nprompt: Go.\nmax_turns: -1\n");
+		expect(bad.status).toBe(400);
+		expect((await errorOf(bad)).details?.issues).toEqual([expect.objectContaining({ path: "max_turns", line: 3 })]);
+		expect((await call("/v1/agents/dry-none?dry_run=true", { method: "PUT", as: "admin", headers: YAML, body: "name: dry-none\nprompt: Go.\n" })).status).toBe(404);
+		expect((await call("/v1/agents?dry_run=maybe", { method: "POST", as: "admin", headers: YAML, body: yaml.replace("dry-new", "dry-other") })).status).toBe(400);
+		// Nothing of it was stored: the agent is at its created revision, and the real change gives the revision the plan said.
+		expect((await detailOf("dry-new")).definition_revision).toBe(created.definition_revision);
+		const saved = (await (await put("dry-new", changed)).json()) as { definition_revision: string };
+		expect(saved.definition_revision).toBe(update.definition_revision);
+	});
+});
+
+

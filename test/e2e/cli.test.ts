@@ -777,6 +777,37 @@ describe("defining agents: apply and delete", () => {
 		expect(answers).toEqual([expect.objectContaining({ name: a, definition: expect.objectContaining({ prompt: "First, changed." }) })]);
 	});
 
+	it("apply --dry-run says what apply would do, with the YAML lines a change changes, and changes nothing", async () => {
+		const c = `cli-plan-c-${suffix}`;
+		const d = `cli-plan-d-${suffix}`;
+		expect((await drover(["apply", file("plan-1.yaml", `name: ${c}\nmodel: ${models.ok}\nprompt: First.\nmax_turns: 3\n`)])).status).toBe(0);
+		const r1 = (await api<{ definition_revision: string }>(`/v1/agents/${c}`)).body.definition_revision;
+		const both = file("plan-2.yaml", `- name: ${c}\n  model: ${models.ok}\n  prompt: First, planned.\n  max_turns: 3\n- name: ${d}\n  model: ${models.ok}\n  prompt: New.\n`);
+		const planned = await drover(["apply", "--dry-run", both]);
+		expect(planned.status, planned.stderr).toBe(0);
+		const out = lines(planned.stdout);
+		const r2 = new RegExp(`^would update ${c} \\(revision ${r1} → (\\S+)\\)$`).exec(out[0]!)?.[1];
+		expect(r2, planned.stdout).toBeDefined();
+		expect(planned.stdout).toContain("\n  -prompt: First.\n  +prompt: First, planned.\n");
+		expect(out[1]).toMatch(/^ {2}@@ -\d+,\d+ \+\d+,\d+ @@$/);
+		const r3 = new RegExp(`^would create ${d} \\(revision (\\S+)\\)$`).exec(out.at(-1)!)?.[1];
+		expect(r3, planned.stdout).toBeDefined();
+		// Nothing changed: c as it was, d not there.
+		expect((await definitionOf(c)).prompt).toBe("First.");
+		expect((await api(`/v1/agents/${d}`)).status).toBe(404);
+		// The real apply does what the plan said, to the revision.
+		const applied = await drover(["apply", both]);
+		expect(lines(applied.stdout)).toEqual([`updated ${c} (revision ${r1} → ${r2})`, `created ${d} (revision ${r3})`]);
+		const again = await drover(["apply", "--dry-run", "--json", both]);
+		expect(again.status).toBe(0);
+		expect((JSON.parse(again.stdout) as { name: string; action: string }[]).map((a) => [a.name, a.action])).toEqual([[c, "unchanged"], [d, "unchanged"]]);
+		// A refusal is said with its agent, as apply says it, nothing changed.
+		const refused = await drover(["apply", "--dry-run", file("plan-3.yaml", `name: ${c}\nmodel: ${models.ok}\nprompt: First.\nmax_turns: -1\n`)]);
+		expect(refused.status).toBe(1);
+		expect(refused.stderr).toMatch(new RegExp(`^drover: ${c}: invalid body: max_turns: `));
+		expect((await definitionOf(c)).max_turns).toBe(3);
+	});
+
 	it("definition writes control and bidirectional characters as YAML escapes, and apply takes it back unchanged", async () => {
 		const name = `cli-def-ctl-${suffix}`;
 		const prompt = "DEL\x7f NEL\x85 CSI\x9b2J ESC\x1b[2J BEL\x07\nsecond line\x7f";

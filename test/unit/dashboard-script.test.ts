@@ -2,13 +2,15 @@
 import { describe, expect, expectTypeOf, it } from "vitest";
 import type { OutputLine as ServerOutputLine } from "../../durable-objects/agent/runner/output.ts";
 import type { AgentStatusShape, OccurrenceShape } from "../../src/api/agents/actions.ts";
-import type { AgentNameT, AgentViewT } from "../../src/api/agents/definitions.ts";
+import type { AgentNameT } from "../../src/api/agents/definitions.ts";
+import type { AgentDryRunT } from "../../src/api/agents/dry-run.ts";
+import type { AgentViewT } from "../../src/api/agents/views.ts";
 import type { MeShape } from "../../src/api/me.ts";
 import type { JobManifestShape } from "../../src/api/jobs/manifest.ts";
 import type { ToolCallPageShape } from "../../src/api/jobs/tool-calls.ts";
 import type { CurrentSessionShape } from "../../src/api/sessions.ts";
 import type { StatusShape } from "../../src/api/status.ts";
-import type { AgentNamePage, AgentStatus, AgentView, CurrentSession, JobManifest, Me, Occurrence, OutputLine, Status, ToolCallPage } from "../../src/dashboard/client/api-types.ts";
+import type { AgentNamePage, AgentStatus, AgentView, CurrentSession, DryRun, JobManifest, Me, Occurrence, OutputLine, Status, ToolCallPage } from "../../src/dashboard/client/api-types.ts";
 import { APP_JS } from "../../src/dashboard/client/index.ts";
 
 // The script's source files as text (Vite inlines them at build time).
@@ -31,6 +33,7 @@ describe("the dashboard's types for the API's JSON (src/dashboard/client/api-typ
 	it("are the server's own where the server's module loads in the browser check, and checked against the server's here (by tsc)", () => {
 		// The server's answer is one the scripts' type takes: each field they read is there, of a type they handle.
 		expectTypeOf<AgentViewT>().toExtend<AgentView>();
+		expectTypeOf<AgentDryRunT>().toExtend<DryRun>();
 		expectTypeOf<AgentNameT>().toExtend<AgentNamePage["agents"][number]>();
 		expectTypeOf<AgentStatusShape>().toExtend<AgentStatus>();
 		expectTypeOf<StatusShape>().toExtend<Status>();

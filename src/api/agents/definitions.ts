@@ -1,114 +1,30 @@
 import { z } from "@hono/zod-openapi";
-import type { AgentStatus } from "../../../durable-objects/agent/agent-do.ts";
 import { agentRpc } from "../../../durable-objects/agent/client.ts";
 import { loadFleet } from "../../config/bundled.ts";
-import { storageWarning } from "../../config/storage.ts";
-import { readinessWarnings } from "../../config/readiness.ts";
 import { definitionRevision } from "../../config/fleet.ts";
-import { AgentSchema, MAX_DEFINITION_BYTES, MAX_PROMPT_CHARS, unpricedCostLimit, type AgentDefinition, type DefinitionSummary } from "../../config/schema.ts";
+import { AgentSchema, MAX_DEFINITION_BYTES, MAX_PROMPT_CHARS, unpricedCostLimit, type AgentDefinition } from "../../config/schema.ts";
 import { BadRequestError, ConflictError, NotFoundError } from "../../errors.ts";
 import { log } from "../../log.ts";
-import { nextRun } from "../../scheduler/next-run.ts";
 import { getRegisteredAgent, listRegisteredAgentNames, listRegisteredAgents } from "../../store/agent-registry.ts";
 import { readHeartbeat } from "../../store/heartbeat.ts";
 import { createApi, withRole } from "../factory.ts";
 import { AgentNameParam, pageLimit } from "../params.ts";
 import { unwrap } from "../refusals.ts";
-import { requireAgent, type ResolvedAgent } from "../resolve-agent.ts";
+import { requireAgent } from "../resolve-agent.ts";
 import { yamlText } from "../../shared/yaml-text.ts";
-import { bodySize, errorResponse, DEFINITION_BODY_BYTES, LastJobSchema, PausedSchema, RunningJobSchema, conflictResponse, notFoundResponse } from "../schemas.ts";
-
-const ScheduleView = z
-	.object({
-		name: z.string(),
-		kind: z.enum(["cron", "interval"]),
-		expression: z.string().openapi({ description: "The cron expression or the interval" }),
-		timezone: z.string().nullable(),
-		catch_up: z.boolean(),
-		enabled: z.boolean(),
-		next_run: z.string().nullable().openapi({ description: "Next slot (ISO 8601, UTC); null when disabled" }),
-	})
-	.openapi("ScheduleView");
-
-const AgentView = z
-	.object({
-		name: z.string(),
-		source: z.enum(["file", "api"]),
-		enabled: z.boolean(),
-		model: z.string(),
-		fallback_models: z.array(z.string()),
-		max_concurrent: z.number().int(),
-		overlap: z.enum(["skip", "queue"]),
-		has_default_prompt: z.boolean().openapi({ description: "false: a manual run must send its own prompt" }),
-		schedules: z.array(ScheduleView),
-		paused: PausedSchema,
-		running_jobs: z.array(RunningJobSchema),
-		queued_jobs: z.number().int(),
-		last_job: LastJobSchema,
-		storage_bytes: z.number().int().openapi({ description: "The agent's Durable Object's SQLite database, in bytes: Cloudflare allows 10 GB an object, and a warning is given from 8 GB" }),
-		warnings: z.array(z.string()).openapi({
-			description: "What will fail though the agent runs: a webhook trigger's or a hook's secret not set (each a 503 or a call given up), a webhook tool's <url_secret>_SIGNING_KEY not set (its calls signed with their URL, which authenticates nothing), or the agent's storage past 8 of its 10 GB. A secret a run needs pauses the agent instead (paused.by auto)",
-		}),
-	})
-	.openapi("AgentView");
+import { bodySize, errorResponse, DEFINITION_BODY_BYTES, conflictResponse, notFoundResponse } from "../schemas.ts";
+import { AgentDryRun, DryRunQuery, dryRun } from "./dry-run.ts";
+import { AgentDetail, AgentView, agentView, viewed, type Viewed } from "./views.ts";
 
 const AgentPage = z.object({ agents: z.array(AgentView), next_cursor: z.string().nullable() }).openapi("AgentPage");
 
 const AgentName = z.object({ name: z.string(), source: z.enum(["file", "api"]) }).openapi("AgentName");
 const AgentNamePage = z.object({ agents: z.array(AgentName), next_cursor: z.string().nullable() }).openapi("AgentNamePage");
 
-const AgentDetail = AgentView.extend({ definition: AgentSchema, definition_revision: z.string() }).openapi("AgentDetail");
-
 const AgentPath = z.object({ agent: AgentNameParam });
 
-/** The answers' shapes, for the CLI (a type-only import). */
-export type AgentViewT = z.infer<typeof AgentView>;
-export type AgentDetailT = z.infer<typeof AgentDetail>;
 export type AgentNameT = z.infer<typeof AgentName>;
 
-function scheduleViews(agent: DefinitionSummary, now: Date): AgentViewT["schedules"] {
-	return Object.entries(agent.schedules).map(([name, s]) => ({
-		name,
-		kind: "cron" in s ? ("cron" as const) : ("interval" as const),
-		expression: "cron" in s ? s.cron : s.interval,
-		timezone: "cron" in s ? s.timezone : null,
-		catch_up: s.catch_up,
-		enabled: s.enabled,
-		next_run: agent.enabled && s.enabled ? (nextRun(s, now)?.toISOString() ?? null) : null,
-	}));
-}
-
-/** An agent as its view reads it: a listing's summary of its definition, or the whole of it. */
-interface Viewed {
-	name: string;
-	source: "file" | "api";
-	definition: DefinitionSummary;
-	hasDefaultPrompt: boolean;
-}
-
-const viewed = (agent: ResolvedAgent): Viewed => ({ ...agent, hasDefaultPrompt: agent.definition.prompt !== undefined && agent.definition.prompt !== null });
-
-function agentView(agent: Viewed, status: AgentStatus, now: Date, env: Env): AgentViewT {
-	const d = agent.definition;
-	const full = storageWarning(status.storage_bytes);
-	return {
-		name: d.name,
-		source: agent.source,
-		enabled: d.enabled,
-		model: d.model,
-		fallback_models: d.fallback_models,
-		max_concurrent: d.max_concurrent,
-		overlap: d.overlap,
-		has_default_prompt: agent.hasDefaultPrompt,
-		schedules: scheduleViews(d, now),
-		paused: status.paused,
-		running_jobs: status.running_jobs,
-		queued_jobs: status.queued_jobs,
-		last_job: status.last_job,
-		storage_bytes: status.storage_bytes,
-		warnings: [...readinessWarnings(d, env as unknown as Record<string, unknown>), ...(full === null ? [] : [full])],
-	};
-}
 
 /**
  * A page of agents by name, fleet.yaml's and the registry's merged: those after `cursor` (and whose
@@ -149,6 +65,12 @@ function refuseFileAgent(name: string): void {
 	}
 }
 
+/** A cost limit on a model the fleet has no price for could never be checked: refused, as the fleet file's check refuses it. */
+function refuseUnpriced(agent: AgentDefinition): void {
+	const unpriced = unpricedCostLimit(agent, loadFleet().pricing);
+	if (unpriced) throw new BadRequestError(unpriced, { issues: [{ path: "usage_limits.max_cost_usd", message: unpriced }] });
+}
+
 /**
  * The agent's Durable Object decides (it refuses a create of a live agent, a replace of none) and
  * stores, then brings its shard (it ticks) and the D1 registry (it lists) in line itself: this
@@ -156,8 +78,6 @@ function refuseFileAgent(name: string): void {
  * stored, the call fails (5xx), and the object's alarm completes the rest.
  */
 async function store(env: Env, agent: AgentDefinition, expect: "create" | "replace", by: string, ifRevision?: string): Promise<string> {
-	const unpriced = unpricedCostLimit(agent, loadFleet().pricing);
-	if (unpriced) throw new BadRequestError(unpriced, { issues: [{ path: "usage_limits.max_cost_usd", message: unpriced }] });
 	const revision = await definitionRevision(agent);
 	// The scheduler's last tick dates the definition in the ticks' own time (see firstSight).
 	const hb = await readHeartbeat(env.DB);
@@ -294,15 +214,18 @@ export const agentDefinitionsApi = createApi()
 			method: "post",
 			path: "/",
 			summary: "Define an agent through the API (same schema as a fleet.yaml agent)",
-			request: { body: AgentBody },
+			request: { body: AgentBody, query: DryRunQuery },
 			responses: {
 				201: { description: "Created", content: { "application/json": { schema: AgentDetail } } },
+				200: { description: "With dry_run=true: what the create would do, nothing stored", content: { "application/json": { schema: AgentDryRun } } },
 				...conflictResponse,
 			},
 		}, { maxBodyBytes: DEFINITION_BODY_BYTES }),
 		async (c) => {
 			const agent = c.req.valid("json");
 			refuseFileAgent(agent.name);
+			refuseUnpriced(agent);
+			if (c.req.valid("query").dry_run === "true") return c.json(await dryRun(c.env, agent, "create"), 200);
 			// Not refused on the registry's word: the object decides, and a refusal there also brings a
 			// registry left behind by an older release back in line with it.
 			const revision = await store(c.env, agent, "create", c.var.principal.name);
@@ -316,9 +239,9 @@ export const agentDefinitionsApi = createApi()
 			method: "put",
 			path: "/{agent}",
 			summary: "Replace an API-defined agent's definition",
-			request: { params: AgentPath, body: AgentBody, headers: IfMatchHeader },
+			request: { params: AgentPath, body: AgentBody, headers: IfMatchHeader, query: DryRunQuery },
 			responses: {
-				200: { description: "Updated", content: { "application/json": { schema: AgentDetail } } },
+				200: { description: "Updated (AgentDetail); with dry_run=true, what the change would do, nothing stored (AgentDryRun)", content: { "application/json": { schema: z.union([AgentDetail, AgentDryRun]) } } },
 				...notFoundResponse,
 				...conflictResponse,
 				412: errorResponse("If-Match named a revision that is no longer the agent's: someone changed it since it was read; nothing was changed (code precondition_failed)"),
@@ -329,6 +252,8 @@ export const agentDefinitionsApi = createApi()
 			refuseFileAgent(name);
 			const agent = checkName(c.req.valid("json"), name);
 			const ifRevision = revisionOf(c.req.valid("header")["if-match"]);
+			refuseUnpriced(agent);
+			if (c.req.valid("query").dry_run === "true") return c.json(await dryRun(c.env, agent, "replace", ifRevision), 200);
 			// A name the registry never had is refused here, without waking (and so storing) an object for
 			// it; for any other, live or deleted in the registry, the object decides (see POST).
 			if (!(await getRegisteredAgent(c.env.DB, name))) throw new NotFoundError(`no agent named ${name}; POST /v1/agents creates one`);

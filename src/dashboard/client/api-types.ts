@@ -39,6 +39,9 @@ export type AgentView = {
 };
 
 /** GET /v1/me: the caller (src/api/me.ts, Me). */
+/** POST/PUT /v1/agents?dry_run=true: what the write would do (src/api/agents/dry-run.ts, AgentDryRun). */
+export type DryRun = { name: string; action: "create" | "update" | "unchanged"; definition_revision: string; previous_revision: string | null; schedules: AgentView["schedules"]; warnings: string[] };
+
 export type Me = { name: string; role: "read" | "operate" | "admin" };
 
 /** POST /v1/agents/:agent/pause and /resume (src/api/agents/actions.ts, AgentStatus). */

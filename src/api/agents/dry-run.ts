@@ -1,0 +1,54 @@
+import { z } from "@hono/zod-openapi";
+import { definitionRevision, revisionChanged } from "../../config/fleet.ts";
+import { readinessWarnings } from "../../config/readiness.ts";
+import { AgentSchema, type AgentDefinition } from "../../config/schema.ts";
+import { ConflictError, NotFoundError, PreconditionFailedError } from "../../errors.ts";
+import { getRegisteredAgent } from "../../store/agent-registry.ts";
+import { ScheduleView, scheduleViews } from "./views.ts";
+
+export const DryRunQuery = z.strictObject({
+	dry_run: z
+		.enum(["true", "false"])
+		.optional()
+		.openapi({ description: "true: the definition is checked as the write would check it and answered as AgentDryRun (200), nothing stored" }),
+});
+
+export const AgentDryRun = z
+	.object({
+		dry_run: z.literal(true),
+		name: z.string(),
+		action: z.enum(["create", "update", "unchanged"]).openapi({ description: "What the write would do: unchanged when the definition is the agent's already" }),
+		definition: AgentSchema.openapi({ description: "As it would be stored, defaults filled in" }),
+		definition_revision: z.string().openapi({ description: "The revision it would have" }),
+		previous_revision: z.string().nullable().openapi({ description: "The agent's revision now; null for a create" }),
+		schedules: z.array(ScheduleView).openapi({ description: "Its schedules with the next run each would have" }),
+		warnings: z.array(z.string()).openapi({ description: "What would fail though it runs (a secret it names not set), as the agent's own warnings say" }),
+	})
+	.openapi("AgentDryRun");
+
+/** The answer's shape, for the CLI (a type-only import). */
+export type AgentDryRunT = z.infer<typeof AgentDryRun>;
+
+/**
+ * A write checked, not made: refused as it would be (a create of a live agent, a replace of none,
+ * an If-Match of another revision), on the D1 registry's word, which the agent's own object decides
+ * the real write on (the two differ only while a write's sync is under way).
+ */
+export async function dryRun(env: Env, agent: AgentDefinition, expect: "create" | "replace", ifRevision?: string): Promise<AgentDryRunT> {
+	const registered = await getRegisteredAgent(env.DB, agent.name);
+	const current = registered?.definition && registered.deletedAt === null ? registered.definitionRevision : null;
+	if (expect === "create" && current !== null) throw new ConflictError(`agent ${agent.name} already exists; PUT /v1/agents/${agent.name} changes it`);
+	if (expect === "replace" && current === null) throw new NotFoundError(`no agent named ${agent.name}; POST /v1/agents creates one`);
+	if (ifRevision !== undefined && ifRevision !== current) throw new PreconditionFailedError(revisionChanged(agent.name, ifRevision, current));
+	const revision = await definitionRevision(agent);
+	return {
+		dry_run: true,
+		name: agent.name,
+		action: current === null ? "create" : current === revision ? "unchanged" : "update",
+		definition: agent,
+		definition_revision: revision,
+		previous_revision: current,
+		schedules: scheduleViews(agent, new Date()),
+		warnings: readinessWarnings(agent, env as unknown as Record<string, unknown>),
+	};
+}
