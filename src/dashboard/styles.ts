@@ -237,6 +237,8 @@ body[data-role="operate"] [data-lacks="operate"], body[data-role="admin"] [data-
 .definition-edit .hint { margin: .3rem 0 0; color: var(--muted); font-size: .86em; }
 .definition-edit .message { margin: .6rem 0 0; padding: .5rem .75rem; border-radius: 6px; overflow-wrap: anywhere; white-space: pre-wrap; border: 1px solid var(--bad-line); background: var(--bad-bg); color: var(--bad-ink); }
 .definition-edit .message p { margin: 0; }
+.definition-edit .message.checked { border-color: var(--line); background: var(--code-bg); color: inherit; }
+.definition-edit .message .warning { color: var(--warn-ink); }
 .definition-edit button.link { background: none; border: 0; padding: 0; color: inherit; font: inherit; font-weight: 600; text-decoration: underline; cursor: pointer; }
 .definition-edit .message ul { margin: .4rem 0 .4rem 1.1rem; padding: 0; }
 .definition-edit .buttons { margin-top: .6rem; }

@@ -3563,7 +3563,17 @@ describe("the dashboard", () => {
 		const alert = page.locator("#new-agent [role=alert]");
 		await alert.waitFor(LIVE);
 		expect(await alert.locator("li").allTextContents()).toEqual([expect.stringMatching(/^Line 1, column 7: name: /)]);
-		await field.fill(`name: ${agent}\nprompt: Watch db-9.\n`);
+		// Check asks what the create would do, storing nothing: its revision, each schedule's next run, its warnings.
+		await field.fill(`name: ${agent}\nprompt: Watch db-9.\nwebhook: { secret: DASH_NEW_SECRET }\nschedules:\n  nightly: { cron: "0 3 * * *", timezone: UTC }\n`);
+		await page.getByRole("button", { name: "Check", exact: true }).click();
+		const checked = page.locator("#new-agent [role=status]");
+		await checked.waitFor(LIVE);
+		expect(await checked.locator("p").textContent()).toMatch(new RegExp(`^Would create ${agent} \\(revision [0-9a-f]{16}\\)\\.$`));
+		expect(await checked.locator("li").allTextContents()).toEqual([
+			expect.stringMatching(/^nightly 0 3 \* \* \* UTC · next .*03:00:00 UTC/),
+			`Warning: secret DASH_NEW_SECRET (webhook trigger) is not set: POST /v1/hooks/${agent} answers 503`,
+		]);
+		expect(await status()).toBe(404);
 		await field.press("Control+Enter");
 		await page.waitForURL(`${url}/agents/${agent}/runs`, LIVE);
 		await page.locator("#notice", { hasText: `Created ${agent} (revision ` }).waitFor(LIVE);

@@ -80,15 +80,23 @@ function definitionEditor(o) {
 	const message = h("div", { class: "message error", role: "alert", hidden: true });
 	const save = /** @type {HTMLButtonElement} */ (h("button", { type: "submit", class: "primary small", text: read ? "Save" : "Create" }));
 	const cancel = /** @type {HTMLButtonElement} */ (h("button", { type: "button", class: "small", text: "Cancel" }));
+	const check = /** @type {HTMLButtonElement} */ (h("button", { type: "button", class: "small", text: "Check" }));
+	const checked = h("div", { class: "message checked", role: "status", hidden: true });
 	const form = /** @type {HTMLFormElement} */ (h("form", { class: "definition-edit", "aria-label": read && agent ? "Edit " + agent + "'s definition" : "Define a new agent" },
 		h("label", { for: field.id, text: read ? "Definition (YAML)" : "New agent (YAML)" }), field,
 		read
 			? h("p", { id: "definition-hint", class: "hint" }, "Saved as a change to revision ", h("span", { class: "mono", text: read.revision }), ": if the agent is changed meanwhile, the save is refused rather than overwrite that change. ", keys, " saves.")
 			: h("p", { id: "definition-hint", class: "hint" }, "A fleet.yaml agent: its name, a prompt, and the schedules it runs on (cron, with a timezone, or an interval). ", keys, " creates it."),
 		message,
-		h("div", { class: "buttons" }, save, cancel)));
+		checked,
+		h("div", { class: "buttons" }, save, check, cancel)));
+	/** The save's request: a PUT on the revision read, or a POST; `dry` asks what it would do. @param {boolean} dry */
+	const send = (dry) => read && agent
+		? request("/v1/agents/" + enc(agent) + (dry ? "?dry_run=true" : ""), { method: "PUT", body: field.value, type: "application/yaml", headers: { "if-match": read.etag } })
+		: request("/v1/agents" + (dry ? "?dry_run=true" : ""), { method: "POST", body: field.value, type: "application/yaml" });
 	/** @param {ApiError} err */
 	const refused = (err) => {
+		checked.hidden = true;
 		const issues = (err.issues || []).filter((i) => typeof i.line === "number");
 		const said = err.status === 412 ? err.message + ". Your text is kept here."
 			: issues.length ? "Not saved: " + (issues.length === 1 ? "a problem" : issues.length + " problems") + " in it, each at its place:"
@@ -117,6 +125,30 @@ function definitionEditor(o) {
 		e.preventDefault();
 		form.requestSubmit();
 	});
+	// What the save would do, asked of the API with nothing stored: its revision, each schedule's next run, its warnings.
+	check.addEventListener("click", () => act(check, async () => {
+		message.hidden = checked.hidden = true;
+		/** @type {DryRun} */
+		let plan;
+		try {
+			plan = await (await send(true)).json();
+		} catch (err) {
+			if (!(err instanceof ApiError) || failMessage(err) === null) throw err;
+			refused(err);
+			return false;
+		}
+		const what = plan.action === "create" ? "Would create " + plan.name + " (revision " + plan.definition_revision + ")"
+			: plan.action === "unchanged" ? "Nothing would change (revision " + plan.definition_revision + ")"
+			: "Would save it as revision " + plan.definition_revision;
+		checked.replaceChildren(
+			h("p", { text: printable(what) + "." }),
+			h("ul", null,
+				plan.schedules.map((sc) => h("li", null, h("strong", { text: printable(sc.name) }), " ", h("span", { class: "mono", text: printable(sc.expression + (sc.timezone ? " " + sc.timezone : "")) }), " · ",
+					sc.next_run ? ["next ", slotTime(sc.next_run)] : h("span", { text: sc.enabled ? "no next run" : "disabled" }))),
+				plan.schedules.length ? null : h("li", { text: "No schedules: it runs when triggered." }),
+				plan.warnings.map((w) => h("li", { class: "warning", text: "Warning: " + printable(w) }))));
+		checked.hidden = false;
+	}));
 	cancel.addEventListener("click", () => act(cancel, async () => {
 		const title = read && agent ? "Discard your changes to " + printable(agent) + "'s definition" : "Discard the new agent";
 		if (field.value !== start && !(await ask({ title, text: read ? "The agent keeps its definition as it is." : "Nothing is created.", submit: "Discard", danger: true, run: async () => true }))) return false;
@@ -124,16 +156,13 @@ function definitionEditor(o) {
 	}));
 	form.addEventListener("submit", (e) => {
 		e.preventDefault();
-		message.hidden = true;
+		message.hidden = checked.hidden = true;
 		field.readOnly = true;
 		act(save, async () => {
 			/** @type {AgentView & { definition_revision: string }} */
 			let answer;
 			try {
-				const res = read && agent
-					? await request("/v1/agents/" + enc(agent), { method: "PUT", body: field.value, type: "application/yaml", headers: { "if-match": read.etag } })
-					: await request("/v1/agents", { method: "POST", body: field.value, type: "application/yaml" });
-				answer = await res.json();
+				answer = await (await send(false)).json();
 			} catch (err) {
 				field.readOnly = false;
 				if (!(err instanceof ApiError) || failMessage(err) === null) throw err;

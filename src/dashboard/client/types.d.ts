@@ -6,6 +6,7 @@ type AgentNamePage = import("./api-types.ts").AgentNamePage;
 type AgentPage = import("./api-types.ts").AgentPage;
 type AgentStatus = import("./api-types.ts").AgentStatus;
 type AgentView = import("./api-types.ts").AgentView;
+type DryRun = import("./api-types.ts").DryRun;
 type CurrentSession = import("./api-types.ts").CurrentSession;
 type JobManifest = import("./api-types.ts").JobManifest;
 type Incident = import("./api-types.ts").Incident;
