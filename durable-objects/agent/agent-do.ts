@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import { definitionRevision, revisionChanged } from "../../src/config/fleet.ts";
+import { alreadyDefined, definitionRevision, notDefined, revisionChanged } from "../../src/config/fleet.ts";
 import { readinessProblems } from "../../src/config/readiness.ts";
 import type { AgentDefinition } from "../../src/config/schema.ts";
 import type { DeliveryOutcome, JobRecord, ToolCallTally } from "../../src/jobs/model.ts";
@@ -356,8 +356,8 @@ export class AgentDO extends DurableObject<Env> {
 	): Promise<{ revision: string } | Refusal> {
 		this.revive();
 		const live = definedAgent(this.sql)?.live ?? false;
-		if (expect === "create" && live) return this.refuseWrite(409, `agent ${name} already exists; PUT /v1/agents/${name} changes it`);
-		if (expect === "replace" && !live) return this.refuseWrite(404, `no agent named ${name}; POST /v1/agents creates one`);
+		if (expect === "create" && live) return this.refuseWrite(409, alreadyDefined(name));
+		if (expect === "replace" && !live) return this.refuseWrite(404, notDefined(name));
 		let before: AgentState | null = null;
 		try {
 			before = readState(this.sql);

@@ -1,7 +1,7 @@
 import type { z } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import { isMap, isNode, isScalar, type Document, type LineCounter } from "yaml";
-import { parseYaml12 } from "../config/yaml.ts";
+import { parseYaml12, unreadable } from "../config/yaml.ts";
 import { BadRequestError, UnsupportedMediaTypeError } from "../errors.ts";
 import { issuesOf, type Issue } from "../shared/zod-issues.ts";
 import type { AppEnv } from "./context.ts";
@@ -12,7 +12,7 @@ const JSON_TYPE = /^application\/([\w.-]+\+)?json$/i;
 
 const essence = (contentType: string) => contentType.split(";")[0]!.trim().toLowerCase();
 
-export const isYamlType = (contentType: string | undefined) => contentType !== undefined && YAML_TYPES.has(essence(contentType));
+const isYamlType = (contentType: string | undefined) => contentType !== undefined && YAML_TYPES.has(essence(contentType));
 
 /** Where in the YAML text the value at a schema path was written (its key, for an issue of the key): its deepest part the text has. */
 function positionOf(doc: Document.Parsed, lineCounter: LineCounter, path: readonly PropertyKey[], isKey: boolean): { line: number; column: number } | undefined {
@@ -43,12 +43,9 @@ export function yamlBody(schema: z.ZodType): MiddlewareHandler<AppEnv> {
 		if (type === undefined ? text !== "" : !JSON_TYPE.test(essence(type)) && !isYamlType(type)) throw UnsupportedMediaTypeError.jsonOrYamlRequired(type);
 		if (!isYamlType(type)) return next();
 		const { doc, problems, lineCounter } = parseYaml12(text, { uniqueKeys: true });
-		const syntax = [
-			...doc.errors.map((e) => ({ at: e.linePos?.[0], message: (e.message.split("\n")[0] ?? "").replace(/ at line \d+, column \d+:?$/, "") })),
-			...problems.map((p) => ({ at: p, message: p.message })),
-		];
-		if (syntax.length > 0) {
-			const issues = syntax.map(({ at, message }) => ({ path: "body", message, ...(at ? { line: at.line, column: at.col } : {}) }));
+		const faults = unreadable(doc, problems);
+		if (faults.length > 0) {
+			const issues = faults.map(({ line, col, message }) => ({ path: "body", message, ...(line !== undefined ? { line, column: col } : {}) }));
 			throw new BadRequestError(`invalid body: not valid YAML: ${lines(issues)}`, { issues });
 		}
 		let value: unknown;

@@ -4,7 +4,7 @@ import { decodeUtf8, notUtf8, saveAsUtf8 } from "../shared/well-formed.ts";
 import { issuesOf, type Issue } from "../shared/zod-issues.ts";
 import { DEPRECATED_MODELS } from "./models.ts";
 import { AgentSchema, FleetSchema, type AgentDefinition, type Fleet } from "./schema.ts";
-import { parseYaml12 } from "./yaml.ts";
+import { parseYaml12, unreadable } from "./yaml.ts";
 
 export { durationSeconds, intervalMinutes } from "./schema.ts";
 
@@ -14,18 +14,8 @@ export { durationSeconds, intervalMinutes } from "./schema.ts";
  */
 export function parseFleet(text: string, source = "fleet.yaml"): Fleet {
 	const { doc, problems } = parseYaml12(text);
-	if (doc.errors.length > 0) {
-		throw invalid(
-			source,
-			doc.errors.map((e) => {
-				const at = e.linePos?.[0];
-				// The position moves into the path; the rest of a pretty message is a code frame.
-				const message = (e.message.split("\n")[0] ?? "").replace(/ at line \d+, column \d+:?$/, "");
-				return { path: at ? `line ${at.line}:${at.col}` : "(yaml)", message };
-			}),
-		);
-	}
-	if (problems.length > 0) throw invalid(source, problems.map((p) => ({ path: `line ${p.line}:${p.col}`, message: p.message })));
+	const faults = unreadable(doc, problems);
+	if (faults.length > 0) throw invalid(source, faults.map((f) => ({ path: f.line !== undefined ? `line ${f.line}:${f.col}` : "(yaml)", message: f.message })));
 	let data: unknown;
 	try {
 		data = doc.toJS();
@@ -62,6 +52,11 @@ export function parseAgent(input: unknown): AgentDefinition {
 export async function definitionRevision(agent: AgentDefinition): Promise<string> {
 	return (await sha256Hex(canonicalJson(agent))).slice(0, 16);
 }
+
+/** Why a create is refused: the name is a live agent's. */
+export const alreadyDefined = (name: string) => `agent ${name} already exists; PUT /v1/agents/${name} changes it`;
+/** Why a replace is refused: no agent has the name. */
+export const notDefined = (name: string) => `no agent named ${name}; POST /v1/agents creates one`;
 
 /** Why a change made on revision `asked` is refused (If-Match): the agent is at `current` now. */
 export function revisionChanged(name: string, asked: string, current: string | null): string {

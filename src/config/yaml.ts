@@ -36,3 +36,15 @@ export function parseYaml12(text: string, options: ParseOptions & DocumentOption
 	});
 	return { doc, problems, lineCounter };
 }
+
+/**
+ * Every reason a parsed file cannot be read, each at its line and column where the parser knew it:
+ * its syntax errors (the first line of the library's message, the position moved out of it: the rest
+ * is a code frame) and what drover refuses (parseYaml12's problems).
+ */
+export function unreadable(doc: Document.Parsed, problems: readonly YamlProblem[]): { line?: number; col?: number; message: string }[] {
+	return [
+		...doc.errors.map((e) => ({ ...e.linePos?.[0], message: (e.message.split("\n")[0] ?? "").replace(/ at line \d+, column \d+:?$/, "") })),
+		...problems,
+	];
+}

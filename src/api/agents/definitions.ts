@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { agentRpc } from "../../../durable-objects/agent/client.ts";
 import { loadFleet } from "../../config/bundled.ts";
-import { definitionRevision } from "../../config/fleet.ts";
+import { definitionRevision, notDefined } from "../../config/fleet.ts";
 import { AgentSchema, MAX_DEFINITION_BYTES, MAX_PROMPT_CHARS, unpricedCostLimit, type AgentDefinition } from "../../config/schema.ts";
 import { BadRequestError, ConflictError, NotFoundError } from "../../errors.ts";
 import { log } from "../../log.ts";
@@ -256,7 +256,7 @@ export const agentDefinitionsApi = createApi()
 			if (c.req.valid("query").dry_run === "true") return c.json(await dryRun(c.env, agent, "replace", ifRevision), 200);
 			// A name the registry never had is refused here, without waking (and so storing) an object for
 			// it; for any other, live or deleted in the registry, the object decides (see POST).
-			if (!(await getRegisteredAgent(c.env.DB, name))) throw new NotFoundError(`no agent named ${name}; POST /v1/agents creates one`);
+			if (!(await getRegisteredAgent(c.env.DB, name))) throw new NotFoundError(notDefined(name));
 			const revision = await store(c.env, agent, "replace", c.var.principal.name, ifRevision);
 			log.info("agent.updated", { agent: name, by: c.var.principal.name, definition_revision: revision });
 			const status = await agentRpc(c.env, name).status(name, "api");

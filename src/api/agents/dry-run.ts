@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { definitionRevision, revisionChanged } from "../../config/fleet.ts";
+import { alreadyDefined, definitionRevision, notDefined, revisionChanged } from "../../config/fleet.ts";
 import { readinessWarnings } from "../../config/readiness.ts";
 import { AgentSchema, type AgentDefinition } from "../../config/schema.ts";
 import { ConflictError, NotFoundError, PreconditionFailedError } from "../../errors.ts";
@@ -37,8 +37,8 @@ export type AgentDryRunT = z.infer<typeof AgentDryRun>;
 export async function dryRun(env: Env, agent: AgentDefinition, expect: "create" | "replace", ifRevision?: string): Promise<AgentDryRunT> {
 	const registered = await getRegisteredAgent(env.DB, agent.name);
 	const current = registered?.definition && registered.deletedAt === null ? registered.definitionRevision : null;
-	if (expect === "create" && current !== null) throw new ConflictError(`agent ${agent.name} already exists; PUT /v1/agents/${agent.name} changes it`);
-	if (expect === "replace" && current === null) throw new NotFoundError(`no agent named ${agent.name}; POST /v1/agents creates one`);
+	if (expect === "create" && current !== null) throw new ConflictError(alreadyDefined(agent.name));
+	if (expect === "replace" && current === null) throw new NotFoundError(notDefined(agent.name));
 	if (ifRevision !== undefined && ifRevision !== current) throw new PreconditionFailedError(revisionChanged(agent.name, ifRevision, current));
 	const revision = await definitionRevision(agent);
 	return {
