@@ -36,7 +36,7 @@ import { appendLines, type OutputLine } from "./runner/output.ts";
 import { JobIdPool } from "./job-ids.ts";
 import { cancelJob, type JobControl, withCancelRequest } from "./cancel.ts";
 import { decideApproval } from "./decision.ts";
-import { deleteNote, readNotepad, setNote, type Notepad } from "./notepad.ts";
+import { deleteNote, readNotepad, setNote, type NoteCondition, type Notepad } from "./notepad.ts";
 
 /** How soon the alarm tries again to forget a deleted agent after D1 refused to delete its row. */
 const FORGET_RETRY_MS = 3600_000;
@@ -579,19 +579,20 @@ export class AgentDO extends DurableObject<Env> {
 	}
 
 	/** The notepad comes back wrapped: bare, a key named "refused" would pass for a refusal. */
-	async setNote(name: string, source: AgentSource, key: string, value: string): Promise<{ notepad: Notepad } | Refusal> {
+	async setNote(name: string, source: AgentSource, key: string, value: string, condition?: NoteCondition): Promise<{ notepad: Notepad } | Refusal> {
 		this.revive();
 		this.ensureState(name, source);
-		const refused = setNote(this.sql, key, value, Date.now());
+		const refused = setNote(this.sql, key, value, Date.now(), condition);
 		if (refused) return refused;
 		log.info("notepad.set", { agent: name, key });
 		return { notepad: readNotepad(this.sql) };
 	}
 
-	async deleteNote(name: string, source: AgentSource, key: string | null): Promise<{ deleted: number }> {
+	async deleteNote(name: string, source: AgentSource, key: string | null, condition?: NoteCondition): Promise<{ deleted: number } | Refusal> {
 		this.revive();
 		this.ensureState(name, source);
-		const deleted = deleteNote(this.sql, key);
+		const deleted = deleteNote(this.sql, key, condition);
+		if (typeof deleted !== "number") return deleted;
 		log.info("notepad.deleted", { agent: name, key, deleted });
 		return { deleted };
 	}

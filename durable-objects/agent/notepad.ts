@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { refuse, type Refusal } from "../../src/shared/refusal.ts";
 import { utf8Length } from "../../src/shared/clip.ts";
 
@@ -43,6 +44,33 @@ export function findNote(notepad: Notepad, key: string): { key: string; value: s
 	const exact = notepad.get(nfc);
 	if (exact !== undefined) return { key: nfc, value: exact };
 	for (const [stored, value] of notepad) if (notepadKey(stored) === nfc) return { key: stored, value };
+	return null;
+}
+
+/**
+ * A value's version, as a key's ETag gives it and a write's If-Match names it: its SHA-256 in
+ * base64url (43 characters), so the dashboard can name the version of a value it shows without
+ * asking for it again. Hashed synchronously (node:crypto, not crypto.subtle) so that the object
+ * compares and writes in one turn: no other write can come between.
+ */
+export function noteTag(value: string): string {
+	return createHash("sha256").update(value, "utf8").digest("base64url");
+}
+
+/** What a write is conditioned on: the version it was made on (If-Match: a tag, or "*" for any), or that the key is not set (If-None-Match: *). */
+export interface NoteCondition {
+	ifMatch?: string;
+	ifNoneMatch?: "*";
+}
+
+/** Why a write's condition fails on the value stored under its key (null: none is), or null when it holds. */
+function conditionFails(key: string, current: string | null, condition: NoteCondition | undefined): Refusal | null {
+	const named = JSON.stringify(key);
+	if (condition?.ifNoneMatch === "*" && current !== null) return refuse(412, `notepad key ${named} is already set (If-None-Match: *); read it and write on its version, or leave the condition out to replace it`);
+	const ifMatch = condition?.ifMatch;
+	if (ifMatch === undefined) return null;
+	if (current === null) return refuse(412, `notepad key ${named} is not set (If-Match names a version of it); nothing was changed`);
+	if (ifMatch !== "*" && noteTag(current) !== ifMatch) return refuse(412, `notepad key ${named} was changed since it was read: it is at version "${noteTag(current)}", not "${ifMatch}"; nothing was changed`);
 	return null;
 }
 
@@ -99,13 +127,16 @@ export function notepadJson(notepad: Notepad): Record<string, string> {
  * The key's other spellings stored before keys were normalized are replaced with it: they print as
  * the same key, and the write is to that key.
  */
-export function setNote(sql: SqlStorage, given: string, value: string, now: number): Refusal | null {
+export function setNote(sql: SqlStorage, given: string, value: string, now: number, condition?: NoteCondition): Refusal | null {
 	const key = notepadKey(given);
 	const problem = keyProblem(key);
 	if (problem !== null) return refuse(400, problem, [{ path: "key", message: problem }]);
 	if (utf8Length(value) > NOTEPAD_VALUE_BYTES) return refuse(413, `a notepad value is at most ${NOTEPAD_VALUE_BYTES / 1024} KiB; this one is ${utf8Length(value)} bytes`);
 	const notes = storedNotes(sql);
 	const replaced = storedSpellings(notes.map((r) => r.key), key);
+	const current = replaced.length > 0 ? notes.find((r) => r.key === replaced[0])!.value : null;
+	const failed = conditionFails(key, current, condition);
+	if (failed) return failed;
 	const others = notes
 		.filter((r) => !replaced.includes(r.key))
 		.reduce((n, r) => n + utf8Length(r.key) + utf8Length(r.value), 0);
@@ -118,10 +149,18 @@ export function setNote(sql: SqlStorage, given: string, value: string, now: numb
 	return null;
 }
 
-/** Deletes a key, in every Unicode spelling it is stored under, or (null) the whole notepad; the rows deleted. */
-export function deleteNote(sql: SqlStorage, key: string | null): number {
+/**
+ * Deletes a key, in every Unicode spelling it is stored under, or (null) the whole notepad; the rows
+ * deleted (0: no such key, and then no condition is checked: the answer is a 404, not a 412).
+ */
+export function deleteNote(sql: SqlStorage, key: string | null, condition?: NoteCondition): number | Refusal {
 	if (key === null) return sql.exec("DELETE FROM notepad").rowsWritten;
+	const notes = storedNotes(sql);
+	const spellings = storedSpellings(notes.map((r) => r.key), key);
+	if (spellings.length === 0) return 0;
+	const failed = conditionFails(notepadKey(key), notes.find((r) => r.key === spellings[0])!.value, condition);
+	if (failed) return failed;
 	let deleted = 0;
-	for (const stored of storedSpellings(storedNotes(sql).map((r) => r.key), key)) deleted += sql.exec("DELETE FROM notepad WHERE key = ?", stored).rowsWritten;
+	for (const stored of spellings) deleted += sql.exec("DELETE FROM notepad WHERE key = ?", stored).rowsWritten;
 	return deleted;
 }

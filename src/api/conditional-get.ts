@@ -1,6 +1,7 @@
 import { createMiddleware } from "hono/factory";
 import { toBase64Url } from "../shared/hash.ts";
 import type { AppEnv } from "./context.ts";
+import { weakMatch } from "./preconditions.ts";
 
 /**
  * Revalidation for the API's JSON answers: each GET's JSON carries an ETag (a digest of its bytes),
@@ -16,12 +17,11 @@ export const conditionalGet = createMiddleware<AppEnv>(async (c, next) => {
 	await next();
 	if ((c.req.method !== "GET" && c.req.method !== "HEAD") || c.res.status !== 200) return;
 	if (!c.res.headers.get("content-type")?.startsWith("application/json")) return;
-	const body = await c.res.clone().arrayBuffer();
-	const digest = new Uint8Array(await crypto.subtle.digest("SHA-1", body));
-	const etag = `"${toBase64Url(String.fromCharCode(...digest))}"`;
+	// A route whose answer has a version of its own (a notepad value's, which a write's If-Match names) keeps its ETag.
+	const etag = c.res.headers.get("etag") ?? (await digestTag(c.res));
 	// An answer a token can read must not be kept by a shared cache; a browser keeping it must ask again.
 	const headers = { ETag: etag, "Cache-Control": "private, no-cache" };
-	if (matches(c.req.header("if-none-match"), etag)) {
+	if (weakMatch(c.req.header("if-none-match"), etag)) {
 		const notModified = new Response(null, { status: 304, headers });
 		const vary = c.res.headers.get("vary");
 		if (vary) notModified.headers.set("Vary", vary);
@@ -34,9 +34,7 @@ export const conditionalGet = createMiddleware<AppEnv>(async (c, next) => {
 	for (const [name, value] of Object.entries(headers)) c.res.headers.set(name, value);
 });
 
-/** RFC 9110's weak comparison, which If-None-Match uses: a W/ prefix is ignored on either side. */
-function matches(ifNoneMatch: string | undefined, etag: string): boolean {
-	if (!ifNoneMatch) return false;
-	if (ifNoneMatch.trim() === "*") return true;
-	return ifNoneMatch.split(",").some((tag) => tag.trim().replace(/^W\//, "") === etag);
+async function digestTag(res: Response): Promise<string> {
+	const digest = new Uint8Array(await crypto.subtle.digest("SHA-1", await res.clone().arrayBuffer()));
+	return `"${toBase64Url(String.fromCharCode(...digest))}"`;
 }

@@ -9,6 +9,7 @@ import { getRegisteredAgent, listRegisteredAgentNames, listRegisteredAgents } fr
 import { readHeartbeat } from "../../store/heartbeat.ts";
 import { createApi, withRole } from "../factory.ts";
 import { AgentNameParam, pageLimit } from "../params.ts";
+import { oneTag, weakMatch } from "../preconditions.ts";
 import { unwrap } from "../refusals.ts";
 import { requireAgent } from "../resolve-agent.ts";
 import { yamlText } from "../../shared/yaml-text.ts";
@@ -92,22 +93,10 @@ const IfMatchHeader = z.object({
 		.openapi({ description: 'The definition_revision the change was made on, quoted as GET /v1/agents/{agent}/definition\'s ETag gives it ("3f2a…"): a 412, changing nothing, when the agent is no longer at it. Without it, the last write wins' }),
 });
 
-/** A conditional header's entity tags (RFC 9110 §13.1.1), or "*". */
-function tagsOf(header: string | undefined): string[] {
-	if (header === undefined) return [];
-	return header.split(",").map((t) => t.trim()).filter((t) => t !== "");
-}
-
 /** The one revision If-Match names, or none to check ("*": any current definition, which PUT needs anyway). */
 function revisionOf(header: string | undefined): string | undefined {
-	const tags = tagsOf(header);
-	if (header === undefined || (tags.length === 1 && tags[0] === "*")) return undefined;
-	const match = tags.length === 1 ? /^"([0-9a-f]{1,64})"$/.exec(tags[0]!) : null;
-	if (!match) {
-		const message = `must be one definition_revision in quotes, as the definition's ETag gives it ("3f2a…"), or *; not ${JSON.stringify(header.slice(0, 80))}`;
-		throw new BadRequestError(`invalid header: If-Match ${message}`, { issues: [{ path: "If-Match", message }] });
-	}
-	return match[1];
+	const tag = oneTag(header, "If-Match", /^[0-9a-f]{1,64}$/, 'one definition_revision in quotes, as the definition\'s ETag gives it ("3f2a…"), or *');
+	return tag === "*" ? undefined : tag;
 }
 
 const AgentBody = {
@@ -205,7 +194,7 @@ export const agentDefinitionsApi = createApi()
 			const agent = await requireAgent(c.env, c.req.valid("param").agent);
 			const etag = `"${await definitionRevision(agent.definition)}"`;
 			const headers = { ETag: etag, "Cache-Control": "private, no-cache", "X-Drover-Source": agent.source };
-			if (tagsOf(c.req.valid("header")["if-none-match"]).some((t) => t === "*" || t.replace(/^W\//, "") === etag)) return c.body(null, 304, headers);
+			if (weakMatch(c.req.valid("header")["if-none-match"], etag)) return c.body(null, 304, headers);
 			return c.body(yamlText(agent.definition), 200, { ...headers, "Content-Type": "application/yaml; charset=utf-8" });
 		},
 	)

@@ -1,11 +1,12 @@
 import { z } from "@hono/zod-openapi";
 import { agentRpc } from "../../../durable-objects/agent/client.ts";
-import { findNote, keyLengthProblem, keyProblem, NOTEPAD_KEY_CHARS, notepadJson, notepadKey } from "../../../durable-objects/agent/notepad.ts";
+import { findNote, keyLengthProblem, keyProblem, NOTEPAD_KEY_CHARS, notepadJson, notepadKey, noteTag, type NoteCondition } from "../../../durable-objects/agent/notepad.ts";
 import { scanPrompt } from "../../agent/injection.ts";
 import { BadRequestError, NotFoundError } from "../../errors.ts";
 import { redact } from "../../security/redact.ts";
 import { createApi, withRole } from "../factory.ts";
 import { AgentNameParam } from "../params.ts";
+import { oneTag } from "../preconditions.ts";
 import { unwrap } from "../refusals.ts";
 import { requireAgent } from "../resolve-agent.ts";
 import { bodySize, errorResponse, MAX_BODY_BYTES, notFoundResponse } from "../schemas.ts";
@@ -46,6 +47,27 @@ const WriteKeyPath = AgentPath.extend({
 	}),
 });
 const Notepad = z.record(z.string(), z.string()).openapi("Notepad");
+
+const TAG = /^[A-Za-z0-9_-]{43}$/;
+const VERSION = 'one version in quotes, as the key\'s ETag gives it (its value\'s SHA-256 in base64url, "Xy3…", 43 characters), or *';
+const IfMatch = z
+	.string()
+	.optional()
+	.openapi({ description: 'The version of the value the write was made on, as GET /v1/agents/{agent}/notepad/{key}\'s ETag gives it (the value\'s SHA-256 in base64url, quoted), or * (any value): a 412, changing nothing, when the key holds another value or none. Without it, the last write wins' });
+const WriteConditions = z.object({
+	"if-match": IfMatch,
+	"if-none-match": z.string().optional().openapi({ description: "* only: write the key only if it is not set (a 412, changing nothing, if it is)" }),
+});
+
+/** A write's condition, from its If-Match and If-None-Match (a 400 for a header the write cannot be made on). */
+function conditionOf(headers: { "if-match"?: string; "if-none-match"?: string }): NoteCondition {
+	const ifMatch = oneTag(headers["if-match"], "If-Match", TAG, VERSION);
+	const ifNoneMatch = oneTag(headers["if-none-match"], "If-None-Match", /(?!)/, "*: a write made only if the key is not set");
+	return { ...(ifMatch !== undefined ? { ifMatch } : {}), ...(ifNoneMatch !== undefined ? { ifNoneMatch: "*" as const } : {}) };
+}
+
+const etagOf = (value: string) => `"${noteTag(value)}"`;
+const preconditionFailed = { 412: errorResponse("The condition failed: the key holds another value than If-Match's version (or none), or is set when If-None-Match: * said it must not be; nothing was changed (code precondition_failed)") };
 const tooLarge = { 413: errorResponse(`The value or the notepad would exceed its limit, or the body is over ${bodySize(MAX_BODY_BYTES)}; nothing changed`) };
 
 /**
@@ -72,14 +94,17 @@ export const notepadApi = createApi()
 			path: "/{agent}/notepad/{key}",
 			summary: "One notepad value",
 			request: { params: KeyPath },
-			responses: { 200: { description: "The value", content: { "application/json": { schema: z.object({ key: z.string(), value: z.string() }) } } }, ...notFoundResponse },
+			responses: {
+				200: { description: "The value; ETag: its version, for a write's If-Match (If-None-Match with it: 304 while the value is unchanged)", content: { "application/json": { schema: z.object({ key: z.string(), value: z.string() }) } } },
+				...notFoundResponse,
+			},
 		}),
 		async (c) => {
 			const { agent: name, key } = c.req.valid("param");
 			const agent = await requireAgent(c.env, name);
 			const note = findNote(await agentRpc(c.env, agent.name).notepad(agent.name, agent.source), key);
 			if (note === null) throw new NotFoundError(`no notepad key ${JSON.stringify(notepadKey(key))} for agent ${name}`);
-			return c.json(note, 200);
+			return c.json(note, 200, { ETag: etagOf(note.value) });
 		},
 	)
 	.openapi(
@@ -87,19 +112,25 @@ export const notepadApi = createApi()
 			method: "put",
 			path: "/{agent}/notepad/{key}",
 			summary: "Set a notepad value (16 KiB a value, 64 KiB in all)",
-			request: { params: WriteKeyPath, body: { content: { "application/json": { schema: z.strictObject({ value: z.string() }) } }, required: true } },
-			responses: { 200: { description: "The notepad after the write", content: { "application/json": { schema: Notepad } } }, ...notFoundResponse, ...tooLarge },
+			request: { params: WriteKeyPath, headers: WriteConditions, body: { content: { "application/json": { schema: z.strictObject({ value: z.string() }) } }, required: true } },
+			responses: {
+				200: { description: "The notepad after the write; ETag: the version of the value as stored (redacted, invisible characters stripped), for the next write's If-Match", content: { "application/json": { schema: Notepad } } },
+				...notFoundResponse,
+				...preconditionFailed,
+				...tooLarge,
+			},
 		}),
 		async (c) => {
 			const { agent: name, key } = c.req.valid("param");
+			const condition = conditionOf(c.req.valid("header"));
 			const agent = await requireAgent(c.env, name);
 			// Every run's prompt carries the notepad: its value is scanned as the data it is (invisible
 			// characters stripped, overrides refused), and stored redacted, as every record is.
 			const scan = scanPrompt(c.req.valid("json").value, "data");
 			if (!scan.ok) throw new BadRequestError(`notepad value refused by the injection scan: ${scan.reason}`, { issues: [{ path: "value", message: scan.reason }] });
 			const value = redact(scan.text);
-			const { notepad } = unwrap(await agentRpc(c.env, agent.name).setNote(agent.name, agent.source, key, value));
-			return c.json(notepadJson(notepad), 200);
+			const { notepad } = unwrap(await agentRpc(c.env, agent.name).setNote(agent.name, agent.source, key, value, condition));
+			return c.json(notepadJson(notepad), 200, { ETag: etagOf(findNote(notepad, key)?.value ?? value) });
 		},
 	)
 	.openapi(
@@ -107,13 +138,14 @@ export const notepadApi = createApi()
 			method: "delete",
 			path: "/{agent}/notepad/{key}",
 			summary: "Delete a notepad value",
-			request: { params: KeyPath },
-			responses: { 200: { description: "Deleted", content: { "application/json": { schema: z.object({ deleted: z.number().int() }) } } }, ...notFoundResponse },
+			request: { params: KeyPath, headers: z.object({ "if-match": IfMatch }) },
+			responses: { 200: { description: "Deleted", content: { "application/json": { schema: z.object({ deleted: z.number().int() }) } } }, ...notFoundResponse, ...preconditionFailed },
 		}),
 		async (c) => {
 			const { agent: name, key } = c.req.valid("param");
+			const condition = conditionOf(c.req.valid("header"));
 			const agent = await requireAgent(c.env, name);
-			const result = await agentRpc(c.env, agent.name).deleteNote(agent.name, agent.source, key);
+			const result = unwrap(await agentRpc(c.env, agent.name).deleteNote(agent.name, agent.source, key, condition));
 			if (result.deleted === 0) throw new NotFoundError(`no notepad key ${JSON.stringify(notepadKey(key))} for agent ${name}`);
 			return c.json(result, 200);
 		},
@@ -128,6 +160,6 @@ export const notepadApi = createApi()
 		}),
 		async (c) => {
 			const agent = await requireAgent(c.env, c.req.valid("param").agent);
-			return c.json(await agentRpc(c.env, agent.name).deleteNote(agent.name, agent.source, null), 200);
+			return c.json(unwrap(await agentRpc(c.env, agent.name).deleteNote(agent.name, agent.source, null)), 200);
 		},
 	);
