@@ -3470,6 +3470,74 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+	it("refuses a notepad write or delete made on a value someone changed since it was shown, draws it as it is now, and writes over it when asked again", async () => {
+		const agent = await createAgent(`dash-notepad-race-${run}`, {});
+		const path = `/v1/agents/${agent}/notepad`;
+		const stored = () => call<Record<string, string>>("GET", path, tokens.read);
+		await call("PUT", `${path}/owner`, tokens.operate, { value: "alice" });
+		const page = await signedIn(`/agents/${agent}/runs`, tokens.operate);
+		await page.locator("#runs-meta").waitFor(LIVE);
+		const body = page.locator("#agent-notepad-body");
+		const alert = body.locator("form [role=alert]");
+		const key = page.getByLabel("Key", { exact: true });
+		const value = page.getByLabel("Value", { exact: true });
+		const save = page.getByRole("button", { name: "Save", exact: true });
+		await page.locator("#agent-notepad summary").click();
+		await body.locator("dd pre", { hasText: "alice" }).waitFor(LIVE);
+
+		// An edit of alice's value, saved after someone else set bob: refused, bob drawn, carol kept in the form.
+		await page.getByRole("button", { name: "Edit owner" }).click();
+		await value.fill("carol");
+		await call("PUT", `${path}/owner`, tokens.operate, { value: "bob" });
+		await save.click();
+		await alert.waitFor(LIVE);
+		expect(await alert.textContent()).toBe("Not saved: someone changed owner since the notepad was shown; it is shown above as it is now. Save again to replace it with yours, or Edit it to start from theirs.");
+		expect(await body.locator("dd pre").allTextContents()).toEqual(["bob"]);
+		expect(await value.inputValue()).toBe("carol");
+		expect(await stored()).toEqual({ owner: "bob" });
+		// Saved again, it is made on bob's value, now seen, and replaces it.
+		await save.click();
+		await page.locator("#notice", { hasText: `Saved owner on ${agent}'s notepad` }).waitFor(LIVE);
+		expect(await stored()).toEqual({ owner: "carol" });
+
+		// A new key someone set meanwhile is not overwritten unseen either.
+		await key.fill("fresh");
+		await value.fill("mine");
+		await call("PUT", `${path}/fresh`, tokens.operate, { value: "theirs" });
+		await save.click();
+		await alert.waitFor(LIVE);
+		expect(await alert.textContent()).toBe("Not saved: someone set fresh since the notepad was shown; it is shown above as it is now. Save again to replace it with yours, or Edit it to start from theirs.");
+		expect(await body.locator("dt").allTextContents()).toEqual(["fresh", "owner"]);
+		expect(await stored()).toEqual({ fresh: "theirs", owner: "carol" });
+
+		// A key deleted meanwhile: said, and saved again it is set.
+		await call("DELETE", `${path}/fresh`, tokens.operate);
+		await page.getByRole("button", { name: "Edit fresh" }).click();
+		await value.fill("back");
+		await save.click();
+		await alert.waitFor(LIVE);
+		expect(await alert.textContent()).toBe("Not saved: someone deleted fresh since the notepad was shown. Save again to set it.");
+		expect(await body.locator("dt").allTextContents()).toEqual(["owner"]);
+		expect(await stored()).toEqual({ owner: "carol" });
+		await save.click();
+		await page.locator("#notice", { hasText: `Saved fresh on ${agent}'s notepad` }).waitFor(LIVE);
+		expect(await stored()).toEqual({ fresh: "back", owner: "carol" });
+
+		// A delete of carol's value after someone set dave: asked again, naming dave, and only then deleted.
+		await call("PUT", `${path}/owner`, tokens.operate, { value: "dave" });
+		await page.getByRole("button", { name: "Delete owner" }).click();
+		const ask = page.getByRole("dialog", { name: `Delete owner from ${agent}'s notepad` });
+		await ask.getByRole("button", { name: "Delete", exact: true }).click();
+		await ask.getByRole("button", { name: "Delete anyway" }).waitFor(LIVE);
+		expect(await ask.locator("[role=alert]").textContent()).toBe("Someone changed owner since the notepad was shown; it now reads: dave — delete it anyway?");
+		expect(await stored()).toEqual({ fresh: "back", owner: "dave" });
+		await ask.getByRole("button", { name: "Delete anyway" }).click();
+		await page.locator("#notice", { hasText: `Deleted owner from ${agent}'s notepad` }).waitFor(LIVE);
+		expect(await stored()).toEqual({ fresh: "back" });
+		expect(await body.locator("dt").allTextContents()).toEqual(["fresh"]);
+		await page.close();
+	});
+
 	it("edits an API agent's definition as YAML for an admin: a refused save said at its line, a change made meanwhile not overwritten", async () => {
 		const agent = await createAgent(`dash-define-${run}`, { prompt: "Watch the disk on db-1.", max_turns: 7 });
 		const stored = async () => (await call<{ definition: { max_turns: number } }>("GET", `/v1/agents/${agent}`, tokens.read)).definition.max_turns;

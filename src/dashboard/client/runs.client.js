@@ -63,13 +63,37 @@ function readWhenOpened(details, body, read) {
 	};
 }
 /**
+ * A notepad value's version, as the API's ETag and If-Match name it: its SHA-256 in base64url,
+ * quoted. Null where the page has no crypto.subtle (served over plain HTTP off localhost): its writes
+ * then go without a condition, the last one winning.
+ * @param {string} value @returns {Promise<string | null>}
+ */
+async function noteVersion(value) {
+	if (!globalThis.crypto || !crypto.subtle) return null;
+	const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(value)));
+	return '"' + btoa(String.fromCharCode(...digest)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "") + '"';
+}
+/**
+ * The condition a write is made on: the value shown for its key, or (none shown) that it is still
+ * unset, so a change someone made since the notepad was drawn is refused (412) rather than lost.
+ * @param {Record<string, string>} shown @param {string} key @returns {Promise<Record<string, string>>}
+ */
+async function noteCondition(shown, key) {
+	if (!Object.hasOwn(shown, key)) return { "if-none-match": "*" };
+	const version = await noteVersion(shown[key]);
+	return version ? { "if-match": version } : {};
+}
+/**
  * An agent's notepad: each key and its value, as its next prompts carry them, and for an operator
  * its writes, as `drover notepad` makes them: a key's Edit fills the form below with it, its Delete
  * is asked first, and the form sets a key. A write's answer (the notepad after it) is drawn in place.
+ * Each write is made on the notepad as shown: one someone changed meanwhile is refused, the notepad
+ * then drawn as it is now (the form keeping what was typed), and saving again writes over it.
  * @param {string} agent @param {Record<string, string>} notes @param {HTMLElement} body
  */
 function notepadView(agent, notes, body) {
 	const base = "/v1/agents/" + enc(agent) + "/notepad";
+	let shown = notes;
 	/** @param {Record<string, string>} fresh */
 	const draw = (fresh) => body.replaceChildren(...notepadView(agent, fresh, body));
 	const keyField = /** @type {HTMLInputElement} */ (h("input", { id: "notepad-key", type: "text", autocomplete: "off", spellcheck: "false", required: true }));
@@ -98,14 +122,20 @@ function notepadView(agent, notes, body) {
 			/** @type {Record<string, string>} */
 			let fresh;
 			try {
-				fresh = await api(base + "/" + enc(key), { method: "PUT", json: { value } });
+				fresh = await api(base + "/" + enc(key), { method: "PUT", json: { value }, headers: await noteCondition(shown, key) });
 			} catch (err) {
 				// Said in the form, which keeps what was typed: a key or value the API refuses is mended there.
 				const text = failMessage(err);
 				if (text === null) throw err;
-				message.textContent = printable(text);
-				message.hidden = false;
 				keyField.readOnly = valueField.readOnly = false;
+				if (err instanceof ApiError && err.status === 412) {
+					// Changed since it was drawn: drawn as it is now above the form, so a second Save is made on what is seen.
+					const before = Object.hasOwn(shown, key);
+					shown = await api(base);
+					list.replaceWith(list = listOf(shown));
+					message.textContent = printable("Not saved: someone " + (Object.hasOwn(shown, key) ? (before ? "changed " : "set ") + key + " since the notepad was shown; it is shown above as it is now. Save again to replace it with yours, or Edit it to start from theirs." : "deleted " + key + " since the notepad was shown. Save again to set it."));
+				} else message.textContent = printable(text);
+				message.hidden = false;
 				return false;
 			}
 			draw(fresh);
@@ -118,32 +148,50 @@ function notepadView(agent, notes, body) {
 				: "Saved " + key + " on " + agent + "'s notepad, " + (stored.includes("[REDACTED]") && !value.includes("[REDACTED]") ? "redacted (it looked like a secret)" : "altered (invisible characters stripped)") + ": it is shown as stored"), true);
 		}, undefined, () => body.querySelector("#notepad-key"));
 	});
-	const keys = Object.keys(notes);
-	const list = keys.length
-		? h("dl", { class: "facts notepad" }, keys.flatMap((k) => [
-			h("dt", { class: "mono", text: printable(k) }),
-			h("dd", null,
-				h("pre", { class: "text", text: printable(notes[k]) }),
-				h("div", { class: "note-actions", "data-needs": "operate" },
-					h("button", { type: "button", class: "small", text: "Edit", "aria-label": "Edit " + printable(k), onclick: () => {
-						keyField.value = k;
-						valueField.value = notes[k];
-						message.hidden = true;
-						valueField.focus();
-					} }),
-					h("button", { type: "button", class: "small", text: "Delete", "aria-label": "Delete " + printable(k), onclick: (/** @type {Click} */ e) => act(e.currentTarget, async () => {
-						const deleted = await ask({
-							title: "Delete " + printable(k) + " from " + printable(agent) + "'s notepad",
-							text: "Its next prompts no longer carry it.",
-							submit: "Delete",
-							danger: true,
-							run: () => api(base + "/" + enc(k), { method: "DELETE" }),
-						});
-						if (!deleted) return false;
-						draw(await api(base));
-					}, "Deleted " + printable(k) + " from " + printable(agent) + "'s notepad", () => body.querySelector(".note-actions button") || body.querySelector("#notepad-key")) }))),
-		]))
-		: h("p", { class: "muted", text: "Empty: nothing is carried into its prompts." });
+	/** @param {string} k */
+	const remove = async (k) => {
+		let condition = await noteCondition(shown, k);
+		return ask({
+			title: "Delete " + printable(k) + " from " + printable(agent) + "'s notepad",
+			text: "Its next prompts no longer carry it.",
+			submit: "Delete",
+			danger: true,
+			run: async (_text, control) => {
+				try {
+					return await api(base + "/" + enc(k), { method: "DELETE", headers: condition });
+				} catch (err) {
+					if (!(err instanceof ApiError) || err.status !== 412) throw err;
+					// Changed since it was shown: its value now is said, and deleting it is asked again, on that value.
+					const now = /** @type {{ key: string, value: string }} */ (await api(base + "/" + enc(k)));
+					condition = await noteCondition({ [k]: now.value }, k);
+					return control.question("Someone changed " + k + " since the notepad was shown; it now reads: " + headChars(now.value, 300) + " — delete it anyway?", "Delete anyway");
+				}
+			},
+		});
+	};
+	/** @param {Record<string, string>} notepad */
+	const listOf = (notepad) => {
+		const keys = Object.keys(notepad);
+		return keys.length
+			? h("dl", { class: "facts notepad" }, keys.flatMap((k) => [
+				h("dt", { class: "mono", text: printable(k) }),
+				h("dd", null,
+					h("pre", { class: "text", text: printable(notepad[k]) }),
+					h("div", { class: "note-actions", "data-needs": "operate" },
+						h("button", { type: "button", class: "small", text: "Edit", "aria-label": "Edit " + printable(k), onclick: () => {
+							keyField.value = k;
+							valueField.value = notepad[k];
+							message.hidden = true;
+							valueField.focus();
+						} }),
+						h("button", { type: "button", class: "small", text: "Delete", "aria-label": "Delete " + printable(k), onclick: (/** @type {Click} */ e) => act(e.currentTarget, async () => {
+							if (!(await remove(k))) return false;
+							draw(await api(base));
+						}, "Deleted " + printable(k) + " from " + printable(agent) + "'s notepad", () => body.querySelector(".note-actions button") || body.querySelector("#notepad-key")) }))),
+			]))
+			: h("p", { class: "muted", text: "Empty: nothing is carried into its prompts." });
+	};
+	let list = listOf(shown);
 	return [list, form];
 }
 /** @param {AbortSignal} signal */
