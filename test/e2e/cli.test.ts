@@ -936,10 +936,10 @@ process.exit(step.exit ?? 0);
 	);
 	let runs = 0;
 	/** drover edit with the editor taking these steps; what the editor was shown each time it opened. */
-	async function edit(agent: string, steps: unknown[]) {
+	async function edit(agent: string | string[], steps: unknown[]) {
 		const at = path.join(dir, `run-${++runs}`);
 		mkdirSync(at);
-		const run = await drover(["edit", agent], { env: { EDITOR: `${shellWord(process.execPath)} ${shellWord(editor)}`, EDIT_DIR: at, EDIT_STEPS: JSON.stringify(steps) } });
+		const run = await drover(typeof agent === "string" ? ["edit", agent] : agent, { env: { EDITOR: `${shellWord(process.execPath)} ${shellWord(editor)}`, EDIT_DIR: at, EDIT_STEPS: JSON.stringify(steps) } });
 		const shown = steps.map((_, i) => (existsSync(path.join(at, `seen-${i}`)) ? readFileSync(path.join(at, `seen-${i}`), "utf8") : null));
 		return { ...run, shown };
 	}
@@ -993,6 +993,69 @@ process.exit(step.exit ?? 0);
 		const kept = /your edit is kept in (\S+)$/m.exec(run.stderr)?.[1];
 		expect(kept, run.stderr).toBeDefined();
 		expect(readFileSync(kept!, "utf8")).toContain("max_turns: 12\n");
+	});
+
+	it("notepad edit: a key's value in the editor, saved only on the value it was read at, a new key created only while unset", async () => {
+		const agent = `cli-note-edit-${suffix}`;
+		await createAgent({ name: agent, model: models.ok, prompt: "Watch db-4." });
+		const notes = async () => (await api<Record<string, string>>(`/v1/agents/${agent}/notepad`)).body;
+		await api(`/v1/agents/${agent}/notepad/cursor`, { method: "PUT", body: { value: "page 7\nof 9" } });
+		// Opened on the value and one newline; saved, the newline an editor leaves is dropped again.
+		const saved = await edit(["notepad", agent, "edit", "cursor"], [{ replace: [["page 7", "page 8"]] }]);
+		expect([saved.status, saved.stdout, saved.stderr]).toEqual([0, `set cursor on ${agent}'s notepad (1 key)\n`, ""]);
+		expect(saved.shown).toEqual(["page 7\nof 9\n"]);
+		expect(await notes()).toEqual({ cursor: "page 8\nof 9" });
+		// A key not set yet opens empty and is created.
+		const created = await edit(["notepad", agent, "edit", "owner"], [{ write: "alice\n" }]);
+		expect([created.status, created.shown]).toEqual([0, ["\n"]]);
+		expect(await notes()).toEqual({ cursor: "page 8\nof 9", owner: "alice" });
+		// Unchanged or emptied, nothing is sent.
+		const unchanged = await edit(["notepad", agent, "edit", "owner"], [{}]);
+		expect([unchanged.status, unchanged.stderr]).toEqual([0, "owner unchanged: nothing was sent\n"]);
+		const emptied = await edit(["notepad", agent, "edit", "owner"], [{ write: "" }]);
+		expect([emptied.status, emptied.stderr]).toEqual([0, `edit cancelled: the file was left empty; nothing changed (to delete the key: drover notepad ${agent} delete owner)\n`]);
+		// Changed by someone else while it was open: refused, theirs kept, the edit kept in its file.
+		const raced = await edit(["notepad", agent, "edit", "owner"], [{ meanwhile: { path: `/v1/agents/${agent}/notepad/owner`, body: { value: "bob" } }, write: "carol\n" }]);
+		expect(raced.status).toBe(1);
+		expect(raced.stderr).toContain(`drover: notepad key "owner" was changed since it was read: it is at version "`);
+		const kept = /your edit is kept in (\S+)$/m.exec(raced.stderr)?.[1];
+		expect(kept, raced.stderr).toBeDefined();
+		expect(readFileSync(kept!, "utf8")).toBe("carol\n");
+		// Set meanwhile while a new key was being written: refused too.
+		const racedNew = await edit(["notepad", agent, "edit", "lock"], [{ meanwhile: { path: `/v1/agents/${agent}/notepad/lock`, body: { value: "job 1" } }, write: "job 2\n" }]);
+		expect(racedNew.status).toBe(1);
+		expect(racedNew.stderr).toContain('drover: notepad key "lock" is already set (If-None-Match: *)');
+		expect(await notes()).toEqual({ cursor: "page 8\nof 9", lock: "job 1", owner: "bob" });
+		// An agent that does not exist is said before any editor opens.
+		const missing = await edit(["notepad", `${agent}-none`, "edit", "owner"], [{ write: "x" }]);
+		expect([missing.status, missing.shown]).toEqual([1, [null]]);
+		expect(missing.stderr).toContain(`no agent named ${agent}-none`);
+	});
+});
+
+describe("notepad set and delete on a condition: --if-value, --if-unset", () => {
+	it("writes or deletes only while the key holds the value named, or is unset; refused, nothing changes and the exit is 1", async () => {
+		const agent = `cli-note-cas-${suffix}`;
+		await createAgent({ name: agent, model: models.ok, prompt: "Watch db-5." });
+		const notes = async () => (await api<Record<string, string>>(`/v1/agents/${agent}/notepad`)).body;
+		expect((await drover(["notepad", agent, "set", "lock", "job 1", "--if-unset"])).status).toBe(0);
+		const taken = await drover(["notepad", agent, "set", "lock", "job 2", "--if-unset"]);
+		expect([taken.status, taken.stdout]).toEqual([1, ""]);
+		expect(taken.stderr).toContain('notepad key "lock" is already set');
+		const stale = await drover(["notepad", agent, "set", "lock", "job 3", "--if-value", "job 2"]);
+		expect(stale.status).toBe(1);
+		expect(stale.stderr).toContain('notepad key "lock" was changed since it was read');
+		expect(await notes()).toEqual({ lock: "job 1" });
+		expect((await drover(["notepad", agent, "set", "lock", "job 3", "--if-value", "job 1"])).status).toBe(0);
+		expect((await drover(["notepad", agent, "delete", "lock", "--if-value", "job 1"])).status).toBe(1);
+		expect(await notes()).toEqual({ lock: "job 3" });
+		expect((await drover(["notepad", agent, "delete", "lock", "--if-value", "job 3"])).status).toBe(0);
+		expect(await notes()).toEqual({});
+		for (const args of [["get", "lock", "--if-unset"], ["list", "--if-value", "x"], ["set", "lock", "x", "--if-unset", "--if-value", "y"]]) {
+			const refused = await drover(["notepad", agent, ...args]);
+			expect(refused.status, args.join(" ")).toBe(2);
+		}
+		expect(await notes()).toEqual({});
 	});
 });
 
