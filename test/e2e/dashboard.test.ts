@@ -3666,6 +3666,44 @@ describe("the dashboard", () => {
 		await operator.close();
 	});
 
+	it("duplicates an agent, a fleet.yaml one too, as a new API agent for an admin, from its definition under another name", async () => {
+		const copy = `dash-dup-${run}`;
+		const definitionOf = async (name: string) => (await call<{ definition: Record<string, unknown> }>("GET", `/v1/agents/${name}`, tokens.read)).definition;
+		const page = await signedIn("/agents/triage/runs", tokens.admin);
+		await page.locator("#runs-meta").waitFor(LIVE);
+		const body = page.locator("#agent-definition-body");
+		await page.locator("#agent-definition summary").click();
+		await body.locator("pre").waitFor(LIVE);
+		const original = (await body.locator("pre").textContent())!;
+		await body.getByRole("button", { name: "Duplicate triage as a new agent" }).click();
+		const field = page.getByLabel("New agent (YAML)");
+		expect(await page.evaluate<string | undefined>("document.activeElement?.id")).toBe("definition-text");
+		// The definition as shown, but for its name.
+		expect(await field.inputValue()).toBe(original.replace(/^name: triage$/m, "name: triage-copy"));
+		// Cancel, unchanged, goes back to the definition without asking.
+		await page.getByRole("button", { name: "Cancel", exact: true }).click();
+		await body.getByRole("button", { name: "Duplicate triage as a new agent" }).waitFor(LIVE);
+		await body.getByRole("button", { name: "Duplicate triage as a new agent" }).click();
+		await field.fill((await field.inputValue()).replace("name: triage-copy", `name: ${copy}`));
+		await field.press("Control+Enter");
+		await page.waitForURL(`${url}/agents/${copy}/runs`, LIVE);
+		await page.locator("#notice", { hasText: `Created ${copy} (revision ` }).waitFor(LIVE);
+		expect({ ...(await definitionOf(copy)), name: "triage" }).toEqual(await definitionOf("triage"));
+		// The copy is an API agent: it can be edited, and duplicated in its turn.
+		await page.locator("#agent-definition summary").click();
+		await body.locator("p", { hasText: "Defined through the API" }).waitFor(LIVE);
+		expect(await body.getByRole("button", { name: "Edit" }).isVisible()).toBe(true);
+		expect(await body.getByRole("button", { name: `Duplicate ${copy} as a new agent` }).isVisible()).toBe(true);
+		await page.close();
+		// An operator is not offered it.
+		const operator = await signedIn("/agents/triage/runs", tokens.operate);
+		await operator.locator("#runs-meta").waitFor(LIVE);
+		await operator.locator("#agent-definition summary").click();
+		await operator.locator("#agent-definition-body pre").waitFor(LIVE);
+		expect(await operator.getByRole("button", { name: "Duplicate triage as a new agent" }).isVisible()).toBe(false);
+		await operator.close();
+	});
+
 	it("says an agent does not exist on its runs page, with no empty chart, legend or table left", async () => {
 		const page = await signedIn("/agents/no-such-agent/runs");
 		await page.locator("#notice", { hasText: "no-such-agent" }).waitFor(LIVE);

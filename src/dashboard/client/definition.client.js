@@ -22,9 +22,15 @@ async function definitionView(agent, body) {
 		body.replaceChildren(...definitionEditor({ agent, read: from, back, saved: back }));
 		/** @type {HTMLTextAreaElement} */ ($("#definition-text")).focus();
 	};
+	// A new agent begun from this one's definition, under another name: fleet.yaml's agents too, whose copy is an API agent.
+	const duplicate = h("button", { type: "button", class: "small", "data-needs": "admin", text: "Duplicate", "aria-label": "Duplicate " + agent + " as a new agent", onclick: () => {
+		body.replaceChildren(...definitionEditor({ agent: null, read: null, text: renamed(read.text, agent + "-copy"), back, saved: openCreated }));
+		/** @type {HTMLTextAreaElement} */ ($("#definition-text")).focus();
+	} });
 	const actions = read.source === "api"
 		? [
 			h("button", { type: "button", class: "small", "data-needs": "admin", text: "Edit", onclick: () => editor(read) }),
+			duplicate,
 			h("button", { type: "button", class: "small danger", "data-needs": "admin", text: "Delete agent", onclick: (/** @type {Click} */ e) => act(e.currentTarget, async () => {
 				const deleted = await ask({
 					title: "Delete " + printable(agent),
@@ -39,7 +45,7 @@ async function definitionView(agent, body) {
 				location.href = "/";
 			}) }),
 		]
-		: [];
+		: [duplicate];
 	return [
 		h("p", { class: "muted small definition-meta" }, source, ", revision ", h("span", { class: "mono", text: read.revision }), "; ", h("code", { text: "drover definition " + agent }), " prints it too. ", ...actions),
 		h("pre", { class: "text", text: printable(read.text) }),
@@ -53,6 +59,13 @@ async function definitionText(agent) {
 	const res = await request("/v1/agents/" + enc(agent) + "/definition");
 	const etag = res.headers.get("etag") || "";
 	return { text: await res.text(), etag, revision: etag.replace(/^"|"$/g, ""), source: res.headers.get("x-drover-source") || "api" };
+}
+/** A definition's YAML with its top-level name replaced (a name is letters, digits and dashes: written bare). @param {string} yaml @param {string} name */
+const renamed = (yaml, name) => yaml.replace(/^name: .*$/m, "name: " + name);
+/** A created agent's runs page, the notice carried there. @param {AgentView & { definition_revision: string }} a */
+function openCreated(a) {
+	carryNotice("Created " + a.name + " (revision " + a.definition_revision + ")");
+	location.href = "/agents/" + enc(a.name) + "/runs";
 }
 /** The offset of a 1-based line and column in text. @param {string} text @param {number} line @param {number} column */
 function offsetOf(text, line, column) {

@@ -36,10 +36,7 @@ async function fleetView(signal) {
 				$("#fleet-new").hidden = false;
 				$("#fleet-new").focus();
 			},
-			saved: (a) => {
-				carryNotice("Created " + a.name + " (revision " + a.definition_revision + ")");
-				location.href = "/agents/" + enc(a.name) + "/runs";
-			},
+			saved: openCreated,
 		}));
 		$("#definition-text").focus();
 	};
