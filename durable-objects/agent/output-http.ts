@@ -139,6 +139,8 @@ export async function serveOutput(sql: SqlStorage, bucket: R2Bucket, jobId: stri
 	if (linesParam !== null) {
 		const n = Number(linesParam);
 		if (!Number.isInteger(n) || n < 1 || n > 100_000) return errorResponse(new BadRequestError("lines must be an integer from 1 to 100000"));
+		const afterParam = url.searchParams.get("after");
+		if (afterParam !== null) return linesAfter(sql, bucket, jobId, Number(afterParam), n);
 		// Streamed, a batch at a time, as the whole output is: n lines can be most of a large output.
 		if (state.outputKey) {
 			const tail = await tailOfR2(bucket, state.outputKey, n);
@@ -179,6 +181,20 @@ export async function serveOutput(sql: SqlStorage, bucket: R2Bucket, jobId: stri
 		status: 206,
 		headers: { ...headers, "content-range": `bytes ${range.offset}-${range.offset + range.length - 1}/${total}` },
 	});
+}
+
+/**
+ * `?after=A&lines=N`: the N lines after line A, the header naming A + 1 (as a tail's names its first).
+ * Line A past the job's last is a 400, as the stream's Last-Event-ID is: no line of this job's follows it.
+ */
+function linesAfter(sql: SqlStorage, bucket: R2Bucket, jobId: string, after: number, n: number): Response {
+	if (!Number.isSafeInteger(after) || after < 0) return errorResponse(new BadRequestError("after must be a line number"));
+	const last = lastLine(sql, jobId);
+	if (after > last) return errorResponse(new BadRequestError(`after ${after} is past job ${jobId}'s last line (${last})`));
+	const state = outputState(sql, jobId);
+	// Streamed, a batch at a time: n lines can be most of a large output.
+	if (state.outputKey) return tailResponse(linesBody(readLinesFromR2(bucket, state.outputKey, { afterLine: after, limit: n, required: true })), after + 1);
+	return tailResponse(sqliteBody(sql, bucket, jobId, null, { after, lines: Math.min(n, last - after) }), after + 1);
 }
 
 /**

@@ -316,6 +316,49 @@ describe("?lines=N names its first line (X-Drover-First-Line)", () => {
 	});
 });
 
+describe("?after=A&lines=N of job output", () => {
+	/** The answer's lines and its header's first line. */
+	async function part(id: string, after: number, n: number): Promise<{ first: number; lines: string[] }> {
+		const res = await call(`/v1/jobs/${id}/output?after=${after}&lines=${n}`);
+		expect(res.status, await res.clone().text()).toBe(200);
+		return { first: Number(res.headers.get("x-drover-first-line")), lines: (await res.text()).split("\n").filter(Boolean) };
+	}
+
+	it("gives the N lines after line A, numbered, from R2 for a finished job and from the agent for a live one", async () => {
+		const job = await finishedJob("part-finished");
+		const whole = (await (await call(`/v1/jobs/${job.id}/output`)).text()).trimEnd().split("\n");
+		expect(whole).toHaveLength(9);
+		expect(await part(job.id, 0, 3)).toEqual({ first: 1, lines: whole.slice(0, 3) });
+		expect(await part(job.id, 4, 2)).toEqual({ first: 5, lines: whole.slice(4, 6) });
+		// Fewer at the end; none after the last line.
+		expect(await part(job.id, 7, 100)).toEqual({ first: 8, lines: whole.slice(7) });
+		expect(await part(job.id, 9, 5)).toEqual({ first: 10, lines: [] });
+
+		useEmulator().enqueue({ tool_use: { name: "create_ticket", input: { title: "x" } } });
+		await createAgent({ name: "part-live", tools: [{ type: "webhook", name: "create_ticket", description: "Create.", url_secret: "TEST_TICKETS_URL", requires_approval: true }] });
+		const live = await runToRest("part-live");
+		await runInDurableObject(env.AGENT.getByName("part-live"), (instance: AgentDO) => {
+			for (let i = 0; i < 1200; i++) AgentDO.appendOutput(instance, live.id, [{ type: "system", subtype: "note", content: `note ${i}` }]);
+		});
+		const liveWhole = (await (await call(`/v1/jobs/${live.id}/output`)).text()).trimEnd().split("\n");
+		expect(liveWhole).toHaveLength(1204);
+		// Across the agent's batches of 500.
+		expect(await part(live.id, 100, 1000)).toEqual({ first: 101, lines: liveWhole.slice(100, 1100) });
+		expect(await part(live.id, 1200, 10)).toEqual({ first: 1201, lines: liveWhole.slice(1200) });
+	});
+
+	it("is a 400 for an after past the job's last line or without lines, changing nothing", async () => {
+		const job = await finishedJob("part-refused");
+		const past = await call(`/v1/jobs/${job.id}/output?after=10&lines=5`);
+		expect(past.status).toBe(400);
+		expect((await errorOf(past)).message).toBe(`after 10 is past job ${job.id}'s last line (9)`);
+		const alone = await call(`/v1/jobs/${job.id}/output?after=2`);
+		expect(alone.status).toBe(400);
+		expect(await errorOf(alone)).toMatchObject({ message: "after names the line the answer's lines follow, and needs lines= to say how many (up to 100000)", details: { issues: [{ path: "after" }] } });
+		for (const bad of ["-1", "x", "1.5"]) expect((await call(`/v1/jobs/${job.id}/output?after=${bad}&lines=5`)).status, bad).toBe(400);
+	});
+});
+
 describe("Range on job output (RFC 9110 §14)", () => {
 	const bytesOf = (text: string) => new TextEncoder().encode(text).length;
 

@@ -256,14 +256,18 @@ export const jobApi = createApi()
 			method: "get",
 			path: "/{id}/output",
 			summary: "The job's JSONL output: from R2 once it has ended, from its agent while it runs; honours Range",
-			description: "A part of the output is asked for by a bytes `Range` header or by `?lines=N`, not both: the two ask for different parts, and a request with both is a 400.",
+			description:
+				"A part of the output is asked for by a bytes `Range` header or by `?lines=N`, not both: the two ask for different parts, and a request with both is a 400. `?lines=N` alone is the last N lines; with `after=A`, the N lines after line A (lines A+1 to A+N, fewer at the end), to read any part of a long output by line numbers.",
 			request: {
 				params: JobPath,
-				query: z.strictObject({ lines: queryInt(1, 100_000).openapi({ description: "Only the last N lines (not with a Range header)" }) }),
+				query: z.strictObject({
+					lines: queryInt(1, 100_000).openapi({ description: "Only the last N lines, or with `after` the N lines after it (not with a Range header)" }),
+					after: queryInt(0, 1_000_000_000_000).openapi({ description: "With `lines`: the line number the answer's lines follow (0: from the first). Past the job's last line, a 400" }),
+				}),
 				headers: z.object({ range: z.string().optional().openapi({ description: "One bytes range (not with ?lines=)" }) }),
 			},
 			responses: {
-				400: errorResponse("The request was malformed, the message says how: a Range header together with ?lines=, a bad ?lines= or job id"),
+				400: errorResponse("The request was malformed, the message says how: a Range header together with ?lines=, a bad ?lines=, an `after` without `lines` or past the job's last line, or a bad job id"),
 				200: {
 					description: "JSONL, one object per line",
 					content: { "application/x-ndjson": { schema: z.string() } },
@@ -290,6 +294,10 @@ export const jobApi = createApi()
 			if (c.req.valid("query").lines !== undefined && (c.req.valid("header").range ?? "").trim() !== "") {
 				const message = "a Range header and ?lines= each ask for a part of the output, and do not go together; send one of them";
 				throw new BadRequestError(message, { issues: [{ path: "lines", message: "not with a Range header: send one or the other" }] });
+			}
+			if (c.req.valid("query").after !== undefined && c.req.valid("query").lines === undefined) {
+				const message = "after names the line the answer's lines follow, and needs lines= to say how many (up to 100000)";
+				throw new BadRequestError(message, { issues: [{ path: "after", message: "needs lines=" }] });
 			}
 			// The agent's answer (JSONL, or a JSON error) passes through as it is. @hono/zod-openapi types
 			// only JSON and text/plain bodies (x-ndjson comes out as never), and with every status's
