@@ -315,10 +315,37 @@ function Job(props: { shown: string }) {
 				<p id="log-announce" class="sr-only" aria-live="polite"></p>
 				<p id="log-earlier" class="muted small log-earlier" hidden>
 					<span id="log-earlier-text"></span>{" "}
+					<button type="button" id="log-earlier-read" class="small" aria-controls="log-history">
+						Read earlier lines
+					</button>{" "}
 					<button type="button" id="log-earlier-download" class="small">
 						Download JSONL
 					</button>
 				</p>
+				{/* The lines the live log does not keep, a page at a time, read by number from the output. */}
+				<section id="log-history" class="log-history" aria-labelledby="log-history-title" hidden>
+					<div class="panel-head">
+						<h3 id="log-history-title">Earlier lines</h3>
+						<span id="log-history-range" class="muted small" role="status"></span>
+					</div>
+					<form id="log-history-nav" class="log-history-nav">
+						<button type="button" id="log-history-earlier" class="small">
+							Earlier
+						</button>
+						<button type="button" id="log-history-later" class="small">
+							Later
+						</button>
+						<label for="log-history-from">From line</label>
+						<input id="log-history-from" type="number" min="1" step="1" inputmode="numeric" />
+						<button type="submit" class="small">
+							Go
+						</button>
+						<button type="button" id="log-history-close" class="small">
+							Close
+						</button>
+					</form>
+					<ol id="log-history-lines" class="log" aria-label="Earlier output"></ol>
+				</section>
 				<ol id="job-log" class="log" aria-label="Output"></ol>
 			</section>
 		</>

@@ -324,6 +324,9 @@ pre.text { margin: 0; white-space: pre-wrap; word-break: break-word; background:
 .timeline li.to-approval_pending::before { background: var(--late); }
 .timeline .reason-text { overflow-wrap: anywhere; display: block; color: var(--muted); font-size: .88em; }
 .log-earlier { margin: 0 0 .5rem; }
+.log-history { margin: 0 0 1rem; }
+.log-history-nav { display: flex; flex-wrap: wrap; align-items: center; gap: .5rem; }
+.log-history-nav input { width: 9rem; }
 ol.log {
 	list-style: none; margin: .5rem 0 0; padding: .5rem 0;
 	background: #0f1720; color: #d7dee8; border-radius: 6px;

@@ -830,6 +830,76 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+	it("reads the lines the live log does not keep a thousand at a time, by their numbers: Earlier, Later, from a line typed", async () => {
+		const agent = await createAgent(`dash-history-${run}`, {});
+		await script({ text: "Short job, long routed log." });
+		const job = await trigger(agent);
+		expect(await settled(job.id)).toBe("completed");
+		const page = await signedIn("/incidents");
+		const LINES = 25_000;
+		const body = (n: number) => JSON.stringify({ type: "system", subtype: "note", content: `line ${n}` });
+		// The job's output as one of 25,000 lines: its tail, and any part by line numbers (?after=&lines=).
+		const parts: string[] = [];
+		await page.route((u) => u.pathname === `/v1/jobs/${job.id}/output` && u.searchParams.has("lines"), (route) => {
+			const q = new URL(route.request().url()).searchParams;
+			const lines = Number(q.get("lines"));
+			if (!q.has("after")) return route.fulfill({ status: 200, headers: { "content-type": "application/x-ndjson", "x-drover-first-line": String(LINES) }, body: `${body(LINES)}\n` });
+			const after = Number(q.get("after"));
+			parts.push(`${after}+${lines}`);
+			const numbers = Array.from({ length: Math.max(0, Math.min(lines, LINES - after)) }, (_, i) => after + 1 + i);
+			return route.fulfill({ status: 200, headers: { "content-type": "application/x-ndjson", "x-drover-first-line": String(after + 1) }, body: numbers.map((n) => `${body(n)}\n`).join("") });
+		});
+		await page.route(`**/v1/jobs/${job.id}/stream`, (route) => {
+			const after = Number(route.request().headers()["last-event-id"] ?? 0);
+			const frames = Array.from({ length: LINES - after }, (_, i) => `id: ${after + 1 + i}\nevent: line\ndata: ${body(after + 1 + i)}`);
+			return route.fulfill({ status: 200, headers: { "content-type": "text/event-stream" }, body: `${frames.join("\n\n")}\n\nevent: end\ndata: {}\n\n` });
+		});
+		await page.goto(`${url}/jobs/${job.id}`);
+		await page.locator("#log-state", { hasText: "ended" }).waitFor({ timeout: 50_000 });
+		expect(await page.locator("#log-history").isVisible()).toBe(false);
+		const history = page.locator("#log-history-lines li[data-line]");
+		const shown = async () => {
+			const numbers = await history.evaluateAll((lis) => lis.map((li) => Number(li.getAttribute("data-line"))));
+			const texts = await history.locator(".body").allTextContents();
+			// Each line drawn under its own number.
+			expect(texts).toEqual(numbers.map((n) => `line ${n}`));
+			return [numbers[0], numbers.at(-1), numbers.length];
+		};
+		const range = page.locator("#log-history-range");
+		const earlier = page.getByRole("button", { name: "Earlier", exact: true });
+		const later = page.getByRole("button", { name: "Later", exact: true });
+		// Opened on the thousand lines just before those the live log shows.
+		await page.getByRole("button", { name: "Read earlier lines" }).click();
+		await range.filter({ hasText: "Lines 14,001–15,000 of the 15,000 not shown below" }).waitFor(LIVE);
+		expect(await shown()).toEqual([14_001, 15_000, 1_000]);
+		expect(parts).toEqual(["14000+1000"]);
+		expect(await later.isDisabled()).toBe(true);
+		expect(await page.evaluate<string | undefined>("document.activeElement?.id")).toBe("log-history-earlier");
+		await earlier.click();
+		await range.filter({ hasText: "Lines 13,001–14,000 " }).waitFor(LIVE);
+		expect(await shown()).toEqual([13_001, 14_000, 1_000]);
+		expect(await later.isDisabled()).toBe(false);
+		// From a line typed: the first page has no Earlier; one too near the end shows the last thousand.
+		await page.getByLabel("From line").fill("1");
+		await page.getByLabel("From line").press("Enter");
+		await range.filter({ hasText: "Lines 1–1,000 " }).waitFor(LIVE);
+		expect(await shown()).toEqual([1, 1_000, 1_000]);
+		expect(await earlier.isDisabled()).toBe(true);
+		await later.click();
+		await range.filter({ hasText: "Lines 1,001–2,000 " }).waitFor(LIVE);
+		await page.getByLabel("From line").fill("14500");
+		await page.getByRole("button", { name: "Go", exact: true }).click();
+		await range.filter({ hasText: "Lines 14,001–15,000 " }).waitFor(LIVE);
+		expect(parts).toEqual(["14000+1000", "13000+1000", "0+1000", "1000+1000", "14000+1000"]);
+		// The live log is as it was: the newest 10,000.
+		expect(await page.locator("#job-log li[data-line]").count()).toBe(10_000);
+		// Closed, the focus goes back to the button that opened it.
+		await page.getByRole("button", { name: "Close", exact: true }).click();
+		expect(await page.locator("#log-history").isVisible()).toBe(false);
+		expect(await page.evaluate<string | undefined>("document.activeElement?.id")).toBe("log-earlier-read");
+		await page.close();
+	});
+
 	it("filters jobs by when they were created, in the viewer's time, keeping the range in the address as UTC", async () => {
 		const agent = await createAgent(`dash-range-${run}`, {});
 		await script({ text: "Done." });

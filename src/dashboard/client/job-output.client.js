@@ -69,6 +69,76 @@ async function linesBefore(id, keep, signal) {
 	}
 }
 
+/** Lines the earlier-lines reader shows at a time. */
+const HISTORY_PAGE = 1_000;
+/**
+ * The lines the live log does not keep (1 to `notShown()`, a number that grows as newer lines push
+ * older ones out), a page at a time, read by their numbers (?after=&lines=), so a large output is
+ * read in the page without being downloaded: Earlier, Later, or from a line typed.
+ * @param {string} id @param {AbortSignal} signal @param {() => number} notShown
+ */
+function earlierLines(id, signal, notShown) {
+	const section = $("#log-history");
+	const list = $("#log-history-lines");
+	const from = /** @type {HTMLInputElement} */ ($("#log-history-from"));
+	const earlier = /** @type {HTMLButtonElement} */ ($("#log-history-earlier"));
+	const later = /** @type {HTMLButtonElement} */ ($("#log-history-later"));
+	let first = 1;
+	let last = 0;
+	/** @param {number} start */
+	const show = async (start) => {
+		const end = notShown();
+		const at = Math.min(Math.max(1, Math.floor(start) || 1), Math.max(1, end - HISTORY_PAGE + 1));
+		const count = Math.max(1, Math.min(HISTORY_PAGE, end - at + 1));
+		const res = await request("/v1/jobs/" + enc(id) + "/output?after=" + (at - 1) + "&lines=" + count, { signal });
+		// JSONL: one object a line, none empty.
+		const lines = (await res.text()).split("\n").filter((l) => l !== "");
+		first = at;
+		last = at + lines.length - 1;
+		list.replaceChildren(...lines.map((raw, i) => logLine(at + i, raw)));
+		fitLineNumbers(list, last);
+		list.scrollTop = 0;
+		from.value = String(at);
+		from.max = String(end);
+		$("#log-history-range").textContent = lines.length
+			? "Lines " + num(at) + "–" + num(last) + " of the " + num(end) + " not shown below"
+			: "No lines";
+	};
+	/** Earlier and Later as far as there are lines; the focus kept on the form when its button goes. */
+	const bound = () => {
+		earlier.disabled = first <= 1;
+		later.disabled = last >= notShown();
+		const focused = document.activeElement;
+		if (focused instanceof HTMLButtonElement && focused.disabled) (earlier.disabled ? later.disabled ? from : later : earlier).focus();
+	};
+	/** @param {HTMLButtonElement} button @param {() => number} start */
+	const go = (button, start) => act(button, () => show(start())).then(bound);
+	$("#log-earlier-read").onclick = (/** @type {Click} */ e) => act(e.currentTarget, async () => {
+		section.hidden = false;
+		// The page just before the lines the live log shows.
+		await show(notShown() - HISTORY_PAGE + 1);
+		bound();
+		/** @type {HTMLElement} */ ($("#log-history-title")).scrollIntoView({ block: "nearest" });
+		earlier.disabled ? from.focus() : earlier.focus();
+	});
+	earlier.onclick = () => go(earlier, () => first - HISTORY_PAGE);
+	later.onclick = () => go(later, () => first + HISTORY_PAGE);
+	$("#log-history-nav").onsubmit = (/** @type {SubmitEvent} */ e) => {
+		e.preventDefault();
+		const submit = /** @type {HTMLButtonElement} */ (e.submitter || $("#log-history-nav button[type=submit]"));
+		go(submit, () => Number(from.value));
+	};
+	$("#log-history-close").onclick = () => {
+		section.hidden = true;
+		list.replaceChildren();
+		/** @type {HTMLElement} */ ($("#log-earlier-read")).focus();
+	};
+	signal.addEventListener("abort", () => {
+		section.hidden = true;
+		list.replaceChildren();
+	}, { once: true });
+}
+
 /**
  * The job's output, live, its newest JOB_LOG_LINES lines: reconnects after a drop with
  * Last-Event-ID, so no line is lost or shown twice.
@@ -130,6 +200,7 @@ async function followOutput(id, signal, on) {
 	log.replaceChildren(h("li", { class: "placeholder", text: "Waiting for output…" }));
 	delete log.dataset.digits;
 	drawHidden();
+	earlierLines(id, signal, () => hidden);
 	$("#log-zone").textContent = "times " + zoneName();
 	let empty = true;
 	setState("", "connecting…");
