@@ -9,6 +9,7 @@ interface LogsOptions {
 	job?: string;
 	follow?: boolean;
 	lines?: number;
+	from?: number;
 	json?: boolean;
 }
 
@@ -25,6 +26,7 @@ export function registerLogs(program: Command): void {
 			"stream new lines live: an agent's current and next jobs until interrupted; a --job to its end, resuming after dropped connections; exits 0 completed, 1 failed or indeterminate, 2 cancelled",
 		)
 		.option("-n, --lines <n>", `the last N lines of output, across an agent's recent jobs (lines the view leaves out, as an empty answer, count; default ${DEFAULT_LINES}; with --follow --job: start N lines back, default from the start)`, positiveInt(100_000))
+		.option("--from <line>", `with --job: from this line number on (--lines of them, default ${DEFAULT_LINES}; with --follow, every line from it to the job's end)`, positiveInt(Number.MAX_SAFE_INTEGER))
 		.option("--json", "print the raw JSONL lines as the API gives them (the marks between jobs go to a terminal's stderr)")
 		.action(act(logs));
 }
@@ -33,6 +35,8 @@ async function logs(ctx: Context, agent: string | undefined, opts: LogsOptions):
 	if ((agent === undefined) === (opts.job === undefined)) {
 		throw new CliError("give an agent or --job <id>, not both or neither", 2, "drover logs <agent> | drover logs --job <id>");
 	}
+	if (opts.from !== undefined && opts.job === undefined) throw new CliError("--from is a line of one job's output: give --job <id>", 2, "drover logs --job <id> --from <line> [--lines N]");
+	if (opts.from !== undefined && opts.follow && opts.lines !== undefined) throw new CliError("--follow starts at --from or --lines back, not both", 2, "drover logs --job <id> --follow [--from <line> | --lines N]");
 	const print = lineWriter(ctx, opts.json === true);
 	return opts.job !== undefined ? jobLogs(ctx, opts.job, opts, print) : agentLogs(ctx, agent!, opts, print);
 }
@@ -72,13 +76,15 @@ async function jobLogs(ctx: Context, id: string, opts: LogsOptions, print: (raw:
 	if (ctx.stderrIsTTY) ctx.err(ctx.ep.dim(`==> ${printable(id)} <==`));
 	const path = `/v1/jobs/${encodeURIComponent(id)}/output`;
 	if (!opts.follow) {
-		const text = await ctx.client.text(path, JSONL, { query: { lines: opts.lines ?? DEFAULT_LINES } });
+		// --from: lines by their numbers (?after=), any part of a long output without reading what comes before it here.
+		const query = { lines: opts.lines ?? DEFAULT_LINES, ...(opts.from !== undefined ? { after: opts.from - 1 } : {}) };
+		const text = await ctx.client.text(path, JSONL, { query });
 		const lines = text.split("\n").filter((raw) => raw.trim() !== "");
 		for (const raw of lines) print(raw);
 		if (lines.length === 0) ctx.err(ctx.ep.dim(printable(noOutput(id, undefined))));
 		return 0;
 	}
-	let after = 0;
+	let after = opts.from !== undefined ? opts.from - 1 : 0;
 	if (opts.lines !== undefined) {
 		// Line numbers are 1..last with no gaps, so starting N back means resuming after last - N.
 		after = Math.max(0, (await jobTail(ctx, id, 1)).last - opts.lines);

@@ -357,6 +357,15 @@ describe("drover trigger --wait: the exit code is the job's outcome", () => {
 			expect(lines(byJob.stdout)).toEqual(output);
 			const last = await drover(["logs", "--job", okJob, "--lines", "1", "--json"]);
 			expect(lines(last.stdout)).toEqual(output.slice(-1));
+			// --from: lines by their numbers, --lines of them; with --follow, from there to the end.
+			expect(output.length).toBeGreaterThanOrEqual(3);
+			const part = await drover(["logs", "--job", okJob, "--from", "2", "--lines", "2", "--json"]);
+			expect([part.status, lines(part.stdout)]).toEqual([0, output.slice(1, 3)]);
+			const followed = await drover(["logs", "--job", okJob, "--from", "2", "--follow", "--json"]);
+			expect([followed.status, lines(followed.stdout)]).toEqual([0, output.slice(1)]);
+			for (const args of [[agents.ok, "--from", "2"], ["--job", okJob, "--from", "2", "--lines", "1", "--follow"], ["--job", okJob, "--from", "0"]]) {
+				expect((await drover(["logs", ...args])).status, args.join(" ")).toBe(2);
+			}
 
 			// Two more completed jobs: the agent's view reaches back across them, oldest first.
 			const more = [idOf(await drover(["trigger", agents.ok, "--wait"])), idOf(await drover(["trigger", agents.ok, "--wait"]))];
