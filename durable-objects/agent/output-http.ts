@@ -187,13 +187,19 @@ export async function serveOutput(sql: SqlStorage, bucket: R2Bucket, jobId: stri
  * `?after=A&lines=N`: the N lines after line A, the header naming A + 1 (as a tail's names its first).
  * Line A past the job's last is a 400, as the stream's Last-Event-ID is: no line of this job's follows it.
  */
-function linesAfter(sql: SqlStorage, bucket: R2Bucket, jobId: string, after: number, n: number): Response {
+async function linesAfter(sql: SqlStorage, bucket: R2Bucket, jobId: string, after: number, n: number): Promise<Response> {
 	if (!Number.isSafeInteger(after) || after < 0) return errorResponse(new BadRequestError("after must be a line number"));
 	const last = lastLine(sql, jobId);
 	if (after > last) return errorResponse(new BadRequestError(`after ${after} is past job ${jobId}'s last line (${last})`));
 	const state = outputState(sql, jobId);
-	// Streamed, a batch at a time: n lines can be most of a large output.
-	if (state.outputKey) return tailResponse(linesBody(readLinesFromR2(bucket, state.outputKey, { afterLine: after, limit: n, required: true })), after + 1);
+	if (state.outputKey) {
+		// R2 keeps no index of lines: lines near the end (the dashboard's first page of earlier lines)
+		// are found in a window read from the object's end, as a tail is; others are read from its
+		// start, streamed a batch at a time (n lines can be most of a large output).
+		const tail = last > after ? await tailOfR2(bucket, state.outputKey, last - after) : { lines: [] };
+		if ("lines" in tail) return tailResponse(tail.lines.slice(0, n).map((l) => `${l.body}\n`).join(""), after + 1);
+		return tailResponse(linesBody(readLinesFromR2(bucket, state.outputKey, { afterLine: after, limit: n, required: true })), after + 1);
+	}
 	return tailResponse(sqliteBody(sql, bucket, jobId, null, { after, lines: Math.min(n, last - after) }), after + 1);
 }
 

@@ -333,6 +333,17 @@ describe("?after=A&lines=N of job output", () => {
 		// Fewer at the end; none after the last line.
 		expect(await part(job.id, 7, 100)).toEqual({ first: 8, lines: whole.slice(7) });
 		expect(await part(job.id, 9, 5)).toEqual({ first: 10, lines: [] });
+		// Lines too long for a window from the end: read from the object's start, streamed.
+		const key = `jobs/part-finished/${job.id}.jsonl`;
+		const long = (i: number) => JSON.stringify({ type: "tool_result", n: i, result: "x".repeat(700_000) });
+		await env.OUTPUT.put(key, Array.from({ length: 9 }, (_, i) => `${long(i + 1)}\n`).join(""), { customMetadata: { lines: "9" } });
+		const numbers = async (after: number, n: number) => {
+			const { first, lines } = await part(job.id, after, n);
+			return [first, lines.map((l) => (JSON.parse(l) as { n: number }).n)];
+		};
+		expect(await numbers(1, 2)).toEqual([2, [2, 3]]);
+		expect(await numbers(6, 5)).toEqual([7, [7, 8, 9]]);
+		expect(await numbers(0, 9)).toEqual([1, [1, 2, 3, 4, 5, 6, 7, 8, 9]]);
 
 		useEmulator().enqueue({ tool_use: { name: "create_ticket", input: { title: "x" } } });
 		await createAgent({ name: "part-live", tools: [{ type: "webhook", name: "create_ticket", description: "Create.", url_secret: "TEST_TICKETS_URL", requires_approval: true }] });
