@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { readFile, writeFile } from "node:fs/promises";
 import type { Command } from "commander";
 import { ApiError, CliError } from "../client.ts";
@@ -7,6 +6,7 @@ import { inEditFile, runEditor } from "../editor.ts";
 import { printable, table, truncate } from "../format.ts";
 import { shapes } from "../shapes.ts";
 import { readStdin } from "../stdin.ts";
+import { noteVersion } from "../../src/shared/note-version.ts";
 
 const ACTIONS = ["list", "get", "set", "edit", "delete"] as const;
 const USAGE = "drover notepad <agent> list | get <key> | set <key> <value> | edit <key> | delete <key>";
@@ -17,8 +17,8 @@ interface NotepadOptions {
 	ifUnset?: boolean;
 }
 
-/** A value's version, as the API's ETag gives it: its SHA-256 in base64url, quoted. */
-const versionOf = (value: string) => `"${createHash("sha256").update(value, "utf8").digest("base64url")}"`;
+/** A value's version, quoted as the API's ETag gives it. */
+const versionOf = (value: string) => `"${noteVersion(value)}"`;
 
 export function registerNotepad(program: Command): void {
 	program

@@ -1,6 +1,6 @@
-import { createHash } from "node:crypto";
 import { refuse, type Refusal } from "../../src/shared/refusal.ts";
 import { utf8Length } from "../../src/shared/clip.ts";
+import { noteVersion } from "../../src/shared/note-version.ts";
 
 /** Hermes' limits: per value, per key name, and for the whole notepad. */
 export const NOTEPAD_VALUE_BYTES = 16 * 1024;
@@ -47,16 +47,6 @@ export function findNote(notepad: Notepad, key: string): { key: string; value: s
 	return null;
 }
 
-/**
- * A value's version, as a key's ETag gives it and a write's If-Match names it: its SHA-256 in
- * base64url (43 characters), so the dashboard can name the version of a value it shows without
- * asking for it again. Hashed synchronously (node:crypto, not crypto.subtle) so that the object
- * compares and writes in one turn: no other write can come between.
- */
-export function noteTag(value: string): string {
-	return createHash("sha256").update(value, "utf8").digest("base64url");
-}
-
 /** What a write is conditioned on: the version it was made on (If-Match: a tag, or "*" for any), or that the key is not set (If-None-Match: *). */
 export interface NoteCondition {
 	ifMatch?: string;
@@ -70,7 +60,9 @@ function conditionFails(key: string, current: string | null, condition: NoteCond
 	const ifMatch = condition?.ifMatch;
 	if (ifMatch === undefined) return null;
 	if (current === null) return refuse(412, `notepad key ${named} is not set (If-Match names a version of it); nothing was changed`);
-	if (ifMatch !== "*" && noteTag(current) !== ifMatch) return refuse(412, `notepad key ${named} was changed since it was read: it is at version "${noteTag(current)}", not "${ifMatch}"; nothing was changed`);
+	if (ifMatch === "*") return null;
+	const version = noteVersion(current);
+	if (version !== ifMatch) return refuse(412, `notepad key ${named} was changed since it was read: it is at version "${version}", not "${ifMatch}"; nothing was changed`);
 	return null;
 }
 

@@ -1,9 +1,10 @@
 import { z } from "@hono/zod-openapi";
 import { agentRpc } from "../../../durable-objects/agent/client.ts";
-import { findNote, keyLengthProblem, keyProblem, NOTEPAD_KEY_CHARS, notepadJson, notepadKey, noteTag, type NoteCondition } from "../../../durable-objects/agent/notepad.ts";
+import { findNote, keyLengthProblem, keyProblem, NOTEPAD_KEY_CHARS, notepadJson, notepadKey, type NoteCondition } from "../../../durable-objects/agent/notepad.ts";
 import { scanPrompt } from "../../agent/injection.ts";
 import { BadRequestError, NotFoundError } from "../../errors.ts";
 import { redact } from "../../security/redact.ts";
+import { noteVersion } from "../../shared/note-version.ts";
 import { createApi, withRole } from "../factory.ts";
 import { AgentNameParam } from "../params.ts";
 import { oneTag } from "../preconditions.ts";
@@ -66,7 +67,7 @@ function conditionOf(headers: { "if-match"?: string; "if-none-match"?: string })
 	return { ...(ifMatch !== undefined ? { ifMatch } : {}), ...(ifNoneMatch !== undefined ? { ifNoneMatch: "*" as const } : {}) };
 }
 
-const etagOf = (value: string) => `"${noteTag(value)}"`;
+const etagOf = (value: string) => `"${noteVersion(value)}"`;
 const preconditionFailed = { 412: errorResponse("The condition failed: the key holds another value than If-Match's version (or none), or is set when If-None-Match: * said it must not be; nothing was changed (code precondition_failed)") };
 const tooLarge = { 413: errorResponse(`The value or the notepad would exceed its limit, or the body is over ${bodySize(MAX_BODY_BYTES)}; nothing changed`) };
 

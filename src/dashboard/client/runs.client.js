@@ -63,15 +63,14 @@ function readWhenOpened(details, body, read) {
 	};
 }
 /**
- * A notepad value's version, as the API's ETag and If-Match name it: its SHA-256 in base64url,
+ * A notepad value's version, as the API's ETag and If-Match name it (src/shared/note-version.ts),
  * quoted. Null where the page has no crypto.subtle (served over plain HTTP off localhost): its writes
  * then go without a condition, the last one winning.
  * @param {string} value @returns {Promise<string | null>}
  */
 async function noteVersion(value) {
 	if (!globalThis.crypto || !crypto.subtle) return null;
-	const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(value)));
-	return '"' + btoa(String.fromCharCode(...digest)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "") + '"';
+	return '"' + (await noteVersionWeb(value)) + '"';
 }
 /**
  * The condition a write is made on: the value shown for its key, or (none shown) that it is still
