@@ -1,4 +1,5 @@
 import { readFile } from "node:fs/promises";
+import { availableParallelism } from "node:os";
 import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig, type Plugin } from "vitest/config";
@@ -20,43 +21,81 @@ function textModules(): Plugin {
 	};
 }
 
+// Every package the Worker, the emulator and the tests import, by the specifier they use.
+const PREBUNDLED = [
+	"hono",
+	"hono/accepts",
+	"hono/body-limit",
+	"hono/factory",
+	"hono/http-exception",
+	"hono/jsx",
+	"hono/jsx/jsx-runtime",
+	"hono/jsx/jsx-dev-runtime",
+	"hono/route",
+	"hono/router/pattern-router",
+	"hono/types",
+	"hono/utils/http-status",
+	"@hono/zod-openapi",
+	"zod",
+	"@anthropic-ai/sdk",
+	"@anthropic-ai/sdk/client",
+	"@anthropic-ai/sdk/core/error",
+	"@anthropic-ai/sdk/lib/MessageStream",
+	"@anthropic-ai/sdk/resources/messages/messages",
+	"@anthropic-ai/sdk/_vendor/partial-json-parser/parser",
+	"@cfworker/json-schema",
+	"croner",
+	"yaml",
+];
+
 export default defineConfig(async () => {
 	const migrations = await readD1Migrations(path.join(import.meta.dirname, "migrations"));
-	const workers = {
-		plugins: [
-			textModules(),
-			cloudflareTest({
-				wrangler: { configPath: "./wrangler.toml" },
-				miniflare: {
-					bindings: {
-						TEST_MIGRATIONS: migrations,
-						API_TOKENS,
-						// Never sent anywhere real: outbound requests in tests go to fakes declared in the test.
-						ANTHROPIC_API_KEY: "sk-ant-test-0000000000000000",
-						TRIAGE_WEBHOOK_SECRET: WEBHOOK_SECRET,
-						// A webhook tool target for agent-loop tests; the tests fake this origin.
-						TEST_TICKETS_URL: "https://tickets.example.test/hook",
-						// Delivery, hook and alert targets for the effects tests; the tests fake these origins.
-						TEST_DELIVERY_URL: "https://deliver.example.test/webhook",
-						TEST_SLACK_URL: "https://slack.example.test/services/T0/B0/xyz",
-						TEST_DISCORD_URL: "https://discord.example.test/api/webhooks/1/abc",
-						TEST_HOOK_URL: "https://hooks.example.test/after-run",
-						TEST_ERROR_HOOK_URL: "https://hooks.example.test/on-error",
-						ALERT_WEBHOOK_URL: "https://alerts.example.test/drover",
-						// fleet.yaml's delivery targets (an agent whose target is unset is auto-paused); a
-						// standing fake answers them (test/setup/outbound.ts).
-						DIGEST_SLACK_WEBHOOK_URL: "https://fleet-deliveries.example.test/digest",
-						SITE_WATCH_WEBHOOK_URL: "https://fleet-deliveries.example.test/site-watch",
-					},
+	// A plugin per project: it keeps per-project state.
+	const plugins = () => [
+		textModules(),
+		cloudflareTest({
+			wrangler: { configPath: "./wrangler.toml" },
+			miniflare: {
+				bindings: {
+					TEST_MIGRATIONS: migrations,
+					API_TOKENS,
+					// Never sent anywhere real: outbound requests in tests go to fakes declared in the test.
+					ANTHROPIC_API_KEY: "sk-ant-test-0000000000000000",
+					TRIAGE_WEBHOOK_SECRET: WEBHOOK_SECRET,
+					// A webhook tool target for agent-loop tests; the tests fake this origin.
+					TEST_TICKETS_URL: "https://tickets.example.test/hook",
+					// Delivery, hook and alert targets for the effects tests; the tests fake these origins.
+					TEST_DELIVERY_URL: "https://deliver.example.test/webhook",
+					TEST_SLACK_URL: "https://slack.example.test/services/T0/B0/xyz",
+					TEST_DISCORD_URL: "https://discord.example.test/api/webhooks/1/abc",
+					TEST_HOOK_URL: "https://hooks.example.test/after-run",
+					TEST_ERROR_HOOK_URL: "https://hooks.example.test/on-error",
+					ALERT_WEBHOOK_URL: "https://alerts.example.test/drover",
+					// fleet.yaml's delivery targets (an agent whose target is unset is auto-paused); a
+					// standing fake answers them (test/setup/outbound.ts).
+					DIGEST_SLACK_WEBHOOK_URL: "https://fleet-deliveries.example.test/digest",
+					SITE_WATCH_WEBHOOK_URL: "https://fleet-deliveries.example.test/site-watch",
 				},
-			}),
-		],
-		test: {
-			name: "workers",
-			include: ["test/**/*.test.ts"],
-			exclude: ["test/e2e/**"],
-			setupFiles: ["./test/setup/apply-migrations.ts", "./test/setup/outbound.ts"],
-		},
+			},
+		}),
+	];
+	const inWorkerd = {
+		// Each test file's runtime loads the whole Worker: pre-bundling its dependencies makes that a
+		// few dozen module fetches instead of about 360 (the Anthropic SDK alone is 135), a second saved
+		// on every file. Listed, not discovered, so that no run re-bundles midway.
+		deps: { optimizer: { ssr: { enabled: true, include: PREBUNDLED } } },
+		setupFiles: ["./test/setup/apply-migrations.ts", "./test/setup/outbound.ts"],
+	};
+	// Storage is isolated per file by giving each file a runtime of its own (a workerd process, its
+	// Worker loaded afresh: about 2.5 s). Unit tests check functions, not what storage holds, so they
+	// share one runtime per vitest worker: a unit test must not depend on storage another file writes.
+	const workers = {
+		plugins: plugins(),
+		test: { name: "workers", include: ["test/**/*.test.ts"], exclude: ["test/e2e/**", "test/unit/**"], ...inWorkerd },
+	};
+	const unit = {
+		plugins: plugins(),
+		test: { name: "unit", include: ["test/unit/**/*.test.ts"], isolate: false, ...inWorkerd },
 	};
 	// End-to-end: the real bundle in workerd (Miniflare's Node API) and the real CLI and browser.
 	const e2e = {
@@ -71,5 +110,9 @@ export default defineConfig(async () => {
 			fileParallelism: false,
 		},
 	};
-	return { test: { projects: [workers, e2e], reporters: ["default", "./test/reporters/categories.ts"] } };
+	// vitest's default in a run is one worker fewer than the cores, which on two cores runs the
+	// workerd files one at a time; their runtimes wait on module fetches and storage as much as they
+	// compute, so one per core runs the suite about a third faster (a measured 361 s against 244 s).
+	const maxWorkers = availableParallelism();
+	return { test: { maxWorkers, projects: [workers, unit, e2e], reporters: ["default", "./test/reporters/categories.ts"] } };
 });
