@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { CliError, JSONL, outcomeCode } from "../client.ts";
+import { ApiError, CliError, JSONL, outcomeCode } from "../client.ts";
 import { act, agentExists, jobIdArg, pathSegment, positiveInt, type Context } from "../context.ts";
 import { printable, renderLine, statusStyle } from "../format.ts";
 import { followJob } from "../sse.ts";
@@ -78,10 +78,12 @@ async function jobLogs(ctx: Context, id: string, opts: LogsOptions, print: (raw:
 	if (!opts.follow) {
 		// --from: lines by their numbers (?after=), any part of a long output without reading what comes before it here.
 		const query = { lines: opts.lines ?? DEFAULT_LINES, ...(opts.from !== undefined ? { after: opts.from - 1 } : {}) };
-		const text = await ctx.client.text(path, JSONL, { query });
+		const text = await pastEndSaid(ctx, id, opts.from, () => ctx.client.text(path, JSONL, { query }));
 		const lines = text.split("\n").filter((raw) => raw.trim() !== "");
 		for (const raw of lines) print(raw);
-		if (lines.length === 0) ctx.err(ctx.ep.dim(printable(noOutput(id, undefined))));
+		if (lines.length > 0) return 0;
+		const last = opts.from === undefined ? 0 : (await jobTail(ctx, id, 1)).last;
+		ctx.err(ctx.ep.dim(printable(last === 0 ? noOutput(id, undefined) : `no lines from line ${opts.from}: job ${id}'s last line is ${last} so far`)));
 		return 0;
 	}
 	let after = opts.from !== undefined ? opts.from - 1 : 0;
@@ -90,7 +92,23 @@ async function jobLogs(ctx: Context, id: string, opts: LogsOptions, print: (raw:
 		after = Math.max(0, (await jobTail(ctx, id, 1)).last - opts.lines);
 	}
 	// Resuming a stream that never opened is for a server that has answered (the line count).
-	return followAndPrint(ctx, id, after, print, opts.lines !== undefined);
+	return pastEndSaid(ctx, id, opts.from, () => followAndPrint(ctx, id, after, print, opts.lines !== undefined));
+}
+
+/**
+ * A --from past the job's last line is refused by the API in its own terms, `after` being one less
+ * than the line given ("after 41 is past …'s last line (40)" for --from 42): said here in the
+ * option's, the job's last line read again to be sure that is what the 400 was about.
+ */
+async function pastEndSaid<T>(ctx: Context, id: string, from: number | undefined, read: () => Promise<T>): Promise<T> {
+	try {
+		return await read();
+	} catch (err) {
+		if (from === undefined || !(err instanceof ApiError) || err.status !== 400) throw err;
+		const { last } = await jobTail(ctx, id, 1);
+		if (from - 1 <= last) throw err;
+		throw new CliError(`--from ${from} is past job ${id}'s last line so far (${last}): give a line up to ${last + 1}`, 1);
+	}
 }
 
 /** Why a job shows no lines: "no output yet (job … is pending)". */

@@ -363,6 +363,15 @@ describe("drover trigger --wait: the exit code is the job's outcome", () => {
 			expect([part.status, lines(part.stdout)]).toEqual([0, output.slice(1, 3)]);
 			const followed = await drover(["logs", "--job", okJob, "--from", "2", "--follow", "--json"]);
 			expect([followed.status, lines(followed.stdout)]).toEqual([0, output.slice(1)]);
+			// Past the last line: said in --from's terms (the API's `after` is one less), naming the last line.
+			const beyond = output.length + 2;
+			for (const follow of [[], ["--follow"]]) {
+				const past = await drover(["logs", "--job", okJob, "--from", String(beyond), ...follow]);
+				expect([past.status, past.stdout, past.stderr], follow.join("")).toEqual([1, "", expect.stringContaining(`drover: --from ${beyond} is past job ${okJob}'s last line so far (${output.length}): give a line up to ${output.length + 1}`)]);
+			}
+			// Just after it: nothing to print, and why.
+			const end = await drover(["logs", "--job", okJob, "--from", String(output.length + 1)]);
+			expect([end.status, end.stdout, end.stderr]).toEqual([0, "", expect.stringContaining(`no lines from line ${output.length + 1}: job ${okJob}'s last line is ${output.length} so far`)]);
 			for (const args of [[agents.ok, "--from", "2"], ["--job", okJob, "--from", "2", "--lines", "1", "--follow"], ["--job", okJob, "--from", "0"]]) {
 				expect((await drover(["logs", ...args])).status, args.join(" ")).toBe(2);
 			}
