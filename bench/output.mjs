@@ -107,6 +107,7 @@ export async function run(argv) {
 		if (range.status !== 206 || !range.headers.get("content-range")?.endsWith(`/${head.size}`)) {
 			throw new Error(`Range read: ${range.status} ${range.headers.get("content-range")} (object ${head.size} B)`);
 		}
+		result.lines_read = await readByLineNumbers(w, jobId, Number(head.customMetadata?.lines));
 		// Per turn an assistant, a tool_use and a tool_result line, plus the start, the final answer and
 		// the result; and a context_cleared line whenever old results left the model's conversation.
 		const types = await lineTypes(await bucket.get(`jobs/${AGENT}/${jobId}.jsonl`));
@@ -205,6 +206,7 @@ export async function run(argv) {
 			: null,
 	};
 	const l = result.live_heap_mb;
+	const r = result.lines_read;
 	if (c) {
 		const j = result.job;
 		console.log(`\njob: ${j.lines} lines, ${result.object.mb} MB of JSONL in ${j.run_s} s of running; the last model request carried ${j.largest_model_request_mb} MB (the whole conversation, resent every turn)`);
@@ -225,6 +227,14 @@ export async function run(argv) {
 							["  drover's RSS peak beyond the floor's", `${m.drover_above_floor >= 0 ? "+" : ""}${m.drover_above_floor} MB`, `≤ +${GOAL_RSS_MB} MB`],
 							[`floor + the job's tool fetches (each line fetched from the tool target first): RSS peak above its baseline`, `+${result.floor_with_own_calls.rss_peak_above_baseline_mb} MB (${result.floor_with_own_calls.s} s)`, ""],
 							["  drover's RSS peak beyond that floor's", `${m.drover_above_floor_with_own_calls >= 0 ? "+" : ""}${m.drover_above_floor_with_own_calls} MB`, ""],
+						]
+					: []),
+				...(r
+					? [
+							[`${r.page_lines} lines by number (?after=A&lines=${r.page_lines}), the job ended: the first`, `${r.start.ms} ms (${r.start.kb} KB)`, ""],
+							[`  from the middle (after line ${r.middle.after}: the object read from its start up to them)`, `${r.middle.ms} ms (${r.middle.kb} KB)`, ""],
+							[`  the last ${r.page_lines} (a window read from the object's end)`, `${r.end.ms} ms (${r.end.kb} KB)`, ""],
+							["  workerd RSS peak during the three reads, above the RSS before them", `+${r.rss_peak_above_before_mb} MB`, `≤ +${GOAL_RSS_MB} MB`],
 						]
 					: []),
 				["Worker isolate JS heap (used) baseline", `${h.baseline} MB`, ""],
@@ -359,4 +369,31 @@ export function tableRows(doc) {
 			? [{ figure: `${size}: workerd RSS beyond a floor that also fetches the tool results`, measured: `${m.drover_above_floor_with_own_calls >= 0 ? "+" : ""}${m.drover_above_floor_with_own_calls} MB`, goal: `≤ ${GOAL_RSS_MB} MB${at100}`, met: judged(m.drover_above_floor_with_own_calls <= GOAL_RSS_MB) }]
 			: []),
 	];
+}
+
+/**
+ * An ended job's lines by their numbers, as the dashboard's earlier-lines reader and `drover logs
+ * --from` ask for them: a page at the start, in the middle and at the end of the R2 object. R2 keeps
+ * no index of lines, so a page in the middle is found by reading the object from its start.
+ */
+async function readByLineNumbers(w, jobId, lines) {
+	const pageLines = 3;
+	const before = memoryOf(w.pid).rss;
+	const sampler = rssSampler(w.pid, 5);
+	const read = {};
+	try {
+		for (const [at, after] of [["start", 0], ["middle", Math.floor(lines / 2)], ["end", lines - pageLines]]) {
+			const t0 = performance.now();
+			const answer = await w.api("GET", `/v1/jobs/${jobId}/output?after=${after}&lines=${pageLines}`);
+			const ms = performance.now() - t0;
+			const got = answer.text.split("\n").filter((l) => l.trim() !== "").length;
+			if (answer.status !== 200 || answer.headers.get("x-drover-first-line") !== String(after + 1) || got !== pageLines) {
+				throw new Error(`?after=${after}&lines=${pageLines}: ${answer.status}, first line ${answer.headers.get("x-drover-first-line")}, ${got} lines`);
+			}
+			read[at] = { after, ms: round(ms, 1), kb: round(Buffer.byteLength(answer.text) / 1e3, 1) };
+		}
+	} finally {
+		sampler.stop();
+	}
+	return { page_lines: pageLines, ...read, rss_peak_above_before_mb: round((Math.max(before, sampler.peak() ?? before) - before) / MiB, 1) };
 }
