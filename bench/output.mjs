@@ -18,6 +18,11 @@
 //            Worker isolate's JS heap (V8 usedSize, through the inspector, every 10 ms; baseline the
 //            lowest reading over a second of idle) is reported beside it, RSS split into anonymous
 //            and file-backed pages.
+//   lines    the ended job's lines by number, 3 at a time (?after=A&lines=3, as the dashboard's
+//            earlier-lines reader and `drover logs --from` ask): the first, from the middle (R2
+//            keeps no index of lines: the object is streamed from its start up to them) and the
+//            last (a window read from the object's end); each request's time, and workerd's RSS
+//            peak during the three above what it was before them.
 //   live     the same job again, with a heap snapshot every ~100 ms (V8 collects garbage before
 //            each): the isolate's live heap plus ArrayBuffer stores. Snapshots pause the isolate,
 //            so this run's timings are not reported, and a peak between samples can be missed.
