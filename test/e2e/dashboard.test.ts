@@ -3030,6 +3030,9 @@ describe("the dashboard", () => {
 			const pill = page.locator("#scheduler-pill");
 			await pill.filter({ hasText: /^last tick / }).waitFor(LIVE);
 			expect(await pill.getAttribute("class")).toBe("pill");
+			// The usage view does not poll: the pill's own poll is set once its first load is drawn. A
+			// step taken before that moves the clock past nothing, and the poll waits for real time.
+			if (p === "/usage") await page.locator("#usage-meta", { hasText: /^Last \d+ days/ }).waitFor(LIVE);
 			stalled = true;
 			await step();
 			await page.locator("#scheduler-pill.bad", { hasText: "scheduler stalled · last good tick 15 minutes ago · shard 3 did not answer" }).waitFor(LIVE);
