@@ -169,6 +169,14 @@ async function open(pathname: string, opts: { fakeClock?: boolean } = {}): Promi
 	return page;
 }
 
+/**
+ * Waits until the view's first load is drawn and its polls are set (#view loses aria-busy): a page's
+ * clock moved before then moves past no poll, which would come only as real time passes.
+ */
+async function viewReady(page: Page): Promise<void> {
+	await page.locator("#view:not([aria-busy])").waitFor(LIVE);
+}
+
 /** Signs in on a page already open (one whose requests the test routes first), at `pathname`. */
 async function signInOn(page: Page, pathname: string, token: string): Promise<void> {
 	await page.goto(`${url}${pathname}`);
@@ -3030,9 +3038,7 @@ describe("the dashboard", () => {
 			const pill = page.locator("#scheduler-pill");
 			await pill.filter({ hasText: /^last tick / }).waitFor(LIVE);
 			expect(await pill.getAttribute("class")).toBe("pill");
-			// The usage view does not poll: the pill's own poll is set once its first load is drawn. A
-			// step taken before that moves the clock past nothing, and the poll waits for real time.
-			if (p === "/usage") await page.locator("#usage-meta", { hasText: /^Last \d+ days/ }).waitFor(LIVE);
+			await viewReady(page);
 			stalled = true;
 			await step();
 			await page.locator("#scheduler-pill.bad", { hasText: "scheduler stalled · last good tick 15 minutes ago · shard 3 did not answer" }).waitFor(LIVE);
@@ -3081,6 +3087,7 @@ describe("the dashboard", () => {
 		const pill = page.locator("#scheduler-pill");
 		await page.locator("#scheduler-pill.warn", { hasText: /^last tick \d+ seconds ago · D1 migrations missing$/ }).waitFor(LIVE);
 		expect(await pill.getAttribute("title")).toBe(`D1 migrations missing: 0012_incidents_by_agent_time.sql; run ${FIX}`);
+		await viewReady(page);
 		// One the code needs: its routes fail until it is applied.
 		d1 = { ok: false, missing: ["0010_heartbeat_backlog.sql"], fix: FIX };
 		await page.clock.runFor(10_000);
@@ -3937,6 +3944,36 @@ describe("the dashboard", () => {
 
 // What a keyboard, screen-reader or low-vision operator gets (the accessibility QA pass's findings).
 describe("the dashboard, for keyboard, screen-reader and low-vision operators", () => {
+	it("marks the view busy until its first load is drawn: after signing in again, the earlier session's list is not offered as current", async () => {
+		const { job } = await completedJob(`dash-busy-${run}`);
+		const page = await signedIn("/jobs", tokens.read);
+		await viewReady(page);
+		const rows = page.locator("#jobs-table tbody tr[data-job]");
+		await page.locator(`#jobs-table tr[data-job="${job.id}"]`).waitFor(LIVE);
+		await page.locator("#sign-out").click();
+		let release = () => {};
+		const held = new Promise<void>((resolve) => (release = resolve));
+		let asked = 0;
+		await page.route(
+			(u) => u.pathname === "/v1/jobs" && u.searchParams.get("limit") === "25",
+			async (route) => {
+				asked++;
+				await held;
+				await route.continue();
+			},
+		);
+		await page.locator("#token").fill(tokens.read);
+		await page.locator("#signin-form button[type=submit]").click();
+		await expect.poll(() => asked, LIVE).toBe(1);
+		// The view is shown with the earlier session's rows while its list is asked for: busy.
+		expect(await page.locator("#view").getAttribute("aria-busy")).toBe("true");
+		expect(await rows.count()).toBeGreaterThan(0);
+		release();
+		await viewReady(page);
+		expect(await rows.count()).toBeGreaterThan(0);
+		await page.close();
+	});
+
 	/** What has the keyboard focus: its tag, id, name and text, and the row (data-agent/-job) it sits in. */
 	const focused = (page: Page) =>
 		page.evaluate<{ tag: string; id: string; label: string | null; text: string; row: string | null }>(`(() => {
@@ -4659,6 +4696,7 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		const jobs = await jobsThatGoDown(page);
 		await signInOn(page, "/jobs", tokens.read);
 		await page.locator("#jobs-older").waitFor(LIVE);
+		await viewReady(page);
 		return { page, jobs };
 	}
 	/** The server goes down and the next poll says so. */
@@ -4703,6 +4741,8 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		jobs.down = false;
 		await page.locator("#token").fill(tokens.read);
 		await page.locator("#signin-form button[type=submit]").click();
+		// The earlier session's list is still drawn (its Older too) until the new one's first load is.
+		await viewReady(page);
 		await page.locator("#jobs-older").waitFor(LIVE);
 		await twoPolls(page, jobs);
 		// The new session never lost the server: nothing to say of it.

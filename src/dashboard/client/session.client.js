@@ -74,10 +74,19 @@ function start(status) {
 	role(0);
 	const view = VIEWS[VIEW];
 	statusPolled = false;
+	// Busy until the view's first load is drawn and its polls are set: what it shows until then may be
+	// an earlier session's, which a screen reader should not read out as current (nor a test act on).
+	const shown = $("#view");
+	shown.setAttribute("aria-busy", "true");
+	const signal = viewAbort.signal;
 	// A view that does not poll (or whose first load failed) still keeps the pill current.
-	const pill = () => { if (!statusPolled) poll(async () => {}, LIVE_MS); };
-	if (view) view(viewAbort.signal).catch(fail).finally(pill);
-	else pill();
+	const ready = () => {
+		if (!statusPolled) poll(async () => {}, LIVE_MS);
+		// A session signed out meanwhile: the next sign-in's view says when it is ready.
+		if (!signal.aborted) shown.removeAttribute("aria-busy");
+	};
+	if (view) view(viewAbort.signal).catch(fail).finally(ready);
+	else ready();
 }
 $("#signin-form").addEventListener("submit", async (/** @type {Event} */ e) => {
 	e.preventDefault();
