@@ -82,9 +82,9 @@ export default defineConfig(async () => {
 		}),
 	];
 	const inWorkerd = {
-		// Each test file's runtime loads the whole Worker: pre-bundling its dependencies makes that a
-		// few dozen module fetches instead of about 360 (the Anthropic SDK alone is 135), a second saved
-		// on every file. Listed, not discovered, so that no run re-bundles midway.
+		// Each test file's runtime loads the whole Worker: with its dependencies pre-bundled that is
+		// about 200 module fetches (125 of them drover's own) instead of about 360, and a file's runtime
+		// starts in about 2.5 s instead of 3.6. Listed, not discovered, so that no run re-bundles midway.
 		deps: { optimizer: { ssr: { enabled: true, include: PREBUNDLED } } },
 		setupFiles: ["./test/setup/apply-migrations.ts", "./test/setup/outbound.ts"],
 	};
