@@ -3945,7 +3945,7 @@ describe("the dashboard", () => {
 // What a keyboard, screen-reader or low-vision operator gets (the accessibility QA pass's findings).
 describe("the dashboard, for keyboard, screen-reader and low-vision operators", () => {
 	it("marks the view busy until its first load is drawn: after signing in again, the earlier session's list is not offered as current", async () => {
-		const { job } = await completedJob(`dash-busy-${run}`);
+		const { job } = await completedJob(`dash-first-load-${run}`);
 		const page = await signedIn("/jobs", tokens.read);
 		await viewReady(page);
 		const rows = page.locator("#jobs-table tbody tr[data-job]");
