@@ -85,7 +85,7 @@ function start(status) {
 		// A session signed out meanwhile: the next sign-in's view says when it is ready.
 		if (!signal.aborted) shown.removeAttribute("aria-busy");
 	};
-	if (view) view(viewAbort.signal).catch(fail).finally(ready);
+	if (view) view(signal).catch(fail).finally(ready);
 	else ready();
 }
 $("#signin-form").addEventListener("submit", async (/** @type {Event} */ e) => {
