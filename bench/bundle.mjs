@@ -11,6 +11,10 @@
 //             compatibility settings and no bindings, whose times are the floor: drover minus floor
 //             ≈ what loading drover's modules costs workerd. Also the bench harness's
 //             startLocalWorker (which applies the D1 migrations too). Medians.
+//   CLI start --runs times each, after one run to warm Node's compile cache: `drover --version` as
+//             the bin runs it (the bundle npm's prepare step builds, built again here first), the
+//             same from the TypeScript sources (what the bin runs in an edited checkout), and
+//             `node -e 0`, Node's own start, the floor.
 // Goal: ≤ 400 KiB gzipped.
 import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
@@ -79,6 +83,7 @@ export async function run(argv) {
 			floor: { up: s(floor, "up_ms"), first_request: s(floor, "first_ms"), total: s(floor, "total_ms") },
 		};
 		result.startup_ms.drover_minus_floor_p50 = round(result.startup_ms.drover.total.p50 - result.startup_ms.floor.total.p50, 1);
+		result.cli_start_ms = cliStart(runs);
 	} catch (err) {
 		recordFailure(result, err);
 	} finally {
@@ -112,9 +117,41 @@ export async function run(argv) {
 			],
 		);
 		console.log(`drover − one-line Worker (median totals): ${st.drover_minus_floor_p50} ms: what loading drover's modules and bindings costs workerd here`);
+		const cli = result.cli_start_ms;
+		console.log(`\nCLI start, drover --version, ms (median of ${runs}; p90 in brackets):`);
+		printTable(
+			["", "ms", "above node -e 0"],
+			[
+				["the bin, on its bundle", `${cli.bundle.p50} (${cli.bundle.p90})`, round(cli.bundle.p50 - cli.node.p50, 1)],
+				["the TypeScript sources", `${cli.sources.p50} (${cli.sources.p90})`, round(cli.sources.p50 - cli.node.p50, 1)],
+				["node -e 0", `${cli.node.p50} (${cli.node.p90})`, ""],
+			],
+		);
 		console.log(`goal: ${result.goal.text}: ${verdict(result.goal.met)} (${gz} KiB)`);
 	}
 	writeResult("bundle", { machine, ...result });
+}
+
+/** Wall times of `drover --version` from the bundle and from the sources, and of `node -e 0`. */
+function cliStart(runs) {
+	const built = spawnSync(process.execPath, [path.join(ROOT, "scripts", "build-cli.ts")], { encoding: "utf8" });
+	if (built.status !== 0) throw new Error(`scripts/build-cli.ts failed:\n${built.stderr}`);
+	const fromSources = `require("node:module").enableCompileCache(); import(${JSON.stringify(path.join(ROOT, "cli", "program.ts"))}).then(async (m) => { process.exitCode = await m.run(["node", "drover", "--version"]); })`;
+	const commands = {
+		bundle: [path.join(ROOT, "cli", "drover.mjs"), "--version"],
+		sources: ["-e", fromSources],
+		node: ["-e", "0"],
+	};
+	const times = { bundle: [], sources: [], node: [] };
+	for (let i = 0; i <= runs; i++) {
+		for (const [name, args] of Object.entries(commands)) {
+			const t0 = performance.now();
+			const r = spawnSync(process.execPath, args, { encoding: "utf8" });
+			if (r.status !== 0) throw new Error(`${name}: node ${args.join(" ")} exited ${r.status}:\n${r.stderr}`);
+			if (i > 0) times[name].push(performance.now() - t0);
+		}
+	}
+	return Object.fromEntries(Object.entries(times).map(([name, t]) => [name, summary(t, 1)]));
 }
 
 async function startDrover(scriptPath, persistDir) {

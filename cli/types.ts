@@ -1,6 +1,6 @@
 /**
  * The API's response shapes the CLI reads, inferred from the server's own zod schemas (type-only
- * imports, erased when Node strips the types, so the CLI loads nothing from src/ at run time): a
+ * imports, erased by Node's type stripping and by the bundle, so none of these modules loads at run time): a
  * change to an answer's schema is a type error here, not a silent drift.
  */
 import type { AgentStatusShape, OccurrenceShape } from "../src/api/agents/actions.ts";

@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import path from "node:path";
 import type { Writable } from "node:stream";
 
-export const CLI = path.resolve(import.meta.dirname, "../../cli/drover.ts");
+export const CLI = path.resolve(import.meta.dirname, "../../cli/drover.mjs");
 
 /**
  * Runs the real `drover` CLI in a child process with only `env` (plus PATH, no colour); killed after

@@ -12,7 +12,7 @@ import { shellWord } from "../../cli/format.ts";
 import type { JobRecord } from "../../src/jobs/schema.ts";
 
 const { url, emulatorUrl, tokens } = inject("drover");
-const CLI = path.resolve(import.meta.dirname, "../../cli/drover.ts");
+const CLI = path.resolve(import.meta.dirname, "../../cli/drover.mjs");
 const ROOT = path.resolve(import.meta.dirname, "../..");
 
 // The Worker is shared by every e2e file: everything this file creates has a unique name.

@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -28,6 +29,9 @@ declare module "vitest" {
  * with fresh local DO, D1 and R2 state, talking to the Messages API emulator (no key anywhere).
  */
 export default async function setup(project: TestProject) {
+	// The CLI tests run the bin as users do, on the bundle npm's prepare step builds: built again here,
+	// so that it is of the sources under test.
+	execFileSync(process.execPath, [path.join(import.meta.dirname, "../../scripts/build-cli.ts")], { stdio: "ignore" });
 	const dir = mkdtempSync(path.join(tmpdir(), "drover-e2e-"));
 	const scriptPath = bundle(path.join(dir, "dist"));
 	const emulator = await startEmulator();
