@@ -70,6 +70,21 @@ describe("the drover bin", () => {
 		expect(gone.run()).toBe("sources jobs --json");
 	});
 
+	it("says which Node it needs when run by one older than 22.12, before loading anything of the CLI", () => {
+		// The Node reported is changed before the bin runs: Node 20's SyntaxError came from deep inside.
+		const asNode = (version: string) =>
+			spawnSync(process.execPath, ["--import", `data:text/javascript,Object.defineProperty(process.versions, "node", { value: "${version}" })`, CLI, "--version"], { encoding: "utf8" });
+		for (const version of ["20.20.2", "22.11.0"]) {
+			const old = asNode(version);
+			expect([old.status, old.stdout]).toEqual([1, ""]);
+			expect(old.stderr).toBe(
+				`drover: needs Node 22.12 or later, and this is Node ${version} (${process.execPath}): run it with the Node npm install brings, node_modules/.bin/node cli/drover.mjs, or npx drover in the checkout\n`,
+			);
+		}
+		const version = (JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")) as { version: string }).version;
+		expect(asNode("22.12.0").stdout.trim()).toBe(version);
+	});
+
 	it("is fresh after the build, lists every drover file the CLI imports, and runs as the sources do", () => {
 		const { inputs } = JSON.parse(readFileSync(path.join(ROOT, "cli/drover.bundle.json"), "utf8")) as { inputs: string[] };
 		expect(inputs).toEqual(expect.arrayContaining(["cli/program.ts", "cli/client.ts", "cli/commands/jobs.ts", "src/shared/sse.ts", "package.json", "package-lock.json"]));
