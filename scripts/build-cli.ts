@@ -26,7 +26,8 @@ const result = await build({
 // The launcher runs the bundle only while none of these is newer than it: drover's own files (a
 // dependency changes only through npm, which runs this again) and the package files.
 const inputs = Object.keys(result.metafile.inputs)
-	.filter((file) => !file.startsWith("node_modules/"))
+	// Anywhere under a node_modules (a symlinked one resolves to its real path, outside the checkout).
+	.filter((file) => !file.split("/").includes("node_modules"))
 	.concat("package.json", "package-lock.json");
 await writeFile(path.join(root, "cli", "drover.bundle.json"), `${JSON.stringify({ inputs }, null, "\t")}\n`);
 const [output] = result.outputFiles;
