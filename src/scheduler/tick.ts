@@ -3,6 +3,7 @@ import { errorFields, log, minuteField } from "../log.ts";
 import { resolveSecretUrl } from "../delivery/secret-url.ts";
 import { alertIncident } from "../incidents/alert.ts";
 import { D1_MIGRATIONS_FIX, missingD1Migrations } from "../store/d1-schema.ts";
+import { recountRegisteredAgents } from "../store/agent-registry.ts";
 import { recordTick } from "../store/heartbeat.ts";
 import { pruneResolved, recordFailure, resolveOpen, unalerted } from "../store/incidents.ts";
 import { numberVar } from "../config/vars.ts";
@@ -112,6 +113,7 @@ export async function runTick(env: Env, scheduledTime: number, now = Date.now())
 	if (summary.outcome !== "ok" || failing === 0) await fileSchedulerIncident(env, summary.outcome, errors, now, scheduledTime);
 	await retryAlerts(env, scheduledTime, now);
 	await pruneIncidents(env, scheduledTime, now);
+	await recountAgents(env, scheduledTime);
 	if (summary.outcome === "failed") throw new Error(`scheduler tick failed: ${errors.slice(0, 3).join("; ")}`);
 	return summary;
 }
@@ -173,6 +175,21 @@ async function pruneIncidents(env: Env, scheduledTime: number, now: number): Pro
 		return;
 	}
 	if (count > 0) log.info("incidents.pruned", { minute: minuteField(scheduledTime), count, batches, cutoff: new Date(cutoff).toISOString() });
+}
+
+/**
+ * The live agents counted again at the tick of each hour's minute 0 (one read of the agents_live
+ * index): GET /v1/status reads the count the registry's writes keep, which an agent defined or
+ * deleted under a Worker from before D1 0014 did not move.
+ */
+async function recountAgents(env: Env, scheduledTime: number): Promise<void> {
+	if (scheduledTime % HOUR_MS !== 0) return;
+	try {
+		const corrected = await recountRegisteredAgents(env.DB);
+		if (corrected !== null) log.warn("agents.recounted", { minute: minuteField(scheduledTime), live: corrected });
+	} catch (err) {
+		log.error("tick.agent_recount_failed", { minute: minuteField(scheduledTime), ...errorFields(err) });
+	}
 }
 
 /**

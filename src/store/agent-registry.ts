@@ -142,14 +142,33 @@ export async function liveRegisteredAmong(db: D1Database, names: readonly string
 	return results;
 }
 
-/** From the partial index agents_live (D1 0011): the table's rows each hold a whole definition. */
+/**
+ * The live API agents, as agent_counts keeps them (D1 0014): one row read, where counting the
+ * agents_live index read one per agent, at each GET /v1/status.
+ */
 export async function countRegisteredAgents(db: D1Database): Promise<number> {
-	return (await db.prepare("SELECT count(*) AS n FROM agents WHERE deleted_at IS NULL").first<{ n: number }>())?.n ?? 0;
+	return (await db.prepare("SELECT live FROM agent_counts WHERE id = 1").first<{ live: number }>())?.live ?? 0;
+}
+
+/**
+ * Counts the live agents again, for a count a Worker before D1 0014 left behind (an agent defined or
+ * deleted between the migration and the deploy): the count it made where it differed, else null.
+ */
+export async function recountRegisteredAgents(db: D1Database): Promise<number | null> {
+	const row = await db
+		.prepare(
+			`UPDATE agent_counts SET live = (SELECT count(*) FROM agents WHERE deleted_at IS NULL)
+			 WHERE id = 1 AND live IS NOT (SELECT count(*) FROM agents WHERE deleted_at IS NULL) RETURNING live`,
+		)
+		.first<{ live: number }>();
+	return row?.live ?? null;
 }
 
 export async function upsertRegisteredAgent(db: D1Database, agent: AgentDefinition, revision: string, by: string, now: number): Promise<void> {
-	await db
-		.prepare(
+	// A batch is one transaction: the count moves only with the row, and only when it makes a live one.
+	await db.batch([
+		db.prepare("UPDATE agent_counts SET live = live + 1 WHERE id = 1 AND NOT EXISTS (SELECT 1 FROM agents WHERE name = ? AND deleted_at IS NULL)").bind(agent.name),
+		db.prepare(
 			`INSERT INTO agents (name, definition, definition_revision, created_by, created_at, updated_at, deleted_at)
 			 VALUES (?, ?, ?, ?, ?, ?, NULL)
 			 ON CONFLICT (name) DO UPDATE SET definition = excluded.definition, definition_revision = excluded.definition_revision,
@@ -157,8 +176,8 @@ export async function upsertRegisteredAgent(db: D1Database, agent: AgentDefiniti
 			   created_by = CASE WHEN agents.deleted_at IS NULL THEN agents.created_by ELSE excluded.created_by END,
 			   created_at = CASE WHEN agents.deleted_at IS NULL THEN agents.created_at ELSE excluded.created_at END`,
 		)
-		.bind(agent.name, JSON.stringify(agent), revision, by, now, now)
-		.run();
+		.bind(agent.name, JSON.stringify(agent), revision, by, now, now),
+	]);
 }
 
 /**
@@ -167,7 +186,10 @@ export async function upsertRegisteredAgent(db: D1Database, agent: AgentDefiniti
  * define of the name writes the new one whole.
  */
 export async function markAgentDeleted(db: D1Database, name: string, now: number): Promise<void> {
-	await db.prepare("UPDATE agents SET deleted_at = ?, updated_at = ?, definition = 'null' WHERE name = ?").bind(now, now, name).run();
+	await db.batch([
+		db.prepare("UPDATE agent_counts SET live = live - 1 WHERE id = 1 AND EXISTS (SELECT 1 FROM agents WHERE name = ? AND deleted_at IS NULL)").bind(name),
+		db.prepare("UPDATE agents SET deleted_at = ?, updated_at = ?, definition = 'null' WHERE name = ?").bind(now, now, name),
+	]);
 }
 
 /**

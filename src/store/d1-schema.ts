@@ -18,6 +18,7 @@ export const D1_MIGRATIONS = [
 	"0011_live_agents_index.sql",
 	"0012_incidents_by_agent_time.sql",
 	"0013_usage_tokenless_priced_jobs.sql",
+	"0014_count_live_agents.sql",
 ] as const;
 
 /**
