@@ -30,8 +30,8 @@ declare module "vitest" {
  */
 export default async function setup(project: TestProject) {
 	// The CLI tests run the bin as users do, on the bundle npm's prepare step builds: built again here,
-	// so that it is of the sources under test.
-	execFileSync(process.execPath, [path.join(import.meta.dirname, "../../scripts/build-cli.ts")], { stdio: "ignore" });
+	// so that it is of the sources under test. Its stderr, piped, is in the error should it fail.
+	execFileSync(process.execPath, [path.join(import.meta.dirname, "../../scripts/build-cli.ts")], { stdio: ["ignore", "ignore", "pipe"] });
 	const dir = mkdtempSync(path.join(tmpdir(), "drover-e2e-"));
 	const scriptPath = bundle(path.join(dir, "dist"));
 	const emulator = await startEmulator();
