@@ -8,6 +8,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { parse as parseYaml } from "yaml";
 import { localVars } from "./local-vars.mjs";
+import { localMigrationsCurrent } from "./local-d1.mjs";
 import { migrationsLine } from "./migrations.mjs";
 import { portProblem, portsRefused } from "./ports.mjs";
 
@@ -130,15 +131,19 @@ if (madeHooks.length > 0) {
 // Kept, not shown: wrangler redraws the table of every migration after each one it applies (~400
 // lines on a first start). One line says what it did; a failure shows all of it. No stdin: wrangler
 // then takes its "continue?" as yes, as it does in any non-interactive run.
-const migrated = spawnSync("npx", ["wrangler", "d1", "migrations", "apply", "DB", "--local"], { stdio: ["ignore", "pipe", "pipe"], encoding: "utf8", maxBuffer: 64 * 1024 * 1024, env });
-if (migrated.status !== 0) {
-	process.stdout.write(migrated.stdout ?? "");
-	process.stderr.write(migrated.stderr ?? "");
-	console.error(`[drover] applying the D1 migrations to the local database failed (${migrated.error?.message ?? `exit code ${migrated.status ?? migrated.signal}`}): see wrangler's output above.`);
-	process.exit(migrated.status || 1);
+// Skipped when the local database already records them all (every start after the first, until a
+// pull brings a new one): wrangler takes about 3 s to find nothing to apply.
+if (!(await localMigrationsCurrent(process.cwd()))) {
+	const migrated = spawnSync("npx", ["wrangler", "d1", "migrations", "apply", "DB", "--local"], { stdio: ["ignore", "pipe", "pipe"], encoding: "utf8", maxBuffer: 64 * 1024 * 1024, env });
+	if (migrated.status !== 0) {
+		process.stdout.write(migrated.stdout ?? "");
+		process.stderr.write(migrated.stderr ?? "");
+		console.error(`[drover] applying the D1 migrations to the local database failed (${migrated.error?.message ?? `exit code ${migrated.status ?? migrated.signal}`}): see wrangler's output above.`);
+		process.exit(migrated.status || 1);
+	}
+	const migrationsSaid = migrationsLine(`${migrated.stdout}${migrated.stderr}`);
+	if (migrationsSaid !== null) console.log(migrationsSaid);
 }
-const migrationsSaid = migrationsLine(`${migrated.stdout}${migrated.stderr}`);
-if (migrationsSaid !== null) console.log(migrationsSaid);
 
 // Without a key, the bundled Messages API emulator serves the model; the key guard lets a
 // loopback base URL through only when there is no key to leak.

@@ -1,0 +1,2 @@
+export const LOCAL_D1_DIR: string;
+export function localMigrationsCurrent(root: string): Promise<boolean>;
