@@ -157,6 +157,7 @@ export async function countRegisteredAgents(db: D1Database): Promise<number> {
 export async function recountRegisteredAgents(db: D1Database): Promise<number | null> {
 	const row = await db
 		.prepare(
+			// The two subqueries are one read of the index: SQLite computes an uncorrelated one once.
 			`UPDATE agent_counts SET live = (SELECT count(*) FROM agents WHERE deleted_at IS NULL)
 			 WHERE id = 1 AND live IS NOT (SELECT count(*) FROM agents WHERE deleted_at IS NULL) RETURNING live`,
 		)
