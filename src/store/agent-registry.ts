@@ -147,7 +147,14 @@ export async function liveRegisteredAmong(db: D1Database, names: readonly string
  * agents_live index read one per agent, at each GET /v1/status.
  */
 export async function countRegisteredAgents(db: D1Database): Promise<number> {
-	return (await db.prepare("SELECT live FROM agent_counts WHERE id = 1").first<{ live: number }>())?.live ?? 0;
+	try {
+		return (await db.prepare("SELECT live FROM agent_counts WHERE id = 1").first<{ live: number }>())?.live ?? 0;
+	} catch (err) {
+		// A Worker deployed ahead of its D1 (0014 not applied yet): counted from the index as before,
+		// so that GET /v1/status still answers, and says which migrations are missing.
+		if (!(err instanceof Error && /no such table: agent_counts/.test(err.message))) throw err;
+		return (await db.prepare("SELECT count(*) AS n FROM agents WHERE deleted_at IS NULL").first<{ n: number }>())?.n ?? 0;
+	}
 }
 
 /**
@@ -155,21 +162,19 @@ export async function countRegisteredAgents(db: D1Database): Promise<number> {
  * deleted between the migration and the deploy): the count it made where it differed, else null.
  */
 export async function recountRegisteredAgents(db: D1Database): Promise<number | null> {
+	// An upsert, so that a row gone missing is made again rather than read as 0 for good.
 	const row = await db
 		.prepare(
-			// The two subqueries are one read of the index: SQLite computes an uncorrelated one once.
-			`UPDATE agent_counts SET live = (SELECT count(*) FROM agents WHERE deleted_at IS NULL)
-			 WHERE id = 1 AND live IS NOT (SELECT count(*) FROM agents WHERE deleted_at IS NULL) RETURNING live`,
+			`INSERT INTO agent_counts (id, live) SELECT 1, count(*) FROM agents WHERE deleted_at IS NULL
+			 ON CONFLICT (id) DO UPDATE SET live = excluded.live WHERE agent_counts.live IS NOT excluded.live RETURNING live`,
 		)
 		.first<{ live: number }>();
 	return row?.live ?? null;
 }
 
 export async function upsertRegisteredAgent(db: D1Database, agent: AgentDefinition, revision: string, by: string, now: number): Promise<void> {
-	// A batch is one transaction: the count moves only with the row, and only when it makes a live one.
-	await db.batch([
-		db.prepare("UPDATE agent_counts SET live = live + 1 WHERE id = 1 AND NOT EXISTS (SELECT 1 FROM agents WHERE name = ? AND deleted_at IS NULL)").bind(agent.name),
-		db.prepare(
+	const write = db
+		.prepare(
 			`INSERT INTO agents (name, definition, definition_revision, created_by, created_at, updated_at, deleted_at)
 			 VALUES (?, ?, ?, ?, ?, ?, NULL)
 			 ON CONFLICT (name) DO UPDATE SET definition = excluded.definition, definition_revision = excluded.definition_revision,
@@ -177,8 +182,9 @@ export async function upsertRegisteredAgent(db: D1Database, agent: AgentDefiniti
 			   created_by = CASE WHEN agents.deleted_at IS NULL THEN agents.created_by ELSE excluded.created_by END,
 			   created_at = CASE WHEN agents.deleted_at IS NULL THEN agents.created_at ELSE excluded.created_at END`,
 		)
-		.bind(agent.name, JSON.stringify(agent), revision, by, now, now),
-	]);
+		.bind(agent.name, JSON.stringify(agent), revision, by, now, now);
+	// A batch is one transaction: the count moves only with the row, and only when it makes a live one.
+	await withCount(db, write, db.prepare("UPDATE agent_counts SET live = live + 1 WHERE id = 1 AND NOT EXISTS (SELECT 1 FROM agents WHERE name = ? AND deleted_at IS NULL)").bind(agent.name));
 }
 
 /**
@@ -187,10 +193,24 @@ export async function upsertRegisteredAgent(db: D1Database, agent: AgentDefiniti
  * define of the name writes the new one whole.
  */
 export async function markAgentDeleted(db: D1Database, name: string, now: number): Promise<void> {
-	await db.batch([
-		db.prepare("UPDATE agent_counts SET live = live - 1 WHERE id = 1 AND EXISTS (SELECT 1 FROM agents WHERE name = ? AND deleted_at IS NULL)").bind(name),
+	await withCount(
+		db,
 		db.prepare("UPDATE agents SET deleted_at = ?, updated_at = ?, definition = 'null' WHERE name = ?").bind(now, now, name),
-	]);
+		db.prepare("UPDATE agent_counts SET live = live - 1 WHERE id = 1 AND EXISTS (SELECT 1 FROM agents WHERE name = ? AND deleted_at IS NULL)").bind(name),
+	);
+}
+
+/**
+ * Runs a registry write with the count's update before it, in one batch. A Worker deployed ahead of
+ * its D1 (0014 not applied yet) writes the row alone: the migration counts the rows as it runs.
+ */
+async function withCount(db: D1Database, write: D1PreparedStatement, count: D1PreparedStatement): Promise<void> {
+	try {
+		await db.batch([count, write]);
+	} catch (err) {
+		if (!(err instanceof Error && /no such table: agent_counts/.test(err.message))) throw err;
+		await write.run();
+	}
 }
 
 /**

@@ -14,7 +14,7 @@ afterEach(() => {
 describe("a D1 that lacks only a migration that adds an index", () => {
 	it("/healthz stays 200, d1 ok, still naming the migration and how to apply it", async () => {
 		vi.useFakeTimers({ toFake: ["Date"], now: NOW });
-		// 0011 adds agents_live alone: without it GET /v1/status counts API agents by a scan, and nothing
+		// 0011 adds agents_live alone: without it the hour's recount of API agents is a scan, and nothing
 		// fails. It made /healthz a 503, as a missing column does, and an uptime check page someone.
 		await env.DB.prepare("DROP INDEX agents_live").run();
 		await env.DB.prepare("DELETE FROM d1_migrations WHERE name = ?").bind("0011_live_agents_index.sql").run();

@@ -4,8 +4,8 @@ import { runTick } from "../../src/scheduler/tick.ts";
 import { call } from "../helpers/http.ts";
 
 // A Worker deployed before its D1 migrations were applied (a bare `wrangler deploy`, a Git build):
-// this file's D1 is left as migration 0009 left it, with a heartbeat the previous release wrote.
-const NEWER = ["0010_heartbeat_backlog.sql", "0011_live_agents_index.sql"];
+// this file's D1 lacks migrations 0010, 0011 and 0014, with a heartbeat the previous release wrote.
+const NEWER = ["0010_heartbeat_backlog.sql", "0011_live_agents_index.sql", "0014_count_live_agents.sql"];
 const FIX = "npx wrangler d1 migrations apply DB --remote";
 
 interface Health {
@@ -27,6 +27,7 @@ afterEach(() => {
 beforeAll(async () => {
 	for (const column of ["deferred", "oldest_deferred_at", "shards_behind"]) await env.DB.prepare(`ALTER TABLE scheduler_heartbeat DROP COLUMN ${column}`).run();
 	await env.DB.prepare("DROP INDEX agents_live").run();
+	await env.DB.prepare("DROP TABLE agent_counts").run();
 	await env.DB.prepare(`DELETE FROM d1_migrations WHERE name IN (${NEWER.map(() => "?").join(", ")})`).bind(...NEWER).run();
 	// The previous release's last tick, a minute ago, as it wrote it.
 	const at = NOW - 60_000;
@@ -52,8 +53,12 @@ describe("a Worker whose D1 lacks this release's migrations", () => {
 	it("/v1/status answers with the scheduler's figures, the newer ones null", async () => {
 		const res = await call("/v1/status");
 		expect(res.status, await res.clone().text()).toBe(200);
-		const body = (await res.json()) as { scheduler: Record<string, unknown> };
+		const body = (await res.json()) as { scheduler: Record<string, unknown>; agents: { api: number }; d1: Health["d1"] };
 		expect(body.scheduler).toMatchObject({ stalled: false, outcome: "ok", agents_called: 2, claimed: 1, deferred: null, oldest_deferred_minute: null, shards_behind: null });
+		// Without agent_counts the API agents are counted from the registry itself; the dashboard's pill
+		// and drover status read the missing migrations from here.
+		expect(body.agents.api).toBe(0);
+		expect(body.d1).toEqual({ ok: false, missing: NEWER, fix: FIX });
 	});
 
 	it("takes an agent's definition (drover apply), which reads the heartbeat", async () => {
@@ -80,5 +85,8 @@ describe("a Worker whose D1 lacks this release's migrations", () => {
 		expect(res.status, JSON.stringify(health)).toBe(200);
 		expect(health.d1).toEqual({ ok: true });
 		expect(health.scheduler).toMatchObject({ last_tick_at: new Date(NOW).toISOString(), stalled: false });
+		// The agent defined meanwhile was registered without a count; 0014 counted it as it ran.
+		const status = (await (await call("/v1/status")).json()) as { agents: { api: number } };
+		expect(status.agents.api).toBe(1);
 	});
 });
