@@ -8,7 +8,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { parse as parseYaml } from "yaml";
 import { localVars } from "./local-vars.mjs";
-import { localMigrationsCurrent } from "./local-d1.mjs";
+import { localD1Files, localMigrationsCurrent, recordLocalMigrations } from "./local-d1.mjs";
 import { migrationsLine } from "./migrations.mjs";
 import { portProblem, portsRefused } from "./ports.mjs";
 
@@ -134,6 +134,7 @@ if (madeHooks.length > 0) {
 // Skipped when the local database already records them all (every start after the first, until a
 // pull brings a new one): wrangler takes about 3 s to find nothing to apply.
 if (!(await localMigrationsCurrent(process.cwd()))) {
+	const before = localD1Files(process.cwd());
 	const migrated = spawnSync("npx", ["wrangler", "d1", "migrations", "apply", "DB", "--local"], { stdio: ["ignore", "pipe", "pipe"], encoding: "utf8", maxBuffer: 64 * 1024 * 1024, env });
 	if (migrated.status !== 0) {
 		process.stdout.write(migrated.stdout ?? "");
@@ -143,6 +144,7 @@ if (!(await localMigrationsCurrent(process.cwd()))) {
 	}
 	const migrationsSaid = migrationsLine(`${migrated.stdout}${migrated.stderr}`);
 	if (migrationsSaid !== null) console.log(migrationsSaid);
+	recordLocalMigrations(process.cwd(), before);
 }
 
 // Without a key, the bundled Messages API emulator serves the model; the key guard lets a

@@ -1,13 +1,13 @@
-// npm start skips `wrangler d1 migrations apply --local` when the local D1 database already records
-// every migration (scripts/local-d1.mjs), reading Miniflare's SQLite file. Checked against the layout
-// this wrangler really writes, in a scratch checkout (the repository's files linked in, its own
-// migrations/ and .wrangler/).
+// npm start skips `wrangler d1 migrations apply --local` when the local D1 database the last apply
+// wrote, for the same wrangler.toml, already records every migration (scripts/local-d1.mjs), read
+// from Miniflare's SQLite file. Checked against the layout this wrangler really writes, in a scratch
+// checkout (the repository's files linked in; its own migrations/, wrangler.toml and .wrangler/).
 import { spawnSync } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { LOCAL_D1_DIR, localMigrationsCurrent } from "../../scripts/local-d1.mjs";
+import { LOCAL_D1_DIR, localD1Files, localMigrationsCurrent, recordLocalMigrations } from "../../scripts/local-d1.mjs";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const dirs: string[] = [];
@@ -18,20 +18,23 @@ afterEach(() => {
 function scratchCheckout(): string {
 	const checkout = mkdtempSync(path.join(tmpdir(), "drover-local-d1-"));
 	dirs.push(checkout);
-	for (const name of readdirSync(ROOT)) if (![".git", ".wrangler", ".dev.vars", "dist", "migrations"].includes(name)) symlinkSync(path.join(ROOT, name), path.join(checkout, name));
+	for (const name of readdirSync(ROOT)) if (![".git", ".wrangler", ".dev.vars", "dist", "migrations", "wrangler.toml"].includes(name)) symlinkSync(path.join(ROOT, name), path.join(checkout, name));
+	copyFileSync(path.join(ROOT, "wrangler.toml"), path.join(checkout, "wrangler.toml"));
 	mkdirSync(path.join(checkout, "migrations"));
 	for (const name of readdirSync(path.join(ROOT, "migrations"))) copyFileSync(path.join(ROOT, "migrations", name), path.join(checkout, "migrations", name));
 	return checkout;
 }
 
-/** `wrangler d1 migrations apply DB --local` there, as npm start runs it. */
+/** `wrangler d1 migrations apply DB --local` there, and the note of it, as npm start makes them. */
 function applyLocally(checkout: string): void {
+	const before = localD1Files(checkout);
 	const r = spawnSync(process.execPath, [path.join(ROOT, "node_modules/wrangler/bin/wrangler.js"), "d1", "migrations", "apply", "DB", "--local"], {
 		cwd: checkout,
 		encoding: "utf8",
 		env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", WRANGLER_SEND_METRICS: "false", WRANGLER_SEND_ERROR_REPORTS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false" } as unknown as NodeJS.ProcessEnv,
 	});
 	expect(r.status, `${r.stdout}\n${r.stderr}`).toBe(0);
+	recordLocalMigrations(checkout, before);
 }
 
 describe("npm start's check of the local D1 migrations", () => {
@@ -47,14 +50,28 @@ describe("npm start's check of the local D1 migrations", () => {
 		expect(await localMigrationsCurrent(checkout)).toBe(true);
 	}, 60_000);
 
-	it("leaves it to wrangler when it cannot tell: two databases there, or a file that is not one", async () => {
+	it("leaves it to wrangler when wrangler.toml changed (another database_id is another file), or the database cannot be read", async () => {
 		const checkout = scratchCheckout();
 		applyLocally(checkout);
 		const dir = path.join(checkout, LOCAL_D1_DIR);
 		const [file] = readdirSync(dir).filter((f) => f.endsWith(".sqlite") && f !== "metadata.sqlite");
-		copyFileSync(path.join(dir, file!), path.join(dir, `other-${file}`));
+		// Another database_id: Miniflare keeps that database in a file of its own, not yet migrated.
+		const toml = readFileSync(path.join(checkout, "wrangler.toml"), "utf8");
+		const id = /database_id\s*=\s*"([^"]+)"/.exec(toml)?.[1];
+		expect(id).toBeTruthy();
+		writeFileSync(path.join(checkout, "wrangler.toml"), toml.replace(id!, "00000000-0000-4000-8000-000000000001"));
 		expect(await localMigrationsCurrent(checkout)).toBe(false);
-		rmSync(path.join(dir, `other-${file}`));
+		applyLocally(checkout);
+		expect(readdirSync(dir).filter((f) => f.endsWith(".sqlite") && f !== "metadata.sqlite")).toHaveLength(2);
+		expect(await localMigrationsCurrent(checkout)).toBe(true);
+		// Back to the first: two files, and nothing says which wrangler reads, so wrangler runs each time.
+		writeFileSync(path.join(checkout, "wrangler.toml"), toml);
+		expect(await localMigrationsCurrent(checkout)).toBe(false);
+		applyLocally(checkout);
+		expect(await localMigrationsCurrent(checkout)).toBe(false);
+		// One database again, so noted once wrangler has run; then a file that is not a database.
+		for (const f of readdirSync(dir).filter((f) => !f.startsWith(file!) && !f.startsWith("metadata"))) rmSync(path.join(dir, f));
+		applyLocally(checkout);
 		expect(await localMigrationsCurrent(checkout)).toBe(true);
 		for (const f of readdirSync(dir).filter((f) => f.startsWith(file!))) rmSync(path.join(dir, f));
 		writeFileSync(path.join(dir, file!), "not a database");
