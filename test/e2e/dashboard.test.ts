@@ -177,6 +177,16 @@ async function viewReady(page: Page): Promise<void> {
 	await page.locator("#view:not([aria-busy])").waitFor(LIVE);
 }
 
+/**
+ * Moves the page's fake clock `ms` once its view's next poll is timed (`#view[data-poll=set]`): a
+ * poll times the next only when its loads have answered, so a clock moved while they are under way
+ * passes no timer, and the poll came `ms` later in real time.
+ */
+async function stepClock(page: Page, ms: number): Promise<void> {
+	await page.locator('#view[data-poll="set"]').waitFor(LIVE);
+	await page.clock.runFor(ms);
+}
+
 /** Signs in on a page already open (one whose requests the test routes first), at `pathname`. */
 async function signInOn(page: Page, pathname: string, token: string): Promise<void> {
 	await page.goto(`${url}${pathname}`);
@@ -3018,7 +3028,7 @@ describe("the dashboard", () => {
 			let elapsed = 0;
 			const step = async () => {
 				elapsed += 10_000;
-				await page.clock.runFor(10_000);
+				await stepClock(page, 10_000);
 			};
 			await page.route(
 				(u) => u.pathname === "/v1/status",
@@ -3090,15 +3100,15 @@ describe("the dashboard", () => {
 		await viewReady(page);
 		// One the code needs: its routes fail until it is applied.
 		d1 = { ok: false, missing: ["0010_heartbeat_backlog.sql"], fix: FIX };
-		await page.clock.runFor(10_000);
+		await stepClock(page, 10_000);
 		await page.locator("#scheduler-pill.bad", { hasText: /^last tick \d+ seconds ago · D1 migrations missing$/ }).waitFor(LIVE);
 		expect(await pill.getAttribute("title")).toBe(`D1 migrations missing: 0010_heartbeat_backlog.sql; run ${FIX}`);
 		d1 = { ok: false };
-		await page.clock.runFor(10_000);
+		await stepClock(page, 10_000);
 		await page.locator("#scheduler-pill.bad", { hasText: /^last tick \d+ seconds ago · D1 unreadable$/ }).waitFor(LIVE);
 		expect(await pill.getAttribute("title")).toBe("D1's record of its migrations could not be read (the Worker's logs say why)");
 		d1 = { ok: true };
-		await page.clock.runFor(10_000);
+		await stepClock(page, 10_000);
 		await pill.filter({ hasText: /^last tick \d+ seconds ago$/ }).waitFor(LIVE);
 		expect(await pill.getAttribute("class")).toBe("pill");
 		expect(await pill.getAttribute("title")).toBe("");
@@ -4702,15 +4712,15 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 	/** The server goes down and the next poll says so. */
 	async function loseServerAtPoll(page: Page, jobs: { down: boolean }) {
 		jobs.down = true;
-		await page.clock.runFor(10_000);
+		await stepClock(page, 10_000);
 		await page.locator("#notice").filter({ hasText: "unreachable" }).waitFor(LIVE);
 	}
 	/** Two polls' reads: each poll is set once the last has ended, so the first's answer is drawn by then. */
 	async function twoPolls(page: Page, jobs: { reads: number }) {
 		const before = jobs.reads;
-		await page.clock.runFor(10_000);
+		await stepClock(page, 10_000);
 		await expect.poll(() => jobs.reads, LIVE).toBe(before + 1);
-		await page.clock.runFor(10_000);
+		await stepClock(page, 10_000);
 		await expect.poll(() => jobs.reads, LIVE).toBe(before + 2);
 	}
 	const noticeText = async (page: Page) => ((await page.locator("#notice").isVisible()) ? ((await page.locator("#notice").textContent()) ?? "") : "");
@@ -4727,7 +4737,7 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		// failed filter left the list "paged" and its polls skipped the server).
 		expect(await noticeText(page)).toContain("unreachable");
 		jobs.down = false;
-		await page.clock.runFor(10_000);
+		await stepClock(page, 10_000);
 		await expect.poll(() => noticeText(page), LIVE).toContain("Reconnected");
 		await expect.poll(() => page.locator("#jobs-meta").textContent(), LIVE).toMatch(/\S/);
 		await page.close();
@@ -4759,7 +4769,7 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		await expect.poll(() => jobs.reads, LIVE).toBe(before + 1);
 		await expect.poll(() => page.locator("#jobs-older").isDisabled(), LIVE).toBe(false);
 		jobs.down = false;
-		await page.clock.runFor(10_000);
+		await stepClock(page, 10_000);
 		await expect.poll(() => noticeText(page), LIVE).toContain("Reconnected");
 		expect(await noticeText(page)).not.toContain("unreachable");
 		await page.close();

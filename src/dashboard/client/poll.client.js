@@ -17,7 +17,16 @@ function poll(fn, ms, showsStatus) {
 	const signal = viewAbort.signal;
 	statusPolled = true;
 	let t = 0;
+	// Said on the view (data-poll: "set", the next poll timed; "loading", its loads under way): the
+	// next is timed only once the loads answer, so whoever moves the page's clock (the dashboard's
+	// tests) must wait for "set", or the clock passes no timer.
+	const view = $("#view");
+	const next = () => {
+		t = setTimeout(again, typeof ms === "number" ? ms : ms());
+		view.dataset.poll = "set";
+	};
 	const again = async () => {
+		view.dataset.poll = "loading";
 		if (!document.hidden && token()) {
 			// A load that never answers (a half-open connection) must not end the polling for good:
 			// past POLL_STALL_MS the next is set anyway, and whichever answers last is ignored.
@@ -25,9 +34,9 @@ function poll(fn, ms, showsStatus) {
 			const load = Promise.all([fn().then(pollSucceeded, pollFailed), showsStatus ? null : refreshScheduler()]);
 			await Promise.race([load, new Promise((resolve) => setTimeout(resolve, POLL_STALL_MS))]);
 		}
-		if (!signal.aborted) t = setTimeout(again, typeof ms === "number" ? ms : ms());
+		if (!signal.aborted) next();
 	};
-	t = setTimeout(again, typeof ms === "number" ? ms : ms());
+	next();
 	signal.addEventListener("abort", () => clearTimeout(t));
 }
 /**
