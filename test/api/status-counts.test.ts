@@ -7,6 +7,7 @@ import { countJobsByStatus, deleteFromJobIndex, upsertJobIndex } from "../../src
 import { createAgent } from "../helpers/agents.ts";
 import { call } from "../helpers/http.ts";
 import { endedRecord, lifecycleRecords, numberedRecord } from "../helpers/jobs.ts";
+import { countingD1Reads } from "../helpers/sql.ts";
 import { tick } from "../helpers/ticks.ts";
 
 const T0 = Date.parse("2026-11-01T00:00:00Z");
@@ -66,18 +67,7 @@ describe("GET /v1/status: indexed jobs by status", () => {
 		const others = [endedRecord("prune-other", new Date(T0 + 20_000 * 60_000), "cancelled"), endedRecord("prune-other", new Date(T0 + 20_001 * 60_000), "failed")];
 		await upsertJobIndex(env.DB, others);
 
-		let rowsRead = 0;
-		const db = new Proxy(env.DB, {
-			get(target, prop) {
-				if (prop === "prepare") return (query: string) => target.prepare(query);
-				if (prop !== "batch") return Reflect.get(target, prop);
-				return async (statements: D1PreparedStatement[]) => {
-					const results = await target.batch(statements);
-					for (const r of results) rowsRead += r.meta.rows_read;
-					return results;
-				};
-			},
-		});
+		const { db, rowsRead } = countingD1Reads(env.DB);
 		// Two failed and three completed of the agent's, another agent's two, and an id nobody has.
 		const gone = [mine[0]!, mine[5]!, mine[1]!, mine[2]!, mine[3]!].map((j) => j.id);
 		await deleteFromJobIndex(db, "prune-many", [...gone, ...others.map((j) => j.id), "job-2026-01-01-absent"]);
@@ -90,8 +80,8 @@ describe("GET /v1/status: indexed jobs by status", () => {
 			{ agent: "prune-other", n: 2 },
 		]);
 		// Each id's row, a few times over: by the agent's index it read all 1,500 of its rows, twice.
-		expect(rowsRead).toBeGreaterThan(0);
-		expect(rowsRead).toBeLessThan(100);
+		expect(rowsRead()).toBeGreaterThan(0);
+		expect(rowsRead()).toBeLessThan(100);
 	});
 
 	it("reads a few rows, not the whole index, however many jobs it holds", async () => {
@@ -99,32 +89,7 @@ describe("GET /v1/status: indexed jobs by status", () => {
 		for (let i = 0; i < jobs.length; i += 250) await upsertJobIndex(env.DB, jobs.slice(i, i + 250));
 		await upsertJobIndex(env.DB, [lifecycle(5_000)[1]!]);
 
-		let rowsRead = 0;
-		const db = new Proxy(env.DB, {
-			get(target, prop) {
-				if (prop !== "prepare") return Reflect.get(target, prop);
-				return (query: string) => {
-					const statement = target.prepare(query);
-					return new Proxy(statement, {
-						get(s, p) {
-							if (p === "bind") return (...values: unknown[]) => countingAll(s.bind(...values));
-							return Reflect.get(s, p);
-						},
-					});
-				};
-			},
-		});
-		const countingAll = (s: D1PreparedStatement) =>
-			new Proxy(s, {
-				get(target, p) {
-					if (p !== "all") return Reflect.get(target, p);
-					return async () => {
-						const result = await target.all();
-						rowsRead += result.meta.rows_read;
-						return result;
-					};
-				},
-			});
+		const { db, rowsRead } = countingD1Reads(env.DB);
 
 		const { results } = await env.DB.prepare("SELECT status, count(*) AS n FROM jobs GROUP BY status").all<{ status: string; n: number }>();
 		const truth = Object.fromEntries(results.map((r) => [r.status, r.n]));
@@ -132,8 +97,8 @@ describe("GET /v1/status: indexed jobs by status", () => {
 		expect(await countJobsByStatus(db)).toEqual(truth);
 		// The final statuses' rows of job_counts and the one running job's index entry: counting the
 		// table, as GET /v1/status did before, read every one of the 2,001 rows.
-		expect(rowsRead).toBeGreaterThan(0);
-		expect(rowsRead).toBeLessThan(20);
+		expect(rowsRead()).toBeGreaterThan(0);
+		expect(rowsRead()).toBeLessThan(20);
 	});
 });
 
@@ -181,10 +146,10 @@ describe("GET /v1/status: registered agents", () => {
 	it("reads one row for it, however many agents there are", async () => {
 		const t = Date.parse("2026-10-02T00:00:00Z");
 		for (let i = 0; i < 300; i++) await upsertRegisteredAgent(env.DB, definition(`many-${i}`), "r1", "root", t);
-		const { value, rowsRead } = await rowsReadBy((db) => countRegisteredAgents(db));
-		expect(value).toBe(await truth());
+		const { db, rowsRead } = countingD1Reads(env.DB);
+		expect(await countRegisteredAgents(db)).toBe(await truth());
 		// Counted from the agents_live index, it read a row an agent: 300 here, every 10 s a dashboard is open.
-		expect(rowsRead).toBe(1);
+		expect(rowsRead()).toBe(1);
 	});
 
 	it("is counted again at each hour's tick, which says when it was behind", async () => {
@@ -210,10 +175,10 @@ describe("GET /v1/status: registered agents", () => {
 		expect(await countRegisteredAgents(env.DB)).toBe(live);
 		// One read of the live agents' index (a row each; the deleted one not among them) and a few more
 		// for the count's row: reading the index twice would be twice as many.
-		const recount = await rowsReadBy((db) => recountRegisteredAgents(db));
-		expect(recount.value).toBeNull();
-		expect(recount.rowsRead).toBeGreaterThanOrEqual(live);
-		expect(recount.rowsRead).toBeLessThanOrEqual(live + 5);
+		const recount = countingD1Reads(env.DB);
+		expect(await recountRegisteredAgents(recount.db)).toBeNull();
+		expect(recount.rowsRead()).toBeGreaterThanOrEqual(live);
+		expect(recount.rowsRead()).toBeLessThanOrEqual(live + 5);
 		// Its row gone (by hand, say), the count reads 0 until the hour's tick makes it again.
 		await env.DB.prepare("DELETE FROM agent_counts").run();
 		expect(await countRegisteredAgents(env.DB)).toBe(0);
@@ -221,38 +186,6 @@ describe("GET /v1/status: registered agents", () => {
 		expect(await statusCount()).toBe(live);
 	});
 });
-
-/**
- * What `read` returns, and the rows D1 says it read (as D1 bills them), its `first()` asked as `all()`
- * (whose answer carries D1's account of the statement).
- */
-async function rowsReadBy<T>(read: (db: D1Database) => Promise<T>): Promise<{ value: T; rowsRead: number }> {
-	let rowsRead = 0;
-	const db = new Proxy(env.DB, {
-		get(target, prop) {
-			if (prop !== "prepare") return Reflect.get(target, prop);
-			return (query: string) =>
-				new Proxy(target.prepare(query), {
-					get(statement, p) {
-						if (p === "bind") return (...values: unknown[]) => counting(statement.bind(...values));
-						return p === "first" ? counting(statement).first : Reflect.get(statement, p);
-					},
-				});
-		},
-	});
-	const counting = (statement: D1PreparedStatement) =>
-		new Proxy(statement, {
-			get(s, p) {
-				if (p !== "first") return Reflect.get(s, p);
-				return async () => {
-					const { results, meta } = await s.all();
-					rowsRead += meta.rows_read;
-					return results[0] ?? null;
-				};
-			},
-		});
-	return { value: await read(db), rowsRead };
-}
 
 /**
  * The tick of `minute`, run a few seconds into it as the cron's are (the clock set so: the agents it

@@ -11,6 +11,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { CLI } from "./cli-process.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
+/** Node's options that make it report it cannot run TypeScript, as a Node before 22.18. */
+const NO_TYPESCRIPT = ["--import", 'data:text/javascript,Object.defineProperty(process.features, "typescript", { value: false })'];
 const dirs: string[] = [];
 afterEach(() => {
 	for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
@@ -85,11 +87,10 @@ describe("the drover bin", () => {
 	});
 
 	it("on a Node that cannot run TypeScript (before 22.18), runs a fresh bundle, and says what to do when it is not", () => {
-		const noTypeScript = ["--import", 'data:text/javascript,Object.defineProperty(process.features, "typescript", { value: false })'];
 		const checkout = miniCheckout();
-		expect(checkout.run({}, noTypeScript)).toBe("bundle jobs --json");
+		expect(checkout.run({}, NO_TYPESCRIPT)).toBe("bundle jobs --json");
 		checkout.age("cli/format.ts", 10);
-		const r = spawnSync(process.execPath, [...noTypeScript, path.join(checkout.cli, "drover.mjs"), "jobs"], { encoding: "utf8" });
+		const r = spawnSync(process.execPath, [...NO_TYPESCRIPT, path.join(checkout.cli, "drover.mjs"), "jobs"], { encoding: "utf8" });
 		expect([r.status, r.stdout]).toEqual([1, ""]);
 		expect(r.stderr).toBe(
 			`drover: its bundle is missing or older than its sources, and Node ${process.versions.node} cannot run the TypeScript sources (Node 22.18 or later can): run npm run prepare in the checkout to build it, or run drover with the Node npm install brings, node_modules/.bin/node cli/drover.mjs\n`,
@@ -122,8 +123,7 @@ describe("the drover bin", () => {
 		const viaBundle = spawnSync(process.execPath, ["--input-type=module", "-e", `import { run } from ${JSON.stringify(path.join(ROOT, "cli/drover.bundle.mjs"))}; process.exitCode = await run(["node", "drover", "--version"]);`], { encoding: "utf8" });
 		expect(viaBundle.stdout.trim(), viaBundle.stderr).toBe(version);
 		// The bin takes it: told that Node cannot run TypeScript, it still answers.
-		const noTypeScript = ["--import", 'data:text/javascript,Object.defineProperty(process.features, "typescript", { value: false })'];
-		const bundleOnly = spawnSync(process.execPath, [...noTypeScript, CLI, "--version"], { encoding: "utf8" });
+		const bundleOnly = spawnSync(process.execPath, [...NO_TYPESCRIPT, CLI, "--version"], { encoding: "utf8" });
 		expect([bundleOnly.status, bundleOnly.stdout.trim()], bundleOnly.stderr).toEqual([0, version]);
 		const viaBin = spawnSync(process.execPath, [CLI, "jobs", "--status", "nope"], { encoding: "utf8" });
 		const viaSources = spawnSync(process.execPath, ["-e", `import(${JSON.stringify(path.join(ROOT, "cli/program.ts"))}).then(async ({ run }) => { process.exitCode = await run(["node", "drover", "jobs", "--status", "nope"]); });`], { encoding: "utf8" });

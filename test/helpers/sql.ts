@@ -97,3 +97,48 @@ export function sessionsSnapshot(sql: SqlStorage): { kept: unknown[]; fromSetup:
 			.toArray(),
 	};
 }
+
+/**
+ * A D1Database that sums the rows its statements read, as D1 reports them (`meta.rows_read`, what
+ * Cloudflare bills): `first()` is asked as `all()`, whose answer carries that account.
+ */
+export function countingD1Reads(db: D1Database): { db: D1Database; rowsRead: () => number } {
+	let rowsRead = 0;
+	const real = new WeakMap<object, D1PreparedStatement>();
+	const counted = (statement: D1PreparedStatement): D1PreparedStatement => {
+		const proxy = new Proxy(statement, {
+			get(target, prop) {
+				if (prop === "bind") return (...values: unknown[]) => counted(target.bind(...values));
+				if (prop === "all" || prop === "run")
+					return async () => {
+						const result = await target.all();
+						rowsRead += result.meta.rows_read;
+						return result;
+					};
+				if (prop === "first")
+					return async (column?: string) => {
+						const { results, meta } = await target.all<Record<string, unknown>>();
+						rowsRead += meta.rows_read;
+						const row = results[0] ?? null;
+						return column === undefined || row === null ? row : (row[column] ?? null);
+					};
+				return Reflect.get(target, prop);
+			},
+		});
+		real.set(proxy, statement);
+		return proxy;
+	};
+	const counting = new Proxy(db, {
+		get(target, prop) {
+			if (prop === "prepare") return (query: string) => counted(target.prepare(query));
+			if (prop === "batch")
+				return async (statements: D1PreparedStatement[]) => {
+					const results = await target.batch(statements.map((s) => real.get(s) ?? s));
+					for (const r of results) rowsRead += r.meta.rows_read;
+					return results;
+				};
+			return Reflect.get(target, prop);
+		},
+	});
+	return { db: counting, rowsRead: () => rowsRead };
+}
