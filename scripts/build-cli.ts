@@ -38,7 +38,12 @@ async function bundleOnce(): Promise<{ code: Uint8Array; inputs: Input[]; change
 	const files = Object.keys(result.metafile.inputs)
 		.filter((file) => !file.split("/").includes("node_modules"))
 		.concat("package.json", "package-lock.json");
-	const inputs = await Promise.all(files.map(async (file) => ({ file, ...(({ mtimeMs, size }) => ({ mtimeMs, size }))(await stat(path.join(root, file))) })));
+	const inputs = await Promise.all(
+		files.map(async (file) => {
+			const { mtimeMs, size } = await stat(path.join(root, file));
+			return { file, mtimeMs, size };
+		}),
+	);
 	// A file saved while esbuild read the files may be in the bundle as it was before: built again.
 	return { code: output.contents, inputs, changedMeanwhile: inputs.some((input) => input.mtimeMs >= began) };
 }

@@ -131,8 +131,8 @@ if (madeHooks.length > 0) {
 // Kept, not shown: wrangler redraws the table of every migration after each one it applies (~400
 // lines on a first start). One line says what it did; a failure shows all of it. No stdin: wrangler
 // then takes its "continue?" as yes, as it does in any non-interactive run.
-// Skipped when the local database already records them all (every start after the first, until a
-// pull brings a new one): wrangler takes about 3 s to find nothing to apply.
+// Skipped when the database the last apply noted, for the same wrangler.toml, records them all (every
+// start after the first, until a pull brings a new one): wrangler takes about 3 s to find nothing.
 if (!(await localMigrationsCurrent(process.cwd()))) {
 	const before = localD1Files(process.cwd());
 	const migrated = spawnSync("npx", ["wrangler", "d1", "migrations", "apply", "DB", "--local"], { stdio: ["ignore", "pipe", "pipe"], encoding: "utf8", maxBuffer: 64 * 1024 * 1024, env });

@@ -142,6 +142,9 @@ export async function liveRegisteredAmong(db: D1Database, names: readonly string
 	return results;
 }
 
+/** A D1 without migration 0014: a Worker deployed ahead of its D1. */
+const countsMissing = (err: unknown) => err instanceof Error && /no such table: agent_counts/.test(err.message);
+
 /**
  * The live API agents, as agent_counts keeps them (D1 0014): one row read, where counting the
  * agents_live index read one per agent, at each GET /v1/status.
@@ -152,7 +155,7 @@ export async function countRegisteredAgents(db: D1Database): Promise<number> {
 	} catch (err) {
 		// A Worker deployed ahead of its D1 (0014 not applied yet): counted from the index as before,
 		// so that GET /v1/status still answers, and says which migrations are missing.
-		if (!(err instanceof Error && /no such table: agent_counts/.test(err.message))) throw err;
+		if (!countsMissing(err)) throw err;
 		return (await db.prepare("SELECT count(*) AS n FROM agents WHERE deleted_at IS NULL").first<{ n: number }>())?.n ?? 0;
 	}
 }
@@ -208,7 +211,7 @@ async function withCount(db: D1Database, write: D1PreparedStatement, count: D1Pr
 	try {
 		await db.batch([count, write]);
 	} catch (err) {
-		if (!(err instanceof Error && /no such table: agent_counts/.test(err.message))) throw err;
+		if (!countsMissing(err)) throw err;
 		await write.run();
 	}
 }
