@@ -20,7 +20,8 @@
 //            and file-backed pages.
 //   lines    the ended job's lines by number, 3 at a time (?after=A&lines=3, as the dashboard's
 //            earlier-lines reader and `drover logs --from` ask): the first, from the middle (R2
-//            keeps no index of lines: the object is streamed from its start up to them) and the
+//            keeps no index of lines: the object is streamed from the last line mark, about every
+//            MiB, that the agent noted at consolidation before them) and the
 //            last (a window read from the object's end); each request's time, and workerd's RSS
 //            peak during the three above what it was before them.
 //   live     the same job again, with a heap snapshot every ~100 ms (V8 collects garbage before
@@ -237,7 +238,7 @@ export async function run(argv) {
 				...(r
 					? [
 							[`${r.page_lines} lines by number (?after=A&lines=${r.page_lines}), the job ended: the first`, `${r.start.ms} ms (${r.start.kb} KB)`, ""],
-							[`  from the middle (after line ${r.middle.after}: the object read from its start up to them)`, `${r.middle.ms} ms (${r.middle.kb} KB)`, ""],
+							[`  from the middle (after line ${r.middle.after}: the object read from the last line mark before them)`, `${r.middle.ms} ms (${r.middle.kb} KB)`, ""],
 							[`  the last ${r.page_lines} (a window read from the object's end)`, `${r.end.ms} ms (${r.end.kb} KB)`, ""],
 							["  workerd RSS peak during the three reads, above the RSS before them", `+${r.rss_peak_above_before_mb} MB`, `≤ +${GOAL_RSS_MB} MB`],
 						]
@@ -379,7 +380,8 @@ export function tableRows(doc) {
 /**
  * An ended job's lines by their numbers, as the dashboard's earlier-lines reader and `drover logs
  * --from` ask for them: a page at the start, in the middle and at the end of the R2 object. R2 keeps
- * no index of lines, so a page in the middle is found by reading the object from its start.
+ * no index of lines: a page in the middle is read from the last line mark before it (one about every
+ * MiB, noted by the agent when it consolidated the output).
  */
 async function readByLineNumbers(w, jobId, lines) {
 	const pageLines = 3;

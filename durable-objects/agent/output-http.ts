@@ -2,7 +2,7 @@ import { AppError, BadRequestError, NotFoundError, RangeNotSatisfiableError, Rat
 import { getOutputObject, readLinesFromR2, tailOfR2, type OutputLine } from "../../src/store/output-r2.ts";
 import { resolveRange } from "../../src/shared/range.ts";
 import { getJob } from "./jobs.ts";
-import { outputState } from "./output-store.ts";
+import { outputMarks, outputState } from "./output-store.ts";
 import { readLines } from "./runner/output.ts";
 import { STREAM_RETRY_AFTER_SECONDS, type ArchivedLines, type StreamHub } from "./streams.ts";
 
@@ -75,7 +75,8 @@ function sqliteBody(
 				const state = outputState(sql, jobId);
 				if (state.outputKey !== null && (state.lines ?? 0) > after) {
 					// Gone from R2 too (retention deleted the job meanwhile), it throws: a broken transfer, not a clean end.
-					archived = readLinesFromR2(bucket, state.outputKey, { afterLine: after, required: true })[Symbol.asyncIterator]();
+					const marks = outputMarks(sql, jobId);
+					archived = readLinesFromR2(bucket, state.outputKey, { afterLine: after, required: true, marks })[Symbol.asyncIterator]();
 					batch = await nextLines(archived, want);
 				}
 			}
@@ -145,7 +146,8 @@ export async function serveOutput(sql: SqlStorage, bucket: R2Bucket, jobId: stri
 		if (state.outputKey) {
 			const tail = await tailOfR2(bucket, state.outputKey, n);
 			if ("lines" in tail) return tailResponse(tail.lines.map((l) => `${l.body}\n`).join(""), tail.lines[0]?.line ?? (state.lines ?? 0) + 1);
-			return tailResponse(linesBody(readLinesFromR2(bucket, state.outputKey, { afterLine: tail.after, limit: n, required: true })), tail.after + 1);
+			const marks = outputMarks(sql, jobId);
+			return tailResponse(linesBody(readLinesFromR2(bucket, state.outputKey, { afterLine: tail.after, limit: n, required: true, marks })), tail.after + 1);
 		}
 		// The lines there are now, not those the job writes while the body is read: the first line's
 		// number in the header and the lines sent must agree.
@@ -193,12 +195,16 @@ async function linesAfter(sql: SqlStorage, bucket: R2Bucket, jobId: string, afte
 	if (after > last) return errorResponse(new BadRequestError(`after ${after} is past job ${jobId}'s last line (${last})`));
 	const state = outputState(sql, jobId);
 	if (state.outputKey) {
-		// R2 keeps no index of lines: lines near the end (the dashboard's first page of earlier lines)
-		// are found in a window read from the object's end, as a tail is; others are read from its
-		// start, streamed a batch at a time (n lines can be most of a large output).
-		const tail = last > after ? await tailOfR2(bucket, state.outputKey, last - after) : { lines: [] };
-		if ("lines" in tail) return tailResponse(tail.lines.slice(0, n).map((l) => `${l.body}\n`).join(""), after + 1);
-		return tailResponse(linesBody(readLinesFromR2(bucket, state.outputKey, { afterLine: after, limit: n, required: true })), after + 1);
+		// Lines after the object's last mark (the dashboard's first page of earlier lines) are found in
+		// a window read from its end, as a tail is; others are read from the last mark before them
+		// (from the object's start where it has none: a small object, or one consolidated before
+		// marks), streamed a batch at a time (n lines can be most of a large output).
+		const marks = outputMarks(sql, jobId);
+		if (last === after) return tailResponse("", after + 1);
+		const nearEnd = (marks.at(-1)?.line ?? 0) <= after + 1;
+		const tail = nearEnd ? await tailOfR2(bucket, state.outputKey, last - after) : null;
+		if (tail && "lines" in tail) return tailResponse(tail.lines.slice(0, n).map((l) => `${l.body}\n`).join(""), after + 1);
+		return tailResponse(linesBody(readLinesFromR2(bucket, state.outputKey, { afterLine: after, limit: n, required: true, marks })), after + 1);
 	}
 	return tailResponse(sqliteBody(sql, bucket, jobId, null, { after, lines: Math.min(n, last - after) }), after + 1);
 }
@@ -210,7 +216,7 @@ async function linesAfter(sql: SqlStorage, bucket: R2Bucket, jobId: string, afte
  */
 export function archivedLines(sql: SqlStorage, bucket: R2Bucket, jobId: string, afterLine: number): ArchivedLines | null {
 	const key = outputState(sql, jobId).outputKey;
-	return key ? readLinesFromR2(bucket, key, { afterLine, required: true }) : null;
+	return key ? readLinesFromR2(bucket, key, { afterLine, required: true, marks: outputMarks(sql, jobId) }) : null;
 }
 
 /** The number of a job's last line so far (0 before its first): in R2's object once consolidated, else in SQLite. */

@@ -1,5 +1,5 @@
 import { outputLogEntry } from "../../src/jobs/output-text.ts";
-import { consolidate, putChunk, putOutputLog } from "../../src/store/output-r2.ts";
+import { consolidate, putChunk, putOutputLog, type LineMark } from "../../src/store/output-r2.ts";
 import type { JobRecord } from "../../src/jobs/model.ts";
 import { getJob } from "./jobs.ts";
 import { readLines } from "./runner/output.ts";
@@ -83,6 +83,26 @@ export interface Consolidated {
 	key: string;
 	lines: number;
 	bytes: number;
+	marks: LineMark[];
+}
+
+/**
+ * The consolidated object's line marks (see LineMark), for its readers; none before consolidation,
+ * for an object too small to have any, or one consolidated by a release before marks.
+ */
+export function outputMarks(sql: SqlStorage, jobId: string): LineMark[] {
+	const row = sql.exec<{ marks: string | null }>("SELECT marks FROM output_state WHERE job_id = ?", jobId).toArray()[0];
+	if (!row?.marks) return [];
+	// Read as written by recordConsolidated; anything else (a hand edit) means no marks, not an error:
+	// the readers then take the object from its start, and check each mark against it anyway.
+	let pairs: unknown;
+	try {
+		pairs = JSON.parse(row.marks);
+	} catch {
+		return [];
+	}
+	if (!Array.isArray(pairs)) return [];
+	return pairs.map((pair) => ({ line: Number(pair?.[0]), offset: Number(pair?.[1]) }));
 }
 
 /**
@@ -99,7 +119,7 @@ export async function consolidateJob(sql: SqlStorage, bucket: R2Bucket, jobId: s
 	const result = await consolidate(bucket, job.agent, job.id, readBatch, { chunks: chunked });
 	// After consolidate, which deletes the chunks' prefix the log lives under.
 	if (job.output_log !== null) await putOutputLog(bucket, job.agent, job.id, readBatch, outputLogEntry);
-	return { jobId: job.id, key: result.key, lines: result.lines, bytes: result.bytes };
+	return { jobId: job.id, key: result.key, lines: result.lines, bytes: result.bytes, marks: result.marks };
 }
 
 /**
@@ -109,13 +129,15 @@ export async function consolidateJob(sql: SqlStorage, bucket: R2Bucket, jobId: s
  */
 export function recordConsolidated(sql: SqlStorage, done: Consolidated): void {
 	sql.exec(
-		`INSERT INTO output_state (job_id, flushed_line, output_key, lines, bytes) VALUES (?, ?, ?, ?, ?)
-		 ON CONFLICT (job_id) DO UPDATE SET output_key = excluded.output_key, lines = excluded.lines, bytes = excluded.bytes, flushed_line = excluded.flushed_line`,
+		`INSERT INTO output_state (job_id, flushed_line, output_key, lines, bytes, marks) VALUES (?, ?, ?, ?, ?, ?)
+		 ON CONFLICT (job_id) DO UPDATE SET output_key = excluded.output_key, lines = excluded.lines, bytes = excluded.bytes,
+		 flushed_line = excluded.flushed_line, marks = excluded.marks`,
 		done.jobId,
 		done.lines,
 		done.key,
 		done.lines,
 		done.bytes,
+		done.marks.length > 0 ? JSON.stringify(done.marks.map((m) => [m.line, m.offset])) : null,
 	);
 	sql.exec("DELETE FROM output_lines WHERE job_id = ?", done.jobId);
 }

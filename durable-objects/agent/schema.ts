@@ -508,4 +508,13 @@ export const AGENT_MIGRATIONS: readonly SqlMigration[] = [
 			CREATE INDEX occurrences_skips_by_claimed ON occurrences (claimed_at) WHERE job_id IS NULL;
 		`,
 	},
+	{
+		version: 31,
+		name: "output_state_marks",
+		sql: `
+			-- Where lines start in a consolidated object (consolidate's marks, JSON [[line, offset], …]):
+			-- a read of the lines after N starts at the last mark before them, not at the object's byte 0.
+			ALTER TABLE output_state ADD COLUMN marks TEXT;
+		`,
+	},
 ];

@@ -18,6 +18,18 @@ export interface ConsolidateOptions {
 	batchLines?: number;
 	/** Whether chunks may exist under the job's prefix (default true); false skips listing them. */
 	chunks?: boolean;
+	/** Bytes between the line marks of the result (default 1 MiB); see LineMark. */
+	markBytes?: number;
+}
+
+/**
+ * Where line `line` starts in a consolidated object. R2 keeps no index of lines, so a reader asked
+ * for the lines after N would read the object from its start; a mark lets it start within a mark's
+ * spacing of them (a 100 MB object read from its middle: half of it, otherwise).
+ */
+export interface LineMark {
+	line: number;
+	offset: number;
 }
 
 export interface ConsolidateResult {
@@ -26,6 +38,11 @@ export interface ConsolidateResult {
 	lines: number;
 	/** 1 for a single put; otherwise the multipart upload's part count (always at least 2). */
 	parts: number;
+	/**
+	 * A line start at least every markBytes (doubled while there would be more than MAX_MARKS), in
+	 * line order; none for an object within the first markBytes, which a reader takes whole.
+	 */
+	marks: LineMark[];
 }
 
 export type OutputRange = { offset: number; length?: number } | { suffix: number };
@@ -49,6 +66,10 @@ const MAX_PARTS = 10_000;
 const DEFAULT_PART_BYTES = 5 * MiB;
 const DEFAULT_BATCH_LINES = 1000;
 const INITIAL_BUFFER_BYTES = 64 * 1024;
+const DEFAULT_MARK_BYTES = MiB;
+// The marks are kept in one SQLite value beside the job: 4,096 pairs are ~80 KB, far within its
+// 2 MB; past them the spacing doubles (every 2 MiB from 4 GiB on).
+const MAX_MARKS = 4096;
 // R2 deletes at most 1,000 keys per call, and list pages hold at most 1,000.
 const DELETE_BATCH = 1000;
 // Chunk keys carry zero-padded line numbers so R2's lexicographic listing returns them in line order.
@@ -181,7 +202,7 @@ export async function putOutputLog(
 	jobId: string,
 	readBatch: ReadBatch,
 	render: (body: string) => string | null,
-	opts: Omit<ConsolidateOptions, "chunks"> = {},
+	opts: Omit<ConsolidateOptions, "chunks" | "markBytes"> = {},
 ): Promise<{ key: string; bytes: number; lines: number }> {
 	const key = outputLogKey(agent, jobId);
 	const written = await putLines(bucket, key, jobId, readBatch, opts, { contentType: PLAIN_TEXT, render, metadata: () => ({}) });
@@ -211,6 +232,10 @@ async function putLines(
 		throw new RangeError(`partBytes must be an integer from ${MIN_PART_BYTES} to ${MAX_PART_BYTES} (R2's multipart part sizes)`);
 	}
 	if (!Number.isInteger(batchLines) || batchLines < 1) throw new RangeError("batchLines must be a positive integer");
+	let markBytes = opts.markBytes ?? DEFAULT_MARK_BYTES;
+	if (!Number.isInteger(markBytes) || markBytes < 1) throw new RangeError("markBytes must be a positive integer");
+	let marks: LineMark[] = [];
+	let lastMark = 0;
 	// The one part being filled. Parts must all be exactly partBytes but the last, so a line that does
 	// not fit is split across parts (R2 concatenates them); a full part is only uploaded once more bytes
 	// arrive, so the last part is never empty and an output of exactly one part is a single put().
@@ -289,6 +314,15 @@ async function putLines(
 				checkLine(line, next);
 				const text = object.render(line.body);
 				if (text !== null) {
+					if (bytes - lastMark >= markBytes) {
+						marks.push({ line: next, offset: bytes });
+						lastMark = bytes;
+						if (marks.length > MAX_MARKS) {
+							markBytes *= 2;
+							marks = marks.filter((_, i) => i % 2 === 1);
+							lastMark = marks.at(-1)!.offset;
+						}
+					}
 					await write(text);
 					await writeNewline();
 				}
@@ -316,7 +350,7 @@ async function putLines(
 		}
 		throw error;
 	}
-	return { bytes, lines: next - 1, parts: multipart.upload ? parts.length : 1 };
+	return { bytes, lines: next - 1, parts: multipart.upload ? parts.length : 1, marks };
 }
 
 /** Deletes a job's chunks (and its plain-text log, which lives among them; see putOutputLog). */
@@ -337,48 +371,108 @@ async function deletePrefix(bucket: R2Bucket, prefix: string): Promise<void> {
 /**
  * Streams an object's lines, numbered from 1, skipping those up to `afterLine` and stopping after
  * `limit`. Only the current partial line is held. Yields nothing if the object is missing, or, with
- * `required`, throws: a reader that would take no lines for all the lines there are.
+ * `required`, throws: a reader that would take no lines for all the lines there are. With the
+ * object's `marks` (consolidate's), it reads from the last mark at or before the first line wanted.
  */
 export async function* readLinesFromR2(
 	bucket: R2Bucket,
 	key: string,
-	opts: { afterLine?: number; limit?: number; required?: boolean } = {},
+	opts: { afterLine?: number; limit?: number; required?: boolean; marks?: readonly LineMark[] } = {},
 ): AsyncGenerator<OutputLine> {
 	const afterLine = opts.afterLine ?? 0;
 	const limit = opts.limit ?? Number.POSITIVE_INFINITY;
 	if (!(limit > 0)) return;
-	const object = await bucket.get(key);
-	if (!object) {
+	const opened = (await openAtMark(bucket, key, markBefore(opts.marks, afterLine + 1))) ?? (await openWhole(bucket, key));
+	if (!opened) {
 		if (opts.required) throw new Error(`output ${key} is missing from R2`);
 		return;
 	}
-	const reader = object.body.pipeThrough(new TextDecoderStream()).getReader();
-	let line = 0;
+	const { reader } = opened;
+	let { line, text } = opened;
 	let pending = "";
 	let yielded = 0;
 	try {
 		for (;;) {
-			const { done, value } = await reader.read();
-			if (done) break;
+			if (text === null) {
+				const { done, value } = await reader.read();
+				if (done) break;
+				text = value;
+			}
 			let start = 0;
 			// Search only the new text, so a long line arriving in many pieces stays linear.
-			for (let nl = value.indexOf("\n"); nl !== -1; nl = value.indexOf("\n", start)) {
+			for (let nl = text.indexOf("\n"); nl !== -1; nl = text.indexOf("\n", start)) {
 				line++;
 				if (line > afterLine) {
-					yield { line, body: pending + value.slice(start, nl) };
+					yield { line, body: pending + text.slice(start, nl) };
 					if (++yielded >= limit) return;
 				}
 				pending = "";
 				start = nl + 1;
 			}
 			// The partial line is line + 1; lines being skipped are not kept at all.
-			if (line + 1 > afterLine) pending += value.slice(start);
+			if (line + 1 > afterLine) pending += text.slice(start);
+			text = null;
 		}
 		// Objects written here end with "\n"; anything after the last one is still a line.
 		if (pending !== "") yield { line: line + 1, body: pending };
 	} finally {
 		// Stops the R2 read when the caller stops early (limit reached, or it broke out of the loop).
 		await reader.cancel().catch(() => undefined);
+	}
+}
+
+/** An object's text being read: `line` lines before `text` (the first piece, or null to read one). */
+interface OpenedLines {
+	reader: ReadableStreamDefaultReader<string>;
+	line: number;
+	text: string | null;
+}
+
+/** The last mark at or before line `line` (marks are in line order); null for none or bad marks. */
+function markBefore(marks: readonly LineMark[] | undefined, line: number): LineMark | null {
+	if (!marks) return null;
+	let lo = 0;
+	let hi = marks.length - 1;
+	let found: LineMark | null = null;
+	while (lo <= hi) {
+		const mid = (lo + hi) >> 1;
+		const mark = marks[mid]!;
+		if (mark.line <= line) {
+			found = mark;
+			lo = mid + 1;
+		} else hi = mid - 1;
+	}
+	return found && Number.isSafeInteger(found.line) && found.line > 1 && Number.isSafeInteger(found.offset) && found.offset > 0 ? found : null;
+}
+
+async function openWhole(bucket: R2Bucket, key: string): Promise<OpenedLines | null> {
+	const object = await bucket.get(key);
+	if (!object) return null;
+	return { reader: object.body.pipeThrough(new TextDecoderStream()).getReader(), line: 0, text: null };
+}
+
+/**
+ * The object read from the byte before `mark`, which must be the newline ending the line before
+ * it: a mark that does not fit the object (which only a bug could make) is not trusted, and the
+ * caller reads the object whole. Null for that, and for no mark or no object.
+ */
+async function openAtMark(bucket: R2Bucket, key: string, mark: LineMark | null): Promise<OpenedLines | null> {
+	if (!mark) return null;
+	let object: R2ObjectBody | null;
+	try {
+		object = await bucket.get(key, { range: { offset: mark.offset - 1 } });
+	} catch {
+		// R2 refuses a range starting past the object's end (10039): the mark is not this object's.
+		return null;
+	}
+	if (!object) return null;
+	const reader = object.body.pipeThrough(new TextDecoderStream()).getReader();
+	for (;;) {
+		const { done, value } = await reader.read();
+		if (!done && value === "") continue;
+		if (!done && value.startsWith("\n")) return { reader, line: mark.line - 1, text: value.slice(1) };
+		await reader.cancel().catch(() => undefined);
+		return null;
 	}
 }
 

@@ -370,6 +370,65 @@ describe("?after=A&lines=N of job output", () => {
 	});
 });
 
+describe("a consolidated output of several MiB", () => {
+	it("is read from the last line mark before the lines asked for: ?after=A&lines=N, a resumed stream and a tail give every line once", async () => {
+		const name = "marked-output";
+		const emulator = useEmulator();
+		emulator.enqueue({ tool_use: { name: "create_ticket", input: { title: "x" } } }, { text: "Filed." });
+		fake("https://tickets.example.test", () => Response.json({ id: 7 }));
+		await createAgent({ name, tools: [{ type: "webhook", name: "create_ticket", description: "Create.", url_secret: "TEST_TICKETS_URL", requires_approval: true }] });
+		const job = await runToRest(name);
+		expect(job.status).toBe("approval_pending");
+		// 1,500 lines of about 4 KB: about 6 MB, so a mark about every MiB.
+		await runInDurableObject(env.AGENT.getByName(name), (instance: AgentDO) => {
+			for (let i = 0; i < 1500; i++) AgentDO.appendOutput(instance, job.id, [{ type: "system", subtype: "note", content: `${i} ${"y".repeat(4000)}` }]);
+		});
+		expect((await call(`/v1/jobs/${job.id}/approval`, { method: "POST", as: "operate", body: { decision: "approve" } })).status).toBe(200);
+		await settle(name);
+		expect((await jobOf(name, job.id)).status).toBe("completed");
+
+		const stored = (await (await env.OUTPUT.get(`jobs/${name}/${job.id}.jsonl`))!.text()).trimEnd().split("\n");
+		const total = stored.length;
+		expect(total).toBeGreaterThan(1500);
+		const marks = await runInDurableObject(env.AGENT.getByName(name), (_i: AgentDO, state) =>
+			JSON.parse(state.storage.sql.exec<{ marks: string }>("SELECT marks FROM output_state WHERE job_id = ?", job.id).one().marks) as [number, number][],
+		);
+		expect(marks.length).toBeGreaterThanOrEqual(5);
+		// Each mark is where its line starts in the object.
+		const starts = [0];
+		for (const line of stored) starts.push(starts.at(-1)! + new TextEncoder().encode(line).byteLength + 1);
+		for (const [line, offset] of marks) expect(offset, `line ${line}`).toBe(starts[line - 1]);
+
+		const part = async (after: number, n: number) => {
+			const res = await call(`/v1/jobs/${job.id}/output?after=${after}&lines=${n}`);
+			expect(res.status).toBe(200);
+			return { first: Number(res.headers.get("x-drover-first-line")), lines: (await res.text()).split("\n").filter(Boolean) };
+		};
+		const [second, third] = [marks[1]![0], marks[2]![0]];
+		for (const after of [0, second - 2, second - 1, second, third - 1, Math.floor(total / 2), marks.at(-1)![0] - 1, total - 2, total]) {
+			expect(await part(after, 3), `after ${after}`).toEqual({ first: after + 1, lines: stored.slice(after, after + 3) });
+		}
+		// Across marks, more lines than a batch.
+		expect(await part(second - 10, 800)).toEqual({ first: second - 9, lines: stored.slice(second - 10, second + 790) });
+		expect((await (await call(`/v1/jobs/${job.id}/output?lines=${total - second + 2}`)).text()).trimEnd().split("\n")).toEqual(stored.slice(second - 2));
+
+		const events = await readEvents(await call(`/v1/jobs/${job.id}/stream`, { headers: { "last-event-id": String(third - 1) } }));
+		const lines = events.filter((e) => e.event === "line");
+		expect(lines.map((e) => Number(e.id))).toEqual(Array.from({ length: total - third + 1 }, (_, i) => third + i));
+		expect(lines.map((e) => e.data)).toEqual(stored.slice(third - 1));
+		expect(events.at(-1)).toMatchObject({ event: "end" });
+
+		// The reads start at the marks, not at byte 0: with a byte of line 1 made a newline (the same
+		// size, the object's line count one more), a read from byte 0 would give every line one later.
+		const split = `${stored[0]!.slice(0, 10)}\n${stored[0]!.slice(11)}`;
+		await env.OUTPUT.put(`jobs/${name}/${job.id}.jsonl`, `${[split, ...stored.slice(1)].join("\n")}\n`, { customMetadata: { lines: String(total) } });
+		expect((await part(0, 1)).lines).toEqual([stored[0]!.slice(0, 10)]);
+		expect(await part(third - 1, 3)).toEqual({ first: third, lines: stored.slice(third - 1, third + 2) });
+		const resumed = (await readEvents(await call(`/v1/jobs/${job.id}/stream`, { headers: { "last-event-id": String(total - 2) } }))).filter((e) => e.event === "line");
+		expect(resumed.map((e) => [Number(e.id), e.data])).toEqual([[total - 1, stored[total - 2]], [total, stored[total - 1]]]);
+	}, 30_000);
+});
+
 describe("Range on job output (RFC 9110 §14)", () => {
 	const bytesOf = (text: string) => new TextEncoder().encode(text).length;
 

@@ -126,7 +126,7 @@ describe("consolidate", () => {
 		const bodies = [1, 2, 3, 4, 5].map((i) => bodyOf(i, 3));
 		const result = await consolidate(rec.bucket, "small", jobId, linesOf(5, (i) => bodyOf(i, 3)), { batchLines: 2 });
 		const expected = `${bodies.join("\n")}\n`;
-		expect(result).toEqual({ key: `jobs/small/${jobId}.jsonl`, bytes: byteLength(expected), lines: 5, parts: 1 });
+		expect(result).toEqual({ key: `jobs/small/${jobId}.jsonl`, bytes: byteLength(expected), lines: 5, parts: 1, marks: [] });
 		expect(rec.puts).toEqual([result.key]);
 		expect(rec.uploads).toHaveLength(0);
 		const object = await bucket.get(result.key);
@@ -138,7 +138,7 @@ describe("consolidate", () => {
 	it("writes an empty object for a job with no lines", async () => {
 		const jobId = newJobId();
 		const result = await consolidate(bucket, "small", jobId, () => []);
-		expect(result).toEqual({ key: `jobs/small/${jobId}.jsonl`, bytes: 0, lines: 0, parts: 1 });
+		expect(result).toEqual({ key: `jobs/small/${jobId}.jsonl`, bytes: 0, lines: 0, parts: 1, marks: [] });
 		const head = await bucket.head(result.key);
 		expect(head?.size).toBe(0);
 		expect(head?.customMetadata).toEqual({ lines: "0" });
@@ -165,7 +165,9 @@ describe("consolidate", () => {
 			`consolidate: ${total} lines, ${(expectedBytes / MiB).toFixed(1)} MiB in ${result.parts} parts: ${ms.toFixed(0)} ms, ${(expectedBytes / MiB / (ms / 1000)).toFixed(1)} MiB/s`,
 		);
 
-		expect(result).toEqual({ key: `jobs/large/${jobId}.jsonl`, bytes: expectedBytes, lines: total, parts: expectedParts });
+		expect(result).toMatchObject({ key: `jobs/large/${jobId}.jsonl`, bytes: expectedBytes, lines: total, parts: expectedParts });
+		// A mark about every MiB (each at a line's start: the lines are ~600 bytes).
+		expect(result.marks.length).toBe(Math.floor(expectedBytes / MiB));
 		expect(rec.puts).toEqual([]);
 		expect(rec.uploads).toHaveLength(1);
 		const head = await bucket.head(result.key);
@@ -458,6 +460,94 @@ describe("readers", () => {
 		expect(await read({ suffix: whole.length + 100 })).toEqual({ bytes: [...whole], size: whole.length, range: { offset: 0, length: whole.length } });
 		expect(await getOutputObject(bucket, "jobs/nobody/job-none.jsonl", { suffix: 3 })).toBeNull();
 		expect((await getOutputObject(bucket, result.key))?.httpEtag).toBe((await bucket.head(result.key))?.httpEtag);
+	});
+});
+
+describe("line marks", () => {
+	/** Where each line starts in the object consolidate writes of `body`'s lines 1..total. */
+	function starts(total: number, body: (i: number) => string): number[] {
+		const out = [0, 0];
+		for (let i = 1; i <= total; i++) out.push(out[i]! + byteLength(body(i)) + 1);
+		return out;
+	}
+
+	it("mark a line's start at least every markBytes, none for an object within the first", async () => {
+		const total = 2_000;
+		const body = (i: number) => bodyOf(i, 1 + (i % 40));
+		const at = starts(total, body);
+		const { marks, bytes } = await consolidate(bucket, "marks", newJobId(), linesOf(total, body), { markBytes: 16 * 1024 });
+		expect(marks.length).toBeGreaterThan(30);
+		let previous = 0;
+		for (const mark of marks) {
+			expect(mark.offset, `line ${mark.line}`).toBe(at[mark.line]);
+			// The first line starting once markBytes have passed since the mark before.
+			expect(mark.offset - previous).toBeGreaterThanOrEqual(16 * 1024);
+			expect(at[mark.line - 1]! - previous).toBeLessThan(16 * 1024);
+			previous = mark.offset;
+		}
+		expect(bytes - previous).toBeLessThan(16 * 1024 + 700);
+		// The default spacing, 1 MiB: an object within it has none, one of 1.5 MiB one.
+		expect(bytes).toBeLessThan(MiB);
+		expect((await consolidate(bucket, "marks", newJobId(), linesOf(total, body))).marks).toEqual([]);
+		const larger = starts(4_400, body).at(-1)!;
+		expect(larger).toBeGreaterThan(1.3 * MiB);
+		expect(larger).toBeLessThan(2 * MiB);
+		const { marks: one } = await consolidate(bucket, "marks", newJobId(), linesOf(4_400, body));
+		expect(one).toHaveLength(1);
+		expect(one[0]!.offset).toBe(starts(4_400, body).find((o) => o >= MiB));
+	});
+
+	it("stay at most 4,096, their spacing doubling, each still a line's start", async () => {
+		const total = 10_000;
+		const body = (i: number) => `{"n":${i}}`;
+		const at = starts(total, body);
+		const { marks } = await consolidate(bucket, "marks", newJobId(), linesOf(total, body), { markBytes: 1 });
+		expect(marks.length).toBeLessThanOrEqual(4096);
+		expect(marks.length).toBeGreaterThan(2048);
+		expect(marks.every((m) => m.offset === at[m.line])).toBe(true);
+		expect(marks.map((m) => m.line)).toEqual([...marks.map((m) => m.line)].sort((a, b) => a - b));
+		// Spread over the whole object, not bunched at its start or end.
+		expect(marks[0]!.line).toBeLessThan(10);
+		expect(marks.at(-1)!.line).toBeGreaterThan(total - 10);
+	});
+
+	it("let readLinesFromR2 start at the last mark before the lines asked for, with the same lines", async () => {
+		const total = 2_000;
+		const body = (i: number) => bodyOf(i, 1 + (i % 40));
+		const { key, marks } = await consolidate(bucket, "marks", newJobId(), linesOf(total, body), { markBytes: 64 * 1024 });
+		const m = marks[5]!;
+		for (const after of [0, 1, marks[0]!.line - 2, marks[0]!.line - 1, m.line - 2, m.line - 1, m.line, 1_000, total - 1, total]) {
+			const rec = recording(bucket);
+			const got = await collect(readLinesFromR2(rec.bucket, key, { afterLine: after, limit: 3, marks }));
+			const want = Array.from({ length: Math.min(3, total - after) }, (_, i) => ({ line: after + 1 + i, body: body(after + 1 + i) }));
+			expect(got, `after ${after}`).toEqual(want);
+			// From the newline before the last mark at or before line after + 1; from byte 0 before the first.
+			const mark = marks.filter((k) => k.line <= after + 1).at(-1);
+			expect(rec.gets, `after ${after}`).toEqual([mark ? { offset: mark.offset - 1 } : null]);
+		}
+		// Every line once, whichever mark a read starts from.
+		expect(await collect(readLinesFromR2(bucket, key, { marks }))).toHaveLength(total);
+		expect((await collect(readLinesFromR2(bucket, key, { afterLine: m.line - 1, marks }))).map((l) => l.line)).toEqual(
+			Array.from({ length: total - m.line + 1 }, (_, i) => m.line + i),
+		);
+	});
+
+	it("that do not fit the object are not trusted: it is read from its start", async () => {
+		const total = 2_000;
+		const body = (i: number) => bodyOf(i, 1 + (i % 40));
+		const { key, marks, bytes } = await consolidate(bucket, "marks", newJobId(), linesOf(total, body), { markBytes: 64 * 1024 });
+		const m = marks[3]!;
+		const want = [m.line, m.line + 1].map((line) => ({ line, body: body(line) }));
+		// A byte off (inside a line), past the object's end, or no mark at all (an older release's).
+		for (const bad of [{ line: m.line, offset: m.offset + 1 }, { line: m.line, offset: m.offset - 1 }, { line: m.line, offset: bytes + 10 }]) {
+			const rec = recording(bucket);
+			expect(await collect(readLinesFromR2(rec.bucket, key, { afterLine: m.line - 1, limit: 2, marks: [bad] })), JSON.stringify(bad)).toEqual(want);
+			expect(rec.gets).toEqual([{ offset: bad.offset - 1 }, null]);
+		}
+		expect(await collect(readLinesFromR2(bucket, key, { afterLine: m.line - 1, limit: 2, marks: [] }))).toEqual(want);
+		// A mark of a missing object: nothing, or the same error as without marks.
+		expect(await collect(readLinesFromR2(bucket, "jobs/nobody/job-none.jsonl", { afterLine: 5, marks }))).toEqual([]);
+		await expect(collect(readLinesFromR2(bucket, "jobs/nobody/job-none.jsonl", { afterLine: 5, marks, required: true }))).rejects.toThrow(/missing from R2/);
 	});
 });
 
