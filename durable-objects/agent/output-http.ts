@@ -1,5 +1,5 @@
 import { AppError, BadRequestError, NotFoundError, RangeNotSatisfiableError, RateLimitedError } from "../../src/errors.ts";
-import { getOutputObject, readLinesFromR2, tailOfR2, type OutputLine } from "../../src/store/output-r2.ts";
+import { getOutputObject, readLinesFromR2, TAIL_FIRST_WINDOW, tailOfR2, type OutputLine } from "../../src/store/output-r2.ts";
 import { resolveRange } from "../../src/shared/range.ts";
 import { getJob } from "./jobs.ts";
 import { outputMarks, outputState } from "./output-store.ts";
@@ -144,9 +144,11 @@ export async function serveOutput(sql: SqlStorage, bucket: R2Bucket, jobId: stri
 		if (afterParam !== null) return linesAfter(sql, bucket, jobId, Number(afterParam), n);
 		// Streamed, a batch at a time, as the whole output is: n lines can be most of a large output.
 		if (state.outputKey) {
-			const tail = await tailOfR2(bucket, state.outputKey, n);
-			if ("lines" in tail) return tailResponse(tail.lines.map((l) => `${l.body}\n`).join(""), tail.lines[0]?.line ?? (state.lines ?? 0) + 1);
+			// With line marks, a tail past the first window is read from the mark before it: less than
+			// the growing windows would read, and streamed rather than held.
 			const marks = outputMarks(sql, jobId);
+			const tail = await tailOfR2(bucket, state.outputKey, n, { firstWindowOnly: marks.length > 0 });
+			if ("lines" in tail) return tailResponse(tail.lines.map((l) => `${l.body}\n`).join(""), tail.lines[0]?.line ?? (state.lines ?? 0) + 1);
 			return tailResponse(linesBody(readLinesFromR2(bucket, state.outputKey, { afterLine: tail.after, limit: n, required: true, marks })), tail.after + 1);
 		}
 		// The lines there are now, not those the job writes while the body is read: the first line's
@@ -195,14 +197,17 @@ async function linesAfter(sql: SqlStorage, bucket: R2Bucket, jobId: string, afte
 	if (after > last) return errorResponse(new BadRequestError(`after ${after} is past job ${jobId}'s last line (${last})`));
 	const state = outputState(sql, jobId);
 	if (state.outputKey) {
-		// Lines after the object's last mark (the dashboard's first page of earlier lines) are found in
-		// a window read from its end, as a tail is; others are read from the last mark before them
-		// (from the object's start where it has none: a small object, or one consolidated before
-		// marks), streamed a batch at a time (n lines can be most of a large output).
-		const marks = outputMarks(sql, jobId);
+		// Lines near the object's end (the dashboard's first page of earlier lines) are found in a window
+		// read from its end, as a tail is; others are read from the last line mark before them (from
+		// the object's start where it has none: a small object, or one consolidated before marks),
+		// streamed a batch at a time (n lines can be most of a large output). With marks, only the
+		// first window is tried, and only where the lines may lie in it: the mark after their start
+		// bounds how far from the end they begin.
 		if (last === after) return tailResponse("", after + 1);
-		const nearEnd = (marks.at(-1)?.line ?? 0) <= after + 1;
-		const tail = nearEnd ? await tailOfR2(bucket, state.outputKey, last - after) : null;
+		const marks = outputMarks(sql, jobId);
+		const next = marks.find((m) => m.line > after + 1);
+		const fromEnd = next && state.bytes !== null ? state.bytes - next.offset : 0;
+		const tail = fromEnd < TAIL_FIRST_WINDOW ? await tailOfR2(bucket, state.outputKey, last - after, { firstWindowOnly: marks.length > 0 }) : null;
 		if (tail && "lines" in tail) return tailResponse(tail.lines.slice(0, n).map((l) => `${l.body}\n`).join(""), after + 1);
 		return tailResponse(linesBody(readLinesFromR2(bucket, state.outputKey, { afterLine: after, limit: n, required: true, marks })), after + 1);
 	}

@@ -14,15 +14,19 @@ const CHUNK_BYTES = 1024 * 1024;
 interface OutputState {
 	flushedLine: number;
 	outputKey: string | null;
-	/** How many lines the consolidated object holds; null until then. */
+	/** How many lines the consolidated object holds, and its size; null until then. */
 	lines: number | null;
+	bytes: number | null;
 }
 
 export function outputState(sql: SqlStorage, jobId: string): OutputState {
 	const row = sql
-		.exec<{ flushed_line: number; output_key: string | null; lines: number | null }>("SELECT flushed_line, output_key, lines FROM output_state WHERE job_id = ?", jobId)
+		.exec<{ flushed_line: number; output_key: string | null; lines: number | null; bytes: number | null }>(
+			"SELECT flushed_line, output_key, lines, bytes FROM output_state WHERE job_id = ?",
+			jobId,
+		)
 		.toArray()[0];
-	return { flushedLine: row?.flushed_line ?? 0, outputKey: row?.output_key ?? null, lines: row?.lines ?? null };
+	return { flushedLine: row?.flushed_line ?? 0, outputKey: row?.output_key ?? null, lines: row?.lines ?? null, bytes: row?.bytes ?? null };
 }
 
 function unflushed(sql: SqlStorage, jobId: string, after: number): { n: number; bytes: number } {

@@ -77,7 +77,7 @@ const LINE_DIGITS = 9;
 const MAX_LINE = 10 ** LINE_DIGITS - 1;
 // A tail is first looked for in this many bytes at the end of the object, growing up to the cap;
 // past it (very long lines, or a huge n) the object is streamed through a ring buffer instead.
-const TAIL_FIRST_WINDOW = 64 * 1024;
+export const TAIL_FIRST_WINDOW = 64 * 1024;
 const TAIL_MAX_WINDOW = 4 * MiB;
 
 const NDJSON = "application/x-ndjson";
@@ -514,9 +514,15 @@ function countLines(text: string): number {
  * The last n lines: the lines themselves where a window from the end of the object holds them,
  * numbered from the `lines` count consolidate() stores; else the line after which they start, for
  * the caller to stream (readLinesFromR2) rather than hold n lines of any length (the count missing,
- * a tail of every line, or a window past a few MiB: very long lines).
+ * a tail of every line, or a window past a few MiB: very long lines). `firstWindowOnly` stops at the
+ * first window, for a caller that has line marks to read from instead.
  */
-export async function tailOfR2(bucket: R2Bucket, key: string, n: number): Promise<{ lines: OutputLine[] } | { after: number }> {
+export async function tailOfR2(
+	bucket: R2Bucket,
+	key: string,
+	n: number,
+	opts: { firstWindowOnly?: boolean } = {},
+): Promise<{ lines: OutputLine[] } | { after: number }> {
 	const want = Math.floor(n);
 	if (!(want >= 1)) return { lines: [] };
 	const from = async (total: number | null) => ({ after: Math.max(0, (total ?? (await countLinesInR2(bucket, key))) - want) });
@@ -543,7 +549,7 @@ export async function tailOfR2(bucket: R2Bucket, key: string, n: number): Promis
 		const covered = Math.min(window, size);
 		const found = tailOfWindow(await object.text(), covered === size, total, want);
 		if (found) return { lines: found };
-		if (covered === size || window >= TAIL_MAX_WINDOW) break;
+		if (covered === size || window >= TAIL_MAX_WINDOW || opts.firstWindowOnly) break;
 		window = Math.min(window * 4, TAIL_MAX_WINDOW);
 		// The same version of the object, or the line numbers from its metadata would not hold.
 		object = await bucket.get(key, { range: { suffix: window }, onlyIf: { etagMatches: etag } });

@@ -424,6 +424,10 @@ describe("a consolidated output of several MiB", () => {
 		await env.OUTPUT.put(`jobs/${name}/${job.id}.jsonl`, `${[split, ...stored.slice(1)].join("\n")}\n`, { customMetadata: { lines: String(total) } });
 		expect((await part(0, 1)).lines).toEqual([stored[0]!.slice(0, 10)]);
 		expect(await part(third - 1, 3)).toEqual({ first: third, lines: stored.slice(third - 1, third + 2) });
+		// A tail past a window from the end: from the first mark, the lines numbered from it.
+		const tailFromMark = await call(`/v1/jobs/${job.id}/output?lines=${total - marks[0]![0] + 1}`);
+		expect(tailFromMark.headers.get("x-drover-first-line")).toBe(String(marks[0]![0]));
+		expect((await tailFromMark.text()).trimEnd().split("\n")).toEqual(stored.slice(marks[0]![0] - 1));
 		const resumed = (await readEvents(await call(`/v1/jobs/${job.id}/stream`, { headers: { "last-event-id": String(total - 2) } }))).filter((e) => e.event === "line");
 		expect(resumed.map((e) => [Number(e.id), e.data])).toEqual([[total - 1, stored[total - 2]], [total, stored[total - 1]]]);
 	}, 30_000);

@@ -14,6 +14,7 @@ import {
 	type OutputLine,
 	type ReadBatch,
 } from "../../src/store/output-r2.ts";
+import { recording } from "../helpers/r2.ts";
 
 const MiB = 1024 * 1024;
 const encoder = new TextEncoder();
@@ -63,34 +64,6 @@ async function keysUnder(prefix: string): Promise<string[]> {
 	} while (cursor);
 	return keys;
 }
-
-/** The real bucket, recording the puts and multipart uploads made through it. */
-function recording(inner: R2Bucket): { bucket: R2Bucket; gets: (R2Range | null)[]; puts: string[]; uploads: R2MultipartUpload[] } {
-	const gets: (R2Range | null)[] = [];
-	const puts: string[] = [];
-	const uploads: R2MultipartUpload[] = [];
-	const wrapped: R2Bucket = {
-		head: (key) => inner.head(key),
-		get: ((key: string, options?: R2GetOptions) => {
-			gets.push((options?.range as R2Range | undefined) ?? null);
-			return inner.get(key, options);
-		}) as R2Bucket["get"],
-		put: ((key: string, value: ArrayBufferView, options?: R2PutOptions) => {
-			puts.push(key);
-			return inner.put(key, value, options);
-		}) as R2Bucket["put"],
-		createMultipartUpload: async (key, options) => {
-			const upload = await inner.createMultipartUpload(key, options);
-			uploads.push(upload);
-			return upload;
-		},
-		resumeMultipartUpload: (key, uploadId) => inner.resumeMultipartUpload(key, uploadId),
-		delete: (keys) => inner.delete(keys),
-		list: (options) => inner.list(options),
-	};
-	return { bucket: wrapped, gets, puts, uploads };
-}
-
 
 /** The last n lines as a reader of tailOfR2 gets them: held from its window, or streamed from where it says. */
 async function tailLinesFromR2(bucket: R2Bucket, key: string, n: number): Promise<OutputLine[]> {
