@@ -132,16 +132,19 @@ export async function consolidateJob(sql: SqlStorage, bucket: R2Bucket, jobId: s
  * again, to the same object.
  */
 export function recordConsolidated(sql: SqlStorage, done: Consolidated): void {
+	const marks = done.marks.length > 0 ? [JSON.stringify(done.marks.map((m) => [m.line, m.offset]))] : [];
+	// Only a large object's row names marks: a small job's statement is the one it was before them.
+	const [column, value, set] = marks.length > 0 ? [", marks", ", ?", ", marks = excluded.marks"] : ["", "", ""];
 	sql.exec(
-		`INSERT INTO output_state (job_id, flushed_line, output_key, lines, bytes, marks) VALUES (?, ?, ?, ?, ?, ?)
+		`INSERT INTO output_state (job_id, flushed_line, output_key, lines, bytes${column}) VALUES (?, ?, ?, ?, ?${value})
 		 ON CONFLICT (job_id) DO UPDATE SET output_key = excluded.output_key, lines = excluded.lines, bytes = excluded.bytes,
-		 flushed_line = excluded.flushed_line, marks = excluded.marks`,
+		 flushed_line = excluded.flushed_line${set}`,
 		done.jobId,
 		done.lines,
 		done.key,
 		done.lines,
 		done.bytes,
-		done.marks.length > 0 ? JSON.stringify(done.marks.map((m) => [m.line, m.offset])) : null,
+		...marks,
 	);
 	sql.exec("DELETE FROM output_lines WHERE job_id = ?", done.jobId);
 }
