@@ -1881,10 +1881,11 @@ describe("doctor and the Worker's numeric vars", () => {
 });
 
 describe("doctor and the scheduler's heartbeat", () => {
+	/** `scheduler` as a function is made when /healthz is asked, so the ages it names count from the answer, not from the CLI's start. */
 	const doctorWith = async (scheduler: unknown) => {
-		const health = { status: "ok", version: "0.1.0", fleet: { ok: true, agents: 1 }, scheduler, variables: { ok: true } };
+		const health = () => ({ status: "ok", version: "0.1.0", fleet: { ok: true, agents: 1 }, scheduler: typeof scheduler === "function" ? scheduler() : scheduler, variables: { ok: true } });
 		// /healthz takes no token, which fakeApi would refuse: its own server.
-		const server = createServer((req, res) => (req.url === "/healthz" ? json(res, 200, health) : json(res, 401, { error: { code: "unauthorized", message: "invalid token" } })));
+		const server = createServer((req, res) => (req.url === "/healthz" ? json(res, 200, health()) : json(res, 401, { error: { code: "unauthorized", message: "invalid token" } })));
 		servers.push(server);
 		server.listen(0, "127.0.0.1");
 		await once(server, "listening");
@@ -1892,8 +1893,11 @@ describe("doctor and the scheduler's heartbeat", () => {
 	};
 
 	it("says since when no good tick came when ticks arrive but every one fails, not how old the last tick is", async () => {
-		const lastOk = new Date(Date.now() - 600_000).toISOString();
-		const r = await doctorWith({ last_tick_at: new Date(Date.now() - 4_000).toISOString(), age_seconds: 4, stalled: true, outcome: "failed", last_ok_at: lastOk });
+		let lastOk = "";
+		const r = await doctorWith(() => {
+			lastOk = new Date(Date.now() - 600_000).toISOString();
+			return { last_tick_at: new Date(Date.now() - 4_000).toISOString(), age_seconds: 4, stalled: true, outcome: "failed", last_ok_at: lastOk };
+		});
 		expect(r.status).toBe(1);
 		const line = r.stdout.split("\n").find((l) => l.startsWith("✗ scheduler"));
 		expect(line).toMatch(/^✗ scheduler\s+stalled: no good tick since \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ \(10m ago\), longer than HEARTBEAT_STALE_SECONDS \(last tick [45]s ago, failed; is the cron trigger firing\? see drover status\)$/);
