@@ -1901,7 +1901,10 @@ describe("the dashboard", () => {
 	it("draws a week of a 1,000-agent fleet's usage as a chart of all of it over a table of its first 200 rows, reading the rest on request", async () => {
 		const page = await signedIn("/usage");
 		const DAY = 86_400_000;
-		const today = Math.floor(Date.now() / DAY) * DAY;
+		const now = Date.now();
+		const today = Math.floor(now / DAY) * DAY;
+		// The page's days are the test's: a UTC midnight passing during the test moves neither.
+		await page.clock.setFixedTime(now);
 		const days: UsageRow[] = [];
 		for (let d = 0; d < 7; d++) {
 			for (let a = 0; a < 1000; a++) {
@@ -1954,12 +1957,15 @@ describe("the dashboard", () => {
 
 	it("shows the last 30 or 90 days' usage when picked, kept in the address, with the period's jobs and cost, its days labelled without overlapping", async () => {
 		const DAY = 86_400_000;
-		const today = Math.floor(Date.now() / DAY) * DAY;
+		const now = Date.now();
+		const today = Math.floor(now / DAY) * DAY;
 		const dayOf = (back: number) => new Date(today - back * DAY).toISOString().slice(0, 10);
 		const usage = (back: number, agent: string, jobs: number, cost: number): UsageRow => ({ day: dayOf(back), agent, jobs, input_tokens: 1000, output_tokens: 100, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, cost_usd: cost, priced_jobs: jobs });
 		// The one 30 days back is of a model without a price: in the quarter, not the month.
 		const rows = [usage(0, "period-a", 1, 0.01), usage(20, "period-a", 2, 0.02), { ...usage(30, "period-c", 1, 0), cost_usd: null, priced_jobs: 0 }, usage(60, "period-b", 4, 0.04)];
 		const page = await signedIn("/usage");
+		// The page's days are the test's: a UTC midnight passing during the test moves neither.
+		await page.clock.setFixedTime(now);
 		await page.locator("#usage-meta", { hasText: /^Last 7 days \(UTC\) · / }).waitFor(LIVE);
 		const served = await fakeUsage(page, rows);
 		await page.reload();
