@@ -18,8 +18,11 @@ const WINDOW = { suffix: 64 * 1024 };
 async function markedJob(sql: SqlStorage, agent: string): Promise<{ id: string; stored: string[]; marks: LineMark[]; bytes: number }> {
 	const job = lifecycleRecords(agent, new Date()).ended;
 	putJob(sql, job, Date.now());
-	const size = () => sql.exec<{ bytes: number | null }>("SELECT sum(length(CAST(body AS BLOB)) + 1) AS bytes FROM output_lines WHERE job_id = ?", job.id).one().bytes ?? 0;
-	for (let i = 0; size() < 5 * MiB + 20_000; i++) appendLines(sql, job.id, [{ type: "system", subtype: "note", content: `${i} ${"y".repeat(4000)}` }], Date.now());
+	const lastBytes = () => sql.exec<{ bytes: number }>("SELECT length(CAST(body AS BLOB)) + 1 AS bytes FROM output_lines WHERE job_id = ? ORDER BY line DESC LIMIT 1", job.id).one().bytes;
+	for (let i = 0, size = 0; size < 5 * MiB + 20_000; i++) {
+		appendLines(sql, job.id, [{ type: "system", subtype: "note", content: `${i} ${"y".repeat(4000)}` }], Date.now());
+		size += lastBytes();
+	}
 	const done = await consolidateJob(sql, env.OUTPUT, job.id);
 	recordConsolidated(sql, done!);
 	const text = await (await env.OUTPUT.get(done!.key))!.text();
