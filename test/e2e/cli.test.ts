@@ -657,7 +657,7 @@ describe("agents: status, pause, resume, notepad", () => {
 			expect(r.stdout).toMatch(new RegExp(`^${agents.ok}\\s+API\\s+${models.ok}\\s+on trigger only\\s+-\\s+(?:-|completed|failed \\(\\w+\\)|cancelled \\(\\w+\\))\\s+paused (now|\\d+s ago) by root: agents list test$`, "m"));
 			expect(r.stdout).toMatch(new RegExp(`^${agents.fail}\\s+API\\s+${models.fail}\\s+on trigger only\\s+-\\s+(?:-|completed|failed \\(\\w+\\)|cancelled \\(\\w+\\))\\s+active$`, "m"));
 			expect(r.stdout).toMatch(/^triage\s+fleet\.yaml\s+.*paused (now|\d+[smhd] ago) automatically: secret TICKETS_WEBHOOK_URL/m);
-			expect(r.stdout).toMatch(/^daily-digest\s+fleet\.yaml\s+\S+\s+\d{4}-\d{2}-\d{2} \d{2}:00:00Z \(in \d+[smhd], (?:weekday-morning|weekly-recap)\)\s/m);
+			expect(r.stdout).toMatch(/^daily-digest\s+fleet\.yaml\s+\S+\s+\d{4}-\d{2}-\d{2} \d{2}:00:00Z \((?:in \d+[smhd]|now|\d+s ago), (?:weekday-morning|weekly-recap)\)\s/m);
 			// --json: the API's agents, every one of them.
 			const json = JSON.parse((await drover(["agents", "--json"])).stdout) as { agents: { name: string }[]; next_cursor: null };
 			const fromApi = (await api<{ agents: { name: string }[] }>("/v1/agents?limit=200")).body;
@@ -697,7 +697,7 @@ describe("agents: status, pause, resume, notepad", () => {
 		const r = await drover(["status", "daily-digest"]);
 		expect(r.status, r.stderr).toBe(0);
 		expect(r.stdout).toMatch(/^SCHEDULE\s+WHEN\s+TIMEZONE\s+CATCH-UP\s+NEXT RUN$/m);
-		expect(r.stdout).toMatch(/^weekday-morning\s+0 9 \* \* 1-5\s+Europe\/Berlin\s+yes\s+\d{4}-\d{2}-\d{2} \d{2}:00:00Z \(in \d+[smhd]\)$/m);
+		expect(r.stdout).toMatch(/^weekday-morning\s+0 9 \* \* 1-5\s+Europe\/Berlin\s+yes\s+\d{4}-\d{2}-\d{2} \d{2}:00:00Z \((?:in \d+[smhd]|now|\d+s ago)\)$/m);
 	});
 
 	it("notepad set, get, list and delete", async () => {
@@ -1171,7 +1171,7 @@ describe("the fleet: status and doctor", () => {
 		// Every field of the API's answer, and the agents besides (added, so a script reading it still works).
 		expect(Object.keys(json).sort()).toEqual([...Object.keys(fromApi), "agent_list", "agent_list_omitted"].sort());
 		expect(human.stdout).toMatch(/^NAME\s+NEXT RUN\s+LAST\s+STATE$/m);
-		expect(human.stdout).toMatch(/^daily-digest\s+\d{4}-\d{2}-\d{2} \d{2}:00:00Z \(in \d+[smhd], (?:weekday-morning|weekly-recap)\)\s/m);
+		expect(human.stdout).toMatch(/^daily-digest\s+\d{4}-\d{2}-\d{2} \d{2}:00:00Z \((?:in \d+[smhd]|now|\d+s ago), (?:weekday-morning|weekly-recap)\)\s/m);
 	});
 });
 
