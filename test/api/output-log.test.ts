@@ -102,6 +102,55 @@ describe("output_to_file: a job's plain-text output.log (herdctl's)", () => {
 		expect((await call(`/v1/jobs/${held.id}/output.log`)).status).toBe(404);
 	});
 
+	it("honours one bytes Range, as the JSONL output does: a download resumed, or the log's end, and If-Range naming the version held", async () => {
+		useEmulator().enqueue({ text: "Line one.\nLine two.\nLine three." });
+		await createAgent({ name: "ranged-log", prompt: "Go.", output_to_file: true });
+		const job = await runToRest("ranged-log");
+		const text = await logOf(job.id);
+		const bytes = new TextEncoder().encode(text);
+		const size = bytes.length;
+		expect(size).toBeGreaterThan(100);
+		const decode = (from: number, to: number) => new TextDecoder().decode(bytes.subarray(from, to));
+		const ranged = (range: string, extra: Record<string, string> = {}) => call(`/v1/jobs/${job.id}/output.log`, { headers: { range, ...extra } });
+
+		const whole = await call(`/v1/jobs/${job.id}/output.log`);
+		expect(whole.headers.get("accept-ranges")).toBe("bytes");
+		const etag = whole.headers.get("etag")!;
+		expect(etag).toMatch(/^"/);
+
+		const first = await ranged("bytes=0-9");
+		expect(first.status).toBe(206);
+		expect(first.headers.get("content-range")).toBe(`bytes 0-9/${size}`);
+		expect(first.headers.get("content-length")).toBe("10");
+		expect(await first.text()).toBe(decode(0, 10));
+		// A download cut at byte 40 resumes from there; the end of the log by a suffix.
+		const rest = await ranged("bytes=40-", { "if-range": etag });
+		expect(rest.status).toBe(206);
+		expect(rest.headers.get("content-range")).toBe(`bytes 40-${size - 1}/${size}`);
+		expect(decode(0, 40) + (await rest.text())).toBe(text);
+		const end = await ranged("bytes=-25");
+		expect(end.status).toBe(206);
+		expect(await end.text()).toBe(decode(size - 25, size));
+
+		// Another version's ETag, several ranges or an invalid one: the whole log, 200.
+		for (const [range, extra] of [["bytes=40-", { "if-range": '"another-version"' }], ["bytes=0-1,5-6", {}], ["bytes=9-3", {}], ["lines=1-2", {}]] as const) {
+			const res = await ranged(range, extra);
+			expect(res.status, range).toBe(200);
+			expect(res.headers.get("content-range")).toBeNull();
+			expect(await res.text()).toBe(text);
+		}
+		// Past the end: 416 with the size, and the error body every error has.
+		const past = await ranged(`bytes=${size}-`);
+		expect(past.status).toBe(416);
+		expect(past.headers.get("content-range")).toBe(`bytes */${size}`);
+		expect(await errorOf(past)).toMatchObject({ code: "range_not_satisfiable", message: `Range "bytes=${size}-" is outside the log: job ${job.id}'s output.log is ${size} bytes (0-${size - 1})` });
+		// A job that keeps no log is still a 404 saying why, Range or not.
+		useEmulator().enqueue({ text: "Plain." });
+		await createAgent({ name: "ranged-unlogged", prompt: "Go." });
+		const plain = await runToRest("ranged-unlogged");
+		expect((await call(`/v1/jobs/${plain.id}/output.log`, { headers: { range: "bytes=0-9" } })).status).toBe(404);
+	});
+
 	it("refuses herdctl's camelCase spelling with the key to use, and a non-boolean at its path", async () => {
 		const camel = await call("/v1/agents/camel", { method: "PUT", as: "admin", body: { name: "camel", prompt: "Go.", schedules: { s: { interval: "1h", outputToFile: true } } } });
 		expect(camel.status).toBe(400);

@@ -1,11 +1,13 @@
 import { z } from "@hono/zod-openapi";
 import { agentRpc } from "../../../durable-objects/agent/client.ts";
 import { ConflictError, NotFoundError } from "../../errors.ts";
+import { errorBody } from "../error-handler.ts";
 import { isFinal, JobIdSchema } from "../../jobs/model.ts";
 import { getJobSummary } from "../../store/job-index.ts";
-import { outputLogKey } from "../../store/output-r2.ts";
+import { getOutputObject, outputLogKey } from "../../store/output-r2.ts";
+import { resolveRange } from "../../shared/range.ts";
 import { createApi, withRole } from "../factory.ts";
-import { conflictResponse, notFoundResponse } from "../schemas.ts";
+import { conflictResponse, ErrorSchema, notFoundResponse } from "../schemas.ts";
 
 /** GET /v1/jobs/:id/output.log, mounted beside the job routes. */
 export const jobOutputLogApi = createApi().openapi(
@@ -15,10 +17,22 @@ export const jobOutputLogApi = createApi().openapi(
 		summary: "The job's plain-text log (herdctl's output.log), kept when its schedule or agent sets output_to_file",
 		description:
 			"Written to R2 once the job ends, beside its JSONL output (the record's `output_log` names it): each output line as a timestamped entry, whole. " +
-			"404 for a job that keeps none; 409 while it runs, and for the moment after it ends while the log is written.",
-		request: { params: z.object({ id: JobIdSchema }) },
+			"404 for a job that keeps none; 409 while it runs, and for the moment after it ends while the log is written. " +
+			"Honours one bytes `Range` (a download resumed, or the log's end with `bytes=-N`), with `If-Range` naming the ETag of the version the client holds.",
+		request: {
+			params: z.object({ id: JobIdSchema }),
+			headers: z.object({
+				range: z.string().optional().openapi({ description: "One bytes range; several, or an invalid one, get the whole log" }),
+				"if-range": z.string().optional().openapi({ description: "The log's ETag: the range only if the log is still that version, else the whole log" }),
+			}),
+		},
 		responses: {
 			200: { description: "The log, one entry per output line", content: { "text/plain": { schema: z.string() } } },
+			206: { description: "The requested byte range of the log", content: { "text/plain": { schema: z.string() } } },
+			416: {
+				description: "The range starts at or past the end of the log (Content-Range: bytes */<size>)",
+				content: { "application/json": { schema: ErrorSchema } },
+			},
 			...notFoundResponse,
 			...conflictResponse,
 		},
@@ -28,17 +42,31 @@ export const jobOutputLogApi = createApi().openapi(
 		const summary = await getJobSummary(c.env.DB, id);
 		if (!summary) throw new NotFoundError(`no job ${id}`);
 		// Straight from R2 when it is there: the agent's object is asked only to say why it is not.
-		const object = await c.env.OUTPUT.get(outputLogKey(summary.agent, id));
+		const key = outputLogKey(summary.agent, id);
+		const { range: rangeHeader, "if-range": ifRange } = c.req.valid("header");
+		// A range needs the size first (a head); a whole download is one get, as before.
+		const head = rangeHeader?.trim() ? await c.env.OUTPUT.head(key) : null;
+		// If-Range carries the ETag of the copy a part is asked for; another version's bytes would splice
+		// two logs, so it gets the whole log (RFC 9110 §13.1.5: a strong comparison).
+		const range = head ? resolveRange(ifRange === undefined || ifRange.trim() === head.httpEtag ? rangeHeader : null, head.size) : null;
+		if (range === "unsatisfiable") {
+			const size = head!.size;
+			const message = `Range "${rangeHeader!.trim().slice(0, 100)}" is outside the log: job ${id}'s output.log is ${size === 0 ? "empty (0 bytes)" : `${size} bytes (0-${size - 1})`}`;
+			return c.json(errorBody(c, "range_not_satisfiable", message), 416, { "content-range": `bytes */${size}` }) as never;
+		}
+		const object = await getOutputObject(c.env.OUTPUT, key, range ?? undefined);
 		if (object) {
+			const headers: Record<string, string> = {
+				"content-type": "text/plain; charset=utf-8",
+				"content-length": String(object.range.length),
+				"content-disposition": `inline; filename="${id}.log"`,
+				"accept-ranges": "bytes",
+				etag: object.httpEtag,
+			};
+			const { offset, length } = object.range;
+			if (range) headers["content-range"] = `bytes ${offset}-${offset + length - 1}/${object.size}`;
 			// @hono/zod-openapi takes no plain Response where every status's content is declared.
-			return new Response(object.body, {
-				headers: {
-					"content-type": "text/plain; charset=utf-8",
-					"content-length": String(object.size),
-					"content-disposition": `inline; filename="${id}.log"`,
-					etag: object.httpEtag,
-				},
-			}) as never;
+			return new Response(object.body, { status: range ? 206 : 200, headers }) as never;
 		}
 		const job = await agentRpc(c.env, summary.agent).getJob(id);
 		if (!job) throw new NotFoundError(`no job ${id}`);
