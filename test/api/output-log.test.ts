@@ -127,13 +127,25 @@ describe("output_to_file: a job's plain-text output.log (herdctl's)", () => {
 		const rest = await ranged("bytes=40-", { "if-range": etag });
 		expect(rest.status).toBe(206);
 		expect(rest.headers.get("content-range")).toBe(`bytes 40-${size - 1}/${size}`);
+		expect(rest.headers.get("content-length")).toBe(String(size - 40));
+		expect(rest.headers.get("etag")).toBe(etag);
 		expect(decode(0, 40) + (await rest.text())).toBe(text);
 		const end = await ranged("bytes=-25");
 		expect(end.status).toBe(206);
+		expect(end.headers.get("content-range")).toBe(`bytes ${size - 25}-${size - 1}/${size}`);
+		expect(end.headers.get("content-length")).toBe("25");
 		expect(await end.text()).toBe(decode(size - 25, size));
 
-		// Another version's ETag, several ranges or an invalid one: the whole log, 200.
-		for (const [range, extra] of [["bytes=40-", { "if-range": '"another-version"' }], ["bytes=0-1,5-6", {}], ["bytes=9-3", {}], ["lines=1-2", {}]] as const) {
+		// Another version's ETag (a weak one never matches: the comparison is strong), a date (the log
+		// has no Last-Modified), several ranges or an invalid one: the whole log, 200.
+		for (const [range, extra] of [
+			["bytes=40-", { "if-range": '"another-version"' }],
+			["bytes=40-", { "if-range": `W/${etag}` }],
+			["bytes=40-", { "if-range": new Date().toUTCString() }],
+			["bytes=0-1,5-6", {}],
+			["bytes=9-3", {}],
+			["lines=1-2", {}],
+		] as const) {
 			const res = await ranged(range, extra);
 			expect(res.status, range).toBe(200);
 			expect(res.headers.get("content-range")).toBeNull();
@@ -144,6 +156,18 @@ describe("output_to_file: a job's plain-text output.log (herdctl's)", () => {
 		expect(past.status).toBe(416);
 		expect(past.headers.get("content-range")).toBe(`bytes */${size}`);
 		expect(await errorOf(past)).toMatchObject({ code: "range_not_satisfiable", message: `Range "bytes=${size}-" is outside the log: job ${job.id}'s output.log is ${size} bytes (0-${size - 1})` });
+		// HEAD: the whole log's headers, Range or not (RFC 9110 §14.2: Range is for GET).
+		for (const range of [undefined, "bytes=0-9", `bytes=${size}-`]) {
+			const head = await call(`/v1/jobs/${job.id}/output.log`, { method: "HEAD", headers: range ? { range } : {} });
+			expect(head.status, range).toBe(200);
+			expect(head.headers.get("content-length")).toBe(String(size));
+			expect(head.headers.get("content-range")).toBeNull();
+			expect(head.headers.get("etag")).toBe(etag);
+		}
+		// The JSONL output's HEAD too.
+		const jsonl = await call(`/v1/jobs/${job.id}/output`, { method: "HEAD", headers: { range: "bytes=0-9" } });
+		expect(jsonl.status).toBe(200);
+		expect(jsonl.headers.get("content-range")).toBeNull();
 		// A job that keeps no log is still a 404 saying why, Range or not.
 		useEmulator().enqueue({ text: "Plain." });
 		await createAgent({ name: "ranged-unlogged", prompt: "Go." });

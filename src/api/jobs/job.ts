@@ -55,7 +55,9 @@ async function forward(c: Context<AppEnv>, agent: string, path: string): Promise
 	const original = c.req.raw;
 	const url = new URL(original.url);
 	const headers = new Headers();
-	for (const name of ["range", "if-range", "last-event-id", "accept"]) {
+	// Range applies to GET only (RFC 9110 §14.2): a HEAD, answered by this route's GET, gets the whole's headers.
+	const names = original.method === "GET" ? ["range", "if-range", "last-event-id", "accept"] : ["last-event-id", "accept"];
+	for (const name of names) {
 		const value = original.headers.get(name);
 		if (value !== null) headers.set(name, value);
 	}

@@ -9,6 +9,12 @@ import { resolveRange } from "../../shared/range.ts";
 import { createApi, withRole } from "../factory.ts";
 import { conflictResponse, ErrorSchema, notFoundResponse } from "../schemas.ts";
 
+/** What a log's answer carries for a later ranged request. */
+const LogHeaders = z.object({
+	ETag: z.string().openapi({ description: "The log's version, for If-Range" }),
+	"Accept-Ranges": z.literal("bytes"),
+});
+
 /** GET /v1/jobs/:id/output.log, mounted beside the job routes. */
 export const jobOutputLogApi = createApi().openapi(
 	withRole("read", {
@@ -27,11 +33,16 @@ export const jobOutputLogApi = createApi().openapi(
 			}),
 		},
 		responses: {
-			200: { description: "The log, one entry per output line", content: { "text/plain": { schema: z.string() } } },
-			206: { description: "The requested byte range of the log", content: { "text/plain": { schema: z.string() } } },
+			200: { description: "The log, one entry per output line", content: { "text/plain": { schema: z.string() } }, headers: LogHeaders },
+			206: {
+				description: "The requested byte range of the log",
+				content: { "text/plain": { schema: z.string() } },
+				headers: LogHeaders.extend({ "Content-Range": z.string().openapi({ description: "bytes <first>-<last>/<size>" }) }),
+			},
 			416: {
-				description: "The range starts at or past the end of the log (Content-Range: bytes */<size>)",
+				description: "The range starts at or past the end of the log, or is bytes=-0",
 				content: { "application/json": { schema: ErrorSchema } },
+				headers: z.object({ "Content-Range": z.string().openapi({ description: "bytes */<size>" }) }),
 			},
 			...notFoundResponse,
 			...conflictResponse,
@@ -43,9 +54,15 @@ export const jobOutputLogApi = createApi().openapi(
 		if (!summary) throw new NotFoundError(`no job ${id}`);
 		// Straight from R2 when it is there: the agent's object is asked only to say why it is not.
 		const key = outputLogKey(summary.agent, id);
+		// HEAD (which Hono answers with this handler, its body dropped): the log's headers from R2's
+		// head alone, whole, since Range applies only to GET (RFC 9110 §14.2).
+		if (c.req.method === "HEAD") {
+			const head = await c.env.OUTPUT.head(key);
+			if (head) return new Response(null, { headers: logHeaders(id, head.httpEtag, head.size) }) as never;
+		}
 		const { range: rangeHeader, "if-range": ifRange } = c.req.valid("header");
 		// A range needs the size first (a head); a whole download is one get, as before.
-		const head = rangeHeader?.trim() ? await c.env.OUTPUT.head(key) : null;
+		const head = c.req.method === "GET" && rangeHeader?.trim() ? await c.env.OUTPUT.head(key) : null;
 		// If-Range carries the ETag of the copy a part is asked for; another version's bytes would splice
 		// two logs, so it gets the whole log (RFC 9110 §13.1.5: a strong comparison).
 		const range = head ? resolveRange(ifRange === undefined || ifRange.trim() === head.httpEtag ? rangeHeader : null, head.size) : null;
@@ -56,14 +73,8 @@ export const jobOutputLogApi = createApi().openapi(
 		}
 		const object = await getOutputObject(c.env.OUTPUT, key, range ?? undefined);
 		if (object) {
-			const headers: Record<string, string> = {
-				"content-type": "text/plain; charset=utf-8",
-				"content-length": String(object.range.length),
-				"content-disposition": `inline; filename="${id}.log"`,
-				"accept-ranges": "bytes",
-				etag: object.httpEtag,
-			};
 			const { offset, length } = object.range;
+			const headers = logHeaders(id, object.httpEtag, length);
 			if (range) headers["content-range"] = `bytes ${offset}-${offset + length - 1}/${object.size}`;
 			// @hono/zod-openapi takes no plain Response where every status's content is declared.
 			return new Response(object.body, { status: range ? 206 : 200, headers }) as never;
@@ -80,3 +91,13 @@ export const jobOutputLogApi = createApi().openapi(
 		throw new ConflictError(`job ${id} has just ended and its plain-text log is still being written; ask again in a few seconds`);
 	},
 );
+
+function logHeaders(id: string, etag: string, length: number): Record<string, string> {
+	return {
+		"content-type": "text/plain; charset=utf-8",
+		"content-length": String(length),
+		"content-disposition": `inline; filename="${id}.log"`,
+		"accept-ranges": "bytes",
+		etag,
+	};
+}
