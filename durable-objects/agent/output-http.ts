@@ -1,5 +1,5 @@
 import { AppError, BadRequestError, NotFoundError, RangeNotSatisfiableError, RateLimitedError } from "../../src/errors.ts";
-import { getOutputObject, readLinesFromR2, TAIL_FIRST_WINDOW, tailOfR2, type OutputLine } from "../../src/store/output-r2.ts";
+import { contentRange, readLinesFromR2, readRange, TAIL_FIRST_WINDOW, tailOfR2, type OutputLine } from "../../src/store/output-r2.ts";
 import { resolveRange } from "../../src/shared/range.ts";
 import { getJob } from "./jobs.ts";
 import { outputMarks, outputState } from "./output-store.ts";
@@ -161,18 +161,13 @@ export async function serveOutput(sql: SqlStorage, bucket: R2Bucket, jobId: stri
 	// none (no ETag, no Last-Modified): no If-Range can match, so its Range is ignored (RFC 9110 §13.1.5).
 	const header = request.headers.has("if-range") ? null : request.headers.get("range");
 	if (state.outputKey) {
-		const head = await bucket.head(state.outputKey);
-		if (!head) return errorResponse(new NotFoundError(`job ${jobId}'s output is missing from R2`));
-		const range = resolveRange(header, head.size);
-		if (range === "unsatisfiable") return rangeNotSatisfiable(jobId, header!, head.size);
-		const object = await getOutputObject(bucket, state.outputKey, range ?? undefined);
-		if (!object) return errorResponse(new NotFoundError(`job ${jobId}'s output is missing from R2`));
-		const headers: Record<string, string> = { "content-type": NDJSON, "accept-ranges": "bytes" };
-		if (!range) return new Response(object.body, { headers: { ...headers, "content-length": String(head.size) } });
-		return new Response(object.body, {
-			status: 206,
-			headers: { ...headers, "content-length": String(range.length), "content-range": `bytes ${range.offset}-${range.offset + range.length - 1}/${head.size}` },
-		});
+		const read = await readRange(bucket, state.outputKey, header);
+		if (!read) return errorResponse(new NotFoundError(`job ${jobId}'s output is missing from R2`));
+		if ("unsatisfiable" in read) return rangeNotSatisfiable(jobId, header!, read.unsatisfiable);
+		const { object, partial } = read;
+		const headers: Record<string, string> = { "content-type": NDJSON, "accept-ranges": "bytes", "content-length": String(object.range.length) };
+		if (partial) headers["content-range"] = contentRange(object);
+		return new Response(object.body, { status: partial ? 206 : 200, headers });
 	}
 	const total = sql
 		.exec<{ bytes: number | null }>("SELECT sum(length(CAST(body AS BLOB)) + 1) AS bytes FROM output_lines WHERE job_id = ?", jobId)

@@ -1,3 +1,5 @@
+import { resolveRange } from "../shared/range.ts";
+
 /**
  * A job's JSONL output in R2: chunks while the job runs, one consolidated object once it ends, and
  * the readers the HTTP API serves from it. Memory stays bounded whatever the output's size: writers
@@ -577,6 +579,33 @@ export async function getOutputObject(bucket: R2Bucket, key: string, range?: Out
 		length = Math.min(range.length ?? size - offset, size - offset);
 	}
 	return { body: object.body, size, range: { offset, length }, httpEtag: object.httpEtag };
+}
+
+/** An object as one bytes `Range` asks for it: the part (or the whole), or past its end the size, for a 416. */
+export type RangedRead = { object: OutputObject; partial: boolean } | { unsatisfiable: number };
+
+/**
+ * An object read whole, or by one bytes `Range` header as resolveRange takes it (several ranges or
+ * an invalid one: the whole). `ifRange`, the request's If-Range, keeps the range only where it is
+ * the object's ETag (a strong comparison, RFC 9110 §13.1.5); any other value gets the whole. Null
+ * for a missing object. A range costs a head first, for the size; the whole is one get.
+ */
+export async function readRange(bucket: R2Bucket, key: string, header: string | null | undefined, ifRange?: string | null): Promise<RangedRead | null> {
+	if (!header?.trim()) {
+		const object = await getOutputObject(bucket, key);
+		return object && { object, partial: false };
+	}
+	const head = await bucket.head(key);
+	if (!head) return null;
+	const range = resolveRange(ifRange === undefined || ifRange === null || ifRange.trim() === head.httpEtag ? header : null, head.size);
+	if (range === "unsatisfiable") return { unsatisfiable: head.size };
+	const object = await getOutputObject(bucket, key, range ?? undefined);
+	return object && { object, partial: range !== null };
+}
+
+/** A part's Content-Range header value. */
+export function contentRange({ range, size }: OutputObject): string {
+	return `bytes ${range.offset}-${range.offset + range.length - 1}/${size}`;
 }
 
 /** Deletes a job's consolidated output, its plain-text log, and any chunks left from while it ran (retention). */

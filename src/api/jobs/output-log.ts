@@ -4,8 +4,7 @@ import { ConflictError, NotFoundError } from "../../errors.ts";
 import { errorBody } from "../error-handler.ts";
 import { isFinal, JobIdSchema } from "../../jobs/model.ts";
 import { getJobSummary } from "../../store/job-index.ts";
-import { getOutputObject, outputLogKey } from "../../store/output-r2.ts";
-import { resolveRange } from "../../shared/range.ts";
+import { contentRange, outputLogKey, readRange } from "../../store/output-r2.ts";
 import { createApi, withRole } from "../factory.ts";
 import { conflictResponse, ErrorSchema, notFoundResponse } from "../schemas.ts";
 
@@ -61,23 +60,18 @@ export const jobOutputLogApi = createApi().openapi(
 			if (head) return new Response(null, { headers: logHeaders(id, head.httpEtag, head.size) }) as never;
 		}
 		const { range: rangeHeader, "if-range": ifRange } = c.req.valid("header");
-		// A range needs the size first (a head); a whole download is one get, as before.
-		const head = c.req.method === "GET" && rangeHeader?.trim() ? await c.env.OUTPUT.head(key) : null;
-		// If-Range carries the ETag of the copy a part is asked for; another version's bytes would splice
-		// two logs, so it gets the whole log (RFC 9110 §13.1.5: a strong comparison).
-		const range = head ? resolveRange(ifRange === undefined || ifRange.trim() === head.httpEtag ? rangeHeader : null, head.size) : null;
-		if (range === "unsatisfiable") {
-			const size = head!.size;
+		const read = await readRange(c.env.OUTPUT, key, c.req.method === "GET" ? rangeHeader : null, ifRange);
+		if (read && "unsatisfiable" in read) {
+			const size = read.unsatisfiable;
 			const message = `Range "${rangeHeader!.trim().slice(0, 100)}" is outside the log: job ${id}'s output.log is ${size === 0 ? "empty (0 bytes)" : `${size} bytes (0-${size - 1})`}`;
 			return c.json(errorBody(c, "range_not_satisfiable", message), 416, { "content-range": `bytes */${size}` }) as never;
 		}
-		const object = await getOutputObject(c.env.OUTPUT, key, range ?? undefined);
-		if (object) {
-			const { offset, length } = object.range;
-			const headers = logHeaders(id, object.httpEtag, length);
-			if (range) headers["content-range"] = `bytes ${offset}-${offset + length - 1}/${object.size}`;
+		if (read) {
+			const { object, partial } = read;
+			const headers = logHeaders(id, object.httpEtag, object.range.length);
+			if (partial) headers["content-range"] = contentRange(object);
 			// @hono/zod-openapi takes no plain Response where every status's content is declared.
-			return new Response(object.body, { status: range ? 206 : 200, headers }) as never;
+			return new Response(object.body, { status: partial ? 206 : 200, headers }) as never;
 		}
 		const job = await agentRpc(c.env, summary.agent).getJob(id);
 		if (!job) throw new NotFoundError(`no job ${id}`);
