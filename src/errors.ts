@@ -75,11 +75,23 @@ export class PayloadTooLargeError extends AppError {
 	}
 }
 
-/** A 416: a byte range outside a job's output (its size goes out in Content-Range, RFC 9110 §15.5.17). */
+/**
+ * A 416: a byte range starting at or past the end of a job's output or log (or `bytes=-0`). Its
+ * size goes out in Content-Range (the unsatisfied-range form of RFC 9110 §15.5.17) beside the
+ * error body, from the Worker's onError and the agent's errorResponse alike.
+ */
 export class RangeNotSatisfiableError extends AppError {
 	override readonly name = "RangeNotSatisfiableError";
-	constructor(message: string) {
-		super(416, "range_not_satisfiable", message);
+	readonly size: number;
+	/** `what` names the body, as "job <id>'s output". */
+	constructor(header: string, size: number, what: string) {
+		const extent = size === 0 ? "empty (0 bytes)" : `${size} bytes (0-${size - 1})`;
+		super(416, "range_not_satisfiable", `Range "${header.trim().slice(0, 100)}" is outside ${what}, which is ${extent}`);
+		this.size = size;
+	}
+
+	get contentRange(): string {
+		return `bytes */${this.size}`;
 	}
 }
 

@@ -1,5 +1,5 @@
 import { AppError, BadRequestError, NotFoundError, RangeNotSatisfiableError, RateLimitedError } from "../../src/errors.ts";
-import { contentRange, readLinesFromR2, readRange, TAIL_FIRST_WINDOW, tailOfR2, type OutputLine } from "../../src/store/output-r2.ts";
+import { contentRange, readLinesAfter, readLinesFromR2, readRange, tailOfR2, type OutputLine } from "../../src/store/output-r2.ts";
 import { resolveRange } from "../../src/shared/range.ts";
 import { getJob } from "./jobs.ts";
 import { outputMarks, outputState } from "./output-store.ts";
@@ -11,22 +11,18 @@ const encoder = new TextEncoder();
 
 /**
  * An error class's code and message as the API's error body has them; the Worker's route adds the
- * request id (forward, src/api/jobs/job.ts). A 429 says when to come back in Retry-After.
+ * request id (forward, src/api/jobs/job.ts). A 429 says when to come back in Retry-After, a 416 the
+ * output's size in Content-Range, as the Worker's onError answers them.
  */
-export function errorResponse(err: AppError, headers?: Record<string, string>): Response {
-	const all: Record<string, string> = { ...headers };
-	if (err instanceof RateLimitedError) all["retry-after"] = String(err.retryAfterSeconds);
-	return Response.json({ error: { code: err.code, message: err.message } }, { status: err.status, headers: all });
+export function errorResponse(err: AppError): Response {
+	const headers: Record<string, string> = {};
+	if (err instanceof RateLimitedError) headers["retry-after"] = String(err.retryAfterSeconds);
+	if (err instanceof RangeNotSatisfiableError) headers["content-range"] = err.contentRange;
+	return Response.json({ error: { code: err.code, message: err.message } }, { status: err.status, headers });
 }
 
-/**
- * 416 for a range that starts at or past the end of the output (or `bytes=-0`), with the size in
- * Content-Range as RFC 9110 §15.5.17 asks, and the JSON error body every other error has.
- */
-function rangeNotSatisfiable(jobId: string, header: string, size: number): Response {
-	const what = size === 0 ? `job ${jobId} has no output yet (0 bytes)` : `job ${jobId}'s output is ${size} bytes (0-${size - 1})`;
-	return errorResponse(new RangeNotSatisfiableError(`Range "${header.trim().slice(0, 100)}" is outside the output: ${what}`), { "content-range": `bytes */${size}` });
-}
+const rangeNotSatisfiable = (jobId: string, header: string, size: number) =>
+	errorResponse(new RangeNotSatisfiableError(header, size, `job ${jobId}'s output`));
 
 /** The next `n` lines of an R2 object's. */
 async function nextLines(lines: AsyncIterator<OutputLine>, n: number): Promise<OutputLine[]> {
@@ -192,19 +188,8 @@ async function linesAfter(sql: SqlStorage, bucket: R2Bucket, jobId: string, afte
 	if (after > last) return errorResponse(new BadRequestError(`after ${after} is past job ${jobId}'s last line (${last})`));
 	const state = outputState(sql, jobId);
 	if (state.outputKey) {
-		// Lines near the object's end (the dashboard's first page of earlier lines) are found in a window
-		// read from its end, as a tail is; others are read from the last line mark before them (from
-		// the object's start where it has none: a small object, or one consolidated before marks),
-		// streamed a batch at a time (n lines can be most of a large output). With marks, only the
-		// first window is tried, and only where the lines may lie in it: the mark after their start
-		// bounds how far from the end they begin.
-		if (last === after) return tailResponse("", after + 1);
-		const marks = outputMarks(sql, jobId);
-		const next = marks.find((m) => m.line > after + 1);
-		const fromEnd = next && state.bytes !== null ? state.bytes - next.offset : 0;
-		const tail = fromEnd < TAIL_FIRST_WINDOW ? await tailOfR2(bucket, state.outputKey, last - after, { firstWindowOnly: marks.length > 0 }) : null;
-		if (tail && "lines" in tail) return tailResponse(tail.lines.slice(0, n).map((l) => `${l.body}\n`).join(""), after + 1);
-		return tailResponse(linesBody(readLinesFromR2(bucket, state.outputKey, { afterLine: after, limit: n, required: true, marks })), after + 1);
+		const lines = await readLinesAfter(bucket, state.outputKey, { after, limit: n, total: last, bytes: state.bytes, marks: outputMarks(sql, jobId) });
+		return tailResponse(Array.isArray(lines) ? lines.map((l) => `${l.body}\n`).join("") : linesBody(lines), after + 1);
 	}
 	return tailResponse(sqliteBody(sql, bucket, jobId, null, { after, lines: Math.min(n, last - after) }), after + 1);
 }

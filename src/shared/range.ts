@@ -46,3 +46,12 @@ export function resolveRange(header: string | null | undefined, total: number): 
 	const last = lastText === "" ? total - 1 : Math.min(Number(lastText), total - 1);
 	return { offset: first, length: last - first + 1 };
 }
+
+/**
+ * A request's `Range` and `If-Range` where they apply: GET only (RFC 9110 §14.2). A HEAD, which
+ * Hono answers with the route's GET handler, gets the whole's headers whatever its Range.
+ */
+export function requestedRange(request: Request): { range: string | null; ifRange: string | null } {
+	if (request.method !== "GET") return { range: null, ifRange: null };
+	return { range: request.headers.get("range"), ifRange: request.headers.get("if-range") };
+}

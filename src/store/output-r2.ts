@@ -79,7 +79,7 @@ const LINE_DIGITS = 9;
 const MAX_LINE = 10 ** LINE_DIGITS - 1;
 // A tail is first looked for in this many bytes at the end of the object, growing up to the cap;
 // past it (very long lines, or a huge n) the object is streamed through a ring buffer instead.
-export const TAIL_FIRST_WINDOW = 64 * 1024;
+const TAIL_FIRST_WINDOW = 64 * 1024;
 const TAIL_MAX_WINDOW = 4 * MiB;
 
 const NDJSON = "application/x-ndjson";
@@ -558,6 +558,30 @@ export async function tailOfR2(
 		if (!object) break;
 	}
 	return from(counted ? total : null);
+}
+
+/**
+ * The `limit` lines after line `after` of an object of `total` lines and `bytes` bytes (the counts
+ * consolidate() stores). Lines near the end (the dashboard's first page of earlier lines) are found
+ * in a window read from the end, as a tail is, and held; others are streamed (`limit` lines can be
+ * most of a large object) from the last line mark before them, or from the object's start where it
+ * has none (a small object, or one consolidated before marks). With marks, only the first window is
+ * tried, and only where the lines may lie in it: the mark after their start bounds how far from the
+ * end they begin.
+ */
+export async function readLinesAfter(
+	bucket: R2Bucket,
+	key: string,
+	{ after, limit, total, bytes, marks }: { after: number; limit: number; total: number; bytes: number | null; marks: readonly LineMark[] },
+): Promise<OutputLine[] | AsyncGenerator<OutputLine>> {
+	if (after >= total) return [];
+	const next = marks.find((m) => m.line > after + 1);
+	const fromEnd = next && bytes !== null ? bytes - next.offset : 0;
+	if (fromEnd < TAIL_FIRST_WINDOW) {
+		const tail = await tailOfR2(bucket, key, total - after, { firstWindowOnly: marks.length > 0 });
+		if ("lines" in tail) return tail.lines.slice(0, limit);
+	}
+	return readLinesFromR2(bucket, key, { afterLine: after, limit, required: true, marks });
 }
 
 /**

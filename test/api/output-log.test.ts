@@ -155,7 +155,7 @@ describe("output_to_file: a job's plain-text output.log (herdctl's)", () => {
 		const past = await ranged(`bytes=${size}-`);
 		expect(past.status).toBe(416);
 		expect(past.headers.get("content-range")).toBe(`bytes */${size}`);
-		expect(await errorOf(past)).toMatchObject({ code: "range_not_satisfiable", message: `Range "bytes=${size}-" is outside the log: job ${job.id}'s output.log is ${size} bytes (0-${size - 1})` });
+		expect(await errorOf(past)).toMatchObject({ code: "range_not_satisfiable", message: `Range "bytes=${size}-" is outside job ${job.id}'s output.log, which is ${size} bytes (0-${size - 1})` });
 		// HEAD: the whole log's headers, Range or not (RFC 9110 §14.2: Range is for GET).
 		for (const range of [undefined, "bytes=0-9", `bytes=${size}-`]) {
 			const head = await call(`/v1/jobs/${job.id}/output.log`, { method: "HEAD", headers: range ? { range } : {} });

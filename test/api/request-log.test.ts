@@ -142,7 +142,7 @@ describe("a job's output and stream, answered by the agent's object", () => {
 		// The agent's 416 keeps its code, message and Content-Range, with the request's id added.
 		const body = (await beyond.json()) as { error: { code: string; message: string; request_id?: string } };
 		expect(body.error.code).toBe("range_not_satisfiable");
-		expect(body.error.message).toMatch(/is outside the output/);
+		expect(body.error.message).toMatch(/is outside job \S+'s output, which is/);
 		expect(body.error.request_id).toBe(beyond.headers.get("x-request-id"));
 		expect(beyond.headers.get("content-range")).toMatch(/^bytes \*\/\d+$/);
 	});

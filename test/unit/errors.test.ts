@@ -28,7 +28,7 @@ describe("error classes", () => {
 		[new ConflictError("x"), "ConflictError"],
 		[new PayloadTooLargeError("x"), "PayloadTooLargeError"],
 		[new RateLimitedError("x"), "RateLimitedError"],
-		[new RangeNotSatisfiableError("x"), "RangeNotSatisfiableError"],
+		[new RangeNotSatisfiableError("bytes=5-", 5, "x"), "RangeNotSatisfiableError"],
 		[new UnsupportedMediaTypeError("x"), "UnsupportedMediaTypeError"],
 		[new ServiceUnavailableError("x"), "ServiceUnavailableError"],
 		[new ConfigError("fleet.yaml is invalid", []), "ConfigError"],

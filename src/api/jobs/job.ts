@@ -17,6 +17,7 @@ import { unwrap } from "../refusals.ts";
 import { screenPrompt } from "../screen.ts";
 import { bodySize, conflictResponse, errorResponse, ErrorSchema, notFoundResponse, PROMPT_BODY_BYTES, queueFullResponse, runConflictResponse } from "../schemas.ts";
 import { MAX_JSON_DEPTH, withinDepth } from "../../shared/json-depth.ts";
+import { requestedRange } from "../../shared/range.ts";
 
 // A date alone stands for its start, in UTC, as /v1/usage reads its days (Date.parse reads it so).
 const Instant = z.union([z.iso.datetime({ offset: true }), z.iso.date()], {
@@ -55,9 +56,10 @@ async function forward(c: Context<AppEnv>, agent: string, path: string): Promise
 	const original = c.req.raw;
 	const url = new URL(original.url);
 	const headers = new Headers();
-	// Range applies to GET only (RFC 9110 §14.2): a HEAD, answered by this route's GET, gets the whole's headers.
-	const names = original.method === "GET" ? ["range", "if-range", "last-event-id", "accept"] : ["last-event-id", "accept"];
-	for (const name of names) {
+	const { range, ifRange } = requestedRange(original);
+	if (range !== null) headers.set("range", range);
+	if (ifRange !== null) headers.set("if-range", ifRange);
+	for (const name of ["last-event-id", "accept"]) {
 		const value = original.headers.get(name);
 		if (value !== null) headers.set(name, value);
 	}

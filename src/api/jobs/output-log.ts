@@ -1,9 +1,9 @@
 import { z } from "@hono/zod-openapi";
 import { agentRpc } from "../../../durable-objects/agent/client.ts";
-import { ConflictError, NotFoundError } from "../../errors.ts";
-import { errorBody } from "../error-handler.ts";
+import { ConflictError, NotFoundError, RangeNotSatisfiableError } from "../../errors.ts";
 import { isFinal, JobIdSchema } from "../../jobs/model.ts";
 import { getJobSummary } from "../../store/job-index.ts";
+import { requestedRange } from "../../shared/range.ts";
 import { contentRange, outputLogKey, readRange } from "../../store/output-r2.ts";
 import { createApi, withRole } from "../factory.ts";
 import { conflictResponse, ErrorSchema, notFoundResponse } from "../schemas.ts";
@@ -53,25 +53,21 @@ export const jobOutputLogApi = createApi().openapi(
 		if (!summary) throw new NotFoundError(`no job ${id}`);
 		// Straight from R2 when it is there: the agent's object is asked only to say why it is not.
 		const key = outputLogKey(summary.agent, id);
-		// HEAD (which Hono answers with this handler, its body dropped): the log's headers from R2's
-		// head alone, whole, since Range applies only to GET (RFC 9110 §14.2).
 		if (c.req.method === "HEAD") {
+			// Hono answers a HEAD with this handler, its body dropped: R2's head alone gives the headers.
 			const head = await c.env.OUTPUT.head(key);
 			if (head) return new Response(null, { headers: logHeaders(id, head.httpEtag, head.size) }) as never;
-		}
-		const { range: rangeHeader, "if-range": ifRange } = c.req.valid("header");
-		const read = await readRange(c.env.OUTPUT, key, c.req.method === "GET" ? rangeHeader : null, ifRange);
-		if (read && "unsatisfiable" in read) {
-			const size = read.unsatisfiable;
-			const message = `Range "${rangeHeader!.trim().slice(0, 100)}" is outside the log: job ${id}'s output.log is ${size === 0 ? "empty (0 bytes)" : `${size} bytes (0-${size - 1})`}`;
-			return c.json(errorBody(c, "range_not_satisfiable", message), 416, { "content-range": `bytes */${size}` }) as never;
-		}
-		if (read) {
-			const { object, partial } = read;
-			const headers = logHeaders(id, object.httpEtag, object.range.length);
-			if (partial) headers["content-range"] = contentRange(object);
-			// @hono/zod-openapi takes no plain Response where every status's content is declared.
-			return new Response(object.body, { status: partial ? 206 : 200, headers }) as never;
+		} else {
+			const { range, ifRange } = requestedRange(c.req.raw);
+			const read = await readRange(c.env.OUTPUT, key, range, ifRange);
+			if (read && "unsatisfiable" in read) throw new RangeNotSatisfiableError(range!, read.unsatisfiable, `job ${id}'s output.log`);
+			if (read) {
+				const { object, partial } = read;
+				const headers = logHeaders(id, object.httpEtag, object.range.length);
+				if (partial) headers["content-range"] = contentRange(object);
+				// @hono/zod-openapi takes no plain Response where every status's content is declared.
+				return new Response(object.body, { status: partial ? 206 : 200, headers }) as never;
+			}
 		}
 		const job = await agentRpc(c.env, summary.agent).getJob(id);
 		if (!job) throw new NotFoundError(`no job ${id}`);
