@@ -87,12 +87,12 @@ export function positiveInt(max: number): (value: string) => number {
 
 // What GET /v1/jobs takes for since and until (src/api/jobs/job.ts's Instant): checked here too, so a
 // bad one is a usage error (exit 2) before any request, as `usage`'s days are.
-const INSTANT = z.union([z.iso.datetime({ offset: true }), z.iso.date()]);
+const INSTANT = z.union([z.iso.datetime({ offset: true }), z.iso.datetime({ offset: true, precision: -1 }), z.iso.date()]);
 
 /** A commander parser for an instant: an ISO 8601 date-time with its offset (Z or ±hh:mm), or a date (its start, UTC). */
 export function isoInstant(value: string): string {
 	if (!INSTANT.safeParse(value).success) {
-		throw new InvalidArgumentError("must be an ISO 8601 date-time with its offset, e.g. 2026-11-30T09:00:00Z, or a date, 2026-11-30 (its start, UTC)");
+		throw new InvalidArgumentError("must be an ISO 8601 date-time with its offset, e.g. 2026-11-30T09:00:00Z or 2026-11-30T09:00+01:00, or a date, 2026-11-30 (its start, UTC)");
 	}
 	return value;
 }

@@ -75,6 +75,11 @@ describe("GET /v1/jobs", () => {
 		// A date alone is its start, in UTC: every job was made on 2026-11-01.
 		expect(await all("?since=2026-11-01&until=2026-11-02", 10)).toHaveLength(jobs.length);
 		expect(await all("?until=2026-11-01", 10)).toHaveLength(0);
+		// ISO 8601 to the minute (no seconds), in UTC or with an offset, is the same window.
+		const minute = (ms: number) => new Date(ms).toISOString().slice(0, 16);
+		const offset = (ms: number) => `${new Date(ms + 3_600_000).toISOString().slice(0, 16)}%2B01:00`;
+		const byMinute = await all(`?since=${minute(T0 + 10 * 60_000)}Z&until=${offset(T0 + 15 * 60_000)}`, 3);
+		expect(byMinute.map((j) => j.id)).toEqual(window.map((j) => j.id));
 	});
 
 	it("never lets an older revision overwrite a newer one in the index", async () => {

@@ -1030,12 +1030,17 @@ describe("--since and --until", () => {
 		}
 		expect(api.seen).toEqual([]);
 		const bad = await runCli(api.url, ["jobs", "--since", "yesterday"]);
-		expect(bad.stderr).toMatch(/^drover: option '--since <time>' argument 'yesterday' is invalid\. must be an ISO 8601 date-time with its offset, e\.g\. 2026-11-30T09:00:00Z, or a date, 2026-11-30 \(its start, UTC\)$/m);
+		expect(bad.stderr).toMatch(/^drover: option '--since <time>' argument 'yesterday' is invalid\. must be an ISO 8601 date-time with its offset, e\.g\. 2026-11-30T09:00:00Z or 2026-11-30T09:00\+01:00, or a date, 2026-11-30 \(its start, UTC\)$/m);
 		// What the API takes is sent as given.
 		const ok = await fakeApi({ "GET /v1/jobs?since=2026-11-30T09%3A00%3A00%2B01%3A00&until=2026-12-01&limit=20": (_req, res) => json(res, 200, { jobs: [], next_cursor: null }) });
 		const good = await runCli(ok.url, ["jobs", "--since", "2026-11-30T09:00:00+01:00", "--until", "2026-12-01"]);
 		expect(good.status, good.stderr).toBe(0);
 		expect(good.stdout).toBe("no jobs\n");
+		// ISO 8601 leaves the seconds out at will: a time to the minute is an instant too.
+		const minutes = await fakeApi({ "GET /v1/jobs?since=2026-11-30T09%3A00Z&until=2026-11-30T10%3A30%2B01%3A00&limit=20": (_req, res) => json(res, 200, { jobs: [], next_cursor: null }) });
+		const byMinute = await runCli(minutes.url, ["jobs", "--since", "2026-11-30T09:00Z", "--until", "2026-11-30T10:30+01:00"]);
+		expect(byMinute.status, byMinute.stderr).toBe(0);
+		expect(byMinute.stdout).toBe("no jobs\n");
 	});
 });
 

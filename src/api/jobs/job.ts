@@ -20,8 +20,9 @@ import { MAX_JSON_DEPTH, withinDepth } from "../../shared/json-depth.ts";
 import { requestedRange } from "../../shared/range.ts";
 
 // A date alone stands for its start, in UTC, as /v1/usage reads its days (Date.parse reads it so).
-const Instant = z.union([z.iso.datetime({ offset: true }), z.iso.date()], {
-	error: "must be an ISO 8601 date-time, e.g. 2026-11-30T09:00:00Z, or a date, 2026-11-30 (its start, UTC)",
+// zod's date-time wants seconds unless told minutes (precision -1); ISO 8601 leaves them out.
+const Instant = z.union([z.iso.datetime({ offset: true }), z.iso.datetime({ offset: true, precision: -1 }), z.iso.date()], {
+	error: "must be an ISO 8601 date-time with its offset, e.g. 2026-11-30T09:00:00Z or 2026-11-30T09:00+01:00, or a date, 2026-11-30 (its start, UTC)",
 });
 
 const ListQuery = z
