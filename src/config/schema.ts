@@ -130,6 +130,10 @@ function cronProblem(expression: string, timezone: string): string | undefined {
 		if (trimmed.startsWith("@") && /space separated parts/.test(reason)) {
 			return `invalid cron "${expression}": unknown nickname "${trimmed.split(/\s+/)[0]}"; use ${CRON_FORM}, or @hourly, @daily, @weekly, @monthly or @yearly`;
 		}
+		// croner numbers the fields ("configuration entry 2 (a)"): said by the field's name instead.
+		const entry = /^configuration entry (\d) \((.*)\) contains illegal characters/.exec(reason);
+		const field = entry && CRON_FIELDS[Number(entry[1]) - 1];
+		if (field) return `invalid cron "${expression}": ${field.name} "${entry[2]}" is not a value, range, list or step of the field`;
 		return `invalid cron "${expression}": ${reason}`;
 	}
 }
@@ -147,6 +151,8 @@ function cronFieldsProblem(fields: string[]): string | undefined {
 	}
 	for (const [i, { name, min, max }] of CRON_FIELDS.entries()) {
 		for (const item of fields[i]!.split(",")) {
+			const step = item.split("/")[1];
+			if (step !== undefined && /^\d+$/.test(step) && Number(step) === 0) return `${name} step ${step} in "${item}": a step is 1 or more`;
 			for (const value of item.split("/")[0]!.split("#")[0]!.match(/\d+/g) ?? []) {
 				if (Number(value) < min || Number(value) > max) return `${name} ${value} is out of range ${min}–${max}`;
 			}

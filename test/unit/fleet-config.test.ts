@@ -87,6 +87,11 @@ describe("a bad fleet file is rejected with the offending path and reason", () =
 		{ name: "cron on day-of-month 32", text: schedule({ cron: "0 0 1,32 * *" }), path: "agents[0].schedules.nightly.cron", message: 'invalid cron "0 0 1,32 * *": day-of-month 32 is out of range 1–31' },
 		{ name: "cron in month 13", text: schedule({ cron: "0 0 * 6-13 *" }), path: "agents[0].schedules.nightly.cron", message: 'invalid cron "0 0 * 6-13 *": month 13 is out of range 1–12' },
 		{ name: "cron on day-of-week 8", text: schedule({ cron: "0 0 * * 8/2" }), path: "agents[0].schedules.nightly.cron", message: 'invalid cron "0 0 * * 8/2": day-of-week 8 is out of range 0–7' },
+		// croner's own words ("illegal stepping: 0", "configuration entry 2 (a)") said by the field.
+		{ name: "cron step 0", text: schedule({ cron: "*/0 * * * *" }), path: "agents[0].schedules.nightly.cron", message: 'invalid cron "*/0 * * * *": minute step 0 in "*/0": a step is 1 or more' },
+		{ name: "cron hour step 0 in a list", text: schedule({ cron: "0 1,2-6/00 * * *" }), path: "agents[0].schedules.nightly.cron", message: 'invalid cron "0 1,2-6/00 * * *": hour step 00 in "2-6/00": a step is 1 or more' },
+		{ name: "cron with a word for an hour", text: schedule({ cron: "0 noon * * *" }), path: "agents[0].schedules.nightly.cron", message: 'invalid cron "0 noon * * *": hour "noon" is not a value, range, list or step of the field' },
+		{ name: "cron with a word for a day-of-week", text: schedule({ cron: "0 9 * * weekdays" }), path: "agents[0].schedules.nightly.cron", message: 'invalid cron "0 9 * * weekdays": day-of-week "weekdays" is not a value, range, list or step of the field' },
 		{ name: "4-field cron", text: schedule({ cron: "0 9 * *" }), path: "agents[0].schedules.nightly.cron", message: 'invalid cron "0 9 * *": a cron has 5 fields (minute hour day-of-month month day-of-week); got 4' },
 		{ name: "6-field cron", text: schedule({ cron: "0 0 9 * * *" }), path: "agents[0].schedules.nightly.cron", message: "a cron has 5 fields (minute hour day-of-month month day-of-week); got 6: the scheduler ticks once a minute, so there is no seconds field" },
 		{ name: "unknown cron nickname", text: schedule({ cron: "@every 5m" }), path: "agents[0].schedules.nightly.cron", message: 'invalid cron "@every 5m": unknown nickname "@every"; use 5 fields' },
