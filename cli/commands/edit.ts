@@ -26,7 +26,16 @@ function header(agent: string, revision: string, problem: string | null): string
 	return lines.map((l) => (l === "" ? "#" : `# ${l}`)).join("\n") + "\n";
 }
 
-const withoutHeader = (text: string) => text.replace(/^(?:#[^\n]*(?:\n|$))+/, "");
+const HEADER = /^(?:#[^\n]*(?:\n|$))+/;
+const withoutHeader = (text: string) => text.replace(HEADER, "");
+/** How many lines the file's header takes (withoutHeader leaves them out). */
+const headerLines = (text: string) => (HEADER.exec(text)?.[0].match(/\n/g) ?? []).length;
+
+/**
+ * A refusal's positions ("line 7:10: …") count the lines of the text sent, which is the file
+ * without its header: moved down by the header's lines, they are those of the file the person sees.
+ */
+const inFile = (problem: string, by: number) => problem.replace(/\bline (\d+):(\d+): /g, (_, line: string, column: string) => `line ${Number(line) + by}:${column}: `);
 
 /**
  * kubectl edit's loop: the definition into a file, the editor, the text sent with If-Match; a 400
@@ -42,9 +51,13 @@ async function edit(ctx: Context, agent: string): Promise<number> {
 	let problem: string | null = null;
 	await inEditFile(`${agent}.yaml`, original, withoutHeader, async (file) => {
 		for (;;) {
-			await writeFile(file, header(printable(agent), printable(revision), problem) + text);
+			// The problem above the text, its lines counted in this file, whose header it lengthens (by
+			// as many lines whatever its numbers).
+			const above = problem === null ? null : inFile(problem, headerLines(header(printable(agent), printable(revision), problem)));
+			await writeFile(file, header(printable(agent), printable(revision), above) + text);
 			await runEditor(file);
-			const edited = withoutHeader(await readFile(file, "utf8"));
+			const saved = await readFile(file, "utf8");
+			const edited = withoutHeader(saved);
 			if (edited.trim() === "") {
 				ctx.err("edit cancelled: the file was left empty; nothing changed");
 				return;
@@ -63,7 +76,7 @@ async function edit(ctx: Context, agent: string): Promise<number> {
 			} catch (err) {
 				if (!(err instanceof ApiError) || err.status !== 400) throw err;
 				problem = err.message;
-				ctx.err(`drover: not saved: ${printable(err.message)}`);
+				ctx.err(`drover: not saved: ${printable(inFile(err.message, headerLines(saved)))}`);
 			}
 		}
 	});

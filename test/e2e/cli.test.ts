@@ -975,11 +975,13 @@ process.exit(step.exit ?? 0);
 		// Opened on the definition as `drover definition` prints it, under a comment saying what to do.
 		const definition = await drover(["definition", agent]);
 		expect(run.shown[0]).toBe(`# Editing ${agent} (revision ${before}). Save and close to apply it; leave it empty to cancel.\n# Lines at the top starting with # are left out.\n${definition.stdout.replace(/^#.*\n/, "").replace("max_turns: 9", "max_turns: 7")}`);
-		// Refused: said, and opened again on the text sent, the problem (with its line) above it.
-		const line = run.shown[0]!.split("\n").filter((l) => !l.startsWith("#")).findIndex((l) => l === "max_turns: 7") + 1;
-		const problem = `invalid body: line ${line}:12: max_turns: Invalid input: expected number, received string`;
-		expect(run.stderr).toBe(`drover: not saved: ${problem}\n`);
-		expect(run.shown[1]).toContain(`# It was not saved:\n# ${problem}\nname: ${agent}\n`);
+		// Refused: said, and opened again on the text sent, the problem (with its line) above it. Its
+		// line is the one in the file the editor showed, header and all (the API counts the text sent,
+		// without the header); above the text opened again, the one in that file, whose header is longer.
+		const lineIn = (shown: string, text: string) => shown.split("\n").indexOf(text) + 1;
+		const problem = (line: number) => `invalid body: line ${line}:12: max_turns: Invalid input: expected number, received string`;
+		expect(run.stderr).toBe(`drover: not saved: ${problem(lineIn(run.shown[0]!, "max_turns: 7"))}\n`);
+		expect(run.shown[1]).toContain(`# It was not saved:\n# ${problem(lineIn(run.shown[1]!, "max_turns: lots"))}\nname: ${agent}\n`);
 		expect(run.shown[1]).toContain("max_turns: lots\n");
 	});
 
