@@ -42,8 +42,9 @@ export function yamlBody(schema: z.ZodType): MiddlewareHandler<AppEnv> {
 		const text = await c.req.text();
 		if (type === undefined ? text !== "" : !JSON_TYPE.test(essence(type)) && !isYamlType(type)) throw UnsupportedMediaTypeError.jsonOrYamlRequired(type);
 		if (!isYamlType(type)) return next();
-		const { doc, problems, lineCounter } = parseYaml12(text, { uniqueKeys: true });
-		const faults = unreadable(doc, problems);
+		const parsed = parseYaml12(text, { uniqueKeys: true });
+		const { doc, lineCounter } = parsed;
+		const faults = unreadable(parsed);
 		if (faults.length > 0) {
 			const issues = faults.map(({ line, col, message }) => ({ path: "body", message, ...(line !== undefined ? { line, column: col } : {}) }));
 			throw new BadRequestError(`invalid body: not valid YAML: ${lines(issues)}`, { issues });

@@ -13,8 +13,9 @@ export { durationSeconds, intervalMinutes } from "./schema.ts";
  * listed: one bad schedule must never be dropped while the rest loads.
  */
 export function parseFleet(text: string, source = "fleet.yaml"): Fleet {
-	const { doc, problems } = parseYaml12(text);
-	const faults = unreadable(doc, problems);
+	const parsed = parseYaml12(text);
+	const { doc } = parsed;
+	const faults = unreadable(parsed);
 	if (faults.length > 0) throw invalid(source, faults.map((f) => ({ path: f.line !== undefined ? `line ${f.line}:${f.col}` : "(yaml)", message: f.message })));
 	let data: unknown;
 	try {

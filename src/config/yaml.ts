@@ -1,4 +1,4 @@
-import { isScalar, LineCounter, parseDocument, Parser, visit, type Document, type ParseOptions, type DocumentOptions } from "yaml";
+import { isCollection, isScalar, LineCounter, parseDocument, Parser, visit, type Document, type DocumentOptions, type ParseOptions, type YAMLError } from "yaml";
 
 /** Something a YAML file may not use in drover, at its line and column (1-based). */
 export interface YamlProblem {
@@ -38,13 +38,40 @@ export function parseYaml12(text: string, options: ParseOptions & DocumentOption
 }
 
 /**
+ * Where the quoted string or flow collection that an error says is not closed was opened. The
+ * parser notices only where the text ends or a later line cannot belong to it, so its own
+ * position is lines past the mistake (the file's last line, for a quote never closed).
+ */
+function openedAt(doc: Document.Parsed, error: YAMLError): number | undefined {
+	const message = error.message;
+	const quote = error.code === "MISSING_CHAR" && /^Missing closing .?quote/.test(message);
+	if (!quote && !/^Flow (sequence|map) .*end with a [\]}]/.test(message)) return undefined;
+	const at = error.pos[0];
+	let start: number | undefined;
+	visit(doc, {
+		// The innermost still open at the error: its value runs up to it (a closed one inside ends before).
+		Node(_, node) {
+			if (!node.range || node.range[0] > at || at > node.range[1]) return;
+			if (quote ? isScalar(node) && (node.type === "QUOTE_DOUBLE" || node.type === "QUOTE_SINGLE") : isCollection(node) && node.flow) start = node.range[0];
+		},
+	});
+	return start;
+}
+
+/**
  * Every reason a parsed file cannot be read, each at its line and column where the parser knew it:
  * its syntax errors (the first line of the library's message, the position moved out of it: the rest
- * is a code frame) and what drover refuses (parseYaml12's problems).
+ * is a code frame; an unclosed quote or bracket at its opening) and what drover refuses
+ * (parseYaml12's problems).
  */
-export function unreadable(doc: Document.Parsed, problems: readonly YamlProblem[]): { line?: number; col?: number; message: string }[] {
+export function unreadable({ doc, problems, lineCounter }: ReturnType<typeof parseYaml12>): { line?: number; col?: number; message: string }[] {
 	return [
-		...doc.errors.map((e) => ({ ...e.linePos?.[0], message: (e.message.split("\n")[0] ?? "").replace(/ at line \d+, column \d+:?$/, "") })),
+		...doc.errors.map((e) => {
+			const message = (e.message.split("\n")[0] ?? "").replace(/ at line \d+, column \d+:?$/, "");
+			const opened = openedAt(doc, e);
+			if (opened === undefined || !e.linePos) return { ...e.linePos?.[0], message };
+			return { ...lineCounter.linePos(opened), message: `${message}: opened here and still open at line ${e.linePos[0].line}` };
+		}),
 		...problems,
 	];
 }

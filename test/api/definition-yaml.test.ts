@@ -102,7 +102,9 @@ describe("a YAML definition that cannot be taken", () => {
 		await createAgent({ name: "yaml-bad", prompt: "Stay." });
 		const { etag } = await definitionOf("yaml-bad");
 		const cases: [string, string, { path: string; message: string; line?: number; column?: number }[]][] = [
-			["a syntax error", "name: yaml-bad\nprompt: [Stay.\n", [{ path: "body", line: 3, column: 1, message: expect.stringContaining("Flow sequence") as unknown as string }]],
+			// An unclosed bracket or quote is said where it was opened: the parser meets it lines later.
+			["a syntax error", "name: yaml-bad\nprompt: [Stay.\n", [{ path: "body", line: 2, column: 9, message: expect.stringMatching(/^Flow sequence .*: opened here and still open at line 3$/) as unknown as string }]],
+			["an unclosed quote", "name: yaml-bad\nprompt: \"Stay.\nmax_turns: 3\n\n", [{ path: "body", line: 2, column: 9, message: 'Missing closing "quote: opened here and still open at line 5' }]],
 			["a field of the wrong type", "name: yaml-bad\nprompt: Stay.\nmax_turns: lots\n", [{ path: "max_turns", line: 3, column: 12, message: expect.stringContaining("number") as unknown as string }]],
 			["an unknown key", "name: yaml-bad\nprompt: Stay.\nschedules:\n  nightly:\n    cron: '0 3 * * *'\n    timezon: UTC\n", [{ path: "schedules.nightly.timezon", line: 6, column: 5, message: expect.stringContaining("timezon") as unknown as string }]],
 			["a merge key", "base: &b { prompt: Stay. }\nname: yaml-bad\n<<: *b\n", [{ path: "body", line: 3, column: 1, message: expect.stringContaining("merge keys") as unknown as string }]],

@@ -138,6 +138,9 @@ describe("a bad fleet file is rejected with the offending path and reason", () =
 		{ name: "wrong version", text: "version: 2\nagents: []\n", path: "version", message: "version must be 1" },
 		{ name: "missing agents", text: "version: 1\n", path: "agents", message: "required" },
 		{ name: "YAML syntax error", text: "version: 1\nagents:\n  - name: watcher\n   prompt: hi\n", path: "line 4:1", message: "without - indicator" },
+		// Where it was opened, not where the parser ran out: the file's end, for a quote never closed.
+		{ name: "unclosed quote", text: "version: 1\nagents:\n  - name: watcher\n    prompt: 'Watch.\n    model: claude-sonnet-4-5\n", path: "line 4:13", message: "Missing closing 'quote: opened here and still open at line 6" },
+		{ name: "unclosed flow map", text: "version: 1\nagents:\n  - name: watcher\n    schedules: { daily: { cron: '0 6 * * *' }\n    prompt: Watch.\n", path: "line 4:16", message: "end with a }: opened here and still open at line 5" },
 		{ name: "empty file", text: "", path: "(root)", message: "empty" },
 	];
 
