@@ -120,6 +120,12 @@ export function withLogContext<T>(fields: LogFields, fn: () => T): T {
 	return context.run(fields, fn);
 }
 
+// JSON.stringify escapes C0 controls only: C1 controls, bidirectional controls (a path with U+202E
+// shows the rest of its line reversed in a terminal or a log viewer) and the line separators go out
+// as \u escapes too, which parse back to the same value.
+const INVISIBLE = /[\u0080-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const escapeInvisible = (line: string) => line.replace(INVISIBLE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+
 function emit(level: Level, event: string, given: LogFields): void {
 	if (RANK[level] < RANK[threshold]) return;
 	const inherited = context.getStore();
@@ -134,7 +140,7 @@ function emit(level: Level, event: string, given: LogFields): void {
 	const budget = { left: MAX_LINE_CHARS };
 	const enclosing = new WeakSet<object>([redacted]);
 	const kept = Object.fromEntries(Object.entries(redacted).map(([key, value]) => [key, capped(value, budget, enclosing)]));
-	const line = JSON.stringify(Object.assign({ ...own }, kept, own));
+	const line = escapeInvisible(JSON.stringify(Object.assign({ ...own }, kept, own)));
 	if (level === "error") console.error(line);
 	else if (level === "warn") console.warn(line);
 	else if (level === "debug") console.debug(line);

@@ -31,6 +31,17 @@ describe("log lines", () => {
 		log.info("f");
 		expect(written).toEqual(["c", "d", "f"]);
 	});
+
+	it("writes bidirectional and C1 controls and line separators as escapes, which parse back to the same value", () => {
+		const written: string[] = [];
+		vi.spyOn(console, "log").mockImplementation((line: string) => void written.push(line));
+		const path = "/v1/agents/x\u202etxt.exe\u2066\u0085\u2028\u001b[2J";
+		log.info("request", { path });
+		expect(written).toHaveLength(1);
+		expect(written[0]).toContain(String.raw`x\u202etxt.exe\u2066\u0085\u2028\u001b[2J`);
+		expect(written[0]).not.toMatch(/[\u0080-\u009f\u202a-\u202e\u2066-\u2069\u2028\u001b]/);
+		expect(JSON.parse(written[0]!).path).toBe(path);
+	});
 });
 
 describe("configureLogLevel", () => {
