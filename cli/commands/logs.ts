@@ -1,4 +1,4 @@
-import type { Command } from "commander";
+import { InvalidArgumentError, type Command } from "commander";
 import { ApiError, CliError, JSONL, outcomeCode } from "../client.ts";
 import { act, agentExists, jobIdArg, pathSegment, positiveInt, type Context } from "../context.ts";
 import { printable, renderLine, statusStyle } from "../format.ts";
@@ -26,9 +26,19 @@ export function registerLogs(program: Command): void {
 			"stream new lines live: an agent's current and next jobs until interrupted; a --job to its end, resuming after dropped connections; exits 0 completed, 1 failed or indeterminate, 2 cancelled",
 		)
 		.option("-n, --lines <n>", `the last N lines of output, across an agent's recent jobs (lines the view leaves out, as an empty answer, count; default ${DEFAULT_LINES}; with --follow --job: start N lines back, default from the start)`, positiveInt(100_000))
-		.option("--from <line>", `with --job: from this line number on (--lines of them, default ${DEFAULT_LINES}; with --follow, every line from it to the job's end)`, positiveInt(Number.MAX_SAFE_INTEGER))
+		.option("--from <line>", `with --job: from this line number on (--lines of them, default ${DEFAULT_LINES}; with --follow, every line from it to the job's end)`, lineNumber)
 		.option("--json", "print the raw JSONL lines as the API gives them (the marks between jobs go to a terminal's stderr)")
 		.action(act(logs));
+}
+
+/**
+ * --from's parser: a line number, 1 for a job's first line. (The largest one JavaScript counts
+ * exactly is its bound, a number no reader needs to be told.)
+ */
+function lineNumber(value: string): number {
+	const n = Number(value);
+	if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError("must be a line number, from 1 (a job's first line)");
+	return n;
 }
 
 async function logs(ctx: Context, agent: string | undefined, opts: LogsOptions): Promise<number> {
