@@ -36,8 +36,9 @@ interface PauseOptions {
 	json?: boolean;
 }
 
-const CALL_HELP =
-	"decide only this tool call (its tool_use_id, as `drover job` shows it); if another call waits by then, nothing is decided. Without it, the call waiting when the command runs; needed with --input";
+/** --call's help, for approve (which takes --input and needs --call with it) and for deny (which takes no input). */
+const callHelp = (withInput: boolean) =>
+	`decide only this tool call (its tool_use_id, as \`drover job\` shows it); if another call waits by then, nothing is decided. Without it, the call waiting when the command runs${withInput ? "; needed with --input" : ""}`;
 
 export function registerActions(program: Command): void {
 	program
@@ -55,7 +56,7 @@ export function registerActions(program: Command): void {
 		.description("approve the tool call a job is waiting on (approval_pending)")
 		.argument("<id>", "job id", jobIdArg)
 		.option("-i, --input <json>", "run the tool with this input (a JSON object) instead of the model's")
-		.option("--call <tool_use_id>", CALL_HELP)
+		.option("--call <tool_use_id>", callHelp(true))
 		.option("--allow-definition-change", "approve even if the agent's definition changed since the job started")
 		.option("--json", "print the API's JSON")
 		.action(act((ctx, id: string, opts: ApproveOptions) => decide(ctx, id, "approve", opts)));
@@ -64,7 +65,7 @@ export function registerActions(program: Command): void {
 		.command("deny")
 		.description("deny the tool call a job is waiting on; the model is told and the job goes on")
 		.argument("<id>", "job id", jobIdArg)
-		.option("--call <tool_use_id>", CALL_HELP)
+		.option("--call <tool_use_id>", callHelp(false))
 		.option("--json", "print the API's JSON")
 		.action(act((ctx, id: string, opts: ApproveOptions) => decide(ctx, id, "deny", opts)));
 

@@ -46,3 +46,14 @@ describe("logs --from", () => {
 		expect(api.seen).toEqual([]);
 	});
 });
+
+describe("deny --help", () => {
+	it("says what --call is without naming an --input deny does not take; approve's still says --input needs it", async () => {
+		const deny = await runCliProcess(["deny", "--help"], {});
+		expect(deny.status).toBe(0);
+		expect(deny.stdout).toMatch(/--call <tool_use_id>/);
+		expect(deny.stdout).not.toContain("--input");
+		const approve = await runCliProcess(["approve", "--help"], {});
+		expect(approve.stdout.replace(/\s+/g, " ")).toContain("Without it, the call waiting when the command runs; needed with --input");
+	});
+});
