@@ -41,6 +41,9 @@ export class ApiError extends CliError {
 	}
 }
 
+/** The hint after a refusal for the token's role: the API's 403, or one the CLI foresees (drover edit). */
+export const STRONGER_ROLE_HINT = "this needs a token with a stronger role (read < operate < admin): set DROVER_TOKEN (or --token) to one";
+
 function hintFor(status: number, message: string, code: string): string | null {
 	// A run refused by a paused or disabled agent: say how to let it run.
 	const agent = /^agent (\S+) is (paused|disabled)/.exec(message)?.[1];
@@ -55,9 +58,7 @@ function hintFor(status: number, message: string, code: string): string | null {
 		return "to run it under the agent's current definition anyway, add --allow-definition-change";
 	}
 	if (status === 401) return "check DROVER_TOKEN (or --token): it must be the token part of one of the Worker's API_TOKENS entries (name:role:token)";
-	if (status === 403) {
-		return "this needs a token with a stronger role (read < operate < admin): set DROVER_TOKEN (or --token) to one";
-	}
+	if (status === 403) return STRONGER_ROLE_HINT;
 	return null;
 }
 

@@ -1,6 +1,7 @@
 import { readFile, writeFile } from "node:fs/promises";
 import type { Command } from "commander";
-import { ApiError, CliError } from "../client.ts";
+import { isRole, roleAllows } from "../../src/api/auth/roles.ts";
+import { ApiError, CliError, STRONGER_ROLE_HINT } from "../client.ts";
 import { act, pathSegment, type Context } from "../context.ts";
 import { inEditFile, runEditor } from "../editor.ts";
 import { printable } from "../format.ts";
@@ -38,11 +39,23 @@ const headerLines = (text: string) => (HEADER.exec(text)?.[0].match(/\n/g) ?? []
 const inFile = (problem: string, by: number) => problem.replace(/\bline (\d+):(\d+): /g, (_, line: string, column: string) => `line ${Number(line) + by}:${column}: `);
 
 /**
+ * Saving needs the admin role: a token below it is refused before the editor opens, not after the
+ * edit is made, as the API's 403 would (the same exit code, 1, and hint). A Worker whose GET /v1/me
+ * does not say a role this CLI knows (one from before the route: a 404) is left to refuse the save.
+ */
+async function requireAdmin(ctx: Context): Promise<void> {
+	const me = await ctx.client.json("/v1/me", shapes.me).catch(() => null);
+	if (me === null || !isRole(me.role) || roleAllows(me.role, "admin")) return;
+	throw new CliError(`edit saves an agent's definition, which needs the admin role; token "${printable(me.name)}" has ${me.role}: nothing was opened`, 1, STRONGER_ROLE_HINT);
+}
+
+/**
  * kubectl edit's loop: the definition into a file, the editor, the text sent with If-Match; a 400
  * opens the editor again on the text sent, the problems above it, until it is saved, left unchanged
  * or emptied. Anything else that stops it leaves the file where it is, named, so no edit is lost.
  */
 async function edit(ctx: Context, agent: string): Promise<number> {
+	await requireAdmin(ctx);
 	const { text: original, headers } = await ctx.client.textAnswer(`/v1/agents/${encodeURIComponent(agent)}/definition`, YAML);
 	if (headers.get("x-drover-source") === "file") throw new CliError(`${printable(agent)} is defined in fleet.yaml; change it there and deploy`);
 	const etag = headers.get("etag") ?? "";

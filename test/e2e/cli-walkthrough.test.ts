@@ -1,8 +1,12 @@
 // What a new user's walkthrough of the drover binary ran into, each checked as they see it (stdout,
 // stderr, exit code) against a fake API (node:http), which also shows what was sent: a mistake the
 // CLI can see for itself is said before any request, in the words of what the user gave.
+import { existsSync, mkdtempSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { describe, expect, it } from "vitest";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { describe, expect, inject, it } from "vitest";
+import { shellWord } from "../../cli/format.ts";
 import { runCliProcess } from "./cli-process.ts";
 import { serversClosedAfterEach } from "./test-servers.ts";
 
@@ -55,5 +59,38 @@ describe("deny --help", () => {
 		expect(deny.stdout).not.toContain("--input");
 		const approve = await runCliProcess(["approve", "--help"], {});
 		expect(approve.stdout.replace(/\s+/g, " ")).toContain("Without it, the call waiting when the command runs; needed with --input");
+	});
+});
+
+describe("edit with a token below admin", () => {
+	const { url, tokens } = inject("drover");
+	const dir = mkdtempSync(path.join(tmpdir(), "drover-walk-edit-"));
+	/** An editor that only notes it was opened. */
+	const noting = (mark: string) => `touch ${shellWord(path.join(dir, mark))}; true`;
+
+	it("is refused before the editor opens, with the role it needs and the one the token has (exit 1, as the API's 403 is)", async () => {
+		const agent = `cli-walk-edit-${Math.random().toString(36).slice(2, 8)}`;
+		const created = await fetch(`${url}/v1/agents`, { method: "POST", headers: { authorization: `Bearer ${tokens.admin}`, "content-type": "application/json" }, body: JSON.stringify({ name: agent, model: "claude-test-walk", prompt: "Watch db-9." }) });
+		expect(created.status).toBe(201);
+		for (const [role, name] of [["read", "reader"], ["operate", "operator"]] as const) {
+			const r = await runCliProcess(["edit", agent], { DROVER_URL: url, DROVER_TOKEN: tokens[role], EDITOR: noting(role) });
+			expect(r.status).toBe(1);
+			expect(r.stdout).toBe("");
+			expect(r.stderr).toBe(
+				`drover: edit saves an agent's definition, which needs the admin role; token "${name}" has ${role}: nothing was opened\ndrover: hint: this needs a token with a stronger role (read < operate < admin): set DROVER_TOKEN (or --token) to one\n`,
+			);
+			expect(existsSync(path.join(dir, role)), "the editor was opened").toBe(false);
+		}
+	});
+
+	it("against a Worker without GET /v1/me (a 404), opens the editor and is refused at the save, as before", async () => {
+		const api = await fakeApi({
+			"GET /v1/agents/a/definition": (_req, res) => res.writeHead(200, { "content-type": "application/yaml", etag: '"r1"' }).end("name: a\nmax_turns: 7\n"),
+			"PUT /v1/agents/a": (_req, res) => json(res, 403, { error: { code: "forbidden", message: 'this route needs the admin role; token "reader" has read' } }),
+		});
+		const r = await runCli(api.url, ["edit", "a"], { EDITOR: "sed -i s/max_turns:.7/max_turns:\\ 8/" });
+		expect(r.status).toBe(1);
+		expect(r.stderr).toMatch(/^drover: this route needs the admin role; token "reader" has read\ndrover: hint: your edit is kept in \S+\n/);
+		expect(api.seen).toEqual(["GET /v1/me", "GET /v1/agents/a/definition", "PUT /v1/agents/a"]);
 	});
 });
