@@ -4,7 +4,7 @@ import type { Command } from "commander";
 import { yamlText } from "../../src/shared/yaml-text.ts";
 import { parseYaml12 } from "../../src/config/yaml.ts";
 import { ApiError, CliError } from "../client.ts";
-import { act, pathSegment, type Context } from "../context.ts";
+import { act, agentNameProblem, pathSegment, type Context } from "../context.ts";
 import { printable } from "../format.ts";
 import { shapes } from "../shapes.ts";
 import { confirm, readStdin, utf8Text } from "../stdin.ts";
@@ -78,14 +78,27 @@ function definitionsIn(text: string, source: string): Definition[] {
 }
 
 async function readDefinitions(file: string): Promise<Definition[]> {
-	if (file === "-") return definitionsIn(await readStdin(), "stdin");
+	if (file === "-") return namesChecked(definitionsIn(await readStdin(), "stdin"), "stdin");
 	let bytes: Uint8Array;
 	try {
 		bytes = await readFile(file);
 	} catch (err) {
 		throw new CliError(`cannot read ${printable(file)}: ${readProblem(err as NodeJS.ErrnoException)}`);
 	}
-	return definitionsIn(utf8Text(bytes, printable(file)), printable(file));
+	return namesChecked(definitionsIn(utf8Text(bytes, printable(file)), printable(file)), printable(file));
+}
+
+/**
+ * Each agent's name checked as the API checks it (it becomes a path parameter, so the API's refusal
+ * would name the parameter, "invalid param: agent", not the name field written in the file), before
+ * any request: the first bad one is said with the field it is in.
+ */
+async function namesChecked(definitions: Definition[], source: string): Promise<Definition[]> {
+	for (const [i, { name }] of definitions.entries()) {
+		const problem = await agentNameProblem(name);
+		if (problem !== null) throw new CliError(printable(`${name}: name ${problem}${definitions.length === 1 ? "" : ` (agent ${i + 1} of ${source})`}`));
+	}
+	return definitions;
 }
 
 /** Why a file could not be read, in words: an errno code (ENOENT) means nothing to most readers. */

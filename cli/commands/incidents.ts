@@ -1,5 +1,5 @@
 import { Option, type Command } from "commander";
-import { act, nextPageCommand, pathSegment, positiveInt, requireKnownAgent, type Context } from "../context.ts";
+import { act, incidentIdArg, nextPageCommand, pathSegment, positiveInt, requireKnownAgent, type Context } from "../context.ts";
 import { fields, printable, printableDeep, relTime, statusStyle, table, when } from "../format.ts";
 import type { Incident } from "../types.ts";
 import { shapes } from "../shapes.ts";
@@ -30,7 +30,7 @@ export function registerIncidents(program: Command): void {
 	incidents
 		.command("close")
 		.description("close an incident: terminal for its signature (the same error again stays quiet)")
-		.argument("<id>", "incident id (<agent prefix>_<12 hex>)", pathSegment)
+		.argument("<id>", "incident id (<agent prefix>_<12 hex>)", incidentIdArg)
 		.option("--json", "print the API's JSON")
 		.action(act(close));
 }

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { ApiError, CliError } from "../client.ts";
-import { act, agentExists, nextPageCommand, onePrompt, pathSegment, positiveInt, type Context } from "../context.ts";
+import { act, agentExists, agentNameProblem, nextPageCommand, onePrompt, pathSegment, positiveInt, sessionIdProblem, type Context } from "../context.ts";
 import { fields, printable, printableDeep, relTime, statusStyle, table, when } from "../format.ts";
 import { shapes } from "../shapes.ts";
 import { confirm, readStdin } from "../stdin.ts";
@@ -182,12 +182,18 @@ async function resetSession(ctx: Context, agent: string, opts: { yes?: boolean; 
 }
 
 async function resume(ctx: Context, target: string | undefined, promptArg: string | undefined, opts: ResumeOptions): Promise<number> {
-	const prompt = await promptOf(ctx, promptArg, opts);
 	// Session and job ids are lower case: one typed or pasted in capitals is the same id.
 	const given = target !== undefined && (/^ses-/i.test(target) || JOB_ID.test(target)) ? target.toLowerCase() : target;
 	const isSession = given?.startsWith(SESSION_PREFIX) ?? false;
 	const isJob = given !== undefined && JOB_ID.test(given);
 	if (opts.agent !== undefined && given !== undefined && !isSession) throw new CliError(`--agent goes with a session id; ${given} is taken as ${isJob ? "a job id" : "an agent's name"}`, 2);
+	// What the API would refuse as a malformed parameter ("invalid param: id"), said in terms of what
+	// was given, before any request (or a prompt read from stdin).
+	if (given !== undefined && !isJob) {
+		const problem = isSession ? await sessionIdProblem(given) : await agentNameProblem(given);
+		if (problem !== null) throw new CliError(printable(`${given} is not ${isSession ? `a session id: ${problem}` : `an agent name (nor a session or job id): ${problem}`}`), 2);
+	}
+	const prompt = await promptOf(ctx, promptArg, opts);
 	const session =
 		given === undefined ? await newestSession(ctx) : isSession ? await sessionById(ctx, given, opts.agent) : isJob ? await sessionOfJob(ctx, given) : await newestOfAgent(ctx, given);
 	// The agent's persistent session goes on from its last completed run, which is what its next run

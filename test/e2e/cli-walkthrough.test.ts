@@ -1,11 +1,12 @@
 // What a new user's walkthrough of the drover binary ran into, each checked as they see it (stdout,
 // stderr, exit code) against a fake API (node:http), which also shows what was sent: a mistake the
 // CLI can see for itself is said before any request, in the words of what the user gave.
-import { existsSync, mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, inject, it } from "vitest";
+import { INCIDENT_ID_PATTERN } from "../../cli/context.ts";
 import { shellWord } from "../../cli/format.ts";
 import { runCliProcess } from "./cli-process.ts";
 import { serversClosedAfterEach } from "./test-servers.ts";
@@ -92,5 +93,52 @@ describe("edit with a token below admin", () => {
 		expect(r.status).toBe(1);
 		expect(r.stderr).toMatch(/^drover: this route needs the admin role; token "reader" has read\ndrover: hint: your edit is kept in \S+\n/);
 		expect(api.seen).toEqual(["GET /v1/me", "GET /v1/agents/a/definition", "PUT /v1/agents/a"]);
+	});
+});
+
+describe("arguments and fields the API would refuse as malformed parameters, said as given before any request", () => {
+	it("apply: an agent whose name field is no agent name names the field and what is wrong with it (exit 1, as the file's other faults)", async () => {
+		const api = await fakeApi({});
+		const dir = mkdtempSync(path.join(tmpdir(), "drover-walk-apply-"));
+		const one = path.join(dir, "one.yaml");
+		writeFileSync(one, "name: Bad_Name\nprompt: Watch db-1.\n");
+		const r = await runCli(api.url, ["apply", one]);
+		expect([r.status, r.stdout]).toEqual([1, ""]);
+		expect(r.stderr).toBe('drover: Bad_Name: name must be 1-63 lowercase letters, digits or -, starting with a letter or digit; it has "B" at character 1\n');
+		// In a file of several, which one it is; a dash that only looks like one is named, with the name meant.
+		const two = path.join(dir, "two.yaml");
+		writeFileSync(two, "- name: fine-one\n  prompt: x\n- name: no\u2010way\n  prompt: y\n");
+		const several = await runCli(api.url, ["apply", two, "--dry-run"]);
+		expect(several.status).toBe(1);
+		expect(several.stderr).toBe(`drover: no\u2010way: name must be 1-63 lowercase letters, digits or -, starting with a letter or digit; it has U+2010 at character 3 (did you mean "no-way"?) (agent 2 of ${two})\n`);
+		expect(api.seen).toEqual([]);
+	});
+
+	it("sessions resume: a ses- id the API would refuse is no session id, and a name no agent name (exit 2, a usage error)", async () => {
+		const api = await fakeApi({});
+		const session = await runCli(api.url, ["sessions", "resume", "ses-job", "Go on."]);
+		expect([session.status, session.stdout]).toEqual([2, ""]);
+		expect(session.stderr).toBe("drover: ses-job is not a session id: a session id is ses-<first job's id> (older sessions: ses-<uuid>), or a prefix of one with at least 8 characters after ses-, in a-z, 0-9 and -\n");
+		const agent = await runCli(api.url, ["sessions", "resume", "Nightly_Digest", "Go on."]);
+		expect(agent.status).toBe(2);
+		expect(agent.stderr).toBe('drover: Nightly_Digest is not an agent name (nor a session or job id): must be 1-63 lowercase letters, digits or -, starting with a letter or digit; it has "N" at character 1\n');
+		expect(api.seen).toEqual([]);
+	});
+
+	it("incidents close: an id not of the incident form is a usage error (exit 2)", async () => {
+		const api = await fakeApi({});
+		const r = await runCli(api.url, ["incidents", "close", "1"]);
+		expect([r.status, r.stdout]).toEqual([2, ""]);
+		expect(r.stderr).toBe(
+			"drover: command-argument value '1' is invalid for argument 'id'. not an incident id: an incident id is <agent prefix>_<12 hex>, its agent's name's first 6 characters (or fewer), _ and 12 of 0-9 and a-f, as drover incidents lists them\n(add --help for usage)\n",
+		);
+		expect(api.seen).toEqual([]);
+	});
+
+	it("the CLI's incident id pattern is the one the Worker's OpenAPI document gives for the close route", async () => {
+		const { url } = inject("drover");
+		const doc = (await (await fetch(`${url}/openapi.json`)).json()) as { paths: Record<string, Record<string, { parameters?: { name: string; in: string; schema: { pattern?: string } }[] }>> };
+		const id = doc.paths["/v1/incidents/{id}/close"]?.post?.parameters?.find((p) => p.in === "path" && p.name === "id");
+		expect(id?.schema.pattern).toBe(INCIDENT_ID_PATTERN.source);
 	});
 });
