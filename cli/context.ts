@@ -1,6 +1,9 @@
 import { InvalidArgumentError, type Command } from "commander";
 import { z } from "zod";
+import { AGENT_NAME_PATTERN, agentNameProblem } from "../src/config/agent-name.ts";
+import { INCIDENT_ID_FORMAT, INCIDENT_ID_PATTERN } from "../src/incidents/id-format.ts";
 import { isJobId, JOB_ID_FORMAT } from "../src/jobs/id-format.ts";
+import { SESSION_ID_FORMAT, SESSION_ID_PATTERN } from "../src/jobs/session-id-format.ts";
 import { ApiClient, ApiError, CliError, DEFAULT_URL } from "./client.ts";
 import { paint, shellWord, wantsColor, type Paint } from "./format.ts";
 import { shapes } from "./shapes.ts";
@@ -114,34 +117,22 @@ export function jobIdArg(value: string): string {
 
 /**
  * Why `name` is no agent name, or null for one: the API's own pattern and its account of the
- * character at fault (src/config/schema.ts), so a name it would refuse as a path parameter ("invalid
- * param: agent") is said before any request, as the user gave it. That module is the whole fleet
- * schema, loaded only when a name is to be checked: not at every start of the CLI.
+ * character at fault (src/config/agent-name.ts), so a name it would refuse as a path parameter
+ * ("invalid param: agent") is said before any request, as the user gave it.
  */
-export async function agentNameProblem(name: string): Promise<string | null> {
-	const schema = await import("../src/config/schema.ts");
-	if (schema.AGENT_NAME_PATTERN.test(name)) return null;
-	return `must be 1-63 lowercase letters, digits or -, starting with a letter or digit; it ${schema.agentNameProblem(name)}`;
+export function agentNameError(name: string): string | null {
+	if (AGENT_NAME_PATTERN.test(name)) return null;
+	return `must be 1-63 lowercase letters, digits or -, starting with a letter or digit; it ${agentNameProblem(name)}`;
 }
 
-/** Why `id` is no session id (nor a prefix of one), or null: the API's own check (src/jobs/session-ids.ts), loaded only when asked. */
-export async function sessionIdProblem(id: string): Promise<string | null> {
-	const { SessionIdParam } = await import("../src/jobs/session-ids.ts");
-	const result = SessionIdParam.safeParse(id);
-	if (result.success) return null;
-	return (result.error.issues[0]?.message ?? "must be a session id").replace(/^must be a session id: /, "a session id is ");
+/** Why `id` is no session id (nor a prefix of one), or null: the API's own pattern (src/jobs/session-id-format.ts). */
+export function sessionIdError(id: string): string | null {
+	return SESSION_ID_PATTERN.test(id) ? null : `a session id is ${SESSION_ID_FORMAT}, in a-z, 0-9 and -`;
 }
-
-/**
- * An incident id, as GET and POST /v1/incidents/:id take it (src/api/incidents.ts's IncidentPath,
- * which src does not export; test/e2e/cli-walkthrough.test.ts holds the two the same through the
- * Worker's /openapi.json): `<agent[:6]>_<12 hex>`.
- */
-export const INCIDENT_ID_PATTERN = /^[a-z0-9-]{1,6}_[0-9a-f]{12}$/;
 
 /** An incident id argument: one the API would refuse as malformed is a usage error (exit 2) before any request. */
 export function incidentIdArg(value: string): string {
-	if (!INCIDENT_ID_PATTERN.test(value)) throw new InvalidArgumentError("not an incident id: an incident id is <agent prefix>_<12 hex>, its agent's name's first 6 characters (or fewer), _ and 12 of 0-9 and a-f, as drover incidents lists them");
+	if (!INCIDENT_ID_PATTERN.test(value)) throw new InvalidArgumentError(`not an incident id: an incident id is ${INCIDENT_ID_FORMAT}, its agent's name's first 6 characters (or fewer), _ and 12 of 0-9 and a-f, as drover incidents lists them`);
 	return value;
 }
 

@@ -4,7 +4,7 @@ import type { Command } from "commander";
 import { yamlText } from "../../src/shared/yaml-text.ts";
 import { parseYaml12 } from "../../src/config/yaml.ts";
 import { ApiError, CliError } from "../client.ts";
-import { act, agentNameProblem, pathSegment, type Context } from "../context.ts";
+import { act, agentNameError, pathSegment, type Context } from "../context.ts";
 import { printable } from "../format.ts";
 import { shapes } from "../shapes.ts";
 import { confirm, readStdin, utf8Text } from "../stdin.ts";
@@ -93,9 +93,9 @@ async function readDefinitions(file: string): Promise<Definition[]> {
  * would name the parameter, "invalid param: agent", not the name field written in the file), before
  * any request: the first bad one is said with the field it is in.
  */
-async function namesChecked(definitions: Definition[], source: string): Promise<Definition[]> {
+function namesChecked(definitions: Definition[], source: string): Definition[] {
 	for (const [i, { name }] of definitions.entries()) {
-		const problem = await agentNameProblem(name);
+		const problem = agentNameError(name);
 		if (problem !== null) throw new CliError(printable(`${name}: name ${problem}${definitions.length === 1 ? "" : ` (agent ${i + 1} of ${source})`}`));
 	}
 	return definitions;

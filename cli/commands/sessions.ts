@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { ApiError, CliError } from "../client.ts";
-import { act, agentExists, agentNameProblem, nextPageCommand, onePrompt, pathSegment, positiveInt, sessionIdProblem, type Context } from "../context.ts";
+import { SESSION_PREFIX } from "../../src/jobs/session-id-format.ts";
+import { act, agentExists, agentNameError, nextPageCommand, onePrompt, pathSegment, positiveInt, sessionIdError, type Context } from "../context.ts";
 import { fields, printable, printableDeep, relTime, statusStyle, table, when } from "../format.ts";
 import { shapes } from "../shapes.ts";
 import { confirm, readStdin } from "../stdin.ts";
@@ -21,8 +22,7 @@ interface ResumeOptions {
 	json?: boolean;
 }
 
-/** What marks a session id on the command line; a job id names its session; anything else names an agent. */
-const SESSION_PREFIX = "ses-";
+// A session id starts with SESSION_PREFIX on the command line; a job id names its session; anything else names an agent.
 const JOB_ID = /^job-\d{4}-\d{2}-\d{2}-[a-z0-9]{6}$/i;
 /** Pages of GET /v1/jobs looked through for the newest job with a session, at most. */
 const MAX_JOB_PAGES = 10;
@@ -190,7 +190,7 @@ async function resume(ctx: Context, target: string | undefined, promptArg: strin
 	// What the API would refuse as a malformed parameter ("invalid param: id"), said in terms of what
 	// was given, before any request (or a prompt read from stdin).
 	if (given !== undefined && !isJob) {
-		const problem = isSession ? await sessionIdProblem(given) : await agentNameProblem(given);
+		const problem = isSession ? sessionIdError(given) : agentNameError(given);
 		if (problem !== null) throw new CliError(printable(`${given} is not ${isSession ? `a session id: ${problem}` : `an agent name (nor a session or job id): ${problem}`}`), 2);
 	}
 	const prompt = await promptOf(ctx, promptArg, opts);

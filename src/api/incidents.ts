@@ -2,12 +2,13 @@ import { z } from "@hono/zod-openapi";
 import { NotFoundError } from "../errors.ts";
 import { log } from "../log.ts";
 import { IncidentSchema, INCIDENT_STATES } from "../incidents/schema.ts";
+import { INCIDENT_ID_FORMAT, INCIDENT_ID_PATTERN } from "../incidents/id-format.ts";
 import { closeIncident, listIncidents } from "../store/incidents.ts";
 import { createApi, withRole } from "./factory.ts";
 import { AgentNameParam, CursorParam, pageLimit } from "./params.ts";
 import { notFoundResponse } from "./schemas.ts";
 
-const IncidentPath = z.object({ id: z.string().regex(/^[a-z0-9-]{1,6}_[0-9a-f]{12}$/, "must be an incident id: <agent prefix>_<12 hex>") });
+const IncidentPath = z.object({ id: z.string().regex(INCIDENT_ID_PATTERN, `must be an incident id: ${INCIDENT_ID_FORMAT}`) });
 
 export const incidentsApi = createApi()
 	.openapi(

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { AGENT_NAME_PATTERN, agentNameProblem } from "../config/schema.ts";
+import { AGENT_NAME_PATTERN, agentNameProblem } from "../config/agent-name.ts";
 
 export const AgentNameParam = z
 	.string()

@@ -4,7 +4,8 @@ import { MAX_SESSION_JOBS, type SessionDetail } from "../../durable-objects/agen
 import { SESSION_MODES } from "../config/schema.ts";
 import { ConflictError, NotFoundError } from "../errors.ts";
 import { JobIdSchema, JobStatusSchema, JobSummarySchema } from "../jobs/model.ts";
-import { firstJobPrefix, MIN_SESSION_PREFIX, SessionIdParam } from "../jobs/session-ids.ts";
+import { MIN_SESSION_PREFIX } from "../jobs/session-id-format.ts";
+import { firstJobPrefix, SessionIdParam } from "../jobs/session-ids.ts";
 import { log } from "../log.ts";
 import { cursorScope, decodeCursor, encodeCursor } from "../shared/cursor.ts";
 import { isoOrNull } from "../shared/iso-time.ts";

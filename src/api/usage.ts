@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { AGENT_NAME_PATTERN, agentNameProblem } from "../config/schema.ts";
+import { AGENT_NAME_PATTERN, agentNameProblem } from "../config/agent-name.ts";
 import { UsageAgentTotalSchema, UsageDaySchema, UsageDayTotalSchema } from "../jobs/usage-day.ts";
 import { BadRequestError } from "../errors.ts";
 import { DAY_MS, isoDay, listUsage, listUsageByAgent, listUsageByDay, utcDay } from "../store/usage.ts";

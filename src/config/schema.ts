@@ -4,6 +4,7 @@ import { invisibleReason, scanPrompt } from "../agent/injection.ts";
 import { ELLIPSIS, utf8Length } from "../shared/clip.ts";
 import { MAX_JSON_DEPTH, withinDepth } from "../shared/json-depth.ts";
 import { jsonSchemaProblems } from "./json-schema.ts";
+import { AGENT_NAME_PATTERN, agentNameProblem, charName } from "./agent-name.ts";
 import { isReservedSecret, RESERVED_SECRETS_SAID } from "./reserved-secrets.ts";
 import "../shared/zod-messages.ts";
 
@@ -250,11 +251,6 @@ function modelIdProblem(s: string): string {
 	// Said by code point: the character that breaks an id is often one nobody can see.
 	const what = at < 0 ? "is empty" : `has ${charName(chars[at]!)} at character ${at + 1}`;
 	return `model "${printableAscii(s)}" ${what}; use ${MODEL_ID_FORM}`;
-}
-
-function charName(c: string): string {
-	const hex = `U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`;
-	return /^[\x21-\x7e]$/.test(c) ? `"${c}"` : hex;
 }
 
 /** The text with anything outside printable ASCII written as \u{…}, so the message shows it. */
@@ -557,25 +553,6 @@ export const HooksSchema = strict({
 		.optional(),
 });
 
-/** An agent name becomes a Durable Object name, an R2 key segment and a URL segment. */
-export const AGENT_NAME_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
-
-/**
- * Where a name breaks AGENT_NAME_PATTERN, said by code point and 1-based position ("has U+2010 at
- * character 6"): the character that does is often one nobody can see, a non-ASCII dash, a zero-width
- * space, a fullwidth letter. With the name it looks like, when that is one.
- */
-export function agentNameProblem(name: string): string {
-	const chars = [...name];
-	const at = chars.findIndex((c, i) => !(i === 0 ? /^[a-z0-9]$/ : /^[a-z0-9-]$/).test(c));
-	const what = chars.length === 0 ? "is empty" : at >= 0 ? `has ${charName(chars[at]!)} at character ${at + 1}` : `is ${chars.length} characters long, over 63`;
-	const plain = name
-		.normalize("NFKC")
-		.replace(/[\u2010-\u2015\u2212\ufe58\ufe63]/g, "-")
-		.replace(/[\u00ad\u200b-\u200f\u2060\ufeff]/g, "")
-		.toLowerCase();
-	return plain !== name && AGENT_NAME_PATTERN.test(plain) ? `${what} (did you mean "${plain}"?)` : what;
-}
 /** The pseudo-agent the scheduler files its own incidents under; no agent may take its name. */
 export const SCHEDULER_AGENT = "scheduler";
 

@@ -1,5 +1,3 @@
-import { z } from "@hono/zod-openapi";
-
 /**
  * A session's id is its first job's id behind `ses-` (`ses-job-2026-12-02-k2x9qa`): a session id, or
  * a prefix of one, names its first job, which the D1 index finds by its primary key and whose agent
@@ -7,15 +5,8 @@ import { z } from "@hono/zod-openapi";
  * benchmark's cost). Sessions started before this scheme are `ses-<uuid>`: still valid, found
  * through their agent (see src/api/sessions.ts).
  */
-export const SESSION_PREFIX = "ses-";
-
-/** Characters after `ses-` a prefix must give: fewer would name too many sessions to be of use. */
-export const MIN_SESSION_PREFIX = 8;
-
-/** Job ids and uuids use only these; anything else is no session id and is refused, not looked up. */
-const SESSION_ID_PATTERN = /^ses-[a-z0-9-]{8,64}$/;
-
-const SESSION_ID_FORMAT = `ses-<first job's id> (older sessions: ses-<uuid>), or a prefix of one with at least ${MIN_SESSION_PREFIX} characters after ses-`;
+import { z } from "@hono/zod-openapi";
+import { SESSION_ID_FORMAT, SESSION_ID_PATTERN, SESSION_PREFIX } from "./session-id-format.ts";
 
 /** The id of the session a job starts (one that does not continue another's). */
 export function sessionIdFor(jobId: string): string {

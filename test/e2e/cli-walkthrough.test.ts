@@ -6,7 +6,6 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, inject, it } from "vitest";
-import { INCIDENT_ID_PATTERN } from "../../cli/context.ts";
 import { shellWord } from "../../cli/format.ts";
 import { runCliProcess } from "./cli-process.ts";
 import { serversClosedAfterEach } from "./test-servers.ts";
@@ -133,12 +132,5 @@ describe("arguments and fields the API would refuse as malformed parameters, sai
 			"drover: command-argument value '1' is invalid for argument 'id'. not an incident id: an incident id is <agent prefix>_<12 hex>, its agent's name's first 6 characters (or fewer), _ and 12 of 0-9 and a-f, as drover incidents lists them\n(add --help for usage)\n",
 		);
 		expect(api.seen).toEqual([]);
-	});
-
-	it("the CLI's incident id pattern is the one the Worker's OpenAPI document gives for the close route", async () => {
-		const { url } = inject("drover");
-		const doc = (await (await fetch(`${url}/openapi.json`)).json()) as { paths: Record<string, Record<string, { parameters?: { name: string; in: string; schema: { pattern?: string } }[] }>> };
-		const id = doc.paths["/v1/incidents/{id}/close"]?.post?.parameters?.find((p) => p.in === "path" && p.name === "id");
-		expect(id?.schema.pattern).toBe(INCIDENT_ID_PATTERN.source);
 	});
 });

@@ -29,7 +29,7 @@ import poll from "./poll.client.js";
 import runs from "./runs.client.js";
 import session from "./session.client.js";
 import usage from "./usage.client.js";
-import { AGENT_NAME_PATTERN } from "../../config/schema.ts";
+import { AGENT_NAME_PATTERN } from "../../config/agent-name.ts";
 import { csvOf } from "../../shared/csv.ts";
 import { KeptAnswers } from "../../shared/kept-answers.ts";
 import { noteVersionWeb } from "../../shared/note-version.ts";

@@ -5,4 +5,4 @@ declare const KeptAnswers: typeof import("../../shared/kept-answers.ts").KeptAns
 declare const csvOf: typeof import("../../shared/csv.ts").csvOf;
 /** src/shared/note-version.ts (declared here: that module imports node:crypto, which this build has no types for). */
 declare const noteVersionWeb: (value: string) => Promise<string>;
-declare const AGENT_NAME_PATTERN: typeof import("../../config/schema.ts").AGENT_NAME_PATTERN;
+declare const AGENT_NAME_PATTERN: typeof import("../../config/agent-name.ts").AGENT_NAME_PATTERN;
