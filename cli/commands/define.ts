@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import { structuredPatch } from "diff";
 import type { Command } from "commander";
 import { yamlText } from "../../src/shared/yaml-text.ts";
-import { parseYaml12 } from "../../src/config/yaml.ts";
+import { parseYaml12, unreadable } from "../../src/config/yaml.ts";
 import { ApiError, CliError } from "../client.ts";
 import { act, agentNameError, pathSegment, type Context } from "../context.ts";
 import { printable } from "../format.ts";
@@ -48,8 +48,13 @@ type Definition = Record<string, unknown> & { name: string };
  */
 function definitionsIn(text: string, source: string): Definition[] {
 	// Read as fleet.yaml is: YAML 1.2, no merge keys (the API takes the result as JSON either way).
-	const { doc, problems } = parseYaml12(text, { prettyErrors: true, uniqueKeys: true });
-	if (doc.errors.length > 0) throw new CliError(`${source} is not valid YAML or JSON: ${doc.errors[0]!.message}`);
+	const parsed = parseYaml12(text, { uniqueKeys: true });
+	const { doc, problems } = parsed;
+	if (doc.errors.length > 0) {
+		// As the API and fleet.yaml's check say it: an unclosed quote or bracket where it was opened.
+		const { line, col, message } = unreadable(parsed)[0]!;
+		throw new CliError(printable(`${source} is not valid YAML or JSON: ${line !== undefined ? `line ${line}:${col}: ` : ""}${message}`));
+	}
 	const problem = problems[0];
 	if (problem) throw new CliError(printable(`${source}: line ${problem.line}:${problem.col}: ${problem.message}`));
 	const value: unknown = doc.toJS();

@@ -872,7 +872,9 @@ describe("defining agents: apply and delete", () => {
 		const refused: [string, RegExp][] = [
 			[path.join(dir, "missing.yaml"), /^drover: cannot read .*missing\.yaml: no such file\n$/],
 			[dir, /^drover: cannot read .*drover-apply-\w+: it is a directory\n$/],
-			[file("broken.yaml", `name: ${e}\nmodel: [unclosed\n`), /^drover: .*broken\.yaml is not valid YAML or JSON: /],
+			// An unclosed bracket or quote is said where it was opened, as the API says it.
+			[file("broken.yaml", `name: ${e}\nmodel: [unclosed\n`), /^drover: .*broken\.yaml is not valid YAML or JSON: line 2:8: Flow sequence .*: opened here and still open at line 3\n$/],
+			[file("quote.yaml", `name: ${e}\nprompt: "Stay.\nmodel: x\n`), /^drover: .*quote\.yaml is not valid YAML or JSON: line 2:9: Missing closing "quote: opened here and still open at line 4\n$/],
 			[file("pricing.yaml", `pricing: {}\nagents:\n  - name: ${e}\n    model: x\n`), /^drover: .*pricing\.yaml: `pricing` is fleet\.yaml's alone; apply takes agents\n$/],
 			[file("twice.yaml", `- { name: ${e}, model: x }\n- { name: ${e}, model: y }\n`), new RegExp(`^drover: .*twice\\.yaml defines ${e} twice\\n$`)],
 			[file("nameless.yaml", `- { name: ${e}, model: x }\n- { model: y }\n`), /^drover: agent 2 of .*nameless\.yaml has no name\n$/],
