@@ -14,6 +14,7 @@ export function registerEdit(program: Command): void {
 		.command("edit")
 		.description("edit an API agent's definition as YAML in $VISUAL or $EDITOR (vi when neither is set), then save it (admin): sent as a change to the revision it was read at, so a change made meanwhile is refused rather than overwritten; a refused edit opens again with the problems above it")
 		.argument("<agent>", "agent name", pathSegment)
+		.option("--json", "print the API's JSON for the agent saved (nothing on stdout when nothing was sent)")
 		.action(act(edit));
 }
 
@@ -54,7 +55,7 @@ async function requireAdmin(ctx: Context): Promise<void> {
  * opens the editor again on the text sent, the problems above it, until it is saved, left unchanged
  * or emptied. Anything else that stops it leaves the file where it is, named, so no edit is lost.
  */
-async function edit(ctx: Context, agent: string): Promise<number> {
+async function edit(ctx: Context, agent: string, opts: { json?: boolean }): Promise<number> {
 	await requireAdmin(ctx);
 	const { text: original, headers } = await ctx.client.textAnswer(`/v1/agents/${encodeURIComponent(agent)}/definition`, YAML);
 	if (headers.get("x-drover-source") === "file") throw new CliError(`${printable(agent)} is defined in fleet.yaml; change it there and deploy`);
@@ -84,7 +85,8 @@ async function edit(ctx: Context, agent: string): Promise<number> {
 			try {
 				const saved = await ctx.client.json(`/v1/agents/${encodeURIComponent(agent)}`, shapes.agentDetail, { method: "PUT", text: { content: text, type: YAML }, headers: { "if-match": etag } });
 				const after = saved.definition_revision;
-				ctx.out(after === revision ? `unchanged ${printable(agent)} (revision ${printable(revision)})` : `updated ${printable(agent)} (revision ${printable(revision)} → ${printable(after)})`);
+				if (opts.json) ctx.json(saved);
+				else ctx.out(after === revision ? `unchanged ${printable(agent)} (revision ${printable(revision)})` : `updated ${printable(agent)} (revision ${printable(revision)} → ${printable(after)})`);
 				return;
 			} catch (err) {
 				if (!(err instanceof ApiError) || err.status !== 400) throw err;

@@ -985,6 +985,12 @@ process.exit(step.exit ?? 0);
 		expect(run.stderr).toBe(`drover: not saved: ${problem(lineIn(run.shown[0]!, "max_turns: 7"))}\n`);
 		expect(run.shown[1]).toContain(`# It was not saved:\n# ${problem(lineIn(run.shown[1]!, "max_turns: lots"))}\nname: ${agent}\n`);
 		expect(run.shown[1]).toContain("max_turns: lots\n");
+		// --json, as every command has: the API's answer for the agent saved.
+		const asJson = await edit(["edit", agent, "--json"], [{ replace: [["max_turns: 9", "max_turns: 10"]] }]);
+		expect(asJson.status, asJson.stderr).toBe(0);
+		const answer = JSON.parse(asJson.stdout) as { name: string; definition: { max_turns: number }; definition_revision: string };
+		expect(answer).toMatchObject({ name: agent, definition: { max_turns: 10 }, definition_revision: (await stored(agent)).definition_revision });
+		expect(answer.definition_revision).not.toBe(after.definition_revision);
 	});
 
 	it("sends nothing for a file left unchanged or emptied, or an editor that failed, and refuses a fleet.yaml agent without opening one", async () => {
