@@ -4830,3 +4830,18 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 	});
 
 });
+
+describe("the dashboard, as a new user walking through it finds it", () => {
+	it("says a paused agent's next slot is skipped while it is paused, not a run to come", async () => {
+		const agent = await createAgent(`dash-held-${run}`, { schedules: { "every-15m": { interval: "15m", catch_up: false } } });
+		await call("POST", `/v1/agents/${agent}/pause`, tokens.operate, { reason: "vendor outage" });
+		const page = await signedIn("/", tokens.operate);
+		const row = page.locator(`#fleet-table tr[data-agent="${agent}"]`);
+		await row.locator(".badge", { hasText: "paused" }).waitFor(LIVE);
+		const schedule = (await row.locator("td").nth(2).innerText()).replace(/\s+/g, " ");
+		expect(schedule).toMatch(/next \d+ \w+, [\d:]+ \S+ — skipped while paused/);
+		expect(schedule).not.toMatch(/\bin \d+ minutes?\b/);
+		await page.close();
+		expect(pageErrors).toEqual([]);
+	});
+});

@@ -159,7 +159,9 @@ function agentRow(a, reload) {
 			h("li", null,
 				h("strong", { text: s.name }), " ",
 				h("code", { text: s.expression + (s.timezone && s.timezone !== "UTC" ? " " + s.timezone : "") }), " · ",
-				s.next_run ? ["next ", slotTime(s.next_run)] : h("span", { class: "muted", text: s.enabled ? "no next run" : "disabled" }))))
+				// A paused agent's due runs are skipped: its next slot is said as such, not as a run to come.
+				s.next_run && a.paused ? h("span", { class: "muted", text: "next " + slotText(Date.parse(s.next_run)) + " — skipped while paused" })
+				: s.next_run ? ["next ", slotTime(s.next_run)] : h("span", { class: "muted", text: s.enabled ? "no next run" : "disabled" }))))
 		: h("span", { class: "muted", text: "manual / webhook only" });
 	const running = a.running_jobs.length || a.queued_jobs
 		? h("ul", { class: "plain" },
