@@ -4844,4 +4844,26 @@ describe("the dashboard, as a new user walking through it finds it", () => {
 		await page.close();
 		expect(pageErrors).toEqual([]);
 	});
+
+	it("offers no Run now for a paused or a disabled agent, which the API would refuse, saying why on the greyed button", async () => {
+		const paused = await createAgent(`dash-norun-p-${run}`, {});
+		await call("POST", `/v1/agents/${paused}/pause`, tokens.operate, {});
+		const off = await createAgent(`dash-norun-d-${run}`, { enabled: false });
+		const live = await createAgent(`dash-norun-a-${run}`, {});
+		const page = await signedIn(`/?prefix=dash-norun-`, tokens.operate);
+		const runNow = (agent: string) => page.locator(`#fleet-table tr[data-agent="${agent}"]`).getByRole("button", { name: /^Run now/ });
+		await runNow(live).waitFor(LIVE);
+		await runNow(paused).waitFor(LIVE);
+		await runNow(off).waitFor(LIVE);
+		expect(await runNow(live).isEnabled()).toBe(true);
+		expect(await runNow(paused).isDisabled()).toBe(true);
+		expect(await runNow(paused).getAttribute("title")).toBe(`${paused} is paused: resume it to run it`);
+		expect(await runNow(off).isDisabled()).toBe(true);
+		expect(await runNow(off).getAttribute("title")).toContain(`${off} is disabled`);
+		// Resumed, it can be run again.
+		await page.locator(`#fleet-table tr[data-agent="${paused}"]`).getByRole("button", { name: `Resume ${paused}` }).click();
+		await expect.poll(() => runNow(paused).isEnabled(), LIVE).toBe(true);
+		await page.close();
+		expect(pageErrors).toEqual([]);
+	});
 });

@@ -178,7 +178,9 @@ function agentRow(a, reload) {
 		: h("span", { class: "muted", text: a.running_jobs.length || a.queued_jobs ? "none ended yet" : "never ran" });
 	const path = "/v1/agents/" + enc(a.name);
 	const actions = h("td", { class: "actions", "data-needs": "operate" },
-		h("button", { type: "button", class: "small", "data-needs": "operate", text: "Run now", "aria-label": "Run now: " + a.name, onclick: () => runNow(a) }),
+		// The API refuses to run a paused or disabled agent: offered greyed, saying why (kept in its place for keepingFocus).
+		h("button", { type: "button", class: "small", "data-needs": "operate", text: "Run now", "aria-label": "Run now: " + a.name, onclick: () => runNow(a),
+			disabled: !a.enabled || !!a.paused, title: !a.enabled ? a.name + " is disabled: enable it in its definition to run it" : a.paused ? a.name + " is paused: resume it to run it" : null }),
 		a.paused
 			? h("button", { type: "button", class: "small", "data-needs": "operate", text: "Resume", "aria-label": "Resume " + a.name, onclick: (e) => act(e.currentTarget, async () => {
 				/** @type {AgentStatus} */
