@@ -272,7 +272,8 @@ table.grid td, .reason, pre { unicode-bidi: plaintext; }
    (a table cell's max-width does nothing) a table wider than the page; the whole is the cell's title */
 td.summary > div { unicode-bidi: plaintext; max-width: 28rem; min-width: 12rem; overflow: hidden; overflow-wrap: anywhere; display: -webkit-box; -webkit-box-orient: vertical; -webkit-line-clamp: 2; line-clamp: 2; }
 td.error-text { max-width: 26rem; min-width: 12rem; word-break: break-word; }
-td .sub { display: block; color: var(--muted); font-size: .86em; }
+/* Beneath what it qualifies (slotTime's relative time): in a table cell, and in the editor's Check result too */
+.sub { display: block; color: var(--muted); font-size: .86em; }
 td .sub.warn, .warn-text { color: var(--warn-text); }
 ul.plain { list-style: none; margin: 0; padding: 0; }
 ul.plain li + li { margin-top: .2rem; }

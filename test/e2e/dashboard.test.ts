@@ -4866,4 +4866,17 @@ describe("the dashboard, as a new user walking through it finds it", () => {
 		await page.close();
 		expect(pageErrors).toEqual([]);
 	});
+
+	it("says a schedule's next run in the new-agent editor's Check result with its relative time apart from its zone", async () => {
+		const page = await signedIn("/", tokens.admin);
+		await page.getByRole("button", { name: "New agent" }).click();
+		await page.getByLabel("New agent (YAML)").fill(`name: dash-check-${run}\nprompt: Watch db-9.\nschedules:\n  nightly: { cron: "0 3 * * *", timezone: UTC }\n`);
+		await page.getByRole("button", { name: "Check", exact: true }).click();
+		const next = page.locator("#new-agent [role=status] li").first();
+		await next.waitFor(LIVE);
+		// Not "03:00:00 UTCin 7 hours": the zone and the relative time read apart.
+		expect(await next.innerText()).toMatch(/ 03:00:00 UTC\s+(in \d+ \w+|tomorrow)$/);
+		await page.close();
+		expect(pageErrors).toEqual([]);
+	});
 });
