@@ -373,6 +373,7 @@ ol.log li.placeholder { display: block; color: #7f8fa3; }
 .mark.run-skipped { stroke: var(--skipped); }
 .mark.run-unknown { stroke: var(--unknown); }
 .legend-mark { width: 1rem; height: 1rem; flex: none; }
+td .legend-mark { vertical-align: -.2em; }
 .chart .mark:hover, .chart .bar:hover { opacity: .8; }
 .chart .open { fill-opacity: .35; }
 .chart .range { opacity: .5; }

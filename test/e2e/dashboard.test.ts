@@ -1611,7 +1611,10 @@ describe("the dashboard", () => {
 		const { runs: [ledger] } = await call<{ runs: { dispatch: string; status: string }[] }>("GET", `/v1/agents/${agent}/runs`, tokens.read);
 		expect(ledger).toMatchObject({ dispatch: "manual", status: "failed" });
 		expect((await dispatchCell(row).textContent())?.trim()).toBe("manual");
-		expect(await dispatchCell(row).locator(".swatch").getAttribute("class")).toBe("swatch run-manual");
+		// Marked with the legend's shape for its class (circle on time, square manual), not a square for each.
+		const markOf = (at: ReturnType<Page["locator"]>) => at.locator("path").evaluate((el) => `${el.getAttribute("class")} ${el.getAttribute("d")}`);
+		const legendMark = (p: Page, cls: string) => markOf(p.locator(".legend li", { has: p.locator(`path.mark.run-${cls}`) }));
+		expect(await markOf(dispatchCell(row))).toBe(await legendMark(page, "manual"));
 		expect(await row.locator("td").nth(headers.indexOf("Status")).textContent()).toBe("failed");
 		await page.close();
 
@@ -1630,7 +1633,7 @@ describe("the dashboard", () => {
 		for (const [i, [dispatch, , words]] of kinds.entries()) {
 			const r = faked.locator(`#runs-table tbody tr[data-run="occ-${i}"]`);
 			expect((await dispatchCell(r).textContent())?.trim(), dispatch).toBe(words);
-			expect(await dispatchCell(r).locator(".swatch").getAttribute("class"), dispatch).toBe(`swatch run-${dispatch.replace("_", "-")}`);
+			expect(await markOf(dispatchCell(r)), dispatch).toBe(await legendMark(faked, dispatch.replace("_", "-")));
 		}
 		await faked.close();
 	});

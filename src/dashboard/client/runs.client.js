@@ -15,6 +15,8 @@ function runClass(r) {
 	if (r.dispatch === "manual") return "manual";
 	return "on-time";
 }
+/** A class's mark as the legend draws it (pages.tsx). @param {string} cls */
+const dispatchMark = (cls) => svg("svg", { class: "legend-mark", viewBox: "-9 -9 18 18", "aria-hidden": "true" }, svg("path", { class: "mark run-" + cls, d: RUN_SHAPES[cls] || RUN_SHAPES.unknown }));
 /** @param {Occurrence} r */
 const runTime = (r) => Date.parse(r.scheduled_instant || r.claimed_at);
 /** @param {Occurrence} r */
@@ -241,7 +243,8 @@ async function runsView(signal) {
 			h("td", null, r.scheduled_instant ? slotTime(r.scheduled_instant) : [h("span", { text: r.source }), h("span", { class: "sub" }, when(r.claimed_at))]),
 			h("td", { text: r.schedule || "—" }),
 			// How it was dispatched, whatever became of it: its class would say "failed" for a failed manual run.
-			h("td", null, h("span", { class: "swatch run-" + r.dispatch.replace("_", "-") }), " ", DISPATCH_LABELS[r.dispatch] || r.dispatch),
+			// Marked with the legend's shape for it (circle on time, square manual), not a square for every one.
+			h("td", null, dispatchMark(r.dispatch.replace("_", "-")), " ", DISPATCH_LABELS[r.dispatch] || r.dispatch),
 			h("td", null, badge(r.status)),
 			h("td", null, when(r.claimed_at)),
 			h("td", null, r.job_id ? jobLink(r.job_id) : h("span", { class: "muted", text: "—" })),
