@@ -3658,7 +3658,7 @@ describe("the dashboard", () => {
 		const alert = body.locator("form [role=alert]");
 		await alert.waitFor(LIVE);
 		const line = text.split("\n").findIndex((l) => l === "max_turns: 7") + 1;
-		expect(await alert.locator("p").textContent()).toBe("Not saved: a problem in it, each at its place:");
+		expect(await alert.locator("p").textContent()).toBe("Not saved: one problem in it, at its place:");
 		expect(await alert.locator("li").allTextContents()).toEqual([`Line ${line}, column 12: max_turns: Invalid input: expected number, received string`]);
 		await alert.getByRole("button", { name: `Line ${line}, column 12` }).click();
 		expect(await field.evaluate((t) => { const a = t as unknown as { value: string; selectionStart: number }; return a.value.slice(a.selectionStart, a.selectionStart + 4); })).toBe("lots");
@@ -4879,6 +4879,32 @@ describe("the dashboard, as a new user walking through it finds it", () => {
 		await next.waitFor(LIVE);
 		// Not "03:00:00 UTCin 7 hours": the zone and the relative time read apart.
 		expect(await next.innerText()).toMatch(/ 03:00:00 UTC\s+(in \d+ \w+|tomorrow)$/);
+		await page.close();
+		expect(pageErrors).toEqual([]);
+	});
+
+	it("lists a refused definition's problems in the text's order, by line then column, and words one problem as one", async () => {
+		const page = await context.newPage();
+		const issues = [
+			{ path: "timeout", message: "bad duration", line: 6, column: 10 },
+			{ path: "schedules.hourly.cron", message: "bad cron", line: 5, column: 11 },
+			{ path: "schedules.hourly.timezone", message: "bad zone", line: 5, column: 3 },
+			{ path: "max_turns", message: "not a number", line: 7, column: 12 },
+		];
+		let answer = issues;
+		await page.route((u) => u.pathname === "/v1/agents", (route) => route.request().method() !== "POST" ? route.fallback()
+			: route.fulfill({ status: 400, json: { error: { code: "invalid_request", message: "invalid definition", details: { issues: answer } } } }));
+		await signInOn(page, "/", tokens.admin);
+		await page.getByRole("button", { name: "New agent" }).click();
+		await page.getByRole("button", { name: "Create", exact: true }).click();
+		const alert = page.locator("#new-agent [role=alert]");
+		await alert.locator("li").first().waitFor(LIVE);
+		expect(await alert.locator("p").textContent()).toBe("Not saved: 4 problems in it, each at its place:");
+		expect((await alert.locator("li").allTextContents()).map((t) => t.split(":")[0])).toEqual(["Line 5, column 3", "Line 5, column 11", "Line 6, column 10", "Line 7, column 12"]);
+		answer = [issues[0]!];
+		await page.getByRole("button", { name: "Create", exact: true }).click();
+		await alert.locator("p", { hasText: "one problem" }).waitFor(LIVE);
+		expect(await alert.locator("p").textContent()).toBe("Not saved: one problem in it, at its place:");
 		await page.close();
 		expect(pageErrors).toEqual([]);
 	});

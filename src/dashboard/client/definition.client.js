@@ -110,9 +110,11 @@ function definitionEditor(o) {
 	/** @param {ApiError} err */
 	const refused = (err) => {
 		checked.hidden = true;
-		const issues = (err.issues || []).filter((i) => typeof i.line === "number");
+		// In the text's order, by line then column (the API lists them by field).
+		const issues = (err.issues || []).filter((i) => typeof i.line === "number")
+			.sort((a, b) => /** @type {number} */ (a.line) - /** @type {number} */ (b.line) || (a.column || 0) - (b.column || 0));
 		const said = err.status === 412 ? err.message + ". Your text is kept here."
-			: issues.length ? "Not saved: " + (issues.length === 1 ? "a problem" : issues.length + " problems") + " in it, each at its place:"
+			: issues.length ? (issues.length === 1 ? "Not saved: one problem in it, at its place:" : "Not saved: " + issues.length + " problems in it, each at its place:")
 			: err.message;
 		message.replaceChildren(h("p", { text: printable(said) }));
 		if (issues.length) {
