@@ -56,6 +56,8 @@ function Layout(props: PageProps & { children: Child }) {
 					</nav>
 					<div class="session">
 						<span id="scheduler-pill" class="pill" hidden></span>
+						{/* Who is signed in, and with which role (GET /v1/me): a read token's missing actions are its role's. */}
+						<span id="whoami" class="whoami" hidden></span>
 						<button type="button" id="sign-out" class="ghost" hidden>
 							Sign out
 						</button>
@@ -95,6 +97,9 @@ function Fleet() {
 				<button type="button" id="fleet-new" class="small" data-needs="admin">
 					New agent
 				</button>
+				<span class="muted" data-only="read">
+					Read-only token: actions need operate or admin.
+				</span>
 			</div>
 			<section id="new-agent" class="panel" aria-label="New agent" hidden></section>
 			{/* Asked of the API (prefix=): a fleet of thousands is shown 100 agents at a time. */}

@@ -147,6 +147,7 @@ h3 { font-size: .9rem; margin: 1rem 0 .3rem; color: var(--muted); font-weight: 6
 .topbar nav a[aria-current="page"] { color: #fff; background: rgba(255,255,255,.15); }
 .session { margin-left: auto; display: flex; align-items: center; gap: .75rem; min-width: 0; }
 /* its edge 3:1 on the bar, light or dark */
+.whoami { font-size: .82rem; color: #c9d6e3; overflow-wrap: anywhere; }
 .topbar .ghost { color: #c9d6e3; border-color: rgba(255,255,255,.5); background: transparent; }
 main { max-width: 1400px; margin: 0 auto; padding: 1.25rem 1.5rem 3rem; }
 .notice {
@@ -204,6 +205,7 @@ kbd { font-family: var(--mono); font-size: .9em; padding: 0 .3rem; border: 1px s
 /* ── sign-in ── */
 body:not([data-role="operate"]):not([data-role="admin"]) [data-needs="operate"] { display: none !important; }
 body:not([data-role="admin"]) [data-needs="admin"] { display: none !important; }
+body:not([data-role="read"]) [data-only="read"] { display: none !important; }
 /* what a token without that role is shown in an action's place (the approval's input, as text) */
 body[data-role="operate"] [data-lacks="operate"], body[data-role="admin"] [data-lacks="operate"] { display: none !important; }
 .signin, .missing { max-width: 26rem; margin: 4rem auto; background: var(--panel); padding: 2rem; border-radius: 10px; border: 1px solid var(--line); }

@@ -4908,4 +4908,23 @@ describe("the dashboard, as a new user walking through it finds it", () => {
 		await page.close();
 		expect(pageErrors).toEqual([]);
 	});
+
+	it("says in the top bar which token is signed in and its role, and a read token why it has no actions", async () => {
+		const me = await call<{ name: string; role: string }>("GET", "/v1/me", tokens.read);
+		const reader = await signedIn("/", tokens.read);
+		const who = reader.locator("#whoami");
+		await who.filter({ hasText: /·/ }).waitFor(LIVE);
+		expect(await who.innerText()).toBe(`${me.name} · read`);
+		expect(await reader.getByText("Read-only token: actions need operate or admin.").isVisible()).toBe(true);
+		await reader.getByRole("button", { name: "Sign out" }).click();
+		await reader.locator("#signin").waitFor(LIVE);
+		expect(await who.isVisible()).toBe(false);
+		await reader.close();
+		const operator = await signedIn("/", tokens.operate);
+		await operator.locator('body[data-role="operate"]').waitFor({ ...LIVE, state: "attached" });
+		expect(await operator.locator("#whoami").innerText()).toMatch(/ · operate$/);
+		expect(await operator.getByText("Read-only token: actions need operate or admin.").isVisible()).toBe(false);
+		await operator.close();
+		expect(pageErrors).toEqual([]);
+	});
 });

@@ -6,6 +6,7 @@ function showSignIn(message) {
 	$("#signin").hidden = false;
 	$("#sign-out").hidden = true;
 	$("#scheduler-pill").hidden = true;
+	$("#whoami").hidden = true;
 	$("#notice").hidden = true;
 	pollNotice = pollLost = false;
 	const err = $("#signin-error");
@@ -68,7 +69,13 @@ function start(status) {
 	// [data-needs=operate] until then): a read token is never offered what it would be refused,
 	// even while /v1/me is slow or failing, which is asked again until it answers.
 	const role = (/** @type {number} */ tries) => api("/v1/me").then(
-		(/** @type {Me} */ me) => { document.body.dataset.role = me.role; },
+		(/** @type {Me} */ me) => {
+			document.body.dataset.role = me.role;
+			const who = $("#whoami");
+			who.textContent = printable(me.name) + " · " + me.role;
+			who.title = "Signed in with the token " + printable(me.name) + ", whose role is " + me.role;
+			who.hidden = false;
+		},
 		() => { if (tries < 5 && !viewAbort.signal.aborted) setTimeout(() => role(tries + 1), 2000 * (tries + 1)); },
 	);
 	role(0);
