@@ -47,7 +47,8 @@ function Layout(props: PageProps & { children: Child }) {
 					<a class="brand" href="/">
 						drover
 					</a>
-					<nav aria-label="Sections">
+					{/* Shown once signed in (session.client.js): signed out, each link led back to the sign-in. */}
+					<nav aria-label="Sections" hidden={props.view !== "missing"}>
 						{NAV.map((n) => (
 							<a href={n.href} aria-current={n.view === section ? "page" : undefined}>
 								{n.label}

@@ -4927,4 +4927,25 @@ describe("the dashboard, as a new user walking through it finds it", () => {
 		await operator.close();
 		expect(pageErrors).toEqual([]);
 	});
+
+	it("shows no section links while signed out, and says a wrong token was refused in a sentence", async () => {
+		const page = await open("/jobs");
+		await page.locator("#signin").waitFor({ state: "visible" });
+		const nav = page.getByRole("navigation", { name: "Sections" });
+		expect(await nav.isVisible()).toBe(false);
+		await page.locator("#token").fill("not-a-real-token-0000000000");
+		await page.locator("#signin-form button[type=submit]").click();
+		const error = page.locator("#signin-error");
+		await error.waitFor({ state: "visible", ...LIVE });
+		expect(await error.innerText()).toBe("That token was refused: invalid token.");
+		expect(await nav.isVisible()).toBe(false);
+		await page.locator("#token").fill(tokens.read);
+		await page.locator("#signin-form button[type=submit]").click();
+		await nav.getByRole("link", { name: "Fleet" }).waitFor(LIVE);
+		await page.getByRole("button", { name: "Sign out" }).click();
+		await page.locator("#signin").waitFor({ state: "visible" });
+		expect(await nav.isVisible()).toBe(false);
+		await page.close();
+		expect(pageErrors).toEqual([]);
+	});
 });

@@ -7,6 +7,7 @@ function showSignIn(message) {
 	$("#sign-out").hidden = true;
 	$("#scheduler-pill").hidden = true;
 	$("#whoami").hidden = true;
+	$(".topbar nav").hidden = true;
 	$("#notice").hidden = true;
 	pollNotice = pollLost = false;
 	const err = $("#signin-error");
@@ -63,6 +64,7 @@ function start(status) {
 	$("#signin").hidden = true;
 	$("#view").hidden = false;
 	$("#sign-out").hidden = false;
+	$(".topbar nav").hidden = false;
 	showScheduler(status);
 	sayCarriedNotice();
 	// No action is shown until the token's role is known to allow it (styles.ts hides
@@ -112,7 +114,11 @@ $("#signin-form").addEventListener("submit", async (/** @type {Event} */ e) => {
 		sessionStorage.setItem(TOKEN_KEY, tok);
 		input.value = "";
 	} catch (err) {
-		showSignIn(/** @type {Error} */ (err).message || String(err));
+		// A sentence, not the API's bare "invalid token": what happened, then its words.
+		const why = /** @type {Error} */ (err).message || String(err);
+		showSignIn(err instanceof ApiError && (err.status === 401 || err.status === 403) ? "That token was refused: " + why + "."
+			: err instanceof ApiError ? "Could not sign in: the server answered " + why + "."
+			: "Could not sign in: the server could not be reached (" + why + ").");
 		button.disabled = false;
 		return;
 	}
