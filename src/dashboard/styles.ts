@@ -206,6 +206,7 @@ kbd { font-family: var(--mono); font-size: .9em; padding: 0 .3rem; border: 1px s
 body:not([data-role="operate"]):not([data-role="admin"]) [data-needs="operate"] { display: none !important; }
 body:not([data-role="admin"]) [data-needs="admin"] { display: none !important; }
 body:not([data-role="read"]) [data-only="read"] { display: none !important; }
+#job-manifest[data-ended] .deadline { display: none; }
 /* what a token without that role is shown in an action's place (the approval's input, as text) */
 body[data-role="operate"] [data-lacks="operate"], body[data-role="admin"] [data-lacks="operate"] { display: none !important; }
 .signin, .missing { max-width: 26rem; margin: 4rem auto; background: var(--panel); padding: 2rem; border-radius: 10px; border: 1px solid var(--line); }

@@ -4948,4 +4948,28 @@ describe("the dashboard, as a new user walking through it finds it", () => {
 		await page.close();
 		expect(pageErrors).toEqual([]);
 	});
+
+	it("says only the timeout of an ended job in what it runs with, not a deadline still to come", async () => {
+		const { job } = await completedJob(`dash-deadline-${run}`);
+		const page = await signedIn(`/jobs/${job.id}`, tokens.read);
+		await page.locator("#job-status .badge", { hasText: "completed" }).waitFor(LIVE);
+		await page.getByText("What it runs with").click();
+		const body = page.locator("#job-manifest-body");
+		await body.locator("pre").waitFor(LIVE);
+		expect(await body.locator("dd").nth(2).innerText()).toBe("5m");
+		await page.close();
+		// A job still under way (waiting for an approval) says when its deadline comes.
+		const { job: waiting } = await awaitingApproval(`dash-deadline-w-${run}`, { text: "Not filed." });
+		const live = await signedIn(`/jobs/${waiting.id}`, tokens.read);
+		await live.locator("#job-status .badge", { hasText: "approval pending" }).waitFor(LIVE);
+		await live.getByText("What it runs with").click();
+		await live.locator("#job-manifest-body pre").waitFor(LIVE);
+		expect(await live.locator("#job-manifest-body dd").nth(2).innerText()).toMatch(/^5m, deadline in [45] minutes$/);
+		await live.close();
+		// Denied, the model's queued answer is taken.
+		await call("POST", `/v1/jobs/${waiting.id}/approval`, tokens.operate, { decision: "deny" });
+		expect(await settled(waiting.id)).toBe("completed");
+		expect(await emulatorQueued()).toBe(0);
+		expect(pageErrors).toEqual([]);
+	});
 });

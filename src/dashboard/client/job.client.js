@@ -262,7 +262,8 @@ function manifestView(m) {
 	const facts = /** @type {[string, Child][]} */ ([
 		["Models", m.models.join(" → ")],
 		["Max turns", String(m.definition.max_turns)],
-		["Timeout", [m.definition.timeout + ", deadline ", when(m.deadline)]],
+		// The deadline is said only while the job runs (styles.ts hides it once the job has ended).
+		["Timeout", [m.definition.timeout, h("span", { class: "deadline" }, ", deadline ", when(m.deadline))]],
 		["Tools", tools.length ? tools.join(", ") : "none"],
 		["Definition", h("span", { class: "mono", text: m.definition_revision })],
 		m.persistent_from === null ? null
@@ -278,6 +279,7 @@ function manifestView(m) {
 /** @param {JobRecord} j */
 function renderJob(j) {
 	const final = FINAL.includes(j.status);
+	$("#job-manifest").toggleAttribute("data-ended", final);
 	$("#job-status").replaceChildren(badge(j.status));
 	document.title = j.id + " · " + words(j.status) + " · drover";
 	const facts = /** @type {[string, Child][]} */ ([
