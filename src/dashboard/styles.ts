@@ -253,6 +253,7 @@ body[data-role="operate"] [data-lacks="operate"], body[data-role="admin"] [data-
 /* a table wider than the screen scrolls inside its own box, not the page */
 /* (positioned: a screen-reader-only header inside, which is absolute, would otherwise widen the page) */
 .table-wrap { max-width: 100%; overflow-x: auto; position: relative; }
+.nowrap { white-space: nowrap; }
 table.grid { width: 100%; border-collapse: collapse; background: var(--panel); border: 1px solid var(--line); border-radius: 8px; overflow: hidden; }
 table.grid th { text-align: left; font-weight: 600; font-size: .82em; color: var(--muted); text-transform: uppercase; letter-spacing: .03em; background: var(--head); }
 table.grid th, table.grid td { padding: .55rem .75rem; border-bottom: 1px solid var(--line); vertical-align: top; }

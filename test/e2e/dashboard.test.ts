@@ -4972,4 +4972,28 @@ describe("the dashboard, as a new user walking through it finds it", () => {
 		expect(await emulatorQueued()).toBe(0);
 		expect(pageErrors).toEqual([]);
 	});
+
+	it("keeps a model's name whole in a fleet row on a phone, not broken at its dashes", async () => {
+		const page = await signedIn("/", tokens.read);
+		await page.setViewportSize({ width: 390, height: 800 });
+		const cell = page.locator('#fleet-table tr[data-agent="daily-digest"] td').first();
+		await cell.getByText(/claude-/).waitFor(LIVE);
+		const { model } = await call<{ model: string }>("GET", "/v1/agents/daily-digest", tokens.read);
+		// The lines the model's name is drawn on: the rows of its characters' boxes. (A string: no DOM types here.)
+		const lines = await cell.evaluate((td, name) => new Function("td", "name", `
+			const walk = document.createTreeWalker(td, NodeFilter.SHOW_TEXT);
+			for (let t = walk.nextNode(); t; t = walk.nextNode()) {
+				const at = t.data.indexOf(name);
+				if (at < 0) continue;
+				const r = document.createRange();
+				r.setStart(t, at);
+				r.setEnd(t, at + name.length);
+				return new Set([...r.getClientRects()].map((b) => Math.round(b.top))).size;
+			}
+			return 0;
+		`)(td, name) as number, model);
+		expect(lines).toBe(1);
+		await page.close();
+		expect(pageErrors).toEqual([]);
+	});
 });

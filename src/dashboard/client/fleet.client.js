@@ -206,7 +206,8 @@ function agentRow(a, reload) {
 			}, "Paused " + a.name) }));
 	return h("tr", { class: auto ? "auto-paused" : null, "data-agent": a.name },
 		h("td", null, h("strong", null, agentLink(a.name)),
-			h("span", { class: "sub" }, a.model + " · " + (a.source === "file" ? "fleet.yaml" : "API") + " · ", h("a", { href: "/agents/" + enc(a.name) + "/logs", "aria-label": "Logs of " + a.name, text: "logs" }))),
+			// A model's name whole: broken at its dashes it read "claude- / sonnet-5- / 5" on a phone.
+			h("span", { class: "sub" }, h("span", { class: "nowrap", text: a.model }), " · " + (a.source === "file" ? "fleet.yaml" : "API") + " · ", h("a", { href: "/agents/" + enc(a.name) + "/logs", "aria-label": "Logs of " + a.name, text: "logs" }))),
 		h("td", null, state),
 		h("td", null, schedules),
 		h("td", null, running),
