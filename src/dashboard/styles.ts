@@ -252,7 +252,11 @@ body[data-role="operate"] [data-lacks="operate"], body[data-role="admin"] [data-
 
 /* a table wider than the screen scrolls inside its own box, not the page */
 /* (positioned: a screen-reader-only header inside, which is absolute, would otherwise widen the page) */
-.table-wrap { max-width: 100%; overflow-x: auto; position: relative; }
+.table-wrap { max-width: 100%; overflow-x: auto; position: relative; border-radius: 8px; }
+/* a cue that it scrolls: a shade at an edge with more beyond it (the panel-coloured covers scroll with
+   the table and hide the shade at an end); the table is see-through for it, the box painting its panel */
+.table-wrap { background: linear-gradient(to right, var(--panel) 40%, transparent) left / 2rem 100% no-repeat local, linear-gradient(to left, var(--panel) 40%, transparent) right / 2rem 100% no-repeat local, linear-gradient(to right, rgba(0,0,0,.16), transparent) left / .7rem 100% no-repeat, linear-gradient(to left, rgba(0,0,0,.16), transparent) right / .7rem 100% no-repeat, var(--panel); }
+.table-wrap > table.grid { background: transparent; }
 .nowrap { white-space: nowrap; }
 table.grid { width: 100%; border-collapse: collapse; background: var(--panel); border: 1px solid var(--line); border-radius: 8px; overflow: hidden; }
 table.grid th { text-align: left; font-weight: 600; font-size: .82em; color: var(--muted); text-transform: uppercase; letter-spacing: .03em; background: var(--head); }

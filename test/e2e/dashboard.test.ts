@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { inflateSync } from "node:zlib";
 import { mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import vm from "node:vm";
@@ -4996,4 +4997,59 @@ describe("the dashboard, as a new user walking through it finds it", () => {
 		await page.close();
 		expect(pageErrors).toEqual([]);
 	});
+
+	it("shades the edge of a table that scrolls sideways on a phone where more of it lies, and not at its end", async () => {
+		const page = await signedIn("/", tokens.read);
+		await page.setViewportSize({ width: 390, height: 800 });
+		const row = page.locator('#fleet-table tr[data-agent="daily-digest"]');
+		await row.waitFor(LIVE);
+		const wrap = page.locator(".table-wrap:has(#fleet-table)");
+		expect(await wrap.evaluate((el) => el.scrollWidth > el.clientWidth)).toBe(true);
+		/** The brightest pixel of a 2-px strip inside the box's right edge, down daily-digest's row (text darkens some, a shade every one). */
+		const edge = async () => {
+			const box = (await wrap.boundingBox())!;
+			const r = (await row.boundingBox())!;
+			const png = await page.screenshot({ clip: { x: box.x + box.width - 4, y: r.y + 2, width: 2, height: r.height - 4 } });
+			return Math.max(...rgbRows(png).flat());
+		};
+		// The panel is white (the light scheme): shaded, the edge's brightest pixel is darker.
+		expect(await edge()).toBeLessThan(250);
+		await wrap.evaluate((el) => { el.scrollLeft = el.scrollWidth; });
+		expect(await edge()).toBe(255);
+		await page.close();
+		expect(pageErrors).toEqual([]);
+	});
 });
+
+/** A PNG's pixels (8-bit, RGB or RGBA, not interlaced: a Chromium screenshot), each row's channels but alpha, unfiltered. */
+function rgbRows(png: Buffer): number[][] {
+	let at = 8;
+	let width = 0, channels = 3;
+	const data: Buffer[] = [];
+	while (at < png.length) {
+		const len = png.readUInt32BE(at);
+		const type = png.toString("latin1", at + 4, at + 8);
+		const body = png.subarray(at + 8, at + 8 + len);
+		if (type === "IHDR") { width = body.readUInt32BE(0); channels = body[9] === 6 ? 4 : 3; }
+		if (type === "IDAT") data.push(body);
+		at += 12 + len;
+	}
+	const raw = inflateSync(Buffer.concat(data));
+	const stride = width * channels;
+	const rows: number[][] = [];
+	let prev = new Array<number>(stride).fill(0);
+	for (let y = 0; y * (stride + 1) < raw.length; y++) {
+		const filter = raw[y * (stride + 1)]!;
+		const line: number[] = [];
+		for (let x = 0; x < stride; x++) {
+			const v = raw[y * (stride + 1) + 1 + x]!;
+			const a = x >= channels ? line[x - channels]! : 0, b = prev[x]!, c = x >= channels ? prev[x - channels]! : 0;
+			const p = a + b - c, pa = Math.abs(p - a), pb = Math.abs(p - b), pc = Math.abs(p - c);
+			const pred = [0, a, b, (a + b) >> 1, pa <= pb && pa <= pc ? a : pb <= pc ? b : c][filter]!;
+			line.push((v + pred) & 255);
+		}
+		rows.push(line.filter((_, x) => channels === 3 || x % 4 !== 3));
+		prev = line;
+	}
+	return rows;
+}
