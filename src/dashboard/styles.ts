@@ -145,9 +145,10 @@ h3 { font-size: .9rem; margin: 1rem 0 .3rem; color: var(--muted); font-weight: 6
 .topbar nav a { color: #c9d6e3; padding: .4rem .75rem; border-radius: 6px; }
 .topbar nav a:hover { background: rgba(255,255,255,.08); text-decoration: none; }
 .topbar nav a[aria-current="page"] { color: #fff; background: rgba(255,255,255,.15); }
-.session { margin-left: auto; display: flex; align-items: center; gap: .75rem; min-width: 0; }
-/* its edge 3:1 on the bar, light or dark */
+.session { margin-left: auto; display: flex; flex-wrap: wrap; justify-content: flex-end; align-items: center; gap: .4rem .75rem; min-width: 0; }
 .whoami { font-size: .82rem; color: #c9d6e3; overflow-wrap: anywhere; }
+/* its edge 3:1 on the bar, light or dark */
+.topbar .ghost { white-space: nowrap; }
 .topbar .ghost { color: #c9d6e3; border-color: rgba(255,255,255,.5); background: transparent; }
 main { max-width: 1400px; margin: 0 auto; padding: 1.25rem 1.5rem 3rem; }
 .notice {

@@ -5019,6 +5019,22 @@ describe("the dashboard, as a new user walking through it finds it", () => {
 		await page.close();
 		expect(pageErrors).toEqual([]);
 	});
+
+	it("keeps Sign out on one line on a phone's top bar beside who is signed in", async () => {
+		const page = await signedIn("/usage", tokens.operate);
+		await page.setViewportSize({ width: 375, height: 800 });
+		await page.locator("#whoami").filter({ hasText: /· operate$/ }).waitFor(LIVE);
+		await page.locator("#scheduler-pill:not([hidden])").waitFor(LIVE);
+		// The lines its words are drawn on. (A string: no DOM types here.)
+		const lines = await page.locator("#sign-out").evaluate((el) => new Function("el", `
+			const r = document.createRange();
+			r.selectNodeContents(el);
+			return new Set([...r.getClientRects()].map((b) => Math.round(b.top))).size;
+		`)(el) as number);
+		expect(lines).toBe(1);
+		await page.close();
+		expect(pageErrors).toEqual([]);
+	});
 });
 
 /** A PNG's pixels (8-bit, RGB or RGBA, not interlaced: a Chromium screenshot), each row's channels but alpha, unfiltered. */
