@@ -4851,12 +4851,18 @@ describe("the dashboard, as a new user walking through it finds it", () => {
 		expect(pageErrors).toEqual([]);
 	});
 
-	it("offers no Run now for a paused or a disabled agent, which the API would refuse, saying why on the greyed button", async () => {
+	it("offers Run now greyed out for a paused or a disabled agent, saying why on it, and offers it again as soon as Resume is pressed, before any poll", async () => {
 		const paused = await createAgent(`dash-norun-p-${run}`, {});
 		await call("POST", `/v1/agents/${paused}/pause`, tokens.operate, {});
 		const off = await createAgent(`dash-norun-d-${run}`, { enabled: false });
 		const live = await createAgent(`dash-norun-a-${run}`, {});
-		const page = await signedIn(`/?prefix=dash-norun-`, tokens.operate);
+		// A context of its own: its clock is held below, and a context's clock is every page's in it.
+		const own = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+		const page = await own.newPage();
+		page.on("pageerror", (err) => pageErrors.push(`norun: ${err.message}`));
+		await page.clock.install();
+		await signInOn(page, `/?prefix=dash-norun-`, tokens.operate);
+		await viewReady(page);
 		const runNow = (agent: string) => page.locator(`#fleet-table tr[data-agent="${agent}"]`).getByRole("button", { name: /^Run now/ });
 		await runNow(live).waitFor(LIVE);
 		await runNow(paused).waitFor(LIVE);
@@ -4866,10 +4872,11 @@ describe("the dashboard, as a new user walking through it finds it", () => {
 		expect(await runNow(paused).getAttribute("title")).toBe(`${paused} is paused: resume it to run it`);
 		expect(await runNow(off).isDisabled()).toBe(true);
 		expect(await runNow(off).getAttribute("title")).toContain(`${off} is disabled`);
-		// Resumed, it can be run again.
+		// No poll from here on (the fleet's comes every 10 s): only Resume's own reload can redraw the row.
+		await page.clock.pauseAt(Date.now() + 1000);
 		await page.locator(`#fleet-table tr[data-agent="${paused}"]`).getByRole("button", { name: `Resume ${paused}` }).click();
 		await expect.poll(() => runNow(paused).isEnabled(), LIVE).toBe(true);
-		await page.close();
+		await own.close();
 		expect(pageErrors).toEqual([]);
 	});
 
