@@ -166,7 +166,8 @@ button {
 	border: 1px solid var(--control-line); background: var(--field); color: var(--ink);
 }
 button:hover { border-color: var(--control-hover); }
-button:disabled { opacity: .55; cursor: default; }
+button:disabled, button[aria-disabled="true"] { opacity: .55; cursor: default; }
+button[aria-disabled="true"]:hover { border-color: var(--control-line); }
 button.primary { background: var(--accent); border-color: var(--accent); color: var(--accent-ink); }
 button.danger { color: var(--danger); border-color: var(--danger); }
 button.danger:hover { background: var(--bad-bg); }

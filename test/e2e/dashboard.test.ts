@@ -188,6 +188,20 @@ async function stepClock(page: Page, ms: number): Promise<void> {
 	await page.clock.runFor(ms);
 }
 
+/** The accessible description Chromium computes for the element `selector` finds (what a screen reader says after its name). */
+async function accessibleDescription(page: Page, selector: string): Promise<string | null> {
+	const cdp = await page.context().newCDPSession(page);
+	try {
+		const { root } = await cdp.send("DOM.getDocument", { depth: 0 });
+		const { nodeId } = await cdp.send("DOM.querySelector", { nodeId: root.nodeId, selector });
+		const { nodes } = await cdp.send("Accessibility.getPartialAXTree", { nodeId, fetchRelatives: false });
+		const value = nodes[0]?.description?.value;
+		return typeof value === "string" ? value : null;
+	} finally {
+		await cdp.detach();
+	}
+}
+
 /** Signs in on a page already open (one whose requests the test routes first), at `pathname`. */
 async function signInOn(page: Page, pathname: string, token: string): Promise<void> {
 	await page.goto(`${url}${pathname}`);
@@ -4867,16 +4881,47 @@ describe("the dashboard, as a new user walking through it finds it", () => {
 		await runNow(live).waitFor(LIVE);
 		await runNow(paused).waitFor(LIVE);
 		await runNow(off).waitFor(LIVE);
-		expect(await runNow(live).isEnabled()).toBe(true);
-		expect(await runNow(paused).isDisabled()).toBe(true);
+		expect(await runNow(live).getAttribute("aria-disabled")).toBe(null);
+		expect(await runNow(paused).getAttribute("aria-disabled")).toBe("true");
 		expect(await runNow(paused).getAttribute("title")).toBe(`${paused} is paused: resume it to run it`);
-		expect(await runNow(off).isDisabled()).toBe(true);
+		expect(await runNow(off).getAttribute("aria-disabled")).toBe("true");
 		expect(await runNow(off).getAttribute("title")).toContain(`${off} is disabled`);
 		// No poll from here on (the fleet's comes every 10 s): only Resume's own reload can redraw the row.
 		await page.clock.pauseAt(Date.now() + 1000);
 		await page.locator(`#fleet-table tr[data-agent="${paused}"]`).getByRole("button", { name: `Resume ${paused}` }).click();
-		await expect.poll(() => runNow(paused).isEnabled(), LIVE).toBe(true);
+		await expect.poll(() => runNow(paused).getAttribute("aria-disabled"), LIVE).toBe(null);
 		await own.close();
+		expect(pageErrors).toEqual([]);
+	});
+
+	it("lets the keyboard reach a greyed-out Run now, which says why it cannot run, shows why when pressed, and keeps the focus when a poll greys it", async () => {
+		const paused = await createAgent(`dash-greyrun-p-${run}`, {});
+		await call("POST", `/v1/agents/${paused}/pause`, tokens.operate, {});
+		const live = await createAgent(`dash-greyrun-q-${run}`, {});
+		const page = await signedIn(`/?prefix=dash-greyrun-`, tokens.operate, { fakeClock: true });
+		const row = (agent: string) => page.locator(`#fleet-table tr[data-agent="${agent}"]`);
+		const runNow = (agent: string) => row(agent).getByRole("button", { name: /^Run now/ });
+		const focused = () => page.evaluate<string | null>(`document.activeElement && document.activeElement.getAttribute("aria-label")`);
+		await runNow(paused).waitFor(LIVE);
+		await page.locator('body[data-role="operate"]').waitFor({ ...LIVE, state: "attached" });
+		// From the row's last link, Tab goes to Run now (a disabled button it would skip).
+		await row(paused).getByRole("link", { name: `Logs of ${paused}` }).focus();
+		await page.keyboard.press("Tab");
+		expect(await focused()).toBe(`Run now: ${paused}`);
+		expect(await runNow(paused).getAttribute("aria-disabled")).toBe("true");
+		expect(await accessibleDescription(page, `#fleet-table tr[data-agent="${paused}"] button[aria-label="Run now: ${paused}"]`)).toBe(`${paused} is paused: resume it to run it`);
+		// Pressed, it runs nothing: no dialog, the reason said in its row.
+		await page.keyboard.press("Enter");
+		await row(paused).getByRole("status").filter({ hasText: `${paused} is paused: resume it to run it` }).waitFor(LIVE);
+		expect(await page.getByRole("dialog").count()).toBe(0);
+		expect(await focused()).toBe(`Run now: ${paused}`);
+		// Focused on a runnable agent's Run now, paused meanwhile: the poll greys it, the focus stays on it.
+		await runNow(live).focus();
+		await call("POST", `/v1/agents/${live}/pause`, tokens.operate, {});
+		await stepClock(page, 10_000);
+		await expect.poll(() => runNow(live).getAttribute("aria-disabled"), LIVE).toBe("true");
+		expect(await focused()).toBe(`Run now: ${live}`);
+		await page.close();
 		expect(pageErrors).toEqual([]);
 	});
 

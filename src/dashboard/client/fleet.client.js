@@ -177,10 +177,17 @@ function agentRow(a, reload) {
 				failedCalls(l.tool_calls) ? " · " + failedCalls(l.tool_calls) : null)]
 		: h("span", { class: "muted", text: a.running_jobs.length || a.queued_jobs ? "none ended yet" : "never ran" });
 	const path = "/v1/agents/" + enc(a.name);
+	// The API refuses to run a paused or disabled agent: Run now is offered greyed, saying why. Not
+	// disabled, which no keyboard, touch or screen reader reaches (nor keepingFocus, once a poll
+	// greys the focused one): aria-disabled, described by the reason, which pressing it shows.
+	const cannot = !a.enabled ? a.name + " is disabled: enable it in its definition to run it" : a.paused ? a.name + " is paused: resume it to run it" : null;
+	const why = cannot ? h("span", { id: "cannot-run-" + a.name, class: "sr-only", text: cannot }) : null;
+	// Said in the row when pressed: a status, so a screen reader reads it out.
+	const said = cannot ? h("span", { class: "reason", role: "status" }) : null;
 	const actions = h("td", { class: "actions", "data-needs": "operate" },
-		// The API refuses to run a paused or disabled agent: offered greyed, saying why (kept in its place for keepingFocus).
-		h("button", { type: "button", class: "small", "data-needs": "operate", text: "Run now", "aria-label": "Run now: " + a.name, onclick: () => runNow(a),
-			disabled: !a.enabled || !!a.paused, title: !a.enabled ? a.name + " is disabled: enable it in its definition to run it" : a.paused ? a.name + " is paused: resume it to run it" : null }),
+		h("button", { type: "button", class: "small", "data-needs": "operate", text: "Run now", "aria-label": "Run now: " + a.name,
+			"aria-disabled": cannot ? "true" : null, "aria-describedby": why ? why.id : null, title: cannot,
+			onclick: () => (cannot && said ? setText(said, cannot) : runNow(a)) }),
 		a.paused
 			? h("button", { type: "button", class: "small", "data-needs": "operate", text: "Resume", "aria-label": "Resume " + a.name, onclick: (e) => act(e.currentTarget, async () => {
 				/** @type {AgentStatus} */
@@ -203,7 +210,8 @@ function agentRow(a, reload) {
 				});
 				if (!paused) return false;
 				await reload();
-			}, "Paused " + a.name) }));
+			}, "Paused " + a.name) }),
+		why, said);
 	return h("tr", { class: auto ? "auto-paused" : null, "data-agent": a.name },
 		h("td", null, h("strong", null, agentLink(a.name)),
 			// A model's name whole: broken at its dashes it read "claude- / sonnet-5- / 5" on a phone.
