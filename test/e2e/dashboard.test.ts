@@ -4983,6 +4983,44 @@ describe("the dashboard, as a new user walking through it finds it", () => {
 		expect(pageErrors).toEqual([]);
 	});
 
+	it("names the token signed in now, not the one signed out before /v1/me answered it, and offers a read token no action", async () => {
+		const operateMe = await call<{ name: string; role: string }>("GET", "/v1/me", tokens.operate);
+		const readMe = await call<{ name: string; role: string }>("GET", "/v1/me", tokens.read);
+		const page = await open("/");
+		// The first session's /v1/me is held until the second session is signed in; later ones are answered.
+		let held: Route | null = null;
+		let heldRequest: Request | null = null;
+		await page.route("**/v1/me", (route) => {
+			if (heldRequest) return route.continue();
+			heldRequest = route.request();
+			held = route;
+		});
+		const fate = new Promise<string>((resolve) => {
+			page.on("requestfinished", (r) => r === heldRequest && resolve("answered"));
+			page.on("requestfailed", (r) => r === heldRequest && resolve("dropped"));
+		});
+		await signInOn(page, "/", tokens.operate);
+		await expect.poll(() => held !== null, LIVE).toBe(true);
+		await page.getByRole("button", { name: "Sign out" }).click();
+		await page.locator("#token").fill(tokens.read);
+		await page.locator("#signin-form button[type=submit]").click();
+		const who = page.locator("#whoami");
+		await who.filter({ hasText: "· read" }).waitFor(LIVE);
+		// The first session's answer comes now: it names the operate token.
+		const answered = await (held as Route | null)!.fulfill({ json: operateMe }).then(() => true, () => false);
+		// (A request the page dropped at sign-out can no longer be answered.)
+		if (answered) await fate;
+		// Whatever the page does with it is done by the time it answers a request of its own made after it.
+		await page.evaluate(`fetch("/").then((r) => r.text())`);
+		expect(await who.innerText()).toBe(`${readMe.name} · read`);
+		expect(await page.evaluate<string | undefined>(`document.body.dataset.role`)).toBe("read");
+		await page.locator("#fleet-table tbody tr").first().waitFor(LIVE);
+		expect(await page.locator("#fleet-table").getByRole("button").count()).toBe(0);
+		expect(await page.getByText("Read-only token: actions need operate or admin.").isVisible()).toBe(true);
+		await page.close();
+		expect(pageErrors).toEqual([]);
+	});
+
 	it("shows no section links while signed out, and says a wrong token was refused in a sentence", async () => {
 		const page = await open("/jobs");
 		await page.locator("#signin").waitFor({ state: "visible" });

@@ -69,16 +69,19 @@ function start(status) {
 	sayCarriedNotice();
 	// No action is shown until the token's role is known to allow it (styles.ts hides
 	// [data-needs=operate] until then): a read token is never offered what it would be refused,
-	// even while /v1/me is slow or failing, which is asked again until it answers.
-	const role = (/** @type {number} */ tries) => api("/v1/me").then(
+	// even while /v1/me is slow or failing, which is asked again until it answers. Asked for this
+	// session alone: signed out meanwhile, its answer (or its retry) would name the token before the next.
+	const signal = viewAbort.signal;
+	const role = (/** @type {number} */ tries) => api("/v1/me", { signal }).then(
 		(/** @type {Me} */ me) => {
+			if (signal.aborted) return;
 			document.body.dataset.role = me.role;
 			const who = $("#whoami");
 			who.textContent = printable(me.name) + " · " + me.role;
 			who.title = "Signed in with the token " + printable(me.name) + ", whose role is " + me.role;
 			who.hidden = false;
 		},
-		() => { if (tries < 5 && !viewAbort.signal.aborted) setTimeout(() => role(tries + 1), 2000 * (tries + 1)); },
+		() => { if (tries < 5 && !signal.aborted) setTimeout(() => { if (!signal.aborted) role(tries + 1); }, 2000 * (tries + 1)); },
 	);
 	role(0);
 	const view = VIEWS[VIEW];
@@ -87,7 +90,6 @@ function start(status) {
 	// an earlier session's, which a screen reader should not read out as current (nor a test act on).
 	const shown = $("#view");
 	shown.setAttribute("aria-busy", "true");
-	const signal = viewAbort.signal;
 	// A view that does not poll (or whose first load failed) still keeps the pill current.
 	const ready = () => {
 		if (!statusPolled) poll(async () => {}, LIVE_MS);
