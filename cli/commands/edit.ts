@@ -37,7 +37,11 @@ const headerLines = (text: string) => (HEADER.exec(text)?.[0].match(/\n/g) ?? []
  * A refusal's positions ("line 7:10: …") count the lines of the text sent, which is the file
  * without its header: moved down by the header's lines, they are those of the file the person sees.
  */
-const inFile = (problem: string, by: number) => problem.replace(/\bline (\d+):(\d+): /g, (_, line: string, column: string) => `line ${Number(line) + by}:${column}: `);
+const inFile = (problem: string, by: number) =>
+	problem
+		.replace(/\bline (\d+):(\d+): /g, (_, line: string, column: string) => `line ${Number(line) + by}:${column}: `)
+		// An unclosed quote or bracket also names the line where the parser met it.
+		.replace(/\bstill open at line (\d+)\b/g, (_, line: string) => `still open at line ${Number(line) + by}`);
 
 /**
  * Saving needs the admin role: a token below it is refused before the editor opens, not after the

@@ -1,4 +1,6 @@
-import { isCollection, isScalar, LineCounter, parseDocument, Parser, visit, type Document, type DocumentOptions, type ParseOptions, type YAMLError } from "yaml";
+import { isCollection, isScalar, LineCounter, parseDocument, Parser, visit, type CST, type Document, type DocumentOptions, type ParseOptions, type YAMLError } from "yaml";
+
+type Token = CST.Token;
 
 /** Something a YAML file may not use in drover, at its line and column (1-based). */
 export interface YamlProblem {
@@ -15,7 +17,8 @@ export interface YamlProblem {
  */
 export function parseYaml12(text: string, options: ParseOptions & DocumentOptions = {}): { doc: Document.Parsed; problems: YamlProblem[]; lineCounter: LineCounter } {
 	const lineCounter = new LineCounter();
-	const doc = parseDocument(text, { ...options, version: "1.2", merge: false, lineCounter });
+	// Source tokens kept: they tell a flow collection closed by its bracket from one left open (openedAt).
+	const doc = parseDocument(text, { ...options, version: "1.2", merge: false, lineCounter, keepSourceTokens: true });
 	const problems: YamlProblem[] = [];
 	const at = (offset: number, message: string) => problems.push({ ...lineCounter.linePos(offset), message });
 	// From the parser's tokens: a version the library does not know (1.3) is only a warning there.
@@ -49,14 +52,17 @@ function openedAt(doc: Document.Parsed, error: YAMLError): number | undefined {
 	const at = error.pos[0];
 	let start: number | undefined;
 	visit(doc, {
-		// The innermost still open at the error: its value runs up to it (a closed one inside ends before).
+		// The innermost still open at the error. A closed one inside may end exactly there too (the
+		// file ending at its bracket), so a collection is taken only without its closing bracket.
 		Node(_, node) {
 			if (!node.range || node.range[0] > at || at > node.range[1]) return;
-			if (quote ? isScalar(node) && (node.type === "QUOTE_DOUBLE" || node.type === "QUOTE_SINGLE") : isCollection(node) && node.flow) start = node.range[0];
+			if (quote ? isScalar(node) && (node.type === "QUOTE_DOUBLE" || node.type === "QUOTE_SINGLE") : isCollection(node) && node.flow && !closedFlow(node.srcToken)) start = node.range[0];
 		},
 	});
 	return start;
 }
+
+const closedFlow = (token: Token | undefined) => token?.type === "flow-collection" && token.end.some((t) => t.type === "flow-seq-end" || t.type === "flow-map-end");
 
 /**
  * Every reason a parsed file cannot be read, each at its line and column where the parser knew it:
@@ -70,7 +76,8 @@ export function unreadable({ doc, problems, lineCounter }: ReturnType<typeof par
 			const message = (e.message.split("\n")[0] ?? "").replace(/ at line \d+, column \d+:?$/, "");
 			const opened = openedAt(doc, e);
 			if (opened === undefined || !e.linePos) return { ...e.linePos?.[0], message };
-			return { ...lineCounter.linePos(opened), message: `${message}: opened here and still open at line ${e.linePos[0].line}` };
+			const until = e.pos[0] >= (doc.range?.[2] ?? Number.POSITIVE_INFINITY) ? "the end of the text" : `line ${e.linePos[0].line}`;
+			return { ...lineCounter.linePos(opened), message: `${message}: opened here and still open at ${until}` };
 		}),
 		...problems,
 	];

@@ -103,8 +103,11 @@ describe("a YAML definition that cannot be taken", () => {
 		const { etag } = await definitionOf("yaml-bad");
 		const cases: [string, string, { path: string; message: string; line?: number; column?: number }[]][] = [
 			// An unclosed bracket or quote is said where it was opened: the parser meets it lines later.
-			["a syntax error", "name: yaml-bad\nprompt: [Stay.\n", [{ path: "body", line: 2, column: 9, message: expect.stringMatching(/^Flow sequence .*: opened here and still open at line 3$/) as unknown as string }]],
-			["an unclosed quote", "name: yaml-bad\nprompt: \"Stay.\nmax_turns: 3\n\n", [{ path: "body", line: 2, column: 9, message: 'Missing closing "quote: opened here and still open at line 5' }]],
+			["a syntax error", "name: yaml-bad\nprompt: [Stay.\n", [{ path: "body", line: 2, column: 9, message: expect.stringMatching(/^Flow sequence .*: opened here and still open at the end of the text$/) as unknown as string }]],
+			["an unclosed bracket met by the next key", "name: yaml-bad\nprompt: [Stay.\nmax_turns: 3\n", [{ path: "body", line: 2, column: 9, message: expect.stringMatching(/^Flow sequence .*: opened here and still open at line 3$/) as unknown as string }]],
+			// The body ends at a closed inner bracket: the outer, unclosed one is the one named.
+			["an unclosed map ending at a closed list", '{"name": "yaml-bad", "tags": ["x"]', [{ path: "body", line: 1, column: 1, message: expect.stringMatching(/^Flow map .*: opened here and still open at the end of the text$/) as unknown as string }]],
+			["an unclosed quote", "name: yaml-bad\nprompt: \"Stay.\nmax_turns: 3\n\n", [{ path: "body", line: 2, column: 9, message: 'Missing closing "quote: opened here and still open at the end of the text' }]],
 			["a field of the wrong type", "name: yaml-bad\nprompt: Stay.\nmax_turns: lots\n", [{ path: "max_turns", line: 3, column: 12, message: expect.stringContaining("number") as unknown as string }]],
 			["an unknown key", "name: yaml-bad\nprompt: Stay.\nschedules:\n  nightly:\n    cron: '0 3 * * *'\n    timezon: UTC\n", [{ path: "schedules.nightly.timezon", line: 6, column: 5, message: expect.stringContaining("timezon") as unknown as string }]],
 			["a merge key", "base: &b { prompt: Stay. }\nname: yaml-bad\n<<: *b\n", [{ path: "body", line: 3, column: 1, message: expect.stringContaining("merge keys") as unknown as string }]],

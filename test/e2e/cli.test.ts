@@ -873,8 +873,8 @@ describe("defining agents: apply and delete", () => {
 			[path.join(dir, "missing.yaml"), /^drover: cannot read .*missing\.yaml: no such file\n$/],
 			[dir, /^drover: cannot read .*drover-apply-\w+: it is a directory\n$/],
 			// An unclosed bracket or quote is said where it was opened, as the API says it.
-			[file("broken.yaml", `name: ${e}\nmodel: [unclosed\n`), /^drover: .*broken\.yaml is not valid YAML or JSON: line 2:8: Flow sequence .*: opened here and still open at line 3\n$/],
-			[file("quote.yaml", `name: ${e}\nprompt: "Stay.\nmodel: x\n`), /^drover: .*quote\.yaml is not valid YAML or JSON: line 2:9: Missing closing "quote: opened here and still open at line 4\n$/],
+			[file("broken.yaml", `name: ${e}\nmodel: [unclosed\n`), /^drover: .*broken\.yaml is not valid YAML or JSON: line 2:8: Flow sequence .*: opened here and still open at the end of the text\n$/],
+			[file("quote.yaml", `name: ${e}\nprompt: "Stay.\nmodel: x\n`), /^drover: .*quote\.yaml is not valid YAML or JSON: line 2:9: Missing closing "quote: opened here and still open at the end of the text\n$/],
 			[file("pricing.yaml", `pricing: {}\nagents:\n  - name: ${e}\n    model: x\n`), /^drover: .*pricing\.yaml: `pricing` is fleet\.yaml's alone; apply takes agents\n$/],
 			[file("twice.yaml", `- { name: ${e}, model: x }\n- { name: ${e}, model: y }\n`), new RegExp(`^drover: .*twice\\.yaml defines ${e} twice\\n$`)],
 			[file("nameless.yaml", `- { name: ${e}, model: x }\n- { model: y }\n`), /^drover: agent 2 of .*nameless\.yaml has no name\n$/],
@@ -991,6 +991,19 @@ process.exit(step.exit ?? 0);
 		const answer = JSON.parse(asJson.stdout) as { name: string; definition: { max_turns: number }; definition_revision: string };
 		expect(answer).toMatchObject({ name: agent, definition: { max_turns: 10 }, definition_revision: (await stored(agent)).definition_revision });
 		expect(answer.definition_revision).not.toBe(after.definition_revision);
+	});
+
+	it("counts an unclosed bracket's two lines in the file shown", async () => {
+		const agent = `cli-edit-open-${suffix}`;
+		await createAgent({ name: agent, model: models.ok, prompt: "Watch db-4.", max_turns: 7 });
+		const run = await edit(agent, [{ replace: [["prompt: Watch db-4.", "prompt: [Watch db-4."]] }, { write: "" }]);
+		expect(run.status, run.stderr).toBe(0);
+		const lines = run.shown[0]!.split("\n");
+		const at = lines.indexOf("prompt: Watch db-4.") + 1;
+		// The bracket's line and column, and the line where the parser met the next key, both in the file shown.
+		expect(lines[at], "a key follows the prompt").toMatch(/^[a-z_]+:/);
+		expect(run.stderr).toContain(`drover: not saved: invalid body: not valid YAML: line ${at}:9: Flow sequence`);
+		expect(run.stderr).toContain(`: opened here and still open at line ${at + 1}\n`);
 	});
 
 	it("sends nothing for a file left unchanged or emptied, or an editor that failed, and refuses a fleet.yaml agent without opening one", async () => {

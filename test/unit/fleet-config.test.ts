@@ -91,6 +91,8 @@ describe("a bad fleet file is rejected with the offending path and reason", () =
 		{ name: "cron step 0", text: schedule({ cron: "*/0 * * * *" }), path: "agents[0].schedules.nightly.cron", message: 'invalid cron "*/0 * * * *": minute step 0 in "*/0": a step is 1 or more' },
 		{ name: "cron hour step 0 in a list", text: schedule({ cron: "0 1,2-6/00 * * *" }), path: "agents[0].schedules.nightly.cron", message: 'invalid cron "0 1,2-6/00 * * *": hour step 00 in "2-6/00": a step is 1 or more' },
 		{ name: "cron with a word for an hour", text: schedule({ cron: "0 noon * * *" }), path: "agents[0].schedules.nightly.cron", message: 'invalid cron "0 noon * * *": hour "noon" is not a value, range, list or step of the field' },
+		// As written, not as croner rewrote it (MON as 1) before finding the fault.
+		{ name: "cron with a day name and a word", text: schedule({ cron: "0 9 * * MON,x" }), path: "agents[0].schedules.nightly.cron", message: 'invalid cron "0 9 * * MON,x": day-of-week "MON,x" is not a value, range, list or step of the field' },
 		{ name: "cron with a word for a day-of-week", text: schedule({ cron: "0 9 * * weekdays" }), path: "agents[0].schedules.nightly.cron", message: 'invalid cron "0 9 * * weekdays": day-of-week "weekdays" is not a value, range, list or step of the field' },
 		{ name: "4-field cron", text: schedule({ cron: "0 9 * *" }), path: "agents[0].schedules.nightly.cron", message: 'invalid cron "0 9 * *": a cron has 5 fields (minute hour day-of-month month day-of-week); got 4' },
 		{ name: "6-field cron", text: schedule({ cron: "0 0 9 * * *" }), path: "agents[0].schedules.nightly.cron", message: "a cron has 5 fields (minute hour day-of-month month day-of-week); got 6: the scheduler ticks once a minute, so there is no seconds field" },
@@ -139,7 +141,8 @@ describe("a bad fleet file is rejected with the offending path and reason", () =
 		{ name: "missing agents", text: "version: 1\n", path: "agents", message: "required" },
 		{ name: "YAML syntax error", text: "version: 1\nagents:\n  - name: watcher\n   prompt: hi\n", path: "line 4:1", message: "without - indicator" },
 		// Where it was opened, not where the parser ran out: the file's end, for a quote never closed.
-		{ name: "unclosed quote", text: "version: 1\nagents:\n  - name: watcher\n    prompt: 'Watch.\n    model: claude-sonnet-4-5\n", path: "line 4:13", message: "Missing closing 'quote: opened here and still open at line 6" },
+		{ name: "unclosed quote", text: "version: 1\nagents:\n  - name: watcher\n    prompt: 'Watch.\n    model: claude-sonnet-4-5\n", path: "line 4:13", message: "Missing closing 'quote: opened here and still open at the end of the text" },
+		{ name: "unclosed list ending at a closed one, no newline", text: "version: 1\nagents:\n  - name: watcher\n    tags: [a, [b]", path: "line 4:11", message: "opened here and still open at the end of the text" },
 		{ name: "unclosed flow map", text: "version: 1\nagents:\n  - name: watcher\n    schedules: { daily: { cron: '0 6 * * *' }\n    prompt: Watch.\n", path: "line 4:16", message: "end with a }: opened here and still open at line 5" },
 		{ name: "empty file", text: "", path: "(root)", message: "empty" },
 	];
