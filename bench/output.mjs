@@ -240,7 +240,7 @@ export async function run(argv) {
 							[`${r.page_lines} lines by number (?after=A&lines=${r.page_lines}), the job ended, median of 3 rounds (the first round's, which may carry a GC pause, in brackets): the first`, `${r.start.ms} ms [${r.start.first_ms}] (${r.start.kb} KB)`, ""],
 							[`  from the middle (after line ${r.middle.after}: the object read from the last line mark before them)`, `${r.middle.ms} ms [${r.middle.first_ms}] (${r.middle.kb} KB)`, ""],
 							[`  the last ${r.page_lines} (a window read from the object's end)`, `${r.end.ms} ms [${r.end.first_ms}] (${r.end.kb} KB)`, ""],
-							["  workerd RSS peak during the three reads, above the RSS before them", `+${r.rss_peak_above_before_mb} MB`, `≤ +${GOAL_RSS_MB} MB`],
+							["  workerd RSS peak during the nine reads (three rounds), above the RSS before them", `+${r.rss_peak_above_before_mb} MB`, `≤ +${GOAL_RSS_MB} MB`],
 						]
 					: []),
 				["Worker isolate JS heap (used) baseline", `${h.baseline} MB`, ""],

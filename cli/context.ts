@@ -131,7 +131,9 @@ export function sessionIdError(id: string): string | null {
 }
 
 /** An incident id argument: one the API would refuse as malformed is a usage error (exit 2) before any request. */
-export function incidentIdArg(value: string): string {
+export function incidentIdArg(given: string): string {
+	// Lower case, as drover lists them: one typed or pasted in capitals is the same id (as job and session ids).
+	const value = given.toLowerCase();
 	if (!INCIDENT_ID_PATTERN.test(value)) throw new InvalidArgumentError(`not an incident id: an incident id is ${INCIDENT_ID_FORMAT}, its agent's name's first 6 characters (or fewer), _ and 12 of 0-9 and a-f, as drover incidents lists them`);
 	return value;
 }

@@ -131,10 +131,12 @@ function cronProblem(expression: string, timezone: string): string | undefined {
 		if (trimmed.startsWith("@") && /space separated parts/.test(reason)) {
 			return `invalid cron "${expression}": unknown nickname "${trimmed.split(/\s+/)[0]}"; use ${CRON_FORM}, or @hourly, @daily, @weekly, @monthly or @yearly`;
 		}
-		// croner numbers the fields ("configuration entry 2 (a)"): said by the field's name instead.
-		const entry = /^configuration entry (\d) \((.*)\) contains illegal characters/.exec(reason);
-		const field = entry && CRON_FIELDS[Number(entry[1]) - 1];
-		if (field) return `invalid cron "${expression}": ${field.name} "${entry[2]}" is not a value, range, list or step of the field`;
+		// croner numbers the fields ("configuration entry 2 (a)"), quoting them as it rewrote them (MON
+		// as 1, ? as *): said by the field's name, as written.
+		const entry = /^configuration entry (\d) \(.*\) contains illegal characters/.exec(reason);
+		const n = Number(entry?.[1]) - 1;
+		const field = entry ? CRON_FIELDS[n] : undefined;
+		if (field) return `invalid cron "${expression}": ${field.name} "${trimmed.split(/\s+/)[n]}" is not a value, range, list or step of the field`;
 		return `invalid cron "${expression}": ${reason}`;
 	}
 }
@@ -143,7 +145,8 @@ function cronProblem(expression: string, timezone: string): string | undefined {
  * Checked before croner, which would say it in its own terms: it takes six and seven fields (drover
  * takes five), and reports a day or month out of range counted from 0 ("Invalid value for day: -1"
  * for a day-of-month 0). A value is said as written, with its field's range; a step (after "/") and
- * the nth weekday (after "#") are no values of the field, and croner checks them.
+ * the nth weekday (after "#") are no values of the field: a step of 0 is refused here (croner says
+ * "illegal stepping"), the rest croner checks.
  */
 function cronFieldsProblem(fields: string[]): string | undefined {
 	if (fields.length !== CRON_FIELDS.length) {

@@ -48,6 +48,11 @@ describe("logs --from", () => {
 		expect(r.stdout).toBe("");
 		expect(r.stderr).toBe("drover: option '--from <line>' argument '0' is invalid. must be a line number, from 1 (a job's first line)\n(add --help for usage)\n");
 		expect(api.seen).toEqual([]);
+		// In capitals, as pasted: the same id, sent as drover lists it.
+		const seen = await fakeApi({ "POST /v1/incidents/site-w_0123456789ab/close": (_req, res) => json(res, 409, { error: { code: "conflict", message: "already closed" } }) });
+		const upper = await runCli(seen.url, ["incidents", "close", "SITE-W_0123456789AB"]);
+		expect(upper.stderr).toContain("already closed");
+		expect(seen.seen).toEqual(["POST /v1/incidents/site-w_0123456789ab/close"]);
 	});
 });
 
