@@ -17,6 +17,14 @@ export class AppError extends Error {
 		this.code = code;
 		this.details = details;
 	}
+
+	/**
+	 * Headers the answer carries beside its body (a 401's scheme, a 429's Retry-After, a 416's size),
+	 * set alike by the Worker's onError and the agent's errorResponse.
+	 */
+	get headers(): Record<string, string> {
+		return {};
+	}
 }
 
 export class BadRequestError extends AppError {
@@ -35,6 +43,11 @@ export class UnauthorizedError extends AppError {
 	override readonly name = "UnauthorizedError";
 	constructor(message = "a valid bearer token is required") {
 		super(401, "unauthorized", message);
+	}
+
+	/** RFC 6750: a 401 names the scheme it wants, so a client knows to send a bearer token. */
+	override get headers(): Record<string, string> {
+		return { "www-authenticate": 'Bearer realm="drover"' };
 	}
 }
 
@@ -78,7 +91,7 @@ export class PayloadTooLargeError extends AppError {
 /**
  * A 416: a byte range starting at or past the end of a job's output or log (or `bytes=-0`). Its
  * size goes out in Content-Range (the unsatisfied-range form of RFC 9110 §15.5.17) beside the
- * error body, from the Worker's onError and the agent's errorResponse alike.
+ * error body.
  */
 export class RangeNotSatisfiableError extends AppError {
 	override readonly name = "RangeNotSatisfiableError";
@@ -90,8 +103,8 @@ export class RangeNotSatisfiableError extends AppError {
 		this.size = size;
 	}
 
-	get contentRange(): string {
-		return `bytes */${this.size}`;
+	override get headers(): Record<string, string> {
+		return { "content-range": `bytes */${this.size}` };
 	}
 }
 
@@ -128,6 +141,10 @@ export class RateLimitedError extends AppError {
 	constructor(message: string, retryAfterSeconds = QUEUE_RETRY_AFTER_SECONDS) {
 		super(429, "rate_limited", message);
 		this.retryAfterSeconds = retryAfterSeconds;
+	}
+
+	override get headers(): Record<string, string> {
+		return { "retry-after": String(this.retryAfterSeconds) };
 	}
 }
 

@@ -10,15 +10,11 @@ const NDJSON = "application/x-ndjson";
 const encoder = new TextEncoder();
 
 /**
- * An error class's code and message as the API's error body has them; the Worker's route adds the
- * request id (forward, src/api/jobs/job.ts). A 429 says when to come back in Retry-After, a 416 the
- * output's size in Content-Range, as the Worker's onError answers them.
+ * An error class's code, message and headers (a 429's Retry-After, a 416's Content-Range) as the
+ * Worker's onError answers them; the Worker's route adds the request id (forward, src/api/jobs/job.ts).
  */
 export function errorResponse(err: AppError): Response {
-	const headers: Record<string, string> = {};
-	if (err instanceof RateLimitedError) headers["retry-after"] = String(err.retryAfterSeconds);
-	if (err instanceof RangeNotSatisfiableError) headers["content-range"] = err.contentRange;
-	return Response.json({ error: { code: err.code, message: err.message } }, { status: err.status, headers });
+	return Response.json({ error: { code: err.code, message: err.message } }, { status: err.status, headers: err.headers });
 }
 
 const rangeNotSatisfiable = (jobId: string, header: string, size: number) =>

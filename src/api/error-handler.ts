@@ -2,7 +2,7 @@ import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { PatternRouter } from "hono/router/pattern-router";
 import type { RouterRoute } from "hono/types";
-import { AppError, RangeNotSatisfiableError, RateLimitedError, UnsupportedMediaTypeError } from "../errors.ts";
+import { AppError, UnsupportedMediaTypeError } from "../errors.ts";
 import { errorFields, log, logs } from "../log.ts";
 import type { AppEnv } from "./context.ts";
 import { elapsed, requestFields } from "./request-log.ts";
@@ -20,10 +20,7 @@ export function errorBody(c: Context<AppEnv>, code: string, message: string, det
 export const onError: ErrorHandler<AppEnv> = (err, c) => {
 	const answer = (e: AppError) => c.json(errorBody(c, e.code, e.message, e.details), e.status);
 	if (err instanceof AppError) {
-		// RFC 6750: a 401 names the scheme it wants, so a client knows to send a bearer token.
-		if (err.status === 401) c.header("WWW-Authenticate", 'Bearer realm="drover"');
-		if (err instanceof RateLimitedError) c.header("Retry-After", String(err.retryAfterSeconds));
-		if (err instanceof RangeNotSatisfiableError) c.header("Content-Range", err.contentRange);
+		for (const [name, value] of Object.entries(err.headers)) c.header(name, value);
 		if (err.status >= 500) {
 			// An expected error (an unset secret, a bad API_TOKENS): its code and message say what and
 			// where, and anyone may cause one, request after request; its stack is a debug field.
