@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { redact, redactDeep } from "./security/redact.ts";
 import { safeSlice } from "./shared/clip.ts";
+import { C1_AND_BIDI } from "./shared/printable.ts";
 
 /**
  * Structured logs: one JSON object per line, which Workers observability indexes by field.
@@ -123,7 +124,7 @@ export function withLogContext<T>(fields: LogFields, fn: () => T): T {
 // JSON.stringify escapes C0 controls only: C1 controls, bidirectional controls (a path with U+202E
 // shows the rest of its line reversed in a terminal or a log viewer) and the line separators go out
 // as \u escapes too, which parse back to the same value.
-const INVISIBLE = /[\u0080-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const INVISIBLE = new RegExp(`[${C1_AND_BIDI}\\u2028\\u2029]`, "g");
 const escapeInvisible = (line: string) => line.replace(INVISIBLE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 
 function emit(level: Level, event: string, given: LogFields): void {

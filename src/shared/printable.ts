@@ -1,10 +1,13 @@
+/** The C1 and bidirectional controls, as a character class's body: escaped by `printable` and in log lines (src/log.ts). */
+export const C1_AND_BIDI = "\\u0080-\\u009f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069";
+
 /**
  * What `printable` escapes: every C0 control but \n and \t, DEL, every C1 control (U+0080–U+009F),
  * and the bidirectional controls (U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069), which
  * reorder the text around them ("safe \u202eexe.txt" would read as "safe txt.exe"). The same set as
  * the dashboard's (src/dashboard/client/format.client.js).
  */
-const UNPRINTABLE = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+const UNPRINTABLE = new RegExp(`[\\x00-\\x08\\x0b-\\x1f\\x7f${C1_AND_BIDI}]`, "g");
 
 /**
  * Text from outside drover's own code (the model's answers, tool results, webhook payloads, notepad
