@@ -101,7 +101,8 @@ async function listJobs(ctx: Context, opts: JobsOptions): Promise<number> {
 				{ header: "TRIGGER", value: (j) => (j.schedule ? `${j.trigger_type}:${j.schedule}` : j.trigger_type) },
 				{ header: "STARTED", value: (j) => relTime(j.started_at, now) },
 				{ header: "DURATION", value: (j) => (j.duration_seconds !== null ? duration(j.duration_seconds) : j.started_at ? duration((now - Date.parse(j.started_at)) / 1000) : "-") },
-				{ header: "SUMMARY", value: (j) => j.summary ?? "", flexible: true, max: 60 },
+				// A failed job has no answer to show: what ended it instead.
+				{ header: "SUMMARY", value: (j) => listedSummary(j), style: (j) => (shownError(j) ? ctx.p.red : (s: string) => s), flexible: true, max: 60 },
 			],
 			ctx.p,
 			ctx.width,
@@ -179,6 +180,16 @@ async function printOutput(ctx: Context, id: string): Promise<void> {
 		const shown = renderLine(raw, ctx.p, Math.max(40, (ctx.width ?? 160) - 20));
 		if (shown !== null) ctx.out(shown);
 	}
+}
+
+/** What ended a job that has no answer to show (`error` is absent from an older server's rows). */
+function shownError(j: JobSummary): JobSummary["error"] {
+	return j.summary === null || j.summary.trim() === "" ? (j.error ?? null) : null;
+}
+
+function listedSummary(j: JobSummary): string {
+	const error = shownError(j);
+	return error ? `${error.type}: ${error.message}` : (j.summary ?? "");
 }
 
 function describeJob(ctx: Context, record: JobRecord): string {

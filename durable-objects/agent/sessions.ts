@@ -1,6 +1,7 @@
 import type { JobRecord, JobStatus, JobSummary } from "../../src/jobs/model.ts";
 import { prefixRange } from "../../src/jobs/session-ids.ts";
 import type { CursorKey } from "../../src/shared/cursor.ts";
+import { listedError } from "../../src/store/job-index.ts";
 import { getJob, pendingJobs } from "./jobs.ts";
 import { readPersistentSession } from "./runner/persistent.ts";
 
@@ -230,6 +231,7 @@ function toSessionJob(job: JobRecord): SessionJob {
 		summary: job.summary,
 		revision: job.revision,
 		tool_calls: job.tool_calls,
+		error: listedError(job.error),
 		continued_from: job.continued_from,
 	};
 }

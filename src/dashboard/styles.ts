@@ -281,6 +281,7 @@ table.grid td, .reason, pre { unicode-bidi: plaintext; }
 /* a job's summary, up to 2,000 characters: two lines of it, so that a long one makes neither a tall row nor
    (a table cell's max-width does nothing) a table wider than the page; the whole is the cell's title */
 td.summary > div { unicode-bidi: plaintext; max-width: 28rem; min-width: 12rem; overflow: hidden; overflow-wrap: anywhere; display: -webkit-box; -webkit-box-orient: vertical; -webkit-line-clamp: 2; line-clamp: 2; }
+td.summary > div.ended-by { color: var(--danger); }
 td.error-text { max-width: 26rem; min-width: 12rem; word-break: break-word; }
 /* Beneath what it qualifies (slotTime's relative time): in a table cell, and in the editor's Check result too */
 .sub { display: block; color: var(--muted); font-size: .86em; }

@@ -168,5 +168,12 @@ export const JobSummarySchema = JobRecordObject.pick({
 	summary: true,
 	revision: true,
 	tool_calls: true,
-}).openapi("JobSummary");
+})
+	.extend({
+		error: JobErrorSchema.nullable().openapi({
+			description:
+				"What went wrong, where something ended the job (its record's error: a failure, a timeout, a tool call left indeterminate, a scheduled run whose slot passed), the message up to 500 characters, ending in … where cut (GET /v1/jobs/{id} holds it whole); null otherwise, and for a job indexed before the field until it next changes",
+		}),
+	})
+	.openapi("JobSummary");
 export type JobSummary = z.infer<typeof JobSummarySchema>;

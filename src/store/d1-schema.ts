@@ -19,6 +19,7 @@ export const D1_MIGRATIONS = [
 	"0012_incidents_by_agent_time.sql",
 	"0013_usage_tokenless_priced_jobs.sql",
 	"0014_count_live_agents.sql",
+	"0015_index_job_errors.sql",
 ] as const;
 
 /**

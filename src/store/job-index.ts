@@ -1,6 +1,6 @@
 import { clip } from "../shared/clip.ts";
 import { cursorScope, decodeCursor, encodeCursor, type CursorKey } from "../shared/cursor.ts";
-import { isFinal, JOB_STATUSES, type ExitReason, type JobRecord, type JobStatus, type JobSummary, type JobDispatch, type TriggerType } from "../jobs/model.ts";
+import { isFinal, JOB_STATUSES, type ExitReason, type JobRecord, type JobStatus, type JobSummary, type JobDispatch, type TriggerType, type JobError } from "../jobs/model.ts";
 import { prefixRange } from "../jobs/session-ids.ts";
 import { FIRST_FINAL } from "./first-final.ts";
 import { usageStatement } from "./usage.ts";
@@ -24,6 +24,9 @@ interface JobIndexRow {
 	updated_at: number;
 	tool_calls_made: number | null;
 	tool_calls_failed: number | null;
+	// Absent (not null) on a D1 without migration 0015.
+	error_type?: string | null;
+	error_message?: string | null;
 }
 
 function toJobSummary(row: JobIndexRow): JobSummary {
@@ -43,6 +46,7 @@ function toJobSummary(row: JobIndexRow): JobSummary {
 		summary: row.summary,
 		revision: row.revision,
 		tool_calls: row.tool_calls_made === null || row.tool_calls_failed === null ? null : { made: row.tool_calls_made, failed: row.tool_calls_failed },
+		error: row.error_type == null || row.error_message == null ? null : { type: row.error_type, message: row.error_message },
 	};
 }
 
@@ -143,6 +147,26 @@ export async function sessionStarts(db: D1Database, idPrefix: string, limit: num
 }
 
 /**
+ * The index's summary, as GET /v1/jobs documents it (the runner's SUMMARY_CHARS): held here too, not
+ * trusted to every sender, since a row past D1's size limit fails the outbox's whole batch, at each retry.
+ */
+export const INDEX_SUMMARY_CHARS = 2000;
+
+/**
+ * The index's error message: enough for a list to say why a job failed (the record holds it whole).
+ * Clipped here for the reason the summary is.
+ */
+export const INDEX_ERROR_CHARS = 500;
+
+/** A record's error as a list shows it (GET /v1/jobs, a session's jobs). */
+export function listedError(error: JobError | null): JobError | null {
+	return error === null ? null : { type: error.type, message: clip(error.message, INDEX_ERROR_CHARS) };
+}
+
+/** Which columns a write fills: all, or those of a D1 without migration 0015 (see upsertJobIndex). */
+type IndexColumns = "all" | "before-errors";
+
+/**
  * Writes index rows for job records. A row only moves forward: an older revision arriving late
  * (retries, reordering) never overwrites a newer one, so the index never regresses. A newer one may
  * name another schedule: a run held while its schedule was renamed goes with it (see carryRename in
@@ -154,24 +178,19 @@ export async function sessionStarts(db: D1Database, idPrefix: string, limit: num
  * src/jobs/id-blocks.ts); should two agents still hold one (an id drawn before dealing, or when no
  * shard could be asked), the second never overwrites the row it finds.
  */
-/**
- * The index's summary, as GET /v1/jobs documents it (the runner's SUMMARY_CHARS): held here too, not
- * trusted to every sender, since a row past D1's size limit fails the outbox's whole batch, at each retry.
- */
-export const INDEX_SUMMARY_CHARS = 2000;
-
-export function upsertStatements(db: D1Database, records: readonly JobRecord[]): D1PreparedStatement[] {
+export function upsertStatements(db: D1Database, records: readonly JobRecord[], columns: IndexColumns = "all"): D1PreparedStatement[] {
+	const errors = columns === "all";
 	return records.flatMap((r) => {
 		const upsert = db
 			.prepare(
 				`INSERT INTO jobs (id, agent, schedule, trigger_type, status, exit_reason, dispatch, scheduled_instant,
-				   created_at, started_at, finished_at, duration_seconds, summary, revision, tool_calls_made, tool_calls_failed, updated_at)
-				 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, CAST(unixepoch('subsec') * 1000 AS INTEGER))
+				   created_at, started_at, finished_at, duration_seconds, summary, revision, tool_calls_made, tool_calls_failed${errors ? ", error_type, error_message" : ""}, updated_at)
+				 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?${errors ? ", ?, ?" : ""}, CAST(unixepoch('subsec') * 1000 AS INTEGER))
 				 ON CONFLICT (id) DO UPDATE SET
 				   schedule = excluded.schedule, status = excluded.status, exit_reason = excluded.exit_reason, dispatch = excluded.dispatch, started_at = excluded.started_at,
 				   finished_at = excluded.finished_at, duration_seconds = excluded.duration_seconds,
 				   summary = excluded.summary, revision = excluded.revision, tool_calls_made = excluded.tool_calls_made,
-				   tool_calls_failed = excluded.tool_calls_failed, updated_at = excluded.updated_at
+				   tool_calls_failed = excluded.tool_calls_failed,${errors ? " error_type = excluded.error_type, error_message = excluded.error_message," : ""} updated_at = excluded.updated_at
 				 WHERE excluded.revision > jobs.revision AND jobs.agent = excluded.agent`,
 			)
 			.bind(
@@ -191,6 +210,7 @@ export function upsertStatements(db: D1Database, records: readonly JobRecord[]):
 				r.revision,
 				r.tool_calls?.made ?? null,
 				r.tool_calls?.failed ?? null,
+				...(errors ? [r.error?.type ?? null, listedError(r.error)?.message ?? null] : []),
 			);
 		if (!isFinal(r.status)) return [upsert];
 		// Before the upsert, which would make the row look counted already.
@@ -204,8 +224,20 @@ export function upsertStatements(db: D1Database, records: readonly JobRecord[]):
 	});
 }
 
+/** A D1 without migration 0015: a Worker deployed ahead of its D1 (see src/store/d1-schema.ts). */
+const errorColumnsMissing = (err: unknown) => err instanceof Error && /no column named error_type/.test(err.message);
+
 export async function upsertJobIndex(db: D1Database, records: readonly JobRecord[]): Promise<void> {
-	if (records.length > 0) await db.batch(upsertStatements(db, records));
+	if (records.length === 0) return;
+	try {
+		await db.batch(upsertStatements(db, records));
+	} catch (err) {
+		// Indexed without their errors rather than not at all: the outbox would retry the batch, and
+		// fail it, until the migration is applied, and the jobs would be missing from every list.
+		// A batch is one transaction, so the failed one wrote nothing to count twice.
+		if (!errorColumnsMissing(err)) throw err;
+		await db.batch(upsertStatements(db, records, "before-errors"));
+	}
 }
 
 /**

@@ -1,9 +1,11 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createJob, transition, type JobRecord, type JobSummary } from "../../src/jobs/model.ts";
-import { buildListQuery, upsertJobIndex } from "../../src/store/job-index.ts";
+import { buildListQuery, INDEX_ERROR_CHARS, upsertJobIndex } from "../../src/store/job-index.ts";
 import { call, errorOf } from "../helpers/http.ts";
-import { saveJob } from "../helpers/jobs.ts";
+import { createAgent, settle } from "../helpers/agents.ts";
+import { useEmulator } from "../helpers/emulator.ts";
+import { runToRest, saveJob } from "../helpers/jobs.ts";
 import { SUMMARY_CHARS } from "../../durable-objects/agent/runner/step.ts";
 import { clip } from "../../src/shared/clip.ts";
 
@@ -109,6 +111,31 @@ describe("GET /v1/jobs", () => {
 		const short = transition(job(1, "clipper"), "running", { reason: "start", at: new Date(T0 + 1000) });
 		await upsertJobIndex(env.DB, [transition(short, "completed", { reason: "done", at: new Date(T0 + 2000), summary: "All done." })]);
 		expect((await page("?agent=clipper")).jobs.map((j) => j.summary)).toContain("All done.");
+	});
+
+	it("says what ended a failed job, as its record does, where a completed job has its answer", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ error: 400, message: "max_tokens: 999999 > 64000, which is the maximum allowed" }, { text: "All clear." });
+		await createAgent({ name: "why-failed" });
+		const failed = await runToRest("why-failed");
+		const done = await runToRest("why-failed");
+		await settle("why-failed");
+		expect(failed).toMatchObject({ status: "failed", error: { type: expect.any(String), message: expect.stringContaining("max_tokens: 999999 > 64000") } });
+		const listed = (await page("?agent=why-failed")).jobs;
+		expect(listed.map((j) => [j.id, j.status, j.summary, j.error])).toEqual([
+			[done.id, "completed", "All clear.", null],
+			[failed.id, "failed", null, failed.error],
+		]);
+	});
+
+	it("keeps a listed error message within 500 characters, cut with …, the record holding it whole", async () => {
+		const message = "upstream said: " + "e".repeat(INDEX_ERROR_CHARS * 2);
+		const running = transition(job(2, "long-error"), "running", { reason: "start", at: new Date(T0 + 1000) });
+		await upsertJobIndex(env.DB, [transition(running, "failed", { reason: "model call failed", at: new Date(T0 + 2000), error: { type: "api_error", message } })]);
+		const [listed] = (await page("?agent=long-error")).jobs;
+		expect(listed!.error).toEqual({ type: "api_error", message: clip(message, INDEX_ERROR_CHARS) });
+		expect(listed!.error!.message).toHaveLength(INDEX_ERROR_CHARS);
+		expect(listed!.error!.message.endsWith("e…")).toBe(true);
 	});
 
 	it("stamps a row's updated_at in whole ms as D1 writes it, and keeps it when a stale revision is refused", async () => {

@@ -26,7 +26,7 @@ interface SessionSummary {
 	updated_at: string;
 }
 interface Session extends SessionSummary {
-	jobs: { id: string; status: string; trigger_type: string; continued_from: string | null }[];
+	jobs: { id: string; status: string; trigger_type: string; continued_from: string | null; error: { type: string; message: string } | null }[];
 }
 interface SessionPage {
 	sessions: SessionSummary[];
@@ -68,6 +68,22 @@ describe("session ids", () => {
 		expect(session.jobs.map((j) => [j.id, j.trigger_type, j.continued_from])).toEqual([
 			[first.id, "manual", null],
 			[next.id, "continue", first.id],
+		]);
+	});
+
+	it("lists a session's failed job with what ended it, as GET /v1/jobs does", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ text: "First." }, { error: 400, message: "prompt is too long: 250000 tokens > 200000 maximum" });
+		await createAgent({ name: "ses-failed" });
+		const first = await runToRest("ses-failed");
+		const next = await continueJob(first.id);
+		await settle("ses-failed");
+		const failed = await jobOf("ses-failed", next.id);
+		expect(failed).toMatchObject({ status: "failed", error: { message: expect.stringContaining("prompt is too long") } });
+		const session = await getSession(first.session_id!);
+		expect(session.jobs.map((j) => [j.id, j.error])).toEqual([
+			[first.id, null],
+			[next.id, failed.error],
 		]);
 	});
 

@@ -245,9 +245,15 @@ describe("drover trigger --wait: the exit code is the job's outcome", () => {
 			const json = await drover(["jobs", "--agent", agents.ok, "--json", "--limit", "5"]);
 			expect(JSON.parse(json.stdout)).toEqual((await api(`/v1/jobs?agent=${agents.ok}&limit=5`)).body);
 			const failed = await drover(["jobs", "--status", "failed", "--agent", agents.fail, "--json"]);
-			const page = JSON.parse(failed.stdout) as { jobs: { status: string }[] };
+			const page = JSON.parse(failed.stdout) as { jobs: { id: string; status: string; error: { type: string; message: string } | null }[] };
 			expect(page.jobs.length).toBeGreaterThan(0);
 			expect(page.jobs.every((j) => j.status === "failed")).toBe(true);
+			// A failed job has no answer: its row says what ended it, as drover job <id> does.
+			const shown = await drover(["jobs", "--status", "failed", "--agent", agents.fail]);
+			const [one] = page.jobs;
+			const error = (await getJob(one!.id)).error!;
+			expect(one!.error).toEqual(error);
+			expect(lines(shown.stdout).find((l) => l.startsWith(one!.id))).toContain(`  ${error.type}: ${error.message}`.slice(0, 40));
 		});
 
 		it("jobs: the more: hint keeps every filter and the limit; run in a shell, it gives the next page of the same", async () => {

@@ -21,6 +21,7 @@ interface JobRecord {
 	agent: string;
 	created_at: string;
 	pending_approval: { tool_use_id: string; tool_name: string; input: Record<string, unknown> } | null;
+	error: { type: string; message: string } | null;
 }
 
 async function call<T>(method: string, pathname: string, token: string | null, body?: unknown): Promise<T> {
@@ -1350,6 +1351,29 @@ describe("the dashboard", () => {
 		await page.locator(`tr[data-job="${job.id}"] .sub.warn`, { hasText: "1 of 1 tool call failed" }).waitFor(LIVE);
 		await page.goto(`${url}/`);
 		await page.locator("tr", { hasText: agent }).getByText("· 1 of 1 tool call failed").waitFor(LIVE);
+		await page.close();
+	});
+
+	it("says in the jobs list what ended a failed job, as its page does, where a completed job shows its answer", async () => {
+		const agent = await createAgent(`dash-why-failed-${run}`, {});
+		await script({ error: 400, message: "prompt is too long for this model (emulated)" });
+		const failed = await trigger(agent);
+		expect(await settled(failed.id)).toBe("failed");
+		await script({ text: "All quiet." });
+		const done = await trigger(agent);
+		expect(await settled(done.id)).toBe("completed");
+		const { error } = await getJob(failed.id);
+		// The list reads the index, which the agent feeds as the job ends.
+		await expect.poll(async () => (await call<{ jobs: JobRecord[] }>("GET", `/v1/jobs?agent=${agent}`, tokens.read)).jobs.map((j) => j.error), LIVE).toEqual([null, error]);
+		const page = await signedIn(`/jobs?agent=${agent}`, tokens.read);
+		const cell = (id: string) => page.locator(`tr[data-job="${id}"] td.summary`);
+		await cell(failed.id).waitFor(LIVE);
+		expect(await cell(failed.id).textContent()).toBe(`${error!.type}: ${error!.message}`);
+		expect(await cell(failed.id).getAttribute("title")).toBe(`${error!.type}: ${error!.message}`);
+		// Coloured as an error is on the job's page, so it is not read as the job's answer.
+		expect(await cell(failed.id).locator("div.ended-by").count()).toBe(1);
+		expect(await cell(done.id).textContent()).toBe("All quiet.");
+		expect(await cell(done.id).locator("div.ended-by").count()).toBe(0);
 		await page.close();
 	});
 

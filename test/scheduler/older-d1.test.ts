@@ -1,11 +1,14 @@
 import { applyD1Migrations, env, type D1Migration } from "cloudflare:test";
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { runTick } from "../../src/scheduler/tick.ts";
+import { upsertJobIndex } from "../../src/store/job-index.ts";
+import type { JobSummary } from "../../src/jobs/model.ts";
+import { lifecycleRecords } from "../helpers/jobs.ts";
 import { call } from "../helpers/http.ts";
 
 // A Worker deployed before its D1 migrations were applied (a bare `wrangler deploy`, a Git build):
-// this file's D1 lacks migrations 0010, 0011 and 0014, with a heartbeat the previous release wrote.
-const NEWER = ["0010_heartbeat_backlog.sql", "0011_live_agents_index.sql", "0014_count_live_agents.sql"];
+// this file's D1 lacks migrations 0010, 0011, 0014 and 0015, with a heartbeat the previous release wrote.
+const NEWER = ["0010_heartbeat_backlog.sql", "0011_live_agents_index.sql", "0014_count_live_agents.sql", "0015_index_job_errors.sql"];
 const FIX = "npx wrangler d1 migrations apply DB --remote";
 
 interface Health {
@@ -28,6 +31,7 @@ beforeAll(async () => {
 	for (const column of ["deferred", "oldest_deferred_at", "shards_behind"]) await env.DB.prepare(`ALTER TABLE scheduler_heartbeat DROP COLUMN ${column}`).run();
 	await env.DB.prepare("DROP INDEX agents_live").run();
 	await env.DB.prepare("DROP TABLE agent_counts").run();
+	for (const column of ["error_type", "error_message"]) await env.DB.prepare(`ALTER TABLE jobs DROP COLUMN ${column}`).run();
 	await env.DB.prepare(`DELETE FROM d1_migrations WHERE name IN (${NEWER.map(() => "?").join(", ")})`).bind(...NEWER).run();
 	// The previous release's last tick, a minute ago, as it wrote it.
 	const at = NOW - 60_000;
@@ -66,6 +70,17 @@ describe("a Worker whose D1 lacks this release's migrations", () => {
 		expect(res.status, await res.clone().text()).toBe(201);
 	});
 
+	it("indexes a job's changes without its error, where it would have failed the outbox's every retry and left the job unlisted", async () => {
+		const { running, ended } = lifecycleRecords("older-d1", new Date(NOW - 30_000), "failed");
+		await upsertJobIndex(env.DB, [running]);
+		await upsertJobIndex(env.DB, [ended]);
+		const { jobs } = (await (await call("/v1/jobs?agent=older-d1")).json()) as { jobs: JobSummary[] };
+		expect(jobs.map((j) => [j.id, j.status, j.error])).toEqual([[ended.id, "failed", null]]);
+		// Counted once, as a first final status is.
+		const status = (await (await call("/v1/status")).json()) as { jobs: Record<string, number> };
+		expect(status.jobs.failed).toBe(1);
+	});
+
 	it("a tick that cannot write the heartbeat logs which migrations are missing and how to apply them", async () => {
 		const lines: Record<string, unknown>[] = [];
 		vi.spyOn(console, "error").mockImplementation((line: unknown) => void lines.push(JSON.parse(String(line)) as Record<string, unknown>));
@@ -88,5 +103,10 @@ describe("a Worker whose D1 lacks this release's migrations", () => {
 		// The agent defined meanwhile was registered without a count; 0014 counted it as it ran.
 		const status = (await (await call("/v1/status")).json()) as { agents: { api: number } };
 		expect(status.agents.api).toBe(1);
+		// A job's error is indexed again, with 0015's columns.
+		const { running, ended } = lifecycleRecords("older-d1", new Date(NOW), "failed");
+		await upsertJobIndex(env.DB, [running, ended]);
+		const { jobs } = (await (await call("/v1/jobs?agent=older-d1")).json()) as { jobs: JobSummary[] };
+		expect(jobs.find((j) => j.id === ended.id)?.error).toEqual({ type: "test", message: "boom" });
 	});
 });

@@ -217,5 +217,11 @@ function jobRow(j) {
 		h("td", null, j.started_at ? slotTime(j.started_at) : h("span", { class: "muted" }, "created ", slotTime(j.created_at))),
 		h("td", { class: "num", text: dur(j.duration_seconds) }),
 		// Two lines of it (the CSS clamps them): the whole, up to 2,000 characters, is the cell's tooltip and on the job's page.
-		h("td", { class: "summary", title: printable(j.summary || "") }, h("div", { text: printable(j.summary || "") })));
+		summaryCell(j));
+}
+/** The job's answer; or, for one that has none, what ended it (a failed job's error), as its page says it. @param {JobSummary} j */
+function summaryCell(j) {
+	const error = j.summary && j.summary.trim() !== "" ? null : j.error;
+	const text = printable(error ? error.type + ": " + error.message : j.summary || "");
+	return h("td", { class: "summary", title: text }, h("div", { class: error ? "ended-by" : undefined, text }));
 }
