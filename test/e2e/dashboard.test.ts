@@ -1308,6 +1308,9 @@ describe("the dashboard", () => {
 		await expect.poll(async () => (await getJob(job.id)).status, LIVE).toBe("approval_pending");
 		const page = await signedIn(`/jobs/${job.id}`, tokens.read);
 		await page.locator("#job-status .badge", { hasText: "approval pending" }).waitFor(LIVE);
+		// The record counts its calls as it ends: until then its Record says where they are.
+		const toolCallsFact = () => page.locator("#job-facts dt", { hasText: /^Tool calls$/ }).locator("xpath=following-sibling::dd[1]").textContent();
+		expect(await toolCallsFact()).toBe("counted when the job ends; those made so far are listed below");
 		const body = page.locator("#job-tool-calls-body");
 		const rows = body.locator("tbody tr");
 		const summary = page.locator("#job-tool-calls summary");
@@ -1347,6 +1350,7 @@ describe("the dashboard", () => {
 		// Beside its status, here and in the lists: completed, with its one call that ran failed.
 		const facts = page.locator("#job-facts");
 		await facts.getByText("1 ran, 1 failed (listed below)").waitFor(LIVE);
+		expect(await toolCallsFact()).toBe("1 ran, 1 failed (listed below)");
 		await page.goto(`${url}/jobs?agent=${agent}`);
 		await page.locator(`tr[data-job="${job.id}"] .sub.warn`, { hasText: "1 of 1 tool call failed" }).waitFor(LIVE);
 		await page.goto(`${url}/`);
