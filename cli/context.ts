@@ -1,6 +1,6 @@
 import { InvalidArgumentError, type Command } from "commander";
 import { z } from "zod";
-import { AGENT_NAME_PATTERN, agentNameProblem } from "../src/config/agent-name.ts";
+import { AGENT_NAME_PATTERN, AGENT_NAME_RULE, agentNameProblem } from "../src/config/agent-name.ts";
 import { INCIDENT_ID_FORMAT, INCIDENT_ID_PATTERN } from "../src/incidents/id-format.ts";
 import { isJobId, JOB_ID_FORMAT } from "../src/jobs/id-format.ts";
 import { SESSION_ID_FORMAT, SESSION_ID_PATTERN } from "../src/jobs/session-id-format.ts";
@@ -122,7 +122,7 @@ export function jobIdArg(value: string): string {
  */
 export function agentNameError(name: string): string | null {
 	if (AGENT_NAME_PATTERN.test(name)) return null;
-	return `must be 1-63 lowercase letters, digits or -, starting with a letter or digit; it ${agentNameProblem(name)}`;
+	return `must be ${AGENT_NAME_RULE}; it ${agentNameProblem(name)}`;
 }
 
 /** Why `id` is no session id (nor a prefix of one), or null: the API's own pattern (src/jobs/session-id-format.ts). */

@@ -1,10 +1,10 @@
 import { z } from "@hono/zod-openapi";
-import { AGENT_NAME_PATTERN, agentNameProblem } from "../config/agent-name.ts";
+import { AGENT_NAME_PATTERN, AGENT_NAME_RULE, agentNameProblem } from "../config/agent-name.ts";
 
 export const AgentNameParam = z
 	.string()
 	.regex(AGENT_NAME_PATTERN, {
-		error: (iss) => `must be an agent name: lowercase letters, digits and dashes, starting with a letter or digit; it ${agentNameProblem(String(iss.input))}`,
+		error: (iss) => `must be an agent name, ${AGENT_NAME_RULE}; it ${agentNameProblem(String(iss.input))}`,
 	})
 	.openapi({ example: "daily-digest" });
 

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { AGENT_NAME_PATTERN, agentNameProblem } from "../config/agent-name.ts";
+import { AGENT_NAME_PATTERN, AGENT_NAME_RULE, agentNameProblem } from "../config/agent-name.ts";
 import { UsageAgentTotalSchema, UsageDaySchema, UsageDayTotalSchema } from "../jobs/usage-day.ts";
 import { BadRequestError } from "../errors.ts";
 import { DAY_MS, isoDay, listUsage, listUsageByAgent, listUsageByDay, utcDay } from "../store/usage.ts";
@@ -19,7 +19,7 @@ const AgentsParam = z
 		for (const name of names) {
 			if (AGENT_NAME_PATTERN.test(name)) continue;
 			const which = names.length > 1 ? `${JSON.stringify(name)} ` : "it ";
-			ctx.addIssue({ code: "custom", message: `must be an agent name, or several separated by commas: lowercase letters, digits and dashes, starting with a letter or digit; ${which}${agentNameProblem(name)}` });
+			ctx.addIssue({ code: "custom", message: `must be an agent name, or several separated by commas, each ${AGENT_NAME_RULE}; ${which}${agentNameProblem(name)}` });
 			return z.NEVER;
 		}
 		const unique = [...new Set(names)];

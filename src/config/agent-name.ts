@@ -7,6 +7,9 @@
 /** An agent name becomes a Durable Object name, an R2 key segment and a URL segment. */
 export const AGENT_NAME_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
+/** AGENT_NAME_PATTERN in words, as every refusal of a name says it. */
+export const AGENT_NAME_RULE = "1-63 lowercase letters, digits or -, starting with a letter or digit";
+
 /** A character as a message names it: itself when printable ASCII, else its code point (U+2010). */
 export function charName(c: string): string {
 	const hex = `U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`;

@@ -4,7 +4,7 @@ import { invisibleReason, scanPrompt } from "../agent/injection.ts";
 import { ELLIPSIS, utf8Length } from "../shared/clip.ts";
 import { MAX_JSON_DEPTH, withinDepth } from "../shared/json-depth.ts";
 import { jsonSchemaProblems } from "./json-schema.ts";
-import { AGENT_NAME_PATTERN, agentNameProblem, charName } from "./agent-name.ts";
+import { AGENT_NAME_PATTERN, AGENT_NAME_RULE, agentNameProblem, charName } from "./agent-name.ts";
 import { isReservedSecret, RESERVED_SECRETS_SAID } from "./reserved-secrets.ts";
 import "../shared/zod-messages.ts";
 
@@ -563,7 +563,7 @@ export const AgentSchema = strict({
 	name: z
 		.string()
 		.regex(AGENT_NAME_PATTERN, {
-			error: (iss) => `agent name "${printableAsciiClipped(String(iss.input), 100)}" ${agentNameProblem(String(iss.input))}; agent names are 1-63 lowercase letters, digits or -, starting with a letter or digit`,
+			error: (iss) => `agent name "${printableAsciiClipped(String(iss.input), 100)}" ${agentNameProblem(String(iss.input))}; agent names are ${AGENT_NAME_RULE}`,
 		})
 		.refine((name) => name !== SCHEDULER_AGENT, `"${SCHEDULER_AGENT}" is reserved: the scheduler files its own incidents under it`),
 	model: ModelName.default("claude-sonnet-5-5"),

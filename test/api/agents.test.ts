@@ -59,7 +59,7 @@ describe("GET /v1/agents", () => {
 	});
 
 	it("names the character that makes a look-alike name no agent's, and the name it looks like", async () => {
-		const rule = "must be an agent name: lowercase letters, digits and dashes, starting with a letter or digit";
+		const rule = "must be an agent name, 1-63 lowercase letters, digits or -, starting with a letter or digit";
 		for (const [name, problem] of [
 			["daily%E2%80%90digest", 'has U+2010 at character 6 (did you mean "daily-digest"?)'],
 			["daily-digest%E2%80%8B", 'has U+200B at character 13 (did you mean "daily-digest"?)'],
