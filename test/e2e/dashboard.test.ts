@@ -1944,6 +1944,69 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+	it("keeps the usage chart's value axis beside the bars on a phone, where the chart opens scrolled to its newest days, and where it was at a desktop's width", async () => {
+		const page = await signedIn("/usage");
+		const DAY = 86_400_000;
+		const now = Date.now();
+		const today = Math.floor(now / DAY) * DAY;
+		await page.clock.setFixedTime(now);
+		// A week of two agents, the busiest day 79,200 tokens: an axis of 0 to 80K in steps of 20K.
+		const days: UsageRow[] = Array.from({ length: 7 }, (_, d) => [0, 1].map((a) => ({ day: new Date(today - d * DAY).toISOString().slice(0, 10), agent: `axis-${a}`, jobs: 1, input_tokens: (a ? 30_000 : 49_000) - d * 1000, output_tokens: 200, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, cost_usd: null, priced_jobs: 0 }))).flat();
+		await page.locator("#usage-meta", { hasText: /^Last 7 days \(UTC\) · / }).waitFor(LIVE);
+		await fakeUsage(page, days);
+		/**
+		 * The chart's box, and each value label's box, the y of the grid line at its value, and whether
+		 * it is what is drawn at its middle (not covered by bars); and whether a screen reader is kept
+		 * from each (the chart is one image, named; the table beneath has the numbers).
+		 */
+		const seen = () => page.evaluate<{ box: { left: number; right: number }; scrolled: number; scrollable: boolean; labels: { text: string; left: number; right: number; mid: number; grid: number; top: boolean; hidden: boolean }[]; gridLeft: number; scale: number }>(`(() => {
+			const chart = document.querySelector("#usage-chart");
+			const box = chart.getBoundingClientRect();
+			const plot = chart.querySelector("svg.usage-chart");
+			const grid = [...plot.querySelectorAll("line.grid-line")].map((l) => l.getBoundingClientRect());
+			const labels = [...chart.querySelectorAll("svg > text[text-anchor=end]")].map((t, i) => {
+				const r = t.getBoundingClientRect();
+				const mid = r.top + r.height / 2;
+				const at = document.elementFromPoint(r.left + r.width / 2, mid);
+				return { text: t.textContent, left: r.left, right: r.right, mid, grid: grid[i].top + grid[i].height / 2, top: at === t || t.contains(at), hidden: !!t.closest('[aria-hidden="true"], [role="img"]') };
+			});
+			const p = plot.getBoundingClientRect();
+			return { box: { left: box.left, right: box.right }, scrolled: chart.scrollLeft, scrollable: chart.scrollWidth > chart.clientWidth, labels, gridLeft: grid[0].left - p.left, scale: p.width / plot.viewBox.baseVal.width };
+		})()`);
+		const check = (s: Awaited<ReturnType<typeof seen>>) => {
+			expect(s.labels.map((l) => l.text)).toEqual(["0", "20K", "40K", "60K", "80K"]);
+			for (const l of s.labels) {
+				// In the box's view, at the left, over what scrolls beneath, level with its grid line.
+				expect(l.left, l.text).toBeGreaterThanOrEqual(s.box.left);
+				expect(l.right, l.text).toBeLessThan(s.box.left + s.gridLeft);
+				expect(l.top, l.text).toBe(true);
+				expect(Math.abs(l.mid - l.grid), l.text).toBeLessThan(3);
+				expect(l.hidden, l.text).toBe(true);
+			}
+		};
+		await page.setViewportSize({ width: 390, height: 844 });
+		await page.reload();
+		await page.locator("#usage-chart rect.bar").first().waitFor(LIVE);
+		expect(await page.getByRole("img", { name: "Tokens per agent per day" }).count()).toBe(1);
+		const phone = await seen();
+		expect(phone.scrollable).toBe(true);
+		expect(phone.scrolled).toBeGreaterThan(0);
+		check(phone);
+		// Scrolled back to the first days, the labels are where the chart's margin has them.
+		await page.locator("#usage-chart").evaluate((c) => { c.scrollLeft = 0; });
+		const start = await seen();
+		check(start);
+		expect(start.labels[0]!.right - start.box.left).toBeCloseTo(56 * start.scale, 0);
+		// At a desktop's width nothing scrolls: the labels stand in the chart's margin, 8 units left of the grid.
+		await page.setViewportSize({ width: 1366, height: 768 });
+		const desk = await seen();
+		expect(desk.scrollable).toBe(false);
+		check(desk);
+		for (const l of desk.labels) expect(l.right - desk.box.left, l.text).toBeCloseTo((64 - 8) * desk.scale, 0);
+		await page.close();
+		expect(pageErrors).toEqual([]);
+	});
+
 	it("draws a week of a 1,000-agent fleet's usage as a chart of all of it over a table of its first 200 rows, reading the rest on request", async () => {
 		const page = await signedIn("/usage");
 		const DAY = 86_400_000;
