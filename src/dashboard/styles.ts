@@ -58,6 +58,8 @@ export const APP_CSS = String.raw`
 	--auto-bg: #ffe8bf;
 	--chart-line: #c8ced6;
 	--chart-grid: #eef0f3;
+	/* the edge shade of a box that scrolls sideways (.table-wrap) */
+	--scroll-shade: rgba(0,0,0,.16);
 	color-scheme: light dark;
 }
 @media print { :root { color-scheme: light; } }
@@ -106,6 +108,9 @@ export const APP_CSS = String.raw`
 		--auto-bg: #5a3c08;
 		--chart-line: #4a5563;
 		--chart-grid: #252d37;
+		/* a dark shade hardly shows on a dark panel (the light scheme's was 1.05:1 on it, black itself is
+		   1.24:1): a light one, 1.65:1 at the edge, where the light scheme's is 1.45:1 on white */
+		--scroll-shade: rgba(255,255,255,.16);
 	}
 }
 
@@ -257,7 +262,7 @@ body[data-role="operate"] [data-lacks="operate"], body[data-role="admin"] [data-
 .table-wrap { max-width: 100%; overflow-x: auto; position: relative; border-radius: 8px; }
 /* a cue that it scrolls: a shade at an edge with more beyond it (the panel-coloured covers scroll with
    the table and hide the shade at an end); the table is see-through for it, the box painting its panel */
-.table-wrap { background: linear-gradient(to right, var(--panel) 40%, transparent) left / 2rem 100% no-repeat local, linear-gradient(to left, var(--panel) 40%, transparent) right / 2rem 100% no-repeat local, linear-gradient(to right, rgba(0,0,0,.16), transparent) left / .7rem 100% no-repeat, linear-gradient(to left, rgba(0,0,0,.16), transparent) right / .7rem 100% no-repeat, var(--panel); }
+.table-wrap { background: linear-gradient(to right, var(--panel) 40%, transparent) left / 2rem 100% no-repeat local, linear-gradient(to left, var(--panel) 40%, transparent) right / 2rem 100% no-repeat local, linear-gradient(to right, var(--scroll-shade), transparent) left / .7rem 100% no-repeat, linear-gradient(to left, var(--scroll-shade), transparent) right / .7rem 100% no-repeat, var(--panel); }
 .table-wrap > table.grid { background: transparent; }
 .nowrap { white-space: nowrap; }
 table.grid { width: 100%; border-collapse: collapse; background: var(--panel); border: 1px solid var(--line); border-radius: 8px; overflow: hidden; }

@@ -5203,6 +5203,44 @@ describe("the dashboard, as a new user walking through it finds it", () => {
 		expect(pageErrors).toEqual([]);
 	});
 
+	it("shades the edge of a table that scrolls sideways in the dark scheme as visibly as in the light one", async () => {
+		const page = await signedIn("/", tokens.read);
+		await page.setViewportSize({ width: 390, height: 800 });
+		const row = page.locator('#fleet-table tr[data-agent="daily-digest"]');
+		await row.waitFor(LIVE);
+		const wrap = page.locator(".table-wrap:has(#fleet-table)");
+		expect(await wrap.evaluate((el) => el.scrollWidth > el.clientWidth)).toBe(true);
+		const lum = (c: number[]) => {
+			const [r, g, b] = c.map((v) => (v /= 255) <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4);
+			return 0.2126 * r! + 0.7152 * g! + 0.0722 * b!;
+		};
+		const ratio = (a: number[], b: number[]) => (Math.max(lum(a), lum(b)) + 0.05) / (Math.min(lum(a), lum(b)) + 0.05);
+		/**
+		 * How far the shade stands from the panel in a 2-px strip inside the box's right edge, down
+		 * daily-digest's row: the contrast of the strip's pixel nearest the panel's colour (text makes
+		 * others further), 1 where the strip is the panel's own colour; scrolled to its start or its end.
+		 */
+		const shade = async (end = false) => {
+			await wrap.evaluate((el, end) => { el.scrollLeft = end ? el.scrollWidth : 0; }, end);
+			const hex = (await page.evaluate<string>(`getComputedStyle(document.documentElement).getPropertyValue("--panel").trim()`)).slice(1);
+			const panel = [0, 2, 4].map((i) => parseInt(hex.slice(i, i + 2), 16));
+			const box = (await wrap.boundingBox())!;
+			const r = (await row.boundingBox())!;
+			const png = await page.screenshot({ clip: { x: box.x + box.width - 4, y: r.y + 2, width: 2, height: r.height - 4 } });
+			const pixels = rgbRows(png).flatMap((line) => Array.from({ length: line.length / 3 }, (_, i) => line.slice(i * 3, i * 3 + 3)));
+			return Math.min(...pixels.map((p) => ratio(p, panel)));
+		};
+		const light = await shade();
+		expect(light).toBeGreaterThan(1.1);
+		await page.emulateMedia({ colorScheme: "dark" });
+		expect(await page.evaluate<string>(`getComputedStyle(document.body).backgroundColor`)).not.toBe("rgb(255, 255, 255)");
+		expect(await shade()).toBeGreaterThanOrEqual(light);
+		// Scrolled to its end, no shade there: the panel's own colour.
+		expect(await shade(true)).toBe(1);
+		await page.close();
+		expect(pageErrors).toEqual([]);
+	});
+
 	it("keeps Sign out on one line on a phone's top bar beside who is signed in", async () => {
 		const page = await signedIn("/usage", tokens.operate);
 		await page.setViewportSize({ width: 375, height: 800 });
