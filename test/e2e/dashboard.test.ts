@@ -5016,6 +5016,55 @@ describe("the dashboard, as a new user walking through it finds it", () => {
 		expect(pageErrors).toEqual([]);
 	});
 
+	it("says again why a greyed-out Run now cannot run when it is pressed again, and keeps saying it in its row across a poll's redraw while the agent is still paused, not once it is resumed", async () => {
+		const agent = await createAgent(`dash-sayagain-${run}`, {});
+		await call("POST", `/v1/agents/${agent}/pause`, tokens.operate, {});
+		const page = await signedIn(`/?prefix=dash-sayagain-`, tokens.operate, { fakeClock: true });
+		const row = page.locator(`#fleet-table tr[data-agent="${agent}"]`);
+		const runNow = row.getByRole("button", { name: /^Run now/ });
+		const status = row.getByRole("status");
+		const why = `${agent} is paused: resume it to run it`;
+		await runNow.waitFor(LIVE);
+		await page.locator('body[data-role="operate"]').waitFor({ ...LIVE, state: "attached" });
+		// What the row's status says after each change to the table (each a change a screen reader is told of), repeats left out.
+		await page.evaluate(`(() => {
+			window.said = [];
+			const sel = ${JSON.stringify(`#fleet-table tr[data-agent="${agent}"] [role=status]`)};
+			new MutationObserver(() => {
+				const s = document.querySelector(sel);
+				const text = s ? s.textContent : null;
+				if (window.said[window.said.length - 1] !== text) window.said.push(text);
+			}).observe(document.querySelector("#fleet-table tbody"), { subtree: true, childList: true, characterData: true });
+		})()`);
+		const said = () => page.evaluate<(string | null)[]>(`window.said.splice(0)`);
+		await runNow.focus();
+		await page.keyboard.press("Enter");
+		await status.filter({ hasText: why }).waitFor(LIVE);
+		expect(await said()).toEqual([why]);
+		// Pressed again (clicked: Playwright waits for an aria-disabled button to be enabled unless forced), the same
+		// reason: emptied, then said again a moment later, which a screen reader reads out again.
+		await runNow.click({ force: true });
+		await page.clock.runFor(1000);
+		await status.filter({ hasText: why }).waitFor(LIVE);
+		expect(await said()).toEqual(["", why]);
+		// A new pause reason: a poll redraws the row, still paused, and the reason Run now was pressed for is still said.
+		await call("POST", `/v1/agents/${agent}/pause`, tokens.operate, { reason: "held for the vendor" });
+		await stepClock(page, 10_000);
+		await row.locator(".reason", { hasText: "held for the vendor" }).waitFor(LIVE);
+		expect(await status.textContent()).toBe(why);
+		// Resumed, it no longer holds: gone, and not said again when paused again until Run now is pressed.
+		await call("POST", `/v1/agents/${agent}/resume`, tokens.operate, {});
+		await stepClock(page, 10_000);
+		await expect.poll(() => runNow.getAttribute("aria-disabled"), LIVE).toBe(null);
+		expect(await status.count()).toBe(0);
+		await call("POST", `/v1/agents/${agent}/pause`, tokens.operate, {});
+		await stepClock(page, 10_000);
+		await expect.poll(() => runNow.getAttribute("aria-disabled"), LIVE).toBe("true");
+		expect(await status.textContent()).toBe("");
+		await page.close();
+		expect(pageErrors).toEqual([]);
+	});
+
 	it("says a schedule's next run in the new-agent editor's Check result with its relative time apart from its zone", async () => {
 		const page = await signedIn("/", tokens.admin);
 		await page.getByRole("button", { name: "New agent" }).click();

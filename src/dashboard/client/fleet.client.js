@@ -21,6 +21,8 @@ async function fleetView(signal) {
 	let pages = 1;
 	/** @type {?number} */
 	let total = null; // from /v1/status: every agent, shown or not
+	/** The agents whose greyed-out Run now was pressed: its reason stays said in their rows while it holds. @type {Set<string>} */
+	const toldWhy = new Set();
 	const creating = $("#new-agent");
 	$("#fleet-new").onclick = () => {
 		// Its button is gone while it is open: a second click would start it again, losing what was typed.
@@ -58,7 +60,7 @@ async function fleetView(signal) {
 		more.hidden = everyone.hidden = !cursor;
 	};
 	const draw = () => keepingFocus(tbody, () => {
-		syncRows(tbody, shown, (a) => a.name, (a) => agentRow(a, load));
+		syncRows(tbody, shown, (a) => a.name, (a) => agentRow(a, load, toldWhy));
 		if (!shown.length) tbody.append(h("tr", null, h("td", { colspan: 6, class: "muted", text: !prefix ? "No agents." : nameStart(prefix) ? "No agents whose name starts with " + printable(prefix) + "." : "No agent's name starts with " + printable(prefix) + ": names are lowercase letters, digits and dashes, beginning with a letter or digit." })));
 		drawMeta();
 	});
@@ -92,7 +94,7 @@ async function fleetView(signal) {
 		shown = shown.concat(p.agents);
 		cursor = p.next_cursor;
 		pages++;
-		tbody.append(...p.agents.map((a) => rowFor(a.name, a, (x) => agentRow(x, load))));
+		tbody.append(...p.agents.map((a) => rowFor(a.name, a, (x) => agentRow(x, load, toldWhy))));
 		drawMeta();
 	};
 	// The last page hides both buttons: the first agent it added takes the focus.
@@ -137,8 +139,13 @@ async function fleetView(signal) {
 }
 /** Whether `text` can begin an agent name: a name's start is a name (AGENT_NAME_PATTERN, the API's own). @param {string} text */
 const nameStart = (text) => AGENT_NAME_PATTERN.test(text);
-/** @param {AgentView} a @param {() => Promise<void>} reload */
-function agentRow(a, reload) {
+/** How long a status said again is left empty first: long enough for a screen reader to see it change. */
+const SAY_AGAIN_MS = 150;
+/**
+ * @param {AgentView} a @param {() => Promise<void>} reload
+ * @param {Set<string>} toldWhy the agents whose greyed-out Run now was pressed, its reason said in their rows
+ */
+function agentRow(a, reload, toldWhy) {
 	const auto = !!a.paused && a.paused.by === "auto";
 	let state;
 	if (!a.enabled) state = badge("disabled", "");
@@ -182,12 +189,27 @@ function agentRow(a, reload) {
 	// greys the focused one): aria-disabled, described by the reason, which pressing it shows.
 	const cannot = !a.enabled ? a.name + " is disabled: enable it in its definition to run it" : a.paused ? a.name + " is paused: resume it to run it" : null;
 	const why = cannot ? h("span", { id: "cannot-run-" + a.name, class: "sr-only", text: cannot }) : null;
-	// Said in the row when pressed: a status, so a screen reader reads it out.
-	const said = cannot ? h("span", { class: "reason", role: "status" }) : null;
+	// Said in the row when pressed: a status, so a screen reader reads it out. Still said in the row
+	// a poll redraws (its jobs or its pause changed), while it still holds; gone once the agent can run.
+	if (!cannot) toldWhy.delete(a.name);
+	const said = cannot ? h("span", { class: "reason", role: "status", text: toldWhy.has(a.name) ? cannot : null }) : null;
+	/**
+	 * Says why, pressed again too: the same text set again is no change a screen reader reads out, so
+	 * it is taken away and put back a moment later, a change it reads (as a live region's announcer does).
+	 * @param {HTMLElement} el @param {string} text
+	 */
+	const sayWhy = (el, text) => {
+		toldWhy.add(a.name);
+		if (el.textContent !== text) el.textContent = text;
+		else {
+			el.textContent = "";
+			setTimeout(() => { if (!el.textContent) el.textContent = text; }, SAY_AGAIN_MS);
+		}
+	};
 	const actions = h("td", { class: "actions", "data-needs": "operate" },
 		h("button", { type: "button", class: "small", "data-needs": "operate", text: "Run now", "aria-label": "Run now: " + a.name,
 			"aria-disabled": cannot ? "true" : null, "aria-describedby": why ? why.id : null, title: cannot,
-			onclick: () => (cannot && said ? setText(said, cannot) : runNow(a)) }),
+			onclick: () => (cannot && said ? sayWhy(said, cannot) : runNow(a)) }),
 		a.paused
 			? h("button", { type: "button", class: "small", "data-needs": "operate", text: "Resume", "aria-label": "Resume " + a.name, onclick: (e) => act(e.currentTarget, async () => {
 				/** @type {AgentStatus} */
