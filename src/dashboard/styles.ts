@@ -377,12 +377,12 @@ ol.log li.placeholder { display: block; color: #7f8fa3; }
 /* drawn 1200 wide: never shrunk below 1000px (text stays 10px or more), scrolled sideways instead */
 .chart { overflow-x: auto; }
 .chart svg { display: block; width: 100%; min-width: 1000px; height: auto; }
-/* the usage chart's value axis, over the chart's left margin (one grid cell holds both): sticky, so a
-   phone's reader scrolled to the newest days still has the scale beside the bars; its panel-coloured
-   ground hides the bars scrolled under it. The cell is as wide as the chart, so it can stick all the way. */
+/* a chart's margin labels (usage's value axis, runs' lanes), over its left margin (one grid cell holds
+   both): sticky, so a phone scrolled to the newest days still has them; its panel-coloured ground hides
+   what scrolls under it. The cell is as wide as the chart, so it can stick all the way. */
 .chart .plot { display: grid; grid-template-columns: minmax(0, 1fr); min-width: 1000px; }
 .chart .plot > svg { grid-area: 1 / 1; }
-.chart .value-axis { min-width: 0; justify-self: start; align-self: start; position: sticky; left: 0; background: var(--panel); }
+.chart .pinned { min-width: 0; justify-self: start; align-self: start; position: sticky; left: 0; background: var(--panel); }
 .chart .axis line, .chart .axis path { stroke: var(--chart-line); }
 .chart .grid-line { stroke: var(--chart-grid); }
 .chart text { font-size: 11px; fill: var(--muted); font-family: inherit; }

@@ -2007,6 +2007,87 @@ describe("the dashboard", () => {
 		expect(pageErrors).toEqual([]);
 	});
 
+	it("keeps the runs chart's lane labels beside the runs on a phone scrolled to its newest runs, a focused mark out from under them, and where they were at a desktop's width", async () => {
+		const agent = `dash-lanes-${run}`;
+		const at = (i: number) => new Date(Date.UTC(2020, 0, 1, 0, i * 15)).toISOString();
+		const runs = Array.from({ length: 40 }, (_, i) => ({
+			id: `occ-${i}`, schedule: i % 2 ? "every-15m" : "hourly", source: "cron", scheduled_instant: at(40 - i), dispatch: "on_time", claimed_at: at(40 - i),
+			status: "completed", skip_reason: null, skipped_count: null, skipped_from: null,
+			job_id: `job-2020-01-01-lanes${String(i).padStart(3, "0")}`, error: null, delivery_outcome: null,
+		}));
+		const page = await context.newPage();
+		page.on("pageerror", (err) => pageErrors.push(`lanes: ${err.message}`));
+		await page.setViewportSize({ width: 390, height: 844 });
+		await page.route((u) => u.pathname === `/v1/agents/${agent}/runs`, (route) => route.fulfill({ json: { runs, next_cursor: null } }));
+		await page.route((u) => u.pathname === `/v1/agents/${agent}/sessions/current`, (route) => route.fulfill({ status: 404, json: { error: { code: "not_found", message: "no session" } } }));
+		await signInOn(page, `/agents/${agent}/runs`, tokens.read);
+		await page.locator("#runs-chart g.occurrence").nth(39).waitFor(LIVE);
+		/**
+		 * The chart's box and how far it is scrolled; for each lane, the label drawn on top at its middle
+		 * inside the box (none if none is), and the y of its lane's line; the chart's margin in pixels;
+		 * and the focused mark's left edge.
+		 */
+		const seen = () => page.evaluate<{ box: { left: number; right: number }; scrolled: number; scrollable: boolean; lanes: { text: string; left: number; right: number; mid: number; line: number }[]; margin: number; focused: number | null }>(`(() => {
+			const chart = document.querySelector("#runs-chart");
+			const box = chart.getBoundingClientRect();
+			const plot = chart.querySelector("svg.runs-timeline");
+			const margin = 150 * plot.getBoundingClientRect().width / plot.viewBox.baseVal.width;
+			const lines = [...plot.querySelectorAll("line.lane-line")].map((l) => { const r = l.getBoundingClientRect(); return r.top + r.height / 2; });
+			const lanes = [...plot.querySelectorAll("text.lane")].map((own, i) => {
+				const shown = [...chart.querySelectorAll("text.lane")].filter((t) => t.textContent === own.textContent).map((t) => {
+					const r = t.getBoundingClientRect();
+					const at = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+					return { text: t.textContent, left: r.left, right: r.right, mid: r.top + r.height / 2, line: lines[i], top: at === t || t.contains(at) };
+				}).find((l) => l.top && l.left >= box.left && l.right <= box.right);
+				return shown || { text: own.textContent, left: NaN, right: NaN, mid: NaN, line: lines[i] };
+			});
+			const f = document.activeElement.closest("#runs-chart a");
+			return { box: { left: box.left, right: box.right }, scrolled: chart.scrollLeft, scrollable: chart.scrollWidth > chart.clientWidth, lanes, margin, focused: f && f.getBoundingClientRect().left };
+		})()`);
+		const check = (s: Awaited<ReturnType<typeof seen>>) => {
+			expect(s.lanes.map((l) => l.text)).toEqual(["every-15m", "hourly"]);
+			for (const l of s.lanes) {
+				// In the box's view, in its margin at the left, over what scrolls beneath, level with its lane.
+				expect(l.left, l.text).toBeGreaterThanOrEqual(s.box.left);
+				expect(l.right, l.text).toBeLessThan(s.box.left + s.margin);
+				expect(Math.abs(l.mid - l.line), l.text).toBeLessThan(3);
+			}
+		};
+		// The chart is the group it was, its own lane labels in it for a screen reader; what is pinned is hidden.
+		const a11y = () => page.evaluate<{ own: number; ownHidden: boolean; others: boolean }>(`(() => {
+			const plot = document.querySelector("#runs-chart svg.runs-timeline");
+			const own = [...plot.querySelectorAll("text.lane")];
+			const others = [...document.querySelectorAll("#runs-chart text.lane")].filter((t) => !plot.contains(t));
+			return { own: own.length, ownHidden: own.some((t) => !!t.closest('[aria-hidden="true"]')), others: others.every((t) => !!t.closest('[aria-hidden="true"]')) };
+		})()`);
+		expect(await page.getByRole("group", { name: `Occurrences of ${agent} on a time axis` }).count()).toBe(1);
+		expect(await a11y()).toEqual({ own: 2, ownHidden: false, others: true });
+		const open = await seen();
+		expect(open.scrollable).toBe(true);
+		check(open);
+		// The chart's one tab stop is its newest run: the box scrolls to it, the labels stay.
+		await page.locator("#agent-notepad summary").focus();
+		await page.keyboard.press("Tab");
+		const newest = await seen();
+		expect(newest.scrolled).toBeGreaterThan(0);
+		check(newest);
+		// Walked back with the arrow keys, a focused mark is scrolled clear of the labels, not under them.
+		for (let i = 0; i < 30; i++) await page.keyboard.press("ArrowLeft");
+		const walked = await seen();
+		expect(walked.scrolled).toBeGreaterThan(0);
+		check(walked);
+		expect(walked.focused).toBeGreaterThanOrEqual(walked.box.left + walked.margin);
+		// At a desktop's width nothing scrolls: the labels stand in the chart's margin, 12 units left of its lines.
+		await page.setViewportSize({ width: 1366, height: 768 });
+		const desk = await seen();
+		expect(desk.scrollable).toBe(false);
+		check(desk);
+		for (const l of desk.lanes) expect(l.right - desk.box.left, l.text).toBeCloseTo((150 - 12) * (desk.margin / 150), 0);
+		expect(await a11y()).toEqual({ own: 2, ownHidden: false, others: true });
+		await page.close();
+		expect(pageErrors).toEqual([]);
+	});
+
 	it("draws a week of a 1,000-agent fleet's usage as a chart of all of it over a table of its first 200 rows, reading the rest on request", async () => {
 		const page = await signedIn("/usage");
 		const DAY = 86_400_000;

@@ -49,3 +49,17 @@ function niceAxis(v, count) {
 }
 /** @param {number} n */
 const compact = (n) => Intl.NumberFormat("en", { notation: "compact" }).format(n);
+/**
+ * A chart in its box, its left margin's labels in a sticky column over the margin at its scale: kept
+ * in view as a phone scrolls the chart. Hidden from screen readers. The scroll padding keeps a
+ * focused mark from under it (the chart scrolls only at its least width, 1000px).
+ * @param {Element} box @param {SVGElement} chart @param {number} left @param {number} height @param {SVGElement[]} labels
+ */
+function drawPinned(box, chart, left, height, labels) {
+	const W = /** @type {SVGSVGElement} */ (chart).viewBox.baseVal.width;
+	const pinned = svg("svg", { viewBox: "0 0 " + left + " " + height, class: "pinned", "aria-hidden": "true" }, ...labels);
+	// The page's styles allow no style attribute.
+	pinned.style.width = (left / W) * 100 + "%";
+	/** @type {HTMLElement} */ (box).style.scrollPaddingLeft = (left / W) * 1000 + "px";
+	box.replaceChildren(h("div", { class: "plot" }, chart, pinned));
+}

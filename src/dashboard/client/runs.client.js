@@ -330,7 +330,8 @@ function drawRuns(box, runs) {
 		}
 	}
 	rovingMarks(root);
-	box.replaceChildren(root);
+	// The lanes pinned down to the time axis: copies, the chart's own kept for screen readers.
+	drawPinned(box, root, left, axisY, [...root.querySelectorAll("text.lane")].map((t) => /** @type {SVGElement} */ (t.cloneNode(true))));
 }
 /**
  * The chart's links are one tab stop, the newest to start with, and the arrow keys go from mark to

@@ -182,16 +182,12 @@ async function showUsage(periodDays, agent, signal, current) {
 	const dayLabel = labelEvery === 1 ? { weekday: "short", day: "numeric", month: "short", timeZone: "UTC" } : { day: "numeric", month: "short", timeZone: "UTC" };
 	const barTotals = band >= 36;
 	const root = svg("svg", { viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": "Tokens per agent per day", class: "usage-chart" });
-	// The value axis's labels are drawn apart, in the chart's left margin cut out (the same height,
-	// so the same scale): it stays at the box's left edge while a phone scrolls the bars beneath it,
-	// where scrolled to the newest days they had no scale in view. Hidden from screen readers, as they
-	// were inside the chart's image (one named picture; the table beneath has the numbers).
-	const axis = svg("svg", { viewBox: "0 0 " + left + " " + H, class: "value-axis", "aria-hidden": "true" });
-	// A share of the chart's width (set here: the page's styles allow no style attribute).
-	axis.style.width = (left / W) * 100 + "%";
+	// The value axis, pinned (drawPinned): a phone opens at the newest days. Hidden, as in the image.
+	/** @type {SVGElement[]} */
+	const axis = [];
 	for (let v = 0; v <= max; v += step) {
 		root.append(svg("line", { class: "grid-line", x1: left, x2: W - right, y1: y(v), y2: y(v) }));
-		axis.append(svg("text", { x: left - 8, y: y(v) + 4, "text-anchor": "end", text: compact(v) }));
+		axis.push(svg("text", { x: left - 8, y: y(v) + 4, "text-anchor": "end", text: compact(v) }));
 	}
 	days.forEach((d, i) => {
 		const cx = left + band * i + band / 2;
@@ -233,7 +229,7 @@ async function showUsage(periodDays, agent, signal, current) {
 	});
 	root.append(svg("g", { class: "axis" }, svg("line", { x1: left, x2: W - right, y1: y(0), y2: y(0) })));
 	const chart = $("#usage-chart");
-	chart.replaceChildren(h("div", { class: "plot" }, root, axis));
+	drawPinned(chart, root, left, H, axis);
 	// On a phone the chart scrolls in its box: opened at its newest days, the ones a reader came for.
 	chart.scrollLeft = chart.scrollWidth;
 	const legend = busiest.map((a) => h("li", null, h("span", { class: "swatch " + series(a) }), a));
