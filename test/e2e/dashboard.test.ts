@@ -2088,6 +2088,47 @@ describe("the dashboard", () => {
 		expect(pageErrors).toEqual([]);
 	});
 
+	it("cuts a lane name longer than the runs chart's margin with …, whole in its tooltip and to a screen reader, where its start ran out of the chart", async () => {
+		const agent = `dash-long-lanes-${run}`;
+		const long = "nightly-report-for-the-billing-and-invoicing-team";
+		const at = (i: number) => new Date(Date.UTC(2020, 0, 1, 0, i * 15)).toISOString();
+		const runs = [long, "hourly"].map((schedule, i) => ({
+			id: `occ-${i}`, schedule, source: "cron", scheduled_instant: at(i), dispatch: "on_time", claimed_at: at(i),
+			status: "completed", skip_reason: null, skipped_count: null, skipped_from: null,
+			job_id: `job-2020-01-01-longl${i}`, error: null, delivery_outcome: null,
+		}));
+		const page = await context.newPage();
+		page.on("pageerror", (err) => pageErrors.push(`long lanes: ${err.message}`));
+		await page.setViewportSize({ width: 1366, height: 768 });
+		await page.route((u) => u.pathname === `/v1/agents/${agent}/runs`, (route) => route.fulfill({ json: { runs, next_cursor: null } }));
+		await page.route((u) => u.pathname === `/v1/agents/${agent}/sessions/current`, (route) => route.fulfill({ status: 404, json: { error: { code: "not_found", message: "no session" } } }));
+		await signInOn(page, `/agents/${agent}/runs`, tokens.read);
+		await page.locator("#runs-chart g.occurrence").nth(1).waitFor(LIVE);
+		const labels = await page.evaluate<{ text: string; label: string | null; title: string | null; left: number; chartLeft: number }[]>(`(() => {
+			const plot = document.querySelector("#runs-chart svg.runs-timeline");
+			const chartLeft = plot.getBoundingClientRect().left;
+			return [...plot.querySelectorAll("text.lane")].map((t) => ({
+				text: [...t.childNodes].filter((n) => n.nodeType === 3).map((n) => n.textContent).join(""),
+				label: t.getAttribute("aria-label"),
+				title: t.querySelector("title") ? t.querySelector("title").textContent : null,
+				left: t.getBoundingClientRect().left,
+				chartLeft,
+			}));
+		})()`);
+		// Lanes in name order: hourly, then the long one.
+		const [whole, cut] = labels;
+		// Drawn inside the chart, from its first character, with the rest said where it is cut.
+		expect(cut!.left).toBeGreaterThanOrEqual(cut!.chartLeft);
+		expect(cut!.text.endsWith("…")).toBe(true);
+		expect(long.startsWith(cut!.text.slice(0, -1))).toBe(true);
+		expect(cut!.text.length).toBeGreaterThan(10);
+		expect([cut!.label, cut!.title]).toEqual([long, long]);
+		// A name that fits is as it was.
+		expect(whole).toMatchObject({ text: "hourly", label: null, title: null });
+		await page.close();
+		expect(pageErrors).toEqual([]);
+	});
+
 	it("draws a week of a 1,000-agent fleet's usage as a chart of all of it over a table of its first 200 rows, reading the rest on request", async () => {
 		const page = await signedIn("/usage");
 		const DAY = 86_400_000;

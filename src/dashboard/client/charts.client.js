@@ -49,6 +49,26 @@ function niceAxis(v, count) {
 }
 /** @param {number} n */
 const compact = (n) => Intl.NumberFormat("en", { notation: "compact" }).format(n);
+/** @type {CanvasRenderingContext2D | null} */
+let measurer = null;
+/**
+ * `text` as it fits `room` (in the chart's units, where its CSS pixels are drawn) in the chart's
+ * bold 11px labels, cut with … where it would not: a label wider than its margin ran out of the
+ * chart's left edge and lost its start. Measured by a canvas, so it needs no drawn element.
+ * @param {string} text @param {number} room
+ */
+function fitLabel(text, room) {
+	measurer = measurer || document.createElement("canvas").getContext("2d");
+	if (!measurer) return text;
+	measurer.font = "600 11px " + getComputedStyle(document.body).fontFamily;
+	const ctx = measurer;
+	const fits = (/** @type {string} */ t) => ctx.measureText(t).width <= room;
+	if (fits(text)) return text;
+	const chars = [...text];
+	let n = chars.length - 1;
+	while (n > 1 && !fits(chars.slice(0, n).join("") + "…")) n--;
+	return chars.slice(0, n).join("") + "…";
+}
 /**
  * A chart in its box, its left margin's labels in a sticky column over the margin at its scale: kept
  * in view as a phone scrolls the chart. Hidden from screen readers. The scroll padding keeps a

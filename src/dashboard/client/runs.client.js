@@ -295,7 +295,10 @@ function drawRuns(box, runs) {
 	root.append(svg("text", { class: "zone", x: left - 12, y: axisY + 18, "text-anchor": "end", text: zoneName(t1) }));
 	for (const lane of lanes) {
 		root.append(svg("line", { class: "lane-line", x1: left, x2: W - right, y1: y(lane), y2: y(lane) }));
-		root.append(svg("text", { class: "lane", x: left - 12, y: y(lane) + 4, "text-anchor": "end", text: lane }));
+		// Cut to the margin, the whole name in its tooltip and to a screen reader.
+		const shown = fitLabel(lane, left - 16);
+		const cut = shown !== lane;
+		root.append(svg("text", { class: "lane", x: left - 12, y: y(lane) + 4, "text-anchor": "end", "aria-label": cut ? lane : null, text: shown }, cut ? svg("title", { text: lane }) : null));
 	}
 	// Oldest first, so the newest mark is drawn on top where marks crowd.
 	for (const r of [...runs].reverse()) {
