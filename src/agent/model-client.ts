@@ -5,7 +5,7 @@
  * which it turns into an alarm.
  */
 import { BaseAnthropic } from "@anthropic-ai/sdk/client";
-import { APIConnectionError, APIError, APIUserAbortError } from "@anthropic-ai/sdk/core/error";
+import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "@anthropic-ai/sdk/core/error";
 import { Messages } from "@anthropic-ai/sdk/resources/messages/messages";
 
 /**
@@ -66,7 +66,9 @@ export const DEFAULT_RETRY_AFTER_MS = 5_000;
 /**
  * A streamed answer that sends nothing for this long has stalled (the API pings about every 15 s while
  * it works): the try is given up as a network failure, retried with backoff, instead of holding the
- * job until its deadline (30 minutes by default) and failing it as timed out.
+ * job until its deadline (30 minutes by default) and failing it as timed out. It bounds the wait for
+ * the answer's headers too (the SDK's own timeout, 10 minutes by default, was that wait's only
+ * bound): a host that takes the connection and answers nothing is given up as one that stalls.
  */
 const STREAM_IDLE_TIMEOUT_MS = 60_000;
 
@@ -122,8 +124,10 @@ function classifyStatus(status: number, type: string | null, detail: string, hea
 	return { kind: "invalid_request", status, detail };
 }
 
-function classify(error: unknown, signal: AbortSignal | undefined, now: number): Failure {
+function classify(error: unknown, signal: AbortSignal | undefined, now: number, idleMs: number): Failure {
 	if (signal?.aborted || error instanceof APIUserAbortError) return { kind: "aborted" };
+	// The SDK's "Request timed out.": its timeout is set to the idle limit (see STREAM_IDLE_TIMEOUT_MS).
+	if (error instanceof APIConnectionTimeoutError) return { kind: "network", status: null, detail: `no answer began: nothing arrived for ${idleMs / 1000} s` };
 	if (error instanceof APIConnectionError) return { kind: "network", status: null, detail: error.message };
 	if (error instanceof APIError) {
 		const type = typeof error.type === "string" ? error.type : null;
@@ -306,7 +310,7 @@ export function createModelClient(env: ProviderEnv, options: ModelClientOptions 
 										...(request.tools.length > 0 ? { tools: request.tools } : {}),
 										stream: true,
 									},
-									{ signal },
+									{ signal, timeout: idleTimeoutMs },
 								)
 								.asResponse();
 							return { headers: response.headers, body: await readBody(response, idleTimeoutMs, read) };
@@ -317,7 +321,7 @@ export function createModelClient(env: ProviderEnv, options: ModelClientOptions 
 						const { headers, body } = signal ? await abortable(exchange, signal) : await exchange;
 						message = messageFromSse(body, headers);
 					} catch (error) {
-						const f = classify(error, signal, now());
+						const f = classify(error, signal, now(), idleTimeoutMs);
 						if (f.kind === "aborted") {
 							// Billed all the same for what the API did before the abort: counted, not acted on.
 							const billed = exchange ? await billedBeforeAbort(exchange, read, abortedReadMs) : null;

@@ -473,6 +473,32 @@ describe("createModelClient: overloaded, server and network failures", () => {
 		}
 	});
 
+	it("gives up a host that takes the request and sends no answer's headers within the idle timeout, as a stall, and retries it", async () => {
+		// Answers nothing until the client gives up (a fetch is aborted by its signal).
+		const silent = () => new Promise<Response>(() => {});
+		let calls = 0;
+		fake(API, (req) => {
+			calls++;
+			if (calls === 1) return new Promise<Response>((_, reject) => req.signal.addEventListener("abort", () => reject(new DOMException("The operation was aborted.", "AbortError")))).then(silent);
+			return answer(PRIMARY);
+		});
+		const res = await createModelClient(env({ ANTHROPIC_API_KEY: KEYS[0] }), { ...clock(), idleTimeoutMs: 20 }).call(request());
+		expect(calls).toBe(2);
+		expect(res.attempts.map((a) => a.status)).toEqual(["network", "ok"]);
+		expect(res.message.content).toEqual([{ type: "text", text: "All green." }]);
+	});
+
+	it("says a host that never answers failed for sending nothing, each try given up at the idle timeout", async () => {
+		fake(API, (req) => new Promise<Response>((_, reject) => req.signal.addEventListener("abort", () => reject(new DOMException("The operation was aborted.", "AbortError")))));
+		const err = await createModelClient(env({ ANTHROPIC_API_KEY: KEYS[0] }), { ...clock(), idleTimeoutMs: 20 })
+			.call(request({ models: [PRIMARY] }))
+			.catch((e: unknown) => e);
+		expect(err).toBeInstanceOf(ModelCallFailure);
+		expect((err as ModelCallFailure).kind).toBe("network");
+		expect((err as ModelCallFailure).message).toContain("no answer began: nothing arrived for 0.02 s");
+		expect((err as ModelCallFailure).attempts.map((a) => a.status)).toEqual(["network", "network", "network"]);
+	});
+
 	it("treats a malformed stream as a network failure", async () => {
 		const malformed = () => new Response("event: message_start\ndata: {not json\n\n", { headers: { "content-type": "text/event-stream" } });
 		script(API, malformed, ok);
