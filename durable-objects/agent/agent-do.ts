@@ -291,6 +291,11 @@ export class AgentDO extends DurableObject<Env> {
 		for (const c of claims) {
 			log.info("job.claimed", { agent: name, job_id: c.jobId, schedule: c.schedule, scheduled_instant: new Date(c.instant).toISOString(), dispatch: c.dispatch, minute: minuteField(now) });
 		}
+		// A pass under way (a job's model call, which can take minutes) indexes nothing until its turn
+		// ends, and the start alarm waits for it: the claimed runs are indexed now, so their ids answer
+		// (to look at, to cancel) while they queue. Otherwise the start's pass indexes them, a D1 write
+		// the tick does not wait on.
+		const indexing = outcome.claimed > 0 && this.passes.working !== null ? this.indexNow() : null;
 		if (armed) {
 			await armed;
 		} else if (outcome.claimed === 0) {
@@ -306,6 +311,7 @@ export class AgentDO extends DurableObject<Env> {
 			// claim's start: a paused fleet must not wake all at once.
 			if (outcome.skipped > 0 && (await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(startAt);
 		}
+		await indexing;
 		return outcome;
 	}
 

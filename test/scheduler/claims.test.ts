@@ -3,9 +3,9 @@ import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { describe, expect, it } from "vitest";
 import { MessagesEmulator } from "../../emulator/messages-api.ts";
 import { createAgent, runsOf, settle } from "../helpers/agents.ts";
-import { useEmulator } from "../helpers/emulator.ts";
+import { heldModel, useEmulator } from "../helpers/emulator.ts";
 import { call } from "../helpers/http.ts";
-import { jobOf } from "../helpers/jobs.ts";
+import { jobOf, trigger } from "../helpers/jobs.ts";
 import { fake } from "../helpers/outbound.ts";
 import { tick } from "../helpers/ticks.ts";
 
@@ -17,6 +17,32 @@ async function jobsOf(agent: string) {
 }
 
 describe("claiming occurrences", () => {
+	it("indexes a run claimed behind a job whose model call is under way, so its id answers at once, not once it starts", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ text: "First." }, { text: "Second." });
+		const { arrived, release } = heldModel(emulator);
+		await createAgent({ name: "queued-behind-call", overlap: "queue", schedules: { every: { cron: "* * * * *" } } });
+		const first = await trigger("queued-behind-call");
+		await arrived;
+		await tick("2026-12-01T10:00:00Z");
+		const [run] = (await runsOf("queued-behind-call")).filter((r) => r.schedule === "every");
+		expect(run).toMatchObject({ status: "claimed", dispatch: "on_time" });
+		// The agent's pass is held in the first job's model call: the claimed run is queued behind it.
+		const res = await call(`/v1/jobs/${run!.job_id}`);
+		expect(res.status, await res.clone().text()).toBe(200);
+		expect(await res.json()).toMatchObject({ status: "pending", trigger_type: "schedule", schedule: "every" });
+		// (Created at the tick's time, days before the manual run: listed after it.)
+		expect((await jobsOf("queued-behind-call")).map((j) => [j.id, j.status])).toEqual([
+			[first.id, "running"],
+			[run!.job_id, "pending"],
+		]);
+		expect((await call(`/v1/jobs/${run!.job_id}/cancel`, { method: "POST", as: "operate", body: { reason: "not today" } })).status).toBe(200);
+		release();
+		await settle("queued-behind-call");
+		expect((await jobOf("queued-behind-call", first.id)).status).toBe("completed");
+		expect((await jobOf("queued-behind-call", run!.job_id!)).status).toBe("cancelled");
+	});
+
 	it("claims each occurrence once under duplicate, retried and concurrent ticks", async () => {
 		await createAgent({ name: "dup-ticks", schedules: { quarter: { interval: "15m" } } });
 		await tick("2026-12-01T10:00:00Z");
