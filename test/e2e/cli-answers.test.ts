@@ -1830,6 +1830,39 @@ describe("job --tool-calls", () => {
 		expect((await runCli(api.url, ["job", "job-2026-01-01-bbbbbb"])).stdout).toMatch(/^tool calls\s+2 ran, none failed \(/m);
 	});
 
+	it("shows a call still pending in a job that has ended as not run, saying how the job ended; --json keeps the API's pending", async () => {
+		const gated = call(2, { name: "create_ticket", status: "pending", result: null, result_chars: null, started_at: null, finished_at: null });
+		let status = "cancelled";
+		const api = await fakeApi({ [`GET /v1/jobs/${JOB}/tool-calls?limit=200`]: (_req, res) => json(res, 200, { ...page([call(1, {}), gated], null), status }) });
+		const ended = await runCli(api.url, ["job", JOB, "--tool-calls"]);
+		expect(ended.status, ended.stderr).toBe(0);
+		expect(ended.stdout.trimEnd().split("\n")[2]).toMatch(/^2\s+create_ticket\s+not run \(job cancelled\)\s+-\s+-\s+\{"url":"https:\/\/status\.example\.test\/2"\}$/);
+		const asJson = await runCli(api.url, ["job", JOB, "--tool-calls", "--json"]);
+		expect((JSON.parse(asJson.stdout) as { tool_calls: { status: string }[] }).tool_calls.map((t) => t.status)).toEqual(["completed", "pending"]);
+		// While the job waits for its approval, the call is pending: it may still run.
+		status = "approval_pending";
+		const waiting = await runCli(api.url, ["job", JOB, "--tool-calls"]);
+		expect(waiting.stdout.trimEnd().split("\n")[2]).toMatch(/^2\s+create_ticket\s+pending\s+-\s+-\s/);
+	});
+
+	it("words the tally's failed calls as what they may be: a call cut off (effect unknown) is counted among them", async () => {
+		const unknown = record({ status: "indeterminate", tool_calls: { made: 1, failed: 1 } });
+		const forced = record({ id: "job-2026-01-01-bbbbbb", status: "cancelled", tool_calls: { made: 2, failed: 1 } });
+		const several = record({ id: "job-2026-01-01-cccccc", status: "indeterminate", tool_calls: { made: 3, failed: 2 } });
+		const api = await fakeApi({
+			"GET /v1/jobs?limit=20": (_req, res) => json(res, 200, { jobs: [unknown, forced, several], next_cursor: null }),
+			[`GET /v1/jobs/${JOB}`]: (_req, res) => json(res, 200, unknown),
+			"GET /v1/jobs/job-2026-01-01-bbbbbb": (_req, res) => json(res, 200, forced),
+		});
+		const list = await runCli(api.url, ["jobs"]);
+		expect(list.status, list.stderr).toBe(0);
+		expect(list.stdout).toMatch(new RegExp(`^${JOB}\\s+fake\\s+indeterminate \\(1/1 calls cut off, effect unknown\\)\\s`, "m"));
+		expect(list.stdout).toMatch(/^job-2026-01-01-bbbbbb\s+fake\s+cancelled \(1\/2 calls failed or cut off\)\s/m);
+		expect(list.stdout).toMatch(/^job-2026-01-01-cccccc\s+fake\s+indeterminate \(2\/3 calls failed or cut off\)\s/m);
+		expect((await runCli(api.url, ["job", JOB])).stdout).toMatch(new RegExp(`^tool calls\\s+1 ran, 1 cut off, effect unknown \\(drover job ${JOB} --tool-calls\\)$`, "m"));
+		expect((await runCli(api.url, ["job", "job-2026-01-01-bbbbbb"])).stdout).toMatch(/^tool calls\s+2 ran, 1 failed or cut off \(/m);
+	});
+
 	it("says so when a job made no calls, or has not started", async () => {
 		const api = await fakeApi({ [`GET /v1/jobs/${JOB}/tool-calls?limit=200`]: (_req, res) => json(res, 200, { ...page([], null), status: "pending" }) });
 		const r = await runCli(api.url, ["job", JOB, "--tool-calls"]);
