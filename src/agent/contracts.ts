@@ -33,9 +33,11 @@ export interface ModelResponse {
 	 * `refusal` answered and was billed (its `usage`), and the same request went on to the next model.
 	 * An `aborted` one (a failed call's last: a cancel, the job's deadline) has the `usage` the API
 	 * reported before the abort, if any: the whole answer's when it came all the same (`whole`), or
-	 * what the stream had said when it was cut.
+	 * what the stream had said when it was cut. A `network` one says what happened (`detail`: the
+	 * connection failed, the answer never began, the stream stalled or was cut short). `at` is when the
+	 * try ended (ms since the epoch), so each try's line is dated as it happened, not as the call ended.
 	 */
-	attempts: { model: string; key: number; status: number | "network" | "refusal" | "aborted" | "ok"; waited_ms: number; usage?: Anthropic.Usage; whole?: boolean }[];
+	attempts: { model: string; key: number; status: number | "network" | "refusal" | "aborted" | "ok"; waited_ms: number; at: number; usage?: Anthropic.Usage; whole?: boolean; detail?: string }[];
 }
 
 export type ModelErrorKind = "rate_limit" | "overloaded" | "server" | "auth" | "invalid_request" | "network" | "guard" | "aborted";

@@ -325,10 +325,10 @@ export function createModelClient(env: ProviderEnv, options: ModelClientOptions 
 						if (f.kind === "aborted") {
 							// Billed all the same for what the API did before the abort: counted, not acted on.
 							const billed = exchange ? await billedBeforeAbort(exchange, read, abortedReadMs) : null;
-							attempts.push({ model, key, status: "aborted", waited_ms: waited, ...(billed ? { usage: billed.usage, whole: billed.whole } : {}) });
+							attempts.push({ model, key, status: "aborted", waited_ms: waited, at: now(), ...(billed ? { usage: billed.usage, whole: billed.whole } : {}) });
 							throw abortedError();
 						}
-						attempts.push({ model, key, status: f.status ?? "network", waited_ms: waited });
+						attempts.push({ model, key, status: f.status ?? "network", waited_ms: waited, at: now(), ...(f.kind === "network" ? { detail: redact(f.detail) } : {}) });
 						waited = 0;
 
 						if (f.kind === "invalid_request") {
@@ -392,10 +392,10 @@ export function createModelClient(env: ProviderEnv, options: ModelClientOptions 
 					// answers the same request, so it goes on, unchanged, to the next fallback. The last
 					// model's refusal is the answer.
 					if (message.stop_reason === "refusal" && model !== request.models.at(-1)) {
-						attempts.push({ model, key, status: "refusal", waited_ms: waited, usage: message.usage });
+						attempts.push({ model, key, status: "refusal", waited_ms: waited, at: now(), usage: message.usage });
 						break;
 					}
-					attempts.push({ model, key, status: "ok", waited_ms: waited });
+					attempts.push({ model, key, status: "ok", waited_ms: waited, at: now() });
 					return { message, model, attempts };
 				}
 			}

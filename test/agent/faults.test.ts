@@ -207,7 +207,7 @@ describe("the model provider failing", () => {
 		const job = await runToRest("stalled-stream");
 		expect(job).toMatchObject({ status: "completed", summary: "Answered on the retry." });
 		const lines = await outputOf("stalled-stream", job.id);
-		expect(lines.filter((l) => l.subtype === "retry").map((l) => l.content)).toEqual(["model claude-sonnet-5-5 answered network"]);
+		expect(lines.filter((l) => l.subtype === "retry").map((l) => l.content)).toEqual(["model claude-sonnet-5-5 did not answer: the stream stalled: nothing arrived for 0.05 s"]);
 	});
 
 	it("retries a stream that stops without a stop reason (no message_delta) rather than take it as the answer", async () => {
@@ -230,7 +230,7 @@ describe("the model provider failing", () => {
 		const job = await runToRest("no-stop-reason");
 		expect(job).toMatchObject({ status: "completed", summary: "The whole answer." });
 		const lines = await outputOf("no-stop-reason", job.id);
-		expect(lines.filter((l) => l.subtype === "retry").map((l) => l.content)).toEqual(["model claude-sonnet-5-5 answered network"]);
+		expect(lines.filter((l) => l.subtype === "retry").map((l) => l.content)).toEqual(["model claude-sonnet-5-5 did not answer: the stream ended without a stop reason (no message_delta before message_stop)"]);
 	});
 
 	it("fails the job with the classified error when every model is overloaded", async () => {
@@ -243,6 +243,10 @@ describe("the model provider failing", () => {
 		const kinds = lines.map((l) => (l.type === "system" ? `system:${String(l.subtype)}` : String(l.type)));
 		expect(kinds).toEqual(["system:init", "system:retry", "system:retry", "system:retry", "error", "system:result"]);
 		expect(lines.filter((l) => l.subtype === "retry").every((l) => String(l.content) === "model claude-opus-5-5 answered 529")).toBe(true);
+		// Each dated when its try ended, the backoff (0.5 s, then 1.5 s) between them, not all at the call's end.
+		const at = lines.filter((l) => l.subtype === "retry").map((l) => Date.parse(String(l.timestamp)));
+		expect(at[1]! - at[0]!).toBeGreaterThanOrEqual(500);
+		expect(at[2]! - at[1]!).toBeGreaterThanOrEqual(1500);
 	});
 
 	it("comes back later, by alarm, when every key is rate-limited for longer than it may wait", async () => {

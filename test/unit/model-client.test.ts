@@ -197,7 +197,7 @@ describe("createModelClient: a streamed call", () => {
 		expect(res.message.stop_reason).toBe("end_turn");
 		expect(res.message.content).toEqual([{ type: "text", text: "All green." }]);
 		expect(res.message.usage).toMatchObject(USAGE);
-		expect(res.attempts).toEqual([{ model: PRIMARY, key: 0, status: "ok", waited_ms: 0 }]);
+		expect(res.attempts).toEqual([{ model: PRIMARY, key: 0, status: "ok", waited_ms: 0, at: expect.any(Number) }]);
 		expect(t.sleeps).toEqual([]);
 
 		expect(sent).toHaveLength(1);
@@ -237,11 +237,11 @@ describe("createModelClient: rate limits (429)", () => {
 
 		const first = await client.call(request());
 		expect(first.attempts).toEqual([
-			{ model: PRIMARY, key: 0, status: 429, waited_ms: 0 },
-			{ model: PRIMARY, key: 1, status: "ok", waited_ms: 0 },
+			{ model: PRIMARY, key: 0, status: 429, waited_ms: 0, at: expect.any(Number) },
+			{ model: PRIMARY, key: 1, status: "ok", waited_ms: 0, at: expect.any(Number) },
 		]);
 		const second = await client.call(request());
-		expect(second.attempts).toEqual([{ model: PRIMARY, key: 1, status: "ok", waited_ms: 0 }]);
+		expect(second.attempts).toEqual([{ model: PRIMARY, key: 1, status: "ok", waited_ms: 0, at: expect.any(Number) }]);
 
 		expect(sent.map((s) => s.key)).toEqual([KEYS[0], KEYS[1], KEYS[1]]);
 		expect(t.sleeps).toEqual([]);
@@ -260,9 +260,9 @@ describe("createModelClient: rate limits (429)", () => {
 
 		expect(t.sleeps).toEqual([2500]);
 		expect(res.attempts).toEqual([
-			{ model: PRIMARY, key: 0, status: 429, waited_ms: 0 },
-			{ model: PRIMARY, key: 1, status: 429, waited_ms: 0 },
-			{ model: PRIMARY, key: 1, status: "ok", waited_ms: 2500 },
+			{ model: PRIMARY, key: 0, status: 429, waited_ms: 0, at: expect.any(Number) },
+			{ model: PRIMARY, key: 1, status: 429, waited_ms: 0, at: expect.any(Number) },
+			{ model: PRIMARY, key: 1, status: "ok", waited_ms: 2500, at: expect.any(Number) },
 		]);
 		expect(sent.map((s) => s.key)).toEqual([KEYS[0], KEYS[1], KEYS[1]]);
 		// Rate limits are not a reason to switch models.
@@ -304,8 +304,8 @@ describe("createModelClient: rate limits (429)", () => {
 		expect(error.retryAfterMs).toBe(45_000);
 		expect(t.sleeps).toEqual([2000]);
 		expect(error.attempts).toEqual([
-			{ model: PRIMARY, key: 0, status: 429, waited_ms: 0 },
-			{ model: PRIMARY, key: 0, status: 429, waited_ms: 2000 },
+			{ model: PRIMARY, key: 0, status: 429, waited_ms: 0, at: expect.any(Number) },
+			{ model: PRIMARY, key: 0, status: 429, waited_ms: 2000, at: expect.any(Number) },
 		]);
 	});
 
@@ -346,10 +346,10 @@ describe("createModelClient: overloaded, server and network failures", () => {
 		expect(res.model).toBe(FALLBACK);
 		expect(res.message.model).toBe(FALLBACK);
 		expect(res.attempts).toEqual([
-			{ model: PRIMARY, key: 0, status: 529, waited_ms: 0 },
-			{ model: PRIMARY, key: 0, status: 529, waited_ms: 500 },
-			{ model: PRIMARY, key: 0, status: 529, waited_ms: 1500 },
-			{ model: FALLBACK, key: 0, status: "ok", waited_ms: 0 },
+			{ model: PRIMARY, key: 0, status: 529, waited_ms: 0, at: expect.any(Number) },
+			{ model: PRIMARY, key: 0, status: 529, waited_ms: 500, at: expect.any(Number) },
+			{ model: PRIMARY, key: 0, status: 529, waited_ms: 1500, at: expect.any(Number) },
+			{ model: FALLBACK, key: 0, status: "ok", waited_ms: 0, at: expect.any(Number) },
 		]);
 		expect(t.sleeps).toEqual([500, 1500]);
 		expect(sent.map((s) => s.body.model)).toEqual([PRIMARY, PRIMARY, PRIMARY, FALLBACK]);
@@ -366,9 +366,9 @@ describe("createModelClient: overloaded, server and network failures", () => {
 		const res = await createModelClient(env({ ANTHROPIC_API_KEY: KEYS[0] }), t).call(request());
 		expect(t.sleeps).toEqual([4000, 10_000]);
 		expect(res.attempts).toEqual([
-			{ model: PRIMARY, key: 0, status: 529, waited_ms: 0 },
-			{ model: PRIMARY, key: 0, status: 503, waited_ms: 4000 },
-			{ model: PRIMARY, key: 0, status: "ok", waited_ms: 10_000 },
+			{ model: PRIMARY, key: 0, status: 529, waited_ms: 0, at: expect.any(Number) },
+			{ model: PRIMARY, key: 0, status: 503, waited_ms: 4000, at: expect.any(Number) },
+			{ model: PRIMARY, key: 0, status: "ok", waited_ms: 10_000, at: expect.any(Number) },
 		]);
 	});
 
@@ -381,8 +381,8 @@ describe("createModelClient: overloaded, server and network failures", () => {
 		const t = clock();
 		const res = await createModelClient(env({ ANTHROPIC_API_KEY: KEYS[0] }), t).call(request());
 		expect(res.attempts).toEqual([
-			{ model: PRIMARY, key: 0, status: 529, waited_ms: 0 },
-			{ model: PRIMARY, key: 0, status: "ok", waited_ms: 500 },
+			{ model: PRIMARY, key: 0, status: 529, waited_ms: 0, at: expect.any(Number) },
+			{ model: PRIMARY, key: 0, status: "ok", waited_ms: 500, at: expect.any(Number) },
 		]);
 	});
 
@@ -392,8 +392,8 @@ describe("createModelClient: overloaded, server and network failures", () => {
 		const res = await createModelClient(env({ ANTHROPIC_API_KEY: KEYS[0] }), t).call(request());
 		expect(res.model).toBe(PRIMARY);
 		expect(res.attempts).toEqual([
-			{ model: PRIMARY, key: 0, status: 500, waited_ms: 0 },
-			{ model: PRIMARY, key: 0, status: "ok", waited_ms: 500 },
+			{ model: PRIMARY, key: 0, status: 500, waited_ms: 0, at: expect.any(Number) },
+			{ model: PRIMARY, key: 0, status: "ok", waited_ms: 500, at: expect.any(Number) },
 		]);
 		expect(sent.map((s) => [s.body.model, s.key])).toEqual([
 			[PRIMARY, KEYS[0]],
@@ -521,8 +521,8 @@ describe("createModelClient: auth and bad requests", () => {
 		// An auth failure is not a model problem: the fallback model is never tried.
 		expect(sent.map((s) => s.body.model)).toEqual([PRIMARY, PRIMARY]);
 		expect(error.attempts).toEqual([
-			{ model: PRIMARY, key: 0, status: 401, waited_ms: 0 },
-			{ model: PRIMARY, key: 1, status: 401, waited_ms: 0 },
+			{ model: PRIMARY, key: 0, status: 401, waited_ms: 0, at: expect.any(Number) },
+			{ model: PRIMARY, key: 1, status: 401, waited_ms: 0, at: expect.any(Number) },
 		]);
 		expectNoKeys(error);
 	});
@@ -553,7 +553,7 @@ describe("createModelClient: auth and bad requests", () => {
 		expect(error.message).toContain("roles must alternate");
 		expect(sent).toHaveLength(1);
 		expect(t.sleeps).toEqual([]);
-		expect(error.attempts).toEqual([{ model: PRIMARY, key: 0, status: 400, waited_ms: 0 }]);
+		expect(error.attempts).toEqual([{ model: PRIMARY, key: 0, status: 400, waited_ms: 0, at: expect.any(Number) }]);
 	});
 });
 
@@ -581,7 +581,7 @@ describe("createModelClient: abort", () => {
 		expect(sent).toHaveLength(1);
 		expect(t.sleeps).toEqual([]);
 		// Nothing was reported before the abort: the try is there, with no tokens to count.
-		expect(error.attempts).toEqual([{ model: PRIMARY, key: 0, status: "aborted", waited_ms: 0 }]);
+		expect(error.attempts).toEqual([{ model: PRIMARY, key: 0, status: "aborted", waited_ms: 0, at: expect.any(Number) }]);
 	});
 
 	it("reports the tokens a stream had reported when the abort cut it: message_start's", async () => {
@@ -605,7 +605,7 @@ describe("createModelClient: abort", () => {
 		});
 		const error = await failure(createModelClient(env({ ANTHROPIC_API_KEY: KEYS[0] }), clock()).call(request({ signal: controller.signal })));
 		expect(error.kind).toBe("aborted");
-		expect(error.attempts).toEqual([{ model: PRIMARY, key: 0, status: "aborted", waited_ms: 0, usage: { ...USAGE, output_tokens: 1 }, whole: false }]);
+		expect(error.attempts).toEqual([{ model: PRIMARY, key: 0, status: "aborted", waited_ms: 0, at: expect.any(Number), usage: { ...USAGE, output_tokens: 1 }, whole: false }]);
 	});
 
 	it("reports a whole answer's tokens when it arrives after the abort, from a transport that had not noticed it", async () => {
@@ -617,7 +617,7 @@ describe("createModelClient: abort", () => {
 		});
 		const error = await failure(createModelClient(env({ ANTHROPIC_API_KEY: KEYS[0] }), clock()).call(request({ signal: controller.signal })));
 		expect(error.kind).toBe("aborted");
-		expect(error.attempts).toEqual([{ model: PRIMARY, key: 0, status: "aborted", waited_ms: 0, usage: expect.objectContaining(USAGE), whole: true }]);
+		expect(error.attempts).toEqual([{ model: PRIMARY, key: 0, status: "aborted", waited_ms: 0, at: expect.any(Number), usage: expect.objectContaining(USAGE), whole: true }]);
 	});
 
 	it("waits for an aborted exchange no longer than abortedReadMs, and reports what had arrived by then", async () => {
@@ -634,7 +634,7 @@ describe("createModelClient: abort", () => {
 			return new Response(body, { headers: { "content-type": "text/event-stream" } });
 		});
 		const error = await failure(createModelClient(env({ ANTHROPIC_API_KEY: KEYS[0] }), { ...clock(), abortedReadMs: 20 }).call(request({ signal: controller.signal })));
-		expect(error.attempts).toEqual([{ model: PRIMARY, key: 0, status: "aborted", waited_ms: 0, usage: { ...USAGE, output_tokens: 1 }, whole: false }]);
+		expect(error.attempts).toEqual([{ model: PRIMARY, key: 0, status: "aborted", waited_ms: 0, at: expect.any(Number), usage: { ...USAGE, output_tokens: 1 }, whole: false }]);
 	});
 
 	it("stops waiting out a backoff when the signal fires during it", async () => {
@@ -649,7 +649,7 @@ describe("createModelClient: abort", () => {
 		const error = await failure(createModelClient(env({ ANTHROPIC_API_KEY: KEYS[0] }), { sleep }).call(request({ signal: controller.signal })));
 		expect(error.kind).toBe("aborted");
 		expect(sleeps).toEqual([500]);
-		expect(error.attempts).toEqual([{ model: PRIMARY, key: 0, status: 529, waited_ms: 0 }]);
+		expect(error.attempts).toEqual([{ model: PRIMARY, key: 0, status: 529, waited_ms: 0, at: expect.any(Number) }]);
 	});
 
 	it("releases a backoff's timer when the signal fires during it", async () => {
@@ -661,7 +661,7 @@ describe("createModelClient: abort", () => {
 			script(API, () => apiError(529, "Overloaded"));
 			const error = await failure(createModelClient(env({ ANTHROPIC_API_KEY: KEYS[0] })).call(request({ signal: controller.signal })));
 			expect(error.kind).toBe("aborted");
-			expect(error.attempts).toEqual([{ model: PRIMARY, key: 0, status: 529, waited_ms: 0 }]);
+			expect(error.attempts).toEqual([{ model: PRIMARY, key: 0, status: 529, waited_ms: 0, at: expect.any(Number) }]);
 			expect(backoffs.set).toBe(1);
 			expect(backoffs.pending.size).toBe(0);
 		} finally {
@@ -716,7 +716,7 @@ describe("credentials: the exfiltration guard", () => {
 			env({ ANTHROPIC_API_KEY: KEYS[2], ANTHROPIC_BASE_URL: `${gateway}/anthropic`, ANTHROPIC_ALLOWED_BASE_URLS: `https://other.example, ${gateway}` }),
 			clock(),
 		).call(request());
-		expect(res.attempts).toEqual([{ model: PRIMARY, key: 0, status: "ok", waited_ms: 0 }]);
+		expect(res.attempts).toEqual([{ model: PRIMARY, key: 0, status: "ok", waited_ms: 0, at: expect.any(Number) }]);
 		expect(sent.map((s) => [s.url, s.key])).toEqual([[`${gateway}/anthropic/v1/messages`, KEYS[2]]]);
 	});
 

@@ -21,7 +21,8 @@ export function appendLines(sql: SqlStorage, jobId: string, lines: OutputLine[],
 		sql.exec(
 			"INSERT INTO output_lines (job_id, line, body) SELECT ?1, coalesce(max(line), 0) + 1, ?2 FROM output_lines WHERE job_id = +?1",
 			jobId,
-			fitRow(redactDeep({ ...line, timestamp }) as Record<string, unknown>),
+			// A line may carry its own time (a model call's tries, written when the call ends).
+			fitRow(redactDeep("timestamp" in line ? line : { ...line, timestamp }) as Record<string, unknown>),
 		);
 	}
 }

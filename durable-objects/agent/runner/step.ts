@@ -432,15 +432,22 @@ function cutShort(stopReason: Anthropic.Message["stop_reason"] | string, toolUse
 	}
 }
 
-/** A `retry` line for each try of a model call that did not answer, as the JSONL records them. */
+/**
+ * A `retry` line for each try of a model call that did not answer, as the JSONL records them, each
+ * dated when its try ended (the call's lines are written together, when it ends).
+ */
 function retryLines(attempts: readonly ModelAttempt[]): OutputLine[] {
 	return attempts
 		.filter((a) => a.status !== "ok" && a.status !== "aborted")
-		.map((a) =>
-			a.status === "refusal"
-				? { type: "system", subtype: "retry", content: `model ${a.model} refused to answer (stop_reason refusal); the request went to the next fallback model`, model: a.model, key: a.key, waited_ms: a.waited_ms, usage: { ...a.usage } }
-				: { type: "system", subtype: "retry", content: `model ${a.model} answered ${a.status}`, model: a.model, key: a.key, waited_ms: a.waited_ms },
-		);
+		.map((a): OutputLine => {
+			const tried = { model: a.model, key: a.key, waited_ms: a.waited_ms };
+			const timestamp = new Date(a.at).toISOString();
+			if (a.status === "refusal") {
+				return { type: "system", subtype: "retry", content: `model ${a.model} refused to answer (stop_reason refusal); the request went to the next fallback model`, ...tried, usage: { ...a.usage }, timestamp };
+			}
+			const content = a.status === "network" ? `model ${a.model} did not answer: ${a.detail ?? "the connection failed"}` : `model ${a.model} answered ${a.status}`;
+			return { type: "system", subtype: "retry", content, ...tried, timestamp };
+		});
 }
 
 /**
