@@ -1358,6 +1358,22 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+	it("says a call that waited for approval in a job cancelled meanwhile was not run, not that it is pending", async () => {
+		const agent = await createAgent(`dash-never-run-${run}`, { tools: [TICKET_TOOL] });
+		await script({ tool_use: { name: "create_ticket", input: { title: "Never filed" } } });
+		const job = await trigger(agent, "File it.");
+		await expect.poll(async () => (await getJob(job.id)).status, LIVE).toBe("approval_pending");
+		await call("POST", `/v1/jobs/${job.id}/cancel`, tokens.operate, { reason: "not now" });
+		expect(await settled(job.id)).toBe("cancelled");
+		const page = await signedIn(`/jobs/${job.id}`, tokens.read);
+		await page.locator("#job-status .badge", { hasText: "cancelled" }).waitFor(LIVE);
+		await page.locator("#job-tool-calls summary").click();
+		const row = page.locator("#job-tool-calls-body tbody tr").first();
+		await row.waitFor(LIVE);
+		expect((await row.locator("td").allTextContents()).slice(0, 3)).toEqual(["1", "create_ticket", "not run, the job cancelled"]);
+		await page.close();
+	});
+
 	it("says in the jobs list what ended a failed job, as its page does, where a completed job shows its answer", async () => {
 		const agent = await createAgent(`dash-why-failed-${run}`, {});
 		await script({ error: 400, message: "prompt is too long for this model (emulated)" });

@@ -234,6 +234,8 @@ function toolCallsView(page) {
 		t.status === "executing" ? (ended ? ["effect unknown", "indeterminate"] : ["executing", "running"])
 		: t.status === "interrupted" ? ["interrupted, effect unknown", "indeterminate"]
 		: t.status === "denied" ? ["denied", "cancelled"]
+		// Never run, and never will be: the job ended (cancelled, say, while it waited for approval).
+		: t.status === "pending" && ended ? ["not run, the job " + words(page.status), "cancelled"]
 		: t.status === "completed" && t.is_error ? ["failed", "failed"]
 		: [t.status, t.status];
 	/** @param {ToolCallView} t */
