@@ -11,6 +11,7 @@ import { localVars } from "./local-vars.mjs";
 import { localD1Files, localMigrationsCurrent, recordLocalMigrations } from "./local-d1.mjs";
 import { migrationsLine } from "./migrations.mjs";
 import { portProblem, portsRefused } from "./ports.mjs";
+import { tickEachMinute } from "./ticks.mjs";
 
 // The emulator is TypeScript run by Node's type stripping, and wrangler wants Node 22 too. `npm start`
 // puts the project's own Node 22 (the `node` package) first on PATH; a bare `node` may be older.
@@ -199,21 +200,15 @@ async function tickAt(minute) {
 		console.error(`[drover] tick ${new Date(minute).toISOString()} failed: ${err.message}`);
 	}
 }
-function scheduleTicks() {
-	const next = Math.floor(Date.now() / 60_000) * 60_000 + 60_000;
-	setTimeout(async () => {
-		await tickAt(next);
-		scheduleTicks();
-	}, next - Date.now());
-}
 
 // The first tick is the readiness probe, repeated until the Worker answers it. A probe of /healthz
 // came before any tick and got its 503 ("no tick yet"), which the Worker logs as an error: a red
 // ✘ [ERROR] line on every first start. Ticked first, /healthz answers 200 by the time the banner
-// says to try it. Only this one's wrangler: never once it (or the emulator) stopped.
+// says to try it. Only this one's wrangler: never once it (or the emulator) stopped. Its minute (the
+// one it was sent in), or null when the Worker never answered.
 async function firstTick() {
 	for (let i = 0; i < 240; i++) {
-		if (stopping || dev.exitCode !== null) return false;
+		if (stopping || dev.exitCode !== null) return null;
 		const minute = Math.floor(Date.now() / 60_000) * 60_000;
 		let r;
 		try {
@@ -223,13 +218,17 @@ async function firstTick() {
 			continue;
 		}
 		if (!r.ok) await tickFailed(minute, r);
-		return true;
+		return minute;
 	}
-	return false;
+	return null;
 }
-const ready = await firstTick();
+const first = await firstTick();
+const ready = first !== null;
 if (!stopping && dev.exitCode === null) {
-	scheduleTicks();
+	// Each minute after the first tick's, counted from it: its request can run past the minute
+	// boundary (the Worker's first request starts it up), and the clock's next minute then skipped one.
+	// Not given up when the Worker never answered the first: from the clock's next minute, then.
+	tickEachMinute(first ?? Math.floor(Date.now() / 60_000) * 60_000, { tick: tickAt, running: () => !stopping && dev.exitCode === null });
 	// Tell the newcomer what to do.
 	if (ready) {
 		console.log(`
