@@ -121,11 +121,14 @@ export function queueEffects(sql: SqlStorage, job: JobRecord, agent: AgentDefini
 	else if (event === "completed") incidentEvent(sql, "clean", job.id, incidentSource(job), null, now);
 }
 
-/** Records the delivery's outcome on its job; `pending` only on a job that has none yet. Whether it wrote. */
-function setDelivery(sql: SqlStorage, jobId: string, target: string, outcome: DeliveryOutcome, now: number): boolean {
+/**
+ * Records the delivery's outcome on its job, with why it did not get through (`error`); `pending`
+ * only on a job that has none yet. Whether it wrote.
+ */
+function setDelivery(sql: SqlStorage, jobId: string, target: string, outcome: DeliveryOutcome, now: number, error: string | null = null): boolean {
 	const job = getJob(sql, jobId);
 	if (!job || (outcome === "pending" && job.delivery !== null)) return false;
-	putJob(sql, { ...job, delivery: { target, outcome }, revision: job.revision + 1 }, now);
+	putJob(sql, { ...job, delivery: { target, outcome, ...(error === null ? {} : { error }) }, revision: job.revision + 1 }, now);
 	// The write of a final job queues its effects again; they were queued when it ended, and a second
 	// pass would file its clean run a second time, after runs that ended since.
 	sql.exec("DELETE FROM final_effects WHERE job_id = ?", jobId);
@@ -267,7 +270,7 @@ export async function sendDue(
 		// Given up on (failed, or unknown after its last try) is worse than a try to be retried (warn): said at error.
 		(outcome === "delivered" ? log.info : log.error)("delivery.done", { agent, job_id: row.job_id, kind: row.kind, target: row.target, outcome, attempts: attempt, ...(said === null ? {} : { error_message: said }) });
 		if (row.kind === "delivery") {
-			setDelivery(sql, row.job_id, row.target, outcome, now());
+			setDelivery(sql, row.job_id, row.target, outcome, now(), said === null ? null : `${said}; ${attempt} attempt${attempt === 1 ? "" : "s"}`);
 			releaseHeldHooks(sql, row.job_id, now());
 			// A delivery speaks for the target only, whichever schedule's answer it carried: its run was
 			// counted clean for its schedule when it ended.

@@ -85,7 +85,17 @@ export const PendingApprovalSchema = z.object({
 });
 export type PendingApproval = z.infer<typeof PendingApprovalSchema>;
 
-export const DeliverySchema = z.object({ target: z.string(), outcome: DeliveryOutcomeSchema });
+export const DeliverySchema = z.object({
+	target: z.string(),
+	outcome: DeliveryOutcomeSchema,
+	error: z
+		.string()
+		.optional()
+		.openapi({
+			description:
+				"Why a delivery that did not get through (failed, or unknown) did not, as its last attempt met it (`delivery target answered 500`, `delivery request failed: …`, a secret not set), with how many attempts were made; absent otherwise, and in records from before the field",
+		}),
+});
 export type Delivery = z.infer<typeof DeliverySchema>;
 
 export const ToolCallTallySchema = z

@@ -1754,6 +1754,10 @@ describe("the dashboard", () => {
 		const badge = cells(silent).delivery.locator(".badge");
 		expect((await badge.boundingBox())!.height).toBe((await cells(silent).status.locator(".badge").boundingBox())!.height);
 		expect(await page.evaluate<boolean>("document.documentElement.scrollWidth <= window.innerWidth")).toBe(true);
+		// The job's page says why its delivery failed, as its last attempt met it.
+		await page.goto(`${url}/jobs/${refused}`);
+		await page.locator("#job-delivery .badge", { hasText: "failed" }).waitFor(LIVE);
+		expect(await page.locator("#job-delivery").textContent()).toBe("failed to webhook: delivery target answered 404; 1 attempt");
 		await page.close();
 	});
 

@@ -255,7 +255,7 @@ describe("delivery of the final answer", () => {
 		fake("https://deliver.example.test", () => new Response(null, { status: 301, headers: { location: "https://elsewhere.example.test/hook" } }));
 		await createAgent({ name: "redirected", delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
 		const job = await runToRest("redirected");
-		expect((await jobOf("redirected", job.id)).delivery).toEqual({ target: "webhook", outcome: "failed" });
+		expect((await jobOf("redirected", job.id)).delivery).toEqual({ target: "webhook", outcome: "failed", error: "delivery target answered 301, a redirect, which drover does not follow: set the URL it redirects to; 1 attempt" });
 		const runs = (await (await call("/v1/agents/redirected/runs")).json()) as { runs: { error: string | null }[] };
 		expect(runs.runs[0]!.error).toMatch(/answered 301, a redirect, which drover does not follow/);
 	});
@@ -267,7 +267,7 @@ describe("delivery of the final answer", () => {
 		await createAgent({ name: "undelivered", delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
 		const job = await runToRest("undelivered");
 		expect(job.status).toBe("completed");
-		expect((await jobOf("undelivered", job.id)).delivery).toEqual({ target: "webhook", outcome: "failed" });
+		expect((await jobOf("undelivered", job.id)).delivery).toEqual({ target: "webhook", outcome: "failed", error: "delivery target answered 410; 1 attempt" });
 		expect(await runsOutcome("undelivered")).toEqual([[job.id, "failed"]]);
 		// The agent's last run is not ok: its answer did not get through (Hermes' last_status).
 		expect(((await (await call("/v1/agents/undelivered")).json()) as { last_job: unknown }).last_job).toMatchObject({ id: job.id, status: "completed", delivery: "failed" });
@@ -306,7 +306,7 @@ describe("a delivery target that hangs", () => {
 		for (let attempt = 2; attempt <= MAX_ATTEMPTS; attempt++) await timePasses("hung-target");
 		expect(keys).toEqual(Array.from({ length: MAX_ATTEMPTS }, () => `${job.id}:delivery`));
 		// It may have arrived: after the last try the outcome is unknown, never "failed".
-		expect((await jobOf("hung-target", job.id)).delivery).toEqual({ target: "webhook", outcome: "unknown" });
+		expect((await jobOf("hung-target", job.id)).delivery).toEqual({ target: "webhook", outcome: "unknown", error: "delivery request failed: timed out after 20 ms; 6 attempts" });
 		const incidents = (await (await call("/v1/incidents?agent=hung-target")).json()) as { incidents: { class: string; state: string; error: string }[] };
 		// Classes are matched in Hermes' order, and "timeout" comes before "delivery".
 		expect(incidents.incidents).toMatchObject([{ class: "timeout", state: "alerted" }]);
@@ -333,7 +333,7 @@ describe("a delivery refused after an attempt that may have arrived", () => {
 		const job = await runToRest("slow-then-409");
 		await timePasses("slow-then-409");
 		expect(received).toEqual(["Report", "Report"]);
-		expect((await jobOf("slow-then-409", job.id)).delivery).toEqual({ target: "webhook", outcome: "unknown" });
+		expect((await jobOf("slow-then-409", job.id)).delivery).toEqual({ target: "webhook", outcome: "unknown", error: "delivery target answered 409, after an earlier attempt that may have arrived (delivery request failed: timed out after 20 ms); 2 attempts" });
 		const { runs } = (await (await call("/v1/agents/slow-then-409/runs")).json()) as { runs: { error: string | null }[] };
 		expect(runs[0]!.error).toMatch(/^delivery unknown: delivery target answered 409, after an earlier attempt that may have arrived \(delivery request failed: .*(timeout|timed out|abort)/i);
 		const { incidents } = (await (await call("/v1/incidents?agent=slow-then-409")).json()) as { incidents: { error: string }[] };
@@ -353,7 +353,7 @@ describe("a delivery refused after an attempt that may have arrived", () => {
 		});
 		await settle("evicted-then-409");
 		expect(seen).toHaveLength(2);
-		expect((await jobOf("evicted-then-409", job.id)).delivery).toEqual({ target: "webhook", outcome: "unknown" });
+		expect((await jobOf("evicted-then-409", job.id)).delivery).toEqual({ target: "webhook", outcome: "unknown", error: "delivery target answered 409, after an earlier attempt that may have arrived (delivery attempt 1 was interrupted); 2 attempts" });
 	});
 });
 
@@ -535,7 +535,7 @@ describe("a delivery's incidents", () => {
 			emulator.enqueue({ text: `Report ${asked}` });
 			const job = await runToRest("waits-vary");
 			for (let attempt = 2; attempt <= MAX_ATTEMPTS; attempt++) await timePasses("waits-vary");
-			expect((await jobOf("waits-vary", job.id)).delivery).toEqual({ target: "webhook", outcome: "failed" });
+			expect((await jobOf("waits-vary", job.id)).delivery).toEqual({ target: "webhook", outcome: "failed", error: `delivery target answered 503 (asked to wait ${asked} s); 6 attempts` });
 			const { runs } = (await (await call("/v1/agents/waits-vary/runs")).json()) as { runs: { job_id: string; error: string | null }[] };
 			expect(runs.find((r) => r.job_id === job.id)!.error).toBe(`delivery failed: delivery target answered 503 (asked to wait ${asked} s)`);
 		}
@@ -553,7 +553,7 @@ describe("a delivery's incidents", () => {
 		expect(delivered.delivery).toEqual({ target: "webhook", outcome: "pending" }); // the first attempt failed: retried
 		expect((await call("/v1/agents/gone-retrying", { method: "DELETE", as: "admin" })).status).toBe(200);
 		for (let attempt = 2; attempt <= MAX_ATTEMPTS; attempt++) await timePasses("gone-retrying");
-		expect((await jobOf("gone-retrying", delivered.id)).delivery).toEqual({ target: "webhook", outcome: "failed" });
+		expect((await jobOf("gone-retrying", delivered.id)).delivery).toEqual({ target: "webhook", outcome: "failed", error: "delivery target answered 500; 6 attempts" });
 		const { runs } = (await (await call("/v1/agents/gone-retrying/runs")).json()) as { runs: { job_id: string; error: string | null }[] };
 		expect(runs.find((r) => r.job_id === delivered.id)!.error).toBe("delivery failed: delivery target answered 500");
 
@@ -584,7 +584,7 @@ describe("a delivery's incidents", () => {
 		await createAgent({ name: "again-retrying" });
 		// The old run's answer is still retried to the old agent's target, to its last attempt.
 		for (let attempt = 2; attempt <= MAX_ATTEMPTS; attempt++) await timePasses("again-retrying");
-		expect((await jobOf("again-retrying", old.id)).delivery).toEqual({ target: "webhook", outcome: "failed" });
+		expect((await jobOf("again-retrying", old.id)).delivery).toEqual({ target: "webhook", outcome: "failed", error: "delivery target answered 500; 6 attempts" });
 		const { runs } = (await (await call("/v1/agents/again-retrying/runs")).json()) as { runs: { job_id: string; error: string | null }[] };
 		expect(runs.find((r) => r.job_id === old.id)!.error).toBe("delivery failed: delivery target answered 500");
 
@@ -619,7 +619,7 @@ describe("a delivery's incidents", () => {
 		});
 		await createAgent({ name });
 		for (let attempt = 2; attempt <= MAX_ATTEMPTS; attempt++) await timePasses(name);
-		expect((await jobOf(name, old.id)).delivery).toEqual({ target: "webhook", outcome: "unknown" });
+		expect((await jobOf(name, old.id)).delivery).toEqual({ target: "webhook", outcome: "unknown", error: "delivery target answered 500, after an earlier attempt that may have arrived (delivery attempt 1 was interrupted); 6 attempts" });
 		expect(await incidentsOf(name)).toEqual([]);
 		expect(alerts).toEqual([]);
 	});
@@ -645,7 +645,7 @@ describe("a delivery's incidents", () => {
 		expect((await call("/v1/agents/again-delivered", { method: "DELETE", as: "admin" })).status).toBe(200);
 		await createAgent({ name: "again-delivered", delivery });
 		const fresh = await runToRest("again-delivered");
-		expect(fresh.delivery).toEqual({ target: "webhook", outcome: "failed" });
+		expect(fresh.delivery).toEqual({ target: "webhook", outcome: "failed", error: "delivery target answered 404; 1 attempt" });
 		expect(await incidentsOf("again-delivered")).toMatchObject([{ class: "delivery", state: "alerted", failing: ["delivery"] }]);
 
 		await timePasses("again-delivered");
@@ -670,7 +670,7 @@ describe("a delivery's incidents", () => {
 		// The deploy's file agent takes the name before the API agent's answer is given up.
 		await stub.status("site-watch", "file");
 		for (let attempt = 2; attempt <= MAX_ATTEMPTS; attempt++) await timePasses("site-watch");
-		expect((await jobOf("site-watch", job.id)).delivery).toEqual({ target: "webhook", outcome: "failed" });
+		expect((await jobOf("site-watch", job.id)).delivery).toEqual({ target: "webhook", outcome: "failed", error: "delivery target answered 500; 6 attempts" });
 		expect(await incidentsOf("site-watch")).toEqual([]);
 		expect(alerts).toEqual([]);
 	});

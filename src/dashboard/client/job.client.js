@@ -330,7 +330,11 @@ function renderJob(j) {
 	$("#job-usage-meta").textContent = j.usage.num_turns + (j.usage.num_turns === 1 ? " turn" : " turns") + " · " + costText;
 
 	const delivery = $("#job-delivery");
-	if (j.delivery) delivery.replaceChildren(badge(j.delivery.outcome, "d-"), " to ", h("code", { text: j.delivery.target }));
+	if (j.delivery) {
+		delivery.replaceChildren(badge(j.delivery.outcome, "d-"), " to ", h("code", { text: j.delivery.target }),
+			// Why it did not get through, as its last attempt met it (absent from older records).
+			j.delivery.error ? h("span", { class: "error", text: ": " + printable(j.delivery.error) }) : null);
+	}
 	else delivery.replaceChildren(h("span", { class: "muted", text: final ? "Nothing delivered (no delivery target, or the job did not complete)." : "Delivery happens when the job completes." }));
 
 	const transitions = $("#job-transitions");
