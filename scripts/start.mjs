@@ -10,6 +10,7 @@ import { parse as parseYaml } from "yaml";
 import { localVars } from "./local-vars.mjs";
 import { localD1Files, localMigrationsCurrent, recordLocalMigrations } from "./local-d1.mjs";
 import { migrationsLine } from "./migrations.mjs";
+import { modelLine } from "./model-line.mjs";
 import { portProblem, portsRefused } from "./ports.mjs";
 import { tickEachMinute } from "./ticks.mjs";
 
@@ -233,7 +234,7 @@ if (!stopping && dev.exitCode === null) {
 	if (ready) {
 		console.log(`
 drover is running at ${base}
-  model:  ${apiKey ? "the Anthropic Messages API (ANTHROPIC_API_KEY from .dev.vars)" : `NO API KEY: the local Messages API emulator (http://127.0.0.1:${emulatorPort}) answers for Claude; put ANTHROPIC_API_KEY in .dev.vars to use the real API`}
+  model:  ${modelLine({ apiKey, baseUrl: vars.ANTHROPIC_BASE_URL, emulator: `http://127.0.0.1:${emulatorPort}` })}
   token:  ${token ? "the local admin token, API_TOKENS in .dev.vars (not printed: terminals keep scrollback and logs)" : "none: set API_TOKENS in .dev.vars"}${
 			sunk.length > 0 ? `\n  posts:  ${sunk.join(", ")} (fleet.yaml; not in .dev.vars) go to the emulator's sink, printed here as [sink] lines` : ""
 		}${

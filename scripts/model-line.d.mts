@@ -1,0 +1,1 @@
+export function modelLine(input: { apiKey: string; baseUrl: string | undefined; emulator: string }): string;
