@@ -22,6 +22,11 @@ const EXISTS_EVERY = 5;
  * asks at once: a queued run often starts as the one before it ends). A list read is one D1 query.
  */
 const POLL_MS = 2_000;
+/**
+ * The longest wait between tries while the server cannot be had: the list's polls and each job's
+ * reconnects double up to it, so an outage of hours costs a request or two a minute, not one every 2 s.
+ */
+const MAX_WAIT_MS = 30_000;
 
 /** Where a job's lines go, and the `==> job … <==` marks between jobs. */
 export interface AgentLogSink {
@@ -125,31 +130,109 @@ export async function lastLines(ctx: Context, recent: readonly JobSummary[], wan
 	return parts;
 }
 
+/** What `followAgent` waits, and how (tests shorten the waits, or sit none of them out). */
+export interface AgentFollowOptions {
+	/** How often the agent's jobs are asked for (default 2 s). */
+	pollMs?: number;
+	/** The longest wait between tries while the server cannot be had (default 30 s). */
+	maxWaitMs?: number;
+	/** Every wait (default: a timer); one whose signal aborts may end early. */
+	sleep?(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+const timer = (ms: number, signal?: AbortSignal) =>
+	new Promise<void>((resolve) => {
+		const t = setTimeout(resolve, ms);
+		signal?.addEventListener("abort", () => (clearTimeout(t), resolve()), { once: true });
+	});
+
+/**
+ * The requests of an agent's follow that fail (each followed job's stream, the jobs list): said once
+ * on stderr when the first fails, and once more when every one of them has answered again, however
+ * many tries there were between. One that answers again cuts the others' waits short: the server is back.
+ */
+class Outage {
+	readonly #failing = new Set<string>();
+	readonly #waits = new Set<AbortController>();
+	#said = false;
+
+	readonly ctx: Context;
+	readonly maxWaitMs: number;
+	readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+
+	constructor(ctx: Context, maxWaitMs: number, sleep: (ms: number, signal?: AbortSignal) => Promise<void>) {
+		this.ctx = ctx;
+		this.maxWaitMs = maxWaitMs;
+		this.sleep = sleep;
+	}
+
+	failed(what: string, reason: string): void {
+		this.#failing.add(what);
+		if (this.#said) return;
+		this.#said = true;
+		this.ctx.err(this.ctx.ep.dim(printable(`drover: ${what}: ${reason}; trying again until the server answers, at most ${this.maxWaitMs / 1000}s apart (Ctrl-C to stop)`)));
+	}
+
+	answered(what: string): void {
+		if (!this.#failing.delete(what)) return;
+		for (const wait of this.#waits) wait.abort();
+		if (this.#failing.size > 0 || !this.#said) return;
+		this.#said = false;
+		this.ctx.err(this.ctx.ep.dim("drover: the server answers again; following on"));
+	}
+
+	/** A wait that ends early when `signal` aborts, or when a request that failed answers again. */
+	async wait(ms: number, signal?: AbortSignal): Promise<void> {
+		const done = new AbortController();
+		const abort = () => done.abort();
+		signal?.addEventListener("abort", abort, { once: true });
+		this.#waits.add(done);
+		try {
+			await this.sleep(ms, done.signal).catch(() => {});
+		} finally {
+			this.#waits.delete(done);
+			signal?.removeEventListener("abort", abort);
+		}
+	}
+}
+
 /**
  * Follows an agent: the live jobs among `recent` from where `parts` left them, then every job the
  * agent starts, each from its first line, until interrupted. Several jobs at once (max_concurrent)
  * are followed side by side, the sink marking each change of job. A job that ends before it was
- * seen is still followed: its stream gives every line and then its end, so none is missed.
+ * seen is still followed: its stream gives every line and then its end, so none is missed. A server
+ * that stops answering (a restart, a deploy, an outage) is tried again until it answers, the waits
+ * doubling up to `maxWaitMs`, each stream resuming after its last line seen.
  */
-export async function followAgent(ctx: Context, agent: string, recent: readonly JobSummary[], parts: readonly Part[], sink: AgentLogSink, pollMs = POLL_MS): Promise<never> {
+export async function followAgent(ctx: Context, agent: string, recent: readonly JobSummary[], parts: readonly Part[], sink: AgentLogSink, options: AgentFollowOptions = {}): Promise<never> {
+	const pollMs = options.pollMs ?? POLL_MS;
+	const maxWaitMs = options.maxWaitMs ?? MAX_WAIT_MS;
+	const outage = new Outage(ctx, maxWaitMs, options.sleep ?? timer);
 	const seen = new Set(recent.map((j) => j.id));
 	// A job that ends while no wait is under way (before the first, or during a listing) leaves its
 	// wake-up pending, so the next wait does not sit out a whole poll interval.
 	let woken = false;
-	const pending = () => void (woken = true);
-	let wake: () => void = pending;
+	let waiting: AbortController | null = null;
+	const wake = () => ((woken = true), waiting?.abort());
 	let failure: unknown = null;
 	let live = 0;
 	let polls = 0;
+	let listFailures = 0;
 	let deleted = false;
+	const listing = `listing agent ${agent}'s jobs`;
 	const follow = (job: JobSummary, after: number) => {
 		live++;
+		const what = `job ${job.id}`;
 		followJob(ctx.client, job.id, {
 			after,
 			serverAnswered: true,
+			// Until interrupted: a job's lines are had once the server is back, however long that takes.
+			retries: Number.POSITIVE_INFINITY,
+			backoffMs: (attempt) => Math.min(maxWaitMs, 250 * 2 ** (attempt - 1)),
+			sleep: (ms, signal) => outage.wait(ms, signal),
 			onLine: (_n, raw) => sink.line(job, raw),
-			onReconnect: ({ after: last, attempt, reason, delayMs }) =>
-				ctx.err(ctx.ep.dim(printable(`drover: job ${job.id}: ${reason}; resuming after line ${last} in ${(delayMs / 1000).toFixed(1)}s (attempt ${attempt})`))),
+			onOpen: () => outage.answered(what),
+			onReconnect: ({ reason }) => outage.failed(what, reason),
 		})
 			.then(
 				(result) => sink.ended(job, result.status),
@@ -167,13 +250,12 @@ export async function followAgent(ctx: Context, agent: string, recent: readonly 
 		if (!deleted && polls++ % EXISTS_EVERY === 0) deleted = await isGone(ctx, agent);
 		if (deleted && live === 0) throw new CliError(`agent ${agent} was deleted: none of its jobs will start any more`, 1, `its jobs stay readable: drover jobs --agent ${agent}`);
 		if (!woken) {
-			await new Promise<void>((resolve) => {
-				const timer = setTimeout(resolve, pollMs);
-				wake = () => (clearTimeout(timer), resolve());
-			});
+			waiting = new AbortController();
+			// While the list cannot be had, each wait twice the last, up to maxWaitMs.
+			await outage.wait(listFailures === 0 ? pollMs : Math.min(maxWaitMs, pollMs * 2 ** listFailures), waiting.signal);
+			waiting = null;
 		}
 		woken = false;
-		wake = pending;
 		if (failure !== null) throw failure;
 		if (deleted) continue;
 		let fresh: JobSummary[];
@@ -183,9 +265,12 @@ export async function followAgent(ctx: Context, agent: string, recent: readonly 
 			// A restart or a deploy is ridden out; a deleted agent or a revoked token is not.
 			if (err instanceof ApiError && err.status < 500 && err.status !== 429) throw err;
 			if (err instanceof CliError && !(err instanceof ApiError) && !err.message.startsWith("cannot reach")) throw err;
-			ctx.err(ctx.ep.dim(printable(`drover: listing agent ${agent}'s jobs failed (${err instanceof Error ? err.message : String(err)}); asking again in ${pollMs / 1000}s`)));
+			listFailures++;
+			outage.failed(listing, err instanceof Error ? err.message : String(err));
 			continue;
 		}
+		listFailures = 0;
+		outage.answered(listing);
 		// Oldest first, so jobs started together show in the order they were made.
 		for (const job of fresh.reverse()) {
 			seen.add(job.id);

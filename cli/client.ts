@@ -10,6 +10,13 @@ export const DEFAULT_URL = "http://localhost:8787";
 /** The media type of a job's output, one JSON object a line. */
 export const JSONL = "application/x-ndjson";
 
+/**
+ * The exit code of a `--wait` or `--follow` that lost a job's stream and could not have it again: the
+ * job's outcome is unknown (it may still be running). Not 1, a failed job's (or any error's), nor 2,
+ * a cancelled job's or a usage error's.
+ */
+export const EXIT_LOST = 3;
+
 /** Ends the command with `exitCode` after printing `drover: <message>` (and the hint) on stderr. */
 export class CliError extends Error {
 	readonly exitCode: number;
@@ -350,7 +357,7 @@ function listed(head: string, shown: readonly string[]): string {
 	return `${head || "invalid request"}:\n${shown.map((line) => `  - ${line}`).join("\n")}`;
 }
 
-/** The exit code a job's final status maps to: 0 completed, 2 cancelled, 1 anything else. */
+/** The exit code a job's final status maps to: 0 completed, 2 cancelled, 1 anything else (EXIT_LOST, 3: no final status had). */
 export function outcomeCode(status: string): number {
 	if (status === "completed") return 0;
 	if (status === "cancelled") return 2;

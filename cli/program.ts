@@ -55,7 +55,7 @@ export function buildProgram(): Command {
 	optionsToSubcommands(program);
 	program.addHelpText(
 		"after",
-		"\nExit codes: 0 ok; 1 error, or a failed job (--wait, --follow); 2 usage error, or a cancelled job (--wait, --follow).",
+		"\nExit codes: 0 ok; 1 error, or a failed job (--wait, --follow); 2 usage error, or a cancelled job (--wait, --follow); 3 a job's stream lost, its outcome unknown (--wait, logs --job --follow).",
 	);
 	return program;
 }

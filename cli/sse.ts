@@ -1,5 +1,5 @@
 import { SseParser } from "../src/shared/sse.ts";
-import { ApiError, CliError, networkReason, type ApiClient } from "./client.ts";
+import { ApiError, CliError, EXIT_LOST, networkReason, type ApiClient } from "./client.ts";
 
 export interface FollowOptions {
 	/** The last line already seen: the stream resumes after it (0 = from the start). */
@@ -11,9 +11,11 @@ export interface FollowOptions {
 	 * job's new lines and then its status at once): a place to show the state they add up to.
 	 */
 	onBatch?(): void;
+	/** Told each time a stream opens (the first, and each after a reconnect). */
+	onOpen?(): void;
 	/** Told before each reconnect, e.g. to say so on stderr. */
 	onReconnect?(info: { after: number; attempt: number; reason: string; delayMs: number }): void;
-	/** Reconnects without progress before giving up (default 5). */
+	/** Reconnects without progress before giving up (default 30; Infinity: never, as `logs <agent> --follow`). */
 	retries?: number;
 	/**
 	 * A connection that stayed open this long counts as healthy even if it brought nothing new
@@ -76,7 +78,8 @@ const sleep = (ms: number, signal?: AbortSignal) =>
  * Follows GET /v1/jobs/:id/stream to the job's `end` event. A dropped connection (or a stream that
  * closes early) is reopened with Last-Event-ID = the last line seen, so no line is repeated or
  * lost; a line the server sends again anyway is skipped. Reconnects back off and are bounded:
- * after `retries` quick attempts in a row that brought no new line or status, it gives up (CliError).
+ * after `retries` quick attempts in a row that brought no new line or status, it gives up (CliError,
+ * exit code EXIT_LOST).
  * Errors that retrying cannot fix (404, 401, 403, 400) are thrown at once, and so is any error before
  * a stream ever opened (unless `serverAnswered`).
  */
@@ -111,6 +114,7 @@ export async function followJob(client: ApiClient, jobId: string, options: Follo
 			openedAt = Date.now();
 			everOpened = true;
 			streamed = true;
+			options.onOpen?.();
 			const parser = new SseParser((ev) => {
 				if (ended !== null) return;
 				if (ev.event === "line") {
@@ -163,7 +167,12 @@ export async function followJob(client: ApiClient, jobId: string, options: Follo
 		if (openedAt !== null && Date.now() - openedAt >= healthyAfter) progressed = true;
 		failures = progressed ? 1 : failures + 1;
 		if (failures > retries) {
-			throw new CliError(`lost the stream of job ${jobId} after ${retries} reconnects (last line seen: ${last}): ${reason}`);
+			// Not the job's outcome, which is unknown: its own exit code, so a script can tell the two apart.
+			throw new CliError(
+				`lost the stream of job ${jobId} after ${retries} reconnects (last line seen: ${last}): ${reason}`,
+				EXIT_LOST,
+				`the job may still be running: drover job ${jobId} says how it stands, drover logs --job ${jobId} --follow --from ${last + 1} goes on after the last line seen`,
+			);
 		}
 		const delayMs = Math.max(backoff(failures), retryAfter);
 		options.onReconnect?.({ after: last, attempt: failures, reason, delayMs });

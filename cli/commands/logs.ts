@@ -23,7 +23,7 @@ export function registerLogs(program: Command): void {
 		.option("-j, --job <id>", "this job instead of an agent's recent ones", jobIdArg)
 		.option(
 			"-f, --follow",
-			"stream new lines live: an agent's current and next jobs until interrupted; a --job to its end, resuming after dropped connections; exits 0 completed, 1 failed or indeterminate, 2 cancelled",
+			"stream new lines live: an agent's current and next jobs until interrupted; a --job to its end, resuming after dropped connections; exits 0 completed, 1 failed or indeterminate, 2 cancelled, 3 its stream lost (the server away ~2 min)",
 		)
 		.option("-n, --lines <n>", `the last N lines of output, across an agent's recent jobs (lines the view leaves out, as an empty answer, count; default ${DEFAULT_LINES}; with --follow --job: start N lines back, default from the start)`, positiveInt(100_000))
 		.option("--from <line>", `with --job: from this line number on (--lines of them, default ${DEFAULT_LINES}; with --follow, every line from it to the job's end)`, lineNumber)

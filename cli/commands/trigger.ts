@@ -20,7 +20,7 @@ export function registerTrigger(program: Command): void {
 		.argument("<agent>", "agent name", pathSegment)
 		.argument("[prompt]", "instead of the agent's default prompt (or --prompt)")
 		.option("-p, --prompt <prompt>", "instead of the agent's default prompt")
-		.option("-w, --wait", "follow the job to its end, with live progress on stderr, then print its final answer; exits 0 completed, 1 failed or indeterminate, 2 cancelled")
+		.option("-w, --wait", "follow the job to its end, with live progress on stderr, then print its final answer; exits 0 completed, 1 failed or indeterminate, 2 cancelled, 3 its stream lost (the server away ~2 min)")
 		.option("--idempotency-key <key>", "the same key within 24 h returns the same job instead of starting another")
 		.option("--json", "print the API's JSON (with --wait: the finished job's record)")
 		.action(act(trigger));

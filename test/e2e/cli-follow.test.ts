@@ -8,6 +8,10 @@ import { describe, expect, it } from "vitest";
 import { childEnv, CLI, runCliProcess } from "./cli-process.ts";
 import { ApiClient, ApiError, CliError } from "../../cli/client.ts";
 import { followJob } from "../../cli/sse.ts";
+import { agentSink, followAgent } from "../../cli/agent-logs.ts";
+import type { Context } from "../../cli/context.ts";
+import { paint } from "../../cli/format.ts";
+import type { JobSummary } from "../../cli/types.ts";
 import { serversClosedAfterEach } from "./test-servers.ts";
 
 const JOB = "job-2026-01-01-abcdef";
@@ -127,6 +131,9 @@ describe("followJob", () => {
 		}).catch((e: unknown) => e);
 		expect(err).toBeInstanceOf(CliError);
 		expect((err as Error).message).toMatch(/lost the stream of job .* after 3 reconnects/);
+		// Not a failed job's 1 nor a cancelled one's 2: the outcome is unknown, and a script can tell.
+		expect((err as CliError).exitCode).toBe(3);
+		expect((err as CliError).hint).toBe(`the job may still be running: drover job ${JOB} says how it stands, drover logs --job ${JOB} --follow --from 1 goes on after the last line seen`);
 		expect(connections).toBe(4);
 		// It waited only between connections, each time the backoff it was given: no other wait, and none after the last.
 		expect(waits).toEqual([1, 2, 3].map((attempt) => ({ attempt, delayMs: 10 })));
@@ -345,6 +352,77 @@ describe("logs --job --follow --lines N", () => {
 		expect(fake.outputs).toEqual(["?lines=1", ""]);
 		expect(fake.seen).toEqual(["10"]);
 	});
+});
+
+describe("logs <agent> --follow through an outage", () => {
+	const A = "job-2026-01-01-aaaaaa";
+	const B = "job-2026-01-01-bbbbbb";
+	const summary = (id: string, status: string): JobSummary => ({ id, agent: "fake", status, trigger_type: "schedule" }) as JobSummary;
+	const text = (content: string) => JSON.stringify({ type: "assistant", content });
+
+	it("tries again until the server is back, the waits doubling to 30 s, said once each way on stderr; every line once", async () => {
+		// A's stream sends a1, then the server goes away: every request is cut before an answer until
+		// A's stream has been refused 40 times (past the 30 reconnects `logs --job --follow` allows).
+		// Back, A resumes after a1 and ends; B, started meanwhile, is found and followed; then the
+		// agent is deleted, which ends the follow once both have ended.
+		let down = false;
+		let refused = 0;
+		let deleted = false;
+		const resumedAfter: (string | null)[] = [];
+		const url = await listen((req, res) => {
+			if (down) {
+				if (req.url === `/v1/jobs/${A}/stream` && ++refused >= 40) down = false;
+				res.socket?.destroy();
+				return;
+			}
+			const sse = (frames: string) => res.writeHead(200, { "content-type": "text/event-stream" }).end(frames);
+			const json = (status: number, body: unknown) => res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
+			if (req.url === "/v1/agents/fake") {
+				json(deleted ? 404 : 200, deleted ? { error: { code: "not_found", message: "no agent named fake" } } : { name: "fake" });
+			} else if (req.url === "/v1/agents/fake/jobs?limit=50") {
+				json(200, { jobs: refused === 0 ? [summary(A, "running")] : [summary(B, "running"), summary(A, "running")], next_cursor: null });
+			} else if (req.url === `/v1/jobs/${A}/stream`) {
+				const last = (req.headers["last-event-id"] as string | undefined) ?? null;
+				resumedAfter.push(last);
+				if (last === null) {
+					res.writeHead(200, { "content-type": "text/event-stream" }).write(`id: 1\nevent: line\ndata: ${text("a1")}\n\n`);
+					setTimeout(() => ((down = true), res.socket?.destroy()), 20);
+				} else {
+					sse(`id: 2\nevent: line\ndata: ${text("a2")}\n\nevent: end\ndata: {"status":"completed"}\n\n`);
+				}
+			} else if (req.url === `/v1/jobs/${B}/stream`) {
+				deleted = true;
+				sse(`id: 1\nevent: line\ndata: ${text("b1")}\n\nevent: end\ndata: {"status":"completed"}\n\n`);
+			} else {
+				json(404, { error: { code: "not_found", message: `no route for ${req.url}` } });
+			}
+		});
+		const out: string[] = [];
+		const err: string[] = [];
+		const plain = paint(false);
+		const ctx: Context = { client: new ApiClient({ url, token: TOKEN }), p: plain, ep: plain, width: undefined, stdoutIsTTY: false, stderrIsTTY: false, stdinIsTTY: false, globalArgs: [], out: (t) => out.push(t), err: (t) => err.push(t), json: () => {} };
+		const waits: number[] = [];
+		// Each wait is recorded and not sat out.
+		const sleep = (ms: number) => (waits.push(ms), new Promise<void>((resolve) => setTimeout(resolve, 1)));
+		const sink = agentSink(ctx, true, (raw) => out.push(raw));
+		const ended = await followAgent(ctx, "fake", [summary(A, "running")], [{ job: summary(A, "running"), lines: [], total: 0 }], sink, { sleep }).catch((e: unknown) => e);
+		expect((ended as Error).message).toBe("agent fake was deleted: none of its jobs will start any more");
+		expect(refused).toBe(40);
+		// A and B are followed side by side once the server is back: each job's lines once, in order.
+		expect(out.filter((l) => l.includes('"content":"a'))).toEqual([text("a1"), text("a2")]);
+		expect(out.filter((l) => !l.includes('"content":"a'))).toEqual([text("b1")]);
+		expect(resumedAfter).toEqual([null, "1"]);
+		expect(err).toEqual([
+			// Whichever request failed first: A's stream, or a poll of the list.
+			expect.stringMatching(new RegExp(`^drover: (job ${A}: the connection broke|listing agent fake's jobs: cannot reach ${url}): .*; trying again until the server answers, at most 30s apart \\(Ctrl-C to stop\\)$`)),
+			"drover: the server answers again; following on",
+		]);
+		// A's reconnects double from 250 ms, and the list's polls from 2 s (4 s after a failure), each up to 30 s.
+		expect(Math.max(...waits)).toBe(30_000);
+		expect(waits.filter((ms) => ms === 30_000).length).toBeGreaterThanOrEqual(40 - 8);
+		for (const ms of [250, 500, 1000, 2000, 4000, 8000, 16_000]) expect(waits).toContain(ms);
+		expect(waits.every((ms) => [250, 500, 1000, 2000, 4000, 8000, 16_000, 30_000].includes(ms))).toBe(true);
+	}, 20_000);
 });
 
 describe("logs --follow against a server that cannot be reached", () => {
