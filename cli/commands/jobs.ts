@@ -229,7 +229,8 @@ function describeJob(ctx: Context, record: JobRecord): string {
 			["tool calls", toolCallsText(ctx, job)],
 			["error", job.error ? p.red(`${job.error.type}: ${job.error.message}`) : null],
 			["approval", approval ? p.yellow(approval) : null],
-			["delivery", job.delivery ? `${job.delivery.target}: ${statusStyle(p, job.delivery.outcome)(job.delivery.outcome)}` : null],
+			// Why one that did not get through did not (absent from an older server's records).
+			["delivery", job.delivery ? `${job.delivery.target}: ${statusStyle(p, job.delivery.outcome)(job.delivery.outcome)}${job.delivery.error ? ` (${job.delivery.error})` : ""}` : null],
 			["output", job.output_file],
 			["plain-text log", job.output_log ? `${job.output_log} (drover job ${job.id} --output-log)` : null],
 			["usage", `${job.usage.num_turns} turn${job.usage.num_turns === 1 ? "" : "s"}${job.usage.total_cost_usd !== null ? `, $${job.usage.total_cost_usd.toFixed(4)}` : ""}`],

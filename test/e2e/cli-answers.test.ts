@@ -102,6 +102,19 @@ describe("why a cancelled job was cancelled", () => {
 });
 
 describe("drover job", () => {
+	it("says why a delivery that did not get through did not, and nothing more for one delivered or from an older server", async () => {
+		const failed = { target: "webhook", outcome: "failed", error: "delivery target answered 500; 6 attempts" };
+		const api = await fakeApi({
+			[`GET /v1/jobs/${JOB}`]: (_req, res) => json(res, 200, record({ delivery: failed })),
+			"GET /v1/jobs/job-2026-01-01-zzzzzz": (_req, res) => json(res, 200, record({ id: "job-2026-01-01-zzzzzz", delivery: { target: "webhook", outcome: "delivered" } })),
+		});
+		const r = await runCli(api.url, ["job", JOB]);
+		expect(r.status, r.stderr).toBe(0);
+		expect(r.stdout).toMatch(/^delivery\s+webhook: failed \(delivery target answered 500; 6 attempts\)$/m);
+		const done = await runCli(api.url, ["job", "job-2026-01-01-zzzzzz"]);
+		expect(done.stdout).toMatch(/^delivery\s+webhook: delivered$/m);
+	});
+
 	it("leaves out an empty summary as it does a missing one", async () => {
 		const api = await fakeApi({ [`GET /v1/jobs/${JOB}`]: (_req, res) => json(res, 200, record({ summary: "" })) });
 		const r = await runCli(api.url, ["job", JOB]);
