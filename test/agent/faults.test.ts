@@ -249,6 +249,17 @@ describe("the model provider failing", () => {
 		expect(at[2]! - at[1]!).toBeGreaterThanOrEqual(1500);
 	});
 
+	it("fails the job at once when every key is rate-limited past its deadline, rather than hold it there to time out", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ error: 429, retry_after: 600 });
+		await createAgent({ name: "limited-past-deadline", timeout: "2m" });
+		const job = await runToRest("limited-past-deadline");
+		expect(job).toMatchObject({ status: "failed", exit_reason: "error", error: { type: "rate_limit", message: expect.stringMatching(/^rate limited until \S+, past the job's deadline at \S+ \(its timeout 2m\)$/) } });
+		expect(Date.parse(job.finished_at!) - Date.parse(job.started_at!)).toBeLessThan(60_000);
+		const lines = await outputOf("limited-past-deadline", job.id);
+		expect(lines.some((l) => l.subtype === "rate_limited")).toBe(false);
+	});
+
 	it("comes back later, by alarm, when every key is rate-limited for longer than it may wait", async () => {
 		const emulator = useEmulator();
 		emulator.enqueue({ error: 429, retry_after: 120 });

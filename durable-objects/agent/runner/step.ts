@@ -508,8 +508,15 @@ function modelFailed(deps: StepDeps, jobId: string, err: unknown): StepResult {
 	}
 	if (e.kind === "rate_limit" && e.retryAfterMs !== null) {
 		// At least the client's own default wait (a retry-after of 0 would call again at once, round
-		// after round), and never past the deadline, where the step ends the job as timed out.
-		const at = Math.min(deps.now() + Math.max(e.retryAfterMs, MIN_RATE_LIMIT_WAIT_MS), setup.deadline);
+		// after round).
+		const at = deps.now() + Math.max(e.retryAfterMs, MIN_RATE_LIMIT_WAIT_MS);
+		if (at > setup.deadline) {
+			// No attempt is left before the deadline: failed now, not held (taking a run's place) until
+			// then to time out.
+			const message = `rate limited until ${new Date(at).toISOString()}, past the job's deadline at ${new Date(setup.deadline).toISOString()} (its timeout ${setup.definition.timeout})`;
+			finish(deps, job, "failed", { reason: "model call failed: rate_limit", exit_reason: "error", error: { type: "rate_limit", message } });
+			return "done";
+		}
 		out(deps, jobId, { type: "system", subtype: "rate_limited", content: `rate limited; next attempt at ${new Date(at).toISOString()}` });
 		log.info("job.waiting", { agent: job.agent, job_id: jobId, reason: "rate_limited", until: new Date(at).toISOString() });
 		if (job !== stored) save(deps, bump(job, {}));
