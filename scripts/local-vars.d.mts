@@ -5,4 +5,5 @@ export function localVars(input: {
 	urlSecrets: string[];
 	webhookSecrets: string[];
 	sink: string | null;
-}): { vars: string[]; sunk: string[]; madeHooks: string[]; envOnly: string[] };
+}): { vars: string[]; secrets: string[]; sunk: string[]; madeHooks: string[]; envOnly: string[] };
+export function runEnvFile(devVarsText: string, secrets: string[]): string;

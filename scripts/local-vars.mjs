@@ -9,8 +9,9 @@ import { randomBytes } from "node:crypto";
  *   devVars: .dev.vars as read; env: npm start's environment; base: the local server's origin;
  *   urlSecrets, webhookSecrets: the secrets fleet.yaml names; sink: the emulator's origin, or null
  *   when it does not run (a real API key).
- * @returns {{ vars: string[], sunk: string[], madeHooks: string[], envOnly: string[] }}
- *   vars: `--var` values (NAME:value); sunk: URL secrets pointed at the emulator's sink; madeHooks:
+ * @returns {{ vars: string[], secrets: string[], sunk: string[], madeHooks: string[], envOnly: string[] }}
+ *   vars: `--var` values (NAME:value), none of them secret; secrets: secrets made for the run
+ *   (NAME=value lines, for an env file: see runEnvFile); sunk: URL secrets pointed at the emulator's sink; madeHooks:
  *   webhook secrets to make into .dev.vars; envOnly: secrets set in the environment and not in
  *   .dev.vars, which the Worker does not get (to say so).
  */
@@ -28,10 +29,27 @@ export function localVars({ devVars, env, base, urlSecrets, webhookSecrets, sink
 	// A sunk URL's posts are signed with a key made for the run, as a receiver's would be: unset, a
 	// webhook tool signs with its URL, which drover doctor rightly warns of on a fresh start. The sink
 	// checks no signature, so the key need not be kept; a URL of the user's own gets no made key.
-	for (const name of sunk) if (unset(`${name}_SIGNING_KEY`)) vars.push(`${name}_SIGNING_KEY:${randomBytes(24).toString("hex")}`);
+	// Not a `--var`: wrangler's command line is there for any local user to read (ps).
+	const secrets = [];
+	for (const name of sunk) if (unset(`${name}_SIGNING_KEY`)) secrets.push(`${name}_SIGNING_KEY=${randomBytes(24).toString("hex")}`);
 	const madeHooks = webhookSecrets.filter(unset);
 	// The key first: a shell exporting ANTHROPIC_API_KEY (as Anthropic's SDKs read it) would otherwise
 	// see the emulator answer with no word of why.
 	const envOnly = ["ANTHROPIC_API_KEY", ...urlSecrets, ...webhookSecrets].filter((name) => unset(name) && env[name]);
-	return { vars, sunk, madeHooks, envOnly };
+	return { vars, secrets, sunk, madeHooks, envOnly };
+}
+
+/**
+ * The env file that hands `wrangler dev` the run's secrets, read after .dev.vars (`--env-file .dev.vars
+ * --env-file <this>`: wrangler reads no .dev.vars of its own once given an env file, and a later
+ * file's values win). wrangler expands `$NAME` and `${NAME}` in env files, not in .dev.vars read as
+ * such: a .dev.vars line with a `$` is said again here with each `$` escaped (`\$`, which wrangler
+ * reads as a `$`), so the Worker gets its value as before.
+ * @param {string} devVarsText .dev.vars as it is
+ * @param {string[]} secrets NAME=value lines (localVars's secrets)
+ * @returns {string}
+ */
+export function runEnvFile(devVarsText, secrets) {
+	const dollars = devVarsText.split(/\r?\n/).filter((line) => /^\s*(?:export\s+)?[\w.-]+\s*=/.test(line) && line.includes("$"));
+	return [...dollars.map((line) => line.replaceAll("$", "\\$")), ...secrets, ""].join("\n");
 }

@@ -3,11 +3,12 @@
 // .wrangler/; the first run writes .dev.vars with a fresh admin token.
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { parse as parseYaml } from "yaml";
-import { localVars } from "./local-vars.mjs";
+import { localVars, runEnvFile } from "./local-vars.mjs";
 import { localD1Files, localMigrationsCurrent, recordLocalMigrations } from "./local-d1.mjs";
 import { migrationsLine } from "./migrations.mjs";
 import { modelLine } from "./model-line.mjs";
@@ -172,11 +173,25 @@ if (!apiKey) {
 // dashboard page only when the Worker knows its public origin: locally it is this server's, unless
 // the environment or .dev.vars sets one (the environment's first).
 for (const value of local.vars) devArgs.push("--var", value);
+// The secrets made for the run (sunk URLs' signing keys) go in an env file only this user can read,
+// made after .dev.vars's last write and removed on exit, not on wrangler's command line (which ps
+// shows any local user). Given an env file, wrangler reads .dev.vars only when named as one too; it
+// then reads process.env as well if CLOUDFLARE_INCLUDE_PROCESS_ENV says so, which it never did here.
+const devEnv = { ...env, DROVER_DEV_BUILD: "1" };
+if (local.secrets.length > 0) {
+	const dir = mkdtempSync(path.join(tmpdir(), "drover-start-"));
+	process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
+	const file = path.join(dir, "run.env");
+	writeFileSync(file, runEnvFile(readFileSync(".dev.vars", "utf8"), local.secrets), { mode: 0o600 });
+	devArgs.push("--env-file", path.resolve(".dev.vars"), "--env-file", file);
+	devEnv.CLOUDFLARE_LOAD_DEV_VARS_FROM_DOT_ENV = "true";
+	delete devEnv.CLOUDFLARE_INCLUDE_PROCESS_ENV;
+}
 // wrangler's build step checks fleet.yaml on each save; here an invalid one is reported, not fatal.
 // wrangler itself, not through npx: a signal to this script reaches wrangler, which stops its
 // workerd; npx passed none on, and left the Worker running on the port after the emulator stopped.
 const wrangler = path.join(import.meta.dirname, "..", "node_modules", "wrangler", "bin", "wrangler.js");
-const dev = spawn(process.execPath, [wrangler, ...devArgs.slice(1)], { stdio: ["ignore", "inherit", "inherit"], env: { ...env, DROVER_DEV_BUILD: "1" } });
+const dev = spawn(process.execPath, [wrangler, ...devArgs.slice(1)], { stdio: ["ignore", "inherit", "inherit"], env: devEnv });
 children.push(dev);
 for (const sig of ["SIGINT", "SIGTERM"])
 	process.on(sig, () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { localVars } from "../../scripts/local-vars.mjs";
+import { localVars, runEnvFile } from "../../scripts/local-vars.mjs";
 
 // npm start always writes .dev.vars, and while it exists wrangler dev reads the Worker's vars from it
 // and from --var only: what the environment sets reaches the Worker only as a --var.
@@ -34,16 +34,32 @@ describe("npm start's vars for wrangler dev", () => {
 
 	it("gives each URL sunk into the emulator a signing key of its own for the run, so its posts are signed as a receiver's, and no key to a URL of the user's", () => {
 		const out = localVars({ devVars: {}, env: {}, base, sink, ...fleet });
-		const keys = out.vars.filter((v) => v.startsWith("DIGEST_SLACK_WEBHOOK_URL_SIGNING_KEY:"));
+		const keys = out.secrets.filter((v) => v.startsWith("DIGEST_SLACK_WEBHOOK_URL_SIGNING_KEY="));
 		expect(keys).toHaveLength(1);
-		expect(keys[0]).toMatch(/^DIGEST_SLACK_WEBHOOK_URL_SIGNING_KEY:[0-9a-f]{48}$/);
+		expect(keys[0]).toMatch(/^DIGEST_SLACK_WEBHOOK_URL_SIGNING_KEY=[0-9a-f]{48}$/);
 		// Made afresh each run: not a fixed key anyone could read here.
-		expect(localVars({ devVars: {}, env: {}, base, sink, ...fleet }).vars).not.toContain(keys[0]);
+		expect(localVars({ devVars: {}, env: {}, base, sink, ...fleet }).secrets).not.toContain(keys[0]);
 		// One the user set in .dev.vars is wrangler's to read; a URL of their own, or no sink, gets none.
 		for (const devVars of [{ DIGEST_SLACK_WEBHOOK_URL_SIGNING_KEY: "k".repeat(32) }, { DIGEST_SLACK_WEBHOOK_URL: "https://x.example" }] as Record<string, string>[]) {
-			expect(localVars({ devVars, env: {}, base, sink, ...fleet }).vars.filter((v) => v.includes("SIGNING_KEY"))).toEqual([]);
+			expect(localVars({ devVars, env: {}, base, sink, ...fleet }).secrets).toEqual([]);
 		}
-		expect(localVars({ devVars: {}, env: {}, base, sink: null, ...fleet }).vars.filter((v) => v.includes("SIGNING_KEY"))).toEqual([]);
+		expect(localVars({ devVars: {}, env: {}, base, sink: null, ...fleet }).secrets).toEqual([]);
+	});
+
+	it("puts no made signing key on wrangler's command line (--var), which any local user can read with ps", () => {
+		const out = localVars({ devVars: {}, env: {}, base, sink, ...fleet });
+		const key = out.secrets[0]!.split("=")[1]!;
+		expect(out.vars.filter((v) => v.includes("SIGNING_KEY") || v.includes(key))).toEqual([]);
+		// The URL the key signs for is no secret (the emulator's sink): still a --var.
+		expect(out.vars).toContain(`DIGEST_SLACK_WEBHOOK_URL:${sink}/__sink/DIGEST_SLACK_WEBHOOK_URL`);
+	});
+
+	it("writes the run's secrets to an env file read after .dev.vars, saying again each .dev.vars line with a $, escaped, so wrangler does not expand it", () => {
+		const devVars = ["# Local secrets", "API_TOKENS=local:admin:tok$HOME\\$x${USER}end", "ANTHROPIC_API_KEY=", 'export PASS = "a$b" # cost $5', "PLAIN=no-dollar", ""].join("\n");
+		expect(runEnvFile(devVars, ["A_SIGNING_KEY=00ff"])).toBe(
+			["API_TOKENS=local:admin:tok\\$HOME\\\\$x\\${USER}end", 'export PASS = "a\\$b" # cost \\$5', "A_SIGNING_KEY=00ff", ""].join("\n"),
+		);
+		expect(runEnvFile("API_TOKENS=local:admin:plain\r\nX=1\n", ["K=1"])).toBe("K=1\n");
 	});
 
 	it("says an ANTHROPIC_API_KEY set only in the environment is not used (the emulator answers), and never passes it", () => {
