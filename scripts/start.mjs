@@ -193,7 +193,8 @@ if (local.secrets.length > 0) {
 const wrangler = path.join(import.meta.dirname, "..", "node_modules", "wrangler", "bin", "wrangler.js");
 const dev = spawn(process.execPath, [wrangler, ...devArgs.slice(1)], { stdio: ["ignore", "inherit", "inherit"], env: devEnv });
 children.push(dev);
-for (const sig of ["SIGINT", "SIGTERM"])
+// SIGHUP too (its terminal closed): stopped the same way, so the env file above is removed on exit.
+for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"])
 	process.on(sig, () => {
 		stopping = true;
 		children.forEach((c) => c.kill(sig));
@@ -244,7 +245,11 @@ if (!stopping && dev.exitCode === null) {
 	// Each minute after the first tick's, counted from it: its request can run past the minute
 	// boundary (the Worker's first request starts it up), and the clock's next minute then skipped one.
 	// Not given up when the Worker never answered the first: from the clock's next minute, then.
-	tickEachMinute(first ?? Math.floor(Date.now() / 60_000) * 60_000, { tick: tickAt, running: () => !stopping && dev.exitCode === null });
+	tickEachMinute(first ?? Math.floor(Date.now() / 60_000) * 60_000, {
+		tick: tickAt,
+		running: () => !stopping && dev.exitCode === null,
+		skipped: (from, to) => console.log(`[drover] not ticked ${new Date(from).toISOString()} to ${new Date(to).toISOString()}: this machine was asleep (Cloudflare fires no tick while a Worker is down); the agents' catch-up rules decide from now`),
+	});
 	// Tell the newcomer what to do.
 	if (ready) {
 		console.log(`

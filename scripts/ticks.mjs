@@ -20,16 +20,24 @@ export function nextTick(last, now) {
 
 /**
  * Ticks every minute after `first` (already ticked), each once, in order, each when its time has come
- * and never before, awaiting each tick before the next, until `running()` says stop.
+ * and never before, awaiting each tick before the next, until `running()` says stop. A wait that
+ * wakes over a minute late means the process or machine was suspended (a laptop asleep): the minutes
+ * it slept through are not ticked, as Cloudflare fires none for a Worker that was down, and the
+ * scheduler's catch-up rules decide from the current minute; `skipped` is told which were.
  * @param {number} first
- * @param {{ tick: (minute: number) => Promise<void>, running: () => boolean, now?: () => number, sleep?: (ms: number) => Promise<void> }} io
+ * @param {{ tick: (minute: number) => Promise<void>, running: () => boolean, now?: () => number, sleep?: (ms: number) => Promise<void>, skipped?: (from: number, to: number) => void }} io
  */
-export async function tickEachMinute(first, { tick, running, now = Date.now, sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms)) }) {
+export async function tickEachMinute(first, { tick, running, now = Date.now, sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms)), skipped = () => {} }) {
 	let last = first;
 	while (running()) {
 		const { minute, wait } = nextTick(last, now());
 		if (wait > 0) {
 			await sleep(wait);
+			const current = Math.floor(now() / MINUTE) * MINUTE;
+			if (current - minute > MINUTE) {
+				skipped(minute, current - MINUTE);
+				last = current - MINUTE;
+			}
 			continue;
 		}
 		await tick(minute);

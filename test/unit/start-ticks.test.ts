@@ -59,6 +59,31 @@ describe("npm start's ticks", () => {
 		for (const s of sent) expect(s.at).toBeGreaterThanOrEqual(at(s.minute));
 	});
 
+	it("ticks none of the minutes a suspended machine slept through, going on from the minute it wakes in, and says which it left", async () => {
+		let t = at("10:00:30");
+		let slept = false;
+		const sent: string[] = [];
+		const left: string[][] = [];
+		const hms = (ms: number) => new Date(ms).toISOString().slice(11, 19);
+		await tickEachMinute(at("10:00:00"), {
+			now: () => t,
+			// The first wait's timer fires on waking, 8 hours of the wall clock later.
+			sleep: async (ms) => {
+				t += ms + (slept ? 0 : 8 * 60 * MINUTE);
+				slept = true;
+			},
+			tick: async (minute) => {
+				sent.push(hms(minute));
+				t += 200;
+			},
+			skipped: (from, to) => void left.push([hms(from), hms(to)]),
+			running: () => sent.length < 2,
+		});
+		// Replayed, each of the 480 would have been dated its own minute, an on-time run of every slot.
+		expect(sent).toEqual(["18:01:00", "18:02:00"]);
+		expect(left).toEqual([["10:01:00", "18:00:00"]]);
+	});
+
 	it("stops when told to, sending nothing more", async () => {
 		let t = at("10:00:30");
 		const sent: number[] = [];
