@@ -281,6 +281,21 @@ export function createModelClient(env: ProviderEnv, options: ModelClientOptions 
 			const limited = new Map<number, number>();
 			let waitedForLimit = false;
 			let last: { kind: Transient | "invalid_request"; status: number | null; detail: string; model: string } | null = null;
+			// The soonest a model rate-limited past what a call waits may be asked again. Rate limits are
+			// the model's (the API counts them per model): a fallback may answer meanwhile, so it is asked
+			// first; if none answers, the call is a rate limit still, to come back to then.
+			let limitedFor: { ms: number; model: string; detail: string } | null = null;
+			const onToFallback = (model: string, ms: number, detail: string): boolean => {
+				if (model === request.models.at(-1)) return false;
+				if (limitedFor === null || ms < limitedFor.ms) limitedFor = { ms, model, detail };
+				limited.clear();
+				waitedForLimit = false;
+				return true;
+			};
+			const limitedFailure = (model: string, ms: number, detail: string) => {
+				const soonest = limitedFor !== null && limitedFor.ms < ms ? limitedFor.ms : ms;
+				return failure("rate_limit", `${model}: ${detail}`, 429, soonest);
+			};
 
 			const nextUsableKey = (from: number): number | null => {
 				for (let step = 1; step <= poolSize; step++) {
@@ -348,7 +363,10 @@ export function createModelClient(env: ProviderEnv, options: ModelClientOptions 
 							} else {
 								const after = f.retryAfterMs ?? DEFAULT_RETRY_AFTER_MS;
 								// Tried once more after waiting, and limited again: the loop should come back later.
-								if (waitedForLimit) throw failure("rate_limit", `${model}: rate limited again after waiting: ${f.detail}`, 429, after);
+								if (waitedForLimit) {
+									if (onToFallback(model, after, `rate limited again after waiting: ${f.detail}`)) break;
+									throw limitedFailure(model, after, `rate limited again after waiting: ${f.detail}`);
+								}
 								limited.set(key, after);
 							}
 							const next = nextUsableKey(key);
@@ -367,7 +385,8 @@ export function createModelClient(env: ProviderEnv, options: ModelClientOptions 
 								if (ms < soonest) [soonestKey, soonest] = [k, ms];
 							}
 							if (soonest > maxWaitMs) {
-								throw failure("rate_limit", `${model}: every key is rate limited for at least ${soonest} ms: ${f.detail}`, 429, soonest);
+								if (onToFallback(model, soonest, `every key is rate limited for at least ${soonest} ms: ${f.detail}`)) break;
+								throw limitedFailure(model, soonest, `every key is rate limited for at least ${soonest} ms: ${f.detail}`);
 							}
 							await pause(soonest);
 							waited = soonest;
@@ -401,6 +420,11 @@ export function createModelClient(env: ProviderEnv, options: ModelClientOptions 
 			}
 
 			const tried = request.models.join(", ");
+			// A model rate-limited, the others failing otherwise: come back when its limit ends.
+			if (limitedFor !== null) {
+				const { ms, model, detail } = limitedFor;
+				throw failure("rate_limit", `no model answered (tried ${tried}); ${model}: ${detail}; last: ${last?.model ?? "?"}: ${last?.detail ?? "unknown error"}`, 429, ms);
+			}
 			const kind = last?.kind ?? "server";
 			throw failure(kind, `no model answered (tried ${tried}); last: ${last?.model ?? "?"}: ${last?.detail ?? "unknown error"}`, last?.status ?? null);
 		},

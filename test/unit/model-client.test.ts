@@ -277,7 +277,7 @@ describe("createModelClient: rate limits (429)", () => {
 			() => apiError(429, "rate limited", { "retry-after": "120" }),
 		);
 		const t = clock();
-		const error = await failure(createModelClient(env({ ANTHROPIC_API_KEY: KEYS.join(" ") }), t).call(request()));
+		const error = await failure(createModelClient(env({ ANTHROPIC_API_KEY: KEYS.join(" ") }), t).call(request({ models: [PRIMARY] })));
 
 		expect(error.kind).toBe("rate_limit");
 		expect(error.status).toBe(429);
@@ -299,7 +299,7 @@ describe("createModelClient: rate limits (429)", () => {
 			() => apiError(429, "rate limited", { "retry-after": "45" }),
 		);
 		const t = clock();
-		const error = await failure(createModelClient(env({ ANTHROPIC_API_KEY: KEYS[0] }), t).call(request()));
+		const error = await failure(createModelClient(env({ ANTHROPIC_API_KEY: KEYS[0] }), t).call(request({ models: [PRIMARY] })));
 		expect(error.kind).toBe("rate_limit");
 		expect(error.retryAfterMs).toBe(45_000);
 		expect(t.sleeps).toEqual([2000]);
@@ -316,7 +316,7 @@ describe("createModelClient: rate limits (429)", () => {
 			() => apiError(429, "rate limited", { "retry-after": "1" }),
 		);
 		const t = clock();
-		const error = await failure(createModelClient(env({ ANTHROPIC_API_KEY: KEYS[0] }), t).call(request()));
+		const error = await failure(createModelClient(env({ ANTHROPIC_API_KEY: KEYS[0] }), t).call(request({ models: [PRIMARY] })));
 		expect([error.kind, error.status, error.retryAfterMs]).toEqual(["rate_limit", 429, 1000]);
 		expect(t.sleeps).toEqual([1000]);
 		expect(sent).toHaveLength(2);
@@ -325,9 +325,42 @@ describe("createModelClient: rate limits (429)", () => {
 	it("honours a custom maxWaitMs", async () => {
 		script(API, () => apiError(429, "rate limited", { "retry-after": "3" }));
 		const t = clock();
-		const error = await failure(createModelClient(env({ ANTHROPIC_API_KEY: KEYS[0] }), { ...t, maxWaitMs: 1000 }).call(request()));
+		const error = await failure(createModelClient(env({ ANTHROPIC_API_KEY: KEYS[0] }), { ...t, maxWaitMs: 1000 }).call(request({ models: [PRIMARY] })));
 		expect([error.kind, error.retryAfterMs]).toEqual(["rate_limit", 3000]);
 		expect(t.sleeps).toEqual([]);
+	});
+
+	it("asks the fallback model at once when every key is rate-limited on the primary for longer than it may wait (limits are the model's)", async () => {
+		const sent = script(API, () => apiError(429, "rate limited", { "retry-after": "600" }), ok);
+		const t = clock();
+		const res = await createModelClient(env({ ANTHROPIC_API_KEY: KEYS[0] }), t).call(request());
+		expect(res.model).toBe(FALLBACK);
+		expect(sent.map((s) => s.body.model)).toEqual([PRIMARY, FALLBACK]);
+		expect(res.attempts.map((a) => [a.model, a.status])).toEqual([
+			[PRIMARY, 429],
+			[FALLBACK, "ok"],
+		]);
+		expect(t.sleeps).toEqual([]);
+	});
+
+	it("is a rate limit still, to come back to when the primary's ends, when the fallback fails otherwise", async () => {
+		script(
+			API,
+			() => apiError(429, "rate limited", { "retry-after": "90" }),
+			() => apiError(529, "overloaded"),
+			() => apiError(529, "overloaded"),
+			() => apiError(529, "overloaded"),
+		);
+		const t = clock();
+		const error = await failure(createModelClient(env({ ANTHROPIC_API_KEY: KEYS[0] }), t).call(request()));
+		expect([error.kind, error.status, error.retryAfterMs]).toEqual(["rate_limit", 429, 90_000]);
+		expect(error.message).toContain(`${PRIMARY}: every key is rate limited for at least 90000 ms`);
+		expect(error.attempts.map((a) => [a.model, a.status])).toEqual([
+			[PRIMARY, 429],
+			[FALLBACK, 529],
+			[FALLBACK, 529],
+			[FALLBACK, 529],
+		]);
 	});
 });
 
