@@ -1,1 +1,1 @@
-export function modelLine(input: { apiKey: string; baseUrl: string | undefined; emulator: string }): string;
+export function modelLine(input: { apiKey: string; baseUrl: string | undefined; allowed?: string | undefined; emulator: string }): string;

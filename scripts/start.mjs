@@ -254,7 +254,7 @@ if (!stopping && dev.exitCode === null) {
 	if (ready) {
 		console.log(`
 drover is running at ${base}
-  model:  ${modelLine({ apiKey, baseUrl: vars.ANTHROPIC_BASE_URL, emulator: `http://127.0.0.1:${emulatorPort}` })}
+  model:  ${modelLine({ apiKey, baseUrl: vars.ANTHROPIC_BASE_URL, allowed: vars.ANTHROPIC_ALLOWED_BASE_URLS, emulator: `http://127.0.0.1:${emulatorPort}` })}
   token:  ${token ? "the local admin token, API_TOKENS in .dev.vars (not printed: terminals keep scrollback and logs)" : "none: set API_TOKENS in .dev.vars"}${
 			sunk.length > 0 ? `\n  posts:  ${sunk.join(", ")} (fleet.yaml; not in .dev.vars) go to the emulator's sink, printed here as [sink] lines` : ""
 		}${
