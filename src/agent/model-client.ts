@@ -127,7 +127,8 @@ function classifyStatus(status: number, type: string | null, detail: string, hea
 function classify(error: unknown, signal: AbortSignal | undefined, now: number, idleMs: number): Failure {
 	if (signal?.aborted || error instanceof APIUserAbortError) return { kind: "aborted" };
 	// The SDK's "Request timed out.": its timeout is set to the idle limit (see STREAM_IDLE_TIMEOUT_MS).
-	if (error instanceof APIConnectionTimeoutError) return { kind: "network", status: null, detail: `no answer began: nothing arrived for ${idleMs / 1000} s` };
+	// (Also a connection's own timeout the SDK reads as one, which may come sooner.)
+	if (error instanceof APIConnectionTimeoutError) return { kind: "network", status: null, detail: `no answer began: the request timed out (the limit is ${idleMs / 1000} s)` };
 	if (error instanceof APIConnectionError) return { kind: "network", status: null, detail: error.message };
 	if (error instanceof APIError) {
 		const type = typeof error.type === "string" ? error.type : null;

@@ -528,7 +528,7 @@ describe("createModelClient: overloaded, server and network failures", () => {
 			.catch((e: unknown) => e);
 		expect(err).toBeInstanceOf(ModelCallFailure);
 		expect((err as ModelCallFailure).kind).toBe("network");
-		expect((err as ModelCallFailure).message).toContain("no answer began: nothing arrived for 0.02 s");
+		expect((err as ModelCallFailure).message).toContain("no answer began: the request timed out (the limit is 0.02 s)");
 		expect((err as ModelCallFailure).attempts.map((a) => a.status)).toEqual(["network", "network", "network"]);
 	});
 
