@@ -5,6 +5,7 @@ import { act, isoInstant, jobIdArg, nextPageCommand, positiveInt, requireKnownAg
 import { BIDI, cancelReason, duration, exitNote, stamp, fields, printable, printableDeep, printableYaml, relTime, renderLine, shellWord, statusStyle, table, truncate, when } from "../format.ts";
 import type { JobRecord, JobSummary, ToolCallView } from "../types.ts";
 import { shapes } from "../shapes.ts";
+import { failedCallsWord } from "../../src/jobs/tool-call-words.ts";
 
 const FINAL_STATUSES = ["completed", "failed", "cancelled", "indeterminate"];
 const JOB_STATUSES = ["pending", "running", "approval_pending", ...FINAL_STATUSES];
@@ -97,7 +98,7 @@ async function listJobs(ctx: Context, opts: JobsOptions): Promise<number> {
 				{ header: "ID", value: (j) => j.id },
 				{ header: "AGENT", value: (j) => j.agent },
 				// completed says the run ended with an answer, not that every call it made succeeded.
-				{ header: "STATUS", value: (j) => (j.tool_calls?.failed ? `${j.status} (${j.tool_calls.failed}/${j.tool_calls.made} calls ${failedCalls(j.status, j.tool_calls.failed)})` : j.status), style: (j) => (j.status === "completed" && j.tool_calls?.failed ? ctx.p.yellow : statusStyle(ctx.p, j.status)) },
+				{ header: "STATUS", value: (j) => (j.tool_calls?.failed ? `${j.status} (${j.tool_calls.failed}/${j.tool_calls.made} calls ${failedCallsWord(j.status, j.tool_calls.failed)})` : j.status), style: (j) => (j.status === "completed" && j.tool_calls?.failed ? ctx.p.yellow : statusStyle(ctx.p, j.status)) },
 				{ header: "TRIGGER", value: (j) => (j.schedule ? `${j.trigger_type}:${j.schedule}` : j.trigger_type) },
 				{ header: "STARTED", value: (j) => relTime(j.started_at, now) },
 				{ header: "DURATION", value: (j) => (j.duration_seconds !== null ? duration(j.duration_seconds) : j.started_at ? duration((now - Date.parse(j.started_at)) / 1000) : "-") },
@@ -297,19 +298,10 @@ async function showManifest(ctx: Context, id: string, opts: JobOptions): Promise
 function toolCallsText(ctx: Context, job: JobRecord): string | null {
 	const t = job.tool_calls ?? null;
 	if (t === null || t.made === 0) return null;
-	const failed = t.failed === 0 ? "none failed" : ctx.p.yellow(`${t.failed} ${failedCalls(job.status, t.failed)}`);
+	const failed = t.failed === 0 ? "none failed" : ctx.p.yellow(`${t.failed} ${failedCallsWord(job.status, t.failed)}`);
 	return `${t.made} ran, ${failed} (drover job ${job.id} --tool-calls)`;
 }
 
-/**
- * What the API's tally counts as failed: calls whose result said they failed, and calls cut off with
- * their effect unknown, which only an indeterminate job (its run ended while a call was executing:
- * one, at least) or a force-cancelled one has. One such call in an indeterminate job is that call.
- */
-function failedCalls(status: string, failed: number): string {
-	if (status === "indeterminate") return failed === 1 ? "cut off, effect unknown" : "failed or cut off";
-	return status === "cancelled" ? "failed or cut off" : "failed";
-}
 
 /** `drover job <id> --tool-calls`: every page of GET /v1/jobs/:id/tool-calls, as a table or (--json) as one page. */
 async function showToolCalls(ctx: Context, id: string, opts: JobOptions): Promise<number> {

@@ -1310,7 +1310,7 @@ describe("the dashboard", () => {
 		await page.locator("#job-status .badge", { hasText: "approval pending" }).waitFor(LIVE);
 		// The record counts its calls as it ends: until then its Record says where they are.
 		const toolCallsFact = () => page.locator("#job-facts dt", { hasText: /^Tool calls$/ }).locator("xpath=following-sibling::dd[1]").textContent();
-		expect(await toolCallsFact()).toBe("counted when the job ends; those made so far are listed below");
+		expect(await toolCallsFact()).toBe("counted when the job ends; any made so far are listed below");
 		const body = page.locator("#job-tool-calls-body");
 		const rows = body.locator("tbody tr");
 		const summary = page.locator("#job-tool-calls summary");
@@ -1371,6 +1371,25 @@ describe("the dashboard", () => {
 		const row = page.locator("#job-tool-calls-body tbody tr").first();
 		await row.waitFor(LIVE);
 		expect((await row.locator("td").allTextContents()).slice(0, 3)).toEqual(["1", "create_ticket", "not run, the job cancelled"]);
+		await page.close();
+	});
+
+	it("words an indeterminate job's cut-off call as the CLI does, not as failed, in the jobs list", async () => {
+		const listed = (id: string, status: string, made: number, failed: number) => ({
+			id, agent: "cut-off", schedule: null, trigger_type: "manual", status, exit_reason: null, dispatch: null, scheduled_instant: null,
+			created_at: "2026-01-01T00:00:00.000Z", started_at: "2026-01-01T00:00:01.000Z", finished_at: "2026-01-01T00:00:09.000Z",
+			duration_seconds: 8, summary: null, revision: 3, tool_calls: { made, failed }, error: null,
+		});
+		const page = await signedIn("/incidents", tokens.read);
+		await page.route(
+			(u) => u.pathname === "/v1/jobs",
+			(route) => route.fulfill({ json: { jobs: [listed("job-2026-01-01-cutoff", "indeterminate", 1, 1), listed("job-2026-01-01-failed", "completed", 2, 1)], next_cursor: null } }),
+		);
+		await page.goto(`${url}/jobs`);
+		const sub = (id: string) => page.locator(`tr[data-job="${id}"] .sub.warn`);
+		await sub("job-2026-01-01-cutoff").waitFor(LIVE);
+		expect(await sub("job-2026-01-01-cutoff").textContent()).toBe("1 of 1 tool call cut off, effect unknown");
+		expect(await sub("job-2026-01-01-failed").textContent()).toBe("1 of 2 tool calls failed");
 		await page.close();
 	});
 
@@ -5372,13 +5391,19 @@ describe("the dashboard, as a new user walking through it finds it", () => {
 		expect(pageErrors).toEqual([]);
 	});
 
-	it("shades the edge of a table that scrolls sideways on a phone where more of it lies, and not at its end", async () => {
+	/** The fleet on a phone, its table wider than the screen: the page, daily-digest's row and the table's scrolling box. */
+	const fleetOnPhone = async () => {
 		const page = await signedIn("/", tokens.read);
 		await page.setViewportSize({ width: 390, height: 800 });
 		const row = page.locator('#fleet-table tr[data-agent="daily-digest"]');
 		await row.waitFor(LIVE);
 		const wrap = page.locator(".table-wrap:has(#fleet-table)");
 		expect(await wrap.evaluate((el) => el.scrollWidth > el.clientWidth)).toBe(true);
+		return { page, row, wrap };
+	};
+
+	it("shades the edge of a table that scrolls sideways on a phone where more of it lies, and not at its end", async () => {
+		const { page, row, wrap } = await fleetOnPhone();
 		/** The brightest pixel of a 2-px strip inside the box's right edge, down daily-digest's row (text darkens some, a shade every one). */
 		const edge = async () => {
 			const box = (await wrap.boundingBox())!;
@@ -5395,12 +5420,7 @@ describe("the dashboard, as a new user walking through it finds it", () => {
 	});
 
 	it("shades the edge of a table that scrolls sideways in the dark scheme as visibly as in the light one", async () => {
-		const page = await signedIn("/", tokens.read);
-		await page.setViewportSize({ width: 390, height: 800 });
-		const row = page.locator('#fleet-table tr[data-agent="daily-digest"]');
-		await row.waitFor(LIVE);
-		const wrap = page.locator(".table-wrap:has(#fleet-table)");
-		expect(await wrap.evaluate((el) => el.scrollWidth > el.clientWidth)).toBe(true);
+		const { page, row, wrap } = await fleetOnPhone();
 		const lum = (c: number[]) => {
 			const [r, g, b] = c.map((v) => (v /= 255) <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4);
 			return 0.2126 * r! + 0.7152 * g! + 0.0722 * b!;

@@ -229,7 +229,7 @@ describe("a delivery given up on", () => {
 		await createAgent({ name: "logged-delivery-failed", delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
 		const lines = captureLogs();
 		const job = await runToRest("logged-delivery-failed");
-		expect(job.delivery).toEqual({ target: "webhook", outcome: "failed" });
+		expect(job.delivery).toEqual({ target: "webhook", outcome: "failed", error: "delivery target answered 410; 1 attempt" });
 		expect(linesOf(lines, job.id).filter((l) => l.event === "delivery.done")).toEqual([expect.objectContaining({ level: "error", outcome: "failed", target: "webhook" })]);
 	});
 });

@@ -502,6 +502,7 @@ describe("schemas", () => {
 				"summary",
 				"revision",
 				"tool_calls",
+				"error",
 			].sort(),
 		);
 		expect(row.status).toBe("completed");

@@ -181,7 +181,7 @@ function agentRow(a, reload, toldWhy) {
 			h("span", { class: "sub" }, l.finished_at ? exactTime(l.finished_at) : null, l.exit_reason && l.exit_reason !== "success" ? " · " + words(l.exit_reason) : null,
 				// A completed run whose answer did not get through is not ok.
 				l.delivery === "failed" || l.delivery === "unknown" ? " · delivery " + l.delivery : null,
-				failedCalls(l.tool_calls) ? " · " + failedCalls(l.tool_calls) : null)]
+				failedCalls(l.tool_calls, l.status) ? " · " + failedCalls(l.tool_calls, l.status) : null)]
 		: h("span", { class: "muted", text: a.running_jobs.length || a.queued_jobs ? "none ended yet" : "never ran" });
 	const path = "/v1/agents/" + enc(a.name);
 	// The API refuses to run a paused or disabled agent: Run now is offered greyed, saying why. Not

@@ -104,10 +104,11 @@ const words = (s) => String(s).replace(/_/g, " ");
 const badge = (status, prefix) => h("span", { class: "badge " + (prefix || "s-") + status, text: words(status) });
 /**
  * A job's failed tool calls, said beside its status: completed says the run ended with an answer, not
- * that every call it made succeeded. Null when none failed (or, while it runs, none are counted).
- * @param {{ made: number, failed: number } | null | undefined} t
+ * that every call it made succeeded; an indeterminate job's were cut off (failedCallsWord, the CLI's
+ * words). Null when none failed (or, while it runs, none are counted).
+ * @param {{ made: number, failed: number } | null | undefined} t @param {string} status
  */
-const failedCalls = (t) => (t && t.failed ? t.failed + " of " + t.made + " tool call" + (t.made === 1 ? "" : "s") + " failed" : null);
+const failedCalls = (t, status) => (t && t.failed ? t.failed + " of " + t.made + " tool call" + (t.made === 1 ? "" : "s") + " " + failedCallsWord(status, t.failed) : null);
 /** @param {string} id */
 const jobLink = (id) => h("a", { href: "/jobs/" + enc(id), class: "mono", text: id });
 /** @param {string} name */

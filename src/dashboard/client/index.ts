@@ -30,6 +30,7 @@ import runs from "./runs.client.js";
 import session from "./session.client.js";
 import usage from "./usage.client.js";
 import { AGENT_NAME_PATTERN } from "../../config/agent-name.ts";
+import { failedCallsWord } from "../../jobs/tool-call-words.ts";
 import { csvOf } from "../../shared/csv.ts";
 import { KeptAnswers } from "../../shared/kept-answers.ts";
 import { noteVersionWeb } from "../../shared/note-version.ts";
@@ -40,7 +41,7 @@ const FILES = [dom, format, notices, api, dialog, poll, session, agentField, fle
 
 // The SSE parser, the Retry-After reading and the kept answers the CLI (and the Worker) use, by their
 // own source (built JavaScript, self-contained), rather than second ones written for the browser; so
-// too the CSV writer, a notepad value's version and the agent name's pattern.
-const SHARED = `const SseParser = (${SseParser.toString()});\nconst retryAfterMs = (${retryAfterMs.toString()});\nconst KeptAnswers = (${KeptAnswers.toString()});\nconst csvOf = (${csvOf.toString()});\nconst noteVersionWeb = (${noteVersionWeb.toString()});\nconst AGENT_NAME_PATTERN = ${AGENT_NAME_PATTERN.toString()};\n`;
+// too the CSV writer, a notepad value's version, the agent name's pattern and the words for failed tool calls.
+const SHARED = `const SseParser = (${SseParser.toString()});\nconst retryAfterMs = (${retryAfterMs.toString()});\nconst KeptAnswers = (${KeptAnswers.toString()});\nconst csvOf = (${csvOf.toString()});\nconst noteVersionWeb = (${noteVersionWeb.toString()});\nconst AGENT_NAME_PATTERN = ${AGENT_NAME_PATTERN.toString()};\nconst failedCallsWord = (${failedCallsWord.toString()});\n`;
 
 export const APP_JS = `"use strict";\n(() => {\n${SHARED}${FILES.join("\n")}})();\n`;

@@ -299,9 +299,9 @@ function renderJob(j) {
 		j.continued_from ? ["Continued from", jobLink(j.continued_from)] : null,
 		j.session_id ? ["Session", h("code", { text: j.session_id })] : null,
 		j.cancel_requested ? ["Cancel requested", printable(j.cancel_requested) + " (once its tool call in flight returns; Cancel with Force cuts it off)"] : null,
-		j.tool_calls && j.tool_calls.made ? ["Tool calls", [j.tool_calls.made + " ran", j.tool_calls.failed ? h("span", { class: "warn-text", text: ", " + j.tool_calls.failed + " failed" }) : ", none failed", " (listed below)"]] : null,
+		j.tool_calls && j.tool_calls.made ? ["Tool calls", [j.tool_calls.made + " ran", j.tool_calls.failed ? h("span", { class: "warn-text", text: ", " + j.tool_calls.failed + " " + failedCallsWord(j.status, j.tool_calls.failed) }) : ", none failed", " (listed below)"]] : null,
 		// The record counts them as the job ends; until then the list below is read as it stands.
-		!final && j.started_at ? ["Tool calls", h("span", { class: "muted", text: "counted when the job ends; those made so far are listed below" })] : null,
+		!final && j.started_at ? ["Tool calls", h("span", { class: "muted", text: "counted when the job ends; any made so far are listed below" })] : null,
 		j.error ? ["Error", h("span", { class: "error", text: printable(j.error.type + ": " + j.error.message) })] : null,
 	].filter(Boolean));
 	$("#job-facts").replaceChildren(...facts.flatMap(([k, v]) => [h("dt", { text: k }), h("dd", null, v)]));

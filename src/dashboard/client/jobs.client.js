@@ -211,7 +211,7 @@ function jobRow(j) {
 	return h("tr", { "data-job": j.id },
 		h("td", null, jobLink(j.id)),
 		h("td", null, agentLink(j.agent)),
-		h("td", null, badge(j.status), failedCalls(j.tool_calls) ? h("span", { class: "sub warn", text: failedCalls(j.tool_calls) }) : null),
+		h("td", null, badge(j.status), failedCalls(j.tool_calls, j.status) ? h("span", { class: "sub warn", text: failedCalls(j.tool_calls, j.status) }) : null),
 		h("td", null, words(j.trigger_type), j.schedule ? h("span", { class: "sub", text: j.schedule }) : null),
 		// The time itself, with the relative one beneath (as the runs table's slots): not only in a tooltip.
 		h("td", null, j.started_at ? slotTime(j.started_at) : h("span", { class: "muted" }, "created ", slotTime(j.created_at))),

@@ -6,3 +6,4 @@ declare const csvOf: typeof import("../../shared/csv.ts").csvOf;
 /** src/shared/note-version.ts (declared here: that module imports node:crypto, which this build has no types for). */
 declare const noteVersionWeb: (value: string) => Promise<string>;
 declare const AGENT_NAME_PATTERN: typeof import("../../config/agent-name.ts").AGENT_NAME_PATTERN;
+declare const failedCallsWord: typeof import("../../jobs/tool-call-words.ts").failedCallsWord;
