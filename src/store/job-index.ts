@@ -181,6 +181,7 @@ type IndexColumns = "all" | "before-errors";
 export function upsertStatements(db: D1Database, records: readonly JobRecord[], columns: IndexColumns = "all"): D1PreparedStatement[] {
 	const errors = columns === "all";
 	return records.flatMap((r) => {
+		const error = listedError(r.error);
 		const upsert = db
 			.prepare(
 				`INSERT INTO jobs (id, agent, schedule, trigger_type, status, exit_reason, dispatch, scheduled_instant,
@@ -210,7 +211,7 @@ export function upsertStatements(db: D1Database, records: readonly JobRecord[], 
 				r.revision,
 				r.tool_calls?.made ?? null,
 				r.tool_calls?.failed ?? null,
-				...(errors ? [r.error?.type ?? null, listedError(r.error)?.message ?? null] : []),
+				...(errors ? [error?.type ?? null, error?.message ?? null] : []),
 			);
 		if (!isFinal(r.status)) return [upsert];
 		// Before the upsert, which would make the row look counted already.
