@@ -1983,12 +1983,20 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
-	it("keeps the usage chart's value axis beside the bars on a phone, where the chart opens scrolled to its newest days, and where it was at a desktop's width", async () => {
+	const DAY = 86_400_000;
+	/**
+	 * The usage page, its clock held at the test's now: a UTC midnight passing during the test moves
+	 * neither's days. With today's UTC midnight.
+	 */
+	const usageHeld = async () => {
 		const page = await signedIn("/usage");
-		const DAY = 86_400_000;
 		const now = Date.now();
-		const today = Math.floor(now / DAY) * DAY;
 		await page.clock.setFixedTime(now);
+		return { page, now, today: Math.floor(now / DAY) * DAY };
+	};
+
+	it("keeps the usage chart's value axis beside the bars on a phone, where the chart opens scrolled to its newest days, and where it was at a desktop's width", async () => {
+		const { page, today } = await usageHeld();
 		// A week of two agents, the busiest day 79,200 tokens: an axis of 0 to 80K in steps of 20K.
 		const days: UsageRow[] = Array.from({ length: 7 }, (_, d) => [0, 1].map((a) => ({ day: new Date(today - d * DAY).toISOString().slice(0, 10), agent: `axis-${a}`, jobs: 1, input_tokens: (a ? 30_000 : 49_000) - d * 1000, output_tokens: 200, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, cost_usd: null, priced_jobs: 0 }))).flat();
 		await page.locator("#usage-meta", { hasText: /^Last 7 days \(UTC\) · / }).waitFor(LIVE);
@@ -2169,12 +2177,7 @@ describe("the dashboard", () => {
 	});
 
 	it("draws a week of a 1,000-agent fleet's usage as a chart of all of it over a table of its first 200 rows, reading the rest on request", async () => {
-		const page = await signedIn("/usage");
-		const DAY = 86_400_000;
-		const now = Date.now();
-		const today = Math.floor(now / DAY) * DAY;
-		// The page's days are the test's: a UTC midnight passing during the test moves neither.
-		await page.clock.setFixedTime(now);
+		const { page, now, today } = await usageHeld();
 		const days: UsageRow[] = [];
 		for (let d = 0; d < 7; d++) {
 			for (let a = 0; a < 1000; a++) {
