@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { ApiError, CliError, outcomeCode } from "../client.ts";
+import { ApiError, CliError, EXIT_LOST, outcomeCode } from "../client.ts";
 import { act, onePrompt, pathSegment, type Context } from "../context.ts";
 import { cancelReason, columnsOf, duration, printable, printableDeep, statusStyle, truncate } from "../format.ts";
 import { followJob } from "../sse.ts";
@@ -20,7 +20,7 @@ export function registerTrigger(program: Command): void {
 		.argument("<agent>", "agent name", pathSegment)
 		.argument("[prompt]", "instead of the agent's default prompt (or --prompt)")
 		.option("-p, --prompt <prompt>", "instead of the agent's default prompt")
-		.option("-w, --wait", "follow the job to its end, with live progress on stderr, then print its final answer; exits 0 completed, 1 failed or indeterminate, 2 cancelled, 3 its stream lost (the server away ~2 min)")
+		.option("-w, --wait", "follow the job to its end, with live progress on stderr, then print its final answer; exits 0 completed, 1 failed or indeterminate, 2 cancelled, 3 its stream or its final record lost (the server away ~2 min)")
 		.option("--idempotency-key <key>", "the same key within 24 h returns the same job instead of starting another")
 		.option("--json", "print the API's JSON (with --wait: the finished job's record)")
 		.action(act(trigger));
@@ -207,7 +207,16 @@ export async function waitFor(ctx: Context, job: JobRecord): Promise<{ final: Jo
 		serverAnswered: true,
 		created: true,
 	});
-	const final = await ctx.client.json(`/v1/jobs/${encodeURIComponent(jobId)}`, shapes.job);
+	const final = await ctx.client.json(`/v1/jobs/${encodeURIComponent(jobId)}`, shapes.job).catch((err: unknown) => {
+		// The stream ended, but the record (its outcome, error and answer) was not had: the same unknown
+		// outcome as a lost stream, not a failed job's 1.
+		if (!(err instanceof CliError)) throw err;
+		throw new CliError(
+			`job ${jobId} ended (its stream said: ${progress.status}), but its record could not be read: ${err.message}`,
+			EXIT_LOST,
+			err.hint ?? `drover job ${jobId} says how it ended`,
+		);
+	});
 	progress.finish(final);
 	// Not a string: a record without the field (an older Worker, or a stand-in that reads as one).
 	if (typeof final.summary !== "string" || final.summary.trim() === "") return { final, answer: null };

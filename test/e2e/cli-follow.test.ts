@@ -523,6 +523,25 @@ describe("trigger --wait's progress", () => {
 		expect(refused).toBe(2);
 		expect(r.stderr).toContain(`drover: job ${JOB} is not in the API's index yet`);
 	});
+
+	it("exits 3, not a failed job's 1, when the job's record cannot be read after its stream ended, naming the status the stream said", async () => {
+		const url = await listen((req, res) => {
+			if (req.method === "POST" && req.url === "/v1/agents/fake/jobs") {
+				res.writeHead(201, { "content-type": "application/json" }).end(JSON.stringify(record("pending")));
+			} else if (req.url === `/v1/jobs/${JOB}/stream`) {
+				res.writeHead(200, { "content-type": "text/event-stream" });
+				res.end(`id: 1\nevent: line\ndata: ${assistant}\n\nevent: status\ndata: {"status":"completed","revision":3}\n\nevent: end\ndata: {"status":"completed"}\n\n`);
+			} else {
+				// The Worker gone between the stream's end and the record's read: a gateway's 502.
+				res.writeHead(502, { "content-type": "text/html" }).end("<html>Bad gateway</html>");
+			}
+		});
+		const r = await runCli(["trigger", "fake", "--wait"], { DROVER_URL: url, DROVER_TOKEN: TOKEN });
+		expect(r.status, r.stderr).toBe(3);
+		expect(r.stdout).toBe(`${JOB}\n`);
+		expect(r.stderr).toContain(`drover: job ${JOB} ended (its stream said: completed), but its record could not be read: `);
+		expect(r.stderr).toContain(`drover job ${JOB} says how it ended`);
+	});
 });
 
 describe("a stderr closed early", () => {
