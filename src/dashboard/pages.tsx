@@ -225,6 +225,9 @@ function Job(props: { shown: string }) {
 					<button type="button" id="job-continue" data-needs="operate" hidden>
 						Continue
 					</button>
+					<span id="job-agent-gone" class="muted small" hidden>
+						Its agent was deleted: it cannot be forked or continued.
+					</span>
 					<button type="button" id="job-cancel" class="danger" data-needs="operate" hidden>
 						Cancel
 					</button>

@@ -3085,6 +3085,20 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+	it("offers no Fork or Continue on a job whose agent was deleted (the API would refuse both), and says why", async () => {
+		const agent = await createAgent(`dash-fork-gone-${run}`, {});
+		await script({ text: "Last words." });
+		const job = await trigger(agent);
+		expect(await settled(job.id)).toBe("completed");
+		await call("DELETE", `/v1/agents/${agent}`, tokens.admin);
+		const page = await signedIn(`/jobs/${job.id}`);
+		await page.getByText("Its agent was deleted: it cannot be forked or continued.").waitFor(LIVE);
+		expect(await page.locator("#job-actions button:visible").allTextContents()).toEqual(["Download JSONL"]);
+		// The job itself stays readable.
+		await page.locator("#job-summary", { hasText: "Last words." }).waitFor(LIVE);
+		await page.close();
+	});
+
 	it("continues a finished job from a dialog: a blank prompt and a paused agent are said there, a changed definition is asked, and the new job in the same session opens", async () => {
 		expect(await emulatorQueued()).toBe(0);
 		const agent = await createAgent(`dash-continue-${run}`, {});

@@ -15,6 +15,24 @@ async function jobView(signal) {
 		if (job && j.revision < job.revision) return;
 		job = j;
 		renderJob(j);
+		followUps(j);
+	};
+	// A deleted agent's jobs stay readable, but there is no agent to fork or continue them under (the
+	// API refuses both): asked once, when the buttons would first be offered.
+	/** @type {"unasked" | "asked" | "gone"} */
+	let agentState = "unasked";
+	/** @param {JobRecord} j */
+	const followUps = (j) => {
+		const gone = agentState === "gone";
+		if (gone) $("#job-fork").hidden = $("#job-continue").hidden = true;
+		$("#job-agent-gone").hidden = !gone;
+		if (agentState !== "unasked" || $("#job-fork").hidden) return;
+		agentState = "asked";
+		api("/v1/agents/" + enc(j.agent), { signal }).then(() => {}, (err) => {
+			if (!(err instanceof ApiError && err.status === 404)) return;
+			agentState = "gone";
+			if (job) followUps(job);
+		});
 	};
 	/** @type {Promise<void> | null} */
 	let refreshing = null;
