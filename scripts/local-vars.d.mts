@@ -7,3 +7,5 @@ export function localVars(input: {
 	sink: string | null;
 }): { vars: string[]; secrets: string[]; sunk: string[]; madeHooks: string[]; envOnly: string[] };
 export function runEnvFile(devVarsText: string, secrets: string[]): string;
+export const ENV_DIR_PREFIX: string;
+export function removeOrphanEnvDirs(dir: string): void;

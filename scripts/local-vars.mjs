@@ -1,4 +1,6 @@
 import { randomBytes } from "node:crypto";
+import { readdirSync, rmSync } from "node:fs";
+import path from "node:path";
 
 // What `npm start` hands `wrangler dev` besides .dev.vars. npm start always writes .dev.vars, and
 // while it exists wrangler dev takes the Worker's vars and secrets from it and from `--var`, never
@@ -43,13 +45,51 @@ export function localVars({ devVars, env, base, urlSecrets, webhookSecrets, sink
  * The env file that hands `wrangler dev` the run's secrets, read after .dev.vars (`--env-file .dev.vars
  * --env-file <this>`: wrangler reads no .dev.vars of its own once given an env file, and a later
  * file's values win). wrangler expands `$NAME` and `${NAME}` in env files, not in .dev.vars read as
- * such: a .dev.vars line with a `$` is said again here with each `$` escaped (`\$`, which wrangler
- * reads as a `$`), so the Worker gets its value as before.
+ * such: a .dev.vars entry with a `$` is said again here with each `$` escaped (`\$`, which wrangler
+ * reads as a `$`), so the Worker gets its value as before. Entries are found as wrangler's dotenv
+ * finds them, so a quoted value over several lines is said again whole.
  * @param {string} devVarsText .dev.vars as it is
  * @param {string[]} secrets NAME=value lines (localVars's secrets)
  * @returns {string}
  */
 export function runEnvFile(devVarsText, secrets) {
-	const dollars = devVarsText.split(/\r?\n/).filter((line) => /^\s*(?:export\s+)?[\w.-]+\s*=/.test(line) && line.includes("$"));
-	return [...dollars.map((line) => line.replaceAll("$", "\\$")), ...secrets, ""].join("\n");
+	const dollars = [];
+	for (const [, name, value = ""] of devVarsText.replace(/\r\n?/g, "\n").matchAll(DOTENV_LINE)) {
+		if (value.includes("$")) dollars.push(`${name}=${value.trim().replaceAll("$", "\\$")}`);
+	}
+	return [...dollars, ...secrets, ""].join("\n");
+}
+
+// dotenv 16's own expression for an entry (lib/main.js, BSD-2-Clause), which wrangler parses env files with.
+const DOTENV_LINE = /(?:^|^)\s*(?:export\s+)?([\w.-]+)(?:\s*=\s*?|:\s+?)(\s*'(?:\\'|[^'])*'|\s*"(?:\\"|[^"])*"|\s*`(?:\\`|[^`])*`|[^#\r\n]+)?\s*(?:#.*)?(?:$|$)/gm;
+
+/** The name's start of the private directory an `npm start` keeps its env file in; its pid follows. */
+export const ENV_DIR_PREFIX = "drover-start-env-";
+
+/**
+ * A start killed outright (SIGKILL, a crash) could not remove its env file, which may say .dev.vars
+ * entries again: a later start removes those of starts no longer running (the pid in the name).
+ * @param {string} dir the temporary directory they are made in
+ */
+export function removeOrphanEnvDirs(dir) {
+	for (const name of readdirSync(dir)) {
+		const pid = Number(/^drover-start-env-(\d+)-/.exec(name)?.[1]);
+		if (!pid || running(pid)) continue;
+		try {
+			rmSync(path.join(dir, name), { recursive: true, force: true });
+		} catch {
+			// Another user's (a shared /tmp): not ours to remove.
+		}
+	}
+}
+
+/** @param {number} pid */
+function running(pid) {
+	try {
+		process.kill(pid, 0);
+		return true;
+	} catch (err) {
+		// EPERM: running, as another user.
+		return /** @type {NodeJS.ErrnoException} */ (err).code === "EPERM";
+	}
 }

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { parse as parseYaml } from "yaml";
-import { localVars, runEnvFile } from "./local-vars.mjs";
+import { ENV_DIR_PREFIX, localVars, removeOrphanEnvDirs, runEnvFile } from "./local-vars.mjs";
 import { localD1Files, localMigrationsCurrent, recordLocalMigrations } from "./local-d1.mjs";
 import { migrationsLine } from "./migrations.mjs";
 import { modelLine } from "./model-line.mjs";
@@ -179,7 +179,8 @@ for (const value of local.vars) devArgs.push("--var", value);
 // then reads process.env as well if CLOUDFLARE_INCLUDE_PROCESS_ENV says so, which it never did here.
 const devEnv = { ...env, DROVER_DEV_BUILD: "1" };
 if (local.secrets.length > 0) {
-	const dir = mkdtempSync(path.join(tmpdir(), "drover-start-"));
+	removeOrphanEnvDirs(tmpdir());
+	const dir = mkdtempSync(path.join(tmpdir(), `${ENV_DIR_PREFIX}${process.pid}-`));
 	process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
 	const file = path.join(dir, "run.env");
 	writeFileSync(file, runEnvFile(readFileSync(".dev.vars", "utf8"), local.secrets), { mode: 0o600 });

@@ -2,14 +2,15 @@
 // stops before it migrates or starts anything, saying which port and what to do. Run in a scratch
 // checkout (the repository's files linked in) so no .dev.vars or .wrangler state of its own is used
 // or made.
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
-import { existsSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ENV_DIR_PREFIX, removeOrphanEnvDirs } from "../../scripts/local-vars.mjs";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 let checkout = "";
@@ -72,5 +73,24 @@ describe("npm start with a port it needs already taken", () => {
 		expect(r.output).not.toContain("drover is running");
 		expect(existsSync(path.join(checkout, ".dev.vars"))).toBe(false);
 		expect(existsSync(path.join(checkout, ".wrangler"))).toBe(false);
+	});
+});
+
+describe("npm start's env file", () => {
+	it("removes the env files of starts no longer running (killed before they could), and no other's", () => {
+		const dir = mkdtempSync(path.join(tmpdir(), "drover-orphans-"));
+		try {
+			// A pid that was a process and is no more.
+			const gone = spawnSync(process.execPath, ["-e", ""]).pid;
+			const names = [`${ENV_DIR_PREFIX}${gone}-aB12cd`, `${ENV_DIR_PREFIX}${process.pid}-xY34zw`, "drover-start-Qw12er", `${ENV_DIR_PREFIX}x-1`, "other"];
+			for (const name of names) {
+				mkdirSync(path.join(dir, name));
+				writeFileSync(path.join(dir, name, "run.env"), "A=1\n");
+			}
+			removeOrphanEnvDirs(dir);
+			expect(readdirSync(dir).sort()).toEqual(names.slice(1).sort());
+		} finally {
+			rmSync(dir, { recursive: true, force: true });
+		}
 	});
 });

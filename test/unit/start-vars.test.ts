@@ -1,4 +1,6 @@
 import { describe, expect, it } from "vitest";
+import dotenv from "dotenv";
+import dotenvExpand from "dotenv-expand";
 import { localVars, runEnvFile } from "../../scripts/local-vars.mjs";
 
 // npm start always writes .dev.vars, and while it exists wrangler dev reads the Worker's vars from it
@@ -54,12 +56,34 @@ describe("npm start's vars for wrangler dev", () => {
 		expect(out.vars).toContain(`DIGEST_SLACK_WEBHOOK_URL:${sink}/__sink/DIGEST_SLACK_WEBHOOK_URL`);
 	});
 
-	it("writes the run's secrets to an env file read after .dev.vars, saying again each .dev.vars line with a $, escaped, so wrangler does not expand it", () => {
+	it("writes the run's secrets to an env file read after .dev.vars, saying again each .dev.vars entry with a $, escaped, so wrangler does not expand it", () => {
 		const devVars = ["# Local secrets", "API_TOKENS=local:admin:tok$HOME\\$x${USER}end", "ANTHROPIC_API_KEY=", 'export PASS = "a$b" # cost $5', "PLAIN=no-dollar", ""].join("\n");
 		expect(runEnvFile(devVars, ["A_SIGNING_KEY=00ff"])).toBe(
-			["API_TOKENS=local:admin:tok\\$HOME\\\\$x\\${USER}end", 'export PASS = "a\\$b" # cost \\$5', "A_SIGNING_KEY=00ff", ""].join("\n"),
+			["API_TOKENS=local:admin:tok\\$HOME\\\\$x\\${USER}end", 'PASS="a\\$b"', "A_SIGNING_KEY=00ff", ""].join("\n"),
 		);
 		expect(runEnvFile("API_TOKENS=local:admin:plain\r\nX=1\n", ["K=1"])).toBe("K=1\n");
+	});
+
+	it("gives the Worker each .dev.vars value as written through wrangler's own reading of the two env files (dotenv, then dotenv-expand), a quoted value over several lines with a $ on any line too", () => {
+		const devVars = [
+			"API_TOKENS=local:admin:tok$HOME\\$x${USER}end",
+			'PEM="-----BEGIN KEY-----',
+			"ab$cd${HOME}",
+			'-----END KEY-----"',
+			"SINGLE='one",
+			"two $PATH'",
+			"CRLF=x$y\r",
+			"PLAIN=no-dollar",
+			"",
+		].join("\n");
+		const written = dotenv.parse(devVars);
+		expect(written.PEM).toBe("-----BEGIN KEY-----\nab$cd${HOME}\n-----END KEY-----");
+		// As wrangler's getVarsForDev reads `--env-file .dev.vars --env-file <run's>`: parsed in turn,
+		// the later winning, then expanded once, with no process environment.
+		const parsed = { ...dotenv.parse(devVars), ...dotenv.parse(runEnvFile(devVars, [])) };
+		const seen: Record<string, string> = {};
+		dotenvExpand.expand({ parsed, processEnv: seen });
+		expect(seen).toEqual(written);
 	});
 
 	it("says an ANTHROPIC_API_KEY set only in the environment is not used (the emulator answers), and never passes it", () => {
