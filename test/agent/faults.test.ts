@@ -254,8 +254,13 @@ describe("the model provider failing", () => {
 		emulator.enqueue({ error: 429, retry_after: 600 });
 		await createAgent({ name: "limited-past-deadline", timeout: "2m" });
 		const job = await runToRest("limited-past-deadline");
-		expect(job).toMatchObject({ status: "failed", exit_reason: "error", error: { type: "rate_limit", message: expect.stringMatching(/^rate limited until \S+, past the job's deadline at \S+ \(its timeout 2m\)$/) } });
+		expect(job).toMatchObject({ status: "failed", exit_reason: "error", error: { type: "rate_limit", message: "rate limited past the job's deadline: no attempt was left within its timeout of 2m" } });
 		expect(Date.parse(job.finished_at!) - Date.parse(job.started_at!)).toBeLessThan(60_000);
+		// When the limit ends and the deadline fell: in the record, not in the error (an incident's signature).
+		const until = Date.parse(job.started_at!) + 600_000;
+		const [, limitEnd, deadline] = /^model call failed: rate_limit until (\S+), past the job's deadline at (\S+)$/.exec(job.transitions.at(-1)!.reason)!;
+		expect(Math.abs(Date.parse(limitEnd!) - until)).toBeLessThan(60_000);
+		expect(Date.parse(deadline!)).toBe(Date.parse(job.started_at!) + 120_000);
 		const lines = await outputOf("limited-past-deadline", job.id);
 		expect(lines.some((l) => l.subtype === "rate_limited")).toBe(false);
 	});

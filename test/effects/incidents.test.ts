@@ -143,6 +143,20 @@ describe("incidents", () => {
 		expect(alerts).toHaveLength(1);
 	});
 
+	it("file a rate limit past each run's deadline, run after run, as one incident, alerted once", async () => {
+		const alerts = alertSink();
+		const emulator = useEmulator();
+		await createAgent({ name: "limited-each-run", timeout: "2m" });
+		for (let run = 0; run < 2; run++) {
+			emulator.enqueue({ error: 429, retry_after: 600 });
+			expect(await runToRest("limited-each-run")).toMatchObject({ status: "failed", error: { type: "rate_limit" } });
+		}
+		const incidents = await incidentsOf("limited-each-run");
+		expect(incidents).toHaveLength(1);
+		expect(incidents[0]).toMatchObject({ count: 2, state: "alerted" });
+		expect(alerts).toHaveLength(1);
+	});
+
 	it("stay closed once an operator closes them, while a changed error mints a new one", async () => {
 		const alerts = alertSink();
 		const emulator = useEmulator();

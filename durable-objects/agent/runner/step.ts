@@ -512,9 +512,11 @@ function modelFailed(deps: StepDeps, jobId: string, err: unknown): StepResult {
 		const at = deps.now() + Math.max(e.retryAfterMs, MIN_RATE_LIMIT_WAIT_MS);
 		if (at > setup.deadline) {
 			// No attempt is left before the deadline: failed now, not held (taking a run's place) until
-			// then to time out.
-			const message = `rate limited until ${new Date(at).toISOString()}, past the job's deadline at ${new Date(setup.deadline).toISOString()} (its timeout ${setup.definition.timeout})`;
-			finish(deps, job, "failed", { reason: "model call failed: rate_limit", exit_reason: "error", error: { type: "rate_limit", message } });
+			// then to time out. The error's text is the same each time (it is the incident's signature:
+			// run after run of it is one incident, paged once); the times go in the transition's reason.
+			const message = `rate limited past the job's deadline: no attempt was left within its timeout of ${setup.definition.timeout}`;
+			const reason = `model call failed: rate_limit until ${new Date(at).toISOString()}, past the job's deadline at ${new Date(setup.deadline).toISOString()}`;
+			finish(deps, job, "failed", { reason, exit_reason: "error", error: { type: "rate_limit", message } });
 			return "done";
 		}
 		out(deps, jobId, { type: "system", subtype: "rate_limited", content: `rate limited; next attempt at ${new Date(at).toISOString()}` });
