@@ -77,7 +77,12 @@ export function limitReached(
 	const hit = (limit: string, used?: number): LimitHit => ({ limit, reason: used === undefined ? `${limit} reached` : `${limit} reached (${used} used)` });
 	if (when === "before_tool") return limits.max_tool_calls !== undefined && used().toolCalls >= limits.max_tool_calls ? hit(`max_tool_calls ${limits.max_tool_calls}`) : null;
 	if (when === "before_call" && limits.max_requests !== undefined && used().requests >= limits.max_requests) return hit(`max_requests ${limits.max_requests}`);
-	if (over(input, limits.max_input_tokens)) return hit(`max_input_tokens ${limits.max_input_tokens}`, input);
+	// Every input token the model read, cached or not (the cap bounds what the job reads; a record's
+	// input_tokens is the fresh part alone, herdctl's field): the reason says so.
+	if (over(input, limits.max_input_tokens)) {
+		const { reason, limit } = hit(`max_input_tokens ${limits.max_input_tokens}`, input);
+		return { limit, reason: reason.replace(/ used\)$/, " used, cache reads and writes included)") };
+	}
 	if (over(output, limits.max_output_tokens)) return hit(`max_output_tokens ${limits.max_output_tokens}`, output);
 	if (limits.max_cost_usd !== undefined && job.usage.total_cost_usd !== null && over(job.usage.total_cost_usd, limits.max_cost_usd)) {
 		return hit(`max_cost_usd ${limits.max_cost_usd}`);
