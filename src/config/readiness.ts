@@ -17,20 +17,22 @@ export function readinessProblems(agent: AgentDefinition, env: Record<string, un
 		problems.push(err instanceof Error ? err.message : String(err));
 	}
 	for (const tool of agent.tools) {
-		if (tool.type === "webhook" && unset(env, tool.url_secret)) {
-			problems.push(`secret ${tool.url_secret} (tool ${tool.name}) ${unsetWhy(tool.url_secret)}`);
-		}
+		if (tool.type === "webhook") problems.push(...urlProblem(env, tool.url_secret, `tool ${tool.name}`));
 	}
 	// The answer is what a run is for: without its target every run would pay for the model and then
 	// fail to deliver. (A hook's missing secret fails only that hook: hooks are the operator's extras.)
-	if (agent.delivery && unset(env, agent.delivery.url_secret)) {
-		problems.push(`secret ${agent.delivery.url_secret} (delivery) ${unsetWhy(agent.delivery.url_secret)}`);
-	}
+	if (agent.delivery) problems.push(...urlProblem(env, agent.delivery.url_secret, "delivery"));
 	const usable = [agent.model, ...agent.fallback_models].filter((m) => !isRetired(m, today));
 	if (usable.length === 0) {
 		problems.push(`model ${agent.model} is retired (end of life ${DEPRECATED_MODELS[agent.model]}) and no fallback model is current`);
 	}
 	return problems;
+}
+
+/** A URL secret every call to would fail: unset, or set to what is no http(s) URL (never said: its value is a secret). */
+function urlProblem(env: Record<string, unknown>, name: string, what: string): string[] {
+	if (unset(env, name)) return [`secret ${name} (${what}) ${unsetWhy(name)}`];
+	return resolveSecretUrl(secretNamed(env, name)).kind === "not-http" ? [`secret ${name} (${what}) does not hold an http(s) URL`] : [];
 }
 
 function isRetired(model: string, today: Date): boolean {

@@ -164,6 +164,16 @@ describe("POST /v1/agents/:agent/jobs", () => {
 		expect(await runsOf("undeliverable")).toEqual([]);
 	});
 
+	it("pauses an agent whose webhook tool's secret holds no http(s) URL (every call would fail), naming the secret and not its value", async () => {
+		// TRIAGE_WEBHOOK_SECRET is set, to an inbound webhook's signing secret.
+		const tool = { type: "webhook", name: "create_ticket", description: "File a ticket.", url_secret: "TRIAGE_WEBHOOK_SECRET" };
+		await createAgent({ name: "tool-not-url", tools: [tool] });
+		const res = await trigger("tool-not-url", { prompt: "A bug report" });
+		expect(res.status).toBe(409);
+		expect((await errorOf(res)).message).toBe("agent tool-not-url is paused: auto: secret TRIAGE_WEBHOOK_SECRET (tool create_ticket) does not hold an http(s) URL");
+		expect(await runsOf("tool-not-url")).toEqual([]);
+	});
+
 	it("refuses to resume an agent that still cannot run (409 naming why), keeping its pause as it was", async () => {
 		await createAgent({ name: "still-retired", model: "claude-sonnet-4-5" });
 		const before = ((await (await call("/v1/agents/still-retired")).json()) as { paused: { at: string; by: string } }).paused;

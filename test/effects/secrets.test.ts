@@ -157,8 +157,12 @@ describe("a secret named as a delivery or hook URL", () => {
 			throw new TypeError(`connection reset by ${req.url}`);
 		});
 		useEmulator().enqueue({ text: "done" }, { text: "done again" });
-		// TRIAGE_WEBHOOK_SECRET holds an inbound webhook's signing secret, not a URL.
-		await createAgent({ name: "misnamed", delivery: { type: "webhook", url_secret: "TRIAGE_WEBHOOK_SECRET" }, hooks: { after_run: [{ url_secret: "TRIAGE_WEBHOOK_SECRET" }] } });
+		// TRIAGE_WEBHOOK_SECRET holds an inbound webhook's signing secret, not a URL: as a delivery target
+		// the agent cannot run (paused, naming the secret), as a hook's its calls are given up.
+		await createAgent({ name: "misnamed-target", delivery: { type: "webhook", url_secret: "TRIAGE_WEBHOOK_SECRET" } });
+		const paused = await (await call("/v1/agents/misnamed-target", { as: "read" })).text();
+		expect(JSON.parse(paused)).toMatchObject({ paused: { by: "auto", reason: "auto: secret TRIAGE_WEBHOOK_SECRET (delivery) does not hold an http(s) URL" } });
+		await createAgent({ name: "misnamed", hooks: { after_run: [{ url_secret: "TRIAGE_WEBHOOK_SECRET" }] } });
 		await createAgent({ name: "unreachable", delivery: { type: "slack", url_secret: "TEST_SLACK_URL" } });
 		const misnamed = await runToRest("misnamed");
 		const unreachable = await runToRest("unreachable");
@@ -169,15 +173,17 @@ describe("a secret named as a delivery or hook URL", () => {
 			});
 			await settle("unreachable");
 		}
-		expect(await jobOf("misnamed", misnamed.id)).toMatchObject({ delivery: { target: "webhook", outcome: "failed" } });
+		expect(await jobOf("misnamed", misnamed.id)).toMatchObject({ status: "completed" });
 		expect(await jobOf("unreachable", unreachable.id)).toMatchObject({ delivery: { target: "slack", outcome: "unknown" } });
 
 		const incidents = await (await call("/v1/incidents", { as: "read" })).text();
-		expect(incidents).toContain("secret TRIAGE_WEBHOOK_SECRET does not hold an http(s) URL");
+		// The hook's call given up says which secret, not what it holds.
+		expect(logged.join("\n")).toContain("secret TRIAGE_WEBHOOK_SECRET does not hold an http(s) URL");
 		expect(incidents).toContain("connection reset by <url>");
 		const stored = (await everythingStored("misnamed")) + (await everythingStored("unreachable"));
 		for (const [where, text] of [
 			["the incidents a read token sees", incidents],
+			["the paused agent's record", paused],
 			["D1, R2 and the agents' storage", stored],
 			["logs", logged.join("\n")],
 		] as const) {
