@@ -228,6 +228,8 @@ async function runs(ctx: Context, agent: string, opts: { limit: number; cursor?:
 				{ header: "SCHEDULE", value: (r) => r.schedule ?? r.source },
 				{ header: "DISPATCH", value: (r) => r.dispatch },
 				{ header: "STATUS", value: (r) => r.status, style: (r) => statusStyle(ctx.p, r.status) },
+				// Hermes' ok is "ran and delivered": a completed run whose answer did not get through shows here.
+				{ header: "DELIVERY", value: (r) => r.delivery_outcome ?? "-", style: (r) => statusStyle(ctx.p, r.delivery_outcome ?? "") },
 				{ header: "JOB", value: (r) => r.job_id ?? "-" },
 				{ header: "REASON", value: reason, flexible: true, max: 80 },
 			],

@@ -485,6 +485,30 @@ describe("drover agents", () => {
 	});
 });
 
+describe("drover runs", () => {
+	const row = (over: Record<string, unknown>) => ({
+		id: "occ-1", schedule: "digest", source: "schedule", scheduled_instant: "2026-01-01T09:00:00.000Z", dispatch: "on_time",
+		claimed_at: "2026-01-01T09:00:00.500Z", started_at: "2026-01-01T09:00:01.000Z", finished_at: "2026-01-01T09:00:09.000Z",
+		status: "completed", skip_reason: null, skipped_count: null, skipped_from: null, job_id: JOB, error: null, delivery_outcome: null, ...over,
+	});
+
+	it("shows each run's delivery outcome beside its status: a completed run whose answer did not get through is not ok", async () => {
+		const api = await fakeApi({
+			"GET /v1/agents/fake/runs?limit=20": (_req, res) =>
+				json(res, 200, { runs: [row({ delivery_outcome: "failed" }), row({ id: "occ-2", delivery_outcome: "delivered" }), row({ id: "occ-3", status: "skipped", job_id: null, skip_reason: "paused: maintenance", started_at: null, finished_at: null })], next_cursor: null }),
+		});
+		const r = await runCli(api.url, ["runs", "fake"]);
+		expect(r.status, r.stderr).toBe(0);
+		const [header, ...rows] = r.stdout.trimEnd().split("\n");
+		expect(header).toMatch(/^INSTANT\s+SCHEDULE\s+DISPATCH\s+STATUS\s+DELIVERY\s+JOB\s+REASON$/);
+		expect(rows.map((l) => l.replace(/^.*?\)\s+/, "").split(/\s+/).slice(0, 4))).toEqual([
+			["digest", "on_time", "completed", "failed"],
+			["digest", "on_time", "completed", "delivered"],
+			["digest", "on_time", "skipped", "-"],
+		]);
+	});
+});
+
 describe("drover tick", () => {
 	it("runs one tick by POST /v1/tick and says what it did; --json prints the API's answer", async () => {
 		const answer = { scheduled_time: "2026-01-01T09:07:00.000Z", outcome: "ok", agents_called: 1, claimed: 1, skipped: 0, shards_failed: 0 };

@@ -458,9 +458,9 @@ describe("drover trigger --wait: the exit code is the job's outcome", () => {
 			const human = await drover(["runs", agents.ok, "--limit", "3"]);
 			expect(human.status, human.stderr).toBe(0);
 			const [header, ...rows] = lines(human.stdout);
-			expect(header).toMatch(/^INSTANT\s+SCHEDULE\s+DISPATCH\s+STATUS\s+JOB\s+REASON$/);
+			expect(header).toMatch(/^INSTANT\s+SCHEDULE\s+DISPATCH\s+STATUS\s+DELIVERY\s+JOB\s+REASON$/);
 			expect(rows).toHaveLength(3);
-			expect(rows.join("\n")).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}Z \((now|\d+s ago)\)\s+manual\s+manual\s+completed\s+job-/m);
+			expect(rows.join("\n")).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}Z \((now|\d+s ago)\)\s+manual\s+manual\s+completed\s+-\s+job-/m);
 			const json = await drover(["runs", agents.ok, "--json"]);
 			expect(JSON.parse(json.stdout)).toEqual((await api(`/v1/agents/${agents.ok}/runs?limit=20`)).body);
 
