@@ -15,6 +15,8 @@
  * (`sk-ant-api03-[REDACTED]`, `ghp_[REDACTED]`, `AKIA[REDACTED]`, `https://hooks.slack.com/services/[REDACTED]`).
  */
 
+import { secretValuesPattern } from "./secret-values.ts";
+
 export const REDACTED = "[REDACTED]";
 
 const hasMarker = (s: string) => s.includes(REDACTED);
@@ -198,7 +200,7 @@ const RULES: readonly Rule[] = [
 	// ("ANTHROPIC_API_KEY is not set") keeps it.
 	{
 		name: "env-variable",
-		pattern: /(?<!(?<!\\)[A-Za-z0-9_-])([A-Z0-9]+(?:_[A-Z0-9]+)*_(?:PASSWORD|PASSWD|TOKEN|SECRET|API_KEY|APIKEY|SECRET_KEY|ACCESS_KEY|PRIVATE_KEY)["']?[:=][ \t]*["']?)([^\s"'&,;]+)/g,
+		pattern: /(?<!(?<!\\)[A-Za-z0-9_-])([A-Z0-9]+(?:_[A-Z0-9]+)*_(?:PASSWORD|PASSWD|TOKEN|TOKENS|SECRET|API_KEY|APIKEY|SECRET_KEY|ACCESS_KEY|PRIVATE_KEY|SIGNING_KEY|WEBHOOK_URL)["']?[:=][ \t]*["']?)([^\s"'&,;]+)/g,
 		replace: (match, prefix: string, value: string) =>
 			hasMarker(value) || value.startsWith("-----BEGIN") || isNonSecretLiteral(value) ? match : `${prefix}${REDACTED}`,
 	},
@@ -260,7 +262,10 @@ function redactOnce(text: string): string {
 		// String.replace with a global regex resets lastIndex itself, so the shared RegExp objects are safe.
 		out = typeof rule.replace === "string" ? out.replace(rule.pattern, rule.replace) : out.replace(rule.pattern, rule.replace);
 	}
-	return out;
+	// Then the Worker's own secrets by value, which no pattern knows (a drover token, a signing key),
+	// after the rules, so a key they recognise keeps its prefix (sk-ant-[REDACTED]).
+	const own = secretValuesPattern();
+	return own === null ? out : out.replace(own, REDACTED);
 }
 
 /**
@@ -281,9 +286,16 @@ const MAX_PASSES = 8;
 const MAY_HOLD_SECRET =
 	/eyJ|sk-|[sr]k_|whsec_|gh[pousr]_|github_pat_|xox|xapp-|AKIA|ASIA|AIza|hooks\.slack\.com|discord|:\/\/|=|authorization|cookie|x-api-key|x-auth-token|bearer|PRIVATE KEY|(?:passw(?:or)?d|client_secret|api[_-]?key|access[_-]?token|refresh[_-]?token|auth[_-]?token|private[_-]?key|secret[_-]?key|aws_secret_access_key)\\?["']?[:=]|(?:SecretAccessKey|SessionToken|Token)\\?"/i;
 
-/** Redacts every secret this module recognises in `text`. Idempotent, linear time. */
+function holdsOwnSecret(text: string): boolean {
+	const own = secretValuesPattern();
+	if (own === null) return false;
+	own.lastIndex = 0;
+	return own.test(text);
+}
+
+/** Redacts every secret this module recognises in `text`, and the Worker's own secrets by value. Idempotent, linear time. */
 export function redact(text: string): string {
-	if (!MAY_HOLD_SECRET.test(text)) return text;
+	if (!MAY_HOLD_SECRET.test(text) && !holdsOwnSecret(text)) return text;
 	let out = text;
 	for (let pass = 0; pass < MAX_PASSES; pass++) {
 		const next = redactOnce(out);

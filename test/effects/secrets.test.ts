@@ -5,7 +5,7 @@ import { createAgent, settle } from "../helpers/agents.ts";
 import { heldModel, useEmulator } from "../helpers/emulator.ts";
 import { call } from "../helpers/http.ts";
 import { jobOf, outputOf, runToRest, trigger } from "../helpers/jobs.ts";
-import { WEBHOOK_SECRET } from "../helpers/tokens.ts";
+import { API_TOKENS, TOKENS, WEBHOOK_SECRET } from "../helpers/tokens.ts";
 import { MAX_ATTEMPTS } from "../../durable-objects/agent/effects.ts";
 import { fake } from "../helpers/outbound.ts";
 
@@ -228,5 +228,39 @@ describe("a cancel's reason", () => {
 		expect(await reasonOf(keyed)).toMatch(/^cancelled by operator: rotating /);
 		expect(await reasonOf(blank)).toBe("cancelled by operator");
 		expect(await everythingStored("cancel-with-a-key")).not.toContain(PLANTED);
+	});
+});
+
+describe("the Worker's own secrets, pasted where a read token can see them", () => {
+	// No pattern knows these: a drover token, an inbound webhook's secret, a signing key.
+	const owned = [TOKENS.admin, TOKENS.operate, WEBHOOK_SECRET];
+
+	it("are stored redacted in a notepad value, as an env dump or bare in prose, so a read token cannot become admin", async () => {
+		await createAgent({ name: "pasted-notes" });
+		const notes = {
+			"deploy-env": `API_TOKENS=${API_TOKENS}`,
+			prose: `use ${TOKENS.admin} for the deploy, and sign the hook with ${WEBHOOK_SECRET}`,
+		};
+		for (const [key, value] of Object.entries(notes)) {
+			expect((await call(`/v1/agents/pasted-notes/notepad/${key}`, { method: "PUT", as: "operate", body: { value } })).status).toBe(200);
+		}
+		const read = await (await call("/v1/agents/pasted-notes/notepad", { as: "read" })).json();
+		expect(read).toEqual({ "deploy-env": "API_TOKENS=[REDACTED],[REDACTED],[REDACTED]", prose: "use [REDACTED] for the deploy, and sign the hook with [REDACTED]" });
+		const stored = await everythingStored("pasted-notes");
+		for (const secret of owned) expect(stored.includes(secret), "a secret's value was stored").toBe(false);
+	});
+
+	it("are stored redacted in a manual run's prompt and never sent to the model", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ text: "Deployed." });
+		await createAgent({ name: "pasted-prompt" });
+		const job = await runToRest("pasted-prompt", `Deploy with the admin credential ${TOKENS.admin} (or ${TOKENS.operate}); the webhook secret is ${WEBHOOK_SECRET}.`);
+		expect(job.prompt).toBe("Deploy with the admin credential [REDACTED] (or [REDACTED]); the webhook secret is [REDACTED].");
+		const sent = JSON.stringify(emulator.requests.at(-1)!.messages);
+		const shown = await (await call(`/v1/jobs/${job.id}`, { as: "read" })).text();
+		for (const secret of owned) {
+			expect(sent.includes(secret), "a secret's value was sent to the model").toBe(false);
+			expect(shown.includes(secret), "a secret's value was shown to a read token").toBe(false);
+		}
 	});
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { REDACTED, isSensitiveKey, redact, redactDeep } from "../../src/security/redact.ts";
+import { secretValues } from "../../src/security/secret-values.ts";
 
 // Fabricated, well-formed but never-issued credentials. Built from pieces at run time so that this file
 // itself does not trip secret scanners on push.
@@ -64,6 +65,10 @@ const SECRETS: [string, string, string, string?][] = [
 	["aws session token in JSON", `{"SessionToken" : "${rep("IQoJb3JpZ2luX2Vj", 120)}"}`, rep("IQoJb3JpZ2luX2Vj", 120)],
 	["env dump password", "DB_HOST=db-1\nDB_PASSWORD=Tr0ub4dor-and-3\n", "Tr0ub4dor-and-3", `DB_HOST=db-1\nDB_PASSWORD=${REDACTED}\n`],
 	["env dump token", `export GITHUB_TOKEN=${"abcdef0123456789abcdef"}`, "abcdef0123456789abcdef", `export GITHUB_TOKEN=${REDACTED}`],
+	// drover's own secrets' names: its tokens list, a url secret's signing key, a webhook URL whose path is the credential.
+	["env dump of drover's API_TOKENS", "API_TOKENS=ci:admin:Zq8wXk2mPt7vLr4n", "Zq8wXk2mPt7vLr4n", `API_TOKENS=${REDACTED}`],
+	["env dump signing key", "TICKETS_WEBHOOK_URL_SIGNING_KEY=9f8e7d6c5b4a39281706f5e4", "9f8e7d6c5b4a39281706f5e4", `TICKETS_WEBHOOK_URL_SIGNING_KEY=${REDACTED}`],
+	["env dump webhook url", "ALERT_WEBHOOK_URL=https://ops.example.test/hooks/Ab12Cd34Ef56Gh78", "Ab12Cd34Ef56Gh78", `ALERT_WEBHOOK_URL=${REDACTED}`],
 ];
 
 // Things that look a little like secrets and are not: each must come out byte for byte.
@@ -295,4 +300,32 @@ describe("redact: no catastrophic backtracking", () => {
 		// Settled: a second pass over the whole output changes nothing.
 		expect(redact(out)).toBe(out);
 	}, 60_000);
+});
+
+describe("the Worker's own secrets, by value", () => {
+	it("are each secret whole and its entries' tokens, not a public var's value or a piece too short to tell from a word", () => {
+		expect(
+			secretValues({
+				API_TOKENS: "ci:admin:Zq8wXk2mPt7vLr4n, dash:read:Yh3uJk9oLp2iMn5b",
+				ANTHROPIC_API_KEY: "sk-ant-api03-key-one-0001,sk-ant-api03-key-two-0002",
+				TICKETS_URL: "https://tickets.example.test/hook/Ab12Cd34",
+				SHORT_SECRET: "tiny-one",
+				PUBLIC_URL: "https://drover.example.workers.dev",
+				RETENTION_DAYS: "30",
+				BUCKET: { not: "a string" },
+			}).sort(),
+		).toEqual(
+			[
+				"ci:admin:Zq8wXk2mPt7vLr4n, dash:read:Yh3uJk9oLp2iMn5b",
+				"ci:admin:Zq8wXk2mPt7vLr4n",
+				"Zq8wXk2mPt7vLr4n",
+				"dash:read:Yh3uJk9oLp2iMn5b",
+				"Yh3uJk9oLp2iMn5b",
+				"sk-ant-api03-key-one-0001,sk-ant-api03-key-two-0002",
+				"sk-ant-api03-key-one-0001",
+				"sk-ant-api03-key-two-0002",
+				"https://tickets.example.test/hook/Ab12Cd34",
+			].sort(),
+		);
+	});
 });
