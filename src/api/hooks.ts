@@ -4,7 +4,7 @@ import { stripInvisible } from "../agent/injection.ts";
 import { secretNamed } from "../delivery/secret-url.ts";
 import { BadRequestError, NotFoundError, ServiceUnavailableError, UnsupportedMediaTypeError } from "../errors.ts";
 import { JobRecordSchema } from "../jobs/model.ts";
-import { MIN_WEBHOOK_SECRET_CHARS } from "../config/readiness.ts";
+import { webhookSecretProblem } from "../config/readiness.ts";
 import { log } from "../log.ts";
 import { sha256Hex } from "../shared/hash.ts";
 import { createApi } from "./factory.ts";
@@ -72,7 +72,7 @@ export const hooksApi = createApi().openapi(
 			415: errorResponse("The body is not sent as application/json (or a +json type), or is declared in a charset other than utf-8 (code unsupported_media_type)"),
 			...queueFullResponse,
 			500: standardErrors[500],
-			503: errorResponse("The agent's webhook secret is not set on the Worker, or too short to sign with (code unavailable); the Worker's logs say which"),
+			503: errorResponse("The agent's webhook secret is not set on the Worker, too short to sign with, or one drover signs what it sends with (code unavailable); the Worker's logs say which"),
 		},
 	}),
 	async (c) => {
@@ -88,19 +88,16 @@ export const hooksApi = createApi().openapi(
 			log.info("hooks.refused", { agent: agent.name, error_message: "the agent has no webhook.secret in its definition" });
 			throw new NotFoundError(noWebhook(agent.name));
 		}
-		const secret = secretNamed(c.env, secretName);
 		// Anyone may call this route: the answer names no secret and says nothing of its value; the
-		// operator reads which and why in the log.
-		if (secret === undefined) {
-			notConfigured(agent.name, secretName, "the secret is not set on the Worker");
+		// operator reads which and why in the log. (A short key, or a name that points at a plain
+		// setting such as RETENTION_DAYS = "30", can be guessed; one drover signs its own sends with
+		// lets their receivers forge triggers.)
+		const problem = webhookSecretProblem(c.env as unknown as Record<string, unknown>, secretName);
+		if (problem) {
+			notConfigured(agent.name, secretName, `the secret ${problem}`);
 			throw new ServiceUnavailableError(NOT_CONFIGURED);
 		}
-		// A short key (or a name that points at a plain setting, such as RETENTION_DAYS = "30") can be
-		// guessed, and every signature with it forged.
-		if (secret.length < MIN_WEBHOOK_SECRET_CHARS) {
-			notConfigured(agent.name, secretName, `the secret is too short to sign with (at least ${MIN_WEBHOOK_SECRET_CHARS} characters); set a longer one`);
-			throw new ServiceUnavailableError(NOT_CONFIGURED);
-		}
+		const secret = secretNamed(c.env, secretName)!;
 		// Every body drover takes is JSON, sent as JSON.
 		const contentType = c.req.header("content-type");
 		if (!JSON_MEDIA_TYPE.test(contentType ?? "")) throw UnsupportedMediaTypeError.jsonRequired(contentType);

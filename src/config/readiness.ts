@@ -61,11 +61,8 @@ export function readinessWarnings(agent: DefinitionSummary, env: Record<string, 
 	const warnings: string[] = [];
 	if (agent.webhook) {
 		const { secret } = agent.webhook;
-		const refused = `POST /v1/hooks/${agent.name} answers 503`;
-		if (unset(env, secret)) warnings.push(`secret ${secret} (webhook trigger) ${unsetWhy(secret)}: ${refused}`);
-		else if ((env[secret] as string).length < MIN_WEBHOOK_SECRET_CHARS) {
-			warnings.push(`secret ${secret} (webhook trigger) is too short to sign with (at least ${MIN_WEBHOOK_SECRET_CHARS} characters): ${refused}`);
-		}
+		const problem = webhookSecretProblem(env, secret);
+		if (problem) warnings.push(`secret ${secret} (webhook trigger) ${problem}: POST /v1/hooks/${agent.name} answers 503`);
 	}
 	for (const [kind, hooks] of Object.entries(agent.hooks ?? {})) {
 		for (const hook of hooks ?? []) {
@@ -102,3 +99,20 @@ export function readinessWarnings(agent: DefinitionSummary, env: Record<string, 
 
 /** A webhook trigger's secret shorter than this could be guessed, and every signature forged: refused (503). */
 export const MIN_WEBHOOK_SECRET_CHARS = 16;
+
+/**
+ * Why a webhook trigger's secret cannot verify its callers, or null. drover signs what it sends
+ * (deliveries, hooks, webhook tools) in the form POST /v1/hooks checks: a trigger keyed as one of
+ * those is signed would let their receivers start the agent's runs with a request drover sent them.
+ */
+export function webhookSecretProblem(env: Record<string, unknown>, name: string): string | null {
+	if (unset(env, name)) return unsetWhy(name);
+	const value = env[name] as string;
+	if (value.length < MIN_WEBHOOK_SECRET_CHARS) return `is too short to sign with (at least ${MIN_WEBHOOK_SECRET_CHARS} characters)`;
+	const signsOut = "drover signs what it sends with it, so whoever receives that could sign this agent's triggers: give the trigger a secret of its own";
+	// A webhook tool without a signing key of its own is signed with its URL.
+	if (resolveSecretUrl(value).kind === "url") return `holds a URL, as a URL secret does: ${signsOut}`;
+	if (name.endsWith("_SIGNING_KEY")) return `is a signing key: ${signsOut}`;
+	const same = Object.entries(env).find(([other, v]) => other !== name && other.endsWith("_SIGNING_KEY") && v === value)?.[0];
+	return same ? `has the value of ${same}: ${signsOut}` : null;
+}

@@ -8,6 +8,7 @@ import { bodyBackstop, bodyWithinLimit } from "../../src/api/request-guards.ts";
 import { signWebhook } from "../../src/api/webhook-signature.ts";
 import { createAgent, runsOf, settle } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
+import { fake } from "../helpers/outbound.ts";
 import { call, errorOf } from "../helpers/http.ts";
 import { TOKENS, WEBHOOK_SECRET } from "../helpers/tokens.ts";
 
@@ -536,7 +537,36 @@ describe("POST /v1/hooks/:agent", () => {
 		const text = await res.text();
 		expect(JSON.parse(text)).toEqual({ error: { code: "unavailable", message: "webhook not configured", request_id: res.headers.get("x-request-id") } });
 		expect(text).not.toContain("HOOK_UNSET_SECRET");
-		expect(logged.map((l) => JSON.parse(l) as unknown)).toContainEqual(expect.objectContaining({ event: "hooks.not_configured", agent: "hook-unset", secret_name: "HOOK_UNSET_SECRET", error_message: "the secret is not set on the Worker" }));
+		expect(logged.map((l) => JSON.parse(l) as unknown)).toContainEqual(expect.objectContaining({ event: "hooks.not_configured", agent: "hook-unset", secret_name: "HOOK_UNSET_SECRET", error_message: "the secret is not set" }));
+	});
+
+	it("refuses a trigger keyed with what drover signs its own requests with: a request drover sent a receiver cannot be replayed as one", async () => {
+		const logged: string[] = [];
+		vi.spyOn(console, "error").mockImplementation((line: string) => void logged.push(line));
+		// A webhook tool without a signing key of its own is signed with its URL, TEST_TICKETS_URL's value.
+		const received: { body: string; headers: Headers }[] = [];
+		fake("https://tickets.example.test", async (req) => (received.push({ body: await req.text(), headers: req.headers }), Response.json({ id: 7 })));
+		useEmulator().enqueue({ tool_use: { name: "create_ticket", input: { title: "Login fails" } } }, { text: "Filed." });
+		await createAgent({ name: "ticketer", tools: [{ type: "webhook", name: "create_ticket", description: "File a ticket.", url_secret: "TEST_TICKETS_URL" }] });
+		expect((await trigger("ticketer", { prompt: "File it." })).status).toBe(201);
+		await settle("ticketer");
+		expect(received).toHaveLength(1);
+		const sent = received[0]!;
+
+		const res = await call("/v1/agents", { method: "POST", as: "admin", body: { name: "keyed-by-url", prompt: "Triage this.", webhook: { secret: "TEST_TICKETS_URL" } } });
+		expect(res.status).toBe(201);
+		const warning = "secret TEST_TICKETS_URL (webhook trigger) holds a URL, as a URL secret does: drover signs what it sends with it, so whoever receives that could sign this agent's triggers: give the trigger a secret of its own: POST /v1/hooks/keyed-by-url answers 503";
+		expect(((await res.json()) as { warnings: string[] }).warnings).toEqual([warning]);
+		// The ticket system replays what drover sent it, signature and all.
+		const replay = await call("/v1/hooks/keyed-by-url", {
+			method: "POST",
+			as: null,
+			body: sent.body,
+			headers: { "content-type": "application/json", "x-drover-timestamp": sent.headers.get("x-drover-timestamp")!, "x-drover-signature": sent.headers.get("x-drover-signature")! },
+		});
+		expect(replay.status).toBe(503);
+		expect(await runsOf("keyed-by-url")).toEqual([]);
+		expect(logged.map((l) => JSON.parse(l) as unknown)).toContainEqual(expect.objectContaining({ event: "hooks.not_configured", agent: "keyed-by-url", secret_name: "TEST_TICKETS_URL" }));
 	});
 
 	it("refuses a signed body with a lone UTF-16 surrogate, naming where, creating nothing", async () => {
