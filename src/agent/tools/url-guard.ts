@@ -5,7 +5,8 @@
  * Workers cannot resolve DNS before fetching, so this check sees names, not addresses: a public
  * hostname that resolves to a private address is covered by the allowlist (operators list only
  * public hosts they trust) and by Cloudflare's egress (a Worker's subrequests leave from
- * Cloudflare's network, not from the operator's), not by this check. What it does catch is every
+ * Cloudflare's network, not from the operator's; under `wrangler dev` they leave from the
+ * operator's machine, as README says), not by this check. What it does catch is every
  * address the model can spell directly, however it spells it.
  */
 export type UrlCheck = { ok: true; url: URL } | { ok: false; reason: string };
