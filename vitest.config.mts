@@ -72,6 +72,8 @@ export default defineConfig(async () => {
 					TEST_DISCORD_URL: "https://discord.example.test/api/webhooks/1/abc",
 					TEST_HOOK_URL: "https://hooks.example.test/after-run",
 					TEST_ERROR_HOOK_URL: "https://hooks.example.test/on-error",
+					// A target whose URL carries a user and password, sent as Basic auth.
+					TEST_BASIC_AUTH_URL: "https://drover-bot:p%40ss-w0rd-0123@basic.example.test/in",
 					ALERT_WEBHOOK_URL: "https://alerts.example.test/drover",
 					// fleet.yaml's delivery targets (an agent whose target is unset is auto-paused); a
 					// standing fake answers them (test/setup/outbound.ts).

@@ -1,7 +1,7 @@
 import { signatureHeaders } from "../../src/api/webhook-signature.ts";
 import { formatHook, type DeliveryTarget } from "../../src/delivery/format.ts";
 import { formatQueued, QUEUED_DELIVERY, queuedDelivery } from "../../src/delivery/queued.ts";
-import { resolveSecretUrl, scrubSecretUrl, secretNamed } from "../../src/delivery/secret-url.ts";
+import { postTarget, resolveSecretUrl, scrubSecretUrl, secretNamed } from "../../src/delivery/secret-url.ts";
 import type { AgentDefinition } from "../../src/config/schema.ts";
 import { publicUrl } from "../../src/config/vars.ts";
 import type { DeliveryOutcome, JobRecord } from "../../src/jobs/model.ts";
@@ -215,9 +215,10 @@ export async function sendDue(
 			try {
 				// Redirects are not followed: a 301 or 302 turns the POST into a bodiless GET whose 200 would
 				// read as delivered, and a 307 would carry the answer wherever it points.
-				const res = await outboundFetch(env)(url, {
+				const to = postTarget(url);
+				const res = await outboundFetch(env)(to.url, {
 					method: "POST",
-					headers: { "content-type": contentType, "idempotency-key": row.id, "user-agent": "drover", ...signature },
+					headers: { ...to.headers, "content-type": contentType, "idempotency-key": row.id, "user-agent": "drover", ...signature },
 					body,
 					redirect: "manual",
 					signal: limit.signal,

@@ -42,6 +42,21 @@ export function resolveSecretUrl(value: unknown): SecretUrl {
 	return { kind: "url", url: value };
 }
 
+/**
+ * Where a URL secret is POSTed, and the Authorization its user and password make
+ * (`https://user:pass@host/…`): fetch drops them, and the receiver answered 401 with no word of why.
+ * Sent as Basic auth, as curl sends them; a POST with its own Authorization keeps it.
+ */
+export function postTarget(url: string): { url: string; headers: Record<string, string> } {
+	const parsed = new URL(url);
+	if (parsed.username === "" && parsed.password === "") return { url, headers: {} };
+	const user = decodeURIComponent(parsed.username);
+	const password = decodeURIComponent(parsed.password);
+	parsed.username = parsed.password = "";
+	const bytes = new TextEncoder().encode(`${user}:${password}`);
+	return { url: parsed.href, headers: { authorization: `Basic ${btoa(String.fromCharCode(...bytes))}` } };
+}
+
 /** A part of the URL this long or longer is taken for a credential wherever it appears on its own. */
 const SECRET_PART_CHARS = 12;
 

@@ -1,5 +1,5 @@
 import { signatureHeaders } from "../api/webhook-signature.ts";
-import { resolveSecretUrl, scrubSecretUrlFields, secretValue } from "../delivery/secret-url.ts";
+import { postTarget, resolveSecretUrl, scrubSecretUrlFields, secretValue } from "../delivery/secret-url.ts";
 import { alertBody } from "./alert-body.ts";
 import { errorFields, log } from "../log.ts";
 import { claimAlert, markAlerted, releaseAlert, type Incident } from "../store/incidents.ts";
@@ -32,9 +32,10 @@ async function postAlert(env: Env, url: string, incident: Incident, key: string)
 	const signature = await signatureHeaders(secretValue(env.ALERT_WEBHOOK_URL_SIGNING_KEY), body);
 	const limit = deadline(10_000);
 	try {
-		const res = await outboundFetch(env)(url, {
+		const to = postTarget(url);
+		const res = await outboundFetch(env)(to.url, {
 			method: "POST",
-			headers: { "content-type": "application/json", "idempotency-key": key, "user-agent": "drover", ...signature },
+			headers: { ...to.headers, "content-type": "application/json", "idempotency-key": key, "user-agent": "drover", ...signature },
 			body,
 			// As deliveries: a redirect would turn the POST into a bodiless GET, or carry the incident on.
 			redirect: "manual",

@@ -34,4 +34,23 @@ describe("what drover's outbound requests say they are", () => {
 		const discord = { ua: "drover", body: { content: "drover incident inc_0003 on flaky, unknown: boom @everyone", allowed_mentions: { parse: [] } } };
 		expect(seen).toEqual([discord, discord]);
 	});
+
+	it("a URL secret's user and password go as Basic auth (fetch drops them from the URL): a delivery, a webhook tool call and an alert alike", async () => {
+		const basic = `Basic ${btoa("drover-bot:p@ss-w0rd-0123")}`;
+		const seen: { url: string; auth: string | null; ua: string | null }[] = [];
+		fake("https://basic.example.test", (req) => {
+			seen.push({ url: req.url, auth: req.headers.get("authorization"), ua: req.headers.get("user-agent") });
+			return Response.json({ ok: true });
+		});
+		await createAgent({
+			name: "basic-auth",
+			tools: [{ type: "webhook", name: "create_ticket", description: "Create a ticket.", url_secret: "TEST_BASIC_AUTH_URL" }],
+			delivery: { type: "webhook", url_secret: "TEST_BASIC_AUTH_URL" },
+		});
+		useEmulator().enqueue({ tool_use: { name: "create_ticket", input: { title: "Disk full" } } }, { text: "Filed." });
+		expect(await runToRest("basic-auth")).toMatchObject({ status: "completed", delivery: { outcome: "delivered" } });
+		expect(await sendAlert({ ...env, ALERT_WEBHOOK_URL: "https://drover-bot:p%40ss-w0rd-0123@basic.example.test/in" } as Env, incident, `${incident.id}:2`)).toBe(true);
+		// The tool call, the delivery, the alert: each to the URL without its user and password.
+		expect(seen).toEqual([0, 1, 2].map(() => ({ url: "https://basic.example.test/in", auth: basic, ua: "drover" })));
+	});
 });

@@ -11,7 +11,7 @@
  */
 import { signatureHeaders } from "../../api/webhook-signature.ts";
 import type { Tool } from "../../config/schema.ts";
-import { resolveSecretUrl, scrubbedExcerpt, scrubSecretUrl, secretNamed } from "../../delivery/secret-url.ts";
+import { postTarget, resolveSecretUrl, scrubbedExcerpt, scrubSecretUrl, secretNamed } from "../../delivery/secret-url.ts";
 import { log } from "../../log.ts";
 import { abortable } from "../../shared/abortable.ts";
 import { outboundFetch } from "../../shared/subrequests.ts";
@@ -60,7 +60,8 @@ export async function callWebhookTool(tool: WebhookTool, input: unknown, ctx: To
 	let truncated: boolean;
 	try {
 		// Redirects are not followed: the signed payload goes to the configured URL or nowhere.
-		const response = await abortable(outboundFetch(ctx.env)(url, { method: "POST", headers, body, redirect: "manual", signal }), signal);
+		const to = postTarget(url);
+		const response = await abortable(outboundFetch(ctx.env)(to.url, { method: "POST", headers: { ...to.headers, ...headers }, body, redirect: "manual", signal }), signal);
 		status = response.status;
 		const read = await readCapped(response.body, WEBHOOK_MAX_RESPONSE_BYTES, signal);
 		text = decodeLenient(read);
