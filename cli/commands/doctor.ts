@@ -27,7 +27,8 @@ function failure(err: unknown): string {
 	return err instanceof Error ? err.message : String(err);
 }
 
-function heartbeat(hb: SchedulerHealth | null): Check {
+/** `fleetInvalid`: the config check failed, which is why ticks fail, and why drover status cannot say more. */
+function heartbeat(hb: SchedulerHealth | null, fleetInvalid = false): Check {
 	if (hb === null) return { check: "scheduler", status: "fail", message: "the heartbeat cannot be read (is D1 reachable?)" };
 	if (hb.last_tick_at === null) return { check: "scheduler", status: "fail", message: "no tick has run yet: is the cron trigger (* * * * *) configured and firing?" };
 	const age = `last tick ${relTime(hb.last_tick_at)}`;
@@ -35,11 +36,15 @@ function heartbeat(hb: SchedulerHealth | null): Check {
 	// arrive, every one failed.
 	if (hb.stalled) {
 		const since = hb.last_ok_at ? `no good tick since ${when(hb.last_ok_at)}` : "no good tick yet";
-		return { check: "scheduler", status: "fail", message: `stalled: ${since}, longer than HEARTBEAT_STALE_SECONDS (${age}, ${hb.outcome ?? "unknown"}; is the cron trigger firing? see drover status)` };
+		const why = fleetInvalid ? "fleet.yaml is invalid (see config above): fix it, and the next tick runs" : "is the cron trigger firing? see drover status";
+		return { check: "scheduler", status: "fail", message: `stalled: ${since}, longer than HEARTBEAT_STALE_SECONDS (${age}, ${hb.outcome ?? "unknown"}; ${why})` };
 	}
 	// Partial: the scheduler works, some agent it could not reach (the scheduler incident names it).
 	if (hb.outcome === "partial") return { check: "scheduler", status: "warn", message: `${age}, outcome partial: some agents could not be reached (see drover status and drover incidents --agent scheduler)` };
-	if (hb.outcome !== "ok") return { check: "scheduler", status: "warn", message: `${age}, outcome ${hb.outcome ?? "unknown"} (see drover status and drover incidents --agent scheduler)` };
+	if (hb.outcome !== "ok") {
+		const see = fleetInvalid ? "fleet.yaml is invalid (see config above): fix it, and the next tick runs" : "see drover status and drover incidents --agent scheduler";
+		return { check: "scheduler", status: "warn", message: `${age}, outcome ${hb.outcome ?? "unknown"} (${see})` };
+	}
 	return { check: "scheduler", status: "ok", message: `${age} (ok)` };
 }
 
@@ -109,7 +114,7 @@ async function doctor(ctx: Context, opts: { json?: boolean }): Promise<number> {
 				checks.push({ check: "auth", status: "fail", message: failure(err) });
 			}
 		}
-		checks.push(heartbeat(status ? status.scheduler : health.scheduler));
+		checks.push(heartbeat(status ? status.scheduler : health.scheduler, !health.fleet.ok));
 		// A shard behind its ticks: nothing is lost, but its agents claim later and later. Absent from an older server's answer.
 		for (const warning of status?.warnings ?? []) checks.push({ check: "scheduler", status: "warn", message: warning });
 		if (status) checks.push(...(await pausedAgents(ctx)));

@@ -1957,8 +1957,8 @@ describe("doctor and the Worker's numeric vars", () => {
 
 describe("doctor and the scheduler's heartbeat", () => {
 	/** `scheduler` as a function is made when /healthz is asked, so the ages it names count from the answer, not from the CLI's start. */
-	const doctorWith = async (scheduler: unknown) => {
-		const health = () => ({ status: "ok", version: "0.1.0", fleet: { ok: true, agents: 1 }, scheduler: typeof scheduler === "function" ? scheduler() : scheduler, variables: { ok: true } });
+	const doctorWith = async (scheduler: unknown, fleet: unknown = { ok: true, agents: 1 }) => {
+		const health = () => ({ status: "ok", version: "0.1.0", fleet, scheduler: typeof scheduler === "function" ? scheduler() : scheduler, variables: { ok: true } });
 		// /healthz takes no token, which fakeApi would refuse: its own server.
 		const server = createServer((req, res) => (req.url === "/healthz" ? json(res, 200, health()) : json(res, 401, { error: { code: "unauthorized", message: "invalid token" } })));
 		servers.push(server);
@@ -1977,6 +1977,17 @@ describe("doctor and the scheduler's heartbeat", () => {
 		const line = r.stdout.split("\n").find((l) => l.startsWith("✗ scheduler"));
 		expect(line).toMatch(/^✗ scheduler\s+stalled: no good tick since \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ \(10m ago\), longer than HEARTBEAT_STALE_SECONDS \(last tick [45]s ago, failed; is the cron trigger firing\? see drover status\)$/);
 		expect(line).toContain(`${lastOk.slice(0, 19).replace("T", " ")}Z`);
+	});
+
+	it("puts failing ticks down to an invalid fleet.yaml when the config check fails, not to drover status (which fails with it)", async () => {
+		const fleet = { ok: false, agents: 0, issues: [{ path: "agents.0.schedules.daily.cron", message: "invalid cron" }] };
+		const now = Date.now();
+		const failing = await doctorWith({ last_tick_at: new Date(now - 4_000).toISOString(), age_seconds: 4, stalled: false, outcome: "failed", last_ok_at: new Date(now - 60_000).toISOString() }, fleet);
+		expect(failing.stdout).toMatch(/^✗ config\s+fleet\.yaml is invalid: agents\.0\.schedules\.daily\.cron: invalid cron$/m);
+		expect(failing.stdout).toMatch(/^! scheduler\s+last tick \d+s ago, outcome failed \(fleet\.yaml is invalid \(see config above\): fix it, and the next tick runs\)$/m);
+		const stalled = await doctorWith({ last_tick_at: new Date(now - 4_000).toISOString(), age_seconds: 4, stalled: true, outcome: "failed", last_ok_at: null }, fleet);
+		expect(stalled.stdout).toMatch(/^✗ scheduler\s+stalled: no good tick yet, longer than HEARTBEAT_STALE_SECONDS \(last tick \d+s ago, failed; fleet\.yaml is invalid \(see config above\): fix it, and the next tick runs\)$/m);
+		expect(failing.stdout + stalled.stdout).not.toContain("see drover status");
 	});
 
 	it("warns of a partial tick (some agent not reached), without failing", async () => {
