@@ -213,6 +213,8 @@ function describeJob(ctx: Context, record: JobRecord): string {
 			["cancelled", cancelReason(job)],
 			// Absent from an older server's records.
 			["cancel requested", job.cancel_requested ? p.yellow(`${job.cancel_requested} (once its tool call in flight returns)`) : null],
+			// Absent from an older server's records too.
+			["rate limited", job.rate_limited_until ? p.yellow(`waiting: the next model call at ${when(job.rate_limited_until, now)}`) : null],
 			["trigger", trigger],
 			["scheduled", job.scheduled_instant ? when(job.scheduled_instant, now) : null],
 			["created", when(job.created_at, now)],

@@ -5,7 +5,7 @@ import { redact } from "../../src/security/redact.ts";
 import { refuse, type Refusal } from "../../src/shared/refusal.ts";
 import { getJob, putJob } from "./jobs.ts";
 import type { Passes } from "./pass.ts";
-import { getSetup, requestCancel } from "./runner/session.ts";
+import { getSetup, NEVER, requestCancel } from "./runner/session.ts";
 import { finish, type InflightTool } from "./runner/step.ts";
 import type { StreamHub } from "./streams.ts";
 
@@ -20,14 +20,18 @@ export interface JobControl {
 }
 
 /**
- * The record as the API shows it: a cancel waiting for a tool call in flight is kept beside the
- * record (job_setup), not in it, since the job's loop is the record's only writer while it runs;
- * a reader is shown it all the same (deputy keeps it in the record's control).
+ * The record as the API shows it: a cancel waiting for a tool call in flight, and a rate limit's
+ * wait, are kept beside the record (job_setup), not in it, since the job's loop is the record's only
+ * writer while it runs; a reader is shown them all the same (deputy keeps a cancel in the record's
+ * control). A running job's next step is set in the future only by a rate limit's wait (a step under
+ * way holds NEVER, an approval's wait is its own status).
  */
-export function withCancelRequest(sql: SqlStorage, job: JobRecord | null): JobRecord | null {
+export function withCancelRequest(sql: SqlStorage, job: JobRecord | null, now = Date.now()): JobRecord | null {
 	if (!job || isFinal(job.status)) return job;
-	const requested = getSetup(sql, job.id)?.cancelRequested ?? null;
-	return requested === null ? job : { ...job, cancel_requested: requested };
+	const setup = getSetup(sql, job.id);
+	const requested = setup?.cancelRequested ?? null;
+	const waiting = job.status === "running" && setup !== null && setup.nextStepAt > now && setup.nextStepAt !== NEVER ? new Date(setup.nextStepAt).toISOString() : null;
+	return requested === null && waiting === null ? job : { ...job, cancel_requested: requested ?? job.cancel_requested, rate_limited_until: waiting };
 }
 
 /**

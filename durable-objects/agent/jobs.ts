@@ -14,15 +14,16 @@ interface JobRow {
 }
 
 // A step reads the same record several times between saves: parsed once per revision's text. A
-// record stored before continued_from, cancel_requested, output_log or tool_calls existed reads with
-// them null, as the API documents.
+// record stored before continued_from, cancel_requested, rate_limited_until, output_log or tool_calls
+// existed reads with them null, as the API documents.
 const parseRecord = jsonMemo<JobRecord>({
 	revive: (r) =>
-		r.continued_from === undefined || r.cancel_requested === undefined || r.output_log === undefined || r.tool_calls === undefined
+		r.continued_from === undefined || r.cancel_requested === undefined || r.rate_limited_until === undefined || r.output_log === undefined || r.tool_calls === undefined
 			? {
 					...r,
 					continued_from: r.continued_from ?? null,
 					cancel_requested: r.cancel_requested ?? null,
+					rate_limited_until: r.rate_limited_until ?? null,
 					output_log: r.output_log ?? null,
 					tool_calls: r.tool_calls ?? null,
 				}

@@ -80,6 +80,7 @@ export function createJob(input: CreateJobInput, now: Date): JobRecord {
 		forked_from: input.forked_from ?? null,
 		continued_from: input.continued_from ?? null,
 		cancel_requested: null,
+		rate_limited_until: null,
 		started_at: null,
 		finished_at: null,
 		duration_seconds: null,

@@ -141,6 +141,10 @@ const JobRecordObject = z.object({
 	delivery: DeliverySchema.nullable(),
 	definition_revision: z.string().openapi({ description: "Hash of the agent's configuration when the job was created" }),
 	owner: z.string().nullable(),
+	rate_limited_until: Timestamp.nullable().openapi({
+		description:
+			"A running job waiting out a rate limit on every key of every model it may use: when its next model call is made (its JSONL says so in a rate_limited line); null otherwise, and in records from before the field",
+	}),
 	cancel_requested: z.string().nullable().openapi({
 		description:
 			"A cancel waiting for a tool call in flight to finish (its effect is recorded, not cut off): who asked and why, as its transition will say; null otherwise",

@@ -279,6 +279,16 @@ describe("the model provider failing", () => {
 		const note = lines.find((l) => l.subtype === "rate_limited")!;
 		const next = Date.parse(String(note.content).replace(/^rate limited; next attempt at /, ""));
 		expect(next - before).toBeGreaterThanOrEqual(119_000);
+		// The record says so too, where it was only "running": until when it waits.
+		const waiting = (await (await call(`/v1/jobs/${job.id}`)).json()) as { status: string; rate_limited_until: string | null; revision: number };
+		expect(waiting).toMatchObject({ status: "running", rate_limited_until: new Date(next).toISOString() });
+		// Its wait over, the call is made and the record says nothing of a wait.
+		emulator.enqueue({ text: "Done after the wait." });
+		await runInDurableObject(env.AGENT.getByName("rate-limited"), (_i: AgentDO, state) => {
+			state.storage.sql.exec("UPDATE job_setup SET next_step_at = 0 WHERE job_id = ?", job.id);
+		});
+		await settle("rate-limited");
+		expect(await (await call(`/v1/jobs/${job.id}`)).json()).toMatchObject({ status: "completed", rate_limited_until: null, summary: "Done after the wait." });
 	});
 
 	it("rotates to the next key of the pool on a 429, against the emulator", async () => {

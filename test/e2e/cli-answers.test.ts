@@ -115,6 +115,19 @@ describe("drover job", () => {
 		expect(done.stdout).toMatch(/^delivery\s+webhook: delivered$/m);
 	});
 
+	it("says until when a running job waits out a rate limit, and nothing of it otherwise", async () => {
+		const until = new Date(Date.now() + 125_000).toISOString();
+		const api = await fakeApi({
+			[`GET /v1/jobs/${JOB}`]: (_req, res) => json(res, 200, record({ status: "running", rate_limited_until: until })),
+			"GET /v1/jobs/job-2026-01-01-zzzzzz": (_req, res) => json(res, 200, record({ id: "job-2026-01-01-zzzzzz", status: "running", rate_limited_until: null })),
+		});
+		const r = await runCli(api.url, ["job", JOB]);
+		expect(r.status, r.stderr).toBe(0);
+		expect(r.stdout).toMatch(new RegExp(`^rate limited\\s+waiting: the next model call at ${until.slice(0, 19).replace("T", " ")}Z \\(in 2m\\)$`, "m"));
+		const other = await runCli(api.url, ["job", "job-2026-01-01-zzzzzz"]);
+		expect(other.stdout).not.toContain("rate limited");
+	});
+
 	it("leaves out an empty summary as it does a missing one", async () => {
 		const api = await fakeApi({ [`GET /v1/jobs/${JOB}`]: (_req, res) => json(res, 200, record({ summary: "" })) });
 		const r = await runCli(api.url, ["job", JOB]);

@@ -3085,6 +3085,19 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+	it("says until when a running job waits out a rate limit, where it said only running", async () => {
+		const agent = await createAgent(`dash-limited-${run}`, { timeout: "30m" });
+		await script({ error: 429, retry_after: 300 });
+		const job = await trigger(agent);
+		const page = await signedIn(`/jobs/${job.id}`);
+		const fact = page.locator("#job-facts dt", { hasText: /^Rate limited$/ }).locator("xpath=following-sibling::dd[1]");
+		await fact.waitFor(LIVE);
+		expect(await fact.textContent()).toMatch(/^waiting: the next model call in [45] minutes$/);
+		expect(await page.locator("#job-status").textContent()).toContain("running");
+		await call("POST", `/v1/jobs/${job.id}/cancel`, tokens.operate, { reason: "test over" });
+		await page.close();
+	});
+
 	it("offers no Fork or Continue on a job whose agent was deleted (the API would refuse both), and says why", async () => {
 		const agent = await createAgent(`dash-fork-gone-${run}`, {});
 		await script({ text: "Last words." });

@@ -521,7 +521,9 @@ function modelFailed(deps: StepDeps, jobId: string, err: unknown): StepResult {
 		}
 		out(deps, jobId, { type: "system", subtype: "rate_limited", content: `rate limited; next attempt at ${new Date(at).toISOString()}` });
 		log.info("job.waiting", { agent: job.agent, job_id: jobId, reason: "rate_limited", until: new Date(at).toISOString() });
-		if (job !== stored) save(deps, bump(job, {}));
+		// Saved even unchanged: its new revision tells those following the job to read it again, and
+		// the record they read says until when it waits (rate_limited_until, from its next step).
+		save(deps, bump(job, {}));
 		setNextStep(deps.sql, jobId, at, deps.now());
 		return "wait";
 	}

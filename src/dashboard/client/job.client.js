@@ -316,6 +316,7 @@ function renderJob(j) {
 		j.forked_from ? ["Forked from", jobLink(j.forked_from)] : null,
 		j.continued_from ? ["Continued from", jobLink(j.continued_from)] : null,
 		j.session_id ? ["Session", h("code", { text: j.session_id })] : null,
+		j.rate_limited_until ? ["Rate limited", ["waiting: the next model call ", when(j.rate_limited_until)]] : null,
 		j.cancel_requested ? ["Cancel requested", printable(j.cancel_requested) + " (once its tool call in flight returns; Cancel with Force cuts it off)"] : null,
 		j.tool_calls && j.tool_calls.made ? ["Tool calls", [j.tool_calls.made + " ran", j.tool_calls.failed ? h("span", { class: "warn-text", text: ", " + j.tool_calls.failed + " " + failedCallsWord(j.status, j.tool_calls.failed) }) : ", none failed", " (listed below)"]] : null,
 		// The record counts them as the job ends; until then the list below is read as it stands.
