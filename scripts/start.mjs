@@ -178,8 +178,9 @@ for (const value of local.vars) devArgs.push("--var", value);
 // shows any local user). Given an env file, wrangler reads .dev.vars only when named as one too; it
 // then reads process.env as well if CLOUDFLARE_INCLUDE_PROCESS_ENV says so, which it never did here.
 const devEnv = { ...env, DROVER_DEV_BUILD: "1" };
+// Whether or not this start makes one: a start killed outright left its own behind.
+removeOrphanEnvDirs(tmpdir());
 if (local.secrets.length > 0) {
-	removeOrphanEnvDirs(tmpdir());
 	const dir = mkdtempSync(path.join(tmpdir(), `${ENV_DIR_PREFIX}${process.pid}-`));
 	process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
 	const file = path.join(dir, "run.env");

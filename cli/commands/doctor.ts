@@ -36,7 +36,9 @@ function heartbeat(hb: SchedulerHealth | null, fleetInvalid = false): Check {
 	// arrive, every one failed.
 	if (hb.stalled) {
 		const since = hb.last_ok_at ? `no good tick since ${when(hb.last_ok_at)}` : "no good tick yet";
-		const why = fleetInvalid ? "fleet.yaml is invalid (see config above): fix it, and the next tick runs" : "is the cron trigger firing? see drover status";
+		// Ticks that arrive and fail, not a cron trigger that stopped: the last one is recent.
+		const failingNow = fleetInvalid && hb.age_seconds !== null && hb.age_seconds <= 120;
+		const why = failingNow ? "fleet.yaml is invalid (see config above): fix it, and the next tick runs" : "is the cron trigger firing? see drover status";
 		return { check: "scheduler", status: "fail", message: `stalled: ${since}, longer than HEARTBEAT_STALE_SECONDS (${age}, ${hb.outcome ?? "unknown"}; ${why})` };
 	}
 	// Partial: the scheduler works, some agent it could not reach (the scheduler incident names it).

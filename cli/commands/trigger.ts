@@ -198,7 +198,7 @@ export async function waitFor(ctx: Context, job: JobRecord): Promise<{ final: Jo
 	const jobId = job.id;
 	const progress = new Progress(ctx, jobId, job.status);
 	progress.render();
-	await followJob(ctx.client, jobId, {
+	const { status: ended } = await followJob(ctx.client, jobId, {
 		onLine: (_n, body) => progress.line(body),
 		onStatus: (status) => progress.setStatus(status),
 		onBatch: () => progress.batch(),
@@ -212,7 +212,7 @@ export async function waitFor(ctx: Context, job: JobRecord): Promise<{ final: Jo
 		// outcome as a lost stream, not a failed job's 1.
 		if (!(err instanceof CliError)) throw err;
 		throw new CliError(
-			`job ${jobId} ended (its stream said: ${progress.status}), but its record could not be read: ${err.message}`,
+			`job ${jobId} ended (its stream said: ${printable(ended)}), but its record could not be read: ${err.message}`,
 			EXIT_LOST,
 			err.hint ?? `drover job ${jobId} says how it ended`,
 		);

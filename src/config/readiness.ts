@@ -112,7 +112,13 @@ export function webhookSecretProblem(env: Record<string, unknown>, name: string)
 	const signsOut = "drover signs what it sends with it, so whoever receives that could sign this agent's triggers: give the trigger a secret of its own";
 	// A webhook tool without a signing key of its own is signed with its URL.
 	if (resolveSecretUrl(value).kind === "url") return `holds a URL, as a URL secret does: ${signsOut}`;
-	if (name.endsWith("_SIGNING_KEY")) return `is a signing key: ${signsOut}`;
-	const same = Object.entries(env).find(([other, v]) => other !== name && other.endsWith("_SIGNING_KEY") && v === value)?.[0];
+	if (signingKeyOfUrl(env, name)) return `is a signing key: ${signsOut}`;
+	const same = Object.entries(env).find(([other, v]) => other !== name && v === value && signingKeyOfUrl(env, other))?.[0];
 	return same ? `has the value of ${same}: ${signsOut}` : null;
+}
+
+/** Whether `name` is the signing key of a URL secret (`<url_secret>_SIGNING_KEY`, the URL set), which drover signs what it posts there with. */
+function signingKeyOfUrl(env: Record<string, unknown>, name: string): boolean {
+	const base = /^(.+)_SIGNING_KEY$/.exec(name)?.[1];
+	return base !== undefined && resolveSecretUrl(env[base]).kind === "url";
 }

@@ -50,8 +50,9 @@ export function resolveSecretUrl(value: unknown): SecretUrl {
 export function postTarget(url: string): { url: string; headers: Record<string, string> } {
 	const parsed = new URL(url);
 	if (parsed.username === "" && parsed.password === "") return { url, headers: {} };
-	const user = decodeURIComponent(parsed.username);
-	const password = decodeURIComponent(parsed.password);
+	// A malformed escape (`%zz`) is sent as written, as curl does.
+	const user = safeDecode(parsed.username);
+	const password = safeDecode(parsed.password);
 	parsed.username = parsed.password = "";
 	const bytes = new TextEncoder().encode(`${user}:${password}`);
 	return { url: parsed.href, headers: { authorization: `Basic ${btoa(String.fromCharCode(...bytes))}` } };
@@ -89,6 +90,8 @@ function secretForms(url: string): string[] {
 	const forms = new Set([url]);
 	if (parsed) {
 		forms.add(parsed.href);
+		// As posted: without its user and password (see postTarget), which fetch's errors would quote.
+		if (parsed.username || parsed.password) forms.add(postTarget(url).url);
 		const parts = [parsed.pathname + parsed.search, parsed.pathname, parsed.search.slice(1), parsed.username, parsed.password];
 		for (const segment of `${parsed.pathname}/${parsed.search.slice(1)}`.split(/[/?&=]/)) parts.push(segment, safeDecode(segment));
 		for (const part of parts) if (part.length >= SECRET_PART_CHARS) forms.add(part);

@@ -198,9 +198,16 @@ const RULES: readonly Rule[] = [
 	// Environment dumps: an upper-case variable whose name ends in a credential's word
 	// (`DB_PASSWORD=…`, `GITHUB_TOKEN=…`), right before its `=` or `:`, so prose that names one
 	// ("ANTHROPIC_API_KEY is not set") keeps it.
+	// drover's own token list as an env dump or .dev.vars writes it, which the rule below would end at
+	// its first comma: every entry goes. (`=` only: "API_TOKENS: no tokens configured" is drover's prose.)
+	{
+		name: "api-tokens",
+		pattern: /(?<!(?<!\\)[A-Za-z0-9_-])(API_TOKENS["']?=[ \t]*["']?)([^\s"'&;]+)/g,
+		replace: (match, prefix: string, value: string) => (value === REDACTED ? match : `${prefix}${REDACTED}`),
+	},
 	{
 		name: "env-variable",
-		pattern: /(?<!(?<!\\)[A-Za-z0-9_-])([A-Z0-9]+(?:_[A-Z0-9]+)*_(?:PASSWORD|PASSWD|TOKEN|TOKENS|SECRET|API_KEY|APIKEY|SECRET_KEY|ACCESS_KEY|PRIVATE_KEY|SIGNING_KEY|WEBHOOK_URL)["']?[:=][ \t]*["']?)([^\s"'&,;]+)/g,
+		pattern: /(?<!(?<!\\)[A-Za-z0-9_-])([A-Z0-9]+(?:_[A-Z0-9]+)*_(?:PASSWORD|PASSWD|TOKEN|SECRET|API_KEY|APIKEY|SECRET_KEY|ACCESS_KEY|PRIVATE_KEY|SIGNING_KEY|WEBHOOK_URL)["']?[:=][ \t]*["']?)([^\s"'&,;]+)/g,
 		replace: (match, prefix: string, value: string) =>
 			hasMarker(value) || value.startsWith("-----BEGIN") || isNonSecretLiteral(value) ? match : `${prefix}${REDACTED}`,
 	},
@@ -257,15 +264,16 @@ function redactPem(text: string): string {
 }
 
 function redactOnce(text: string): string {
-	let out = redactPem(text);
+	// The Worker's own secrets by value first, which no pattern knows (a drover token, a signing
+	// key), and whole: a rule redacting part of a URL secret (its user and password) would leave the
+	// rest (a path that is a credential too) for no value to match.
+	const own = secretValuesPattern();
+	let out = redactPem(own === null ? text : text.replace(own, REDACTED));
 	for (const rule of RULES) {
 		// String.replace with a global regex resets lastIndex itself, so the shared RegExp objects are safe.
 		out = typeof rule.replace === "string" ? out.replace(rule.pattern, rule.replace) : out.replace(rule.pattern, rule.replace);
 	}
-	// Then the Worker's own secrets by value, which no pattern knows (a drover token, a signing key),
-	// after the rules, so a key they recognise keeps its prefix (sk-ant-[REDACTED]).
-	const own = secretValuesPattern();
-	return own === null ? out : out.replace(own, REDACTED);
+	return out;
 }
 
 /**
@@ -284,7 +292,7 @@ const MAX_PASSES = 8;
  * text through to the rules. A new rule adds its own literal here.
  */
 const MAY_HOLD_SECRET =
-	/eyJ|sk-|[sr]k_|whsec_|gh[pousr]_|github_pat_|xox|xapp-|AKIA|ASIA|AIza|hooks\.slack\.com|discord|:\/\/|=|authorization|cookie|x-api-key|x-auth-token|bearer|PRIVATE KEY|(?:passw(?:or)?d|client_secret|api[_-]?key|access[_-]?token|refresh[_-]?token|auth[_-]?token|private[_-]?key|secret[_-]?key|aws_secret_access_key)\\?["']?[:=]|(?:SecretAccessKey|SessionToken|Token)\\?"/i;
+	/API_TOKENS|eyJ|sk-|[sr]k_|whsec_|gh[pousr]_|github_pat_|xox|xapp-|AKIA|ASIA|AIza|hooks\.slack\.com|discord|:\/\/|=|authorization|cookie|x-api-key|x-auth-token|bearer|PRIVATE KEY|(?:passw(?:or)?d|client_secret|api[_-]?key|access[_-]?token|refresh[_-]?token|auth[_-]?token|private[_-]?key|secret[_-]?key|aws_secret_access_key)\\?["']?[:=]|(?:SecretAccessKey|SessionToken|Token)\\?"/i;
 
 function holdsOwnSecret(text: string): boolean {
 	const own = secretValuesPattern();

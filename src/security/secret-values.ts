@@ -7,49 +7,52 @@
  */
 import { env } from "cloudflare:workers";
 
-/**
- * wrangler.toml's [vars] (and those npm start passes), which are no secrets: a job's answer quoting
- * the Worker's public URL keeps it.
- */
-const PUBLIC_VARS = new Set([
-	"DROVER_VERSION",
-	"ANTHROPIC_BASE_URL",
-	"ANTHROPIC_ALLOWED_BASE_URLS",
-	"RETENTION_DAYS",
-	"HEARTBEAT_STALE_SECONDS",
-	"SUBREQUEST_LIMIT",
-	"PUBLIC_URL",
-	"LOG_LEVEL",
-	"DROVER_DEV_BUILD",
-]);
+/** wrangler.toml's [vars] whose names read as a secret's: not secrets (a job's answer quoting the Worker's public URL keeps it). */
+const PUBLIC_VARS = new Set(["ANTHROPIC_BASE_URL", "PUBLIC_URL"]);
 
-/** Shorter pieces are not looked for: they could be words (the tokens and keys drover takes are 16 characters or more). */
+/**
+ * The bindings taken for secrets, by name: drover's own, and those named as fleet.yaml's secrets
+ * are (`*_URL`, `*_SECRET`, `*_SIGNING_KEY`, …). A var of the Worker's own named so is taken too: its
+ * value is then replaced where it appears whole, nothing worse.
+ */
+const SECRET_NAME = /^(?:API_TOKENS|ANTHROPIC_API_KEY|.*_(?:URL|SECRET|KEY|TOKEN|TOKENS|PASSWORD))$/;
+
+/** Shorter values are not looked for: they could be words (the tokens and keys drover takes are 16 characters or more). */
 const MIN_CHARS = 12;
 
-/** Each secret whole, and its parts: API_TOKENS' and ANTHROPIC_API_KEY's comma-separated entries, and an entry's `name:role:token` token. */
-export function secretValues(bindings: Record<string, unknown>): string[] {
-	const values = new Set<string>();
+/**
+ * Each secret whole; API_TOKENS' entries and their tokens, and ANTHROPIC_API_KEY's keys, each too.
+ * `urls`: those that are URLs, matched only where the URL ends (not as the start of a longer one).
+ */
+export function secretValues(bindings: Record<string, unknown>): { words: string[]; urls: string[] } {
+	const words = new Set<string>();
+	const urls = new Set<string>();
 	for (const [name, value] of Object.entries(bindings)) {
-		if (typeof value !== "string" || PUBLIC_VARS.has(name)) continue;
+		if (typeof value !== "string" || !SECRET_NAME.test(name) || PUBLIC_VARS.has(name)) continue;
 		const whole = value.trim();
-		const candidates = [whole];
-		for (const piece of whole.split(/[\s,]+/)) {
-			const second = piece.indexOf(":", piece.indexOf(":") + 1);
-			candidates.push(piece, second > 0 && !piece.includes("://") ? piece.slice(second + 1) : "");
-		}
-		for (const candidate of candidates) if (candidate.length >= MIN_CHARS) values.add(candidate);
+		const pieces = [whole];
+		if (name === "API_TOKENS") for (const entry of whole.split(",")) pieces.push(entry.trim(), entry.trim().split(":").slice(2).join(":"));
+		if (name === "ANTHROPIC_API_KEY") pieces.push(...whole.split(/[\s,]+/));
+		for (const piece of pieces) if (piece.length >= MIN_CHARS) (/^https?:\/\//i.test(piece) ? urls : words).add(piece);
 	}
 	// The longest first: a token that is part of its whole entry is replaced with it.
-	return [...values].sort((a, b) => b.length - a.length);
+	const byLength = (set: Set<string>) => [...set].sort((a, b) => b.length - a.length);
+	return { words: byLength(words), urls: byLength(urls) };
 }
+
+const escaped = (values: string[]) => values.map((v) => v.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")).join("|");
 
 let pattern: RegExp | null | undefined;
 
-/** One expression matching any of the Worker's secret values; null when it has none. */
+/**
+ * One expression matching any of the Worker's secret values, each a whole word (a token inside a
+ * longer one is not it) or a whole URL (not the start of a longer path); null when it has none.
+ */
 export function secretValuesPattern(): RegExp | null {
 	if (pattern === undefined) {
-		const values = secretValues(env as unknown as Record<string, unknown>);
-		pattern = values.length === 0 ? null : new RegExp(values.map((v) => v.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")).join("|"), "g");
+		const { words, urls } = secretValues(env as unknown as Record<string, unknown>);
+		const parts = [words.length ? `(?<![\\w-])(?:${escaped(words)})(?![\\w-])` : "", urls.length ? `(?:${escaped(urls)})(?![\\w/?#%~=&-])` : ""].filter(Boolean);
+		pattern = parts.length === 0 ? null : new RegExp(parts.join("|"), "g");
 	}
 	return pattern;
 }

@@ -566,7 +566,9 @@ describe("POST /v1/hooks/:agent", () => {
 		});
 		expect(replay.status).toBe(503);
 		expect(await runsOf("keyed-by-url")).toEqual([]);
-		expect(logged.map((l) => JSON.parse(l) as unknown)).toContainEqual(expect.objectContaining({ event: "hooks.not_configured", agent: "keyed-by-url", secret_name: "TEST_TICKETS_URL" }));
+		expect(logged.map((l) => JSON.parse(l) as unknown)).toContainEqual(
+			expect.objectContaining({ event: "hooks.not_configured", agent: "keyed-by-url", secret_name: "TEST_TICKETS_URL", error_message: expect.stringMatching(/^the secret holds a URL, as a URL secret does/) }),
+		);
 	});
 
 	it("refuses a signed body with a lone UTF-16 surrogate, naming where, creating nothing", async () => {

@@ -2001,6 +2001,9 @@ describe("doctor and the scheduler's heartbeat", () => {
 		const stalled = await doctorWith({ last_tick_at: new Date(now - 4_000).toISOString(), age_seconds: 4, stalled: true, outcome: "failed", last_ok_at: null }, fleet);
 		expect(stalled.stdout).toMatch(/^✗ scheduler\s+stalled: no good tick yet, longer than HEARTBEAT_STALE_SECONDS \(last tick \d+s ago, failed; fleet\.yaml is invalid \(see config above\): fix it, and the next tick runs\)$/m);
 		expect(failing.stdout + stalled.stdout).not.toContain("see drover status");
+		// No tick for 10 minutes: the cron trigger stopped, whatever the file says.
+		const silent = await doctorWith({ last_tick_at: new Date(now - 600_000).toISOString(), age_seconds: 600, stalled: true, outcome: "failed", last_ok_at: null }, fleet);
+		expect(silent.stdout).toMatch(/^✗ scheduler\s+stalled: no good tick yet, .*is the cron trigger firing\? see drover status\)$/m);
 	});
 
 	it("warns of a partial tick (some agent not reached), without failing", async () => {

@@ -208,15 +208,17 @@ describe("an agent's alarm that throws", () => {
 describe("a webhook tool call that fails", () => {
 	it("says why under error_message, never the webhook's URL", async () => {
 		useEmulator().enqueue({ tool_use: { name: "open_ticket", input: { title: "x" } } }, { text: "done" });
-		fake("https://tickets.example.test", () => {
-			throw new TypeError("Network connection lost");
+		// A runtime's message quoting the URL it failed on.
+		fake("https://tickets.example.test", (req) => {
+			throw new TypeError(`Network connection lost to ${req.url}`);
 		});
 		const tool = { type: "webhook", name: "open_ticket", description: "Open a ticket.", url_secret: "TEST_TICKETS_URL", input_schema: { type: "object", properties: { title: { type: "string" } } } };
 		await createAgent({ name: "logged-webhook-tool", tools: [tool] });
 		const lines = captureLogs();
 		const job = await runToRest("logged-webhook-tool");
 		const failed = linesOf(lines, job.id).filter((l) => l.event === "tool.webhook.failed");
-		expect(failed).toEqual([expect.objectContaining({ level: "warn", tool: "open_ticket", error_message: expect.stringContaining("Network connection lost") })]);
+		// Scrubbed to a placeholder where it stood, not left for redaction to catch.
+		expect(failed).toEqual([expect.objectContaining({ level: "warn", tool: "open_ticket", error_message: expect.stringContaining("Network connection lost to <webhook url>") })]);
 		expect(failed[0]).not.toHaveProperty("reason");
 		expect(JSON.stringify(failed)).not.toContain("tickets.example.test");
 	});

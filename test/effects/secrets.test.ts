@@ -245,7 +245,7 @@ describe("the Worker's own secrets, pasted where a read token can see them", () 
 			expect((await call(`/v1/agents/pasted-notes/notepad/${key}`, { method: "PUT", as: "operate", body: { value } })).status).toBe(200);
 		}
 		const read = await (await call("/v1/agents/pasted-notes/notepad", { as: "read" })).json();
-		expect(read).toEqual({ "deploy-env": "API_TOKENS=[REDACTED],[REDACTED],[REDACTED]", prose: "use [REDACTED] for the deploy, and sign the hook with [REDACTED]" });
+		expect(read).toEqual({ "deploy-env": "API_TOKENS=[REDACTED]", prose: "use [REDACTED] for the deploy, and sign the hook with [REDACTED]" });
 		const stored = await everythingStored("pasted-notes");
 		for (const secret of owned) expect(stored.includes(secret), "a secret's value was stored").toBe(false);
 	});

@@ -14,7 +14,8 @@ const PEM_BODY = `${rep("MIIEvQIBADANBgkqhkiG9w0BAQEFAASC", 64)}\n${rep("kqhkiG9
 const SECRETS: [string, string, string, string?][] = [
 	["anthropic api key", `key is sk-ant-api03-${ANT_BODY} ok`, ANT_BODY.slice(0, 30), `key is sk-ant-api03-${REDACTED} ok`],
 	["anthropic admin key", `sk-ant-admin01-${ANT_BODY}`, ANT_BODY.slice(0, 30), `sk-ant-admin01-${REDACTED}`],
-	["anthropic test-style key", "sk-ant-test-0000000000000000", "0000000000000000", `sk-ant-${REDACTED}`],
+	// Not the test Worker's own key (sk-ant-test-0000000000000000), which is replaced whole, by value.
+	["anthropic test-style key", "sk-ant-test-1111111111111111", "1111111111111111", `sk-ant-${REDACTED}`],
 	["openai legacy key", `OPENAI_API_KEY=sk-${rep(B62, 48)}`, rep(B62, 48)],
 	["openai project key", `using sk-proj-${rep(B62 + "_-", 120)}.`, rep(B62 + "_-", 120).slice(0, 40), `using sk-proj-${REDACTED}.`],
 	["github classic pat", `token ghp_${rep(B62, 36)} expired`, rep(B62, 36), `token ghp_${REDACTED} expired`],
@@ -66,7 +67,7 @@ const SECRETS: [string, string, string, string?][] = [
 	["env dump password", "DB_HOST=db-1\nDB_PASSWORD=Tr0ub4dor-and-3\n", "Tr0ub4dor-and-3", `DB_HOST=db-1\nDB_PASSWORD=${REDACTED}\n`],
 	["env dump token", `export GITHUB_TOKEN=${"abcdef0123456789abcdef"}`, "abcdef0123456789abcdef", `export GITHUB_TOKEN=${REDACTED}`],
 	// drover's own secrets' names: its tokens list, a url secret's signing key, a webhook URL whose path is the credential.
-	["env dump of drover's API_TOKENS", "API_TOKENS=ci:admin:Zq8wXk2mPt7vLr4n", "Zq8wXk2mPt7vLr4n", `API_TOKENS=${REDACTED}`],
+	["env dump of drover's API_TOKENS", "API_TOKENS=ci:admin:Zq8wXk2mPt7vLr4n,dash:read:Yh3uJk9oLp2iMn5b", "Yh3uJk9oLp2iMn5b", `API_TOKENS=${REDACTED}`],
 	["env dump signing key", "TICKETS_WEBHOOK_URL_SIGNING_KEY=9f8e7d6c5b4a39281706f5e4", "9f8e7d6c5b4a39281706f5e4", `TICKETS_WEBHOOK_URL_SIGNING_KEY=${REDACTED}`],
 	["env dump webhook url", "ALERT_WEBHOOK_URL=https://ops.example.test/hooks/Ab12Cd34Ef56Gh78", "Ab12Cd34Ef56Gh78", `ALERT_WEBHOOK_URL=${REDACTED}`],
 ];
@@ -303,29 +304,52 @@ describe("redact: no catastrophic backtracking", () => {
 });
 
 describe("the Worker's own secrets, by value", () => {
-	it("are each secret whole and its entries' tokens, not a public var's value or a piece too short to tell from a word", () => {
-		expect(
-			secretValues({
+	it("are each secret named as one whole, API_TOKENS' entries and tokens and ANTHROPIC_API_KEY's keys each too; not a public var, a value too short to tell from a word, or a passphrase's words", () => {
+		const values = secretValues({
 				API_TOKENS: "ci:admin:Zq8wXk2mPt7vLr4n, dash:read:Yh3uJk9oLp2iMn5b",
 				ANTHROPIC_API_KEY: "sk-ant-api03-key-one-0001,sk-ant-api03-key-two-0002",
 				TICKETS_URL: "https://tickets.example.test/hook/Ab12Cd34",
+				TICKETS_URL_SIGNING_KEY: "9f8e7d6c5b4a39281706f5e4",
+				HOOK_SECRET: "correct horse authentication battery staple",
 				SHORT_SECRET: "tiny-one",
 				PUBLIC_URL: "https://drover.example.workers.dev",
 				RETENTION_DAYS: "30",
+				SOME_SETTING: "a long plain setting value",
 				BUCKET: { not: "a string" },
-			}).sort(),
-		).toEqual(
-			[
+			});
+		// The longest first, so a token inside its whole entry goes with it.
+		expect(values.words.map((w) => w.length)).toEqual(values.words.map((w) => w.length).sort((a, b) => b - a));
+		expect({ ...values, words: [...values.words].sort() }).toEqual({
+			words: [
 				"ci:admin:Zq8wXk2mPt7vLr4n, dash:read:Yh3uJk9oLp2iMn5b",
-				"ci:admin:Zq8wXk2mPt7vLr4n",
-				"Zq8wXk2mPt7vLr4n",
-				"dash:read:Yh3uJk9oLp2iMn5b",
-				"Yh3uJk9oLp2iMn5b",
+				"correct horse authentication battery staple",
 				"sk-ant-api03-key-one-0001,sk-ant-api03-key-two-0002",
+				"dash:read:Yh3uJk9oLp2iMn5b",
 				"sk-ant-api03-key-one-0001",
 				"sk-ant-api03-key-two-0002",
-				"https://tickets.example.test/hook/Ab12Cd34",
+				"9f8e7d6c5b4a39281706f5e4",
+				"ci:admin:Zq8wXk2mPt7vLr4n",
+				"Zq8wXk2mPt7vLr4n",
+				"Yh3uJk9oLp2iMn5b",
 			].sort(),
-		);
+			urls: ["https://tickets.example.test/hook/Ab12Cd34"],
+		});
+	});
+});
+
+describe("redact and the test Worker's own secrets (vitest.config.mts's bindings)", () => {
+	it("replaces a URL secret whole, its user and password and path with it, and not as the start of a longer URL", () => {
+		expect(redact("posted to https://drover-bot:p%40ss-w0rd-0123@basic.example.test/in.")).toBe(`posted to ${REDACTED}.`);
+		expect(redact("filed at https://tickets.example.test/hook, then https://tickets.example.test/hook/123")).toBe(`filed at ${REDACTED}, then https://tickets.example.test/hook/123`);
+	});
+
+	it("replaces a token where it stands alone, not inside a longer word", () => {
+		const admin = "admin-token-6d2b8f4a1c9e7b30";
+		expect(redact(`use ${admin} (root:admin:${admin})`)).toBe(`use ${REDACTED} (${REDACTED})`);
+		expect(redact(`x${admin}9`)).toBe(`x${admin}9`);
+	});
+
+	it("keeps drover's own prose about API_TOKENS", () => {
+		expect(redact("API_TOKENS is invalid: API_TOKENS: no tokens configured")).toBe("API_TOKENS is invalid: API_TOKENS: no tokens configured");
 	});
 });
