@@ -195,9 +195,6 @@ const RULES: readonly Rule[] = [
 		pattern: /(\\?"(?:SecretAccessKey|SessionToken|Token)\\?"[ \t]*:[ \t]*\\?")([A-Za-z0-9+\/=]{16,})/g,
 		replace: `$1${REDACTED}`,
 	},
-	// Environment dumps: an upper-case variable whose name ends in a credential's word
-	// (`DB_PASSWORD=…`, `GITHUB_TOKEN=…`), right before its `=` or `:`, so prose that names one
-	// ("ANTHROPIC_API_KEY is not set") keeps it.
 	// drover's own token list as an env dump or .dev.vars writes it, which the rule below would end at
 	// its first comma: every entry goes. (`=` only: "API_TOKENS: no tokens configured" is drover's prose.)
 	{
@@ -205,6 +202,9 @@ const RULES: readonly Rule[] = [
 		pattern: /(?<!(?<!\\)[A-Za-z0-9_-])(API_TOKENS["']?=[ \t]*["']?)([^\s"'&;]+)/g,
 		replace: (match, prefix: string, value: string) => (value === REDACTED ? match : `${prefix}${REDACTED}`),
 	},
+	// Environment dumps: an upper-case variable whose name ends in a credential's word
+	// (`DB_PASSWORD=…`, `GITHUB_TOKEN=…`, `TICKETS_URL_SIGNING_KEY=…`), right before its `=` or `:`,
+	// so prose that names one ("ANTHROPIC_API_KEY is not set") keeps it.
 	{
 		name: "env-variable",
 		pattern: /(?<!(?<!\\)[A-Za-z0-9_-])([A-Z0-9]+(?:_[A-Z0-9]+)*_(?:PASSWORD|PASSWD|TOKEN|SECRET|API_KEY|APIKEY|SECRET_KEY|ACCESS_KEY|PRIVATE_KEY|SIGNING_KEY|WEBHOOK_URL)["']?[:=][ \t]*["']?)([^\s"'&,;]+)/g,
