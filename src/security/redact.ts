@@ -15,7 +15,7 @@
  * (`sk-ant-api03-[REDACTED]`, `ghp_[REDACTED]`, `AKIA[REDACTED]`, `https://hooks.slack.com/services/[REDACTED]`).
  */
 
-import { secretValuesPattern } from "./secret-values.ts";
+import { replaceSecretValues } from "./secret-values.ts";
 
 export const REDACTED = "[REDACTED]";
 
@@ -267,8 +267,7 @@ function redactOnce(text: string): string {
 	// The Worker's own secrets by value first, which no pattern knows (a drover token, a signing
 	// key), and whole: a rule redacting part of a URL secret (its user and password) would leave the
 	// rest (a path that is a credential too) for no value to match.
-	const own = secretValuesPattern();
-	let out = redactPem(own === null ? text : text.replace(own, REDACTED));
+	let out = redactPem(replaceSecretValues(text, REDACTED));
 	for (const rule of RULES) {
 		// String.replace with a global regex resets lastIndex itself, so the shared RegExp objects are safe.
 		out = typeof rule.replace === "string" ? out.replace(rule.pattern, rule.replace) : out.replace(rule.pattern, rule.replace);
@@ -294,16 +293,9 @@ const MAX_PASSES = 8;
 const MAY_HOLD_SECRET =
 	/API_TOKENS|eyJ|sk-|[sr]k_|whsec_|gh[pousr]_|github_pat_|xox|xapp-|AKIA|ASIA|AIza|hooks\.slack\.com|discord|:\/\/|=|authorization|cookie|x-api-key|x-auth-token|bearer|PRIVATE KEY|(?:passw(?:or)?d|client_secret|api[_-]?key|access[_-]?token|refresh[_-]?token|auth[_-]?token|private[_-]?key|secret[_-]?key|aws_secret_access_key)\\?["']?[:=]|(?:SecretAccessKey|SessionToken|Token)\\?"/i;
 
-function holdsOwnSecret(text: string): boolean {
-	const own = secretValuesPattern();
-	if (own === null) return false;
-	own.lastIndex = 0;
-	return own.test(text);
-}
-
 /** Redacts every secret this module recognises in `text`, and the Worker's own secrets by value. Idempotent, linear time. */
 export function redact(text: string): string {
-	if (!MAY_HOLD_SECRET.test(text) && !holdsOwnSecret(text)) return text;
+	if (!MAY_HOLD_SECRET.test(text) && replaceSecretValues(text, REDACTED) === text) return text;
 	let out = text;
 	for (let pass = 0; pass < MAX_PASSES; pass++) {
 		const next = redactOnce(out);

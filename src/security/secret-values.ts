@@ -42,17 +42,20 @@ export function secretValues(bindings: Record<string, unknown>): { words: string
 
 const escaped = (values: string[]) => values.map((v) => v.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")).join("|");
 
-let pattern: RegExp | null | undefined;
+let own: { values: string[]; pattern: RegExp } | null | undefined;
 
 /**
- * One expression matching any of the Worker's secret values, each a whole word (a token inside a
- * longer one is not it) or a whole URL (not the start of a longer path); null when it has none.
+ * Text with the Worker's secret values replaced by `marker`, each where it stands as a whole word (a
+ * token inside a longer one is not it) or a whole URL (not the start of a longer path); the same
+ * text, not scanned by the expression, when none of them is in it (a string search each: redact
+ * runs on every log field and JSONL line, and an expression of alternatives has no fast scan).
  */
-export function secretValuesPattern(): RegExp | null {
-	if (pattern === undefined) {
+export function replaceSecretValues(text: string, marker: string): string {
+	if (own === undefined) {
 		const { words, urls } = secretValues(env as unknown as Record<string, unknown>);
 		const parts = [words.length ? `(?<![\\w-])(?:${escaped(words)})(?![\\w-])` : "", urls.length ? `(?:${escaped(urls)})(?![\\w/?#%~=&-])` : ""].filter(Boolean);
-		pattern = parts.length === 0 ? null : new RegExp(parts.join("|"), "g");
+		own = parts.length === 0 ? null : { values: [...words, ...urls], pattern: new RegExp(parts.join("|"), "g") };
 	}
-	return pattern;
+	if (own === null || !own.values.some((v) => text.includes(v))) return text;
+	return text.replace(own.pattern, marker);
 }
