@@ -296,6 +296,10 @@ export class AgentDO extends DurableObject<Env> {
 		// (to look at, to cancel) while they queue. Otherwise the start's pass indexes them, a D1 write
 		// the tick does not wait on.
 		const indexing = outcome.claimed > 0 && this.passes.working !== null ? this.indexNow() : null;
+		// And started now, within that pass, when capacity allows: the start alarm cannot fire before
+		// a pass an alarm began has ended (alarms do not overlap), which can be minutes, and the run
+		// would then be judged held past its slot.
+		if (outcome.claimed > 0 && this.passes.working !== null) this.passes.startNow();
 		if (armed) {
 			await armed;
 		} else if (outcome.claimed === 0) {
@@ -485,9 +489,11 @@ export class AgentDO extends DurableObject<Env> {
 		});
 		// Queued runs would never start without a definition; running ones finish on their manifest.
 		this.passes.cancelOrphans("agent deleted", now);
-		await this.indexNow();
-		// Also the backstop for the sync: the pass it sets off leaves the alarm at the sync's due time.
+		// Set before D1 is waited on: an object reset during that wait still has the alarm, whose pass
+		// sends what the delete left (the sync, the cancelled runs' index rows and hooks). Also the
+		// backstop for the sync: the pass leaves the alarm at the sync's due time.
 		await this.passes.alarmNow();
+		await this.indexNow();
 		await this.registry.sync();
 		await this.afterSync();
 		return { deleted: agent.name };
@@ -509,6 +515,9 @@ export class AgentDO extends DurableObject<Env> {
 		queueRetireIncidents(this.sql, Date.now());
 		const before = keptDefinition(state);
 		if (last) keepLastDefinition(this.sql, last);
+		// The cancelled runs' hooks (and any index row D1 refuses) are the alarm's pass's to send: a
+		// dropped agent is ticked no more, so nothing else would wake it for them.
+		await this.passes.alarmNow();
 		await this.indexNow();
 		if (last && this.passes.retentionMs(last) < this.passes.retentionMs(before)) await this.retentionShortened();
 	}

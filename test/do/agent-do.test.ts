@@ -1,10 +1,14 @@
-import { env, evictDurableObject, runInDurableObject } from "cloudflare:test";
+import { env, evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { AGENT_MIGRATIONS } from "../../durable-objects/agent/schema.ts";
 import { createJob, transition, type JobRecord } from "../../src/jobs/model.ts";
 import { migrate } from "../../src/store/sqlite-migrations.ts";
+import { putJob } from "../../durable-objects/agent/jobs.ts";
+import { insertOccurrence } from "../../durable-objects/agent/ledger.ts";
+import { AgentSchema } from "../../src/config/schema.ts";
 import { settle } from "../helpers/agents.ts";
+import { fake } from "../helpers/outbound.ts";
 import { saveJob } from "../helpers/jobs.ts";
 
 describe("AgentDO storage", () => {
@@ -58,5 +62,29 @@ describe("an agent that no longer exists", () => {
 		expect(job!.transitions.at(-1)).toMatchObject({ to: "cancelled", reason: "agent removed from fleet.yaml" });
 		const indexed = await env.DB.prepare("SELECT status FROM jobs WHERE id = ?").bind(queued.id).first<{ status: string }>();
 		expect(indexed?.status).toBe("cancelled");
+	});
+
+	it("sends the hooks of the runs a deploy's drop cancelled at its alarm, set now, though the dropped agent is ticked no more", async () => {
+		const name = "dropped-with-hooks";
+		const hooks: string[] = [];
+		fake("https://hooks.example.test", async (req) => (hooks.push(await req.text()), new Response("ok")));
+		const stub = env.AGENT.getByName(name);
+		await stub.tick(name, "file", Date.now());
+		const queued = createJob({ agent: name, trigger_type: "manual", definition_revision: "r" }, new Date());
+		const retentionAlarm = Date.now() + 30 * 86_400_000;
+		await runInDurableObject(stub, async (_i: AgentDO, state) => {
+			// A run held while its agent was paused, the alarm at its oldest record's retention expiry.
+			insertOccurrence(state.storage.sql, { schedule: null, source: "manual", scheduledInstant: null, dispatch: "manual", claimedAt: Date.now(), status: "claimed", jobId: queued.id });
+			putJob(state.storage.sql, queued, Date.now());
+			await state.storage.setAlarm(retentionAlarm);
+		});
+		const before = Date.now();
+		await stub.dropFromFleet(AgentSchema.parse({ name, prompt: "Go.", hooks: { on_error: [{ url_secret: "TEST_ERROR_HOOK_URL", events: ["cancelled"] }] } }) as never);
+		expect(((await stub.getJob(queued.id)) as JobRecord | null)?.status).toBe("cancelled");
+		const alarm = await runInDurableObject(stub, (_i: AgentDO, state) => state.storage.getAlarm());
+		expect(alarm! - before).toBeLessThan(1_000);
+		expect(await runDurableObjectAlarm(stub)).toBe(true);
+		expect(hooks).toHaveLength(1);
+		expect(JSON.parse(hooks[0]!)).toMatchObject({ type: "drover.job.cancelled", job: { id: queued.id, status: "cancelled" } });
 	});
 });

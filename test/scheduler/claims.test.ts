@@ -8,6 +8,9 @@ import { call } from "../helpers/http.ts";
 import { jobOf, trigger } from "../helpers/jobs.ts";
 import { fake } from "../helpers/outbound.ts";
 import { tick } from "../helpers/ticks.ts";
+import { currentDefinition, readState } from "../../durable-objects/agent/state.ts";
+import { triggerJob } from "../../durable-objects/agent/triggers.ts";
+import { drawnJobId } from "../../src/jobs/id-blocks.ts";
 
 const at = (iso: string) => Date.parse(iso);
 
@@ -41,6 +44,34 @@ describe("claiming occurrences", () => {
 		await settle("queued-behind-call");
 		expect((await jobOf("queued-behind-call", first.id)).status).toBe("completed");
 		expect((await jobOf("queued-behind-call", run!.job_id!)).status).toBe("cancelled");
+	});
+
+	it("starts a run claimed during a pass its alarm began, at once when there is room, not once that pass ends", async () => {
+		const name = "claimed-mid-pass";
+		const emulator = useEmulator();
+		emulator.enqueue({ text: "First." }, { text: "Second." });
+		const { arrived, release } = heldModel(emulator);
+		await createAgent({ name, max_concurrent: 2, schedules: { every: { cron: "* * * * *" } } });
+		const stub = env.AGENT.getByName(name);
+		// A job started by the agent's alarm, held in its model call: alarms do not overlap, so the
+		// tick's start alarm could not fire until this pass ends.
+		await runInDurableObject(stub, async (_i: AgentDO, state) => {
+			const sql = state.storage.sql;
+			const agentState = readState(sql)!;
+			triggerJob(sql, { agent: currentDefinition(agentState)!, state: agentState, definitionRevision: agentState.definitionRevision!, now: Date.now(), drawJobId: drawnJobId }, { kind: "manual", prompt: "First", owner: "test" });
+			await state.storage.setAlarm(Date.now());
+		});
+		const pass = runDurableObjectAlarm(stub);
+		await arrived;
+		await tick(Math.ceil(Date.now() / 60_000) * 60_000);
+		// Started by the tick itself (its ledger row follows its job), its model call beside the first's.
+		const [run] = (await runsOf(name)).filter((r) => r.schedule === "every");
+		expect(run).toMatchObject({ status: "running", dispatch: "on_time" });
+		expect((await jobOf(name, run!.job_id!)).status).toBe("running");
+		release();
+		await pass;
+		await settle(name);
+		expect((await jobOf(name, run!.job_id!)).status).toBe("completed");
 	});
 
 	it("claims each occurrence once under duplicate, retried and concurrent ticks", async () => {
