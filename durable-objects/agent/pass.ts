@@ -17,7 +17,7 @@ import { PassBudget } from "./pass-budget.ts";
 import { unconsolidated } from "./output-store.ts";
 import { nextExpiryAt, PRUNE_BATCH, pruneJobs, retentionDays } from "./retention.ts";
 import { computeRevision, knownRevision } from "./revisions.ts";
-import { dueJobIds, getSetup, nextStepTime } from "./runner/session.ts";
+import { dueJobIds, getSetup, nextStepTime, waitingJobIds } from "./runner/session.ts";
 import { startJob } from "./runner/start.ts";
 import { HEARTBEAT_MS, step, type InflightTool, type StepDeps } from "./runner/step.ts";
 import { currentDefinition, keptDefinition, readState, storedAgentName } from "./state.ts";
@@ -173,6 +173,9 @@ export class Passes {
 			// Known before any job starts: a job records the definition it runs on.
 			if (agent && knownRevision(state, agent) === null) await computeRevision(agent);
 			this.launch();
+			// Jobs that wait from an earlier pass (a rate limit, an approval's expiry) come due while
+			// this one's loops run: their alarm cannot fire before it ends, so a timer takes them up.
+			if (this.loops.size > 0) for (const jobId of waitingJobIds(this.sql, Date.now())) this.wakeAt(jobId, this.budget);
 			while (this.loops.size > 0) await Promise.allSettled([...this.loops.values()]);
 			for (const timer of this.wakeups) clearTimeout(timer);
 			this.wakeups.clear();

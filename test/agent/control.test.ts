@@ -1180,6 +1180,48 @@ describe("jobs running side by side", () => {
 		expect(await jobOf(name, limited.id)).toMatchObject({ status: "cancelled" });
 	});
 
+	it("takes up a job whose rate-limit wait, begun in an earlier pass, ends while another job's call holds the alarm's pass", async () => {
+		const name = "wait-ends-mid-pass";
+		await createAgent({ name, max_concurrent: 2 });
+		const stub = env.AGENT.getByName(name);
+		const emulator = useEmulator();
+		emulator.enqueue({ error: 429, retry_after: 120 });
+		const limited = await runToRest(name, "R-job");
+		expect(limited.status).toBe("running");
+		// A, queued in the object and started by its alarm, holds that pass in its model call.
+		const { promise: heldA, open: releaseA } = gate();
+		const { promise: arrivedA, open: reachedA } = gate();
+		fake("https://api.anthropic.com", async (req) => {
+			const prompt = JSON.stringify(((await req.clone().json()) as { messages: { content: unknown }[] }).messages[0]!.content);
+			if (prompt.includes("A-job")) {
+				reachedA();
+				await heldA;
+			}
+			return emulator.handle(req);
+		});
+		await runInDurableObject(stub, async (_i: AgentDO, storage) => {
+			const sql = storage.storage.sql;
+			const state = readState(sql)!;
+			triggerJob(sql, { agent: currentDefinition(state)!, state, definitionRevision: state.definitionRevision!, now: Date.now(), drawJobId: drawnJobId }, { kind: "manual", prompt: "A-job", owner: "test" });
+			// R's wait ends half a second into the pass A's alarm begins: an alarm for it could not fire
+			// before that pass ends (alarms do not overlap).
+			sql.exec("UPDATE job_setup SET next_step_at = ? WHERE job_id = ?", Date.now() + 500, limited.id);
+			await storage.storage.setAlarm(Date.now());
+		});
+		const pass = runDurableObjectAlarm(stub);
+		await arrivedA;
+		emulator.enqueue({ text: "R done." });
+		const ended = readEvents(await call(`/v1/jobs/${limited.id}/stream`));
+		await ended;
+		expect(await jobOf(name, limited.id)).toMatchObject({ status: "completed", summary: "R done." });
+		emulator.enqueue({ text: "A done." });
+		releaseA();
+		await pass;
+		await settle(name);
+		const listed = (await (await call(`/v1/jobs?agent=${name}`)).json()) as { jobs: { status: string }[] };
+		expect(listed.jobs.map((j) => j.status)).toEqual(["completed", "completed"]);
+	});
+
 	it("never steps a job twice at once when another job's step fails in the same pass", async () => {
 		const name = "side-fault";
 		await createAgent({ name, max_concurrent: 2 });

@@ -120,6 +120,11 @@ export function dueJobIds(sql: SqlStorage, now: number): string[] {
 	return sql.exec<{ job_id: string }>("SELECT job_id FROM job_setup WHERE next_step_at <= ? ORDER BY next_step_at", now).toArray().map((r) => r.job_id);
 }
 
+/** Jobs whose next step is set for later than `now` (a rate limit's wait, an approval's expiry). */
+export function waitingJobIds(sql: SqlStorage, now: number): string[] {
+	return sql.exec<{ job_id: string }>("SELECT job_id FROM job_setup WHERE next_step_at > ? AND next_step_at < ?", now, NEVER).toArray().map((r) => r.job_id);
+}
+
 export function nextStepTime(sql: SqlStorage): number | null {
 	const n = sql.exec<{ n: number | null }>("SELECT min(next_step_at) AS n FROM job_setup WHERE next_step_at < ?", NEVER).one().n;
 	return n;
