@@ -596,6 +596,8 @@ async function settleTools(deps: StepDeps, job: JobRecord, setup: JobSetup): Pro
 		// idempotency key. Let finish, its outcome is recorded, and the job stops right after. Only an
 		// operator's forced cancel cuts it off, and the record then says its effect is unknown.
 		const startedAt = Date.now();
+		// `job`, read before this await, is still the record after it: only the job's own loop writes a
+		// running job's record (a cancel writes job_setup, see cancel.ts), and one loop steps it at a time.
 		let outcome = await runTool(deps, job, call, agent);
 		// One line a call that ran, whatever the tool (a failing http_fetch said nothing): its kind of
 		// failure, never its content or input, which can quote a URL with a credential in its query.
