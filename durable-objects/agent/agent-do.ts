@@ -44,7 +44,7 @@ const FORGET_RETRY_MS = 3600_000;
 /** Scheduled starts are spread over this window, by a stable hash of the agent's name. */
 const START_SPREAD_MS = 5_000;
 
-function startSpreadMs(agent: string): number {
+export function startSpreadMs(agent: string): number {
 	let h = 0;
 	for (let i = 0; i < agent.length; i++) h = (Math.imul(h, 31) + agent.charCodeAt(i)) >>> 0;
 	return h % START_SPREAD_MS;
@@ -296,10 +296,10 @@ export class AgentDO extends DurableObject<Env> {
 		// (to look at, to cancel) while they queue. Otherwise the start's pass indexes them, a D1 write
 		// the tick does not wait on.
 		const indexing = outcome.claimed > 0 && this.passes.working !== null ? this.indexNow() : null;
-		// And started now, within that pass, when capacity allows: the start alarm cannot fire before
-		// a pass an alarm began has ended (alarms do not overlap), which can be minutes, and the run
-		// would then be judged held past its slot.
-		if (outcome.claimed > 0 && this.passes.working !== null) this.passes.startNow();
+		// And started within that pass at its spread start, capacity allowing: the start alarm cannot
+		// fire before a pass an alarm began has ended (alarms do not overlap), which can be minutes,
+		// and the run would then be judged held past its slot.
+		if (outcome.claimed > 0) this.passes.startDuringPass(startAt);
 		if (armed) {
 			await armed;
 		} else if (outcome.claimed === 0) {

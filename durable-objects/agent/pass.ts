@@ -347,6 +347,20 @@ export class Passes {
 	}
 
 	/**
+	 * Queued runs (a tick's claims) that may start while a pass works: started at `at` in this
+	 * instance, as their alarm could not fire before the pass ends (alarms do not overlap). A timer
+	 * of the pass's, cleared when it ends, whose alarm then stands in for it.
+	 */
+	startDuringPass(at: number): void {
+		if (this.working === null || !this.canStartQueued()) return;
+		const timer = setTimeout(() => {
+			this.wakeups.delete(timer);
+			this.startNow();
+		}, Math.max(0, at - Date.now()));
+		this.wakeups.add(timer);
+	}
+
+	/**
 	 * Brings the alarm to `at` for queued runs that could start but wait for nothing to wake the
 	 * object: held while the agent could not start them (an automatic pause since lifted, a deploy
 	 * that enabled it again), their pass long over and the alarm left at retention's expiry, days

@@ -195,12 +195,12 @@ const RULES: readonly Rule[] = [
 		pattern: /(\\?"(?:SecretAccessKey|SessionToken|Token)\\?"[ \t]*:[ \t]*\\?")([A-Za-z0-9+\/=]{16,})/g,
 		replace: `$1${REDACTED}`,
 	},
-	// drover's own token list as an env dump or .dev.vars writes it, which the rule below would end at
-	// its first comma: every entry goes. (`=` only: "API_TOKENS: no tokens configured" is drover's prose.)
+	// drover's own token list (an env dump, .dev.vars, YAML, JSON): every entry goes, commas and all.
+	// Only a `name:role:token` value: "API_TOKENS: no tokens configured" is drover's own prose.
 	{
 		name: "api-tokens",
-		pattern: /(?<!(?<!\\)[A-Za-z0-9_-])(API_TOKENS["']?=[ \t]*["']?)([^\s"'&;]+)/g,
-		replace: (match, prefix: string, value: string) => (value === REDACTED ? match : `${prefix}${REDACTED}`),
+		pattern: /(?<!(?<!\\)[A-Za-z0-9_-])(API_TOKENS\\?["']?[ \t]*[:=][ \t]*\\?["']?)([\w.-]{1,64}:(?:read|operate|admin):[^\s"'&;\\]+)/g,
+		replace: `$1${REDACTED}`,
 	},
 	// Environment dumps: an upper-case variable whose name ends in a credential's word
 	// (`DB_PASSWORD=…`, `GITHUB_TOKEN=…`, `TICKETS_URL_SIGNING_KEY=…`), right before its `=` or `:`,

@@ -45,15 +45,17 @@ const escaped = (values: string[]) => values.map((v) => v.replace(/[.*+?^${}()|[
 let own: { values: string[]; pattern: RegExp } | null | undefined;
 
 /**
- * Text with the Worker's secret values replaced by `marker`, each where it stands as a whole word (a
- * token inside a longer one is not it) or a whole URL (not the start of a longer path); the same
+ * Text with the Worker's secret values replaced by `marker`, wherever they stand (after a JSON
+ * escape's letter too), a URL unless it is the start of a longer path; the same
  * text, not scanned by the expression, when none of them is in it (a string search each: redact
  * runs on every log field and JSONL line, and an expression of alternatives has no fast scan).
  */
 export function replaceSecretValues(text: string, marker: string): string {
 	if (own === undefined) {
 		const { words, urls } = secretValues(env as unknown as Record<string, unknown>);
-		const parts = [words.length ? `(?<![\\w-])(?:${escaped(words)})(?![\\w-])` : "", urls.length ? `(?:${escaped(urls)})(?![\\w/?#%~=&-])` : ""].filter(Boolean);
+		// A URL followed by more of its path is another URL (a public endpoint's page); by a query, a
+		// fragment, a closing slash or punctuation, it is this one.
+		const parts = [words.length ? `(?:${escaped(words)})` : "", urls.length ? `(?:${escaped(urls)})(?![\\w%~=&-]|\\/[\\w%~.-])` : ""].filter(Boolean);
 		own = parts.length === 0 ? null : { values: [...words, ...urls], pattern: new RegExp(parts.join("|"), "g") };
 	}
 	if (own === null || !own.values.some((v) => text.includes(v))) return text;

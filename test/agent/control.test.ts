@@ -1203,18 +1203,18 @@ describe("jobs running side by side", () => {
 			const sql = storage.storage.sql;
 			const state = readState(sql)!;
 			triggerJob(sql, { agent: currentDefinition(state)!, state, definitionRevision: state.definitionRevision!, now: Date.now(), drawJobId: drawnJobId }, { kind: "manual", prompt: "A-job", owner: "test" });
-			// R's wait ends half a second into the pass A's alarm begins: an alarm for it could not fire
-			// before that pass ends (alarms do not overlap).
-			sql.exec("UPDATE job_setup SET next_step_at = ? WHERE job_id = ?", Date.now() + 500, limited.id);
+			// R's wait ends a second and a half into the pass A's alarm begins: an alarm for it could not
+			// fire before that pass ends (alarms do not overlap).
+			sql.exec("UPDATE job_setup SET next_step_at = ? WHERE job_id = ?", Date.now() + 1_500, limited.id);
 			await storage.storage.setAlarm(Date.now());
 		});
+		// R's call reaches the emulator first (A's is held before it does).
+		emulator.enqueue({ text: "R done." }, { text: "A done." });
 		const pass = runDurableObjectAlarm(stub);
 		await arrivedA;
-		emulator.enqueue({ text: "R done." });
 		const ended = readEvents(await call(`/v1/jobs/${limited.id}/stream`));
 		await ended;
 		expect(await jobOf(name, limited.id)).toMatchObject({ status: "completed", summary: "R done." });
-		emulator.enqueue({ text: "A done." });
 		releaseA();
 		await pass;
 		await settle(name);

@@ -1,12 +1,13 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
+import { startSpreadMs, type AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { describe, expect, it } from "vitest";
 import { MessagesEmulator } from "../../emulator/messages-api.ts";
 import { createAgent, runsOf, settle } from "../helpers/agents.ts";
-import { heldModel, useEmulator } from "../helpers/emulator.ts";
+import { gate, heldModel, useEmulator } from "../helpers/emulator.ts";
 import { call } from "../helpers/http.ts";
 import { jobOf, trigger } from "../helpers/jobs.ts";
 import { fake } from "../helpers/outbound.ts";
+import { readEvents } from "../helpers/sse.ts";
 import { tick } from "../helpers/ticks.ts";
 import { currentDefinition, readState } from "../../durable-objects/agent/state.ts";
 import { triggerJob } from "../../durable-objects/agent/triggers.ts";
@@ -46,32 +47,46 @@ describe("claiming occurrences", () => {
 		expect((await jobOf("queued-behind-call", run!.job_id!)).status).toBe("cancelled");
 	});
 
-	it("starts a run claimed during a pass its alarm began, at once when there is room, not once that pass ends", async () => {
-		const name = "claimed-mid-pass";
+	it("starts a run claimed during a pass its alarm began, at its spread start when there is room, not once that pass ends", async () => {
+		// A name whose spread start is within a fifth of a second of its tick.
+		let name = "claimed-mid-pass";
+		for (let i = 0; startSpreadMs(name) > 200; i++) name = `claimed-mid-pass-${i}`;
 		const emulator = useEmulator();
-		emulator.enqueue({ text: "First." }, { text: "Second." });
-		const { arrived, release } = heldModel(emulator);
+		// The claimed run's call is answered first (the first job's is held before it reaches the emulator).
+		emulator.enqueue({ text: "Second." }, { text: "First." });
+		const { promise: heldFirst, open: releaseFirst } = gate();
+		const { promise: firstAsked, open: askedFirst } = gate();
+		const { promise: claimedAsked, open: askedClaimed } = gate();
+		fake("https://api.anthropic.com", async (req) => {
+			const prompt = JSON.stringify(((await req.clone().json()) as { messages: { content: unknown }[] }).messages[0]!.content);
+			if (prompt.includes("First job")) {
+				askedFirst();
+				await heldFirst;
+			} else askedClaimed();
+			return emulator.handle(req);
+		});
 		await createAgent({ name, max_concurrent: 2, schedules: { every: { cron: "* * * * *" } } });
 		const stub = env.AGENT.getByName(name);
-		// A job started by the agent's alarm, held in its model call: alarms do not overlap, so the
-		// tick's start alarm could not fire until this pass ends.
+		// A job started by the agent's alarm, fired by the runtime itself, held in its model call:
+		// alarms do not overlap, so the tick's start alarm cannot fire until this pass ends.
 		await runInDurableObject(stub, async (_i: AgentDO, state) => {
 			const sql = state.storage.sql;
 			const agentState = readState(sql)!;
-			triggerJob(sql, { agent: currentDefinition(agentState)!, state: agentState, definitionRevision: agentState.definitionRevision!, now: Date.now(), drawJobId: drawnJobId }, { kind: "manual", prompt: "First", owner: "test" });
+			triggerJob(sql, { agent: currentDefinition(agentState)!, state: agentState, definitionRevision: agentState.definitionRevision!, now: Date.now(), drawJobId: drawnJobId }, { kind: "manual", prompt: "First job", owner: "test" });
 			await state.storage.setAlarm(Date.now());
 		});
-		const pass = runDurableObjectAlarm(stub);
-		await arrived;
+		await firstAsked;
 		await tick(Math.ceil(Date.now() / 60_000) * 60_000);
-		// Started by the tick itself (its ledger row follows its job), its model call beside the first's.
+		// Started within that pass: its model call is made, and it ends, while the first's is held.
+		await claimedAsked;
 		const [run] = (await runsOf(name)).filter((r) => r.schedule === "every");
-		expect(run).toMatchObject({ status: "running", dispatch: "on_time" });
-		expect((await jobOf(name, run!.job_id!)).status).toBe("running");
-		release();
-		await pass;
+		expect(run).toMatchObject({ dispatch: "on_time" });
+		await readEvents(await call(`/v1/jobs/${run!.job_id}/stream`));
+		expect(await jobOf(name, run!.job_id!)).toMatchObject({ status: "completed", summary: "Second." });
+		const listed = (await (await call(`/v1/jobs?agent=${name}&status=running`)).json()) as { jobs: unknown[] };
+		expect(listed.jobs).toHaveLength(1);
+		releaseFirst();
 		await settle(name);
-		expect((await jobOf(name, run!.job_id!)).status).toBe("completed");
 	});
 
 	it("claims each occurrence once under duplicate, retried and concurrent ticks", async () => {

@@ -338,18 +338,25 @@ describe("the Worker's own secrets, by value", () => {
 });
 
 describe("redact and the test Worker's own secrets (vitest.config.mts's bindings)", () => {
-	it("replaces a URL secret whole, its user and password and path with it, and not as the start of a longer URL", () => {
+	it("replaces a URL secret whole, its user and password and path with it, followed by a query, a fragment, a slash or punctuation; not as the start of a longer path", () => {
 		expect(redact("posted to https://drover-bot:p%40ss-w0rd-0123@basic.example.test/in.")).toBe(`posted to ${REDACTED}.`);
+		expect(redact("https://hooks.example.test/on-error?attempt=2 and https://alerts.example.test/drover/ and https://hooks.example.test/after-run#x")).toBe(
+			`${REDACTED}?attempt=2 and ${REDACTED}/ and ${REDACTED}#x`,
+		);
 		expect(redact("filed at https://tickets.example.test/hook, then https://tickets.example.test/hook/123")).toBe(`filed at ${REDACTED}, then https://tickets.example.test/hook/123`);
 	});
 
-	it("replaces a token where it stands alone, not inside a longer word", () => {
+	it("replaces a token wherever it stands: after a JSON escape's letter, a tab, an underscore, inside a longer word", () => {
 		const admin = "admin-token-6d2b8f4a1c9e7b30";
 		expect(redact(`use ${admin} (root:admin:${admin})`)).toBe(`use ${REDACTED} (${REDACTED})`);
-		expect(redact(`x${admin}9`)).toBe(`x${admin}9`);
+		expect(redact(`"text":"header\\nread-token-3f9a1c7e5b2d4f60"`)).toBe(`"text":"header\\n${REDACTED}"`);
+		expect(redact(`a\t${admin} token_${admin} x${admin}9`)).toBe(`a\t${REDACTED} token_${REDACTED} x${REDACTED}9`);
 	});
 
-	it("keeps drover's own prose about API_TOKENS", () => {
+	it("replaces another deployment's API_TOKENS list in an env dump, YAML or JSON, every entry; keeps drover's own prose about it", () => {
+		const list = "ci:admin:Zq8wXk2mPt7vLr4n,dash:read:Yh3uJk9oLp2iMn5b";
+		expect(redact(`API_TOKENS: ${list}`)).toBe(`API_TOKENS: ${REDACTED}`);
+		expect(redact(`{"API_TOKENS":"${list}"}`)).toBe(`{"API_TOKENS":"${REDACTED}"}`);
 		expect(redact("API_TOKENS is invalid: API_TOKENS: no tokens configured")).toBe("API_TOKENS is invalid: API_TOKENS: no tokens configured");
 	});
 });
