@@ -7,8 +7,8 @@ import { MAX_QUEUED, triggerJob } from "../../durable-objects/agent/triggers.ts"
 import { MessagesEmulator } from "../../emulator/messages-api.ts";
 import { drawnJobId } from "../../src/jobs/id-blocks.ts";
 import type { JobRecord } from "../../src/jobs/model.ts";
-import { createAgent, runsOf, settle } from "../helpers/agents.ts";
-import { gate, heldModel, useEmulator } from "../helpers/emulator.ts";
+import { createAgent, queueForAlarm, runsOf, settle } from "../helpers/agents.ts";
+import { gate, heldModel, heldModelFor, useEmulator } from "../helpers/emulator.ts";
 import { call, errorOf } from "../helpers/http.ts";
 import { jobOf, outputOf, runToRest, trigger } from "../helpers/jobs.ts";
 import { fake, outboundLog } from "../helpers/outbound.ts";
@@ -1141,24 +1141,10 @@ describe("jobs running side by side", () => {
 		const limited = await runToRest(name, "R-job");
 		expect((await outputOf(name, limited.id)).some((l) => l.subtype === "rate_limited")).toBe(true);
 		// A, queued in the object and started by its alarm, holds that pass in its model call.
-		const { promise: heldA, open: releaseA } = gate();
-		const { promise: arrivedA, open: reachedA } = gate();
+		const { arrived: arrivedA, release: releaseA } = heldModelFor(emulator, "A-job");
 		const { promise: filed, open: ticketFiled } = gate();
-		fake("https://api.anthropic.com", async (req) => {
-			const prompt = JSON.stringify(((await req.clone().json()) as { messages: { content: unknown }[] }).messages[0]!.content);
-			if (prompt.includes("A-job")) {
-				reachedA();
-				await heldA;
-			}
-			return emulator.handle(req);
-		});
 		fake("https://tickets.example.test", () => (ticketFiled(), Response.json({ id: 9 })));
-		await runInDurableObject(stub, async (_i: AgentDO, storage) => {
-			const sql = storage.storage.sql;
-			const state = readState(sql)!;
-			triggerJob(sql, { agent: currentDefinition(state)!, state, definitionRevision: state.definitionRevision!, now: Date.now(), drawJobId: drawnJobId }, { kind: "manual", prompt: "A-job", owner: "test" });
-			await storage.storage.setAlarm(Date.now());
-		});
+		await queueForAlarm(name, "A-job");
 		const pass = runDurableObjectAlarm(stub);
 		await arrivedA;
 
@@ -1189,25 +1175,13 @@ describe("jobs running side by side", () => {
 		const limited = await runToRest(name, "R-job");
 		expect(limited.status).toBe("running");
 		// A, queued in the object and started by its alarm, holds that pass in its model call.
-		const { promise: heldA, open: releaseA } = gate();
-		const { promise: arrivedA, open: reachedA } = gate();
-		fake("https://api.anthropic.com", async (req) => {
-			const prompt = JSON.stringify(((await req.clone().json()) as { messages: { content: unknown }[] }).messages[0]!.content);
-			if (prompt.includes("A-job")) {
-				reachedA();
-				await heldA;
-			}
-			return emulator.handle(req);
+		const { arrived: arrivedA, release: releaseA } = heldModelFor(emulator, "A-job");
+		// R's wait ends a second and a half into the pass A's alarm begins: an alarm for it could not
+		// fire before that pass ends (alarms do not overlap).
+		await runInDurableObject(stub, (_i: AgentDO, storage) => {
+			storage.storage.sql.exec("UPDATE job_setup SET next_step_at = ? WHERE job_id = ?", Date.now() + 1_500, limited.id);
 		});
-		await runInDurableObject(stub, async (_i: AgentDO, storage) => {
-			const sql = storage.storage.sql;
-			const state = readState(sql)!;
-			triggerJob(sql, { agent: currentDefinition(state)!, state, definitionRevision: state.definitionRevision!, now: Date.now(), drawJobId: drawnJobId }, { kind: "manual", prompt: "A-job", owner: "test" });
-			// R's wait ends a second and a half into the pass A's alarm begins: an alarm for it could not
-			// fire before that pass ends (alarms do not overlap).
-			sql.exec("UPDATE job_setup SET next_step_at = ? WHERE job_id = ?", Date.now() + 1_500, limited.id);
-			await storage.storage.setAlarm(Date.now());
-		});
+		await queueForAlarm(name, "A-job");
 		// R's call reaches the emulator first (A's is held before it does).
 		emulator.enqueue({ text: "R done." }, { text: "A done." });
 		const pass = runDurableObjectAlarm(stub);

@@ -1,5 +1,8 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { AgentDO } from "../../durable-objects/agent/agent-do.ts";
+import { currentDefinition, readState } from "../../durable-objects/agent/state.ts";
+import { triggerJob } from "../../durable-objects/agent/triggers.ts";
+import { drawnJobId } from "../../src/jobs/id-blocks.ts";
 import { expect } from "vitest";
 import { call } from "./http.ts";
 
@@ -36,4 +39,18 @@ export async function runsOf(agent: string): Promise<Run[]> {
  */
 export async function settle(agent: string): Promise<void> {
 	await runInDurableObject(env.AGENT.getByName(agent), (instance: AgentDO) => AgentDO.settle(instance));
+}
+
+/**
+ * Queues a manual run in the agent's object and sets its alarm for now, so the pass that starts it is
+ * the alarm's (not a trigger's, which begins one in the request): the runtime fires it, or a test
+ * runs it with runDurableObjectAlarm.
+ */
+export async function queueForAlarm(agent: string, prompt: string): Promise<void> {
+	await runInDurableObject(env.AGENT.getByName(agent), async (_i: AgentDO, storage) => {
+		const sql = storage.storage.sql;
+		const state = readState(sql)!;
+		triggerJob(sql, { agent: currentDefinition(state)!, state, definitionRevision: state.definitionRevision!, now: Date.now(), drawJobId: drawnJobId }, { kind: "manual", prompt, owner: "test" });
+		await storage.storage.setAlarm(Date.now());
+	});
 }

@@ -41,3 +41,22 @@ export function heldModel(emulator: MessagesEmulator): { arrived: Promise<void>;
 	});
 	return { arrived, release };
 }
+
+/**
+ * The emulator's answer to the calls whose first message holds `marker` held back until `release`
+ * (`arrived` when the first is in); other calls are answered at once, `others` when the first is in.
+ */
+export function heldModelFor(emulator: MessagesEmulator, marker: string): { arrived: Promise<void>; release: () => void; others: Promise<void> } {
+	const { promise: held, open: release } = gate();
+	const { promise: arrived, open: reached } = gate();
+	const { promise: others, open: other } = gate();
+	fake("https://api.anthropic.com", async (req) => {
+		const prompt = JSON.stringify(((await req.clone().json()) as { messages: { content: unknown }[] }).messages[0]!.content);
+		if (prompt.includes(marker)) {
+			reached();
+			await held;
+		} else other();
+		return emulator.handle(req);
+	});
+	return { arrived, release, others };
+}

@@ -2,16 +2,13 @@ import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test"
 import { startSpreadMs, type AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { describe, expect, it } from "vitest";
 import { MessagesEmulator } from "../../emulator/messages-api.ts";
-import { createAgent, runsOf, settle } from "../helpers/agents.ts";
-import { gate, heldModel, useEmulator } from "../helpers/emulator.ts";
+import { createAgent, queueForAlarm, runsOf, settle } from "../helpers/agents.ts";
+import { heldModel, heldModelFor, useEmulator } from "../helpers/emulator.ts";
 import { call } from "../helpers/http.ts";
 import { jobOf, trigger } from "../helpers/jobs.ts";
 import { fake } from "../helpers/outbound.ts";
 import { readEvents } from "../helpers/sse.ts";
 import { tick } from "../helpers/ticks.ts";
-import { currentDefinition, readState } from "../../durable-objects/agent/state.ts";
-import { triggerJob } from "../../durable-objects/agent/triggers.ts";
-import { drawnJobId } from "../../src/jobs/id-blocks.ts";
 
 const at = (iso: string) => Date.parse(iso);
 
@@ -54,27 +51,11 @@ describe("claiming occurrences", () => {
 		const emulator = useEmulator();
 		// The claimed run's call is answered first (the first job's is held before it reaches the emulator).
 		emulator.enqueue({ text: "Second." }, { text: "First." });
-		const { promise: heldFirst, open: releaseFirst } = gate();
-		const { promise: firstAsked, open: askedFirst } = gate();
-		const { promise: claimedAsked, open: askedClaimed } = gate();
-		fake("https://api.anthropic.com", async (req) => {
-			const prompt = JSON.stringify(((await req.clone().json()) as { messages: { content: unknown }[] }).messages[0]!.content);
-			if (prompt.includes("First job")) {
-				askedFirst();
-				await heldFirst;
-			} else askedClaimed();
-			return emulator.handle(req);
-		});
+		const { arrived: firstAsked, release: releaseFirst, others: claimedAsked } = heldModelFor(emulator, "First job");
 		await createAgent({ name, max_concurrent: 2, schedules: { every: { cron: "* * * * *" } } });
-		const stub = env.AGENT.getByName(name);
 		// A job started by the agent's alarm, fired by the runtime itself, held in its model call:
 		// alarms do not overlap, so the tick's start alarm cannot fire until this pass ends.
-		await runInDurableObject(stub, async (_i: AgentDO, state) => {
-			const sql = state.storage.sql;
-			const agentState = readState(sql)!;
-			triggerJob(sql, { agent: currentDefinition(agentState)!, state: agentState, definitionRevision: agentState.definitionRevision!, now: Date.now(), drawJobId: drawnJobId }, { kind: "manual", prompt: "First job", owner: "test" });
-			await state.storage.setAlarm(Date.now());
-		});
+		await queueForAlarm(name, "First job");
 		await firstAsked;
 		await tick(Math.ceil(Date.now() / 60_000) * 60_000);
 		// Started within that pass: its model call is made, and it ends, while the first's is held.
