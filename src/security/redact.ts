@@ -264,10 +264,7 @@ function redactPem(text: string): string {
 }
 
 function redactOnce(text: string): string {
-	// The Worker's own secrets by value first, which no pattern knows (a drover token, a signing
-	// key), and whole: a rule redacting part of a URL secret (its user and password) would leave the
-	// rest (a path that is a credential too) for no value to match.
-	let out = redactPem(replaceSecretValues(text, REDACTED));
+	let out = redactPem(text);
 	for (const rule of RULES) {
 		// String.replace with a global regex resets lastIndex itself, so the shared RegExp objects are safe.
 		out = typeof rule.replace === "string" ? out.replace(rule.pattern, rule.replace) : out.replace(rule.pattern, rule.replace);
@@ -295,8 +292,13 @@ const MAY_HOLD_SECRET =
 
 /** Redacts every secret this module recognises in `text`, and the Worker's own secrets by value. Idempotent, linear time. */
 export function redact(text: string): string {
-	if (!MAY_HOLD_SECRET.test(text) && replaceSecretValues(text, REDACTED) === text) return text;
-	let out = text;
+	// The Worker's own secrets by value first, which no pattern knows (a drover token, a signing
+	// key), and whole: a rule redacting part of a URL secret (its user and password) would leave the
+	// rest (a path that is a credential too) for no value to match. Once: a rule's marker never
+	// makes a value appear.
+	const own = replaceSecretValues(text, REDACTED);
+	if (!MAY_HOLD_SECRET.test(own)) return own;
+	let out = own;
 	for (let pass = 0; pass < MAX_PASSES; pass++) {
 		const next = redactOnce(out);
 		if (next === out) break;
