@@ -29,7 +29,7 @@ export function readinessProblems(agent: AgentDefinition, env: Record<string, un
 	return problems;
 }
 
-/** A URL secret every call to would fail: unset, or set to what is no http(s) URL (never said: its value is a secret). */
+/** A URL secret every call to would fail: unset, or set to what is no http(s) URL (never said: its value is a secret). A hook's only warns. */
 function urlProblem(env: Record<string, unknown>, name: string, what: string): string[] {
 	if (unset(env, name)) return [`secret ${name} (${what}) ${unsetWhy(name)}`];
 	return resolveSecretUrl(secretNamed(env, name)).kind === "not-http" ? [`secret ${name} (${what}) does not hold an http(s) URL`] : [];
@@ -66,9 +66,7 @@ export function readinessWarnings(agent: DefinitionSummary, env: Record<string, 
 	}
 	for (const [kind, hooks] of Object.entries(agent.hooks ?? {})) {
 		for (const hook of hooks ?? []) {
-			const target = resolveSecretUrl(secretNamed(env, hook.url_secret));
-			if (target.kind === "missing") warnings.push(`secret ${hook.url_secret} (${kind} hook) ${unsetWhy(hook.url_secret)}: its calls are given up`);
-			else if (target.kind === "not-http") warnings.push(`secret ${hook.url_secret} (${kind} hook) does not hold an http(s) URL: its calls are given up`);
+			for (const problem of urlProblem(env, hook.url_secret, `${kind} hook`)) warnings.push(`${problem}: its calls are given up`);
 		}
 	}
 	for (const tool of agent.tools) {
