@@ -287,6 +287,11 @@ export class Passes {
 	private wakeAt(jobId: string, budget: PassBudget): void {
 		const at = getSetup(this.sql, jobId)?.nextStepAt;
 		if (at === undefined || !budget.covers(at)) return;
+		this.workAt(at);
+	}
+
+	/** Runs the work at `at` in this instance: a timer of the running pass, cleared when it ends. */
+	private workAt(at: number): void {
 		const timer = setTimeout(() => {
 			this.wakeups.delete(timer);
 			this.startNow();
@@ -352,12 +357,7 @@ export class Passes {
 	 * of the pass's, cleared when it ends, whose alarm then stands in for it.
 	 */
 	startDuringPass(at: number): void {
-		if (this.working === null || !this.canStartQueued()) return;
-		const timer = setTimeout(() => {
-			this.wakeups.delete(timer);
-			this.startNow();
-		}, Math.max(0, at - Date.now()));
-		this.wakeups.add(timer);
+		if (this.working !== null && this.canStartQueued()) this.workAt(at);
 	}
 
 	/**
