@@ -34,7 +34,7 @@ import { archivedLines, errorResponse, serveOutput, serveStream } from "./output
 import { StreamHub } from "./streams.ts";
 import { appendLines, type OutputLine } from "./runner/output.ts";
 import { JobIdPool } from "./job-ids.ts";
-import { cancelJob, type JobControl, withCancelRequest } from "./cancel.ts";
+import { asShown, cancelJob, type JobControl } from "./cancel.ts";
 import { decideApproval } from "./decision.ts";
 import { deleteNote, readNotepad, setNote, type NoteCondition, type Notepad } from "./notepad.ts";
 
@@ -674,14 +674,14 @@ export class AgentDO extends DurableObject<Env> {
 	 */
 	async toolCalls(id: string, limit: number, after: number, resultChars: number): Promise<{ job: JobRecord; calls: ToolCall[]; next: number | null } | null> {
 		this.revive();
-		const job = withCancelRequest(this.sql, getJob(this.sql, id));
+		const job = asShown(this.sql, getJob(this.sql, id));
 		if (!job) await this.dropIfBlank();
 		return job ? { job, ...toolCallPage(this.sql, id, limit, after, resultChars) } : null;
 	}
 
 	async getJob(id: string): Promise<JobRecord | null> {
 		this.revive();
-		const job = withCancelRequest(this.sql, getJob(this.sql, id));
+		const job = asShown(this.sql, getJob(this.sql, id));
 		if (!job) await this.dropIfBlank();
 		return job;
 	}

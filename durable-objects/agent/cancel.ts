@@ -24,10 +24,11 @@ export interface JobControl {
  * wait, are kept beside the record (job_setup), not in it, since the job's loop is the record's only
  * writer while it runs; a reader is shown them all the same (deputy keeps a cancel in the record's
  * control). A running job's next step is set in the future only by a rate limit's wait (a step under
- * way holds NEVER, an approval's wait is its own status).
+ * way holds its due time, passed; an ended job NEVER; an approval's wait is its own status).
  */
-export function withCancelRequest(sql: SqlStorage, job: JobRecord | null, now = Date.now()): JobRecord | null {
+export function asShown(sql: SqlStorage, job: JobRecord | null): JobRecord | null {
 	if (!job || isFinal(job.status)) return job;
+	const now = Date.now();
 	const setup = getSetup(sql, job.id);
 	const requested = setup?.cancelRequested ?? null;
 	const waiting = job.status === "running" && setup !== null && setup.nextStepAt > now && setup.nextStepAt !== NEVER ? new Date(setup.nextStepAt).toISOString() : null;
@@ -110,7 +111,7 @@ async function forceCancel(control: JobControl, job: JobRecord, tool: InflightTo
 
 /** A cancel's answer: the job as it is now, indexed first if it ended. */
 async function answerCancel(control: JobControl, jobId: string): Promise<JobRecord> {
-	const after = withCancelRequest(control.sql, getJob(control.sql, jobId))!;
+	const after = asShown(control.sql, getJob(control.sql, jobId))!;
 	// Indexed before the answer, as a pending job's cancel is: the pass's own flush waits for its
 	// closing work (the output's put, deliveries), and a list read after the answer would say running.
 	if (isFinal(after.status)) await control.passes.closing.flushIndex();
