@@ -612,6 +612,17 @@ export class AgentDO extends DurableObject<Env> {
 		return { deleted };
 	}
 
+	// A condition comes by methods of its own, not as an argument: an object still on a release
+	// before conditions (a deploy leaves a busy one on its old code for minutes) would ignore the
+	// argument and write unchecked, where a method it lacks refuses the call and writes nothing.
+	async setNoteIf(name: string, source: AgentSource, key: string, value: string, condition: NoteCondition): Promise<{ notepad: Notepad } | Refusal> {
+		return this.setNote(name, source, key, value, condition);
+	}
+
+	async deleteNoteIf(name: string, source: AgentSource, key: string, condition: NoteCondition): Promise<{ deleted: number } | Refusal> {
+		return this.deleteNote(name, source, key, condition);
+	}
+
 	async runs(limit: number, before?: { claimedAt: number; id: string }): Promise<Occurrence[]> {
 		this.revive();
 		const runs = listOccurrences(this.sql, limit, before);

@@ -30,7 +30,9 @@ export type AgentRpc = Pick<
 	| "followUp"
 	| "notepad"
 	| "setNote"
+	| "setNoteIf"
 	| "deleteNote"
+	| "deleteNoteIf"
 >;
 
 export function agentRpc(env: Env, name: string): AgentRpc {

@@ -67,6 +67,9 @@ function conditionOf(headers: { "if-match"?: string; "if-none-match"?: string })
 	return { ...(ifMatch !== undefined ? { ifMatch } : {}), ...(ifNoneMatch !== undefined ? { ifNoneMatch: "*" as const } : {}) };
 }
 
+/** Whether a write is conditional: it then goes by the object's *If methods (see AgentDO.setNoteIf). */
+const isCondition = (condition: NoteCondition): boolean => condition.ifMatch !== undefined || condition.ifNoneMatch !== undefined;
+
 const etagOf = (value: string) => `"${noteVersion(value)}"`;
 const preconditionFailed = { 412: errorResponse("The condition failed: the key holds another value than If-Match's version (or none), or is set when If-None-Match: * said it must not be; nothing was changed (code precondition_failed)") };
 const tooLarge = { 413: errorResponse(`The value or the notepad would exceed its limit, or the body is over ${bodySize(MAX_BODY_BYTES)}; nothing changed`) };
@@ -130,7 +133,11 @@ export const notepadApi = createApi()
 			const scan = scanPrompt(c.req.valid("json").value, "data");
 			if (!scan.ok) throw new BadRequestError(`notepad value refused by the injection scan: ${scan.reason}`, { issues: [{ path: "value", message: scan.reason }] });
 			const value = redact(scan.text);
-			const { notepad } = unwrap(await agentRpc(c.env, agent.name).setNote(agent.name, agent.source, key, value, condition));
+			const { notepad } = unwrap(
+				await (isCondition(condition)
+					? agentRpc(c.env, agent.name).setNoteIf(agent.name, agent.source, key, value, condition)
+					: agentRpc(c.env, agent.name).setNote(agent.name, agent.source, key, value)),
+			);
 			return c.json(notepadJson(notepad), 200, { ETag: etagOf(findNote(notepad, key)?.value ?? value) });
 		},
 	)
@@ -146,7 +153,11 @@ export const notepadApi = createApi()
 			const { agent: name, key } = c.req.valid("param");
 			const condition = conditionOf(c.req.valid("header"));
 			const agent = await requireAgent(c.env, name);
-			const result = unwrap(await agentRpc(c.env, agent.name).deleteNote(agent.name, agent.source, key, condition));
+			const result = unwrap(
+				await (isCondition(condition)
+					? agentRpc(c.env, agent.name).deleteNoteIf(agent.name, agent.source, key, condition)
+					: agentRpc(c.env, agent.name).deleteNote(agent.name, agent.source, key)),
+			);
 			if (result.deleted === 0) throw new NotFoundError(`no notepad key ${JSON.stringify(notepadKey(key))} for agent ${name}`);
 			return c.json(result, 200);
 		},
