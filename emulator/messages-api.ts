@@ -7,6 +7,10 @@
  * Only web-standard APIs (Request, Response, ReadableStream, TextEncoder, AbortSignal, timers), so
  * the same class runs in workerd and in Node 22 (emulator/server.ts).
  *
+ * The prefix check of the models with preserved thinking is made too: a thinking block sent back is
+ * refused (400, the API's words) unless everything before it (system, tools, the messages and blocks
+ * before it, cache_control aside) is as it was when the emulator signed it, itself included.
+ *
  * What answers a request, first match wins (after the checks the real API makes: the key, the body,
  * and the model, a 404 for an id without "claude" in it):
  *   1. `modelErrors[model]`: a standing step for that model (not consumed), e.g. 529 on the primary
@@ -62,6 +66,7 @@ export interface JsonSchema {
 
 /** A response content block, as the API returns it. */
 export type ResponseBlock =
+	| { type: "thinking"; thinking: string; signature: string }
 	| { type: "text"; text: string; citations: null }
 	| { type: "tool_use"; id: string; name: string; input: unknown; caller: { type: "direct" } };
 
@@ -114,13 +119,15 @@ export type EmulatorStep =
 	/**
 	 * A final text answer (stop_reason end_turn, or max_tokens if it exceeds the request's max_tokens).
 	 * `{ text: "" }` answers `content: []` with end_turn, as the real model sometimes does.
+	 * `thinking` (here, on tool_use and on stop_reason steps) opens the answer with a thinking block
+	 * signed over the request, as the models with preserved thinking sign theirs: see the prefix check.
 	 */
-	| { text: string }
+	| { text: string; thinking?: string }
 	/**
 	 * A tool call, or several in one turn as the real model makes them (an array, in order), optionally
 	 * preceded by a text block; stop_reason tool_use.
 	 */
-	| { tool_use: { name: string; input: unknown; id?: string } | { name: string; input: unknown; id?: string }[]; text?: string }
+	| { tool_use: { name: string; input: unknown; id?: string } | { name: string; input: unknown; id?: string }[]; text?: string; thinking?: string }
 	/**
 	 * An API error with the real body and headers. 429 carries `retry-after` (default 1 second).
 	 * With `after_events` on a streaming request the HTTP answer is 200 and the error arrives as an
@@ -142,7 +149,7 @@ export type EmulatorStep =
 	 * the context window filled before max_tokens. `pause_turn`: a long server-tool turn paused, to be
 	 * resumed by sending the answer back as is.
 	 */
-	| { stop_reason: ScriptedStopReason; text?: string }
+	| { stop_reason: ScriptedStopReason; text?: string; thinking?: string }
 	/**
 	 * Cut short at max_tokens: stop_reason max_tokens. `text` is the text written before the cut (no
 	 * text block if absent or empty). With `tool_use` the cut lands inside the tool call, after the
@@ -353,6 +360,8 @@ export class MessagesEmulator {
 		const problem = validate(body, (content) => this.#paused.has(textOf(content)));
 		if (problem) return apiError(400, "invalid_request_error", problem);
 		const req = body as unknown as ValidRequest;
+		const unbound = unboundThinking(req);
+		if (unbound) return apiError(400, "invalid_request_error", unbound);
 		// The real API answers a model it does not serve with a 404 naming it. Which ids exist is the
 		// API's to know; every Claude id, in Anthropic's, Bedrock's or Vertex's spelling, says "claude".
 		if (!/claude/i.test(req.model)) return apiError(404, "not_found_error", `model: ${req.model}`);
@@ -462,6 +471,7 @@ export class MessagesEmulator {
 		// A tool input cut at max_tokens counts what was written before the cut.
 		const generated = content.reduce((n, b, i) => {
 			if (b.type === "text") return n + b.text.length;
+			if (b.type === "thinking") return n + b.thinking.length;
 			return n + (cutInput !== undefined && i === content.length - 1 ? cutInput : JSON.stringify(b.input)).length;
 		}, 0);
 		return {
@@ -515,6 +525,82 @@ function cacheBoundaries(req: ValidRequest, toolChars: number): { chars: number;
 		blocks.forEach((block, i) => add({ role: message.role, ...block }, textOf([block as WireContentBlock]).length + (i > 0 ? 1 : 0), (block as { cache_control?: WireCacheControl | null }).cache_control));
 	}
 	return out;
+}
+
+// ── Thinking signatures (the prefix check) ─────────────────────────────────────────────────────
+
+/**
+ * A rolling hash over a request's prefix in the API's order: system, tools, then each message's role
+ * and blocks. A block counts by what it says, not how it is written: cache_control aside, a string
+ * content as its one text block, a tool_result's string content as a text block.
+ */
+class Prefix {
+	#a = 0x811c9dc5;
+	#b = 0x01234567;
+
+	add(piece: unknown): void {
+		const text = JSON.stringify(piece);
+		this.#a = fnv(text, this.#a);
+		this.#b = fnv(text, this.#b);
+	}
+
+	/** The signature of a thinking block saying `thinking` here (the state is not moved). */
+	sign(thinking: string): string {
+		return `emulated_sig_${fnv(thinking, this.#a).toString(16)}${fnv(thinking, this.#b).toString(16)}`;
+	}
+
+	static of(req: ValidRequest): Prefix {
+		const p = new Prefix();
+		p.add(blocksOf(req.system ?? []).map(canonical));
+		p.add((req.tools ?? []).map(({ cache_control: _, ...tool }) => tool));
+		return p;
+	}
+}
+
+const blocksOf = (content: string | WireContentBlock[]): WireContentBlock[] => (typeof content === "string" ? [{ type: "text", text: content }] : content);
+
+function canonical(block: WireContentBlock): unknown {
+	const { cache_control: _, ...rest } = block as Record<string, unknown>;
+	if (rest.type === "text") return ["text", rest.text];
+	if (rest.type === "tool_use") return ["tool_use", rest.id, rest.name, rest.input];
+	if (rest.type === "tool_result") return ["tool_result", rest.tool_use_id, rest.content === undefined ? [] : blocksOf(rest.content as string | WireContentBlock[]).map(canonical), rest.is_error === true];
+	if (rest.type === "thinking") return ["thinking", rest.thinking, rest.signature];
+	return rest;
+}
+
+/** The signature of a new answer's thinking block: over the whole request (a paused turn it continues included). */
+function signNew(req: ValidRequest, thinking: string): string {
+	const p = Prefix.of(req);
+	const last = req.messages.at(-1);
+	const continued = last?.role === "assistant" ? last : null;
+	for (const m of continued ? req.messages.slice(0, -1) : req.messages) {
+		p.add(["role", m.role]);
+		for (const block of blocksOf(m.content)) p.add(canonical(block));
+	}
+	p.add(["role", "assistant"]);
+	for (const block of continued ? blocksOf(continued.content) : []) p.add(canonical(block));
+	return p.sign(thinking);
+}
+
+/**
+ * The API's refusal of a request sending back a thinking block that fails the prefix check, or null.
+ * (The real API refuses this on accounts made since 2026-08-31 unless asked to drop such blocks.)
+ */
+function unboundThinking(req: ValidRequest): string | null {
+	const p = Prefix.of(req);
+	for (const [i, m] of req.messages.entries()) {
+		p.add(["role", m.role]);
+		for (const [j, block] of blocksOf(m.content).entries()) {
+			if (block.type === "thinking") {
+				const { thinking, signature } = block as { thinking?: unknown; signature?: unknown };
+				if (typeof thinking !== "string" || signature !== p.sign(thinking)) {
+					return `messages.${i}.content.${j}: Invalid \`signature\` in \`thinking\` block. The block is bound to a different conversation. Remove the block, or set \`thinking.block_binding.prefix_mismatch_behavior\` to "drop_block".`;
+				}
+			}
+			p.add(canonical(block));
+		}
+	}
+	return null;
 }
 
 // ── Validation (the cheap checks the real API makes, with its message style) ─────────────────
@@ -636,14 +722,14 @@ function blankText(blocks: Record<string, unknown>[]): string | null {
 
 /** A step tagged by its kind, so the code that plays it needs no key-presence checks. */
 type Step =
-	| { kind: "text"; text: string }
-	| { kind: "tool_use"; calls: { name: string; input: unknown; id: string | undefined }[]; text: string | undefined }
+	| { kind: "text"; text: string; thinking: string | undefined }
+	| { kind: "tool_use"; calls: { name: string; input: unknown; id: string | undefined }[]; text: string | undefined; thinking: string | undefined }
 	| { kind: "error"; status: EmulatorErrorStatus; retryAfter: number | undefined; message: string | undefined; afterEvents: number | undefined }
 	| { kind: "delay"; ms: number; then: Step | null }
 	| { kind: "drop"; after: number }
 	| { kind: "malformed" }
 	| { kind: "hang" }
-	| { kind: "stop_reason"; stopReason: ScriptedStopReason; text: string | undefined }
+	| { kind: "stop_reason"; stopReason: ScriptedStopReason; text: string | undefined; thinking: string | undefined }
 	| { kind: "max_tokens_stop"; text: string | undefined; toolUse: { name: string; input: unknown; id: string | undefined } | undefined };
 
 /** Validates a step (it may come over HTTP as JSON) and tags it; throws TypeError naming the bad field. */
@@ -662,6 +748,10 @@ function toStep(value: unknown, at: string): Step {
 		if (value.text !== undefined && typeof value.text !== "string") bad("text must be a string");
 		return value.text as string | undefined;
 	};
+	const thinking = (): string | undefined => {
+		if (value.thinking !== undefined && (typeof value.thinking !== "string" || value.thinking === "")) bad("thinking must be a non-empty string");
+		return value.thinking as string | undefined;
+	};
 	if ("max_tokens_stop" in value) {
 		if (value.max_tokens_stop !== true) bad("max_tokens_stop must be true");
 		const text = optionalText();
@@ -671,18 +761,18 @@ function toStep(value: unknown, at: string): Step {
 		const given = value.tool_use;
 		if (Array.isArray(given) && given.length === 0) bad("tool_use needs at least one call");
 		const calls = Array.isArray(given) ? given.map(toolUse) : [toolUse(given)];
-		return { kind: "tool_use", calls, text: optionalText() };
+		return { kind: "tool_use", calls, text: optionalText(), thinking: thinking() };
 	}
 	if ("stop_reason" in value) {
 		const reason = value.stop_reason;
 		if (!SCRIPTED_STOP_REASONS.includes(reason as ScriptedStopReason)) {
 			bad(`stop_reason must be one of ${SCRIPTED_STOP_REASONS.join(", ")} (end_turn, tool_use and max_tokens come from text, tool_use and max_tokens_stop steps)`);
 		}
-		return { kind: "stop_reason", stopReason: reason as ScriptedStopReason, text: optionalText() };
+		return { kind: "stop_reason", stopReason: reason as ScriptedStopReason, text: optionalText(), thinking: thinking() };
 	}
 	if ("text" in value) {
 		if (typeof value.text !== "string") bad("text must be a string");
-		return { kind: "text", text: value.text as string };
+		return { kind: "text", text: value.text as string, thinking: thinking() };
 	}
 	if ("error" in value) {
 		const status = value.error;
@@ -714,8 +804,15 @@ interface Composed {
 	cutInput?: string;
 }
 
-/** The content of the answer: the scripted step's, or the demo behaviour's. */
+/** The content of the answer: the scripted step's, or the demo behaviour's; a thinking block first if it scripts one. */
 function compose(step: Step | null, req: ValidRequest): Composed {
+	const composed = composeAnswer(step, req);
+	const thinking = step?.kind === "text" || step?.kind === "tool_use" || step?.kind === "stop_reason" ? step.thinking : undefined;
+	if (thinking !== undefined) composed.content.unshift({ type: "thinking", thinking, signature: signNew(req, thinking) });
+	return composed;
+}
+
+function composeAnswer(step: Step | null, req: ValidRequest): Composed {
 	switch (step?.kind) {
 		case "tool_use": {
 			const content: ResponseBlock[] = [];
@@ -863,6 +960,10 @@ function streamEvents(message: ResponseMessage, cutInput?: string): SseEvent[] {
 		if (block.type === "text") {
 			events.push({ type: "content_block_start", index, content_block: { type: "text", text: "", citations: null } });
 			for (const text of chunks(block.text, 16)) events.push({ type: "content_block_delta", index, delta: { type: "text_delta", text } });
+		} else if (block.type === "thinking") {
+			events.push({ type: "content_block_start", index, content_block: { type: "thinking", thinking: "", signature: "" } });
+			for (const thinking of chunks(block.thinking, 16)) events.push({ type: "content_block_delta", index, delta: { type: "thinking_delta", thinking } });
+			events.push({ type: "content_block_delta", index, delta: { type: "signature_delta", signature: block.signature } });
 		} else {
 			events.push({ type: "content_block_start", index, content_block: { ...block, input: {} } });
 			// The real API opens with an empty piece, then splits the JSON at arbitrary points.

@@ -354,28 +354,16 @@ describe("answers that are not final answers", () => {
 
 	it("sends a signed thinking block back exactly as it came, though it holds what looks like a key", async () => {
 		const emulator = useEmulator();
-		emulator.enqueue({ text: "All fine." });
 		fake("https://status.example.test", page("ok"));
 		const thinking = "The page may need the key sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789; I will not use it.";
-		const events = [
-			{ type: "message_start", message: { id: "msg_1", type: "message", role: "assistant", model: "claude-sonnet-5-5", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 } } },
-			{ type: "content_block_start", index: 0, content_block: { type: "thinking", thinking: "", signature: "" } },
-			{ type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking } },
-			{ type: "content_block_delta", index: 0, delta: { type: "signature_delta", signature: "c2lnbmVk" } },
-			{ type: "content_block_stop", index: 0 },
-			{ type: "content_block_start", index: 1, content_block: { type: "tool_use", id: "toolu_1", name: "http_fetch", input: {} } },
-			{ type: "content_block_delta", index: 1, delta: { type: "input_json_delta", partial_json: '{"url":"https://status.example.test/"}' } },
-			{ type: "content_block_stop", index: 1 },
-			{ type: "message_delta", delta: { stop_reason: "tool_use", stop_sequence: null }, usage: { output_tokens: 30 } },
-			{ type: "message_stop" },
-		];
-		streamFirstAnswer(emulator, events);
+		// The emulator signs the block over the request, and refuses it sent back changed in any way.
+		emulator.enqueue({ thinking, tool_use: { name: "http_fetch", input: { url: "https://status.example.test/" }, id: "toolu_1" } }, { text: "All fine." });
 		await createAgent({ name: "thinks", tools: [fetchTool] });
 		expect(await runToRest("thinks")).toMatchObject({ status: "completed", summary: "All fine." });
 
 		const sent = emulator.requests.at(-1)!.messages!;
 		expect(sent[1]!.content).toEqual([
-			{ type: "thinking", thinking, signature: "c2lnbmVk" },
+			{ type: "thinking", thinking, signature: expect.stringMatching(/^emulated_sig_/) },
 			expect.objectContaining({ type: "tool_use", id: "toolu_1", input: { url: "https://status.example.test/" } }),
 		]);
 	});

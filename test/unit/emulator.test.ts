@@ -733,3 +733,43 @@ function webhookTool(): WireTool & Anthropic.Tool {
 		},
 	};
 }
+
+describe("thinking and the prefix check", () => {
+	it("streams a scripted thinking block first, signed, and takes it back as it came", async () => {
+		emulator.enqueue({ thinking: "Let me think.", text: "Done." }, { text: "Again." });
+		const first = await client.messages.stream(ask("Think first")).finalMessage();
+		expect(first.content.map((b) => b.type)).toEqual(["thinking", "text"]);
+		const block = first.content[0] as Anthropic.ThinkingBlock;
+		expect(block.thinking).toBe("Let me think.");
+		expect(block.signature).toMatch(/^emulated_sig_/);
+		const messages: Anthropic.MessageParam[] = [{ role: "user", content: "Think first" }, { role: "assistant", content: first.content }, { role: "user", content: "And?" }];
+		// cache_control moved onto a block is not a change.
+		messages[2] = { role: "user", content: [{ type: "text", text: "And?", cache_control: { type: "ephemeral" } }] };
+		const second = await client.messages.create({ model: MODEL, max_tokens: 1024, messages });
+		expect(second.content).toMatchObject([{ type: "text", text: "Again." }]);
+	});
+
+	it("refuses a thinking block sent back after something before it changed, in the API's words", async () => {
+		emulator.enqueue({ thinking: "Let me think.", text: "Done." });
+		const first = await client.messages.create(ask("Think first"));
+		const changed = [
+			{ role: "user", content: "Think first, edited" },
+			{ role: "assistant", content: first.content },
+			{ role: "user", content: "And?" },
+		];
+		const res = await post({ model: MODEL, max_tokens: 1024, messages: changed });
+		expect(res.status).toBe(400);
+		expect(((await res.json()) as { error: { type: string; message: string } }).error).toEqual({
+			type: "invalid_request_error",
+			message:
+				'messages.1.content.0: Invalid `signature` in `thinking` block. The block is bound to a different conversation. Remove the block, or set `thinking.block_binding.prefix_mismatch_behavior` to "drop_block".',
+		});
+		// A block's own text changed is refused too; the block left out is not.
+		const tampered = [changed[0]!, { role: "assistant", content: [{ ...first.content[0]!, thinking: "Something else." }, first.content[1]!] }, changed[2]!];
+		tampered[0] = { role: "user", content: "Think first" };
+		expect((await post({ model: MODEL, max_tokens: 1024, messages: tampered })).status).toBe(400);
+		emulator.enqueue({ text: "Fine." });
+		const without = [tampered[0]!, { role: "assistant", content: [first.content[1]!] }, changed[2]!];
+		expect((await post({ model: MODEL, max_tokens: 1024, messages: without })).status).toBe(200);
+	});
+});

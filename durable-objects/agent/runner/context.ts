@@ -1,5 +1,6 @@
 import type { MessageParam } from "../../../src/agent/contracts.ts";
 import { MESSAGE_COLUMNS, readMessageRows, rewriteMessage, toMessage } from "./messages.ts";
+import { dropThinkingAfter } from "./thinking.ts";
 
 /**
  * What of a job's tool results the model sees. The JSONL output always keeps every result whole;
@@ -118,6 +119,7 @@ export function clearOldToolResults(sql: SqlStorage, jobId: string, budget = TOO
 	let total = results.reduce((n, b) => n + sizeOf(b.content), 0);
 	if (total <= budget) return none;
 	const cleared = { results: 0, chars: 0 };
+	let first: number | null = null;
 	for (const { row, content } of rows.slice(0, -1)) {
 		if (total <= budget / 2) break;
 		if (!Array.isArray(content)) continue;
@@ -134,8 +136,13 @@ export function clearOldToolResults(sql: SqlStorage, jobId: string, budget = TOO
 			cleared.chars += size;
 			changed = true;
 		}
-		if (changed) rewriteMessage(sql, jobId, row, content as unknown as MessageParam["content"]);
+		if (changed) {
+			rewriteMessage(sql, jobId, row, content as unknown as MessageParam["content"]);
+			first ??= row.seq;
+		}
 	}
+	// The model's thinking since the first message changed was signed over its old results.
+	if (first !== null) dropThinkingAfter(sql, jobId, first);
 	return cleared;
 }
 

@@ -6,6 +6,7 @@ import type { JobRecord } from "../../../src/jobs/model.ts";
 import { recordedResults } from "./follow-up.ts";
 import { appendMessage, appendUserText, cleanedMessages } from "./messages.ts";
 import { getSetup, type JobSetup } from "./session.ts";
+import { messagesWithoutThinking } from "./thinking.ts";
 
 /**
  * herdctl's persistent sessions: with `session.mode: persistent`, a run continues the conversation
@@ -182,7 +183,9 @@ export function planCarry(sql: SqlStorage, agent: AgentDefinition, request: { sy
 	const messages = cleanedMessages(sql, s.jobId);
 	const window = carryWindow(messages, maxTokens, prompt);
 	if (window === null) return fresh(`its last run's part of the conversation, with this run's prompt, is over max_context_tokens (${maxTokens})`);
-	const { left: start, results, carried } = window;
+	const { left: start, results } = window;
+	// Cut at its start, the conversation carried holds no thinking signed over it whole (see thinking.ts).
+	const carried = start > 0 || results > 0 ? messagesWithoutThinking(window.carried) : window.carried;
 	// The first carried message cut to its run's prompt: the tool results it began with are left out
 	// too (the calls they answer are in the messages before it), and the note counts them.
 	const what = [

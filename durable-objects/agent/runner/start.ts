@@ -13,7 +13,8 @@ import { SLOT_PASSED } from "../ledger.ts";
 import { appendLines } from "./output.ts";
 import { appendMessage } from "./messages.ts";
 import { planCarry, sessionModeOf, writeCarried } from "./persistent.ts";
-import { putSetup } from "./session.ts";
+import { getSetup, putSetup } from "./session.ts";
+import { dropAllThinking } from "./thinking.ts";
 
 /** Whether a run keeps a plain-text output.log: its schedule's output_to_file, else its agent's. */
 function keepsOutputLog(definition: AgentDefinition, job: Pick<JobRecord, "schedule">): boolean {
@@ -35,6 +36,18 @@ function definitionPrompt(sql: SqlStorage, job: JobRecord, agent: AgentDefinitio
 	const chars = sql.exec<{ chars: number | null }>("SELECT default_prompt_chars AS chars FROM occurrences WHERE job_id = ?", job.id).toArray()[0]?.chars ?? null;
 	if (chars === null || !agent.prompt || job.prompt === null) return null;
 	return redact(agent.prompt) + job.prompt.slice(chars);
+}
+
+/**
+ * A continue's or fork's copied conversation keeps its thinking only where the request it goes on in
+ * still begins as its source's did: under a definition changed since (allow_definition_change), the
+ * system prompt or tools differ, and every thinking block was signed over the old ones.
+ */
+function keepThinkingIfSigned(sql: SqlStorage, job: JobRecord, system: unknown, tools: unknown): void {
+	const source = job.continued_from ?? job.forked_from;
+	const before = source ? getSetup(sql, source) : null;
+	if (before && JSON.stringify(before.system) === JSON.stringify(system) && JSON.stringify(before.tools) === JSON.stringify(tools)) return;
+	dropAllThinking(sql, job.id);
 }
 
 /** Room for a full answer or a large tool call; the job's usage limits bound the spend. */
@@ -88,6 +101,7 @@ export function startJob(sql: SqlStorage, queued: JobRecord, agent: AgentDefinit
 	const copiedIn = sql.exec("SELECT 1 FROM messages WHERE job_id = ? LIMIT 1", job.id).toArray().length > 0;
 	const carry = !copiedIn && sessionModeOf(agent, job) === "persistent" ? planCarry(sql, agent, { system: parts.system, tools, user: parts.user }, now) : null;
 	const carried = carry?.kind === "continue" ? carry : null;
+	if (copiedIn) keepThinkingIfSigned(sql, job, parts.system, tools);
 	// A new session is named by its first job (see session-ids.ts): found later through the D1
 	// index's primary key, with nothing more written per job.
 	const sessionId = job.session_id ?? carried?.sessionId ?? sessionIdFor(job.id);

@@ -15,7 +15,8 @@ import { getJob, putJob } from "../jobs.ts";
 import { clearOldToolResults, turnResultsForModel, withCacheBreakpoint } from "./context.ts";
 import { editNote, resumeFromApproval } from "./approval.ts";
 import { appendLines, type OutputLine } from "./output.ts";
-import { answerText, appendMessage, extendLastMessage, isBlankText, MessageTooLargeError, readMessages } from "./messages.ts";
+import { answerText, appendMessage, extendLastMessage, MessageTooLargeError, readMessages } from "./messages.ts";
+import { storedAnswer } from "./thinking.ts";
 import { noteCompletedRun, noteFailedRun } from "./persistent.ts";
 import { NEVER, getSetup, insertToolCalls, markToolCall, noteExtraRequests, requestCancel, setNextStep, toolCallCount, toolCallTally, turnToolCalls, type JobSetup } from "./session.ts";
 import { addUsage, limitReached, turnCallsOverLimit, type LimitHit, type UsedCounts } from "./usage.ts";
@@ -295,13 +296,9 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 	const asksForTools = message.stop_reason === "tool_use" && toolUses.length > 0;
 	if (asksForTools) for (const t of toolUses) lines.push({ type: "tool_use", tool_name: t.name, tool_use_id: t.id, input: t.input });
 
-	// Stored redacted: the conversation is replayed to the model and kept in storage, never a credential.
-	// Thinking blocks are signed: the API refuses one sent back changed, so they are kept as they came
-	// (they reach no output line). Blank text blocks (whitespace only, as "\n\n" before a tool call)
-	// are left out: the API refuses them sent back, and would fail the turn after the tools ran.
-	const content = message.content
-		.filter((b) => !isBlankText(b))
-		.map((b) => (b.type === "thinking" || b.type === "redacted_thinking" ? b : redactDeep(b))) as Anthropic.ContentBlockParam[];
+	// Stored redacted: the conversation is replayed to the model and kept in storage, never a credential
+	// (thinking blocks, which reach no output line, as they came: see storedAnswer).
+	const content = storedAnswer(message.content as Anthropic.ContentBlockParam[]);
 	const added = addUsage(current.usage, model, message.usage, pricing());
 	const updated = bump(current, { usage: continuing ? { ...added, num_turns: current.usage.num_turns } : added });
 	// A continuation is a request but not a turn; a refused answer is a billed request too.

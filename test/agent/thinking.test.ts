@@ -1,0 +1,98 @@
+import { describe, expect, it } from "vitest";
+import type { JobRecord } from "../../src/jobs/model.ts";
+import { createAgent, settle } from "../helpers/agents.ts";
+import { useEmulator } from "../helpers/emulator.ts";
+import { call } from "../helpers/http.ts";
+import { jobOf, runToRest } from "../helpers/jobs.ts";
+import { fake } from "../helpers/outbound.ts";
+
+// The 5.5 models think unasked and sign each thinking block over everything before it: sent back after
+// drover changed something before it, a block fails the request (400 "bound to a different
+// conversation"). The emulator signs the blocks it is scripted to think and checks them as the API does.
+
+const fetchTool = { type: "http_fetch", allow_hosts: ["status.example.test"] };
+type Block = { type: string; thinking?: string; text?: string; content?: unknown };
+
+/** For each assistant turn a request sent back: the thinking it carried (null for none). */
+function thinkingSent(emulator: ReturnType<typeof useEmulator>, request: number): (string | null)[] {
+	const messages = emulator.requests[request]?.messages ?? [];
+	return messages
+		.filter((m) => m.role === "assistant")
+		.map((m) => ((typeof m.content === "string" ? [] : (m.content as Block[])).find((b) => b.type === "thinking")?.thinking ?? null));
+}
+
+async function post(path: string, body: unknown): Promise<Response> {
+	return call(path, { method: "POST", as: "operate", body });
+}
+
+describe("a model that thinks (preserved thinking)", () => {
+	it("gets its thinking back as it came, turn after turn", async () => {
+		const emulator = useEmulator();
+		fake("https://status.example.test", () => new Response("all green"));
+		emulator.enqueue({ thinking: "I should look at the page.", tool_use: { name: "http_fetch", input: { url: "https://status.example.test/" } } }, { thinking: "It says green.", text: "All green." });
+		await createAgent({ name: "thinker", tools: [fetchTool] });
+		const job = await runToRest("thinker");
+		expect(job.status, JSON.stringify(job.error)).toBe("completed");
+		expect(job.summary).toBe("All green.");
+		expect(thinkingSent(emulator, 1)).toEqual(["I should look at the page."]);
+	});
+
+	it("clearing old tool results leaves out the thinking signed over them, keeps the rest, and the job completes", async () => {
+		const emulator = useEmulator();
+		fake("https://status.example.test", () => new Response("x".repeat(150_000)));
+		for (let i = 0; i < 6; i++) emulator.enqueue({ thinking: `Reading page ${i}.`, tool_use: { name: "http_fetch", input: { url: `https://status.example.test/${i}` } } });
+		emulator.enqueue({ thinking: "Done reading.", text: "Read them all." });
+		await createAgent({ name: "thinking-reader", max_turns: 10, tools: [fetchTool] });
+		const job = await runToRest("thinking-reader");
+		expect(job.status, JSON.stringify(job.error)).toBe("completed");
+		expect(emulator.requests).toHaveLength(7);
+		// Request 4 is the first sent after the three oldest results were cleared (see loop.test.ts): the
+		// first turn's thinking came before every cleared result and stays; the next three were signed
+		// over results since cleared, and go; the turn that read page 3 thought after the clearing and
+		// keeps it from then on, as do the turns after it.
+		expect(thinkingSent(emulator, 3)).toEqual(["Reading page 0.", "Reading page 1.", "Reading page 2."]);
+		expect(thinkingSent(emulator, 4)).toEqual(["Reading page 0.", null, null, null]);
+		expect(thinkingSent(emulator, 6)).toEqual(["Reading page 0.", null, null, null, "Reading page 4.", "Reading page 5."]);
+	});
+
+	it("a persistent session cut to max_context_tokens carries no thinking signed over what was cut; one carried whole keeps it", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ thinking: "One.", text: "A." }, { thinking: "Two.", text: "B." }, { thinking: "Three.", text: "C." });
+		await createAgent({ name: "thinking-keeper", session: { mode: "persistent", max_context_tokens: 1000 } });
+		// 4 characters a token: run 1's prompt is 600 tokens, run 2's 300, run 3's 100.
+		await runToRest("thinking-keeper", "1".repeat(2400));
+		const second = await runToRest("thinking-keeper", "2".repeat(1200));
+		expect(second.status, JSON.stringify(second.error)).toBe("completed");
+		expect(thinkingSent(emulator, 1)).toEqual(["One."]);
+		const third = await runToRest("thinking-keeper", "3".repeat(400));
+		expect(third.status, JSON.stringify(third.error)).toBe("completed");
+		expect(third.continued_from).toBe(second.id);
+		// Run 1 left out, run 2's answer stays, its thinking (signed over run 1) does not.
+		expect(thinkingSent(emulator, 2)).toEqual([null]);
+		expect(JSON.stringify(emulator.requests[2]!.messages)).toContain('"B."');
+	});
+
+	it("a continue under a changed system prompt (allow_definition_change) leaves the thinking out; one under the same keeps it", async () => {
+		const emulator = useEmulator();
+		const definition = { name: "thinking-followup", system_prompt: "Version A." };
+		emulator.enqueue({ thinking: "First thought.", text: "First." }, { thinking: "Second thought.", text: "Second." }, { text: "Third." });
+		await createAgent(definition);
+		const done = await runToRest("thinking-followup");
+		const same = await post(`/v1/jobs/${done.id}/continue`, { prompt: "And then?" });
+		expect(same.status).toBe(201);
+		await settle("thinking-followup");
+		const kept = await jobOf("thinking-followup", ((await same.json()) as JobRecord).id);
+		expect(kept.status, JSON.stringify(kept.error)).toBe("completed");
+		expect(thinkingSent(emulator, 1)).toEqual(["First thought."]);
+
+		expect((await call("/v1/agents/thinking-followup", { method: "PUT", as: "admin", body: { ...definition, system_prompt: "Version B." } })).status).toBe(200);
+		const changed = await post(`/v1/jobs/${kept.id}/continue`, { prompt: "And now?", allow_definition_change: true });
+		expect(changed.status).toBe(201);
+		await settle("thinking-followup");
+		const ran = await jobOf("thinking-followup", ((await changed.json()) as JobRecord).id);
+		expect(ran.status, JSON.stringify(ran.error)).toBe("completed");
+		expect(ran.summary).toBe("Third.");
+		expect(thinkingSent(emulator, 2)).toEqual([null, null]);
+		expect(JSON.stringify(emulator.requests[2]!.system)).toContain("Version B.");
+	});
+});
