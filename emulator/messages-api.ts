@@ -806,9 +806,18 @@ interface Composed {
 
 /** The content of the answer: the scripted step's, or the demo behaviour's; a thinking block first if it scripts one. */
 function compose(step: Step | null, req: ValidRequest): Composed {
-	const composed = composeAnswer(step, req);
 	const thinking = step?.kind === "text" || step?.kind === "tool_use" || step?.kind === "stop_reason" ? step.thinking : undefined;
-	if (thinking !== undefined) composed.content.unshift({ type: "thinking", thinking, signature: signNew(req, thinking) });
+	if (thinking === undefined) return composeAnswer(step, req);
+	// Thinking counts against max_tokens (about 4 characters a token), as the real API counts it: what
+	// it leaves is the answer's, and thinking that takes it all ends the answer there, cut.
+	const spent = Math.ceil([...thinking].length / 4);
+	const left = req.max_tokens - spent;
+	if (left <= 0) {
+		const cut = [...thinking].slice(0, req.max_tokens * 4).join("");
+		return { content: [{ type: "thinking", thinking: cut, signature: signNew(req, cut) }], stopReason: "max_tokens" };
+	}
+	const composed = composeAnswer(step, { ...req, max_tokens: left });
+	composed.content.unshift({ type: "thinking", thinking, signature: signNew(req, thinking) });
 	return composed;
 }
 

@@ -37,6 +37,16 @@ describe("a model that thinks (preserved thinking)", () => {
 		expect(thinkingSent(emulator, 1)).toEqual(["I should look at the page."]);
 	});
 
+	it("has room for long thinking before its answer: thinking counts against max_tokens", async () => {
+		const emulator = useEmulator();
+		// About 10,000 tokens of thought, past the 8,192 a request allowed.
+		emulator.enqueue({ thinking: "Hmm. ".repeat(8_000), text: "Decided." });
+		await createAgent({ name: "long-thinker" });
+		const job = await runToRest("long-thinker");
+		expect(job.status, JSON.stringify(job.error)).toBe("completed");
+		expect(job.summary).toBe("Decided.");
+	});
+
 	it("clearing old tool results leaves out the thinking signed over them, keeps the rest, and the job completes", async () => {
 		const emulator = useEmulator();
 		fake("https://status.example.test", () => new Response("x".repeat(150_000)));

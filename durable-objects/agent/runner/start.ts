@@ -50,8 +50,13 @@ function keepThinkingIfSigned(sql: SqlStorage, job: JobRecord, system: unknown, 
 	dropAllThinking(sql, job.id);
 }
 
-/** Room for a full answer or a large tool call; the job's usage limits bound the spend. */
-const MAX_TOKENS = 8192;
+/**
+ * Room for a full answer or a large tool call, and the thinking before it: the 5.5 models think
+ * unasked (adaptively, at high effort by default), and thinking counts against max_tokens, so 8,192
+ * left a hard turn cut short before its answer. The job's usage limits bound the spend: max_tokens
+ * costs nothing unused.
+ */
+const MAX_TOKENS = 32_000;
 
 /**
  * Moves a pending job to running: saves its manifest (prompt, tools, models, deadline) and its
