@@ -780,6 +780,21 @@ describe("retention", () => {
 		expect(listed.jobs.map((j) => j.id)).toEqual([recent.id]);
 		expect(await env.OUTPUT.head(`jobs/retained/${recent.id}.jsonl`)).not.toBeNull();
 		expect((await stub.runs(10)).map((r) => r.job_id)).toEqual([recent.id]);
+		// Nothing of it is left in the agent's storage, in any table (its conversation included): every
+		// table with a job_id column, whatever later schema steps add, is searched; the recent job's rows stay.
+		const rowsOf = (id: string) =>
+			runInDurableObject(stub, (_i: AgentDO, state) => {
+				const sql = state.storage.sql;
+				const tables = sql
+					// pragma_table_info is not authorized in a Durable Object: a table's statement names its columns.
+					.exec<{ name: string; sql: string }>("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '_cf_%'")
+					.toArray()
+					.filter((r) => /(?:[(,]|ADD COLUMN)\s*job_id\s/i.test(r.sql))
+					.map((r) => r.name);
+				return Object.fromEntries(tables.map((t) => [t, sql.exec<{ n: number }>(`SELECT count(*) AS n FROM "${t}" WHERE job_id = ?`, id).one().n]).filter(([, n]) => n !== 0));
+			});
+		expect(await rowsOf(old.id)).toEqual({});
+		expect(await rowsOf(recent.id)).toMatchObject({ messages: 2, occurrences: 1 });
 	});
 
 	it("keeps a job for its retention after it finished, however long ago it was queued", async () => {

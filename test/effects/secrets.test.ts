@@ -250,6 +250,28 @@ describe("the Worker's own secrets, pasted where a read token can see them", () 
 		for (const secret of owned) expect(stored.includes(secret), "a secret's value was stored").toBe(false);
 	});
 
+	it("are stored redacted in a continue's and a fork's prompt and never sent to the model", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ text: "Ready." }, { text: "Continued." }, { text: "Forked." });
+		await createAgent({ name: "pasted-followup" });
+		const done = await runToRest("pasted-followup");
+		const pasted = `Use the admin credential ${TOKENS.admin} with the webhook secret ${WEBHOOK_SECRET}, and ghp_${"a1B2c3D4e5F6".repeat(3)}.`;
+		const ids: string[] = [];
+		for (const kind of ["continue", "fork"]) {
+			const res = await call(`/v1/jobs/${done.id}/${kind}`, { method: "POST", as: "operate", body: { prompt: pasted } });
+			expect(res.status).toBe(201);
+			ids.push(((await res.json()) as { id: string }).id);
+			await settle("pasted-followup");
+		}
+		for (const id of ids) {
+			const job = await jobOf("pasted-followup", id);
+			expect(job).toMatchObject({ status: "completed", prompt: "Use the admin credential [REDACTED] with the webhook secret [REDACTED], and ghp_[REDACTED]." });
+		}
+		const sent = JSON.stringify(emulator.requests.slice(1).map((r) => r.messages));
+		expect(sent).toContain("with the webhook secret [REDACTED]");
+		for (const secret of [...owned, `ghp_${"a1B2c3D4e5F6".repeat(3)}`]) expect(sent.includes(secret), "a secret's value was sent to the model").toBe(false);
+	});
+
 	it("are stored redacted in a manual run's prompt and never sent to the model", async () => {
 		const emulator = useEmulator();
 		emulator.enqueue({ text: "Deployed." });

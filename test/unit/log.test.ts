@@ -18,6 +18,17 @@ describe("log lines", () => {
 		expect(info).toEqual([]);
 	});
 
+	it("redacts a credential in any field, nested ones and an error's message included, before it is written", () => {
+		const written: string[] = [];
+		vi.spyOn(console, "warn").mockImplementation((line: string) => void written.push(line));
+		const token = "ghp_" + "a1B2c3D4e5F6".repeat(3);
+		const key = `sk-ant-api03-${"x9Y8w7V6".repeat(12)}`;
+		log.warn("model.call_failed", { agent: "a", error_message: `401 for Bearer ${token}`, request: { headers: { "x-api-key": key } }, ...errorFields(new Error(`fetch https://u:p4ssw0rd@h.example.test/ failed`)) });
+		expect(written).toHaveLength(1);
+		for (const secret of [token, key, "p4ssw0rd"]) expect(written[0]).not.toContain(secret);
+		expect(JSON.parse(written[0]!)).toMatchObject({ agent: "a", error_message: expect.stringContaining("[REDACTED]") });
+	});
+
 	it("writes only lines at LOG_LEVEL or above", () => {
 		const written: string[] = [];
 		for (const method of ["debug", "log", "warn", "error"] as const) vi.spyOn(console, method).mockImplementation((line: string) => void written.push(JSON.parse(line).event));
