@@ -70,6 +70,23 @@ describe("claiming occurrences", () => {
 		await settle(name);
 	});
 
+	it("claims a slot once even when the schedule's cursor is behind it: the ledger, not the cursor, has the last word", async () => {
+		await createAgent({ name: "cursor-behind", max_concurrent: 5, schedules: { quarter: { interval: "15m" } } });
+		await tick("2026-12-01T10:00:00Z");
+		const stub = env.AGENT.getByName("cursor-behind");
+		// The cursor says every slot up to 10:00 was handled; wound back before it (as an object restored
+		// from before the claim's cursor write would hold it), the agent's next tick of that minute (the
+		// shard's retry of a call it saw fail; the shard itself calls a minute once) plans 10:00 again.
+		await runInDurableObject(stub, (_i: AgentDO, state) => {
+			expect(state.storage.sql.exec("UPDATE schedule_state SET cursor = ? WHERE schedule = 'quarter'", Date.parse("2026-12-01T09:45:00Z")).rowsWritten).toBe(1);
+		});
+		expect(await stub.tick("cursor-behind", "api", Date.parse("2026-12-01T10:00:00Z"))).toMatchObject({ claimed: 0 });
+		const runs = await runsOf("cursor-behind");
+		expect(runs.map((r) => [r.scheduled_instant, r.status])).toEqual([["2026-12-01T10:00:00.000Z", "claimed"]]);
+		const jobs = await runInDurableObject(stub, (_i: AgentDO, state) => state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM jobs").one().n);
+		expect(jobs).toBe(1);
+	});
+
 	it("claims each occurrence once under duplicate, retried and concurrent ticks", async () => {
 		await createAgent({ name: "dup-ticks", schedules: { quarter: { interval: "15m" } } });
 		await tick("2026-12-01T10:00:00Z");
