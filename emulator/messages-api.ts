@@ -129,11 +129,17 @@ export type EmulatorStep =
 	 */
 	| { tool_use: { name: string; input: unknown; id?: string } | { name: string; input: unknown; id?: string }[]; text?: string; thinking?: string }
 	/**
-	 * An API error with the real body and headers. 429 carries `retry-after` (default 1 second).
-	 * With `after_events` on a streaming request the HTTP answer is 200 and the error arrives as an
-	 * SSE `error` event after that many events, as the real API reports overload mid-stream.
+	 * An API error with the real body and headers. 429 carries `retry-after` (default 1 second);
+	 * `retry_after: null` sends none (a gateway's 429, or the spend cap's below). `error_code` puts
+	 * `details: { error_code }` in the body's `error`, as the API names a cause beside the type:
+	 * `{ error: 429, error_code: "enforced_spend_limit_reached" }` is the 429 an organisation gets once
+	 * it reaches its tier's monthly spend cap, `rate_limit_error` with no `retry-after` (unless
+	 * `retry_after` is given) and the API's message, saying access returns at 00:00 UTC on the 1st of
+	 * next month (unless `message` is given). With `after_events` on a streaming request the HTTP
+	 * answer is 200 and the error arrives as an SSE `error` event after that many events, as the real
+	 * API reports overload mid-stream.
 	 */
-	| { error: EmulatorErrorStatus; retry_after?: number; message?: string; after_events?: number }
+	| { error: EmulatorErrorStatus; retry_after?: number | null; message?: string; error_code?: string; after_events?: number }
 	/** Waits before answering with `then` (default: the demo behaviour); a stream also waits after message_start. */
 	| { delay_ms: number; then?: EmulatorStep }
 	/** Streaming: sends this many events, then the connection breaks. Non-streaming: the body breaks halfway. */
@@ -392,9 +398,10 @@ export class MessagesEmulator {
 		if (step?.kind === "hang") await wait(Number.POSITIVE_INFINITY, signal);
 		if (step?.kind === "error" && !(req.stream && step.afterEvents !== undefined)) {
 			const extra: Record<string, string> = {};
-			if (step.retryAfter !== undefined) extra["retry-after"] = String(step.retryAfter);
-			else if (step.status === 429) extra["retry-after"] = "1";
-			return apiError(step.status, ERROR_TYPES[step.status], step.message ?? ERROR_MESSAGES[step.status], extra);
+			if (step.retryAfter !== undefined) {
+				if (step.retryAfter !== null) extra["retry-after"] = String(step.retryAfter);
+			} else if (step.status === 429 && step.errorCode !== SPEND_LIMIT_CODE) extra["retry-after"] = "1";
+			return apiError(step.status, ERROR_TYPES[step.status], errorMessage(step), extra, step.errorCode);
 		}
 
 		const { content, stopReason, cutInput } = compose(step, req);
@@ -422,7 +429,7 @@ export class MessagesEmulator {
 		if (step?.kind === "drop") fault = { kind: "drop", after: step.after };
 		else if (step?.kind === "malformed") fault = { kind: "malformed" };
 		else if (step?.kind === "error" && step.afterEvents !== undefined) {
-			fault = { kind: "error", after: step.afterEvents, body: errorBody(ERROR_TYPES[step.status], step.message ?? ERROR_MESSAGES[step.status], requestId) };
+			fault = { kind: "error", after: step.afterEvents, body: errorBody(ERROR_TYPES[step.status], errorMessage(step), requestId, step.errorCode) };
 		}
 		const headers: Record<string, string> = { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", "request-id": requestId };
 		if (fault === null && streamDelayMs === 0) {
@@ -724,7 +731,7 @@ function blankText(blocks: Record<string, unknown>[]): string | null {
 type Step =
 	| { kind: "text"; text: string; thinking: string | undefined }
 	| { kind: "tool_use"; calls: { name: string; input: unknown; id: string | undefined }[]; text: string | undefined; thinking: string | undefined }
-	| { kind: "error"; status: EmulatorErrorStatus; retryAfter: number | undefined; message: string | undefined; afterEvents: number | undefined }
+	| { kind: "error"; status: EmulatorErrorStatus; retryAfter: number | null | undefined; message: string | undefined; errorCode: string | undefined; afterEvents: number | undefined }
 	| { kind: "delay"; ms: number; then: Step | null }
 	| { kind: "drop"; after: number }
 	| { kind: "malformed" }
@@ -777,13 +784,15 @@ function toStep(value: unknown, at: string): Step {
 	if ("error" in value) {
 		const status = value.error;
 		if (!(status === 400 || status === 401 || status === 404 || status === 429 || status === 500 || status === 529)) return bad("error must be one of 400, 401, 404, 429, 500, 529");
-		if (value.retry_after !== undefined && !(typeof value.retry_after === "number" && value.retry_after >= 0)) bad("retry_after must be seconds ≥ 0");
+		if (value.retry_after !== undefined && value.retry_after !== null && !(typeof value.retry_after === "number" && value.retry_after >= 0)) bad("retry_after must be seconds ≥ 0, or null for none");
 		if (value.message !== undefined && typeof value.message !== "string") bad("message must be a string");
+		if (value.error_code !== undefined && !(typeof value.error_code === "string" && value.error_code !== "")) bad("error_code must be a non-empty string");
 		return {
 			kind: "error",
 			status,
-			retryAfter: value.retry_after as number | undefined,
+			retryAfter: value.retry_after as number | null | undefined,
 			message: value.message as string | undefined,
+			errorCode: value.error_code as string | undefined,
 			afterEvents: value.after_events === undefined ? undefined : count(value.after_events, "after_events"),
 		};
 	}
@@ -1148,8 +1157,22 @@ function isObject(value: unknown): value is Record<string, unknown> {
 	return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-function errorBody(type: ApiErrorType, message: string, requestId: string) {
-	return { type: "error" as const, error: { type, message }, request_id: requestId };
+function errorBody(type: ApiErrorType, message: string, requestId: string, errorCode?: string) {
+	return { type: "error" as const, error: { type, message, ...(errorCode === undefined ? {} : { details: { error_code: errorCode } }) }, request_id: requestId };
+}
+
+/** The cause the API names (`error.details.error_code`) on the 429 of an organisation past its monthly spend cap. */
+const SPEND_LIMIT_CODE = "enforced_spend_limit_reached";
+
+/** A scripted error's message: its own, else the API's for its cause or status. */
+function errorMessage(step: { status: EmulatorErrorStatus; message: string | undefined; errorCode: string | undefined }): string {
+	if (step.message !== undefined) return step.message;
+	if (step.errorCode === SPEND_LIMIT_CODE) {
+		const now = new Date();
+		const reset = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString().slice(0, 10);
+		return `You have reached your API usage limits: your organization has crossed its monthly API usage threshold, set based on your organization's API tier. You will regain access on ${reset} at 00:00 UTC.`;
+	}
+	return ERROR_MESSAGES[step.status];
 }
 
 function jsonHeaders(requestId: string): Record<string, string> {
@@ -1160,10 +1183,10 @@ function json(status: number, body: unknown): Response {
 	return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
 }
 
-/** An error in the API's shape: `{type:"error", error:{type, message}, request_id}` plus a request-id header. */
-export function apiError(status: number, type: ApiErrorType, message: string, headers: Record<string, string> = {}): Response {
+/** An error in the API's shape: `{type:"error", error:{type, message, details?}, request_id}` plus a request-id header. */
+export function apiError(status: number, type: ApiErrorType, message: string, headers: Record<string, string> = {}, errorCode?: string): Response {
 	const requestId = newId("req_011C", 20);
-	return new Response(JSON.stringify(errorBody(type, message, requestId)), {
+	return new Response(JSON.stringify(errorBody(type, message, requestId, errorCode)), {
 		status,
 		headers: { ...jsonHeaders(requestId), ...headers },
 	});

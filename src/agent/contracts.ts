@@ -40,7 +40,7 @@ export interface ModelResponse {
 	attempts: { model: string; key: number; status: number | "network" | "refusal" | "aborted" | "ok"; waited_ms: number; at: number; usage?: Anthropic.Usage; whole?: boolean; detail?: string }[];
 }
 
-export type ModelErrorKind = "rate_limit" | "overloaded" | "server" | "auth" | "invalid_request" | "network" | "guard" | "aborted";
+export type ModelErrorKind = "rate_limit" | "spend_limit" | "overloaded" | "server" | "auth" | "invalid_request" | "network" | "guard" | "aborted";
 
 /** A model call that failed after its bounded retries; `retryAfterMs` when the caller should come back later. */
 export class ModelCallError extends Error {

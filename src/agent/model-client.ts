@@ -60,8 +60,31 @@ export class ModelCallFailure extends ModelCallError {
 /** Waits before the 2nd and 3rd try of a model that answered overloaded, 5xx or not at all. */
 const TRANSIENT_BACKOFF_MS: readonly number[] = [500, 1500];
 const DEFAULT_MAX_WAIT_MS = 10_000;
-// The API always sends retry-after on a 429; a gateway might not. Assume a short, honest pause.
+// A rate limit's 429 says when to come back (retry-after); a gateway's might not: assume a short,
+// honest pause. (The API's one 429 without it, the monthly spend cap's, is no rate limit: see
+// SPEND_LIMIT_CODE.)
 export const DEFAULT_RETRY_AFTER_MS = 5_000;
+
+/**
+ * The cause the API names (`error.details.error_code`) when the key's organisation has reached its
+ * tier's monthly spend cap: a 429 `rate_limit_error` with no retry-after, and no request gets through
+ * until 00:00 UTC on the 1st of the next month (or the limit is raised). Not a rate limit to wait
+ * out: waiting, retrying and fallback models (the cap is the organisation's, not a model's) would
+ * only spend the job's timeout in requests. The key is refused, as a 402's is.
+ */
+const SPEND_LIMIT_CODE = "enforced_spend_limit_reached";
+
+/**
+ * The error a spend-capped call fails with. The same text all month (an incident's signature: run
+ * after run of it is one incident), and classed `auth` by its words ("forbidden"; no "rate limit",
+ * "quota" or "429", which would class it a rate limit to wait out): the organisation's billing, as a
+ * 402 is. The date is when the cap lifts, the 1st of next month, unless it is raised sooner.
+ */
+export function spendLimitMessage(now: number): string {
+	const at = new Date(now);
+	const reset = new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + 1, 1)).toISOString().slice(0, 10);
+	return `the organisation's monthly spend limit is reached (enforced_spend_limit_reached): its requests are forbidden until the limit resets at 00:00 UTC on ${reset}, unless it is raised sooner in the Claude Console`;
+}
 
 /**
  * A streamed answer that sends nothing for this long has stalled (the API pings about every 15 s while
@@ -88,6 +111,7 @@ type Failure =
 	| { kind: "aborted" }
 	| { kind: "rate_limit"; status: number; retryAfterMs: number | null; detail: string }
 	| { kind: "auth"; status: number; detail: string }
+	| { kind: "spend_limit"; status: number; detail: string }
 	| { kind: "invalid_request"; status: number; detail: string }
 	| { kind: Transient; status: number | null; detail: string; retryAfterMs?: number | null };
 
@@ -106,7 +130,9 @@ const STATUS_OF_ERROR_TYPE: Record<string, number> = {
 	overloaded_error: 529,
 };
 
-function classifyStatus(status: number, type: string | null, detail: string, headers: Headers | undefined, now: number): Failure {
+function classifyStatus(status: number, type: string | null, detail: string, headers: Headers | undefined, now: number, code: string | null = null): Failure {
+	// Told by the cause the body names, not its words (which may change) nor its status alone.
+	if (code === SPEND_LIMIT_CODE) return { kind: "spend_limit", status, detail: spendLimitMessage(now) };
 	if (status >= 300 && status < 400) {
 		// Its host only: a Location's path or query may carry a token.
 		const to = URL.parse(headers?.get("location") ?? "", "https://invalid.invalid")?.host;
@@ -133,9 +159,9 @@ function classify(error: unknown, signal: AbortSignal | undefined, now: number, 
 	if (error instanceof APIError) {
 		const type = typeof error.type === "string" ? error.type : null;
 		const detail = [type, error.apiMessage ?? (error.status === undefined ? error.message : null)].filter(Boolean).join(": ") || error.message;
-		if (typeof error.status === "number") return classifyStatus(error.status, type, detail, error.headers, now);
+		if (typeof error.status === "number") return classifyStatus(error.status, type, detail, error.headers, now, error.errorCode);
 		const status = type === null ? undefined : STATUS_OF_ERROR_TYPE[type];
-		return classifyStatus(status ?? 500, type, detail, error.headers, now);
+		return classifyStatus(status ?? 500, type, detail, error.headers, now, error.errorCode);
 	}
 	// A fetch that rejects, a stream cut before message_stop or stalled, malformed SSE: the answer never arrived.
 	return { kind: "network", status: null, detail: error instanceof Error ? error.message : String(error) };
@@ -277,7 +303,7 @@ export function createModelClient(env: ProviderEnv, options: ModelClientOptions 
 
 			const poolSize = config.emulator ? 1 : config.keys.length;
 			if (cursor >= poolSize) cursor = 0;
-			// Per call: keys refused (401/402/403) and keys rate-limited, with their retry-after.
+			// Per call: keys refused (401/402/403, a spend cap's 429) and keys rate-limited, with their retry-after.
 			const refused = new Set<number>();
 			const limited = new Map<number, number>();
 			let waitedForLimit = false;
@@ -357,8 +383,10 @@ export function createModelClient(env: ProviderEnv, options: ModelClientOptions 
 							throw failure("invalid_request", `${model}: ${f.detail}`, f.status);
 						}
 
-						if (f.kind === "auth" || f.kind === "rate_limit") {
-							if (f.kind === "auth") {
+						if (f.kind === "auth" || f.kind === "spend_limit" || f.kind === "rate_limit") {
+							if (f.kind !== "rate_limit") {
+								// The key's organisation's: another key in the pool, of another, may still work; no
+								// fallback model will (a spend cap is not a model's either).
 								refused.add(key);
 								limited.delete(key);
 							} else {
@@ -377,7 +405,8 @@ export function createModelClient(env: ProviderEnv, options: ModelClientOptions 
 							}
 							if (limited.size === 0) {
 								const pool = poolSize > 1 ? `all ${poolSize} keys in the pool were refused; last: ` : "";
-								throw failure("auth", `${model}: ${pool}${f.detail}`, f.status);
+								// A spend cap is not the model's: its error names none, so it reads the same whoever met it.
+								throw failure(f.kind, `${f.kind === "auth" ? `${model}: ` : ""}${pool}${f.detail}`, f.status);
 							}
 							// Every usable key is rate-limited: wait for the soonest, if that is short, then try once more.
 							let soonestKey = 0;

@@ -265,6 +265,38 @@ describe("the model provider failing", () => {
 		expect(lines.some((l) => l.subtype === "rate_limited")).toBe(false);
 	});
 
+	it("fails at once, without waiting, retrying or a fallback model, when the organisation has reached its monthly spend cap", async () => {
+		// The API's 429 for it: rate_limit_error, its cause in error.details, no retry-after.
+		const emulator = useEmulator({ modelErrors: { "claude-opus-5-5": { error: 429, error_code: "enforced_spend_limit_reached" } } });
+		await createAgent({ name: "spend-capped", model: "claude-opus-5-5", fallback_models: ["claude-haiku-5-5"] });
+		const job = await runToRest("spend-capped");
+		// One request: the cap is the organisation's, so no wait, no second try, no fallback model.
+		expect(emulator.requests.map((r) => r.model)).toEqual(["claude-opus-5-5"]);
+		const shown = (await (await call(`/v1/jobs/${job.id}`)).json()) as { status: string; exit_reason: string; rate_limited_until: string | null; error: { type: string; message: string } };
+		const at = new Date(job.finished_at!);
+		const reset = new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + 1, 1)).toISOString().slice(0, 10);
+		expect(shown).toMatchObject({
+			status: "failed",
+			exit_reason: "error",
+			rate_limited_until: null,
+			error: {
+				type: "spend_limit",
+				message: `the organisation's monthly spend limit is reached (enforced_spend_limit_reached): its requests are forbidden until the limit resets at 00:00 UTC on ${reset}, unless it is raised sooner in the Claude Console`,
+			},
+		});
+		expect(Date.parse(job.finished_at!) - Date.parse(job.started_at!)).toBeLessThan(5_000);
+		const lines = await outputOf("spend-capped", job.id);
+		expect(lines.some((l) => l.subtype === "rate_limited" || l.subtype === "fallback")).toBe(false);
+
+		// Run after run of it is one incident, an account's (auth), not a rate limit to wait out.
+		const again = await runToRest("spend-capped");
+		expect(again).toMatchObject({ status: "failed", error: { type: "spend_limit" } });
+		expect(emulator.requests).toHaveLength(2);
+		const incidents = ((await (await call("/v1/incidents?agent=spend-capped")).json()) as { incidents: { class: string; count: number; error: string }[] }).incidents;
+		expect(incidents).toHaveLength(1);
+		expect(incidents[0]).toMatchObject({ class: "auth", count: 2, error: shown.error.message });
+	});
+
 	it("comes back later, by alarm, when every key is rate-limited for longer than it may wait", async () => {
 		const emulator = useEmulator();
 		emulator.enqueue({ error: 429, retry_after: 120 });
@@ -302,6 +334,20 @@ describe("the model provider failing", () => {
 			[0, 429],
 			[1, "ok"],
 		]);
+	});
+
+	it("moves past a key whose organisation is spend-capped to the next key of the pool (perhaps another organisation's), without waiting", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ error: 429, error_code: "enforced_spend_limit_reached" }, { text: "ok" });
+		const waits: number[] = [];
+		const client = createModelClient({ ANTHROPIC_API_KEY: "sk-ant-first-0000, sk-ant-second-0000" }, { sleep: async (ms) => void waits.push(ms) });
+		const res = await client.call({ models: ["claude-sonnet-5-5"], system: [], messages: [{ role: "user", content: "hi" }], tools: [], max_tokens: 100 });
+		expect(emulator.requests.map((r) => r.apiKey)).toEqual(["sk-ant-first-0000", "sk-ant-second-0000"]);
+		expect(res.attempts.map((a) => [a.key, a.status])).toEqual([
+			[0, 429],
+			[1, "ok"],
+		]);
+		expect(waits).toEqual([]);
 	});
 
 	it("never sends a key to a base URL that is not allowed", async () => {

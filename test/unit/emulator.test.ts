@@ -266,6 +266,19 @@ describe("errors, as the SDK's typed errors", () => {
 		expect(e.error).toMatchObject({ type: "error", error: { type: "rate_limit_error" }, request_id: e.requestID });
 	});
 
+	it("the monthly spend cap's 429 names its cause in details and sends no retry-after; retry_after: null sends none on any 429", async () => {
+		emulator.enqueue({ error: 429, error_code: "enforced_spend_limit_reached" }, { error: 429, retry_after: null });
+		const capped = (await client.messages.create(ask("hi")).catch((e: unknown) => e)) as InstanceType<typeof Anthropic.RateLimitError>;
+		expect(capped).toBeInstanceOf(Anthropic.RateLimitError);
+		expect(capped).toMatchObject({ status: 429, type: "rate_limit_error", errorCode: "enforced_spend_limit_reached" });
+		expect(capped.headers?.get("retry-after")).toBeNull();
+		expect(capped.apiMessage).toMatch(/^You have reached your API usage limits: .* You will regain access on \d{4}-\d{2}-01 at 00:00 UTC\.$/);
+		expect(capped.error).toMatchObject({ type: "error", error: { type: "rate_limit_error", details: { error_code: "enforced_spend_limit_reached" } }, request_id: capped.requestID });
+		const bare = (await client.messages.create(ask("hi")).catch((e: unknown) => e)) as InstanceType<typeof Anthropic.RateLimitError>;
+		expect(bare).toMatchObject({ status: 429, errorCode: null });
+		expect(bare.headers?.get("retry-after")).toBeNull();
+	});
+
 	it("529 is an APIError with status 529 and overloaded_error; 500 is api_error", async () => {
 		emulator.enqueue({ error: 529 }, { error: 500, message: "boom" });
 		const overloaded = await client.messages.create(ask("hi")).catch((e: unknown) => e);
