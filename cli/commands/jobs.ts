@@ -230,7 +230,8 @@ function describeJob(ctx: Context, record: JobRecord): string {
 			// An empty summary is no summary: a blank row would only look like a display fault.
 			["summary", job.summary === null || job.summary.trim() === "" ? null : oneLine(job.summary)],
 			["tool calls", toolCallsText(ctx, job)],
-			["error", job.error ? p.red(`${job.error.type}: ${job.error.message}`) : null],
+			// A failed model call's request id is what Anthropic's support asks for.
+			["error", job.error ? p.red(`${job.error.type}: ${job.error.message}${job.error.request_id ? ` (request ${job.error.request_id})` : ""}`) : null],
 			["approval", approval ? p.yellow(approval) : null],
 			// Why one that did not get through did not (absent from an older server's records).
 			["delivery", job.delivery ? `${job.delivery.target}: ${statusStyle(p, job.delivery.outcome)(job.delivery.outcome)}${job.delivery.error ? ` (${job.delivery.error})` : ""}` : null],

@@ -177,7 +177,7 @@ class Progress {
 		const reason = why ? ` (${why})` : "";
 		const text = `${mark} ${job.id} ${statusStyle(ep, job.status)(job.status)}${reason} in ${duration(took)} · ${plural(job.usage.num_turns, "turn")} · ${this.inputTokens} in / ${this.outputTokens} out tokens · ${plural(this.toolCalls, "tool call")}`;
 		this.#note(text);
-		if (job.error) this.#ctx.err(ep.red(`  ${job.error.type}: ${job.error.message}`));
+		if (job.error) this.#ctx.err(ep.red(`  ${job.error.type}: ${job.error.message}${job.error.request_id ? ` (request ${job.error.request_id})` : ""}`));
 	}
 }
 

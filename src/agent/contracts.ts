@@ -36,24 +36,33 @@ export interface ModelResponse {
 	 * what the stream had said when it was cut. A `network` one says what happened (`detail`: the
 	 * connection failed, the answer never began, the stream stalled or was cut short). `at` is when the
 	 * try ended (ms since the epoch), so each try's line is dated as it happened, not as the call ended.
+	 * `request_id` is the `request-id` header of a try that did not answer (an error's, or a stream's
+	 * that broke after its headers): what the API's support asks for.
 	 */
-	attempts: { model: string; key: number; status: number | "network" | "refusal" | "aborted" | "ok"; waited_ms: number; at: number; usage?: Anthropic.Usage; whole?: boolean; detail?: string }[];
+	attempts: { model: string; key: number; status: number | "network" | "refusal" | "aborted" | "ok"; waited_ms: number; at: number; usage?: Anthropic.Usage; whole?: boolean; detail?: string; request_id?: string }[];
 }
 
 export type ModelErrorKind = "rate_limit" | "spend_limit" | "overloaded" | "server" | "auth" | "invalid_request" | "network" | "guard" | "aborted";
 
-/** A model call that failed after its bounded retries; `retryAfterMs` when the caller should come back later. */
+/**
+ * A model call that failed after its bounded retries; `retryAfterMs` when the caller should come back
+ * later; `requestId`, the API's id for the answer the message reports (null where none came), kept
+ * out of the message: the message is an incident's signature, and an id in it would make each
+ * failure an incident of its own.
+ */
 export class ModelCallError extends Error {
 	readonly kind: ModelErrorKind;
 	readonly status: number | null;
 	readonly retryAfterMs: number | null;
+	readonly requestId: string | null;
 
-	constructor(kind: ModelErrorKind, message: string, status: number | null = null, retryAfterMs: number | null = null) {
+	constructor(kind: ModelErrorKind, message: string, status: number | null = null, retryAfterMs: number | null = null, requestId: string | null = null) {
 		super(message);
 		this.name = "ModelCallError";
 		this.kind = kind;
 		this.status = status;
 		this.retryAfterMs = retryAfterMs;
+		this.requestId = requestId;
 	}
 }
 

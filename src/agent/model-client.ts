@@ -51,8 +51,8 @@ export interface ModelClientOptions {
 export class ModelCallFailure extends ModelCallError {
 	readonly attempts: ModelAttempt[];
 
-	constructor(kind: ModelErrorKind, message: string, attempts: ModelAttempt[], status: number | null = null, retryAfterMs: number | null = null) {
-		super(kind, message, status, retryAfterMs);
+	constructor(kind: ModelErrorKind, message: string, attempts: ModelAttempt[], status: number | null = null, retryAfterMs: number | null = null, requestId: string | null = null) {
+		super(kind, message, status, retryAfterMs, requestId);
 		this.attempts = attempts;
 	}
 }
@@ -172,7 +172,7 @@ function classify(error: unknown, signal: AbortSignal | undefined, now: number, 
  * open, its headers long since in) is given up after `idleMs` with no bytes, not waited on for good.
  * The error is a plain one: the answer never arrived, a network failure (see classify).
  */
-async function readBody(response: Response, idleMs: number, read: { text: string }): Promise<string> {
+async function readBody(response: Response, idleMs: number, read: { text: string; requestId: string | null }): Promise<string> {
 	if (!response.body) return "";
 	const reader = response.body.getReader();
 	const decoder = new TextDecoder();
@@ -204,7 +204,7 @@ async function readBody(response: Response, idleMs: number, read: { text: string
  * answer's usage when it came all the same, else what the stream had said when it was cut; null
  * when nothing was reported (the abort came before the answer began).
  */
-async function billedBeforeAbort(exchange: Promise<{ body: string }>, read: { text: string }, ms: number): Promise<{ usage: Message["usage"]; whole: boolean } | null> {
+async function billedBeforeAbort(exchange: Promise<{ body: string }>, read: { text: string; requestId: string | null }, ms: number): Promise<{ usage: Message["usage"]; whole: boolean } | null> {
 	const limit = deadline(ms);
 	let body: string;
 	try {
@@ -270,8 +270,8 @@ export function createModelClient(env: ProviderEnv, options: ModelClientOptions 
 			let secrets: string[] = [];
 			// A gateway might echo a key back in an error body; nothing we return may carry one.
 			const redact = (text: string) => secrets.reduce((t, key) => t.split(key).join("[redacted key]"), text);
-			const failure = (kind: ModelErrorKind, message: string, status: number | null = null, retryAfter: number | null = null) =>
-				new ModelCallFailure(kind, redact(message), attempts, status, retryAfter);
+			const failure = (kind: ModelErrorKind, message: string, status: number | null = null, retryAfter: number | null = null, requestId: string | null = null) =>
+				new ModelCallFailure(kind, redact(message), attempts, status, retryAfter, requestId);
 			const abortedError = () => failure("aborted", "the model call was aborted");
 
 			async function pause(ms: number): Promise<void> {
@@ -307,21 +307,21 @@ export function createModelClient(env: ProviderEnv, options: ModelClientOptions 
 			const refused = new Set<number>();
 			const limited = new Map<number, number>();
 			let waitedForLimit = false;
-			let last: { kind: Transient | "invalid_request"; status: number | null; detail: string; model: string } | null = null;
+			let last: { kind: Transient | "invalid_request"; status: number | null; detail: string; model: string; requestId: string | null } | null = null;
 			// The soonest a model rate-limited past what a call waits may be asked again. Rate limits are
 			// the model's (the API counts them per model): a fallback may answer meanwhile, so it is asked
 			// first; if none answers, the call is a rate limit still, to come back to then.
-			let limitedFor: { ms: number; model: string; detail: string } | null = null;
-			const onToFallback = (model: string, ms: number, detail: string): boolean => {
+			let limitedFor: { ms: number; model: string; detail: string; requestId: string | null } | null = null;
+			const onToFallback = (model: string, ms: number, detail: string, requestId: string | null): boolean => {
 				if (model === request.models.at(-1)) return false;
-				if (limitedFor === null || ms < limitedFor.ms) limitedFor = { ms, model, detail };
+				if (limitedFor === null || ms < limitedFor.ms) limitedFor = { ms, model, detail, requestId };
 				limited.clear();
 				waitedForLimit = false;
 				return true;
 			};
-			const limitedFailure = (model: string, ms: number, detail: string) => {
+			const limitedFailure = (model: string, ms: number, detail: string, requestId: string | null) => {
 				const soonest = limitedFor !== null && limitedFor.ms < ms ? limitedFor.ms : ms;
-				return failure("rate_limit", `${model}: ${detail}`, 429, soonest);
+				return failure("rate_limit", `${model}: ${detail}`, 429, soonest, requestId);
 			};
 
 			const nextUsableKey = (from: number): number | null => {
@@ -338,7 +338,7 @@ export function createModelClient(env: ProviderEnv, options: ModelClientOptions 
 				for (;;) {
 					const key = cursor;
 					let message: Message;
-					const read = { text: "" };
+					const read: { text: string; requestId: string | null } = { text: "", requestId: null };
 					let exchange: Promise<{ headers: Headers; body: string }> | null = null;
 					try {
 						exchange = (async () => {
@@ -355,6 +355,8 @@ export function createModelClient(env: ProviderEnv, options: ModelClientOptions 
 									{ signal, timeout: idleTimeoutMs },
 								)
 								.asResponse();
+							// Before the body: a stream that breaks after its headers has its id too.
+							read.requestId = response.headers.get("request-id");
 							return { headers: response.headers, body: await readBody(response, idleTimeoutMs, read) };
 						})();
 						// The call ends at the abort (a cancel, the job's deadline) even where the transport
@@ -370,17 +372,27 @@ export function createModelClient(env: ProviderEnv, options: ModelClientOptions 
 							attempts.push({ model, key, status: "aborted", waited_ms: waited, at: now(), ...(billed ? { usage: billed.usage, whole: billed.whole } : {}) });
 							throw abortedError();
 						}
-						attempts.push({ model, key, status: f.status ?? "network", waited_ms: waited, at: now(), ...(f.kind === "network" ? { detail: redact(f.detail) } : {}) });
+						// The API's id for this answer (an error's headers, or a stream's that broke after them).
+						const requestId = (error instanceof APIError && !(error instanceof APIConnectionError) ? error.requestID : null) || read.requestId || null;
+						attempts.push({
+							model,
+							key,
+							status: f.status ?? "network",
+							waited_ms: waited,
+							at: now(),
+							...(f.kind === "network" ? { detail: redact(f.detail) } : {}),
+							...(requestId ? { request_id: requestId } : {}),
+						});
 						waited = 0;
 
 						if (f.kind === "invalid_request") {
 							// A model that does not exist here (retired, or not offered to this key) is the one
 							// request error another model may not share: on to the next fallback, if any.
 							if (f.status === 404 && model !== request.models.at(-1)) {
-								last = { kind: "invalid_request", status: f.status, detail: f.detail, model };
+								last = { kind: "invalid_request", status: f.status, detail: f.detail, model, requestId };
 								break;
 							}
-							throw failure("invalid_request", `${model}: ${f.detail}`, f.status);
+							throw failure("invalid_request", `${model}: ${f.detail}`, f.status, null, requestId);
 						}
 
 						if (f.kind === "auth" || f.kind === "spend_limit" || f.kind === "rate_limit") {
@@ -393,8 +405,8 @@ export function createModelClient(env: ProviderEnv, options: ModelClientOptions 
 								const after = f.retryAfterMs ?? DEFAULT_RETRY_AFTER_MS;
 								// Tried once more after waiting, and limited again: the loop should come back later.
 								if (waitedForLimit) {
-									if (onToFallback(model, after, `rate limited again after waiting: ${f.detail}`)) break;
-									throw limitedFailure(model, after, `rate limited again after waiting: ${f.detail}`);
+									if (onToFallback(model, after, `rate limited again after waiting: ${f.detail}`, requestId)) break;
+									throw limitedFailure(model, after, `rate limited again after waiting: ${f.detail}`, requestId);
 								}
 								limited.set(key, after);
 							}
@@ -406,7 +418,7 @@ export function createModelClient(env: ProviderEnv, options: ModelClientOptions 
 							if (limited.size === 0) {
 								const pool = poolSize > 1 ? `all ${poolSize} keys in the pool were refused; last: ` : "";
 								// A spend cap is not the model's: its error names none, so it reads the same whoever met it.
-								throw failure(f.kind, `${f.kind === "auth" ? `${model}: ` : ""}${pool}${f.detail}`, f.status);
+								throw failure(f.kind, `${f.kind === "auth" ? `${model}: ` : ""}${pool}${f.detail}`, f.status, null, requestId);
 							}
 							// Every usable key is rate-limited: wait for the soonest, if that is short, then try once more.
 							let soonestKey = 0;
@@ -415,8 +427,8 @@ export function createModelClient(env: ProviderEnv, options: ModelClientOptions 
 								if (ms < soonest) [soonestKey, soonest] = [k, ms];
 							}
 							if (soonest > maxWaitMs) {
-								if (onToFallback(model, soonest, `every key is rate limited for at least ${soonest} ms: ${f.detail}`)) break;
-								throw limitedFailure(model, soonest, `every key is rate limited for at least ${soonest} ms: ${f.detail}`);
+								if (onToFallback(model, soonest, `every key is rate limited for at least ${soonest} ms: ${f.detail}`, requestId)) break;
+								throw limitedFailure(model, soonest, `every key is rate limited for at least ${soonest} ms: ${f.detail}`, requestId);
 							}
 							await pause(soonest);
 							waited = soonest;
@@ -426,7 +438,7 @@ export function createModelClient(env: ProviderEnv, options: ModelClientOptions 
 							continue;
 						}
 
-						last = { kind: f.kind, status: f.status, detail: f.detail, model };
+						last = { kind: f.kind, status: f.status, detail: f.detail, model, requestId };
 						const backoff = TRANSIENT_BACKOFF_MS[transientTries];
 						if (backoff === undefined) break; // this model is exhausted: on to the next fallback
 						transientTries++;
@@ -452,11 +464,11 @@ export function createModelClient(env: ProviderEnv, options: ModelClientOptions 
 			const tried = request.models.join(", ");
 			// A model rate-limited, the others failing otherwise: come back when its limit ends.
 			if (limitedFor !== null) {
-				const { ms, model, detail } = limitedFor;
-				throw failure("rate_limit", `no model answered (tried ${tried}); ${model}: ${detail}; last: ${last?.model ?? "?"}: ${last?.detail ?? "unknown error"}`, 429, ms);
+				const { ms, model, detail, requestId } = limitedFor;
+				throw failure("rate_limit", `no model answered (tried ${tried}); ${model}: ${detail}; last: ${last?.model ?? "?"}: ${last?.detail ?? "unknown error"}`, 429, ms, requestId);
 			}
 			const kind = last?.kind ?? "server";
-			throw failure(kind, `no model answered (tried ${tried}); last: ${last?.model ?? "?"}: ${last?.detail ?? "unknown error"}`, last?.status ?? null);
+			throw failure(kind, `no model answered (tried ${tried}); last: ${last?.model ?? "?"}: ${last?.detail ?? "unknown error"}`, last?.status ?? null, null, last?.requestId ?? null);
 		},
 	};
 }

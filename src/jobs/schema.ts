@@ -74,7 +74,14 @@ export const TransitionSchema = z.object({
 });
 export type Transition = z.infer<typeof TransitionSchema>;
 
-export const JobErrorSchema = z.object({ type: z.string(), message: z.string() });
+export const JobErrorSchema = z.object({
+	type: z.string(),
+	message: z.string(),
+	request_id: z.string().optional().openapi({
+		description:
+			"A failed model call's: the Messages API's id (its `request-id` header) for the answer the message reports, what Anthropic's support asks for; absent where none came (a network failure) and for other errors. Kept out of `message`, which is the incident's signature",
+	}),
+});
 export type JobError = z.infer<typeof JobErrorSchema>;
 
 export const PendingApprovalSchema = z.object({
@@ -184,7 +191,7 @@ export const JobSummarySchema = JobRecordObject.pick({
 	tool_calls: true,
 })
 	.extend({
-		error: JobErrorSchema.nullable().openapi({
+		error: JobErrorSchema.omit({ request_id: true }).nullable().openapi({
 			description:
 				"What went wrong, where something ended the job (its record's error: a failure, a timeout, a tool call left indeterminate, a scheduled run whose slot passed), the message up to 500 characters, ending in … where cut (GET /v1/jobs/{id} holds it whole); null otherwise, and for a job indexed before the field until it next changes",
 		}),

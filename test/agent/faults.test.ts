@@ -8,6 +8,7 @@ import { createModelClient } from "../../src/agent/model-client.ts";
 import { ModelCallError } from "../../src/agent/contracts.ts";
 import { createAgent, settle } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
+import type { MessagesEmulator } from "../../emulator/messages-api.ts";
 import { jobOf, outputOf, runToRest, trigger } from "../helpers/jobs.ts";
 import { fake, outboundLog } from "../helpers/outbound.ts";
 
@@ -120,6 +121,17 @@ describe("a Durable Object that dies mid-run", () => {
 		expect(done.tool_calls).toEqual({ made: 1, failed: 1 });
 	});
 });
+
+/** The `request-id` of each answer the emulator gives from here on, in order: the ids the API's support asks for. */
+function answeredRequestIds(emulator: MessagesEmulator): string[] {
+	const ids: string[] = [];
+	fake("https://api.anthropic.com", async (req) => {
+		const res = await emulator.handle(req);
+		ids.push(res.headers.get("request-id")!);
+		return res;
+	});
+	return ids;
+}
 
 describe("the model provider failing", () => {
 	it("falls back to the next model when the primary is overloaded", async () => {
@@ -247,6 +259,29 @@ describe("the model provider failing", () => {
 		const at = lines.filter((l) => l.subtype === "retry").map((l) => Date.parse(String(l.timestamp)));
 		expect(at[1]! - at[0]!).toBeGreaterThanOrEqual(500);
 		expect(at[2]! - at[1]!).toBeGreaterThanOrEqual(1500);
+	});
+
+	it("shows the API's request id of the answer a failed call ended on, beside its error's text, and of each try in the output; the incident still counts", async () => {
+		const emulator = useEmulator({ modelErrors: { "claude-opus-5-5": { error: 529 } } });
+		const ids = answeredRequestIds(emulator);
+		await createAgent({ name: "request-ids", model: "claude-opus-5-5" });
+		const job = await runToRest("request-ids");
+		expect(ids).toHaveLength(3);
+		expect(ids.every((id) => /^req_011C/.test(id))).toBe(true);
+		const shown = (await (await call(`/v1/jobs/${job.id}`)).json()) as { status: string; error: { type: string; message: string; request_id?: string } };
+		expect(shown).toMatchObject({ status: "failed", error: { type: "overloaded", request_id: ids[2] } });
+		// Not in the text, which is the incident's signature.
+		expect(shown.error.message).not.toContain("req_");
+		const lines = await outputOf("request-ids", job.id);
+		expect(lines.filter((l) => l.subtype === "retry").map((l) => l.request_id)).toEqual(ids);
+		expect(lines.find((l) => l.type === "error")).toMatchObject({ code: "overloaded", request_id: ids[2] });
+
+		// Another run fails alike, with other ids: the same incident, counted.
+		const again = await runToRest("request-ids");
+		expect(again.error).toMatchObject({ message: shown.error.message, request_id: ids[5] });
+		expect(ids[5]).not.toBe(ids[2]);
+		const incidents = ((await (await call("/v1/incidents?agent=request-ids")).json()) as { incidents: { count: number }[] }).incidents;
+		expect(incidents).toMatchObject([{ count: 2 }]);
 	});
 
 	it("fails the job at once when every key is rate-limited past its deadline, rather than hold it there to time out", async () => {

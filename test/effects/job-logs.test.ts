@@ -75,6 +75,26 @@ describe("one job followed through the logs by its id", () => {
 		expect(mine[3]).toMatchObject({ level: "warn", status: "failed", error_type: "auth", error_message: expect.stringContaining("invalid x-api-key") });
 	});
 
+	it("names the API's request id of each try that did not answer, on the call's line, and of the answer a failed call ended on", async () => {
+		const emulator = useEmulator();
+		const ids: string[] = [];
+		fake("https://api.anthropic.com", async (req) => {
+			const res = await emulator.handle(req);
+			ids.push(res.headers.get("request-id")!);
+			return res;
+		});
+		await createAgent({ name: "logged-request-ids" });
+		const lines = captureLogs();
+		emulator.enqueue({ error: 529, message: "overloaded" }, { text: "All quiet." });
+		const retried = await runToRest("logged-request-ids");
+		expect(linesOf(lines, retried.id).find((l) => l.event === "model.call")).toMatchObject({ level: "info", tries: 2, request_ids: [ids[0]] });
+
+		emulator.enqueue({ error: 401, message: "invalid x-api-key" });
+		const failed = await runToRest("logged-request-ids");
+		expect(failed.status).toBe("failed");
+		expect(linesOf(lines, failed.id).find((l) => l.event === "model.call_failed")).toMatchObject({ kind: "auth", request_id: ids[2], request_ids: [ids[2]] });
+	});
+
 	it("names the incident a clean run resolves by the id it was opened with, on the resolving job's line", async () => {
 		useEmulator().enqueue({ error: 401, message: "invalid x-api-key" }, { text: "All quiet." });
 		await createAgent({ name: "logged-resolve" });

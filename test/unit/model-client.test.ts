@@ -237,7 +237,7 @@ describe("createModelClient: rate limits (429)", () => {
 
 		const first = await client.call(request());
 		expect(first.attempts).toEqual([
-			{ model: PRIMARY, key: 0, status: 429, waited_ms: 0, at: expect.any(Number) },
+			{ model: PRIMARY, key: 0, status: 429, waited_ms: 0, at: expect.any(Number), request_id: "req_011CErr" },
 			{ model: PRIMARY, key: 1, status: "ok", waited_ms: 0, at: expect.any(Number) },
 		]);
 		const second = await client.call(request());
@@ -260,8 +260,8 @@ describe("createModelClient: rate limits (429)", () => {
 
 		expect(t.sleeps).toEqual([2500]);
 		expect(res.attempts).toEqual([
-			{ model: PRIMARY, key: 0, status: 429, waited_ms: 0, at: expect.any(Number) },
-			{ model: PRIMARY, key: 1, status: 429, waited_ms: 0, at: expect.any(Number) },
+			{ model: PRIMARY, key: 0, status: 429, waited_ms: 0, at: expect.any(Number), request_id: "req_011CErr" },
+			{ model: PRIMARY, key: 1, status: 429, waited_ms: 0, at: expect.any(Number), request_id: "req_011CErr" },
 			{ model: PRIMARY, key: 1, status: "ok", waited_ms: 2500, at: expect.any(Number) },
 		]);
 		expect(sent.map((s) => s.key)).toEqual([KEYS[0], KEYS[1], KEYS[1]]);
@@ -304,8 +304,8 @@ describe("createModelClient: rate limits (429)", () => {
 		expect(error.retryAfterMs).toBe(45_000);
 		expect(t.sleeps).toEqual([2000]);
 		expect(error.attempts).toEqual([
-			{ model: PRIMARY, key: 0, status: 429, waited_ms: 0, at: expect.any(Number) },
-			{ model: PRIMARY, key: 0, status: 429, waited_ms: 2000, at: expect.any(Number) },
+			{ model: PRIMARY, key: 0, status: 429, waited_ms: 0, at: expect.any(Number), request_id: "req_011CErr" },
+			{ model: PRIMARY, key: 0, status: 429, waited_ms: 2000, at: expect.any(Number), request_id: "req_011CErr" },
 		]);
 	});
 
@@ -379,9 +379,9 @@ describe("createModelClient: overloaded, server and network failures", () => {
 		expect(res.model).toBe(FALLBACK);
 		expect(res.message.model).toBe(FALLBACK);
 		expect(res.attempts).toEqual([
-			{ model: PRIMARY, key: 0, status: 529, waited_ms: 0, at: expect.any(Number) },
-			{ model: PRIMARY, key: 0, status: 529, waited_ms: 500, at: expect.any(Number) },
-			{ model: PRIMARY, key: 0, status: 529, waited_ms: 1500, at: expect.any(Number) },
+			{ model: PRIMARY, key: 0, status: 529, waited_ms: 0, at: expect.any(Number), request_id: "req_011CErr" },
+			{ model: PRIMARY, key: 0, status: 529, waited_ms: 500, at: expect.any(Number), request_id: "req_011CErr" },
+			{ model: PRIMARY, key: 0, status: 529, waited_ms: 1500, at: expect.any(Number), request_id: "req_011CErr" },
 			{ model: FALLBACK, key: 0, status: "ok", waited_ms: 0, at: expect.any(Number) },
 		]);
 		expect(t.sleeps).toEqual([500, 1500]);
@@ -399,8 +399,8 @@ describe("createModelClient: overloaded, server and network failures", () => {
 		const res = await createModelClient(env({ ANTHROPIC_API_KEY: KEYS[0] }), t).call(request());
 		expect(t.sleeps).toEqual([4000, 10_000]);
 		expect(res.attempts).toEqual([
-			{ model: PRIMARY, key: 0, status: 529, waited_ms: 0, at: expect.any(Number) },
-			{ model: PRIMARY, key: 0, status: 503, waited_ms: 4000, at: expect.any(Number) },
+			{ model: PRIMARY, key: 0, status: 529, waited_ms: 0, at: expect.any(Number), request_id: "req_011CErr" },
+			{ model: PRIMARY, key: 0, status: 503, waited_ms: 4000, at: expect.any(Number), request_id: "req_011CErr" },
 			{ model: PRIMARY, key: 0, status: "ok", waited_ms: 10_000, at: expect.any(Number) },
 		]);
 	});
@@ -414,7 +414,8 @@ describe("createModelClient: overloaded, server and network failures", () => {
 		const t = clock();
 		const res = await createModelClient(env({ ANTHROPIC_API_KEY: KEYS[0] }), t).call(request());
 		expect(res.attempts).toEqual([
-			{ model: PRIMARY, key: 0, status: 529, waited_ms: 0, at: expect.any(Number) },
+			// The stream's own request id: the error came in its body.
+			{ model: PRIMARY, key: 0, status: 529, waited_ms: 0, at: expect.any(Number), request_id: "req_011CTest" },
 			{ model: PRIMARY, key: 0, status: "ok", waited_ms: 500, at: expect.any(Number) },
 		]);
 	});
@@ -425,7 +426,7 @@ describe("createModelClient: overloaded, server and network failures", () => {
 		const res = await createModelClient(env({ ANTHROPIC_API_KEY: KEYS[0] }), t).call(request());
 		expect(res.model).toBe(PRIMARY);
 		expect(res.attempts).toEqual([
-			{ model: PRIMARY, key: 0, status: 500, waited_ms: 0, at: expect.any(Number) },
+			{ model: PRIMARY, key: 0, status: 500, waited_ms: 0, at: expect.any(Number), request_id: "req_011CErr" },
 			{ model: PRIMARY, key: 0, status: "ok", waited_ms: 500, at: expect.any(Number) },
 		]);
 		expect(sent.map((s) => [s.body.model, s.key])).toEqual([
@@ -554,8 +555,8 @@ describe("createModelClient: auth and bad requests", () => {
 		// An auth failure is not a model problem: the fallback model is never tried.
 		expect(sent.map((s) => s.body.model)).toEqual([PRIMARY, PRIMARY]);
 		expect(error.attempts).toEqual([
-			{ model: PRIMARY, key: 0, status: 401, waited_ms: 0, at: expect.any(Number) },
-			{ model: PRIMARY, key: 1, status: 401, waited_ms: 0, at: expect.any(Number) },
+			{ model: PRIMARY, key: 0, status: 401, waited_ms: 0, at: expect.any(Number), request_id: "req_011CErr" },
+			{ model: PRIMARY, key: 1, status: 401, waited_ms: 0, at: expect.any(Number), request_id: "req_011CErr" },
 		]);
 		expectNoKeys(error);
 	});
@@ -586,7 +587,7 @@ describe("createModelClient: auth and bad requests", () => {
 		expect(error.message).toContain("roles must alternate");
 		expect(sent).toHaveLength(1);
 		expect(t.sleeps).toEqual([]);
-		expect(error.attempts).toEqual([{ model: PRIMARY, key: 0, status: 400, waited_ms: 0, at: expect.any(Number) }]);
+		expect(error.attempts).toEqual([{ model: PRIMARY, key: 0, status: 400, waited_ms: 0, at: expect.any(Number), request_id: "req_011CErr" }]);
 	});
 });
 
@@ -682,7 +683,7 @@ describe("createModelClient: abort", () => {
 		const error = await failure(createModelClient(env({ ANTHROPIC_API_KEY: KEYS[0] }), { sleep }).call(request({ signal: controller.signal })));
 		expect(error.kind).toBe("aborted");
 		expect(sleeps).toEqual([500]);
-		expect(error.attempts).toEqual([{ model: PRIMARY, key: 0, status: 529, waited_ms: 0, at: expect.any(Number) }]);
+		expect(error.attempts).toEqual([{ model: PRIMARY, key: 0, status: 529, waited_ms: 0, at: expect.any(Number), request_id: "req_011CErr" }]);
 	});
 
 	it("releases a backoff's timer when the signal fires during it", async () => {
@@ -694,7 +695,7 @@ describe("createModelClient: abort", () => {
 			script(API, () => apiError(529, "Overloaded"));
 			const error = await failure(createModelClient(env({ ANTHROPIC_API_KEY: KEYS[0] })).call(request({ signal: controller.signal })));
 			expect(error.kind).toBe("aborted");
-			expect(error.attempts).toEqual([{ model: PRIMARY, key: 0, status: 529, waited_ms: 0, at: expect.any(Number) }]);
+			expect(error.attempts).toEqual([{ model: PRIMARY, key: 0, status: 529, waited_ms: 0, at: expect.any(Number), request_id: "req_011CErr" }]);
 			expect(backoffs.set).toBe(1);
 			expect(backoffs.pending.size).toBe(0);
 		} finally {

@@ -10,7 +10,7 @@ export type OutputLine =
 	| { type: "assistant"; content: string; model: string; usage?: Record<string, number> }
 	| { type: "tool_use"; tool_name: string; tool_use_id: string; input: unknown }
 	| { type: "tool_result"; tool_use_id: string; success: boolean; result?: string; error?: string }
-	| { type: "error"; message: string; code?: string };
+	| { type: "error"; message: string; code?: string; request_id?: string };
 
 /** Appends lines, redacted: a credential that reached a model reply or a tool result is never stored. */
 export function appendLines(sql: SqlStorage, jobId: string, lines: OutputLine[], at: number): void {

@@ -145,20 +145,20 @@ export function finish(
 	deps: StepDeps,
 	job: JobRecord,
 	to: "completed" | "failed" | "cancelled" | "indeterminate",
-	opts: { reason: string; exit_reason?: ExitReason; error?: { type: string; message: string }; summary?: string | null },
+	opts: { reason: string; exit_reason?: ExitReason; error?: { type: string; message: string; request_id?: string }; summary?: string | null },
 ): JobRecord {
 	const done = transition(job, to, {
 		reason: opts.reason,
 		at: new Date(deps.now()),
 		...(opts.exit_reason ? { exit_reason: opts.exit_reason } : {}),
-		...(opts.error ? { error: { type: opts.error.type, message: redact(opts.error.message) } } : {}),
+		...(opts.error ? { error: { type: opts.error.type, message: redact(opts.error.message), ...(opts.error.request_id ? { request_id: opts.error.request_id } : {}) } } : {}),
 		...(opts.summary !== undefined && opts.summary !== null ? { summary: opts.summary } : {}),
 		tool_calls: toolCallTally(deps.sql, job.id),
 	});
 	// The setup's count of extra requests comes back with the write it already takes (job.finished's
 	// model_calls), not from a read of the whole setup row, definition and all, at every job's end.
 	const extraRequests = deps.sql.exec<{ extra_requests: number }>("UPDATE job_setup SET next_step_at = ?, approval_expires_at = NULL WHERE job_id = ? RETURNING extra_requests", NEVER, job.id).toArray()[0]?.extra_requests ?? 0;
-	if (opts.error) out(deps, job.id, { type: "error", message: redact(opts.error.message), code: opts.error.type });
+	if (opts.error) out(deps, job.id, { type: "error", message: redact(opts.error.message), code: opts.error.type, ...(opts.error.request_id ? { request_id: opts.error.request_id } : {}) });
 	out(deps, job.id, { type: "system", subtype: "result", status: to, exit_reason: done.exit_reason, content: opts.reason });
 	// A job that failed or ended indeterminate is something to look at: warn, where a level filter finds it.
 	(to === "failed" || to === "indeterminate" ? log.warn : log.info)("job.finished", {
@@ -273,6 +273,7 @@ async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup): Promi
 		model: response.model,
 		stop_reason: response.message.stop_reason,
 		tries: response.attempts.length,
+		...failedTryIds(response.attempts),
 		ms: callMs,
 		input_tokens: response.message.usage.input_tokens,
 		output_tokens: response.message.usage.output_tokens,
@@ -443,7 +444,7 @@ function retryLines(attempts: readonly ModelAttempt[]): OutputLine[] {
 				return { type: "system", subtype: "retry", content: `model ${a.model} refused to answer (stop_reason refusal); the request went to the next fallback model`, ...tried, usage: { ...a.usage }, timestamp };
 			}
 			const content = a.status === "network" ? `model ${a.model} did not answer: ${a.detail ?? "the connection failed"}` : `model ${a.model} answered ${a.status}`;
-			return { type: "system", subtype: "retry", content, ...tried, timestamp };
+			return { type: "system", subtype: "retry", content, ...tried, ...(a.request_id ? { request_id: a.request_id } : {}), timestamp };
 		});
 }
 
@@ -473,6 +474,12 @@ function withBilledUsage(job: JobRecord, attempts: readonly ModelAttempt[]): Job
 	return usage === job.usage ? job : { ...job, usage };
 }
 
+/** The API's ids for a call's tries that did not answer, in order, for its log line: what its support asks for. */
+function failedTryIds(attempts: readonly ModelAttempt[]): { request_ids?: string[] } {
+	const ids = attempts.flatMap((a) => (a.request_id ? [a.request_id] : []));
+	return ids.length > 0 ? { request_ids: ids } : {};
+}
+
 function modelFailed(deps: StepDeps, jobId: string, err: unknown): StepResult {
 	const stored = getJob(deps.sql, jobId);
 	const setup = getSetup(deps.sql, jobId);
@@ -493,8 +500,13 @@ function modelFailed(deps: StepDeps, jobId: string, err: unknown): StepResult {
 		kind: e.kind,
 		status: e.status,
 		tries: err instanceof ModelCallFailure ? err.attempts.length : null,
+		...(err instanceof ModelCallFailure ? failedTryIds(err.attempts) : {}),
+		request_id: e.requestId,
 		error_message: redact(e.message),
 	});
+	// The API's id for the answer the error reports, beside its text (never in it: the text is the
+	// incident's signature, and an id would make each failure an incident of its own).
+	const requestId = e.requestId ? { request_id: e.requestId } : {};
 	if (e.kind === "aborted" || deps.now() >= setup.deadline) {
 		if (setup.cancelRequested !== null) {
 			finish(deps, job, "cancelled", { reason: setup.cancelRequested });
@@ -513,7 +525,7 @@ function modelFailed(deps: StepDeps, jobId: string, err: unknown): StepResult {
 			// run after run of it is one incident, paged once); the times go in the transition's reason.
 			const message = `rate limited past the job's deadline: no attempt was left within its timeout of ${setup.definition.timeout}`;
 			const reason = `model call failed: rate_limit until ${new Date(at).toISOString()}, past the job's deadline at ${new Date(setup.deadline).toISOString()}`;
-			finish(deps, job, "failed", { reason, exit_reason: "error", error: { type: "rate_limit", message } });
+			finish(deps, job, "failed", { reason, exit_reason: "error", error: { type: "rate_limit", message, ...requestId } });
 			return "done";
 		}
 		out(deps, jobId, { type: "system", subtype: "rate_limited", content: `rate limited; next attempt at ${new Date(at).toISOString()}` });
@@ -524,7 +536,7 @@ function modelFailed(deps: StepDeps, jobId: string, err: unknown): StepResult {
 		setNextStep(deps.sql, jobId, at, deps.now());
 		return "wait";
 	}
-	finish(deps, job, "failed", { reason: `model call failed: ${e.kind}`, exit_reason: "error", error: { type: e.kind, message: e.message } });
+	finish(deps, job, "failed", { reason: `model call failed: ${e.kind}`, exit_reason: "error", error: { type: e.kind, message: e.message, ...requestId } });
 	return "done";
 }
 

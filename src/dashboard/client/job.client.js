@@ -321,7 +321,7 @@ function renderJob(j) {
 		j.tool_calls && j.tool_calls.made ? ["Tool calls", [j.tool_calls.made + " ran", j.tool_calls.failed ? h("span", { class: "warn-text", text: ", " + j.tool_calls.failed + " " + failedCallsWord(j.status, j.tool_calls.failed) }) : ", none failed", " (listed below)"]] : null,
 		// The record counts them as the job ends; until then the list below is read as it stands.
 		!final && j.started_at ? ["Tool calls", h("span", { class: "muted", text: "counted when the job ends; any made so far are listed below" })] : null,
-		j.error ? ["Error", h("span", { class: "error", text: printable(j.error.type + ": " + j.error.message) })] : null,
+		j.error ? ["Error", h("span", { class: "error", text: printable(j.error.type + ": " + j.error.message + (j.error.request_id ? " (request " + j.error.request_id + ")" : "")) })] : null,
 	].filter(Boolean));
 	$("#job-facts").replaceChildren(...facts.flatMap(([k, v]) => [h("dt", { text: k }), h("dd", null, v)]));
 	$("#job-prompt").textContent = j.prompt ? printable(j.prompt) : "(the agent's default prompt)";
