@@ -575,17 +575,17 @@ describe("cost", () => {
 		await createAgent({
 			name: "priced",
 			model: "claude-haiku-5-5",
-			usage_limits: { max_cost_usd: 0.0002 },
+			usage_limits: { max_cost_usd: 0.00002 },
 			tools: [{ type: "http_fetch", allow_hosts: ["status.example.test"] }],
 		});
 		const job = await runToRest("priced");
 		expect(job).toMatchObject({ status: "failed", exit_reason: "usage_limit" });
 		const t = job.usage.per_model["claude-haiku-5-5"]!;
-		// fleet.yaml: input 1.0, output 5.0, cache write 1.25, cache read 0.1 USD per million tokens.
-		const expected = (t.input_tokens * 1 + t.output_tokens * 5 + t.cache_creation_input_tokens * 1.25 + t.cache_read_input_tokens * 0.1) / 1e6;
+		// fleet.yaml: input 0.1, output 0.5, cache write 0.125, cache read 0.01 USD per million tokens.
+		const expected = (t.input_tokens * 0.1 + t.output_tokens * 0.5 + t.cache_creation_input_tokens * 0.125 + t.cache_read_input_tokens * 0.01) / 1e6;
 		expect(job.usage.total_cost_usd).toBeCloseTo(expected, 6);
-		expect(job.usage.total_cost_usd!).toBeGreaterThan(0.0002);
-		expect(job.transitions.at(-1)!.reason).toBe("max_cost_usd 0.0002 reached");
+		expect(job.usage.total_cost_usd!).toBeGreaterThan(0.00002);
+		expect(job.transitions.at(-1)!.reason).toBe("max_cost_usd 0.00002 reached");
 	});
 
 	it("fails a run whose final answer took it over max_cost_usd", async () => {

@@ -184,7 +184,7 @@ describe("a bad fleet file is rejected with the offending path and reason", () =
 		]);
 		const priced = stringify({
 			version: 1,
-			pricing: { "claude-sonnet-5-5": { input: 3, output: 15, cache_write: 3.75, cache_read: 0.3 } },
+			pricing: { "claude-sonnet-5-5": { input: 2, output: 10, cache_write: 2.5, cache_read: 0.1 } },
 			agents: [{ name: "watcher", prompt: "check the site", model: "claude-sonnet-5-5", usage_limits: { max_cost_usd: 0.05 } }],
 		});
 		expect(parseFleet(priced).agents[0]!.usage_limits?.max_cost_usd).toBe(0.05);
