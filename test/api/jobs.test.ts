@@ -124,8 +124,10 @@ describe("GET /v1/jobs", () => {
 		const listed = (await page("?agent=why-failed")).jobs;
 		expect(listed.map((j) => [j.id, j.status, j.summary, j.error])).toEqual([
 			[done.id, "completed", "All clear.", null],
-			[failed.id, "failed", null, failed.error],
+			// The list's error is the record's type and message (its request_id is the record's alone).
+			[failed.id, "failed", null, { type: failed.error!.type, message: failed.error!.message }],
 		]);
+		expect(failed.error!.request_id).toMatch(/^req_/);
 	});
 
 	it("keeps a listed error message within 500 characters, cut with …, the record holding it whole", async () => {
