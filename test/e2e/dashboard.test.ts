@@ -3089,10 +3089,14 @@ describe("the dashboard", () => {
 		const agent = await createAgent(`dash-limited-${run}`, { timeout: "30m" });
 		await script({ error: 429, retry_after: 300 });
 		const job = await trigger(agent);
-		const page = await signedIn(`/jobs/${job.id}`);
+		const page = await signedIn(`/jobs/${job.id}`, tokens.operate, { fakeClock: true });
 		const fact = page.locator("#job-facts dt", { hasText: /^Rate limited$/ }).locator("xpath=following-sibling::dd[1]");
 		await fact.waitFor(LIVE);
 		expect(await fact.textContent()).toMatch(/^waiting: the next model call in [45] minutes$/);
+		expect(await page.locator("#job-status").textContent()).toContain("running");
+		// Its end passed (the call it ends in under way, the record not yet changed): the fact goes, not "… ago".
+		await page.clock.runFor(301_000);
+		await page.locator("#job-facts dt", { hasText: /^Rate limited$/ }).waitFor({ ...LIVE, state: "detached" });
 		expect(await page.locator("#job-status").textContent()).toContain("running");
 		await call("POST", `/v1/jobs/${job.id}/cancel`, tokens.operate, { reason: "test over" });
 		await page.close();

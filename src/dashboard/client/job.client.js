@@ -10,12 +10,19 @@ async function jobView(signal) {
 	let job = null;
 	// Records come from GETs and from action responses over separate connections, so one may land
 	// after a newer one: a lower revision than the shown record's is stale.
+	// A rate limit's wait ends in a model call, and the record changes again only with its answer: at
+	// the wait's end its fact goes, rather than read "… ago" for the length of that call.
+	let waitEnds = 0;
 	/** @param {JobRecord} j */
 	const render = (j) => {
 		if (job && j.revision < job.revision) return;
-		job = j;
-		renderJob(j);
-		followUps(j);
+		clearTimeout(waitEnds);
+		const left = j.rate_limited_until ? Date.parse(j.rate_limited_until) - Date.now() : 0;
+		const shown = j.rate_limited_until && !(left > 0) ? { ...j, rate_limited_until: null } : j;
+		if (left > 0) waitEnds = setTimeout(() => job === shown && !signal.aborted && render({ ...shown, rate_limited_until: null }), left);
+		job = shown;
+		renderJob(shown);
+		followUps(shown);
 	};
 	// A deleted agent's jobs stay readable, but there is no agent to fork or continue them under (the
 	// API refuses both): asked once, when the buttons would first be offered.
