@@ -130,6 +130,12 @@ const STATUS_OF_ERROR_TYPE: Record<string, number> = {
 	overloaded_error: 529,
 };
 
+/** The output limit a 400 refusing max_tokens names ("max_tokens: 32000 > 8192, which is the maximum allowed…"), or null. */
+function outputLimitOf(detail: string): number | null {
+	const limit = /\bmax_tokens: \d+ > (\d+), which is the maximum allowed/.exec(detail)?.[1];
+	return limit === undefined ? null : Number(limit);
+}
+
 function classifyStatus(status: number, type: string | null, detail: string, headers: Headers | undefined, now: number, code: string | null = null): Failure {
 	// Told by the cause the body names, not its words (which may change) nor its status alone.
 	if (code === SPEND_LIMIT_CODE) return { kind: "spend_limit", status, detail: spendLimitMessage(now) };
@@ -335,6 +341,7 @@ export function createModelClient(env: ProviderEnv, options: ModelClientOptions 
 			for (const model of request.models) {
 				let transientTries = 0;
 				let waited = 0;
+				let maxTokens = request.max_tokens;
 				for (;;) {
 					const key = cursor;
 					let message: Message;
@@ -346,7 +353,7 @@ export function createModelClient(env: ProviderEnv, options: ModelClientOptions 
 								.messages.create(
 									{
 										model,
-										max_tokens: request.max_tokens,
+										max_tokens: maxTokens,
 										messages: request.messages,
 										...(request.system.length > 0 ? { system: request.system } : {}),
 										...(request.tools.length > 0 ? { tools: request.tools } : {}),
@@ -386,6 +393,13 @@ export function createModelClient(env: ProviderEnv, options: ModelClientOptions 
 						waited = 0;
 
 						if (f.kind === "invalid_request") {
+							// A model whose output limit is below the request's max_tokens (an older one, as a
+							// fallback) names its limit: asked again within it.
+							const cap = outputLimitOf(f.detail);
+							if (cap !== null && cap < maxTokens) {
+								maxTokens = cap;
+								continue;
+							}
 							// A model that does not exist here (retired, or not offered to this key) is the one
 							// request error another model may not share: on to the next fallback, if any.
 							if (f.status === 404 && model !== request.models.at(-1)) {

@@ -47,6 +47,48 @@ describe("a model that thinks (preserved thinking)", () => {
 		expect(job.summary).toBe("Decided.");
 	});
 
+	it("a request refused for thinking signed over something since changed is asked again without the job's thinking, once", async () => {
+		const emulator = useEmulator();
+		fake("https://status.example.test", () => new Response("all green"));
+		// The first answer's thinking carries a signature the emulator did not make (as a conversation
+		// stored before drover left such thinking out would): the API refuses every request carrying it.
+		let first = true;
+		fake("https://api.anthropic.com", (request) => {
+			if (!first) return emulator.handle(request);
+			first = false;
+			const events = [
+				{ type: "message_start", message: { id: "msg_1", type: "message", role: "assistant", model: "claude-sonnet-5-5", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 } } },
+				{ type: "content_block_start", index: 0, content_block: { type: "thinking", thinking: "", signature: "" } },
+				{ type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking: "Check the page." } },
+				{ type: "content_block_delta", index: 0, delta: { type: "signature_delta", signature: "c2lnbmVk" } },
+				{ type: "content_block_stop", index: 0 },
+				{ type: "content_block_start", index: 1, content_block: { type: "tool_use", id: "toolu_1", name: "http_fetch", input: {} } },
+				{ type: "content_block_delta", index: 1, delta: { type: "input_json_delta", partial_json: '{"url":"https://status.example.test/"}' } },
+				{ type: "content_block_stop", index: 1 },
+				{ type: "message_delta", delta: { stop_reason: "tool_use", stop_sequence: null }, usage: { output_tokens: 30 } },
+				{ type: "message_stop" },
+			];
+			return new Response(events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join(""), { headers: { "content-type": "text/event-stream" } });
+		});
+		emulator.enqueue({ text: "All green." });
+		await createAgent({ name: "unbound-thinker", tools: [fetchTool] });
+		const job = await runToRest("unbound-thinker");
+		expect(job.status, JSON.stringify(job.error)).toBe("completed");
+		expect(job.summary).toBe("All green.");
+		// Refused once with the thinking, answered without it.
+		expect(emulator.requests.map((_, i) => thinkingSent(emulator, i))).toEqual([["Check the page."], [null]]);
+	});
+
+	it("asks a model whose output limit is below max_tokens again within the limit it names", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ error: 400, message: "max_tokens: 16000 > 8192, which is the maximum allowed for claude-3-5-haiku-20241022" }, { text: "Within it." });
+		await createAgent({ name: "small-output" });
+		const job = await runToRest("small-output");
+		expect(job.status, JSON.stringify(job.error)).toBe("completed");
+		expect(job.summary).toBe("Within it.");
+		expect(emulator.requests.map((r) => r.max_tokens)).toEqual([16_000, 8192]);
+	});
+
 	it("clearing old tool results leaves out the thinking signed over them, keeps the rest, and the job completes", async () => {
 		const emulator = useEmulator();
 		fake("https://status.example.test", () => new Response("x".repeat(150_000)));

@@ -53,10 +53,12 @@ function keepThinkingIfSigned(sql: SqlStorage, job: JobRecord, system: unknown, 
 /**
  * Room for a full answer or a large tool call, and the thinking before it: the 5.5 models think
  * unasked (adaptively, at high effort by default), and thinking counts against max_tokens, so 8,192
- * left a hard turn cut short before its answer. The job's usage limits bound the spend: max_tokens
- * costs nothing unused.
+ * left a hard turn cut short before its answer. Not more: an alarm run starts a call up to 10
+ * minutes in (ALARM_BUDGET_MS) and is ended at 15, its calls in flight with it, and 16,000 tokens
+ * stream in about 4–5 minutes. A model with a lower limit is asked within it (see the model client).
+ * The job's usage limits bound the spend: max_tokens costs nothing unused.
  */
-const MAX_TOKENS = 32_000;
+const MAX_TOKENS = 16_000;
 
 /**
  * Moves a pending job to running: saves its manifest (prompt, tools, models, deadline) and its

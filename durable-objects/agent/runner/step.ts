@@ -16,7 +16,7 @@ import { clearOldToolResults, turnResultsForModel, withCacheBreakpoint } from ".
 import { editNote, resumeFromApproval } from "./approval.ts";
 import { appendLines, type OutputLine } from "./output.ts";
 import { answerText, appendMessage, extendLastMessage, MessageTooLargeError, readMessages } from "./messages.ts";
-import { storedAnswer } from "./thinking.ts";
+import { dropAllThinking, storedAnswer, UNBOUND_THINKING } from "./thinking.ts";
 import { noteCompletedRun, noteFailedRun } from "./persistent.ts";
 import { NEVER, getSetup, insertToolCalls, markToolCall, noteExtraRequests, requestCancel, setNextStep, toolCallCount, toolCallTally, turnToolCalls, type JobSetup } from "./session.ts";
 import { addUsage, limitReached, turnCallsOverLimit, type LimitHit, type UsedCounts } from "./usage.ts";
@@ -535,6 +535,15 @@ function modelFailed(deps: StepDeps, jobId: string, err: unknown): StepResult {
 		save(deps, bump(job, {}));
 		setNextStep(deps.sql, jobId, at, deps.now());
 		return "wait";
+	}
+	// A thinking block signed over something since changed (a conversation stored before drover left
+	// such thinking out, or a change it does not know of): the API refuses the whole request. The job's
+	// thinking is left out and the turn asked again; refused again with none left, the job fails.
+	if (e.kind === "invalid_request" && UNBOUND_THINKING.test(e.message) && dropAllThinking(deps.sql, jobId)) {
+		log.warn("job.thinking_dropped", { agent: job.agent, job_id: jobId, request_id: e.requestId });
+		save(deps, job);
+		setNextStep(deps.sql, jobId, deps.now(), deps.now());
+		return "continue";
 	}
 	finish(deps, job, "failed", { reason: `model call failed: ${e.kind}`, exit_reason: "error", error: { type: e.kind, message: e.message, ...requestId } });
 	return "done";

@@ -1,5 +1,6 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import type { MessageParam } from "../../../src/agent/contracts.ts";
+import { hasInvalidInput } from "../../../src/agent/streamed-message.ts";
 import { redactDeep } from "../../../src/security/redact.ts";
 import { isBlankText, MESSAGE_COLUMNS, readMessageRows, rewriteMessage, toMessage } from "./messages.ts";
 
@@ -38,6 +39,8 @@ export function storedAnswer(blocks: readonly Anthropic.ContentBlockParam[]): An
 			changed = true;
 			continue;
 		}
+		// A call whose input was not valid JSON is kept with what could be read of it: not as written.
+		if (thinks && hasInvalidInput(block)) changed = true;
 		const redacted = redactDeep(block);
 		if (thinks && !changed) changed = JSON.stringify(redacted) !== JSON.stringify(block);
 		kept.push(redacted);
@@ -61,14 +64,24 @@ export const messagesWithoutThinking = (messages: readonly MessageParam[]): Mess
  * changed: the turns before it keep theirs, whose signatures still hold. Only turns holding some
  * are written again.
  */
-export function dropThinkingAfter(sql: SqlStorage, jobId: string, seq: number): void {
+export function dropThinkingAfter(sql: SqlStorage, jobId: string, seq: number): boolean {
 	const rows = readMessageRows(sql, jobId, `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE job_id = ? AND role = 'assistant' AND seq > ? ORDER BY seq`, jobId, seq);
+	let dropped = false;
 	for (const row of rows) {
 		const { content } = toMessage(row);
 		const kept = withoutThinking(content);
-		if (kept !== content) rewriteMessage(sql, jobId, row, kept);
+		if (kept === content) continue;
+		rewriteMessage(sql, jobId, row, kept);
+		dropped = true;
 	}
+	return dropped;
 }
 
-/** Leaves the thinking out of every assistant turn of a job's stored conversation. */
-export const dropAllThinking = (sql: SqlStorage, jobId: string): void => dropThinkingAfter(sql, jobId, 0);
+/** Leaves the thinking out of every assistant turn of a job's stored conversation; whether it held any. */
+export const dropAllThinking = (sql: SqlStorage, jobId: string): boolean => dropThinkingAfter(sql, jobId, 0);
+
+/**
+ * The API's refusal of a request carrying a thinking block whose prefix changed ("Invalid `signature`
+ * in `thinking` block. The block is bound to a different conversation."), as drover's error carries it.
+ */
+export const UNBOUND_THINKING = /Invalid `signature` in `(?:redacted_)?thinking` block|bound to a different conversation/;
