@@ -755,9 +755,13 @@ describe("thinking and the prefix check", () => {
 		const block = first.content[0] as Anthropic.ThinkingBlock;
 		expect(block.thinking).toBe("Let me think.");
 		expect(block.signature).toMatch(/^emulated_sig_/);
-		const messages: Anthropic.MessageParam[] = [{ role: "user", content: "Think first" }, { role: "assistant", content: first.content }, { role: "user", content: "And?" }];
-		// cache_control moved onto a block is not a change.
-		messages[2] = { role: "user", content: [{ type: "text", text: "And?", cache_control: { type: "ephemeral" } }] };
+		// The prompt it thought after, sent back as a block with a cache breakpoint on it: the same content,
+		// no change (cache_control is not part of it, nor whether a text is a string or a block).
+		const messages: Anthropic.MessageParam[] = [
+			{ role: "user", content: [{ type: "text", text: "Think first", cache_control: { type: "ephemeral" } }] },
+			{ role: "assistant", content: first.content },
+			{ role: "user", content: "And?" },
+		];
 		const second = await client.messages.create({ model: MODEL, max_tokens: 1024, messages });
 		expect(second.content).toMatchObject([{ type: "text", text: "Again." }]);
 	});
