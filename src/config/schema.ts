@@ -104,8 +104,36 @@ function timezoneProblem(timeZone: string): string | undefined {
 		return `timezone "${timeZone}" is a UTC offset, not an IANA zone; ${useIana} (a fixed offset is "Etc/GMT-5" for UTC+5)`;
 	}
 	if (!IANA_ZONE_NAME.test(timeZone)) return `timezone "${timeZone}" is not an IANA zone name; ${useIana}`;
+	if (resolved !== timeZone && resolved.toLowerCase() === timeZone.toLowerCase()) return `timezone "${timeZone}" is written "${resolved}"`;
+	// Intl also takes an abbreviation or a legacy name with no area, and reads it as some zone the
+	// operator rarely means: BST as Asia/Dhaka (not London), IST as Kolkata, EST as a UTC−5 with no
+	// daylight saving time. Only UTC and GMT are taken bare.
+	if (!timeZone.includes("/") && resolved !== "UTC") {
+		const meant = MEANT_ZONES[timeZone.toUpperCase()];
+		const area = resolved.includes("/") ? ` (Intl reads it as ${resolved})` : "";
+		return `timezone "${timeZone}" is an abbreviation or legacy name${area}; write the zone's Area/City name${meant ? `: ${meant}` : ", such as \"Europe/Berlin\""}`;
+	}
 	return undefined;
 }
+
+/** The zones an abbreviation is usually meant for, as its refusal suggests them. */
+const MEANT_ZONES: Record<string, string> = {
+	BST: '"Europe/London" for British time',
+	IST: '"Asia/Kolkata" for India, "Europe/Dublin" for Ireland',
+	EST: '"America/New_York" for US Eastern time ("Etc/GMT+5" for a fixed UTC−5)',
+	EDT: '"America/New_York" for US Eastern time',
+	CST: '"America/Chicago" for US Central time, "Asia/Shanghai" for China',
+	CDT: '"America/Chicago" for US Central time',
+	MST: '"America/Denver" for US Mountain time, "America/Phoenix" for Arizona',
+	MDT: '"America/Denver" for US Mountain time',
+	PST: '"America/Los_Angeles" for US Pacific time',
+	PDT: '"America/Los_Angeles" for US Pacific time',
+	CET: '"Europe/Berlin", "Europe/Paris" or your city',
+	CEST: '"Europe/Berlin", "Europe/Paris" or your city',
+	JST: '"Asia/Tokyo"',
+	AEST: '"Australia/Sydney"',
+	AEDT: '"Australia/Sydney"',
+};
 
 /** A cron's fields, in order, and the values each takes (day-of-week 7 is Sunday, as 0 is). */
 const CRON_FIELDS = [

@@ -262,6 +262,20 @@ describe("parseAgent", () => {
 		}
 	});
 
+	it("refuses an abbreviation or a name without its area, which Intl reads as a zone rarely meant, and a name in the wrong case, saying what to write", () => {
+		const cases: [string, RegExp][] = [
+			["BST", /^timezone "BST" is an abbreviation or legacy name \(Intl reads it as Asia\/Dhaka\); write the zone's Area\/City name: "Europe\/London" for British time$/],
+			["EST", /\(Intl reads it as America\/Panama\).*"America\/New_York" for US Eastern time/],
+			["IST", /"Asia\/Kolkata" for India, "Europe\/Dublin" for Ireland/],
+			["Japan", /^timezone "Japan" is an abbreviation or legacy name \(Intl reads it as Asia\/Tokyo\); write the zone's Area\/City name, such as "Europe\/Berlin"$/],
+			["europe/berlin", /^timezone "europe\/berlin" is written "Europe\/Berlin"$/],
+		];
+		for (const [timezone, message] of cases) {
+			const error = configError(() => parseAgent({ name: "zoned", prompt: "p", schedules: { a: { cron: "0 9 * * *", timezone } } }));
+			expect(error.issues, timezone).toEqual([{ path: "schedules.a.timezone", message: expect.stringMatching(message) }]);
+		}
+	});
+
 	it("refuses a UTC offset as an agent's timezone, naming the field", () => {
 		for (const timezone of ["+05:00", "-05:00", "+00:00", "+0530", "-12"]) {
 			const error = configError(() => parseAgent({ name: "offset", prompt: "p", schedules: { a: { cron: "0 9 * * 1-5", timezone } } }));
