@@ -756,7 +756,8 @@ function toStep(value: unknown, at: string): Step {
 		return value.text as string | undefined;
 	};
 	const thinking = (): string | undefined => {
-		if (value.thinking !== undefined && (typeof value.thinking !== "string" || value.thinking === "")) bad("thinking must be a non-empty string");
+		// "" is a thinking block whose text is omitted (the 5.5 models' default display), signed all the same.
+		if (value.thinking !== undefined && typeof value.thinking !== "string") bad("thinking must be a string");
 		return value.thinking as string | undefined;
 	};
 	if ("max_tokens_stop" in value) {

@@ -37,6 +37,16 @@ describe("a model that thinks (preserved thinking)", () => {
 		expect(thinkingSent(emulator, 1)).toEqual(["I should look at the page."]);
 	});
 
+	it("sends back a thinking block whose text is omitted (the 5.5 models' default display) as it came, empty", async () => {
+		const emulator = useEmulator();
+		fake("https://status.example.test", () => new Response("all green"));
+		emulator.enqueue({ thinking: "", tool_use: { name: "http_fetch", input: { url: "https://status.example.test/" } } }, { thinking: "", text: "All green." });
+		await createAgent({ name: "quiet-thinker", tools: [fetchTool] });
+		const job = await runToRest("quiet-thinker");
+		expect(job.status, JSON.stringify(job.error)).toBe("completed");
+		expect(thinkingSent(emulator, 1)).toEqual([""]);
+	});
+
 	it("has room for long thinking before its answer: thinking counts against max_tokens", async () => {
 		const emulator = useEmulator();
 		// About 10,000 tokens of thought, past the 8,192 a request allowed.
