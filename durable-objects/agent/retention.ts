@@ -47,7 +47,10 @@ export async function pruneJobs(sql: SqlStorage, bucket: R2Bucket, agent: string
 		.toArray()
 		.map((r) => r.id);
 	for (const id of old) {
-		await deleteJobOutput(bucket, agent, id);
+		// Chunks are deleted as the output is consolidated: only an output never consolidated (a row
+		// here without its key) may have some left, and only it has its prefix listed.
+		const chunks = sql.exec("SELECT 1 FROM output_state WHERE job_id = ? AND output_key IS NULL", id).toArray().length > 0;
+		await deleteJobOutput(bucket, agent, id, { chunks });
 		for (const table of ["jobs", "messages", "message_chunks", "tool_calls", "output_lines", "job_setup", "output_state", "follow_up_consent"] as const) {
 			// Table names come from the fixed list above, never from input.
 			sql.exec(`DELETE FROM ${table} WHERE ${table === "jobs" ? "id" : "job_id"} = ?`, id);

@@ -633,7 +633,8 @@ export function contentRange({ range, size }: OutputObject): string {
 }
 
 /** Deletes a job's consolidated output, its plain-text log, and any chunks left from while it ran (retention). */
-export async function deleteJobOutput(bucket: R2Bucket, agent: string, jobId: string): Promise<void> {
-	await bucket.delete(outputKey(agent, jobId));
-	await deleteChunks(bucket, agent, jobId);
+export async function deleteJobOutput(bucket: R2Bucket, agent: string, jobId: string, { chunks }: { chunks: boolean }): Promise<void> {
+	// Deletes are not billed; a listing is (class A): the prefix is listed only where chunks may remain.
+	await bucket.delete([outputKey(agent, jobId), outputLogKey(agent, jobId)]);
+	if (chunks) await deleteChunks(bucket, agent, jobId);
 }

@@ -561,8 +561,14 @@ describe("putOutputLog", () => {
 		await consolidate(bucket, "logged", jobId, batch);
 		await putOutputLog(bucket, "logged", jobId, batch, (b) => b.slice(0, 20));
 		expect((await keysUnder(`jobs/logged/${jobId}`)).sort()).toEqual([outputKey("logged", jobId), outputLogKey("logged", jobId)].sort());
-		await deleteJobOutput(bucket, "logged", jobId);
+		// Consolidated, its chunks gone: the final object and the log are deleted by key, nothing listed.
+		const listed: string[] = [];
+		const counted = new Proxy(bucket, {
+			get: (target, name) => (name === "list" ? (options: R2ListOptions) => (listed.push(options.prefix ?? ""), target.list(options)) : Reflect.get(target, name).bind(target)),
+		});
+		await deleteJobOutput(counted, "logged", jobId, { chunks: false });
 		expect(await keysUnder(`jobs/logged/${jobId}`)).toEqual([]);
+		expect(listed).toEqual([]);
 	});
 });
 
@@ -579,13 +585,13 @@ describe("deleteJobOutput", () => {
 		await putChunk(bucket, "retention", sibling, await batch(0, 2));
 		expect(await keysUnder(`jobs/retention/${jobId}`)).toHaveLength(5);
 
-		await deleteJobOutput(bucket, "retention", jobId);
+		await deleteJobOutput(bucket, "retention", jobId, { chunks: true });
 		expect(await bucket.head(outputKey("retention", jobId))).toBeNull();
 		expect(await keysUnder(`jobs/retention/${jobId}/`)).toEqual([]);
 		expect((await keysUnder(`jobs/retention/${jobId}`)).sort()).toEqual(
 			[outputKey("retention", sibling), chunkKey("retention", sibling, 1, 2)].sort(),
 		);
 		// Deleting what is already gone is fine (retention may run twice).
-		await deleteJobOutput(bucket, "retention", jobId);
+		await deleteJobOutput(bucket, "retention", jobId, { chunks: true });
 	});
 });
