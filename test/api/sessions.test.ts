@@ -83,7 +83,8 @@ describe("session ids", () => {
 		const session = await getSession(first.session_id!);
 		expect(session.jobs.map((j) => [j.id, j.error])).toEqual([
 			[first.id, null],
-			[next.id, failed.error],
+			// The list's error is the record's type and message (its request_id is the record's alone).
+			[next.id, { type: failed.error!.type, message: failed.error!.message }],
 		]);
 	});
 
