@@ -147,10 +147,12 @@ export async function sessionStarts(db: D1Database, idPrefix: string, limit: num
 }
 
 /**
- * The index's summary, as GET /v1/jobs documents it (the runner's SUMMARY_CHARS): held here too, not
- * trusted to every sender, since a row past D1's size limit fails the outbox's whole batch, at each retry.
+ * The index's summary, as GET /v1/jobs documents it: the head of the record's (GET /v1/jobs/:id has
+ * its 2,000 characters, the output all of it). A row is the index's size: with 2,000 characters it
+ * took a 4 KB page of its own (4.5 KB a job, a busy fleet's 10 GB in days), with 500 about 1.1 KB.
+ * Clipped here, not trusted to every sender: a row past D1's size limit fails the outbox's whole batch.
  */
-export const INDEX_SUMMARY_CHARS = 2000;
+export const INDEX_SUMMARY_CHARS = 500;
 
 /**
  * The index's error message: enough for a list to say why a job failed (the record holds it whole).

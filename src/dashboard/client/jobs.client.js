@@ -216,7 +216,7 @@ function jobRow(j) {
 		// The time itself, with the relative one beneath (as the runs table's slots): not only in a tooltip.
 		h("td", null, j.started_at ? slotTime(j.started_at) : h("span", { class: "muted" }, "created ", slotTime(j.created_at))),
 		h("td", { class: "num", text: dur(j.duration_seconds) }),
-		// Two lines of it (the CSS clamps them): the whole, up to 2,000 characters, is the cell's tooltip and on the job's page.
+		// Two lines of it (the CSS clamps them): the list's 500 characters are the cell's tooltip, the record's 2,000 on the job's page.
 		summaryCell(j));
 }
 /** The job's answer; or, for one that has none, what ended it (a failed job's error), as its page says it. @param {JobSummary} j */
