@@ -15,7 +15,7 @@ export interface YamlProblem {
  * and `<<` merges maps, while the same file without it reads `no` as a string and `<<` as a key
  * named "<<". Both are refused instead, each at its line: the file means one thing.
  */
-export function parseYaml12(text: string, options: ParseOptions & DocumentOptions = {}): { doc: Document.Parsed; problems: YamlProblem[]; lineCounter: LineCounter } {
+export function parseYaml12(text: string, options: ParseOptions & DocumentOptions = {}): { doc: Document.Parsed; problems: YamlProblem[]; lineCounter: LineCounter; text: string } {
 	const lineCounter = new LineCounter();
 	// Source tokens kept: they tell a flow collection closed by its bracket from one left open (openedAt).
 	const doc = parseDocument(text, { ...options, version: "1.2", merge: false, lineCounter, keepSourceTokens: true });
@@ -37,7 +37,7 @@ export function parseYaml12(text: string, options: ParseOptions & DocumentOption
 			}
 		},
 	});
-	return { doc, problems, lineCounter };
+	return { doc, problems, lineCounter, text };
 }
 
 /**
@@ -70,15 +70,44 @@ const closedFlow = (token: Token | undefined) => token?.type === "flow-collectio
  * is a code frame; an unclosed quote or bracket at its opening) and what drover refuses
  * (parseYaml12's problems).
  */
-export function unreadable({ doc, problems, lineCounter }: ReturnType<typeof parseYaml12>): { line?: number; col?: number; message: string }[] {
-	return [
-		...doc.errors.map((e) => {
-			const message = (e.message.split("\n")[0] ?? "").replace(/ at line \d+, column \d+:?$/, "");
-			const opened = openedAt(doc, e);
-			if (opened === undefined || !e.linePos) return { ...e.linePos?.[0], message };
+export function unreadable({ doc, problems, lineCounter, text }: ReturnType<typeof parseYaml12>): { line?: number; col?: number; message: string }[] {
+	const faults: { line?: number; col?: number; message: string }[] = [];
+	const said = new Set<string>();
+	for (const e of doc.errors) {
+		const message = (e.message.split("\n")[0] ?? "").replace(/ at line \d+, column \d+:?$/, "");
+		const opened = openedAt(doc, e);
+		let fault: { line?: number; col?: number; message: string };
+		if (opened !== undefined && e.linePos) {
 			const until = e.pos[0] >= (doc.range?.[2] ?? Number.POSITIVE_INFINITY) ? "the end of the text" : `line ${e.linePos[0].line}`;
-			return { ...lineCounter.linePos(opened), message: `${message}: opened here and still open at ${until}` };
-		}),
-		...problems,
-	];
+			fault = { ...lineCounter.linePos(opened), message: `${message}: opened here and still open at ${until}` };
+		} else {
+			fault = { ...e.linePos?.[0], ...plainly(e, message, text, lineCounter) };
+		}
+		// A line's one mistake can make several errors (an unquoted cron, one an asterisk): said once.
+		const key = `${fault.line}:${fault.message}`;
+		if (said.has(key)) continue;
+		said.add(key);
+		faults.push(fault);
+	}
+	return [...faults, ...problems];
+}
+
+/**
+ * The parser's words for a mistake it cannot name, with what the writer most likely meant, for the
+ * few that first-time fleet.yaml writers make: an unquoted value that begins with "*" (a cron: YAML
+ * reads it as an alias), a value holding ": " (read as a nested key), a second document.
+ */
+function plainly(e: YAMLError, message: string, text: string, lineCounter: LineCounter): { line?: number; col?: number; message: string } {
+	const line = e.linePos?.[0].line;
+	const start = line === undefined ? undefined : lineCounter.lineStarts[line - 1];
+	const end = start === undefined ? -1 : text.indexOf("\n", start);
+	const source = start === undefined ? "" : text.slice(start, end === -1 ? undefined : end);
+	const value = /^(\s*(?:-\s+)?(?:[^\s:#][^:#]*:\s+|-\s+))(\*.*)$/.exec(source);
+	if (value && (e.code === "BAD_ALIAS" || /\b(alias|scalar) at node end\b/.test(message))) {
+		const [, lead = "", rest = ""] = value;
+		return { col: lead.length + 1, message: `${rest.trim()} begins with "*", which YAML reads as an alias: quote it ("${rest.trim().replace(/"/g, '\\"')}")` };
+	}
+	if (e.code === "BLOCK_AS_IMPLICIT_KEY") return { message: `${message}: a value holding ": " must be quoted (as prompt: "Note: check this")` };
+	if (e.code === "MULTIPLE_DOCS") return { message: 'the text holds more than one YAML document (a "---" line between them): write one (fleet.yaml: one agents: list)' };
+	return { message };
 }

@@ -145,7 +145,16 @@ describe("a bad fleet file is rejected with the offending path and reason", () =
 		{ name: "unclosed list ending at a closed one, no newline", text: "version: 1\nagents:\n  - name: watcher\n    tags: [a, [b]", path: "line 4:11", message: "opened here and still open at the end of the text" },
 		{ name: "unclosed flow map", text: "version: 1\nagents:\n  - name: watcher\n    schedules: { daily: { cron: '0 6 * * *' }\n    prompt: Watch.\n", path: "line 4:16", message: "end with a }: opened here and still open at line 5" },
 		{ name: "empty file", text: "", path: "(root)", message: "empty" },
+		// The parser's own words ("Unexpected alias at node end", once an asterisk) said as the mistake.
+		{ name: "unquoted cron beginning with *", text: "version: 1\nagents:\n  - name: watcher\n    schedules:\n      often:\n        cron: */15 * * * *\n", path: "line 6:15", message: '*/15 * * * * begins with "*", which YAML reads as an alias: quote it ("*/15 * * * *")' },
+		{ name: "unquoted value holding a colon and a space", text: "version: 1\nagents:\n  - name: watcher\n    prompt: Note: check this\n", path: "line 4:13", message: 'a value holding ": " must be quoted' },
+		{ name: "two YAML documents", text: "version: 1\nagents: []\n---\nversion: 1\n", path: "line 3:1", message: "more than one YAML document" },
 	];
+
+	it("says an unquoted cron's mistake once, not once for each asterisk", () => {
+		const error = configError(() => parseFleet("version: 1\nagents:\n  - name: watcher\n    schedules:\n      often:\n        cron: */15 * * * *\n"));
+		expect(error.issues).toHaveLength(1);
+	});
 
 	for (const c of cases) {
 		it(c.name, () => {
