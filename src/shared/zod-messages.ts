@@ -2,11 +2,40 @@ import { z } from "@hono/zod-openapi";
 
 // A field left out reads "required", with the type it takes: zod's own words ("Invalid input: expected
 // string, received undefined", "Invalid option: expected one of …") describe a value that was never
-// sent. The API and fleet.yaml say it alike.
+// sent. A value of the wrong type that is a common slip (a duration without its unit, YAML 1.1's
+// yes/no, a number in quotes, a list written as a map) says what to write instead. The API and
+// fleet.yaml say it alike.
 z.config({
 	customError: (iss) => {
-		if (iss.input !== undefined) return undefined;
-		if (iss.code === "invalid_type") return `required (${iss.expected})`;
-		return iss.code === "invalid_value" ? "required" : undefined;
+		if (iss.input === undefined) {
+			if (iss.code === "invalid_type") return `required (${iss.expected})`;
+			return iss.code === "invalid_value" ? "required" : undefined;
+		}
+		return iss.code === "invalid_type" ? wrongType(iss.expected, iss.input, iss.path?.at(-1)) : undefined;
 	},
 });
+
+/** The fields whose value is a duration ("15m", "1h30m"). */
+const DURATIONS = new Set(["interval", "timeout", "approval_timeout", "idle_timeout"]);
+
+/** What YAML 1.1 (and people) write for a boolean, read by YAML 1.2 as text. */
+const BOOLEANS: Record<string, boolean> = { true: true, false: false, yes: true, no: false, on: true, off: false, y: true, n: false };
+
+function wrongType(expected: string, input: unknown, key: PropertyKey | undefined): string | undefined {
+	if (expected === "string" && typeof input === "number") {
+		return DURATIONS.has(String(key))
+			? `a duration is text with a unit: write "${input}m" for ${input} minutes ("${input}s" seconds, "${input}h" hours)`
+			: `expected text, got the number ${input}: write it in quotes ("${input}")`;
+	}
+	if (expected === "boolean" && typeof input === "string") {
+		const meant = BOOLEANS[input.trim().toLowerCase()];
+		return `expected true or false, got the text ${JSON.stringify(input)}${meant === undefined ? "" : `: write ${meant}, without quotes`}`;
+	}
+	if (expected === "number" && typeof input === "string" && input.trim() !== "" && Number.isFinite(Number(input))) {
+		return `expected a number, got the text ${JSON.stringify(input)}: write ${Number(input)}, without quotes`;
+	}
+	if (expected === "array" && input === null) return "expected a list, got nothing: list its items (one - line each), or write []";
+	if (expected === "array" && typeof input === "object" && !Array.isArray(input)) return "expected a list (one - line an item), got a map (key: value lines)";
+	if ((expected === "record" || expected === "object") && Array.isArray(input)) return "expected a map (key: value lines), got a list (- lines)";
+	return undefined;
+}

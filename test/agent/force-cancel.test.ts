@@ -168,7 +168,7 @@ describe("cancel with force", () => {
 	it("refuses a force that is not a boolean", async () => {
 		const res = await post(`/v1/jobs/job-2026-12-02-abcdef/cancel`, { force: "yes" });
 		expect(res.status).toBe(400);
-		expect((await errorOf(res)).details?.issues).toEqual([{ path: "force", message: "Invalid input: expected boolean, received string" }]);
+		expect((await errorOf(res)).details?.issues).toEqual([{ path: "force", message: 'expected true or false, got the text "yes": write true, without quotes' }]);
 	});
 });
 

@@ -97,6 +97,12 @@ describe("a bad fleet file is rejected with the offending path and reason", () =
 		{ name: "4-field cron", text: schedule({ cron: "0 9 * *" }), path: "agents[0].schedules.nightly.cron", message: 'invalid cron "0 9 * *": a cron has 5 fields (minute hour day-of-month month day-of-week); got 4' },
 		{ name: "6-field cron", text: schedule({ cron: "0 0 9 * * *" }), path: "agents[0].schedules.nightly.cron", message: "a cron has 5 fields (minute hour day-of-month month day-of-week); got 6: the scheduler ticks once a minute, so there is no seconds field" },
 		{ name: "unknown cron nickname", text: schedule({ cron: "@every 5m" }), path: "agents[0].schedules.nightly.cron", message: 'invalid cron "@every 5m": unknown nickname "@every"; use 5 fields' },
+		// A value of the wrong type that is a common slip says what to write.
+		{ name: "interval without its unit", text: schedule({ interval: 90 }), path: "agents[0].schedules.nightly.interval", message: 'a duration is text with a unit: write "90m" for 90 minutes' },
+		{ name: "YAML 1.1's no for a boolean", text: "version: 1\nagents:\n  - name: watcher\n    prompt: Watch.\n    enabled: no\n", path: "agents[0].enabled", message: 'expected true or false, got the text "no": write false, without quotes' },
+		{ name: "a number in quotes", text: fleetYaml({ max_turns: "10" }), path: "agents[0].max_turns", message: 'expected a number, got the text "10": write 10, without quotes' },
+		{ name: "schedules written as a list", text: "version: 1\nagents:\n  - name: watcher\n    prompt: Watch.\n    schedules:\n      - cron: '0 9 * * *'\n", path: "agents[0].schedules", message: "expected a map (key: value lines), got a list (- lines)" },
+		{ name: "agents left empty", text: "version: 1\nagents:\n", path: "agents", message: "expected a list, got nothing" },
 		{ name: "bad timezone", text: schedule({ cron: "0 9 * * *", timezone: "Mars/Olympus" }), path: "agents[0].schedules.nightly.timezone", message: 'unknown timezone "Mars/Olympus"' },
 		{ name: "UTC offset for a timezone", text: schedule({ cron: "0 9 * * 1-5", timezone: "+05:00" }), path: "agents[0].schedules.nightly.timezone", message: 'timezone "+05:00" is a UTC offset, not an IANA zone; use an IANA zone' },
 		{ name: "negative UTC offset for a timezone", text: schedule({ cron: "0 9 * * *", timezone: "-03:30" }), path: "agents[0].schedules.nightly.timezone", message: "is a UTC offset" },

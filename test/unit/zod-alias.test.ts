@@ -20,8 +20,8 @@ describe("the bundle's zod (wrangler.toml's alias)", () => {
 
 	it("still says zod's English words for a value that fails", () => {
 		const issues = (r: { success: boolean; error?: { issues: { message: string }[] } }) => r.error?.issues.map((i) => i.message);
-		const wrong = [1, "x", { a: 1 }];
+		const wrong = [true, "x", { a: 1 }];
 		expect(issues(lean.z.array(lean.z.string().min(2)).safeParse(wrong))).toEqual(issues(real.z.array(real.z.string().min(2)).safeParse(wrong)));
-		expect(issues(lean.z.array(lean.z.string()).safeParse(wrong))?.[0]).toMatch(/^Invalid input: expected string, received number$/);
+		expect(issues(lean.z.array(lean.z.string()).safeParse(wrong))?.[0]).toMatch(/^Invalid input: expected string, received boolean$/);
 	});
 });
