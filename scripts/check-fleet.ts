@@ -2,6 +2,7 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { modelWarnings, parseFleetBytes } from "../src/config/fleet.ts";
+import { definitionWarnings, scheduleWarnings, sharedWebhookSecrets } from "../src/config/warnings.ts";
 import { ConfigError } from "../src/errors.ts";
 
 const given = process.argv[2];
@@ -14,6 +15,9 @@ try {
 	const schedules = fleet.agents.reduce((n, agent) => n + Object.keys(agent.schedules).length, 0);
 	console.log(`${name}: ${fleet.agents.length} agents, ${schedules} schedules OK`);
 	for (const warning of modelWarnings(fleet, new Date())) console.warn(`warning: ${warning}`);
+	// What a dry run says of a definition whatever the Worker's secrets (those are the deployed Worker's to know).
+	for (const agent of fleet.agents) for (const warning of [...definitionWarnings(agent), ...scheduleWarnings(agent)]) console.warn(`warning: ${agent.name}: ${warning}`);
+	for (const warning of sharedWebhookSecrets(fleet.agents)) console.warn(`warning: ${warning}`);
 } catch (error) {
 	console.error(error instanceof ConfigError ? error.message : `${name}: ${error instanceof Error ? error.message : String(error)}`);
 	// Under `npm start` (wrangler's build step, on each save): reported, and the Worker still reloads,

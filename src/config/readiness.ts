@@ -2,7 +2,8 @@ import { providerConfig } from "../agent/credentials.ts";
 import { resolveSecretUrl, secretNamed } from "../delivery/secret-url.ts";
 import { DEPRECATED_MODELS } from "./models.ts";
 import { isReservedSecret, RESERVED_SECRETS_SAID } from "./reserved-secrets.ts";
-import { type AgentDefinition, type DefinitionSummary, durationSeconds } from "./schema.ts";
+import { type AgentDefinition, type DefinitionSummary } from "./schema.ts";
+import { definitionWarnings } from "./warnings.ts";
 
 /**
  * Why an agent cannot run with the Worker's current secrets and today's models, or [] when it can.
@@ -85,13 +86,7 @@ export function readinessWarnings(agent: DefinitionSummary, env: Record<string, 
 			warnings.push(`secret ${name} is shorter than ${MIN_WEBHOOK_SECRET_CHARS} characters: a signature made with it could be forged`);
 		}
 	}
-	// Not a secret, but as sure to fail: the wait ends at the job's own deadline first.
-	const gated = agent.tools.flatMap((t) => (t.type !== "server" && t.requires_approval ? [t.type === "webhook" ? t.name : t.type] : []));
-	if (gated.length > 0 && durationSeconds(agent.approval_timeout) >= durationSeconds(agent.timeout)) {
-		warnings.push(
-			`approval_timeout ${agent.approval_timeout} is not shorter than timeout ${agent.timeout} (tool ${gated.join(", ")} needs approval): a call left waiting ends the job failed at its timeout, never denied; set timeout longer than the wait you allow (up to 24h), or approval_timeout shorter`,
-		);
-	}
+	warnings.push(...definitionWarnings(agent));
 	return warnings;
 }
 

@@ -178,6 +178,20 @@ describe("a dry run of a definition (dry_run=true)", () => {
 		const saved = (await (await put("dry-new", changed)).json()) as { definition_revision: string };
 		expect(saved.definition_revision).toBe(update.definition_revision);
 	});
+
+	it("warns that a definition would be paused at once (its delivery secret not set), and of a cron that likely does not mean what it says", async () => {
+		const yaml = "name: dry-paused\nprompt: Go.\ndelivery: { type: slack, url_secret: DRY_PAUSED_SLACK_URL }\nschedules:\n  morning: { cron: '* 9 * * *' }\n";
+		const res = await call("/v1/agents?dry_run=true", { method: "POST", as: "admin", headers: YAML, body: yaml });
+		expect(res.status, await res.clone().text()).toBe(200);
+		expect(((await res.json()) as { warnings: string[] }).warnings).toEqual([
+			"it would be paused at once, until this is mended: secret DRY_PAUSED_SLACK_URL (delivery) is not set",
+			'schedule morning: cron "* 9 * * *" runs every minute of hour 9, 60 runs an hour; for one run at its start write "0 9 …"',
+		]);
+		// The real create is paused so, as the dry run said.
+		const created = await call("/v1/agents", { method: "POST", as: "admin", headers: YAML, body: yaml });
+		expect(created.status).toBe(201);
+		expect(((await created.json()) as { paused: { reason: string } | null }).paused?.reason).toContain("secret DRY_PAUSED_SLACK_URL (delivery) is not set");
+	});
 });
 
 

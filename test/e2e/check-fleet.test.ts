@@ -43,6 +43,34 @@ describe("npm run check on fleet.yaml", () => {
 		);
 	});
 
+	it("passes a file that says what it likely does not mean, warning of each: a wait for approval past the job's timeout, a cron running every minute of an hour or on either day field, a webhook secret two agents share", () => {
+		const fleet = [
+			"version: 1",
+			"agents:",
+			"  - name: gated",
+			"    prompt: Go.",
+			"    approval_timeout: 24h",
+			"    tools: [{ type: http_fetch, allow_hosts: [example.com], requires_approval: true }]",
+			"    webhook: { secret: SHARED_HOOK_SECRET }",
+			"    schedules:",
+			"      morning: { cron: '* 9 * * *' }",
+			"      first-monday: { cron: '0 9 1-7 * 1' }",
+			"  - name: twin",
+			"    prompt: Go.",
+			"    webhook: { secret: SHARED_HOOK_SECRET }",
+			"",
+		].join("\n");
+		const r = checkFleet(Buffer.from(fleet, "utf8"));
+		expect(r.status).toBe(0);
+		expect(r.stdout).toBe("<file>: 2 agents, 2 schedules OK\n");
+		expect(r.stderr.split("\n").filter(Boolean)).toEqual([
+			expect.stringMatching(/^warning: gated: approval_timeout 24h is not shorter than timeout 30m \(tool http_fetch needs approval\)/),
+			'warning: gated: schedule morning: cron "* 9 * * *" runs every minute of hour 9, 60 runs an hour; for one run at its start write "0 9 …"',
+			'warning: gated: schedule first-monday: cron "0 9 1-7 * 1" runs on the days of the month 1-7 and also on the weekdays 1 (either day field matching, not both): to run on one of them only, write * in the other',
+			"warning: agents gated, twin share the webhook secret SHARED_HOOK_SECRET: a caller of either can start the other's runs; give each its own",
+		]);
+	});
+
 	it("passes the same file in UTF-8", () => {
 		const r = checkFleet(Buffer.from(FLEET, "utf8"));
 		expect(r.stderr).toBe("");

@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { alreadyDefined, definitionRevision, notDefined, revisionChanged } from "../../config/fleet.ts";
-import { readinessWarnings } from "../../config/readiness.ts";
+import { readinessProblems, readinessWarnings } from "../../config/readiness.ts";
+import { scheduleWarnings } from "../../config/warnings.ts";
 import { AgentSchema, type AgentDefinition } from "../../config/schema.ts";
 import { ConflictError, NotFoundError, PreconditionFailedError } from "../../errors.ts";
 import { getRegisteredAgent } from "../../store/agent-registry.ts";
@@ -49,6 +50,11 @@ export async function dryRun(env: Env, agent: AgentDefinition, expect: "create" 
 		definition_revision: revision,
 		previous_revision: current,
 		schedules: scheduleViews(agent, new Date()),
-		warnings: readinessWarnings(agent, env as unknown as Record<string, unknown>),
+		warnings: [
+			// A definition the Worker cannot run is paused as it is stored (paused_by auto): said before.
+			...readinessProblems(agent, env as unknown as Record<string, unknown>, new Date()).map((problem) => `it would be paused at once, until this is mended: ${problem}`),
+			...readinessWarnings(agent, env as unknown as Record<string, unknown>),
+			...scheduleWarnings(agent),
+		],
 	};
 }
