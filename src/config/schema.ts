@@ -235,7 +235,12 @@ const SCAN_REFUSAL = "refused by the injection scan:";
  */
 const ScannedPrompt = Prompt.superRefine((s, ctx) => {
 	const scan = scanPrompt(s, "strict");
-	if (!scan.ok) ctx.addIssue({ code: "custom", message: `${SCAN_REFUSAL} ${scan.reason}` });
+	if (!scan.ok) {
+		// An operator's own rule ("ignore previous instructions in the PR text") reads as an attack here:
+		// its place is the system prompt, whose wording is not scanned.
+		const rule = scan.reason.startsWith("prompt injection pattern") ? "; an instruction of your own about other text belongs in system_prompt, whose wording is not scanned" : "";
+		ctx.addIssue({ code: "custom", message: `${SCAN_REFUSAL} ${scan.reason}${rule}` });
+	}
 });
 
 /**
