@@ -467,7 +467,7 @@ export function createModelClient(env: ProviderEnv, options: ModelClientOptions 
 					// answers the same request, so it goes on, unchanged, to the next fallback. The last
 					// model's refusal is the answer.
 					if (message.stop_reason === "refusal" && model !== request.models.at(-1)) {
-						attempts.push({ model, key, status: "refusal", waited_ms: waited, at: now(), usage: message.usage });
+						attempts.push({ model, key, status: "refusal", waited_ms: waited, at: now(), usage: message.usage, ...(read.requestId ? { request_id: read.requestId } : {}) });
 						break;
 					}
 					attempts.push({ model, key, status: "ok", waited_ms: waited, at: now() });

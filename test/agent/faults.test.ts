@@ -176,7 +176,8 @@ describe("the model provider failing", () => {
 		expect(job.usage.per_model["claude-opus-5-5"]!.output_tokens).toBeGreaterThan(0);
 		const lines = await outputOf("refused-once", job.id);
 		const retry = lines.find((l) => l.subtype === "retry");
-		expect(retry).toMatchObject({ model: "claude-opus-5-5", content: expect.stringContaining("refused") });
+		// With the answer's request id, as every try the API answered has.
+		expect(retry).toMatchObject({ model: "claude-opus-5-5", content: expect.stringContaining("refused"), request_id: expect.stringMatching(/^req_/) });
 		expect(retry!.usage).toEqual(expect.objectContaining({ output_tokens: job.usage.per_model["claude-opus-5-5"]!.output_tokens }));
 		expect(lines.find((l) => l.subtype === "fallback")).toMatchObject({ model: "claude-haiku-5-5" });
 	});

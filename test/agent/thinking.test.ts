@@ -3,7 +3,7 @@ import type { JobRecord } from "../../src/jobs/model.ts";
 import { createAgent, settle } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
 import { call } from "../helpers/http.ts";
-import { jobOf, runToRest } from "../helpers/jobs.ts";
+import { jobOf, outputOf, runToRest } from "../helpers/jobs.ts";
 import { fake } from "../helpers/outbound.ts";
 
 // The 5.5 models think unasked and sign each thinking block over everything before it: sent back after
@@ -87,6 +87,26 @@ describe("a model that thinks (preserved thinking)", () => {
 		expect(job.summary).toBe("All green.");
 		// Refused once with the thinking, answered without it.
 		expect(emulator.requests.map((_, i) => thinkingSent(emulator, i))).toEqual([["Check the page."], [null]]);
+	});
+
+	it("keeps the tokens of an answer refused in a call then refused for its thinking: the job's usage counts what its output bills", async () => {
+		const emulator = useEmulator();
+		fake("https://status.example.test", () => new Response("all green"));
+		emulator.enqueue(
+			{ thinking: "Look.", tool_use: { name: "http_fetch", input: { url: "https://status.example.test/" } } },
+			// The primary refuses (billed), the fallback's request is refused for the thinking it carries.
+			{ stop_reason: "refusal", text: "No." },
+			{ error: 400, message: "messages.1.content.0: Invalid `signature` in `thinking` block. The block is bound to a different conversation." },
+			{ text: "All green." },
+		);
+		await createAgent({ name: "billed-refusal", fallback_models: ["claude-haiku-5-5"], tools: [fetchTool] });
+		const job = await runToRest("billed-refusal");
+		expect(job.status, JSON.stringify(job.error)).toBe("completed");
+		const lines = await outputOf("billed-refusal", job.id);
+		const billed = lines.reduce((n, l) => n + (l.usage && (l.type === "assistant" || l.subtype === "retry") ? (l.usage as { output_tokens: number }).output_tokens : 0), 0);
+		const counted = Object.values(job.usage.per_model).reduce((n, u) => n + u.output_tokens, 0);
+		expect(lines.some((l) => l.subtype === "retry" && l.usage)).toBe(true);
+		expect(counted).toBe(billed);
 	});
 
 	it("asks a model whose output limit is below max_tokens again within the limit it names", async () => {

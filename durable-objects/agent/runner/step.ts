@@ -441,7 +441,7 @@ function retryLines(attempts: readonly ModelAttempt[]): OutputLine[] {
 			const tried = { model: a.model, key: a.key, waited_ms: a.waited_ms };
 			const timestamp = new Date(a.at).toISOString();
 			if (a.status === "refusal") {
-				return { type: "system", subtype: "retry", content: `model ${a.model} refused to answer (stop_reason refusal); the request went to the next fallback model`, ...tried, usage: { ...a.usage }, timestamp };
+				return { type: "system", subtype: "retry", content: `model ${a.model} refused to answer (stop_reason refusal); the request went to the next fallback model`, ...tried, usage: { ...a.usage }, ...(a.request_id ? { request_id: a.request_id } : {}), timestamp };
 			}
 			const content = a.status === "network" ? `model ${a.model} did not answer: ${a.detail ?? "the connection failed"}` : `model ${a.model} answered ${a.status}`;
 			return { type: "system", subtype: "retry", content, ...tried, ...(a.request_id ? { request_id: a.request_id } : {}), timestamp };
@@ -541,7 +541,9 @@ function modelFailed(deps: StepDeps, jobId: string, err: unknown): StepResult {
 	// thinking is left out and the turn asked again; refused again with none left, the job fails.
 	if (e.kind === "invalid_request" && UNBOUND_THINKING.test(e.message) && dropAllThinking(deps.sql, jobId)) {
 		log.warn("job.thinking_dropped", { agent: job.agent, job_id: jobId, request_id: e.requestId });
-		save(deps, job);
+		// Bumped: a refused answer the call billed before the 400 is in its usage, and a save at the
+		// revision stored writes nothing.
+		save(deps, bump(job, {}));
 		setNextStep(deps.sql, jobId, deps.now(), deps.now());
 		return "continue";
 	}
