@@ -1,7 +1,7 @@
 import type { JobRecord, JobStatus, JobSummary } from "../../src/jobs/model.ts";
 import { prefixRange } from "../../src/jobs/session-ids.ts";
 import type { CursorKey } from "../../src/shared/cursor.ts";
-import { listedError } from "../../src/store/job-index.ts";
+import { listedError, listedSummary } from "../../src/store/job-index.ts";
 import { getJob, pendingJobs } from "./jobs.ts";
 import { readPersistentSession } from "./runner/persistent.ts";
 
@@ -228,7 +228,7 @@ function toSessionJob(job: JobRecord): SessionJob {
 		started_at: job.started_at,
 		finished_at: job.finished_at,
 		duration_seconds: job.duration_seconds,
-		summary: job.summary,
+		summary: listedSummary(job.summary),
 		revision: job.revision,
 		tool_calls: job.tool_calls,
 		error: listedError(job.error),

@@ -283,7 +283,7 @@ table.grid td a, table.grid td .mono { white-space: nowrap; }
 #fleet-table td:first-child strong a { display: inline-block; max-width: 18rem; white-space: normal; overflow-wrap: anywhere; }
 /* Text from agents and models may be right-to-left: each cell and line takes the direction of its own first letter. */
 table.grid td, .reason, pre { unicode-bidi: plaintext; }
-/* a job's summary, up to 2,000 characters: two lines of it, so that a long one makes neither a tall row nor
+/* a job's summary, up to 500 characters in a list: two lines of it, so that a long one makes neither a tall row nor
    (a table cell's max-width does nothing) a table wider than the page; the whole is the cell's title */
 td.summary > div { unicode-bidi: plaintext; max-width: 28rem; min-width: 12rem; overflow: hidden; overflow-wrap: anywhere; display: -webkit-box; -webkit-box-orient: vertical; -webkit-line-clamp: 2; line-clamp: 2; }
 td.summary > div.ended-by { color: var(--danger); }

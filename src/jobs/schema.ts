@@ -191,6 +191,7 @@ export const JobSummarySchema = JobRecordObject.pick({
 	tool_calls: true,
 })
 	.extend({
+		summary: z.string().nullable().openapi({ description: "The final answer's first 500 characters, ending in … where cut (GET /v1/jobs/{id} has 2,000, its output the whole); a job indexed before this was so keeps 2,000 until it is pruned" }),
 		error: JobErrorSchema.omit({ request_id: true }).nullable().openapi({
 			description:
 				"What went wrong, where something ended the job (its record's error: a failure, a timeout, a tool call left indeterminate, a scheduled run whose slot passed), the message up to 500 characters, ending in … where cut (GET /v1/jobs/{id} holds it whole); null otherwise, and for a job indexed before the field until it next changes",

@@ -161,6 +161,11 @@ export const INDEX_SUMMARY_CHARS = 500;
 export const INDEX_ERROR_CHARS = 500;
 
 /** A record's error as a list shows it (GET /v1/jobs, a session's jobs). */
+/** A job's summary as a list carries it (the index's, and a session's jobs alike). */
+export function listedSummary(summary: string | null): string | null {
+	return summary === null ? null : clip(summary, INDEX_SUMMARY_CHARS);
+}
+
 export function listedError(error: JobError | null): JobError | null {
 	return error === null ? null : { type: error.type, message: clip(error.message, INDEX_ERROR_CHARS) };
 }
@@ -209,7 +214,7 @@ export function upsertStatements(db: D1Database, records: readonly JobRecord[], 
 				r.started_at,
 				r.finished_at,
 				r.duration_seconds,
-				r.summary === null ? null : clip(r.summary, INDEX_SUMMARY_CHARS),
+				listedSummary(r.summary),
 				r.revision,
 				r.tool_calls?.made ?? null,
 				r.tool_calls?.failed ?? null,
