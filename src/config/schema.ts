@@ -104,7 +104,10 @@ function timezoneProblem(timeZone: string): string | undefined {
 		return `timezone "${timeZone}" is a UTC offset, not an IANA zone; ${useIana} (a fixed offset is "Etc/GMT-5" for UTC+5)`;
 	}
 	if (!IANA_ZONE_NAME.test(timeZone)) return `timezone "${timeZone}" is not an IANA zone name; ${useIana}`;
-	if (resolved !== timeZone && resolved.toLowerCase() === timeZone.toLowerCase()) return `timezone "${timeZone}" is written "${resolved}"`;
+	// Intl takes any case ("europe/berlin", "us/eastern", "utc"): written as its zone is, it reads as one.
+	const misspelt = `timezone "${timeZone}" is not spelled as its zone is: write "${resolved}"`;
+	if (timeZone.includes("/") && timeZone.split("/").some((segment) => /^[a-z]/.test(segment))) return misspelt;
+	if (!timeZone.includes("/") && resolved === "UTC" && timeZone !== "UTC" && timeZone !== "GMT") return misspelt;
 	// Intl also takes an abbreviation or a legacy name with no area, and reads it as some zone the
 	// operator rarely means: BST as Asia/Dhaka (not London), IST as Kolkata, EST as a UTC−5 with no
 	// daylight saving time. Only UTC and GMT are taken bare.

@@ -24,11 +24,13 @@ export function scheduleWarnings(agent: Pick<AgentDefinition, "schedules">): str
 	for (const [name, schedule] of Object.entries(agent.schedules)) {
 		if (!("cron" in schedule) || schedule.cron.startsWith("@")) continue;
 		const [minute, hour, dayOfMonth, , dayOfWeek] = schedule.cron.trim().split(/\s+/);
-		if (minute === "*" && hour !== "*") {
-			warnings.push(`schedule ${name}: cron "${schedule.cron}" runs every minute of hour ${hour}, 60 runs an hour; for one run at its start write "0 ${hour} …"`);
+		if ((minute === "*" || minute === "?") && hour !== "*" && hour !== "?") {
+			const hours = /^\d+$/.test(hour ?? "") ? `hour ${hour}` : `the hours ${hour}`;
+			warnings.push(`schedule ${name}: cron "${schedule.cron}" runs every minute of ${hours}, 60 runs an hour; for one run at its start write "0 ${hour} …"`);
 		}
-		// Cron's day fields are either-or when both are restricted: "0 9 1-7 * 1" is days 1 to 7 and every Monday.
-		if (dayOfMonth !== "*" && dayOfWeek !== "*" && dayOfMonth !== "?" && dayOfWeek !== "?") {
+		// Cron's day fields are either-or when both are restricted: "0 9 1-7 * 1" is days 1 to 7 and every
+		// Monday (croner's "+1" asks for both, the first Monday).
+		if (dayOfMonth !== "*" && dayOfWeek !== "*" && dayOfMonth !== "?" && dayOfWeek !== "?" && !dayOfWeek?.startsWith("+")) {
 			warnings.push(`schedule ${name}: cron "${schedule.cron}" runs on the days of the month ${dayOfMonth} and also on the weekdays ${dayOfWeek} (either day field matching, not both): to run on one of them only, write * in the other`);
 		}
 	}

@@ -23,19 +23,21 @@ const BOOLEANS: Record<string, boolean> = { true: true, false: false, yes: true,
 
 function wrongType(expected: string, input: unknown, key: PropertyKey | undefined): string | undefined {
 	if (expected === "string" && typeof input === "number") {
-		return DURATIONS.has(String(key))
+		if (!DURATIONS.has(String(key))) return `expected text, got the number ${input}: write it in quotes ("${input}")`;
+		return Number.isInteger(input) && input > 0
 			? `a duration is text with a unit: write "${input}m" for ${input} minutes ("${input}s" seconds, "${input}h" hours)`
-			: `expected text, got the number ${input}: write it in quotes ("${input}")`;
+			: 'a duration is text with a unit, e.g. "90s", "15m", "1h30m"';
 	}
 	if (expected === "boolean" && typeof input === "string") {
 		const meant = BOOLEANS[input.trim().toLowerCase()];
 		return `expected true or false, got the text ${JSON.stringify(input)}${meant === undefined ? "" : `: write ${meant}, without quotes`}`;
 	}
-	if (expected === "number" && typeof input === "string" && input.trim() !== "" && Number.isFinite(Number(input))) {
+	if (expected === "number" && typeof input === "string" && /^\s*-?\d+(?:\.\d+)?\s*$/.test(input)) {
 		return `expected a number, got the text ${JSON.stringify(input)}: write ${Number(input)}, without quotes`;
 	}
-	if (expected === "array" && input === null) return "expected a list, got nothing: list its items (one - line each), or write []";
-	if (expected === "array" && typeof input === "object" && !Array.isArray(input)) return "expected a list (one - line an item), got a map (key: value lines)";
-	if ((expected === "record" || expected === "object") && Array.isArray(input)) return "expected a map (key: value lines), got a list (- lines)";
+	// In the words of both forms a definition comes in: YAML's lines and JSON's brackets.
+	if (expected === "array" && input === null) return "expected a list, got nothing: list its items (a - line each in YAML), or write []";
+	if (expected === "array" && typeof input === "object" && !Array.isArray(input)) return "expected a list (a - line an item in YAML, [...] in JSON), got a map";
+	if ((expected === "record" || expected === "object") && Array.isArray(input)) return "expected a map (key: value lines in YAML, {...} in JSON), got a list";
 	return undefined;
 }

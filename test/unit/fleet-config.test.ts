@@ -101,7 +101,7 @@ describe("a bad fleet file is rejected with the offending path and reason", () =
 		{ name: "interval without its unit", text: schedule({ interval: 90 }), path: "agents[0].schedules.nightly.interval", message: 'a duration is text with a unit: write "90m" for 90 minutes' },
 		{ name: "YAML 1.1's no for a boolean", text: "version: 1\nagents:\n  - name: watcher\n    prompt: Watch.\n    enabled: no\n", path: "agents[0].enabled", message: 'expected true or false, got the text "no": write false, without quotes' },
 		{ name: "a number in quotes", text: fleetYaml({ max_turns: "10" }), path: "agents[0].max_turns", message: 'expected a number, got the text "10": write 10, without quotes' },
-		{ name: "schedules written as a list", text: "version: 1\nagents:\n  - name: watcher\n    prompt: Watch.\n    schedules:\n      - cron: '0 9 * * *'\n", path: "agents[0].schedules", message: "expected a map (key: value lines), got a list (- lines)" },
+		{ name: "schedules written as a list", text: "version: 1\nagents:\n  - name: watcher\n    prompt: Watch.\n    schedules:\n      - cron: '0 9 * * *'\n", path: "agents[0].schedules", message: "expected a map (key: value lines in YAML, {...} in JSON), got a list" },
 		{ name: "agents left empty", text: "version: 1\nagents:\n", path: "agents", message: "expected a list, got nothing" },
 		{ name: "bad timezone", text: schedule({ cron: "0 9 * * *", timezone: "Mars/Olympus" }), path: "agents[0].schedules.nightly.timezone", message: 'unknown timezone "Mars/Olympus"' },
 		{ name: "UTC offset for a timezone", text: schedule({ cron: "0 9 * * 1-5", timezone: "+05:00" }), path: "agents[0].schedules.nightly.timezone", message: 'timezone "+05:00" is a UTC offset, not an IANA zone; use an IANA zone' },
@@ -283,7 +283,9 @@ describe("parseAgent", () => {
 			["EST", /\(Intl reads it as America\/Panama\).*"America\/New_York" for US Eastern time/],
 			["IST", /"Asia\/Kolkata" for India, "Europe\/Dublin" for Ireland/],
 			["Japan", /^timezone "Japan" is an abbreviation or legacy name \(Intl reads it as Asia\/Tokyo\); write the zone's Area\/City name, such as "Europe\/Berlin"$/],
-			["europe/berlin", /^timezone "europe\/berlin" is written "Europe\/Berlin"$/],
+			["europe/berlin", /^timezone "europe\/berlin" is not spelled as its zone is: write "Europe\/Berlin"$/],
+			["us/eastern", /^timezone "us\/eastern" is not spelled as its zone is: write "America\/New_York"$/],
+			["gmt", /^timezone "gmt" is not spelled as its zone is: write "UTC"$/],
 		];
 		for (const [timezone, message] of cases) {
 			const error = configError(() => parseAgent({ name: "zoned", prompt: "p", schedules: { a: { cron: "0 9 * * *", timezone } } }));
