@@ -133,16 +133,22 @@ function changedLines(ctx: Context, before: unknown, after: unknown): string[] {
 	]);
 }
 
+/** What the API would do with an agent's definition (dry_run=true: nothing changes), and the agent as it is now. */
+async function dryRun(ctx: Context, definition: Definition): Promise<{ before: AgentDetail | null; answer: AgentDryRun }> {
+	const before = await currentDefinition(ctx, definition.name);
+	const answer = before
+		? await ctx.client.json(agentPath(definition.name), shapes.agentDryRun, { method: "PUT", query: { dry_run: "true" }, body: definition, headers: { "if-match": `"${before.definition_revision}"` } })
+		: await ctx.client.json("/v1/agents", shapes.agentDryRun, { method: "POST", query: { dry_run: "true" }, body: definition });
+	return { before, answer };
+}
+
 /** What apply would do to each agent, asked of the API with dry_run=true: nothing changes. */
 async function plan(ctx: Context, definitions: Definition[], opts: { json?: boolean }): Promise<number> {
 	const answers: AgentDryRun[] = [];
 	for (const definition of definitions) {
 		const name = printable(definition.name);
 		try {
-			const before = await currentDefinition(ctx, definition.name);
-			const answer = before
-				? await ctx.client.json(agentPath(definition.name), shapes.agentDryRun, { method: "PUT", query: { dry_run: "true" }, body: definition, headers: { "if-match": `"${before.definition_revision}"` } })
-				: await ctx.client.json("/v1/agents", shapes.agentDryRun, { method: "POST", query: { dry_run: "true" }, body: definition });
+			const { before, answer } = await dryRun(ctx, definition);
 			answers.push(answer);
 			if (opts.json) continue;
 			if (answer.action === "create") ctx.out(`would create ${name} (revision ${printable(answer.definition_revision)})`);
@@ -172,7 +178,7 @@ function currentDefinition(ctx: Context, agent: string): Promise<AgentDetail | n
 /** A refusal, said with the agent it was about: a file of several would leave the reader guessing. */
 function refusalOf(err: unknown, name: string, before: number, done: string): unknown {
 	if (!(err instanceof CliError)) return err;
-	const message = `${name}: ${err.message}${before === 0 ? "" : ` (${before} before it ${done})`}`;
+	const message = `${name}: ${err.message}${done === "" ? "" : before === 0 ? "" : ` (${before} before it ${done})`}`;
 	// Still the API's error, so its request id is printed after a 401, a 403 or a 5xx.
 	if (err instanceof ApiError) return new ApiError(err.status, err.code, message, err.hint, err.requestId);
 	return new CliError(message, err.exitCode, err.hint);
@@ -182,6 +188,25 @@ function refusalOf(err: unknown, name: string, before: number, done: string): un
 async function apply(ctx: Context, file: string, opts: { json?: boolean; dryRun?: boolean }): Promise<number> {
 	const definitions = await readDefinitions(file);
 	if (opts.dryRun) return plan(ctx, definitions, opts);
+	// Every agent is checked first, as a dry run checks it (its validation, a name fleet.yaml holds, an
+	// unpriced cost limit): a file one agent of which the API refuses changes nothing. A refusal the
+	// writes meet after that (a change made meanwhile) still stops them there.
+	if (definitions.length > 1) {
+		for (const definition of definitions) {
+			const name = printable(definition.name);
+			try {
+				await dryRun(ctx, definition);
+			} catch (err) {
+				// A server from before dry runs refuses the parameter (or, older still, ignores it and writes):
+				// it cannot be asked first, and what its answer did is not known here.
+				if (!(err instanceof ApiError) || (err.status === 400 && /\bdry_run\b/.test(err.message))) {
+					throw new CliError(`${name}: the server did not answer apply's check as a dry run (a drover from before dry runs?), so nothing more was sent; ${name} may have been applied: see drover agents`);
+				}
+				if (opts.json) ctx.json([]);
+				throw refusalOf(err, `${name} (nothing was applied)`, 0, "");
+			}
+		}
+	}
 	const answers: AgentDetail[] = [];
 	for (const definition of definitions) {
 		const name = printable(definition.name);

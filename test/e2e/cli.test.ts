@@ -252,7 +252,8 @@ describe("drover trigger --wait: the exit code is the job's outcome", () => {
 			const shown = await drover(["jobs", "--status", "failed", "--agent", agents.fail]);
 			const [one] = page.jobs;
 			const error = (await getJob(one!.id)).error!;
-			expect(one!.error).toEqual(error);
+			// The record's type and message (its request id is the record's alone).
+			expect(one!.error).toEqual({ type: error.type, message: error.message });
 			expect(lines(shown.stdout).find((l) => l.startsWith(one!.id))).toContain(`  ${error.type}: ${error.message}`.slice(0, 40));
 		});
 
@@ -856,20 +857,22 @@ describe("defining agents: apply and delete", () => {
 		}
 	});
 
-	it("apply stops at the first agent the API refuses, naming it and its field; a file it cannot use changes nothing", async () => {
+	it("apply checks every agent before it writes one: a file one agent of which the API refuses changes nothing, naming it and its field", async () => {
 		const c = `cli-def-c-${suffix}`;
 		const d = `cli-def-d-${suffix}`;
 		const mixed = file("mixed.yaml", `- name: ${c}\n  model: ${models.ok}\n  prompt: Fine.\n- name: ${d}\n  model: ${models.ok}\n  max_turns: lots\n`);
 		const r = await drover(["apply", mixed]);
 		expect(r.status).toBe(1);
-		expect(r.stdout).toMatch(new RegExp(`^created ${c} `));
-		expect(r.stderr).toMatch(new RegExp(`^drover: ${d}: .*max_turns.*\\(1 before it applied\\)`, "s"));
+		expect(r.stdout).toBe("");
+		expect(r.stderr).toMatch(new RegExp(`^drover: ${d} \\(nothing was applied\\): .*max_turns`, "s"));
+		expect((await api(`/v1/agents/${c}`)).status).toBe(404);
 		expect((await api(`/v1/agents/${d}`)).status).toBe(404);
-		// --json: what was applied before the refusal, on stdout; the refusal on stderr, still exit 1.
+		// --json: nothing applied, an empty array on stdout; the refusal on stderr, still exit 1.
 		const asJson = await drover(["apply", "--json", mixed]);
 		expect(asJson.status).toBe(1);
-		expect(JSON.parse(asJson.stdout)).toEqual([expect.objectContaining({ name: c, definition: expect.objectContaining({ prompt: "Fine." }) })]);
-		expect(asJson.stderr).toMatch(new RegExp(`^drover: ${d}: .*max_turns.*\\(1 before it applied\\)`, "s"));
+		expect(JSON.parse(asJson.stdout)).toEqual([]);
+		expect(asJson.stderr).toMatch(new RegExp(`^drover: ${d} \\(nothing was applied\\): .*max_turns`, "s"));
+		expect((await api(`/v1/agents/${c}`)).status).toBe(404);
 		const firstRefused = await drover(["apply", "--json", "-"], { stdin: `name: ${d}\nmodel: ${models.ok}\nmax_turns: lots\n` });
 		expect(firstRefused.status).toBe(1);
 		expect(JSON.parse(firstRefused.stdout)).toEqual([]);

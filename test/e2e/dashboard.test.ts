@@ -1402,8 +1402,9 @@ describe("the dashboard", () => {
 		const done = await trigger(agent);
 		expect(await settled(done.id)).toBe("completed");
 		const { error } = await getJob(failed.id);
-		// The list reads the index, which the agent feeds as the job ends.
-		await expect.poll(async () => (await call<{ jobs: JobRecord[] }>("GET", `/v1/jobs?agent=${agent}`, tokens.read)).jobs.map((j) => j.error), LIVE).toEqual([null, error]);
+		// The list reads the index, which the agent feeds as the job ends: the record's type and message
+		// (its request id is the record's alone).
+		await expect.poll(async () => (await call<{ jobs: JobRecord[] }>("GET", `/v1/jobs?agent=${agent}`, tokens.read)).jobs.map((j) => j.error), LIVE).toEqual([null, { type: error!.type, message: error!.message }]);
 		const page = await signedIn(`/jobs?agent=${agent}`, tokens.read);
 		const cell = (id: string) => page.locator(`tr[data-job="${id}"] td.summary`);
 		await cell(failed.id).waitFor(LIVE);
