@@ -5,6 +5,7 @@ import { useEmulator } from "../helpers/emulator.ts";
 import { call } from "../helpers/http.ts";
 import { jobOf, outputOf, runToRest } from "../helpers/jobs.ts";
 import { fake } from "../helpers/outbound.ts";
+import { answerStream } from "../helpers/sse.ts";
 
 // The 5.5 models think unasked and sign each thinking block over everything before it: sent back after
 // drover changed something before it, a block fails the request (400 "bound to a different
@@ -66,19 +67,8 @@ describe("a model that thinks (preserved thinking)", () => {
 		fake("https://api.anthropic.com", (request) => {
 			if (!first) return emulator.handle(request);
 			first = false;
-			const events = [
-				{ type: "message_start", message: { id: "msg_1", type: "message", role: "assistant", model: "claude-sonnet-5-5", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 } } },
-				{ type: "content_block_start", index: 0, content_block: { type: "thinking", thinking: "", signature: "" } },
-				{ type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking: "Check the page." } },
-				{ type: "content_block_delta", index: 0, delta: { type: "signature_delta", signature: "c2lnbmVk" } },
-				{ type: "content_block_stop", index: 0 },
-				{ type: "content_block_start", index: 1, content_block: { type: "tool_use", id: "toolu_1", name: "http_fetch", input: {} } },
-				{ type: "content_block_delta", index: 1, delta: { type: "input_json_delta", partial_json: '{"url":"https://status.example.test/"}' } },
-				{ type: "content_block_stop", index: 1 },
-				{ type: "message_delta", delta: { stop_reason: "tool_use", stop_sequence: null }, usage: { output_tokens: 30 } },
-				{ type: "message_stop" },
-			];
-			return new Response(events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join(""), { headers: { "content-type": "text/event-stream" } });
+			const body = answerStream([{ thinking: "Check the page.", signature: "c2lnbmVk" }, { tool_use: { id: "toolu_1", name: "http_fetch", json: '{"url":"https://status.example.test/"}' } }]);
+			return new Response(body, { headers: { "content-type": "text/event-stream" } });
 		});
 		emulator.enqueue({ text: "All green." });
 		await createAgent({ name: "unbound-thinker", tools: [fetchTool] });

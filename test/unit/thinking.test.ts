@@ -2,6 +2,7 @@ import type Anthropic from "@anthropic-ai/sdk";
 import { describe, expect, it } from "vitest";
 import { storedAnswer } from "../../durable-objects/agent/runner/thinking.ts";
 import { messageFromSse } from "../../src/agent/streamed-message.ts";
+import { answerStream } from "../helpers/sse.ts";
 
 const key = `sk-ant-api03-${"a1B2c3D4e5".repeat(9)}AA`;
 const thinking = (text: string) => ({ type: "thinking", thinking: text, signature: `sig-${text}` }) as Anthropic.ContentBlockParam;
@@ -28,23 +29,13 @@ describe("an answer as it is stored and sent back", () => {
 	});
 
 	it("counts a tool call whose input was not valid JSON as a change: it is kept with what could be read of it", () => {
-		const events = [
-			{ type: "message_start", message: { id: "msg_1", type: "message", role: "assistant", model: "m", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 1, output_tokens: 1 } } },
-			{ type: "content_block_start", index: 0, content_block: { type: "thinking", thinking: "", signature: "" } },
-			{ type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking: "A" } },
-			{ type: "content_block_delta", index: 0, delta: { type: "signature_delta", signature: "sig-A" } },
-			{ type: "content_block_stop", index: 0 },
-			{ type: "content_block_start", index: 1, content_block: { type: "tool_use", id: "toolu_1", name: "http_fetch", input: {} } },
-			{ type: "content_block_delta", index: 1, delta: { type: "input_json_delta", partial_json: '{"url": "https://example.test/", }' } },
-			{ type: "content_block_stop", index: 1 },
-			{ type: "content_block_start", index: 2, content_block: { type: "thinking", thinking: "", signature: "" } },
-			{ type: "content_block_delta", index: 2, delta: { type: "thinking_delta", thinking: "B" } },
-			{ type: "content_block_delta", index: 2, delta: { type: "signature_delta", signature: "sig-B" } },
-			{ type: "content_block_stop", index: 2 },
-			{ type: "message_delta", delta: { stop_reason: "tool_use", stop_sequence: null }, usage: { output_tokens: 9 } },
-			{ type: "message_stop" },
-		];
-		const message = messageFromSse(events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join(""));
+		const message = messageFromSse(
+			answerStream([
+				{ thinking: "A", signature: "sig-A" },
+				{ tool_use: { id: "toolu_1", name: "http_fetch", json: '{"url": "https://example.test/", }' } },
+				{ thinking: "B", signature: "sig-B" },
+			]),
+		);
 		expect(types(storedAnswer(message.content as Anthropic.ContentBlockParam[]))).toEqual(["thinking:A", "tool_use"]);
 	});
 });
