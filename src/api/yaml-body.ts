@@ -1,7 +1,6 @@
 import type { z } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
-import { isMap, isNode, isScalar, type Document, type LineCounter } from "yaml";
-import { parseYaml12, unreadable } from "../config/yaml.ts";
+import { parseYaml12, positionIn, unreadable } from "../config/yaml.ts";
 import { BadRequestError, UnsupportedMediaTypeError } from "../errors.ts";
 import { issuesOf, type Issue } from "../shared/zod-issues.ts";
 import type { AppEnv } from "./context.ts";
@@ -13,22 +12,6 @@ const JSON_TYPE = /^application\/([\w.-]+\+)?json$/i;
 const essence = (contentType: string) => contentType.split(";")[0]!.trim().toLowerCase();
 
 const isYamlType = (contentType: string | undefined) => contentType !== undefined && YAML_TYPES.has(essence(contentType));
-
-/** Where in the YAML text the value at a schema path was written (its key, for an issue of the key): its deepest part the text has. */
-function positionOf(doc: Document.Parsed, lineCounter: LineCounter, path: readonly PropertyKey[], isKey: boolean): { line: number; column: number } | undefined {
-	const at = (node: unknown) => (isNode(node) && node.range ? lineCounter.linePos(node.range[0]) : undefined);
-	if (isKey && path.length > 0) {
-		const parent: unknown = path.length === 1 ? doc.contents : doc.getIn(path.slice(0, -1) as unknown[], true);
-		const key = isMap(parent) ? parent.items.find((pair) => isScalar(pair.key) && pair.key.value === path.at(-1))?.key : undefined;
-		const pos = at(key);
-		if (pos) return { line: pos.line, column: pos.col };
-	}
-	for (let depth = path.length; depth >= 0; depth--) {
-		const pos = at(depth === 0 ? doc.contents : doc.getIn(path.slice(0, depth) as unknown[], true));
-		if (pos) return { line: pos.line, column: pos.col };
-	}
-	return undefined;
-}
 
 /**
  * A route whose body may be YAML (an agent's definition, as fleet.yaml and `drover definition`
@@ -59,7 +42,7 @@ export function yamlBody(schema: z.ZodType): MiddlewareHandler<AppEnv> {
 		}
 		const result = schema.safeParse(value);
 		if (!result.success) {
-			const issues = issuesOf(result.error, (path, isKey) => positionOf(doc, lineCounter, path, isKey));
+			const issues = issuesOf(result.error, positionIn(parsed));
 			throw new BadRequestError(`invalid body: ${lines(issues)}`, { issues });
 		}
 		const headers = new Headers(c.req.raw.headers);

@@ -4,7 +4,7 @@ import { decodeUtf8, notUtf8, saveAsUtf8 } from "../shared/well-formed.ts";
 import { issuesOf, type Issue } from "../shared/zod-issues.ts";
 import { DEPRECATED_MODELS } from "./models.ts";
 import { AgentSchema, FleetSchema, type AgentDefinition, type Fleet } from "./schema.ts";
-import { parseYaml12, unreadable } from "./yaml.ts";
+import { parseYaml12, positionIn, unreadable } from "./yaml.ts";
 
 export { durationSeconds, intervalMinutes } from "./schema.ts";
 
@@ -27,7 +27,8 @@ export function parseFleet(text: string, source = "fleet.yaml"): Fleet {
 		throw invalid(source, [{ path: "(root)", message: "the file is empty; it needs version: 1 and a list of agents" }]);
 	}
 	const result = FleetSchema.safeParse(data);
-	if (!result.success) throw invalid(source, issuesOf(result.error));
+	// The issues as the API and /healthz list them; each said with its line in the message.
+	if (!result.success) throw invalid(source, issuesOf(result.error), data, issuesOf(result.error, positionIn(parsed)));
 	return result.data;
 }
 
@@ -90,7 +91,13 @@ function canonicalJson(value: unknown): string {
 	);
 }
 
-function invalid(source: string, issues: Issue[]): ConfigError {
-	const lines = issues.map((i) => `  - ${i.path}: ${i.message}`);
+/** Each issue a line, with where the file says it and whose agent it is (a path's [7] is the file's eighth). */
+function invalid(source: string, issues: Issue[], data?: unknown, placed: Issue[] = issues): ConfigError {
+	const lines = placed.map((i) => {
+		const index = /^agents\[(\d+)\]/.exec(i.path)?.[1];
+		const name = index === undefined ? undefined : (data as { agents?: { name?: unknown }[] } | undefined)?.agents?.[Number(index)]?.name;
+		const where = [...(i.line !== undefined ? [`line ${i.line}:${i.column}`] : []), ...(typeof name === "string" ? [`agent ${name}`] : [])];
+		return `  - ${i.path}: ${i.message}${where.length > 0 ? ` (${where.join(", ")})` : ""}`;
+	});
 	return new ConfigError(`${source} is invalid:\n${lines.join("\n")}`, issues);
 }

@@ -1,4 +1,4 @@
-import { isCollection, isScalar, LineCounter, parseDocument, Parser, visit, type CST, type Document, type DocumentOptions, type ParseOptions, type YAMLError } from "yaml";
+import { isCollection, isMap, isNode, isScalar, LineCounter, parseDocument, Parser, visit, type CST, type Document, type DocumentOptions, type ParseOptions, type YAMLError } from "yaml";
 
 type Token = CST.Token;
 
@@ -110,4 +110,25 @@ function plainly(e: YAMLError, message: string, text: string, lineCounter: LineC
 	if (e.code === "BLOCK_AS_IMPLICIT_KEY") return { message: `${message}: a value holding ": " must be quoted (as prompt: "Note: check this")` };
 	if (e.code === "MULTIPLE_DOCS") return { message: 'the text holds more than one YAML document (a "---" line between them): write one (fleet.yaml: one agents: list)' };
 	return { message };
+}
+
+/** Where in the YAML text the value at a schema path was written (its key, for an issue of the key): its deepest part the text has. */
+function positionOf(doc: Document.Parsed, lineCounter: LineCounter, path: readonly PropertyKey[], isKey: boolean): { line: number; column: number } | undefined {
+	const at = (node: unknown) => (isNode(node) && node.range ? lineCounter.linePos(node.range[0]) : undefined);
+	if (isKey && path.length > 0) {
+		const parent: unknown = path.length === 1 ? doc.contents : doc.getIn(path.slice(0, -1) as unknown[], true);
+		const key = isMap(parent) ? parent.items.find((pair) => isScalar(pair.key) && pair.key.value === path.at(-1))?.key : undefined;
+		const pos = at(key);
+		if (pos) return { line: pos.line, column: pos.col };
+	}
+	for (let depth = path.length; depth >= 0; depth--) {
+		const pos = at(depth === 0 ? doc.contents : doc.getIn(path.slice(0, depth) as unknown[], true));
+		if (pos) return { line: pos.line, column: pos.col };
+	}
+	return undefined;
+}
+
+/** Where each schema path of a parsed text was written: issuesOf's `at`, for issues that say their line. */
+export function positionIn({ doc, lineCounter }: ReturnType<typeof parseYaml12>): (path: readonly PropertyKey[], isKey: boolean) => { line: number; column: number } | undefined {
+	return (path, isKey) => positionOf(doc, lineCounter, path, isKey);
 }

@@ -157,6 +157,19 @@ describe("a bad fleet file is rejected with the offending path and reason", () =
 		{ name: "two YAML documents", text: "version: 1\nagents: []\n---\nversion: 1\n", path: "line 3:1", message: "more than one YAML document" },
 	];
 
+	it("says each issue's line and agent in its message, a path's [1] being the file's second agent", () => {
+		const error = configError(() => parseFleet("version: 1\nagents:\n  - name: first\n    prompt: Hi.\n  - name: site-watch\n    prompt: Hi.\n    timeout: 5\n    max_turn: 3\n"));
+		expect(error.message.split("\n").slice(1)).toEqual([
+			'  - agents[1].timeout: a duration is text with a unit: write "5m" for 5 minutes ("5s" seconds, "5h" hours) (line 7:14, agent site-watch)',
+			'  - agents[1].max_turn: unknown key (did you mean "max_turns"?) (line 8:5, agent site-watch)',
+		]);
+		// The issues themselves are as the API and /healthz list them: path and message.
+		expect(error.issues).toEqual([
+			{ path: "agents[1].timeout", message: expect.stringContaining("a duration is text with a unit") },
+			{ path: "agents[1].max_turn", message: 'unknown key (did you mean "max_turns"?)' },
+		]);
+	});
+
 	it("says an unquoted cron's mistake once, not once for each asterisk", () => {
 		const error = configError(() => parseFleet("version: 1\nagents:\n  - name: watcher\n    schedules:\n      often:\n        cron: */15 * * * *\n"));
 		expect(error.issues).toHaveLength(1);
