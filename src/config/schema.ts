@@ -97,7 +97,9 @@ function timezoneProblem(timeZone: string): string | undefined {
 	try {
 		resolved = new Intl.DateTimeFormat(undefined, { timeZone }).resolvedOptions().timeZone;
 	} catch {
-		return `unknown timezone "${timeZone}"; ${useIana}`;
+		// A zone misspelt by a letter or two ("Europe/Berln") is named; asked only of a name refused.
+		const close = Intl.supportedValuesOf("timeZone").find((zone) => editDistance(zone.toLowerCase(), timeZone.toLowerCase()) <= 2);
+		return close ? `unknown timezone "${timeZone}" (did you mean "${close}"?)` : `unknown timezone "${timeZone}"; ${useIana}`;
 	}
 	// Intl also takes a bare UTC offset ("+05:00"), which is no zone: it knows no daylight saving time.
 	if (/^[+\u2212-]/.test(timeZone) || /^[+-]/.test(resolved)) {
