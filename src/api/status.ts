@@ -1,11 +1,12 @@
 import { z } from "@hono/zod-openapi";
 import { loadFleet } from "../config/bundled.ts";
 import { numberVar } from "../config/vars.ts";
+import { d1StorageWarning } from "../config/storage.ts";
 import { backlogWarning, BEHIND_MINUTES } from "../scheduler/backlog.ts";
 import { countRegisteredAgents } from "../store/agent-registry.ts";
 import { cachedD1Health, D1_CHECK_TTL_MS } from "../store/d1-schema.ts";
 import { countJobsByStatus } from "../store/job-index.ts";
-import { heartbeatHealth, readHeartbeat } from "../store/heartbeat.ts";
+import { heartbeatHealth, readHeartbeatAndSize } from "../store/heartbeat.ts";
 import { errorFields, log } from "../log.ts";
 import { createApi, withRole } from "./factory.ts";
 
@@ -59,7 +60,8 @@ const Status = z
 				description: `Shards whose oldest pending minute was ${BEHIND_MINUTES} or more minutes before their newest as the last tick ended (said in warnings), until they call all but their newest through`,
 			}),
 		}),
-		warnings: z.array(z.string()).openapi({ description: "What an operator should look at: a scheduler shard behind its ticks" }),
+		warnings: z.array(z.string()).openapi({ description: "What an operator should look at: a scheduler shard behind its ticks, D1 at 8 of the 10 GB a database may hold" }),
+		d1_bytes: z.number().int().nullable().openapi({ description: "D1's size in bytes, as its last answer here reported it (null where it reports none): Cloudflare allows 10 GB a database, and a warning is given from 8 GB" }),
 		d1: D1Report.openapi({
 			description: `D1's schema as /healthz reports it (not ok: migrations this release needs are missing, \`missing\` naming them and \`fix\` how to apply them; or D1 could not be read), checked at most once every ${D1_CHECK_TTL_MS / 1000} s by each of the Worker's isolates: an applied fix shows within that`,
 		}),
@@ -80,8 +82,8 @@ export const statusApi = createApi().openapi(
 		responses: { 200: { description: "The fleet's status", content: { "application/json": { schema: Status } } } },
 	}),
 	async (c) => {
-		const [hb, byStatus, api, d1] = await Promise.all([
-			readHeartbeat(c.env.DB),
+		const [{ heartbeat: hb, bytes }, byStatus, api, d1] = await Promise.all([
+			readHeartbeatAndSize(c.env.DB),
 			countJobsByStatus(c.env.DB),
 			countRegisteredAgents(c.env.DB),
 			cachedD1Health(c.env.DB, Date.now(), (err) => log.error("status.d1_unreadable", errorFields(err))),
@@ -99,8 +101,9 @@ export const statusApi = createApi().openapi(
 					oldest_deferred_minute: hb?.oldest_deferred_at ?? null,
 					shards_behind: hb?.shards_behind ?? null,
 				},
-				warnings: behind === null ? [] : [behind],
+				warnings: [behind, d1StorageWarning(bytes)].filter((w): w is string => w !== null),
 				d1,
+				d1_bytes: bytes,
 				jobs: byStatus,
 				agents: { file: loadFleet().agents.length, api },
 			},

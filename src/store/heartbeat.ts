@@ -94,8 +94,18 @@ export async function recordTick(db: D1Database, t: TickRecord): Promise<void> {
 }
 
 export async function readHeartbeat(db: D1Database): Promise<Heartbeat | null> {
-	const row = await db.prepare("SELECT * FROM scheduler_heartbeat WHERE id = 1").first<HeartbeatRow>();
-	return row ? toHeartbeat(row) : null;
+	return (await readHeartbeatAndSize(db)).heartbeat;
+}
+
+/**
+ * The heartbeat, and D1's size in bytes as the same query's answer reports it (`meta.size_after`,
+ * null where the answer has none): no query of its own, for GET /v1/status to watch D1 filling up.
+ */
+export async function readHeartbeatAndSize(db: D1Database): Promise<{ heartbeat: Heartbeat | null; bytes: number | null }> {
+	const { results, meta } = await db.prepare("SELECT * FROM scheduler_heartbeat WHERE id = 1").all<HeartbeatRow>();
+	const row = results[0];
+	const bytes = (meta as { size_after?: unknown } | undefined)?.size_after;
+	return { heartbeat: row ? toHeartbeat(row) : null, bytes: typeof bytes === "number" && bytes > 0 ? bytes : null };
 }
 
 /** Age and staleness as /healthz and /v1/status report them. */

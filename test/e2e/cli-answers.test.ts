@@ -582,6 +582,12 @@ describe("a scheduler shard behind its ticks", () => {
 		const r = await runCli(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, ["doctor", "--json"]);
 		expect(r.status, r.stdout).toBe(0);
 		expect((JSON.parse(r.stdout) as { checks: unknown[] }).checks).toContainEqual({ check: "scheduler", status: "warn", message: warning });
+		// D1 filling up is said under d1, not the scheduler.
+		const full = "storage: D1 holds 8.4 GB of the 10 GB Cloudflare allows a database (the job index's writes fail past it, and its lists stop moving): lower RETENTION_DAYS or agents' retention_days";
+		answers["/v1/status"] = { ...status, warnings: [full], d1_bytes: 8_400_000_000 };
+		const d1 = await runCli(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, ["doctor", "--json"]);
+		expect(d1.status, d1.stdout).toBe(0);
+		expect((JSON.parse(d1.stdout) as { checks: unknown[] }).checks).toContainEqual({ check: "d1", status: "warn", message: full });
 	});
 });
 
