@@ -88,6 +88,24 @@ function timeoutProblem(s: string): string | undefined {
 	return undefined;
 }
 
+/**
+ * The zone a name refused is a letter or two from ("Europe/Berln"), the closest, or null. Intl's list
+ * holds some zones by their older names (Asia/Calcutta, Europe/Kiev) and no UTC: their current ones
+ * join it. Asked only of a name refused, and only of one a zone's length: the distance costs the
+ * product of the two lengths, and a body may carry a megabyte.
+ */
+function closestZone(name: string): string | null {
+	if (name.length > 64) return null;
+	const wanted = name.toLowerCase();
+	let best: { zone: string; distance: number } | null = null;
+	for (const zone of [...Intl.supportedValuesOf("timeZone"), "UTC", "Asia/Kolkata", "Europe/Kyiv", "America/Nuuk", "Asia/Yangon", "Asia/Ho_Chi_Minh", "Asia/Kathmandu"]) {
+		if (Math.abs(zone.length - name.length) > 2) continue;
+		const distance = editDistance(zone.toLowerCase(), wanted);
+		if (distance <= 2 && (best === null || distance < best.distance)) best = { zone, distance };
+	}
+	return best?.zone ?? null;
+}
+
 /** The shape of an IANA zone name: "UTC", "Europe/Berlin", "America/Argentina/Buenos_Aires", "Etc/GMT+5". */
 const IANA_ZONE_NAME = /^[A-Za-z][A-Za-z0-9_+-]*(?:\/[A-Za-z0-9_+-]+)*$/;
 
@@ -97,8 +115,7 @@ function timezoneProblem(timeZone: string): string | undefined {
 	try {
 		resolved = new Intl.DateTimeFormat(undefined, { timeZone }).resolvedOptions().timeZone;
 	} catch {
-		// A zone misspelt by a letter or two ("Europe/Berln") is named; asked only of a name refused.
-		const close = Intl.supportedValuesOf("timeZone").find((zone) => editDistance(zone.toLowerCase(), timeZone.toLowerCase()) <= 2);
+		const close = closestZone(timeZone);
 		return close ? `unknown timezone "${timeZone}" (did you mean "${close}"?)` : `unknown timezone "${timeZone}"; ${useIana}`;
 	}
 	// Intl also takes a bare UTC offset ("+05:00"), which is no zone: it knows no daylight saving time.

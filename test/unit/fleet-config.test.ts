@@ -105,6 +105,10 @@ describe("a bad fleet file is rejected with the offending path and reason", () =
 		{ name: "agents left empty", text: "version: 1\nagents:\n", path: "agents", message: "expected a list, got nothing" },
 		{ name: "bad timezone", text: schedule({ cron: "0 9 * * *", timezone: "Mars/Olympus" }), path: "agents[0].schedules.nightly.timezone", message: 'unknown timezone "Mars/Olympus"; use an IANA zone' },
 		{ name: "misspelt timezone", text: schedule({ cron: "0 9 * * *", timezone: "Europe/Berln" }), path: "agents[0].schedules.nightly.timezone", message: 'unknown timezone "Europe/Berln" (did you mean "Europe/Berlin"?)' },
+		// The closest, not the first within two letters (Europe/Riga); a current name Intl lists by its old one.
+		{ name: "misspelt timezone, two near", text: schedule({ cron: "0 9 * * *", timezone: "Europe/Rime" }), path: "agents[0].schedules.nightly.timezone", message: '(did you mean "Europe/Rome"?)' },
+		{ name: "misspelt current name", text: schedule({ cron: "0 9 * * *", timezone: "Asia/Kolkatta" }), path: "agents[0].schedules.nightly.timezone", message: '(did you mean "Asia/Kolkata"?)' },
+		{ name: "a timezone of a megabyte", text: schedule({ cron: "0 9 * * *", timezone: "Europe/" + "x".repeat(1_000_000) }), path: "agents[0].schedules.nightly.timezone", message: "; use an IANA zone" },
 		{ name: "UTC offset for a timezone", text: schedule({ cron: "0 9 * * 1-5", timezone: "+05:00" }), path: "agents[0].schedules.nightly.timezone", message: 'timezone "+05:00" is a UTC offset, not an IANA zone; use an IANA zone' },
 		{ name: "negative UTC offset for a timezone", text: schedule({ cron: "0 9 * * *", timezone: "-03:30" }), path: "agents[0].schedules.nightly.timezone", message: "is a UTC offset" },
 		{ name: "short UTC offset for a timezone", text: schedule({ cron: "0 9 * * *", timezone: "+05" }), path: "agents[0].schedules.nightly.timezone", message: "IANA zone" },
