@@ -5,7 +5,7 @@ import { DEFAULT_MAX_CONTEXT_TOKENS, durationSeconds, type AgentDefinition, type
 import type { JobRecord } from "../../../src/jobs/model.ts";
 import { recordedResults } from "./follow-up.ts";
 import { appendMessage, appendUserText, cleanedMessages } from "./messages.ts";
-import { getSetup, type JobSetup } from "./session.ts";
+import { getSetup, sameInstructions, type JobSetup } from "./session.ts";
 import { messagesWithoutThinking } from "./thinking.ts";
 
 /**
@@ -153,7 +153,7 @@ function assessSession(sql: SqlStorage, agent: AgentDefinition, request: { syste
 	if (expiry !== null && now >= expiry.at) return not(`it expired at ${new Date(expiry.at).toISOString()} (${expiry.by})`);
 	const last: JobSetup | null = getSetup(sql, s.jobId);
 	if (!last) return not(`its last completed run ${s.jobId} is no longer kept (retention)`);
-	if (JSON.stringify(last.system) !== JSON.stringify(request.system) || JSON.stringify(last.tools) !== JSON.stringify(request.tools)) {
+	if (!sameInstructions(last, request)) {
 		return not(`the agent's system prompt or tools changed since its last completed run ${s.jobId}, and a session never resumes under different instructions`);
 	}
 	return { continues: true, session: s };

@@ -69,6 +69,14 @@ function toSetup(row: SetupRow): JobSetup {
 
 export const NEVER = Number.MAX_SAFE_INTEGER;
 
+/**
+ * Whether a request would begin as `setup`'s did: the same system prompt and tools, which a
+ * persistent session resumes only under, and every thinking block of its conversation was signed over.
+ */
+export function sameInstructions(setup: Pick<JobSetup, "system" | "tools">, request: { system: unknown; tools: unknown }): boolean {
+	return JSON.stringify(setup.system) === JSON.stringify(request.system) && JSON.stringify(setup.tools) === JSON.stringify(request.tools);
+}
+
 export function getSetup(sql: SqlStorage, jobId: string): JobSetup | null {
 	const row = sql.exec<SetupRow>("SELECT * FROM job_setup WHERE job_id = ?", jobId).toArray()[0];
 	return row ? toSetup(row) : null;

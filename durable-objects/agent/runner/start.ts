@@ -13,7 +13,7 @@ import { SLOT_PASSED } from "../ledger.ts";
 import { appendLines } from "./output.ts";
 import { appendMessage } from "./messages.ts";
 import { planCarry, sessionModeOf, writeCarried } from "./persistent.ts";
-import { getSetup, putSetup } from "./session.ts";
+import { getSetup, putSetup, sameInstructions } from "./session.ts";
 import { dropAllThinking } from "./thinking.ts";
 
 /** Whether a run keeps a plain-text output.log: its schedule's output_to_file, else its agent's. */
@@ -46,7 +46,7 @@ function definitionPrompt(sql: SqlStorage, job: JobRecord, agent: AgentDefinitio
 function keepThinkingIfSigned(sql: SqlStorage, job: JobRecord, system: unknown, tools: unknown): void {
 	const source = job.continued_from ?? job.forked_from;
 	const before = source ? getSetup(sql, source) : null;
-	if (before && JSON.stringify(before.system) === JSON.stringify(system) && JSON.stringify(before.tools) === JSON.stringify(tools)) return;
+	if (before && sameInstructions(before, { system, tools })) return;
 	dropAllThinking(sql, job.id);
 }
 
