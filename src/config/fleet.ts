@@ -27,8 +27,11 @@ export function parseFleet(text: string, source = "fleet.yaml"): Fleet {
 		throw invalid(source, [{ path: "(root)", message: "the file is empty; it needs version: 1 and a list of agents" }]);
 	}
 	const result = FleetSchema.safeParse(data);
-	// The issues as the API and /healthz list them; each said with its line in the message.
-	if (!result.success) throw invalid(source, issuesOf(result.error), data, issuesOf(result.error, positionIn(parsed)));
+	// Each said with its line in the message; listed (the API, /healthz) as path and message.
+	if (!result.success) {
+		const placed = issuesOf(result.error, positionIn(parsed));
+		throw invalid(source, placed.map(({ path, message }) => ({ path, message })), data, placed);
+	}
 	return result.data;
 }
 
