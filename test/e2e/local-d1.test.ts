@@ -7,6 +7,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { pendingMigrations } from "../../scripts/deploy.mjs";
 import { LOCAL_D1_DIR, localD1Files, localMigrationsCurrent, recordLocalMigrations } from "../../scripts/local-d1.mjs";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
@@ -76,5 +77,27 @@ describe("npm start's check of the local D1 migrations", () => {
 		for (const f of readdirSync(dir).filter((f) => f.startsWith(file!))) rmSync(path.join(dir, f));
 		writeFileSync(path.join(dir, file!), "not a database");
 		expect(await localMigrationsCurrent(checkout)).toBe(false);
+	}, 60_000);
+});
+
+// `npm run deploy` (scripts/deploy.mjs) lists the migrations again after applying them, and deploys
+// only when none is pending: wrangler's apply exits 0 when its question is answered "no", leaving the
+// database just as it was before, which is the state checked here against the listing wrangler prints.
+describe("npm run deploy's check that D1's migrations were applied", () => {
+	it("names every migration of a database none was applied to, and none once they are", () => {
+		const checkout = scratchCheckout();
+		const all = readdirSync(path.join(checkout, "migrations")).filter((f) => f.endsWith(".sql")).sort();
+		expect(pendingMigrations(checkout, "--local").sort()).toEqual(all);
+		applyLocally(checkout);
+		expect(pendingMigrations(checkout, "--local")).toEqual([]);
+		writeFileSync(path.join(checkout, "migrations", "0999_later.sql"), "CREATE TABLE later_table (id INTEGER PRIMARY KEY);\n");
+		expect(pendingMigrations(checkout, "--local")).toEqual(["0999_later.sql"]);
+	}, 60_000);
+
+	it("throws with wrangler's words when wrangler cannot list them", () => {
+		const checkout = scratchCheckout();
+		const toml = readFileSync(path.join(checkout, "wrangler.toml"), "utf8");
+		writeFileSync(path.join(checkout, "wrangler.toml"), toml.replace(/binding\s*=\s*"DB"/, 'binding = "NOT_DB"'));
+		expect(() => pendingMigrations(checkout, "--local")).toThrow(/wrangler d1 migrations list DB --local failed:[\s\S]*DB/);
 	}, 60_000);
 });

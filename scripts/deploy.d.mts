@@ -1,0 +1,1 @@
+export function pendingMigrations(root: string, where: "--remote" | "--local"): string[];
