@@ -192,6 +192,18 @@ describe("a dry run of a definition (dry_run=true)", () => {
 		expect(created.status).toBe(201);
 		expect(((await created.json()) as { paused: { reason: string } | null }).paused?.reason).toContain("secret DRY_PAUSED_SLACK_URL (delivery) is not set");
 	});
+
+	it("says of an agent an operator paused that the pause stands, where it would otherwise be paused at once", async () => {
+		const yaml = "name: dry-held\nprompt: Go.\n";
+		expect((await call("/v1/agents", { method: "POST", as: "admin", headers: YAML, body: yaml })).status).toBe(201);
+		const broken = `${yaml}delivery: { type: slack, url_secret: DRY_HELD_SLACK_URL }\n`;
+		const dry = async () => ((await (await call("/v1/agents/dry-held?dry_run=true", { method: "PUT", as: "admin", headers: YAML, body: broken })).json()) as { warnings: string[] }).warnings;
+		expect(await dry()).toEqual(["it would be paused at once, until this is mended: secret DRY_HELD_SLACK_URL (delivery) is not set"]);
+		expect((await call("/v1/agents/dry-held/pause", { method: "POST", as: "operate", body: { reason: "maintenance" } })).status).toBe(200);
+		expect(await dry()).toEqual(["it is paused (by operator) and stays so; resumed, it would be paused again at once until this is mended: secret DRY_HELD_SLACK_URL (delivery) is not set"]);
+		// So the real write does: the operator's pause and its reason stay.
+		const saved = await put("dry-held", broken);
+		expect(saved.status).toBe(200);
+		expect(((await saved.json()) as { paused: { by: string; reason: string } | null }).paused).toMatchObject({ by: "operator", reason: "maintenance" });
+	});
 });
-
-

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { agentRpc } from "../../../durable-objects/agent/client.ts";
 import { alreadyDefined, definitionRevision, notDefined, revisionChanged } from "../../config/fleet.ts";
 import { readinessProblems, readinessWarnings } from "../../config/readiness.ts";
 import { scheduleWarnings } from "../../config/warnings.ts";
@@ -42,6 +43,11 @@ export async function dryRun(env: Env, agent: AgentDefinition, expect: "create" 
 	if (expect === "replace" && current === null) throw new NotFoundError(notDefined(agent.name));
 	if (ifRevision !== undefined && ifRevision !== current) throw new PreconditionFailedError(revisionChanged(agent.name, ifRevision, current));
 	const revision = await definitionRevision(agent);
+	const problems = readinessProblems(agent, env as unknown as Record<string, unknown>, new Date());
+	// An operator's pause stands over an automatic one (the object keeps it): only then is the object
+	// asked, so a dry run of a definition that can run costs no Durable Object request.
+	const paused = problems.length > 0 && current !== null ? (await agentRpc(env, agent.name).status(agent.name, "api")).paused : null;
+	const pausedBy = paused && paused.by !== "auto" ? paused.by : null;
 	return {
 		dry_run: true,
 		name: agent.name,
@@ -52,7 +58,11 @@ export async function dryRun(env: Env, agent: AgentDefinition, expect: "create" 
 		schedules: scheduleViews(agent, new Date()),
 		warnings: [
 			// A definition the Worker cannot run is paused as it is stored (paused_by auto): said before.
-			...readinessProblems(agent, env as unknown as Record<string, unknown>, new Date()).map((problem) => `it would be paused at once, until this is mended: ${problem}`),
+			...problems.map((problem) =>
+				pausedBy === null
+					? `it would be paused at once, until this is mended: ${problem}`
+					: `it is paused (by ${pausedBy}) and stays so; resumed, it would be paused again at once until this is mended: ${problem}`,
+			),
 			...readinessWarnings(agent, env as unknown as Record<string, unknown>),
 			...scheduleWarnings(agent),
 		],
