@@ -23,10 +23,17 @@ export function scheduleWarnings(agent: Pick<AgentDefinition, "schedules">): str
 	const warnings: string[] = [];
 	for (const [name, schedule] of Object.entries(agent.schedules)) {
 		if (!("cron" in schedule) || schedule.cron.startsWith("@")) continue;
-		const [minute, hour, dayOfMonth, , dayOfWeek] = schedule.cron.trim().split(/\s+/);
+		const [minute, hour, dayOfMonth, month, dayOfWeek] = schedule.cron.trim().split(/\s+/);
 		if ((minute === "*" || minute === "?") && hour !== "*" && hour !== "?") {
 			const hours = /^\d+$/.test(hour ?? "") ? `hour ${hour}` : `the hours ${hour}`;
 			warnings.push(`schedule ${name}: cron "${schedule.cron}" runs every minute of ${hours}, 60 runs an hour; for one run at its start write "0 ${hour} …"`);
+		}
+		const shortMonths = dayOfWeek === "*" || dayOfWeek === "?" ? monthsWithoutDay(dayOfMonth ?? "", month ?? "") : null;
+		if (shortMonths) warnings.push(`schedule ${name}: cron "${schedule.cron}" ${shortMonths}; for the last day of every month write "${minute} ${hour} L ${month} ${dayOfWeek}"`);
+		const etc = /^Etc\/GMT([+-])(\d{1,2})$/.exec(schedule.timezone);
+		if (etc && Number(etc[2]) !== 0) {
+			const offset = `UTC${etc[1] === "+" ? "−" : "+"}${(etc[2] ?? "").padStart(2, "0")}:00`;
+			warnings.push(`schedule ${name}: timezone "${schedule.timezone}" is ${offset} (an Etc/GMT zone's sign is the reverse of its offset's), all year; where a place is meant, its Area/City zone follows its daylight saving`);
 		}
 		// Cron's day fields are either-or when both are restricted: "0 9 1-7 * 1" is days 1 to 7 and every
 		// Monday (croner's "+1" asks for both, the first Monday).
@@ -35,6 +42,27 @@ export function scheduleWarnings(agent: Pick<AgentDefinition, "schedules">): str
 		}
 	}
 	return warnings;
+}
+
+const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+const DAYS_IN_MONTH = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/**
+ * For day-of-month values all past the 28th, which of the cron's months never (or only in leap
+ * years) have one of them: such a run is skipped there, where "the end of the month" was likely
+ * meant. Only plain numbers and lists are read; ranges and steps are taken as meant.
+ */
+function monthsWithoutDay(dayOfMonth: string, month: string): string | null {
+	if (!/^\d+(,\d+)*$/.test(dayOfMonth)) return null;
+	const days = dayOfMonth.split(",").map(Number);
+	if (Math.min(...days) < 29) return null;
+	const months = month === "*" || month === "?" ? MONTHS.map((_, i) => i + 1) : /^\d+(,\d+)*$/.test(month) ? month.split(",").map(Number) : null;
+	if (!months) return null;
+	const first = Math.min(...days);
+	const never = months.filter((m) => DAYS_IN_MONTH[m - 1]! < first);
+	const leapOnly = first === 29 && months.includes(2);
+	if (never.length > 0) return `never runs in ${never.map((m) => MONTHS[m - 1]).join(", ")} (no day ${first} there)`;
+	return leapOnly ? "runs in Feb only in leap years" : null;
 }
 
 /** Webhook trigger secrets two agents share: either's caller can start the other's runs. */
