@@ -1,3 +1,5 @@
+import { editDistance } from "../shared/edit-distance.ts";
+
 /**
  * End-of-life dates (UTC days) of deprecated models, copied from the Anthropic SDK's own list,
  * `DEPRECATED_MODELS` in @anthropic-ai/sdk 1.14.0 `internal/data/deprecated-models.mjs`. The SDK's
@@ -11,3 +13,60 @@ export const DEPRECATED_MODELS: Readonly<Record<string, string>> = {
 	"claude-sonnet-4-5": "2026-11-30",
 	"claude-sonnet-4-5-20250929": "2026-11-30",
 };
+
+/**
+ * The model ids the Anthropic SDK of this release names (its `Model` type in @anthropic-ai/sdk
+ * 1.14.0, `resources/messages/messages.d.ts`), mirrored because a type has no value at run time; a
+ * unit test compares the two. Only to tell a misspelt id from a newer one: any id is sent as written.
+ */
+export const KNOWN_MODELS: readonly string[] = [
+	"claude-fable-5-2",
+	"claude-mythos-5-2",
+	"claude-haiku-5-5",
+	"claude-sonnet-5-5",
+	"claude-fable-5-1",
+	"claude-opus-5-5",
+	"claude-mythos-5-1",
+	"claude-sonnet-5",
+	"claude-fable-5",
+	"claude-mythos-5",
+	"claude-opus-5",
+	"claude-opus-4-8",
+	"claude-opus-4-7",
+	"claude-mythos-preview",
+	"claude-opus-4-6",
+	"claude-sonnet-4-6",
+	"claude-haiku-4-5",
+	"claude-haiku-4-5-20251001",
+	"claude-opus-4-5",
+	"claude-opus-4-5-20251101",
+	"claude-sonnet-4-5",
+	"claude-sonnet-4-5-20250929",
+];
+
+const FAMILIES = new Set(KNOWN_MODELS.map((id) => id.split("-")[1]));
+/** How the API's ids are made: a known family, a version of numbers joined by hyphens, a date. */
+const ID_FORM = /^claude-([a-z]+)-(?:\d+(?:-\d+)?(?:-\d{8})?|preview)$/;
+
+/**
+ * Why a model id is likely misspelt, or null: one the SDK knows, or of a known family in the API's
+ * form, is taken (a model newer than this release is named so). The id is not refused: the
+ * Worker cannot list the ids the API serves, and a misspelt one fails its job's first call (404).
+ */
+export function modelIdProblem(model: string): string | null {
+	if (KNOWN_MODELS.includes(model)) return null;
+	const form = ID_FORM.exec(model);
+	if (form && FAMILIES.has(form[1] ?? "")) return null;
+	const close = model.length <= 64 ? closestModel(model.toLowerCase()) : null;
+	return `${model} is not a model id this release knows${close ? ` (did you mean ${close}?)` : ""}: the API's are written like claude-sonnet-5-5; a misspelt one fails its job's first call (404)`;
+}
+
+function closestModel(model: string): string | null {
+	let best: { id: string; distance: number } | null = null;
+	for (const id of KNOWN_MODELS) {
+		if (/-\d{8}$/.test(id)) continue;
+		const distance = Math.min(editDistance(id, model), editDistance(id, `claude-${model}`));
+		if (distance <= 2 && (best === null || distance < best.distance)) best = { id, distance };
+	}
+	return best?.id ?? null;
+}

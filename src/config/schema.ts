@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { Cron } from "croner";
 import { invisibleReason, scanPrompt } from "../agent/injection.ts";
 import { ELLIPSIS, utf8Length } from "../shared/clip.ts";
+import { editDistance } from "../shared/edit-distance.ts";
 import { MAX_JSON_DEPTH, withinDepth } from "../shared/json-depth.ts";
 import { jsonSchemaProblems } from "./json-schema.ts";
 import { AGENT_NAME_PATTERN, AGENT_NAME_RULE, agentNameProblem, charName } from "./agent-name.ts";
@@ -24,18 +25,6 @@ function unknownKeysMessage(keys: string[], known: string[]): string {
 	const snake = key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 	const close = known.find((k) => editDistance(k, key) <= 2 || k === snake);
 	return close ? `unknown key (did you mean "${close}"?)` : `unknown key; allowed: ${known.join(", ")}`;
-}
-
-function editDistance(a: string, b: string): number {
-	let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-	for (let i = 1; i <= a.length; i++) {
-		const row = [i];
-		for (let j = 1; j <= b.length; j++) {
-			row[j] = Math.min((prev[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1, (prev[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1));
-		}
-		prev = row;
-	}
-	return prev[b.length] ?? 0;
 }
 
 // Durations: whole units in descending order, e.g. "90s", "30m", "1h30m", "1d".

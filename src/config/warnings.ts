@@ -1,13 +1,18 @@
 // What a definition says that it likely does not mean: pure, so that `npm run check` (in Node) says
 // it of fleet.yaml as a dry run says it of an API agent.
+import { modelIdProblem } from "./models.ts";
 import { type AgentDefinition, type DefinitionSummary, durationSeconds } from "./schema.ts";
 
 /**
  * What a definition says that it likely does not mean, whatever the Worker's secrets: said by a dry
  * run, by `npm run check` for fleet.yaml, and in an agent's warnings.
  */
-export function definitionWarnings(agent: Pick<DefinitionSummary, "tools" | "approval_timeout" | "timeout">): string[] {
+export function definitionWarnings(agent: Pick<DefinitionSummary, "tools" | "approval_timeout" | "timeout" | "model" | "fallback_models">): string[] {
 	const warnings: string[] = [];
+	for (const [role, model] of [["model", agent.model], ...agent.fallback_models.map((m) => ["fallback model", m] as const)] as const) {
+		const problem = modelIdProblem(model);
+		if (problem) warnings.push(`${role} ${problem}`);
+	}
 	// Not a secret, but as sure to fail: the wait ends at the job's own deadline first.
 	const gated = agent.tools.flatMap((t) => (t.type !== "server" && t.requires_approval ? [t.type === "webhook" ? t.name : t.type] : []));
 	if (gated.length > 0 && durationSeconds(agent.approval_timeout) >= durationSeconds(agent.timeout)) {
