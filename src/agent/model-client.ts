@@ -113,7 +113,7 @@ type Failure =
 	| { kind: "auth"; status: number; detail: string }
 	| { kind: "spend_limit"; status: number; detail: string }
 	| { kind: "invalid_request"; status: number; detail: string }
-	| { kind: Transient; status: number | null; detail: string; retryAfterMs?: number | null };
+	| { kind: Transient; status: number | null; detail: string; retryAfterMs?: number | null; final?: boolean };
 
 // A mid-stream `event: error` carries no HTTP status, only the error type: map it to the status the
 // same failure has when it happens before the stream starts, so both are handled alike.
@@ -148,10 +148,16 @@ function classifyStatus(status: number, type: string | null, detail: string, hea
 	if (status === 429) return { kind: "rate_limit", status, retryAfterMs: retryAfterMs(headers, now), detail };
 	// 402 (billing) belongs to the key's organisation, so another key in the pool may still work.
 	if (status === 401 || status === 402 || status === 403) return { kind: "auth", status, detail };
+	// The API's own word on whether this request may be tried again, which its SDK obeys over the
+	// status: "false" ends this model's tries (a fallback model is another request), "true" makes a
+	// 4xx a passing failure.
+	const shouldRetry = headers?.get("x-should-retry");
+	const final = shouldRetry === "false" ? { final: true } : {};
 	// A 529 or 503 may say when to come back, as a 429 does: the backoff waits at least that long.
 	const after = status === 529 || status === 503 ? retryAfterMs(headers, now) : null;
-	if (status === 529 || type === "overloaded_error") return { kind: "overloaded", status, detail, retryAfterMs: after };
-	if (status >= 500 || status === 408) return { kind: "server", status, detail, retryAfterMs: after };
+	if (status === 529 || type === "overloaded_error") return { kind: "overloaded", status, detail, retryAfterMs: after, ...final };
+	// 409 is a lock that timed out (the SDK retries it, as it does 408).
+	if (status >= 500 || status === 408 || status === 409 || shouldRetry === "true") return { kind: "server", status, detail, retryAfterMs: after, ...final };
 	// Any other 4xx says the request itself is wrong: the same request to another model or key fails too.
 	return { kind: "invalid_request", status, detail };
 }
@@ -453,7 +459,7 @@ export function createModelClient(env: ProviderEnv, options: ModelClientOptions 
 						}
 
 						last = { kind: f.kind, status: f.status, detail: f.detail, model, requestId };
-						const backoff = TRANSIENT_BACKOFF_MS[transientTries];
+						const backoff = f.final ? undefined : TRANSIENT_BACKOFF_MS[transientTries];
 						if (backoff === undefined) break; // this model is exhausted: on to the next fallback
 						transientTries++;
 						// A retry-after is honoured up to the longest wait held in a call; the tries stay bounded.

@@ -453,6 +453,22 @@ describe("createModelClient: overloaded, server and network failures", () => {
 		expect(t.sleeps).toEqual([500, 1500, 500, 1500]);
 	});
 
+	it("obeys the API's x-should-retry: false ends a model's tries (on to the fallback), true retries a 4xx, and a 409 is retried", async () => {
+		const sent = script(API, () => apiError(500, "Internal server error", { "x-should-retry": "false" }), () => apiError(500, "Internal server error", { "x-should-retry": "false" }));
+		const t = clock();
+		const error = await failure(createModelClient(env({ ANTHROPIC_API_KEY: KEYS[0] }), t).call(request()));
+		expect([error.kind, error.status]).toEqual(["server", 500]);
+		expect(sent.map((s) => s.body.model)).toEqual([PRIMARY, FALLBACK]);
+		expect(t.sleeps).toEqual([]);
+
+		const again = script(API, () => apiError(400, "try again", { "x-should-retry": "true" }), () => apiError(409, "lock timeout"), ok);
+		const t2 = clock();
+		const res = await createModelClient(env({ ANTHROPIC_API_KEY: KEYS[0] }), t2).call(request({ models: [PRIMARY] }));
+		expect(res.attempts.map((a) => a.status)).toEqual([400, 409, "ok"]);
+		expect(again).toHaveLength(3);
+		expect(t2.sleeps).toEqual([500, 1500]);
+	});
+
 	it("fails with server after 502s on the only model", async () => {
 		script(API, ...Array.from({ length: 3 }, () => () => apiError(502, "Bad gateway")));
 		const error = await failure(createModelClient(env({ ANTHROPIC_API_KEY: KEYS[0] }), clock()).call(request({ models: [PRIMARY] })));
