@@ -2,6 +2,7 @@ import type { z } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import { parseYaml12, positionIn, unreadable } from "../config/yaml.ts";
 import { BadRequestError, UnsupportedMediaTypeError } from "../errors.ts";
+import { duplicateJsonKey } from "../shared/json-duplicate-keys.ts";
 import { issuesOf, type Issue } from "../shared/zod-issues.ts";
 import type { AppEnv } from "./context.ts";
 
@@ -24,7 +25,10 @@ export function yamlBody(schema: z.ZodType): MiddlewareHandler<AppEnv> {
 		const type = c.req.header("content-type");
 		const text = await c.req.text();
 		if (type === undefined ? text !== "" : !JSON_TYPE.test(essence(type)) && !isYamlType(type)) throw UnsupportedMediaTypeError.jsonOrYamlRequired(type);
-		if (!isYamlType(type)) return next();
+		if (!isYamlType(type)) {
+			refuseDuplicateKeys(text);
+			return next();
+		}
 		const parsed = parseYaml12(text, { uniqueKeys: true });
 		const { doc, lineCounter } = parsed;
 		const faults = unreadable(parsed);
@@ -54,6 +58,19 @@ export function yamlBody(schema: z.ZodType): MiddlewareHandler<AppEnv> {
 		c.req.bodyCache = { json: Promise.resolve(value), text: Promise.resolve(json) } as unknown as typeof c.req.bodyCache;
 		await next();
 	};
+}
+
+/** A key written twice, which YAML refuses (uniqueKeys) and JSON.parse would take the last of. */
+function refuseDuplicateKeys(text: string): void {
+	try {
+		JSON.parse(text);
+	} catch {
+		return; // not JSON: the route's validator says so
+	}
+	const twice = duplicateJsonKey(text);
+	if (!twice) return;
+	const message = `key "${twice.key}" is written twice in one object (JSON would keep the last without a word); write it once`;
+	throw new BadRequestError(`invalid body: ${twice.path}: ${message}`, { issues: [{ path: twice.path, message }] });
 }
 
 const lines = (issues: (Issue & { line?: number; column?: number })[]) =>

@@ -9,7 +9,7 @@ export interface Issue {
 }
 
 /** `["agents", 1, "schedules", "nightly"]` → `agents[1].schedules.nightly`. */
-function formatPath(path: readonly PropertyKey[]): string {
+export function formatPath(path: readonly PropertyKey[]): string {
 	let out = "";
 	for (const segment of path) {
 		if (typeof segment === "number") out += `[${segment}]`;

@@ -206,4 +206,16 @@ describe("a dry run of a definition (dry_run=true)", () => {
 		expect(saved.status).toBe(200);
 		expect(((await saved.json()) as { paused: { by: string; reason: string } | null }).paused).toMatchObject({ by: "operator", reason: "maintenance" });
 	});
+
+	it("refuses a JSON body that writes a key twice in one object, as YAML does, storing nothing", async () => {
+		const body = '{"name":"json-twice","prompt":"Go.","schedules":{"daily":{"cron":"0 9 * * *","cron":"0 10 * * *"}}}';
+		const res = await call("/v1/agents", { method: "POST", as: "admin", headers: { "content-type": "application/json" }, body });
+		expect(res.status).toBe(400);
+		const error = await errorOf(res);
+		expect(error.message).toBe('invalid body: schedules.daily.cron: key "cron" is written twice in one object (JSON would keep the last without a word); write it once');
+		expect(error.details?.issues).toEqual([{ path: "schedules.daily.cron", message: expect.stringContaining("written twice") }]);
+		expect(await env.DB.prepare("SELECT name FROM agents WHERE name = 'json-twice'").first()).toBeNull();
+		const once = await call("/v1/agents", { method: "POST", as: "admin", headers: { "content-type": "application/json" }, body: body.replace(',"cron":"0 10 * * *"', "") });
+		expect(once.status).toBe(201);
+	});
 });
