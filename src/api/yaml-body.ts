@@ -26,7 +26,11 @@ export function yamlBody(schema: z.ZodType): MiddlewareHandler<AppEnv> {
 		const text = await c.req.text();
 		if (type === undefined ? text !== "" : !JSON_TYPE.test(essence(type)) && !isYamlType(type)) throw UnsupportedMediaTypeError.jsonOrYamlRequired(type);
 		if (!isYamlType(type)) {
-			refuseDuplicateKeys(text);
+			const value = jsonOf(text);
+			if (value !== undefined) {
+				refuseDuplicateKeys(text);
+				refuseFleet(value);
+			}
 			return next();
 		}
 		const parsed = parseYaml12(text, { uniqueKeys: true });
@@ -44,6 +48,7 @@ export function yamlBody(schema: z.ZodType): MiddlewareHandler<AppEnv> {
 			const message = error instanceof Error ? error.message : String(error);
 			throw new BadRequestError(`invalid body: not valid YAML: ${message}`, { issues: [{ path: "body", message }] });
 		}
+		refuseFleet(value);
 		const result = schema.safeParse(value);
 		if (!result.success) {
 			const issues = issuesOf(result.error, positionIn(parsed));
@@ -60,17 +65,31 @@ export function yamlBody(schema: z.ZodType): MiddlewareHandler<AppEnv> {
 	};
 }
 
+/** The body's JSON value, or undefined where it is none (the route's validator says so). */
+function jsonOf(text: string): unknown {
+	try {
+		return JSON.parse(text) as unknown;
+	} catch {
+		return undefined;
+	}
+}
+
 /** A key written twice, which YAML refuses (uniqueKeys) and JSON.parse would take the last of. */
 function refuseDuplicateKeys(text: string): void {
-	try {
-		JSON.parse(text);
-	} catch {
-		return; // not JSON: the route's validator says so
-	}
 	const twice = duplicateJsonKey(text);
 	if (!twice) return;
 	const message = `key "${twice.key}" is written twice in one object (JSON would keep the last without a word); write it once`;
 	throw new BadRequestError(`invalid body: ${twice.path}: ${message}`, { issues: [{ path: twice.path, message }] });
+}
+
+/**
+ * A whole fleet file (fleet.yaml's `agents:` list) sent where one agent's definition goes: said as
+ * such, where the schema would list `agents` and `version` as unknown keys and the name as missing.
+ */
+function refuseFleet(value: unknown): void {
+	if (value === null || typeof value !== "object" || Array.isArray(value) || !("agents" in value) || "name" in value) return;
+	const message = "this is a fleet file (its agents under agents:), not one agent's definition: send each agent on its own (an item of its agents list), or run `drover apply <file>`, which does";
+	throw new BadRequestError(`invalid body: ${message}`, { issues: [{ path: "agents", message }] });
 }
 
 const lines = (issues: (Issue & { line?: number; column?: number })[]) =>

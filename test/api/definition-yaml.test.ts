@@ -218,4 +218,15 @@ describe("a dry run of a definition (dry_run=true)", () => {
 		const once = await call("/v1/agents", { method: "POST", as: "admin", headers: { "content-type": "application/json" }, body: body.replace(',"cron":"0 10 * * *"', "") });
 		expect(once.status).toBe(201);
 	});
+
+	it("says a whole fleet file sent as one agent is one, as YAML or JSON, storing nothing", async () => {
+		const fleet = { version: 1, agents: [{ name: "fleet-sent", prompt: "Go." }] };
+		const expected = "invalid body: this is a fleet file (its agents under agents:), not one agent's definition: send each agent on its own (an item of its agents list), or run `drover apply <file>`, which does";
+		for (const [headers, body] of [[YAML, "version: 1\nagents:\n  - name: fleet-sent\n    prompt: Go.\n"], [{ "content-type": "application/json" }, JSON.stringify(fleet)]] as const) {
+			const res = await call("/v1/agents", { method: "POST", as: "admin", headers, body });
+			expect(res.status).toBe(400);
+			expect((await errorOf(res)).message).toBe(expected);
+		}
+		expect((await call("/v1/agents/fleet-sent")).status).toBe(404);
+	});
 });
