@@ -23,8 +23,14 @@ function unknownKeysMessage(keys: string[], known: string[]): string {
 	const key = keys[0] ?? "";
 	// herdctl's configuration is camelCase (outputToFile, maxTurns); drover's keys are snake_case.
 	const snake = key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-	const close = known.find((k) => editDistance(k, key) <= 2 || k === snake);
-	return close ? `unknown key (did you mean "${close}"?)` : `unknown key; allowed: ${known.join(", ")}`;
+	// A key that reads as a known one but holds a character that shows as nothing or as a space (a
+	// zero-width space pasted in, a no-break space): named, since the key printed looks right.
+	const chars = [...key];
+	const odd = chars.findIndex((c) => !/^[\x21-\x7e]$/.test(c));
+	const visible = chars.filter((c) => /^[\x21-\x7e]$/.test(c)).join("");
+	const has = odd >= 0 ? `, with ${charName(chars[odd]!)} at character ${odd + 1}` : "";
+	const close = known.find((k) => k === visible || editDistance(k, key) <= 2 || k === snake);
+	return close ? `unknown key${has} (did you mean "${close}"?)` : `unknown key${has}; allowed: ${known.join(", ")}`;
 }
 
 // Durations: whole units in descending order, e.g. "90s", "30m", "1h30m", "1d".

@@ -123,6 +123,8 @@ describe("a bad fleet file is rejected with the offending path and reason", () =
 		{ name: "bad schedule name", text: schedule({ interval: "1h" }).replace("nightly", "Nightly Run"), path: "agents[0].schedules.Nightly Run", message: "schedule names" },
 		{ name: "schedule with no prompt anywhere", text: stringify({ version: 1, agents: [{ name: "quiet", schedules: { hourly: { interval: "1h" } } }] }), path: "agents[0].schedules.hourly.prompt", message: "no prompt to run" },
 		{ name: "typo in a key", text: fleetYaml({ max_turn: 5 }), path: "agents[0].max_turn", message: 'did you mean "max_turns"' },
+		{ name: "a key with an invisible character", text: fleetYaml({ "max_turns\u200b": 5 }), path: "agents[0].max_turns\u200b", message: 'unknown key, with U+200B at character 10 (did you mean "max_turns"?)' },
+		{ name: "a key with a no-break space", text: fleetYaml({ "system_prompt\u00a0": "x" }), path: "agents[0].system_prompt\u00a0", message: 'unknown key, with U+00A0 at character 14 (did you mean "system_prompt"?)' },
 		{ name: "bad agent name", text: fleetYaml({ name: "Site Watch" }), path: "agents[0].name", message: "lowercase" },
 		{ name: "duplicate agent", text: fleetYaml({}, { name: "watcher" }), path: "agents[1].name", message: 'duplicate agent name "watcher" (also agents[0])' },
 		{ name: "negative max_turns", text: fleetYaml({ max_turns: -1 }), path: "agents[0].max_turns", message: ">=1" },
