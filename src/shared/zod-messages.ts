@@ -11,6 +11,9 @@ z.config({
 			if (iss.code === "invalid_type") return `required (${iss.expected})`;
 			return iss.code === "invalid_value" ? "required" : undefined;
 		}
+		// A number out of range, in words and with the value sent: zod's "Too small: expected number to be >=1".
+		if (iss.code === "too_small" && iss.origin === "number") return `must be ${iss.inclusive ? "at least" : "more than"} ${String(iss.minimum)}, got ${String(iss.input)}`;
+		if (iss.code === "too_big" && iss.origin === "number") return `must be ${iss.inclusive ? "at most" : "less than"} ${String(iss.maximum)}, got ${String(iss.input)}`;
 		return iss.code === "invalid_type" ? wrongType(iss.expected, iss.input, iss.path?.at(-1)) : undefined;
 	},
 });

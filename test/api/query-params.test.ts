@@ -55,8 +55,8 @@ describe("query parameters given twice or empty", () => {
 			]),
 		);
 		expect(issues).toHaveLength(2);
-		// A value that is wrong, given once, keeps zod's own message.
-		expect((await badRequest("/v1/jobs?limit=0")).message).toMatch(/^invalid query: limit: Too small/);
+		// A value that is wrong, given once, says its range and the value.
+		expect((await badRequest("/v1/jobs?limit=0")).message).toBe("invalid query: limit: must be at least 1, got 0");
 	});
 });
 
@@ -99,7 +99,7 @@ describe("whole-number parameters", () => {
 			}
 		}
 		expect((await call("/v1/jobs?limit=200")).status).toBe(200);
-		expect((await badRequest("/v1/jobs?limit=201")).message).toMatch(/^invalid query: limit: Too big/);
+		expect((await badRequest("/v1/jobs?limit=201")).message).toBe("invalid query: limit: must be at most 200, got 201");
 	});
 
 	it("are integers in the OpenAPI document, with their range and default", async () => {

@@ -127,7 +127,7 @@ describe("a bad fleet file is rejected with the offending path and reason", () =
 		{ name: "a key with a no-break space", text: fleetYaml({ "system_prompt\u00a0": "x" }), path: "agents[0].system_prompt\u00a0", message: 'unknown key, with U+00A0 at character 14 (did you mean "system_prompt"?)' },
 		{ name: "bad agent name", text: fleetYaml({ name: "Site Watch" }), path: "agents[0].name", message: "lowercase" },
 		{ name: "duplicate agent", text: fleetYaml({}, { name: "watcher" }), path: "agents[1].name", message: 'duplicate agent name "watcher" (also agents[0])' },
-		{ name: "negative max_turns", text: fleetYaml({ max_turns: -1 }), path: "agents[0].max_turns", message: ">=1" },
+		{ name: "negative max_turns", text: fleetYaml({ max_turns: -1 }), path: "agents[0].max_turns", message: "must be at least 1, got -1" },
 		{ name: "timeout too short", text: fleetYaml({ timeout: "5s" }), path: "agents[0].timeout", message: "at least 10s" },
 		{ name: "timeout too long", text: fleetYaml({ timeout: "25h" }), path: "agents[0].timeout", message: "at most 24h" },
 		{ name: "unknown tool type", text: fleetYaml({ tools: [{ type: "shell" }] }), path: "agents[0].tools[0].type", message: '"http_fetch", "webhook" or "server"' },
