@@ -9,6 +9,7 @@ import { tick } from "../helpers/ticks.ts";
 import { fake } from "../helpers/outbound.ts";
 import { incidentId, normalizeError } from "../../src/incidents/signature.ts";
 import { sha256Hex } from "../../src/shared/hash.ts";
+import { alertIncident } from "../../src/incidents/alert.ts";
 import { claimAlert, getIncident, markAlerted, recordFailure, resolveOpen } from "../../src/store/incidents.ts";
 
 interface Incident {
@@ -391,6 +392,41 @@ describe("incidents", () => {
 		await resolveOpen(env.DB, "paged-resolved", at + 1);
 		await markAlerted(env.DB, incident.id, at + 2);
 		expect(await getIncident(env.DB, incident.id)).toMatchObject({ state: "resolved", alerted_at: new Date(at + 2).toISOString() });
+	});
+
+	it("are filed with the error's secrets redacted, whatever the caller passed, and one incident for the same error with other secrets", async () => {
+		const at = Date.now();
+		const first = await recordFailure(env.DB, { agent: "leaky-caller", error: "webhook https://hooks.slack.com/services/T000/B000/abcdefSECRET1 answered 500", jobId: "job-a", at });
+		const again = await recordFailure(env.DB, { agent: "leaky-caller", error: "webhook https://hooks.slack.com/services/T000/B000/ghijklSECRET2 answered 500", jobId: "job-b", at: at + 1 });
+		expect(again.incident.id).toBe(first.incident.id);
+		const stored = await env.DB.prepare("SELECT error, signature FROM incidents WHERE agent = 'leaky-caller'").all<{ error: string; signature: string }>();
+		expect(stored.results).toHaveLength(1);
+		expect(stored.results[0]!.error).toContain("[REDACTED]");
+		expect(JSON.stringify(stored.results)).not.toMatch(/SECRET1|SECRET2|hooks\.slack\.com\/services\/T000/);
+		expect((await getIncident(env.DB, first.incident.id))?.error).not.toContain("SECRET");
+	});
+
+	it("page once when two senders alert the same opening at the same moment, the second told it is taken while the first is sending", async () => {
+		const at = Date.now();
+		const { incident } = await recordFailure(env.DB, { agent: "paged-twice", error: "tool ticket failed: 503", jobId: "job-1", at });
+		const held = Promise.withResolvers<void>();
+		const keys: string[] = [];
+		fake("https://alerts.example.test", async (request) => {
+			keys.push(request.headers.get("idempotency-key") ?? (await request.text()));
+			await held.promise;
+			return new Response("ok");
+		});
+		const alerting = { ...env, ALERT_WEBHOOK_URL: "https://alerts.example.test/hook" } as Env;
+		const senders = [alertIncident(alerting, incident, at), alertIncident(alerting, incident, at)];
+		// One claims the opening and waits on the webhook; the other is refused the claim meanwhile.
+		expect(await Promise.race(senders)).toBe("taken");
+		held.resolve();
+		expect((await Promise.all(senders)).sort()).toEqual(["sent", "taken"]);
+		expect(keys).toHaveLength(1);
+		expect(await getIncident(env.DB, incident.id)).toMatchObject({ state: "alerted", alerted_at: new Date(at).toISOString() });
+		// Alerted: a third sender has nothing to send.
+		expect(await alertIncident(alerting, incident, at + 1)).toBe("taken");
+		expect(keys).toHaveLength(1);
 	});
 
 	describe("of an agent with more than one schedule", () => {
