@@ -2145,3 +2145,49 @@ describe("a job id the API would refuse as malformed", () => {
 		expect(api.seen).toEqual([]);
 	});
 });
+
+describe("drover apply of several agents", () => {
+	it("stops at a write refused after every check passed (an agent created meanwhile), saying what was applied before it", async () => {
+		const definitions = [
+			{ name: "first-agent", prompt: "One." },
+			{ name: "second-agent", prompt: "Two." },
+		];
+		const file = path.join(mkdtempSync(path.join(tmpdir(), "drover-apply-")), "agents.yaml");
+		writeFileSync(file, `${definitions.map((d) => `- name: ${d.name}\n  prompt: ${d.prompt}\n`).join("")}`);
+		const detail = (name: string) => ({ ...agentView(name), definition: definitions.find((d) => d.name === name), definition_revision: `rev-${name}` });
+		const api = await fakeApi({
+			"GET /v1/agents/first-agent": (_req, res) => json(res, 404, { error: { code: "not_found", message: "no agent named first-agent" } }),
+			"GET /v1/agents/second-agent": (_req, res) => json(res, 404, { error: { code: "not_found", message: "no agent named second-agent" } }),
+			"POST /v1/agents?dry_run=true": (_req, res, body) => {
+				const { name } = JSON.parse(body) as { name: string };
+				json(res, 200, { dry_run: true, name, action: "create", definition: JSON.parse(body), definition_revision: `rev-${name}`, previous_revision: null, schedules: [], warnings: [] });
+			},
+			// Between apply's checks and its writes, someone else created the second agent.
+			"POST /v1/agents": (_req, res, body) => {
+				const { name } = JSON.parse(body) as { name: string };
+				if (name === "first-agent") json(res, 201, detail(name));
+				else json(res, 409, { error: { code: "conflict", message: `agent ${name} already exists; PUT /v1/agents/${name} changes it` } });
+			},
+		});
+		const r = await runCli(api.url, ["apply", file]);
+		expect(r.status).toBe(1);
+		expect(r.stdout).toBe("created first-agent (revision rev-first-agent)\n");
+		expect(r.stderr).toContain("drover: second-agent: agent second-agent already exists; PUT /v1/agents/second-agent changes it (1 before it applied)");
+		expect(api.seen.map((s) => s.route)).toEqual([
+			"GET /v1/agents/first-agent",
+			"POST /v1/agents?dry_run=true",
+			"GET /v1/agents/second-agent",
+			"POST /v1/agents?dry_run=true",
+			"GET /v1/agents/first-agent",
+			"POST /v1/agents",
+			"GET /v1/agents/second-agent",
+			"POST /v1/agents",
+		]);
+
+		// --json: the answers of what was applied before the refusal, for a script; the refusal on stderr.
+		const scripted = await runCli(api.url, ["apply", file, "--json"]);
+		expect(scripted.status).toBe(1);
+		expect((JSON.parse(scripted.stdout) as { name: string }[]).map((a) => a.name)).toEqual(["first-agent"]);
+		expect(scripted.stderr).toContain("second-agent: agent second-agent already exists");
+	});
+});
