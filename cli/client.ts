@@ -38,6 +38,8 @@ export class ApiError extends CliError {
 	readonly requestId: string | null;
 	/** How long the answer's Retry-After asked to be left alone (a 429, a 503); null when it said nothing. */
 	retryAfterMs: number | null = null;
+	/** The answer's `details.issues` (each a field's path and what is wrong with it), when it had them. */
+	issues: { path: string; message: string }[] = [];
 
 	constructor(status: number, code: string, message: string, hint = hintFor(status, message, code), requestId: string | null = null) {
 		super(message, 1, hint);
@@ -322,7 +324,9 @@ async function errorOfBody(res: Response): Promise<ApiError> {
 			const message = withIssues(body.error.message, body.error.details?.issues);
 			// Shown as the body has it, when it has the shape of one (an older Worker sends none).
 			const requestId = typeof body.error.request_id === "string" && /^[\w.:=-]{1,100}$/.test(body.error.request_id) ? body.error.request_id : null;
-			return new ApiError(res.status, body.error.code, message, undefined, requestId);
+			const err = new ApiError(res.status, body.error.code, message, undefined, requestId);
+			err.issues = issuesOf(body.error.details?.issues);
+			return err;
 		}
 	} catch {
 		// Not JSON: fall through to the status line.
@@ -330,6 +334,12 @@ async function errorOfBody(res: Response): Promise<ApiError> {
 	// Cut between characters: half an emoji would print as U+FFFD.
 	const snippet = graphemeSlice(text.replace(/\s+/g, " ").trim(), 200);
 	return new ApiError(res.status, NOT_AN_API_ERROR, `HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ""}${snippet ? `: ${snippet}` : ""}`);
+}
+
+/** The issues of an error's details that have a path and a message, both text. */
+function issuesOf(issues: unknown): { path: string; message: string }[] {
+	if (!Array.isArray(issues)) return [];
+	return issues.filter((i): i is { path: string; message: string } => typeof i === "object" && i !== null && typeof (i as { path?: unknown }).path === "string" && typeof (i as { message?: unknown }).message === "string");
 }
 
 /**

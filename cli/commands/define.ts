@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import { structuredPatch } from "diff";
 import type { Command } from "commander";
 import { yamlText } from "../../src/shared/yaml-text.ts";
-import { parseYaml12, unreadable } from "../../src/config/yaml.ts";
+import { parseYaml12, positionIn, unreadable } from "../../src/config/yaml.ts";
 import { ApiError, CliError } from "../client.ts";
 import { act, agentNameError, pathSegment, type Context } from "../context.ts";
 import { printable } from "../format.ts";
@@ -43,10 +43,21 @@ export function registerDefine(program: Command): void {
 type Definition = Record<string, unknown> & { name: string };
 
 /**
+ * Where the file wrote a field of its `index`th agent, by the path an API issue names it by
+ * ("schedules.daily.cron", "tools[1].name"), as "FILE line L:C"; undefined where it cannot say.
+ */
+type Locate = (index: number, path: string, isKey: boolean) => string | undefined;
+
+interface Definitions {
+	definitions: Definition[];
+	locate: Locate;
+}
+
+/**
  * The agents a file defines, each checked only for what the CLI needs (a name, once): the API
  * validates the rest with the fleet schema and says what is wrong, field by field.
  */
-function definitionsIn(text: string, source: string): Definition[] {
+function definitionsIn(text: string, source: string): Definitions {
 	// Read as fleet.yaml is: YAML 1.2, no merge keys (the API takes the result as JSON either way).
 	const parsed = parseYaml12(text, { uniqueKeys: true });
 	const { doc, problems } = parsed;
@@ -60,9 +71,12 @@ function definitionsIn(text: string, source: string): Definition[] {
 	const value: unknown = doc.toJS();
 	const isMap = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 	let list: unknown[];
-	if (Array.isArray(value)) list = value;
-	else if (isMap(value) && "name" in value) list = [value];
+	// Where the agents sit in the document: the whole of it, its items, or its agents: list's items.
+	let prefix: (i: number) => (string | number)[];
+	if (Array.isArray(value)) [list, prefix] = [value, (i) => [i]];
+	else if (isMap(value) && "name" in value) [list, prefix] = [[value], () => []];
 	else if (isMap(value) && Array.isArray(value.agents)) {
+		prefix = (i) => ["agents", i];
 		// fleet.yaml's other keys are the fleet's own (pricing, version): an API agent cannot carry them.
 		const other = Object.keys(value).filter((k) => k !== "agents" && k !== "version");
 		if (other.length > 0) throw new CliError(`${source}: ${other.map((k) => `\`${k}\``).join(", ")} ${other.length === 1 ? "is" : "are"} fleet.yaml's alone; apply takes agents`);
@@ -72,7 +86,7 @@ function definitionsIn(text: string, source: string): Definition[] {
 	} else throw new CliError(`${source} holds no agent: expected an agent (a mapping with a name), a list of them, or an \`agents:\` list`);
 	if (list.length === 0) throw new CliError(`${source} holds no agent: its list is empty`);
 	const seen = new Set<string>();
-	return list.map((a, i) => {
+	const definitions = list.map((a, i) => {
 		const which = `agent ${i + 1} of ${source}`;
 		if (!isMap(a)) throw new CliError(`${which} is not a mapping of fields`);
 		if (typeof a.name !== "string" || a.name === "") throw new CliError(`${which} has no name`);
@@ -80,9 +94,33 @@ function definitionsIn(text: string, source: string): Definition[] {
 		seen.add(a.name);
 		return a as Definition;
 	});
+	const at = positionIn(parsed);
+	const locate: Locate = (index, path, isKey) => {
+		const segments = [...path.matchAll(/\[(\d+)\]|([^.[\]]+)/g)].map(([, n, key]) => (n !== undefined ? Number(n) : key!));
+		const pos = path === "" || path === "(root)" ? undefined : at([...prefix(index), ...segments], isKey);
+		return pos && `${source} line ${pos.line}:${pos.column}`;
+	};
+	return { definitions, locate };
 }
 
-async function readDefinitions(file: string): Promise<Definition[]> {
+/**
+ * The API's refusal of a field, said with where the file wrote it: the API was sent JSON, so its
+ * issues name a path, which the reader of a YAML file would have to find by hand.
+ */
+function placed(err: unknown, locate: (path: string, isKey: boolean) => string | undefined): unknown {
+	if (!(err instanceof ApiError) || err.issues.length === 0) return err;
+	let message = err.message;
+	for (const issue of err.issues) {
+		const said = `${issue.path}: ${issue.message}`;
+		const where = locate(issue.path, /^unknown key/.test(issue.message));
+		if (where !== undefined && message.includes(said)) message = message.replace(said, `${said} (${where})`);
+	}
+	const answer = new ApiError(err.status, err.code, message, err.hint, err.requestId);
+	answer.issues = err.issues;
+	return answer;
+}
+
+async function readDefinitions(file: string): Promise<Definitions> {
 	if (file === "-") return namesChecked(definitionsIn(await readStdin(), "stdin"), "stdin");
 	let bytes: Uint8Array;
 	try {
@@ -98,12 +136,13 @@ async function readDefinitions(file: string): Promise<Definition[]> {
  * would name the parameter, "invalid param: agent", not the name field written in the file), before
  * any request: the first bad one is said with the field it is in.
  */
-function namesChecked(definitions: Definition[], source: string): Definition[] {
+function namesChecked(read: Definitions, source: string): Definitions {
+	const { definitions } = read;
 	for (const [i, { name }] of definitions.entries()) {
 		const problem = agentNameError(name);
 		if (problem !== null) throw new CliError(printable(`${name}: name ${problem}${definitions.length === 1 ? "" : ` (agent ${i + 1} of ${source})`}`));
 	}
-	return definitions;
+	return read;
 }
 
 /** Why a file could not be read, in words: an errno code (ENOENT) means nothing to most readers. */
@@ -143,9 +182,9 @@ async function dryRun(ctx: Context, definition: Definition): Promise<{ before: A
 }
 
 /** What apply would do to each agent, asked of the API with dry_run=true: nothing changes. */
-async function plan(ctx: Context, definitions: Definition[], opts: { json?: boolean }): Promise<number> {
+async function plan(ctx: Context, { definitions, locate }: Definitions, opts: { json?: boolean }): Promise<number> {
 	const answers: AgentDryRun[] = [];
-	for (const definition of definitions) {
+	for (const [index, definition] of definitions.entries()) {
 		const name = printable(definition.name);
 		try {
 			const { before, answer } = await dryRun(ctx, definition);
@@ -160,7 +199,7 @@ async function plan(ctx: Context, definitions: Definition[], opts: { json?: bool
 			for (const warning of answer.warnings) ctx.err(`${name}: warning: ${printable(warning)}`);
 		} catch (err) {
 			if (opts.json) ctx.json(answers);
-			throw refusalOf(err, name, answers.length, "checked");
+			throw refusalOf(placed(err, (path, isKey) => locate(index, path, isKey)), name, answers.length, "checked");
 		}
 	}
 	if (opts.json) ctx.json(answers);
@@ -180,19 +219,24 @@ function refusalOf(err: unknown, name: string, before: number, done: string): un
 	if (!(err instanceof CliError)) return err;
 	const message = `${name}: ${err.message}${done === "" ? "" : before === 0 ? "" : ` (${before} before it ${done})`}`;
 	// Still the API's error, so its request id is printed after a 401, a 403 or a 5xx.
-	if (err instanceof ApiError) return new ApiError(err.status, err.code, message, err.hint, err.requestId);
+	if (err instanceof ApiError) {
+		const answer = new ApiError(err.status, err.code, message, err.hint, err.requestId);
+		answer.issues = err.issues;
+		return answer;
+	}
 	return new CliError(message, err.exitCode, err.hint);
 }
 
 /** Each agent created (POST) when the API has none by its name, else replaced (PUT); in file order, stopping at the first refusal. */
 async function apply(ctx: Context, file: string, opts: { json?: boolean; dryRun?: boolean }): Promise<number> {
-	const definitions = await readDefinitions(file);
-	if (opts.dryRun) return plan(ctx, definitions, opts);
+	const read = await readDefinitions(file);
+	if (opts.dryRun) return plan(ctx, read, opts);
+	const { definitions, locate } = read;
 	// Every agent is checked first, as a dry run checks it (its validation, a name fleet.yaml holds, an
 	// unpriced cost limit): a file one agent of which the API refuses changes nothing. A refusal the
 	// writes meet after that (a change made meanwhile) still stops them there.
 	if (definitions.length > 1) {
-		for (const definition of definitions) {
+		for (const [index, definition] of definitions.entries()) {
 			const name = printable(definition.name);
 			try {
 				await dryRun(ctx, definition);
@@ -203,12 +247,12 @@ async function apply(ctx: Context, file: string, opts: { json?: boolean; dryRun?
 					throw new CliError(`${name}: the server did not answer apply's check as a dry run (a drover from before dry runs?), so nothing more was sent; ${name} may have been applied: see drover agents`);
 				}
 				if (opts.json) ctx.json([]);
-				throw refusalOf(err, `${name} (nothing was applied)`, 0, "");
+				throw refusalOf(placed(err, (path, isKey) => locate(index, path, isKey)), `${name} (nothing was applied)`, 0, "");
 			}
 		}
 	}
 	const answers: AgentDetail[] = [];
-	for (const definition of definitions) {
+	for (const [index, definition] of definitions.entries()) {
 		const name = printable(definition.name);
 		try {
 			const before = await currentDefinition(ctx, definition.name);
@@ -224,7 +268,7 @@ async function apply(ctx: Context, file: string, opts: { json?: boolean; dryRun?
 			// --json: what was applied before the refusal (maybe nothing: []), for a script to read;
 			// the refusal is on stderr and the exit code stays 1.
 			if (opts.json) ctx.json(answers);
-			throw refusalOf(err, name, answers.length, "applied");
+			throw refusalOf(placed(err, (path, isKey) => locate(index, path, isKey)), name, answers.length, "applied");
 		}
 	}
 	if (opts.json) ctx.json(answers);

@@ -876,6 +876,18 @@ describe("defining agents: apply and delete", () => {
 		const firstRefused = await drover(["apply", "--json", "-"], { stdin: `name: ${d}\nmodel: ${models.ok}\nmax_turns: lots\n` });
 		expect(firstRefused.status).toBe(1);
 		expect(JSON.parse(firstRefused.stdout)).toEqual([]);
+		// Each field the API refuses is said with where the file wrote it (the API was sent JSON): in a
+		// fleet.yaml-shaped file, in a list, on stdin, in --dry-run.
+		const fleetShaped = file("placed.yaml", `agents:\n  - name: ${c}\n    model: ${models.ok}\n    prompt: Fine.\n  - name: ${d}\n    model: ${models.ok}\n    prompt: Go.\n    max_turns: 0\n    schedules:\n      daily: { cron: "0 9 * * *", timezon: UTC }\n`);
+		const placedRefusal = await drover(["apply", fleetShaped]);
+		expect(placedRefusal.status).toBe(1);
+		expect(placedRefusal.stderr).toContain(`max_turns: must be at least 1, got 0 (${fleetShaped} line 8:16)`);
+		expect(placedRefusal.stderr).toContain(`schedules.daily.timezon: unknown key (did you mean "timezone"?) (${fleetShaped} line 10:35)`);
+		const planRefusal = await drover(["apply", "--dry-run", fleetShaped]);
+		expect(planRefusal.stderr).toContain(`(${fleetShaped} line 8:16)`);
+		const piped = await drover(["apply", "-"], { stdin: `- name: ${d}\n  model: ${models.ok}\n  prompt: Go.\n  max_turns: 0\n` });
+		expect(piped.stderr).toContain("max_turns: must be at least 1, got 0 (stdin line 4:14)");
+		expect((await api(`/v1/agents/${d}`)).status).toBe(404);
 
 		const e = `cli-def-e-${suffix}`;
 		const refused: [string, RegExp][] = [
