@@ -15,6 +15,7 @@ import { getJob, putJob } from "./jobs.ts";
 import { currentDefinition, deletedAgentsJob, readState } from "./state.ts";
 import { answerText, lastAssistantMessage } from "./runner/messages.ts";
 import { CUT_AT_MAX_TOKENS } from "./runner/step.ts";
+import { fetchErrorMessage } from "../../src/shared/fetch-error.ts";
 
 /** Attempts per delivery or hook call before it is given up. */
 export const MAX_ATTEMPTS = 6;
@@ -238,7 +239,7 @@ export async function sendDue(
 				}
 			} catch (err) {
 				// A network error's message may quote the URL, which can carry a credential (Slack-style paths).
-				error = `${row.kind} request failed: ${scrubSecretUrl(err instanceof Error ? err.message : String(err), url)}`;
+				error = `${row.kind} request failed: ${scrubSecretUrl(fetchErrorMessage(err), url)}`;
 				// The target may have received it: after the last try, the outcome is unknown, not failed.
 				outcome = attempt >= MAX_ATTEMPTS ? "unknown" : "retry";
 				inDoubt ??= error;

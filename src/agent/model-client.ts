@@ -29,6 +29,7 @@ import { deadline } from "../shared/deadline.ts";
 import { messageFromSse, usageFromSse } from "./streamed-message.ts";
 import { retryAfterMs } from "../shared/retry-after.ts";
 import { outboundFetch } from "../shared/subrequests.ts";
+import { fetchErrorMessage } from "../shared/fetch-error.ts";
 
 export type ModelAttempt = ModelResponse["attempts"][number];
 
@@ -167,7 +168,7 @@ function classify(error: unknown, signal: AbortSignal | undefined, now: number, 
 	// The SDK's "Request timed out.": its timeout is set to the idle limit (see STREAM_IDLE_TIMEOUT_MS).
 	// (Also a connection's own timeout the SDK reads as one, which may come sooner.)
 	if (error instanceof APIConnectionTimeoutError) return { kind: "network", status: null, detail: `no answer began: the request timed out (the limit is ${idleMs / 1000} s)` };
-	if (error instanceof APIConnectionError) return { kind: "network", status: null, detail: error.message };
+	if (error instanceof APIConnectionError) return { kind: "network", status: null, detail: fetchErrorMessage(error) };
 	if (error instanceof APIError) {
 		const type = typeof error.type === "string" ? error.type : null;
 		const detail = [type, error.apiMessage ?? (error.status === undefined ? error.message : null)].filter(Boolean).join(": ") || error.message;
@@ -176,7 +177,7 @@ function classify(error: unknown, signal: AbortSignal | undefined, now: number, 
 		return classifyStatus(status ?? 500, type, detail, error.headers, now, error.errorCode);
 	}
 	// A fetch that rejects, a stream cut before message_stop or stalled, malformed SSE: the answer never arrived.
-	return { kind: "network", status: null, detail: error instanceof Error ? error.message : String(error) };
+	return { kind: "network", status: null, detail: fetchErrorMessage(error) };
 }
 
 /**

@@ -260,6 +260,24 @@ describe("delivery of the final answer", () => {
 		expect(runs.runs[0]!.error).toMatch(/answered 301, a redirect, which drover does not follow/);
 	});
 
+	it("says a runtime's opaque network error without its per-failure reference, so two runs' failures read (and file) as one", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ text: "First." });
+		emulator.enqueue({ text: "Second." });
+		let n = 0;
+		fake("https://deliver.example.test", () => {
+			throw new Error(`internal error; reference = ${(++n).toString(36).padStart(24, "k0")}`);
+		});
+		await createAgent({ name: "opaque-target", delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
+		await runToRest("opaque-target");
+		await runToRest("opaque-target");
+		const errors = await runInDurableObject(env.AGENT.getByName("opaque-target"), (_i: AgentDO, state) =>
+			state.storage.sql.exec<{ last_error: string }>("SELECT last_error FROM deliveries ORDER BY id").toArray().map((r) => r.last_error),
+		);
+		expect(n).toBe(2);
+		expect(errors).toEqual(["delivery request failed: internal error", "delivery request failed: internal error"]);
+	});
+
 	it("records a refused delivery as failed, so the job does not read as ok, and opens a delivery incident", async () => {
 		useEmulator().enqueue({ text: "Nobody wants this." });
 		target("https://deliver.example.test", [410]);

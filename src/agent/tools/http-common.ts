@@ -1,6 +1,7 @@
 /** What http_fetch and webhook tools share: the deadline, bounded body reads, error wording. */
 import { abortable } from "../../shared/abortable.ts";
 import { deadline, type Deadline } from "../../shared/deadline.ts";
+import { fetchErrorMessage } from "../../shared/fetch-error.ts";
 
 /** One deadline per tool call, covering connect, redirects and reading the body. */
 export const TOOL_TIMEOUT_MS = 30_000;
@@ -76,8 +77,7 @@ export function failureReason(error: unknown, signal: AbortSignal, effectful = f
 		const timedOut = signal.reason instanceof DOMException && signal.reason.name === "TimeoutError";
 		return timedOut ? `timed out after ${TOOL_TIMEOUT_MS / 1000} s${unknown}` : "cut off by a forced cancel";
 	}
-	const message = error instanceof Error ? error.message : String(error);
-	return `network error: ${message}${unknown}`;
+	return `network error: ${fetchErrorMessage(error)}${unknown}`;
 }
 
 /**
