@@ -1,3 +1,4 @@
+export function readDevVars(text: string): Record<string, string>;
 export function localVars(input: {
 	devVars: Record<string, string>;
 	env: Record<string, string | undefined>;

@@ -1,10 +1,22 @@
 import { randomBytes } from "node:crypto";
 import { readdirSync, rmSync } from "node:fs";
 import path from "node:path";
+import dotenv from "dotenv";
 
 // What `npm start` hands `wrangler dev` besides .dev.vars. npm start always writes .dev.vars, and
 // while it exists wrangler dev takes the Worker's vars and secrets from it and from `--var`, never
 // from the environment: a value set only there reaches the Worker only if passed as a `--var`.
+
+/**
+ * .dev.vars's entries as wrangler dev reads them (dotenv: names with digits, quoted values, CRLF
+ * lines, `export`), so npm start sees a secret set there as set, and never writes a second value
+ * over it (dotenv would take the later one).
+ * @param {string} text .dev.vars as it is
+ * @returns {Record<string, string>}
+ */
+export function readDevVars(text) {
+	return dotenv.parse(text);
+}
 
 /**
  * @param {{ devVars: Record<string, string>, env: Record<string, string | undefined>, base: string, urlSecrets: string[], webhookSecrets: string[], sink: string | null }} input

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { parse as parseYaml } from "yaml";
-import { ENV_DIR_PREFIX, localVars, removeOrphanEnvDirs, runEnvFile } from "./local-vars.mjs";
+import { ENV_DIR_PREFIX, localVars, readDevVars, removeOrphanEnvDirs, runEnvFile } from "./local-vars.mjs";
 import { localD1Files, localMigrationsCurrent, recordLocalMigrations } from "./local-d1.mjs";
 import { migrationsLine } from "./migrations.mjs";
 import { modelLine } from "./model-line.mjs";
@@ -35,15 +35,9 @@ const env = {
 	CLOUDFLARE_CF_FETCH_ENABLED: "false",
 };
 
-/** .dev.vars as it is (nothing when there is none yet): its NAME=value lines. */
-function readDevVars() {
-	if (!existsSync(".dev.vars")) return {};
-	return Object.fromEntries(
-		readFileSync(".dev.vars", "utf8")
-			.split("\n")
-			.filter((l) => /^[A-Z_]+=/.test(l))
-			.map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]),
-	);
+/** .dev.vars's entries (nothing when there is none yet), as wrangler dev reads them. */
+function devVarsNow() {
+	return existsSync(".dev.vars") ? readDevVars(readFileSync(".dev.vars", "utf8")) : {};
 }
 
 function devVars() {
@@ -62,7 +56,7 @@ function devVars() {
 		);
 		console.log("Wrote .dev.vars with a new local admin token.");
 	}
-	const vars = readDevVars();
+	const vars = devVarsNow();
 	const token = (vars.API_TOKENS ?? "").split(",")[0]?.split(":").slice(2).join(":");
 	return { token, apiKey: vars.ANTHROPIC_API_KEY ?? "", vars };
 }
@@ -96,7 +90,7 @@ function run(cmd, args) {
 // answers the readiness probe below as if it were this one. The emulator runs only without a key.
 const emulatorPort = port + 1;
 const needed = [{ port, what: "drover's HTTP API" }];
-if (!readDevVars().ANTHROPIC_API_KEY) needed.push({ port: emulatorPort, what: "the Messages API emulator's (drover's port + 1)" });
+if (!devVarsNow().ANTHROPIC_API_KEY) needed.push({ port: emulatorPort, what: "the Messages API emulator's (drover's port + 1)" });
 const refused = [];
 for (const need of needed) {
 	const problem = await portProblem(need.port, "127.0.0.1");

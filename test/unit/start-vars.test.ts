@@ -1,13 +1,26 @@
 import { describe, expect, it } from "vitest";
 import dotenv from "dotenv";
 import dotenvExpand from "dotenv-expand";
-import { localVars, runEnvFile } from "../../scripts/local-vars.mjs";
+import { localVars, readDevVars, runEnvFile } from "../../scripts/local-vars.mjs";
 
 // npm start always writes .dev.vars, and while it exists wrangler dev reads the Worker's vars from it
 // and from --var only: what the environment sets reaches the Worker only as a --var.
 const base = "http://localhost:8787";
 const sink = "http://127.0.0.1:8788";
 const fleet = { urlSecrets: ["DIGEST_SLACK_WEBHOOK_URL"], webhookSecrets: ["TRIAGE_WEBHOOK_SECRET"] };
+
+describe("npm start's reading of .dev.vars", () => {
+	it("reads it as wrangler dev does: a name with digits, a quoted or empty value, CRLF lines", () => {
+		const text = 'API_TOKENS=local:admin:t0k3n\r\nHOOK2_SECRET=mine-already\r\nSLACK2_URL="https://hooks.slack.example/services/T/B/x"\r\nANTHROPIC_API_KEY=""\r\n# a comment\r\n';
+		const vars = readDevVars(text);
+		expect(vars).toEqual({ API_TOKENS: "local:admin:t0k3n", HOOK2_SECRET: "mine-already", SLACK2_URL: "https://hooks.slack.example/services/T/B/x", ANTHROPIC_API_KEY: "" });
+		// So a secret set there is not made again (a second value would win) nor sunk.
+		const out = localVars({ devVars: vars, env: {}, base, sink, urlSecrets: ["SLACK2_URL"], webhookSecrets: ["HOOK2_SECRET"] });
+		expect(out.madeHooks).toEqual([]);
+		expect(out.sunk).toEqual([]);
+		expect(dotenv.parse(text)).toEqual(vars);
+	});
+});
 
 describe("npm start's vars for wrangler dev", () => {
 	it("passes a PUBLIC_URL set in the environment, over .dev.vars's", () => {
