@@ -543,7 +543,7 @@ export class AgentDO extends DurableObject<Env> {
 		// One that cannot run would only be paused again at once (with its pause's time lost): it is
 		// refused, and nothing changes.
 		const agent = currentDefinition(state);
-		const problems = agent ? readinessProblems(agent, this.env as unknown as Record<string, unknown>, new Date()) : [];
+		const problems = agent ? readinessProblems(agent, this.env, new Date()) : [];
 		if (problems.length > 0) {
 			const after = state.pausedBy === "auto" || state.pausedAt === null ? "; it resumes by itself once that is fixed" : "";
 			return refuse(409, `agent ${name} cannot run: ${problems.join("; ")}${after}`);
@@ -822,7 +822,7 @@ export class AgentDO extends DurableObject<Env> {
 	 */
 	private autoPause(agent: AgentDefinition, state: AgentState, now: number): AgentState {
 		if (state.pausedAt !== null && state.pausedBy !== "auto") return state;
-		const problems = readinessProblems(agent, this.env as unknown as Record<string, unknown>, new Date(now));
+		const problems = readinessProblems(agent, this.env, new Date(now));
 		if (problems.length === 0) {
 			if (state.pausedAt === null) return state;
 			setPaused(this.sql, null, null, null);

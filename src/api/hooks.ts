@@ -92,7 +92,7 @@ export const hooksApi = createApi().openapi(
 		// operator reads which and why in the log. (A short key, or a name that points at a plain
 		// setting such as RETENTION_DAYS = "30", can be guessed; one drover signs its own sends with
 		// lets their receivers forge triggers.)
-		const problem = webhookSecretProblem(c.env as unknown as Record<string, unknown>, secretName);
+		const problem = webhookSecretProblem(c.env, secretName);
 		if (problem) {
 			notConfigured(agent.name, secretName, `the secret ${problem}`);
 			throw new ServiceUnavailableError(NOT_CONFIGURED);

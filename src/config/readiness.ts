@@ -9,7 +9,7 @@ import { definitionWarnings } from "./warnings.ts";
  * Why an agent cannot run with the Worker's current secrets and today's models, or [] when it can.
  * An agent with problems is paused automatically (with the reason) instead of failing every tick.
  */
-export function readinessProblems(agent: AgentDefinition, env: Record<string, unknown>, today: Date): string[] {
+export function readinessProblems(agent: AgentDefinition, env: object, today: Date): string[] {
 	const problems: string[] = [];
 	try {
 		providerConfig(env as Parameters<typeof providerConfig>[0]);
@@ -31,7 +31,7 @@ export function readinessProblems(agent: AgentDefinition, env: Record<string, un
 }
 
 /** A URL secret every call to would fail: unset, or set to what is no http(s) URL (never said: its value is a secret). A hook's only warns. */
-function urlProblem(env: Record<string, unknown>, name: string, what: string): string[] {
+function urlProblem(env: object, name: string, what: string): string[] {
 	if (unset(env, name)) return [`secret ${name} (${what}) ${unsetWhy(name)}`];
 	return resolveSecretUrl(secretNamed(env, name)).kind === "not-http" ? [`secret ${name} (${what}) does not hold an http(s) URL`] : [];
 }
@@ -45,7 +45,7 @@ function isRetired(model: string, today: Date): boolean {
  * A secret the Worker does not have, or has empty, or one of drover's own that a definition stored
  * before a release reserved it still names: not read for it (secretNamed).
  */
-function unset(env: Record<string, unknown>, name: string): boolean {
+function unset(env: object, name: string): boolean {
 	return secretNamed(env, name) === undefined;
 }
 
@@ -58,7 +58,7 @@ const unsetWhy = (name: string) =>
  * want of a key (a signature that authenticates nothing). Not a pause: its schedules and manual
  * runs are fine, and the failure would otherwise show only in a log line.
  */
-export function readinessWarnings(agent: DefinitionSummary, env: Record<string, unknown>): string[] {
+export function readinessWarnings(agent: DefinitionSummary, env: object): string[] {
 	const warnings: string[] = [];
 	if (agent.webhook) {
 		const { secret } = agent.webhook;
@@ -82,7 +82,7 @@ export function readinessWarnings(agent: DefinitionSummary, env: Record<string, 
 	// webhook secret is refused for, a signature could be forged.
 	const targets = [agent.delivery?.url_secret, ...Object.values(agent.hooks ?? {}).flatMap((hooks) => (hooks ?? []).map((h) => h.url_secret)), ...agent.tools.flatMap((t) => (t.type === "webhook" ? [t.url_secret] : []))];
 	for (const name of new Set(targets.filter((s): s is string => s !== undefined).map((s) => `${s}_SIGNING_KEY`))) {
-		if (!unset(env, name) && (env[name] as string).length < MIN_WEBHOOK_SECRET_CHARS) {
+		if ((secretNamed(env, name)?.length ?? MIN_WEBHOOK_SECRET_CHARS) < MIN_WEBHOOK_SECRET_CHARS) {
 			warnings.push(`secret ${name} is shorter than ${MIN_WEBHOOK_SECRET_CHARS} characters: a signature made with it could be forged`);
 		}
 	}
@@ -98,9 +98,9 @@ export const MIN_WEBHOOK_SECRET_CHARS = 16;
  * (deliveries, hooks, webhook tools) in the form POST /v1/hooks checks: a trigger keyed as one of
  * those is signed would let their receivers start the agent's runs with a request drover sent them.
  */
-export function webhookSecretProblem(env: Record<string, unknown>, name: string): string | null {
-	if (unset(env, name)) return unsetWhy(name);
-	const value = env[name] as string;
+export function webhookSecretProblem(env: object, name: string): string | null {
+	const value = secretNamed(env, name);
+	if (value === undefined) return unsetWhy(name);
 	if (value.length < MIN_WEBHOOK_SECRET_CHARS) return `is too short to sign with (at least ${MIN_WEBHOOK_SECRET_CHARS} characters)`;
 	const signsOut = "drover signs what it sends with it, so whoever receives that could sign this agent's triggers: give the trigger a secret of its own";
 	// A webhook tool without a signing key of its own is signed with its URL.
@@ -111,7 +111,7 @@ export function webhookSecretProblem(env: Record<string, unknown>, name: string)
 }
 
 /** Whether `name` is the signing key of a URL secret (`<url_secret>_SIGNING_KEY`, the URL set), which drover signs what it posts there with. */
-function signingKeyOfUrl(env: Record<string, unknown>, name: string): boolean {
+function signingKeyOfUrl(env: object, name: string): boolean {
 	const base = /^(.+)_SIGNING_KEY$/.exec(name)?.[1];
-	return base !== undefined && resolveSecretUrl(env[base]).kind === "url";
+	return base !== undefined && resolveSecretUrl(Reflect.get(env, base)).kind === "url";
 }

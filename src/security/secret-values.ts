@@ -24,7 +24,7 @@ const MIN_CHARS = 12;
  * Each secret whole; API_TOKENS' entries and their tokens, and ANTHROPIC_API_KEY's keys, each too.
  * `urls`: those that are URLs, matched only where the URL ends (not as the start of a longer one).
  */
-export function secretValues(bindings: Record<string, unknown>): { words: string[]; urls: string[] } {
+export function secretValues(bindings: object): { words: string[]; urls: string[] } {
 	const words = new Set<string>();
 	const urls = new Set<string>();
 	for (const [name, value] of Object.entries(bindings)) {
@@ -52,7 +52,7 @@ let own: { values: string[]; pattern: RegExp } | null | undefined;
  */
 export function replaceSecretValues(text: string, marker: string): string {
 	if (own === undefined) {
-		const { words, urls } = secretValues(env as unknown as Record<string, unknown>);
+		const { words, urls } = secretValues(env);
 		// A URL followed by more of its path is another URL (a public endpoint's page); by a query, a
 		// fragment, a closing slash or punctuation, it is this one.
 		const parts = [words.length ? `(?:${escaped(words)})` : "", urls.length ? `(?:${escaped(urls)})(?![\\w%~=&-]|\\/[\\w%~.-])` : ""].filter(Boolean);

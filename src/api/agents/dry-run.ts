@@ -43,7 +43,7 @@ export async function dryRun(env: Env, agent: AgentDefinition, expect: "create" 
 	if (expect === "replace" && current === null) throw new NotFoundError(notDefined(agent.name));
 	if (ifRevision !== undefined && ifRevision !== current) throw new PreconditionFailedError(revisionChanged(agent.name, ifRevision, current));
 	const revision = await definitionRevision(agent);
-	const problems = readinessProblems(agent, env as unknown as Record<string, unknown>, new Date());
+	const problems = readinessProblems(agent, env, new Date());
 	// An operator's pause stands over an automatic one (the object keeps it): only then is the object
 	// asked, so a dry run of a definition that can run costs no Durable Object request.
 	const paused = problems.length > 0 && current !== null ? (await agentRpc(env, agent.name).status(agent.name, "api")).paused : null;
@@ -63,7 +63,7 @@ export async function dryRun(env: Env, agent: AgentDefinition, expect: "create" 
 					? `it would be paused at once, until this is mended: ${problem}`
 					: `it is paused (by ${pausedBy}) and stays so; resumed, it would be paused again at once until this is mended: ${problem}`,
 			),
-			...readinessWarnings(agent, env as unknown as Record<string, unknown>),
+			...readinessWarnings(agent, env),
 			...scheduleWarnings(agent),
 		],
 	};

@@ -91,6 +91,6 @@ export function agentView(agent: Viewed, status: AgentStatus, now: Date, env: En
 		queued_jobs: status.queued_jobs,
 		last_job: status.last_job,
 		storage_bytes: status.storage_bytes,
-		warnings: [...readinessWarnings(d, env as unknown as Record<string, unknown>), ...(full === null ? [] : [full])],
+		warnings: [...readinessWarnings(d, env), ...(full === null ? [] : [full])],
 	};
 }
