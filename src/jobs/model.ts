@@ -1,4 +1,3 @@
-import { BadRequestError, ConflictError } from "../errors.ts";
 import { drawnJobId } from "./id-blocks.ts";
 import { isJobId } from "./ids.ts";
 import {
@@ -63,11 +62,20 @@ export interface CreateJobInput {
 	owner?: string | null;
 }
 
+/**
+ * A job record asked to break the lifecycle's rules: drover's own mistake, never a caller's (the
+ * API refuses what a caller may get wrong before a record is touched). Not one of the public error
+ * classes: thrown inside an agent's object, it is logged there and answered as an internal error.
+ */
+export class JobInvariantError extends Error {
+	override readonly name = "JobInvariantError";
+}
+
 export function createJob(input: CreateJobInput, now: Date): JobRecord {
-	if (input.id !== undefined && !isJobId(input.id)) throw new BadRequestError(`not a job id: ${JSON.stringify(input.id)}`);
+	if (input.id !== undefined && !isJobId(input.id)) throw new JobInvariantError(`not a job id: ${JSON.stringify(input.id)}`);
 	for (const field of ["forked_from", "continued_from"] as const) {
 		const from = input[field];
-		if (from != null && !isJobId(from)) throw new BadRequestError(`${field} is not a job id: ${JSON.stringify(from)}`);
+		if (from != null && !isJobId(from)) throw new JobInvariantError(`${field} is not a job id: ${JSON.stringify(from)}`);
 	}
 	return {
 		id: input.id ?? drawnJobId(now.getTime()),
@@ -120,19 +128,19 @@ export interface TransitionOptions {
 
 /**
  * The only way a job's status changes. Returns a new record; the input is never modified, so a
- * refused transition (ConflictError for the status, BadRequestError for the options) leaves it as it was.
+ * refused transition (a JobInvariantError) leaves it as it was.
  */
 export function transition(job: JobRecord, to: JobStatus, options: TransitionOptions): JobRecord {
 	const from = job.status;
 	if (!canTransition(from, to)) {
-		throw new ConflictError(`job ${job.id} cannot go from ${from} to ${to}: ${whyRefused(from, to)}`, { from, to });
+		throw new JobInvariantError(`job ${job.id} cannot go from ${from} to ${to}: ${whyRefused(from, to)}`);
 	}
-	if (options.reason.trim() === "") throw new BadRequestError("a transition needs a reason");
+	if (options.reason.trim() === "") throw new JobInvariantError("a transition needs a reason");
 	if (options.pending_approval !== undefined && to !== "approval_pending") {
-		throw new BadRequestError(`pending_approval is only recorded when entering approval_pending, not ${to}`);
+		throw new JobInvariantError(`pending_approval is only recorded when entering approval_pending, not ${to}`);
 	}
 	if (options.error !== undefined && (!isFinal(to) || to === "completed")) {
-		throw new BadRequestError(`an error is only recorded when a job ends unsuccessfully, not on ${to}`);
+		throw new JobInvariantError(`an error is only recorded when a job ends unsuccessfully, not on ${to}`);
 	}
 
 	const at = options.at.toISOString();
@@ -159,7 +167,7 @@ export function transition(job: JobRecord, to: JobStatus, options: TransitionOpt
 		// A job that ran without its count given is not said to have made none.
 		next.tool_calls = options.tool_calls ?? (job.started_at === null ? { made: 0, failed: 0 } : null);
 	} else if (options.exit_reason !== undefined || options.tool_calls !== undefined) {
-		throw new BadRequestError(`an exit reason or tool call count is only recorded when a job ends, not on ${to}`);
+		throw new JobInvariantError(`an exit reason or tool call count is only recorded when a job ends, not on ${to}`);
 	}
 	return next;
 }
@@ -174,7 +182,7 @@ function exitReasonFor(id: string, to: FinalStatus, given: ExitReason | undefine
 	const allowed = EXIT_REASONS_FOR[to];
 	if (given === undefined) return allowed[0] as ExitReason;
 	if (!allowed.includes(given)) {
-		throw new BadRequestError(`job ${id} cannot end ${to} with exit reason ${given}: ${to} allows ${allowed.join(", ")}`);
+		throw new JobInvariantError(`job ${id} cannot end ${to} with exit reason ${given}: ${to} allows ${allowed.join(", ")}`);
 	}
 	return given;
 }

@@ -1,11 +1,11 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { BadRequestError, ConflictError } from "../../src/errors.ts";
 import {
 	EXIT_REASONS,
 	FINAL_STATUSES,
 	JOB_ID_PATTERN,
 	JOB_STATUSES,
 	JobIdSchema,
+	JobInvariantError,
 	JobRecordSchema,
 	JobSummarySchema,
 	TRANSITIONS_CAP,
@@ -105,9 +105,8 @@ describe("status machine, every (from, to) pair", () => {
 			thrown = error;
 		}
 
-		expect(thrown).toBeInstanceOf(ConflictError);
-		const conflict = thrown as ConflictError;
-		expect(conflict.status).toBe(409);
+		expect(thrown).toBeInstanceOf(JobInvariantError);
+		const conflict = thrown as JobInvariantError;
 		expect(conflict.message).toContain(`cannot go from ${from} to ${to}`);
 		expect(conflict.message).toContain(job.id);
 		expect(job).toEqual(before);
@@ -125,7 +124,7 @@ describe("status machine, every (from, to) pair", () => {
 		expect([...FINAL_STATUSES].sort()).toEqual(["cancelled", "completed", "failed", "indeterminate"]);
 		for (const from of FINAL_STATUSES) {
 			for (const to of JOB_STATUSES) {
-				expect(() => transition(jobIn(from), to, { reason: "again", at: LATER })).toThrow(ConflictError);
+				expect(() => transition(jobIn(from), to, { reason: "again", at: LATER })).toThrow(JobInvariantError);
 			}
 		}
 	});
@@ -180,7 +179,7 @@ describe("revision and transitions", () => {
 
 	it("refuses a transition without a reason", () => {
 		const job = newJob();
-		expect(() => transition(job, "running", { reason: "  ", at: STARTED })).toThrow(BadRequestError);
+		expect(() => transition(job, "running", { reason: "  ", at: STARTED })).toThrow(JobInvariantError);
 		expect(job.status).toBe("pending");
 	});
 });
@@ -191,7 +190,7 @@ describe("exit reasons", () => {
 		expect(transition(running, "completed", { reason: "done", at: LATER }).exit_reason).toBe("success");
 		expect(transition(running, "completed", { reason: "done", at: LATER, exit_reason: "success" }).exit_reason).toBe("success");
 		for (const reason of EXIT_REASONS.filter((r) => r !== "success")) {
-			expect(() => transition(running, "completed", { reason: "done", at: LATER, exit_reason: reason })).toThrow(BadRequestError);
+			expect(() => transition(running, "completed", { reason: "done", at: LATER, exit_reason: reason })).toThrow(JobInvariantError);
 		}
 		expect(running.status).toBe("running");
 		expect(running.exit_reason).toBeNull();
@@ -204,7 +203,7 @@ describe("exit reasons", () => {
 			expect(transition(running, "failed", { reason: "stopped", at: LATER, exit_reason: reason }).exit_reason).toBe(reason);
 		}
 		for (const reason of ["success", "cancelled"] as const) {
-			expect(() => transition(running, "failed", { reason: "stopped", at: LATER, exit_reason: reason })).toThrow(BadRequestError);
+			expect(() => transition(running, "failed", { reason: "stopped", at: LATER, exit_reason: reason })).toThrow(JobInvariantError);
 		}
 	});
 
@@ -214,13 +213,13 @@ describe("exit reasons", () => {
 		}
 		const running = jobIn("running");
 		expect(transition(running, "indeterminate", { reason: "tool call unaccounted", at: LATER }).exit_reason).toBe("error");
-		expect(() => transition(running, "cancelled", { reason: "x", at: LATER, exit_reason: "error" })).toThrow(BadRequestError);
-		expect(() => transition(running, "indeterminate", { reason: "x", at: LATER, exit_reason: "timeout" })).toThrow(BadRequestError);
+		expect(() => transition(running, "cancelled", { reason: "x", at: LATER, exit_reason: "error" })).toThrow(JobInvariantError);
+		expect(() => transition(running, "indeterminate", { reason: "x", at: LATER, exit_reason: "timeout" })).toThrow(JobInvariantError);
 	});
 
 	it("refuses an exit reason on a status that does not end the job", () => {
 		const job = newJob();
-		expect(() => transition(job, "running", { reason: "dispatched", at: STARTED, exit_reason: "success" })).toThrow(BadRequestError);
+		expect(() => transition(job, "running", { reason: "dispatched", at: STARTED, exit_reason: "success" })).toThrow(JobInvariantError);
 		expect(job.status).toBe("pending");
 	});
 
@@ -236,10 +235,10 @@ describe("exit reasons", () => {
 		expect(failed.summary).toBe("stopped after 3 turns");
 		expect(() =>
 			transition(running, "completed", { reason: "done", at: LATER, error: { type: "x", message: "y" } }),
-		).toThrow(BadRequestError);
+		).toThrow(JobInvariantError);
 		expect(() =>
 			transition(running, "approval_pending", { reason: "gate", at: LATER, error: { type: "x", message: "y" } }),
-		).toThrow(BadRequestError);
+		).toThrow(JobInvariantError);
 	});
 });
 
@@ -287,7 +286,7 @@ describe("pending approval", () => {
 		expect(transition(waiting, "running", { reason: "approved", at: LATER }).pending_approval).toBeNull();
 		expect(transition(waiting, "cancelled", { reason: "denied", at: LATER }).pending_approval).toBeNull();
 		expect(() => transition(jobIn("running"), "failed", { reason: "x", at: LATER, pending_approval: request })).toThrow(
-			BadRequestError,
+			JobInvariantError,
 		);
 	});
 });
@@ -300,7 +299,7 @@ describe("tool call count", () => {
 		expect(JobRecordSchema.safeParse(ended).success).toBe(true);
 		expect(transition(newJob(), "cancelled", { reason: "by operator", at: LATER }).tool_calls).toEqual({ made: 0, failed: 0 });
 		expect(transition(jobIn("running"), "failed", { reason: "x", at: LATER, exit_reason: "error", error: { type: "error", message: "x" } }).tool_calls).toBeNull();
-		expect(() => transition(jobIn("running"), "approval_pending", { reason: "gated", at: LATER, tool_calls: { made: 1, failed: 0 } })).toThrow(BadRequestError);
+		expect(() => transition(jobIn("running"), "approval_pending", { reason: "gated", at: LATER, tool_calls: { made: 1, failed: 0 } })).toThrow(JobInvariantError);
 	});
 });
 
@@ -469,8 +468,8 @@ describe("createJob", () => {
 
 	it("refuses an id or a parent that is not a job id", () => {
 		const base = { agent: "a", trigger_type: "manual", definition_revision: "r" } as const;
-		expect(() => createJob({ ...base, id: "../etc" }, CREATED)).toThrow(BadRequestError);
-		expect(() => createJob({ ...base, trigger_type: "fork", forked_from: "1; DROP TABLE jobs" }, CREATED)).toThrow(BadRequestError);
+		expect(() => createJob({ ...base, id: "../etc" }, CREATED)).toThrow(JobInvariantError);
+		expect(() => createJob({ ...base, trigger_type: "fork", forked_from: "1; DROP TABLE jobs" }, CREATED)).toThrow(JobInvariantError);
 	});
 });
 
