@@ -1,5 +1,5 @@
 import { Option, type Command } from "commander";
-import { act, incidentIdArg, nextPageCommand, pathSegment, positiveInt, requireKnownAgent, type Context } from "../context.ts";
+import { act, incidentIdArg, nextPageCommand, positiveInt, requireKnownAgent, type Context } from "../context.ts";
 import { fields, printable, printableDeep, relTime, statusStyle, table, when } from "../format.ts";
 import type { Incident } from "../types.ts";
 import { shapes } from "../shapes.ts";

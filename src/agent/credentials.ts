@@ -98,11 +98,3 @@ export function providerConfig(env: ProviderEnv): ProviderConfig {
 	return { keys, baseURL: rawBase, emulator: false };
 }
 
-/** True when the model is served by a local emulator (no keys, loopback base URL); never throws. */
-export function isEmulator(env: ProviderEnv): boolean {
-	try {
-		return providerConfig(env).emulator;
-	} catch {
-		return false;
-	}
-}

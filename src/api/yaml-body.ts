@@ -34,7 +34,7 @@ export function yamlBody(schema: z.ZodType): MiddlewareHandler<AppEnv> {
 			return next();
 		}
 		const parsed = parseYaml12(text, { uniqueKeys: true });
-		const { doc, lineCounter } = parsed;
+		const { doc } = parsed;
 		const faults = unreadable(parsed);
 		if (faults.length > 0) {
 			const issues = faults.map(({ line, col, message }) => ({ path: "body", message, ...(line !== undefined ? { line, column: col } : {}) }));

@@ -3,7 +3,7 @@ import { sha256Hex } from "../shared/hash.ts";
 import { decodeUtf8, notUtf8, saveAsUtf8 } from "../shared/well-formed.ts";
 import { issuesOf, type Issue } from "../shared/zod-issues.ts";
 import { DEPRECATED_MODELS } from "./models.ts";
-import { AgentSchema, FleetSchema, type AgentDefinition, type Fleet } from "./schema.ts";
+import { FleetSchema, type AgentDefinition, type Fleet } from "./schema.ts";
 import { parseYaml12, positionIn, unreadable } from "./yaml.ts";
 
 export { durationSeconds, intervalMinutes } from "./schema.ts";
@@ -44,13 +44,6 @@ export function parseFleetBytes(bytes: Uint8Array, source = "fleet.yaml"): Fleet
 	const text = decodeUtf8(bytes, "the file");
 	if (typeof text !== "string") throw invalid(source, [{ path: "(file)", message: `${notUtf8("the file", text)}; ${saveAsUtf8(text)}` }]);
 	return parseFleet(text, source);
-}
-
-/** Validates one agent definition (as the API receives it), with the same rules as the fleet file. */
-export function parseAgent(input: unknown): AgentDefinition {
-	const result = AgentSchema.safeParse(input);
-	if (!result.success) throw invalid("agent definition", issuesOf(result.error));
-	return result.data;
 }
 
 /** First 16 hex of SHA-256 over the agent's canonical JSON: jobs record it to detect a changed definition. */

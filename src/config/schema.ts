@@ -781,14 +781,11 @@ export const FleetSchema = strict({
 	});
 });
 
-export type AgentInput = z.input<typeof AgentSchema>;
 export type AgentDefinition = z.output<typeof AgentSchema>;
 export type Fleet = z.output<typeof FleetSchema>;
 export type Tool = AgentDefinition["tools"][number];
 export type Delivery = z.output<typeof DeliverySchema>;
-export type Hooks = z.output<typeof HooksSchema>;
 export type UsageLimits = z.output<typeof UsageLimitsSchema>;
-export type SessionSettings = z.output<typeof SessionSchema>;
 
 /**
  * What a listing of agents reads of a definition (GET /v1/agents: its schedules, models and

@@ -28,8 +28,6 @@ export const D1_MIGRATIONS = [
  */
 export const D1_INDEX_ONLY_MIGRATIONS: ReadonlySet<string> = new Set<string>(["0007_usage_by_agent.sql", "0011_live_agents_index.sql", "0012_incidents_by_agent_time.sql"]);
 
-export const LATEST_D1_MIGRATION = D1_MIGRATIONS[D1_MIGRATIONS.length - 1];
-
 /** What applies them: the binding's name, so it holds whatever database_name the operator chose. */
 export const D1_MIGRATIONS_FIX = "npx wrangler d1 migrations apply DB --remote";
 

@@ -5,7 +5,7 @@ import { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { putJob } from "../../durable-objects/agent/jobs.ts";
 import { pruneJobs } from "../../durable-objects/agent/retention.ts";
 import { insertOccurrence } from "../../durable-objects/agent/ledger.ts";
-import { parseAgent } from "../../src/config/fleet.ts";
+import { parseAgent } from "../helpers/definitions.ts";
 import { HERDCTL_FIELDS } from "../../src/jobs/yaml.ts";
 import { upsertJobIndex } from "../../src/store/job-index.ts";
 import { createAgent, settle } from "../helpers/agents.ts";

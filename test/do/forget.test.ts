@@ -2,7 +2,7 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { forgettable } from "../../durable-objects/agent/forget.ts";
-import { parseAgent } from "../../src/config/fleet.ts";
+import { parseAgent } from "../helpers/definitions.ts";
 import { endedRecord, storeRun } from "../helpers/jobs.ts";
 
 // Which deleted agents' objects may forget them (see forget.ts): only one of which nothing is left,

@@ -5,7 +5,7 @@ import { createAgent, settle } from "../helpers/agents.ts";
 import { heldModel, useEmulator } from "../helpers/emulator.ts";
 import { call } from "../helpers/http.ts";
 import { transition, type JobRecord } from "../../src/jobs/model.ts";
-import { parseAgent } from "../../src/config/fleet.ts";
+import { parseAgent } from "../helpers/definitions.ts";
 import { MAX_ATTEMPTS, MAX_RETRY_AFTER_MS } from "../../durable-objects/agent/effects.ts";
 import { jobOf, runToRest, trigger } from "../helpers/jobs.ts";
 import { fake, outboundLog } from "../helpers/outbound.ts";

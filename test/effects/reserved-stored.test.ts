@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import type { ToolContext } from "../../src/agent/contracts.ts";
 import { callWebhookTool, type WebhookTool } from "../../src/agent/tools/webhook.ts";
-import { parseAgent } from "../../src/config/fleet.ts";
+import { parseAgent } from "../helpers/definitions.ts";
 import { createAgent } from "../helpers/agents.ts";
 import { call } from "../helpers/http.ts";
 import { fake, outboundLog } from "../helpers/outbound.ts";

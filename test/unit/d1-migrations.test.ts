@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { D1_INDEX_ONLY_MIGRATIONS, D1_MIGRATIONS, LATEST_D1_MIGRATION } from "../../src/store/d1-schema.ts";
+import { D1_INDEX_ONLY_MIGRATIONS, D1_MIGRATIONS } from "../../src/store/d1-schema.ts";
 
 const files = Object.keys(import.meta.glob("/migrations/*.sql", { query: "?raw", import: "default" })).map((f) => f.slice("/migrations/".length));
 
@@ -7,7 +7,6 @@ describe("the D1 migrations /healthz checks for", () => {
 	it("are the files in migrations/, in order: a new migration must be named in src/store/d1-schema.ts", () => {
 		expect(files.length).toBeGreaterThan(10);
 		expect(D1_MIGRATIONS).toEqual([...files].sort());
-		expect(LATEST_D1_MIGRATION).toBe([...files].sort().at(-1));
 	});
 });
 

@@ -7,10 +7,10 @@ import {
 	durationSeconds,
 	intervalMinutes,
 	modelWarnings,
-	parseAgent,
 	parseFleet,
 	parseFleetBytes,
 } from "../../src/config/fleet.ts";
+import { parseAgent } from "../helpers/definitions.ts";
 import { DEPRECATED_MODELS } from "../../src/config/models.ts";
 import { MAX_SCHEDULES } from "../../src/config/schema.ts";
 import { ConfigError } from "../../src/errors.ts";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ModelCallError, type ModelRequest, type ModelResponse } from "../../src/agent/contracts.ts";
-import { isEmulator, providerConfig } from "../../src/agent/credentials.ts";
+import { providerConfig } from "../../src/agent/credentials.ts";
 import { ModelCallFailure, createModelClient } from "../../src/agent/model-client.ts";
 import { fake, outboundLog } from "../helpers/outbound.ts";
 import { trackTimers } from "../helpers/timers.ts";
@@ -820,14 +820,14 @@ describe("credentials: the exfiltration guard", () => {
 		}
 	});
 
-	it("providerConfig parses the key pool and reports the mode; isEmulator never throws", () => {
+	it("providerConfig parses the key pool and reports the mode: the emulator only without a key, at a loopback address", () => {
 		expect(providerConfig(env({ ANTHROPIC_API_KEY: ` ${KEYS[0]},${KEYS[1]}\n${KEYS[2]}  ${KEYS[0]} ` }))).toEqual({ keys: KEYS, baseURL: null, emulator: false });
 		for (const base of ["http://localhost:8788", "http://127.0.0.1:8788", "http://[::1]:8788/"]) {
 			expect(providerConfig(env({ ANTHROPIC_BASE_URL: base }))).toEqual({ keys: [], baseURL: base, emulator: true });
-			expect(isEmulator(env({ ANTHROPIC_BASE_URL: base }))).toBe(true);
 		}
-		expect(isEmulator(env({ ANTHROPIC_API_KEY: KEYS[0], ANTHROPIC_BASE_URL: "http://localhost:8788" }))).toBe(false);
-		expect(isEmulator(env({}))).toBe(false);
-		expect(isEmulator(env({ ANTHROPIC_API_KEY: KEYS[0] }))).toBe(false);
+		// A key is never sent to a local address not allowed to receive it: refused, not an emulator.
+		expect(() => providerConfig(env({ ANTHROPIC_API_KEY: KEYS[0], ANTHROPIC_BASE_URL: "http://localhost:8788" }))).toThrow(/may not receive ANTHROPIC_API_KEY/);
+		expect(() => providerConfig(env({}))).toThrow();
+		expect(providerConfig(env({ ANTHROPIC_API_KEY: KEYS[0] })).emulator).toBe(false);
 	});
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { scanPrompt, stripInvisible } from "../../src/agent/injection.ts";
 import { CONTRACT, assemblePrompt, renderNotepad } from "../../src/agent/prompt.ts";
-import { parseAgent } from "../../src/config/fleet.ts";
+import { parseAgent } from "../helpers/definitions.ts";
 
 const agent = parseAgent({ name: "daily-digest", system_prompt: "You write short, factual engineering digests.", prompt: "Summarize yesterday's changes." });
 const bare = parseAgent({ name: "bare", prompt: "Check the site." });
