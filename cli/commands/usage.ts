@@ -5,6 +5,7 @@ import { printable, printableDeep, table } from "../format.ts";
 import type { UsageDay } from "../types.ts";
 import { shapes } from "../shapes.ts";
 import { csvOf } from "../../src/shared/csv.ts";
+import { DAY_MS } from "../../src/shared/time.ts";
 
 interface UsageOptions {
 	since?: string;
@@ -21,7 +22,6 @@ interface UsageOptions {
 /** A row of either table: an agent's day, a day of the fleet (--by-day), or their total. */
 type Row = Omit<UsageDay, "agent"> & { agent?: string; agents?: number; total?: string };
 
-const DAY_MS = 86_400_000;
 
 function isoDay(value: string): string {
 	// Date.parse rolls 2026-02-30 over into March: the day must read back as given.

@@ -185,8 +185,9 @@ export class Closing {
 		this.alerting = this.alerting.then(() =>
 			alertIncident(env, incident, Date.now()).then(
 				() => {},
-				// Claimed in D1 but not sent, or not claimed: the tick's retry sends it once the claim lapses.
-				(err: unknown) => log.warn("incident.alert_failed", { agent: incident.agent, incident: incident.id, ...errorFields(err) }),
+				// D1 failed to claim, release or mark it (a failed send is alert_failed, logged where it is
+				// sent): the tick's retry sends it once the claim lapses.
+				(err: unknown) => log.warn("incident.alert_claim_failed", { agent: incident.agent, incident: incident.id, ...errorFields(err) }),
 			),
 		);
 	}

@@ -24,6 +24,7 @@ import { currentDefinition, keptDefinition, readState, storedAgentName } from ".
 import type { RegistrySync } from "./registry-sync.ts";
 import type { StreamHub } from "./streams.ts";
 import { expireTriggerKeys } from "./triggers.ts";
+import { DAY_MS } from "../../src/shared/time.ts";
 
 /** How soon the alarm retries an outbox that D1 refused. */
 const OUTBOX_RETRY_MS = 10_000;
@@ -326,7 +327,7 @@ export class Passes {
 
 	/** How long jobs and ledger rows are kept under `definition`: its retention_days, else the deployment's. */
 	retentionMs(definition: AgentDefinition | null): number {
-		return retentionDays(definition, this.env) * 86_400_000;
+		return retentionDays(definition, this.env) * DAY_MS;
 	}
 
 	/**

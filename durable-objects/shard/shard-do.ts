@@ -14,6 +14,7 @@ import { sha256Hex } from "../../src/shared/hash.ts";
 import { SubrequestBudget } from "../../src/shared/subrequests.ts";
 import { migrate } from "../../src/store/sqlite-migrations.ts";
 import { SHARD_MIGRATIONS } from "./schema.ts";
+import { DAY_MS } from "../../src/shared/time.ts";
 
 /** Agents with no slot ahead (no enabled schedule) are parked here until their definition changes. */
 const NEVER = Number.MAX_SAFE_INTEGER;
@@ -439,7 +440,7 @@ export class SchedulerShardDO extends DurableObject<Env> {
 			if (calls.left === 0) return this.noticeLater(shard, after, days);
 			const names = this.sql.exec<{ name: string }>("SELECT name FROM agents ORDER BY name").toArray().map((r) => r.name);
 			calls.note();
-			const deleted = await this.deletedSince(shard, Date.now() - Number(seen) * 86_400_000, names, at);
+			const deleted = await this.deletedSince(shard, Date.now() - Number(seen) * DAY_MS, names, at);
 			const all = [...names, ...deleted].sort().filter((name) => name > after);
 			const told = all.slice(0, calls.left);
 			calls.note(told.length);
@@ -490,7 +491,7 @@ export class SchedulerShardDO extends DurableObject<Env> {
 		const day = idDay(now);
 		// Kept by the wall clock, never by the `now` asked for: a counter forgotten while its day can
 		// still be asked for would start again at 0 and deal its ids twice. Too old a day is refused.
-		const oldest = idDay(Date.now() - ID_COUNTER_DAYS * 86_400_000);
+		const oldest = idDay(Date.now() - ID_COUNTER_DAYS * DAY_MS);
 		if (day < oldest) throw new RangeError(`job ids of ${day} are no longer dealt (counters are kept ${ID_COUNTER_DAYS} days)`);
 		const next = this.sql
 			.exec<{ next: number }>("INSERT INTO job_id_counters (day, next) VALUES (?, ?) ON CONFLICT (day) DO UPDATE SET next = next + excluded.next RETURNING next", day, count)

@@ -22,7 +22,7 @@ const Tick = z
 export type TickShape = z.infer<typeof Tick>;
 
 /**
- * `hermes cron tick`: one tick of the scheduler now, on the cron trigger's own path, for an operator
+ * One tick of the scheduler now (Hermes' `cron tick`), on the cron trigger's own path, for an operator
  * who will not wait for the next minute (after a deploy, or to check a schedule). Claims are
  * idempotent, so this and the cron's tick of the same minute claim each slot once between them.
  */
@@ -30,7 +30,7 @@ export const tickApi = createApi().openapi(
 	withRole("admin", {
 		method: "post",
 		path: "/",
-		summary: "Run one scheduler tick now (like `hermes cron tick`): every due occurrence is claimed once, whichever tick gets there first",
+		summary: "Run one scheduler tick now: every due occurrence is claimed once, whichever tick gets there first",
 		responses: {
 			200: { description: "The tick's summary, as the heartbeat records it", content: { "application/json": { schema: Tick } } },
 			503: errorResponse("No shard of the scheduler answered (code unavailable); the heartbeat and the scheduler incident say so"),
@@ -48,6 +48,7 @@ export const tickApi = createApi().openapi(
 		return c.json(
 			{
 				scheduled_time: new Date(summary.scheduledTime).toISOString(),
+				// Never "failed" here (runTick throws for it: the 503 above); narrowed for the schema's type.
 				outcome: summary.outcome === "failed" ? "partial" : summary.outcome,
 				agents_called: summary.agentsCalled,
 				claimed: summary.claimed,

@@ -2,7 +2,8 @@ import { z } from "@hono/zod-openapi";
 import { AGENT_NAME_PATTERN, AGENT_NAME_RULE, agentNameProblem } from "../config/agent-name.ts";
 import { UsageAgentTotalSchema, UsageDaySchema, UsageDayTotalSchema } from "../jobs/usage-day.ts";
 import { BadRequestError } from "../errors.ts";
-import { DAY_MS, isoDay, listUsage, listUsageByAgent, listUsageByDay, utcDay } from "../store/usage.ts";
+import { listUsage, listUsageByAgent, listUsageByDay } from "../store/usage.ts";
+import { DAY_MS, isoDay, utcDay } from "../shared/time.ts";
 import { createApi, withRole } from "./factory.ts";
 import { CursorParam, pageLimit } from "./params.ts";
 

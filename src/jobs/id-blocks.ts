@@ -11,6 +11,7 @@
  * when no shard could be asked; those only ever meet each other.
  */
 import { SCHEDULER_SHARDS } from "../scheduler/shards.ts";
+import { DAY_MS } from "../shared/time.ts";
 
 const ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
 const ID_SPACE = 36 ** 6;
@@ -31,7 +32,7 @@ function round(half: number, key: number): number {
 
 /** The Feistel round keys of a day (YYYY-MM-DD): the base keys mixed with the day's number. */
 function roundKeys(day: string): number[] {
-	const dayNumber = Math.floor(Date.parse(`${day}T00:00:00Z`) / 86_400_000);
+	const dayNumber = Math.floor(Date.parse(`${day}T00:00:00Z`) / DAY_MS);
 	return BASE_KEYS.map((key, i) => {
 		let x = Math.imul(dayNumber ^ key, 0x85ebca6b) ^ Math.imul(i + 1, 0x27d4eb2f);
 		x ^= x >>> 16;

@@ -7,7 +7,7 @@ import { recountRegisteredAgents } from "../store/agent-registry.ts";
 import { recordTick } from "../store/heartbeat.ts";
 import { pruneResolved, recordFailure, resolveOpen, unalerted } from "../store/incidents.ts";
 import { numberVar } from "../config/vars.ts";
-import { DAY_MS } from "../store/usage.ts";
+import { DAY_MS } from "../shared/time.ts";
 import { SCHEDULER_SHARDS, shardName } from "./shards.ts";
 import { SCHEDULER_AGENT } from "../config/schema.ts";
 import { clip } from "../shared/clip.ts";

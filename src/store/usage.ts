@@ -1,21 +1,13 @@
+// The usage_daily rollup (migrations/0005): tokens and cost of ended jobs by agent and UTC day of
+// their creation, written with each job's final index row and read by GET /v1/usage.
 import { cursorScope, decodeCursor, encodeCursor, type CursorKey } from "../shared/cursor.ts";
 import type { JobRecord } from "../jobs/model.ts";
 import { FIRST_FINAL } from "./first-final.ts";
 import type { UsageAgentTotal, UsageDay, UsageDayTotal } from "../jobs/usage-day.ts";
+import { isoDay, utcDay } from "../shared/time.ts";
 
 export type { UsageAgentTotal, UsageDay, UsageDayTotal };
 
-/**
- * The usage_daily rollup (migrations/0005): tokens and cost of ended jobs by agent and UTC day of
- * their creation, written with each job's final index row and read by GET /v1/usage.
- */
-export const DAY_MS = 86_400_000;
-
-/** UTC midnight of the day holding `ms`. */
-export const utcDay = (ms: number): number => Math.floor(ms / DAY_MS) * DAY_MS;
-
-/** A UTC midnight as YYYY-MM-DD. */
-export const isoDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
 
 /**
  * Adds a final record's usage to its agent's day, unless the index row already holds that final
