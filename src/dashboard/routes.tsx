@@ -5,6 +5,7 @@ import { APP_JS } from "./client/index.ts";
 import { Page, type View } from "./pages.tsx";
 import { APP_CSS, FAVICON_SVG } from "./styles.ts";
 import { printable } from "../shared/printable.ts";
+import { fnv1a32 } from "../shared/hash.ts";
 
 /**
  * Everything the pages load comes from this origin and nothing runs inline, so an injected string
@@ -29,15 +30,8 @@ function securityHeaders(c: Context<AppEnv>): void {
 	c.header("x-frame-options", "DENY");
 }
 
-/** FNV-1a: a content hash for cache-busting asset URLs, computed once at load (no async crypto needed). */
-function contentVersion(text: string): string {
-	let hash = 0x811c9dc5;
-	for (let i = 0; i < text.length; i++) {
-		hash ^= text.charCodeAt(i);
-		hash = Math.imul(hash, 0x01000193);
-	}
-	return (hash >>> 0).toString(16).padStart(8, "0");
-}
+/** A content hash for cache-busting asset URLs, computed once at load (no async crypto needed). */
+const contentVersion = (text: string): string => fnv1a32(text).toString(16).padStart(8, "0");
 
 interface Asset {
 	path: string;
