@@ -67,6 +67,6 @@ function holdsRowsOutside(sql: SqlStorage, except: ReadonlySet<string>): boolean
 		.toArray()
 		.map((r) => r.name)
 		.filter((name) => !except.has(name));
-	// Names from sqlite_master, never from input.
-	return tables.some((name) => sql.exec(`SELECT 1 FROM "${name}" LIMIT 1`).toArray().length > 0);
+	// Names from sqlite_master (the schema's own, never input), quoted as SQLite quotes an identifier.
+	return tables.some((name) => sql.exec(`SELECT 1 FROM "${name.replaceAll('"', '""')}" LIMIT 1`).toArray().length > 0);
 }
