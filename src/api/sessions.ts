@@ -1,18 +1,15 @@
 import { z } from "@hono/zod-openapi";
 import { agentRpc } from "../../durable-objects/agent/client.ts";
 import { MAX_SESSION_JOBS, type SessionDetail } from "../../durable-objects/agent/sessions.ts";
-import { SESSION_MODES } from "../config/schema.ts";
 import { ConflictError, NotFoundError } from "../errors.ts";
 import { JobIdSchema, JobStatusSchema, JobSummarySchema } from "../jobs/model.ts";
 import { MIN_SESSION_PREFIX } from "../jobs/session-id-format.ts";
 import { firstJobPrefix, SessionIdParam } from "../jobs/session-ids.ts";
 import { log } from "../log.ts";
-import { cursorScope, decodeCursor, encodeCursor } from "../shared/cursor.ts";
-import { isoOrNull } from "../shared/iso-time.ts";
 import { sessionStarts } from "../store/job-index.ts";
 import { createApi, withRole } from "./factory.ts";
-import { AgentNameParam, CursorParam, pageLimit } from "./params.ts";
-import { requireAgent, requireAgentSource, requireKnownAgent } from "./resolve-agent.ts";
+import { AgentNameParam } from "./params.ts";
+import { requireKnownAgent } from "./resolve-agent.ts";
 import { conflictResponse, notFoundResponse } from "./schemas.ts";
 
 /** Sessions an ambiguous prefix names in its 409, at most. */
@@ -25,7 +22,7 @@ const AGENTS_ASKED = 10;
 
 const SessionJobRefSchema = z.object({ id: z.string(), status: JobStatusSchema, created_at: z.string() }).openapi("SessionJobRef");
 
-const SessionSummarySchema = z
+export const SessionSummarySchema = z
 	.object({
 		session_id: z.string().openapi({ example: "ses-job-2026-12-02-k2x9qa" }),
 		agent: z.string(),
@@ -46,111 +43,11 @@ const SessionSchema = SessionSummarySchema.extend({
 		.openapi({ description: `The session's jobs, oldest first (its newest ${MAX_SESSION_JOBS} when it has more; job_count counts them all)` }),
 }).openapi("Session");
 
-const SessionPage = z.object({ sessions: z.array(SessionSummarySchema), next_cursor: z.string().nullable() }).openapi("SessionPage");
 
 /** The answers' shapes, for the CLI (a type-only import: nothing of src/ loads in it at run time). */
 export type SessionSummaryShape = z.infer<typeof SessionSummarySchema>;
 export type SessionShape = z.infer<typeof SessionSchema>;
 
-const CurrentSessionSchema = z
-	.object({
-		agent: z.string(),
-		mode: z.enum(SESSION_MODES).openapi({ description: "The agent's session mode (a schedule may override it for its runs)" }),
-		session_id: z.string().nullable().openapi({ description: "The persistent session its next persistent run continues; null when there is none" }),
-		last_job: z.string().nullable().openapi({ description: "The session's last completed run (a persistent run's or a continue's): the one continued, by the next persistent run or by a resume" }),
-		started_at: z.string().nullable().openapi({ description: "When the session's first run started (timeout counts from it)" }),
-		active_at: z.string().nullable().openapi({ description: "When last_job completed (idle_timeout counts from it)" }),
-		expires_at: z.string().nullable().openapi({ description: "When timeout or idle_timeout ends the session; null when neither is set" }),
-		expired: z.boolean().openapi({ description: "Past expires_at: the next run starts a new session" }),
-		continues: z.boolean().openapi({ description: "Whether the agent's next persistent run continues the session" }),
-		not_continued_because: z
-			.string()
-			.nullable()
-			.openapi({ description: "Why it would not (none yet, expired, its last run removed by retention, the system prompt or tools changed, a run failed on the conversation it carried)" }),
-		schedule_modes: z.record(z.string(), z.enum(SESSION_MODES)).openapi({ description: "Schedules whose session.mode overrides the agent's, by name" }),
-		max_context_tokens: z.number().int(),
-	})
-	.openapi("CurrentSession");
-
-const ResetSessionSchema = z
-	.object({ agent: z.string(), forgotten: z.string().nullable().openapi({ description: "The session forgotten; null when there was none" }) })
-	.openapi("SessionReset");
-
-export type CurrentSessionShape = z.infer<typeof CurrentSessionSchema>;
-export type SessionResetShape = z.infer<typeof ResetSessionSchema>;
-
-/** GET /v1/agents/:agent/sessions, mounted beside the agent's other lists. */
-export const agentSessionsApi = createApi()
-	.openapi(
-		withRole("read", {
-			method: "get",
-			path: "/{agent}/sessions/current",
-			summary: "The agent's persistent session (session.mode: persistent): what its next run continues, and when it expires",
-			request: { params: z.object({ agent: AgentNameParam }) },
-			responses: { 200: { description: "The persistent session, its fields null when there is none", content: { "application/json": { schema: CurrentSessionSchema } } }, ...notFoundResponse },
-		}),
-		async (c) => {
-			// The name is checked before its object is woken; the object answers from the definition it runs on.
-			const agent = await requireAgentSource(c.env, c.req.valid("param").agent);
-			const view = await agentRpc(c.env, agent.name).persistentSession();
-			// Null only if the agent went between the lookup and its object's answer.
-			if (view === null) throw new NotFoundError(`no agent named ${agent.name}`);
-			const { assessment: a, expiresAt } = view;
-			return c.json(
-				{
-					agent: agent.name,
-					mode: view.mode,
-					session_id: a.session?.sessionId ?? null,
-					last_job: a.session?.jobId ?? null,
-					started_at: isoOrNull(a.session?.startedAt),
-					active_at: isoOrNull(a.session?.activeAt),
-					expires_at: isoOrNull(expiresAt),
-					expired: expiresAt !== null && Date.now() >= expiresAt,
-					continues: a.continues,
-					not_continued_because: a.continues ? null : a.why,
-					schedule_modes: view.scheduleModes,
-					max_context_tokens: view.maxContextTokens,
-				},
-				200,
-			);
-		},
-	)
-	.openapi(
-		withRole("operate", {
-			method: "delete",
-			path: "/{agent}/sessions/current",
-			summary: "Forget the agent's persistent session: its next run starts a new one (the session's jobs stay, and can still be continued)",
-			request: { params: z.object({ agent: AgentNameParam }) },
-			responses: { 200: { description: "Forgotten (or there was none)", content: { "application/json": { schema: ResetSessionSchema } } }, ...notFoundResponse },
-		}),
-		async (c) => {
-			const agent = await requireAgent(c.env, c.req.valid("param").agent);
-			const forgotten = await agentRpc(c.env, agent.name).resetPersistentSession(c.var.principal.name);
-			return c.json({ agent: agent.name, forgotten: forgotten?.sessionId ?? null }, 200);
-		},
-	)
-	.openapi(
-		withRole("read", {
-			method: "get",
-			path: "/{agent}/sessions",
-			summary: "The agent's sessions, newest first (by their newest started job; a session retention left none of, with a continue of it queued, by that continue), with keyset pagination",
-			request: {
-				params: z.object({ agent: AgentNameParam }),
-				query: z.strictObject({ limit: pageLimit(100, 20), cursor: CursorParam }),
-			},
-			responses: { 200: { description: "A page of sessions", content: { "application/json": { schema: SessionPage } } }, ...notFoundResponse },
-		}),
-		async (c) => {
-			const { agent } = c.req.valid("param");
-			const { limit, cursor } = c.req.valid("query");
-			const scope = cursorScope("sessions", { agent });
-			const before = cursor === undefined ? undefined : decodeCursor(cursor, scope);
-			// Asked before its object is woken, which would create one for any name.
-			await requireKnownAgent(c.env, agent);
-			const { sessions, next } = await agentRpc(c.env, agent).sessions(limit, before);
-			return c.json({ sessions, next_cursor: next ? encodeCursor(next, scope) : null }, 200);
-		},
-	);
 
 /** GET /v1/sessions/:id: a session found by its id, or a unique prefix of one. */
 export const sessionsApi = createApi().openapi(

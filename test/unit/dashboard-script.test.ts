@@ -8,7 +8,7 @@ import type { AgentViewT } from "../../src/api/agents/views.ts";
 import type { MeShape } from "../../src/api/me.ts";
 import type { JobManifestShape } from "../../src/api/jobs/manifest.ts";
 import type { ToolCallPageShape } from "../../src/api/jobs/tool-calls.ts";
-import type { CurrentSessionShape } from "../../src/api/sessions.ts";
+import type { CurrentSessionShape } from "../../src/api/agents/sessions.ts";
 import type { StatusShape } from "../../src/api/status.ts";
 import type { AgentNamePage, AgentStatus, AgentView, CurrentSession, DryRun, JobManifest, Me, Occurrence, OutputLine, Status, ToolCallPage } from "../../src/dashboard/client/api-types.ts";
 import { APP_JS } from "../../src/dashboard/client/index.ts";
