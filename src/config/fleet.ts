@@ -6,8 +6,6 @@ import { DEPRECATED_MODELS } from "./models.ts";
 import { FleetSchema, type AgentDefinition, type Fleet } from "./schema.ts";
 import { parseYaml12, positionIn, unreadable } from "./yaml.ts";
 
-export { durationSeconds, intervalMinutes } from "./schema.ts";
-
 /**
  * Parses and validates a whole fleet file. Any problem rejects the file as a whole, with every issue
  * listed: one bad schedule must never be dropped while the rest loads.

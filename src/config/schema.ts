@@ -1,5 +1,4 @@
 import { z } from "@hono/zod-openapi";
-import { Cron } from "croner";
 import { invisibleReason, scanPrompt } from "../agent/injection.ts";
 import { ELLIPSIS, utf8Length } from "../shared/clip.ts";
 import { editDistance } from "../shared/edit-distance.ts";
@@ -7,6 +6,10 @@ import { MAX_JSON_DEPTH, withinDepth } from "../shared/json-depth.ts";
 import { jsonSchemaProblems } from "./json-schema.ts";
 import { AGENT_NAME_PATTERN, AGENT_NAME_RULE, agentNameProblem, charName } from "./agent-name.ts";
 import { isReservedSecret, RESERVED_SECRETS_SAID } from "./reserved-secrets.ts";
+import { cronProblem } from "./cron.ts";
+import { intervalProblem, parseDuration, timeoutProblem } from "./duration.ts";
+import { Hostname } from "./hostname.ts";
+import { timezoneProblem } from "./timezone.ts";
 import "../shared/zod-messages.ts";
 
 // Every object is strict: a misspelt key (`max_turn`) must fail loudly instead of silently keeping
@@ -33,182 +36,11 @@ function unknownKeysMessage(keys: string[], known: string[]): string {
 	return close ? `unknown key${has} (did you mean "${close}"?)` : `unknown key${has}; allowed: ${known.join(", ")}`;
 }
 
-// Durations: whole units in descending order, e.g. "90s", "30m", "1h30m", "1d".
-const DURATION = /^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/;
-const DURATION_FORM = 'a number with a unit (d, h, m, s), e.g. "90s", "15m", "1h30m", "1d"';
-
-function parseDuration(s: string): number | undefined {
-	const m = DURATION.exec(s);
-	if (!m || s === "") return undefined;
-	const [, d = "0", h = "0", min = "0", sec = "0"] = m;
-	return ((Number(d) * 24 + Number(h)) * 60 + Number(min)) * 60 + Number(sec);
-}
-
-/** Seconds in a duration string such as "1h30m"; throws on anything else. */
-export function durationSeconds(s: string): number {
-	const seconds = parseDuration(s);
-	if (seconds === undefined) throw new RangeError(`"${s}" is not a duration; use ${DURATION_FORM}`);
-	return seconds;
-}
-
-const MAX_INTERVAL_MINUTES = 31 * 24 * 60;
 /**
  * Each schedule is looked at on every tick its agent is due and each missed slot leaves a ledger
  * row: 3,000 schedules made one tick write 2,999 skipped rows. No agent needs more than a few.
  */
 export const MAX_SCHEDULES = 50;
-
-function intervalProblem(s: string): string | undefined {
-	const seconds = parseDuration(s);
-	if (seconds === undefined) return `interval "${s}" is not a duration; use ${DURATION_FORM}`;
-	// The scheduler ticks once a minute, so a sub-minute remainder could never be honoured.
-	if (seconds % 60 !== 0) return `interval "${s}" must be whole minutes, e.g. "1m" or "15m"`;
-	if (seconds < 60) return `interval "${s}" must be at least 1m`;
-	if (seconds / 60 > MAX_INTERVAL_MINUTES) return `interval "${s}" must be at most 31d`;
-	return undefined;
-}
-
-/** Minutes in a schedule interval such as "15m" or "1d"; throws if it is not a valid interval. */
-export function intervalMinutes(s: string): number {
-	const problem = intervalProblem(s);
-	if (problem) throw new RangeError(problem);
-	return durationSeconds(s) / 60;
-}
-
-function timeoutProblem(s: string): string | undefined {
-	const seconds = parseDuration(s);
-	if (seconds === undefined) return `timeout "${s}" is not a duration; use ${DURATION_FORM}`;
-	if (seconds < 10) return `timeout "${s}" must be at least 10s`;
-	if (seconds > 24 * 3600) return `timeout "${s}" must be at most 24h`;
-	return undefined;
-}
-
-/**
- * The zone a name refused is a letter or two from ("Europe/Berln"), the closest, or null. Intl's list
- * holds some zones by their older names (Asia/Calcutta, Europe/Kiev) and no UTC: their current ones
- * join it. Asked only of a name refused, and only of one a zone's length: the distance costs the
- * product of the two lengths, and a body may carry a megabyte.
- */
-function closestZone(name: string): string | null {
-	if (name.length > 64) return null;
-	const wanted = name.toLowerCase();
-	let best: { zone: string; distance: number } | null = null;
-	for (const zone of [...Intl.supportedValuesOf("timeZone"), "UTC", "Asia/Kolkata", "Europe/Kyiv", "America/Nuuk", "Asia/Yangon", "Asia/Ho_Chi_Minh", "Asia/Kathmandu"]) {
-		if (Math.abs(zone.length - name.length) > 2) continue;
-		const distance = editDistance(zone.toLowerCase(), wanted);
-		if (distance <= 2 && (best === null || distance < best.distance)) best = { zone, distance };
-	}
-	return best?.zone ?? null;
-}
-
-/** The shape of an IANA zone name: "UTC", "Europe/Berlin", "America/Argentina/Buenos_Aires", "Etc/GMT+5". */
-const IANA_ZONE_NAME = /^[A-Za-z][A-Za-z0-9_+-]*(?:\/[A-Za-z0-9_+-]+)*$/;
-
-function timezoneProblem(timeZone: string): string | undefined {
-	const useIana = 'use an IANA zone such as "Europe/Berlin" or "UTC"';
-	let resolved: string;
-	try {
-		resolved = new Intl.DateTimeFormat(undefined, { timeZone }).resolvedOptions().timeZone;
-	} catch {
-		const close = closestZone(timeZone);
-		return close ? `unknown timezone "${timeZone}" (did you mean "${close}"?)` : `unknown timezone "${timeZone}"; ${useIana}`;
-	}
-	// Intl also takes a bare UTC offset ("+05:00"), which is no zone: it knows no daylight saving time.
-	if (/^[+\u2212-]/.test(timeZone) || /^[+-]/.test(resolved)) {
-		return `timezone "${timeZone}" is a UTC offset, not an IANA zone; ${useIana} (a fixed offset is "Etc/GMT-5" for UTC+5)`;
-	}
-	if (!IANA_ZONE_NAME.test(timeZone)) return `timezone "${timeZone}" is not an IANA zone name; ${useIana}`;
-	// Intl takes any case ("europe/berlin", "us/eastern", "utc"): written as its zone is, it reads as one.
-	const misspelt = `timezone "${timeZone}" is not spelled as its zone is: write "${resolved}"`;
-	if (timeZone.includes("/") && timeZone.split("/").some((segment) => /^[a-z]/.test(segment))) return misspelt;
-	if (!timeZone.includes("/") && resolved === "UTC" && timeZone !== "UTC" && timeZone !== "GMT") return misspelt;
-	// Intl also takes an abbreviation or a legacy name with no area, and reads it as some zone the
-	// operator rarely means: BST as Asia/Dhaka (not London), IST as Kolkata, EST as a UTC−5 with no
-	// daylight saving time. Only UTC and GMT are taken bare.
-	if (!timeZone.includes("/") && resolved !== "UTC") {
-		const meant = MEANT_ZONES[timeZone.toUpperCase()];
-		const area = resolved.includes("/") ? ` (Intl reads it as ${resolved})` : "";
-		return `timezone "${timeZone}" is an abbreviation or legacy name${area}; write the zone's Area/City name${meant ? `: ${meant}` : ", such as \"Europe/Berlin\""}`;
-	}
-	return undefined;
-}
-
-/** The zones an abbreviation is usually meant for, as its refusal suggests them. */
-const MEANT_ZONES: Record<string, string> = {
-	BST: '"Europe/London" for British time',
-	IST: '"Asia/Kolkata" for India, "Europe/Dublin" for Ireland',
-	EST: '"America/New_York" for US Eastern time ("Etc/GMT+5" for a fixed UTC−5)',
-	EDT: '"America/New_York" for US Eastern time',
-	CST: '"America/Chicago" for US Central time, "Asia/Shanghai" for China',
-	CDT: '"America/Chicago" for US Central time',
-	MST: '"America/Denver" for US Mountain time, "America/Phoenix" for Arizona',
-	MDT: '"America/Denver" for US Mountain time',
-	PST: '"America/Los_Angeles" for US Pacific time',
-	PDT: '"America/Los_Angeles" for US Pacific time',
-	CET: '"Europe/Berlin", "Europe/Paris" or your city',
-	CEST: '"Europe/Berlin", "Europe/Paris" or your city',
-	JST: '"Asia/Tokyo"',
-	AEST: '"Australia/Sydney"',
-	AEDT: '"Australia/Sydney"',
-};
-
-/** A cron's fields, in order, and the values each takes (day-of-week 7 is Sunday, as 0 is). */
-const CRON_FIELDS = [
-	{ name: "minute", min: 0, max: 59 },
-	{ name: "hour", min: 0, max: 23 },
-	{ name: "day-of-month", min: 1, max: 31 },
-	{ name: "month", min: 1, max: 12 },
-	{ name: "day-of-week", min: 0, max: 7 },
-] as const;
-const CRON_FORM = `5 fields (${CRON_FIELDS.map((f) => f.name).join(" ")})`;
-
-function cronProblem(expression: string, timezone: string): string | undefined {
-	const trimmed = expression.trim();
-	const problem = trimmed.startsWith("@") ? undefined : cronFieldsProblem(trimmed === "" ? [] : trimmed.split(/\s+/));
-	if (problem) return `invalid cron "${expression}": ${problem}`;
-	try {
-		const next = new Cron(trimmed, { paused: true, timezone, mode: "5-part" }).nextRun();
-		if (!next) return `cron "${expression}" never fires`;
-		return undefined;
-	} catch (error) {
-		const reason = error instanceof Error ? error.message.replace(/^CronPattern:\s*/, "") : String(error);
-		// A nickname croner does not know reaches its count of fields, which speaks of six and seven.
-		if (trimmed.startsWith("@") && /space separated parts/.test(reason)) {
-			return `invalid cron "${expression}": unknown nickname "${trimmed.split(/\s+/)[0]}"; use ${CRON_FORM}, or @hourly, @daily, @weekly, @monthly or @yearly`;
-		}
-		// croner numbers the fields ("configuration entry 2 (a)"), quoting them as it rewrote them (MON
-		// as 1, ? as *): said by the field's name, as written.
-		const entry = /^configuration entry (\d) \(.*\) contains illegal characters/.exec(reason);
-		const n = Number(entry?.[1]) - 1;
-		const field = entry ? CRON_FIELDS[n] : undefined;
-		if (field) return `invalid cron "${expression}": ${field.name} "${trimmed.split(/\s+/)[n]}" is not a value, range, list or step of the field`;
-		return `invalid cron "${expression}": ${reason}`;
-	}
-}
-
-/**
- * Checked before croner, which would say it in its own terms: it takes six and seven fields (drover
- * takes five), and reports a day or month out of range counted from 0 ("Invalid value for day: -1"
- * for a day-of-month 0). A value is said as written, with its field's range; a step (after "/") and
- * the nth weekday (after "#") are no values of the field: a step of 0 is refused here (croner says
- * "illegal stepping"), the rest croner checks.
- */
-function cronFieldsProblem(fields: string[]): string | undefined {
-	if (fields.length !== CRON_FIELDS.length) {
-		const seconds = fields.length > CRON_FIELDS.length ? ": the scheduler ticks once a minute, so there is no seconds field" : "";
-		return `a cron has ${CRON_FORM}; got ${fields.length}${seconds}`;
-	}
-	for (const [i, { name, min, max }] of CRON_FIELDS.entries()) {
-		for (const item of fields[i]!.split(",")) {
-			const step = item.split("/")[1];
-			if (step !== undefined && /^\d+$/.test(step) && Number(step) === 0) return `${name} step ${step} in "${item}": a step is 1 or more`;
-			for (const value of item.split("/")[0]!.split("#")[0]!.match(/\d+/g) ?? []) {
-				if (Number(value) < min || Number(value) > max) return `${name} ${value} is out of range ${min}–${max}`;
-			}
-		}
-	}
-	return undefined;
-}
 
 // A key pasted into a prompt would be stored in every job record and sent to the model.
 const SECRET_LITERAL = /sk-ant-[\w-]{8,}/;
@@ -324,33 +156,6 @@ function printableAsciiClipped(s: string, limit: number): string {
 	}
 	return out + ELLIPSIS;
 }
-
-const isLocalhost = (h: string): boolean => h === "localhost" || h.endsWith(".localhost");
-const LOCALHOST_REFUSED = "must be a public hostname, not localhost";
-
-const HOSTNAME = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
-
-/**
- * What is wrong with an allow_hosts entry, with the host it stands for when there is one: the URL
- * parser's, lowercase and in punycode, as a fetched URL's hostname is compared ("bücher.de" is
- * "xn--bcher-kva.de" there, and would never match as written).
- */
-function hostnameProblem(h: string): string {
-	const problem = 'must be a bare lowercase hostname like "example.com" (no scheme, port or path)';
-	const host = (/^https?:\/\//i.test(h) ? URL.parse(h) : URL.parse(`http://${h}`))?.hostname;
-	if (!host || host === h || !HOSTNAME.test(host) || /^[0-9.]+$/.test(host)) return problem;
-	// Not suggested where the next rule refuses it ("LOCALHOST" was told "did you mean localhost?"): that rule is said.
-	if (isLocalhost(host)) return LOCALHOST_REFUSED;
-	const punycode = host.split(".").some((label) => label.startsWith("xn--")) && !h.toLowerCase().includes("xn--");
-	return `${problem}: did you mean "${host}"?${punycode ? " (a name beyond ASCII is listed in its punycode form, as URLs carry it)" : ""}`;
-}
-
-const Hostname = z
-	.string()
-	.regex(HOSTNAME, { error: (iss) => hostnameProblem(String(iss.input)) })
-	// The fetch refuses these at run time anyway; saying so here spares a run that can only fail.
-	.refine((h) => !/^[0-9.]+$/.test(h), "must be a hostname, not an IP address (the tool never fetches IP addresses)")
-	.refine((h) => !isLocalhost(h), LOCALHOST_REFUSED);
 
 /**
  * zod builds a record on a plain object and skips an own "__proto__" key (JSON.parse and the YAML

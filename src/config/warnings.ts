@@ -1,7 +1,8 @@
 // What a definition says that it likely does not mean: pure, so that `npm run check` (in Node) says
 // it of fleet.yaml as a dry run says it of an API agent.
 import { modelIdProblem } from "./models.ts";
-import { type AgentDefinition, type DefinitionSummary, durationSeconds } from "./schema.ts";
+import { durationSeconds } from "./duration.ts";
+import type { AgentDefinition, DefinitionSummary } from "./schema.ts";
 
 /**
  * What a definition says that it likely does not mean, whatever the Worker's secrets: said by a dry

@@ -1,5 +1,6 @@
 import { Cron, type CronOptions } from "croner";
-import { intervalMinutes, type CronSchedule, type IntervalSchedule, type Schedule } from "../config/schema.ts";
+import { intervalMinutes } from "../config/duration.ts";
+import type { CronSchedule, IntervalSchedule, Schedule } from "../config/schema.ts";
 
 // An occurrence is identified by its slot's UTC instant (`scheduled_instant`), so every function
 // here must give the same instants for the same schedule whoever calls it and from whichever cursor.

@@ -2,14 +2,8 @@ import { describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import { DEPRECATED_MODELS as SDK_DEPRECATED_MODELS } from "../../node_modules/@anthropic-ai/sdk/internal/data/deprecated-models.mjs";
 import { findAgent, loadFleet } from "../../src/config/bundled.ts";
-import {
-	definitionRevision,
-	durationSeconds,
-	intervalMinutes,
-	modelWarnings,
-	parseFleet,
-	parseFleetBytes,
-} from "../../src/config/fleet.ts";
+import { durationSeconds, intervalMinutes } from "../../src/config/duration.ts";
+import { definitionRevision, modelWarnings, parseFleet, parseFleetBytes } from "../../src/config/fleet.ts";
 import { parseAgent } from "../helpers/definitions.ts";
 import { DEPRECATED_MODELS } from "../../src/config/models.ts";
 import { MAX_SCHEDULES } from "../../src/config/schema.ts";

@@ -1,7 +1,8 @@
 import type { MessageParam, TextBlockParam, ToolParam } from "../../../src/agent/contracts.ts";
 import { assemblePrompt } from "../../../src/agent/prompt.ts";
 import { toolParams } from "../../../src/agent/tools/definitions.ts";
-import { DEFAULT_MAX_CONTEXT_TOKENS, durationSeconds, type AgentDefinition, type SessionMode } from "../../../src/config/schema.ts";
+import { durationSeconds } from "../../../src/config/duration.ts";
+import { DEFAULT_MAX_CONTEXT_TOKENS, type AgentDefinition, type SessionMode } from "../../../src/config/schema.ts";
 import type { JobRecord } from "../../../src/jobs/model.ts";
 import { recordedResults } from "./follow-up.ts";
 import { appendMessage, appendUserText, cleanedMessages } from "./messages.ts";

@@ -1,7 +1,7 @@
 import { assemblePrompt } from "../../../src/agent/prompt.ts";
 import { toolParams } from "../../../src/agent/tools/definitions.ts";
 import type { AgentDefinition } from "../../../src/config/schema.ts";
-import { durationSeconds } from "../../../src/config/schema.ts";
+import { durationSeconds } from "../../../src/config/duration.ts";
 import { transition, type JobRecord } from "../../../src/jobs/model.ts";
 import { log } from "../../../src/log.ts";
 import { redact } from "../../../src/security/redact.ts";

@@ -1,0 +1,45 @@
+// What a duration in a definition may be ("90s", "15m", "1h30m", "1d") and the bounds each field sets.
+
+// Whole units in descending order, e.g. "90s", "30m", "1h30m", "1d".
+const DURATION = /^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/;
+export const DURATION_FORM = 'a number with a unit (d, h, m, s), e.g. "90s", "15m", "1h30m", "1d"';
+
+export function parseDuration(s: string): number | undefined {
+	const m = DURATION.exec(s);
+	if (!m || s === "") return undefined;
+	const [, d = "0", h = "0", min = "0", sec = "0"] = m;
+	return ((Number(d) * 24 + Number(h)) * 60 + Number(min)) * 60 + Number(sec);
+}
+
+/** Seconds in a duration string such as "1h30m"; throws on anything else. */
+export function durationSeconds(s: string): number {
+	const seconds = parseDuration(s);
+	if (seconds === undefined) throw new RangeError(`"${s}" is not a duration; use ${DURATION_FORM}`);
+	return seconds;
+}
+
+const MAX_INTERVAL_MINUTES = 31 * 24 * 60;
+export function intervalProblem(s: string): string | undefined {
+	const seconds = parseDuration(s);
+	if (seconds === undefined) return `interval "${s}" is not a duration; use ${DURATION_FORM}`;
+	// The scheduler ticks once a minute, so a sub-minute remainder could never be honoured.
+	if (seconds % 60 !== 0) return `interval "${s}" must be whole minutes, e.g. "1m" or "15m"`;
+	if (seconds < 60) return `interval "${s}" must be at least 1m`;
+	if (seconds / 60 > MAX_INTERVAL_MINUTES) return `interval "${s}" must be at most 31d`;
+	return undefined;
+}
+
+/** Minutes in a schedule interval such as "15m" or "1d"; throws if it is not a valid interval. */
+export function intervalMinutes(s: string): number {
+	const problem = intervalProblem(s);
+	if (problem) throw new RangeError(problem);
+	return durationSeconds(s) / 60;
+}
+
+export function timeoutProblem(s: string): string | undefined {
+	const seconds = parseDuration(s);
+	if (seconds === undefined) return `timeout "${s}" is not a duration; use ${DURATION_FORM}`;
+	if (seconds < 10) return `timeout "${s}" must be at least 10s`;
+	if (seconds > 24 * 3600) return `timeout "${s}" must be at most 24h`;
+	return undefined;
+}
