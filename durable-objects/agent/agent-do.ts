@@ -27,7 +27,7 @@ import { currentDefinition, ensureState, forgetDeletedAgent, keepLastDefinition,
 import { triggerJob, type TriggerRequest } from "./triggers.ts";
 import { createFollowUp } from "./runner/follow-up.ts";
 import { getSetup, toolCallPage, type JobSetup, type ToolCall } from "./runner/session.ts";
-import { HEARTBEAT_MS } from "./runner/step.ts";
+import { HEARTBEAT_MS } from "./runner/step-common.ts";
 import { isFinal } from "../../src/jobs/model.ts";
 import { redact } from "../../src/security/redact.ts";
 import { archivedLines, errorResponse, serveOutput, serveStream } from "./output-http.ts";

@@ -6,7 +6,7 @@ import { refuse, type Refusal } from "../../src/shared/refusal.ts";
 import { getJob, putJob } from "./jobs.ts";
 import type { Passes } from "./pass.ts";
 import { getSetup, NEVER, requestCancel } from "./runner/session.ts";
-import { finish, type InflightTool } from "./runner/step.ts";
+import { finish, type InflightTool } from "./runner/step-common.ts";
 import type { StreamHub } from "./streams.ts";
 
 /** How long a cancel waits for an aborted model call's job to end before answering with it as it is. */

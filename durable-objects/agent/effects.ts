@@ -14,7 +14,7 @@ import { outboundFetch } from "../../src/shared/subrequests.ts";
 import { getJob, putJob } from "./jobs.ts";
 import { currentDefinition, deletedAgentsJob, readState } from "./state.ts";
 import { answerText, lastAssistantMessage } from "./runner/messages.ts";
-import { CUT_AT_MAX_TOKENS } from "./runner/step.ts";
+import { CUT_AT_MAX_TOKENS } from "./runner/step-common.ts";
 import { fetchErrorMessage } from "../../src/shared/fetch-error.ts";
 
 /** Attempts per delivery or hook call before it is given up. */

@@ -19,7 +19,8 @@ import { nextExpiryAt, PRUNE_BATCH, pruneJobs, retentionDays } from "./retention
 import { computeRevision, knownRevision } from "./revisions.ts";
 import { dueJobIds, getSetup, nextStepTime, waitingJobIds } from "./runner/session.ts";
 import { startJob } from "./runner/start.ts";
-import { HEARTBEAT_MS, step, type InflightTool, type StepDeps } from "./runner/step.ts";
+import { HEARTBEAT_MS, type InflightTool, type StepDeps } from "./runner/step-common.ts";
+import { step } from "./runner/step.ts";
 import { currentDefinition, keptDefinition, readState, storedAgentName } from "./state.ts";
 import type { RegistrySync } from "./registry-sync.ts";
 import type { StreamHub } from "./streams.ts";

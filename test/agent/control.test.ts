@@ -1,7 +1,7 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { AgentDO } from "../../durable-objects/agent/agent-do.ts";
-import { HEARTBEAT_MS } from "../../durable-objects/agent/runner/step.ts";
+import { HEARTBEAT_MS } from "../../durable-objects/agent/runner/step-common.ts";
 import { currentDefinition, readState } from "../../durable-objects/agent/state.ts";
 import { MAX_QUEUED, triggerJob } from "../../durable-objects/agent/triggers.ts";
 import { MessagesEmulator } from "../../emulator/messages-api.ts";

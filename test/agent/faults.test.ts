@@ -1,7 +1,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { AgentDO } from "../../durable-objects/agent/agent-do.ts";
-import { HEARTBEAT_MS } from "../../durable-objects/agent/runner/step.ts";
+import { HEARTBEAT_MS } from "../../durable-objects/agent/runner/step-common.ts";
 import { transition } from "../../src/jobs/model.ts";
 import { call } from "../helpers/http.ts";
 import { createModelClient } from "../../src/agent/model-client.ts";

@@ -7,7 +7,7 @@ import { jobOf, outputOf, runToRest } from "../helpers/jobs.ts";
 import { fake } from "../helpers/outbound.ts";
 import { MODEL_TOOL_RESULT_CHARS, TOOL_RESULTS_BUDGET_CHARS } from "../../durable-objects/agent/runner/context.ts";
 import { MAX_LINE_BYTES } from "../../durable-objects/agent/runner/output.ts";
-import { SUMMARY_CHARS } from "../../durable-objects/agent/runner/step.ts";
+import { SUMMARY_CHARS } from "../../durable-objects/agent/runner/step-common.ts";
 import { trackTimers } from "../helpers/timers.ts";
 
 const page = (body: string) => () => new Response(body, { headers: { "content-type": "text/plain" } });
