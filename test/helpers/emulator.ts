@@ -1,4 +1,5 @@
-import { MessagesEmulator, type EmulatorOptions } from "../../emulator/messages-api.ts";
+import { MessagesEmulator } from "../../emulator/messages-api.ts";
+import type { EmulatorOptions } from "../../emulator/wire.ts";
 import { loadFleet } from "../../src/config/bundled.ts";
 import { fake } from "./outbound.ts";
 

@@ -1,6 +1,7 @@
 import Anthropic from "@anthropic-ai/sdk";
 import { beforeEach, describe, expect, it, vi } from "vitest";
-import { MessagesEmulator, type EmulatorOptions, type WireTool } from "../../emulator/messages-api.ts";
+import { MessagesEmulator } from "../../emulator/messages-api.ts";
+import type { EmulatorOptions, WireTool } from "../../emulator/wire.ts";
 import { fake } from "../helpers/outbound.ts";
 import { trackTimers } from "../helpers/timers.ts";
 
