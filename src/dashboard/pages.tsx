@@ -233,6 +233,9 @@ function Job(props: { shown: string }) {
 					</button>
 				</div>
 			</div>
+			{/* The badge in the heading changes in silence, and the log's state says only "ended": a change of
+			    the job's status while the page is open is said here (job.client.js), politely. */}
+			<p id="job-status-said" class="sr-only" aria-live="polite"></p>
 			<section id="job-approval" class="panel approval" hidden>
 				<h2>Waiting for approval</h2>
 				<p>

@@ -4787,6 +4787,23 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		await page.close();
 	});
 
+	it("says a job's change of status while its page is open, politely, and not the status it opened with", async () => {
+		const agent = await createAgent(`dash-status-said-${run}`, {});
+		expect(await emulatorQueued()).toBe(0);
+		await script({ delay_ms: 3000, then: { text: "A later answer." } });
+		const job = await trigger(agent);
+		await expect.poll(async () => (await getJob(job.id)).status, LIVE).toBe("running");
+		const page = await signedIn(`/jobs/${job.id}`, tokens.read);
+		await page.locator("#job-status .badge", { hasText: "running" }).waitFor(LIVE);
+		const said = page.locator("#job-status-said");
+		expect(await said.getAttribute("aria-live")).toBe("polite");
+		expect(await said.textContent()).toBe("");
+		// Its end: the log's state says only "ended", the heading's badge changes in silence.
+		await page.locator("#log-state", { hasText: "ended" }).waitFor(LIVE);
+		await expect.poll(() => said.textContent(), LIVE).toBe("Job completed.");
+		await page.close();
+	});
+
 	it("draws each run class in the timeline with its own shape, the legend's, not by colour alone", async () => {
 		const agent = `dash-shapes-${run}`;
 		const at = (i: number) => new Date(Date.UTC(2020, 0, 1, 0, i * 15)).toISOString();

@@ -20,8 +20,11 @@ async function jobView(signal) {
 		const left = j.rate_limited_until ? Date.parse(j.rate_limited_until) - Date.now() : 0;
 		const shown = j.rate_limited_until && !(left > 0) ? { ...j, rate_limited_until: null } : j;
 		if (left > 0) waitEnds = setTimeout(() => job === shown && !signal.aborted && render({ ...shown, rate_limited_until: null }), left);
+		const was = job && job.status;
 		job = shown;
 		renderJob(shown);
+		// Not the status the page opened with (the heading says it): each change after it.
+		if (was && was !== shown.status) $("#job-status-said").textContent = "Job " + words(shown.status) + ".";
 		followUps(shown);
 	};
 	// A deleted agent's jobs stay readable, but there is no agent to fork or continue them under (the
