@@ -4787,6 +4787,27 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		await page.close();
 	});
 
+	it("ties a refused token's message to the token field, which is marked invalid until it is edited", async () => {
+		const page = await open("/");
+		await page.locator("#signin").waitFor({ state: "visible" });
+		const field = page.locator("#token");
+		expect(await accessibleDescription(page, "#token")).toBeFalsy();
+		await field.fill("not-a-real-token-0000000000");
+		await page.locator("#signin-form button[type=submit]").click();
+		await page.locator("#signin-error").waitFor({ state: "visible", ...LIVE });
+		// Said with the field, which has the focus again: not only by the alert, which the focus's announcement may cut off.
+		expect(await page.evaluate(() => document.activeElement?.id)).toBe("token");
+		expect(await accessibleDescription(page, "#token")).toBe("That token was refused: invalid token.");
+		expect(await field.getAttribute("aria-invalid")).toBe("true");
+		await field.fill(tokens.read);
+		expect(await field.getAttribute("aria-invalid")).toBeNull();
+		await page.locator("#signin-form button[type=submit]").click();
+		await page.locator("#sign-out").click();
+		await page.locator("#signin").waitFor({ state: "visible" });
+		expect(await accessibleDescription(page, "#token")).toBeFalsy();
+		await page.close();
+	});
+
 	it("says a job's change of status while its page is open, politely, and not the status it opened with", async () => {
 		const agent = await createAgent(`dash-status-said-${run}`, {});
 		expect(await emulatorQueued()).toBe(0);

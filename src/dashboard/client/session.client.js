@@ -13,7 +13,12 @@ function showSignIn(message) {
 	const err = $("#signin-error");
 	err.textContent = message || "";
 	err.hidden = !message;
-	$("#token").focus();
+	// Tied to the field that takes the focus, so that it is said with it (the alert may be cut off by the focus's announcement).
+	const input = $("#token");
+	if (message) input.setAttribute("aria-describedby", "signin-error");
+	else input.removeAttribute("aria-describedby");
+	input.removeAttribute("aria-invalid");
+	input.focus();
 }
 /** @param {string} [message] */
 function signOut(message) {
@@ -118,9 +123,12 @@ $("#signin-form").addEventListener("submit", async (/** @type {Event} */ e) => {
 	} catch (err) {
 		// A sentence, not the API's bare "invalid token": what happened, then its words.
 		const why = /** @type {Error} */ (err).message || String(err);
-		showSignIn(err instanceof ApiError && (err.status === 401 || err.status === 403) ? "That token was refused: " + why + "."
+		const refused = err instanceof ApiError && (err.status === 401 || err.status === 403);
+		showSignIn(refused ? "That token was refused: " + why + "."
 			: err instanceof ApiError ? "Could not sign in: the server answered " + why + "."
 			: "Could not sign in: the server could not be reached (" + why + ").");
+		// The token typed is what was wrong (not so when the server could not answer), until it is edited.
+		if (refused) input.setAttribute("aria-invalid", "true");
 		button.disabled = false;
 		return;
 	}
@@ -137,4 +145,5 @@ $("#signin-form").addEventListener("submit", async (/** @type {Event} */ e) => {
 	focusOn(null);
 	if (statusError) notify("Signed in, but the scheduler's status is unavailable: " + (statusError.message || String(statusError)));
 });
+$("#token").addEventListener("input", () => $("#token").removeAttribute("aria-invalid"));
 $("#sign-out").addEventListener("click", () => signOut());
