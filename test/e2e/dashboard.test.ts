@@ -4808,6 +4808,38 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		await page.close();
 	});
 
+	it("puts a box that scrolls with nothing in it to focus in the tab order while it scrolls: a job's usage table on a phone, and a long definition", async () => {
+		const { agent, job } = await completedJob(`dash-scroller-${run}`);
+		const page = await signedIn(`/jobs/${job.id}`, tokens.read);
+		const usage = page.locator(".table-wrap:has(#job-usage)");
+		await page.locator("#job-usage tbody td").first().waitFor(LIVE);
+		// At a laptop's width it does not scroll: no tab stop of its own.
+		await expect.poll(() => usage.getAttribute("tabindex"), LIVE).toBeNull();
+		await page.setViewportSize({ width: 390, height: 844 });
+		await expect.poll(() => usage.getAttribute("tabindex"), LIVE).toBe("0");
+		// Reached with Tab, and scrolled to its last columns with the arrow keys.
+		await page.locator("#job-manifest summary").focus();
+		await page.keyboard.press("Tab");
+		expect(await usage.evaluate((el) => el === document.activeElement)).toBe(true);
+		await page.keyboard.press("End");
+		await page.keyboard.press("ArrowRight");
+		await expect.poll(() => usage.evaluate((el) => el.scrollLeft), LIVE).toBeGreaterThan(0);
+		await page.setViewportSize({ width: 1280, height: 800 });
+		await page.locator("#job-download").focus();
+		await expect.poll(() => usage.getAttribute("tabindex"), LIVE).toBeNull();
+		// A definition longer than its box (16rem) scrolls in it: in the tab order, a short prompt's box not.
+		await call("PUT", `/v1/agents/${agent}`, tokens.admin, { name: agent, prompt: Array.from({ length: 40 }, (_, i) => `Step ${i + 1}.`).join("\n"), timeout: "5m" });
+		await page.goto(`${url}/agents/${agent}/runs`);
+		await page.locator("#agent-definition summary").click();
+		const definition = page.locator("#agent-definition-body pre");
+		await definition.waitFor(LIVE);
+		await expect.poll(() => definition.getAttribute("tabindex"), LIVE).toBe("0");
+		await page.goto(`${url}/jobs/${job.id}`);
+		await page.locator("#job-prompt", { hasText: "Go." }).waitFor(LIVE);
+		expect(await page.locator("#job-prompt").getAttribute("tabindex")).toBeNull();
+		await page.close();
+	});
+
 	it("says a job's change of status while its page is open, politely, and not the status it opened with", async () => {
 		const agent = await createAgent(`dash-status-said-${run}`, {});
 		expect(await emulatorQueued()).toBe(0);

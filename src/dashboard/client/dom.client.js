@@ -171,3 +171,50 @@ function saveFile(blob, name) {
 	a.remove();
 	setTimeout(() => URL.revokeObjectURL(url), 60000);
 }
+
+// ── boxes that scroll: reachable by keyboard while they do ──
+/** What may scroll inside its own box: a table or chart wider than a phone, a long text or log, a tool call's input. */
+const SCROLLERS = ".table-wrap, .chart, pre.text, ol.log, table.tool-calls .wrap";
+const TABBABLE = 'a[href]:not([tabindex="-1"]), button:not([tabindex="-1"]), input, select, textarea, summary, [tabindex="0"]';
+/** @type {Set<Element>} */
+const scrollersToFit = new Set();
+/**
+ * Puts a box in the tab order while its content overflows it and nothing in it takes the focus (as
+ * Chromium and Firefox do of themselves): Safari gives such a box no focus, so a keyboard could not
+ * scroll to a phone's hidden columns, a chart's older days or a long prompt's end (WCAG 2.1.1).
+ * Checked once a frame, for the boxes whose size or content changed.
+ * @param {Element} box
+ */
+function fitScroller(box) {
+	if (!scrollersToFit.size) requestAnimationFrame(() => {
+		for (const b of scrollersToFit) {
+			const scrolls = b.isConnected && (b.scrollWidth > b.clientWidth + 1 || b.scrollHeight > b.clientHeight + 1) && !b.querySelector(TABBABLE);
+			if (scrolls) b.setAttribute("tabindex", "0");
+			// Not taken from the box that has the focus (it would drop to the page's start): once it leaves.
+			else if (b === document.activeElement) b.addEventListener("blur", () => fitScroller(b), { once: true });
+			else b.removeAttribute("tabindex");
+		}
+		scrollersToFit.clear();
+	});
+	scrollersToFit.add(box);
+}
+const scrollerSizes = new ResizeObserver((entries) => {
+	for (const e of entries) fitScroller(e.target);
+});
+/** @param {Element} root */
+const watchScrollers = (root) => {
+	for (const box of [...(root.matches(SCROLLERS) ? [root] : []), ...root.querySelectorAll(SCROLLERS)]) {
+		scrollerSizes.observe(box);
+		fitScroller(box);
+	}
+};
+new MutationObserver((records) => {
+	for (const r of records) {
+		const at = r.target instanceof Element ? r.target : r.target.parentElement;
+		const inside = at && at.closest(SCROLLERS);
+		// Content changed inside a box (rows, lines, text); else boxes may have been added.
+		if (inside) fitScroller(inside);
+		else for (const n of r.addedNodes) if (n instanceof Element) watchScrollers(n);
+	}
+}).observe(document.body, { childList: true, subtree: true, characterData: true });
+watchScrollers(document.body);
