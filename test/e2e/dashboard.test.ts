@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { inflateSync } from "node:zlib";
 import { mkdirSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import path from "node:path";
 import vm from "node:vm";
 import { chromium, type Browser, type BrowserContext, type Page, type Request, type Route } from "playwright-core";
@@ -4796,7 +4797,7 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		await page.locator("#signin-form button[type=submit]").click();
 		await page.locator("#signin-error").waitFor({ state: "visible", ...LIVE });
 		// Said with the field, which has the focus again: not only by the alert, which the focus's announcement may cut off.
-		expect(await page.evaluate(() => document.activeElement?.id)).toBe("token");
+		expect(await page.evaluate<string | undefined>("document.activeElement?.id")).toBe("token");
 		expect(await accessibleDescription(page, "#token")).toBe("That token was refused: invalid token.");
 		expect(await field.getAttribute("aria-invalid")).toBe("true");
 		await field.fill(tokens.read);
@@ -4820,7 +4821,7 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		// Reached with Tab, and scrolled to its last columns with the arrow keys.
 		await page.locator("#job-manifest summary").focus();
 		await page.keyboard.press("Tab");
-		expect(await usage.evaluate((el) => el === document.activeElement)).toBe(true);
+		expect(await usage.evaluate((el) => el === (globalThis as unknown as { document: { activeElement: unknown } }).document.activeElement)).toBe(true);
 		await page.keyboard.press("End");
 		await page.keyboard.press("ArrowRight");
 		await expect.poll(() => usage.evaluate((el) => el.scrollLeft), LIVE).toBeGreaterThan(0);
@@ -4838,6 +4839,71 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		await page.locator("#job-prompt", { hasText: "Go." }).waitFor(LIVE);
 		expect(await page.locator("#job-prompt").getAttribute("tabindex")).toBeNull();
 		await page.close();
+	});
+
+	it("passes axe-core's WCAG 2.1 A and AA checks on every page, at a laptop's width and a phone's, light and dark", { timeout: 120_000 }, async () => {
+		const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+		const { agent: done, job: completed } = await completedJob(`dash-axe-${run}`);
+		await call("PUT", `/v1/agents/${done}/notepad/watermark`, tokens.operate, { value: "2026-11-30" });
+		const failing = await createAgent(`dash-axe-fail-${run}`, {});
+		await script({ error: 400, message: "bad request from the model" });
+		const failed = await trigger(failing, "Fail.");
+		expect(await settled(failed.id)).toBe("failed");
+		const { job: waiting } = await awaitingApproval(`dash-axe-approval-${run}`, { text: "Filed." });
+		const pages: [string, string | null, ((page: Page) => Promise<unknown>)?][] = [
+			["/", null],
+			["/", tokens.admin, (page) => fleetShown(page)],
+			["/jobs", tokens.operate, (page) => page.locator("#jobs-table tbody tr").first().waitFor(LIVE)],
+			["/jobs?status=failed", tokens.operate, (page) => page.locator("#jobs-table tbody tr").first().waitFor(LIVE)],
+			[`/jobs?agent=${done}&status=cancelled`, tokens.operate, (page) => page.locator("#jobs-empty").waitFor(LIVE)],
+			[`/jobs/${completed.id}`, tokens.operate, (page) => page.locator("#log-state", { hasText: "ended" }).waitFor(LIVE)],
+			[`/jobs/${failed.id}`, tokens.operate, (page) => page.locator("#log-state", { hasText: "ended" }).waitFor(LIVE)],
+			[`/jobs/${waiting.id}`, tokens.operate, (page) => page.locator("#approval-approve").waitFor(LIVE)],
+			[`/jobs/${waiting.id}`, tokens.read, (page) => page.locator("#approval-input-text").waitFor(LIVE)],
+			["/jobs/job-2026-01-01-zzzzzz", tokens.operate, (page) => page.locator("#notice").waitFor(LIVE)],
+			[`/agents/${done}/runs`, tokens.admin, async (page) => {
+				await page.locator("#agent-definition summary").click();
+				await page.locator("#agent-notepad summary").click();
+				await page.locator("#agent-definition-body pre").waitFor(LIVE);
+				await page.locator("#notepad-key").waitFor(LIVE);
+			}],
+			[`/agents/${done}/logs`, tokens.operate, (page) => page.locator("#agent-logs section").first().waitFor(LIVE)],
+			["/usage", tokens.operate, (page) => page.locator("#usage-table tbody tr").first().waitFor(LIVE)],
+			["/incidents", tokens.operate, (page) => page.locator("#incidents-table tbody tr").first().waitFor(LIVE)],
+			["/no/such/page", null],
+		];
+		const found: string[] = [];
+		try {
+			for (const [pathname, token, ready] of pages) {
+				const page = token ? await signedIn(pathname, token) : await open(pathname);
+				if (token) await viewReady(page);
+				await ready?.(page);
+				await page.evaluate(axeSource);
+				// Each width and scheme on the page as drawn: the layout and the colours follow at once.
+				for (const [width, height] of [[1280, 800], [390, 844]] as const) {
+					for (const colorScheme of ["light", "dark"] as const) {
+						await page.setViewportSize({ width, height });
+						await page.emulateMedia({ colorScheme });
+						// A log's lines off the screen are not laid out (content-visibility), and axe reads one
+						// that overflows its box there as light text on the page: each line is laid out for it.
+						await page.evaluate(`document.querySelectorAll("ol.log li").forEach((li) => { li.style.contentVisibility = "visible"; })`);
+						// A box found to scroll is put in the tab order a frame later (dom.client.js).
+						await page.evaluate("new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))");
+						const violations = await page.evaluate<{ id: string; nodes: { target: string[] }[] }[]>(
+							`axe.run(document, { runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"] }, resultTypes: ["violations"] }).then((r) => r.violations)`,
+						);
+						for (const v of violations) found.push(`${pathname} (${token ? "signed in" : "signed out"}, ${width}px, ${colorScheme}): ${v.id} at ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
+					}
+				}
+				await page.close();
+			}
+		} finally {
+			// Its model answer is queued on the emulator until it is decided.
+			await call("POST", `/v1/jobs/${waiting.id}/approval`, tokens.operate, { decision: "deny" });
+			expect(await settled(waiting.id)).toBe("completed");
+		}
+		expect(found).toEqual([]);
+		expect(pageErrors).toEqual([]);
 	});
 
 	it("says a job's change of status while its page is open, politely, and not the status it opened with", async () => {
