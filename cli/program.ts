@@ -31,7 +31,7 @@ export function buildProgram(): Command {
 		.description("Operate a drover fleet over its HTTPS API")
 		.version(version(), "-V, --version")
 		.addOption(new Option("--url <url>", "the drover Worker's base URL").env("DROVER_URL").default(DEFAULT_URL))
-		.addOption(new Option("--token <token>", "an API token (read, operate or admin role)").env("DROVER_TOKEN"))
+		.addOption(new Option("--token <token>", "an API token (read, operate or admin role); prefer DROVER_TOKEN: a command line shows in ps and shell history").env("DROVER_TOKEN"))
 		.option("--no-color", "no colour even on a terminal (NO_COLOR does the same)")
 		// Throw instead of exiting, so usage errors get exit code 2 (commander's default is 1).
 		.exitOverride()
