@@ -44,19 +44,39 @@ export const KNOWN_MODELS: readonly string[] = [
 	"claude-sonnet-4-5-20250929",
 ];
 
-const FAMILIES = new Set(KNOWN_MODELS.map((id) => id.split("-")[1]));
-/** How the API's ids are made: a known family, a version of numbers joined by hyphens, a date. */
-const ID_FORM = /^claude-([a-z]+)-(?:\d+(?:-\d+)?(?:-\d{8})?|preview)$/;
+const FAMILIES = new Set([...KNOWN_MODELS.map((id) => id.split("-")[1]), "opus", "sonnet", "haiku"]);
+/**
+ * How the API's ids are made: a known family, then a version of numbers joined by hyphens
+ * (claude-sonnet-5-5), or the older order, version first (claude-3-5-haiku); then a date or latest.
+ */
+const ID_FORMS = [/^claude-([a-z]+)-(?:\d+(?:-\d+)?|preview)(?:-\d{8}|-latest)?$/, /^claude-\d+(?:-\d+)?-([a-z]+)(?:-\d{8}|-latest)?$/];
+/**
+ * A gateway's spelling of an id, which the schema takes for a proxy at ANTHROPIC_BASE_URL: Bedrock's
+ * (anthropic.claude-…-v1:0, with a region's prefix), Vertex's (claude-…@20250101), a path's.
+ */
+const GATEWAY_ID = /[:@/]|^[\w-]+\.(?:[\w-]+\.)*claude-/;
+
+/** Ids already judged: every agent listed asks for its models' (the distance is not free). */
+const judged = new Map<string, string | null>();
 
 /**
- * Why a model id is likely misspelt, or null: one the SDK knows, or of a known family in the API's
- * form, is taken (a model newer than this release is named so). The id is not refused: the
- * Worker cannot list the ids the API serves, and a misspelt one fails its job's first call (404).
+ * Why a model id is likely misspelt, or null: one the SDK knows, one of a known family in the API's
+ * form (a model newer than this release is named so), or a gateway's, is taken. The id is not
+ * refused: the Worker cannot list the ids the API serves, and a misspelt one fails its job's first
+ * call (404).
  */
 export function modelIdProblem(model: string): string | null {
-	if (KNOWN_MODELS.includes(model)) return null;
-	const form = ID_FORM.exec(model);
-	if (form && FAMILIES.has(form[1] ?? "")) return null;
+	const known = judged.get(model);
+	if (known !== undefined) return known;
+	const problem = judge(model);
+	if (judged.size >= 1000) judged.clear();
+	judged.set(model, problem);
+	return problem;
+}
+
+function judge(model: string): string | null {
+	if (KNOWN_MODELS.includes(model) || GATEWAY_ID.test(model)) return null;
+	if (ID_FORMS.some((form) => FAMILIES.has(form.exec(model)?.[1] ?? ""))) return null;
 	const close = model.length <= 64 ? closestModel(model.toLowerCase()) : null;
 	return `${model} is not a model id this release knows${close ? ` (did you mean ${close}?)` : ""}: the API's are written like claude-sonnet-5-5; a misspelt one fails its job's first call (404)`;
 }

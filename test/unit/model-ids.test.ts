@@ -14,6 +14,10 @@ describe("a model id", () => {
 
 	it("is taken when known or in the API's form of a known family (a model newer than this release)", () => {
 		for (const id of ["claude-sonnet-5-5", "claude-haiku-4-5-20251001", "claude-opus-5-6", "claude-sonnet-6", "claude-haiku-5-5-20270101", "claude-mythos-preview"]) expect(modelIdProblem(id), id).toBeNull();
+		// Older ids, version first, and the -latest aliases.
+		for (const id of ["claude-3-5-haiku-20241022", "claude-3-7-sonnet-latest", "claude-3-opus-20240229", "claude-sonnet-4-5-latest"]) expect(modelIdProblem(id), id).toBeNull();
+		// A gateway's spelling, for a proxy at ANTHROPIC_BASE_URL (Bedrock's, Vertex's, a path's).
+		for (const id of ["anthropic.claude-sonnet-5-5-20260101-v1:0", "us.anthropic.claude-sonnet-5-5-v1:0", "claude-sonnet-5-5@20260101", "us/claude-sonnet-5-5"]) expect(modelIdProblem(id), id).toBeNull();
 	});
 
 	it("is said likely misspelt otherwise, with the closest known id", () => {
