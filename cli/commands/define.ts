@@ -112,8 +112,10 @@ function placed(err: unknown, locate: (path: string, isKey: boolean) => string |
 	let message = err.message;
 	for (const issue of err.issues) {
 		const said = `${issue.path}: ${issue.message}`;
-		const where = locate(issue.path, /^unknown key/.test(issue.message));
-		if (where !== undefined && message.includes(said)) message = message.replace(said, `${said} (${where})`);
+		// The API's issues of a key itself (an unknown key, a schedule's name) are placed at the key.
+		const where = locate(issue.path, /^unknown key|^schedule names /.test(issue.message));
+		// A function, not a string: an issue's text may hold "$&" or "$'", which a replacement string would read.
+		if (where !== undefined && message.includes(said)) message = message.replace(said, () => `${said} (${where})`);
 	}
 	const answer = new ApiError(err.status, err.code, message, err.hint, err.requestId);
 	answer.issues = err.issues;

@@ -887,6 +887,10 @@ describe("defining agents: apply and delete", () => {
 		expect(planRefusal.stderr).toContain(`(${fleetShaped} line 8:16)`);
 		const piped = await drover(["apply", "-"], { stdin: `- name: ${d}\n  model: ${models.ok}\n  prompt: Go.\n  max_turns: 0\n` });
 		expect(piped.stderr).toContain("max_turns: must be at least 1, got 0 (stdin line 4:14)");
+		// A schedule's name is placed at the name; a "$" in what the API says is kept as written.
+		const named = await drover(["apply", "-"], { stdin: `name: ${d}\nmodel: "x$'y"\nprompt: Go.\nschedules:\n  Daily:\n    cron: "0 9 * * *"\n` });
+		expect(named.stderr).toContain(`schedules.Daily: schedule names are 1-63 lowercase letters, digits, _ or - (stdin line 5:3)`);
+		expect(named.stderr).toContain(`model "x$'y"`);
 		expect((await api(`/v1/agents/${d}`)).status).toBe(404);
 
 		const e = `cli-def-e-${suffix}`;
