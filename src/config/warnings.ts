@@ -28,7 +28,14 @@ export function definitionWarnings(agent: Pick<DefinitionSummary, "tools" | "app
 export function scheduleWarnings(agent: Pick<AgentDefinition, "schedules">): string[] {
 	const warnings: string[] = [];
 	for (const [name, schedule] of Object.entries(agent.schedules)) {
-		if (!("cron" in schedule) || schedule.cron.startsWith("@")) continue;
+		if (!("cron" in schedule)) continue;
+		// Of a nickname's zone too: @daily runs at that zone's midnight.
+		const etc = /^Etc\/GMT([+-])(\d{1,2})$/.exec(schedule.timezone);
+		if (etc && Number(etc[2]) !== 0) {
+			const offset = `UTC${etc[1] === "+" ? "−" : "+"}${(etc[2] ?? "").padStart(2, "0")}:00`;
+			warnings.push(`schedule ${name}: timezone "${schedule.timezone}" is ${offset} (an Etc/GMT zone's sign is the reverse of its offset's), all year; where a place is meant, its Area/City zone follows its daylight saving`);
+		}
+		if (schedule.cron.startsWith("@")) continue;
 		const [minute, hour, dayOfMonth, month, dayOfWeek] = schedule.cron.trim().split(/\s+/);
 		if ((minute === "*" || minute === "?") && hour !== "*" && hour !== "?") {
 			const hours = /^\d+$/.test(hour ?? "") ? `hour ${hour}` : `the hours ${hour}`;
@@ -36,11 +43,6 @@ export function scheduleWarnings(agent: Pick<AgentDefinition, "schedules">): str
 		}
 		const shortMonths = dayOfWeek === "*" || dayOfWeek === "?" ? monthsWithoutDay(dayOfMonth ?? "", month ?? "") : null;
 		if (shortMonths) warnings.push(`schedule ${name}: cron "${schedule.cron}" ${shortMonths}; for the last day of every month write "${minute} ${hour} L ${month} ${dayOfWeek}"`);
-		const etc = /^Etc\/GMT([+-])(\d{1,2})$/.exec(schedule.timezone);
-		if (etc && Number(etc[2]) !== 0) {
-			const offset = `UTC${etc[1] === "+" ? "−" : "+"}${(etc[2] ?? "").padStart(2, "0")}:00`;
-			warnings.push(`schedule ${name}: timezone "${schedule.timezone}" is ${offset} (an Etc/GMT zone's sign is the reverse of its offset's), all year; where a place is meant, its Area/City zone follows its daylight saving`);
-		}
 		// Cron's day fields are either-or when both are restricted: "0 9 1-7 * 1" is days 1 to 7 and every
 		// Monday (croner's "+1" asks for both, the first Monday).
 		if (dayOfMonth !== "*" && dayOfWeek !== "*" && dayOfMonth !== "?" && dayOfWeek !== "?" && !dayOfWeek?.startsWith("+")) {

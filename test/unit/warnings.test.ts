@@ -23,6 +23,7 @@ describe("a cron's timing that likely means otherwise", () => {
 			'schedule s: timezone "Etc/GMT+5" is UTC−05:00 (an Etc/GMT zone\'s sign is the reverse of its offset\'s), all year; where a place is meant, its Area/City zone follows its daylight saving',
 		]);
 		expect(warningsOf("0 9 * * *", "Etc/GMT-10")).toEqual([expect.stringContaining('"Etc/GMT-10" is UTC+10:00')]);
+		expect(warningsOf("@daily", "Etc/GMT+5")).toEqual([expect.stringContaining('"Etc/GMT+5" is UTC\u221205:00')]);
 		for (const zone of ["Etc/GMT", "Etc/GMT+0", "Etc/UTC", "UTC", "Europe/Berlin"]) expect(warningsOf("0 9 * * *", zone), zone).toEqual([]);
 	});
 
