@@ -52,5 +52,6 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
 		);
 		process.exit(1);
 	}
-	wrangler(["deploy"]);
+	// `npm run deploy -- <args>` hands its arguments to wrangler deploy, as it did before this script.
+	wrangler(["deploy", ...process.argv.slice(2)]);
 }
