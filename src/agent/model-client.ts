@@ -137,7 +137,7 @@ function outputLimitOf(detail: string): number | null {
 	return limit === undefined ? null : Number(limit);
 }
 
-function classifyStatus(status: number, type: string | null, detail: string, headers: Headers | undefined, now: number, code: string | null = null): Failure {
+function classifyStatus(status: number, type: string | null, detail: string, headers: Headers | undefined, now: number, code: string | null = null, httpError = true): Failure {
 	// Told by the cause the body names, not its words (which may change) nor its status alone.
 	if (code === SPEND_LIMIT_CODE) return { kind: "spend_limit", status, detail: spendLimitMessage(now) };
 	if (status >= 300 && status < 400) {
@@ -152,7 +152,8 @@ function classifyStatus(status: number, type: string | null, detail: string, hea
 	// The API's own word on whether this request may be tried again, which its SDK obeys over the
 	// status: "false" ends this model's tries (a fallback model is another request), "true" makes a
 	// 4xx a passing failure.
-	const shouldRetry = headers?.get("x-should-retry");
+	// Only an HTTP error's own: an error event inside a 200's stream has that answer's headers.
+	const shouldRetry = httpError ? headers?.get("x-should-retry") : null;
 	const final = shouldRetry === "false" ? { final: true } : {};
 	// A 529 or 503 may say when to come back, as a 429 does: the backoff waits at least that long.
 	const after = status === 529 || status === 503 ? retryAfterMs(headers, now) : null;
@@ -174,7 +175,7 @@ function classify(error: unknown, signal: AbortSignal | undefined, now: number, 
 		const detail = [type, error.apiMessage ?? (error.status === undefined ? error.message : null)].filter(Boolean).join(": ") || error.message;
 		if (typeof error.status === "number") return classifyStatus(error.status, type, detail, error.headers, now, error.errorCode);
 		const status = type === null ? undefined : STATUS_OF_ERROR_TYPE[type];
-		return classifyStatus(status ?? 500, type, detail, error.headers, now, error.errorCode);
+		return classifyStatus(status ?? 500, type, detail, error.headers, now, error.errorCode, false);
 	}
 	// A fetch that rejects, a stream cut before message_stop or stalled, malformed SSE: the answer never arrived.
 	return { kind: "network", status: null, detail: fetchErrorMessage(error) };

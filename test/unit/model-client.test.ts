@@ -420,6 +420,22 @@ describe("createModelClient: overloaded, server and network failures", () => {
 		]);
 	});
 
+	it("reads x-should-retry only from an HTTP error: an error event in a 200's stream is retried whatever that answer's headers say", async () => {
+		const midStreamError = () => {
+			const [start] = messageEvents(PRIMARY, []);
+			const streamed = sse([start as SseEvent, { event: "error", data: { type: "error", error: { type: "overloaded_error", message: "Overloaded" } } }]);
+			const headers = new Headers(streamed.headers);
+			headers.set("x-should-retry", "false");
+			return new Response(streamed.body, { status: 200, headers });
+		};
+		script(API, midStreamError, ok);
+		const res = await createModelClient(env({ ANTHROPIC_API_KEY: KEYS[0] }), clock()).call(request());
+		expect(res.attempts.map((a) => [a.model, a.status])).toEqual([
+			[PRIMARY, 529],
+			[PRIMARY, "ok"],
+		]);
+	});
+
 	it("retries a 500 on the same model and key, then succeeds", async () => {
 		const sent = script(API, () => apiError(500, "Internal server error"), ok);
 		const t = clock();
