@@ -4837,6 +4837,8 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		await expect.poll(() => definition.getAttribute("tabindex"), LIVE).toBe("0");
 		await page.goto(`${url}/jobs/${job.id}`);
 		await page.locator("#job-prompt", { hasText: "Go." }).waitFor(LIVE);
+		// The box is looked at a frame after it changes: two frames on, it has been.
+		await page.evaluate("new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))");
 		expect(await page.locator("#job-prompt").getAttribute("tabindex")).toBeNull();
 		await page.close();
 	});

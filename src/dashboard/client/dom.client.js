@@ -175,6 +175,8 @@ function saveFile(blob, name) {
 // ── boxes that scroll: reachable by keyboard while they do ──
 /** What may scroll inside its own box: a table or chart wider than a phone, a long text or log, a tool call's input. */
 const SCROLLERS = ".table-wrap, .chart, pre.text, ol.log, table.tool-calls .wrap";
+/** Boxes of text alone (log lines, a prompt): not searched for something to focus, which a live log's 10,000 lines would cost each frame. */
+const TEXT_ONLY = "pre.text, ol.log";
 const TABBABLE = 'a[href]:not([tabindex="-1"]), button:not([tabindex="-1"]), input, select, textarea, summary, [tabindex="0"]';
 /** @type {Set<Element>} */
 const scrollersToFit = new Set();
@@ -188,7 +190,7 @@ const scrollersToFit = new Set();
 function fitScroller(box) {
 	if (!scrollersToFit.size) requestAnimationFrame(() => {
 		for (const b of scrollersToFit) {
-			const scrolls = b.isConnected && (b.scrollWidth > b.clientWidth + 1 || b.scrollHeight > b.clientHeight + 1) && !b.querySelector(TABBABLE);
+			const scrolls = b.isConnected && (b.scrollWidth > b.clientWidth + 1 || b.scrollHeight > b.clientHeight + 1) && (b.matches(TEXT_ONLY) || !b.querySelector(TABBABLE));
 			if (scrolls) b.setAttribute("tabindex", "0");
 			// Not taken from the box that has the focus (it would drop to the page's start): once it leaves.
 			else if (b === document.activeElement) b.addEventListener("blur", () => fitScroller(b), { once: true });
