@@ -158,8 +158,8 @@ describe("GET /v1/jobs", () => {
 	});
 
 	const bad: [string, string, string][] = [
-		["?limit=0", "limit", "too small"],
-		["?limit=201", "limit", "too big"],
+		["?limit=0", "limit", "must be at least 1, got 0"],
+		["?limit=201", "limit", "must be at most 200, got 201"],
 		["?limit=ten", "limit", "must be a whole number from 1 to 200"],
 		["?status=done", "status", "pending"],
 		["?trigger_type=cron", "trigger_type", "schedule"],
