@@ -68,22 +68,18 @@ export interface ListedAgent {
 	hasDefaultPrompt: boolean;
 }
 
+/** The summary's fields the listing copies from `rest` (a field added to DefinitionSummary must be added here: checked below). */
+const LISTED_FIELDS = ["name", "enabled", "model", "fallback_models", "max_concurrent", "overlap", "timeout", "approval_timeout", "webhook", "hooks", "delivery"] as const;
+// A compile-time check that LISTED_FIELDS names every field of the summary but the two read apart.
+const listsEveryField: Exclude<keyof Omit<DefinitionSummary, "schedules" | "tools">, (typeof LISTED_FIELDS)[number]> extends never ? true : never = true;
+void listsEveryField;
+
 function toListedAgent(row: AgentListRow): ListedAgent {
 	const rest = JSON.parse(row.rest) as Omit<DefinitionSummary, "schedules" | "tools">;
 	return {
 		name: row.name,
 		definition: {
-			name: rest.name,
-			enabled: rest.enabled,
-			model: rest.model,
-			fallback_models: rest.fallback_models,
-			max_concurrent: rest.max_concurrent,
-			overlap: rest.overlap,
-			timeout: rest.timeout,
-			approval_timeout: rest.approval_timeout,
-			webhook: rest.webhook,
-			hooks: rest.hooks,
-			delivery: rest.delivery,
+			...(Object.fromEntries(LISTED_FIELDS.map((key) => [key, rest[key]])) as Omit<DefinitionSummary, "schedules" | "tools">),
 			schedules: JSON.parse(row.schedules) as DefinitionSummary["schedules"],
 			tools: JSON.parse(row.tools) as ToolSummary[],
 		},
