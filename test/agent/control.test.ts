@@ -758,6 +758,11 @@ describe("approvals", () => {
 		await settle("limited-zero");
 		expect((await jobOf("limited-zero", zero.id)).status).toBe("running");
 		expect((await stepAt("limited-zero", zero.id)).next_step_at - before).toBeGreaterThanOrEqual(5_000);
+		// Ended here: its wait's alarm would fire seconds later, in a later test of this file, and take
+		// that test's scripted answers from the emulator.
+		expect((await post(`/v1/jobs/${zero.id}/cancel`)).status).toBe(200);
+		await settle("limited-zero");
+		expect((await jobOf("limited-zero", zero.id)).status).toBe("cancelled");
 	});
 
 	it("makes none of a turn's further tool calls once the job is past its timeout", async () => {
