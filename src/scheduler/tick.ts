@@ -10,6 +10,7 @@ import { numberVar } from "../config/vars.ts";
 import { DAY_MS } from "../shared/time.ts";
 import { SCHEDULER_SHARDS, shardName } from "./shards.ts";
 import { SCHEDULER_AGENT } from "../config/schema.ts";
+import { fleetFault } from "../config/bundled.ts";
 import { clip } from "../shared/clip.ts";
 import { isoOrNull } from "../shared/iso-time.ts";
 
@@ -41,6 +42,14 @@ export async function runTick(env: Env, scheduledTime: number, now = Date.now())
 	);
 	const shards: ShardTickResult[] = [];
 	const errors: string[] = [];
+	// Every shard reads the bundled fleet.yaml first, so an invalid one (edited under `npm start`: a
+	// deploy refuses it) fails them all: the file's faults are the cause to name, once, where each
+	// shard's fixed line would page an operator with a cause nobody could act on.
+	const fleet = settled.some((s) => s.status === "rejected") ? fleetFault() : null;
+	if (fleet !== null) {
+		errors.push(fleet.replace(/:\n\s*- /, ": ").replace(/\n\s*- /g, "; "));
+		log.error("tick.fleet_invalid", { minute, shards_failed: settled.filter((s) => s.status === "rejected").length, error_message: fleet });
+	}
 	for (const [i, s] of settled.entries()) {
 		if (s.status === "fulfilled") {
 			shards.push(s.value);
@@ -49,6 +58,7 @@ export async function runTick(env: Env, scheduledTime: number, now = Date.now())
 		} else {
 			// The heartbeat (GET /v1/status) and the scheduler incident get a fixed line; the shard's
 			// own error (an RPC or storage fault's text) goes to the log only.
+			if (fleet !== null) continue;
 			errors.push(`shard ${i} did not answer the tick`);
 			log.error("tick.shard_failed", { shard: i, minute, ...errorFields(s.reason) });
 		}

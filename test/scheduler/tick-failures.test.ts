@@ -10,6 +10,7 @@ import { alertIncident } from "../../src/incidents/alert.ts";
 import { getIncident, recordFailure } from "../../src/store/incidents.ts";
 import { gate } from "../helpers/emulator.ts";
 import { shardName } from "../../src/scheduler/shards.ts";
+import { bundleFleetForTest } from "../../src/config/bundled.ts";
 
 afterEach(() => {
 	vi.restoreAllMocks();
@@ -98,6 +99,38 @@ describe("a tick that cannot reach a shard", () => {
 		const incidentsText = await (await call("/v1/incidents?agent=scheduler")).text();
 		expect((JSON.parse(incidentsText) as { incidents: { error: string }[] }).incidents.map((i) => i.error)).toContain("tick failed: shard 0 did not answer the tick");
 		for (const text of [statusText, incidentsText]) expect(text).not.toContain("D1_ERROR");
+	});
+});
+
+describe("a tick under an invalid fleet.yaml (edited while `npm start` runs)", () => {
+	afterEach(() => bundleFleetForTest(undefined));
+
+	it("names the file's faults, once, in the heartbeat, the scheduler incident and its alert, as a config incident", async () => {
+		const alerts: { incident: { class: string; error: string } }[] = [];
+		fake("https://alerts.example.test", async (req) => {
+			alerts.push((await req.json()) as (typeof alerts)[number]);
+			return new Response("ok");
+		});
+		bundleFleetForTest(new TextEncoder().encode('version: 1\nagents:\n  - name: nightly\n    prompt: Sum up.\n    schedules:\n      morning: { cron: "0 9 * *" }\n'));
+		const lines: Record<string, unknown>[] = [];
+		vi.spyOn(console, "error").mockImplementation((line: unknown) => void lines.push(JSON.parse(String(line)) as Record<string, unknown>));
+		const at = Date.parse("2026-12-06T09:00:00Z");
+		// Every shard reads the file first and fails on it: the tick failed.
+		await expect(runTick(env, at, at)).rejects.toThrow(/^scheduler tick failed: fleet\.yaml is invalid: agents\[0\]\.schedules\.morning\.cron: invalid cron \"0 9 \* \*\": a cron has 5 fields .*; got 4 \(line 6:24, agent nightly\)$/);
+		vi.restoreAllMocks();
+		// One line says why, where sixteen said a shard did not answer.
+		expect(lines.filter((l) => String(l.event).startsWith("tick.")).map((l) => l.event)).toEqual(["tick.fleet_invalid", "tick.done"]);
+		expect(lines[0]).toMatchObject({ minute: "2026-12-06T09:00:00.000Z", shards_failed: 16, error_message: expect.stringMatching(/^fleet\.yaml is invalid:\n {2}- agents\[0\]\.schedules\.morning\.cron: invalid cron /) });
+
+		bundleFleetForTest(undefined);
+		const { scheduler } = (await (await call("/v1/status")).json()) as { scheduler: { outcome: string; error: string } };
+		expect(scheduler.outcome).toBe("failed");
+		expect(scheduler.error).toMatch(/^fleet\.yaml is invalid: agents\[0\]\.schedules\.morning\.cron: invalid cron \"0 9 \* \*\": a cron has 5 fields .*; got 4 \(line 6:24, agent nightly\)$/);
+		expect(scheduler.error).not.toContain("did not answer");
+		const { incidents } = (await (await call("/v1/incidents?agent=scheduler")).json()) as { incidents: { class: string; error: string; first_seen_at: string }[] };
+		// (Earlier tests of the file leave the scheduler's incidents of their own minutes.)
+		expect(incidents.filter((i) => i.first_seen_at === "2026-12-06T09:00:00.000Z")).toEqual([expect.objectContaining({ class: "config", error: `tick failed: ${scheduler.error}` })]);
+		expect(alerts).toEqual([expect.objectContaining({ incident: expect.objectContaining({ class: "config", error: `tick failed: ${scheduler.error}` }) })]);
 	});
 });
 
