@@ -42,21 +42,44 @@ export function secretValues(bindings: object): { words: string[]; urls: string[
 
 const escaped = (values: string[]) => values.map((v) => v.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")).join("|");
 
+/**
+ * A value as other text may spell it: inside a JSON string (its quotes and backslashes escaped, and
+ * with PHP's and some other encoders' `\/` for each slash) and percent-encoded (a URL as a query
+ * parameter, in either case of hex). Most tokens have none (letters, digits, `-` and `_` are the
+ * same in all of them); a URL secret or a key with `+` or `/` has several.
+ */
+function spellings(value: string): { plain: string[]; percent: string[] } {
+	const json = JSON.stringify(value).slice(1, -1);
+	const percent = encodeURIComponent(value);
+	return { plain: [value, json, json.replaceAll("/", "\\/")], percent: [percent, percent.replace(/%[0-9A-F]{2}/g, (hex) => hex.toLowerCase())] };
+}
+
 let own: { values: string[]; pattern: RegExp } | null | undefined;
 
 /**
  * Text with the Worker's secret values replaced by `marker`, wherever they stand (after a JSON
- * escape's letter too), a URL unless it is the start of a longer path; the same
+ * escape's letter too) and however they are spelt (see spellings), a URL unless it is the start of
+ * a longer path; the same
  * text, not scanned by the expression, when none of them is in it (a string search each: redact
  * runs on every log field and JSONL line, and an expression of alternatives has no fast scan).
  */
 export function replaceSecretValues(text: string, marker: string): string {
 	if (own === undefined) {
-		const { words, urls } = secretValues(env);
+		const values = secretValues(env);
+		// The longest first, as secretValues orders them; a spelling the same as another's once.
+		const spelt = (list: string[], kinds: ("plain" | "percent")[]) =>
+			[...new Set(list.flatMap((v) => kinds.flatMap((kind) => spellings(v)[kind])))].sort((a, b) => b.length - a.length);
+		const words = spelt(values.words, ["plain", "percent"]);
+		const [urls, encodedUrls] = [spelt(values.urls, ["plain"]), spelt(values.urls, ["percent"]).filter((v) => !values.urls.includes(v))];
 		// A URL followed by more of its path is another URL (a public endpoint's page); by a query, a
-		// fragment, a closing slash or punctuation, it is this one.
-		const parts = [words.length ? `(?:${escaped(words)})` : "", urls.length ? `(?:${escaped(urls)})(?![\\w%~=&-]|\\/[\\w%~.-])` : ""].filter(Boolean);
-		own = parts.length === 0 ? null : { values: [...words, ...urls], pattern: new RegExp(parts.join("|"), "g") };
+		// fragment, a closing slash or punctuation, it is this one. So in a JSON string (`\/` for `/`),
+		// and percent-encoded (a query parameter's value, which `&` ends; `%2F` continues its path).
+		const parts = [
+			words.length ? `(?:${escaped(words)})` : "",
+			urls.length ? `(?:${escaped(urls)})(?![\\w%~=&-]|\\\\?\\/[\\w%~.-])` : "",
+			encodedUrls.length ? `(?:${escaped(encodedUrls)})(?![\\w~-]|%2[Ff][\\w%~.-])` : "",
+		].filter(Boolean);
+		own = parts.length === 0 ? null : { values: [...words, ...urls, ...encodedUrls], pattern: new RegExp(parts.join("|"), "g") };
 	}
 	if (own === null || !own.values.some((v) => text.includes(v))) return text;
 	return text.replace(own.pattern, marker);

@@ -346,6 +346,20 @@ describe("redact and the test Worker's own secrets (vitest.config.mts's bindings
 		expect(redact("filed at https://tickets.example.test/hook, then https://tickets.example.test/hook/123")).toBe(`filed at ${REDACTED}, then https://tickets.example.test/hook/123`);
 	});
 
+	it("replaces a URL secret JSON-escaped (PHP's \\/) or percent-encoded, in either case of hex; not as the start of a longer path in those spellings either", () => {
+		// As a JSON encoder that escapes slashes writes it, in a tool's answer.
+		expect(redact('{"hook":"https:\\/\\/hooks.example.test\\/on-error","page":"https:\\/\\/tickets.example.test\\/hook\\/123"}')).toBe(
+			`{"hook":"${REDACTED}","page":"https:\\/\\/tickets.example.test\\/hook\\/123"}`,
+		);
+		// As a query parameter's value: `&` ends it, `%2F` and more of a path do not.
+		const encoded = encodeURIComponent("https://alerts.example.test/drover");
+		expect(redact(`https://app.example.test/login?next=${encoded}&x=1`)).toBe(`https://app.example.test/login?next=${REDACTED}&x=1`);
+		expect(redact(`?next=${encoded.replace(/%[0-9A-F]{2}/g, (hex) => hex.toLowerCase())}`)).toBe(`?next=${REDACTED}`);
+		expect(redact(`?next=${encoded}%2Fsettings`)).toBe(`?next=${encoded}%2Fsettings`);
+		// Its password's own `%40` encoded again.
+		expect(redact(`?to=${encodeURIComponent("https://drover-bot:p%40ss-w0rd-0123@basic.example.test/in")}`)).toBe(`?to=${REDACTED}`);
+	});
+
 	it("replaces a token wherever it stands: after a JSON escape's letter, a tab, an underscore, inside a longer word", () => {
 		const admin = "admin-token-6d2b8f4a1c9e7b30";
 		expect(redact(`use ${admin} (root:admin:${admin})`)).toBe(`use ${REDACTED} (${REDACTED})`);
