@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { ServiceUnavailableError } from "../errors.ts";
 import { runTick } from "../scheduler/tick.ts";
+import { fleetFault } from "../config/bundled.ts";
 import { isoOrNull } from "../shared/iso-time.ts";
 import { createApi, withRole } from "./factory.ts";
 import { errorResponse } from "./schemas.ts";
@@ -33,6 +34,7 @@ export const tickApi = createApi().openapi(
 		summary: "Run one scheduler tick now: every due occurrence is claimed once, whichever tick gets there first",
 		responses: {
 			200: { description: "The tick's summary, as the heartbeat records it", content: { "application/json": { schema: Tick } } },
+			500: errorResponse("config_invalid: fleet.yaml is invalid (edited under `npm start`), so no shard could tick; details.issues name each fault"),
 			503: errorResponse("No shard of the scheduler answered (code unavailable); the heartbeat and the scheduler incident say so"),
 		},
 	}),
@@ -42,8 +44,9 @@ export const tickApi = createApi().openapi(
 		try {
 			summary = await runTick(c.env, minute);
 		} catch {
-			// runTick has logged each shard's error and filed the scheduler incident already.
-			throw new ServiceUnavailableError("the tick failed: no shard of the scheduler answered");
+			// runTick has logged each shard's error and filed the scheduler incident already. An invalid
+			// fleet.yaml failed them all: answered as every route reading the file answers (500 config_invalid).
+			throw fleetFault() ?? new ServiceUnavailableError("the tick failed: no shard of the scheduler answered");
 		}
 		return c.json(
 			{

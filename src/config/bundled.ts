@@ -24,13 +24,13 @@ export function loadFleet(): Fleet {
 	return loaded.fleet;
 }
 
-/** Why the bundled fleet.yaml cannot load (its ConfigError's message), or null when it loads. */
-export function fleetFault(): string | null {
+/** Why the bundled fleet.yaml cannot load, or null when it loads. */
+export function fleetFault(): ConfigError | null {
 	try {
 		loadFleet();
 		return null;
 	} catch (err) {
-		return err instanceof ConfigError ? err.message : null;
+		return err instanceof ConfigError ? err : null;
 	}
 }
 

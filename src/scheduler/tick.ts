@@ -45,7 +45,7 @@ export async function runTick(env: Env, scheduledTime: number, now = Date.now())
 	// Every shard reads the bundled fleet.yaml first, so an invalid one (edited under `npm start`: a
 	// deploy refuses it) fails them all: the file's faults are the cause to name, once, where each
 	// shard's fixed line would page an operator with a cause nobody could act on.
-	const fleet = settled.some((s) => s.status === "rejected") ? fleetFault() : null;
+	const fleet = settled.some((s) => s.status === "rejected") ? (fleetFault()?.message ?? null) : null;
 	if (fleet !== null) {
 		errors.push(fleet.replace(/:\n\s*- /, ": ").replace(/\n\s*- /g, "; "));
 		log.error("tick.fleet_invalid", { minute, shards_failed: settled.filter((s) => s.status === "rejected").length, error_message: fleet });

@@ -131,6 +131,16 @@ describe("a tick under an invalid fleet.yaml (edited while `npm start` runs)", (
 		// (Earlier tests of the file leave the scheduler's incidents of their own minutes.)
 		expect(incidents.filter((i) => i.first_seen_at === "2026-12-06T09:00:00.000Z")).toEqual([expect.objectContaining({ class: "config", error: `tick failed: ${scheduler.error}` })]);
 		expect(alerts).toEqual([expect.objectContaining({ incident: expect.objectContaining({ class: "config", error: `tick failed: ${scheduler.error}` }) })]);
+
+		// An operator's tick now is answered as every route that reads the file is.
+		bundleFleetForTest(new TextEncoder().encode('version: 1\nagents:\n  - name: nightly\n    prompt: Sum up.\n    schedules:\n      morning: { cron: "0 9 * *" }\n'));
+		vi.spyOn(console, "error").mockImplementation(() => undefined);
+		const now = await call("/v1/tick", { method: "POST", as: "admin" });
+		vi.restoreAllMocks();
+		expect(now.status).toBe(500);
+		expect(await now.json()).toMatchObject({
+			error: { code: "config_invalid", message: expect.stringMatching(/^fleet\.yaml is invalid:/), details: { issues: [expect.objectContaining({ path: "agents[0].schedules.morning.cron" })] } },
+		});
 	});
 });
 
