@@ -68,8 +68,15 @@ function publicUrlProblem(value: string | undefined): string | null {
 	if (value === undefined || value.trim() === "") return null;
 	const url = URL.parse(value.trim());
 	const origin = url !== null && (url.protocol === "https:" || url.protocol === "http:") && url.pathname === "/" && !url.search && !url.hash && !url.username && !url.password;
-	return origin ? null : `PUBLIC_URL ${JSON.stringify(value)} is not an http(s) origin (such as https://drover.example.workers.dev): deliveries carry no dashboard link`;
+	return origin ? null : `PUBLIC_URL ${JSON.stringify(shown(value.trim()))} is not an http(s) origin (such as https://drover.example.workers.dev): deliveries carry no dashboard link`;
 }
+
+/**
+ * The value with what could hold a credential elided (a user and password, a query, a fragment):
+ * /healthz answers anyone, and a URL pasted with its token is not an origin either.
+ */
+const shown = (value: string): string =>
+	value.replace(/[?#][\s\S]*$/, (rest) => `${rest[0]}…`).replace(/^((?:[a-z][a-z0-9+.-]*:)?\/\/)?[^/@]*@/i, (_all, scheme: string | undefined) => `${scheme ?? ""}…@`);
 
 /** PUBLIC_URL's origin, or null when it is unset or not valid (logged once as config.var_invalid). */
 export function publicUrl(env: { PUBLIC_URL?: string }): string | null {

@@ -60,6 +60,17 @@ describe("the dashboard link in a delivery (PUBLIC_URL)", () => {
 		});
 	});
 
+	it("is listed by /healthz, which anyone may ask, without the user, password, query or fragment a pasted URL carries", async () => {
+		const pasted = "https://bot:s3cret-pass-0123@drover.example.test/jobs?tok=PubQry0123456789#frag";
+		const res = await app.request("/healthz", {}, { ...env, PUBLIC_URL: pasted } as Env);
+		const text = await res.text();
+		expect(JSON.parse(text).variables).toEqual({
+			ok: false,
+			issues: [{ path: "PUBLIC_URL", message: 'PUBLIC_URL "https://…@drover.example.test/jobs?…" is not an http(s) origin (such as https://drover.example.workers.dev): deliveries carry no dashboard link' }],
+		});
+		for (const part of ["bot", "s3cret", "PubQry", "frag"]) expect(text).not.toContain(part);
+	});
+
 	it("is the deployment's PUBLIC_URL when the delivery is sent: a retry after a redeploy links to the new one, or to none", async () => {
 		useEmulator().enqueue({ text: "Three deploys." }, { text: "Hi." });
 		const hooked = receiver("https://deliver.example.test", [503, 200]);
