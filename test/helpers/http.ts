@@ -1,5 +1,6 @@
 import { exports } from "cloudflare:workers";
 import { TOKENS } from "./tokens.ts";
+import { contractBreach } from "./contract-check.ts";
 
 export interface CallOptions {
 	method?: string;
@@ -20,7 +21,10 @@ export async function call(path: string, options: CallOptions = {}): Promise<Res
 		body = typeof options.body === "string" || options.body instanceof Uint8Array ? options.body : JSON.stringify(options.body);
 		if (!headers.has("content-type")) headers.set("content-type", "application/json");
 	}
-	return exports.default.fetch(new Request(`https://drover.test${path}`, { method: options.method ?? "GET", headers, body }));
+	const res = await exports.default.fetch(new Request(`https://drover.test${path}`, { method: options.method ?? "GET", headers, body }));
+	const breach = await contractBreach(options.method ?? "GET", `https://drover.test${path}`, res);
+	if (breach !== null) throw new Error(`the answer breaks the API's published contract (GET /openapi.json): ${breach}`);
+	return res;
 }
 
 export interface ErrorBody {
