@@ -41,6 +41,18 @@ const PRUNE_EVERY_MS = 3600_000;
  */
 export const nextTurn = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 0));
 
+/** How a pass sets and clears the timers of waits that come due while it runs (see workAt). */
+export interface WakeTimers {
+	set(wake: () => void, ms: number): unknown;
+	clear(timer: unknown): void;
+}
+
+/** The isolate's own timers: what every deployed pass uses. */
+const isolateTimers: WakeTimers = {
+	set: (wake, ms) => setTimeout(wake, ms),
+	clear: (timer) => clearTimeout(timer as ReturnType<typeof setTimeout>),
+};
+
 /**
  * An agent's alarm work, in passes: flush the D1 outbox, start what may start, run due jobs turn by
  * turn (a loop per job), close the jobs that ended (closing.ts: effects, outputs, sends), prune past
@@ -71,7 +83,9 @@ export class Passes {
 	/** The env the pass's outbound calls go through, counted into its budget (see outboundEnv). */
 	private counted: { raw: Env; env: Env } | null = null;
 	/** Timers for waits that come due while other loops keep the pass running (see wakeAt). */
-	private readonly wakeups = new Set<ReturnType<typeof setTimeout>>();
+	private readonly wakeups = new Set<unknown>();
+	/** What sets and clears those timers: the isolate's; a test swaps in its own to fire them at a time it chooses. */
+	wakeTimers: WakeTimers = isolateTimers;
 	/** A loop's step that threw: the pass fails with it once every loop has ended, so the alarm is retried. */
 	private loopError: unknown = null;
 	/** One client per instance, so its key-rotation cursor carries from turn to turn. */
@@ -179,7 +193,7 @@ export class Passes {
 			// this one's loops run: their alarm cannot fire before it ends, so a timer takes them up.
 			if (this.loops.size > 0) for (const jobId of waitingJobIds(this.sql, Date.now())) this.wakeAt(jobId, this.budget);
 			while (this.loops.size > 0) await Promise.allSettled([...this.loops.values()]);
-			for (const timer of this.wakeups) clearTimeout(timer);
+			for (const timer of this.wakeups) this.wakeTimers.clear(timer);
 			this.wakeups.clear();
 			// A job's failing step fails the pass (so an alarm is retried), but only after the closing
 			// work the other jobs need: their effects, outputs and index rows.
@@ -294,7 +308,7 @@ export class Passes {
 
 	/** Runs the work at `at` in this instance: a timer of the running pass, cleared when it ends. */
 	private workAt(at: number): void {
-		const timer = setTimeout(() => {
+		const timer = this.wakeTimers.set(() => {
 			this.wakeups.delete(timer);
 			this.startNow();
 		}, Math.max(0, at - Date.now()));

@@ -1,5 +1,5 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { HEARTBEAT_MS } from "../../durable-objects/agent/runner/step-common.ts";
 import { currentDefinition, readState } from "../../durable-objects/agent/state.ts";
@@ -13,6 +13,7 @@ import { call, errorOf } from "../helpers/http.ts";
 import { jobOf, outputOf, runToRest, trigger } from "../helpers/jobs.ts";
 import { fake, outboundLog } from "../helpers/outbound.ts";
 import { readEvents } from "../helpers/sse.ts";
+import { wakeupsByHand } from "../helpers/timers.ts";
 import { ticketTool } from "../helpers/tools.ts";
 
 const fetchTool = { type: "http_fetch", allow_hosts: ["slow.example.test"] };
@@ -1172,6 +1173,10 @@ describe("jobs running side by side", () => {
 	});
 
 	it("takes up a job whose rate-limit wait, begun in an earlier pass, ends while another job's call holds the alarm's pass", async () => {
+		// The test's clock, standing still until the test moves it: R's wait ends when the test says so.
+		const start = Date.now();
+		vi.useFakeTimers({ toFake: ["Date"], now: start });
+		onTestFinished(() => void vi.useRealTimers());
 		const name = "wait-ends-mid-pass";
 		await createAgent({ name, max_concurrent: 2 });
 		const stub = env.AGENT.getByName(name);
@@ -1179,18 +1184,22 @@ describe("jobs running side by side", () => {
 		emulator.enqueue({ error: 429, retry_after: 120 });
 		const limited = await runToRest(name, "R-job");
 		expect(limited.status).toBe("running");
+		// The object's mid-pass wakeups fire when this test fires them, not on the isolate's timers.
+		const wakeups = await wakeupsByHand(name);
+		onTestFinished(() => wakeups.restore());
 		// A, queued in the object and started by its alarm, holds that pass in its model call.
 		const { arrived: arrivedA, release: releaseA } = heldModelFor(emulator, "A-job");
-		// R's wait ends a second and a half into the pass A's alarm begins: an alarm for it could not
-		// fire before that pass ends (alarms do not overlap).
-		await runInDurableObject(stub, (_i: AgentDO, storage) => {
-			storage.storage.sql.exec("UPDATE job_setup SET next_step_at = ? WHERE job_id = ?", Date.now() + 1_500, limited.id);
-		});
 		await queueForAlarm(name, "A-job");
 		// R's call reaches the emulator first (A's is held before it does).
 		emulator.enqueue({ text: "R done." }, { text: "A done." });
 		const pass = runDurableObjectAlarm(stub);
 		await arrivedA;
+		// R's two-minute wait ends while A's call holds the pass, and an alarm for it could not fire
+		// before that pass ends (alarms do not overlap): the pass keeps a timer for it.
+		expect(wakeups.pending()).toEqual([120_000]);
+		// Two minutes on, A's call still out: the timer fires.
+		vi.setSystemTime(start + 120_000);
+		await wakeups.fire();
 		const ended = readEvents(await call(`/v1/jobs/${limited.id}/stream`));
 		await ended;
 		expect(await jobOf(name, limited.id)).toMatchObject({ status: "completed", summary: "R done." });

@@ -1,3 +1,7 @@
+import { env, runInDurableObject } from "cloudflare:test";
+import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
+import type { WakeTimers } from "../../durable-objects/agent/pass.ts";
+
 /**
  * Watches the isolate's timers: workerd lets an isolate hold 10,000 pending timers, so a wait or a
  * deadline must release its timer once it no longer matters. Counts the timers set whose delay
@@ -29,4 +33,51 @@ export function trackTimers(select: (ms: number) => boolean, onSet?: (ms: number
 		globalThis.clearTimeout = realClear;
 	}
 	return tracked;
+}
+
+/**
+ * Takes over an agent object's mid-pass wakeups (Passes.wakeTimers, see pass.ts workAt): each timer a
+ * pass sets for a wait that comes due while its loops run is kept, with its delay, and fires only
+ * when the test calls `fire`, after moving its clock on (vi.setSystemTime): the test, not the wall
+ * clock, decides when the wait is over. `restore` gives the object its isolate's timers back. Each
+ * call takes a stub of its own: a test may go on in the object's context (a fake it answered) and
+ * use none made in another.
+ */
+export async function wakeupsByHand(agent: string): Promise<{
+	/** The delays of the timers set and neither fired nor cleared, in the order they were set. */
+	pending: () => number[];
+	/** Fires every pending timer in the object, as the isolate would once their delays had passed. */
+	fire: () => Promise<void>;
+	restore: () => Promise<void>;
+}> {
+	const timers = new Map<object, { wake: () => void; ms: number }>();
+	const byHand: WakeTimers = {
+		set: (wake, ms) => {
+			const timer = {};
+			timers.set(timer, { wake, ms });
+			return timer;
+		},
+		clear: (timer) => void timers.delete(timer as object),
+	};
+	const passesOf = (instance: AgentDO) => (instance as unknown as { passes: { wakeTimers: WakeTimers } }).passes;
+	let original: WakeTimers | undefined;
+	const inObject = <T>(run: (instance: AgentDO) => T) => runInDurableObject(env.AGENT.getByName(agent), run);
+	await inObject((instance) => {
+		original = passesOf(instance).wakeTimers;
+		passesOf(instance).wakeTimers = byHand;
+	});
+	return {
+		pending: () => [...timers.values()].map((t) => t.ms),
+		// In the object, as its own timers fire: what a wake starts does its I/O there.
+		fire: () =>
+			inObject(() => {
+				const due = [...timers.values()];
+				timers.clear();
+				for (const { wake } of due) wake();
+			}),
+		restore: () =>
+			inObject((instance) => {
+				passesOf(instance).wakeTimers = original!;
+			}),
+	};
 }
