@@ -5,7 +5,7 @@ import { createAgent, settle } from "../helpers/agents.ts";
 import { gate, heldModel, useEmulator } from "../helpers/emulator.ts";
 import { call, errorOf } from "../helpers/http.ts";
 import { runToRest } from "../helpers/jobs.ts";
-import { tick } from "../helpers/ticks.ts";
+import { minuteOn, recentDay, tick } from "../helpers/ticks.ts";
 import { fake } from "../helpers/outbound.ts";
 import { incidentId, normalizeError } from "../../src/incidents/signature.ts";
 import { sha256Hex } from "../../src/shared/hash.ts";
@@ -93,8 +93,8 @@ describe("incidents", () => {
 	it("alert again when the alert did not go out: at the next failure, or at a tick once the webhook is back", async () => {
 		// Its ticks, a minute and two on, reach fleet.yaml's agents too: on the real clock, one under a
 		// minute before a quarter hour claimed a site-watch run that then ran during a later test. Five
-		// past the hour, no fleet slot is that near. Far ahead (2037), as the file's literal ticks
-		// (2026-12-01) must stay behind the fleet's place in time, and no alarm comes due on its own.
+		// past the hour, no fleet slot is that near. Far ahead (2037), as the file's other ticks
+		// (yesterday's) must stay behind the fleet's place in time, and no alarm comes due on its own.
 		vi.useFakeTimers({ toFake: ["Date"], now: Date.parse("2037-12-03T14:05:00Z") });
 		let down = true;
 		const alerts: unknown[] = [];
@@ -431,8 +431,11 @@ describe("incidents", () => {
 
 	describe("of an agent with more than one schedule", () => {
 		const fail = (emulator: ReturnType<typeof useEmulator>) => emulator.enqueue({ error: 400, message: "messages.0: tool_result block without tool_use" });
-		const scheduled = async (agent: string, at: string) => {
-			await tick(at);
+		// Yesterday's, not a literal day's: the runs they claim get job ids their shard deals (see recentDay).
+		const day = recentDay();
+		const at = (hhmm: string) => minuteOn(day, hhmm);
+		const scheduled = async (agent: string, hhmm: string) => {
+			await tick(at(hhmm));
 			await settle(agent);
 		};
 
@@ -442,30 +445,30 @@ describe("incidents", () => {
 			await createAgent({ name: "two-schedules", schedules: { hourly: { cron: "0 * * * *" }, halfpast: { cron: "30 * * * *" } } });
 
 			fail(emulator);
-			await scheduled("two-schedules", "2026-12-01T10:00:00Z");
+			await scheduled("two-schedules", "10:00");
 			expect((await incidentsOf("two-schedules"))[0]).toMatchObject({ state: "alerted", count: 1, failing: ["schedule:hourly"] });
 
 			// The healthy schedule's clean run, and a manual one, say nothing of the failing schedule.
 			emulator.enqueue({ text: "fine" });
-			await scheduled("two-schedules", "2026-12-01T10:30:00Z");
+			await scheduled("two-schedules", "10:30");
 			emulator.enqueue({ text: "fine" });
 			await runToRest("two-schedules");
 			fail(emulator);
-			await scheduled("two-schedules", "2026-12-01T11:00:00Z");
+			await scheduled("two-schedules", "11:00");
 			emulator.enqueue({ text: "fine" });
-			await scheduled("two-schedules", "2026-12-01T11:30:00Z");
+			await scheduled("two-schedules", "11:30");
 			let [incident] = await incidentsOf("two-schedules");
 			expect(incident).toMatchObject({ state: "alerted", count: 2, failing: ["schedule:hourly"], resolved_at: null });
 			expect(alerts).toHaveLength(1);
 
 			emulator.enqueue({ text: "fixed" });
-			await scheduled("two-schedules", "2026-12-01T12:00:00Z");
+			await scheduled("two-schedules", "12:00");
 			[incident] = await incidentsOf("two-schedules");
 			expect(incident).toMatchObject({ state: "resolved", count: 2, failing: null });
 			expect(alerts).toHaveLength(1);
 			// Nothing open: the next clean runs ask D1 nothing (no watch, no event queued).
 			emulator.enqueue({ text: "fine" });
-			await scheduled("two-schedules", "2026-12-01T12:30:00Z");
+			await scheduled("two-schedules", "12:30");
 			await runInDurableObject(env.AGENT.getByName("two-schedules"), (_i: AgentDO, state) => {
 				expect(state.storage.sql.exec("SELECT count(*) AS n FROM incident_watch").one().n).toBe(0);
 				expect(state.storage.sql.exec("SELECT count(*) AS n FROM incident_events").one().n).toBe(0);
@@ -479,18 +482,19 @@ describe("incidents", () => {
 			const answers = [400, 200, 400];
 			let sent = 0;
 			fake("https://deliver.example.test", async () => new Response("answer", { status: answers[sent++] ?? 200 }));
-			const schedules = { weekly: { cron: "0 10 * * 1" }, halfpast: { cron: "30 * * * *" } };
+			// Weekly on the ticks' day of the week: its 10:00 run is this week's.
+			const schedules = { weekly: { cron: `0 10 * * ${new Date(day).getUTCDay()}` }, halfpast: { cron: "30 * * * *" } };
 			await createAgent({ name: "one-target", schedules, delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
 			emulator.enqueue({ text: "weekly report" });
-			await scheduled("one-target", "2026-11-30T10:00:00Z");
+			await scheduled("one-target", "10:00");
 			expect((await incidentsOf("one-target"))[0]).toMatchObject({ class: "delivery", state: "alerted", failing: ["delivery"] });
 			// The target is back: the other schedule's answer delivered says so, not next week's.
 			emulator.enqueue({ text: "all quiet" });
-			await scheduled("one-target", "2026-11-30T10:30:00Z");
+			await scheduled("one-target", "10:30");
 			expect((await incidentsOf("one-target"))[0]).toMatchObject({ state: "resolved", failing: null });
 			// Down again: a new opening, paged.
 			emulator.enqueue({ text: "all quiet" });
-			await scheduled("one-target", "2026-11-30T11:30:00Z");
+			await scheduled("one-target", "11:30");
 			expect((await incidentsOf("one-target"))[0]).toMatchObject({ state: "alerted", failing: ["delivery"] });
 			expect(sent).toBe(3);
 			expect(alerts).toHaveLength(2);
@@ -500,10 +504,10 @@ describe("incidents", () => {
 
 			await createAgent({ name: "bad-key", schedules });
 			emulator.enqueue({ error: 401, message: "invalid x-api-key" });
-			await scheduled("bad-key", "2026-11-30T10:00:00Z");
+			await scheduled("bad-key", "10:00");
 			expect((await incidentsOf("bad-key"))[0]).toMatchObject({ class: "auth", state: "alerted", failing: ["schedule:weekly"] });
 			emulator.enqueue({ text: "key rotated" });
-			await scheduled("bad-key", "2026-11-30T10:30:00Z");
+			await scheduled("bad-key", "10:30");
 			expect((await incidentsOf("bad-key"))[0]).toMatchObject({ class: "auth", state: "resolved" });
 		});
 
@@ -518,7 +522,7 @@ describe("incidents", () => {
 			const closed = await call(`/v1/incidents/${incident!.id}/close`, { method: "POST", as: "operate" });
 			expect(await closed.json()).toMatchObject({ state: "closed", failing: null });
 			emulator.enqueue({ error: 400, message: "messages.0: tool_result block without tool_use" });
-			await scheduled("closed-waits", "2026-12-01T10:00:00Z");
+			await scheduled("closed-waits", "10:00");
 			expect((await incidentsOf("closed-waits"))[0]).toMatchObject({ state: "closed", count: 2, failing: null });
 		});
 
@@ -527,20 +531,20 @@ describe("incidents", () => {
 			const emulator = useEmulator();
 			await createAgent({ name: "quiet-d1", schedules: { hourly: { cron: "0 * * * *" }, often: { interval: "5m" } } });
 			fail(emulator);
-			await scheduled("quiet-d1", "2026-12-01T10:00:00Z");
+			await scheduled("quiet-d1", "10:00");
 			// The first clean run asks D1 and learns what the incident waits on.
 			emulator.enqueue({ text: "fine" });
-			await scheduled("quiet-d1", "2026-12-01T10:05:00Z");
+			await scheduled("quiet-d1", "10:05");
 			const statements = await countD1Statements("quiet-d1");
-			for (const at of ["10:10", "10:15", "10:20"]) {
+			for (const hhmm of ["10:10", "10:15", "10:20"]) {
 				emulator.enqueue({ text: "fine" });
-				await scheduled("quiet-d1", `2026-12-01T${at}:00Z`);
+				await scheduled("quiet-d1", hhmm);
 			}
 			expect(statements.incidents).toBe(0);
 			expect((await incidentsOf("quiet-d1"))[0]).toMatchObject({ state: "alerted", failing: ["schedule:hourly"] });
 			// Its own clean run does ask, and resolves it.
 			emulator.enqueue({ text: "fixed" });
-			await scheduled("quiet-d1", "2026-12-01T11:00:00Z");
+			await scheduled("quiet-d1", "11:00");
 			expect(statements.incidents).toBeGreaterThan(0);
 			expect((await incidentsOf("quiet-d1"))[0]).toMatchObject({ state: "resolved" });
 		});
@@ -550,21 +554,21 @@ describe("incidents", () => {
 			const emulator = useEmulator();
 			await createAgent({ name: "three-schedules", schedules: { a: { cron: "0 * * * *" }, b: { cron: "20 * * * *" }, c: { cron: "40 * * * *" } } });
 			fail(emulator);
-			await scheduled("three-schedules", "2026-12-01T10:00:00Z");
+			await scheduled("three-schedules", "10:00");
 			fail(emulator);
-			await scheduled("three-schedules", "2026-12-01T10:20:00Z");
+			await scheduled("three-schedules", "10:20");
 			fail(emulator);
 			await runToRest("three-schedules");
 			expect((await incidentsOf("three-schedules"))[0]).toMatchObject({ state: "alerted", count: 3, failing: ["schedule:a", "schedule:b", "manual"] });
 
 			emulator.enqueue({ text: "fine" });
-			await scheduled("three-schedules", "2026-12-01T10:40:00Z");
+			await scheduled("three-schedules", "10:40");
 			expect((await incidentsOf("three-schedules"))[0]).toMatchObject({ state: "alerted", failing: ["schedule:a", "schedule:b"] });
 			emulator.enqueue({ text: "fine" });
-			await scheduled("three-schedules", "2026-12-01T11:00:00Z");
+			await scheduled("three-schedules", "11:00");
 			expect((await incidentsOf("three-schedules"))[0]).toMatchObject({ state: "alerted", failing: ["schedule:b"] });
 			emulator.enqueue({ text: "fine" });
-			await scheduled("three-schedules", "2026-12-01T11:20:00Z");
+			await scheduled("three-schedules", "11:20");
 			expect((await incidentsOf("three-schedules"))[0]).toMatchObject({ state: "resolved", failing: null });
 			expect(alerts).toHaveLength(1);
 		});
@@ -572,18 +576,18 @@ describe("incidents", () => {
 		it("resolve at any clean run when opened before their failing sources were kept", async () => {
 			const emulator = useEmulator();
 			await createAgent({ name: "older-incident", schedules: { hourly: { cron: "0 * * * *" }, halfpast: { cron: "30 * * * *" } } });
-			const at = Date.parse("2026-12-01T09:00:00Z");
+			const opened = at("09:00");
 			await env.DB.prepare(
 				"INSERT INTO incidents (id, agent, signature, class, state, error, count, first_seen_at, last_seen_at, last_job_id, alerted_at) VALUES ('older-_0123456789ab', 'older-incident', '0123456789ab', 'agent', 'alerted', 'boom', 3, ?1, ?1, NULL, ?1)",
 			)
-				.bind(at)
+				.bind(opened)
 				.run();
 			// The failure that opened it was flushed by the release before, which left the watch set.
 			await runInDurableObject(env.AGENT.getByName("older-incident"), (_i: AgentDO, state) => {
 				state.storage.sql.exec("INSERT INTO incident_watch (id, generation) VALUES (1, 1)");
 			});
 			emulator.enqueue({ text: "fine" });
-			await scheduled("older-incident", "2026-12-01T10:30:00Z");
+			await scheduled("older-incident", "10:30");
 			expect((await incidentsOf("older-incident"))[0]).toMatchObject({ id: "older-_0123456789ab", state: "resolved", failing: null });
 		});
 
@@ -597,12 +601,12 @@ describe("incidents", () => {
 			const definition = { name, prompt: "Do the thing.", schedules: { nightly: { cron: "0 * * * *" }, halfpast: { cron: "30 * * * *" } } };
 			await createAgent(definition);
 			fail(emulator);
-			await scheduled(name, "2026-12-01T10:00:00Z");
+			await scheduled(name, "10:00");
 			const res = await call(`/v1/agents/${name}`, { method: "PUT", as: "admin", body: { ...definition, schedules } });
 			expect(res.status, await res.clone().text()).toBe(200);
 			expect((await incidentsOf(name))[0]).toMatchObject({ state: "alerted", failing: ["schedule:nightly"] });
 			emulator.enqueue({ text: "fine" });
-			await scheduled(name, "2026-12-01T10:30:00Z");
+			await scheduled(name, "10:30");
 			expect((await incidentsOf(name))[0]).toMatchObject({ state: "resolved", failing: null });
 		});
 	});
