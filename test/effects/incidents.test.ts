@@ -5,7 +5,7 @@ import { createAgent, settle } from "../helpers/agents.ts";
 import { gate, heldModel, useEmulator } from "../helpers/emulator.ts";
 import { call, errorOf } from "../helpers/http.ts";
 import { runToRest } from "../helpers/jobs.ts";
-import { minuteOn, recentDay, tick } from "../helpers/ticks.ts";
+import { dayFromToday, minuteOn, tick } from "../helpers/ticks.ts";
 import { fake } from "../helpers/outbound.ts";
 import { incidentId, normalizeError } from "../../src/incidents/signature.ts";
 import { sha256Hex } from "../../src/shared/hash.ts";
@@ -431,8 +431,8 @@ describe("incidents", () => {
 
 	describe("of an agent with more than one schedule", () => {
 		const fail = (emulator: ReturnType<typeof useEmulator>) => emulator.enqueue({ error: 400, message: "messages.0: tool_result block without tool_use" });
-		// Yesterday's, not a literal day's: the runs they claim get job ids their shard deals (see recentDay).
-		const day = recentDay();
+		// Yesterday's, not a literal day's: the runs they claim get job ids their shard deals (see dayFromToday).
+		const day = dayFromToday(-1);
 		const at = (hhmm: string) => minuteOn(day, hhmm);
 		const scheduled = async (agent: string, hhmm: string) => {
 			await tick(at(hhmm));
