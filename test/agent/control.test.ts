@@ -13,7 +13,8 @@ import { call, errorOf } from "../helpers/http.ts";
 import { jobOf, outputOf, runToRest, trigger } from "../helpers/jobs.ts";
 import { fake, outboundLog } from "../helpers/outbound.ts";
 import { readEvents } from "../helpers/sse.ts";
-import { wakeupsByHand } from "../helpers/timers.ts";
+import { dayFromToday, minuteOn } from "../helpers/ticks.ts";
+import { timersByHand, wakeupsByHand } from "../helpers/timers.ts";
 import { ticketTool } from "../helpers/tools.ts";
 
 const fetchTool = { type: "http_fetch", allow_hosts: ["slow.example.test"] };
@@ -465,8 +466,10 @@ describe("approvals", () => {
 		await createAgent(definition);
 		// Claimed, and waiting out its start spread when the schedule's prompt is fixed. Its own tick, not
 		// the fleet's: that would claim fleet.yaml's agents too, whose runs would start in a later test
-		// and take the model answers it scripts.
-		await env.AGENT.getByName("queued-schedule").tick("queued-schedule", "api", Date.parse("2026-12-07T10:00:00Z"));
+		// and take the model answers it scripts. Days ahead of the real clock, as the literal day it
+		// replaces (2026-12-07) was when written: a day more than three days past gets no job ids from
+		// its shard (the run draws one, and the refusal is logged as an uncaught exception).
+		await env.AGENT.getByName("queued-schedule").tick("queued-schedule", "api", minuteOn(dayFromToday(4), "10:00"));
 		const [run] = await runsOf("queued-schedule");
 		expect((await jobOf("queued-schedule", run!.job_id!)).status).toBe("pending");
 		const put = await call("/v1/agents/queued-schedule", {
@@ -788,14 +791,33 @@ describe("approvals", () => {
 
 	it("aborts the model call in flight at the job's deadline", async () => {
 		const { job } = await waitingJob("deadline-inflight");
+		// The test's clock, standing still until the test moves it: the call's time limit is what is
+		// left to the job's deadline, four minutes to the millisecond, and it runs out when the test says.
+		const start = Date.now();
+		vi.useFakeTimers({ toFake: ["Date"], now: start });
+		onTestFinished(() => void vi.useRealTimers());
+		const limits = timersByHand((ms) => ms === 240_000);
+		onTestFinished(() => limits.restore());
 		const emulator = useEmulator();
 		emulator.enqueue({ hang: true });
+		const { promise: arrived, open: reached } = gate();
+		fake("https://api.anthropic.com", (req) => {
+			reached();
+			return emulator.handle(req);
+		});
 		fake("https://tickets.example.test", () => Response.json({ id: 1 }));
 		await runInDurableObject(env.AGENT.getByName("deadline-inflight"), (_i: AgentDO, state) => {
-			state.storage.sql.exec("UPDATE job_setup SET deadline = ? WHERE job_id = ?", Date.now() + 300, job.id);
+			state.storage.sql.exec("UPDATE job_setup SET deadline = ? WHERE job_id = ?", start + 240_000, job.id);
 		});
 		await post(`/v1/jobs/${job.id}/approval`, { decision: "approve" });
-		await settle("deadline-inflight");
+		const settled = settle("deadline-inflight");
+		await arrived;
+		expect(limits.pending()).toEqual([240_000]);
+		vi.setSystemTime(start + 240_000);
+		// Fired in the object (a stub of its own: the test goes on in the object's context since the
+		// fake it answered settled `arrived`).
+		await runInDurableObject(env.AGENT.getByName("deadline-inflight"), () => limits.fire());
+		await settled;
 		expect(await jobOf("deadline-inflight", job.id)).toMatchObject({ status: "failed", exit_reason: "timeout" });
 		expect(emulator.requests).toHaveLength(1);
 	});

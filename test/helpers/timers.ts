@@ -36,6 +36,41 @@ export function trackTimers(select: (ms: number) => boolean, onSet?: (ms: number
 }
 
 /**
+ * Holds the isolate's timers whose delay `select` picks instead of arming them: each fires only when
+ * the test calls `fire`, after moving its clock on (vi.setSystemTime), so that a deadline comes when
+ * the test says, not after real time has passed. A timer cleared before is dropped. Call `fire` in
+ * the object whose work set the timer (runInDurableObject): what it aborts is that object's I/O.
+ */
+export function timersByHand(select: (ms: number) => boolean) {
+	const realSet = globalThis.setTimeout;
+	const realClear = globalThis.clearTimeout;
+	const held = new Map<object, { fn: () => void; ms: number }>();
+	globalThis.setTimeout = ((fn: (...a: unknown[]) => void, ms?: number, ...args: unknown[]) => {
+		if (!select(ms ?? 0)) return realSet(fn, ms, ...args);
+		const id = {};
+		held.set(id, { fn: () => fn(...args), ms: ms ?? 0 });
+		return id;
+	}) as typeof setTimeout;
+	globalThis.clearTimeout = ((id?: Parameters<typeof clearTimeout>[0]) => {
+		if (!held.delete(id as object)) realClear(id);
+	}) as typeof clearTimeout;
+	return {
+		/** The delays of the timers held and neither fired nor cleared, in the order they were set. */
+		pending: (): number[] => [...held.values()].map((t) => t.ms),
+		/** Fires every timer held, as the isolate would once their delays had passed. */
+		fire(): void {
+			const due = [...held.values()];
+			held.clear();
+			for (const { fn } of due) fn();
+		},
+		restore(): void {
+			globalThis.setTimeout = realSet;
+			globalThis.clearTimeout = realClear;
+		},
+	};
+}
+
+/**
  * Takes over an agent object's mid-pass wakeups (Passes.wakeTimers, see pass.ts workAt): each timer a
  * pass sets for a wait that comes due while its loops run is kept, with its delay, and fires only
  * when the test calls `fire`, after moving its clock on (vi.setSystemTime): the test, not the wall
