@@ -187,17 +187,21 @@ describe("cancel with force, the call left by an instance that is gone", () => {
 		// Made here, not in the object: a promise the object made cannot be settled from the test.
 		let kill = () => {};
 		const go = new Promise<void>((resolve) => (kill = resolve));
+		const { promise: reached, resolve: reach } = Promise.withResolvers<void>();
 		fake("https://tickets.example.test", async () => {
 			calls++;
+			reach();
 			await go;
 			// The object dies while the call is out (killed from its own work, as a crash would): its
 			// row stays `executing`, its outcome unknown.
 			return killed.kill();
 		});
 		const job = await trigger("force-gone");
-		await expect.poll(() => calls).toBe(1);
+		await reached;
+		expect(calls).toBe(1);
 		kill();
-		// (Nothing the dead object was running goes on after: the count is the sign it is gone.)
+		// (Nothing the dead object was running goes on after, nor settles anything the test waits on:
+		// the count is the sign it is gone.)
 		await expect.poll(() => killed.fired).toBe(1);
 
 		// A fresh instance has no call of this job in flight to abort.
