@@ -12,7 +12,7 @@ import { fake, outboundLog } from "../helpers/outbound.ts";
 import { AGENT_MIGRATIONS } from "../../durable-objects/agent/schema.ts";
 import { migrate } from "../../src/store/sqlite-migrations.ts";
 import { rollBackAgentSchema } from "../helpers/sql.ts";
-import { tick } from "../helpers/ticks.ts";
+import { dayFromToday, minuteOn, tick } from "../helpers/ticks.ts";
 import { agentWithVars } from "../helpers/vars.ts";
 import { WEBHOOK_BODY_LIMIT } from "../../src/delivery/webhook-body.ts";
 
@@ -500,8 +500,10 @@ describe("hooks", () => {
 describe("a delivery's incidents", () => {
 	const incidentsOf = async (agent: string) =>
 		((await (await call(`/v1/incidents?agent=${agent}`)).json()) as { incidents: { class: string; state: string; count: number; error: string; failing: string[] | null }[] }).incidents;
-	const scheduled = async (agent: string, at: string) => {
-		await tick(at);
+	// Yesterday's hours, not a literal day's: the runs they claim get job ids their shard deals (see dayFromToday).
+	const day = dayFromToday(-1);
+	const scheduled = async (agent: string, hhmm: string) => {
+		await tick(minuteOn(day, hhmm));
 		await settle(agent);
 	};
 
@@ -520,9 +522,9 @@ describe("a delivery's incidents", () => {
 		const emulator = useEmulator();
 		await createAgent({ name, schedules: { hourly: { cron: "0 * * * *" } }, delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
 		emulator.enqueue({ text: "10:00 report" });
-		await scheduled(name, "2026-12-01T10:00:00Z"); // completes; its delivery meets a 503 and waits to retry
+		await scheduled(name, "10:00"); // completes; its delivery meets a 503 and waits to retry
 		emulator.enqueue(failure);
-		await scheduled(name, "2026-12-01T11:00:00Z");
+		await scheduled(name, "11:00");
 		expect(await incidentsOf(name)).toMatchObject([{ class: cls, state: "alerted", failing: ["schedule:hourly"] }]);
 
 		// The 10:00 answer's retry gets through: the target is fine, the schedule's latest run is not.
@@ -534,11 +536,11 @@ describe("a delivery's incidents", () => {
 		expect(await incidentsOf(name)).toMatchObject([{ state: "alerted", count: 1, failing: ["schedule:hourly"], resolved_at: null }]);
 
 		emulator.enqueue(failure);
-		await scheduled(name, "2026-12-01T12:00:00Z");
+		await scheduled(name, "12:00");
 		expect(await incidentsOf(name)).toMatchObject([{ state: "alerted", count: 2 }]);
 		expect(alerts).toHaveLength(1);
 		emulator.enqueue({ text: "13:00 report" });
-		await scheduled(name, "2026-12-01T13:00:00Z");
+		await scheduled(name, "13:00");
 		expect(await incidentsOf(name)).toMatchObject([{ state: "resolved", failing: null }]);
 	});
 

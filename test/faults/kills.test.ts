@@ -7,7 +7,7 @@ import { useEmulator } from "../helpers/emulator.ts";
 import { killDuring, killSwitch, recover, type KillSwitch } from "../helpers/kill.ts";
 import { call } from "../helpers/http.ts";
 import { fake } from "../helpers/outbound.ts";
-import { tick } from "../helpers/ticks.ts";
+import { dayFromToday, minuteOn, tick } from "../helpers/ticks.ts";
 
 // Each case kills the agent's object (ctx.abort: memory gone, work in flight failed) at one point of
 // a scheduled job, then lets a fresh instance and a retried tick of the same minute do what they do
@@ -16,7 +16,8 @@ import { tick } from "../helpers/ticks.ts";
 
 // A minute no fleet.yaml schedule falls on (daily-digest runs at 08:00Z, site-watch every quarter
 // hour): a file agent claimed here would run by its own alarm, into this file's scripted model answers.
-const MINUTE = "2026-12-02T08:07:00Z";
+// Yesterday's, not a literal day's: the days a shard deals job ids for are counted from the real clock.
+const MINUTE = new Date(minuteOn(dayFromToday(-1), "08:07")).toISOString();
 
 /** Claims the agent's occurrence at MINUTE and lets its alarm run until the kill fires. */
 async function runUntilKilled(agent: string, killed: KillSwitch): Promise<string> {
@@ -45,7 +46,7 @@ interface Outcome {
 async function outcome(agent: string, jobId: string): Promise<Outcome> {
 	const runs = await runsOf(agent);
 	// Never fired twice: one occurrence for the minute, one job, and nothing else claimed.
-	expect(runs.map((r) => [r.source, r.scheduled_instant, r.job_id])).toEqual([["cron", MINUTE.replace("Z", ".000Z"), jobId]]);
+	expect(runs.map((r) => [r.source, r.scheduled_instant, r.job_id])).toEqual([["cron", MINUTE, jobId]]);
 	const { job, jobs, leftInSqlite } = await runInDurableObject(env.AGENT.getByName(agent), async (instance: AgentDO, state) => ({
 		job: (await instance.getJob(jobId))!,
 		jobs: state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM jobs").one().n,

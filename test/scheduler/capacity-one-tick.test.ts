@@ -1,23 +1,29 @@
 import { describe, expect, it } from "vitest";
 import { createAgent, runsOf } from "../helpers/agents.ts";
-import { tick } from "../helpers/ticks.ts";
+import { dayFromToday, minuteOn, tick } from "../helpers/ticks.ts";
+
+// Yesterday's minutes, not a literal day's: the days a shard deals job ids for, and the ledger's
+// retention (a skip row goes 30 days after its claim), are counted from the real clock.
+const day = dayFromToday(-1);
+const at = (hhmm: string) => minuteOn(day, hhmm);
+const iso = (hhmm: string) => new Date(at(hhmm)).toISOString();
 
 // herdctl's max_concurrent had no effect on schedules: here several schedules due in one tick share it.
 describe("max_concurrent across schedules due in one tick", () => {
 	it("max_concurrent 2, overlap skip: three schedules due at once claim two, the third skipped saying why", async () => {
 		await createAgent({ name: "cap-three-due", max_concurrent: 2, schedules: { a: { interval: "1h" }, b: { cron: "0 * * * *" }, c: { interval: "30m" } } });
-		await tick("2026-12-02T09:50:00Z");
-		await tick("2026-12-02T10:00:00Z");
-		const runs = (await runsOf("cap-three-due")).filter((r) => r.scheduled_instant === "2026-12-02T10:00:00.000Z");
+		await tick(at("09:50"));
+		await tick(at("10:00"));
+		const runs = (await runsOf("cap-three-due")).filter((r) => r.scheduled_instant === iso("10:00"));
 		expect(runs.map((r) => r.status).sort()).toEqual(["claimed", "claimed", "skipped"]);
 		expect(runs.find((r) => r.status === "skipped")!.skip_reason).toBe("at capacity (max_concurrent 2): 2 runs claimed and not started yet");
 	});
 
 	it("max_concurrent 2, overlap queue: four schedules due at once claim three (one queued), the fourth skipped", async () => {
 		await createAgent({ name: "cap-four-due", max_concurrent: 2, overlap: "queue", schedules: { a: { interval: "1h" }, b: { cron: "0 * * * *" }, c: { interval: "30m" }, d: { interval: "2h" } } });
-		await tick("2026-12-02T11:50:00Z");
-		await tick("2026-12-02T12:00:00Z");
-		const runs = (await runsOf("cap-four-due")).filter((r) => r.scheduled_instant === "2026-12-02T12:00:00.000Z");
+		await tick(at("11:50"));
+		await tick(at("12:00"));
+		const runs = (await runsOf("cap-four-due")).filter((r) => r.scheduled_instant === iso("12:00"));
 		expect(runs.map((r) => r.status).sort()).toEqual(["claimed", "claimed", "claimed", "skipped"]);
 		expect(runs.find((r) => r.status === "skipped")!.skip_reason).toBe("at capacity (max_concurrent 2) with a run already queued");
 	});
