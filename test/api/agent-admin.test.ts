@@ -1,13 +1,13 @@
 import { env, listDurableObjectIds, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { createAgent, settle, runsOf } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
 import { call, errorOf } from "../helpers/http.ts";
 import { TOKENS } from "../helpers/tokens.ts";
 import { jobOf, runToRest, trigger } from "../helpers/jobs.ts";
 import { fake } from "../helpers/outbound.ts";
-import { tick } from "../helpers/ticks.ts";
+import { dayFromToday, minuteOn, tick } from "../helpers/ticks.ts";
 import { rollBackShardSchema } from "../helpers/sql.ts";
 import { parseFleet } from "../../src/config/fleet.ts";
 import { parseAgent } from "../helpers/definitions.ts";
@@ -16,6 +16,15 @@ import { shardName, shardOf } from "../../src/scheduler/shards.ts";
 import { upsertRegisteredAgent } from "../../src/store/agent-registry.ts";
 import { migrate } from "../../src/store/sqlite-migrations.ts";
 import { SHARD_MIGRATIONS } from "../../durable-objects/shard/schema.ts";
+
+// The ticks' days, behind the real clock and in the order the literal days they stand for were
+// (2026-11-20, 12-01, 12-03) but within the three days a shard deals job ids for: older, each tick's
+// runs drew their ids and each dealJobIds call logged an uncaught RangeError.
+const days = { first: dayFromToday(-3), second: dayFromToday(-2), third: dayFromToday(-1) };
+/** A tick's instant: `hh:mm` (UTC) on one of the days. */
+const at = (day: keyof typeof days, hhmm: string) => minuteOn(days[day], hhmm);
+/** The same instant as the ledger and the index write it. */
+const iso = (day: keyof typeof days, hhmm: string) => new Date(at(day, hhmm)).toISOString();
 
 const definition = { name: "api-made", prompt: "Check the queue.", schedules: { quarter: { interval: "15m" } } };
 
@@ -34,6 +43,14 @@ async function registryRow(name: string) {
 }
 
 describe("agents defined through the API", () => {
+	// Their ticks claim runs of the agents already scheduled too: api-made's (every quarter hour) and
+	// fleet.yaml's site-watch's (likewise, and with no system prompt the emulator could tell its calls
+	// by). Those are run here, not by their start alarms seconds later, in a later test, whose
+	// scripted model answers they would take.
+	afterEach(async () => {
+		for (const agent of ["api-made", "site-watch"]) await settle(agent);
+	});
+
 	it("are created by an admin, listed, scheduled like file agents, and their jobs indexed", async () => {
 		const res = await call("/v1/agents", { method: "POST", as: "admin", body: definition });
 		expect(res.status).toBe(201);
@@ -51,25 +68,25 @@ describe("agents defined through the API", () => {
 			["triage", "file"],
 		]);
 
-		await tick("2026-12-03T10:00:00Z");
+		await tick(at("third", "10:00"));
 		await settle("api-made");
 		const jobs = (await (await call("/v1/jobs?agent=api-made")).json()) as { jobs: { schedule: string; scheduled_instant: string }[] };
-		expect(jobs.jobs).toMatchObject([{ schedule: "quarter", scheduled_instant: "2026-12-03T10:00:00.000Z" }]);
+		expect(jobs.jobs).toMatchObject([{ schedule: "quarter", scheduled_instant: iso("third", "10:00") }]);
 	});
 
 	it("are changed by PUT: a new schedule takes effect at the next tick", async () => {
 		await createAgent({ name: "changing", schedules: { hourly: { cron: "0 * * * *" } } });
-		await tick("2026-12-03T11:00:00Z");
+		await tick(at("third", "11:00"));
 		const put = await call("/v1/agents/changing", {
 			method: "PUT",
 			as: "admin",
 			body: { name: "changing", prompt: "Do the thing.", max_concurrent: 5, schedules: { hourly: { cron: "30 * * * *" } } },
 		});
 		expect(put.status).toBe(200);
-		await tick("2026-12-03T11:30:00Z");
+		await tick(at("third", "11:30"));
 		expect((await runsOf("changing")).map((r) => [r.scheduled_instant, r.status])).toEqual([
-			["2026-12-03T11:00:00.000Z", "claimed"],
-			["2026-12-03T11:30:00.000Z", "claimed"],
+			[iso("third", "11:00"), "claimed"],
+			[iso("third", "11:30"), "claimed"],
 		]);
 		// Run now, not by the start alarms left behind: they would fire during a later test, and its
 		// scripted model answers would go to these jobs.
@@ -80,13 +97,13 @@ describe("agents defined through the API", () => {
 		await createAgent({ name: "short-lived", max_concurrent: 5, schedules: { quarter: { interval: "15m" } } });
 		// Ticks of a day past: on the day they once named, a run of the file between about 11:30 and 12:00
 		// UTC met a 15-minute slot of its own ahead of the tick, filed as skipped, a second ledger row.
-		await tick("2026-11-20T12:00:00Z");
+		await tick(at("first", "12:00"));
 		await settle("short-lived");
 		const [run] = await runsOf("short-lived");
 		await call("/v1/agents/short-lived/notepad/note", { method: "PUT", as: "operate", body: { value: "the old agent's" } });
 		const del = await call("/v1/agents/short-lived", { method: "DELETE", as: "admin" });
 		expect(del.status).toBe(200);
-		await tick("2026-11-20T12:15:00Z");
+		await tick(at("first", "12:15"));
 
 		expect((await call("/v1/agents/short-lived")).status).toBe(404);
 		expect(await runsOf("short-lived")).toHaveLength(1);
@@ -98,12 +115,12 @@ describe("agents defined through the API", () => {
 		// one's is owed to it), no notepad, no pause, while the old agent's history stays listed.
 		await createAgent({ name: "short-lived", max_concurrent: 5, schedules: { quarter: { interval: "15m", catch_up: true } } });
 		expect(await (await call("/v1/agents/short-lived/notepad")).json()).toEqual({});
-		await tick("2026-11-20T13:00:00Z");
+		await tick(at("first", "13:00"));
 		await settle("short-lived");
 		const runs = (await runsOf("short-lived")).map((r) => [r.scheduled_instant, r.dispatch, r.status === "skipped" ? "skipped" : "ran"]);
 		expect(runs.sort()).toEqual([
-			["2026-11-20T12:00:00.000Z", "on_time", "ran"],
-			["2026-11-20T13:00:00.000Z", "on_time", "ran"],
+			[iso("first", "12:00"), "on_time", "ran"],
+			[iso("first", "13:00"), "on_time", "ran"],
 		]);
 	});
 });
@@ -421,7 +438,7 @@ describe("an API agent whose name a deploy gives to a fleet.yaml agent", () => {
 		expect(job.definition_revision).not.toBe("api-revision");
 		expect(await (await call("/v1/agents/site-watch/notepad/watermark")).json()).toEqual({ key: "watermark", value: "page 7" });
 
-		await tick("2026-12-01T13:07:00Z");
+		await tick(at("second", "13:07"));
 		expect(await registryRow("site-watch")).toMatchObject({ deleted_at: expect.any(Number) });
 		const shardRow = await runInDurableObject(env.SCHEDULER_SHARD.getByName(shardName(shardOf("site-watch"))), (_i, state) =>
 			state.storage.sql.exec<{ source: string }>("SELECT source FROM agents WHERE name = 'site-watch'").one(),
@@ -433,7 +450,7 @@ describe("an API agent whose name a deploy gives to a fleet.yaml agent", () => {
 	it("stays the file agent when a registry sync of its API definition was still pending at the deploy", async () => {
 		useEmulator();
 		await apiAgentBeforeTheDeploy();
-		await tick("2026-12-01T13:07:00Z");
+		await tick(at("second", "13:07"));
 		const stub = env.AGENT.getByName("site-watch");
 		// Its last PUT's sync had not got through (D1 down) when the deploy came, and its shard has made
 		// it the file agent without calling it yet (it was not due): the object still holds the API's.
@@ -457,13 +474,13 @@ describe("an API agent whose name a deploy gives to a fleet.yaml agent", () => {
 		await upsertRegisteredAgent(env.DB, definition, "api-revision", "root", Date.now());
 		const shard = env.SCHEDULER_SHARD.getByName(shardName(shardOf("site-watch")));
 		// The release before synced this fleet (its shard row says file) and left the registry row live.
-		await tick("2026-12-01T13:07:00Z");
+		await tick(at("second", "13:07"));
 		expect(await registryRow("site-watch")).toMatchObject({ deleted_at: null });
 		await runInDurableObject(shard, (_i, state) => {
 			rollBackShardSchema(state.storage.sql, 5);
 			migrate(state.storage, SHARD_MIGRATIONS);
 		});
-		await tick("2026-12-01T13:08:00Z");
+		await tick(at("second", "13:08"));
 		expect(await registryRow("site-watch")).toMatchObject({ deleted_at: expect.any(Number) });
 		await settle("site-watch");
 	});
