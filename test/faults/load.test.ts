@@ -7,11 +7,13 @@ import { call } from "../helpers/http.ts";
 import { trigger } from "../helpers/jobs.ts";
 import { fake } from "../helpers/outbound.ts";
 import { readEvents } from "../helpers/sse.ts";
-import { tick } from "../helpers/ticks.ts";
+import { dayFromToday, minuteOn, tick } from "../helpers/ticks.ts";
 
 const AGENTS = 50;
 const ROUNDS = 4;
-const T0 = Date.parse("2026-12-07T10:00:00Z");
+// A week ahead of the real clock, as the literal 2026-12-07 it replaces was when it was written: a
+// literal day comes due, then passes, and more than three days past its shard no longer deals its ids.
+const T0 = minuteOn(dayFromToday(7), "10:00");
 
 async function doRecords(agent: string): Promise<{ jobs: JobRecord[]; ledgerJobIds: string[]; lines: number }> {
 	return runInDurableObject(env.AGENT.getByName(agent), (_i: AgentDO, state) => {
