@@ -4,12 +4,12 @@ import { useEmulator } from "../helpers/emulator.ts";
 import { call } from "../helpers/http.ts";
 import { jobOf, runToRest } from "../helpers/jobs.ts";
 import { fake } from "../helpers/outbound.ts";
-import { tick } from "../helpers/ticks.ts";
+import { dayFromToday, tick } from "../helpers/ticks.ts";
 
 // A scheduled run claimed on time but held before it started (its agent paused or disabled, or
 // queued behind capacity) is judged at its start as a slot missed by that much: past its grace
 // window it runs labelled late (catch_up on) or not at all (catch_up off). Lateness is measured on
-// the ticks' clock (the 2027 instants below), not the test's wall clock.
+// the ticks' clock (the instants below, a month ahead), not the test's wall clock.
 //
 // A claimed run starts at its tick plus a spread of up to 5 s by a hash of the agent's name; the
 // names of the tests that pause or disable an agent right after a tick have a spread of 4.7 s or
@@ -18,6 +18,11 @@ import { tick } from "../helpers/ticks.ts";
 // Slots are at :10 past the hour and ticks never on or within 7.5 min after a quarter hour:
 // fleet.yaml's site-watch (every 15 min, catch_up off, no system prompt for the emulator to tell
 // it by) then claims nothing here, so its runs take none of these tests' scripted answers.
+
+// The ticks' days (YYYY-MM-DD): day(0) a month from the real clock's day, day(n) n days after it.
+// They stand for 2027-01-05 and the days after, which would come due, then pass, and more than three
+// days past meet shards that no longer deal their job ids.
+const day = (n: number) => new Date(dayFromToday(30 + n)).toISOString().slice(0, 10);
 
 const pending = async (agent: string, run: Run) =>
 	expect((await jobOf(agent, run.job_id!)).status, "the claimed run is still pending when its agent is held").toBe("pending");
@@ -65,17 +70,17 @@ describe("a scheduled run held past its slot's grace window", () => {
 		});
 		const name = "held-pause-off"; // start spread 4.9 s
 		await created({ name, hooks: { after_run: [{ url_secret: "TEST_HOOK_URL" }] }, schedules: { daily: { cron: "10 9 * * *", catch_up: false } } });
-		await tick("2027-01-05T09:10:00Z");
+		await tick(`${day(0)}T09:10:00Z`);
 		await pause(name);
-		await pending(name, await runAt(name, "2027-01-05T09:10:00.000Z"));
-		for (const d of ["06", "07", "08"]) await tick(`2027-01-${d}T09:10:00Z`);
+		await pending(name, await runAt(name, `${day(0)}T09:10:00.000Z`));
+		for (const d of [1, 2, 3]) await tick(`${day(d)}T09:10:00Z`);
 		await resume(name);
 		await settle(name);
 
-		const run = await runAt(name, "2027-01-05T09:10:00.000Z");
+		const run = await runAt(name, `${day(0)}T09:10:00.000Z`);
 		const job = await jobOf(name, run.job_id!);
 		const reason =
-			"not run: held until 3d after its slot 2027-01-05T09:10:00.000Z (its agent paused, disabled or at capacity), past the slot's grace window of 2h; schedule daily has catch_up: false";
+			`not run: held until 3d after its slot ${day(0)}T09:10:00.000Z (its agent paused, disabled or at capacity), past the slot's grace window of 2h; schedule daily has catch_up: false`;
 		expect(job).toMatchObject({ status: "cancelled", exit_reason: "cancelled", started_at: null, dispatch: "on_time", error: { type: "slot_passed", message: reason } });
 		expect(job.transitions.at(-1)).toMatchObject({ from: "pending", to: "cancelled", reason });
 		expect(run).toMatchObject({ status: "skipped", skip_reason: reason, dispatch: "on_time", job_id: job.id });
@@ -92,18 +97,18 @@ describe("a scheduled run held past its slot's grace window", () => {
 		emulator.enqueue({ text: "done" });
 		const name = "held-runs-late"; // start spread 4.7 s
 		await created({ name, schedules: { daily: { cron: "10 9 * * *", catch_up: true } } });
-		await tick("2027-01-05T09:10:00Z");
+		await tick(`${day(0)}T09:10:00Z`);
 		await pause(name);
-		await pending(name, await runAt(name, "2027-01-05T09:10:00.000Z"));
-		for (const d of ["06", "07"]) await tick(`2027-01-${d}T09:10:00Z`);
+		await pending(name, await runAt(name, `${day(0)}T09:10:00.000Z`));
+		for (const d of [1, 2]) await tick(`${day(d)}T09:10:00Z`);
 		await resume(name);
 		await settle(name);
 
-		const run = await runAt(name, "2027-01-05T09:10:00.000Z");
+		const run = await runAt(name, `${day(0)}T09:10:00.000Z`);
 		const job = await jobOf(name, run.job_id!);
-		expect(job).toMatchObject({ status: "completed", dispatch: "late", scheduled_instant: "2027-01-05T09:10:00.000Z" });
+		expect(job).toMatchObject({ status: "completed", dispatch: "late", scheduled_instant: `${day(0)}T09:10:00.000Z` });
 		expect(job.transitions.find((t) => t.to === "running")?.reason).toBe(
-			"started late: held until 2d after its slot 2027-01-05T09:10:00.000Z (its agent paused, disabled or at capacity), past the slot's grace window of 2h; schedule daily has catch_up: true",
+			`started late: held until 2d after its slot ${day(0)}T09:10:00.000Z (its agent paused, disabled or at capacity), past the slot's grace window of 2h; schedule daily has catch_up: true`,
 		);
 		expect(run).toMatchObject({ status: "completed", dispatch: "late" });
 		expect(await indexed(name)).toEqual([expect.objectContaining({ id: job.id, status: "completed", dispatch: "late" })]);
@@ -115,18 +120,18 @@ describe("a scheduled run held past its slot's grace window", () => {
 		const name = "held-disable"; // start spread 4.9 s
 		const schedules = { daily: { cron: "10 9 * * *", catch_up: false } };
 		await created({ name, schedules });
-		await tick("2027-01-10T09:10:00Z");
+		await tick(`${day(5)}T09:10:00Z`);
 		await put(name, { enabled: false, schedules });
-		await pending(name, await runAt(name, "2027-01-10T09:10:00.000Z"));
-		for (const d of ["11", "12", "13"]) await tick(`2027-01-${d}T09:10:00Z`);
+		await pending(name, await runAt(name, `${day(5)}T09:10:00.000Z`));
+		for (const d of [6, 7, 8]) await tick(`${day(d)}T09:10:00Z`);
 		await put(name, { schedules });
 		await settle(name);
 
-		const run = await runAt(name, "2027-01-10T09:10:00.000Z");
+		const run = await runAt(name, `${day(5)}T09:10:00.000Z`);
 		const job = await jobOf(name, run.job_id!);
 		expect(job.status).toBe("cancelled");
 		expect(job.error?.message).toBe(
-			"not run: held until 1d after its slot 2027-01-10T09:10:00.000Z (its agent paused, disabled or at capacity), past the slot's grace window of 2h; schedule daily has catch_up: false",
+			`not run: held until 1d after its slot ${day(5)}T09:10:00.000Z (its agent paused, disabled or at capacity), past the slot's grace window of 2h; schedule daily has catch_up: false`,
 		);
 		expect(run).toMatchObject({ status: "skipped", skip_reason: job.error?.message });
 		expect(emulator.requests).toHaveLength(0);
@@ -145,19 +150,19 @@ describe("a scheduled run held past its slot's grace window", () => {
 		// A manual run waits on a human, holding the agent's one place: the claim queues behind it.
 		const waiting = await runToRest(name);
 		expect(waiting.status).toBe("approval_pending");
-		await tick("2027-01-05T09:10:00Z");
-		await tick("2027-01-06T09:10:00Z");
+		await tick(`${day(0)}T09:10:00Z`);
+		await tick(`${day(1)}T09:10:00Z`);
 		expect((await runsOf(name)).filter((r) => r.schedule === "daily").map((r) => [r.scheduled_instant, r.status])).toEqual([
-			["2027-01-05T09:10:00.000Z", "claimed"],
-			["2027-01-06T09:10:00.000Z", "skipped"],
+			[`${day(0)}T09:10:00.000Z`, "claimed"],
+			[`${day(1)}T09:10:00.000Z`, "skipped"],
 		]);
 		expect((await call(`/v1/jobs/${waiting.id}/approval`, { method: "POST", as: "operate", body: { decision: "deny" } })).status).toBe(200);
 		await settle(name);
 
 		expect((await jobOf(name, waiting.id)).status).toBe("completed");
-		const run = await runAt(name, "2027-01-05T09:10:00.000Z");
+		const run = await runAt(name, `${day(0)}T09:10:00.000Z`);
 		expect(await jobOf(name, run.job_id!)).toMatchObject({ status: "cancelled", error: { type: "slot_passed" } });
-		expect(run).toMatchObject({ status: "skipped", skip_reason: expect.stringMatching(/^not run: held until 1d after its slot 2027-01-05T09:10:00\.000Z .*catch_up: false$/) });
+		expect(run).toMatchObject({ status: "skipped", skip_reason: expect.stringMatching(new RegExp(`^not run: held until 1d after its slot ${day(0)}T09:10:00\\.000Z .*catch_up: false$`)) });
 		expect(emulator.requests).toHaveLength(2);
 	});
 
@@ -168,26 +173,26 @@ describe("a scheduled run held past its slot's grace window", () => {
 		// An hourly slot's grace window is 30 min; ticker's slots (skipped while paused) bring ticks in between.
 		await created({ name, schedules: { hourly: { cron: "10 * * * *", catch_up: false }, ticker: { cron: "38,42 * * * *" } } });
 
-		await tick("2027-01-05T10:10:00Z");
+		await tick(`${day(0)}T10:10:00Z`);
 		await pause(name);
-		await pending(name, await runAt(name, "2027-01-05T10:10:00.000Z"));
-		await tick("2027-01-05T10:38:00Z"); // 28 min after the slot
+		await pending(name, await runAt(name, `${day(0)}T10:10:00.000Z`));
+		await tick(`${day(0)}T10:38:00Z`); // 28 min after the slot
 		await resume(name);
 		await settle(name);
-		const within = await runAt(name, "2027-01-05T10:10:00.000Z");
+		const within = await runAt(name, `${day(0)}T10:10:00.000Z`);
 		expect(await jobOf(name, within.job_id!)).toMatchObject({ status: "completed", dispatch: "on_time", error: null });
 		expect(within).toMatchObject({ status: "completed", dispatch: "on_time", skip_reason: null });
 
-		await tick("2027-01-05T11:10:00Z");
+		await tick(`${day(0)}T11:10:00Z`);
 		await pause(name);
-		await pending(name, await runAt(name, "2027-01-05T11:10:00.000Z"));
-		for (const t of ["11:38", "11:42"]) await tick(`2027-01-05T${t}:00Z`); // 32 min after the slot
+		await pending(name, await runAt(name, `${day(0)}T11:10:00.000Z`));
+		for (const t of ["11:38", "11:42"]) await tick(`${day(0)}T${t}:00Z`); // 32 min after the slot
 		await resume(name);
 		await settle(name);
-		const past = await runAt(name, "2027-01-05T11:10:00.000Z");
+		const past = await runAt(name, `${day(0)}T11:10:00.000Z`);
 		expect(past).toMatchObject({
 			status: "skipped",
-			skip_reason: expect.stringMatching(/^not run: held until 32m( \d+s)? after its slot 2027-01-05T11:10:00\.000Z .*grace window of 30m; schedule hourly has catch_up: false$/),
+			skip_reason: expect.stringMatching(new RegExp(`^not run: held until 32m( \\d+s)? after its slot ${day(0)}T11:10:00\\.000Z .*grace window of 30m; schedule hourly has catch_up: false$`)),
 		});
 		expect(emulator.requests).toHaveLength(1);
 	});
@@ -199,19 +204,19 @@ describe("a scheduled run held while its schedule is renamed with the same timin
 		emulator.enqueue({ text: "done" });
 		const name = "held-renamed-10"; // start spread 4.9 s
 		await created({ name, schedules: { daily: { cron: "10 9 * * *", catch_up: true } } });
-		await tick("2027-01-15T09:10:00Z");
+		await tick(`${day(10)}T09:10:00Z`);
 		await pause(name);
-		await pending(name, await runAt(name, "2027-01-15T09:10:00.000Z"));
+		await pending(name, await runAt(name, `${day(10)}T09:10:00.000Z`));
 		await put(name, { schedules: { morning: { cron: "10 9 * * *", catch_up: true } } });
-		await tick("2027-01-15T11:25:00Z"); // past a daily slot's grace window of 2 h
+		await tick(`${day(10)}T11:25:00Z`); // past a daily slot's grace window of 2 h
 		await resume(name);
 		await settle(name);
 
-		const run = await runAt(name, "2027-01-15T09:10:00.000Z");
+		const run = await runAt(name, `${day(10)}T09:10:00.000Z`);
 		const job = await jobOf(name, run.job_id!);
 		expect(job).toMatchObject({ status: "completed", schedule: "morning", dispatch: "late" });
 		expect(job.transitions.find((t) => t.to === "running")?.reason).toBe(
-			"started late: held until 2h 15m after its slot 2027-01-15T09:10:00.000Z (its agent paused, disabled or at capacity), past the slot's grace window of 2h; schedule morning has catch_up: true",
+			`started late: held until 2h 15m after its slot ${day(10)}T09:10:00.000Z (its agent paused, disabled or at capacity), past the slot's grace window of 2h; schedule morning has catch_up: true`,
 		);
 		expect(run).toMatchObject({ schedule: "morning", status: "completed", dispatch: "late" });
 		expect(await indexed(name)).toEqual([expect.objectContaining({ id: job.id, schedule: "morning", status: "completed" })]);
