@@ -4,13 +4,24 @@ import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { createAgent, runsOf } from "../helpers/agents.ts";
 import { call } from "../helpers/http.ts";
 import { fake } from "../helpers/outbound.ts";
-import { tick } from "../helpers/ticks.ts";
+import { dayFromToday, tick } from "../helpers/ticks.ts";
 import { runTick } from "../../src/scheduler/tick.ts";
 import { alertIncident } from "../../src/incidents/alert.ts";
 import { getIncident, recordFailure } from "../../src/store/incidents.ts";
 import { gate } from "../helpers/emulator.ts";
 import { shardName } from "../../src/scheduler/shards.ts";
 import { bundleFleetForTest } from "../../src/config/bundled.ts";
+
+/**
+ * The ticks' days (YYYY-MM-DD), five to seven days ahead of the real clock's, as the literal
+ * 2026-12-05 to 12-07 they stand for were when the file was written: a literal day comes due and
+ * passes (then the real minute comes after the file's ticks), and more than three days past its
+ * shard no longer deals its job ids.
+ */
+const DAY = { 5: ahead(5), 6: ahead(6), 7: ahead(7) };
+function ahead(days: number): string {
+	return new Date(dayFromToday(days)).toISOString().slice(0, 10);
+}
 
 afterEach(() => {
 	vi.restoreAllMocks();
@@ -26,7 +37,7 @@ describe("a tick that cannot reach an agent", () => {
 		});
 		await createAgent({ name: "healthy", max_concurrent: 5, schedules: { q: { interval: "15m" } } });
 		await createAgent({ name: "broken", max_concurrent: 5, schedules: { q: { interval: "15m" } } });
-		await tick("2026-12-05T10:00:00Z");
+		await tick(`${DAY[5]}T10:00:00Z`);
 		// The broken agent's object fails every call (its stored state no longer parses).
 		await runInDurableObject(env.AGENT.getByName("broken"), (_i: AgentDO, state) => {
 			state.storage.sql.exec("UPDATE agent_state SET definition = '{not json'");
@@ -35,13 +46,13 @@ describe("a tick that cannot reach an agent", () => {
 		vi.spyOn(console, "error").mockImplementation((line: string) => void logged.push(line));
 		const warned: string[] = [];
 		vi.spyOn(console, "warn").mockImplementation((line: string) => void warned.push(line));
-		await tick("2026-12-05T10:15:00Z");
+		await tick(`${DAY[5]}T10:15:00Z`);
 		vi.restoreAllMocks();
 		// The tick's own line says it was partial, at warn, where a level filter finds it.
 		expect(warned.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.event === "tick.done")).toEqual([expect.objectContaining({ level: "warn", outcome: "partial" })]);
 		// What went wrong inside the agent (its definition does not parse) is in the log, with the agent.
 		const failure = logged.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.event === "shard.agent_tick_failed");
-		expect(failure).toMatchObject({ agent: "broken", minute: "2026-12-05T10:15:00.000Z", error_message: expect.stringMatching(/JSON/) });
+		expect(failure).toMatchObject({ agent: "broken", minute: `${DAY[5]}T10:15:00.000Z`, error_message: expect.stringMatching(/JSON/) });
 		expect(failure).not.toHaveProperty("tick");
 		const internal = failure!.error_message as string;
 
@@ -52,12 +63,12 @@ describe("a tick that cannot reach an agent", () => {
 		expect(status.scheduler.error).toBe("agent broken did not answer the tick");
 		expect(statusText).not.toContain(internal);
 		expect(statusText).not.toMatch(/JSON/);
-		expect((await runsOf("healthy")).map((r) => r.scheduled_instant)).toEqual(["2026-12-05T10:00:00.000Z", "2026-12-05T10:15:00.000Z"]);
+		expect((await runsOf("healthy")).map((r) => r.scheduled_instant)).toEqual([`${DAY[5]}T10:00:00.000Z`, `${DAY[5]}T10:15:00.000Z`]);
 		const { incidents } = (await (await call("/v1/incidents?agent=scheduler")).json()) as { incidents: { id: string; state: string; error: string }[] };
 		expect(incidents).toMatchObject([{ state: "alerted" }]);
 		// Opened in the log as an agent's incident is, by its id, with the tick's minute.
 		expect(warned.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.event === "incident.opened")).toEqual([
-			expect.objectContaining({ level: "warn", agent: "scheduler", incident: incidents[0]!.id, minute: "2026-12-05T10:15:00.000Z" }),
+			expect.objectContaining({ level: "warn", agent: "scheduler", incident: incidents[0]!.id, minute: `${DAY[5]}T10:15:00.000Z` }),
 		]);
 		expect(incidents[0]!.error).toBe("tick partial: agent broken did not answer the tick");
 		expect(alerts).toHaveLength(1);
@@ -67,14 +78,14 @@ describe("a tick that cannot reach an agent", () => {
 		await call("/v1/agents/broken", { method: "PUT", as: "admin", body: { name: "broken", prompt: "Do the thing.", max_concurrent: 5, schedules: { q: { interval: "15m" } } } });
 		const infos: string[] = [];
 		vi.spyOn(console, "log").mockImplementation((line: string) => void infos.push(line));
-		await tick("2026-12-05T10:16:00Z");
+		await tick(`${DAY[5]}T10:16:00Z`);
 		vi.restoreAllMocks();
 		expect(infos.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.event === "incident.resolved")).toEqual([
-			expect.objectContaining({ level: "info", agent: "scheduler", incident: incidents[0]!.id, minute: "2026-12-05T10:16:00.000Z" }),
+			expect.objectContaining({ level: "info", agent: "scheduler", incident: incidents[0]!.id, minute: `${DAY[5]}T10:16:00.000Z` }),
 		]);
 		expect((await runsOf("broken")).map((r) => [r.scheduled_instant, r.dispatch])).toEqual([
-			["2026-12-05T10:00:00.000Z", "on_time"],
-			["2026-12-05T10:15:00.000Z", "late"],
+			[`${DAY[5]}T10:00:00.000Z`, "on_time"],
+			[`${DAY[5]}T10:15:00.000Z`, "late"],
 		]);
 		const after = (await (await call("/v1/incidents?agent=scheduler")).json()) as { incidents: { state: string }[] };
 		expect(after.incidents).toMatchObject([{ state: "resolved" }]);
@@ -87,7 +98,7 @@ describe("a tick that cannot reach a shard", () => {
 		const logged: string[] = [];
 		vi.spyOn(console, "error").mockImplementation((line: string) => void logged.push(line));
 		const shards = { getByName: () => ({ tick: () => Promise.reject(new Error(INTERNAL)) }) };
-		const at = Date.parse("2026-12-05T11:00:00Z");
+		const at = Date.parse(`${DAY[5]}T11:00:00Z`);
 		await expect(runTick({ ...env, SCHEDULER_SHARD: shards } as unknown as Env, at, at)).rejects.toThrow("scheduler tick failed: shard 0 did not answer the tick");
 		vi.restoreAllMocks();
 		expect(logged.some((l) => l.includes('"tick.shard_failed"') && l.includes(INTERNAL))).toBe(true);
@@ -161,12 +172,12 @@ describe("a tick's lines, as an operator filters them", () => {
 				},
 			},
 		);
-		const at = Date.parse("2026-12-06T08:30:00Z");
+		const at = Date.parse(`${DAY[6]}T08:30:00Z`);
 		await runTick({ ...env, SCHEDULER_SHARD: shards, DB, ALERT_WEBHOOK_URL: "https://alerts.example.test/hook" } as unknown as Env, at, at + 7_000);
 		vi.restoreAllMocks();
 		const tickLines = lines.filter((l) => String(l.event).startsWith("tick."));
 		expect(tickLines.map((l) => l.event).sort()).toEqual(["tick.alert_retry_failed", "tick.done", "tick.heartbeat_failed", "tick.incident_failed", "tick.shard_failed"]);
-		for (const line of tickLines) expect(line, String(line.event)).toMatchObject({ minute: "2026-12-06T08:30:00.000Z" });
+		for (const line of tickLines) expect(line, String(line.event)).toMatchObject({ minute: `${DAY[6]}T08:30:00.000Z` });
 		expect(tickLines.find((l) => l.event === "tick.done")).toMatchObject({ level: "warn", outcome: "partial", late_ms: 7_000 });
 		expect(tickLines.find((l) => l.event === "tick.done")).not.toHaveProperty("scheduled_time");
 	});
@@ -178,7 +189,7 @@ describe("a tick whose failures say more than the heartbeat keeps", () => {
 		// An agent's failure line 1,000 units long whose last character is an emoji: the cut at 1,000 halves it.
 		const failed = [{ agent: "wordy", error: `${"x".repeat(999)}😀 and more` }];
 		const shards = { getByName: () => ({ tick: (shard: number) => Promise.resolve({ shard, agents_called: 1, claimed: 0, skipped: 0, failed }) }) };
-		const at = Date.parse("2026-12-07T11:00:00Z");
+		const at = Date.parse(`${DAY[7]}T11:00:00Z`);
 		await runTick({ ...env, SCHEDULER_SHARD: shards } as unknown as Env, at, at);
 		const { scheduler } = (await (await call("/v1/status")).json()) as { scheduler: { outcome: string; error: string } };
 		expect(scheduler.outcome).toBe("partial");
@@ -212,7 +223,7 @@ describe("two ticks of one minute that fail alike (a duplicate cron delivery, or
 	};
 
 	it("page once for the incident they open, though the second comes while the first's alert is out", async () => {
-		const at = Date.parse("2026-12-06T11:00:00Z");
+		const at = Date.parse(`${DAY[6]}T11:00:00Z`);
 		// Any scheduler incident an earlier test left open is resolved: the failures below open one.
 		await runTick(env, at - 60_000, at - 60_000);
 		const { keys, first, release } = heldAlert();
@@ -231,9 +242,9 @@ describe("two ticks of one minute that fail alike (a duplicate cron delivery, or
 	});
 
 	it("hold the claim of a tick whose fan-out took over a minute while it sends: an agent's alert meanwhile sends none", async () => {
-		// The wall clock is a fake one, a year before the file's ticks: no agent is due at this tick, as
-		// none was at the real minute before 2026-12-05. From 2026-12-06 on the real minute came after the
-		// file's ticks and claimed catch-up runs for the first test's agents, left to start on their own.
+		// The wall clock is a fake one, before the file's ticks: no agent is due at this tick. When the
+		// file's ticks were literal days, from 2026-12-06 on the real minute came after them and claimed
+		// catch-up runs for the first test's agents, left to start on their own.
 		vi.useFakeTimers({ toFake: ["Date"], now: Date.parse("2025-12-06T11:38:20Z") });
 		// An agent's incident whose first alert was refused ten minutes ago: the next tick tries it again.
 		fake("https://alerts.example.test", () => new Response("down", { status: 503 }));
@@ -267,7 +278,7 @@ describe("two ticks of one minute that fail alike (a duplicate cron delivery, or
 	});
 
 	it("send an alert tried again with the key of its first try, though the count has moved on", async () => {
-		const at = Date.parse("2026-12-06T12:00:00Z");
+		const at = Date.parse(`${DAY[6]}T12:00:00Z`);
 		await runTick(env, at - 60_000, at - 60_000);
 		const tries: { key: string; ok: boolean }[] = [];
 		fake("https://alerts.example.test", async (req) => {
