@@ -125,13 +125,14 @@ describe("a tick under an invalid fleet.yaml (edited while `npm start` runs)", (
 		bundleFleetForTest(new TextEncoder().encode('version: 1\nagents:\n  - name: nightly\n    prompt: Sum up.\n    schedules:\n      morning: { cron: "0 9 * *" }\n'));
 		const lines: Record<string, unknown>[] = [];
 		vi.spyOn(console, "error").mockImplementation((line: unknown) => void lines.push(JSON.parse(String(line)) as Record<string, unknown>));
-		const at = Date.parse("2026-12-06T09:00:00Z");
+		const at = Date.parse(`${DAY[6]}T09:00:00Z`);
+		const minute = new Date(at).toISOString();
 		// Every shard reads the file first and fails on it: the tick failed.
 		await expect(runTick(env, at, at)).rejects.toThrow(/^scheduler tick failed: fleet\.yaml is invalid: agents\[0\]\.schedules\.morning\.cron: invalid cron \"0 9 \* \*\": a cron has 5 fields .*; got 4 \(line 6:24, agent nightly\)$/);
 		vi.restoreAllMocks();
 		// One line says why, where sixteen said a shard did not answer.
 		expect(lines.filter((l) => String(l.event).startsWith("tick.")).map((l) => l.event)).toEqual(["tick.fleet_invalid", "tick.done"]);
-		expect(lines[0]).toMatchObject({ minute: "2026-12-06T09:00:00.000Z", shards_failed: 16, error_message: expect.stringMatching(/^fleet\.yaml is invalid:\n {2}- agents\[0\]\.schedules\.morning\.cron: invalid cron /) });
+		expect(lines[0]).toMatchObject({ minute, shards_failed: 16, error_message: expect.stringMatching(/^fleet\.yaml is invalid:\n {2}- agents\[0\]\.schedules\.morning\.cron: invalid cron /) });
 
 		bundleFleetForTest(undefined);
 		const { scheduler } = (await (await call("/v1/status")).json()) as { scheduler: { outcome: string; error: string } };
@@ -140,7 +141,7 @@ describe("a tick under an invalid fleet.yaml (edited while `npm start` runs)", (
 		expect(scheduler.error).not.toContain("did not answer");
 		const { incidents } = (await (await call("/v1/incidents?agent=scheduler")).json()) as { incidents: { class: string; error: string; first_seen_at: string }[] };
 		// (Earlier tests of the file leave the scheduler's incidents of their own minutes.)
-		expect(incidents.filter((i) => i.first_seen_at === "2026-12-06T09:00:00.000Z")).toEqual([expect.objectContaining({ class: "config", error: `tick failed: ${scheduler.error}` })]);
+		expect(incidents.filter((i) => i.first_seen_at === minute)).toEqual([expect.objectContaining({ class: "config", error: `tick failed: ${scheduler.error}` })]);
 		expect(alerts).toEqual([expect.objectContaining({ incident: expect.objectContaining({ class: "config", error: `tick failed: ${scheduler.error}` }) })]);
 
 		// An operator's tick now is answered as every route that reads the file is.
