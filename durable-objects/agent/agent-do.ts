@@ -537,7 +537,8 @@ export class AgentDO extends DurableObject<Env> {
 		return this.status(name, source);
 	}
 
-	async resume(name: string, source: AgentSource): Promise<AgentStatus | Refusal> {
+	/** Resumes the agent; `by` is the caller's token name (absent from a Worker on the release before). */
+	async resume(name: string, source: AgentSource, by?: string): Promise<AgentStatus | Refusal> {
 		this.revive();
 		const state = this.ensureState(name, source);
 		// One that cannot run would only be paused again at once (with its pause's time lost): it is
@@ -549,7 +550,7 @@ export class AgentDO extends DurableObject<Env> {
 			return refuse(409, `agent ${name} cannot run: ${problems.join("; ")}${after}`);
 		}
 		setPaused(this.sql, null, null, null);
-		log.info("agent.resumed", { agent: name });
+		log.info("agent.resumed", { agent: name, by });
 		// status() judges readiness first: an agent that cannot run is paused again, automatically,
 		// before any queued run could start and fail.
 		const status = await this.status(name, source);
@@ -594,33 +595,33 @@ export class AgentDO extends DurableObject<Env> {
 	}
 
 	/** The notepad comes back wrapped: bare, a key named "refused" would pass for a refusal. */
-	async setNote(name: string, source: AgentSource, key: string, value: string, condition?: NoteCondition): Promise<{ notepad: Notepad } | Refusal> {
+	async setNote(name: string, source: AgentSource, key: string, value: string, condition?: NoteCondition, by?: string): Promise<{ notepad: Notepad } | Refusal> {
 		this.revive();
 		this.ensureState(name, source);
 		const refused = setNote(this.sql, key, value, Date.now(), condition);
 		if (refused) return refused;
-		log.info("notepad.set", { agent: name, key });
+		log.info("notepad.set", { agent: name, key, by });
 		return { notepad: readNotepad(this.sql) };
 	}
 
-	async deleteNote(name: string, source: AgentSource, key: string | null, condition?: NoteCondition): Promise<{ deleted: number } | Refusal> {
+	async deleteNote(name: string, source: AgentSource, key: string | null, condition?: NoteCondition, by?: string): Promise<{ deleted: number } | Refusal> {
 		this.revive();
 		this.ensureState(name, source);
 		const deleted = deleteNote(this.sql, key, condition);
 		if (typeof deleted !== "number") return deleted;
-		log.info("notepad.deleted", { agent: name, key, deleted });
+		log.info("notepad.deleted", { agent: name, key, deleted, by });
 		return { deleted };
 	}
 
 	// A condition comes by methods of its own, not as an argument: an object still on a release
 	// before conditions (a deploy leaves a busy one on its old code for minutes) would ignore the
 	// argument and write unchecked, where a method it lacks refuses the call and writes nothing.
-	async setNoteIf(name: string, source: AgentSource, key: string, value: string, condition: NoteCondition): Promise<{ notepad: Notepad } | Refusal> {
-		return this.setNote(name, source, key, value, condition);
+	async setNoteIf(name: string, source: AgentSource, key: string, value: string, condition: NoteCondition, by?: string): Promise<{ notepad: Notepad } | Refusal> {
+		return this.setNote(name, source, key, value, condition, by);
 	}
 
-	async deleteNoteIf(name: string, source: AgentSource, key: string, condition: NoteCondition): Promise<{ deleted: number } | Refusal> {
-		return this.deleteNote(name, source, key, condition);
+	async deleteNoteIf(name: string, source: AgentSource, key: string, condition: NoteCondition, by?: string): Promise<{ deleted: number } | Refusal> {
+		return this.deleteNote(name, source, key, condition, by);
 	}
 
 	async runs(limit: number, before?: { claimedAt: number; id: string }): Promise<Occurrence[]> {
@@ -784,7 +785,7 @@ export class AgentDO extends DurableObject<Env> {
 			if (!state) await this.dropIfBlank();
 			return result;
 		}
-		log.info(`job.${kind}`, { agent: result.agent, job_id: result.id, from: sourceId });
+		log.info(`job.${kind}`, { agent: result.agent, job_id: result.id, from: sourceId, by: opts.owner });
 		await this.startCreated();
 		return result;
 	}

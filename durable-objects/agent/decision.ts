@@ -70,7 +70,16 @@ export async function decideApproval(control: JobControl, jobId: string, given: 
 	decideToolCall(sql, jobId, pending.tool_use_id, decision, by, edited);
 	const verdict = `${pending.tool_name} ${decision === "approve" ? "approved" : "denied"} by ${by}${edited ? " with edited input" : ""}`;
 	const resumed = resumeFromApproval(sql, job, { toolUseId: pending.tool_use_id, decision, by, verdict, input: edited }, verdict, Date.now());
-	log.info("job.approval_decided", { agent: job.agent, job_id: jobId, decision, by });
+	log.info("job.approval_decided", {
+		agent: job.agent,
+		job_id: jobId,
+		decision,
+		by,
+		tool: pending.tool_name,
+		tool_use_id: pending.tool_use_id,
+		input_edited: edited !== undefined,
+		allow_definition_change: allowDefinitionChange,
+	});
 	hub.publish(jobId);
 	await passes.workNow();
 	// The list and the dashboard agree with the answer once it is given.

@@ -1,5 +1,5 @@
 import { env, runInDurableObject } from "cloudflare:test";
-import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
+import { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { log, setLogLevel } from "../../src/log.ts";
 import { createAgent, runsOf, settle } from "../helpers/agents.ts";
@@ -194,6 +194,53 @@ describe("a tool call", () => {
 	});
 });
 
+describe("an approval's decision", () => {
+	async function waiting(name: string) {
+		fake("https://tickets.example.test", () => Response.json({ id: 7 }));
+		useEmulator().enqueue({ tool_use: { name: "create_ticket", input: { title: "x" } } }, { text: "Done." });
+		await createAgent({ name, tools: [ticketTool] });
+		const job = await runToRest(name);
+		expect(job.status).toBe("approval_pending");
+		return job;
+	}
+
+	it("says which call a person decided, by whom, whether its input was edited and a changed definition allowed", async () => {
+		const job = await waiting("logged-decided");
+		const lines = captureLogs();
+		const res = await call(`/v1/jobs/${job.id}/approval`, { method: "POST", as: "operate", body: { decision: "approve", tool_use_id: job.pending_approval!.tool_use_id, tool_input: { title: "y" }, allow_definition_change: true } });
+		expect(res.status).toBe(200);
+		await settle("logged-decided");
+		expect(linesOf(lines, job.id).filter((l) => l.event === "job.approval_decided")).toEqual([
+			expect.objectContaining({
+				level: "info",
+				decision: "approve",
+				by: "operator",
+				tool: "create_ticket",
+				tool_use_id: job.pending_approval!.tool_use_id,
+				input_edited: true,
+				allow_definition_change: true,
+			}),
+		]);
+	});
+
+	it("is logged when the approval expires: a denial by expiry, at warn, naming the call", async () => {
+		const job = await waiting("logged-expired");
+		const lines = captureLogs();
+		await runInDurableObject(env.AGENT.getByName("logged-expired"), async (instance: AgentDO, state) => {
+			state.storage.sql.exec("UPDATE job_setup SET approval_expires_at = ?, next_step_at = ? WHERE job_id = ?", Date.now() - 1, Date.now() - 1, job.id);
+			await AgentDO.settle(instance);
+		});
+		expect((await jobOf("logged-expired", job.id)).status).toBe("completed");
+		const decided = linesOf(lines, job.id).filter((l) => l.event === "job.approval_decided");
+		expect(decided).toEqual([
+			expect.objectContaining({ level: "warn", decision: "deny", by: expect.stringMatching(/^expiry after /), tool: "create_ticket", tool_use_id: job.pending_approval!.tool_use_id }),
+		]);
+		// Before the job's last line, which follows from it.
+		const events = linesOf(lines, job.id).map((l) => l.event);
+		expect(events.indexOf("job.approval_decided")).toBeLessThan(events.indexOf("job.finished"));
+	});
+});
+
 describe("who started a job", () => {
 	it("is named on job.triggered by the token's name, as job.cancelled names who cancelled it", async () => {
 		useEmulator().enqueue({ text: "done" });
@@ -202,6 +249,50 @@ describe("who started a job", () => {
 		const job = await trigger("logged-by");
 		await settle("logged-by");
 		expect(linesOf(lines, job.id).filter((l) => l.event === "job.triggered")).toEqual([expect.objectContaining({ agent: "logged-by", trigger_type: "manual", by: "operator" })]);
+	});
+});
+
+describe("who acted", () => {
+	it("is named by the token's name on a resume, as on the pause before it", async () => {
+		await createAgent({ name: "logged-resume" });
+		const lines = captureLogs();
+		expect((await call("/v1/agents/logged-resume/pause", { method: "POST", as: "operate", body: {} })).status).toBe(200);
+		expect((await call("/v1/agents/logged-resume/resume", { method: "POST", as: "admin" })).status).toBe(200);
+		expect(lines.filter((l) => l.event === "agent.paused" || l.event === "agent.resumed")).toEqual([
+			expect.objectContaining({ event: "agent.paused", agent: "logged-resume", by: "operator" }),
+			expect.objectContaining({ event: "agent.resumed", agent: "logged-resume", by: "root" }),
+		]);
+		expect(JSON.stringify(lines)).not.toContain("token-");
+	});
+
+	it("is named on a notepad's set and delete, never the value", async () => {
+		await createAgent({ name: "logged-notes" });
+		const lines = captureLogs();
+		expect((await call("/v1/agents/logged-notes/notepad/k", { method: "PUT", as: "operate", body: { value: "v-private" } })).status).toBe(200);
+		expect((await call("/v1/agents/logged-notes/notepad/k", { method: "DELETE", as: "admin" })).status).toBe(200);
+		expect((await call("/v1/agents/logged-notes/notepad", { method: "DELETE", as: "operate" })).status).toBe(200);
+		expect(lines.filter((l) => String(l.event).startsWith("notepad."))).toEqual([
+			expect.objectContaining({ event: "notepad.set", agent: "logged-notes", key: "k", by: "operator" }),
+			expect.objectContaining({ event: "notepad.deleted", agent: "logged-notes", key: "k", deleted: 1, by: "root" }),
+			expect.objectContaining({ event: "notepad.deleted", agent: "logged-notes", key: null, deleted: 0, by: "operator" }),
+		]);
+		expect(JSON.stringify(lines)).not.toContain("v-private");
+	});
+
+	it("is named on a continue and a fork", async () => {
+		useEmulator().enqueue({ text: "one" }, { text: "two" }, { text: "three" });
+		await createAgent({ name: "logged-follow" });
+		const first = await runToRest("logged-follow");
+		const lines = captureLogs();
+		const cont = await call(`/v1/jobs/${first.id}/continue`, { method: "POST", as: "operate", body: { prompt: "more" } });
+		expect(cont.status).toBe(201);
+		const fork = await call(`/v1/jobs/${first.id}/fork`, { method: "POST", as: "admin", body: {} });
+		expect(fork.status).toBe(201);
+		await settle("logged-follow");
+		expect(lines.filter((l) => l.event === "job.continue" || l.event === "job.fork")).toEqual([
+			expect.objectContaining({ event: "job.continue", from: first.id, by: "operator" }),
+			expect.objectContaining({ event: "job.fork", from: first.id, by: "root" }),
+		]);
 	});
 });
 

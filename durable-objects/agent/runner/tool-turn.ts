@@ -169,6 +169,16 @@ export function expireApproval(deps: StepDeps, job: JobRecord, setup: JobSetup):
 	// Decided by the clock, but decided: the output records it as it records a person's decision.
 	const decided = pending && { toolUseId: pending.tool_use_id, decision: "deny" as const, by, verdict: `${pending.tool_name} denied by ${by}` };
 	resumeFromApproval(deps.sql, job, decided, "approval expired: treated as denied", deps.now());
+	// The decision nobody made, logged as one: without it the job, denied its call, reads as an
+	// ordinary success. A warning: someone was asked and did not answer in time.
+	log.warn("job.approval_decided", {
+		agent: job.agent,
+		job_id: job.id,
+		decision: "deny",
+		by,
+		expired: true,
+		...(pending ? { tool: pending.tool_name, tool_use_id: pending.tool_use_id } : {}),
+	});
 	deps.notify(job.id);
 	return "continue";
 }

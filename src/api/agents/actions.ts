@@ -132,7 +132,7 @@ export const agentActionsApi = createApi()
 		}),
 		async (c) => {
 			const agent = await requireAgent(c.env, c.req.valid("param").agent);
-			return c.json(unwrap(await agentRpc(c.env, agent.name).resume(agent.name, agent.source)), 200);
+			return c.json(unwrap(await agentRpc(c.env, agent.name).resume(agent.name, agent.source, c.var.principal.name)), 200);
 		},
 	)
 	.openapi(

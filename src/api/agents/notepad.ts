@@ -135,8 +135,8 @@ export const notepadApi = createApi()
 			const value = redact(scan.text);
 			const { notepad } = unwrap(
 				await (isCondition(condition)
-					? agentRpc(c.env, agent.name).setNoteIf(agent.name, agent.source, key, value, condition)
-					: agentRpc(c.env, agent.name).setNote(agent.name, agent.source, key, value)),
+					? agentRpc(c.env, agent.name).setNoteIf(agent.name, agent.source, key, value, condition, c.var.principal.name)
+					: agentRpc(c.env, agent.name).setNote(agent.name, agent.source, key, value, undefined, c.var.principal.name)),
 			);
 			return c.json(notepadJson(notepad), 200, { ETag: etagOf(findNote(notepad, key)?.value ?? value) });
 		},
@@ -155,8 +155,8 @@ export const notepadApi = createApi()
 			const agent = await requireAgent(c.env, name);
 			const result = unwrap(
 				await (isCondition(condition)
-					? agentRpc(c.env, agent.name).deleteNoteIf(agent.name, agent.source, key, condition)
-					: agentRpc(c.env, agent.name).deleteNote(agent.name, agent.source, key)),
+					? agentRpc(c.env, agent.name).deleteNoteIf(agent.name, agent.source, key, condition, c.var.principal.name)
+					: agentRpc(c.env, agent.name).deleteNote(agent.name, agent.source, key, undefined, c.var.principal.name)),
 			);
 			if (result.deleted === 0) throw new NotFoundError(`no notepad key ${JSON.stringify(notepadKey(key))} for agent ${name}`);
 			return c.json(result, 200);
@@ -172,6 +172,6 @@ export const notepadApi = createApi()
 		}),
 		async (c) => {
 			const agent = await requireAgent(c.env, c.req.valid("param").agent);
-			return c.json(unwrap(await agentRpc(c.env, agent.name).deleteNote(agent.name, agent.source, null)), 200);
+			return c.json(unwrap(await agentRpc(c.env, agent.name).deleteNote(agent.name, agent.source, null, undefined, c.var.principal.name)), 200);
 		},
 	);
