@@ -475,7 +475,7 @@ export class AgentDO extends DurableObject<Env> {
 	 * unless it has a live definition, so of concurrent callers exactly one deletes it. Then its shard
 	 * and the D1 registry are told, as after define.
 	 */
-	async remove(now: number, by = "api"): Promise<{ deleted: string } | Refusal> {
+	async remove(now: number, by = "api"): Promise<{ deleted: string; cancelled: number } | Refusal> {
 		this.revive();
 		const agent = definedAgent(this.sql);
 		if (!agent?.live || agent.source !== "api") return this.refuseWrite(404, `no agent named ${agent?.name ?? this.ctx.id.name ?? "by this name"}`);
@@ -488,7 +488,7 @@ export class AgentDO extends DurableObject<Env> {
 			clearPersistentSession(this.sql);
 		});
 		// Queued runs would never start without a definition; running ones finish on their manifest.
-		this.passes.cancelOrphans("agent deleted", now);
+		const cancelled = this.passes.cancelOrphans("agent deleted", now);
 		// Set before D1 is waited on: an object reset during that wait still has the alarm, whose pass
 		// sends what the delete left (the sync, the cancelled runs' index rows and hooks). Also the
 		// backstop for the sync: the pass leaves the alarm at the sync's due time.
@@ -496,7 +496,7 @@ export class AgentDO extends DurableObject<Env> {
 		await this.indexNow();
 		await this.registry.sync();
 		await this.afterSync();
-		return { deleted: agent.name };
+		return { deleted: agent.name, cancelled };
 	}
 
 	/**

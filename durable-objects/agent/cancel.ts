@@ -6,7 +6,7 @@ import { refuse, type Refusal } from "../../src/shared/refusal.ts";
 import { getJob, putJob } from "./jobs.ts";
 import type { Passes } from "./pass.ts";
 import { getSetup, NEVER, requestCancel } from "./runner/session.ts";
-import { finish, type InflightTool } from "./runner/step-common.ts";
+import { finish, logEndedUnstarted, type InflightTool } from "./runner/step-common.ts";
 import type { StreamHub } from "./streams.ts";
 
 /** How long a cancel waits for an aborted model call's job to end before answering with it as it is. */
@@ -54,9 +54,13 @@ export async function cancelJob(control: JobControl, jobId: string, reason: stri
 	const tool = force && job.status === "running" ? passes.toolCalls.get(jobId) : undefined;
 	if (tool) return forceCancel(control, job, tool, said, by);
 	if (job.status === "pending" || job.status === "approval_pending") {
-		const done = job.status === "pending" ? transition(job, "cancelled", { reason: why, at: new Date() }) : finish(passes.stepDeps(), job, "cancelled", { reason: why });
-		if (job.status === "pending") putJob(sql, done, Date.now());
-		log.info("job.cancelled", { agent: job.agent, job_id: jobId, by });
+		// One job.finished either way, as every job's lines end (finish logs a waiting one's).
+		let done: JobRecord;
+		if (job.status === "pending") {
+			done = transition(job, "cancelled", { reason: why, at: new Date() });
+			putJob(sql, done, Date.now());
+			logEndedUnstarted(done, why, by);
+		} else done = finish(passes.stepDeps(), job, "cancelled", { reason: why, by });
 		hub.publish(jobId);
 		// Now, not at the pass's end: a pass under way ends when its longest model call does.
 		await passes.closing.flushIndex();
@@ -75,10 +79,11 @@ export async function cancelJob(control: JobControl, jobId: string, reason: stri
 		return answerCancel(control, jobId);
 	}
 	if (requested) return refuse(409, `job ${jobId} is already being cancelled (${requested})`);
-	requestCancel(sql, jobId, why);
+	requestCancel(sql, jobId, why, by);
 	const modelCall = passes.inflight.get(jobId);
 	modelCall?.abort(new Error(why));
-	log.info("job.cancel_requested", { agent: job.agent, job_id: jobId, by });
+	// The job's own loop ends it, and its job.finished says so (with this reason and by).
+	log.info("job.cancel_requested", { agent: job.agent, job_id: jobId, by, reason: said, force });
 	await passes.workNow();
 	// A model call in flight ends at the abort, and its job with it: the answer shows the job
 	// cancelled. A tool call in flight is let finish (its effect would be unknown if cut off), so
@@ -99,7 +104,7 @@ async function forceCancel(control: JobControl, job: JobRecord, tool: InflightTo
 	const earlier = getSetup(control.sql, job.id)?.cancelRequested ?? null;
 	// The step that records the cut adds the call to the reason: the call may yet return first.
 	const why = `force-cancelled by ${by}${said ? `: ${said}` : ""}` + (earlier ? ` (after "${earlier}")` : "");
-	requestCancel(control.sql, job.id, why);
+	requestCancel(control.sql, job.id, why, by);
 	tool.controller.abort(new Error(why));
 	log.info("job.force_cancelled", { agent: job.agent, job_id: job.id, by, tool: tool.name, tool_use_id: tool.toolUseId, escalated: earlier !== null });
 	await control.passes.workNow();

@@ -19,7 +19,7 @@ import { nextExpiryAt, PRUNE_BATCH, pruneJobs, retentionDays } from "./retention
 import { computeRevision, knownRevision } from "./revisions.ts";
 import { dueJobIds, getSetup, nextStepTime, waitingJobIds } from "./runner/session.ts";
 import { startJob } from "./runner/start.ts";
-import { HEARTBEAT_MS, type InflightTool, type StepDeps } from "./runner/step-common.ts";
+import { HEARTBEAT_MS, logEndedUnstarted, type InflightTool, type StepDeps } from "./runner/step-common.ts";
 import { step } from "./runner/step.ts";
 import { currentDefinition, keptDefinition, readState, storedAgentName } from "./state.ts";
 import type { RegistrySync } from "./registry-sync.ts";
@@ -349,13 +349,16 @@ export class Passes {
 	 * Queued runs of an agent that no longer exists (a file agent dropped from fleet.yaml by a deploy,
 	 * an API agent deleted) would never start: they end cancelled, saying why, instead of waiting forever.
 	 */
-	cancelOrphans(reason: string, now = Date.now()): void {
-		this.ctx.storage.transactionSync(() => {
-			for (const job of pendingJobs(this.sql, 1000)) {
-				putJob(this.sql, transition(job, "cancelled", { reason, at: new Date(now) }), now);
-				log.info("job.cancelled", { agent: job.agent, job_id: job.id, reason });
+	cancelOrphans(reason: string, now = Date.now()): number {
+		return this.ctx.storage.transactionSync(() => {
+			const jobs = pendingJobs(this.sql, 1000);
+			for (const job of jobs) {
+				const done = transition(job, "cancelled", { reason, at: new Date(now) });
+				putJob(this.sql, done, now);
+				logEndedUnstarted(done, reason);
 				this.hub.publish(job.id);
 			}
+			return jobs.length;
 		});
 	}
 

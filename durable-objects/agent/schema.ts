@@ -517,4 +517,13 @@ export const AGENT_MIGRATIONS: readonly SqlMigration[] = [
 			ALTER TABLE output_state ADD COLUMN marks TEXT;
 		`,
 	},
+	{
+		version: 32,
+		name: "job_setup_cancel_by",
+		sql: `
+			-- Who asked for a running job's cancel (a token's name), for its job.finished line when the
+			-- job's own loop ends it: the cancel's reason says it in words, the line says it as a field.
+			ALTER TABLE job_setup ADD COLUMN cancel_by TEXT;
+		`,
+	},
 ];

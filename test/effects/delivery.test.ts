@@ -685,7 +685,7 @@ describe("a delivery's incidents", () => {
 		const { job } = (await stub.trigger("site-watch", "api", { kind: "manual", owner: null })) as unknown as { job: JobRecord };
 		await settle("site-watch");
 		expect((await jobOf("site-watch", job.id)).delivery).toEqual({ target: "webhook", outcome: "pending" });
-		expect(await stub.remove(Date.now())).toEqual({ deleted: "site-watch" });
+		expect(await stub.remove(Date.now())).toEqual({ deleted: "site-watch", cancelled: 0 });
 
 		// The deploy's file agent takes the name before the API agent's answer is given up.
 		await stub.status("site-watch", "file");

@@ -2,6 +2,9 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { log, setLogLevel } from "../../src/log.ts";
+import { currentDefinition, readState } from "../../durable-objects/agent/state.ts";
+import { triggerJob } from "../../durable-objects/agent/triggers.ts";
+import { drawnJobId } from "../../src/jobs/id-blocks.ts";
 import { createAgent, runsOf, settle } from "../helpers/agents.ts";
 import { call } from "../helpers/http.ts";
 import { useEmulator } from "../helpers/emulator.ts";
@@ -241,8 +244,76 @@ describe("an approval's decision", () => {
 	});
 });
 
+describe("a cancelled job", () => {
+	/** A run queued and left queued: no alarm is set to start it. */
+	async function queued(agent: string): Promise<string> {
+		return runInDurableObject(env.AGENT.getByName(agent), (_i: AgentDO, state) => {
+			const sql = state.storage.sql;
+			const agentState = readState(sql)!;
+			const made = triggerJob(sql, { agent: currentDefinition(agentState)!, state: agentState, definitionRevision: agentState.definitionRevision!, now: Date.now(), drawJobId: drawnJobId }, { kind: "manual", prompt: "later", owner: "test" });
+			return (made as { job: { id: string } }).job.id;
+		});
+	}
+	const finishedLines = (lines: Record<string, unknown>[], jobId: string) => linesOf(lines, jobId).filter((l) => l.event === "job.finished" || l.event === "job.cancelled");
+
+	it("ends a queued job's lines with one job.finished, with the operator's reason and who", async () => {
+		await createAgent({ name: "logged-cancel-queued" });
+		const id = await queued("logged-cancel-queued");
+		const lines = captureLogs();
+		// Straight to its object: a run queued this way is not in D1's index, by which the route finds it.
+		expect(await env.AGENT.getByName("logged-cancel-queued").cancel(id, "not today", "operator")).toMatchObject({ status: "cancelled" });
+		expect(finishedLines(lines, id)).toEqual([
+			expect.objectContaining({ level: "info", event: "job.finished", status: "cancelled", reason: "cancelled by operator: not today", by: "operator" }),
+		]);
+	});
+
+	it("ends a job waiting for an approval with one job.finished saying who, and no second line", async () => {
+		useEmulator().enqueue({ tool_use: { name: "create_ticket", input: { title: "x" } } });
+		await createAgent({ name: "logged-cancel-waiting", tools: [ticketTool] });
+		const job = await runToRest("logged-cancel-waiting");
+		expect(job.status).toBe("approval_pending");
+		const lines = captureLogs();
+		expect((await call(`/v1/jobs/${job.id}/cancel`, { method: "POST", as: "admin", body: { reason: "no" } })).status).toBe(200);
+		await settle("logged-cancel-waiting");
+		expect(finishedLines(lines, job.id)).toEqual([expect.objectContaining({ event: "job.finished", status: "cancelled", reason: "cancelled by root: no", by: "root" })]);
+	});
+
+	it("says a running job's cancel was asked, with its reason and force, then ends it with one job.finished saying who", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ hang: true });
+		const arrived = new Promise<void>((resolve) =>
+			fake("https://api.anthropic.com", (req) => {
+				resolve();
+				return emulator.handle(req);
+			}),
+		);
+		await createAgent({ name: "logged-cancel-running" });
+		const job = await trigger("logged-cancel-running");
+		const running = settle("logged-cancel-running");
+		await arrived;
+		const lines = captureLogs();
+		expect((await call(`/v1/jobs/${job.id}/cancel`, { method: "POST", as: "operate", body: { reason: "wrong prompt" } })).status).toBe(200);
+		await running;
+		const mine = linesOf(lines, job.id).filter((l) => ["job.cancel_requested", "job.cancelled", "job.finished"].includes(String(l.event)));
+		expect(mine).toEqual([
+			expect.objectContaining({ event: "job.cancel_requested", by: "operator", reason: "wrong prompt", force: false }),
+			expect.objectContaining({ event: "job.finished", status: "cancelled", reason: "cancelled by operator: wrong prompt", by: "operator" }),
+		]);
+	});
+
+	it("of a deleted agent ends with one job.finished each, and agent.deleted says how many it cancelled", async () => {
+		await createAgent({ name: "logged-cancel-deleted" });
+		const a = await queued("logged-cancel-deleted");
+		const b = await queued("logged-cancel-deleted");
+		const lines = captureLogs();
+		expect((await call("/v1/agents/logged-cancel-deleted", { method: "DELETE", as: "admin" })).status).toBe(200);
+		for (const id of [a, b]) expect(finishedLines(lines, id)).toEqual([expect.objectContaining({ event: "job.finished", status: "cancelled", reason: "agent deleted" })]);
+		expect(lines.filter((l) => l.event === "agent.deleted")).toEqual([expect.objectContaining({ agent: "logged-cancel-deleted", by: "root", cancelled_jobs: 2 })]);
+	});
+});
+
 describe("who started a job", () => {
-	it("is named on job.triggered by the token's name, as job.cancelled names who cancelled it", async () => {
+	it("is named on job.triggered by the token's name, as a cancelled job's job.finished names who cancelled it", async () => {
 		useEmulator().enqueue({ text: "done" });
 		await createAgent({ name: "logged-by" });
 		const lines = captureLogs();

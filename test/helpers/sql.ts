@@ -42,6 +42,7 @@ const AGENT_UNDO: Record<number, string> = {
 	29: "DROP TRIGGER sessions_job_started; DROP TRIGGER sessions_job_removed; DROP TRIGGER sessions_job_restarted; DROP TRIGGER sessions_job_moved; DROP TABLE sessions",
 	30: "DROP INDEX occurrences_skips_by_claimed",
 	31: "ALTER TABLE output_state DROP COLUMN marks",
+	32: "ALTER TABLE job_setup DROP COLUMN cancel_by",
 };
 export function rollBackAgentSchema(sql: SqlStorage, version: number): void {
 	for (const v of Object.keys(AGENT_UNDO).map(Number).sort((a, b) => b - a)) if (v >= version) sql.exec(AGENT_UNDO[v]!);

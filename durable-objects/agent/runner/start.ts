@@ -4,6 +4,7 @@ import type { AgentDefinition } from "../../../src/config/schema.ts";
 import { durationSeconds } from "../../../src/config/duration.ts";
 import { transition, type JobRecord } from "../../../src/jobs/model.ts";
 import { log } from "../../../src/log.ts";
+import { logEndedUnstarted } from "./step-common.ts";
 import { redact } from "../../../src/security/redact.ts";
 import { sessionIdFor } from "../../../src/jobs/session-ids.ts";
 import { outputKey, outputLogKey } from "../../../src/store/output-r2.ts";
@@ -81,7 +82,7 @@ export function startJob(sql: SqlStorage, queued: JobRecord, agent: AgentDefinit
 			const reason = `agent ${agent.name}'s definition changed while this ${kind} waited (${job.definition_revision} → ${revision}); ${kind} the job again, with allow_definition_change to run it under the new definition`;
 			const cancelled = transition(job, "cancelled", { reason, at: new Date(now) });
 			putJob(sql, cancelled, now);
-			log.info("job.cancelled", { agent: job.agent, job_id: job.id, reason });
+			logEndedUnstarted(cancelled, reason);
 			return cancelled;
 		}
 		// Its limits too: they are the definition's, and it runs on this one (its manifest says so).
@@ -94,7 +95,7 @@ export function startJob(sql: SqlStorage, queued: JobRecord, agent: AgentDefinit
 	if (!held.run) {
 		const cancelled = transition(job, "cancelled", { reason: held.reason, at: new Date(now), error: { type: SLOT_PASSED, message: held.reason } });
 		putJob(sql, cancelled, now);
-		log.info("job.cancelled", { agent: job.agent, job_id: job.id, reason: held.reason });
+		logEndedUnstarted(cancelled, held.reason);
 		return cancelled;
 	}
 	if (held.late) job = { ...job, dispatch: "late" };

@@ -94,12 +94,29 @@ function modelTotals(job: JobRecord, extraRequests: number): { model_calls: numb
 	};
 }
 
+/**
+ * job.finished for a job that ends before it ever ran (cancelled while queued, a slot passed, its
+ * agent deleted): a job's lines end with it whichever way it ended. Nothing was called or spent.
+ */
+export function logEndedUnstarted(done: JobRecord, reason: string, by?: string): void {
+	log.info("job.finished", {
+		agent: done.agent,
+		job_id: done.id,
+		status: done.status,
+		exit_reason: done.exit_reason,
+		reason,
+		...(by !== undefined ? { by } : {}),
+		...(done.error ? { error_type: done.error.type, error_message: done.error.message } : {}),
+		turns: 0,
+	});
+}
+
 /** Ends a job with a final status, its exit reason and a closing JSONL line. */
 export function finish(
 	deps: StepDeps,
 	job: JobRecord,
 	to: "completed" | "failed" | "cancelled" | "indeterminate",
-	opts: { reason: string; exit_reason?: ExitReason; error?: { type: string; message: string; request_id?: string }; summary?: string | null },
+	opts: { reason: string; exit_reason?: ExitReason; error?: { type: string; message: string; request_id?: string }; summary?: string | null; by?: string },
 ): JobRecord {
 	const done = transition(job, to, {
 		reason: opts.reason,
@@ -111,7 +128,12 @@ export function finish(
 	});
 	// The setup's count of extra requests comes back with the write it already takes (job.finished's
 	// model_calls), not from a read of the whole setup row, definition and all, at every job's end.
-	const extraRequests = deps.sql.exec<{ extra_requests: number }>("UPDATE job_setup SET next_step_at = ?, approval_expires_at = NULL WHERE job_id = ? RETURNING extra_requests", NEVER, job.id).toArray()[0]?.extra_requests ?? 0;
+	// So does who asked for a cancel the job's loop ends it by (cancel_by).
+	const ended = deps.sql
+		.exec<{ extra_requests: number; cancel_by: string | null }>("UPDATE job_setup SET next_step_at = ?, approval_expires_at = NULL WHERE job_id = ? RETURNING extra_requests, cancel_by", NEVER, job.id)
+		.toArray()[0];
+	const extraRequests = ended?.extra_requests ?? 0;
+	const by = to === "cancelled" ? (opts.by ?? ended?.cancel_by ?? null) : null;
 	if (opts.error) out(deps, job.id, { type: "error", message: redact(opts.error.message), code: opts.error.type, ...(opts.error.request_id ? { request_id: opts.error.request_id } : {}) });
 	out(deps, job.id, { type: "system", subtype: "result", status: to, exit_reason: done.exit_reason, content: opts.reason });
 	// A job that failed or ended indeterminate is something to look at: warn, where a level filter finds it.
@@ -121,6 +143,7 @@ export function finish(
 		status: to,
 		exit_reason: done.exit_reason,
 		reason: opts.reason,
+		...(by !== null ? { by } : {}),
 		...(opts.error ? { error_type: opts.error.type, error_message: redact(opts.error.message) } : {}),
 		turns: done.usage.num_turns,
 		...modelTotals(done, extraRequests),

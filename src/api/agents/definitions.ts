@@ -269,8 +269,9 @@ export const agentDefinitionsApi = createApi()
 			refuseFileAgent(name);
 			if (!(await getRegisteredAgent(c.env.DB, name))) throw new NotFoundError(`no agent named ${name}`);
 			// The object decides (one of concurrent deletes succeeds) and tells its shard and D1.
-			unwrap(await agentRpc(c.env, name).remove(Date.now(), c.var.principal.name));
-			log.info("agent.deleted", { agent: name, by: c.var.principal.name });
+			const removed = unwrap(await agentRpc(c.env, name).remove(Date.now(), c.var.principal.name));
+			// Its queued runs, each ended with its own job.finished (an object on the release before does not say).
+			log.info("agent.deleted", { agent: name, by: c.var.principal.name, ...(typeof removed.cancelled === "number" ? { cancelled_jobs: removed.cancelled } : {}) });
 			return c.json({ deleted: name }, 200);
 		},
 	);
