@@ -526,4 +526,13 @@ export const AGENT_MIGRATIONS: readonly SqlMigration[] = [
 			ALTER TABLE job_setup ADD COLUMN cancel_by TEXT;
 		`,
 	},
+	{
+		version: 33,
+		name: "job_setup_model_tries",
+		sql: `
+			-- Every request sent to the Messages API for the job, answered or not (a failed call's
+			-- retries too), for its job.finished line: model_calls counts the billed ones only.
+			ALTER TABLE job_setup ADD COLUMN model_tries INTEGER NOT NULL DEFAULT 0;
+		`,
+	},
 ];

@@ -40,7 +40,19 @@ describe("one job followed through the logs by its id", () => {
 		expect(mine.map((l) => l.event)).toEqual(["job.triggered", "job.started", "job.finished"]);
 		const [model, usage] = Object.entries(job.usage.per_model)[0]!;
 		expect(model).toBeTruthy();
-		expect(mine[2]).toMatchObject({ level: "info", status: "completed", exit_reason: "success", turns: 1, model_calls: 1, input_tokens: usage.input_tokens, output_tokens: usage.output_tokens });
+		expect(mine[2]).toMatchObject({
+			level: "info",
+			status: "completed",
+			exit_reason: "success",
+			turns: 1,
+			model_calls: 1,
+			model_tries: 1,
+			input_tokens: usage.input_tokens,
+			output_tokens: usage.output_tokens,
+			// The cache's tokens apart: input_tokens is the uncached input alone.
+			cache_creation_input_tokens: usage.cache_creation_input_tokens,
+			cache_read_input_tokens: usage.cache_read_input_tokens,
+		});
 	});
 
 	it("says each model call at LOG_LEVEL debug: the model, how it stopped, its tries, time and tokens", async () => {
@@ -63,6 +75,8 @@ describe("one job followed through the logs by its id", () => {
 		expect(job.status).toBe("completed");
 		const call = linesOf(lines, job.id).find((l) => l.event === "model.call");
 		expect(call).toMatchObject({ level: "info", tries: 2 });
+		// The job's totals count the failed try it sent, apart from the billed calls.
+		expect(linesOf(lines, job.id).find((l) => l.event === "job.finished")).toMatchObject({ model_calls: 1, model_tries: 2 });
 	});
 
 	it("says why a failed job failed: the model's refusal of the key, on the call's line and the job's last", async () => {
@@ -76,6 +90,8 @@ describe("one job followed through the logs by its id", () => {
 		expect(mine[2]).toMatchObject({ level: "warn", kind: "auth", status: 401, error_message: expect.stringContaining("invalid x-api-key") });
 		// A failed job's last line is a warning, where a level filter finds it.
 		expect(mine[3]).toMatchObject({ level: "warn", status: "failed", error_type: "auth", error_message: expect.stringContaining("invalid x-api-key") });
+		// No call answered (none billed), but one was sent: the line says so, where model_calls 0 alone read as none made.
+		expect(mine[3]).toMatchObject({ model_calls: 0, model_tries: 1 });
 	});
 
 	it("names the API's request id of each try that did not answer, on the call's line, and of the answer a failed call ended on", async () => {

@@ -16,7 +16,7 @@ import { appendLines, type OutputLine } from "./output.ts";
 import { answerText, appendMessage, extendLastMessage, MessageTooLargeError, readMessages } from "./messages.ts";
 import { dropAllThinking, storedAnswer, UNBOUND_THINKING } from "./thinking.ts";
 import { noteCompletedRun } from "./persistent.ts";
-import { getSetup, insertToolCalls, markToolCall, noteExtraRequests, setNextStep, toolCallCount, type JobSetup } from "./session.ts";
+import { getSetup, insertToolCalls, markToolCall, noteExtraRequests, noteModelTries, setNextStep, toolCallCount, type JobSetup } from "./session.ts";
 import { addUsage, limitReached, turnCallsOverLimit } from "./usage.ts";
 import { awaitsToolResults, settleTools } from "./tool-turn.ts";
 import { bump, CUT_AT_MAX_TOKENS, finish, HEARTBEAT_MS, limitFailure, maxTurnsFailure, out, save, SUMMARY_CHARS, used, type StepDeps, type StepResult } from "./step-common.ts";
@@ -120,6 +120,7 @@ export async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup)
 		input_tokens: response.message.usage.input_tokens,
 		output_tokens: response.message.usage.output_tokens,
 	});
+	noteModelTries(deps.sql, job.id, response.attempts.length);
 	// The job may have been cancelled while the call was in flight.
 	const stored = getJob(deps.sql, job.id);
 	if (!stored || stored.status !== "running") return "done";
@@ -330,6 +331,7 @@ function modelFailed(deps: StepDeps, jobId: string, err: unknown): StepResult {
 	// A failed call's tries are as much the record as a good one's, and a refused or aborted answer's
 	// tokens as billed.
 	if (err instanceof ModelCallFailure) {
+		noteModelTries(deps.sql, jobId, err.attempts.length);
 		const lines = [...retryLines(err.attempts), ...abortedLines(err.attempts, setup.cancelRequested !== null ? "cancelled" : "timed out")];
 		if (lines.length > 0) out(deps, jobId, ...lines);
 		job = withBilledUsage(job, err.attempts);

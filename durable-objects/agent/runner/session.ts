@@ -119,6 +119,11 @@ export function noteExtraRequests(sql: SqlStorage, jobId: string, n: number): vo
 	if (n > 0) sql.exec("UPDATE job_setup SET extra_requests = extra_requests + ? WHERE job_id = ?", n, jobId);
 }
 
+/** Counts requests sent to the Messages API, answered or not (job.finished's model_tries). */
+export function noteModelTries(sql: SqlStorage, jobId: string, n: number): void {
+	if (n > 0) sql.exec("UPDATE job_setup SET model_tries = model_tries + ? WHERE job_id = ?", n, jobId);
+}
+
 /** Asks a running job's loop to end it cancelled; `by`, who asked (kept when a later reason adds to the first). */
 export function requestCancel(sql: SqlStorage, jobId: string, reason: string, by?: string): void {
 	sql.exec("UPDATE job_setup SET cancel_requested = ?, cancel_by = coalesce(?, cancel_by), next_step_at = 0 WHERE job_id = ?", reason, by ?? null, jobId);

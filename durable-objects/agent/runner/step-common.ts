@@ -84,13 +84,21 @@ export function used(deps: StepDeps, job: JobRecord, setup: JobSetup): () => Use
 	return () => ({ requests: (job.usage.num_turns ?? 0) + setup.extraRequests, toolCalls: toolCallCount(deps.sql, job.id) });
 }
 
-/** What a job's model calls came to, for its job.finished line: requests made (refused and continued ones too) and tokens, counted as model.call counts them. */
-function modelTotals(job: JobRecord, extraRequests: number): { model_calls: number; input_tokens: number; output_tokens: number } {
+/**
+ * What a job's model calls came to, for its job.finished line: billed requests (refused and continued
+ * ones too: model_calls), every request sent, failed tries included (model_tries: a job whose calls
+ * all failed made none of the first and six of the second), and tokens, counted as model.call counts
+ * them, the cache's apart (input_tokens is the uncached input alone, as the API reports it).
+ */
+function modelTotals(job: JobRecord, extraRequests: number, modelTries: number) {
 	const models = Object.values(job.usage.per_model);
 	return {
 		model_calls: (job.usage.num_turns ?? 0) + extraRequests,
+		model_tries: modelTries,
 		input_tokens: models.reduce((n, u) => n + u.input_tokens, 0),
 		output_tokens: models.reduce((n, u) => n + u.output_tokens, 0),
+		cache_creation_input_tokens: models.reduce((n, u) => n + u.cache_creation_input_tokens, 0),
+		cache_read_input_tokens: models.reduce((n, u) => n + u.cache_read_input_tokens, 0),
 	};
 }
 
@@ -130,7 +138,11 @@ export function finish(
 	// model_calls), not from a read of the whole setup row, definition and all, at every job's end.
 	// So does who asked for a cancel the job's loop ends it by (cancel_by).
 	const ended = deps.sql
-		.exec<{ extra_requests: number; cancel_by: string | null }>("UPDATE job_setup SET next_step_at = ?, approval_expires_at = NULL WHERE job_id = ? RETURNING extra_requests, cancel_by", NEVER, job.id)
+		.exec<{ extra_requests: number; cancel_by: string | null; model_tries: number }>(
+			"UPDATE job_setup SET next_step_at = ?, approval_expires_at = NULL WHERE job_id = ? RETURNING extra_requests, cancel_by, model_tries",
+			NEVER,
+			job.id,
+		)
 		.toArray()[0];
 	const extraRequests = ended?.extra_requests ?? 0;
 	const by = to === "cancelled" ? (opts.by ?? ended?.cancel_by ?? null) : null;
@@ -146,7 +158,7 @@ export function finish(
 		...(by !== null ? { by } : {}),
 		...(opts.error ? { error_type: opts.error.type, error_message: redact(opts.error.message) } : {}),
 		turns: done.usage.num_turns,
-		...modelTotals(done, extraRequests),
+		...modelTotals(done, extraRequests, ended?.model_tries ?? 0),
 		tool_calls: done.tool_calls,
 		cost_usd: done.usage.total_cost_usd,
 	});
