@@ -39,10 +39,11 @@ export const tickApi = createApi().openapi(
 		},
 	}),
 	async (c) => {
-		const minute = Math.floor(Date.now() / 60_000) * 60_000;
+		const now = Date.now();
+		const minute = Math.floor(now / 60_000) * 60_000;
 		let summary: Awaited<ReturnType<typeof runTick>>;
 		try {
-			summary = await runTick(c.env, minute);
+			summary = await runTick(c.env, minute, now, { trigger: "api", by: c.var.principal.name });
 		} catch {
 			// runTick has logged each shard's error and filed the scheduler incident already. An invalid
 			// fleet.yaml failed them all: answered as every route reading the file answers (500 config_invalid).

@@ -30,12 +30,15 @@ export interface TickSummary {
 	shardsBehind: number;
 }
 
+/** Who drove a tick: the cron trigger, or an operator's POST /v1/tick (by the token's name). */
+export type TickSource = { trigger: "cron" } | { trigger: "api"; by: string };
+
 /**
  * One cron tick: every shard is asked to claim its agents' occurrences due at `scheduledTime`.
  * Shards run in parallel and a failed shard does not stop the others; the heartbeat records how it
  * went. Nothing here needs to be exactly-once: the agents' ledgers make every claim idempotent.
  */
-export async function runTick(env: Env, scheduledTime: number, now = Date.now()): Promise<TickSummary> {
+export async function runTick(env: Env, scheduledTime: number, now = Date.now(), source: TickSource = { trigger: "cron" }): Promise<TickSummary> {
 	const minute = minuteField(scheduledTime);
 	const settled = await Promise.allSettled(
 		Array.from({ length: SCHEDULER_SHARDS }, (_, i) => env.SCHEDULER_SHARD.getByName(shardName(i)).tick(i, scheduledTime)),
@@ -82,8 +85,10 @@ export async function runTick(env: Env, scheduledTime: number, now = Date.now())
 	// A tick some shards failed is partial (warn), one all failed is failed (error): a level filter finds both.
 	(summary.outcome === "ok" ? log.info : summary.outcome === "partial" ? log.warn : log.error)("tick.done", {
 		minute,
-		// How long after its minute the tick began: a cron trigger running late shows here first.
-		late_ms: now - scheduledTime,
+		// How long after its minute the tick began: a cron trigger running late shows here first. A tick
+		// asked for by hand runs when it is asked, its minute the current one: no lateness of the cron's,
+		// and the line says who asked instead.
+		...(source.trigger === "cron" ? { late_ms: now - scheduledTime } : { trigger: source.trigger, by: source.by }),
 		outcome: summary.outcome,
 		agents_called: summary.agentsCalled,
 		claimed: summary.claimed,

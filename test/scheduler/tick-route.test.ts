@@ -43,4 +43,19 @@ describe("POST /v1/tick", () => {
 		expect(again.claimed).toBe(0);
 		expect((await runsOf("ticked-by-hand")).filter((r) => r.status !== "skipped")).toHaveLength(1);
 	});
+
+	it("logs its tick.done as asked for by hand, by whom, without a cron tick's late_ms", async () => {
+		vi.useFakeTimers({ toFake: ["Date"], now: at(7, 40) });
+		const lines: Record<string, unknown>[] = [];
+		for (const method of ["log", "warn", "error"] as const) vi.spyOn(console, method).mockImplementation((line: unknown) => void lines.push(JSON.parse(String(line)) as Record<string, unknown>));
+		try {
+			expect((await call("/v1/tick", { method: "POST", as: "admin" })).status).toBe(200);
+		} finally {
+			vi.restoreAllMocks();
+		}
+		const done = lines.filter((l) => l.event === "tick.done");
+		expect(done).toEqual([expect.objectContaining({ minute: new Date(at(7)).toISOString(), trigger: "api", by: "root" })]);
+		// 40 s past its minute, but asked for now: it ran late for no cron.
+		expect(done[0]).not.toHaveProperty("late_ms");
+	});
 });
