@@ -1,7 +1,7 @@
 import { signatureHeaders } from "../api/webhook-signature.ts";
 import { postTarget, resolveSecretUrl, scrubSecretUrlFields, secretValue } from "../delivery/secret-url.ts";
 import { alertBody } from "./alert-body.ts";
-import { errorFields, log } from "../log.ts";
+import { errorFields, log, logs, type LogFields } from "../log.ts";
 import { claimAlert, markAlerted, releaseAlert, type Incident } from "../store/incidents.ts";
 import { deadline } from "../shared/deadline.ts";
 import { outboundFetch } from "../shared/subrequests.ts";
@@ -24,7 +24,8 @@ export async function sendAlert(env: Env, incident: Incident, key: string): Prom
 	return url !== null && postAlert(env, url, incident, key);
 }
 
-async function postAlert(env: Env, url: string, incident: Incident, key: string): Promise<boolean> {
+/** `context`: fields its failure's line carries besides the incident's (a tick's `minute`). */
+async function postAlert(env: Env, url: string, incident: Incident, key: string, context: LogFields = {}): Promise<boolean> {
 	const body = alertBody(url, incident);
 	// Signed only with a key of its own (ALERT_WEBHOOK_URL_SIGNING_KEY), never the URL: anyone able to
 	// POST to the receiver knows that. Stamped per try, so a resend is not refused as a replay.
@@ -42,10 +43,14 @@ async function postAlert(env: Env, url: string, incident: Incident, key: string)
 			signal: limit.signal,
 		});
 		await res.body?.cancel();
-		if (!res.ok) log.warn("incident.alert_refused", { agent: incident.agent, incident: incident.id, status: res.status });
+		if (!res.ok) log.warn("incident.alert_refused", { agent: incident.agent, incident: incident.id, ...context, status: res.status });
 		return res.ok;
 	} catch (err) {
-		log.warn("incident.alert_failed", { agent: incident.agent, incident: incident.id, ...scrubSecretUrlFields(errorFields(err), url) });
+		// The webhook unreachable or slow (a network error, the timeout), which the tick retries every
+		// minute while it lasts: its name and message say it, a stack of the fetch's own says nothing
+		// more (kept at debug, as an expected request.failed's is).
+		const { stack, ...fields } = errorFields(err);
+		log.warn("incident.alert_failed", { agent: incident.agent, incident: incident.id, ...context, ...scrubSecretUrlFields({ ...fields, ...(logs("debug") ? { stack } : {}) }, url) });
 		return false;
 	} finally {
 		limit.clear();
@@ -61,14 +66,14 @@ export type AlertOutcome = "sent" | "failed" | "taken";
  * The claim is stamped with the clock as it is taken, not `at`: a tick's `at` is its start, which a
  * long fan-out can leave past the claim's minute before it sends, and its claim would be taken over.
  */
-export async function alertIncident(env: Env, incident: Incident, at: number): Promise<AlertOutcome> {
+export async function alertIncident(env: Env, incident: Incident, at: number, context: LogFields = {}): Promise<AlertOutcome> {
 	// Nowhere to send it: no claim (and release), which would be two D1 writes for every failure.
 	const url = alertUrl(env, incident);
 	if (url === null) return "failed";
 	const claimedAt = Date.now();
 	const opening = await claimAlert(env.DB, incident.id, claimedAt);
 	if (opening === null) return "taken";
-	if (!(await postAlert(env, url, incident, `${incident.id}:${opening}`))) {
+	if (!(await postAlert(env, url, incident, `${incident.id}:${opening}`, context))) {
 		await releaseAlert(env.DB, incident.id, claimedAt);
 		return "failed";
 	}

@@ -144,7 +144,7 @@ async function retryAlerts(env: Env, scheduledTime: number, now: number): Promis
 		// By the tick's own minute, as every due time here is: an incident seen in the minute before it
 		// is still with the failure that filed it.
 		for (const incident of await unalerted(env.DB, scheduledTime - 60_000, ALERT_RETRIES_PER_TICK)) {
-			const outcome = await alertIncident(env, incident, now);
+			const outcome = await alertIncident(env, incident, now, { minute: minuteField(scheduledTime) });
 			// The webhook is still down: the rest wait for the next tick rather than each wait out its timeout.
 			if (outcome === "failed") break;
 			if (outcome === "sent") log.info("incident.alert_retried", { agent: incident.agent, incident: incident.id, minute: minuteField(scheduledTime) });
@@ -222,7 +222,7 @@ export async function fileSchedulerIncident(env: Env, outcome: TickSummary["outc
 		const { incident, opened, alertDue } = await recordFailure(env.DB, { agent: SCHEDULER_AGENT, error: `tick ${outcome}: ${errors[0] ?? "unknown"}`, jobId: null, at: now });
 		// As an agent's: an operator finds the scheduler's incidents by their id too.
 		if (opened) log.warn("incident.opened", { agent: SCHEDULER_AGENT, incident: incident.id, class: incident.class, minute: minuteField(minute) });
-		if (alertDue) await alertIncident(env, incident, now);
+		if (alertDue) await alertIncident(env, incident, now, { minute: minuteField(minute) });
 	} catch (err) {
 		log.error("tick.incident_failed", { minute: minuteField(minute), ...errorFields(err) });
 	}

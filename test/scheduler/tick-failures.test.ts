@@ -298,3 +298,24 @@ describe("two ticks of one minute that fail alike (a duplicate cron delivery, or
 		expect(tries[0]!.key).toBe(`${incident.id}:${at}`);
 	});
 });
+
+describe("an alert the tick retries while the webhook is down", () => {
+	it("says so at warn with the tick's minute and the error's message, without a stack for a network error", async () => {
+		const at = Date.parse("2026-12-06T09:41:00Z");
+		const { incident } = await recordFailure(env.DB, { agent: "alert-down", error: "boom while the webhook is down", jobId: null, at: at - 120_000 });
+		fake("https://alerts.example.test", () => {
+			throw new TypeError("Network connection lost");
+		});
+		const answered = (shard: number) => Promise.resolve({ shard, agents_called: 0, claimed: 0, skipped: 0, failed: [], deferred: 0, oldest_deferred: null });
+		const shards = { getByName: () => ({ tick: answered }) };
+		const lines: Record<string, unknown>[] = [];
+		for (const method of ["log", "warn", "error"] as const) {
+			vi.spyOn(console, method).mockImplementation((line: unknown) => void lines.push(JSON.parse(String(line)) as Record<string, unknown>));
+		}
+		await runTick({ ...env, SCHEDULER_SHARD: shards } as unknown as Env, at, at + 2_000);
+		vi.restoreAllMocks();
+		const failed = lines.filter((l) => l.event === "incident.alert_failed" && l.incident === incident.id);
+		expect(failed).toEqual([expect.objectContaining({ level: "warn", agent: "alert-down", minute: "2026-12-06T09:41:00.000Z", error_message: "Network connection lost" })]);
+		expect(failed[0]).not.toHaveProperty("stack");
+	});
+});
