@@ -17,5 +17,13 @@ export interface AppEnv {
 		errorCode?: string;
 		/** The request's failure is logged already (request.failed, request.crashed): its request line is not. */
 		errorLogged?: boolean;
+		/** The public message the request's error answered with, for its request line. */
+		errorMessage?: string;
+		/**
+		 * The level of the request's failure line where it is not the status's own: a failure anyone
+		 * may repeat every minute (a polled /healthz at 503, a webhook route left unconfigured, whose
+		 * cause is said once at error) is a warning each time.
+		 */
+		failureLevel?: "warn";
 	};
 }

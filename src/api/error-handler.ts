@@ -13,6 +13,7 @@ import { elapsed, requestFields } from "./request-log.ts";
  */
 export function errorBody(c: Context<AppEnv>, code: string, message: string, details?: unknown) {
 	c.set("errorCode", code);
+	c.set("errorMessage", message);
 	return { error: { code, message, ...(details === undefined ? {} : { details }), request_id: c.get("requestId") } };
 }
 
@@ -25,7 +26,7 @@ export const onError: ErrorHandler<AppEnv> = (err, c) => {
 			// An expected error (an unset secret, a bad API_TOKENS): its code and message say what and
 			// where, and anyone may cause one, request after request; its stack is a debug field.
 			const { stack, ...fields } = errorFields(err);
-			log.error("request.failed", { ...requestFields(c), status: err.status, code: err.code, ...elapsed(c), ...fields, ...(logs("debug") ? { stack } : {}) });
+			(c.get("failureLevel") === "warn" ? log.warn : log.error)("request.failed", { ...requestFields(c), status: err.status, code: err.code, ...elapsed(c), ...fields, ...(logs("debug") ? { stack } : {}) });
 			c.set("errorLogged", true);
 		}
 		return answer(err);

@@ -95,6 +95,8 @@ export const hooksApi = createApi().openapi(
 		const problem = webhookSecretProblem(c.env, secretName);
 		if (problem) {
 			notConfigured(agent.name, secretName, `the secret ${problem}`);
+			// Said once at error (hooks.not_configured); each stranger's POST is a warning, not a page.
+			c.set("failureLevel", "warn");
 			throw new ServiceUnavailableError(NOT_CONFIGURED);
 		}
 		const secret = secretNamed(c.env, secretName)!;

@@ -2,7 +2,11 @@ import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { matchedRoutes } from "hono/route";
 import { log, withLogContext } from "../log.ts";
+import { clip } from "../shared/clip.ts";
 import type { AppEnv } from "./context.ts";
+
+/** How much of an error's public message a request line keeps: the cause, not a long list of issues. */
+const MESSAGE_CHARS = 300;
 
 /** A cf-ray (`8f1a2b3c4d5e6f70-LHR`), or a client's own request id worth naming: letters, digits and a few marks, short. */
 const ID_SHAPE = /^[\w.:=-]{1,100}$/;
@@ -28,10 +32,20 @@ export const requestLog = createMiddleware<AppEnv>(async (c, next) => {
 	// A success is in Workers' own invocation log (its id is the cf-ray); a failure's line is logged
 	// once, here, unless onError logged it already (request.failed, request.crashed).
 	if (status < 400 || c.get("errorLogged")) return;
-	const fields = { ...requestFields(c), status, ...elapsed(c), ...(c.get("errorCode") ? { code: c.get("errorCode") } : {}) };
+	// The message is the one the client got (public already; redacted as every field is): a 401's
+	// cause (no header, a wrong token, a token in the query string), a body the injection scan refused.
+	const message = c.get("errorMessage");
+	const fields = {
+		...requestFields(c),
+		status,
+		...elapsed(c),
+		...(c.get("errorCode") ? { code: c.get("errorCode") } : {}),
+		...(message ? { error_message: clip(message, MESSAGE_CHARS) } : {}),
+	};
 	const client = c.req.header("x-request-id");
 	if (client !== undefined && ID_SHAPE.test(client) && client !== id) Object.assign(fields, { client_request_id: client });
-	if (status >= 500) log.error("request", fields);
+	if (c.get("failureLevel") === "warn") log.warn("request", fields);
+	else if (status >= 500) log.error("request", fields);
 	else if (status === 401 || status === 403) log.warn("request", fields);
 	else log.info("request", fields);
 });

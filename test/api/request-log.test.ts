@@ -1,4 +1,6 @@
+import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { app } from "../../src/app.ts";
 import { createAgent } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
 import { call } from "../helpers/http.ts";
@@ -103,7 +105,8 @@ describe("an unconfigured webhook called by anyone", () => {
 		const firstId = first.headers.get("x-request-id");
 		const failed = lines.filter((l) => l.event === "request.failed");
 		expect(failed).toEqual([
-			expect.objectContaining({ level: "error", route: "/v1/hooks/:agent", agent: "hook-quiet", status: 503, code: "unavailable", request_id: firstId, ms: expect.any(Number) }),
+			// A warning each: anyone may send them, and the cause is said once at error (below).
+			expect.objectContaining({ level: "warn", route: "/v1/hooks/:agent", agent: "hook-quiet", status: 503, code: "unavailable", request_id: firstId, ms: expect.any(Number) }),
 			expect.objectContaining({ request_id: second.headers.get("x-request-id") }),
 		]);
 		for (const line of failed) expect(line).not.toHaveProperty("stack");
@@ -111,6 +114,44 @@ describe("an unconfigured webhook called by anyone", () => {
 		expect(lines.filter((l) => l.event === "hooks.not_configured")).toEqual([expect.objectContaining({ agent: "hook-quiet", secret_name: "HOOK_QUIET_SECRET", request_id: firstId })]);
 		// request.failed is each request's line: no second line for the same failure.
 		expect(requestLines(lines)).toEqual([]);
+	});
+});
+
+describe("a refused request's cause", () => {
+	it("is the message its client was answered with, under error_message: a 401's missing header, wrong token or token in the query", async () => {
+		const lines = captureLogs();
+		const answers = [
+			await call("/v1/jobs", { as: null }),
+			await call("/v1/jobs", { as: { token: "wrong-token-0000000000000000" } }),
+			await call(`/v1/jobs?token=${TOKENS.read}`, { as: null }),
+		];
+		const messages: string[] = [];
+		for (const res of answers) {
+			expect(res.status).toBe(401);
+			messages.push(((await res.json()) as { error: { message: string } }).error.message);
+		}
+		expect(new Set(messages).size).toBe(3);
+		expect(requestLines(lines).map((l) => [l.status, l.error_message])).toEqual(messages.map((m) => [401, m]));
+		expect(JSON.stringify(lines)).not.toContain(TOKENS.read);
+		expect(JSON.stringify(lines)).not.toContain("wrong-token");
+	});
+
+	it("is cut short when long: the cause, not a page of it", async () => {
+		const lines = captureLogs();
+		const res = await call(`/v1/${"x".repeat(2000)}`);
+		expect(res.status).toBe(404);
+		const [line] = requestLines(lines);
+		expect(line).toMatchObject({ status: 404, code: "not_found", error_message: expect.stringMatching(/^no route for GET \/v1\/x+/) });
+		expect(String(line!.error_message).length).toBeLessThanOrEqual(300);
+	});
+});
+
+describe("/healthz while drover is degraded", () => {
+	it("logs each polled 503 at warn, not error, with its code and what is not ok", async () => {
+		const lines = captureLogs();
+		const res = await app.request("/healthz", {}, { ...env, API_TOKENS: "" } as Env);
+		expect(res.status).toBe(503);
+		expect(requestLines(lines)).toEqual([expect.objectContaining({ level: "warn", path: "/healthz", status: 503, code: "degraded", error_message: expect.stringContaining("api_tokens") })]);
 	});
 });
 
