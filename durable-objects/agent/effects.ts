@@ -250,7 +250,8 @@ export async function sendDue(
 		if (outcome === "retry") {
 			const said = `${error ?? ""}${detail}`;
 			// Every failed try is said, an HTTP error's as a network error's: retries run up to an hour apart.
-			log.warn("delivery.attempt_failed", { agent, job_id: row.job_id, kind: row.kind, target: row.target, attempt, error_message: said });
+			// The URL's secret by its name (never its value): the one an operator sets or fixes.
+			log.warn("delivery.attempt_failed", { agent, job_id: row.job_id, kind: row.kind, target: row.target, url_secret: row.url_secret, attempt, error_message: said });
 			// A rate-limited or unavailable target that says when to come back is not called sooner: Slack
 			// and Discord ask for longer than the backoff's first steps, which would spend every attempt.
 			const asked = retryAfter === null ? null : now() + Math.min(retryAfter, MAX_RETRY_AFTER_MS);
@@ -270,7 +271,7 @@ export async function sendDue(
 		const said = error === null ? null : error + detail;
 		sql.exec("UPDATE deliveries SET status = ?, last_error = ? WHERE id = ?", outcome === "delivered" ? "delivered" : "failed", said, row.id);
 		// Given up on (failed, or unknown after its last try) is worse than a try to be retried (warn): said at error.
-		(outcome === "delivered" ? log.info : log.error)("delivery.done", { agent, job_id: row.job_id, kind: row.kind, target: row.target, outcome, attempts: attempt, ...(said === null ? {} : { error_message: said }) });
+		(outcome === "delivered" ? log.info : log.error)("delivery.done", { agent, job_id: row.job_id, kind: row.kind, target: row.target, url_secret: row.url_secret, outcome, attempts: attempt, ...(said === null ? {} : { error_message: said }) });
 		if (row.kind === "delivery") {
 			setDelivery(sql, row.job_id, row.target, outcome, now(), said === null ? null : `${said}; ${attempt} attempt${attempt === 1 ? "" : "s"}`);
 			releaseHeldHooks(sql, row.job_id, now());

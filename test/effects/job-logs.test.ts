@@ -182,7 +182,7 @@ describe("one job followed through the logs by its id", () => {
 		const job = await runToRest("logged-delivery");
 		expect(job.delivery).toEqual({ target: "webhook", outcome: "pending" });
 		expect(linesOf(lines, job.id).filter((l) => String(l.event).startsWith("delivery."))).toEqual([
-			expect.objectContaining({ event: "delivery.attempt_failed", level: "warn", target: "webhook", attempt: 1, error_message: "delivery target answered 503" }),
+			expect.objectContaining({ event: "delivery.attempt_failed", level: "warn", target: "webhook", url_secret: "TEST_DELIVERY_URL", attempt: 1, error_message: "delivery target answered 503" }),
 		]);
 	});
 });
@@ -419,6 +419,22 @@ describe("a webhook tool call that fails", () => {
 		expect(failed).toEqual([expect.objectContaining({ level: "warn", tool: "open_ticket", error_message: expect.stringContaining("Network connection lost to <webhook url>") })]);
 		expect(failed[0]).not.toHaveProperty("reason");
 		expect(JSON.stringify(failed)).not.toContain("tickets.example.test");
+		// Its tool.call line says the kind, as http_fetch's does, not a plain error_result.
+		expect(linesOf(lines, job.id).filter((l) => l.event === "tool.call")).toEqual([expect.objectContaining({ level: "warn", tool: "open_ticket", ok: false, failure: "network" })]);
+	});
+
+	it("names its kind on tool.call: an HTTP error's status, input its schema refuses", async () => {
+		useEmulator().enqueue({ tool_use: { name: "open_ticket", input: { title: "x" } } }, { tool_use: { name: "close_ticket", input: { id: "seven" } } }, { text: "done" });
+		fake("https://tickets.example.test", () => new Response("down", { status: 502 }));
+		const tool = { type: "webhook", name: "open_ticket", description: "Open a ticket.", url_secret: "TEST_TICKETS_URL", input_schema: { type: "object", properties: { title: { type: "string" } } } };
+		const strict = { type: "webhook", name: "close_ticket", description: "Close a ticket.", url_secret: "TEST_TICKETS_URL", input_schema: { type: "object", properties: { id: { type: "integer" } } } };
+		await createAgent({ name: "logged-webhook-kinds", tools: [tool, strict] });
+		const lines = captureLogs();
+		const job = await runToRest("logged-webhook-kinds");
+		expect(linesOf(lines, job.id).filter((l) => l.event === "tool.call").map((l) => [l.tool, l.failure])).toEqual([
+			["open_ticket", "http_502"],
+			["close_ticket", "bad_input"],
+		]);
 	});
 });
 
@@ -430,7 +446,9 @@ describe("a delivery given up on", () => {
 		const lines = captureLogs();
 		const job = await runToRest("logged-delivery-failed");
 		expect(job.delivery).toEqual({ target: "webhook", outcome: "failed", error: "delivery target answered 410; 1 attempt" });
-		expect(linesOf(lines, job.id).filter((l) => l.event === "delivery.done")).toEqual([expect.objectContaining({ level: "error", outcome: "failed", target: "webhook" })]);
+		// Which secret's URL to fix, by its name: never the URL it holds.
+		expect(linesOf(lines, job.id).filter((l) => l.event === "delivery.done")).toEqual([expect.objectContaining({ level: "error", outcome: "failed", target: "webhook", url_secret: "TEST_DELIVERY_URL" })]);
+		expect(JSON.stringify(lines)).not.toContain("deliver.example.test");
 	});
 });
 

@@ -29,7 +29,7 @@ describe("a definition stored before a release reserved the secret it names", ()
 		const stored = { type: "webhook", name: "create_ticket", description: "Create.", url_secret: "ALERT_WEBHOOK_URL", input_schema: { type: "object" }, requires_approval: false } as const;
 		const ctx = { agent: parseAgent({ name, prompt: "x" }), env: { ...env, ALERT_WEBHOOK_URL: "https://alerts.example.test/hook", ALERT_WEBHOOK_URL_SIGNING_KEY: "k".repeat(32) } as Env, jobId: "job-x" } as unknown as ToolContext;
 		const outcome = await callWebhookTool(stored as WebhookTool, { title: "FORGED: db down" }, ctx, "toolu_1");
-		expect(outcome).toEqual({ ok: false, content: "webhook tool create_ticket is not configured (the operator has not set its URL secret)" });
+		expect(outcome).toEqual({ ok: false, content: "webhook tool create_ticket is not configured (the operator has not set its URL secret)", failure: "not_configured" });
 		expect(outboundLog.filter((r) => r.url.startsWith("https://alerts.example.test"))).toEqual([]);
 	});
 });

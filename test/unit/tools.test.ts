@@ -445,13 +445,13 @@ describe("webhook tools", () => {
 	it("reports a non-2xx answer with the start of its body", async () => {
 		fake(HOOK_URL, () => new Response(`quota exceeded ${"z".repeat(1000)}`, { status: 429 }));
 		const outcome = await callWebhookTool(hookTool, { title: "x" }, ctxWith({ MY_HOOK_URL: HOOK_URL }), "toolu_03");
-		expect(outcome).toEqual({ ok: false, content: `webhook answered 429: ${`quota exceeded ${"z".repeat(1000)}`.slice(0, 499)}…` });
+		expect(outcome).toEqual({ ok: false, content: `webhook answered 429: ${`quota exceeded ${"z".repeat(1000)}`.slice(0, 499)}…`, failure: "http_429" });
 	});
 
 	it("does not follow a redirect with the signed payload", async () => {
 		fake(HOOK_URL, () => new Response(null, { status: 302, headers: { location: "https://elsewhere.test/" } }));
 		const outcome = await callWebhookTool(hookTool, { title: "x" }, ctxWith({ MY_HOOK_URL: HOOK_URL }), "toolu_04");
-		expect(outcome).toEqual({ ok: false, content: "webhook answered 302: " });
+		expect(outcome).toEqual({ ok: false, content: "webhook answered 302: ", failure: "http_302" });
 		expect(outboundLog).toHaveLength(1);
 	});
 
@@ -468,7 +468,7 @@ describe("webhook tools", () => {
 	it("reports a missing URL secret without making a request", async () => {
 		expect("MY_HOOK_URL" in env).toBe(false);
 		const outcome = await callWebhookTool(hookTool, { title: "x" }, ctxWith(), "toolu_05");
-		expect(outcome).toEqual({ ok: false, content: "webhook tool create_ticket is not configured (the operator has not set its URL secret)" });
+		expect(outcome).toEqual({ ok: false, content: "webhook tool create_ticket is not configured (the operator has not set its URL secret)", failure: "not_configured" });
 		expect(outboundLog).toEqual([]);
 	});
 
@@ -488,6 +488,7 @@ describe("webhook tools", () => {
 			ok: false,
 			content:
 				"webhook create_ticket failed: network error: connect failed for <webhook url>; the request may have reached the server, so whether it took effect is unknown: check before making it again",
+			failure: "network",
 		});
 		expect(outcome.content).not.toContain("secretpath");
 	});
@@ -522,6 +523,7 @@ describe("webhook tools", () => {
 			expect(await outcome).toEqual({
 				ok: false,
 				content: "webhook create_ticket failed: timed out after 30 s; the request may have reached the server, so whether it took effect is unknown: check before making it again",
+				failure: "timeout",
 			});
 		} finally {
 			vi.useRealTimers();

@@ -29,18 +29,18 @@ export async function callWebhookTool(tool: WebhookTool, input: unknown, ctx: To
 	const target = resolveSecretUrl(secretNamed(ctx.env, tool.url_secret));
 	if (target.kind === "missing") {
 		log.warn("tool.webhook.not_configured", { agent: ctx.agent.name, job_id: ctx.jobId, tool: tool.name, url_secret: tool.url_secret });
-		return { ok: false, content: `webhook tool ${tool.name} is not configured (the operator has not set its URL secret)` };
+		return { ok: false, content: `webhook tool ${tool.name} is not configured (the operator has not set its URL secret)`, failure: "not_configured" };
 	}
 	if (target.kind === "not-http") {
 		log.warn("tool.webhook.bad_url", { agent: ctx.agent.name, job_id: ctx.jobId, tool: tool.name, url_secret: tool.url_secret });
-		return { ok: false, content: `webhook tool ${tool.name} is not configured correctly (its URL secret is not an http(s) URL)` };
+		return { ok: false, content: `webhook tool ${tool.name} is not configured correctly (its URL secret is not an http(s) URL)`, failure: "bad_url" };
 	}
 	const { url } = target;
 	// The API does not hold the model's input to the tool's input_schema: a call that breaks it is not
 	// sent (its receiver expects that shape, and may act on what it can parse), and the model is told
 	// what is wrong so it can call again with input that fits.
 	const problem = inputProblem(tool, input, ctx);
-	if (problem) return { ok: false, content: problem };
+	if (problem) return { ok: false, ...problem };
 	const key = secretNamed(ctx.env, `${tool.url_secret}_SIGNING_KEY`) ?? url;
 
 	const body = JSON.stringify({ tool: tool.name, input: input ?? {}, job_id: ctx.jobId });
@@ -70,7 +70,8 @@ export async function callWebhookTool(tool: WebhookTool, input: unknown, ctx: To
 		// A network error's message may quote the URL; it is cut out before anyone sees it.
 		const reason = scrubSecretUrl(failureReason(error, signal, true), url, "<webhook url>");
 		log.warn("tool.webhook.failed", { agent: ctx.agent.name, job_id: ctx.jobId, tool: tool.name, error_message: reason });
-		return { ok: false, content: `webhook ${tool.name} failed: ${reason}` };
+		// Its kind for the tool.call line, as http_fetch's: timed out (or cut off), or the network.
+		return { ok: false, content: `webhook ${tool.name} failed: ${reason}`, failure: signal.aborted ? "timeout" : "network" };
 	} finally {
 		limit.clear();
 	}
@@ -79,24 +80,24 @@ export async function callWebhookTool(tool: WebhookTool, input: unknown, ctx: To
 	// The answer goes to the model and the job's output, which a read token can fetch: a server that
 	// echoes its own URL (an error page, "Cannot POST /…") must not hand the credential in it over.
 	if (status < 200 || status > 299) {
-		return { ok: false, content: `webhook answered ${status}: ${scrubbedExcerpt(text, url, "<webhook url>", ERROR_EXCERPT_CHARS, truncated)}` };
+		return { ok: false, content: `webhook answered ${status}: ${scrubbedExcerpt(text, url, "<webhook url>", ERROR_EXCERPT_CHARS, truncated)}`, failure: `http_${status}` };
 	}
 	if (text === "") return { ok: true, content: `webhook answered ${status} with an empty body` };
 	const answer = scrubbedExcerpt(text, url, "<webhook url>", Number.POSITIVE_INFINITY, truncated);
 	return { ok: true, content: truncated ? `${answer}\n[truncated at ${WEBHOOK_MAX_RESPONSE_BYTES} bytes]` : answer };
 }
 
-/** Why `input` is not sent to `tool`'s receiver, or null when it fits the tool's input_schema. */
-function inputProblem(tool: WebhookTool, input: unknown, ctx: ToolContext): string | null {
+/** Why `input` is not sent to `tool`'s receiver (and the kind, for tool.call), or null when it fits the tool's input_schema. */
+function inputProblem(tool: WebhookTool, input: unknown, ctx: ToolContext): { content: string; failure: string } | null {
 	try {
 		const problems = toolInputProblems(ctx.agent, tool.name, (input ?? {}) as Record<string, unknown>);
 		if (problems.length === 0) return null;
 		const said = problems.map((p) => `${p.path}: ${p.message}`).join("; ");
-		return `input does not match ${tool.name}'s input_schema, so it was not sent: ${said}. Call ${tool.name} again with input that matches it.`;
+		return { content: `input does not match ${tool.name}'s input_schema, so it was not sent: ${said}. Call ${tool.name} again with input that matches it.`, failure: "bad_input" };
 	} catch (err) {
 		if (!(err instanceof InvalidToolSchemaError)) throw err;
 		// Unchecked input is not sent: the operator's definition is at fault, and says so in the logs.
 		log.warn("tool.webhook.bad_schema", { agent: ctx.agent.name, job_id: ctx.jobId, tool: tool.name, error_message: err.message });
-		return `webhook tool ${tool.name} is not configured correctly (its input_schema cannot be checked), so the call was not sent`;
+		return { content: `webhook tool ${tool.name} is not configured correctly (its input_schema cannot be checked), so the call was not sent`, failure: "bad_schema" };
 	}
 }
