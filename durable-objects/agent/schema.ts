@@ -528,11 +528,12 @@ export const AGENT_MIGRATIONS: readonly SqlMigration[] = [
 	},
 	{
 		version: 33,
-		name: "job_setup_model_tries",
+		name: "job_setup_unbilled_tries",
 		sql: `
-			-- Every request sent to the Messages API for the job, answered or not (a failed call's
-			-- retries too), for its job.finished line: model_calls counts the billed ones only.
-			ALTER TABLE job_setup ADD COLUMN model_tries INTEGER NOT NULL DEFAULT 0;
+			-- Requests sent to the Messages API for the job that were not billed (a 529 retried, a
+			-- call that failed unanswered), for its job.finished line's model_tries: model_calls
+			-- counts the billed ones. Kept apart so a call answered at its first try writes nothing more.
+			ALTER TABLE job_setup ADD COLUMN unbilled_tries INTEGER NOT NULL DEFAULT 0;
 		`,
 	},
 ];

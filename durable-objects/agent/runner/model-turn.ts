@@ -16,7 +16,7 @@ import { appendLines, type OutputLine } from "./output.ts";
 import { answerText, appendMessage, extendLastMessage, MessageTooLargeError, readMessages } from "./messages.ts";
 import { dropAllThinking, storedAnswer, UNBOUND_THINKING } from "./thinking.ts";
 import { noteCompletedRun } from "./persistent.ts";
-import { getSetup, insertToolCalls, markToolCall, noteExtraRequests, noteModelTries, setNextStep, toolCallCount, type JobSetup } from "./session.ts";
+import { getSetup, insertToolCalls, markToolCall, noteExtraRequests, setNextStep, toolCallCount, type JobSetup } from "./session.ts";
 import { addUsage, limitReached, turnCallsOverLimit } from "./usage.ts";
 import { awaitsToolResults, settleTools } from "./tool-turn.ts";
 import { bump, CUT_AT_MAX_TOKENS, finish, HEARTBEAT_MS, limitFailure, maxTurnsFailure, out, save, SUMMARY_CHARS, used, type StepDeps, type StepResult } from "./step-common.ts";
@@ -48,6 +48,8 @@ function answerNotStored(err: MessageTooLargeError): { reason: string; exit_reas
  * a try aborted (a cancel, the deadline) after the API reported its tokens.
  */
 const billedTries = (attempts: readonly ModelAttempt[]): number => attempts.filter((a) => a.status === "refusal" || (a.status === "aborted" && a.usage !== undefined)).length;
+/** Tries that were neither the answer nor billed (a 529 retried, a call that failed unanswered): job.finished's model_tries adds them to model_calls. */
+const unbilledTries = (attempts: readonly ModelAttempt[]): number => attempts.filter((a) => a.status !== "ok").length - billedTries(attempts);
 
 /** A model call slower than this is logged at info (model.call is otherwise a debug line). */
 const SLOW_MODEL_CALL_MS = 60_000;
@@ -120,7 +122,6 @@ export async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup)
 		input_tokens: response.message.usage.input_tokens,
 		output_tokens: response.message.usage.output_tokens,
 	});
-	noteModelTries(deps.sql, job.id, response.attempts.length);
 	// The job may have been cancelled while the call was in flight.
 	const stored = getJob(deps.sql, job.id);
 	if (!stored || stored.status !== "running") return "done";
@@ -146,7 +147,7 @@ export async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup)
 	const added = addUsage(current.usage, model, message.usage, pricing());
 	const updated = bump(current, { usage: continuing ? { ...added, num_turns: current.usage.num_turns } : added });
 	// A continuation is a request but not a turn; a refused answer is a billed request too.
-	noteExtraRequests(deps.sql, job.id, billedTries(attempts) + (continuing ? 1 : 0));
+	noteExtraRequests(deps.sql, job.id, billedTries(attempts) + (continuing ? 1 : 0), unbilledTries(attempts));
 	// The answer, its calls and its output lines in one transaction: a message stored in pieces is
 	// never half-kept, and an answer that could not be stored leaves no lines (no tool_use line for a
 	// call never recorded); the step asked again writes its own lines once. An answer that needs
@@ -331,11 +332,10 @@ function modelFailed(deps: StepDeps, jobId: string, err: unknown): StepResult {
 	// A failed call's tries are as much the record as a good one's, and a refused or aborted answer's
 	// tokens as billed.
 	if (err instanceof ModelCallFailure) {
-		noteModelTries(deps.sql, jobId, err.attempts.length);
 		const lines = [...retryLines(err.attempts), ...abortedLines(err.attempts, setup.cancelRequested !== null ? "cancelled" : "timed out")];
 		if (lines.length > 0) out(deps, jobId, ...lines);
 		job = withBilledUsage(job, err.attempts);
-		noteExtraRequests(deps.sql, jobId, billedTries(err.attempts));
+		noteExtraRequests(deps.sql, jobId, billedTries(err.attempts), unbilledTries(err.attempts));
 	}
 	const e = err instanceof ModelCallError ? err : new ModelCallError("network", err instanceof Error ? err.message : String(err));
 	(e.kind === "aborted" ? log.info : log.warn)("model.call_failed", {

@@ -113,15 +113,11 @@ export function setNextStep(sql: SqlStorage, jobId: string, at: number, now: num
 
 /**
  * Counts billed model requests that num_turns does not: a paused turn's continuation (the same turn)
- * and a fallback model's refused answer. max_requests limits all requests, not turns.
+ * and a fallback model's refused answer. max_requests limits all requests, not turns. And, apart,
+ * requests sent that were not billed (`unbilled`: job.finished's model_tries), in the same write.
  */
-export function noteExtraRequests(sql: SqlStorage, jobId: string, n: number): void {
-	if (n > 0) sql.exec("UPDATE job_setup SET extra_requests = extra_requests + ? WHERE job_id = ?", n, jobId);
-}
-
-/** Counts requests sent to the Messages API, answered or not (job.finished's model_tries). */
-export function noteModelTries(sql: SqlStorage, jobId: string, n: number): void {
-	if (n > 0) sql.exec("UPDATE job_setup SET model_tries = model_tries + ? WHERE job_id = ?", n, jobId);
+export function noteExtraRequests(sql: SqlStorage, jobId: string, n: number, unbilled = 0): void {
+	if (n > 0 || unbilled > 0) sql.exec("UPDATE job_setup SET extra_requests = extra_requests + ?, unbilled_tries = unbilled_tries + ? WHERE job_id = ?", n, unbilled, jobId);
 }
 
 /** Asks a running job's loop to end it cancelled; `by`, who asked (kept when a later reason adds to the first). */

@@ -90,11 +90,12 @@ export function used(deps: StepDeps, job: JobRecord, setup: JobSetup): () => Use
  * all failed made none of the first and six of the second), and tokens, counted as model.call counts
  * them, the cache's apart (input_tokens is the uncached input alone, as the API reports it).
  */
-function modelTotals(job: JobRecord, extraRequests: number, modelTries: number) {
+function modelTotals(job: JobRecord, extraRequests: number, unbilledTries: number) {
 	const models = Object.values(job.usage.per_model);
+	const calls = (job.usage.num_turns ?? 0) + extraRequests;
 	return {
-		model_calls: (job.usage.num_turns ?? 0) + extraRequests,
-		model_tries: modelTries,
+		model_calls: calls,
+		model_tries: calls + unbilledTries,
 		input_tokens: models.reduce((n, u) => n + u.input_tokens, 0),
 		output_tokens: models.reduce((n, u) => n + u.output_tokens, 0),
 		cache_creation_input_tokens: models.reduce((n, u) => n + u.cache_creation_input_tokens, 0),
@@ -138,8 +139,8 @@ export function finish(
 	// model_calls), not from a read of the whole setup row, definition and all, at every job's end.
 	// So does who asked for a cancel the job's loop ends it by (cancel_by).
 	const ended = deps.sql
-		.exec<{ extra_requests: number; cancel_by: string | null; model_tries: number }>(
-			"UPDATE job_setup SET next_step_at = ?, approval_expires_at = NULL WHERE job_id = ? RETURNING extra_requests, cancel_by, model_tries",
+		.exec<{ extra_requests: number; cancel_by: string | null; unbilled_tries: number }>(
+			"UPDATE job_setup SET next_step_at = ?, approval_expires_at = NULL WHERE job_id = ? RETURNING extra_requests, cancel_by, unbilled_tries",
 			NEVER,
 			job.id,
 		)
@@ -158,7 +159,7 @@ export function finish(
 		...(by !== null ? { by } : {}),
 		...(opts.error ? { error_type: opts.error.type, error_message: redact(opts.error.message) } : {}),
 		turns: done.usage.num_turns,
-		...modelTotals(done, extraRequests, ended?.model_tries ?? 0),
+		...modelTotals(done, extraRequests, ended?.unbilled_tries ?? 0),
 		tool_calls: done.tool_calls,
 		cost_usd: done.usage.total_cost_usd,
 	});
