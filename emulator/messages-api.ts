@@ -45,6 +45,7 @@ export class MessagesEmulator {
 	modelErrors: Record<string, EmulatorStep>;
 
 	readonly #requireKey: boolean;
+	readonly #keepRequests: number;
 	readonly #rejectKeys: Set<string>;
 	readonly #initialModelErrors: Record<string, EmulatorStep>;
 	#queue: Step[] = [];
@@ -56,6 +57,7 @@ export class MessagesEmulator {
 
 	constructor(options: EmulatorOptions = {}) {
 		this.#requireKey = options.requireKey ?? true;
+		this.#keepRequests = options.keepRequests ?? Number.POSITIVE_INFINITY;
 		this.#rejectKeys = new Set(options.rejectKeys ?? []);
 		for (const [model, step] of Object.entries(options.modelErrors ?? {})) toStep(step, `modelErrors.${model}`);
 		this.#initialModelErrors = { ...options.modelErrors };
@@ -176,6 +178,7 @@ export class MessagesEmulator {
 			apiKey,
 			headers,
 		});
+		if (this.requests.length > this.#keepRequests) this.requests.splice(0, this.requests.length - this.#keepRequests);
 
 		// Authentication comes before validation, as on the real API.
 		if (apiKey === null && this.#requireKey) return apiError(401, "authentication_error", "x-api-key header is required");

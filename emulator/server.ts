@@ -29,7 +29,9 @@ if (!Number.isInteger(port) || port < 0 || port > 65535) {
 }
 
 // No key is needed locally: whatever key drover is configured with (or none) is accepted and recorded.
-const emulator = new MessagesEmulator({ requireKey: false });
+// It runs as long as `npm start` does: the latest thousand requests are kept, where every request's
+// whole conversation was (a fleet of every-minute agents grew it by about 20 MB an hour).
+const emulator = new MessagesEmulator({ requireKey: false, keepRequests: 1000 });
 
 async function toRequest(req: IncomingMessage, signal: AbortSignal): Promise<Request> {
 	const headers = new Headers();

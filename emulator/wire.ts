@@ -150,6 +150,8 @@ export interface EmulatorOptions {
 	rejectKeys?: readonly string[];
 	/** Standing per-model steps, e.g. `{ "claude-sonnet-5-5": { error: 529 } }`. */
 	modelErrors?: Record<string, EmulatorStep>;
+	/** How many of the latest requests `requests` keeps (default: all, as a test reads them). */
+	keepRequests?: number;
 }
 
 export interface RecordedRequest {

@@ -33,6 +33,17 @@ function post(body: unknown, headers: Record<string, string> = { "x-api-key": "s
 	});
 }
 
+describe("the requests an emulator keeps", () => {
+	it("are the latest keepRequests (npm start's runs as long as it does), all by default", async () => {
+		setUp({ keepRequests: 2 });
+		for (const text of ["one", "two", "three"]) await client.messages.create(ask(text));
+		expect(emulator.requests.map((r) => r.messages?.[0]?.content)).toEqual(["two", "three"]);
+		setUp();
+		for (const text of ["one", "two", "three"]) await client.messages.create(ask(text));
+		expect(emulator.requests).toHaveLength(3);
+	});
+});
+
 describe("non-streaming messages.create", () => {
 	it("returns a Message in the API's shape with a request id", async () => {
 		emulator.enqueue({ text: "Hello there." });
