@@ -107,6 +107,26 @@ function focusOn(el) {
 	target.focus();
 }
 /**
+ * Ties an error message to the field it is about, as the first of the field's descriptions (its hint
+ * kept after it): said with the field when it has or takes the focus, as the message's alert may be
+ * cut off by the focus's announcement, or said before the reader reached the field. `invalid`: what
+ * was typed in it is what was wrong (aria-invalid), until it is edited (clearedByEdits). Untied (and
+ * no longer invalid) with `tied` false, when the message goes.
+ * @param {Element} field @param {Element} message (with an id) @param {boolean} tied @param {boolean} [invalid]
+ */
+function tieError(field, message, tied, invalid = false) {
+	const others = (field.getAttribute("aria-describedby") || "").split(/\s+/).filter((id) => id && id !== message.id);
+	const ids = tied ? [message.id, ...others] : others;
+	if (ids.length) field.setAttribute("aria-describedby", ids.join(" "));
+	else field.removeAttribute("aria-describedby");
+	if (tied && invalid) field.setAttribute("aria-invalid", "true");
+	else field.removeAttribute("aria-invalid");
+}
+/** A field tieError marked invalid is no longer once edited: the edit may have mended it. @param {Element} field @param {AbortSignal} [signal] */
+function clearedByEdits(field, signal) {
+	field.addEventListener("input", () => field.removeAttribute("aria-invalid"), { signal });
+}
+/**
  * Sets a live region's text only when it changes: text set again, the same, is a new node, which a
  * screen reader reads out again (at every 10 s poll). @param {Element} el @param {string} text
  */

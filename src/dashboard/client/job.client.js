@@ -177,10 +177,7 @@ async function jobView(signal) {
 	const inputError = (text) => {
 		approvalError.textContent = text || "";
 		approvalError.hidden = text === null;
-		for (const [k, v] of [["aria-invalid", "true"], ["aria-describedby", "approval-error"]]) {
-			if (text === null) approvalInput.removeAttribute(k);
-			else approvalInput.setAttribute(k, v);
-		}
+		tieError(approvalInput, approvalError, text !== null, true);
 	};
 	// An edit may have fixed it: the error is not said of the new text.
 	approvalInput.addEventListener("input", () => inputError(null), { signal });
@@ -391,8 +388,7 @@ function renderJob(j) {
 		// Editable for a token that may decide; text for one that may not (pages.tsx shows one of them).
 		$("#approval-input").value = $("#approval-input-text").textContent = printableJson(pa.input);
 		$("#approval-error").hidden = true;
-		$("#approval-input").removeAttribute("aria-invalid");
-		$("#approval-input").removeAttribute("aria-describedby");
+		tieError($("#approval-input"), $("#approval-error"), false);
 	}
 }
 

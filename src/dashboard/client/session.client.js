@@ -15,9 +15,7 @@ function showSignIn(message) {
 	err.hidden = !message;
 	// Tied to the field that takes the focus, so that it is said with it (the alert may be cut off by the focus's announcement).
 	const input = $("#token");
-	if (message) input.setAttribute("aria-describedby", "signin-error");
-	else input.removeAttribute("aria-describedby");
-	input.removeAttribute("aria-invalid");
+	tieError(input, err, !!message);
 	input.focus();
 }
 /** @param {string} [message] */
@@ -128,7 +126,7 @@ $("#signin-form").addEventListener("submit", async (/** @type {Event} */ e) => {
 			: err instanceof ApiError ? "Could not sign in: the server answered " + why + "."
 			: "Could not sign in: the server could not be reached (" + why + ").");
 		// The token typed is what was wrong (not so when the server could not answer), until it is edited.
-		if (refused) input.setAttribute("aria-invalid", "true");
+		if (refused) tieError(input, $("#signin-error"), true, true);
 		button.disabled = false;
 		return;
 	}
@@ -145,5 +143,5 @@ $("#signin-form").addEventListener("submit", async (/** @type {Event} */ e) => {
 	focusOn(null);
 	if (statusError) notify("Signed in, but the scheduler's status is unavailable: " + (statusError.message || String(statusError)));
 });
-$("#token").addEventListener("input", () => $("#token").removeAttribute("aria-invalid"));
+clearedByEdits($("#token"));
 $("#sign-out").addEventListener("click", () => signOut());
