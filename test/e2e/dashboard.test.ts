@@ -3840,14 +3840,33 @@ describe("the dashboard", () => {
 		await page.getByRole("button", { name: "Save", exact: true }).click();
 		await body.locator("form [role=alert]").waitFor(LIVE);
 		expect(await body.locator("form [role=alert]").textContent()).toBe("a notepad value is at most 16 KiB; this one is 17408 bytes");
+		// Tied to the value it is about, before the field's hint, and the value marked wrong; the key is not.
+		expect(await accessibleDescription(page, "#notepad-value")).toMatch(/^a notepad value is at most 16 KiB; this one is 17408 bytes Carried into its next prompts/);
+		expect(await page.getByLabel("Value", { exact: true }).getAttribute("aria-invalid")).toBe("true");
+		expect(await accessibleDescription(page, "#notepad-key")).toBeFalsy();
+		expect(await page.getByLabel("Key", { exact: true }).getAttribute("aria-invalid")).toBeNull();
 		expect(await page.getByLabel("Key", { exact: true }).inputValue()).toBe("big");
 		expect((await page.getByLabel("Value", { exact: true }).inputValue()).length).toBe(17 * 1024);
 		expect(await stored()).toEqual({ watermark: "2026-12-01" });
 		// A credential is stored redacted, and the notice says so.
 		const secret = `sk-ant-api03-${"A".repeat(48)}`;
 		await page.getByLabel("Value", { exact: true }).fill(`token ${secret} end`);
+		// Edited, it is no longer marked wrong (the error is still said, and with the field, until the next save).
+		expect(await page.getByLabel("Value", { exact: true }).getAttribute("aria-invalid")).toBeNull();
 		await page.getByRole("button", { name: "Save", exact: true }).click();
 		await page.locator("#notice", { hasText: "redacted (it looked like a secret)" }).waitFor(LIVE);
+		expect(await accessibleDescription(page, "#notepad-value")).not.toContain("at most 16 KiB");
+		// A key over 128 characters: tied to the key, the value not.
+		await page.getByLabel("Key", { exact: true }).fill("k".repeat(129));
+		await page.getByLabel("Value", { exact: true }).fill("v");
+		await page.getByRole("button", { name: "Save", exact: true }).click();
+		await body.locator("form [role=alert]").waitFor(LIVE);
+		const keyError = (await body.locator("form [role=alert]").textContent())!;
+		expect(keyError).toContain("key");
+		expect(await accessibleDescription(page, "#notepad-key")).toBe(keyError);
+		expect(await page.getByLabel("Key", { exact: true }).getAttribute("aria-invalid")).toBe("true");
+		expect(await accessibleDescription(page, "#notepad-value")).not.toContain(keyError);
+		expect(await page.getByLabel("Value", { exact: true }).getAttribute("aria-invalid")).toBeNull();
 		expect(await body.locator("dt").allTextContents()).toEqual(["big", "watermark"]);
 		expect((await stored()).big).toBe("token sk-ant-api03-[REDACTED] end");
 		expect(await body.textContent()).not.toContain(secret);
@@ -3896,6 +3915,9 @@ describe("the dashboard", () => {
 		await save.click();
 		await alert.waitFor(LIVE);
 		expect(await alert.textContent()).toBe("Not saved: someone changed owner since the notepad was shown; it is shown above as it is now. Save again to replace it with yours, or Edit it to start from theirs.");
+		// Said with the key it is about, which is not marked wrong: nothing typed is.
+		expect(await accessibleDescription(page, "#notepad-key")).toBe(await alert.textContent());
+		expect(await key.getAttribute("aria-invalid")).toBeNull();
 		expect(await body.locator("dd pre").allTextContents()).toEqual(["bob"]);
 		expect(await value.inputValue()).toBe("carol");
 		expect(await stored()).toEqual({ owner: "bob" });

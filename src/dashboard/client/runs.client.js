@@ -99,7 +99,18 @@ function notepadView(agent, notes, body) {
 	const draw = (fresh) => body.replaceChildren(...notepadView(agent, fresh, body));
 	const keyField = /** @type {HTMLInputElement} */ (h("input", { id: "notepad-key", type: "text", autocomplete: "off", spellcheck: "false", required: true }));
 	const valueField = /** @type {HTMLTextAreaElement} */ (h("textarea", { id: "notepad-value", rows: 3, "aria-describedby": "notepad-write-hint", "aria-keyshortcuts": MAC ? "Meta+Enter" : "Control+Enter" }));
-	const message = h("p", { class: "message error", role: "alert", hidden: true });
+	const message = h("p", { id: "notepad-error", class: "message error", role: "alert", hidden: true });
+	/**
+	 * Says the refusal (text set) in the form, tied to the fields it is about; null takes it away.
+	 * @param {{ key?: boolean, value?: boolean, invalid?: boolean } | null} about
+	 */
+	const refusal = (about) => {
+		message.hidden = about === null;
+		tieError(keyField, message, !!about && !!about.key, !!about && about.invalid);
+		tieError(valueField, message, !!about && !!about.value, !!about && about.invalid);
+	};
+	clearedByEdits(keyField);
+	clearedByEdits(valueField);
 	const save = /** @type {HTMLButtonElement} */ (h("button", { type: "submit", class: "primary small", text: "Save" }));
 	const form = /** @type {HTMLFormElement} */ (h("form", { class: "notepad-write", "data-needs": "operate", "aria-label": "Write a notepad key" },
 		h("label", { for: keyField.id, text: "Key" }), keyField,
@@ -117,7 +128,7 @@ function notepadView(agent, notes, body) {
 		// As the API stores it: the answer names the key so.
 		const key = keyField.value.normalize("NFC");
 		const value = valueField.value;
-		message.hidden = true;
+		refusal(null);
 		keyField.readOnly = valueField.readOnly = true;
 		act(save, async () => {
 			/** @type {Record<string, string>} */
@@ -135,8 +146,16 @@ function notepadView(agent, notes, body) {
 					shown = await api(base);
 					list.replaceWith(list = listOf(shown));
 					message.textContent = printable("Not saved: someone " + (Object.hasOwn(shown, key) ? (before ? "changed " : "set ") + key + " since the notepad was shown; it is shown above as it is now. Save again to replace it with yours, or Edit it to start from theirs." : "deleted " + key + " since the notepad was shown. Save again to set it."));
-				} else message.textContent = printable(text);
-				message.hidden = false;
+					// Of the key, whose value changed meanwhile: nothing typed is wrong.
+					refusal({ key: true });
+				} else {
+					message.textContent = printable(text);
+					// The field the API names (a key's characters, a value the scan refused), the value if it is too large
+					// (413: it, or the notepad with it); a refusal of neither (a server's failure) is of the write, both fields.
+					const named = err instanceof ApiError ? err.issues.map((i) => i.path) : [];
+					const ofKey = named.includes("key"), ofValue = named.includes("value") || (err instanceof ApiError && err.status === 413);
+					refusal(ofKey || ofValue ? { key: ofKey, value: ofValue, invalid: true } : { key: true, value: true });
+				}
 				return false;
 			}
 			draw(fresh);
@@ -182,7 +201,7 @@ function notepadView(agent, notes, body) {
 						h("button", { type: "button", class: "small", text: "Edit", "aria-label": "Edit " + printable(k), onclick: () => {
 							keyField.value = k;
 							valueField.value = notepad[k];
-							message.hidden = true;
+							refusal(null);
 							valueField.focus();
 						} }),
 						h("button", { type: "button", class: "small", text: "Delete", "aria-label": "Delete " + printable(k), onclick: (/** @type {Click} */ e) => act(e.currentTarget, async () => {
