@@ -3985,12 +3985,16 @@ describe("the dashboard", () => {
 		const line = text.split("\n").findIndex((l) => l === "max_turns: 7") + 1;
 		expect(await alert.locator("p").textContent()).toBe("Not saved: one problem in it, at its place:");
 		expect(await alert.locator("li").allTextContents()).toEqual([`Line ${line}, column 12: max_turns: Invalid input: expected number, received string`]);
+		// Said with the text it is about too, before its hint, the text marked wrong until it is edited.
+		expect(await accessibleDescription(page, "#definition-text")).toMatch(new RegExp(`^Not saved: one problem in it, at its place: Line ${line}, column 12 ?: max_turns: Invalid input: expected number, received string Saved as a change to revision`));
+		expect(await field.getAttribute("aria-invalid")).toBe("true");
 		await alert.getByRole("button", { name: `Line ${line}, column 12` }).click();
 		expect(await field.evaluate((t) => { const a = t as unknown as { value: string; selectionStart: number }; return a.value.slice(a.selectionStart, a.selectionStart + 4); })).toBe("lots");
 		expect(await page.evaluate<string | undefined>("document.activeElement?.id")).toBe("definition-text");
 		expect(await stored()).toBe(7);
 		// Mended and saved with Ctrl+Enter: the notice names both revisions, the definition is shown as saved.
 		await field.fill(text.replace("max_turns: 7", "max_turns: 9"));
+		expect(await field.getAttribute("aria-invalid")).toBeNull();
 		await field.press("Control+Enter");
 		await page.locator("#notice", { hasText: `Saved ${agent}'s definition: revision ` }).waitFor(LIVE);
 		await body.locator("pre", { hasText: "max_turns: 9\n" }).waitFor(LIVE);
@@ -4007,6 +4011,9 @@ describe("the dashboard", () => {
 		await page.getByRole("button", { name: "Save", exact: true }).click();
 		await alert.locator("p", { hasText: `agent ${agent} has changed since revision ` }).waitFor(LIVE);
 		expect(await alert.locator("p").textContent()).toMatch(/now; read it again and make the change there\. Your text is kept here\.$/);
+		// Tied to the text, not marked wrong: the text is not what the refusal is of.
+		expect(await accessibleDescription(page, "#definition-text")).toContain("Your text is kept here.");
+		expect(await field.getAttribute("aria-invalid")).toBeNull();
 		expect(await field.inputValue()).toContain("max_turns: 12\n");
 		expect(await stored()).toBe(11);
 		// Loading the current one is asked first, then replaces the text with theirs.

@@ -90,7 +90,13 @@ function definitionEditor(o) {
 	const field = /** @type {HTMLTextAreaElement} */ (h("textarea", { id: "definition-text", class: "mono", rows: Math.min(Math.max(lines + 1, 8), 30), spellcheck: "false", autocomplete: "off", "aria-describedby": "definition-hint", "aria-keyshortcuts": MAC ? "Meta+Enter" : "Control+Enter" }));
 	field.value = start;
 	const keys = h("kbd", { text: MAC ? "⌘ Enter" : "Ctrl+Enter" });
-	const message = h("div", { class: "message error", role: "alert", hidden: true });
+	const message = h("div", { id: "definition-error", class: "message error", role: "alert", hidden: true });
+	clearedByEdits(field);
+	/** Takes the refusal away, and its tie to the field. */
+	const unsay = () => {
+		message.hidden = true;
+		tieError(field, message, false);
+	};
 	const save = /** @type {HTMLButtonElement} */ (h("button", { type: "submit", class: "primary small", text: read ? "Save" : "Create" }));
 	const cancel = /** @type {HTMLButtonElement} */ (h("button", { type: "button", class: "small", text: "Cancel" }));
 	const check = /** @type {HTMLButtonElement} */ (h("button", { type: "button", class: "small", text: "Check" }));
@@ -134,6 +140,9 @@ function definitionEditor(o) {
 			}) }));
 		}
 		message.hidden = false;
+		// Said with the text too (a line's button puts the focus there), which is what was wrong unless
+		// the refusal is of the revision it was made on (412) or the server's (a 400, or a 413 of its size, is of the text): invalid until edited.
+		tieError(field, message, true, err.status === 400 || err.status === 413);
 	};
 	field.addEventListener("keydown", (/** @type {KeyboardEvent} */ e) => {
 		if (e.key !== "Enter" || !(e.ctrlKey || e.metaKey)) return;
@@ -142,7 +151,8 @@ function definitionEditor(o) {
 	});
 	// What the save would do, asked of the API with nothing stored: its revision, each schedule's next run, its warnings.
 	check.addEventListener("click", () => act(check, async () => {
-		message.hidden = checked.hidden = true;
+		unsay();
+		checked.hidden = true;
 		/** @type {DryRun} */
 		let plan;
 		try {
@@ -171,7 +181,8 @@ function definitionEditor(o) {
 	}));
 	form.addEventListener("submit", (e) => {
 		e.preventDefault();
-		message.hidden = checked.hidden = true;
+		unsay();
+		checked.hidden = true;
 		field.readOnly = true;
 		act(save, async () => {
 			/** @type {AgentView & { definition_revision: string }} */
