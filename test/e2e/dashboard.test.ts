@@ -2861,7 +2861,12 @@ describe("the dashboard", () => {
 		await prompt.fill("   \n  ");
 		await runIt.click();
 		await dialog.getByRole("alert").filter({ hasText: `A prompt is needed to run ${agent}` }).waitFor(LIVE);
+		// Said with the field too, which has the focus back and is marked wrong until it is edited.
+		expect(await page.evaluate<string | undefined>("document.activeElement?.tagName")).toBe("TEXTAREA");
+		expect(await accessibleDescription(page, "dialog[open] textarea")).toContain(`A prompt is needed to run ${agent}: it has no default prompt.`);
+		expect(await prompt.getAttribute("aria-invalid")).toBe("true");
 		await prompt.fill("Summarise the open bugs");
+		expect(await prompt.getAttribute("aria-invalid")).toBeNull();
 		await runIt.click();
 		await page.waitForURL(/\/jobs\/job-/, LIVE);
 		const id = decodeURIComponent(new URL(page.url()).pathname.split("/").pop()!);

@@ -28,7 +28,7 @@ function ask(o) {
 	// An option the action takes besides the text (cancel's force), unticked until ticked.
 	const c = o.check;
 	const checkbox = c ? /** @type {HTMLInputElement} */ (h("input", { id: id + "-check", type: "checkbox", "aria-describedby": id + "-check-hint" })) : null;
-	const message = h("p", { class: "message", role: "alert", hidden: true });
+	const message = h("p", { id: id + "-message", class: "message", role: "alert", hidden: true });
 	const submit = /** @type {HTMLButtonElement} */ (h("button", { type: "submit", class: o.danger ? "primary danger" : "primary", text: o.submit }));
 	const cancel = /** @type {HTMLButtonElement} */ (h("button", { type: "button", text: o.dismiss || "Cancel" }));
 	const form = /** @type {HTMLFormElement} */ (h("form", null,
@@ -60,13 +60,21 @@ function ask(o) {
 		message.className = "message " + kind;
 		message.hidden = false;
 	};
+	/**
+	 * Says an error, and gives the focus back to the field, which it is tied to (said with it there);
+	 * `invalid`: it is of the text typed. @param {string} text @param {boolean} invalid @returns {false}
+	 */
+	const error = (text, invalid) => {
+		say(text, "error");
+		if (field) tieError(field, message, true, invalid);
+		next = field || submit;
+		return false;
+	};
+	if (field) clearedByEdits(field);
 	/** @type {AskControl} */
 	const control = {
-		error: (text) => {
-			say(text, "error");
-			next = field || submit;
-			return false;
-		},
+		// What the action finds wrong with the text (none given where one is needed).
+		error: (text) => error(text, true),
 		question: (text, label) => {
 			say(text, "question");
 			submit.textContent = label;
@@ -119,6 +127,7 @@ function ask(o) {
 			if (field) field.readOnly = true;
 			if (checkbox) checkbox.disabled = true;
 			message.hidden = true;
+			if (field) tieError(field, message, false);
 			next = null;
 			let stay = false;
 			let ok = false;
@@ -130,7 +139,8 @@ function ask(o) {
 				// nothing is said of a 401, as the sign-in form has said it).
 				const text = failMessage(err);
 				stay = text !== null;
-				if (text !== null && dialog.open) control.error(text);
+				// Of the text when the API refused the request (a 400: a prompt too long), else of the action.
+				if (text !== null && dialog.open) error(text, err instanceof ApiError && err.status === 400);
 				else if (text !== null) fail(err);
 			}
 			busy = false;
