@@ -4843,6 +4843,21 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		await page.close();
 	});
 
+	it("titles the sign-in screen as such, and gives the view its own title back once signed in", async () => {
+		const page = await open("/usage");
+		await page.locator("#signin").waitFor({ state: "visible" });
+		// A tab of the sign-in is told apart from the view's, which it does not show.
+		expect(await page.title()).toBe("Sign in · drover");
+		await page.locator("#token").fill(tokens.read);
+		await page.locator("#signin-form button[type=submit]").click();
+		await page.locator("#view").waitFor({ state: "visible" });
+		expect(await page.title()).toBe("Usage · drover");
+		await page.locator("#sign-out").click();
+		await page.locator("#signin").waitFor({ state: "visible" });
+		expect(await page.title()).toBe("Sign in · drover");
+		await page.close();
+	});
+
 	it("puts a box that scrolls with nothing in it to focus in the tab order while it scrolls: a job's usage table on a phone, and a long definition", async () => {
 		const { agent, job } = await completedJob(`dash-scroller-${run}`);
 		const page = await signedIn(`/jobs/${job.id}`, tokens.read);

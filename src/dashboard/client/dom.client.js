@@ -3,6 +3,8 @@
 const TOKEN_KEY = "drover.token";
 const VIEW = document.body.dataset.view || "";
 const SUBJECT = document.body.dataset.subject || "";
+/** The title the server gave the page: its view's (the sign-in form shows another while it is up). */
+const PAGE_TITLE = document.title;
 const FINAL = ["completed", "failed", "cancelled", "indeterminate"];
 const enc = encodeURIComponent;
 /**

@@ -17,6 +17,8 @@ function showSignIn(message) {
 	const input = $("#token");
 	tieError(input, err, !!message);
 	input.focus();
+	// The view's title (the page's, or what its view made it) is not what is shown: a tab of the sign-in is told apart from the view's.
+	document.title = "Sign in · drover";
 }
 /** @param {string} [message] */
 function signOut(message) {
@@ -65,6 +67,8 @@ function showScheduler(status) {
 /** @param {Status | null} status */
 function start(status) {
 	$("#signin").hidden = true;
+	// The page's own title again, until its view makes it more precise (a job's status).
+	document.title = PAGE_TITLE;
 	$("#view").hidden = false;
 	$("#sign-out").hidden = false;
 	$(".topbar nav").hidden = false;
