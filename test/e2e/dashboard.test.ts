@@ -2036,7 +2036,8 @@ describe("the dashboard", () => {
 		await page.setViewportSize({ width: 390, height: 844 });
 		await page.reload();
 		await page.locator("#usage-chart rect.bar").first().waitFor(LIVE);
-		expect(await page.getByRole("img", { name: "Tokens per agent per day" }).count()).toBe(1);
+		// One image, its name saying what it shows and where its figures are (the table beneath).
+		expect(await page.getByRole("img", { name: "Bar chart of the tokens used each day of the last 7 days (UTC), each bar stacked by agent; the table below gives its figures, a row for each agent's day", exact: true }).count()).toBe(1);
 		const phone = await seen();
 		expect(phone.scrollable).toBe(true);
 		expect(phone.scrolled).toBeGreaterThan(0);

@@ -181,7 +181,10 @@ async function showUsage(periodDays, agent, signal, current) {
 	const labelEvery = Math.ceil(80 / band);
 	const dayLabel = labelEvery === 1 ? { weekday: "short", day: "numeric", month: "short", timeZone: "UTC" } : { day: "numeric", month: "short", timeZone: "UTC" };
 	const barTotals = band >= 36;
-	const root = svg("svg", { viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": "Tokens per agent per day", class: "usage-chart" });
+	// One image, named by what it shows and where its figures are (WAI's complex images: a short
+	// description that says where the long one is); the table below is that, a row an agent's day.
+	const root = svg("svg", { viewBox: "0 0 " + W + " " + H, role: "img", class: "usage-chart",
+		"aria-label": "Bar chart of the tokens used each day of the last " + periodDays + " days (UTC)" + (agent ? " by " + printable(agent.split(",").join(", ")) : "") + (agent && !agent.includes(",") ? "" : ", each bar stacked by agent") + "; the table below gives its figures, a row for each agent's day" });
 	// The value axis, pinned (drawPinned): a phone opens at the newest days. Hidden, as in the image.
 	/** @type {SVGElement[]} */
 	const axis = [];
