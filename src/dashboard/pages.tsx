@@ -176,6 +176,8 @@ function Jobs() {
 				{/* The viewer's time, its zone said beside the label (jobs.client.js); the address keeps UTC. */}
 				<TimeFilter name="since" label="Created from" />
 				<TimeFilter name="until" label="Created before" />
+				{/* A filter the API refuses is said here, tied to its field (jobs.client.js). */}
+				<p id="jobs-filter-error" class="error" role="alert" hidden></p>
 			</form>
 			<div class="table-wrap">
 				<table class="grid" id="jobs-table">
@@ -492,6 +494,8 @@ function Usage() {
 						))}
 					</select>
 				</label>
+				{/* A filter the API refuses is said here, tied to its field (usage.client.js). */}
+				<p id="usage-filter-error" class="error" role="alert" hidden></p>
 			</form>
 			<section class="panel">
 				<h2>Tokens per agent per day</h2>

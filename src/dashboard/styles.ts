@@ -187,6 +187,7 @@ textarea { width: 100%; font-family: var(--mono); font-size: .9em; resize: verti
 .filters { display: flex; gap: 1rem; margin: 0 0 1rem; flex-wrap: wrap; }
 .filters label { display: flex; flex-direction: column; gap: .2rem; font-size: .85em; color: var(--muted); }
 .filters select, .filters input { min-width: 12rem; color: var(--ink); }
+.filters .error { flex-basis: 100%; margin: 0; }
 
 /* ── dialogs (every action asked first: run now, pause, fork, continue, cancel…): a panel over the dimmed page ── */
 dialog.ask {

@@ -1205,17 +1205,37 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
-	it("takes a refused filter's notice away once a corrected filter loads", async () => {
-		const page = await signedIn("/jobs", tokens.read);
+	it("says a refused filter at its field, marked invalid until edited, and takes it away once a corrected filter loads", async () => {
+		const page = await signedIn("/jobs", tokens.read, { fakeClock: true });
 		await page.locator("#jobs-table").waitFor(LIVE);
 		const agent = page.locator('#jobs-filter input[name="agent"]');
+		const error = page.locator("#jobs-filter-error");
 		await agent.fill("Bad Name");
 		await agent.press("Enter");
-		await page.locator("#notice", { hasText: "agent" }).waitFor({ state: "visible", ...LIVE });
+		await error.filter({ hasText: "agent" }).waitFor({ state: "visible", ...LIVE });
+		// Said with the field, which has the focus (the alert may be cut off), and marked wrong; not in the page's notice too.
+		const said = (await error.textContent())!;
+		expect(await accessibleDescription(page, '#jobs-filter input[name="agent"]')).toBe(said);
+		expect(await agent.getAttribute("aria-invalid")).toBe("true");
+		expect(await accessibleDescription(page, '#jobs-filter select[name="status"]')).toBeFalsy();
+		expect(await page.locator("#notice").isVisible()).toBe(false);
+		// The list's poll of the refused filter says it nowhere else either.
+		await stepClock(page, 10_000);
+		await stepClock(page, 10_000);
+		expect(await page.locator("#notice").isVisible()).toBe(false);
+		expect(await error.textContent()).toBe(said);
 		await agent.fill("daily-digest");
+		expect(await agent.getAttribute("aria-invalid")).toBeNull();
 		await agent.press("Enter");
-		await page.locator("#notice").waitFor({ state: "hidden", ...LIVE });
+		await error.waitFor({ state: "hidden", ...LIVE });
+		expect(await accessibleDescription(page, '#jobs-filter input[name="agent"]')).toBeFalsy();
+		expect(await page.locator("#notice").isVisible()).toBe(false);
 		expect(new URL(page.url()).searchParams.get("agent")).toBe("daily-digest");
+		// An address whose filter is refused: said at its field as the page opens.
+		await page.goto(`${url}/jobs?agent=Bad%20Name`);
+		await error.filter({ hasText: "agent" }).waitFor({ state: "visible", ...LIVE });
+		expect(await agent.getAttribute("aria-invalid")).toBe("true");
+		expect(await page.locator("#notice").isVisible()).toBe(false);
 		await page.close();
 	});
 
@@ -2295,6 +2315,28 @@ describe("the dashboard", () => {
 		await meta.filter({ hasText: "Last 7 days (UTC) · 1 ended job" }).waitFor(LIVE);
 		expect(new URL(page.url()).search).toBe("");
 		expect(await page.getByLabel("Period").inputValue()).toBe("7");
+		await page.close();
+	});
+
+	it("says a usage agent filter the API refuses at its field, marked invalid until edited, and takes it away once a corrected one loads", async () => {
+		const page = await signedIn("/usage", tokens.read);
+		const meta = page.locator("#usage-meta");
+		await meta.filter({ hasText: /^Last 7 days \(UTC\)/ }).waitFor(LIVE);
+		const agent = page.getByLabel("Agent", { exact: true });
+		const error = page.locator("#usage-filter-error");
+		await agent.fill("Bad Name");
+		await agent.press("Enter");
+		await error.filter({ hasText: "agent" }).waitFor({ state: "visible", ...LIVE });
+		// Said with the field, which has the focus, and marked wrong; not in the page's notice too.
+		expect(await accessibleDescription(page, '#usage-filter input[name="agent"]')).toBe(await error.textContent());
+		expect(await agent.getAttribute("aria-invalid")).toBe("true");
+		expect(await page.locator("#notice").isVisible()).toBe(false);
+		await agent.fill("");
+		expect(await agent.getAttribute("aria-invalid")).toBeNull();
+		await agent.press("Enter");
+		await error.waitFor({ state: "hidden", ...LIVE });
+		expect(await accessibleDescription(page, '#usage-filter input[name="agent"]')).toBeFalsy();
+		expect(new URL(page.url()).search).toBe("");
 		await page.close();
 	});
 
@@ -3592,7 +3634,8 @@ describe("the dashboard", () => {
 		const agent = page.locator("#jobs-filter input[name=agent]");
 		await agent.fill("Not An Agent!");
 		await agent.press("Enter");
-		await page.locator("#notice").waitFor({ state: "visible", ...LIVE });
+		// Said at the filter (its field's error), not in the page's notice.
+		await page.locator("#jobs-filter-error").waitFor({ state: "visible", ...LIVE });
 		await expect.poll(() => rows.count(), LIVE).toBe(0);
 		expect(await page.locator("#jobs-meta").textContent()).toBe("");
 		expect(await page.locator("#jobs-older").isHidden()).toBe(true);

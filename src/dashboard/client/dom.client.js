@@ -129,6 +129,26 @@ function clearedByEdits(field, signal) {
 	field.addEventListener("input", () => field.removeAttribute("aria-invalid"), { signal });
 }
 /**
+ * A filter form's refusals, said in its `message` rather than the page's notice: the function returned
+ * takes what a load threw, and if it is a 400 whose issues name some of the fields `names` (a malformed
+ * agent name), says it there, tied to those fields (tieError), invalid until edited, and returns true;
+ * anything else (null after a load that succeeded) takes the message and the ties away, and returns false.
+ * @param {HTMLFormElement} form @param {HTMLElement} message @param {string[]} names @param {AbortSignal} signal
+ * @returns {(err: unknown) => boolean}
+ */
+function filterRefusal(form, message, names, signal) {
+	const fields = names.map((n) => /** @type {Element} */ (form.elements.namedItem(n)));
+	for (const f of fields) clearedByEdits(f, signal);
+	return (err) => {
+		const named = err instanceof ApiError && err.status === 400 ? err.issues.map((i) => i.path).filter((p) => names.includes(p)) : [];
+		// Set only when it changes: a poll of the refused filter would have it read out again each time.
+		setText(message, named.length ? printable(/** @type {ApiError} */ (err).message) : "");
+		message.hidden = !named.length;
+		names.forEach((n, i) => tieError(fields[i], message, named.includes(n), true));
+		return named.length > 0;
+	};
+}
+/**
  * Sets a live region's text only when it changes: text set again, the same, is a new node, which a
  * screen reader reads out again (at every 10 s poll). @param {Element} el @param {string} text
  */

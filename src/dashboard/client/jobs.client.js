@@ -74,6 +74,8 @@ async function jobsView(signal) {
 			throw err;
 		}
 	};
+	/** A refusal of the filters said at their fields (filterRefusal); whether it was one. */
+	const refusedFilter = filterRefusal(form, $("#jobs-filter-error"), [...JOB_FILTERS, ...JOB_TIME_FILTERS], signal);
 	/** @param {boolean} reset */
 	const load = async (reset) => {
 		const mine = reset ? ++generation : generation;
@@ -134,8 +136,14 @@ async function jobsView(signal) {
 		if (q === applied) return;
 		applied = q;
 		history.replaceState(null, "", "/jobs" + (q ? "?" + q : ""));
-		// A filter the API refused (a malformed agent name) is said until a later load succeeds, as a poll's failure is.
-		load(true).then(pollSucceeded, pollFailed);
+		// A filter the API refused (a malformed agent name) is said in the form, tied to its field, until a
+		// later load succeeds; another failure is said as a poll's is.
+		load(true).then(() => {
+			refusedFilter(null);
+			pollSucceeded();
+		}, (err) => {
+			if (!refusedFilter(err)) pollFailed(err);
+		});
 	};
 	// A closed select steps through its options with the arrow keys, each step a change: applied at
 	// each, going from "any status" to "failed" sent four requests. A step applies once the keys have
@@ -192,12 +200,22 @@ async function jobsView(signal) {
 		const q = new URLSearchParams(applied);
 		q.set("limit", "25");
 		/** @type {JobPage} */
-		const page = await api("/v1/jobs?" + q, { signal });
+		let page;
+		try {
+			page = await api("/v1/jobs?" + q, { signal });
+		} catch (err) {
+			// The refused filter again: said in the form already, not in the page's notice too.
+			if (mine === generation && refusedFilter(err)) return;
+			throw err;
+		}
 		const missing = await noSuchAgent(q.toString(), page);
 		if (mine !== generation || paged || paging) return; // a filter or "Older" came meanwhile
 		keepingFocus(tbody, () => draw(page, true, missing));
 	};
-	await load(true);
+	// An address whose filter the API refuses: said at its field too.
+	await load(true).catch((err) => {
+		if (!refusedFilter(err)) throw err;
+	});
 	poll(refresh, LIVE_MS);
 }
 /** An instant as a datetime-local field's value: the viewer's date and time, to the second. @param {number} ms */

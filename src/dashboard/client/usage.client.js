@@ -53,6 +53,20 @@ async function usageView(signal) {
 	history.replaceState(null, "", "/usage" + (shown() ? "?" + shown() : ""));
 	let applied = shown();
 	let generation = 0;
+	/** A refused agent filter (a malformed name) said at its field (filterRefusal); whether it was one. */
+	const refusedFilter = filterRefusal(form, $("#usage-filter-error"), ["agent"], signal);
+	/**
+	 * A load, its failure said: a refusal of the filter still asked for at its field, else in the notice;
+	 * its success takes a refusal said before away. @param {number} days @param {() => boolean} current
+	 */
+	const show = async (days, current) => {
+		try {
+			await showUsage(days, agentInput.value.trim(), signal, current);
+			if (current()) refusedFilter(null);
+		} catch (err) {
+			if (!(current() && refusedFilter(err))) fail(err);
+		}
+	};
 	const apply = () => {
 		const q = shown();
 		if (q === applied) return;
@@ -60,7 +74,7 @@ async function usageView(signal) {
 		history.replaceState(null, "", "/usage" + (q ? "?" + q : ""));
 		const mine = ++generation;
 		// A period or agent picked while the last one's answers are still coming: only the newest is drawn.
-		showUsage(Number(select.value), agentInput.value.trim(), signal, () => mine === generation).catch(fail);
+		show(Number(select.value), () => mine === generation);
 	};
 	form.onchange = apply;
 	form.onsubmit = (/** @type {Event} */ e) => {
@@ -68,7 +82,7 @@ async function usageView(signal) {
 		apply();
 	};
 	agentField(agentInput, $("#usage-agents"), apply, signal);
-	await showUsage(period, agentInput.value.trim(), signal, () => generation === 0);
+	await show(period, () => generation === 0);
 }
 /**
  * Reads and draws the last `periodDays` days' usage, of `agent` alone if one is named (several
