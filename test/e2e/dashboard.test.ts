@@ -2077,7 +2077,7 @@ describe("the dashboard", () => {
 		expect(pageErrors).toEqual([]);
 	});
 
-	it("keeps the runs chart's lane labels beside the runs on a phone scrolled to its newest runs, a focused mark out from under them, and where they were at a desktop's width", async () => {
+	it("keeps the runs chart's lane labels and time zone beside the runs on a phone, opened at its newest runs, a focused mark out from under them, and where they were at a desktop's width", async () => {
 		const agent = `dash-lanes-${run}`;
 		const at = (i: number) => new Date(Date.UTC(2020, 0, 1, 0, i * 15)).toISOString();
 		const runs = Array.from({ length: 40 }, (_, i) => ({
@@ -2097,7 +2097,7 @@ describe("the dashboard", () => {
 		 * inside the box (none if none is), and the y of its lane's line; the chart's margin in pixels;
 		 * and the focused mark's left edge.
 		 */
-		const seen = () => page.evaluate<{ box: { left: number; right: number }; scrolled: number; scrollable: boolean; lanes: { text: string; left: number; right: number; mid: number; line: number }[]; margin: number; focused: number | null }>(`(() => {
+		const seen = () => page.evaluate<{ box: { left: number; right: number }; scrolled: number; scrollable: boolean; atNewest: boolean; zoneShown: boolean; lanes: { text: string; left: number; right: number; mid: number; line: number }[]; margin: number; focused: number | null }>(`(() => {
 			const chart = document.querySelector("#runs-chart");
 			const box = chart.getBoundingClientRect();
 			const plot = chart.querySelector("svg.runs-timeline");
@@ -2112,10 +2112,18 @@ describe("the dashboard", () => {
 				return shown || { text: own.textContent, left: NaN, right: NaN, mid: NaN, line: lines[i] };
 			});
 			const f = document.activeElement.closest("#runs-chart a");
-			return { box: { left: box.left, right: box.right }, scrolled: chart.scrollLeft, scrollable: chart.scrollWidth > chart.clientWidth, lanes, margin, focused: f && f.getBoundingClientRect().left };
+			// The time zone's label drawn on top, inside the box, in its margin.
+			const zoneShown = [...chart.querySelectorAll("text.zone")].some((t) => {
+				const r = t.getBoundingClientRect();
+				const at = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+				return (at === t || t.contains(at)) && r.left >= box.left && r.right <= box.left + margin;
+			});
+			const atNewest = chart.scrollLeft + chart.clientWidth >= chart.scrollWidth - 1;
+			return { box: { left: box.left, right: box.right }, scrolled: chart.scrollLeft, scrollable: chart.scrollWidth > chart.clientWidth, atNewest, zoneShown, lanes, margin, focused: f && f.getBoundingClientRect().left };
 		})()`);
 		const check = (s: Awaited<ReturnType<typeof seen>>) => {
 			expect(s.lanes.map((l) => l.text)).toEqual(["every-15m", "hourly"]);
+			expect(s.zoneShown).toBe(true);
 			for (const l of s.lanes) {
 				// In the box's view, in its margin at the left, over what scrolls beneath, level with its lane.
 				expect(l.left, l.text).toBeGreaterThanOrEqual(s.box.left);
@@ -2134,6 +2142,8 @@ describe("the dashboard", () => {
 		expect(await a11y()).toEqual({ own: 2, ownHidden: false, others: true });
 		const open = await seen();
 		expect(open.scrollable).toBe(true);
+		// Opened at its newest runs, as the usage chart opens at its newest days.
+		expect(open.atNewest).toBe(true);
 		check(open);
 		// The chart's one tab stop is its newest run: the box scrolls to it, the labels stay.
 		await page.locator("#agent-notepad summary").focus();
@@ -4287,7 +4297,7 @@ describe("the dashboard", () => {
 		await slot.waitFor(LIVE);
 		expect(await slot.textContent()).toMatch(zone);
 		expect(await page.locator("#runs-table time.rel").first().getAttribute("title")).toMatch(zone);
-		expect(await page.locator("#runs-chart svg text.zone").textContent()).toMatch(zone);
+		expect(await page.locator("#runs-chart svg.runs-timeline text.zone").textContent()).toMatch(zone);
 		const { jobs } = await call<{ jobs: JobRecord[] }>("GET", `/v1/jobs?agent=${agent}&limit=1`, tokens.read);
 		await page.goto(`${url}/jobs/${jobs[0]!.id}`);
 		await page.locator("#log-state", { hasText: "ended" }).waitFor(LIVE);

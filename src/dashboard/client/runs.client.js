@@ -352,8 +352,12 @@ function drawRuns(box, runs) {
 		}
 	}
 	rovingMarks(root);
-	// The lanes pinned down to the time axis: copies, the chart's own kept for screen readers.
-	drawPinned(box, root, left, axisY, [...root.querySelectorAll("text.lane")].map((t) => /** @type {SVGElement} */ (t.cloneNode(true))));
+	const first = !box.querySelector(".plot");
+	// The lanes and the time zone pinned at the left: copies, the chart's own kept for screen readers.
+	drawPinned(box, root, left, H, [...root.querySelectorAll("text.lane, text.zone")].map((t) => /** @type {SVGElement} */ (t.cloneNode(true))));
+	// On a phone the chart scrolls in its box: opened at its newest runs, as the usage chart opens at
+	// its newest days; a poll's redraw leaves it where the reader scrolled it.
+	if (first) box.scrollLeft = box.scrollWidth;
 }
 /**
  * The chart's links are one tab stop, the newest to start with, and the arrow keys go from mark to
