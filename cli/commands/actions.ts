@@ -199,8 +199,25 @@ async function pause(ctx: Context, agent: string, opts: PauseOptions): Promise<n
 	const answer = await ctx.client.json(`${agentPath(agent)}/pause`, shapes.agentStatus, { method: "POST", body: opts.reason === undefined ? {} : { reason: opts.reason } });
 	const status = printableDeep(answer);
 	if (opts.json) ctx.json(answer);
-	else ctx.out(`paused ${status.name}${status.paused?.reason ? `: ${status.paused.reason}` : ""}`);
+	else ctx.out(`paused ${status.name}${status.paused?.reason ? `: ${status.paused.reason}` : ""}${heldBack(status)}`);
 	return 0;
+}
+
+/**
+ * What a pause leaves: runs claimed or queued before it wait for the resume (a scheduled one is
+ * then run late, or skipped past its grace window where its schedule says catch_up: false), and
+ * jobs under way go on. Said, as an operator pausing just after a tick would not expect them.
+ */
+function heldBack(status: { queued_jobs?: number; running_jobs?: unknown[] }): string {
+	const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+	// Read as none where absent: the answer's shape checks its name and pause only.
+	const queued = status.queued_jobs ?? 0;
+	const running = status.running_jobs?.length ?? 0;
+	const parts = [
+		queued > 0 ? `${plural(queued, "queued run waits", "queued runs wait")} for the resume` : null,
+		running > 0 ? `${plural(running, "running job goes", "running jobs go")} on` : null,
+	].filter((p) => p !== null);
+	return parts.length > 0 ? ` (${parts.join("; ")})` : "";
 }
 
 async function resume(ctx: Context, agent: string, opts: { json?: boolean }): Promise<number> {

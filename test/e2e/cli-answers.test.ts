@@ -2191,3 +2191,28 @@ describe("drover apply of several agents", () => {
 		expect(scripted.stderr).toContain("second-agent: agent second-agent already exists");
 	});
 });
+
+describe("a pause of an agent with runs held back", () => {
+	it("says the queued runs wait for the resume and the running jobs go on, where it said only that the agent was paused", async () => {
+		const status = (queued: number, running: number) => ({
+			name: "held",
+			source: "api",
+			deleted: false,
+			paused: { at: "2026-01-01T00:00:00.000Z", reason: "maintenance", by: "root" },
+			running_jobs: Array.from({ length: running }, (_, i) => ({ id: `job-2026-01-01-runs0${i}`, status: "running", started_at: "2026-01-01T00:00:00.000Z", schedule: null })),
+			queued_jobs: queued,
+			last_job: null,
+			index_backlog: 0,
+			storage_bytes: 0,
+		});
+		let answer = status(2, 1);
+		const api = await fakeApi({ "POST /v1/agents/held/pause": (_req, res) => json(res, 200, answer) });
+		const both = await runCli(api.url, ["pause", "held", "--reason", "maintenance"]);
+		expect(both.status, both.stderr).toBe(0);
+		expect(both.stdout.trim()).toBe("paused held: maintenance (2 queued runs wait for the resume; 1 running job goes on)");
+		answer = status(1, 0);
+		expect((await runCli(api.url, ["pause", "held"])).stdout.trim()).toBe("paused held: maintenance (1 queued run waits for the resume)");
+		answer = status(0, 0);
+		expect((await runCli(api.url, ["pause", "held"])).stdout.trim()).toBe("paused held: maintenance");
+	});
+});
