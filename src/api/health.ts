@@ -79,12 +79,14 @@ export const healthApi = createApi().openapi(
 		const apiTokens = await apiTokensHealth(c.env.API_TOKENS);
 		const ok = fleet.ok && scheduler !== null && !scheduler.stalled && d1.ok && apiTokens.ok;
 		if (!ok) {
-			// Polled by load balancers, a 503 here is a line a poll for as long as it lasts: a warning, its
-			// parts not ok named (each failure's own line, and the body, say why).
 			const down = [!fleet.ok && "fleet", (scheduler === null || scheduler.stalled) && "scheduler", !d1.ok && "d1", !apiTokens.ok && "api_tokens"].filter(Boolean);
 			c.set("errorCode", "degraded");
 			c.set("errorMessage", `not ok: ${down.join(", ")}`);
-			c.set("failureLevel", "warn");
+			// Polled by load balancers, a 503 here is a line a poll for as long as it lasts: a warning where
+			// the cause has its own line at error (an invalid fleet.yaml or API_TOKENS, said once an
+			// isolate). A scheduler no tick reaches (the cron not firing) has none, nor has D1 refusing
+			// only this read: the poll's line stays an error, the one an alert on errors would see.
+			if (scheduler !== null && !scheduler.stalled && d1.ok) c.set("failureLevel", "warn");
 		}
 		return c.json({ status: ok ? ("ok" as const) : ("degraded" as const), version: c.env.DROVER_VERSION, fleet, scheduler, d1, variables, api_tokens: apiTokens }, ok ? 200 : 503);
 	},

@@ -3,6 +3,7 @@ import { createMiddleware } from "hono/factory";
 import { matchedRoutes } from "hono/route";
 import { log, withLogContext } from "../log.ts";
 import { clip } from "../shared/clip.ts";
+import { redact } from "../security/redact.ts";
 import type { AppEnv } from "./context.ts";
 
 /** How much of an error's public message a request line keeps: the cause, not a long list of issues. */
@@ -32,15 +33,18 @@ export const requestLog = createMiddleware<AppEnv>(async (c, next) => {
 	// A success is in Workers' own invocation log (its id is the cf-ray); a failure's line is logged
 	// once, here, unless onError logged it already (request.failed, request.crashed).
 	if (status < 400 || c.get("errorLogged")) return;
-	// The message is the one the client got (public already; redacted as every field is): a 401's
-	// cause (no header, a wrong token, a token in the query string), a body the injection scan refused.
-	const message = c.get("errorMessage");
+	// The message the client got: a 401's cause (no header, a wrong token, a token in the query
+	// string), a body the injection scan refused. Without what the request itself sent, quoted in it
+	// (a value, a "did you mean" made of it): a token pasted into a filter would reach the log
+	// lowercased, past redaction by value. Redacted before it is cut, as a secret cut in two would not be.
+	const said = c.get("errorMessage");
+	const message = said === undefined ? undefined : clip(redact(said).replace(/"(?:[^"\\]|\\.)*"/g, '"…"'), MESSAGE_CHARS);
 	const fields = {
 		...requestFields(c),
 		status,
 		...elapsed(c),
 		...(c.get("errorCode") ? { code: c.get("errorCode") } : {}),
-		...(message ? { error_message: clip(message, MESSAGE_CHARS) } : {}),
+		...(message ? { error_message: message } : {}),
 	};
 	const client = c.req.header("x-request-id");
 	if (client !== undefined && ID_SHAPE.test(client) && client !== id) Object.assign(fields, { client_request_id: client });

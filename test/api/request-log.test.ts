@@ -6,6 +6,7 @@ import { useEmulator } from "../helpers/emulator.ts";
 import { call } from "../helpers/http.ts";
 import { runToRest } from "../helpers/jobs.ts";
 import { TOKENS } from "../helpers/tokens.ts";
+import { tick } from "../helpers/ticks.ts";
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -136,6 +137,18 @@ describe("a refused request's cause", () => {
 		expect(JSON.stringify(lines)).not.toContain("wrong-token");
 	});
 
+	it("leaves out what the request sent, quoted in the message: a token pasted into a filter is not logged, nor the suggestion made of it", async () => {
+		const lines = captureLogs();
+		const pasted = "Hunter2-PRIVATE-0123456789abcdef";
+		const res = await call(`/v1/jobs?agent=${pasted}`);
+		expect(res.status).toBe(400);
+		// The client is told, the suggestion with it.
+		expect(((await res.json()) as { error: { message: string } }).error.message.toLowerCase()).toContain(pasted.toLowerCase());
+		const [line] = requestLines(lines);
+		expect(line).toMatchObject({ status: 400, error_message: expect.stringContaining('"…"') });
+		expect(JSON.stringify(lines).toLowerCase()).not.toContain("hunter2");
+	});
+
 	it("is cut short when long: the cause, not a page of it", async () => {
 		const lines = captureLogs();
 		const res = await call(`/v1/${"x".repeat(2000)}`);
@@ -147,11 +160,22 @@ describe("a refused request's cause", () => {
 });
 
 describe("/healthz while drover is degraded", () => {
-	it("logs each polled 503 at warn, not error, with its code and what is not ok", async () => {
+	it("logs each polled 503 at warn, not error, with its code and what is not ok, where the cause has its own line at error", async () => {
+		// The scheduler ticking: the one part not ok is API_TOKENS, said once at error by auth.config_invalid.
+		await tick(Math.floor(Date.now() / 60_000) * 60_000);
 		const lines = captureLogs();
 		const res = await app.request("/healthz", {}, { ...env, API_TOKENS: "" } as Env);
 		expect(res.status).toBe(503);
 		expect(requestLines(lines)).toEqual([expect.objectContaining({ level: "warn", path: "/healthz", status: 503, code: "degraded", error_message: expect.stringContaining("api_tokens") })]);
+	});
+
+	it("logs a 503 at error while no tick reaches the scheduler: no other line says so", async () => {
+		// No heartbeat at all (a cron that never fired): /healthz's line is the only one there is.
+		await env.DB.prepare("DELETE FROM scheduler_heartbeat").run();
+		const lines = captureLogs();
+		const res = await app.request("/healthz", {}, env);
+		expect(res.status).toBe(503);
+		expect(requestLines(lines)).toEqual([expect.objectContaining({ level: "error", path: "/healthz", status: 503, code: "degraded", error_message: "not ok: scheduler" })]);
 	});
 });
 
