@@ -1,6 +1,6 @@
 /**
  * The Messages API emulator as a local HTTP server, for `npm start` without an API key and for the
- * benchmarks: `node emulator/server.ts [--port 8788] [--host 127.0.0.1]`. Node 22 runs this file
+ * benchmarks: `node emulator/server.ts [--port 8788] [--host 127.0.0.1] [--keep-requests N]`. Node 22 runs this file
  * directly (type stripping), so it uses only node: built-ins.
  *
  * Point the SDK at it with `baseURL: "http://127.0.0.1:8788"`; script it with
@@ -19,6 +19,9 @@ const { values } = parseArgs({
 	options: {
 		port: { type: "string", default: "8788" },
 		host: { type: "string", default: "127.0.0.1" },
+		// How many of the latest requests GET /__emulator/requests keeps (default: all, which a
+		// benchmark counts); `npm start`, which runs as long as you do, keeps 1,000.
+		"keep-requests": { type: "string" },
 	},
 });
 const port = Number(values.port);
@@ -27,11 +30,14 @@ if (!Number.isInteger(port) || port < 0 || port > 65535) {
 	console.error(`--port must be a port number, got ${JSON.stringify(values.port)}`);
 	process.exit(2);
 }
+const keepRequests = values["keep-requests"] === undefined ? undefined : Number(values["keep-requests"]);
+if (keepRequests !== undefined && !(Number.isInteger(keepRequests) && keepRequests >= 0)) {
+	console.error(`--keep-requests must be a whole number, got ${JSON.stringify(values["keep-requests"])}`);
+	process.exit(2);
+}
 
 // No key is needed locally: whatever key drover is configured with (or none) is accepted and recorded.
-// It runs as long as `npm start` does: the latest thousand requests are kept, where every request's
-// whole conversation was (a fleet of every-minute agents grew it by about 20 MB an hour).
-const emulator = new MessagesEmulator({ requireKey: false, keepRequests: 1000 });
+const emulator = new MessagesEmulator({ requireKey: false, ...(keepRequests === undefined ? {} : { keepRequests }) });
 
 async function toRequest(req: IncomingMessage, signal: AbortSignal): Promise<Request> {
 	const headers = new Headers();

@@ -150,7 +150,9 @@ const children = [];
 let stopping = false;
 const devArgs = ["wrangler", "dev", "--port", String(port), "--ip", "127.0.0.1", "--test-scheduled", "--show-interactive-dev-session=false"];
 if (!apiKey) {
-	const emulator = spawn(process.execPath, ["emulator/server.ts", "--port", String(emulatorPort)], { stdio: ["ignore", "inherit", "inherit"], env });
+	// It runs as long as `npm start` does: the latest thousand requests are kept, where every request's
+	// whole conversation was (a fleet of every-minute agents grew it by about 20 MB an hour).
+	const emulator = spawn(process.execPath, ["emulator/server.ts", "--port", String(emulatorPort), "--keep-requests", "1000"], { stdio: ["ignore", "inherit", "inherit"], env });
 	// Without it every job fails at its first model call: stop rather than run a Worker that cannot work.
 	emulator.on("exit", (code, signal) => {
 		if (stopping) return;
