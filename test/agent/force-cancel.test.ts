@@ -1,5 +1,5 @@
 import { env, runInDurableObject } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { createAgent, settle } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
@@ -114,10 +114,15 @@ describe("cancel with force", () => {
 		await createAgent({ name: "force-fetch", tools: [{ type: "http_fetch", allow_hosts: ["slow.example.test"], methods: ["GET", "POST"] }] });
 		const job = await trigger("force-fetch");
 		await reached;
+		const logged: Record<string, unknown>[] = [];
+		for (const method of ["log", "warn"] as const) vi.spyOn(console, method).mockImplementation((line: unknown) => void logged.push(JSON.parse(String(line)) as Record<string, unknown>));
 		const res = await post(`/v1/jobs/${job.id}/cancel`, { force: true });
 		expect(await res.json()).toMatchObject({ status: "cancelled", exit_reason: "cancelled" });
 		expect(aborted).toBe(true);
 		await settle("force-fetch");
+		vi.restoreAllMocks();
+		// Its line says it was cut off, not that it timed out.
+		expect(logged.filter((l) => l.event === "tool.call" && l.job_id === job.id)).toEqual([expect.objectContaining({ ok: false, failure: "cut_off" })]);
 		expect((await outputOf("force-fetch", job.id)).filter((l) => l.type === "tool_result")).toMatchObject([{ success: false, error: CUT_OFF }]);
 	});
 

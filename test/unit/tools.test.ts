@@ -411,6 +411,20 @@ describe("webhook tools", () => {
 		return crypto.subtle.verify("HMAC", cryptoKey, bytes, encoder.encode(`${req.headers.get("x-drover-timestamp")}.${body}`));
 	}
 
+	it("says a call a forced cancel cut off was cut off, not that it timed out", async () => {
+		const reached = new Promise<void>((arrived) =>
+			fake(HOOK_URL, (req) => {
+				arrived();
+				return new Promise<Response>((_resolve, reject) => req.signal.addEventListener("abort", () => reject(new Error("aborted"))));
+			}),
+		);
+		const forced = new AbortController();
+		const call = callWebhookTool(hookTool, { title: "x" }, { ...ctxWith({ MY_HOOK_URL: HOOK_URL }), signal: forced.signal }, "toolu_cut");
+		await reached;
+		forced.abort(new Error("force-cancelled by operator"));
+		expect(await call).toMatchObject({ ok: false, failure: "cut_off", content: expect.stringContaining("cut off by a forced cancel") });
+	});
+
 	it("POSTs the signed input with an idempotency key and returns the answer", async () => {
 		let checked: { valid: boolean; headers: Record<string, string>; payload: unknown } | undefined;
 		fake(HOOK_URL, async (req) => {

@@ -8,7 +8,7 @@ import { log } from "../../log.ts";
 import { abortable } from "../../shared/abortable.ts";
 import { outboundFetch } from "../../shared/subrequests.ts";
 import type { ToolContext, ToolOutcome } from "../contracts.ts";
-import { type CappedBody, decodeLenient, failureReason, readCapped, toolDeadline } from "./http-common.ts";
+import { type CappedBody, decodeLenient, failureKind, failureReason, readCapped, toolDeadline } from "./http-common.ts";
 import { checkUrl } from "./url-guard.ts";
 
 export type HttpFetchTool = Extract<Tool, { type: "http_fetch" }>;
@@ -63,7 +63,7 @@ async function follow(tool: HttpFetchTool, ctx: ToolContext, request: FetchReque
 			signal.throwIfAborted();
 			response = await abortable(outboundFetch(ctx.env)(url, { method, headers, body, redirect: "manual", signal }), signal);
 		} catch (error) {
-			return { ok: false, content: `${method} ${url.href} failed: ${failureReason(error, signal, method !== "GET")}`, failure: signal.aborted ? "timeout" : "network" };
+			return { ok: false, content: `${method} ${url.href} failed: ${failureReason(error, signal, method !== "GET")}`, failure: failureKind(signal) };
 		}
 
 		const location = response.headers.get("location");

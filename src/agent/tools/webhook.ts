@@ -16,7 +16,7 @@ import { log } from "../../log.ts";
 import { abortable } from "../../shared/abortable.ts";
 import { outboundFetch } from "../../shared/subrequests.ts";
 import type { ToolContext, ToolOutcome } from "../contracts.ts";
-import { decodeLenient, failureReason, readCapped, toolDeadline } from "./http-common.ts";
+import { decodeLenient, failureKind, failureReason, readCapped, toolDeadline } from "./http-common.ts";
 import { InvalidToolSchemaError, toolInputProblems } from "./input-check.ts";
 
 export type WebhookTool = Extract<Tool, { type: "webhook" }>;
@@ -70,8 +70,7 @@ export async function callWebhookTool(tool: WebhookTool, input: unknown, ctx: To
 		// A network error's message may quote the URL; it is cut out before anyone sees it.
 		const reason = scrubSecretUrl(failureReason(error, signal, true), url, "<webhook url>");
 		log.warn("tool.webhook.failed", { agent: ctx.agent.name, job_id: ctx.jobId, tool: tool.name, error_message: reason });
-		// Its kind for the tool.call line, as http_fetch's: timed out (or cut off), or the network.
-		return { ok: false, content: `webhook ${tool.name} failed: ${reason}`, failure: signal.aborted ? "timeout" : "network" };
+		return { ok: false, content: `webhook ${tool.name} failed: ${reason}`, failure: failureKind(signal) };
 	} finally {
 		limit.clear();
 	}
