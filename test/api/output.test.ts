@@ -914,7 +914,7 @@ describe("retention", () => {
 			storeRun(state.storage.sql, job);
 			return job;
 		});
-		expect(await stub.remove(Date.now())).toEqual({ deleted: "site-watch" });
+		expect(await stub.remove(Date.now())).toEqual({ deleted: "site-watch", cancelled: 0 });
 
 		// The file agent takes the name (the deployment's 30 days): the old run's 7 days still hold.
 		await stub.status("site-watch", "file");

@@ -10,7 +10,7 @@ import { getSetup, putSetup } from "../../durable-objects/agent/runner/session.t
 import { AGENT_MIGRATIONS } from "../../durable-objects/agent/schema.ts";
 import { migrate } from "../../src/store/sqlite-migrations.ts";
 import { endedRecord, jobOf, lifecycleRecords, numberedRecord, runToRest, storeRun, trigger } from "../helpers/jobs.ts";
-import { countingReads, rollBackAgentSchema, sessionsSnapshot } from "../helpers/sql.ts";
+import { countingReads, sessionsSnapshot, undoAgentStep } from "../helpers/sql.ts";
 
 interface JobRef {
 	id: string;
@@ -465,11 +465,13 @@ describe("the sessions an agent lists (schema step 29's sessions table)", () => 
 		await settle("ses-upgrade");
 		const stub = env.AGENT.getByName("ses-upgrade");
 		// As the release before: no sessions table. Jobs start meanwhile, a session's continue among them.
-		await runInDurableObject(stub, (_i: AgentDO, state) => rollBackAgentSchema(state.storage.sql, 29));
+		await runInDurableObject(stub, (_i: AgentDO, state) => undoAgentStep(state.storage.sql, 29));
 		const third = await runToRest("ses-upgrade");
 		const resumed = await continueJob(second.id);
 		await settle("ses-upgrade");
-		await runInDurableObject(stub, (_i: AgentDO, state) => void migrate(state.storage, AGENT_MIGRATIONS));
+		// The upgrade: step 29 as migrate() runs it, in one transaction.
+		const step = AGENT_MIGRATIONS.find((m) => m.version === 29)!;
+		await runInDurableObject(stub, (_i: AgentDO, state) => state.storage.transactionSync(() => void state.storage.sql.exec(step.sql)));
 
 		await expectTableInStep("ses-upgrade");
 		const all = await listed("ses-upgrade");

@@ -21,8 +21,17 @@ interface Route {
 	method: string;
 	template: string;
 	pattern: RegExp;
-	literalChars: number;
 	operation: Operation;
+}
+
+/** Templates in the order a router tries them: at the first segment they differ, a literal before a parameter. */
+function literalFirst(a: Route, b: Route): number {
+	const [x, y] = [a.template.split("/"), b.template.split("/")];
+	for (let i = 0; i < Math.min(x.length, y.length); i++) {
+		const [px, py] = [x[i]!.startsWith("{"), y[i]!.startsWith("{")];
+		if (px !== py) return px ? 1 : -1;
+	}
+	return 0;
 }
 
 let loaded: Promise<{ doc: Document; routes: Route[] }> | undefined;
@@ -33,18 +42,20 @@ const BODIES_CHECKED = 4;
 function load(): Promise<{ doc: Document; routes: Route[] }> {
 	loaded ??= (async () => {
 		const res = await exports.default.fetch(new Request("https://drover.test/openapi.json"));
+		if (!res.ok) throw new Error(`GET /openapi.json answered ${res.status}`);
 		const doc = (await res.json()) as Document;
 		const routes: Route[] = [];
 		for (const [template, operations] of Object.entries(doc.paths)) {
 			const source = template.split(/\{\w+\}/).map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
 			for (const [method, operation] of Object.entries(operations)) {
-				routes.push({ method: method.toUpperCase(), template, pattern: new RegExp(`^${source.join("[^/]+")}$`), literalChars: source.join("").length, operation });
+				routes.push({ method: method.toUpperCase(), template, pattern: new RegExp(`^${source.join("[^/]+")}$`), operation });
 			}
 		}
-		// A literal segment wins over a parameter (/v1/agents/validate before /v1/agents/{agent}).
-		routes.sort((a, b) => b.literalChars - a.literalChars);
+		routes.sort(literalFirst);
 		return { doc, routes };
 	})();
+	// A load that failed is tried again at the next call, not held against every call after it.
+	loaded.catch(() => (loaded = undefined));
 	return loaded;
 }
 
@@ -62,7 +73,10 @@ export async function contractBreach(method: string, url: string, res: Response)
 	if (!documented) return `${where}, a status the document does not list (it lists ${Object.keys(route.operation.responses).join(", ")})`;
 	if ("$ref" in documented) documented = doc.components.responses?.[documented.$ref.split("/").at(-1)!] ?? {};
 	const type = (res.headers.get("content-type") ?? "").split(";")[0]!.trim();
-	if (method === "HEAD" || res.status === 304 || type !== "application/json") return null;
+	if (method === "HEAD" || res.status === 304) return null;
+	const types = Object.keys((documented as ResponseObject).content ?? {});
+	if (types.length > 0 && type !== "" && !types.includes(type)) return `${where} as ${type}, which the document does not list for it (it lists ${types.join(", ")})`;
+	if (type !== "application/json") return null;
 	const key = `${route.method} ${route.template} ${res.status}`;
 	// A few bodies of each route and status an isolate: the shape is the code's, not the data's, and
 	// validating every answer doubled the time of the tests that make hundreds of calls.

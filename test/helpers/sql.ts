@@ -50,6 +50,15 @@ export function rollBackAgentSchema(sql: SqlStorage, version: number): void {
 	sql.exec("DELETE FROM schema_migrations WHERE version >= ?", version);
 }
 
+/**
+ * Undoes one step alone, the later ones kept: where this release's code stands in for the release
+ * before's while jobs run, it needs the later steps' columns (a job's end writes job_setup's). The
+ * test then runs the step's SQL again itself (migrate() would skip a version below the latest).
+ */
+export function undoAgentStep(sql: SqlStorage, version: number): void {
+	sql.exec(AGENT_UNDO[version]!);
+}
+
 /** The same for a scheduler shard's steps (durable-objects/shard/schema.ts). */
 const SHARD_UNDO: Record<number, string> = {
 	6: "DROP TABLE job_id_counters",
