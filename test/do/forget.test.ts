@@ -15,7 +15,7 @@ async function deletedAgent(name: string): Promise<number> {
 	const stub = env.AGENT.getByName(name);
 	await stub.define(name, parseAgent({ name, prompt: "Go.", retention_days: 3 }), "rev-1");
 	const at = Date.now();
-	expect(await stub.remove(at)).toEqual({ deleted: name });
+	expect(await stub.remove(at)).toEqual({ deleted: name, cancelled: 0 });
 	await runInDurableObject(stub, (_i: AgentDO, state) => {
 		// Left by the delete for its pass (the incidents' retirement), done here by hand.
 		state.storage.sql.exec("DELETE FROM incident_events");
