@@ -83,10 +83,10 @@ export const healthApi = createApi().openapi(
 			c.set("errorCode", "degraded");
 			c.set("errorMessage", `not ok: ${down.join(", ")}`);
 			// Polled by load balancers, a 503 here is a line a poll for as long as it lasts: a warning where
-			// the cause has its own line at error (an invalid fleet.yaml or API_TOKENS, said once an
-			// isolate). A scheduler no tick reaches (the cron not firing) has none, nor has D1 refusing
-			// only this read: the poll's line stays an error, the one an alert on errors would see.
-			if (scheduler !== null && !scheduler.stalled && d1.ok) c.set("failureLevel", "warn");
+			// its one cause is an invalid fleet.yaml, which every tick says at error (tick.fleet_invalid).
+			// Otherwise an error: a scheduler no tick reaches (the cron not firing) has no other line, nor
+			// has an API_TOKENS no request has read yet.
+			if (down.length === 1 && down[0] === "fleet") c.set("failureLevel", "warn");
 		}
 		return c.json({ status: ok ? ("ok" as const) : ("degraded" as const), version: c.env.DROVER_VERSION, fleet, scheduler, d1, variables, api_tokens: apiTokens }, ok ? 200 : 503);
 	},

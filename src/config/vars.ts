@@ -74,10 +74,11 @@ function publicUrlProblem(value: string | undefined): string | null {
 /**
  * The value with what could hold a credential elided (a user and password, a query, a fragment):
  * /healthz answers anyone, and a URL pasted with its token is not an origin either. Up to the last
- * `@`, as a URL parser reads it (a password may hold `@` or `/`).
+ * `@` of the whole value first, as a URL parser reads a password (which may hold `@`, `/`, `?` or
+ * `#`), then the query and fragment: an `@` after the host hides the host too, never a secret.
  */
 const shown = (value: string): string =>
-	value.replace(/[?#][\s\S]*$/, (rest) => `${rest[0]}…`).replace(/^((?:[a-z][a-z0-9+.-]*:)?\/\/)?[^?#]*@/i, (_all, scheme: string | undefined) => `${scheme ?? ""}…@`);
+	value.replace(/^((?:[a-z][a-z0-9+.-]*:)?\/\/)?[\s\S]*@/i, (_all, scheme: string | undefined) => `${scheme ?? ""}…@`).replace(/[?#][\s\S]*$/, (rest) => `${rest[0]}…`);
 
 /** PUBLIC_URL's origin, or null when it is unset or not valid (logged once as config.var_invalid). */
 export function publicUrl(env: { PUBLIC_URL?: string }): string | null {

@@ -17,11 +17,12 @@ import { upsertRegisteredAgent } from "../../src/store/agent-registry.ts";
 import { migrate } from "../../src/store/sqlite-migrations.ts";
 import { SHARD_MIGRATIONS } from "../../durable-objects/shard/schema.ts";
 
-// The ticks' days, up to the real clock's and in the order the literal days they stand for were
+// The ticks' days, behind the real clock and in the order the literal days they stand for were
 // (2026-11-20, 12-01, 12-03) but within the three days a shard deals job ids for: older, each tick's
 // runs drew their ids and each dealJobIds call logged an uncaught RangeError. Not the third day
-// back, the window's edge, which a file run across midnight (UTC) would pass.
-const days = { first: dayFromToday(-2), second: dayFromToday(-1), third: dayFromToday(0) };
+// back, the window's edge, which a file run across midnight (UTC) would pass, nor today, whose
+// slots the real clock meets; the first two share a day, their hours in order (12:00–13:00, 13:07).
+const days = { first: dayFromToday(-2), second: dayFromToday(-2), third: dayFromToday(-1) };
 /** A tick's instant: `hh:mm` (UTC) on one of the days. */
 const at = (day: keyof typeof days, hhmm: string) => minuteOn(days[day], hhmm);
 /** The same instant as the ledger and the index write it. */

@@ -6,7 +6,8 @@ import { useEmulator } from "../helpers/emulator.ts";
 import { call } from "../helpers/http.ts";
 import { runToRest } from "../helpers/jobs.ts";
 import { TOKENS } from "../helpers/tokens.ts";
-import { tick } from "../helpers/ticks.ts";
+import { recordTick } from "../../src/store/heartbeat.ts";
+import { bundleFleetForTest } from "../../src/config/bundled.ts";
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -160,21 +161,30 @@ describe("a refused request's cause", () => {
 });
 
 describe("/healthz while drover is degraded", () => {
-	it("logs each polled 503 at warn, not error, with its code and what is not ok, where the cause has its own line at error", async () => {
-		// The scheduler ticking: the one part not ok is API_TOKENS, said once at error by auth.config_invalid.
-		await tick(Math.floor(Date.now() / 60_000) * 60_000);
-		const lines = captureLogs();
-		const res = await app.request("/healthz", {}, { ...env, API_TOKENS: "" } as Env);
-		expect(res.status).toBe(503);
-		expect(requestLines(lines)).toEqual([expect.objectContaining({ level: "warn", path: "/healthz", status: 503, code: "degraded", error_message: expect.stringContaining("api_tokens") })]);
-	});
+	afterEach(() => bundleFleetForTest(undefined));
 
-	it("logs a 503 at error while no tick reaches the scheduler: no other line says so", async () => {
-		// No heartbeat at all (a cron that never fired): /healthz's line is the only one there is.
-		await env.DB.prepare("DELETE FROM scheduler_heartbeat").run();
+	it("logs each polled 503 at warn, not error, with its code and what is not ok, where its one cause is fleet.yaml, which each tick says at error", async () => {
+		// A fresh heartbeat, written as a tick writes it (no tick run: its claims would start later, in another test).
+		const now = Date.now();
+		await recordTick(env.DB, { tickAt: now, scheduledTime: Math.floor(now / 60_000) * 60_000, outcome: "ok", shardsOk: 16, shardsFailed: 0, agentsCalled: 0, claimed: 0, skipped: 0, deferred: 0, oldestDeferredAt: null, shardsBehind: 0, error: null });
+		bundleFleetForTest(new TextEncoder().encode('version: 1\nagents:\n  - name: x\n    prompt: Go.\n    schedules:\n      m: { cron: "0 9 * *" }\n'));
 		const lines = captureLogs();
 		const res = await app.request("/healthz", {}, env);
 		expect(res.status).toBe(503);
+		expect(requestLines(lines)).toEqual([expect.objectContaining({ level: "warn", path: "/healthz", status: 503, code: "degraded", error_message: "not ok: fleet" })]);
+	});
+
+	it("logs a 503 at error otherwise: an API_TOKENS no request has read yet, or a scheduler no tick reaches, which no other line says", async () => {
+		const now = Date.now();
+		await recordTick(env.DB, { tickAt: now, scheduledTime: Math.floor(now / 60_000) * 60_000, outcome: "ok", shardsOk: 16, shardsFailed: 0, agentsCalled: 0, claimed: 0, skipped: 0, deferred: 0, oldestDeferredAt: null, shardsBehind: 0, error: null });
+		let lines = captureLogs();
+		expect((await app.request("/healthz", {}, { ...env, API_TOKENS: "" } as Env)).status).toBe(503);
+		expect(requestLines(lines)).toEqual([expect.objectContaining({ level: "error", path: "/healthz", status: 503, code: "degraded", error_message: "not ok: api_tokens" })]);
+		// No heartbeat at all (a cron that never fired).
+		await env.DB.prepare("DELETE FROM scheduler_heartbeat").run();
+		vi.restoreAllMocks();
+		lines = captureLogs();
+		expect((await app.request("/healthz", {}, env)).status).toBe(503);
 		expect(requestLines(lines)).toEqual([expect.objectContaining({ level: "error", path: "/healthz", status: 503, code: "degraded", error_message: "not ok: scheduler" })]);
 	});
 });

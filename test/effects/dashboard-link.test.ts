@@ -70,7 +70,7 @@ describe("the dashboard link in a delivery (PUBLIC_URL)", () => {
 		});
 		for (const part of ["bot", "s3cret", "PubQry", "frag"]) expect(text).not.toContain(part);
 		// A password holding "@" or "/" (a parser reads to the last "@") is elided whole too.
-		for (const password of ["p@ss-word0123", "pa/ss-word0123"]) {
+		for (const password of ["p@ss-word0123", "pa/ss-word0123", "pa?ss-word0123", "pa#ss-word0123"]) {
 			const body = await (await app.request("/healthz", {}, { ...env, PUBLIC_URL: `https://bot:${password}@drover.example.test/` } as Env)).text();
 			expect((JSON.parse(body) as { variables: { issues: { message: string }[] } }).variables.issues[0]!.message).toMatch(/^PUBLIC_URL "https:\/\/…@drover\.example\.test\/" is not/);
 			expect(body).not.toContain("word0123");

@@ -31,7 +31,7 @@ function literalFirst(a: Route, b: Route): number {
 		const [px, py] = [x[i]!.startsWith("{"), y[i]!.startsWith("{")];
 		if (px !== py) return px ? 1 : -1;
 	}
-	return 0;
+	return x.length - y.length;
 }
 
 let loaded: Promise<{ doc: Document; routes: Route[] }> | undefined;

@@ -64,6 +64,12 @@ export async function readCapped(body: ReadableStream<Uint8Array> | null, cap: n
 	return { bytes, truncated };
 }
 
+/** A failed request's kind for its tool.call line: timed out, cut off by a forced cancel, or the network. */
+export function failureKind(signal: AbortSignal): "timeout" | "cut_off" | "network" {
+	if (!signal.aborted) return "network";
+	return signal.reason instanceof DOMException && signal.reason.name === "TimeoutError" ? "timeout" : "cut_off";
+}
+
 /**
  * Why a request failed, in words for the model: timed out, cut off by a forced cancel, or the
  * network error. For a request with an effect (`effectful`: a webhook tool's, a POST), a timeout or
@@ -71,12 +77,6 @@ export async function readCapped(body: ReadableStream<Uint8Array> | null, cap: n
  * unknown, as for a forced cut, since retried under a new tool call (a new idempotency key) it
  * could be made twice.
  */
-/** A failed request's kind for its tool.call line: timed out, cut off by a forced cancel, or the network. */
-export function failureKind(signal: AbortSignal): "timeout" | "cut_off" | "network" {
-	if (!signal.aborted) return "network";
-	return signal.reason instanceof DOMException && signal.reason.name === "TimeoutError" ? "timeout" : "cut_off";
-}
-
 export function failureReason(error: unknown, signal: AbortSignal, effectful = false): string {
 	const unknown = effectful ? "; the request may have reached the server, so whether it took effect is unknown: check before making it again" : "";
 	if (signal.aborted) {

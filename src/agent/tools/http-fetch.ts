@@ -151,8 +151,9 @@ async function render(tool: HttpFetchTool, response: Response, url: URL, redirec
 	try {
 		body = await readCapped(response.body, tool.max_response_bytes, signal);
 	} catch (error) {
-		// The server answered: whatever it did is done, and its status says how it went.
-		return { ok: false, content: `HTTP ${response.status}, but reading the body of ${url.href} failed: ${failureReason(error, signal)}`, failure: "body_read" };
+		// The server answered: whatever it did is done, and its status says how it went (a body its
+		// deadline stopped is body_read still; one a forced cancel cut off says so).
+		return { ok: false, content: `HTTP ${response.status}, but reading the body of ${url.href} failed: ${failureReason(error, signal)}`, failure: failureKind(signal) === "cut_off" ? "cut_off" : "body_read" };
 	}
 	log.info("tool.http_fetch", {
 		agent: ctx.agent.name,
