@@ -54,7 +54,31 @@ function spellings(value: string): { plain: string[]; percent: string[] } {
 	return { plain: [value, json, json.replaceAll("/", "\\/")], percent: [percent, percent.replace(/%[0-9A-F]{2}/g, (hex) => hex.toLowerCase())] };
 }
 
-let own: { values: string[]; pattern: RegExp } | null | undefined;
+/**
+ * The values to look for, by what a text must hold for any of them to be in it: the values as
+ * written always; an escaped or encoded spelling only where the text holds its first escape (`\/`,
+ * `%3A`, …). A search of a long text costs a pass a value, and a spelling is searched for in the
+ * few texts that hold its escape, not in every line a job writes.
+ */
+interface Lookup {
+	plain: string[];
+	gated: [gate: string, values: string[]][];
+}
+
+function lookup(values: string[], plain: Set<string>): Lookup {
+	const gated = new Map<string, string[]>();
+	for (const v of values) {
+		if (plain.has(v)) continue;
+		const gate = /\\.|%[0-9A-Fa-f]{2}/.exec(v)?.[0] ?? "";
+		gated.set(gate, [...(gated.get(gate) ?? []), v]);
+	}
+	return { plain: values.filter((v) => plain.has(v)), gated: [...gated] };
+}
+
+const holdsAny = (text: string, { plain, gated }: Lookup): boolean =>
+	plain.some((v) => text.includes(v)) || gated.some(([gate, values]) => text.includes(gate) && values.some((v) => text.includes(v)));
+
+let own: { lookup: Lookup; pattern: RegExp } | null | undefined;
 
 /**
  * Text with the Worker's secret values replaced by `marker`, wherever they stand (after a JSON
@@ -79,8 +103,9 @@ export function replaceSecretValues(text: string, marker: string): string {
 			urls.length ? `(?:${escaped(urls)})(?![\\w%~=&-]|\\\\?\\/[\\w%~.-])` : "",
 			encodedUrls.length ? `(?:${escaped(encodedUrls)})(?![\\w~-]|%2[Ff][\\w%~.-])` : "",
 		].filter(Boolean);
-		own = parts.length === 0 ? null : { values: [...words, ...urls, ...encodedUrls], pattern: new RegExp(parts.join("|"), "g") };
+		const asWritten = new Set([...values.words, ...values.urls]);
+		own = parts.length === 0 ? null : { lookup: lookup([...words, ...urls, ...encodedUrls], asWritten), pattern: new RegExp(parts.join("|"), "g") };
 	}
-	if (own === null || !own.values.some((v) => text.includes(v))) return text;
+	if (own === null || !holdsAny(text, own.lookup)) return text;
 	return text.replace(own.pattern, marker);
 }
