@@ -337,12 +337,15 @@ export class AgentDO extends DurableObject<Env> {
 		const revision = known ?? (await computeRevision(agent));
 		const now = Date.now();
 		const drawJobId = (at: number) => this.jobIds.take(at, name);
+		// Read before the job is written, for its alarm to be set in the same turn (safetyNetWithWrite).
+		const alarm = await this.ctx.storage.getAlarm();
 		const result = this.ctx.storage.transactionSync(() =>
 			triggerJob(this.sql, { agent, state: this.autoPause(agent, known === null ? readState(this.sql)! : state, now), definitionRevision: revision, now, drawJobId }, request),
 		);
 		if ("job" in result && result.created) {
+			const armed = this.passes.safetyNetWithWrite(alarm);
 			log.info("job.triggered", { agent: name, job_id: result.job.id, trigger_type: result.job.trigger_type, by: request.owner });
-			await this.startCreated();
+			await Promise.all([armed, this.startCreated()]);
 		}
 		return result;
 	}
@@ -779,14 +782,17 @@ export class AgentDO extends DurableObject<Env> {
 		const agent = state && currentDefinition(state);
 		const revision = agent ? await definitionRevision(agent) : null;
 		const drawJobId = (at: number) => this.jobIds.take(at, agent?.name ?? "");
+		// As a trigger's: the job and its safety-net alarm are written in one turn.
+		const alarm = await this.ctx.storage.getAlarm();
 		const result = this.ctx.storage.transactionSync(() => createFollowUp(this.sql, state, agent, revision, { kind, sourceId, ...opts }, Date.now(), drawJobId));
 		if (isRefusal(result)) {
 			// No agent here (forgotten, during the wait or before the call): nothing made to answer is kept.
 			if (!state) await this.dropIfBlank();
 			return result;
 		}
+		const armed = this.passes.safetyNetWithWrite(alarm);
 		log.info(`job.${kind}`, { agent: result.agent, job_id: result.id, from: sourceId, by: opts.owner });
-		await this.startCreated();
+		await Promise.all([armed, this.startCreated()]);
 		return result;
 	}
 

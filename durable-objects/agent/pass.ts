@@ -480,6 +480,18 @@ export class Passes {
 	}
 
 	/**
+	 * The safety net of a job just written (a trigger's, a continue's or a fork's), set in the same
+	 * synchronous turn as its write, `current` read before it: storage commits the two as one, so an
+	 * instance that dies before the job's pass sets an alarm leaves neither, never a live job that
+	 * nothing will wake (an agent without schedules has no tick to call it again). Not awaited
+	 * before the turn ends, or it would be a turn of its own.
+	 */
+	safetyNetWithWrite(current: number | null): Promise<void> | null {
+		const at = Date.now() + HEARTBEAT_MS;
+		return current === null || current > at ? this.ctx.storage.setAlarm(at) : null;
+	}
+
+	/**
 	 * After startNow: the work is under way in this instance, so the alarm is only the safety net
 	 * for an instance that dies, and waits a heartbeat. Set at now, it would fire during the work
 	 * (a billed request and a second pass); the job's model calls then find it set and leave it.
