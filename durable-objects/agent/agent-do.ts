@@ -337,13 +337,13 @@ export class AgentDO extends DurableObject<Env> {
 		const revision = known ?? (await computeRevision(agent));
 		const now = Date.now();
 		const drawJobId = (at: number) => this.jobIds.take(at, name);
-		// Read before the job is written, for its alarm to be set in the same turn (safetyNetWithWrite).
+		// Read before the job is written, for its alarm to be set in the same turn (alarmWithWrite).
 		const alarm = await this.ctx.storage.getAlarm();
 		const result = this.ctx.storage.transactionSync(() =>
 			triggerJob(this.sql, { agent, state: this.autoPause(agent, known === null ? readState(this.sql)! : state, now), definitionRevision: revision, now, drawJobId }, request),
 		);
 		if ("job" in result && result.created) {
-			const armed = this.passes.safetyNetWithWrite(alarm);
+			const armed = this.passes.alarmWithWrite(alarm);
 			log.info("job.triggered", { agent: name, job_id: result.job.id, trigger_type: result.job.trigger_type, by: request.owner });
 			await Promise.all([armed, this.startCreated()]);
 		}
@@ -367,6 +367,8 @@ export class AgentDO extends DurableObject<Env> {
 		by = "api",
 		ifRevision?: string,
 	): Promise<{ revision: string } | Refusal> {
+		// Read before the save, for its sync's backstop alarm to be set in the same turn (alarmWithWrite).
+		const alarm = await this.ctx.storage.getAlarm();
 		this.revive();
 		const live = definedAgent(this.sql)?.live ?? false;
 		if (expect === "create" && live) return this.refuseWrite(409, alreadyDefined(name));
@@ -409,8 +411,9 @@ export class AgentDO extends DurableObject<Env> {
 			saveDefinition(this.sql, name, definition, revision);
 			queueSync(this.sql, by, now);
 		});
-		// The backstop, should this call be cut off before its sync is done.
-		await this.passes.alarmAt(now + SYNC_GRACE_MS);
+		// The backstop, should this call be cut off before its sync is done (the alarm's pass then
+		// also starts the queued runs a re-enable lets start).
+		await this.passes.alarmWithWrite(alarm, now + SYNC_GRACE_MS);
 		// Otherwise a PUT leaves queued runs to their own start time, a claim's spread included.
 		const previous = before && currentDefinition(before);
 		const wasEnabled = previous?.enabled ?? true;
@@ -542,6 +545,8 @@ export class AgentDO extends DurableObject<Env> {
 
 	/** Resumes the agent; `by` is the caller's token name (absent from a Worker on the release before). */
 	async resume(name: string, source: AgentSource, by?: string): Promise<AgentStatus | Refusal> {
+		// Read before the pause is lifted, for the queued runs' alarm to be set in the same turn.
+		const alarm = await this.ctx.storage.getAlarm();
 		this.revive();
 		const state = this.ensureState(name, source);
 		// One that cannot run would only be paused again at once (with its pause's time lost): it is
@@ -553,11 +558,14 @@ export class AgentDO extends DurableObject<Env> {
 			return refuse(409, `agent ${name} cannot run: ${problems.join("; ")}${after}`);
 		}
 		setPaused(this.sql, null, null, null);
+		// Queued runs the pause held are due from this write on: their alarm is set with it.
+		const armed = jobCounts(this.sql).pending > 0 ? this.passes.alarmWithWrite(alarm) : null;
 		log.info("agent.resumed", { agent: name, by });
 		// status() judges readiness first: an agent that cannot run is paused again, automatically,
 		// before any queued run could start and fail.
 		const status = await this.status(name, source);
 		if (status.paused === null) await this.startQueued();
+		await armed;
 		return status;
 	}
 
@@ -790,7 +798,7 @@ export class AgentDO extends DurableObject<Env> {
 			if (!state) await this.dropIfBlank();
 			return result;
 		}
-		const armed = this.passes.safetyNetWithWrite(alarm);
+		const armed = this.passes.alarmWithWrite(alarm);
 		log.info(`job.${kind}`, { agent: result.agent, job_id: result.id, from: sourceId, by: opts.owner });
 		await Promise.all([armed, this.startCreated()]);
 		return result;

@@ -29,6 +29,8 @@ export async function decideApproval(control: JobControl, jobId: string, given: 
 	const state = readState(sql);
 	const agent = state && currentDefinition(state);
 	const revision = state && agent ? (knownRevision(state, agent) ?? (await computeRevision(agent))) : null;
+	// Read before the decision is written, for the resumed job's alarm to be set in the same turn.
+	const alarm = await passes.alarm();
 	const job = getJob(sql, jobId);
 	if (!job) return refuse(404, `no job ${jobId}`);
 	if (job.status !== "approval_pending" || !job.pending_approval) return refuse(409, `job ${jobId} is ${job.status}, not waiting for an approval`);
@@ -70,6 +72,7 @@ export async function decideApproval(control: JobControl, jobId: string, given: 
 	decideToolCall(sql, jobId, pending.tool_use_id, decision, by, edited);
 	const verdict = `${pending.tool_name} ${decision === "approve" ? "approved" : "denied"} by ${by}${edited ? " with edited input" : ""}`;
 	const resumed = resumeFromApproval(sql, job, { toolUseId: pending.tool_use_id, decision, by, verdict, input: edited }, verdict, Date.now());
+	const armed = passes.alarmWithWrite(alarm);
 	log.info("job.approval_decided", {
 		agent: job.agent,
 		job_id: jobId,
@@ -81,7 +84,7 @@ export async function decideApproval(control: JobControl, jobId: string, given: 
 		allow_definition_change: allowDefinitionChange,
 	});
 	hub.publish(jobId);
-	await passes.workNow();
+	await Promise.all([armed, passes.workNow()]);
 	// The list and the dashboard agree with the answer once it is given.
 	await passes.closing.flushIndex();
 	return resumed;

@@ -139,6 +139,11 @@ export class Passes {
 		await this.alarmAt(Date.now());
 	}
 
+	/** The alarm as stored: read before a write that alarmWithWrite goes with. */
+	alarm(): Promise<number | null> {
+		return this.ctx.storage.getAlarm();
+	}
+
 	async alarmAt(at: number): Promise<void> {
 		const current = await this.ctx.storage.getAlarm();
 		if (current === null || current > at) await this.ctx.storage.setAlarm(at);
@@ -480,14 +485,13 @@ export class Passes {
 	}
 
 	/**
-	 * The safety net of a job just written (a trigger's, a continue's or a fork's), set in the same
-	 * synchronous turn as its write, `current` read before it: storage commits the two as one, so an
-	 * instance that dies before the job's pass sets an alarm leaves neither, never a live job that
-	 * nothing will wake (an agent without schedules has no tick to call it again). Not awaited
-	 * before the turn ends, or it would be a turn of its own.
+	 * The alarm of a write that makes work due (a trigger's, a continue's or a fork's job, a decision,
+	 * a resume, a definition's sync), set at `at` in the same synchronous turn as the write, `current`
+	 * read before it: storage commits the two as one, so an instance that dies before the work's pass
+	 * sets an alarm leaves neither, never work that nothing will wake (an agent without schedules has
+	 * no tick to call it again). Not awaited before the turn ends, or it would be a turn of its own.
 	 */
-	safetyNetWithWrite(current: number | null): Promise<void> | null {
-		const at = Date.now() + HEARTBEAT_MS;
+	alarmWithWrite(current: number | null, at = Date.now() + HEARTBEAT_MS): Promise<void> | null {
 		return current === null || current > at ? this.ctx.storage.setAlarm(at) : null;
 	}
 
