@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { REDACTED, isSensitiveKey, redact, redactDeep } from "../../src/security/redact.ts";
-import { secretValues } from "../../src/security/secret-values.ts";
+import { secretValueReplacer, secretValues } from "../../src/security/secret-values.ts";
 
 // Fabricated, well-formed but never-issued credentials. Built from pieces at run time so that this file
 // itself does not trip secret scanners on push.
@@ -360,6 +360,34 @@ describe("redact and the test Worker's own secrets (vitest.config.mts's bindings
 		expect(redact(`?to=${encodeURIComponent("https://drover-bot:p%40ss-w0rd-0123@basic.example.test/in")}`)).toBe(`?to=${REDACTED}`);
 	});
 
+	it("replaces a URL secret percent-encoded in mixed case, twice over or in part, and JSON-escaped as \\u002f; not as the start of a longer path in those spellings either", () => {
+		const twice = (url: string) => encodeURIComponent(encodeURIComponent(url));
+		for (const [spelling, url] of [
+			["mixed case of hex", "https%3a%2F%2falerts.example.test%2Fdrover"],
+			["encoded twice (a URL in a URL's query)", twice("https://alerts.example.test/drover")],
+			["Python's quote(), which keeps /", "https%3A//alerts.example.test/drover"],
+			["Go's url.PathEscape, which keeps :", "https:%2F%2Falerts.example.test%2Fdrover"],
+			["its password's own %40 encoded twice more", twice("https://drover-bot:p%40ss-w0rd-0123@basic.example.test/in")],
+		]) {
+			expect(redact(`?next=${url}&x=1`), spelling).toBe(`?next=${REDACTED}&x=1`);
+		}
+		expect(redact('{"hook":"https:\\u002f\\u002fhooks.example.test\\u002Fon-error"}')).toBe(`{"hook":"${REDACTED}"}`);
+		for (const longer of [
+			"https%3a%2F%2ftickets.example.test%2fhook%2F123",
+			twice("https://tickets.example.test/hook/123"),
+			"https%3A//tickets.example.test/hook/123",
+			"https%3A//tickets.example.test/hook%2D2",
+			'"https:\\u002f\\u002ftickets.example.test\\u002fhook\\u002f123"',
+		]) {
+			expect(redact(`see ${longer}.`)).toBe(`see ${longer}.`);
+		}
+	});
+
+	it("leaves a text with escapes and none of the secrets as it is", () => {
+		const text = '{"text":"a\\n\\"b\\" https:\\u002f\\u002fother.example.test\\u002fdrover https%3a%2f%2falerts.example.test%2Fdrover2 https%3A//hooks.example.test/on-errors","q":"a%20b+c"}';
+		expect(redact(text)).toBe(text);
+	});
+
 	it("replaces a token wherever it stands: after a JSON escape's letter, a tab, an underscore, inside a longer word", () => {
 		const admin = "admin-token-6d2b8f4a1c9e7b30";
 		expect(redact(`use ${admin} (root:admin:${admin})`)).toBe(`use ${REDACTED} (${REDACTED})`);
@@ -372,5 +400,38 @@ describe("redact and the test Worker's own secrets (vitest.config.mts's bindings
 		expect(redact(`API_TOKENS: ${list}`)).toBe(`API_TOKENS: ${REDACTED}`);
 		expect(redact(`{"API_TOKENS":"${list}"}`)).toBe(`{"API_TOKENS":"${REDACTED}"}`);
 		expect(redact("API_TOKENS is invalid: API_TOKENS: no tokens configured")).toBe("API_TOKENS is invalid: API_TOKENS: no tokens configured");
+	});
+});
+
+describe("a secret as other encoders spell it (secretValueReplacer)", () => {
+	const phrase = "correct horse <battery> & staple='+'";
+	const url = "https://hooks.example.test/in?key=Ab12Cd34Ef&sig=x+y/z";
+	const replace = secretValueReplacer({ HOOK_SECRET: phrase, HOOK_URL: url })!;
+
+	it.each([
+		["Go's encoding/json (<, > and & as \\u003c…)", "correct horse \\u003cbattery\\u003e \\u0026 staple='+'"],
+		[".NET's JavaScriptEncoder (' and + too, hex in upper case)", "correct horse \\u003Cbattery\\u003E \\u0026 staple=\\u0027\\u002B\\u0027"],
+		["Gson (= and ' too)", "correct horse \\u003cbattery\\u003e \\u0026 staple\\u003d\\u0027+\\u0027"],
+		["Python's quote_plus and form encoding (a space as +)", "correct+horse+%3Cbattery%3E+%26+staple%3D%27%2B%27"],
+		["Python's quote (a space as %20)", "correct%20horse%20%3Cbattery%3E%20%26%20staple%3D%27%2B%27"],
+		["encodeURIComponent (' kept)", "correct%20horse%20%3Cbattery%3E%20%26%20staple%3D'%2B'"],
+		["a URL through Go's encoding/json", "https://hooks.example.test/in?key=Ab12Cd34Ef\\u0026sig=x+y/z"],
+		["a URL through .NET's JavaScriptEncoder", "https://hooks.example.test/in?key=Ab12Cd34Ef\\u0026sig=x\\u002By/z"],
+		["a URL through Go's url.QueryEscape", "https%3A%2F%2Fhooks.example.test%2Fin%3Fkey%3DAb12Cd34Ef%26sig%3Dx%2By%2Fz"],
+		["a URL through .NET's HttpUtility.UrlEncode (lower case)", "https%3a%2f%2fhooks.example.test%2fin%3fkey%3dAb12Cd34Ef%26sig%3dx%2by%2fz"],
+	])("%s", (_encoder, spelt) => {
+		expect(replace(`{"echo":"${spelt}","n":1}`, REDACTED)).toBe(`{"echo":"${REDACTED}","n":1}`);
+	});
+
+	it("leaves what is not the secret: another phrase or query in the same escapes, and text without escapes", () => {
+		for (const text of [
+			"correct horse \\u003cbattery\\u003e \\u0026 stable='+'",
+			"correct+horse+%3Cbattery%3E",
+			"https://hooks.example.test/in?key=Ab12Cd34Ef\\u0026sig=x+y/z2",
+			"https%3A%2F%2Fhooks.example.test%2Fin%3Fkey%3DAb12Cd34Ef%26sig%3Dx%2By%2Fz%2Fmore",
+			"correct horse battery staple, plainly",
+		]) {
+			expect(replace(text, REDACTED)).toBe(text);
+		}
 	});
 });
