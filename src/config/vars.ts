@@ -72,13 +72,24 @@ function publicUrlProblem(value: string | undefined): string | null {
 }
 
 /**
- * The value with what could hold a credential elided (a user and password, a query, a fragment):
- * /healthz answers anyone, and a URL pasted with its token is not an origin either. Up to the last
- * `@` of the whole value first, as a URL parser reads a password (which may hold `@`, `/`, `?` or
- * `#`), then the query and fragment: an `@` after the host hides the host too, never a secret.
+ * The value's scheme and host, what an origin is, with each other part it has marked and elided (a
+ * user and password `…@`, a path `/…`, a query `?…`, a fragment `#…`): /healthz answers anyone, and
+ * a URL pasted with its token (a webhook's is often its path) is not an origin either. Read as a URL
+ * parser reads it, so an `@` in the path is the path's; a value without `scheme://` as one after
+ * `https://` (`drover.example.test/jobs`), shown without it. A value no parser reads (a password
+ * holding `/`, `?` or `#`, a space in the host) is read to its last `@`, then to its first `/`, `?`
+ * or `#`.
  */
-const shown = (value: string): string =>
-	value.replace(/^((?:[a-z][a-z0-9+.-]*:)?\/\/)?[\s\S]*@/i, (_all, scheme: string | undefined) => `${scheme ?? ""}…@`).replace(/[?#][\s\S]*$/, (rest) => `${rest[0]}…`);
+function shown(value: string): string {
+	const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(value)?.[0] ?? "";
+	const url = URL.parse(scheme ? value : `https://${value}`);
+	const written = url ? null : /^(?:([\s\S]*)@)?([^/?#]*)([^?#]*)(\?[^#]*)?(#[\s\S]*)?$/.exec(value.slice(scheme.length));
+	const [user, host, path, query, fragment] = url
+		? [url.username || url.password, url.host, url.pathname, url.search, url.hash]
+		: [written?.[1], written?.[2] ?? "", written?.[3] ?? "", written?.[4], written?.[5]];
+	const rest = [path.length > 1 ? "/…" : path, query ? "?…" : "", fragment ? "#…" : ""].join("");
+	return `${url && scheme ? `${url.protocol}//` : scheme}${user ? "…@" : ""}${host}${rest}`;
+}
 
 /** PUBLIC_URL's origin, or null when it is unset or not valid (logged once as config.var_invalid). */
 export function publicUrl(env: { PUBLIC_URL?: string }): string | null {

@@ -56,19 +56,19 @@ describe("the dashboard link in a delivery (PUBLIC_URL)", () => {
 		const res = await app.request("/healthz", {}, { ...env, PUBLIC_URL: "drover.example.test/jobs" } as Env);
 		expect(((await res.json()) as { variables: unknown }).variables).toEqual({
 			ok: false,
-			issues: [{ path: "PUBLIC_URL", message: 'PUBLIC_URL "drover.example.test/jobs" is not an http(s) origin (such as https://drover.example.workers.dev): deliveries carry no dashboard link' }],
+			issues: [{ path: "PUBLIC_URL", message: 'PUBLIC_URL "drover.example.test/…" is not an http(s) origin (such as https://drover.example.workers.dev): deliveries carry no dashboard link' }],
 		});
 	});
 
-	it("is listed by /healthz, which anyone may ask, without the user, password, query or fragment a pasted URL carries", async () => {
-		const pasted = "https://bot:s3cret-pass-0123@drover.example.test/jobs?tok=PubQry0123456789#frag";
+	it("is listed by /healthz, which anyone may ask, without the user, password, path, query or fragment a pasted URL carries", async () => {
+		const pasted = "https://bot:s3cret-pass-0123@drover.example.test/hooks/PathTok0123456789?tok=PubQry0123456789#frag";
 		const res = await app.request("/healthz", {}, { ...env, PUBLIC_URL: pasted } as Env);
 		const text = await res.text();
 		expect(JSON.parse(text).variables).toEqual({
 			ok: false,
-			issues: [{ path: "PUBLIC_URL", message: 'PUBLIC_URL "https://…@drover.example.test/jobs?…" is not an http(s) origin (such as https://drover.example.workers.dev): deliveries carry no dashboard link' }],
+			issues: [{ path: "PUBLIC_URL", message: 'PUBLIC_URL "https://…@drover.example.test/…?…#…" is not an http(s) origin (such as https://drover.example.workers.dev): deliveries carry no dashboard link' }],
 		});
-		for (const part of ["bot", "s3cret", "PubQry", "frag"]) expect(text).not.toContain(part);
+		for (const part of ["bot", "s3cret", "PathTok", "PubQry", "frag"]) expect(text).not.toContain(part);
 		// A password holding "@" or "/" (a parser reads to the last "@") is elided whole too.
 		for (const password of ["p@ss-word0123", "pa/ss-word0123", "pa?ss-word0123", "pa#ss-word0123"]) {
 			const body = await (await app.request("/healthz", {}, { ...env, PUBLIC_URL: `https://bot:${password}@drover.example.test/` } as Env)).text();

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { numberVar, numberVarIssues, numberVarProblem, publicUrl } from "../../src/config/vars.ts";
+import { numberVar, numberVarIssues, numberVarProblem, publicUrl, varIssues } from "../../src/config/vars.ts";
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -46,5 +46,38 @@ describe("a var that is not valid, in the log", () => {
 		]);
 		expect(JSON.stringify(lines)).not.toContain("PubQry");
 		for (const line of lines) expect(line).not.toHaveProperty("problem");
+	});
+});
+
+describe("a PUBLIC_URL that is not an origin, as /healthz and the log say it", () => {
+	const said = (value: string) => /^PUBLIC_URL "(.*)" is not an http\(s\) origin \(such as https:\/\/drover\.example\.workers\.dev\): deliveries carry no dashboard link$/.exec(varIssues({ PUBLIC_URL: value })[0]!.message)?.[1];
+
+	it("is shown by its scheme and host, each other part it has marked and elided: a path too, which may be a webhook's token", () => {
+		for (const [value, shown] of [
+			["https://drover.example.test/hooks/PathTok0123456789", "https://drover.example.test/…"],
+			["https://bot:s3cret-pass-0123@drover.example.test/jobs?tok=PubQry0123456789#frag", "https://…@drover.example.test/…?…#…"],
+			["https://drover.example.test/?tok=PubQry0123456789", "https://drover.example.test/?…"],
+			["drover.example.test/jobs/PathTok0123456789", "drover.example.test/…"],
+			["ftp://drover.example.test", "ftp://drover.example.test/"],
+		]) {
+			expect(said(value!), value).toBe(shown);
+		}
+	});
+
+	it("keeps its host when an @ stands in its path, and elides a password holding @, /, ? or # whole", () => {
+		expect(said("https://drover.example.test/hooks/@PathTok0123456789")).toBe("https://drover.example.test/…");
+		for (const password of ["p@ss-word0123", "pa/ss-word0123", "pa?ss-word0123", "pa#ss-word0123"]) {
+			expect(said(`https://bot:${password}@drover.example.test/`), password).toBe("https://…@drover.example.test/");
+		}
+	});
+
+	it("is logged as /healthz shows it, without its path", () => {
+		const lines: string[] = [];
+		vi.spyOn(console, "error").mockImplementation((line: unknown) => void lines.push(String(line)));
+		publicUrl({ PUBLIC_URL: "https://drover.example.test/hooks/LogPathTok0123456789" });
+		expect(lines.map((line) => (JSON.parse(line) as { error_message: string }).error_message)).toEqual([
+			'PUBLIC_URL "https://drover.example.test/…" is not an http(s) origin (such as https://drover.example.workers.dev): deliveries carry no dashboard link',
+		]);
+		expect(lines.join("")).not.toContain("LogPathTok");
 	});
 });
