@@ -51,6 +51,7 @@ export type HealthShape = z.infer<typeof Health>;
 export const healthApi = createApi().openapi(
 	createRoute({
 		method: "get",
+		operationId: "getHealth",
 		path: "/healthz",
 		summary: "Liveness, fleet configuration and scheduler heartbeat age (no auth)",
 		responses: {

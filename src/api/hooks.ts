@@ -35,6 +35,7 @@ const JSON_MEDIA_TYPE = /^application\/([a-z0-9.-]+\+)?json\s*(;.*)?$/i;
 export const hooksApi = createApi().openapi(
 	createRoute({
 		method: "post",
+		operationId: "triggerWebhook",
 		path: "/{agent}",
 		summary: "Trigger an agent from a signed webhook; the body, a JSON object, is given to the agent as data",
 		middleware: [bodyWithinLimit(MAX_BODY_BYTES)],

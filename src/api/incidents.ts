@@ -14,6 +14,7 @@ export const incidentsApi = createApi()
 	.openapi(
 		withRole("read", {
 			method: "get",
+			operationId: "listIncidents",
 			path: "/",
 			summary: "Failure incidents, deduplicated by error signature, most recently seen first",
 			request: {
@@ -39,6 +40,7 @@ export const incidentsApi = createApi()
 	.openapi(
 		withRole("operate", {
 			method: "post",
+			operationId: "closeIncident",
 			path: "/{id}/close",
 			summary: "Close an incident: terminal for its signature (the same error again stays quiet)",
 			request: { params: IncidentPath },

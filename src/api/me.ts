@@ -14,6 +14,7 @@ export type MeShape = z.infer<typeof Me>;
 export const meApi = createApi().openapi(
 	withRole("read", {
 		method: "get",
+		operationId: "getMe",
 		path: "/",
 		summary: "The caller: its token's name and role (the dashboard offers only the actions the role may take)",
 		responses: { 200: { description: "The caller", content: { "application/json": { schema: Me } } } },

@@ -13,6 +13,21 @@ interface Revalidated {
 }
 
 /**
+ * The groups Swagger UI and Redoc list operations under, and client generators name their classes
+ * by: the first whose pattern a path matches tags it.
+ */
+const TAGS: [RegExp, string, string][] = [
+	[/^\/v1\/agents\/\{agent\}\/notepad/, "notepad", "An agent's notepad: keys it and operators keep between runs"],
+	[/^\/v1\/(agents\/\{agent\}\/)?sessions/, "sessions", "Conversations that runs continue, and an agent's persistent session"],
+	[/^\/v1\/(jobs|agents\/\{agent\}\/(jobs|runs)$)/, "jobs", "Runs: trigger, list, read, follow, cancel, approve, continue and fork them; an agent's occurrence ledger"],
+	[/^\/v1\/agents/, "agents", "The fleet: fleet.yaml's agents and those defined through the API"],
+	[/^\/v1\/hooks\//, "webhooks", "Signed webhook triggers (no bearer token)"],
+	[/^\/v1\/incidents/, "incidents", "Failure incidents"],
+	[/^\/v1\/usage/, "usage", "Tokens and cost by agent and day"],
+	[/^\//, "system", "Health, scheduler status, a tick on demand and the caller's token"],
+];
+
+/**
  * What every answer has in common, added here once rather than route by route: each carries
  * X-Request-Id (src/api/request-log.ts), and a path asked with a method it does not list answers 405
  * (src/api/error-handler.ts, notFoundHandler), which no operation of the document can hold; each
@@ -62,6 +77,11 @@ function withSharedAnswers(doc: Doc): Doc {
 			get.responses["304"] = { description: "Not modified: the answer is the one whose ETag If-None-Match names; no body", headers: { ETag: ETAG_HEADER, "Cache-Control": CACHE_CONTROL_HEADER } };
 		}
 	}
+	for (const [path, item] of Object.entries(doc.paths ?? {})) {
+		const tag = TAGS.find(([pattern]) => pattern.test(path))![1];
+		for (const op of Object.values(item as Record<string, { tags?: string[] }>)) op.tags = [tag];
+	}
+	doc.tags = TAGS.map(([, name, description]) => ({ name, description }));
 	for (const item of Object.values(doc.paths ?? {})) {
 		for (const op of Object.values(item as Record<string, { responses?: Record<string, { headers?: Record<string, unknown>; $ref?: string }> }>)) {
 			if (typeof op !== "object" || op === null || !op.responses) continue;

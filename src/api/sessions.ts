@@ -53,6 +53,7 @@ export type SessionShape = z.infer<typeof SessionSchema>;
 export const sessionsApi = createApi().openapi(
 	withRole("read", {
 		method: "get",
+		operationId: "getSession",
 		path: "/{id}",
 		summary: "A session and its jobs, by its id or a unique prefix of it",
 		description:

@@ -77,6 +77,7 @@ export type StatusShape = z.infer<typeof Status>;
 export const statusApi = createApi().openapi(
 	withRole("read", {
 		method: "get",
+		operationId: "getStatus",
 		path: "/",
 		summary: "Scheduler heartbeat, jobs by status, agent counts and D1 migrations missing (like `hermes cron status`)",
 		responses: { 200: { description: "The fleet's status", content: { "application/json": { schema: Status } } } },

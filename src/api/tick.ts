@@ -30,6 +30,7 @@ export type TickShape = z.infer<typeof Tick>;
 export const tickApi = createApi().openapi(
 	withRole("admin", {
 		method: "post",
+		operationId: "tick",
 		path: "/",
 		summary: "Run one scheduler tick now: every due occurrence is claimed once, whichever tick gets there first",
 		responses: {

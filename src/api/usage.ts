@@ -78,6 +78,7 @@ const UsageAgentTotalPage = z
 export const usageApi = createApi().openapi(
 	withRole("read", {
 		method: "get",
+		operationId: "getUsage",
 		path: "/",
 		summary: "Tokens and cost of ended jobs by agent and UTC day of their creation, newest day first",
 		request: { query: UsageQuery },

@@ -73,6 +73,7 @@ export const agentActionsApi = createApi()
 	.openapi(
 		withRole("operate", {
 			method: "post",
+			operationId: "runAgent",
 			path: "/{agent}/jobs",
 			summary: "Run an agent now (manual trigger)",
 			request: {
@@ -106,6 +107,7 @@ export const agentActionsApi = createApi()
 	.openapi(
 		withRole("operate", {
 			method: "post",
+			operationId: "pauseAgent",
 			path: "/{agent}/pause",
 			summary: "Pause an agent: its due occurrences are recorded as skipped (reason: paused). Pausing a paused agent keeps the time of its first pause; a reason replaces the old one, none keeps it",
 			request: { params: AgentPath, body: { content: { "application/json": { schema: PauseBody } }, required: false } },
@@ -121,6 +123,7 @@ export const agentActionsApi = createApi()
 	.openapi(
 		withRole("operate", {
 			method: "post",
+			operationId: "resumeAgent",
 			path: "/{agent}/resume",
 			summary: "Resume a paused agent (paused by an operator or automatically)",
 			request: { params: AgentPath },
@@ -138,6 +141,7 @@ export const agentActionsApi = createApi()
 	.openapi(
 		withRole("read", {
 			method: "get",
+			operationId: "listAgentRuns",
 			path: "/{agent}/runs",
 			summary: "The agent's occurrence ledger, newest first: claimed, skipped (with reason), late, catch-up, unknown",
 			request: {
@@ -170,6 +174,7 @@ export const agentActionsApi = createApi()
 	.openapi(
 		withRole("read", {
 			method: "get",
+			operationId: "listAgentJobs",
 			path: "/{agent}/jobs",
 			summary: "The agent's jobs, newest first (its newest job is the one `drover logs <agent> --follow` follows)",
 			request: {

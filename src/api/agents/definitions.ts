@@ -110,6 +110,7 @@ export const agentDefinitionsApi = createApi()
 	.openapi(
 		withRole("read", {
 			method: "get",
+			operationId: "listAgents",
 			path: "/",
 			summary: "Agents (fleet.yaml's and the API's), their schedules, next runs and state, by name",
 			request: {
@@ -158,6 +159,7 @@ export const agentDefinitionsApi = createApi()
 	.openapi(
 		withRole("read", {
 			method: "get",
+			operationId: "getAgent",
 			path: "/{agent}",
 			summary: "One agent: definition, schedules with next runs, paused state, running jobs, last status",
 			request: { params: AgentPath },
@@ -178,6 +180,7 @@ export const agentDefinitionsApi = createApi()
 	.openapi(
 		withRole("read", {
 			method: "get",
+			operationId: "getAgentDefinition",
 			path: "/{agent}/definition",
 			summary: "An agent's definition as YAML, as PUT and POST take it (and fleet.yaml's agents are written); its ETag is its revision, for PUT's If-Match",
 			request: { params: AgentPath, headers: z.object({ "if-none-match": z.string().optional().openapi({ description: "The ETag of a definition already held: 304 while it is still the agent's" }) }) },
@@ -201,6 +204,7 @@ export const agentDefinitionsApi = createApi()
 	.openapi(
 		withRole("admin", {
 			method: "post",
+			operationId: "createAgent",
 			path: "/",
 			summary: "Define an agent through the API (same schema as a fleet.yaml agent)",
 			request: { body: AgentBody, query: DryRunQuery },
@@ -226,6 +230,7 @@ export const agentDefinitionsApi = createApi()
 	.openapi(
 		withRole("admin", {
 			method: "put",
+			operationId: "replaceAgent",
 			path: "/{agent}",
 			summary: "Replace an API-defined agent's definition",
 			request: { params: AgentPath, body: AgentBody, headers: IfMatchHeader, query: DryRunQuery },
@@ -255,6 +260,7 @@ export const agentDefinitionsApi = createApi()
 	.openapi(
 		withRole("admin", {
 			method: "delete",
+			operationId: "deleteAgent",
 			path: "/{agent}",
 			summary: "Delete an API-defined agent; its jobs and ledger stay readable",
 			request: { params: AgentPath },

@@ -82,6 +82,7 @@ export const notepadApi = createApi()
 	.openapi(
 		withRole("read", {
 			method: "get",
+			operationId: "getNotepad",
 			path: "/{agent}/notepad",
 			summary: "The agent's whole notepad",
 			request: { params: AgentPath },
@@ -95,6 +96,7 @@ export const notepadApi = createApi()
 	.openapi(
 		withRole("read", {
 			method: "get",
+			operationId: "getNotepadKey",
 			path: "/{agent}/notepad/{key}",
 			summary: "One notepad value",
 			request: { params: KeyPath },
@@ -114,6 +116,7 @@ export const notepadApi = createApi()
 	.openapi(
 		withRole("operate", {
 			method: "put",
+			operationId: "putNotepadKey",
 			path: "/{agent}/notepad/{key}",
 			summary: "Set a notepad value (16 KiB a value, 64 KiB in all)",
 			request: { params: WriteKeyPath, headers: WriteConditions, body: { content: { "application/json": { schema: z.strictObject({ value: z.string() }) } }, required: true } },
@@ -144,6 +147,7 @@ export const notepadApi = createApi()
 	.openapi(
 		withRole("operate", {
 			method: "delete",
+			operationId: "deleteNotepadKey",
 			path: "/{agent}/notepad/{key}",
 			summary: "Delete a notepad value",
 			request: { params: KeyPath, headers: z.object({ "if-match": IfMatch }) },
@@ -165,6 +169,7 @@ export const notepadApi = createApi()
 	.openapi(
 		withRole("operate", {
 			method: "delete",
+			operationId: "clearNotepad",
 			path: "/{agent}/notepad",
 			summary: "Clear the notepad",
 			request: { params: AgentPath },

@@ -44,6 +44,7 @@ export const agentSessionsApi = createApi()
 	.openapi(
 		withRole("read", {
 			method: "get",
+			operationId: "getCurrentSession",
 			path: "/{agent}/sessions/current",
 			summary: "The agent's persistent session (session.mode: persistent): what its next run continues, and when it expires",
 			request: { params: z.object({ agent: AgentNameParam }) },
@@ -78,6 +79,7 @@ export const agentSessionsApi = createApi()
 	.openapi(
 		withRole("operate", {
 			method: "delete",
+			operationId: "forgetCurrentSession",
 			path: "/{agent}/sessions/current",
 			summary: "Forget the agent's persistent session: its next run starts a new one (the session's jobs stay, and can still be continued)",
 			request: { params: z.object({ agent: AgentNameParam }) },
@@ -92,6 +94,7 @@ export const agentSessionsApi = createApi()
 	.openapi(
 		withRole("read", {
 			method: "get",
+			operationId: "listAgentSessions",
 			path: "/{agent}/sessions",
 			summary: "The agent's sessions, newest first (by their newest started job; a session retention left none of, with a continue of it queued, by that continue), with keyset pagination",
 			request: {

@@ -137,6 +137,7 @@ export const jobApi = createApi()
 	.openapi(
 		withRole("read", {
 			method: "get",
+			operationId: "listJobs",
 			path: "/",
 			summary: "List jobs, newest first, with keyset pagination",
 			request: { query: ListQuery },
@@ -162,6 +163,7 @@ export const jobApi = createApi()
 	.openapi(
 		withRole("read", {
 			method: "get",
+			operationId: "getJob",
 			path: "/{id}",
 			summary: "One job's full record",
 			request: { params: z.object({ id: JobIdSchema }) },
@@ -189,6 +191,7 @@ export const jobApi = createApi()
 	.openapi(
 		withRole("operate", {
 			method: "post",
+			operationId: "cancelJob",
 			path: "/{id}/cancel",
 			summary: "Cancel a job: a pending one, or one in a model call (the call is aborted), at once; one in a tool call as soon as the call returns, or at once with `force` (the call cut off, its effect unknown)",
 			request: { params: JobPath, body: { content: { "application/json": { schema: CancelBody } }, required: false } },
@@ -208,6 +211,7 @@ export const jobApi = createApi()
 	.openapi(
 		withRole("operate", {
 			method: "post",
+			operationId: "decideJobApproval",
 			path: "/{id}/approval",
 			summary: "Approve (optionally with edited input) or deny the tool call a job is waiting on",
 			request: { params: JobPath, body: { content: { "application/json": { schema: ApprovalBody } }, required: true } },
@@ -223,6 +227,7 @@ export const jobApi = createApi()
 	.openapi(
 		withRole("operate", {
 			method: "post",
+			operationId: "continueJob",
 			path: "/{id}/continue",
 			summary: "A new job continuing this job's session with a new prompt",
 			request: { params: JobPath, body: { content: { "application/json": { schema: FollowUpBody(true) } }, required: true } },
@@ -241,6 +246,7 @@ export const jobApi = createApi()
 	.openapi(
 		withRole("operate", {
 			method: "post",
+			operationId: "forkJob",
 			path: "/{id}/fork",
 			summary: "A new job in a new session starting from this job's conversation (forked_from)",
 			request: { params: JobPath, body: { content: { "application/json": { schema: FollowUpBody(false) } }, required: false } },
@@ -259,6 +265,7 @@ export const jobApi = createApi()
 	.openapi(
 		withRole("read", {
 			method: "get",
+			operationId: "getJobOutput",
 			path: "/{id}/output",
 			summary: "The job's JSONL output: from R2 once it has ended, from its agent while it runs; honours Range",
 			description:
@@ -313,6 +320,7 @@ export const jobApi = createApi()
 	.openapi(
 		withRole("read", {
 			method: "get",
+			operationId: "streamJob",
 			path: "/{id}/stream",
 			summary: "Server-Sent Events: one `line` event per JSONL line (id = line number), `status` events, then `end`",
 			description:

@@ -37,6 +37,7 @@ export type JobManifestShape = z.infer<typeof JobManifestSchema>;
 export const jobManifestApi = createApi().openapi(
 	withRole("read", {
 		method: "get",
+		operationId: "getJobManifest",
 		path: "/{id}/manifest",
 		summary: "What a job runs with (deputy's manifest): the definition, system prompt, tools, models and deadline saved when it started",
 		description: "Saved once, as the job starts, and reused by every turn, so a deploy while it runs changes nothing under it. A pending job has none yet (409); one cancelled before it started never will (404).",

@@ -18,6 +18,7 @@ const LogHeaders = z.object({
 export const jobOutputLogApi = createApi().openapi(
 	withRole("read", {
 		method: "get",
+		operationId: "getJobOutputLog",
 		path: "/{id}/output.log",
 		summary: "The job's plain-text log (herdctl's output.log), kept when its schedule or agent sets output_to_file",
 		description:

@@ -68,6 +68,7 @@ function toolCallView(call: ToolCall): z.infer<typeof ToolCallSchema> {
 export const jobToolCallsApi = createApi().openapi(
 	withRole("read", {
 		method: "get",
+		operationId: "listJobToolCalls",
 		path: "/{id}/tool-calls",
 		summary: "A job's tool calls, in the order the model made them (deputy's runtime): input, status, approval, result, timing",
 		description:

@@ -1,0 +1,71 @@
+import { describe, expect, it } from "vitest";
+import { call } from "../helpers/http.ts";
+
+/**
+ * The document as an API consumer reads it: client generators (openapi-typescript, hey-api,
+ * openapi-generator) name their methods and group their classes by it, and Swagger UI and Redoc
+ * lay it out. What each test asserts is what `redocly lint` (recommended) or a generated client
+ * caught before it was mended.
+ */
+interface Operation {
+	operationId?: string;
+	tags?: string[];
+	security?: unknown;
+	parameters?: { name?: string; in?: string; description?: string; schema?: unknown; $ref?: string }[];
+	responses: Record<string, { headers?: Record<string, unknown>; content?: Record<string, { schema?: unknown }> }>;
+}
+interface Doc {
+	tags?: { name: string; description?: string }[];
+	paths: Record<string, Record<string, Operation>>;
+	components: { schemas: Record<string, Schema> };
+}
+interface Schema {
+	type?: string | string[];
+	format?: string;
+	enum?: unknown[];
+	properties?: Record<string, Schema>;
+	items?: Schema;
+	allOf?: Schema[];
+	anyOf?: Schema[];
+	oneOf?: Schema[];
+	additionalProperties?: Schema | boolean;
+	$ref?: string;
+}
+
+async function doc(): Promise<Doc> {
+	return (await (await call("/openapi.json", { as: null })).json()) as Doc;
+}
+
+function operations(d: Doc): [string, Operation][] {
+	return Object.entries(d.paths).flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => [`${method.toUpperCase()} ${path}`, op] as [string, Operation]));
+}
+
+describe("the OpenAPI document, as a client generator reads it", () => {
+	it("gives every operation an operationId, each unique, in camelCase (a generated client's method names)", async () => {
+		const ops = operations(await doc());
+		expect(ops.length).toBeGreaterThan(30);
+		const ids = ops.map(([route, op]) => [route, op.operationId] as const);
+		for (const [route, id] of ids) expect(id, route).toMatch(/^[a-z][A-Za-z0-9]*$/);
+		expect(new Set(ids.map(([, id]) => id)).size).toBe(ids.length);
+		// A few that clients call by name.
+		const byRoute = Object.fromEntries(ids);
+		expect(byRoute).toMatchObject({ "GET /v1/jobs": "listJobs", "GET /v1/jobs/{id}": "getJob", "POST /v1/agents/{agent}/jobs": "runAgent", "POST /v1/jobs/{id}/cancel": "cancelJob", "POST /v1/agents": "createAgent" });
+	});
+
+	it("tags every operation with one tag that the document declares with a description", async () => {
+		const d = await doc();
+		const declared = new Map((d.tags ?? []).map((t) => [t.name, t.description]));
+		expect(declared.size).toBeGreaterThan(3);
+		for (const [name, description] of declared) expect(description, name).toBeTruthy();
+		const used = new Set<string>();
+		for (const [route, op] of operations(d)) {
+			expect(op.tags, route).toHaveLength(1);
+			expect(declared.has(op.tags![0]!), `${route}: ${op.tags![0]}`).toBe(true);
+			used.add(op.tags![0]!);
+		}
+		// No tag is declared that no operation uses.
+		expect(used).toEqual(new Set(declared.keys()));
+		expect(d.paths["/v1/agents/{agent}/jobs"]!.post!.tags).toEqual(["jobs"]);
+		expect(d.paths["/v1/agents/{agent}/notepad/{key}"]!.put!.tags).toEqual(["notepad"]);
+	});
+});
