@@ -54,6 +54,7 @@ export const healthApi = createApi().openapi(
 		operationId: "getHealth",
 		path: "/healthz",
 		summary: "Liveness, fleet configuration and scheduler heartbeat age (no auth)",
+		security: [],
 		responses: {
 			200: { description: "drover is up and ticking", content: { "application/json": { schema: Health } } },
 			503: { description: "drover is up but its configuration (fleet.yaml, API_TOKENS) is invalid, D1 lacks a migration this release needs, or its scheduler has stalled (no good tick, ok or partial, within HEARTBEAT_STALE_SECONDS); a partial last tick (some agent could not be reached) is reported in `scheduler.outcome`, not a 503", content: { "application/json": { schema: Health } } },

@@ -39,6 +39,8 @@ export const hooksApi = createApi().openapi(
 		path: "/{agent}",
 		summary: "Trigger an agent from a signed webhook; the body, a JSON object, is given to the agent as data",
 		middleware: [bodyWithinLimit(MAX_BODY_BYTES)],
+		// No bearer token: the signature headers authenticate the request.
+		security: [],
 		description:
 			"Headers: X-Drover-Timestamp (unix seconds, in digits, signed as the header spells it) and X-Drover-Signature: sha256=<hex of HMAC-SHA256(secret, `${timestamp}.${body}`)> (prefix and hex in either case), " +
 			"the body being its bytes as sent (which must be UTF-8: a signed body that is not is a 400), " +

@@ -69,3 +69,15 @@ describe("the OpenAPI document, as a client generator reads it", () => {
 		expect(d.paths["/v1/agents/{agent}/notepad/{key}"]!.put!.tags).toEqual(["notepad"]);
 	});
 });
+
+describe("the OpenAPI document's security", () => {
+	it("says of each operation how it is authenticated: the bearer token under /v1, none (an explicit empty list) on /healthz and the signed webhook", async () => {
+		const d = await doc();
+		for (const [route, op] of operations(d)) {
+			const open = route === "GET /healthz" || route === "POST /v1/hooks/{agent}";
+			// With no root-level security, an operation that leaves it out says nothing: Redoc and
+			// linters cannot tell a public route from a forgotten one.
+			expect(op.security, route).toEqual(open ? [] : [{ bearer: [] }]);
+		}
+	});
+});
