@@ -2,12 +2,47 @@ import { z } from "@hono/zod-openapi";
 import { QUEUE_RETRY_AFTER_SECONDS } from "../errors.ts";
 import { DeliveryOutcomeSchema, ToolCallTallySchema } from "../jobs/model.ts";
 
+/** Every `error.code` an answer gives (src/errors.ts, error-handler.ts): a client branches on these, not on the message. */
+export const ERROR_CODES = [
+	"bad_request",
+	"unauthorized",
+	"forbidden",
+	"not_found",
+	"method_not_allowed",
+	"conflict",
+	"agent_paused",
+	"agent_disabled",
+	"precondition_failed",
+	"payload_too_large",
+	"unsupported_media_type",
+	"range_not_satisfiable",
+	"rate_limited",
+	"internal",
+	"config_invalid",
+	"unavailable",
+] as const;
+
+const IssueSchema = z.object({
+	path: z.string().openapi({ example: "schedules.nightly.cron" }),
+	message: z.string(),
+	line: z.number().int().optional().openapi({ description: "Where a YAML body wrote the field (1-based)" }),
+	column: z.number().int().optional(),
+});
+
 export const ErrorSchema = z
 	.object({
 		error: z.object({
-			code: z.string().openapi({ example: "bad_request" }),
+			code: z.enum(ERROR_CODES).openapi({ example: "bad_request" }),
 			message: z.string().openapi({ example: "limit: must be at most 200" }),
-			details: z.unknown().optional(),
+			details: z
+				.looseObject({
+					issues: z.array(IssueSchema).optional().openapi({ description: "A 400's (and config_invalid's): each field at fault" }),
+					candidates: z
+						.array(z.object({ session_id: z.string(), agent: z.string() }))
+						.optional()
+						.openapi({ description: "GET /v1/sessions/{id}'s 409: sessions the prefix fits" }),
+				})
+				.optional(),
 			request_id: z.string().openapi({
 				description: "The request's id, also sent as the X-Request-Id header: quote it to the Worker's operator, who finds the request's log lines by it (Cloudflare's cf-ray when there is one)",
 				example: "8f1a2b3c4d5e6f70-LHR",

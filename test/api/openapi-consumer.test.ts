@@ -81,3 +81,21 @@ describe("the OpenAPI document's security", () => {
 		}
 	});
 });
+
+describe("the OpenAPI document's error body", () => {
+	it("lists every error code a client can branch on, and types details' issues and candidates rather than leaving them unknown", async () => {
+		const error = (await doc()).components.schemas.Error!.properties!.error!;
+		// README's HTTP API section names each of these with its status.
+		expect(new Set(error.properties!.code!.enum)).toEqual(
+			new Set(["bad_request", "unauthorized", "forbidden", "not_found", "method_not_allowed", "conflict", "agent_paused", "agent_disabled", "precondition_failed", "payload_too_large", "unsupported_media_type", "range_not_satisfiable", "rate_limited", "internal", "config_invalid", "unavailable"]),
+		);
+		const details = error.properties!.details!;
+		expect(details.type).toBe("object");
+		expect(details.properties!.issues).toMatchObject({ type: "array", items: { type: "object", required: ["path", "message"] } });
+		expect(details.properties!.candidates).toMatchObject({ type: "array", items: { required: ["session_id", "agent"] } });
+		// A 400 as it is answered fits it (call() holds every answer to the document too).
+		const res = await call("/v1/jobs?limit=500");
+		expect(res.status).toBe(400);
+		expect(((await res.json()) as { error: { details: unknown } }).error.details).toEqual({ issues: [{ path: "limit", message: expect.any(String) }] });
+	});
+});
