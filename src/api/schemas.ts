@@ -107,15 +107,23 @@ export const queueFullResponse = {
 	},
 } as const;
 
+/**
+ * A time as answers write it, ISO 8601 in UTC (toISOString): format date-time, so a generated client
+ * can read it as a date rather than a bare string. Documentation only: nothing is parsed by it.
+ */
+export const DateTimeString = z.string().openapi({ format: "date-time", example: "2026-11-30T09:00:00.000Z" });
+/** A UTC day, YYYY-MM-DD. */
+export const DateString = z.string().openapi({ format: "date", example: "2026-11-30" });
+
 /** An agent's live state as its Durable Object reports it (paused, running, last job). */
-export const PausedSchema = z.object({ at: z.string(), reason: z.string().nullable(), by: z.string().nullable() }).nullable();
-export const RunningJobSchema = z.object({ id: z.string(), status: z.string(), started_at: z.string().nullable(), schedule: z.string().nullable() });
+export const PausedSchema = z.object({ at: DateTimeString, reason: z.string().nullable(), by: z.string().nullable() }).nullable();
+export const RunningJobSchema = z.object({ id: z.string(), status: z.string(), started_at: DateTimeString.nullable(), schedule: z.string().nullable() });
 export const LastJobSchema = z
 	.object({
 		id: z.string(),
 		status: z.string(),
 		exit_reason: z.string().nullable(),
-		finished_at: z.string().nullable(),
+		finished_at: DateTimeString.nullable(),
 		delivery: DeliveryOutcomeSchema.nullable().openapi({ description: "Its delivery's outcome: a completed job whose answer did not get through reads failed or unknown here, pending while it is retried; null with no delivery" }),
 		tool_calls: ToolCallTallySchema.nullable().openapi({ description: "The tool calls it ran and how many failed (the record's tool_calls): a completed job's failed calls are worth a look" }),
 	})

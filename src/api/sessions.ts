@@ -10,7 +10,7 @@ import { sessionStarts } from "../store/job-index.ts";
 import { createApi, withRole } from "./factory.ts";
 import { AgentNameParam } from "./params.ts";
 import { requireKnownAgent } from "./resolve-agent.ts";
-import { conflictResponse, notFoundResponse } from "./schemas.ts";
+import { conflictResponse, DateTimeString, notFoundResponse } from "./schemas.ts";
 
 /** Sessions an ambiguous prefix names in its 409, at most. */
 const CANDIDATES_SHOWN = 5;
@@ -20,7 +20,7 @@ const CANDIDATES_SHOWN = 5;
  */
 const AGENTS_ASKED = 10;
 
-const SessionJobRefSchema = z.object({ id: z.string(), status: JobStatusSchema, created_at: z.string() }).openapi("SessionJobRef");
+const SessionJobRefSchema = z.object({ id: z.string(), status: JobStatusSchema, created_at: DateTimeString }).openapi("SessionJobRef");
 
 export const SessionSummarySchema = z
 	.object({
@@ -29,7 +29,7 @@ export const SessionSummarySchema = z
 		job_count: z.number().int().openapi({ description: "Jobs in the session: those that ran in it and continues queued for it" }),
 		first_job: SessionJobRefSchema,
 		last_job: SessionJobRefSchema.openapi({ description: "The newest job: the one `drover sessions resume` continues" }),
-		updated_at: z.string().openapi({ description: "When the newest job last changed" }),
+		updated_at: DateTimeString.openapi({ description: "When the newest job last changed" }),
 		persistent: z.boolean().openapi({
 			description:
 				"The agent's persistent session (session.mode: persistent): the one its persistent runs carry on. An agent switched to fresh_per_job keeps it: a continue of its last completed run (GET …/sessions/current, last_job) carries it on",

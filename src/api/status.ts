@@ -9,10 +9,11 @@ import { countJobsByStatus } from "../store/job-index.ts";
 import { heartbeatHealth, readHeartbeatAndSize } from "../store/heartbeat.ts";
 import { errorFields, log } from "../log.ts";
 import { createApi, withRole } from "./factory.ts";
+import { DateTimeString } from "./schemas.ts";
 
 export const SchedulerHealth = z
 	.object({
-		last_tick_at: z.string().nullable(),
+		last_tick_at: DateTimeString.nullable(),
 		age_seconds: z.number().int().nullable(),
 		stalled: z.boolean().openapi({
 			description:
@@ -21,7 +22,7 @@ export const SchedulerHealth = z
 		outcome: z.enum(["ok", "partial", "failed"]).nullable().openapi({
 			description: "The last tick's: ok; partial, some shard or agent could not be reached (`error` says which), the others called; failed, no shard answered",
 		}),
-		last_ok_at: z.string().nullable().openapi({ description: "When the last good tick (ok or partial: not failed) began; what `stalled` is decided by" }),
+		last_ok_at: DateTimeString.nullable().openapi({ description: "When the last good tick (ok or partial: not failed) began; what `stalled` is decided by" }),
 	})
 	.openapi("SchedulerHealth");
 
@@ -53,7 +54,7 @@ const Status = z
 				description:
 					"Due agents the shards had left to their follow-up alarms when the last tick ended (past what one invocation may call), each called within seconds, or after earlier minutes when a shard is behind; null before the first tick that counted them",
 			}),
-			oldest_deferred_minute: z.string().nullable().openapi({
+			oldest_deferred_minute: DateTimeString.nullable().openapi({
 				description: "The oldest minute those agents are owed (its slots are claimed, late, when they are called): the last tick's own, or earlier when a shard is behind; null when none was left",
 			}),
 			shards_behind: z.number().int().nullable().openapi({

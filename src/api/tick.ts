@@ -4,18 +4,18 @@ import { runTick } from "../scheduler/tick.ts";
 import { fleetFault } from "../config/bundled.ts";
 import { isoOrNull } from "../shared/iso-time.ts";
 import { createApi, withRole } from "./factory.ts";
-import { errorResponse } from "./schemas.ts";
+import { DateTimeString, errorResponse } from "./schemas.ts";
 
 const Tick = z
 	.object({
-		scheduled_time: z.string().openapi({ description: "The minute ticked: now, to the minute, as the cron trigger would have it" }),
+		scheduled_time: DateTimeString.openapi({ description: "The minute ticked: now, to the minute, as the cron trigger would have it" }),
 		outcome: z.enum(["ok", "partial"]).openapi({ description: "partial: some agents or shards could not be reached (their names in GET /v1/status's error)" }),
 		agents_called: z.number().int(),
 		claimed: z.number().int(),
 		skipped: z.number().int(),
 		shards_failed: z.number().int(),
 		deferred: z.number().int().openapi({ description: "Due agents the shards left to their follow-up alarms (past what one invocation may call), still to be called when the tick ended" }),
-		oldest_deferred_minute: z.string().nullable().openapi({ description: "The oldest minute those are owed: this one, or earlier when a shard is behind; null when none was left" }),
+		oldest_deferred_minute: DateTimeString.nullable().openapi({ description: "The oldest minute those are owed: this one, or earlier when a shard is behind; null when none was left" }),
 		shards_behind: z.number().int().openapi({ description: "Shards behind their ticks (GET /v1/status's warnings say so)" }),
 	})
 	.openapi("Tick");

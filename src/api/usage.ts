@@ -5,6 +5,7 @@ import { BadRequestError } from "../errors.ts";
 import { listUsage, listUsageByAgent, listUsageByDay } from "../store/usage.ts";
 import { DAY_MS, isoDay, utcDay } from "../shared/time.ts";
 import { createApi, withRole } from "./factory.ts";
+import { DateString } from "./schemas.ts";
 import { CursorParam, pageLimit } from "./params.ts";
 
 const Day = z.iso.date({ message: "must be a date, YYYY-MM-DD" });
@@ -49,8 +50,8 @@ const UsageQuery = z
 
 const UsagePage = z
 	.object({
-		since: z.string(),
-		until: z.string(),
+		since: DateString,
+		until: DateString,
 		days: z.array(UsageDaySchema),
 		next_cursor: z.string().nullable(),
 	})
@@ -58,8 +59,8 @@ const UsagePage = z
 
 const UsageDayTotalPage = z
 	.object({
-		since: z.string(),
-		until: z.string(),
+		since: DateString,
+		until: DateString,
 		days: z.array(UsageDayTotalSchema),
 		next_cursor: z.string().nullable(),
 	})
@@ -67,8 +68,8 @@ const UsageDayTotalPage = z
 
 const UsageAgentTotalPage = z
 	.object({
-		since: z.string(),
-		until: z.string(),
+		since: DateString,
+		until: DateString,
 		agents: z.array(UsageAgentTotalSchema),
 		total: z.number().int().openapi({ description: "Agents in the list, over all its pages" }),
 		next_cursor: z.string().nullable(),

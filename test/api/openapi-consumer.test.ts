@@ -99,3 +99,54 @@ describe("the OpenAPI document's error body", () => {
 		expect(((await res.json()) as { error: { details: unknown } }).error.details).toEqual({ issues: [{ path: "limit", message: expect.any(String) }] });
 	});
 });
+
+describe("the OpenAPI document's times", () => {
+	/** The schema at a dotted path through components.schemas (through allOf, nullable anyOf and items). */
+	function at(d: Doc, path: string): Schema {
+		const [name, ...keys] = path.split(".");
+		let s: Schema = d.components.schemas[name!]!;
+		const resolve = (x: Schema): Schema => (x.$ref ? d.components.schemas[x.$ref.split("/").at(-1)!]! : x);
+		for (const key of keys) {
+			s = resolve(s);
+			const parts = [s, ...(s.allOf ?? []), ...(s.anyOf ?? [])].map(resolve);
+			const holder = key === "[]" ? parts.find((p) => p.items) : parts.find((p) => p.properties?.[key]);
+			expect(holder, `${path} at ${key}`).toBeDefined();
+			s = key === "[]" ? holder!.items! : holder!.properties![key]!;
+		}
+		return resolve(s);
+	}
+
+	it("marks every time an answer gives as format date-time, and every day as format date, so a generated client can read them as dates", async () => {
+		const d = await doc();
+		const times = [
+			"SchedulerHealth.last_tick_at",
+			"SchedulerHealth.last_ok_at",
+			"Tick.scheduled_time",
+			"Tick.oldest_deferred_minute",
+			"Status.scheduler.oldest_deferred_minute",
+			"AgentView.paused.at",
+			"AgentView.running_jobs.[].started_at",
+			"AgentView.last_job.finished_at",
+			"ScheduleView.next_run",
+			"AgentStatus.paused.at",
+			"Occurrence.scheduled_instant",
+			"Occurrence.claimed_at",
+			"Occurrence.started_at",
+			"Occurrence.finished_at",
+			"CurrentSession.started_at",
+			"CurrentSession.active_at",
+			"CurrentSession.expires_at",
+			"SessionSummary.updated_at",
+			"SessionJobRef.created_at",
+			"JobManifest.deadline",
+			"ToolCall.started_at",
+			"ToolCall.finished_at",
+			"JobRecord.created_at",
+			"JobSummary.finished_at",
+		];
+		for (const path of times) expect(at(d, path).format, path).toBe("date-time");
+		for (const page of ["UsagePage", "UsageDayTotalPage", "UsageAgentTotalPage"]) {
+			for (const key of ["since", "until"]) expect(at(d, `${page}.${key}`).format, `${page}.${key}`).toBe("date");
+		}
+	});
+});

@@ -10,7 +10,7 @@ import { createApi, withRole } from "../factory.ts";
 import { AgentNameParam, CursorParam, IdempotencyKeyHeader, pageLimit } from "../params.ts";
 import { unwrap } from "../refusals.ts";
 import { requireAgent, requireAgentSource, requireKnownAgent } from "../resolve-agent.ts";
-import { bodySize, LastJobSchema, PausedSchema, PROMPT_BODY_BYTES, RunningJobSchema, conflictResponse, notFoundResponse, queueFullResponse, runConflictResponse } from "../schemas.ts";
+import { bodySize, DateTimeString, LastJobSchema, PausedSchema, PROMPT_BODY_BYTES, RunningJobSchema, conflictResponse, notFoundResponse, queueFullResponse, runConflictResponse } from "../schemas.ts";
 
 const AgentPath = z.object({ agent: AgentNameParam });
 
@@ -49,11 +49,11 @@ const OccurrenceSchema = z
 		id: z.string(),
 		schedule: z.string().nullable(),
 		source: z.enum(["cron", "manual", "webhook"]),
-		scheduled_instant: z.string().nullable(),
+		scheduled_instant: DateTimeString.nullable(),
 		dispatch: z.enum(["on_time", "late", "catch_up", "manual"]),
-		claimed_at: z.string(),
-		started_at: z.string().nullable(),
-		finished_at: z.string().nullable(),
+		claimed_at: DateTimeString,
+		started_at: DateTimeString.nullable(),
+		finished_at: DateTimeString.nullable(),
 		status: z.enum(["claimed", "running", "completed", "failed", "skipped", "unknown"]),
 		skip_reason: z.string().nullable(),
 		skipped_count: z.number().int().nullable(),

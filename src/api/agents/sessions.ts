@@ -7,7 +7,7 @@ import { isoOrNull } from "../../shared/iso-time.ts";
 import { createApi, withRole } from "../factory.ts";
 import { AgentNameParam, CursorParam, pageLimit } from "../params.ts";
 import { requireAgent, requireAgentSource, requireKnownAgent } from "../resolve-agent.ts";
-import { notFoundResponse } from "../schemas.ts";
+import { DateTimeString, notFoundResponse } from "../schemas.ts";
 import { SessionSummarySchema } from "../sessions.ts";
 
 const SessionPage = z.object({ sessions: z.array(SessionSummarySchema), next_cursor: z.string().nullable() }).openapi("SessionPage");
@@ -18,9 +18,9 @@ const CurrentSessionSchema = z
 		mode: z.enum(SESSION_MODES).openapi({ description: "The agent's session mode (a schedule may override it for its runs)" }),
 		session_id: z.string().nullable().openapi({ description: "The persistent session its next persistent run continues; null when there is none" }),
 		last_job: z.string().nullable().openapi({ description: "The session's last completed run (a persistent run's or a continue's): the one continued, by the next persistent run or by a resume" }),
-		started_at: z.string().nullable().openapi({ description: "When the session's first run started (timeout counts from it)" }),
-		active_at: z.string().nullable().openapi({ description: "When last_job completed (idle_timeout counts from it)" }),
-		expires_at: z.string().nullable().openapi({ description: "When timeout or idle_timeout ends the session; null when neither is set" }),
+		started_at: DateTimeString.nullable().openapi({ description: "When the session's first run started (timeout counts from it)" }),
+		active_at: DateTimeString.nullable().openapi({ description: "When last_job completed (idle_timeout counts from it)" }),
+		expires_at: DateTimeString.nullable().openapi({ description: "When timeout or idle_timeout ends the session; null when neither is set" }),
 		expired: z.boolean().openapi({ description: "Past expires_at: the next run starts a new session" }),
 		continues: z.boolean().openapi({ description: "Whether the agent's next persistent run continues the session" }),
 		not_continued_because: z

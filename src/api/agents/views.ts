@@ -5,7 +5,7 @@ import { AgentSchema, type DefinitionSummary } from "../../config/schema.ts";
 import { storageWarning } from "../../config/storage.ts";
 import { nextRun } from "../../scheduler/next-run.ts";
 import type { ResolvedAgent } from "../resolve-agent.ts";
-import { LastJobSchema, PausedSchema, RunningJobSchema } from "../schemas.ts";
+import { DateTimeString, LastJobSchema, PausedSchema, RunningJobSchema } from "../schemas.ts";
 
 // An agent as the API answers it: its definition's summary, its schedules' next runs and the state
 // its own object reports.
@@ -18,7 +18,7 @@ export const ScheduleView = z
 		timezone: z.string().nullable(),
 		catch_up: z.boolean(),
 		enabled: z.boolean(),
-		next_run: z.string().nullable().openapi({ description: "Next slot (ISO 8601, UTC); null when disabled" }),
+		next_run: DateTimeString.nullable().openapi({ description: "Next slot (ISO 8601, UTC); null when disabled" }),
 	})
 	.openapi("ScheduleView");
 

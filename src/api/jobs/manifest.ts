@@ -5,7 +5,7 @@ import { ConflictError, NotFoundError } from "../../errors.ts";
 import { JobIdSchema, JobStatusSchema } from "../../jobs/model.ts";
 import { getJobSummary } from "../../store/job-index.ts";
 import { createApi, withRole } from "../factory.ts";
-import { conflictResponse, notFoundResponse } from "../schemas.ts";
+import { conflictResponse, DateTimeString, notFoundResponse } from "../schemas.ts";
 
 const JobManifestSchema = z
 	.object({
@@ -19,7 +19,7 @@ const JobManifestSchema = z
 		max_tokens: z.number().int(),
 		system: z.array(z.object({ type: z.literal("text"), text: z.string() }).passthrough()).openapi({ description: "The system prompt sent with every turn: the agent's, then drover's fixed rules" }),
 		tools: z.array(z.record(z.string(), z.unknown())).openapi({ description: "The tool definitions sent with every turn, as the Messages API takes them" }),
-		deadline: z.string().openapi({ description: "When the job times out (its start plus the definition's timeout)" }),
+		deadline: DateTimeString.openapi({ description: "When the job times out (its start plus the definition's timeout)" }),
 		persistent_from: z
 			.string()
 			.nullable()

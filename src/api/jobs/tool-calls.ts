@@ -10,7 +10,7 @@ import { isoOrNull } from "../../shared/iso-time.ts";
 import { getJobSummary } from "../../store/job-index.ts";
 import { createApi, withRole } from "../factory.ts";
 import { CursorParam, pageLimit } from "../params.ts";
-import { notFoundResponse } from "../schemas.ts";
+import { DateTimeString, notFoundResponse } from "../schemas.ts";
 
 /** How much of each result a page shows: enough to read what came back; the JSONL has it whole. */
 export const RESULT_PREVIEW_CHARS = 4000;
@@ -29,8 +29,8 @@ const ToolCallSchema = z
 		is_error: z.boolean().openapi({ description: "Whether the model was told the call failed" }),
 		result: z.string().nullable().openapi({ description: `What the model was told, its first ${RESULT_PREVIEW_CHARS} characters (cut with …); the JSONL's tool_result line has it whole. Null until the call ends` }),
 		result_chars: z.number().int().nullable().openapi({ description: "The whole result's length, in UTF-16 code units" }),
-		started_at: z.string().nullable().openapi({ description: "When it began executing" }),
-		finished_at: z.string().nullable(),
+		started_at: DateTimeString.nullable().openapi({ description: "When it began executing" }),
+		finished_at: DateTimeString.nullable(),
 	})
 	.openapi("ToolCall");
 
