@@ -150,3 +150,19 @@ describe("the OpenAPI document's times", () => {
 		}
 	});
 });
+
+describe("the OpenAPI document's response headers", () => {
+	it("declares the headers a client reads: the definition's ETag (PUT's If-Match) and source, a range's Content-Range, and what Last-Event-ID means", async () => {
+		const d = await doc();
+		const definition = d.paths["/v1/agents/{agent}/definition"]!.get!;
+		for (const status of ["200", "304"]) {
+			expect(Object.keys(definition.responses[status]!.headers ?? {}), status).toEqual(expect.arrayContaining(["ETag", "Cache-Control", "X-Drover-Source"]));
+		}
+		const output = d.paths["/v1/jobs/{id}/output"]!.get!;
+		expect(output.responses["206"]!.headers).toHaveProperty("Content-Range");
+		expect(output.responses["416"]!.headers).toHaveProperty("Content-Range");
+		expect(output.responses["200"]!.headers).toHaveProperty("Accept-Ranges");
+		const lastEventId = d.paths["/v1/jobs/{id}/stream"]!.get!.parameters!.find((p) => p.name === "last-event-id");
+		expect(lastEventId?.description).toContain("resumes after");
+	});
+});

@@ -86,6 +86,13 @@ async function store(env: Env, agent: AgentDefinition, expect: "create" | "repla
 	return revision;
 }
 
+/** What GET /{agent}/definition answers with beside the YAML: its ETag is what PUT's If-Match names. */
+const DefinitionHeaders = z.object({
+	ETag: z.string().openapi({ description: "The definition_revision, quoted: send it as PUT's If-Match", example: '"254be1d43c9c3fe0"' }),
+	"Cache-Control": z.string().openapi({ description: "`private, no-cache`" }),
+	"X-Drover-Source": z.enum(["file", "api"]).openapi({ description: "file: change it in fleet.yaml; api: change it with PUT" }),
+});
+
 const IfMatchHeader = z.object({
 	"if-match": z
 		.string()
@@ -188,8 +195,9 @@ export const agentDefinitionsApi = createApi()
 				200: {
 					description: "The definition as YAML; ETag: its definition_revision, quoted; X-Drover-Source: file or api (a file agent is changed in fleet.yaml, not through the API)",
 					content: { "application/yaml": { schema: z.string() } },
+					headers: DefinitionHeaders,
 				},
-				304: { description: "Unchanged since the If-None-Match's revision" },
+				304: { description: "Unchanged since the If-None-Match's revision", headers: DefinitionHeaders },
 				...notFoundResponse,
 			},
 		}),

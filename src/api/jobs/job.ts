@@ -284,6 +284,7 @@ export const jobApi = createApi()
 					description: "JSONL, one object per line",
 					content: { "application/x-ndjson": { schema: z.string() } },
 					headers: z.object({
+						"Accept-Ranges": z.literal("bytes").optional().openapi({ description: "Once the output is in R2: a bytes Range is honoured" }),
 						[FIRST_LINE_HEADER]: z.string().optional().openapi({
 							description:
 								"With ?lines=N only: the number of the answer's first line (line numbers run from 1 with no gaps), or, when it has none, the number the job's next line will take. Following on with the stream's `after` = this + the lines received − 1 needs no read of the whole output.",
@@ -291,10 +292,15 @@ export const jobApi = createApi()
 						}),
 					}),
 				},
-				206: { description: "The requested byte range", content: { "application/x-ndjson": { schema: z.string() } } },
+				206: {
+					description: "The requested byte range",
+					content: { "application/x-ndjson": { schema: z.string() } },
+					headers: z.object({ "Content-Range": z.string().openapi({ description: "bytes <first>-<last>/<size>", example: "bytes 0-10/748" }), "Accept-Ranges": z.literal("bytes").optional() }),
+				},
 				416: {
 					description: "The range starts at or past the end of the output (Content-Range: bytes */<size>); a Range that is not one valid bytes range is ignored",
 					content: { "application/json": { schema: ErrorSchema } },
+					headers: z.object({ "Content-Range": z.string().openapi({ description: "bytes */<size>", example: "bytes */748" }) }),
 				},
 				...notFoundResponse,
 			},
@@ -331,7 +337,7 @@ export const jobApi = createApi()
 			request: {
 				params: JobPath,
 				query: z.strictObject({ after: LineNumber.optional().openapi({ description: "Start after this line number" }) }),
-				headers: z.object({ "last-event-id": LineNumber.optional() }),
+				headers: z.object({ "last-event-id": LineNumber.optional().openapi({ description: "The id of the last `line` event received (its line number): the stream resumes after it; wins over `after`" }) }),
 			},
 			responses: {
 				200: { description: "An event stream", content: { "text/event-stream": { schema: z.string() } } },
