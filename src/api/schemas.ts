@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { QUEUE_RETRY_AFTER_SECONDS } from "../errors.ts";
-import { DeliveryOutcomeSchema, ToolCallTallySchema } from "../jobs/model.ts";
+import { DeliveryOutcomeSchema, EXIT_REASONS, JOB_STATUSES, ToolCallTallySchema } from "../jobs/model.ts";
 
 /** Every `error.code` an answer gives (src/errors.ts, error-handler.ts): a client branches on these, not on the message. */
 export const ERROR_CODES = [
@@ -115,14 +115,22 @@ export const DateTimeString = z.string().openapi({ format: "date-time", example:
 /** A UTC day, YYYY-MM-DD. */
 export const DateString = z.string().openapi({ format: "date", example: "2026-11-30" });
 
+/**
+ * A job's status and exit reason in an agent's live state: the agent's object types them as strings
+ * (durable-objects/agent), so the enums are stated for the document, which the contract check holds
+ * the answers to.
+ */
+const JobStatusString = z.string().openapi({ enum: [...JOB_STATUSES] });
+const ExitReasonString = z.string().nullable().openapi({ enum: [...EXIT_REASONS, null] });
+
 /** An agent's live state as its Durable Object reports it (paused, running, last job). */
 export const PausedSchema = z.object({ at: DateTimeString, reason: z.string().nullable(), by: z.string().nullable() }).nullable();
-export const RunningJobSchema = z.object({ id: z.string(), status: z.string(), started_at: DateTimeString.nullable(), schedule: z.string().nullable() });
+export const RunningJobSchema = z.object({ id: z.string(), status: JobStatusString, started_at: DateTimeString.nullable(), schedule: z.string().nullable() });
 export const LastJobSchema = z
 	.object({
 		id: z.string(),
-		status: z.string(),
-		exit_reason: z.string().nullable(),
+		status: JobStatusString,
+		exit_reason: ExitReasonString,
 		finished_at: DateTimeString.nullable(),
 		delivery: DeliveryOutcomeSchema.nullable().openapi({ description: "Its delivery's outcome: a completed job whose answer did not get through reads failed or unknown here, pending while it is retried; null with no delivery" }),
 		tool_calls: ToolCallTallySchema.nullable().openapi({ description: "The tool calls it ran and how many failed (the record's tool_calls): a completed job's failed calls are worth a look" }),

@@ -166,3 +166,18 @@ describe("the OpenAPI document's response headers", () => {
 		expect(lastEventId?.description).toContain("resumes after");
 	});
 });
+
+describe("the OpenAPI document's enums", () => {
+	it("gives an agent's running and last job the job record's status and exit_reason enums, not bare strings", async () => {
+		const schemas = (await doc()).components.schemas;
+		const record = schemas.JobRecord!.properties!;
+		for (const name of ["AgentView", "AgentStatus"]) {
+			const p = schemas[name]!.properties!;
+			const running = p.running_jobs!.items!.properties!;
+			const last = [p.last_job!, ...(p.last_job!.anyOf ?? [])].find((s) => s.properties)!.properties!;
+			expect(new Set(running.status!.enum), name).toEqual(new Set(record.status!.enum));
+			expect(new Set(last.status!.enum), name).toEqual(new Set(record.status!.enum));
+			expect(new Set(last.exit_reason!.enum), name).toEqual(new Set(record.exit_reason!.enum ?? record.exit_reason!.anyOf!.flatMap((s) => s.enum ?? []).concat([null])));
+		}
+	});
+});
