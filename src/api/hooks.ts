@@ -52,7 +52,11 @@ export const hooksApi = createApi().openapi(
 			// None is read: a sender's ?prompt= or ?agent= would otherwise seem to do something (the other
 			// routes get this from withRole; this one authenticates by signature instead).
 			query: z.strictObject({}),
-			headers: z.object({ "x-drover-timestamp": z.string().optional(), "x-drover-signature": z.string().optional(), "idempotency-key": IdempotencyKeyHeader }),
+			headers: z.object({
+				"x-drover-timestamp": z.string().optional().openapi({ description: "Unix seconds, in digits, as signed; without it a 401", example: "1764493200" }),
+				"x-drover-signature": z.string().optional().openapi({ description: "sha256=<hex of HMAC-SHA256(secret, `<timestamp>.<body>`)>; without it a 401" }),
+				"idempotency-key": IdempotencyKeyHeader,
+			}),
 			// Documented, not validated here: a validator would parse and re-serialize the JSON, and the
 			// signature covers the raw bytes (the route checks the body itself, after the signature).
 			body: {

@@ -8,7 +8,7 @@ import { createApi, withRole } from "./factory.ts";
 import { AgentNameParam, CursorParam, pageLimit } from "./params.ts";
 import { notFoundResponse } from "./schemas.ts";
 
-const IncidentPath = z.object({ id: z.string().regex(INCIDENT_ID_PATTERN, `must be an incident id: ${INCIDENT_ID_FORMAT}`) });
+const IncidentPath = z.object({ id: z.string().regex(INCIDENT_ID_PATTERN, `must be an incident id: ${INCIDENT_ID_FORMAT}`).openapi({ description: "An incident's id" }) });
 
 export const incidentsApi = createApi()
 	.openapi(
@@ -19,8 +19,8 @@ export const incidentsApi = createApi()
 			summary: "Failure incidents, deduplicated by error signature, most recently seen first",
 			request: {
 				query: z.strictObject({
-					state: z.enum(INCIDENT_STATES).optional(),
-					agent: AgentNameParam.optional(),
+					state: z.enum(INCIDENT_STATES).optional().openapi({ description: "Only incidents in this state" }),
+					agent: AgentNameParam.optional().openapi({ description: "Only this agent's incidents" }),
 					limit: pageLimit(200, 50),
 					cursor: CursorParam,
 				}),

@@ -6,7 +6,7 @@ export const AgentNameParam = z
 	.regex(AGENT_NAME_PATTERN, {
 		error: (iss) => `must be an agent name, ${AGENT_NAME_RULE}; it ${agentNameProblem(String(iss.input))}`,
 	})
-	.openapi({ example: "daily-digest" });
+	.openapi({ description: "An agent's name", example: "daily-digest" });
 
 /**
  * A whole number in a query string, in plain digits: z.coerce.number() would also take `1e2`,
@@ -27,7 +27,7 @@ export function queryInt(min: number, max: number) {
 
 /** A page's `limit`: 1 to `max`, `fallback` when not given. */
 export function pageLimit(max: number, fallback: number) {
-	return digits(1, max).default(fallback).openapi({ type: "integer", minimum: 1, maximum: max, default: fallback });
+	return digits(1, max).default(fallback).openapi({ type: "integer", minimum: 1, maximum: max, default: fallback, description: `At most this many on a page (1 to ${max})` });
 }
 
 /** A list's `cursor`: the next_cursor of the page before, unchanged. */

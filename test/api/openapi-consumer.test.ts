@@ -181,3 +181,16 @@ describe("the OpenAPI document's enums", () => {
 		}
 	});
 });
+
+describe("the OpenAPI document's parameters", () => {
+	it("describes every parameter and gives it a schema (Swagger UI's try-it-out form shows nothing else)", async () => {
+		const d = await doc();
+		for (const [route, op] of operations(d)) {
+			for (const p of op.parameters ?? []) {
+				if (p.$ref) continue;
+				expect(p.description, `${route} ${p.in} ${p.name}`).toBeTruthy();
+				expect(p.schema, `${route} ${p.in} ${p.name}`).toBeDefined();
+			}
+		}
+	});
+});

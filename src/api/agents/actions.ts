@@ -180,7 +180,7 @@ export const agentActionsApi = createApi()
 			request: {
 				params: AgentPath,
 				query: z.strictObject({
-					status: JobStatusSchema.optional(),
+					status: JobStatusSchema.optional().openapi({ description: "Only jobs in this status" }),
 					limit: pageLimit(200, 20),
 					cursor: CursorParam,
 				}),

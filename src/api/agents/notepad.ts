@@ -24,7 +24,7 @@ const AgentPath = z.object({ agent: AgentNameParam });
 // Lengths are counted in characters (code points), as the messages say; JSON Schema's maxLength counts the same way.
 const Key = z.string().openapi({ minLength: 1, maxLength: NOTEPAD_KEY_CHARS });
 /** Reading or deleting checks the length only, so a key stored before the character rules can still be reached. */
-const KeyPath = AgentPath.extend({ key: Key.superRefine(problem(keyLengthProblem)) });
+const KeyPath = AgentPath.extend({ key: Key.superRefine(problem(keyLengthProblem)).openapi({ description: "A notepad key" }) });
 /**
  * A key written is a path segment the caller reads and deletes by, so what would change it is refused
  * rather than changed: invisible characters (stripped, it would be stored under another name) and a

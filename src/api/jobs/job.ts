@@ -27,9 +27,9 @@ const Instant = z.union([z.iso.datetime({ offset: true }), z.iso.datetime({ offs
 
 const ListQuery = z
 	.strictObject({
-		agent: AgentNameParam.optional(),
-		status: JobStatusSchema.optional(),
-		trigger_type: TriggerTypeSchema.optional(),
+		agent: AgentNameParam.optional().openapi({ description: "Only this agent's jobs" }),
+		status: JobStatusSchema.optional().openapi({ description: "Only jobs in this status" }),
+		trigger_type: TriggerTypeSchema.optional().openapi({ description: "Only jobs started this way" }),
 		since: Instant.optional().openapi({ description: "Jobs created at or after this instant" }),
 		until: Instant.optional().openapi({ description: "Jobs created before this instant" }),
 		limit: pageLimit(200, 20),
