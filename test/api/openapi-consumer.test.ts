@@ -1,3 +1,4 @@
+import { Validator, type Schema as JsonSchema } from "@cfworker/json-schema";
 import { describe, expect, it } from "vitest";
 import { call } from "../helpers/http.ts";
 
@@ -190,6 +191,21 @@ describe("the OpenAPI document's parameters", () => {
 				if (p.$ref) continue;
 				expect(p.description, `${route} ${p.in} ${p.name}`).toBeTruthy();
 				expect(p.schema, `${route} ${p.in} ${p.name}`).toBeDefined();
+			}
+		}
+	});
+});
+
+describe("the OpenAPI document's time filters", () => {
+	it("documents GET /v1/jobs' since and until so that each spelling the route takes passes a client's check of the schema, each listed once", async () => {
+		const params = (await doc()).paths["/v1/jobs"]!.get!.parameters!;
+		for (const name of ["since", "until"]) {
+			const schema = params.find((p) => p.name === name)!.schema as { anyOf: unknown[] };
+			expect(new Set(schema.anyOf.map((s) => JSON.stringify(s))).size, name).toBe(schema.anyOf.length);
+			const validator = new Validator(schema as JsonSchema, "2020-12", false);
+			for (const value of ["2026-11-30T09:00:00Z", "2026-11-30T09:00:00.000Z", "2026-11-30T09:00Z", "2026-11-30T09:00+01:00", "2026-11-30"]) {
+				expect(validator.validate(value).valid, `${name}=${value}`).toBe(true);
+				expect((await call(`/v1/jobs?${name}=${encodeURIComponent(value)}`)).status, `${name}=${value}`).toBe(200);
 			}
 		}
 	});

@@ -23,6 +23,15 @@ import { requestedRange } from "../../shared/range.ts";
 // zod's date-time wants seconds unless told minutes (precision -1); ISO 8601 leaves them out.
 const Instant = z.union([z.iso.datetime({ offset: true }), z.iso.datetime({ offset: true, precision: -1 }), z.iso.date()], {
 	error: "must be an ISO 8601 date-time with its offset, e.g. 2026-11-30T09:00:00Z or 2026-11-30T09:00+01:00, or a date, 2026-11-30 (its start, UTC)",
+	// As the document says it: RFC 3339's date-time needs seconds, so the minute form is its pattern
+	// (generated, it was a second date-time, refusing 09:00Z in a client that checks formats).
+}).openapi({
+	anyOf: [
+		{ type: "string", format: "date-time" },
+		{ type: "string", pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(Z|[+-]\\d{2}:\\d{2})$" },
+		{ type: "string", format: "date" },
+	],
+	example: "2026-11-30T09:00Z",
 });
 
 const ListQuery = z
