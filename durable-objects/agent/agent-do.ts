@@ -482,6 +482,8 @@ export class AgentDO extends DurableObject<Env> {
 	 * and the D1 registry are told, as after define.
 	 */
 	async remove(now: number, by = "api"): Promise<{ deleted: string; cancelled: number } | Refusal> {
+		// Read before the delete is written, for its alarm to be set in the same turn (alarmWithWrite).
+		const alarm = await this.ctx.storage.getAlarm();
 		this.revive();
 		const agent = definedAgent(this.sql);
 		if (!agent?.live || agent.source !== "api") return this.refuseWrite(404, `no agent named ${agent?.name ?? this.ctx.id.name ?? "by this name"}`);
@@ -495,10 +497,10 @@ export class AgentDO extends DurableObject<Env> {
 		});
 		// Queued runs would never start without a definition; running ones finish on their manifest.
 		const cancelled = this.passes.cancelOrphans("agent deleted", now);
-		// Set before D1 is waited on: an object reset during that wait still has the alarm, whose pass
+		// Set with the delete: an object reset before D1 is answered still has the alarm, whose pass
 		// sends what the delete left (the sync, the cancelled runs' index rows and hooks). Also the
 		// backstop for the sync: the pass leaves the alarm at the sync's due time.
-		await this.passes.alarmNow();
+		await this.passes.alarmWithWrite(alarm, Date.now());
 		await this.indexNow();
 		await this.registry.sync();
 		await this.afterSync();
@@ -512,6 +514,8 @@ export class AgentDO extends DurableObject<Env> {
 	 * predates keeping it): its history keeps that retention, not the deployment's default.
 	 */
 	async dropFromFleet(last: AgentDefinition | null = null): Promise<void> {
+		// Read before the runs are cancelled, for their alarm to be set in the same turn.
+		const alarm = await this.ctx.storage.getAlarm();
 		this.revive();
 		const state = readState(this.sql);
 		if (!state || state.source !== "file" || currentDefinition(state)) return;
@@ -523,7 +527,7 @@ export class AgentDO extends DurableObject<Env> {
 		if (last) keepLastDefinition(this.sql, last);
 		// The cancelled runs' hooks (and any index row D1 refuses) are the alarm's pass's to send: a
 		// dropped agent is ticked no more, so nothing else would wake it for them.
-		await this.passes.alarmNow();
+		await this.passes.alarmWithWrite(alarm, Date.now());
 		await this.indexNow();
 		if (last && this.passes.retentionMs(last) < this.passes.retentionMs(before)) await this.retentionShortened();
 	}

@@ -44,6 +44,8 @@ export function asShown(sql: SqlStorage, job: JobRecord | null): JobRecord | nul
  */
 export async function cancelJob(control: JobControl, jobId: string, reason: string | null, by: string, force: boolean): Promise<JobRecord | Refusal> {
 	const { sql, passes, hub } = control;
+	// Read first, for a queued or waiting job's cancel to set its alarm in the turn that writes it.
+	const alarm = await passes.alarm();
 	const job = getJob(sql, jobId);
 	if (!job) return refuse(404, `no job ${jobId}`);
 	if (isFinal(job.status)) return refuse(409, `job ${jobId} is already ${job.status}`);
@@ -61,7 +63,11 @@ export async function cancelJob(control: JobControl, jobId: string, reason: stri
 			putJob(sql, done, Date.now());
 			logEndedUnstarted(done, why, by);
 		} else done = finish(passes.stepDeps(), job, "cancelled", { reason: why, by });
+		// Its closing work (the index row, its hooks) is due from this write on: a queued job of a
+		// paused agent has no alarm of its own, a waiting one only its approval's expiry.
+		const armed = passes.alarmWithWrite(alarm);
 		hub.publish(jobId);
+		await armed;
 		// Now, not at the pass's end: a pass under way ends when its longest model call does.
 		await passes.closing.flushIndex();
 		await passes.scheduleNext(false);

@@ -18,9 +18,12 @@ type Internals = { ctx: DurableObjectState; env: Env };
 
 /**
  * The agent's object dies the first time it asks for its alarm once `due` (a count in SQL) is above
- * zero, or calls its scheduler shard then: after the turn that wrote the work, before anything after
- * it that turn did not already do. A real `ctx.abort()`, its writes so far made durable first
- * (kill.ts). Once: a fresh instance has the real storage and bindings.
+ * zero, or calls its scheduler shard or sends D1 a batch then: after the write, at the first point
+ * the code before this change reached before setting the alarm. A real `ctx.abort()`, its writes
+ * so far made durable first (kill.ts), so what this checks is that the alarm is set before any of
+ * those; that the write and the alarm set in its turn commit as one is the output gate's promise
+ * (as for a claim and its start alarm), which a kill after `sync()` cannot show.
+ * Once: a fresh instance has the real storage and bindings.
  */
 async function dieAfterWrite(agent: string, due: string, ...params: SqlStorageValue[]): Promise<KillSwitch> {
 	const switcher = await killSwitch(agent);
@@ -36,7 +39,10 @@ async function dieAfterWrite(agent: string, due: string, ...params: SqlStorageVa
 			const stub = shards.getByName(name) as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
 			return new Proxy(stub, { get: (target, prop) => (...a: unknown[]) => (written() ? switcher.kill() : target[prop as string]!(...a)) });
 		};
-		self.env = { ...self.env, SCHEDULER_SHARD: { ...shards, getByName: shardOf } as unknown as Env["SCHEDULER_SHARD"] };
+		const db = self.env.DB;
+		const batch: D1Database["batch"] = (statements) => (written() ? switcher.kill() : db.batch(statements));
+		const DB = new Proxy(db, { get: (target, prop) => (prop === "batch" ? batch : (Reflect.get(target, prop) as (...a: unknown[]) => unknown).bind(target)) });
+		self.env = { ...self.env, DB, SCHEDULER_SHARD: { ...shards, getByName: shardOf } as unknown as Env["SCHEDULER_SHARD"] };
 	});
 	return switcher;
 }
@@ -50,6 +56,11 @@ async function stored(agent: string): Promise<{ jobs: { id: string; status: stri
 		jobs: state.storage.sql.exec<{ id: string; status: string }>("SELECT id, status FROM jobs ORDER BY created_at, id").toArray(),
 		alarm: await state.storage.getAlarm(),
 	}));
+}
+
+/** The job's status in the D1 index, which lists and the dashboard read. */
+async function indexed(id: string): Promise<string | undefined> {
+	return (await env.DB.prepare("SELECT status FROM jobs WHERE id = ?").bind(id).first<{ status: string }>())?.status;
 }
 
 async function jobStatus(id: string): Promise<string> {
@@ -179,5 +190,53 @@ describe("the agent's object dying just after a request wrote work that is due",
 		expect(await runDurableObjectAlarm(env.AGENT.getByName(name))).toBe(true);
 		const registered = await env.DB.prepare("SELECT definition FROM agents WHERE name = ?").bind(name).first<{ definition: string }>();
 		expect(JSON.parse(registered!.definition)).toMatchObject({ prompt: "Do the other thing.", schedules: { daily: { cron: "0 9 * * *" } } });
+	});
+
+	it("a queued run's cancel: its index row is woken by its alarm, not left pending", async () => {
+		const name = "dies-cancelling";
+		await createAgent({ name });
+		await queueForAlarm(name, "Go.");
+		expect((await call(`/v1/agents/${name}/pause`, { method: "POST", as: "operate" })).status).toBe(200);
+		expect(await runDurableObjectAlarm(env.AGENT.getByName(name))).toBe(true);
+		const [job] = (await stored(name)).jobs;
+		expect(job?.status).toBe("pending");
+		expect(await indexed(job!.id)).toBe("pending");
+		const dying = await dieAfterWrite(name, "SELECT count(*) FROM jobs WHERE status = 'cancelled'");
+		quiet();
+		expect((await call(`/v1/jobs/${job!.id}/cancel`, { method: "POST", as: "operate" })).status).toBe(500);
+		expect(dying.fired).toBe(1);
+		const after = await stored(name);
+		expect(after.jobs).toEqual([{ id: job!.id, status: "cancelled" }]);
+		expect(after.alarm, "an alarm set to send the index its row").not.toBeNull();
+		expect(after.alarm! - Date.now(), "the alarm's delay (ms)").toBeLessThanOrEqual(30_000);
+
+		expect(await runDurableObjectAlarm(env.AGENT.getByName(name))).toBe(true);
+		expect(await indexed(job!.id)).toBe("cancelled");
+	});
+
+	it("an agent's delete: its queued run's cancel reaches the index by its alarm", async () => {
+		const name = "dies-deleting";
+		await createAgent({ name });
+		await queueForAlarm(name, "Go.");
+		expect((await call(`/v1/agents/${name}/pause`, { method: "POST", as: "operate" })).status).toBe(200);
+		expect(await runDurableObjectAlarm(env.AGENT.getByName(name))).toBe(true);
+		const [job] = (await stored(name)).jobs;
+		expect(await indexed(job!.id)).toBe("pending");
+		const dying = await dieAfterWrite(name, "SELECT count(*) FROM agent_state WHERE deleted_at IS NOT NULL");
+		quiet();
+		expect((await call(`/v1/agents/${name}`, { method: "DELETE", as: "admin" })).status).toBe(500);
+		expect(dying.fired).toBe(1);
+		const after = await stored(name);
+		expect(after.jobs).toEqual([{ id: job!.id, status: "cancelled" }]);
+		expect(after.alarm, "an alarm set to finish the delete").not.toBeNull();
+		expect(after.alarm! - Date.now(), "the alarm's delay (ms)").toBeLessThanOrEqual(30_000);
+
+		expect(await runDurableObjectAlarm(env.AGENT.getByName(name))).toBe(true);
+		expect(await indexed(job!.id)).toBe("cancelled");
+		// The sync is due a few seconds after the delete: the pass left the alarm at that time.
+		vi.useFakeTimers({ toFake: ["Date"], now: (await stored(name)).alarm! });
+		expect(await runDurableObjectAlarm(env.AGENT.getByName(name))).toBe(true);
+		const registered = await env.DB.prepare("SELECT deleted_at FROM agents WHERE name = ?").bind(name).first<{ deleted_at: number | null }>();
+		expect(registered?.deleted_at, "the registry's row marked deleted").not.toBeNull();
 	});
 });
