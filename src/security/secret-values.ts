@@ -174,13 +174,16 @@ export function secretValueReplacer(bindings: object): ((text: string, marker: s
 	const urlSet = new Set(urls);
 	const every = everySpelling(words, urls);
 	return (text, marker) => {
+		let rest = text;
 		if (every && holdsEscape(text, every)) {
 			// One pass for all spellings; a URL as written by the rule for it as written (which leaves it before `&`, `=` or `%`).
-			return text.replace(every.pattern, (found: string, at: number) =>
+			rest = text.replace(every.pattern, (found: string, at: number) =>
 				urlSet.has(found) && goesOn.test(text.slice(at + found.length, at + found.length + 3)) ? found : marker,
 			);
 		}
-		return asWritten.some((v) => text.includes(v)) ? text.replace(pattern, marker) : text;
+		// And as written, after it too: a URL that pass left, matched whole, hid what it spans from
+		// the pass (a token that is its last segment, a shorter URL secret it starts with).
+		return asWritten.some((v) => rest.includes(v)) ? rest.replace(pattern, marker) : rest;
 	};
 }
 

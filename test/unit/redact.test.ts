@@ -423,6 +423,15 @@ describe("a secret as other encoders spell it (secretValueReplacer)", () => {
 		expect(replace(`{"echo":"${spelt}","n":1}`, REDACTED)).toBe(`{"echo":"${REDACTED}","n":1}`);
 	});
 
+	it("finds a secret inside a URL secret that the text goes on from, with an escape elsewhere in the text", () => {
+		const hook = "https://hooks.example.test/services/T0/B0/abcdefghijklmnop";
+		const own = secretValueReplacer({ SLACK_URL: hook, GH_WEBHOOK_SECRET: "abcdefghijklmnop", SHORT_URL: "https://hooks.example.test/services/T0" })!;
+		// The URL goes on (`&x`): it is another URL, but the token in it is the token.
+		expect(own(`u ${hook}&x %2f`, REDACTED)).toBe(`u https://hooks.example.test/services/T0/B0/${REDACTED}&x %2f`);
+		const prefixed = secretValueReplacer({ HOOK_URL: "https://example.test/hooks/abc123secretvalue", HOOK2_URL: "https://example.test/hooks/abc123secretvalue?sig=zzzzzz" })!;
+		expect(prefixed("at https://example.test/hooks/abc123secretvalue?sig=zzzzzz&x=1 %2F", REDACTED)).toBe(`at ${REDACTED}?sig=zzzzzz&x=1 %2F`);
+	});
+
 	it("leaves what is not the secret: another phrase or query in the same escapes, and text without escapes", () => {
 		for (const text of [
 			"correct horse \\u003cbattery\\u003e \\u0026 stable='+'",
