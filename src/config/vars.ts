@@ -75,14 +75,16 @@ function publicUrlProblem(value: string | undefined): string | null {
  * The value's scheme and host, what an origin is, with each other part it has marked and elided (a
  * user and password `…@`, a path `/…`, a query `?…`, a fragment `#…`): /healthz answers anyone, and
  * a URL pasted with its token (a webhook's is often its path) is not an origin either. Read as a URL
- * parser reads it, so an `@` in the path is the path's; a value without `scheme://` as one after
- * `https://` (`drover.example.test/jobs`), shown without it. A value no parser reads (a password
- * holding `/`, `?` or `#`, a space in the host) is read to its last `@`, then to its first `/`, `?`
- * or `#`.
+ * parser reads it; a value without `scheme://` as one after `https://` (`drover.example.test/jobs`),
+ * shown without it. An `@` the parser puts after the host cannot be told from a password holding a
+ * `/` (`bot:1234/5678@host` parses as host `bot`, port 1234), so such a value shows its scheme only.
+ * A value no parser reads (a password holding `?` or `#`, a space in the host) is read to its last
+ * `@`, then to its first `/`, `?` or `#`.
  */
 function shown(value: string): string {
 	const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(value)?.[0] ?? "";
 	const url = URL.parse(scheme ? value : `https://${value}`);
+	if (url && !url.username && !url.password && value.includes("@")) return `${scheme ? `${url.protocol}//` : ""}…`;
 	const written = url ? null : /^(?:([\s\S]*)@)?([^/?#]*)([^?#]*)(\?[^#]*)?(#[\s\S]*)?$/.exec(value.slice(scheme.length));
 	const [user, host, path, query, fragment] = url
 		? [url.username || url.password, url.host, url.pathname, url.search, url.hash]

@@ -64,8 +64,11 @@ describe("a PUBLIC_URL that is not an origin, as /healthz and the log say it", (
 		}
 	});
 
-	it("keeps its host when an @ stands in its path, and elides a password holding @, /, ? or # whole", () => {
-		expect(said("https://drover.example.test/hooks/@PathTok0123456789")).toBe("https://drover.example.test/…");
+	it("elides a password holding @, /, ? or # whole, and shows only the scheme where an @ may be a password's or the path's", () => {
+		// Parsed, the @ is in the path (host bot, port 1234): it may as well be the end of a password holding a /.
+		expect(said("https://bot:1234/5678PassTok@drover.example.test/")).toBe("https://…");
+		expect(said("https://drover.example.test/hooks/@PathTok0123456789")).toBe("https://…");
+		expect(said("drover.example.test/hooks/@PathTok0123456789")).toBe("…");
 		for (const password of ["p@ss-word0123", "pa/ss-word0123", "pa?ss-word0123", "pa#ss-word0123"]) {
 			expect(said(`https://bot:${password}@drover.example.test/`), password).toBe("https://…@drover.example.test/");
 		}
