@@ -352,8 +352,9 @@ export class AgentDO extends DurableObject<Env> {
 
 	/**
 	 * Stores an API agent's definition: `expect` "create" (refused while the agent has a live
-	 * definition) or "replace" (refused while it has none); without it, either. Decided here, before
-	 * any await, so of concurrent callers exactly one creates it. `lastTick`: the scheduler's last tick
+	 * definition) or "replace" (refused while it has none); without it, either. Decided in the
+	 * synchronous turn that saves it (after the alarm's read, which lets no other call in), so of
+	 * concurrent callers exactly one creates it. `lastTick`: the scheduler's last tick
 	 * before now, from which the schedules it starts may be owed a slot. Then its shard and the D1
 	 * registry are told (see registry-sync.ts): if that fails the definition stays stored, the call
 	 * rejects, and the alarm tells them.
