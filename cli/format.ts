@@ -62,9 +62,18 @@ export function paint(enabled: boolean): Paint {
 	};
 }
 
-/** Colour only for a person at a terminal: never into a pipe or file, never against NO_COLOR (no-color.org). */
+/**
+ * Colour for a person at a terminal: not into a pipe or file, not against NO_COLOR (no-color.org),
+ * not on a terminal that says it shows none (TERM=dumb). FORCE_COLOR (force-color.org) asks for it
+ * anyway, into a pipe too (a CI log that renders it), and FORCE_COLOR=0 or false for none, as Node's
+ * own streams and chalk read it; it wins over NO_COLOR, as in Node. The --no-color flag, given on
+ * the command line, wins over both.
+ */
 export function wantsColor(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv, flag: boolean): boolean {
-	return flag && stream.isTTY === true && (env.NO_COLOR === undefined || env.NO_COLOR === "");
+	if (!flag) return false;
+	const force = env.FORCE_COLOR;
+	if (force !== undefined && force !== "") return force !== "0" && force.toLowerCase() !== "false";
+	return stream.isTTY === true && (env.NO_COLOR === undefined || env.NO_COLOR === "") && env.TERM !== "dumb";
 }
 
 export function statusStyle(p: Paint, status: string): (s: string) => string {

@@ -32,7 +32,7 @@ export function buildProgram(): Command {
 		.version(version(), "-V, --version")
 		.addOption(new Option("--url <url>", "the drover Worker's base URL").env("DROVER_URL").default(DEFAULT_URL))
 		.addOption(new Option("--token <token>", "an API token (read, operate or admin role); prefer DROVER_TOKEN: a command line shows in ps and shell history").env("DROVER_TOKEN"))
-		.option("--no-color", "no colour even on a terminal (NO_COLOR does the same)")
+		.option("--no-color", "no colour even on a terminal or with FORCE_COLOR (NO_COLOR and TERM=dumb do the same, unless FORCE_COLOR is set)")
 		// Throw instead of exiting, so usage errors get exit code 2 (commander's default is 1).
 		.exitOverride()
 		.showHelpAfterError("(add --help for usage)")
