@@ -4,7 +4,20 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { ApiError, CliError } from "./client.ts";
+import type { Context } from "./context.ts";
 import { printable, shellWord } from "./format.ts";
+
+/**
+ * Refuses, before any request, to open vi, the editor no one chose, without a terminal on stdin and
+ * stdout: in a script (cron, CI, ssh) it waited forever for keys from a stdin left open, and drew its
+ * screen into a stdout redirected to a file. An editor set in VISUAL or EDITOR is run as set, with or
+ * without a terminal: one that edits the file it is given (EDITOR='sed -i …') is how a script edits.
+ */
+export function requireEditor(ctx: Context, what: string, instead: string): void {
+	if (process.env.VISUAL || process.env.EDITOR) return;
+	if (ctx.stdinIsTTY && ctx.stdoutIsTTY) return;
+	throw new CliError(`${what} opens vi (neither VISUAL nor EDITOR is set), which needs a terminal, and ${ctx.stdinIsTTY ? "stdout" : "stdin"} is not one: nothing was opened`, 2, `in a script, ${instead}, or set EDITOR to a command that edits the file it is given`);
+}
 
 /** Runs $VISUAL or $EDITOR (vi when neither is set) on the file, as a shell would ("code --wait" is a command and its option). */
 export async function runEditor(file: string): Promise<void> {

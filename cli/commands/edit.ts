@@ -3,8 +3,8 @@ import type { Command } from "commander";
 import { isRole, roleAllows } from "../../src/api/auth/roles.ts";
 import { ApiError, CliError, STRONGER_ROLE_HINT } from "../client.ts";
 import { act, pathSegment, type Context } from "../context.ts";
-import { inEditFile, runEditor } from "../editor.ts";
-import { printable } from "../format.ts";
+import { inEditFile, requireEditor, runEditor } from "../editor.ts";
+import { printable, shellWord } from "../format.ts";
 import { shapes } from "../shapes.ts";
 
 const YAML = "application/yaml";
@@ -60,6 +60,7 @@ async function requireAdmin(ctx: Context): Promise<void> {
  * or emptied. Anything else that stops it leaves the file where it is, named, so no edit is lost.
  */
 async function edit(ctx: Context, agent: string, opts: { json?: boolean }): Promise<number> {
+	requireEditor(ctx, "drover edit", `drover definition ${shellWord(agent)} > ${shellWord(`${agent}.yaml`)}, change it, then drover apply ${shellWord(`${agent}.yaml`)}`);
 	await requireAdmin(ctx);
 	const { text: original, headers } = await ctx.client.textAnswer(`/v1/agents/${encodeURIComponent(agent)}/definition`, YAML);
 	if (headers.get("x-drover-source") === "file") throw new CliError(`${printable(agent)} is defined in fleet.yaml; change it there and deploy`);

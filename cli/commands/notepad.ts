@@ -2,8 +2,8 @@ import { readFile, writeFile } from "node:fs/promises";
 import type { Command } from "commander";
 import { ApiError, CliError } from "../client.ts";
 import { act, pathSegment, type Context } from "../context.ts";
-import { inEditFile, runEditor } from "../editor.ts";
-import { printable, table, truncate } from "../format.ts";
+import { inEditFile, requireEditor, runEditor } from "../editor.ts";
+import { printable, shellWord, table, truncate } from "../format.ts";
 import { shapes } from "../shapes.ts";
 import { readStdin } from "../stdin.ts";
 import { noteVersion } from "../../src/shared/note-version.ts";
@@ -115,6 +115,7 @@ function saidSet(ctx: Context, agent: string, key: string, text: string, notes: 
  * editors add and which is dropped again, so a value's own last newline survives the round trip.
  */
 async function editNote(ctx: Context, agent: string, key: string, opts: NotepadOptions): Promise<number> {
+	requireEditor(ctx, "drover notepad edit", `drover notepad ${shellWord(agent)} set ${shellWord(key)} <value|-> (with --if-value or --if-unset to guard it)`);
 	const base = `/v1/agents/${encodeURIComponent(agent)}/notepad`;
 	const path = `${base}/${encodeURIComponent(key)}`;
 	let current: string | null;

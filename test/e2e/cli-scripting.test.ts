@@ -51,3 +51,36 @@ describe("colour, as the environment asks for it", () => {
 		expect(dumb.stdout).not.toContain("\x1b[");
 	});
 });
+
+describe("an editor without a terminal", () => {
+	// stdin a pipe that stays open, as a CI runner's or `ssh host drover …`'s: vi waited on it for keys forever.
+	const openStdin = async () => {};
+
+	it("edit with no VISUAL or EDITOR refuses at once, exit 2, before any request, saying what a script does instead", async () => {
+		const api = await fakeApi();
+		const r = await runCliProcess(["edit", "nightly"], { DROVER_URL: api.url, DROVER_TOKEN: TOKEN }, openStdin);
+		expect(r.status, r.stderr).toBe(2);
+		expect(r.stdout).toBe("");
+		expect(r.stderr).toBe(
+			[
+				"drover: drover edit opens vi (neither VISUAL nor EDITOR is set), which needs a terminal, and stdin is not one: nothing was opened",
+				"drover: hint: in a script, drover definition nightly > nightly.yaml, change it, then drover apply nightly.yaml, or set EDITOR to a command that edits the file it is given",
+				"",
+			].join("\n"),
+		);
+		expect(api.seen).toEqual([]);
+	});
+
+	it("notepad edit likewise; an EDITOR that is set is run as set, terminal or not", async () => {
+		const api = await fakeApi();
+		const r = await runCliProcess(["notepad", "nightly", "edit", "cursor"], { DROVER_URL: api.url, DROVER_TOKEN: TOKEN }, openStdin);
+		expect(r.status, r.stderr).toBe(2);
+		expect(r.stderr).toContain("drover: drover notepad edit opens vi (neither VISUAL nor EDITOR is set), which needs a terminal, and stdin is not one: nothing was opened\n");
+		expect(r.stderr).toContain("drover notepad nightly set cursor <value|->");
+		expect(api.seen).toEqual([]);
+		// The fake has no notepad: the request made is the proof the editor was not refused.
+		const set = await runCliProcess(["notepad", "nightly", "edit", "cursor"], { DROVER_URL: api.url, DROVER_TOKEN: TOKEN, EDITOR: "true" }, openStdin);
+		expect(set.status).toBe(1);
+		expect(api.seen).toEqual(["GET /v1/agents/nightly/notepad/cursor", "GET /v1/agents/nightly/notepad"]);
+	});
+});
