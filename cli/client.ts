@@ -17,6 +17,28 @@ export const JSONL = "application/x-ndjson";
  */
 export const EXIT_LOST = 3;
 
+/**
+ * The exit code of a request the API answered with its 404: what the command names (a job, an
+ * agent, an incident, a session, a notepad key) does not exist, as opposed to a refusal (1) or a
+ * server that is away (5). `drover job <id> || …` can tell "no such job" from "drover is down".
+ */
+export const EXIT_NOT_FOUND = 4;
+
+/**
+ * The exit code of a request with no answer (a refused connection, an unknown host, the 30 s
+ * timeout, a connection broken mid-answer) or one that says to come back later (a 5xx, a 429 or a
+ * 408): the server's state, not the command's fault, so a script may run it again later (a
+ * trigger with --idempotency-key, so a retry cannot start a second job).
+ */
+export const EXIT_UNAVAILABLE = 5;
+
+/** The exit code an error answer of `status` ends the command with: EXIT_NOT_FOUND, EXIT_UNAVAILABLE or 1. */
+export function exitCodeOf(status: number): number {
+	if (status === 404) return EXIT_NOT_FOUND;
+	if (status >= 500 || status === 429 || status === 408) return EXIT_UNAVAILABLE;
+	return 1;
+}
+
 /** Ends the command with `exitCode` after printing `drover: <message>` (and the hint) on stderr. */
 export class CliError extends Error {
 	readonly exitCode: number;
@@ -42,7 +64,7 @@ export class ApiError extends CliError {
 	issues: { path: string; message: string }[] = [];
 
 	constructor(status: number, code: string, message: string, hint = hintFor(status, message, code), requestId: string | null = null) {
-		super(message, 1, hint);
+		super(message, exitCodeOf(status), hint);
 		this.name = "ApiError";
 		this.status = status;
 		this.code = code;
@@ -190,7 +212,7 @@ export class ApiClient {
 			if (url.protocol === "https:" && causeCode(err) === "ERR_SSL_WRONG_VERSION_NUMBER") {
 				throw new CliError(`cannot reach ${this.url}: it does not speak TLS (ERR_SSL_WRONG_VERSION_NUMBER)`, 1, `the server speaks plain HTTP, not HTTPS, as npm start's local drover does: use ${this.url.replace(/^https:/, "http:")}`);
 			}
-			throw new CliError(`cannot reach ${this.url}: ${networkReason(err)}`, 1, this.url === DEFAULT_URL ? "is drover running? set DROVER_URL (or --url) to its address" : null);
+			throw new CliError(`cannot reach ${this.url}: ${networkReason(err)}`, EXIT_UNAVAILABLE, this.url === DEFAULT_URL ? "is drover running? set DROVER_URL (or --url) to its address" : null);
 		}
 		if (!res.ok && !options.accept?.includes(res.status)) throw await this.#errorOf(res, requestOf(path, options));
 		return res;
@@ -300,7 +322,7 @@ async function readText(res: Response, url: string): Promise<string> {
 	try {
 		return await res.text();
 	} catch (err) {
-		throw new CliError(`the connection to ${url} broke: ${networkReason(err)}`);
+		throw new CliError(`the connection to ${url} broke: ${networkReason(err)}`, EXIT_UNAVAILABLE);
 	}
 }
 

@@ -228,7 +228,7 @@ async function sessionById(ctx: Context, id: string, agent: string | undefined):
 	} catch (err) {
 		// An id of the old form is found only through its agent: say how to name it.
 		if (err instanceof ApiError && err.status === 404 && agent === undefined && !id.startsWith(`${SESSION_PREFIX}job-`)) {
-			throw new CliError(err.message, 1, `name its agent: drover sessions resume ${id} --agent <agent> …`);
+			throw new CliError(err.message, err.exitCode, `name its agent: drover sessions resume ${id} --agent <agent> …`);
 		}
 		throw err;
 	}

@@ -285,7 +285,8 @@ describe("errors from the API", () => {
 		const api = await fakeApi({ "GET /v1/status": invalid, "GET /v1/agents?limit=200": invalid, "GET /v1/agents/fake": invalid, "POST /v1/agents/fake/jobs": invalid });
 		for (const args of [["status"], ["agents"], ["status", "fake"], ["trigger", "fake"]]) {
 			const r = await runCli(api.url, args);
-			expect(r.status, args.join(" ")).toBe(1);
+			// The API's 500: the server's fault, not the command's (exit 5).
+			expect(r.status, args.join(" ")).toBe(5);
 			expect(r.stderr, args.join(" ")).toBe(`drover: ${message}\n`);
 		}
 	});
@@ -410,7 +411,7 @@ describe("drover usage", () => {
 			"GET /v1/agents/nope/jobs?limit=1": (_req, res) => json(res, 404, { error: { code: "not_found", message: "no agent nope" } }),
 		});
 		const r = await runCli(api.url, ["usage", "--agent", "a,nope", "--since", "2026-01-01", "--until", "2026-01-07"]);
-		expect(r.status).toBe(1);
+		expect(r.status).toBe(4);
 		expect(r.stderr).toContain("no agent nope");
 		expect(api.seen.map((s) => s.route)).toEqual([
 			"GET /v1/usage?since=2026-01-01&until=2026-01-07&agent=a%2Cnope&limit=500",
@@ -683,7 +684,7 @@ describe("terminal control sequences in text from outside", () => {
 			[["logs", "--job", JOB], 0, SHOWN],
 			[["notepad", "fake", "get", "k"], 0, SHOWN],
 			[["notepad", "fake", "list"], 0, "\\x1b[2J\\x1b[31mRED"],
-			[["job", "job-2026-01-01-zzzzzz"], 1, `drover: no job: ${SHOWN}`],
+			[["job", "job-2026-01-01-zzzzzz"], 4, `drover: no job: ${SHOWN}`],
 		] as const) {
 			const r = await runCli(api.url, [...args]);
 			const label = `drover ${args.join(" ")}: ${JSON.stringify(r.stdout + r.stderr)}`;
@@ -1173,7 +1174,7 @@ describe("logs of an agent: its recent jobs, and --follow across the jobs it sta
 	});
 
 	// Having no jobs yet is where every agent starts, not an error; a name that is no agent is.
-	it("an agent with no jobs yet says so and exits 0; a deleted one says it was deleted; a mistyped one is the API's 404, exit 1", async () => {
+	it("an agent with no jobs yet says so and exits 0; a deleted one says it was deleted; a mistyped one is the API's 404, exit 4", async () => {
 		const api = await fakeApi({
 			"GET /v1/agents/idle/jobs?limit=20": (_req, res) => json(res, 200, { jobs: [], next_cursor: null }),
 			"GET /v1/agents/idle": (_req, res) => json(res, 200, { ...AGENT, name: "idle" }),
@@ -1191,10 +1192,10 @@ describe("logs of an agent: its recent jobs, and --follow across the jobs it sta
 		expect(gone.status, gone.stderr).toBe(0);
 		expect(gone.stderr).toBe("no jobs for agent gone, which was deleted\n");
 		const typo = await runCli(api.url, ["logs", "nope"]);
-		expect(typo.status).toBe(1);
+		expect(typo.status).toBe(4);
 		expect(typo.stderr).toContain("no route for GET /v1/agents/nope/jobs?limit=20");
 		const typoFollowed = await runCli(api.url, ["logs", "nope", "--follow"]);
-		expect(typoFollowed.status).toBe(1);
+		expect(typoFollowed.status).toBe(4);
 		expect(typoFollowed.stderr).toContain("no route for GET /v1/agents/nope/jobs?limit=20");
 	});
 
@@ -1618,7 +1619,7 @@ describe("drover sessions", () => {
 			[`POST /v1/jobs/${NEWEST}/continue`]: (_req, res) => json(res, 201, continued()),
 		});
 		const r = await runCli(api.url, ["sessions", "resume", legacy, "Go."]);
-		expect(r.status).toBe(1);
+		expect(r.status).toBe(4);
 		expect(r.stderr).toContain(`drover: hint: name its agent: drover sessions resume ${legacy} --agent <agent>`);
 		const found = await runCli(api.url, ["sessions", "resume", legacy, "Go.", "--agent", "fake"]);
 		expect(found.status, found.stderr).toBe(0);
@@ -1804,7 +1805,7 @@ describe("job --output-log", () => {
 		const message = `job ${JOB} keeps no plain-text log (output_to_file was not set on its schedule or agent when it started); its JSONL output is at /v1/jobs/${JOB}/output`;
 		const none = await fakeApi({ [`GET /v1/jobs/${JOB}/output.log`]: (_req, res) => json(res, 404, { error: { code: "not_found", message } }) });
 		const missing = await runCli(none.url, ["job", JOB, "--output-log"]);
-		expect(missing.status).toBe(1);
+		expect(missing.status).toBe(4);
 		expect(missing.stderr).toContain(`drover: ${message}`);
 		for (const other of ["--logs", "--manifest", "--json", "--yaml"]) {
 			const both = await runCli(none.url, ["job", JOB, "--output-log", other]);

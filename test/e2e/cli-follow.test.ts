@@ -430,10 +430,10 @@ describe("logs --follow against a server that cannot be reached", () => {
 		const url = await closedPort();
 		const env = { DROVER_URL: url, DROVER_TOKEN: TOKEN };
 		const once_ = await runCli(["logs", "--job", JOB], env);
-		expect(once_.status).toBe(1);
+		expect(once_.status).toBe(5);
 		expect(once_.stderr).toMatch(/^drover: cannot reach http:\/\/127\.0\.0\.1:\d+: .*ECONNREFUSED/);
 		const follow = await runCli(["logs", "--job", JOB, "--follow"], env);
-		expect(follow.status).toBe(1);
+		expect(follow.status).toBe(5);
 		expect(follow.stdout).toBe("");
 		expect(follow.stderr).toBe(once_.stderr);
 		// Each reconnect says so on stderr: there was none.
@@ -448,12 +448,12 @@ describe("logs --follow against a server that cannot be reached", () => {
 		});
 		const env = { DROVER_URL: url, DROVER_TOKEN: TOKEN };
 		const once_ = await runCli(["logs", "--job", JOB], env);
-		expect(once_.status).toBe(1);
+		expect(once_.status).toBe(5);
 		expect(once_.stderr).toMatch(/^drover: cannot reach http:\/\/127\.0\.0\.1:\d+: /);
 		const without = connections;
 		expect(without).toBeGreaterThan(0);
 		const follow = await runCli(["logs", "--job", JOB, "--follow"], env);
-		expect(follow).toMatchObject({ status: 1, stdout: "", stderr: once_.stderr });
+		expect(follow).toMatchObject({ status: 5, stdout: "", stderr: once_.stderr });
 		expect(connections - without).toBe(without);
 	});
 });

@@ -1,6 +1,9 @@
 // The drover binary as a script, a cron job or a CI step runs it: no terminal, a pipe for stdout,
 // a stdin that may stay open, colour asked for or refused by the environment. Served by a fake API
 // (node:http) that records what was asked of it.
+import { once } from "node:events";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import { runCliProcess, runOnTerminal } from "./cli-process.ts";
 import { serversClosedAfterEach } from "./test-servers.ts";
@@ -80,7 +83,57 @@ describe("an editor without a terminal", () => {
 		expect(api.seen).toEqual([]);
 		// The fake has no notepad: the request made is the proof the editor was not refused.
 		const set = await runCliProcess(["notepad", "nightly", "edit", "cursor"], { DROVER_URL: api.url, DROVER_TOKEN: TOKEN, EDITOR: "true" }, openStdin);
-		expect(set.status).toBe(1);
+		expect(set.status).toBe(4);
 		expect(api.seen).toEqual(["GET /v1/agents/nightly/notepad/cursor", "GET /v1/agents/nightly/notepad"]);
+	});
+});
+
+describe("exit codes a script can branch on", () => {
+	/** A server that answers each request with `status` and drover's JSON error (or, with `plain`, a text body). */
+	function answering(status: number, plain = false): Promise<string> {
+		return listen((_req, res) => {
+			if (plain) res.writeHead(status, { "content-type": "text/plain" }).end("Not Found");
+			else res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify({ error: { code: status === 404 ? "not_found" : "refused", message: `answered ${status}` } }));
+		});
+	}
+
+	/** The address of a server that was stopped: nothing listens on its port any more. */
+	async function stopped(): Promise<string> {
+		const server = createServer().listen(0, "127.0.0.1");
+		await once(server, "listening");
+		const { port } = server.address() as AddressInfo;
+		await new Promise((resolve) => server.close(resolve));
+		return `http://127.0.0.1:${port}`;
+	}
+
+	it("4 for what the API does not find, trigger --wait's too, where a failed job is 1", async () => {
+		const url = await answering(404);
+		for (const args of [["job", "job-2026-01-01-abcdef"], ["trigger", "nosuch", "--wait"], ["notepad", "a", "get", "k"], ["jobs", "--agent", "nosuch"]]) {
+			const r = await runCliProcess(args, { DROVER_URL: url, DROVER_TOKEN: TOKEN });
+			expect(r.status, `${args.join(" ")}: ${r.stderr}`).toBe(4);
+			expect(r.stdout).toBe("");
+			expect(r.stderr).toBe("drover: answered 404\n");
+		}
+	});
+
+	it("5 for a server that is down or failing, which a retry may mend", async () => {
+		const refused = await runCliProcess(["agents"], { DROVER_URL: await stopped(), DROVER_TOKEN: TOKEN });
+		expect(refused.status, refused.stderr).toBe(5);
+		expect(refused.stderr).toMatch(/^drover: cannot reach http:\/\/127\.0\.0\.1:\d+: .*ECONNREFUSED/);
+		for (const status of [500, 503, 429]) {
+			const r = await runCliProcess(["agents"], { DROVER_URL: await answering(status), DROVER_TOKEN: TOKEN });
+			expect(r.status, `${status}: ${r.stderr}`).toBe(5);
+			expect(r.stderr).toMatch(new RegExp(`^drover: answered ${status}\n`));
+		}
+	});
+
+	it("1 for a refusal, and for an answer that is not drover's", async () => {
+		for (const status of [400, 401, 403, 409]) {
+			const r = await runCliProcess(["agents"], { DROVER_URL: await answering(status), DROVER_TOKEN: TOKEN });
+			expect(r.status, `${status}: ${r.stderr}`).toBe(1);
+		}
+		const other = await runCliProcess(["agents"], { DROVER_URL: await answering(404, true), DROVER_TOKEN: TOKEN });
+		expect(other.status, other.stderr).toBe(1);
+		expect(other.stderr).toContain("does not answer as a drover API");
 	});
 });

@@ -398,7 +398,7 @@ describe("drover trigger --wait: the exit code is the job's outcome", () => {
 			expect(lines(raw.stdout)).toEqual([...lines((await drover(["logs", "--job", more[0]!, "--lines", "2", "--json"])).stdout), ...lines((await drover(["logs", "--job", more[1]!, "--json"])).stdout)]);
 
 			const none = await drover(["logs", `cli-none-${suffix}`]);
-			expect(none.status).toBe(1);
+			expect(none.status).toBe(4);
 			expect(none.stderr).toContain(`no agent named cli-none-${suffix}`);
 			// An agent yet to run is not an error; once deleted with none, it says so, not "yet".
 			const fresh = `cli-fresh-${suffix}`;
@@ -720,7 +720,7 @@ describe("agents: status, pause, resume, notepad", () => {
 		expect((await drover(["notepad", agents.ok, "delete", "tone"])).status).toBe(0);
 		expect((await drover(["notepad", agents.ok, "delete", "multi"])).status).toBe(0);
 		const gone = await drover(["notepad", agents.ok, "get", "tone"]);
-		expect(gone.status).toBe(1);
+		expect(gone.status).toBe(4);
 		expect(gone.stderr).toContain(`drover: no notepad key "tone" for agent ${agents.ok}`);
 		expect((await drover(["notepad", agents.ok, "frobnicate"])).status).toBe(2);
 		expect((await drover(["notepad", agents.ok, "set", "only-key"])).status).toBe(2);
@@ -942,7 +942,7 @@ describe("defining agents: apply and delete", () => {
 		expect(deleted.stdout).toBe(`deleted ${b}; its jobs and runs stay readable\n`);
 		expect((await api(`/v1/agents/${b}`)).status).toBe(404);
 		const again = await drover(["delete", b, "--yes"]);
-		expect(again.status).toBe(1);
+		expect(again.status).toBe(4);
 		expect(again.stderr).toBe(`drover: no agent named ${b}\n`);
 		// Its history stays readable: a filtered list with nothing in it is empty, not "no agent named".
 		for (const command of [["jobs", "--agent", b, "--status", "failed"], ["usage", "--agent", b], ["incidents", "--agent", b]]) {
@@ -1094,7 +1094,7 @@ process.exit(step.exit ?? 0);
 		expect(await notes()).toEqual({ cursor: "page 8\nof 9", lock: "job 1", owner: "bob" });
 		// An agent that does not exist is said before any editor opens.
 		const missing = await edit(["notepad", `${agent}-none`, "edit", "owner"], [{ write: "x" }]);
-		expect([missing.status, missing.shown]).toEqual([1, [null]]);
+		expect([missing.status, missing.shown]).toEqual([4, [null]]);
 		expect(missing.stderr).toContain(`no agent named ${agent}-none`);
 	});
 });
@@ -1224,9 +1224,9 @@ describe("the fleet: status and doctor", () => {
 });
 
 describe("errors and usage", () => {
-	it("an unknown job exits 1 with the API's message on stderr", async () => {
+	it("an unknown job exits 4 (not found) with the API's message on stderr", async () => {
 		const r = await drover(["job", "job-2020-01-01-aaaaaa"]);
-		expect(r.status).toBe(1);
+		expect(r.status).toBe(4);
 		expect(r.stdout).toBe("");
 		expect(r.stderr).toBe("drover: no job job-2020-01-01-aaaaaa\n");
 		// A malformed id is the CLI's usage error (exit 2), before any request.
@@ -1235,9 +1235,9 @@ describe("errors and usage", () => {
 		expect(bad.stderr).toMatch(/not a job id: a job id is job-YYYY-MM-DD-xxxxxx/);
 	});
 
-	it("jobs --agent with an agent that does not exist exits 1 saying so; one with no jobs yet lists none", async () => {
+	it("jobs --agent with an agent that does not exist exits 4 (not found) saying so; one with no jobs yet lists none", async () => {
 		const r = await drover(["jobs", "--agent", "no-such-agent-here"]);
-		expect(r.status).toBe(1);
+		expect(r.status).toBe(4);
 		expect(r.stdout).toBe("");
 		expect(r.stderr).toBe("drover: no agent named no-such-agent-here\n");
 		await createAgent({ name: "cli-no-jobs-yet", model: models.ok, prompt: "Never run." });
@@ -1246,12 +1246,12 @@ describe("errors and usage", () => {
 		expect(none.stdout).toBe("no jobs\n");
 	});
 
-	it("usage and incidents --agent with an agent that does not exist exit 1 as jobs does; the scheduler's incidents are no agent's", async () => {
+	it("usage and incidents --agent with an agent that does not exist exit 4 as jobs does; the scheduler's incidents are no agent's", async () => {
 		for (const command of ["usage", "incidents", "jobs"]) {
 			// --json too: a script reading it must see the typo, not an empty list.
 			for (const json of [[], ["--json"]]) {
 				const r = await drover([command, "--agent", "no-such-agent-here", ...json]);
-				expect(r.status, `${command} ${json}`).toBe(1);
+				expect(r.status, `${command} ${json}`).toBe(4);
 				expect(r.stdout, `${command} ${json}`).toBe("");
 				expect(r.stderr, `${command} ${json}`).toBe("drover: no agent named no-such-agent-here\n");
 			}
@@ -1339,9 +1339,9 @@ describe("errors and usage", () => {
 		expect(viaFlag.status, viaFlag.stderr).toBe(0);
 	});
 
-	it("an unreachable Worker is an error (exit 1) that names the URL", async () => {
+	it("an unreachable Worker is an error (exit 5, unavailable) that names the URL", async () => {
 		const r = await drover(["jobs", "--url", "http://127.0.0.1:9"]);
-		expect(r.status).toBe(1);
+		expect(r.status).toBe(5);
 		expect(r.stderr).toMatch(/^drover: cannot reach http:\/\/127\.0\.0\.1:9: /);
 	});
 
