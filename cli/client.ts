@@ -139,6 +139,11 @@ export class ApiClient {
 	readonly #kept = new KeptAnswers(64, 4_000_000);
 
 	constructor(config: ClientConfig) {
+		// DROVER_URL set but empty (a CI secret that is not defined, `export DROVER_URL=`) was said to
+		// lack its scheme, with localhost as the example: it is said to be empty.
+		if (config.url.trim() === "") {
+			throw new CliError("--url/DROVER_URL is empty", 2, `set it to the drover Worker's base URL, such as https://drover.example.workers.dev, or unset DROVER_URL for the default, ${DEFAULT_URL}`);
+		}
 		// "localhost:8787" parses as a URL of the scheme "localhost:", "drover.example.com" not at all.
 		if (!config.url.includes("://")) {
 			// Echoed only when it is a bare host[:port][/path]: anything else may carry a secret.

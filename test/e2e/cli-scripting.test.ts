@@ -137,3 +137,15 @@ describe("exit codes a script can branch on", () => {
 		expect(other.stderr).toContain("does not answer as a drover API");
 	});
 });
+
+describe("the environment a CI step gives it", () => {
+	it("an empty DROVER_URL (a secret not defined) is said to be empty, exit 2, before any request", async () => {
+		for (const value of ["", " "]) {
+			const r = await runCliProcess(["agents"], { DROVER_URL: value, DROVER_TOKEN: TOKEN });
+			expect(r.status, r.stderr).toBe(2);
+			expect(r.stderr).toBe(
+				"drover: --url/DROVER_URL is empty\ndrover: hint: set it to the drover Worker's base URL, such as https://drover.example.workers.dev, or unset DROVER_URL for the default, http://localhost:8787\n",
+			);
+		}
+	});
+});
