@@ -1,7 +1,7 @@
 import type { Command } from "commander";
-import { ApiError, CliError, EXIT_LOST, outcomeCode } from "../client.ts";
+import { ApiError, CliError, EXIT_LOST, EXIT_UNAVAILABLE, outcomeCode } from "../client.ts";
 import { act, onePrompt, pathSegment, type Context } from "../context.ts";
-import { cancelReason, columnsOf, duration, printable, printableDeep, statusStyle, truncate } from "../format.ts";
+import { cancelReason, columnsOf, duration, printable, printableDeep, shellWord, statusStyle, truncate } from "../format.ts";
 import { followJob } from "../sse.ts";
 import type { JobRecord, OutputLine } from "../types.ts";
 import { shapes } from "../shapes.ts";
@@ -39,6 +39,12 @@ async function trigger(ctx: Context, agent: string, given: string | undefined, o
 			if (err instanceof ApiError && err.status === 400 && opts.prompt === undefined && /has no default prompt/.test(err.message)) {
 				throw new CliError(`${err.message.replace(/;\s*send \{.*$/s, "")}; pass one with --prompt "…"`);
 			}
+			// No answer, though the request may have been sent and carried out (a timeout, a connection
+			// broken before the answer), not one refused before it left (no server there, no such host):
+			// exit 5 asks for a retry, which must not start the job twice.
+			if (err instanceof CliError && !(err instanceof ApiError) && err.exitCode === EXIT_UNAVAILABLE && !/\b(ECONNREFUSED|ENOTFOUND|EAI_AGAIN)\b/.test(err.message)) {
+				throw new CliError(err.message, err.exitCode, opts.idempotencyKey === undefined ? lostAnswerHint(agent) : "run it again with the same --idempotency-key: that gives the job this request started, if it did, and starts one if it did not");
+			}
 			throw err;
 		});
 	// 200, not 201: the key's job from an earlier request within 24 h. The same id printed silently read as a new run.
@@ -46,6 +52,11 @@ async function trigger(ctx: Context, agent: string, given: string | undefined, o
 		ctx.err(`drover: ${printable(job.id)} is the job idempotency key ${printable(opts.idempotencyKey)} already started (${printable(job.status)}); no new job was started`);
 	}
 	return reportJob(ctx, job, opts);
+}
+
+/** What a trigger whose answer was lost says: the job may have started, and how a retry can be safe. */
+function lostAnswerHint(agent: string): string {
+	return `the request may have reached drover and started a job before its answer was lost: drover jobs --agent ${shellWord(agent)} --limit 5 lists the newest; a retry that cannot start a second job passes --idempotency-key, the same key at each try`;
 }
 
 /**

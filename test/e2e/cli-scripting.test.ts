@@ -149,3 +149,37 @@ describe("the environment a CI step gives it", () => {
 		}
 	});
 });
+
+describe("a trigger whose answer is lost", () => {
+	/** A server that reads each request whole, then drops the connection without an answer: the job may have started. */
+	const dropping = () =>
+		listen((req, res) => {
+			req.resume();
+			req.on("end", () => res.socket?.destroy());
+		});
+
+	it("exits 5 saying the job may have started, and how a retry cannot start a second one", async () => {
+		const url = await dropping();
+		const r = await runCliProcess(["trigger", "nightly"], { DROVER_URL: url, DROVER_TOKEN: TOKEN });
+		expect(r.status, r.stderr).toBe(5);
+		expect(r.stdout).toBe("");
+		expect(r.stderr).toMatch(/^drover: cannot reach http:\/\/127\.0\.0\.1:\d+: /);
+		expect(r.stderr).toContain(
+			"drover: hint: the request may have reached drover and started a job before its answer was lost: drover jobs --agent nightly --limit 5 lists the newest; a retry that cannot start a second job passes --idempotency-key, the same key at each try\n",
+		);
+		const keyed = await runCliProcess(["trigger", "nightly", "--idempotency-key", "run-42"], { DROVER_URL: url, DROVER_TOKEN: TOKEN });
+		expect(keyed.status, keyed.stderr).toBe(5);
+		expect(keyed.stderr).toContain("drover: hint: run it again with the same --idempotency-key: that gives the job this request started, if it did, and starts one if it did not\n");
+	});
+
+	it("says nothing of the kind when nothing was there to take the request", async () => {
+		const server = createServer().listen(0, "127.0.0.1");
+		await once(server, "listening");
+		const { port } = server.address() as AddressInfo;
+		await new Promise((resolve) => server.close(resolve));
+		const r = await runCliProcess(["trigger", "nightly"], { DROVER_URL: `http://127.0.0.1:${port}`, DROVER_TOKEN: TOKEN });
+		expect(r.status, r.stderr).toBe(5);
+		expect(r.stderr).toMatch(/ECONNREFUSED/);
+		expect(r.stderr).not.toContain("may have");
+	});
+});
