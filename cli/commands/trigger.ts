@@ -43,7 +43,14 @@ async function trigger(ctx: Context, agent: string, given: string | undefined, o
 			// broken before the answer), not one refused before it left (no server there, no such host):
 			// exit 5 asks for a retry, which must not start the job twice.
 			if (err instanceof CliError && !(err instanceof ApiError) && err.exitCode === EXIT_UNAVAILABLE && !/\b(ECONNREFUSED|ENOTFOUND|EAI_AGAIN)\b/.test(err.message)) {
-				throw new CliError(err.message, err.exitCode, opts.idempotencyKey === undefined ? lostAnswerHint(agent) : "run it again with the same --idempotency-key: that gives the job this request started, if it did, and starts one if it did not");
+				throw new CliError(err.message, err.exitCode, retryHint(agent, opts, "before its answer was lost"));
+			}
+			// Nor is a 500 `internal` one that changed nothing: the agent's object may have written the
+			// job before the request failed, and then runs it (its alarm is written with it).
+			if (err instanceof ApiError && err.status === 500 && err.code === "internal") {
+				const said = new ApiError(err.status, err.code, err.message, retryHint(agent, opts, "before it failed"), err.requestId);
+				said.issues = err.issues;
+				throw said;
 			}
 			throw err;
 		});
@@ -54,9 +61,10 @@ async function trigger(ctx: Context, agent: string, given: string | undefined, o
 	return reportJob(ctx, job, opts);
 }
 
-/** What a trigger whose answer was lost says: the job may have started, and how a retry can be safe. */
-function lostAnswerHint(agent: string): string {
-	return `the request may have reached drover and started a job before its answer was lost: drover jobs --agent ${shellWord(agent)} --limit 5 lists the newest; a retry that cannot start a second job passes --idempotency-key, the same key at each try`;
+/** What a trigger whose answer was lost, or failed, says: the job may have started, and how a retry can be safe. */
+function retryHint(agent: string, opts: TriggerOptions, how: string): string {
+	if (opts.idempotencyKey !== undefined) return "run it again with the same --idempotency-key: that gives the job this request started, if it did, and starts one if it did not";
+	return `the request may have reached drover and started a job ${how}: drover jobs --agent ${shellWord(agent)} --limit 5 lists the newest; a retry that cannot start a second job passes --idempotency-key, the same key at each try`;
 }
 
 /**

@@ -172,6 +172,23 @@ describe("a trigger whose answer is lost", () => {
 		expect(keyed.stderr).toContain("drover: hint: run it again with the same --idempotency-key: that gives the job this request started, if it did, and starts one if it did not\n");
 	});
 
+	it("says so after a 500 too (the job may have been written before the request failed), keeping its request id", async () => {
+		const url = await listen((req, res) => {
+			req.resume();
+			req.on("end", () => {
+				res.writeHead(500, { "content-type": "application/json", "x-request-id": "req-500" });
+				res.end(JSON.stringify({ error: { code: "internal", message: "internal error", request_id: "req-500" } }));
+			});
+		});
+		const r = await runCliProcess(["trigger", "nightly"], { DROVER_URL: url, DROVER_TOKEN: TOKEN });
+		expect(r.status, r.stderr).toBe(5);
+		expect(r.stdout).toBe("");
+		expect(r.stderr).toContain("req-500");
+		expect(r.stderr).toContain(
+			"drover: hint: the request may have reached drover and started a job before it failed: drover jobs --agent nightly --limit 5 lists the newest; a retry that cannot start a second job passes --idempotency-key, the same key at each try\n",
+		);
+	});
+
 	it("says nothing of the kind when nothing was there to take the request", async () => {
 		const server = createServer().listen(0, "127.0.0.1");
 		await once(server, "listening");
