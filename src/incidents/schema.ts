@@ -7,6 +7,9 @@ export type IncidentState = (typeof INCIDENT_STATES)[number];
  * An incident as the API answers it and as the store reads it: one schema for both (and the CLI's
  * type), so the route's documented shape and what it returns cannot drift apart.
  */
+// Times are ISO 8601 (toISOString), as the job record's are.
+const At = z.string().openapi({ format: "date-time", example: "2026-11-30T09:00:00.000Z" });
+
 export const IncidentSchema = z
 	.object({
 		id: z.string(),
@@ -16,12 +19,12 @@ export const IncidentSchema = z
 		state: z.enum(INCIDENT_STATES),
 		error: z.string(),
 		count: z.number().int(),
-		first_seen_at: z.string(),
-		last_seen_at: z.string(),
+		first_seen_at: At,
+		last_seen_at: At,
 		last_job_id: z.string().nullable(),
-		alerted_at: z.string().nullable(),
-		resolved_at: z.string().nullable(),
-		closed_at: z.string().nullable(),
+		alerted_at: At.nullable(),
+		resolved_at: At.nullable(),
+		closed_at: At.nullable(),
 		closed_by: z.string().nullable(),
 		failing: z
 			.array(z.string())

@@ -6,7 +6,7 @@ import { z } from "@hono/zod-openapi";
  */
 export const UsageDaySchema = z
 	.object({
-		day: z.string().openapi({ example: "2026-11-30" }),
+		day: z.string().openapi({ format: "date", example: "2026-11-30" }),
 		agent: z.string(),
 		jobs: z.number().int().openapi({ description: "Jobs created that day that have ended" }),
 		input_tokens: z.number().int(),

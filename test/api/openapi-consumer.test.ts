@@ -31,6 +31,7 @@ interface Schema {
 	oneOf?: Schema[];
 	additionalProperties?: Schema | boolean;
 	$ref?: string;
+	pattern?: string;
 }
 
 async function doc(): Promise<Doc> {
@@ -149,6 +150,26 @@ describe("the OpenAPI document's times", () => {
 		for (const page of ["UsagePage", "UsageDayTotalPage", "UsageAgentTotalPage"]) {
 			for (const key of ["since", "until"]) expect(at(d, `${page}.${key}`).format, `${page}.${key}`).toBe("date");
 		}
+	});
+
+	it("leaves no time or day unmarked anywhere in the document: every string property named like one has its format", async () => {
+		const d = await doc();
+		const unmarked: string[] = [];
+		const walk = (schema: Schema | undefined, path: string): void => {
+			if (!schema || schema.$ref) return;
+			for (const [name, property] of Object.entries(schema.properties ?? {})) {
+				const strings = [property, ...(property.anyOf ?? []), ...(property.oneOf ?? [])].filter((s) => s.type === "string" || (Array.isArray(s.type) && s.type.includes("string")));
+				const wanted = /(_at|_instant|_time|_minute|^deadline|^next_run)$/.test(name) ? "date-time" : /^(day|since|until)$/.test(name) ? "date" : null;
+				// GET /v1/jobs' since and until are inputs (parameters), not answers: only schemas are walked.
+				if (wanted && strings.length > 0 && !strings.some((s) => s.format === wanted || s.format === "date-time" || s.pattern !== undefined)) unmarked.push(`${path}.${name}`);
+				walk(property, `${path}.${name}`);
+				walk(property.items, `${path}.${name}.[]`);
+			}
+			for (const part of [...(schema.allOf ?? []), ...(schema.anyOf ?? []), ...(schema.oneOf ?? [])]) walk(part, path);
+			walk(schema.items, `${path}.[]`);
+		};
+		for (const [name, schema] of Object.entries(d.components.schemas)) walk(schema, name);
+		expect(unmarked).toEqual([]);
 	});
 });
 
