@@ -173,17 +173,25 @@ export function secretValueReplacer(bindings: object): ((text: string, marker: s
 	const pattern = new RegExp(parts.join("|"), "g");
 	const urlSet = new Set(urls);
 	const every = everySpelling(words, urls);
+	/**
+	 * A URL secret as written that the text goes on from (another URL), with what follows it: the
+	 * values as written found inside it (a token as its last segment, a shorter URL secret it starts
+	 * with, by the same rule with what follows), the URL itself left. The pass over every spelling
+	 * matched it whole, so it never looked inside. Whole, as a marker, should a match run past it.
+	 */
+	const inside = (url: string, after: string, marker: string): string => {
+		const done = (url + after).replace(pattern, marker);
+		return done.endsWith(after) ? done.slice(0, done.length - after.length) : marker;
+	};
 	return (text, marker) => {
-		let rest = text;
 		if (every && holdsEscape(text, every)) {
 			// One pass for all spellings; a URL as written by the rule for it as written (which leaves it before `&`, `=` or `%`).
-			rest = text.replace(every.pattern, (found: string, at: number) =>
-				urlSet.has(found) && goesOn.test(text.slice(at + found.length, at + found.length + 3)) ? found : marker,
-			);
+			return text.replace(every.pattern, (found: string, at: number) => {
+				const after = text.slice(at + found.length, at + found.length + 3);
+				return urlSet.has(found) && goesOn.test(after) ? inside(found, after, marker) : marker;
+			});
 		}
-		// And as written, after it too: a URL that pass left, matched whole, hid what it spans from
-		// the pass (a token that is its last segment, a shorter URL secret it starts with).
-		return asWritten.some((v) => rest.includes(v)) ? rest.replace(pattern, marker) : rest;
+		return asWritten.some((v) => text.includes(v)) ? text.replace(pattern, marker) : text;
 	};
 }
 

@@ -432,6 +432,17 @@ describe("a secret as other encoders spell it (secretValueReplacer)", () => {
 		expect(prefixed("at https://example.test/hooks/abc123secretvalue?sig=zzzzzz&x=1 %2F", REDACTED)).toBe(`at ${REDACTED}?sig=zzzzzz&x=1 %2F`);
 	});
 
+	it("leaves a URL secret the text goes on from as another URL, with an escape elsewhere in the text too, redacting only what is inside it", () => {
+		const own = secretValueReplacer({ DOCS_URL: "https://docs.example.test/api", GH_WEBHOOK_SECRET: "abcdefghijklmnop" })!;
+		for (const tail of ["", " %2f"]) {
+			expect(own(`see https://docs.example.test/api/abcdefghijklmnop now${tail}`, REDACTED)).toBe(`see https://docs.example.test/api/${REDACTED} now${tail}`);
+			expect(own(`see https://docs.example.test/apiabcdefghijklmnop now${tail}`, REDACTED)).toBe(`see https://docs.example.test/api${REDACTED} now${tail}`);
+		}
+		expect(own("see https://docs.example.test/api\\u002fmore now", REDACTED)).toBe("see https://docs.example.test/api\\u002fmore now");
+		expect(own("see https://docs.example.test/api&q=1 %2f", REDACTED)).toBe("see https://docs.example.test/api&q=1 %2f");
+		expect(own("see https://docs.example.test/api/abcdefghijklmnop&q=1 %2f", REDACTED)).toBe(`see https://docs.example.test/api/${REDACTED}&q=1 %2f`);
+	});
+
 	it("leaves what is not the secret: another phrase or query in the same escapes, and text without escapes", () => {
 		for (const text of [
 			"correct horse \\u003cbattery\\u003e \\u0026 stable='+'",
