@@ -76,15 +76,17 @@ function publicUrlProblem(value: string | undefined): string | null {
  * user and password `…@`, a path `/…`, a query `?…`, a fragment `#…`): /healthz answers anyone, and
  * a URL pasted with its token (a webhook's is often its path) is not an origin either. Read as a URL
  * parser reads it; a value without `scheme://` as one after `https://` (`drover.example.test/jobs`),
- * shown without it. An `@` the parser puts after the host cannot be told from a password holding a
- * `/` (`bot:1234/5678@host` parses as host `bot`, port 1234), so such a value shows its scheme only.
+ * shown without it. An `@` after a `/`, `?` or `#` cannot be told from a password holding one
+ * (`bot:1234/5678@host` parses as host `bot`, port 1234; `bot:ab@cd/ef@host` as password `ab`, host
+ * `cd`), so such a value shows its scheme only.
  * A value no parser reads (a password holding `?` or `#`, a space in the host) is read to its last
  * `@`, then to its first `/`, `?` or `#`.
  */
 function shown(value: string): string {
 	const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(value)?.[0] ?? "";
 	const url = URL.parse(scheme ? value : `https://${value}`);
-	if (url && !url.username && !url.password && value.includes("@")) return `${scheme ? `${url.protocol}//` : ""}…`;
+	// An @ after the authority's first /, ? or #: a password's (holding one of them) or the path's.
+	if (url && /[/?#][\s\S]*@/.test(value.slice(scheme.length))) return `${scheme ? `${url.protocol}//` : ""}…`;
 	const written = url ? null : /^(?:([\s\S]*)@)?([^/?#]*)([^?#]*)(\?[^#]*)?(#[\s\S]*)?$/.exec(value.slice(scheme.length));
 	const [user, host, path, query, fragment] = url
 		? [url.username || url.password, url.host, url.pathname, url.search, url.hash]

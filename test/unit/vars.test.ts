@@ -69,6 +69,10 @@ describe("a PUBLIC_URL that is not an origin, as /healthz and the log say it", (
 		expect(said("https://bot:1234/5678PassTok@drover.example.test/")).toBe("https://…");
 		expect(said("https://drover.example.test/hooks/@PathTok0123456789")).toBe("https://…");
 		expect(said("drover.example.test/hooks/@PathTok0123456789")).toBe("…");
+		// Parsed, the password is `ab` and the host `cd`: the rest of the password would show as the path.
+		expect(said("https://bot:ab@cd/efghPassTok@drover.example.test/")).toBe("https://…");
+		expect(said("https://bot:ab@cd?efghPassTok@drover.example.test/")).toBe("https://…");
+		expect(said("bot@cd/efghPassTok@drover.example.test/")).toBe("…");
 		for (const password of ["p@ss-word0123", "pa/ss-word0123", "pa?ss-word0123", "pa#ss-word0123"]) {
 			expect(said(`https://bot:${password}@drover.example.test/`), password).toBe("https://…@drover.example.test/");
 		}
