@@ -52,6 +52,27 @@ export class CliError extends Error {
 	}
 }
 
+/**
+ * A request that got no answer (exit 5). `sent`: it may have reached the server and been carried
+ * out (the connection broke or timed out after it was made), not refused before it left (no
+ * server there, no such host), so a retry of a non-idempotent request may do it twice.
+ */
+export class NoAnswerError extends CliError {
+	readonly sent: boolean;
+
+	constructor(message: string, sent: boolean, hint: string | null = null) {
+		super(message, EXIT_UNAVAILABLE, hint);
+		this.name = "NoAnswerError";
+		this.sent = sent;
+	}
+}
+
+/** What a connection that broke after it was made says (undici's and the OS's codes): the request may have arrived. */
+const AFTER_SENDING = new Set(["UND_ERR_SOCKET", "ECONNRESET", "EPIPE", "UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT", "UND_ERR_CLOSED", "ECONNABORTED"]);
+
+/** A TLS certificate the client will not trust: not the server being away, and no retry mends it. */
+const UNTRUSTED_CERT = /^(?:CERT_|ERR_TLS_CERT|DEPTH_ZERO_SELF_SIGNED_CERT$|SELF_SIGNED_CERT_IN_CHAIN$|UNABLE_TO_(?:VERIFY_LEAF_SIGNATURE|GET_ISSUER_CERT(?:_LOCALLY)?)$|HOSTNAME_MISMATCH$)/;
+
 /** An error answer from the API: `{"error": {"code", "message", "request_id"}}`, or what stood in for it. */
 export class ApiError extends CliError {
 	readonly status: number;
@@ -217,7 +238,12 @@ export class ApiClient {
 			if (url.protocol === "https:" && causeCode(err) === "ERR_SSL_WRONG_VERSION_NUMBER") {
 				throw new CliError(`cannot reach ${this.url}: it does not speak TLS (ERR_SSL_WRONG_VERSION_NUMBER)`, 1, `the server speaks plain HTTP, not HTTPS, as npm start's local drover does: use ${this.url.replace(/^https:/, "http:")}`);
 			}
-			throw new CliError(`cannot reach ${this.url}: ${networkReason(err)}`, EXIT_UNAVAILABLE, this.url === DEFAULT_URL ? "is drover running? set DROVER_URL (or --url) to its address" : null);
+			const code = causeCode(err);
+			if (code !== null && UNTRUSTED_CERT.test(code)) {
+				throw new CliError(`cannot reach ${this.url}: ${networkReason(err)}`, 1, "its TLS certificate is not one this machine trusts: fix the certificate, or give Node the CA that signed it (NODE_EXTRA_CA_CERTS)");
+			}
+			const sent = (err instanceof Error && err.name === "TimeoutError") || (code !== null && AFTER_SENDING.has(code));
+			throw new NoAnswerError(`cannot reach ${this.url}: ${networkReason(err)}`, sent, this.url === DEFAULT_URL ? "is drover running? set DROVER_URL (or --url) to its address" : null);
 		}
 		if (!res.ok && !options.accept?.includes(res.status)) throw await this.#errorOf(res, requestOf(path, options));
 		return res;
@@ -327,7 +353,7 @@ async function readText(res: Response, url: string): Promise<string> {
 	try {
 		return await res.text();
 	} catch (err) {
-		throw new CliError(`the connection to ${url} broke: ${networkReason(err)}`, EXIT_UNAVAILABLE);
+		throw new NoAnswerError(`the connection to ${url} broke: ${networkReason(err)}`, true);
 	}
 }
 

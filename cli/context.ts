@@ -163,7 +163,7 @@ export function nextPageCommand(ctx: Context, words: readonly string[], options:
 }
 
 /**
- * Fails with the API's 404 (`no agent named …`, exit 1) unless `name` is, or was, an agent: a list
+ * Fails with the API's 404 (`no agent named …`, exit 4) unless `name` is, or was, an agent: a list
  * filtered by a mistyped agent is empty as an idle agent's is, and the CLI tells them apart. A
  * deleted agent passes: its history stays readable. Asked of the agent's jobs route, which answers
  * so (GET /v1/agents/:agent is a 404 for a deleted agent).

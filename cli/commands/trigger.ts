@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { ApiError, CliError, EXIT_LOST, EXIT_UNAVAILABLE, outcomeCode } from "../client.ts";
+import { ApiError, CliError, EXIT_LOST, NoAnswerError, outcomeCode } from "../client.ts";
 import { act, onePrompt, pathSegment, type Context } from "../context.ts";
 import { cancelReason, columnsOf, duration, printable, printableDeep, shellWord, statusStyle, truncate } from "../format.ts";
 import { followJob } from "../sse.ts";
@@ -42,7 +42,7 @@ async function trigger(ctx: Context, agent: string, given: string | undefined, o
 			// No answer, though the request may have been sent and carried out (a timeout, a connection
 			// broken before the answer), not one refused before it left (no server there, no such host):
 			// exit 5 asks for a retry, which must not start the job twice.
-			if (err instanceof CliError && !(err instanceof ApiError) && err.exitCode === EXIT_UNAVAILABLE && !/\b(ECONNREFUSED|ENOTFOUND|EAI_AGAIN)\b/.test(err.message)) {
+			if (err instanceof NoAnswerError && err.sent) {
 				throw new CliError(err.message, err.exitCode, retryHint(agent, opts, "before its answer was lost"));
 			}
 			// Nor is a 500 `internal` one that changed nothing: the agent's object may have written the

@@ -3,6 +3,7 @@
 // (node:http) that records what was asked of it.
 import { once } from "node:events";
 import { createServer } from "node:http";
+import { createServer as createTlsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import { runCliProcess, runOnTerminal } from "./cli-process.ts";
@@ -189,6 +190,22 @@ describe("a trigger whose answer is lost", () => {
 		);
 	});
 
+	it("says nothing of the kind, and exits 1, when the server's TLS certificate is not trusted: the handshake failed before anything was sent", async () => {
+		// Self-signed for 127.0.0.1, made for this test (openssl req -x509, 100 years): no CA this machine has signed it.
+		const server = createTlsServer({ key: TLS_KEY, cert: TLS_CERT }, (_req, res) => res.end("{}")).listen(0, "127.0.0.1");
+		await once(server, "listening");
+		try {
+			const r = await runCliProcess(["trigger", "nightly"], { DROVER_URL: `https://127.0.0.1:${(server.address() as AddressInfo).port}`, DROVER_TOKEN: TOKEN });
+			expect(r.status, r.stderr).toBe(1);
+			expect(r.stderr).toMatch(/SELF_SIGNED_CERT/);
+			expect(r.stderr).toContain("drover: hint: its TLS certificate is not one this machine trusts");
+			expect(r.stderr).not.toContain("may have");
+		} finally {
+			server.closeAllConnections();
+			await new Promise((resolve) => server.close(resolve));
+		}
+	});
+
 	it("says nothing of the kind when nothing was there to take the request", async () => {
 		const server = createServer().listen(0, "127.0.0.1");
 		await once(server, "listening");
@@ -200,3 +217,20 @@ describe("a trigger whose answer is lost", () => {
 		expect(r.stderr).not.toContain("may have");
 	});
 });
+
+const TLS_KEY = `-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgSxwORW8BS3ytEMT5
+IR0OFSWcUk7a94Yef6cE3MNUNdyhRANCAASQ317PuuamgC2yfKQE2KKnYQ0z2VMu
+1nXeGNia3MfLjA3dr34caVwEPTSP/Vi8vwfAWJcT4ZohONVj6wb5hncS
+-----END PRIVATE KEY-----`;
+const TLS_CERT = `-----BEGIN CERTIFICATE-----
+MIIBfjCCASWgAwIBAgIUGDuhsGntd52VAxS9ZLHiG2IYu5kwCgYIKoZIzj0EAwIw
+FDESMBAGA1UEAwwJMTI3LjAuMC4xMCAXDTI2MTIwNjEzMTMzN1oYDzIxMjYxMTEy
+MTMxMzM3WjAUMRIwEAYDVQQDDAkxMjcuMC4wLjEwWTATBgcqhkjOPQIBBggqhkjO
+PQMBBwNCAASQ317PuuamgC2yfKQE2KKnYQ0z2VMu1nXeGNia3MfLjA3dr34caVwE
+PTSP/Vi8vwfAWJcT4ZohONVj6wb5hncSo1MwUTAdBgNVHQ4EFgQUA/M8Wj56tyNs
+m+wHMdxRGRfETHswHwYDVR0jBBgwFoAUA/M8Wj56tyNsm+wHMdxRGRfETHswDwYD
+VR0TAQH/BAUwAwEB/zAKBggqhkjOPQQDAgNHADBEAiAnaITmWQIQKpByzSyKo/RQ
+nBkOSaRF599kO7PKn2DNrQIgMFQ824CsIaGavPcpvUu9OaLhTtx90MFYEND7WBT0
+KJ8=
+-----END CERTIFICATE-----`;
