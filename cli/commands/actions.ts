@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { CliError } from "../client.ts";
 import { act, jobIdArg, onePrompt, pathSegment, type Context } from "../context.ts";
 import { pauseReason, printable, printableDeep, statusStyle } from "../format.ts";
-import { reportJob } from "./trigger.ts";
+import { reportJob, startJob } from "./trigger.ts";
 import { ACTIVE } from "../agent-logs.ts";
 import { shapes } from "../shapes.ts";
 import { confirm } from "../stdin.ts";
@@ -27,6 +27,7 @@ interface ApproveOptions {
 interface FollowUpOptions {
 	prompt?: string;
 	allowDefinitionChange?: boolean;
+	idempotencyKey?: string;
 	wait?: boolean;
 	json?: boolean;
 }
@@ -77,6 +78,7 @@ export function registerActions(program: Command): void {
 		.option("-p, --prompt <prompt>", "the new job's prompt (default: the original's)")
 		.option("--allow-definition-change", "run even if the agent's definition changed since the job")
 		.option("-w, --wait", "follow the new job to its end and print its final answer (exit code as for trigger --wait)")
+		.option("--idempotency-key <key>", "the same key within 24 h returns the same job instead of starting another")
 		.option("--json", "print the API's JSON")
 		.action(act((ctx, id: string, prompt: string | undefined, opts: FollowUpOptions) => followUp(ctx, id, "fork", prompt, opts)));
 
@@ -88,6 +90,7 @@ export function registerActions(program: Command): void {
 		.option("-p, --prompt <prompt>", "what to say next")
 		.option("--allow-definition-change", "run even if the agent's definition changed since the job")
 		.option("-w, --wait", "follow the new job to its end and print its final answer (exit code as for trigger --wait)")
+		.option("--idempotency-key <key>", "the same key within 24 h returns the same job instead of starting another")
 		.option("--json", "print the API's JSON")
 		.action(act((ctx, id: string, prompt: string | undefined, opts: FollowUpOptions) => followUp(ctx, id, "continue", prompt, opts)));
 
@@ -191,7 +194,7 @@ async function followUp(ctx: Context, id: string, kind: "fork" | "continue", pro
 	const body: Record<string, unknown> = {};
 	if (prompt !== undefined) body.prompt = prompt;
 	if (opts.allowDefinitionChange) body.allow_definition_change = true;
-	const job = await ctx.client.json(`${jobPath(id)}/${kind}`, shapes.job, { method: "POST", body });
+	const job = await startJob(ctx, `${jobPath(id)}/${kind}`, body, opts.idempotencyKey, "drover jobs --limit 5");
 	return reportJob(ctx, job, opts);
 }
 

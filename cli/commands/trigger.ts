@@ -28,43 +28,44 @@ export function registerTrigger(program: Command): void {
 
 async function trigger(ctx: Context, agent: string, given: string | undefined, opts: TriggerOptions): Promise<number> {
 	opts = { ...opts, prompt: onePrompt(given, opts.prompt) };
-	const { status, value: job } = await ctx.client
-		.answer(`/v1/agents/${encodeURIComponent(agent)}/jobs`, shapes.job, {
-			method: "POST",
-			body: opts.prompt === undefined ? {} : { prompt: opts.prompt },
-			headers: opts.idempotencyKey === undefined ? {} : { "idempotency-key": opts.idempotencyKey },
-		})
-		.catch((err: unknown) => {
-			// The API says which body field to send ("send {"prompt": …}"); on the command line it is --prompt.
-			if (err instanceof ApiError && err.status === 400 && opts.prompt === undefined && /has no default prompt/.test(err.message)) {
-				throw new CliError(`${err.message.replace(/;\s*send \{.*$/s, "")}; pass one with --prompt "…"`);
-			}
-			// No answer, though the request may have been sent and carried out (a timeout, a connection
-			// broken before the answer), not one refused before it left (no server there, no such host):
-			// exit 5 asks for a retry, which must not start the job twice.
-			if (err instanceof NoAnswerError && err.sent) {
-				throw new CliError(err.message, err.exitCode, retryHint(agent, opts, "before its answer was lost"));
-			}
-			// Nor is a 500 `internal` one that changed nothing: the agent's object may have written the
-			// job before the request failed, and then runs it (its alarm is written with it).
-			if (err instanceof ApiError && err.status === 500 && err.code === "internal") {
-				const said = new ApiError(err.status, err.code, err.message, retryHint(agent, opts, "before it failed"), err.requestId);
-				said.issues = err.issues;
-				throw said;
-			}
-			throw err;
-		});
-	// 200, not 201: the key's job from an earlier request within 24 h. The same id printed silently read as a new run.
-	if (status === 200 && opts.idempotencyKey !== undefined) {
-		ctx.err(`drover: ${printable(job.id)} is the job idempotency key ${printable(opts.idempotencyKey)} already started (${printable(job.status)}); no new job was started`);
-	}
+	const job = await startJob(ctx, `/v1/agents/${encodeURIComponent(agent)}/jobs`, opts.prompt === undefined ? {} : { prompt: opts.prompt }, opts.idempotencyKey, `drover jobs --agent ${shellWord(agent)} --limit 5`).catch((err: unknown) => {
+		// The API says which body field to send ("send {"prompt": …}"); on the command line it is --prompt.
+		if (err instanceof ApiError && err.status === 400 && opts.prompt === undefined && /has no default prompt/.test(err.message)) {
+			throw new CliError(`${err.message.replace(/;\s*send \{.*$/s, "")}; pass one with --prompt "…"`);
+		}
+		throw err;
+	});
 	return reportJob(ctx, job, opts);
 }
 
-/** What a trigger whose answer was lost, or failed, says: the job may have started, and how a retry can be safe. */
-function retryHint(agent: string, opts: TriggerOptions, how: string): string {
-	if (opts.idempotencyKey !== undefined) return "run it again with the same --idempotency-key: that gives the job this request started, if it did, and starts one if it did not";
-	return `the request may have reached drover and started a job ${how}: drover jobs --agent ${shellWord(agent)} --limit 5 lists the newest; a retry that cannot start a second job passes --idempotency-key, the same key at each try`;
+/**
+ * POSTs a request that starts a job (a trigger, a continue, a fork), under `key` if given, and gives
+ * the job. A 200 is the job the key already started, and stderr says so: the same id printed
+ * silently read as a new run. `list` is the command that lists where a new job would show.
+ */
+export async function startJob(ctx: Context, path: string, body: Record<string, unknown>, key: string | undefined, list: string): Promise<JobRecord> {
+	const retry = (how: string) =>
+		key !== undefined
+			? "run it again with the same --idempotency-key: that gives the job this request started, if it did, and starts one if it did not"
+			: `the request may have reached drover and started a job ${how}: ${list} lists the newest; a retry that cannot start a second job passes --idempotency-key, the same key at each try`;
+	const { status, value: job } = await ctx.client.answer(path, shapes.job, { method: "POST", body, headers: key === undefined ? {} : { "idempotency-key": key } }).catch((err: unknown) => {
+		// No answer, though the request may have been sent and carried out (a timeout, a connection
+		// broken before the answer), not one refused before it left (no server there, no such host):
+		// exit 5 asks for a retry, which must not start the job twice.
+		if (err instanceof NoAnswerError && err.sent) throw new CliError(err.message, err.exitCode, retry("before its answer was lost"));
+		// Nor is a 500 `internal` one that changed nothing: the agent's object may have written the
+		// job before the request failed, and then runs it (its alarm is written with it).
+		if (err instanceof ApiError && err.status === 500 && err.code === "internal") {
+			const said = new ApiError(err.status, err.code, err.message, retry("before it failed"), err.requestId);
+			said.issues = err.issues;
+			throw said;
+		}
+		throw err;
+	});
+	if (status === 200 && key !== undefined) {
+		ctx.err(`drover: ${printable(job.id)} is the job idempotency key ${printable(key)} already started (${printable(job.status)}); no new job was started`);
+	}
+	return job;
 }
 
 /**

@@ -24,7 +24,7 @@ import { computeRevision, knownRevision } from "./revisions.ts";
 import { AGENT_MIGRATIONS } from "./schema.ts";
 import { claimDue, forgetSchedules, noteTimingChanges, type TickOutcome } from "./scheduling.ts";
 import { currentDefinition, ensureState, forgetDeletedAgent, keepLastDefinition, keptDefinition, markDeleted, readState, saveDefinition, setPaused, storedAgentName, type AgentSource, type AgentState } from "./state.ts";
-import { triggerJob, type TriggerRequest } from "./triggers.ts";
+import { triggerJob, type Idempotency, type TriggerRequest } from "./triggers.ts";
 import { createFollowUp } from "./runner/follow-up.ts";
 import { getSetup, toolCallPage, type JobSetup, type ToolCall } from "./runner/session.ts";
 import { HEARTBEAT_MS } from "./runner/step-common.ts";
@@ -40,6 +40,13 @@ import { deleteNote, readNotepad, setNote, type NoteCondition, type Notepad } fr
 
 /** How soon the alarm tries again to forget a deleted agent after D1 refused to delete its row. */
 const FORGET_RETRY_MS = 3600_000;
+
+/** What a continue or a fork is asked with, besides its source job. */
+interface FollowUpOptions {
+	prompt?: string | undefined;
+	owner: string;
+	allowDefinitionChange: boolean;
+}
 
 /** Scheduled starts are spread over this window, by a stable hash of the agent's name. */
 const START_SPREAD_MS = 5_000;
@@ -783,7 +790,17 @@ export class AgentDO extends DurableObject<Env> {
 	}
 
 	/** A new job continuing a finished job's session, or forking a new session from it. */
-	async followUp(kind: "continue" | "fork", sourceId: string, opts: { prompt?: string | undefined; owner: string; allowDefinitionChange: boolean }): Promise<JobRecord | Refusal> {
+	async followUp(kind: "continue" | "fork", sourceId: string, opts: FollowUpOptions): Promise<JobRecord | Refusal> {
+		const result = await this.followUpOnce(kind, sourceId, opts);
+		return isRefusal(result) ? result : result.job;
+	}
+
+	/**
+	 * As followUp, under an Idempotency-Key: a retry gets the job the key made (`created` false). A
+	 * method of its own, as followUp's answer is read by a Worker of the release before while a
+	 * deploy rolls out; a Worker calls it only with a key.
+	 */
+	async followUpOnce(kind: "continue" | "fork", sourceId: string, opts: FollowUpOptions & { idempotency?: Idempotency | undefined }): Promise<{ job: JobRecord; created: boolean } | Refusal> {
 		this.revive();
 		// Asked first, as a trigger does: a wait for ids must not fall between reading the definition
 		// and acting on it.
@@ -803,8 +820,10 @@ export class AgentDO extends DurableObject<Env> {
 			if (!state) await this.dropIfBlank();
 			return result;
 		}
+		if (!result.created) return result;
+		const { job } = result;
 		const armed = this.passes.alarmWithWrite(alarm);
-		log.info(`job.${kind}`, { agent: result.agent, job_id: result.id, from: sourceId, by: opts.owner });
+		log.info(`job.${kind}`, { agent: job.agent, job_id: job.id, from: sourceId, by: opts.owner });
 		await Promise.all([armed, this.startCreated()]);
 		return result;
 	}

@@ -28,6 +28,7 @@ export type AgentRpc = Pick<
 	| "cancel"
 	| "decide"
 	| "followUp"
+	| "followUpOnce"
 	| "notepad"
 	| "setNote"
 	| "setNoteIf"

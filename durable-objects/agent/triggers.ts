@@ -1,7 +1,7 @@
 import type { AgentDefinition } from "../../src/config/schema.ts";
 import { createJob, type JobRecord } from "../../src/jobs/model.ts";
 import { redact } from "../../src/security/redact.ts";
-import { refuse, type Refusal } from "../../src/shared/refusal.ts";
+import { isRefusal, refuse, type Refusal } from "../../src/shared/refusal.ts";
 import { freshJobId, getJob, jobCounts, putJob } from "./jobs.ts";
 import { insertOccurrence } from "./ledger.ts";
 import type { AgentState } from "./state.ts";
@@ -18,7 +18,7 @@ export interface TriggerRequest {
 	/** A webhook's JSON body, handed to the model as data. */
 	payload?: unknown;
 	/** An Idempotency-Key, with a digest of the request body to tell a retry from a different request under the same key. */
-	idempotency?: { key: string; requestHash: string } | undefined;
+	idempotency?: Idempotency | undefined;
 	/** A webhook's signature: each is accepted once. */
 	signature?: string | undefined;
 	owner: string | null;
@@ -72,27 +72,17 @@ export function admissionRefusal(sql: SqlStorage, agent: AgentDefinition, state:
 /** Creates a manual or webhook job, synchronously, so it commits with its ledger row in one transaction. */
 export function triggerJob(sql: SqlStorage, ctx: TriggerContext, req: TriggerRequest): { job: JobRecord; created: boolean } | Refusal {
 	const { agent, state, now } = ctx;
-	// Expired keys and signatures are ignored here and deleted by the agent's hourly pass
-	// (expireTriggerKeys): deleting them here would scan the table (no index on the time) per trigger.
+	// Expired signatures are ignored here, as expired keys are (keyedJob), and deleted by the
+	// agent's hourly pass (expireTriggerKeys).
 	if (req.idempotency !== undefined) {
-		const prior = sql
-			.exec<{ job_id: string; request_hash: string }>(
-				"SELECT job_id, request_hash FROM idempotency WHERE key = ? AND created_at >= ?",
-				req.idempotency.key,
-				now - IDEMPOTENCY_TTL_MS,
-			)
-			.toArray()[0];
-		if (prior) {
-			if (prior.request_hash !== req.idempotency.requestHash) {
-				return refuse(409, "this Idempotency-Key was used within 24 h for a different request; use a new key");
-			}
-			const job = getJob(sql, prior.job_id);
-			if (job) {
-				// The key is not signed: these bytes, replayed without it or under another, must still
-				// find the job they are a retry of, not make one.
-				if (req.signature !== undefined) sql.exec("INSERT OR IGNORE INTO webhook_seen (signature, seen_at, job_id) VALUES (?, ?, ?)", req.signature, now, job.id);
-				return { job, created: false };
-			}
+		const prior = keyedJob(sql, req.idempotency, now);
+		if (isRefusal(prior)) return prior;
+		if (prior !== null) {
+			const job = prior;
+			// The key is not signed: these bytes, replayed without it or under another, must still
+			// find the job they are a retry of, not make one.
+			if (req.signature !== undefined) sql.exec("INSERT OR IGNORE INTO webhook_seen (signature, seen_at, job_id) VALUES (?, ?, ?)", req.signature, now, job.id);
+			return { job, created: false };
 		}
 	}
 	if (req.signature !== undefined) {
@@ -135,18 +125,36 @@ export function triggerJob(sql: SqlStorage, ctx: TriggerContext, req: TriggerReq
 		new Date(now),
 	);
 	putJob(sql, job, now);
-	if (req.idempotency !== undefined) {
-		sql.exec(
-			"INSERT OR REPLACE INTO idempotency (key, job_id, request_hash, created_at) VALUES (?, ?, ?, ?)",
-			req.idempotency.key,
-			job.id,
-			req.idempotency.requestHash,
-			now,
-		);
-	}
+	if (req.idempotency !== undefined) keyJob(sql, req.idempotency, job.id, now);
 	// An expired row of the same signature may still be there, waiting for the hourly pass.
 	if (req.signature !== undefined) sql.exec("INSERT OR REPLACE INTO webhook_seen (signature, seen_at, job_id) VALUES (?, ?, ?)", req.signature, now, job.id);
 	return { job, created: true };
+}
+
+export interface Idempotency {
+	key: string;
+	/** A digest of what the request asked for, to tell a retry from a different request under the same key. */
+	requestHash: string;
+}
+
+/**
+ * The job an Idempotency-Key made within 24 h (a trigger's, a continue's or a fork's: one table an
+ * agent), a 409 when it was used for a different request, or null when it made none (or its job is
+ * gone). Expired keys are ignored here and deleted by the agent's hourly pass (expireTriggerKeys):
+ * deleting them here would scan the table (no index on the time) per request.
+ */
+export function keyedJob(sql: SqlStorage, idempotency: Idempotency, now: number): JobRecord | Refusal | null {
+	const prior = sql
+		.exec<{ job_id: string; request_hash: string }>("SELECT job_id, request_hash FROM idempotency WHERE key = ? AND created_at >= ?", idempotency.key, now - IDEMPOTENCY_TTL_MS)
+		.toArray()[0];
+	if (!prior) return null;
+	if (prior.request_hash !== idempotency.requestHash) return refuse(409, "this Idempotency-Key was used within 24 h for a different request; use a new key");
+	return getJob(sql, prior.job_id);
+}
+
+/** Records the job an Idempotency-Key made, in the transaction that makes it. */
+export function keyJob(sql: SqlStorage, idempotency: Idempotency, jobId: string, now: number): void {
+	sql.exec("INSERT OR REPLACE INTO idempotency (key, job_id, request_hash, created_at) VALUES (?, ?, ?, ?)", idempotency.key, jobId, idempotency.requestHash, now);
 }
 
 /** Deletes Idempotency-Keys and webhook signatures past their time: two scans, from the hourly pass. */

@@ -8,6 +8,7 @@ import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import { runCliProcess, runOnTerminal } from "./cli-process.ts";
 import { serversClosedAfterEach } from "./test-servers.ts";
+import { jobRecord } from "../helpers/job-record.ts";
 
 const TOKEN = "fake-token-0123456789";
 const { listen } = serversClosedAfterEach();
@@ -188,6 +189,27 @@ describe("a trigger whose answer is lost", () => {
 		expect(r.stderr).toContain(
 			"drover: hint: the request may have reached drover and started a job before it failed: drover jobs --agent nightly --limit 5 lists the newest; a retry that cannot start a second job passes --idempotency-key, the same key at each try\n",
 		);
+	});
+
+	it("a continue or a fork sends its --idempotency-key, says when the answer is the job the key started, and says to retry with it when its answer is lost", async () => {
+		const seen: (string | undefined)[] = [];
+		const keyed = await listen((req, res) => {
+			req.resume();
+			seen.push(req.headers["idempotency-key"] as string | undefined);
+			req.on("end", () => {
+				res.writeHead(200, { "content-type": "application/json" });
+				res.end(JSON.stringify(jobRecord({ trigger_type: "continue", prompt: "And then?" })));
+			});
+		});
+		const job = jobRecord().id as string;
+		const again = await runCliProcess(["continue", job, "And then?", "--idempotency-key", "ci-7"], { DROVER_URL: keyed, DROVER_TOKEN: TOKEN });
+		expect(again.status, again.stderr).toBe(0);
+		expect(seen).toEqual(["ci-7"]);
+		expect(again.stderr).toMatch(/is the job idempotency key ci-7 already started \(\w+\); no new job was started/);
+		const url = await dropping();
+		const lost = await runCliProcess(["fork", job], { DROVER_URL: url, DROVER_TOKEN: TOKEN });
+		expect(lost.status, lost.stderr).toBe(5);
+		expect(lost.stderr).toContain("drover: hint: the request may have reached drover and started a job before its answer was lost: drover jobs --limit 5 lists the newest; a retry that cannot start a second job passes --idempotency-key, the same key at each try\n");
 	});
 
 	it("says nothing of the kind, and exits 1, when the server's TLS certificate is not trusted: the handshake failed before anything was sent", async () => {

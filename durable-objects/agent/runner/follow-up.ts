@@ -1,11 +1,11 @@
 import type { AgentDefinition } from "../../../src/config/schema.ts";
 import { createJob, isFinal, type JobRecord } from "../../../src/jobs/model.ts";
 import { redact } from "../../../src/security/redact.ts";
-import { refuse, type Refusal } from "../../../src/shared/refusal.ts";
+import { isRefusal, refuse, type Refusal } from "../../../src/shared/refusal.ts";
 import { freshJobId, getJob, putJob } from "../jobs.ts";
 import { insertOccurrence } from "../ledger.ts";
 import type { AgentState } from "../state.ts";
-import { admissionRefusal } from "../triggers.ts";
+import { admissionRefusal, keyedJob, keyJob, type Idempotency } from "../triggers.ts";
 import type { ToolResultBlockParam } from "../../../src/agent/contracts.ts";
 import { turnResultsForModel } from "./context.ts";
 import { answerToDrop, appendUserText, copyMessages, dropRefusedAnswer, reopenConversation, type AnswerToolUse } from "./messages.ts";
@@ -17,6 +17,8 @@ export interface FollowUpRequest {
 	prompt?: string | undefined;
 	owner: string;
 	allowDefinitionChange: boolean;
+	/** An Idempotency-Key: a retry under it gets the job it made (`created` false), not a second. */
+	idempotency?: Idempotency | undefined;
 }
 
 /**
@@ -33,7 +35,12 @@ export function createFollowUp(
 	req: FollowUpRequest,
 	now: number,
 	drawJobId: (now: number) => string,
-): JobRecord | Refusal {
+): { job: JobRecord; created: boolean } | Refusal {
+	if (req.idempotency !== undefined) {
+		const prior = keyedJob(sql, req.idempotency, now);
+		if (isRefusal(prior)) return prior;
+		if (prior !== null) return { job: prior, created: false };
+	}
 	const source = getJob(sql, req.sourceId);
 	if (!source) return refuse(404, `no job ${req.sourceId}`);
 	if (!isFinal(source.status)) return refuse(409, `job ${req.sourceId} is still ${source.status}; wait for it to finish`);
@@ -76,7 +83,8 @@ export function createFollowUp(
 	if (req.allowDefinitionChange) sql.exec("INSERT OR IGNORE INTO follow_up_consent (job_id) VALUES (?)", job.id);
 	insertOccurrence(sql, { schedule: null, source: "manual", scheduledInstant: null, dispatch: "manual", claimedAt: now, status: "claimed", jobId: job.id });
 	putJob(sql, job, now);
-	return job;
+	if (req.idempotency !== undefined) keyJob(sql, req.idempotency, job.id, now);
+	return { job, created: true };
 }
 
 /**

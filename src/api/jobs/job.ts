@@ -5,19 +5,20 @@ import { agentRpc } from "../../../durable-objects/agent/client.ts";
 import { FIRST_LINE_HEADER } from "../../../durable-objects/agent/output-http.ts";
 import { CATCH_UP_BUDGET_BYTES, MAX_BACKLOG_BYTES, MAX_HELD_BYTES, MAX_STREAMS_PER_AGENT, MAX_STREAMS_PER_JOB, STREAM_RETRY_AFTER_SECONDS } from "../../../durable-objects/agent/streams.ts";
 import { BadRequestError, NotFoundError } from "../../errors.ts";
-import { JobIdSchema, JobRecordSchema, JobStatusSchema, JobSummarySchema, TriggerTypeSchema } from "../../jobs/model.ts";
+import { JobIdSchema, JobRecordSchema, JobStatusSchema, JobSummarySchema, TriggerTypeSchema, type JobRecord } from "../../jobs/model.ts";
 import { toHerdctlYaml } from "../../jobs/yaml.ts";
 import { getJobSummary, listJobs } from "../../store/job-index.ts";
 import { BLANK_MESSAGE, MAX_PROMPT_CHARS, NOT_BLANK } from "../../config/schema.ts";
 import type { AppEnv } from "../context.ts";
 import { errorBody } from "../error-handler.ts";
 import { createApi, withRole } from "../factory.ts";
-import { AgentNameParam, CursorParam, pageLimit, queryInt } from "../params.ts";
+import { AgentNameParam, CursorParam, IdempotencyKeyHeader, pageLimit, queryInt } from "../params.ts";
 import { unwrap } from "../refusals.ts";
 import { screenPrompt } from "../screen.ts";
 import { bodySize, conflictResponse, errorResponse, ErrorSchema, notFoundResponse, PROMPT_BODY_BYTES, queueFullResponse, runConflictResponse } from "../schemas.ts";
 import { MAX_JSON_DEPTH, withinDepth } from "../../shared/json-depth.ts";
 import { requestedRange } from "../../shared/range.ts";
+import { sha256Hex } from "../../shared/hash.ts";
 
 // A date alone stands for its start, in UTC, as /v1/usage reads its days (Date.parse reads it so).
 // zod's date-time wants seconds unless told minutes (precision -1); ISO 8601 leaves them out.
@@ -84,6 +85,22 @@ async function forward(c: Context<AppEnv>, agent: string, path: string): Promise
 }
 
 /** GET /v1/jobs/:id gives JSON unless the Accept header weights YAML (by any of its usual names) higher. */
+const IdempotencyHeader = z.object({ "idempotency-key": IdempotencyKeyHeader });
+
+/**
+ * A continue or a fork of job `id`, by its agent's object: under an Idempotency-Key, the job the
+ * key already made (`created` false) or a 409 for a different request under it, as for a trigger.
+ */
+async function followUp(c: Context<AppEnv>, kind: "continue" | "fork", id: string, key: string | undefined, prompt: string | undefined, allowDefinitionChange: boolean): Promise<{ job: JobRecord; created: boolean }> {
+	const agent = await ownerOf(c.env, id);
+	const opts = { prompt, owner: c.var.principal.name, allowDefinitionChange };
+	const rpc = agentRpc(c.env, agent);
+	if (key === undefined) return { job: unwrap(await rpc.followUp(kind, id, opts)), created: true };
+	// What the request asks for, so a retry under the key is told from another request under it.
+	const requestHash = await sha256Hex(JSON.stringify({ kind, source: id, prompt: prompt ?? null, allow_definition_change: allowDefinitionChange }));
+	return unwrap(await rpc.followUpOnce(kind, id, { ...opts, idempotency: { key, requestHash } }));
+}
+
 const JSON_TYPE = "application/json";
 const JOB_TYPES = [JSON_TYPE, "application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml"];
 
@@ -239,17 +256,13 @@ export const jobApi = createApi()
 			operationId: "continueJob",
 			path: "/{id}/continue",
 			summary: "A new job continuing this job's session with a new prompt",
-			request: { params: JobPath, body: { content: { "application/json": { schema: FollowUpBody(true) } }, required: true } },
-			responses: { 201: jobResponse("The new pending job"), ...notFoundResponse, ...runConflictResponse, ...queueFullResponse },
+			request: { params: JobPath, headers: IdempotencyHeader, body: { content: { "application/json": { schema: FollowUpBody(true) } }, required: true } },
+			responses: { 201: jobResponse("The new pending job"), 200: jobResponse("The job this Idempotency-Key already created"), ...notFoundResponse, ...runConflictResponse, ...queueFullResponse },
 		}, { maxBodyBytes: PROMPT_BODY_BYTES }),
 		async (c) => {
-			const { id } = c.req.valid("param");
-			const agent = await ownerOf(c.env, id);
 			const body = c.req.valid("json");
-			const job = unwrap(
-				await agentRpc(c.env, agent).followUp("continue", id, { prompt: screenPrompt(body.prompt ?? "", "strict"), owner: c.var.principal.name, allowDefinitionChange: body.allow_definition_change }),
-			);
-			return c.json(job, 201);
+			const { job, created } = await followUp(c, "continue", c.req.valid("param").id, c.req.valid("header")["idempotency-key"], screenPrompt(body.prompt ?? "", "strict"), body.allow_definition_change);
+			return c.json(job, created ? 201 : 200);
 		},
 	)
 	.openapi(
@@ -258,17 +271,14 @@ export const jobApi = createApi()
 			operationId: "forkJob",
 			path: "/{id}/fork",
 			summary: "A new job in a new session starting from this job's conversation (forked_from)",
-			request: { params: JobPath, body: { content: { "application/json": { schema: FollowUpBody(false) } }, required: false } },
-			responses: { 201: jobResponse("The new pending job"), ...notFoundResponse, ...runConflictResponse, ...queueFullResponse },
+			request: { params: JobPath, headers: IdempotencyHeader, body: { content: { "application/json": { schema: FollowUpBody(false) } }, required: false } },
+			responses: { 201: jobResponse("The new pending job"), 200: jobResponse("The job this Idempotency-Key already created"), ...notFoundResponse, ...runConflictResponse, ...queueFullResponse },
 		}, { maxBodyBytes: PROMPT_BODY_BYTES }),
 		async (c) => {
-			const { id } = c.req.valid("param");
-			const agent = await ownerOf(c.env, id);
 			const body = c.req.valid("json") ?? { allow_definition_change: false };
-			const job = unwrap(
-				await agentRpc(c.env, agent).followUp("fork", id, { prompt: body.prompt === undefined ? undefined : screenPrompt(body.prompt, "strict"), owner: c.var.principal.name, allowDefinitionChange: body.allow_definition_change }),
-			);
-			return c.json(job, 201);
+			const prompt = body.prompt === undefined ? undefined : screenPrompt(body.prompt, "strict");
+			const { job, created } = await followUp(c, "fork", c.req.valid("param").id, c.req.valid("header")["idempotency-key"], prompt, body.allow_definition_change);
+			return c.json(job, created ? 201 : 200);
 		},
 	)
 	.openapi(
