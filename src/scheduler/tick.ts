@@ -40,18 +40,23 @@ export type TickSource = { trigger: "cron" } | { trigger: "api"; by: string };
  */
 export async function runTick(env: Env, scheduledTime: number, now = Date.now(), source: TickSource = { trigger: "cron" }): Promise<TickSummary> {
 	const minute = minuteField(scheduledTime);
-	const settled = await Promise.allSettled(
-		Array.from({ length: SCHEDULER_SHARDS }, (_, i) => env.SCHEDULER_SHARD.getByName(shardName(i)).tick(i, scheduledTime)),
-	);
+	// Every shard reads the bundled fleet.yaml first, so an invalid one (edited under `npm start`: a
+	// deploy refuses it) would fail them all: the shards are not called (each failure was an uncaught
+	// exception in its object, a stack apiece in the terminal every minute), and the file's faults are
+	// the cause named, once, where each shard's fixed line would page an operator with a cause nobody
+	// could act on.
+	const invalid = fleetFault()?.message ?? null;
+	const settled =
+		invalid !== null
+			? []
+			: await Promise.allSettled(Array.from({ length: SCHEDULER_SHARDS }, (_, i) => env.SCHEDULER_SHARD.getByName(shardName(i)).tick(i, scheduledTime)));
 	const shards: ShardTickResult[] = [];
 	const errors: string[] = [];
-	// Every shard reads the bundled fleet.yaml first, so an invalid one (edited under `npm start`: a
-	// deploy refuses it) fails them all: the file's faults are the cause to name, once, where each
-	// shard's fixed line would page an operator with a cause nobody could act on.
-	const fleet = settled.some((s) => s.status === "rejected") ? (fleetFault()?.message ?? null) : null;
+	// A shard that found it invalid though this isolate did not (a deploy between the two).
+	const fleet = invalid ?? (settled.some((s) => s.status === "rejected") ? (fleetFault()?.message ?? null) : null);
 	if (fleet !== null) {
 		errors.push(fleet.replace(/:\n\s*- /, ": ").replace(/\n\s*- /g, "; "));
-		log.error("tick.fleet_invalid", { minute, shards_failed: settled.filter((s) => s.status === "rejected").length, error_message: fleet });
+		log.error("tick.fleet_invalid", { minute, shards_failed: invalid !== null ? SCHEDULER_SHARDS : settled.filter((s) => s.status === "rejected").length, error_message: fleet });
 	}
 	for (const [i, s] of settled.entries()) {
 		if (s.status === "fulfilled") {

@@ -127,9 +127,13 @@ describe("a tick under an invalid fleet.yaml (edited while `npm start` runs)", (
 		vi.spyOn(console, "error").mockImplementation((line: unknown) => void lines.push(JSON.parse(String(line)) as Record<string, unknown>));
 		const at = Date.parse(`${DAY[6]}T09:00:00Z`);
 		const minute = new Date(at).toISOString();
-		// Every shard reads the file first and fails on it: the tick failed.
-		await expect(runTick(env, at, at)).rejects.toThrow(/^scheduler tick failed: fleet\.yaml is invalid: agents\[0\]\.schedules\.morning\.cron: invalid cron \"0 9 \* \*\": a cron has 5 fields .*; got 4 \(line 6:24, agent nightly\)$/);
+		// Every shard would read the file first and fail on it, an uncaught exception in each object
+		// (a stack apiece under `npm start`): none is called, and the tick failed.
+		let shardCalls = 0;
+		const shards = { getByName: (name: string) => (shardCalls++, env.SCHEDULER_SHARD.getByName(name)) } as unknown as Env["SCHEDULER_SHARD"];
+		await expect(runTick({ ...env, SCHEDULER_SHARD: shards }, at, at)).rejects.toThrow(/^scheduler tick failed: fleet\.yaml is invalid: agents\[0\]\.schedules\.morning\.cron: invalid cron \"0 9 \* \*\": a cron has 5 fields .*; got 4 \(line 6:24, agent nightly\)$/);
 		vi.restoreAllMocks();
+		expect(shardCalls).toBe(0);
 		// One line says why, where sixteen said a shard did not answer.
 		expect(lines.filter((l) => String(l.event).startsWith("tick.")).map((l) => l.event)).toEqual(["tick.fleet_invalid", "tick.done"]);
 		expect(lines[0]).toMatchObject({ minute, shards_failed: 16, error_message: expect.stringMatching(/^fleet\.yaml is invalid:\n {2}- agents\[0\]\.schedules\.morning\.cron: invalid cron /) });
