@@ -100,7 +100,7 @@ function escapesOf(c: string): { percent: string[]; unicode: string[]; short: st
  * one: more of its path (in a JSON string too, `\/` for a slash). A query, a fragment, a closing
  * slash or punctuation ends it.
  */
-const AS_WRITTEN_GOES_ON = String.raw`[\w%~=&-]|\\?\/[\w%~.-]`;
+const AS_WRITTEN_GOES_ON = String.raw`[\w%~=&-]|\\?\/[\w%~.-]|\\u002[fF][\w%~.-]`;
 const goesOn = new RegExp(`^(?:${AS_WRITTEN_GOES_ON})`);
 
 /**
@@ -174,22 +174,28 @@ export function secretValueReplacer(bindings: object): ((text: string, marker: s
 	const urlSet = new Set(urls);
 	const every = everySpelling(words, urls);
 	/**
-	 * A URL secret as written that the text goes on from (another URL), with what follows it: the
-	 * values as written found inside it (a token as its last segment, a shorter URL secret it starts
-	 * with, by the same rule with what follows), the URL itself left. The pass over every spelling
-	 * matched it whole, so it never looked inside. Whole, as a marker, should a match run past it.
+	 * The values as written, over the every-spelling pass's result (a URL it left, matched whole as
+	 * another URL, hid from it what it spans: a token as its last segment, a secret running on past
+	 * its end), a URL followed by a marker that pass put taken as going on: it did, into the secret
+	 * the marker stands for. Made once a marker.
 	 */
-	const inside = (url: string, after: string, marker: string): string => {
-		const done = (url + after).replace(pattern, marker);
-		return done.endsWith(after) ? done.slice(0, done.length - after.length) : marker;
+	const after = new Map<string, RegExp>();
+	const afterPass = (marker: string): RegExp => {
+		let made = after.get(marker);
+		if (!made) {
+			const more = [words.length ? `(?:${escaped(words)})` : "", urls.length ? `(?:${escaped(urls)})(?!${AS_WRITTEN_GOES_ON}|${String.raw`\\?\/?`}${escaped([marker])})` : ""];
+			made = new RegExp(more.filter(Boolean).join("|"), "g");
+			after.set(marker, made);
+		}
+		return made;
 	};
 	return (text, marker) => {
 		if (every && holdsEscape(text, every)) {
 			// One pass for all spellings; a URL as written by the rule for it as written (which leaves it before `&`, `=` or `%`).
-			return text.replace(every.pattern, (found: string, at: number) => {
-				const after = text.slice(at + found.length, at + found.length + 3);
-				return urlSet.has(found) && goesOn.test(after) ? inside(found, after, marker) : marker;
-			});
+			const rest = text.replace(every.pattern, (found: string, at: number) =>
+				urlSet.has(found) && goesOn.test(text.slice(at + found.length, at + found.length + 3)) ? found : marker,
+			);
+			return asWritten.some((v) => rest.includes(v)) ? rest.replace(afterPass(marker), marker) : rest;
 		}
 		return asWritten.some((v) => text.includes(v)) ? text.replace(pattern, marker) : text;
 	};

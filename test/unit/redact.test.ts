@@ -443,6 +443,13 @@ describe("a secret as other encoders spell it (secretValueReplacer)", () => {
 		expect(own("see https://docs.example.test/api/abcdefghijklmnop&q=1 %2f", REDACTED)).toBe(`see https://docs.example.test/api/${REDACTED}&q=1 %2f`);
 	});
 
+	it("finds a secret that runs on past the end of a URL secret, with an escape elsewhere in the text", () => {
+		const own = secretValueReplacer({ DOCS_URL: "https://docs.example.test/api", TOK_SECRET: "api=abcdefghijklmnop" })!;
+		for (const tail of ["", " %2f"]) {
+			expect(own(`see https://docs.example.test/api=abcdefghijklmnop now${tail}`, REDACTED)).not.toContain("abcdefghijklmnop");
+		}
+	});
+
 	it("leaves what is not the secret: another phrase or query in the same escapes, and text without escapes", () => {
 		for (const text of [
 			"correct horse \\u003cbattery\\u003e \\u0026 stable='+'",
