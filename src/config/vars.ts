@@ -85,8 +85,8 @@ function publicUrlProblem(value: string | undefined): string | null {
 function shown(value: string): string {
 	const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(value)?.[0] ?? "";
 	const url = URL.parse(scheme ? value : `https://${value}`);
-	// An @ after the authority's first /, ? or #: a password's (holding one of them) or the path's.
-	if (url && /[/?#][\s\S]*@/.test(value.slice(scheme.length))) return `${scheme ? `${url.protocol}//` : ""}…`;
+	// An @ after the authority's first /, ? or # (or \, which http(s) URLs read as /): a password's (holding one of them) or the path's.
+	if (url && /[/?#\\][\s\S]*@/.test(value.slice(scheme.length))) return `${scheme ? `${url.protocol}//` : ""}…`;
 	const written = url ? null : /^(?:([\s\S]*)@)?([^/?#]*)([^?#]*)(\?[^#]*)?(#[\s\S]*)?$/.exec(value.slice(scheme.length));
 	const [user, host, path, query, fragment] = url
 		? [url.username || url.password, url.host, url.pathname, url.search, url.hash]

@@ -73,6 +73,7 @@ describe("a PUBLIC_URL that is not an origin, as /healthz and the log say it", (
 		expect(said("https://bot:ab@cd/efghPassTok@drover.example.test/")).toBe("https://…");
 		expect(said("https://bot:ab@cd?efghPassTok@drover.example.test/")).toBe("https://…");
 		expect(said("bot@cd/efghPassTok@drover.example.test/")).toBe("…");
+		expect(said("https://bot:ab@cd\\efghPassTok@drover.example.test/")).toBe("https://…");
 		for (const password of ["p@ss-word0123", "pa/ss-word0123", "pa?ss-word0123", "pa#ss-word0123"]) {
 			expect(said(`https://bot:${password}@drover.example.test/`), password).toBe("https://…@drover.example.test/");
 		}
