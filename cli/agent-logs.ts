@@ -284,7 +284,7 @@ async function isGone(ctx: Context, agent: string): Promise<boolean> {
 	try {
 		return !(await agentExists(ctx, agent));
 	} catch (err) {
-		if (err instanceof ApiError && err.status < 500 && err.status !== 429) throw err;
+		if (err instanceof ApiError && err.status < 500 && err.status !== 429 && err.status !== 408) throw err;
 		return false;
 	}
 }

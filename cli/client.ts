@@ -67,8 +67,12 @@ export class NoAnswerError extends CliError {
 	}
 }
 
-/** What a connection that broke after it was made says (undici's and the OS's codes): the request may have arrived. */
-const AFTER_SENDING = new Set(["UND_ERR_SOCKET", "ECONNRESET", "EPIPE", "UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT", "UND_ERR_CLOSED", "ECONNABORTED"]);
+/**
+ * What a request refused before it left says (undici's and the OS's codes: no server there, no such
+ * host, no route, no connection made in time): nothing can have arrived. Anything else (a reset or
+ * closed socket, a timeout, an answer that is not HTTP) may follow a request the server read.
+ */
+const NOTHING_SENT = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EAI_NONAME", "EHOSTUNREACH", "ENETUNREACH", "EADDRNOTAVAIL", "UND_ERR_CONNECT_TIMEOUT", "ERR_SSL_WRONG_VERSION_NUMBER"]);
 
 /** A TLS certificate the client will not trust: not the server being away, and no retry mends it. */
 const UNTRUSTED_CERT = /^(?:CERT_|ERR_TLS_CERT|DEPTH_ZERO_SELF_SIGNED_CERT$|SELF_SIGNED_CERT_IN_CHAIN$|UNABLE_TO_(?:VERIFY_LEAF_SIGNATURE|GET_ISSUER_CERT(?:_LOCALLY)?)$|HOSTNAME_MISMATCH$)/;
@@ -242,7 +246,7 @@ export class ApiClient {
 			if (code !== null && UNTRUSTED_CERT.test(code)) {
 				throw new CliError(`cannot reach ${this.url}: ${networkReason(err)}`, 1, "its TLS certificate is not one this machine trusts: fix the certificate, or give Node the CA that signed it (NODE_EXTRA_CA_CERTS)");
 			}
-			const sent = (err instanceof Error && err.name === "TimeoutError") || (code !== null && AFTER_SENDING.has(code));
+			const sent = code === null ? err instanceof Error && err.name === "TimeoutError" : !NOTHING_SENT.has(code);
 			throw new NoAnswerError(`cannot reach ${this.url}: ${networkReason(err)}`, sent, this.url === DEFAULT_URL ? "is drover running? set DROVER_URL (or --url) to its address" : null);
 		}
 		if (!res.ok && !options.accept?.includes(res.status)) throw await this.#errorOf(res, requestOf(path, options));

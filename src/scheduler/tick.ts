@@ -52,11 +52,9 @@ export async function runTick(env: Env, scheduledTime: number, now = Date.now(),
 			: await Promise.allSettled(Array.from({ length: SCHEDULER_SHARDS }, (_, i) => env.SCHEDULER_SHARD.getByName(shardName(i)).tick(i, scheduledTime)));
 	const shards: ShardTickResult[] = [];
 	const errors: string[] = [];
-	// A shard that found it invalid though this isolate did not (a deploy between the two).
-	const fleet = invalid ?? (settled.some((s) => s.status === "rejected") ? (fleetFault()?.message ?? null) : null);
-	if (fleet !== null) {
-		errors.push(fleet.replace(/:\n\s*- /, ": ").replace(/\n\s*- /g, "; "));
-		log.error("tick.fleet_invalid", { minute, shards_failed: invalid !== null ? SCHEDULER_SHARDS : settled.filter((s) => s.status === "rejected").length, error_message: fleet });
+	if (invalid !== null) {
+		errors.push(invalid.replace(/:\n\s*- /, ": ").replace(/\n\s*- /g, "; "));
+		log.error("tick.fleet_invalid", { minute, shards_failed: SCHEDULER_SHARDS, error_message: invalid });
 	}
 	for (const [i, s] of settled.entries()) {
 		if (s.status === "fulfilled") {
@@ -66,7 +64,6 @@ export async function runTick(env: Env, scheduledTime: number, now = Date.now(),
 		} else {
 			// The heartbeat (GET /v1/status) and the scheduler incident get a fixed line; the shard's
 			// own error (an RPC or storage fault's text) goes to the log only.
-			if (fleet !== null) continue;
 			errors.push(`shard ${i} did not answer the tick`);
 			log.error("tick.shard_failed", { shard: i, minute, ...errorFields(s.reason) });
 		}

@@ -4,7 +4,7 @@
 import { once } from "node:events";
 import { createServer } from "node:http";
 import { createServer as createTlsServer } from "node:https";
-import type { AddressInfo } from "node:net";
+import { createServer as createTcpServer, type AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import { runCliProcess, runOnTerminal } from "./cli-process.ts";
 import { serversClosedAfterEach } from "./test-servers.ts";
@@ -210,6 +210,18 @@ describe("a trigger whose answer is lost", () => {
 		const lost = await runCliProcess(["fork", job], { DROVER_URL: url, DROVER_TOKEN: TOKEN });
 		expect(lost.status, lost.stderr).toBe(5);
 		expect(lost.stderr).toContain("drover: hint: the request may have reached drover and started a job before its answer was lost: drover jobs --limit 5 lists the newest; a retry that cannot start a second job passes --idempotency-key, the same key at each try\n");
+	});
+
+	it("says so after an answer that is not HTTP too: the server read the request", async () => {
+		const server = createTcpServer((socket) => socket.once("data", () => socket.end("HELLO garbage\r\n\r\n"))).listen(0, "127.0.0.1");
+		await once(server, "listening");
+		try {
+			const r = await runCliProcess(["trigger", "nightly"], { DROVER_URL: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, DROVER_TOKEN: TOKEN });
+			expect(r.status, r.stderr).toBe(5);
+			expect(r.stderr).toContain("drover: hint: the request may have reached drover and started a job before its answer was lost");
+		} finally {
+			await new Promise((resolve) => server.close(resolve));
+		}
 	});
 
 	it("says nothing of the kind, and exits 1, when the server's TLS certificate is not trusted: the handshake failed before anything was sent", async () => {

@@ -84,7 +84,6 @@ async function forward(c: Context<AppEnv>, agent: string, path: string): Promise
 	return Response.json(errorBody(c, error.code, error.message, error.details), answer);
 }
 
-/** GET /v1/jobs/:id gives JSON unless the Accept header weights YAML (by any of its usual names) higher. */
 const IdempotencyHeader = z.object({ "idempotency-key": IdempotencyKeyHeader });
 
 /**
@@ -101,6 +100,7 @@ async function followUp(c: Context<AppEnv>, kind: "continue" | "fork", id: strin
 	return unwrap(await rpc.followUpOnce(kind, id, { ...opts, idempotency: { key, requestHash } }));
 }
 
+/** GET /v1/jobs/:id gives JSON unless the Accept header weights YAML (by any of its usual names) higher. */
 const JSON_TYPE = "application/json";
 const JOB_TYPES = [JSON_TYPE, "application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml"];
 
