@@ -63,6 +63,21 @@ async function indexed(id: string): Promise<string | undefined> {
 	return (await env.DB.prepare("SELECT status FROM jobs WHERE id = ?").bind(id).first<{ status: string }>())?.status;
 }
 
+/**
+ * A new agent with a run queued just before its pause, whose start the pause held (its pass started
+ * nothing): the run, pending in the object and in the D1 index.
+ */
+async function pausedWithQueuedRun(name: string): Promise<{ id: string; status: string }> {
+	await createAgent({ name });
+	await queueForAlarm(name, "Go.");
+	expect((await call(`/v1/agents/${name}/pause`, { method: "POST", as: "operate" })).status).toBe(200);
+	expect(await runDurableObjectAlarm(env.AGENT.getByName(name))).toBe(true);
+	const [job] = (await stored(name)).jobs;
+	expect(job?.status).toBe("pending");
+	expect(await indexed(job!.id)).toBe("pending");
+	return job!;
+}
+
 async function jobStatus(id: string): Promise<string> {
 	const res = await call(`/v1/jobs/${id}`);
 	expect(res.status, await res.clone().text()).toBe(200);
@@ -153,24 +168,18 @@ describe("the agent's object dying just after a request wrote work that is due",
 	it("a resume: the runs the pause held are woken by its alarm", async () => {
 		const name = "dies-resuming";
 		useEmulator().enqueue({ text: "Held, then ran." });
-		await createAgent({ name });
-		// A run queued just before the pause, whose start the pause held: its pass started nothing.
-		await queueForAlarm(name, "Go.");
-		expect((await call(`/v1/agents/${name}/pause`, { method: "POST", as: "operate" })).status).toBe(200);
-		expect(await runDurableObjectAlarm(env.AGENT.getByName(name))).toBe(true);
-		const [job] = (await stored(name)).jobs;
-		expect(job?.status).toBe("pending");
+		const job = await pausedWithQueuedRun(name);
 		const dying = await dieAfterWrite(name, "SELECT count(*) FROM jobs, agent_state WHERE jobs.status = 'pending' AND agent_state.paused_at IS NULL");
 		quiet();
 		expect((await call(`/v1/agents/${name}/resume`, { method: "POST", as: "operate" })).status).toBe(500);
 		expect(dying.fired).toBe(1);
 		const after = await stored(name);
-		expect(after.jobs).toEqual([{ id: job!.id, status: "pending" }]);
+		expect(after.jobs).toEqual([{ id: job.id, status: "pending" }]);
 		expect(after.alarm, "an alarm set to start the held run").not.toBeNull();
 		expect(after.alarm! - Date.now(), "the alarm's delay (ms)").toBeLessThanOrEqual(30_000);
 
 		expect(await runDurableObjectAlarm(env.AGENT.getByName(name))).toBe(true);
-		expect(await jobStatus(job!.id)).toBe("completed");
+		expect(await jobStatus(job.id)).toBe("completed");
 	});
 
 	it("a definition's save: its sync to the shard and the registry is woken by its alarm", async () => {
@@ -194,45 +203,34 @@ describe("the agent's object dying just after a request wrote work that is due",
 
 	it("a queued run's cancel: its index row is woken by its alarm, not left pending", async () => {
 		const name = "dies-cancelling";
-		await createAgent({ name });
-		await queueForAlarm(name, "Go.");
-		expect((await call(`/v1/agents/${name}/pause`, { method: "POST", as: "operate" })).status).toBe(200);
-		expect(await runDurableObjectAlarm(env.AGENT.getByName(name))).toBe(true);
-		const [job] = (await stored(name)).jobs;
-		expect(job?.status).toBe("pending");
-		expect(await indexed(job!.id)).toBe("pending");
+		const job = await pausedWithQueuedRun(name);
 		const dying = await dieAfterWrite(name, "SELECT count(*) FROM jobs WHERE status = 'cancelled'");
 		quiet();
-		expect((await call(`/v1/jobs/${job!.id}/cancel`, { method: "POST", as: "operate" })).status).toBe(500);
+		expect((await call(`/v1/jobs/${job.id}/cancel`, { method: "POST", as: "operate" })).status).toBe(500);
 		expect(dying.fired).toBe(1);
 		const after = await stored(name);
-		expect(after.jobs).toEqual([{ id: job!.id, status: "cancelled" }]);
+		expect(after.jobs).toEqual([{ id: job.id, status: "cancelled" }]);
 		expect(after.alarm, "an alarm set to send the index its row").not.toBeNull();
 		expect(after.alarm! - Date.now(), "the alarm's delay (ms)").toBeLessThanOrEqual(30_000);
 
 		expect(await runDurableObjectAlarm(env.AGENT.getByName(name))).toBe(true);
-		expect(await indexed(job!.id)).toBe("cancelled");
+		expect(await indexed(job.id)).toBe("cancelled");
 	});
 
 	it("an agent's delete: its queued run's cancel reaches the index by its alarm", async () => {
 		const name = "dies-deleting";
-		await createAgent({ name });
-		await queueForAlarm(name, "Go.");
-		expect((await call(`/v1/agents/${name}/pause`, { method: "POST", as: "operate" })).status).toBe(200);
-		expect(await runDurableObjectAlarm(env.AGENT.getByName(name))).toBe(true);
-		const [job] = (await stored(name)).jobs;
-		expect(await indexed(job!.id)).toBe("pending");
+		const job = await pausedWithQueuedRun(name);
 		const dying = await dieAfterWrite(name, "SELECT count(*) FROM agent_state WHERE deleted_at IS NOT NULL");
 		quiet();
 		expect((await call(`/v1/agents/${name}`, { method: "DELETE", as: "admin" })).status).toBe(500);
 		expect(dying.fired).toBe(1);
 		const after = await stored(name);
-		expect(after.jobs).toEqual([{ id: job!.id, status: "cancelled" }]);
+		expect(after.jobs).toEqual([{ id: job.id, status: "cancelled" }]);
 		expect(after.alarm, "an alarm set to finish the delete").not.toBeNull();
 		expect(after.alarm! - Date.now(), "the alarm's delay (ms)").toBeLessThanOrEqual(30_000);
 
 		expect(await runDurableObjectAlarm(env.AGENT.getByName(name))).toBe(true);
-		expect(await indexed(job!.id)).toBe("cancelled");
+		expect(await indexed(job.id)).toBe("cancelled");
 		// The sync is due a few seconds after the delete: the pass left the alarm at that time.
 		vi.useFakeTimers({ toFake: ["Date"], now: (await stored(name)).alarm! });
 		expect(await runDurableObjectAlarm(env.AGENT.getByName(name))).toBe(true);
