@@ -174,6 +174,29 @@ describe("a trigger whose answer is lost", () => {
 		expect(keyed.stderr).toContain("drover: hint: run it again with the same --idempotency-key: that gives the job this request started, if it did, and starts one if it did not\n");
 	});
 
+	it("says so when the answer breaks off mid-body too, and a 408 exits 5 as a server away does", async () => {
+		const cut = await listen((req, res) => {
+			req.resume();
+			req.on("end", () => {
+				res.writeHead(201, { "content-type": "application/json", "content-length": "400" });
+				res.write('{"id":"job-2026-01-01-abcdef",');
+				setImmediate(() => res.socket?.destroy());
+			});
+		});
+		const r = await runCliProcess(["trigger", "nightly"], { DROVER_URL: cut, DROVER_TOKEN: TOKEN });
+		expect(r.status, r.stderr).toBe(5);
+		expect(r.stderr).toContain("drover: hint: the request may have reached drover and started a job before its answer was lost");
+		const timedOut = await listen((req, res) => {
+			req.resume();
+			req.on("end", () => {
+				res.writeHead(408, { "content-type": "application/json" });
+				res.end(JSON.stringify({ error: { code: "request_timeout", message: "the request took too long" } }));
+			});
+		});
+		const t = await runCliProcess(["jobs"], { DROVER_URL: timedOut, DROVER_TOKEN: TOKEN });
+		expect(t.status, t.stderr).toBe(5);
+	});
+
 	it("says so after a 500 too (the job may have been written before the request failed), keeping its request id", async () => {
 		const url = await listen((req, res) => {
 			req.resume();
