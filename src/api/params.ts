@@ -44,3 +44,6 @@ export const IdempotencyKeyHeader = z
 	.regex(/^[\x21-\x7e]{1,255}$/, "must be 1-255 visible ASCII characters (! to ~, no space)")
 	.optional()
 	.openapi({ description: "The same key within 24 h returns the same job instead of creating another; with a different request it is a 409" });
+
+/** The request headers of a route that takes an Idempotency-Key (run now, continue, fork). */
+export const IdempotencyHeader = z.object({ "idempotency-key": IdempotencyKeyHeader });

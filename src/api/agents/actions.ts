@@ -7,7 +7,7 @@ import { cursorScope, decodeCursor, encodeCursor } from "../../shared/cursor.ts"
 import { sha256Hex } from "../../shared/hash.ts";
 import { BLANK_MESSAGE, MAX_PROMPT_CHARS, NOT_BLANK } from "../../config/schema.ts";
 import { createApi, withRole } from "../factory.ts";
-import { AgentNameParam, CursorParam, IdempotencyKeyHeader, pageLimit } from "../params.ts";
+import { AgentNameParam, CursorParam, IdempotencyHeader, pageLimit } from "../params.ts";
 import { unwrap } from "../refusals.ts";
 import { requireAgent, requireAgentSource, requireKnownAgent } from "../resolve-agent.ts";
 import { bodySize, DateTimeString, LastJobSchema, PausedSchema, PROMPT_BODY_BYTES, RunningJobSchema, conflictResponse, notFoundResponse, queueFullResponse, runConflictResponse } from "../schemas.ts";
@@ -25,8 +25,6 @@ const TriggerBody = z
 			.openapi({ description: `Overrides the agent's default prompt: up to ${MAX_PROMPT_CHARS.toLocaleString("en-US")} characters (Unicode code points), in a body of up to ${bodySize(PROMPT_BODY_BYTES)}` }),
 	})
 	.openapi("TriggerRequest");
-
-const IdempotencyHeader = z.object({ "idempotency-key": IdempotencyKeyHeader });
 
 const PauseBody = z.strictObject({ reason: z.string().max(500).optional() }).openapi("PauseRequest");
 

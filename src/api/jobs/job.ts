@@ -12,7 +12,7 @@ import { BLANK_MESSAGE, MAX_PROMPT_CHARS, NOT_BLANK } from "../../config/schema.
 import type { AppEnv } from "../context.ts";
 import { errorBody } from "../error-handler.ts";
 import { createApi, withRole } from "../factory.ts";
-import { AgentNameParam, CursorParam, IdempotencyKeyHeader, pageLimit, queryInt } from "../params.ts";
+import { AgentNameParam, CursorParam, IdempotencyHeader, pageLimit, queryInt } from "../params.ts";
 import { unwrap } from "../refusals.ts";
 import { screenPrompt } from "../screen.ts";
 import { bodySize, conflictResponse, errorResponse, ErrorSchema, notFoundResponse, PROMPT_BODY_BYTES, queueFullResponse, runConflictResponse } from "../schemas.ts";
@@ -83,8 +83,6 @@ async function forward(c: Context<AppEnv>, agent: string, path: string): Promise
 	if (typeof error?.code !== "string" || typeof error.message !== "string") return Response.json(body, answer);
 	return Response.json(errorBody(c, error.code, error.message, error.details), answer);
 }
-
-const IdempotencyHeader = z.object({ "idempotency-key": IdempotencyKeyHeader });
 
 /**
  * A continue or a fork of job `id`, by its agent's object: under an Idempotency-Key, the job the
