@@ -46,15 +46,16 @@ export const tickApi = createApi().openapi(
 		try {
 			summary = await runTick(c.env, minute, now, { trigger: "api", by: c.var.principal.name });
 		} catch {
-			// runTick has logged each shard's error and filed the scheduler incident already. An invalid
-			// fleet.yaml failed them all: answered as every route reading the file answers (500 config_invalid).
-			throw fleetFault() ?? new ServiceUnavailableError("the tick failed: no shard of the scheduler answered");
+			// runTick has logged each shard's error and filed the scheduler incident already.
+			throw new ServiceUnavailableError("the tick failed: no shard of the scheduler answered");
 		}
+		// An invalid fleet.yaml stopped the tick before any shard (runTick filed it and returns): answered
+		// as every route reading the file answers (500 config_invalid).
+		if (summary.outcome === "failed") throw fleetFault() ?? new ServiceUnavailableError("the tick failed: no shard of the scheduler answered");
 		return c.json(
 			{
 				scheduled_time: new Date(summary.scheduledTime).toISOString(),
-				// Never "failed" here (runTick throws for it: the 503 above); narrowed for the schema's type.
-				outcome: summary.outcome === "failed" ? "partial" : summary.outcome,
+				outcome: summary.outcome,
 				agents_called: summary.agentsCalled,
 				claimed: summary.claimed,
 				skipped: summary.skipped,
