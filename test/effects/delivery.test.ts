@@ -265,17 +265,27 @@ describe("delivery of the final answer", () => {
 		emulator.enqueue({ text: "First." });
 		emulator.enqueue({ text: "Second." });
 		let n = 0;
+		let up = false;
 		fake("https://deliver.example.test", () => {
+			if (up) return new Response("ok");
 			throw new Error(`internal error; reference = ${(++n).toString(36).padStart(24, "k0")}`);
 		});
 		await createAgent({ name: "opaque-target", delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
-		await runToRest("opaque-target");
-		await runToRest("opaque-target");
+		const first = await runToRest("opaque-target");
+		const second = await runToRest("opaque-target");
 		const errors = await runInDurableObject(env.AGENT.getByName("opaque-target"), (_i: AgentDO, state) =>
 			state.storage.sql.exec<{ last_error: string }>("SELECT last_error FROM deliveries ORDER BY id").toArray().map((r) => r.last_error),
 		);
 		expect(n).toBe(2);
 		expect(errors).toEqual(["delivery request failed: internal error", "delivery request failed: internal error"]);
+		// Retried, both get through once the target is back. Sent here, not left to the retry's own alarm
+		// 5 s on, which would post them during a later test of this file, whose fakes do not expect them.
+		up = true;
+		await timePasses("opaque-target");
+		expect([(await jobOf("opaque-target", first.id)).delivery, (await jobOf("opaque-target", second.id)).delivery]).toEqual([
+			{ target: "webhook", outcome: "delivered" },
+			{ target: "webhook", outcome: "delivered" },
+		]);
 	});
 
 	it("records a refused delivery as failed, so the job does not read as ok, and opens a delivery incident", async () => {

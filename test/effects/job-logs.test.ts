@@ -176,7 +176,8 @@ describe("one job followed through the logs by its id", () => {
 
 	it("says each failed delivery try that will be retried, an HTTP error's as a network error's", async () => {
 		useEmulator().enqueue({ text: "done" });
-		fake("https://deliver.example.test", () => new Response("busy", { status: 503 }));
+		let busy = true;
+		fake("https://deliver.example.test", () => (busy ? new Response("busy", { status: 503 }) : new Response("ok")));
 		await createAgent({ name: "logged-delivery", delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
 		const lines = captureLogs();
 		const job = await runToRest("logged-delivery");
@@ -184,6 +185,18 @@ describe("one job followed through the logs by its id", () => {
 		expect(linesOf(lines, job.id).filter((l) => String(l.event).startsWith("delivery."))).toEqual([
 			expect.objectContaining({ event: "delivery.attempt_failed", level: "warn", target: "webhook", url_secret: "TEST_DELIVERY_URL", attempt: 1, error_message: "delivery target answered 503" }),
 		]);
+		// The retry goes now, not by its own alarm 5 s on, which would post it during a later test of this
+		// file, whose fakes do not expect it.
+		busy = false;
+		await runInDurableObject(env.AGENT.getByName("logged-delivery"), (_i: AgentDO, state) => {
+			state.storage.sql.exec("UPDATE deliveries SET next_at = 0 WHERE status = 'pending'");
+		});
+		await settle("logged-delivery");
+		expect(linesOf(lines, job.id).filter((l) => String(l.event).startsWith("delivery.")).map((l) => [l.event, l.outcome])).toEqual([
+			["delivery.attempt_failed", undefined],
+			["delivery.done", "delivered"],
+		]);
+		expect((await jobOf("logged-delivery", job.id)).delivery).toEqual({ target: "webhook", outcome: "delivered" });
 	});
 });
 
