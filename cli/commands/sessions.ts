@@ -2,11 +2,11 @@ import type { Command } from "commander";
 import { ApiError, CliError } from "../client.ts";
 import { SESSION_PREFIX } from "../../src/jobs/session-id-format.ts";
 import { act, agentExists, agentNameError, nextPageCommand, onePrompt, pathSegment, positiveInt, sessionIdError, type Context } from "../context.ts";
-import { fields, printable, printableDeep, relTime, statusStyle, table, when } from "../format.ts";
+import { fields, printable, printableDeep, relTime, shellWord, statusStyle, table, when } from "../format.ts";
 import { shapes } from "../shapes.ts";
 import { confirm, readStdin } from "../stdin.ts";
 import type { Session, SessionSummary } from "../types.ts";
-import { reportJob } from "./trigger.ts";
+import { reportJob, startJob } from "./trigger.ts";
 
 interface ListOptions {
 	limit: number;
@@ -205,7 +205,8 @@ async function resume(ctx: Context, target: string | undefined, promptArg: strin
 	ctx.err(ctx.ep.dim(printable(`resuming ${session.session_id} (agent ${session.agent}, ${session.job_count} job${session.job_count === 1 ? "" : "s"}) from ${from}${why}`)));
 	const body: Record<string, unknown> = { prompt };
 	if (opts.allowDefinitionChange) body.allow_definition_change = true;
-	const job = await ctx.client.json(`/v1/jobs/${encodeURIComponent(from)}/continue`, shapes.job, { method: "POST", body });
+	// Takes no key: a retry resolves the session's newest job again, which the first try may have made.
+	const job = await startJob(ctx, `/v1/jobs/${encodeURIComponent(from)}/continue`, body, undefined, `drover jobs --agent ${shellWord(session.agent)} --limit 5`, false);
 	return reportJob(ctx, job, opts);
 }
 

@@ -43,11 +43,11 @@ async function trigger(ctx: Context, agent: string, given: string | undefined, o
  * the job. A 200 is the job the key already started, and stderr says so: the same id printed
  * silently read as a new run. `list` is the command that lists where a new job would show.
  */
-export async function startJob(ctx: Context, path: string, body: Record<string, unknown>, key: string | undefined, list: string): Promise<JobRecord> {
+export async function startJob(ctx: Context, path: string, body: Record<string, unknown>, key: string | undefined, list: string, keyable = true): Promise<JobRecord> {
 	const retry = (how: string) =>
 		key !== undefined
 			? "run it again with the same --idempotency-key: that gives the job this request started, if it did, and starts one if it did not"
-			: `the request may have reached drover and started a job ${how}: ${list} lists the newest; a retry that cannot start a second job passes --idempotency-key, the same key at each try`;
+			: `the request may have reached drover and started a job ${how}: ${list} lists the newest; ${keyable ? "a retry that cannot start a second job passes --idempotency-key, the same key at each try" : "look there before trying again, which could start a second job"}`;
 	const { status, value: job } = await ctx.client.answer(path, shapes.job, { method: "POST", body, headers: key === undefined ? {} : { "idempotency-key": key } }).catch((err: unknown) => {
 		// No answer, though the request may have been sent and carried out (a timeout, a connection
 		// broken before the answer), not one refused before it left (no server there, no such host):

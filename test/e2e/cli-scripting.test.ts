@@ -235,6 +235,24 @@ describe("a trigger whose answer is lost", () => {
 		expect(lost.stderr).toContain("drover: hint: the request may have reached drover and started a job before its answer was lost: drover jobs --limit 5 lists the newest; a retry that cannot start a second job passes --idempotency-key, the same key at each try\n");
 	});
 
+	it("a session's resume says so too, and to look before trying again (it takes no key: a retry would resume from the job the first try made)", async () => {
+		const session = "ses-job-2026-01-01-abcdef";
+		const ref = { id: "job-2026-01-01-abcdef", status: "completed", created_at: "2026-01-01T00:00:00.000Z" };
+		const url = await listen((req, res) => {
+			req.resume();
+			req.on("end", () => {
+				if (req.method === "POST") return void res.socket?.destroy();
+				res.writeHead(200, { "content-type": "application/json" });
+				res.end(JSON.stringify({ session_id: session, agent: "nightly", job_count: 1, first_job: ref, last_job: ref, updated_at: ref.created_at, jobs: [] }));
+			});
+		});
+		const r = await runCliProcess(["sessions", "resume", session, "And then?"], { DROVER_URL: url, DROVER_TOKEN: TOKEN });
+		expect(r.status, r.stderr).toBe(5);
+		expect(r.stderr).toContain(
+			"drover: hint: the request may have reached drover and started a job before its answer was lost: drover jobs --agent nightly --limit 5 lists the newest; look there before trying again, which could start a second job\n",
+		);
+	});
+
 	it("says so after an answer that is not HTTP too: the server read the request", async () => {
 		const server = createTcpServer((socket) => socket.once("data", () => socket.end("HELLO garbage\r\n\r\n"))).listen(0, "127.0.0.1");
 		await once(server, "listening");
