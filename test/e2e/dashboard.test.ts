@@ -3027,6 +3027,60 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+	it("starts one job when Run now, or a job's Continue, is pressed again after its answer was lost: the dialog sends its first press's Idempotency-Key again", async () => {
+		const agent = await createAgent(`dash-run-lost-${run}`, {});
+		const jobsOf = async () => (await call<{ jobs: { id: string }[] }>("GET", `/v1/agents/${agent}/jobs`, tokens.read)).jobs.map((j) => j.id);
+		const page = await signedIn("/");
+		const keys: (string | undefined)[] = [];
+		let dropped = 0;
+		// The first press reaches the Worker, which starts the job; its answer is lost on the way back.
+		const dropFirst = async (route: Route) => {
+			if (route.request().method() !== "POST") return route.fallback();
+			keys.push(route.request().headers()["idempotency-key"]);
+			if (dropped++ % 2 === 1) return route.fallback();
+			await route.fetch();
+			return route.abort("connectionreset");
+		};
+		await page.route(`**/v1/agents/${agent}/jobs`, dropFirst);
+		const row = page.locator(`#fleet-table tr[data-agent="${agent}"]`);
+		await row.waitFor(LIVE);
+		const dialog = page.getByRole("dialog", { name: `Run ${agent} now` });
+		await script({ text: "Once." });
+		await row.getByRole("button", { name: `Run now: ${agent}` }).click();
+		await dialog.getByLabel("Prompt (optional)").fill("Check once.");
+		await dialog.getByRole("button", { name: "Run", exact: true }).click();
+		await dialog.getByRole("alert").filter({ hasText: "The drover server is unreachable" }).waitFor(LIVE);
+		const [first] = await jobsOf();
+		expect(first).toBeDefined();
+		await dialog.getByRole("button", { name: "Run", exact: true }).click();
+		await page.waitForURL(/\/jobs\/job-/, LIVE);
+		expect(new URL(page.url()).pathname).toBe(`/jobs/${first}`);
+		expect(await jobsOf()).toEqual([first]);
+		expect(keys).toHaveLength(2);
+		expect(keys[0]).toMatch(/^dashboard-[0-9a-f]{32}$/);
+		expect(keys[1]).toBe(keys[0]);
+		expect(await settled(first!)).toBe("completed");
+
+		// A job's Continue likewise.
+		await page.route(`**/v1/jobs/${first}/continue`, dropFirst);
+		await script({ text: "Twice." });
+		await page.locator("#job-continue").click();
+		const follow = page.getByRole("dialog", { name: `Continue ${first}` });
+		await follow.getByLabel("Prompt").fill("And again?");
+		await follow.getByRole("button", { name: "Continue", exact: true }).click();
+		await follow.getByRole("alert").filter({ hasText: "The drover server is unreachable" }).waitFor(LIVE);
+		expect(await jobsOf()).toHaveLength(2);
+		await follow.getByRole("button", { name: "Continue", exact: true }).click();
+		await page.waitForURL((u) => /\/jobs\/job-/.test(u.pathname) && !u.pathname.endsWith(first!), LIVE);
+		const second = new URL(page.url()).pathname.split("/").at(-1)!;
+		expect((await jobsOf()).sort()).toEqual([first, second].sort());
+		expect(keys).toHaveLength(4);
+		expect(keys[3]).toBe(keys[2]);
+		expect(keys[2]).not.toBe(keys[0]);
+		expect(await settled(second)).toBe("completed");
+		await page.close();
+	});
+
 	it("signs in when /v1/status fails (an invalid fleet.yaml): the token is checked on the job list, and the missing pill is explained", async () => {
 		const page = await open("/");
 		await page.locator("#signin").waitFor({ state: "visible" });

@@ -87,8 +87,29 @@ async function api(path, opts) {
 	revalidated.keep(path, etag ? { etag, text } : null);
 	return JSON.parse(text);
 }
-/** @type {(path: string, json?: unknown) => Promise<any>} */
-const post = (path, json) => api(path, { method: "POST", json: json === undefined ? {} : json });
+/** @type {(path: string, json?: unknown, headers?: Record<string, string>) => Promise<any>} */
+const post = (path, json, headers) => api(path, { method: "POST", json: json === undefined ? {} : json, headers });
+/**
+ * An Idempotency-Key for each body a dialog sends, kept while it is open: pressed again after no
+ * answer (or a 500), it sends the same key, and the API answers with the job the first press
+ * started, if it did, rather than starting a second. Another prompt is another request, with a key
+ * of its own. getRandomValues, not randomUUID: a page served over plain HTTP (not localhost) has
+ * only the former.
+ * @returns {(body: unknown) => Record<string, string>}
+ */
+function idempotencyKeys() {
+	/** @type {Map<string, string>} */
+	const keys = new Map();
+	return (body) => {
+		const request = JSON.stringify(body === undefined ? {} : body);
+		let key = keys.get(request);
+		if (key === undefined) {
+			key = "dashboard-" + Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
+			keys.set(request, key);
+		}
+		return { "idempotency-key": key };
+	};
+}
 /** Every page of a list endpoint, up to max items. */
 /** @param {string} path @param {string} key @param {number} max @returns {Promise<any[]>} */
 async function all(path, key, max) {

@@ -246,6 +246,7 @@ function agentRow(a, reload, toldWhy) {
 }
 /** Run now, asked first: the prompt is the agent's default one unless another is given (one has to be, for an agent with none). @param {AgentView} a */
 function runNow(a) {
+	const keyOf = idempotencyKeys();
 	return ask({
 		title: "Run " + a.name + " now",
 		text: "A new job of " + a.name + " starts at once, outside its schedules, and calls the model as any run does.",
@@ -257,8 +258,9 @@ function runNow(a) {
 		submit: "Run",
 		run: async (text, dialog) => {
 			if (!text && !a.has_default_prompt) return dialog.error("A prompt is needed to run " + a.name + ": it has no default prompt.");
+			const body = text ? { prompt: text } : {};
 			/** @type {JobRecord} */
-			const job = await post("/v1/agents/" + enc(a.name) + "/jobs", text ? { prompt: text } : undefined);
+			const job = await post("/v1/agents/" + enc(a.name) + "/jobs", body, keyOf(body));
 			markStarted(job.id);
 			location.href = "/jobs/" + enc(job.id);
 		},

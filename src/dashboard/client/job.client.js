@@ -131,6 +131,7 @@ async function jobView(signal) {
 	const followUp = (kind) => {
 		const verb = kind === "fork" ? "Fork" : "Continue";
 		let allowChange = false;
+		const keyOf = idempotencyKeys();
 		return ask({
 			title: verb + " " + shownId,
 			text: kind === "fork"
@@ -148,7 +149,7 @@ async function jobView(signal) {
 				/** @type {JobRecord} */
 				let started;
 				try {
-					started = await post(path + "/" + kind, body);
+					started = await post(path + "/" + kind, body, keyOf(body));
 				} catch (err) {
 					// The agent was changed since this job ran: refused unless asked for anyway.
 					if (allowChange || !definitionChanged(err)) throw err;
