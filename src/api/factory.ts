@@ -101,6 +101,26 @@ const blankBodyIsEmpty: MiddlewareHandler<AppEnv> = async (c, next) => {
 	await next();
 };
 
+/** The conditions a write can be made on (RFC 9110 §13.1); If-Modified-Since is a GET's only. */
+const CONDITIONS = ["If-Match", "If-None-Match", "If-Unmodified-Since"] as const;
+
+/**
+ * A write refuses a condition it does not read, rather than make its change whatever the condition
+ * said (a DELETE of the whole notepad sent If-Match cleared it; a key's DELETE sent If-None-Match: *
+ * deleted a key that was set), as NO_QUERY refuses a parameter a route does not read.
+ */
+function onlyConditions(declared: readonly string[]): MiddlewareHandler<AppEnv> {
+	const taken = CONDITIONS.filter((name) => declared.includes(name.toLowerCase()));
+	return async (c, next) => {
+		const sent = CONDITIONS.find((name) => !taken.includes(name) && c.req.header(name) !== undefined);
+		if (sent !== undefined) {
+			const message = `${c.req.method} ${c.req.routePath} takes ${taken.length > 0 ? `only ${taken.join(" and ")}` : "no condition"}: ${sent} would not be checked; send it without`;
+			throw new BadRequestError(`invalid header: ${message}`, { issues: [{ path: sent, message: "not taken by this route" }] });
+		}
+		await next();
+	};
+}
+
 /**
  * The query of a route that reads none: a parameter given to it is refused as on every list
  * (`?limit=5` on a job's record, `?lines=20` meant for its output), not silently ignored.
@@ -114,11 +134,13 @@ const NO_QUERY = z.strictObject({});
 export function withRole<R extends Omit<RouteConfig, "middleware" | "security">>(role: Role, route: R, { maxBodyBytes = MAX_BODY_BYTES }: { maxBodyBytes?: number } = {}) {
 	const bodiless = !route.request?.body && route.method !== "get" && route.method !== "head";
 	const yaml = (route.request?.body?.content as Record<string, { schema?: unknown }> | undefined)?.["application/yaml"]?.schema;
+	const headers = route.request?.headers;
+	const write = route.method !== "get" && route.method !== "head";
 	return {
 		...route,
 		request: { ...route.request, query: route.request?.query ?? NO_QUERY },
 		// The body's size first, as before auth: an oversized body is refused unread whoever sends it.
-		middleware: [bodyWithinLimit(maxBodyBytes), requireRole(role), utf8Body(route.request?.body !== undefined), ...(yaml instanceof z.ZodType ? [yamlBody(yaml)] : []), ...(bodiless ? [noBody] : route.request?.body?.required === false ? [blankBodyIsEmpty] : [])],
+		middleware: [bodyWithinLimit(maxBodyBytes), requireRole(role), ...(write ? [onlyConditions(headers instanceof z.ZodObject ? Object.keys(headers.shape as object) : [])] : []), utf8Body(route.request?.body !== undefined), ...(yaml instanceof z.ZodType ? [yamlBody(yaml)] : []), ...(bodiless ? [noBody] : route.request?.body?.required === false ? [blankBodyIsEmpty] : [])],
 		security: [{ bearer: [] }],
 		"x-drover-role": role,
 		// Every /v1 route answers a body over its limit with a 413, one that takes none too; a route

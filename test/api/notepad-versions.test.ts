@@ -114,4 +114,32 @@ describe("a notepad key's version", () => {
 		}
 		expect(await notes("noted-bad-condition")).toEqual({ k: "v" });
 	});
+
+	it("refuses a condition a write does not read with a 400, where the write was made unconditionally: a key's delete under If-None-Match, the whole notepad's under either", async () => {
+		await createAgent({ name: "noted-unread-condition" });
+		await put("noted-unread-condition", "k", "v");
+		await put("noted-unread-condition", "other", "w");
+		const version = await versionOf("v");
+		const keyDelete = await remove("noted-unread-condition", "k", { "if-none-match": "*" });
+		expect(keyDelete.status).toBe(400);
+		expect(await errorOf(keyDelete)).toEqual({
+			code: "bad_request",
+			message: "invalid header: DELETE /v1/agents/:agent/notepad/:key takes only If-Match: If-None-Match would not be checked; send it without",
+			details: { issues: [{ path: "If-None-Match", message: "not taken by this route" }] },
+		});
+		const conditions: Record<string, string>[] = [{ "if-match": `"${"A".repeat(43)}"` }, { "if-none-match": "*" }, { "if-unmodified-since": "Sat, 01 Jan 2000 00:00:00 GMT" }];
+		for (const condition of conditions) {
+			const clear = await call("/v1/agents/noted-unread-condition/notepad", { method: "DELETE", as: "operate", headers: condition });
+			expect(clear.status, JSON.stringify(condition)).toBe(400);
+			expect((await errorOf(clear)).message).toMatch(/^invalid header: DELETE \/v1\/agents\/:agent\/notepad takes no condition: If-(Match|None-Match|Unmodified-Since) would not be checked; send it without$/);
+		}
+		expect(await notes("noted-unread-condition")).toEqual({ k: "v", other: "w" });
+		// A write that reads none refuses one too (an agent's pause), and a read ignores it.
+		const pause = await call("/v1/agents/noted-unread-condition/pause", { method: "POST", as: "operate", headers: { "if-match": version } });
+		expect(pause.status).toBe(400);
+		expect((await (await call("/v1/agents/noted-unread-condition")).json()) as { paused: unknown }).toMatchObject({ paused: null });
+		expect((await call(path("noted-unread-condition", "k"), { headers: { "if-match": version } })).status).toBe(200);
+		// The conditions a write reads still work.
+		expect((await remove("noted-unread-condition", "k", { "if-match": version })).status).toBe(200);
+	});
 });
