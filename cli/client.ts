@@ -109,9 +109,12 @@ function hintFor(status: number, message: string, code: string): string | null {
 			: `resume it with: drover resume ${agent}`;
 	}
 	if (code === "agent_disabled") return "it is disabled in its definition: set enabled: true (fleet.yaml, or drover apply for an API agent) to run it";
-	// A fork or continue refused because the agent changed since the job ran; the API names its body field.
+	// A fork, continue or approve refused because the agent changed since the job ran; the API names
+	// its body field. An approved call's job goes on with the definition it started with, not the new one.
 	if (status === 409 && message.includes("allow_definition_change")) {
-		return "to run it under the agent's current definition anyway, add --allow-definition-change";
+		return message.includes("to approve anyway")
+			? "to approve it anyway, add --allow-definition-change: the job goes on with the definition it started with, its tools as they were then"
+			: "to run it under the agent's current definition anyway, add --allow-definition-change";
 	}
 	if (status === 401) return "check DROVER_TOKEN (or --token): it must be the token part of one of the Worker's API_TOKENS entries (name:role:token)";
 	if (status === 403) return STRONGER_ROLE_HINT;

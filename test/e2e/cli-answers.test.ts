@@ -235,6 +235,16 @@ describe("errors from the API", () => {
 		expect(r.stderr).toMatch(/^drover: hint: .*--allow-definition-change/m);
 	});
 
+	it("an approve refused over a changed definition says the job goes on with the definition it started with, not the new one", async () => {
+		const message = `agent fake's definition changed since job ${JOB} started (r1 → r2); send "allow_definition_change": true to approve anyway, or deny`;
+		const api = await fakeApi({ [`POST /v1/jobs/${JOB}/approval`]: (_req, res) => json(res, 409, { error: { code: "conflict", message } }) });
+		const r = await runCli(api.url, ["approve", JOB, "--call", "toolu_first"]);
+		expect(r.status).toBe(1);
+		expect(r.stderr).toContain(message);
+		expect(r.stderr).toContain("drover: hint: to approve it anyway, add --allow-definition-change: the job goes on with the definition it started with, its tools as they were then\n");
+		expect(r.stderr).not.toContain("current definition");
+	});
+
 	it("prints details.issues one a line", async () => {
 		const issues = [
 			{ path: "prompt", message: "must not be empty" },
