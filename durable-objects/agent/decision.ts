@@ -33,7 +33,7 @@ export async function decideApproval(control: JobControl, jobId: string, given: 
 	const alarm = await passes.alarm();
 	const job = getJob(sql, jobId);
 	if (!job) return refuse(404, `no job ${jobId}`);
-	if (job.status !== "approval_pending" || !job.pending_approval) return refuse(409, `job ${jobId} is ${job.status}, not waiting for an approval`);
+	if (job.status !== "approval_pending" || !job.pending_approval) return refuse(409, notWaiting(sql, job, toolUseId));
 	const pending = job.pending_approval;
 	if (toolUseId !== undefined && toolUseId !== pending.tool_use_id) return refuse(409, otherCallWaiting(sql, jobId, toolUseId, pending));
 	const setup = getSetup(sql, jobId);
@@ -91,6 +91,17 @@ export async function decideApproval(control: JobControl, jobId: string, given: 
 }
 
 /** Why a decision for call `toolUseId` is refused while `pending` waits: which call waits, and what became of the named one. */
+/**
+ * A job waiting for no approval: what became of the call named, so a caller retrying a decision
+ * whose answer it lost learns whether its first try took effect (and whose did).
+ */
+function notWaiting(sql: SqlStorage, job: JobRecord, toolUseId: string | undefined): string {
+	const notice = `job ${job.id} is ${job.status}, not waiting for an approval`;
+	const named = toolUseId === undefined ? null : findToolCall(sql, job.id, toolUseId);
+	if (!named?.decision) return notice;
+	return `${notice}; ${named.name} (${toolUseId}) was already ${named.decision === "approve" ? "approved" : "denied"} by ${named.decidedBy ?? "an operator"}`;
+}
+
 function otherCallWaiting(sql: SqlStorage, jobId: string, toolUseId: string, pending: NonNullable<JobRecord["pending_approval"]>): string {
 	const named = findToolCall(sql, jobId, toolUseId);
 	const waiting = `job ${jobId} is waiting on another tool call: ${pending.tool_name} (${pending.tool_use_id})`;

@@ -580,6 +580,10 @@ describe("approvals", () => {
 		await settle("approve-stale");
 		expect(await jobOf("approve-stale", job.id)).toMatchObject({ status: "completed", summary: "Done." });
 		expect(seen).toHaveLength(1);
+		// Sent again once the job waits for nothing (its first answer lost): the refusal says the decision stands, and whose it was.
+		const late = await post(`/v1/jobs/${job.id}/approval`, { decision: "deny", tool_use_id: second.tool_use_id });
+		expect(late.status).toBe(409);
+		expect((await errorOf(late)).message).toBe(`job ${job.id} is completed, not waiting for an approval; create_ticket (${second.tool_use_id}) was already denied by operator`);
 	});
 
 	it("refuses a decision for the first of two gated calls in one turn once the second waits", async () => {
