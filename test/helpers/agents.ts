@@ -1,4 +1,4 @@
-import { env, runInDurableObject } from "cloudflare:test";
+import { env, listDurableObjectIds, runInDurableObject } from "cloudflare:test";
 import { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { currentDefinition, readState } from "../../durable-objects/agent/state.ts";
 import { triggerJob } from "../../durable-objects/agent/triggers.ts";
@@ -39,6 +39,23 @@ export async function runsOf(agent: string): Promise<Run[]> {
  */
 export async function settle(agent: string): Promise<void> {
 	await runInDurableObject(env.AGENT.getByName(agent), (instance: AgentDO) => AgentDO.settle(instance));
+}
+
+/**
+ * Runs to rest every agent whose object holds a queued or running job and an alarm to start it. A
+ * tick claims for every agent then due, the file's earlier tests' and fleet.yaml's as well as the
+ * test's own, and each claim starts by its own alarm up to 5 s on (the start spread), in whichever
+ * later test of the file is running then: its model call would take that test's scripted answers
+ * and count among its emulator's requests. After each test of a file whose ticks claim runs; it
+ * runs them with the test's fakes (an emulator's script used up answers with its demo).
+ */
+export async function settleClaimedRuns(): Promise<void> {
+	for (const id of await listDurableObjectIds(env.AGENT)) {
+		await runInDurableObject(env.AGENT.get(id), async (instance: AgentDO, state) => {
+			const queued = state.storage.sql.exec("SELECT 1 FROM jobs WHERE status IN ('pending', 'running') LIMIT 1").toArray().length > 0;
+			if (queued && (await state.storage.getAlarm()) !== null) await AgentDO.settle(instance);
+		});
+	}
 }
 
 /**

@@ -1,5 +1,5 @@
-import { describe, expect, it } from "vitest";
-import { createAgent, runsOf } from "../helpers/agents.ts";
+import { afterEach, describe, expect, it } from "vitest";
+import { createAgent, runsOf, settleClaimedRuns } from "../helpers/agents.ts";
 import { dayFromToday, minuteOn, tick } from "../helpers/ticks.ts";
 
 // Yesterday's minutes, not a literal day's: the days a shard deals job ids for, and the ledger's
@@ -9,6 +9,10 @@ const at = (hhmm: string) => minuteOn(day, hhmm);
 const iso = (hhmm: string) => new Date(at(hhmm)).toISOString();
 
 // herdctl's max_concurrent had no effect on schedules: here several schedules due in one tick share it.
+// The runs this file's ticks claimed (for every agent then due) run in the test that claimed them,
+// not by their start alarms during a later one (see settleClaimedRuns).
+afterEach(settleClaimedRuns);
+
 describe("max_concurrent across schedules due in one tick", () => {
 	it("max_concurrent 2, overlap skip: three schedules due at once claim two, the third skipped saying why", async () => {
 		await createAgent({ name: "cap-three-due", max_concurrent: 2, schedules: { a: { interval: "1h" }, b: { cron: "0 * * * *" }, c: { interval: "30m" } } });

@@ -1,14 +1,17 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
-import { createAgent, runsOf, settle } from "../helpers/agents.ts";
+import { createAgent, runsOf, settle, settleClaimedRuns } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
 import { jobOf } from "../helpers/jobs.ts";
 import { killSwitch } from "../helpers/kill.ts";
 import { tick } from "../helpers/ticks.ts";
 
-afterEach(() => {
+afterEach(async () => {
 	vi.restoreAllMocks();
+	// The runs this file's ticks claimed (for every agent then due) run in the test that claimed them,
+	// not by their start alarms during a later one (see settleClaimedRuns).
+	await settleClaimedRuns();
 });
 
 /**

@@ -1,8 +1,8 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { startSpreadMs, type AgentDO } from "../../durable-objects/agent/agent-do.ts";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { MessagesEmulator } from "../../emulator/messages-api.ts";
-import { createAgent, queueForAlarm, runsOf, settle } from "../helpers/agents.ts";
+import { createAgent, queueForAlarm, runsOf, settle, settleClaimedRuns } from "../helpers/agents.ts";
 import { heldModel, heldModelFor, useEmulator } from "../helpers/emulator.ts";
 import { call } from "../helpers/http.ts";
 import { jobOf, trigger } from "../helpers/jobs.ts";
@@ -24,6 +24,10 @@ async function jobsOf(agent: string) {
 	const res = await call(`/v1/jobs?agent=${agent}&limit=200`);
 	return ((await res.json()) as { jobs: { id: string; status: string; schedule: string; scheduled_instant: string; dispatch: string; trigger_type: string }[] }).jobs;
 }
+
+// The runs this file's ticks claimed (for every agent then due) run in the test that claimed them,
+// not by their start alarms during a later one (see settleClaimedRuns).
+afterEach(settleClaimedRuns);
 
 describe("claiming occurrences", () => {
 	it("indexes a run claimed behind a job whose model call is under way, so its id answers at once, not once it starts", async () => {

@@ -1,10 +1,14 @@
-import { describe, expect, it } from "vitest";
-import { createAgent, runsOf } from "../helpers/agents.ts";
+import { afterEach, describe, expect, it } from "vitest";
+import { createAgent, runsOf, settleClaimedRuns } from "../helpers/agents.ts";
 import { call } from "../helpers/http.ts";
 import { tick } from "../helpers/ticks.ts";
 
 // Hermes' grace window max(120 s, min(period / 2, 2 h)) and catch-up at edge times.
 const rows = async (agent: string) => (await runsOf(agent)).map((r) => [r.scheduled_instant, r.dispatch, r.status, r.skipped_count]);
+
+// The runs this file's ticks claimed (for every agent then due) run in the test that claimed them,
+// not by their start alarms during a later one (see settleClaimedRuns).
+afterEach(settleClaimedRuns);
 
 describe("grace window at its edges", () => {
 	it("leap day yearly cron (period 4 y): grace is capped at 2 h; 2 h late is late", async () => {

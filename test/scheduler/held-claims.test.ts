@@ -1,5 +1,5 @@
-import { describe, expect, it, onTestFinished } from "vitest";
-import { createAgent, runsOf, settle, type Run } from "../helpers/agents.ts";
+import { afterEach, describe, expect, it, onTestFinished } from "vitest";
+import { createAgent, runsOf, settle, settleClaimedRuns, type Run } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
 import { call } from "../helpers/http.ts";
 import { jobOf, runToRest } from "../helpers/jobs.ts";
@@ -59,6 +59,10 @@ async function indexed(agent: string) {
 	const res = await call(`/v1/jobs?agent=${agent}&limit=200`);
 	return ((await res.json()) as { jobs: { id: string; schedule: string | null; status: string; dispatch: string | null }[] }).jobs;
 }
+
+// The runs this file's ticks claimed (for every agent then due) run in the test that claimed them,
+// not by their start alarms during a later one (see settleClaimedRuns).
+afterEach(settleClaimedRuns);
 
 describe("a scheduled run held past its slot's grace window", () => {
 	it("with catch_up off, is not run when its paused agent resumes: cancelled saying why, its ledger row skipped, hooked as a cancelled job", async () => {

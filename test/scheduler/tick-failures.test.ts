@@ -1,7 +1,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
-import { createAgent, runsOf } from "../helpers/agents.ts";
+import { createAgent, runsOf, settleClaimedRuns } from "../helpers/agents.ts";
 import { call } from "../helpers/http.ts";
 import { fake } from "../helpers/outbound.ts";
 import { dayFromToday, tick } from "../helpers/ticks.ts";
@@ -23,9 +23,12 @@ function ahead(days: number): string {
 	return new Date(dayFromToday(days)).toISOString().slice(0, 10);
 }
 
-afterEach(() => {
+afterEach(async () => {
 	vi.restoreAllMocks();
 	vi.useRealTimers();
+	// The runs this file's ticks claimed (for every agent then due) run in the test that claimed them,
+	// on the real clock, not by their start alarms during a later one (see settleClaimedRuns).
+	await settleClaimedRuns();
 });
 
 describe("a tick that cannot reach an agent", () => {
