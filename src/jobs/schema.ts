@@ -89,6 +89,10 @@ export const PendingApprovalSchema = z.object({
 	tool_name: z.string(),
 	input: z.record(z.string(), z.unknown()),
 	requested_at: Timestamp,
+	expires_at: Timestamp.optional().openapi({
+		description:
+			"When the call counts as denied if no one decides it: its agent's approval_timeout after it was asked, or the job's timeout where that comes first (the job then fails `timeout`). Absent in records from before the field",
+	}),
 });
 export type PendingApproval = z.infer<typeof PendingApprovalSchema>;
 

@@ -285,14 +285,17 @@ describe("approvals", () => {
 		const requested = async (name: string, definition: Record<string, unknown>) => {
 			const { job } = await waitingJob(name, undefined, definition);
 			const line = (await outputOf(name, job.id)).find((l) => l.subtype === "approval_requested");
-			return { line, at: Date.parse(job.pending_approval!.requested_at), id: job.id };
+			return { line, at: Date.parse(job.pending_approval!.requested_at), expires: job.pending_approval!.expires_at, id: job.id };
 		};
 		const short = await requested("approve-wait-timeout", { timeout: "10m", approval_timeout: "24h" });
 		const until = /until (\S+), the job's timeout \(before its approval_timeout\)$/.exec(String(short.line?.content));
 		expect(until, String(short.line?.content)).not.toBeNull();
 		expect(Date.parse(until![1]!) - short.at).toBeLessThanOrEqual(600_000);
+		// The record says it too, for a reader of the job who has not its output.
+		expect(short.expires).toBe(until![1]);
 		const own = await requested("approve-wait-own", { timeout: "30m", approval_timeout: "5m" });
 		expect(own.line?.content).toBe(`tool create_ticket is waiting for approval until ${new Date(own.at + 300_000).toISOString()}`);
+		expect(own.expires).toBe(new Date(own.at + 300_000).toISOString());
 		// Ended here, not left to their alarms, set for those waits' ends (5 and 10 minutes on): an
 		// expiry would ask the model during whichever later test of this file is running then.
 		for (const [name, id] of [["approve-wait-timeout", short.id], ["approve-wait-own", own.id]] as const) {

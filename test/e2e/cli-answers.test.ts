@@ -129,6 +129,22 @@ describe("drover job", () => {
 		expect(other.stdout).not.toContain("rate limited");
 	});
 
+	it("says when a waiting approval expires, and nothing of it from an older server", async () => {
+		const asked = new Date(Date.now() - 120_000).toISOString();
+		const expires = new Date(Date.now() + 28 * 60_000 + 20_000).toISOString();
+		const waiting = (id: string, pending: Record<string, unknown>) =>
+			record({ id, status: "approval_pending", exit_reason: null, finished_at: null, duration_seconds: null, summary: null, pending_approval: { tool_use_id: "toolu_1", tool_name: "create_ticket", input: { title: "t" }, requested_at: asked, ...pending } });
+		const api = await fakeApi({
+			[`GET /v1/jobs/${JOB}`]: (_req, res) => json(res, 200, waiting(JOB, { expires_at: expires })),
+			"GET /v1/jobs/job-2026-01-01-zzzzzz": (_req, res) => json(res, 200, waiting("job-2026-01-01-zzzzzz", {})),
+		});
+		const r = await runCli(api.url, ["job", JOB]);
+		expect(r.status, r.stderr).toBe(0);
+		expect(r.stdout).toContain(`create_ticket {"title":"t"} (asked 2m ago, expires in 28m; drover approve|deny ${JOB} --call toolu_1)`);
+		const older = await runCli(api.url, ["job", "job-2026-01-01-zzzzzz"]);
+		expect(older.stdout).toContain(`(asked 2m ago; drover approve|deny job-2026-01-01-zzzzzz --call toolu_1)`);
+	});
+
 	it("leaves out an empty summary as it does a missing one", async () => {
 		const api = await fakeApi({ [`GET /v1/jobs/${JOB}`]: (_req, res) => json(res, 200, record({ summary: "" })) });
 		const r = await runCli(api.url, ["job", JOB]);

@@ -21,7 +21,7 @@ interface JobRecord {
 	status: string;
 	agent: string;
 	created_at: string;
-	pending_approval: { tool_use_id: string; tool_name: string; input: Record<string, unknown> } | null;
+	pending_approval: { tool_use_id: string; tool_name: string; input: Record<string, unknown>; expires_at?: string } | null;
 	error: { type: string; message: string } | null;
 }
 
@@ -532,6 +532,10 @@ describe("the dashboard", () => {
 		await page.locator("#job-status .badge", { hasText: "approval pending" }).waitFor(LIVE);
 		expect(await page.locator("#approval-tool").textContent()).toBe("create_ticket");
 		expect(JSON.parse(await page.locator("#approval-input").inputValue())).toEqual({ title: "Disk full" });
+		// When it counts as denied (here the job's 5-minute timeout, before its 30-minute approval_timeout).
+		const { expires_at } = (await getJob(job.id)).pending_approval!;
+		expect(await page.locator("#approval-requested").textContent()).toMatch(/^ \(asked .+; expires in [45] minutes\)$/);
+		expect(await page.locator("#approval-requested time").nth(1).getAttribute("datetime")).toBe(expires_at);
 		await page.locator("#job-log li.t-tool_use", { hasText: "create_ticket" }).waitFor(LIVE);
 		await shot(page, "job-approval");
 

@@ -52,7 +52,13 @@ export async function settleTools(deps: StepDeps, job: JobRecord, setup: JobSetu
 			const waiting = transition(job, "approval_pending", {
 				reason: `tool ${call.name} needs approval`,
 				at: new Date(deps.now()),
-				pending_approval: { tool_use_id: call.toolUseId, tool_name: call.name, input: call.input, requested_at: new Date(deps.now()).toISOString() },
+				pending_approval: {
+					tool_use_id: call.toolUseId,
+					tool_name: call.name,
+					input: call.input,
+					requested_at: new Date(deps.now()).toISOString(),
+					expires_at: new Date(Math.min(expires, setup.deadline)).toISOString(),
+				},
 			});
 			// Woken at the approval's expiry or the job's deadline, whichever comes first.
 			deps.sql.exec("UPDATE job_setup SET approval_expires_at = ?, next_step_at = ? WHERE job_id = ?", expires, Math.min(expires, setup.deadline), job.id);
