@@ -217,7 +217,9 @@ function num(v: unknown): number {
 export async function waitFor(ctx: Context, job: JobRecord): Promise<{ final: JobRecord; answer: string | null }> {
 	const jobId = job.id;
 	const progress = new Progress(ctx, jobId, job.status);
-	progress.render();
+	// A pending job has done nothing, so its zero counts are true; a job an idempotency key had
+	// started already (running, or ended) is shown once the stream has replayed what it did.
+	if (job.status === "pending") progress.render();
 	const { status: ended } = await followJob(ctx.client, jobId, {
 		onLine: (_n, body) => progress.line(body),
 		onStatus: (status) => progress.setStatus(status),

@@ -72,6 +72,26 @@ const cancelled = () =>
 		transitions: [{ from: "pending", to: "cancelled", at: "2026-01-01T00:00:00.500Z", reason: DEFINITION_CHANGED }],
 	});
 
+describe("--wait on a job an idempotency key already started", () => {
+	it("shows no progress of its own before the stream has replayed what the job did", async () => {
+		const answer = JSON.stringify({ type: "assistant", timestamp: "2026-01-01T00:00:01.000Z", content: "Went on.", usage: { input_tokens: 120, output_tokens: 30 } });
+		const api = await fakeApi({
+			"POST /v1/jobs/job-2025-12-31-source/continue": (_req, res) => json(res, 200, record()),
+			[`GET /v1/jobs/${JOB}/stream`]: (_req, res) => {
+				res.writeHead(200, { "content-type": "text/event-stream" });
+				res.end(`event: line\nid: 1\ndata: ${answer}\n\nevent: status\ndata: {"status":"completed","revision":3}\n\nevent: end\ndata: {"status":"completed"}\n\n`);
+			},
+			[`GET /v1/jobs/${JOB}`]: (_req, res) => json(res, 200, record()),
+		});
+		const r = await runCli(api.url, ["continue", "job-2025-12-31-source", "--prompt", "Go on.", "--idempotency-key", "k-1", "--wait"]);
+		expect(r.status, r.stderr).toBe(0);
+		expect(r.stderr).toContain(`drover: ${JOB} is the job idempotency key k-1 already started (completed); no new job was started`);
+		// Its first progress line counts what the stream replayed: none said 0 turns of a completed job.
+		expect(r.stderr).not.toContain("0 turns");
+		expect(r.stderr).toContain(`${JOB} completed · 1 turn · 120 in / 30 out tokens`);
+	});
+});
+
 describe("why a cancelled job was cancelled", () => {
 	it("continue --wait says it on its last line", async () => {
 		const api = await fakeApi({
