@@ -90,7 +90,6 @@ export async function decideApproval(control: JobControl, jobId: string, given: 
 	return resumed;
 }
 
-/** Why a decision for call `toolUseId` is refused while `pending` waits: which call waits, and what became of the named one. */
 /**
  * A job waiting for no approval: what became of the call named, so a caller retrying a decision
  * whose answer it lost learns whether its first try took effect (and whose did).
@@ -99,15 +98,17 @@ function notWaiting(sql: SqlStorage, job: JobRecord, toolUseId: string | undefin
 	const notice = `job ${job.id} is ${job.status}, not waiting for an approval`;
 	const named = toolUseId === undefined ? null : findToolCall(sql, job.id, toolUseId);
 	if (!named?.decision) return notice;
-	return `${notice}; ${named.name} (${toolUseId}) was already ${named.decision === "approve" ? "approved" : "denied"} by ${named.decidedBy ?? "an operator"}`;
+	return `${notice}; ${named.name} (${toolUseId}) ${alreadyDecided(named)}`;
 }
 
+const alreadyDecided = (call: { decision: "approve" | "deny" | null; decidedBy: string | null }): string =>
+	`was already ${call.decision === "approve" ? "approved" : "denied"} by ${call.decidedBy ?? "an operator"}`;
+
+/** Why a decision for call `toolUseId` is refused while `pending` waits: which call waits, and what became of the named one. */
 function otherCallWaiting(sql: SqlStorage, jobId: string, toolUseId: string, pending: NonNullable<JobRecord["pending_approval"]>): string {
 	const named = findToolCall(sql, jobId, toolUseId);
 	const waiting = `job ${jobId} is waiting on another tool call: ${pending.tool_name} (${pending.tool_use_id})`;
 	if (!named) return `${waiting}; it has no tool call ${toolUseId}. Nothing was decided: read the job and decide the call waiting now`;
-	const fate = named.decision
-		? `was already ${named.decision === "approve" ? "approved" : "denied"} by ${named.decidedBy ?? "an operator"}`
-		: `was not waiting for an approval (it is ${named.status})`;
+	const fate = named.decision ? alreadyDecided(named) : `was not waiting for an approval (it is ${named.status})`;
 	return `${waiting}; ${named.name} (${toolUseId}) ${fate}. Nothing was decided: read the job and decide the call waiting now`;
 }
