@@ -21,6 +21,7 @@ interface ApproveOptions {
 	input?: string;
 	call?: string;
 	allowDefinitionChange?: boolean;
+	reason?: string;
 	json?: boolean;
 }
 
@@ -67,6 +68,7 @@ export function registerActions(program: Command): void {
 		.description("deny the tool call a job is waiting on; the model is told and the job goes on")
 		.argument("<id>", "job id", jobIdArg)
 		.option("--call <tool_use_id>", callHelp(false))
+		.option("-r, --reason <reason>", "why, told the model with the refusal so it can do otherwise")
 		.option("--json", "print the API's JSON")
 		.action(act((ctx, id: string, opts: ApproveOptions) => decide(ctx, id, "deny", opts)));
 
@@ -178,6 +180,7 @@ async function decide(ctx: Context, id: string, decision: "approve" | "deny", op
 	const body: Record<string, unknown> = { decision, tool_use_id: call.id };
 	if (toolInput !== undefined) body.tool_input = toolInput;
 	if (opts.allowDefinitionChange) body.allow_definition_change = true;
+	if (opts.reason !== undefined) body.reason = opts.reason;
 	const answer = await ctx.client.json(`${jobPath(id)}/approval`, shapes.job, { method: "POST", body });
 	const job = printableDeep(answer);
 	if (opts.json) ctx.json(answer);

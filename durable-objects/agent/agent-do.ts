@@ -784,9 +784,10 @@ export class AgentDO extends DurableObject<Env> {
 		by: string,
 		allowDefinitionChange = false,
 		toolUseId?: string,
+		reason?: string,
 	): Promise<JobRecord | Refusal> {
 		this.revive();
-		return decideApproval(this.control, jobId, { decision, toolInput, by, allowDefinitionChange, toolUseId });
+		return decideApproval(this.control, jobId, { decision, toolInput, by, allowDefinitionChange, toolUseId, reason });
 	}
 
 	/** A new job continuing a finished job's session, or forking a new session from it. */

@@ -1,6 +1,7 @@
 import { InvalidToolSchemaError, toolInputProblems } from "../../src/agent/tools/input-check.ts";
 import type { JobRecord } from "../../src/jobs/model.ts";
 import { log } from "../../src/log.ts";
+import { redact } from "../../src/security/redact.ts";
 import { refuse, type Refusal } from "../../src/shared/refusal.ts";
 import type { JobControl } from "./cancel.ts";
 import { getJob } from "./jobs.ts";
@@ -15,6 +16,8 @@ export interface Decision {
 	by: string;
 	allowDefinitionChange: boolean;
 	toolUseId: string | undefined;
+	/** A deny's reason, told the model (screened and redacted at the API). */
+	reason?: string | undefined;
 }
 
 /**
@@ -25,6 +28,8 @@ export interface Decision {
 export async function decideApproval(control: JobControl, jobId: string, given: Decision): Promise<JobRecord | Refusal> {
 	const { sql, passes, hub } = control;
 	const { decision, toolInput, by, allowDefinitionChange, toolUseId } = given;
+	// Stored and told the model redacted, as a continue's prompt is.
+	const reason = decision === "deny" && given.reason !== undefined ? redact(given.reason) : undefined;
 	// The agent's revision now, digested (async) before the checks and writes below, which yield nowhere.
 	const state = readState(sql);
 	const agent = state && currentDefinition(state);
@@ -69,9 +74,9 @@ export async function decideApproval(control: JobControl, jobId: string, given: 
 			return refuse(400, `tool_input does not match ${pending.tool_name}'s input_schema: ${said}`, problems);
 		}
 	}
-	decideToolCall(sql, jobId, pending.tool_use_id, decision, by, edited);
-	const verdict = `${pending.tool_name} ${decision === "approve" ? "approved" : "denied"} by ${by}${edited ? " with edited input" : ""}`;
-	const resumed = resumeFromApproval(sql, job, { toolUseId: pending.tool_use_id, decision, by, verdict, input: edited }, verdict, Date.now());
+	decideToolCall(sql, jobId, pending.tool_use_id, decision, by, edited, reason);
+	const verdict = `${pending.tool_name} ${decision === "approve" ? "approved" : "denied"} by ${by}${edited ? " with edited input" : ""}${reason ? `: ${reason}` : ""}`;
+	const resumed = resumeFromApproval(sql, job, { toolUseId: pending.tool_use_id, decision, by, verdict, input: edited, reason }, verdict, Date.now());
 	const armed = passes.alarmWithWrite(alarm);
 	log.info("job.approval_decided", {
 		agent: job.agent,

@@ -536,4 +536,13 @@ export const AGENT_MIGRATIONS: readonly SqlMigration[] = [
 			ALTER TABLE job_setup ADD COLUMN unbilled_tries INTEGER NOT NULL DEFAULT 0;
 		`,
 	},
+	{
+		version: 34,
+		name: "tool_calls_decision_reason",
+		sql: `
+			-- Why an operator denied a call, in their words: the model is told it with the refusal, so
+			-- it can do otherwise rather than guess (or ask for the same call again).
+			ALTER TABLE tool_calls ADD COLUMN decision_reason TEXT;
+		`,
+	},
 ];

@@ -5,11 +5,11 @@ import { BadRequestError } from "../errors.ts";
  * Scans text a caller hands the model: strict for a bare prompt, looser for injected data (where
  * invisible characters are stripped rather than refused). A refusal is a 400 saying why.
  */
-export function screenPrompt(text: string, tier: "strict" | "data"): string {
+export function screenPrompt(text: string, tier: "strict" | "data", field: string = tier === "strict" ? "prompt" : "(body)"): string {
 	const result = scanPrompt(text, tier);
 	if (!result.ok) {
-		throw new BadRequestError(`prompt refused by the injection scan: ${result.reason}`, {
-			issues: [{ path: tier === "strict" ? "prompt" : "(body)", message: result.reason }],
+		throw new BadRequestError(`${field === "(body)" ? "prompt" : field} refused by the injection scan: ${result.reason}`, {
+			issues: [{ path: field, message: result.reason }],
 		});
 	}
 	return result.text;

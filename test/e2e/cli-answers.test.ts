@@ -234,10 +234,13 @@ describe("approve and deny name the tool call they decide", () => {
 		expect(approved.stdout).toBe(`approved the create_ticket call toolu_first of ${JOB}; it is running\n`);
 		const denied = await runCli(api.url, ["deny", JOB]);
 		expect(denied.status, denied.stderr).toBe(0);
+		const why = await runCli(api.url, ["deny", JOB, "--reason", "File it in the storage queue."]);
+		expect(why.status, why.stderr).toBe(0);
 		const posts = api.seen.filter((r) => r.route.startsWith("POST "));
 		expect(posts.map((r) => JSON.parse(r.body))).toEqual([
 			{ decision: "approve", tool_use_id: "toolu_first" },
 			{ decision: "deny", tool_use_id: "toolu_first" },
+			{ decision: "deny", tool_use_id: "toolu_first", reason: "File it in the storage queue." },
 		]);
 	});
 

@@ -589,7 +589,7 @@ describe("the dashboard", () => {
 		const forkId = new URL(page.url()).pathname.split("/").at(-1)!;
 		await page.locator("#job-facts dd a", { hasText: job.id }).waitFor(LIVE);
 		await page.locator("#job-status .badge", { hasText: "approval pending" }).waitFor(LIVE);
-		// Deny asks first, in a dialog with no field: Cancel sends nothing, and the call still waits.
+		// Deny asks first, in a dialog with an optional reason: Cancel sends nothing, and the call still waits.
 		const denials: unknown[] = [];
 		page.on("request", (r) => {
 			if (r.method() === "POST" && r.url().endsWith(`/v1/jobs/${forkId}/approval`)) denials.push(r.postDataJSON());
@@ -598,7 +598,7 @@ describe("the dashboard", () => {
 		await page.locator("#approval-deny").click();
 		await deny.waitFor();
 		expect(await deny.textContent()).toContain("the model is told it was refused");
-		expect(await deny.getByRole("textbox").count()).toBe(0);
+		expect(await deny.getByLabel("Reason (optional)").inputValue()).toBe("");
 		await deny.getByRole("button", { name: "Cancel" }).click();
 		await deny.waitFor({ state: "hidden" });
 		expect(denials).toEqual([]);
@@ -606,15 +606,17 @@ describe("the dashboard", () => {
 		expect(waiting.status).toBe("approval_pending");
 		const forkCall = waiting.pending_approval!.tool_use_id;
 		await page.locator("#approval-deny").click();
+		await deny.getByLabel("Reason (optional)").fill("Tickets go to the storage queue.");
 		const [denial] = await Promise.all([
 			page.waitForRequest((r) => r.url().endsWith(`/v1/jobs/${forkId}/approval`)),
 			deny.getByRole("button", { name: "Deny", exact: true }).click(),
 		]);
-		expect(denial.postDataJSON()).toEqual({ decision: "deny", tool_use_id: forkCall });
+		expect(denial.postDataJSON()).toEqual({ decision: "deny", tool_use_id: forkCall, reason: "Tickets go to the storage queue." });
 		await deny.waitFor({ state: "hidden" });
 		await page.locator("#notice", { hasText: "Denied" }).waitFor(LIVE);
 		await page.locator("#job-status .badge", { hasText: "completed" }).waitFor(LIVE);
-		await page.locator("#job-log li.t-tool_result").waitFor(LIVE);
+		// The model was told why, as the log shows.
+		await page.locator("#job-log li.t-tool_result", { hasText: "the reason given: Tickets go to the storage queue." }).waitFor(LIVE);
 		await page.close();
 	});
 

@@ -13,6 +13,8 @@ export interface ApprovalDecision {
 	verdict: string;
 	/** Approved with edited input: the input sent in place of the model's. */
 	input?: Record<string, unknown> | undefined;
+	/** A deny's reason, told the model with the refusal. */
+	reason?: string | undefined;
 }
 
 /**
@@ -24,8 +26,13 @@ export function resumeFromApproval(sql: SqlStorage, job: JobRecord, decided: App
 	// The output keeps what was decided and, when edited, the input that was sent in place of the
 	// model's tool_use line above: an audit of the call reads it here, not only in the tool's logs.
 	if (decided) {
-		const { toolUseId, decision, by, verdict, input } = decided;
-		appendLines(sql, job.id, [{ type: "system", subtype: "approval_decided", content: verdict, tool_use_id: toolUseId, decision, by, ...(input ? { tool_input: redactDeep(input) } : {}) }], now);
+		const { toolUseId, decision, by, verdict, input, reason } = decided;
+		appendLines(
+			sql,
+			job.id,
+			[{ type: "system", subtype: "approval_decided", content: verdict, tool_use_id: toolUseId, decision, by, ...(input ? { tool_input: redactDeep(input) } : {}), ...(reason ? { reason } : {}) }],
+			now,
+		);
 	}
 	const resumed = transition(job, "running", { reason, at: new Date(now) });
 	sql.exec("UPDATE job_setup SET approval_expires_at = NULL, next_step_at = ? WHERE job_id = ?", now, job.id);

@@ -155,6 +155,8 @@ export interface ToolCall {
 	status: ToolCallStatus;
 	decision: "approve" | "deny" | null;
 	decidedBy: string | null;
+	/** A deny's reason, as its decider gave it; null without one. */
+	decisionReason: string | null;
 	/** The result's first MODEL_TOOL_RESULT_CHARS + 1 characters: all the model is ever sent of it. */
 	result: string | null;
 	/** The whole result's length, in characters. */
@@ -173,6 +175,7 @@ interface ToolCallRow {
 	status: string;
 	decision: string | null;
 	decided_by: string | null;
+	decision_reason: string | null;
 	result: string | null;
 	result_length: number | null;
 	is_error: number | null;
@@ -190,6 +193,7 @@ function toToolCall(r: ToolCallRow): ToolCall {
 		status: r.status as ToolCallStatus,
 		decision: r.decision as ToolCall["decision"],
 		decidedBy: r.decided_by,
+		decisionReason: r.decision_reason,
 		result: r.result,
 		resultLength: r.result_length ?? 0,
 		isError: r.is_error === 1,
@@ -200,7 +204,7 @@ function toToolCall(r: ToolCallRow): ToolCall {
 
 // The result's head only (its first ? characters, bound first): a result can be a megabyte.
 const TOOL_CALL_COLUMNS =
-	"tool_use_id, seq, name, input, status, decision, decided_by, substr(result, 1, ?) AS result, coalesce(result_chars, length(result)) AS result_length, is_error, started_at, finished_at";
+	"tool_use_id, seq, name, input, status, decision, decided_by, decision_reason, substr(result, 1, ?) AS result, coalesce(result_chars, length(result)) AS result_length, is_error, started_at, finished_at";
 
 /**
  * The tool calls of the job's latest assistant turn (seq = that message's seq). A result can be a
@@ -282,9 +286,17 @@ export function markToolCall(
 	);
 }
 
-export function decideToolCall(sql: SqlStorage, jobId: string, toolUseId: string, decision: "approve" | "deny", by: string, input?: Record<string, unknown>): void {
+export function decideToolCall(
+	sql: SqlStorage,
+	jobId: string,
+	toolUseId: string,
+	decision: "approve" | "deny",
+	by: string,
+	input?: Record<string, unknown>,
+	reason?: string,
+): void {
 	if (input) sql.exec("UPDATE tool_calls SET input = ? WHERE job_id = ? AND tool_use_id = ?", JSON.stringify(input), jobId, toolUseId);
-	sql.exec("UPDATE tool_calls SET decision = ?, decided_by = ? WHERE job_id = ? AND tool_use_id = ?", decision, by, jobId, toolUseId);
+	sql.exec("UPDATE tool_calls SET decision = ?, decided_by = ?, decision_reason = ? WHERE job_id = ? AND tool_use_id = ?", decision, by, reason ?? null, jobId, toolUseId);
 }
 
 /** The calls that ran (or began to): what max_tool_calls counts, and a job's tally. */

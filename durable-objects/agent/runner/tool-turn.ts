@@ -70,7 +70,7 @@ export async function settleTools(deps: StepDeps, job: JobRecord, setup: JobSetu
 			return "wait";
 		}
 		if (call.decision === "deny") {
-			const reason = `denied by ${call.decidedBy ?? "an operator"}: the tool call was not executed`;
+			const reason = `denied by ${call.decidedBy ?? "an operator"}: the tool call was not executed${call.decisionReason ? `; the reason given: ${call.decisionReason}` : ""}`;
 			markToolCall(deps.sql, job.id, call.toolUseId, { status: "denied", result: reason, isError: true, at: deps.now() });
 			out(deps, job.id, { type: "tool_result", tool_use_id: call.toolUseId, success: false, error: reason });
 			continue;

@@ -104,6 +104,9 @@ const JOB_TYPES = [JSON_TYPE, "application/yaml", "application/x-yaml", "text/ya
 
 const jobResponse = (description: string) => ({ description, content: { "application/json": { schema: JobRecordSchema } } });
 
+/** A deny's reason is a sentence or two for the model, not a prompt. */
+const MAX_DENY_REASON_CHARS = 2000;
+
 const CancelBody = z
 	.strictObject({
 		reason: z.string().max(500).optional().openapi({ description: "Recorded in the job's transitions" }),
@@ -137,8 +140,17 @@ const ApprovalBody = z
 			.boolean()
 			.default(false)
 			.openapi({ description: "Approve even if the agent's definition changed since the job started (else 409, as for continue and fork)" }),
+		reason: z
+			.string()
+			.max(MAX_DENY_REASON_CHARS)
+			.regex(NOT_BLANK, "must not be empty or only whitespace: leave it out to deny without one")
+			.optional()
+			.openapi({
+				description: `A deny's reason, up to ${MAX_DENY_REASON_CHARS} characters: the model is told it with the refusal (its tool result reads \`denied by <who>: the tool call was not executed; the reason given: <reason>\`), so it can do otherwise; screened as a prompt is, and kept in the job's transitions and output`,
+			}),
 	})
 	.refine((b) => b.decision === "approve" || b.tool_input === undefined, { message: "tool_input goes only with approve", path: ["tool_input"] })
+	.refine((b) => b.decision === "deny" || b.reason === undefined, { message: "reason goes only with deny (an approve's edit is tool_input)", path: ["reason"] })
 	.refine((b) => b.tool_input === undefined || b.tool_use_id !== undefined, { message: "tool_input needs tool_use_id, the call it edits", path: ["tool_use_id"] })
 	.openapi("ApprovalRequest");
 const FollowUpPrompt = z
@@ -245,7 +257,8 @@ export const jobApi = createApi()
 			const { id } = c.req.valid("param");
 			const agent = await ownerOf(c.env, id);
 			const body = c.req.valid("json");
-			return c.json(unwrap(await agentRpc(c.env, agent).decide(id, body.decision, body.tool_input, c.var.principal.name, body.allow_definition_change, body.tool_use_id)), 200);
+			const reason = body.reason === undefined ? undefined : screenPrompt(body.reason, "strict", "reason");
+			return c.json(unwrap(await agentRpc(c.env, agent).decide(id, body.decision, body.tool_input, c.var.principal.name, body.allow_definition_change, body.tool_use_id, reason)), 200);
 		},
 	)
 	.openapi(

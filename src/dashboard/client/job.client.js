@@ -229,10 +229,11 @@ async function jobView(signal) {
 	$("#approval-deny").onclick = (/** @type {Click} */ e) => act(e.currentTarget, () => ask({
 		title: "Deny the call to " + tool(),
 		text: "The call is not made, and the model is told it was refused.",
+		field: { label: "Reason (optional)", hint: "Told the model with the refusal, so it can do otherwise.", maxLength: 2000 },
 		submit: "Deny",
 		danger: true,
-		run: async () => {
-			render(await post(path + "/approval", { decision: "deny", tool_use_id: shownCall() }));
+		run: async (text) => {
+			render(await post(path + "/approval", { decision: "deny", tool_use_id: shownCall(), ...(text ? { reason: text } : {}) }));
 		},
 	}), "Denied");
 
