@@ -203,7 +203,7 @@ function describeJob(ctx: Context, record: JobRecord): string {
 		.filter(Boolean)
 		.join(", ");
 	const approval = job.pending_approval
-		? `${job.pending_approval.tool_name} ${printable(JSON.stringify(record.pending_approval!.input))} (asked ${relTime(job.pending_approval.requested_at, now)}${job.pending_approval.expires_at ? `, expires ${relTime(job.pending_approval.expires_at, now)}` : ""}; drover approve|deny ${job.id} --call ${printable(job.pending_approval.tool_use_id)})`
+		? `${job.pending_approval.tool_name} ${printable(JSON.stringify(record.pending_approval!.input))} (asked ${relTime(job.pending_approval.requested_at, now)}${job.pending_approval.expires_at ? `, ${Date.parse(job.pending_approval.expires_at) > now ? "expires" : "expired"} ${relTime(job.pending_approval.expires_at, now)}` : ""}; drover approve|deny ${job.id} --call ${printable(job.pending_approval.tool_use_id)})`
 		: null;
 	const head = fields(
 		[

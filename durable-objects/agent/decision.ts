@@ -101,9 +101,10 @@ export async function decideApproval(control: JobControl, jobId: string, given: 
  */
 function notWaiting(sql: SqlStorage, job: JobRecord, toolUseId: string | undefined): string {
 	const notice = `job ${job.id} is ${job.status}, not waiting for an approval`;
-	const named = toolUseId === undefined ? null : findToolCall(sql, job.id, toolUseId);
-	if (!named?.decision) return notice;
-	return `${notice}; ${named.name} (${toolUseId}) ${alreadyDecided(named)}`;
+	if (toolUseId === undefined) return notice;
+	const named = findToolCall(sql, job.id, toolUseId);
+	if (!named) return `${notice}; it has no tool call ${toolUseId}`;
+	return `${notice}; ${named.name} (${toolUseId}) ${named.decision ? alreadyDecided(named) : `was not decided (it is ${named.status})`}`;
 }
 
 const alreadyDecided = (call: { decision: "approve" | "deny" | null; decidedBy: string | null }): string =>

@@ -594,6 +594,8 @@ describe("approvals", () => {
 		const late = await post(`/v1/jobs/${job.id}/approval`, { decision: "deny", tool_use_id: second.tool_use_id });
 		expect(late.status).toBe(409);
 		expect((await errorOf(late)).message).toBe(`job ${job.id} is completed, not waiting for an approval; create_ticket (${second.tool_use_id}) was already denied by operator`);
+		const stranger = await post(`/v1/jobs/${job.id}/approval`, { decision: "deny", tool_use_id: "toolu_nope" });
+		expect((await errorOf(stranger)).message).toBe(`job ${job.id} is completed, not waiting for an approval; it has no tool call toolu_nope`);
 	});
 
 	it("refuses a decision for the first of two gated calls in one turn once the second waits", async () => {

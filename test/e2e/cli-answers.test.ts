@@ -163,6 +163,9 @@ describe("drover job", () => {
 		expect(r.stdout).toContain(`create_ticket {"title":"t"} (asked 2m ago, expires in 28m; drover approve|deny ${JOB} --call toolu_1)`);
 		const older = await runCli(api.url, ["job", "job-2026-01-01-zzzzzz"]);
 		expect(older.stdout).toContain(`(asked 2m ago; drover approve|deny job-2026-01-01-zzzzzz --call toolu_1)`);
+		// Past, before the alarm that records the expiry has run: said in the past tense.
+		const late = await fakeApi({ [`GET /v1/jobs/${JOB}`]: (_req, res) => json(res, 200, waiting(JOB, { expires_at: new Date(Date.now() - 65_000).toISOString() })) });
+		expect((await runCli(late.url, ["job", JOB])).stdout).toContain("(asked 2m ago, expired 1m ago;");
 	});
 
 	it("leaves out an empty summary as it does a missing one", async () => {
