@@ -48,6 +48,14 @@ async function notepad(ctx: Context, agent: string, action: string, typed: strin
 	if (opts.ifValue !== undefined && action !== "set" && action !== "delete") throw usage("--if-value is for notepad set and delete");
 	if (opts.ifUnset && opts.ifValue !== undefined) throw usage("--if-unset and --if-value cannot both hold: give one");
 	const condition: Record<string, string> = opts.ifUnset ? { "if-none-match": "*" } : opts.ifValue !== undefined ? { "if-match": versionOf(opts.ifValue) } : {};
+	// The API's 412 names versions (digests of values); --if-value was given a value, so it is said in those terms.
+	const saidOfValue = (err: unknown): never => {
+		if (opts.ifValue !== undefined && err instanceof ApiError && err.status === 412) {
+			const holds = /is not set/.test(err.message) ? "it is not set" : "it holds another";
+			throw new CliError(printable(`notepad key ${key} of ${agent} does not hold the value given to --if-value (${holds}); nothing was changed`), err.exitCode, `drover notepad ${shellWord(agent)} get ${shellWord(key!)} shows what it holds`);
+		}
+		throw err;
+	};
 	switch (action) {
 		case "list": {
 			const notes = await ctx.client.json(base, shapes.notepad);
@@ -73,14 +81,14 @@ async function notepad(ctx: Context, agent: string, action: string, typed: strin
 		}
 		case "set": {
 			const text = value === "-" ? withoutFinalNewline(await readStdin()) : value!;
-			const notes = await ctx.client.json(`${base}/${encodeURIComponent(key!)}`, shapes.notepadWith(key!), { method: "PUT", body: { value: text }, headers: condition });
+			const notes = await ctx.client.json(`${base}/${encodeURIComponent(key!)}`, shapes.notepadWith(key!), { method: "PUT", body: { value: text }, headers: condition }).catch(saidOfValue);
 			saidSet(ctx, agent, key!, text, notes, opts);
 			return 0;
 		}
 		case "edit":
 			return editNote(ctx, agent, key!, opts);
 		default: {
-			const result = await ctx.client.json(`${base}/${encodeURIComponent(key!)}`, shapes.deleted, { method: "DELETE", headers: condition });
+			const result = await ctx.client.json(`${base}/${encodeURIComponent(key!)}`, shapes.deleted, { method: "DELETE", headers: condition }).catch(saidOfValue);
 			if (opts.json) ctx.json(result);
 			else ctx.out(printable(`deleted ${key} from ${agent}'s notepad`));
 			return 0;
