@@ -51,8 +51,9 @@ async function notepad(ctx: Context, agent: string, action: string, typed: strin
 	// The API's 412 names versions (digests of values); --if-value was given a value, so it is said in those terms.
 	const saidOfValue = (err: unknown): never => {
 		if (opts.ifValue !== undefined && err instanceof ApiError && err.status === 412) {
-			const holds = /is not set/.test(err.message) ? "it is not set" : "it holds another";
-			throw new CliError(printable(`notepad key ${key} of ${agent} does not hold the value given to --if-value (${holds}); nothing was changed`), err.exitCode, `drover notepad ${shellWord(agent)} get ${shellWord(key!)} shows what it holds`);
+			// (The API's message quotes the key, which may hold any words: its fixed tail is what is read.)
+			const holds = err.message.endsWith(" is not set (If-Match names a version of it); nothing was changed") ? "it is not set" : "it holds another";
+			throw new CliError(printable(`notepad key ${JSON.stringify(key)} of ${agent} does not hold the value given to --if-value (${holds}); nothing was changed`), err.exitCode, `drover notepad ${shellWord(agent)} get ${shellWord(key!)} shows what it holds`);
 		}
 		throw err;
 	};

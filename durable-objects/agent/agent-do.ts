@@ -784,10 +784,15 @@ export class AgentDO extends DurableObject<Env> {
 		by: string,
 		allowDefinitionChange = false,
 		toolUseId?: string,
-		reason?: string,
 	): Promise<JobRecord | Refusal> {
 		this.revive();
-		return decideApproval(this.control, jobId, { decision, toolInput, by, allowDefinitionChange, toolUseId, reason });
+		return decideApproval(this.control, jobId, { decision, toolInput, by, allowDefinitionChange, toolUseId });
+	}
+
+	/** A deny with its reason, told the model: a method of its own, which an object of the release before lacks. */
+	async denyWithReason(jobId: string, reason: string, by: string, toolUseId?: string): Promise<JobRecord | Refusal> {
+		this.revive();
+		return decideApproval(this.control, jobId, { decision: "deny", toolInput: undefined, by, allowDefinitionChange: false, toolUseId, reason });
 	}
 
 	/** A new job continuing a finished job's session, or forking a new session from it. */

@@ -27,6 +27,7 @@ export type AgentRpc = Pick<
 	| "toolCalls"
 	| "cancel"
 	| "decide"
+	| "denyWithReason"
 	| "followUp"
 	| "followUpOnce"
 	| "notepad"

@@ -2,6 +2,10 @@ import { InvalidToolSchemaError, toolInputProblems } from "../../src/agent/tools
 import type { JobRecord } from "../../src/jobs/model.ts";
 import { log } from "../../src/log.ts";
 import { redact } from "../../src/security/redact.ts";
+import { clip } from "../../src/shared/clip.ts";
+
+/** A decision's line in the job's transitions: a cancel's reason (500 characters at most) with room for the tool's and decider's names. */
+const TRANSITION_REASON_CHARS = 600;
 import { refuse, type Refusal } from "../../src/shared/refusal.ts";
 import type { JobControl } from "./cancel.ts";
 import { getJob } from "./jobs.ts";
@@ -76,7 +80,9 @@ export async function decideApproval(control: JobControl, jobId: string, given: 
 	}
 	decideToolCall(sql, jobId, pending.tool_use_id, decision, by, edited, reason);
 	const verdict = `${pending.tool_name} ${decision === "approve" ? "approved" : "denied"} by ${by}${edited ? " with edited input" : ""}${reason ? `: ${reason}` : ""}`;
-	const resumed = resumeFromApproval(sql, job, { toolUseId: pending.tool_use_id, decision, by, verdict, input: edited, reason }, verdict, Date.now());
+	// The transition's copy is cut (the record goes whole to every hook, and in every read of the job);
+	// the output line and the model's tool result keep it whole.
+	const resumed = resumeFromApproval(sql, job, { toolUseId: pending.tool_use_id, decision, by, verdict, input: edited, reason }, clip(verdict, TRANSITION_REASON_CHARS), Date.now());
 	const armed = passes.alarmWithWrite(alarm);
 	log.info("job.approval_decided", {
 		agent: job.agent,

@@ -1111,7 +1111,7 @@ describe("notepad set and delete on a condition: --if-value, --if-unset", () => 
 		const stale = await drover(["notepad", agent, "set", "lock", "job 3", "--if-value", "job 2"]);
 		expect(stale.status).toBe(1);
 		// Said of the value given, not of the versions the API compares (digests of values).
-		expect(stale.stderr).toContain(`drover: notepad key lock of ${agent} does not hold the value given to --if-value (it holds another); nothing was changed\n`);
+		expect(stale.stderr).toContain(`drover: notepad key "lock" of ${agent} does not hold the value given to --if-value (it holds another); nothing was changed\n`);
 		expect(stale.stderr).toContain(`drover: hint: drover notepad ${agent} get lock shows what it holds\n`);
 		expect(stale.stderr).not.toContain("version");
 		expect(await notes()).toEqual({ lock: "job 1" });
@@ -1121,7 +1121,7 @@ describe("notepad set and delete on a condition: --if-value, --if-unset", () => 
 		expect((await drover(["notepad", agent, "delete", "lock", "--if-value", "job 3"])).status).toBe(0);
 		expect(await notes()).toEqual({});
 		const unset = await drover(["notepad", agent, "set", "lock", "job 4", "--if-value", "job 3"]);
-		expect([unset.status, unset.stderr.split("\n")[0]]).toEqual([1, `drover: notepad key lock of ${agent} does not hold the value given to --if-value (it is not set); nothing was changed`]);
+		expect([unset.status, unset.stderr.split("\n")[0]]).toEqual([1, `drover: notepad key "lock" of ${agent} does not hold the value given to --if-value (it is not set); nothing was changed`]);
 		for (const args of [["get", "lock", "--if-unset"], ["list", "--if-value", "x"], ["set", "lock", "x", "--if-unset", "--if-value", "y"]]) {
 			const refused = await drover(["notepad", agent, ...args]);
 			expect(refused.status, args.join(" ")).toBe(2);

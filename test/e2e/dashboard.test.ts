@@ -599,6 +599,7 @@ describe("the dashboard", () => {
 		await deny.waitFor();
 		expect(await deny.textContent()).toContain("the model is told it was refused");
 		expect(await deny.getByLabel("Reason (optional)").inputValue()).toBe("");
+		expect(await deny.textContent()).toMatch(/Enter denies\./);
 		await deny.getByRole("button", { name: "Cancel" }).click();
 		await deny.waitFor({ state: "hidden" });
 		expect(denials).toEqual([]);

@@ -142,8 +142,10 @@ const ApprovalBody = z
 			.openapi({ description: "Approve even if the agent's definition changed since the job started (else 409, as for continue and fork)" }),
 		reason: z
 			.string()
-			.max(MAX_DENY_REASON_CHARS)
+			.max(MAX_DENY_REASON_CHARS, `must be at most ${MAX_DENY_REASON_CHARS.toLocaleString("en-US")} characters`)
 			.regex(NOT_BLANK, "must not be empty or only whitespace: leave it out to deny without one")
+			// SQLite's substr, which reads the head of a call's result the model is sent, stops at a NUL.
+			.regex(/^[^\u0000-\u0008\u000b-\u001f\u007f-\u009f]*$/, "must not hold control characters (tab and newline aside)")
 			.optional()
 			.openapi({
 				description: `A deny's reason, up to ${MAX_DENY_REASON_CHARS} characters: the model is told it with the refusal (its tool result reads \`denied by <who>: the tool call was not executed; the reason given: <reason>\`), so it can do otherwise; screened as a prompt is, and kept in the job's transitions and output`,
@@ -257,8 +259,12 @@ export const jobApi = createApi()
 			const { id } = c.req.valid("param");
 			const agent = await ownerOf(c.env, id);
 			const body = c.req.valid("json");
-			const reason = body.reason === undefined ? undefined : screenPrompt(body.reason, "strict", "reason");
-			return c.json(unwrap(await agentRpc(c.env, agent).decide(id, body.decision, body.tool_input, c.var.principal.name, body.allow_definition_change, body.tool_use_id, reason)), 200);
+			const rpc = agentRpc(c.env, agent);
+			const by = c.var.principal.name;
+			// A reason goes by a method of its own: an object still on the release before (a deploy's
+			// first minutes) lacks it and refuses, where its decide would deny without telling the model why.
+			if (body.reason !== undefined) return c.json(unwrap(await rpc.denyWithReason(id, screenPrompt(body.reason, "strict", "reason"), by, body.tool_use_id)), 200);
+			return c.json(unwrap(await rpc.decide(id, body.decision, body.tool_input, by, body.allow_definition_change, body.tool_use_id)), 200);
 		},
 	)
 	.openapi(

@@ -2,6 +2,8 @@
 // ── dialogs: an action asked first in the page, with a prompt or a reason to give, or none ──
 let dialogCount = 0;
 const MAC = /Mac|iPhone|iPad/.test(navigator.userAgent);
+/** "run" → "runs", "deny" → "denies": the verb a dialog's button names, said of Ctrl+Enter. @param {string} verb */
+const thirdPerson = (verb) => (/[^aeiou]y$/.test(verb) ? verb.slice(0, -1) + "ies" : /(s|sh|ch|x|z)$/.test(verb) ? verb + "es" : verb + "s");
 /**
  * Opens a modal <dialog> saying what o.run will do, with its text field if it has one (o.field: a
  * multi-line prompt, or a one-line reason; without one, it is a confirmation), the primary button
@@ -38,7 +40,7 @@ function ask(o) {
 			h("label", { for: field.id, text: f.label }),
 			field,
 			// (Enter in a one-line field goes without saying.)
-			h("p", { id: id + "-hint", class: "hint" }, f.hint, oneLine ? null : [" ", h("kbd", { text: keys }), " " + o.submit.toLowerCase() + "s."]),
+			h("p", { id: id + "-hint", class: "hint" }, f.hint, oneLine ? null : [" ", h("kbd", { text: keys }), " " + thirdPerson(o.submit.toLowerCase()) + "."]),
 		] : null,
 		c && checkbox ? h("div", { class: "check" },
 			h("label", null, checkbox, " " + c.label),

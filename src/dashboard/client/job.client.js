@@ -229,7 +229,7 @@ async function jobView(signal) {
 	$("#approval-deny").onclick = (/** @type {Click} */ e) => act(e.currentTarget, () => ask({
 		title: "Deny the call to " + tool(),
 		text: "The call is not made, and the model is told it was refused.",
-		field: { label: "Reason (optional)", hint: "Told the model with the refusal, so it can do otherwise.", maxLength: 2000 },
+		field: { label: "Reason (optional)", hint: "Told the model with the refusal, so it can do otherwise." },
 		submit: "Deny",
 		danger: true,
 		run: async (text) => {
