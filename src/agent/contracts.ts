@@ -22,6 +22,11 @@ export interface ModelRequest {
 	max_tokens: number;
 	/** Aborts the in-flight request (cancel, timeout). */
 	signal?: AbortSignal;
+	/**
+	 * At most this many billed answers (max_requests' rest): a refusal that uses the last is the
+	 * answer, not followed by a fallback, which would be a billed request past the limit.
+	 */
+	maxBilled?: number;
 }
 
 export interface ModelResponse {

@@ -474,7 +474,8 @@ export function createModelClient(env: ProviderEnv, options: ModelClientOptions 
 					// A safety classifier's refusal is a normal answer, billed; another Claude model usually
 					// answers the same request, so it goes on, unchanged, to the next fallback. The last
 					// model's refusal is the answer.
-					if (message.stop_reason === "refusal" && model !== request.models.at(-1)) {
+					const billedLeft = request.maxBilled === undefined ? Infinity : request.maxBilled - attempts.filter((a) => a.status === "refusal").length - 1;
+					if (message.stop_reason === "refusal" && model !== request.models.at(-1) && billedLeft > 0) {
 						attempts.push({ model, key, status: "refusal", waited_ms: waited, at: now(), usage: message.usage, ...(read.requestId ? { request_id: read.requestId } : {}) });
 						break;
 					}

@@ -182,6 +182,25 @@ describe("the model provider failing", () => {
 		expect(lines.find((l) => l.subtype === "fallback")).toMatchObject({ model: "claude-haiku-5-5" });
 	});
 
+	it("sends a refused request to no fallback once max_requests is used: the job fails at the limit, one request billed", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ stop_reason: "refusal", text: "I can" });
+		await createAgent({ name: "refused-at-limit", model: "claude-opus-5-5", fallback_models: ["claude-haiku-5-5"], usage_limits: { max_requests: 1 } });
+		const job = await runToRest("refused-at-limit");
+		expect(emulator.requests.map((r) => r.model)).toEqual(["claude-opus-5-5"]);
+		expect(job).toMatchObject({
+			status: "failed",
+			exit_reason: "usage_limit",
+			error: { type: "usage_limit", message: "usage limit reached: max_requests 1" },
+		});
+		expect(job.transitions.at(-1)!.reason).toBe("max_requests 1 reached (1 used): claude-opus-5-5 refused, and its fallback would have been a request past it");
+		expect(Object.keys(job.usage.per_model)).toEqual(["claude-opus-5-5"]);
+		// With a request to spare, the fallback answers as before.
+		emulator.enqueue({ stop_reason: "refusal", text: "I can" }, { text: "Answered by the fallback." });
+		await createAgent({ name: "refused-within-limit", model: "claude-opus-5-5", fallback_models: ["claude-haiku-5-5"], usage_limits: { max_requests: 2 } });
+		expect(await runToRest("refused-within-limit")).toMatchObject({ status: "completed", summary: "Answered by the fallback." });
+	});
+
 	it("fails with refusal when the last model refuses too, every refused answer counted", async () => {
 		const emulator = useEmulator();
 		emulator.enqueue({ stop_reason: "refusal", text: "I can" }, { stop_reason: "refusal" });

@@ -77,6 +77,9 @@ export async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup)
 		return "done";
 	}
 
+	const maxRequests = job.usage_limits?.max_requests;
+	const requestsLeft = maxRequests === undefined ? undefined : maxRequests - ((job.usage.num_turns ?? 0) + setup.extraRequests);
+
 	const controller = new AbortController();
 	deps.inflight.set(job.id, controller);
 	const timeoutMs = Math.max(1, setup.deadline - deps.now());
@@ -92,6 +95,8 @@ export async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup)
 			tools: setup.tools,
 			max_tokens: setup.maxTokens,
 			signal: limit.signal,
+			// A refusal is billed: a fallback after it is a request the limit must allow too.
+			...(requestsLeft !== undefined ? { maxBilled: requestsLeft } : {}),
 		});
 	} catch (err) {
 		return modelFailed(deps, job.id, err);
@@ -194,6 +199,12 @@ export async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup)
 	// A limit this answer crossed ends the run, whatever the answer: a final answer over its budget is
 	// not a success (the limits are checked after every response, the last one included). Its text
 	// stays the job's summary.
+	// A refusal the request limit kept from its fallback: the limit stopped the job, not the model alone.
+	if (message.stop_reason === "refusal" && model !== setup.models.at(-1) && maxRequests !== undefined) {
+		const hit = { limit: `max_requests ${maxRequests}`, reason: `max_requests ${maxRequests} reached (${maxRequests} used): ${model} refused, and its fallback would have been a request past it` };
+		finish(deps, updated, "failed", limitFailure(hit));
+		return "done";
+	}
 	// Only the tokens and cost are checked after a response, so the counts are never read here.
 	const after = limitReached(updated, updated.usage_limits, () => ({ requests: 0, toolCalls: 0 }), "after_response", pricing());
 	if (after) {
