@@ -6,6 +6,7 @@ import { BIDI, cancelReason, duration, exitNote, stamp, fields, printable, print
 import type { JobRecord, JobSummary, ToolCallView } from "../types.ts";
 import { shapes } from "../shapes.ts";
 import { failedCallsWord } from "../../src/jobs/tool-call-words.ts";
+import { usd } from "../../src/shared/usd.ts";
 
 const FINAL_STATUSES = ["completed", "failed", "cancelled", "indeterminate"];
 const JOB_STATUSES = ["pending", "running", "approval_pending", ...FINAL_STATUSES];
@@ -237,7 +238,7 @@ function describeJob(ctx: Context, record: JobRecord): string {
 			["delivery", job.delivery ? `${job.delivery.target}: ${statusStyle(p, job.delivery.outcome)(job.delivery.outcome)}${job.delivery.error ? ` (${job.delivery.error})` : ""}` : null],
 			["output", job.output_file],
 			["plain-text log", job.output_log ? `${job.output_log} (drover job ${job.id} --output-log)` : null],
-			["usage", `${job.usage.num_turns} turn${job.usage.num_turns === 1 ? "" : "s"}${job.usage.total_cost_usd !== null ? `, $${job.usage.total_cost_usd.toFixed(4)}` : ""}`],
+			["usage", `${job.usage.num_turns} turn${job.usage.num_turns === 1 ? "" : "s"}${job.usage.total_cost_usd !== null ? `, ${usd(job.usage.total_cost_usd)}` : Object.keys(job.usage.per_model).length > 0 ? ", cost not priced" : ""}`],
 		],
 		p,
 		ctx.width,

@@ -6,6 +6,7 @@ import type { UsageDay } from "../types.ts";
 import { shapes } from "../shapes.ts";
 import { csvOf } from "../../src/shared/csv.ts";
 import { DAY_MS } from "../../src/shared/time.ts";
+import { usd } from "../../src/shared/usd.ts";
 
 interface UsageOptions {
 	since?: string;
@@ -83,7 +84,7 @@ async function usage(ctx: Context, opts: UsageOptions): Promise<number> {
 	}
 	const n = (v: number) => v.toLocaleString("en-US");
 	const cost = (d: Pick<UsageDay, "cost_usd" | "priced_jobs" | "jobs">) =>
-		d.cost_usd === null ? "-" : `$${d.cost_usd.toFixed(4)}${d.priced_jobs < d.jobs ? ` (${d.priced_jobs} of ${d.jobs} priced)` : ""}`;
+		d.cost_usd === null ? "-" : `${usd(d.cost_usd)}${d.priced_jobs < d.jobs ? ` (${d.priced_jobs} of ${d.jobs} priced)` : ""}`;
 	const days: Row[] = page.days;
 	// Of the rows shown: on any page but a lone one (pages before it, or more to come), of this page only, and said so.
 	const total: Row = { day: "", total: page.next_cursor || opts.cursor ? "total (this page)" : "total", jobs: 0, input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, cost_usd: null, priced_jobs: 0 };

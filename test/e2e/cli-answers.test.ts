@@ -149,6 +149,17 @@ describe("drover job", () => {
 		expect(other.stdout).not.toContain("rate limited");
 	});
 
+	it("shows a cost too small for four decimals with the API's six, and says when a job's models have no price", async () => {
+		const api = await fakeApi({
+			[`GET /v1/jobs/${JOB}`]: (_req, res) => json(res, 200, record({ usage: { num_turns: 1, total_cost_usd: 0.000029, per_model: { "claude-haiku-5-5": {} } } })),
+			"GET /v1/jobs/job-2026-01-01-zzzzzz": (_req, res) => json(res, 200, record({ id: "job-2026-01-01-zzzzzz", usage: { num_turns: 1, total_cost_usd: null, per_model: { "claude-opus-5-5": {} } } })),
+			"GET /v1/jobs/job-2026-01-01-yyyyyy": (_req, res) => json(res, 200, record({ id: "job-2026-01-01-yyyyyy", usage: { num_turns: 2, total_cost_usd: 0.0123, per_model: { "claude-haiku-5-5": {} } } })),
+		});
+		expect((await runCli(api.url, ["job", JOB])).stdout).toMatch(/^usage\s+1 turn, \$0\.000029$/m);
+		expect((await runCli(api.url, ["job", "job-2026-01-01-zzzzzz"])).stdout).toMatch(/^usage\s+1 turn, cost not priced$/m);
+		expect((await runCli(api.url, ["job", "job-2026-01-01-yyyyyy"])).stdout).toMatch(/^usage\s+2 turns, \$0\.0123$/m);
+	});
+
 	it("says when a waiting approval expires, and nothing of it from an older server", async () => {
 		const asked = new Date(Date.now() - 120_000).toISOString();
 		const expires = new Date(Date.now() + 28 * 60_000 + 20_000).toISOString();

@@ -36,12 +36,13 @@ import { KeptAnswers } from "../../shared/kept-answers.ts";
 import { noteVersionWeb } from "../../shared/note-version.ts";
 import { retryAfterMs } from "../../shared/retry-after.ts";
 import { SseParser } from "../../shared/sse.ts";
+import { usd } from "../../shared/usd.ts";
 
 const FILES = [dom, format, notices, api, dialog, poll, session, agentField, fleet, jobs, job, jobOutput, agentLogs, charts, runs, definition, usage, incidents, main];
 
 // The SSE parser, the Retry-After reading and the kept answers the CLI (and the Worker) use, by their
 // own source (built JavaScript, self-contained), rather than second ones written for the browser; so
-// too the CSV writer, a notepad value's version, the agent name's pattern and the words for failed tool calls.
-const SHARED = `const SseParser = (${SseParser.toString()});\nconst retryAfterMs = (${retryAfterMs.toString()});\nconst KeptAnswers = (${KeptAnswers.toString()});\nconst csvOf = (${csvOf.toString()});\nconst noteVersionWeb = (${noteVersionWeb.toString()});\nconst AGENT_NAME_PATTERN = ${AGENT_NAME_PATTERN.toString()};\nconst failedCallsWord = (${failedCallsWord.toString()});\n`;
+// too the CSV writer, a notepad value's version, the agent name's pattern, the words for failed tool calls and a cost's.
+const SHARED = `const SseParser = (${SseParser.toString()});\nconst retryAfterMs = (${retryAfterMs.toString()});\nconst KeptAnswers = (${KeptAnswers.toString()});\nconst csvOf = (${csvOf.toString()});\nconst noteVersionWeb = (${noteVersionWeb.toString()});\nconst AGENT_NAME_PATTERN = ${AGENT_NAME_PATTERN.toString()};\nconst failedCallsWord = (${failedCallsWord.toString()});\nconst usd = (${usd.toString()});\n`;
 
 export const APP_JS = `"use strict";\n(() => {\n${SHARED}${FILES.join("\n")}})();\n`;

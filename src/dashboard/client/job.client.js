@@ -354,7 +354,7 @@ function renderJob(j) {
 	}
 	const cost = j.usage.total_cost_usd;
 	// No model call, no spend: "not priced" would say its model has no price.
-	const costText = !models.length ? "no cost" : cost === null ? "cost not priced" : "$" + cost.toFixed(4);
+	const costText = !models.length ? "no cost" : cost === null ? "cost not priced" : usd(cost);
 	$("#job-usage-meta").textContent = j.usage.num_turns + (j.usage.num_turns === 1 ? " turn" : " turns") + " · " + costText;
 
 	const delivery = $("#job-delivery");

@@ -7,3 +7,4 @@ declare const csvOf: typeof import("../../shared/csv.ts").csvOf;
 declare const noteVersionWeb: (value: string) => Promise<string>;
 declare const AGENT_NAME_PATTERN: typeof import("../../config/agent-name.ts").AGENT_NAME_PATTERN;
 declare const failedCallsWord: typeof import("../../jobs/tool-call-words.ts").failedCallsWord;
+declare const usd: typeof import("../../shared/usd.ts").usd;

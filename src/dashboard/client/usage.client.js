@@ -329,5 +329,5 @@ async function noUsageOf(agent, periodDays, signal) {
 const USAGE_CSV_FIELDS = ["day", "agent", "jobs", "input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "cost_usd", "priced_jobs"];
 /** A cost, saying so when it is of only some of the jobs (the others ran on a model without a price), as the CLI does. @param {{ cost: number, priced: number, jobs: number }} c */
 function costText(c) {
-	return "$" + c.cost.toFixed(4) + (c.priced < c.jobs ? " (" + c.priced + " of " + c.jobs + " priced)" : "");
+	return usd(c.cost) + (c.priced < c.jobs ? " (" + c.priced + " of " + c.jobs + " priced)" : "");
 }
