@@ -8,7 +8,8 @@ import { createApi, withRole } from "./factory.ts";
 import { DateString } from "./schemas.ts";
 import { CursorParam, pageLimit } from "./params.ts";
 
-const Day = z.iso.date({ message: "must be a date, YYYY-MM-DD" });
+// From 1970 on: no job is older, and a day of year 0 made a default since of year -1, answered as "-000001-12".
+const Day = z.iso.date({ message: "must be a date, YYYY-MM-DD" }).refine((day) => day >= "1970-01-01", { message: "must be 1970-01-01 or later: no job is older" });
 const DEFAULT_DAYS = 7;
 /** Names an `agent` filter may list: a chart's few series (the dashboard asks for 8), not a fleet. */
 const MAX_AGENTS = 20;

@@ -324,6 +324,9 @@ describe("GET /v1/usage: tokens and cost by agent and day", () => {
 		const cases: [string, RegExp][] = [
 			["since=2026-13-01", /since: must be a date, YYYY-MM-DD/],
 			["until=yesterday", /until: must be a date, YYYY-MM-DD/],
+			// Its default since would be of year -1, answered as "-000001-12".
+			["until=0000-01-03", /until: must be 1970-01-01 or later: no job is older/],
+			["since=1969-12-31", /since: must be 1970-01-01 or later/],
 			["since=2026-11-05&until=2026-11-04", /since must not be after until/],
 			["since=2999-01-01", /since: 2999-01-01 is after until \(\d{4}-\d{2}-\d{2}, today by default\)/],
 			["limit=0", /limit/],
