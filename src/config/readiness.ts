@@ -2,7 +2,8 @@ import { providerConfig } from "../agent/credentials.ts";
 import { resolveSecretUrl, secretNamed } from "../delivery/secret-url.ts";
 import { DEPRECATED_MODELS } from "./models.ts";
 import { isReservedSecret, RESERVED_SECRETS_SAID } from "./reserved-secrets.ts";
-import { type AgentDefinition, type DefinitionSummary } from "./schema.ts";
+import { fleetFault, loadFleet } from "./bundled.ts";
+import { type AgentDefinition, type DefinitionSummary, unpricedCostLimit } from "./schema.ts";
 import { definitionWarnings } from "./warnings.ts";
 
 /**
@@ -23,6 +24,11 @@ export function readinessProblems(agent: AgentDefinition, env: object, today: Da
 	// The answer is what a run is for: without its target every run would pay for the model and then
 	// fail to deliver. (A hook's missing secret fails only that hook: hooks are the operator's extras.)
 	if (agent.delivery) problems.push(...urlProblem(env, agent.delivery.url_secret, "delivery"));
+	// A cost limit on a model fleet.yaml prices no more (a deploy dropped its line since the agent was
+	// defined) cannot be held: each run would pay for an answer and then fail. (A file agent so is
+	// refused with the file; an invalid file stops every run on its own.)
+	const unpriced = fleetFault() === null ? unpricedCostLimit(agent, loadFleet().pricing) : null;
+	if (unpriced !== null) problems.push(unpriced);
 	const usable = [agent.model, ...agent.fallback_models].filter((m) => !isRetired(m, today));
 	if (usable.length === 0) {
 		problems.push(`model ${agent.model} is retired (end of life ${DEPRECATED_MODELS[agent.model]}) and no fallback model is current`);

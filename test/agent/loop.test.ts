@@ -1,9 +1,11 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createAgent, runsOf, settle } from "../helpers/agents.ts";
-import { useEmulator } from "../helpers/emulator.ts";
+import { heldModel, useEmulator } from "../helpers/emulator.ts";
 import { call, errorOf } from "../helpers/http.ts";
-import { jobOf, outputOf, runToRest } from "../helpers/jobs.ts";
+import { jobOf, outputOf, runToRest, trigger } from "../helpers/jobs.ts";
+import { bundleFleetForTest } from "../../src/config/bundled.ts";
+import FLEET_YAML from "../../fleet.yaml";
 import { fake } from "../helpers/outbound.ts";
 import { MODEL_TOOL_RESULT_CHARS, TOOL_RESULTS_BUDGET_CHARS } from "../../durable-objects/agent/runner/context.ts";
 import { MAX_LINE_BYTES } from "../../durable-objects/agent/runner/output.ts";
@@ -610,32 +612,39 @@ describe("cost", () => {
 		}
 	});
 
-	it("stops a job at its first answer when max_cost_usd cannot be checked (a model's price removed since the agent was defined)", async () => {
-		useEmulator().enqueue({ tool_use: { name: "http_fetch", input: { url: "https://status.example.test/" } } }, { text: "never reached" });
-		fake("https://status.example.test", () => new Response("ok"));
-		await createAgent({ name: "price-removed", model: "claude-haiku-5-5", usage_limits: { max_cost_usd: 0.05 }, tools: [{ type: "http_fetch", allow_hosts: ["status.example.test"] }] });
+	it("pauses an agent whose max_cost_usd can no longer be checked (a model's price removed since it was defined), before any call", async () => {
+		const emulator = useEmulator();
+		await createAgent({ name: "price-removed", model: "claude-haiku-5-5", usage_limits: { max_cost_usd: 0.05 } });
 		// As a deploy that drops the model's price would leave it: stored, with a model that has none.
 		await runInDurableObject(env.AGENT.getByName("price-removed"), (_i, state) => {
-			state.storage.sql.exec("UPDATE agent_state SET definition = json_set(definition, '$.model', 'claude-sonnet-5-5')");
-		});
-		const job = await runToRest("price-removed");
-		const limit = "max_cost_usd 0.05, which cannot be checked: a model the job used (claude-sonnet-5-5) has no price in fleet.yaml's pricing";
-		expect(job).toMatchObject({ status: "failed", exit_reason: "usage_limit", error: { type: "usage_limit", message: `usage limit reached: ${limit}` } });
-		expect(job.usage.total_cost_usd).toBeNull();
-		expect(job.usage.num_turns).toBe(1);
-	});
-
-	it("names only the models without a price when max_cost_usd cannot be checked, whichever answered", async () => {
-		useEmulator().enqueue({ stop_reason: "refusal", text: "I can" }, { text: "Here." });
-		await createAgent({ name: "price-removed-fallback", model: "claude-haiku-5-5", usage_limits: { max_cost_usd: 0.05 } });
-		// A fallback whose price a deploy dropped: the priced primary refuses, the fallback answers.
-		await runInDurableObject(env.AGENT.getByName("price-removed-fallback"), (_i, state) => {
 			state.storage.sql.exec(`UPDATE agent_state SET definition = json_set(definition, '$.fallback_models', json('["claude-sonnet-5-5"]'))`);
 		});
-		const job = await runToRest("price-removed-fallback");
-		expect(Object.keys(job.usage.per_model).sort()).toEqual(["claude-haiku-5-5", "claude-sonnet-5-5"]);
-		const limit = "max_cost_usd 0.05, which cannot be checked: a model the job used (claude-sonnet-5-5) has no price in fleet.yaml's pricing";
-		expect(job).toMatchObject({ status: "failed", exit_reason: "usage_limit", error: { type: "usage_limit", message: `usage limit reached: ${limit}` } });
+		const why = "max_cost_usd cannot apply: claude-sonnet-5-5 has no price in fleet.yaml's pricing (drover has no built-in prices); add the price, or drop the limit";
+		const refused = await call("/v1/agents/price-removed/jobs", { method: "POST", as: "operate", body: {} });
+		expect(refused.status).toBe(409);
+		expect(await errorOf(refused)).toMatchObject({ code: "agent_paused", message: `agent price-removed is paused: auto: ${why}` });
+		expect(((await (await call("/v1/agents/price-removed")).json()) as { paused: { reason: string } | null }).paused).toMatchObject({ reason: `auto: ${why}` });
+		// Nothing was paid for.
+		expect(emulator.requests).toEqual([]);
+	});
+
+	it("stops a job at its next answer when max_cost_usd cannot be checked any more (a deploy dropped the model's price while it ran)", async () => {
+		const emulator = useEmulator();
+		const { arrived, release } = heldModel(emulator);
+		emulator.enqueue({ text: "Here." });
+		await createAgent({ name: "price-dropped", model: "claude-haiku-5-5", usage_limits: { max_cost_usd: 0.05 } });
+		const job = await trigger("price-dropped");
+		await arrived;
+		const bundled = new TextDecoder().decode(FLEET_YAML);
+		bundleFleetForTest(new TextEncoder().encode(bundled.replace(/^ {2}claude-haiku-5-5:.*$/m, "")));
+		try {
+			release();
+			await settle("price-dropped");
+		} finally {
+			bundleFleetForTest(undefined);
+		}
+		const limit = "max_cost_usd 0.05, which cannot be checked: a model the job used (claude-haiku-5-5) has no price in fleet.yaml's pricing";
+		expect(await jobOf("price-dropped", job.id)).toMatchObject({ status: "failed", exit_reason: "usage_limit", error: { type: "usage_limit", message: `usage limit reached: ${limit}` }, usage: { total_cost_usd: null } });
 	});
 
 	it("leaves the cost null for a model without a price", async () => {
