@@ -93,7 +93,8 @@ export const usageApi = createApi().openapi(
 	async (c) => {
 		const q = c.req.valid("query");
 		const toDay = q.until ? Date.parse(q.until) : utcDay(Date.now());
-		const fromDay = q.since ? Date.parse(q.since) : toDay - (DEFAULT_DAYS - 1) * DAY_MS;
+		// (Not before 1970, which the query refuses as a since given.)
+		const fromDay = q.since ? Date.parse(q.since) : Math.max(0, toDay - (DEFAULT_DAYS - 1) * DAY_MS);
 		// The schema compares the two when both are given; a since alone is checked against today.
 		if (fromDay > toDay) {
 			const message = `${q.since} is after until (${isoDay(toDay)}, today by default)`;

@@ -441,6 +441,20 @@ describe("a refused job's follow-ups", () => {
 		expect(JSON.stringify(sent)).not.toContain("I can");
 		expect(JSON.stringify(sent)).toMatch(/Summarise the incident report\..*Only the timeline, please\./);
 	});
+
+	it("leave it out too after max_requests stopped the job at the refusal, before its fallback", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ stop_reason: "refusal", text: "I can" }, { text: "Here is the summary." });
+		await createAgent({ name: "refused-at-limit-continued", model: "claude-opus-5-5", fallback_models: ["claude-haiku-5-5"], usage_limits: { max_requests: 1 } });
+		const stopped = await runToRest("refused-at-limit-continued", "Summarise the report.");
+		expect(stopped.error?.type).toBe("usage_limit");
+		const res = await call(`/v1/jobs/${stopped.id}/continue`, { method: "POST", as: "operate", body: { prompt: "Only the timeline." } });
+		expect(res.status, await res.clone().text()).toBe(201);
+		await settle("refused-at-limit-continued");
+		const sent = emulator.requests.at(-1)!.messages!;
+		expect(sent.map((m) => m.role)).toEqual(["user"]);
+		expect(JSON.stringify(sent)).not.toContain("I can");
+	});
 });
 
 describe("usage limits", () => {

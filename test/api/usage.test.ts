@@ -344,6 +344,8 @@ describe("GET /v1/usage: tokens and cost by agent and day", () => {
 			expect(res.status, query).toBe(400);
 			expect((await errorOf(res)).message, query).toMatch(message);
 		}
+		// An until of 1970's first days gives a default since of 1970-01-01, not a day the query would refuse.
+		expect(await (await call("/v1/usage?until=1970-01-03")).json()).toMatchObject({ since: "1970-01-01", until: "1970-01-03" });
 		// The check made after the schema's reads as the schema's own: the field at fault in details.issues.
 		const after = await errorOf(await call("/v1/usage?since=2999-01-01"));
 		expect(after).toMatchObject({ code: "bad_request", details: { issues: [{ path: "since", message: expect.stringMatching(/^2999-01-01 is after until/) }] } });

@@ -10,6 +10,7 @@ import type { ToolResultBlockParam } from "../../../src/agent/contracts.ts";
 import { turnResultsForModel } from "./context.ts";
 import { answerToDrop, appendUserText, copyMessages, dropRefusedAnswer, reopenConversation, type AnswerToolUse } from "./messages.ts";
 import { getSetup, turnToolCalls } from "./session.ts";
+import { REFUSED_AT_LIMIT } from "./step-common.ts";
 
 export interface FollowUpRequest {
 	kind: "continue" | "fork";
@@ -76,7 +77,7 @@ export function createFollowUp(
 	// would only drop again (up to MAX_MESSAGE_BYTES, in pieces) is neither read nor copied.
 	const dropped = req.kind === "fork" && !prompt ? answerToDrop(sql, req.sourceId) : null;
 	copyMessages(sql, req.sourceId, job.id, dropped);
-	if (source.error?.type === "refusal" && dropped === null) dropRefusedAnswer(sql, job.id);
+	if (endedRefused(source) && dropped === null) dropRefusedAnswer(sql, job.id);
 	const answer = recordedResults(sql, req.sourceId);
 	if (prompt) appendUserText(sql, job.id, prompt, answer);
 	else reopenConversation(sql, job.id, answer);
@@ -116,4 +117,10 @@ export function recordedResults(sql: SqlStorage, sourceId: string): AnswerToolUs
 				return result("not run: the job ended before this call was made", true);
 		}
 	};
+}
+
+/** A job whose last answer is a refusal: failed as one, or stopped by max_requests before a fallback could answer it. */
+function endedRefused(source: JobRecord): boolean {
+	if (source.error?.type === "refusal") return true;
+	return source.error?.type === "usage_limit" && (source.transitions.at(-1)?.reason ?? "").endsWith(REFUSED_AT_LIMIT);
 }

@@ -19,7 +19,7 @@ import { noteCompletedRun } from "./persistent.ts";
 import { getSetup, insertToolCalls, markToolCall, noteExtraRequests, setNextStep, toolCallCount, type JobSetup } from "./session.ts";
 import { addUsage, limitReached, turnCallsOverLimit } from "./usage.ts";
 import { awaitsToolResults, settleTools } from "./tool-turn.ts";
-import { bump, CUT_AT_MAX_TOKENS, finish, HEARTBEAT_MS, limitFailure, maxTurnsFailure, out, save, SUMMARY_CHARS, used, type StepDeps, type StepResult } from "./step-common.ts";
+import { bump, CUT_AT_MAX_TOKENS, finish, HEARTBEAT_MS, limitFailure, maxTurnsFailure, out, REFUSED_AT_LIMIT, save, SUMMARY_CHARS, used, type StepDeps, type StepResult } from "./step-common.ts";
 
 /** The fleet's price table (fleet.yaml `pricing`); an invalid bundled fleet prices nothing. */
 function pricing(): Readonly<Record<string, ModelPrice>> {
@@ -201,7 +201,7 @@ export async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup)
 	// stays the job's summary.
 	// A refusal the request limit kept from its fallback: the limit stopped the job, not the model alone.
 	if (message.stop_reason === "refusal" && model !== setup.models.at(-1) && maxRequests !== undefined) {
-		const hit = { limit: `max_requests ${maxRequests}`, reason: `max_requests ${maxRequests} reached (${maxRequests} used): ${model} refused, and its fallback would have been a request past it` };
+		const hit = { limit: `max_requests ${maxRequests}`, reason: `max_requests ${maxRequests} reached (${maxRequests} used): ${model} ${REFUSED_AT_LIMIT}` };
 		finish(deps, updated, "failed", limitFailure(hit));
 		return "done";
 	}

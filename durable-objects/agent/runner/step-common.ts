@@ -75,6 +75,9 @@ export function maxTurnsFailure(maxTurns: number): { reason: string; exit_reason
  * A usage limit's failure. The error names the limit alone, so each run that hits it files the same
  * incident (its signature is the error's text) instead of a new one for every amount used.
  */
+/** How a job stopped by max_requests at a refusal says it: a follow-up drops the refused answer, as after a refusal. */
+export const REFUSED_AT_LIMIT = "refused, and its fallback would have been a request past it";
+
 export function limitFailure(hit: LimitHit): { reason: string; exit_reason: ExitReason; error: { type: string; message: string } } {
 	return { reason: hit.reason, exit_reason: "usage_limit", error: { type: "usage_limit", message: `usage limit reached: ${hit.limit}` } };
 }
