@@ -132,10 +132,10 @@ const NO_QUERY = z.strictObject({});
  * from one place, so the two cannot drift.
  */
 export function withRole<R extends Omit<RouteConfig, "middleware" | "security">>(role: Role, route: R, { maxBodyBytes = MAX_BODY_BYTES }: { maxBodyBytes?: number } = {}) {
-	const bodiless = !route.request?.body && route.method !== "get" && route.method !== "head";
+	const write = route.method !== "get" && route.method !== "head";
+	const bodiless = !route.request?.body && write;
 	const yaml = (route.request?.body?.content as Record<string, { schema?: unknown }> | undefined)?.["application/yaml"]?.schema;
 	const headers = route.request?.headers;
-	const write = route.method !== "get" && route.method !== "head";
 	return {
 		...route,
 		request: { ...route.request, query: route.request?.query ?? NO_QUERY },
