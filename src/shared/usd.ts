@@ -5,5 +5,6 @@
  * function's source), so both say it alike; without imports for that reason.
  */
 export function usd(cost: number): string {
-	return "$" + (cost !== 0 && Math.abs(cost) < 0.00005 ? cost.toFixed(6) : cost.toFixed(4));
+	const size = Math.abs(cost);
+	return (cost < 0 ? "-$" : "$") + (size !== 0 && size < 0.00005 ? size.toFixed(6) : size.toFixed(4));
 }

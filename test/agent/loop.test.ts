@@ -601,7 +601,8 @@ describe("cost", () => {
 		const expected = (t.input_tokens * 0.1 + t.output_tokens * 0.5 + t.cache_creation_input_tokens * 0.125 + t.cache_read_input_tokens * 0.01) / 1e6;
 		expect(job.usage.total_cost_usd).toBeCloseTo(expected, 6);
 		expect(job.usage.total_cost_usd!).toBeGreaterThan(0.00002);
-		expect(job.transitions.at(-1)!.reason).toBe("max_cost_usd 0.00002 reached");
+		// With what was used, as the token limits say it.
+		expect(job.transitions.at(-1)!.reason).toBe(`max_cost_usd 0.00002 reached ($${job.usage.total_cost_usd!.toFixed(6)} used)`);
 	});
 
 	it("fails a run whose final answer took it over max_cost_usd", async () => {
@@ -610,7 +611,7 @@ describe("cost", () => {
 		const job = await runToRest("priced-final");
 		expect(job.usage.total_cost_usd!).toBeGreaterThan(0.0000001);
 		expect(job).toMatchObject({ status: "failed", exit_reason: "usage_limit", summary: "A final answer that costs more than its budget allows." });
-		expect(job.transitions.at(-1)!.reason).toBe("max_cost_usd 1e-7 reached");
+		expect(job.transitions.at(-1)!.reason).toBe(`max_cost_usd 1e-7 reached ($${job.usage.total_cost_usd!.toFixed(6)} used)`);
 	});
 
 	it("refuses a max_cost_usd that no price could hold a job to, creating nothing", async () => {
@@ -659,6 +660,29 @@ describe("cost", () => {
 		}
 		const limit = "max_cost_usd 0.05, which cannot be checked: a model the job used (claude-haiku-5-5) has no price in fleet.yaml's pricing";
 		expect(await jobOf("price-dropped", job.id)).toMatchObject({ status: "failed", exit_reason: "usage_limit", error: { type: "usage_limit", message: `usage limit reached: ${limit}` }, usage: { total_cost_usd: null } });
+	});
+
+	it("names only the models without a price when max_cost_usd cannot be checked, whichever answered", async () => {
+		const emulator = useEmulator();
+		const { arrived, release } = heldModel(emulator);
+		emulator.enqueue({ stop_reason: "refusal", text: "I can" }, { text: "Here." });
+		const bundled = new TextDecoder().decode(FLEET_YAML);
+		// Defined while fleet.yaml priced its fallback too; a deploy then dropped that price as the job ran.
+		bundleFleetForTest(new TextEncoder().encode(bundled.replace(/^pricing:\n/m, "pricing:\n  claude-sonnet-5-5: { input: 2, output: 10, cache_write: 2.5, cache_read: 0.2 }\n")));
+		try {
+			await createAgent({ name: "price-removed-fallback", model: "claude-haiku-5-5", fallback_models: ["claude-sonnet-5-5"], usage_limits: { max_cost_usd: 0.05 } });
+			const job = await trigger("price-removed-fallback");
+			await arrived;
+			bundleFleetForTest(undefined);
+			release();
+			await settle("price-removed-fallback");
+			const done = await jobOf("price-removed-fallback", job.id);
+			expect(Object.keys(done.usage.per_model).sort()).toEqual(["claude-haiku-5-5", "claude-sonnet-5-5"]);
+			const limit = "max_cost_usd 0.05, which cannot be checked: a model the job used (claude-sonnet-5-5) has no price in fleet.yaml's pricing";
+			expect(done).toMatchObject({ status: "failed", exit_reason: "usage_limit", error: { type: "usage_limit", message: `usage limit reached: ${limit}` } });
+		} finally {
+			bundleFleetForTest(undefined);
+		}
 	});
 
 	it("leaves the cost null for a model without a price", async () => {

@@ -74,7 +74,7 @@ export function limitReached(
 	if (!limits) return null;
 	const { input, output } = totals(job.usage);
 	const over = (value: number, cap: number | undefined) => cap !== undefined && (when === "after_response" ? value > cap : value >= cap);
-	const hit = (limit: string, used?: number): LimitHit => ({ limit, reason: used === undefined ? `${limit} reached` : `${limit} reached (${used} used)` });
+	const hit = (limit: string, used?: number | string): LimitHit => ({ limit, reason: used === undefined ? `${limit} reached` : `${limit} reached (${used} used)` });
 	if (when === "before_tool") return limits.max_tool_calls !== undefined && used().toolCalls >= limits.max_tool_calls ? hit(`max_tool_calls ${limits.max_tool_calls}`) : null;
 	if (when === "before_call" && limits.max_requests !== undefined && used().requests >= limits.max_requests) return hit(`max_requests ${limits.max_requests}`);
 	// Every input token the model read, cached or not (the cap bounds what the job reads; a record's
@@ -85,7 +85,8 @@ export function limitReached(
 	}
 	if (over(output, limits.max_output_tokens)) return hit(`max_output_tokens ${limits.max_output_tokens}`, output);
 	if (limits.max_cost_usd !== undefined && job.usage.total_cost_usd !== null && over(job.usage.total_cost_usd, limits.max_cost_usd)) {
-		return hit(`max_cost_usd ${limits.max_cost_usd}`);
+		// Said in the API's own six decimals, as the record keeps the cost.
+		return hit(`max_cost_usd ${limits.max_cost_usd}`, `$${job.usage.total_cost_usd.toFixed(6)}`);
 	}
 	// A model used without a price (removed from fleet.yaml's pricing since the agent was defined)
 	// has no cost to hold to the limit: the job stops rather than run on unlimited.
