@@ -27,6 +27,8 @@ export type TickShape = z.infer<typeof Tick>;
  * who will not wait for the next minute (after a deploy, or to check a schedule). Claims are
  * idempotent, so this and the cron's tick of the same minute claim each slot once between them.
  */
+const noShardAnswered = () => new ServiceUnavailableError("the tick failed: no shard of the scheduler answered");
+
 export const tickApi = createApi().openapi(
 	withRole("admin", {
 		method: "post",
@@ -47,11 +49,11 @@ export const tickApi = createApi().openapi(
 			summary = await runTick(c.env, minute, now, { trigger: "api", by: c.var.principal.name });
 		} catch {
 			// runTick has logged each shard's error and filed the scheduler incident already.
-			throw new ServiceUnavailableError("the tick failed: no shard of the scheduler answered");
+			throw noShardAnswered();
 		}
 		// An invalid fleet.yaml stopped the tick before any shard (runTick filed it and returns): answered
 		// as every route reading the file answers (500 config_invalid).
-		if (summary.outcome === "failed") throw fleetFault() ?? new ServiceUnavailableError("the tick failed: no shard of the scheduler answered");
+		if (summary.outcome === "failed") throw fleetFault() ?? noShardAnswered();
 		return c.json(
 			{
 				scheduled_time: new Date(summary.scheduledTime).toISOString(),

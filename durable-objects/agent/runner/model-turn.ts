@@ -19,7 +19,7 @@ import { noteCompletedRun } from "./persistent.ts";
 import { getSetup, insertToolCalls, markToolCall, noteExtraRequests, setNextStep, toolCallCount, type JobSetup } from "./session.ts";
 import { addUsage, limitReached, turnCallsOverLimit } from "./usage.ts";
 import { awaitsToolResults, settleTools } from "./tool-turn.ts";
-import { bump, CUT_AT_MAX_TOKENS, finish, HEARTBEAT_MS, limitFailure, maxTurnsFailure, out, REFUSED_AT_LIMIT, save, SUMMARY_CHARS, used, type StepDeps, type StepResult } from "./step-common.ts";
+import { bump, CUT_AT_MAX_TOKENS, finish, HEARTBEAT_MS, limitFailure, maxTurnsFailure, out, REFUSED_AT_LIMIT, requestsMade, save, SUMMARY_CHARS, used, type StepDeps, type StepResult } from "./step-common.ts";
 
 /** The fleet's price table (fleet.yaml `pricing`); an invalid bundled fleet prices nothing. */
 function pricing(): Readonly<Record<string, ModelPrice>> {
@@ -78,7 +78,7 @@ export async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup)
 	}
 
 	const maxRequests = job.usage_limits?.max_requests;
-	const requestsLeft = maxRequests === undefined ? undefined : maxRequests - ((job.usage.num_turns ?? 0) + setup.extraRequests);
+	const requestsLeft = maxRequests === undefined ? undefined : maxRequests - requestsMade(job, setup);
 
 	const controller = new AbortController();
 	deps.inflight.set(job.id, controller);

@@ -84,8 +84,11 @@ export function limitFailure(hit: LimitHit): { reason: string; exit_reason: Exit
 
 /** The requests and tool calls a job has made, for its usage limits (read when a limit asks). */
 export function used(deps: StepDeps, job: JobRecord, setup: JobSetup): () => UsedCounts {
-	return () => ({ requests: (job.usage.num_turns ?? 0) + setup.extraRequests, toolCalls: toolCallCount(deps.sql, job.id) });
+	return () => ({ requests: requestsMade(job, setup), toolCalls: toolCallCount(deps.sql, job.id) });
 }
+
+/** The billed model requests a job has made: its turns, and the extra ones (refusals, continuations, aborted tries) its setup counts. */
+export const requestsMade = (job: JobRecord, setup: JobSetup): number => (job.usage.num_turns ?? 0) + setup.extraRequests;
 
 /**
  * What a job's model calls came to, for its job.finished line: billed requests (refused and continued
