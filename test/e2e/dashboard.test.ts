@@ -514,6 +514,25 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+	it("says a waiting approval expired once its time has passed, though the page was drawn before", async () => {
+		const { job } = await awaitingApproval(`dash-expiry-${run}`, { text: "Filed." });
+		// A context of its own: its clock is moved below, and a context's clock is every page's in it.
+		const own = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+		const page = await own.newPage();
+		page.on("pageerror", (err) => pageErrors.push(`expiry: ${err.message}`));
+		await page.clock.install();
+		await signInOn(page, `/jobs/${job.id}`, tokens.operate);
+		await page.locator("#approval-requested", { hasText: "expires in" }).waitFor(LIVE);
+		// Past the job's 5-minute timeout on the page's clock, before the alarm that records it.
+		await page.clock.runFor(6 * 60_000);
+		await page.locator("#approval-requested", { hasText: /; expired (1 minute|\d+ seconds) ago\)$/ }).waitFor(LIVE);
+		expect((await getJob(job.id)).status).toBe("approval_pending");
+		await own.close();
+		// Decided, so that the model's answer scripted for after it is not left to a later test's job.
+		await call("POST", `/v1/jobs/${job.id}/approval`, tokens.operate, { decision: "deny" });
+		expect(await settled(job.id)).toBe("completed");
+	});
+
 	it("shows a job live on its page: lines arrive, an approval is made with edited input, and it completes without a reload", async () => {
 		const agent = await createAgent(`dash-live-${run}`, { tools: [TICKET_TOOL] });
 		const page = await signedIn("/jobs");

@@ -57,16 +57,25 @@ const dateFormat = (options) => {
 const absText = dateFormat({ day: "numeric", month: "short", year: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit", timeZoneName: "short" });
 const slotText = dateFormat({ day: "numeric", month: "short", hour: "2-digit", minute: "2-digit", second: "2-digit", timeZoneName: "short" });
 const clockText = dateFormat({ hour: "numeric", minute: "numeric", second: "numeric", hour12: false });
-/** A relative time that keeps itself current; the absolute one is its tooltip. @param {?string} iso */
-function when(iso) {
+/**
+ * A relative time that keeps itself current; the absolute one is its tooltip. `lead`: the words before
+ * it while the time is to come and once it has passed ("expires in 4 minutes", "expired 1 minute ago"),
+ * chosen again at each refresh: chosen once, a page left open read "expires 1 minute ago".
+ * @param {?string} iso @param {[string, string]} [lead]
+ */
+function when(iso, lead) {
 	if (!iso) return h("span", { class: "muted", text: "—" });
 	const ms = Date.parse(iso);
-	return h("time", { class: "rel", datetime: iso, title: absText(ms), text: relText(ms) });
+	const t = h("time", { class: "rel", datetime: iso, title: absText(ms), "data-lead-future": lead && lead[0], "data-lead-past": lead && lead[1] });
+	t.textContent = relWords(t, ms);
+	return t;
 }
+/** @param {Element} t @param {number} ms */
+const relWords = (t, ms) => (t.getAttribute(ms > Date.now() ? "data-lead-future" : "data-lead-past") || "") + relText(ms);
 // Each 15 s: only a time whose words changed is rewritten. Each was, a new text node every time (the
 // 2,000 and more of a 1,000-agent fleet shown whole), taking away a selection in one.
 function refreshTimes() {
-	for (const t of document.querySelectorAll("time.rel")) setText(t, relText(Date.parse(t.getAttribute("datetime") || "")));
+	for (const t of document.querySelectorAll("time.rel")) setText(t, relWords(t, Date.parse(t.getAttribute("datetime") || "")));
 }
 /** An absolute time (for ledgers, where the slot itself matters), with the relative one beneath. @param {?string} iso */
 const slotTime = (iso) =>

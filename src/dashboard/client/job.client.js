@@ -387,7 +387,7 @@ function renderJob(j) {
 		panel.dataset.toolUseId = pa.tool_use_id;
 		$("#approval-tool").textContent = pa.tool_name;
 		// When no one decides, the call counts as denied (or the job times out) at expires_at.
-		$("#approval-requested").replaceChildren(" (asked ", when(pa.requested_at), ...(pa.expires_at ? [Date.parse(pa.expires_at) > Date.now() ? "; expires " : "; expired ", when(pa.expires_at)] : []), ")");
+		$("#approval-requested").replaceChildren(" (asked ", when(pa.requested_at), ...(pa.expires_at ? ["; ", when(pa.expires_at, ["expires ", "expired "])] : []), ")");
 		// Editable for a token that may decide; text for one that may not (pages.tsx shows one of them).
 		$("#approval-input").value = $("#approval-input-text").textContent = printableJson(pa.input);
 		$("#approval-error").hidden = true;
