@@ -55,7 +55,9 @@ async function usage(ctx: Context, opts: UsageOptions): Promise<number> {
 	let until = opts.until;
 	if (opts.days !== undefined) {
 		const last = opts.until ? Date.parse(opts.until) : Math.floor(Date.now() / DAY_MS) * DAY_MS;
-		since = new Date(last - (opts.days - 1) * DAY_MS).toISOString().slice(0, 10);
+		// No earlier than the API's first day (1970-01-01, which it refuses to go before), as its own
+		// default since is: a `since` the user never typed would be the 400's subject.
+		since = new Date(Math.max(0, last - (opts.days - 1) * DAY_MS)).toISOString().slice(0, 10);
 		// Both ends from this clock: the server's default end is its own today, a day off from ours
 		// around midnight, which would show N-1 or N+1 days.
 		until = new Date(last).toISOString().slice(0, 10);

@@ -494,6 +494,15 @@ describe("drover usage", () => {
 		expect([before, after]).toContain(until);
 		expect(query.get("since")).toBe(new Date(Date.parse(until!) - 2 * 86_400_000).toISOString().slice(0, 10));
 	});
+
+	it("asks for --days N from 1970-01-01 at the earliest, the API's first day, rather than a since the user never typed", async () => {
+		const api = await fakeApi({
+			"GET /v1/usage?since=1970-01-01&until=1970-01-05&limit=500": (_req, res) => json(res, 200, { since: "1970-01-01", until: "1970-01-05", days: [], next_cursor: null }),
+		});
+		const r = await runCli(api.url, ["usage", "--until", "1970-01-05", "--days", "30"]);
+		expect(r.status).toBe(0);
+		expect(api.seen.map((s) => s.route)).toEqual(["GET /v1/usage?since=1970-01-01&until=1970-01-05&limit=500"]);
+	});
 });
 
 /** An agent as GET /v1/agents lists it: an API agent, enabled, idle, with what `overrides` changes. */
