@@ -1,5 +1,6 @@
 import { OpenAPIHono, type RouteConfig, z } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
+import { routePath } from "hono/route";
 import type { ZodError } from "zod";
 import { BadRequestError } from "../errors.ts";
 import { decodeUtf8Body, LONE_SURROGATE_MESSAGE, loneSurrogatePath } from "../shared/well-formed.ts";
@@ -84,7 +85,7 @@ function utf8Body(takesBody: boolean): MiddlewareHandler<AppEnv> {
 const noBody: MiddlewareHandler<AppEnv> = async (c, next) => {
 	const text = (await c.req.text()).trim();
 	if (text !== "" && text !== "{}" && !/^\{\s*\}$/.test(text)) {
-		const message = `${c.req.method} ${c.req.routePath} takes no body; send none (or {})`;
+		const message = `${c.req.method} ${routePath(c)} takes no body; send none (or {})`;
 		throw BadRequestError.ofBody(message, "must be empty (or {})");
 	}
 	await next();
@@ -114,7 +115,7 @@ function onlyConditions(declared: readonly string[]): MiddlewareHandler<AppEnv> 
 	return async (c, next) => {
 		const sent = CONDITIONS.find((name) => !taken.includes(name) && c.req.header(name) !== undefined);
 		if (sent !== undefined) {
-			const message = `${c.req.method} ${c.req.routePath} takes ${taken.length > 0 ? `only ${taken.join(" and ")}` : "no condition"}: ${sent} would not be checked; send it without`;
+			const message = `${c.req.method} ${routePath(c)} takes ${taken.length > 0 ? `only ${taken.join(" and ")}` : "no condition"}: ${sent} would not be checked; send it without`;
 			throw new BadRequestError(`invalid header: ${message}`, { issues: [{ path: sent, message: "not taken by this route" }] });
 		}
 		await next();
