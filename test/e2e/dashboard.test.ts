@@ -155,9 +155,27 @@ let context: BrowserContext;
 /** Everything the pages reported as broken: a CSP violation or a script error fails the suite. */
 const pageErrors: string[] = [];
 
-/** `fakeClock`: the page's timers run only when the test moves its clock (page.clock.runFor). */
-async function open(pathname: string, opts: { fakeClock?: boolean } = {}): Promise<Page> {
-	const page = await context.newPage();
+/**
+ * A page in a browser context of its own, closed with it. A context's clock is every page's in it: one
+ * installed, moved or held on the shared context was every later test's (a usage test's held clock
+ * made a later "just now" read "in 10 seconds" when the two ran without the tests between them).
+ */
+async function pageOfItsOwn(): Promise<Page> {
+	const own = await browser.newContext({ viewport: { width: 1280, height: 800 }, acceptDownloads: true });
+	const page = await own.newPage();
+	page.on("close", () => void own.close());
+	return page;
+}
+
+type OpenOptions = {
+	/** The page's timers run only when the test moves its clock (page.clock.runFor). */
+	fakeClock?: boolean;
+	/** A context of its own, for a test that sets its clock otherwise (setFixedTime). */
+	ownClock?: boolean;
+};
+
+async function open(pathname: string, opts: OpenOptions = {}): Promise<Page> {
+	const page = opts.fakeClock || opts.ownClock ? await pageOfItsOwn() : await context.newPage();
 	if (opts.fakeClock) await page.clock.install();
 	page.on("pageerror", (err) => pageErrors.push(`${pathname}: ${err.message}`));
 	page.on("console", (msg) => {
@@ -212,7 +230,7 @@ async function signInOn(page: Page, pathname: string, token: string): Promise<vo
 }
 
 /** Opens a page and signs in on it (the token is per tab: sessionStorage). */
-async function signedIn(pathname: string, token: string = tokens.operate, opts: { fakeClock?: boolean } = {}): Promise<Page> {
+async function signedIn(pathname: string, token: string = tokens.operate, opts: OpenOptions = {}): Promise<Page> {
 	const page = await open(pathname, opts);
 	await page.locator("#token").fill(token);
 	await page.locator("#signin-form button[type=submit]").click();
@@ -516,18 +534,13 @@ describe("the dashboard", () => {
 
 	it("says a waiting approval expired once its time has passed, though the page was drawn before", async () => {
 		const { job } = await awaitingApproval(`dash-expiry-${run}`, { text: "Filed." });
-		// A context of its own: its clock is moved below, and a context's clock is every page's in it.
-		const own = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-		const page = await own.newPage();
-		page.on("pageerror", (err) => pageErrors.push(`expiry: ${err.message}`));
-		await page.clock.install();
-		await signInOn(page, `/jobs/${job.id}`, tokens.operate);
+		const page = await signedIn(`/jobs/${job.id}`, tokens.operate, { fakeClock: true });
 		await page.locator("#approval-requested", { hasText: "expires in" }).waitFor(LIVE);
 		// Past the job's 5-minute timeout on the page's clock, before the alarm that records it.
 		await page.clock.runFor(6 * 60_000);
 		await page.locator("#approval-requested", { hasText: /; expired (1 minute|\d+ seconds) ago\)$/ }).waitFor(LIVE);
 		expect((await getJob(job.id)).status).toBe("approval_pending");
-		await own.close();
+		await page.close();
 		// Decided, so that the model's answer scripted for after it is not left to a later test's job.
 		await call("POST", `/v1/jobs/${job.id}/approval`, tokens.operate, { decision: "deny" });
 		expect(await settled(job.id)).toBe("completed");
@@ -2041,7 +2054,7 @@ describe("the dashboard", () => {
 	 * neither's days. With today's UTC midnight.
 	 */
 	const usageHeld = async () => {
-		const page = await signedIn("/usage");
+		const page = await signedIn("/usage", tokens.operate, { ownClock: true });
 		const now = Date.now();
 		await page.clock.setFixedTime(now);
 		return { page, now, today: Math.floor(now / DAY) * DAY };
@@ -2299,7 +2312,7 @@ describe("the dashboard", () => {
 		const usage = (back: number, agent: string, jobs: number, cost: number): UsageRow => ({ day: dayOf(back), agent, jobs, input_tokens: 1000, output_tokens: 100, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, cost_usd: cost, priced_jobs: jobs });
 		// The one 30 days back is of a model without a price: in the quarter, not the month.
 		const rows = [usage(0, "period-a", 1, 0.01), usage(20, "period-a", 2, 0.02), { ...usage(30, "period-c", 1, 0), cost_usd: null, priced_jobs: 0 }, usage(60, "period-b", 4, 0.04)];
-		const page = await signedIn("/usage");
+		const page = await signedIn("/usage", tokens.operate, { ownClock: true });
 		// The page's days are the test's: a UTC midnight passing during the test moves neither.
 		await page.clock.setFixedTime(now);
 		await page.locator("#usage-meta", { hasText: /^Last 7 days \(UTC\) · / }).waitFor(LIVE);
@@ -4794,7 +4807,7 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		const running = await trigger(agent, "Hold the slot.");
 		await expect.poll(async () => (await getJob(running.id)).status, LIVE).toBe("running");
 		const queued = await trigger(agent, "Wait.");
-		const page = await context.newPage();
+		const page = await pageOfItsOwn();
 		await page.clock.install();
 		// Its stream says nothing meanwhile, so the record is drawn once: the line has to keep itself current.
 		await page.route((u) => u.pathname === `/v1/jobs/${queued.id}/stream`, () => {});
@@ -4918,7 +4931,7 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 
 	it("says the jobs list's count as a status, left alone by a poll that changes nothing", async () => {
 		const jobs = [{ id: "job-2020-01-01-count0", agent: "x", schedule: null, trigger_type: "manual", status: "completed", exit_reason: "success", dispatch: "manual", scheduled_instant: null, created_at: "2020-01-01T00:00:00Z", started_at: "2020-01-01T00:00:01Z", finished_at: "2020-01-01T00:00:02Z", duration_seconds: 1, summary: "done", revision: 3, tool_calls: { made: 0, failed: 0 } }];
-		const page = await context.newPage();
+		const page = await pageOfItsOwn();
 		await page.clock.install();
 		await page.route((u) => u.pathname === "/v1/jobs", (route) => route.fulfill({ json: { jobs, next_cursor: null } }));
 		await signInOn(page, `/jobs`, tokens.read);
