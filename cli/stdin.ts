@@ -14,6 +14,16 @@ export async function readStdin(): Promise<string> {
 }
 
 /**
+ * `echo value | drover notepad a set k -` means "value", not "value\n" (and a prompt piped to
+ * `sessions resume` alike): exactly one trailing newline (\n or \r\n) goes, the one `echo` or a
+ * file's last line ends with. Only one ($(...) drops them all), so a text that ends in a blank line
+ * on purpose keeps it.
+ */
+export function withoutFinalNewline(text: string): string {
+	return text.replace(/\r?\n$/, "");
+}
+
+/**
  * Bytes read as UTF-8, or a CliError saying where they are not: decoded leniently, a Latin-1 "é"
  * became U+FFFD and was sent and stored so, where the API refuses such bytes sent to it directly.
  */

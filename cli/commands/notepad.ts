@@ -5,7 +5,7 @@ import { act, pathSegment, type Context } from "../context.ts";
 import { inEditFile, requireEditor, runEditor } from "../editor.ts";
 import { printable, shellWord, table, truncate } from "../format.ts";
 import { shapes } from "../shapes.ts";
-import { readStdin } from "../stdin.ts";
+import { readStdin, withoutFinalNewline } from "../stdin.ts";
 import { noteVersion } from "../../src/shared/note-version.ts";
 
 const ACTIONS = ["list", "get", "set", "edit", "delete"] as const;
@@ -95,15 +95,6 @@ async function notepad(ctx: Context, agent: string, action: string, typed: strin
 			return 0;
 		}
 	}
-}
-
-/**
- * `echo value | drover notepad a set k -` means "value", not "value\n": exactly one trailing
- * newline (\n or \r\n) goes, the one `echo` or a file's last line ends with. Only one ($(...)
- * drops them all), so a value that ends in a blank line on purpose keeps it.
- */
-function withoutFinalNewline(text: string): string {
-	return text.replace(/\r?\n$/, "");
 }
 
 /** A write's answer, said. The API stores what it was given redacted (an API key becomes "sk-ant-…[REDACTED]"), with invisible characters stripped: said too, or `get` later gives back something else unannounced. */

@@ -4,7 +4,7 @@ import { SESSION_PREFIX } from "../../src/jobs/session-id-format.ts";
 import { act, agentExists, agentNameError, nextPageCommand, onePrompt, pathSegment, positiveInt, sessionIdError, type Context } from "../context.ts";
 import { fields, printable, printableDeep, relTime, shellWord, statusStyle, table, when } from "../format.ts";
 import { shapes } from "../shapes.ts";
-import { confirm, readStdin } from "../stdin.ts";
+import { confirm, readStdin, withoutFinalNewline } from "../stdin.ts";
 import type { Session, SessionSummary } from "../types.ts";
 import { reportJob, startJob } from "./trigger.ts";
 
@@ -218,7 +218,7 @@ async function persistentHead(ctx: Context, session: SessionSummary): Promise<st
 
 /** The prompt from the argument, --prompt, or stdin (when it is not a terminal); a usage error without one. */
 async function promptOf(ctx: Context, promptArg: string | undefined, opts: ResumeOptions): Promise<string> {
-	const given = onePrompt(promptArg, opts.prompt) ?? (ctx.stdinIsTTY ? "" : await readStdin());
+	const given = onePrompt(promptArg, opts.prompt) ?? (ctx.stdinIsTTY ? "" : withoutFinalNewline(await readStdin()));
 	if (given.trim() === "") throw new CliError("sessions resume needs a prompt: what to say next", 2, 'drover sessions resume <session-or-agent> "…" (or --prompt "…", or on stdin)');
 	return given;
 }

@@ -1663,7 +1663,8 @@ describe("drover sessions", () => {
 		const r = await runCliProcess(["sessions", "resume"], { DROVER_URL: api.url, DROVER_TOKEN: TOKEN }, async (stdin) => void stdin.end("From stdin.\n"));
 		expect(r.status, r.stderr).toBe(0);
 		expect(r.stdout).toBe("job-2026-01-03-newjob\n");
-		expect(JSON.parse(api.seen.at(-1)!.body)).toEqual({ prompt: "From stdin.\n" });
+		// Without the newline echo ends it with, as `notepad set -` reads a value.
+		expect(JSON.parse(api.seen.at(-1)!.body)).toEqual({ prompt: "From stdin." });
 		// The deleted agent's job was passed over without reading it.
 		expect(api.seen.map((x) => x.route)).not.toContain("GET /v1/jobs/job-2026-01-05-gone00");
 		expect(api.seen.map((x) => x.route)).toContain("GET /v1/agents/gone");
