@@ -1,4 +1,5 @@
 import { Cron } from "croner";
+import { everyInterval, oneOffAdvice } from "./duration.ts";
 
 /** A cron's fields, in order, and the values each takes (day-of-week 7 is Sunday, as 0 is). */
 const CRON_FIELDS = [
@@ -12,6 +13,11 @@ const CRON_FORM = `5 fields (${CRON_FIELDS.map((f) => f.name).join(" ")})`;
 
 export function cronProblem(expression: string, timezone: string): string | undefined {
 	const trimmed = expression.trim();
+	// Other schedulers' forms, said in drover's: a repeat every so long is an interval, a date a one-off.
+	const every = everyInterval(trimmed);
+	if (every) return `invalid cron "${expression}": a run every ${every} is an interval, not a cron: write interval: "${every}" in place of cron`;
+	const oneOff = oneOffAdvice(trimmed);
+	if (oneOff) return `invalid cron "${expression}": a date is not a cron; ${oneOff}`;
 	const problem = trimmed.startsWith("@") ? undefined : cronFieldsProblem(trimmed === "" ? [] : trimmed.split(/\s+/));
 	if (problem) return `invalid cron "${expression}": ${problem}`;
 	try {

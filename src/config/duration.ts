@@ -18,10 +18,37 @@ export function durationSeconds(s: string): number {
 	return seconds;
 }
 
+// An interval's own examples: a DURATION_FORM one of seconds ("90s") is no interval.
+const INTERVAL_FORM = 'a number with a unit (d, h, m), e.g. "15m", "1h30m", "1d"';
+
+// Hermes' "every 30m": the duration after "every", said back when it is an interval.
+const EVERY = /^@?every\s+(\S+)$/i;
+/** The interval `every <duration>` (Hermes' form, or Go cron's `@every`) stands for, when it is one. */
+export function everyInterval(s: string): string | undefined {
+	const given = EVERY.exec(s.trim())?.[1];
+	return given !== undefined && intervalProblem(given) === undefined ? given : undefined;
+}
+
+// A date (Hermes' one-shot "2026-02-03T14:00"): drover schedules recur, so it is said what to do instead.
+const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2}))?/;
+/** What to write for a run at one date and time, when `s` is one; undefined otherwise. */
+export function oneOffAdvice(s: string): string | undefined {
+	const m = DATE_TIME.exec(s.trim());
+	if (!m) return undefined;
+	const [, , month, day, hour = "0", minute = "0"] = m;
+	const cron = `${Number(minute)} ${Number(hour)} ${Number(day)} ${Number(month)} *`;
+	return `drover has no one-off schedule: a manual run (drover trigger) starts a job now, and cron "${cron}" (in the schedule's timezone) runs at that time, then each year until the schedule is removed`;
+}
+
 const MAX_INTERVAL_MINUTES = 31 * 24 * 60;
 export function intervalProblem(s: string): string | undefined {
 	const seconds = parseDuration(s);
-	if (seconds === undefined) return `interval "${s}" is not a duration; use ${DURATION_FORM}`;
+	if (seconds === undefined) {
+		const oneOff = oneOffAdvice(s);
+		if (oneOff) return `interval "${s}" is a date, not a duration: ${oneOff}`;
+		const every = everyInterval(s);
+		return `interval "${s}" is not a duration; use ${INTERVAL_FORM}${every ? ` (did you mean "${every}"?)` : ""}`;
+	}
 	// The scheduler ticks once a minute, so a sub-minute remainder could never be honoured.
 	if (seconds % 60 !== 0) return `interval "${s}" must be whole minutes, e.g. "1m" or "15m"`;
 	if (seconds < 60) return `interval "${s}" must be at least 1m`;

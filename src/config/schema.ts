@@ -22,8 +22,20 @@ function strict<T extends z.ZodRawShape>(shape: T) {
 }
 
 function unknownKeysMessage(keys: string[], known: string[]): string {
-	if (keys.length > 1) return `unknown keys ${keys.map((k) => `"${k}"`).join(", ")}; allowed: ${known.join(", ")}`;
-	const key = keys[0] ?? "";
+	if (keys.length > 1) {
+		// Each key's suggestion is said too: herdctl's camelCase keys come several at a time.
+		const meant = keys.flatMap((k) => {
+			const { close } = closeKey(k, known);
+			return close ? [`"${k}": did you mean "${close}"?`] : [];
+		});
+		return `unknown keys ${keys.map((k) => `"${k}"`).join(", ")}${meant.length ? ` (${meant.join("; ")})` : ""}; allowed: ${known.join(", ")}`;
+	}
+	const { close, has } = closeKey(keys[0] ?? "", known);
+	return close ? `unknown key${has} (did you mean "${close}"?)` : `unknown key${has}; allowed: ${known.join(", ")}`;
+}
+
+/** The known key an unknown one likely means, and what in it shows as nothing or a space. */
+function closeKey(key: string, known: string[]): { close: string | undefined; has: string } {
 	// herdctl's configuration is camelCase (outputToFile, maxTurns); drover's keys are snake_case.
 	const snake = key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 	// A key that reads as a known one but holds a character that shows as nothing or as a space (a
@@ -32,8 +44,7 @@ function unknownKeysMessage(keys: string[], known: string[]): string {
 	const odd = chars.findIndex((c) => !/^[\x21-\x7e]$/.test(c));
 	const visible = chars.filter((c) => /^[\x21-\x7e]$/.test(c)).join("");
 	const has = odd >= 0 ? `, with ${charName(chars[odd]!)} at character ${odd + 1}` : "";
-	const close = known.find((k) => k === visible || editDistance(k, key) <= 2 || k === snake);
-	return close ? `unknown key${has} (did you mean "${close}"?)` : `unknown key${has}; allowed: ${known.join(", ")}`;
+	return { close: known.find((k) => k === visible || editDistance(k, key) <= 2 || k === snake), has };
 }
 
 /**

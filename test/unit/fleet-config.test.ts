@@ -90,7 +90,15 @@ describe("a bad fleet file is rejected with the offending path and reason", () =
 		{ name: "cron with a word for a day-of-week", text: schedule({ cron: "0 9 * * weekdays" }), path: "agents[0].schedules.nightly.cron", message: 'invalid cron "0 9 * * weekdays": day-of-week "weekdays" is not a value, range, list or step of the field' },
 		{ name: "4-field cron", text: schedule({ cron: "0 9 * *" }), path: "agents[0].schedules.nightly.cron", message: 'invalid cron "0 9 * *": a cron has 5 fields (minute hour day-of-month month day-of-week); got 4' },
 		{ name: "6-field cron", text: schedule({ cron: "0 0 9 * * *" }), path: "agents[0].schedules.nightly.cron", message: "a cron has 5 fields (minute hour day-of-month month day-of-week); got 6: the scheduler ticks once a minute, so there is no seconds field" },
-		{ name: "unknown cron nickname", text: schedule({ cron: "@every 5m" }), path: "agents[0].schedules.nightly.cron", message: 'invalid cron "@every 5m": unknown nickname "@every"; use 5 fields' },
+		{ name: "unknown cron nickname", text: schedule({ cron: "@every5m" }), path: "agents[0].schedules.nightly.cron", message: 'invalid cron "@every5m": unknown nickname "@every5m"; use 5 fields' },
+		// Other schedulers' forms (Hermes' "every 30m" and one-shot date, Go cron's @every) said in drover's.
+		{ name: "cron written as every so long", text: schedule({ cron: "every 30m" }), path: "agents[0].schedules.nightly.cron", message: 'invalid cron "every 30m": a run every 30m is an interval, not a cron: write interval: "30m" in place of cron' },
+		{ name: "cron written as @every", text: schedule({ cron: "@every 5m" }), path: "agents[0].schedules.nightly.cron", message: 'invalid cron "@every 5m": a run every 5m is an interval, not a cron: write interval: "5m" in place of cron' },
+		{ name: "cron written as a date", text: schedule({ cron: "2026-12-24T09:30" }), path: "agents[0].schedules.nightly.cron", message: 'invalid cron "2026-12-24T09:30": a date is not a cron; drover has no one-off schedule: a manual run (drover trigger) starts a job now, and cron "30 9 24 12 *" (in the schedule\'s timezone) runs at that time, then each year until the schedule is removed' },
+		{ name: "interval written as every so long", text: schedule({ interval: "every 2h" }), path: "agents[0].schedules.nightly.interval", message: 'interval "every 2h" is not a duration; use a number with a unit (d, h, m), e.g. "15m", "1h30m", "1d" (did you mean "2h"?)' },
+		{ name: "interval written as a date", text: schedule({ interval: "2026-12-24" }), path: "agents[0].schedules.nightly.interval", message: 'interval "2026-12-24" is a date, not a duration: drover has no one-off schedule: a manual run (drover trigger) starts a job now, and cron "0 0 24 12 *"' },
+		// herdctl's camelCase keys come several at a time: each one's snake_case key is said.
+		{ name: "several unknown keys, one herdctl's", text: schedule({ interval: "5m", type: "interval", outputToFile: true }), path: "agents[0].schedules.nightly", message: 'unknown keys "type", "outputToFile" ("outputToFile": did you mean "output_to_file"?); allowed: cron, timezone' },
 		// A value of the wrong type that is a common slip says what to write.
 		{ name: "interval without its unit", text: schedule({ interval: 90 }), path: "agents[0].schedules.nightly.interval", message: 'a duration is text with a unit: write "90m" for 90 minutes' },
 		{ name: "YAML 1.1's no for a boolean", text: "version: 1\nagents:\n  - name: watcher\n    prompt: Watch.\n    enabled: no\n", path: "agents[0].enabled", message: 'expected true or false, got the text "no": write false, without quotes' },
@@ -107,7 +115,7 @@ describe("a bad fleet file is rejected with the offending path and reason", () =
 		{ name: "negative UTC offset for a timezone", text: schedule({ cron: "0 9 * * *", timezone: "-03:30" }), path: "agents[0].schedules.nightly.timezone", message: "is a UTC offset" },
 		{ name: "short UTC offset for a timezone", text: schedule({ cron: "0 9 * * *", timezone: "+05" }), path: "agents[0].schedules.nightly.timezone", message: "IANA zone" },
 		{ name: "compact UTC offset for a timezone", text: schedule({ cron: "0 9 * * *", timezone: "-0330" }), path: "agents[0].schedules.nightly.timezone", message: "IANA zone" },
-		{ name: "interval in words", text: schedule({ interval: "5 minutes" }), path: "agents[0].schedules.nightly.interval", message: 'interval "5 minutes" is not a duration; use a number with a unit' },
+		{ name: "interval in words", text: schedule({ interval: "5 minutes" }), path: "agents[0].schedules.nightly.interval", message: 'interval "5 minutes" is not a duration; use a number with a unit (d, h, m), e.g. "15m", "1h30m", "1d"' },
 		{ name: "zero interval", text: schedule({ interval: "0m" }), path: "agents[0].schedules.nightly.interval", message: "at least 1m" },
 		{ name: "sub-minute interval", text: schedule({ interval: "45s" }), path: "agents[0].schedules.nightly.interval", message: "whole minutes" },
 		{ name: "interval over 31 days", text: schedule({ interval: "32d" }), path: "agents[0].schedules.nightly.interval", message: "at most 31d" },
