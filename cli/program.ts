@@ -37,7 +37,7 @@ export function buildProgram(): Command {
 		.exitOverride()
 		.showHelpAfterError("(add --help for usage)")
 		// Commander's messages quote the arguments given, which may hold anything.
-		.configureOutput({ outputError: (text, write) => write(printable(text.replace(/^error: /, "drover: "))) });
+		.configureOutput({ outputError: (text, write) => write(printable(fromOtherTools(text).replace(/^error: /, "drover: "))) });
 	registerJobs(program);
 	registerLogs(program);
 	registerStatus(program);
@@ -58,6 +58,23 @@ export function buildProgram(): Command {
 		"\nExit codes: 0 ok; 1 error (a refusal, a bad answer), or a failed job (--wait, --follow); 2 usage error, or a cancelled job (--wait, --follow); 3 a job's stream lost, its outcome unknown (--wait, logs --job --follow); 4 not found (the API's 404: no such job, agent, session, key…); 5 the server unreachable, timed out or failing (no answer, a 5xx, a 429, a 408): worth retrying later (a request that may have arrived, such as a trigger without --idempotency-key, may then run twice).",
 	);
 	return program;
+}
+
+/**
+ * The commands of the tools drover's users come from (Hermes' `cron run`, `cron list`; herdctl's
+ * `trigger` is drover's own), said as drover's: commander's closest name for `run` was `runs`, which
+ * lists the ledger rather than starting a run.
+ */
+const OTHER_TOOLS: Record<string, string> = {
+	run: "to run an agent now: drover trigger <agent> [prompt] (Hermes' cron run); drover runs <agent> lists its occurrence ledger",
+	list: "the agents, their next runs and last jobs: drover agents (Hermes' cron list), or drover status",
+	cron: "drover's commands stand alone: drover status, agents, runs <agent>, incidents, notepad <agent>, doctor, tick (Hermes' cron status, list, runs, …)",
+};
+
+function fromOtherTools(text: string): string {
+	const name = /^error: unknown command '([^']*)'/.exec(text)?.[1];
+	const said = name === undefined ? undefined : Object.hasOwn(OTHER_TOOLS, name) ? OTHER_TOOLS[name] : undefined;
+	return said === undefined ? text : `error: unknown command '${name}': ${said}\n`;
 }
 
 /**

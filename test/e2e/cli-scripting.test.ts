@@ -129,6 +129,26 @@ describe("exit codes a script can branch on", () => {
 		}
 	});
 
+	it("2 for a command of the tools drover's users come from, saying drover's own, asking nothing", async () => {
+		const api = await fakeApi();
+		const env = { DROVER_URL: api.url, DROVER_TOKEN: TOKEN };
+		// Hermes' `cron run <job>`: commander's closest name was `runs`, the ledger, not a run.
+		const run = await runCliProcess(["run", "daily-digest"], env);
+		expect(run.status, run.stderr).toBe(2);
+		expect(run.stderr).toContain("drover: unknown command 'run': to run an agent now: drover trigger <agent> [prompt]");
+		expect(run.stderr).not.toContain("Did you mean runs?");
+		const cron = await runCliProcess(["cron", "status"], env);
+		expect(cron.status, cron.stderr).toBe(2);
+		expect(cron.stderr).toContain("drover's commands stand alone: drover status, agents, runs <agent>");
+		const list = await runCliProcess(["list"], env);
+		expect(list.stderr).toContain("drover agents (Hermes' cron list)");
+		// Any other name is commander's message, as before.
+		const other = await runCliProcess(["jbos"], env);
+		expect(other.status).toBe(2);
+		expect(other.stderr).toContain("drover: unknown command 'jbos'\n(Did you mean jobs?)");
+		expect(api.seen).toEqual([]);
+	});
+
 	it("1 for a refusal, and for an answer that is not drover's", async () => {
 		for (const status of [400, 401, 403, 409]) {
 			const r = await runCliProcess(["agents"], { DROVER_URL: await answering(status), DROVER_TOKEN: TOKEN });
