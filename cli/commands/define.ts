@@ -5,7 +5,7 @@ import { yamlText } from "../../src/shared/yaml-text.ts";
 import { parseYaml12, positionIn, unreadable } from "../../src/config/yaml.ts";
 import { ApiError, CliError } from "../client.ts";
 import { act, agentNameError, pathSegment, type Context } from "../context.ts";
-import { printable } from "../format.ts";
+import { printable, when } from "../format.ts";
 import { shapes } from "../shapes.ts";
 import { confirm, readStdin, utf8Text } from "../stdin.ts";
 import type { AgentDetail, AgentDryRun } from "../types.ts";
@@ -198,6 +198,7 @@ async function plan(ctx: Context, { definitions, locate }: Definitions, opts: { 
 				ctx.out(`would update ${name} (revision ${printable(answer.previous_revision ?? "?")} → ${printable(answer.definition_revision)})`);
 				for (const line of changedLines(ctx, before?.definition, answer.definition)) ctx.out(`  ${line}`);
 			}
+			if (answer.action !== "unchanged") for (const line of nextRuns(answer)) ctx.out(`  ${line}`);
 			for (const warning of answer.warnings) ctx.err(`${name}: warning: ${printable(warning)}`);
 		} catch (err) {
 			if (opts.json) ctx.json(answers);
@@ -206,6 +207,31 @@ async function plan(ctx: Context, { definitions, locate }: Definitions, opts: { 
 	}
 	if (opts.json) ctx.json(answers);
 	return 0;
+}
+
+/**
+ * Each schedule's next run as the API computed it, in UTC and, for a cron in another zone, on that
+ * zone's clock: a schedule translated from another tool is checked by it (09:00 Berlin is 08:00Z in
+ * winter) before it is applied. A server that sends no schedules says nothing.
+ */
+function nextRuns(answer: AgentDryRun): string[] {
+	return (answer.schedules ?? []).map((s) => {
+		const name = `schedule ${printable(s.name)}`;
+		if (!s.enabled) return `${name}: disabled`;
+		if (!s.next_run) return `${name}: no next run`;
+		const zone = s.timezone && s.timezone !== "UTC" ? `, ${onClockOf(s.next_run, s.timezone)} ${printable(s.timezone)}` : "";
+		return `${name}: next run ${when(s.next_run)}${zone}`;
+	});
+}
+
+/** An instant as the clock in `timeZone` shows it, "2026-12-07 09:00"; the instant as given when the zone is unknown here. */
+function onClockOf(iso: string, timeZone: string): string {
+	try {
+		// sv-SE writes the ISO order, with a 24-hour clock.
+		return new Intl.DateTimeFormat("sv-SE", { timeZone, year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", hourCycle: "h23" }).format(new Date(iso));
+	} catch {
+		return iso;
+	}
 }
 
 /** The agent as the API has it now, or null when it has none by the name. */

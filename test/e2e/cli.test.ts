@@ -833,6 +833,21 @@ describe("defining agents: apply and delete", () => {
 		expect((await definitionOf(c)).max_turns).toBe(3);
 	});
 
+	it("apply --dry-run says each schedule's next run, in UTC and on its timezone's clock, so a translated schedule is checked before it is applied", async () => {
+		const e = `cli-plan-e-${suffix}`;
+		const text = `name: ${e}\nmodel: ${models.ok}\nprompt: Go.\nschedules:\n  morning: { cron: "0 9 * * *", timezone: Europe/Berlin }\n  often: { interval: 15m }\n  off: { interval: 1h, enabled: false }\n`;
+		const planned = await drover(["apply", "--dry-run", file("plan-4.yaml", text)]);
+		expect(planned.status, planned.stderr).toBe(0);
+		const out = lines(planned.stdout);
+		expect(out[0]).toMatch(new RegExp(`^would create ${e} `));
+		// 09:00 in Berlin is 08:00Z in winter, 07:00Z in summer.
+		expect(out[1]).toMatch(/^ {2}schedule morning: next run \d{4}-\d\d-\d\d 0[78]:00:00Z \(in [^)]+\), \d{4}-\d\d-\d\d 09:00 Europe\/Berlin$/);
+		expect(out[2]).toMatch(/^ {2}schedule often: next run \d{4}-\d\d-\d\d \d\d:(00|15|30|45):00Z \(in [^)]+\)$/);
+		expect(out[3]).toBe("  schedule off: disabled");
+		expect(out).toHaveLength(4);
+		expect((await api(`/v1/agents/${e}`)).status).toBe(404);
+	});
+
 	it("definition writes control and bidirectional characters as YAML escapes, and apply takes it back unchanged", async () => {
 		const name = `cli-def-ctl-${suffix}`;
 		const prompt = "DEL\x7f NEL\x85 CSI\x9b2J ESC\x1b[2J BEL\x07\nsecond line\x7f";
