@@ -7,6 +7,7 @@ import { SESSION_ID_FORMAT, SESSION_ID_PATTERN } from "../src/jobs/session-id-fo
 import { ApiClient, ApiError, CliError, DEFAULT_URL } from "./client.ts";
 import { paint, shellWord, wantsColor, type Paint } from "./format.ts";
 import { shapes } from "./shapes.ts";
+import { readStdin, withoutFinalNewline } from "./stdin.ts";
 
 /** What every command's action gets: the API client, output with or without colour, the terminal width. */
 export interface Context {
@@ -102,11 +103,19 @@ export function isoInstant(value: string): string {
 
 /**
  * A prompt given as an argument or with --prompt, either (trigger, fork, continue and sessions
- * resume take both); given both ways, a usage error, as neither can be said to win.
+ * resume take both); given both ways, a usage error, as neither can be said to win. `-` is the
+ * prompt read from stdin, its one trailing newline dropped (`git log -1 --format=%B | drover
+ * continue <id> -`), as `notepad set <key> -` reads a value.
  */
-export function onePrompt(argument: string | undefined, option: string | undefined): string | undefined {
+export async function onePrompt(argument: string | undefined, option: string | undefined): Promise<string | undefined> {
 	if (argument !== undefined && option !== undefined) throw new CliError("give the prompt once: as an argument or with --prompt", 2);
-	return argument ?? option;
+	const given = argument ?? option;
+	if (given !== "-") return given;
+	// Only when asked (`-`): a trigger run by cron or CI, whose stdin may be a pipe left open, must
+	// not wait on it for a prompt it was never given.
+	const text = withoutFinalNewline(await readStdin());
+	if (text.trim() === "") throw new CliError("the prompt read from stdin (-) is empty", 2);
+	return text;
 }
 
 /** A job id argument: one the API would refuse as malformed is a usage error (exit 2) before any request. */

@@ -76,8 +76,8 @@ export function registerActions(program: Command): void {
 		.command("fork")
 		.description("a new job in a new session starting from this job's conversation")
 		.argument("<id>", "job id", jobIdArg)
-		.argument("[prompt]", "the new job's prompt (or --prompt; default: the original's)")
-		.option("-p, --prompt <prompt>", "the new job's prompt (default: the original's)")
+		.argument("[prompt]", "the new job's prompt (or --prompt; - reads it from stdin; default: the original's)")
+		.option("-p, --prompt <prompt>", "the new job's prompt (- reads it from stdin; default: the original's)")
 		.option("--allow-definition-change", "run even if the agent's definition changed since the job")
 		.option("-w, --wait", "follow the new job to its end and print its final answer (exit code as for trigger --wait)")
 		.option("--idempotency-key <key>", "the same key within 24 h returns the same job instead of starting another")
@@ -88,8 +88,8 @@ export function registerActions(program: Command): void {
 		.command("continue")
 		.description("a new job continuing this job's session with a new prompt")
 		.argument("<id>", "job id", jobIdArg)
-		.argument("[prompt]", "what to say next (or --prompt)")
-		.option("-p, --prompt <prompt>", "what to say next")
+		.argument("[prompt]", "what to say next (or --prompt; - reads it from stdin)")
+		.option("-p, --prompt <prompt>", "what to say next (- reads it from stdin)")
 		.option("--allow-definition-change", "run even if the agent's definition changed since the job")
 		.option("-w, --wait", "follow the new job to its end and print its final answer (exit code as for trigger --wait)")
 		.option("--idempotency-key <key>", "the same key within 24 h returns the same job instead of starting another")
@@ -192,7 +192,7 @@ async function decide(ctx: Context, id: string, decision: "approve" | "deny", op
 }
 
 async function followUp(ctx: Context, id: string, kind: "fork" | "continue", promptArg: string | undefined, opts: FollowUpOptions): Promise<number> {
-	const prompt = onePrompt(promptArg, opts.prompt);
+	const prompt = await onePrompt(promptArg, opts.prompt);
 	if (kind === "continue" && prompt === undefined) throw new CliError("continue needs a prompt: what to say next", 2, 'drover continue <id> "…" (or --prompt "…")');
 	const body: Record<string, unknown> = {};
 	if (prompt !== undefined) body.prompt = prompt;

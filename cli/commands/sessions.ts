@@ -218,7 +218,7 @@ async function persistentHead(ctx: Context, session: SessionSummary): Promise<st
 
 /** The prompt from the argument, --prompt, or stdin (when it is not a terminal); a usage error without one. */
 async function promptOf(ctx: Context, promptArg: string | undefined, opts: ResumeOptions): Promise<string> {
-	const given = onePrompt(promptArg, opts.prompt) ?? (ctx.stdinIsTTY ? "" : withoutFinalNewline(await readStdin()));
+	const given = (await onePrompt(promptArg, opts.prompt)) ?? (ctx.stdinIsTTY ? "" : withoutFinalNewline(await readStdin()));
 	if (given.trim() === "") throw new CliError("sessions resume needs a prompt: what to say next", 2, 'drover sessions resume <session-or-agent> "…" (or --prompt "…", or on stdin)');
 	return given;
 }

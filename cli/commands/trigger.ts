@@ -18,8 +18,8 @@ export function registerTrigger(program: Command): void {
 		.command("trigger")
 		.description("run an agent now; prints the new job's id")
 		.argument("<agent>", "agent name", pathSegment)
-		.argument("[prompt]", "instead of the agent's default prompt (or --prompt)")
-		.option("-p, --prompt <prompt>", "instead of the agent's default prompt")
+		.argument("[prompt]", "instead of the agent's default prompt (or --prompt; - reads it from stdin)")
+		.option("-p, --prompt <prompt>", "instead of the agent's default prompt (- reads it from stdin)")
 		.option("-w, --wait", "follow the job to its end, with live progress on stderr, then print its final answer; exits 0 completed, 1 failed or indeterminate, 2 cancelled, 3 its stream or its final record lost (the server away ~2 min)")
 		.option("--idempotency-key <key>", "the same key within 24 h returns the same job instead of starting another")
 		.option("--json", "print the API's JSON (with --wait: the finished job's record)")
@@ -27,7 +27,7 @@ export function registerTrigger(program: Command): void {
 }
 
 async function trigger(ctx: Context, agent: string, given: string | undefined, opts: TriggerOptions): Promise<number> {
-	opts = { ...opts, prompt: onePrompt(given, opts.prompt) };
+	opts = { ...opts, prompt: await onePrompt(given, opts.prompt) };
 	const job = await startJob(ctx, `/v1/agents/${encodeURIComponent(agent)}/jobs`, opts.prompt === undefined ? {} : { prompt: opts.prompt }, opts.idempotencyKey, `drover jobs --agent ${shellWord(agent)} --limit 5`).catch((err: unknown) => {
 		// The API says which body field to send ("send {"prompt": …}"); on the command line it is --prompt.
 		if (err instanceof ApiError && err.status === 400 && opts.prompt === undefined && /has no default prompt/.test(err.message)) {

@@ -338,6 +338,37 @@ describe("errors from the API", () => {
 		expect(posts()).toHaveLength(3);
 	});
 
+	it("reads the prompt of trigger, fork and continue from stdin given as -, and stdin only then", async () => {
+		const SOURCE = "job-2026-01-01-source";
+		const created = (_req: IncomingMessage, res: ServerResponse) => json(res, 201, jobRecord({ trigger_type: "manual", prompt: "Disk full on db-1." }));
+		const api = await fakeApi({ "POST /v1/agents/fake/jobs": created, [`POST /v1/jobs/${SOURCE}/fork`]: created, [`POST /v1/jobs/${SOURCE}/continue`]: created });
+		const posts = () => api.seen.filter((r) => r.route.startsWith("POST ")).map((r) => [r.route, JSON.parse(r.body) as unknown]);
+		const env = { DROVER_URL: api.url, DROVER_TOKEN: TOKEN };
+		for (const args of [["trigger", "fake", "-"], ["fork", SOURCE, "--prompt", "-"], ["continue", SOURCE, "-"]]) {
+			const r = await runCliProcess(args, env, async (stdin) => void stdin.end("Disk full\non db-1.\n"));
+			expect(r.status, `${args.join(" ")}: ${r.stderr}`).toBe(0);
+		}
+		// The newline echo ends it with goes, as notepad set - drops a value's.
+		expect(posts()).toEqual([
+			["POST /v1/agents/fake/jobs", { prompt: "Disk full\non db-1." }],
+			[`POST /v1/jobs/${SOURCE}/fork`, { prompt: "Disk full\non db-1." }],
+			[`POST /v1/jobs/${SOURCE}/continue`, { prompt: "Disk full\non db-1." }],
+		]);
+		// An empty one is a usage error, before any request.
+		const empty = await runCliProcess(["continue", SOURCE, "-"], env, async (stdin) => void stdin.end("\n"));
+		expect(empty.status).toBe(2);
+		expect(empty.stderr).toContain("drover: the prompt read from stdin (-) is empty");
+		// Without -, a pipe left open (cron's, a CI step's) is not waited on: the agent's own prompt is run.
+		const open = await runCliProcess(["trigger", "fake"], env, async (stdin) => void stdin.write("Not a prompt.\n"));
+		expect(open.status, open.stderr).toBe(0);
+		expect(posts()).toEqual([
+			["POST /v1/agents/fake/jobs", { prompt: "Disk full\non db-1." }],
+			[`POST /v1/jobs/${SOURCE}/fork`, { prompt: "Disk full\non db-1." }],
+			[`POST /v1/jobs/${SOURCE}/continue`, { prompt: "Disk full\non db-1." }],
+			["POST /v1/agents/fake/jobs", {}],
+		]);
+	});
+
 	it("prints the issues of an invalid fleet.yaml once: its message already lists them one a line", async () => {
 		const issues = [
 			{ path: "agents.0.model", message: "required (string)" },
