@@ -236,7 +236,15 @@ async function sessionById(ctx: Context, id: string, agent: string | undefined):
 }
 
 async function newestOfAgent(ctx: Context, agent: string): Promise<SessionSummary> {
-	const page = await ctx.client.json(`/v1/agents/${encodeURIComponent(agent)}/sessions`, shapes.sessionPage, { query: { limit: 1 } });
+	const page = await ctx.client
+		.json(`/v1/agents/${encodeURIComponent(agent)}/sessions`, shapes.sessionPage, { query: { limit: 1 } })
+		.catch((err: unknown) => {
+			// Not an agent: perhaps a session named as another tool names its own (herdctl's short ids).
+			if (err instanceof ApiError && err.status === 404) {
+				throw new CliError(err.message, err.exitCode, `${agent} was taken as an agent's name: a session is named by its id, ses-job-… or a prefix of one (drover sessions lists them), or by one of its jobs' ids`);
+			}
+			throw err;
+		});
 	const newest = page.sessions[0];
 	if (!newest) throw new CliError(`agent ${agent} has no session yet: no job of it has started`);
 	return newest;

@@ -1715,6 +1715,17 @@ describe("drover sessions", () => {
 		expect(api.seen).toHaveLength(1);
 	});
 
+	it("a name that is no agent: the hint says how a session is named (herdctl's short ids are not drover's)", async () => {
+		const api = await fakeApi({
+			"GET /v1/agents/m8hahr/sessions?limit=1": (_req, res) => json(res, 404, { error: { code: "not_found", message: "no agent named m8hahr" } }),
+		});
+		const r = await runCli(api.url, ["sessions", "resume", "m8hahr", "Go on."]);
+		expect(r.status).toBe(4);
+		expect(r.stderr).toContain("drover: no agent named m8hahr\n");
+		expect(r.stderr).toContain("drover: hint: m8hahr was taken as an agent's name: a session is named by its id, ses-job-… or a prefix of one (drover sessions lists them), or by one of its jobs' ids");
+		expect(api.seen.map((s) => s.route)).toEqual(["GET /v1/agents/m8hahr/sessions?limit=1"]);
+	});
+
 	it("an old ses-<uuid> id not found without its agent: the hint names --agent, which finds it", async () => {
 		const legacy = "ses-0f8c2d4e-5b6a";
 		const api = await fakeApi({
