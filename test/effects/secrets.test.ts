@@ -142,6 +142,12 @@ describe("a webhook tool's URL echoed in other spellings, and credentials in JSO
 			expect(text).not.toContain("PLANTEDfakeKEY");
 			expect(text).not.toContain(aws);
 		}
+		// The call ran and its result reached the model and the record, each secret cut out in place and
+		// the rest kept: a result dropped or failed whole holds no secret either.
+		expect(job.status).toBe("completed");
+		const redacted = `HTTP 200\ncontent-type: application/json\n\n${JSON.stringify({ note: "rotated keys:\nsk-ant-api03-[REDACTED]", creds: { AccessKeyId: "ASIA[REDACTED]", SecretAccessKey: "[REDACTED]" } })}`;
+		expect((JSON.parse(listed) as { tool_calls: unknown[] }).tool_calls).toEqual([expect.objectContaining({ status: "completed", is_error: false, result: redacted })]);
+		expect(emulator.requests.at(-1)!.messages!.at(-1)!.content).toEqual([expect.objectContaining({ type: "tool_result", content: redacted })]);
 	});
 });
 
