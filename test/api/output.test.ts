@@ -557,7 +557,11 @@ describe("GET /v1/jobs/:id/stream", () => {
 	it("is cut, not ended as an empty output, when the job's R2 object is gone (retention deleting it)", async () => {
 		const job = await finishedJob("sse-gone");
 		for (const o of (await env.OUTPUT.list({ prefix: "jobs/sse-gone/" })).objects) await env.OUTPUT.delete(o.key);
-		const events = await readEvents(await call(`/v1/jobs/${job.id}/stream`));
+		// A stream, opened and cut: not an error answer, which a client would take as the job's end.
+		const res = await call(`/v1/jobs/${job.id}/stream`);
+		expect(res.status).toBe(200);
+		expect(res.headers.get("content-type")).toBe("text/event-stream");
+		const events = await readEvents(res);
 		// No end: a client reconnects, and finds the job gone once retention has deleted its record.
 		expect(events.filter((e) => e.event === "end")).toEqual([]);
 		expect(events.filter((e) => e.event === "line")).toEqual([]);
