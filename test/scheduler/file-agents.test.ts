@@ -57,6 +57,9 @@ describe("fleet.yaml agents", () => {
 	});
 
 	it("report each schedule's next run and the agent's state", async () => {
+		// Friday 2037-12-04 after the morning's run: weekday-morning's next is Monday's 09:00 Berlin
+		// (08:00Z, the weekend skipped), weekly-recap's is today's 16:00 Berlin (15:00Z).
+		wallClock("2037-12-04T08:30:00Z");
 		const digest = (await (await call("/v1/agents/daily-digest")).json()) as {
 			schedules: { name: string; next_run: string }[];
 			paused: unknown;
@@ -67,7 +70,10 @@ describe("fleet.yaml agents", () => {
 		expect(digest.paused).toBeNull();
 		expect(digest.queued_jobs).toBe(0);
 		expect(digest.last_job.status).toBe("completed");
-		expect(digest.schedules.map((s) => s.name)).toEqual(["weekday-morning", "weekly-recap"]);
+		expect(digest.schedules.map((s) => [s.name, s.next_run])).toEqual([
+			["weekday-morning", "2037-12-07T08:00:00.000Z"],
+			["weekly-recap", "2037-12-04T15:00:00.000Z"],
+		]);
 	});
 });
 
