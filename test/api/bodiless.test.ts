@@ -29,10 +29,13 @@ describe("a route that takes no body", () => {
 	it("takes none, or an empty object, as clients send with a POST", async () => {
 		await createAgent({ name: "bodiless-ok" });
 		const agent = "bodiless-ok";
+		// Each call did what it names: a pause sent without a body pauses, a resume with {} or a blank body resumes.
 		expect((await call(`/v1/agents/${agent}/pause`, { method: "POST", as: "operate" })).status).toBe(200);
+		expect(await pausedOf(agent)).toMatchObject({ by: "operator" });
 		expect((await call(`/v1/agents/${agent}/resume`, { method: "POST", as: "operate", body: {} })).status).toBe(200);
 		expect(await pausedOf(agent)).toBeNull();
 		expect((await call(`/v1/agents/${agent}/pause`, { method: "POST", as: "operate" })).status).toBe(200);
+		expect(await pausedOf(agent)).toMatchObject({ by: "operator" });
 		expect((await call(`/v1/agents/${agent}/resume`, { method: "POST", as: "operate", body: " " })).status).toBe(200);
 		expect(await pausedOf(agent)).toBeNull();
 	});
