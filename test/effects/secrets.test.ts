@@ -285,6 +285,8 @@ describe("the Worker's own secrets, pasted where a read token can see them", () 
 		const job = await runToRest("pasted-prompt", `Deploy with the admin credential ${TOKENS.admin} (or ${TOKENS.operate}); the webhook secret is ${WEBHOOK_SECRET}.`);
 		expect(job.prompt).toBe("Deploy with the admin credential [REDACTED] (or [REDACTED]); the webhook secret is [REDACTED].");
 		const sent = JSON.stringify(emulator.requests.at(-1)!.messages);
+		// The model was sent the prompt, as stored: a request without it holds no secret either.
+		expect(sent).toContain("Deploy with the admin credential [REDACTED] (or [REDACTED]); the webhook secret is [REDACTED].");
 		const shown = await (await call(`/v1/jobs/${job.id}`, { as: "read" })).text();
 		for (const secret of owned) {
 			expect(sent.includes(secret), "a secret's value was sent to the model").toBe(false);
