@@ -3,7 +3,7 @@ import { availableParallelism } from "node:os";
 import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig, type Plugin } from "vitest/config";
-import { API_TOKENS, WEBHOOK_SECRET } from "./test/helpers/tokens.ts";
+import { API_TOKENS, OTHER_WEBHOOK_SECRET, WEBHOOK_SECRET } from "./test/helpers/tokens.ts";
 
 // wrangler bundles fleet.yaml as its bytes (an ArrayBuffer) and the dashboard's *.client.js as text
 // (the `rules` in wrangler.toml); Vite needs the same rules for tests.
@@ -64,6 +64,7 @@ export default defineConfig(async () => {
 					// Never sent anywhere real: outbound requests in tests go to fakes declared in the test.
 					ANTHROPIC_API_KEY: "sk-ant-test-0000000000000000",
 					TRIAGE_WEBHOOK_SECRET: WEBHOOK_SECRET,
+					OTHER_WEBHOOK_SECRET,
 					// A webhook tool target for agent-loop tests; the tests fake this origin.
 					TEST_TICKETS_URL: "https://tickets.example.test/hook",
 					// Delivery, hook and alert targets for the effects tests; the tests fake these origins.

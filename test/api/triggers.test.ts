@@ -10,7 +10,7 @@ import { createAgent, runsOf, settle } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
 import { fake } from "../helpers/outbound.ts";
 import { call, errorOf } from "../helpers/http.ts";
-import { TOKENS, WEBHOOK_SECRET } from "../helpers/tokens.ts";
+import { OTHER_WEBHOOK_SECRET, TOKENS, WEBHOOK_SECRET } from "../helpers/tokens.ts";
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -671,10 +671,18 @@ describe("POST /v1/hooks/:agent", () => {
 		expect(((await resent.json()) as Job).id).not.toBe(first.id);
 	});
 
-	it("never creates a job for a request signed for another agent's path", async () => {
+	it("never creates a job for a request signed with another agent's secret", async () => {
 		await webhookAgent("hook-a");
+		await createAgent({ name: "hook-b", max_concurrent: 10, prompt: "Triage this.", webhook: { secret: "OTHER_WEBHOOK_SECRET" } });
 		const jobs = await env.DB.prepare("SELECT count(*) AS n FROM jobs").first<{ n: number }>();
-		expect((await hook("hook-b", "{}")).status).toBe(404);
+		// Signed with hook-a's secret.
+		const other = await hook("hook-b", "{}");
+		expect(other.status).toBe(401);
+		expect((await errorOf(other)).message).toBe("signature does not match");
 		expect(await env.DB.prepare("SELECT count(*) AS n FROM jobs").first<{ n: number }>()).toEqual(jobs);
+		expect(await runsOf("hook-b")).toEqual([]);
+		// Its own is taken: the refusal was the signature's, not the agent's. (A signature is not bound
+		// to the agent it was sent to: two agents sharing one secret take each other's, as README says.)
+		expect((await hook("hook-b", "{}", { secret: OTHER_WEBHOOK_SECRET })).status).toBe(202);
 	});
 });

@@ -9,3 +9,5 @@ export const API_TOKENS = `reader:read:${TOKENS.read},operator:operate:${TOKENS.
 
 /** The secret the example `triage` agent's webhooks are signed with in tests. */
 export const WEBHOOK_SECRET = "whsec-test-5a1f0c9e3b7d2a6f";
+/** A second agent's webhook secret (OTHER_WEBHOOK_SECRET): one agent's signature must not start another's jobs. */
+export const OTHER_WEBHOOK_SECRET = "whsec-test-other-8c2e4b1d7f09";
