@@ -3,6 +3,9 @@ import { ANY_RUN_CLEARS, liveSources, type IncidentSource } from "../../src/inci
 import { recordFailure, resolveOpen, retireIncidents, type Incident } from "../../src/store/incidents.ts";
 import { currentDefinition, readState } from "./state.ts";
 
+/** Why a retired agent's incidents resolved, on their incident.resolved lines. */
+const RETIRED = "agent deleted or removed from fleet.yaml";
+
 /**
  * Moves queued failure and clean-run events into the D1 incident table, in order: a failure files
  * or re-opens its incident (and hands it to `alert` on opening, to be sent beside the flush rather
@@ -21,8 +24,9 @@ export async function flushIncidentEvents(sql: SqlStorage, env: Env, agent: stri
 		if (rows.length === 0) return;
 		for (const r of rows) {
 			if (r.kind === "retired") {
-				const retired = await retireIncidents(env.DB, agent, r.at);
-				if (retired > 0) log.info("incident.retired", { agent, count: retired });
+				// One line an incident, as a clean run's: its id is what an operator looks it up by (a
+				// single line with a count named none of them, and its event was no incident.* one).
+				for (const id of await retireIncidents(env.DB, agent, r.at)) log.info("incident.resolved", { agent, incident: id, reason: RETIRED });
 				sql.exec("DELETE FROM incident_watch");
 			} else if (r.kind === "failure") {
 				// Before D1 hears of it: a crash after D1 took the failure must still leave the watch set.

@@ -44,13 +44,15 @@ export const incidentsApi = createApi()
 			path: "/{id}/close",
 			summary: "Close an incident: terminal for its signature (the same error again stays quiet)",
 			request: { params: IncidentPath },
-			responses: { 200: { description: "The closed incident", content: { "application/json": { schema: IncidentSchema } } }, ...notFoundResponse },
+			responses: { 200: { description: "The closed incident (one closed before is answered as it stands: `closed_by` and `closed_at` are its closing's)", content: { "application/json": { schema: IncidentSchema } } }, ...notFoundResponse },
 		}),
 		async (c) => {
 			const { id } = c.req.valid("param");
-			const incident = await closeIncident(c.env.DB, id, c.var.principal.name, Date.now());
-			if (!incident) throw new NotFoundError(`no incident ${id}`);
-			log.info("incident.closed", { agent: incident.agent, incident: id, by: c.var.principal.name });
-			return c.json(incident, 200);
+			const result = await closeIncident(c.env.DB, id, c.var.principal.name, Date.now());
+			if (!result) throw new NotFoundError(`no incident ${id}`);
+			// Closed before (a second press, another operator): the record keeps who closed it and when,
+			// and the log names no second closer, who changed nothing.
+			if (result.closed) log.info("incident.closed", { agent: result.incident.agent, incident: id, by: c.var.principal.name });
+			return c.json(result.incident, 200);
 		},
 	);

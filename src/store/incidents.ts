@@ -218,11 +218,15 @@ export async function resolveOpen(
 /**
  * A deleted agent's incidents, open or closed, resolve: none of its runs will come to resolve them,
  * and a closed one would keep an agent defined again under the name from being paged for the same
- * error (its closing was of the old agent's). Returns how many.
+ * error (its closing was of the old agent's). Returns their ids.
  */
-export async function retireIncidents(db: D1Database, agent: string, at: number): Promise<number> {
-	const r = await db.prepare("UPDATE incidents SET state = 'resolved', resolved_at = ?, failing = NULL WHERE agent = ? AND state != 'resolved'").bind(at, agent).run();
-	return r.meta.changes ?? 0;
+export async function retireIncidents(db: D1Database, agent: string, at: number): Promise<string[]> {
+	const r = await db
+		.prepare("UPDATE incidents SET state = 'resolved', resolved_at = ?, failing = NULL WHERE agent = ? AND state != 'resolved' RETURNING id")
+		.bind(at, agent)
+		.all<{ id: string }>();
+	// By id, as a clean run's resolutions are logged: an operator follows an incident by the id its alert gave.
+	return r.results.map((row) => row.id);
 }
 
 /** Resolved incidents deleted a call: a call that deletes this many may have left more behind. */
@@ -252,9 +256,14 @@ export async function pruneResolved(db: D1Database, cutoff: number): Promise<{ d
 	return { deleted, full: deleted === INCIDENT_PRUNE_BATCH };
 }
 
-export async function closeIncident(db: D1Database, id: string, by: string, at: number): Promise<Incident | null> {
-	await db.prepare("UPDATE incidents SET state = 'closed', closed_at = ?, closed_by = ?, failing = NULL WHERE id = ? AND state != 'closed'").bind(at, by, id).run();
-	return getIncident(db, id);
+/**
+ * Closes an incident. `closed` says whether this call closed it: one closed already keeps its closing
+ * (who and when), and the caller must not log a second closing by someone who changed nothing.
+ */
+export async function closeIncident(db: D1Database, id: string, by: string, at: number): Promise<{ incident: Incident; closed: boolean } | null> {
+	const r = await db.prepare("UPDATE incidents SET state = 'closed', closed_at = ?, closed_by = ?, failing = NULL WHERE id = ? AND state != 'closed'").bind(at, by, id).run();
+	const incident = await getIncident(db, id);
+	return incident === null ? null : { incident, closed: (r.meta.changes ?? 0) > 0 };
 }
 
 export async function listIncidents(

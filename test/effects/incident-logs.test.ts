@@ -1,0 +1,62 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { createAgent, settle } from "../helpers/agents.ts";
+import { useEmulator } from "../helpers/emulator.ts";
+import { call } from "../helpers/http.ts";
+import { runToRest } from "../helpers/jobs.ts";
+import { fake } from "../helpers/outbound.ts";
+
+afterEach(() => {
+	vi.restoreAllMocks();
+});
+
+/** Every line the Worker logs from here on, parsed. */
+function captureLogs(): Record<string, unknown>[] {
+	const lines: Record<string, unknown>[] = [];
+	for (const method of ["debug", "log", "warn", "error"] as const) {
+		vi.spyOn(console, method).mockImplementation((line: unknown) => void lines.push(JSON.parse(String(line)) as Record<string, unknown>));
+	}
+	return lines;
+}
+
+async function incidentsOf(agent: string): Promise<{ id: string; state: string; closed_by: string | null; closed_at: string | null }[]> {
+	return ((await (await call(`/v1/incidents?agent=${agent}`)).json()) as { incidents: { id: string; state: string; closed_by: string | null; closed_at: string | null }[] }).incidents;
+}
+
+describe("an incident followed through the logs by its id", () => {
+	it("is logged closed once, by whoever closed it: a second close changes nothing and names no second closer", async () => {
+		fake("https://alerts.example.test", () => new Response("ok"));
+		useEmulator().enqueue({ error: 400, message: "closed twice" });
+		await createAgent({ name: "closed-twice" });
+		await runToRest("closed-twice");
+		const [incident] = await incidentsOf("closed-twice");
+		const lines = captureLogs();
+		const first = await call(`/v1/incidents/${incident!.id}/close`, { method: "POST", as: "operate" });
+		expect(first.status).toBe(200);
+		const closing = (await first.json()) as { closed_by: string; closed_at: string };
+		expect(closing.closed_by).toBe("operator");
+		const second = await call(`/v1/incidents/${incident!.id}/close`, { method: "POST", as: "admin" });
+		expect(second.status).toBe(200);
+		// The record keeps its closing: who closed it and when.
+		expect(await second.json()).toMatchObject({ state: "closed", closed_by: "operator", closed_at: closing.closed_at });
+		expect(lines.filter((l) => l.event === "incident.closed")).toEqual([expect.objectContaining({ incident: incident!.id, by: "operator" })]);
+	});
+
+	it("names each incident an agent's deletion resolves, open or closed, on a line of its own", async () => {
+		fake("https://alerts.example.test", () => new Response("ok"));
+		useEmulator().enqueue({ error: 400, message: "first failure" }, { error: 400, message: "second failure" });
+		await createAgent({ name: "retired-logged" });
+		await runToRest("retired-logged");
+		await runToRest("retired-logged");
+		const incidents = await incidentsOf("retired-logged");
+		expect(incidents).toHaveLength(2);
+		expect((await call(`/v1/incidents/${incidents[1]!.id}/close`, { method: "POST", as: "operate" })).status).toBe(200);
+		const lines = captureLogs();
+		expect((await call("/v1/agents/retired-logged", { method: "DELETE", as: "admin" })).status).toBe(200);
+		await settle("retired-logged");
+		expect((await incidentsOf("retired-logged")).map((i) => i.state)).toEqual(["resolved", "resolved"]);
+		const resolved = lines.filter((l) => l.event === "incident.resolved" && l.agent === "retired-logged");
+		expect(resolved.map((l) => l.incident).sort()).toEqual(incidents.map((i) => i.id).sort());
+		for (const line of resolved) expect(line).toMatchObject({ level: "info", reason: "agent deleted or removed from fleet.yaml" });
+		expect(lines.some((l) => l.event === "incident.retired")).toBe(false);
+	});
+});
