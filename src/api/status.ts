@@ -6,6 +6,8 @@ import { backlogWarning, BEHIND_MINUTES } from "../scheduler/backlog.ts";
 import { countRegisteredAgents } from "../store/agent-registry.ts";
 import { cachedD1Health, D1_CHECK_TTL_MS } from "../store/d1-schema.ts";
 import { countJobsByStatus } from "../store/job-index.ts";
+import { unpagedIncidents } from "../store/incidents.ts";
+import { UNPAGED_AFTER_MS, unpagedWarning } from "../incidents/alert.ts";
 import { heartbeatHealth, readHeartbeatAndSize } from "../store/heartbeat.ts";
 import { errorFields, log } from "../log.ts";
 import { createApi, withRole } from "./factory.ts";
@@ -61,7 +63,7 @@ const Status = z
 				description: `Shards whose oldest pending minute was ${BEHIND_MINUTES} or more minutes before their newest as the last tick ended (said in warnings), until they call all but their newest through`,
 			}),
 		}),
-		warnings: z.array(z.string()).openapi({ description: "What an operator should look at: a scheduler shard behind its ticks, D1 at 8 of the 10 GB a database may hold" }),
+		warnings: z.array(z.string()).openapi({ description: "What an operator should look at: a scheduler shard behind its ticks, D1 at 8 of the 10 GB a database may hold, open incidents not paged 3 minutes after they opened (`alerts: …`: ALERT_WEBHOOK_URL unset, or the webhook refusing their alerts)" }),
 		d1_bytes: z.number().int().nullable().openapi({ description: "D1's size in bytes, as its last answer here reported it (null where it reports none): Cloudflare allows 10 GB a database, and a warning is given from 8 GB" }),
 		d1: D1Report.openapi({
 			description: `D1's schema as /healthz reports it (not ok: migrations this release needs are missing, \`missing\` naming them and \`fix\` how to apply them; or D1 could not be read), checked at most once every ${D1_CHECK_TTL_MS / 1000} s by each of the Worker's isolates: an applied fix shows within that`,
@@ -84,11 +86,14 @@ export const statusApi = createApi().openapi(
 		responses: { 200: { description: "The fleet's status", content: { "application/json": { schema: Status } } } },
 	}),
 	async (c) => {
-		const [{ heartbeat: hb, bytes }, byStatus, api, d1] = await Promise.all([
+		const now = Date.now();
+		const [{ heartbeat: hb, bytes }, byStatus, api, d1, unpaged] = await Promise.all([
 			readHeartbeatAndSize(c.env.DB),
 			countJobsByStatus(c.env.DB),
 			countRegisteredAgents(c.env.DB),
-			cachedD1Health(c.env.DB, Date.now(), (err) => log.error("status.d1_unreadable", errorFields(err))),
+			cachedD1Health(c.env.DB, now, (err) => log.error("status.d1_unreadable", errorFields(err))),
+			// A D1 behind this release's migrations (said in `d1`) must not cost the rest of the answer.
+			unpagedIncidents(c.env.DB, now - UNPAGED_AFTER_MS).catch(() => ({ count: 0, oldest: null })),
 		]);
 		const behind = hb === null ? null : backlogWarning(hb);
 		return c.json(
@@ -103,7 +108,7 @@ export const statusApi = createApi().openapi(
 					oldest_deferred_minute: hb?.oldest_deferred_at ?? null,
 					shards_behind: hb?.shards_behind ?? null,
 				},
-				warnings: [behind, d1StorageWarning(bytes)].filter((w): w is string => w !== null),
+				warnings: [behind, d1StorageWarning(bytes), unpagedWarning(c.env, unpaged, now)].filter((w): w is string => w !== null),
 				d1,
 				d1_bytes: bytes,
 				jobs: byStatus,

@@ -80,3 +80,29 @@ export async function alertIncident(env: Env, incident: Incident, at: number, co
 	await markAlerted(env.DB, incident.id, at);
 	return "sent";
 }
+
+/**
+ * How long after its opening an incident may still be unpaged before GET /v1/status warns of it: its
+ * alert is sent as it opens, and each tick tries again those seen a minute before it, so by then the
+ * alert has been tried at least twice.
+ */
+export const UNPAGED_AFTER_MS = 180_000;
+
+/**
+ * GET /v1/status's warning (shown by `drover status`, `drover doctor` and the dashboard) while open
+ * incidents have gone unpaged past UNPAGED_AFTER_MS: an incident reads `detected` then, which says
+ * nothing of the alert webhook unset or refusing every alert, and nobody is told of the failures.
+ */
+export function unpagedWarning(env: Env, unpaged: { count: number; oldest: number | null }, now: number): string | null {
+	if (unpaged.count === 0 || unpaged.oldest === null) return null;
+	const minutes = Math.max(0, Math.floor((now - unpaged.oldest) / 60_000));
+	const what = `${unpaged.count === 1 ? "1 open incident was" : `${unpaged.count} open incidents were`} not paged (the oldest opened ${new Date(unpaged.oldest).toISOString()}, ${minutes} minute${minutes === 1 ? "" : "s"} ago; drover incidents --state detected lists them)`;
+	const target = resolveSecretUrl(env.ALERT_WEBHOOK_URL);
+	const why =
+		target.kind === "missing"
+			? "ALERT_WEBHOOK_URL is not set, so no alert is sent"
+			: target.kind === "not-http"
+				? "ALERT_WEBHOOK_URL does not hold an http(s) URL"
+				: "the alert webhook has not taken their alerts (the Worker's incident.alert_refused and incident.alert_failed lines say why); each tick tries again";
+	return `alerts: ${what}: ${why}`;
+}

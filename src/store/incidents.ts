@@ -122,6 +122,18 @@ export async function unalerted(db: D1Database, before: number, limit: number): 
 	return results.map(toIncident);
 }
 
+/**
+ * Open incidents whose alert has not gone out, opened by `before`: how many, and the oldest opening
+ * (ms). Read by incidents_by_state's `detected` range, which holds only open incidents not paged yet.
+ */
+export async function unpagedIncidents(db: D1Database, before: number): Promise<{ count: number; oldest: number | null }> {
+	const row = await db
+		.prepare("SELECT count(*) AS n, min(COALESCE(opened_at, first_seen_at)) AS oldest FROM incidents WHERE state = 'detected' AND COALESCE(opened_at, first_seen_at) <= ?")
+		.bind(before)
+		.first<{ n: number; oldest: number | null }>();
+	return { count: row?.n ?? 0, oldest: row?.oldest ?? null };
+}
+
 /** How long a sender holds an alert's claim: past its send's timeout, so only a sender that died loses it. */
 const ALERT_CLAIM_MS = 60_000;
 

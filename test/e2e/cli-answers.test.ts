@@ -694,6 +694,12 @@ describe("a scheduler shard behind its ticks", () => {
 		const d1 = await runCli(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, ["doctor", "--json"]);
 		expect(d1.status, d1.stdout).toBe(0);
 		expect((JSON.parse(d1.stdout) as { checks: unknown[] }).checks).toContainEqual({ check: "d1", status: "warn", message: full });
+		// Open incidents nobody was paged for are said under alerts, not the scheduler.
+		const unpaged = "alerts: 2 open incidents were not paged (the oldest opened 2026-01-01T09:00:00.000Z, 7 minutes ago; drover incidents --state detected lists them): ALERT_WEBHOOK_URL is not set, so no alert is sent";
+		answers["/v1/status"] = { ...status, warnings: [unpaged] };
+		const alerts = await runCli(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, ["doctor", "--json"]);
+		expect(alerts.status, alerts.stdout).toBe(0);
+		expect((JSON.parse(alerts.stdout) as { checks: unknown[] }).checks).toContainEqual({ check: "alerts", status: "warn", message: unpaged });
 	});
 });
 

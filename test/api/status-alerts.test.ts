@@ -1,0 +1,45 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { UNPAGED_AFTER_MS, unpagedWarning } from "../../src/incidents/alert.ts";
+import { closeIncident, markAlerted, recordFailure } from "../../src/store/incidents.ts";
+import { call } from "../helpers/http.ts";
+
+async function warnings(): Promise<string[]> {
+	const res = await call("/v1/status");
+	expect(res.status).toBe(200);
+	return ((await res.json()) as { warnings: string[] }).warnings;
+}
+
+describe("GET /v1/status: open incidents nobody was paged for", () => {
+	it("warns of incidents still unpaged 3 minutes after they opened, and stops once their alert goes out", async () => {
+		expect(await warnings()).toEqual([]);
+		const now = Date.now();
+		const opened = now - 10 * 60_000;
+		// Filed while the alert webhook refused it: recorded, still `detected`.
+		const { incident: old } = await recordFailure(env.DB, { agent: "unpaged", error: "model call failed: 500", jobId: "job-2026-12-06-aaaaaa", at: opened, source: "manual" });
+		// Just opened: its alert may still be on its way, or the next tick's to retry.
+		const { incident: fresh } = await recordFailure(env.DB, { agent: "unpaged", error: "another failure", jobId: "job-2026-12-06-bbbbbb", at: now, source: "manual" });
+		expect([old.state, fresh.state]).toEqual(["detected", "detected"]);
+		expect(await warnings()).toEqual([
+			`alerts: 1 open incident was not paged (the oldest opened ${new Date(opened).toISOString()}, 10 minutes ago; drover incidents --state detected lists them): the alert webhook has not taken their alerts (the Worker's incident.alert_refused and incident.alert_failed lines say why); each tick tries again`,
+		]);
+		await markAlerted(env.DB, old.id, now);
+		expect(await warnings()).toEqual([]);
+
+		// Closed by an operator: nobody is to be paged for it.
+		const { incident: closed } = await recordFailure(env.DB, { agent: "unpaged", error: "a third failure", jobId: "job-2026-12-06-cccccc", at: opened, source: "manual" });
+		expect((await warnings())[0]).toMatch(/^alerts: 1 open incident was not paged /);
+		await closeIncident(env.DB, closed.id, "operator", now);
+		expect(await warnings()).toEqual([]);
+	});
+
+	it("says why: ALERT_WEBHOOK_URL unset, not a URL, or its webhook not taking them", () => {
+		const now = Date.parse("2026-12-06T18:00:00Z");
+		const unpaged = { count: 3, oldest: now - UNPAGED_AFTER_MS - 60_000 };
+		const head = "alerts: 3 open incidents were not paged (the oldest opened 2026-12-06T17:56:00.000Z, 4 minutes ago; drover incidents --state detected lists them): ";
+		expect(unpagedWarning({ ...env, ALERT_WEBHOOK_URL: "" } as Env, unpaged, now)).toBe(`${head}ALERT_WEBHOOK_URL is not set, so no alert is sent`);
+		expect(unpagedWarning({ ...env, ALERT_WEBHOOK_URL: "hooks.slack.com/services/T0/B0/secret" } as Env, unpaged, now)).toBe(`${head}ALERT_WEBHOOK_URL does not hold an http(s) URL`);
+		expect(unpagedWarning(env, unpaged, now)).toMatch(new RegExp(`^${head.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}the alert webhook has not taken their alerts`));
+		expect(unpagedWarning(env, { count: 0, oldest: null }, now)).toBeNull();
+	});
+});
