@@ -255,7 +255,10 @@ export async function sendDue(
 			// A rate-limited or unavailable target that says when to come back is not called sooner: Slack
 			// and Discord ask for longer than the backoff's first steps, which would spend every attempt.
 			const asked = retryAfter === null ? null : now() + Math.min(retryAfter, MAX_RETRY_AFTER_MS);
-			sql.exec("UPDATE deliveries SET status = 'pending', last_error = ?, in_doubt = ?, next_at = max(next_at, ?) WHERE id = ?", said, inDoubt, asked ?? 0, row.id);
+			// The backoff counts from the attempt's end, not its start (the `sending` row's next_at, there
+			// for an object that dies mid-send): a target that lets each attempt time out would otherwise
+			// be sent the next at once, the 5 s and 10 s waits spent inside the 10 s timeouts.
+			sql.exec("UPDATE deliveries SET status = 'pending', last_error = ?, in_doubt = ?, next_at = max(?, ?) WHERE id = ?", said, inDoubt, now() + backoff(attempt), asked ?? 0, row.id);
 			// Said on the job once, at its first retry: retries can run an hour apart, and a job whose
 			// answer is still on its way must not read as one without a target (delivery null).
 			if (row.kind === "delivery" && setDelivery(sql, row.job_id, row.target, "pending", now())) notify(row.job_id);

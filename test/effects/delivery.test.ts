@@ -345,6 +345,24 @@ describe("a delivery target that hangs", () => {
 	});
 });
 
+describe("a delivery target that times out", () => {
+	it("is tried again after the backoff counted from the attempt's end, not its start", async () => {
+		useEmulator().enqueue({ text: "Slowly." });
+		fake("https://deliver.example.test", (req) => new Promise<Response>((_, reject) => req.signal.addEventListener("abort", () => reject(req.signal.reason))));
+		await createAgent({ name: "backoff-after", delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
+		// Long enough to tell the two apart: counted from the start, the 5 s wait would end 400 ms sooner.
+		await runInDurableObject(env.AGENT.getByName("backoff-after"), (instance: AgentDO) => AgentDO.setSendTimeout(instance, 400));
+		await runToRest("backoff-after");
+		await settle("backoff-after");
+		const row = await runInDurableObject(env.AGENT.getByName("backoff-after"), (_i: AgentDO, state) =>
+			state.storage.sql.exec<{ status: string; attempts: number; next_at: number }>("SELECT status, attempts, next_at FROM deliveries").one(),
+		);
+		expect(row).toMatchObject({ status: "pending", attempts: 1 });
+		expect(row.next_at - Date.now()).toBeGreaterThan(4_800);
+		expect(row.next_at - Date.now()).toBeLessThanOrEqual(5_000);
+	});
+});
+
 describe("a delivery refused after an attempt that may have arrived", () => {
 	it("ends unknown, not failed, when an earlier attempt timed out, and says why", async () => {
 		const received: string[] = [];
