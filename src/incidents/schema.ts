@@ -16,9 +16,12 @@ export const IncidentSchema = z
 		agent: z.string(),
 		signature: z.string(),
 		class: z.string().openapi({ description: "rate_limit | timeout | auth | delivery | config | script | agent | unknown" }),
-		state: z.enum(INCIDENT_STATES),
+		state: z.enum(INCIDENT_STATES).openapi({
+			description:
+				"detected: open, its alert not taken yet (ALERT_WEBHOOK_URL unset, or its webhook refusing or not answering: tried again at each failure and tick; GET /v1/status warns of one still detected 3 minutes after it opened); alerted: open, paged once for this opening; resolved: a clean run (or the agent's deletion) ended it, the same error again re-opens it and pages again; closed: by an operator, terminal for its signature (the same error is counted, never paged)",
+		}),
 		error: z.string(),
-		count: z.number().int(),
+		count: z.number().int().openapi({ description: "Failures filed under this signature since it was first seen, across re-openings (a re-opened incident's alert says ×count of them all); only a resolved incident pruned after RETENTION_DAYS starts again from 1" }),
 		first_seen_at: At,
 		last_seen_at: At,
 		last_job_id: z.string().nullable(),
