@@ -93,7 +93,10 @@ export const statusApi = createApi().openapi(
 			countRegisteredAgents(c.env.DB),
 			cachedD1Health(c.env.DB, now, (err) => log.error("status.d1_unreadable", errorFields(err))),
 			// A D1 behind this release's migrations (said in `d1`) must not cost the rest of the answer.
-			unpagedIncidents(c.env.DB, now - UNPAGED_AFTER_MS).catch(() => ({ count: 0, oldest: null })),
+			unpagedIncidents(c.env.DB, now - UNPAGED_AFTER_MS).catch((err: unknown) => {
+				log.error("status.incidents_unreadable", errorFields(err));
+				return { count: 0, oldest: null };
+			}),
 		]);
 		const behind = hb === null ? null : backlogWarning(hb);
 		return c.json(
