@@ -119,7 +119,7 @@ async function doctor(ctx: Context, opts: { json?: boolean }): Promise<number> {
 		checks.push(heartbeat(status ? status.scheduler : health.scheduler, !health.fleet.ok));
 		// A shard behind its ticks (nothing is lost, but its agents claim later and later), or D1 filling
 		// up (said under d1). Absent from an older server's answer.
-		// Open incidents nobody was paged for (ALERT_WEBHOOK_URL unset, or its webhook refusing them): under `alerts`.
+		// Open incidents nobody was paged for are the alert webhook's to mend, not the scheduler's: under `alerts`.
 		for (const warning of status?.warnings ?? []) checks.push({ check: warning.startsWith("storage: D1") ? "d1" : warning.startsWith("alerts: ") ? "alerts" : "scheduler", status: "warn", message: warning });
 		if (status) checks.push(...(await pausedAgents(ctx)));
 	} else {

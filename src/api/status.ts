@@ -63,7 +63,7 @@ const Status = z
 				description: `Shards whose oldest pending minute was ${BEHIND_MINUTES} or more minutes before their newest as the last tick ended (said in warnings), until they call all but their newest through`,
 			}),
 		}),
-		warnings: z.array(z.string()).openapi({ description: "What an operator should look at: a scheduler shard behind its ticks, D1 at 8 of the 10 GB a database may hold, open incidents not paged 3 minutes after they opened (`alerts: …`: ALERT_WEBHOOK_URL unset, or the webhook refusing their alerts)" }),
+		warnings: z.array(z.string()).openapi({ description: "What an operator should look at: a scheduler shard behind its ticks, D1 at 8 of the 10 GB a database may hold, open incidents not paged 3 minutes after they opened (`alerts: …`: ALERT_WEBHOOK_URL unset or not an http(s) URL, or the webhook refusing their alerts)" }),
 		d1_bytes: z.number().int().nullable().openapi({ description: "D1's size in bytes, as its last answer here reported it (null where it reports none): Cloudflare allows 10 GB a database, and a warning is given from 8 GB" }),
 		d1: D1Report.openapi({
 			description: `D1's schema as /healthz reports it (not ok: migrations this release needs are missing, \`missing\` naming them and \`fix\` how to apply them; or D1 could not be read), checked at most once every ${D1_CHECK_TTL_MS / 1000} s by each of the Worker's isolates: an applied fix shows within that`,
@@ -76,6 +76,8 @@ const Status = z
 /** The answers' shapes, for the CLI (a type-only import: nothing of src/ loads in it at run time). */
 export type SchedulerHealthShape = z.infer<typeof SchedulerHealth>;
 export type StatusShape = z.infer<typeof Status>;
+
+let incidentsUnreadableSaidAt = Number.NEGATIVE_INFINITY;
 
 export const statusApi = createApi().openapi(
 	withRole("read", {
@@ -94,8 +96,12 @@ export const statusApi = createApi().openapi(
 			cachedD1Health(c.env.DB, now, (err) => log.error("status.d1_unreadable", errorFields(err))),
 			// A D1 behind this release's migrations (said in `d1`) must not cost the rest of the answer.
 			unpagedIncidents(c.env.DB, now - UNPAGED_AFTER_MS).catch((err: unknown) => {
-				log.error("status.incidents_unreadable", errorFields(err));
-				return { count: 0, oldest: null };
+				// Once a minute per isolate, as status.d1_unreadable: the dashboard asks every 15 s a tab.
+				if (now - incidentsUnreadableSaidAt >= 60_000) {
+					incidentsUnreadableSaidAt = now;
+					log.error("status.incidents_unreadable", errorFields(err));
+				}
+				return { count: 0, more: false, oldest: null };
 			}),
 		]);
 		const behind = hb === null ? null : backlogWarning(hb);

@@ -2,7 +2,7 @@ import { signatureHeaders } from "../api/webhook-signature.ts";
 import { postTarget, resolveSecretUrl, scrubSecretUrlFields, secretValue } from "../delivery/secret-url.ts";
 import { alertBody } from "./alert-body.ts";
 import { errorFields, log, logs, type LogFields } from "../log.ts";
-import { claimAlert, markAlerted, releaseAlert, type Incident } from "../store/incidents.ts";
+import { claimAlert, markAlerted, releaseAlert, type Incident, type Unpaged } from "../store/incidents.ts";
 import { deadline } from "../shared/deadline.ts";
 import { outboundFetch } from "../shared/subrequests.ts";
 
@@ -93,10 +93,15 @@ export const UNPAGED_AFTER_MS = 180_000;
  * incidents have gone unpaged past UNPAGED_AFTER_MS: an incident reads `detected` then, which says
  * nothing of the alert webhook unset or refusing every alert, and nobody is told of the failures.
  */
-export function unpagedWarning(env: Env, unpaged: { count: number; oldest: number | null }, now: number): string | null {
-	if (unpaged.count === 0 || unpaged.oldest === null) return null;
-	const minutes = Math.max(0, Math.floor((now - unpaged.oldest) / 60_000));
-	const what = `${unpaged.count === 1 ? "1 open incident was" : `${unpaged.count} open incidents were`} not paged (the oldest opened ${new Date(unpaged.oldest).toISOString()}, ${minutes} minute${minutes === 1 ? "" : "s"} ago; drover incidents --state detected lists them)`;
+export function unpagedWarning(env: Env, unpaged: Unpaged, now: number): string | null {
+	if (unpaged.count === 0) return null;
+	const lists = "drover incidents --state detected lists them";
+	let what: string;
+	if (unpaged.more || unpaged.oldest === null) what = `more than ${unpaged.count} open incidents were not paged (${lists})`;
+	else {
+		const minutes = Math.max(0, Math.floor((now - unpaged.oldest) / 60_000));
+		what = `${unpaged.count === 1 ? "1 open incident was" : `${unpaged.count} open incidents were`} not paged (the oldest opened ${new Date(unpaged.oldest).toISOString()}, ${minutes} minute${minutes === 1 ? "" : "s"} ago; ${lists})`;
+	}
 	const target = resolveSecretUrl(env.ALERT_WEBHOOK_URL);
 	const why =
 		target.kind === "missing"

@@ -122,16 +122,28 @@ export async function unalerted(db: D1Database, before: number, limit: number): 
 	return results.map(toIncident);
 }
 
+/** How many unpaged incidents GET /v1/status counts at most; past it, it says "more than". */
+export const UNPAGED_COUNTED = 20;
+
+export interface Unpaged {
+	count: number;
+	/** More than `count` (UNPAGED_COUNTED) of them: `oldest` is then not looked for. */
+	more: boolean;
+	oldest: number | null;
+}
+
 /**
- * Open incidents whose alert has not gone out, opened by `before`: how many, and the oldest opening
- * (ms). Read by incidents_by_state's `detected` range, which holds only open incidents not paged yet.
+ * Open incidents whose alert has not gone out, opened by `before`: how many (up to UNPAGED_COUNTED),
+ * and the oldest opening (ms). Read by incidents_by_state's `detected` range, and bounded: with the
+ * alert webhook unset every open incident stays `detected`, and the dashboard asks every 15 s.
  */
-export async function unpagedIncidents(db: D1Database, before: number): Promise<{ count: number; oldest: number | null }> {
-	const row = await db
-		.prepare("SELECT count(*) AS n, min(COALESCE(opened_at, first_seen_at)) AS oldest FROM incidents WHERE state = 'detected' AND COALESCE(opened_at, first_seen_at) <= ?")
-		.bind(before)
-		.first<{ n: number; oldest: number | null }>();
-	return { count: row?.n ?? 0, oldest: row?.oldest ?? null };
+export async function unpagedIncidents(db: D1Database, before: number): Promise<Unpaged> {
+	const { results } = await db
+		.prepare("SELECT COALESCE(opened_at, first_seen_at) AS opened FROM incidents WHERE state = 'detected' AND COALESCE(opened_at, first_seen_at) <= ? LIMIT ?")
+		.bind(before, UNPAGED_COUNTED + 1)
+		.all<{ opened: number }>();
+	const more = results.length > UNPAGED_COUNTED;
+	return { count: Math.min(results.length, UNPAGED_COUNTED), more, oldest: more || results.length === 0 ? null : Math.min(...results.map((r) => r.opened)) };
 }
 
 /** How long a sender holds an alert's claim: past its send's timeout, so only a sender that died loses it. */
@@ -237,7 +249,6 @@ export async function retireIncidents(db: D1Database, agent: string, at: number)
 		.prepare("UPDATE incidents SET state = 'resolved', resolved_at = ?, failing = NULL WHERE agent = ? AND state != 'resolved' RETURNING id")
 		.bind(at, agent)
 		.all<{ id: string }>();
-	// By id, as a clean run's resolutions are logged: an operator follows an incident by the id its alert gave.
 	return r.results.map((row) => row.id);
 }
 

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { UNPAGED_AFTER_MS, unpagedWarning } from "../../src/incidents/alert.ts";
-import { closeIncident, markAlerted, recordFailure } from "../../src/store/incidents.ts";
+import { closeIncident, markAlerted, recordFailure, UNPAGED_COUNTED } from "../../src/store/incidents.ts";
 import { call } from "../helpers/http.ts";
 
 async function warnings(): Promise<string[]> {
@@ -33,13 +33,27 @@ describe("GET /v1/status: open incidents nobody was paged for", () => {
 		expect(await warnings()).toEqual([]);
 	});
 
+	it("counts them up to 20 (fleet-scale.test.ts holds the status to its rows read), saying more than that past it", async () => {
+		const opened = Date.now() - 10 * 60_000;
+		for (let i = 0; i <= UNPAGED_COUNTED; i++) {
+			await recordFailure(env.DB, { agent: `unpaged-${i}`, error: "model call failed: 500", jobId: `job-2026-12-06-m${String(i).padStart(5, "0")}`, at: opened, source: "manual" });
+		}
+		expect(await warnings()).toEqual([
+			`alerts: more than ${UNPAGED_COUNTED} open incidents were not paged (drover incidents --state detected lists them): the alert webhook has not taken their alerts (the Worker's incident.alert_refused and incident.alert_failed lines say why); each tick tries again`,
+		]);
+	});
+
 	it("says why: ALERT_WEBHOOK_URL unset, not a URL, or its webhook not taking them", () => {
 		const now = Date.parse("2026-12-06T18:00:00Z");
-		const unpaged = { count: 3, oldest: now - UNPAGED_AFTER_MS - 60_000 };
+		const unpaged = { count: 3, more: false, oldest: now - UNPAGED_AFTER_MS - 60_000 };
 		const head = "alerts: 3 open incidents were not paged (the oldest opened 2026-12-06T17:56:00.000Z, 4 minutes ago; drover incidents --state detected lists them): ";
 		expect(unpagedWarning({ ...env, ALERT_WEBHOOK_URL: "" } as Env, unpaged, now)).toBe(`${head}ALERT_WEBHOOK_URL is not set, so no alert is sent`);
 		expect(unpagedWarning({ ...env, ALERT_WEBHOOK_URL: "hooks.slack.com/services/T0/B0/secret" } as Env, unpaged, now)).toBe(`${head}ALERT_WEBHOOK_URL does not hold an http(s) URL`);
 		expect(unpagedWarning(env, unpaged, now)).toMatch(new RegExp(`^${head.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}the alert webhook has not taken their alerts`));
-		expect(unpagedWarning(env, { count: 0, oldest: null }, now)).toBeNull();
+		expect(unpagedWarning(env, { count: 0, more: false, oldest: null }, now)).toBeNull();
+		// Counted up to UNPAGED_COUNTED: past it, "more than", and no oldest looked for.
+		expect(unpagedWarning({ ...env, ALERT_WEBHOOK_URL: "" } as Env, { count: UNPAGED_COUNTED, more: true, oldest: null }, now)).toBe(
+			`alerts: more than ${UNPAGED_COUNTED} open incidents were not paged (drover incidents --state detected lists them): ALERT_WEBHOOK_URL is not set, so no alert is sent`,
+		);
 	});
 });
