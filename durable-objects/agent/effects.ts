@@ -124,11 +124,11 @@ export function queueEffects(sql: SqlStorage, job: JobRecord, agent: AgentDefini
 
 /**
  * Records the delivery's outcome on its job, with why it did not get through (`error`); `pending`
- * only on a job that has none yet. Whether it wrote.
+ * only on a job that has none yet or is pending still (never over an outcome). Whether it wrote.
  */
 function setDelivery(sql: SqlStorage, jobId: string, target: string, outcome: DeliveryOutcome, now: number, error: string | null = null): boolean {
 	const job = getJob(sql, jobId);
-	if (!job || (outcome === "pending" && job.delivery !== null)) return false;
+	if (!job || (outcome === "pending" && job.delivery !== null && job.delivery.outcome !== "pending")) return false;
 	putJob(sql, { ...job, delivery: { target, outcome, ...(error === null ? {} : { error }) }, revision: job.revision + 1 }, now);
 	// The write of a final job queues its effects again; they were queued when it ended, and a second
 	// pass would file its clean run a second time, after runs that ended since.
@@ -258,10 +258,13 @@ export async function sendDue(
 			// The backoff counts from the attempt's end, not its start (the `sending` row's next_at, there
 			// for an object that dies mid-send): a target that lets each attempt time out would otherwise
 			// be sent the next at once, the 5 s and 10 s waits spent inside the 10 s timeouts.
-			sql.exec("UPDATE deliveries SET status = 'pending', last_error = ?, in_doubt = ?, next_at = max(?, ?) WHERE id = ?", said, inDoubt, now() + backoff(attempt), asked ?? 0, row.id);
-			// Said on the job once, at its first retry: retries can run an hour apart, and a job whose
-			// answer is still on its way must not read as one without a target (delivery null).
-			if (row.kind === "delivery" && setDelivery(sql, row.job_id, row.target, "pending", now())) notify(row.job_id);
+			const next = Math.max(now() + backoff(attempt), asked ?? 0);
+			sql.exec("UPDATE deliveries SET status = 'pending', last_error = ?, in_doubt = ?, next_at = ? WHERE id = ?", said, inDoubt, next, row.id);
+			// Said on the job at each retry, with what the last attempt met and when the next goes: a job
+			// whose answer is still on its way must not read as one without a target (delivery null), and
+			// retries can run an hour apart (a Retry-After), which a bare `pending` left unexplained.
+			const retrying = `${said}; attempt ${attempt} of ${MAX_ATTEMPTS}, the next at ${new Date(next).toISOString()}`;
+			if (row.kind === "delivery" && setDelivery(sql, row.job_id, row.target, "pending", now(), retrying)) notify(row.job_id);
 			continue;
 		}
 		// Refused after an attempt that may have got through (a 409 for the key it already took): the

@@ -104,7 +104,7 @@ export const DeliverySchema = z.object({
 		.optional()
 		.openapi({
 			description:
-				"Why a delivery that did not get through (failed, or unknown) did not, as its last attempt met it (`delivery target answered 500`, `delivery request failed: …`, a secret not set), with how many attempts were made; absent otherwise, and in records from before the field",
+				"Why a delivery that did not get through (failed, or unknown) did not, as its last attempt met it (`delivery target answered 500`, `delivery request failed: …`, a secret not set), with how many attempts were made; while one is retried (pending), what its last attempt met, which attempt that was and when the next goes (`delivery target answered 503 (asked to wait 120 s); attempt 1 of 6, the next at <ISO>`); absent otherwise, and in records from before the field",
 		}),
 });
 export type Delivery = z.infer<typeof DeliverySchema>;

@@ -37,6 +37,21 @@ function target(origin: string, answers: number[] = [200]): Seen[] {
 	return seen;
 }
 
+/**
+ * A delivery still retried, as its job records it: what its last attempt met, which attempt that was,
+ * and when the next goes.
+ */
+function retrying(met: string, attempt: number) {
+	const escaped = met.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+	return { target: "webhook", outcome: "pending", error: expect.stringMatching(new RegExp(`^${escaped}; attempt ${attempt} of ${MAX_ATTEMPTS}, the next at \\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z$`)) };
+}
+
+/** The next attempt's time of the agent's one queued send. */
+async function nextAttempt(agent: string): Promise<string> {
+	const { next_at } = await runInDurableObject(env.AGENT.getByName(agent), (_i: AgentDO, state) => state.storage.sql.exec<{ next_at: number }>("SELECT next_at FROM deliveries WHERE status = 'pending'").one());
+	return new Date(next_at).toISOString();
+}
+
 /** Makes every queued send due now, as if its backoff had passed. */
 async function timePasses(agent: string): Promise<void> {
 	await runInDurableObject(env.AGENT.getByName(agent), (_i: AgentDO, state) => {
@@ -196,11 +211,14 @@ describe("delivery of the final answer", () => {
 		await createAgent({ name: "retried", delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
 		const job = await runToRest("retried");
 		expect(seen).toHaveLength(1);
-		// On its way, not absent: the job, its view and the ledger say so while it is retried.
-		expect((await jobOf("retried", job.id)).delivery).toEqual({ target: "webhook", outcome: "pending" });
-		expect(((await (await call(`/v1/jobs/${job.id}`)).json()) as { delivery: unknown }).delivery).toEqual({ target: "webhook", outcome: "pending" });
+		// On its way, not absent: the job, its view and the ledger say so while it is retried, the job
+		// with what the last attempt met and when the next goes.
+		const next = await nextAttempt("retried");
+		expect((await jobOf("retried", job.id)).delivery).toEqual({ target: "webhook", outcome: "pending", error: `delivery target answered 500; attempt 1 of 6, the next at ${next}` });
+		expect(((await (await call(`/v1/jobs/${job.id}`)).json()) as { delivery: unknown }).delivery).toEqual(retrying("delivery target answered 500", 1));
 		expect(await runsOutcome("retried")).toEqual([[job.id, "pending"]]);
 		await timePasses("retried");
+		expect((await jobOf("retried", job.id)).delivery).toEqual(retrying("delivery target answered 503", 2));
 		await timePasses("retried");
 		expect(seen.map((s) => s.key)).toEqual([`${job.id}:delivery`, `${job.id}:delivery`, `${job.id}:delivery`]);
 		expect((await jobOf("retried", job.id)).delivery).toEqual({ target: "webhook", outcome: "delivered" });
@@ -348,7 +366,16 @@ describe("a delivery target that hangs", () => {
 describe("a delivery target that times out", () => {
 	it("is tried again after the backoff counted from the attempt's end, not its start", async () => {
 		useEmulator().enqueue({ text: "Slowly." });
-		fake("https://deliver.example.test", (req) => new Promise<Response>((_, reject) => req.signal.addEventListener("abort", () => reject(req.signal.reason))));
+		// When the attempt ended: its timeout aborted it.
+		let ended = 0;
+		fake("https://deliver.example.test", (req) =>
+			new Promise<Response>((_, reject) =>
+				req.signal.addEventListener("abort", () => {
+					ended = Date.now();
+					reject(req.signal.reason);
+				}),
+			),
+		);
 		await createAgent({ name: "backoff-after", delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
 		// Long enough to tell the two apart: counted from the start, the 5 s wait would end 400 ms sooner.
 		await runInDurableObject(env.AGENT.getByName("backoff-after"), (instance: AgentDO) => AgentDO.setSendTimeout(instance, 400));
@@ -358,8 +385,9 @@ describe("a delivery target that times out", () => {
 			state.storage.sql.exec<{ status: string; attempts: number; next_at: number }>("SELECT status, attempts, next_at FROM deliveries").one(),
 		);
 		expect(row).toMatchObject({ status: "pending", attempts: 1 });
-		expect(row.next_at - Date.now()).toBeGreaterThan(4_800);
-		expect(row.next_at - Date.now()).toBeLessThanOrEqual(5_000);
+		// Counted from the start, it would be due at ended + 4,600 ms (the wait's 5 s less the 400 ms attempt).
+		expect(row.next_at - ended).toBeGreaterThanOrEqual(5_000);
+		expect(row.next_at - ended).toBeLessThan(6_000);
 	});
 });
 
@@ -598,7 +626,7 @@ describe("a delivery's incidents", () => {
 		emulator.enqueue({ text: "Report" });
 		await createAgent({ name: "gone-retrying", delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
 		const delivered = await runToRest("gone-retrying");
-		expect(delivered.delivery).toEqual({ target: "webhook", outcome: "pending" }); // the first attempt failed: retried
+		expect(delivered.delivery).toEqual(retrying("delivery target answered 500", 1)); // the first attempt failed: retried
 		expect((await call("/v1/agents/gone-retrying", { method: "DELETE", as: "admin" })).status).toBe(200);
 		for (let attempt = 2; attempt <= MAX_ATTEMPTS; attempt++) await timePasses("gone-retrying");
 		expect((await jobOf("gone-retrying", delivered.id)).delivery).toEqual({ target: "webhook", outcome: "failed", error: "delivery target answered 500; 6 attempts" });
@@ -627,7 +655,7 @@ describe("a delivery's incidents", () => {
 		emulator.enqueue({ text: "Report" });
 		await createAgent({ name: "again-retrying", delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
 		const old = await runToRest("again-retrying");
-		expect(old.delivery).toEqual({ target: "webhook", outcome: "pending" });
+		expect(old.delivery).toEqual(retrying("delivery target answered 500", 1));
 		expect((await call("/v1/agents/again-retrying", { method: "DELETE", as: "admin" })).status).toBe(200);
 		await createAgent({ name: "again-retrying" });
 		// The old run's answer is still retried to the old agent's target, to its last attempt.
@@ -689,7 +717,7 @@ describe("a delivery's incidents", () => {
 		const delivery = { type: "webhook", url_secret: "TEST_DELIVERY_URL" };
 		await createAgent({ name: "again-delivered", delivery });
 		const old = await runToRest("again-delivered");
-		expect(old.delivery).toEqual({ target: "webhook", outcome: "pending" });
+		expect(old.delivery).toEqual(retrying("delivery target answered 503", 1));
 		expect((await call("/v1/agents/again-delivered", { method: "DELETE", as: "admin" })).status).toBe(200);
 		await createAgent({ name: "again-delivered", delivery });
 		const fresh = await runToRest("again-delivered");
@@ -712,7 +740,7 @@ describe("a delivery's incidents", () => {
 		await stub.define("site-watch", definition, "api-revision");
 		const { job } = (await stub.trigger("site-watch", "api", { kind: "manual", owner: null })) as unknown as { job: JobRecord };
 		await settle("site-watch");
-		expect((await jobOf("site-watch", job.id)).delivery).toEqual({ target: "webhook", outcome: "pending" });
+		expect((await jobOf("site-watch", job.id)).delivery).toEqual(retrying("delivery target answered 500", 1));
 		expect(await stub.remove(Date.now())).toEqual({ deleted: "site-watch", cancelled: 0 });
 
 		// The deploy's file agent takes the name before the API agent's answer is given up.
