@@ -30,14 +30,21 @@ export function everyInterval(s: string): string | undefined {
 }
 
 // A date (Hermes' one-shot "2026-02-03T14:00"): drover schedules recur, so it is said what to do instead.
-const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2}))?/;
+// Whole, so that "…T14" is not read as midnight; seconds and an offset allowed, as ISO 8601 writes them.
+const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::\d{2}(?:\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?$/i;
+const NO_ONE_OFF = "drover has no one-off schedule: a manual run (drover trigger) starts a job now";
 /** What to write for a run at one date and time, when `s` is one; undefined otherwise. */
 export function oneOffAdvice(s: string): string | undefined {
 	const m = DATE_TIME.exec(s.trim());
 	if (!m) return undefined;
-	const [, , month, day, hour = "0", minute = "0"] = m;
+	const [, year, month, day, hour = "0", minute = "0", offset] = m;
+	// A day that is not one (2026-02-30) or a time past 23:59 gets no cron, which would never fire.
+	const at = new Date(Date.UTC(Number(year), Number(month) - 1, Number(day), Number(hour), Number(minute)));
+	if (at.getUTCMonth() !== Number(month) - 1 || at.getUTCDate() !== Number(day) || at.getUTCHours() !== Number(hour) || at.getUTCMinutes() !== Number(minute)) return NO_ONE_OFF;
 	const cron = `${Number(minute)} ${Number(hour)} ${Number(day)} ${Number(month)} *`;
-	return `drover has no one-off schedule: a manual run (drover trigger) starts a job now, and cron "${cron}" (in the schedule's timezone) runs at that time, then each year until the schedule is removed`;
+	const clock = offset === undefined ? "in the schedule's timezone, UTC unless it sets one" : `on the schedule's timezone's clock, UTC unless it sets one: the ${offset.toUpperCase()} given is not read`;
+	const repeats = month === "02" && day === "29" ? "each leap year" : "each year";
+	return `${NO_ONE_OFF}, and cron "${cron}" (${clock}) runs at that time, then ${repeats} until the schedule is removed`;
 }
 
 const MAX_INTERVAL_MINUTES = 31 * 24 * 60;
