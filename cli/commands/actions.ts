@@ -193,7 +193,7 @@ async function decide(ctx: Context, id: string, decision: "approve" | "deny", op
 
 async function followUp(ctx: Context, id: string, kind: "fork" | "continue", promptArg: string | undefined, opts: FollowUpOptions): Promise<number> {
 	const prompt = await onePrompt(promptArg, opts.prompt);
-	if (kind === "continue" && prompt === undefined) throw new CliError("continue needs a prompt: what to say next", 2, 'drover continue <id> "…" (or --prompt "…")');
+	if (kind === "continue" && prompt === undefined) throw new CliError("continue needs a prompt: what to say next", 2, 'drover continue <id> "…" (or --prompt "…", or - to read it from stdin)');
 	const body: Record<string, unknown> = {};
 	if (prompt !== undefined) body.prompt = prompt;
 	if (opts.allowDefinitionChange) body.allow_definition_change = true;

@@ -217,7 +217,8 @@ async function plan(ctx: Context, { definitions, locate }: Definitions, opts: { 
 function nextRuns(answer: AgentDryRun): string[] {
 	return (answer.schedules ?? []).map((s) => {
 		const name = `schedule ${printable(s.name)}`;
-		if (!s.enabled) return `${name}: disabled`;
+		// A disabled agent's schedules have no next run (the API's null), as a disabled schedule has none.
+		if (!s.enabled || answer.definition.enabled === false) return `${name}: disabled${s.enabled ? " (the agent is)" : ""}`;
 		if (!s.next_run) return `${name}: no next run`;
 		const zone = s.timezone && s.timezone !== "UTC" ? `, ${onClockOf(s.next_run, s.timezone)} ${printable(s.timezone)}` : "";
 		return `${name}: next run ${when(s.next_run)}${zone}`;

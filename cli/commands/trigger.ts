@@ -1,3 +1,4 @@
+import { fstatSync } from "node:fs";
 import type { Command } from "commander";
 import { ApiError, CliError, EXIT_LOST, NoAnswerError, outcomeCode } from "../client.ts";
 import { act, onePrompt, pathSegment, type Context } from "../context.ts";
@@ -27,6 +28,9 @@ export function registerTrigger(program: Command): void {
 }
 
 async function trigger(ctx: Context, agent: string, given: string | undefined, opts: TriggerOptions): Promise<number> {
+	// `echo "…" | drover trigger a` ran the agent's own prompt with nothing said: stdin is read only
+	// for `-` (a cron's or CI's pipe left open must not be waited on), so a pipe there is pointed at it.
+	if (given === undefined && opts.prompt === undefined && stdinIsPipe()) ctx.err(ctx.ep.dim("drover: stdin is not read without -: the agent's own prompt runs (drover trigger <agent> - sends stdin as the prompt)"));
 	opts = { ...opts, prompt: await onePrompt(given, opts.prompt) };
 	const job = await startJob(ctx, `/v1/agents/${encodeURIComponent(agent)}/jobs`, opts.prompt === undefined ? {} : { prompt: opts.prompt }, opts.idempotencyKey, `drover jobs --agent ${shellWord(agent)} --limit 5`).catch((err: unknown) => {
 		// The API says which body field to send ("send {"prompt": …}"); on the command line it is --prompt.
@@ -243,4 +247,16 @@ export async function waitFor(ctx: Context, job: JobRecord): Promise<{ final: Jo
 	// Not a string: a record without the field (an older Worker, or a stand-in that reads as one).
 	if (typeof final.summary !== "string" || final.summary.trim() === "") return { final, answer: null };
 	return { final, answer: progress.lastAnswer || final.summary };
+}
+
+/**
+ * A shell's pipe (`echo … |`), a FIFO. Not a socket: a program that runs the CLI (Node's spawn, Python's
+ * subprocess with a pipe) often hands it one with nothing meant in it, and would be told so at every run.
+ */
+function stdinIsPipe(): boolean {
+	try {
+		return fstatSync(0).isFIFO();
+	} catch {
+		return false;
+	}
 }

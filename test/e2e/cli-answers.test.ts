@@ -361,10 +361,19 @@ describe("errors from the API", () => {
 		// Without -, a pipe left open (cron's, a CI step's) is not waited on: the agent's own prompt is run.
 		const open = await runCliProcess(["trigger", "fake"], env, async (stdin) => void stdin.write("Not a prompt.\n"));
 		expect(open.status, open.stderr).toBe(0);
+		expect(open.stderr).toBe("");
+		// A shell's pipe without -: said, where its text was dropped unsaid.
+		const child = spawn("sh", ["-c", 'echo "Not a prompt either." | "$NODE" "$CLI" trigger fake'], { env: childEnv({ NODE: process.execPath, CLI, ...env }) });
+		let piped = "";
+		child.stderr.setEncoding("utf8").on("data", (d: string) => (piped += d));
+		const [status] = (await once(child, "close")) as [number | null];
+		expect(status, piped).toBe(0);
+		expect(piped).toBe("drover: stdin is not read without -: the agent's own prompt runs (drover trigger <agent> - sends stdin as the prompt)\n");
 		expect(posts()).toEqual([
 			["POST /v1/agents/fake/jobs", { prompt: "Disk full\non db-1." }],
 			[`POST /v1/jobs/${SOURCE}/fork`, { prompt: "Disk full\non db-1." }],
 			[`POST /v1/jobs/${SOURCE}/continue`, { prompt: "Disk full\non db-1." }],
+			["POST /v1/agents/fake/jobs", {}],
 			["POST /v1/agents/fake/jobs", {}],
 		]);
 	});

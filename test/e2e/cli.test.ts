@@ -846,6 +846,10 @@ describe("defining agents: apply and delete", () => {
 		expect(out[3]).toBe("  schedule off: disabled");
 		expect(out).toHaveLength(4);
 		expect((await api(`/v1/agents/${e}`)).status).toBe(404);
+		// A disabled agent's schedules run at no time: said so, not as a cron that never fires.
+		const off = await drover(["apply", "--dry-run", file("plan-5.yaml", `name: ${e}\nmodel: ${models.ok}\nprompt: Go.\nenabled: false\nschedules:\n  morning: { cron: "0 9 * * *" }\n`)]);
+		expect(off.status, off.stderr).toBe(0);
+		expect(lines(off.stdout).slice(1)).toEqual(["  schedule morning: disabled (the agent is)"]);
 	});
 
 	it("definition writes control and bidirectional characters as YAML escapes, and apply takes it back unchanged", async () => {

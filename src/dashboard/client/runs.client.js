@@ -43,7 +43,7 @@ function drawPersistentSession(s) {
 		text.replaceChildren("Persistent session: none yet. The next run starts one.");
 		return;
 	}
-	const expiry = s.expires_at === null ? ["It does not expire."] : ["It expires ", when(s.expires_at), "."];
+	const expiry = s.expires_at === null ? ["It does not expire."] : [when(s.expires_at, ["It expires ", "It expired "]), "."];
 	text.replaceChildren(
 		"Persistent session ", h("span", { class: "mono", text: s.session_id }), ": its last run ", jobLink(s.last_job), " completed ", when(s.active_at), ". ",
 		...(s.continues ? ["The next run continues it. ", ...expiry] : [h("strong", { text: "The next run starts a new session" }), ": " + printable(s.not_continued_because || "not continued") + "."]));
