@@ -73,7 +73,7 @@ const agentView = z.object({
 	queued_jobs: z.number(),
 	last_job: nullable(z.object({ id: z.string(), status: z.string() })),
 });
-const incident = z.object({ id: z.string(), agent: z.string(), class: z.string(), state: z.string(), error: z.string(), count: z.number(), first_seen_at: z.string(), last_seen_at: z.string() });
+const incident = z.object({ id: z.string(), agent: z.string(), class: z.string(), state: z.string(), error: z.string(), count: z.number(), first_seen_at: z.string(), last_seen_at: z.string(), alerted_at: nullable(z.string()) });
 const nextCursor = z.string().nullable().optional();
 const sessionJobRef = z.object({ id: z.string(), status: z.string(), created_at: z.string() });
 const sessionSummary = z.object({ session_id: z.string(), agent: z.string(), job_count: z.number(), first_job: sessionJobRef, last_job: sessionJobRef, updated_at: z.string() });

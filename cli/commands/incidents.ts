@@ -60,6 +60,8 @@ async function list(ctx: Context, opts: ListOptions): Promise<number> {
 				{ header: "COUNT", value: (i) => String(i.count) },
 				// What an open incident waits on to run clean before it resolves.
 				{ header: "FAILING", value: (i) => (i.state === "detected" || i.state === "alerted") && i.failing?.length ? i.failing.join(",") : "-" },
+				// Whether its opening was paged (the alert webhook took it), and when.
+				{ header: "ALERTED", value: (i) => paged(i, relTime(i.alerted_at, now)) },
 				{ header: "LAST SEEN", value: (i) => relTime(i.last_seen_at, now) },
 				{ header: "LAST JOB", value: (i) => i.last_job_id ?? "-" },
 				{ header: "ERROR", value: (i) => i.error, flexible: true, max: 80 },
@@ -90,10 +92,22 @@ async function close(ctx: Context, id: string, opts: { json?: boolean }): Promis
 				["agent", incident.agent],
 				["error", incident.error],
 				["seen", `${incident.count} time${incident.count === 1 ? "" : "s"}, first ${when(incident.first_seen_at)}`],
+				// Closed, it pages no more: whether anyone was paged for it is what is left to know.
+				["alerted", incident.alerted_at ? when(incident.alerted_at) : "not paged"],
 				["by", incident.closed_by],
 			],
 			ctx.p,
 		),
 	);
 	return 0;
+}
+
+/**
+ * When the incident's opening was paged, as `at` says it; else "not paged" while it is open and its
+ * alert has not gone out (GET /v1/status warns of one still so 3 minutes after it opened), "-" once
+ * it resolved or was closed without one.
+ */
+function paged(i: Incident, at: string): string {
+	if (i.alerted_at) return at;
+	return i.state === "detected" ? "not paged" : "-";
 }

@@ -451,7 +451,7 @@ function Runs(props: { agent: string; shown: string }) {
 	);
 }
 
-/** An agent filter's field, its suggestions (every agent's name) in the datalist `list` (client: agentField). */
+/** An agent filter's field (the jobs list's, usage's, incidents'), its suggestions (every agent's name) in the datalist `list` (client: agentField). */
 function AgentFilter(props: { list: string }) {
 	return (
 		<label>
@@ -543,12 +543,15 @@ function Incidents() {
 				<span id="incidents-meta" class="muted" role="status"></span>
 			</div>
 			<form id="incidents-filter" class="filters">
+				<AgentFilter list="incidents-agents" />
 				<label>
 					State
 					<select name="state">
 						<Options values={INCIDENT_STATES} all="any state" />
 					</select>
 				</label>
+				{/* A filter the API refuses is said here, tied to its field (incidents.client.js). */}
+				<p id="incidents-filter-error" class="error" role="alert" hidden></p>
 			</form>
 			<div class="table-wrap">
 				<table class="grid" id="incidents-table">

@@ -636,6 +636,55 @@ describe("drover runs", () => {
 	});
 });
 
+describe("drover incidents", () => {
+	const now = Date.now();
+	const ago = (minutes: number) => new Date(now - minutes * 60_000).toISOString();
+	const incident = (over: Record<string, unknown>) => ({
+		id: "fake_000000000001", agent: "fake", signature: "000000000001", class: "agent", state: "detected", error: "boom", count: 1,
+		first_seen_at: ago(30), last_seen_at: ago(5), last_job_id: null, alerted_at: null, resolved_at: null, closed_at: null, closed_by: null, failing: null, ...over,
+	});
+
+	it("says whether and when each incident was paged: ALERTED is when, or not paged while one open is detected", async () => {
+		const api = await fakeApi({
+			"GET /v1/incidents?limit=50": (_req, res) =>
+				json(res, 200, {
+					incidents: [
+						incident({}),
+						incident({ id: "fake_000000000002", state: "alerted", alerted_at: ago(29) }),
+						incident({ id: "fake_000000000003", state: "resolved", alerted_at: ago(28), resolved_at: ago(10) }),
+						incident({ id: "fake_000000000004", state: "resolved", resolved_at: ago(10) }),
+					],
+					next_cursor: null,
+				}),
+		});
+		const r = await runCli(api.url, ["incidents"]);
+		expect(r.status, r.stderr).toBe(0);
+		const [header, ...rows] = r.stdout.trimEnd().split("\n");
+		expect(header).toMatch(/^ID\s+AGENT\s+CLASS\s+STATE\s+COUNT\s+FAILING\s+ALERTED\s+LAST SEEN\s+LAST JOB\s+ERROR$/);
+		// Each row's STATE, then ALERTED.
+		expect(rows.map((l) => l.match(/^fake_\S+\s+fake\s+agent\s+(\S+)\s+1\s+-\s+(not paged|\S+ ago|-)\s+5m ago\s/)?.slice(1))).toEqual([
+			["detected", "not paged"],
+			["alerted", "29m ago"],
+			["resolved", "28m ago"],
+			["resolved", "-"],
+		]);
+	});
+
+	it("close says when the incident was paged, or that it was not", async () => {
+		const closed = { state: "closed", closed_at: ago(0), closed_by: "ops" };
+		const api = await fakeApi({
+			"POST /v1/incidents/fake_000000000001/close": (_req, res) => json(res, 200, incident({ ...closed, alerted_at: "2026-01-01T09:00:00.000Z" })),
+			"POST /v1/incidents/fake_000000000002/close": (_req, res) => json(res, 200, incident({ ...closed, id: "fake_000000000002" })),
+		});
+		const paged = await runCli(api.url, ["incidents", "close", "fake_000000000001"]);
+		expect(paged.status, paged.stderr).toBe(0);
+		expect(paged.stdout).toMatch(/^alerted\s+2026-01-01 09:00:00Z \(\S+ ago\)$/m);
+		const unpaged = await runCli(api.url, ["incidents", "close", "fake_000000000002"]);
+		expect(unpaged.status, unpaged.stderr).toBe(0);
+		expect(unpaged.stdout).toMatch(/^alerted\s+not paged$/m);
+	});
+});
+
 describe("drover tick", () => {
 	it("runs one tick by POST /v1/tick and says what it did; --json prints the API's answer", async () => {
 		const answer = { scheduled_time: "2026-01-01T09:07:00.000Z", outcome: "ok", agents_called: 1, claimed: 1, skipped: 0, shards_failed: 0 };

@@ -482,7 +482,7 @@ describe("drover trigger --wait: the exit code is the job's outcome", () => {
 			expect(incident.error).toContain("emulated bad request");
 
 			const human = await drover(["incidents", "--agent", agents.fail]);
-			expect(lines(human.stdout)[0]).toMatch(/^ID\s+AGENT\s+CLASS\s+STATE\s+COUNT\s+FAILING\s+LAST SEEN\s+LAST JOB\s+ERROR$/);
+			expect(lines(human.stdout)[0]).toMatch(/^ID\s+AGENT\s+CLASS\s+STATE\s+COUNT\s+FAILING\s+ALERTED\s+LAST SEEN\s+LAST JOB\s+ERROR$/);
 			// Open, it names what it waits on to run clean: the failed run was a manual trigger.
 			expect(lines(human.stdout).find((l) => l.startsWith(incident.id))).toMatch(/\s(detected|alerted)\s+\d+\s+manual\s/);
 

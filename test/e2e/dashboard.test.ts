@@ -1975,6 +1975,102 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+	it("filters incidents by agent as the jobs list does: the address keeps it, polls and Older send it, and a name of no agent is said to be none", async () => {
+		const page = await signedIn("/incidents", tokens.read, { fakeClock: true });
+		await page.locator("#incidents-meta", { hasText: /incidents?$|more older$/ }).waitFor(LIVE);
+		// Made-up incidents of fleet-0000… (one each), and an older one of fleet-0001 on a second page.
+		const incidents = madeUpIncidents(3, "agentf", Date.now());
+		const older = { ...madeUpIncidents(1, "agentf-old", Date.now() - 3_600_000)[0]!, agent: "fleet-0001", error: "an older error" };
+		const asked: string[] = [];
+		await page.route(
+			(u) => u.pathname === "/v1/incidents",
+			(route) => {
+				const q = new URL(route.request().url()).searchParams;
+				// A name the API refuses is the Worker's to answer.
+				if (q.get("agent") === "Not An Agent") return route.continue();
+				asked.push(q.toString());
+				const mine = incidents.filter((i) => !q.get("agent") || i.agent === q.get("agent"));
+				if (q.get("agent") === "fleet-0001") return route.fulfill({ json: q.get("cursor") ? { incidents: [older], next_cursor: null } : { incidents: mine, next_cursor: "1" } });
+				return route.fulfill({ json: { incidents: mine, next_cursor: null } });
+			},
+		);
+		await page.goto(`${url}/incidents?agent=fleet-0001&state=detected`);
+		const rows = page.locator("#incidents-table tbody tr");
+		const agentField = page.getByRole("combobox", { name: "Agent" });
+		await page.locator(`#incidents-table tr[data-incident="${incidents[1]!.id}"]`).waitFor(LIVE);
+		expect(await agentField.inputValue()).toBe("fleet-0001");
+		expect(await rows.count()).toBe(1);
+		expect(asked.at(-1)).toBe("limit=200&agent=fleet-0001&state=detected");
+		// The poll asks for the same agent's.
+		const polls = await watchTimers(page, 10_000);
+		const before = asked.length;
+		await page.clock.runFor(10_000);
+		await expect.poll(polls, LIVE).toBe(1);
+		expect(asked.slice(before)).toEqual(["limit=200&agent=fleet-0001&state=detected"]);
+		// Older pages the same agent's incidents.
+		await page.locator("#incidents-older").click();
+		await page.locator("#incidents-meta", { hasText: "2 incidents" }).waitFor(LIVE);
+		expect(asked.at(-1)).toBe("limit=200&agent=fleet-0001&state=detected&cursor=1");
+		// Another name, typed and entered: its incidents alone, and the address says so.
+		await agentField.fill("fleet-0002");
+		await agentField.press("Enter");
+		await page.locator(`#incidents-table tr[data-incident="${incidents[2]!.id}"]`).waitFor(LIVE);
+		await expect.poll(() => rows.count(), LIVE).toBe(1);
+		expect(new URL(page.url()).search).toBe("?agent=fleet-0002&state=detected");
+		// A name of no agent: said as the jobs list says it, not only that none match.
+		const nope = `nope-${run}`;
+		const empty = page.locator("#incidents-empty");
+		await agentField.fill(nope);
+		await agentField.press("Enter");
+		await expect.poll(() => empty.textContent(), LIVE).toBe(`No incidents match: no agent named ${nope}.`);
+		expect(await empty.isVisible()).toBe(true);
+		expect(await rows.count()).toBe(0);
+		// The scheduler's own incidents are filed under "scheduler", an agent route knows no such name.
+		await agentField.fill("scheduler");
+		await agentField.press("Enter");
+		await expect.poll(() => empty.textContent(), LIVE).toBe("No incidents match.");
+		// A name the API refuses is said at its field, marked invalid until edited.
+		await agentField.fill("Not An Agent");
+		await agentField.press("Enter");
+		const refusal = page.locator("#incidents-filter-error");
+		await refusal.waitFor({ state: "visible", ...LIVE });
+		expect(await refusal.textContent()).toMatch(/must be an agent name/);
+		expect(await agentField.getAttribute("aria-invalid")).toBe("true");
+		expect(await accessibleDescription(page, "#incidents-filter input[name=agent]")).toBe(await refusal.textContent());
+		// Cleared, every agent's again, and the refusal goes.
+		await agentField.fill("");
+		await page.locator(`#incidents-table tr[data-incident="${incidents[0]!.id}"]`).waitFor(LIVE);
+		await expect.poll(() => rows.count(), LIVE).toBe(3);
+		await refusal.waitFor({ state: "hidden", ...LIVE });
+		expect(new URL(page.url()).search).toBe("?state=detected");
+		// A state the list has not is said to be left out, and the address made to match what is shown.
+		await page.goto(`${url}/incidents?state=bogus&agent=fleet-0002`);
+		await page.locator("#notice", { hasText: "Not a filter this list has, so left out: state=bogus." }).waitFor(LIVE);
+		await page.locator(`#incidents-table tr[data-incident="${incidents[2]!.id}"]`).waitFor(LIVE);
+		expect(new URL(page.url()).search).toBe("?agent=fleet-0002");
+		expect(asked.at(-1)).toBe("limit=200&agent=fleet-0002");
+		await page.close();
+	});
+
+	it("says on each incident's state whether and when it was paged, the exact time with its zone, and not paged for one open and unpaged", async () => {
+		// 09:00:00 and 10:00:00 in Los Angeles.
+		const at = (hour: number) => new Date(Date.UTC(2020, 0, 15, 17 + hour)).toISOString();
+		const made = madeUpIncidents(3, "paged", Date.parse(at(2)));
+		const [detected, alerted, resolved] = [made[0]!, { ...made[1]!, state: "alerted", alerted_at: at(0) }, { ...made[2]!, state: "resolved", resolved_at: at(1) }];
+		const zoned = await browser.newContext({ viewport: { width: 1280, height: 800 }, timezoneId: "America/Los_Angeles" });
+		const page = await zoned.newPage();
+		await page.route((u) => u.pathname === "/v1/incidents", (route) => route.fulfill({ json: { incidents: [detected, alerted, resolved], next_cursor: null } }));
+		await signInOn(page, "/incidents", tokens.read);
+		const state = (id: string) => page.locator(`#incidents-table tr[data-incident="${id}"] td:nth-child(4)`);
+		await state(alerted.id).waitFor(LIVE);
+		expect(await state(alerted.id).textContent()).toMatch(/^alerted ?alerted 15 Jan(uary)?( 2020)?, 09:00:00 (GMT-8|PST) \(\d+ years ago\)$/);
+		expect(await state(alerted.id).locator("time").getAttribute("datetime")).toBe(at(0));
+		expect(await state(detected.id).textContent()).toBe("detectednot paged");
+		// Resolved without a page: nothing said of one (it is no longer waited for).
+		expect(await state(resolved.id).textContent()).not.toMatch(/paged|alerted/);
+		await zoned.close();
+	});
+
 	it("charts tokens per agent per day", async () => {
 		const { agent } = await completedJob(`dash-usage-${run}`);
 		// Its day in the usage index before the page reads it.

@@ -1,5 +1,5 @@
 // @ts-check
-// ── The agent filter of the jobs list and the usage page (pages.tsx: AgentFilter) ──
+// ── The agent filter of the jobs list, the usage page and the incidents (pages.tsx: AgentFilter) ──
 /**
  * An agent filter's field: `list` (its datalist) gets every agent's name, read a page at a time in
  * the background once the field is first used, never holding up the view; a suggestion picked, or

@@ -1,15 +1,42 @@
 // @ts-check
 // ── Incidents ──
 const INCIDENT_PAGE = 200;
+/** The incidents list's filters, as the address and the API name them (the jobs list's pattern). */
+const INCIDENT_FILTERS = ["agent", "state"];
+/** The pseudo-agent of the scheduler's own incidents (src/config/schema.ts's SCHEDULER_AGENT): no agent route knows it. */
+const SCHEDULER_AGENT = "scheduler";
 /** @param {AbortSignal} signal */
 async function incidentsView(signal) {
 	const form = $("#incidents-filter");
-	const select = form.elements.state;
 	const tbody = $("#incidents-table tbody");
 	const older = $("#incidents-older");
 	const params = new URLSearchParams(location.search);
-	if (params.get("state")) select.value = params.get("state");
-	form.onsubmit = (/** @type {Event} */ e) => e.preventDefault();
+	/** @type {string[]} */
+	const ignored = [];
+	for (const k of INCIDENT_FILTERS) {
+		const value = params.get(k);
+		if (!value) continue;
+		form.elements[k].value = value;
+		// A select takes no value its options lack (?state=bogus): it would list every incident, the
+		// address still saying otherwise. Said, and the address made to match what is shown.
+		if (form.elements[k] instanceof HTMLSelectElement && form.elements[k].value !== value) {
+			ignored.push(k + "=" + value);
+			params.delete(k);
+		}
+	}
+	if (ignored.length) {
+		notify("Not a filter this list has, so left out: " + printable(ignored.join(", ")) + ".");
+		const q = params.toString();
+		history.replaceState(null, "", "/incidents" + (q ? "?" + q : ""));
+	}
+	// The agent filter takes any name (a deleted agent's incidents stay listed, and the scheduler's own).
+	const query = () => {
+		const q = new URLSearchParams();
+		for (const k of INCIDENT_FILTERS) if (form.elements[k].value.trim()) q.set(k, form.elements[k].value.trim());
+		return q;
+	};
+	/** The filters applied (not text typed but not yet applied): what the list, its pages and its polls show. */
+	let applied = query().toString();
 	/** @type {string | null} */
 	let cursor = null; // next_cursor after the oldest shown
 	let pages = 1;
@@ -18,10 +45,29 @@ async function incidentsView(signal) {
 	/** @type {(after: string | null) => Promise<IncidentPage>} */
 	const page = (after) => {
 		const q = new URLSearchParams({ limit: String(INCIDENT_PAGE) });
-		if (select.value) q.set("state", select.value);
+		for (const [k, v] of new URLSearchParams(applied)) q.set(k, v);
 		if (after) q.set("cursor", after);
 		return api("/v1/incidents?" + q, { signal });
 	};
+	/**
+	 * Why the list is empty, when its agent filter names no agent: the API's 404 message, else null.
+	 * The list answers a mistyped agent's filter as a healthy agent's (empty), so it is asked of the
+	 * agent's own jobs route, which knows a deleted agent's too, as the jobs list and the CLI ask.
+	 * @param {number} shown @returns {Promise<string | null>}
+	 */
+	const noSuchAgent = async (shown) => {
+		const agent = new URLSearchParams(applied).get("agent");
+		if (shown || !agent || agent === SCHEDULER_AGENT) return null;
+		try {
+			await api("/v1/agents/" + enc(agent) + "/jobs?limit=1", { signal });
+			return null;
+		} catch (err) {
+			if (err instanceof ApiError && err.status === 404) return err.message;
+			throw err;
+		}
+	};
+	/** A refusal of the agent filter (a name that cannot be an agent's) said at its field (filterRefusal); whether it was one. */
+	const refusedFilter = filterRefusal(form, $("#incidents-filter-error"), INCIDENT_FILTERS, signal);
 	/** @param {Incident} i */
 	const row = (i) => h("tr", { "data-incident": i.id },
 		h("td", null, h("span", { class: "mono", text: i.id })),
@@ -31,6 +77,7 @@ async function incidentsView(signal) {
 		h("td", null, badge(i.state, "i-"), (i.state === "detected" || i.state === "alerted") && i.failing?.length
 			? h("span", { class: "sub", text: "failing: " + i.failing.join(", ") })
 			: null,
+			paged(i),
 			i.resolved_at ? h("span", { class: "sub" }, "resolved ", exactTime(i.resolved_at)) : null,
 			i.closed_at ? h("span", { class: "sub" }, "closed ", exactTime(i.closed_at)) : null),
 		h("td", { class: "error-text", text: printable(i.error) }),
@@ -50,9 +97,13 @@ async function incidentsView(signal) {
 				if (!closed) return false;
 				await load(false);
 			}, "Closed " + i.id) })));
-	const drawMeta = () => {
+	/** @param {string | null} [missing] why the list is empty, when its agent filter names no agent */
+	const drawMeta = (missing) => {
 		const shown = tbody.rows.length;
-		$("#incidents-empty").hidden = shown > 0;
+		const empty = $("#incidents-empty");
+		empty.hidden = shown > 0;
+		// As the jobs list says it: "No incidents match." read as if the list were filtered, unfiltered.
+		setText(empty, missing ? "No incidents match: " + printable(missing) + "." : applied ? "No incidents match." : "No incidents.");
 		older.hidden = !cursor;
 		setText($("#incidents-meta"), num(shown) + (cursor ? " shown, more older" : shown === 1 ? " incident" : " incidents"));
 	};
@@ -61,9 +112,10 @@ async function incidentsView(signal) {
 	const load = async (reset) => {
 		if (reset) pages = 1;
 		const mine = ++generation;
-		let rows, next;
+		let rows, next, missing;
 		try {
 			({ rows, next } = await firstPages(page, "incidents", pages));
+			missing = await noSuchAgent(rows.length);
 		} catch (err) {
 			// The list chosen could not be read: the one before it must not stay on screen as if it were this one.
 			if (reset && mine === generation) {
@@ -78,7 +130,7 @@ async function incidentsView(signal) {
 		if (mine !== generation) return; // a later filter or close has answered first
 		syncRows(tbody, rows, (i) => i.id, row);
 		cursor = next;
-		drawMeta();
+		drawMeta(missing);
 	};
 	older.onclick = () => {
 		const from = tbody.rows.length;
@@ -98,20 +150,60 @@ async function incidentsView(signal) {
 			}
 		}, undefined, () => tbody.rows[from] && tbody.rows[from].querySelector("a"));
 	};
-	// The poll rereads the newest page while it is the only one shown; pages the reader added stay as they are.
+	// The poll rereads the newest page while it is the only one shown, with the filters applied; pages
+	// the reader added stay as they are.
 	const refresh = async () => {
 		if (pages !== 1 || paging) return;
 		const mine = generation;
-		const p = await page(null);
+		/** @type {IncidentPage} */
+		let p;
+		try {
+			p = await page(null);
+		} catch (err) {
+			// The refused filter again: said in the form already, not in the page's notice too.
+			if (mine === generation && refusedFilter(err)) return;
+			throw err;
+		}
+		const missing = await noSuchAgent(p.incidents.length);
 		if (mine !== generation || pages !== 1 || paging) return; // a filter, a close or "Older" came meanwhile
 		keepingFocus(tbody, () => syncRows(tbody, p.incidents, (i) => i.id, row));
 		cursor = p.next_cursor;
-		drawMeta();
+		drawMeta(missing);
 	};
-	form.onchange = () => {
-		history.replaceState(null, "", "/incidents" + (select.value ? "?state=" + enc(select.value) : ""));
-		load(true).catch(fail);
+	const apply = () => {
+		const q = query().toString();
+		if (q === applied) return;
+		applied = q;
+		history.replaceState(null, "", "/incidents" + (q ? "?" + q : ""));
+		// A filter the API refused (a malformed agent name) is said in the form, tied to its field, until a
+		// later load succeeds; another failure is said as a poll's is.
+		load(true).then(() => {
+			refusedFilter(null);
+			pollSucceeded();
+		}, (err) => {
+			if (!refusedFilter(err)) pollFailed(err);
+		});
 	};
-	await load(true);
+	// The state applies at once (a pick, or a step of the arrow keys: one request each, as before); a
+	// name typed on Enter or leaving the field, or as a suggestion is picked (agentField).
+	form.onchange = apply;
+	form.onsubmit = (/** @type {Event} */ e) => {
+		e.preventDefault();
+		apply();
+	};
+	agentField(form.elements.agent, $("#incidents-agents"), apply, signal);
+	// An address whose filter the API refuses: said at its field too.
+	await load(true).catch((err) => {
+		if (!refusedFilter(err)) throw err;
+	});
 	poll(refresh, LIVE_MS);
+}
+/**
+ * Whether and when the incident's opening was paged (ALERT_WEBHOOK_URL took its alert): an open one
+ * not paged yet is said so, as GET /v1/status warns of one still so 3 minutes after it opened.
+ * @param {Incident} i
+ */
+function paged(i) {
+	if (i.alerted_at) return h("span", { class: "sub" }, "alerted ", exactTime(i.alerted_at));
+	return i.state === "detected" ? h("span", { class: "sub", text: "not paged" }) : null;
 }
