@@ -135,7 +135,8 @@ async function doctor(ctx: Context, opts: { json?: boolean }): Promise<number> {
 	const width = Math.max(...checks.map((c) => c.check.length));
 	for (const c of checks) {
 		// A message often quotes the server (its version, an error, a pause's reason): printable before it is styled.
-		const message = printable(c.message);
+		// A status warning led by its check's name ("alerts: …") is shown beside that name once, not twice.
+		const message = printable(c.message.startsWith(`${c.check}: `) ? c.message.slice(c.check.length + 2) : c.message);
 		ctx.out(`${mark[c.status]} ${c.check.padEnd(width)}  ${c.status === "fail" ? p.red(message) : message}`);
 	}
 	if (!ok) ctx.err(ctx.ep.red("drover: doctor found problems"));

@@ -758,6 +758,9 @@ describe("a scheduler shard behind its ticks", () => {
 		const alerts = await runCli(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, ["doctor", "--json"]);
 		expect(alerts.status, alerts.stdout).toBe(0);
 		expect((JSON.parse(alerts.stdout) as { checks: unknown[] }).checks).toContainEqual({ check: "alerts", status: "warn", message: unpaged });
+		// Read by a person, the check's name is not said twice ("! alerts  alerts: …").
+		const read = await runCli(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, ["doctor"]);
+		expect(read.stdout.split("\n").find((line) => line.startsWith("! alerts"))).toMatch(/^! alerts +2 open incidents were not paged \(/);
 	});
 });
 
