@@ -792,6 +792,8 @@ describe("approvals", () => {
 			alarm: await state.storage.getAlarm(),
 			deadline: state.storage.sql.exec<{ deadline: number }>("SELECT deadline FROM job_setup WHERE job_id = ?", job.id).one().deadline,
 		}));
+		// The deadline is the job's start plus its timeout, to the millisecond.
+		expect(deadline - Date.parse(job.started_at!)).toBe(10_000);
 		expect(alarm).not.toBeNull();
 		expect(alarm!).toBeLessThanOrEqual(deadline);
 		// That moment, reached.
