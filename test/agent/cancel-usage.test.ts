@@ -173,6 +173,8 @@ describe("a model call's tokens when its job is cancelled or times out mid-call"
 		// Two billed calls: the tool turn's and the one the timeout cut, whose answer came after.
 		expect(done.usage.per_model).toEqual({ [MODEL]: Object.fromEntries(Object.entries(USAGE).map(([k, n]) => [k, 2 * n])) });
 		expect(done.usage.num_turns).toBe(1);
+		// The agent's usage day counts both, as the bill does.
+		expect(await usageDay("late-timeout")).toEqual([expect.objectContaining({ day: DAY, agent: "late-timeout", jobs: 1, ...Object.fromEntries(Object.entries(USAGE).map(([k, n]) => [k, 2 * n])) })]);
 		expect(logs.find((l) => l.event === "job.finished" && l.job_id === job.id)).toMatchObject({ model_calls: 2, output_tokens: 2 * USAGE.output_tokens });
 		const lines = await outputOf("late-timeout", job.id);
 		expect(lines.find((l) => l.subtype === "call_aborted")).toMatchObject({ whole: true, usage: expect.objectContaining(USAGE), content: expect.stringContaining("timed out") });
