@@ -60,6 +60,8 @@ describe("fleet.yaml agents", () => {
 		// Friday 2037-12-04 after the morning's run: weekday-morning's next is Monday's 09:00 Berlin
 		// (08:00Z, the weekend skipped), weekly-recap's is today's 16:00 Berlin (15:00Z).
 		wallClock("2037-12-04T08:30:00Z");
+		// The morning's run, as the test before leaves it: this test sets it up itself, not relying on that one.
+		expect(await saveJob("daily-digest", endedRecord("daily-digest", new Date("2037-12-04T08:00:00Z")))).toBe(true);
 		const digest = (await (await call("/v1/agents/daily-digest")).json()) as {
 			schedules: { name: string; next_run: string }[];
 			paused: unknown;
