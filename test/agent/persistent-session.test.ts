@@ -156,6 +156,8 @@ describe("session.mode: persistent", () => {
 		expect((await put({ system_prompt: "You count endpoints.", max_turns: 5 })).status).toBe(200);
 		const second = await runToRest("keeper-change", "Two.");
 		expect(second.continued_from).toBe(first.id);
+		// Carried on: the model was shown the first run, then the new prompt.
+		expect(shown(emulator)).toEqual(["user: One.", "assistant: A.", "user: Two."]);
 
 		expect((await put({ system_prompt: "You audit endpoints." })).status).toBe(200);
 		// Said before the run, too.
