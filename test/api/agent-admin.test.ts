@@ -473,10 +473,12 @@ describe("an API agent whose name a deploy gives to a fleet.yaml agent", () => {
 	it("already listed twice before the upgrade (its shard synced, its registry row live), is retired at the first tick after it", async () => {
 		useEmulator();
 		const definition = parseAgent({ name: "site-watch", prompt: "The API's own prompt." });
-		await upsertRegisteredAgent(env.DB, definition, "api-revision", "root", Date.now());
 		const shard = env.SCHEDULER_SHARD.getByName(shardName(shardOf("site-watch")));
-		// The release before synced this fleet (its shard row says file) and left the registry row live.
+		// The release before synced this fleet (its shard row says file) and left the registry row live:
+		// the shard synced here by this test's own tick (not by the tests before it), the row made after.
 		await tick(at("second", "13:07"));
+		await upsertRegisteredAgent(env.DB, definition, "api-revision", "root", Date.now());
+		expect(await runInDurableObject(shard, (_i, state) => state.storage.sql.exec<{ source: string }>("SELECT source FROM agents WHERE name = 'site-watch'").one().source)).toBe("file");
 		expect(await registryRow("site-watch")).toMatchObject({ deleted_at: null });
 		await runInDurableObject(shard, (_i, state) => {
 			rollBackShardSchema(state.storage.sql, 5);
