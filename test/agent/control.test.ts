@@ -961,6 +961,7 @@ describe("continue and fork", () => {
 		await arrived;
 		await post(`/v1/jobs/${job.id}/cancel`, {});
 		await running;
+		expect(await jobOf("fork-unanswered", job.id)).toMatchObject({ status: "cancelled" });
 		const emulator = useEmulator();
 		emulator.enqueue({ text: "Answer to both." });
 		const res = await post(`/v1/jobs/${job.id}/fork`, { prompt: "Second question?" });
