@@ -149,6 +149,48 @@ function filterRefusal(form, message, names, signal) {
 	};
 }
 /**
+ * Why a list filtered by `agent` is empty when no agent has that name: the API's 404 message, else
+ * null. A list answers a mistyped agent's filter as an idle agent's (empty), so it is asked of the
+ * agent's own jobs route, which knows a deleted agent's too, as the CLI asks.
+ * @param {string | null} agent @param {AbortSignal} signal @returns {Promise<string | null>}
+ */
+async function agentMissing(agent, signal) {
+	if (!agent) return null;
+	try {
+		await api("/v1/agents/" + enc(agent) + "/jobs?limit=1", { signal });
+		return null;
+	} catch (err) {
+		if (err instanceof ApiError && err.status === 404) return err.message;
+		throw err;
+	}
+}
+/**
+ * A list's filters as applied (not text typed but not yet applied: what the list, its pages and its
+ * polls show), and `apply`, which takes the form's (`query`) when they changed: the address made to
+ * match (`path`), the list loaded afresh; a filter the API refused (a malformed agent name) said in
+ * the form, tied to its field, until a later load succeeds; another failure said as a poll's is.
+ * @param {string} path @param {() => URLSearchParams} query @param {(reset: boolean) => Promise<void>} load
+ * @param {(err: unknown) => boolean} refusedFilter
+ */
+function appliedFilters(path, query, load, refusedFilter) {
+	const filters = {
+		applied: query().toString(),
+		apply() {
+			const q = query().toString();
+			if (q === filters.applied) return;
+			filters.applied = q;
+			history.replaceState(null, "", path + (q ? "?" + q : ""));
+			load(true).then(() => {
+				refusedFilter(null);
+				pollSucceeded();
+			}, (err) => {
+				if (!refusedFilter(err)) pollFailed(err);
+			});
+		},
+	};
+	return filters;
+}
+/**
  * Sets a live region's text only when it changes: text set again, the same, is a new node, which a
  * screen reader reads out again (at every 10 s poll). @param {Element} el @param {string} text
  */

@@ -35,8 +35,6 @@ async function incidentsView(signal) {
 		for (const k of INCIDENT_FILTERS) if (form.elements[k].value.trim()) q.set(k, form.elements[k].value.trim());
 		return q;
 	};
-	/** The filters applied (not text typed but not yet applied): what the list, its pages and its polls show. */
-	let applied = query().toString();
 	/** @type {string | null} */
 	let cursor = null; // next_cursor after the oldest shown
 	let pages = 1;
@@ -45,26 +43,14 @@ async function incidentsView(signal) {
 	/** @type {(after: string | null) => Promise<IncidentPage>} */
 	const page = (after) => {
 		const q = new URLSearchParams({ limit: String(INCIDENT_PAGE) });
-		for (const [k, v] of new URLSearchParams(applied)) q.set(k, v);
+		for (const [k, v] of new URLSearchParams(filters.applied)) q.set(k, v);
 		if (after) q.set("cursor", after);
 		return api("/v1/incidents?" + q, { signal });
 	};
-	/**
-	 * Why the list is empty, when its agent filter names no agent: the API's 404 message, else null.
-	 * The list answers a mistyped agent's filter as a healthy agent's (empty), so it is asked of the
-	 * agent's own jobs route, which knows a deleted agent's too, as the jobs list and the CLI ask.
-	 * @param {number} shown @returns {Promise<string | null>}
-	 */
-	const noSuchAgent = async (shown) => {
-		const agent = new URLSearchParams(applied).get("agent");
-		if (shown || !agent || agent === SCHEDULER_AGENT) return null;
-		try {
-			await api("/v1/agents/" + enc(agent) + "/jobs?limit=1", { signal });
-			return null;
-		} catch (err) {
-			if (err instanceof ApiError && err.status === 404) return err.message;
-			throw err;
-		}
+	/** Why the list is empty, when its agent filter names no agent (agentMissing; the scheduler's own incidents' name is none). @param {number} shown */
+	const noSuchAgent = (shown) => {
+		const agent = new URLSearchParams(filters.applied).get("agent");
+		return shown || agent === SCHEDULER_AGENT ? Promise.resolve(null) : agentMissing(agent, signal);
 	};
 	/** A refusal of the agent filter (a name that cannot be an agent's) said at its field (filterRefusal); whether it was one. */
 	const refusedFilter = filterRefusal(form, $("#incidents-filter-error"), INCIDENT_FILTERS, signal);
@@ -103,7 +89,7 @@ async function incidentsView(signal) {
 		const empty = $("#incidents-empty");
 		empty.hidden = shown > 0;
 		// As the jobs list says it: "No incidents match." read as if the list were filtered, unfiltered.
-		setText(empty, missing ? "No incidents match: " + printable(missing) + "." : applied ? "No incidents match." : "No incidents.");
+		setText(empty, missing ? "No incidents match: " + printable(missing) + "." : filters.applied ? "No incidents match." : "No incidents.");
 		older.hidden = !cursor;
 		setText($("#incidents-meta"), num(shown) + (cursor ? " shown, more older" : shown === 1 ? " incident" : " incidents"));
 	};
@@ -170,20 +156,8 @@ async function incidentsView(signal) {
 		cursor = p.next_cursor;
 		drawMeta(missing);
 	};
-	const apply = () => {
-		const q = query().toString();
-		if (q === applied) return;
-		applied = q;
-		history.replaceState(null, "", "/incidents" + (q ? "?" + q : ""));
-		// A filter the API refused (a malformed agent name) is said in the form, tied to its field, until a
-		// later load succeeds; another failure is said as a poll's is.
-		load(true).then(() => {
-			refusedFilter(null);
-			pollSucceeded();
-		}, (err) => {
-			if (!refusedFilter(err)) pollFailed(err);
-		});
-	};
+	const filters = appliedFilters("/incidents", query, load, refusedFilter);
+	const apply = filters.apply;
 	// The state applies at once (a pick, or a step of the arrow keys: one request each, as before); a
 	// name typed on Enter or leaving the field, or as a suggestion is picked (agentField).
 	form.onchange = apply;

@@ -57,23 +57,8 @@ async function jobsView(signal) {
 		for (const k of JOB_TIME_FILTERS) if (form.elements[k].value) q.set(k, new Date(form.elements[k].value).toISOString());
 		return q;
 	};
-	/**
-	 * Why the list of `filters` is empty, when its agent filter names no agent: the API's 404 message,
-	 * else null. The list answers a mistyped agent's filter as an idle agent's (empty), so it is asked
-	 * of the agent's own jobs route, which knows a deleted agent's too, as the CLI asks.
-	 * @param {string} filters @param {JobPage} page @returns {Promise<string | null>}
-	 */
-	const noSuchAgent = async (filters, page) => {
-		const agent = new URLSearchParams(filters).get("agent");
-		if (page.jobs.length || !agent) return null;
-		try {
-			await api("/v1/agents/" + enc(agent) + "/jobs?limit=1", { signal });
-			return null;
-		} catch (err) {
-			if (err instanceof ApiError && err.status === 404) return err.message;
-			throw err;
-		}
-	};
+	/** Why the list of `filters` is empty, when its agent filter names no agent (agentMissing). @param {string} filters @param {JobPage} page */
+	const noSuchAgent = (filters, page) => (page.jobs.length ? Promise.resolve(null) : agentMissing(new URLSearchParams(filters).get("agent"), signal));
 	/** A refusal of the filters said at their fields (filterRefusal); whether it was one. */
 	const refusedFilter = filterRefusal(form, $("#jobs-filter-error"), [...JOB_FILTERS, ...JOB_TIME_FILTERS], signal);
 	/** @param {boolean} reset */
@@ -127,24 +112,11 @@ async function jobsView(signal) {
 		older.hidden = !cursor;
 		$("#jobs-empty").hidden = shown > 0;
 		// "No jobs match." read as if a filter were set, on a fresh deployment with none.
-		$("#jobs-empty").textContent = missing ? "No jobs match: " + printable(missing) + "." : applied ? "No jobs match." : "No jobs yet: they appear here when an agent runs.";
+		$("#jobs-empty").textContent = missing ? "No jobs match: " + printable(missing) + "." : filters.applied ? "No jobs match." : "No jobs yet: they appear here when an agent runs.";
 		setText($("#jobs-meta"), shown + (cursor ? " shown, more older" : shown === 1 ? " job" : " jobs"));
 	};
-	let applied = query().toString();
-	const apply = () => {
-		const q = query().toString();
-		if (q === applied) return;
-		applied = q;
-		history.replaceState(null, "", "/jobs" + (q ? "?" + q : ""));
-		// A filter the API refused (a malformed agent name) is said in the form, tied to its field, until a
-		// later load succeeds; another failure is said as a poll's is.
-		load(true).then(() => {
-			refusedFilter(null);
-			pollSucceeded();
-		}, (err) => {
-			if (!refusedFilter(err)) pollFailed(err);
-		});
-	};
+	const filters = appliedFilters("/jobs", query, load, refusedFilter);
+	const apply = filters.apply;
 	// A closed select steps through its options with the arrow keys, each step a change: applied at
 	// each, going from "any status" to "failed" sent four requests. A step applies once the keys have
 	// rested a moment (or the field is left); a pick with the mouse, or from the opened list, at once.
@@ -197,7 +169,7 @@ async function jobsView(signal) {
 	const refresh = async () => {
 		if (paged || paging) return;
 		const mine = generation;
-		const q = new URLSearchParams(applied);
+		const q = new URLSearchParams(filters.applied);
 		q.set("limit", "25");
 		/** @type {JobPage} */
 		let page;
