@@ -149,6 +149,37 @@ function filterRefusal(form, message, names, signal) {
 	};
 }
 /**
+ * Puts the address's `names` filters in the form's fields; those a select cannot take (?status=bogus:
+ * it would list everything, the address still saying otherwise) are taken out of `params` and
+ * returned, "name=value", for the view to say and the address to drop.
+ * @param {HTMLFormElement} form @param {string[]} names @param {URLSearchParams} params @returns {string[]}
+ */
+function filtersFromAddress(form, names, params) {
+	/** @type {string[]} */
+	const ignored = [];
+	for (const k of names) {
+		const value = params.get(k);
+		if (!value) continue;
+		const field = /** @type {HTMLInputElement | HTMLSelectElement} */ (form.elements.namedItem(k));
+		field.value = value;
+		if (field instanceof HTMLSelectElement && field.value !== value) {
+			ignored.push(k + "=" + value);
+			params.delete(k);
+		}
+	}
+	return ignored;
+}
+/**
+ * Says the address's filters a list could not take, and takes them out of the address (`path`).
+ * @param {string} path @param {string[]} ignored @param {URLSearchParams} params
+ */
+function sayIgnoredFilters(path, ignored, params) {
+	if (!ignored.length) return;
+	notify("Not a filter this list has, so left out: " + printable(ignored.join(", ")) + ".");
+	const q = params.toString();
+	history.replaceState(null, "", path + (q ? "?" + q : ""));
+}
+/**
  * Why a list filtered by `agent` is empty when no agent has that name: the API's 404 message, else
  * null. A list answers a mistyped agent's filter as an idle agent's (empty), so it is asked of the
  * agent's own jobs route, which knows a deleted agent's too, as the CLI asks.

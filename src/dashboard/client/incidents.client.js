@@ -11,24 +11,7 @@ async function incidentsView(signal) {
 	const tbody = $("#incidents-table tbody");
 	const older = $("#incidents-older");
 	const params = new URLSearchParams(location.search);
-	/** @type {string[]} */
-	const ignored = [];
-	for (const k of INCIDENT_FILTERS) {
-		const value = params.get(k);
-		if (!value) continue;
-		form.elements[k].value = value;
-		// A select takes no value its options lack (?state=bogus): it would list every incident, the
-		// address still saying otherwise. Said, and the address made to match what is shown.
-		if (form.elements[k] instanceof HTMLSelectElement && form.elements[k].value !== value) {
-			ignored.push(k + "=" + value);
-			params.delete(k);
-		}
-	}
-	if (ignored.length) {
-		notify("Not a filter this list has, so left out: " + printable(ignored.join(", ")) + ".");
-		const q = params.toString();
-		history.replaceState(null, "", "/incidents" + (q ? "?" + q : ""));
-	}
+	sayIgnoredFilters("/incidents", filtersFromAddress(form, INCIDENT_FILTERS, params), params);
 	// The agent filter takes any name (a deleted agent's incidents stay listed, and the scheduler's own).
 	const query = () => {
 		const q = new URLSearchParams();

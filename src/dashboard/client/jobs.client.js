@@ -11,19 +11,7 @@ async function jobsView(signal) {
 	const older = $("#jobs-older");
 	const agentInput = form.elements.agent;
 	const params = new URLSearchParams(location.search);
-	/** @type {string[]} */
-	const ignored = [];
-	for (const k of JOB_FILTERS) {
-		const value = params.get(k);
-		if (!value) continue;
-		form.elements[k].value = value;
-		// A select takes no value its options lack (?status=bogus): it would list every job, the address
-		// still saying otherwise. Said, and the address made to match what is shown.
-		if (form.elements[k] instanceof HTMLSelectElement && form.elements[k].value !== value) {
-			ignored.push(k + "=" + value);
-			params.delete(k);
-		}
-	}
+	const ignored = filtersFromAddress(form, JOB_FILTERS, params);
 	for (const k of JOB_TIME_FILTERS) {
 		const value = params.get(k);
 		if (!value) continue;
@@ -36,11 +24,7 @@ async function jobsView(signal) {
 		} else form.elements[k].value = localInput(ms);
 	}
 	for (const zone of form.querySelectorAll(".filter-zone")) zone.textContent = "(" + zoneName() + ")";
-	if (ignored.length) {
-		notify("Not a filter this list has, so left out: " + printable(ignored.join(", ")) + ".");
-		const q = params.toString();
-		history.replaceState(null, "", "/jobs" + (q ? "?" + q : ""));
-	}
+	sayIgnoredFilters("/jobs", ignored, params);
 	// The agent filter takes any name (a deleted agent's jobs stay listed).
 	/** @type {string | null} */
 	let cursor = null;
