@@ -162,10 +162,13 @@ const pageErrors: string[] = [];
  */
 async function pageOfItsOwn(): Promise<Page> {
 	const own = await browser.newContext({ viewport: { width: 1280, height: 800 }, acceptDownloads: true });
-	const page = await own.newPage();
-	page.on("close", () => void own.close());
-	return page;
+	// Closed with the shared one, after the suite: closed with its page, a route handler still reading
+	// an answer (fetchWhole) met "Response has been disposed" after its test had ended.
+	ownContexts.push(own);
+	return own.newPage();
 }
+/** The contexts pageOfItsOwn made, closed after the suite. */
+const ownContexts: BrowserContext[] = [];
 
 type OpenOptions = {
 	/** The page's timers run only when the test moves its clock (page.clock.runFor). */
@@ -449,6 +452,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+	for (const own of ownContexts) await own.close();
 	await context?.close();
 	await browser?.close();
 });
