@@ -351,7 +351,10 @@ describe("POST /v1/hooks/:agent", () => {
 
 		const stale = await hook("guarded", body, { timestamp: now - 301 });
 		expect(stale.status).toBe(401);
-		expect((await errorOf(stale)).message).toMatch(/^stale request/);
+		expect((await errorOf(stale)).message).toMatch(/^stale request: X-Drover-Timestamp is 30[12] s behind the Worker's clock \(\d{4}-\d\d-\d\dT[\d:.]+Z\); at most 300 s either way/);
+		const ahead = await hook("guarded", body, { timestamp: now + 3600 });
+		expect(ahead.status).toBe(401);
+		expect((await errorOf(ahead)).message).toMatch(/^stale request: X-Drover-Timestamp is 3(599|600|601) s ahead of the Worker's clock/);
 
 		const unsigned = await call("/v1/hooks/guarded", { method: "POST", as: null, body });
 		expect(unsigned.status).toBe(401);
