@@ -89,6 +89,7 @@ async function status(ctx: Context, agent: string | undefined, opts: { json?: bo
 				// Absent from an older server's answer.
 				...(s.warnings ?? []).map((w, i) => [i === 0 ? "warnings" : "", p.yellow(w)] as const),
 				["d1", d1Text(p, s.d1 as Status["d1"] | undefined)],
+				["incidents", incidentsText(p, s.incidents)],
 				["jobs", jobs || p.dim("none yet")],
 				["agents", `${s.agents.file + s.agents.api} (${s.agents.file} from fleet.yaml, ${s.agents.api} from the API)`],
 				...pausedRows,
@@ -105,6 +106,15 @@ async function status(ctx: Context, agent: string | undefined, opts: { json?: bo
 		ctx.out(`\n${table<AgentView>(listed.agents, [c.name, c.next, c.last, c.state], p, ctx.width)}`);
 	}
 	return 0;
+}
+
+/** Open incidents, paged or not (absent from an older server's answer: no row). */
+function incidentsText(p: Context["p"], incidents: Status["incidents"] | undefined): string | null {
+	if (incidents === undefined) return null;
+	if (incidents === null) return p.red("could not be read (the Worker's logs say why)");
+	if (incidents.open === 0) return p.dim("none open");
+	const count = incidents.more ? `more than ${incidents.open}` : String(incidents.open);
+	return `${p.yellow(`${count} open`)} ${p.dim("(drover incidents lists them)")}`;
 }
 
 /**

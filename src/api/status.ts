@@ -6,7 +6,7 @@ import { backlogWarning, BEHIND_MINUTES } from "../scheduler/backlog.ts";
 import { countRegisteredAgents } from "../store/agent-registry.ts";
 import { cachedD1Health, D1_CHECK_TTL_MS } from "../store/d1-schema.ts";
 import { countJobsByStatus } from "../store/job-index.ts";
-import { unpagedIncidents } from "../store/incidents.ts";
+import { OPEN_COUNTED, openIncidents, unpagedIncidents } from "../store/incidents.ts";
 import { UNPAGED_AFTER_MS, unpagedWarning } from "../incidents/alert.ts";
 import { heartbeatHealth, readHeartbeatAndSize } from "../store/heartbeat.ts";
 import { errorFields, log } from "../log.ts";
@@ -68,6 +68,13 @@ const Status = z
 		d1: D1Report.openapi({
 			description: `D1's schema as /healthz reports it (not ok: migrations this release needs are missing, \`missing\` naming them and \`fix\` how to apply them; or D1 could not be read), checked at most once every ${D1_CHECK_TTL_MS / 1000} s by each of the Worker's isolates: an applied fix shows within that`,
 		}),
+		incidents: z
+			.object({
+				open: z.number().int().openapi({ description: `Open incidents (detected or alerted), counted up to ${OPEN_COUNTED}` }),
+				more: z.boolean().openapi({ description: `More than ${OPEN_COUNTED} are open (GET /v1/incidents lists them)` }),
+			})
+			.nullable()
+			.openapi({ description: "Incidents still open, paged or not; null when they could not be read (a D1 behind this release's migrations, said in `d1`)" }),
 		jobs: z.record(z.string(), z.number().int()).openapi({ description: "Indexed jobs by status" }),
 		agents: z.object({ file: z.number().int(), api: z.number().int() }),
 	})
@@ -89,20 +96,22 @@ export const statusApi = createApi().openapi(
 	}),
 	async (c) => {
 		const now = Date.now();
-		const [{ heartbeat: hb, bytes }, byStatus, api, d1, unpaged] = await Promise.all([
+		const unreadable = (err: unknown) => {
+			// Once a minute per isolate, as status.d1_unreadable: the dashboard asks every 15 s a tab.
+			if (now - incidentsUnreadableSaidAt >= 60_000) {
+				incidentsUnreadableSaidAt = now;
+				log.error("status.incidents_unreadable", errorFields(err));
+			}
+			return null;
+		};
+		const [{ heartbeat: hb, bytes }, byStatus, api, d1, unpaged, open] = await Promise.all([
 			readHeartbeatAndSize(c.env.DB),
 			countJobsByStatus(c.env.DB),
 			countRegisteredAgents(c.env.DB),
 			cachedD1Health(c.env.DB, now, (err) => log.error("status.d1_unreadable", errorFields(err))),
 			// A D1 behind this release's migrations (said in `d1`) must not cost the rest of the answer.
-			unpagedIncidents(c.env.DB, now - UNPAGED_AFTER_MS).catch((err: unknown) => {
-				// Once a minute per isolate, as status.d1_unreadable: the dashboard asks every 15 s a tab.
-				if (now - incidentsUnreadableSaidAt >= 60_000) {
-					incidentsUnreadableSaidAt = now;
-					log.error("status.incidents_unreadable", errorFields(err));
-				}
-				return { count: 0, more: false, oldest: null };
-			}),
+			unpagedIncidents(c.env.DB, now - UNPAGED_AFTER_MS).catch(unreadable),
+			openIncidents(c.env.DB).catch(unreadable),
 		]);
 		const behind = hb === null ? null : backlogWarning(hb);
 		return c.json(
@@ -117,9 +126,10 @@ export const statusApi = createApi().openapi(
 					oldest_deferred_minute: hb?.oldest_deferred_at ?? null,
 					shards_behind: hb?.shards_behind ?? null,
 				},
-				warnings: [behind, d1StorageWarning(bytes), unpagedWarning(c.env, unpaged, now)].filter((w): w is string => w !== null),
+				warnings: [behind, d1StorageWarning(bytes), unpagedWarning(c.env, unpaged ?? { count: 0, more: false, oldest: null }, now)].filter((w): w is string => w !== null),
 				d1,
 				d1_bytes: bytes,
+				incidents: open,
 				jobs: byStatus,
 				agents: { file: loadFleet().agents.length, api },
 			},

@@ -146,6 +146,22 @@ export async function unpagedIncidents(db: D1Database, before: number): Promise<
 	return { count: Math.min(results.length, UNPAGED_COUNTED), more, oldest: more || results.length === 0 ? null : Math.min(...results.map((r) => r.opened)) };
 }
 
+/** How many open incidents GET /v1/status counts at most; past it, it says "more than". */
+export const OPEN_COUNTED = 20;
+
+/**
+ * Open incidents (detected or alerted): how many, up to OPEN_COUNTED, and whether there are more.
+ * Bounded as the unpaged count is, for the same reader: a fleet with its alert webhook refusing
+ * can hold thousands open, and the dashboard's pill asks every 15 s.
+ */
+export async function openIncidents(db: D1Database): Promise<{ open: number; more: boolean }> {
+	const { results } = await db
+		.prepare("SELECT 1 FROM incidents WHERE state IN ('detected', 'alerted') LIMIT ?")
+		.bind(OPEN_COUNTED + 1)
+		.all();
+	return { open: Math.min(results.length, OPEN_COUNTED), more: results.length > OPEN_COUNTED };
+}
+
 /** How long a sender holds an alert's claim: past its send's timeout, so only a sender that died loses it. */
 const ALERT_CLAIM_MS = 60_000;
 

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { UNPAGED_AFTER_MS, unpagedWarning } from "../../src/incidents/alert.ts";
-import { closeIncident, markAlerted, recordFailure, UNPAGED_COUNTED } from "../../src/store/incidents.ts";
+import { closeIncident, markAlerted, OPEN_COUNTED, recordFailure, resolveOpen, UNPAGED_COUNTED } from "../../src/store/incidents.ts";
 import { call } from "../helpers/http.ts";
 
 async function warnings(): Promise<string[]> {
@@ -55,5 +55,33 @@ describe("GET /v1/status: open incidents nobody was paged for", () => {
 		expect(unpagedWarning({ ...env, ALERT_WEBHOOK_URL: "" } as Env, { count: UNPAGED_COUNTED, more: true, oldest: null }, now)).toBe(
 			`alerts: more than ${UNPAGED_COUNTED} open incidents were not paged (drover incidents --state detected lists them): ALERT_WEBHOOK_URL is not set, so no alert is sent`,
 		);
+	});
+});
+
+describe("GET /v1/status: open incidents, paged or not", () => {
+	async function incidents(): Promise<unknown> {
+		const res = await call("/v1/status");
+		expect(res.status).toBe(200);
+		return ((await res.json()) as { incidents: unknown }).incidents;
+	}
+
+	it("counts the detected and alerted ones, not those resolved or closed, up to 20", async () => {
+		// A fleet with none open, whatever this file's other tests left (they share its D1).
+		await env.DB.prepare("UPDATE incidents SET state = 'resolved' WHERE state IN ('detected', 'alerted')").run();
+		expect(await incidents()).toEqual({ open: 0, more: false });
+		const at = Date.now();
+		const file = (agent: string, i: number) => recordFailure(env.DB, { agent, error: `open failure ${i}`, jobId: `job-2026-12-06-o${String(i).padStart(5, "0")}`, at, source: "manual" });
+		const { incident: paged } = await file("open-a", 1);
+		await markAlerted(env.DB, paged.id, at);
+		const { incident: closed } = await file("open-a", 2);
+		await closeIncident(env.DB, closed.id, "operator", at);
+		await file("open-b", 3);
+		expect(await incidents()).toEqual({ open: 2, more: false });
+		// A clean manual run of open-b resolves its incident: open no more.
+		await resolveOpen(env.DB, "open-b", at + 1, { source: "manual", live: [] });
+		expect(await incidents()).toEqual({ open: 1, more: false });
+
+		for (let i = 0; i < OPEN_COUNTED; i++) await file(`open-many-${i}`, 100 + i);
+		expect(await incidents()).toEqual({ open: OPEN_COUNTED, more: true });
 	});
 });

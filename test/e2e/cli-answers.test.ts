@@ -790,6 +790,26 @@ describe("drover status and D1's migrations", () => {
 	});
 });
 
+describe("drover status and open incidents", () => {
+	const now = new Date().toISOString();
+	const scheduler = { last_tick_at: now, age_seconds: 5, stalled: false, outcome: "ok", last_ok_at: now, agents_called: 0, claimed: 0, skipped: 0, error: null };
+	const statusWith = async (incidents: unknown) => {
+		const api = await fakeApi({ "GET /v1/status": (_req, res) => json(res, 200, { scheduler, jobs: {}, agents: { file: 0, api: 0 }, warnings: [], incidents }), "GET /v1/agents?limit=200": (_req, res) => json(res, 200, { agents: [], next_cursor: null }) });
+		const r = await runCli(api.url, ["status"]);
+		expect(r.status, r.stderr).toBe(0);
+		return r.stdout;
+	};
+
+	it("says how many are open, paged or not, and where they are listed", async () => {
+		expect(await statusWith({ open: 3, more: false })).toMatch(/^incidents\s+3 open \(drover incidents lists them\)$/m);
+		expect(await statusWith({ open: 20, more: true })).toMatch(/^incidents\s+more than 20 open \(drover incidents lists them\)$/m);
+		expect(await statusWith({ open: 0, more: false })).toMatch(/^incidents\s+none open$/m);
+		expect(await statusWith(null)).toMatch(/^incidents\s+could not be read \(the Worker's logs say why\)$/m);
+		// An older server's answer has no count: no row, rather than a wrong "none".
+		expect(await statusWith(undefined)).not.toMatch(/^incidents\s/m);
+	});
+});
+
 describe("drover status of a large fleet", () => {
 	it("does not read every agent to name the paused ones, and says where to look", async () => {
 		const scheduler = { last_tick_at: new Date().toISOString(), age_seconds: 5, stalled: false, outcome: "ok", last_ok_at: null, agents_called: 0, claimed: 0, skipped: 0, error: null };
