@@ -27,7 +27,8 @@ export const incidentsApi = createApi()
 			},
 			responses: {
 				200: {
-					description: "A page of incidents (a resolved one is deleted once neither its last failure nor its resolution is within RETENTION_DAYS; open and closed ones are kept)",
+					description:
+						"A page of incidents (a resolved one is deleted once neither its last failure nor its resolution is within RETENTION_DAYS; open and closed ones are kept). One seen failing again while a client pages moves to the first page, ahead of the cursor: a client that must miss none reads the first page again when it is done",
 					content: { "application/json": { schema: z.object({ incidents: z.array(IncidentSchema), next_cursor: z.string().nullable() }) } },
 				},
 			},
