@@ -5333,26 +5333,55 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		await page.close();
 	});
 
-	it("applies the jobs list's status filter once arrow-key stepping stops, not at each step, and a pick at once", async () => {
-		const page = await signedIn("/jobs", tokens.read, { fakeClock: true });
-		await page.locator("#jobs-meta", { hasText: /jobs?|shown/ }).waitFor(LIVE);
-		const asked: (string | null)[] = [];
+	it("applies the jobs list's status filter and the incidents list's state once arrow-key stepping stops, not at each step, and a pick at once", async () => {
+		// The incidents list applied each step at once: "detected" was asked for on the way to "alerted".
+		const lists = [
+			{ path: "/jobs", api: "/v1/jobs", select: "#jobs-filter select[name=status]", param: "status", steps: 3, stepped: "approval_pending", picked: "failed" },
+			{ path: "/incidents", api: "/v1/incidents", select: "#incidents-filter select[name=state]", param: "state", steps: 2, stepped: "alerted", picked: "closed" },
+		];
+		for (const list of lists) {
+			const page = await signedIn(list.path, tokens.read, { fakeClock: true });
+			await viewReady(page);
+			const asked: (string | null)[] = [];
+			page.on("request", (r) => {
+				const u = new URL(r.url());
+				if (u.pathname === list.api) asked.push(u.searchParams.get(list.param));
+			});
+			const select = page.locator(list.select);
+			await select.focus();
+			for (let i = 0; i < list.steps; i++) await page.keyboard.press("ArrowDown");
+			expect(await select.inputValue()).toBe(list.stepped);
+			// A moment later the list is that one's, asked for once.
+			await page.clock.runFor(1_000);
+			await page.waitForURL(new RegExp(`${list.param}=${list.stepped}`), LIVE);
+			await expect.poll(() => asked, LIVE).toEqual([list.stepped]);
+			// A pick (the mouse's, or the keyboard's in the opened list) applies at once, with no time passing.
+			await select.selectOption(list.picked);
+			await expect.poll(() => asked, LIVE).toEqual([list.stepped, list.picked]);
+			expect(page.url()).toMatch(new RegExp(`${list.param}=${list.picked}`));
+			await page.close();
+		}
+	});
+
+	it("applies the usage page's period as the jobs list's status: once arrow-key stepping stops, not at each step", async () => {
+		const page = await signedIn("/usage", tokens.read, { fakeClock: true });
+		await viewReady(page);
+		await page.locator("#usage-meta", { hasNotText: "Loading" }).waitFor(LIVE);
+		const since = new Set<string | null>();
 		page.on("request", (r) => {
 			const u = new URL(r.url());
-			if (u.pathname === "/v1/jobs") asked.push(u.searchParams.get("status"));
+			if (u.pathname === "/v1/usage") since.add(u.searchParams.get("since"));
 		});
-		const select = page.locator("#jobs-filter select[name=status]");
+		const select = page.locator("#usage-days");
 		await select.focus();
-		for (let i = 0; i < 3; i++) await page.keyboard.press("ArrowDown");
-		expect(await select.inputValue()).toBe("approval_pending");
-		// A moment later the list is that status's, asked for once.
+		for (let i = 0; i < 2; i++) await page.keyboard.press("ArrowDown");
+		expect(await select.inputValue()).toBe("90");
 		await page.clock.runFor(1_000);
-		await page.waitForURL(/status=approval_pending/, LIVE);
-		await expect.poll(() => asked, LIVE).toEqual(["approval_pending"]);
-		// A pick (the mouse's, or the keyboard's in the opened list) applies at once, with no time passing.
-		await select.selectOption("failed");
-		await expect.poll(() => asked, LIVE).toEqual(["approval_pending", "failed"]);
-		expect(page.url()).toMatch(/status=failed/);
+		await page.waitForURL(/days=90/, LIVE);
+		await page.locator("#usage-meta", { hasNotText: "Loading" }).waitFor(LIVE);
+		// Only the 90 days' were read: the 30 days' step read its week of usage too before.
+		const today = Math.floor(Date.now() / 86_400_000) * 86_400_000;
+		expect([...since]).toEqual([new Date(today - 89 * 86_400_000).toISOString().slice(0, 10)]);
 		await page.close();
 	});
 

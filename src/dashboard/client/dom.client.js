@@ -221,6 +221,49 @@ function appliedFilters(path, query, load, refusedFilter) {
 	};
 	return filters;
 }
+/** How long a filter's keys rest before what they stepped to or typed applies (a select, a time, the fleet's search). */
+const FILTER_SETTLE_MS = 500;
+/**
+ * Applies a filter form's changes (`apply`) as the jobs, incidents and usage lists want them: a pick
+ * with the mouse, or from a select's opened list, at once; a closed select stepped through with the
+ * arrow keys (each step a change: going from "any status" to "failed" sent four requests) or a time
+ * typed a part at a time (the year's digits make 0002, 0020, 0202, 2026) once the keys have rested a
+ * moment, or the field is left. Enter in the form applies at once.
+ * @param {HTMLFormElement} form @param {() => void} apply @param {AbortSignal} signal
+ */
+function appliedOnSettle(form, apply, signal) {
+	let keyed = false;
+	let settle = 0;
+	form.addEventListener("keydown", (/** @type {KeyboardEvent} */ e) => {
+		// Alt+Down opens the list instead.
+		keyed = e.target instanceof HTMLSelectElement && !e.altKey && /^(Arrow|Page|Home|End)/.test(e.key);
+	}, { signal });
+	form.addEventListener("pointerdown", () => { keyed = false; }, { signal });
+	form.addEventListener("focusout", () => {
+		if (!settle) return;
+		clearTimeout(settle);
+		settle = 0;
+		apply();
+	}, { signal });
+	signal.addEventListener("abort", () => clearTimeout(settle));
+	form.onchange = (/** @type {Event} */ e) => {
+		clearTimeout(settle);
+		settle = 0;
+		const typed = e.target instanceof HTMLInputElement && e.target.type === "datetime-local";
+		if (!typed && !(keyed && e.target instanceof HTMLSelectElement)) return apply();
+		keyed = false;
+		settle = setTimeout(() => {
+			settle = 0;
+			apply();
+		}, FILTER_SETTLE_MS);
+	};
+	form.onsubmit = (/** @type {Event} */ e) => {
+		e.preventDefault();
+		clearTimeout(settle);
+		settle = 0;
+		apply();
+	};
+}
 /**
  * Sets a live region's text only when it changes: text set again, the same, is a new node, which a
  * screen reader reads out again (at every 10 s poll). @param {Element} el @param {string} text

@@ -141,13 +141,9 @@ async function incidentsView(signal) {
 	};
 	const filters = appliedFilters("/incidents", query, load, refusedFilter);
 	const apply = filters.apply;
-	// The state applies at once (a pick, or a step of the arrow keys: one request each, as before); a
-	// name typed on Enter or leaving the field, or as a suggestion is picked (agentField).
-	form.onchange = apply;
-	form.onsubmit = (/** @type {Event} */ e) => {
-		e.preventDefault();
-		apply();
-	};
+	// The state as the jobs list's status: a pick at once, arrow-key steps once they rest; a name typed
+	// on Enter or leaving the field, or as a suggestion is picked (agentField).
+	appliedOnSettle(form, apply, signal);
 	agentField(form.elements.agent, $("#incidents-agents"), apply, signal);
 	// An address whose filter the API refuses: said at its field too.
 	await load(true).catch((err) => {

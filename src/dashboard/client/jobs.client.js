@@ -3,7 +3,6 @@
 const JOB_FILTERS = ["agent", "status", "trigger_type"];
 /** Filters on when a job was created: instants, as the API takes them, shown in the viewer's time. */
 const JOB_TIME_FILTERS = ["since", "until"];
-const FILTER_SETTLE_MS = 500;
 /** @param {AbortSignal} signal */
 async function jobsView(signal) {
 	const form = $("#jobs-filter");
@@ -101,40 +100,7 @@ async function jobsView(signal) {
 	};
 	const filters = appliedFilters("/jobs", query, load, refusedFilter);
 	const apply = filters.apply;
-	// A closed select steps through its options with the arrow keys, each step a change: applied at
-	// each, going from "any status" to "failed" sent four requests. A step applies once the keys have
-	// rested a moment (or the field is left); a pick with the mouse, or from the opened list, at once.
-	let keyed = false;
-	let settle = 0;
-	form.addEventListener("keydown", (/** @type {KeyboardEvent} */ e) => {
-		// Alt+Down opens the list instead.
-		keyed = e.target instanceof HTMLSelectElement && !e.altKey && /^(Arrow|Page|Home|End)/.test(e.key);
-	}, { signal });
-	form.addEventListener("pointerdown", () => { keyed = false; }, { signal });
-	form.addEventListener("focusout", () => {
-		if (!settle) return;
-		clearTimeout(settle);
-		settle = 0;
-		apply();
-	}, { signal });
-	signal.addEventListener("abort", () => clearTimeout(settle));
-	form.onchange = (/** @type {Event} */ e) => {
-		clearTimeout(settle);
-		settle = 0;
-		// A time typed a part at a time changes at each part (the year's digits make 0002, 0020,
-		// 0202, 2026): it applies once the typing rests, as a select stepped through does.
-		const typed = e.target instanceof HTMLInputElement && e.target.type === "datetime-local";
-		if (!typed && !(keyed && e.target instanceof HTMLSelectElement)) return apply();
-		keyed = false;
-		settle = setTimeout(() => {
-			settle = 0;
-			apply();
-		}, FILTER_SETTLE_MS);
-	};
-	form.onsubmit = (/** @type {Event} */ e) => {
-		e.preventDefault();
-		apply();
-	};
+	appliedOnSettle(form, apply, signal);
 	agentField(agentInput, $("#jobs-agents"), apply, signal);
 	older.onclick = () => {
 		const from = tbody.rows.length;

@@ -76,11 +76,8 @@ async function usageView(signal) {
 		// A period or agent picked while the last one's answers are still coming: only the newest is drawn.
 		show(Number(select.value), () => mine === generation);
 	};
-	form.onchange = apply;
-	form.onsubmit = (/** @type {Event} */ e) => {
-		e.preventDefault();
-		apply();
-	};
+	// The period as the jobs list's status: a pick at once, arrow-key steps once they rest.
+	appliedOnSettle(form, apply, signal);
 	agentField(agentInput, $("#usage-agents"), apply, signal);
 	await show(period, () => generation === 0);
 }
