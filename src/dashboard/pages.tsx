@@ -43,6 +43,10 @@ function Layout(props: PageProps & { children: Child }) {
 				{props.view === "missing" ? null : <script src={props.assets.js} defer></script>}
 			</head>
 			<body data-view={props.view} data-subject={props.subject ?? ""}>
+				{/* The header's six stops (brand, sections, sign out) before every view's first control. */}
+				<a class="skip" href="#main">
+					Skip to content
+				</a>
 				<header class="topbar">
 					<a class="brand" href="/">
 						drover
@@ -65,7 +69,8 @@ function Layout(props: PageProps & { children: Child }) {
 					</div>
 				</header>
 				<div id="notice" class="notice" role="alert" hidden></div>
-				<main>
+				{/* Focusable by the skip link alone (tabindex -1), so that the next Tab is the view's first control. */}
+				<main id="main" tabindex={-1}>
 					{props.view === "missing" ? props.children : null}
 					<section id="signin" class="signin" hidden>
 						<h1>Sign in</h1>

@@ -156,6 +156,11 @@ h3 { font-size: .9rem; margin: 1rem 0 .3rem; color: var(--muted); font-weight: 6
 .topbar .ghost { white-space: nowrap; }
 .topbar .ghost { color: #c9d6e3; border-color: rgba(255,255,255,.5); background: transparent; }
 main { max-width: 1400px; margin: 0 auto; padding: 1.25rem 1.5rem 3rem; }
+/* the skip link: off the screen until it has the focus, then over the bar's start */
+.skip { position: absolute; left: .5rem; top: -3rem; z-index: 10; padding: .4rem .75rem; border-radius: 6px; background: var(--bg); color: var(--accent); text-decoration: underline; }
+.skip:focus { top: .5rem; }
+/* focused only as the skip link's target, a start for Tab rather than a control: no ring round the page */
+main:focus { outline: none; }
 .notice {
 	max-width: 1400px; margin: .75rem auto 0; padding: .6rem 1rem;
 	border: 1px solid var(--bad-line); background: var(--bad-bg); color: var(--bad-ink); border-radius: 6px;

@@ -5385,6 +5385,68 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		await page.close();
 	});
 
+	it("filters the jobs list and cancels a job by keyboard alone, past the header by a skip link, Escape closing the dialog back onto Cancel", async () => {
+		const agent = await createAgent(`dash-kbd-only-${run}`, {});
+		expect(await emulatorQueued()).toBe(0);
+		await script({ hang: true });
+		const job = await trigger(agent, "Hold on.");
+		await expect.poll(async () => (await getJob(job.id)).status, LIVE).toBe("running");
+		const page = await signedIn("/jobs", tokens.operate);
+		await viewReady(page);
+		/** The control that has the focus: its tag, its name (a field's) or text, and its row. */
+		const at = () => page.evaluate<{ tag: string; id: string; name: string; row: string | null }>(`(() => {
+			const el = document.activeElement;
+			const row = el && el.closest("[data-job]");
+			return { tag: el.tagName, id: el.id, name: el.getAttribute("name") || el.textContent.trim(), row: row && row.dataset.job };
+		})()`);
+		/** Tabs until `wanted` has the focus, at most `most` times; how many it took. */
+		const tabTo = async (wanted: (f: Awaited<ReturnType<typeof at>>) => boolean, most: number) => {
+			for (let n = 1; n <= most; n++) {
+				await page.keyboard.press("Tab");
+				if (wanted(await at())) return n;
+			}
+			throw new Error(`not reached in ${most} Tabs; at ${JSON.stringify(await at())}`);
+		};
+		// Opened afresh, the tab's token kept: the focus starts at the document's start, the header's
+		// brand, four sections and Sign out before the view. The skip link is the first stop.
+		await page.goto(`${url}/jobs`);
+		await viewReady(page);
+		await page.keyboard.press("Tab");
+		expect(await at()).toMatchObject({ tag: "A", name: "Skip to content" });
+		await page.keyboard.press("Enter");
+		await page.keyboard.press("Tab");
+		expect(await at()).toMatchObject({ tag: "INPUT", name: "agent" });
+		await page.keyboard.type(agent);
+		await page.keyboard.press("Enter");
+		await page.waitForURL(new RegExp(`agent=${agent}`), LIVE);
+		await expect.poll(() => page.locator("#jobs-table tbody tr").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-job"))), LIVE).toEqual([job.id]);
+		// Past the status, the trigger and the two times' parts, to the job's link.
+		await tabTo((f) => f.tag === "A" && f.row === job.id, 30);
+		await page.keyboard.press("Enter");
+		await page.waitForURL(new RegExp(`/jobs/${job.id}$`), LIVE);
+		await page.locator("#job-status .badge", { hasText: "running" }).waitFor(LIVE);
+		await page.keyboard.press("Tab");
+		expect(await at()).toMatchObject({ tag: "A", name: "Skip to content" });
+		await page.keyboard.press("Enter");
+		// Download, then Cancel (a running job has no Fork or Continue).
+		expect(await tabTo((f) => f.id === "job-cancel", 5)).toBe(2);
+		await page.keyboard.press("Enter");
+		const dialog = page.getByRole("dialog", { name: `Cancel job ${job.id}` });
+		await dialog.waitFor();
+		// Escape: nothing is sent, the dialog goes, and the focus is back on Cancel.
+		await page.keyboard.press("Escape");
+		await dialog.waitFor({ state: "hidden" });
+		await expect.poll(async () => (await at()).id, LIVE).toBe("job-cancel");
+		expect((await getJob(job.id)).status).toBe("running");
+		await page.keyboard.press("Enter");
+		await dialog.waitFor();
+		await page.keyboard.type("By keyboard.");
+		await page.keyboard.press("Enter");
+		await page.locator("#job-status .badge", { hasText: "cancelled" }).waitFor(LIVE);
+		expect(await settled(job.id)).toBe("cancelled");
+		await page.close();
+	});
+
 	it("draws the pages dark for a reader who asks for a dark scheme, every text at 4.5:1 and control edges at 3:1, forced colours still kept", async () => {
 		// What axe-core's color-contrast rule checks, on each visible text: its colour over the backgrounds
 		// beneath it (translucent ones laid over the next), 4.5:1, or 3:1 for large text.
