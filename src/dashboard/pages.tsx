@@ -61,6 +61,8 @@ function Layout(props: PageProps & { children: Child }) {
 					</nav>
 					<div class="session">
 						<span id="scheduler-pill" class="pill" hidden></span>
+						{/* A change of the pill's state, said politely (session.client.js); the pill itself is redrawn at every poll. */}
+						<span id="scheduler-said" class="sr-only" aria-live="polite"></span>
 						{/* Who is signed in, and with which role (GET /v1/me): a read token's missing actions are its role's. */}
 						<span id="whoami" class="whoami" hidden></span>
 						<button type="button" id="sign-out" class="ghost" hidden>

@@ -5447,6 +5447,41 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		await page.close();
 	});
 
+	it("counts the scheduler pill's warnings in words, not by its amber alone, and says a change of its state politely, once", async () => {
+		let stalled = false;
+		let warnings = ["D1 holds 8.1 GB of the 10 GB a database may hold."];
+		const page = await open("/jobs", { fakeClock: true });
+		await page.route((u) => u.pathname === "/v1/status", async (route) => {
+			const response = await fetchWhole(route);
+			const body = (await response.json()) as { scheduler: Record<string, unknown>; warnings: string[]; d1: unknown };
+			const now = new Date().toISOString();
+			body.scheduler = { ...body.scheduler, last_tick_at: now, last_ok_at: now, stalled, outcome: stalled ? "failed" : "ok", error: null, shards_behind: 0 };
+			body.warnings = warnings;
+			body.d1 = { ok: true, missing: [] };
+			await route.fulfill({ response, json: body });
+		});
+		await signInOn(page, "/jobs", tokens.read);
+		await viewReady(page);
+		const pill = page.locator("#scheduler-pill");
+		const said = page.locator("#scheduler-said");
+		await pill.filter({ hasText: "1 warning" }).waitFor(LIVE);
+		expect(await pill.getAttribute("class")).toBe("pill warn");
+		expect(await pill.getAttribute("title")).toContain("D1 holds 8.1 GB");
+		// The state it was shown with is not said; the region is polite.
+		expect(await said.getAttribute("aria-live")).toBe("polite");
+		expect(await said.textContent()).toBe("");
+		stalled = true;
+		await stepClock(page, 10_000);
+		await pill.filter({ hasText: "stalled" }).waitFor(LIVE);
+		await expect.poll(() => said.textContent(), LIVE).toMatch(/^Scheduler: scheduler stalled · last good tick .* · 1 warning\.$/);
+		stalled = false;
+		warnings = [];
+		await stepClock(page, 10_000);
+		await expect.poll(() => pill.getAttribute("class"), LIVE).toBe("pill");
+		await expect.poll(() => said.textContent(), LIVE).toMatch(/^Scheduler well again: last tick .*\.$/);
+		await page.close();
+	});
+
 	it("draws the pages dark for a reader who asks for a dark scheme, every text at 4.5:1 and control edges at 3:1, forced colours still kept", async () => {
 		// What axe-core's color-contrast rule checks, on each visible text: its colour over the backgrounds
 		// beneath it (translucent ones laid over the next), 4.5:1, or 3:1 for large text.

@@ -6,6 +6,7 @@ function showSignIn(message) {
 	$("#signin").hidden = false;
 	$("#sign-out").hidden = true;
 	$("#scheduler-pill").hidden = true;
+	schedulerHealth = null;
 	$("#whoami").hidden = true;
 	$(".topbar nav").hidden = true;
 	$("#notice").hidden = true;
@@ -29,6 +30,8 @@ function signOut(message) {
 	viewAbort = new AbortController();
 	showSignIn(message);
 }
+/** The scheduler pill's state as last drawn (its class), to say a change of it; null until the first. @type {string | null} */
+let schedulerHealth = null;
 /** @param {Status | null} status */
 function showScheduler(status) {
 	const pill = $("#scheduler-pill");
@@ -62,7 +65,19 @@ function showScheduler(status) {
 	if (behind) add(pill, ` · ${behind} shard${behind === 1 ? "" : "s"} behind`);
 	if (missing.length) add(pill, " · D1 migrations missing");
 	else if (d1Bad) add(pill, " · D1 unreadable");
+	// The other warnings (D1 nearly full, incidents not paged) made the pill amber and were said only
+	// in its title, which a keyboard, touch or screen-reader user does not reach: counted in words
+	// (a shard behind, said above, is one of them).
+	const unsaid = warnings.length - (behind ? 1 : 0);
+	if (unsaid > 0) add(pill, ` · ${unsaid} warning${unsaid === 1 ? "" : "s"}`);
 	pill.title = [s.error ? "Scheduler: " + printable(s.error) : "", ...warnings.map(printable), printable(d1Warning)].filter(Boolean).join("\n");
+	// The pill is redrawn at every poll, its tick time changing: not a live region, which would read it
+	// out each time. A change of its state (stalled, amber, well again) is said politely, once.
+	const health = pill.className;
+	if (schedulerHealth !== null && health !== schedulerHealth) {
+		setText($("#scheduler-said"), (health === "pill" ? "Scheduler well again: " : "Scheduler: ") + pill.textContent + ".");
+	}
+	schedulerHealth = health;
 }
 /** @param {Status | null} status */
 function start(status) {
