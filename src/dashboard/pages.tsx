@@ -56,6 +56,14 @@ function Layout(props: PageProps & { children: Child }) {
 						{NAV.map((n) => (
 							<a href={n.href} aria-current={n.view === section ? "page" : undefined}>
 								{n.label}
+								{/* How many are open, from each read of GET /v1/status (session.client.js). */}
+								{/* The number is for the eye; a screen reader hears the link's name as "Incidents (3 open)". */}
+								{n.view === "incidents" ? (
+									<>
+										<span id="open-incidents" class="count" aria-hidden="true" hidden></span>
+										<span id="open-incidents-said" class="sr-only"></span>
+									</>
+								) : null}
 							</a>
 						))}
 					</nav>

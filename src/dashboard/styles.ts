@@ -150,6 +150,7 @@ h3 { font-size: .9rem; margin: 1rem 0 .3rem; color: var(--muted); font-weight: 6
 .topbar nav a { color: #c9d6e3; padding: .4rem .75rem; border-radius: 6px; }
 .topbar nav a:hover { background: rgba(255,255,255,.08); text-decoration: none; }
 .topbar nav a[aria-current="page"] { color: #fff; background: rgba(255,255,255,.15); }
+.topbar nav a .count { margin-left: .35rem; padding: 0 .4rem; border-radius: 999px; font-size: .75rem; background: #f59f00; color: #1a1a1a; }
 .session { margin-left: auto; display: flex; flex-wrap: wrap; justify-content: flex-end; align-items: center; gap: .4rem .75rem; min-width: 0; }
 .whoami { font-size: .82rem; color: #c9d6e3; overflow-wrap: anywhere; }
 /* its edge 3:1 on the bar, light or dark */

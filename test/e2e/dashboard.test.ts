@@ -5485,6 +5485,40 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		await page.close();
 	});
 
+	it("counts the open incidents on the Incidents link on every view, read with the pill, and says them with the link's name", async () => {
+		let incidents: { open: number; more: boolean } | null = { open: 3, more: false };
+		let reads = 0;
+		const page = await open("/jobs", { fakeClock: true });
+		await page.route((u) => u.pathname === "/v1/status", async (route) => {
+			reads++;
+			const response = await fetchWhole(route);
+			const body = (await response.json()) as Record<string, unknown>;
+			await route.fulfill({ response, json: { ...body, incidents } });
+		});
+		await signInOn(page, "/jobs", tokens.read);
+		await viewReady(page);
+		const count = page.locator("#open-incidents");
+		const nav = page.getByRole("navigation", { name: "Sections" });
+		await count.filter({ hasText: /^3$/ }).waitFor(LIVE);
+		expect(await nav.getByRole("link", { name: "Incidents (3 open)", exact: true }).getAttribute("href")).toBe("/incidents");
+		incidents = { open: 20, more: true };
+		await stepClock(page, 10_000);
+		await count.filter({ hasText: /^20\+$/ }).waitFor(LIVE);
+		expect(await nav.getByRole("link", { name: "Incidents (more than 20 open)", exact: true }).count()).toBe(1);
+		// D1 could not say: the count stays as last read rather than reading as none.
+		incidents = null;
+		const before = reads;
+		await stepClock(page, 10_000);
+		await expect.poll(() => reads, LIVE).toBeGreaterThan(before);
+		await page.locator('#view[data-poll="set"]').waitFor(LIVE);
+		expect(await count.textContent()).toBe("20+");
+		incidents = { open: 0, more: false };
+		await stepClock(page, 10_000);
+		await count.waitFor({ state: "hidden", ...LIVE });
+		expect(await nav.getByRole("link", { name: "Incidents", exact: true }).count()).toBe(1);
+		await page.close();
+	});
+
 	it("draws the pages dark for a reader who asks for a dark scheme, every text at 4.5:1 and control edges at 3:1, forced colours still kept", async () => {
 		// What axe-core's color-contrast rule checks, on each visible text: its colour over the backgrounds
 		// beneath it (translucent ones laid over the next), 4.5:1, or 3:1 for large text.

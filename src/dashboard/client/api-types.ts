@@ -57,6 +57,8 @@ export type Status = {
 	warnings?: string[];
 	/** D1's migrations (absent from a server before it): `missing` those D1 lacks, `ok` still true when they only add indexes. */
 	d1?: { ok: boolean; missing?: string[]; fix?: string; recorded?: false };
+	/** Open incidents, counted up to 20 (`more` past that); null when D1 could not say, absent from a server before it. */
+	incidents?: { open: number; more: boolean } | null;
 };
 
 /** GET /v1/agents/:agent/runs: a row of the occurrence ledger (src/api/agents/actions.ts, Occurrence). */

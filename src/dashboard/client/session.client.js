@@ -78,6 +78,24 @@ function showScheduler(status) {
 		setText($("#scheduler-said"), (health === "pill" ? "Scheduler well again: " : "Scheduler: ") + pill.textContent + ".");
 	}
 	schedulerHealth = health;
+	showOpenIncidents(status.incidents);
+}
+/**
+ * The open incidents' count on the Incidents link, read with the pill: an operator on any view sees
+ * that something is failing, where the pill speaks only of the scheduler. Left as it was when the
+ * server could not say (null) or says nothing of them (a server before it).
+ * @param {Status["incidents"]} incidents
+ */
+function showOpenIncidents(incidents) {
+	if (!incidents) return;
+	const count = $("#open-incidents");
+	const open = incidents.open > 0;
+	count.hidden = !open;
+	count.textContent = open ? incidents.open + (incidents.more ? "+" : "") : "";
+	const said = (incidents.more ? "more than " : "") + incidents.open + " open";
+	count.title = open ? said : "";
+	// Heard as part of the link's name ("Incidents (3 open)"), where an aria-label would replace it.
+	setText($("#open-incidents-said"), open ? "(" + said + ")" : "");
 }
 /** @param {Status | null} status */
 function start(status) {
