@@ -5,7 +5,7 @@ import { postTarget, resolveSecretUrl, scrubSecretUrl, secretNamed } from "../..
 import type { AgentDefinition } from "../../src/config/schema.ts";
 import { publicUrl } from "../../src/config/vars.ts";
 import type { DeliveryOutcome, JobRecord } from "../../src/jobs/model.ts";
-import { DELIVERY, incidentSource, type IncidentSource } from "../../src/incidents/sources.ts";
+import { DELIVERY, hookSource, incidentSource, namedHooks, type IncidentSource } from "../../src/incidents/sources.ts";
 import { log } from "../../src/log.ts";
 import { redact, redactDeep } from "../../src/security/redact.ts";
 import { deadline } from "../../src/shared/deadline.ts";
@@ -106,11 +106,7 @@ export function queueEffects(sql: SqlStorage, job: JobRecord, agent: AgentDefini
 			awaitingDelivery = true;
 		}
 	}
-	const hooks = [
-		...(agent?.hooks?.after_run ?? []).map((h, i) => ({ ...h, name: `after_run:${i}` })),
-		...(agent?.hooks?.on_error ?? []).map((h, i) => ({ ...h, name: `on_error:${i}` })),
-	];
-	for (const hook of hooks) {
+	for (const hook of namedHooks(agent)) {
 		if (!(hook.events as readonly string[]).includes(event)) continue;
 		const { body, contentType } = formatHook(event, redactDeep(getJob(sql, job.id) ?? job));
 		queueSend(sql, { id: `${job.id}:${hook.name}`, jobId: job.id, kind: "hook", target: hook.name, urlSecret: hook.url_secret, body, contentType }, now, awaitingDelivery ? "held" : "pending");
@@ -289,6 +285,15 @@ export async function sendDue(
 				sql.exec("UPDATE occurrences SET error = ? WHERE job_id = ?", `delivery ${outcome}: ${said ?? ""}`, row.job_id);
 			}
 			notify(row.job_id);
+		} else {
+			// A hook given up is said as a delivery is, on its own source (see sources.ts): an on_error hook
+			// is often the operator's pager, and one dead must not leave failures unnoticed. Its text says
+			// "delivered" so that the classifier's keywords make it a delivery (unless its status says first
+			// that it is the hook's credentials, its rate limit or a timeout), and no attempt count or
+			// Retry-After wait, which would split one hook's failures across incidents.
+			const source = hookSource(row.target);
+			if (outcome === "delivered") incidentEvent(sql, "clean", row.job_id, source, null, now());
+			else incidentEvent(sql, "failure", row.job_id, source, `hook ${row.target} not delivered (${outcome}), its call given up: ${error ?? "no answer"}`, now());
 		}
 	}
 }

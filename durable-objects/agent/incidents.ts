@@ -1,5 +1,5 @@
 import { log } from "../../src/log.ts";
-import { ANY_RUN_CLEARS, liveSources, type IncidentSource } from "../../src/incidents/sources.ts";
+import { ANY_RUN_CLEARS, isSendSource, liveSources, type IncidentSource } from "../../src/incidents/sources.ts";
 import { recordFailure, resolveOpen, retireIncidents, type Incident } from "../../src/store/incidents.ts";
 import { currentDefinition, readState } from "./state.ts";
 
@@ -53,14 +53,17 @@ export async function flushIncidentEvents(sql: SqlStorage, env: Env, agent: stri
 }
 
 /**
- * Whether a clean run can resolve anything, by the sources the open incidents wait on as D1 last said:
- * its own, one any run clears, or one the agent no longer runs. Unknown (a failure since), or a run
- * without a source (queued by an earlier release): D1 is asked.
+ * Whether a clean run (or a send that got through) can resolve anything, by the sources the open
+ * incidents wait on as D1 last said: its own, one any run clears (a send clears none), or one the
+ * agent no longer runs. Unknown (a failure since), or a run without a source (queued by an earlier
+ * release): D1 is asked.
  */
 function mayResolve(waiting: string | null, clean: { source: IncidentSource; live: readonly IncidentSource[] } | undefined): boolean {
 	if (waiting === null || !clean) return true;
 	const sources = JSON.parse(waiting) as IncidentSource[];
-	return sources.some((s) => s === clean.source || ANY_RUN_CLEARS.includes(s) || !clean.live.includes(s));
+	// A send clears no one-off run's failure, though no definition lists it live (see resolveOpen).
+	const send = isSendSource(clean.source);
+	return sources.some((s) => s === clean.source || (ANY_RUN_CLEARS.includes(s) ? !send : !clean.live.includes(s)));
 }
 
 /**

@@ -7,13 +7,39 @@ import type { JobRecord } from "../jobs/model.ts";
  * recur, so any clean run clears its failure (as Hermes' "a clean run resolves all open ones").
  * A delivery goes to the agent's one target whichever schedule ran, so any answer delivered clears
  * it; a run that sent nothing (`[SILENT]`, an empty answer) says nothing of the target.
+ * A hook is one source of its own, `hook:<event>:<place>` (`hook:on_error:0`), not one for all the
+ * agent's hooks: each posts to its own URL, and an `after_run` hook getting through at every run
+ * says nothing of a broken `on_error` one (often the pager's path), which one `hook` source would
+ * resolve at the next clean run. Its name is the one in the call's Idempotency-Key.
  */
-export type IncidentSource = `schedule:${string}` | "webhook" | "manual" | "delivery";
+export type IncidentSource = `schedule:${string}` | "webhook" | "manual" | "delivery" | `hook:${string}`;
 
 const ONE_OFF: IncidentSource = "manual";
 export const DELIVERY: IncidentSource = "delivery";
+const HOOK_PREFIX = "hook:";
+/** A pattern of SQL LIKE for every hook's source. */
+export const HOOK_SOURCES_LIKE = `${HOOK_PREFIX}%`;
 
-/** Sources any clean run clears: none of them is a schedule's own, nor the delivery target's. */
+type Hook = NonNullable<NonNullable<AgentDefinition["hooks"]>["after_run" | "on_error"]>[number];
+
+/** The agent's hooks in the order they are called, each with its name, `<event>:<place in its list>`. */
+export function namedHooks(agent: AgentDefinition | null): (Hook & { name: string })[] {
+	return (["after_run", "on_error"] as const).flatMap((event) => (agent?.hooks?.[event] ?? []).map((hook, i) => ({ ...hook, name: `${event}:${i}` })));
+}
+
+export function hookSource(name: string): IncidentSource {
+	return `${HOOK_PREFIX}${name}`;
+}
+
+/**
+ * Sources a send clears (an answer delivered, a hook's call taken), not a run: a send is no run, so it
+ * clears no one-off run's failure, nor says anything of the model's credentials or rate limit.
+ */
+export function isSendSource(source: IncidentSource): boolean {
+	return source === DELIVERY || source.startsWith(HOOK_PREFIX);
+}
+
+/** Sources any clean run clears (and no send): none of them is a schedule's own, nor the delivery target's or a hook's. */
 export const ANY_RUN_CLEARS: readonly IncidentSource[] = [ONE_OFF];
 
 /**
@@ -29,9 +55,9 @@ export function incidentSource(job: Pick<JobRecord, "trigger_type" | "schedule">
 }
 
 /**
- * The recurring sources an agent's definition still runs, and its delivery target while it has one.
- * A failing schedule renamed, dropped or disabled since will never run clean, nor a target removed
- * deliver, so its failure must not hold the incident open for good.
+ * The recurring sources an agent's definition still runs, and its delivery target and hooks while it
+ * has them. A failing schedule renamed, dropped or disabled since will never run clean, nor a target
+ * or hook removed be called, so its failure must not hold the incident open for good.
  */
 export function liveSources(agent: AgentDefinition | null): IncidentSource[] {
 	if (!agent?.enabled) return [];
@@ -40,5 +66,6 @@ export function liveSources(agent: AgentDefinition | null): IncidentSource[] {
 		.map(([name]) => `schedule:${name}` as const);
 	if (agent.webhook) sources.push("webhook");
 	if (agent.delivery) sources.push(DELIVERY);
+	for (const hook of namedHooks(agent)) sources.push(hookSource(hook.name));
 	return sources;
 }

@@ -4,7 +4,7 @@ import { clip } from "../shared/clip.ts";
 import { cursorScope, decodeCursor, encodeCursor } from "../shared/cursor.ts";
 import { isoOrNull } from "../shared/iso-time.ts";
 import type { Incident, IncidentState } from "../incidents/schema.ts";
-import { AGENT_WIDE_CLASSES, ANY_RUN_CLEARS, DELIVERY, type IncidentSource } from "../incidents/sources.ts";
+import { AGENT_WIDE_CLASSES, ANY_RUN_CLEARS, DELIVERY, HOOK_SOURCES_LIKE, isSendSource, type IncidentSource } from "../incidents/sources.ts";
 
 export type { Incident };
 
@@ -201,9 +201,10 @@ export async function markAlerted(db: D1Database, id: string, at: number): Promi
 /**
  * A clean run of an agent clears its own source (and every one-off run's failure) from the agent's
  * open incidents, and the sources its definition no longer runs; an answer delivered clears
- * `delivery`. An incident with none left resolves, as does one whose cause is agent-wide (auth,
- * rate_limit) at a run's clean end, unless it still waits on the delivery target: a target's 429 is
- * not the model's, and only an answer delivered shows it gone. Without a source (the scheduler's own ticks) every open
+ * `delivery`, a hook's call taken that hook's source, and only that. An incident with none left
+ * resolves, as does one whose cause is agent-wide (auth, rate_limit) at a run's clean end, unless it
+ * still waits on the delivery target or a hook: a target's 429 is not the model's, and only a send
+ * that gets through shows it gone. Without a source (the scheduler's own ticks) every open
  * incident resolves. Returns how many resolved and their ids, and the sources the ones still open
  * wait on to run clean ([] when none is open).
  */
@@ -218,11 +219,13 @@ export async function resolveOpen(
 		const ids = r.results.map((row) => row.id);
 		return { resolved: ids.length, ids, waiting: [] };
 	}
-	const cleared = JSON.stringify([clean.source, ...ANY_RUN_CLEARS]);
-	const live = JSON.stringify(clean.live);
-	// An answer delivered is no new run: it says nothing of the model's credentials or rate limit,
-	// which a run after it may have found broken.
-	const agentWide = JSON.stringify(clean.source === DELIVERY ? [] : AGENT_WIDE_CLASSES);
+	// An answer delivered (or a hook's call taken) is no new run: it says nothing of a one-off run's
+	// failure (which no definition lists among its live sources: kept here as live), nor of the model's
+	// credentials or rate limit, which a run after it may have found broken.
+	const send = isSendSource(clean.source);
+	const cleared = JSON.stringify(send ? [clean.source] : [clean.source, ...ANY_RUN_CLEARS]);
+	const live = JSON.stringify(send ? [...clean.live, ...ANY_RUN_CLEARS] : clean.live);
+	const agentWide = JSON.stringify(send ? [] : AGENT_WIDE_CLASSES);
 	const [, resolved, open] = await db.batch<{ source?: IncidentSource; id?: string }>([
 		db
 			.prepare(
@@ -238,11 +241,11 @@ export async function resolveOpen(
 				`UPDATE incidents SET state = 'resolved', resolved_at = ?1, failing = NULL
 				 WHERE agent = ?2 AND state IN ('detected', 'alerted')
 				   AND (failing IS NULL OR json_array_length(failing) = 0
-				     OR (class IN (SELECT value FROM json_each(?3)) AND NOT EXISTS (SELECT 1 FROM json_each(failing) WHERE value = ?4)))
+				     OR (class IN (SELECT value FROM json_each(?3)) AND NOT EXISTS (SELECT 1 FROM json_each(failing) WHERE value = ?4 OR value LIKE ?5)))
 				 RETURNING id`,
 			)
-			.bind(at, agent, agentWide, DELIVERY),
-		// Every open one left has sources, all of them schedules or the webhook: the rest resolved above.
+			.bind(at, agent, agentWide, DELIVERY, HOOK_SOURCES_LIKE),
+		// Every open one left has sources: the rest resolved above.
 		db
 			.prepare(
 				`SELECT DISTINCT s.value AS source FROM incidents, json_each(incidents.failing) AS s

@@ -52,6 +52,20 @@ async function nextAttempt(agent: string): Promise<string> {
 	return new Date(next_at).toISOString();
 }
 
+interface ListedIncident {
+	id: string;
+	class: string;
+	state: string;
+	count: number;
+	error: string;
+	failing: string[] | null;
+}
+
+/** The agent's incidents as GET /v1/incidents lists them, the last seen first. */
+async function incidentsOf(agent: string): Promise<ListedIncident[]> {
+	return ((await (await call(`/v1/incidents?agent=${agent}`)).json()) as { incidents: ListedIncident[] }).incidents;
+}
+
 /** Makes every queued send due now, as if its backoff had passed. */
 async function timePasses(agent: string): Promise<void> {
 	await runInDurableObject(env.AGENT.getByName(agent), (_i: AgentDO, state) => {
@@ -554,8 +568,6 @@ describe("hooks", () => {
 });
 
 describe("a delivery's incidents", () => {
-	const incidentsOf = async (agent: string) =>
-		((await (await call(`/v1/incidents?agent=${agent}`)).json()) as { incidents: { class: string; state: string; count: number; error: string; failing: string[] | null }[] }).incidents;
 	// Yesterday's hours, not a literal day's: the runs they claim get job ids their shard deals (see dayFromToday).
 	const day = dayFromToday(-1);
 	const scheduled = async (agent: string, hhmm: string) => {
@@ -598,6 +610,22 @@ describe("a delivery's incidents", () => {
 		emulator.enqueue({ text: "13:00 report" });
 		await scheduled(name, "13:00");
 		expect(await incidentsOf(name)).toMatchObject([{ state: "resolved", failing: null }]);
+	});
+
+	it("stay open when an earlier answer gets through after a later manual run failed: an answer delivered is no clean run", async () => {
+		target("https://alerts.example.test");
+		// A wait asked for that no real alarm meets during the test: only timePasses sends the retry.
+		const answers = [503, 200];
+		fake("https://deliver.example.test", () => new Response("answer", { status: answers.shift() ?? 200, headers: { "retry-after": "600" } }));
+		const emulator = useEmulator();
+		await createAgent({ name: "late-manual", delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
+		emulator.enqueue({ text: "Report" }, { error: 400, message: "messages.0: tool_result block without tool_use" });
+		const first = await runToRest("late-manual");
+		expect(first.delivery).toEqual(retrying("delivery target answered 503 (asked to wait 600 s)", 1));
+		await runToRest("late-manual");
+		await timePasses("late-manual");
+		expect((await jobOf("late-manual", first.id)).delivery).toEqual({ target: "webhook", outcome: "delivered" });
+		expect(await incidentsOf("late-manual")).toMatchObject([{ class: "agent", state: "alerted", failing: ["manual"] }]);
 	});
 
 	it("of a rate-limited target count on one incident, paged once, whatever wait each answer asks for; the wait is in the run's error", async () => {
@@ -749,5 +777,173 @@ describe("a delivery's incidents", () => {
 		expect((await jobOf("site-watch", job.id)).delivery).toEqual({ target: "webhook", outcome: "failed", error: "delivery target answered 500; 6 attempts" });
 		expect(await incidentsOf("site-watch")).toEqual([]);
 		expect(alerts).toEqual([]);
+	});
+});
+
+describe("a hook's incidents", () => {
+	const failure = { error: 400, message: "messages.0: tool_result block without tool_use" } as const;
+	/**
+	 * The hooks' fake: each of the two URLs answers the status its function gives now; the calls it took,
+	 * by path. A retry waits the 600 s asked for (a 503's), which no real alarm meets during the test.
+	 */
+	function hookTargets(status: { afterRun: () => number; onError: () => number }): string[] {
+		const calls: string[] = [];
+		fake("https://hooks.example.test", (req) => {
+			const path = new URL(req.url).pathname;
+			calls.push(path);
+			return new Response("hook", { status: path === "/on-error" ? status.onError() : status.afterRun(), headers: { "retry-after": "600" } });
+		});
+		return calls;
+	}
+	const byClass = (incidents: ListedIncident[]) => [...incidents].sort((a, b) => a.class.localeCompare(b.class));
+	const pagedIds = (alerts: Seen[]) => alerts.map((a) => (a.body.incident as { id: string }).id);
+
+	it("of an on_error hook answering 404 open one of class delivery on the hook's own source, paged once, beside the failed run's own", async () => {
+		const alerts = target("https://alerts.example.test");
+		const calls = hookTargets({ afterRun: () => 200, onError: () => 404 });
+		const emulator = useEmulator();
+		await createAgent({ name: "dead-pager", hooks: { after_run: [{ url_secret: "TEST_HOOK_URL" }], on_error: [{ url_secret: "TEST_ERROR_HOOK_URL" }] } });
+		for (let run = 1; run <= 2; run++) {
+			emulator.enqueue(failure);
+			expect((await runToRest("dead-pager")).status).toBe("failed");
+		}
+		// A 404 is given up at once: one call a run, no retry; the after_run hook's calls got through.
+		expect(calls.sort()).toEqual(["/after-run", "/after-run", "/on-error", "/on-error"]);
+		const incidents = byClass(await incidentsOf("dead-pager"));
+		// The run's failure and its pager's, each counted twice; the after_run hook's calls getting
+		// through (sends, not runs) cleared neither.
+		expect(incidents).toMatchObject([
+			{ class: "agent", state: "alerted", count: 2, failing: ["manual"] },
+			{ class: "delivery", state: "alerted", count: 2, failing: ["hook:on_error:0"], error: "hook on_error:0 not delivered (failed), its call given up: hook target answered 404" },
+		]);
+		expect(pagedIds(alerts).sort()).toEqual(incidents.map((i) => i.id).sort());
+		expect(alerts.find((a) => (a.body.incident as { id: string }).id === incidents[1]!.id)!.body.text).toContain("(failing: hook:on_error:0): hook on_error:0 not delivered");
+	});
+
+	it("resolve when a later call of that hook gets through; another hook's calls, and clean runs, say nothing of it", async () => {
+		const alerts = target("https://alerts.example.test");
+		let afterRun = 404;
+		hookTargets({ afterRun: () => afterRun, onError: () => 404 });
+		const emulator = useEmulator();
+		await createAgent({ name: "two-hooks", hooks: { after_run: [{ url_secret: "TEST_HOOK_URL" }], on_error: [{ url_secret: "TEST_ERROR_HOOK_URL" }] } });
+		emulator.enqueue({ text: "fine" });
+		await runToRest("two-hooks");
+		const [afterRunIncident] = await incidentsOf("two-hooks");
+		expect(afterRunIncident).toMatchObject({ class: "delivery", state: "alerted", failing: ["hook:after_run:0"], error: "hook after_run:0 not delivered (failed), its call given up: hook target answered 404" });
+
+		// The after_run hook is back; the run fails, and its on_error hook is refused.
+		afterRun = 200;
+		emulator.enqueue(failure);
+		await runToRest("two-hooks");
+		const incidents = await incidentsOf("two-hooks");
+		expect(incidents.find((i) => i.id === afterRunIncident!.id)).toMatchObject({ state: "resolved", failing: null });
+		const onError = incidents.find((i) => i.failing?.[0] === "hook:on_error:0");
+		expect(onError).toMatchObject({ class: "delivery", state: "alerted" });
+		expect(incidents.find((i) => i.class === "agent")).toMatchObject({ state: "alerted", failing: ["manual"] });
+
+		// A clean run resolves the run's failure, and its after_run call gets through: the pager is still down.
+		emulator.enqueue({ text: "fine again" });
+		await runToRest("two-hooks");
+		const after = await incidentsOf("two-hooks");
+		expect(after.find((i) => i.class === "agent")).toMatchObject({ state: "resolved" });
+		expect(after.find((i) => i.id === onError!.id)).toMatchObject({ state: "alerted", failing: ["hook:on_error:0"] });
+		expect(alerts).toHaveLength(3);
+	});
+
+	it("are not filed while a call is retried, nor when a retry gets through; a call given up after its retries files one", async () => {
+		const alerts = target("https://alerts.example.test");
+		const answers = [503, 200];
+		const calls = hookTargets({ afterRun: () => answers.shift() ?? 503, onError: () => 200 });
+		const emulator = useEmulator();
+		await createAgent({ name: "hook-retried", hooks: { after_run: [{ url_secret: "TEST_HOOK_URL" }] } });
+		emulator.enqueue({ text: "one" }, { text: "two" });
+		await runToRest("hook-retried");
+		await timePasses("hook-retried");
+		expect(calls).toHaveLength(2);
+		expect(await incidentsOf("hook-retried")).toEqual([]);
+
+		await runToRest("hook-retried");
+		for (let attempt = 2; attempt < MAX_ATTEMPTS; attempt++) await timePasses("hook-retried");
+		expect(calls).toHaveLength(2 + MAX_ATTEMPTS - 1);
+		expect(await incidentsOf("hook-retried")).toEqual([]);
+		await timePasses("hook-retried"); // the last attempt
+		expect(calls).toHaveLength(2 + MAX_ATTEMPTS);
+		expect(await incidentsOf("hook-retried")).toMatchObject([
+			{ class: "delivery", state: "alerted", count: 1, failing: ["hook:after_run:0"], error: "hook after_run:0 not delivered (failed), its call given up: hook target answered 503" },
+		]);
+		expect(alerts).toHaveLength(1);
+	});
+
+	it("of a hook refused for its credentials stay open at a clean run, though their class is auth: only a call of the hook that gets through shows it fixed", async () => {
+		target("https://alerts.example.test");
+		let onError = 401;
+		hookTargets({ afterRun: () => 200, onError: () => onError });
+		const emulator = useEmulator();
+		await createAgent({ name: "hook-key", hooks: { on_error: [{ url_secret: "TEST_ERROR_HOOK_URL" }] } });
+		emulator.enqueue(failure, { text: "fine" });
+		await runToRest("hook-key");
+		await runToRest("hook-key");
+		expect(byClass(await incidentsOf("hook-key"))).toMatchObject([
+			{ class: "agent", state: "resolved" },
+			{ class: "auth", state: "alerted", failing: ["hook:on_error:0"], error: "hook on_error:0 not delivered (failed), its call given up: hook target answered 401" },
+		]);
+		onError = 200;
+		emulator.enqueue(failure);
+		await runToRest("hook-key");
+		expect((await incidentsOf("hook-key")).find((i) => i.class === "auth")).toMatchObject({ state: "resolved" });
+	});
+
+	it("resolve once the agent's hooks are removed from its definition: they will never be called again", async () => {
+		target("https://alerts.example.test");
+		hookTargets({ afterRun: () => 200, onError: () => 404 });
+		const emulator = useEmulator();
+		const definition = { name: "unhooked", prompt: "Do the thing.", hooks: { on_error: [{ url_secret: "TEST_ERROR_HOOK_URL" }] } };
+		await createAgent(definition);
+		emulator.enqueue(failure);
+		await runToRest("unhooked");
+		emulator.enqueue({ text: "fine" });
+		await runToRest("unhooked");
+		// The run's failure resolved at the clean run; the hook's, still defined, waits for a call of it.
+		expect(byClass(await incidentsOf("unhooked"))).toMatchObject([
+			{ class: "agent", state: "resolved" },
+			{ class: "delivery", state: "alerted", failing: ["hook:on_error:0"] },
+		]);
+		const res = await call("/v1/agents/unhooked", { method: "PUT", as: "admin", body: { name: "unhooked", prompt: "Do the thing." } });
+		expect(res.status, await res.clone().text()).toBe(200);
+		emulator.enqueue({ text: "fine" });
+		await runToRest("unhooked");
+		expect(byClass(await incidentsOf("unhooked"))).toMatchObject([
+			{ class: "agent", state: "resolved" },
+			{ class: "delivery", state: "resolved", failing: null },
+		]);
+	});
+
+	it("of a cancelled job's hook are filed as a failed one's; those of the runs an agent's deletion cancelled are not", async () => {
+		const alerts = target("https://alerts.example.test");
+		const calls = hookTargets({ afterRun: () => 200, onError: () => 404 });
+		const emulator = useEmulator();
+		await createAgent({
+			name: "cancel-hooked",
+			tools: [{ type: "webhook", name: "create_ticket", description: "Create.", url_secret: "TEST_TICKETS_URL", requires_approval: true }],
+			hooks: { on_error: [{ url_secret: "TEST_ERROR_HOOK_URL", events: ["cancelled"] }] },
+		});
+		emulator.enqueue({ tool_use: { name: "create_ticket", input: { title: "x" } } }, { tool_use: { name: "create_ticket", input: { title: "y" } } });
+		const waiting = await runToRest("cancel-hooked");
+		expect(waiting.status).toBe("approval_pending");
+		expect((await call(`/v1/jobs/${waiting.id}/cancel`, { method: "POST", as: "operate" })).status).toBe(200);
+		await settle("cancel-hooked");
+		expect(await jobOf("cancel-hooked", waiting.id)).toMatchObject({ status: "cancelled" });
+		const [incident] = await incidentsOf("cancel-hooked");
+		expect(incident).toMatchObject({ class: "delivery", state: "alerted", count: 1, failing: ["hook:on_error:0"] });
+
+		// The next run waits for approval too, holding the slot: a third stays queued, and the deletion cancels both.
+		expect((await runToRest("cancel-hooked")).status).toBe("approval_pending");
+		await trigger("cancel-hooked");
+		expect((await call("/v1/agents/cancel-hooked", { method: "DELETE", as: "admin" })).status).toBe(200);
+		await timePasses("cancel-hooked");
+		expect(calls.length).toBeGreaterThanOrEqual(2);
+		// Resolved by the deletion, and not filed again by the cancelled runs' calls given up after it.
+		expect(await incidentsOf("cancel-hooked")).toMatchObject([{ id: incident!.id, state: "resolved", count: 1 }]);
+		expect(alerts).toHaveLength(1);
 	});
 });
