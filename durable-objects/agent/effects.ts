@@ -290,10 +290,12 @@ export async function sendDue(
 			// is often the operator's pager, and one dead must not leave failures unnoticed. Its text says
 			// "delivered" so that the classifier's keywords make it a delivery (unless its status says first
 			// that it is the hook's credentials, its rate limit or a timeout), and no attempt count or
-			// Retry-After wait, which would split one hook's failures across incidents.
-			const source = hookSource(row.target);
+			// Retry-After wait, which would split one hook's failures across incidents. Nor its secret's
+			// name, which is the source's: a name holding "AUTH" would make the classifier say `auth`.
+			const event = row.target.slice(0, row.target.indexOf(":"));
+			const source = hookSource(event, row.url_secret);
 			if (outcome === "delivered") incidentEvent(sql, "clean", row.job_id, source, null, now());
-			else incidentEvent(sql, "failure", row.job_id, source, `hook ${row.target} not delivered (${outcome}), its call given up: ${error ?? "no answer"}`, now());
+			else incidentEvent(sql, "failure", row.job_id, source, `${event} hook not delivered (${outcome}), its call given up: ${error ?? "no answer"}`, now());
 		}
 	}
 }

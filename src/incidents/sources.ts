@@ -7,10 +7,12 @@ import type { JobRecord } from "../jobs/model.ts";
  * recur, so any clean run clears its failure (as Hermes' "a clean run resolves all open ones").
  * A delivery goes to the agent's one target whichever schedule ran, so any answer delivered clears
  * it; a run that sent nothing (`[SILENT]`, an empty answer) says nothing of the target.
- * A hook is one source of its own, `hook:<event>:<place>` (`hook:on_error:0`), not one for all the
- * agent's hooks: each posts to its own URL, and an `after_run` hook getting through at every run
- * says nothing of a broken `on_error` one (often the pager's path), which one `hook` source would
- * resolve at the next clean run. Its name is the one in the call's Idempotency-Key.
+ * A hook is one source of its own, `hook:<event>:<url_secret>` (`hook:on_error:PAGER_URL`), not one
+ * for all the agent's hooks: each posts to its own URL, and an `after_run` hook getting through at
+ * every run says nothing of a broken `on_error` one (often the pager's path), which one `hook` source
+ * would resolve at the next clean run. Named by its URL's secret, not its place in its list (as its
+ * Idempotency-Key is): a hook added before it would take its place, and a call of that one getting
+ * through would clear the failure of another URL.
  */
 export type IncidentSource = `schedule:${string}` | "webhook" | "manual" | "delivery" | `hook:${string}`;
 
@@ -23,12 +25,12 @@ export const HOOK_SOURCES_LIKE = `${HOOK_PREFIX}%`;
 type Hook = NonNullable<NonNullable<AgentDefinition["hooks"]>["after_run" | "on_error"]>[number];
 
 /** The agent's hooks in the order they are called, each with its name, `<event>:<place in its list>`. */
-export function namedHooks(agent: AgentDefinition | null): (Hook & { name: string })[] {
-	return (["after_run", "on_error"] as const).flatMap((event) => (agent?.hooks?.[event] ?? []).map((hook, i) => ({ ...hook, name: `${event}:${i}` })));
+export function namedHooks(agent: AgentDefinition | null): (Hook & { event: "after_run" | "on_error"; name: string })[] {
+	return (["after_run", "on_error"] as const).flatMap((event) => (agent?.hooks?.[event] ?? []).map((hook, i) => ({ ...hook, event, name: `${event}:${i}` })));
 }
 
-export function hookSource(name: string): IncidentSource {
-	return `${HOOK_PREFIX}${name}`;
+export function hookSource(event: string, urlSecret: string): IncidentSource {
+	return `${HOOK_PREFIX}${event}:${urlSecret}`;
 }
 
 /**
@@ -66,6 +68,6 @@ export function liveSources(agent: AgentDefinition | null): IncidentSource[] {
 		.map(([name]) => `schedule:${name}` as const);
 	if (agent.webhook) sources.push("webhook");
 	if (agent.delivery) sources.push(DELIVERY);
-	for (const hook of namedHooks(agent)) sources.push(hookSource(hook.name));
+	for (const hook of namedHooks(agent)) sources.push(hookSource(hook.event, hook.url_secret));
 	return sources;
 }

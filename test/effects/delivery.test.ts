@@ -817,10 +817,10 @@ describe("a hook's incidents", () => {
 		// through (sends, not runs) cleared neither.
 		expect(incidents).toMatchObject([
 			{ class: "agent", state: "alerted", count: 2, failing: ["manual"] },
-			{ class: "delivery", state: "alerted", count: 2, failing: ["hook:on_error:0"], error: "hook on_error:0 not delivered (failed), its call given up: hook target answered 404" },
+			{ class: "delivery", state: "alerted", count: 2, failing: ["hook:on_error:TEST_ERROR_HOOK_URL"], error: "on_error hook not delivered (failed), its call given up: hook target answered 404" },
 		]);
 		expect(pagedIds(alerts).sort()).toEqual(incidents.map((i) => i.id).sort());
-		expect(alerts.find((a) => (a.body.incident as { id: string }).id === incidents[1]!.id)!.body.text).toContain("(failing: hook:on_error:0): hook on_error:0 not delivered");
+		expect(alerts.find((a) => (a.body.incident as { id: string }).id === incidents[1]!.id)!.body.text).toContain("(failing: hook:on_error:TEST_ERROR_HOOK_URL): on_error hook not delivered");
 	});
 
 	it("resolve when a later call of that hook gets through; another hook's calls, and clean runs, say nothing of it", async () => {
@@ -832,7 +832,7 @@ describe("a hook's incidents", () => {
 		emulator.enqueue({ text: "fine" });
 		await runToRest("two-hooks");
 		const [afterRunIncident] = await incidentsOf("two-hooks");
-		expect(afterRunIncident).toMatchObject({ class: "delivery", state: "alerted", failing: ["hook:after_run:0"], error: "hook after_run:0 not delivered (failed), its call given up: hook target answered 404" });
+		expect(afterRunIncident).toMatchObject({ class: "delivery", state: "alerted", failing: ["hook:after_run:TEST_HOOK_URL"], error: "after_run hook not delivered (failed), its call given up: hook target answered 404" });
 
 		// The after_run hook is back; the run fails, and its on_error hook is refused.
 		afterRun = 200;
@@ -840,7 +840,7 @@ describe("a hook's incidents", () => {
 		await runToRest("two-hooks");
 		const incidents = await incidentsOf("two-hooks");
 		expect(incidents.find((i) => i.id === afterRunIncident!.id)).toMatchObject({ state: "resolved", failing: null });
-		const onError = incidents.find((i) => i.failing?.[0] === "hook:on_error:0");
+		const onError = incidents.find((i) => i.failing?.[0] === "hook:on_error:TEST_ERROR_HOOK_URL");
 		expect(onError).toMatchObject({ class: "delivery", state: "alerted" });
 		expect(incidents.find((i) => i.class === "agent")).toMatchObject({ state: "alerted", failing: ["manual"] });
 
@@ -849,7 +849,7 @@ describe("a hook's incidents", () => {
 		await runToRest("two-hooks");
 		const after = await incidentsOf("two-hooks");
 		expect(after.find((i) => i.class === "agent")).toMatchObject({ state: "resolved" });
-		expect(after.find((i) => i.id === onError!.id)).toMatchObject({ state: "alerted", failing: ["hook:on_error:0"] });
+		expect(after.find((i) => i.id === onError!.id)).toMatchObject({ state: "alerted", failing: ["hook:on_error:TEST_ERROR_HOOK_URL"] });
 		expect(alerts).toHaveLength(3);
 	});
 
@@ -872,7 +872,7 @@ describe("a hook's incidents", () => {
 		await timePasses("hook-retried"); // the last attempt
 		expect(calls).toHaveLength(2 + MAX_ATTEMPTS);
 		expect(await incidentsOf("hook-retried")).toMatchObject([
-			{ class: "delivery", state: "alerted", count: 1, failing: ["hook:after_run:0"], error: "hook after_run:0 not delivered (failed), its call given up: hook target answered 503" },
+			{ class: "delivery", state: "alerted", count: 1, failing: ["hook:after_run:TEST_HOOK_URL"], error: "after_run hook not delivered (failed), its call given up: hook target answered 503" },
 		]);
 		expect(alerts).toHaveLength(1);
 	});
@@ -888,7 +888,7 @@ describe("a hook's incidents", () => {
 		await runToRest("hook-key");
 		expect(byClass(await incidentsOf("hook-key"))).toMatchObject([
 			{ class: "agent", state: "resolved" },
-			{ class: "auth", state: "alerted", failing: ["hook:on_error:0"], error: "hook on_error:0 not delivered (failed), its call given up: hook target answered 401" },
+			{ class: "auth", state: "alerted", failing: ["hook:on_error:TEST_ERROR_HOOK_URL"], error: "on_error hook not delivered (failed), its call given up: hook target answered 401" },
 		]);
 		onError = 200;
 		emulator.enqueue(failure);
@@ -909,7 +909,7 @@ describe("a hook's incidents", () => {
 		// The run's failure resolved at the clean run; the hook's, still defined, waits for a call of it.
 		expect(byClass(await incidentsOf("unhooked"))).toMatchObject([
 			{ class: "agent", state: "resolved" },
-			{ class: "delivery", state: "alerted", failing: ["hook:on_error:0"] },
+			{ class: "delivery", state: "alerted", failing: ["hook:on_error:TEST_ERROR_HOOK_URL"] },
 		]);
 		const res = await call("/v1/agents/unhooked", { method: "PUT", as: "admin", body: { name: "unhooked", prompt: "Do the thing." } });
 		expect(res.status, await res.clone().text()).toBe(200);
@@ -919,6 +919,29 @@ describe("a hook's incidents", () => {
 			{ class: "agent", state: "resolved" },
 			{ class: "delivery", state: "resolved", failing: null },
 		]);
+	});
+
+	it("stay with their hook's URL when a hook is put before it in its list: the newcomer's calls getting through do not clear them", async () => {
+		target("https://alerts.example.test");
+		hookTargets({ afterRun: () => 200, onError: () => 404 });
+		// The new first on_error hook posts to another host (TEST_DELIVERY_URL's), which takes its calls.
+		fake("https://deliver.example.test", () => new Response("taken"));
+		const emulator = useEmulator();
+		await createAgent({ name: "hook-moved", hooks: { on_error: [{ url_secret: "TEST_ERROR_HOOK_URL" }] } });
+		emulator.enqueue(failure);
+		await runToRest("hook-moved");
+		const hookIncident = () => incidentsOf("hook-moved").then((all) => all.find((i) => i.class === "delivery"));
+		expect(await hookIncident()).toMatchObject({ state: "alerted", failing: ["hook:on_error:TEST_ERROR_HOOK_URL"] });
+		const res = await call("/v1/agents/hook-moved", {
+			method: "PUT",
+			as: "admin",
+			body: { name: "hook-moved", prompt: "Do the thing.", hooks: { on_error: [{ url_secret: "TEST_DELIVERY_URL" }, { url_secret: "TEST_ERROR_HOOK_URL" }] } },
+		});
+		expect(res.status, await res.clone().text()).toBe(200);
+		// The pager, now second in its list, is still refused; the first hook's call is taken.
+		emulator.enqueue(failure);
+		await runToRest("hook-moved");
+		expect(await hookIncident()).toMatchObject({ state: "alerted", count: 2, failing: ["hook:on_error:TEST_ERROR_HOOK_URL"] });
 	});
 
 	it("of a cancelled job's hook are filed as a failed one's; those of the runs an agent's deletion cancelled are not", async () => {
@@ -937,7 +960,7 @@ describe("a hook's incidents", () => {
 		await settle("cancel-hooked");
 		expect(await jobOf("cancel-hooked", waiting.id)).toMatchObject({ status: "cancelled" });
 		const [incident] = await incidentsOf("cancel-hooked");
-		expect(incident).toMatchObject({ class: "delivery", state: "alerted", count: 1, failing: ["hook:on_error:0"] });
+		expect(incident).toMatchObject({ class: "delivery", state: "alerted", count: 1, failing: ["hook:on_error:TEST_ERROR_HOOK_URL"] });
 
 		// The next run waits for approval too, holding the slot: a third stays queued, and the deletion cancels both.
 		expect((await runToRest("cancel-hooked")).status).toBe("approval_pending");
