@@ -43,8 +43,10 @@ export async function flushIncidentEvents(sql: SqlStorage, env: Env, agent: stri
 					// One line an incident: each is found by its id, as incident.opened's is.
 					for (const id of ids) log.info("incident.resolved", { agent, incident: id, job_id: r.job_id });
 					// Still open, waiting on another schedule to run clean: kept, so that only its clean run asks D1.
+					// Not after a send: what it left open may be an auth or rate_limit incident that any run's
+					// clean end resolves, which its sources alone do not say (a run's own resolveOpen took those).
 					if (waiting.length === 0) sql.exec("DELETE FROM incident_watch WHERE generation = ?", watch.generation);
-					else sql.exec("UPDATE incident_watch SET waiting = ? WHERE generation = ?", JSON.stringify(waiting), watch.generation);
+					else sql.exec("UPDATE incident_watch SET waiting = ? WHERE generation = ?", r.source !== null && isSendSource(r.source) ? null : JSON.stringify(waiting), watch.generation);
 				}
 			}
 			sql.exec("DELETE FROM incident_events WHERE seq = ?", r.seq);

@@ -896,6 +896,22 @@ describe("a hook's incidents", () => {
 		expect((await incidentsOf("hook-key")).find((i) => i.class === "auth")).toMatchObject({ state: "resolved" });
 	});
 
+	it("leave an auth incident to resolve at any clean run after a hook's call got through, as without a hook", async () => {
+		target("https://alerts.example.test");
+		hookTargets({ afterRun: () => 200, onError: () => 200 });
+		const emulator = useEmulator();
+		await createAgent({ name: "key-fixed", schedules: { hourly: { cron: "0 * * * *" } }, hooks: { on_error: [{ url_secret: "TEST_ERROR_HOOK_URL" }] } });
+		emulator.enqueue({ error: 401, message: "invalid x-api-key" });
+		await tick(minuteOn(dayFromToday(-1), "10:00"));
+		await settle("key-fixed");
+		// The schedule's run failed on the key; its on_error hook's call got through (a send, not a run).
+		expect(await incidentsOf("key-fixed")).toMatchObject([{ class: "auth", state: "alerted", failing: ["schedule:hourly"] }]);
+		// The key is fixed: a manual run's clean end shows it, whichever source failed.
+		emulator.enqueue({ text: "fine" });
+		await runToRest("key-fixed");
+		expect(await incidentsOf("key-fixed")).toMatchObject([{ class: "auth", state: "resolved" }]);
+	});
+
 	it("resolve once the agent's hooks are removed from its definition: they will never be called again", async () => {
 		target("https://alerts.example.test");
 		hookTargets({ afterRun: () => 200, onError: () => 404 });
