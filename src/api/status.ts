@@ -74,7 +74,7 @@ const Status = z
 				more: z.boolean().openapi({ description: `More than ${OPEN_COUNTED} are open (GET /v1/incidents lists them)` }),
 			})
 			.nullable()
-			.openapi({ description: "Incidents still open, paged or not; null when they could not be read (a D1 behind this release's migrations, said in `d1`)" }),
+			.openapi({ description: "Incidents still open, paged or not; null when D1 could not answer the count (the Worker's status.incidents_unreadable line says why)" }),
 		jobs: z.record(z.string(), z.number().int()).openapi({ description: "Indexed jobs by status" }),
 		agents: z.object({ file: z.number().int(), api: z.number().int() }),
 	})

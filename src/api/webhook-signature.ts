@@ -74,11 +74,13 @@ export async function verifyWebhook(secret: string, timestampHeader: string | un
 	const signature = signatureHeader?.slice(0, 7).toLowerCase() === "sha256=" ? hexToBytes(signatureHeader.slice(7)) : null;
 	if (!signature) throw new UnauthorizedError("missing or malformed X-Drover-Signature (sha256=<64 hex>)");
 	const timestamp = Number(timestampHeader);
-	const skew = Math.round(timestamp - nowMs / 1000);
+	const skew = timestamp - nowMs / 1000;
 	if (Math.abs(skew) > REPLAY_WINDOW_SECONDS) {
 		// How far off, and which way: a sender whose clock drifted reads it at once, where a bare "stale"
 		// sends them hunting; the Worker's time is no secret (every answer's Date header carries it).
-		const off = skew < 0 ? `${-skew} s behind` : `${skew} s ahead of`;
+		// Rounded up, so that one refused is never said to be within the window.
+		const seconds = Math.ceil(Math.abs(skew));
+		const off = skew < 0 ? `${seconds} s behind` : `${seconds} s ahead of`;
 		throw new UnauthorizedError(
 			`stale request: X-Drover-Timestamp is ${off} the Worker's clock (${new Date(nowMs).toISOString()}); at most ${REPLAY_WINDOW_SECONDS} s either way is taken: check the sender's clock, and sign each attempt afresh`,
 		);

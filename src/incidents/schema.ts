@@ -34,7 +34,7 @@ export const IncidentSchema = z
 			.nullable()
 			.openapi({
 				description:
-					"While open: the sources failing with this error that have not run clean since (`schedule:<name>`, `webhook`, `manual` for one-off runs, `delivery` for the agent's delivery target, `hook:<event>:<url_secret>` for one of its hooks, e.g. `hook:on_error:PAGER_URL`); it resolves when none is left that the agent still runs, or at any clean run for class auth or rate_limit unless it waits on the delivery target or a hook. A clean run clears its own source and `manual`; only an answer actually delivered clears `delivery` (a `[SILENT]` or empty answer, which sends nothing, leaves it), and only a call of the hook that gets through clears its `hook:…` source. Null once closed or resolved, and when unknown (opened before this was kept, or the scheduler's own): any clean run resolves it then",
+					"While open: the sources failing with this error that have not run clean since (`schedule:<name>`, `webhook`, `manual` for one-off runs, `delivery` for the agent's delivery target, `hook:<list>:<url_secret>` for one of its hooks, its list after_run or on_error, e.g. `hook:on_error:PAGER_URL`); it resolves when none is left that the agent still runs, or at any clean run for class auth or rate_limit unless it waits on the delivery target or a hook. A clean run clears its own source and `manual`; only an answer actually delivered clears `delivery` (a `[SILENT]` or empty answer, which sends nothing, leaves it), and only a call of the hook that gets through clears its `hook:…` source. Null once closed or resolved, and when unknown (opened before this was kept, or the scheduler's own): any clean run resolves it then",
 			}),
 	})
 	.openapi("Incident");

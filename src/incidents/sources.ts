@@ -7,7 +7,7 @@ import type { JobRecord } from "../jobs/model.ts";
  * recur, so any clean run clears its failure (as Hermes' "a clean run resolves all open ones").
  * A delivery goes to the agent's one target whichever schedule ran, so any answer delivered clears
  * it; a run that sent nothing (`[SILENT]`, an empty answer) says nothing of the target.
- * A hook is one source of its own, `hook:<event>:<url_secret>` (`hook:on_error:PAGER_URL`), not one
+ * A hook is one source of its own, `hook:<list>:<url_secret>` (`hook:on_error:PAGER_URL`), not one
  * for all the agent's hooks: each posts to its own URL, and an `after_run` hook getting through at
  * every run says nothing of a broken `on_error` one (often the pager's path), which one `hook` source
  * would resolve at the next clean run. Named by its URL's secret, not its place in its list (as its

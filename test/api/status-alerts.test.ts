@@ -81,7 +81,10 @@ describe("GET /v1/status: open incidents, paged or not", () => {
 		await resolveOpen(env.DB, "open-b", at + 1, { source: "manual", live: [] });
 		expect(await incidents()).toEqual({ open: 1, more: false });
 
-		for (let i = 0; i < OPEN_COUNTED; i++) await file(`open-many-${i}`, 100 + i);
+		// With open-a's alerted one: exactly OPEN_COUNTED open, then one past it.
+		for (let i = 0; i < OPEN_COUNTED - 1; i++) await file(`open-many-${i}`, 100 + i);
+		expect(await incidents()).toEqual({ open: OPEN_COUNTED, more: false });
+		await file("open-many-last", 200);
 		expect(await incidents()).toEqual({ open: OPEN_COUNTED, more: true });
 	});
 });

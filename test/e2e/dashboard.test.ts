@@ -6,6 +6,7 @@ import path from "node:path";
 import vm from "node:vm";
 import { chromium, type Browser, type BrowserContext, type Page, type Request, type Route } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { backlogWarning } from "../../src/scheduler/backlog.ts";
 
 // The dashboard, driven in Debian's Chromium against the local Worker (the real bundle in workerd)
 // and the Messages API emulator. Nothing here sleeps: every wait is on something the page or the
@@ -5452,13 +5453,14 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 
 	it("counts the scheduler pill's warnings in words, not by its amber alone, and says a change of its state politely, once", async () => {
 		let stalled = false;
+		let behind = 0;
 		let warnings = ["D1 holds 8.1 GB of the 10 GB a database may hold."];
 		const page = await open("/jobs", { fakeClock: true });
 		await page.route((u) => u.pathname === "/v1/status", async (route) => {
 			const response = await fetchWhole(route);
 			const body = (await response.json()) as { scheduler: Record<string, unknown>; warnings: string[]; d1: unknown };
 			const now = new Date().toISOString();
-			body.scheduler = { ...body.scheduler, last_tick_at: now, last_ok_at: now, stalled, outcome: stalled ? "failed" : "ok", error: null, shards_behind: 0 };
+			body.scheduler = { ...body.scheduler, last_tick_at: now, last_ok_at: now, stalled, outcome: stalled ? "failed" : "ok", error: null, shards_behind: behind };
 			body.warnings = warnings;
 			body.d1 = { ok: true, missing: [] };
 			await route.fulfill({ response, json: body });
@@ -5477,11 +5479,24 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		await stepClock(page, 10_000);
 		await pill.filter({ hasText: "stalled" }).waitFor(LIVE);
 		await expect.poll(() => said.textContent(), LIVE).toMatch(/^Scheduler: scheduler stalled · last good tick .* · 1 warning\.$/);
+		// A shard behind is said as such, its warning not counted again; the others are.
 		stalled = false;
+		behind = 1;
+		warnings = [backlogWarning({ shards_behind: 1, oldest_deferred_at: "2026-01-01T09:03:00.000Z", scheduled_time: "2026-01-01T09:07:00.000Z", deferred: 40 })!, warnings[0]!];
+		await stepClock(page, 10_000);
+		await expect.poll(() => pill.textContent(), LIVE).toMatch(/ · 1 shard behind · 1 warning$/);
+		// Behind with no warning of it (the tick did not say since when): the other warning is still counted.
+		warnings = [warnings[1]!];
+		await stepClock(page, 10_000);
+		await expect.poll(() => pill.getAttribute("title"), LIVE).not.toContain("scheduler shard");
+		expect(await pill.textContent()).toMatch(/ · 1 shard behind · 1 warning$/);
+		behind = 0;
 		warnings = [];
 		await stepClock(page, 10_000);
 		await expect.poll(() => pill.getAttribute("class"), LIVE).toBe("pill");
 		await expect.poll(() => said.textContent(), LIVE).toMatch(/^Scheduler well again: last tick .*\.$/);
+		// A poll's answer still being read as the page closes would be disposed under it.
+		await page.unrouteAll({ behavior: "wait" });
 		await page.close();
 	});
 
@@ -5516,6 +5531,7 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		await stepClock(page, 10_000);
 		await count.waitFor({ state: "hidden", ...LIVE });
 		expect(await nav.getByRole("link", { name: "Incidents", exact: true }).count()).toBe(1);
+		await page.unrouteAll({ behavior: "wait" });
 		await page.close();
 	});
 

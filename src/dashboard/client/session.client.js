@@ -68,7 +68,10 @@ function showScheduler(status) {
 	// The other warnings (D1 nearly full, incidents not paged) made the pill amber and were said only
 	// in its title, which a keyboard, touch or screen-reader user does not reach: counted in words
 	// (a shard behind, said above, is one of them).
-	const unsaid = warnings.length - (behind ? 1 : 0);
+	// Told by its text (the server gives no kinds): one shard behind may come with no warning of it,
+	// when the tick did not say since when its agents wait.
+	const backlogSaid = behind > 0 && warnings.some((w) => /^\d+ scheduler shards? (is|are) behind: /.test(w));
+	const unsaid = warnings.length - (backlogSaid ? 1 : 0);
 	if (unsaid > 0) add(pill, ` · ${unsaid} warning${unsaid === 1 ? "" : "s"}`);
 	pill.title = [s.error ? "Scheduler: " + printable(s.error) : "", ...warnings.map(printable), printable(d1Warning)].filter(Boolean).join("\n");
 	// The pill is redrawn at every poll, its tick time changing: not a live region, which would read it
