@@ -764,16 +764,20 @@ describe("a scheduler shard behind its ticks", () => {
 	});
 });
 
-describe("drover status and D1's migrations", () => {
+/** What `drover status` prints for a healthy scheduler's status with `extra` (d1, incidents) in it, and no agents. */
+async function statusOut(extra: Record<string, unknown>): Promise<string> {
 	const now = new Date().toISOString();
 	const scheduler = { last_tick_at: now, age_seconds: 5, stalled: false, outcome: "ok", last_ok_at: now, agents_called: 0, claimed: 0, skipped: 0, error: null };
+	const status = { scheduler, jobs: {}, agents: { file: 0, api: 0 }, warnings: [], ...extra };
+	const api = await fakeApi({ "GET /v1/status": (_req, res) => json(res, 200, status), "GET /v1/agents?limit=200": (_req, res) => json(res, 200, { agents: [], next_cursor: null }) });
+	const r = await runCli(api.url, ["status"]);
+	expect(r.status, r.stderr).toBe(0);
+	return r.stdout;
+}
+
+describe("drover status and D1's migrations", () => {
 	const FIX = "npx wrangler d1 migrations apply DB --remote";
-	const statusWith = async (d1: unknown) => {
-		const api = await fakeApi({ "GET /v1/status": (_req, res) => json(res, 200, { scheduler, jobs: {}, agents: { file: 0, api: 0 }, warnings: [], d1 }), "GET /v1/agents?limit=200": (_req, res) => json(res, 200, { agents: [], next_cursor: null }) });
-		const r = await runCli(api.url, ["status"]);
-		expect(r.status, r.stderr).toBe(0);
-		return r.stdout;
-	};
+	const statusWith = (d1: unknown) => statusOut({ d1 });
 
 	it("names the migrations D1 lacks and the command that applies them", async () => {
 		expect(await statusWith({ ok: false, missing: ["0010_heartbeat_backlog.sql", "0011_live_agents_index.sql"], fix: FIX })).toMatch(
@@ -791,14 +795,7 @@ describe("drover status and D1's migrations", () => {
 });
 
 describe("drover status and open incidents", () => {
-	const now = new Date().toISOString();
-	const scheduler = { last_tick_at: now, age_seconds: 5, stalled: false, outcome: "ok", last_ok_at: now, agents_called: 0, claimed: 0, skipped: 0, error: null };
-	const statusWith = async (incidents: unknown) => {
-		const api = await fakeApi({ "GET /v1/status": (_req, res) => json(res, 200, { scheduler, jobs: {}, agents: { file: 0, api: 0 }, warnings: [], incidents }), "GET /v1/agents?limit=200": (_req, res) => json(res, 200, { agents: [], next_cursor: null }) });
-		const r = await runCli(api.url, ["status"]);
-		expect(r.status, r.stderr).toBe(0);
-		return r.stdout;
-	};
+	const statusWith = (incidents: unknown) => statusOut({ incidents });
 
 	it("says how many are open, paged or not, and where they are listed", async () => {
 		expect(await statusWith({ open: 3, more: false })).toMatch(/^incidents\s+3 open \(drover incidents lists them\)$/m);
