@@ -1,4 +1,4 @@
-import { env, runInDurableObject } from "cloudflare:test";
+import { env, listDurableObjectIds, runInDurableObject } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { app } from "../../src/app.ts";
@@ -28,8 +28,13 @@ afterEach(() => {
 	vi.useRealTimers();
 });
 
-// One file, in order: the heartbeat row is shared by every test in it.
 describe("the scheduler heartbeat", () => {
+	// The heartbeat is one D1 row, shared by the file's tests: each starts from a scheduler that never
+	// ticked, whichever test ran before it.
+	beforeEach(async () => {
+		await env.DB.prepare("DELETE FROM scheduler_heartbeat").run();
+	});
+
 	it("reports a scheduler that never ticked as stalled: /healthz answers 503", async () => {
 		const res = await call("/healthz", { as: null });
 		expect(res.status).toBe(503);
@@ -41,6 +46,10 @@ describe("the scheduler heartbeat", () => {
 	});
 
 	it("records each tick: /healthz answers 200 with the heartbeat's age, /v1/status with its counts", async () => {
+		// Just deployed: no shard has seen this fleet.yaml yet (an earlier test's tick would have).
+		for (const id of await listDurableObjectIds(env.SCHEDULER_SHARD)) {
+			await runInDurableObject(env.SCHEDULER_SHARD.get(id), (_i, state) => void state.storage.sql.exec("DELETE FROM meta WHERE key = 'fleet'"));
+		}
 		const tickedAt = Date.now();
 		// A scheduled time between fleet.yaml's slots (5 past a quarter hour), so no job starts here.
 		await tick(Math.floor(Date.now() / 900_000) * 900_000 - 600_000);
@@ -61,7 +70,9 @@ describe("the scheduler heartbeat", () => {
 		expect(body.scheduler.stalled).toBe(false);
 		// The first tick after a deploy calls every file agent once so each can set its schedule.
 		expect(body.scheduler.agents_called).toBe(3);
-		expect(body.agents).toEqual({ file: 3, api: 0 });
+		// The API agents are the file's other tests' that ran before this one, if any.
+		const listed = ((await (await call("/v1/agents?limit=200")).json()) as { agents: { source: string }[] }).agents;
+		expect(body.agents).toEqual({ file: 3, api: listed.filter((a) => a.source === "api").length });
 	});
 
 	it("flags a heartbeat older than HEARTBEAT_STALE_SECONDS", async () => {
@@ -107,8 +118,6 @@ describe("the scheduler heartbeat", () => {
 		vi.setSystemTime(now + 60_000);
 		await recordTick(env.DB, { tickAt: now + 60_000, scheduledTime: now + 60_000, outcome: "failed", shardsOk: 0, shardsFailed: 16, agentsCalled: 0, claimed: 0, skipped: 0, error: "every shard failed", deferred: 0, oldestDeferredAt: null, shardsBehind: 0 });
 		expect(((await (await call("/healthz", { as: null })).json()) as Health).scheduler).toMatchObject({ stalled: false, outcome: "failed", last_ok_at: new Date(now).toISOString() });
-		// The next test's ticks are older than that one's, which the heartbeat would keep.
-		await env.DB.prepare("DELETE FROM scheduler_heartbeat").run();
 	});
 
 	it("does not go back when a slow tick is recorded after the next minute's", async () => {

@@ -16,14 +16,16 @@ const at = (iso: string) => Date.parse(iso);
 
 // The wall clock is the test's (a fake one), never the real one: definitions are stamped with it, a
 // tick reaching an agent is judged by it (see firstSight in durable-objects/agent/scheduling.ts), and
-// the file's tests share the scheduler's latest tick, so on the real clock the outcome would depend on
-// the day and minute the suite runs. Its times are far ahead (2037 has 2026's calendar), so an alarm
+// on the real clock the outcome would depend on the day and minute the suite runs. Its times are far ahead (2037 has 2026's calendar), so an alarm
 // an agent sets by it (a claimed run's start) never comes due on its own during the run, whatever day
 // that is: what a test reads of its runs is what its ticks and settle() made. Each test sets the time
 // it starts at.
 const wallClock = (time: string | number) => vi.setSystemTime(typeof time === "string" ? at(time) : time);
-beforeEach(() => {
+beforeEach(async () => {
 	vi.useFakeTimers({ toFake: ["Date"], now: at("2037-12-01T00:00:00Z") });
+	// A definition is dated by the scheduler's latest tick, the heartbeat, one D1 row the file's tests
+	// share: each starts from a scheduler that never ticked, not from another test's later ticks.
+	await env.DB.prepare("DELETE FROM scheduler_heartbeat").run();
 });
 afterEach(() => {
 	vi.useRealTimers();
@@ -324,8 +326,7 @@ describe("a timing change undone before any tick saw it", () => {
 	});
 });
 
-// Later than every other tick in this file: a shard keeps the latest tick it has seen. The
-// definitions are written between the ticks, by the wall clock.
+// The definitions are written between the ticks, by the wall clock.
 
 describe("a schedule started between two ticks, whose next tick is missing", () => {
 	it("still runs the slot the missing tick left behind, late, while it is in its grace window", async () => {
@@ -359,7 +360,6 @@ describe("a schedule started between two ticks, whose next tick is missing", () 
 	});
 });
 
-// Later than every other tick in this file, as above.
 describe("a schedule renamed and retimed in one PUT", () => {
 	const tickOfOwnShard = async (agent: string, at: string) => {
 		const i = shardOf(agent);
