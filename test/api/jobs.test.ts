@@ -37,12 +37,19 @@ async function all(query: string, limit: number): Promise<JobSummary[]> {
 	return seen;
 }
 
+/** The index as it is before any job: the file's other tests index theirs in it, whichever ran first. */
+async function emptyIndex(): Promise<void> {
+	await env.DB.prepare("DELETE FROM jobs").run();
+}
+
 describe("GET /v1/jobs", () => {
 	it("returns an empty page when there are no jobs", async () => {
+		await emptyIndex();
 		expect(await page("")).toEqual({ jobs: [], next_cursor: null });
 	});
 
 	it("pages newest first through every job exactly once, ties broken by id", async () => {
+		await emptyIndex();
 		const jobs = Array.from({ length: 45 }, (_, i) => job(i, i % 3 === 0 ? "alpha" : "beta", i % 2 ? "schedule" : "manual"));
 		// One finished job, to show the index carries status changes.
 		jobs[0] = transition(transition(jobs[0]!, "running", { reason: "start", at: new Date(T0 + 1000) }), "completed", {

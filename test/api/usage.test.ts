@@ -140,7 +140,9 @@ describe("GET /v1/usage: tokens and cost by agent and day", () => {
 	});
 
 	it("binds a cursor to the days and agent that gave it: other days or another agent are a 400, the same days asked explicitly page on", async () => {
-		vi.useFakeTimers({ toFake: ["Date"], now: DAY_OF_TEST });
+		// A day of its own: the default days (the week to today) hold only this test's jobs, not those
+		// of a test of the file on DAY_OF_TEST that ran first.
+		vi.useFakeTimers({ toFake: ["Date"], now: Date.parse("2037-03-16T12:00:00Z") });
 		const today = new Date().toISOString().slice(0, 10);
 		const yesterday = new Date(Date.parse(today) - 86_400_000).toISOString().slice(0, 10);
 		const weekAgo = new Date(Date.parse(today) - 6 * 86_400_000).toISOString().slice(0, 10);
