@@ -1,5 +1,5 @@
 import { env, runDurableObjectAlarm } from "cloudflare:test";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { shardName } from "../../src/scheduler/shards.ts";
 import { createAgent, runsOf } from "../helpers/agents.ts";
 import { call } from "../helpers/http.ts";
@@ -40,10 +40,15 @@ afterEach(() => {
 	vi.useRealTimers();
 });
 
-// One file, in order: the heartbeat row is shared by every test in it. Minutes between fleet.yaml's
-// slots (digests at :00, site-watch every 15 minutes), far from the real clock, so the alarms set
-// here fire only when the test runs them.
+// Minutes between fleet.yaml's slots (digests at :00, site-watch every 15 minutes), far from the real
+// clock, so the alarms set here fire only when the test runs them.
 describe("due agents left to a shard's follow-ups", () => {
+	// The heartbeat is one D1 row, shared by the file's tests, and keeps the newest tick it is given:
+	// each test starts from a scheduler that never ticked, not from the other's later ticks.
+	beforeEach(async () => {
+		await env.DB.prepare("DELETE FROM scheduler_heartbeat").run();
+	});
+
 	it("are counted in POST /v1/tick's answer and in GET /v1/status, with the minute they are owed", async () => {
 		const minute = Date.parse("2031-08-01T10:02:00Z");
 		vi.useFakeTimers({ toFake: ["Date"], now: minute - 30_000 });
