@@ -244,13 +244,19 @@ describe("delivery of the final answer", () => {
 			["rate-limited-long", "86400", MAX_RETRY_AFTER_MS],
 		] as const) {
 			useEmulator().enqueue({ text: "Slow down." });
-			let calls = 0;
-			fake("https://deliver.example.test", () => (++calls === 1 ? new Response("slow down", { status: 429, headers: { "retry-after": retryAfter } }) : new Response("ok")));
+			// Each delivery's tries, by its key: the file's other tests' agents may deliver here meanwhile.
+			const tries = new Map<string, number>();
+			fake("https://deliver.example.test", (req) => {
+				const key = req.headers.get("idempotency-key") ?? "";
+				tries.set(key, (tries.get(key) ?? 0) + 1);
+				return tries.get(key) === 1 ? new Response("slow down", { status: 429, headers: { "retry-after": retryAfter } }) : new Response("ok");
+			});
 			await createAgent({ name: agent, delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
 			const before = Date.now();
 			const job = await runToRest(agent);
+			const calls = () => tries.get(`${job.id}:delivery`) ?? 0;
 			await settle(agent);
-			expect(calls).toBe(1);
+			expect(calls()).toBe(1);
 			const next = await runInDurableObject(env.AGENT.getByName(agent), (_i: AgentDO, state) =>
 				state.storage.sql.exec<{ next_at: number; last_error: string }>("SELECT next_at, last_error FROM deliveries").one(),
 			);
@@ -258,7 +264,7 @@ describe("delivery of the final answer", () => {
 			expect(next.next_at - Date.now()).toBeLessThanOrEqual(waitMs);
 			expect(next.last_error).toBe(`delivery target answered 429 (asked to wait ${retryAfter} s)`);
 			await timePasses(agent);
-			expect(calls).toBe(2);
+			expect(calls()).toBe(2);
 			expect((await jobOf(agent, job.id)).delivery).toEqual({ target: "webhook", outcome: "delivered" });
 		}
 	});
