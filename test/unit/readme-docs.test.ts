@@ -165,3 +165,33 @@ describe("README's npm commands", () => {
 		for (const script of rows) expect(scripts).toContain(script);
 	});
 });
+
+describe("README's Layout", () => {
+	// Names only (lazy, never loaded): which files the checkout has, outside node_modules and build output.
+	const files = Object.keys(
+		import.meta.glob(["/src/**/*.{ts,tsx,js}", "/durable-objects/**/*.ts", "/cli/**/*.{ts,mjs,md}", "/emulator/**/*.ts", "/migrations/*.sql", "/test/**/*.ts", "/bench/**/*.{mjs,md}", "/scripts/*.{mjs,ts}", "/*.{ts,mts,toml,yaml,json}"], { query: "?raw" }),
+	).map((file) => file.slice(1));
+	const after = readme.slice(readme.indexOf("## Layout"));
+	const block = after.slice(after.indexOf("```\n") + 4);
+	const named = block
+		.slice(0, block.indexOf("\n```"))
+		.split("\n")
+		.map((line) => /^(\S+(?:, \S+)*)\s{2,}/.exec(line)?.[1])
+		.filter((cell) => cell !== undefined)
+		.flatMap((cell) => {
+			const [first, ...rest] = cell.split(", ");
+			// `src/errors.ts, log.ts`: the others are in the first one's folder.
+			return [first!, ...rest.map((name) => `${first!.slice(0, first!.lastIndexOf("/") + 1)}${name}`)];
+		});
+
+	it("names paths the checkout has: each folder holds files, each file exists", () => {
+		expect(named.length).toBeGreaterThan(20);
+		for (const path of named) expect(path.endsWith("/") ? files.some((file) => file.startsWith(path)) : files.includes(path), path).toBe(true);
+	});
+
+	it("names every top-level folder, and every folder of src/ and durable-objects/", () => {
+		const folders = new Set(files.flatMap((file) => [/^[^/]+\//, /^(?:src|durable-objects)\/[^/]+\//].map((re) => re.exec(file)?.[0]).filter((f) => f !== undefined)));
+		expect(folders.size).toBeGreaterThan(15);
+		for (const folder of folders) if (folder !== "src/" && folder !== "durable-objects/") expect(named, folder).toContain(folder);
+	});
+});
