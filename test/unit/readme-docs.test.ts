@@ -101,6 +101,21 @@ describe("README's HTTP API table", () => {
 		expect(Object.fromEntries([...documented()].sort())).toEqual(Object.fromEntries([...served].sort()));
 	});
 
+	it("gives each paged route's `limit` the range and default the route takes", async () => {
+		const res = await app.request("/openapi.json", {}, env);
+		const doc = (await res.json()) as { paths: Record<string, Record<string, { parameters?: { name?: string; in?: string; schema?: { default?: number; minimum?: number; maximum?: number } }[] }>> };
+		const rows = new Map(tableRows(readme, "| route | role | what |").flatMap(([cell, , what]) => ticked(cell!).flatMap((route) => (/^GET[ /]/.test(route) ? [[route.replace(/^[A-Z/]+ /, ""), what!] as const] : []))));
+		let paged = 0;
+		for (const [path, ops] of Object.entries(doc.paths)) {
+			const limit = ops.get?.parameters?.find((p) => p.in === "query" && p.name === "limit")?.schema;
+			if (!limit) continue;
+			paged++;
+			const what = rows.get(path.replace(/\{(\w+)\}/g, ":$1"));
+			expect(what, path).toMatch(new RegExp(`\`limit\` \\(${limit.minimum}[-–]${limit.maximum}, default ${limit.default}\\)`));
+		}
+		expect(paged).toBeGreaterThan(6);
+	});
+
 	it("is where every route the manuals name elsewhere is found: each `METHOD /path` README and cli/README.md write is a route of it", () => {
 		const routes = [...documented().keys()].map((route) => new RegExp(`^${route.replace(/[.]/g, "\\.").replace(/:\w+/g, "[^/]+")}$`));
 		let named = 0;
@@ -151,6 +166,16 @@ describe("the CLI's manuals", () => {
 			for (const [flag] of line.matchAll(/(?<=[\s[(])--[a-z-]+/g)) expect(options, line).toContain(flag);
 		}
 		expect(used).toBeGreaterThan(20);
+	});
+});
+
+describe("README's JSONL", () => {
+	it("lists every `system` line's subtype the agent writes", () => {
+		const written = new Set([...code.matchAll(/\bsubtype: "([a-z_]+)"/g)].map((m) => m[1]!));
+		const bullet = readme.slice(readme.indexOf("- **JSONL `system` subtypes:**"));
+		const listed = new Set(ticked(bullet.slice(0, bullet.indexOf("\n- "))).filter((name) => /^[a-z_]+$/.test(name)));
+		expect(written.size).toBeGreaterThan(5);
+		for (const subtype of written) expect(listed, subtype).toContain(subtype);
 	});
 });
 
