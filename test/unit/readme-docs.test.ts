@@ -1,6 +1,9 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { z } from "zod";
 import { app } from "../../src/app.ts";
+import { parseFleet } from "../../src/config/fleet.ts";
+import { AgentSchema, ScheduleSchema, SessionSchema } from "../../src/config/schema.ts";
 import { numberVar, numberVarProblem, type NumberVarName } from "../../src/config/vars.ts";
 import { dashboardApp } from "../../src/dashboard/routes.tsx";
 
@@ -152,9 +155,8 @@ describe("the CLI's manuals", () => {
 		}
 	});
 
-	it("README's CLI lines use only commands and options the CLI has", () => {
-		const block = readme.slice(readme.indexOf('alias drover="'));
-		const lines = block.slice(0, block.indexOf("```")).split("\n");
+	it("the CLI lines of README's and cli/README.md's shell blocks use only commands and options the CLI has", () => {
+		const lines = [readme, cliReadme].flatMap((text) => [...text.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].flatMap((m) => m[1]!.split("\n"))).filter((line) => /^drover /.test(line));
 		let used = 0;
 		for (const line of lines) {
 			const shell = line.replace(/\s+#.*$/, "");
@@ -166,6 +168,35 @@ describe("the CLI's manuals", () => {
 			for (const [flag] of line.matchAll(/(?<=[\s[(])--[a-z-]+/g)) expect(options, line).toContain(flag);
 		}
 		expect(used).toBeGreaterThan(20);
+	});
+});
+
+describe("README's fleet.yaml", () => {
+	const at = readme.indexOf("```yaml\nversion: 1\n");
+	const example = readme.slice(at + "```yaml\n".length, readme.indexOf("\n```", at) + 1);
+
+	it("is a fleet the Worker loads, naming every key an agent, a schedule and a session may have", () => {
+		const fleet = parseFleet(example, "README.md");
+		const agent = fleet.agents[0]!;
+		const keysOf = (text: string, indent: number) => new Set([...text.matchAll(new RegExp(`^(?: {${indent}}| {${indent - 2}}- )([a-z_]+):`, "gm"))].map((m) => m[1]!));
+		expect(fleet.agents).toHaveLength(1);
+		for (const key of Object.keys(AgentSchema.shape)) expect(keysOf(example, 4), `agent key ${key}`).toContain(key);
+		for (const key of Object.keys(ScheduleSchema.in.shape)) expect(keysOf(example, 8), `schedule key ${key}`).toContain(key);
+		for (const key of Object.keys(SessionSchema.shape)) expect(keysOf(example, 6), `session key ${key}`).toContain(key);
+		expect(Object.keys(agent.schedules)).toHaveLength(2);
+	});
+
+	it("gives each whole-number key the range its schema takes", () => {
+		let checked = 0;
+		for (const [key, field] of Object.entries({ ...AgentSchema.shape, ...SessionSchema.shape })) {
+			let inner: unknown = field;
+			while (inner instanceof z.ZodDefault || inner instanceof z.ZodOptional) inner = inner.unwrap();
+			if (!(inner instanceof z.ZodNumber)) continue;
+			checked++;
+			const comment = new RegExp(`^ +${key}: \\S+ +# (.*)$`, "m").exec(example)?.[1];
+			expect(comment, key).toContain(`${inner.minValue}..${inner.maxValue}`);
+		}
+		expect(checked).toBeGreaterThan(3);
 	});
 });
 
