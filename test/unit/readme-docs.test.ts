@@ -119,6 +119,27 @@ describe("README's HTTP API table", () => {
 		expect(paged).toBeGreaterThan(6);
 	});
 
+	it("names fields the API has: each snake_case name in the table and in Beyond the design document's fields is a property, parameter or value of the OpenAPI document", async () => {
+		const doc: unknown = await (await app.request("/openapi.json", {}, env)).json();
+		const names = new Set<string>();
+		const walk = (value: unknown): void => {
+			if (Array.isArray(value)) return value.forEach(walk);
+			if (value === null || typeof value !== "object") return;
+			for (const [key, inner] of Object.entries(value)) {
+				if (key === "properties") for (const name of Object.keys(inner as object)) names.add(name);
+				if ((key === "enum" && Array.isArray(inner)) || (key === "name" && typeof inner === "string")) for (const name of [inner].flat()) names.add(String(name));
+				walk(inner);
+			}
+		};
+		walk(doc);
+		const table = readme.slice(readme.indexOf("| route | role | what |"));
+		const fields = readme.slice(readme.indexOf("- **Fields:**"));
+		const text = `${table.slice(0, table.indexOf("\n\n"))}\n${fields.slice(0, fields.indexOf("\n- **"))}`;
+		const named = new Set(ticked(text).filter((name) => /^[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?:\.[a-z_]+)*$/.test(name)));
+		expect(named.size).toBeGreaterThan(40);
+		for (const name of named) expect(name.split(".").every((part) => names.has(part)), name).toBe(true);
+	});
+
 	it("is where every route the manuals name elsewhere is found: each `METHOD /path` README and cli/README.md write is a route of it", () => {
 		const routes = [...documented().keys()].map((route) => new RegExp(`^${route.replace(/[.]/g, "\\.").replace(/:\w+/g, "[^/]+")}$`));
 		let named = 0;
