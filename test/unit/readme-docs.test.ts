@@ -176,6 +176,16 @@ describe("the CLI's manuals", () => {
 		}
 	});
 
+	it("cli/README.md's Layout names every file of cli/, and only those", () => {
+		// The bundle (drover.bundle.*) is built by npm install, not kept in git: not every checkout has it.
+		const files = Object.keys(import.meta.glob(["/cli/*", "!/cli/README.md", "!/cli/drover.bundle.*"], { query: "?raw" })).map((file) => file.slice("/cli/".length));
+		const layout = cliReadme.slice(cliReadme.lastIndexOf("\nLayout: "));
+		const named = ticked(layout).filter((name) => /^[a-z][a-z.-]*\.(?:ts|mjs|json)$/.test(name) && !name.startsWith("drover.bundle."));
+		expect(files.length).toBeGreaterThan(10);
+		expect(new Set(named)).toEqual(new Set(files));
+		expect(layout).toContain("`commands/*.ts`");
+	});
+
 	it("the CLI lines of README's and cli/README.md's shell blocks use only commands and options the CLI has", () => {
 		const lines = [readme, cliReadme].flatMap((text) => [...text.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].flatMap((m) => m[1]!.split("\n"))).filter((line) => /^drover /.test(line));
 		let used = 0;
