@@ -4,6 +4,7 @@ import { z } from "zod";
 import { app } from "../../src/app.ts";
 import { parseFleet } from "../../src/config/fleet.ts";
 import { AgentSchema, ScheduleSchema, SessionSchema } from "../../src/config/schema.ts";
+import { ERROR_CODES } from "../../src/api/schemas.ts";
 import { numberVar, numberVarProblem, type NumberVarName } from "../../src/config/vars.ts";
 import { dashboardApp } from "../../src/dashboard/routes.tsx";
 
@@ -138,6 +139,11 @@ describe("README's HTTP API table", () => {
 		const named = new Set(ticked(text).filter((name) => /^[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?:\.[a-z_]+)*$/.test(name)));
 		expect(named.size).toBeGreaterThan(40);
 		for (const name of named) expect(name.split(".").every((part) => names.has(part)), name).toBe(true);
+	});
+
+	it("lists the error codes an answer gives, every one", () => {
+		const said = readme.slice(readme.indexOf("`error.code` is an enum of these codes:"));
+		expect(new Set(ticked(said.slice(0, said.indexOf("\n\n"))).slice(1))).toEqual(new Set(ERROR_CODES));
 	});
 
 	it("is where every route the manuals name elsewhere is found: each `METHOD /path` README and cli/README.md write is a route of it", () => {
