@@ -1,12 +1,34 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { MAX_ATTEMPTS, MAX_RETRY_AFTER_MS, SEND_TIMEOUT_MS } from "../../durable-objects/agent/effects.ts";
+import { NOTEPAD_KEY_CHARS, NOTEPAD_VALUE_BYTES } from "../../durable-objects/agent/notepad.ts";
+import { ALARM_BUDGET_MS } from "../../durable-objects/agent/pass-budget.ts";
+import { MODEL_TOOL_RESULT_CHARS, TOOL_RESULTS_BUDGET_CHARS } from "../../durable-objects/agent/runner/context.ts";
+import { SUMMARY_CHARS } from "../../durable-objects/agent/runner/step-common.ts";
+import { MAX_SESSION_JOBS } from "../../durable-objects/agent/sessions.ts";
+import { MAX_BACKLOG_BYTES, MAX_STREAMS_PER_AGENT, MAX_STREAMS_PER_JOB } from "../../durable-objects/agent/streams.ts";
+import { MAX_QUEUED } from "../../durable-objects/agent/triggers.ts";
+import { TOOL_TIMEOUT_MS } from "../../src/agent/tools/http-common.ts";
+import { WEBHOOK_MAX_RESPONSE_BYTES } from "../../src/agent/tools/webhook.ts";
+import { RESULT_PREVIEW_CHARS } from "../../src/api/jobs/tool-calls.ts";
+import { DEFINITION_BODY_BYTES, ERROR_CODES, MAX_BODY_BYTES, PROMPT_BODY_BYTES } from "../../src/api/schemas.ts";
 import { app } from "../../src/app.ts";
 import { parseFleet } from "../../src/config/fleet.ts";
-import { AgentSchema, ScheduleSchema, SessionSchema } from "../../src/config/schema.ts";
-import { ERROR_CODES } from "../../src/api/schemas.ts";
+import { MIN_WEBHOOK_SECRET_CHARS } from "../../src/config/readiness.ts";
+import { AgentSchema, DEFAULT_MAX_CONTEXT_TOKENS, MAX_DEFINITION_BYTES, MAX_PROMPT_CHARS, MAX_SCHEDULES, ScheduleSchema, SessionSchema } from "../../src/config/schema.ts";
 import { numberVar, numberVarProblem, type NumberVarName } from "../../src/config/vars.ts";
 import { dashboardApp } from "../../src/dashboard/routes.tsx";
+import { SLACK_MAX_BLOCKS } from "../../src/delivery/format.ts";
+import { QUEUED_ANSWER_UNITS } from "../../src/delivery/queued.ts";
+import { UNPAGED_AFTER_MS } from "../../src/incidents/alert.ts";
+import { MIN_SESSION_PREFIX } from "../../src/jobs/session-id-format.ts";
+import { BEHIND_MINUTES } from "../../src/scheduler/backlog.ts";
+import { SCHEDULER_SHARDS } from "../../src/scheduler/shards.ts";
+import { MAX_JSON_DEPTH } from "../../src/shared/json-depth.ts";
+import { SUBREQUEST_SHARE } from "../../src/shared/subrequests.ts";
+import { OPEN_COUNTED, UNPAGED_COUNTED } from "../../src/store/incidents.ts";
+import { INDEX_SUMMARY_CHARS } from "../../src/store/job-index.ts";
 
 // README.md and cli/README.md are the manual: what they name must be what the code has, both ways.
 const docs = import.meta.glob(["/README.md", "/cli/README.md", "/worker-configuration.d.ts", "/wrangler.toml", "/package.json"], { query: "?raw", import: "default", eager: true }) as Record<string, string>;
@@ -234,6 +256,50 @@ describe("README's fleet.yaml", () => {
 			expect(comment, key).toContain(`${inner.minValue}..${inner.maxValue}`);
 		}
 		expect(checked).toBeGreaterThan(3);
+	});
+});
+
+describe("README's numbers", () => {
+	it("are the code's: each limit and default a user acts on, as the constant that sets it has it", () => {
+		const n = (value: number) => value.toLocaleString("en-US");
+		const MiB = 1024 * 1024;
+		const phrases = [
+			`429 once ${MAX_QUEUED} runs are queued`,
+			`${MAX_STREAMS_PER_JOB} live streams a job and ${MAX_STREAMS_PER_AGENT} an agent`,
+			`more than ${MAX_BACKLOG_BYTES / MiB} MiB wait unread`,
+			`${PROMPT_BODY_BYTES / MiB} MiB for the routes that carry a prompt`,
+			`${DEFINITION_BODY_BYTES / MiB} MiB for those that carry an agent's definition`,
+			`${MAX_BODY_BYTES / 1024} KiB for every other`,
+			`its first ${n(RESULT_PREVIEW_CHARS)} characters`,
+			`at least ${MIN_SESSION_PREFIX} characters after \`ses-\``,
+			`the newest ${MAX_SESSION_JOBS}`,
+			`${NOTEPAD_VALUE_BYTES / 1024} KiB a value`,
+			`keys 1–${NOTEPAD_KEY_CHARS} characters`,
+			`Up to ${MAX_ATTEMPTS} attempts, each given ${SEND_TIMEOUT_MS / 1000} s to answer`,
+			`waits as long as it asks if that is longer, up to ${MAX_RETRY_AFTER_MS === 3_600_000 ? "an hour" : `${MAX_RETRY_AFTER_MS / 1000} s`}`,
+			`at most ${MAX_JSON_DEPTH} levels deep`,
+			`not paged ${UNPAGED_AFTER_MS / 60_000} minutes after they opened`,
+			`counted up to ${OPEN_COUNTED}`,
+			`(up to ${UNPAGED_COUNTED}; past that, \`more than ${UNPAGED_COUNTED}\`)`,
+			`past the ${n(QUEUED_ANSWER_UNITS)} UTF-16 units a queued delivery keeps`,
+			`past Slack's ${SLACK_MAX_BLOCKS} blocks`,
+			`it is given ${TOOL_TIMEOUT_MS / 1000} s`,
+			`up to ${n(WEBHOOK_MAX_RESPONSE_BYTES)} bytes`,
+			`hands over to a fresh alarm run after ${ALARM_BUDGET_MS / 60_000} minutes, or once it has sent ${SUBREQUEST_SHARE * 100} % of \`SUBREQUEST_LIMIT\``,
+			`A tick makes ${SCHEDULER_SHARDS} calls`,
+			`**${BEHIND_MINUTES} minutes** or more older`,
+			`final answer's first ${INDEX_SUMMARY_CHARS} characters`,
+			`has its first ${n(SUMMARY_CHARS)}`,
+			`refuse a secret under ${MIN_WEBHOOK_SECRET_CHARS} characters`,
+			`cut to ${n(MODEL_TOOL_RESULT_CHARS)} characters`,
+			`together keep at most ${n(TOOL_RESULTS_BUDGET_CHARS)} characters`,
+			`(at most ${MAX_SCHEDULES};`,
+			`at most ${MAX_DEFINITION_BYTES / 1024} KiB as JSON`,
+			`up to ${n(MAX_PROMPT_CHARS)} characters`,
+			`default ${DEFAULT_MAX_CONTEXT_TOKENS})`,
+		];
+		const text = readme.replace(/\s+/g, " ");
+		for (const phrase of phrases) expect(text.includes(phrase), phrase).toBe(true);
 	});
 });
 
