@@ -51,6 +51,14 @@ function tableRows(text: string, header: string): string[][] {
 
 const ticked = (cell: string) => [...cell.matchAll(/`([^`]+)`/g)].map((m) => m[1]!);
 
+interface Operation {
+	security?: unknown[];
+	"x-drover-role"?: string;
+	parameters?: { name?: string; in?: string; schema?: { default?: number; minimum?: number; maximum?: number } }[];
+}
+/** The OpenAPI document the Worker serves. */
+const openapi = async () => (await (await app.request("/openapi.json", {}, env)).json()) as { paths: Record<string, Record<string, Operation>> };
+
 describe("README's secrets and variables", () => {
 	const rows = tableRows(readme, "| name | kind | meaning |");
 	const listed = new Map(rows.map(([name, , meaning]) => [ticked(name!)[0]!, meaning!]));
@@ -111,8 +119,7 @@ describe("README's HTTP API table", () => {
 	}
 
 	it("lists every route the Worker serves, and only those, with the role each needs", async () => {
-		const res = await app.request("/openapi.json", {}, env);
-		const doc = (await res.json()) as { paths: Record<string, Record<string, { security?: unknown[]; "x-drover-role"?: string }>> };
+		const doc = await openapi();
 		const served = new Map<string, string>([["GET /openapi.json", "none"]]);
 		for (const [path, ops] of Object.entries(doc.paths)) {
 			for (const [method, op] of Object.entries(ops)) {
@@ -128,8 +135,7 @@ describe("README's HTTP API table", () => {
 	});
 
 	it("gives each paged route's `limit` the range and default the route takes", async () => {
-		const res = await app.request("/openapi.json", {}, env);
-		const doc = (await res.json()) as { paths: Record<string, Record<string, { parameters?: { name?: string; in?: string; schema?: { default?: number; minimum?: number; maximum?: number } }[] }>> };
+		const doc = await openapi();
 		const rows = new Map(tableRows(readme, "| route | role | what |").flatMap(([cell, , what]) => ticked(cell!).flatMap((route) => (/^GET[ /]/.test(route) ? [[route.replace(/^[A-Z/]+ /, ""), what!] as const] : []))));
 		let paged = 0;
 		for (const [path, ops] of Object.entries(doc.paths)) {
@@ -143,7 +149,7 @@ describe("README's HTTP API table", () => {
 	});
 
 	it("names fields the API has: each snake_case name in the table and in Beyond the design document's fields is a property, parameter or value of the OpenAPI document", async () => {
-		const doc: unknown = await (await app.request("/openapi.json", {}, env)).json();
+		const doc = await openapi();
 		const names = new Set<string>();
 		const walk = (value: unknown): void => {
 			if (Array.isArray(value)) return value.forEach(walk);
