@@ -291,11 +291,12 @@ export async function sendDue(
 			// "delivered" so that the classifier's keywords make it a delivery (unless its status says first
 			// that it is the hook's credentials, its rate limit or a timeout), and no attempt count or
 			// Retry-After wait, which would split one hook's failures across incidents. Nor its secret's
-			// name, which is the source's: a name holding "AUTH" would make the classifier say `auth`.
+			// name, which is the source's: a name holding "AUTH" would make the classifier say `auth`. Kept
+			// short: `drover incidents` shows an error's first 80 columns, and the status is at its end.
 			const event = row.target.slice(0, row.target.indexOf(":"));
 			const source = hookSource(event, row.url_secret);
 			if (outcome === "delivered") incidentEvent(sql, "clean", row.job_id, source, null, now());
-			else incidentEvent(sql, "failure", row.job_id, source, `${event} hook not delivered (${outcome}), its call given up: ${error ?? "no answer"}`, now());
+			else incidentEvent(sql, "failure", row.job_id, source, `${event} hook not delivered (${outcome}): ${error ?? "no answer"}`, now());
 		}
 	}
 }

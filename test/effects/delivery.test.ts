@@ -823,7 +823,7 @@ describe("a hook's incidents", () => {
 		// through (sends, not runs) cleared neither.
 		expect(incidents).toMatchObject([
 			{ class: "agent", state: "alerted", count: 2, failing: ["manual"] },
-			{ class: "delivery", state: "alerted", count: 2, failing: ["hook:on_error:TEST_ERROR_HOOK_URL"], error: "on_error hook not delivered (failed), its call given up: hook target answered 404" },
+			{ class: "delivery", state: "alerted", count: 2, failing: ["hook:on_error:TEST_ERROR_HOOK_URL"], error: "on_error hook not delivered (failed): hook target answered 404" },
 		]);
 		expect(pagedIds(alerts).sort()).toEqual(incidents.map((i) => i.id).sort());
 		expect(alerts.find((a) => (a.body.incident as { id: string }).id === incidents[1]!.id)!.body.text).toContain("(failing: hook:on_error:TEST_ERROR_HOOK_URL): on_error hook not delivered");
@@ -838,7 +838,7 @@ describe("a hook's incidents", () => {
 		emulator.enqueue({ text: "fine" });
 		await runToRest("two-hooks");
 		const [afterRunIncident] = await incidentsOf("two-hooks");
-		expect(afterRunIncident).toMatchObject({ class: "delivery", state: "alerted", failing: ["hook:after_run:TEST_HOOK_URL"], error: "after_run hook not delivered (failed), its call given up: hook target answered 404" });
+		expect(afterRunIncident).toMatchObject({ class: "delivery", state: "alerted", failing: ["hook:after_run:TEST_HOOK_URL"], error: "after_run hook not delivered (failed): hook target answered 404" });
 
 		// The after_run hook is back; the run fails, and its on_error hook is refused.
 		afterRun = 200;
@@ -878,7 +878,7 @@ describe("a hook's incidents", () => {
 		await timePasses("hook-retried"); // the last attempt
 		expect(calls).toHaveLength(2 + MAX_ATTEMPTS);
 		expect(await incidentsOf("hook-retried")).toMatchObject([
-			{ class: "delivery", state: "alerted", count: 1, failing: ["hook:after_run:TEST_HOOK_URL"], error: "after_run hook not delivered (failed), its call given up: hook target answered 503" },
+			{ class: "delivery", state: "alerted", count: 1, failing: ["hook:after_run:TEST_HOOK_URL"], error: "after_run hook not delivered (failed): hook target answered 503" },
 		]);
 		expect(alerts).toHaveLength(1);
 	});
@@ -894,7 +894,7 @@ describe("a hook's incidents", () => {
 		await runToRest("hook-key");
 		expect(byClass(await incidentsOf("hook-key"))).toMatchObject([
 			{ class: "agent", state: "resolved" },
-			{ class: "auth", state: "alerted", failing: ["hook:on_error:TEST_ERROR_HOOK_URL"], error: "on_error hook not delivered (failed), its call given up: hook target answered 401" },
+			{ class: "auth", state: "alerted", failing: ["hook:on_error:TEST_ERROR_HOOK_URL"], error: "on_error hook not delivered (failed): hook target answered 401" },
 		]);
 		onError = 200;
 		emulator.enqueue(failure);
