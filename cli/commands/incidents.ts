@@ -32,7 +32,14 @@ export function registerIncidents(program: Command): void {
 		.description("close an incident: terminal for its signature (the same error again stays quiet)")
 		.argument("<id>", "incident id (<agent prefix>_<12 hex>)", incidentIdArg)
 		.option("--json", "print the API's JSON")
-		.action(act(close));
+		.action(act((ctx: Context, id: string, opts: { json?: boolean }) => settle(ctx, id, "close", opts)));
+
+	incidents
+		.command("resolve")
+		.description("resolve an open incident, as a clean run would: the same error again re-opens it and pages")
+		.argument("<id>", "incident id (<agent prefix>_<12 hex>)", incidentIdArg)
+		.option("--json", "print the API's JSON")
+		.action(act((ctx: Context, id: string, opts: { json?: boolean }) => settle(ctx, id, "resolve", opts)));
 }
 
 async function list(ctx: Context, opts: ListOptions): Promise<number> {
@@ -77,8 +84,9 @@ async function list(ctx: Context, opts: ListOptions): Promise<number> {
 	return 0;
 }
 
-async function close(ctx: Context, id: string, opts: { json?: boolean }): Promise<number> {
-	const answer = await ctx.client.json(`/v1/incidents/${encodeURIComponent(id)}/close`, shapes.incident, { method: "POST" });
+/** Closes or resolves an incident, and says what it is now. */
+async function settle(ctx: Context, id: string, action: "close" | "resolve", opts: { json?: boolean }): Promise<number> {
+	const answer = await ctx.client.json(`/v1/incidents/${encodeURIComponent(id)}/${action}`, shapes.incident, { method: "POST" });
 	if (opts.json) {
 		ctx.json(answer);
 		return 0;
@@ -88,13 +96,13 @@ async function close(ctx: Context, id: string, opts: { json?: boolean }): Promis
 	ctx.out(
 		fields(
 			[
-				["closed", ctx.p.bold(incident.id)],
+				[action === "close" ? "closed" : "resolved", ctx.p.bold(incident.id)],
 				["agent", incident.agent],
 				["error", incident.error],
 				["seen", `${incident.count} time${incident.count === 1 ? "" : "s"}, first ${when(incident.first_seen_at)}`],
 				// Closed, it pages no more: whether anyone was paged for it is what is left to know.
 				["alerted", incident.alerted_at ? when(incident.alerted_at) : "not paged"],
-				["by", incident.closed_by],
+				...(action === "close" ? [["by", incident.closed_by] as const] : [["next", "the same error again re-opens it and pages"] as const]),
 			],
 			ctx.p,
 		),

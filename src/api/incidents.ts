@@ -1,12 +1,12 @@
 import { z } from "@hono/zod-openapi";
-import { NotFoundError } from "../errors.ts";
+import { ConflictError, NotFoundError } from "../errors.ts";
 import { log } from "../log.ts";
 import { IncidentSchema, INCIDENT_STATES } from "../incidents/schema.ts";
 import { INCIDENT_ID_FORMAT, INCIDENT_ID_PATTERN } from "../incidents/id-format.ts";
-import { closeIncident, listIncidents } from "../store/incidents.ts";
+import { closeIncident, listIncidents, resolveIncident } from "../store/incidents.ts";
 import { createApi, withRole } from "./factory.ts";
 import { AgentNameParam, CursorParam, pageLimit } from "./params.ts";
-import { notFoundResponse } from "./schemas.ts";
+import { errorResponse, notFoundResponse } from "./schemas.ts";
 
 const IncidentPath = z.object({ id: z.string().regex(INCIDENT_ID_PATTERN, `must be an incident id: ${INCIDENT_ID_FORMAT}`).openapi({ description: "An incident's id" }) });
 
@@ -54,6 +54,28 @@ export const incidentsApi = createApi()
 			// Closed before (a second press, another operator): the record keeps who closed it and when,
 			// and the log names no second closer, who changed nothing.
 			if (result.closed) log.info("incident.closed", { agent: result.incident.agent, incident: id, by: c.var.principal.name });
+			return c.json(result.incident, 200);
+		},
+	)
+	.openapi(
+		withRole("operate", {
+			method: "post",
+			operationId: "resolveIncident",
+			path: "/{id}/resolve",
+			summary: "Resolve an open incident, as a clean run would: the same error again re-opens it and pages (closing would quiet it for good)",
+			request: { params: IncidentPath },
+			responses: {
+				200: { description: "The resolved incident (one resolved before is answered as it stands)", content: { "application/json": { schema: IncidentSchema } } },
+				...notFoundResponse,
+				409: errorResponse("conflict: the incident is closed, which is terminal for its signature"),
+			},
+		}),
+		async (c) => {
+			const { id } = c.req.valid("param");
+			const result = await resolveIncident(c.env.DB, id, Date.now());
+			if (!result) throw new NotFoundError(`no incident ${id}`);
+			if (result.incident.state === "closed") throw new ConflictError(`incident ${id} is closed: a closing is terminal for its signature, and the same error stays quiet`);
+			if (result.resolved) log.info("incident.resolved", { agent: result.incident.agent, incident: id, by: c.var.principal.name });
 			return c.json(result.incident, 200);
 		},
 	);

@@ -299,6 +299,18 @@ export async function pruneResolved(db: D1Database, cutoff: number): Promise<{ d
 }
 
 /**
+ * Resolves an open incident by an operator's word, as a clean run would: the same error again
+ * re-opens it and pages. For what no clean run will show soon (an `on_error` hook is called only at
+ * the next failure), where closing would quiet the error for good. `resolved` says whether this call
+ * resolved it: one resolved before is left as it stands, and a closed one stays closed.
+ */
+export async function resolveIncident(db: D1Database, id: string, at: number): Promise<{ incident: Incident; resolved: boolean } | null> {
+	const r = await db.prepare("UPDATE incidents SET state = 'resolved', resolved_at = ?, failing = NULL WHERE id = ? AND state IN ('detected', 'alerted')").bind(at, id).run();
+	const incident = await getIncident(db, id);
+	return incident === null ? null : { incident, resolved: (r.meta.changes ?? 0) > 0 };
+}
+
+/**
  * Closes an incident. `closed` says whether this call closed it: one closed already keeps its closing
  * (who and when), and the caller must not log a second closing by someone who changed nothing.
  */

@@ -683,6 +683,22 @@ describe("drover incidents", () => {
 		expect(unpaged.status, unpaged.stderr).toBe(0);
 		expect(unpaged.stdout).toMatch(/^alerted\s+not paged$/m);
 	});
+
+	it("resolve posts to the incident's resolve and says it resolved, and that the same error pages again; a closed one's 409 is said", async () => {
+		const api = await fakeApi({
+			"POST /v1/incidents/fake_000000000001/resolve": (_req, res) => json(res, 200, incident({ state: "resolved", resolved_at: ago(0), alerted_at: "2026-01-01T09:00:00.000Z" })),
+			"POST /v1/incidents/fake_000000000002/resolve": (_req, res) => json(res, 409, { error: { code: "conflict", message: "incident fake_000000000002 is closed: a closing is terminal for its signature, and the same error stays quiet" } }),
+		});
+		const r = await runCli(api.url, ["incidents", "resolve", "fake_000000000001"]);
+		expect(r.status, r.stderr).toBe(0);
+		expect(r.stdout).toMatch(/^resolved\s+fake_000000000001$/m);
+		expect(r.stdout).toMatch(/^next\s+the same error again re-opens it and pages$/m);
+		expect(r.stdout).not.toMatch(/^by\s/m);
+		const closed = await runCli(api.url, ["incidents", "resolve", "fake_000000000002"]);
+		expect(closed.status).toBe(1);
+		expect(closed.stderr).toContain("is closed: a closing is terminal for its signature");
+		expect(api.seen.map((s) => s.route)).toEqual(["POST /v1/incidents/fake_000000000001/resolve", "POST /v1/incidents/fake_000000000002/resolve"]);
+	});
 });
 
 describe("drover tick", () => {

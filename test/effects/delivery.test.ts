@@ -918,6 +918,43 @@ describe("a hook's incidents", () => {
 		expect(await incidentsOf("key-fixed")).toMatchObject([{ class: "auth", state: "resolved" }]);
 	});
 
+	it("of a pager fixed can be resolved by an operator, and page again when it dies again; a closed one is not", async () => {
+		const alerts = target("https://alerts.example.test");
+		let onError = 404;
+		hookTargets({ afterRun: () => 200, onError: () => onError });
+		const emulator = useEmulator();
+		await createAgent({ name: "pager-fixed", hooks: { on_error: [{ url_secret: "TEST_ERROR_HOOK_URL" }] } });
+		emulator.enqueue(failure);
+		await runToRest("pager-fixed");
+		const hookIncident = async () => (await incidentsOf("pager-fixed")).find((i) => i.class === "delivery")!;
+		const { id } = await hookIncident();
+		expect(pagedIds(alerts)).toContain(id);
+		// The pager is fixed; a clean run calls no on_error hook, so nothing shows it but the operator.
+		onError = 200;
+		emulator.enqueue({ text: "fine" });
+		await runToRest("pager-fixed");
+		expect(await hookIncident()).toMatchObject({ state: "alerted" });
+		expect((await call(`/v1/incidents/${id}/resolve`, { method: "POST", as: "read" })).status).toBe(403);
+		const res = await call(`/v1/incidents/${id}/resolve`, { method: "POST", as: "operate" });
+		expect(res.status).toBe(200);
+		expect(await res.json()).toMatchObject({ id, state: "resolved", failing: null });
+		// Again: answered as it stands.
+		expect(await (await call(`/v1/incidents/${id}/resolve`, { method: "POST", as: "operate" })).json()).toMatchObject({ id, state: "resolved" });
+		// The pager dies again: the same error re-opens it and pages, where a closing would have kept it quiet.
+		onError = 404;
+		emulator.enqueue(failure);
+		await runToRest("pager-fixed");
+		expect(await hookIncident()).toMatchObject({ id, state: "alerted" });
+		expect(pagedIds(alerts).filter((paged) => paged === id)).toHaveLength(2);
+		// Closed, it stays closed.
+		expect((await call(`/v1/incidents/${id}/close`, { method: "POST", as: "operate" })).status).toBe(200);
+		const closed = await call(`/v1/incidents/${id}/resolve`, { method: "POST", as: "operate" });
+		expect(closed.status).toBe(409);
+		expect(((await closed.json()) as { error: { message: string } }).error.message).toBe(`incident ${id} is closed: a closing is terminal for its signature, and the same error stays quiet`);
+		expect(await hookIncident()).toMatchObject({ state: "closed" });
+		expect((await call("/v1/incidents/pager-_000000000000/resolve", { method: "POST", as: "operate" })).status).toBe(404);
+	});
+
 	it("resolve once the agent's hooks are removed from its definition: they will never be called again", async () => {
 		target("https://alerts.example.test");
 		hookTargets({ afterRun: () => 200, onError: () => 404 });
