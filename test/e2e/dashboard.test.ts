@@ -1894,6 +1894,32 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+	it("resolves an open incident by the operator's word, asking first, and offers it for no resolved or closed one", async () => {
+		const agent = await createAgent(`dash-res-${run}`, {});
+		await script({ error: 400, message: "prompt is too long for this model (emulated)" });
+		expect(await settled((await trigger(agent)).id)).toBe("failed");
+		const page = await signedIn(`/incidents?agent=${agent}`);
+		const row = page.locator("#incidents-table tbody tr", { hasText: agent });
+		await row.locator(".badge", { hasText: "detected" }).waitFor(LIVE);
+		const incident = (await row.getAttribute("data-incident"))!;
+		const ask = page.getByRole("dialog", { name: `Resolve incident ${incident}` });
+		await row.getByRole("button", { name: `Resolve incident ${incident}` }).click();
+		await ask.waitFor();
+		expect(await ask.textContent()).toContain("The same error will open it again, and page.");
+		await ask.getByRole("button", { name: "Resolve incident" }).click();
+		await ask.waitFor({ state: "hidden", ...LIVE });
+		await page.locator("#notice", { hasText: `Resolved ${incident}` }).waitFor(LIVE);
+		await row.locator(".badge", { hasText: "resolved" }).waitFor(LIVE);
+		expect(await call<{ incidents: { id: string; state: string }[] }>("GET", `/v1/incidents?agent=${agent}`, tokens.read)).toMatchObject({ incidents: [{ id: incident, state: "resolved" }] });
+		// Resolved: only Close is left; closed: neither.
+		expect(await row.getByRole("button").allTextContents()).toEqual(["Close"]);
+		await call("POST", `/v1/incidents/${incident}/close`, tokens.operate);
+		await page.reload();
+		await row.locator(".badge", { hasText: "closed" }).waitFor(LIVE);
+		expect(await row.getByRole("button").count()).toBe(0);
+		await page.close();
+	});
+
 	it("shows the incidents of the state last chosen when an earlier choice's answer lands after it", async () => {
 		const [closedAgent, openAgent] = [await createAgent(`dash-inc-c-${run}`, {}), await createAgent(`dash-inc-o-${run}`, {})];
 		for (const agent of [closedAgent, openAgent]) {

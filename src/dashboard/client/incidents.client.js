@@ -56,16 +56,22 @@ async function incidentsView(signal) {
 		h("td", null, i.last_job_id ? jobLink(i.last_job_id) : "—"),
 		h("td", { class: "actions" }, i.state === "closed"
 			? h("span", { class: "muted small", text: i.closed_by ? "closed by " + i.closed_by : "closed" })
-			: h("button", { type: "button", class: "small", "data-needs": "operate", text: "Close", "aria-label": "Close incident " + i.id, onclick: (e) => act(e.currentTarget, async () => {
-				const closed = await ask({
-					title: "Close incident " + i.id,
-					text: "The same error will not open it again.",
-					submit: "Close incident",
-					run: () => post("/v1/incidents/" + enc(i.id) + "/close"),
-				});
-				if (!closed) return false;
-				await load(false);
-			}, "Closed " + i.id) })));
+			: [
+				// Open: resolved by the operator's word, as a clean run would (a fixed pager's hook incident,
+				// which only the agent's next failure would clear), paging again if the error comes back.
+				i.state === "resolved" ? null : settleButton(i, "resolve", "Resolve", "The same error will open it again, and page.", "Resolved "),
+				settleButton(i, "close", "Close", "The same error will not open it again.", "Closed "),
+			]));
+	/**
+	 * A button that asks, then closes or resolves the incident, and rereads the list.
+	 * @param {Incident} i @param {"close" | "resolve"} action @param {string} label @param {string} text @param {string} said
+	 */
+	const settleButton = (i, action, label, text, said) =>
+		h("button", { type: "button", class: "small", "data-needs": "operate", text: label, "aria-label": label + " incident " + i.id, onclick: (/** @type {MouseEvent} */ e) => act(/** @type {HTMLButtonElement} */ (e.currentTarget), async () => {
+			const done = await ask({ title: label + " incident " + i.id, text, submit: label + " incident", run: () => post("/v1/incidents/" + enc(i.id) + "/" + action) });
+			if (!done) return false;
+			await load(false);
+		}, said + i.id) });
 	/** @param {string | null} [missing] why the list is empty, when its agent filter names no agent */
 	const drawMeta = (missing) => {
 		const shown = tbody.rows.length;
