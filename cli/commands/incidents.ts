@@ -4,7 +4,8 @@ import { fields, printable, printableDeep, relTime, statusStyle, table, when } f
 import type { Incident } from "../types.ts";
 import { shapes } from "../shapes.ts";
 
-const INCIDENT_STATES = ["detected", "alerted", "resolved", "closed"];
+/** The states a listing filters by, `open` being detected and alerted together (src/incidents/schema.ts's INCIDENT_STATE_FILTERS). */
+const INCIDENT_STATES = ["open", "detected", "alerted", "resolved", "closed"];
 /** The pseudo-agent of the scheduler's own incidents (src/config/schema.ts's SCHEDULER_AGENT, reserved). */
 const SCHEDULER = "scheduler";
 
@@ -20,7 +21,7 @@ export function registerIncidents(program: Command): void {
 	const incidents = program
 		.command("incidents")
 		.description("failure incidents, deduplicated by error signature, most recently seen first")
-		.addOption(new Option("-s, --state <state>", "only incidents in this state").choices(INCIDENT_STATES))
+		.addOption(new Option("-s, --state <state>", "only incidents in this state (open: detected or alerted)").choices(INCIDENT_STATES))
 		.option("-a, --agent <agent>", "only this agent's incidents")
 		.option("-n, --limit <n>", "how many (1-200)", positiveInt(200), 50)
 		.option("--cursor <cursor>", "the next page (printed after a full page)")

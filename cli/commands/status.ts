@@ -114,7 +114,7 @@ function incidentsText(p: Context["p"], incidents: Status["incidents"] | undefin
 	if (incidents === null) return p.red("could not be read (the Worker's logs say why)");
 	if (incidents.open === 0) return p.dim("none open");
 	const count = incidents.more ? `more than ${incidents.open}` : String(incidents.open);
-	return `${p.yellow(`${count} open`)} ${p.dim("(drover incidents lists them)")}`;
+	return `${p.yellow(`${count} open`)} ${p.dim("(drover incidents --state open lists them)")}`;
 }
 
 /**

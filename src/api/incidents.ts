@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { ConflictError, NotFoundError } from "../errors.ts";
 import { log } from "../log.ts";
-import { IncidentSchema, INCIDENT_STATES } from "../incidents/schema.ts";
+import { IncidentSchema, INCIDENT_STATE_FILTERS } from "../incidents/schema.ts";
 import { INCIDENT_ID_FORMAT, INCIDENT_ID_PATTERN } from "../incidents/id-format.ts";
 import { closeIncident, listIncidents, resolveIncident } from "../store/incidents.ts";
 import { createApi, withRole } from "./factory.ts";
@@ -19,7 +19,7 @@ export const incidentsApi = createApi()
 			summary: "Failure incidents, deduplicated by error signature, most recently seen first",
 			request: {
 				query: z.strictObject({
-					state: z.enum(INCIDENT_STATES).optional().openapi({ description: "Only incidents in this state" }),
+					state: z.enum(INCIDENT_STATE_FILTERS).optional().openapi({ description: "Only incidents in this state; open: detected or alerted, those still failing" }),
 					agent: AgentNameParam.optional().openapi({ description: "Only this agent's incidents" }),
 					limit: pageLimit(200, 50),
 					cursor: CursorParam,

@@ -3,7 +3,7 @@
 // They hold no data (so they need no token); /ui/app.js signs in, calls the JSON API and fills them.
 import type { Child } from "hono/jsx";
 import { JOB_STATUSES, TRIGGER_TYPES } from "../jobs/schema.ts";
-import { INCIDENT_STATES } from "../incidents/schema.ts";
+import { INCIDENT_STATE_FILTERS } from "../incidents/schema.ts";
 import { printable } from "../shared/printable.ts";
 
 export type View = "fleet" | "jobs" | "job" | "runs" | "logs" | "usage" | "incidents" | "missing";
@@ -562,7 +562,7 @@ function Incidents() {
 				<label>
 					State
 					<select name="state">
-						<Options values={INCIDENT_STATES} all="any state" />
+						<Options values={INCIDENT_STATE_FILTERS} all="any state" />
 					</select>
 				</label>
 				{/* A filter the API refuses is said here, tied to its field (incidents.client.js). */}

@@ -2,6 +2,9 @@ import { z } from "@hono/zod-openapi";
 
 export const INCIDENT_STATES = ["detected", "alerted", "resolved", "closed"] as const;
 export type IncidentState = (typeof INCIDENT_STATES)[number];
+/** What a listing filters by: a state, or `open` for detected and alerted together (what still fails). */
+export const INCIDENT_STATE_FILTERS = ["open", ...INCIDENT_STATES] as const;
+export type IncidentStateFilter = (typeof INCIDENT_STATE_FILTERS)[number];
 
 /**
  * An incident as the API answers it and as the store reads it: one schema for both (and the CLI's

@@ -3,7 +3,7 @@ import { redact } from "../security/redact.ts";
 import { clip } from "../shared/clip.ts";
 import { cursorScope, decodeCursor, encodeCursor } from "../shared/cursor.ts";
 import { isoOrNull } from "../shared/iso-time.ts";
-import type { Incident, IncidentState } from "../incidents/schema.ts";
+import type { Incident, IncidentState, IncidentStateFilter } from "../incidents/schema.ts";
 import { AGENT_WIDE_CLASSES, ANY_RUN_CLEARS, DELIVERY, HOOK_SOURCES_LIKE, isSendSource, type IncidentSource } from "../incidents/sources.ts";
 
 export type { Incident };
@@ -322,7 +322,7 @@ export async function closeIncident(db: D1Database, id: string, by: string, at: 
 
 export async function listIncidents(
 	db: D1Database,
-	filters: { state?: IncidentState | undefined; agent?: string | undefined },
+	filters: { state?: IncidentStateFilter | undefined; agent?: string | undefined },
 	limit: number,
 	cursor?: string,
 ): Promise<{ incidents: Incident[]; next_cursor: string | null }> {
@@ -332,19 +332,25 @@ export async function listIncidents(
 		where.push("agent = ?");
 		params.push(filters.agent);
 	}
-	if (filters.state !== undefined) {
-		where.push("state = ?");
-		params.push(filters.state);
-	}
 	const scope = cursorScope("incidents", filters);
 	if (cursor !== undefined) {
 		const after = decodeCursor(cursor, scope);
 		where.push("(last_seen_at, id) < (?, ?)");
 		params.push(after.at, after.id);
 	}
-	const sql = `SELECT * FROM incidents${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY last_seen_at DESC, id DESC LIMIT ?`;
-	const { results } = await db.prepare(sql).bind(...params, limit + 1).all<IncidentRow>();
-	const page = results.slice(0, limit);
-	const last = page.at(-1);
-	return { incidents: page.map(toIncident), next_cursor: results.length > limit && last ? encodeCursor({ at: last.last_seen_at, id: last.id }, scope) : null };
+	const page = (state: IncidentState | undefined) => {
+		const all = state === undefined ? where : ["state = ?", ...where];
+		return { sql: `SELECT * FROM incidents${all.length ? ` WHERE ${all.join(" AND ")}` : ""} ORDER BY last_seen_at DESC, id DESC LIMIT ?`, params: [...(state === undefined ? [] : [state]), ...params, limit + 1] };
+	};
+	// Open is two states: each read as its own range of the index, newest first, and the two pages
+	// merged, so a page reads at most twice its rows, not every open incident to sort them.
+	const parts = filters.state === "open" ? [page("detected"), page("alerted")] : [page(filters.state)];
+	const read = await db.batch<IncidentRow>(parts.map((p) => db.prepare(p.sql).bind(...p.params)));
+	const results = read
+		.flatMap((r) => r.results)
+		.sort((a, b) => b.last_seen_at - a.last_seen_at || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
+		.slice(0, limit + 1);
+	const shown = results.slice(0, limit);
+	const last = shown.at(-1);
+	return { incidents: shown.map(toIncident), next_cursor: results.length > limit && last ? encodeCursor({ at: last.last_seen_at, id: last.id }, scope) : null };
 }

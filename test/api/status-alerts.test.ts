@@ -87,4 +87,27 @@ describe("GET /v1/status: open incidents, paged or not", () => {
 		await file("open-many-last", 200);
 		expect(await incidents()).toEqual({ open: OPEN_COUNTED, more: true });
 	});
+	it("are listed by GET /v1/incidents?state=open, detected and alerted together, newest seen first, a page at a time", async () => {
+		await env.DB.prepare("UPDATE incidents SET state = 'resolved' WHERE state IN ('detected', 'alerted')").run();
+		const at = Date.now();
+		const file = (i: number, seen: number) => recordFailure(env.DB, { agent: "open-list", error: `listed failure ${i}`, jobId: `job-2026-12-06-l${String(i).padStart(5, "0")}`, at: seen, source: "manual" });
+		const { incident: oldest } = await file(1, at - 3_000);
+		const { incident: paged } = await file(2, at - 2_000);
+		await markAlerted(env.DB, paged.id, at);
+		const { incident: closed } = await file(3, at - 1_000);
+		await closeIncident(env.DB, closed.id, "operator", at);
+		const { incident: newest } = await file(4, at);
+		const ids: string[] = [];
+		let cursor: string | null = null;
+		do {
+			const res = await call(`/v1/incidents?state=open&limit=1${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+			expect(res.status).toBe(200);
+			const page = (await res.json()) as { incidents: { id: string; state: string }[]; next_cursor: string | null };
+			ids.push(...page.incidents.map((i) => i.id));
+			cursor = page.next_cursor;
+		} while (cursor !== null);
+		expect(ids).toEqual([newest.id, paged.id, oldest.id]);
+		const bad = await call("/v1/incidents?state=opened");
+		expect(bad.status).toBe(400);
+	});
 });

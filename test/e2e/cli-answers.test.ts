@@ -814,8 +814,8 @@ describe("drover status and open incidents", () => {
 	const statusWith = (incidents: unknown) => statusOut({ incidents });
 
 	it("says how many are open, paged or not, and where they are listed", async () => {
-		expect(await statusWith({ open: 3, more: false })).toMatch(/^incidents\s+3 open \(drover incidents lists them\)$/m);
-		expect(await statusWith({ open: 20, more: true })).toMatch(/^incidents\s+more than 20 open \(drover incidents lists them\)$/m);
+		expect(await statusWith({ open: 3, more: false })).toMatch(/^incidents\s+3 open \(drover incidents --state open lists them\)$/m);
+		expect(await statusWith({ open: 20, more: true })).toMatch(/^incidents\s+more than 20 open \(drover incidents --state open lists them\)$/m);
 		expect(await statusWith({ open: 0, more: false })).toMatch(/^incidents\s+none open$/m);
 		expect(await statusWith(null)).toMatch(/^incidents\s+could not be read \(the Worker's logs say why\)$/m);
 		// An older server's answer has no count: no row, rather than a wrong "none".
