@@ -97,13 +97,14 @@ async function settle(ctx: Context, id: string, action: "close" | "resolve", opt
 	ctx.out(
 		fields(
 			[
-				[action === "close" ? "closed" : "resolved", ctx.p.bold(incident.id)],
+				// As the answer has it: a failure may have re-opened it just before a resolve.
+				[incident.state, ctx.p.bold(incident.id)],
 				["agent", incident.agent],
 				["error", incident.error],
 				["seen", `${incident.count} time${incident.count === 1 ? "" : "s"}, first ${when(incident.first_seen_at)}`],
-				// Closed, it pages no more: whether anyone was paged for it is what is left to know.
+				// Whether anyone was paged for this opening: closed, it pages no more; resolved, it will at its next failure.
 				["alerted", incident.alerted_at ? when(incident.alerted_at) : "not paged"],
-				...(action === "close" ? [["by", incident.closed_by] as const] : [["next", "the same error again re-opens it and pages"] as const]),
+				...(action === "close" ? [["by", incident.closed_by] as const] : incident.state === "resolved" ? [["next", "the same error again re-opens it and pages"] as const] : []),
 			],
 			ctx.p,
 		),

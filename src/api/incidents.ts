@@ -67,7 +67,7 @@ export const incidentsApi = createApi()
 			responses: {
 				200: { description: "The resolved incident (one resolved before is answered as it stands)", content: { "application/json": { schema: IncidentSchema } } },
 				...notFoundResponse,
-				409: errorResponse("conflict: the incident is closed, which is terminal for its signature"),
+				409: errorResponse("The incident is closed, which is terminal for its signature (code conflict)"),
 			},
 		}),
 		async (c) => {

@@ -305,9 +305,14 @@ export async function pruneResolved(db: D1Database, cutoff: number): Promise<{ d
  * resolved it: one resolved before is left as it stands, and a closed one stays closed.
  */
 export async function resolveIncident(db: D1Database, id: string, at: number): Promise<{ incident: Incident; resolved: boolean } | null> {
-	const r = await db.prepare("UPDATE incidents SET state = 'resolved', resolved_at = ?, failing = NULL WHERE id = ? AND state IN ('detected', 'alerted')").bind(at, id).run();
+	// The row as this write left it: a failure re-opening it just after must not be answered as resolved.
+	const row = await db
+		.prepare("UPDATE incidents SET state = 'resolved', resolved_at = ?, failing = NULL WHERE id = ? AND state IN ('detected', 'alerted') RETURNING *")
+		.bind(at, id)
+		.first<IncidentRow>();
+	if (row !== null) return { incident: toIncident(row), resolved: true };
 	const incident = await getIncident(db, id);
-	return incident === null ? null : { incident, resolved: (r.meta.changes ?? 0) > 0 };
+	return incident === null ? null : { incident, resolved: false };
 }
 
 /**

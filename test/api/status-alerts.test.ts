@@ -107,6 +107,20 @@ describe("GET /v1/status: open incidents, paged or not", () => {
 			cursor = page.next_cursor;
 		} while (cursor !== null);
 		expect(ids).toEqual([newest.id, paged.id, oldest.id]);
+
+		// Seen at the same instant, one alerted and one detected, with the agent filter: by id, newest first, each once.
+		const tie = (i: number) => recordFailure(env.DB, { agent: "open-tie", error: `tied failure ${i}`, jobId: `job-2026-12-06-t${String(i).padStart(5, "0")}`, at, source: "manual" });
+		const [{ incident: a }, { incident: b }] = [await tie(1), await tie(2)];
+		await markAlerted(env.DB, a.id, at);
+		const tied: string[] = [];
+		cursor = null;
+		do {
+			const res = await call(`/v1/incidents?state=open&agent=open-tie&limit=1${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+			const page = (await res.json()) as { incidents: { id: string }[]; next_cursor: string | null };
+			tied.push(...page.incidents.map((i) => i.id));
+			cursor = page.next_cursor;
+		} while (cursor !== null);
+		expect(tied).toEqual([a.id, b.id].sort().reverse());
 		const bad = await call("/v1/incidents?state=opened");
 		expect(bad.status).toBe(400);
 	});

@@ -99,6 +99,8 @@ function showOpenIncidents(incidents) {
 	count.title = open ? said : "";
 	// Heard as part of the link's name ("Incidents (3 open)"), where an aria-label would replace it.
 	setText($("#open-incidents-said"), open ? "(" + said + ")" : "");
+	// The count's link opens the ones it counts, not a list that mixes in the resolved.
+	/** @type {HTMLAnchorElement} */ (count.parentElement).href = open ? "/incidents?state=open" : "/incidents";
 }
 /** @param {Status | null} status */
 function start(status) {
