@@ -171,6 +171,7 @@ async function agentStatus(ctx: Context, name: string, opts: { json?: boolean })
 				["queued", a.queued_jobs > 0 ? String(a.queued_jobs) : null],
 				["last job", last],
 				["session", await sessionText(ctx, name)],
+				["incidents", await agentIncidentsText(ctx, name)],
 			],
 			p,
 		),
@@ -195,6 +196,27 @@ async function agentStatus(ctx: Context, name: string, opts: { json?: boolean })
 		),
 	);
 	return 0;
+}
+
+/** Open incidents an agent's page of them counts at most; past it, "more than". */
+const AGENT_INCIDENTS_COUNTED = 20;
+
+/**
+ * The agent's open incidents, paged or not, and where they are listed. Null (no row) when they cannot
+ * be had (a server before `state=open` refuses it): the status above stands without them.
+ */
+async function agentIncidentsText(ctx: Context, name: string): Promise<string | null> {
+	const { p } = ctx;
+	let page;
+	try {
+		page = await ctx.client.json("/v1/incidents", shapes.incidentPage, { query: { agent: name, state: "open", limit: AGENT_INCIDENTS_COUNTED } });
+	} catch (err) {
+		if (err instanceof CliError) return null;
+		throw err;
+	}
+	if (page.incidents.length === 0) return p.dim("none open");
+	const count = page.next_cursor ? `more than ${page.incidents.length}` : String(page.incidents.length);
+	return `${p.yellow(`${count} open`)} ${p.dim(`(drover incidents --agent ${name} --state open lists them)`)}`;
 }
 
 /**

@@ -1911,6 +1911,11 @@ describe("sessions current and sessions reset (a persistent session)", () => {
 	it("status <agent> says how its runs share conversations, and stands without it from a server that cannot say", async () => {
 		const agent = { name: "keeper", source: "api", enabled: true, model: "m", fallback_models: [], max_concurrent: 1, overlap: "skip", schedules: [], paused: null, running_jobs: [], queued_jobs: 0, last_job: null };
 		const inADay = new Date(Date.now() + 86_400_000 - 60_000).toISOString();
+		const seen = new Date().toISOString();
+		const incidentOf = (name: string) => ({
+			id: `${name.slice(0, 6)}_000000000001`, agent: name, signature: "000000000001", class: "agent", state: "alerted", error: "boom", count: 1,
+			first_seen_at: seen, last_seen_at: seen, last_job_id: null, alerted_at: seen, resolved_at: null, closed_at: null, closed_by: null, failing: ["manual"],
+		});
 		const api = await fakeApi({
 			"GET /v1/agents/keeper": (_req, res) => json(res, 200, agent),
 			"GET /v1/agents/keeper/sessions/current": (_req, res) => json(res, 200, { ...CURRENT, expires_at: inADay, expired: false, continues: true, not_continued_because: null }),
@@ -1919,9 +1924,16 @@ describe("sessions current and sessions reset (a persistent session)", () => {
 			"GET /v1/agents/plain": (_req, res) => json(res, 200, { ...agent, name: "plain" }),
 			"GET /v1/agents/plain/sessions/current": (_req, res) => json(res, 200, { ...CURRENT, agent: "plain", mode: "fresh_per_job", session_id: null, last_job: null }),
 			"GET /v1/agents/older": (_req, res) => json(res, 200, { ...agent, name: "older" }),
+			"GET /v1/incidents?agent=keeper&state=open&limit=20": (_req, res) => json(res, 200, { incidents: [incidentOf("keeper"), incidentOf("keeper")], next_cursor: null }),
+			"GET /v1/incidents?agent=plain&state=open&limit=20": (_req, res) => json(res, 200, { incidents: [], next_cursor: null }),
+			"GET /v1/incidents?agent=stale&state=open&limit=20": (_req, res) => json(res, 200, { incidents: Array.from({ length: 20 }, () => incidentOf("stale")), next_cursor: "more" }),
 		});
 		const keeper = await runCli(api.url, ["status", "keeper"]);
 		expect(keeper.status, keeper.stderr).toBe(0);
+		// Its open incidents, paged or not, and where they are listed; none, or more than a page.
+		expect(keeper.stdout).toMatch(/^incidents\s+2 open \(drover incidents --agent keeper --state open lists them\)$/m);
+		expect((await runCli(api.url, ["status", "plain"])).stdout).toMatch(/^incidents\s+none open$/m);
+		expect((await runCli(api.url, ["status", "stale"])).stdout).toMatch(/^incidents\s+more than 20 open /m);
 		expect(keeper.stdout).toMatch(/^session\s+persistent: ses-job-2026-01-01-abcdef, continuing job-2026-01-02-zzzzzz, expires in (23h|1d)$/m);
 		expect((await runCli(api.url, ["status", "plain"])).stdout).toMatch(/^session\s+fresh per job$/m);
 		expect((await runCli(api.url, ["status", "stale"])).stdout).toMatch(
@@ -1932,6 +1944,7 @@ describe("sessions current and sessions reset (a persistent session)", () => {
 		expect(older.status, older.stderr).toBe(0);
 		expect(older.stdout).toMatch(/^agent\s+older \(API\)$/m);
 		expect(older.stdout).not.toMatch(/^session/m);
+		expect(older.stdout).not.toMatch(/^incidents/m);
 	});
 
 	it("reset asks first (a usage error without a terminal or --yes), then forgets the session", async () => {
