@@ -220,6 +220,30 @@ describe("the CLI's manuals", () => {
 		expect(layout).toContain("`commands/*.ts`");
 	});
 
+	// A command with subcommands (`const incidents = program.command("incidents")`, then `incidents.command("close")`),
+	// and whether it takes an argument of its own: without one, a word after it can only be a subcommand.
+	const parents = new Map(
+		Object.values(cliSources).flatMap((source) =>
+			[...source.matchAll(/const (\w+) = program\s*\.command\("([a-z-]+)"\)([\s\S]*?)\.action\(/g)].map((m) => {
+				const subs = [...source.matchAll(new RegExp(`\\b${m[1]}\\s*\\.command\\("([a-z-]+)"\\)`, "g"))].map((sub) => sub[1]!);
+				return [m[2]!, { subs, takesArgument: m[3]!.includes(".argument(") }] as const;
+			}),
+		),
+	);
+
+	it("names each subcommand after its own command: a word after a command that takes none of its own is one of its subcommands", () => {
+		expect(parents.get("incidents")).toEqual({ subs: ["close", "resolve"], takesArgument: false });
+		const written = [readme, cliReadme].flatMap((text) => [...text.matchAll(/(?:^drover|·|`drover) ([a-z-]+) ([a-z][a-z-]*)\b/gm)]);
+		let checked = 0;
+		for (const [line, command, next] of written) {
+			const parent = parents.get(command!);
+			if (!parent || parent.takesArgument) continue;
+			expect(parent.subs, line).toContain(next);
+			checked++;
+		}
+		expect(checked).toBeGreaterThan(3);
+	});
+
 	it("the CLI lines of README's and cli/README.md's shell blocks use only commands and options the CLI has", () => {
 		const lines = [readme, cliReadme].flatMap((text) => [...text.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].flatMap((m) => m[1]!.split("\n"))).filter((line) => /^drover /.test(line));
 		let used = 0;
