@@ -350,7 +350,7 @@ export async function listIncidents(
 	// Open is two states: each read as its own range of the index, newest first, and the two pages
 	// merged, so a page reads at most twice its rows, not every open incident to sort them.
 	const parts = filters.state === "open" ? [page("detected"), page("alerted")] : [page(filters.state)];
-	const read = await db.batch<IncidentRow>(parts.map((p) => db.prepare(p.sql).bind(...p.params)));
+	const read = await Promise.all(parts.map((p) => db.prepare(p.sql).bind(...p.params).all<IncidentRow>()));
 	const results = read
 		.flatMap((r) => r.results)
 		.sort((a, b) => b.last_seen_at - a.last_seen_at || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))

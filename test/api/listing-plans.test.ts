@@ -63,6 +63,16 @@ describe("GET /v1/incidents?agent=…", () => {
 		// With a state too, the index that leads with both.
 		await listIncidents(db, { agent: "planned", state: "resolved" }, 7);
 		expect(await planOf(runs.at(-1)!)).toMatch(/^SEARCH incidents USING INDEX incidents_by_agent \(agent=\? AND state=\?\)$/);
+		// Open: each of its two states sought so, a page and the row past it read from each, not sorted whole.
+		const before = runs.length;
+		const open = await listIncidents(db, { agent: "planned", state: "open" }, 3);
+		const { results: openIds } = await env.DB.prepare("SELECT id FROM incidents WHERE agent = 'planned' AND state IN ('detected', 'alerted') ORDER BY last_seen_at DESC, id DESC LIMIT 3").all<{ id: string }>();
+		expect(open.incidents.map((i) => i.id)).toEqual(openIds.map((r) => r.id));
+		expect(runs.length - before).toBe(2);
+		for (const run of runs.slice(before)) {
+			expect(await planOf(run)).toMatch(/^SEARCH incidents USING INDEX incidents_by_agent \(agent=\? AND state=\?\)$/);
+			expect(run.rowsRead).toBeLessThanOrEqual(4);
+		}
 	});
 });
 
