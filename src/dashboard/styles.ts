@@ -156,6 +156,15 @@ h3 { font-size: .9rem; margin: 1rem 0 .3rem; color: var(--muted); font-weight: 6
 /* its edge 3:1 on the bar, light or dark */
 .topbar .ghost { white-space: nowrap; }
 .topbar .ghost { color: #c9d6e3; border-color: rgba(255,255,255,.5); background: transparent; }
+/* the pill's details, under the bar's end: a popover is laid out in the top layer, not beside its button */
+.scheduler-details {
+	inset: auto; top: 3.4rem; right: 1rem; margin: 0; width: min(34rem, calc(100vw - 2rem)); max-height: 70vh; overflow: auto;
+	padding: .75rem 1rem; border: 1px solid var(--control-line); border-radius: 8px; background: var(--bg); color: var(--ink);
+	box-shadow: 0 6px 24px rgba(0,0,0,.25); font-size: .9rem;
+}
+.scheduler-details ul { margin: .4rem 0 0; padding-left: 1.2rem; }
+.scheduler-details li + li { margin-top: .3rem; }
+.scheduler-details p { margin: 0; }
 main { max-width: 1400px; margin: 0 auto; padding: 1.25rem 1.5rem 3rem; }
 /* the skip link: off the screen until it has the focus, then over the bar's start */
 .skip { position: absolute; left: .5rem; top: -3rem; z-index: 10; padding: .4rem .75rem; border-radius: 6px; background: var(--bg); color: var(--accent); text-decoration: underline; }
@@ -320,6 +329,7 @@ tr.auto-paused td:first-child { box-shadow: inset 4px 0 0 var(--warn-line); }
 .badge.auto-paused { background: var(--auto-bg); color: var(--warn-ink); border-color: var(--warn-line); }
 /* pending, cancelled, paused, disabled, claimed, skipped, suppressed, closed: the grey above */
 .pill { overflow-wrap: anywhere; font-size: .82rem; padding: .1rem .6rem; border-radius: 999px; background: rgba(255,255,255,.12); color: #dbe6f0; }
+button.pill { border: 0; line-height: inherit; }
 .pill.bad { background: #e03131; color: #fff; }
 .pill.warn { background: #f59f00; color: #1a1a1a; }
 .panel .pill { background: var(--grey-bg); color: var(--grey-ink); }

@@ -4340,6 +4340,24 @@ describe("the dashboard", () => {
 		await page.getByRole("dialog", { name: "Discard the new agent" }).getByRole("button", { name: "Discard" }).click();
 		await page.locator("#new-agent").waitFor({ state: "hidden", ...LIVE });
 		expect(await page.evaluate<string | undefined>("document.activeElement?.id")).toBe("fleet-new");
+		// Escape is Cancel: asked first after a change (an Escape there keeps the text), at once when unchanged.
+		await page.getByRole("button", { name: "New agent" }).click();
+		await field.fill(`name: ${agent}\nprompt: Watch db-9.\n`);
+		await field.press("Escape");
+		const asked = page.getByRole("dialog", { name: "Discard the new agent" });
+		await asked.waitFor(LIVE);
+		await page.keyboard.press("Escape");
+		await asked.waitFor({ state: "hidden", ...LIVE });
+		expect(await field.inputValue()).toBe(`name: ${agent}\nprompt: Watch db-9.\n`);
+		expect(await page.evaluate<string | undefined>("document.activeElement?.id")).toBe("definition-text");
+		await field.press("Escape");
+		await asked.getByRole("button", { name: "Discard" }).click();
+		await page.locator("#new-agent").waitFor({ state: "hidden", ...LIVE });
+		await page.getByRole("button", { name: "New agent" }).click();
+		await field.press("Escape");
+		await page.locator("#new-agent").waitFor({ state: "hidden", ...LIVE });
+		expect(await page.evaluate<string | undefined>("document.activeElement?.id")).toBe("fleet-new");
+		expect(await status()).toBe(404);
 		// A name the API refuses: said at its line, nothing created; mended, created with Ctrl+Enter.
 		await page.getByRole("button", { name: "New agent" }).click();
 		await field.fill(`name: Dash New\nprompt: Watch db-9.\n`);
@@ -5498,6 +5516,18 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		await pill.filter({ hasText: "1 warning" }).waitFor(LIVE);
 		expect(await pill.getAttribute("class")).toBe("pill warn");
 		expect(await pill.getAttribute("title")).toContain("D1 holds 8.1 GB");
+		// The title reaches a mouse alone: the pill is a button opening the warnings in full, by keyboard
+		// too, and Escape closes them with the focus still on it.
+		const details = page.locator("#scheduler-details");
+		expect(await details.isVisible()).toBe(false);
+		await pill.focus();
+		await page.keyboard.press("Enter");
+		await details.waitFor(LIVE);
+		expect(await details.locator("li").allTextContents()).toEqual(["D1 holds 8.1 GB of the 10 GB a database may hold."]);
+		expect(await details.locator("p").first().textContent()).toMatch(/^Scheduler · last tick \d/);
+		await page.keyboard.press("Escape");
+		await details.waitFor({ state: "hidden", ...LIVE });
+		expect(await page.evaluate<string | undefined>("document.activeElement?.id")).toBe("scheduler-pill");
 		// The state it was shown with is not said; the region is polite.
 		expect(await said.getAttribute("aria-live")).toBe("polite");
 		expect(await said.textContent()).toBe("");
@@ -5521,6 +5551,9 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		await stepClock(page, 10_000);
 		await expect.poll(() => pill.getAttribute("class"), LIVE).toBe("pill");
 		await expect.poll(() => said.textContent(), LIVE).toMatch(/^Scheduler well again: last tick .*\.$/);
+		await pill.click();
+		await details.locator("p", { hasText: "Nothing to look at." }).waitFor(LIVE);
+		expect(await details.locator("li").count()).toBe(0);
 		// A poll's answer still being read as the page closes would be disposed under it.
 		await page.unrouteAll({ behavior: "wait" });
 		await page.close();

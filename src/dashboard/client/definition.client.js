@@ -79,7 +79,7 @@ function offsetOf(text, line, column) {
 }
 /**
  * The editor: the YAML in a textarea; Save (or Ctrl+Enter) puts it, or for a new agent (`read`
- * null) posts it; Cancel (asked first when it was changed) goes back. A refusal is said above the
+ * null) posts it; Cancel or Escape (asked first when it was changed) goes back. A refusal is said above the
  * buttons, each issue the API placed a button that puts the cursor there.
  * @param {{ agent: string | null, read: DefinitionText | null, back: () => Promise<unknown> | void, saved: (answer: AgentView & { definition_revision: string }) => Promise<unknown> | void, text?: string }} o
  */
@@ -179,6 +179,13 @@ function definitionEditor(o) {
 		if (field.value !== start && !(await ask({ title, text: read ? "The agent keeps its definition as it is." : "Nothing is created.", submit: "Discard", danger: true, run: async () => true }))) return false;
 		await o.back();
 	}));
+	// Escape is Cancel, as in the dialogs (asked first when the text was changed). Not while a save
+	// is under way (Cancel is then disabled), nor an Escape something inside took (a composition's).
+	form.addEventListener("keydown", (/** @type {KeyboardEvent} */ e) => {
+		if (e.key !== "Escape" || e.isComposing || e.defaultPrevented) return;
+		e.preventDefault();
+		cancel.click();
+	});
 	form.addEventListener("submit", (e) => {
 		e.preventDefault();
 		unsay();

@@ -6,6 +6,7 @@ function showSignIn(message) {
 	$("#signin").hidden = false;
 	$("#sign-out").hidden = true;
 	$("#scheduler-pill").hidden = true;
+	/** @type {HTMLElement} */ ($("#scheduler-details")).hidePopover?.();
 	schedulerHealth = null;
 	$("#whoami").hidden = true;
 	$(".topbar nav").hidden = true;
@@ -73,7 +74,13 @@ function showScheduler(status) {
 	const backlogSaid = behind > 0 && warnings.some((w) => /^\d+ scheduler shards? (is|are) behind: /.test(w));
 	const unsaid = warnings.length - (backlogSaid ? 1 : 0);
 	if (unsaid > 0) add(pill, ` · ${unsaid} warning${unsaid === 1 ? "" : "s"}`);
-	pill.title = [s.error ? "Scheduler: " + printable(s.error) : "", ...warnings.map(printable), printable(d1Warning)].filter(Boolean).join("\n");
+	const said = [s.error ? "Scheduler: " + printable(s.error) : "", ...warnings.map(printable), printable(d1Warning)].filter(Boolean);
+	pill.title = said.join("\n");
+	// The same, in full, in the pill's popover: the title is for a mouse alone.
+	$("#scheduler-details").replaceChildren(
+		h("p", null, h("strong", { text: "Scheduler" }), " · ", s.last_tick_at ? ["last tick ", absText(Date.parse(s.last_tick_at))] : "no tick yet",
+			s.last_tick_at && s.last_ok_at !== s.last_tick_at ? [" · last good tick ", s.last_ok_at ? absText(Date.parse(s.last_ok_at)) : "none yet"] : null),
+		said.length ? h("ul", null, said.map((w) => h("li", { text: w }))) : h("p", { class: "muted", text: "Nothing to look at." }));
 	// The pill is redrawn at every poll, its tick time changing: not a live region, which would read it
 	// out each time. A change of its state (stalled, amber, well again) is said politely, once.
 	const health = pill.className;
