@@ -45,6 +45,9 @@ export const D1Report = z.object({
 		.openapi({ description: "Present when D1 keeps no record of applied migrations (no d1_migrations table: a schema made by hand, or another migrations_table): the schema is not checked, and not counted against ok" }),
 });
 
+/** What each warning is of: `scheduler_behind` (a shard behind its ticks), `d1_storage` (D1 nearly full), `incidents_unpaged`. */
+const WarningKind = z.enum(["scheduler_behind", "d1_storage", "incidents_unpaged"]).openapi("WarningKind");
+
 const Status = z
 	.object({
 		scheduler: SchedulerHealth.extend({
@@ -64,6 +67,7 @@ const Status = z
 			}),
 		}),
 		warnings: z.array(z.string()).openapi({ description: "What an operator should look at: a scheduler shard behind its ticks, D1 at 8 of the 10 GB a database may hold, open incidents not paged 3 minutes after they opened (`alerts: …`: ALERT_WEBHOOK_URL unset or not an http(s) URL, or the webhook refusing their alerts)" }),
+		warning_kinds: z.array(WarningKind).openapi({ description: "Each warning's kind, in the warnings' order: what a client acts on, where the warning's text is for people and may change" }),
 		d1_bytes: z.number().int().nullable().openapi({ description: "D1's size in bytes, as its last answer here reported it (null where it reports none): Cloudflare allows 10 GB a database, and a warning is given from 8 GB" }),
 		d1: D1Report.openapi({
 			description: `D1's schema as /healthz reports it (not ok: migrations this release needs are missing, \`missing\` naming them and \`fix\` how to apply them; or D1 could not be read), checked at most once every ${D1_CHECK_TTL_MS / 1000} s by each of the Worker's isolates: an applied fix shows within that`,
@@ -113,7 +117,13 @@ export const statusApi = createApi().openapi(
 			unpagedIncidents(c.env.DB, now - UNPAGED_AFTER_MS).catch(unreadable),
 			openIncidents(c.env.DB).catch(unreadable),
 		]);
-		const behind = hb === null ? null : backlogWarning(hb);
+		const warned = (
+			[
+				["scheduler_behind", hb === null ? null : backlogWarning(hb)],
+				["d1_storage", d1StorageWarning(bytes)],
+				["incidents_unpaged", unpagedWarning(c.env, unpaged ?? { count: 0, more: false, oldest: null }, now)],
+			] as const
+		).filter((w): w is readonly [z.infer<typeof WarningKind>, string] => w[1] !== null);
 		return c.json(
 			{
 				scheduler: {
@@ -126,7 +136,8 @@ export const statusApi = createApi().openapi(
 					oldest_deferred_minute: hb?.oldest_deferred_at ?? null,
 					shards_behind: hb?.shards_behind ?? null,
 				},
-				warnings: [behind, d1StorageWarning(bytes), unpagedWarning(c.env, unpaged ?? { count: 0, more: false, oldest: null }, now)].filter((w): w is string => w !== null),
+				warnings: warned.map(([, text]) => text),
+				warning_kinds: warned.map(([kind]) => kind),
 				d1,
 				d1_bytes: bytes,
 				incidents: open,

@@ -10,6 +10,11 @@ async function warnings(): Promise<string[]> {
 	return ((await res.json()) as { warnings: string[] }).warnings;
 }
 
+/** Each warning's kind, in the warnings' order: what a client (doctor, the dashboard's pill) acts on. */
+async function kinds(): Promise<string[]> {
+	return ((await (await call("/v1/status")).json()) as { warning_kinds: string[] }).warning_kinds;
+}
+
 describe("GET /v1/status: open incidents nobody was paged for", () => {
 	it("warns of incidents still unpaged 3 minutes after they opened, and stops once their alert goes out", async () => {
 		expect(await warnings()).toEqual([]);
@@ -20,11 +25,13 @@ describe("GET /v1/status: open incidents nobody was paged for", () => {
 		// Just opened: its alert may still be on its way, or the next tick's to retry.
 		const { incident: fresh } = await recordFailure(env.DB, { agent: "unpaged", error: "another failure", jobId: "job-2026-12-06-bbbbbb", at: now, source: "manual" });
 		expect([old.state, fresh.state]).toEqual(["detected", "detected"]);
+		expect(await kinds()).toEqual(["incidents_unpaged"]);
 		expect(await warnings()).toEqual([
 			`alerts: 1 open incident was not paged (the oldest opened ${new Date(opened).toISOString()}, 10 minutes ago; drover incidents --state detected lists them): the alert webhook has not taken their alerts (the Worker's incident.alert_refused and incident.alert_failed lines say why); each tick tries again`,
 		]);
 		await markAlerted(env.DB, old.id, now);
 		expect(await warnings()).toEqual([]);
+		expect(await kinds()).toEqual([]);
 
 		// Closed by an operator: nobody is to be paged for it.
 		const { incident: closed } = await recordFailure(env.DB, { agent: "unpaged", error: "a third failure", jobId: "job-2026-12-06-cccccc", at: opened, source: "manual" });

@@ -3636,7 +3636,7 @@ describe("the dashboard", () => {
 					const error = stalled ? "shard 3 did not answer" : partial ? "agent broken: unreachable" : null;
 					const outcome = stalled ? "failed" : partial ? "partial" : "ok";
 					const scheduler = { ...body.scheduler, last_tick_at: tick, last_ok_at: lastOk, outcome, stalled, error, shards_behind: behind ? 1 : 0 };
-					return route.fulfill({ json: { ...body, scheduler, warnings: behind ? [BEHIND] : [] } });
+					return route.fulfill({ json: { ...body, scheduler, warnings: behind ? [BEHIND] : [], warning_kinds: behind ? ["scheduler_behind"] : [] } });
 				},
 			);
 			await page.locator("#token").fill(tokens.read);
@@ -5498,14 +5498,17 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 	it("counts the scheduler pill's warnings in words, not by its amber alone, and says a change of its state politely, once", async () => {
 		let stalled = false;
 		let behind = 0;
+		// As the server gives them: each warning's text, and its kind (what the pill acts on) in the same place.
 		let warnings = ["D1 holds 8.1 GB of the 10 GB a database may hold."];
+		let kinds = ["d1_storage"];
 		const page = await open("/jobs", { fakeClock: true });
 		await page.route((u) => u.pathname === "/v1/status", async (route) => {
 			const response = await fetchWhole(route);
-			const body = (await response.json()) as { scheduler: Record<string, unknown>; warnings: string[]; d1: unknown };
+			const body = (await response.json()) as { scheduler: Record<string, unknown>; warnings: string[]; warning_kinds: string[]; d1: unknown };
 			const now = new Date().toISOString();
 			body.scheduler = { ...body.scheduler, last_tick_at: now, last_ok_at: now, stalled, outcome: stalled ? "failed" : "ok", error: null, shards_behind: behind };
 			body.warnings = warnings;
+			body.warning_kinds = kinds;
 			body.d1 = { ok: true, missing: [] };
 			await route.fulfill({ response, json: body });
 		});
@@ -5539,15 +5542,18 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		stalled = false;
 		behind = 1;
 		warnings = [backlogWarning({ shards_behind: 1, oldest_deferred_at: "2026-01-01T09:03:00.000Z", scheduled_time: "2026-01-01T09:07:00.000Z", deferred: 40 })!, warnings[0]!];
+		kinds = ["scheduler_behind", "d1_storage"];
 		await stepClock(page, 10_000);
 		await expect.poll(() => pill.textContent(), LIVE).toMatch(/ · 1 shard behind · 1 warning$/);
 		// Behind with no warning of it (the tick did not say since when): the other warning is still counted.
 		warnings = [warnings[1]!];
+		kinds = ["d1_storage"];
 		await stepClock(page, 10_000);
 		await expect.poll(() => pill.getAttribute("title"), LIVE).not.toContain("scheduler shard");
 		expect(await pill.textContent()).toMatch(/ · 1 shard behind · 1 warning$/);
 		behind = 0;
 		warnings = [];
+		kinds = [];
 		await stepClock(page, 10_000);
 		await expect.poll(() => pill.getAttribute("class"), LIVE).toBe("pill");
 		await expect.poll(() => said.textContent(), LIVE).toMatch(/^Scheduler well again: last tick .*\.$/);

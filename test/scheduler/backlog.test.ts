@@ -14,6 +14,7 @@ async function followUps(shard: number): Promise<void> {
 interface SchedulerStatus {
 	scheduler: { outcome: string; deferred: number | null; oldest_deferred_minute: string | null; shards_behind: number | null };
 	warnings: string[];
+	warning_kinds: string[];
 }
 
 const status = async () => (await (await call("/v1/status")).json()) as SchedulerStatus;
@@ -122,6 +123,7 @@ describe("due agents left to a shard's follow-ups", () => {
 		expect(s.scheduler.deferred).toBeGreaterThan(0);
 		expect(s.warnings).toEqual([expect.stringContaining("2031-08-02T10:03:00.000Z")]);
 		expect(s.warnings[0]).toMatch(/behind/);
+		expect(s.warning_kinds).toEqual(["scheduler_behind"]);
 		// …not at every tick after it.
 		expect(await logged("shard.backlog_behind", () => tickAt(5))).toEqual([]);
 		expect((await status()).warnings).toHaveLength(1);

@@ -69,9 +69,8 @@ function showScheduler(status) {
 	// The other warnings (D1 nearly full, incidents not paged) made the pill amber and were said only
 	// in its title, which a keyboard, touch or screen-reader user does not reach: counted in words
 	// (a shard behind, said above, is one of them).
-	// Told by its text (the server gives no kinds): one shard behind may come with no warning of it,
-	// when the tick did not say since when its agents wait.
-	const backlogSaid = behind > 0 && warnings.some((w) => /^\d+ scheduler shards? (is|are) behind: /.test(w));
+	// One shard behind may come with no warning of it, when the tick did not say since when its agents wait.
+	const backlogSaid = behind > 0 && (status.warning_kinds || []).includes("scheduler_behind");
 	const unsaid = warnings.length - (backlogSaid ? 1 : 0);
 	if (unsaid > 0) add(pill, ` · ${unsaid} warning${unsaid === 1 ? "" : "s"}`);
 	const said = [s.error ? "Scheduler: " + printable(s.error) : "", ...warnings.map(printable), printable(d1Warning)].filter(Boolean);
