@@ -14,6 +14,9 @@ interface Check {
 	message: string;
 }
 
+/** The check a status warning is said under, by its kind (GET /v1/status's warning_kinds). */
+const WARNING_CHECKS: Record<string, string> = { scheduler_behind: "scheduler", d1_storage: "d1", incidents_unpaged: "alerts" };
+
 export function registerDoctor(program: Command): void {
 	program
 		.command("doctor")
@@ -120,7 +123,13 @@ async function doctor(ctx: Context, opts: { json?: boolean }): Promise<number> {
 		// A shard behind its ticks (nothing is lost, but its agents claim later and later), or D1 filling
 		// up (said under d1). Absent from an older server's answer.
 		// Open incidents nobody was paged for are the alert webhook's to mend, not the scheduler's: under `alerts`.
-		for (const warning of status?.warnings ?? []) checks.push({ check: warning.startsWith("storage: D1") ? "d1" : warning.startsWith("alerts: ") ? "alerts" : "scheduler", status: "warn", message: warning });
+		// By the warning's kind; a server before warning_kinds is read by the text's start.
+		(status?.warnings ?? []).forEach((warning, i) => {
+			const kind: string | undefined = (status?.warning_kinds as string[] | undefined)?.[i];
+			// A kind this CLI does not know yet is said under its own name.
+			const check = kind === undefined ? (warning.startsWith("storage: D1") ? "d1" : warning.startsWith("alerts: ") ? "alerts" : "scheduler") : Object.hasOwn(WARNING_CHECKS, kind) ? WARNING_CHECKS[kind]! : kind;
+			checks.push({ check, status: "warn", message: warning });
+		});
 		if (status) checks.push(...(await pausedAgents(ctx)));
 	} else {
 		for (const check of ["config", "auth", "scheduler"]) checks.push({ check, status: "skip", message: "not checked: drover is unreachable" });
