@@ -13,12 +13,12 @@ import type { CurrentSessionShape, SessionResetShape } from "../src/api/agents/s
 import type { SessionShape, SessionSummaryShape } from "../src/api/sessions.ts";
 import type { SchedulerHealthShape, StatusShape } from "../src/api/status.ts";
 import type { TickShape } from "../src/api/tick.ts";
-import type { JobRecord, JobStatus, JobSummary } from "../src/jobs/schema.ts";
+import type { HookCall, JobRecord, JobStatus, JobSummary } from "../src/jobs/schema.ts";
 import type { Incident } from "../src/store/incidents.ts";
 import type { UsageDay, UsageDayTotal } from "../src/store/usage.ts";
 import type { OutputLineView } from "../src/shared/output-line.ts";
 
-export type { Incident, JobRecord, JobStatus, JobSummary, UsageDay, UsageDayTotal };
+export type { HookCall, Incident, JobRecord, JobStatus, JobSummary, UsageDay, UsageDayTotal };
 
 export type SchedulerHealth = SchedulerHealthShape;
 export type Health = HealthShape;

@@ -3,7 +3,7 @@ import { parseDocument } from "yaml";
 import { CliError, JSONL } from "../client.ts";
 import { act, isoInstant, jobIdArg, nextPageCommand, positiveInt, requireKnownAgent, type Context } from "../context.ts";
 import { BIDI, cancelReason, duration, exitNote, stamp, fields, printable, printableDeep, printableYaml, relTime, renderLine, shellWord, statusStyle, table, truncate, when } from "../format.ts";
-import type { JobRecord, JobSummary, ToolCallView } from "../types.ts";
+import type { HookCall, JobRecord, JobSummary, ToolCallView } from "../types.ts";
 import { shapes } from "../shapes.ts";
 import { failedCallsWord } from "../../src/jobs/tool-call-words.ts";
 import { usd } from "../../src/shared/usd.ts";
@@ -194,7 +194,14 @@ function listedSummary(j: JobSummary): string {
 	return error ? `${error.type}: ${error.message}` : (j.summary ?? "");
 }
 
-function describeJob(ctx: Context, record: JobRecord): string {
+/** A hook call: `after_run (HOOK_URL): delivered`, or what its last attempt met, and when a retried one goes next. */
+function hookText(ctx: Context, h: HookCall, now: number): string {
+	const attempts = `${h.attempts} attempt${h.attempts === 1 ? "" : "s"}`;
+	const more = h.outcome === "delivered" ? "" : [h.attempts > 0 ? attempts : null, h.error ?? null, h.next_attempt_at ? `next ${when(h.next_attempt_at, now)}` : null].filter(Boolean).join(", ");
+	return `${h.hook} (${h.url_secret}): ${statusStyle(ctx.p, h.outcome)(h.outcome)}${more ? ` (${more})` : ""}`;
+}
+
+function describeJob(ctx: Context, record: JobRecord & { hooks?: HookCall[] }): string {
 	const { p } = ctx;
 	// Its prompt, summary and error are the model's, a webhook's or a tool's text.
 	const job = printableDeep(record);
@@ -236,6 +243,8 @@ function describeJob(ctx: Context, record: JobRecord): string {
 			["approval", approval ? p.yellow(approval) : null],
 			// Why one that did not get through did not (absent from an older server's records).
 			["delivery", job.delivery ? `${job.delivery.target}: ${statusStyle(p, job.delivery.outcome)(job.delivery.outcome)}${job.delivery.error ? ` (${job.delivery.error})` : ""}` : null],
+			// Absent from an older server's answers, and none (an empty list) while the job runs.
+			["hooks", job.hooks && job.hooks.length > 0 ? job.hooks.map((h) => hookText(ctx, h, now)).join(" · ") : null],
 			["output", job.output_file],
 			["plain-text log", job.output_log ? `${job.output_log} (drover job ${job.id} --output-log)` : null],
 			["usage", `${job.usage.num_turns} turn${job.usage.num_turns === 1 ? "" : "s"}${job.usage.total_cost_usd !== null ? `, ${usd(job.usage.total_cost_usd)}` : Object.keys(job.usage.per_model).length > 0 ? ", cost not priced" : ""}`],

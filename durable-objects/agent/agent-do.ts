@@ -2,7 +2,8 @@ import { DurableObject } from "cloudflare:workers";
 import { alreadyDefined, definitionRevision, notDefined, revisionChanged } from "../../src/config/fleet.ts";
 import { readinessProblems } from "../../src/config/readiness.ts";
 import type { AgentDefinition } from "../../src/config/schema.ts";
-import type { DeliveryOutcome, JobRecord, ToolCallTally } from "../../src/jobs/model.ts";
+import type { DeliveryOutcome, JobRecord, JobView, ToolCallTally } from "../../src/jobs/model.ts";
+import { hookCalls } from "./hook-calls.ts";
 import { NotFoundError } from "../../src/errors.ts";
 import { configureLogLevel, errorFields, log, minuteField } from "../../src/log.ts";
 import { isRefusal, refuse, type Refusal } from "../../src/shared/refusal.ts";
@@ -719,6 +720,12 @@ export class AgentDO extends DurableObject<Env> {
 		const job = asShown(this.sql, getJob(this.sql, id));
 		if (!job) await this.dropIfBlank();
 		return job;
+	}
+
+	/** GET /v1/jobs/:id's view: the record with its hook calls. */
+	async jobView(id: string): Promise<JobView | null> {
+		const job = await this.getJob(id);
+		return job && { ...job, hooks: hookCalls(this.sql, id) };
 	}
 
 	/**

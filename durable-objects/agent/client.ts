@@ -23,6 +23,7 @@ export type AgentRpc = Pick<
 	| "persistentSession"
 	| "resetPersistentSession"
 	| "getJob"
+	| "jobView"
 	| "manifest"
 	| "toolCalls"
 	| "cancel"

@@ -319,6 +319,8 @@ function Job(props: { shown: string }) {
 					<section class="panel">
 						<h2>Delivery</h2>
 						<p id="job-delivery"></p>
+						{/* Its hook calls (after_run, on_error), from GET /v1/jobs/:id's hooks (job.client.js); hidden while there are none. */}
+						<div id="job-hooks" hidden></div>
 					</section>
 					<section class="panel">
 						<h2>Transitions</h2>

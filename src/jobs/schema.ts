@@ -177,6 +177,29 @@ const JobRecordObject = z.object({
 export const JobRecordSchema = JobRecordObject.openapi("JobRecord");
 export type JobRecord = z.infer<typeof JobRecordSchema>;
 
+/** A hook's call for a finished job, as GET /v1/jobs/:id shows it (not part of the stored record). */
+export const HookCallSchema = z
+	.object({
+		hook: z.enum(["after_run", "on_error"]).openapi({ description: "The hooks list it is of" }),
+		url_secret: z.string().openapi({ description: "The secret holding its URL (its name; the URL is never shown)" }),
+		outcome: z.enum(["pending", "delivered", "failed"]).openapi({
+			description: "delivered: the target answered 2xx; failed: given up (its attempts spent, refused outright, or its secret not set), an incident filed for it; pending: waiting for the job's delivery, or retried",
+		}),
+		attempts: Count.openapi({ description: "Calls made so far" }),
+		error: z.string().optional().openapi({ description: "What its last attempt met (`hook target answered 404`, `hook request failed: …`, a secret not set); absent once delivered or before a first attempt" }),
+		next_attempt_at: Timestamp.optional().openapi({ description: "When a retried call goes next" }),
+	})
+	.openapi("HookCall");
+export type HookCall = z.infer<typeof HookCallSchema>;
+
+/** GET /v1/jobs/:id: the record, with its hook calls. */
+export const JobViewSchema = JobRecordObject.extend({
+	hooks: z.array(HookCallSchema).openapi({
+		description: "Its agent's hook calls (after_run, on_error) set off by its end, in the hooks' order: empty while it runs, for an agent without hooks, or where none of its hooks' events is the job's status",
+	}),
+}).openapi("JobView");
+export type JobView = z.infer<typeof JobViewSchema>;
+
 export const JobSummarySchema = JobRecordObject.pick({
 	id: true,
 	agent: true,

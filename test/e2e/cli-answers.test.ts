@@ -136,6 +136,30 @@ describe("drover job", () => {
 		expect(done.stdout).toMatch(/^delivery\s+webhook: delivered$/m);
 	});
 
+	it("says what became of each hook call, and nothing of hooks where there are none or from an older server", async () => {
+		const next = new Date(Date.now() + 125_000).toISOString();
+		const hooks = [
+			{ hook: "after_run", url_secret: "HOOK_URL", outcome: "delivered", attempts: 1 },
+			{ hook: "after_run", url_secret: "AUDIT_URL", outcome: "pending", attempts: 1, error: "hook target answered 503", next_attempt_at: next },
+			{ hook: "on_error", url_secret: "PAGER_URL", outcome: "failed", attempts: 6, error: "hook target answered 404" },
+		];
+		const api = await fakeApi({
+			[`GET /v1/jobs/${JOB}`]: (_req, res) => json(res, 200, { ...record(), hooks }),
+			"GET /v1/jobs/job-2026-01-01-zzzzzz": (_req, res) => json(res, 200, { ...record({ id: "job-2026-01-01-zzzzzz" }), hooks: [] }),
+			"GET /v1/jobs/job-2026-01-01-yyyyyy": (_req, res) => json(res, 200, record({ id: "job-2026-01-01-yyyyyy" })),
+		});
+		const r = await runCli(api.url, ["job", JOB]);
+		expect(r.status, r.stderr).toBe(0);
+		expect(r.stdout).toMatch(
+			new RegExp(
+				`^hooks\\s+after_run \\(HOOK_URL\\): delivered · after_run \\(AUDIT_URL\\): pending \\(1 attempt, hook target answered 503, next ${next.slice(0, 19).replace("T", " ")}Z \\(in 2m\\)\\) · on_error \\(PAGER_URL\\): failed \\(6 attempts, hook target answered 404\\)$`,
+				"m",
+			),
+		);
+		expect((await runCli(api.url, ["job", "job-2026-01-01-zzzzzz"])).stdout).not.toMatch(/^hooks/m);
+		expect((await runCli(api.url, ["job", "job-2026-01-01-yyyyyy"])).stdout).not.toMatch(/^hooks/m);
+	});
+
 	it("says until when a running job waits out a rate limit, and nothing of it otherwise", async () => {
 		const until = new Date(Date.now() + 125_000).toISOString();
 		const api = await fakeApi({

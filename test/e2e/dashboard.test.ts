@@ -1850,6 +1850,29 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+	it("shows a job's hook calls on its page, each with what became of it, and no Hooks where there were none", async () => {
+		// after_run to the emulator's sink (200); on_error to the tickets URL, which answers 404: given up at once.
+		const agent = await createAgent(`dash-hooks-${run}`, { hooks: { after_run: [{ url_secret: "DIGEST_SLACK_WEBHOOK_URL" }], on_error: [{ url_secret: "E2E_TICKETS_URL" }] } });
+		await script({ error: 400, message: "the model refused the request (emulated)" });
+		const job = await trigger(agent);
+		expect(await settled(job.id)).toBe("failed");
+		const outcomes = async () => (await call<{ hooks: { outcome: string }[] }>("GET", `/v1/jobs/${job.id}`, tokens.read)).hooks.map((k) => k.outcome);
+		await expect.poll(outcomes, LIVE).toEqual(["delivered", "failed"]);
+		const page = await signedIn(`/jobs/${job.id}`, tokens.read);
+		const items = page.locator("#job-hooks li");
+		await expect.poll(() => items.allTextContents(), LIVE).toEqual(["delivered after_run to DIGEST_SLACK_WEBHOOK_URL", "failed on_error to E2E_TICKETS_URL · 1 attempt: hook target answered 404"]);
+		expect(await page.locator("#job-hooks h3").textContent()).toBe("Hooks");
+		// An agent without hooks: the job's page has no Hooks.
+		const plain = await createAgent(`dash-nohooks-${run}`, {});
+		await script({ text: "Fine." });
+		const quiet = await trigger(plain);
+		expect(await settled(quiet.id)).toBe("completed");
+		await page.goto(`${url}/jobs/${quiet.id}`);
+		await page.locator("#job-delivery").filter({ hasText: /\S/ }).waitFor(LIVE);
+		expect(await page.locator("#job-hooks").isHidden()).toBe(true);
+		await page.close();
+	});
+
 	it("lists incidents and closes one", async () => {
 		const agent = await createAgent(`dash-fail-${run}`, {});
 		await script({ error: 400, message: "prompt is too long for this model (emulated)" });

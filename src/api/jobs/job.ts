@@ -5,7 +5,7 @@ import { agentRpc } from "../../../durable-objects/agent/client.ts";
 import { FIRST_LINE_HEADER } from "../../../durable-objects/agent/output-http.ts";
 import { CATCH_UP_BUDGET_BYTES, MAX_BACKLOG_BYTES, MAX_HELD_BYTES, MAX_STREAMS_PER_AGENT, MAX_STREAMS_PER_JOB, STREAM_RETRY_AFTER_SECONDS } from "../../../durable-objects/agent/streams.ts";
 import { BadRequestError, NotFoundError } from "../../errors.ts";
-import { JobIdSchema, JobRecordSchema, JobStatusSchema, JobSummarySchema, TriggerTypeSchema, type JobRecord } from "../../jobs/model.ts";
+import { JobIdSchema, JobRecordSchema, JobStatusSchema, JobSummarySchema, JobViewSchema, TriggerTypeSchema, type JobRecord } from "../../jobs/model.ts";
 import { toHerdctlYaml } from "../../jobs/yaml.ts";
 import { getJobSummary, listJobs } from "../../store/job-index.ts";
 import { BLANK_MESSAGE, MAX_PROMPT_CHARS, NOT_BLANK } from "../../config/schema.ts";
@@ -203,12 +203,12 @@ export const jobApi = createApi()
 			method: "get",
 			operationId: "getJob",
 			path: "/{id}",
-			summary: "One job's full record",
+			summary: "One job's full record, with its hook calls",
 			request: { params: z.object({ id: JobIdSchema }) },
 			responses: {
 				200: {
 					description: "The job record; with `Accept: application/yaml`, herdctl's YAML job layout",
-					content: { "application/json": { schema: JobRecordSchema }, "application/yaml": { schema: z.string() } },
+					content: { "application/json": { schema: JobViewSchema }, "application/yaml": { schema: z.string() } },
 				},
 				...notFoundResponse,
 			},
@@ -216,7 +216,7 @@ export const jobApi = createApi()
 		async (c) => {
 			const { id } = c.req.valid("param");
 			const summary = await getJobSummary(c.env.DB, id);
-			const job = summary && (await agentRpc(c.env, summary.agent).getJob(id));
+			const job = summary && (await agentRpc(c.env, summary.agent).jobView(id));
 			if (!job) throw new NotFoundError(`no job ${id}`);
 			// The body depends on Accept: a cache must not give one client's YAML to another.
 			c.header("vary", "Accept");

@@ -14,7 +14,7 @@ import type { DeliveryOutcome, JobSummary } from "../../jobs/schema.ts";
 import type { UsageAgentTotal, UsageDay, UsageDayTotal } from "../../jobs/usage-day.ts";
 
 export type { Incident, JobSummary, UsageAgentTotal, UsageDay, UsageDayTotal };
-export type { JobRecord, ModelUsage } from "../../jobs/schema.ts";
+export type { JobRecord, JobView, ModelUsage } from "../../jobs/schema.ts";
 export type { SseEvent } from "../../shared/sse.ts";
 
 /** A list endpoint's page: the rows under their key, and the cursor for the next page (null at the end). */

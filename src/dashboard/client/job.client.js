@@ -365,6 +365,16 @@ function renderJob(j) {
 	}
 	else delivery.replaceChildren(h("span", { class: "muted", text: final ? "Nothing delivered (no delivery target, or the job did not complete)." : "Delivery happens when the job completes." }));
 
+	// Absent from an older server's answers; none while the job runs.
+	const hooks = /** @type {Partial<JobView>} */ (j).hooks || [];
+	const hooksBox = $("#job-hooks");
+	hooksBox.hidden = hooks.length === 0;
+	hooksBox.replaceChildren(...(hooks.length ? [h("h3", { text: "Hooks" }), h("ul", { class: "hooks" }, hooks.map((k) => h("li", null,
+		badge(k.outcome, "d-"), " ", h("code", { text: k.hook }), " to ", h("code", { text: printable(k.url_secret) }),
+		k.outcome === "delivered" ? null : " · " + k.attempts + (k.attempts === 1 ? " attempt" : " attempts"),
+		k.error ? h("span", { class: "error", text: ": " + printable(k.error) }) : null,
+		k.next_attempt_at ? [" · next ", when(k.next_attempt_at)] : null)))] : []));
+
 	const transitions = $("#job-transitions");
 	transitions.replaceChildren(...(j.transitions.length
 		? j.transitions.map((t) => h("li", { class: "to-" + t.to },

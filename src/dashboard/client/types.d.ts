@@ -13,6 +13,7 @@ type Incident = import("./api-types.ts").Incident;
 type IncidentPage = import("./api-types.ts").IncidentPage;
 type JobPage = import("./api-types.ts").JobPage;
 type JobRecord = import("./api-types.ts").JobRecord;
+type JobView = import("./api-types.ts").JobView;
 type JobSummary = import("./api-types.ts").JobSummary;
 type Me = import("./api-types.ts").Me;
 type ModelUsage = import("./api-types.ts").ModelUsage;
