@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { claimDue } from "../../durable-objects/agent/scheduling.ts";
 import { readState } from "../../durable-objects/agent/state.ts";
-import { findAgent } from "../../src/config/bundled.ts";
+import { findAgent, loadFleet } from "../../src/config/bundled.ts";
 import { AgentSchema } from "../../src/config/schema.ts";
 import { createJob, type JobRecord } from "../../src/jobs/model.ts";
 import { shardName, shardOf } from "../../src/scheduler/shards.ts";
@@ -28,9 +28,30 @@ afterEach(() => {
 	vi.useRealTimers();
 });
 
+/**
+ * fleet.yaml's agents as a first deploy meets them: their objects wiped as a forgotten agent's is
+ * (storage and alarm deleted, the next call meeting a fresh object), and their shards' record of the
+ * file unlike it, so the next tick syncs it as a deploy's would, making each agent due at once.
+ * Every tick of the file's other tests calls them too, and in a shuffled order some run first: an
+ * agent whose schedules were ticked on a later day claims none of an earlier day's slots, and one
+ * ticked on an earlier day owes its missed slots (catch_up).
+ */
+async function freshFleetAgents(): Promise<void> {
+	const names = loadFleet().agents.map((a) => a.name);
+	for (const name of names) {
+		await runInDurableObject(env.AGENT.getByName(name), (instance: AgentDO) => (instance as unknown as { wipe(): Promise<void> }).wipe());
+	}
+	for (const shard of new Set(names.map(shardOf))) {
+		await runInDurableObject(env.SCHEDULER_SHARD.getByName(shardName(shard)), (_instance, state) => {
+			state.storage.sql.exec("UPDATE meta SET value = 'the previous deploy' WHERE key = 'fleet'");
+		});
+	}
+}
+
 // fleet.yaml's example agents, ticked as deployed crons would tick them.
 describe("fleet.yaml agents", () => {
 	it("are scheduled from the bundled file: intervals, timezone crons, and manual-only agents", async () => {
+		await freshFleetAgents();
 		// Friday 2037-12-04: 09:00 Berlin (08:00Z) is weekday-morning, 16:00 Berlin (15:00Z) weekly-recap.
 		// site-watch's demo run fetches its allowlisted page.
 		fake("https://example.com", () => new Response("<html>Example Domain</html>", { headers: { "content-type": "text/html" } }));
@@ -52,7 +73,8 @@ describe("fleet.yaml agents", () => {
 		]);
 		expect(await runsOf("triage")).toEqual([]);
 
-		const jobs = (await (await call("/v1/jobs?trigger_type=schedule")).json()) as { jobs: { agent: string; schedule: string }[] };
+		// That morning's: the index keeps the scheduled jobs the file's other ticks made, on other days.
+		const jobs = (await (await call("/v1/jobs?trigger_type=schedule&since=2037-12-04T00:00:00Z&until=2037-12-05T00:00:00Z")).json()) as { jobs: { agent: string; schedule: string }[] };
 		expect(jobs.jobs.map((j) => `${j.agent}/${j.schedule}`).sort()).toEqual(["daily-digest/weekday-morning", "site-watch/every-15m"]);
 	});
 
@@ -257,6 +279,7 @@ describe("a file agent's schedule a deploy renames and retimes", () => {
 		// 09:00 Berlin (08:00Z) tick claimed; this deploy's is `weekday-morning: 0 9 * * 1-5`.
 		const name = "daily-digest";
 		const slot = Date.parse("2037-12-07T08:00:00Z");
+		await freshFleetAgents();
 		wallClock("2037-12-07T07:59:00Z");
 		await tick("2037-12-07T07:59:00Z");
 		const current = findAgent(name)!;
