@@ -50,7 +50,11 @@ describe("a tick that cannot reach an agent", () => {
 		await createAgent({ name: "healthy", max_concurrent: 5, schedules: { q: { interval: "15m" } } });
 		await createAgent({ name: "broken", max_concurrent: 5, schedules: { q: { interval: "15m" } } });
 		await tick(`${DAY[5]}T10:00:00Z`);
-		// The broken agent's object fails every call (its stored state no longer parses).
+		// The broken agent's object fails every call (its stored state no longer parses). Its tick's
+		// SyntaxError is printed as "uncaught exception; source = Uncaught (in promise)" though the shard
+		// catches it (shard.agent_tick_failed, below): the vitest plugin's Durable Object wrapper reports
+		// every rejecting RPC so (cloudflare/workers-sdk#14736; plain workerd, a Durable Object calling
+		// one that throws and catching it, prints nothing), and a run's output cannot filter it.
 		await runInDurableObject(env.AGENT.getByName("broken"), (_i: AgentDO, state) => {
 			state.storage.sql.exec("UPDATE agent_state SET definition = '{not json'");
 		});
