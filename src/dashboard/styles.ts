@@ -165,6 +165,15 @@ h3 { font-size: .9rem; margin: 1rem 0 .3rem; color: var(--muted); font-weight: 6
 .scheduler-details ul { margin: .4rem 0 0; padding-left: 1.2rem; }
 .scheduler-details li + li { margin-top: .3rem; }
 .scheduler-details p { margin: 0; }
+/* under the pill itself where the browser can say where that is: the bar wraps on a narrow screen */
+@supports (anchor-name: --a) {
+	#scheduler-pill { anchor-name: --scheduler-pill; }
+	.scheduler-details { position-anchor: --scheduler-pill; top: calc(anchor(bottom) + .4rem); right: max(.5rem, anchor(right)); }
+}
+/* a phone's bar puts the pill anywhere on its own line: the screen's width, less a margin */
+@media (max-width: 640px) {
+	.scheduler-details { left: .5rem; right: .5rem; width: auto; }
+}
 main { max-width: 1400px; margin: 0 auto; padding: 1.25rem 1.5rem 3rem; }
 /* the skip link: off the screen until it has the focus, then over the bar's start */
 .skip { position: absolute; left: .5rem; top: -3rem; z-index: 10; padding: .4rem .75rem; border-radius: 6px; background: var(--bg); color: var(--accent); text-decoration: underline; }

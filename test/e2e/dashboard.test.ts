@@ -5554,6 +5554,17 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		await page.keyboard.press("Escape");
 		await details.waitFor({ state: "hidden", ...LIVE });
 		expect(await page.evaluate<string | undefined>("document.activeElement?.id")).toBe("scheduler-pill");
+		// On a phone, where the bar wraps, they open under the pill and within the screen.
+		await page.setViewportSize({ width: 375, height: 800 });
+		await pill.click();
+		await details.waitFor(LIVE);
+		const [under, box] = [(await pill.boundingBox())!, (await details.boundingBox())!];
+		expect(box.y).toBeGreaterThanOrEqual(under.y + under.height);
+		expect(box.x).toBeGreaterThanOrEqual(0);
+		expect(box.x + box.width).toBeLessThanOrEqual(375);
+		await page.keyboard.press("Escape");
+		await details.waitFor({ state: "hidden", ...LIVE });
+		await page.setViewportSize({ width: 1280, height: 800 });
 		// The state it was shown with is not said; the region is polite.
 		expect(await said.getAttribute("aria-live")).toBe("polite");
 		expect(await said.textContent()).toBe("");
