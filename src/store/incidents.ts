@@ -68,47 +68,52 @@ export async function recordFailure(
 	const error = clip(redact(f.error), 2000);
 	let signature = await incidentSignature(f.agent, error);
 	let id = incidentId(f.agent, signature);
-	let existing = await getIncident(db, id);
 	// An incident an earlier release opened under the signature it gave this error is this error's.
-	const legacy = existing === null ? await legacySignature(f.agent, error) : null;
+	const legacy = (await getIncident(db, id)) === null ? await legacySignature(f.agent, error) : null;
 	const earlier = legacy === null ? null : await getIncident(db, incidentId(f.agent, legacy));
 	if (earlier !== null && legacy !== null) {
 		signature = legacy;
 		id = earlier.id;
-		existing = earlier;
 	}
-	// The same failure sent again (D1 took it, and its answer was lost): already counted.
-	const again = existing !== null && existing.last_job_id === f.jobId && Date.parse(existing.last_seen_at) === f.at;
-	const opened = !again && (existing === null || existing.state === "resolved");
-	await db
-		.prepare(
-			`INSERT INTO incidents (id, agent, signature, class, state, error, count, first_seen_at, last_seen_at, last_job_id, opened_at, failing)
-			 VALUES (?1, ?2, ?3, ?4, 'detected', ?5, 1, ?6, ?6, ?7, ?6, CASE WHEN ?8 IS NULL THEN NULL ELSE json_array(?8) END)
-			 ON CONFLICT (id) DO UPDATE SET
-			   count = incidents.count + 1, last_seen_at = ?6, last_job_id = ?7, error = ?5,
-			   -- Re-opened: this failure's source alone. Open: its source joins the others, unless the
-			   -- incident's sources are unknown (opened before 0009, or by a failure without one).
-			   -- Closed: none is waited on.
-			   failing = CASE
-			     WHEN incidents.state = 'closed' THEN NULL
-			     WHEN ?8 IS NULL THEN CASE incidents.state WHEN 'resolved' THEN NULL ELSE incidents.failing END
-			     WHEN incidents.state = 'resolved' THEN json_array(?8)
-			     WHEN incidents.failing IS NULL OR EXISTS (SELECT 1 FROM json_each(incidents.failing) WHERE value = ?8) THEN incidents.failing
-			     ELSE json_insert(incidents.failing, '$[#]', ?8) END,
-			   state = CASE incidents.state WHEN 'resolved' THEN 'detected' ELSE incidents.state END,
-			   resolved_at = CASE incidents.state WHEN 'resolved' THEN NULL ELSE incidents.resolved_at END,
-			   alerted_at = CASE incidents.state WHEN 'resolved' THEN NULL ELSE incidents.alerted_at END,
-			   alert_claimed_at = CASE incidents.state WHEN 'resolved' THEN NULL ELSE incidents.alert_claimed_at END,
-			   opened_at = CASE incidents.state WHEN 'resolved' THEN ?6 ELSE incidents.opened_at END,
-			   -- A closing that a retirement resolved was of the agent deleted; this opening is the new one's.
-			   closed_at = CASE incidents.state WHEN 'resolved' THEN NULL ELSE incidents.closed_at END,
-			   closed_by = CASE incidents.state WHEN 'resolved' THEN NULL ELSE incidents.closed_by END
-			 -- A failure is its job and instant: the same one sent again after a lost answer counts once.
-			 WHERE NOT (incidents.last_job_id IS ?7 AND incidents.last_seen_at = ?6)`,
-		)
-		.bind(id, f.agent, signature, classifyFailure(error, f.status ?? undefined), error, f.at, f.jobId, f.source ?? null)
-		.run();
-	const incident = (await getIncident(db, id))!;
+	// Whether this failure opened the incident is read in the upsert's own transaction, not from the
+	// read above: an operator's resolve, or another failure, landing between the two would otherwise
+	// make an opening log no incident.opened, or two.
+	const [before, upserted] = await db.batch<{ state?: string } & Partial<IncidentRow>>([
+		db.prepare("SELECT state FROM incidents WHERE id = ?").bind(id),
+		db
+			.prepare(
+				`INSERT INTO incidents (id, agent, signature, class, state, error, count, first_seen_at, last_seen_at, last_job_id, opened_at, failing)
+				 VALUES (?1, ?2, ?3, ?4, 'detected', ?5, 1, ?6, ?6, ?7, ?6, CASE WHEN ?8 IS NULL THEN NULL ELSE json_array(?8) END)
+				 ON CONFLICT (id) DO UPDATE SET
+				   count = incidents.count + 1, last_seen_at = ?6, last_job_id = ?7, error = ?5,
+				   -- Re-opened: this failure's source alone. Open: its source joins the others, unless the
+				   -- incident's sources are unknown (opened before 0009, or by a failure without one).
+				   -- Closed: none is waited on.
+				   failing = CASE
+				     WHEN incidents.state = 'closed' THEN NULL
+				     WHEN ?8 IS NULL THEN CASE incidents.state WHEN 'resolved' THEN NULL ELSE incidents.failing END
+				     WHEN incidents.state = 'resolved' THEN json_array(?8)
+				     WHEN incidents.failing IS NULL OR EXISTS (SELECT 1 FROM json_each(incidents.failing) WHERE value = ?8) THEN incidents.failing
+				     ELSE json_insert(incidents.failing, '$[#]', ?8) END,
+				   state = CASE incidents.state WHEN 'resolved' THEN 'detected' ELSE incidents.state END,
+				   resolved_at = CASE incidents.state WHEN 'resolved' THEN NULL ELSE incidents.resolved_at END,
+				   alerted_at = CASE incidents.state WHEN 'resolved' THEN NULL ELSE incidents.alerted_at END,
+				   alert_claimed_at = CASE incidents.state WHEN 'resolved' THEN NULL ELSE incidents.alert_claimed_at END,
+				   opened_at = CASE incidents.state WHEN 'resolved' THEN ?6 ELSE incidents.opened_at END,
+				   -- A closing that a retirement resolved was of the agent deleted; this opening is the new one's.
+				   closed_at = CASE incidents.state WHEN 'resolved' THEN NULL ELSE incidents.closed_at END,
+				   closed_by = CASE incidents.state WHEN 'resolved' THEN NULL ELSE incidents.closed_by END
+				 -- A failure is its job and instant: the same one sent again after a lost answer counts once.
+				 WHERE NOT (incidents.last_job_id IS ?7 AND incidents.last_seen_at = ?6)
+				 RETURNING *`,
+			)
+			.bind(id, f.agent, signature, classifyFailure(error, f.status ?? undefined), error, f.at, f.jobId, f.source ?? null),
+	]);
+	// No row back: the same failure sent again (D1 took it, and its answer was lost), already counted.
+	const row = (upserted?.results[0] as IncidentRow | undefined) ?? null;
+	const prior = before?.results[0]?.state;
+	const opened = row !== null && (prior === undefined || prior === "resolved");
+	const incident = row === null ? (await getIncident(db, id))! : toIncident(row);
 	// Still `detected`: this opening's alert has not gone out (no attempt yet, or the last one failed).
 	return { incident, opened, alertDue: incident.state === "detected" };
 }

@@ -1,4 +1,8 @@
+import { env, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { AgentDO } from "../../durable-objects/agent/agent-do.ts";
+import { resolveIncident } from "../../src/store/incidents.ts";
+import { writeBefore } from "../helpers/incidents.ts";
 import { createAgent, settle } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
 import { call } from "../helpers/http.ts";
@@ -58,5 +62,40 @@ describe("an incident followed through the logs by its id", () => {
 		expect(resolved.map((l) => l.incident).sort()).toEqual(incidents.map((i) => i.id).sort());
 		for (const line of resolved) expect(line).toMatchObject({ level: "info", reason: "agent deleted or removed from fleet.yaml" });
 		expect(lines.some((l) => l.event === "incident.retired")).toBe(false);
+	});
+
+	it("is logged opened once an opening: a failure D1 takes just after an operator resolved its incident opened it again", async () => {
+		const alerts: unknown[] = [];
+		fake("https://alerts.example.test", async (req) => {
+			alerts.push(await req.json());
+			return new Response("ok");
+		});
+		await createAgent({ name: "reopened-raced" });
+		const lines = captureLogs();
+		await runInDurableObject(env.AGENT.getByName("reopened-raced"), async (instance: AgentDO, state) => {
+			const swappable = instance as unknown as { env: Env };
+			const real = swappable.env;
+			const flush = () => (instance as unknown as { passes: { closing: { flushIndex(): Promise<boolean> } } }).passes.closing.flushIndex();
+			const fail = (job: string) =>
+				state.storage.sql.exec("INSERT INTO incident_events (kind, job_id, error, at, source) VALUES ('failure', ?, 'tool ticket failed: 502', ?, 'manual')", `job-2026-12-06-${job}`, Date.now());
+			fail("aaaaaa");
+			expect(await flush()).toBe(true);
+			const opened = lines.filter((l) => l.event === "incident.opened");
+			expect(opened).toHaveLength(1);
+			// The next failure reads its incident open; the operator's resolve lands before its write.
+			swappable.env = { ...real, DB: writeBefore(real.DB, "INSERT INTO incidents", (db) => resolveIncident(db, opened[0]!.incident as string, Date.now())) };
+			fail("bbbbbb");
+			expect(await flush()).toBe(true);
+			swappable.env = real;
+			await AgentDO.alertsSent(instance);
+		});
+		const [incident] = await incidentsOf("reopened-raced");
+		expect(incident).toMatchObject({ state: "alerted" });
+		expect(lines.filter((l) => l.event === "incident.opened")).toEqual([
+			expect.objectContaining({ incident: incident!.id, job_id: "job-2026-12-06-aaaaaa" }),
+			expect.objectContaining({ incident: incident!.id, job_id: "job-2026-12-06-bbbbbb" }),
+		]);
+		// Each opening paged.
+		expect(alerts).toHaveLength(2);
 	});
 });

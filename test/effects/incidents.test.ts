@@ -10,7 +10,8 @@ import { fake } from "../helpers/outbound.ts";
 import { incidentId, normalizeError } from "../../src/incidents/signature.ts";
 import { sha256Hex } from "../../src/shared/hash.ts";
 import { alertIncident } from "../../src/incidents/alert.ts";
-import { claimAlert, getIncident, markAlerted, recordFailure, resolveOpen } from "../../src/store/incidents.ts";
+import { claimAlert, getIncident, markAlerted, recordFailure, resolveIncident, resolveOpen } from "../../src/store/incidents.ts";
+import { loseAnswer, writeBefore } from "../helpers/incidents.ts";
 
 interface Incident {
 	id: string;
@@ -238,35 +239,8 @@ describe("incidents", () => {
 		await runInDurableObject(env.AGENT.getByName("lost-answer"), async (instance: AgentDO, state) => {
 			const swappable = instance as unknown as { env: Env };
 			const real = swappable.env;
-			// The read right after the upsert fails, as a timed-out call whose write had landed.
-			let reads = 0;
-			const flaky = new Proxy(real.DB, {
-				get(target, prop) {
-					if (prop !== "prepare") return Reflect.get(target, prop, target);
-					return (query: string) => {
-						const statement = target.prepare(query);
-						if (!query.startsWith("SELECT * FROM incidents WHERE id")) return statement;
-						return new Proxy(statement, {
-							get(s, p) {
-								if (p !== "bind") return Reflect.get(s, p, s);
-								return (...values: unknown[]) => {
-									const bound = s.bind(...values);
-									return new Proxy(bound, {
-										get(b, q) {
-											if (q !== "first") return Reflect.get(b, q, b);
-											return async () => {
-												if (++reads === 2) throw new Error("D1_ERROR: timed out");
-												return b.first();
-											};
-										},
-									});
-								};
-							},
-						});
-					};
-				},
-			});
-			swappable.env = { ...real, DB: flaky as D1Database };
+			// The upsert's answer is lost, as a timed-out call whose write had landed.
+			swappable.env = { ...real, DB: loseAnswer(real.DB, "INSERT INTO incidents") };
 			state.storage.sql.exec("INSERT INTO incident_events (kind, job_id, error, at) VALUES ('failure', 'job-2026-01-01-aaaaaa', 'tool ticket failed: 502', ?)", Date.now());
 			const flush = () => (instance as unknown as { passes: { closing: { flushIndex(): Promise<boolean> } } }).passes.closing.flushIndex();
 			expect(await flush()).toBe(false);
@@ -396,6 +370,32 @@ describe("incidents", () => {
 		await resolveOpen(env.DB, "paged-resolved", at + 1);
 		await markAlerted(env.DB, incident.id, at + 2);
 		expect(await getIncident(env.DB, incident.id)).toMatchObject({ state: "resolved", alerted_at: new Date(at + 2).toISOString() });
+	});
+
+	it("say a failure opened its incident by what its own write met: an operator's resolve, or another failure, landing between its read and its write", async () => {
+		const at = Date.now();
+		const file = (db: D1Database, job: string, seen: number) => recordFailure(db, { agent: "opened-raced", error: "tool ticket failed: 502", jobId: `job-2026-12-06-${job}`, at: seen, source: "manual" });
+		const first = await file(env.DB, "aaaaaa", at - 2_000);
+		expect(first.opened).toBe(true);
+		const { id } = first.incident;
+		// The operator's resolve lands after the next failure read the incident open, before its write: that failure re-opens it.
+		const second = await file(
+			writeBefore(env.DB, "INSERT INTO incidents", (db) => resolveIncident(db, id, at - 1_000)),
+			"bbbbbb",
+			at,
+		);
+		expect(second).toMatchObject({ opened: true, alertDue: true, incident: { id, state: "detected", count: 2, failing: ["manual"] } });
+
+		// Resolved again; two failures re-open it, the second landing between the first's read and its write: the second opened it, the first counts on it.
+		expect(await resolveIncident(env.DB, id, at + 1)).toMatchObject({ resolved: true });
+		let landed: Awaited<ReturnType<typeof file>> | null = null;
+		const late = await file(
+			writeBefore(env.DB, "INSERT INTO incidents", async (db) => (landed = await file(db, "dddddd", at + 3))),
+			"cccccc",
+			at + 2,
+		);
+		expect(landed).toMatchObject({ opened: true, incident: { state: "detected", count: 3 } });
+		expect(late).toMatchObject({ opened: false, incident: { state: "detected", count: 4 } });
 	});
 
 	it("are filed with the error's secrets redacted, whatever the caller passed, and one incident for the same error with other secrets", async () => {
