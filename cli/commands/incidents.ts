@@ -104,7 +104,12 @@ async function settle(ctx: Context, id: string, action: "close" | "resolve", opt
 				["seen", `${incident.count} time${incident.count === 1 ? "" : "s"}, first ${when(incident.first_seen_at)}`],
 				// Whether anyone was paged for this opening: closed, it pages no more; resolved, it will at its next failure.
 				["alerted", incident.alerted_at ? when(incident.alerted_at) : "not paged"],
-				...(action === "close" ? [["by", incident.closed_by] as const] : incident.state === "resolved" ? [["next", "the same error again re-opens it and pages"] as const] : []),
+				...(action === "close"
+					? [["by", incident.closed_by] as const]
+					: incident.state === "resolved"
+						? [["next", "the same error again re-opens it and pages"] as const]
+						: // Open: the server resolves over no failure seen after the request arrived.
+							[["next", `still open: it failed again ${when(incident.last_seen_at)}, after the resolve was asked; resolve it again to resolve it`] as const]),
 			],
 			ctx.p,
 		),

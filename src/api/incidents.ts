@@ -65,13 +65,18 @@ export const incidentsApi = createApi()
 			summary: "Resolve an open incident, as a clean run would: the same error again re-opens it and pages (closing would quiet it for good)",
 			request: { params: IncidentPath },
 			responses: {
-				200: { description: "The resolved incident (one resolved before is answered as it stands)", content: { "application/json": { schema: IncidentSchema } } },
+				200: {
+					description:
+						"The resolved incident. One resolved before is answered as it stands, and so is one seen failing after the request arrived (a failure that landed while the resolve was on its way): still open (`detected` or `alerted`), as a clean run that ended before that failure would have left it: resolved over it, a failure that re-opened it would never be paged. Asked again, it resolves",
+					content: { "application/json": { schema: IncidentSchema } },
+				},
 				...notFoundResponse,
 				409: errorResponse("The incident is closed, which is terminal for its signature (code conflict)"),
 			},
 		}),
 		async (c) => {
 			const { id } = c.req.valid("param");
+			// The operator's word is as of the request's arrival: a failure seen after it is not resolved over.
 			const result = await resolveIncident(c.env.DB, id, Date.now());
 			if (!result) throw new NotFoundError(`no incident ${id}`);
 			if (result.incident.state === "closed") throw new ConflictError(`incident ${id} is closed: a closing is terminal for its signature, and the same error stays quiet`);

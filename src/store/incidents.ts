@@ -306,13 +306,17 @@ export async function pruneResolved(db: D1Database, cutoff: number): Promise<{ d
 /**
  * Resolves an open incident by an operator's word, as a clean run would: the same error again
  * re-opens it and pages. For what no clean run will show soon (an `on_error` hook is called only at
- * the next failure), where closing would quiet the error for good. `resolved` says whether this call
- * resolved it: one resolved before is left as it stands, and a closed one stays closed.
+ * the next failure), where closing would quiet the error for good. The word is the operator's at
+ * `at`, the request's arrival: an incident seen failing after it (a failure D1 took between the
+ * request and this write) is not resolved, as it would be by a clean run that ended before that
+ * failure; resolved over, that failure's opening would never be paged. `resolved` says whether this
+ * call resolved it: one resolved before, or seen failing since `at`, is left as it stands, and a
+ * closed one stays closed.
  */
 export async function resolveIncident(db: D1Database, id: string, at: number): Promise<{ incident: Incident; resolved: boolean } | null> {
 	// The row as this write left it: a failure re-opening it just after must not be answered as resolved.
 	const row = await db
-		.prepare("UPDATE incidents SET state = 'resolved', resolved_at = ?, failing = NULL WHERE id = ? AND state IN ('detected', 'alerted') RETURNING *")
+		.prepare("UPDATE incidents SET state = 'resolved', resolved_at = ?1, failing = NULL WHERE id = ?2 AND state IN ('detected', 'alerted') AND last_seen_at <= ?1 RETURNING *")
 		.bind(at, id)
 		.first<IncidentRow>();
 	if (row !== null) return { incident: toIncident(row), resolved: true };

@@ -708,10 +708,12 @@ describe("drover incidents", () => {
 		expect(unpaged.stdout).toMatch(/^alerted\s+not paged$/m);
 	});
 
-	it("resolve posts to the incident's resolve and says it resolved, and that the same error pages again; a closed one's 409 is said", async () => {
+	it("resolve posts to the incident's resolve and says it resolved, and that the same error pages again; still open when it failed again after the resolve was asked; a closed one's 409 is said", async () => {
 		const api = await fakeApi({
 			"POST /v1/incidents/fake_000000000001/resolve": (_req, res) => json(res, 200, incident({ state: "resolved", resolved_at: ago(0), alerted_at: "2026-01-01T09:00:00.000Z" })),
 			"POST /v1/incidents/fake_000000000002/resolve": (_req, res) => json(res, 409, { error: { code: "conflict", message: "incident fake_000000000002 is closed: a closing is terminal for its signature, and the same error stays quiet" } }),
+			// Seen failing after the request arrived: left open.
+			"POST /v1/incidents/fake_000000000003/resolve": (_req, res) => json(res, 200, incident({ id: "fake_000000000003", state: "detected", count: 2, last_seen_at: ago(0) })),
 		});
 		const r = await runCli(api.url, ["incidents", "resolve", "fake_000000000001"]);
 		expect(r.status, r.stderr).toBe(0);
@@ -721,7 +723,12 @@ describe("drover incidents", () => {
 		const closed = await runCli(api.url, ["incidents", "resolve", "fake_000000000002"]);
 		expect(closed.status).toBe(1);
 		expect(closed.stderr).toContain("is closed: a closing is terminal for its signature");
-		expect(api.seen.map((s) => s.route)).toEqual(["POST /v1/incidents/fake_000000000001/resolve", "POST /v1/incidents/fake_000000000002/resolve"]);
+		const open = await runCli(api.url, ["incidents", "resolve", "fake_000000000003"]);
+		expect(open.status, open.stderr).toBe(0);
+		expect(open.stdout).toMatch(/^detected\s+fake_000000000003$/m);
+		expect(open.stdout).toMatch(/^next\s+still open: it failed again \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ \(.+\), after the resolve was asked; resolve it again to resolve it$/m);
+		expect(open.stdout).not.toContain("re-opens it and pages");
+		expect(api.seen.map((s) => s.route)).toEqual(["POST /v1/incidents/fake_000000000001/resolve", "POST /v1/incidents/fake_000000000002/resolve", "POST /v1/incidents/fake_000000000003/resolve"]);
 	});
 });
 

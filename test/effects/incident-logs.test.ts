@@ -1,7 +1,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { AgentDO } from "../../durable-objects/agent/agent-do.ts";
-import { resolveIncident } from "../../src/store/incidents.ts";
+import { recordFailure, resolveIncident } from "../../src/store/incidents.ts";
 import { writeBefore } from "../helpers/incidents.ts";
 import { createAgent, settle } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
@@ -97,5 +97,16 @@ describe("an incident followed through the logs by its id", () => {
 		]);
 		// Each opening paged.
 		expect(alerts).toHaveLength(2);
+	});
+
+	it("is not logged resolved, nor resolved, by an operator's resolve asked before its last failure: answered as it stands, open", async () => {
+		// Seen failing after the request is read: as a failure D1 takes while the resolve is on its way.
+		const { incident } = await recordFailure(env.DB, { agent: "resolve-late", error: "tool ticket failed: 502", jobId: "job-2026-12-06-aaaaaa", at: Date.now() + 60_000, source: "manual" });
+		const lines = captureLogs();
+		const res = await call(`/v1/incidents/${incident.id}/resolve`, { method: "POST", as: "operate" });
+		expect(res.status).toBe(200);
+		expect(await res.json()).toMatchObject({ id: incident.id, state: "detected", resolved_at: null, failing: ["manual"], last_seen_at: incident.last_seen_at });
+		expect((await incidentsOf("resolve-late")).map((i) => i.state)).toEqual(["detected"]);
+		expect(lines.filter((l) => l.event === "incident.resolved")).toEqual([]);
 	});
 });

@@ -398,6 +398,31 @@ describe("incidents", () => {
 		expect(late).toMatchObject({ opened: false, incident: { state: "detected", count: 4 } });
 	});
 
+	it("are not resolved by an operator over a failure D1 took after the resolve was asked: that failure's opening is paged", async () => {
+		const at = Date.now();
+		const file = (db: D1Database, job: string, seen: number) => recordFailure(db, { agent: "resolve-raced", error: "tool ticket failed: 502", jobId: `job-2026-12-06-${job}`, at: seen, source: "manual" });
+		const { incident } = await file(env.DB, "aaaaaa", at - 3_000);
+		await markAlerted(env.DB, incident.id, at - 3_000);
+		// A clean run resolves it; the operator, who saw it open, asks at `at` to resolve it; a failure
+		// just after re-opens it, and lands before the resolve's write.
+		await resolveOpen(env.DB, "resolve-raced", at - 2_000);
+		let reopened: Awaited<ReturnType<typeof file>> | null = null;
+		const answer = await resolveIncident(
+			writeBefore(env.DB, "UPDATE incidents SET state = 'resolved'", async (db) => (reopened = await file(db, "bbbbbb", at + 1))),
+			incident.id,
+			at,
+		);
+		expect(reopened).toMatchObject({ opened: true, alertDue: true });
+		// Left as it stands, open, and its opening's alert still to go out.
+		expect(answer).toMatchObject({ resolved: false, incident: { state: "detected", count: 2, alerted_at: null, last_seen_at: new Date(at + 1).toISOString() } });
+		expect(await claimAlert(env.DB, incident.id, at + 2)).toBe(at + 1);
+
+		// Failures it was asked after (this one, seen at the instant it was asked, too) it resolves.
+		await markAlerted(env.DB, incident.id, at + 2);
+		await file(env.DB, "cccccc", at + 5);
+		expect(await resolveIncident(env.DB, incident.id, at + 5)).toMatchObject({ resolved: true, incident: { state: "resolved", failing: null } });
+	});
+
 	it("are filed with the error's secrets redacted, whatever the caller passed, and one incident for the same error with other secrets", async () => {
 		const at = Date.now();
 		const first = await recordFailure(env.DB, { agent: "leaky-caller", error: "webhook https://hooks.slack.com/services/T000/B000/abcdefSECRET1 answered 500", jobId: "job-a", at });

@@ -66,12 +66,16 @@ async function incidentsView(signal) {
 	 * A button that asks, then closes or resolves the incident, and rereads the list.
 	 * @param {Incident} i @param {"close" | "resolve"} action @param {string} label @param {string} text @param {string} said
 	 */
-	const settleButton = (i, action, label, text, said) =>
-		h("button", { type: "button", class: "small", "data-needs": "operate", text: label, "aria-label": label + " incident " + i.id, onclick: (/** @type {MouseEvent} */ e) => act(/** @type {HTMLButtonElement} */ (e.currentTarget), async () => {
-			const done = await ask({ title: label + " incident " + i.id, text, submit: label + " incident", run: () => post("/v1/incidents/" + enc(i.id) + "/" + action) });
+	const settleButton = (i, action, label, text, said) => {
+		/** @type {Incident | null} */
+		let answer = null;
+		return h("button", { type: "button", class: "small", "data-needs": "operate", text: label, "aria-label": label + " incident " + i.id, onclick: (/** @type {MouseEvent} */ e) => act(/** @type {HTMLButtonElement} */ (e.currentTarget), async () => {
+			const done = await ask({ title: label + " incident " + i.id, text, submit: label + " incident", run: async () => void (answer = await post("/v1/incidents/" + enc(i.id) + "/" + action)) });
 			if (!done) return false;
 			await load(false);
-		}, said + i.id) });
+			// A resolve is answered open when the incident failed again after it was asked: not resolved over.
+		}, () => (action === "resolve" && answer && answer.state !== "resolved" ? "Still open: " + i.id + " failed again after Resolve was asked (" + absText(Date.parse(answer.last_seen_at)) + ")" : said + i.id)) });
+	};
 	/** @param {string | null} [missing] why the list is empty, when its agent filter names no agent */
 	const drawMeta = (missing) => {
 		const shown = tbody.rows.length;
