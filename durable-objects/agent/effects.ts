@@ -272,8 +272,24 @@ export async function sendDue(
 		}
 		const said = error === null ? null : error + detail;
 		sql.exec("UPDATE deliveries SET status = ?, last_error = ? WHERE id = ?", outcome === "delivered" ? "delivered" : "failed", said, row.id);
-		// Given up on (failed, or unknown after its last try) is worse than a try to be retried (warn): said at error.
-		(outcome === "delivered" ? log.info : log.error)("delivery.done", { agent, job_id: row.job_id, kind: row.kind, target: row.target, url_secret: row.url_secret, outcome, attempts: attempt, ...(said === null ? {} : { error_message: said }) });
+		// A hook's call given up after a later call of that hook got through (retries run up to an hour
+		// apart under a Retry-After): the hook works, and its incident would stay open until its next call.
+		// A hook's target is `<list>:<place>`.
+		const event = row.kind === "hook" ? row.target.slice(0, row.target.indexOf(":")) : "";
+		const supersededBy = row.kind === "hook" && outcome !== "delivered" ? laterCallThrough(sql, row, event) : null;
+		// Given up on (failed, or unknown after its last try) is worse than a try to be retried (warn): said
+		// at error, unless a later call of its hook got through since.
+		(outcome === "delivered" ? log.info : supersededBy === null ? log.error : log.warn)("delivery.done", {
+			agent,
+			job_id: row.job_id,
+			kind: row.kind,
+			target: row.target,
+			url_secret: row.url_secret,
+			outcome,
+			attempts: attempt,
+			...(said === null ? {} : { error_message: said }),
+			...(supersededBy === null ? {} : { superseded_by: supersededBy }),
+		});
 		if (row.kind === "delivery") {
 			setDelivery(sql, row.job_id, row.target, outcome, now(), said === null ? null : `${said}; ${attempt} attempt${attempt === 1 ? "" : "s"}`);
 			releaseHeldHooks(sql, row.job_id, now());
@@ -293,10 +309,33 @@ export async function sendDue(
 			// Retry-After wait, which would split one hook's failures across incidents. Nor its secret's
 			// name, which is the source's: a name holding "AUTH" would make the classifier say `auth`. Kept
 			// short: `drover incidents` shows an error's first 80 columns, and the status is at its end.
-			const event = row.target.slice(0, row.target.indexOf(":"));
 			const source = hookSource(event, row.url_secret);
 			if (outcome === "delivered") incidentEvent(sql, "clean", row.job_id, source, null, now());
-			else incidentEvent(sql, "failure", row.job_id, source, `${event} hook not delivered (${outcome}): ${error ?? "no answer"}`, now());
+			else if (supersededBy === null) incidentEvent(sql, "failure", row.job_id, source, `${event} hook not delivered (${outcome}): ${error ?? "no answer"}`, now());
 		}
 	}
+}
+
+/**
+ * A call of the same hook (its list and URL secret: its incident source) for a job that ended after
+ * this call's job, taken by its target: that job's id, or null. By the jobs' ends, the order their
+ * calls were queued in, not by when each got through: a call retried for an hour says nothing of the
+ * hook once a call queued after it was taken.
+ */
+function laterCallThrough(sql: SqlStorage, row: SendRow, event: string): string | null {
+	const finished = getJob(sql, row.job_id)?.finished_at ?? null;
+	if (finished === null) return null;
+	return (
+		sql
+			.exec<{ job_id: string }>(
+				`SELECT d.job_id FROM deliveries d JOIN jobs j ON j.id = d.job_id
+				 WHERE d.status = 'delivered' AND d.kind = 'hook' AND d.url_secret = ? AND d.target > ? AND d.target < ?
+				   AND json_extract(j.record, '$.finished_at') > ? LIMIT 1`,
+				row.url_secret,
+				`${event}:`,
+				`${event};`,
+				finished,
+			)
+			.toArray()[0]?.job_id ?? null
+	);
 }

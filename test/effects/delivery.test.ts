@@ -1,5 +1,5 @@
 import { env, runInDurableObject } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { createAgent, settle } from "../helpers/agents.ts";
 import { heldModel, useEmulator } from "../helpers/emulator.ts";
@@ -15,6 +15,19 @@ import { rollBackAgentSchema } from "../helpers/sql.ts";
 import { dayFromToday, minuteOn, tick } from "../helpers/ticks.ts";
 import { agentWithVars } from "../helpers/vars.ts";
 import { WEBHOOK_BODY_LIMIT } from "../../src/delivery/webhook-body.ts";
+
+afterEach(() => {
+	vi.restoreAllMocks();
+});
+
+/** Every line the Worker logs from here on, parsed. */
+function captureLogs(): Record<string, unknown>[] {
+	const lines: Record<string, unknown>[] = [];
+	for (const method of ["debug", "log", "warn", "error"] as const) {
+		vi.spyOn(console, method).mockImplementation((line: unknown) => void lines.push(JSON.parse(String(line)) as Record<string, unknown>));
+	}
+	return lines;
+}
 
 /** Each run in an agent's ledger with its delivery outcome (Hermes' execution-row field). */
 async function runsOutcome(agent: string): Promise<[string | null, string | null][]> {
@@ -881,6 +894,45 @@ describe("a hook's incidents", () => {
 			{ class: "delivery", state: "alerted", count: 1, failing: ["hook:after_run:TEST_HOOK_URL"], error: "after_run hook not delivered (failed): hook target answered 503" },
 		]);
 		expect(alerts).toHaveLength(1);
+	});
+
+	it("are not filed for a call given up after a later call of that hook got through: the hook works, its give-up logged as superseded", async () => {
+		const alerts = target("https://alerts.example.test");
+		// The first run's call is answered 503 (wait 600 s) at each attempt; the later run's is taken.
+		let first: string | null = null;
+		const calls: string[] = [];
+		fake("https://hooks.example.test", async (req) => {
+			const { job } = (await req.json()) as { job: { id: string } };
+			first ??= job.id;
+			calls.push(job.id);
+			return new Response("hook", { status: job.id === first ? 503 : 200, headers: { "retry-after": "600" } });
+		});
+		const emulator = useEmulator();
+		await createAgent({ name: "hook-superseded", hooks: { after_run: [{ url_secret: "TEST_HOOK_URL" }] } });
+		emulator.enqueue({ text: "one" }, { text: "two" });
+		const one = await runToRest("hook-superseded");
+		const two = await runToRest("hook-superseded");
+		expect(calls).toEqual([one.id, two.id]);
+		const lines = captureLogs();
+		for (let attempt = 2; attempt <= MAX_ATTEMPTS; attempt++) await timePasses("hook-superseded");
+		expect(calls.filter((id) => id === one.id)).toHaveLength(MAX_ATTEMPTS);
+		// Given up, after the later call got through: nothing filed, nobody paged.
+		expect(await incidentsOf("hook-superseded")).toEqual([]);
+		expect(alerts).toEqual([]);
+		expect(lines.filter((l) => l.event === "delivery.done")).toEqual([
+			expect.objectContaining({ level: "warn", job_id: one.id, kind: "hook", outcome: "failed", attempts: MAX_ATTEMPTS, superseded_by: two.id }),
+		]);
+
+		// A call given up while no later one got through still files its incident.
+		emulator.enqueue({ text: "three" });
+		first = null;
+		calls.length = 0;
+		const three = await runToRest("hook-superseded");
+		for (let attempt = 2; attempt <= MAX_ATTEMPTS; attempt++) await timePasses("hook-superseded");
+		expect(calls).toEqual(Array(MAX_ATTEMPTS).fill(three.id));
+		expect(await incidentsOf("hook-superseded")).toMatchObject([{ class: "delivery", state: "alerted", failing: ["hook:after_run:TEST_HOOK_URL"] }]);
+		expect(lines.filter((l) => l.event === "delivery.done" && l.job_id === three.id)).toEqual([expect.objectContaining({ level: "error", outcome: "failed" })]);
+		expect(lines.find((l) => l.job_id === three.id && l.event === "delivery.done")).not.toHaveProperty("superseded_by");
 	});
 
 	it("of a hook refused for its credentials stay open at a clean run, though their class is auth: only a call of the hook that gets through shows it fixed", async () => {
