@@ -183,11 +183,14 @@ export async function sendDue(
 	// Read at each send, not at queueing: a redeploy between two attempts may have moved the dashboard.
 	const origin = publicUrl(env);
 	for (const row of rows) {
-		const attempt = row.attempts + 1;
+		const target = resolveSecretUrl(secretNamed(env, row.url_secret));
+		// With its URL's secret unset, or no http(s) URL, nothing is sent: no attempt is counted, and the
+		// call's attempts are those sent before (none for a secret unset from the first).
+		const sends = target.kind === "url";
+		const attempt = row.attempts + (sends ? 1 : 0);
 		// Still `sending`: the attempt before was out when the object died, and may have arrived.
 		let inDoubt = row.in_doubt ?? (row.status === "sending" && row.attempts > 0 ? `${row.kind} attempt ${row.attempts} was interrupted` : null);
-		sql.exec("UPDATE deliveries SET attempts = ?, status = 'sending', next_at = ? WHERE id = ?", attempt, now() + backoff(attempt), row.id);
-		const target = resolveSecretUrl(secretNamed(env, row.url_secret));
+		if (sends) sql.exec("UPDATE deliveries SET attempts = ?, status = 'sending', next_at = ? WHERE id = ?", attempt, now() + backoff(attempt), row.id);
 		let outcome: "delivered" | "retry" | "failed" | "unknown";
 		let error: string | null = null;
 		// What differs from one attempt to the next (a Retry-After's wait): in the delivery's last_error,
@@ -291,7 +294,7 @@ export async function sendDue(
 			...(supersededBy === null ? {} : { superseded_by: supersededBy }),
 		});
 		if (row.kind === "delivery") {
-			setDelivery(sql, row.job_id, row.target, outcome, now(), said === null ? null : `${said}; ${attempt} attempt${attempt === 1 ? "" : "s"}`);
+			setDelivery(sql, row.job_id, row.target, outcome, now(), said === null ? null : `${said}; ${attempt === 0 ? "nothing sent" : `${attempt} attempt${attempt === 1 ? "" : "s"}`}`);
 			releaseHeldHooks(sql, row.job_id, now());
 			// A delivery speaks for the target only, whichever schedule's answer it carried: its run was
 			// counted clean for its schedule when it ended.

@@ -1084,3 +1084,43 @@ describe("a hook's incidents", () => {
 		expect(alerts).toHaveLength(1);
 	});
 });
+
+describe("a send whose URL secret is unset, or holds no http(s) URL", () => {
+	it("is given up with nothing sent, and says so: no attempt counted in its delivery.done line nor its job's delivery; one unset after an attempt counts that one", async () => {
+		const lines = captureLogs();
+		const doneOf = (jobId: string) => lines.filter((l) => l.event === "delivery.done" && l.job_id === jobId);
+		const emulator = useEmulator();
+		// A hook whose secret was never set: given up at once, filed as any hook's call given up.
+		await createAgent({ name: "hook-unset", hooks: { after_run: [{ url_secret: "TEST_UNSET_HOOK_URL" }] } });
+		emulator.enqueue({ text: "done" });
+		const hooked = await runToRest("hook-unset");
+		expect(doneOf(hooked.id)).toEqual([expect.objectContaining({ level: "error", kind: "hook", outcome: "failed", attempts: 0, error_message: "secret TEST_UNSET_HOOK_URL is not set" })]);
+		expect(lines.filter((l) => l.event === "delivery.attempt_failed" && l.job_id === hooked.id)).toEqual([]);
+		expect(await incidentsOf("hook-unset")).toMatchObject([{ class: "delivery", failing: ["hook:after_run:TEST_UNSET_HOOK_URL"] }]);
+
+		// A delivery target's secret made no URL while the run is on its model call: its answer is not sent.
+		const posts = target("https://deliver.example.test", [500]);
+		const { arrived, release } = heldModel(emulator);
+		emulator.enqueue({ text: "Report" });
+		await createAgent({ name: "delivery-unset", delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
+		const running = await trigger("delivery-unset");
+		await arrived;
+		await agentWithVars("delivery-unset", { TEST_DELIVERY_URL: "deliver.example.test/no-scheme" });
+		release();
+		await settle("delivery-unset");
+		expect(posts).toEqual([]);
+		expect((await jobOf("delivery-unset", running.id)).delivery).toEqual({ target: "webhook", outcome: "failed", error: "secret TEST_DELIVERY_URL does not hold an http(s) URL; nothing sent" });
+		expect(doneOf(running.id)).toEqual([expect.objectContaining({ kind: "delivery", outcome: "failed", attempts: 0 })]);
+
+		// Its secret set again, the next answer's first attempt is refused (500, retried); then it is unset: the one sent is counted.
+		await agentWithVars("delivery-unset", { TEST_DELIVERY_URL: "https://deliver.example.test/webhook" });
+		emulator.enqueue({ text: "Report again" });
+		const sent = await runToRest("delivery-unset");
+		expect(sent.delivery).toEqual(retrying("delivery target answered 500", 1));
+		await agentWithVars("delivery-unset", { TEST_DELIVERY_URL: "" });
+		await timePasses("delivery-unset");
+		expect(posts).toHaveLength(1);
+		expect((await jobOf("delivery-unset", sent.id)).delivery).toEqual({ target: "webhook", outcome: "failed", error: "secret TEST_DELIVERY_URL is not set; 1 attempt" });
+		expect(doneOf(sent.id)).toEqual([expect.objectContaining({ outcome: "failed", attempts: 1, error_message: "secret TEST_DELIVERY_URL is not set" })]);
+	});
+});
