@@ -279,7 +279,7 @@ export async function sendDue(
 		// apart under a Retry-After): the hook works, and its incident would stay open until its next call.
 		// A hook's target is `<list>:<place>`.
 		const event = row.kind === "hook" ? row.target.slice(0, row.target.indexOf(":")) : "";
-		const supersededBy = row.kind === "hook" && outcome !== "delivered" ? laterCallThrough(sql, row, event) : null;
+		const supersededBy = row.kind === "hook" && outcome !== "delivered" ? laterCall(sql, row, event, "delivered") : null;
 		// Given up on (failed, or unknown after its last try) is worse than a try to be retried (warn): said
 		// at error, unless a later call of its hook got through since.
 		(outcome === "delivered" ? log.info : supersededBy === null ? log.error : log.warn)("delivery.done", {
@@ -313,7 +313,11 @@ export async function sendDue(
 			// name, which is the source's: a name holding "AUTH" would make the classifier say `auth`. Kept
 			// short: `drover incidents` shows an error's first 80 columns, and the status is at its end.
 			const source = hookSource(event, row.url_secret);
-			if (outcome === "delivered") incidentEvent(sql, "clean", row.job_id, source, null, now());
+			// The same the other way: a call taken late (after its retries) says nothing of the hook once a
+			// call queued after it was given up; that one's incident stays open until a later call is taken.
+			if (outcome === "delivered") {
+				if (laterCall(sql, row, event, "failed") === null) incidentEvent(sql, "clean", row.job_id, source, null, now());
+			}
 			else if (supersededBy === null) incidentEvent(sql, "failure", row.job_id, source, `${event} hook not delivered (${outcome}): ${error ?? "no answer"}`, now());
 		}
 	}
@@ -321,19 +325,20 @@ export async function sendDue(
 
 /**
  * A call of the same hook (its list and URL secret: its incident source) for a job that ended after
- * this call's job, taken by its target: that job's id, or null. By the jobs' ends, the order their
- * calls were queued in, not by when each got through: a call retried for an hour says nothing of the
- * hook once a call queued after it was taken.
+ * this call's job, taken by its target (`delivered`) or given up (`failed`): that job's id, or null.
+ * By the jobs' ends, the order their calls were queued in, not by when each got through or gave up:
+ * a call retried for an hour says nothing of the hook once a call queued after it has an outcome.
  */
-function laterCallThrough(sql: SqlStorage, row: SendRow, event: string): string | null {
+function laterCall(sql: SqlStorage, row: SendRow, event: string, status: "delivered" | "failed"): string | null {
 	const finished = getJob(sql, row.job_id)?.finished_at ?? null;
 	if (finished === null) return null;
 	return (
 		sql
 			.exec<{ job_id: string }>(
 				`SELECT d.job_id FROM deliveries d JOIN jobs j ON j.id = d.job_id
-				 WHERE d.status = 'delivered' AND d.kind = 'hook' AND d.url_secret = ? AND d.target > ? AND d.target < ?
+				 WHERE d.status = ? AND d.kind = 'hook' AND d.url_secret = ? AND d.target > ? AND d.target < ?
 				   AND json_extract(j.record, '$.finished_at') > ? LIMIT 1`,
+				status,
 				row.url_secret,
 				`${event}:`,
 				`${event};`,

@@ -896,6 +896,33 @@ describe("a hook's incidents", () => {
 		expect(alerts).toHaveLength(1);
 	});
 
+	it("are not resolved by a call taken late, after its retries, once a call of that hook queued after it was given up", async () => {
+		const alerts = target("https://alerts.example.test");
+		// The first run's call: 503 (wait 600 s), then taken; the later run's: 404, given up at once.
+		let first: string | null = null;
+		const tries = new Map<string, number>();
+		fake("https://hooks.example.test", async (req) => {
+			const { job } = (await req.json()) as { job: { id: string } };
+			first ??= job.id;
+			tries.set(job.id, (tries.get(job.id) ?? 0) + 1);
+			const status = job.id !== first ? 404 : tries.get(job.id) === 1 ? 503 : 200;
+			return new Response("hook", { status, headers: { "retry-after": "600" } });
+		});
+		const emulator = useEmulator();
+		await createAgent({ name: "hook-late-taken", hooks: { after_run: [{ url_secret: "TEST_HOOK_URL" }] } });
+		emulator.enqueue({ text: "one" }, { text: "two" });
+		const one = await runToRest("hook-late-taken");
+		const two = await runToRest("hook-late-taken");
+		await settle("hook-late-taken");
+		expect([tries.get(one.id), tries.get(two.id)]).toEqual([1, 1]);
+		expect(await incidentsOf("hook-late-taken")).toMatchObject([{ state: "alerted", failing: ["hook:after_run:TEST_HOOK_URL"], error: "after_run hook not delivered (failed): hook target answered 404" }]);
+		// The first run's call is taken at its retry: the hook's target refused the later one, and still does.
+		await timePasses("hook-late-taken");
+		expect(tries.get(one.id)).toBe(2);
+		expect(await incidentsOf("hook-late-taken")).toMatchObject([{ state: "alerted", failing: ["hook:after_run:TEST_HOOK_URL"] }]);
+		expect(alerts).toHaveLength(1);
+	});
+
 	it("are not filed for a call given up after a later call of that hook got through: the hook works, its give-up logged as superseded", async () => {
 		const alerts = target("https://alerts.example.test");
 		// The first run's call is answered 503 (wait 600 s) at each attempt; the later run's is taken.
