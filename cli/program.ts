@@ -15,6 +15,7 @@ import { registerStatus } from "./commands/status.ts";
 import { registerTick } from "./commands/tick.ts";
 import { registerTrigger } from "./commands/trigger.ts";
 import { registerUsage } from "./commands/usage.ts";
+import { fittedHelp } from "./help.ts";
 import { outcome } from "./context.ts";
 import { paint, printable, wantsColor } from "./format.ts";
 
@@ -36,6 +37,8 @@ export function buildProgram(): Command {
 		// Throw instead of exiting, so usage errors get exit code 2 (commander's default is 1).
 		.exitOverride()
 		.showHelpAfterError("(add --help for usage)")
+		// Before the commands are registered: each copies its parent's help configuration as it is made.
+		.configureHelp(fittedHelp((cmd) => (cmd.parent === null ? EXIT_CODES : undefined)))
 		// Commander's messages quote the arguments given, which may hold anything.
 		.configureOutput({ outputError: (text, write) => write(printable(fromOtherTools(text).replace(/^error: /, "drover: "))) });
 	registerJobs(program);
@@ -53,12 +56,11 @@ export function buildProgram(): Command {
 	registerUsage(program);
 	registerDoctor(program);
 	optionsToSubcommands(program);
-	program.addHelpText(
-		"after",
-		"\nExit codes: 0 ok; 1 error (a refusal, a bad answer), or a failed job (--wait, --follow); 2 usage error, or a cancelled job (--wait, --follow); 3 a job's stream lost, its outcome unknown (--wait, logs --job --follow); 4 not found (the API's 404: no such job, agent, session, key…); 5 the server unreachable, timed out or failing (no answer, a 5xx, a 429, a 408): worth retrying later (a request that may have arrived, such as a trigger without --idempotency-key, may then run twice).",
-	);
 	return program;
 }
+
+const EXIT_CODES =
+	"Exit codes: 0 ok; 1 error (a refusal, a bad answer), or a failed job (--wait, --follow); 2 usage error, or a cancelled job (--wait, --follow); 3 a job's stream lost, its outcome unknown (--wait, logs --job --follow); 4 not found (the API's 404: no such job, agent, session, key…); 5 the server unreachable, timed out or failing (no answer, a 5xx, a 429, a 408): worth retrying later (a request that may have arrived, such as a trigger without --idempotency-key, may then run twice).";
 
 /**
  * The commands of the tools drover's users come from (Hermes' `cron run`, `cron list`; herdctl's

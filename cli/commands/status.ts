@@ -10,7 +10,7 @@ export function registerStatus(program: Command): void {
 	program
 		.command("status")
 		.description("the fleet's status (scheduler heartbeat, jobs by status, every agent's state, next run and last job), or one agent's")
-		.argument("[agent]", "show this agent: schedules and next runs, paused state, running jobs, last job", pathSegment)
+		.argument("[agent]", "show this agent: its state, capacity, running jobs, last job, session, open incidents, schedules and next runs", pathSegment)
 		.option("--json", "print the API's JSON (the fleet's with agent_list: the agents as `drover agents --json` prints them)")
 		.action(act(status));
 
