@@ -17,6 +17,9 @@ export const JSONL = "application/x-ndjson";
  */
 export const EXIT_LOST = 3;
 
+/** The exit code of a `--wait` stopped by Ctrl-C (SIGINT), 128 + 2 as a shell gives a command its signal ended. */
+export const EXIT_INTERRUPTED = 130;
+
 /**
  * The exit code of a request the API answered with its 404: what the command names (a job, an
  * agent, an incident, a session, a notepad key) does not exist, as opposed to a refusal (1) or a

@@ -1,6 +1,6 @@
 import { fstatSync } from "node:fs";
 import type { Command } from "commander";
-import { ApiError, CliError, EXIT_LOST, NoAnswerError, outcomeCode } from "../client.ts";
+import { ApiError, CliError, EXIT_INTERRUPTED, EXIT_LOST, NoAnswerError, outcomeCode } from "../client.ts";
 import { act, onePrompt, pathSegment, type Context } from "../context.ts";
 import { cancelReason, columnsOf, duration, printable, printableDeep, shellWord, statusStyle, truncate } from "../format.ts";
 import { followJob } from "../sse.ts";
@@ -185,6 +185,12 @@ class Progress {
 		process.stderr.write(`\r\x1b[K${line}`);
 	}
 
+	interrupted(): void {
+		const id = this.#jobId;
+		this.#note(this.#ctx.ep.yellow(`drover: stopped waiting for ${id}, which goes on (${this.status})`));
+		this.#ctx.err(this.#ctx.ep.dim(`drover: hint: drover logs --job ${id} --follow follows it again; drover cancel ${id} stops it`));
+	}
+
 	#note(text: string): void {
 		if (this.#ctx.stderrIsTTY) process.stderr.write("\r\x1b[K");
 		this.#ctx.err(text);
@@ -224,6 +230,13 @@ export async function waitFor(ctx: Context, job: JobRecord): Promise<{ final: Jo
 	// A pending job has done nothing, so its zero counts are true; a job an idempotency key had
 	// started already (running, or ended) is shown once the stream has replayed what it did.
 	if (job.status === "pending") progress.render();
+	// Ctrl-C stops the waiting, not the job, which runs on in its agent's object: said, as an
+	// interrupted wait looked like a job stopped (a --wait is often begun to see a job through).
+	const interrupted = () => {
+		progress.interrupted();
+		process.exit(EXIT_INTERRUPTED);
+	};
+	process.once("SIGINT", interrupted);
 	const { status: ended } = await followJob(ctx.client, jobId, {
 		onLine: (_n, body) => progress.line(body),
 		onStatus: (status) => progress.setStatus(status),
@@ -232,7 +245,7 @@ export async function waitFor(ctx: Context, job: JobRecord): Promise<{ final: Jo
 		// The job was just created there: a refused stream now is a restart, not a wrong URL.
 		serverAnswered: true,
 		created: true,
-	});
+	}).finally(() => process.off("SIGINT", interrupted));
 	const final = await ctx.client.json(`/v1/jobs/${encodeURIComponent(jobId)}`, shapes.job).catch((err: unknown) => {
 		// The stream ended, but the record (its outcome, error and answer) was not had: the same unknown
 		// outcome as a lost stream, not a failed job's 1.

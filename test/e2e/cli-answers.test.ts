@@ -92,6 +92,43 @@ describe("--wait on a job an idempotency key already started", () => {
 	});
 });
 
+describe("--wait stopped by Ctrl-C", () => {
+	it("says the job goes on, and how to follow it again or cancel it; exits 130, cancelling nothing", async () => {
+		const api = await fakeApi({
+			"POST /v1/agents/fake/jobs": (_req, res) => json(res, 201, jobRecord({ status: "pending", exit_reason: null, summary: null, transitions: [] })),
+			// The job runs on: its stream says so and stays open.
+			[`GET /v1/jobs/${JOB}/stream`]: (_req, res) => {
+				res.writeHead(200, { "content-type": "text/event-stream" });
+				res.write(`event: status\ndata: {"status":"running","revision":2}\n\n`);
+			},
+		});
+		const child = spawn(process.execPath, [CLI, "trigger", "fake", "--wait"], { env: childEnv({ DROVER_URL: api.url, DROVER_TOKEN: TOKEN }), stdio: ["ignore", "pipe", "pipe"] });
+		let stdout = "";
+		let stderr = "";
+		child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+		const closed = new Promise<number | null>((resolve) => child.on("close", resolve));
+		const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
+		await new Promise<void>((resolve) => {
+			child.stderr.setEncoding("utf8").on("data", (d: string) => {
+				stderr += d;
+				if (stderr.includes(`${JOB} running ·`)) resolve();
+			});
+			void closed.then(() => resolve());
+		});
+		child.kill("SIGINT");
+		const status = await closed;
+		clearTimeout(timer);
+		expect(status, stderr).toBe(130);
+		expect(stdout).toBe(`${JOB}\n`);
+		expect(stderr.split("\n").slice(-3)).toEqual([
+			`drover: stopped waiting for ${JOB}, which goes on (running)`,
+			`drover: hint: drover logs --job ${JOB} --follow follows it again; drover cancel ${JOB} stops it`,
+			"",
+		]);
+		expect(api.seen.map((s) => s.route)).toEqual(["POST /v1/agents/fake/jobs", `GET /v1/jobs/${JOB}/stream`]);
+	});
+});
+
 describe("why a cancelled job was cancelled", () => {
 	it("continue --wait says it on its last line", async () => {
 		const api = await fakeApi({
