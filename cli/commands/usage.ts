@@ -67,12 +67,7 @@ async function usage(ctx: Context, opts: UsageOptions): Promise<number> {
 	const answer = opts.byDay
 		? await ctx.client.json("/v1/usage", shapes.usageDayTotalPage, { query: { ...query, group: "day" } })
 		: await ctx.client.json("/v1/usage", shapes.usagePage, { query });
-	// A mistyped agent has no usage, as an agent with no ended jobs has none: an unknown one is an
-	// error, for a script reading --json as for a person.
-	if (answer.days.length === 0 && opts.agent !== undefined && opts.cursor === undefined) {
-		// The API takes several names separated by commas: each is asked for alone.
-		for (const name of new Set(opts.agent.split(","))) await requireKnownAgent(ctx, name);
-	}
+	await requireListedAgents(ctx, opts.agent, answer.days, opts.cursor === undefined && !answer.next_cursor);
 	if (opts.json) {
 		ctx.json(answer);
 		return 0;
@@ -144,7 +139,23 @@ async function usageCsv(ctx: Context, query: { since?: string; until?: string; a
 		rows.push(...page.days);
 		cursor = page.next_cursor ?? undefined;
 	} while (cursor);
-	if (rows.length === 0 && query.agent !== undefined) for (const name of new Set(query.agent.split(","))) await requireKnownAgent(ctx, name);
+	await requireListedAgents(ctx, query.agent, rows, true);
 	process.stdout.write(csvOf(byDay ? CSV_DAY_FIELDS : CSV_FIELDS, rows));
 	return 0;
+}
+
+/**
+ * A mistyped agent has no usage, as an agent with no ended jobs has none: an unknown one is an
+ * error (exit 4), for a script reading --json or --csv as for a person. The API takes several names
+ * separated by commas and answers for those it has: each name no row of the whole answer names is
+ * asked for alone (`--agent ops,typo` dropped the typo unsaid while ops had rows). A page of several
+ * is not the whole answer (a name may be on another); by day, rows name no agent, so a lone name
+ * with rows is known and several are each asked for.
+ */
+async function requireListedAgents(ctx: Context, agent: string | undefined, rows: readonly object[], whole: boolean): Promise<void> {
+	if (agent === undefined || (rows.length > 0 && !whole)) return;
+	const names = new Set(agent.split(","));
+	const listed = new Set(rows.map((r) => ("agent" in r && typeof r.agent === "string" ? r.agent : undefined)));
+	if (rows.length > 0 && names.size === 1 && listed.has(undefined)) return;
+	for (const name of names) if (!listed.has(name)) await requireKnownAgent(ctx, name);
 }

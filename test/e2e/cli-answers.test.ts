@@ -584,6 +584,34 @@ describe("drover usage", () => {
 		]);
 	});
 
+	it("--agent with a name among several that has no row asks for that name alone: a mistyped one is exit 4, not left out unsaid", async () => {
+		const q = "since=2026-01-01&until=2026-01-07&agent=a%2Cb%2Cnope";
+		const api = await fakeApi({
+			[`GET /v1/usage?${q}&limit=500`]: (_req, res) => json(res, 200, page(null)),
+			[`GET /v1/usage?${q}&limit=1000`]: (_req, res) => json(res, 200, page(null)),
+			[`GET /v1/usage?${q}&limit=500&group=day`]: (_req, res) => json(res, 200, { ...page(null), days: [{ ...day("2026-01-02", "", 3), agent: undefined, agents: 2 }] }),
+			// A page of several: the names not on it may be on the next.
+			[`GET /v1/usage?${q}&limit=2`]: (_req, res) => json(res, 200, page("c1")),
+			"GET /v1/agents/nope/jobs?limit=1": (_req, res) => json(res, 404, { error: { code: "not_found", message: "no agent named nope" } }),
+			"GET /v1/agents/a/jobs?limit=1": (_req, res) => json(res, 200, { jobs: [], next_cursor: null }),
+			"GET /v1/agents/b/jobs?limit=1": (_req, res) => json(res, 200, { jobs: [], next_cursor: null }),
+		});
+		const base = ["usage", "--agent", "a,b,nope", "--since", "2026-01-01", "--until", "2026-01-07"];
+		for (const args of [[], ["--json"], ["--csv"], ["--by-day"]]) {
+			const before = api.seen.length;
+			const r = await runCli(api.url, [...base, ...args]);
+			expect(r.status, args.join(" ")).toBe(4);
+			expect(r.stdout, args.join(" ")).toBe("");
+			expect(r.stderr, args.join(" ")).toBe("drover: no agent named nope\n");
+			// a and b have rows (by day, rows name no agent: each is asked for).
+			const asked = api.seen.slice(before + 1).map((s) => s.route);
+			expect(asked, args.join(" ")).toEqual(args[0] === "--by-day" ? ["GET /v1/agents/a/jobs?limit=1", "GET /v1/agents/b/jobs?limit=1", "GET /v1/agents/nope/jobs?limit=1"] : ["GET /v1/agents/nope/jobs?limit=1"]);
+		}
+		const paged = await runCli(api.url, [...base, "--limit", "2"]);
+		expect(paged.status, paged.stderr).toBe(0);
+		expect(api.seen.at(-1)!.route).toBe(`GET /v1/usage?${q}&limit=2`);
+	});
+
 	it("asks for --days N by both ends of its own clock's days, so a server a day off around midnight shows N days still", async () => {
 		const api = await fakeApi({});
 		const before = new Date().toISOString().slice(0, 10);
