@@ -70,6 +70,11 @@ const EXIT_CODES =
 const OTHER_TOOLS: Record<string, string> = {
 	run: "to run an agent now: drover trigger <agent> [prompt] (Hermes' cron run); drover runs <agent> lists its occurrence ledger",
 	list: "the agents, their next runs and last jobs: drover agents (Hermes' cron list), or drover status",
+	// deputy's approvals list; commander's closest name, approve, decides a call without listing any.
+	approvals: "the jobs waiting on an approval: drover jobs --status approval_pending; drover approve|deny <id> decides one (deputy's approvals)",
+	// What apply would change (kubectl diff, terraform plan) is its dry run.
+	diff: "what apply would change, as a diff of each agent's YAML: drover apply --dry-run <file>",
+	plan: "what apply would change, as a diff of each agent's YAML: drover apply --dry-run <file>",
 	cron: "drover's commands stand alone: drover status, agents, runs <agent>, incidents, notepad <agent>, doctor, tick (Hermes' cron status, list, runs, …)",
 };
 

@@ -92,6 +92,22 @@ describe("--wait on a job an idempotency key already started", () => {
 	});
 });
 
+describe("commands a new operator tries that drover names otherwise", () => {
+	it("approvals lists nothing and approves nothing: it names jobs --status approval_pending; diff and plan name apply --dry-run (exit 2, nothing asked)", async () => {
+		const api = await fakeApi({});
+		const approvals = await runCli(api.url, ["approvals"]);
+		expect(approvals.status).toBe(2);
+		expect(approvals.stderr).toContain("drover: unknown command 'approvals': the jobs waiting on an approval: drover jobs --status approval_pending; drover approve|deny <id> decides one");
+		expect(approvals.stderr).not.toContain("Did you mean approve?");
+		for (const name of ["diff", "plan"]) {
+			const r = await runCli(api.url, [name, "agents.yaml"]);
+			expect(r.status, name).toBe(2);
+			expect(r.stderr).toContain(`drover: unknown command '${name}': what apply would change, as a diff of each agent's YAML: drover apply --dry-run <file>`);
+		}
+		expect(api.seen).toEqual([]);
+	});
+});
+
 describe("--wait stopped by Ctrl-C", () => {
 	it("says the job goes on, and how to follow it again or cancel it; exits 130, cancelling nothing", async () => {
 		const api = await fakeApi({
