@@ -119,6 +119,9 @@ function hintFor(status: number, message: string, code: string): string | null {
 			? "to approve it anyway, add --allow-definition-change: the job goes on with the definition it started with, its tools as they were then"
 			: "to run it under the agent's current definition anyway, add --allow-definition-change";
 	}
+	// The API names its JSONL route; a person at the CLI reads it through drover.
+	const logless = /^job (\S+) keeps no plain-text log /.exec(message)?.[1];
+	if (status === 404 && logless) return `drover logs --job ${logless} prints its output`;
 	if (status === 401) return "check DROVER_TOKEN (or --token): it must be the token part of one of the Worker's API_TOKENS entries (name:role:token)";
 	if (status === 403) return STRONGER_ROLE_HINT;
 	return null;

@@ -2158,6 +2158,8 @@ describe("job --output-log", () => {
 		const missing = await runCli(none.url, ["job", JOB, "--output-log"]);
 		expect(missing.status).toBe(4);
 		expect(missing.stderr).toContain(`drover: ${message}`);
+		// The API names its own route; the CLI says the command that reads it.
+		expect(missing.stderr).toContain(`drover logs --job ${JOB} prints its output`);
 		for (const other of ["--logs", "--manifest", "--json", "--yaml"]) {
 			const both = await runCli(none.url, ["job", JOB, "--output-log", other]);
 			expect(both.status, other).toBe(2);
