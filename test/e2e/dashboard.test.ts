@@ -1873,6 +1873,42 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+	it("reads an ended job's record again while a hook call is still being sent, and no more once none is", async () => {
+		const agent = await createAgent(`dash-hooks-live-${run}`, { hooks: { after_run: [{ url_secret: "DIGEST_SLACK_WEBHOOK_URL" }] } });
+		await script({ text: "Fine." });
+		const job = await trigger(agent);
+		expect(await settled(job.id)).toBe("completed");
+		await expect.poll(async () => (await call<{ hooks: { outcome: string }[] }>("GET", `/v1/jobs/${job.id}`, tokens.read)).hooks.map((k) => k.outcome), LIVE).toEqual(["delivered"]);
+		// As a page open when the job ended reads it: its call, sent after the job's end, being retried.
+		let retried = true;
+		let reads = 0;
+		const page = await open(`/jobs/${job.id}`, { fakeClock: true });
+		await page.route((u) => u.pathname === `/v1/jobs/${job.id}`, async (route) => {
+			const response = await fetchWhole(route);
+			const body = (await response.json()) as { hooks: Record<string, unknown>[] };
+			reads++;
+			if (retried) body.hooks = body.hooks.map((k) => ({ ...k, outcome: "pending", attempts: 1, error: "hook target answered 503", next_attempt_at: new Date(Date.now() + 5_000).toISOString() }));
+			await route.fulfill({ response, json: body });
+		});
+		// The job's stream ends with the job, before its hook calls do: kept away here, so that the
+		// record is read again by the page's own timing alone, not at a stream's end that raced the test.
+		await page.route((u) => u.pathname === `/v1/jobs/${job.id}/stream`, (route) => route.fulfill({ status: 503, json: { error: { code: "unavailable", message: "kept away by the test" } } }));
+		await signInOn(page, `/jobs/${job.id}`, tokens.read);
+		await viewReady(page);
+		const items = page.locator("#job-hooks li");
+		await items.filter({ hasText: /^pending after_run to DIGEST_SLACK_WEBHOOK_URL · 1 attempt: hook target answered 503 · next / }).waitFor(LIVE);
+		retried = false;
+		await stepClock(page, 10_000);
+		await expect.poll(() => items.allTextContents(), LIVE).toEqual(["delivered after_run to DIGEST_SLACK_WEBHOOK_URL"]);
+		// Nothing left to send: the record is not read again.
+		const read = reads;
+		await stepClock(page, 10_000);
+		await stepClock(page, 10_000);
+		expect(reads).toBe(read);
+		await page.unrouteAll({ behavior: "wait" });
+		await page.close();
+	});
+
 	it("lists incidents and closes one", async () => {
 		const agent = await createAgent(`dash-fail-${run}`, {});
 		await script({ error: 400, message: "prompt is too long for this model (emulated)" });

@@ -237,7 +237,18 @@ async function jobView(signal) {
 		},
 	}), "Denied");
 
+	// The stream ends with the job, but its delivery and hook calls are sent after it, and retried for
+	// up to an hour: while one is pending, the record is read again at the other views' pace (a failed
+	// read said as a poll's, and taken back by the next that succeeds).
+	poll(() => (job && sendsPending(job) ? api(path, { signal }).then(render) : Promise.resolve()), LIVE_MS);
 	followOutput(id, signal, { status: refresh, end: refresh });
+}
+
+/** An ended job whose delivery or a hook call is still queued, held or retried. @param {JobRecord} j */
+function sendsPending(j) {
+	if (!FINAL.includes(j.status)) return false;
+	const hooks = /** @type {Partial<JobView>} */ (j).hooks || [];
+	return (j.delivery ? j.delivery.outcome === "pending" : false) || hooks.some((k) => k.outcome === "pending");
 }
 
 /** Every page of a job's tool calls, as one. @param {string} path @param {AbortSignal} signal @returns {Promise<ToolCallPage>} */
