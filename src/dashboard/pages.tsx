@@ -70,7 +70,7 @@ function Layout(props: PageProps & { children: Child }) {
 					<div class="session">
 						{/* A button: its warnings, in full, open beneath it (the title alone reaches no keyboard, touch or screen reader). */}
 						<button type="button" id="scheduler-pill" class="pill" popovertarget="scheduler-details" hidden></button>
-						<div id="scheduler-details" class="scheduler-details" popover="auto" aria-label="Scheduler"></div>
+						<div id="scheduler-details" class="scheduler-details" popover="auto" role="group" aria-label="Scheduler"></div>
 						{/* A change of the pill's state, said politely (session.client.js); the pill itself is redrawn at every poll. */}
 						<span id="scheduler-said" class="sr-only" aria-live="polite"></span>
 						{/* Who is signed in, and with which role (GET /v1/me): a read token's missing actions are its role's. */}

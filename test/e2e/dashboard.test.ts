@@ -5594,6 +5594,8 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		await pill.focus();
 		await page.keyboard.press("Enter");
 		await details.waitFor(LIVE);
+		// Named for a screen reader (an aria-label on a div of no role is not read out).
+		expect(await page.getByRole("group", { name: "Scheduler" }).isVisible()).toBe(true);
 		expect(await details.locator("li").allTextContents()).toEqual(["D1 holds 8.1 GB of the 10 GB a database may hold."]);
 		expect(await details.locator("p").first().textContent()).toMatch(/^Scheduler · last tick \d/);
 		await page.keyboard.press("Escape");
