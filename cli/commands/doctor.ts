@@ -125,8 +125,10 @@ async function doctor(ctx: Context, opts: { json?: boolean }): Promise<number> {
 		// Open incidents nobody was paged for are the alert webhook's to mend, not the scheduler's: under `alerts`.
 		// By the warning's kind; a server before warning_kinds is read by the text's start.
 		(status?.warnings ?? []).forEach((warning, i) => {
-			const kind: string | undefined = (status?.warning_kinds as string[] | undefined)?.[i];
-			// A kind this CLI does not know yet is said under its own name.
+			// One that is no string (not drover's answer) is read as a server's before kinds.
+			const given: unknown = (status?.warning_kinds as unknown[] | undefined)?.[i];
+			const kind = typeof given === "string" ? given : undefined;
+			// A kind this CLI does not know yet is said under its own name (made printable as it is shown).
 			const check = kind === undefined ? (warning.startsWith("storage: D1") ? "d1" : warning.startsWith("alerts: ") ? "alerts" : "scheduler") : Object.hasOwn(WARNING_CHECKS, kind) ? WARNING_CHECKS[kind]! : kind;
 			checks.push({ check, status: "warn", message: warning });
 		});
@@ -141,12 +143,13 @@ async function doctor(ctx: Context, opts: { json?: boolean }): Promise<number> {
 	}
 	const { p } = ctx;
 	const mark: Record<CheckStatus, string> = { ok: p.green("✓"), fail: p.red("✗"), warn: p.yellow("!"), skip: p.dim("-") };
-	const width = Math.max(...checks.map((c) => c.check.length));
+	// A status warning's kind the CLI does not know is the server's text too.
+	const width = Math.max(...checks.map((c) => printable(c.check).length));
 	for (const c of checks) {
 		// A message often quotes the server (its version, an error, a pause's reason): printable before it is styled.
 		// A status warning led by its check's name ("alerts: …") is shown beside that name once, not twice.
 		const message = printable(c.message.startsWith(`${c.check}: `) ? c.message.slice(c.check.length + 2) : c.message);
-		ctx.out(`${mark[c.status]} ${c.check.padEnd(width)}  ${c.status === "fail" ? p.red(message) : message}`);
+		ctx.out(`${mark[c.status]} ${printable(c.check).padEnd(width)}  ${c.status === "fail" ? p.red(message) : message}`);
 	}
 	if (!ok) ctx.err(ctx.ep.red("drover: doctor found problems"));
 	return ok ? 0 : 1;

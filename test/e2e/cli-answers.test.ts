@@ -900,6 +900,14 @@ describe("a scheduler shard behind its ticks", () => {
 			{ check: "scheduler", status: "warn", message: "a shard lags" },
 			{ check: "quota_low", status: "warn", message: "something new" },
 		]);
+		// A kind is the server's text too: printed safe (no escape sequence reaches the terminal), and
+		// one that is no string is read as a server's before kinds, by the warning's text.
+		answers["/v1/status"] = { ...status, warnings: ["odd", "storage: D1 is full"], warning_kinds: ["\u001b[2Jquota\u009b", 7] };
+		const odd = await runCli(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, ["doctor"]);
+		expect(odd.status, odd.stderr).toBe(0);
+		expect(odd.stdout).not.toMatch(/[\u001b\u009b]/);
+		expect(odd.stdout).toMatch(/^! \\x1b\[2Jquota\\x9b +odd$/m);
+		expect(odd.stdout).toMatch(/^! d1 +storage: D1 is full$/m);
 	});
 });
 
