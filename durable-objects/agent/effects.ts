@@ -274,7 +274,8 @@ export async function sendDue(
 			detail += ` (${inDoubt})`;
 		}
 		const said = error === null ? null : error + detail;
-		sql.exec("UPDATE deliveries SET status = ?, last_error = ? WHERE id = ?", outcome === "delivered" ? "delivered" : "failed", said, row.id);
+		// `unknown` kept apart from `failed`: a hook call's row is all its job's record reads (hook-calls.ts).
+		sql.exec("UPDATE deliveries SET status = ?, last_error = ? WHERE id = ?", outcome, said, row.id);
 		// A hook's call given up after a later call of that hook got through (retries run up to an hour
 		// apart under a Retry-After): the hook works, and its incident would stay open until its next call.
 		// A hook's target is `<list>:<place>`.
@@ -316,7 +317,7 @@ export async function sendDue(
 			// The same the other way: a call taken late (after its retries) says nothing of the hook once a
 			// call queued after it was given up; that one's incident stays open until a later call is taken.
 			if (outcome === "delivered") {
-				if (laterCall(sql, row, event, "failed") === null) incidentEvent(sql, "clean", row.job_id, source, null, now());
+				if (laterCall(sql, row, event, "given_up") === null) incidentEvent(sql, "clean", row.job_id, source, null, now());
 			}
 			else if (supersededBy === null) incidentEvent(sql, "failure", row.job_id, source, `${event} hook not delivered (${outcome}): ${error ?? "no answer"}`, now());
 		}
@@ -325,20 +326,21 @@ export async function sendDue(
 
 /**
  * A call of the same hook (its list and URL secret: its incident source) for a job that ended after
- * this call's job, taken by its target (`delivered`) or given up (`failed`): that job's id, or null.
+ * this call's job, taken by its target (`delivered`) or given up (`given_up`: failed, or unknown): that job's id, or null.
  * By the jobs' ends, the order their calls were queued in, not by when each got through or gave up:
  * a call retried for an hour says nothing of the hook once a call queued after it has an outcome.
  */
-function laterCall(sql: SqlStorage, row: SendRow, event: string, status: "delivered" | "failed"): string | null {
+function laterCall(sql: SqlStorage, row: SendRow, event: string, status: "delivered" | "given_up"): string | null {
 	const finished = getJob(sql, row.job_id)?.finished_at ?? null;
 	if (finished === null) return null;
 	return (
 		sql
 			.exec<{ job_id: string }>(
 				`SELECT d.job_id FROM deliveries d JOIN jobs j ON j.id = d.job_id
-				 WHERE d.status = ? AND d.kind = 'hook' AND d.url_secret = ? AND d.target > ? AND d.target < ?
+				 WHERE d.status IN (?, ?) AND d.kind = 'hook' AND d.url_secret = ? AND d.target > ? AND d.target < ?
 				   AND json_extract(j.record, '$.finished_at') > ? LIMIT 1`,
-				status,
+				// Given up: failed, or unknown (its last attempt may have arrived).
+				...(status === "delivered" ? ["delivered", "delivered"] : ["failed", "unknown"]),
 				row.url_secret,
 				`${event}:`,
 				`${event};`,

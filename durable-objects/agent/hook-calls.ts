@@ -29,7 +29,8 @@ export function hookCalls(sql: SqlStorage, jobId: string): HookCall[] {
 		return la - lb || ia - ib;
 	});
 	return rows.map((row) => {
-		const outcome = row.status === "delivered" ? "delivered" : row.status === "failed" ? "failed" : "pending";
+		// `unknown`: given up after an attempt that may have arrived (a row given up before this release says `failed`).
+		const outcome = row.status === "delivered" ? "delivered" : row.status === "failed" ? "failed" : row.status === "unknown" ? "unknown" : "pending";
 		const retried = outcome === "pending" && row.status !== "held" && row.attempts > 0;
 		return {
 			hook: row.target.startsWith("on_error:") ? "on_error" : "after_run",

@@ -76,6 +76,21 @@ describe("a job's record shows its hook calls", () => {
 		expect(await hooksOf(job.id)).toEqual([{ hook: "after_run", url_secret: "TEST_HOOK_URL", outcome: "delivered", attempts: 2 }]);
 	});
 
+	it("a call given up after its last attempt failed in transit is unknown, not failed: it may have arrived, as a delivery's would be", async () => {
+		fake("https://hooks.example.test", () => {
+			throw new TypeError("connection reset by peer");
+		});
+		fake("https://alerts.example.test", () => new Response("ok"));
+		await createAgent({ name: "hooks-unknown", hooks: { after_run: [{ url_secret: "TEST_HOOK_URL" }] } });
+		useEmulator().enqueue({ text: "fine" });
+		const job = await runToRest("hooks-unknown");
+		await settle("hooks-unknown");
+		for (let attempt = 2; attempt <= MAX_ATTEMPTS; attempt++) await timePasses("hooks-unknown");
+		expect(await hooksOf(job.id)).toEqual([
+			{ hook: "after_run", url_secret: "TEST_HOOK_URL", outcome: "unknown", attempts: MAX_ATTEMPTS, error: "hook request failed: connection reset by peer" },
+		]);
+	});
+
 	it("none while the job runs, nor for an agent without hooks", async () => {
 		hookTargets({});
 		const emulator = useEmulator();
