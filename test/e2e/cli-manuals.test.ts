@@ -36,7 +36,10 @@ function commandLines(): string[] {
 		lines.push(...heads);
 	}
 	// One pipeline or list may hold several commands, and a table cell several subcommands (`cancel <id> · deny <id>`): each on its own.
+	// A table's `\|` is no pipe but "or" between a command's forms (`[--json\|--yaml]`, `logs <agent> \| --job <id> …`):
+	// split there, the options after it would go unchecked.
 	return lines
+		.map((line) => line.replaceAll("\\|", " "))
 		.flatMap((line) => line.split(/\s*(?:\||&&|;|\$\()\s*/))
 		.flatMap((part) => {
 			const [first, ...rest] = part.trim().split(/\s+·\s+/);
