@@ -213,6 +213,18 @@ describe("drover job", () => {
 		expect((await runCli(api.url, ["job", "job-2026-01-01-yyyyyy"])).stdout).not.toMatch(/^hooks/m);
 	});
 
+	it("names a hook call that is not what drover sends, rather than failing inside the command", async () => {
+		const api = await fakeApi({
+			[`GET /v1/jobs/${JOB}`]: (_req, res) => json(res, 200, { ...record(), hooks: [null] }),
+			"GET /v1/jobs/job-2026-01-01-zzzzzz": (_req, res) => json(res, 200, { ...record({ id: "job-2026-01-01-zzzzzz" }), hooks: "none" }),
+		});
+		const r = await runCli(api.url, ["job", JOB]);
+		expect(r.status).toBe(1);
+		expect(r.stderr).toBe(`drover: ${api.url} does not answer as a drover API (GET /v1/jobs/${JOB}: \`hooks[0]\` is not an object)\n`);
+		const text = await runCli(api.url, ["job", "job-2026-01-01-zzzzzz"]);
+		expect(text.stderr).toBe(`drover: ${api.url} does not answer as a drover API (GET /v1/jobs/job-2026-01-01-zzzzzz: \`hooks\` is not an array)\n`);
+	});
+
 	it("says until when a running job waits out a rate limit, and nothing of it otherwise", async () => {
 		const until = new Date(Date.now() + 125_000).toISOString();
 		const api = await fakeApi({
