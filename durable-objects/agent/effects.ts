@@ -148,7 +148,7 @@ export function nextSendAt(sql: SqlStorage): number | null {
 	return sql.exec<{ n: number | null }>("SELECT min(next_at) AS n FROM deliveries WHERE status IN ('pending', 'sending')").one().n;
 }
 
-interface SendRow {
+export interface SendRow {
 	id: string;
 	job_id: string;
 	kind: "delivery" | "hook";
@@ -330,17 +330,22 @@ export async function sendDue(
  * By the jobs' ends, the order their calls were queued in, not by when each got through or gave up:
  * a call retried for an hour says nothing of the hook once a call queued after it has an outcome.
  */
-function laterCall(sql: SqlStorage, row: SendRow, event: string, status: "delivered" | "given_up"): string | null {
+export function laterCall(sql: SqlStorage, row: SendRow, event: string, status: "delivered" | "given_up"): string | null {
 	const finished = getJob(sql, row.job_id)?.finished_at ?? null;
 	if (finished === null) return null;
 	return (
 		sql
 			.exec<{ job_id: string }>(
+				// A call is queued once its job ended, and its next_at only moves on from there: a call of a job
+				// that ended after this one's has a next_at past this one's end. Bounded by it on the queue's
+				// (status, next_at) index, the look reads the calls queued since, not every call the agent
+				// keeps with its jobs (a month of a run a minute: 43,200, each with its job's record).
 				`SELECT d.job_id FROM deliveries d JOIN jobs j ON j.id = d.job_id
-				 WHERE d.status IN (?, ?) AND d.kind = 'hook' AND d.url_secret = ? AND d.target > ? AND d.target < ?
+				 WHERE d.status IN (?, ?) AND d.next_at > ? AND d.kind = 'hook' AND d.url_secret = ? AND d.target > ? AND d.target < ?
 				   AND json_extract(j.record, '$.finished_at') > ? LIMIT 1`,
 				// Given up: failed, or unknown (its last attempt may have arrived).
 				...(status === "delivered" ? ["delivered", "delivered"] : ["failed", "unknown"]),
+				Date.parse(finished),
 				row.url_secret,
 				`${event}:`,
 				`${event};`,
