@@ -184,7 +184,7 @@ export const HookCallSchema = z
 		url_secret: z.string().openapi({ description: "The secret holding its URL (its name; the URL is never shown)" }),
 		outcome: z.enum(["pending", "delivered", "failed", "unknown"]).openapi({
 			description:
-				"delivered: the target answered 2xx; failed: given up (its attempts spent, refused outright, or its secret not set or not a URL); unknown: given up after an attempt that may have arrived (the last timed out or failed in transit, or a refusal followed one that did), as a delivery's outcome is; either files its hook's incident; pending: not sent yet, waiting for the job's delivery, or retried",
+				"delivered: the target answered 2xx; failed: given up (its attempts spent, refused outright, or its secret not set or not a URL); unknown: given up after an attempt that may have arrived (the last timed out or failed in transit, or a refusal followed one that did), as a delivery's outcome is; either files its hook's incident, unless a call of that hook for a job that ended later got through; pending: not sent yet, waiting for the job's delivery, or retried",
 		}),
 		attempts: Count.openapi({ description: "Calls made so far" }),
 		error: z.string().optional().openapi({ description: "What its last attempt met (`hook target answered 404`, `hook request failed: …`, a secret not set); absent once delivered or before a first attempt" }),
