@@ -9,6 +9,7 @@ import { gate } from "../helpers/emulator.ts";
 import { call } from "../helpers/http.ts";
 import { jobOf, outputOf, trigger } from "../helpers/jobs.ts";
 import { fake } from "../helpers/outbound.ts";
+import { captureLogs } from "../helpers/logs.ts";
 
 /**
  * Users reconcile drover's usage with Anthropic's bill: a model call billed while its job was being
@@ -65,15 +66,6 @@ function answerAfterAbort(text: string): Promise<void> {
 		return sse(answer(text));
 	});
 	return arrived;
-}
-
-/** Every line the Worker logs from here on, parsed. */
-function captureLogs(): Record<string, unknown>[] {
-	const lines: Record<string, unknown>[] = [];
-	for (const method of ["debug", "log", "warn", "error"] as const) {
-		vi.spyOn(console, method).mockImplementation((line: unknown) => void lines.push(JSON.parse(String(line)) as Record<string, unknown>));
-	}
-	return lines;
 }
 
 async function usageDay(agent: string): Promise<UsageDay[]> {

@@ -8,17 +8,9 @@ import { runToRest } from "../helpers/jobs.ts";
 import { TOKENS } from "../helpers/tokens.ts";
 import { recordTick } from "../../src/store/heartbeat.ts";
 import { bundleFleetForTest } from "../../src/config/bundled.ts";
+import { captureLogs } from "../helpers/logs.ts";
 
 afterEach(() => vi.restoreAllMocks());
-
-/** Every line the Worker logs from here on, parsed. */
-function captureLogs(): Record<string, unknown>[] {
-	const lines: Record<string, unknown>[] = [];
-	for (const method of ["debug", "log", "warn", "error"] as const) {
-		vi.spyOn(console, method).mockImplementation((line: unknown) => void lines.push(JSON.parse(String(line)) as Record<string, unknown>));
-	}
-	return lines;
-}
 
 const requestLines = (lines: Record<string, unknown>[]) => lines.filter((l) => l.event === "request");
 

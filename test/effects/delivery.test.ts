@@ -15,19 +15,11 @@ import { rollBackAgentSchema } from "../helpers/sql.ts";
 import { dayFromToday, minuteOn, tick } from "../helpers/ticks.ts";
 import { agentWithVars } from "../helpers/vars.ts";
 import { WEBHOOK_BODY_LIMIT } from "../../src/delivery/webhook-body.ts";
+import { captureLogs } from "../helpers/logs.ts";
 
 afterEach(() => {
 	vi.restoreAllMocks();
 });
-
-/** Every line the Worker logs from here on, parsed. */
-function captureLogs(): Record<string, unknown>[] {
-	const lines: Record<string, unknown>[] = [];
-	for (const method of ["debug", "log", "warn", "error"] as const) {
-		vi.spyOn(console, method).mockImplementation((line: unknown) => void lines.push(JSON.parse(String(line)) as Record<string, unknown>));
-	}
-	return lines;
-}
 
 /** Each run in an agent's ledger with its delivery outcome (Hermes' execution-row field). */
 async function runsOutcome(agent: string): Promise<[string | null, string | null][]> {

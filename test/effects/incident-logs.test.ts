@@ -8,19 +8,11 @@ import { useEmulator } from "../helpers/emulator.ts";
 import { call } from "../helpers/http.ts";
 import { runToRest } from "../helpers/jobs.ts";
 import { fake } from "../helpers/outbound.ts";
+import { captureLogs } from "../helpers/logs.ts";
 
 afterEach(() => {
 	vi.restoreAllMocks();
 });
-
-/** Every line the Worker logs from here on, parsed. */
-function captureLogs(): Record<string, unknown>[] {
-	const lines: Record<string, unknown>[] = [];
-	for (const method of ["debug", "log", "warn", "error"] as const) {
-		vi.spyOn(console, method).mockImplementation((line: unknown) => void lines.push(JSON.parse(String(line)) as Record<string, unknown>));
-	}
-	return lines;
-}
 
 async function incidentsOf(agent: string): Promise<{ id: string; state: string; closed_by: string | null; closed_at: string | null }[]> {
 	return ((await (await call(`/v1/incidents?agent=${agent}`)).json()) as { incidents: { id: string; state: string; closed_by: string | null; closed_at: string | null }[] }).incidents;

@@ -11,20 +11,12 @@ import { useEmulator } from "../helpers/emulator.ts";
 import { jobOf, runToRest, trigger } from "../helpers/jobs.ts";
 import { fake } from "../helpers/outbound.ts";
 import { ticketTool } from "../helpers/tools.ts";
+import { captureLogs } from "../helpers/logs.ts";
 
 afterEach(() => {
 	vi.restoreAllMocks();
 	setLogLevel("info");
 });
-
-/** Every line the Worker logs from here on, parsed: each must be one JSON object. */
-function captureLogs(): Record<string, unknown>[] {
-	const lines: Record<string, unknown>[] = [];
-	for (const method of ["debug", "log", "warn", "error"] as const) {
-		vi.spyOn(console, method).mockImplementation((line: unknown) => void lines.push(JSON.parse(String(line)) as Record<string, unknown>));
-	}
-	return lines;
-}
 
 const linesOf = (lines: Record<string, unknown>[], jobId: string) => lines.filter((l) => l.job_id === jobId);
 
