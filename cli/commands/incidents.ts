@@ -39,8 +39,9 @@ export function registerIncidents(program: Command): void {
 		.command("resolve")
 		.description("resolve an open incident, as a clean run would: the same error again re-opens it and pages")
 		.argument("<id>", "incident id (<agent prefix>_<12 hex>)", incidentIdArg)
+		.option("--count <n>", "only if its COUNT is still the N you saw in drover incidents: one that failed again since stays open", positiveInt(Number.MAX_SAFE_INTEGER))
 		.option("--json", "print the API's JSON")
-		.action(act((ctx: Context, id: string, opts: { json?: boolean }) => settle(ctx, id, "resolve", opts)));
+		.action(act((ctx: Context, id: string, opts: { json?: boolean; count?: number }) => settle(ctx, id, "resolve", opts)));
 }
 
 async function list(ctx: Context, opts: ListOptions): Promise<number> {
@@ -86,8 +87,9 @@ async function list(ctx: Context, opts: ListOptions): Promise<number> {
 }
 
 /** Closes or resolves an incident, and says what it is now. */
-async function settle(ctx: Context, id: string, action: "close" | "resolve", opts: { json?: boolean }): Promise<number> {
-	const answer = await ctx.client.json(`/v1/incidents/${encodeURIComponent(id)}/${action}`, shapes.incident, { method: "POST" });
+async function settle(ctx: Context, id: string, action: "close" | "resolve", opts: { json?: boolean; count?: number }): Promise<number> {
+	const body = opts.count === undefined ? {} : { body: { count: opts.count } };
+	const answer = await ctx.client.json(`/v1/incidents/${encodeURIComponent(id)}/${action}`, shapes.incident, { method: "POST", ...body });
 	if (opts.json) {
 		ctx.json(answer);
 		return 0;
@@ -108,8 +110,15 @@ async function settle(ctx: Context, id: string, action: "close" | "resolve", opt
 					? [["by", incident.closed_by] as const]
 					: incident.state === "resolved"
 						? [["next", "the same error again re-opens it and pages"] as const]
-						: // Open: the server resolves over no failure seen after the request arrived.
-							[["next", `still open: it failed again ${when(incident.last_seen_at)}, after the resolve was asked; resolve it again to resolve it`] as const]),
+						: // Open: the server resolves over no failure seen after the request arrived, nor past --count.
+							[
+									[
+										"next",
+										opts.count === undefined
+											? `still open: it failed again ${when(incident.last_seen_at)}, after the resolve was asked; resolve it again to resolve it`
+											: `still open: it failed ${incident.count - opts.count} more time${incident.count - opts.count === 1 ? "" : "s"} since the ${opts.count} you saw, last ${when(incident.last_seen_at)}; resolve it again with --count ${incident.count} to resolve it`,
+									] as const,
+								]),
 			],
 			ctx.p,
 		),

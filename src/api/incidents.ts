@@ -8,6 +8,22 @@ import { createApi, withRole } from "./factory.ts";
 import { AgentNameParam, CursorParam, pageLimit } from "./params.ts";
 import { errorResponse, notFoundResponse } from "./schemas.ts";
 
+/** What a client that read the incident saw of it: without it, a resolve is guarded by its arrival alone. */
+const ResolveBody = z
+	.strictObject({
+		count: z
+			.number()
+			.int()
+			.min(1)
+			.optional()
+			.openapi({
+				description:
+					"The incident's `count` as the client last read it: when it has counted more failures since (one the operator did not see, even one from before the request that reached D1 late), it is not resolved and is answered as it stands, still open. The dashboard sends it; without it, only failures seen after the request arrived are guarded against",
+				example: 3,
+			}),
+	})
+	.openapi("ResolveIncidentBody");
+
 const IncidentPath = z.object({ id: z.string().regex(INCIDENT_ID_PATTERN, `must be an incident id: ${INCIDENT_ID_FORMAT}`).openapi({ description: "An incident's id" }) });
 
 export const incidentsApi = createApi()
@@ -63,23 +79,31 @@ export const incidentsApi = createApi()
 			operationId: "resolveIncident",
 			path: "/{id}/resolve",
 			summary: "Resolve an open incident, as a clean run would: the same error again re-opens it and pages (closing would quiet it for good)",
-			request: { params: IncidentPath },
+			request: { params: IncidentPath, body: { content: { "application/json": { schema: ResolveBody } }, required: false } },
 			responses: {
 				200: {
 					description:
-						"The resolved incident. One resolved before is answered as it stands, and so is one seen failing after the request arrived (a failure that landed while the resolve was on its way): still open (`detected` or `alerted`), as a clean run that ended before that failure would have left it: resolved over it, a failure that re-opened it would never be paged. Asked again, it resolves",
+						"The resolved incident. One resolved before is answered as it stands, and so is one seen failing after the request arrived (a failure that landed while the resolve was on its way) or counted past the body's `count`: still open (`detected` or `alerted`), as a clean run that ended before that failure would have left it: resolved over it, a failure that re-opened it would never be paged. Asked again (after reading it again, with a `count`), it resolves",
 					content: { "application/json": { schema: IncidentSchema } },
 				},
 				...notFoundResponse,
-				409: errorResponse("The incident is closed, which is terminal for its signature (code conflict)"),
+				409: errorResponse(
+					"The incident is closed, which is terminal for its signature, or it has counted fewer failures than the body's `count` (not a count read from it: read it again); nothing was changed (code conflict)",
+				),
 			},
 		}),
 		async (c) => {
 			const { id } = c.req.valid("param");
-			// The operator's word is as of the request's arrival: a failure seen after it is not resolved over.
-			const result = await resolveIncident(c.env.DB, id, Date.now());
+			const seen = c.req.valid("json")?.count;
+			// The operator's word is as of the request's arrival (and of the count they read, when the
+			// client sends it): a failure seen after it is not resolved over.
+			const result = await resolveIncident(c.env.DB, id, Date.now(), seen);
 			if (!result) throw new NotFoundError(`no incident ${id}`);
 			if (result.incident.state === "closed") throw new ConflictError(`incident ${id} is closed: a closing is terminal for its signature, and the same error stays quiet`);
+			// Counts only grow (a pruned incident's row is gone, and one seen again starts a new row at 1).
+			if (seen !== undefined && !result.resolved && result.incident.count < seen) {
+				throw new ConflictError(`incident ${id} has counted ${result.incident.count} failures, fewer than the count ${seen} this resolve names: read it again; nothing was changed`);
+			}
 			if (result.resolved) log.info("incident.resolved", { agent: result.incident.agent, incident: id, by: c.var.principal.name });
 			return c.json(result.incident, 200);
 		},

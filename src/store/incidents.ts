@@ -309,15 +309,20 @@ export async function pruneResolved(db: D1Database, cutoff: number): Promise<{ d
  * the next failure), where closing would quiet the error for good. The word is the operator's at
  * `at`, the request's arrival: an incident seen failing after it (a failure D1 took between the
  * request and this write) is not resolved, as it would be by a clean run that ended before that
- * failure; resolved over, that failure's opening would never be paged. `resolved` says whether this
- * call resolved it: one resolved before, or seen failing since `at`, is left as it stands, and a
- * closed one stays closed.
+ * failure; resolved over, that failure's opening would never be paged. A failure from before `at`
+ * that reached D1 late (its agent's write retried) passes that guard, so a client that read the
+ * incident names the `count` it saw: one counted more since is a failure the operator did not see,
+ * and is not resolved over either. `resolved` says whether this call resolved it: one resolved
+ * before, or seen failing since, is left as it stands, and a closed one stays closed.
  */
-export async function resolveIncident(db: D1Database, id: string, at: number): Promise<{ incident: Incident; resolved: boolean } | null> {
+export async function resolveIncident(db: D1Database, id: string, at: number, seenCount?: number): Promise<{ incident: Incident; resolved: boolean } | null> {
 	// The row as this write left it: a failure re-opening it just after must not be answered as resolved.
 	const row = await db
-		.prepare("UPDATE incidents SET state = 'resolved', resolved_at = ?1, failing = NULL WHERE id = ?2 AND state IN ('detected', 'alerted') AND last_seen_at <= ?1 RETURNING *")
-		.bind(at, id)
+		.prepare(
+			`UPDATE incidents SET state = 'resolved', resolved_at = ?1, failing = NULL
+			 WHERE id = ?2 AND state IN ('detected', 'alerted') AND last_seen_at <= ?1 AND (?3 IS NULL OR count = ?3) RETURNING *`,
+		)
+		.bind(at, id, seenCount ?? null)
 		.first<IncidentRow>();
 	if (row !== null) return { incident: toIncident(row), resolved: true };
 	const incident = await getIncident(db, id);

@@ -823,6 +823,24 @@ describe("drover incidents", () => {
 		expect(open.stdout).not.toContain("re-opens it and pages");
 		expect(api.seen.map((s) => s.route)).toEqual(["POST /v1/incidents/fake_000000000001/resolve", "POST /v1/incidents/fake_000000000002/resolve", "POST /v1/incidents/fake_000000000003/resolve"]);
 	});
+
+	it("resolve --count names the count the operator saw: one that failed again since is said still open, with the count to resolve it by; a bad count is a usage error before any request", async () => {
+		const api = await fakeApi({
+			// Counted 3 by the time the resolve arrived, where the operator saw 1: left open.
+			"POST /v1/incidents/fake_000000000004/resolve": (_req, res) => json(res, 200, incident({ id: "fake_000000000004", state: "alerted", count: 3, last_seen_at: ago(0) })),
+		});
+		const open = await runCli(api.url, ["incidents", "resolve", "fake_000000000004", "--count", "1"]);
+		expect(open.status, open.stderr).toBe(0);
+		expect(open.stdout).toMatch(/^alerted\s+fake_000000000004$/m);
+		expect(open.stdout).toMatch(/^next\s+still open: it failed 2 more times since the 1 you saw, last \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ \(.+\); resolve it again with --count 3 to resolve it$/m);
+		expect(api.seen).toEqual([{ route: "POST /v1/incidents/fake_000000000004/resolve", body: JSON.stringify({ count: 1 }) }]);
+		for (const bad of ["0", "-1", "two", "1.5"]) {
+			const r = await runCli(api.url, ["incidents", "resolve", "fake_000000000004", "--count", bad]);
+			expect(r.status, bad).toBe(2);
+			expect(r.stderr).toContain("--count");
+		}
+		expect(api.seen).toHaveLength(1);
+	});
 });
 
 describe("drover tick", () => {

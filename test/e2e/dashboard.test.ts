@@ -1953,7 +1953,7 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
-	it("resolves an open incident by the operator's word, asking first, says one answered still open (failed again after it was asked) so, and offers it for no resolved or closed one", async () => {
+	it("resolves an open incident by the operator's word, asking first, says one answered still open (failed again since the row was shown) so, and offers it for no resolved or closed one", async () => {
 		const agent = await createAgent(`dash-res-${run}`, {});
 		await script({ error: 400, message: "prompt is too long for this model (emulated)" });
 		expect(await settled((await trigger(agent)).id)).toBe("failed");
@@ -1965,12 +1965,15 @@ describe("the dashboard", () => {
 		await row.getByRole("button", { name: `Resolve incident ${incident}` }).click();
 		await ask.waitFor();
 		expect(await ask.textContent()).toContain("The same error will open it again, and page.");
-		// Failed again after the resolve was asked: answered open, which the notice says rather than "Resolved".
-		const seen = new Date(Date.now() + 1_000).toISOString();
-		await page.route((u) => u.pathname === `/v1/incidents/${incident}/resolve`, (route) => route.fulfill({ status: 200, json: { id: incident, agent, state: "detected", last_seen_at: seen, resolved_at: null } }), { times: 1 });
+		// Failed again while the operator was asked (the row they saw counted 1): the resolve names that
+		// count, and is answered open, which the notice says rather than "Resolved".
+		await script({ error: 400, message: "prompt is too long for this model (emulated)" });
+		expect(await settled((await trigger(agent)).id)).toBe("failed");
+		const sent = page.waitForRequest((r) => r.url().endsWith(`/v1/incidents/${incident}/resolve`));
 		await ask.getByRole("button", { name: "Resolve incident" }).click();
+		expect((await sent).postDataJSON()).toEqual({ count: 1 });
 		await ask.waitFor({ state: "hidden", ...LIVE });
-		await page.locator("#notice", { hasText: `Still open: ${incident} failed again after Resolve was asked` }).waitFor(LIVE);
+		await page.locator("#notice", { hasText: `Still open: ${incident} failed again since it was shown (×2, last ` }).waitFor(LIVE);
 		expect(await page.locator("#notice").textContent()).not.toContain(`Resolved ${incident}`);
 		await row.locator(".badge", { hasText: "detected" }).waitFor(LIVE);
 		await row.getByRole("button", { name: `Resolve incident ${incident}` }).click();

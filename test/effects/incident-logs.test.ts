@@ -5,7 +5,7 @@ import { recordFailure, resolveIncident } from "../../src/store/incidents.ts";
 import { writeBefore } from "../helpers/incidents.ts";
 import { createAgent, settle } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
-import { call } from "../helpers/http.ts";
+import { call, errorOf } from "../helpers/http.ts";
 import { runToRest } from "../helpers/jobs.ts";
 import { fake } from "../helpers/outbound.ts";
 import { captureLogs } from "../helpers/logs.ts";
@@ -100,5 +100,37 @@ describe("an incident followed through the logs by its id", () => {
 		expect(await res.json()).toMatchObject({ id: incident.id, state: "detected", resolved_at: null, failing: ["manual"], last_seen_at: incident.last_seen_at });
 		expect((await incidentsOf("resolve-late")).map((i) => i.state)).toEqual(["detected"]);
 		expect(lines.filter((l) => l.event === "incident.resolved")).toEqual([]);
+	});
+	it("is not resolved over a failure counted after the operator read it, even one from before the request that reached D1 late", async () => {
+		const now = Date.now();
+		const first = await recordFailure(env.DB, { agent: "resolve-seen", error: "tool ticket failed: 503", jobId: "job-2026-12-06-bbbbbb", at: now - 20_000, source: "manual" });
+		expect(first.incident.count).toBe(1);
+		// The operator reads count 1; a failure from 10 s ago is filed while they press Resolve (its
+		// agent's write was retried): it happened before the request, so the arrival guard passes it.
+		const late = await recordFailure(env.DB, { agent: "resolve-seen", error: "tool ticket failed: 503", jobId: "job-2026-12-06-cccccc", at: now - 10_000, source: "manual" });
+		expect(late.incident.count).toBe(2);
+		const lines = captureLogs();
+		const res = await call(`/v1/incidents/${first.incident.id}/resolve`, { method: "POST", as: "operate", body: { count: 1 } });
+		expect(res.status).toBe(200);
+		expect(await res.json()).toMatchObject({ id: first.incident.id, state: "detected", resolved_at: null, count: 2 });
+		expect((await incidentsOf("resolve-seen")).map((i) => i.state)).toEqual(["detected"]);
+		expect(lines.filter((l) => l.event === "incident.resolved")).toEqual([]);
+		// Read again, the count the operator now sees resolves it.
+		const again = await call(`/v1/incidents/${first.incident.id}/resolve`, { method: "POST", as: "operate", body: { count: 2 } });
+		expect(again.status).toBe(200);
+		expect(await again.json()).toMatchObject({ state: "resolved", count: 2 });
+		expect(lines.filter((l) => l.event === "incident.resolved")).toEqual([expect.objectContaining({ incident: first.incident.id, by: "operator" })]);
+	});
+
+	it("refuses a resolve naming a count the incident never reached, or not a count, and changes nothing", async () => {
+		const { incident } = await recordFailure(env.DB, { agent: "resolve-bad-count", error: "tool ticket failed: 504", jobId: "job-2026-12-06-dddddd", at: Date.now() - 5_000, source: "manual" });
+		const ahead = await call(`/v1/incidents/${incident.id}/resolve`, { method: "POST", as: "operate", body: { count: 5 } });
+		expect(ahead.status).toBe(409);
+		expect((await errorOf(ahead)).message).toContain("has counted 1 failures, fewer than the count 5");
+		for (const body of [{ count: 0 }, { count: "1" }, { count: 1.5 }, { count: 1, force: true }]) {
+			const res = await call(`/v1/incidents/${incident.id}/resolve`, { method: "POST", as: "operate", body });
+			expect(res.status, JSON.stringify(body)).toBe(400);
+		}
+		expect((await incidentsOf("resolve-bad-count")).map((i) => i.state)).toEqual(["detected"]);
 	});
 });

@@ -70,11 +70,12 @@ async function incidentsView(signal) {
 		/** @type {Incident | null} */
 		let answer = null;
 		return h("button", { type: "button", class: "small", "data-needs": "operate", text: label, "aria-label": label + " incident " + i.id, onclick: (/** @type {MouseEvent} */ e) => act(/** @type {HTMLButtonElement} */ (e.currentTarget), async () => {
-			const done = await ask({ title: label + " incident " + i.id, text, submit: label + " incident", run: async () => void (answer = await post("/v1/incidents/" + enc(i.id) + "/" + action)) });
+			const done = await ask({ title: label + " incident " + i.id, text, submit: label + " incident", run: async () => void (answer = await post("/v1/incidents/" + enc(i.id) + "/" + action, action === "resolve" ? { count: i.count } : undefined)) });
 			if (!done) return false;
 			await load(false);
-			// A resolve is answered open when the incident failed again after it was asked: not resolved over.
-		}, () => (action === "resolve" && answer && answer.state !== "resolved" ? "Still open: " + i.id + " failed again after Resolve was asked (" + absText(Date.parse(answer.last_seen_at)) + ")" : said + i.id)) });
+			// A resolve names the count this row showed, and is answered open when the incident failed
+			// again since: the operator did not see that failure, and resolved over it, it would never page.
+		}, () => (action === "resolve" && answer && answer.state !== "resolved" ? "Still open: " + i.id + " failed again since it was shown (×" + num(answer.count) + ", last " + absText(Date.parse(answer.last_seen_at)) + ")" : said + i.id)) });
 	};
 	/** @param {string | null} [missing] why the list is empty, when its agent filter names no agent */
 	const drawMeta = (missing) => {
