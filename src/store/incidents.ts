@@ -109,11 +109,18 @@ export async function recordFailure(
 			)
 			.bind(id, f.agent, signature, classifyFailure(error, f.status ?? undefined), error, f.at, f.jobId, f.source ?? null),
 	]);
-	// No row back: the same failure sent again (D1 took it, and its answer was lost), already counted.
 	const row = (upserted?.results[0] as IncidentRow | undefined) ?? null;
+	if (row === null) {
+		// No row back: the same failure sent again (D1 took it, and its answer was lost), already
+		// counted. Whether it opened the incident is on the row: its opening is this failure's. The
+		// first send's caller never heard so, and logged no opening: this answer is the one it gets.
+		const kept = (await db.prepare("SELECT * FROM incidents WHERE id = ?").bind(id).first<IncidentRow>())!;
+		const incident = toIncident(kept);
+		return { incident, opened: kept.opened_at === f.at && kept.last_job_id === f.jobId, alertDue: incident.state === "detected" };
+	}
 	const prior = before?.results[0]?.state;
-	const opened = row !== null && (prior === undefined || prior === "resolved");
-	const incident = row === null ? (await getIncident(db, id))! : toIncident(row);
+	const opened = prior === undefined || prior === "resolved";
+	const incident = toIncident(row);
 	// Still `detected`: this opening's alert has not gone out (no attempt yet, or the last one failed).
 	return { incident, opened, alertDue: incident.state === "detected" };
 }

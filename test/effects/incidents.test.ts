@@ -12,6 +12,7 @@ import { sha256Hex } from "../../src/shared/hash.ts";
 import { alertIncident } from "../../src/incidents/alert.ts";
 import { claimAlert, getIncident, markAlerted, recordFailure, resolveIncident, resolveOpen } from "../../src/store/incidents.ts";
 import { loseAnswer, writeBefore } from "../helpers/incidents.ts";
+import { captureLogs } from "../helpers/logs.ts";
 
 interface Incident {
 	id: string;
@@ -233,9 +234,10 @@ describe("incidents", () => {
 		expect(alerts).toHaveLength(1);
 	});
 
-	it("counts a failure once when D1 took it but its answer was lost: the event sent again is not a second failure", async () => {
+	it("counts a failure once when D1 took it but its answer was lost: the event sent again is not a second failure, and logs the opening the lost answer did not", async () => {
 		const alerts = alertSink();
 		await createAgent({ name: "lost-answer" });
+		const lines = captureLogs();
 		await runInDurableObject(env.AGENT.getByName("lost-answer"), async (instance: AgentDO, state) => {
 			const swappable = instance as unknown as { env: Env };
 			const real = swappable.env;
@@ -251,6 +253,18 @@ describe("incidents", () => {
 		expect(incidents).toHaveLength(1);
 		expect(incidents[0]!.count).toBe(1);
 		expect(alerts).toHaveLength(1);
+		expect(lines.filter((l) => l.event === "incident.opened")).toEqual([expect.objectContaining({ agent: "lost-answer", incident: incidents[0]!.id, job_id: "job-2026-01-01-aaaaaa" })]);
+	});
+
+	it("says a failure sent again opened its incident only when that failure was its opening", async () => {
+		const at = Date.now();
+		const first = { agent: "resent-opening", error: "tool ticket failed: 502", jobId: "job-2026-01-01-bbbbbb", at, source: "manual" as const };
+		expect((await recordFailure(env.DB, first)).opened).toBe(true);
+		// Sent again (its answer lost): still this failure's opening, to be logged by the one that hears it.
+		expect(await recordFailure(env.DB, first)).toMatchObject({ opened: true, incident: { count: 1 } });
+		const second = { ...first, jobId: "job-2026-01-01-cccccc", at: at + 1_000 };
+		expect((await recordFailure(env.DB, second)).opened).toBe(false);
+		expect(await recordFailure(env.DB, second)).toMatchObject({ opened: false, incident: { count: 2 } });
 	});
 
 	it("of a deleted agent resolve, open or closed, so an agent defined again under its name is paged for the same error", async () => {
