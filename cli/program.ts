@@ -3,6 +3,7 @@ import { Command, CommanderError, Option } from "commander";
 import { ApiError, CliError, DEFAULT_URL } from "./client.ts";
 import { registerActions } from "./commands/actions.ts";
 import { registerAgents } from "./commands/agents.ts";
+import { registerCompletion } from "./commands/completion.ts";
 import { registerDefine } from "./commands/define.ts";
 import { registerEdit } from "./commands/edit.ts";
 import { registerDoctor } from "./commands/doctor.ts";
@@ -55,6 +56,7 @@ export function buildProgram(): Command {
 	registerNotepad(program);
 	registerUsage(program);
 	registerDoctor(program);
+	registerCompletion(program);
 	optionsToSubcommands(program);
 	return program;
 }

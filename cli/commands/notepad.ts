@@ -8,7 +8,7 @@ import { shapes } from "../shapes.ts";
 import { readStdin, withoutFinalNewline } from "../stdin.ts";
 import { noteVersion } from "../../src/shared/note-version.ts";
 
-const ACTIONS = ["list", "get", "set", "edit", "delete"] as const;
+export const ACTIONS = ["list", "get", "set", "edit", "delete"] as const;
 const USAGE = "drover notepad <agent> list | get <key> | set <key> <value> | edit <key> | delete <key>";
 
 interface NotepadOptions {
