@@ -7,6 +7,9 @@ import { BadRequestError, ConflictError, NotFoundError } from "../../errors.ts";
 import { log } from "../../log.ts";
 import { getRegisteredAgent, listRegisteredAgentNames, listRegisteredAgents } from "../../store/agent-registry.ts";
 import { readHeartbeat } from "../../store/heartbeat.ts";
+import { REDACTED } from "../../security/redact.ts";
+import { replaceSecretValues } from "../../security/secret-values.ts";
+import { formatPath, type Issue } from "../../shared/zod-issues.ts";
 import { createApi, withRole } from "../factory.ts";
 import { AgentNameParam, pageLimit } from "../params.ts";
 import { oneTag, weakMatch } from "../preconditions.ts";
@@ -72,6 +75,35 @@ function refuseUnpriced(agent: AgentDefinition): void {
 	if (unpriced) throw new BadRequestError(unpriced, { issues: [{ path: "usage_limits.max_cost_usd", message: unpriced }] });
 }
 
+const SECRET_VALUE_MESSAGE =
+	"holds the value of one of the Worker's secrets (an API token, API key, webhook secret, signing key or URL secret): a definition is shown to every read token; name the secret instead (url_secret, webhook.secret), never its value";
+
+/**
+ * A definition is stored as sent and shown whole to every read token (GET /v1/agents/{agent}, its
+ * YAML, a job's manifest), so one holding a Worker secret's value (a drover token pasted into a
+ * prompt, a URL secret spelt out, percent-encoded or JSON-escaped) is refused, naming each field and
+ * never the value: redacting it on the way in would store a definition other than the one sent.
+ */
+function refuseSecretValues(agent: AgentDefinition): void {
+	const issues: Issue[] = [];
+	const stack: { value: unknown; path: PropertyKey[] }[] = [{ value: agent, path: [] }];
+	while (stack.length > 0) {
+		const { value, path } = stack.pop()!;
+		const holds = (text: string) => replaceSecretValues(text, REDACTED) !== text;
+		if (typeof value === "string") {
+			if (holds(value)) issues.push({ path: formatPath(path), message: SECRET_VALUE_MESSAGE });
+		} else if (Array.isArray(value)) value.forEach((item, i) => stack.push({ value: item, path: [...path, i] }));
+		else if (value !== null && typeof value === "object") {
+			for (const [key, child] of Object.entries(value)) {
+				// Named by the object it is in: the key itself is the value not to repeat.
+				if (holds(key)) issues.push({ path: formatPath(path), message: `a key ${SECRET_VALUE_MESSAGE}` });
+				else stack.push({ value: child, path: [...path, key] });
+			}
+		}
+	}
+	if (issues.length > 0) throw new BadRequestError(`invalid body: ${issues.map((i) => `${i.path}: ${i.message}`).join("; ")}`, { issues });
+}
+
 /**
  * The agent's Durable Object decides (it refuses a create of a live agent, a replace of none) and
  * stores, then brings its shard (it ticks) and the D1 registry (it lists) in line itself: this
@@ -110,7 +142,7 @@ const AgentBody = {
 	// YAML is read as fleet.yaml is, each issue of a 400 then carrying the line and column it is at.
 	content: { "application/json": { schema: AgentSchema }, "application/yaml": { schema: AgentSchema } },
 	required: true,
-	description: `A fleet.yaml agent, as JSON or as YAML (as GET /v1/agents/{agent}/definition writes it; a 400's issues then carry the line and column each is at). Its system prompt, prompt, schedule prompts and tool descriptions are at most ${MAX_PROMPT_CHARS.toLocaleString("en-US")} characters each, and the whole definition at most ${MAX_DEFINITION_BYTES / 1024} KiB as JSON in UTF-8 (defaults filled in): a 400 names the field that is over. The body may be up to ${bodySize(DEFINITION_BODY_BYTES)}, room for such a definition sent with \\u escapes`,
+	description: `A fleet.yaml agent, as JSON or as YAML (as GET /v1/agents/{agent}/definition writes it; a 400's issues then carry the line and column each is at). Its system prompt, prompt, schedule prompts and tool descriptions are at most ${MAX_PROMPT_CHARS.toLocaleString("en-US")} characters each, and the whole definition at most ${MAX_DEFINITION_BYTES / 1024} KiB as JSON in UTF-8 (defaults filled in): a 400 names the field that is over. A field holding the value of one of the Worker's secrets (an API token, a webhook secret, a URL secret) is a 400 naming it, never the value: a definition is shown to every read token. The body may be up to ${bodySize(DEFINITION_BODY_BYTES)}, room for such a definition sent with \\u escapes`,
 } as const;
 
 export const agentDefinitionsApi = createApi()
@@ -225,6 +257,7 @@ export const agentDefinitionsApi = createApi()
 		async (c) => {
 			const agent = c.req.valid("json");
 			refuseFileAgent(agent.name);
+			refuseSecretValues(agent);
 			refuseUnpriced(agent);
 			if (c.req.valid("query").dry_run === "true") return c.json(await dryRun(c.env, agent, "create"), 200);
 			// Not refused on the registry's word: the object decides, and a refusal there also brings a
@@ -254,6 +287,7 @@ export const agentDefinitionsApi = createApi()
 			refuseFileAgent(name);
 			const agent = checkName(c.req.valid("json"), name);
 			const ifRevision = revisionOf(c.req.valid("header")["if-match"]);
+			refuseSecretValues(agent);
 			refuseUnpriced(agent);
 			if (c.req.valid("query").dry_run === "true") return c.json(await dryRun(c.env, agent, "replace", ifRevision), 200);
 			// A name the registry never had is refused here, without waking (and so storing) an object for

@@ -1,0 +1,96 @@
+import { exports } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { createAgent } from "../helpers/agents.ts";
+import { call, errorOf } from "../helpers/http.ts";
+import { TOKENS, WEBHOOK_SECRET } from "../helpers/tokens.ts";
+
+interface Operation {
+	security?: unknown[];
+	"x-drover-role"?: "read" | "operate" | "admin";
+}
+
+/** The OpenAPI document's operations, each with a concrete path (its parameters given plausible values). */
+async function operations(): Promise<{ method: string; path: string; op: Operation }[]> {
+	const doc = (await (await exports.default.fetch("https://drover.test/openapi.json")).json()) as { paths: Record<string, Record<string, Operation>> };
+	const values: Record<string, string> = { agent: "triage", id: "job-2026-12-01-aaaaaa", key: "note", "id}/output.log": "" };
+	return Object.entries(doc.paths).flatMap(([path, ops]) =>
+		Object.entries(ops).map(([method, op]) => ({ method: method.toUpperCase(), path: path.replace(/\{(\w+)\}/g, (_, name: string) => values[name] ?? "x"), op })),
+	);
+}
+
+function send(method: string, path: string, token: string | null): Promise<Response> {
+	const headers: Record<string, string> = token === null ? {} : { authorization: `Bearer ${token}` };
+	const body = method === "GET" || method === "HEAD" || method === "DELETE" ? undefined : "{}";
+	if (body !== undefined) headers["content-type"] = "application/json";
+	return exports.default.fetch(new Request(`https://drover.test${path}`, { method, headers, body }));
+}
+
+describe("security walk: every operation the OpenAPI document lists", () => {
+	it("answers 401 without a token, and 403 to a read token where it needs more, for every bearer route", async () => {
+		const ops = await operations();
+		expect(ops.length).toBeGreaterThan(30);
+		const seen: string[] = [];
+		for (const { method, path, op } of ops) {
+			const route = `${method} ${path}`;
+			if (!path.startsWith("/v1/")) {
+				expect(op.security ?? [], route).toEqual([]);
+				continue;
+			}
+			if (path.startsWith("/v1/hooks/")) {
+				// Signature, not token: an unsigned POST is refused whatever the token.
+				for (const token of [null, TOKENS.admin]) expect((await send(method, path, token)).status, route).toBe(401);
+				continue;
+			}
+			const none = await send(method, path, null);
+			expect(none.status, `${route} without a token`).toBe(401);
+			const read = await send(method, path, TOKENS.read);
+			if (op["x-drover-role"] === "read") expect(read.status, `${route} as read`).not.toBe(403);
+			else expect(read.status, `${route} as read`).toBe(403);
+			// A write is never allowed below its declared role, and only GET/HEAD are open to read.
+			if (method !== "GET") expect(op["x-drover-role"], route).not.toBe("read");
+			seen.push(route);
+		}
+		expect(seen.length).toBeGreaterThan(30);
+	});
+});
+
+describe("security walk: a definition holding one of the Worker's secret values", () => {
+	// Each is a value a read token must never see: a drover token, a webhook secret, a URL secret
+	// (percent-encoded, as a link would carry it, and JSON-escaped, as PHP writes a slash).
+	const cases = [
+		["a drover admin token in the prompt", { prompt: `Call the API with ${TOKENS.admin} when done.` }, "prompt"],
+		["a webhook secret in a schedule's prompt", { prompt: "Do it.", schedules: { morning: { cron: "0 9 * * *", prompt: `sign with ${WEBHOOK_SECRET}` } } }, "schedules.morning.prompt"],
+		["a URL secret percent-encoded in the system prompt", { prompt: "Do it.", system_prompt: `post to ${encodeURIComponent("https://tickets.example.test/hook")}` }, "system_prompt"],
+		["a URL secret JSON-escaped in the system prompt", { prompt: "Do it.", system_prompt: String.raw`post to https:\/\/tickets.example.test\/hook` }, "system_prompt"],
+	] as const;
+
+	for (const [what, fields, path] of cases) {
+		it(`refuses ${what} (400 naming the field, never the value) and stores nothing`, async () => {
+			const name = `leaky-${path.replace(/[^a-z]/g, "").slice(0, 20)}-${what.length}`;
+			for (const query of ["?dry_run=true", ""]) {
+				const res = await call(`/v1/agents${query}`, { method: "POST", as: "admin", body: { name, ...fields } });
+				const text = await res.clone().text();
+				expect(res.status, text).toBe(400);
+				const error = await errorOf(res);
+				expect(error.details?.issues).toEqual([{ path, message: expect.stringMatching(/value of one of the Worker's secrets/) }]);
+				for (const secret of [TOKENS.admin, WEBHOOK_SECRET, "tickets.example.test"]) expect(text).not.toContain(secret);
+			}
+			expect((await call(`/v1/agents/${name}`)).status).toBe(404);
+		});
+	}
+
+	it("refuses a PUT that would put a token in, leaving the definition as it was", async () => {
+		await createAgent({ name: "leaky-put" });
+		const before = await (await call("/v1/agents/leaky-put/definition")).text();
+		const res = await call("/v1/agents/leaky-put", { method: "PUT", as: "admin", body: { name: "leaky-put", prompt: "Do the thing.", tools: [], system_prompt: `op token: ${TOKENS.operate}` } });
+		expect(res.status).toBe(400);
+		expect((await errorOf(res)).details?.issues).toEqual([{ path: "system_prompt", message: expect.stringMatching(/value of one of the Worker's secrets/) }]);
+		const after = await (await call("/v1/agents/leaky-put/definition")).text();
+		expect(after).toBe(before);
+		expect(after).not.toContain(TOKENS.operate);
+	});
+
+	it("still takes a definition that names its secrets, and words that merely look like them", async () => {
+		await createAgent({ name: "names-secrets", prompt: "Post what you find; TRIAGE_WEBHOOK_SECRET signs the trigger, https://tickets.example.test/ is the public site.", webhook: { secret: "TRIAGE_WEBHOOK_SECRET" } });
+	});
+});
