@@ -33,11 +33,31 @@ export function secretValues(bindings: object): { words: string[]; urls: string[
 		const pieces = [whole];
 		if (name === "API_TOKENS") for (const entry of whole.split(",")) pieces.push(entry.trim(), entry.trim().split(":").slice(2).join(":"));
 		if (name === "ANTHROPIC_API_KEY") pieces.push(...whole.split(/[\s,]+/));
+		pieces.push(...urlPassword(whole));
 		for (const piece of pieces) if (piece.length >= MIN_CHARS) (/^https?:\/\//i.test(piece) ? urls : words).add(piece);
 	}
 	// The longest first: a token that is part of its whole entry is replaced with it.
 	const byLength = (set: Set<string>) => [...set].sort((a, b) => b.length - a.length);
 	return { words: byLength(words), urls: byLength(urls) };
+}
+
+/**
+ * A URL secret's password as its receiver sees it, decoded (`p@ss…` of `p%40ss…`), and the Basic
+ * credential drover sends it as (base64 of `user:password`, as postTarget makes it): a receiver
+ * refusing it ("wrong password p@ss…") or echoing its headers quotes these, not the URL.
+ */
+function urlPassword(value: string): string[] {
+	const url = /^https?:\/\//i.test(value) ? URL.parse(value) : null;
+	if (!url || url.password === "") return [];
+	const decode = (part: string) => {
+		try {
+			return decodeURIComponent(part);
+		} catch {
+			return part;
+		}
+	};
+	const [user, password] = [decode(url.username), decode(url.password)];
+	return [password, btoa(String.fromCharCode(...new TextEncoder().encode(`${user}:${password}`)))];
 }
 
 const escaped = (values: string[]) => values.map((v) => v.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")).join("|");

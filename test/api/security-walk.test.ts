@@ -1,5 +1,7 @@
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { scrubbedExcerpt } from "../../src/delivery/secret-url.ts";
+import { REDACTED, redact } from "../../src/security/redact.ts";
 import { createAgent } from "../helpers/agents.ts";
 import { call, errorOf } from "../helpers/http.ts";
 import { TOKENS, WEBHOOK_SECRET } from "../helpers/tokens.ts";
@@ -92,5 +94,31 @@ describe("security walk: a definition holding one of the Worker's secret values"
 
 	it("still takes a definition that names its secrets, and words that merely look like them", async () => {
 		await createAgent({ name: "names-secrets", prompt: "Post what you find; TRIAGE_WEBHOOK_SECRET signs the trigger, https://tickets.example.test/ is the public site.", webhook: { secret: "TRIAGE_WEBHOOK_SECRET" } });
+	});
+});
+
+describe("security walk: a URL secret's password, as its receiver quotes it", () => {
+	// TEST_BASIC_AUTH_URL is https://drover-bot:p%40ss-w0rd-0123@basic.example.test/in: drover posts
+	// without the password in the URL, as `authorization: Basic <base64 of user:password>`, so what a
+	// receiver has to quote is the password decoded, or that credential, never the URL.
+	const password = "p@ss-w0rd-0123";
+	const basic = btoa("drover-bot:p@ss-w0rd-0123");
+	const url = "https://drover-bot:p%40ss-w0rd-0123@basic.example.test/in";
+
+	it("is redacted decoded, percent-encoded and as the Basic credential, wherever it is stored or logged", () => {
+		for (const text of [`401: wrong password ${password} for drover-bot`, `{"error":"bad credentials ${basic}"}`, `password=${encodeURIComponent(password)}&user=drover-bot`, `seen: ${password}.`]) {
+			const out = redact(text);
+			expect(out, text).toContain(REDACTED);
+			for (const secret of [password, basic, encodeURIComponent(password)]) expect(out, text).not.toContain(secret);
+		}
+		// A word that only starts like it is kept.
+		expect(redact("p@ss-w0rd-01")).toBe("p@ss-w0rd-01");
+	});
+
+	it("is cut out of a webhook tool's answer the model and the output are shown", () => {
+		const answer = `{"detail":"user drover-bot, password ${password} refused; sent Basic ${basic}"}`;
+		const shown = scrubbedExcerpt(answer, url, "<webhook url>", 500);
+		expect(shown).not.toContain(password);
+		expect(shown).not.toContain(basic);
 	});
 });
