@@ -1,10 +1,13 @@
 import { exports } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { env } from "cloudflare:test";
+import { describe, expect, it, vi } from "vitest";
+import { app } from "../../src/app.ts";
+import { parseApiTokens } from "../../src/api/auth/tokens.ts";
 import { scrubbedExcerpt } from "../../src/delivery/secret-url.ts";
 import { REDACTED, redact } from "../../src/security/redact.ts";
 import { createAgent } from "../helpers/agents.ts";
 import { call, errorOf } from "../helpers/http.ts";
-import { TOKENS, WEBHOOK_SECRET } from "../helpers/tokens.ts";
+import { API_TOKENS, TOKENS, WEBHOOK_SECRET } from "../helpers/tokens.ts";
 
 interface Operation {
 	security?: unknown[];
@@ -120,5 +123,85 @@ describe("security walk: a URL secret's password, as its receiver quotes it", ()
 		const shown = scrubbedExcerpt(answer, url, "<webhook url>", 500);
 		expect(shown).not.toContain(password);
 		expect(shown).not.toContain(basic);
+	});
+});
+
+/** A body of `bytes` sent as a stream, with no Content-Length: the limit must count what arrives. */
+function streamed(bytes: number): ReadableStream<Uint8Array> {
+	const chunk = new TextEncoder().encode(`{"x":"${"a".repeat(64 * 1024 - 8)}"}`);
+	let sent = 0;
+	return new ReadableStream({
+		pull(controller) {
+			if (sent >= bytes) return controller.close();
+			controller.enqueue(chunk);
+			sent += chunk.byteLength;
+		},
+	});
+}
+
+describe("security walk: request bodies", () => {
+	it("refuses a body past the limit sent without Content-Length, unauthenticated and on the unsigned webhook route alike (413, nothing read past it)", async () => {
+		for (const [path, token] of [["/v1/hooks/triage", null], ["/v1/agents/triage/pause", null], ["/v1/agents/triage/pause", TOKENS.admin], ["/v1/no-such-route", TOKENS.admin]] as const) {
+			const headers: Record<string, string> = { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) };
+			const res = await exports.default.fetch(new Request(`https://drover.test${path}`, { method: "POST", headers, body: streamed(4 * 1024 * 1024), duplex: "half" } as RequestInit));
+			expect(res.status, path).toBe(413);
+			expect(((await res.json()) as { error: { code: string } }).error.code).toBe("payload_too_large");
+		}
+	});
+});
+
+describe("security walk: the dashboard's serving headers (read, not changed: src/dashboard is not this walk's)", () => {
+	it("frames nowhere, runs only its own script, sends no referrer and sets no cookie, and escapes a crafted address", async () => {
+		const res = await exports.default.fetch(new Request(`https://drover.test/jobs/${encodeURIComponent('"><script>alert(1)</script>')}`));
+		const csp = res.headers.get("content-security-policy") ?? "";
+		expect(csp).toContain("frame-ancestors 'none'");
+		expect(csp).toContain("script-src 'self'");
+		expect(csp).not.toContain("unsafe-inline");
+		expect(res.headers.get("x-frame-options")).toBe("DENY");
+		expect(res.headers.get("x-content-type-options")).toBe("nosniff");
+		expect(res.headers.get("referrer-policy")).toBe("no-referrer");
+		expect(res.headers.get("set-cookie")).toBeNull();
+		expect(await res.text()).not.toContain("<script>alert(1)");
+	});
+});
+
+describe("security walk: values echoed into headers", () => {
+	it("a job id or agent name that could carry a header break or a quote never reaches a path, a key or a header: refused at the parameter", async () => {
+		for (const path of [`/v1/jobs/${encodeURIComponent('job-2026-12-01-aaaaaa"\r\nx-evil: 1')}/output.log`, `/v1/jobs/${encodeURIComponent("../../etc")}/output`, `/v1/agents/${encodeURIComponent("Triage/../x")}/runs`]) {
+			const res = await call(path);
+			expect(res.status, path).toBe(400);
+			expect(res.headers.get("x-evil")).toBeNull();
+			expect(res.headers.get("content-disposition")).toBeNull();
+		}
+	});
+});
+
+describe("security walk: one token under two roles in API_TOKENS (a careless operator's copied line)", () => {
+	const shared = "shared-token-0123456789abcdef";
+	// Grafana was to read; the token it holds is ops' admin one. The first entry used to win.
+	const secret = `${API_TOKENS},ops:admin:${shared},grafana:read:${shared}`;
+	const asShared = (path: string, method = "GET") => app.request(path, { method, headers: { authorization: `Bearer ${shared}` } }, { ...env, API_TOKENS: secret } as Env);
+
+	it("lets neither role in with it, says so by place under /healthz, and keeps every other token working", async () => {
+		vi.spyOn(console, "error").mockImplementation(() => {});
+		expect((await asShared("/v1/me")).status).toBe(401);
+		expect((await asShared("/v1/tick", "POST")).status).toBe(401);
+		const admin = await app.request("/v1/me", { headers: { authorization: `Bearer ${TOKENS.admin}` } }, { ...env, API_TOKENS: secret } as Env);
+		expect(await admin.json()).toEqual({ name: "root", role: "admin" });
+		const { refused } = await parseApiTokens(secret);
+		expect(refused).toEqual([
+			{ path: "API_TOKENS[3]", message: "token is also API_TOKENS[4]'s, under another role: a token has one role; this entry is refused, the others work" },
+			{ path: "API_TOKENS[4]", message: "token is also API_TOKENS[3]'s, under another role: a token has one role; this entry is refused, the others work" },
+		]);
+		const health = (await (await app.request("/healthz", {}, { ...env, API_TOKENS: secret } as Env)).json()) as { api_tokens: { ok: boolean; issues: unknown[] } };
+		expect(health.api_tokens).toEqual({ ok: true, issues: refused });
+		expect(JSON.stringify(health)).not.toContain(shared);
+		vi.restoreAllMocks();
+	});
+
+	it("still takes one token under two names of the same role (the first name is the caller's)", async () => {
+		const { entries, refused } = await parseApiTokens(`a:operate:${shared},b:operate:${shared}`);
+		expect(refused).toEqual([]);
+		expect(entries.map((e) => e.name)).toEqual(["a", "b"]);
 	});
 });

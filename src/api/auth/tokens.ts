@@ -48,6 +48,7 @@ export async function parseApiTokens(secret: string | undefined): Promise<Parsed
 	const issues: TokenIssue[] = [];
 	const refused: TokenIssue[] = [];
 	const entries: TokenEntry[] = [];
+	const places: number[] = [];
 	const seen = new Map<string, number>();
 	const raw = (secret ?? "").split(",").map((s) => s.trim()).filter((s) => s.length > 0);
 	for (const [i, item] of raw.entries()) {
@@ -70,12 +71,40 @@ export async function parseApiTokens(secret: string | undefined): Promise<Parsed
 		// Only curl sends such a token as written: a browser's fetch sends a header value past U+00FF
 		// never and one up to it as Latin-1, not the UTF-8 it is compared as, and the CLI refuses it.
 		if (tokenCharsOk(token)) {
-			if (isRole(role)) entries.push({ name, role, digest: await sha256(token) });
+			if (isRole(role)) {
+				entries.push({ name, role, digest: await sha256(token) });
+				places.push(i);
+			}
 		} else {
 			issues.push({ path, message: `token ${TOKEN_CHARS_MESSAGE}` });
 			refused.push({ path, message: `token ${TOKEN_CHARS_MESSAGE}; this entry is refused, the others work` });
 		}
 		if (!seen.has(name)) seen.set(name, i);
+	}
+	// One token under two roles (an entry copied and its role changed, a token pasted twice): its
+	// holder got the role of whichever entry came first, so `ops:admin:X,grafana:read:X` gave Grafana
+	// admin. Which the operator meant cannot be told: each such entry is refused, the others work.
+	const groups = new Map<string, number[]>();
+	entries.forEach((entry, k) => {
+		const key = String.fromCharCode(...new Uint8Array(entry.digest));
+		groups.set(key, [...(groups.get(key) ?? []), k]);
+	});
+	const dropped = new Set<number>();
+	for (const group of groups.values()) {
+		if (new Set(group.map((k) => entries[k]!.role)).size < 2) continue;
+		for (const k of group) {
+			const other = places[group.find((j) => entries[j]!.role !== entries[k]!.role)!]!;
+			const message = `token is also API_TOKENS[${other}]'s, under another role: a token has one role`;
+			issues.push({ path: `API_TOKENS[${places[k]}]`, message });
+			refused.push({ path: `API_TOKENS[${places[k]}]`, message: `${message}; this entry is refused, the others work` });
+			dropped.add(k);
+		}
+	}
+	if (dropped.size > 0) {
+		const kept = entries.filter((_, k) => !dropped.has(k));
+		entries.length = 0;
+		entries.push(...kept);
+		refused.sort((a, b) => placeOf(a.path) - placeOf(b.path));
 	}
 	if (raw.length === 0) issues.push({ path: "API_TOKENS", message: "no tokens configured" });
 	else if (issues.length === refused.length && entries.length === 0) issues.push({ path: "API_TOKENS", message: "no entry is left to use" });
@@ -85,6 +114,8 @@ export async function parseApiTokens(secret: string | undefined): Promise<Parsed
 	}
 	return { entries, refused };
 }
+
+const placeOf = (path: string): number => Number(/\[(\d+)\]/.exec(path)?.[1] ?? -1);
 
 export type DigestCompare = (a: ArrayBuffer, b: ArrayBuffer) => boolean;
 
