@@ -17,7 +17,7 @@ interface Operation {
 /** The OpenAPI document's operations, each with a concrete path (its parameters given plausible values). */
 async function operations(): Promise<{ method: string; path: string; op: Operation }[]> {
 	const doc = (await (await exports.default.fetch("https://drover.test/openapi.json")).json()) as { paths: Record<string, Record<string, Operation>> };
-	const values: Record<string, string> = { agent: "triage", id: "job-2026-12-01-aaaaaa", key: "note", "id}/output.log": "" };
+	const values: Record<string, string> = { agent: "triage", id: "job-2026-12-01-aaaaaa", key: "note" };
 	return Object.entries(doc.paths).flatMap(([path, ops]) =>
 		Object.entries(ops).map(([method, op]) => ({ method: method.toUpperCase(), path: path.replace(/\{(\w+)\}/g, (_, name: string) => values[name] ?? "x"), op })),
 	);
