@@ -60,6 +60,7 @@ async function candidatesFor(slot: Slot, current: string, api: Lookups): Promise
 			const head = current.slice(0, comma + 1);
 			return { candidates: (await api.agents(current.slice(comma + 1))).map((c) => ({ value: head + c.value })), files: false };
 		}
+		if (option.attributeName() === "job") return { candidates: await api.jobs(undefined), files: false };
 		return { candidates: [], files: option.attributeName() === "file" || option.attributeName().endsWith("File") };
 	}
 	const { command, argument, before } = slot;

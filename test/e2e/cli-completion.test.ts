@@ -123,6 +123,7 @@ describe("drover completion", () => {
 		expect(await bashTab(["usage", "--agent", "site-watch,tr"], env)).toEqual(["site-watch,triage"]);
 		// Sessions' agent, beside its subcommands.
 		expect(await bashTab(["sessions", "st"], env)).toEqual(["standup"]);
+		expect(await bashTab(["logs", "--job", "job-2026-12-06"], env)).toEqual(["job-2026-12-06-bbbbbb"]);
 		expect(api.seen).toEqual([
 			"/v1/agents?view=names&limit=200&prefix=s",
 			"/v1/jobs?limit=50",
@@ -130,6 +131,7 @@ describe("drover completion", () => {
 			"/v1/agents/triage/notepad",
 			"/v1/agents?view=names&limit=200&prefix=tr",
 			"/v1/agents?view=names&limit=200&prefix=st",
+			"/v1/jobs?limit=50",
 		]);
 	});
 
