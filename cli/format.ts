@@ -198,34 +198,91 @@ export interface Column<T> {
 	value(row: T): string;
 	/** Applied after padding, so escape codes never count toward the width. */
 	style?(row: T): (s: string) => string;
-	/** The column that gives way when the table is wider than the terminal (one per table, usually the last). */
-	flexible?: boolean;
-	/** The most terminal columns a cell shows. */
+	/**
+	 * How the column gives way on a terminal narrower than the table, its cells cut with "…":
+	 * "text" (an answer, an error, a reason) first, then "name" (an agent's, a schedule's), then
+	 * "note" (what follows a status or a time: `keep` says the head a cut leaves whole). Unset: never
+	 * cut (an id, a status, a time, a count: what a user copies or compares).
+	 */
+	shrink?: "text" | "name" | "note";
+	/** The head of a cell a cut keeps whole (a status before its note): the column is never cut narrower. */
+	keep?(row: T): string;
+	/**
+	 * Left out on a terminal too narrow for the table even with every column above cut to its least
+	 * (`drover <thing> --json` still has it): the lowest first.
+	 */
+	optional?: number;
+	/** The most terminal columns a cell shows, terminal or not. */
 	max?: number;
 }
 
 /**
+ * The order in which columns are cut, each to the least given (or to its header's or `keep`'s width,
+ * when wider): free text to a readable 24 columns first, names next, then free text on to 12, and
+ * the notes after statuses and times; last, when that is not enough, free text down to its header.
+ */
+const PHASES = [
+	["text", 24],
+	["name", 8],
+	["text", 12],
+	["note", 1],
+	["text", 0],
+] as const;
+/** How far each is cut before an optional column is left out rather (free text keeps 12 columns). */
+const BEFORE_LEAVING_OUT = { text: 12, name: 8, note: 1 } as const;
+
+/**
+ * The columns a table shows on a terminal `width` columns wide, and the width of each: its natural
+ * one when the table fits; else optional columns left out (only while cutting alone cannot fit it),
+ * then the shrinking columns cut phase by phase (PHASES), the widest first. A table whose uncut
+ * columns are wider than the terminal stays wider: ids, statuses and times are never cut.
+ */
+function fit<T>(rows: readonly T[], columns: readonly Column<T>[], cells: readonly string[][], natural: readonly number[], width: number): { shown: number[]; widths: number[] } {
+	const widths = [...natural];
+	// The least a column is cut to: its header, its kept heads (and a column for "…" after a longer cell).
+	const floor = columns.map((c, i) => {
+		const keep = c.keep;
+		const kept = keep === undefined ? 0 : Math.max(0, ...rows.map((row, r) => {
+			const head = columnsOf(truncate(keep(row), 10_000));
+			return columnsOf(cells[r]![i]!) > head ? head + 1 : head;
+		}));
+		return Math.max(columnsOf(c.header), kept);
+	});
+	const least = (i: number, phaseLeast: number) => Math.min(natural[i]!, Math.max(floor[i]!, phaseLeast));
+	const total = (ws: readonly number[], shown: readonly number[]) => shown.reduce((n, i) => n + ws[i]!, 0) + 2 * (shown.length - 1);
+	const cutMost = columns.map((c, i) => (c.shrink === undefined ? natural[i]! : least(i, BEFORE_LEAVING_OUT[c.shrink])));
+	let shown = columns.map((_, i) => i);
+	const optional = shown.filter((i) => columns[i]!.optional !== undefined).sort((a, b) => columns[a]!.optional! - columns[b]!.optional!);
+	for (const drop of optional) {
+		if (total(cutMost, shown) <= width) break;
+		shown = shown.filter((i) => i !== drop);
+	}
+	for (const [tier, phaseLeast] of PHASES) {
+		const cuttable = shown.filter((i) => columns[i]!.shrink === tier);
+		for (let excess = total(widths, shown) - width; excess > 0; excess--) {
+			const wider = cuttable.filter((i) => widths[i]! > least(i, phaseLeast));
+			if (wider.length === 0) break;
+			widths[wider.reduce((a, b) => (widths[b]! > widths[a]! ? b : a))]!--;
+		}
+	}
+	return { shown, widths };
+}
+
+/**
  * An aligned table, two spaces between columns, measured in terminal columns (a CJK summary is
- * twice as wide as its length). A flexible column is truncated to what the terminal leaves it (when
- * `width` is known) so rows never wrap.
+ * twice as wide as its length). On a terminal (`width` known) it is fitted to the width (`fit`), so
+ * rows never wrap; into a pipe or a file (no `width`) every column is shown whole, as scripts read it.
  */
 export function table<T>(rows: readonly T[], columns: readonly Column<T>[], p: Paint, width?: number): string {
 	const cells = rows.map((row) => columns.map((c) => truncate(c.value(row), c.max ?? 10_000)));
-	const widths = columns.map((c, i) => Math.max(columnsOf(c.header), ...cells.map((r) => columnsOf(r[i]!))));
-	const flex = columns.findIndex((c) => c.flexible);
-	if (width !== undefined && flex >= 0) {
-		const others = widths.reduce((n, w, i) => (i === flex ? n : n + w + 2), 0);
-		const room = Math.max(columnsOf(columns[flex]!.header), 16, width - others);
-		if (widths[flex]! > room) {
-			widths[flex] = room;
-			for (const r of cells) r[flex] = fitColumns(r[flex]!, room);
-		}
-	}
-	const last = columns.length - 1;
+	const natural = columns.map((c, i) => Math.max(columnsOf(c.header), ...cells.map((r) => columnsOf(r[i]!))));
+	const { shown, widths } = width === undefined ? { shown: columns.map((_, i) => i), widths: natural } : fit(rows, columns, cells, natural, width);
+	for (const i of shown) if (widths[i]! < natural[i]!) for (const r of cells) r[i] = fitColumns(r[i]!, widths[i]!);
+	const last = shown.at(-1);
 	const pad = (v: string, w: number) => v + " ".repeat(Math.max(0, w - columnsOf(v)));
-	const line = (values: string[], styles: ((s: string) => string)[]) =>
-		values
-			.map((v, i) => styles[i]!(i === last ? v : pad(v, widths[i]!)))
+	const line = (values: readonly string[], styles: readonly ((s: string) => string)[]) =>
+		shown
+			.map((i) => styles[i]!(i === last ? values[i]! : pad(values[i]!, widths[i]!)))
 			.join("  ")
 			.trimEnd();
 	const header = line(

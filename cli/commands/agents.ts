@@ -50,9 +50,9 @@ function nextRun(a: AgentView): { at: string; schedule: string } | null {
 /** The columns of `drover agents`; `drover status` shows some of them, so both say a state alike. */
 export function agentColumns(p: Paint, now: number) {
 	return {
-		name: { header: "NAME", value: (a) => a.name },
-		source: { header: "SOURCE", value: (a) => (a.source === "file" ? "fleet.yaml" : "API") },
-		model: { header: "MODEL", value: (a) => a.model },
+		name: { header: "NAME", value: (a) => a.name, shrink: "name" },
+		source: { header: "SOURCE", value: (a) => (a.source === "file" ? "fleet.yaml" : "API"), optional: 1 },
+		model: { header: "MODEL", value: (a) => a.model, shrink: "name", optional: 2 },
 		next: {
 			header: "NEXT RUN",
 			value: (a) => {
@@ -60,10 +60,16 @@ export function agentColumns(p: Paint, now: number) {
 				if (next) return `${stamp(next.at)} (${relTime(next.at, now)}, ${next.schedule})`;
 				return a.schedules.length === 0 ? "on trigger only" : "-";
 			},
+			// Cut after the time, never in it: the schedule's name, then the relative time, give way.
+			shrink: "note",
+			keep: (a) => {
+				const next = nextRun(a);
+				return next ? stamp(next.at) : "";
+			},
 		},
 		jobs: { header: "JOBS", value: (a) => [a.running_jobs.length ? `${a.running_jobs.length} running` : "", a.queued_jobs ? `${a.queued_jobs} queued` : ""].filter(Boolean).join(", ") || "-" },
-		last: { header: "LAST", value: (a) => lastRun(a.last_job), style: (a) => (a.last_job ? statusStyle(p, undelivered(a.last_job) ?? a.last_job.status) : p.dim) },
-		state: { header: "STATE", value: (a) => agentState(a, now), style: (a) => (a.enabled && !a.paused ? p.green : p.yellow), flexible: true, max: 120 },
+		last: { header: "LAST", value: (a) => lastRun(a.last_job), style: (a) => (a.last_job ? statusStyle(p, undelivered(a.last_job) ?? a.last_job.status) : p.dim), shrink: "note", keep: (a) => a.last_job?.status ?? "" },
+		state: { header: "STATE", value: (a) => agentState(a, now), style: (a) => (a.enabled && !a.paused ? p.green : p.yellow), shrink: "text", max: 120 },
 	} satisfies Record<string, Column<AgentView>>;
 }
 

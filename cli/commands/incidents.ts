@@ -63,17 +63,17 @@ async function list(ctx: Context, opts: ListOptions): Promise<number> {
 			page.incidents,
 			[
 				{ header: "ID", value: (i) => i.id },
-				{ header: "AGENT", value: (i) => i.agent },
-				{ header: "CLASS", value: (i) => i.class },
+				{ header: "AGENT", value: (i) => i.agent, shrink: "name" },
+				{ header: "CLASS", value: (i) => i.class, optional: 3 },
 				{ header: "STATE", value: (i) => i.state, style: (i) => statusStyle(ctx.p, i.state) },
-				{ header: "COUNT", value: (i) => String(i.count) },
+				{ header: "COUNT", value: (i) => String(i.count), optional: 4 },
 				// What an open incident waits on to run clean before it resolves.
-				{ header: "FAILING", value: (i) => (i.state === "detected" || i.state === "alerted") && i.failing?.length ? i.failing.join(",") : "-" },
+				{ header: "FAILING", value: (i) => ((i.state === "detected" || i.state === "alerted") && i.failing?.length ? i.failing.join(",") : "-"), shrink: "name", optional: 2 },
 				// Whether its opening was paged (the alert webhook took it), and when.
 				{ header: "ALERTED", value: (i) => paged(i, relTime(i.alerted_at, now)) },
 				{ header: "LAST SEEN", value: (i) => relTime(i.last_seen_at, now) },
-				{ header: "LAST JOB", value: (i) => i.last_job_id ?? "-" },
-				{ header: "ERROR", value: (i) => i.error, flexible: true, max: 80 },
+				{ header: "LAST JOB", value: (i) => i.last_job_id ?? "-", optional: 1 },
+				{ header: "ERROR", value: (i) => i.error, shrink: "text", max: 80 },
 			],
 			ctx.p,
 			ctx.width,

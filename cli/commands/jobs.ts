@@ -97,14 +97,14 @@ async function listJobs(ctx: Context, opts: JobsOptions): Promise<number> {
 			page.jobs,
 			[
 				{ header: "ID", value: (j) => j.id },
-				{ header: "AGENT", value: (j) => j.agent },
+				{ header: "AGENT", value: (j) => j.agent, shrink: "name" },
 				// completed says the run ended with an answer, not that every call it made succeeded.
-				{ header: "STATUS", value: (j) => (j.tool_calls?.failed ? `${j.status} (${j.tool_calls.failed}/${j.tool_calls.made} calls ${failedCallsWord(j.status, j.tool_calls.failed)})` : j.status), style: (j) => (j.status === "completed" && j.tool_calls?.failed ? ctx.p.yellow : statusStyle(ctx.p, j.status)) },
-				{ header: "TRIGGER", value: (j) => (j.schedule ? `${j.trigger_type}:${j.schedule}` : j.trigger_type) },
+				{ header: "STATUS", value: (j) => (j.tool_calls?.failed ? `${j.status} (${j.tool_calls.failed}/${j.tool_calls.made} calls ${failedCallsWord(j.status, j.tool_calls.failed)})` : j.status), style: (j) => (j.status === "completed" && j.tool_calls?.failed ? ctx.p.yellow : statusStyle(ctx.p, j.status)), shrink: "note", keep: (j) => j.status },
+				{ header: "TRIGGER", value: (j) => (j.schedule ? `${j.trigger_type}:${j.schedule}` : j.trigger_type), shrink: "name", optional: 1 },
 				{ header: "STARTED", value: (j) => relTime(j.started_at, now) },
 				{ header: "DURATION", value: (j) => (j.duration_seconds !== null ? duration(j.duration_seconds) : j.started_at ? duration((now - Date.parse(j.started_at)) / 1000) : "-") },
 				// A failed job has no answer to show: what ended it instead.
-				{ header: "SUMMARY", value: (j) => listedSummary(j), style: (j) => (shownError(j) ? ctx.p.red : (s: string) => s), flexible: true, max: 60 },
+				{ header: "SUMMARY", value: (j) => listedSummary(j), style: (j) => (shownError(j) ? ctx.p.red : (s: string) => s), shrink: "text", max: 60 },
 			],
 			ctx.p,
 			ctx.width,
@@ -347,7 +347,7 @@ async function showToolCalls(ctx: Context, id: string, opts: JobOptions): Promis
 				{ header: "APPROVAL", value: (t) => (t.decision ? printable(`${t.decision === "approve" ? "approved" : "denied"} by ${t.decided_by ?? "?"}`) : "-") },
 				{ header: "TOOK", value: (t) => (t.started_at && t.finished_at ? duration((Date.parse(t.finished_at) - Date.parse(t.started_at)) / 1000) : "-") },
 				// Inputs and results are the model's and the tools' text: printable (JSON already escapes an input's controls).
-				{ header: "INPUT → RESULT", value: (t) => printable(`${JSON.stringify(t.input)}${t.result === null ? "" : ` → ${t.result.replace(/\s+/g, " ")}`}`), flexible: true, max: 200 },
+				{ header: "INPUT → RESULT", value: (t) => printable(`${JSON.stringify(t.input)}${t.result === null ? "" : ` → ${t.result.replace(/\s+/g, " ")}`}`), shrink: "text", max: 200 },
 			],
 			p,
 			ctx.width,

@@ -64,7 +64,7 @@ async function notepad(ctx: Context, agent: string, action: string, typed: strin
 			else if (Object.keys(notes).length === 0) ctx.out(ctx.p.dim("the notepad is empty"));
 			else {
 				const rows = Object.entries(notes);
-				ctx.out(table(rows, [{ header: "KEY", value: ([k]) => k }, { header: "VALUE", value: ([, v]) => v, flexible: true, max: 100 }], ctx.p, ctx.width));
+				ctx.out(table(rows, [{ header: "KEY", value: ([k]) => k }, { header: "VALUE", value: ([, v]) => v, shrink: "text", max: 100 }], ctx.p, ctx.width));
 			}
 			return 0;
 		}

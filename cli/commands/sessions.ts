@@ -121,17 +121,20 @@ async function listSessions(ctx: Context, agent: string | undefined, opts: ListO
 			printableDeep(sessions),
 			[
 				{ header: "SESSION", value: (s) => `${s.session_id}${s.persistent ? " *" : ""}` },
-				{ header: "AGENT", value: (s) => s.agent },
-				{ header: "JOBS", value: (s) => String(s.job_count) },
-				{ header: "LAST JOB", value: (s) => s.last_job.id },
+				{ header: "AGENT", value: (s) => s.agent, shrink: "name" },
+				{ header: "JOBS", value: (s) => String(s.job_count), optional: 1 },
+				{ header: "LAST JOB", value: (s) => s.last_job.id, optional: 2 },
 				{ header: "STATUS", value: (s) => s.last_job.status, style: (s) => statusStyle(ctx.p, s.last_job.status) },
-				{ header: "UPDATED", value: (s) => relTime(s.updated_at, now) },
+				// The last job's creation, the time the list is in order of (the API's, and the fleet's merge
+				// above): its updated_at, the job's latest change, put a session whose job ended late above
+				// a newer one still running, out of the order shown.
+				{ header: "CREATED", value: (s) => relTime(s.last_job.created_at, now) },
 			],
 			ctx.p,
 			ctx.width,
 		),
 	);
-	if (sessions.some((s) => s.persistent)) ctx.out(ctx.p.dim("* the agent's persistent session (whether its next run continues it: drover sessions current <agent>)"));
+	if (sessions.some((s) => s.persistent)) ctx.out(ctx.p.dim("* persistent: whether its next run continues it: drover sessions current <agent>"));
 	if (next && agent !== undefined) ctx.err(ctx.ep.dim(printable(`more: ${nextPageCommand(ctx, ["sessions", agent], [["--limit", opts.limit]], next)}`)));
 	return 0;
 }

@@ -185,7 +185,7 @@ async function agentStatus(ctx: Context, name: string, opts: { json?: boolean })
 		table(
 			a.schedules,
 			[
-				{ header: "SCHEDULE", value: (s) => s.name },
+				{ header: "SCHEDULE", value: (s) => s.name, shrink: "name" },
 				{ header: "WHEN", value: (s) => (s.kind === "interval" ? `every ${s.expression}` : s.expression) },
 				{ header: "TIMEZONE", value: (s) => s.timezone ?? "-" },
 				{ header: "CATCH-UP", value: (s) => (s.catch_up ? "yes" : "no") },
@@ -256,14 +256,14 @@ async function runs(ctx: Context, agent: string, opts: { limit: number; cursor?:
 		table<Occurrence>(
 			page.runs,
 			[
-				{ header: "INSTANT", value: (r) => `${stamp(r.scheduled_instant ?? r.claimed_at)} (${relTime(r.scheduled_instant ?? r.claimed_at, now)})` },
-				{ header: "SCHEDULE", value: (r) => r.schedule ?? r.source },
-				{ header: "DISPATCH", value: (r) => r.dispatch },
+				{ header: "INSTANT", value: (r) => `${stamp(r.scheduled_instant ?? r.claimed_at)} (${relTime(r.scheduled_instant ?? r.claimed_at, now)})`, shrink: "note", keep: (r) => stamp(r.scheduled_instant ?? r.claimed_at) },
+				{ header: "SCHEDULE", value: (r) => r.schedule ?? r.source, shrink: "name" },
+				{ header: "DISPATCH", value: (r) => r.dispatch, optional: 1 },
 				{ header: "STATUS", value: (r) => r.status, style: (r) => statusStyle(ctx.p, r.status) },
 				// Hermes' ok is "ran and delivered": a completed run whose answer did not get through shows here.
-				{ header: "DELIVERY", value: (r) => r.delivery_outcome ?? "-", style: (r) => statusStyle(ctx.p, r.delivery_outcome ?? "") },
+				{ header: "DELIVERY", value: (r) => r.delivery_outcome ?? "-", style: (r) => statusStyle(ctx.p, r.delivery_outcome ?? ""), optional: 2 },
 				{ header: "JOB", value: (r) => r.job_id ?? "-" },
-				{ header: "REASON", value: reason, flexible: true, max: 80 },
+				{ header: "REASON", value: reason, shrink: "text", max: 80 },
 			],
 			ctx.p,
 			ctx.width,

@@ -99,7 +99,7 @@ async function usage(ctx: Context, opts: UsageOptions): Promise<number> {
 	// By day, the total is named in the day's column: the days' agents added up would count an agent once a day.
 	const who = opts.byDay
 		? [{ header: "DAY", value: (d: Row) => d.total ?? d.day, style: bold }, { header: "AGENTS", value: (d: Row) => (d.agents === undefined ? "" : n(d.agents)) }]
-		: [{ header: "DAY", value: (d: Row) => d.day }, { header: "AGENT", value: (d: Row) => d.total ?? d.agent ?? "", style: bold }];
+		: [{ header: "DAY", value: (d: Row) => d.day }, { header: "AGENT", value: (d: Row) => d.total ?? d.agent ?? "", style: bold, shrink: "name" as const }];
 	ctx.out(
 		table<Row>(
 			rows,
@@ -108,9 +108,9 @@ async function usage(ctx: Context, opts: UsageOptions): Promise<number> {
 				{ header: "JOBS", value: (d) => n(d.jobs) },
 				{ header: "INPUT", value: (d) => n(d.input_tokens) },
 				{ header: "OUTPUT", value: (d) => n(d.output_tokens) },
-				{ header: "CACHE WRITE", value: (d) => n(d.cache_creation_input_tokens) },
-				{ header: "CACHE READ", value: (d) => n(d.cache_read_input_tokens) },
-				{ header: "COST", value: cost },
+				{ header: "CACHE WRITE", value: (d) => n(d.cache_creation_input_tokens), optional: 1 },
+				{ header: "CACHE READ", value: (d) => n(d.cache_read_input_tokens), optional: 2 },
+				{ header: "COST", value: cost, shrink: "note", keep: (d) => (d.cost_usd === null ? "-" : usd(d.cost_usd)) },
 			],
 			p,
 			ctx.width,

@@ -1877,10 +1877,10 @@ describe("drover sessions", () => {
 		const r = await runCli(api.url, ["sessions", "fake", "--limit", "2"]);
 		expect(r.status, r.stderr).toBe(0);
 		const lines = r.stdout.trimEnd().split("\n");
-		expect(lines[0]).toMatch(/^SESSION\s+AGENT\s+JOBS\s+LAST JOB\s+STATUS\s+UPDATED$/);
+		expect(lines[0]).toMatch(/^SESSION\s+AGENT\s+JOBS\s+LAST JOB\s+STATUS\s+CREATED$/);
 		expect(lines[1]).toMatch(new RegExp(`^${SESSION} \\*\\s+fake\\s+2\\s+${NEWEST}\\s+completed\\s+`));
 		expect(lines[2]).toMatch(/^ses-job-2025-12-31-oldone\s+fake\s+1\s+job-2025-12-31-oldone\s+failed\s+/);
-		expect(lines[3]).toBe("* the agent's persistent session (whether its next run continues it: drover sessions current <agent>)");
+		expect(lines[3]).toBe("* persistent: whether its next run continues it: drover sessions current <agent>");
 		expect(r.stderr).toContain("more: drover sessions fake --limit 2 --cursor CURSOR1");
 		const j = await runCli(api.url, ["sessions", "fake", "--limit", "2", "--json"]);
 		expect(JSON.parse(j.stdout)).toEqual(page);

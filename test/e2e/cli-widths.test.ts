@@ -77,7 +77,7 @@ describe("text cut to a terminal's width", () => {
 		];
 		const columns = [
 			{ header: "ID", value: (r: (typeof rows)[number]) => r.id },
-			{ header: "SUMMARY", value: (r: (typeof rows)[number]) => r.summary, flexible: true },
+			{ header: "SUMMARY", value: (r: (typeof rows)[number]) => r.summary, shrink: "text" as const },
 			{ header: "STATUS", value: (r: (typeof rows)[number]) => r.status },
 		];
 		const lines = table(rows, columns, paint(false), 60).split("\n");
