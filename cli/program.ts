@@ -57,6 +57,7 @@ export function buildProgram(): Command {
 	registerUsage(program);
 	registerDoctor(program);
 	registerCompletion(program);
+	registerHelp(program);
 	optionsToSubcommands(program);
 	return program;
 }
@@ -84,6 +85,38 @@ function fromOtherTools(text: string): string {
 	const name = /^error: unknown command '([^']*)'/.exec(text)?.[1];
 	const said = name === undefined ? undefined : Object.hasOwn(OTHER_TOOLS, name) ? OTHER_TOOLS[name] : undefined;
 	return said === undefined ? text : `error: unknown command '${name}': ${said}\n`;
+}
+
+/**
+ * `drover help [command...]`, in place of commander's: the help of the command its words name, however
+ * deep (commander's took the first word only, so `help incidents close` showed incidents'), and a word
+ * naming no command the usage error `drover nosuch` is, its did-you-mean included (commander's printed
+ * the whole help, exit 2, without saying what was wrong).
+ */
+function registerHelp(program: Command): void {
+	program.helpCommand(false);
+	program
+		.command("help")
+		.description("show a command's help: drover help incidents close")
+		.argument("[command...]", "the command's words")
+		.action((words: string[]) => {
+			let cmd: Command = program;
+			for (const word of words) {
+				const sub = cmd.commands.find((c) => c.name() === word || c.aliases().includes(word));
+				if (sub === undefined) unknownCommand(cmd, word);
+				cmd = sub;
+			}
+			cmd.help();
+		});
+}
+
+/** Commander's own error for `word`, which names no subcommand of `cmd` (private in commander, and so looked for). */
+function unknownCommand(cmd: Command, word: string): never {
+	const own = (cmd as Command & { unknownCommand?: () => never }).unknownCommand;
+	if (typeof own !== "function") cmd.error(`error: unknown command '${word}'`, { code: "commander.unknownCommand", exitCode: 2 });
+	// It names the first of the command's arguments.
+	cmd.args = [word];
+	return own.call(cmd);
 }
 
 /**

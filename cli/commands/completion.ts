@@ -64,10 +64,10 @@ async function candidatesFor(slot: Slot, current: string, api: Lookups): Promise
 		return { candidates: [], files: option.attributeName() === "file" || option.attributeName().endsWith("File") };
 	}
 	const { command, argument, before } = slot;
-	// `drover help <command> [<subcommand>]`: the commands to ask help of.
-	if (before[0] === "help" && !command.commands.some((c) => c.name() === "help")) {
-		let target: Command | undefined = command;
-		for (const word of before.slice(1)) target = target?.commands.find((c) => c.name() === word);
+	// `drover help <command> [<subcommand>]` (program.ts's help command): the commands to ask help of.
+	if (command.name() === "help" && command.parent !== null && command.parent.parent === null) {
+		let target: Command | undefined = command.parent;
+		for (const word of before) target = target?.commands.find((c) => c.name() === word);
 		return { candidates: target ? subcommandsOf(target).filter((c) => c.value !== "help") : [], files: false };
 	}
 	const subcommands = before.length === 0 ? subcommandsOf(command) : [];
