@@ -191,6 +191,13 @@ class Progress {
 		this.#ctx.err(this.#ctx.ep.dim(`drover: hint: drover logs --job ${id} --follow follows it again; drover cancel ${id} stops it`));
 	}
 
+	/** Ctrl-C once the stream said the job ended (`ended`, its status), while its record was read. */
+	interruptedAfterEnd(ended: string): void {
+		const id = this.#jobId;
+		this.#note(this.#ctx.ep.yellow(`drover: stopped waiting for ${id}'s outcome; its stream said it ended (${printable(ended)})`));
+		this.#ctx.err(this.#ctx.ep.dim(`drover: hint: drover job ${id} says how it ended`));
+	}
+
 	#note(text: string): void {
 		if (this.#ctx.stderrIsTTY) process.stderr.write("\r\x1b[K");
 		this.#ctx.err(text);
@@ -231,31 +238,45 @@ export async function waitFor(ctx: Context, job: JobRecord): Promise<{ final: Jo
 	// started already (running, or ended) is shown once the stream has replayed what it did.
 	if (job.status === "pending") progress.render();
 	// Ctrl-C stops the waiting, not the job, which runs on in its agent's object: said, as an
-	// interrupted wait looked like a job stopped (a --wait is often begun to see a job through).
+	// interrupted wait looked like a job stopped (a --wait is often begun to see a job through). So
+	// for the whole wait: the record's read after the stream ended too, which Node's default ended
+	// silently. The answer is printed right after, with no wait between (reportJob).
+	let ended: string | null = null;
 	const interrupted = () => {
-		progress.interrupted();
+		if (ended === null) progress.interrupted();
+		else progress.interruptedAfterEnd(ended);
 		process.exit(EXIT_INTERRUPTED);
 	};
 	process.once("SIGINT", interrupted);
-	const { status: ended } = await followJob(ctx.client, jobId, {
-		onLine: (_n, body) => progress.line(body),
-		onStatus: (status) => progress.setStatus(status),
-		onBatch: () => progress.batch(),
-		onReconnect: ({ after, attempt, reason }) => ctx.err(ctx.ep.dim(printable(`drover: ${reason}; resuming after line ${after} (attempt ${attempt})`))),
-		// The job was just created there: a refused stream now is a restart, not a wrong URL.
-		serverAnswered: true,
-		created: true,
-	}).finally(() => process.off("SIGINT", interrupted));
-	const final = await ctx.client.json(`/v1/jobs/${encodeURIComponent(jobId)}`, shapes.job).catch((err: unknown) => {
-		// The stream ended, but the record (its outcome, error and answer) was not had: the same unknown
-		// outcome as a lost stream, not a failed job's 1.
-		if (!(err instanceof CliError)) throw err;
-		throw new CliError(
-			`job ${jobId} ended (its stream said: ${printable(ended)}), but its record could not be read: ${err.message}`,
-			EXIT_LOST,
-			err.hint ?? `drover job ${jobId} says how it ended`,
-		);
-	});
+	try {
+		({ status: ended } = await followJob(ctx.client, jobId, {
+			onLine: (_n, body) => progress.line(body),
+			onStatus: (status) => progress.setStatus(status),
+			onBatch: () => progress.batch(),
+			onReconnect: ({ after, attempt, reason }) => ctx.err(ctx.ep.dim(printable(`drover: ${reason}; resuming after line ${after} (attempt ${attempt})`))),
+			// The job was just created there: a refused stream now is a restart, not a wrong URL.
+			serverAnswered: true,
+			created: true,
+		}));
+		const said = ended;
+		const final = await ctx.client.json(`/v1/jobs/${encodeURIComponent(jobId)}`, shapes.job).catch((err: unknown) => {
+			// The stream ended, but the record (its outcome, error and answer) was not had: the same unknown
+			// outcome as a lost stream, not a failed job's 1.
+			if (!(err instanceof CliError)) throw err;
+			throw new CliError(
+				`job ${jobId} ended (its stream said: ${printable(said)}), but its record could not be read: ${err.message}`,
+				EXIT_LOST,
+				err.hint ?? `drover job ${jobId} says how it ended`,
+			);
+		});
+		return answerOf(progress, final);
+	} finally {
+		process.off("SIGINT", interrupted);
+	}
+}
+
+/** The record's outcome shown; the final answer: the last assistant line whole, else the summary, null without one. */
+function answerOf(progress: Progress, final: JobRecord): { final: JobRecord; answer: string | null } {
 	progress.finish(final);
 	// Not a string: a record without the field (an older Worker, or a stand-in that reads as one).
 	if (typeof final.summary !== "string" || final.summary.trim() === "") return { final, answer: null };
