@@ -66,7 +66,8 @@ async function list(ctx: Context, opts: ListOptions): Promise<number> {
 				{ header: "AGENT", value: (i) => i.agent, shrink: "name" },
 				{ header: "CLASS", value: (i) => i.class, optional: 3 },
 				{ header: "STATE", value: (i) => i.state, style: (i) => statusStyle(ctx.p, i.state) },
-				{ header: "COUNT", value: (i) => String(i.count), optional: 4 },
+				// Kept at any width: resolve --count names it.
+				{ header: "COUNT", value: (i) => String(i.count) },
 				// What an open incident waits on to run clean before it resolves.
 				{ header: "FAILING", value: (i) => ((i.state === "detected" || i.state === "alerted") && i.failing?.length ? i.failing.join(",") : "-"), shrink: "name", optional: 2 },
 				// Whether its opening was paged (the alert webhook took it), and when.

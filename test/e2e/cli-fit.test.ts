@@ -136,7 +136,8 @@ const LISTS = {
 const WHOLE: [string[], string[]][] = [
 	[["jobs"], [...JOB_IDS, "completed", "failed", "approval_pending"]],
 	[["agents"], ["active", "paused", "failed"]],
-	[["incidents"], [...INCIDENT_IDS, "alerted", "detected"]],
+	// COUNT too: resolve --count names it.
+	[["incidents"], [...INCIDENT_IDS, "alerted", "detected", "COUNT"]],
 	[["runs", AGENTS[1]], [JOB_IDS[0]!, "failed", "skipped"]],
 	[["sessions", AGENTS[1]], [...SESSION_IDS, "completed"]],
 	[["usage", "--since", "2026-12-06", "--until", "2026-12-07"], ["2026-12-06", "2026-12-07", "2,468", "24,691,356"]],
