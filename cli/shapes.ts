@@ -60,7 +60,7 @@ const jobRecord = z.object({
 	usage: z.object({ num_turns: z.number(), per_model: z.record(z.string(), z.object({})) }),
 	transitions: z.array(z.object({})).optional(),
 	// GET /v1/jobs/:id's hook calls (absent from an older server's answer, and from an action's).
-	hooks: z.array(z.object({ hook: z.string(), url_secret: z.string(), outcome: z.string(), attempts: z.number(), error: z.string().optional(), next_attempt_at: z.string().optional() })).optional(),
+	hooks: z.array(z.object({ hook: z.string(), url_secret: z.string(), outcome: z.string(), attempts: z.number(), error: z.string().optional(), next_attempt_at: z.string().optional(), waiting_for: z.string().optional() })).optional(),
 });
 const paused = nullable(z.object({ at: z.string() }));
 const agentView = z.object({

@@ -194,10 +194,13 @@ function listedSummary(j: JobSummary): string {
 	return error ? `${error.type}: ${error.message}` : (j.summary ?? "");
 }
 
-/** A hook call: `after_run (HOOK_URL): delivered`, or what its last attempt met, and when a retried one goes next. */
+/**
+ * A hook call: `after_run (HOOK_URL): delivered`, or what its last attempt met, and when a retried one
+ * goes next; one held for the job's delivery says so (a bare `pending` read as stuck).
+ */
 function hookText(ctx: Context, h: HookCall, now: number): string {
-	const attempts = `${h.attempts} attempt${h.attempts === 1 ? "" : "s"}`;
-	const more = h.outcome === "delivered" ? "" : [h.attempts > 0 ? attempts : null, h.error ?? null, h.next_attempt_at ? `next ${when(h.next_attempt_at, now)}` : null].filter(Boolean).join(", ");
+	const attempts = h.waiting_for === "delivery" ? "waiting for the job's delivery" : h.attempts > 0 ? `${h.attempts} attempt${h.attempts === 1 ? "" : "s"}` : h.outcome === "pending" ? "not sent yet" : null;
+	const more = h.outcome === "delivered" ? "" : [attempts, h.error ?? null, h.next_attempt_at ? `next ${when(h.next_attempt_at, now)}` : null].filter(Boolean).join(", ");
 	return `${h.hook} (${h.url_secret}): ${statusStyle(ctx.p, h.outcome)(h.outcome)}${more ? ` (${more})` : ""}`;
 }
 

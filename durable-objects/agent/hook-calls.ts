@@ -39,6 +39,9 @@ export function hookCalls(sql: SqlStorage, jobId: string): HookCall[] {
 			attempts: row.attempts,
 			...(outcome !== "delivered" && row.last_error !== null ? { error: row.last_error } : {}),
 			...(retried ? { next_attempt_at: new Date(row.next_at).toISOString() } : {}),
+			// Held for the job's delivery: without a reason, a pending call with 0 attempts and no error
+			// read as one stuck, for as long as the delivery's retries last (up to an hour and more).
+			...(row.status === "held" ? { waiting_for: "delivery" as const } : {}),
 		};
 	});
 }

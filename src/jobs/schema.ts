@@ -184,11 +184,15 @@ export const HookCallSchema = z
 		url_secret: z.string().openapi({ description: "The secret holding its URL (its name; the URL is never shown)" }),
 		outcome: z.enum(["pending", "delivered", "failed", "unknown"]).openapi({
 			description:
-				"delivered: the target answered 2xx; failed: given up (its attempts spent, refused outright, or its secret not set or not a URL); unknown: given up after an attempt that may have arrived (the last timed out or failed in transit, or a refusal followed one that did), as a delivery's outcome is; either files its hook's incident, unless a call of that hook for a job that ended later got through; pending: not sent yet, waiting for the job's delivery, or retried",
+				"delivered: the target answered 2xx; failed: given up (its attempts spent, refused outright, or its secret not set or not a URL); unknown: given up after an attempt that may have arrived (the last timed out or failed in transit, or a refusal followed one that did), as a delivery's outcome is; either files its hook's incident, unless a call of that hook for a job that ended later got through; pending: not sent yet, waiting for the job's delivery (`waiting_for`), or retried",
 		}),
 		attempts: Count.openapi({ description: "Calls made so far" }),
 		error: z.string().optional().openapi({ description: "What its last attempt met (`hook target answered 404`, `hook request failed: …`, a secret not set); absent once delivered or before a first attempt" }),
 		next_attempt_at: Timestamp.optional().openapi({ description: "When a retried call goes next" }),
+		waiting_for: z.enum(["delivery"]).optional().openapi({
+			description:
+				"Why a pending call has not been sent: `delivery`, a completed job's hook call held until the job's own delivery has an outcome (at most its retries), so that the record it carries says whether the answer got through; absent once it is sent, and for any other call",
+		}),
 	})
 	.openapi("HookCall");
 export type HookCall = z.infer<typeof HookCallSchema>;

@@ -194,6 +194,8 @@ describe("drover job", () => {
 		const hooks = [
 			{ hook: "after_run", url_secret: "HOOK_URL", outcome: "delivered", attempts: 1 },
 			{ hook: "after_run", url_secret: "AUDIT_URL", outcome: "pending", attempts: 1, error: "hook target answered 503", next_attempt_at: next },
+			// Held for the job's delivery: a bare `pending` said nothing of why it was not sent.
+			{ hook: "after_run", url_secret: "ARCHIVE_URL", outcome: "pending", attempts: 0, waiting_for: "delivery" },
 			{ hook: "on_error", url_secret: "PAGER_URL", outcome: "failed", attempts: 6, error: "hook target answered 404" },
 		];
 		const api = await fakeApi({
@@ -205,7 +207,7 @@ describe("drover job", () => {
 		expect(r.status, r.stderr).toBe(0);
 		expect(r.stdout).toMatch(
 			new RegExp(
-				`^hooks\\s+after_run \\(HOOK_URL\\): delivered · after_run \\(AUDIT_URL\\): pending \\(1 attempt, hook target answered 503, next ${next.slice(0, 19).replace("T", " ")}Z \\(in 2m\\)\\) · on_error \\(PAGER_URL\\): failed \\(6 attempts, hook target answered 404\\)$`,
+				`^hooks\\s+after_run \\(HOOK_URL\\): delivered · after_run \\(AUDIT_URL\\): pending \\(1 attempt, hook target answered 503, next ${next.slice(0, 19).replace("T", " ")}Z \\(in 2m\\)\\) · after_run \\(ARCHIVE_URL\\): pending \\(waiting for the job's delivery\\) · on_error \\(PAGER_URL\\): failed \\(6 attempts, hook target answered 404\\)$`,
 				"m",
 			),
 		);

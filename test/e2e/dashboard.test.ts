@@ -1873,6 +1873,32 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+	it("says a hook call held for the job's delivery waits for it, and no attempt count for a call never sent", async () => {
+		const { job } = await completedJob(`dash-hooks-held-${run}`);
+		// As the API answers while the job's delivery is retried (job-hooks.test drives it for real): a
+		// call held for it, one queued and not sent yet, and one given up with nothing sent (its secret unset).
+		const page = await open(`/jobs/${job.id}`);
+		await page.route((u) => u.pathname === `/v1/jobs/${job.id}`, async (route) => {
+			const response = await fetchWhole(route);
+			const body = (await response.json()) as { hooks: Record<string, unknown>[] };
+			body.hooks = [
+				{ hook: "after_run", url_secret: "AUDIT_URL", outcome: "pending", attempts: 0, waiting_for: "delivery" },
+				{ hook: "after_run", url_secret: "LOG_URL", outcome: "pending", attempts: 0 },
+				{ hook: "after_run", url_secret: "GONE_URL", outcome: "failed", attempts: 0, error: "secret GONE_URL is not set" },
+			];
+			await route.fulfill({ response, json: body });
+		});
+		await signInOn(page, `/jobs/${job.id}`, tokens.read);
+		const items = page.locator("#job-hooks li");
+		await expect.poll(() => items.allTextContents(), LIVE).toEqual([
+			"pending after_run to AUDIT_URL · waiting for the job's delivery",
+			"pending after_run to LOG_URL · not sent yet",
+			"failed after_run to GONE_URL · nothing sent: secret GONE_URL is not set",
+		]);
+		await page.unrouteAll({ behavior: "wait" });
+		await page.close();
+	});
+
 	it("reads an ended job's record again while a hook call is still being sent, and no more once none is", async () => {
 		const agent = await createAgent(`dash-hooks-live-${run}`, { hooks: { after_run: [{ url_secret: "DIGEST_SLACK_WEBHOOK_URL" }] } });
 		await script({ text: "Fine." });

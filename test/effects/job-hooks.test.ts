@@ -76,6 +76,24 @@ describe("a job's record shows its hook calls", () => {
 		expect(await hooksOf(job.id)).toEqual([{ hook: "after_run", url_secret: "TEST_HOOK_URL", outcome: "delivered", attempts: 2 }]);
 	});
 
+	it("a completed job's call held for its delivery says what it waits for, then is sent once the delivery is taken", async () => {
+		const calls = hookTargets({});
+		let delivery = 0;
+		// The job's delivery: refused once (retried), then taken.
+		fake("https://deliver.example.test", () => new Response("", { status: ++delivery === 1 ? 503 : 200 }));
+		await createAgent({ name: "hooks-held", delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" }, hooks: { after_run: [{ url_secret: "TEST_HOOK_URL" }] } });
+		useEmulator().enqueue({ text: "fine" });
+		const job = await runToRest("hooks-held");
+		await settle("hooks-held");
+		expect(delivery).toBe(1);
+		// Pending with no attempt and no error said nothing of why it was not sent.
+		expect(await hooksOf(job.id)).toEqual([{ hook: "after_run", url_secret: "TEST_HOOK_URL", outcome: "pending", attempts: 0, waiting_for: "delivery" }]);
+		expect(calls["/after-run"]).toBeUndefined();
+		await timePasses("hooks-held");
+		expect(delivery).toBe(2);
+		expect(await hooksOf(job.id)).toEqual([{ hook: "after_run", url_secret: "TEST_HOOK_URL", outcome: "delivered", attempts: 1 }]);
+	});
+
 	it("a call given up after its last attempt failed in transit is unknown, not failed: it may have arrived, as a delivery's would be", async () => {
 		fake("https://hooks.example.test", () => {
 			throw new TypeError("connection reset by peer");

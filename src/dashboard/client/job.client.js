@@ -376,13 +376,22 @@ function renderJob(j) {
 	}
 	else delivery.replaceChildren(h("span", { class: "muted", text: final ? "Nothing delivered (no delivery target, or the job did not complete)." : "Delivery happens when the job completes." }));
 
+	/**
+	 * Where a hook call not delivered stands: what it waits for, or how many attempts it took. A call
+	 * never sent said "0 attempts", which read as one stuck (a held one waits out the delivery's retries).
+	 * @param {JobView["hooks"][number]} k
+	 */
+	const hookProgress = (k) => k.outcome === "delivered" ? null
+		: k.waiting_for === "delivery" ? " · waiting for the job's delivery"
+		: k.attempts === 0 ? (k.outcome === "pending" ? " · not sent yet" : " · nothing sent")
+		: " · " + k.attempts + (k.attempts === 1 ? " attempt" : " attempts");
 	// Absent from an older server's answers; none while the job runs.
 	const hooks = /** @type {Partial<JobView>} */ (j).hooks || [];
 	const hooksBox = $("#job-hooks");
 	hooksBox.hidden = hooks.length === 0;
 	hooksBox.replaceChildren(...(hooks.length ? [h("h3", { text: "Hooks" }), h("ul", { class: "hooks" }, hooks.map((k) => h("li", null,
 		badge(k.outcome, "d-"), " ", h("code", { text: k.hook }), " to ", h("code", { text: printable(k.url_secret) }),
-		k.outcome === "delivered" ? null : " · " + k.attempts + (k.attempts === 1 ? " attempt" : " attempts"),
+		hookProgress(k),
 		k.error ? h("span", { class: "error", text: ": " + printable(k.error) }) : null,
 		k.next_attempt_at ? [" · next ", when(k.next_attempt_at)] : null)))] : []));
 
