@@ -5675,6 +5675,57 @@ describe("the dashboard, for keyboard, screen-reader and low-vision operators", 
 		await page.close();
 	});
 
+	it("keeps the scheduler pill's open popover, and the text selected in it, across a poll that brings the same status, and redraws it when the status changed", async () => {
+		// A status that holds still: the same tick, the same warning, at every poll until the test changes it.
+		const tick = new Date(Date.now() - 20_000).toISOString();
+		let warnings = ["D1 holds 8.1 GB of the 10 GB a database may hold."];
+		let reads = 0;
+		const page = await open("/jobs", { fakeClock: true });
+		await page.route((u) => u.pathname === "/v1/status", async (route) => {
+			const response = await fetchWhole(route);
+			const body = (await response.json()) as { scheduler: Record<string, unknown>; warnings: string[]; warning_kinds: string[]; d1: unknown };
+			body.scheduler = { ...body.scheduler, last_tick_at: tick, last_ok_at: tick, stalled: false, outcome: "ok", error: null, shards_behind: 0 };
+			body.warnings = warnings;
+			body.warning_kinds = warnings.map(() => "d1_storage");
+			body.d1 = { ok: true, missing: [] };
+			reads++;
+			await route.fulfill({ response, json: body });
+		});
+		await signInOn(page, "/jobs", tokens.read);
+		await viewReady(page);
+		const pill = page.locator("#scheduler-pill");
+		await pill.filter({ hasText: "1 warning" }).waitFor(LIVE);
+		await pill.click();
+		const details = page.locator("#scheduler-details");
+		const item = details.locator("li");
+		await item.waitFor(LIVE);
+		// The warning selected, as a user copying it would, and its node marked to be told from a new one.
+		await item.evaluate((li) => {
+			(li as unknown as { kept: boolean }).kept = true;
+			li.ownerDocument.defaultView!.getSelection()!.selectAllChildren(li);
+		});
+		const selected = () => page.evaluate<string>("getSelection().toString()");
+		expect(await selected()).toBe(warnings[0]);
+		// Polls come with the same status: the popover stays open, drawn as it was, the selection whole.
+		for (let i = 0; i < 2; i++) {
+			const read = reads;
+			await stepClock(page, 10_000);
+			await expect.poll(() => reads, LIVE).toBeGreaterThan(read);
+			await page.locator('#view[data-poll="set"]').waitFor(LIVE);
+		}
+		expect(await details.isVisible()).toBe(true);
+		expect(await item.evaluate((li) => (li as unknown as { kept?: boolean }).kept === true && li.isConnected)).toBe(true);
+		expect(await selected()).toBe(warnings[0]);
+		// A changed status is drawn: the open popover shows the new warning.
+		warnings = ["D1 holds 9.2 GB of the 10 GB a database may hold."];
+		await stepClock(page, 10_000);
+		await expect.poll(() => item.allTextContents(), LIVE).toEqual(warnings);
+		expect(await details.isVisible()).toBe(true);
+		expect(await item.evaluate((li) => (li as unknown as { kept?: boolean }).kept === true)).toBe(false);
+		await page.unrouteAll({ behavior: "wait" });
+		await page.close();
+	});
+
 	it("counts the open incidents on the Incidents link on every view, read with the pill, and says them with the link's name", async () => {
 		let incidents: { open: number; more: boolean } | null = { open: 3, more: false };
 		let reads = 0;

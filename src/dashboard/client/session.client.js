@@ -33,6 +33,25 @@ function signOut(message) {
 }
 /** The scheduler pill's state as last drawn (its class), to say a change of it; null until the first. @type {string | null} */
 let schedulerHealth = null;
+/** What the pill's popover shows, as last drawn (see showSchedulerDetails); null until the first. @type {string | null} */
+let schedulerDetailsKey = null;
+/**
+ * Draws the pill's popover anew only when what it shows (`key`) changed: redrawn at each status poll
+ * (every 10 to 15 s), an open one lost the text selected in it and a screen reader's place. Redrawn,
+ * the focus stays in it if it was there (on the popover itself: its old nodes are gone).
+ * @param {string} key @param {() => Array<Node | string | null>} content
+ */
+function showSchedulerDetails(key, content) {
+	if (key === schedulerDetailsKey) return;
+	schedulerDetailsKey = key;
+	const details = $("#scheduler-details");
+	const focused = details.contains(document.activeElement) && document.activeElement !== details;
+	details.replaceChildren(...content());
+	if (focused) {
+		details.tabIndex = -1;
+		details.focus({ preventScroll: true });
+	}
+}
 /** @param {Status | null} status */
 function showScheduler(status) {
 	const pill = $("#scheduler-pill");
@@ -76,10 +95,11 @@ function showScheduler(status) {
 	const said = [s.error ? "Scheduler: " + printable(s.error) : "", ...warnings.map(printable), printable(d1Warning)].filter(Boolean);
 	pill.title = said.join("\n");
 	// The same, in full, in the pill's popover: the title is for a mouse alone.
-	$("#scheduler-details").replaceChildren(
-		h("p", null, h("strong", { text: "Scheduler" }), " · ", s.last_tick_at ? ["last tick ", absText(Date.parse(s.last_tick_at))] : "no tick yet",
-			s.last_tick_at && s.last_ok_at !== s.last_tick_at ? [" · last good tick ", s.last_ok_at ? absText(Date.parse(s.last_ok_at)) : "none yet"] : null),
-		said.length ? h("ul", null, said.map((w) => h("li", { text: w }))) : h("p", { class: "muted", text: "Nothing to look at." }));
+	const lastTick = s.last_tick_at ? absText(Date.parse(s.last_tick_at)) : null;
+	const lastGood = s.last_tick_at && s.last_ok_at !== s.last_tick_at ? (s.last_ok_at ? absText(Date.parse(s.last_ok_at)) : "none yet") : null;
+	showSchedulerDetails(JSON.stringify([lastTick, lastGood, said]), () => [
+		h("p", null, h("strong", { text: "Scheduler" }), " · ", lastTick ? ["last tick ", lastTick] : "no tick yet", lastGood ? [" · last good tick ", lastGood] : null),
+		said.length ? h("ul", null, said.map((w) => h("li", { text: w }))) : h("p", { class: "muted", text: "Nothing to look at." })]);
 	// The pill is redrawn at every poll, its tick time changing: not a live region, which would read it
 	// out each time. A change of its state (stalled, amber, well again) is said politely, once.
 	const health = pill.className;
