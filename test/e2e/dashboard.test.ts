@@ -1847,6 +1847,12 @@ describe("the dashboard", () => {
 		await page.goto(`${url}/jobs/${refused}`);
 		await page.locator("#job-delivery .badge", { hasText: "failed" }).waitFor(LIVE);
 		expect(await page.locator("#job-delivery").textContent()).toBe("failed to webhook: delivery target answered 404; 1 attempt");
+		// One that got through (or was suppressed) has no reason to give, and says nothing after its target.
+		for (const [id, text] of [[delivered, "delivered"], [silent, "suppressed"]] as const) {
+			await page.goto(`${url}/jobs/${id}`);
+			await page.locator("#job-delivery .badge", { hasText: text }).waitFor(LIVE);
+			expect(await page.locator("#job-delivery").textContent()).toBe(`${text} to webhook`);
+		}
 		await page.close();
 	});
 

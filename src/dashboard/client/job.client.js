@@ -370,9 +370,10 @@ function renderJob(j) {
 
 	const delivery = $("#job-delivery");
 	if (j.delivery) {
+		// Why it did not get through, as its last attempt met it (absent from older records). Spread, not
+		// a null child: the DOM's replaceChildren, unlike h(), writes a null as the text "null".
 		delivery.replaceChildren(badge(j.delivery.outcome, "d-"), " to ", h("code", { text: j.delivery.target }),
-			// Why it did not get through, as its last attempt met it (absent from older records).
-			j.delivery.error ? h("span", { class: "error", text: ": " + printable(j.delivery.error) }) : null);
+			...(j.delivery.error ? [h("span", { class: "error", text: ": " + printable(j.delivery.error) })] : []));
 	}
 	else delivery.replaceChildren(h("span", { class: "muted", text: final ? "Nothing delivered (no delivery target, or the job did not complete)." : "Delivery happens when the job completes." }));
 
