@@ -2441,6 +2441,41 @@ describe("the dashboard", () => {
 		expect(pageErrors).toEqual([]);
 	});
 
+	it("opens the runs chart on a phone with its newest run in view where the runs are minutes apart or one alone, not at an end padded past it", async () => {
+		const agent = `dash-one-run-${run}`;
+		const at = (minute: number) => new Date(Date.UTC(2020, 0, 1, 0, minute)).toISOString();
+		const occurrence = (i: number, minute: number) => ({
+			id: `occ-${i}`, schedule: null, source: "manual", scheduled_instant: null, dispatch: "manual", claimed_at: at(minute),
+			status: "completed", skip_reason: null, skipped_count: null, skipped_from: null,
+			job_id: `job-2020-01-01-onerun${i}`, error: null, delivery_outcome: null,
+		});
+		// A new agent's first run (its axis padded 30 s each side, the run at its middle), then two a minute apart.
+		for (const runs of [[occurrence(0, 0)], [occurrence(1, 1), occurrence(0, 0)]]) {
+			const page = await context.newPage();
+			page.on("pageerror", (err) => pageErrors.push(`one run: ${err.message}`));
+			await page.setViewportSize({ width: 375, height: 800 });
+			await page.route((u) => u.pathname === `/v1/agents/${agent}/runs`, (route) => route.fulfill({ json: { runs, next_cursor: null } }));
+			await page.route((u) => u.pathname === `/v1/agents/${agent}/sessions/current`, (route) => route.fulfill({ status: 404, json: { error: { code: "not_found", message: "no session" } } }));
+			await signInOn(page, `/agents/${agent}/runs`, tokens.read);
+			const newest = page.locator(`#runs-chart a[href="/jobs/${runs[0]!.job_id}"] path.mark`);
+			await newest.waitFor({ state: "attached", ...LIVE });
+			// Drawn on top inside the chart's box, right of the lane labels pinned at its left.
+			const shown = await page.evaluate<{ scrollable: boolean; inBox: boolean; onTop: boolean }>(`(() => {
+				const chart = document.querySelector("#runs-chart");
+				const box = chart.getBoundingClientRect();
+				const plot = chart.querySelector("svg.runs-timeline");
+				const margin = 150 * plot.getBoundingClientRect().width / plot.viewBox.baseVal.width;
+				const mark = chart.querySelector('a[href="/jobs/${runs[0]!.job_id}"] path.mark');
+				const r = mark.getBoundingClientRect();
+				const at = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+				return { scrollable: chart.scrollWidth > chart.clientWidth, inBox: r.left >= box.left + margin && r.right <= box.right, onTop: !!at && mark.closest("a").contains(at) };
+			})()`);
+			expect(shown, `${runs.length} runs`).toEqual({ scrollable: true, inBox: true, onTop: true });
+			await page.close();
+		}
+		expect(pageErrors).toEqual([]);
+	});
+
 	it("cuts a lane name longer than the runs chart's margin with …, whole in its tooltip and to a screen reader, where its start ran out of the chart", async () => {
 		const agent = `dash-long-lanes-${run}`;
 		const long = "nightly-report-for-the-billing-and-invoicing-team";

@@ -294,6 +294,7 @@ function drawRuns(box, runs) {
 	const H = top + lanes.length * laneH + axisH;
 	let t0 = Math.min(...runs.map((r) => (r.skipped_from ? Date.parse(r.skipped_from) : runTime(r))));
 	let t1 = Math.max(...runs.map(runTime));
+	const newest = t1;
 	const pad = Math.max((t1 - t0) * 0.04, 30e3);
 	t0 -= pad;
 	t1 += pad;
@@ -357,7 +358,17 @@ function drawRuns(box, runs) {
 	drawPinned(box, root, left, H, [...root.querySelectorAll("text.lane, text.zone")].map((t) => /** @type {SVGElement} */ (t.cloneNode(true))));
 	// On a phone the chart scrolls in its box: opened at its newest runs, as the usage chart opens at
 	// its newest days; a poll's redraw leaves it where the reader scrolled it.
-	if (first) box.scrollLeft = box.scrollWidth;
+	if (first) {
+		box.scrollLeft = box.scrollWidth;
+		// Unless the newest run is short of the end: the axis is padded 30 s each side, so a new agent's
+		// one run sits at its middle (runs a minute or two apart short of the end too), and a phone was
+		// shown lanes with no run on them. Such a run is brought to the middle of what shows right of
+		// the pinned labels.
+		const scale = root.getBoundingClientRect().width / W;
+		const mark = x(newest) * scale;
+		const shownFrom = box.scrollLeft + left * scale;
+		if (mark - 8 * scale < shownFrom) box.scrollLeft = mark - (left * scale + box.clientWidth) / 2;
+	}
 }
 /**
  * The chart's links are one tab stop, the newest to start with, and the arrow keys go from mark to
