@@ -9,6 +9,12 @@ import type { AgentState } from "./state.ts";
 const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
 /** Webhook signatures are remembered past the 5-minute replay window, with margin for clock skew. */
 const SEEN_TTL_MS = 15 * 60_000;
+/**
+ * A refused webhook's signature, as webhook_seen keeps it: apart from an accepted one's (a
+ * `sha256=` value), so that no schema step is needed and the two answers stay distinct.
+ */
+const refusedKey = (signature: string): string => `refused:${signature}`;
+const REFUSED_REPLAY = "this webhook request was refused when it was first sent, and an exact replay of it is refused too: send it again signed with a new X-Drover-Timestamp";
 /** Manual runs queue rather than drop, but not without bound. */
 export const MAX_QUEUED = 100;
 
@@ -86,9 +92,16 @@ export function triggerJob(sql: SqlStorage, ctx: TriggerContext, req: TriggerReq
 		}
 	}
 	if (req.signature !== undefined) {
-		const seen = sql
-			.exec<{ job_id: string | null }>("SELECT job_id FROM webhook_seen WHERE signature = ? AND seen_at >= ?", req.signature, now - SEEN_TTL_MS)
-			.toArray()[0];
+		const rows = sql
+			.exec<{ signature: string; job_id: string | null }>(
+				"SELECT signature, job_id FROM webhook_seen WHERE signature IN (?, ?) AND seen_at >= ?",
+				req.signature,
+				refusedKey(req.signature),
+				now - SEEN_TTL_MS,
+			)
+			.toArray();
+		if (rows.some((r) => r.signature !== req.signature)) return refuse(409, REFUSED_REPLAY);
+		const seen = rows[0];
 		if (seen) {
 			// A resend of the same signed bytes is a sender's retry after a lost answer: it gets the job
 			// its first delivery made. A signature remembered before the job was (schema step 27) has none.
@@ -98,7 +111,13 @@ export function triggerJob(sql: SqlStorage, ctx: TriggerContext, req: TriggerReq
 		}
 	}
 	const closed = admissionRefusal(sql, agent, state);
-	if (closed) return closed;
+	if (closed) {
+		// Remembered as refused: whoever captured the request could otherwise replay it, still within
+		// the 300 s window, once the agent resumes (or its queue drains), and start a run its sender
+		// was told had not happened. The sender's own retry is signed afresh, a new signature.
+		if (req.signature !== undefined) sql.exec("INSERT OR REPLACE INTO webhook_seen (signature, seen_at, job_id) VALUES (?, ?, NULL)", refusedKey(req.signature), now);
+		return closed;
+	}
 	// A record holds plain data only: a credential pasted into a prompt or payload is not kept (nor sent on).
 	const raw = promptFor(agent, req);
 	const prompt = raw === null ? null : redact(raw);

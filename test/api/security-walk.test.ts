@@ -3,9 +3,10 @@ import { env } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { app } from "../../src/app.ts";
 import { parseApiTokens } from "../../src/api/auth/tokens.ts";
+import { signWebhook } from "../../src/api/webhook-signature.ts";
 import { scrubbedExcerpt } from "../../src/delivery/secret-url.ts";
 import { REDACTED, redact } from "../../src/security/redact.ts";
-import { createAgent } from "../helpers/agents.ts";
+import { createAgent, runsOf } from "../helpers/agents.ts";
 import { call, errorOf } from "../helpers/http.ts";
 import { API_TOKENS, TOKENS, WEBHOOK_SECRET } from "../helpers/tokens.ts";
 
@@ -203,5 +204,34 @@ describe("security walk: one token under two roles in API_TOKENS (a careless ope
 		const { entries, refused } = await parseApiTokens(`a:operate:${shared},b:operate:${shared}`);
 		expect(refused).toEqual([]);
 		expect(entries.map((e) => e.name)).toEqual(["a", "b"]);
+	});
+});
+
+describe("security walk: a signed webhook refused while its agent is paused", () => {
+	const hook = (body: string, timestamp: number, signature: string) =>
+		call("/v1/hooks/walk-paused", { method: "POST", as: null, body, headers: { "x-drover-timestamp": String(timestamp), "x-drover-signature": signature } });
+
+	it("refuses an exact replay of it once the agent resumes, and takes the sender's own retry signed afresh", async () => {
+		await createAgent({ name: "walk-paused", max_concurrent: 10, prompt: "Triage this.", webhook: { secret: "TRIAGE_WEBHOOK_SECRET" } });
+		await call("/v1/agents/walk-paused/pause", { method: "POST", as: "operate", body: { reason: "maintenance" } });
+		const body = JSON.stringify({ ticket: 7 });
+		const now = Math.floor(Date.now() / 1000);
+		const signature = await signWebhook(WEBHOOK_SECRET, now, body);
+		const refused = await hook(body, now, signature);
+		expect(refused.status).toBe(409);
+		expect((await errorOf(refused)).code).toBe("agent_paused");
+		await call("/v1/agents/walk-paused/resume", { method: "POST", as: "operate" });
+		// Whoever captured the refused request replays it, still within the 300 s window.
+		const replay = await hook(body, now, signature);
+		expect(replay.status).toBe(409);
+		expect(await errorOf(replay)).toEqual({
+			code: "conflict",
+			message: "this webhook request was refused when it was first sent, and an exact replay of it is refused too: send it again signed with a new X-Drover-Timestamp",
+		});
+		expect(await runsOf("walk-paused")).toHaveLength(0);
+		// The sender's own retry, re-signed with a new timestamp, runs.
+		const retry = await hook(body, now + 1, await signWebhook(WEBHOOK_SECRET, now + 1, body));
+		expect(retry.status).toBe(202);
+		expect(await runsOf("walk-paused")).toHaveLength(1);
 	});
 });
