@@ -62,6 +62,60 @@ function urlPassword(value: string): string[] {
 
 const escaped = (values: string[]) => values.map((v) => v.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")).join("|");
 
+/**
+ * Which characters of a URL are read in any case: its scheme and its host (RFC 3986: `HTTPS://HOOKS.SLACK.COM/…`
+ * is the URL stored as `https://hooks.slack.com/…`), not its user, password, path or query, which stay
+ * as written. A value that is no URL has none.
+ */
+function caselessAt(value: string): (i: number) => boolean {
+	const m = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/([^\/?#]*)/.exec(value);
+	if (!m) return () => false;
+	const schemeEnd = m[1]!.length;
+	const authority = schemeEnd + 3;
+	const hostStart = authority + m[2]!.lastIndexOf("@") + 1;
+	const hostEnd = authority + m[2]!.length;
+	return (i) => i < schemeEnd || (i >= hostStart && i < hostEnd);
+}
+
+const isLetter = (c: string) => /^[A-Za-z]$/.test(c);
+
+/** A value's characters (code points, as the tree takes them), each with its offset in UTF-16 units (as caselessAt counts). */
+function* withOffsets(value: string): Generator<[number, string]> {
+	let at = 0;
+	for (const c of value) {
+		yield [at, c];
+		at += c.length;
+	}
+}
+
+/** A URL's scheme and host with their letters lower-cased, the rest as written: one spelling for each URL a caseless match finds. */
+function foldUrl(url: string): string {
+	const caseless = caselessAt(url);
+	return [...withOffsets(url)].map(([i, c]) => (caseless(i) ? c.toLowerCase() : c)).join("");
+}
+
+/** An expression for a URL as written, its scheme's and host's letters in either case. */
+function urlLiteral(url: string): string {
+	const caseless = caselessAt(url);
+	return [...withOffsets(url)].map(([i, c]) => (caseless(i) && isLetter(c) ? `[${c.toLowerCase()}${c.toUpperCase()}]` : escaped([c]))).join("");
+}
+
+/**
+ * What a text must hold, as written, to hold `value` as written: the value itself, or for a URL the
+ * longest run of it no caseless letter breaks (its path, mostly): a string search instead of an expression.
+ */
+function needleOf(value: string, isUrl: boolean): string {
+	if (!isUrl) return value;
+	const caseless = caselessAt(value);
+	let best = "";
+	let run = "";
+	for (const [i, c] of withOffsets(value)) {
+		if (caseless(i) && isLetter(c)) run = "";
+		else if ((run += c).length > best.length) best = run;
+	}
+	return best;
+}
+
 /** Characters no encoder escapes (a URL's unreserved ones, less `~`, which form encoding escapes). */
 const UNESCAPED = /[A-Za-z0-9._-]/;
 
@@ -147,8 +201,11 @@ interface Node {
 	end?: string;
 }
 
+/** A tree's key for a letter read in any case (a URL's scheme or host): apart from the letter as written, which a word's is. */
+const CASELESS = "\0";
+
 function treePattern(node: Node): string {
-	const alternatives = [...node.next].map(([c, child]) => charPattern(c) + treePattern(child));
+	const alternatives = [...node.next].map(([c, child]) => (c.startsWith(CASELESS) ? `[${c.slice(1)}${c.slice(1).toUpperCase()}]` : charPattern(c)) + treePattern(child));
 	if (node.end !== undefined) alternatives.push(node.end);
 	return alternatives.length === 1 ? alternatives[0]! : `(?:${alternatives.join("|")})`;
 }
@@ -162,8 +219,12 @@ function everySpelling(words: string[], urls: string[]): EverySpelling | null {
 	const root: Node = { next: new Map() };
 	for (const [values, end] of [[words, ""], [urls, after]] as const) {
 		for (const value of values) {
+			const caseless = values === urls ? caselessAt(value) : () => false;
 			let node = root;
-			for (const c of value) node = node.next.get(c) ?? node.next.set(c, { next: new Map() }).get(c)!;
+			for (const [i, ch] of withOffsets(value)) {
+				const c = caseless(i) && isLetter(ch) ? CASELESS + ch.toLowerCase() : ch;
+				node = node.next.get(c) ?? node.next.set(c, { next: new Map() }).get(c)!;
+			}
 			node.end = end;
 		}
 	}
@@ -187,11 +248,13 @@ const holdsEscape = (text: string, { percent, unicode, short }: EverySpelling): 
  */
 export function secretValueReplacer(bindings: object): ((text: string, marker: string) => string) | null {
 	const { words, urls } = secretValues(bindings);
-	const parts = [words.length ? `(?:${escaped(words)})` : "", urls.length ? `(?:${escaped(urls)})(?!${AS_WRITTEN_GOES_ON})` : ""].filter(Boolean);
+	const urlsWritten = urls.map(urlLiteral).join("|");
+	const parts = [words.length ? `(?:${escaped(words)})` : "", urls.length ? `(?:${urlsWritten})(?!${AS_WRITTEN_GOES_ON})` : ""].filter(Boolean);
 	if (parts.length === 0) return null;
-	const asWritten = [...words, ...urls];
+	const needles = [...new Set([...words.map((w) => needleOf(w, false)), ...urls.map((u) => needleOf(u, true))])];
+	const holdsAsWritten = (text: string) => needles.some((n) => text.includes(n));
 	const pattern = new RegExp(parts.join("|"), "g");
-	const urlSet = new Set(urls);
+	const urlSet = new Set(urls.map(foldUrl));
 	const every = everySpelling(words, urls);
 	/**
 	 * The values as written, over the every-spelling pass's result (a URL it left, matched whole as
@@ -203,7 +266,7 @@ export function secretValueReplacer(bindings: object): ((text: string, marker: s
 	const afterPass = (marker: string): RegExp => {
 		let made = after.get(marker);
 		if (!made) {
-			const more = [words.length ? `(?:${escaped(words)})` : "", urls.length ? `(?:${escaped(urls)})(?!${AS_WRITTEN_GOES_ON}|${String.raw`\\?\/?`}${escaped([marker])})` : ""];
+			const more = [words.length ? `(?:${escaped(words)})` : "", urls.length ? `(?:${urlsWritten})(?!${AS_WRITTEN_GOES_ON}|${String.raw`\\?\/?`}${escaped([marker])})` : ""];
 			made = new RegExp(more.filter(Boolean).join("|"), "g");
 			after.set(marker, made);
 		}
@@ -213,11 +276,11 @@ export function secretValueReplacer(bindings: object): ((text: string, marker: s
 		if (every && holdsEscape(text, every)) {
 			// One pass for all spellings; a URL as written by the rule for it as written (which leaves it before `&`, `=` or `%`).
 			const rest = text.replace(every.pattern, (found: string, at: number) =>
-				urlSet.has(found) && goesOn.test(text.slice(at + found.length, at + found.length + 3)) ? found : marker,
+				urlSet.has(foldUrl(found)) && goesOn.test(text.slice(at + found.length, at + found.length + 3)) ? found : marker,
 			);
-			return asWritten.some((v) => rest.includes(v)) ? rest.replace(afterPass(marker), marker) : rest;
+			return holdsAsWritten(rest) ? rest.replace(afterPass(marker), marker) : rest;
 		}
-		return asWritten.some((v) => text.includes(v)) ? text.replace(pattern, marker) : text;
+		return holdsAsWritten(text) ? text.replace(pattern, marker) : text;
 	};
 }
 
@@ -226,7 +289,7 @@ let own: ((text: string, marker: string) => string) | null | undefined;
 /**
  * Text with the Worker's secret values replaced by `marker`, wherever they stand (after a JSON
  * escape's letter too) and however they are spelt (see charPattern), a URL unless it is the start
- * of a longer path; the same text, not scanned by an expression, when none of them is in it as
+ * of a longer path, its scheme and host in any case (see caselessAt); the same text, not scanned by an expression, when none of them is in it as
  * written and it holds none of their escapes (a string search each: redact runs on every log field
  * and JSONL line, and an expression of alternatives has no fast scan).
  */

@@ -235,3 +235,16 @@ describe("security walk: a signed webhook refused while its agent is paused", ()
 		expect(await runsOf("walk-paused")).toHaveLength(1);
 	});
 });
+
+describe("security walk: a URL secret with its scheme and host in another case", () => {
+	// TEST_SLACK_URL is https://slack.example.test/services/T0/B0/xyz: a receiver, a proxy or a
+	// log line may write the host in capitals; it is the same URL, and the path is the credential.
+	it("is redacted in any text drover stores or logs, the path as written only", () => {
+		for (const text of ["POST HTTPS://SLACK.EXAMPLE.TEST/services/T0/B0/xyz failed", '{"url":"Https:\\/\\/Slack.Example.Test\\/services\\/T0\\/B0\\/xyz"}']) {
+			const out = redact(text);
+			expect(out, text).toContain(REDACTED);
+			expect(out, text).not.toMatch(/T0.B0.xyz/);
+		}
+		expect(redact("see https://slack.example.test/Services/T0/B0/XYZ")).toBe("see https://slack.example.test/Services/T0/B0/XYZ");
+	});
+});

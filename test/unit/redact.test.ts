@@ -462,3 +462,24 @@ describe("a secret as other encoders spell it (secretValueReplacer)", () => {
 		}
 	});
 });
+
+describe("a URL secret with its scheme and host in another case (secretValueReplacer)", () => {
+	const url = "https://hooks.example.test/services/T0/B0/Ab12Cd34Ef56";
+	const own = secretValueReplacer({ HOOK_URL: url, BASIC_URL: "https://bot:Pw-0123456789@basic.example.test/in" })!;
+
+	it.each([
+		["as written", "HTTPS://HOOKS.EXAMPLE.TEST/services/T0/B0/Ab12Cd34Ef56"],
+		["mixed case", "Https://Hooks.Example.Test/services/T0/B0/Ab12Cd34Ef56"],
+		["JSON-escaped, PHP's \\/", "HTTPS:\\/\\/HOOKS.EXAMPLE.TEST\\/services\\/T0\\/B0\\/Ab12Cd34Ef56"],
+		["percent-encoded", "HTTPS%3A%2F%2FHOOKS.EXAMPLE.TEST%2Fservices%2FT0%2FB0%2FAb12Cd34Ef56"],
+		["with its password, the host upper-cased", "https://bot:Pw-0123456789@BASIC.EXAMPLE.TEST/in"],
+	])("is replaced %s", (_how, spelt) => {
+		expect(own(`{"echo":"${spelt}","n":1}`, REDACTED)).toBe(`{"echo":"${REDACTED}","n":1}`);
+	});
+
+	it("keeps a path or a user in another case: those are another URL", () => {
+		for (const text of ["see https://hooks.example.test/SERVICES/T0/B0/AB12CD34EF56 now", "see https://hooks.example.test/services/T0/B0/ab12cd34ef56 %2f", "HTTPS://HOOKS.EXAMPLE.TEST/services/T0/B0/Ab12Cd34Ef56/more"]) {
+			expect(own(text, REDACTED)).toBe(text);
+		}
+	});
+});
