@@ -297,3 +297,58 @@ export function replaceSecretValues(text: string, marker: string): string {
 	if (own === undefined) own = secretValueReplacer(env);
 	return own === null ? text : own(text, marker);
 }
+
+/** A secret's first few characters give too little away to be worth cutting a text's last word for. */
+const PREFIX_MIN_CHARS = 4;
+
+/**
+ * Where a text cut short may end partway through one of `bindings`' secret values: each value's
+ * spellings a cut text ends on (as written, its URL's scheme and host in any case; JSON-escaped
+ * `\/`; percent-encoded), each with how much of it is no secret (a URL's `https://host/`, which a
+ * page under a public endpoint shares). `tailLength(text)`: the length of the longest end of `text`
+ * that is more than that of such a spelling's start, and not all of it (a whole value is
+ * replaceSecretValues'), or 0.
+ */
+export function secretPrefixFinder(bindings: object): (text: string) => number {
+	const { words, urls } = secretValues(bindings);
+	const forms: { form: string; open: number; fold: boolean }[] = [];
+	for (const [values, isUrl] of [[words, false], [urls, true]] as const) {
+		for (const value of values) {
+			const open = isUrl ? openPart(value) : "";
+			forms.push({ form: isUrl ? foldUrl(value) : value, open: Math.max(open.length + 1, PREFIX_MIN_CHARS), fold: isUrl });
+			for (const spell of [(s: string) => s.replaceAll("/", "\\/"), encodeURIComponent]) {
+				const form = spell(value);
+				if (form !== value) forms.push({ form, open: Math.max(spell(open).length + 1, PREFIX_MIN_CHARS), fold: false });
+			}
+		}
+	}
+	return (text) => {
+		let longest = 0;
+		const last = text.at(-1);
+		if (last === undefined) return 0;
+		for (const { form, open, fold } of forms) {
+			// Only where the form has the text's last character can a start of it end the text.
+			for (let k = Math.min(form.length - 1, text.length); k >= open && k > longest; k--) {
+				if (form[k - 1] !== last && !(fold && form[k - 1] === last.toLowerCase())) continue;
+				const tail = text.slice(text.length - k);
+				if ((fold ? foldUrl(tail) : tail) === form.slice(0, k)) longest = k;
+			}
+		}
+		return longest;
+	};
+}
+
+/** What of a URL secret is no secret: its scheme and host (`https://host/`), or only its scheme when it holds a user and password. */
+function openPart(url: string): string {
+	const m = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/([^\/?#]*)\/?/.exec(url);
+	if (!m) return "";
+	return m[1]!.includes("@") ? m[0].slice(0, m[0].indexOf("//") + 2) : m[0];
+}
+
+let ownPrefix: ((text: string) => number) | undefined;
+
+/** How many characters at the end of `text` are the start of one of the Worker's own secret values (see secretPrefixFinder), or 0. */
+export function secretPrefixAtEnd(text: string): number {
+	ownPrefix ??= secretPrefixFinder(env);
+	return ownPrefix(text);
+}

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { REDACTED, isSensitiveKey, redact, redactDeep } from "../../src/security/redact.ts";
-import { secretValueReplacer, secretValues } from "../../src/security/secret-values.ts";
+import { redactCut } from "../../src/security/cut.ts";
+import { secretPrefixFinder, secretValueReplacer, secretValues } from "../../src/security/secret-values.ts";
 
 // Fabricated, well-formed but never-issued credentials. Built from pieces at run time so that this file
 // itself does not trip secret scanners on push.
@@ -480,6 +481,37 @@ describe("a URL secret with its scheme and host in another case (secretValueRepl
 	it("keeps a path or a user in another case: those are another URL", () => {
 		for (const text of ["see https://hooks.example.test/SERVICES/T0/B0/AB12CD34EF56 now", "see https://hooks.example.test/services/T0/B0/ab12cd34ef56 %2f", "HTTPS://HOOKS.EXAMPLE.TEST/services/T0/B0/Ab12Cd34Ef56/more"]) {
 			expect(own(text, REDACTED)).toBe(text);
+		}
+	});
+});
+
+describe("redactCut: text a cap cut short", () => {
+	it("drops a cut end that starts a secret, from a 1 MB text with no whitespace near the cut", () => {
+		const text = `[${'"abc",'.repeat(180_000)}"sk-ant-api03-Q7Q7`;
+		const out = redactCut(text);
+		expect(out.endsWith('"abc","sk-ant-api03-[REDACTED]')).toBe(true);
+		expect(out.length).toBe(text.length - 4 + REDACTED.length);
+	}, 60_000);
+
+	it.each([
+		["token characters", rep("a", 1024 * 1024)],
+		["url authority without @", `https://${rep("u:p", 1024 * 1024)}`],
+		["repeated eyJ segments", rep("eyJaaaaaaaaaaa.", 1024 * 1024)],
+		["bearer repeated", rep("bearer ", 1024 * 1024)],
+	])("stays linear on %s, dropping at most its end", (_label, text) => {
+		const whole = redact(text);
+		const out = redactCut(text);
+		expect(out.length).toBeLessThanOrEqual(whole.length + REDACTED.length);
+	}, 60_000);
+
+	it("finds a URL secret's start by its scheme and host in any case, its path as written, and not its public part", () => {
+		const ends = secretPrefixFinder({ HOOK_URL: "https://hooks.example.test/services/T0/B0/Ab12Cd34Ef56", HOOK_SECRET: "correct-horse-battery" });
+		expect(ends("see HTTPS://HOOKS.EXAMPLE.TEST/services/T0/B")).toBe("HTTPS://HOOKS.EXAMPLE.TEST/services/T0/B".length);
+		expect(ends("see https:\\/\\/hooks.example.test\\/services\\/T0")).toBe("https:\\/\\/hooks.example.test\\/services\\/T0".length);
+		expect(ends("see https%3A%2F%2Fhooks.example.test%2Fservices")).toBe("https%3A%2F%2Fhooks.example.test%2Fservices".length);
+		expect(ends("the word correct-hor")).toBe("correct-hor".length);
+		for (const kept of ["see https://hooks.example.test/", "see https://hooks.example.test", "see https://hooks.example.test/SERVICES/T0", "the word cor", "the word correct-horse-battery"]) {
+			expect(ends(kept), kept).toBe(0);
 		}
 	});
 });

@@ -281,6 +281,32 @@ describe("http_fetch", () => {
 		expect(pulls).toBeLessThanOrEqual(5);
 	});
 
+	it("keeps no piece of a secret the cap cuts through: the cut end that starts one goes, ordinary text stays", async () => {
+		// Each body runs past the 2,500-byte cap, which falls right after `piece`: the start of a
+		// secret, which no pattern or value matches once the rest of it is cut off.
+		const cases = [
+			{ piece: "found sk-ant-api03-Q7Q7Q7", shown: "found sk-ant-api03-[REDACTED]" },
+			{ piece: "token ghp_Q7Q7Q7Q7Q7", shown: "token ghp_[REDACTED]" },
+			{ piece: '{"note":"use Bearer abc12', shown: '{"note":"use Bearer [REDACTED]' },
+			{ piece: "key AKIAIOSFODNN7", shown: "key AKIA[REDACTED]" },
+			// TEST_SLACK_URL, a URL secret (https://slack.example.test/services/T0/B0/xyz), its host in capitals too.
+			{ piece: "posted to https://slack.example.test/services/T0/B", shown: "posted to [REDACTED]" },
+			{ piece: "posted to HTTPS://SLACK.EXAMPLE.TEST/services/T0/B0/x", shown: "posted to [REDACTED]" },
+			// A drover token (API_TOKENS' admin-token-6d2b8f4a1c9e7b30).
+			{ piece: "sent admin-token-6d2b", shown: "sent [REDACTED]" },
+			// Ordinary text and a public URL are no secret's start.
+			{ piece: "the quick brown fox jum", shown: "the quick brown fox jum" },
+			{ piece: "see https://slack.example.test/", shown: "see https://slack.example.test/" },
+			{ piece: "see https://api.example.test/docs/pa", shown: "see https://api.example.test/docs/pa" },
+		];
+		for (const { piece, shown } of cases) {
+			const head = `${"n".repeat(2500 - piece.length - 1)} `;
+			fake(API, () => new Response(`${head}${piece}${"Q7".repeat(40)} and more`, { headers: { "content-type": "text/plain" } }));
+			const outcome = await httpFetch(fetchTool, { url: `${API}/cut` }, ctxWith());
+			expect(outcome.content, piece).toBe(`HTTP 200\ncontent-type: text/plain\n\n${head}${shown}\n[truncated at 2500 bytes]`);
+		}
+	});
+
 	it("does not call a body of exactly the cap truncated", async () => {
 		fake(API, () => new Response("b".repeat(2500), { headers: { "content-type": "text/plain" } }));
 		const outcome = await httpFetch(fetchTool, { url: `${API}/exact` }, ctxWith());
@@ -520,6 +546,13 @@ describe("webhook tools", () => {
 		fake(HOOK_URL, () => new Response(body));
 		const cut = await callWebhookTool(hookTool, { title: "x" }, ctxWith({ MY_HOOK_URL: HOOK_URL }), "toolu_12");
 		expect(cut.content).toBe(`${"y".repeat(WEBHOOK_MAX_RESPONSE_BYTES - path.length + 6)}<webhook url>\n[truncated at ${WEBHOOK_MAX_RESPONSE_BYTES} bytes]`);
+	});
+
+	it("keeps no piece of another secret an answer is cut through at the read cap", async () => {
+		const head = "y".repeat(WEBHOOK_MAX_RESPONSE_BYTES - "key sk-ant-api03-Q7Q7Q7".length);
+		fake(HOOK_URL, () => new Response(`${head}key sk-ant-api03-Q7Q7Q7${"Q7".repeat(40)}`));
+		const cut = await callWebhookTool(hookTool, { title: "x" }, ctxWith({ MY_HOOK_URL: HOOK_URL }), "toolu_13");
+		expect(cut.content).toBe(`${head}key sk-ant-api03-[REDACTED]\n[truncated at ${WEBHOOK_MAX_RESPONSE_BYTES} bytes]`);
 	});
 
 	it("says a call that timed out may have taken effect, so the model checks before making it again under a new idempotency key", async () => {

@@ -5,6 +5,7 @@
  */
 import type { Tool } from "../../config/schema.ts";
 import { log } from "../../log.ts";
+import { redactCut } from "../../security/cut.ts";
 import { abortable } from "../../shared/abortable.ts";
 import { outboundFetch } from "../../shared/subrequests.ts";
 import type { ToolContext, ToolOutcome } from "../contracts.ts";
@@ -165,7 +166,9 @@ async function render(tool: HttpFetchTool, response: Response, url: URL, redirec
 		redirects,
 	});
 
-	const text = bodyText(body, contentType);
+	// A body the cap cut may end partway through a credential, whose piece no redaction matches
+	// later: redacted here, before the cut end is handed on, and that end dropped if it starts one.
+	const text = body.truncated ? redactCut(bodyText(body, contentType)) : bodyText(body, contentType);
 	const status = `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ""}`;
 	const truncation = body.truncated ? `\n[truncated at ${tool.max_response_bytes} bytes]` : "";
 	return { ok: true, content: `${status}\ncontent-type: ${contentType ?? "(none)"}\n\n${text}${truncation}` };

@@ -13,6 +13,7 @@ import { signatureHeaders } from "../../api/webhook-signature.ts";
 import type { Tool } from "../../config/schema.ts";
 import { postTarget, resolveSecretUrl, scrubbedExcerpt, scrubSecretUrl, secretNamed } from "../../delivery/secret-url.ts";
 import { log } from "../../log.ts";
+import { dropSecretTail } from "../../security/cut.ts";
 import { abortable } from "../../shared/abortable.ts";
 import { outboundFetch } from "../../shared/subrequests.ts";
 import type { ToolContext, ToolOutcome } from "../contracts.ts";
@@ -83,7 +84,9 @@ export async function callWebhookTool(tool: WebhookTool, input: unknown, ctx: To
 	}
 	if (text === "") return { ok: true, content: `webhook answered ${status} with an empty body` };
 	const answer = scrubbedExcerpt(text, url, "<webhook url>", Number.POSITIVE_INFINITY, truncated);
-	return { ok: true, content: truncated ? `${answer}\n[truncated at ${WEBHOOK_MAX_RESPONSE_BYTES} bytes]` : answer };
+	// scrubbedExcerpt drops a cut end of this tool's own URL; one of another secret (an API key the
+	// receiver echoes, another URL secret) goes here, as http_fetch's does.
+	return { ok: true, content: truncated ? `${dropSecretTail(answer)}\n[truncated at ${WEBHOOK_MAX_RESPONSE_BYTES} bytes]` : answer };
 }
 
 /** Why `input` is not sent to `tool`'s receiver (and the kind, for tool.call), or null when it fits the tool's input_schema. */
