@@ -201,7 +201,13 @@ interface Node {
 	end?: string;
 }
 
-/** A tree's key for a letter read in any case (a URL's scheme or host): apart from the letter as written, which a word's is. */
+/**
+ * A tree's key for a letter read in any case (a URL's scheme or host): apart from the letter as
+ * written, which a word's is. Its character class costs the expression its fast scan for a letter:
+ * a 750 KB text holding escapes took 3.6 ms a pass, against 1.8 ms with the host only as written
+ * (a text without escapes is not scanned by it). A pre-check for the URLs' case-sensitive parts
+ * cost as much, in string searches.
+ */
 const CASELESS = "\0";
 
 function treePattern(node: Node): string {
