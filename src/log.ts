@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
+import { redactCut } from "./security/cut.ts";
 import { redact, redactDeep } from "./security/redact.ts";
 import { safeSlice } from "./shared/clip.ts";
 import { C1_AND_BIDI } from "./shared/printable.ts";
@@ -194,7 +195,8 @@ function describeThrown(value: unknown): string {
 	} else text = String(value);
 	if (text.length <= MAX_THROWN_CHARS) return text;
 	const head = safeSlice(text, MAX_THROWN_CHARS);
-	return `${head}… [${text.length - head.length} more characters]`;
+	// Cut before the line is redacted: a credential cut through would be a piece no pattern knows.
+	return `${redactCut(head)}… [${text.length - head.length} more characters]`;
 }
 
 /**

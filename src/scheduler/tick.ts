@@ -12,6 +12,7 @@ import { SCHEDULER_SHARDS, shardName } from "./shards.ts";
 import { SCHEDULER_AGENT } from "../config/schema.ts";
 import { fleetFault } from "../config/bundled.ts";
 import { clip } from "../shared/clip.ts";
+import { redact } from "../security/redact.ts";
 import { isoOrNull } from "../shared/iso-time.ts";
 
 export interface TickSummary {
@@ -113,8 +114,9 @@ export async function runTick(env: Env, scheduledTime: number, now = Date.now(),
 			deferred: summary.deferred,
 			oldestDeferredAt: summary.oldestDeferred,
 			shardsBehind: summary.shardsBehind,
-			// Cut between characters: D1 keeps half an emoji as bytes that read back as U+FFFD×3.
-			error: errors.length ? clip(errors.slice(0, 5).join("; "), 1000) : null,
+			// Cut between characters: D1 keeps half an emoji as bytes that read back as U+FFFD×3. Redacted
+			// before the cut (fleet.yaml's problems may quote a value), so no credential is cut through.
+			error: errors.length ? clip(redact(errors.slice(0, 5).join("; ")), 1000) : null,
 		});
 	} catch (err) {
 		// The claims stand without the heartbeat; /healthz will show it ageing. A Worker deployed ahead

@@ -90,6 +90,20 @@ describe("errorFields", () => {
 		expect(long).toMatch(/^\{"text":"x+… \[\d+ more characters\]$/);
 	});
 
+	it("keeps no piece of a credential a long thrown value is cut through, in the field or the line written", () => {
+		const key = `sk-ant-api03-${"Q7".repeat(40)}`;
+		// Cut at 1,000 characters 12 into the key: a piece no pattern matches on its own.
+		const thrown = { detail: `${"word ".repeat(192)}pad ${key}` };
+		const spy = vi.spyOn(console, "error").mockImplementation(() => {});
+		const fields = errorFields(thrown);
+		log.error("probe.thrown", fields);
+		const written = String(spy.mock.calls[0]?.[0]);
+		for (const text of [fields.error_message as string, written]) {
+			expect(text).toContain("[REDACTED]");
+			expect(text).not.toContain("Q7Q7");
+		}
+	});
+
 	it("writes a thrown value JSON cannot take (a cycle, a BigInt) without throwing", () => {
 		const cyclic: Record<string, unknown> = { a: 1 };
 		cyclic.self = cyclic;
