@@ -8,15 +8,47 @@
 export const SHELLS = ["bash", "zsh", "fish"] as const;
 export type Shell = (typeof SHELLS)[number];
 
-// Written for bash 3.2 too (macOS's): no negative indexes, compopt only where it exists.
+// Written for bash 3.2 too (macOS's): no negative indexes, no mapfile, compopt only where it exists.
+// bash splits the line at COMP_WORDBREAKS (: and = among them), so a URL or --agent=x comes as several
+// words: they are joined again where the line has no blank between them. The answer is read line by
+// line (an unquoted $( ) would expand a * in a candidate into file names) and given as it is, quoted
+// (compgen -W would run a $( ) in a notepad key, which an agent's run may have written), less the
+// part of the word before bash's own current word (after a : or =), which bash keeps.
 const BASH = `# drover completion for bash. Load it in ~/.bashrc:  source <(drover completion bash)
 _drover_complete() {
-	local cur=\${COMP_WORDS[COMP_CWORD]} IFS=$'\\n' out directive last
-	out=($(drover __complete bash -- "\${COMP_WORDS[@]:1:COMP_CWORD-1}" "$cur" 2>/dev/null))
-	last=$((\${#out[@]} - 1))
-	directive=\${out[$last]}
-	unset "out[$last]"
-	COMPREPLY=($(compgen -W "\${out[*]}" -- "$cur"))
+	local IFS=$'\\n' line=\${COMP_LINE:0:COMP_POINT} word part directive=:0 i n=-1 cut
+	local -a words=() out=()
+	line=\${line#"\${line%%[![:blank:]]*}"}
+	line=\${line#"\${COMP_WORDS[0]}"}
+	for ((i = 1; i <= COMP_CWORD; i++)); do
+		word=\${COMP_WORDS[i]}
+		if [[ $n -lt 0 || $line == [[:blank:]]* ]]; then
+			n=$((n + 1))
+			words[n]=
+		fi
+		line=\${line#"\${line%%[![:blank:]]*}"}
+		words[n]=\${words[n]}$word
+		line=\${line#"$word"}
+	done
+	part=\${COMP_WORDS[COMP_CWORD]}
+	# Right after a : or =, bash completes the empty word that follows it.
+	if [[ \${#part} -eq 1 && \${COMP_WORDBREAKS-} == *"$part"* ]]; then part=; fi
+	cut=$((\${#words[n]} - \${#part}))
+	while read -r word; do
+		out[\${#out[@]}]=$word
+	done < <(drover __complete bash -- "\${words[@]}" 2>/dev/null)
+	COMPREPLY=()
+	if [[ \${#out[@]} -gt 0 ]]; then
+		i=$((\${#out[@]} - 1))
+		directive=\${out[i]}
+		unset "out[i]"
+	fi
+	for ((i = 0; i < \${#out[@]}; i++)); do
+		word=\${out[i]:cut}
+		# Quoted only when the shell would read it otherwise (a space, a *, a $): %q escapes a comma too.
+		if [[ $word == *[![:alnum:]_.,:=@%+/-]* ]]; then printf -v word '%q' "$word"; fi
+		COMPREPLY[\${#COMPREPLY[@]}]=$word
+	done
 	if [[ \${#COMPREPLY[@]} -eq 0 && $directive == ":1" ]] && type compopt >/dev/null 2>&1; then
 		compopt -o default
 	fi

@@ -2,7 +2,7 @@
 // real bash, zsh and fish, completing from the drover on PATH and a fake API's agents, jobs,
 // incidents and notepad keys.
 import { spawn } from "node:child_process";
-import { chmodSync, mkdtempSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -20,6 +20,9 @@ const BIN = (() => {
 	chmodSync(shim, 0o755);
 	return dir;
 })();
+
+/** A file a notepad key would create, were the key run as a command. */
+const MARKER = path.join(mkdtempSync(path.join(tmpdir(), "drover-marker-")), "ran");
 
 /** A fake API with two agents, two jobs, an open incident and a notepad; every request it saw. */
 async function fleetApi(): Promise<{ url: string; seen: string[] }> {
@@ -44,6 +47,8 @@ async function fleetApi(): Promise<{ url: string; seen: string[] }> {
 		}
 		if (u.pathname === "/v1/incidents") return answer({ incidents: [{ id: "triage_0123456789ab", agent: "triage", state: "alerted", error: "tool ticket failed: 502" }], next_cursor: null });
 		if (u.pathname === "/v1/agents/triage/notepad") return answer({ watermark: "2026-12-01", "last:seen": "x" });
+		// Keys an agent's run may write (any printable text): what a shell would expand if it read them as code.
+		if (u.pathname === "/v1/agents/ops/notepad") return answer({ [`$(touch ${MARKER})`]: "x", "*": "x", "my key": "x" });
 		res.writeHead(404, { "content-type": "application/json" }).end('{"error":{"code":"not_found","message":"no route"}}');
 	});
 	return { url, seen };
@@ -65,11 +70,23 @@ function inShell(shell: "bash" | "zsh" | "fish", script: string, env: Record<str
 	);
 }
 
+/**
+ * What bash hands a completion function for `drover <words…>` typed with the cursor at its end: the line,
+ * and its words split at blanks and again at COMP_WORDBREAKS' ":" and "=" (`http://x:1` is `http`, `:`,
+ * `//x`, `:`, `1`), as a real Tab gives them.
+ */
+function bashLine(words: readonly string[]): string {
+	const line = ["drover", ...words].join(" ");
+	const split = ["drover", ...words].flatMap((w) => (w === "" ? [""] : w.split(/([:=]+)/).filter((p) => p !== "")));
+	const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+	return `COMP_LINE=${q(line)}; COMP_POINT=\${#COMP_LINE}; COMP_WORDS=(${split.map(q).join(" ")}); COMP_CWORD=${split.length - 1}`;
+}
+
 /** bash: what Tab offers after `words` (the last being the word under the cursor), as COMPREPLY holds it. */
-async function bashTab(words: string[], env: Record<string, string>): Promise<string[]> {
-	const quoted = ["drover", ...words].map((w) => `'${w}'`).join(" ");
+async function bashTab(words: string[], env: Record<string, string>, cwd?: string): Promise<string[]> {
 	// Called as Tab would call it; compopt only works inside a real completion, so it is recorded here.
-	const script = `compopt() { echo "compopt $1 $2" >&2; }; source <(drover completion bash); COMP_WORDS=(${quoted}); COMP_CWORD=${words.length}; _drover_complete; printf '%s\\n' "\${COMPREPLY[@]}"`;
+	// nounset, as some users set it: the function must not trip on it.
+	const script = `${cwd ? `cd '${cwd}'; ` : ""}set -u; compopt() { echo "compopt $1 $2" >&2; }; source <(drover completion bash); ${bashLine(words)}; _drover_complete; printf '%s\\n' "\${COMPREPLY[@]}"`;
 	const r = await inShell("bash", script, env);
 	expect(r.status, r.stderr).toBe(0);
 	return [...r.stdout.split("\n").filter((l) => l !== ""), ...r.stderr.split("\n").filter((l) => l.startsWith("compopt"))];
@@ -135,11 +152,35 @@ describe("drover completion", () => {
 		]);
 	});
 
+	it("in bash gives a server's values as words, never run or globbed, and a word bash split at : or = whole", async () => {
+		const api = await fleetApi();
+		const env = { DROVER_URL: api.url, DROVER_TOKEN: TOKEN };
+		// A directory with files a * would expand to.
+		const cwd = mkdtempSync(path.join(tmpdir(), "drover-cwd-"));
+		writeFileSync(path.join(cwd, "afile"), "");
+		expect(await bashTab(["notepad", "ops", "get", ""], env, cwd)).toEqual([`\\$\\(touch\\ ${MARKER.replace(/[^\w/.-]/g, "\\$&")}\\)`, "\\*", "my\\ key"]);
+		expect(existsSync(MARKER)).toBe(false);
+		// bash hands `last:` as `last` and `:`, and keeps what comes before the colon: the rest is offered.
+		expect(await bashTab(["notepad", "triage", "get", "last:"], env)).toEqual(["seen"]);
+		// A URL on the line, which bash splits at each colon, names the server asked.
+		const other = await fleetApi();
+		expect(await bashTab(["--url", other.url, "--token", TOKEN, "trigger", "tri"], { DROVER_URL: "http://127.0.0.1:9" })).toEqual(["triage"]);
+		expect(other.seen).toEqual(["/v1/agents?view=names&limit=200&prefix=tri"]);
+	});
+
+	it("in bash offers nothing and prints nothing when drover answers nothing (one on PATH without __complete)", async () => {
+		const dir = mkdtempSync(path.join(tmpdir(), "drover-old-bin-"));
+		writeFileSync(path.join(dir, "drover"), `#!/bin/sh\n[ "$1" = completion ] && exec '${process.execPath}' '${CLI}' "$@"\nexit 1\n`);
+		chmodSync(path.join(dir, "drover"), 0o755);
+		const r = await inShell("bash", `set -u; PATH='${dir}':$PATH; source <(drover completion bash); ${bashLine(["trigger", ""])}; _drover_complete; echo "\${#COMPREPLY[@]} offered"`, {});
+		expect(r).toEqual({ status: 0, stdout: "0 offered\n", stderr: "" });
+	});
+
 	it("asks the server --url and --token name on the line being completed, and offers nothing, printing nothing, when no server answers", async () => {
 		const api = await fleetApi();
 		expect(await bashTab(["--url", api.url, "--token", TOKEN, "trigger", "tri"], { DROVER_URL: "http://127.0.0.1:9" })).toEqual(["triage"]);
 		expect(api.seen).toEqual(["/v1/agents?view=names&limit=200&prefix=tri"]);
-		const down = await inShell("bash", `source <(drover completion bash); COMP_WORDS=(drover trigger ''); COMP_CWORD=2; _drover_complete; echo "\${#COMPREPLY[@]} offered"`, { DROVER_URL: "http://127.0.0.1:9", DROVER_TOKEN: TOKEN });
+		const down = await inShell("bash", `source <(drover completion bash); ${bashLine(["trigger", ""])}; _drover_complete; echo "\${#COMPREPLY[@]} offered"`, { DROVER_URL: "http://127.0.0.1:9", DROVER_TOKEN: TOKEN });
 		expect(down).toEqual({ status: 0, stdout: "0 offered\n", stderr: "" });
 		// A refused token offers nothing either: no error text lands on the command line.
 		const refused = await bashTab(["trigger", ""], { DROVER_URL: api.url, DROVER_TOKEN: "wrong" });
