@@ -33,7 +33,11 @@ export function registerCompletion(program: Command): void {
 			if (!(SHELLS as readonly string[]).includes(shell)) return;
 			const current = words.at(-1) ?? "";
 			const slot = slotOf(program, words.slice(0, -1), current);
-			const { candidates, files } = await candidatesFor(slot, current, lookupsFor(words));
+			// An option's value written after its = (--status=c) is completed as the value, the option kept before it.
+			const inline = slot.kind === "optionValue" ? (slot.inline ?? "") : "";
+			const found = await candidatesFor(slot, current.slice(inline.length), lookupsFor(words));
+			const candidates = found.candidates.map((c) => ({ ...c, value: inline + c.value }));
+			const files = found.files && inline === "";
 			const lines = candidates.filter((c) => c.value.startsWith(current)).map((c) => candidateLine(shell as Shell, c.value, c.description));
 			process.stdout.write([...lines, files ? ":1" : ":0"].join("\n") + "\n");
 		});

@@ -12,7 +12,7 @@ export interface Candidate {
  */
 export type Slot =
 	| { kind: "option"; command: Command }
-	| { kind: "optionValue"; command: Command; option: Option }
+	| { kind: "optionValue"; command: Command; option: Option; inline?: string }
 	| { kind: "positional"; command: Command; argument: Argument | undefined; before: readonly string[] };
 
 /** The options a command takes, its own first, then the program's (--url, --token, --no-color), as a user may write them after it. */
@@ -58,6 +58,11 @@ export function slotOf(program: Command, words: readonly string[], current: stri
 			continue;
 		}
 		positionals.push(word);
+	}
+	if (!optionsEnded && current.startsWith("--") && current.includes("=")) {
+		// --status=c: the value written after the option's =, completed as its next word would be.
+		const option = findOption(command, current);
+		if (option && takesValue(option)) return { kind: "optionValue", command, option, inline: current.slice(0, current.indexOf("=") + 1) };
 	}
 	if (!optionsEnded && current.startsWith("-")) return { kind: "option", command };
 	return { kind: "positional", command, argument: argumentAt(command, positionals.length), before: positionals };

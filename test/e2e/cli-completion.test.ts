@@ -118,6 +118,8 @@ describe("drover completion", () => {
 		expect(await bashTab(["incidents", ""], env)).toEqual(["close", "resolve"]);
 		expect(await bashTab(["jobs", "--st"], env)).toEqual(["--status"]);
 		expect(await bashTab(["jobs", "--status", "c"], env)).toEqual(["completed", "cancelled"]);
+		// Written --status=c, bash keeps --status= (it splits the word at =) and takes the value.
+		expect(await bashTab(["jobs", "--status=c"], env)).toEqual(["completed", "cancelled"]);
 		// Written after the subcommand, the program's options are offered too; --version is the program's alone.
 		expect(await bashTab(["trigger", "--u"], env)).toEqual(["--url"]);
 		expect(await bashTab(["trigger", "--v"], env)).toEqual([]);
@@ -202,12 +204,13 @@ describe("drover completion", () => {
 
 	it("in fish completes by fish's own complete -C, with descriptions", async () => {
 		const api = await fleetApi();
-		const r = await inShell("fish", `drover completion fish | source; complete -C 'drover inci'; complete -C 'drover incidents resolve '; complete -C 'drover jobs --status fa'`, { DROVER_URL: api.url, DROVER_TOKEN: TOKEN });
+		const r = await inShell("fish", `drover completion fish | source; complete -C 'drover inci'; complete -C 'drover incidents resolve '; complete -C 'drover jobs --status fa'; complete -C 'drover jobs --status=fa'`, { DROVER_URL: api.url, DROVER_TOKEN: TOKEN });
 		expect(r.stderr).toBe("");
 		expect(r.stdout.split("\n")).toEqual([
 			expect.stringMatching(/^incidents\tfailure incidents/),
 			"triage_0123456789ab\ttriage alerted: tool ticket failed: 502",
 			"failed",
+			"--status=failed",
 			"",
 		]);
 	});
