@@ -44,11 +44,13 @@ export function secretValues(bindings: object): { words: string[]; urls: string[
 /**
  * A URL secret's password as its receiver sees it, decoded (`p@ss…` of `p%40ss…`), and the Basic
  * credential drover sends it as (base64 of `user:password`, as postTarget makes it): a receiver
- * refusing it ("wrong password p@ss…") or echoing its headers quotes these, not the URL.
+ * refusing it ("wrong password p@ss…") or echoing its headers quotes these, not the URL. A URL with a
+ * user and no password (`https://<token>@host`, as Git hosts take a token) carries its credential as
+ * the user: that user, and `user:` in Basic, as postTarget sends it.
  */
 function urlPassword(value: string): string[] {
 	const url = /^https?:\/\//i.test(value) ? URL.parse(value) : null;
-	if (!url || url.password === "") return [];
+	if (!url || (url.password === "" && url.username === "")) return [];
 	const decode = (part: string) => {
 		try {
 			return decodeURIComponent(part);
@@ -57,7 +59,10 @@ function urlPassword(value: string): string[] {
 		}
 	};
 	const [user, password] = [decode(url.username), decode(url.password)];
-	return [password, btoa(String.fromCharCode(...new TextEncoder().encode(`${user}:${password}`)))];
+	const basic = btoa(String.fromCharCode(...new TextEncoder().encode(`${user}:${password}`)));
+	// Without a password, a user too short to be a credential is left (and its Basic with it): a name, not a secret.
+	if (password === "") return user.length >= MIN_CHARS ? [user, basic] : [];
+	return [password, basic];
 }
 
 const escaped = (values: string[]) => values.map((v) => v.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")).join("|");

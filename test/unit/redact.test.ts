@@ -338,6 +338,17 @@ describe("the Worker's own secrets, by value", () => {
 	});
 });
 
+describe("a URL secret's credential as its receiver quotes it", () => {
+	it("is its password decoded and its Basic credential; a URL whose credential is its user alone (https://<token>@host), that user and user: in Basic", () => {
+		const both = secretValues({ BASIC_URL: "https://drover-bot:p%40ss-w0rd-0123@basic.example.test/in" });
+		expect(both.words).toEqual(expect.arrayContaining(["p@ss-w0rd-0123", btoa("drover-bot:p@ss-w0rd-0123")]));
+		const userOnly = secretValues({ GIT_URL: "https://ghp_0a1B2c3D4e5F6g7H8i9J@git.example.test/org/repo" });
+		expect(userOnly.words).toEqual(expect.arrayContaining(["ghp_0a1B2c3D4e5F6g7H8i9J", btoa("ghp_0a1B2c3D4e5F6g7H8i9J:")]));
+		// A user too short to tell from a word, with no password, is no credential looked for.
+		expect(secretValues({ SHORT_URL: "https://bot@short.example.test/in" }).words).toEqual([]);
+	});
+});
+
 describe("redact and the test Worker's own secrets (vitest.config.mts's bindings)", () => {
 	it("replaces a URL secret whole, its user and password and path with it, followed by a query, a fragment, a slash or punctuation; not as the start of a longer path", () => {
 		expect(redact("posted to https://drover-bot:p%40ss-w0rd-0123@basic.example.test/in.")).toBe(`posted to ${REDACTED}.`);
