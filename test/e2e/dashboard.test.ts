@@ -1577,7 +1577,7 @@ describe("the dashboard", () => {
 		await reader.close();
 	});
 
-	it("lists jobs at once whatever the agents' list takes, and suggests every agent of a large fleet in the agent filter", async () => {
+	it("lists jobs at once whatever the agents' list takes, and suggests a large fleet's agents by the start typed", async () => {
 		// A job for the list to show.
 		await completedJob(`dash-listed-${run}`);
 		const page = await signedIn("/incidents", tokens.read);
@@ -1588,12 +1588,15 @@ describe("the dashboard", () => {
 		await page.locator("#view").waitFor({ state: "visible" });
 		await page.locator("#jobs-meta", { hasText: /jobs?$|more older$/ }).waitFor(LIVE);
 		expect(await page.locator("#jobs-table tbody tr").count()).toBeGreaterThan(0);
-		// Its suggestions: every agent, the last page's too.
+		// Its suggestions: a page of names, then those starting with what is typed (the last by name too).
 		const agent = page.locator("#jobs-filter input[name=agent]");
 		await agent.focus();
 		await (await held)();
-		await expect.poll(() => page.locator("#jobs-agents option").count(), LIVE).toBe(2516);
-		expect(await page.locator(`#jobs-agents option[value="triage"]`).count()).toBe(1);
+		await expect.poll(() => page.locator("#jobs-agents option").count(), LIVE).toBe(200);
+		await agent.fill("tri");
+		await expect.poll(() => page.locator(`#jobs-agents option[value="triage"]`).count(), LIVE).toBe(1);
+		expect(await page.locator("#jobs-agents option").count()).toBe(1);
+		expect(requests.map((u) => u.searchParams.get("prefix"))).toEqual([null, "tri"]);
 		expect(requests.every((u) => u.searchParams.get("limit") === "200" && u.searchParams.get("view") === "names")).toBe(true);
 		// Any name filters, on Enter: one with no jobs lists none.
 		await agent.fill("fleet-2514");
@@ -1604,17 +1607,23 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
-	it("reads a 1,000-agent fleet's names alone for the agent filter's suggestions: 5 pages of names, not of every agent's state", async () => {
+	it("reads one page of names for the agent filter's suggestions, not the whole fleet's: 1 request for 1,000 agents, not 5", async () => {
 		const page = await signedIn("/incidents", tokens.read);
 		const { requests, served } = await fakeFleet(page, 1000);
 		await page.goto(`${url}/jobs`);
 		await page.locator("#view").waitFor({ state: "visible" });
-		await page.locator("#jobs-filter input[name=agent]").focus();
-		await expect.poll(() => page.locator("#jobs-agents option").count(), LIVE).toBe(1000);
+		const agent = page.locator("#jobs-filter input[name=agent]");
+		await agent.focus();
+		await expect.poll(() => page.locator("#jobs-agents option").count(), LIVE).toBe(200);
+		// view=names: no agent's object asked for its state (the full list's calls), and a few KB.
+		expect(requests.map((u) => u.searchParams.get("view"))).toEqual(["names"]);
+		// A start typed: its names alone, fleet-0900 to fleet-0998 (fleet-0999 is triage).
+		await agent.fill("fleet-09");
+		await expect.poll(() => page.locator("#jobs-agents option").count(), LIVE).toBe(99);
+		expect(await page.locator(`#jobs-agents option[value="fleet-0900"]`).count()).toBe(1);
+		expect(requests.map((u) => u.searchParams.get("prefix"))).toEqual([null, "fleet-09"]);
 		console.log(`agent filter suggestions of 1,000 agents: ${requests.length} requests, ${served.bytes} B`);
-		// view=names: no agent's object asked for its state (the full list's 1,000 calls), and a few KB a page.
-		expect(requests.map((u) => u.searchParams.get("view"))).toEqual(Array(5).fill("names"));
-		expect(served.bytes).toBeLessThan(50_000);
+		expect(served.bytes).toBeLessThan(15_000);
 		await page.close();
 	});
 
