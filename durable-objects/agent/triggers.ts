@@ -14,6 +14,8 @@ const SEEN_TTL_MS = 15 * 60_000;
  * `sha256=` value), so that no schema step is needed and the two answers stay distinct.
  */
 const refusedKey = (signature: string): string => `refused:${signature}`;
+/** Every refused key sorts from `refused:` up to `refused;` (the next character). */
+const [REFUSED_FROM, REFUSED_TO] = ["refused:", "refused;"];
 const REFUSED_REPLAY = "this webhook request was refused when it was first sent, and an exact replay of it is refused too: send it again signed with a new X-Drover-Timestamp";
 /** Manual runs queue rather than drop, but not without bound. */
 export const MAX_QUEUED = 100;
@@ -115,7 +117,13 @@ export function triggerJob(sql: SqlStorage, ctx: TriggerContext, req: TriggerReq
 		// Remembered as refused: whoever captured the request could otherwise replay it, still within
 		// the 300 s window, once the agent resumes (or its queue drains), and start a run its sender
 		// was told had not happened. The sender's own retry is signed afresh, a new signature.
-		if (req.signature !== undefined) sql.exec("INSERT OR REPLACE INTO webhook_seen (signature, seen_at, job_id) VALUES (?, ?, NULL)", refusedKey(req.signature), now);
+		if (req.signature !== undefined) {
+			// A paused agent taking only webhooks has no alarm, so no hourly pass (expireTriggerKeys): a
+			// sender retrying through a long pause would add a row a retry for good. The expired refused
+			// ones go here, a range of the key's index: the refusals of the last 15 minutes at most.
+			sql.exec("DELETE FROM webhook_seen WHERE signature >= ? AND signature < ? AND seen_at < ?", REFUSED_FROM, REFUSED_TO, now - SEEN_TTL_MS);
+			sql.exec("INSERT OR REPLACE INTO webhook_seen (signature, seen_at, job_id) VALUES (?, ?, NULL)", refusedKey(req.signature), now);
+		}
 		return closed;
 	}
 	// A record holds plain data only: a credential pasted into a prompt or payload is not kept (nor sent on).

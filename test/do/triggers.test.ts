@@ -47,4 +47,23 @@ describe("Idempotency-Keys and webhook signatures over time", () => {
 			expect(count(sql, "SELECT count(*) AS n FROM webhook_seen")).toBe(901 + 1);
 		});
 	});
+
+	it("a paused agent's refused webhooks are not kept past their 15 minutes, though no pass runs to delete them", async () => {
+		await runInDurableObject(env.AGENT.getByName("refused-over-time"), async (_instance: AgentDO, state) => {
+			const sql = state.storage.sql;
+			const start = Date.now();
+			const agent = AgentSchema.parse({ name: "refused-over-time", prompt: "Go.", max_concurrent: 5 });
+			const paused = { ...ensureState(sql, agent.name, "api", () => 30 * 86_400_000), pausedAt: start, pausedReason: "maintenance" };
+			// A sender retrying every minute, signed afresh as the refusal asks, for two hours of a pause:
+			// a paused agent that only takes webhooks has no alarm, so no hourly pass deletes anything.
+			for (let m = 0; m < 120; m++) {
+				const ctx = { agent, state: paused, definitionRevision: "r1", now: start + m * MINUTE, drawJobId: drawnJobId };
+				expect(triggerJob(sql, ctx, { kind: "webhook", signature: `sha256=${m}`, owner: null })).toMatchObject({ refused: { status: 409 } });
+			}
+			// The last 15 minutes' are kept (a replay of each is still refused); older ones are gone.
+			expect(count(sql, "SELECT count(*) AS n FROM webhook_seen")).toBeLessThanOrEqual(16);
+			const ctx = { agent, state: { ...paused, pausedAt: null, pausedReason: null }, definitionRevision: "r1", now: start + 120 * MINUTE, drawJobId: drawnJobId };
+			expect(triggerJob(sql, ctx, { kind: "webhook", signature: "sha256=119", owner: null })).toMatchObject({ refused: { status: 409, message: expect.stringContaining("refused when it was first sent") } });
+		});
+	});
 });
