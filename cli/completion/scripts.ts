@@ -16,7 +16,7 @@ export type Shell = (typeof SHELLS)[number];
 // part of the word before bash's own current word (after a : or =), which bash keeps.
 const BASH = `# drover completion for bash. Load it in ~/.bashrc:  source <(drover completion bash)
 _drover_complete() {
-	local IFS=$'\\n' line=\${COMP_LINE:0:COMP_POINT} word part directive=:0 i n=-1 cut
+	local IFS=$'\\n' line=\${COMP_LINE:0:COMP_POINT} word= part directive=:0 i n=-1 cut
 	local -a words=() out=()
 	line=\${line#"\${line%%[![:blank:]]*}"}
 	line=\${line#"\${COMP_WORDS[0]}"}
@@ -27,10 +27,12 @@ _drover_complete() {
 			words[n]=
 		fi
 		line=\${line#"\${line%%[![:blank:]]*}"}
+		# The word under the cursor up to the cursor: bash replaces that much, keeping what follows.
+		if [[ $i -eq $COMP_CWORD ]]; then word=$line; fi
 		words[n]=\${words[n]}$word
 		line=\${line#"$word"}
 	done
-	part=\${COMP_WORDS[COMP_CWORD]}
+	part=$word
 	# Right after a : or =, bash completes the empty word that follows it.
 	if [[ \${#part} -eq 1 && \${COMP_WORDBREAKS-} == *"$part"* ]]; then part=; fi
 	cut=$((\${#words[n]} - \${#part}))

@@ -84,9 +84,14 @@ function bashLine(words: readonly string[]): string {
 
 /** bash: what Tab offers after `words` (the last being the word under the cursor), as COMPREPLY holds it. */
 async function bashTab(words: string[], env: Record<string, string>, cwd?: string): Promise<string[]> {
+	return bashTabWith(bashLine(words), env, cwd);
+}
+
+/** bash: what Tab offers given `setup` (COMP_LINE, COMP_POINT, COMP_WORDS and COMP_CWORD assigned). */
+async function bashTabWith(setup: string, env: Record<string, string>, cwd?: string): Promise<string[]> {
 	// Called as Tab would call it; compopt only works inside a real completion, so it is recorded here.
 	// nounset, as some users set it: the function must not trip on it.
-	const script = `${cwd ? `cd '${cwd}'; ` : ""}set -u; compopt() { echo "compopt $1 $2" >&2; }; source <(drover completion bash); ${bashLine(words)}; _drover_complete; printf '%s\\n' "\${COMPREPLY[@]}"`;
+	const script = `${cwd ? `cd '${cwd}'; ` : ""}set -u; compopt() { echo "compopt $1 $2" >&2; }; source <(drover completion bash); ${setup}; _drover_complete; printf '%s\\n' "\${COMPREPLY[@]}"`;
 	const r = await inShell("bash", script, env);
 	expect(r.status, r.stderr).toBe(0);
 	return [...r.stdout.split("\n").filter((l) => l !== ""), ...r.stderr.split("\n").filter((l) => l.startsWith("compopt"))];
@@ -120,6 +125,10 @@ describe("drover completion", () => {
 		expect(await bashTab(["jobs", "--status", "c"], env)).toEqual(["completed", "cancelled"]);
 		// Written --status=c, bash keeps --status= (it splits the word at =) and takes the value.
 		expect(await bashTab(["jobs", "--status=c"], env)).toEqual(["completed", "cancelled"]);
+		// The cursor inside a word (moved back after typing the line, as a real pty's Tab reported it):
+		// bash replaces the word up to the cursor and keeps the rest, so that part alone is completed.
+		expect(await bashTabWith("COMP_LINE='drover jobs --sta --agent x'; COMP_POINT=15; COMP_WORDS=(drover jobs --sta --agent x); COMP_CWORD=2", env)).toEqual(["--status", "--since"]);
+		expect(await bashTabWith("COMP_LINE='drover jobs --status=c --agent x'; COMP_POINT=21; COMP_WORDS=(drover jobs --status = c --agent x); COMP_CWORD=4", env)).toContain("pending");
 		// Written after the subcommand, the program's options are offered too; --version is the program's alone.
 		expect(await bashTab(["trigger", "--u"], env)).toEqual(["--url"]);
 		expect(await bashTab(["trigger", "--v"], env)).toEqual([]);
