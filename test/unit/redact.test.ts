@@ -494,6 +494,14 @@ describe("a URL secret with its scheme and host in another case (secretValueRepl
 			expect(own(text, REDACTED)).toBe(text);
 		}
 	});
+
+	it("finds a URL with no path (only :// and dots as written) in any case, and keeps a longer one it starts", () => {
+		const host = secretValueReplacer({ OPS_URL: "https://ops.example.test" })!;
+		for (const spelt of ["https://ops.example.test", "HTTPS://OPS.EXAMPLE.TEST", "hTTps://Ops.Example.Test"]) {
+			expect(host(`{"echo":"${spelt}","n":1}`, REDACTED)).toBe(`{"echo":"${REDACTED}","n":1}`);
+		}
+		for (const text of ["see https://ops.example.test/health", "see https://opsy.example.test", "see https://example.test"]) expect(host(text, REDACTED)).toBe(text);
+	});
 });
 
 describe("redactCut: text a cap cut short", () => {
