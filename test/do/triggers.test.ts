@@ -62,6 +62,12 @@ describe("Idempotency-Keys and webhook signatures over time", () => {
 			}
 			// The last 15 minutes' are kept (a replay of each is still refused); older ones are gone.
 			expect(count(sql, "SELECT count(*) AS n FROM webhook_seen")).toBeLessThanOrEqual(16);
+			// The deletion reads the refused keys alone, not the accepted ones beside them (a busy agent's).
+			for (let s = 0; s < 1_000; s++) sql.exec("INSERT INTO webhook_seen (signature, seen_at) VALUES (?, ?)", `sha256=a${s}`, start + 119 * MINUTE);
+			const reads = countingReads(sql);
+			const later = { agent, state: paused, definitionRevision: "r1", now: start + 120 * MINUTE, drawJobId: drawnJobId };
+			expect(triggerJob(reads.sql, later, { kind: "webhook", signature: "sha256=new", owner: null })).toMatchObject({ refused: { status: 409 } });
+			expect(reads.rowsRead()).toBeLessThan(40);
 			const ctx = { agent, state: { ...paused, pausedAt: null, pausedReason: null }, definitionRevision: "r1", now: start + 120 * MINUTE, drawJobId: drawnJobId };
 			expect(triggerJob(sql, ctx, { kind: "webhook", signature: "sha256=119", owner: null })).toMatchObject({ refused: { status: 409, message: expect.stringContaining("refused when it was first sent") } });
 		});
