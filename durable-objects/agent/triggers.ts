@@ -115,9 +115,11 @@ export function triggerJob(sql: SqlStorage, ctx: TriggerContext, req: TriggerReq
 	const closed = admissionRefusal(sql, agent, state);
 	if (closed) {
 		// Remembered as refused: whoever captured the request could otherwise replay it, still within
-		// the 300 s window, once the agent resumes (or its queue drains), and start a run its sender
-		// was told had not happened. The sender's own retry is signed afresh, a new signature.
-		if (req.signature !== undefined) {
+		// the 300 s window, once the agent resumes, and start a run its sender was told had not
+		// happened. The sender's own retry is signed afresh, a new signature. Not a 429: "come back
+		// later" asks for the retry, and a sender honouring Retry-After may resend the same bytes,
+		// which must then run (refused as a replay, its event would be dropped).
+		if (req.signature !== undefined && closed.refused.status === 409) {
 			// A paused agent taking only webhooks has no alarm, so no hourly pass (expireTriggerKeys): a
 			// sender retrying through a long pause would add a row a retry for good. The expired refused
 			// ones go here, a range of the key's index: the refusals of the last 15 minutes at most.

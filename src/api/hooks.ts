@@ -45,7 +45,7 @@ export const hooksApi = createApi().openapi(
 			"Headers: X-Drover-Timestamp (unix seconds, in digits, signed as the header spells it) and X-Drover-Signature: sha256=<hex of HMAC-SHA256(secret, `${timestamp}.${body}`)> (prefix and hex in either case), " +
 			"the body being its bytes as sent (which must be UTF-8: a signed body that is not is a 400), " +
 			"with the secret named by the agent's `webhook.secret`. Requests more than 300 s from the Worker's clock are refused; one seen before (the same signature, within 15 minutes) " +
-			"is answered with the job it created (200), or a 409 if that job is not known any more; one refused (409 paused or disabled, 429 queue full) is refused again as a replay (409): a retry is signed with a new timestamp. An Idempotency-Key (as on POST /v1/agents/{agent}/jobs) " +
+			"is answered with the job it created (200), or a 409 if that job is not known any more; one refused as its agent is paused or disabled (409) is refused again as a replay (409): a retry is signed with a new timestamp; one refused with its queue full (429) runs when the same bytes come again once it drains, as a sender honouring Retry-After resends them. An Idempotency-Key (as on POST /v1/agents/{agent}/jobs) " +
 			"makes a re-signed retry of the same body the same job (200) within 24 h; another body under the key is a 409.",
 		request: {
 			params: z.object({ agent: AgentNameParam }),

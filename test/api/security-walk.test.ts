@@ -6,7 +6,10 @@ import { parseApiTokens } from "../../src/api/auth/tokens.ts";
 import { signWebhook } from "../../src/api/webhook-signature.ts";
 import { scrubbedExcerpt } from "../../src/delivery/secret-url.ts";
 import { REDACTED, redact } from "../../src/security/redact.ts";
-import { createAgent, runsOf } from "../helpers/agents.ts";
+import { MAX_QUEUED } from "../../durable-objects/agent/triggers.ts";
+import { createAgent, runsOf, settle } from "../helpers/agents.ts";
+import { heldModel, useEmulator } from "../helpers/emulator.ts";
+import { jobOf, trigger } from "../helpers/jobs.ts";
 import { call, errorOf } from "../helpers/http.ts";
 import { API_TOKENS, TOKENS, WEBHOOK_SECRET } from "../helpers/tokens.ts";
 
@@ -234,6 +237,35 @@ describe("security walk: a signed webhook refused while its agent is paused", ()
 		expect(retry.status).toBe(202);
 		expect(await runsOf("walk-paused")).toHaveLength(1);
 	});
+});
+
+describe("security walk: a signed webhook refused with its agent's queue full", () => {
+	it("runs when the sender honouring Retry-After sends the same signed bytes again once the queue drains", async () => {
+		const emulator = useEmulator();
+		const { arrived, release } = heldModel(emulator);
+		await createAgent({ name: "walk-full", overlap: "queue", prompt: "Triage this.", webhook: { secret: "TRIAGE_WEBHOOK_SECRET" } });
+		const running = await trigger("walk-full");
+		await arrived;
+		for (let i = 0; i < MAX_QUEUED; i++) await trigger("walk-full");
+		const body = JSON.stringify({ ticket: 8 });
+		const now = Math.floor(Date.now() / 1000);
+		const signature = await signWebhook(WEBHOOK_SECRET, now, body);
+		const send = () => call("/v1/hooks/walk-full", { method: "POST", as: null, body, headers: { "x-drover-timestamp": String(now), "x-drover-signature": signature } });
+		const full = await send();
+		expect(full.status).toBe(429);
+		expect(full.headers.get("retry-after")).toBe("30");
+		// A queued run cancelled: the queue has room again, and the same bytes come back.
+		const queued = ((await (await call("/v1/jobs?agent=walk-full&status=pending&limit=1")).json()) as { jobs: { id: string }[] }).jobs[0]!;
+		expect((await call(`/v1/jobs/${queued.id}/cancel`, { method: "POST", as: "operate", body: {} })).status).toBe(200);
+		const resent = await send();
+		expect(resent.status).toBe(202);
+		expect(((await resent.json()) as { trigger_type: string }).trigger_type).toBe("webhook");
+		expect((await call("/v1/agents/walk-full", { method: "DELETE", as: "admin" })).status).toBe(200);
+		emulator.enqueue({ text: "Done." });
+		release();
+		await settle("walk-full");
+		expect((await jobOf("walk-full", running.id)).status).toBe("completed");
+	}, 30_000);
 });
 
 describe("security walk: a URL secret with its scheme and host in another case", () => {
