@@ -16,6 +16,7 @@ import { registerStatus } from "./commands/status.ts";
 import { registerTick } from "./commands/tick.ts";
 import { registerTrigger } from "./commands/trigger.ts";
 import { registerUsage } from "./commands/usage.ts";
+import { subcommandNamed } from "./completion/walk.ts";
 import { fittedHelp } from "./help.ts";
 import { outcome } from "./context.ts";
 import { paint, printable, wantsColor } from "./format.ts";
@@ -102,7 +103,7 @@ function registerHelp(program: Command): void {
 		.action((words: string[]) => {
 			let cmd: Command = program;
 			for (const word of words) {
-				const sub = cmd.commands.find((c) => c.name() === word || c.aliases().includes(word));
+				const sub = subcommandNamed(cmd, word);
 				if (sub === undefined) unknownCommand(cmd, word);
 				cmd = sub;
 			}

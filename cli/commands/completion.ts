@@ -2,7 +2,7 @@ import { Argument, type Command } from "commander";
 import { DEFAULT_URL } from "../client.ts";
 import { candidateLine, SCRIPTS, SHELLS, type Shell } from "../completion/scripts.ts";
 import { Lookups } from "../completion/sources.ts";
-import { optionCandidates, slotOf, subcommandsOf, type Candidate, type Slot } from "../completion/walk.ts";
+import { optionCandidates, slotOf, subcommandNamed, subcommandsOf, type Candidate, type Slot } from "../completion/walk.ts";
 import { ACTIONS as NOTEPAD_ACTIONS } from "./notepad.ts";
 
 export function registerCompletion(program: Command): void {
@@ -37,9 +37,8 @@ export function registerCompletion(program: Command): void {
 			const inline = slot.kind === "optionValue" ? (slot.inline ?? "") : "";
 			const found = await candidatesFor(slot, current.slice(inline.length), lookupsFor(words));
 			const candidates = found.candidates.map((c) => ({ ...c, value: inline + c.value }));
-			const files = found.files && inline === "";
 			const lines = candidates.filter((c) => c.value.startsWith(current)).map((c) => candidateLine(shell as Shell, c.value, c.description));
-			process.stdout.write([...lines, files ? ":1" : ":0"].join("\n") + "\n");
+			process.stdout.write([...lines, found.files ? ":1" : ":0"].join("\n") + "\n");
 		});
 }
 
@@ -64,14 +63,15 @@ async function candidatesFor(slot: Slot, current: string, api: Lookups): Promise
 			const head = current.slice(0, comma + 1);
 			return { candidates: (await api.agents(current.slice(comma + 1))).map((c) => ({ value: head + c.value })), files: false };
 		}
-		if (option.attributeName() === "job") return { candidates: await api.jobs(undefined), files: false };
-		return { candidates: [], files: option.attributeName() === "file" || option.attributeName().endsWith("File") };
+		if (option.attributeName() === "job") return { candidates: await api.jobs(), files: false };
+		// No option takes a file: a value left to the user (a date, a reason, a number).
+		return { candidates: [], files: false };
 	}
 	const { command, argument, before } = slot;
 	// `drover help <command> [<subcommand>]` (program.ts's help command): the commands to ask help of.
 	if (command.name() === "help" && command.parent !== null && command.parent.parent === null) {
 		let target: Command | undefined = command.parent;
-		for (const word of before) target = target?.commands.find((c) => c.name() === word);
+		for (const word of before) target = target && subcommandNamed(target, word);
 		return { candidates: target ? subcommandsOf(target).filter((c) => c.value !== "help") : [], files: false };
 	}
 	const subcommands = before.length === 0 ? subcommandsOf(command) : [];
@@ -89,7 +89,7 @@ async function argumentCandidates(command: Command, name: string, current: strin
 			return api.agents(current);
 		case "id":
 			// An incident's id under `incidents`; a job's everywhere else.
-			return command.parent?.name() === "incidents" ? api.incidents() : api.jobs(undefined);
+			return command.parent?.name() === "incidents" ? api.incidents() : api.jobs();
 		case "action":
 			return NOTEPAD_ACTIONS.map((value) => ({ value }));
 		case "key":

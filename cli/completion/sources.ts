@@ -46,9 +46,9 @@ export class Lookups {
 		return (page?.agents ?? []).map((a) => ({ value: a.name }));
 	}
 
-	/** The newest jobs (an agent's when one is named on the line), with their agent and status. */
-	async jobs(agent: string | undefined): Promise<Candidate[]> {
-		const page = await this.#get<z.infer<typeof jobs>>("/v1/jobs", shape(jobs), { limit: 50, agent });
+	/** The fleet's newest jobs, with their agent and status. */
+	async jobs(): Promise<Candidate[]> {
+		const page = await this.#get<z.infer<typeof jobs>>("/v1/jobs", shape(jobs), { limit: 50 });
 		return (page?.jobs ?? []).map((j) => ({ value: j.id, description: `${j.agent} ${j.status}` }));
 	}
 

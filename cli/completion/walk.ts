@@ -26,6 +26,11 @@ export function optionsOf(command: Command): Option[] {
 	return [...own, ...help.visibleOptions(root).filter((o) => !taken.has(o.long) && o.long !== "--version" && o.long !== "--help")];
 }
 
+/** The subcommand of `command` that `word` names (its name or an alias), as commander finds it. */
+export function subcommandNamed(command: Command, word: string): Command | undefined {
+	return command.commands.find((c) => c.name() === word || c.aliases().includes(word));
+}
+
 export function rootOf(command: Command): Command {
 	let root = command;
 	while (root.parent) root = root.parent;
@@ -52,7 +57,7 @@ export function slotOf(program: Command, words: readonly string[], current: stri
 			}
 			continue;
 		}
-		const sub = positionals.length === 0 ? command.commands.find((c) => c.name() === word || c.aliases().includes(word)) : undefined;
+		const sub = positionals.length === 0 ? subcommandNamed(command, word) : undefined;
 		if (sub) {
 			command = sub;
 			continue;

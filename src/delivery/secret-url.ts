@@ -10,6 +10,7 @@
 import { isReservedSecret } from "../config/reserved-secrets.ts";
 import type { LogFields } from "../log.ts";
 import { redact } from "../security/redact.ts";
+import { startAtEnd } from "../security/secret-values.ts";
 import { clip } from "../shared/clip.ts";
 import { isHttpUrl } from "../shared/http-url.ts";
 
@@ -118,12 +119,7 @@ function replaceForms(message: string, forms: readonly string[], placeholder: st
 const PARTIAL_TAIL_MIN_CHARS = 4;
 
 function dropPartialTail(text: string, forms: readonly string[], placeholder: string): string {
-	let longest = 0;
-	for (const form of forms) {
-		for (let k = Math.min(form.length - 1, text.length); k >= PARTIAL_TAIL_MIN_CHARS && k > longest; k--) {
-			if (text.endsWith(form.slice(0, k))) longest = k;
-		}
-	}
+	const longest = startAtEnd(text, forms.map((form) => ({ form, open: PARTIAL_TAIL_MIN_CHARS })));
 	return longest === 0 ? text : text.slice(0, text.length - longest) + placeholder;
 }
 

@@ -340,20 +340,28 @@ export function secretPrefixFinder(bindings: object): (text: string) => number {
 			}
 		}
 	}
-	return (text) => {
-		let longest = 0;
-		const last = text.at(-1);
-		if (last === undefined) return 0;
-		for (const { form, open, fold } of forms) {
-			// Only where the form has the text's last character can a start of it end the text.
-			for (let k = Math.min(form.length - 1, text.length); k >= open && k > longest; k--) {
-				if (form[k - 1] !== last && !(fold && form[k - 1] === last.toLowerCase())) continue;
-				const tail = text.slice(text.length - k);
-				if ((fold ? foldUrl(tail) : tail) === form.slice(0, k)) longest = k;
-			}
+	return (text) => startAtEnd(text, forms);
+}
+
+/**
+ * The length of the longest end of `text` that is the start of one of `forms` (not the whole form),
+ * at least its `open` characters long (`fold`: a URL whose scheme and host are read in any case), or
+ * 0: where a text cut short ends partway through a secret. A delivery's scrub of its own URL's forms
+ * (secret-url.ts) asks the same.
+ */
+export function startAtEnd(text: string, forms: readonly { form: string; open: number; fold?: boolean }[]): number {
+	let longest = 0;
+	const last = text.at(-1);
+	if (last === undefined) return 0;
+	for (const { form, open, fold = false } of forms) {
+		// Only where the form has the text's last character can a start of it end the text.
+		for (let k = Math.min(form.length - 1, text.length); k >= open && k > longest; k--) {
+			if (form[k - 1] !== last && !(fold && form[k - 1] === last.toLowerCase())) continue;
+			const tail = text.slice(text.length - k);
+			if ((fold ? foldUrl(tail) : tail) === form.slice(0, k)) longest = k;
 		}
-		return longest;
-	};
+	}
+	return longest;
 }
 
 /** What of a URL secret is no secret: its scheme and host (`https://host/`), or only its scheme when it holds a user and password. */

@@ -86,10 +86,10 @@ const SECRET_VALUE_MESSAGE =
  */
 function refuseSecretValues(agent: AgentDefinition): void {
 	const issues: Issue[] = [];
+	const holds = (text: string) => replaceSecretValues(text, REDACTED) !== text;
 	const stack: { value: unknown; path: PropertyKey[] }[] = [{ value: agent, path: [] }];
 	while (stack.length > 0) {
 		const { value, path } = stack.pop()!;
-		const holds = (text: string) => replaceSecretValues(text, REDACTED) !== text;
 		if (typeof value === "string") {
 			if (holds(value)) issues.push({ path: formatPath(path), message: SECRET_VALUE_MESSAGE });
 		} else if (Array.isArray(value)) value.forEach((item, i) => stack.push({ value: item, path: [...path, i] }));
