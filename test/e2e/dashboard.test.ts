@@ -1342,6 +1342,25 @@ describe("the dashboard", () => {
 		await own.close();
 	});
 
+	it("reads /v1/status once as the fleet opens, signed in by the form or by a reload: the pill and the fleet's count share it", async () => {
+		const page = await open("/");
+		const asked: string[] = [];
+		page.on("request", (r) => {
+			if (new URL(r.url()).pathname === "/v1/status") asked.push(r.method());
+		});
+		await page.locator("#token").fill(tokens.read);
+		await page.locator("#signin-form button[type=submit]").click();
+		await viewReady(page);
+		// Counted as the first load is drawn: the next poll is timed from then, 10 s on.
+		expect(asked).toEqual(["GET"]);
+		expect(await page.locator("#fleet-meta").textContent()).toMatch(/^[\d,]+ (of [\d,]+ )?agents? /);
+		expect(await page.locator("#scheduler-pill").textContent()).toMatch(/\S/);
+		await page.reload();
+		await viewReady(page);
+		expect(asked).toEqual(["GET", "GET"]);
+		await page.close();
+	});
+
 	it("shows what a job runs with when asked, read once", async () => {
 		const agent = await createAgent(`dash-manifest-${run}`, { system_prompt: "You watch the status page.", fallback_models: ["claude-haiku-5-5"], max_turns: 7 });
 		await script({ text: "All fine." });

@@ -66,8 +66,10 @@ async function fleetView(signal) {
 	});
 	// Reloads as many pages as are shown (a poll, an action), walking them afresh from the first.
 	const load = newestWins(async (fresh) => {
-		// The same answer keeps the scheduler pill current: this view's poll reads it only here.
-		const status = api("/v1/status", { signal }).then((/** @type {Status} */ s) => {
+		// The same answer keeps the scheduler pill current: this view's poll reads it only here (the
+		// first load, the page's start having just read it, takes that answer).
+		const handed = takeStartStatus();
+		const status = (handed ? Promise.resolve(handed) : api("/v1/status", { signal })).then((/** @type {Status} */ s) => {
 			showScheduler(s);
 			return s.agents.file + s.agents.api;
 		}, () => null);

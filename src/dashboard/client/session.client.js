@@ -52,6 +52,17 @@ function showSchedulerDetails(key, content) {
 		details.focus({ preventScroll: true });
 	}
 }
+/**
+ * The /v1/status start() was given: the fleet view's first load takes it (once) rather than asking
+ * again, as it would the moment the page opened. @type {Status | null}
+ */
+let startStatus = null;
+/** @returns {Status | null} */
+function takeStartStatus() {
+	const s = startStatus;
+	startStatus = null;
+	return s;
+}
 /** @param {Status | null} status */
 function showScheduler(status) {
 	const pill = $("#scheduler-pill");
@@ -137,6 +148,7 @@ function start(status) {
 	$("#sign-out").hidden = false;
 	$(".topbar nav").hidden = false;
 	showScheduler(status);
+	startStatus = status;
 	sayCarriedNotice();
 	// No action is shown until the token's role is known to allow it (styles.ts hides
 	// [data-needs=operate] until then): a read token is never offered what it would be refused,
