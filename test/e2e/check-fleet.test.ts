@@ -1,16 +1,16 @@
 // `npm run check` (and wrangler's build step) validate fleet.yaml with scripts/check-fleet.ts, as the
 // Worker will load it: from its bytes, so a file that is not UTF-8 stops the deploy.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { scratchDir } from "./cli-process.ts";
 
 const SCRIPT = path.resolve(import.meta.dirname, "../../scripts/check-fleet.ts");
 const FLEET = 'version: 1\nagents:\n  - name: digest\n    prompt: "Grüße an Müller"\n';
 
 function checkFleet(bytes: Buffer, devBuild = ""): { status: number | null; stdout: string; stderr: string } {
-	const file = path.join(mkdtempSync(path.join(tmpdir(), "drover-check-fleet-")), "fleet.yaml");
+	const file = path.join(scratchDir("check-fleet-"), "fleet.yaml");
 	writeFileSync(file, bytes);
 	const env = { ...process.env, DROVER_DEV_BUILD: devBuild };
 	const r = spawnSync(process.execPath, ["--experimental-strip-types", "--no-warnings=ExperimentalWarning", SCRIPT, file], { encoding: "utf8", env });

@@ -4,8 +4,7 @@
 import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { once } from "node:events";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -16,7 +15,7 @@ import { HERDCTL_FIELDS, toHerdctlYaml } from "../../src/jobs/yaml.ts";
 import { d1StorageWarning } from "../../src/config/storage.ts";
 import type { JobRecord } from "../../src/jobs/schema.ts";
 import { jobRecord } from "../helpers/job-record.ts";
-import { childEnv, CLI, runCliProcess, runOnTerminal } from "./cli-process.ts";
+import { childEnv, CLI, runCliProcess, runOnTerminal, scratchDir } from "./cli-process.ts";
 import { serversClosedAfterEach } from "./test-servers.ts";
 
 const JOB = "job-2026-01-01-abcdef";
@@ -2491,7 +2490,7 @@ describe("doctor and D1's migrations", () => {
 describe("input that is not UTF-8", () => {
 	it("is refused before any request, saying where, as the API refuses such a body; never sent as U+FFFD", async () => {
 		const api = await fakeApi({});
-		const dir = mkdtempSync(path.join(tmpdir(), "drover-latin1-"));
+		const dir = scratchDir("latin1-");
 		const file = path.join(dir, "agents.yaml");
 		writeFileSync(file, Buffer.from('name: latin\nprompt: "caf\xe9 au lait"\n', "latin1"));
 		const applied = await runCli(api.url, ["apply", file]);
@@ -2546,7 +2545,7 @@ describe("drover apply of several agents", () => {
 			{ name: "first-agent", prompt: "One." },
 			{ name: "second-agent", prompt: "Two." },
 		];
-		const file = path.join(mkdtempSync(path.join(tmpdir(), "drover-apply-")), "agents.yaml");
+		const file = path.join(scratchDir("apply-"), "agents.yaml");
 		writeFileSync(file, `${definitions.map((d) => `- name: ${d.name}\n  prompt: ${d.prompt}\n`).join("")}`);
 		const detail = (name: string) => ({ ...agentView(name), definition: definitions.find((d) => d.name === name), definition_revision: `rev-${name}` });
 		const api = await fakeApi({

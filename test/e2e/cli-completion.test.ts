@@ -2,11 +2,10 @@
 // real bash, zsh and fish, completing from the drover on PATH and a fake API's agents, jobs,
 // incidents and notepad keys.
 import { spawn } from "node:child_process";
-import { chmodSync, existsSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { chmodSync, existsSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { CLI, childEnv, runCliProcess } from "./cli-process.ts";
+import { CLI, childEnv, runCliProcess, scratchDir } from "./cli-process.ts";
 import { serversClosedAfterEach } from "./test-servers.ts";
 
 const TOKEN = "completion-token-0123456789";
@@ -14,7 +13,7 @@ const { listen } = serversClosedAfterEach();
 
 /** A directory holding a `drover` that runs this checkout's CLI: the scripts call drover by name. */
 const BIN = (() => {
-	const dir = mkdtempSync(path.join(tmpdir(), "drover-bin-"));
+	const dir = scratchDir("bin-");
 	const shim = path.join(dir, "drover");
 	writeFileSync(shim, `#!/bin/sh\nexec '${process.execPath}' '${CLI}' "$@"\n`);
 	chmodSync(shim, 0o755);
@@ -22,7 +21,7 @@ const BIN = (() => {
 })();
 
 /** A file a notepad key would create, were the key run as a command. */
-const MARKER = path.join(mkdtempSync(path.join(tmpdir(), "drover-marker-")), "ran");
+const MARKER = path.join(scratchDir("marker-"), "ran");
 
 /** A fake API with two agents, two jobs, an open incident and a notepad; every request it saw. */
 async function fleetApi(): Promise<{ url: string; seen: string[] }> {
@@ -56,7 +55,7 @@ async function fleetApi(): Promise<{ url: string; seen: string[] }> {
 
 /** Runs `script` in `shell` with the drover shim on PATH; its stdout and stderr. */
 function inShell(shell: "bash" | "zsh" | "fish", script: string, env: Record<string, string>): Promise<{ status: number | null; stdout: string; stderr: string }> {
-	const child = spawn(shell, ["-c", script], { env: { ...childEnv(env), PATH: `${BIN}:${process.env.PATH ?? ""}`, HOME: mkdtempSync(path.join(tmpdir(), "drover-home-")) }, stdio: ["ignore", "pipe", "pipe"] });
+	const child = spawn(shell, ["-c", script], { env: { ...childEnv(env), PATH: `${BIN}:${process.env.PATH ?? ""}`, HOME: scratchDir("home-") }, stdio: ["ignore", "pipe", "pipe"] });
 	let stdout = "";
 	let stderr = "";
 	child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
@@ -167,7 +166,7 @@ describe("drover completion", () => {
 		const api = await fleetApi();
 		const env = { DROVER_URL: api.url, DROVER_TOKEN: TOKEN };
 		// A directory with files a * would expand to.
-		const cwd = mkdtempSync(path.join(tmpdir(), "drover-cwd-"));
+		const cwd = scratchDir("cwd-");
 		writeFileSync(path.join(cwd, "afile"), "");
 		expect(await bashTab(["notepad", "ops", "get", ""], env, cwd)).toEqual([`\\$\\(touch\\ ${MARKER.replace(/[^\w/.-]/g, "\\$&")}\\)`, "\\*", "my\\ key"]);
 		expect(existsSync(MARKER)).toBe(false);
@@ -180,7 +179,7 @@ describe("drover completion", () => {
 	});
 
 	it("in bash offers nothing and prints nothing when drover answers nothing (one on PATH without __complete)", async () => {
-		const dir = mkdtempSync(path.join(tmpdir(), "drover-old-bin-"));
+		const dir = scratchDir("old-bin-");
 		writeFileSync(path.join(dir, "drover"), `#!/bin/sh\n[ "$1" = completion ] && exec '${process.execPath}' '${CLI}' "$@"\nexit 1\n`);
 		chmodSync(path.join(dir, "drover"), 0o755);
 		const r = await inShell("bash", `set -u; PATH='${dir}':$PATH; source <(drover completion bash); ${bashLine(["trigger", ""])}; _drover_complete; echo "\${#COMPREPLY[@]} offered"`, {});

@@ -1,8 +1,22 @@
 import { spawn } from "node:child_process";
+import { mkdtempSync } from "node:fs";
 import path from "node:path";
 import type { Writable } from "node:stream";
+import { inject } from "vitest";
 
 export const CLI = path.resolve(import.meta.dirname, "../../cli/drover.mjs");
+
+/**
+ * The run's scratch directory (global-setup removes it at the end): a test's own temporary files
+ * and, as their TMPDIR, those of the CLIs and shells it runs (an edit kept after a refusal, a
+ * shell's home), which would else stay in the OS's temporary directory after every run.
+ */
+export const SCRATCH = inject("drover").scratchDir;
+
+/** A new directory in the run's scratch directory. */
+export function scratchDir(prefix: string): string {
+	return mkdtempSync(path.join(SCRATCH, prefix));
+}
 
 /**
  * Runs the real `drover` CLI in a child process with only `env` (plus PATH, no colour); killed after
@@ -27,10 +41,10 @@ export function runCliProcess(args: string[], env: Record<string, string>, feed?
 	);
 }
 
-/** `env` plus PATH and NO_COLOR, as a child's environment. */
+/** `env` plus PATH, NO_COLOR and the run's scratch directory as TMPDIR, as a child's environment. */
 export function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
 	// The Worker's Env types widen NodeJS.ProcessEnv; a child's environment is plain strings.
-	return { PATH: process.env.PATH ?? "", NO_COLOR: "1", ...env } as unknown as NodeJS.ProcessEnv;
+	return { PATH: process.env.PATH ?? "", NO_COLOR: "1", TMPDIR: SCRATCH, ...env } as unknown as NodeJS.ProcessEnv;
 }
 
 /**

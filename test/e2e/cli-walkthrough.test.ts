@@ -1,13 +1,12 @@
 // What a new user's walkthrough of the drover binary ran into, each checked as they see it (stdout,
 // stderr, exit code) against a fake API (node:http), which also shows what was sent: a mistake the
 // CLI can see for itself is said before any request, in the words of what the user gave.
-import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, inject, it } from "vitest";
 import { shellWord } from "../../cli/format.ts";
-import { runCliProcess } from "./cli-process.ts";
+import { runCliProcess, scratchDir } from "./cli-process.ts";
 import { serversClosedAfterEach } from "./test-servers.ts";
 
 const TOKEN = "fake-token-0123456789";
@@ -69,7 +68,7 @@ describe("deny --help", () => {
 
 describe("edit with a token below admin", () => {
 	const { url, tokens } = inject("drover");
-	const dir = mkdtempSync(path.join(tmpdir(), "drover-walk-edit-"));
+	const dir = scratchDir("walk-edit-");
 	/** An editor that only notes it was opened. */
 	const noting = (mark: string) => `touch ${shellWord(path.join(dir, mark))}; true`;
 
@@ -103,7 +102,7 @@ describe("edit with a token below admin", () => {
 describe("arguments and fields the API would refuse as malformed parameters, said as given before any request", () => {
 	it("apply: an agent whose name field is no agent name names the field and what is wrong with it (exit 1, as the file's other faults)", async () => {
 		const api = await fakeApi({});
-		const dir = mkdtempSync(path.join(tmpdir(), "drover-walk-apply-"));
+		const dir = scratchDir("walk-apply-");
 		const one = path.join(dir, "one.yaml");
 		writeFileSync(one, "name: Bad_Name\nprompt: Watch db-1.\n");
 		const r = await runCli(api.url, ["apply", one]);

@@ -2,14 +2,14 @@
 // Worker bundle running locally, with jobs answered by the Messages API emulator.
 import { spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { shellWord } from "../../cli/format.ts";
 import type { JobRecord } from "../../src/jobs/schema.ts";
+import { SCRATCH, scratchDir } from "./cli-process.ts";
 
 const { url, emulatorUrl, tokens } = inject("drover");
 const CLI = path.resolve(import.meta.dirname, "../../cli/drover.mjs");
@@ -48,7 +48,9 @@ interface RunOptions {
 
 // The Worker's Env types widen NodeJS.ProcessEnv; a child's environment is plain strings.
 function cliEnv(options: RunOptions): NodeJS.ProcessEnv {
-	const env: Record<string, string> = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", DROVER_URL: options.url ?? url, ...options.env };
+	// Run as another user, it could not write in the scratch directory (the run's own, mode 0700).
+	const temp: Record<string, string> = options.uid === undefined ? { TMPDIR: SCRATCH } : {};
+	const env: Record<string, string> = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", DROVER_URL: options.url ?? url, ...temp, ...options.env };
 	const token = options.token === undefined ? tokens.admin : options.token;
 	if (token !== null) env.DROVER_TOKEN = token;
 	return env as unknown as NodeJS.ProcessEnv;
@@ -764,7 +766,7 @@ describe("agents: status, pause, resume, notepad", () => {
 describe("defining agents: apply and delete", () => {
 	const a = `cli-def-a-${suffix}`;
 	const b = `cli-def-b-${suffix}`;
-	const dir = mkdtempSync(path.join(tmpdir(), "drover-apply-"));
+	const dir = scratchDir("apply-");
 	const file = (name: string, text: string) => {
 		const at = path.join(dir, name);
 		writeFileSync(at, text);
@@ -919,7 +921,7 @@ describe("defining agents: apply and delete", () => {
 		const e = `cli-def-e-${suffix}`;
 		const refused: [string, RegExp][] = [
 			[path.join(dir, "missing.yaml"), /^drover: cannot read .*missing\.yaml: no such file\n$/],
-			[dir, /^drover: cannot read .*drover-apply-\w+: it is a directory\n$/],
+			[dir, /^drover: cannot read .*\/apply-\w+: it is a directory\n$/],
 			// An unclosed bracket or quote is said where it was opened, as the API says it.
 			[file("broken.yaml", `name: ${e}\nmodel: [unclosed\n`), /^drover: .*broken\.yaml is not valid YAML or JSON: line 2:8: Flow sequence .*: opened here and still open at the end of the text\n$/],
 			[file("quote.yaml", `name: ${e}\nprompt: "Stay.\nmodel: x\n`), /^drover: .*quote\.yaml is not valid YAML or JSON: line 2:9: Missing closing "quote: opened here and still open at the end of the text\n$/],
@@ -977,7 +979,7 @@ describe("defining agents: apply and delete", () => {
 });
 
 describe("editing an agent's definition: edit", () => {
-	const dir = mkdtempSync(path.join(tmpdir(), "drover-edit-test-"));
+	const dir = scratchDir("edit-test-");
 	// A stand-in for the person at the editor: each time it is opened it takes the next step (the
 	// text's replacements, a write, a change made through the API meanwhile, an exit status) and keeps
 	// what it was shown.

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
+import { appendFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { TestProject } from "vitest/node";
@@ -16,6 +16,8 @@ export interface E2eContext {
 	logFile: string;
 	/** The bundle's source map, as `wrangler deploy` would upload it. */
 	sourceMap: string;
+	/** Where the tests, and the CLIs and shells they run (as TMPDIR), make their temporary files: removed with the rest at the run's end. */
+	scratchDir: string;
 }
 
 declare module "vitest" {
@@ -33,6 +35,8 @@ export default async function setup(project: TestProject) {
 	// so that it is of the sources under test. Its stderr, piped, is in the error should it fail.
 	execFileSync(process.execPath, [path.join(import.meta.dirname, "../../scripts/build-cli.ts")], { stdio: ["ignore", "ignore", "pipe"] });
 	const dir = mkdtempSync(path.join(tmpdir(), "drover-e2e-"));
+	const scratchDir = path.join(dir, "scratch");
+	mkdirSync(scratchDir);
 	const scriptPath = bundle(path.join(dir, "dist"));
 	const emulator = await startEmulator();
 	const logFile = path.join(dir, "worker.log");
@@ -56,7 +60,7 @@ export default async function setup(project: TestProject) {
 		},
 	});
 	const url = (await worker.mf.ready).toString().replace(/\/$/, "");
-	project.provide("drover", { url, emulatorUrl: emulator.url, tokens: TOKENS, logFile, sourceMap: `${scriptPath}.map` });
+	project.provide("drover", { url, emulatorUrl: emulator.url, tokens: TOKENS, logFile, sourceMap: `${scriptPath}.map`, scratchDir });
 	return async () => {
 		await worker.dispose();
 		await emulator.stop();
