@@ -24,8 +24,10 @@ export const HERDCTL_FIELDS = [
 export function toHerdctlYaml(job: JobRecord): string {
 	const layout = Object.fromEntries(HERDCTL_FIELDS.map((f) => [f, job[f]]));
 	// An instant is quoted as herdctl writes it: bare, YAML 1.1 readers (PyYAML, Ruby's Psych) load an
-	// ISO instant as a date object, not the string herdctl's scripts compare and parse.
-	return yamlText(layout, (text) => ISO_INSTANT.test(text));
+	// ISO instant as a date object, not the string herdctl's scripts compare and parse. Written under
+	// YAML 1.1's schema so the same goes for every other string such a reader would take for another
+	// type: an agent named on, a prompt of yes, an answer of No or 12:30 (false, 750 there).
+	return yamlText(layout, (text) => ISO_INSTANT.test(text), "1.1");
 }
 
 const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}(?:[Tt ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:[Zz]|[+-]\d{2}(?::?\d{2})?)?)?$/;

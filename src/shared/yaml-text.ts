@@ -14,9 +14,11 @@ const SHOWN_ESCAPED_ALL = new RegExp(SHOWN_ESCAPED.source, "g");
  * A value as YAML that is safe to show and reads back as the same value: a string holding a
  * character of SHOWN_ESCAPED (or one `quote` names) is double-quoted, so the escapes put in its
  * place are YAML's own. Never folded (lineWidth 0), so a long prompt stays one line per line.
+ * `version` "1.1" also quotes every string a YAML 1.1 reader would resolve to another type (yes, no,
+ * on and off, 12:30, 1_000, 0b101, a date): the text reads back the same under 1.1 and 1.2.
  */
-export function yamlText(value: unknown, quote: (text: string) => boolean = () => false): string {
-	const doc = new Document(value);
+export function yamlText(value: unknown, quote: (text: string) => boolean = () => false, version: "1.1" | "1.2" = "1.2"): string {
+	const doc = new Document(value, { version });
 	visit(doc, {
 		Scalar(_key, node) {
 			if (typeof node.value === "string" && (SHOWN_ESCAPED.test(node.value) || quote(node.value))) node.type = "QUOTE_DOUBLE";

@@ -64,6 +64,25 @@ describe("GET /v1/jobs/:id as YAML", () => {
 		expect(old.finished_at).toBe(job.finished_at);
 		expect(text).toContain(`id: ${job.id}\n`);
 	});
+
+	it("quotes every string a YAML 1.1 reader would take for something else: a yes/no/on answer, a time, a number with underscores", async () => {
+		// An agent named as a YAML 1.1 boolean, asked "yes", answering a time and then "No": under 1.1
+		// (PyYAML, Ruby's Psych) those would be true, 750 and false, where herdctl's scripts expect text.
+		const emulator = useEmulator();
+		emulator.enqueue({ text: "12:30" }, { text: "No" }, { text: "1_000" });
+		await createAgent({ name: "on" });
+		const jobs = [await runToRest("on", "yes"), await runToRest("on", "Off"), await runToRest("on", "0b101")];
+		for (const job of jobs) {
+			const text = await (await call(`/v1/jobs/${job.id}`, { headers: { accept: "application/yaml" } })).text();
+			const old = parse(text, { version: "1.1" }) as Record<string, unknown>;
+			expect({ agent: old.agent, prompt: old.prompt, summary: old.summary }, text).toEqual({ agent: "on", prompt: job.prompt, summary: job.summary });
+			// The same document to a YAML 1.2 reader (herdctl's own yaml library), every field as the JSON record has it.
+			const now = parse(text) as Record<string, unknown>;
+			expect(now).toEqual(Object.fromEntries(HERDCTL_FIELDS.map((f) => [f, job[f]])));
+			expect(text).toContain(`id: ${job.id}\n`);
+		}
+		expect(jobs.map((j) => [j.prompt, j.summary])).toEqual([["yes", "12:30"], ["Off", "No"], ["0b101", "1_000"]]);
+	});
 });
 
 describe("GET /v1/jobs/:id as YAML, with bidirectional controls in its strings", () => {
