@@ -224,6 +224,19 @@ describe("delivery of the final answer", () => {
 		expect(await runsOutcome("silent")).toEqual([[job.id, "suppressed"]]);
 	});
 
+	it("delivers an answer that says [SILENT] and something more: only [SILENT] alone suppresses it", async () => {
+		// Hermes' rule: exactly [SILENT] and nothing else. An answer that opens or closes with it and
+		// says more has something to say, and is delivered whole.
+		useEmulator().enqueue({ text: "[SILENT] but db-1 is at 97% disk." }, { text: "Nothing changed. [SILENT]" }, { text: "\n[SILENT]\n" });
+		const seen = target("https://deliver.example.test");
+		await createAgent({ name: "almost-silent", delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
+		const spoke = await runToRest("almost-silent");
+		const alsoSpoke = await runToRest("almost-silent");
+		const quiet = await runToRest("almost-silent");
+		expect([spoke, alsoSpoke, quiet].map((j) => j.delivery?.outcome)).toEqual(["delivered", "delivered", "suppressed"]);
+		expect(seen.map((s) => s.body.answer)).toEqual(["[SILENT] but db-1 is at 97% disk.", "Nothing changed. [SILENT]"]);
+	});
+
 	it("retries a failing target with the same idempotency key until it takes the delivery", async () => {
 		useEmulator().enqueue({ text: "Retry me." });
 		const seen = target("https://deliver.example.test", [500, 503, 200]);
