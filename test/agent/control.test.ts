@@ -113,6 +113,9 @@ describe("cancel", () => {
 		const again = await post(`/v1/jobs/${second.id}/cancel`);
 		expect(again.status).toBe(409);
 		expect((await errorOf(again)).message).toBe(`job ${second.id} is already cancelled`);
+		// The ledger says so too (Hermes' statuses, where a cancelled run is failed): never completed,
+		// and never started.
+		expect((await runsOf("cancel-pending")).find((r) => r.job_id === second.id)).toMatchObject({ status: "failed", error: "cancelled", started_at: null });
 	});
 
 	it("indexes a queued job's cancel, and a deleted agent's queued runs, at once while another job's model call is out", async () => {
@@ -230,6 +233,8 @@ describe("cancel", () => {
 		const done = await jobOf("cancel-stream", job.id);
 		expect(done).toMatchObject({ status: "cancelled", exit_reason: "cancelled" });
 		expect(done.transitions.at(-1)!.reason).toBe("cancelled by operator: wrong prompt");
+		// Its ledger row, as `drover runs` lists it: a run that did not finish is never shown completed.
+		expect(await runsOf("cancel-stream")).toEqual([expect.objectContaining({ job_id: job.id, status: "failed", error: "cancelled", finished_at: done.finished_at })]);
 	});
 
 	it("lets a tool call in flight finish, records its outcome, then ends the job cancelled", async () => {
