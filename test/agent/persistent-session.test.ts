@@ -146,6 +146,31 @@ describe("session.mode: persistent", () => {
 		expect(await current("keeper-idle")).toMatchObject({ session_id: second.session_id, last_job: second.id, expired: false });
 	});
 
+	it("ends a session at its timeout counted from its first run's start, however recently a run moved it on", async () => {
+		// herdctl's session expiry: timeout is the session's whole life, idle_timeout its quiet spell. A
+		// run 90 minutes in continues the session and moves it on; a run at 130 minutes, 40 after it,
+		// finds it past its 2 h and starts a new one.
+		const START = Date.parse("2025-05-06T08:00:00Z");
+		vi.useFakeTimers({ toFake: ["Date"], now: START });
+		const emulator = useEmulator();
+		emulator.enqueue({ text: "One." }, { text: "Two." }, { text: "Three." });
+		await persistent("keeper-lifetime", { timeout: "2h" });
+		const first = await runToRest("keeper-lifetime", "First.");
+		vi.setSystemTime(START + 90 * 60_000);
+		const second = await runToRest("keeper-lifetime", "Second.");
+		expect(second).toMatchObject({ status: "completed", session_id: first.session_id, continued_from: first.id });
+		expect(await current("keeper-lifetime")).toMatchObject({ last_job: second.id, started_at: first.started_at, expires_at: "2025-05-06T10:00:00.000Z", expired: false });
+
+		vi.setSystemTime(START + 130 * 60_000);
+		expect(await current("keeper-lifetime")).toMatchObject({ expired: true, continues: false });
+		const third = await runToRest("keeper-lifetime", "Third.");
+		expect(third).toMatchObject({ status: "completed", session_id: `ses-${third.id}`, continued_from: null });
+		expect(shown(emulator)).toEqual(["user: Third."]);
+		expect(await sessionLine("keeper-lifetime", third)).toMatchObject({
+			content: `persistent session ${first.session_id} not continued: it expired at 2025-05-06T10:00:00.000Z (timeout 2h, from its first run's start); this run starts a new one`,
+		});
+	});
+
 	it("starts fresh when the system prompt changed, but carries on through other changes", async () => {
 		const emulator = useEmulator();
 		emulator.enqueue({ text: "A." }, { text: "B." }, { text: "C." });
