@@ -133,7 +133,10 @@ const JobRecordObject = z.object({
 	forked_from: JobIdSchema.nullable(),
 	started_at: Timestamp.nullable(),
 	finished_at: Timestamp.nullable(),
-	duration_seconds: z.number().nonnegative().nullable(),
+	duration_seconds: z.number().nonnegative().nullable().openapi({
+		description:
+			"Seconds from started_at to finished_at, to the millisecond; for a job that ended before it started (cancelled or failed while queued) from created_at, the time it waited; null until the job ends",
+	}),
 	prompt: z.string().nullable(),
 	summary: z.string().nullable().openapi({ description: "The final answer, up to 2,000 characters, ending in … where cut (the output holds it whole)" }),
 	output_file: z.string().nullable(),
