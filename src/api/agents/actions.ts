@@ -46,13 +46,16 @@ const OccurrenceSchema = z
 	.object({
 		id: z.string(),
 		schedule: z.string().nullable(),
-		source: z.enum(["cron", "manual", "webhook"]),
+		source: z.enum(["cron", "manual", "webhook"]).openapi({ description: "What started the run: a schedule (cron), a manual run, a fork or a continue (manual), or the webhook trigger" }),
 		scheduled_instant: DateTimeString.nullable(),
 		dispatch: z.enum(["on_time", "late", "catch_up", "manual"]),
 		claimed_at: DateTimeString,
 		started_at: DateTimeString.nullable(),
 		finished_at: DateTimeString.nullable(),
-		status: z.enum(["claimed", "running", "completed", "failed", "skipped", "unknown"]),
+		status: z.enum(["claimed", "running", "completed", "failed", "skipped", "unknown"]).openapi({
+			description:
+				"Hermes' statuses: claimed (not started yet), running (approval_pending included), completed, failed (a cancelled run too, its error cancelled), skipped (not run: skip_reason says why), unknown (the job ended indeterminate: a tool call's effect unknown)",
+		}),
 		skip_reason: z.string().nullable(),
 		skipped_count: z.number().int().nullable(),
 		skipped_from: z.string().nullable(),
