@@ -10,6 +10,7 @@ import { OPEN_COUNTED, openIncidents, unpagedIncidents } from "../store/incident
 import { UNPAGED_AFTER_MS, unpagedWarning } from "../incidents/alert.ts";
 import { heartbeatHealth, readHeartbeatAndSize } from "../store/heartbeat.ts";
 import { errorFields, log } from "../log.ts";
+import { agentsHoldingSecrets, API_SCAN_TTL_MS, heldSecretsWarning } from "../security/definition-secrets-warning.ts";
 import { createApi, withRole } from "./factory.ts";
 import { DateTimeString } from "./schemas.ts";
 
@@ -45,8 +46,11 @@ export const D1Report = z.object({
 		.openapi({ description: "Present when D1 keeps no record of applied migrations (no d1_migrations table: a schema made by hand, or another migrations_table): the schema is not checked, and not counted against ok" }),
 });
 
-/** What each warning is of: `scheduler_behind` (a shard behind its ticks), `d1_storage` (D1 nearly full), `incidents_unpaged`. */
-const WarningKind = z.enum(["scheduler_behind", "d1_storage", "incidents_unpaged"]).openapi("WarningKind");
+/**
+ * What each warning is of: `scheduler_behind` (a shard behind its ticks), `d1_storage` (D1 nearly full), `incidents_unpaged`,
+ * `definition_secret` (an agent's definition holds a Worker secret's value).
+ */
+const WarningKind = z.enum(["scheduler_behind", "d1_storage", "incidents_unpaged", "definition_secret"]).openapi("WarningKind");
 
 const Status = z
 	.object({
@@ -66,7 +70,7 @@ const Status = z
 				description: `Shards whose oldest pending minute was ${BEHIND_MINUTES} or more minutes before their newest as the last tick ended (said in warnings), until they call all but their newest through`,
 			}),
 		}),
-		warnings: z.array(z.string()).openapi({ description: "What an operator should look at: a scheduler shard behind its ticks, D1 at 8 of the 10 GB a database may hold, open incidents not paged 3 minutes after they opened (`alerts: …`: ALERT_WEBHOOK_URL unset or not an http(s) URL, or the webhook refusing their alerts)" }),
+		warnings: z.array(z.string()).openapi({ description: "What an operator should look at: a scheduler shard behind its ticks, D1 at 8 of the 10 GB a database may hold, open incidents not paged 3 minutes after they opened (`alerts: …`: ALERT_WEBHOOK_URL unset or not an http(s) URL, or the webhook refusing their alerts), agents whose definition holds the value of one of the Worker's secrets (each agent and field named, never the value; reads show [REDACTED] in its place; API agents looked at again at most every ${API_SCAN_TTL_MS / 60_000} minutes by each of the Worker's isolates)" }),
 		warning_kinds: z.array(WarningKind).openapi({ description: "Each warning's kind, in the warnings' order: what a client acts on, where the warning's text is for people and may change" }),
 		d1_bytes: z.number().int().nullable().openapi({ description: "D1's size in bytes, as its last answer here reported it (null where it reports none): Cloudflare allows 10 GB a database, and a warning is given from 8 GB" }),
 		d1: D1Report.openapi({
@@ -89,6 +93,7 @@ export type SchedulerHealthShape = z.infer<typeof SchedulerHealth>;
 export type StatusShape = z.infer<typeof Status>;
 
 let incidentsUnreadableSaidAt = Number.NEGATIVE_INFINITY;
+let definitionsUnreadableSaidAt = Number.NEGATIVE_INFINITY;
 
 export const statusApi = createApi().openapi(
 	withRole("read", {
@@ -108,7 +113,7 @@ export const statusApi = createApi().openapi(
 			}
 			return null;
 		};
-		const [{ heartbeat: hb, bytes }, byStatus, api, d1, unpaged, open] = await Promise.all([
+		const [{ heartbeat: hb, bytes }, byStatus, api, d1, unpaged, open, held] = await Promise.all([
 			readHeartbeatAndSize(c.env.DB),
 			countJobsByStatus(c.env.DB),
 			countRegisteredAgents(c.env.DB),
@@ -116,12 +121,21 @@ export const statusApi = createApi().openapi(
 			// A D1 behind this release's migrations (said in `d1`) must not cost the rest of the answer.
 			unpagedIncidents(c.env.DB, now - UNPAGED_AFTER_MS).catch(unreadable),
 			openIncidents(c.env.DB).catch(unreadable),
+			// Without the API agents' part (D1 unreadable) the warning is left out: status.incidents_unreadable-like, once a minute.
+			agentsHoldingSecrets(c.env.DB, now).catch((err: unknown) => {
+				if (now - definitionsUnreadableSaidAt >= 60_000) {
+					definitionsUnreadableSaidAt = now;
+					log.error("status.definitions_unreadable", errorFields(err));
+				}
+				return [];
+			}),
 		]);
 		const warned = (
 			[
 				["scheduler_behind", hb === null ? null : backlogWarning(hb)],
 				["d1_storage", d1StorageWarning(bytes)],
 				["incidents_unpaged", unpagedWarning(c.env, unpaged ?? { count: 0, more: false, oldest: null }, now)],
+				["definition_secret", heldSecretsWarning(held)],
 			] as const
 		).filter((w): w is readonly [z.infer<typeof WarningKind>, string] => w[1] !== null);
 		return c.json(

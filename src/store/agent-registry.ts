@@ -118,6 +118,19 @@ export async function listRegisteredAgents(db: D1Database, limit: number, after?
 }
 
 /**
+ * Live API agents' whole definitions in name order, after `after`: a page for a scan of every stored
+ * definition (the status warning's search for a secret's value). Pages are kept small, a definition
+ * being up to 256 KiB.
+ */
+export async function pageOfRegisteredDefinitions(db: D1Database, limit: number, after = ""): Promise<{ name: string; definition: AgentDefinition; definitionRevision: string }[]> {
+	const { results } = await db
+		.prepare("SELECT name, definition, definition_revision FROM agents WHERE deleted_at IS NULL AND name > ? ORDER BY name LIMIT ?")
+		.bind(after, limit)
+		.all<Pick<AgentRow, "name" | "definition" | "definition_revision">>();
+	return results.map((r) => ({ name: r.name, definition: JSON.parse(r.definition) as AgentDefinition, definitionRevision: r.definition_revision }));
+}
+
+/**
  * Live API agents' names in name order, after `after`, but for the names in `except`: the listing's
  * rows without their definitions, for a caller that wants only the names (GET /v1/agents?view=names).
  */

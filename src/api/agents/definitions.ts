@@ -8,13 +8,14 @@ import { log } from "../../log.ts";
 import { getRegisteredAgent, listRegisteredAgentNames, listRegisteredAgents } from "../../store/agent-registry.ts";
 import { readHeartbeat } from "../../store/heartbeat.ts";
 import { REDACTED } from "../../security/redact.ts";
-import { replaceSecretValues } from "../../security/secret-values.ts";
-import { formatPath, type Issue } from "../../shared/zod-issues.ts";
+import { markerPaths, secretValuePaths, shownDefinition } from "../../security/definition-secrets.ts";
+import { forgetApiScan, sayHeldSecret } from "../../security/definition-secrets-warning.ts";
+import type { Issue } from "../../shared/zod-issues.ts";
 import { createApi, withRole } from "../factory.ts";
 import { AgentNameParam, pageLimit } from "../params.ts";
 import { oneTag, weakMatch } from "../preconditions.ts";
 import { unwrap } from "../refusals.ts";
-import { requireAgent } from "../resolve-agent.ts";
+import { requireAgent, type ResolvedAgent } from "../resolve-agent.ts";
 import { yamlText } from "../../shared/yaml-text.ts";
 import { bodySize, errorResponse, DEFINITION_BODY_BYTES, conflictResponse, notFoundResponse } from "../schemas.ts";
 import { AgentDryRun, DryRunQuery, dryRun } from "./dry-run.ts";
@@ -79,29 +80,39 @@ const SECRET_VALUE_MESSAGE =
 	"holds the value of one of the Worker's secrets (an API token, API key, webhook secret, signing key or URL secret): a definition is shown to every read token; name the secret instead (url_secret, webhook.secret), never its value";
 
 /**
- * A definition is stored as sent and shown whole to every read token (GET /v1/agents/{agent}, its
+ * A definition is stored as sent and shown to every read token (GET /v1/agents/{agent}, its
  * YAML, a job's manifest), so one holding a Worker secret's value (a drover token pasted into a
  * prompt, a URL secret spelt out, percent-encoded or JSON-escaped) is refused, naming each field and
  * never the value: redacting it on the way in would store a definition other than the one sent.
  */
 function refuseSecretValues(agent: AgentDefinition): void {
-	const issues: Issue[] = [];
-	const holds = (text: string) => replaceSecretValues(text, REDACTED) !== text;
-	const stack: { value: unknown; path: PropertyKey[] }[] = [{ value: agent, path: [] }];
-	while (stack.length > 0) {
-		const { value, path } = stack.pop()!;
-		if (typeof value === "string") {
-			if (holds(value)) issues.push({ path: formatPath(path), message: SECRET_VALUE_MESSAGE });
-		} else if (Array.isArray(value)) value.forEach((item, i) => stack.push({ value: item, path: [...path, i] }));
-		else if (value !== null && typeof value === "object") {
-			for (const [key, child] of Object.entries(value)) {
-				// Named by the object it is in: the key itself is the value not to repeat.
-				if (holds(key)) issues.push({ path: formatPath(path), message: `a key ${SECRET_VALUE_MESSAGE}` });
-				else stack.push({ value: child, path: [...path, key] });
-			}
-		}
-	}
+	const issues: Issue[] = secretValuePaths(agent).map(({ path, key }) => ({ path, message: key ? `a key ${SECRET_VALUE_MESSAGE}` : SECRET_VALUE_MESSAGE }));
 	if (issues.length > 0) throw new BadRequestError(`invalid body: ${issues.map((i) => `${i.path}: ${i.message}`).join("; ")}`, { issues });
+}
+
+const MARKER_MESSAGE = `holds ${REDACTED}, which a read shows where the stored definition holds the value of one of the Worker's secrets: sent back, it would replace that value with the marker. Write the field anew, naming the secret instead of its value (url_secret, webhook.secret)`;
+
+/**
+ * A definition stored before its secret values were refused (or holding a value a secret set later
+ * has) is read with the marker in their place: a read, edit and PUT would store the marker over them,
+ * silently. Refused where the stored definition holds a secret's value at the same field; the marker
+ * elsewhere (a prompt about redaction) is text like any other.
+ */
+async function refuseMarkerOverSecret(env: Env, agent: AgentDefinition): Promise<void> {
+	const marked = markerPaths(agent);
+	if (marked.length === 0) return;
+	const stored = (await getRegisteredAgent(env.DB, agent.name))?.definition;
+	if (!stored) return;
+	const held = new Set(secretValuePaths(stored).map(({ path, key }) => `${key}:${path}`));
+	const issues: Issue[] = marked.filter(({ path, key }) => held.has(`${key}:${path}`)).map(({ path, key }) => ({ path, message: key ? `a key ${MARKER_MESSAGE}` : MARKER_MESSAGE }));
+	if (issues.length > 0) throw new BadRequestError(`invalid body: ${issues.map((i) => `${i.path}: ${i.message}`).join("; ")}`, { issues });
+}
+
+/** What a read token is shown of a stored definition: its secret values as the marker, said once in the log. */
+function shown(agent: ResolvedAgent, revision: string): AgentDefinition {
+	const definition = shownDefinition(agent.definition);
+	if (definition !== agent.definition) sayHeldSecret(agent.name, agent.source, agent.source === "file" ? "fleet.yaml" : revision, secretValuePaths(agent.definition));
+	return definition;
 }
 
 /**
@@ -210,10 +221,8 @@ export const agentDefinitionsApi = createApi()
 		async (c) => {
 			const agent = await requireAgent(c.env, c.req.valid("param").agent);
 			const status = await agentRpc(c.env, agent.name).status(agent.name, agent.source);
-			return c.json(
-				{ ...agentView(viewed(agent), status, new Date(), c.env), definition: agent.definition, definition_revision: await definitionRevision(agent.definition) },
-				200,
-			);
+			const revision = await definitionRevision(agent.definition);
+			return c.json({ ...agentView(viewed(agent), status, new Date(), c.env), definition: shown(agent, revision), definition_revision: revision }, 200);
 		},
 	)
 	.openapi(
@@ -235,10 +244,11 @@ export const agentDefinitionsApi = createApi()
 		}),
 		async (c) => {
 			const agent = await requireAgent(c.env, c.req.valid("param").agent);
-			const etag = `"${await definitionRevision(agent.definition)}"`;
+			const revision = await definitionRevision(agent.definition);
+			const etag = `"${revision}"`;
 			const headers = { ETag: etag, "Cache-Control": "private, no-cache", "X-Drover-Source": agent.source };
 			if (weakMatch(c.req.valid("header")["if-none-match"], etag)) return c.body(null, 304, headers);
-			return c.body(yamlText(agent.definition), 200, { ...headers, "Content-Type": "application/yaml; charset=utf-8" });
+			return c.body(yamlText(shown(agent, revision)), 200, { ...headers, "Content-Type": "application/yaml; charset=utf-8" });
 		},
 	)
 	.openapi(
@@ -263,6 +273,7 @@ export const agentDefinitionsApi = createApi()
 			// Not refused on the registry's word: the object decides, and a refusal there also brings a
 			// registry left behind by an older release back in line with it.
 			const revision = await store(c.env, agent, "create", c.var.principal.name);
+			forgetApiScan();
 			log.info("agent.created", { agent: agent.name, by: c.var.principal.name, definition_revision: revision });
 			const status = await agentRpc(c.env, agent.name).status(agent.name, "api");
 			return c.json({ ...agentView(viewed({ name: agent.name, source: "api", definition: agent }), status, new Date(), c.env), definition: agent, definition_revision: revision }, 201);
@@ -288,12 +299,14 @@ export const agentDefinitionsApi = createApi()
 			const agent = checkName(c.req.valid("json"), name);
 			const ifRevision = revisionOf(c.req.valid("header")["if-match"]);
 			refuseSecretValues(agent);
+			await refuseMarkerOverSecret(c.env, agent);
 			refuseUnpriced(agent);
 			if (c.req.valid("query").dry_run === "true") return c.json(await dryRun(c.env, agent, "replace", ifRevision), 200);
 			// A name the registry never had is refused here, without waking (and so storing) an object for
 			// it; for any other, live or deleted in the registry, the object decides (see POST).
 			if (!(await getRegisteredAgent(c.env.DB, name))) throw new NotFoundError(notDefined(name));
 			const revision = await store(c.env, agent, "replace", c.var.principal.name, ifRevision);
+			forgetApiScan();
 			log.info("agent.updated", { agent: name, by: c.var.principal.name, definition_revision: revision });
 			const status = await agentRpc(c.env, name).status(name, "api");
 			return c.json({ ...agentView(viewed({ name, source: "api", definition: agent }), status, new Date(), c.env), definition: agent, definition_revision: revision }, 200);
@@ -318,6 +331,7 @@ export const agentDefinitionsApi = createApi()
 			if (!(await getRegisteredAgent(c.env.DB, name))) throw new NotFoundError(`no agent named ${name}`);
 			// The object decides (one of concurrent deletes succeeds) and tells its shard and D1.
 			const removed = unwrap(await agentRpc(c.env, name).remove(Date.now(), c.var.principal.name));
+			forgetApiScan();
 			// Its queued runs, each ended with its own job.finished (an object on the release before does not say).
 			log.info("agent.deleted", { agent: name, by: c.var.principal.name, ...(typeof removed.cancelled === "number" ? { cancelled_jobs: removed.cancelled } : {}) });
 			return c.json({ deleted: name }, 200);

@@ -4,6 +4,7 @@ import { AgentSchema } from "../../config/schema.ts";
 import { ConflictError, NotFoundError } from "../../errors.ts";
 import { JobIdSchema, JobStatusSchema } from "../../jobs/model.ts";
 import { getJobSummary } from "../../store/job-index.ts";
+import { shownDefinition } from "../../security/definition-secrets.ts";
 import { createApi, withRole } from "../factory.ts";
 import { conflictResponse, DateTimeString, notFoundResponse } from "../schemas.ts";
 
@@ -65,11 +66,12 @@ export const jobManifestApi = createApi().openapi(
 				status: job.status,
 				session_id: setup.sessionId,
 				definition_revision: job.definition_revision,
-				definition: setup.definition,
+				// Built from the definition when the job started: a secret's value it held is shown as the marker, as the agent's own reads show it.
+				definition: shownDefinition(setup.definition),
 				models: setup.models,
 				max_tokens: setup.maxTokens,
-				system: setup.system,
-				tools: setup.tools as unknown as Record<string, unknown>[],
+				system: shownDefinition(setup.system),
+				tools: shownDefinition(setup.tools) as unknown as Record<string, unknown>[],
 				deadline: new Date(setup.deadline).toISOString(),
 				persistent_from: setup.persistentFrom,
 				continued_from: job.continued_from,

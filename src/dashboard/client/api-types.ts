@@ -56,7 +56,7 @@ export type Status = {
 	agents: { file: number; api: number };
 	warnings?: string[];
 	/** Each warning's kind, in the warnings' order (absent from a server before it). */
-	warning_kinds?: ("scheduler_behind" | "d1_storage" | "incidents_unpaged")[];
+	warning_kinds?: ("scheduler_behind" | "d1_storage" | "incidents_unpaged" | "definition_secret")[];
 	/** D1's migrations (absent from a server before it): `missing` those D1 lacks, `ok` still true when they only add indexes. */
 	d1?: { ok: boolean; missing?: string[]; fix?: string; recorded?: false };
 	/** Open incidents, counted up to 20 (`more` past that); null when D1 could not say, absent from a server before it. */

@@ -1,0 +1,95 @@
+/**
+ * Which agents' definitions hold one of the Worker's secret values (see definition-secrets.ts), for
+ * GET /v1/status's `definition_secret` warning and the agent.definition_secret log line: each names
+ * the agent and the fields, never the value. Reads already show the marker in its place; this tells
+ * the operator to take the value out (and, since it may have been read before, to rotate it).
+ */
+import type { Fleet } from "../config/schema.ts";
+import { loadFleet } from "../config/bundled.ts";
+import { log } from "../log.ts";
+import { pageOfRegisteredDefinitions } from "../store/agent-registry.ts";
+import { REDACTED } from "./redact.ts";
+import { secretValuePaths, type HeldAt } from "./definition-secrets.ts";
+
+export interface HeldSecret {
+	agent: string;
+	source: "file" | "api";
+	fields: string[];
+}
+
+const fieldsOf = (held: HeldAt[]): string[] => [...new Set(held.map((h) => (h.key ? `a key in ${h.path}` : h.path)))];
+
+/**
+ * The log line, once an isolate for each agent's revision: a read of the agent says it (every read
+ * would flood the log), as does the status scan.
+ */
+export function sayHeldSecret(agent: string, source: "file" | "api", revision: string, held: HeldAt[]): void {
+	if (held.length === 0) return;
+	log.once("warn", "agent.definition_secret", `${source}:${agent}:${revision}`, { agent, source, fields: fieldsOf(held), definition_revision: revision });
+}
+
+// fleet.yaml and the secrets are fixed for an isolate: its agents are looked at once (again only
+// when tests bundle another file).
+let fileScan: { fleet: Fleet; held: HeldSecret[] } | undefined;
+
+function fileAgentsHolding(): HeldSecret[] {
+	const fleet = loadFleet();
+	if (fileScan?.fleet !== fleet) {
+		const held = fleet.agents.map((a) => ({ agent: a.name, held: secretValuePaths(a) })).filter((a) => a.held.length > 0);
+		// A file agent's revision is not needed to key its line: the file only changes with a new isolate.
+		for (const a of held) sayHeldSecret(a.agent, "file", "fleet.yaml", a.held);
+		fileScan = { fleet, held: held.map((a) => ({ agent: a.agent, source: "file", fields: fieldsOf(a.held) })) };
+	}
+	return fileScan.held;
+}
+
+/**
+ * API agents are read from D1 whole, a page at a time, at most once every API_SCAN_TTL_MS an isolate
+ * (the dashboard asks for the status every 15 s a tab), or again after this isolate wrote one.
+ */
+export const API_SCAN_TTL_MS = 5 * 60_000;
+const PAGE_ROWS = 25;
+let apiScan: { at: number; held: HeldSecret[] } | undefined;
+
+async function apiAgentsHolding(db: D1Database, now: number): Promise<HeldSecret[]> {
+	if (apiScan && now - apiScan.at < API_SCAN_TTL_MS) return apiScan.held;
+	const held: HeldSecret[] = [];
+	const fileNames = new Set(loadFleet().agents.map((a) => a.name));
+	for (let after = ""; ; ) {
+		const page = await pageOfRegisteredDefinitions(db, PAGE_ROWS, after);
+		for (const row of page) {
+			if (fileNames.has(row.name)) continue; // fleet.yaml's agent of that name is the one shown
+			const found = secretValuePaths(row.definition);
+			if (found.length === 0) continue;
+			sayHeldSecret(row.name, "api", row.definitionRevision, found);
+			held.push({ agent: row.name, source: "api", fields: fieldsOf(found) });
+		}
+		if (page.length < PAGE_ROWS) break;
+		after = page.at(-1)!.name;
+	}
+	apiScan = { at: now, held };
+	return held;
+}
+
+/** An API agent was written through this isolate: the next status scans the registry again. */
+export function forgetApiScan(): void {
+	apiScan = undefined;
+}
+
+/** Every agent whose definition holds a secret's value: fleet.yaml's first, then the API's, by name. */
+export async function agentsHoldingSecrets(db: D1Database, now: number): Promise<HeldSecret[]> {
+	return [...fileAgentsHolding(), ...(await apiAgentsHolding(db, now))];
+}
+
+const LISTED = 5;
+
+/** The status warning, or null when no definition holds one. */
+export function heldSecretsWarning(held: HeldSecret[]): string | null {
+	if (held.length === 0) return null;
+	const named = held.slice(0, LISTED).map((h) => `${h.agent} (${h.source === "file" ? "fleet.yaml" : "API"}: ${h.fields.join(", ")})`);
+	const more = held.length > LISTED ? ` and ${held.length - LISTED} more (the Worker's agent.definition_secret lines name each)` : "";
+	return (
+		`definitions hold the value of one of the Worker's secrets, shown to read tokens as ${REDACTED} in its place: ${named.join("; ")}${more}. ` +
+		"Name the secret instead (url_secret, webhook.secret): in fleet.yaml and deploy, or PUT the API agent's field written anew; and rotate the secret, as it may have been read before"
+	);
+}

@@ -1,0 +1,146 @@
+import { env } from "cloudflare:test";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { agentRpc } from "../../durable-objects/agent/client.ts";
+import { bundleFleetForTest } from "../../src/config/bundled.ts";
+import { definitionRevision } from "../../src/config/fleet.ts";
+import { API_SCAN_TTL_MS } from "../../src/security/definition-secrets-warning.ts";
+import { REDACTED } from "../../src/security/redact.ts";
+import { getRegisteredAgent } from "../../src/store/agent-registry.ts";
+import { parseAgent } from "../helpers/definitions.ts";
+import { call, errorOf } from "../helpers/http.ts";
+import { captureLogs } from "../helpers/logs.ts";
+import { TOKENS, WEBHOOK_SECRET } from "../helpers/tokens.ts";
+
+// Values of the Worker's secrets (vitest.config.mts's bindings): a read token must see none of them.
+const TICKETS_URL = "https://tickets.example.test/hook";
+const SECRETS = [TOKENS.admin, TOKENS.operate, TOKENS.read, WEBHOOK_SECRET, TICKETS_URL, "tickets.example.test/hook"];
+
+interface Status {
+	warnings: string[];
+	warning_kinds: string[];
+}
+
+async function statusOf(): Promise<Status> {
+	const res = await call("/v1/status");
+	expect(res.status).toBe(200);
+	return res.json();
+}
+
+const heldWarning = (s: Status) => s.warnings.filter((_, i) => s.warning_kinds[i] === "definition_secret");
+
+function expectNoSecret(text: string): void {
+	for (const secret of SECRETS) expect(text).not.toContain(secret);
+}
+
+afterEach(() => {
+	vi.restoreAllMocks();
+	vi.useRealTimers();
+	bundleFleetForTest(undefined);
+});
+
+describe("a fleet.yaml agent whose definition holds one of the Worker's secret values", () => {
+	// Written as an operator might: the webhook URL spelt out, a drover token pasted into a schedule's prompt.
+	const FLEET = [
+		"version: 1",
+		"agents:",
+		"  - name: leaky-file",
+		`    system_prompt: "Post findings to ${TICKETS_URL} when done."`,
+		"    prompt: Look around.",
+		"    schedules:",
+		"      nightly:",
+		'        cron: "0 3 * * *"',
+		`        prompt: "Call the API with ${TOKENS.admin}."`,
+		"",
+	].join("\n");
+
+	it("is shown to read tokens with the marker in the value's place, and the operator is told the agent and fields, never the value", async () => {
+		bundleFleetForTest(new TextEncoder().encode(FLEET));
+		const lines = captureLogs();
+
+		const res = await call("/v1/agents/leaky-file");
+		const text = await res.clone().text();
+		expect(res.status, text).toBe(200);
+		expectNoSecret(text);
+		const { definition } = (await res.json()) as { definition: { system_prompt: string; schedules: { nightly: { prompt: string } } } };
+		expect(definition.system_prompt).toBe(`Post findings to ${REDACTED} when done.`);
+		expect(definition.schedules.nightly.prompt).toBe(`Call the API with ${REDACTED}.`);
+
+		const yaml = await call("/v1/agents/leaky-file/definition");
+		expect(yaml.status).toBe(200);
+		const yamlText = await yaml.text();
+		expectNoSecret(yamlText);
+		expect(yamlText).toContain(`Post findings to ${REDACTED} when done.`);
+
+		const status = await statusOf();
+		const warned = heldWarning(status);
+		expect(warned).toHaveLength(1);
+		expect(warned[0]).toMatch(/leaky-file \(fleet\.yaml: system_prompt, schedules\.nightly\.prompt\)/);
+		expectNoSecret(JSON.stringify(status));
+
+		vi.restoreAllMocks();
+		const said = lines.filter((l) => l.event === "agent.definition_secret");
+		expect(said).toEqual([expect.objectContaining({ level: "warn", agent: "leaky-file", source: "file", fields: ["system_prompt", "schedules.nightly.prompt"] })]);
+		expectNoSecret(JSON.stringify(lines));
+	});
+
+	it("leaves a fleet that holds none unwarned and its reads as written", async () => {
+		bundleFleetForTest(new TextEncoder().encode("version: 1\nagents:\n  - name: clean-file\n    prompt: Post to TEST_TICKETS_URL's site, https://tickets.example.test/, daily.\n"));
+		expect(heldWarning(await statusOf())).toEqual([]);
+		const { definition } = (await (await call("/v1/agents/clean-file")).json()) as { definition: { prompt: string } };
+		expect(definition.prompt).toBe("Post to TEST_TICKETS_URL's site, https://tickets.example.test/, daily.");
+	});
+});
+
+describe("an API agent stored before its secret values were refused", () => {
+	/** Stored as an older release stored it: through the agent's own object, past the API's refusal. */
+	async function storeUnchecked(input: Record<string, unknown>): Promise<void> {
+		const definition = parseAgent(input);
+		const stored = await agentRpc(env, definition.name).define(definition.name, definition, await definitionRevision(definition), null, "create", "older-release");
+		expect(stored).toHaveProperty("revision");
+	}
+
+	it("is read with the marker, warned of, and a read-edit-PUT that would store the marker over the value is refused", async () => {
+		await storeUnchecked({ name: "leaky-api", prompt: "Look around.", system_prompt: `Sign with ${WEBHOOK_SECRET} please.`, tools: [] });
+		const lines = captureLogs();
+
+		const res = await call("/v1/agents/leaky-api");
+		const text = await res.clone().text();
+		expect(res.status, text).toBe(200);
+		expectNoSecret(text);
+		const read = (await res.json()) as { definition: Record<string, unknown> & { system_prompt: string }; definition_revision: string };
+		expect(read.definition.system_prompt).toBe(`Sign with ${REDACTED} please.`);
+		expectNoSecret(await (await call("/v1/agents/leaky-api/definition")).text());
+
+		// The registry is looked at again once an isolate's last look is API_SCAN_TTL_MS old (an earlier
+		// test's status looked before this agent was stored, as a Worker's did before a release with the check).
+		vi.useFakeTimers({ toFake: ["Date"] });
+		vi.setSystemTime(Date.now() + API_SCAN_TTL_MS);
+		const warned = heldWarning(await statusOf());
+		vi.useRealTimers();
+		expect(warned).toHaveLength(1);
+		expect(warned[0]).toMatch(/leaky-api \(API: system_prompt\)/);
+
+		// The read, its prompt edited, sent back: the marker would replace the secret's value, unasked.
+		const edited = { ...read.definition, prompt: "Look around twice." };
+		for (const query of ["?dry_run=true", ""]) {
+			const put = await call(`/v1/agents/leaky-api${query}`, { method: "PUT", as: "admin", body: edited, headers: { "if-match": `"${read.definition_revision}"` } });
+			expect(put.status).toBe(400);
+			expect((await errorOf(put)).details?.issues).toEqual([{ path: "system_prompt", message: expect.stringMatching(/holds \[REDACTED\], which a read shows where the stored definition holds the value/) }]);
+		}
+		const stored = await getRegisteredAgent(env.DB, "leaky-api");
+		expect(stored?.definition?.prompt).toBe("Look around.");
+		expect(stored?.definitionRevision).toBe(read.definition_revision);
+
+		vi.restoreAllMocks();
+		expect(lines.filter((l) => l.event === "agent.definition_secret")).toEqual([
+			expect.objectContaining({ level: "warn", agent: "leaky-api", source: "api", fields: ["system_prompt"], definition_revision: read.definition_revision }),
+		]);
+		expectNoSecret(JSON.stringify(lines));
+
+		// Written anew (the marker elsewhere is text like any other): taken, and the warning goes.
+		const fixed = { ...read.definition, system_prompt: "Sign with TRIAGE_WEBHOOK_SECRET.", prompt: `Say ${REDACTED} for what you may not show.` };
+		const put = await call("/v1/agents/leaky-api", { method: "PUT", as: "admin", body: fixed });
+		expect(put.status, await put.clone().text()).toBe(200);
+		expect(heldWarning(await statusOf())).toEqual([]);
+	});
+});
