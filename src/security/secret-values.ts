@@ -135,16 +135,50 @@ const anyCase = (hex: string) => hex.replace(/[a-f]/gi, (d) => `[${d.toLowerCase
  * bytes, each in either case of hex, and encoded once more, `%252F`, as a URL in a query parameter
  * of a URL in another); JSON-escaped (`\"`, `\\`, a control character's short escape, PHP's `\/`, and
  * `\u002f`, `\u0026`, `\u003c`…, as Go's, .NET's and Gson's encoders write `<`, `>`, `&`, `=`, `+` and
- * `'`, in either case); a space as form encoding's `+` too. Mixed within a value (Python's quote()
- * leaves `/` as written and escapes `:`) and each character in its own case of hex.
+ * `'`, in either case); a space as form encoding's `+` too; as an HTML character reference (`&#x2F;`,
+ * `&#47;`, `&sol;`, `&amp;`: a URL in a page an http_fetch read, or in an HTML-escaping template's
+ * output). Mixed within a value (Python's quote() leaves `/` as written and escapes `:`) and each
+ * character in its own case of hex.
  */
 function charPattern(c: string): string {
 	const literal = escaped([c]);
 	if (UNESCAPED.test(c)) return literal;
 	const percent = [...new TextEncoder().encode(c)].map((b) => `%(?:25)?${anyCase(b.toString(16).padStart(2, "0"))}`).join("");
 	const unicode = [...Array(c.length).keys()].map((i) => `\\\\u${anyCase(c.charCodeAt(i).toString(16).padStart(4, "0"))}`).join("");
-	return `(?:${[literal, percent, unicode, ...shortEscapes(c).map((e) => escaped([e]))].join("|")})`;
+	const point = c.codePointAt(0)!;
+	const html = `&#(?:[xX]${anyCase(point.toString(16))}|${point});`;
+	return `(?:${[literal, percent, unicode, html, ...shortEscapes(c).map((e) => escaped([e])), ...(NAMED_REFERENCES[c] ?? [])].join("|")})`;
 }
+
+/**
+ * HTML's named references for the characters a URL or a token is likely to hold (WHATWG's list, as
+ * written: they are case-sensitive); any other character is found by its numeric one (`&#x3A;`, `&#58;`).
+ */
+const NAMED_REFERENCES: Record<string, string[]> = {
+	"/": ["&sol;"],
+	"&": ["&amp;", "&AMP;"],
+	":": ["&colon;"],
+	"?": ["&quest;"],
+	"=": ["&equals;"],
+	"#": ["&num;"],
+	"%": ["&percnt;"],
+	"+": ["&plus;"],
+	"@": ["&commat;"],
+	"~": ["&tilde;"],
+	"<": ["&lt;", "&LT;"],
+	">": ["&gt;", "&GT;"],
+	'"': ["&quot;", "&QUOT;"],
+	"'": ["&apos;"],
+	",": ["&comma;"],
+	";": ["&semi;"],
+	"!": ["&excl;"],
+	"$": ["&dollar;"],
+	"*": ["&ast;"],
+	"(": ["&lpar;"],
+	")": ["&rpar;"],
+	"[": ["&lsqb;"],
+	"]": ["&rsqb;"],
+};
 
 /** A character's JSON short escape (`\"`, `\\`, `\n`, PHP's `\/`) and a space's `+`, where it has them. */
 function shortEscapes(c: string): string[] {
@@ -156,7 +190,7 @@ function shortEscapes(c: string): string[] {
  * A `/` in any of those spellings, then what continues a path: after a URL secret, it makes a
  * longer URL (a page under a public endpoint), not this one.
  */
-const SLASH_ON = String.raw`(?:\\?\/|\\u002[fF]|%(?:25)?2[fF])[\w%~.-]`;
+const SLASH_ON = String.raw`(?:\\?\/|\\u002[fF]|%(?:25)?2[fF]|&#[xX]2[fF];|&#47;|&sol;)[\w%~.-]`;
 /** A percent-encoded character that continues a path's segment: a letter, a digit, `-`, `_` or `~` (not `.`, which may end a sentence). */
 const PERCENT_ON = String.raw`%(?:25)?(?:3[0-9]|[46][1-9A-Fa-f]|[57][0-9Aa]|2[Dd]|5[Ff]|7[Ee])`;
 
@@ -168,12 +202,14 @@ const caseVariants = (hex: string): string[] =>
  * What each of a character's other spellings starts with (`%3A`, `%3a`, `%253A`, `\u003a`, `\/`, a
  * space's `+`): a text holding none of them holds the character only as written.
  */
-function escapesOf(c: string): { percent: string[]; unicode: string[]; short: string[] } {
+function escapesOf(c: string): { percent: string[]; unicode: string[]; short: string[]; html: string[] } {
 	const byte = caseVariants(new TextEncoder().encode(c)[0]!.toString(16).padStart(2, "0"));
+	const point = c.codePointAt(0)!;
 	return {
 		percent: byte.flatMap((hex) => [`%${hex}`, `%25${hex}`]),
 		unicode: caseVariants(c.charCodeAt(0).toString(16).padStart(4, "0")).map((hex) => `\\u${hex}`),
 		short: shortEscapes(c),
+		html: [...caseVariants(point.toString(16)).flatMap((hex) => [`&#x${hex};`, `&#X${hex};`]), `&#${point};`, ...(NAMED_REFERENCES[c] ?? [])],
 	};
 }
 
@@ -196,6 +232,38 @@ interface EverySpelling {
 	percent: string[];
 	unicode: string[];
 	short: string[];
+	html: string[];
+	/** Whether the text holds, as written, a run of one of the values that no spelling escapes (see anchorOf). */
+	anchored: (text: string) => boolean;
+}
+
+/**
+ * What every spelling of a value holds as written: its longest run of characters no encoder escapes
+ * (UNESCAPED; the expression takes each of them only as written), as a string search where that run
+ * has no letter read in any case and is 8 characters or more, else as a case-insensitive literal
+ * (a URL's host: a run ends at its `/`, `:` or `@`, so it is all host or all path). A text holding
+ * an escape (an HTML page's `&amp;`, a JSON line's `\"`) and none of these runs holds no value in
+ * any spelling: the expression, which has no fast scan, is not run over it (an `&amp;` in every
+ * fetched page otherwise sent each through it).
+ */
+function anchorOf(value: string, isUrl: boolean): (text: string) => boolean {
+	const caseless = isUrl ? caselessAt(value) : () => false;
+	let strict = "";
+	let loose = "";
+	let run = "";
+	let looseRun = "";
+	for (const [i, c] of withOffsets(value)) {
+		if (!UNESCAPED.test(c)) {
+			run = looseRun = "";
+			continue;
+		}
+		if ((looseRun += c).length > loose.length) loose = looseRun;
+		if (caseless(i) && isLetter(c)) run = "";
+		else if ((run += c).length > strict.length) strict = run;
+	}
+	if (strict.length >= MIN_NEEDLE_CHARS || strict.length === loose.length) return strict === "" ? () => true : (text) => text.includes(strict);
+	const any = new RegExp(escaped([loose]), "i");
+	return (text) => any.test(text);
 }
 
 /**
@@ -248,12 +316,27 @@ function everySpelling(words: string[], urls: string[]): EverySpelling | null {
 		percent: [...new Set(escapes.flatMap((e) => e.percent))],
 		unicode: [...new Set(escapes.flatMap((e) => e.unicode))],
 		short: [...new Set(escapes.flatMap((e) => e.short))],
+		html: [...new Set(escapes.flatMap((e) => e.html))],
+		anchored: anyOf([...words.map((w) => anchorOf(w, false)), ...urls.map((u) => anchorOf(u, true))]),
 	};
 }
 
-const holdsEscape = (text: string, { percent, unicode, short }: EverySpelling): boolean =>
+const anyOf =
+	(tests: ((text: string) => boolean)[]) =>
+	(text: string): boolean =>
+		tests.some((t) => t(text));
+
+/**
+ * Any HTML character reference: one search (the references a value's characters have are dozens of
+ * strings, hex in either case), the values' own runs (`anchored`) then telling a page that may hold
+ * one of them from the many that only hold `&amp;`.
+ */
+const HTML_REFERENCE = /&(?:#[0-9]+|#[xX][0-9A-Fa-f]+|[A-Za-z]+);/;
+
+const holdsEscape = (text: string, { percent, unicode, short, html }: EverySpelling): boolean =>
 	(text.includes("%") && percent.some((e) => text.includes(e))) ||
 	(text.includes("\\u") && unicode.some((e) => text.includes(e))) ||
+	(html.length > 0 && text.includes("&") && HTML_REFERENCE.test(text)) ||
 	short.some((e) => text.includes(e));
 
 /**
@@ -291,7 +374,7 @@ export function secretValueReplacer(bindings: object): ((text: string, marker: s
 		return made;
 	};
 	return (text, marker) => {
-		if (every && holdsEscape(text, every)) {
+		if (every && holdsEscape(text, every) && every.anchored(text)) {
 			// One pass for all spellings; a URL as written by the rule for it as written (which leaves it before `&`, `=` or `%`).
 			const rest = text.replace(every.pattern, (found: string, at: number) =>
 				urlSet.has(foldUrl(found)) && goesOn.test(text.slice(at + found.length, at + found.length + 3)) ? found : marker,

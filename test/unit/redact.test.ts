@@ -395,6 +395,23 @@ describe("redact and the test Worker's own secrets (vitest.config.mts's bindings
 		}
 	});
 
+	it("replaces a URL secret as an HTML character reference spells it (&#x2F;, &#47;, &sol;, &amp;: a page an http_fetch read); not as the start of a longer path in those spellings either", () => {
+		for (const [spelling, url] of [
+			["hex references, as OWASP's encoders write /", "https:&#x2F;&#x2F;alerts.example.test&#x2F;drover"],
+			["hex in lower case, X in upper", "https:&#X2f;&#x2f;alerts.example.test&#x2F;drover"],
+			["decimal references", "https:&#47;&#47;alerts.example.test&#47;drover"],
+			["named references", "https&colon;&sol;&sol;alerts.example.test&sol;drover"],
+			["its password's @ and % as references", "https://drover-bot:p&#37;40ss-w0rd-0123&commat;basic.example.test/in"],
+		]) {
+			expect(redact(`<a href="${url}">hook</a>`), spelling).toBe(`<a href="${REDACTED}">hook</a>`);
+		}
+		for (const longer of ["https:&#x2F;&#x2F;tickets.example.test&#x2F;hook&#x2F;123", "https:&#47;&#47;tickets.example.test&#47;hook&#47;123", "https:&sol;&sol;tickets.example.test&sol;hook&sol;x"]) {
+			expect(redact(`see ${longer}.`)).toBe(`see ${longer}.`);
+		}
+		const text = "<p>Tom &amp; Jerry&#39;s page: https:&#x2F;&#x2F;other.example.test&#x2F;drover, https:&#47;&#47;alerts.example.test&#47;drover2</p>";
+		expect(redact(text)).toBe(text);
+	});
+
 	it("leaves a text with escapes and none of the secrets as it is", () => {
 		const text = '{"text":"a\\n\\"b\\" https:\\u002f\\u002fother.example.test\\u002fdrover https%3a%2f%2falerts.example.test%2Fdrover2 https%3A//hooks.example.test/on-errors","q":"a%20b+c"}';
 		expect(redact(text)).toBe(text);
@@ -431,8 +448,18 @@ describe("a secret as other encoders spell it (secretValueReplacer)", () => {
 		["a URL through .NET's JavaScriptEncoder", "https://hooks.example.test/in?key=Ab12Cd34Ef\\u0026sig=x\\u002By/z"],
 		["a URL through Go's url.QueryEscape", "https%3A%2F%2Fhooks.example.test%2Fin%3Fkey%3DAb12Cd34Ef%26sig%3Dx%2By%2Fz"],
 		["a URL through .NET's HttpUtility.UrlEncode (lower case)", "https%3a%2f%2fhooks.example.test%2fin%3fkey%3dAb12Cd34Ef%26sig%3dx%2by%2fz"],
+		["HTML-escaped as Python's html.escape writes it (&lt;, &gt;, &amp;, &#x27;)", "correct horse &lt;battery&gt; &amp; staple=&#x27;+&#x27;"],
+		["HTML-escaped by a template that writes each as a decimal reference", "correct horse &#60;battery&#62; &#38; staple&#61;&#39;&#43;&#39;"],
+		["a URL in an href, & as &amp;", "https://hooks.example.test/in?key=Ab12Cd34Ef&amp;sig=x+y/z"],
+		["a URL through an encoder that writes / as &#x2F; and & as &amp;", "https:&#x2F;&#x2F;hooks.example.test&#x2F;in?key=Ab12Cd34Ef&amp;sig=x+y&#x2F;z"],
 	])("%s", (_encoder, spelt) => {
 		expect(replace(`{"echo":"${spelt}","n":1}`, REDACTED)).toBe(`{"echo":"${REDACTED}","n":1}`);
+	});
+
+	it("finds a URL secret with no path spelt with references, its host in another case (its only run no encoder escapes is read in any case)", () => {
+		const own = secretValueReplacer({ OPS_URL: "https://ops.example.com" })!;
+		expect(own('<a href="HTTPS:&#x2F;&#x2F;OPS.Example.COM">ops</a>', REDACTED)).toBe(`<a href="${REDACTED}">ops</a>`);
+		expect(own("see https:&#x2F;&#x2F;ops.example.com&#x2F;status &amp; more", REDACTED)).toBe("see https:&#x2F;&#x2F;ops.example.com&#x2F;status &amp; more");
 	});
 
 	it("finds a secret inside a URL secret that the text goes on from, with an escape elsewhere in the text", () => {
