@@ -7,7 +7,9 @@ import { API_SCAN_TTL_MS } from "../../src/security/definition-secrets-warning.t
 import { REDACTED } from "../../src/security/redact.ts";
 import { getRegisteredAgent } from "../../src/store/agent-registry.ts";
 import { parseAgent } from "../helpers/definitions.ts";
+import { useEmulator } from "../helpers/emulator.ts";
 import { call, errorOf } from "../helpers/http.ts";
+import { runToRest } from "../helpers/jobs.ts";
 import { captureLogs } from "../helpers/logs.ts";
 import { TOKENS, WEBHOOK_SECRET } from "../helpers/tokens.ts";
 
@@ -142,5 +144,18 @@ describe("an API agent stored before its secret values were refused", () => {
 		const put = await call("/v1/agents/leaky-api", { method: "PUT", as: "admin", body: fixed });
 		expect(put.status, await put.clone().text()).toBe(200);
 		expect(heldWarning(await statusOf())).toEqual([]);
+	});
+
+	it("is shown with the marker in a job's manifest too (its definition, system blocks and tools)", async () => {
+		await storeUnchecked({ name: "leaky-manifest", prompt: "Look around.", system_prompt: `Report to ${TICKETS_URL} only.`, tools: [] });
+		useEmulator().enqueue({ text: "Done." });
+		const job = await runToRest("leaky-manifest", "Check.");
+		const res = await call(`/v1/jobs/${job.id}/manifest`);
+		const text = await res.clone().text();
+		expect(res.status, text).toBe(200);
+		expectNoSecret(text);
+		const manifest = (await res.json()) as { definition: { system_prompt: string }; system: { text: string }[] };
+		expect(manifest.definition.system_prompt).toBe(`Report to ${REDACTED} only.`);
+		expect(manifest.system[0]!.text).toBe(`Report to ${REDACTED} only.`);
 	});
 });

@@ -153,7 +153,7 @@ const AgentBody = {
 	// YAML is read as fleet.yaml is, each issue of a 400 then carrying the line and column it is at.
 	content: { "application/json": { schema: AgentSchema }, "application/yaml": { schema: AgentSchema } },
 	required: true,
-	description: `A fleet.yaml agent, as JSON or as YAML (as GET /v1/agents/{agent}/definition writes it; a 400's issues then carry the line and column each is at). Its system prompt, prompt, schedule prompts and tool descriptions are at most ${MAX_PROMPT_CHARS.toLocaleString("en-US")} characters each, and the whole definition at most ${MAX_DEFINITION_BYTES / 1024} KiB as JSON in UTF-8 (defaults filled in): a 400 names the field that is over. A field holding the value of one of the Worker's secrets (an API token, a webhook secret, a URL secret) is a 400 naming it, never the value: a definition is shown to every read token. The body may be up to ${bodySize(DEFINITION_BODY_BYTES)}, room for such a definition sent with \\u escapes`,
+	description: `A fleet.yaml agent, as JSON or as YAML (as GET /v1/agents/{agent}/definition writes it; a 400's issues then carry the line and column each is at). Its system prompt, prompt, schedule prompts and tool descriptions are at most ${MAX_PROMPT_CHARS.toLocaleString("en-US")} characters each, and the whole definition at most ${MAX_DEFINITION_BYTES / 1024} KiB as JSON in UTF-8 (defaults filled in): a 400 names the field that is over. A field holding the value of one of the Worker's secrets (an API token, a webhook secret, a URL secret) is a 400 naming it, never the value: a definition is shown to every read token. So is a PUT's field holding [REDACTED] where the stored definition holds such a value (as a read shows it): it would replace the value with the marker. The body may be up to ${bodySize(DEFINITION_BODY_BYTES)}, room for such a definition sent with \\u escapes`,
 } as const;
 
 export const agentDefinitionsApi = createApi()
@@ -214,7 +214,10 @@ export const agentDefinitionsApi = createApi()
 			summary: "One agent: definition, schedules with next runs, paused state, running jobs, last status",
 			request: { params: AgentPath },
 			responses: {
-				200: { description: "The agent", content: { "application/json": { schema: AgentDetail } } },
+				200: {
+					description: "The agent. A value of one of the Worker's secrets its definition holds (a fleet.yaml agent's, or one stored before such values were refused) is shown as [REDACTED], and GET /v1/status warns of it (definition_secret); definition_revision is the stored definition's",
+					content: { "application/json": { schema: AgentDetail } },
+				},
 				...notFoundResponse,
 			},
 		}),
@@ -234,7 +237,8 @@ export const agentDefinitionsApi = createApi()
 			request: { params: AgentPath, headers: z.object({ "if-none-match": z.string().optional().openapi({ description: "The ETag of a definition already held: 304 while it is still the agent's" }) }) },
 			responses: {
 				200: {
-					description: "The definition as YAML; ETag: its definition_revision, quoted; X-Drover-Source: file or api (a file agent is changed in fleet.yaml, not through the API)",
+					description:
+						"The definition as YAML, a value of one of the Worker's secrets it holds shown as [REDACTED] (PUT refuses the marker sent back at that field); ETag: its definition_revision, quoted; X-Drover-Source: file or api (a file agent is changed in fleet.yaml, not through the API)",
 					content: { "application/yaml": { schema: z.string() } },
 					headers: DefinitionHeaders,
 				},

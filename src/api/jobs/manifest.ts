@@ -15,7 +15,7 @@ const JobManifestSchema = z
 		status: JobStatusSchema,
 		session_id: z.string(),
 		definition_revision: z.string().openapi({ description: "The revision of the definition below: the one the job started on" }),
-		definition: AgentSchema.openapi({ description: "The agent's definition when the job started: its tools, limits and timeout are these, whatever was deployed since" }),
+		definition: AgentSchema.openapi({ description: "The agent's definition when the job started: its tools, limits and timeout are these, whatever was deployed since. A value of one of the Worker's secrets it holds is shown as [REDACTED] (in system and tools too), as GET /v1/agents/{agent} shows it" }),
 		models: z.array(z.string()).openapi({ description: "The model, then its fallbacks, in the order they are tried" }),
 		max_tokens: z.number().int(),
 		system: z.array(z.object({ type: z.literal("text"), text: z.string() }).passthrough()).openapi({ description: "The system prompt sent with every turn: the agent's, then drover's fixed rules" }),
