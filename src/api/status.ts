@@ -10,7 +10,7 @@ import { OPEN_COUNTED, openIncidents, unpagedIncidents } from "../store/incident
 import { UNPAGED_AFTER_MS, unpagedWarning } from "../incidents/alert.ts";
 import { heartbeatHealth, readHeartbeatAndSize } from "../store/heartbeat.ts";
 import { errorFields, log } from "../log.ts";
-import { agentsHoldingSecrets, API_SCAN_TTL_MS, heldSecretsWarning } from "../security/definition-secrets-warning.ts";
+import { agentsHoldingSecrets, heldSecretsWarning, PAGE_ROWS } from "../security/definition-secrets-warning.ts";
 import { createApi, withRole } from "./factory.ts";
 import { DateTimeString } from "./schemas.ts";
 
@@ -70,7 +70,7 @@ const Status = z
 				description: `Shards whose oldest pending minute was ${BEHIND_MINUTES} or more minutes before their newest as the last tick ended (said in warnings), until they call all but their newest through`,
 			}),
 		}),
-		warnings: z.array(z.string()).openapi({ description: "What an operator should look at: a scheduler shard behind its ticks, D1 at 8 of the 10 GB a database may hold, open incidents not paged 3 minutes after they opened (`alerts: …`: ALERT_WEBHOOK_URL unset or not an http(s) URL, or the webhook refusing their alerts), agents whose definition holds the value of one of the Worker's secrets (each agent and field named, never the value; reads show [REDACTED] in its place; API agents looked at again at most every ${API_SCAN_TTL_MS / 60_000} minutes by each of the Worker's isolates)" }),
+		warnings: z.array(z.string()).openapi({ description: "What an operator should look at: a scheduler shard behind its ticks, D1 at 8 of the 10 GB a database may hold, open incidents not paged 3 minutes after they opened (`alerts: …`: ALERT_WEBHOOK_URL unset or not an http(s) URL, or the webhook refusing their alerts), agents whose definition holds the value of one of the Worker's secrets (each agent and field named, never the value; reads show [REDACTED] in its place; fleet.yaml's agents looked at once by each of the Worker's isolates, the API's ${PAGE_ROWS} a request where the last left off, so a registry of n agents every n / ${PAGE_ROWS} requests)" }),
 		warning_kinds: z.array(WarningKind).openapi({ description: "Each warning's kind, in the warnings' order: what a client acts on, where the warning's text is for people and may change" }),
 		d1_bytes: z.number().int().nullable().openapi({ description: "D1's size in bytes, as its last answer here reported it (null where it reports none): Cloudflare allows 10 GB a database, and a warning is given from 8 GB" }),
 		d1: D1Report.openapi({
@@ -122,7 +122,7 @@ export const statusApi = createApi().openapi(
 			unpagedIncidents(c.env.DB, now - UNPAGED_AFTER_MS).catch(unreadable),
 			openIncidents(c.env.DB).catch(unreadable),
 			// Without the API agents' part (D1 unreadable) the warning is left out: status.incidents_unreadable-like, once a minute.
-			agentsHoldingSecrets(c.env.DB, now).catch((err: unknown) => {
+			agentsHoldingSecrets(c.env.DB).catch((err: unknown) => {
 				if (now - definitionsUnreadableSaidAt >= 60_000) {
 					definitionsUnreadableSaidAt = now;
 					log.error("status.definitions_unreadable", errorFields(err));

@@ -44,41 +44,41 @@ function fileAgentsHolding(): HeldSecret[] {
 }
 
 /**
- * API agents are read from D1 whole, a page at a time, at most once every API_SCAN_TTL_MS an isolate
- * (the dashboard asks for the status every 15 s a tab), or again after this isolate wrote one.
+ * API agents are read from D1 whole, a page of PAGE_ROWS a status request, where the last left off:
+ * a scan of the whole registry in one request read 1,000 definitions for a fleet of 1,000 (the status
+ * is asked every 15 s by each dashboard tab). A registry of n agents is looked through every
+ * n / PAGE_ROWS requests by each isolate, which keeps what it found in between; an agent this
+ * isolate writes is taken out at once (a write holding a value is refused).
  */
-export const API_SCAN_TTL_MS = 5 * 60_000;
-const PAGE_ROWS = 25;
-let apiScan: { at: number; held: HeldSecret[] } | undefined;
+export const PAGE_ROWS = 10;
+const apiScan = { after: "", held: new Map<string, HeldSecret>() };
 
-async function apiAgentsHolding(db: D1Database, now: number): Promise<HeldSecret[]> {
-	if (apiScan && now - apiScan.at < API_SCAN_TTL_MS) return apiScan.held;
-	const held: HeldSecret[] = [];
+async function apiAgentsHolding(db: D1Database): Promise<HeldSecret[]> {
+	const from = apiScan.after;
+	const page = await pageOfRegisteredDefinitions(db, PAGE_ROWS, from);
+	const last = page.length < PAGE_ROWS ? null : page.at(-1)!.name;
+	// What the page covers is read afresh: an agent deleted, or changed through another isolate, drops out.
+	for (const name of apiScan.held.keys()) if (name > from && (last === null || name <= last)) apiScan.held.delete(name);
 	const fileNames = new Set(loadFleet().agents.map((a) => a.name));
-	for (let after = ""; ; ) {
-		const page = await pageOfRegisteredDefinitions(db, PAGE_ROWS, after);
-		for (const row of page) {
-			if (fileNames.has(row.name)) continue; // fleet.yaml's agent of that name is the one shown
-			const found = secretValuePaths(row.definition);
-			if (found.length === 0) continue;
-			sayHeldSecret(row.name, "api", row.definitionRevision, found);
-			held.push({ agent: row.name, source: "api", fields: fieldsOf(found) });
-		}
-		if (page.length < PAGE_ROWS) break;
-		after = page.at(-1)!.name;
+	for (const row of page) {
+		if (fileNames.has(row.name)) continue; // fleet.yaml's agent of that name is the one shown
+		const found = secretValuePaths(row.definition);
+		if (found.length === 0) continue;
+		sayHeldSecret(row.name, "api", row.definitionRevision, found);
+		apiScan.held.set(row.name, { agent: row.name, source: "api", fields: fieldsOf(found) });
 	}
-	apiScan = { at: now, held };
-	return held;
+	apiScan.after = last ?? "";
+	return [...apiScan.held.values()].sort((a, b) => (a.agent < b.agent ? -1 : 1));
 }
 
-/** An API agent was written through this isolate: the next status scans the registry again. */
-export function forgetApiScan(): void {
-	apiScan = undefined;
+/** An API agent was written (or deleted) through this isolate: a write holding a secret's value is refused, so it holds none now. */
+export function forgetHeldSecret(agent: string): void {
+	apiScan.held.delete(agent);
 }
 
 /** Every agent whose definition holds a secret's value: fleet.yaml's first, then the API's, by name. */
-export async function agentsHoldingSecrets(db: D1Database, now: number): Promise<HeldSecret[]> {
-	return [...fileAgentsHolding(), ...(await apiAgentsHolding(db, now))];
+export async function agentsHoldingSecrets(db: D1Database): Promise<HeldSecret[]> {
+	return [...fileAgentsHolding(), ...(await apiAgentsHolding(db))];
 }
 
 const LISTED = 5;

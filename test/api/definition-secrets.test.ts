@@ -3,9 +3,10 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { agentRpc } from "../../durable-objects/agent/client.ts";
 import { bundleFleetForTest } from "../../src/config/bundled.ts";
 import { definitionRevision } from "../../src/config/fleet.ts";
-import { API_SCAN_TTL_MS } from "../../src/security/definition-secrets-warning.ts";
+import { PAGE_ROWS } from "../../src/security/definition-secrets-warning.ts";
 import { REDACTED } from "../../src/security/redact.ts";
 import { getRegisteredAgent } from "../../src/store/agent-registry.ts";
+import { createAgent } from "../helpers/agents.ts";
 import { parseAgent } from "../helpers/definitions.ts";
 import { useEmulator } from "../helpers/emulator.ts";
 import { call, errorOf } from "../helpers/http.ts";
@@ -36,7 +37,6 @@ function expectNoSecret(text: string): void {
 
 afterEach(() => {
 	vi.restoreAllMocks();
-	vi.useRealTimers();
 	bundleFleetForTest(undefined);
 });
 
@@ -113,12 +113,7 @@ describe("an API agent stored before its secret values were refused", () => {
 		expect(read.definition.system_prompt).toBe(`Sign with ${REDACTED} please.`);
 		expectNoSecret(await (await call("/v1/agents/leaky-api/definition")).text());
 
-		// The registry is looked at again once an isolate's last look is API_SCAN_TTL_MS old (an earlier
-		// test's status looked before this agent was stored, as a Worker's did before a release with the check).
-		vi.useFakeTimers({ toFake: ["Date"] });
-		vi.setSystemTime(Date.now() + API_SCAN_TTL_MS);
 		const warned = heldWarning(await statusOf());
-		vi.useRealTimers();
 		expect(warned).toHaveLength(1);
 		expect(warned[0]).toMatch(/leaky-api \(API: system_prompt\)/);
 
@@ -157,5 +152,23 @@ describe("an API agent stored before its secret values were refused", () => {
 		const manifest = (await res.json()) as { definition: { system_prompt: string }; system: { text: string }[] };
 		expect(manifest.definition.system_prompt).toBe(`Report to ${REDACTED} only.`);
 		expect(manifest.system[0]!.text).toBe(`Report to ${REDACTED} only.`);
+	});
+
+	it("is found by the status's page-a-request look through the registry, past a page of agents that hold none, and drops out once written anew", async () => {
+		for (let i = 0; i < PAGE_ROWS + 2; i++) await createAgent({ name: `paged-${String(i).padStart(2, "0")}` });
+		await storeUnchecked({ name: "paged-zz", prompt: `Use ${TOKENS.read}.`, tools: [] });
+		const registry = (await env.DB.prepare("SELECT count(*) AS n FROM agents WHERE deleted_at IS NULL").first<{ n: number }>())!.n;
+		// Each request reads one page where the last left off: within a pass over the registry, it is named.
+		let asked = 0;
+		let warned: string[] = [];
+		while (asked <= Math.ceil(registry / PAGE_ROWS) && !warned.some((w) => w.includes("paged-zz"))) {
+			warned = heldWarning(await statusOf());
+			asked++;
+		}
+		expect(asked).toBeGreaterThan(1);
+		expect(warned.join(" ")).toMatch(/paged-zz \(API: prompt\)/);
+		const put = await call("/v1/agents/paged-zz", { method: "PUT", as: "admin", body: { name: "paged-zz", prompt: "Use the read token you were given.", tools: [] } });
+		expect(put.status, await put.clone().text()).toBe(200);
+		expect(heldWarning(await statusOf()).join(" ")).not.toContain("paged-zz");
 	});
 });

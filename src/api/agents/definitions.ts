@@ -9,7 +9,7 @@ import { getRegisteredAgent, listRegisteredAgentNames, listRegisteredAgents } fr
 import { readHeartbeat } from "../../store/heartbeat.ts";
 import { REDACTED } from "../../security/redact.ts";
 import { markerPaths, secretValuePaths, shownDefinition } from "../../security/definition-secrets.ts";
-import { forgetApiScan, sayHeldSecret } from "../../security/definition-secrets-warning.ts";
+import { forgetHeldSecret, sayHeldSecret } from "../../security/definition-secrets-warning.ts";
 import type { Issue } from "../../shared/zod-issues.ts";
 import { createApi, withRole } from "../factory.ts";
 import { AgentNameParam, pageLimit } from "../params.ts";
@@ -277,7 +277,7 @@ export const agentDefinitionsApi = createApi()
 			// Not refused on the registry's word: the object decides, and a refusal there also brings a
 			// registry left behind by an older release back in line with it.
 			const revision = await store(c.env, agent, "create", c.var.principal.name);
-			forgetApiScan();
+			forgetHeldSecret(agent.name);
 			log.info("agent.created", { agent: agent.name, by: c.var.principal.name, definition_revision: revision });
 			const status = await agentRpc(c.env, agent.name).status(agent.name, "api");
 			return c.json({ ...agentView(viewed({ name: agent.name, source: "api", definition: agent }), status, new Date(), c.env), definition: agent, definition_revision: revision }, 201);
@@ -310,7 +310,7 @@ export const agentDefinitionsApi = createApi()
 			// it; for any other, live or deleted in the registry, the object decides (see POST).
 			if (!(await getRegisteredAgent(c.env.DB, name))) throw new NotFoundError(notDefined(name));
 			const revision = await store(c.env, agent, "replace", c.var.principal.name, ifRevision);
-			forgetApiScan();
+			forgetHeldSecret(name);
 			log.info("agent.updated", { agent: name, by: c.var.principal.name, definition_revision: revision });
 			const status = await agentRpc(c.env, name).status(name, "api");
 			return c.json({ ...agentView(viewed({ name, source: "api", definition: agent }), status, new Date(), c.env), definition: agent, definition_revision: revision }, 200);
@@ -335,7 +335,7 @@ export const agentDefinitionsApi = createApi()
 			if (!(await getRegisteredAgent(c.env.DB, name))) throw new NotFoundError(`no agent named ${name}`);
 			// The object decides (one of concurrent deletes succeeds) and tells its shard and D1.
 			const removed = unwrap(await agentRpc(c.env, name).remove(Date.now(), c.var.principal.name));
-			forgetApiScan();
+			forgetHeldSecret(name);
 			// Its queued runs, each ended with its own job.finished (an object on the release before does not say).
 			log.info("agent.deleted", { agent: name, by: c.var.principal.name, ...(typeof removed.cancelled === "number" ? { cancelled_jobs: removed.cancelled } : {}) });
 			return c.json({ deleted: name }, 200);
