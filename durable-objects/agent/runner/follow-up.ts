@@ -119,8 +119,11 @@ export function recordedResults(sql: SqlStorage, sourceId: string): AnswerToolUs
 	};
 }
 
-/** A job whose last answer is a refusal: failed as one, or stopped by max_requests before a fallback could answer it. */
+/**
+ * A job whose last answer is not to be sent back: a refusal (failed as one, or stopped by max_requests
+ * before a fallback could answer it), or an answer that reused a tool_use id (the API refuses it).
+ */
 function endedRefused(source: JobRecord): boolean {
-	if (source.error?.type === "refusal") return true;
+	if (source.error?.type === "refusal" || source.error?.type === "tool_use_id_reused") return true;
 	return source.error?.type === "usage_limit" && (source.transitions.at(-1)?.reason ?? "").endsWith(REFUSED_AT_LIMIT);
 }

@@ -1,6 +1,6 @@
 // A step that asks the model: the request, its answer stored, its failures said.
 import type Anthropic from "@anthropic-ai/sdk";
-import { ModelCallError, type ModelClient } from "../../../src/agent/contracts.ts";
+import { ModelCallError, type MessageParam, type ModelClient } from "../../../src/agent/contracts.ts";
 import { DEFAULT_RETRY_AFTER_MS as MIN_RATE_LIMIT_WAIT_MS, ModelCallFailure, type ModelAttempt } from "../../../src/agent/model-client.ts";
 import { hasInvalidInput } from "../../../src/agent/streamed-message.ts";
 import { loadFleet } from "../../../src/config/bundled.ts";
@@ -143,7 +143,12 @@ export async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup)
 	lines.push({ type: "assistant", content: answer, model, usage });
 	// A tool_use line for each call the answer asks to run (each is then run, refused or decided on):
 	// not for a call in an answer that does not ask for tools, as one cut at max_tokens inside it.
-	const asksForTools = message.stop_reason === "tool_use" && toolUses.length > 0;
+	// An answer that gives two of its calls one id, or a call an id an earlier call of the conversation
+	// has, asks for nothing that can be run: each call's result is matched to it by id, the API refuses
+	// the conversation sent back with the id twice, and the job keeps one record a call id. Its calls
+	// are not run (nor shown as tool_use lines) and the job fails below, naming the id.
+	const reused = message.stop_reason === "tool_use" ? reusedToolUseId(messages, toolUses) : null;
+	const asksForTools = message.stop_reason === "tool_use" && toolUses.length > 0 && reused === null;
 	if (asksForTools) for (const t of toolUses) lines.push({ type: "tool_use", tool_name: t.name, tool_use_id: t.id, input: t.input });
 
 	// Stored redacted: the conversation is replayed to the model and kept in storage, never a credential
@@ -241,6 +246,14 @@ export async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup)
 		setNextStep(deps.sql, job.id, now, now);
 		return "continue";
 	}
+	if (reused) {
+		finish(deps, updated, "failed", {
+			reason: `the model's answer used tool_use id ${clip(reused.id, 100)} (a call to tool ${reused.name}) ${reused.twice ? "for two of its calls" : "that an earlier call had"}; none of its calls was run`,
+			exit_reason: "error",
+			error: { type: "tool_use_id_reused", message: "the model's answer reused a tool_use id, which each call must have to itself; none of its calls was run" },
+		});
+		return "done";
+	}
 	const cut = cutShort(message.stop_reason, toolUses, text);
 	if (cut) {
 		finish(deps, updated, "failed", { reason: cut.reason, exit_reason: "error", error: cut.error });
@@ -283,6 +296,26 @@ function cutShort(stopReason: Anthropic.Message["stop_reason"] | string, toolUse
 		default:
 			return null;
 	}
+}
+
+/**
+ * The first of an answer's tool calls whose id another of its calls has (`twice`), or a call of the
+ * conversation before it: a model behind a gateway may number its calls afresh each turn.
+ */
+function reusedToolUseId(messages: readonly MessageParam[], toolUses: readonly Anthropic.ToolUseBlock[]): { id: string; name: string; twice: boolean } | null {
+	if (toolUses.length === 0) return null;
+	const earlier = new Set<string>();
+	for (const m of messages) {
+		if (typeof m.content === "string") continue;
+		for (const b of m.content) if (b.type === "tool_use") earlier.add(b.id);
+	}
+	const seen = new Set<string>();
+	for (const t of toolUses) {
+		if (seen.has(t.id)) return { id: t.id, name: t.name, twice: true };
+		if (earlier.has(t.id)) return { id: t.id, name: t.name, twice: false };
+		seen.add(t.id);
+	}
+	return null;
 }
 
 /**

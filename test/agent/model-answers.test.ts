@@ -1,0 +1,78 @@
+// Odd but valid answers of the Messages API, each through a real job: what its record, its JSONL and
+// its usage show, and that nothing is asked twice or left running.
+import { describe, expect, it } from "vitest";
+import { createAgent, settle } from "../helpers/agents.ts";
+import { useEmulator } from "../helpers/emulator.ts";
+import { call } from "../helpers/http.ts";
+import { jobOf, outputOf, runToRest } from "../helpers/jobs.ts";
+import { fake } from "../helpers/outbound.ts";
+
+const fetchTool = { type: "http_fetch", allow_hosts: ["status.example.test"] };
+
+/** The status page, counting its fetches. */
+function statusPage(): { fetched: string[] } {
+	const fetched: string[] = [];
+	fake("https://status.example.test", (request) => {
+		fetched.push(new URL(request.url).pathname);
+		return new Response("ok", { headers: { "content-type": "text/plain" } });
+	});
+	return { fetched };
+}
+
+const fetchCall = (path: string, id: string) => ({ name: "http_fetch", input: { url: `https://status.example.test${path}` }, id });
+const tokens = (line: Record<string, unknown>) => (line.usage as Record<string, number>).output_tokens ?? 0;
+
+describe("tool_use ids an answer reuses", () => {
+	it("a call given the id of an earlier turn's call is not run: the job fails naming the id, its answer counted once and never asked again", async () => {
+		const emulator = useEmulator();
+		const { fetched } = statusPage();
+		// A model behind a gateway that numbers its calls afresh each turn.
+		emulator.enqueue({ tool_use: fetchCall("/first", "call_0") }, { tool_use: fetchCall("/second", "call_0") }, { text: "never asked for" });
+		await createAgent({ name: "reused-id", tools: [fetchTool] });
+		const job = await runToRest("reused-id");
+
+		expect(job).toMatchObject({
+			status: "failed",
+			exit_reason: "error",
+			error: { type: "tool_use_id_reused", message: "the model's answer reused a tool_use id, which each call must have to itself; none of its calls was run" },
+		});
+		expect(job.transitions.at(-1)!.reason).toBe("the model's answer used tool_use id call_0 (a call to tool http_fetch) that an earlier call had; none of its calls was run");
+		expect(fetched).toEqual(["/first"]);
+		// Two answers, each asked for once, each with its assistant line and its tokens counted once.
+		expect(emulator.requests).toHaveLength(2);
+		const lines = await outputOf("reused-id", job.id);
+		const answers = lines.filter((l) => l.type === "assistant");
+		expect(answers).toHaveLength(2);
+		expect(job.usage.num_turns).toBe(2);
+		expect(job.usage.per_model["claude-sonnet-5-5"]!.output_tokens).toBe(tokens(answers[0]!) + tokens(answers[1]!));
+		// The second answer's call is neither shown as asked for nor answered.
+		expect(lines.filter((l) => l.type === "tool_use").map((l) => l.input)).toEqual([{ url: "https://status.example.test/first" }]);
+		expect(lines.filter((l) => l.type === "tool_result")).toHaveLength(1);
+		expect(lines.filter((l) => l.type === "system" && l.subtype === "retry")).toEqual([]);
+	});
+
+	it("two calls of one answer under one id: neither is run, and a continue goes on from before that answer", async () => {
+		const emulator = useEmulator();
+		const { fetched } = statusPage();
+		emulator.enqueue({ tool_use: [fetchCall("/a", "toolu_twice"), fetchCall("/b", "toolu_twice")] });
+		await createAgent({ name: "twice-id", tools: [fetchTool] });
+		const job = await runToRest("twice-id");
+
+		expect(job).toMatchObject({ status: "failed", exit_reason: "error", error: { type: "tool_use_id_reused" } });
+		expect(job.transitions.at(-1)!.reason).toBe("the model's answer used tool_use id toolu_twice (a call to tool http_fetch) for two of its calls; none of its calls was run");
+		expect(fetched).toEqual([]);
+		expect(emulator.requests).toHaveLength(1);
+		const lines = await outputOf("twice-id", job.id);
+		expect(lines.filter((l) => l.type === "assistant")).toHaveLength(1);
+		expect(lines.filter((l) => l.type === "tool_use" || l.type === "tool_result")).toEqual([]);
+
+		// The API refuses a conversation holding the id twice: a continue leaves that answer out.
+		emulator.enqueue({ text: "Both pages are fine." });
+		const res = await call(`/v1/jobs/${job.id}/continue`, { method: "POST", as: "operate", body: { prompt: "Fetch them one at a time." } });
+		expect(res.status, await res.clone().text()).toBe(201);
+		const { id } = (await res.json()) as { id: string };
+		await settle("twice-id");
+		expect(await jobOf("twice-id", id)).toMatchObject({ status: "completed", summary: "Both pages are fine." });
+		expect(emulator.requests.at(-1)!.messages!.map((m) => m.role)).toEqual(["user"]);
+	});
+});
