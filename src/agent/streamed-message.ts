@@ -88,7 +88,9 @@ export function messageFromSse(body: string, headers?: Headers): Message {
 		const event = JSON.parse(sse.data) as StreamEvent;
 		if (event.type === "message_start") {
 			if (message) throw new Error(`unexpected event order: ${event.type} before message_stop`);
-			message = { ...event.message, content: [...event.message.content] };
+			// A gateway's stream may carry no usage (or report it only at the end): nothing reported is
+			// nothing counted, not an answer thrown away and paid for again.
+			message = { ...event.message, usage: { ...event.message.usage }, content: [...event.message.content] };
 			continue;
 		}
 		if (!message) continue;
@@ -114,7 +116,7 @@ export function messageFromSse(body: string, headers?: Headers): Message {
 				if (delta.container != null) (message as { container?: unknown }).container = delta.container;
 				// Every count but output_tokens is a whole-message total sent only when it applies.
 				const usage = message.usage as unknown as Record<string, unknown>;
-				for (const [key, value] of Object.entries(event.usage)) {
+				for (const [key, value] of Object.entries(event.usage ?? {})) {
 					if (key === "output_tokens" || value != null) usage[key] = value;
 				}
 				continue;

@@ -76,3 +76,48 @@ describe("tool_use ids an answer reuses", () => {
 		expect(emulator.requests.at(-1)!.messages!.map((m) => m.role)).toEqual(["user"]);
 	});
 });
+
+/** The API's answers streamed as `events` (SSE, as the API sends them), one a request, counting the requests. */
+function streamedAnswers(...answers: object[][]): { requests: () => number } {
+	let n = 0;
+	fake("https://api.anthropic.com", () => {
+		const events = answers[Math.min(n++, answers.length - 1)]!;
+		return new Response(events.map((e) => `event: ${(e as { type: string }).type}\ndata: ${JSON.stringify(e)}\n\n`).join(""), { headers: { "content-type": "text/event-stream" } });
+	});
+	return { requests: () => n };
+}
+
+/** A text answer's events, its message_start's usage and message_delta's as given (absent when undefined). */
+function textAnswer(text: string, startUsage: object | undefined, deltaUsage: object | undefined): object[] {
+	return [
+		{ type: "message_start", message: { id: "msg_u", type: "message", role: "assistant", model: "claude-sonnet-5-5", content: [], stop_reason: null, stop_sequence: null, ...(startUsage ? { usage: startUsage } : {}) } },
+		{ type: "content_block_start", index: 0, content_block: { type: "text", text: "" } },
+		{ type: "content_block_delta", index: 0, delta: { type: "text_delta", text } },
+		{ type: "content_block_stop", index: 0 },
+		{ type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null }, ...(deltaUsage ? { usage: deltaUsage } : {}) },
+		{ type: "message_stop" },
+	];
+}
+
+describe("an answer's usage as a stream reports it", () => {
+	it("none at all (a gateway that leaves it out): the answer is the job's, asked for once, and counts no tokens", async () => {
+		const api = streamedAnswers(textAnswer("All green.", undefined, undefined));
+		await createAgent({ name: "no-usage" });
+		const job = await runToRest("no-usage");
+		expect(job).toMatchObject({ status: "completed", exit_reason: "success", summary: "All green." });
+		expect(api.requests()).toBe(1);
+		expect(job.usage.per_model["claude-sonnet-5-5"]).toEqual({ input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 });
+		const lines = await outputOf("no-usage", job.id);
+		expect(lines.filter((l) => l.type === "system" && l.subtype === "retry")).toEqual([]);
+		expect(lines.filter((l) => l.type === "assistant")).toEqual([expect.objectContaining({ content: "All green.", usage: {} })]);
+	});
+
+	it("only at its end, in message_delta: those counts are the answer's, counted once", async () => {
+		const api = streamedAnswers(textAnswer("All green.", undefined, { input_tokens: 120, output_tokens: 9, cache_read_input_tokens: 40 }));
+		await createAgent({ name: "late-usage" });
+		const job = await runToRest("late-usage");
+		expect(job).toMatchObject({ status: "completed", summary: "All green." });
+		expect(api.requests()).toBe(1);
+		expect(job.usage.per_model["claude-sonnet-5-5"]).toEqual({ input_tokens: 120, output_tokens: 9, cache_creation_input_tokens: 0, cache_read_input_tokens: 40 });
+	});
+});
