@@ -121,3 +121,38 @@ describe("an answer's usage as a stream reports it", () => {
 		expect(job.usage.per_model["claude-sonnet-5-5"]).toEqual({ input_tokens: 120, output_tokens: 9, cache_creation_input_tokens: 0, cache_read_input_tokens: 40 });
 	});
 });
+
+describe("a stop_reason drover does not know (one the API adds later)", () => {
+	it("fails the job naming it: its text is not delivered as the answer, its calls are not run, and it is asked for once", async () => {
+		const { fetched } = statusPage();
+		fake("https://deliver.example.test", () => new Response("ok"));
+		const api = streamedAnswers([
+			{ type: "message_start", message: { id: "msg_f", type: "message", role: "assistant", model: "claude-sonnet-5-5", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 30, output_tokens: 1 } } },
+			{ type: "content_block_start", index: 0, content_block: { type: "text", text: "" } },
+			{ type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "Let me check the status page first" } },
+			{ type: "content_block_stop", index: 0 },
+			{ type: "content_block_start", index: 1, content_block: { type: "tool_use", id: "toolu_f", name: "http_fetch", input: {} } },
+			{ type: "content_block_delta", index: 1, delta: { type: "input_json_delta", partial_json: '{"url":"https://status.example.test/"}' } },
+			{ type: "content_block_stop", index: 1 },
+			{ type: "message_delta", delta: { stop_reason: "awaiting_approval", stop_sequence: null }, usage: { output_tokens: 25 } },
+			{ type: "message_stop" },
+		]);
+		await createAgent({ name: "future-stop", tools: [fetchTool], delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
+		const job = await runToRest("future-stop");
+
+		expect(job).toMatchObject({
+			status: "failed",
+			exit_reason: "error",
+			summary: null,
+			delivery: null,
+			error: { type: "unknown_stop_reason", message: "the model stopped with stop_reason awaiting_approval, which drover does not know" },
+		});
+		expect(job.transitions.at(-1)!.reason).toBe("the model stopped with stop_reason awaiting_approval, which drover does not know; its answer was not taken as final");
+		expect(api.requests()).toBe(1);
+		expect(fetched).toEqual([]);
+		expect(job.usage.per_model["claude-sonnet-5-5"]).toMatchObject({ input_tokens: 30, output_tokens: 25 });
+		const lines = await outputOf("future-stop", job.id);
+		expect(lines.filter((l) => l.type === "assistant")).toEqual([expect.objectContaining({ content: "Let me check the status page first" })]);
+		expect(lines.filter((l) => l.type === "tool_use" || l.type === "tool_result")).toEqual([]);
+	});
+});

@@ -269,8 +269,9 @@ export async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup)
 
 /**
  * An answer that is not a final answer though it asks for no tool: the model refused, ran out of
- * context, or was cut at max_tokens before any text or inside a tool call (whose input is then
- * incomplete, so the call is not run). Each error's text is fixed, so repeats count on one incident.
+ * context, was cut at max_tokens before any text or inside a tool call (whose input is then
+ * incomplete, so the call is not run), or stopped for a reason drover does not know. Each error's
+ * text is fixed (for a stop reason), so repeats count on one incident.
  */
 function cutShort(stopReason: Anthropic.Message["stop_reason"] | string, toolUses: readonly Anthropic.ToolUseBlock[], text: string): { reason: string; error: { type: string; message: string } } | null {
 	switch (stopReason) {
@@ -293,8 +294,21 @@ function cutShort(stopReason: Anthropic.Message["stop_reason"] | string, toolUse
 			if (text.length === 0) return { reason: "the model hit max_tokens without an answer", error: { type: "max_tokens", message: "response truncated at max_tokens" } };
 			return null;
 		}
-		default:
+		case "end_turn":
+		case "stop_sequence":
+		case "tool_use":
+		case "pause_turn":
 			return null;
+		default: {
+			// One the API added since (its earlier additions, refusal and model_context_window_exceeded,
+			// were answers that are not final): what it means is unknown, so the answer is not taken as
+			// the job's, and the error names it.
+			const named = clip(String(stopReason), 64);
+			return {
+				reason: `the model stopped with stop_reason ${named}, which drover does not know; its answer was not taken as final`,
+				error: { type: "unknown_stop_reason", message: `the model stopped with stop_reason ${named}, which drover does not know` },
+			};
+		}
 	}
 }
 
