@@ -68,6 +68,14 @@ export function validate(body: Record<string, unknown>, continues: (content: Wir
 		const blank = blankText(typeof content === "string" ? [{ type: "text", text: content }] : blocks);
 		if (blank) return `messages: ${blank}`;
 
+		// A result is matched to its call by id: an answer holding one id twice is refused sent back.
+		const ids = new Set<string>();
+		for (const [j, block] of blocks.entries()) {
+			if (block.type !== "tool_use" && block.type !== "server_tool_use") continue;
+			if (ids.has(String(block.id))) return `messages.${i}.content.${j}: \`tool_use\` ids must be unique`;
+			ids.add(String(block.id));
+		}
+
 		// tool_use ↔ tool_result pairing is strictly between neighbours: the previous message's
 		// tool_use blocks are answered here, in a user turn, or nowhere.
 		const before = i > 0 ? messages[i - 1] : undefined;

@@ -481,6 +481,8 @@ describe("conversation rules the real API enforces (400 invalid_request_error)",
 		expect(await rejected(body([user("a"), assistant([use("toolu_a")]), user([result("toolu_a"), result("toolu_x")])]))).toBe(
 			"messages.2.content.1: unexpected `tool_use_id` found in `tool_result` blocks: toolu_x. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.",
 		);
+		// One id twice in an answer (as a model behind a gateway may give it) is refused, answered or not.
+		expect(await rejected(body([user("a"), assistant([use("toolu_a"), use("toolu_a")]), user([result("toolu_a")])]))).toBe("messages.1.content.1: `tool_use` ids must be unique");
 		// All answered, text alongside the results: accepted.
 		emulator.enqueue({ text: "ok" });
 		const ok = await post(body([user("a"), assistant([{ type: "text", text: "Both." }, use("toolu_a"), use("toolu_b")]), user([result("toolu_b"), result("toolu_a"), { type: "text", text: "and?" }])]));
