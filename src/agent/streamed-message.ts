@@ -139,8 +139,15 @@ export function messageFromSse(body: string, headers?: Headers): Message {
 				continue;
 		}
 	}
-	throw new Error(message ? "the stream ended before message_stop" : "the stream ended without a message");
+	if (message) throw new Error("the stream ended before message_stop");
+	// A 200 that is no event stream at all (a proxy's HTML page, a JSON body): said as what it was.
+	const type = headers?.get("content-type")?.split(";")[0]?.trim();
+	if (type && type !== "text/event-stream") throw new Error(`the answer was not an event stream but ${clipType(type)}, with no message in it`);
+	throw new Error("the stream ended without a message");
 }
+
+/** A content type as said in an error: a header's value is the sender's, so only so much of it. */
+const clipType = (type: string): string => (type.length > 64 ? `${type.slice(0, 64)}…` : type);
 
 /**
  * The usage a stream had reported when it ended, whole or cut: message_start's counts with each

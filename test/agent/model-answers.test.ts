@@ -156,3 +156,21 @@ describe("a stop_reason drover does not know (one the API adds later)", () => {
 		expect(lines.filter((l) => l.type === "tool_use" || l.type === "tool_result")).toEqual([]);
 	});
 });
+
+describe("a 200 that is no event stream", () => {
+	it("is a try that did not answer, its retry line naming what came instead; the next try's answer is the job's", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ text: "All green." });
+		let first = true;
+		fake("https://api.anthropic.com", (request) => {
+			if (!first) return emulator.handle(request);
+			first = false;
+			return new Response("<html><body>502 Bad Gateway</body></html>", { headers: { "content-type": "text/html; charset=utf-8" } });
+		});
+		await createAgent({ name: "html-answer" });
+		const job = await runToRest("html-answer");
+		expect(job).toMatchObject({ status: "completed", summary: "All green." });
+		const retries = (await outputOf("html-answer", job.id)).filter((l) => l.type === "system" && l.subtype === "retry");
+		expect(retries.map((l) => l.content)).toEqual(["model claude-sonnet-5-5 did not answer: the answer was not an event stream but text/html, with no message in it"]);
+	});
+});
