@@ -145,9 +145,12 @@ describe("a stop_reason drover does not know (one the API adds later)", () => {
 			exit_reason: "error",
 			summary: null,
 			delivery: null,
-			error: { type: "unknown_stop_reason", message: "the model stopped with stop_reason awaiting_approval, which drover does not know" },
+			error: { type: "unknown_stop_reason", message: "the model output ended with stop_reason awaiting_approval, which drover does not know" },
 		});
 		expect(job.transitions.at(-1)!.reason).toBe("the model stopped with stop_reason awaiting_approval, which drover does not know; its answer was not taken as final");
+		// Its incident is the model's doing, as a refusal's is, not an unknown failure.
+		const { incidents } = (await (await call("/v1/incidents?agent=future-stop")).json()) as { incidents: { class: string }[] };
+		expect(incidents).toMatchObject([{ class: "agent" }]);
 		expect(api.requests()).toBe(1);
 		expect(fetched).toEqual([]);
 		expect(job.usage.per_model["claude-sonnet-5-5"]).toMatchObject({ input_tokens: 30, output_tokens: 25 });

@@ -302,11 +302,11 @@ function cutShort(stopReason: Anthropic.Message["stop_reason"] | string, toolUse
 		default: {
 			// One the API added since (its earlier additions, refusal and model_context_window_exceeded,
 			// were answers that are not final): what it means is unknown, so the answer is not taken as
-			// the job's, and the error names it.
+			// the job's, and the error names it (in words its incident is classed by: "model output").
 			const named = clip(String(stopReason), 64);
 			return {
 				reason: `the model stopped with stop_reason ${named}, which drover does not know; its answer was not taken as final`,
-				error: { type: "unknown_stop_reason", message: `the model stopped with stop_reason ${named}, which drover does not know` },
+				error: { type: "unknown_stop_reason", message: `the model output ended with stop_reason ${named}, which drover does not know` },
 			};
 		}
 	}
