@@ -248,7 +248,7 @@ export async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup)
 	}
 	if (reused) {
 		finish(deps, updated, "failed", {
-			reason: `the model's answer used tool_use id ${clip(reused.id, 100)} (a call to tool ${reused.name}) ${reused.twice ? "for two of its calls" : "that an earlier call had"}; none of its calls was run`,
+			reason: `the model's answer used tool_use id ${clip(reused.id, 100)} (a call to tool ${clip(reused.name, 100)}) ${reused.twice ? "for two of its calls" : "that an earlier call had"}; none of its calls was run`,
 			exit_reason: "error",
 			error: { type: "tool_use_id_reused", message: "the model's answer reused a tool_use id, which each call must have to itself; none of its calls was run" },
 		});
