@@ -177,3 +177,20 @@ describe("a 200 that is no event stream", () => {
 		expect(retries.map((l) => l.content)).toEqual(["model claude-sonnet-5-5 did not answer: the answer was not an event stream but text/html, with no message in it"]);
 	});
 });
+
+describe("a turn a server tool paused (pause_turn), then continued", () => {
+	it("is one answer: the job's summary is the whole turn's text, as its delivery is", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ stop_reason: "pause_turn", text: "Three deploys went out overnight." }, { text: " None caused an incident." });
+		const delivered: { answer?: string }[] = [];
+		fake("https://deliver.example.test", async (request) => (delivered.push((await request.json()) as { answer?: string }), new Response("ok")));
+		await createAgent({ name: "paused-answer", delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
+		const job = await runToRest("paused-answer");
+
+		const whole = "Three deploys went out overnight. None caused an incident.";
+		expect(job).toMatchObject({ status: "completed", summary: whole, usage: { num_turns: 1 } });
+		expect(delivered).toMatchObject([{ answer: whole }]);
+		// The output keeps each response's own text on its own line.
+		expect((await outputOf("paused-answer", job.id)).filter((l) => l.type === "assistant").map((l) => l.content)).toEqual(["Three deploys went out overnight.", " None caused an incident."]);
+	});
+});

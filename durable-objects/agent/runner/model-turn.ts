@@ -200,7 +200,9 @@ export async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup)
 			out(deps, job.id, { type: "tool_result", tool_use_id: t.id, success: false, error });
 		}
 	}
-	const text = redact(answer.trim());
+	// A paused turn's answer is the whole turn, the paused part's text with the rest's, as the answer
+	// had been unpaused (and as its delivery reads the turn's stored message): not the rest alone.
+	const text = redact((continuing ? answerText([...blocksOf(last.content), ...message.content]) : answer).trim());
 	// A limit this answer crossed ends the run, whatever the answer: a final answer over its budget is
 	// not a success (the limits are checked after every response, the last one included). Its text
 	// stays the job's summary.
@@ -311,6 +313,9 @@ function cutShort(stopReason: Anthropic.Message["stop_reason"] | string, toolUse
 		}
 	}
 }
+
+/** A message's content as blocks (a stored answer's is always a list). */
+const blocksOf = (content: MessageParam["content"]): readonly { type: string; text?: string }[] => (typeof content === "string" ? [{ type: "text", text: content }] : content);
 
 /**
  * The first of an answer's tool calls whose id another of its calls has (`twice`), or a call of the
