@@ -144,9 +144,9 @@ export async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup)
 	// A tool_use line for each call the answer asks to run (each is then run, refused or decided on):
 	// not for a call in an answer that does not ask for tools, as one cut at max_tokens inside it.
 	// An answer that gives two of its calls one id, or a call an id an earlier call of the conversation
-	// has, asks for nothing that can be run: each call's result is matched to it by id, the API refuses
-	// the conversation sent back with the id twice, and the job keeps one record a call id. Its calls
-	// are not run (nor shown as tool_use lines) and the job fails below, naming the id.
+	// has, asks for nothing that can be run: each call's result is matched to it by id, the job keeps
+	// one record a call id, and the API refuses an answer holding an id twice sent back. Its calls are
+	// not run (nor shown as tool_use lines) and the job fails below, naming the id.
 	const reused = message.stop_reason === "tool_use" ? reusedToolUseId(messages, toolUses) : null;
 	const asksForTools = message.stop_reason === "tool_use" && toolUses.length > 0 && reused === null;
 	if (asksForTools) for (const t of toolUses) lines.push({ type: "tool_use", tool_name: t.name, tool_use_id: t.id, input: t.input });
