@@ -88,7 +88,8 @@ describe("a model answer larger than a row holds", () => {
 	it("is stored whole across rows: one request for the turn, the job completes, and the next request carries the 2.5 MB block unchanged", async () => {
 		const { job, requests, pdf } = await pausedOnPdf("pdf-answer");
 		expect(job.status, JSON.stringify(job.error)).toBe("completed");
-		expect(job.summary).toBe("The report says revenue grew 4%.");
+		// The paused turn's text and its continuation's: the whole answer, as its delivery reads it.
+		expect(job.summary).toBe("Reading the report.\nThe report says revenue grew 4%.");
 		// The paused turn once, then its continuation: nothing asked twice, nothing billed twice.
 		expect(requests).toHaveLength(2);
 		const [user, answer] = requests[1]!;
