@@ -5,7 +5,7 @@ import { shardName } from "../../src/scheduler/shards.ts";
 import { createAgent } from "./agents.ts";
 import { endedRecord, storeRun } from "./jobs.ts";
 import { tick } from "./ticks.ts";
-import { namesInShard, shardWithVars } from "./vars.ts";
+import { agentWithVars, namesInShard, shardWithVars } from "./vars.ts";
 
 const DAY = 86_400_000;
 /** The deployment's RETENTION_DAYS before a test lowers it. */
@@ -44,10 +44,16 @@ export async function agentsHoldingOldJobs(prefix: string, shard: number, at: nu
 	return { names, held };
 }
 
-/** Every agent's alarm is due, and running it prunes the job it held. */
-export async function expectPrunedNow(names: string[], held: Map<string, string>): Promise<void> {
+/**
+ * Every agent's alarm is due, and running it prunes the job it held, under the deployment's `vars`.
+ * They are given to each agent again before its alarm runs, as a deployment's are to every instance:
+ * workerd evicts an object idle for 10 s, and the vars a test gave the instance before go with it (on
+ * a loaded machine the last agents waited that long, and pruned under the default 30 days).
+ */
+export async function expectPrunedNow(names: string[], held: Map<string, string>, vars: Record<string, string>): Promise<void> {
 	for (const name of names) {
 		expect(await alarmOf(name), name).toBeLessThanOrEqual(Date.now());
+		await agentWithVars(name, vars);
 		expect(await runDurableObjectAlarm(env.AGENT.getByName(name))).toBe(true);
 		expect(await env.AGENT.getByName(name).getJob(held.get(name)!), name).toBeNull();
 	}

@@ -57,7 +57,7 @@ describe("a shard with more due agents than one invocation may call (SUBREQUEST_
 		// …the rest from the alarms it left.
 		expect(await followUps(shard)).toBeGreaterThan(0);
 
-		await expectPrunedNow(names, held);
+		await expectPrunedNow(names, held, { RETENTION_DAYS: "7" });
 	});
 
 	it("starts a notice again from the first agent when RETENTION_DAYS is lowered again before it is done", async () => {
@@ -83,7 +83,7 @@ describe("a shard with more due agents than one invocation may call (SUBREQUEST_
 		await followUps(shard);
 
 		// Every agent heard of 3 days: the job is past it, and each prunes it now.
-		await expectPrunedNow(names, held);
+		await expectPrunedNow(names, held, { RETENTION_DAYS: "3" });
 	});
 
 	it("opens the scheduler incident for an agent called by the follow-up alarm that does not answer", async () => {
