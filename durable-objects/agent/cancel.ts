@@ -36,6 +36,17 @@ export function asShown(sql: SqlStorage, job: JobRecord | null): JobRecord | nul
 }
 
 /**
+ * How a cancelled job was cancelled, as its transition says (" (cancelled by operator: wrong host)"),
+ * for a refusal of what crossed the cancel (a second cancel, a decision): without it, the one refused
+ * cannot tell whose cancel won, or why. Empty for a job not cancelled.
+ */
+export function cancelledAs(job: JobRecord): string {
+	if (job.status !== "cancelled") return "";
+	const reason = job.transitions.findLast((t) => t.to === "cancelled")?.reason;
+	return reason ? ` (${reason})` : "";
+}
+
+/**
  * Cancels a job: a pending or waiting one at once; a running one at its next checkpoint, with
  * any in-flight model call in this instance aborted now (a tool call in flight is let finish, so
  * its effect is recorded: see settleTools). `force` cuts off a tool call in flight in this
@@ -48,7 +59,7 @@ export async function cancelJob(control: JobControl, jobId: string, reason: stri
 	const alarm = await passes.alarm();
 	const job = getJob(sql, jobId);
 	if (!job) return refuse(404, `no job ${jobId}`);
-	if (isFinal(job.status)) return refuse(409, `job ${jobId} is already ${job.status}`);
+	if (isFinal(job.status)) return refuse(409, `job ${jobId} is already ${job.status}${cancelledAs(job)}`);
 	// Shown to every read token (the job's transitions, cancel_requested): stored redacted, as every
 	// record is. A blank reason is none.
 	const said = reason === null ? null : redact(reason.trim()) || null;

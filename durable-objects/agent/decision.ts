@@ -1,5 +1,5 @@
 import { InvalidToolSchemaError, toolInputProblems } from "../../src/agent/tools/input-check.ts";
-import type { JobRecord } from "../../src/jobs/model.ts";
+import { isFinal, type JobRecord } from "../../src/jobs/model.ts";
 import { log } from "../../src/log.ts";
 import { redact } from "../../src/security/redact.ts";
 import { clip } from "../../src/shared/clip.ts";
@@ -7,11 +7,11 @@ import { clip } from "../../src/shared/clip.ts";
 /** A decision's line in the job's transitions: a cancel's reason (500 characters at most) with room for the tool's and decider's names. */
 const TRANSITION_REASON_CHARS = 600;
 import { refuse, type Refusal } from "../../src/shared/refusal.ts";
-import type { JobControl } from "./cancel.ts";
+import { cancelledAs, type JobControl } from "./cancel.ts";
 import { getJob } from "./jobs.ts";
 import { computeRevision, knownRevision } from "./revisions.ts";
 import { resumeFromApproval } from "./runner/approval.ts";
-import { decideToolCall, findToolCall, getSetup } from "./runner/session.ts";
+import { decideToolCall, findToolCall, getSetup, lastDecidedCall } from "./runner/session.ts";
 import { currentDefinition, readState } from "./state.ts";
 
 export interface Decision {
@@ -106,11 +106,20 @@ export async function decideApproval(control: JobControl, jobId: string, given: 
  * whose answer it lost learns whether its first try took effect (and whose did).
  */
 function notWaiting(sql: SqlStorage, job: JobRecord, toolUseId: string | undefined): string {
-	const notice = `job ${job.id} is ${job.status}, not waiting for an approval`;
-	if (toolUseId === undefined) return notice;
+	// A cancel that crossed the decision says whose it was, and why.
+	const notice = `job ${job.id} is ${job.status}${cancelledAs(job)}, not waiting for an approval`;
+	if (toolUseId === undefined) {
+		// A decision naming no call, crossing another one's: the call it meant was most likely the one
+		// decided last, and whose decision took effect is what its sender needs to know.
+		const last = lastDecidedCall(sql, job.id);
+		return last ? `${notice}; ${last.name} (${last.toolUseId}), the call decided last, ${alreadyDecided(last)}` : notice;
+	}
 	const named = findToolCall(sql, job.id, toolUseId);
 	if (!named) return `${notice}; it has no tool call ${toolUseId}`;
-	return `${notice}; ${named.name} (${toolUseId}) ${named.decision ? alreadyDecided(named) : `was not decided (it is ${named.status})`}`;
+	if (named.decision) return `${notice}; ${named.name} (${toolUseId}) ${alreadyDecided(named)}`;
+	// A call left waiting by a job that ended (cancelled, timed out) never runs: "pending" read as still to come.
+	if (named.status === "pending" && isFinal(job.status)) return `${notice}; ${named.name} (${toolUseId}) was never decided, and will not run`;
+	return `${notice}; ${named.name} (${toolUseId}) was not decided (it is ${named.status})`;
 }
 
 const alreadyDecided = (call: { decision: "approve" | "deny" | null; decidedBy: string | null }): string =>

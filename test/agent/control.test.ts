@@ -112,7 +112,7 @@ describe("cancel", () => {
 		expect(await res.json()).toMatchObject({ status: "cancelled", exit_reason: "cancelled" });
 		const again = await post(`/v1/jobs/${second.id}/cancel`);
 		expect(again.status).toBe(409);
-		expect((await errorOf(again)).message).toBe(`job ${second.id} is already cancelled`);
+		expect((await errorOf(again)).message).toBe(`job ${second.id} is already cancelled (cancelled by operator: not needed)`);
 		// The ledger says so too (Hermes' statuses, where a cancelled run is failed): never completed,
 		// and never started.
 		expect((await runsOf("cancel-pending")).find((r) => r.job_id === second.id)).toMatchObject({ status: "failed", error: "cancelled", started_at: null });

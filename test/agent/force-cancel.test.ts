@@ -146,7 +146,7 @@ describe("cancel with force", () => {
 		// Over, a job takes no more cancels, forced or not.
 		const late = await post(`/v1/jobs/${job.id}/cancel`, { force: true });
 		expect(late.status).toBe(409);
-		expect((await errorOf(late)).message).toBe(`job ${job.id} is already cancelled`);
+		expect((await errorOf(late)).message).toBe(`job ${job.id} is already cancelled (${answer.transitions.at(-1)!.reason})`);
 	});
 
 	it("cancels a pending job as a plain cancel does", async () => {

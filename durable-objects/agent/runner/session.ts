@@ -249,6 +249,14 @@ export function findToolCall(sql: SqlStorage, jobId: string, toolUseId: string):
 	return row ? toToolCall(row) : null;
 }
 
+/** The job's tool call decided last (by an operator, or by its approval's expiry), if any. */
+export function lastDecidedCall(sql: SqlStorage, jobId: string): ToolCall | null {
+	const row = sql
+		.exec<ToolCallRow>(`SELECT ${TOOL_CALL_COLUMNS} FROM tool_calls WHERE job_id = ? AND decision IS NOT NULL ORDER BY seq DESC, rowid DESC LIMIT 1`, MODEL_TOOL_RESULT_CHARS + 1, jobId)
+		.toArray()[0];
+	return row ? toToolCall(row) : null;
+}
+
 export function insertToolCalls(sql: SqlStorage, jobId: string, seq: number, calls: { id: string; name: string; input: unknown }[]): void {
 	for (const c of calls) {
 		sql.exec(
