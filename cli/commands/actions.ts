@@ -150,6 +150,16 @@ function cancelOutcome(ctx: Context, job: { id: string; status: string; transiti
 	return `${job.id} ended ${status}, not cancelled${reason ? `: ${reason}` : ""}`;
 }
 
+/**
+ * Whose cancel ended a job, as its transition says (" (cancelled by ops: wrong host)"), as the API's
+ * refusals put it: a decision crossing another operator's cancel is told whose it was, and why.
+ */
+function cancelledAs(job: { status: string; transitions?: { to?: string; reason?: string }[] }): string {
+	if (job.status !== "cancelled") return "";
+	const reason = job.transitions?.findLast((t) => t.to === "cancelled")?.reason;
+	return reason ? ` (${printable(reason)})` : "";
+}
+
 async function decide(ctx: Context, id: string, decision: "approve" | "deny", opts: ApproveOptions): Promise<number> {
 	let toolInput: Record<string, unknown> | undefined;
 	if (opts.input !== undefined) {
@@ -174,7 +184,7 @@ async function decide(ctx: Context, id: string, decision: "approve" | "deny", op
 	} else {
 		const waiting = await ctx.client.json(jobPath(id), shapes.job);
 		const pending = waiting.pending_approval;
-		if (waiting.status !== "approval_pending" || !pending) throw new CliError(`job ${printable(waiting.id)} is ${printable(waiting.status)}, not waiting for an approval`, 1);
+		if (waiting.status !== "approval_pending" || !pending) throw new CliError(`job ${printable(waiting.id)} is ${printable(waiting.status)}${cancelledAs(waiting)}, not waiting for an approval`, 1);
 		call = { id: pending.tool_use_id, name: pending.tool_name };
 	}
 	const body: Record<string, unknown> = { decision, tool_use_id: call.id };

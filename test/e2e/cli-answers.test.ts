@@ -366,6 +366,17 @@ describe("approve and deny name the tool call they decide", () => {
 		expect(r.stderr).toBe(`drover: job ${JOB} is completed, not waiting for an approval\n`);
 		expect(api.seen.map((x) => x.route)).toEqual([`GET /v1/jobs/${JOB}`]);
 	});
+
+	it("says whose cancel ended a job it was asked to decide, and why", async () => {
+		const api = await fakeApi({
+			[`GET /v1/jobs/${JOB}`]: (_req, res) =>
+				json(res, 200, record({ status: "cancelled", exit_reason: "cancelled", transitions: [{ from: "approval_pending", to: "cancelled", at: "2026-01-01T00:00:01.000Z", reason: "cancelled by ops: wrong host" }] })),
+		});
+		const r = await runCli(api.url, ["approve", JOB]);
+		expect(r.status).toBe(1);
+		expect(r.stderr).toBe(`drover: job ${JOB} is cancelled (cancelled by ops: wrong host), not waiting for an approval\n`);
+		expect(api.seen.map((x) => x.route)).toEqual([`GET /v1/jobs/${JOB}`]);
+	});
 });
 
 describe("errors from the API", () => {
