@@ -26,6 +26,12 @@ const ResolveBody = z
 
 const IncidentPath = z.object({ id: z.string().regex(INCIDENT_ID_PATTERN, `must be an incident id: ${INCIDENT_ID_FORMAT}`).openapi({ description: "An incident's id" }) });
 
+/** " (by ops at 2026-…)", as the closed incident records it (either part absent from an older row). */
+function closedBy(incident: { closed_by: string | null; closed_at: string | null }): string {
+	const parts = [incident.closed_by === null ? null : `by ${incident.closed_by}`, incident.closed_at === null ? null : `at ${incident.closed_at}`].filter((p) => p !== null);
+	return parts.length > 0 ? ` (${parts.join(" ")})` : "";
+}
+
 export const incidentsApi = createApi()
 	.openapi(
 		withRole("read", {
@@ -99,7 +105,8 @@ export const incidentsApi = createApi()
 			// client sends it): a failure seen after it is not resolved over.
 			const result = await resolveIncident(c.env.DB, id, Date.now(), seen);
 			if (!result) throw new NotFoundError(`no incident ${id}`);
-			if (result.incident.state === "closed") throw new ConflictError(`incident ${id} is closed: a closing is terminal for its signature, and the same error stays quiet`);
+			// Whose closing, and when: a resolve crossing another operator's close tells its sender of it.
+			if (result.incident.state === "closed") throw new ConflictError(`incident ${id} is closed${closedBy(result.incident)}: a closing is terminal for its signature, and the same error stays quiet`);
 			// Counts only grow (a pruned incident's row is gone, and one seen again starts a new row at 1).
 			if (seen !== undefined && !result.resolved && result.incident.count < seen) {
 				throw new ConflictError(`incident ${id} has counted ${result.incident.count} failures, fewer than the count ${seen} this resolve names: read it again; nothing was changed`);

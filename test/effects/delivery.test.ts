@@ -1031,10 +1031,15 @@ describe("a hook's incidents", () => {
 		expect(await hookIncident()).toMatchObject({ id, state: "alerted" });
 		expect(pagedIds(alerts).filter((paged) => paged === id)).toHaveLength(2);
 		// Closed, it stays closed.
-		expect((await call(`/v1/incidents/${id}/close`, { method: "POST", as: "operate" })).status).toBe(200);
+		const closing = await call(`/v1/incidents/${id}/close`, { method: "POST", as: "operate" });
+		expect(closing.status).toBe(200);
+		const { closed_at } = (await closing.json()) as { closed_at: string };
 		const closed = await call(`/v1/incidents/${id}/resolve`, { method: "POST", as: "operate" });
 		expect(closed.status).toBe(409);
-		expect(((await closed.json()) as { error: { message: string } }).error.message).toBe(`incident ${id} is closed: a closing is terminal for its signature, and the same error stays quiet`);
+		// Whose closing it was, and when: a resolve that crossed another operator's close is told of it.
+		expect(((await closed.json()) as { error: { message: string } }).error.message).toBe(
+			`incident ${id} is closed (by operator at ${closed_at}): a closing is terminal for its signature, and the same error stays quiet`,
+		);
 		expect(await hookIncident()).toMatchObject({ state: "closed" });
 		expect((await call("/v1/incidents/pager-_000000000000/resolve", { method: "POST", as: "operate" })).status).toBe(404);
 	});
