@@ -541,10 +541,23 @@ export class AgentDO extends DurableObject<Env> {
 		if (last && this.passes.retentionMs(last) < this.passes.retentionMs(before)) await this.retentionShortened();
 	}
 
+	/**
+	 * An operator's write (a pause, a resume, a notepad write) to an agent deleted here: refused as
+	 * its absence is, changing nothing. The API finds the agent in D1, which a delete tells last, so a
+	 * write crossing a delete passes that lookup and arrives after it; answered 200, it was a success
+	 * for an agent that is gone (its notepad forgotten when the name is defined again).
+	 */
+	private deletedHere(state: AgentState, name: string): Refusal | null {
+		if (state.deletedAt === null) return null;
+		return refuse(404, `no agent named ${name}: it was deleted at ${new Date(state.deletedAt).toISOString()}; nothing was changed`);
+	}
+
 	/** Pauses the agent; `by` is the caller's token name ("auto" is reserved for automatic pauses). */
-	async pause(name: string, source: AgentSource, reason: string | null, by: string): Promise<AgentStatus> {
+	async pause(name: string, source: AgentSource, reason: string | null, by: string): Promise<AgentStatus | Refusal> {
 		this.revive();
 		const state = this.ensureState(name, source);
+		const gone = this.deletedHere(state, name);
+		if (gone) return gone;
 		// Paused already: it has been paused since the first pause (what the dashboard's "paused 3 days"
 		// and an operator's judgement go by). A new reason replaces the old, none keeps it, and the
 		// caller takes the pause over, so an operator's pause over an automatic one stays until resume.
@@ -562,6 +575,8 @@ export class AgentDO extends DurableObject<Env> {
 		const alarm = await this.ctx.storage.getAlarm();
 		this.revive();
 		const state = this.ensureState(name, source);
+		const gone = this.deletedHere(state, name);
+		if (gone) return gone;
 		// One that cannot run would only be paused again at once (with its pause's time lost): it is
 		// refused, and nothing changes.
 		const agent = currentDefinition(state);
@@ -621,7 +636,8 @@ export class AgentDO extends DurableObject<Env> {
 	/** The notepad comes back wrapped: bare, a key named "refused" would pass for a refusal. */
 	async setNote(name: string, source: AgentSource, key: string, value: string, condition?: NoteCondition, by?: string): Promise<{ notepad: Notepad } | Refusal> {
 		this.revive();
-		this.ensureState(name, source);
+		const gone = this.deletedHere(this.ensureState(name, source), name);
+		if (gone) return gone;
 		const refused = setNote(this.sql, key, value, Date.now(), condition);
 		if (refused) return refused;
 		log.info("notepad.set", { agent: name, key, by });
@@ -630,7 +646,8 @@ export class AgentDO extends DurableObject<Env> {
 
 	async deleteNote(name: string, source: AgentSource, key: string | null, condition?: NoteCondition, by?: string): Promise<{ deleted: number } | Refusal> {
 		this.revive();
-		this.ensureState(name, source);
+		const gone = this.deletedHere(this.ensureState(name, source), name);
+		if (gone) return gone;
 		const deleted = deleteNote(this.sql, key, condition);
 		if (typeof deleted !== "number") return deleted;
 		log.info("notepad.deleted", { agent: name, key, deleted, by });

@@ -118,7 +118,7 @@ export const agentActionsApi = createApi()
 			const agent = await requireAgent(c.env, c.req.valid("param").agent);
 			// A blank reason is none: status would show "paused: " with nothing after it.
 			const reason = c.req.valid("json")?.reason?.trim() || null;
-			return c.json(await agentRpc(c.env, agent.name).pause(agent.name, agent.source, reason, c.var.principal.name), 200);
+			return c.json(unwrap(await agentRpc(c.env, agent.name).pause(agent.name, agent.source, reason, c.var.principal.name)), 200);
 		},
 	)
 	.openapi(
