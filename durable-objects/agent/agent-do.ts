@@ -71,6 +71,9 @@ export interface AgentStatus {
 	storage_bytes: number;
 }
 
+/** A write's refusal for an agent deleted here: when, so an operator whose write crossed the delete learns of it. */
+const deletedAt = (name: string, at: number): string => `no agent named ${name}: it was deleted at ${new Date(at).toISOString()}; nothing was changed`;
+
 /**
  * One per agent, addressed by the agent's name: the source of truth for that agent's schedule
  * state, occurrence ledger and jobs. Callers use its RPC methods; `fetch` is kept for streams.
@@ -379,9 +382,13 @@ export class AgentDO extends DurableObject<Env> {
 		// Read before the save, for its sync's backstop alarm to be set in the same turn (alarmWithWrite).
 		const alarm = await this.ctx.storage.getAlarm();
 		this.revive();
-		const live = definedAgent(this.sql)?.live ?? false;
+		const defined = definedAgent(this.sql);
+		const live = defined?.live ?? false;
 		if (expect === "create" && live) return this.refuseWrite(409, alreadyDefined(name));
-		if (expect === "replace" && !live) return this.refuseWrite(404, notDefined(name));
+		// An edit crossing a delete (made on the definition read before it) is told of the delete.
+		if (expect === "replace" && !live) {
+			return this.refuseWrite(404, defined?.deletedAt != null ? `${deletedAt(name, defined.deletedAt)}; POST /v1/agents defines it again` : notDefined(name));
+		}
 		let before: AgentState | null = null;
 		try {
 			before = readState(this.sql);
@@ -548,8 +555,7 @@ export class AgentDO extends DurableObject<Env> {
 	 * for an agent that is gone (its notepad forgotten when the name is defined again).
 	 */
 	private deletedHere(state: AgentState, name: string): Refusal | null {
-		if (state.deletedAt === null) return null;
-		return refuse(404, `no agent named ${name}: it was deleted at ${new Date(state.deletedAt).toISOString()}; nothing was changed`);
+		return state.deletedAt === null ? null : refuse(404, deletedAt(name, state.deletedAt));
 	}
 
 	/** Pauses the agent; `by` is the caller's token name ("auto" is reserved for automatic pauses). */

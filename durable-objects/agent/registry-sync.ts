@@ -48,7 +48,7 @@ export function queueSync(sql: SqlStorage, by: string, at: number): void {
  * definition, judged without parsing it: one stored by an older release that no longer parses still
  * counts (a PUT repairs it, a POST is refused).
  */
-export function definedAgent(sql: SqlStorage): { name: string; source: string; live: boolean } | null {
+export function definedAgent(sql: SqlStorage): { name: string; source: string; live: boolean; deletedAt: number | null } | null {
 	const row = sql
 		.exec<{ name: string; source: string; deleted_at: number | null; has: number }>(
 			"SELECT name, source, deleted_at, definition IS NOT NULL AS has FROM agent_state WHERE id = 1",
@@ -56,7 +56,7 @@ export function definedAgent(sql: SqlStorage): { name: string; source: string; l
 		.toArray()[0];
 	if (!row) return null;
 	const live = row.deleted_at === null && (row.source === "api" ? row.has === 1 : findAgent(row.name) !== undefined);
-	return { name: row.name, source: row.source, live };
+	return { name: row.name, source: row.source, live, deletedAt: row.deleted_at };
 }
 
 /** One per AgentDO instance: its syncs run one after another, never interleaved. */

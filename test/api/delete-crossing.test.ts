@@ -82,4 +82,19 @@ describe("a write crossing the agent's delete", () => {
 		expect(resume.status).toBe(404);
 		expect(await pausedInObject(name)).toBeNull();
 	});
+
+	it("a definition edit made on the revision read before the delete is a 404 saying when it was deleted and how to define it again", async () => {
+		const name = "edit-vs-delete";
+		await createAgent({ name, prompt: "First." });
+		const etag = (await call(`/v1/agents/${name}/definition`)).headers.get("etag")!;
+		const finish = await deleteHalfWay(name);
+
+		// Its object refuses it, then tells D1 what it holds: after the delete's own sync, held here.
+		const editing = call(`/v1/agents/${name}`, { method: "PUT", as: "admin", body: { name, prompt: "Second." }, headers: { "if-match": etag } });
+		expect((await finish()).status).toBe(200);
+		const put = await editing;
+		expect(put.status).toBe(404);
+		expect((await errorOf(put)).message).toMatch(new RegExp(`^no agent named ${name}: it was deleted at [^;]+; nothing was changed; POST /v1/agents defines it again$`));
+		expect((await call(`/v1/agents/${name}`)).status).toBe(404);
+	});
 });
