@@ -708,8 +708,11 @@ export class AgentDO extends DurableObject<Env> {
 	}
 
 	/** Forgets the persistent session, so the agent's next run starts a fresh one; what it forgot. */
-	async resetPersistentSession(by: string): Promise<PersistentSession | null> {
+	async resetPersistentSession(by: string): Promise<PersistentSession | null | Refusal> {
 		this.revive();
+		// A reset crossing the delete (which forgot the session itself) is told of it, as a pause is.
+		const defined = definedAgent(this.sql);
+		if (defined?.deletedAt != null) return refuse(404, deletedAt(defined.name, defined.deletedAt));
 		const forgotten = clearPersistentSession(this.sql);
 		log.info("session.reset", { agent: storedAgentName(this.sql) ?? null, by, session_id: forgotten?.sessionId ?? null });
 		return forgotten;

@@ -68,18 +68,21 @@ describe("a write crossing the agent's delete", () => {
 		expect(await notepadOf(name)).toEqual(["before"]);
 	});
 
-	it("a pause or a resume is a 404 saying the agent was deleted, and changes nothing", async () => {
+	it("a pause, a resume or a session reset is a 404 saying the agent was deleted, and changes nothing", async () => {
 		const name = "pause-vs-delete";
 		await createAgent({ name });
 		const finish = await deleteHalfWay(name);
 
 		const pause = await call(`/v1/agents/${name}/pause`, { method: "POST", as: "operate", body: { reason: "noisy" } });
 		const resume = await call(`/v1/agents/${name}/resume`, { method: "POST", as: "operate" });
+		const reset = await call(`/v1/agents/${name}/sessions/current`, { method: "DELETE", as: "operate" });
 		expect((await finish()).status).toBe(200);
 
 		expect(pause.status).toBe(404);
 		expect((await errorOf(pause)).message).toMatch(new RegExp(`^no agent named ${name}: it was deleted at `));
 		expect(resume.status).toBe(404);
+		expect(reset.status).toBe(404);
+		expect((await errorOf(reset)).message).toMatch(new RegExp(`^no agent named ${name}: it was deleted at `));
 		expect(await pausedInObject(name)).toBeNull();
 	});
 

@@ -249,7 +249,7 @@ export function findToolCall(sql: SqlStorage, jobId: string, toolUseId: string):
 	return row ? toToolCall(row) : null;
 }
 
-/** The job's tool call decided last (by an operator, or by its approval's expiry), if any. */
+/** The job's tool call an operator decided last (an expired approval records no decision), if any. */
 export function lastDecidedCall(sql: SqlStorage, jobId: string): ToolCall | null {
 	const row = sql
 		.exec<ToolCallRow>(`SELECT ${TOOL_CALL_COLUMNS} FROM tool_calls WHERE job_id = ? AND decision IS NOT NULL ORDER BY seq DESC, rowid DESC LIMIT 1`, MODEL_TOOL_RESULT_CHARS + 1, jobId)

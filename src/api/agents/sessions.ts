@@ -6,6 +6,7 @@ import { cursorScope, decodeCursor, encodeCursor } from "../../shared/cursor.ts"
 import { isoOrNull } from "../../shared/iso-time.ts";
 import { createApi, withRole } from "../factory.ts";
 import { AgentNameParam, CursorParam, pageLimit } from "../params.ts";
+import { unwrap } from "../refusals.ts";
 import { requireAgent, requireAgentSource, requireKnownAgent } from "../resolve-agent.ts";
 import { DateTimeString, notFoundResponse } from "../schemas.ts";
 import { SessionSummarySchema } from "../sessions.ts";
@@ -87,7 +88,8 @@ export const agentSessionsApi = createApi()
 		}),
 		async (c) => {
 			const agent = await requireAgent(c.env, c.req.valid("param").agent);
-			const forgotten = await agentRpc(c.env, agent.name).resetPersistentSession(c.var.principal.name);
+			const answer = await agentRpc(c.env, agent.name).resetPersistentSession(c.var.principal.name);
+			const forgotten = answer === null ? null : unwrap(answer);
 			return c.json({ agent: agent.name, forgotten: forgotten?.sessionId ?? null }, 200);
 		},
 	)
