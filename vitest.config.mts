@@ -99,7 +99,12 @@ export default defineConfig(async () => {
 	// share one runtime per vitest worker: a unit test must not depend on storage another file writes.
 	const workers = {
 		plugins: plugins(),
-		test: { name: "workers", include: ["test/**/*.test.ts"], exclude: ["test/e2e/**", "test/unit/**"], ...inWorkerd },
+		test: { name: "workers", include: ["test/**/*.test.ts"], exclude: ["test/e2e/**", "test/unit/**", "test/probes/**"], ...inWorkerd },
+	};
+	// Walks too long for every run (weeks of ticks), run on demand: `npm run probe`.
+	const probes = {
+		plugins: plugins(),
+		test: { name: "probes", include: ["test/probes/**/*.test.ts"], ...inWorkerd, testTimeout: 3_600_000 },
 	};
 	const unit = {
 		plugins: plugins(),
@@ -122,5 +127,5 @@ export default defineConfig(async () => {
 	// workerd files one at a time; their runtimes wait on module fetches and storage as much as they
 	// compute, so one per core runs the suite about a third faster (a measured 361 s against 244 s).
 	const maxWorkers = availableParallelism();
-	return { test: { maxWorkers, projects: [workers, unit, e2e], reporters: ["default", "./test/reporters/categories.ts"] } };
+	return { test: { maxWorkers, projects: process.env.DROVER_PROBES ? [probes] : [workers, unit, e2e], reporters: ["default", "./test/reporters/categories.ts"] } };
 });
