@@ -75,6 +75,28 @@ describe("tool_use ids an answer reuses", () => {
 		expect(await jobOf("twice-id", id)).toMatchObject({ status: "completed", summary: "Both pages are fine." });
 		expect(emulator.requests.at(-1)!.messages!.map((m) => m.role)).toEqual(["user"]);
 	});
+
+	it("an answer that reuses an id and crosses a token limit too: its preamble is no summary, and a continue still goes on from before it", async () => {
+		const emulator = useEmulator();
+		const { fetched } = statusPage();
+		emulator.enqueue({ text: "Let me fetch both pages.", tool_use: [fetchCall("/a", "toolu_over"), fetchCall("/b", "toolu_over")] });
+		await createAgent({ name: "twice-over", tools: [fetchTool], usage_limits: { max_output_tokens: 3 } });
+		const job = await runToRest("twice-over");
+
+		expect(job.usage.per_model["claude-sonnet-5-5"]!.output_tokens).toBeGreaterThan(3);
+		expect(job).toMatchObject({ status: "failed", error: { type: "tool_use_id_reused" }, summary: null });
+		expect(fetched).toEqual([]);
+
+		// The API refuses that answer sent back: the continue's request must not hold it.
+		emulator.enqueue({ text: "Both pages are fine." });
+		const res = await call(`/v1/jobs/${job.id}/continue`, { method: "POST", as: "operate", body: { prompt: "Fetch them one at a time." } });
+		expect(res.status, await res.clone().text()).toBe(201);
+		const { id } = (await res.json()) as { id: string };
+		await settle("twice-over");
+		// Answered (over the agent's limit again, so failed usage_limit, its answer the summary), not refused.
+		expect(await jobOf("twice-over", id)).toMatchObject({ error: { type: "usage_limit" }, summary: "Both pages are fine." });
+		expect(emulator.requests.at(-1)!.messages!.map((m) => m.role)).toEqual(["user"]);
+	});
 });
 
 /** The API's answers streamed as `events` (SSE, as the API sends them), one a request, counting the requests. */

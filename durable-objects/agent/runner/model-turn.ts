@@ -203,6 +203,17 @@ export async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup)
 	// A paused turn's answer is the whole turn, the paused part's text with the rest's, as the answer
 	// had been unpaused (and as its delivery reads the turn's stored message): not the rest alone.
 	const text = redact((continuing ? answerText([...blocksOf(last.content), ...message.content]) : answer).trim());
+	// Before the limits: an answer that crossed one too would fail usage_limit, its preamble taken for
+	// the summary and the answer (its ids twice, which the API refuses) sent back by a continue, which
+	// leaves it out only after this error.
+	if (reused) {
+		finish(deps, updated, "failed", {
+			reason: `the model's answer used tool_use id ${clip(reused.id, 100)} (a call to tool ${clip(reused.name, 100)}) ${reused.twice ? "for two of its calls" : "that an earlier call had"}; none of its calls was run`,
+			exit_reason: "error",
+			error: { type: "tool_use_id_reused", message: "the model's answer reused a tool_use id, which each call must have to itself; none of its calls was run" },
+		});
+		return "done";
+	}
 	// A limit this answer crossed ends the run, whatever the answer: a final answer over its budget is
 	// not a success (the limits are checked after every response, the last one included). Its text
 	// stays the job's summary.
@@ -247,14 +258,6 @@ export async function callModel(deps: StepDeps, job: JobRecord, setup: JobSetup)
 		// conversation back to let it continue (the turn's usage is saved with its answer).
 		setNextStep(deps.sql, job.id, now, now);
 		return "continue";
-	}
-	if (reused) {
-		finish(deps, updated, "failed", {
-			reason: `the model's answer used tool_use id ${clip(reused.id, 100)} (a call to tool ${clip(reused.name, 100)}) ${reused.twice ? "for two of its calls" : "that an earlier call had"}; none of its calls was run`,
-			exit_reason: "error",
-			error: { type: "tool_use_id_reused", message: "the model's answer reused a tool_use id, which each call must have to itself; none of its calls was run" },
-		});
-		return "done";
 	}
 	const cut = cutShort(message.stop_reason, toolUses, text);
 	if (cut) {
