@@ -136,8 +136,8 @@ const anyCase = (hex: string) => hex.replace(/[a-f]/gi, (d) => `[${d.toLowerCase
  * of a URL in another); JSON-escaped (`\"`, `\\`, a control character's short escape, PHP's `\/`, and
  * `\u002f`, `\u0026`, `\u003c`…, as Go's, .NET's and Gson's encoders write `<`, `>`, `&`, `=`, `+` and
  * `'`, in either case); a space as form encoding's `+` too; as an HTML character reference (`&#x2F;`,
- * `&#47;`, `&sol;`, `&amp;`: a URL in a page an http_fetch read, or in an HTML-escaping template's
- * output). Mixed within a value (Python's quote() leaves `/` as written and escapes `:`) and each
+ * `&#47;`, `&sol;`, `&amp;`, a numeric one padded with zeros as PHP's `&#039;`: a URL in a page an
+ * http_fetch read, or in an HTML-escaping template's output). Mixed within a value (Python's quote() leaves `/` as written and escapes `:`) and each
  * character in its own case of hex.
  */
 function charPattern(c: string): string {
@@ -146,7 +146,8 @@ function charPattern(c: string): string {
 	const percent = [...new TextEncoder().encode(c)].map((b) => `%(?:25)?${anyCase(b.toString(16).padStart(2, "0"))}`).join("");
 	const unicode = [...Array(c.length).keys()].map((i) => `\\\\u${anyCase(c.charCodeAt(i).toString(16).padStart(4, "0"))}`).join("");
 	const point = c.codePointAt(0)!;
-	const html = `&#(?:[xX]${anyCase(point.toString(16))}|${point});`;
+	// Numeric references may be padded with zeros: PHP's htmlspecialchars writes ' as &#039;.
+	const html = `&#(?:[xX]0*${anyCase(point.toString(16))}|0*${point});`;
 	return `(?:${[literal, percent, unicode, html, ...shortEscapes(c).map((e) => escaped([e])), ...(NAMED_REFERENCES[c] ?? [])].join("|")})`;
 }
 
@@ -190,7 +191,7 @@ function shortEscapes(c: string): string[] {
  * A `/` in any of those spellings, then what continues a path: after a URL secret, it makes a
  * longer URL (a page under a public endpoint), not this one.
  */
-const SLASH_ON = String.raw`(?:\\?\/|\\u002[fF]|%(?:25)?2[fF]|&#[xX]2[fF];|&#47;|&sol;)[\w%~.-]`;
+const SLASH_ON = String.raw`(?:\\?\/|\\u002[fF]|%(?:25)?2[fF]|&#[xX]0*2[fF];|&#0*47;|&sol;)[\w%~.-]`;
 /** A percent-encoded character that continues a path's segment: a letter, a digit, `-`, `_` or `~` (not `.`, which may end a sentence). */
 const PERCENT_ON = String.raw`%(?:25)?(?:3[0-9]|[46][1-9A-Fa-f]|[57][0-9Aa]|2[Dd]|5[Ff]|7[Ee])`;
 

@@ -405,7 +405,7 @@ describe("redact and the test Worker's own secrets (vitest.config.mts's bindings
 		]) {
 			expect(redact(`<a href="${url}">hook</a>`), spelling).toBe(`<a href="${REDACTED}">hook</a>`);
 		}
-		for (const longer of ["https:&#x2F;&#x2F;tickets.example.test&#x2F;hook&#x2F;123", "https:&#47;&#47;tickets.example.test&#47;hook&#47;123", "https:&sol;&sol;tickets.example.test&sol;hook&sol;x"]) {
+		for (const longer of ["https:&#x2F;&#x2F;tickets.example.test&#x2F;hook&#x2F;123", "https:&#47;&#47;tickets.example.test&#47;hook&#47;123", "https:&sol;&sol;tickets.example.test&sol;hook&sol;x", "https:&#x002F;&#047;tickets.example.test&#0047;hook&#x00002f;123"]) {
 			expect(redact(`see ${longer}.`)).toBe(`see ${longer}.`);
 		}
 		const text = "<p>Tom &amp; Jerry&#39;s page: https:&#x2F;&#x2F;other.example.test&#x2F;drover, https:&#47;&#47;alerts.example.test&#47;drover2</p>";
@@ -450,6 +450,8 @@ describe("a secret as other encoders spell it (secretValueReplacer)", () => {
 		["a URL through .NET's HttpUtility.UrlEncode (lower case)", "https%3a%2f%2fhooks.example.test%2fin%3fkey%3dAb12Cd34Ef%26sig%3dx%2by%2fz"],
 		["HTML-escaped as Python's html.escape writes it (&lt;, &gt;, &amp;, &#x27;)", "correct horse &lt;battery&gt; &amp; staple=&#x27;+&#x27;"],
 		["HTML-escaped by a template that writes each as a decimal reference", "correct horse &#60;battery&#62; &#38; staple&#61;&#39;&#43;&#39;"],
+		["HTML-escaped as PHP's htmlspecialchars writes it (' as &#039;, a leading zero)", "correct horse &lt;battery&gt; &amp; staple=&#039;+&#039;"],
+		["references padded with zeros (&#x0002F;, &#0038;)", "https:&#x0002F;&#x0002F;hooks.example.test&#x002f;in?key=Ab12Cd34Ef&#0038;sig=x+y&#047;z"],
 		["a URL in an href, & as &amp;", "https://hooks.example.test/in?key=Ab12Cd34Ef&amp;sig=x+y/z"],
 		["a URL through an encoder that writes / as &#x2F; and & as &amp;", "https:&#x2F;&#x2F;hooks.example.test&#x2F;in?key=Ab12Cd34Ef&amp;sig=x+y&#x2F;z"],
 	])("%s", (_encoder, spelt) => {
