@@ -14,8 +14,11 @@ interface Check {
 	message: string;
 }
 
-/** The check a status warning is said under, by its kind (GET /v1/status's warning_kinds). */
-const WARNING_CHECKS: Record<string, string> = { scheduler_behind: "scheduler", d1_storage: "d1", incidents_unpaged: "alerts" };
+/**
+ * The check a status warning is said under, by its kind (GET /v1/status's warning_kinds): definitions
+ * holding a secret's value name agents and their fields, so they are said with the agents' warnings.
+ */
+const WARNING_CHECKS: Record<string, string> = { scheduler_behind: "scheduler", d1_storage: "d1", incidents_unpaged: "alerts", definition_secret: "agents" };
 
 export function registerDoctor(program: Command): void {
 	program

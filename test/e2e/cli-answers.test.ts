@@ -933,13 +933,19 @@ describe("a scheduler shard behind its ticks", () => {
 		expect(read.stdout.split("\n").find((line) => line.startsWith("! alerts"))).toMatch(/^! alerts +2 open incidents were not paged \(/);
 		// Those were a server's before warning_kinds, told by their text; a server that gives each
 		// warning's kind is read by it, whatever the text says, and a kind this CLI does not know is said under its own name.
-		answers["/v1/status"] = { ...status, warnings: ["D1 is 84% full", "nobody was paged", "a shard lags", "something new"], warning_kinds: ["d1_storage", "incidents_unpaged", "scheduler_behind", "quota_low"] };
+		answers["/v1/status"] = {
+			...status,
+			warnings: ["D1 is 84% full", "nobody was paged", "a shard lags", "a definition holds a secret", "something new"],
+			warning_kinds: ["d1_storage", "incidents_unpaged", "scheduler_behind", "definition_secret", "quota_low"],
+		};
 		const kinds = await runCli(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, ["doctor", "--json"]);
 		expect(kinds.status, kinds.stdout).toBe(0);
 		expect((JSON.parse(kinds.stdout) as { checks: { check: string; status: string }[] }).checks.filter((c) => c.status === "warn")).toEqual([
 			{ check: "d1", status: "warn", message: "D1 is 84% full" },
 			{ check: "alerts", status: "warn", message: "nobody was paged" },
 			{ check: "scheduler", status: "warn", message: "a shard lags" },
+			// Agents whose definitions hold a secret's value: said with the agents' other warnings.
+			{ check: "agents", status: "warn", message: "a definition holds a secret" },
 			{ check: "quota_low", status: "warn", message: "something new" },
 		]);
 		// A kind is the server's text too: printed safe (no escape sequence reaches the terminal), and
