@@ -45,6 +45,7 @@ describe("the tick heartbeat's error (GET /v1/status's scheduler.error), when fl
 		const { incidents } = (await (await call("/v1/incidents?agent=scheduler")).json()) as { incidents: { error: string; first_seen_at: string }[] };
 		const mine = incidents.filter((i) => i.first_seen_at === new Date(at).toISOString());
 		expect(mine).toHaveLength(1);
+		expect(alerts).toHaveLength(1);
 		for (const text of [scheduler.error, mine[0]!.error, JSON.stringify(lines), ...alerts]) {
 			expect(text).not.toContain("tickets.example.test/hook");
 			expect(text).not.toContain(TOKENS.admin);
