@@ -68,7 +68,7 @@ function toolInputOf(json: string): { input: unknown; valid: boolean } {
  * The final Message of a streamed answer. An `error` event throws the SDK's APIError (as its own
  * stream reader does: no status, the error's type); a stream that ends before `message_stop` or
  * without a stop reason, or carries what is not JSON, throws a plain Error (the answer never arrived
- * whole).
+ * whole). A JSON body that is the whole message (a gateway that does not stream) is that message.
  */
 export function messageFromSse(body: string, headers?: Headers): Message {
 	let message: Message | null = null;
@@ -141,9 +141,27 @@ export function messageFromSse(body: string, headers?: Headers): Message {
 	}
 	if (message) throw new Error("the stream ended before message_stop");
 	// A 200 that is no event stream at all (a proxy's HTML page, a JSON body): said as what it was.
-	const type = headers?.get("content-type")?.split(";")[0]?.trim();
+	const type = headers?.get("content-type")?.split(";")[0]?.trim().toLowerCase();
+	// But a gateway that ignores stream: true answers with the whole message as JSON: it is the answer,
+	// billed once; thrown away, it would be asked for (and billed) again, never counted.
+	const whole = type === "application/json" || type?.endsWith("+json") ? wholeMessage(body) : null;
+	if (whole) return whole;
 	if (type && type !== "text/event-stream") throw new Error(`the answer was not an event stream but ${clipType(type)}, with no message in it`);
 	throw new Error("the stream ended without a message");
+}
+
+/** A JSON body that is a whole Messages API answer (its content and its stop reason), else null. */
+function wholeMessage(body: string): Message | null {
+	let parsed: unknown;
+	try {
+		parsed = JSON.parse(body);
+	} catch {
+		return null;
+	}
+	const m = parsed as Partial<Message> | null;
+	if (m === null || typeof m !== "object" || m.type !== "message" || m.role !== "assistant" || !Array.isArray(m.content) || typeof m.stop_reason !== "string") return null;
+	// As a stream without usage: nothing reported is nothing counted.
+	return { ...m, usage: { ...(typeof m.usage === "object" && m.usage !== null ? m.usage : {}) } } as Message;
 }
 
 /** A content type as said in an error: a header's value is the sender's, so only so much of it. */

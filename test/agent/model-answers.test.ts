@@ -198,6 +198,37 @@ describe("a 200 that is no event stream", () => {
 		const retries = (await outputOf("html-answer", job.id)).filter((l) => l.type === "system" && l.subtype === "retry");
 		expect(retries.map((l) => l.content)).toEqual(["model claude-sonnet-5-5 did not answer: the answer was not an event stream but text/html, with no message in it"]);
 	});
+
+	it("is the answer when it is the whole message as JSON (a gateway that ignores stream: true): taken once, its tokens counted, never asked again", async () => {
+		let asked = 0;
+		fake("https://api.anthropic.com", () => {
+			asked++;
+			const message = { id: "msg_j", type: "message", role: "assistant", model: "claude-sonnet-5-5", content: [{ type: "text", text: "All green." }], stop_reason: "end_turn", stop_sequence: null, usage: { input_tokens: 40, output_tokens: 4 } };
+			return new Response(JSON.stringify(message), { headers: { "content-type": "application/json" } });
+		});
+		await createAgent({ name: "json-answer" });
+		const job = await runToRest("json-answer");
+		expect(job).toMatchObject({ status: "completed", summary: "All green." });
+		expect(asked).toBe(1);
+		expect(job.usage.per_model["claude-sonnet-5-5"]).toMatchObject({ input_tokens: 40, output_tokens: 4 });
+		expect((await outputOf("json-answer", job.id)).filter((l) => l.type === "system" && l.subtype === "retry")).toEqual([]);
+	});
+
+	it("a JSON body that is no message (a gateway's own error) is still a try that did not answer, said so", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ text: "All green." });
+		let first = true;
+		fake("https://api.anthropic.com", (request) => {
+			if (!first) return emulator.handle(request);
+			first = false;
+			return new Response(JSON.stringify({ status: "degraded", message: "try later" }), { headers: { "content-type": "application/json" } });
+		});
+		await createAgent({ name: "json-other" });
+		const job = await runToRest("json-other");
+		expect(job).toMatchObject({ status: "completed", summary: "All green." });
+		const retries = (await outputOf("json-other", job.id)).filter((l) => l.type === "system" && l.subtype === "retry");
+		expect(retries.map((l) => l.content)).toEqual(["model claude-sonnet-5-5 did not answer: the answer was not an event stream but application/json, with no message in it"]);
+	});
 });
 
 describe("a turn a server tool paused (pause_turn), then continued", () => {
