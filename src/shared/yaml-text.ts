@@ -9,19 +9,25 @@ import { Document, visit } from "yaml";
  */
 const SHOWN_ESCAPED = /[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
 const SHOWN_ESCAPED_ALL = new RegExp(SHOWN_ESCAPED.source, "g");
+const MERGE_TAG = "tag:yaml.org,2002:merge";
 
 /**
  * A value as YAML that is safe to show and reads back as the same value: a string holding a
  * character of SHOWN_ESCAPED (or one `quote` names) is double-quoted, so the escapes put in its
  * place are YAML's own. Never folded (lineWidth 0), so a long prompt stays one line per line.
  * `version` "1.1" also quotes every string a YAML 1.1 reader would resolve to another type (yes, no,
- * on and off, 12:30, 1_000, 0b101, a date): the text reads back the same under 1.1 and 1.2.
+ * on and off, 12:30, 1_000, 0b101, a date, and = and <<): the text reads back the same under 1.1 and 1.2.
  */
 export function yamlText(value: unknown, quote: (text: string) => boolean = () => false, version: "1.1" | "1.2" = "1.2"): string {
-	const doc = new Document(value, { version });
+	// YAML 1.1's = and << (PyYAML resolves them to !!value and !!merge, of which its loaders can make
+	// no value: the whole document fails to load) are quoted too. The library's 1.1 schema writes a
+	// string << as its merge key, plain, whatever the style asked: without that tag it is a string.
+	const yaml11 = version === "1.1";
+	const doc = yaml11 ? new Document(value, { version, customTags: (tags) => tags.filter((t) => typeof t === "string" || t.tag !== MERGE_TAG) }) : new Document(value, { version });
+	const quoted = (text: string) => SHOWN_ESCAPED.test(text) || quote(text) || (yaml11 && (text === "=" || text === "<<"));
 	visit(doc, {
 		Scalar(_key, node) {
-			if (typeof node.value === "string" && (SHOWN_ESCAPED.test(node.value) || quote(node.value))) node.type = "QUOTE_DOUBLE";
+			if (typeof node.value === "string" && quoted(node.value)) node.type = "QUOTE_DOUBLE";
 		},
 	});
 	// Every string holding one is double-quoted, so each occurrence left in the text is inside double

@@ -83,6 +83,22 @@ describe("GET /v1/jobs/:id as YAML", () => {
 		}
 		expect(jobs.map((j) => [j.prompt, j.summary])).toEqual([["yes", "12:30"], ["Off", "No"], ["0b101", "1_000"]]);
 	});
+
+	it("quotes = and <<, which a YAML 1.1 reader resolves to tags it cannot load (PyYAML's safe_load fails on the whole document)", async () => {
+		// PyYAML resolves a plain = to !!value and a plain << to !!merge, and has no constructor for
+		// either as a value: one such prompt or answer left the whole job unreadable there.
+		const emulator = useEmulator();
+		emulator.enqueue({ text: "<<" }, { text: "=" });
+		await createAgent({ name: "sums" });
+		const jobs = [await runToRest("sums", "="), await runToRest("sums", "<<")];
+		for (const job of jobs) {
+			const text = await (await call(`/v1/jobs/${job.id}`, { headers: { accept: "application/yaml" } })).text();
+			expect(text).toContain(`prompt: "${job.prompt}"\n`);
+			expect(text).toContain(`summary: "${job.summary}"\n`);
+			expect(parse(text, { version: "1.1" })).toMatchObject({ prompt: job.prompt, summary: job.summary });
+		}
+		expect(jobs.map((j) => [j.prompt, j.summary])).toEqual([["=", "<<"], ["<<", "="]]);
+	});
 });
 
 describe("GET /v1/jobs/:id as YAML, with bidirectional controls in its strings", () => {
