@@ -7,7 +7,7 @@
 import type { Fleet } from "../config/schema.ts";
 import { loadFleet } from "../config/bundled.ts";
 import { log } from "../log.ts";
-import { pageOfRegisteredDefinitions } from "../store/agent-registry.ts";
+import { pageOfRegisteredRevisions, registeredDefinitions } from "../store/agent-registry.ts";
 import { REDACTED } from "./redact.ts";
 import { secretValuePaths, type HeldAt } from "./definition-secrets.ts";
 
@@ -44,36 +44,41 @@ function fileAgentsHolding(): HeldSecret[] {
 }
 
 /**
- * API agents are read from D1 whole, a page of PAGE_ROWS a status request, where the last left off:
- * a scan of the whole registry in one request read 1,000 definitions for a fleet of 1,000 (the status
- * is asked every 15 s by each dashboard tab). A registry of n agents is looked through every
- * n / PAGE_ROWS requests by each isolate, which keeps what it found in between; an agent this
- * isolate writes is taken out at once (a write holding a value is refused).
+ * API agents are looked at a page of PAGE_ROWS a status request, where the last left off: a scan of
+ * the whole registry in one request read 1,000 definitions for a fleet of 1,000 (the status is asked
+ * every 10 s by each dashboard tab). A registry of n agents is looked through every n / PAGE_ROWS
+ * requests by each isolate, which keeps what it found at each agent's revision: a page reads the
+ * names and revisions, and a definition (up to 256 KiB) only at a revision new to it, since the
+ * secrets, like fleet.yaml, are fixed for an isolate. An agent this isolate writes is looked at anew.
  */
 export const PAGE_ROWS = 10;
-const apiScan = { after: "", held: new Map<string, HeldSecret>() };
+const apiScan = { after: "", seen: new Map<string, { revision: string; held: HeldSecret | null }>() };
 
 async function apiAgentsHolding(db: D1Database): Promise<HeldSecret[]> {
 	const from = apiScan.after;
-	const page = await pageOfRegisteredDefinitions(db, PAGE_ROWS, from);
+	const page = await pageOfRegisteredRevisions(db, PAGE_ROWS, from);
 	const last = page.length < PAGE_ROWS ? null : page.at(-1)!.name;
-	// What the page covers is read afresh: an agent deleted, or changed through another isolate, drops out.
-	for (const name of apiScan.held.keys()) if (name > from && (last === null || name <= last)) apiScan.held.delete(name);
 	const fileNames = new Set(loadFleet().agents.map((a) => a.name));
-	for (const row of page) {
-		if (fileNames.has(row.name)) continue; // fleet.yaml's agent of that name is the one shown
-		const found = secretValuePaths(row.definition);
-		if (found.length === 0) continue;
-		sayHeldSecret(row.name, "api", row.definitionRevision, found);
-		apiScan.held.set(row.name, { agent: row.name, source: "api", fields: fieldsOf(found) });
+	// What the page covers is read afresh: an agent deleted drops out, one changed (through another
+	// isolate too) is looked at again, and fleet.yaml's agent of a name is the one shown.
+	const listed = new Map(page.filter((r) => !fileNames.has(r.name)).map((r) => [r.name, r.definitionRevision]));
+	for (const name of apiScan.seen.keys()) if (name > from && (last === null || name <= last) && !listed.has(name)) apiScan.seen.delete(name);
+	const changed = [...listed].filter(([name, revision]) => apiScan.seen.get(name)?.revision !== revision).map(([name]) => name);
+	if (changed.length > 0) {
+		for (const name of changed) apiScan.seen.delete(name);
+		for (const row of await registeredDefinitions(db, changed)) {
+			const found = secretValuePaths(row.definition);
+			if (found.length > 0) sayHeldSecret(row.name, "api", row.definitionRevision, found);
+			apiScan.seen.set(row.name, { revision: row.definitionRevision, held: found.length === 0 ? null : { agent: row.name, source: "api", fields: fieldsOf(found) } });
+		}
 	}
 	apiScan.after = last ?? "";
-	return [...apiScan.held.values()].sort((a, b) => (a.agent < b.agent ? -1 : 1));
+	return [...apiScan.seen.values()].flatMap((s) => (s.held ? [s.held] : [])).sort((a, b) => (a.agent < b.agent ? -1 : 1));
 }
 
-/** An API agent was written (or deleted) through this isolate: a write holding a secret's value is refused, so it holds none now. */
+/** An API agent was written (or deleted) through this isolate: looked at anew when its page comes (a write holding a secret's value is refused, so it holds none now). */
 export function forgetHeldSecret(agent: string): void {
-	apiScan.held.delete(agent);
+	apiScan.seen.delete(agent);
 }
 
 /** Every agent whose definition holds a secret's value: fleet.yaml's first, then the API's, by name. */

@@ -118,14 +118,23 @@ export async function listRegisteredAgents(db: D1Database, limit: number, after?
 }
 
 /**
- * Live API agents' whole definitions in name order, after `after`: a page for a scan of every stored
- * definition (the status warning's search for a secret's value). Pages are kept small, a definition
- * being up to 256 KiB.
+ * Live API agents' names and definition revisions in name order, after `after`: a page of the status
+ * warning's look through the registry for a secret's value, which reads a definition (up to 256 KiB)
+ * only at a revision it has not looked at (registeredDefinitions).
  */
-export async function pageOfRegisteredDefinitions(db: D1Database, limit: number, after = ""): Promise<{ name: string; definition: AgentDefinition; definitionRevision: string }[]> {
+export async function pageOfRegisteredRevisions(db: D1Database, limit: number, after = ""): Promise<{ name: string; definitionRevision: string }[]> {
 	const { results } = await db
-		.prepare("SELECT name, definition, definition_revision FROM agents WHERE deleted_at IS NULL AND name > ? ORDER BY name LIMIT ?")
+		.prepare("SELECT name, definition_revision FROM agents WHERE deleted_at IS NULL AND name > ? ORDER BY name LIMIT ?")
 		.bind(after, limit)
+		.all<Pick<AgentRow, "name" | "definition_revision">>();
+	return results.map((r) => ({ name: r.name, definitionRevision: r.definition_revision }));
+}
+
+/** The named live API agents' whole definitions (one JSON parameter for the names: D1 binds at most 100). */
+export async function registeredDefinitions(db: D1Database, names: readonly string[]): Promise<{ name: string; definition: AgentDefinition; definitionRevision: string }[]> {
+	const { results } = await db
+		.prepare("SELECT name, definition, definition_revision FROM agents WHERE deleted_at IS NULL AND name IN (SELECT value FROM json_each(?))")
+		.bind(JSON.stringify(names))
 		.all<Pick<AgentRow, "name" | "definition" | "definition_revision">>();
 	return results.map((r) => ({ name: r.name, definition: JSON.parse(r.definition) as AgentDefinition, definitionRevision: r.definition_revision }));
 }

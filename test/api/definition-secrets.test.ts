@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { agentRpc } from "../../durable-objects/agent/client.ts";
 import { bundleFleetForTest } from "../../src/config/bundled.ts";
 import { definitionRevision } from "../../src/config/fleet.ts";
-import { PAGE_ROWS } from "../../src/security/definition-secrets-warning.ts";
+import { agentsHoldingSecrets, PAGE_ROWS } from "../../src/security/definition-secrets-warning.ts";
 import { REDACTED } from "../../src/security/redact.ts";
 import { getRegisteredAgent } from "../../src/store/agent-registry.ts";
 import { createAgent } from "../helpers/agents.ts";
@@ -95,9 +95,9 @@ describe("a fleet.yaml agent whose definition holds one of the Worker's secret v
 
 describe("an API agent stored before its secret values were refused", () => {
 	/** Stored as an older release stored it: through the agent's own object, past the API's refusal. */
-	async function storeUnchecked(input: Record<string, unknown>): Promise<void> {
+	async function storeUnchecked(input: Record<string, unknown>, how: "create" | "replace" = "create"): Promise<void> {
 		const definition = parseAgent(input);
-		const stored = await agentRpc(env, definition.name).define(definition.name, definition, await definitionRevision(definition), null, "create", "older-release");
+		const stored = await agentRpc(env, definition.name).define(definition.name, definition, await definitionRevision(definition), null, how, "older-release");
 		expect(stored).toHaveProperty("revision");
 	}
 
@@ -170,5 +170,38 @@ describe("an API agent stored before its secret values were refused", () => {
 		const put = await call("/v1/agents/paged-zz", { method: "PUT", as: "admin", body: { name: "paged-zz", prompt: "Use the read token you were given.", tools: [] } });
 		expect(put.status, await put.clone().text()).toBe(200);
 		expect(heldWarning(await statusOf()).join(" ")).not.toContain("paged-zz");
+	});
+
+	it("reads a definition once at its revision: a pass over agents unchanged since asks D1 for names and revisions alone, and still names the one that holds a value", async () => {
+		for (let i = 0; i < PAGE_ROWS + 3; i++) await createAgent({ name: `steady-${String(i).padStart(2, "0")}` });
+		await storeUnchecked({ name: "steady-zz", prompt: `Use ${TOKENS.operate}.`, tools: [] });
+		// The real D1, each statement it is asked noted: a status request is hot (every 10 s by each
+		// dashboard tab), and a definition is up to 256 KiB.
+		const asked: string[] = [];
+		const db = new Proxy(env.DB, {
+			get(target, prop) {
+				if (prop === "prepare") return (sql: string) => (asked.push(sql), target.prepare(sql));
+				const value = Reflect.get(target, prop) as unknown;
+				return typeof value === "function" ? value.bind(target) : value;
+			},
+		});
+		const registry = (await env.DB.prepare("SELECT count(*) AS n FROM agents WHERE deleted_at IS NULL").first<{ n: number }>())!.n;
+		// Requests enough for a whole pass, wherever the last left off.
+		const pass = async () => {
+			let held: string[] = [];
+			for (let i = 0; i <= Math.ceil(registry / PAGE_ROWS); i++) held = (await agentsHoldingSecrets(db)).map((h) => h.agent);
+			return held;
+		};
+		expect(await pass()).toContain("steady-zz");
+		const readDefinitions = () => asked.filter((sql) => /\bdefinition\b/.test(sql)).length;
+		expect(readDefinitions()).toBeGreaterThan(0);
+		asked.length = 0;
+		expect(await pass()).toContain("steady-zz");
+		expect(asked.length).toBeGreaterThan(0);
+		expect(readDefinitions()).toBe(0);
+		// Changed (here through the agent's own object, as another isolate would): read again at its new revision.
+		await storeUnchecked({ name: "steady-zz", prompt: "Use the operate token you were given.", tools: [] }, "replace");
+		expect(await pass()).not.toContain("steady-zz");
+		expect(readDefinitions()).toBe(1);
 	});
 });
