@@ -766,8 +766,9 @@ describe("drover runs", () => {
 });
 
 describe("drover incidents", () => {
-	const now = Date.now();
-	const ago = (minutes: number) => new Date(now - minutes * 60_000).toISOString();
+	// Times as the fake API answers, which the CLI says against its own clock a moment later: from the
+	// file's start, a test run minutes in read "5m ago" as "7m ago".
+	const ago = (minutes: number) => new Date(Date.now() - minutes * 60_000).toISOString();
 	const incident = (over: Record<string, unknown>) => ({
 		id: "fake_000000000001", agent: "fake", signature: "000000000001", class: "agent", state: "detected", error: "boom", count: 1,
 		first_seen_at: ago(30), last_seen_at: ago(5), last_job_id: null, alerted_at: null, resolved_at: null, closed_at: null, closed_by: null, failing: null, ...over,
