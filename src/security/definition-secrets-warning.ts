@@ -81,9 +81,17 @@ export function forgetHeldSecret(agent: string): void {
 	apiScan.seen.delete(agent);
 }
 
-/** Every agent whose definition holds a secret's value: fleet.yaml's first, then the API's, by name. */
-export async function agentsHoldingSecrets(db: D1Database): Promise<HeldSecret[]> {
-	return [...fileAgentsHolding(), ...(await apiAgentsHolding(db))];
+/**
+ * Every agent whose definition holds a secret's value: fleet.yaml's first, then the API's, by name.
+ * D1 unreadable, the API's are left out (`unreadable` is told why) and fleet.yaml's still named.
+ */
+export async function agentsHoldingSecrets(db: D1Database, unreadable: (err: unknown) => void): Promise<HeldSecret[]> {
+	const file = fileAgentsHolding();
+	const api = await apiAgentsHolding(db).catch((err: unknown) => {
+		unreadable(err);
+		return [];
+	});
+	return [...file, ...api];
 }
 
 const LISTED = 5;

@@ -85,6 +85,21 @@ describe("a fleet.yaml agent whose definition holds one of the Worker's secret v
 		expectNoSecret(JSON.stringify(lines));
 	});
 
+	it("still names fleet.yaml's agents when D1 cannot be read for the API's, saying why", async () => {
+		bundleFleetForTest(new TextEncoder().encode(FLEET));
+		const broken = new Proxy(env.DB, {
+			get(target, prop) {
+				if (prop === "prepare") return () => { throw new Error("D1_ERROR: no such table: agents"); };
+				const value = Reflect.get(target, prop) as unknown;
+				return typeof value === "function" ? value.bind(target) : value;
+			},
+		});
+		const why: unknown[] = [];
+		const held = await agentsHoldingSecrets(broken, (err) => why.push(err));
+		expect(held.map((h) => `${h.agent} ${h.source}`)).toEqual(["leaky-file file"]);
+		expect(why).toEqual([expect.objectContaining({ message: "D1_ERROR: no such table: agents" })]);
+	});
+
 	it("leaves a fleet that holds none unwarned and its reads as written", async () => {
 		bundleFleetForTest(new TextEncoder().encode("version: 1\nagents:\n  - name: clean-file\n    prompt: Post to TEST_TICKETS_URL's site, https://tickets.example.test/, daily.\n"));
 		expect(heldWarning(await statusOf())).toEqual([]);
@@ -189,7 +204,7 @@ describe("an API agent stored before its secret values were refused", () => {
 		// Requests enough for a whole pass, wherever the last left off.
 		const pass = async () => {
 			let held: string[] = [];
-			for (let i = 0; i <= Math.ceil(registry / PAGE_ROWS); i++) held = (await agentsHoldingSecrets(db)).map((h) => h.agent);
+			for (let i = 0; i <= Math.ceil(registry / PAGE_ROWS); i++) held = (await agentsHoldingSecrets(db, (err) => { throw err; })).map((h) => h.agent);
 			return held;
 		};
 		expect(await pass()).toContain("steady-zz");
