@@ -310,6 +310,19 @@ describe("approvals", () => {
 		}
 	});
 
+	it("dates an approval's request and its expiry from one reading of the clock: expires_at is requested_at plus approval_timeout, to the millisecond", async () => {
+		// A clock that moves a millisecond at every reading, as a real one may between two of them.
+		let at = Date.now();
+		const clock = vi.spyOn(Date, "now").mockImplementation(() => ++at);
+		const { job } = await waitingJob("approve-one-clock", undefined, { approval_timeout: "5m" });
+		clock.mockRestore();
+		const { requested_at, expires_at } = job.pending_approval!;
+		expect(Date.parse(expires_at!) - Date.parse(requested_at)).toBe(300_000);
+		expect(job.transitions.at(-1)).toMatchObject({ to: "approval_pending", at: requested_at });
+		expect((await post(`/v1/jobs/${job.id}/cancel`)).status).toBe(200);
+		await settle("approve-one-clock");
+	});
+
 	it("acts on a decision made while the agent is busy with another job, in the alarm that decision set", async () => {
 		const emulator = useEmulator();
 		emulator.enqueue({ tool_use: { name: "create_ticket", input: { title: "A" } } });

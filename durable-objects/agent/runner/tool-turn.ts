@@ -48,15 +48,18 @@ export async function settleTools(deps: StepDeps, job: JobRecord, setup: JobSetu
 			return "done";
 		}
 		if (call.decision === null && requiresApproval(agent, call.name)) {
-			const expires = deps.now() + durationSeconds(agent.approval_timeout) * 1000;
+			// One reading of the clock: the request's time, its transition's and its expiry's base agree
+			// to the millisecond (read thrice, expires_at could be requested_at plus the wait less 1 ms).
+			const requestedAt = deps.now();
+			const expires = requestedAt + durationSeconds(agent.approval_timeout) * 1000;
 			const waiting = transition(job, "approval_pending", {
 				reason: `tool ${call.name} needs approval`,
-				at: new Date(deps.now()),
+				at: new Date(requestedAt),
 				pending_approval: {
 					tool_use_id: call.toolUseId,
 					tool_name: call.name,
 					input: call.input,
-					requested_at: new Date(deps.now()).toISOString(),
+					requested_at: new Date(requestedAt).toISOString(),
 					expires_at: new Date(Math.min(expires, setup.deadline)).toISOString(),
 				},
 			});
