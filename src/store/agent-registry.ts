@@ -130,11 +130,16 @@ export async function pageOfRegisteredRevisions(db: D1Database, limit: number, a
 	return results.map((r) => ({ name: r.name, definitionRevision: r.definition_revision }));
 }
 
-/** The named live API agents' whole definitions (one JSON parameter for the names: D1 binds at most 100). */
+/**
+ * The named live API agents' whole definitions, a page's few (D1 binds at most 100 parameters): a
+ * name each, looked up by the primary key, where a json_each list counted its own rows as read too.
+ */
 export async function registeredDefinitions(db: D1Database, names: readonly string[]): Promise<{ name: string; definition: AgentDefinition; definitionRevision: string }[]> {
+	if (names.length === 0) return [];
+	if (names.length > 100) throw new Error(`registeredDefinitions takes at most 100 names, not ${names.length}`);
 	const { results } = await db
-		.prepare("SELECT name, definition, definition_revision FROM agents WHERE deleted_at IS NULL AND name IN (SELECT value FROM json_each(?))")
-		.bind(JSON.stringify(names))
+		.prepare(`SELECT name, definition, definition_revision FROM agents WHERE deleted_at IS NULL AND name IN (${names.map(() => "?").join(", ")})`)
+		.bind(...names)
 		.all<Pick<AgentRow, "name" | "definition" | "definition_revision">>();
 	return results.map((r) => ({ name: r.name, definition: JSON.parse(r.definition) as AgentDefinition, definitionRevision: r.definition_revision }));
 }
