@@ -203,14 +203,12 @@ const caseVariants = (hex: string): string[] =>
  * What each of a character's other spellings starts with (`%3A`, `%3a`, `%253A`, `\u003a`, `\/`, a
  * space's `+`): a text holding none of them holds the character only as written.
  */
-function escapesOf(c: string): { percent: string[]; unicode: string[]; short: string[]; html: string[] } {
+function escapesOf(c: string): { percent: string[]; unicode: string[]; short: string[] } {
 	const byte = caseVariants(new TextEncoder().encode(c)[0]!.toString(16).padStart(2, "0"));
-	const point = c.codePointAt(0)!;
 	return {
 		percent: byte.flatMap((hex) => [`%${hex}`, `%25${hex}`]),
 		unicode: caseVariants(c.charCodeAt(0).toString(16).padStart(4, "0")).map((hex) => `\\u${hex}`),
 		short: shortEscapes(c),
-		html: [...caseVariants(point.toString(16)).flatMap((hex) => [`&#x${hex};`, `&#X${hex};`]), `&#${point};`, ...(NAMED_REFERENCES[c] ?? [])],
 	};
 }
 
@@ -233,7 +231,8 @@ interface EverySpelling {
 	percent: string[];
 	unicode: string[];
 	short: string[];
-	html: string[];
+	/** Whether any of the values' characters is escaped: each then has HTML references (see charPattern). */
+	html: boolean;
 	/** Whether the text holds, as written, a run of one of the values that no spelling escapes (see anchorOf). */
 	anchored: (text: string) => boolean;
 }
@@ -317,7 +316,7 @@ function everySpelling(words: string[], urls: string[]): EverySpelling | null {
 		percent: [...new Set(escapes.flatMap((e) => e.percent))],
 		unicode: [...new Set(escapes.flatMap((e) => e.unicode))],
 		short: [...new Set(escapes.flatMap((e) => e.short))],
-		html: [...new Set(escapes.flatMap((e) => e.html))],
+		html: escapes.length > 0,
 		anchored: anyOf([...words.map((w) => anchorOf(w, false)), ...urls.map((u) => anchorOf(u, true))]),
 	};
 }
@@ -337,7 +336,7 @@ const HTML_REFERENCE = /&(?:#[0-9]+|#[xX][0-9A-Fa-f]+|[A-Za-z]+);/;
 const holdsEscape = (text: string, { percent, unicode, short, html }: EverySpelling): boolean =>
 	(text.includes("%") && percent.some((e) => text.includes(e))) ||
 	(text.includes("\\u") && unicode.some((e) => text.includes(e))) ||
-	(html.length > 0 && text.includes("&") && HTML_REFERENCE.test(text)) ||
+	(html && text.includes("&") && HTML_REFERENCE.test(text)) ||
 	short.some((e) => text.includes(e));
 
 /**
