@@ -502,6 +502,8 @@ export class AgentDO extends DurableObject<Env> {
 		const alarm = await this.ctx.storage.getAlarm();
 		this.revive();
 		const agent = definedAgent(this.sql);
+		// A second delete (two operators deleting at once, or a retry) is told of the first, as an edit is.
+		if (agent?.source === "api" && agent.deletedAt !== null) return this.refuseWrite(404, deletedAt(agent.name, agent.deletedAt));
 		if (!agent?.live || agent.source !== "api") return this.refuseWrite(404, `no agent named ${agent?.name ?? this.ctx.id.name ?? "by this name"}`);
 		this.ctx.storage.transactionSync(() => {
 			markDeleted(this.sql, now);

@@ -100,4 +100,20 @@ describe("a write crossing the agent's delete", () => {
 		expect((await errorOf(put)).message).toMatch(new RegExp(`^no agent named ${name}: it was deleted at [^;]+; nothing was changed; POST /v1/agents defines it again$`));
 		expect((await call(`/v1/agents/${name}`)).status).toBe(404);
 	});
+
+	it("a second delete, sent at once or after, is a 404 saying when the first deleted it", async () => {
+		const name = "delete-vs-delete";
+		await createAgent({ name });
+		const finish = await deleteHalfWay(name);
+
+		const second = call(`/v1/agents/${name}`, { method: "DELETE", as: "admin" });
+		expect((await finish()).status).toBe(200);
+		const crossed = await second;
+		expect(crossed.status).toBe(404);
+		expect((await errorOf(crossed)).message).toMatch(new RegExp(`^no agent named ${name}: it was deleted at [^;]+; nothing was changed$`));
+
+		const after = await call(`/v1/agents/${name}`, { method: "DELETE", as: "admin" });
+		expect(after.status).toBe(404);
+		expect((await errorOf(after)).message).toMatch(new RegExp(`^no agent named ${name}: it was deleted at `));
+	});
 });
