@@ -342,7 +342,7 @@ export class AgentDO extends DurableObject<Env> {
 		const agent = state && currentDefinition(state);
 		if (!state || !agent) {
 			await this.dropIfBlank();
-			return refuse(404, `no agent named ${name}`);
+			return refuse(404, state?.deletedAt != null ? deletedAt(name, state.deletedAt) : `no agent named ${name}`);
 		}
 		const known = knownRevision(state, agent);
 		const revision = known ?? (await computeRevision(agent));

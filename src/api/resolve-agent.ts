@@ -20,8 +20,11 @@ async function findAnyAgent(env: Env, name: string): Promise<ResolvedAgent | nul
 
 export async function requireAgent(env: Env, name: string): Promise<ResolvedAgent> {
 	const agent = await findAnyAgent(env, name);
-	if (!agent) throw new NotFoundError(`no agent named ${name}`);
-	return agent;
+	if (agent) return agent;
+	// An operator asking after an agent someone else deleted is told so, not that it never was (a
+	// second registry read, on the 404's path alone).
+	const deletedAt = (await getRegisteredAgent(env.DB, name))?.deletedAt;
+	throw new NotFoundError(deletedAt == null ? `no agent named ${name}` : `no agent named ${name}: it was deleted at ${new Date(deletedAt).toISOString()}`);
 }
 
 /**

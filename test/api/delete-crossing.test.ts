@@ -116,4 +116,16 @@ describe("a write crossing the agent's delete", () => {
 		expect(after.status).toBe(404);
 		expect((await errorOf(after)).message).toMatch(new RegExp(`^no agent named ${name}: it was deleted at `));
 	});
+
+	it("a read or a trigger of the deleted agent is a 404 saying when it was deleted, not that it never was", async () => {
+		const name = "read-after-delete";
+		await createAgent({ name });
+		const deleted = await call(`/v1/agents/${name}`, { method: "DELETE", as: "admin" });
+		expect(deleted.status).toBe(200);
+		for (const res of [await call(`/v1/agents/${name}`), await call(`/v1/agents/${name}/jobs`, { method: "POST", as: "operate", body: { prompt: "Hi." } })]) {
+			expect(res.status).toBe(404);
+			expect((await errorOf(res)).message).toMatch(new RegExp(`^no agent named ${name}: it was deleted at \\d{4}-\\d\\d-\\d\\dT[^ ]+Z$`));
+		}
+		expect((await errorOf(await call("/v1/agents/never-was"))).message).toBe("no agent named never-was");
+	});
 });
