@@ -2016,6 +2016,25 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+	it("says an incident another operator closed after the row was drawn was already closed, by whom, not that this press closed it", async () => {
+		const agent = await createAgent(`dash-closed-${run}`, {});
+		await script({ error: 400, message: "prompt is too long for this model (emulated)" });
+		expect(await settled((await trigger(agent)).id)).toBe("failed");
+		const page = await signedIn(`/incidents?agent=${agent}`);
+		const row = page.locator("#incidents-table tbody tr", { hasText: agent });
+		await row.locator(".badge", { hasText: "detected" }).waitFor(LIVE);
+		await page.locator("#whoami", { hasText: "operator" }).waitFor(LIVE);
+		const incident = (await row.getAttribute("data-incident"))!;
+		// Another operator (the admin token, named root) closes it meanwhile.
+		expect((await call<{ closed_by: string }>("POST", `/v1/incidents/${incident}/close`, tokens.admin)).closed_by).toBe("root");
+		await row.getByRole("button", { name: `Close incident ${incident}` }).click();
+		await page.getByRole("dialog", { name: `Close incident ${incident}` }).getByRole("button", { name: "Close incident" }).click();
+		await page.locator("#notice", { hasText: new RegExp(`^Already closed: ${incident} was closed by root, [^;]+ UTC; nothing changed`) }).waitFor(LIVE);
+		const closed = await call<{ incidents: { closed_by: string }[] }>("GET", `/v1/incidents?agent=${agent}&state=closed`, tokens.read);
+		expect(closed.incidents.map((i) => i.closed_by)).toEqual(["root"]);
+		await page.close();
+	});
+
 	it("resolves an open incident by the operator's word, asking first, says one answered still open (failed again since the row was shown) so, and offers it for no resolved or closed one", async () => {
 		const agent = await createAgent(`dash-res-${run}`, {});
 		await script({ error: 400, message: "prompt is too long for this model (emulated)" });

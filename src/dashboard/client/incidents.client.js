@@ -75,7 +75,16 @@ async function incidentsView(signal) {
 			await load(false);
 			// A resolve names the count this row showed, and is answered open when the incident failed
 			// again since: the operator did not see that failure, and resolved over it, it would never page.
-		}, () => (action === "resolve" && answer && answer.state !== "resolved" ? "Still open: " + i.id + " failed again since it was shown (×" + num(answer.count) + ", last " + absText(Date.parse(answer.last_seen_at)) + ")" : said + i.id)) });
+		}, () => {
+			if (action === "resolve" && answer && answer.state !== "resolved") return "Still open: " + i.id + " failed again since it was shown (×" + num(answer.count) + ", last " + absText(Date.parse(answer.last_seen_at)) + ")";
+			// Closed by another operator after this row was drawn: the API answers it as it stands, and
+			// this press changed nothing. (A token's name is all either closing is known by.)
+			const by = document.body.dataset.who;
+			if (action === "close" && answer?.closed_by && by !== undefined && answer.closed_by !== by) {
+				return "Already closed: " + i.id + " was closed by " + printable(answer.closed_by) + (answer.closed_at ? ", " + absText(Date.parse(answer.closed_at)) : "") + "; nothing changed";
+			}
+			return said + i.id;
+		}) });
 	};
 	/** @param {string | null} [missing] why the list is empty, when its agent filter names no agent */
 	const drawMeta = (missing) => {

@@ -27,6 +27,7 @@ function signOut(message) {
 	sessionStorage.removeItem(TOKEN_KEY);
 	forgetAnswers();
 	delete document.body.dataset.role;
+	delete document.body.dataset.who;
 	viewAbort.abort();
 	viewAbort = new AbortController();
 	showSignIn(message);
@@ -159,6 +160,8 @@ function start(status) {
 		(/** @type {Me} */ me) => {
 			if (signal.aborted) return;
 			document.body.dataset.role = me.role;
+			// Whose session this is: an answer naming another closer was not this session's doing.
+			document.body.dataset.who = me.name;
 			const who = $("#whoami");
 			who.textContent = printable(me.name) + " · " + me.role;
 			who.title = "Signed in with the token " + printable(me.name) + ", whose role is " + me.role;
