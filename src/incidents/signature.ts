@@ -15,8 +15,23 @@ const SIGNATURE_HEX_CHARS = 12;
 /** Characters of the agent name in an incident id, as Hermes keeps `job_id[:6]`. */
 const INCIDENT_ID_AGENT_CHARS = 6;
 
-/** Collapse every run of whitespace to one space, trim, lowercase: cosmetic differences are not new incidents. */
+/**
+ * Whitespace as Hermes' Python reads it (str.isspace, which its `\s` and strip() match): JavaScript's
+ * `\s` and trim() also take U+FEFF (a byte order mark, kept by Python) and leave U+001C-U+001F and
+ * U+0085 (NEL), so an error quoting a body that starts with a BOM was another window than Hermes'.
+ */
+const PYTHON_WHITESPACE_RUN = /[\t\n\v\f\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+/g;
+
+/**
+ * Hermes' re.sub(r"\s+", " ", error).strip().lower(): collapse every run of whitespace to one space,
+ * trim, lowercase, so cosmetic differences are not new incidents.
+ */
 export function normalizeError(text: string): string {
+	return text.replace(PYTHON_WHITESPACE_RUN, " ").replace(/^ | $/g, "").toLowerCase();
+}
+
+/** The normalization of releases before 2026-12-07: JavaScript's whitespace. */
+function jsNormalized(text: string): string {
 	return text.replace(/\s+/g, " ").trim().toLowerCase();
 }
 
@@ -31,15 +46,18 @@ export async function incidentSignature(agent: string, error: string): Promise<s
 }
 
 /**
- * The signature releases before 2026-12-02 gave the same error: its 200 counted in UTF-16 units.
- * Null where that is the same as incidentSignature's (no character past U+FFFF in the window), so
- * an incident one of them opened keeps counting its error instead of a second one opening.
+ * The signatures earlier releases gave the same error, where they differ from incidentSignature's:
+ * those of 2026-12-02 to 2026-12-06 normalized with JavaScript's whitespace (see
+ * PYTHON_WHITESPACE_RUN), and those before also counted the 200 in UTF-16 units (an emoji in the
+ * window was cut in half). An incident one of them opened keeps counting its error instead of a
+ * second one opening. Empty for the usual error, which all three hash alike.
  */
-export async function legacySignature(agent: string, error: string): Promise<string | null> {
-	const normalized = normalizeError(error);
-	const units = normalized.slice(0, SIGNATURE_PREFIX_CHARS);
-	if (units === Array.from(normalized).slice(0, SIGNATURE_PREFIX_CHARS).join("")) return null;
-	return (await sha256Hex(agent + units)).slice(0, SIGNATURE_HEX_CHARS);
+export async function legacySignatures(agent: string, error: string): Promise<string[]> {
+	const current = Array.from(normalizeError(error)).slice(0, SIGNATURE_PREFIX_CHARS).join("");
+	const js = jsNormalized(error);
+	const windows = [Array.from(js).slice(0, SIGNATURE_PREFIX_CHARS).join(""), js.slice(0, SIGNATURE_PREFIX_CHARS)];
+	const distinct = [...new Set(windows)].filter((w) => w !== current);
+	return Promise.all(distinct.map(async (w) => (await sha256Hex(agent + w)).slice(0, SIGNATURE_HEX_CHARS)));
 }
 
 /** `<agent[:6]>_<signature>`: readable at a glance, unique through the signature (which hashes the full agent name). */

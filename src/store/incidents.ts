@@ -1,4 +1,4 @@
-import { classifyFailure, incidentId, incidentSignature, legacySignature } from "../incidents/signature.ts";
+import { classifyFailure, incidentId, incidentSignature, legacySignatures } from "../incidents/signature.ts";
 import { redact } from "../security/redact.ts";
 import { clip } from "../shared/clip.ts";
 import { cursorScope, decodeCursor, encodeCursor } from "../shared/cursor.ts";
@@ -69,11 +69,15 @@ export async function recordFailure(
 	let signature = await incidentSignature(f.agent, error);
 	let id = incidentId(f.agent, signature);
 	// An incident an earlier release opened under the signature it gave this error is this error's.
-	const legacy = (await getIncident(db, id)) === null ? await legacySignature(f.agent, error) : null;
-	const earlier = legacy === null ? null : await getIncident(db, incidentId(f.agent, legacy));
-	if (earlier !== null && legacy !== null) {
-		signature = legacy;
-		id = earlier.id;
+	// Read only for a signature with no incident of its own, and only where an earlier one differs.
+	if ((await getIncident(db, id)) === null) {
+		for (const legacy of await legacySignatures(f.agent, error)) {
+			const earlier = await getIncident(db, incidentId(f.agent, legacy));
+			if (earlier === null) continue;
+			signature = legacy;
+			id = earlier.id;
+			break;
+		}
 	}
 	// Whether this failure opened the incident is read in the upsert's own transaction, not from the
 	// read above: an operator's resolve, or another failure, landing between the two would otherwise

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { incidentId, incidentSignature } from "../../src/incidents/signature.ts";
+import { incidentId, incidentSignature, normalizeError } from "../../src/incidents/signature.ts";
 
 // Hermes: sig = sha256(job_id + normalize(error)[:200]).hexdigest()[:12], id = f"{job_id[:6]}_{sig}",
 // normalize collapsing whitespace, trimming and lowercasing; drover's job_id is the agent's name.
@@ -22,5 +22,19 @@ describe("the incident signature's window is exactly 200 normalized code points"
 		const base = await incidentSignature("digest", `${head}AB`);
 		expect(await incidentSignature("digest", `${head}AC`)).toBe(base);
 		expect(await incidentSignature("digest", `${head}ZB`)).not.toBe(base);
+	});
+});
+
+describe("the incident signature's whitespace is Python's", () => {
+	it("collapses and trims U+001C-U+001F and NEL, and keeps a byte order mark, as re.sub(r\"\\s+\", \" \", e).strip() does", async () => {
+		const bom = "\ufeffWebhook answered 500:\x85\x1cInternal  Error\ufeff";
+		expect(normalizeError(bom)).toBe("\ufeffwebhook answered 500: internal error\ufeff");
+		expect(await incidentSignature("digest", bom)).toBe("89e0faa5c7a9");
+		const separators = "\x1f\x85 Timed out\x1e";
+		expect(normalizeError(separators)).toBe("timed out");
+		expect(await incidentSignature("digest", separators)).toBe("cf2b85874cf9");
+		expect(await incidentSignature("digest", "\ufeff")).toBe("829e45e87b4f");
+		// The whitespace JavaScript and Python agree on is still collapsed and trimmed.
+		expect(normalizeError(" \t\u00a0Upstream\u2003\u3000ERROR\r\n")).toBe("upstream error");
 	});
 });
