@@ -15,7 +15,7 @@ import { readNotepad } from "./notepad.ts";
 import { outboxSize } from "./outbox.ts";
 import { PassBudget } from "./pass-budget.ts";
 import { unconsolidated } from "./output-store.ts";
-import { nextExpiryAt, PRUNE_BATCH, pruneJobs, retentionDays } from "./retention.ts";
+import { deletePrunedOutputs, nextExpiryAt, pruneJobRows, retentionDays } from "./retention.ts";
 import { computeRevision, knownRevision } from "./revisions.ts";
 import { dueJobIds, getSetup, nextStepTime, waitingJobIds } from "./runner/session.ts";
 import { startJob } from "./runner/start.ts";
@@ -98,6 +98,11 @@ export class Passes {
 	lastPrune = 0;
 	/** The last prune took a full batch, so more may be past retention: the next pass prunes again. */
 	private pruneBacklog = false;
+	/**
+	 * The last prune left pruned jobs' output in R2 (see deletePrunedOutputs). Kept in memory: a fresh
+	 * instance's first pass prunes, which finds them again.
+	 */
+	private outputsLeft = false;
 	constructor(ctx: DurableObjectState, env: () => Env, hub: StreamHub, registry: Pick<RegistrySync, "catchUp" | "dueAt"> | null = null) {
 		this.ctx = ctx;
 		this.sql = ctx.storage.sql;
@@ -209,11 +214,14 @@ export class Passes {
 			// due is sent once.
 			retryOutbox = await this.closing.serially(async () => {
 				await this.closing.closeJobs(true, state?.name ?? "");
-				await this.prune(Date.now());
+				const pruning = this.pruneRows(Date.now());
 				// Flushed again even when the first flush failed: D1 may be back, and the outbox only
 				// grows until a flush succeeds.
 				await indexed;
-				return !(await this.closing.flushIndex());
+				const flushed = await this.closing.flushIndex();
+				// After the index has dropped the pruned jobs: a job listed keeps its output until then.
+				if (pruning !== null) await this.deletePrunedOutputs();
+				return !flushed;
 			});
 		} finally {
 			this.closing.noteAcknowledged();
@@ -328,20 +336,49 @@ export class Passes {
 	 * pass also deletes expired Idempotency-Keys and webhook signatures, which triggers only ignore.
 	 */
 	async prune(now: number, force = false): Promise<number> {
+		const pruned = this.pruneRows(now, force);
+		if (pruned !== null) await this.deletePrunedOutputs();
+		return pruned ?? 0;
+	}
+
+	/**
+	 * The rows of a prune (see pruneJobRows): null when none is due, else how many jobs it pruned.
+	 * Their R2 output is deleted by deletePrunedOutputs, which a pass calls once the D1 index has
+	 * dropped them.
+	 */
+	pruneRows(now: number, force = false): number | null {
 		const hourly = force || now - this.lastPrune >= PRUNE_EVERY_MS;
-		if (!hourly && !this.pruneBacklog) return 0;
+		if (!hourly && !this.pruneBacklog) return null;
 		this.lastPrune = now;
 		this.pruneBacklog = false;
 		if (hourly) expireTriggerKeys(this.sql, now);
 		const state = readState(this.sql);
-		if (!state) return 0;
+		if (!state) return null;
 		try {
-			const pruned = await pruneJobs(this.sql, this.outboundEnv.OUTPUT, state.name, now - this.retentionMs(keptDefinition(state)), now);
-			this.pruneBacklog = pruned === PRUNE_BATCH;
+			const { pruned, full } = pruneJobRows(this.sql, state.name, now - this.retentionMs(keptDefinition(state)), now);
+			this.pruneBacklog = full;
 			return pruned;
 		} catch (err) {
 			log.warn("retention.failed", { agent: state.name, ...errorFields(err) });
 			return 0;
+		}
+	}
+
+	/**
+	 * Deletes the R2 output of the jobs pruned, as far as the pass's subrequests allow: what is left
+	 * makes a backlog, taken up by the next alarm run. An R2 failure leaves it for the next prune.
+	 */
+	async deletePrunedOutputs(): Promise<void> {
+		const state = readState(this.sql);
+		if (!state) return;
+		const budget = this.budget;
+		try {
+			const left = await deletePrunedOutputs(this.sql, this.outboundEnv.OUTPUT, state.name, () => budget.spent());
+			if (left > 0) this.pruneBacklog = true;
+			this.outputsLeft = left > 0;
+		} catch (err) {
+			this.outputsLeft = true;
+			log.warn("retention.failed", { agent: state.name, ...errorFields(err) });
 		}
 	}
 
@@ -421,6 +458,9 @@ export class Passes {
 			return state && this.retentionMs(keptDefinition(state));
 		});
 		if (expiry !== null) candidates.push(Math.max(expiry, this.lastPrune + PRUNE_EVERY_MS));
+		// Output R2 failed to delete is tried again at the next prune, whatever else wakes the object:
+		// one that nothing wakes would otherwise keep it in R2 for good.
+		if (this.outputsLeft) candidates.push(this.lastPrune + PRUNE_EVERY_MS);
 		// A deleted agent of which nothing is left wakes once more, to be forgotten (AgentDO.forgetIfGone).
 		// Asked only of an object with nothing else to do: the hot path does not read its state.
 		const forget = candidates.length === 0 ? this.forgettable() : null;

@@ -545,4 +545,14 @@ export const AGENT_MIGRATIONS: readonly SqlMigration[] = [
 			ALTER TABLE tool_calls ADD COLUMN decision_reason TEXT;
 		`,
 	},
+	{
+		version: 35,
+		name: "pruned_outputs",
+		sql: `
+			-- The R2 output of jobs retention pruned, still to delete: written with the deletion of the
+			-- job's rows, deleted once R2 has deleted the output. Rows first, so that a job is never kept
+			-- without its output, and the output never kept without a row that leads to it.
+			CREATE TABLE pruned_outputs (job_id TEXT PRIMARY KEY, chunks INTEGER NOT NULL) WITHOUT ROWID;
+		`,
+	},
 ];

@@ -638,3 +638,13 @@ export async function deleteJobOutput(bucket: R2Bucket, agent: string, jobId: st
 	await bucket.delete([outputKey(agent, jobId), outputLogKey(agent, jobId)]);
 	if (chunks) await deleteChunks(bucket, agent, jobId);
 }
+
+/**
+ * Deletes the output object and plain-text log of each of \`jobIds\` (consolidated jobs, whose chunks
+ * are gone), up to 1,000 keys a call: a prune's batch is one call, not one a job, against the
+ * invocation's subrequests.
+ */
+export async function deleteJobOutputs(bucket: R2Bucket, agent: string, jobIds: readonly string[]): Promise<void> {
+	const keys = jobIds.flatMap((id) => [outputKey(agent, id), outputLogKey(agent, id)]);
+	for (let i = 0; i < keys.length; i += DELETE_BATCH) await bucket.delete(keys.slice(i, i + DELETE_BATCH));
+}
