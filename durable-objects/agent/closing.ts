@@ -198,6 +198,13 @@ export class Closing {
 	}
 
 	/** Notes in SQLite what D1 and R2 acknowledged during the pass (see `acked`). */
+	/** Forgets the outputs put for `jobIds` and not yet noted: retention pruned their jobs. */
+	dropConsolidated(jobIds: readonly string[]): void {
+		if (jobIds.length === 0 || this.consolidated.length === 0) return;
+		const gone = new Set(jobIds);
+		this.consolidated = this.consolidated.filter((c) => !gone.has(c.jobId));
+	}
+
 	noteAcknowledged(): void {
 		for (const done of this.consolidated.splice(0)) recordConsolidated(this.sql, done);
 		settleOutbox(this.sql, this.acked);

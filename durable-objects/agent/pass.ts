@@ -357,7 +357,10 @@ export class Passes {
 		try {
 			const { pruned, full } = pruneJobRows(this.sql, state.name, now - this.retentionMs(keptDefinition(state)), now);
 			this.pruneBacklog = full;
-			return pruned;
+			// An output this pass put (R2 down since the job ended, past its retention) is not noted
+			// for a job now gone: its row would outlive it, and keep a deleted agent from being forgotten.
+			this.closing.dropConsolidated(pruned);
+			return pruned.length;
 		} catch (err) {
 			log.warn("retention.failed", { agent: state.name, ...errorFields(err) });
 			return 0;

@@ -19,7 +19,7 @@ export const PRUNE_BATCH = 50;
 export async function pruneJobs(sql: SqlStorage, bucket: R2Bucket, agent: string, cutoff: number, now: number): Promise<number> {
 	const { pruned } = pruneJobRows(sql, agent, cutoff, now);
 	await deletePrunedOutputs(sql, bucket, agent);
-	return pruned;
+	return pruned.length;
 }
 
 /**
@@ -30,7 +30,7 @@ export async function pruneJobs(sql: SqlStorage, bucket: R2Bucket, agent: string
  * output a 404), nor leaves an output with nothing to delete it (storage that only grows). Fewer
  * while outputs are still to delete (R2 failing), so those stay one batch. \`full\`: more may be left.
  */
-export function pruneJobRows(sql: SqlStorage, agent: string, cutoff: number, now: number): { pruned: number; full: boolean } {
+export function pruneJobRows(sql: SqlStorage, agent: string, cutoff: number, now: number): { pruned: string[]; full: boolean } {
 	const limit = Math.max(0, PRUNE_BATCH - prunedOutputsWaiting(sql));
 	const old =
 		limit === 0
@@ -85,7 +85,7 @@ export function pruneJobRows(sql: SqlStorage, agent: string, cutoff: number, now
 	// (step 30), which holds the skips only: a backlog's expired runs' rows are not read at each pass.
 	sql.exec("DELETE FROM occurrences WHERE job_id IS NULL AND (claimed_at < ? OR retain_until <= ?)", cutoff, now);
 	if (old.length > 0) log.info("retention.pruned", { agent, jobs: old.length, cutoff: new Date(cutoff).toISOString() });
-	return { pruned: old.length, full: limit > 0 && old.length === limit };
+	return { pruned: old, full: limit > 0 && old.length === limit };
 }
 
 /** Outputs pruned_outputs holds, still to delete from R2. */
