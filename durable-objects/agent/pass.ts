@@ -380,6 +380,9 @@ export class Passes {
 			if (left > 0) this.pruneBacklog = true;
 			this.outputsLeft = left > 0;
 		} catch (err) {
+			// R2 failing: the next prune is the hour's, not a backlog's a second later, which would ask
+			// R2 every second while it is down.
+			this.pruneBacklog = false;
 			this.outputsLeft = true;
 			log.warn("retention.failed", { agent: state.name, ...errorFields(err) });
 		}

@@ -85,7 +85,8 @@ export function pruneJobRows(sql: SqlStorage, agent: string, cutoff: number, now
 	// (step 30), which holds the skips only: a backlog's expired runs' rows are not read at each pass.
 	sql.exec("DELETE FROM occurrences WHERE job_id IS NULL AND (claimed_at < ? OR retain_until <= ?)", cutoff, now);
 	if (old.length > 0) log.info("retention.pruned", { agent, jobs: old.length, cutoff: new Date(cutoff).toISOString() });
-	return { pruned: old, full: limit > 0 && old.length === limit };
+	// A batch filled by outputs still to delete counts as full: once they are gone, more are due.
+	return { pruned: old, full: old.length === limit };
 }
 
 /** Outputs pruned_outputs holds, still to delete from R2. */

@@ -254,3 +254,46 @@ describe("a job past retention whose output R2 took only now (R2 was down since 
 		expect((await call(`/v1/jobs/${job.id}`)).status).toBe(404);
 	});
 });
+
+describe("a retention backlog across an R2 failure", () => {
+	it("waits the hour R2 failed for, not a second, and then works off the rest of the backlog a second apart", async () => {
+		const name = "backlog-r2-failed";
+		await createAgent({ name, retention_days: 7 });
+		const stub = env.AGENT.getByName(name);
+		const ids = await runInDurableObject(stub, (_i: AgentDO, state) => {
+			const made: string[] = [];
+			for (let i = 0; i < 120; i++) {
+				const job = endedRecord(name, new Date(Date.now() - 10 * DAY - i * 60_000));
+				storeRun(state.storage.sql, job);
+				made.push(job.id);
+			}
+			return made;
+		});
+		for (const id of ids) await env.OUTPUT.put(`jobs/${name}/${id}.jsonl`, "{}\n");
+		const held = () => runInDurableObject(stub, (_i: AgentDO, state) => state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM jobs").one().n);
+
+		// A batch's rows go, and R2 fails on their output (its answer lost), and goes on failing.
+		await passWithPrune(name, failingDelete("after"));
+		expect(await held()).toBe(70);
+		// Tried again within the hour, as retention.failed says; not every second while R2 is down.
+		const alarmAt = async () => (await runInDurableObject(stub, (_i: AgentDO, state) => state.storage.getAlarm()))!;
+		// (Other work of the agent's first passes due at once runs first.)
+		for (let run = 0; run < 5 && (await alarmAt()) <= Date.now(); run++) await runDurableObjectAlarm(stub);
+		expect(await held()).toBe(70);
+		const alarm = await alarmAt();
+		expect(alarm).toBeGreaterThan(Date.now() + 30 * 60_000);
+		expect(alarm).toBeLessThanOrEqual(Date.now() + 3600_000);
+
+		// The hour passes (the instance's last prune that long ago), R2 is back: that alarm, and the
+		// ones a second apart it leaves, work off the rest.
+		await runInDurableObject(stub, (instance: AgentDO) => {
+			const self = instance as unknown as Internals;
+			self.env = env;
+			self.passes.lastPrune = 0;
+		});
+		for (let run = 0; run < 10 && (await held()) > 0; run++) expect(await runDurableObjectAlarm(stub)).toBe(true);
+		expect(await held()).toBe(0);
+		expect((await env.OUTPUT.list({ prefix: `jobs/${name}/` })).objects).toEqual([]);
+		expect(await listedJobsAnswer(name)).toEqual([]);
+	});
+});
