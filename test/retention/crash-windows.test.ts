@@ -150,76 +150,82 @@ describe("the agent's object dying in a prune", () => {
 	}
 });
 
-describe("a retention backlog larger than an invocation's subrequests", () => {
-	it("is pruned over alarms, each within SUBREQUEST_LIMIT's R2 and D1 calls, every job's output deleted once it is unlisted", async () => {
-		const name = "prune-budget";
-		await createAgent({ name, retention_days: 7 });
-		const stub = env.AGENT.getByName(name);
-		const ids = await runInDurableObject(stub, (_i: AgentDO, state) => {
-			const made: string[] = [];
-			for (let i = 0; i < 120; i++) {
-				const job = endedRecord(name, new Date(Date.now() - 10 * DAY - i * 60_000));
-				storeRun(state.storage.sql, job);
-				made.push(job.id);
-			}
-			return made;
-		});
-		for (const id of ids) await env.OUTPUT.put(`jobs/${name}/${id}.jsonl`, "{}\n");
-		await agentWithVars(name, { SUBREQUEST_LIMIT: "10" });
-		// Every R2 and D1 call an alarm run makes, counted as the platform counts them.
-		let calls = 0;
-		const countCall = <F extends (...a: never[]) => unknown>(f: F, then?: (r: ReturnType<F>) => ReturnType<F>): F =>
-			((...args: Parameters<F>) => {
-				calls++;
-				const result = f(...args) as ReturnType<F>;
-				return then ? then(result) : result;
-			}) as F;
-		// A statement is counted when it runs, not when it is prepared or bound; batch counts once.
-		const countedStatement = (statement: D1PreparedStatement): D1PreparedStatement => {
-			for (const method of ["run", "all", "first", "raw"] as const) {
-				const real = (statement[method] as (...a: unknown[]) => unknown).bind(statement);
-				(statement as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => {
-					calls++;
-					return real(...args);
-				};
-			}
-			const bind = statement.bind.bind(statement);
-			statement.bind = (...values: unknown[]) => countedStatement(bind(...values));
-			return statement;
-		};
-		const countedDb = (db: D1Database): D1Database =>
-			new Proxy(db, {
-				get: (target, prop) => {
-					const value = Reflect.get(target, prop) as unknown;
-					if (typeof value !== "function") return value;
-					if (prop === "prepare") return (query: string) => countedStatement(target.prepare(query));
-					return countCall((value as (...a: never[]) => unknown).bind(target));
-				},
-			});
-		const countedBucket = (bucket: R2Bucket): R2Bucket =>
-			new Proxy(bucket, {
-				get: (target, prop) => {
-					const value = Reflect.get(target, prop) as unknown;
-					return typeof value === "function" ? countCall((value as (...a: never[]) => unknown).bind(target)) : value;
-				},
-			});
-		const perRun: number[] = [];
-		await runInDurableObject(stub, (instance: AgentDO) => {
-			const self = instance as unknown as Internals;
-			self.env = { ...self.env, OUTPUT: countedBucket(self.env.OUTPUT), DB: countedDb(self.env.DB) };
-			self.passes.lastPrune = 0;
-		});
-		await runInDurableObject(stub, (_i: AgentDO, state) => state.storage.setAlarm(Date.now()));
-		for (let run = 0; run < 60 && (await runDurableObjectAlarm(stub)); run++) {
-			perRun.push(calls);
-			calls = 0;
+/**
+ * Runs the agent's alarms until it sets none that is due (at most `limit`), its R2 and D1 calls
+ * counted as the platform counts an invocation's subrequests: a D1 statement when it runs (not when
+ * prepared or bound), a batch once, every R2 call. The calls of each alarm run.
+ */
+async function countedAlarmRuns(agent: string, limit: number): Promise<number[]> {
+	const stub = env.AGENT.getByName(agent);
+	let calls = 0;
+	const counted = <F extends (...a: never[]) => unknown>(f: F): F =>
+		((...args: Parameters<F>) => {
+			calls++;
+			return f(...args);
+		}) as F;
+	const countedStatement = (statement: D1PreparedStatement): D1PreparedStatement => {
+		for (const method of ["run", "all", "first", "raw"] as const) {
+			(statement as unknown as Record<string, unknown>)[method] = counted((statement[method] as (...a: never[]) => unknown).bind(statement));
 		}
-		expect(Math.max(...perRun), `R2 and D1 calls of each alarm run: ${perRun.join(", ")}`).toBeLessThanOrEqual(10);
-		const left = await runInDurableObject(stub, (_i: AgentDO, state) => state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM jobs").one().n);
-		expect(left).toBe(0);
-		expect((await env.OUTPUT.list({ prefix: `jobs/${name}/` })).objects).toEqual([]);
-		expect(await listedJobsAnswer(name)).toEqual([]);
+		const bind = statement.bind.bind(statement);
+		statement.bind = (...values: unknown[]) => countedStatement(bind(...values));
+		return statement;
+	};
+	const countedBinding = <B extends object>(binding: B): B =>
+		new Proxy(binding, {
+			get: (target, prop) => {
+				const value = Reflect.get(target, prop) as unknown;
+				if (typeof value !== "function") return value;
+				if (prop === "prepare") return (query: string) => countedStatement((target as unknown as D1Database).prepare(query));
+				return counted((value as (...a: never[]) => unknown).bind(target));
+			},
+		});
+	await runInDurableObject(stub, (instance: AgentDO, state) => {
+		const self = instance as unknown as Internals;
+		self.env = { ...self.env, OUTPUT: countedBinding(self.env.OUTPUT), DB: countedBinding(self.env.DB) };
+		self.passes.lastPrune = 0;
+		return state.storage.setAlarm(Date.now());
 	});
+	const perRun: number[] = [];
+	for (let run = 0; run < limit && (await runDurableObjectAlarm(stub)); run++) {
+		perRun.push(calls);
+		calls = 0;
+	}
+	return perRun;
+}
+
+describe("a retention backlog larger than an invocation's subrequests", () => {
+	for (const kind of ["consolidated", "chunked"] as const) {
+		it(`is pruned over alarms, each within SUBREQUEST_LIMIT's R2 and D1 calls, every ${kind} output deleted once it is unlisted`, async () => {
+			const name = `prune-budget-${kind}`;
+			await createAgent({ name, retention_days: 7 });
+			const stub = env.AGENT.getByName(name);
+			// Consolidated: 120 jobs, one object each. Chunked (R2 took chunks but never the whole, nor is
+			// it up now: the prefix is listed): 12 jobs, two chunks each.
+			const count = kind === "consolidated" ? 120 : 12;
+			const ids = await runInDurableObject(stub, (_i: AgentDO, state) => {
+				const made: string[] = [];
+				for (let i = 0; i < count; i++) {
+					const job = endedRecord(name, new Date(Date.now() - 10 * DAY - i * 60_000));
+					storeRun(state.storage.sql, job);
+					if (kind === "chunked") state.storage.sql.exec("INSERT INTO output_state (job_id, flushed_line) VALUES (?, 2)", job.id);
+					made.push(job.id);
+				}
+				return made;
+			});
+			for (const id of ids) {
+				if (kind === "consolidated") await env.OUTPUT.put(`jobs/${name}/${id}.jsonl`, "{}\n");
+				else for (const lines of ["000000001-000000001", "000000002-000000002"]) await env.OUTPUT.put(`jobs/${name}/${id}/lines-${lines}.jsonl`, "{}\n");
+			}
+			await agentWithVars(name, { SUBREQUEST_LIMIT: "10" });
+			const perRun = await countedAlarmRuns(name, 60);
+			expect(Math.max(...perRun), `R2 and D1 calls of each alarm run: ${perRun.join(", ")}`).toBeLessThanOrEqual(10);
+			const left = await runInDurableObject(stub, (_i: AgentDO, state) => state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM jobs").one().n);
+			expect(left).toBe(0);
+			expect((await env.OUTPUT.list({ prefix: `jobs/${name}/` })).objects).toEqual([]);
+			expect(await listedJobsAnswer(name)).toEqual([]);
+		});
+	}
 });
 
 /** Rows the agent's object holds of a job, by table: every table with a job_id column. */
