@@ -23,12 +23,12 @@ export async function pruneJobs(sql: SqlStorage, bucket: R2Bucket, agent: string
 }
 
 /**
- * Deletes up to one batch of finished jobs created before \`cutoff\`: every row this object holds of
+ * Deletes up to one batch of finished jobs created before `cutoff`: every row this object holds of
  * them, leaving an outbox entry so the D1 index drops them too, and a row in pruned_outputs for their
  * R2 output, which deletePrunedOutputs deletes. All in one synchronous write: R2 is not called
  * between, so an object that dies never holds a job whose output R2 no longer has (listed, its
  * output a 404), nor leaves an output with nothing to delete it (storage that only grows). Fewer
- * while outputs are still to delete (R2 failing), so those stay one batch. \`full\`: more may be left.
+ * while outputs are still to delete (R2 failing), so those stay one batch. `full`: more may be left.
  */
 export function pruneJobRows(sql: SqlStorage, agent: string, cutoff: number, now: number): { pruned: string[]; full: boolean } {
 	const limit = Math.max(0, PRUNE_BATCH - prunedOutputsWaiting(sql));
@@ -39,7 +39,7 @@ export function pruneJobRows(sql: SqlStorage, agent: string, cutoff: number, now
 					.exec<{ id: string }>(
 						// Kept for the retention after it finished, not after it was made: a run queued across a
 						// pause (or one that ran long) would otherwise go the hour it ended. created_at, never later
-						// than the finish, narrows the search by its index (\`+status\`: by jobs_by_status SQLite would
+						// than the finish, narrows the search by its index (`+status`: by jobs_by_status SQLite would
 						// read every ended job, the whole history, an hour). A deleted agent's run goes at its stamp
 						// (see stampDeletedHistory) if that comes first: found from the few stamped ledger rows
 						// (CROSS JOIN keeps that order; without statistics SQLite would walk every ended job).
@@ -73,7 +73,7 @@ export function pruneJobRows(sql: SqlStorage, agent: string, cutoff: number, now
 			sql.exec(`DELETE FROM ${table} WHERE ${table === "jobs" ? "id" : "job_id"} = ?`, id);
 		}
 		sql.exec("DELETE FROM occurrences WHERE job_id = ?", id);
-		// A job's deliveries and hook calls (with the answer they carried) have ids \`<job id>:<what>\`
+		// A job's deliveries and hook calls (with the answer they carried) have ids `<job id>:<what>`
 		// (effects.ts): a range of the primary key, where job_id has no index.
 		sql.exec("DELETE FROM deliveries WHERE id > ? AND id < ?", `${id}:`, `${id};`);
 		queueForIndex(sql, id, now);
@@ -97,7 +97,7 @@ function prunedOutputsWaiting(sql: SqlStorage): number {
 /**
  * Deletes from R2 the output of the jobs pruneJobRows pruned, and then their pruned_outputs rows:
  * every consolidated one's in one R2 call (up to 1,000 keys a call), each unconsolidated one's chunk
- * prefix (a listing and a delete) until \`spent\` says the invocation's subrequests are used up. A
+ * prefix (a listing and a delete) until `spent` says the invocation's subrequests are used up. A
  * failure leaves the rest for the next prune; deleting again what is gone changes nothing. How
  * many are left.
  */

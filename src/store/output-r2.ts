@@ -640,7 +640,7 @@ export async function deleteJobOutput(bucket: R2Bucket, agent: string, jobId: st
 }
 
 /**
- * Deletes the output object and plain-text log of each of \`jobIds\` (consolidated jobs, whose chunks
+ * Deletes the output object and plain-text log of each of `jobIds` (consolidated jobs, whose chunks
  * are gone), up to 1,000 keys a call: a prune's batch is one call, not one a job, against the
  * invocation's subrequests.
  */
