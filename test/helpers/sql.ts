@@ -45,6 +45,7 @@ const AGENT_UNDO: Record<number, string> = {
 	32: "ALTER TABLE job_setup DROP COLUMN cancel_by",
 	33: "ALTER TABLE job_setup DROP COLUMN unbilled_tries",
 	34: "ALTER TABLE tool_calls DROP COLUMN decision_reason",
+	35: "DROP TABLE pruned_outputs",
 };
 export function rollBackAgentSchema(sql: SqlStorage, version: number): void {
 	for (const v of Object.keys(AGENT_UNDO).map(Number).sort((a, b) => b - a)) if (v >= version) sql.exec(AGENT_UNDO[v]!);
