@@ -12,7 +12,7 @@ import { createAgent, settle } from "../helpers/agents.ts";
 import { heldModel, useEmulator } from "../helpers/emulator.ts";
 import { call, errorOf } from "../helpers/http.ts";
 import { endedRecord, jobOf, lifecycleRecords, numberedRecord, runToRest, saveJob, storeRun, trigger } from "../helpers/jobs.ts";
-import { countingReads } from "../helpers/sql.ts";
+import { countingReads, jobRowsOf } from "../helpers/sql.ts";
 import { tick } from "../helpers/ticks.ts";
 import { fake } from "../helpers/outbound.ts";
 import { readEvents } from "../helpers/sse.ts";
@@ -821,19 +821,8 @@ describe("retention", () => {
 		expect((await stub.runs(10)).map((r) => r.job_id)).toEqual([recent.id]);
 		// Nothing of it is left in the agent's storage, in any table (its conversation included): every
 		// table with a job_id column, whatever later schema steps add, is searched; the recent job's rows stay.
-		const rowsOf = (id: string) =>
-			runInDurableObject(stub, (_i: AgentDO, state) => {
-				const sql = state.storage.sql;
-				const tables = sql
-					// pragma_table_info is not authorized in a Durable Object: a table's statement names its columns.
-					.exec<{ name: string; sql: string }>("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '_cf_%'")
-					.toArray()
-					.filter((r) => /(?:[(,]|ADD COLUMN)\s*job_id\s/i.test(r.sql))
-					.map((r) => r.name);
-				return Object.fromEntries(tables.map((t) => [t, sql.exec<{ n: number }>(`SELECT count(*) AS n FROM "${t}" WHERE job_id = ?`, id).one().n]).filter(([, n]) => n !== 0));
-			});
-		expect(await rowsOf(old.id)).toEqual({});
-		expect(await rowsOf(recent.id)).toMatchObject({ messages: 2, occurrences: 1 });
+		expect(await jobRowsOf("retained", old.id)).toEqual({});
+		expect(await jobRowsOf("retained", recent.id)).toMatchObject({ messages: 2, occurrences: 1 });
 	});
 
 	it("keeps a job for its retention after it finished, however long ago it was queued", async () => {

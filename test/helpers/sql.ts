@@ -156,3 +156,20 @@ export function countingD1Reads(db: D1Database): { db: D1Database; rowsRead: () 
 	});
 	return { db: counting, rowsRead: () => rowsRead };
 }
+
+/**
+ * Rows an agent's object holds of a job, by table (those with none left out): every table with a
+ * job_id column, whatever later schema steps add, is searched.
+ */
+export function jobRowsOf(agent: string, id: string): Promise<Record<string, number>> {
+	return runInDurableObject(env.AGENT.getByName(agent), (_i: AgentDO, state) => {
+		const sql = state.storage.sql;
+		const tables = sql
+			// pragma_table_info is not authorized in a Durable Object: a table's statement names its columns.
+			.exec<{ name: string; sql: string }>("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '_cf_%'")
+			.toArray()
+			.filter((r) => /(?:[(,]|ADD COLUMN)\s*job_id\s/i.test(r.sql))
+			.map((r) => r.name);
+		return Object.fromEntries(tables.map((t) => [t, sql.exec<{ n: number }>(`SELECT count(*) AS n FROM "${t}" WHERE job_id = ?`, id).one().n]).filter(([, n]) => n !== 0));
+	});
+}

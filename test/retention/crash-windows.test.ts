@@ -6,6 +6,7 @@ import { useEmulator } from "../helpers/emulator.ts";
 import { call } from "../helpers/http.ts";
 import { endedRecord, runToRest, storeRun } from "../helpers/jobs.ts";
 import { killDuring, recover } from "../helpers/kill.ts";
+import { jobRowsOf } from "../helpers/sql.ts";
 import { agentWithVars } from "../helpers/vars.ts";
 
 const DAY = 86_400_000;
@@ -228,20 +229,6 @@ describe("a retention backlog larger than an invocation's subrequests", () => {
 	}
 });
 
-/** Rows the agent's object holds of a job, by table: every table with a job_id column. */
-function rowsOf(agent: string, id: string): Promise<Record<string, number>> {
-	return runInDurableObject(env.AGENT.getByName(agent), (_i: AgentDO, state) => {
-		const sql = state.storage.sql;
-		const tables = sql
-			// pragma_table_info is not authorized in a Durable Object: a table's statement names its columns.
-			.exec<{ name: string; sql: string }>("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '_cf_%'")
-			.toArray()
-			.filter((r) => /(?:[(,]|ADD COLUMN)\s*job_id\s/i.test(r.sql))
-			.map((r) => r.name);
-		return Object.fromEntries(tables.map((t) => [t, sql.exec<{ n: number }>(`SELECT count(*) AS n FROM "${t}" WHERE job_id = ?`, id).one().n]).filter(([, n]) => n !== 0));
-	});
-}
-
 describe("a job past retention whose output R2 took only now (R2 was down since it ended)", () => {
 	it("is pruned whole in the pass that puts its output: no row of it is left, nor its output in R2", async () => {
 		const name = "late-output";
@@ -253,9 +240,9 @@ describe("a job past retention whose output R2 took only now (R2 was down since 
 			AgentDO.appendOutput(instance, record.id, [{ type: "system", subtype: "init", content: "started" }]);
 			return record;
 		});
-		expect(await rowsOf(name, job.id)).toMatchObject({ output_lines: 1 });
+		expect(await jobRowsOf(name, job.id)).toMatchObject({ output_lines: 1 });
 		await passWithPrune(name);
-		expect(await rowsOf(name, job.id)).toEqual({});
+		expect(await jobRowsOf(name, job.id)).toEqual({});
 		expect(await r2Keys(name, job.id)).toEqual([]);
 		expect((await call(`/v1/jobs/${job.id}`)).status).toBe(404);
 	});
