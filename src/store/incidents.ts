@@ -74,6 +74,10 @@ export async function recordFailure(
 		for (const legacy of await legacySignatures(f.agent, error)) {
 			const earlier = await getIncident(db, incidentId(f.agent, legacy));
 			if (earlier === null) continue;
+			// Not one whose last error hashes to it now: that incident is another error's under Hermes'
+			// normalization (a plain body's, where this one quotes it after a byte order mark), opened or
+			// counted by this release, and this error is not it.
+			if ((await incidentSignature(f.agent, earlier.error)) === earlier.signature) continue;
 			signature = legacy;
 			id = earlier.id;
 			break;

@@ -49,4 +49,17 @@ describe("an incident opened before the signature's whitespace was Python's", ()
 		expect(opened).toBe(true);
 		expect(incident.id).toBe(incidentId("bom-new", await incidentSignature("bom-new", error)));
 	});
+
+	it("does not count an error with a byte order mark on the incident this release opened for the same text without one", async () => {
+		// Hermes hashes the two apart (Python keeps U+FEFF): an incident opened for the plain error is
+		// not one an earlier release opened for the marked one, and the marked one pages its own.
+		const plain = 'webhook answered 500: {"error":"upstream"}';
+		const marked = 'webhook answered 500: \ufeff{"error":"upstream"}';
+		const first = await recordFailure(env.DB, { agent: "bom-apart", error: plain, jobId: null, at: Date.parse("2026-12-08T10:00:00Z") });
+		expect(first.incident.id).toBe(incidentId("bom-apart", await incidentSignature("bom-apart", plain)));
+		const second = await recordFailure(env.DB, { agent: "bom-apart", error: marked, jobId: null, at: Date.parse("2026-12-08T10:01:00Z") });
+		expect(second.opened).toBe(true);
+		expect(second.incident.id).toBe(incidentId("bom-apart", await incidentSignature("bom-apart", marked)));
+		expect((await incidents("bom-apart")).map((i) => i.count)).toEqual([1, 1]);
+	});
 });
