@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import { alreadyDefined, definitionRevision, notDefined, revisionChanged } from "../../src/config/fleet.ts";
+import { alreadyDefined, definitionRevision, deletedSince, notDefined, revisionChanged } from "../../src/config/fleet.ts";
 import { readinessProblems } from "../../src/config/readiness.ts";
 import type { AgentDefinition } from "../../src/config/schema.ts";
 import type { DeliveryOutcome, JobRecord, JobView, ToolCallTally } from "../../src/jobs/model.ts";
@@ -387,7 +387,7 @@ export class AgentDO extends DurableObject<Env> {
 		if (expect === "create" && live) return this.refuseWrite(409, alreadyDefined(name));
 		// An edit crossing a delete (made on the definition read before it) is told of the delete.
 		if (expect === "replace" && !live) {
-			return this.refuseWrite(404, defined?.deletedAt != null ? `${deletedAt(name, defined.deletedAt)}; POST /v1/agents defines it again` : notDefined(name));
+			return this.refuseWrite(404, defined?.deletedAt != null ? deletedSince(name, defined.deletedAt) : notDefined(name));
 		}
 		let before: AgentState | null = null;
 		try {

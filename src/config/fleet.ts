@@ -53,6 +53,9 @@ export async function definitionRevision(agent: AgentDefinition): Promise<string
 export const alreadyDefined = (name: string) => `agent ${name} already exists; PUT /v1/agents/${name} changes it`;
 /** Why a replace is refused: no agent has the name. */
 export const notDefined = (name: string) => `no agent named ${name}; POST /v1/agents creates one`;
+/** Why a replace of a deleted API agent is refused: when it was deleted (its object's refusal, and a dry run's). */
+export const deletedSince = (name: string, at: number) =>
+	`no agent named ${name}: it was deleted at ${new Date(at).toISOString()}; nothing was changed; POST /v1/agents defines it again`;
 
 /** Why a change made on revision `asked` is refused (If-Match): the agent is at `current` now. */
 export function revisionChanged(name: string, asked: string, current: string | null): string {

@@ -128,4 +128,18 @@ describe("a write crossing the agent's delete", () => {
 		}
 		expect((await errorOf(await call("/v1/agents/never-was"))).message).toBe("no agent named never-was");
 	});
+
+	it("a dry run of an edit of the deleted agent is the 404 the edit gets, saying when it was deleted", async () => {
+		const name = "dry-edit-after-delete";
+		await createAgent({ name, prompt: "First." });
+		expect((await call(`/v1/agents/${name}`, { method: "DELETE", as: "admin" })).status).toBe(200);
+		const body = { name, prompt: "Second." };
+		const dry = await call(`/v1/agents/${name}?dry_run=true`, { method: "PUT", as: "admin", body });
+		const real = await call(`/v1/agents/${name}`, { method: "PUT", as: "admin", body });
+		expect(real.status).toBe(404);
+		expect(dry.status).toBe(404);
+		const refused = (await errorOf(real)).message;
+		expect(refused).toMatch(new RegExp(`^no agent named ${name}: it was deleted at `));
+		expect((await errorOf(dry)).message).toBe(refused);
+	});
 });

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { agentRpc } from "../../../durable-objects/agent/client.ts";
-import { alreadyDefined, definitionRevision, notDefined, revisionChanged } from "../../config/fleet.ts";
+import { alreadyDefined, definitionRevision, deletedSince, notDefined, revisionChanged } from "../../config/fleet.ts";
 import { readinessProblems, readinessWarnings } from "../../config/readiness.ts";
 import { scheduleWarnings } from "../../config/warnings.ts";
 import { AgentSchema, type AgentDefinition } from "../../config/schema.ts";
@@ -40,7 +40,10 @@ export async function dryRun(env: Env, agent: AgentDefinition, expect: "create" 
 	const registered = await getRegisteredAgent(env.DB, agent.name);
 	const current = registered?.definition && registered.deletedAt === null ? registered.definitionRevision : null;
 	if (expect === "create" && current !== null) throw new ConflictError(alreadyDefined(agent.name));
-	if (expect === "replace" && current === null) throw new NotFoundError(notDefined(agent.name));
+	// A deleted agent's is the edit's own 404, saying when (the registry row read above holds it).
+	if (expect === "replace" && current === null) {
+		throw new NotFoundError(registered?.deletedAt != null ? deletedSince(agent.name, registered.deletedAt) : notDefined(agent.name));
+	}
 	if (ifRevision !== undefined && ifRevision !== current) throw new PreconditionFailedError(revisionChanged(agent.name, ifRevision, current));
 	const revision = await definitionRevision(agent);
 	const problems = readinessProblems(agent, env, new Date());
