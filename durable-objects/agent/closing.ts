@@ -197,7 +197,6 @@ export class Closing {
 		return this.alerting;
 	}
 
-	/** Notes in SQLite what D1 and R2 acknowledged during the pass (see `acked`). */
 	/** Forgets the outputs put for `jobIds` and not yet noted: retention pruned their jobs. */
 	dropConsolidated(jobIds: readonly string[]): void {
 		if (jobIds.length === 0 || this.consolidated.length === 0) return;
@@ -205,6 +204,7 @@ export class Closing {
 		this.consolidated = this.consolidated.filter((c) => !gone.has(c.jobId));
 	}
 
+	/** Notes in SQLite what D1 and R2 acknowledged during the pass (see `acked`). */
 	noteAcknowledged(): void {
 		for (const done of this.consolidated.splice(0)) recordConsolidated(this.sql, done);
 		settleOutbox(this.sql, this.acked);
