@@ -55,6 +55,20 @@ describe("a job's record shows its hook calls", () => {
 		expect(await hooksOf(completed.id)).toEqual([{ hook: "after_run", url_secret: "TEST_HOOK_URL", outcome: "delivered", attempts: 1 }]);
 	});
 
+	it("in the order its definition lists them past ten hooks of a list, not in the order their ids sort (after_run:10 before after_run:2)", async () => {
+		hookTargets({});
+		fake("https://tickets.example.test", () => new Response("ok"));
+		fake("https://deliver.example.test", () => new Response("ok"));
+		// Twelve after_run hooks: the eleventh and twelfth name URLs of their own, so the list tells them apart.
+		const after_run = [...Array.from({ length: 10 }, () => ({ url_secret: "TEST_HOOK_URL" })), { url_secret: "TEST_TICKETS_URL" }, { url_secret: "TEST_DELIVERY_URL" }];
+		await createAgent({ name: "hooks-many", hooks: { after_run } });
+		useEmulator().enqueue({ text: "fine" });
+		const job = await runToRest("hooks-many");
+		await settle("hooks-many");
+		const shown = (await hooksOf(job.id)) as { hook: string; url_secret: string }[];
+		expect(shown.map((h) => `${h.hook} ${h.url_secret}`)).toEqual(after_run.map((h) => `after_run ${h.url_secret}`));
+	});
+
 	it("a call retried as pending, with its last error and its next attempt's time, then delivered", async () => {
 		hookTargets({ "/after-run": [503, 200] });
 		await createAgent({ name: "hooks-retried", hooks: { after_run: [{ url_secret: "TEST_HOOK_URL" }] } });
