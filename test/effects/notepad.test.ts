@@ -295,4 +295,20 @@ describe("notepad keys stored in two Unicode spellings before keys were normaliz
 		expect(await (await call(`/v1/agents/legacynfc/notepad/${encodeURIComponent(cafeNfc)}`, { method: "DELETE", as: "operate" })).json()).toEqual({ deleted: 2 });
 		expect(await notes("legacynfc")).toEqual({ [naiveNfc]: "rewritten" });
 	});
+
+	it("count a spelling a write replaces once against the 64 KiB: the write that replaces it fits as it would over its own key", async () => {
+		await createAgent({ name: "legacyquota" });
+		const [cafeNfd, cafeNfc] = ["cafe\u0301", "caf\u00e9"];
+		const full = "\u00e9".repeat(8 * 1024); // 16,384 bytes
+		await runInDurableObject(env.AGENT.getByName("legacyquota"), (instance: AgentDO) => {
+			const sql = (instance as unknown as { ctx: DurableObjectState }).ctx.storage.sql;
+			// 3 x (1 + 16,384) bytes, and the old spelling's 6 + 16,384.
+			for (const [key, value] of [["a", full], ["b", full], ["c", full], [cafeNfd, full]]) sql.exec("INSERT INTO notepad (key, value, updated_at) VALUES (?, ?, 0)", key, value);
+		});
+		// 49,155 bytes of the others, 5 of the key and 16,376 of the value: exactly 64 KiB once the old spelling goes.
+		const value = "\u00e9".repeat(8188);
+		const res = await put("legacyquota", cafeNfd, value);
+		expect(res.status).toBe(200);
+		expect(await notes("legacyquota")).toEqual({ a: full, b: full, c: full, [cafeNfc]: value });
+	});
 });
