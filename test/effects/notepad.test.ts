@@ -276,6 +276,16 @@ describe("a notepad key typed precomposed or decomposed", () => {
 	});
 });
 
+describe("a notepad key's refusal", () => {
+	it("names the bad character's place in characters, as the key's length is counted: an emoji before it is one", async () => {
+		await createAgent({ name: "ctrlplace" });
+		const res = await put("ctrlplace", "\u{1F984}\u{1F984}\u0007", "v");
+		expect(res.status).toBe(400);
+		expect((await errorOf(res)).message).toContain("notepad keys may not contain a control character or line separator (U+0007 at character 3)");
+		expect(await notes("ctrlplace")).toEqual({});
+	});
+});
+
 describe("notepad keys stored in two Unicode spellings before keys were normalized", () => {
 	it("keep both values until a write or delete names them; either spelling reads the precomposed one's", async () => {
 		await createAgent({ name: "legacynfc" });
@@ -294,6 +304,21 @@ describe("notepad keys stored in two Unicode spellings before keys were normaliz
 		expect(await (await put("legacynfc", naiveNfc, "rewritten")).json()).toEqual({ [cafeNfc]: "from NFC", [cafeNfd]: "from NFD", [naiveNfc]: "rewritten" });
 		expect(await (await call(`/v1/agents/legacynfc/notepad/${encodeURIComponent(cafeNfc)}`, { method: "DELETE", as: "operate" })).json()).toEqual({ deleted: 2 });
 		expect(await notes("legacynfc")).toEqual({ [naiveNfc]: "rewritten" });
+	});
+
+	it("check a write's If-Match against the value a read gives (the precomposed spelling's), not the other spelling's", async () => {
+		await createAgent({ name: "legacyetag" });
+		const [cafeNfc, cafeNfd] = ["caf\u00e9", "cafe\u0301"];
+		await runInDurableObject(env.AGENT.getByName("legacyetag"), (instance: AgentDO) => {
+			const sql = (instance as unknown as { ctx: DurableObjectState }).ctx.storage.sql;
+			for (const [key, value] of [[cafeNfc, "from NFC"], [cafeNfd, "from NFD"]]) sql.exec("INSERT INTO notepad (key, value, updated_at) VALUES (?, ?, 0)", key, value);
+		});
+		const read = await get("legacyetag", cafeNfd);
+		expect(await read.json()).toEqual({ key: cafeNfc, value: "from NFC" });
+		const version = read.headers.get("etag")!;
+		const saved = await call(`/v1/agents/legacyetag/notepad/${encodeURIComponent(cafeNfd)}`, { method: "PUT", as: "operate", body: { value: "edited" }, headers: { "if-match": version } });
+		expect(saved.status, await saved.clone().text()).toBe(200);
+		expect(await notes("legacyetag")).toEqual({ [cafeNfc]: "edited" });
 	});
 
 	it("count a spelling a write replaces once against the 64 KiB: the write that replaces it fits as it would over its own key", async () => {
