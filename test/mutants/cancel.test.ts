@@ -1,0 +1,31 @@
+import { describe, expect, it } from "vitest";
+import { createAgent, settle } from "../helpers/agents.ts";
+import { useEmulator } from "../helpers/emulator.ts";
+import { call } from "../helpers/http.ts";
+import { jobOf, runToRest, trigger } from "../helpers/jobs.ts";
+import { ticketTool } from "../helpers/tools.ts";
+
+const cancel = (id: string, reason: string) => call(`/v1/jobs/${id}/cancel`, { method: "POST", as: "operate", body: { reason } });
+const lastReason = (job: unknown) => (job as { transitions: { reason: string }[] }).transitions.at(-1)!.reason;
+
+// cancel.ts: "A blank reason is none", and a reason is kept without the blanks around it.
+describe("a cancel's reason", () => {
+	it("is none when blank, and kept trimmed otherwise, for a waiting and a queued job alike", async () => {
+		// The first run waits for an approval, holding the only slot; the second stays pending.
+		useEmulator().enqueue({ tool_use: { name: "create_ticket", input: { title: "x" } } });
+		await createAgent({ name: "cancel-blank", tools: [ticketTool] });
+		const waiting = await runToRest("cancel-blank");
+		expect(waiting.status).toBe("approval_pending");
+		const queued = await trigger("cancel-blank");
+		await settle("cancel-blank");
+		expect((await jobOf("cancel-blank", queued.id)).status).toBe("pending");
+
+		const second = await cancel(queued.id, "  wrong host \n");
+		expect(second.status).toBe(200);
+		expect(lastReason(await second.json())).toBe("cancelled by operator: wrong host");
+		const first = await cancel(waiting.id, " \t ");
+		expect(first.status).toBe(200);
+		expect(lastReason(await first.json())).toBe("cancelled by operator");
+		expect(lastReason(await jobOf("cancel-blank", waiting.id))).toBe("cancelled by operator");
+	});
+});
