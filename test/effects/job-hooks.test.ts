@@ -108,6 +108,22 @@ describe("a job's record shows its hook calls", () => {
 		expect(await hooksOf(job.id)).toEqual([{ hook: "after_run", url_secret: "TEST_HOOK_URL", outcome: "delivered", attempts: 1 }]);
 	});
 
+	it("a call tried once and then held by the upgrade that holds hooks for their delivery (schema step 11) says what it waits for, not a next attempt", async () => {
+		hookTargets({});
+		fake("https://deliver.example.test", () => new Response("", { status: 503 }));
+		await createAgent({ name: "hooks-held-tried", delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" }, hooks: { after_run: [{ url_secret: "TEST_HOOK_URL" }] } });
+		useEmulator().enqueue({ text: "fine" });
+		const job = await runToRest("hooks-held-tried");
+		await settle("hooks-held-tried");
+		// As step 11 leaves a call the release before had already tried once beside a delivery still being sent.
+		await runInDurableObject(env.AGENT.getByName("hooks-held-tried"), (_i: AgentDO, state) => {
+			state.storage.sql.exec("UPDATE deliveries SET attempts = 1, last_error = 'hook target answered 503' WHERE kind = 'hook' AND status = 'held'");
+		});
+		expect(await hooksOf(job.id)).toEqual([
+			{ hook: "after_run", url_secret: "TEST_HOOK_URL", outcome: "pending", attempts: 1, error: "hook target answered 503", waiting_for: "delivery" },
+		]);
+	});
+
 	it("a call given up after its last attempt failed in transit is unknown, not failed: it may have arrived, as a delivery's would be", async () => {
 		fake("https://hooks.example.test", () => {
 			throw new TypeError("connection reset by peer");
