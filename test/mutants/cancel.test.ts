@@ -3,6 +3,7 @@ import { createAgent, settle } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
 import { call } from "../helpers/http.ts";
 import { jobOf, runToRest, trigger } from "../helpers/jobs.ts";
+import { readEvents } from "../helpers/sse.ts";
 import { ticketTool } from "../helpers/tools.ts";
 
 const cancel = (id: string, reason: string) => call(`/v1/jobs/${id}/cancel`, { method: "POST", as: "operate", body: { reason } });
@@ -27,5 +28,17 @@ describe("a cancel's reason", () => {
 		expect(first.status).toBe(200);
 		expect(lastReason(await first.json())).toBe("cancelled by operator");
 		expect(lastReason(await jobOf("cancel-blank", waiting.id))).toBe("cancelled by operator");
+	});
+
+	it("ends a queued job's live stream when it answers: a watcher learns of the cancel", async () => {
+		useEmulator().enqueue({ tool_use: { name: "create_ticket", input: { title: "x" } } });
+		await createAgent({ name: "cancel-watched", tools: [ticketTool] });
+		expect((await runToRest("cancel-watched")).status).toBe("approval_pending");
+		const queued = await trigger("cancel-watched");
+		await settle("cancel-watched");
+		const watched = readEvents(await call(`/v1/jobs/${queued.id}/stream`));
+		expect((await cancel(queued.id, "not needed")).status).toBe(200);
+		const events = await watched;
+		expect(events.at(-1)?.event).toBe("end");
 	});
 });
