@@ -1,7 +1,7 @@
 import { APIError } from "@anthropic-ai/sdk/core/error";
 import { MessageStream } from "@anthropic-ai/sdk/lib/MessageStream";
 import { describe, expect, it } from "vitest";
-import { hasInvalidInput, messageFromSse, parseSse } from "../../src/agent/streamed-message.ts";
+import { hasInvalidInput, messageFromSse, parseSse, usageFromSse } from "../../src/agent/streamed-message.ts";
 
 // A streamed answer with every kind of block and delta the fold handles: thinking with its
 // signature, text with a citation, a client tool and a server tool whose inputs arrive in pieces,
@@ -128,5 +128,21 @@ describe("a streamed answer folded into its message", () => {
 		expect(() => messageFromSse(sse(EVENTS.filter((e) => e.type !== "message_delta")))).toThrow("the stream ended without a stop reason");
 		expect(() => messageFromSse("")).toThrow("the stream ended without a message");
 		expect(() => messageFromSse('event: message_start\ndata: {"type": "message_start", "mess\n\n')).toThrow(SyntaxError);
+	});
+
+	it("counts a cut stream's tokens as reported so far: a count sent as null at the end does not wipe the start's", () => {
+		// Cut after message_delta (an aborted call's body): no message_stop.
+		const cut = [
+			{ type: "message_start", message: { id: "msg_02", type: "message", role: "assistant", model: "claude-sonnet-5-5", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 12, output_tokens: 1, cache_creation_input_tokens: 3, cache_read_input_tokens: 7 } } },
+			{ type: "message_delta", delta: { stop_reason: null, stop_sequence: null }, usage: { output_tokens: 40, cache_creation_input_tokens: null, cache_read_input_tokens: null } },
+		];
+		expect(usageFromSse(sse(cut))).toEqual({ input_tokens: 12, output_tokens: 40, cache_creation_input_tokens: 3, cache_read_input_tokens: 7 });
+	});
+
+	it("takes a whole message sent as JSON under a +json type (a gateway that ignores stream: true) as the answer", () => {
+		const whole = { id: "msg_03", type: "message", role: "assistant", model: "claude-sonnet-5-5", content: [{ type: "text", text: "hi" }], stop_reason: "end_turn", stop_sequence: null, usage: { input_tokens: 5, output_tokens: 2 } };
+		for (const type of ["application/json", "application/vnd.gateway+json; charset=utf-8"]) {
+			expect(messageFromSse(JSON.stringify(whole), new Headers({ "content-type": type })), type).toMatchObject({ content: [{ type: "text", text: "hi" }], stop_reason: "end_turn", usage: { input_tokens: 5, output_tokens: 2 } });
+		}
 	});
 });
