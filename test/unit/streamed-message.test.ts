@@ -145,4 +145,11 @@ describe("a streamed answer folded into its message", () => {
 			expect(messageFromSse(JSON.stringify(whole), new Headers({ "content-type": type })), type).toMatchObject({ content: [{ type: "text", text: "hi" }], stop_reason: "end_turn", usage: { input_tokens: 5, output_tokens: 2 } });
 		}
 	});
+
+	it("takes no JSON body without a stop reason as a whole message, and refuses a stream that starts a second message", () => {
+		const unfinished = { id: "msg_04", type: "message", role: "assistant", model: "claude-sonnet-5-5", content: [{ type: "text", text: "half" }], stop_reason: null, stop_sequence: null, usage: {} };
+		expect(() => messageFromSse(JSON.stringify(unfinished), new Headers({ "content-type": "application/json" }))).toThrow("the answer was not an event stream but application/json, with no message in it");
+		const twice = [EVENTS[0]!, ...EVENTS];
+		expect(() => messageFromSse(sse(twice))).toThrow("unexpected event order: message_start before message_stop");
+	});
 });
