@@ -152,4 +152,12 @@ describe("a streamed answer folded into its message", () => {
 		const twice = [EVENTS[0]!, ...EVENTS];
 		expect(() => messageFromSse(sse(twice))).toThrow("unexpected event order: message_start before message_stop");
 	});
+
+	it("passes over an unnamed event (a proxy's keep-alive) and says a long content type cut to 64 characters", () => {
+		const withKeepAlive = sse(EVENTS).replace("\n\n", "\n\ndata: keep-alive\n\n");
+		expect(withKeepAlive).toContain("data: keep-alive");
+		expect(messageFromSse(withKeepAlive).stop_reason).toBe(messageFromSse(sse(EVENTS)).stop_reason);
+		const type = `text/${"x".repeat(100)}`;
+		expect(() => messageFromSse("<html></html>", new Headers({ "content-type": type }))).toThrow(`the answer was not an event stream but ${type.slice(0, 64)}…, with no message in it`);
+	});
 });
