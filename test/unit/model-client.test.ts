@@ -94,6 +94,7 @@ function answer(model: string, text = "All green."): Response {
 const ERROR_TYPES: Record<number, string> = {
 	400: "invalid_request_error",
 	401: "authentication_error",
+	402: "billing_error",
 	403: "permission_error",
 	429: "rate_limit_error",
 	500: "api_error",
@@ -601,6 +602,19 @@ describe("createModelClient: auth and bad requests", () => {
 			[1, "ok"],
 		]);
 		expect(sent.map((s) => s.key)).toEqual([KEYS[0], KEYS[1]]);
+	});
+
+	it("keeps the pool working when one key's organisation cannot pay (402 then a good key), and fails with auth on a 402 alone", async () => {
+		const sent = script(API, () => apiError(402, "Your credit balance is too low to access the Anthropic API"), ok);
+		const res = await createModelClient(env({ ANTHROPIC_API_KEY: `${KEYS[0]},${KEYS[1]}` }), clock()).call(request());
+		expect(res.attempts.map((a) => [a.key, a.status])).toEqual([
+			[0, 402],
+			[1, "ok"],
+		]);
+		expect(sent.map((s) => s.key)).toEqual([KEYS[0], KEYS[1]]);
+		script(API, () => apiError(402, "Your credit balance is too low to access the Anthropic API"));
+		const error = await failure(createModelClient(env({ ANTHROPIC_API_KEY: KEYS[0] }), clock()).call(request()));
+		expect([error.kind, error.status]).toEqual(["auth", 402]);
 	});
 
 	it("fails with auth at once on a single key", async () => {
