@@ -323,6 +323,17 @@ describe("createModelClient: rate limits (429)", () => {
 		expect(sent).toHaveLength(2);
 	});
 
+	it("waits out a rate limit of exactly maxWaitMs in the call: only a longer one is handed back", async () => {
+		script(API, () => apiError(429, "rate limited", { "retry-after": "1" }), ok);
+		const t = clock();
+		const res = await createModelClient(env({ ANTHROPIC_API_KEY: KEYS[0] }), { ...t, maxWaitMs: 1000 }).call(request({ models: [PRIMARY] }));
+		expect(t.sleeps).toEqual([1000]);
+		expect(res.attempts.map((a) => [a.status, a.waited_ms])).toEqual([
+			[429, 0],
+			["ok", 1000],
+		]);
+	});
+
 	it("honours a custom maxWaitMs", async () => {
 		script(API, () => apiError(429, "rate limited", { "retry-after": "3" }));
 		const t = clock();
