@@ -355,6 +355,21 @@ describe("createModelClient: rate limits (429)", () => {
 		expect(t.sleeps).toEqual([]);
 	});
 
+	it("comes back when the soonest of its models' rate limits ends, whichever model that is", async () => {
+		const third = "claude-opus-5-5";
+		const sent = script(
+			API,
+			() => apiError(429, "rate limited", { "retry-after": "600" }),
+			() => apiError(429, "rate limited", { "retry-after": "300" }),
+			() => apiError(429, "rate limited", { "retry-after": "900" }),
+		);
+		const t = clock();
+		const error = await failure(createModelClient(env({ ANTHROPIC_API_KEY: KEYS[0] }), t).call(request({ models: [PRIMARY, FALLBACK, third] })));
+		expect(sent.map((s) => s.body.model)).toEqual([PRIMARY, FALLBACK, third]);
+		expect([error.kind, error.status, error.retryAfterMs]).toEqual(["rate_limit", 429, 300_000]);
+		expect(t.sleeps).toEqual([]);
+	});
+
 	it("is a rate limit still, to come back to when the primary's ends, when the fallback fails otherwise", async () => {
 		script(
 			API,
