@@ -41,6 +41,8 @@ const SECRETS: [string, string, string, string?][] = [
 	["stripe restricted key", `rk_live_${rep(B62, 24)}`, rep(B62, 24)],
 	["stripe test secret", `stripe key sk_test_${rep("4eC39HqLyjWDarjtT1zdp7dc", 24)}`, rep("4eC39HqLyjWDarjtT1zdp7dc", 24)],
 	["bearer token in prose", "called with Bearer read-token-3f9a1c7e5b2d4f60 and got 403", "read-token-3f9a1c7e5b2d4f60", `called with Bearer ${REDACTED} and got 403`],
+	["bearer token of 8 characters, the shortest taken, with a digit", "called with Bearer ab3d5f7h today", "ab3d5f7h", `called with Bearer ${REDACTED} today`],
+	["bearer token of 20 letters, the shortest taken without a digit", "called with Bearer abcdefghijklmnopqrst today", "abcdefghijklmnopqrst", `called with Bearer ${REDACTED} today`],
 	["bearer jwt in curl", `curl -H "Authorization: Bearer ${JWT}" https://api.example.test`, "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"],
 	["authorization header line", "GET /v1/jobs HTTP/1.1\nAuthorization: Basic dXNlcjpodW50ZXIy\nAccept: */*", "dXNlcjpodW50ZXIy", `GET /v1/jobs HTTP/1.1\nAuthorization: ${REDACTED}\nAccept: */*`],
 	["curl -v header line", "> authorization: AWS4-HMAC-SHA256 Credential=AKID/20261130/us-east-1/s3/aws4_request, Signature=fe5f80f77d5fa3beca038a248ff027", "fe5f80f77d5fa3beca038a248ff027"],
