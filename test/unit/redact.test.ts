@@ -240,12 +240,14 @@ describe("redactDeep", () => {
 		expect(h).toBeInstanceOf(Headers);
 		expect(Object.fromEntries(h)).toEqual({ authorization: REDACTED, "x-request-id": "req_1", accept: "text/plain" });
 		expect([...m]).toEqual([["access_token", REDACTED], ["path", `/x?sig=${REDACTED}`]]);
+		// A Map's key is text too: one holding a credential is redacted as a value would be.
+		expect([...redactDeep(new Map([["https://h.example.test/?token=abc123def456", 1]]))]).toEqual([[`https://h.example.test/?token=${REDACTED}`, 1]]);
 		expect(d).toBe(when);
 		expect(s).toBe(`Bearer ${REDACTED}`);
 	});
 
 	it("treats key spelling loosely but whole", () => {
-		for (const key of ["Authorization", "SET-COOKIE", "x_api_key", "Api-Key", "apikey", "Refresh-Token", "PRIVATE_KEY"]) expect(isSensitiveKey(key), key).toBe(true);
+		for (const key of ["Authorization", "SET-COOKIE", "x_api_key", "Api-Key", "apikey", "Refresh-Token", "PRIVATE_KEY", "signing_key", "Signing-Key"]) expect(isSensitiveKey(key), key).toBe(true);
 		for (const key of ["max_tokens", "tokens", "url_secret", "author", "keyword", "secrets_count"]) expect(isSensitiveKey(key), key).toBe(false);
 	});
 
