@@ -43,6 +43,8 @@ const SECRETS: [string, string, string, string?][] = [
 	["bearer token in prose", "called with Bearer read-token-3f9a1c7e5b2d4f60 and got 403", "read-token-3f9a1c7e5b2d4f60", `called with Bearer ${REDACTED} and got 403`],
 	["bearer token of 8 characters, the shortest taken, with a digit", "called with Bearer ab3d5f7h today", "ab3d5f7h", `called with Bearer ${REDACTED} today`],
 	["bearer token of 20 letters, the shortest taken without a digit", "called with Bearer abcdefghijklmnopqrst today", "abcdefghijklmnopqrst", `called with Bearer ${REDACTED} today`],
+	["anthropic key of 16 characters after its prefix, the shortest taken", "key sk-ant-api03-Q1w2E3r4T5y6U7i8 in the log", "Q1w2E3r4T5y6U7i8", `key sk-ant-api03-${REDACTED} in the log`],
+	["discord webhook written without its scheme", `posting to discord.com/api/webhooks/1234567890/${rep("Tk_9", 17)} failed`, rep("Tk_9", 17), `posting to discord.com/api/webhooks/${REDACTED} failed`],
 	["bearer jwt in curl", `curl -H "Authorization: Bearer ${JWT}" https://api.example.test`, "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"],
 	["authorization header line", "GET /v1/jobs HTTP/1.1\nAuthorization: Basic dXNlcjpodW50ZXIy\nAccept: */*", "dXNlcjpodW50ZXIy", `GET /v1/jobs HTTP/1.1\nAuthorization: ${REDACTED}\nAccept: */*`],
 	["curl -v header line", "> authorization: AWS4-HMAC-SHA256 Credential=AKID/20261130/us-east-1/s3/aws4_request, Signature=fe5f80f77d5fa3beca038a248ff027", "fe5f80f77d5fa3beca038a248ff027"],
