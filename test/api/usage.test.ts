@@ -36,6 +36,15 @@ async function usage(query: string): Promise<UsagePage> {
 	return (await res.json()) as UsagePage;
 }
 
+describe("GET /v1/usage: a job on an unpriced model that reported no tokens", () => {
+	it("makes no cost for its day: it is no priced job, though it used no tokens", async () => {
+		const zero = job("usage-zero", "2026-05-11T08:00:00Z", { per_model: { "model-unpriced": tokens(0) }, num_turns: 1, total_cost_usd: null });
+		await upsertJobIndex(env.DB, [zero.ended]);
+		const page = await usage("since=2026-05-11&until=2026-05-11&agent=usage-zero");
+		expect(page.days).toEqual([{ day: "2026-05-11", agent: "usage-zero", jobs: 1, ...tokens(0), cost_usd: null, priced_jobs: 0 }]);
+	});
+});
+
 describe("GET /v1/usage: tokens and cost by agent and day", () => {
 	it("adds each ended job to its agent's day once, however the index receives its records, and keeps it after the job is pruned", async () => {
 		const a1 = job("usage-a", "2026-11-02T08:00:00Z", { per_model: { "model-x": tokens(10), "model-y": tokens(1) }, num_turns: 2, total_cost_usd: 0.25 });
