@@ -45,6 +45,17 @@ describe("GET /v1/usage: a job on an unpriced model that reported no tokens", ()
 	});
 });
 
+describe("GET /v1/usage: a day's cost", () => {
+	it("is summed to the millionth of a dollar: a cheap model's calls are not rounded away, nor a float sum's error kept", async () => {
+		const cheap = job("usage-cheap", "2026-05-12T08:00:00Z", { per_model: { "model-x": tokens(1) }, num_turns: 1, total_cost_usd: 0.000123 });
+		const tenth = job("usage-cheap", "2026-05-12T09:00:00Z", { per_model: { "model-x": tokens(1) }, num_turns: 1, total_cost_usd: 0.1 });
+		const fifth = job("usage-cheap", "2026-05-12T10:00:00Z", { per_model: { "model-x": tokens(1) }, num_turns: 1, total_cost_usd: 0.2 });
+		await upsertJobIndex(env.DB, [cheap.ended, tenth.ended, fifth.ended]);
+		const page = await usage("since=2026-05-12&until=2026-05-12&agent=usage-cheap");
+		expect(page.days).toEqual([{ day: "2026-05-12", agent: "usage-cheap", jobs: 3, ...tokens(3), cost_usd: 0.300123, priced_jobs: 3 }]);
+	});
+});
+
 describe("GET /v1/usage: tokens and cost by agent and day", () => {
 	it("adds each ended job to its agent's day once, however the index receives its records, and keeps it after the job is pruned", async () => {
 		const a1 = job("usage-a", "2026-11-02T08:00:00Z", { per_model: { "model-x": tokens(10), "model-y": tokens(1) }, num_turns: 2, total_cost_usd: 0.25 });
