@@ -204,6 +204,18 @@ describe("the OpenAPI document's enums", () => {
 	});
 });
 
+describe("the OpenAPI document's usage schemas", () => {
+	it("type every count of jobs, tokens, agents and days as an integer, and a cost as a number or null", async () => {
+		const schemas = (await doc()).components.schemas;
+		const counts = ["jobs", "input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "priced_jobs"];
+		for (const [name, extra] of [["UsageDay", []], ["UsageDayTotal", ["agents"]], ["UsageAgentTotal", ["days"]]] as const) {
+			const p = schemas[name]!.properties!;
+			for (const field of [...counts, ...extra]) expect(p[field]!.type, `${name}.${field}`).toBe("integer");
+			expect([p.cost_usd!.type].flat().filter(Boolean), `${name}.cost_usd`).toContain("number");
+		}
+	});
+});
+
 describe("the OpenAPI document's parameters", () => {
 	it("describes every parameter and gives it a schema (Swagger UI's try-it-out form shows nothing else)", async () => {
 		const d = await doc();
