@@ -237,6 +237,25 @@ describe("delivery of the final answer", () => {
 		expect(seen.map((s) => s.body.answer)).toEqual(["[SILENT] but db-1 is at 97% disk.", "Nothing changed. [SILENT]"]);
 	});
 
+	it("suppresses an answer of nothing but blanks (the model acted through its tools), sending nothing", async () => {
+		useEmulator().enqueue({ text: " \n " });
+		await createAgent({ name: "blank-answer", delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
+		const job = await runToRest("blank-answer");
+		expect(job.delivery).toEqual({ target: "webhook", outcome: "suppressed" });
+		expect(outboundLog.filter((r) => r.url.startsWith("https://deliver"))).toEqual([]);
+	});
+
+	it("retries a target that answered 408 (it timed out reading the request), as it does a 5xx", async () => {
+		useEmulator().enqueue({ text: "Retry me after a 408." });
+		const seen = target("https://deliver.example.test", [408, 200]);
+		await createAgent({ name: "retried-408", delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
+		const job = await runToRest("retried-408");
+		expect((await jobOf("retried-408", job.id)).delivery).toMatchObject({ target: "webhook", outcome: "pending" });
+		await timePasses("retried-408");
+		expect(seen).toHaveLength(2);
+		expect((await jobOf("retried-408", job.id)).delivery).toEqual({ target: "webhook", outcome: "delivered" });
+	});
+
 	it("retries a failing target with the same idempotency key until it takes the delivery", async () => {
 		useEmulator().enqueue({ text: "Retry me." });
 		const seen = target("https://deliver.example.test", [500, 503, 200]);
