@@ -23,4 +23,12 @@ describe("a job action's text at its limit", () => {
 		expect(over.status).toBe(400);
 		expect((await errorOf(over)).details?.issues?.map((i) => i.path)).toEqual(["reason"]);
 	});
+
+	it("refuses an approve that carries a reason, rather than taking it as a deny", async () => {
+		const res = await call(`/v1/jobs/${NO_JOB}/approval`, { method: "POST", as: "operate", body: { decision: "approve", reason: "looks fine" } });
+		expect(res.status).toBe(400);
+		const error = await errorOf(res);
+		expect(error.details?.issues?.map((i) => i.path)).toEqual(["reason"]);
+		expect(error.message).toContain("reason goes only with deny");
+	});
 });
