@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import { alreadyDefined, definitionRevision, deletedSince, notDefined, revisionChanged } from "../../src/config/fleet.ts";
+import { alreadyDefined, definitionRevision, deletedSince, deletedUnchanged, notDefined, revisionChanged } from "../../src/config/fleet.ts";
 import { readinessProblems } from "../../src/config/readiness.ts";
 import type { AgentDefinition } from "../../src/config/schema.ts";
 import type { DeliveryOutcome, JobRecord, JobView, ToolCallTally } from "../../src/jobs/model.ts";
@@ -70,9 +70,6 @@ export interface AgentStatus {
 	/** The object's SQLite database, in bytes (Cloudflare allows 10 GB an object). */
 	storage_bytes: number;
 }
-
-/** A write's refusal for an agent deleted here: when, so an operator whose write crossed the delete learns of it. */
-const deletedAt = (name: string, at: number): string => `no agent named ${name}: it was deleted at ${new Date(at).toISOString()}; nothing was changed`;
 
 /**
  * One per agent, addressed by the agent's name: the source of truth for that agent's schedule
@@ -342,7 +339,7 @@ export class AgentDO extends DurableObject<Env> {
 		const agent = state && currentDefinition(state);
 		if (!state || !agent) {
 			await this.dropIfBlank();
-			return refuse(404, state?.deletedAt != null ? deletedAt(name, state.deletedAt) : `no agent named ${name}`);
+			return refuse(404, state?.deletedAt != null ? deletedUnchanged(name, state.deletedAt) : `no agent named ${name}`);
 		}
 		const known = knownRevision(state, agent);
 		const revision = known ?? (await computeRevision(agent));
@@ -503,7 +500,7 @@ export class AgentDO extends DurableObject<Env> {
 		this.revive();
 		const agent = definedAgent(this.sql);
 		// A second delete (two operators deleting at once, or a retry) is told of the first, as an edit is.
-		if (agent?.source === "api" && agent.deletedAt !== null) return this.refuseWrite(404, deletedAt(agent.name, agent.deletedAt));
+		if (agent?.source === "api" && agent.deletedAt !== null) return this.refuseWrite(404, deletedUnchanged(agent.name, agent.deletedAt));
 		if (!agent?.live || agent.source !== "api") return this.refuseWrite(404, `no agent named ${agent?.name ?? this.ctx.id.name ?? "by this name"}`);
 		this.ctx.storage.transactionSync(() => {
 			markDeleted(this.sql, now);
@@ -557,7 +554,7 @@ export class AgentDO extends DurableObject<Env> {
 	 * for an agent that is gone (its notepad forgotten when the name is defined again).
 	 */
 	private deletedHere(state: AgentState, name: string): Refusal | null {
-		return state.deletedAt === null ? null : refuse(404, deletedAt(name, state.deletedAt));
+		return state.deletedAt === null ? null : refuse(404, deletedUnchanged(name, state.deletedAt));
 	}
 
 	/** Pauses the agent; `by` is the caller's token name ("auto" is reserved for automatic pauses). */
@@ -714,7 +711,7 @@ export class AgentDO extends DurableObject<Env> {
 		this.revive();
 		// A reset crossing the delete (which forgot the session itself) is told of it, as a pause is.
 		const defined = definedAgent(this.sql);
-		if (defined?.deletedAt != null) return refuse(404, deletedAt(defined.name, defined.deletedAt));
+		if (defined?.deletedAt != null) return refuse(404, deletedUnchanged(defined.name, defined.deletedAt));
 		const forgotten = clearPersistentSession(this.sql);
 		log.info("session.reset", { agent: storedAgentName(this.sql) ?? null, by, session_id: forgotten?.sessionId ?? null });
 		return forgotten;

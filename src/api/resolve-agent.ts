@@ -1,4 +1,5 @@
 import { findAgent } from "../config/bundled.ts";
+import { wasDeleted } from "../config/fleet.ts";
 import type { AgentDefinition } from "../config/schema.ts";
 import { NotFoundError } from "../errors.ts";
 import { agentEverExisted, getRegisteredAgent } from "../store/agent-registry.ts";
@@ -24,7 +25,7 @@ export async function requireAgent(env: Env, name: string): Promise<ResolvedAgen
 	// An operator asking after an agent someone else deleted is told so, not that it never was (a
 	// second registry read, on the 404's path alone).
 	const deletedAt = (await getRegisteredAgent(env.DB, name))?.deletedAt;
-	throw new NotFoundError(deletedAt == null ? `no agent named ${name}` : `no agent named ${name}: it was deleted at ${new Date(deletedAt).toISOString()}`);
+	throw new NotFoundError(deletedAt == null ? `no agent named ${name}` : wasDeleted(name, deletedAt));
 }
 
 /**

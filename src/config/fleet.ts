@@ -53,9 +53,12 @@ export async function definitionRevision(agent: AgentDefinition): Promise<string
 export const alreadyDefined = (name: string) => `agent ${name} already exists; PUT /v1/agents/${name} changes it`;
 /** Why a replace is refused: no agent has the name. */
 export const notDefined = (name: string) => `no agent named ${name}; POST /v1/agents creates one`;
-/** Why a replace of a deleted API agent is refused: when it was deleted (its object's refusal, and a dry run's). */
-export const deletedSince = (name: string, at: number) =>
-	`no agent named ${name}: it was deleted at ${new Date(at).toISOString()}; nothing was changed; POST /v1/agents defines it again`;
+/** A deleted API agent's 404, not yet forgotten: when it was deleted, not that it never was. */
+export const wasDeleted = (name: string, at: number) => `no agent named ${name}: it was deleted at ${new Date(at).toISOString()}`;
+/** A write's refusal for an agent deleted in its object: when, so an operator whose write crossed the delete learns of it. */
+export const deletedUnchanged = (name: string, at: number) => `${wasDeleted(name, at)}; nothing was changed`;
+/** Why a replace of a deleted API agent is refused (its object's refusal, and a dry run's). */
+export const deletedSince = (name: string, at: number) => `${deletedUnchanged(name, at)}; POST /v1/agents defines it again`;
 
 /** Why a change made on revision `asked` is refused (If-Match): the agent is at `current` now. */
 export function revisionChanged(name: string, asked: string, current: string | null): string {
