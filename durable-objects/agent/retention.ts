@@ -13,16 +13,6 @@ export function retentionDays(definition: Pick<AgentDefinition, "retention_days"
 export const PRUNE_BATCH = 50;
 
 /**
- * Prunes up to one batch of finished jobs past retention (see pruneJobRows), then deletes their R2
- * output (see deletePrunedOutputs). How many jobs it pruned.
- */
-export async function pruneJobs(sql: SqlStorage, bucket: R2Bucket, agent: string, cutoff: number, now: number): Promise<number> {
-	const { pruned } = pruneJobRows(sql, agent, cutoff, now);
-	await deletePrunedOutputs(sql, bucket, agent);
-	return pruned.length;
-}
-
-/**
  * Deletes up to one batch of finished jobs created before `cutoff`: every row this object holds of
  * them, leaving an outbox entry so the D1 index drops them too, and a row in pruned_outputs for their
  * R2 output, which deletePrunedOutputs deletes. All in one synchronous write: R2 is not called

@@ -1,5 +1,6 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
+import { deletePrunedOutputs, pruneJobRows } from "../../durable-objects/agent/retention.ts";
 
 /** A SqlStorage that sums the rows its statements read (what Cloudflare bills as rows read). */
 export function countingReads(sql: SqlStorage): { sql: SqlStorage; rowsRead: () => number } {
@@ -172,4 +173,14 @@ export function jobRowsOf(agent: string, id: string): Promise<Record<string, num
 			.map((r) => r.name);
 		return Object.fromEntries(tables.map((t) => [t, sql.exec<{ n: number }>(`SELECT count(*) AS n FROM "${t}" WHERE job_id = ?`, id).one().n]).filter(([, n]) => n !== 0));
 	});
+}
+
+/**
+ * One prune of an agent's SQLite, as a pass makes it without its D1 flush between: a batch of jobs
+ * past `cutoff` (pruneJobRows), then their R2 output (deletePrunedOutputs). How many jobs it pruned.
+ */
+export async function pruneJobs(sql: SqlStorage, bucket: R2Bucket, agent: string, cutoff: number, now: number): Promise<number> {
+	const { pruned } = pruneJobRows(sql, agent, cutoff, now);
+	await deletePrunedOutputs(sql, bucket, agent);
+	return pruned.length;
 }
