@@ -321,9 +321,42 @@ describe("GET /v1/jobs/:id", () => {
 	});
 
 	it("answers 404 for a well-formed id nobody has", async () => {
-		const res = await call("/v1/jobs/job-2026-11-30-zzzzzz");
+		// Today's day: an id within the retention is simply unknown.
+		const id = `job-${new Date().toISOString().slice(0, 10)}-zzzzzz`;
+		const res = await call(`/v1/jobs/${id}`);
 		expect(res.status).toBe(404);
-		expect(await errorOf(res)).toMatchObject({ code: "not_found", message: "no job job-2026-11-30-zzzzzz" });
+		expect(await errorOf(res)).toMatchObject({ code: "not_found", message: `no job ${id}` });
+	});
+
+	it("says, on every job route, that retention may have removed an unknown id from before RETENTION_DAYS, and nothing of it for one within them", async () => {
+		// RETENTION_DAYS is 30 (wrangler.toml). The day 31 days back began more than 30 days ago; the
+		// day 29 days back did not. Read by day, not by the clock's hour: each holds at any time of day.
+		const dayBack = (n: number) => new Date(Date.now() - n * 86_400_000).toISOString().slice(0, 10);
+		const gone = `job-${dayBack(31)}-zzzzzz`;
+		const kept = `job-${dayBack(29)}-zzzzzz`;
+		for (const [method, path, as] of [
+			["GET", "", "read"],
+			["GET", "/output", "read"],
+			["GET", "/stream", "read"],
+			["GET", "/output.log", "read"],
+			["GET", "/tool-calls", "read"],
+			["GET", "/manifest", "read"],
+			["POST", "/cancel", "operate"],
+			["POST", "/approval", "operate"],
+			["POST", "/continue", "operate"],
+			["POST", "/fork", "operate"],
+		] as const) {
+			const body = method === "POST" ? { body: path === "/approval" ? { decision: "approve" } : path === "/continue" || path === "/fork" ? { prompt: "again" } : {} } : {};
+			const old = await call(`/v1/jobs/${gone}${path}`, { method, as, ...body });
+			expect(old.status, `${method} ${path}`).toBe(404);
+			expect(await errorOf(old), `${method} ${path}`).toMatchObject({
+				code: "not_found",
+				message: `no job ${gone}: its id is from ${dayBack(31)}, and a job is kept 30 days after it ends (RETENTION_DAYS; less where its agent sets retention_days), so retention may have removed it`,
+			});
+			const recent = await call(`/v1/jobs/${kept}${path}`, { method, as, ...body });
+			expect(recent.status, `${method} ${path}`).toBe(404);
+			expect(await errorOf(recent), `${method} ${path}`).toMatchObject({ code: "not_found", message: `no job ${kept}` });
+		}
 	});
 
 	for (const id of ["job-2026-11-30-ZZZZZZ", "..%2F..%2Fetc", "job-2026-11-30-a'--x", "job-2026-13-01-abcdef", "%E2%98%83", "job-2026-02-30-abcdef", "job-2025-02-29-abcdef"]) {

@@ -101,7 +101,7 @@ describe("GET /v1/jobs/:id/manifest", () => {
 
 		const unknown = await call("/v1/jobs/job-2020-01-01-zzzzzz/manifest");
 		expect(unknown.status).toBe(404);
-		expect((await errorOf(unknown)).message).toBe("no job job-2020-01-01-zzzzzz");
+		expect((await errorOf(unknown)).message).toBe("no job job-2020-01-01-zzzzzz: its id is from 2020-01-01, and a job is kept 30 days after it ends (RETENTION_DAYS; less where its agent sets retention_days), so retention may have removed it");
 		expect((await call("/v1/jobs/not-a-job/manifest")).status).toBe(400);
 	});
 });

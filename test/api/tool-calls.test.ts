@@ -132,7 +132,7 @@ describe("GET /v1/jobs/:id/tool-calls", () => {
 
 		const unknown = await call("/v1/jobs/job-2026-01-01-zzzzzz/tool-calls");
 		expect(unknown.status).toBe(404);
-		expect((await errorOf(unknown)).message).toBe("no job job-2026-01-01-zzzzzz");
+		expect((await errorOf(unknown)).message).toBe("no job job-2026-01-01-zzzzzz: its id is from 2026-01-01, and a job is kept 30 days after it ends (RETENTION_DAYS; less where its agent sets retention_days), so retention may have removed it");
 		expect((await call("/v1/jobs/nope/tool-calls")).status).toBe(400);
 		const badLimit = await call(`/v1/jobs/${queued.id}/tool-calls?limit=0`);
 		expect(badLimit.status).toBe(400);

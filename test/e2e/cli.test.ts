@@ -1254,11 +1254,11 @@ describe("the fleet: status and doctor", () => {
 });
 
 describe("errors and usage", () => {
-	it("an unknown job exits 4 (not found) with the API's message on stderr", async () => {
+	it("an unknown job exits 4 (not found) with the API's message on stderr (one from before the retention saying it may have been removed)", async () => {
 		const r = await drover(["job", "job-2020-01-01-aaaaaa"]);
 		expect(r.status).toBe(4);
 		expect(r.stdout).toBe("");
-		expect(r.stderr).toBe("drover: no job job-2020-01-01-aaaaaa\n");
+		expect(r.stderr).toBe("drover: no job job-2020-01-01-aaaaaa: its id is from 2020-01-01, and a job is kept 30 days after it ends (RETENTION_DAYS; less where its agent sets retention_days), so retention may have removed it\n");
 		// A malformed id is the CLI's usage error (exit 2), before any request.
 		const bad = await drover(["job", "not-a-job"]);
 		expect(bad.status).toBe(2);

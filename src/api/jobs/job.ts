@@ -4,7 +4,7 @@ import { accepts } from "hono/accepts";
 import { agentRpc } from "../../../durable-objects/agent/client.ts";
 import { FIRST_LINE_HEADER } from "../../../durable-objects/agent/output-http.ts";
 import { CATCH_UP_BUDGET_BYTES, MAX_BACKLOG_BYTES, MAX_HELD_BYTES, MAX_STREAMS_PER_AGENT, MAX_STREAMS_PER_JOB, STREAM_RETRY_AFTER_SECONDS } from "../../../durable-objects/agent/streams.ts";
-import { BadRequestError, NotFoundError } from "../../errors.ts";
+import { BadRequestError } from "../../errors.ts";
 import { JobIdSchema, JobRecordSchema, JobStatusSchema, JobSummarySchema, JobViewSchema, TriggerTypeSchema, type JobRecord } from "../../jobs/model.ts";
 import { toHerdctlYaml } from "../../jobs/yaml.ts";
 import { getJobSummary, listJobs } from "../../store/job-index.ts";
@@ -19,6 +19,7 @@ import { bodySize, conflictResponse, errorResponse, ErrorSchema, notFoundRespons
 import { MAX_JSON_DEPTH, withinDepth } from "../../shared/json-depth.ts";
 import { requestedRange } from "../../shared/range.ts";
 import { sha256Hex } from "../../shared/hash.ts";
+import { noJob } from "./not-found.ts";
 
 // A date alone stands for its start, in UTC, as /v1/usage reads its days (Date.parse reads it so).
 // zod's date-time wants seconds unless told minutes (precision -1); ISO 8601 leaves them out.
@@ -58,7 +59,7 @@ const LineNumber = z.string().regex(/^\d{1,12}$/, "must be a line number");
 /** The agent a job belongs to, from the index; every job action goes to that agent's object. */
 async function ownerOf(env: Env, id: string): Promise<string> {
 	const summary = await getJobSummary(env.DB, id);
-	if (!summary) throw new NotFoundError(`no job ${id}`);
+	if (!summary) throw noJob(env, id);
 	return summary.agent;
 }
 
@@ -217,7 +218,7 @@ export const jobApi = createApi()
 			const { id } = c.req.valid("param");
 			const summary = await getJobSummary(c.env.DB, id);
 			const job = summary && (await agentRpc(c.env, summary.agent).jobView(id));
-			if (!job) throw new NotFoundError(`no job ${id}`);
+			if (!job) throw noJob(c.env, id);
 			// The body depends on Accept: a cache must not give one client's YAML to another.
 			c.header("vary", "Accept");
 			if (accepts(c, { header: "Accept", supports: JOB_TYPES, default: JSON_TYPE }) !== JSON_TYPE) {

@@ -7,6 +7,7 @@ import { getJobSummary } from "../../store/job-index.ts";
 import { shownDefinition } from "../../security/definition-secrets.ts";
 import { createApi, withRole } from "../factory.ts";
 import { conflictResponse, DateTimeString, notFoundResponse } from "../schemas.ts";
+import { noJob } from "./not-found.ts";
 
 const JobManifestSchema = z
 	.object({
@@ -53,7 +54,7 @@ export const jobManifestApi = createApi().openapi(
 		const { id } = c.req.valid("param");
 		const summary = await getJobSummary(c.env.DB, id);
 		const found = summary && (await agentRpc(c.env, summary.agent).manifest(id));
-		if (!found) throw new NotFoundError(`no job ${id}`);
+		if (!found) throw noJob(c.env, id);
 		const { job, setup } = found;
 		if (!setup) {
 			if (job.status === "pending") throw new ConflictError(`job ${id} is pending: its manifest is saved when it starts`);

@@ -7,6 +7,7 @@ import { requestedRange } from "../../shared/range.ts";
 import { contentRange, outputLogKey, readRange } from "../../store/output-r2.ts";
 import { createApi, withRole } from "../factory.ts";
 import { conflictResponse, ErrorSchema, notFoundResponse } from "../schemas.ts";
+import { noJob } from "./not-found.ts";
 
 /** What a log's answer carries for a later ranged request. */
 const LogHeaders = z.object({
@@ -51,7 +52,7 @@ export const jobOutputLogApi = createApi().openapi(
 	async (c) => {
 		const { id } = c.req.valid("param");
 		const summary = await getJobSummary(c.env.DB, id);
-		if (!summary) throw new NotFoundError(`no job ${id}`);
+		if (!summary) throw noJob(c.env, id);
 		// Straight from R2 when it is there: the agent's object is asked only to say why it is not.
 		const key = outputLogKey(summary.agent, id);
 		if (c.req.method === "HEAD") {
@@ -71,7 +72,7 @@ export const jobOutputLogApi = createApi().openapi(
 			}
 		}
 		const job = await agentRpc(c.env, summary.agent).getJob(id);
-		if (!job) throw new NotFoundError(`no job ${id}`);
+		if (!job) throw noJob(c.env, id);
 		if (job.output_log === null) {
 			const why = job.started_at === null ? "it never started" : "output_to_file was not set on its schedule or agent when it started";
 			throw new NotFoundError(`job ${id} keeps no plain-text log (${why}); its JSONL output is at /v1/jobs/${id}/output`);

@@ -1,7 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { agentRpc } from "../../../durable-objects/agent/client.ts";
 import type { ToolCall } from "../../../durable-objects/agent/runner/session.ts";
-import { NotFoundError } from "../../errors.ts";
 import { JobIdSchema, JobStatusSchema } from "../../jobs/model.ts";
 import { redactDeep } from "../../security/redact.ts";
 import { clip } from "../../shared/clip.ts";
@@ -11,6 +10,7 @@ import { getJobSummary } from "../../store/job-index.ts";
 import { createApi, withRole } from "../factory.ts";
 import { CursorParam, pageLimit } from "../params.ts";
 import { DateTimeString, notFoundResponse } from "../schemas.ts";
+import { noJob } from "./not-found.ts";
 
 /** How much of each result a page shows: enough to read what came back; the JSONL has it whole. */
 export const RESULT_PREVIEW_CHARS = 4000;
@@ -92,7 +92,7 @@ export const jobToolCallsApi = createApi().openapi(
 		const summary = await getJobSummary(c.env.DB, id);
 		// The head one character longer than the preview, so clip marks a cut.
 		const found = summary && (await agentRpc(c.env, summary.agent).toolCalls(id, limit, after, RESULT_PREVIEW_CHARS + 1));
-		if (!found) throw new NotFoundError(`no job ${id}`);
+		if (!found) throw noJob(c.env, id);
 		return c.json(
 			{
 				job_id: found.job.id,
