@@ -38,4 +38,21 @@ describe("alerts retried by the tick", () => {
 		expect([...tried].sort()).toEqual([...ids].sort());
 		for (const id of ids) expect(await getIncident(env.DB, id)).toMatchObject({ state: "alerted" });
 	});
+
+	it("leave an incident seen in the minute before the tick to the failure that filed it, and retry one seen earlier", async () => {
+		// The window's edge: an incident last seen 60 s before the tick's minute is retried, one seen
+		// 59 s before is not (its own failure is paging it). Minute 17: not an hourly minute.
+		const minute = Math.floor(Date.now() / HOUR) * HOUR + 17 * MIN;
+		const { incident: earlier } = await recordFailure(env.DB, { agent: "alert-edge-a", error: "edge a failed", jobId: null, at: minute - MIN });
+		const { incident: recent } = await recordFailure(env.DB, { agent: "alert-edge-b", error: "edge b failed", jobId: null, at: minute - MIN + 1000 });
+		const tried = new Set<string>();
+		fake("https://alerts.example.test", async (req) => {
+			tried.add((req.headers.get("idempotency-key") ?? "").split(":")[0]!);
+			return new Response("ok");
+		});
+		await runTick(env, minute, minute + 1000);
+		expect([...tried]).toEqual([earlier.id]);
+		expect(await getIncident(env.DB, earlier.id)).toMatchObject({ state: "alerted" });
+		expect(await getIncident(env.DB, recent.id)).toMatchObject({ state: "detected" });
+	});
 });
