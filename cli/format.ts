@@ -174,8 +174,11 @@ export function relTime(iso: string | null | undefined, now = Date.now()): strin
 /** "850ms", "12.3s", "4m 05s", "2h 03m". */
 export function duration(seconds: number | null | undefined): string {
 	if (seconds === null || seconds === undefined) return "-";
-	if (seconds < 1) return `${Math.round(seconds * 1000)}ms`;
-	if (seconds < 60) return `${seconds.toFixed(1)}s`;
+	// Each unit is chosen by the figure it rounds to: 0.9996 s is "1.0s", not "1000ms"; 59.96 s "1m 00s", not "60.0s".
+	const ms = Math.round(seconds * 1000);
+	if (ms < 1000) return `${ms}ms`;
+	const tenths = Math.round(seconds * 10) / 10;
+	if (tenths < 60) return `${tenths.toFixed(1)}s`;
 	const whole = Math.round(seconds);
 	const m = Math.floor(whole / 60);
 	if (m < 60) return `${m}m ${String(whole % 60).padStart(2, "0")}s`;

@@ -1516,9 +1516,12 @@ describe("the dashboard", () => {
 		await script({ text: "Nothing to file." });
 		const slow = await trigger(agent, "Look.");
 		expect(await settled(slow.id)).toBe("completed");
+		await script({ text: "Nothing either." });
+		const edge = await trigger(agent, "Look again.");
+		expect(await settled(edge.id)).toBe("completed");
 		// How long a job takes here is the machine's to say: the answers are given the durations of a
-		// 27 ms job and tool call, and of a 75 s job.
-		const durations: Record<string, number> = { [quick.id]: 0.027, [slow.id]: 75 };
+		// 27 ms job and tool call, of a 75 s job, and of one of 119.6 s (2 min once rounded, not "1 min 60 s").
+		const durations: Record<string, number> = { [quick.id]: 0.027, [slow.id]: 75, [edge.id]: 119.6 };
 		const edits: Record<string, (body: never) => void> = {
 			"/v1/jobs": (page: { jobs: { id: string; duration_seconds: number | null }[] }) => {
 				for (const j of page.jobs) if (j.id in durations) j.duration_seconds = durations[j.id]!;
@@ -1545,6 +1548,7 @@ describe("the dashboard", () => {
 		await took(slow.id).waitFor(LIVE);
 		expect(await took(quick.id).textContent()).toBe("27 ms");
 		expect(await took(slow.id).textContent()).toBe("1 min 15 s");
+		expect(await took(edge.id).textContent()).toBe("2 min");
 
 		await page.goto(`${url}/jobs/${quick.id}`);
 		await page.locator("#job-status .badge", { hasText: "completed" }).waitFor(LIVE);

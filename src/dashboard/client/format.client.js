@@ -95,12 +95,16 @@ function dur(sec) {
 	if (sec === null || sec === undefined) return "—";
 	// Under a second in milliseconds, as the CLI says it: a 27 ms call shown as "0.0 s" read as no time
 	// at all. Rounded first, so that 0.9996 s is "1.0 s", not "1000 ms".
+	// Each unit chosen by the figure it rounds to in the same way: 9.96 s is "10 s", not "10.0 s", and
+	// 119.6 s "2 min", not "1 min 60 s".
 	const ms = Math.round(sec * 1000);
 	if (ms < 1000) return ms + " ms";
-	if (sec < 10) return sec.toFixed(1) + " s";
-	if (sec < 60) return Math.round(sec) + " s";
-	const m = Math.floor(sec / 60);
-	const s = Math.round(sec % 60);
+	const tenths = Math.round(sec * 10) / 10;
+	if (tenths < 10) return tenths.toFixed(1) + " s";
+	const whole = Math.round(sec);
+	if (whole < 60) return whole + " s";
+	const m = Math.floor(whole / 60);
+	const s = whole % 60;
 	if (m < 60) return m + " min" + (s ? " " + s + " s" : "");
 	return Math.floor(m / 60) + " h " + (m % 60) + " min";
 }
