@@ -3028,6 +3028,20 @@ describe("the dashboard", () => {
 		await page.close();
 	});
 
+	it("says a relative time that rounds up to the next unit in that unit: 1 minute ago, not 60 seconds; 1 hour ago, not 60 minutes", async () => {
+		const ages = [59_600, 3_580_000, 23.6 * 3_600_000, 89_000, 5_000];
+		const page = await signedIn("/incidents", tokens.read, { ownClock: true });
+		const now = Date.now();
+		await page.clock.setFixedTime(now);
+		const incidents = madeUpIncidents(ages.length, "round", now, (i) => ages[i]!);
+		await page.route((u) => u.pathname === "/v1/incidents", (route) => route.fulfill({ json: { incidents, next_cursor: null } }));
+		await page.reload();
+		await page.locator("#incidents-meta", { hasText: `${ages.length} incidents` }).waitFor(LIVE);
+		const said = await Promise.all(incidents.map((i) => page.locator(`#incidents-table tr[data-incident="${i.id}"] time.rel`).first().textContent()));
+		expect(said).toEqual(["1 minute ago", "1 hour ago", "yesterday", "1 minute ago", "5 seconds ago"]);
+		await page.close();
+	});
+
 	it("keeps the text selected in an agent's persistent session, its id, across the runs page's polls", async () => {
 		const now = Date.now();
 		const session = { mode: "persistent", session_id: "sess-copy-me", last_job: "job-2026-01-01-000001", active_at: new Date(now - 3 * 3_600_000).toISOString(), expires_at: new Date(now + 3 * 86_400_000).toISOString(), expired: false, continues: true, not_continued_because: null };

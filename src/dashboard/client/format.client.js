@@ -37,7 +37,15 @@ function relText(ms) {
 	const a = Math.abs(d);
 	// "paused since just now", "last tick just now": a bare "now" reads as the present, not a moment ago.
 	if (a < 5) return d < 0 ? "just now" : "now";
-	for (const [unit, sec] of UNITS) if (a >= sec) return rtf.format(Math.round(d / sec), unit);
+	for (let i = 0; i < UNITS.length; i++) {
+		const [unit, sec] = UNITS[i];
+		if (a < sec) continue;
+		// Rounded up to the next unit's first whole one, said in it: 59.6 s is "1 minute ago", not
+		// "60 seconds ago", and 59 min 40 s "1 hour ago", not "60 minutes ago".
+		const bigger = UNITS[i - 1];
+		if (bigger && Math.round(a / sec) * sec >= bigger[1]) return rtf.format(Math.round(d / bigger[1]), bigger[0]);
+		return rtf.format(Math.round(d / sec), unit);
+	}
 	return "now";
 }
 // Times are the browser's, and every absolute one says its zone ("1 Dec 2026, 18:22:26 GMT-8"), so
