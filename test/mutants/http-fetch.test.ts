@@ -1,8 +1,9 @@
 // http_fetch's rarer paths: a POST answered 301 or 302 is followed as a GET without its body (as
 // fetch does), a call with no method is a GET whatever order the tool lists its methods in, a POST
 // lost to the network may have had its effect, "+json" and "+xml" bodies are text, an undeclared body
-// holding NULs is described, and a hop-by-hop header is dropped however it is capitalised. A mutation
-// walk found each unchecked.
+// holding NULs is described, a hop-by-hop header is dropped however it is capitalised, headers given
+// as an array are refused, and a body a forced cancel cut off says so. A mutation walk found each
+// unchecked.
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { ToolContext } from "../../src/agent/contracts.ts";
@@ -77,5 +78,36 @@ describe("http_fetch's cut body", () => {
 		const small: HttpFetchTool = { ...tool, max_response_bytes: 2 };
 		fake(API, () => new Response("aé", { headers: { "content-type": "text/plain; charset=utf-8" } }));
 		expect((await httpFetch(small, { url: `${API}/cut` }, ctx)).content).toBe("HTTP 200\ncontent-type: text/plain; charset=utf-8\n\na\n[truncated at 2 bytes]");
+	});
+});
+
+describe("http_fetch's refusals and cuts", () => {
+	it("refuses headers given as an array, saying they must be an object", async () => {
+		expect(await httpFetch(tool, { url: `${API}/`, headers: ["x-a"] }, ctx)).toEqual({ ok: false, content: "headers must be an object of header name to string value", failure: "bad_input" });
+		expect(outboundLog).toEqual([]);
+	});
+
+	it("says a body a forced cancel cut off mid-read was cut off", async () => {
+		let stalled = () => {};
+		const reached = new Promise<void>((resolve) => (stalled = resolve));
+		fake(API, () => {
+			let pulls = 0;
+			const stream = new ReadableStream<Uint8Array>(
+				{
+					pull(c) {
+						if (++pulls === 1) return c.enqueue(new TextEncoder().encode("first part"));
+						stalled();
+						return new Promise<void>(() => {});
+					},
+				},
+				{ highWaterMark: 0 },
+			);
+			return new Response(stream);
+		});
+		const forced = new AbortController();
+		const outcome = httpFetch(tool, { url: `${API}/stall` }, { ...ctx, signal: forced.signal });
+		await reached;
+		forced.abort(new Error("force-cancelled by operator"));
+		expect(await outcome).toEqual({ ok: false, content: `HTTP 200, but reading the body of ${API}/stall failed: cut off by a forced cancel`, failure: "cut_off" });
 	});
 });

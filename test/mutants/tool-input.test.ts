@@ -1,7 +1,7 @@
 // A webhook tool's input held to its input_schema: every problem is named up to five (not just the
 // first), and the schema is read as JSON Schema 2020-12 (prefixItems, and keywords beside a $ref,
-// which draft 7 ignores). A mutation walk found both unchecked: input that broke the schema was
-// sent, or the model was told one problem of many.
+// which draft 7 ignores), and a call with no input at all is held to it as {}. A mutation walk found
+// each unchecked: input that broke the schema was sent, or the model was told one problem of many.
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { callWebhookTool, type WebhookTool } from "../../src/agent/tools/webhook.ts";
@@ -26,6 +26,7 @@ const agent = AgentSchema.parse({
 					pair: { type: "array", prefixItems: [{ type: "string" }, { type: "number" }] },
 					code: { $ref: "#/$defs/word", maxLength: 3 },
 				},
+				required: ["a"],
 				$defs: { word: { type: "string" } },
 			},
 		},
@@ -52,6 +53,14 @@ describe("a webhook tool's input that breaks its input_schema", () => {
 		const sibling = await callWebhookTool(tool, { code: "toolong" }, ctx, "toolu_3");
 		expect(sibling).toMatchObject({ ok: false, failure: "bad_input" });
 		expect(sibling.content).toMatch(/tool_input\/code: /);
+		expect(outboundLog).toEqual([]);
+	});
+
+	it("is not sent when the call carries no input at all, and a required field is missing", async () => {
+		fake(HOOK_URL, () => new Response("recorded"));
+		const outcome = await callWebhookTool(tool, undefined, ctx, "toolu_4");
+		expect(outcome).toMatchObject({ ok: false, failure: "bad_input" });
+		expect(outcome.content).toMatch(/required property "a"/i);
 		expect(outboundLog).toEqual([]);
 	});
 });
