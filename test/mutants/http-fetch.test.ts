@@ -2,8 +2,8 @@
 // fetch does), a call with no method is a GET whatever order the tool lists its methods in, a POST
 // lost to the network may have had its effect, "+json" and "+xml" bodies are text, an undeclared body
 // holding NULs is described, a hop-by-hop header is dropped however it is capitalised, headers given
-// as an array are refused, and a body a forced cancel cut off says so. A mutation walk found each
-// unchecked.
+// as an array are refused, a content-length the model gives is dropped, and a body a forced cancel
+// cut off says so. A mutation walk found each unchecked.
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { ToolContext } from "../../src/agent/contracts.ts";
@@ -70,6 +70,16 @@ describe("http_fetch", () => {
 		expect(Object.keys(received)).not.toContain("upgrade");
 		expect(Object.keys(received)).not.toContain("keep-alive");
 		expect(Object.keys(received)).not.toContain("te");
+	});
+
+	it("drops a content-length the model gives, which would frame a body the runtime does not send", async () => {
+		let received: Record<string, string> = {};
+		fake(API, (req) => {
+			received = Object.fromEntries(req.headers);
+			return new Response("ok");
+		});
+		expect((await httpFetch(tool, { url: `${API}/`, headers: { "Content-Length": "5" } }, ctx)).ok).toBe(true);
+		expect(Object.keys(received)).not.toContain("content-length");
 	});
 });
 
