@@ -1,7 +1,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { createAgent, settle } from "../helpers/agents.ts";
+import { createAgent, settle, settleClaimedRuns } from "../helpers/agents.ts";
 import { gate, heldModel, useEmulator } from "../helpers/emulator.ts";
 import { call, errorOf } from "../helpers/http.ts";
 import { runToRest } from "../helpers/jobs.ts";
@@ -24,8 +24,12 @@ interface Incident {
 	failing: string[] | null;
 }
 
-afterEach(() => {
+// Ticks here claim fleet.yaml's site-watch too (yesterday's 10:00 to 12:00, and a tick a minute on
+// that may fall on its quarter hour): its run, started by its own alarm up to 5 s on, would take a
+// later test's scripted model answer. Each test's claimed runs end with it (see settleClaimedRuns).
+afterEach(async () => {
 	vi.useRealTimers();
+	await settleClaimedRuns();
 });
 
 async function incidentsOf(agent: string): Promise<Incident[]> {
