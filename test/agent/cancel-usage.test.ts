@@ -85,6 +85,8 @@ async function expectCounted(agent: string, job: JobRecord, logs: Record<string,
 	const lines = await outputOf(agent, job.id);
 	const billed = lines.filter((l) => l.usage !== undefined);
 	expect(billed).toEqual([expect.objectContaining({ type: "system", subtype: "call_aborted", model: MODEL, usage: expect.objectContaining(usage) })]);
+	// Said once, as aborted: the try is no retry (none followed it), so no retry line names it too.
+	expect(lines.filter((l) => l.subtype === "retry")).toEqual([]);
 	return lines;
 }
 
