@@ -79,6 +79,8 @@ describe("cancel with force", () => {
 		expect(lines.filter((l) => l.type === "tool_result")).toEqual([{ type: "tool_result", tool_use_id: expect.any(String), success: false, error: CUT_OFF, timestamp: expect.any(String) }]);
 		expect(lines.at(-1)).toMatchObject({ type: "system", subtype: "result", status: "cancelled", content: reason });
 		expect(await toolCallStatus("force-tool", job.id)).toEqual(["interrupted"]);
+		// Made (it left), and failed: the job's tally counts a call cut off, as max_tool_calls does.
+		expect((await jobOf("force-tool", job.id)).tool_calls).toEqual({ made: 1, failed: 1 });
 		// The model is not called again after the cut.
 		expect(emulator.requests).toHaveLength(1);
 
