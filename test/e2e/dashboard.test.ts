@@ -1572,7 +1572,7 @@ describe("the dashboard", () => {
 		const page = await signedIn(`/agents/${agent}/runs`);
 		const panel = page.getByRole("region", { name: "Persistent session" });
 		await panel.getByText(`Persistent session ${session}: its last run ${job.id} completed`).waitFor(LIVE);
-		expect(await page.locator("#persistent-session-text").textContent()).toMatch(/ completed (just now|\d+ seconds? ago)\. The next run continues it\. It expires in 24 hours\.$/);
+		expect(await page.locator("#persistent-session-text").textContent()).toMatch(/ completed (just now|\d+ seconds? ago)\. The next run continues it\. It expires tomorrow\.$/);
 		expect(await page.locator("#persistent-session-text time").count()).toBe(2);
 		expect(await panel.getByRole("link", { name: job.id }).getAttribute("href")).toBe(`/jobs/${job.id}`);
 
