@@ -1,7 +1,6 @@
 import { numberVar } from "../../config/vars.ts";
 import { NotFoundError } from "../../errors.ts";
-
-const DAY_MS = 86_400_000;
+import { DAY_MS } from "../../shared/time.ts";
 
 /**
  * The 404 for a job id the index does not hold. An id carries its UTC day, so one from before the
