@@ -20,6 +20,30 @@ export function fake(target: string | ((url: URL) => boolean), handler: FakeHand
 	fakes.unshift({ match, handler });
 }
 
+/**
+ * Fakes `target` with a body that sends "first part" and then nothing, ever: a server stalled mid-body.
+ * Resolves `reached` once the reader has asked past the first part (the read is then waiting).
+ */
+export function fakeStallingBody(target: string): { reached: Promise<void> } {
+	let stalled = () => {};
+	const reached = new Promise<void>((resolve) => (stalled = resolve));
+	fake(target, () => {
+		let pulls = 0;
+		const stream = new ReadableStream<Uint8Array>(
+			{
+				pull(c) {
+					if (++pulls === 1) return c.enqueue(new TextEncoder().encode("first part"));
+					stalled();
+					return new Promise<void>(() => {});
+				},
+			},
+			{ highWaterMark: 0 },
+		);
+		return new Response(stream);
+	});
+	return { reached };
+}
+
 export function resetOutbound(): void {
 	fakes.length = 0;
 	unmocked.length = 0;

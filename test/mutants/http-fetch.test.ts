@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import type { ToolContext } from "../../src/agent/contracts.ts";
 import { httpFetch, type HttpFetchTool } from "../../src/agent/tools/http-fetch.ts";
 import { AgentSchema } from "../../src/config/schema.ts";
-import { fake, outboundLog } from "../helpers/outbound.ts";
+import { fake, fakeStallingBody, outboundLog } from "../helpers/outbound.ts";
 
 const API = "https://api.example.test";
 const agent = AgentSchema.parse({ name: "fetcher", prompt: "fetch", tools: [{ type: "http_fetch", allow_hosts: ["api.example.test"], methods: ["POST", "GET"] }] });
@@ -98,22 +98,7 @@ describe("http_fetch's refusals and cuts", () => {
 	});
 
 	it("says a body a forced cancel cut off mid-read was cut off", async () => {
-		let stalled = () => {};
-		const reached = new Promise<void>((resolve) => (stalled = resolve));
-		fake(API, () => {
-			let pulls = 0;
-			const stream = new ReadableStream<Uint8Array>(
-				{
-					pull(c) {
-						if (++pulls === 1) return c.enqueue(new TextEncoder().encode("first part"));
-						stalled();
-						return new Promise<void>(() => {});
-					},
-				},
-				{ highWaterMark: 0 },
-			);
-			return new Response(stream);
-		});
+		const { reached } = fakeStallingBody(API);
 		const forced = new AbortController();
 		const outcome = httpFetch(tool, { url: `${API}/stall` }, { ...ctx, signal: forced.signal });
 		await reached;

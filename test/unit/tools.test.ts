@@ -8,7 +8,7 @@ import { executeTool } from "../../src/agent/tools/index.ts";
 import { checkUrl } from "../../src/agent/tools/url-guard.ts";
 import { callWebhookTool, type WebhookTool, WEBHOOK_MAX_RESPONSE_BYTES } from "../../src/agent/tools/webhook.ts";
 import { AgentSchema, type AgentDefinition } from "../../src/config/schema.ts";
-import { fake, outboundLog } from "../helpers/outbound.ts";
+import { fake, fakeStallingBody, outboundLog } from "../helpers/outbound.ts";
 
 const API = "https://api.example.test";
 const HOOK_URL = "https://hooks.test/x/T0000/B0000/secretpath";
@@ -397,22 +397,7 @@ describe("http_fetch", () => {
 	it("ends a body that stalls mid-read at the call's 30 s deadline, the only thing that aborts a tool call", async () => {
 		vi.useFakeTimers();
 		try {
-			let stalled = () => {};
-			const reached = new Promise<void>((resolve) => (stalled = resolve));
-			fake(API, () => {
-				let pulls = 0;
-				const stream = new ReadableStream<Uint8Array>(
-					{
-						pull(c) {
-							if (++pulls === 1) return c.enqueue(new TextEncoder().encode("first part"));
-							stalled();
-							return new Promise<void>(() => {});
-						},
-					},
-					{ highWaterMark: 0 },
-				);
-				return new Response(stream);
-			});
+			const { reached } = fakeStallingBody(API);
 			const outcome = httpFetch(fetchTool, { url: `${API}/stall` }, ctxWith());
 			await reached;
 			await vi.advanceTimersByTimeAsync(29_999);
