@@ -3801,6 +3801,26 @@ describe("the dashboard", () => {
 		const note = page.locator("#runs-table td.error-text:not(:empty)").first();
 		await note.waitFor(LIVE);
 		expect((await note.boundingBox())!.width).toBeGreaterThan(150);
+		// A time in a table is two lines, the time and how long ago: its narrow column broke them into
+		// five a row. The table scrolls sideways instead.
+		const lines = (cell: string) =>
+			page.evaluate<number>(`(() => {
+				// A text node's rects: one a line it takes.
+				const walk = document.createTreeWalker(document.querySelector(${JSON.stringify(cell)}), NodeFilter.SHOW_TEXT);
+				let n = 0;
+				for (let t = walk.nextNode(); t; t = walk.nextNode()) {
+					const range = document.createRange();
+					range.selectNodeContents(t);
+					n += range.getClientRects().length;
+				}
+				return n;
+			})()`);
+		expect(await lines("#runs-table tbody tr td")).toBe(2);
+		await page.goto(`${url}/jobs?agent=${agent}`);
+		const started = `#jobs-table tr[data-job="${job.id}"] td:nth-child(5)`;
+		await page.locator(`${started} time`).waitFor(LIVE);
+		expect(await page.locator(started).textContent()).toMatch(/UTC.*ago$/);
+		expect(await lines(started)).toBe(2);
 		// The charts' text keeps a legible size: the chart scrolls in its box instead of shrinking.
 		for (const [p, chart] of [[`/agents/${scheduled}/runs`, "#runs-chart"], ["/usage", "#usage-chart"]]) {
 			await page.goto(`${url}${p}`);

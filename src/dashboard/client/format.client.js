@@ -85,10 +85,14 @@ const relWords = (t, ms) => (t.getAttribute(ms > Date.now() ? "data-lead-future"
 function refreshTimes() {
 	for (const t of document.querySelectorAll("time.rel")) setText(t, relWords(t, Date.parse(t.getAttribute("datetime") || "")));
 }
-/** An absolute time (for ledgers, where the slot itself matters), with the relative one beneath. @param {?string} iso */
+/**
+ * An absolute time (for ledgers, where the slot itself matters), with the relative one beneath. Each
+ * on one line: a table's narrow column on a phone broke "7 Dec, 11:15:03 UTC" and "3 hours ago" into
+ * five lines a row (the table scrolls sideways instead). @param {?string} iso
+ */
 const slotTime = (iso) =>
 	iso
-		? [h("span", { text: slotText(Date.parse(iso)) }), h("span", { class: "sub" }, when(iso))]
+		? [h("span", { class: "nowrap", text: slotText(Date.parse(iso)) }), h("span", { class: "sub nowrap" }, when(iso))]
 		: h("span", { class: "muted", text: "—" });
 /**
  * A record's time (when a job was created, started, finished): the absolute one with its zone, then

@@ -259,7 +259,7 @@ async function runsView(signal) {
 		if (json !== chartOf) drawRuns($("#runs-chart"), runs);
 		chartOf = json;
 		syncRows($("#runs-table tbody"), runs, (r) => r.id, (r) => h("tr", { "data-run": r.id, class: "run-row " + runClass(r) },
-			h("td", null, r.scheduled_instant ? slotTime(r.scheduled_instant) : [h("span", { text: r.source }), h("span", { class: "sub" }, when(r.claimed_at))]),
+			h("td", null, r.scheduled_instant ? slotTime(r.scheduled_instant) : [h("span", { text: r.source }), h("span", { class: "sub nowrap" }, when(r.claimed_at))]),
 			h("td", { text: r.schedule || "—" }),
 			// How it was dispatched, whatever became of it: its class would say "failed" for a failed manual run.
 			// Marked with the legend's shape for it (circle on time, square manual), not a square for every one.
