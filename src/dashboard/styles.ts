@@ -303,7 +303,7 @@ table.grid td.actions button + button { margin-left: .35rem; }
 table.tool-calls .wrap { display: block; white-space: pre-wrap; overflow-wrap: anywhere; max-height: 9em; overflow: auto; font-family: var(--mono); font-size: .85em; }
 table.grid tfoot td { font-weight: 600; border-top: 1px solid var(--line); border-bottom: 0; }
 /* ids and names are read as a whole: never broken at their hyphens */
-table.grid td a, table.grid td .mono { white-space: nowrap; }
+table.grid td a, table.grid td .mono, table.grid td.mono { white-space: nowrap; }
 /* but a fleet row's agent name, up to 63 characters, which made the Agent column 530px wide and put the row's actions off a phone's screen */
 #fleet-table td:first-child strong a { display: inline-block; max-width: 18rem; white-space: normal; overflow-wrap: anywhere; }
 /* Text from agents and models may be right-to-left: each cell and line takes the direction of its own first letter. */

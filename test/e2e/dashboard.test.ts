@@ -3821,6 +3821,14 @@ describe("the dashboard", () => {
 		await page.locator(`${started} time`).waitFor(LIVE);
 		expect(await page.locator(started).textContent()).toMatch(/UTC.*ago$/);
 		expect(await lines(started)).toBe(2);
+		// A model's name in a job's usage, and a day in the usage table, on one line too.
+		await page.goto(`${url}/jobs/${job.id}`);
+		await page.locator("#job-usage tbody td.mono").first().waitFor(LIVE);
+		expect(await lines("#job-usage tbody td.mono")).toBe(1);
+		await page.goto(`${url}/usage?agent=${agent}`);
+		await page.locator("#usage-table tbody td a").first().waitFor(LIVE);
+		expect(await page.locator("#usage-table tbody td").first().textContent()).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+		expect(await lines("#usage-table tbody td")).toBe(1);
 		// The charts' text keeps a legible size: the chart scrolls in its box instead of shrinking.
 		for (const [p, chart] of [[`/agents/${scheduled}/runs`, "#runs-chart"], ["/usage", "#usage-chart"]]) {
 			await page.goto(`${url}${p}`);

@@ -254,7 +254,7 @@ async function showUsage(periodDays, agent, signal, current) {
 	const everyone = $("#usage-all");
 	/** @param {UsageCell} c */
 	const row = (c) => h("tr", null,
-		h("td", { text: new Date(c.day).toISOString().slice(0, 10) }),
+		h("td", { class: "nowrap", text: new Date(c.day).toISOString().slice(0, 10) }),
 		h("td", null, agentLink(c.agent)),
 		h("td", { class: "num", text: num(c.jobs) }),
 		h("td", { class: "num", text: num(c.input) }),
