@@ -3821,7 +3821,12 @@ describe("the dashboard", () => {
 		await page.locator(`${started} time`).waitFor(LIVE);
 		expect(await page.locator(started).textContent()).toMatch(/UTC.*ago$/);
 		expect(await lines(started)).toBe(2);
-		// A model's name in a job's usage, and a day in the usage table, on one line too.
+		// A schedule's cron and zone, a model's name in a job's usage, and a day in the usage table, on one line too.
+		await page.goto(`${url}/?prefix=daily-digest`);
+		const cron = '#fleet-table tr[data-agent="daily-digest"] code';
+		await page.locator(cron).first().waitFor(LIVE);
+		expect(await page.locator(cron).first().textContent()).toBe("0 9 * * 1-5 Europe/Berlin");
+		expect(await lines(cron)).toBe(1);
 		await page.goto(`${url}/jobs/${job.id}`);
 		await page.locator("#job-usage tbody td.mono").first().waitFor(LIVE);
 		expect(await lines("#job-usage tbody td.mono")).toBe(1);

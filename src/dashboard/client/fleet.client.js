@@ -167,7 +167,8 @@ function agentRow(a, reload, toldWhy) {
 		? h("ul", { class: "plain" }, a.schedules.map((s) =>
 			h("li", null,
 				h("strong", { text: s.name }), " ",
-				h("code", { text: s.expression + (s.timezone && s.timezone !== "UTC" ? " " + s.timezone : "") }), " · ",
+				// Whole on a phone, as the times are: "0 9 * * 1-5" broken after its "0" reads as another cron.
+				h("code", { class: "nowrap", text: s.expression + (s.timezone && s.timezone !== "UTC" ? " " + s.timezone : "") }), " · ",
 				// A paused agent's due runs are skipped: its next slot is said as such, not as a run to come.
 				s.next_run && a.paused ? h("span", { class: "muted", text: "next " + slotText(Date.parse(s.next_run)) + " — skipped while paused" })
 				: s.next_run ? ["next ", slotTime(s.next_run)] : h("span", { class: "muted", text: s.enabled ? "no next run" : "disabled" }))))
