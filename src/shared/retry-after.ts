@@ -12,7 +12,8 @@ export function retryAfterMs(headers: Headers | undefined, now: number): number 
 	if (value) {
 		const seconds = Number(value);
 		if (Number.isFinite(seconds) && seconds >= 0) return Math.ceil(seconds * 1000);
-		const at = Date.parse(value);
+		// Every HTTP-date form begins with its day's name; V8's Date.parse would read "-5" as a year.
+		const at = /^[A-Za-z]/.test(value) ? Date.parse(value) : Number.NaN;
 		if (!Number.isNaN(at)) return Math.max(0, at - now);
 	}
 	return null;
