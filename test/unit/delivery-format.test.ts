@@ -419,6 +419,17 @@ describe("a cut of a delivery's text", () => {
 		}
 	});
 
+	it("cuts a character longer than its look-back between code points, never inside a surrogate pair", () => {
+		// One character a reader sees (a ZWJ sequence of 41 emoji), 122 units: no boundary to keep in it.
+		const chain = "👨" + "\u200d👩".repeat(40);
+		for (let end = 3; end <= 64; end++) {
+			const cut = graphemeEnd(chain, end);
+			expect(cut === end || cut === end - 1, `at ${end}`).toBe(true);
+			// A boolean: a lone surrogate in a failure's message would break the runner's report.
+			expect(/[\ud800-\udbff]$/.test(chain.slice(0, cut)), `a lone half at ${end}`).toBe(false);
+		}
+	});
+
 	it("ends Discord's content, Slack's header and its fallback text between characters", () => {
 		expect(parse("discord", input(`${"y".repeat(1996)}🇯🇵🇯🇵`)).content).toBe(`${"y".repeat(1996)}…`);
 		expect(parse("discord", input(`${"y".repeat(1996)}e\u0301\u0301\u0301 more`)).content).toBe(`${"y".repeat(1996)}…`);
