@@ -1,12 +1,17 @@
 // A cancel that lands while one of a turn's tool calls runs (durable-objects/agent/runner/tool-turn.ts),
 // where a mutation walk found the suite blind: the call under way finishes (its effect is then known),
-// but the turn's other calls are not made, and the job ends cancelled.
-import { describe, expect, it } from "vitest";
+// but the turn's other calls are not made, and the job ends cancelled. A forced cancel cuts the call off
+// instead, and the job's job.finished line still names who cancelled it (`by`), though the loop adds
+// the call it cut off to the cancel's reason.
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { createAgent, settle } from "../helpers/agents.ts";
 import { gate, useEmulator } from "../helpers/emulator.ts";
 import { call } from "../helpers/http.ts";
 import { jobOf, trigger } from "../helpers/jobs.ts";
+import { captureLogs } from "../helpers/logs.ts";
 import { fake } from "../helpers/outbound.ts";
+
+afterEach(() => vi.restoreAllMocks());
 
 describe("a plain cancel while the first of a turn's two calls runs", () => {
 	it("lets that call finish and makes none of the others", async () => {
@@ -36,6 +41,27 @@ describe("a plain cancel while the first of a turn's two calls runs", () => {
 		expect(cancels).toEqual([200]);
 		expect(fetched).toEqual(["/first"]);
 		expect(await jobOf("cancel-mid-turn", job.id)).toMatchObject({ status: "cancelled", tool_calls: { made: 1, failed: 0 } });
+		expect(emulator.requests).toHaveLength(1);
+	});
+});
+
+describe("a forced cancel that cuts off a tool call in flight", () => {
+	it("ends the job cancelled, its job.finished naming who cancelled it", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ tool_use: { name: "http_fetch", input: { url: "https://hung.example.test/" } } }, { text: "never asked" });
+		const { promise: reached, open } = gate();
+		fake("https://hung.example.test", (req) => {
+			open();
+			return new Promise<Response>((_resolve, reject) => req.signal.addEventListener("abort", () => reject(new Error("aborted"))));
+		});
+		await createAgent({ name: "forced-mid-call", tools: [{ type: "http_fetch", allow_hosts: ["hung.example.test"] }] });
+		const logs = captureLogs();
+		const job = await trigger("forced-mid-call");
+		await reached;
+		expect((await call(`/v1/jobs/${job.id}/cancel`, { method: "POST", as: "operate", body: { reason: "gateway hung", force: true } })).status).toBe(200);
+		await settle("forced-mid-call");
+		expect(await jobOf("forced-mid-call", job.id)).toMatchObject({ status: "cancelled", tool_calls: { made: 1, failed: 1 } });
+		expect(logs.filter((l) => l.event === "job.finished" && l.job_id === job.id)).toEqual([expect.objectContaining({ status: "cancelled", by: "operator" })]);
 		expect(emulator.requests).toHaveLength(1);
 	});
 });
