@@ -2,10 +2,12 @@
 // follow-up.ts), where a mutation walk found the suite blind: a call approved as the model asked is
 // reported to the model as it came, with no note of an edit that was never made; and a continue of a
 // job cancelled mid-turn tells the model a call an operator denied was denied, not that it never ran.
+// A decision naming no call, sent once the job waits for none, is told of the call decided last: of
+// two decided in turn, the second.
 import { describe, expect, it } from "vitest";
 import { createAgent, settle } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
-import { call } from "../helpers/http.ts";
+import { call, errorOf } from "../helpers/http.ts";
 import { jobOf, outputOf, runToRest } from "../helpers/jobs.ts";
 import { fake } from "../helpers/outbound.ts";
 import { ticketTool } from "../helpers/tools.ts";
@@ -49,5 +51,26 @@ describe("a continue of a job cancelled while the second of a turn's calls waite
 		const [first, second] = emulator.requests.at(-1)!.messages!.at(-1)!.content as { type: string; content?: string; is_error?: boolean }[];
 		expect(first).toMatchObject({ type: "tool_result", is_error: true, content: expect.stringContaining("denied by operator") });
 		expect(second).toMatchObject({ type: "tool_result", is_error: true, content: "not run: the job ended before this call was made" });
+	});
+});
+
+describe("a decision naming no call, sent after two calls were decided in turn", () => {
+	it("is refused naming the second, the call decided last", async () => {
+		fake("https://tickets.example.test", () => Response.json({ id: 7 }));
+		const emulator = useEmulator();
+		emulator.enqueue({ tool_use: [{ name: "create_ticket", input: { title: "one" } }, { name: "create_ticket", input: { title: "two" } }] }, { text: "Filed one." });
+		await createAgent({ name: "decided-in-turn", tools: [ticketTool] });
+		const job = await runToRest("decided-in-turn");
+		const first = job.pending_approval!.tool_use_id;
+		expect((await post(`/v1/jobs/${job.id}/approval`, { decision: "approve", tool_use_id: first })).status).toBe(200);
+		await settle("decided-in-turn");
+		const second = (await jobOf("decided-in-turn", job.id)).pending_approval!.tool_use_id;
+		expect(second).not.toBe(first);
+		expect((await post(`/v1/jobs/${job.id}/approval`, { decision: "deny", tool_use_id: second })).status).toBe(200);
+		await settle("decided-in-turn");
+		expect((await jobOf("decided-in-turn", job.id)).status).toBe("completed");
+		const late = await post(`/v1/jobs/${job.id}/approval`, { decision: "deny" });
+		expect(late.status).toBe(409);
+		expect((await errorOf(late)).message).toBe(`job ${job.id} is completed, not waiting for an approval; create_ticket (${second}), the call decided last, was already denied by operator`);
 	});
 });
