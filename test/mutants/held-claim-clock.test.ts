@@ -1,0 +1,27 @@
+import { env, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
+import { schedulerNow } from "../../durable-objects/agent/held-claims.ts";
+import { createAgent } from "../helpers/agents.ts";
+
+// held-claims.ts schedulerNow: a held run's lateness is measured on the ticks' clock, moved on by the
+// time since the newest tick came. A run its agent's resume starts 40 s after a tick is 40 s later
+// than that tick says: an hourly slot held 29 min 30 s at the tick and started 40 s on is past its
+// 30-min grace window (not run with catch_up off), where the tick's time alone would run it.
+describe("the scheduler's clock an agent keeps", () => {
+	it("is the newest tick's time moved on by the wall-clock time since it came, never moved back", async () => {
+		await createAgent({ name: "tick-clock" });
+		await runInDurableObject(env.AGENT.getByName("tick-clock"), (_i: AgentDO, state) => {
+			const sql = state.storage.sql;
+			const wall = Date.now();
+			// No tick noted: the wall clock.
+			expect(schedulerNow(sql, wall)).toBe(wall);
+			const tickAt = Date.parse("2027-01-05T10:39:30Z");
+			sql.exec("UPDATE agent_state SET tick_at = ?, tick_noted_at = ? WHERE id = 1", tickAt, wall);
+			expect(schedulerNow(sql, wall)).toBe(tickAt);
+			expect(schedulerNow(sql, wall + 40_000)).toBe(tickAt + 40_000);
+			// A wall clock behind the note (a retried call) does not move it back.
+			expect(schedulerNow(sql, wall - 5_000)).toBe(tickAt);
+		});
+	});
+});
