@@ -226,3 +226,60 @@ describe("alertBody", () => {
 		expect(body.content.startsWith("drover incident digest_0123456789ab on digest, delivery ×3 (failing: schedule:every-0-minutes, schedule:every-1-minutes")).toBe(true);
 	});
 });
+
+// A mutation walk of src/incidents/alert-body.ts found the alert's line and the choice of body passing
+// the suite changed: the error kept whole rather than clipped at 500 characters, "×1" said of a first
+// failure, an empty "(failing: )", and Discord's or Slack's body sent to a URL that is not their webhook
+// (or the generic body to Discord's other hosts).
+const opened: Incident = {
+	id: "digest_0123456789ab",
+	agent: "digest",
+	signature: "0123456789ab",
+	class: "delivery",
+	state: "detected",
+	error: "model call failed: 500",
+	count: 3,
+	first_seen_at: "2026-12-03T08:00:00.000Z",
+	last_seen_at: "2026-12-03T09:00:00.000Z",
+	last_job_id: "job-2026-12-03-abcdef",
+	alerted_at: null,
+	resolved_at: null,
+	closed_at: null,
+	closed_by: null,
+	failing: ["delivery"],
+};
+
+describe("alertBody's line", () => {
+	const first: Incident = { ...opened, count: 1, failing: [] };
+	const textOf = (url: string, i: Incident) => (JSON.parse(alertBody(url, i)) as { text: string }).text;
+
+	it("says no count for a first failure, and no failing list when none is left or known", () => {
+		const line = "drover incident digest_0123456789ab on digest, delivery: model call failed: 500";
+		expect(textOf("https://alerts.example.test/hook", first)).toBe(line);
+		expect(textOf("https://alerts.example.test/hook", { ...first, failing: null })).toBe(line);
+		expect(textOf("https://alerts.example.test/hook", { ...first, count: 2 })).toBe("drover incident digest_0123456789ab on digest, delivery ×2: model call failed: 500");
+	});
+
+	it("carries the error's first 500 characters, cut with an ellipsis (the API has it whole)", () => {
+		const head = "drover incident digest_0123456789ab on digest, delivery: ";
+		expect(textOf("https://alerts.example.test/hook", { ...first, error: "e".repeat(500) })).toBe(head + "e".repeat(500));
+		expect(textOf("https://alerts.example.test/hook", { ...first, error: "e".repeat(501) })).toBe(head + "e".repeat(499) + "…");
+	});
+});
+
+describe("alertBody's shape", () => {
+	const kind = (url: string) => Object.keys(JSON.parse(alertBody(url, opened)) as object).sort().join(",");
+
+	it("is Discord's on each of Discord's hosts, at its webhooks' path only", () => {
+		for (const host of ["discord.com", "discordapp.com", "ptb.discord.com", "canary.discord.com"]) {
+			expect(kind(`https://${host}/api/webhooks/1/x`), host).toBe("allowed_mentions,content");
+		}
+		expect(kind("https://discord.com/relay/1/x")).toBe("incident,text,type");
+		expect(kind("https://evil-discord.com/api/webhooks/1/x")).toBe("incident,text,type");
+	});
+
+	it("is Slack's at hooks.slack.com only: another Slack host gets the incident whole", () => {
+		expect(kind("https://hooks.slack.com/services/T0/B0/x")).toBe("text");
+		expect(kind("https://api.slack.com/hooks/x")).toBe("incident,text,type");
+	});
+});
