@@ -43,6 +43,18 @@ describe("an incident opened before the signature's whitespace was Python's", ()
 		expect(await incidents("bom-emoji")).toEqual([{ id: incidentId("bom-emoji", old), signature: old, count: 2 }]);
 	});
 
+	it("keeps counting one whose window held an emoji, opened 2026-12-02 to 2026-12-06 (200 code points)", async () => {
+		// Its window is neither this release's (the byte order mark kept) nor the one before 12-02's (the
+		// emoji two units): a mutation walk dropped this signature from the legacy ones and the suite passed.
+		const error = `\ufeff🔥 ${"refused by upstream validation ".repeat(8)}`;
+		expect(jsWindow(error, false)).not.toBe(jsWindow(error, true));
+		const old = await openedBefore("bom-emoji-cp", error, false);
+		const { incident, opened } = await recordFailure(env.DB, { agent: "bom-emoji-cp", error, jobId: null, at: Date.parse("2026-12-08T10:00:00Z") });
+		expect(opened).toBe(false);
+		expect(incident.id).toBe(incidentId("bom-emoji-cp", old));
+		expect(await incidents("bom-emoji-cp")).toEqual([{ id: incidentId("bom-emoji-cp", old), signature: old, count: 2 }]);
+	});
+
 	it("opens a new incident under the new signature when none was opened before", async () => {
 		const error = "\ufeffwebhook answered 502:\x85 bad gateway";
 		const { incident, opened } = await recordFailure(env.DB, { agent: "bom-new", error, jobId: null, at: Date.parse("2026-12-08T10:00:00Z") });
