@@ -158,6 +158,7 @@ describe("classifyFailure", () => {
 		// numeric codes are whole tokens only
 		["job-2026-11-30-abc403 crashed", undefined, "unknown"],
 		["used 14290 tokens then crashed", undefined, "unknown"],
+		["used 4290 tokens then crashed", undefined, "unknown"],
 		["status=401", undefined, "auth"],
 		["(429)", undefined, "rate_limit"],
 		// order conflicts: the first class in CLASSIFICATION_ORDER wins
