@@ -4,17 +4,23 @@
 // agent's hooks not among them either (so a clean run resolved a broken on_error hook's incident,
 // though that hook is called only when a run fails: the pager's path stays broken, unpaged), and a
 // hook's call getting through taken for a clean run (so the after_run hook of a failed run resolved
-// the failure it was called for).
-import { describe, expect, it } from "vitest";
+// the failure it was called for, as it did with "manual" not among the sources any run clears), and
+// a rate limit taken for one schedule's failure (its incident held open past a clean run).
+import { afterEach, describe, expect, it } from "vitest";
 import { signWebhook } from "../../src/api/webhook-signature.ts";
-import { createAgent, settle } from "../helpers/agents.ts";
+import { createAgent, settle, settleClaimedRuns } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
 import { call } from "../helpers/http.ts";
 import { runToRest } from "../helpers/jobs.ts";
+import { dayFromToday, minuteOn, tick } from "../helpers/ticks.ts";
 import { fake } from "../helpers/outbound.ts";
 import { WEBHOOK_SECRET } from "../helpers/tokens.ts";
 
+// A tick claims fleet.yaml's agents' runs too: they end with the test that claimed them.
+afterEach(() => settleClaimedRuns());
+
 interface Incident {
+	class: string;
 	error: string;
 	state: string;
 	count: number;
@@ -101,5 +107,23 @@ describe("a hook's call that gets through", () => {
 		await settle("hook-after-failure");
 		expect(calls).toEqual(["/after-run"]);
 		expect(await incidentsOf("hook-after-failure")).toMatchObject([{ state: "alerted", count: 1, failing: ["manual"] }]);
+	});
+});
+
+describe("an incident of a rate limit, opened by a scheduled run", () => {
+	it("resolves at any clean run, as one of bad credentials does: the limit is the agent's, not its schedule's", async () => {
+		fake("https://alerts.example.test", () => new Response("ok"));
+		const emulator = useEmulator();
+		const day = dayFromToday(-1);
+		await createAgent({ name: "limited", schedules: { hourly: { cron: "0 * * * *" } } });
+		emulator.enqueue({ error: 400, message: "your organization's rate limit for this model is exhausted" });
+		await tick(minuteOn(day, "10:00"));
+		await settle("limited");
+		expect(await incidentsOf("limited")).toMatchObject([{ class: "rate_limit", state: "alerted", failing: ["schedule:hourly"] }]);
+
+		emulator.enqueue({ text: "fine" });
+		await runToRest("limited");
+		await settle("limited");
+		expect(await incidentsOf("limited")).toMatchObject([{ class: "rate_limit", state: "resolved", failing: null }]);
 	});
 });
