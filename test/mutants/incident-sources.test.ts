@@ -5,13 +5,15 @@
 // though that hook is called only when a run fails: the pager's path stays broken, unpaged), and a
 // hook's call getting through taken for a clean run (so the after_run hook of a failed run resolved
 // the failure it was called for, as it did with "manual" not among the sources any run clears), and
-// a rate limit taken for one schedule's failure (its incident held open past a clean run).
+// a rate limit taken for one schedule's failure (its incident held open past a clean run), and a
+// disabled agent's schedules still counted as run (a failure of one held open by a run that ends
+// clean after the agent was disabled, though that schedule will never run again).
 import { afterEach, describe, expect, it } from "vitest";
 import { signWebhook } from "../../src/api/webhook-signature.ts";
 import { createAgent, settle, settleClaimedRuns } from "../helpers/agents.ts";
-import { useEmulator } from "../helpers/emulator.ts";
+import { heldModel, useEmulator } from "../helpers/emulator.ts";
 import { call } from "../helpers/http.ts";
-import { runToRest } from "../helpers/jobs.ts";
+import { runToRest, trigger } from "../helpers/jobs.ts";
 import { dayFromToday, minuteOn, tick } from "../helpers/ticks.ts";
 import { fake } from "../helpers/outbound.ts";
 import { WEBHOOK_SECRET } from "../helpers/tokens.ts";
@@ -125,5 +127,29 @@ describe("an incident of a rate limit, opened by a scheduled run", () => {
 		await runToRest("limited");
 		await settle("limited");
 		expect(await incidentsOf("limited")).toMatchObject([{ class: "rate_limit", state: "resolved", failing: null }]);
+	});
+});
+
+describe("an incident of a scheduled run's failure, when the agent is disabled", () => {
+	it("resolves at the next clean run's end: the schedule will never run clean", async () => {
+		fake("https://alerts.example.test", () => new Response("ok"));
+		const emulator = useEmulator();
+		const definition = { name: "switched-off", prompt: "Do the thing.", schedules: { hourly: { cron: "0 * * * *" } } };
+		await createAgent(definition);
+		failing(emulator);
+		await tick(minuteOn(dayFromToday(-1), "10:00"));
+		await settle("switched-off");
+		expect(await incidentsOf("switched-off")).toMatchObject([{ state: "alerted", failing: ["schedule:hourly"] }]);
+
+		// A manual run in flight when the agent is disabled ends clean after it.
+		emulator.enqueue({ text: "fine" });
+		const { arrived, release } = heldModel(emulator);
+		await trigger("switched-off");
+		await arrived;
+		const disabled = await call("/v1/agents/switched-off", { method: "PUT", as: "admin", body: { ...definition, enabled: false } });
+		expect(disabled.status, await disabled.clone().text()).toBe(200);
+		release();
+		await settle("switched-off");
+		expect(await incidentsOf("switched-off")).toMatchObject([{ state: "resolved", failing: null }]);
 	});
 });
