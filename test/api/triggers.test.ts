@@ -469,7 +469,10 @@ describe("POST /v1/hooks/:agent", () => {
 		const lines = logged.mock.calls.map(([l]) => JSON.parse(String(l)) as Record<string, unknown>);
 		logged.mockRestore();
 		expect(refused.status).toBe(400);
-		expect((await errorOf(refused)).message).toMatch(/^prompt refused by the injection scan: prompt injection pattern/);
+		const error = await errorOf(refused);
+		expect(error.message).toMatch(/^prompt refused by the injection scan: prompt injection pattern/);
+		// The issue names the body, not a prompt field the sender never sent.
+		expect(error.details?.issues).toEqual([{ path: "(body)", message: expect.stringMatching(/^prompt injection pattern/) }]);
 		// The operator reads why the sender was refused on its request line, as the sender was told.
 		const line = lines.find((l) => l.event === "request");
 		expect(line).toMatchObject({ status: 400, agent: "hook-escapes", error_message: expect.stringMatching(/^prompt refused by the injection scan: prompt injection pattern/) });
