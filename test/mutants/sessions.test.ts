@@ -56,3 +56,20 @@ describe("a session with a started job and a continue of it queued", () => {
 		expect(job.transitions.at(-1)!.at).toBe(job.finished_at);
 	});
 });
+
+// GET /v1/agents/:agent/sessions/current's schedule_modes: a mutation walk answering {} passed the suite
+// (only the CLI's tests read it, from a canned answer).
+describe("an agent whose schedule overrides its session mode", () => {
+	it("is answered with that schedule's mode, by name, and no other schedule's", async () => {
+		await createAgent({
+			name: "ses-modes",
+			session: { mode: "persistent" },
+			schedules: { review: { cron: "0 9 * * *", session: { mode: "fresh_per_job" } }, nightly: { cron: "0 3 * * *" } },
+		});
+		const res = await call("/v1/agents/ses-modes/sessions/current");
+		expect(res.status, await res.clone().text()).toBe(200);
+		const current = (await res.json()) as { mode: string; schedule_modes: Record<string, string> };
+		expect(current.mode).toBe("persistent");
+		expect(current.schedule_modes).toEqual({ review: "fresh_per_job" });
+	});
+});
