@@ -25,6 +25,10 @@ describe("a key written twice in a JSON object", () => {
 		}
 	});
 
+	it("reads a key holding an escaped quote as one key", () => {
+		expect(duplicateJsonKey('{"say \\"hi\\"":1,"say \\"hi\\"":2}')).toEqual({ path: 'say "hi"', key: 'say "hi"' });
+	});
+
 	it("reads a megabyte in one pass", () => {
 		const big = JSON.stringify({ name: "a", tools: Array.from({ length: 2000 }, (_, i) => ({ name: `t${i}`, description: "d".repeat(400) })) });
 		expect(big.length).toBeGreaterThan(800_000);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decodeUtf8Body, utf8Fault } from "../../src/shared/well-formed.ts";
+import { decodeUtf8Body, loneSurrogatePath, utf8Fault } from "../../src/shared/well-formed.ts";
 
 const strict = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 const valid = (bytes: Uint8Array) => {
@@ -42,5 +42,15 @@ describe("utf8Fault", () => {
 describe("decodeUtf8Body", () => {
 	it("decodes UTF-8, dropping a byte order mark as Request.text() does", () => {
 		expect(decodeUtf8Body(new Uint8Array([0xef, 0xbb, 0xbf, 0x7b, 0x7d]))).toBe("{}");
+	});
+});
+
+describe("a lone surrogate in parsed JSON", () => {
+	// Booleans: a lone surrogate in a failure's message would break the runner's report.
+	it("is found in a key as in a value, with its path", () => {
+		expect(loneSurrogatePath({ ok: { "bad\ud800": 1 } }) === "ok.bad\ud800").toBe(true);
+		expect(loneSurrogatePath({ ok: ["fine", "bad\udc00"] })).toBe("ok[1]");
+		expect(loneSurrogatePath("\ud83d")).toBe("(root)");
+		expect(loneSurrogatePath({ emoji: "😀", "😀": ["é"] })).toBeNull();
 	});
 });
