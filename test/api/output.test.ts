@@ -7,7 +7,7 @@ import { insertOccurrence } from "../../durable-objects/agent/ledger.ts";
 import { parseAgent } from "../helpers/definitions.ts";
 import { HERDCTL_FIELDS } from "../../src/jobs/yaml.ts";
 import { upsertJobIndex } from "../../src/store/job-index.ts";
-import { createAgent, settle } from "../helpers/agents.ts";
+import { breakD1, createAgent, restoreEnv, settle } from "../helpers/agents.ts";
 import { heldModel, useEmulator } from "../helpers/emulator.ts";
 import { call, errorOf } from "../helpers/http.ts";
 import { endedRecord, jobOf, lifecycleRecords, numberedRecord, runToRest, saveJob, storeRun, trigger } from "../helpers/jobs.ts";
@@ -706,20 +706,7 @@ describe("the D1 index outbox", () => {
 		useEmulator().enqueue({ text: "indexed later" });
 		await createAgent({ name: "d1-down" });
 		const stub = env.AGENT.getByName("d1-down");
-		type Swappable = { env: Env };
-		// Every D1 statement from this agent's object fails, as in an outage.
-		await runInDurableObject(stub, (instance: AgentDO) => {
-			const real = (instance as unknown as Swappable).env;
-			const down = new Proxy(real.DB, {
-				get: (target, prop) =>
-					prop === "batch" || prop === "prepare"
-						? () => {
-								throw new Error("D1_ERROR: database unavailable");
-							}
-						: Reflect.get(target, prop),
-			});
-			(instance as unknown as Swappable).env = { ...real, DB: down };
-		});
+		await breakD1("d1-down");
 		const job = await trigger("d1-down");
 		await settle("d1-down");
 		expect((await jobOf("d1-down", job.id)).status).toBe("completed");
@@ -730,9 +717,7 @@ describe("the D1 index outbox", () => {
 		const backlog = await stub.status("d1-down", "api");
 		expect(backlog.index_backlog).toBeGreaterThan(0);
 
-		await runInDurableObject(stub, (instance: AgentDO) => {
-			(instance as unknown as Swappable).env = env;
-		});
+		await restoreEnv("d1-down");
 		await runInDurableObject(stub, (instance: AgentDO) => instance.alarm());
 		const indexed = (await (await call("/v1/jobs?agent=d1-down")).json()) as { jobs: { id: string; status: string; revision: number }[] };
 		const record = await jobOf("d1-down", job.id);

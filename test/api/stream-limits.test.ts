@@ -9,7 +9,7 @@ import { gate, useEmulator } from "../helpers/emulator.ts";
 import { call, errorOf } from "../helpers/http.ts";
 import { jobOf, runToRest, trigger } from "../helpers/jobs.ts";
 import { fake } from "../helpers/outbound.ts";
-import { readEvents } from "../helpers/sse.ts";
+import { followEvents, readEvents } from "../helpers/sse.ts";
 
 /** A job held open waiting for an approval, with its first 4 lines written; approving lets it finish. */
 async function waitingJob(name: string) {
@@ -41,33 +41,10 @@ const note = (content: string): OutputLine => ({ type: "system", subtype: "note"
 const lineIds = (events: SseEvent[]) => events.filter((e) => e.event === "line").map((e) => Number(e.id));
 const oneTo = (n: number, from = 1) => Array.from({ length: n - from + 1 }, (_, i) => from + i);
 
-/** A stream read as its events come, so a test can wait for one and read on later. */
+/** A stream read as its events come (followEvents), refused if it did not open. */
 function follow(res: Response) {
 	expect(res.status).toBe(200);
-	const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
-	const events: SseEvent[] = [];
-	const parser = new SseParser((e) => events.push(e));
-	return {
-		events,
-		/** Reads until `seen` holds (or the stream ends); whether it does. */
-		async until(seen: (events: SseEvent[]) => boolean): Promise<boolean> {
-			while (!seen(events)) {
-				const { done, value } = await reader.read();
-				if (done) return false;
-				parser.feed(value);
-			}
-			return true;
-		},
-		/** Reads to the stream's end. */
-		async rest(): Promise<void> {
-			for (;;) {
-				const { done, value } = await reader.read();
-				if (done) return;
-				parser.feed(value);
-			}
-		},
-		cancel: () => reader.cancel(),
-	};
+	return followEvents(res);
 }
 
 describe("GET /v1/jobs/:id/stream: caps", () => {

@@ -71,3 +71,29 @@ export async function queueForAlarm(agent: string, prompt: string): Promise<void
 		await storage.storage.setAlarm(Date.now());
 	});
 }
+
+type Swappable = { env: Env };
+
+/** Every D1 statement from the agent's object fails from here on, as in an outage (until restoreEnv). */
+export async function breakD1(agent: string): Promise<void> {
+	await runInDurableObject(env.AGENT.getByName(agent), (instance: AgentDO) => {
+		const self = instance as unknown as Swappable;
+		const real = self.env;
+		const down = new Proxy(real.DB, {
+			get: (target, prop) =>
+				prop === "batch" || prop === "prepare"
+					? () => {
+							throw new Error("D1_ERROR: database unavailable");
+						}
+					: Reflect.get(target, prop),
+		});
+		self.env = { ...real, DB: down };
+	});
+}
+
+/** Gives the agent's object the test's bindings back, after breakD1 or another swap. */
+export async function restoreEnv(agent: string): Promise<void> {
+	await runInDurableObject(env.AGENT.getByName(agent), (instance: AgentDO) => {
+		(instance as unknown as Swappable).env = env;
+	});
+}

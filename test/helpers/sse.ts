@@ -21,6 +21,34 @@ export async function readEvents(res: Response, stop: (e: SseEvent, all: SseEven
 	return events;
 }
 
+/** A stream read as its events come, so a test can wait for one and read on later. */
+export function followEvents(res: Response) {
+	const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+	const events: SseEvent[] = [];
+	const parser = new SseParser((e) => events.push(e));
+	return {
+		events,
+		/** Reads until `seen` holds (or the stream ends); whether it does. */
+		async until(seen: (events: SseEvent[]) => boolean): Promise<boolean> {
+			while (!seen(events)) {
+				const { done, value } = await reader.read();
+				if (done) return false;
+				parser.feed(value);
+			}
+			return true;
+		},
+		/** Reads to the stream's end. */
+		async rest(): Promise<void> {
+			for (;;) {
+				const { done, value } = await reader.read();
+				if (done) return;
+				parser.feed(value);
+			}
+		},
+		cancel: () => reader.cancel(),
+	};
+}
+
 /** A block of a streamed model answer, as `answerStream` writes it: each streamed in one delta. */
 export type AnswerBlock = { thinking: string; signature: string } | { text: string } | { tool_use: { id: string; name: string; json: string } };
 

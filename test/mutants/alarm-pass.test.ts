@@ -1,7 +1,7 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, onTestFinished, vi } from "vitest";
 import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
-import { createAgent, settle } from "../helpers/agents.ts";
+import { breakD1, createAgent, restoreEnv, settle } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
 import { call } from "../helpers/http.ts";
 import { endedRecord, jobOf, runToRest, storeRun, trigger } from "../helpers/jobs.ts";
@@ -13,23 +13,6 @@ const DAY_MS = 86_400_000;
 afterEach(() => void vi.restoreAllMocks());
 
 type Swappable = { env: Env };
-
-/** Every D1 statement from the agent's object fails from here on, as in an outage. */
-async function breakD1(name: string): Promise<void> {
-	await runInDurableObject(env.AGENT.getByName(name), (instance: AgentDO) => {
-		const self = instance as unknown as Swappable;
-		const real = self.env;
-		const down = new Proxy(real.DB, {
-			get: (target, prop) =>
-				prop === "batch" || prop === "prepare"
-					? () => {
-							throw new Error("D1_ERROR: database unavailable");
-						}
-					: Reflect.get(target, prop),
-		});
-		self.env = { ...real, DB: down };
-	});
-}
 
 /** Stores `n` jobs of the agent's that ended ten days ago, past a 7-day retention. */
 async function expiredJobs(name: string, n: number): Promise<void> {
@@ -115,9 +98,7 @@ describe("the alarm a pass leaves", () => {
 		expect(retry! - backstop).toBeLessThanOrEqual(10_000);
 
 		// The shard is back by then: the retry's pass tells it and the registry.
-		await runInDurableObject(stub, (instance: AgentDO) => {
-			(instance as unknown as Swappable).env = env;
-		});
+		await restoreEnv(name);
 		vi.setSystemTime(retry!);
 		expect(await runDurableObjectAlarm(stub)).toBe(true);
 		expect((await registered()).prompt).toBe("Do the other thing.");

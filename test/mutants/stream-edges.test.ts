@@ -4,13 +4,14 @@ import { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { serveStream } from "../../durable-objects/agent/output-http.ts";
 import type { OutputLine } from "../../durable-objects/agent/runner/output.ts";
 import { MAX_STREAMS_PER_JOB, StreamHub } from "../../durable-objects/agent/streams.ts";
-import { SseParser, type SseEvent } from "../../src/shared/sse.ts";
+import type { SseEvent } from "../../src/shared/sse.ts";
 import { createAgent } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
 import { call } from "../helpers/http.ts";
 import { runToRest } from "../helpers/jobs.ts";
 import { fake } from "../helpers/outbound.ts";
 import { ticketTool } from "../helpers/tools.ts";
+import { followEvents as follow } from "../helpers/sse.ts";
 
 const note = (content: string): OutputLine => ({ type: "system", subtype: "note", content });
 
@@ -24,24 +25,6 @@ async function waitingJob(name: string) {
 	return job;
 }
 
-/** Reads the stream's events as they come, up to the first for which `seen` holds. */
-function follow(res: Response) {
-	const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
-	const events: SseEvent[] = [];
-	const parser = new SseParser((e) => events.push(e));
-	return {
-		events,
-		async until(seen: (events: SseEvent[]) => boolean): Promise<boolean> {
-			while (!seen(events)) {
-				const { done, value } = await reader.read();
-				if (done) return false;
-				parser.feed(value);
-			}
-			return true;
-		},
-		cancel: () => reader.cancel(),
-	};
-}
 
 const hasLine = (n: number) => (es: SseEvent[]) => es.some((e) => e.event === "line" && e.id === String(n));
 
