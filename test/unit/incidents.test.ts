@@ -210,24 +210,25 @@ describe("classifyFailure", () => {
 	});
 });
 
+const incident: Incident = {
+	id: "digest_0123456789ab",
+	agent: "digest",
+	signature: "0123456789ab",
+	class: "delivery",
+	state: "detected",
+	error: "delivery to slack failed: <!channel> @everyone & more",
+	count: 3,
+	first_seen_at: "2026-12-03T08:00:00.000Z",
+	last_seen_at: "2026-12-03T09:00:00.000Z",
+	last_job_id: "job-2026-12-03-abcdef",
+	alerted_at: null,
+	resolved_at: null,
+	closed_at: null,
+	closed_by: null,
+	failing: ["delivery", "schedule:nightly"],
+};
+
 describe("alertBody", () => {
-	const incident: Incident = {
-		id: "digest_0123456789ab",
-		agent: "digest",
-		signature: "0123456789ab",
-		class: "delivery",
-		state: "detected",
-		error: "delivery to slack failed: <!channel> @everyone & more",
-		count: 3,
-		first_seen_at: "2026-12-03T08:00:00.000Z",
-		last_seen_at: "2026-12-03T09:00:00.000Z",
-		last_job_id: "job-2026-12-03-abcdef",
-		alerted_at: null,
-		resolved_at: null,
-		closed_at: null,
-		closed_by: null,
-		failing: ["delivery", "schedule:nightly"],
-	};
 	const line = "drover incident digest_0123456789ab on digest, delivery ×3 (failing: delivery, schedule:nightly): delivery to slack failed: <!channel> @everyone & more";
 
 	it("is the incident whole for a generic webhook, with its one line as text", () => {
@@ -253,23 +254,7 @@ describe("alertBody", () => {
 // the suite changed: the error kept whole rather than clipped at 500 characters, "×1" said of a first
 // failure, an empty "(failing: )", and Discord's or Slack's body sent to a URL that is not their webhook
 // (or the generic body to Discord's other hosts).
-const opened: Incident = {
-	id: "digest_0123456789ab",
-	agent: "digest",
-	signature: "0123456789ab",
-	class: "delivery",
-	state: "detected",
-	error: "model call failed: 500",
-	count: 3,
-	first_seen_at: "2026-12-03T08:00:00.000Z",
-	last_seen_at: "2026-12-03T09:00:00.000Z",
-	last_job_id: "job-2026-12-03-abcdef",
-	alerted_at: null,
-	resolved_at: null,
-	closed_at: null,
-	closed_by: null,
-	failing: ["delivery"],
-};
+const opened: Incident = { ...incident, error: "model call failed: 500", failing: ["delivery"] };
 
 describe("alertBody's line", () => {
 	const first: Incident = { ...opened, count: 1, failing: [] };
