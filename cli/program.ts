@@ -92,16 +92,28 @@ function fromOtherTools(text: string): string {
  * `drover help [command...]`, in place of commander's: the help of the command its words name, however
  * deep (commander's took the first word only, so `help incidents close` showed incidents'), and a word
  * naming no command the usage error `drover nosuch` is, its did-you-mean included (commander's printed
- * the whole help, exit 2, without saying what was wrong).
+ * the whole help, exit 2, without saying what was wrong). A command with subcommands and an action of
+ * its own (`incidents`) gets one too, `drover incidents help close`: commander adds its implicit one
+ * only to a command without an action. Not one whose action takes an argument (`sessions <agent>`),
+ * where `help` is an agent's name.
  */
 function registerHelp(program: Command): void {
 	program.helpCommand(false);
-	program
+	addHelpCommand(program, "show a command's help: drover help incidents close");
+	for (const cmd of program.commands) {
+		if (cmd.commands.length > 0 && cmd.registeredArguments.length === 0 && cmd.name() !== "help") {
+			addHelpCommand(cmd, `show a subcommand's help: drover ${cmd.name()} help ${cmd.commands[0]?.name() ?? ""}`.trimEnd());
+		}
+	}
+}
+
+function addHelpCommand(root: Command, description: string): void {
+	root
 		.command("help")
-		.description("show a command's help: drover help incidents close")
+		.description(description)
 		.argument("[command...]", "the command's words")
 		.action((words: string[]) => {
-			let cmd: Command = program;
+			let cmd: Command = root;
 			for (const word of words) {
 				const sub = subcommandNamed(cmd, word);
 				if (sub === undefined) unknownCommand(cmd, word);

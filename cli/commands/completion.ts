@@ -68,8 +68,9 @@ async function candidatesFor(slot: Slot, current: string, api: Lookups): Promise
 		return { candidates: [], files: false };
 	}
 	const { command, argument, before } = slot;
-	// `drover help <command> [<subcommand>]` (program.ts's help command): the commands to ask help of.
-	if (command.name() === "help" && command.parent !== null && command.parent.parent === null) {
+	// `drover help <command> [<subcommand>]` and `drover incidents help <subcommand>` (program.ts's help
+	// commands): the commands to ask help of.
+	if (command.name() === "help" && command.parent !== null) {
 		let target: Command | undefined = command.parent;
 		for (const word of before) target = target && subcommandNamed(target, word);
 		return { candidates: target ? subcommandsOf(target).filter((c) => c.value !== "help") : [], files: false };

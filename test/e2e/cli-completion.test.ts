@@ -119,7 +119,7 @@ describe("drover completion", () => {
 	it("in bash completes commands, subcommands, options and their choices, and offers file names only where a file goes", async () => {
 		const env = { DROVER_URL: "http://127.0.0.1:9", DROVER_TOKEN: TOKEN };
 		expect(await bashTab(["inc"], env)).toEqual(["incidents"]);
-		expect(await bashTab(["incidents", ""], env)).toEqual(["close", "resolve"]);
+		expect(await bashTab(["incidents", ""], env)).toEqual(["close", "resolve", "help"]);
 		expect(await bashTab(["jobs", "--st"], env)).toEqual(["--status"]);
 		expect(await bashTab(["jobs", "--status", "c"], env)).toEqual(["completed", "cancelled"]);
 		// Written --status=c, bash keeps --status= (it splits the word at =) and takes the value.
@@ -132,6 +132,7 @@ describe("drover completion", () => {
 		expect(await bashTab(["trigger", "--u"], env)).toEqual(["--url"]);
 		expect(await bashTab(["trigger", "--v"], env)).toEqual([]);
 		expect(await bashTab(["help", "incidents", ""], env)).toEqual(["close", "resolve"]);
+		expect(await bashTab(["incidents", "help", ""], env)).toEqual(["close", "resolve"]);
 		expect(await bashTab(["completion", ""], env)).toEqual(["bash", "zsh", "fish"]);
 		// A file: the shell's own file names; a prompt: nothing, not the file names.
 		expect(await bashTab(["apply", ""], env)).toEqual(["compopt -o default"]);

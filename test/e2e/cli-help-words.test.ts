@@ -9,6 +9,7 @@ describe("drover help", () => {
 			[["help", "nosuch"], "drover: unknown command 'nosuch'\n(add --help for usage)\n"],
 			[["help", "jbos"], "drover: unknown command 'jbos'\n(Did you mean jobs?)\n(add --help for usage)\n"],
 			[["help", "incidents", "nosuch"], "drover: unknown command 'nosuch'\n(add --help for usage)\n"],
+			[["incidents", "help", "nosuch"], "drover: unknown command 'nosuch'\n(add --help for usage)\n"],
 		] as const) {
 			const r = await runCliProcess([...args], {});
 			expect(r.status, args.join(" ")).toBe(2);
@@ -25,5 +26,14 @@ describe("drover help", () => {
 		expect(help.stdout).toBe((await runCliProcess(["incidents", "close", "--help"], {})).stdout);
 		expect((await runCliProcess(["help", "incidents"], {})).stdout).toBe((await runCliProcess(["incidents", "--help"], {})).stdout);
 		expect((await runCliProcess(["help"], {})).stdout).toBe((await runCliProcess(["--help"], {})).stdout);
+	});
+
+	it("takes the help word after a command with subcommands of its own, as git's and kubectl's do", async () => {
+		// Commander adds its own `help` only to a command without an action, and `incidents` lists.
+		const help = await runCliProcess(["incidents", "help", "close"], {});
+		expect(help.status).toBe(0);
+		expect(help.stderr).toBe("");
+		expect(help.stdout).toBe((await runCliProcess(["incidents", "close", "--help"], {})).stdout);
+		expect((await runCliProcess(["incidents", "help"], {})).stdout).toBe((await runCliProcess(["incidents", "--help"], {})).stdout);
 	});
 });
