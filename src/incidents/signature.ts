@@ -82,11 +82,6 @@ export const CONFIG_KEYWORDS = ["config", "fleet.yaml", "not set", "missing secr
 export const SCRIPT_KEYWORDS = ["script", "scripts", "exit code", "exit status"] as const;
 export const AGENT_KEYWORDS = ["max_turns", "usage_limit", "usage limit", "indeterminate", "model output", "tool", "refused", "invalid_request", "max_tokens", "context window", "too large to store"] as const;
 
-/** HTTP statuses that decide a class on their own when the caller knows the response status. */
-const RATE_LIMIT_STATUSES: readonly number[] = [429];
-const TIMEOUT_STATUSES: readonly number[] = [408, 504];
-const AUTH_STATUSES: readonly number[] = [401, 403];
-
 /**
  * The classes in the order they are tried; the first that matches wins. The order settles errors that
  * name two causes, from the most specific and actionable to the most general:
@@ -103,17 +98,16 @@ const AUTH_STATUSES: readonly number[] = [401, 403];
 export const CLASSIFICATION_ORDER: readonly {
 	readonly class: Exclude<FailureClass, "unknown">;
 	readonly keywords: readonly string[];
-	readonly statuses: readonly number[];
 	/** Keywords match only as whole tokens. */
 	readonly tokens?: true;
 }[] = [
-	{ class: "rate_limit", keywords: RATE_LIMIT_KEYWORDS, statuses: RATE_LIMIT_STATUSES },
-	{ class: "timeout", keywords: TIMEOUT_KEYWORDS, statuses: TIMEOUT_STATUSES },
-	{ class: "auth", keywords: AUTH_KEYWORDS, statuses: AUTH_STATUSES },
-	{ class: "delivery", keywords: DELIVERY_KEYWORDS, statuses: [] },
-	{ class: "config", keywords: CONFIG_KEYWORDS, statuses: [] },
-	{ class: "script", keywords: SCRIPT_KEYWORDS, statuses: [], tokens: true },
-	{ class: "agent", keywords: AGENT_KEYWORDS, statuses: [] },
+	{ class: "rate_limit", keywords: RATE_LIMIT_KEYWORDS },
+	{ class: "timeout", keywords: TIMEOUT_KEYWORDS },
+	{ class: "auth", keywords: AUTH_KEYWORDS },
+	{ class: "delivery", keywords: DELIVERY_KEYWORDS },
+	{ class: "config", keywords: CONFIG_KEYWORDS },
+	{ class: "script", keywords: SCRIPT_KEYWORDS, tokens: true },
+	{ class: "agent", keywords: AGENT_KEYWORDS },
 ];
 
 const isDigit = (c: string | undefined) => c !== undefined && c >= "0" && c <= "9";
@@ -129,14 +123,13 @@ function hasKeyword(text: string, keyword: string, tokens = false): boolean {
 }
 
 /**
- * The failure class of an error: for each class in CLASSIFICATION_ORDER, a match of the HTTP `status`
- * (when given) or of any keyword in the normalised text selects it. A status is weighed in the same
- * order as the text, so a 401 whose message says "timed out" is a timeout.
+ * The failure class of an error: the first class in CLASSIFICATION_ORDER with a keyword in the
+ * normalised text, an HTTP status among them as a token of its own ("HTTP 429", "(403)"), so a 401
+ * whose message says "timed out" is a timeout. Every failure drover files is its error's text alone.
  */
-export function classifyFailure(text: string, status?: number): FailureClass {
+export function classifyFailure(text: string): FailureClass {
 	const normalized = normalizeError(text);
 	for (const entry of CLASSIFICATION_ORDER) {
-		if (status !== undefined && entry.statuses.includes(status)) return entry.class;
 		if (entry.keywords.some((keyword) => hasKeyword(normalized, keyword, entry.tokens))) return entry.class;
 	}
 	return "unknown";

@@ -63,7 +63,7 @@ export async function getIncident(db: D1Database, id: string): Promise<Incident 
  */
 export async function recordFailure(
 	db: D1Database,
-	f: { agent: string; error: string; jobId: string | null; status?: number | null; at: number; source?: IncidentSource },
+	f: { agent: string; error: string; jobId: string | null; at: number; source?: IncidentSource },
 ): Promise<{ incident: Incident; opened: boolean; alertDue: boolean }> {
 	const error = clip(redact(f.error), 2000);
 	let signature = await incidentSignature(f.agent, error);
@@ -115,7 +115,7 @@ export async function recordFailure(
 				 WHERE NOT (incidents.last_job_id IS ?7 AND incidents.last_seen_at = ?6)
 				 RETURNING *`,
 			)
-			.bind(id, f.agent, signature, classifyFailure(error, f.status ?? undefined), error, f.at, f.jobId, f.source ?? null),
+			.bind(id, f.agent, signature, classifyFailure(error), error, f.at, f.jobId, f.source ?? null),
 	]);
 	const row = (upserted?.results[0] as IncidentRow | undefined) ?? null;
 	if (row === null) {
