@@ -20,6 +20,9 @@ export const EXIT_LOST = 3;
 /** The exit code of a `--wait` stopped by Ctrl-C (SIGINT), 128 + 2 as a shell gives a command its signal ended. */
 export const EXIT_INTERRUPTED = 130;
 
+/** The exit code of a `--wait` given up at its `--wait-timeout`, timeout(1)'s: a script that wrapped the wait in `timeout` saw the same. */
+export const EXIT_TIMED_OUT = 124;
+
 /**
  * The exit code of a request the API answered with its 404: what the command names (a job, an
  * agent, an incident, a session, a notepad key) does not exist, as opposed to a refusal (1) or a

@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { CliError } from "../client.ts";
 import { act, jobIdArg, onePrompt, pathSegment, type Context } from "../context.ts";
 import { pauseReason, printable, printableDeep, statusStyle } from "../format.ts";
-import { reportJob, startJob } from "./trigger.ts";
+import { reportJob, startJob, waitTimeoutOption, type WaitTimeout } from "./trigger.ts";
 import { ACTIVE } from "../agent-logs.ts";
 import { shapes } from "../shapes.ts";
 import { confirm } from "../stdin.ts";
@@ -30,6 +30,7 @@ interface FollowUpOptions {
 	allowDefinitionChange?: boolean;
 	idempotencyKey?: string;
 	wait?: boolean;
+	waitTimeout?: WaitTimeout;
 	json?: boolean;
 }
 
@@ -80,6 +81,7 @@ export function registerActions(program: Command): void {
 		.option("-p, --prompt <prompt>", "the new job's prompt (- reads it from stdin; default: the original's)")
 		.option("--allow-definition-change", "run even if the agent's definition changed since the job")
 		.option("-w, --wait", "follow the new job to its end and print its final answer (exit code as for trigger --wait)")
+		.addOption(waitTimeoutOption())
 		.option("--idempotency-key <key>", "the same key within 24 h returns the same job instead of starting another")
 		.option("--json", "print the API's JSON")
 		.action(act((ctx, id: string, prompt: string | undefined, opts: FollowUpOptions) => followUp(ctx, id, "fork", prompt, opts)));
@@ -92,6 +94,7 @@ export function registerActions(program: Command): void {
 		.option("-p, --prompt <prompt>", "what to say next (- reads it from stdin)")
 		.option("--allow-definition-change", "run even if the agent's definition changed since the job")
 		.option("-w, --wait", "follow the new job to its end and print its final answer (exit code as for trigger --wait)")
+		.addOption(waitTimeoutOption())
 		.option("--idempotency-key <key>", "the same key within 24 h returns the same job instead of starting another")
 		.option("--json", "print the API's JSON")
 		.action(act((ctx, id: string, prompt: string | undefined, opts: FollowUpOptions) => followUp(ctx, id, "continue", prompt, opts)));

@@ -6,7 +6,7 @@ import { fields, printable, printableDeep, relTime, shellWord, statusStyle, tabl
 import { shapes } from "../shapes.ts";
 import { confirm, readStdin, withoutFinalNewline } from "../stdin.ts";
 import type { Session, SessionSummary } from "../types.ts";
-import { reportJob, startJob } from "./trigger.ts";
+import { reportJob, startJob, waitTimeoutOption, type WaitTimeout } from "./trigger.ts";
 
 interface ListOptions {
 	limit: number;
@@ -19,6 +19,7 @@ interface ResumeOptions {
 	agent?: string;
 	allowDefinitionChange?: boolean;
 	wait?: boolean;
+	waitTimeout?: WaitTimeout;
 	json?: boolean;
 }
 
@@ -65,6 +66,7 @@ export function registerSessions(program: Command): void {
 		.option("-a, --agent <agent>", "the session's agent: needed for a ses-<uuid> id from before ids named their first job")
 		.option("--allow-definition-change", "run even if the agent's definition changed since the session's newest job")
 		.option("-w, --wait", "follow the new job to its end and print its final answer (exit code as for trigger --wait)")
+		.addOption(waitTimeoutOption())
 		.option("--json", "print the API's JSON")
 		.action(act(resume));
 }

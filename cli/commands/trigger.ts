@@ -1,6 +1,7 @@
 import { fstatSync } from "node:fs";
-import type { Command } from "commander";
-import { ApiError, CliError, EXIT_INTERRUPTED, EXIT_LOST, NoAnswerError, outcomeCode } from "../client.ts";
+import { InvalidArgumentError, Option, type Command } from "commander";
+import { DURATION_FORM, parseDuration } from "../../src/config/duration.ts";
+import { ApiError, CliError, EXIT_INTERRUPTED, EXIT_LOST, EXIT_TIMED_OUT, NoAnswerError, outcomeCode } from "../client.ts";
 import { act, onePrompt, pathSegment, type Context } from "../context.ts";
 import { cancelReason, columnsOf, duration, printable, printableDeep, shellWord, statusStyle, truncate } from "../format.ts";
 import { followJob } from "../sse.ts";
@@ -10,6 +11,7 @@ import { shapes } from "../shapes.ts";
 interface TriggerOptions {
 	prompt?: string;
 	wait?: boolean;
+	waitTimeout?: WaitTimeout;
 	idempotencyKey?: string;
 	json?: boolean;
 }
@@ -21,10 +23,31 @@ export function registerTrigger(program: Command): void {
 		.argument("<agent>", "agent name", pathSegment)
 		.argument("[prompt]", "instead of the agent's default prompt (or --prompt; - reads it from stdin)")
 		.option("-p, --prompt <prompt>", "instead of the agent's default prompt (- reads it from stdin)")
-		.option("-w, --wait", "follow the job to its end, with live progress on stderr, then print its final answer; exits 0 completed, 1 failed or indeterminate, 2 cancelled, 3 its stream or its final record lost (the server away ~2 min)")
+		.option("-w, --wait", "follow the job to its end, with live progress on stderr, then print its final answer; exits 0 completed, 1 failed or indeterminate, 2 cancelled, 3 its stream or its final record lost (the server away ~2 min), 124 --wait-timeout passed")
+		.addOption(waitTimeoutOption())
 		.option("--idempotency-key <key>", "the same key within 24 h returns the same job instead of starting another")
 		.option("--json", "print the API's JSON (with --wait: the finished job's record)")
 		.action(act(trigger));
+}
+
+/** How long a `--wait` waits at most: as given (said back), and in milliseconds. */
+export interface WaitTimeout {
+	given: string;
+	ms: number;
+}
+
+/**
+ * `--wait-timeout 30m`: gives up waiting, not the job, which goes on (exit 124). It implies --wait.
+ * Not `--timeout`, which would read as the job's own (a definition's `timeout`, which it does not set).
+ */
+export function waitTimeoutOption(): Option {
+	return new Option("--wait-timeout <duration>", "--wait, giving up after this long (90s, 30m, 1h30m) with exit 124, as timeout(1) does; the job goes on")
+		.argParser((value: string): WaitTimeout => {
+			const seconds = parseDuration(value.trim());
+			if (seconds === undefined || seconds === 0) throw new InvalidArgumentError(`not a duration of at least 1s: ${DURATION_FORM}`);
+			return { given: value.trim(), ms: seconds * 1000 };
+		})
+		.implies({ wait: true });
 }
 
 async function trigger(ctx: Context, agent: string, given: string | undefined, opts: TriggerOptions): Promise<number> {
@@ -76,7 +99,7 @@ export async function startJob(ctx: Context, path: string, body: Record<string, 
  * Prints a job just created (its id, or its JSON); with `wait`, follows it to its end and returns
  * the outcome's exit code. Shared by trigger, fork and continue.
  */
-export async function reportJob(ctx: Context, job: JobRecord, opts: { wait?: boolean; json?: boolean }): Promise<number> {
+export async function reportJob(ctx: Context, job: JobRecord, opts: { wait?: boolean; waitTimeout?: WaitTimeout; json?: boolean }): Promise<number> {
 	if (!opts.wait) {
 		if (opts.json) ctx.json(job);
 		else ctx.out(printable(job.id));
@@ -84,7 +107,7 @@ export async function reportJob(ctx: Context, job: JobRecord, opts: { wait?: boo
 	}
 	// The id goes out first, so a script (or a person) can cancel or inspect the job while it runs.
 	if (!opts.json) ctx.out(printable(job.id));
-	const { final, answer } = await waitFor(ctx, job);
+	const { final, answer } = await waitFor(ctx, job, opts.waitTimeout);
 	if (opts.json) ctx.json(final);
 	// What the model said: otherwise a second command (drover job, drover logs) to read it.
 	else if (answer !== null) ctx.out(printable(answer));
@@ -185,16 +208,17 @@ class Progress {
 		process.stderr.write(`\r\x1b[K${line}`);
 	}
 
-	interrupted(): void {
+	/** Ctrl-C, or the wait's timeout (`after`, as given), while the job runs. */
+	interrupted(after?: string): void {
 		const id = this.#jobId;
-		this.#note(this.#ctx.ep.yellow(`drover: stopped waiting for ${id}, which goes on (${this.status})`));
+		this.#note(this.#ctx.ep.yellow(`drover: stopped waiting for ${id}${after === undefined ? "" : ` after ${after}`}, which goes on (${this.status})`));
 		this.#ctx.err(this.#ctx.ep.dim(`drover: hint: drover logs --job ${id} --follow follows it again; drover cancel ${id} stops it`));
 	}
 
-	/** Ctrl-C once the stream said the job ended (`ended`, its status), while its record was read. */
-	interruptedAfterEnd(ended: string): void {
+	/** Ctrl-C or the timeout once the stream said the job ended (`ended`, its status), while its record was read. */
+	interruptedAfterEnd(ended: string, after?: string): void {
 		const id = this.#jobId;
-		this.#note(this.#ctx.ep.yellow(`drover: stopped waiting for ${id}'s outcome; its stream said it ended (${printable(ended)})`));
+		this.#note(this.#ctx.ep.yellow(`drover: stopped waiting for ${id}'s outcome${after === undefined ? "" : ` after ${after}`}; its stream said it ended (${printable(ended)})`));
 		this.#ctx.err(this.#ctx.ep.dim(`drover: hint: drover job ${id} says how it ended`));
 	}
 
@@ -231,7 +255,7 @@ function num(v: unknown): number {
  * answer: null when it ended without one (no summary), else its last assistant line's text whole,
  * or the summary when that line was cut to fit storage.
  */
-export async function waitFor(ctx: Context, job: JobRecord): Promise<{ final: JobRecord; answer: string | null }> {
+export async function waitFor(ctx: Context, job: JobRecord, timeout?: WaitTimeout): Promise<{ final: JobRecord; answer: string | null }> {
 	const jobId = job.id;
 	const progress = new Progress(ctx, jobId, job.status);
 	// A pending job has done nothing, so its zero counts are true; a job an idempotency key had
@@ -248,6 +272,13 @@ export async function waitFor(ctx: Context, job: JobRecord): Promise<{ final: Jo
 		process.exit(EXIT_INTERRUPTED);
 	};
 	process.once("SIGINT", interrupted);
+	// Timed from the job's answer: the request that started it is the only wait before, and bounded.
+	const timer = timeout === undefined ? undefined : giveUpAt(Date.now() + timeout.ms, () => {
+		// The same as a Ctrl-C, said as the timeout, and timeout(1)'s exit code.
+		if (ended === null) progress.interrupted(timeout.given);
+		else progress.interruptedAfterEnd(ended, timeout.given);
+		process.exit(EXIT_TIMED_OUT);
+	});
 	try {
 		({ status: ended } = await followJob(ctx.client, jobId, {
 			onLine: (_n, body) => progress.line(body),
@@ -272,8 +303,23 @@ export async function waitFor(ctx: Context, job: JobRecord): Promise<{ final: Jo
 		return answerOf(progress, final);
 	} finally {
 		process.off("SIGINT", interrupted);
+		timer?.cancel();
 	}
 }
+
+/** Calls `then` at `at` (ms since the epoch), past setTimeout's 24.8-day ceiling too (a wait on an approval may be 30 days). */
+function giveUpAt(at: number, then: () => void): { cancel: () => void } {
+	let handle: ReturnType<typeof setTimeout>;
+	const arm = () => {
+		const left = at - Date.now();
+		handle = left <= 0 ? setTimeout(then, 0) : setTimeout(left > MAX_TIMER_MS ? arm : then, Math.min(left, MAX_TIMER_MS));
+	};
+	arm();
+	return { cancel: () => clearTimeout(handle) };
+}
+
+/** The longest delay setTimeout takes: a longer one fires at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** The record's outcome shown; the final answer: the last assistant line whole, else the summary, null without one. */
 function answerOf(progress: Progress, final: JobRecord): { final: JobRecord; answer: string | null } {
