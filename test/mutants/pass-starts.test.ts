@@ -1,11 +1,12 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, onTestFinished, vi } from "vitest";
 import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
-import { createAgent, queueForAlarm, settle } from "../helpers/agents.ts";
+import { breakD1, createAgent, queueForAlarm, settle } from "../helpers/agents.ts";
 import { heldModelFor, useEmulator } from "../helpers/emulator.ts";
 import { call } from "../helpers/http.ts";
 import { jobOf, runToRest, trigger } from "../helpers/jobs.ts";
 import { readEvents } from "../helpers/sse.ts";
+import { alarmOf } from "../helpers/retention.ts";
 import { wakeupsByHand } from "../helpers/timers.ts";
 import { ticketTool } from "../helpers/tools.ts";
 
@@ -81,3 +82,43 @@ describe("a rate-limit wait that begins during a pass another job's call holds",
 	});
 });
 
+
+// pass.ts startPending: a queued follow-up cancelled at its start (its agent changed) takes no slot.
+describe("a queued run behind a continue cancelled at its start", () => {
+	it("starts in the pass that frees the slot, not at the next alarm (10 s on while D1 refuses the index)", async () => {
+		const name = "behind-cancelled-continue";
+		const emulator = useEmulator();
+		emulator.enqueue({ text: "Zero." }, { tool_use: { name: "create_ticket", input: { title: "x" } } });
+		const definition = { name, prompt: "Do the thing.", tools: [ticketTool] };
+		await createAgent(definition);
+		const done = await runToRest(name);
+		const holder = await runToRest(name);
+		expect(holder.status).toBe("approval_pending");
+		// First in line a continue, then a manual run, both behind the one slot the holder takes.
+		const cont = await post(`/v1/jobs/${done.id}/continue`, { prompt: "And then?" });
+		expect(cont.status).toBe(201);
+		const continued = (await cont.json()) as { id: string };
+		const queued = await trigger(name);
+		// The agent changes while they wait: the continue will not run on it unasked.
+		const put = await call(`/v1/agents/${name}`, { method: "PUT", as: "admin", body: { ...definition, system_prompt: "Version B." } });
+		expect(put.status).toBe(200);
+		await settle(name);
+		// D1 refuses the index from here on: the pass's next alarm is the outbox's retry, 10 s on.
+		await breakD1(name);
+		vi.spyOn(console, "warn").mockImplementation(() => {});
+		onTestFinished(() => void vi.restoreAllMocks());
+		emulator.enqueue({ text: "Not filed." }, { text: "Ran behind it." });
+		expect((await post(`/v1/jobs/${holder.id}/approval`, { decision: "deny" })).status).toBe(200);
+		// The decision's pass, in the object: the holder ends, the continue is cancelled at its start.
+		const stub = env.AGENT.getByName(name);
+		await runInDurableObject(stub, async (instance: AgentDO) => {
+			const passes = (instance as unknown as { passes: { working: Promise<void> | null } }).passes;
+			while (passes.working) await passes.working;
+		});
+		expect((await jobOf(name, holder.id)).status).toBe("completed");
+		expect((await jobOf(name, continued.id)).status).toBe("cancelled");
+		// The run behind it took the slot in that same pass.
+		expect(await jobOf(name, queued.id)).toMatchObject({ status: "completed", summary: "Ran behind it." });
+		expect(await alarmOf(name)).toBeGreaterThan(Date.now() + 5_000);
+	});
+});
