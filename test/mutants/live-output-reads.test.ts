@@ -2,7 +2,7 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import type { OutputLine } from "../../durable-objects/agent/runner/output.ts";
-import { createAgent } from "../helpers/agents.ts";
+import { createAgent, settle } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
 import { call } from "../helpers/http.ts";
 import { runToRest } from "../helpers/jobs.ts";
@@ -39,6 +39,8 @@ describe("a live job's output", () => {
 		expect(offset).toBeGreaterThan(firstBatch);
 		const res = await call(`/v1/jobs/${job.id}/output`, { headers: { range: `bytes=${offset}-${offset + length - 1}` } });
 		expect(res.status).toBe(206);
+		// Its last byte's offset, inclusive (RFC 9110 §14.4), of the whole output's size.
+		expect(res.headers.get("content-range")).toBe(`bytes ${offset}-${offset + length - 1}/${whole.length}`);
 		expect(new TextDecoder().decode(await res.arrayBuffer())).toBe(new TextDecoder().decode(whole.subarray(offset, offset + length)));
 	});
 
@@ -50,5 +52,28 @@ describe("a live job's output", () => {
 		await append("live-after-moving", job.id, 3, (i) => `note ${i}`);
 		// Lines 3-24: the 2 of the run after line 2, and the 20 notes.
 		expect((await res.text()).split("\n").filter(Boolean)).toHaveLength(22);
+	});
+});
+
+// output-http.ts sqliteBody: a live download that carries on from R2 once the job's output moved there
+// reads it as required: an object gone (retention deleting it, or anything else) cuts the download.
+describe("a live job's download whose output moves to R2 and is then gone from it", () => {
+	it("is a broken transfer, not a clean end that looks like the whole output", async () => {
+		const name = "moved-then-gone";
+		const job = await liveJob(name, 1500, 4000);
+		useEmulator().enqueue({ text: "Done." });
+		const res = await call(`/v1/jobs/${job.id}/output`);
+		const reader = res.body!.getReader();
+		expect((await reader.read()).done).toBe(false);
+		// The job ends meanwhile: its output is put to R2 and its lines leave SQLite; then the object goes.
+		expect((await call(`/v1/jobs/${job.id}/approval`, { method: "POST", as: "operate", body: { decision: "deny" } })).status).toBe(200);
+		await settle(name);
+		const key = `jobs/${name}/${job.id}.jsonl`;
+		expect(await env.OUTPUT.head(key)).not.toBeNull();
+		await env.OUTPUT.delete(key);
+		const rest = (async () => {
+			for (;;) if ((await reader.read()).done) return "ended";
+		})();
+		await expect(rest).rejects.toThrow();
 	});
 });
