@@ -308,7 +308,7 @@ export async function waitFor(ctx: Context, job: JobRecord, timeout?: WaitTimeou
 }
 
 /** Calls `then` at `at` (ms since the epoch), past setTimeout's 24.8-day ceiling too (a wait on an approval may be 30 days). */
-function giveUpAt(at: number, then: () => void): { cancel: () => void } {
+export function giveUpAt(at: number, then: () => void): { cancel: () => void } {
 	let handle: ReturnType<typeof setTimeout>;
 	const arm = () => {
 		const left = at - Date.now();
