@@ -26,7 +26,7 @@ describe("--help", () => {
 		expect(top.stdout).toMatch(/^ {2}notepad \[options\] <agent> \[action\] \[key\] \[value\]\n {30,}an agent's notepad/m);
 		// The exit codes, wrapped, every word of them still there.
 		const exitCodes = top.stdout.slice(top.stdout.indexOf("Exit codes:")).replace(/\s+/g, " ").trim();
-		expect(exitCodes).toMatch(/^Exit codes: 0 ok; 1 error .* 4 not found .* 5 the server unreachable, .* may then run twice\); 130 a --wait stopped by Ctrl-C \(the job goes on\)\.$/);
+		expect(exitCodes).toMatch(/^Exit codes: 0 ok; 1 error .* 4 not found .* 5 the server unreachable, .* may then run twice\); 124 a --wait given up at its --wait-timeout; 130 a --wait stopped by Ctrl-C \(the job goes on, as at 124\)\.$/);
 	});
 
 	it("fits an 80-column terminal, and uses a wider one's width", async () => {
