@@ -72,6 +72,10 @@ export const dashboardApp = new Hono<AppEnv>()
 	.get("/", (c) => page(c, "fleet", "Fleet"))
 	.get("/jobs", (c) => page(c, "jobs", "Jobs"))
 	.get("/jobs/:id", (c) => page(c, "job", c.req.param("id"), c.req.param("id")))
+	// The addresses a person types for the fleet and for an agent: an agent's page is its runs (its
+	// schedules, state, definition and ledger). Found, not moved for good: a later page may take them.
+	.get("/agents", (c) => c.redirect("/", 302))
+	.get("/agents/:name", (c) => c.redirect(`/agents/${encodeURIComponent(c.req.param("name"))}/runs`, 302))
 	.get("/agents/:name/runs", (c) => page(c, "runs", `Runs · ${c.req.param("name")}`, c.req.param("name")))
 	.get("/agents/:name/logs", (c) => page(c, "logs", `Logs · ${c.req.param("name")}`, c.req.param("name")))
 	.get("/usage", (c) => page(c, "usage", "Usage"))

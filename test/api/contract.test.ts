@@ -42,18 +42,18 @@ describe("the error contract", () => {
 
 	it("answers a browser at an address that is no page with an HTML 404 leading back; the API and other clients keep JSON", async () => {
 		const html = { accept: "text/html,application/xhtml+xml,*/*;q=0.8" };
-		const res = await call("/agents/site-watch", { as: null, headers: html });
+		const res = await call("/agents/site-watch/settings", { as: null, headers: html });
 		expect(res.status).toBe(404);
 		expect(res.headers.get("content-type")).toMatch(/^text\/html/);
 		expect(res.headers.get("content-security-policy")).toContain("default-src 'none'");
 		const body = await res.text();
-		expect(body).toContain("The dashboard has no page at <code>/agents/site-watch</code>.");
+		expect(body).toContain("The dashboard has no page at <code>/agents/site-watch/settings</code>.");
 		expect(body).toContain('<a href="/">Fleet</a>');
 		// Static: no script to sign in or load anything.
 		expect(body).not.toContain("<script");
 		const hostile = await (await call("/%3Cscript%3Ealert(1)%3C/script%3E", { as: null, headers: html })).text();
 		expect(hostile).not.toContain("<script>alert(1)");
-		for (const [path, headers] of [["/agents/site-watch", {}], ["/v1/nothing", html]] as const) {
+		for (const [path, headers] of [["/agents/site-watch/settings", {}], ["/v1/nothing", html]] as const) {
 			const json = await call(path, { as: null, headers });
 			expect(json.status, path).toBe(404);
 			expect(json.headers.get("content-type"), path).toMatch(/application\/json/);

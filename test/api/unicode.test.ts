@@ -230,6 +230,18 @@ describe("malformed percent-encoding in a path", () => {
 });
 
 describe("a dashboard address", () => {
+	it("for an agent, as a person types it, leads to its page (its runs), the name kept as sent; /agents to the fleet", async () => {
+		for (const [path, to] of [
+			["/agents/site-watch", "/agents/site-watch/runs"],
+			["/agents/%E2%80%AEgnp.exe", "/agents/%E2%80%AEgnp.exe/runs"],
+			["/agents", "/"],
+		] as const) {
+			const res = await call(path, { as: null, headers: { accept: "text/html" } });
+			expect(res.status, path).toBe(302);
+			expect(res.headers.get("location"), path).toBe(to);
+		}
+	});
+
 	it("shows a bidi control from the link escaped in the page's title and heading, never raw (a crafted link would read reversed), and asks the API of the name as sent", async () => {
 		const res = await call("/agents/%E2%80%AEgnp.exe/runs", { as: null, headers: { accept: "text/html" } });
 		const html = await res.text();
