@@ -28,7 +28,7 @@ const Health = z
 			.object({ ok: z.boolean(), issues: z.array(z.object({ path: z.string(), message: z.string() })).optional() })
 			.openapi({
 				description:
-					"The Worker's vars: a numeric one (RETENTION_DAYS, HEARTBEAT_STALE_SECONDS, SUBREQUEST_LIMIT) that is not a whole number in range is listed, and its default used meanwhile; a PUBLIC_URL that is not an http(s) origin is listed, and deliveries carry no dashboard link meanwhile",
+					"The Worker's vars: a numeric one (RETENTION_DAYS, HEARTBEAT_STALE_SECONDS, SUBREQUEST_LIMIT) that is not a whole number in range is listed, and its default used meanwhile; a PUBLIC_URL that is not an http(s) origin is listed, and deliveries and alerts carry no dashboard link meanwhile",
 			}),
 		api_tokens: z
 			.object({ ok: z.boolean(), issues: z.array(z.object({ path: z.string(), message: z.string() })).optional() })

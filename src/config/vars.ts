@@ -68,7 +68,7 @@ function publicUrlProblem(value: string | undefined): string | null {
 	if (value === undefined || value.trim() === "") return null;
 	const url = URL.parse(value.trim());
 	const origin = url !== null && (url.protocol === "https:" || url.protocol === "http:") && url.pathname === "/" && !url.search && !url.hash && !url.username && !url.password;
-	return origin ? null : `PUBLIC_URL ${JSON.stringify(shown(value.trim()))} is not an http(s) origin (such as https://drover.example.workers.dev): deliveries carry no dashboard link`;
+	return origin ? null : `PUBLIC_URL ${JSON.stringify(shown(value.trim()))} is not an http(s) origin (such as https://drover.example.workers.dev): deliveries and alerts carry no dashboard link`;
 }
 
 /**

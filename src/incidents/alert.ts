@@ -1,6 +1,7 @@
 import { signatureHeaders } from "../api/webhook-signature.ts";
+import { publicUrl } from "../config/vars.ts";
 import { postTarget, resolveSecretUrl, scrubSecretUrlFields, secretValue } from "../delivery/secret-url.ts";
-import { alertBody } from "./alert-body.ts";
+import { alertBody, incidentsUrl } from "./alert-body.ts";
 import { errorFields, log, logs, type LogFields } from "../log.ts";
 import { claimAlert, markAlerted, releaseAlert, type Incident, type Unpaged } from "../store/incidents.ts";
 import { deadline } from "../shared/deadline.ts";
@@ -26,7 +27,7 @@ export async function sendAlert(env: Env, incident: Incident, key: string): Prom
 
 /** `context`: fields its failure's line carries besides the incident's (a tick's `minute`). */
 async function postAlert(env: Env, url: string, incident: Incident, key: string, context: LogFields = {}): Promise<boolean> {
-	const body = alertBody(url, incident);
+	const body = alertBody(url, incident, incidentsUrl(publicUrl(env), incident));
 	// Signed only with a key of its own (ALERT_WEBHOOK_URL_SIGNING_KEY), never the URL: anyone able to
 	// POST to the receiver knows that. Stamped per try, so a resend is not refused as a replay.
 	// Read by its own name (secretNamed reads a definition's, and refuses this one).

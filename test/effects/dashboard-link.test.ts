@@ -1,12 +1,14 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { app } from "../../src/app.ts";
+import { sendAlert } from "../../src/incidents/alert.ts";
 import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { createAgent, settle } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
 import { jobOf, runToRest } from "../helpers/jobs.ts";
 import { fake } from "../helpers/outbound.ts";
 import { agentWithVars } from "../helpers/vars.ts";
+import { detectedIncident } from "../helpers/incidents.ts";
 
 /** A target answering `statuses` in turn (the last one from then on), keeping each body it is sent. */
 function receiver(origin: string, statuses: number[] = [200]): Record<string, unknown>[] {
@@ -56,7 +58,7 @@ describe("the dashboard link in a delivery (PUBLIC_URL)", () => {
 		const res = await app.request("/healthz", {}, { ...env, PUBLIC_URL: "drover.example.test/jobs" } as Env);
 		expect(((await res.json()) as { variables: unknown }).variables).toEqual({
 			ok: false,
-			issues: [{ path: "PUBLIC_URL", message: 'PUBLIC_URL "drover.example.test/…" is not an http(s) origin (such as https://drover.example.workers.dev): deliveries carry no dashboard link' }],
+			issues: [{ path: "PUBLIC_URL", message: 'PUBLIC_URL "drover.example.test/…" is not an http(s) origin (such as https://drover.example.workers.dev): deliveries and alerts carry no dashboard link' }],
 		});
 	});
 
@@ -66,7 +68,7 @@ describe("the dashboard link in a delivery (PUBLIC_URL)", () => {
 		const text = await res.text();
 		expect(JSON.parse(text).variables).toEqual({
 			ok: false,
-			issues: [{ path: "PUBLIC_URL", message: 'PUBLIC_URL "https://…@drover.example.test/…?…#…" is not an http(s) origin (such as https://drover.example.workers.dev): deliveries carry no dashboard link' }],
+			issues: [{ path: "PUBLIC_URL", message: 'PUBLIC_URL "https://…@drover.example.test/…?…#…" is not an http(s) origin (such as https://drover.example.workers.dev): deliveries and alerts carry no dashboard link' }],
 		});
 		for (const part of ["bot", "s3cret", "PathTok", "PubQry", "frag"]) expect(text).not.toContain(part);
 		// A password holding "@" or "/" (a parser reads to the last "@") is elided whole too.
@@ -115,5 +117,26 @@ describe("the dashboard link in a delivery (PUBLIC_URL)", () => {
 		await retryNow("queued-before");
 		expect(seen.at(-1)).toEqual(before);
 		expect((await jobOf("queued-before", job.id)).delivery).toEqual({ target: "webhook", outcome: "delivered" });
+	});
+});
+
+describe("the dashboard link in an incident's alert (PUBLIC_URL)", () => {
+	it("is its agent's incidents under PUBLIC_URL: dashboard_url in the generic body, after Slack's line; none without PUBLIC_URL", async () => {
+		const generic = receiver("https://alerts.example.test");
+		const slack: Record<string, unknown>[] = [];
+		fake("https://hooks.slack.com", async (req) => {
+			slack.push((await req.json()) as Record<string, unknown>);
+			return new Response("ok");
+		});
+		const incident = detectedIncident({ id: "nightly_0123456789ab", agent: "nightly-report", error: "boom" });
+		const withUrl = (alerts: string, publicUrl?: string) => ({ ...env, ALERT_WEBHOOK_URL: alerts, ...(publicUrl === undefined ? {} : { PUBLIC_URL: publicUrl }) }) as Env;
+		expect(await sendAlert(withUrl("https://alerts.example.test/in", "https://drover.example.test/"), incident, `${incident.id}:1`)).toBe(true);
+		expect(await sendAlert(withUrl("https://hooks.slack.com/services/T0/B0/x", "https://drover.example.test"), incident, `${incident.id}:1`)).toBe(true);
+		expect(await sendAlert(withUrl("https://alerts.example.test/in", ""), incident, `${incident.id}:2`)).toBe(true);
+		expect(await sendAlert(withUrl("https://alerts.example.test/in", "drover.example.test/jobs"), incident, `${incident.id}:3`)).toBe(true);
+		expect(generic[0]!.dashboard_url).toBe("https://drover.example.test/incidents?agent=nightly-report");
+		expect(slack).toEqual([{ text: "drover incident nightly_0123456789ab on nightly-report, unknown: boom · <https://drover.example.test/incidents?agent=nightly-report|Open in drover>" }]);
+		// Unset, or not an http(s) origin (which /healthz lists): no link.
+		expect(generic.slice(1).map((body) => Object.hasOwn(body, "dashboard_url"))).toEqual([false, false]);
 	});
 });

@@ -15,7 +15,7 @@ import {
 	type FailureClass,
 } from "../../src/incidents/signature.ts";
 import { sha256Hex } from "../../src/shared/hash.ts";
-import { alertBody } from "../../src/incidents/alert-body.ts";
+import { alertBody, incidentsUrl } from "../../src/incidents/alert-body.ts";
 import type { Incident } from "../../src/store/incidents.ts";
 
 describe("normalizeError", () => {
@@ -271,6 +271,36 @@ describe("alertBody's line", () => {
 		const head = "drover incident digest_0123456789ab on digest, delivery: ";
 		expect(textOf("https://alerts.example.test/hook", { ...first, error: "e".repeat(500) })).toBe(head + "e".repeat(500));
 		expect(textOf("https://alerts.example.test/hook", { ...first, error: "e".repeat(501) })).toBe(head + "e".repeat(499) + "…");
+	});
+});
+
+describe("alertBody's dashboard link", () => {
+	const link = "https://drover.example.test/incidents?agent=digest";
+
+	it("is the agent's incidents under the public origin, the name as a query value; none without an origin", () => {
+		expect(incidentsUrl("https://drover.example.test", opened)).toBe(link);
+		expect(incidentsUrl("https://drover.example.test", { agent: "scheduler" })).toBe("https://drover.example.test/incidents?agent=scheduler");
+		expect(incidentsUrl(null, opened)).toBeNull();
+	});
+
+	it("goes as dashboard_url beside the generic body's line, which stays as it was", () => {
+		const body = JSON.parse(alertBody("https://alerts.example.test/hook", opened, link)) as Record<string, unknown>;
+		expect(body).toEqual({ type: "drover.incident", text: "drover incident digest_0123456789ab on digest, delivery ×3 (failing: delivery): model call failed: 500", incident: opened, dashboard_url: link });
+	});
+
+	it("follows Slack's line as a link it shows as Open in drover", () => {
+		expect(JSON.parse(alertBody("https://hooks.slack.com/services/T0/B0/x", opened, `${link}&x=<b>`))).toEqual({
+			text: "drover incident digest_0123456789ab on digest, delivery ×3 (failing: delivery): model call failed: 500 · <https://drover.example.test/incidents?agent=digest&amp;x=&lt;b&gt;|Open in drover>",
+		});
+	});
+
+	it("follows Discord's line whole, in angle brackets (no embed), the line cut to keep the content within 2000", () => {
+		const short = JSON.parse(alertBody("https://discord.com/api/webhooks/1/x", opened, link)) as { content: string };
+		expect(short.content).toBe(`drover incident digest_0123456789ab on digest, delivery ×3 (failing: delivery): model call failed: 500 <${link}>`);
+		const long = { ...opened, failing: Array.from({ length: 200 }, (_, i) => `schedule:every-${i}-minutes`) };
+		const cut = JSON.parse(alertBody("https://discord.com/api/webhooks/1/x", long, link)) as { content: string };
+		expect(cut.content.length).toBe(2000);
+		expect(cut.content.endsWith(`… <${link}>`)).toBe(true);
 	});
 });
 

@@ -50,7 +50,7 @@ describe("a var that is not valid, in the log", () => {
 });
 
 describe("a PUBLIC_URL that is not an origin, as /healthz and the log say it", () => {
-	const said = (value: string) => /^PUBLIC_URL "(.*)" is not an http\(s\) origin \(such as https:\/\/drover\.example\.workers\.dev\): deliveries carry no dashboard link$/.exec(varIssues({ PUBLIC_URL: value })[0]!.message)?.[1];
+	const said = (value: string) => /^PUBLIC_URL "(.*)" is not an http\(s\) origin \(such as https:\/\/drover\.example\.workers\.dev\): deliveries and alerts carry no dashboard link$/.exec(varIssues({ PUBLIC_URL: value })[0]!.message)?.[1];
 
 	it("is shown by its scheme and host, each other part it has marked and elided: a path too, which may be a webhook's token", () => {
 		for (const [value, shown] of [
@@ -84,7 +84,7 @@ describe("a PUBLIC_URL that is not an origin, as /healthz and the log say it", (
 		vi.spyOn(console, "error").mockImplementation((line: unknown) => void lines.push(String(line)));
 		publicUrl({ PUBLIC_URL: "https://drover.example.test/hooks/LogPathTok0123456789" });
 		expect(lines.map((line) => (JSON.parse(line) as { error_message: string }).error_message)).toEqual([
-			'PUBLIC_URL "https://drover.example.test/…" is not an http(s) origin (such as https://drover.example.workers.dev): deliveries carry no dashboard link',
+			'PUBLIC_URL "https://drover.example.test/…" is not an http(s) origin (such as https://drover.example.workers.dev): deliveries and alerts carry no dashboard link',
 		]);
 		expect(lines.join("")).not.toContain("LogPathTok");
 	});
