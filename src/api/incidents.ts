@@ -3,7 +3,7 @@ import { ConflictError, NotFoundError } from "../errors.ts";
 import { log } from "../log.ts";
 import { IncidentSchema, INCIDENT_STATE_FILTERS } from "../incidents/schema.ts";
 import { INCIDENT_ID_FORMAT, INCIDENT_ID_PATTERN } from "../incidents/id-format.ts";
-import { closeIncident, listIncidents, resolveIncident } from "../store/incidents.ts";
+import { closeIncident, getIncident, listIncidents, resolveIncident } from "../store/incidents.ts";
 import { createApi, withRole } from "./factory.ts";
 import { AgentNameParam, CursorParam, pageLimit } from "./params.ts";
 import { errorResponse, notFoundResponse } from "./schemas.ts";
@@ -58,6 +58,26 @@ export const incidentsApi = createApi()
 		async (c) => {
 			const { state, agent, limit, cursor } = c.req.valid("query");
 			return c.json(await listIncidents(c.env.DB, { state, agent }, limit, cursor), 200);
+		},
+	)
+	.openapi(
+		withRole("read", {
+			method: "get",
+			operationId: "getIncident",
+			path: "/{id}",
+			summary: "One incident, as the list has it: what an alert's `drover incident <id>` names",
+			request: { params: IncidentPath },
+			responses: {
+				200: { description: "The incident", content: { "application/json": { schema: IncidentSchema } } },
+				...notFoundResponse,
+			},
+		}),
+		async (c) => {
+			const { id } = c.req.valid("param");
+			const incident = await getIncident(c.env.DB, id);
+			// Never filed, or a resolved one pruned after RETENTION_DAYS (as the list says).
+			if (!incident) throw new NotFoundError(`no incident ${id}`);
+			return c.json(incident, 200);
 		},
 	)
 	.openapi(

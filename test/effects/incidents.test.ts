@@ -194,6 +194,23 @@ describe("incidents", () => {
 		expect(alerts).toHaveLength(2);
 	});
 
+	it("are read one at a time by id, as the list has them, by any token; an id never filed is a 404 and a malformed one a 400", async () => {
+		useEmulator().enqueue({ error: 400, message: "read me by id" });
+		await createAgent({ name: "by-id" });
+		await runToRest("by-id");
+		const [listed] = await incidentsOf("by-id");
+		const res = await call(`/v1/incidents/${listed!.id}`, { as: "read" });
+		expect(res.status).toBe(200);
+		expect(await res.json()).toEqual(listed);
+		const missing = await call("/v1/incidents/abc_000000000000");
+		expect(missing.status).toBe(404);
+		expect(await errorOf(missing)).toEqual({ code: "not_found", message: "no incident abc_000000000000" });
+		const malformed = await call("/v1/incidents/not-an-id");
+		expect(malformed.status).toBe(400);
+		expect((await errorOf(malformed)).details?.issues?.[0]?.path).toBe("id");
+		expect((await call(`/v1/incidents/${listed!.id}`, { as: null })).status).toBe(401);
+	});
+
 	it("refuse a bad state filter or incident id, and need operate to close", async () => {
 		const res = await call("/v1/incidents?state=bogus");
 		expect(res.status).toBe(400);
