@@ -89,8 +89,8 @@ async function argumentCandidates(command: Command, name: string, current: strin
 		case "session-or-agent":
 			return api.agents(current);
 		case "id":
-			// An incident's id under `incidents`; a job's everywhere else.
-			return command.parent?.name() === "incidents" ? api.incidents() : api.jobs();
+			// An incident's id under `incidents` and of `incident`; a job's everywhere else.
+			return command.parent?.name() === "incidents" || command.name() === "incident" ? api.incidents() : api.jobs();
 		case "action":
 			return NOTEPAD_ACTIONS.map((value) => ({ value }));
 		case "key":

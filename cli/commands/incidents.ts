@@ -28,6 +28,13 @@ export function registerIncidents(program: Command): void {
 		.option("--json", "print the API's JSON")
 		.action(act(list));
 
+	program
+		.command("incident")
+		.description("one incident: its error whole, how often and since when, what it waits on, its last job, whether it was paged")
+		.argument("<id>", "incident id (<agent prefix>_<12 hex>), as drover incidents and an alert name it", incidentIdArg)
+		.option("--json", "print the API's JSON")
+		.action(act(show));
+
 	incidents
 		.command("close")
 		.description("close an incident: terminal for its signature (the same error again stays quiet)")
@@ -42,6 +49,47 @@ export function registerIncidents(program: Command): void {
 		.option("--count <n>", "only if its COUNT is still the N you saw in drover incidents: one that failed again since stays open", positiveInt(Number.MAX_SAFE_INTEGER))
 		.option("--json", "print the API's JSON")
 		.action(act((ctx: Context, id: string, opts: { json?: boolean; count?: number }) => settle(ctx, id, "resolve", opts)));
+}
+
+/** One incident whole: what an alert's line names (`drover incident <id> on <agent>, …`). */
+async function show(ctx: Context, id: string, opts: { json?: boolean }): Promise<number> {
+	const answer = await ctx.client.json(`/v1/incidents/${encodeURIComponent(id)}`, shapes.incident);
+	if (opts.json) {
+		ctx.json(answer);
+		return 0;
+	}
+	// Its error is a job's, whatever the model or a tool made of it.
+	const incident = printableDeep(answer);
+	const open = incident.state === "detected" || incident.state === "alerted";
+	const times = `${incident.count} time${incident.count === 1 ? "" : "s"}`;
+	ctx.out(
+		fields(
+			[
+				[incident.state, ctx.p.bold(incident.id)],
+				["agent", incident.agent],
+				["class", incident.class],
+				["error", incident.error],
+				["seen", incident.count === 1 ? `once, ${when(incident.first_seen_at)}` : `${times}, first ${when(incident.first_seen_at)}, last ${when(incident.last_seen_at)}`],
+				// What it waits on to run clean (src/incidents/schema.ts's `failing`).
+				["failing", open && incident.failing?.length ? `${incident.failing.join(", ")} (it resolves once each has run clean)` : null],
+				["last job", incident.last_job_id ? `${incident.last_job_id} (drover job ${incident.last_job_id} --logs)` : null],
+				["alerted", incident.alerted_at ? when(incident.alerted_at) : open ? "not paged" : "-"],
+				["resolved", incident.state === "resolved" ? when(incident.resolved_at) : null],
+				["closed", incident.state === "closed" ? `${when(incident.closed_at)}${incident.closed_by ? ` by ${incident.closed_by}` : ""}` : null],
+				[
+					"next",
+					open
+						? `drover incidents resolve ${incident.id} --count ${incident.count} once it is mended (a failure after it re-opens it); drover incidents close ${incident.id} quiets it for good`
+						: incident.state === "resolved"
+							? "the same error again re-opens it and pages"
+							: "closed: the same error again is counted, never paged",
+				],
+			],
+			ctx.p,
+			ctx.width,
+		),
+	);
+	return 0;
 }
 
 async function list(ctx: Context, opts: ListOptions): Promise<number> {

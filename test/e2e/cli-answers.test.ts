@@ -854,6 +854,42 @@ describe("drover incidents", () => {
 		}
 		expect(api.seen).toHaveLength(1);
 	});
+
+	it("incident <id>, the command an alert names, shows one incident whole: its error, counts, what it waits on, its last job, its paging and what to do next", async () => {
+		const api = await fakeApi({
+			"GET /v1/incidents/fake_000000000005": (_req, res) =>
+				json(res, 200, incident({ id: "fake_000000000005", state: "alerted", count: 3, alerted_at: "2026-01-01T09:00:00.000Z", last_job_id: "job-2026-01-01-abcdef", failing: ["schedule:nightly", "delivery"], error: "delivery to slack failed: 404 no_service" })),
+			"GET /v1/incidents/fake_000000000006": (_req, res) => json(res, 200, incident({ id: "fake_000000000006", state: "closed", closed_at: "2026-01-02T10:00:00.000Z", closed_by: "ops", failing: null })),
+			"GET /v1/incidents/fake_000000000007": (_req, res) => json(res, 404, { error: { code: "not_found", message: "no incident fake_000000000007" } }),
+		});
+		const open = await runCli(api.url, ["incident", "fake_000000000005"]);
+		expect(open.status, open.stderr).toBe(0);
+		const lines = open.stdout.trimEnd().split("\n");
+		expect(lines.map((l) => l.split(/\s{2,}/)[0])).toEqual(["alerted", "agent", "class", "error", "seen", "failing", "last job", "alerted", "next"]);
+		expect(lines[0]).toMatch(/^alerted\s+fake_000000000005$/);
+		expect(open.stdout).toMatch(/^error\s+delivery to slack failed: 404 no_service$/m);
+		expect(open.stdout).toMatch(/^seen\s+3 times, first \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ \(30m ago\), last \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ \(5m ago\)$/m);
+		expect(open.stdout).toMatch(/^failing\s+schedule:nightly, delivery \(it resolves once each has run clean\)$/m);
+		expect(open.stdout).toMatch(/^last job\s+job-2026-01-01-abcdef \(drover job job-2026-01-01-abcdef --logs\)$/m);
+		expect(open.stdout).toMatch(/^alerted\s+2026-01-01 09:00:00Z \(\S+ ago\)$/m);
+		expect(open.stdout).toMatch(/^next\s+drover incidents resolve fake_000000000005 --count 3 once it is mended \(a failure after it re-opens it\); drover incidents close fake_000000000005 quiets it for good$/m);
+		const closed = await runCli(api.url, ["incident", "fake_000000000006"]);
+		expect(closed.status, closed.stderr).toBe(0);
+		expect(closed.stdout).toMatch(/^seen\s+once, \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ \(30m ago\)$/m);
+		expect(closed.stdout).toMatch(/^closed\s+2026-01-02 10:00:00Z \(\S+ ago\) by ops$/m);
+		expect(closed.stdout).toMatch(/^alerted\s+-$/m);
+		expect(closed.stdout).toMatch(/^next\s+closed: the same error again is counted, never paged$/m);
+		expect(closed.stdout).not.toMatch(/^(failing|last job)\s/m);
+		const asJson = await runCli(api.url, ["incident", "fake_000000000005", "--json"]);
+		expect(JSON.parse(asJson.stdout)).toMatchObject({ id: "fake_000000000005", count: 3, failing: ["schedule:nightly", "delivery"] });
+		const missing = await runCli(api.url, ["incident", "fake_000000000007"]);
+		expect(missing.status).toBe(4);
+		expect(missing.stderr).toContain("no incident fake_000000000007");
+		// A malformed id is a usage error before any request.
+		const seen = api.seen.length;
+		expect((await runCli(api.url, ["incident", "nope"])).status).toBe(2);
+		expect(api.seen).toHaveLength(seen);
+	});
 });
 
 describe("drover tick", () => {

@@ -118,7 +118,7 @@ describe("drover completion", () => {
 
 	it("in bash completes commands, subcommands, options and their choices, and offers file names only where a file goes", async () => {
 		const env = { DROVER_URL: "http://127.0.0.1:9", DROVER_TOKEN: TOKEN };
-		expect(await bashTab(["inc"], env)).toEqual(["incidents"]);
+		expect(await bashTab(["inc"], env)).toEqual(["incidents", "incident"]);
 		expect(await bashTab(["incidents", ""], env)).toEqual(["close", "resolve", "help"]);
 		expect(await bashTab(["jobs", "--st"], env)).toEqual(["--status"]);
 		expect(await bashTab(["jobs", "--status", "c"], env)).toEqual(["completed", "cancelled"]);
@@ -213,10 +213,12 @@ describe("drover completion", () => {
 
 	it("in fish completes by fish's own complete -C, with descriptions", async () => {
 		const api = await fleetApi();
-		const r = await inShell("fish", `drover completion fish | source; complete -C 'drover inci'; complete -C 'drover incidents resolve '; complete -C 'drover jobs --status fa'; complete -C 'drover jobs --status=fa'`, { DROVER_URL: api.url, DROVER_TOKEN: TOKEN });
+		const r = await inShell("fish", `drover completion fish | source; complete -C 'drover inci'; complete -C 'drover incidents resolve '; complete -C 'drover incident '; complete -C 'drover jobs --status fa'; complete -C 'drover jobs --status=fa'`, { DROVER_URL: api.url, DROVER_TOKEN: TOKEN });
 		expect(r.stderr).toBe("");
 		expect(r.stdout.split("\n")).toEqual([
+			"incident\tone incident",
 			expect.stringMatching(/^incidents\tfailure incidents/),
+			"triage_0123456789ab\ttriage alerted: tool ticket failed: 502",
 			"triage_0123456789ab\ttriage alerted: tool ticket failed: 502",
 			"failed",
 			"--status=failed",
