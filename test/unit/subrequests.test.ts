@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { countedEnv, outboundFetch } from "../../src/shared/subrequests.ts";
+import { countedEnv, outboundFetch, SubrequestBudget } from "../../src/shared/subrequests.ts";
 import { fake } from "../helpers/outbound.ts";
 
 describe("a counted env (what an agent's pass sends through)", () => {
@@ -48,5 +48,39 @@ describe("a counted env (what an agent's pass sends through)", () => {
 		const ids = await counted.SCHEDULER_SHARD.getByName("shard-9").dealJobIds(9, 2, Date.now());
 		expect(ids).toHaveLength(2);
 		expect(made).toBe(4);
+	});
+
+	it("counts a statement that runs after its values are bound: how almost every query is made", async () => {
+		let made = 0;
+		const counted = countedEnv(env, () => made++);
+		await env.DB.prepare("CREATE TABLE IF NOT EXISTS subrequest_bound (name TEXT PRIMARY KEY)").run();
+		const bound = counted.DB.prepare("INSERT INTO subrequest_bound (name) VALUES (?)").bind("bound-a");
+		expect(made).toBe(0);
+		await bound.run();
+		expect(await counted.DB.prepare("SELECT name FROM subrequest_bound WHERE name = ?").bind("bound-a").first("name")).toBe("bound-a");
+		expect(made).toBe(2);
+	});
+
+	it("counts a call to another agent's object", async () => {
+		let made = 0;
+		const counted = countedEnv(env, () => made++);
+		const page = await counted.AGENT.getByName("subrequest-peer").sessions(5);
+		expect(page.sessions).toEqual([]);
+		expect(made).toBe(1);
+	});
+});
+
+describe("an invocation's subrequest budget", () => {
+	it("plans 80 % of the limit, rounded down, and has none left, never fewer than none, once that is made", () => {
+		// 80 % of 11 is 8.8: the share stays under the limit's 80 %, never above it.
+		const budget = new SubrequestBudget(11);
+		expect(budget.left).toBe(8);
+		// A step under way goes past the share (a model call and its tool's outputs): the pass reads
+		// `left === 0` to hand over, so past the share is none left, not a negative count.
+		budget.note(7);
+		expect(budget.left).toBe(1);
+		budget.note(3);
+		expect(budget.left).toBe(0);
+		expect(new SubrequestBudget(10_000).left).toBe(8_000);
 	});
 });
