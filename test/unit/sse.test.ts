@@ -31,4 +31,32 @@ describe("SseParser", () => {
 		parser.feed("retry: 3000\n\nretry: soon\n\nretry: 2.5\n\nretry:500\n\n");
 		expect(retries).toEqual([3000, 500]);
 	});
+
+	it("reads the stream's fields as the event-stream format says: a bare field name, an unnamed event, an id with NUL, an empty retry", () => {
+		const got: SseEvent[] = [];
+		const retries: number[] = [];
+		const parser = new SseParser((e) => got.push(e), (ms) => retries.push(ms));
+		// A field name alone is that field with an empty value; an event without `event:` is a "message".
+		parser.feed("data\ndata: after\n\n");
+		// An id holding NUL is ignored (the event has none); `retry:` with no digits is no retry.
+		parser.feed("id: a\0b\ndata: x\nretry:\n\n");
+		expect(got).toEqual([
+			{ event: "message", data: "\nafter", id: null },
+			{ event: "message", data: "x", id: null },
+		]);
+		expect(retries).toEqual([]);
+	});
+
+	it("takes an LF after a chunk's closing CR as that line's end, whatever empty chunks come between", () => {
+		const got: SseEvent[] = [];
+		const parser = new SseParser((e) => got.push(e));
+		parser.feed("data: one\r");
+		parser.feed("");
+		parser.feed("\ndata: two\r\n\r\n");
+		expect(got).toEqual([{ event: "message", data: "one\ntwo", id: null }]);
+		// A CR inside a chunk leaves the next chunk's LF its own line: here the blank line that dispatches.
+		parser.feed("data: a\rdata: b\r\n");
+		parser.feed("\n");
+		expect(got.at(-1)).toEqual({ event: "message", data: "a\nb", id: null });
+	});
 });
