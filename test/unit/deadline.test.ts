@@ -19,6 +19,15 @@ describe("deadlines", () => {
 		early.clear();
 	});
 
+	it("once cleared, never abort: the work they timed is over, and their timer is released", async () => {
+		const cleared = deadline(1);
+		cleared.clear();
+		// A later deadline's timer fires after the cleared one's would have.
+		const later = deadline(5);
+		await new Promise((resolve) => later.signal.addEventListener("abort", resolve));
+		expect(cleared.signal.aborted).toBe(false);
+	});
+
 	it("are the only timeouts the Worker sets on outbound calls: AbortSignal.timeout keeps its timer pending until it fires", () => {
 		expect(Object.keys(sources).length).toBeGreaterThan(50);
 		// workerd caps an isolate's pending timers at 10,000; a job of thousands of tool calls reached it.

@@ -37,4 +37,14 @@ describe("jsonMemo", () => {
 		expect(a).not.toBe(b);
 		expect(Object.isFrozen(a)).toBe(false);
 	});
+
+	it("revives a long text as it does a short one, and holds a text of exactly maxChars", () => {
+		// A job record stored before a field existed reads with it null, however long its prompt.
+		const parse = jsonMemo<{ prompt: string; added?: null }>({ maxChars: 100, revive: (v) => ({ ...v, added: v.added ?? null }) });
+		expect(parse(JSON.stringify({ prompt: "x".repeat(200) }))).toEqual({ prompt: "x".repeat(200), added: null });
+		const exact = JSON.stringify({ prompt: "y".repeat(100 - 13) });
+		expect(exact).toHaveLength(100);
+		expect(parse(exact)).toBe(parse(exact));
+		expect(Object.isFrozen(parse(exact))).toBe(true);
+	});
 });

@@ -13,6 +13,8 @@ describe("resolveRange (RFC 9110 §14.1-14.2)", () => {
 		[" bytes=0-9 ", 100, { offset: 0, length: 10 }],
 		// A list may carry empty elements (§5.6.1): still one range.
 		["bytes=0-9,", 100, { offset: 0, length: 10 }],
+		// Its elements and empty ones may have whitespace about them (§5.6.1's OWS).
+		["bytes=0-9 , ,", 100, { offset: 0, length: 10 }],
 		["bytes=5-5", 100, { offset: 5, length: 1 }],
 	])("serves %s of %i bytes as a part", (header, total, expected) => {
 		expect(resolveRange(header, total)).toEqual(expected);
