@@ -410,6 +410,19 @@ describe("planTick", () => {
 		]);
 	});
 
+	it("a 100-day outage on a 1-minute cron says the count it skipped is a lower bound, where counting stopped", () => {
+		const plan = readable(planTick(cron("* * * * *"), t("2026-01-01T00:00:00Z"), t("2026-04-11T00:00:10Z")));
+		expect(plan.fires).toEqual([{ instant: "2026-04-11T00:00:00.000Z", dispatch: "on_time" }]);
+		expect(plan.skipped).toEqual([
+			{
+				first: "2026-01-01T00:01:00.000Z",
+				last: "2026-04-10T23:59:00.000Z",
+				count: CRON_COUNT_LIMIT - 1,
+				reason: `superseded by the run of 2026-04-11T00:00:00.000Z (at least ${CRON_COUNT_LIMIT} slots; counting stops there)`,
+			},
+		]);
+	});
+
 	it("daily with catch_up off reports hours in the reason", () => {
 		const plan = planTick(cron("0 9 * * *", "Europe/Berlin", false), t("2026-01-15T07:59:00Z"), t("2026-01-15T11:05:00Z"));
 		expect(plan.fires).toEqual([]);
