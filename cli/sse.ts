@@ -118,8 +118,9 @@ export async function followJob(client: ApiClient, jobId: string, options: Follo
 			const parser = new SseParser((ev) => {
 				if (ended !== null) return;
 				if (ev.event === "line") {
-					const n = Number(ev.id);
-					// A frame without a usable id cannot be resumed after; print it rather than lose it.
+					// A frame without a usable id cannot be resumed after; print it rather than lose it. (No id at
+					// all is not line 0: Number(null) and Number("") are 0, which every line seen is past.)
+					const n = ev.id === null || ev.id === "" ? Number.NaN : Number(ev.id);
 					if (!Number.isInteger(n)) {
 						options.onLine(last, ev.data);
 						return;
