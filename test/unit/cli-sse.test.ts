@@ -141,6 +141,9 @@ describe("what is not retried", () => {
 		const lost = await follow([stream(status("running")), apiError(404)]);
 		expect(lost.result).toBeInstanceOf(ApiError);
 		expect(lost.result).toMatchObject({ status: 404, exitCode: 4 });
+		const byId = await follow([apiError(404), stream(end("completed"))], { serverAnswered: true });
+		expect(byId.result).toMatchObject({ status: 404, exitCode: 4 });
+		expect(byId.sleeps).toEqual([]);
 		const unindexed = await follow([apiError(404), apiError(404), stream(end("completed"))], { serverAnswered: true, created: true });
 		expect(unindexed.result).toEqual({ status: "completed", lastLine: 0 });
 		expect(unindexed.reasons[0]).toMatch(/^job job-2026-01-01-abcdef is not in the API's index yet/);
