@@ -48,7 +48,10 @@ export async function recentJobs(ctx: Context, agent: string): Promise<JobSummar
 	return page.jobs;
 }
 
-/** Further pages `recentJobsWithOutput` reads past a queue: 100 queued runs at most, 5 pages of 20. */
+/**
+ * Further pages `recentJobsWithOutput` reads past a queue: with the first, 140 jobs, a queue's 100 at
+ * most (a trigger past MAX_QUEUED is refused) and the 20 newest with output, with a page to spare.
+ */
 const PAST_QUEUE_PAGES = 6;
 
 /**
