@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { fnv1a32, toBase64Url } from "../../src/shared/hash.ts";
-import { shardOf } from "../../src/scheduler/shards.ts";
+import { SCHEDULER_SHARDS, shardName, shardOf } from "../../src/scheduler/shards.ts";
 
 // What a job list's cursor and an ETag are made of: base64url without padding (RFC 4648 §5), so a
 // cursor goes into a query string and a header as it is, with nothing to escape.
@@ -21,5 +21,13 @@ describe("fnv1a32", () => {
 
 	it("puts an agent on the same shard in every release", () => {
 		expect([shardOf("a"), shardOf("foobar"), shardOf("site-watch")]).toEqual([12, 8, 4]);
+	});
+});
+
+// A shard's object is found by its name: a name that changed between releases would leave every
+// shard's agents and pending minutes in objects the next deploy no longer asks.
+describe("shardName", () => {
+	it("names each shard's object as every release has", () => {
+		expect(Array.from({ length: SCHEDULER_SHARDS }, (_, i) => shardName(i))).toEqual(Array.from({ length: 16 }, (_, i) => `shard-${i}`));
 	});
 });
