@@ -47,6 +47,13 @@ describe("SseParser", () => {
 		expect(retries).toEqual([]);
 	});
 
+	it("gives each event its own name: one without `event:` is a message, whatever the event before it was called", () => {
+		const got: SseEvent[] = [];
+		const parser = new SseParser((e) => got.push(e));
+		parser.feed("event: line\ndata: 1\n\ndata: 2\n\n");
+		expect(got.map((e) => e.event)).toEqual(["line", "message"]);
+	});
+
 	it("takes an LF after a chunk's closing CR as that line's end, whatever empty chunks come between", () => {
 		const got: SseEvent[] = [];
 		const parser = new SseParser((e) => got.push(e));
