@@ -109,6 +109,11 @@ describe("a bad fleet file is rejected with the offending path and reason", () =
 		{ name: "a number in quotes", text: fleetYaml({ max_turns: "10" }), path: "agents[0].max_turns", message: 'expected a number, got the text "10": write 10, without quotes' },
 		{ name: "schedules written as a list", text: "version: 1\nagents:\n  - name: watcher\n    prompt: Watch.\n    schedules:\n      - cron: '0 9 * * *'\n", path: "agents[0].schedules", message: "expected a map (key: value lines in YAML, {...} in JSON), got a list" },
 		{ name: "agents left empty", text: "version: 1\nagents:\n", path: "agents", message: "expected a list, got nothing" },
+		{ name: "interval a fraction without its unit", text: schedule({ interval: 1.5 }), path: "agents[0].schedules.nightly.interval", message: 'a duration is text with a unit, e.g. "90s", "15m", "1h30m"' },
+		{ name: "session idle_timeout without its unit", text: fleetYaml({ session: { mode: "persistent", idle_timeout: 30 } }), path: "agents[0].session.idle_timeout", message: 'a duration is text with a unit: write "30m" for 30 minutes' },
+		{ name: "YAML 1.1's off for a boolean", text: fleetYaml({ enabled: "off" }), path: "agents[0].enabled", message: 'expected true or false, got the text "off": write false, without quotes' },
+		{ name: "a decimal number in quotes", text: fleetYaml({ usage_limits: { max_cost_usd: "2.5" } }), path: "agents[0].usage_limits.max_cost_usd", message: 'expected a number, got the text "2.5": write 2.5, without quotes' },
+		{ name: "a prompt written as a number", text: fleetYaml({ prompt: 5 }), path: "agents[0].prompt", message: 'expected text, got the number 5: write it in quotes ("5")' },
 		{ name: "bad timezone", text: schedule({ cron: "0 9 * * *", timezone: "Mars/Olympus" }), path: "agents[0].schedules.nightly.timezone", message: 'unknown timezone "Mars/Olympus"; use an IANA zone' },
 		{ name: "misspelt timezone", text: schedule({ cron: "0 9 * * *", timezone: "Europe/Berln" }), path: "agents[0].schedules.nightly.timezone", message: 'unknown timezone "Europe/Berln" (did you mean "Europe/Berlin"?)' },
 		// The closest, not the first within two letters (Europe/Riga); a current name Intl lists by its old one.
@@ -134,6 +139,7 @@ describe("a bad fleet file is rejected with the offending path and reason", () =
 		{ name: "bad agent name", text: fleetYaml({ name: "Site Watch" }), path: "agents[0].name", message: "lowercase" },
 		{ name: "duplicate agent", text: fleetYaml({}, { name: "watcher" }), path: "agents[1].name", message: 'duplicate agent name "watcher" (also agents[0])' },
 		{ name: "negative max_turns", text: fleetYaml({ max_turns: -1 }), path: "agents[0].max_turns", message: "must be at least 1, got -1" },
+		{ name: "max_turns over its bound", text: fleetYaml({ max_turns: 501 }), path: "agents[0].max_turns", message: "must be at most 500, got 501" },
 		{ name: "timeout too short", text: fleetYaml({ timeout: "5s" }), path: "agents[0].timeout", message: "at least 10s" },
 		{ name: "timeout too long", text: fleetYaml({ timeout: "25h" }), path: "agents[0].timeout", message: "at most 24h" },
 		{ name: "unknown tool type", text: fleetYaml({ tools: [{ type: "shell" }] }), path: "agents[0].tools[0].type", message: '"http_fetch", "webhook" or "server"' },
@@ -158,6 +164,10 @@ describe("a bad fleet file is rejected with the offending path and reason", () =
 		{ name: "bidi control in an input_schema property name", text: fleetYaml({ tools: [webhookTool({ input_schema: { type: "object", properties: { "ti\u202etle": { type: "string" } } } })] }), path: "agents[0].tools[0].input_schema.properties.ti\u202etle", message: "its name is refused by the injection scan: invisible unicode U+202E (bidi control) at character 3" },
 		{ name: "wrong version", text: "version: 2\nagents: []\n", path: "version", message: "version must be 1" },
 		{ name: "missing agents", text: "version: 1\n", path: "agents", message: "required" },
+		// Left out, a field says the type it takes; an option left out, only that it is required (zod's
+		// "Invalid input: expected string, received undefined" and "Invalid option" describe a value never sent).
+		{ name: "an agent without its name", text: "version: 1\nagents:\n  - prompt: Watch.\n", path: "agents[0].name", message: "required (string)" },
+		{ name: "a delivery without its type", text: fleetYaml({ delivery: { url_secret: "SLACK_URL" } }), path: "agents[0].delivery.type", message: "required" },
 		{ name: "YAML syntax error", text: "version: 1\nagents:\n  - name: watcher\n   prompt: hi\n", path: "line 4:1", message: "without - indicator" },
 		// Where it was opened, not where the parser ran out: the file's end, for a quote never closed.
 		{ name: "unclosed quote", text: "version: 1\nagents:\n  - name: watcher\n    prompt: 'Watch.\n    model: claude-sonnet-4-5\n", path: "line 4:13", message: "Missing closing 'quote: opened here and still open at the end of the text" },
