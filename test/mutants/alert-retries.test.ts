@@ -1,5 +1,5 @@
 import { env } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { runTick } from "../../src/scheduler/tick.ts";
 import { getIncident, recordFailure } from "../../src/store/incidents.ts";
 import { fake } from "../helpers/outbound.ts";
@@ -54,5 +54,24 @@ describe("alerts retried by the tick", () => {
 		expect([...tried]).toEqual([earlier.id]);
 		expect(await getIncident(env.DB, earlier.id)).toMatchObject({ state: "alerted" });
 		expect(await getIncident(env.DB, recent.id)).toMatchObject({ state: "detected" });
+	});
+
+	it("are not tried while ALERT_WEBHOOK_URL holds no URL: the tick says nothing of it each minute, as filing the incident did once", async () => {
+		// Minute 27: not an hourly minute, nor one of fleet.yaml's slots.
+		const minute = Math.floor(Date.now() / HOUR) * HOUR + 27 * MIN;
+		const { incident } = await recordFailure(env.DB, { agent: "alert-nowhere", error: "nowhere failed", jobId: null, at: minute - 5 * MIN });
+		const lines: Record<string, unknown>[] = [];
+		const keep = (line: unknown) => {
+			if (typeof line === "string" && line.startsWith("{")) lines.push(JSON.parse(line) as Record<string, unknown>);
+		};
+		const spies = [vi.spyOn(console, "log").mockImplementation(keep), vi.spyOn(console, "warn").mockImplementation(keep), vi.spyOn(console, "error").mockImplementation(keep)];
+		try {
+			await runTick({ ...env, ALERT_WEBHOOK_URL: "not a url" } as Env, minute, minute + 1000);
+		} finally {
+			for (const spy of spies) spy.mockRestore();
+		}
+		expect(lines.map((l) => l.event)).toContain("tick.done");
+		expect(lines.filter((l) => String(l.event).startsWith("incident."))).toEqual([]);
+		expect(await getIncident(env.DB, incident.id)).toMatchObject({ state: "detected" });
 	});
 });
