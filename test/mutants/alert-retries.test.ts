@@ -11,6 +11,21 @@ import { fake } from "../helpers/outbound.ts";
 const MIN = 60_000;
 const HOUR = 60 * MIN;
 
+/** The structured log lines written while `fn` ran. */
+async function logged(fn: () => Promise<unknown>): Promise<Record<string, unknown>[]> {
+	const lines: Record<string, unknown>[] = [];
+	const keep = (line: unknown) => {
+		if (typeof line === "string" && line.startsWith("{")) lines.push(JSON.parse(line) as Record<string, unknown>);
+	};
+	const spies = [vi.spyOn(console, "log").mockImplementation(keep), vi.spyOn(console, "warn").mockImplementation(keep), vi.spyOn(console, "error").mockImplementation(keep)];
+	try {
+		await fn();
+	} finally {
+		for (const spy of spies) spy.mockRestore();
+	}
+	return lines;
+}
+
 describe("alerts retried by the tick", () => {
 	it("are tried one per tick while the webhook is down, and all go out once it is back", async () => {
 		// Minute 7 of an hour: not the hourly minute whose tick also prunes and recounts.
@@ -50,8 +65,12 @@ describe("alerts retried by the tick", () => {
 			tried.add((req.headers.get("idempotency-key") ?? "").split(":")[0]!);
 			return new Response("ok");
 		});
-		await runTick(env, minute, minute + 1000);
+		const lines = await logged(() => runTick(env, minute, minute + 1000));
 		expect([...tried]).toEqual([earlier.id]);
+		// README's incident.alert_retried: the alert a tick's retry sent, with the tick's minute.
+		expect(lines.filter((l) => l.event === "incident.alert_retried")).toEqual([
+			expect.objectContaining({ level: "info", agent: "alert-edge-a", incident: earlier.id, minute: new Date(minute).toISOString() }),
+		]);
 		expect(await getIncident(env.DB, earlier.id)).toMatchObject({ state: "alerted" });
 		expect(await getIncident(env.DB, recent.id)).toMatchObject({ state: "detected" });
 	});
@@ -60,16 +79,7 @@ describe("alerts retried by the tick", () => {
 		// Minute 27: not an hourly minute, nor one of fleet.yaml's slots.
 		const minute = Math.floor(Date.now() / HOUR) * HOUR + 27 * MIN;
 		const { incident } = await recordFailure(env.DB, { agent: "alert-nowhere", error: "nowhere failed", jobId: null, at: minute - 5 * MIN });
-		const lines: Record<string, unknown>[] = [];
-		const keep = (line: unknown) => {
-			if (typeof line === "string" && line.startsWith("{")) lines.push(JSON.parse(line) as Record<string, unknown>);
-		};
-		const spies = [vi.spyOn(console, "log").mockImplementation(keep), vi.spyOn(console, "warn").mockImplementation(keep), vi.spyOn(console, "error").mockImplementation(keep)];
-		try {
-			await runTick({ ...env, ALERT_WEBHOOK_URL: "not a url" } as Env, minute, minute + 1000);
-		} finally {
-			for (const spy of spies) spy.mockRestore();
-		}
+		const lines = await logged(() => runTick({ ...env, ALERT_WEBHOOK_URL: "not a url" } as Env, minute, minute + 1000));
 		expect(lines.map((l) => l.event)).toContain("tick.done");
 		expect(lines.filter((l) => String(l.event).startsWith("incident."))).toEqual([]);
 		expect(await getIncident(env.DB, incident.id)).toMatchObject({ state: "detected" });
