@@ -58,43 +58,52 @@ describe("a tick that cannot reach an agent", () => {
 		await runInDurableObject(env.AGENT.getByName("broken"), (_i: AgentDO, state) => {
 			state.storage.sql.exec("UPDATE agent_state SET definition = '{not json'");
 		});
-		const logged: string[] = [];
-		vi.spyOn(console, "error").mockImplementation((line: string) => void logged.push(line));
-		const warned: string[] = [];
-		vi.spyOn(console, "warn").mockImplementation((line: string) => void warned.push(line));
-		await tick(`${DAY[5]}T10:15:00Z`);
-		vi.restoreAllMocks();
-		// The tick's own line says it was partial, at warn, where a level filter finds it.
-		expect(warned.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.event === "tick.done")).toEqual([expect.objectContaining({ level: "warn", outcome: "partial" })]);
-		// What went wrong inside the agent (its definition does not parse) is in the log, with the agent.
-		const failure = logged.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.event === "shard.agent_tick_failed");
-		expect(failure).toMatchObject({ agent: "broken", minute: `${DAY[5]}T10:15:00.000Z`, error_message: expect.stringMatching(/JSON/) });
-		expect(failure).not.toHaveProperty("tick");
-		const internal = failure!.error_message as string;
-
-		// Users see which agent, never that internal text.
-		const statusText = await (await call("/v1/status")).text();
-		const status = JSON.parse(statusText) as { scheduler: { outcome: string; error: string } };
-		expect(status.scheduler.outcome).toBe("partial");
-		expect(status.scheduler.error).toBe("agent broken did not answer the tick");
-		expect(statusText).not.toContain(internal);
-		expect(statusText).not.toMatch(/JSON/);
-		expect((await runsOf("healthy")).map((r) => r.scheduled_instant)).toEqual([`${DAY[5]}T10:00:00.000Z`, `${DAY[5]}T10:15:00.000Z`]);
+		const repair = () => call("/v1/agents/broken", { method: "PUT", as: "admin", body: { name: "broken", prompt: "Do the thing.", max_concurrent: 5, schedules: { q: { interval: "15m" } } } });
+		// A check failing while it is broken repairs it too: else the file's afterEach meets the broken
+		// object and every later test fails with it, hiding which check failed.
 		// The scheduler's incidents of this agent (the file's other tests leave theirs of other failures).
 		const ofBroken = <T extends { error: string }>(list: T[]) => list.filter((i) => i.error.includes("agent broken"));
-		const incidents = ofBroken(((await (await call("/v1/incidents?agent=scheduler")).json()) as { incidents: { id: string; state: string; error: string }[] }).incidents);
-		expect(incidents).toMatchObject([{ state: "alerted" }]);
-		// Opened in the log as an agent's incident is, by its id, with the tick's minute.
-		expect(warned.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.event === "incident.opened")).toEqual([
-			expect.objectContaining({ level: "warn", agent: "scheduler", incident: incidents[0]!.id, minute: `${DAY[5]}T10:15:00.000Z` }),
-		]);
-		expect(incidents[0]!.error).toBe("tick partial: agent broken did not answer the tick");
-		// Paged once; an alert the tick sent again for another test's incident aside.
-		expect(alerts.filter((a) => (a as { incident: { id: string } }).incident.id === incidents[0]!.id)).toHaveLength(1);
-		expect(JSON.stringify(alerts)).not.toContain(internal);
+		let incidents: { id: string; state: string; error: string }[];
+		try {
+			const logged: string[] = [];
+			vi.spyOn(console, "error").mockImplementation((line: string) => void logged.push(line));
+			const warned: string[] = [];
+			vi.spyOn(console, "warn").mockImplementation((line: string) => void warned.push(line));
+			await tick(`${DAY[5]}T10:15:00Z`);
+			vi.restoreAllMocks();
+			// The tick's own line says it was partial, at warn, where a level filter finds it.
+			expect(warned.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.event === "tick.done")).toEqual([expect.objectContaining({ level: "warn", outcome: "partial" })]);
+			// What went wrong inside the agent (its definition does not parse) is in the log, with the agent.
+			const failure = logged.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.event === "shard.agent_tick_failed");
+			expect(failure).toMatchObject({ agent: "broken", minute: `${DAY[5]}T10:15:00.000Z`, error_message: expect.stringMatching(/JSON/) });
+			expect(failure).not.toHaveProperty("tick");
+			const internal = failure!.error_message as string;
 
+			// Users see which agent, never that internal text.
+			const statusText = await (await call("/v1/status")).text();
+			const status = JSON.parse(statusText) as { scheduler: { outcome: string; error: string } };
+			expect(status.scheduler.outcome).toBe("partial");
+			expect(status.scheduler.error).toBe("agent broken did not answer the tick");
+			expect(statusText).not.toContain(internal);
+			expect(statusText).not.toMatch(/JSON/);
+			expect((await runsOf("healthy")).map((r) => r.scheduled_instant)).toEqual([`${DAY[5]}T10:00:00.000Z`, `${DAY[5]}T10:15:00.000Z`]);
+			incidents = ofBroken(((await (await call("/v1/incidents?agent=scheduler")).json()) as { incidents: { id: string; state: string; error: string }[] }).incidents);
+			expect(incidents).toMatchObject([{ state: "alerted" }]);
+			// Opened in the log as an agent's incident is, by its id, with the tick's minute.
+			expect(warned.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.event === "incident.opened")).toEqual([
+				expect.objectContaining({ level: "warn", agent: "scheduler", incident: incidents[0]!.id, minute: `${DAY[5]}T10:15:00.000Z` }),
+			]);
+			expect(incidents[0]!.error).toBe("tick partial: agent broken did not answer the tick");
+			// Paged once; an alert the tick sent again for another test's incident aside.
+			expect(alerts.filter((a) => (a as { incident: { id: string } }).incident.id === incidents[0]!.id)).toHaveLength(1);
+			expect(JSON.stringify(alerts)).not.toContain(internal);
+		} catch (err) {
+			vi.restoreAllMocks();
+			await repair();
+			throw err;
+		}
 		// Repaired, the agent is called again (its due time never advanced) and claims the slot it missed.
-		await call("/v1/agents/broken", { method: "PUT", as: "admin", body: { name: "broken", prompt: "Do the thing.", max_concurrent: 5, schedules: { q: { interval: "15m" } } } });
+		await repair();
 		const infos: string[] = [];
 		vi.spyOn(console, "log").mockImplementation((line: string) => void infos.push(line));
 		await tick(`${DAY[5]}T10:16:00Z`);
