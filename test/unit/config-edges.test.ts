@@ -1,0 +1,91 @@
+// fleet.yaml's reading at edges a mutation walk of src/config found unchecked: each case failed on a
+// mutant of the module it names, which the suite let through.
+import { describe, expect, it } from "vitest";
+import { definitionRevision, parseFleet } from "../../src/config/fleet.ts";
+import { readinessProblems, readinessWarnings, webhookSecretProblem } from "../../src/config/readiness.ts";
+import { ConfigError } from "../../src/errors.ts";
+import { parseAgent } from "../helpers/definitions.ts";
+
+function refusal(text: string): string {
+	try {
+		parseFleet(text);
+	} catch (error) {
+		expect(error).toBeInstanceOf(ConfigError);
+		return (error as ConfigError).message;
+	}
+	throw new Error("expected the file to be refused");
+}
+
+describe("fleet.ts: a definition's revision", () => {
+	it("is the same for schedules written in another order (a map's keys are sorted, not only the schema's)", async () => {
+		const one = parseAgent({ name: "rev", prompt: "p", schedules: { a: { interval: "1h" }, b: { interval: "2h" } } });
+		const other = parseAgent({ name: "rev", prompt: "p", schedules: { b: { interval: "2h" }, a: { interval: "1h" } } });
+		expect(Object.keys(other.schedules)).toEqual(["b", "a"]);
+		expect(await definitionRevision(other)).toBe(await definitionRevision(one));
+	});
+});
+
+describe("yaml.ts: where a fleet file's fault is said", () => {
+	it("says a missing top-level key at the document's start (line 1:1), where no deeper part of the path is written", () => {
+		expect(refusal("agents: []\n")).toBe("fleet.yaml is invalid:\n  - version: version must be 1 (line 1:1)");
+	});
+
+	it('refuses a quoted "<<" as an unknown key, not as a merge key (only a plain << merges)', () => {
+		const message = refusal('version: 1\nagents:\n  - name: a\n    prompt: p\n    "<<": x\n');
+		expect(message).toMatch(/^ {2}- agents\[0\]\.<<: unknown key; allowed: name, .* \(line 5:5, agent a\)$/m);
+		expect(message).not.toContain("merge keys");
+	});
+});
+
+describe("readiness.ts: what pauses an agent, and what it is warned of", () => {
+	const env = { ANTHROPIC_API_KEY: "sk-ant-test-0000000000000000" };
+
+	it("pauses an agent whose one model is retired from the first moment of its end-of-life day, not the moment before", () => {
+		const agent = parseAgent({ name: "old", prompt: "p", model: "claude-sonnet-4-5" });
+		expect(readinessProblems(agent, env, new Date("2026-11-30T00:00:00.000Z"))).toEqual(["model claude-sonnet-4-5 is retired (end of life 2026-11-30) and no fallback model is current"]);
+		expect(readinessProblems(agent, env, new Date("2026-11-29T23:59:59.999Z"))).toEqual([]);
+		// A current fallback runs it.
+		expect(readinessProblems(parseAgent({ name: "old", prompt: "p", model: "claude-sonnet-4-5", fallback_models: ["claude-sonnet-5-5"] }), env, new Date("2027-01-01T00:00:00Z"))).toEqual([]);
+	});
+
+	it("pauses an API agent whose cost limit is on a model fleet.yaml prices no more (each run would pay, then fail), not one on a priced model", () => {
+		const limited = (model: string) => parseAgent({ name: "costly", prompt: "p", model, usage_limits: { max_cost_usd: 1 } });
+		expect(readinessProblems(limited("claude-opus-5-5"), env, new Date("2026-12-01T00:00:00Z"))).toEqual([expect.stringMatching(/^max_cost_usd cannot apply: claude-opus-5-5 has no price in fleet\.yaml's pricing/)]);
+		expect(readinessProblems(limited("claude-haiku-5-5"), env, new Date("2026-12-01T00:00:00Z"))).toEqual([]);
+	});
+
+	it("takes a webhook trigger's secret whose value another secret has too, when drover signs nothing with that one", () => {
+		const key = "k3y-0f-its-own-0123456789abcdef";
+		expect(webhookSecretProblem({ TRIGGER_SECRET: key, OTHER_TRIGGER_SECRET: key }, "TRIGGER_SECRET")).toBeNull();
+		expect(webhookSecretProblem({ TRIGGER_SECRET: key, TICKETS_URL: "https://tickets.example.test/hook", TICKETS_URL_SIGNING_KEY: key }, "TRIGGER_SECRET")).toMatch(/^has the value of TICKETS_URL_SIGNING_KEY: /);
+	});
+
+	it("warns of no signing key for a webhook tool whose URL secret is one of drover's own (not read for it: a problem, said as one), only for one of its own", () => {
+		const tool = (url_secret: string) => ({ type: "webhook" as const, name: "file_it", url_secret, requires_approval: false });
+		const summary = (url_secret: string) => ({ ...parseAgent({ name: "tools", prompt: "p" }), tools: [tool(url_secret)] });
+		expect(readinessWarnings(summary("DROVER_TICKETS_URL"), env).filter((w) => w.includes("_SIGNING_KEY"))).toEqual([]);
+		expect(readinessWarnings(summary("TICKETS_URL"), env).filter((w) => w.includes("_SIGNING_KEY"))).toEqual([expect.stringMatching(/^secret TICKETS_URL_SIGNING_KEY \(tool file_it\) is not set: /)]);
+	});
+});
+
+describe("hostname.ts: an allow_hosts entry", () => {
+	const issues = (host: string) => {
+		try {
+			parseAgent({ name: "hosts", prompt: "p", tools: [{ type: "http_fetch", allow_hosts: [host] }] });
+			return [];
+		} catch (error) {
+			return (error as ConfigError).issues;
+		}
+	};
+	const bare = 'must be a bare lowercase hostname like "example.com" (no scheme, port or path)';
+
+	it("takes a label of 63 characters and refuses one of 64 (DNS's limit)", () => {
+		expect(issues(`${"a".repeat(63)}.example.com`)).toEqual([]);
+		expect(issues(`${"a".repeat(64)}.example.com`)).toEqual([{ path: "tools[0].allow_hosts[0]", message: bare }]);
+	});
+
+	it("suggests no IP address for an address written with a port or a scheme (the tool never fetches one)", () => {
+		expect(issues("192.0.2.1:8080")).toEqual([{ path: "tools[0].allow_hosts[0]", message: bare }]);
+		expect(issues("https://192.0.2.1/")).toEqual([{ path: "tools[0].allow_hosts[0]", message: bare }]);
+	});
+});
