@@ -3,6 +3,8 @@
 import { describe, expect, it } from "vitest";
 import { definitionRevision, parseFleet } from "../../src/config/fleet.ts";
 import { readinessProblems, readinessWarnings, webhookSecretProblem } from "../../src/config/readiness.ts";
+import { modelIdProblem } from "../../src/config/models.ts";
+import { jsonSchemaProblems } from "../../src/config/json-schema.ts";
 import { ConfigError } from "../../src/errors.ts";
 import { parseAgent } from "../helpers/definitions.ts";
 
@@ -87,5 +89,50 @@ describe("hostname.ts: an allow_hosts entry", () => {
 	it("suggests no IP address for an address written with a port or a scheme (the tool never fetches one)", () => {
 		expect(issues("192.0.2.1:8080")).toEqual([{ path: "tools[0].allow_hosts[0]", message: bare }]);
 		expect(issues("https://192.0.2.1/")).toEqual([{ path: "tools[0].allow_hosts[0]", message: bare }]);
+	});
+});
+
+describe("json-schema.ts: a tool's input_schema", () => {
+	it("refuses an empty list of types and a multipleOf of 0, each at its path", () => {
+		expect(jsonSchemaProblems({ type: "object", properties: { a: { type: [] }, n: { type: "number", multipleOf: 0 } } })).toEqual([
+			{ path: ["properties", "n", "multipleOf"], message: "must be a number above 0" },
+			{ path: ["properties", "a", "type"], message: expect.stringMatching(/^must be one of null, boolean, .* not \[\]$/) },
+		]);
+	});
+
+	it("refuses an enum that is no list, a pattern that is no string, and one that is a regex only without the u flag (patterns are read with it)", () => {
+		expect(jsonSchemaProblems({ type: "object", properties: { e: { enum: "a" }, p: { type: "string", pattern: 5 }, q: { type: "string", pattern: "a{" } } })).toEqual([
+			{ path: ["properties", "q", "pattern"], message: expect.stringMatching(/^is not a valid regular expression: /) },
+			{ path: ["properties", "p", "pattern"], message: "must be a string" },
+			{ path: ["properties", "e", "enum"], message: "must be a list of values" },
+		]);
+	});
+
+	it("reads draft 7's items as a list of schemas, each at its index", () => {
+		expect(jsonSchemaProblems({ type: "array", items: [{ type: "string" }, { type: "strnig" }] })).toEqual([{ path: ["items", 1, "type"], message: expect.stringMatching(/^must be one of /) }]);
+	});
+});
+
+describe("models.ts: the id a misspelt model id is said to be near", () => {
+	it("is, of two as close, the one the SDK lists first (the newer), and never a dated snapshot", () => {
+		expect(modelIdProblem("claude-mythos-5-x")).toContain("(did you mean claude-mythos-5-2?)");
+		expect(modelIdProblem("claude-haiku-4-5-2025100")).toMatch(/^claude-haiku-4-5-2025100 is not a model id this release knows: /);
+	});
+});
+
+describe("reserved-secrets.ts: a secret a definition may not name", () => {
+	it("is each of drover's own, by name or prefix (PUBLIC_URL, ALERT_WEBHOOK_URL and its signing key, DROVER_*), and not a name that merely holds one", () => {
+		const named = (secret: string) => {
+			try {
+				parseAgent({ name: "secrets", prompt: "p", webhook: { secret } });
+				return [];
+			} catch (error) {
+				return (error as ConfigError).issues;
+			}
+		};
+		for (const secret of ["PUBLIC_URL", "ALERT_WEBHOOK_URL", "ALERT_WEBHOOK_URL_SIGNING_KEY", "DROVER_TRIGGER_SECRET", "API_TOKENS"]) {
+			expect(named(secret), secret).toEqual([{ path: "webhook.secret", message: expect.stringMatching(/^names one of drover's own secrets or settings \(API_TOKENS, ANTHROPIC_\*, DROVER_\*, ALERT_WEBHOOK_URL\*, PUBLIC_URL\): /) }]);
+		}
+		for (const secret of ["MY_PUBLIC_URL", "MY_API_TOKENS", "TRIGGER_DROVER_SECRET"]) expect(named(secret), secret).toEqual([]);
 	});
 });
