@@ -3,6 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { definitionRevision, parseFleet } from "../../src/config/fleet.ts";
 import { readinessProblems, readinessWarnings, webhookSecretProblem } from "../../src/config/readiness.ts";
+import { numberVar, numberVarIssues, publicUrl } from "../../src/config/vars.ts";
 import { modelIdProblem } from "../../src/config/models.ts";
 import { jsonSchemaProblems } from "../../src/config/json-schema.ts";
 import { ConfigError } from "../../src/errors.ts";
@@ -134,5 +135,29 @@ describe("reserved-secrets.ts: a secret a definition may not name", () => {
 			expect(named(secret), secret).toEqual([{ path: "webhook.secret", message: expect.stringMatching(/^names one of drover's own secrets or settings \(API_TOKENS, ANTHROPIC_\*, DROVER_\*, ALERT_WEBHOOK_URL\*, PUBLIC_URL\): /) }]);
 		}
 		for (const secret of ["MY_PUBLIC_URL", "MY_API_TOKENS", "TRIGGER_DROVER_SECRET"]) expect(named(secret), secret).toEqual([]);
+	});
+});
+
+describe("vars.ts: SUBREQUEST_LIMIT and PUBLIC_URL", () => {
+	it("takes SUBREQUEST_LIMIT 10 and 10000000 as set (README: 10 to 10,000,000), and refuses 9 and 10000001", () => {
+		expect(numberVar({ SUBREQUEST_LIMIT: "10" }, "SUBREQUEST_LIMIT")).toBe(10);
+		expect(numberVar({ SUBREQUEST_LIMIT: "10000000" }, "SUBREQUEST_LIMIT")).toBe(10_000_000);
+		expect(numberVarIssues({ SUBREQUEST_LIMIT: "9" })).toEqual([{ path: "SUBREQUEST_LIMIT", message: "SUBREQUEST_LIMIT 9 is outside 10..10000000 subrequests; the default 10000 is used" }]);
+		expect(numberVarIssues({ SUBREQUEST_LIMIT: "10000001" })).toHaveLength(1);
+	});
+
+	it("reads PUBLIC_URL as its origin: no trailing slash (a link is the origin and its path), the host lower-case", () => {
+		expect(publicUrl({ PUBLIC_URL: " https://Drover.Example.test/ " })).toBe("https://drover.example.test");
+	});
+});
+
+describe("timezone.ts: a schedule's timezone", () => {
+	it("says an offset written with the minus sign (U+2212), which Intl takes, is a UTC offset", () => {
+		try {
+			parseAgent({ name: "zones", prompt: "p", schedules: { a: { cron: "0 9 * * *", timezone: "\u221205:00" } } });
+			expect.unreachable("the offset was taken as a zone");
+		} catch (error) {
+			expect((error as ConfigError).issues).toEqual([{ path: "schedules.a.timezone", message: expect.stringMatching(/^timezone "\u221205:00" is a UTC offset, not an IANA zone; /) }]);
+		}
 	});
 });
