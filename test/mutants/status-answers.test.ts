@@ -1,0 +1,75 @@
+// What GET /v1/status, POST /v1/tick and /healthz answer and log, at points a mutation walk of
+// src/api/{status,tick,health}.ts found unchecked: each case failed on a mutant the suite let through.
+import { env } from "cloudflare:test";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { app } from "../../src/app.ts";
+import { bundleFleetForTest } from "../../src/config/bundled.ts";
+import { shardName } from "../../src/scheduler/shards.ts";
+import { captureLogs } from "../helpers/logs.ts";
+import { TOKENS } from "../helpers/tokens.ts";
+
+afterEach(() => {
+	vi.restoreAllMocks();
+	bundleFleetForTest(undefined);
+});
+
+const as = (role: keyof typeof TOKENS) => ({ headers: { authorization: `Bearer ${TOKENS[role]}` } });
+
+describe("GET /v1/status with D1 nearly full", () => {
+	it("warns of D1's storage from 8 of its 10 GB, kind d1_storage, beside d1_bytes", async () => {
+		// The real D1, its answer's size as Cloudflare reports a database of 8.5 GB (meta.size_after).
+		const DB = new Proxy(env.DB, {
+			get(target, prop) {
+				if (prop !== "prepare") return Reflect.get(target, prop, target);
+				return (sql: string) => {
+					const stmt = target.prepare(sql);
+					if (!sql.includes("FROM scheduler_heartbeat")) return stmt;
+					return new Proxy(stmt, {
+						get: (s, p) =>
+							p === "all"
+								? async () => {
+										const result = await s.all();
+										return { ...result, meta: { ...result.meta, size_after: 8_500_000_000 } };
+									}
+								: Reflect.get(s, p, s),
+					});
+				};
+			},
+		});
+		const res = await app.request("/v1/status", as("read"), { ...env, DB } as Env);
+		expect(res.status).toBe(200);
+		const status = (await res.json()) as { d1_bytes: number; warnings: string[]; warning_kinds: string[] };
+		expect(status.d1_bytes).toBe(8_500_000_000);
+		expect(status.warning_kinds).toContain("d1_storage");
+		expect(status.warnings[status.warning_kinds.indexOf("d1_storage")]).toMatch(/^storage: D1 holds 8\.5 GB of the 10 GB Cloudflare allows a database/);
+	});
+});
+
+describe("POST /v1/tick with a shard that does not answer", () => {
+	it("is partial and counts the shard in shards_failed", async () => {
+		// The real shards, but for one whose every call fails.
+		const SCHEDULER_SHARD = new Proxy(env.SCHEDULER_SHARD, {
+			get(target, prop) {
+				if (prop !== "getByName") return Reflect.get(target, prop, target);
+				return (name: string) => (name === shardName(3) ? { tick: () => Promise.reject(new Error("shard 3 down")) } : target.getByName(name));
+			},
+		});
+		const lines = captureLogs();
+		const res = await app.request("/v1/tick", { method: "POST", ...as("admin") }, { ...env, SCHEDULER_SHARD } as Env);
+		expect(res.status).toBe(200);
+		expect(await res.json()).toMatchObject({ outcome: "partial", shards_failed: 1 });
+		expect(lines.filter((l) => l.event === "tick.shard_failed")).toEqual([expect.objectContaining({ shard: 3, error_message: "shard 3 down" })]);
+	});
+});
+
+describe("/healthz degraded by fleet.yaml and more", () => {
+	it("lists fleet.yaml's issues, and logs its 503 at error where the file is not its one cause (a scheduler no tick reaches too)", async () => {
+		await env.DB.prepare("DELETE FROM scheduler_heartbeat").run();
+		bundleFleetForTest(new TextEncoder().encode('version: 1\nagents:\n  - name: x\n    prompt: Go.\n    schedules:\n      m: { cron: "0 9 * *" }\n'));
+		const lines = captureLogs();
+		const res = await app.request("/healthz", {}, env);
+		expect(res.status).toBe(503);
+		expect(((await res.json()) as { fleet: unknown }).fleet).toEqual({ ok: false, agents: 0, issues: [{ path: "agents[0].schedules.m.cron", message: expect.stringMatching(/^invalid cron "0 9 \* \*"/) }] });
+		expect(lines.filter((l) => l.event === "request")).toEqual([expect.objectContaining({ level: "error", path: "/healthz", status: 503, code: "degraded", error_message: "not ok: fleet, scheduler" })]);
+	});
+});
