@@ -64,3 +64,14 @@ describe("request-log.ts: a client's own X-Request-Id", () => {
 		expect(lines.filter((l) => l.event === "request").map((l) => l.client_request_id ?? null)).toEqual(["client-req-1", null, null]);
 	});
 });
+
+describe("error-handler.ts: a body that is not JSON at all", () => {
+	it("is a 400 naming the body as the field at fault, as every 400 names its fields", async () => {
+		await createAgent({ name: "not-json-body" });
+		const res = await call("/v1/agents/not-json-body/jobs", { method: "POST", as: "operate", body: "{not json" });
+		expect(res.status).toBe(400);
+		const error = await errorOf(res);
+		expect(error).toEqual({ code: "bad_request", message: expect.any(String), details: { issues: [{ path: "body", message: error.message }] } });
+		expect(await runsOf("not-json-body")).toEqual([]);
+	});
+});
