@@ -40,6 +40,17 @@ describe("yaml.ts: where a fleet file's fault is said", () => {
 	});
 });
 
+describe("schema.ts: agents of one name in a fleet file", () => {
+	it("says each repeat of a name at its own path, naming the first agent of it", () => {
+		const text = "version: 1\nagents:\n  - { name: same, prompt: p }\n  - { name: same, prompt: p }\n  - { name: same, prompt: p }\n";
+		const lines = refusal(text).split("\n").slice(1);
+		expect(lines).toEqual([
+			'  - agents[1].name: duplicate agent name "same" (also agents[0]) (line 4:13, agent same)',
+			'  - agents[2].name: duplicate agent name "same" (also agents[0]) (line 5:13, agent same)',
+		]);
+	});
+});
+
 describe("readiness.ts: what pauses an agent, and what it is warned of", () => {
 	const env = { ANTHROPIC_API_KEY: "sk-ant-test-0000000000000000" };
 
@@ -159,5 +170,38 @@ describe("timezone.ts: a schedule's timezone", () => {
 		} catch (error) {
 			expect((error as ConfigError).issues).toEqual([{ path: "schedules.a.timezone", message: expect.stringMatching(/^timezone "\u221205:00" is a UTC offset, not an IANA zone; /) }]);
 		}
+	});
+});
+
+describe("schema.ts: a definition's bounds and defaults README.md states", () => {
+	const issues = (fields: Record<string, unknown>) => {
+		try {
+			parseAgent({ name: "bounds", prompt: "p", ...fields });
+			return [];
+		} catch (error) {
+			return (error as ConfigError).issues.map((i) => i.path);
+		}
+	};
+
+	it("takes max_turns 1..500 and max_concurrent 1..100, and refuses one past either", () => {
+		expect(issues({ max_turns: 500, max_concurrent: 100 })).toEqual([]);
+		expect(issues({ max_turns: 501, max_concurrent: 101 })).toEqual(["max_turns", "max_concurrent"]);
+	});
+
+	it("takes an approval_timeout of 30d and refuses a minute more", () => {
+		expect(issues({ approval_timeout: "30d" })).toEqual([]);
+		expect(issues({ approval_timeout: "30d1m" })).toEqual(["approval_timeout"]);
+	});
+
+	it('refuses the name "scheduler", which the scheduler files its own incidents under, and a key of sk-ant- and 8 characters in a prompt', () => {
+		expect(issues({ name: "scheduler" })).toEqual(["name"]);
+		expect(issues({ name: "schedulers" })).toEqual([]);
+		expect(issues({ prompt: "use sk-ant-abcd1234 for it" })).toEqual(["prompt"]);
+		expect(issues({ prompt: "use sk-ant-abcd123 for it" })).toEqual([]);
+	});
+
+	it("fires on_error on failed and indeterminate by default, after_run on every final status", () => {
+		const { hooks } = parseAgent({ name: "hooked", prompt: "p", hooks: { after_run: [{ url_secret: "AUDIT_URL" }], on_error: [{ url_secret: "PAGER_URL" }] } });
+		expect(hooks).toEqual({ after_run: [{ url_secret: "AUDIT_URL", events: ["completed", "failed", "cancelled", "indeterminate"] }], on_error: [{ url_secret: "PAGER_URL", events: ["failed", "indeterminate"] }] });
 	});
 });
