@@ -2,7 +2,7 @@
 // yaml-body, params, request-log, error-handler) found unchecked: each case failed on a mutant of the
 // module it names, which the suite let through.
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { signWebhook } from "../../src/api/webhook-signature.ts";
+import { signatureHeaders, signWebhook } from "../../src/api/webhook-signature.ts";
 import { createAgent, runsOf } from "../helpers/agents.ts";
 import { call, errorOf } from "../helpers/http.ts";
 import { captureLogs } from "../helpers/logs.ts";
@@ -73,5 +73,21 @@ describe("error-handler.ts: a body that is not JSON at all", () => {
 		const error = await errorOf(res);
 		expect(error).toEqual({ code: "bad_request", message: expect.any(String), details: { issues: [{ path: "body", message: error.message }] } });
 		expect(await runsOf("not-json-body")).toEqual([]);
+	});
+});
+
+describe("webhook-signature.ts: a timestamp", () => {
+	it("sent in milliseconds is said to be malformed (unix seconds), not a request from the far future", async () => {
+		await createAgent({ name: "hook-millis", prompt: "Triage this.", webhook: { secret: "TRIAGE_WEBHOOK_SECRET" } });
+		const body = JSON.stringify({ event: "opened" });
+		const millis = Date.now();
+		const res = await call("/v1/hooks/hook-millis", { method: "POST", as: null, body, headers: { "x-drover-timestamp": String(millis), "x-drover-signature": await signWebhook(WEBHOOK_SECRET, millis, body) } });
+		expect(res.status).toBe(401);
+		expect((await errorOf(res)).message).toBe("missing or malformed X-Drover-Timestamp (unix seconds)");
+		expect(await runsOf("hook-millis")).toEqual([]);
+	});
+
+	it("that drover signs with is the whole seconds already begun, never the next one", async () => {
+		expect((await signatureHeaders("k3y-0f-its-own-0123456789abcdef", "{}", 1_764_493_200_999))["x-drover-timestamp"]).toBe("1764493200");
 	});
 });

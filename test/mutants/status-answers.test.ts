@@ -1,10 +1,11 @@
-// What GET /v1/status, POST /v1/tick and /healthz answer and log, at points a mutation walk of
-// src/api/{status,tick,health}.ts found unchecked: each case failed on a mutant the suite let through.
+// What GET /v1/status, GET /v1/usage, POST /v1/tick and /healthz answer and log, at points a mutation
+// walk of src/api/{status,usage,tick,health}.ts found unchecked: each case failed on a mutant the suite let through.
 import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { app } from "../../src/app.ts";
 import { bundleFleetForTest } from "../../src/config/bundled.ts";
 import { shardName } from "../../src/scheduler/shards.ts";
+import { recordTick } from "../../src/store/heartbeat.ts";
 import { captureLogs } from "../helpers/logs.ts";
 import { TOKENS } from "../helpers/tokens.ts";
 
@@ -14,6 +15,25 @@ afterEach(() => {
 });
 
 const as = (role: keyof typeof TOKENS) => ({ headers: { authorization: `Bearer ${TOKENS[role]}` } });
+
+describe("GET /v1/status's scheduler", () => {
+	it("says the last tick's counts as the heartbeat recorded them", async () => {
+		const now = Date.now();
+		const minute = Math.floor(now / 60_000) * 60_000;
+		await recordTick(env.DB, { tickAt: now, scheduledTime: minute, outcome: "partial", shardsOk: 15, shardsFailed: 1, agentsCalled: 7, claimed: 5, skipped: 2, deferred: 3, oldestDeferredAt: minute - 60_000, shardsBehind: 1, error: "shard 4" });
+		const res = await app.request("/v1/status", as("read"), env);
+		expect(((await res.json()) as { scheduler: unknown }).scheduler).toMatchObject({
+			outcome: "partial",
+			agents_called: 7,
+			claimed: 5,
+			skipped: 2,
+			error: "shard 4",
+			deferred: 3,
+			oldest_deferred_minute: new Date(minute - 60_000).toISOString(),
+			shards_behind: 1,
+		});
+	});
+});
 
 describe("GET /v1/status with D1 nearly full", () => {
 	it("warns of D1's storage from 8 of its 10 GB, kind d1_storage, beside d1_bytes", async () => {
@@ -45,6 +65,43 @@ describe("GET /v1/status with D1 nearly full", () => {
 	});
 });
 
+describe("GET /v1/status with D1 refusing the incidents' queries", () => {
+	it("answers incidents null and says so once a minute, not once a query", async () => {
+		const DB = new Proxy(env.DB, {
+			get(target, prop) {
+				if (prop !== "prepare") return Reflect.get(target, prop, target);
+				return (sql: string) => {
+					if (sql.includes("FROM incidents")) throw new Error("D1_ERROR: no such table: incidents");
+					return target.prepare(sql);
+				};
+			},
+		});
+		const lines = captureLogs();
+		for (let i = 0; i < 2; i++) {
+			const res = await app.request("/v1/status", as("read"), { ...env, DB } as Env);
+			expect(res.status).toBe(200);
+			expect(((await res.json()) as { incidents: unknown }).incidents).toBeNull();
+		}
+		expect(lines.filter((l) => l.event === "status.incidents_unreadable")).toHaveLength(1);
+	});
+});
+
+describe("GET /v1/usage without a limit", () => {
+	it("answers up to 500 rows a page (its documented default): 101 agent-days on one page", async () => {
+		const first = Date.parse("2025-01-01T00:00:00Z");
+		await env.DB.batch(
+			Array.from({ length: 101 }, (_, i) =>
+				env.DB.prepare("INSERT INTO usage_daily (day, agent, jobs, input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens, cost_usd, priced_jobs) VALUES (?, 'usage-page', 1, 10, 5, 0, 0, 0, 0)").bind(first + i * 86_400_000),
+			),
+		);
+		const res = await app.request("/v1/usage?since=2025-01-01&until=2025-12-31&agent=usage-page", as("read"), env);
+		expect(res.status).toBe(200);
+		const page = (await res.json()) as { days: unknown[]; next_cursor: string | null };
+		expect(page.days).toHaveLength(101);
+		expect(page.next_cursor).toBeNull();
+	});
+});
+
 describe("POST /v1/tick with a shard that does not answer", () => {
 	it("is partial and counts the shard in shards_failed", async () => {
 		// The real shards, but for one whose every call fails.
@@ -59,6 +116,25 @@ describe("POST /v1/tick with a shard that does not answer", () => {
 		expect(res.status).toBe(200);
 		expect(await res.json()).toMatchObject({ outcome: "partial", shards_failed: 1 });
 		expect(lines.filter((l) => l.event === "tick.shard_failed")).toEqual([expect.objectContaining({ shard: 3, error_message: "shard 3 down" })]);
+	});
+});
+
+describe("/healthz with the heartbeat unreadable", () => {
+	it("is a 503 with scheduler null, D1's schema still read and ok", async () => {
+		const DB = new Proxy(env.DB, {
+			get(target, prop) {
+				if (prop !== "prepare") return Reflect.get(target, prop, target);
+				return (sql: string) => {
+					if (sql.includes("FROM scheduler_heartbeat")) throw new Error("D1_ERROR: heartbeat unreadable");
+					return target.prepare(sql);
+				};
+			},
+		});
+		const lines = captureLogs();
+		const res = await app.request("/healthz", {}, { ...env, DB } as Env);
+		expect(res.status).toBe(503);
+		expect(await res.json()).toMatchObject({ status: "degraded", scheduler: null, d1: { ok: true } });
+		expect(lines.filter((l) => l.event === "request")).toEqual([expect.objectContaining({ status: 503, error_message: "not ok: scheduler" })]);
 	});
 });
 

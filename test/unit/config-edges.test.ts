@@ -1,5 +1,6 @@
-// fleet.yaml's reading at edges a mutation walk of src/config found unchecked: each case failed on a
-// mutant of the module it names, which the suite let through.
+// src/config at edges a mutation walk found unchecked (fleet.yaml's reading, readiness, allow_hosts,
+// tool schemas, model ids, reserved secrets, vars, timezones, the schema's bounds and defaults): each
+// case failed on a mutant of the module it names, which the suite let through.
 import { describe, expect, it } from "vitest";
 import { definitionRevision, parseFleet } from "../../src/config/fleet.ts";
 import { readinessProblems, readinessWarnings, webhookSecretProblem } from "../../src/config/readiness.ts";
