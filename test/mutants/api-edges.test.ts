@@ -91,3 +91,27 @@ describe("webhook-signature.ts: a timestamp", () => {
 		expect((await signatureHeaders("k3y-0f-its-own-0123456789abcdef", "{}", 1_764_493_200_999))["x-drover-timestamp"]).toBe("1764493200");
 	});
 });
+
+describe("preconditions.ts: a write's If-Match", () => {
+	it("takes one tag followed by an empty list element (RFC 9110's lists allow them), and quotes a bad header cut to 80 characters", async () => {
+		await createAgent({ name: "match-list" });
+		const { definition_revision: revision } = (await (await call("/v1/agents/match-list")).json()) as { definition_revision: string };
+		const plan = (ifMatch: string) => call("/v1/agents/match-list?dry_run=true", { method: "PUT", as: "admin", headers: { "if-match": ifMatch }, body: { name: "match-list", prompt: "Go now." } });
+		const res = await plan(`"${revision}", `);
+		expect(res.status, await res.clone().text()).toBe(200);
+		const bad = await plan(`W/${"x".repeat(200)}`);
+		expect(bad.status).toBe(400);
+		expect((await errorOf(bad)).message).toMatch(new RegExp(`; not "W/x{78}"$`));
+	});
+});
+
+describe("media-type.ts: a charset refused", () => {
+	it("is quoted cut to 40 characters in the 415", async () => {
+		await createAgent({ name: "long-charset" });
+		const charset = `x-${"c".repeat(100)}`;
+		const res = await call("/v1/agents/long-charset/jobs", { method: "POST", as: "operate", body: { prompt: "Go." }, headers: { "content-type": `application/json; charset=${charset}` } });
+		expect(res.status).toBe(415);
+		expect((await errorOf(res)).message).toBe(`the request body must be UTF-8: charset "${charset.slice(0, 40)}" is not taken (send charset=utf-8, or none)`);
+		expect(await runsOf("long-charset")).toEqual([]);
+	});
+});
