@@ -16,6 +16,19 @@ afterEach(() => {
 
 const as = (role: keyof typeof TOKENS) => ({ headers: { authorization: `Bearer ${TOKENS[role]}` } });
 
+/** The test's D1, every statement whose SQL holds `from` refused as D1 refuses one it cannot run. */
+function d1Refusing(from: string, message: string): D1Database {
+	return new Proxy(env.DB, {
+		get(target, prop) {
+			if (prop !== "prepare") return Reflect.get(target, prop, target);
+			return (sql: string) => {
+				if (sql.includes(from)) throw new Error(message);
+				return target.prepare(sql);
+			};
+		},
+	});
+}
+
 describe("GET /v1/status's scheduler", () => {
 	it("says the last tick's counts as the heartbeat recorded them", async () => {
 		const now = Date.now();
@@ -67,15 +80,7 @@ describe("GET /v1/status with D1 nearly full", () => {
 
 describe("GET /v1/status with D1 refusing the incidents' queries", () => {
 	it("answers incidents null and says so once a minute, not once a query", async () => {
-		const DB = new Proxy(env.DB, {
-			get(target, prop) {
-				if (prop !== "prepare") return Reflect.get(target, prop, target);
-				return (sql: string) => {
-					if (sql.includes("FROM incidents")) throw new Error("D1_ERROR: no such table: incidents");
-					return target.prepare(sql);
-				};
-			},
-		});
+		const DB = d1Refusing("FROM incidents", "D1_ERROR: no such table: incidents");
 		const lines = captureLogs();
 		for (let i = 0; i < 2; i++) {
 			const res = await app.request("/v1/status", as("read"), { ...env, DB } as Env);
@@ -121,15 +126,7 @@ describe("POST /v1/tick with a shard that does not answer", () => {
 
 describe("/healthz with the heartbeat unreadable", () => {
 	it("is a 503 with scheduler null, D1's schema still read and ok", async () => {
-		const DB = new Proxy(env.DB, {
-			get(target, prop) {
-				if (prop !== "prepare") return Reflect.get(target, prop, target);
-				return (sql: string) => {
-					if (sql.includes("FROM scheduler_heartbeat")) throw new Error("D1_ERROR: heartbeat unreadable");
-					return target.prepare(sql);
-				};
-			},
-		});
+		const DB = d1Refusing("FROM scheduler_heartbeat", "D1_ERROR: heartbeat unreadable");
 		const lines = captureLogs();
 		const res = await app.request("/healthz", {}, { ...env, DB } as Env);
 		expect(res.status).toBe(503);
