@@ -61,7 +61,6 @@ async function show(ctx: Context, id: string, opts: { json?: boolean }): Promise
 	// Its error is a job's, whatever the model or a tool made of it.
 	const incident = printableDeep(answer);
 	const open = incident.state === "detected" || incident.state === "alerted";
-	const times = `${incident.count} time${incident.count === 1 ? "" : "s"}`;
 	ctx.out(
 		fields(
 			[
@@ -69,11 +68,11 @@ async function show(ctx: Context, id: string, opts: { json?: boolean }): Promise
 				["agent", incident.agent],
 				["class", incident.class],
 				["error", incident.error],
-				["seen", incident.count === 1 ? `once, ${when(incident.first_seen_at)}` : `${times}, first ${when(incident.first_seen_at)}, last ${when(incident.last_seen_at)}`],
+				["seen", incident.count === 1 ? `once, ${when(incident.first_seen_at)}` : `${incident.count} times, first ${when(incident.first_seen_at)}, last ${when(incident.last_seen_at)}`],
 				// What it waits on to run clean (src/incidents/schema.ts's `failing`).
 				["failing", open && incident.failing?.length ? `${incident.failing.join(", ")} (it resolves once each has run clean)` : null],
 				["last job", incident.last_job_id ? `${incident.last_job_id} (drover job ${incident.last_job_id} --logs)` : null],
-				["alerted", incident.alerted_at ? when(incident.alerted_at) : open ? "not paged" : "-"],
+				["alerted", paged(incident, when(incident.alerted_at))],
 				["resolved", incident.state === "resolved" ? when(incident.resolved_at) : null],
 				["closed", incident.state === "closed" ? `${when(incident.closed_at)}${incident.closed_by ? ` by ${incident.closed_by}` : ""}` : null],
 				[
