@@ -38,9 +38,15 @@ export const EXIT_NOT_FOUND = 4;
  */
 export const EXIT_UNAVAILABLE = 5;
 
-/** The exit code an error answer of `status` ends the command with: EXIT_NOT_FOUND, EXIT_UNAVAILABLE or 1. */
-export function exitCodeOf(status: number): number {
+/**
+ * The exit code an error answer of `status` (and `code`) ends the command with: EXIT_NOT_FOUND,
+ * EXIT_UNAVAILABLE or 1. A 500 `config_invalid` is a refusal, not the server failing: the Worker's
+ * own configuration (API_TOKENS, an edited fleet.yaml) is unusable, and no retry mends it until an
+ * operator does.
+ */
+export function exitCodeOf(status: number, code?: string): number {
 	if (status === 404) return EXIT_NOT_FOUND;
+	if (code === "config_invalid") return 1;
 	if (status >= 500 || status === 429 || status === 408) return EXIT_UNAVAILABLE;
 	return 1;
 }
@@ -95,7 +101,7 @@ export class ApiError extends CliError {
 	issues: { path: string; message: string }[] = [];
 
 	constructor(status: number, code: string, message: string, hint = hintFor(status, message, code), requestId: string | null = null) {
-		super(message, exitCodeOf(status), hint);
+		super(message, exitCodeOf(status, code), hint);
 		this.name = "ApiError";
 		this.status = status;
 		this.code = code;

@@ -64,7 +64,7 @@ export function buildProgram(): Command {
 }
 
 const EXIT_CODES =
-	"Exit codes: 0 ok; 1 error (a refusal, a bad answer), or a failed job (--wait, --follow); 2 usage error, or a cancelled job (--wait, --follow); 3 a job's stream lost, its outcome unknown (--wait, logs --job --follow); 4 not found (the API's 404: no such job, agent, session, key…); 5 the server unreachable, timed out or failing (no answer, a 5xx, a 429, a 408): worth retrying later (a request that may have arrived, such as a trigger without --idempotency-key, may then run twice); 124 a --wait given up at its --wait-timeout; 130 a --wait stopped by Ctrl-C (the job goes on, as at 124).";
+	"Exit codes: 0 ok; 1 error (a refusal, a bad answer, the Worker's configuration unusable: config_invalid), or a failed job (--wait, --follow); 2 usage error, or a cancelled job (--wait, --follow); 3 a job's stream lost, its outcome unknown (--wait, logs --job --follow); 4 not found (the API's 404: no such job, agent, session, key…); 5 the server unreachable, timed out or failing (no answer, a 5xx, a 429, a 408): worth retrying later (a request that may have arrived, such as a trigger without --idempotency-key, may then run twice); 124 a --wait given up at its --wait-timeout; 130 a --wait stopped by Ctrl-C (the job goes on, as at 124).";
 
 /**
  * The commands of the tools drover's users come from (Hermes' `cron run`, `cron list`; herdctl's

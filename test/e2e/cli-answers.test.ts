@@ -489,8 +489,9 @@ describe("errors from the API", () => {
 		const api = await fakeApi({ "GET /v1/status": invalid, "GET /v1/agents?limit=200": invalid, "GET /v1/agents/fake": invalid, "POST /v1/agents/fake/jobs": invalid });
 		for (const args of [["status"], ["agents"], ["status", "fake"], ["trigger", "fake"]]) {
 			const r = await runCli(api.url, args);
-			// The API's 500: the server's fault, not the command's (exit 5).
-			expect(r.status, args.join(" ")).toBe(5);
+			// A 500 config_invalid: the Worker's configuration, which only its operator mends, so a
+			// refusal (exit 1), not the server failing (5: "worth retrying later").
+			expect(r.status, args.join(" ")).toBe(1);
 			expect(r.stderr, args.join(" ")).toBe(`drover: ${message}\n`);
 		}
 	});

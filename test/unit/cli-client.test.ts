@@ -35,7 +35,14 @@ const apiError = (status: number, code: string, message: string, extra: Record<s
 
 describe("exit codes", () => {
 	it("are 4 for a 404, 5 for a 5xx, a 429 or a 408, 1 for any other refusal", () => {
-		expect([404, 500, 502, 503, 429, 408, 400, 401, 403, 409, 412, 413].map(exitCodeOf)).toEqual([4, 5, 5, 5, 5, 5, 1, 1, 1, 1, 1, 1]);
+		expect([404, 500, 502, 503, 429, 408, 400, 401, 403, 409, 412, 413].map((s) => exitCodeOf(s))).toEqual([4, 5, 5, 5, 5, 5, 1, 1, 1, 1, 1, 1]);
+	});
+
+	it("are 1 for a 500 config_invalid: the Worker's own configuration, which no retry mends until its operator does", async () => {
+		expect(exitCodeOf(500, "config_invalid")).toBe(1);
+		expect(exitCodeOf(500, "internal")).toBe(5);
+		fake(URL_, () => apiError(500, "config_invalid", "fleet.yaml is invalid: agents.0.schedule: expected a cron"));
+		expect(await failure(client().fetch("/v1/tick", { method: "POST" }))).toMatchObject({ exitCode: 1, status: 500, code: "config_invalid" });
 	});
 
 	it("of a job's outcome: 0 completed, 2 cancelled, 1 failed or indeterminate", () => {
