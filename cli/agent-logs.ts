@@ -1,4 +1,4 @@
-import { ApiError, CliError, JSONL, NoAnswerError } from "./client.ts";
+import { ApiError, CliError, JSONL, NoAnswerError, worthRetrying } from "./client.ts";
 import { agentExists, type Context } from "./context.ts";
 import { printable, statusStyle } from "./format.ts";
 import { followJob } from "./sse.ts";
@@ -266,7 +266,7 @@ export async function followAgent(ctx: Context, agent: string, recent: readonly 
 			fresh = await newJobs(ctx, agent, seen);
 		} catch (err) {
 			// A restart or a deploy is ridden out; a deleted agent or a revoked token is not.
-			if (err instanceof ApiError && err.status < 500 && err.status !== 429 && err.status !== 408) throw err;
+			if (err instanceof ApiError && !worthRetrying(err)) throw err;
 			if (err instanceof CliError && !(err instanceof ApiError) && !(err instanceof NoAnswerError)) throw err;
 			listFailures++;
 			outage.failed(listing, err instanceof Error ? err.message : String(err));
@@ -287,7 +287,7 @@ async function isGone(ctx: Context, agent: string): Promise<boolean> {
 	try {
 		return !(await agentExists(ctx, agent));
 	} catch (err) {
-		if (err instanceof ApiError && err.status < 500 && err.status !== 429 && err.status !== 408) throw err;
+		if (err instanceof ApiError && !worthRetrying(err)) throw err;
 		return false;
 	}
 }

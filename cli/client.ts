@@ -109,6 +109,11 @@ export class ApiError extends CliError {
 	}
 }
 
+/** An error answer a client may ride out and ask again (a restart, a deploy, a limit): exit 5's, not a refusal. */
+export function worthRetrying(err: ApiError): boolean {
+	return err.exitCode === EXIT_UNAVAILABLE;
+}
+
 /** The hint after a refusal for the token's role: the API's 403, or one the CLI foresees (drover edit). */
 export const STRONGER_ROLE_HINT = "this needs a token with a stronger role (read < operate < admin): set DROVER_TOKEN (or --token) to one";
 

@@ -1,5 +1,5 @@
 import { SseParser } from "../src/shared/sse.ts";
-import { ApiError, CliError, EXIT_LOST, NoAnswerError, networkReason, type ApiClient } from "./client.ts";
+import { ApiError, CliError, EXIT_LOST, NoAnswerError, networkReason, worthRetrying, type ApiClient } from "./client.ts";
 
 export interface FollowOptions {
 	/** The last line already seen: the stream resumes after it (0 = from the start). */
@@ -153,7 +153,7 @@ export async function followJob(client: ApiClient, jobId: string, options: Follo
 			if (!everOpened) throw err;
 			if (err instanceof ApiError) {
 				const unindexed = err.status === 404 && options.created === true && !streamed;
-				if (!unindexed && err.status < 500 && err.status !== 429 && err.status !== 408) throw err;
+				if (!unindexed && !worthRetrying(err)) throw err;
 				reason = unindexed ? `job ${jobId} is not in the API's index yet (its agent writes it there once D1 takes it): ${err.message}` : err.message;
 				// Sooner is refused again (the stream's slots are taken) and only uses up the retries.
 				if (err.retryAfterMs !== null) retryAfter = Math.min(err.retryAfterMs, MAX_RETRY_AFTER_MS);

@@ -161,6 +161,20 @@ describe("following an agent", () => {
 		expect(requests().filter((r) => r === `/v1/agents/${AGENT}`).length).toBe(3);
 	});
 
+	it("ends at a 500 config_invalid (the Worker's configuration unusable) rather than polling on as through a restart", async () => {
+		const { ctx, out } = contextFor();
+		// A follow that polls on through it meets the agent deleted at its tenth request, and ends so instead.
+		let asked = 0;
+		fake(URL_, () =>
+			++asked < 10
+				? Response.json({ error: { code: "config_invalid", message: "API_TOKENS is invalid" } }, { status: 500 })
+				: Response.json({ error: { code: "not_found", message: `no agent named ${AGENT}` } }, { status: 404 }),
+		);
+		const err_ = await followAgent(ctx, AGENT, [], [], agentSink(ctx, false, (raw) => out.push(raw)), { sleep: async () => {} }).catch((e: unknown) => e);
+		expect(err_).toMatchObject({ exitCode: 1, status: 500, code: "config_invalid", message: "API_TOKENS is invalid" });
+		expect(asked).toBe(1);
+	});
+
 	it("found deleted, follows its live jobs to their end before saying so", async () => {
 		const { ctx, out } = contextFor();
 		let slept = () => {};

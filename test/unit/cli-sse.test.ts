@@ -151,6 +151,14 @@ describe("what is not retried", () => {
 		expect(afterOpen.result).toMatchObject({ status: 404 });
 	});
 
+	it("a 500 config_invalid (the Worker's API_TOKENS made unusable mid-wait): said at once, exit 1, not 30 reconnects", async () => {
+		const invalid = () => Response.json({ error: { code: "config_invalid", message: "API_TOKENS is invalid" } }, { status: 500 });
+		const run = await follow([stream(status("running")), invalid, stream(end("completed"))]);
+		expect(run.result).toMatchObject({ status: 500, code: "config_invalid", exitCode: 1, message: "API_TOKENS is invalid" });
+		// The one wait before the reconnect that met it; none after.
+		expect(run.sleeps).toEqual([250]);
+	});
+
 	it("an answer that is not an event stream, first or after a reconnect", async () => {
 		const notStream = () => Response.json({ ok: true });
 		const first = await follow([notStream]);
