@@ -5,6 +5,7 @@ import { exitNote, fields, pausedText, printable, printableDeep, relTime, stamp,
 import type { AgentView, CurrentSession, Occurrence, Status } from "../types.ts";
 import { shapes } from "../shapes.ts";
 import { agentColumns, allAgents } from "./agents.ts";
+import { shardsUnanswered } from "./tick.ts";
 
 export function registerStatus(program: Command): void {
 	program
@@ -64,7 +65,7 @@ async function status(ctx: Context, agent: string | undefined, opts: { json?: bo
 	const tick =
 		hb.last_tick_at === null
 			? p.red("no tick yet: is the cron trigger running?")
-			: `${hb.stalled ? p.red("STALLED") : outcome}, last tick ${relTime(hb.last_tick_at)} (${plural(hb.agents_called ?? 0, "agent")} called, ${hb.claimed ?? 0} claimed, ${hb.skipped ?? 0} skipped)`;
+			: `${hb.stalled ? p.red("STALLED") : outcome}, last tick ${relTime(hb.last_tick_at)} (${plural(hb.agents_called ?? 0, "agent")} called, ${hb.claimed ?? 0} claimed, ${hb.skipped ?? 0} skipped${hb.shards_failed ? `; ${p.yellow(shardsUnanswered(hb.shards_failed))}` : ""})`;
 	const order = ["pending", "running", "approval_pending", "completed", "failed", "cancelled", "indeterminate"];
 	const jobs = Object.entries(s.jobs)
 		// A status this CLI does not know yet (indexOf -1, as unsigned: the largest) goes last.

@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { act, type Context } from "../context.ts";
+import { SCHEDULER_SHARDS } from "../../src/scheduler/shards.ts";
 import { shapes } from "../shapes.ts";
 
 export function registerTick(program: Command): void {
@@ -8,6 +9,11 @@ export function registerTick(program: Command): void {
 		.description("run one scheduler tick now, as the cron trigger would (admin): each due slot is claimed once, whichever tick gets there first")
 		.option("--json", "print the API's JSON")
 		.action(act(tick));
+}
+
+/** A tick's shards that did not answer (their agents not called that minute), as `drover tick` and `drover status` say it. */
+export function shardsUnanswered(n: number): string {
+	return `${n} shard${n === 1 ? "" : "s"} of ${SCHEDULER_SHARDS} did not answer`;
 }
 
 async function tick(ctx: Context, opts: { json?: boolean }): Promise<number> {
@@ -22,6 +28,7 @@ async function tick(ctx: Context, opts: { json?: boolean }): Promise<number> {
 	// Absent from an older server's answer.
 	const deferred = answer.deferred ? `, ${answer.deferred} left to follow-ups` : "";
 	const behind = answer.shards_behind ? p.yellow(` (${answer.shards_behind} shard${answer.shards_behind === 1 ? "" : "s"} behind: see drover status)`) : "";
-	ctx.out(`ticked ${answer.scheduled_time}: ${outcome}, ${agents}, ${answer.claimed} claimed, ${answer.skipped} skipped${deferred}${behind}`);
+	const unanswered = answer.shards_failed ? p.yellow(`, ${shardsUnanswered(answer.shards_failed)}`) : "";
+	ctx.out(`ticked ${answer.scheduled_time}: ${outcome}, ${agents}, ${answer.claimed} claimed, ${answer.skipped} skipped${unanswered}${deferred}${behind}`);
 	return 0;
 }

@@ -66,6 +66,10 @@ const Status = z
 			oldest_deferred_minute: DateTimeString.nullable().openapi({
 				description: "The oldest minute those agents are owed (its slots are claimed, late, when they are called): the last tick's own, or earlier when a shard is behind; null when none was left",
 			}),
+			shards_ok: z.number().int().nullable().openapi({ description: "Scheduler shards that answered the last tick (of the 16); null before the first tick" }),
+			shards_failed: z.number().int().nullable().openapi({
+				description: "Scheduler shards that did not answer the last tick (partial when some did, failed when none): that minute their agents were not called, `error` names the shards and the logs say why (`tick.shard_failed`); null before the first tick",
+			}),
 			shards_behind: z.number().int().nullable().openapi({
 				description: `Shards whose oldest pending minute was ${BEHIND_MINUTES} or more minutes before their newest as the last tick ended (said in warnings), until they call all but their newest through`,
 			}),
@@ -147,6 +151,8 @@ export const statusApi = createApi().openapi(
 					error: hb?.error ?? null,
 					deferred: hb?.deferred ?? null,
 					oldest_deferred_minute: hb?.oldest_deferred_at ?? null,
+					shards_ok: hb?.shards_ok ?? null,
+					shards_failed: hb?.shards_failed ?? null,
 					shards_behind: hb?.shards_behind ?? null,
 				},
 				warnings: warned.map(([, text]) => text),

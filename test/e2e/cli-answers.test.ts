@@ -905,6 +905,23 @@ describe("drover tick", () => {
 		expect(api.seen.map((s) => s.route)).toEqual(["POST /v1/tick", "POST /v1/tick"]);
 	});
 
+	it("says how many shards did not answer a partial tick, as drover status does after it", async () => {
+		const answer = { scheduled_time: "2026-01-01T09:07:00.000Z", outcome: "partial", agents_called: 7, claimed: 5, skipped: 2, shards_failed: 1 };
+		const now = new Date().toISOString();
+		const scheduler = { last_tick_at: now, age_seconds: 5, stalled: false, outcome: "partial", last_ok_at: now, agents_called: 7, claimed: 5, skipped: 2, error: "shard 3 did not answer the tick", shards_ok: 15, shards_failed: 1 };
+		const api = await fakeApi({
+			"POST /v1/tick": (_req, res) => json(res, 200, answer),
+			"GET /v1/status": (_req, res) => json(res, 200, { scheduler, jobs: {}, agents: { file: 0, api: 0 } }),
+			"GET /v1/agents?limit=200": (_req, res) => json(res, 200, { agents: [], next_cursor: null }),
+		});
+		const r = await runCli(api.url, ["tick"]);
+		expect(r.status, r.stderr).toBe(0);
+		expect(r.stdout).toBe("ticked 2026-01-01T09:07:00.000Z: partial: see drover status, 7 agents called, 5 claimed, 2 skipped, 1 shard of 16 did not answer\n");
+		const s = await runCli(api.url, ["status"]);
+		expect(s.stdout).toMatch(/^scheduler\s+partial, last tick (now|\d+s ago) \(7 agents called, 5 claimed, 2 skipped; 1 shard of 16 did not answer\)$/m);
+		expect(s.stdout).toMatch(/^tick error\s+shard 3 did not answer the tick$/m);
+	});
+
 	it("says the API's refusal for a token below admin, exit 1", async () => {
 		const api = await fakeApi({ "POST /v1/tick": (_req, res) => json(res, 403, { error: { code: "forbidden", message: "this route needs the admin role; token operator has operate" } }) });
 		const r = await runCli(api.url, ["tick"]);

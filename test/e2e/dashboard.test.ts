@@ -3860,6 +3860,7 @@ describe("the dashboard", () => {
 			let stalled = false;
 			let behind = false;
 			let partial = false;
+			let shardDown = false;
 			// The page's clock, which the steps move on: the route's times are read on it.
 			let elapsed = 0;
 			const step = async () => {
@@ -3873,9 +3874,9 @@ describe("the dashboard", () => {
 					// Stalled: ticks still come (20 s ago), every one failed since the last good one.
 					const lastOk = new Date(Date.now() + elapsed - (stalled ? 900_000 : 20_000)).toISOString();
 					const tick = new Date(Date.now() + elapsed - 20_000).toISOString();
-					const error = stalled ? "shard 3 did not answer" : partial ? "agent broken: unreachable" : null;
-					const outcome = stalled ? "failed" : partial ? "partial" : "ok";
-					const scheduler = { ...body.scheduler, last_tick_at: tick, last_ok_at: lastOk, outcome, stalled, error, shards_behind: behind ? 1 : 0 };
+					const error = stalled ? "shard 3 did not answer" : shardDown ? "shard 3 did not answer the tick" : partial ? "agent broken: unreachable" : null;
+					const outcome = stalled ? "failed" : partial || shardDown ? "partial" : "ok";
+					const scheduler = { ...body.scheduler, last_tick_at: tick, last_ok_at: lastOk, outcome, stalled, error, shards_behind: behind ? 1 : 0, shards_ok: shardDown ? 15 : 16, shards_failed: shardDown ? 1 : 0 };
 					return route.fulfill({ json: { ...body, scheduler, warnings: behind ? [BEHIND] : [], warning_kinds: behind ? ["scheduler_behind"] : [] } });
 				},
 			);
@@ -3898,6 +3899,12 @@ describe("the dashboard", () => {
 			await page.locator("#scheduler-pill.warn", { hasText: /^last tick \d+ seconds ago · some agents not reached$/ }).waitFor(LIVE);
 			expect(await pill.getAttribute("title")).toBe("Scheduler: agent broken: unreachable");
 			partial = false;
+			// A shard that did not answer: counted, its agents all uncalled that minute.
+			shardDown = true;
+			await step();
+			await page.locator("#scheduler-pill.warn", { hasText: /^last tick \d+ seconds ago · 1 shard of 16 not reached$/ }).waitFor(LIVE);
+			expect(await pill.getAttribute("title")).toBe("Scheduler: shard 3 did not answer the tick");
+			shardDown = false;
 			await step();
 			await pill.filter({ hasText: /^last tick \d+ seconds ago$/ }).waitFor(LIVE);
 			expect(await pill.getAttribute("class")).toBe("pill");

@@ -44,6 +44,8 @@ describe("GET /v1/status's scheduler", () => {
 			deferred: 3,
 			oldest_deferred_minute: new Date(minute - 60_000).toISOString(),
 			shards_behind: 1,
+			shards_ok: 15,
+			shards_failed: 1,
 		});
 	});
 });
@@ -108,7 +110,7 @@ describe("GET /v1/usage without a limit", () => {
 });
 
 describe("POST /v1/tick with a shard that does not answer", () => {
-	it("is partial and counts the shard in shards_failed", async () => {
+	it("is partial and counts the shard in shards_failed, as GET /v1/status says after it", async () => {
 		// The real shards, but for one whose every call fails.
 		const SCHEDULER_SHARD = new Proxy(env.SCHEDULER_SHARD, {
 			get(target, prop) {
@@ -121,6 +123,9 @@ describe("POST /v1/tick with a shard that does not answer", () => {
 		expect(res.status).toBe(200);
 		expect(await res.json()).toMatchObject({ outcome: "partial", shards_failed: 1 });
 		expect(lines.filter((l) => l.event === "tick.shard_failed")).toEqual([expect.objectContaining({ shard: 3, error_message: "shard 3 down" })]);
+		// GET /v1/status says it after, from the heartbeat: which shards answered and which did not.
+		const status = await app.request("/v1/status", as("read"), env);
+		expect(((await status.json()) as { scheduler: unknown }).scheduler).toMatchObject({ outcome: "partial", shards_ok: 15, shards_failed: 1, error: "shard 3 did not answer the tick" });
 	});
 });
 

@@ -51,8 +51,8 @@ export type AgentStatus = {
 
 /** GET /v1/status (src/api/status.ts). */
 export type Status = {
-	/** shards_behind and warnings are absent from a server before them. stalled: no good (ok or partial) tick since last_ok_at. */
-	scheduler: { last_tick_at: string | null; stalled: boolean; outcome: "ok" | "partial" | "failed" | null; last_ok_at: string | null; error: string | null; shards_behind?: number | null };
+	/** shards_behind, shards_ok, shards_failed and warnings are absent from a server before them. stalled: no good (ok or partial) tick since last_ok_at. */
+	scheduler: { last_tick_at: string | null; stalled: boolean; outcome: "ok" | "partial" | "failed" | null; last_ok_at: string | null; error: string | null; shards_behind?: number | null; shards_ok?: number | null; shards_failed?: number | null };
 	agents: { file: number; api: number };
 	warnings?: string[];
 	/** Each warning's kind, in the warnings' order (absent from a server before it). */

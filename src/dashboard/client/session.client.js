@@ -91,7 +91,10 @@ function showScheduler(status) {
 	else add(pill, ["last tick ", when(s.last_tick_at)]);
 	// What the last tick could not reach: in full on the red pill, in the title on the amber one.
 	if (s.stalled && s.error) add(pill, " · " + printable(s.error));
-	if (partial) add(pill, " · some agents not reached");
+	// A shard that did not answer leaves all its agents uncalled that minute: said by count, as
+	// drover status does; else some agent of an answering shard (the title names it).
+	const unanswered = s.shards_failed || 0;
+	if (partial) add(pill, unanswered ? ` · ${unanswered} shard${unanswered === 1 ? "" : "s"} of ${unanswered + (s.shards_ok || 0)} not reached` : " · some agents not reached");
 	// A shard behind its ticks loses nothing, but its agents claim later and later: said briefly here,
 	// in full in the title (and by drover doctor).
 	if (behind) add(pill, ` · ${behind} shard${behind === 1 ? "" : "s"} behind`);
