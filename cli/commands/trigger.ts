@@ -212,7 +212,9 @@ class Progress {
 	interrupted(after?: string): void {
 		const id = this.#jobId;
 		this.#note(this.#ctx.ep.yellow(`drover: stopped waiting for ${id}${after === undefined ? "" : ` after ${after}`}, which goes on (${this.status})`));
-		this.#ctx.err(this.#ctx.ep.dim(`drover: hint: drover logs --job ${id} --follow follows it again; drover cancel ${id} stops it`));
+		// A job waiting on a person goes nowhere until one decides: that comes first.
+		const decide = this.status === "approval_pending" ? `drover approve|deny ${id} decides the call it waits on; ` : "";
+		this.#ctx.err(this.#ctx.ep.dim(`drover: hint: ${decide}drover logs --job ${id} --follow follows it again; drover cancel ${id} stops it`));
 	}
 
 	/** Ctrl-C or the timeout once the stream said the job ended (`ended`, its status), while its record was read. */

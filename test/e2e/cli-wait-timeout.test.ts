@@ -12,7 +12,7 @@ const JOB = "job-2026-01-01-abcdef";
 const { listen } = serversClosedAfterEach();
 
 /** A drover whose job runs for ever: its stream says `running` and then stays open. Counts the jobs started. */
-async function foreverJob(): Promise<{ url: string; started: () => number; streams: ServerResponse[] }> {
+async function foreverJob(status = "running"): Promise<{ url: string; started: () => number; streams: ServerResponse[] }> {
 	let started = 0;
 	const streams: ServerResponse[] = [];
 	const url = await listen((req, res) => {
@@ -21,7 +21,7 @@ async function foreverJob(): Promise<{ url: string; started: () => number; strea
 			res.writeHead(201, { "content-type": "application/json" }).end(JSON.stringify(jobRecord({ status: "pending", exit_reason: null, summary: null, transitions: [] })));
 		} else if (req.url?.startsWith(`/v1/jobs/${JOB}/stream`)) {
 			res.writeHead(200, { "content-type": "text/event-stream" });
-			res.write(`event: status\ndata: {"status":"running","revision":2}\n\n`);
+			res.write(`event: status\ndata: {"status":"${status}","revision":2}\n\n`);
 			streams.push(res);
 		} else {
 			res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: { code: "not_found", message: `no route for ${req.method} ${req.url}` } }));
@@ -43,6 +43,18 @@ describe("--wait-timeout", () => {
 		expect(r.stderr.split("\n").slice(-3)).toEqual([
 			`drover: stopped waiting for ${JOB} after 1s, which goes on (running)`,
 			`drover: hint: drover logs --job ${JOB} --follow follows it again; drover cancel ${JOB} stops it`,
+			"",
+		]);
+	});
+
+	it("given up on a job waiting for approval, says first how to decide it", async () => {
+		const { url, streams } = await foreverJob("approval_pending");
+		const r = await runCliProcess(["trigger", "fake", "--wait-timeout", "1s"], { DROVER_URL: url, DROVER_TOKEN: TOKEN });
+		for (const s of streams) s.end();
+		expect(r.status, r.stderr).toBe(124);
+		expect(r.stderr.split("\n").slice(-3)).toEqual([
+			`drover: stopped waiting for ${JOB} after 1s, which goes on (approval_pending)`,
+			`drover: hint: drover approve|deny ${JOB} decides the call it waits on; drover logs --job ${JOB} --follow follows it again; drover cancel ${JOB} stops it`,
 			"",
 		]);
 	});
