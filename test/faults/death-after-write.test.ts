@@ -1,7 +1,9 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
-import type { JobRecord } from "../../src/jobs/model.ts";
+import { putJob } from "../../durable-objects/agent/jobs.ts";
+import { insertOccurrence } from "../../durable-objects/agent/ledger.ts";
+import { createJob, type JobRecord } from "../../src/jobs/model.ts";
 import { createAgent, queueForAlarm } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
 import { call } from "../helpers/http.ts";
@@ -236,5 +238,49 @@ describe("the agent's object dying just after a request wrote work that is due",
 		expect(await runDurableObjectAlarm(env.AGENT.getByName(name))).toBe(true);
 		const registered = await env.DB.prepare("SELECT deleted_at FROM agents WHERE name = ?").bind(name).first<{ deleted_at: number | null }>();
 		expect(registered?.deleted_at, "the registry's row marked deleted").not.toBeNull();
+	});
+	it("a deploy's drop from fleet.yaml: its queued run's cancel reaches the index by its alarm", async () => {
+		// A file agent this deployment's fleet.yaml no longer has, with a run queued (held by a pause).
+		const name = "dies-dropped";
+		const stub = env.AGENT.getByName(name);
+		await stub.tick(name, "file", Date.now());
+		const queued = createJob({ agent: name, trigger_type: "manual", definition_revision: "r" }, new Date());
+		await runInDurableObject(stub, (_i: AgentDO, state) => {
+			insertOccurrence(state.storage.sql, { schedule: null, source: "manual", scheduledInstant: null, dispatch: "manual", claimedAt: Date.now(), status: "claimed", jobId: queued.id });
+			putJob(state.storage.sql, queued, Date.now());
+		});
+		const dying = await dieAfterWrite(name, "SELECT count(*) FROM jobs WHERE status = 'cancelled'");
+		quiet();
+		// What its shard's call meets (the shard tries again at its next tick).
+		expect(await env.AGENT.getByName(name).dropFromFleet(null).catch((e: unknown) => e)).toBeInstanceOf(Error);
+		expect(dying.fired).toBe(1);
+		const after = await stored(name);
+		expect(after.jobs).toEqual([{ id: queued.id, status: "cancelled" }]);
+		expect(after.alarm, "an alarm set to send the index its row").not.toBeNull();
+		expect(after.alarm! - Date.now(), "the alarm's delay (ms)").toBeLessThanOrEqual(30_000);
+
+		expect(await runDurableObjectAlarm(env.AGENT.getByName(name))).toBe(true);
+		expect(await indexed(queued.id)).toBe("cancelled");
+	});
+
+	it("a cancel of a job waiting for approval: its end reaches the index by its alarm, not at the approval's expiry", async () => {
+		const name = "dies-cancelling-waiting";
+		useEmulator().enqueue({ tool_use: { name: "create_ticket", input: { title: "one" } } });
+		await createAgent({ name, tools: [ticketTool] });
+		const job = await runToRest(name);
+		expect(job.status).toBe("approval_pending");
+		expect(await indexed(job.id)).toBe("approval_pending");
+		const dying = await dieAfterWrite(name, "SELECT count(*) FROM jobs WHERE status = 'cancelled'");
+		quiet();
+		expect((await call(`/v1/jobs/${job.id}/cancel`, { method: "POST", as: "operate" })).status).toBe(500);
+		expect(dying.fired).toBe(1);
+		const after = await stored(name);
+		expect(after.jobs).toEqual([{ id: job.id, status: "cancelled" }]);
+		expect(after.alarm, "an alarm set to send the index its row").not.toBeNull();
+		// Within a heartbeat: the alarm the job had waits for the approval's expiry, hours out.
+		expect(after.alarm! - Date.now(), "the alarm's delay (ms)").toBeLessThanOrEqual(30_000);
+
+		expect(await runDurableObjectAlarm(env.AGENT.getByName(name))).toBe(true);
+		expect(await indexed(job.id)).toBe("cancelled");
 	});
 });
