@@ -1,6 +1,7 @@
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createAgent, settle } from "../helpers/agents.ts";
-import { useEmulator } from "../helpers/emulator.ts";
+import { heldModel, useEmulator } from "../helpers/emulator.ts";
 import { call } from "../helpers/http.ts";
 import { jobOf, runToRest, trigger } from "../helpers/jobs.ts";
 import { readEvents } from "../helpers/sse.ts";
@@ -41,4 +42,22 @@ describe("a cancel's reason", () => {
 		const events = await watched;
 		expect(events.at(-1)?.event).toBe("end");
 	});
+
+	it("is in the job index when the cancel of a queued job answers, though a pass holds a model call", async () => {
+		const name = "cancel-indexed";
+		const emulator = useEmulator();
+		const { arrived, release } = heldModel(emulator);
+		emulator.enqueue({ text: "Done." });
+		await createAgent({ name });
+		const running = await trigger(name);
+		await arrived;
+		const queued = await trigger(name);
+		expect((await cancel(queued.id, "not needed")).status).toBe(200);
+		const indexed = await env.DB.prepare("SELECT status FROM jobs WHERE id = ?").bind(queued.id).first<{ status: string }>();
+		expect(indexed?.status).toBe("cancelled");
+		release();
+		await settle(name);
+		expect((await jobOf(name, running.id)).status).toBe("completed");
+	});
 });
+
