@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { RESULT_PREVIEW_CHARS, type ToolCallPageShape } from "../../src/api/jobs/tool-calls.ts";
+import type { ToolCallPageShape } from "../../src/api/jobs/tool-calls.ts";
 import { createAgent, settle } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
 import { call, errorOf } from "../helpers/http.ts";
@@ -51,8 +51,9 @@ describe("GET /v1/jobs/:id/tool-calls", () => {
 		expect(ok).toMatchObject({ name: "http_fetch", input: { url: "https://status.example.test/ok" }, status: "completed", is_error: false, decision: null });
 		expect(ok!.result).toContain("all green");
 		expect(ok!.result_chars).toBe(ok!.result!.length);
-		// A long result is shown by its head, marked cut, with its whole length.
-		expect(big!.result).toHaveLength(RESULT_PREVIEW_CHARS);
+		// A long result is shown by its head, marked cut, with its whole length: README's first 4,000
+		// characters (the constant itself would pass whatever it were).
+		expect(big!.result).toHaveLength(4000);
 		expect(big!.result!.endsWith("…")).toBe(true);
 		expect(big!.result_chars).toBeGreaterThan(10_000);
 		// The approved call ran with the operator's edited input, and failed: the model was told so.
