@@ -230,3 +230,21 @@ describe("GET /v1/jobs/:id/tool-calls", () => {
 		expect(page.next_cursor).not.toBeNull();
 	});
 });
+
+describe("GET /openapi.json, for the job list and a job", () => {
+	it("documents every field a listed job and a job record answer with, and a catch-up run's dispatch among its values [sc02, sc04]", async () => {
+		const created = createJob({ agent: "documented", trigger_type: "schedule", schedule: "nightly", definition_revision: "rev1", scheduled_instant: new Date(T0), dispatch: "catch_up" }, new Date(T0 + 60_000));
+		const ended = transition(transition(created, "running", { reason: "claimed", at: new Date(T0 + 61_000) }), "completed", { reason: "done", at: new Date(T0 + 62_000), tool_calls: { made: 0, failed: 0 } });
+		await saveJob("documented", ended);
+		await upsertJobIndex(env.DB, [ended]);
+		const record = (await (await call(`/v1/jobs/${ended.id}`)).json()) as Record<string, unknown>;
+		const listed = ((await (await call("/v1/jobs?agent=documented")).json()) as { jobs: Record<string, unknown>[] }).jobs[0]!;
+		expect([record.dispatch, listed.dispatch]).toEqual(["catch_up", "catch_up"]);
+		const doc = (await (await call("/openapi.json", { as: null })).json()) as { components: { schemas: Record<string, { properties: Record<string, unknown> }> } };
+		for (const [name, answer] of [["JobView", record], ["JobSummary", listed]] as const) {
+			const properties = doc.components.schemas[name]!.properties;
+			expect(Object.keys(answer).filter((k) => !(k in properties)), name).toEqual([]);
+			expect(JSON.stringify(properties.dispatch), name).toContain('"catch_up"');
+		}
+	});
+});
