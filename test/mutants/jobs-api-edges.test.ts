@@ -3,7 +3,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createJob, transition, type JobRecord, type JobSummary } from "../../src/jobs/model.ts";
-import { upsertJobIndex } from "../../src/store/job-index.ts";
+import { sessionStarts, upsertJobIndex } from "../../src/store/job-index.ts";
 import { createAgent } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
 import { call, errorOf } from "../helpers/http.ts";
@@ -246,5 +246,23 @@ describe("GET /openapi.json, for the job list and a job", () => {
 			expect(Object.keys(answer).filter((k) => !(k in properties)), name).toEqual([]);
 			expect(JSON.stringify(properties.dispatch), name).toContain('"catch_up"');
 		}
+	});
+});
+
+describe("a session id's form (src/jobs/session-id-format.ts, session-ids.ts)", () => {
+	it("refuses a prefix of 7 characters after ses- as a 400, and looks up one of 64, refusing 65 [sf01, sf02]", async () => {
+		const short = await call("/v1/sessions/ses-job-202");
+		expect(short.status).toBe(400);
+		const longest = await call(`/v1/sessions/ses-${"a".repeat(64)}`);
+		expect(longest.status).toBe(404);
+		const over = await call(`/v1/sessions/ses-${"a".repeat(65)}`);
+		expect(over.status).toBe(400);
+	});
+
+	it("finds a first job by a prefix whose next character is z, the last an id may hold [si02]", async () => {
+		const created = createJob({ id: "job-2026-11-11-z00001", agent: "z-prefix", trigger_type: "manual", definition_revision: "rev1", schedule: null }, new Date(T0));
+		const started = transition(created, "running", { reason: "claimed", at: new Date(T0 + 1000) });
+		await upsertJobIndex(env.DB, [started]);
+		expect((await sessionStarts(env.DB, "job-2026-11-11-", 10)).map((j) => j.id)).toEqual([started.id]);
 	});
 });
