@@ -266,3 +266,15 @@ describe("a session id's form (src/jobs/session-id-format.ts, session-ids.ts)", 
 		expect((await sessionStarts(env.DB, "job-2026-11-11-", 10)).map((j) => j.id)).toEqual([started.id]);
 	});
 });
+
+describe("GET /openapi.json, for a job's usage", () => {
+	it("documents its token counts and turns as never below 0 [sc03]", async () => {
+		type Node = { properties?: Record<string, Node>; additionalProperties?: Node; minimum?: number };
+		const doc = (await (await call("/openapi.json", { as: null })).json()) as { components: { schemas: Record<string, Node> } };
+		const usage = doc.components.schemas.JobView!.properties!.usage!;
+		expect(usage.properties!.num_turns!.minimum).toBe(0);
+		for (const count of ["input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"]) {
+			expect(usage.properties!.per_model!.additionalProperties!.properties![count]!.minimum, count).toBe(0);
+		}
+	});
+});
