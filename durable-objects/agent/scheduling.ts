@@ -112,9 +112,11 @@ export function claimDue(sql: SqlStorage, ctx: TickContext): TickOutcome & { cou
 		if (runningNames.has(row.schedule) || adopted.has(row.schedule)) continue;
 		taken = Math.max(taken, row.cursor);
 		// A PUT dates the stop (a deploy is first seen now). One dated after this tick's own time came
-		// while the tick was on its way: every slot up to the tick's time was due before it, and is
-		// accounted for as stopped (not run), not left without a row.
-		const stopped = row.changed_at === null ? now - FIRST_SIGHT_LOOKBACK_MS : Math.min(row.changed_at, now);
+		// while the tick was on its way (a cron trigger a few seconds late, or a shard minutes behind):
+		// every slot up to the stop was due before it, and is accounted for as stopped (not run), those
+		// after this tick's minute too. The later minutes' ticks find the schedule gone, so they would
+		// be left without a row.
+		const stopped = row.changed_at === null ? now - FIRST_SIGHT_LOOKBACK_MS : row.changed_at;
 		skipped += settleOldTiming(sql, row.schedule, row, stopped, now, `not run: ${whyStopped(agent, row.schedule)} before this slot was claimed`);
 	}
 	// Each definition change brings the agent a tick at once, which forgets what stopped running.

@@ -1,0 +1,106 @@
+import { env } from "cloudflare:test";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { createAgent, runsOf, type Run } from "../helpers/agents.ts";
+import { call } from "../helpers/http.ts";
+import { tick } from "../helpers/ticks.ts";
+import { readHeartbeat } from "../../src/store/heartbeat.ts";
+
+// A schedule's place in time across definition changes (durable-objects/agent/scheduling.ts), where
+// a mutation walk found the suite silent: what the ledger (`drover runs`, the runs view) shows for
+// the slots a change came between. The wall clock is a fake one far ahead, as in
+// test/scheduler/schedule-changes.test.ts, whose set-up this copies.
+
+const at = (iso: string) => Date.parse(iso);
+const wallClock = (time: string) => vi.setSystemTime(at(time));
+beforeEach(async () => {
+	vi.useFakeTimers({ toFake: ["Date"], now: at("2037-12-01T00:00:00Z") });
+	await env.DB.prepare("DELETE FROM scheduler_heartbeat").run();
+});
+/** The agents a test made, deleted after it: the file's storage is shared, and an agent scheduled every minute would be called at every later test's ticks. */
+const made: string[] = [];
+const agent = async (definition: { name: string } & Record<string, unknown>) => {
+	made.push(definition.name);
+	await createAgent(definition);
+};
+afterEach(async () => {
+	for (const name of made.splice(0)) expect((await call(`/v1/agents/${name}`, { method: "DELETE", as: "admin" })).status).toBe(200);
+	vi.useRealTimers();
+});
+
+async function put(name: string, body: Record<string, unknown>): Promise<void> {
+	const res = await call(`/v1/agents/${name}`, { method: "PUT", as: "admin", body: { name, prompt: "Do the thing.", max_concurrent: 5, ...body } });
+	expect(res.status, await res.clone().text()).toBe(200);
+}
+
+/** The ledger, oldest first: each slot's instant, how it was dispatched, and run or skipped (with the range a skipped row covers). */
+const ledger = async (agent: string) =>
+	(await runsOf(agent))
+		.map((r: Run) => [r.scheduled_instant, r.status === "skipped" ? `skipped ${r.skipped_count ?? 1} from ${(r as Run & { skipped_from?: string | null }).skipped_from ?? r.scheduled_instant}: ${r.skip_reason}` : `ran ${r.dispatch}`] as const)
+		.sort((a, b) => (a[0]! < b[0]! ? -1 : 1));
+
+describe("an agent disabled while ticks were missing", () => {
+	it("accounts for the slots up to its disabling as not run, and none after it", async () => {
+		const name = "disabled-in-outage";
+		wallClock("2037-12-01T09:59:30Z");
+		await agent({ name, max_concurrent: 5, schedules: { m: { interval: "1m" } } });
+		await tick("2037-12-01T10:00:00Z");
+		// No tick from 10:01 to 10:09; the agent disabled at 10:05, in the middle of them.
+		wallClock("2037-12-01T10:05:00Z");
+		await put(name, { enabled: false, schedules: { m: { interval: "1m" } } });
+		wallClock("2037-12-01T10:10:00Z");
+		await tick("2037-12-01T10:10:00Z");
+		const why = `not run: agent ${name} was disabled before this slot was claimed`;
+		expect(await ledger(name)).toEqual([
+			["2037-12-01T10:00:00.000Z", "ran on_time"],
+			["2037-12-01T10:04:00.000Z", `skipped 4 from 2037-12-01T10:01:00.000Z: ${why}`],
+			["2037-12-01T10:05:00.000Z", `skipped 1 from 2037-12-01T10:05:00.000Z: ${why}`],
+		]);
+	});
+});
+
+describe("a schedule removed while its ticks came late", () => {
+	it("accounts for every slot due before its removal, the ones after the late tick's minute too", async () => {
+		const name = "removed-in-backlog";
+		wallClock("2037-12-01T09:59:30Z");
+		await agent({ name, max_concurrent: 5, schedules: { m: { interval: "1m" }, keep: { interval: "1h" } } });
+		await tick("2037-12-01T10:00:00Z");
+		// The scheduler behind: 10:01's tick reaches the agent at 10:03:10, after m was removed at 10:03.
+		wallClock("2037-12-01T10:03:00Z");
+		await put(name, { schedules: { keep: { interval: "1h" } } });
+		wallClock("2037-12-01T10:03:10Z");
+		for (const t of ["10:01", "10:02", "10:03", "10:04"]) await tick(`2037-12-01T${t}:00Z`);
+		const why = "not run: schedule m was removed before this slot was claimed";
+		// 10:02 and 10:03 were due while m was there: each has its row (two in one, as missed slots are),
+		// though no tick claimed them before the removal.
+		expect((await ledger(name)).filter(([, what]) => what.includes("schedule m ") || what.startsWith("ran"))).toEqual([
+			["2037-12-01T10:00:00.000Z", "ran on_time"],
+			["2037-12-01T10:00:00.000Z", "ran on_time"],
+			["2037-12-01T10:02:00.000Z", `skipped 2 from 2037-12-01T10:01:00.000Z: ${why}`],
+			["2037-12-01T10:03:00.000Z", `skipped 1 from 2037-12-01T10:03:00.000Z: ${why}`],
+		]);
+	});
+});
+
+describe("a scheduled run claimed and not started yet", () => {
+	it("is shown with its schedule's prompt and its agent's usage limits, as it will run", async () => {
+		const name = "claimed-not-started";
+		wallClock("2037-12-01T09:59:30Z");
+		await agent({ name, max_concurrent: 5, usage_limits: { max_requests: 3 }, schedules: { m: { interval: "1m", prompt: "Check the site." } } });
+		await tick("2037-12-01T10:00:00Z");
+		const [run] = await runsOf(name);
+		// Read from its agent's object: the index is told at the object's next pass.
+		expect(await env.AGENT.getByName(name).getJob(run!.job_id!)).toMatchObject({ status: "pending", schedule: "m", prompt: "Check the site.", usage_limits: { max_requests: 3 } });
+	});
+});
+
+describe("an agent's next slot", () => {
+	it("is where its shard calls it next: a tick before it calls no one", async () => {
+		wallClock("2037-12-01T09:59:30Z");
+		await agent({ name: "every-quarter", max_concurrent: 5, schedules: { q: { interval: "15m" } } });
+		await tick("2037-12-01T10:00:00Z");
+		expect((await readHeartbeat(env.DB))?.agents_called).toBeGreaterThan(0);
+		wallClock("2037-12-01T10:01:00Z");
+		await tick("2037-12-01T10:01:00Z");
+		expect((await readHeartbeat(env.DB))?.agents_called).toBe(0);
+	});
+});
