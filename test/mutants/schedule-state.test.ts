@@ -104,3 +104,18 @@ describe("an agent's next slot", () => {
 		expect((await readHeartbeat(env.DB))?.agents_called).toBe(0);
 	});
 });
+
+describe("a schedule renamed and retimed in one PUT", () => {
+	it("claims no instant its old name took when that minute's tick comes again minutes late", async () => {
+		const name = "retimed-rename-late";
+		wallClock("2037-12-07T08:59:30Z");
+		await agent({ name, max_concurrent: 5, schedules: { daily: { cron: "0 9 * * *" } } });
+		await tick("2037-12-07T09:00:00Z"); // a Monday
+		wallClock("2037-12-07T09:00:30Z");
+		await put(name, { schedules: { weekdays: { cron: "0 9 * * 1-5" } } });
+		// 09:00's tick delivered again, reaching the agent six minutes on (its shard behind).
+		wallClock("2037-12-07T09:06:00Z");
+		await tick("2037-12-07T09:00:00Z");
+		expect((await runsOf(name)).filter((r) => r.scheduled_instant === "2037-12-07T09:00:00.000Z").map((r) => [r.schedule, r.status])).toEqual([["daily", "claimed"]]);
+	});
+});
