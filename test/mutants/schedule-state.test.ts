@@ -36,7 +36,7 @@ async function put(name: string, body: Record<string, unknown>): Promise<void> {
 const ledger = async (agent: string) =>
 	(await runsOf(agent))
 		.map((r: Run) => [r.scheduled_instant, r.status === "skipped" ? `skipped ${r.skipped_count ?? 1} from ${(r as Run & { skipped_from?: string | null }).skipped_from ?? r.scheduled_instant}: ${r.skip_reason}` : `ran ${r.dispatch}`] as const)
-		.sort((a, b) => (a[0]! < b[0]! ? -1 : 1));
+		.sort((a, b) => `${a[0]} ${a[1]}`.localeCompare(`${b[0]} ${b[1]}`));
 
 describe("an agent disabled while ticks were missing", () => {
 	it("accounts for the slots up to its disabling as not run, and none after it", async () => {
@@ -117,5 +117,42 @@ describe("a schedule renamed and retimed in one PUT", () => {
 		wallClock("2037-12-07T09:06:00Z");
 		await tick("2037-12-07T09:00:00Z");
 		expect((await runsOf(name)).filter((r) => r.scheduled_instant === "2037-12-07T09:00:00.000Z").map((r) => [r.schedule, r.status])).toEqual([["daily", "claimed"]]);
+	});
+});
+
+describe("a second PUT before any tick saw the first", () => {
+	it("keeps the first's moment for what it removed and retimed: the slots after it are not the old timing's", async () => {
+		const name = "two-puts-in-outage";
+		wallClock("2037-12-01T09:59:30Z");
+		await agent({ name, max_concurrent: 5, schedules: { gone: { interval: "1m" }, re: { interval: "1m" } } });
+		await tick("2037-12-01T10:00:00Z");
+		// No tick from 10:01 to 10:09. At 10:03 `gone` is removed and `re` retimed; at 10:06 only the prompt changes.
+		wallClock("2037-12-01T10:03:00Z");
+		await put(name, { schedules: { re: { interval: "1h" } } });
+		wallClock("2037-12-01T10:06:00Z");
+		await put(name, { prompt: "Do the other thing.", schedules: { re: { interval: "1h" } } });
+		wallClock("2037-12-01T10:10:00Z");
+		await tick("2037-12-01T10:10:00Z");
+		const skipped = (await ledger(name)).filter(([, what]) => what.startsWith("skipped"));
+		expect(skipped).toEqual([
+			["2037-12-01T10:02:00.000Z", "skipped 2 from 2037-12-01T10:01:00.000Z: not run: schedule gone was removed before this slot was claimed"],
+			["2037-12-01T10:02:00.000Z", "skipped 2 from 2037-12-01T10:01:00.000Z: not run: schedule re's timing changed before this slot was claimed"],
+			["2037-12-01T10:03:00.000Z", "skipped 1 from 2037-12-01T10:03:00.000Z: not run: schedule gone was removed before this slot was claimed"],
+			["2037-12-01T10:03:00.000Z", "skipped 1 from 2037-12-01T10:03:00.000Z: not run: schedule re's timing changed before this slot was claimed"],
+		]);
+	});
+});
+
+describe("a schedule added with the timing of one that still runs", () => {
+	it("starts its own place in time: the other's runs claimed and not started stay the other's", async () => {
+		const name = "same-timing-added";
+		wallClock("2037-12-01T09:59:30Z");
+		await agent({ name, max_concurrent: 5, schedules: { a: { interval: "1h" } } });
+		await tick("2037-12-01T10:00:00Z");
+		wallClock("2037-12-01T10:00:30Z");
+		await put(name, { schedules: { a: { interval: "1h" }, b: { interval: "1h" } } });
+		wallClock("2037-12-01T10:01:00Z");
+		await tick("2037-12-01T10:01:00Z");
+		expect((await runsOf(name)).map((r) => [r.schedule, r.scheduled_instant, r.status])).toEqual([["a", "2037-12-01T10:00:00.000Z", "claimed"]]);
 	});
 });
