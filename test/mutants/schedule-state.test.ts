@@ -1,7 +1,10 @@
 import { env } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createAgent, runsOf, type Run } from "../helpers/agents.ts";
+import { useEmulator } from "../helpers/emulator.ts";
 import { call } from "../helpers/http.ts";
+import { runToRest } from "../helpers/jobs.ts";
+import { ticketTool } from "../helpers/tools.ts";
 import { tick } from "../helpers/ticks.ts";
 import { readHeartbeat } from "../../src/store/heartbeat.ts";
 
@@ -154,5 +157,17 @@ describe("a schedule added with the timing of one that still runs", () => {
 		wallClock("2037-12-01T10:01:00Z");
 		await tick("2037-12-01T10:01:00Z");
 		expect((await runsOf(name)).map((r) => [r.schedule, r.scheduled_instant, r.status])).toEqual([["a", "2037-12-01T10:00:00.000Z", "claimed"]]);
+	});
+});
+
+describe("a slot due while its agent's one run waits for approval", () => {
+	it("is skipped as already running, the run that holds the capacity named for what it is", async () => {
+		const name = "one-run-waiting";
+		wallClock("2037-12-01T09:59:30Z");
+		useEmulator().enqueue({ tool_use: { name: "create_ticket", input: { title: "one" } } });
+		await agent({ name, max_concurrent: 1, overlap: "skip", tools: [ticketTool], schedules: { h: { interval: "1h" } } });
+		expect((await runToRest(name)).status).toBe("approval_pending");
+		await tick("2037-12-01T10:00:00Z");
+		expect((await runsOf(name)).filter((r) => r.schedule === "h").map((r) => [r.status, r.skip_reason])).toEqual([["skipped", "already running (max_concurrent 1)"]]);
 	});
 });
