@@ -3,7 +3,11 @@
 // of an object past the first window, read from the start rather than in growing windows.
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { createJob, JOB_STATUSES, type JobRecord, type JobSummary } from "../../src/jobs/model.ts";
+import { upsertJobIndex } from "../../src/store/job-index.ts";
 import { consolidate, tailOfR2, type OutputLine, type ReadBatch } from "../../src/store/output-r2.ts";
+import { call } from "../helpers/http.ts";
+import { lifecycleRecords } from "../helpers/jobs.ts";
 import { recording } from "../helpers/r2.ts";
 
 const bucket = env.OUTPUT;
@@ -46,5 +50,38 @@ describe("a tail of every line of an object larger than the first 64 KiB window"
 		const rec = recording(bucket);
 		expect(await tailOfR2(rec.bucket, key, 200)).toEqual({ after: 0 });
 		expect(rec.gets).toEqual([{ suffix: 64 * 1024 }]);
+	});
+});
+
+const T0 = Date.parse("2026-10-01T00:00:00Z");
+
+function job(agent: string, minute: number, fields: Partial<JobRecord> = {}): JobRecord {
+	return { ...createJob({ agent, trigger_type: "manual", definition_revision: "rev1", schedule: null }, new Date(T0 + minute * 60_000)), ...fields };
+}
+
+async function listed(query: string): Promise<{ jobs: JobSummary[]; next_cursor: string | null }> {
+	const res = await call(`/v1/jobs${query}`);
+	expect(res.status).toBe(200);
+	return res.json();
+}
+
+describe("GET /v1/jobs", () => {
+	it("lists a job's tool calls as its record counts them, made and failed each its own", async () => {
+		await upsertJobIndex(env.DB, [job("store-tools", 1, { tool_calls: { made: 3, failed: 1 } })]);
+		const { jobs } = await listed("?agent=store-tools");
+		expect(jobs.map((j) => j.tool_calls)).toEqual([{ made: 3, failed: 1 }]);
+	});
+});
+
+describe("GET /v1/status", () => {
+	it("says the jobs by status in the lifecycle's order, a live status before a final one", async () => {
+		const done = lifecycleRecords("store-order", new Date(T0 + 10 * 60_000)).ended;
+		const live = lifecycleRecords("store-order", new Date(T0 + 11 * 60_000)).running;
+		await upsertJobIndex(env.DB, [done, live]);
+		const res = await call("/v1/status");
+		expect(res.status).toBe(200);
+		const { jobs } = (await res.json()) as { jobs: Record<string, number> };
+		expect(jobs).toMatchObject({ running: expect.any(Number), completed: expect.any(Number) });
+		expect(Object.keys(jobs)).toEqual(JOB_STATUSES.filter((s) => s in jobs));
 	});
 });
