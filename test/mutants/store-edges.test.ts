@@ -2,8 +2,10 @@
 // beside a job's output (where a reader of the lines after N starts in R2), and a tail of every line
 // of an object past the first window, read from the start rather than in growing windows.
 import { env } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
-import { createJob, JOB_STATUSES, type JobRecord, type JobSummary } from "../../src/jobs/model.ts";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import type { AgentDefinition } from "../../src/config/schema.ts";
+import { createJob, JOB_STATUSES, type JobRecord, type JobSummary, type JobUsage } from "../../src/jobs/model.ts";
+import { forgetRegisteredAgent, getRegisteredAgent, markAgentDeleted, upsertRegisteredAgent } from "../../src/store/agent-registry.ts";
 import { upsertJobIndex } from "../../src/store/job-index.ts";
 import { consolidate, tailOfR2, type OutputLine, type ReadBatch } from "../../src/store/output-r2.ts";
 import { call } from "../helpers/http.ts";
@@ -83,5 +85,66 @@ describe("GET /v1/status", () => {
 		const { jobs } = (await res.json()) as { jobs: Record<string, number> };
 		expect(jobs).toMatchObject({ running: expect.any(Number), completed: expect.any(Number) });
 		expect(Object.keys(jobs)).toEqual(JOB_STATUSES.filter((s) => s in jobs));
+	});
+});
+
+describe("GET /v1/usage?group=agent", () => {
+	it("ranks agents by all four classes of tokens added up: cache reads count", async () => {
+		const used = (agent: string, minute: number, u: Partial<JobUsage["per_model"][string]>): JobRecord => ({
+			...lifecycleRecords(agent, new Date(T0 + minute * 60_000)).ended,
+			usage: {
+				per_model: { "model-x": { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, ...u } },
+				num_turns: 1,
+				total_cost_usd: 0.01,
+			},
+		});
+		// rank-fresh: 300 tokens read fresh; rank-cached: 10 fresh and 1,000 read from the cache.
+		await upsertJobIndex(env.DB, [used("rank-fresh", 20, { input_tokens: 200, output_tokens: 100 }), used("rank-cached", 21, { input_tokens: 10, cache_read_input_tokens: 1_000 })]);
+		const res = await call("/v1/usage?since=2026-10-01&until=2026-10-01&group=agent&agent=rank-fresh,rank-cached");
+		expect(res.status).toBe(200);
+		const { agents } = (await res.json()) as { agents: { agent: string }[] };
+		expect(agents.map((a) => a.agent)).toEqual(["rank-cached", "rank-fresh"]);
+	});
+});
+
+describe("GET /v1/status's d1", () => {
+	afterEach(() => {
+		vi.restoreAllMocks();
+		vi.useRealTimers();
+	});
+
+	it("says a failed read of D1's migrations once: the next call reads again, within the minute a good read stands", async () => {
+		vi.useFakeTimers({ toFake: ["Date"], now: Date.parse("2038-01-10T10:00:00Z") });
+		const d1 = async () => {
+			const res = await call("/v1/status");
+			expect(res.status, await res.clone().text()).toBe(200);
+			return ((await res.json()) as { d1: unknown }).d1;
+		};
+		// d1_migrations without its name column: the read fails (not "no such table", which is no record).
+		await env.DB.prepare("ALTER TABLE d1_migrations RENAME TO d1_migrations_kept").run();
+		await env.DB.prepare("CREATE TABLE d1_migrations (id INTEGER PRIMARY KEY)").run();
+		const errors = vi.spyOn(console, "error").mockImplementation(() => undefined);
+		expect(await d1()).toEqual({ ok: false });
+		expect(errors.mock.calls.map(([line]) => JSON.parse(String(line)).event)).toEqual(["status.d1_unreadable"]);
+		await env.DB.prepare("DROP TABLE d1_migrations").run();
+		await env.DB.prepare("ALTER TABLE d1_migrations_kept RENAME TO d1_migrations").run();
+		vi.setSystemTime(Date.parse("2038-01-10T10:00:10Z"));
+		expect(await d1()).toEqual({ ok: true });
+	});
+});
+
+describe("the agent registry's forget of a deleted agent", () => {
+	it("removes only the row of the deletion it names: a later delete of the name keeps its row", async () => {
+		const definition = { name: "forget-later", prompt: "Do the thing." } as unknown as AgentDefinition;
+		const t = Date.parse("2026-10-01T00:00:00Z");
+		await upsertRegisteredAgent(env.DB, definition, "r1", "root", t);
+		await markAgentDeleted(env.DB, "forget-later", t + 1);
+		await upsertRegisteredAgent(env.DB, definition, "r2", "root", t + 2);
+		await markAgentDeleted(env.DB, "forget-later", t + 3);
+		// The first deletion's forget, arriving after the second deletion.
+		await forgetRegisteredAgent(env.DB, "forget-later", t + 1);
+		expect(await getRegisteredAgent(env.DB, "forget-later")).toMatchObject({ name: "forget-later", deletedAt: t + 3 });
+		await forgetRegisteredAgent(env.DB, "forget-later", t + 3);
+		expect(await getRegisteredAgent(env.DB, "forget-later")).toBeNull();
 	});
 });
