@@ -1,10 +1,12 @@
 // src/store at the edges a mutation walk of it found unchecked: the line marks consolidate keeps
-// beside a job's output (where a reader of the lines after N starts in R2), and a tail of every line
-// of an object past the first window, read from the start rather than in growing windows.
+// beside a job's output (where a reader of the lines after N starts in R2), a tail of every line of an
+// object past the first window (read from the start, not in growing windows), the job list's fields as
+// a row moves on, the status counts' order, usage's ranking and day, D1's migration check, and the
+// registry's forget of a deleted agent.
 import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { AgentDefinition } from "../../src/config/schema.ts";
-import { createJob, JOB_STATUSES, type JobRecord, type JobSummary, type JobUsage } from "../../src/jobs/model.ts";
+import { createJob, JOB_STATUSES, transition, type JobRecord, type JobSummary, type JobUsage } from "../../src/jobs/model.ts";
 import { forgetRegisteredAgent, getRegisteredAgent, markAgentDeleted, upsertRegisteredAgent } from "../../src/store/agent-registry.ts";
 import { upsertJobIndex } from "../../src/store/job-index.ts";
 import { consolidate, tailOfR2, type OutputLine, type ReadBatch } from "../../src/store/output-r2.ts";
@@ -73,6 +75,29 @@ describe("GET /v1/jobs", () => {
 		const { jobs } = await listed("?agent=store-tools");
 		expect(jobs.map((j) => j.tool_calls)).toEqual([{ made: 3, failed: 1 }]);
 	});
+
+	it("lists a late scheduled run with its dispatch, and its summary once it has ended, its row first indexed while it ran", async () => {
+		const at = new Date(T0 + 30 * 60_000);
+		const pending = createJob(
+			{ agent: "store-late", trigger_type: "schedule", schedule: "hourly", scheduled_instant: new Date(T0), dispatch: "late", definition_revision: "rev1" },
+			at,
+		);
+		const running = transition(pending, "running", { reason: "claimed", at });
+		await upsertJobIndex(env.DB, [running]);
+		await upsertJobIndex(env.DB, [transition(running, "completed", { reason: "end", at: new Date(at.getTime() + 1_000), exit_reason: "success", summary: "Filed 3 tickets." })]);
+		const { jobs } = await listed("?agent=store-late");
+		expect(jobs).toEqual([
+			expect.objectContaining({ status: "completed", dispatch: "late", scheduled_instant: new Date(T0).toISOString(), summary: "Filed 3 tickets." }),
+		]);
+	});
+
+	it("lists a failed job's error, its row first indexed while it ran", async () => {
+		const { running, ended } = lifecycleRecords("store-failed", new Date(T0 + 40 * 60_000), "failed");
+		await upsertJobIndex(env.DB, [running]);
+		await upsertJobIndex(env.DB, [ended]);
+		const { jobs } = await listed("?agent=store-failed");
+		expect(jobs.map((j) => [j.status, j.error])).toEqual([["failed", { type: "test", message: "boom" }]]);
+	});
 });
 
 describe("GET /v1/status", () => {
@@ -107,6 +132,24 @@ describe("GET /v1/usage?group=agent", () => {
 	});
 });
 
+describe("GET /v1/usage", () => {
+	it("counts a job on the UTC day it was created, though it ended the day after", async () => {
+		const at = new Date(Date.parse("2026-10-01T23:59:00Z"));
+		const running = transition(createJob({ agent: "store-day", trigger_type: "manual", definition_revision: "rev1" }, at), "running", { reason: "start", at });
+		const ended = transition(running, "completed", { reason: "end", at: new Date(Date.parse("2026-10-02T00:01:00Z")), exit_reason: "success" });
+		const usage: JobUsage = {
+			per_model: { "model-x": { input_tokens: 5, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } },
+			num_turns: 1,
+			total_cost_usd: 0.01,
+		};
+		await upsertJobIndex(env.DB, [{ ...ended, usage }]);
+		const res = await call("/v1/usage?since=2026-10-01&until=2026-10-02&agent=store-day");
+		expect(res.status).toBe(200);
+		const { days } = (await res.json()) as { days: { day: string; jobs: number; input_tokens: number }[] };
+		expect(days.map((d) => [d.day, d.jobs, d.input_tokens])).toEqual([["2026-10-01", 1, 5]]);
+	});
+});
+
 describe("GET /v1/status's d1", () => {
 	afterEach(() => {
 		vi.restoreAllMocks();
@@ -130,6 +173,18 @@ describe("GET /v1/status's d1", () => {
 		await env.DB.prepare("ALTER TABLE d1_migrations_kept RENAME TO d1_migrations").run();
 		vi.setSystemTime(Date.parse("2038-01-10T10:00:10Z"));
 		expect(await d1()).toEqual({ ok: true });
+	});
+
+	it("is ok, saying D1 keeps no record, where it has no d1_migrations table (a schema made by hand)", async () => {
+		vi.useFakeTimers({ toFake: ["Date"], now: Date.parse("2038-01-10T11:00:00Z") });
+		await env.DB.prepare("ALTER TABLE d1_migrations RENAME TO d1_migrations_kept").run();
+		try {
+			const res = await call("/v1/status");
+			expect(res.status, await res.clone().text()).toBe(200);
+			expect(((await res.json()) as { d1: unknown }).d1).toEqual({ ok: true, recorded: false });
+		} finally {
+			await env.DB.prepare("ALTER TABLE d1_migrations_kept RENAME TO d1_migrations").run();
+		}
 	});
 });
 
