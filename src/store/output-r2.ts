@@ -566,8 +566,8 @@ export async function tailOfR2(
  * in a window read from the end, as a tail is, and held; others are streamed (`limit` lines can be
  * most of a large object) from the last line mark before them, or from the object's start where it
  * has none (a small object, or one consolidated before marks). With marks, only the first window is
- * tried, and only where the lines may lie in it: the mark after their start bounds how far from the
- * end they begin.
+ * tried, and only where the lines may lie in it: the first mark at or after their start bounds how
+ * far from the end they begin.
  */
 export async function readLinesAfter(
 	bucket: R2Bucket,
@@ -575,7 +575,8 @@ export async function readLinesAfter(
 	{ after, limit, total, bytes, marks }: { after: number; limit: number; total: number; bytes: number | null; marks: readonly LineMark[] },
 ): Promise<OutputLine[] | AsyncGenerator<OutputLine>> {
 	if (after >= total) return [];
-	const next = marks.find((m) => m.line > after + 1);
+	// A mark on their first line says exactly where they start; a later one, a bound.
+	const next = marks.find((m) => m.line >= after + 1);
 	const fromEnd = next && bytes !== null ? bytes - next.offset : 0;
 	if (fromEnd < TAIL_FIRST_WINDOW) {
 		const tail = await tailOfR2(bucket, key, total - after, { firstWindowOnly: marks.length > 0 });

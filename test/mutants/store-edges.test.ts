@@ -9,7 +9,7 @@ import type { AgentDefinition } from "../../src/config/schema.ts";
 import { createJob, JOB_STATUSES, transition, type JobRecord, type JobSummary, type JobUsage } from "../../src/jobs/model.ts";
 import { forgetRegisteredAgent, getRegisteredAgent, markAgentDeleted, upsertRegisteredAgent } from "../../src/store/agent-registry.ts";
 import { upsertJobIndex } from "../../src/store/job-index.ts";
-import { consolidate, tailOfR2, type OutputLine, type ReadBatch } from "../../src/store/output-r2.ts";
+import { consolidate, readLinesAfter, tailOfR2, type OutputLine, type ReadBatch } from "../../src/store/output-r2.ts";
 import { call } from "../helpers/http.ts";
 import { lifecycleRecords } from "../helpers/jobs.ts";
 import { recording } from "../helpers/r2.ts";
@@ -54,6 +54,24 @@ describe("a tail of every line of an object larger than the first 64 KiB window"
 		const rec = recording(bucket);
 		expect(await tailOfR2(rec.bucket, key, 200)).toEqual({ after: 0 });
 		expect(rec.gets).toEqual([{ suffix: 64 * 1024 }]);
+	});
+});
+
+describe("lines asked for after a line whose next starts on a mark", () => {
+	it("are streamed from that mark at once, the mark saying they start past the end's first window: one R2 read", async () => {
+		// 200 lines of 1,000 bytes with a mark about every 16 KiB.
+		const { key, marks, bytes } = await consolidate(bucket, "store-edges", "job-2026-12-01-markat", sameLines(200, "m".repeat(999)), { markBytes: 16 * 1024 });
+		// The last mark more than the 64 KiB window from the end, the one after it within it.
+		const i = marks.findIndex((m, k) => bytes! - m.offset >= 64 * 1024 && bytes! - marks[k + 1]!.offset < 64 * 1024);
+		expect(i).toBeGreaterThan(0);
+		const m = marks[i]!;
+		const rec = recording(bucket);
+		const got = await readLinesAfter(rec.bucket, key, { after: m.line - 1, limit: 2, total: 200, bytes, marks });
+		const lines: OutputLine[] = [];
+		for await (const line of got as AsyncIterable<OutputLine>) lines.push(line);
+		expect(lines.map((l) => l.line)).toEqual([m.line, m.line + 1]);
+		// Not a read of the last 64 KiB first, which cannot hold them.
+		expect(rec.gets).toEqual([{ offset: m.offset - 1 }]);
 	});
 });
 
