@@ -171,3 +171,18 @@ describe("a slot due while its agent's one run waits for approval", () => {
 		expect((await runsOf(name)).filter((r) => r.schedule === "h").map((r) => [r.status, r.skip_reason])).toEqual([["skipped", "already running (max_concurrent 1)"]]);
 	});
 });
+
+describe("an agent whose max_concurrent was lowered below the runs it has", () => {
+	it("still queues one slot behind them under overlap: queue, as it would at capacity", async () => {
+		const name = "lowered-capacity";
+		wallClock("2037-12-01T09:59:30Z");
+		useEmulator().enqueue({ tool_use: { name: "create_ticket", input: { title: "one" } } }, { tool_use: { name: "create_ticket", input: { title: "two" } } });
+		const definition = { name, overlap: "queue", tools: [ticketTool], schedules: { h: { interval: "1h" } } };
+		await agent({ ...definition, max_concurrent: 2 });
+		expect((await runToRest(name)).status).toBe("approval_pending");
+		expect((await runToRest(name)).status).toBe("approval_pending");
+		await put(name, { ...definition, max_concurrent: 1 });
+		await tick("2037-12-01T10:00:00Z");
+		expect((await runsOf(name)).filter((r) => r.schedule === "h").map((r) => [r.status, r.skip_reason])).toEqual([["claimed", null]]);
+	});
+});
