@@ -1,6 +1,7 @@
 // A mutation walk of the scheduler shard (durable-objects/shard/shard-do.ts) found these unchecked.
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import type { SchedulerShardDO } from "../../durable-objects/shard/shard-do.ts";
 import { dealtJobId, idDay } from "../../src/jobs/id-blocks.ts";
 import { shardName, shardOf } from "../../src/scheduler/shards.ts";
 import { createAgent, runsOf } from "../helpers/agents.ts";
@@ -80,5 +81,66 @@ describe("a follow-up alarm's shard.follow_up line", () => {
 		expect(lines).toEqual([
 			expect.objectContaining({ shard, minute: "2031-09-05T10:02:00.000Z", minutes: ["2031-09-05T10:02:00.000Z", "2031-09-05T10:03:00.000Z"], failed: 0 }),
 		]);
+	});
+});
+
+type Internals = { env: Env; ctx: DurableObjectState };
+type AgentTick = (name: string, source: "file" | "api", now: number, jobIds: readonly string[]) => Promise<unknown>;
+
+/** A real kill of shard `shard`'s instance as it calls `victim` (before the call leaves), as test/scheduler/shard-death.test.ts does. */
+async function killShardCalling(shard: number, victim: string): Promise<void> {
+	await runInDurableObject(env.SCHEDULER_SHARD.getByName(shardName(shard)), (instance: SchedulerShardDO) => {
+		const self = instance as unknown as Internals;
+		const { ctx } = self;
+		const agents = self.env.AGENT;
+		self.env = {
+			...self.env,
+			AGENT: {
+				getByName: (name: string) => ({
+					tick: (async (...args) => {
+						if (name !== victim) return (agents.getByName(name) as unknown as { tick: AgentTick }).tick(...args);
+						await ctx.storage.sync();
+						ctx.abort("killed by the test (shard)");
+						throw new Error("killed by the test (shard)");
+					}) satisfies AgentTick,
+				}),
+			},
+		} as unknown as Env;
+	});
+}
+
+describe("a shard whose instance died with calls out", () => {
+	it("says shard.calls_recovered, with the minute of the calls it makes again, when the next tick finds them", async () => {
+		const ten = Date.parse("2031-09-06T10:02:00Z");
+		vi.setSystemTime(ten - 30_000);
+		const shard = 4;
+		const names = namesInShard("died", shard, 3).sort();
+		for (const name of names) await createAgent({ name, max_concurrent: 5, schedules: { minutely: { cron: "* * * * *" } } });
+		await killShardCalling(shard, names[1]!);
+		vi.setSystemTime(ten + 5_000);
+		await tick(ten);
+		vi.setSystemTime(ten + 65_000);
+		const lines = await logged("shard.calls_recovered", () => tick(ten + 60_000));
+		expect(lines).toEqual([expect.objectContaining({ shard, minute: "2031-09-06T10:02:00.000Z", minutes: ["2031-09-06T10:02:00.000Z"] })]);
+		// And the agents it never heard from claimed that minute's slot, then the next.
+		for (const name of names) expect((await runsOf(name)).map((r) => r.scheduled_instant), name).toEqual(["2031-09-06T10:02:00.000Z", "2031-09-06T10:03:00.000Z"]);
+	});
+});
+
+describe("a shard upgraded from the single follow-up cursor", () => {
+	it("still calls the minute an older version left in it, at its alarm", async () => {
+		const ten = Date.parse("2031-09-07T10:02:00Z");
+		vi.setSystemTime(ten - 30_000);
+		const shard = 11;
+		const names = namesInShard("legacy", shard, 3).sort();
+		for (const name of names) await createAgent({ name, schedules: { minutely: { cron: "* * * * *" } } });
+		// As a shard before the queue left its one cursor: 10:02 called up to the first agent.
+		await runInDurableObject(env.SCHEDULER_SHARD.getByName(shardName(shard)), async (_i: SchedulerShardDO, state) => {
+			state.storage.sql.exec("INSERT INTO meta (key, value) VALUES ('follow_up', ?)", JSON.stringify({ shard, now: ten, after: "" }));
+			await state.storage.setAlarm(ten + 5_000);
+		});
+		vi.setSystemTime(ten + 5_000);
+		expect(await runDurableObjectAlarm(env.SCHEDULER_SHARD.getByName(shardName(shard)))).toBe(true);
+		for (const name of names) expect((await runsOf(name)).map((r) => [r.scheduled_instant, r.status]), name).toEqual([["2031-09-07T10:02:00.000Z", "claimed"]]);
 	});
 });
