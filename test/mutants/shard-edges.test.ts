@@ -144,3 +144,20 @@ describe("a shard upgraded from the single follow-up cursor", () => {
 		for (const name of names) expect((await runsOf(name)).map((r) => [r.scheduled_instant, r.status]), name).toEqual([["2031-09-07T10:02:00.000Z", "claimed"]]);
 	});
 });
+
+describe("a raised RETENTION_DAYS", () => {
+	it("is no notice (no shard.retention_shortened line); a lowered one after it is, from the raised value", async () => {
+		const ten = Date.parse("2031-09-08T10:02:00Z");
+		vi.setSystemTime(ten - 30_000);
+		const shard = 12;
+		for (const name of namesInShard("kept-longer", shard, 2)) await createAgent({ name });
+		vi.setSystemTime(ten + 5_000);
+		await tick(ten);
+		await shardWithVars(shard, { RETENTION_DAYS: "60" });
+		vi.setSystemTime(ten + 65_000);
+		expect(await logged("shard.retention_shortened", () => tick(ten + 60_000))).toEqual([]);
+		await shardWithVars(shard, { RETENTION_DAYS: "7" });
+		vi.setSystemTime(ten + 125_000);
+		expect(await logged("shard.retention_shortened", () => tick(ten + 120_000))).toEqual([expect.objectContaining({ shard, from: 60, to: 7 })]);
+	});
+});
