@@ -161,3 +161,21 @@ describe("a raised RETENTION_DAYS", () => {
 		expect(await logged("shard.retention_shortened", () => tick(ten + 120_000))).toEqual([expect.objectContaining({ shard, from: 60, to: 7 })]);
 	});
 });
+
+describe("a tick that leaves due agents to a follow-up", () => {
+	it("sets the shard's alarm at once, so they are called within seconds, not at the next tick", async () => {
+		// Shard 14 (no other case here uses it): 12 agents due at 10:05, more than one invocation's 8 calls (SUBREQUEST_LIMIT 10).
+		vi.setSystemTime(Date.parse("2037-12-12T10:04:30Z"));
+		for (const name of namesInShard("deferring", 14, 12)) await createAgent({ name, schedules: { once: { cron: "5 10 * * *" } } });
+		await shardWithVars(14, { SUBREQUEST_LIMIT: "10" });
+		vi.setSystemTime(Date.parse("2037-12-12T10:05:02Z"));
+		await tick("2037-12-12T10:05:00Z");
+		const alarm = await runInDurableObject(env.SCHEDULER_SHARD.getByName(shardName(14)), (_i: SchedulerShardDO, state) => state.storage.getAlarm());
+		expect(alarm, "the follow-up's alarm").not.toBeNull();
+		expect(alarm! - Date.now(), "its delay (ms)").toBeLessThanOrEqual(0);
+		// And the follow-up calls the four left.
+		expect(await runDurableObjectAlarm(env.SCHEDULER_SHARD.getByName(shardName(14)))).toBe(true);
+		const claimed = await Promise.all(namesInShard("deferring", 14, 12).map(async (name) => (await runsOf(name)).length));
+		expect(claimed).toEqual(Array(12).fill(1));
+	});
+});
