@@ -11,3 +11,24 @@ export function captureLogs(): Record<string, unknown>[] {
 	}
 	return lines;
 }
+
+/**
+ * The structured lines the Worker wrote while `fn` ran, of `event` (or any of `events`) when given,
+ * parsed; the console's other output is dropped, and the spies are restored after.
+ */
+export async function loggedDuring(fn: () => Promise<unknown>, event?: string | readonly string[]): Promise<Record<string, unknown>[]> {
+	const events = event === undefined ? null : typeof event === "string" ? [event] : event;
+	const lines: Record<string, unknown>[] = [];
+	const keep = (line: unknown) => {
+		if (typeof line !== "string" || !line.startsWith("{")) return;
+		const parsed = JSON.parse(line) as Record<string, unknown>;
+		if (events === null || events.includes(parsed.event as string)) lines.push(parsed);
+	};
+	const spies = [vi.spyOn(console, "log").mockImplementation(keep), vi.spyOn(console, "warn").mockImplementation(keep), vi.spyOn(console, "error").mockImplementation(keep)];
+	try {
+		await fn();
+	} finally {
+		for (const spy of spies) spy.mockRestore();
+	}
+	return lines;
+}

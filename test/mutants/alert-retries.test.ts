@@ -1,8 +1,9 @@
 import { env } from "cloudflare:test";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { runTick } from "../../src/scheduler/tick.ts";
 import { getIncident, recordFailure } from "../../src/store/incidents.ts";
 import { fake } from "../helpers/outbound.ts";
+import { loggedDuring } from "../helpers/logs.ts";
 
 // Alerts that did not go out are tried again at each tick. While the alert webhook is down, a tick
 // tries one and leaves the rest to the next tick: each try may wait out the webhook's timeout, and
@@ -11,20 +12,7 @@ import { fake } from "../helpers/outbound.ts";
 const MIN = 60_000;
 const HOUR = 60 * MIN;
 
-/** The structured log lines written while `fn` ran. */
-async function logged(fn: () => Promise<unknown>): Promise<Record<string, unknown>[]> {
-	const lines: Record<string, unknown>[] = [];
-	const keep = (line: unknown) => {
-		if (typeof line === "string" && line.startsWith("{")) lines.push(JSON.parse(line) as Record<string, unknown>);
-	};
-	const spies = [vi.spyOn(console, "log").mockImplementation(keep), vi.spyOn(console, "warn").mockImplementation(keep), vi.spyOn(console, "error").mockImplementation(keep)];
-	try {
-		await fn();
-	} finally {
-		for (const spy of spies) spy.mockRestore();
-	}
-	return lines;
-}
+const logged = (fn: () => Promise<unknown>) => loggedDuring(fn);
 
 describe("alerts retried by the tick", () => {
 	it("are tried one per tick while the webhook is down, and all go out once it is back", async () => {

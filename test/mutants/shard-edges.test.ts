@@ -9,6 +9,7 @@ import { useEmulator } from "../helpers/emulator.ts";
 import { trigger } from "../helpers/jobs.ts";
 import { tick } from "../helpers/ticks.ts";
 import { namesInShard, shardWithVars } from "../helpers/vars.ts";
+import { loggedDuring } from "../helpers/logs.ts";
 
 // Far ahead of the real clock, so no alarm set here fires on its own.
 beforeEach(() => {
@@ -48,21 +49,7 @@ describe("the job ids a tick deals", () => {
 });
 
 /** The structured lines of `event` written while `fn` ran. */
-async function logged(event: string, fn: () => Promise<unknown>): Promise<Record<string, unknown>[]> {
-	const lines: Record<string, unknown>[] = [];
-	const keep = (line: unknown) => {
-		if (typeof line !== "string" || !line.startsWith("{")) return;
-		const parsed = JSON.parse(line) as Record<string, unknown>;
-		if (parsed.event === event) lines.push(parsed);
-	};
-	const spies = [vi.spyOn(console, "log").mockImplementation(keep), vi.spyOn(console, "warn").mockImplementation(keep), vi.spyOn(console, "error").mockImplementation(keep)];
-	try {
-		await fn();
-	} finally {
-		for (const spy of spies) spy.mockRestore();
-	}
-	return lines;
-}
+const logged = (event: string, fn: () => Promise<unknown>) => loggedDuring(fn, event);
 
 describe("a follow-up alarm's shard.follow_up line", () => {
 	it("names the oldest minute it calls for as its minute, and every pending minute", async () => {

@@ -5,6 +5,7 @@ import { createAgent, runsOf } from "../helpers/agents.ts";
 import { call } from "../helpers/http.ts";
 import { tick } from "../helpers/ticks.ts";
 import { namesInShard, shardWithVars } from "../helpers/vars.ts";
+import { loggedDuring } from "../helpers/logs.ts";
 
 /** Runs the shard's alarms (its follow-ups) until it sets no more. */
 async function followUps(shard: number): Promise<void> {
@@ -20,22 +21,7 @@ interface SchedulerStatus {
 const status = async () => (await (await call("/v1/status")).json()) as SchedulerStatus;
 
 /** The structured log lines of `event` (or of any of `event`) written while `fn` ran. */
-async function logged(event: string | string[], fn: () => Promise<unknown>): Promise<Record<string, unknown>[]> {
-	const events = Array.isArray(event) ? event : [event];
-	const lines: Record<string, unknown>[] = [];
-	const keep = (line: unknown) => {
-		if (typeof line !== "string" || !line.startsWith("{")) return;
-		const parsed = JSON.parse(line) as Record<string, unknown>;
-		if (events.includes(parsed.event as string)) lines.push(parsed);
-	};
-	const spies = [vi.spyOn(console, "log").mockImplementation(keep), vi.spyOn(console, "warn").mockImplementation(keep), vi.spyOn(console, "error").mockImplementation(keep)];
-	try {
-		await fn();
-	} finally {
-		for (const spy of spies) spy.mockRestore();
-	}
-	return lines;
-}
+const logged = (event: string | string[], fn: () => Promise<unknown>) => loggedDuring(fn, event);
 
 afterEach(() => {
 	vi.useRealTimers();
