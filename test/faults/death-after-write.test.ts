@@ -80,6 +80,19 @@ async function pausedWithQueuedRun(name: string): Promise<{ id: string; status: 
 	return job!;
 }
 
+/**
+ * What a cancel cut off by the object's death leaves: the job cancelled in the object, an alarm set
+ * within a heartbeat (`why`), and the index told once that alarm runs.
+ */
+async function cancelReachesIndexByAlarm(name: string, id: string, why: string): Promise<void> {
+	const after = await stored(name);
+	expect(after.jobs).toEqual([{ id, status: "cancelled" }]);
+	expect(after.alarm, why).not.toBeNull();
+	expect(after.alarm! - Date.now(), "the alarm's delay (ms)").toBeLessThanOrEqual(30_000);
+	expect(await runDurableObjectAlarm(env.AGENT.getByName(name))).toBe(true);
+	expect(await indexed(id)).toBe("cancelled");
+}
+
 async function jobStatus(id: string): Promise<string> {
 	const res = await call(`/v1/jobs/${id}`);
 	expect(res.status, await res.clone().text()).toBe(200);
@@ -210,13 +223,7 @@ describe("the agent's object dying just after a request wrote work that is due",
 		quiet();
 		expect((await call(`/v1/jobs/${job.id}/cancel`, { method: "POST", as: "operate" })).status).toBe(500);
 		expect(dying.fired).toBe(1);
-		const after = await stored(name);
-		expect(after.jobs).toEqual([{ id: job.id, status: "cancelled" }]);
-		expect(after.alarm, "an alarm set to send the index its row").not.toBeNull();
-		expect(after.alarm! - Date.now(), "the alarm's delay (ms)").toBeLessThanOrEqual(30_000);
-
-		expect(await runDurableObjectAlarm(env.AGENT.getByName(name))).toBe(true);
-		expect(await indexed(job.id)).toBe("cancelled");
+		await cancelReachesIndexByAlarm(name, job.id, "an alarm set to send the index its row");
 	});
 
 	it("an agent's delete: its queued run's cancel reaches the index by its alarm", async () => {
@@ -226,13 +233,7 @@ describe("the agent's object dying just after a request wrote work that is due",
 		quiet();
 		expect((await call(`/v1/agents/${name}`, { method: "DELETE", as: "admin" })).status).toBe(500);
 		expect(dying.fired).toBe(1);
-		const after = await stored(name);
-		expect(after.jobs).toEqual([{ id: job.id, status: "cancelled" }]);
-		expect(after.alarm, "an alarm set to finish the delete").not.toBeNull();
-		expect(after.alarm! - Date.now(), "the alarm's delay (ms)").toBeLessThanOrEqual(30_000);
-
-		expect(await runDurableObjectAlarm(env.AGENT.getByName(name))).toBe(true);
-		expect(await indexed(job.id)).toBe("cancelled");
+		await cancelReachesIndexByAlarm(name, job.id, "an alarm set to finish the delete");
 		// The sync is due a few seconds after the delete: the pass left the alarm at that time.
 		vi.useFakeTimers({ toFake: ["Date"], now: (await stored(name)).alarm! });
 		expect(await runDurableObjectAlarm(env.AGENT.getByName(name))).toBe(true);
@@ -254,13 +255,7 @@ describe("the agent's object dying just after a request wrote work that is due",
 		// What its shard's call meets (the shard tries again at its next tick).
 		expect(await env.AGENT.getByName(name).dropFromFleet(null).catch((e: unknown) => e)).toBeInstanceOf(Error);
 		expect(dying.fired).toBe(1);
-		const after = await stored(name);
-		expect(after.jobs).toEqual([{ id: queued.id, status: "cancelled" }]);
-		expect(after.alarm, "an alarm set to send the index its row").not.toBeNull();
-		expect(after.alarm! - Date.now(), "the alarm's delay (ms)").toBeLessThanOrEqual(30_000);
-
-		expect(await runDurableObjectAlarm(env.AGENT.getByName(name))).toBe(true);
-		expect(await indexed(queued.id)).toBe("cancelled");
+		await cancelReachesIndexByAlarm(name, queued.id, "an alarm set to send the index its row");
 	});
 
 	it("a cancel of a job waiting for approval: its end reaches the index by its alarm, not at the approval's expiry", async () => {
@@ -274,13 +269,7 @@ describe("the agent's object dying just after a request wrote work that is due",
 		quiet();
 		expect((await call(`/v1/jobs/${job.id}/cancel`, { method: "POST", as: "operate" })).status).toBe(500);
 		expect(dying.fired).toBe(1);
-		const after = await stored(name);
-		expect(after.jobs).toEqual([{ id: job.id, status: "cancelled" }]);
-		expect(after.alarm, "an alarm set to send the index its row").not.toBeNull();
 		// Within a heartbeat: the alarm the job had waits for the approval's expiry, hours out.
-		expect(after.alarm! - Date.now(), "the alarm's delay (ms)").toBeLessThanOrEqual(30_000);
-
-		expect(await runDurableObjectAlarm(env.AGENT.getByName(name))).toBe(true);
-		expect(await indexed(job.id)).toBe("cancelled");
+		await cancelReachesIndexByAlarm(name, job.id, "an alarm set to send the index its row");
 	});
 });
