@@ -6,6 +6,12 @@ import { drawnJobId } from "../../src/jobs/id-blocks.ts";
 import { expect } from "vitest";
 import { call } from "./http.ts";
 
+/** Defines `name` anew through the API (PUT), as an admin would, and fails the test if it is refused. */
+export async function redefineAgent(name: string, definition: Record<string, unknown>): Promise<void> {
+	const res = await call(`/v1/agents/${name}`, { method: "PUT", as: "admin", body: { name, prompt: "Do the thing.", ...definition } });
+	expect(res.status, await res.clone().text()).toBe(200);
+}
+
 /** Defines an agent through the API, as an admin would, and fails the test if it is refused. */
 export async function createAgent(definition: Record<string, unknown>): Promise<void> {
 	const res = await call("/v1/agents", { method: "POST", as: "admin", body: { prompt: "Do the thing.", ...definition } });

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { createAgent, runsOf, type Run } from "../helpers/agents.ts";
+import { createAgent, redefineAgent, type Run, runsOf } from "../helpers/agents.ts";
 import { useEmulator } from "../helpers/emulator.ts";
 import { call } from "../helpers/http.ts";
 import { runToRest } from "../helpers/jobs.ts";
@@ -30,10 +30,7 @@ afterEach(async () => {
 	vi.useRealTimers();
 });
 
-async function put(name: string, body: Record<string, unknown>): Promise<void> {
-	const res = await call(`/v1/agents/${name}`, { method: "PUT", as: "admin", body: { name, prompt: "Do the thing.", max_concurrent: 5, ...body } });
-	expect(res.status, await res.clone().text()).toBe(200);
-}
+const put = (name: string, body: Record<string, unknown>) => redefineAgent(name, { max_concurrent: 5, ...body });
 
 /** The ledger, oldest first: each slot's instant, how it was dispatched, and run or skipped (with the range a skipped row covers). */
 const ledger = async (agent: string) =>

@@ -1,6 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { createAgent, runsOf, settle } from "../helpers/agents.ts";
-import { call } from "../helpers/http.ts";
+import { createAgent, redefineAgent, runsOf, settle } from "../helpers/agents.ts";
 import { tick } from "../helpers/ticks.ts";
 
 // Definitions made while ticks are missing (an outage), at times near the wall clock as in
@@ -23,10 +22,7 @@ afterEach(() => {
 	vi.useRealTimers();
 });
 
-async function put(name: string, body: Record<string, unknown>): Promise<void> {
-	const res = await call(`/v1/agents/${name}`, { method: "PUT", as: "admin", body: { name, prompt: "Do the thing.", max_concurrent: 50, ...body } });
-	expect(res.status, await res.clone().text()).toBe(200);
-}
+const put = (name: string, body: Record<string, unknown>) => redefineAgent(name, { max_concurrent: 50, ...body });
 
 /** The 15-minute slots of `schedule` in (from, to) that no ledger row covers. */
 async function uncovered(agent: string, schedule: string, from: number, to: number): Promise<string[]> {

@@ -7,7 +7,7 @@ import { AgentSchema } from "../../src/config/schema.ts";
 import { shardName, shardOf } from "../../src/scheduler/shards.ts";
 import { readHeartbeat } from "../../src/store/heartbeat.ts";
 import { migrate } from "../../src/store/sqlite-migrations.ts";
-import { createAgent, runsOf, settle, type Run } from "../helpers/agents.ts";
+import { createAgent, redefineAgent, type Run, runsOf, settle } from "../helpers/agents.ts";
 import { call } from "../helpers/http.ts";
 import { tick } from "../helpers/ticks.ts";
 import { rollBackShardSchema } from "../helpers/sql.ts";
@@ -31,10 +31,7 @@ afterEach(() => {
 	vi.useRealTimers();
 });
 
-async function put(name: string, body: Record<string, unknown>): Promise<void> {
-	const res = await call(`/v1/agents/${name}`, { method: "PUT", as: "admin", body: { name, prompt: "Do the thing.", max_concurrent: 5, ...body } });
-	expect(res.status, await res.clone().text()).toBe(200);
-}
+const put = (name: string, body: Record<string, unknown>) => redefineAgent(name, { max_concurrent: 5, ...body });
 
 const ledger = async (agent: string) =>
 	(await runsOf(agent))
