@@ -10,6 +10,7 @@ import { trigger } from "../helpers/jobs.ts";
 import { tick } from "../helpers/ticks.ts";
 import { namesInShard, shardWithVars } from "../helpers/vars.ts";
 import { loggedDuring } from "../helpers/logs.ts";
+import { call } from "../helpers/http.ts";
 
 // Far ahead of the real clock, so no alarm set here fires on its own.
 beforeEach(() => {
@@ -45,6 +46,28 @@ describe("the job ids a tick deals", () => {
 		// The tick's second id for it, not the first of a block of 32 asked for after the tick's.
 		expect(manual.id).toBe(dealtJobId(day, shard, k! + 1));
 		expect(await dealtSoFar(shard, day)).toBe(afterTick);
+	});
+
+	it("deals neighbouring agents slices that never overlap: two agents' claims and the manual runs after are four jobs", async () => {
+		useEmulator();
+		const shard = 6;
+		const names = namesInShard("neighbour", shard, 2);
+		for (const name of names) await createAgent({ name, schedules: { often: { interval: "1m" } } });
+		await tick("2037-12-12T09:02:00Z");
+		const claims = await Promise.all(names.map(async (name) => (await runsOf(name)).at(-1)?.job_id));
+		const manuals = [];
+		for (const name of names) manuals.push((await trigger(name)).id);
+		const ids = [...claims, ...manuals];
+		expect(ids.every((id) => typeof id === "string")).toBe(true);
+		expect(new Set(ids).size).toBe(4);
+		// Each id is its own agent's job: an id dealt twice would leave one of the two under the other's name.
+		for (const [i, name] of names.entries()) {
+			for (const id of [claims[i]!, manuals[i]!]) {
+				const res = await call(`/v1/jobs/${id}`);
+				expect(res.status).toBe(200);
+				expect(((await res.json()) as { agent: string }).agent).toBe(name);
+			}
+		}
 	});
 });
 
