@@ -11,7 +11,7 @@ import { forgetRegisteredAgent } from "../../src/store/agent-registry.ts";
 import { migrate } from "../../src/store/sqlite-migrations.ts";
 import { noteTick } from "./held-claims.ts";
 import { getJob, jobCounts, jobsWithStatus, lastFinishedJob, putJob } from "./jobs.ts";
-import { listOccurrences, type Occurrence } from "./ledger.ts";
+import { lastRuns, listOccurrences, type Occurrence } from "./ledger.ts";
 import { outboxSize } from "./outbox.ts";
 import { queueRetireIncidents } from "./incidents.ts";
 import { nextExpiryAt, stampDeletedHistory } from "./retention.ts";
@@ -66,6 +66,8 @@ export interface AgentStatus {
 	running_jobs: { id: string; status: string; started_at: string | null; schedule: string | null }[];
 	queued_jobs: number;
 	last_job: { id: string; status: string; exit_reason: string | null; finished_at: string | null; delivery: DeliveryOutcome | null; tool_calls: ToolCallTally | null } | null;
+	/** Each schedule's newest slot's ledger row, by schedule name (see lastRuns). */
+	last_runs: Record<string, Occurrence>;
 	index_backlog: number;
 	/** The object's SQLite database, in bytes (Cloudflare allows 10 GB an object). */
 	storage_bytes: number;
@@ -627,6 +629,7 @@ export class AgentDO extends DurableObject<Env> {
 			})),
 			queued_jobs: jobCounts(this.sql).pending,
 			last_job: last && { id: last.id, status: last.status, exit_reason: last.exit_reason, finished_at: last.finished_at, delivery: last.delivery?.outcome ?? null, tool_calls: last.tool_calls },
+			last_runs: lastRuns(this.sql, Object.keys(agent?.schedules ?? {})),
 			index_backlog: outboxSize(this.sql, this.passes.closing.acked),
 			storage_bytes: this.sql.databaseSize,
 		};

@@ -1,7 +1,7 @@
 import type { DeliveryOutcome, DispatchKind, JobDispatch, JobStatus } from "../../src/jobs/model.ts";
 import { isoOrNull } from "../../src/shared/iso-time.ts";
 
-const OCCURRENCE_STATUSES = ["claimed", "running", "completed", "failed", "skipped", "unknown"] as const;
+export const OCCURRENCE_STATUSES = ["claimed", "running", "completed", "failed", "skipped", "unknown"] as const;
 export type OccurrenceStatus = (typeof OCCURRENCE_STATUSES)[number];
 export type OccurrenceSource = "cron" | "manual" | "webhook";
 
@@ -186,10 +186,27 @@ export function syncOccurrenceWithJob(
  * A page of the ledger, newest claim first. Each row's delivery outcome is its job's, read with it:
  * the job record holds it, and copying it to the row would be another billed write per delivery.
  */
+const SELECT_WITH_DELIVERY = "SELECT o.*, json_extract(j.record, '$.delivery.outcome') AS delivery_outcome FROM occurrences o LEFT JOIN jobs j ON j.id = o.job_id";
+
 export function listOccurrences(sql: SqlStorage, limit: number, before?: { claimedAt: number; id: string }): Occurrence[] {
-	const select = "SELECT o.*, json_extract(j.record, '$.delivery.outcome') AS delivery_outcome FROM occurrences o LEFT JOIN jobs j ON j.id = o.job_id";
 	const rows = before
-		? sql.exec<OccurrenceRow>(`${select} WHERE (o.claimed_at, o.id) < (?, ?) ORDER BY o.claimed_at DESC, o.id DESC LIMIT ?`, before.claimedAt, before.id, limit)
-		: sql.exec<OccurrenceRow>(`${select} ORDER BY o.claimed_at DESC, o.id DESC LIMIT ?`, limit);
+		? sql.exec<OccurrenceRow>(`${SELECT_WITH_DELIVERY} WHERE (o.claimed_at, o.id) < (?, ?) ORDER BY o.claimed_at DESC, o.id DESC LIMIT ?`, before.claimedAt, before.id, limit)
+		: sql.exec<OccurrenceRow>(`${SELECT_WITH_DELIVERY} ORDER BY o.claimed_at DESC, o.id DESC LIMIT ?`, limit);
 	return rows.toArray().map(toOccurrence);
+}
+
+/**
+ * Each named schedule's newest slot's row (fired, skipped or still running), as Hermes' `cron list`
+ * shows a job's last status; a schedule without one (none due yet, or all past retention) is absent.
+ * One indexed row a schedule (occurrences_identity), so an agent view stays cheap for a fleet page.
+ */
+export function lastRuns(sql: SqlStorage, schedules: readonly string[]): Record<string, Occurrence> {
+	const out: Record<string, Occurrence> = {};
+	for (const schedule of schedules) {
+		const row = sql
+			.exec<OccurrenceRow>(`${SELECT_WITH_DELIVERY} WHERE o.schedule = ? AND o.scheduled_instant IS NOT NULL ORDER BY o.scheduled_instant DESC LIMIT 1`, schedule)
+			.toArray()[0];
+		if (row) out[schedule] = toOccurrence(row);
+	}
+	return out;
 }

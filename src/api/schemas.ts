@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { QUEUE_RETRY_AFTER_SECONDS } from "../errors.ts";
 import { DeliveryOutcomeSchema, EXIT_REASONS, JOB_STATUSES, ToolCallTallySchema } from "../jobs/model.ts";
+import { OCCURRENCE_STATUSES } from "../../durable-objects/agent/ledger.ts";
 
 /** Every `error.code` an answer gives (src/errors.ts, error-handler.ts): a client branches on these, not on the message. */
 export const ERROR_CODES = [
@@ -122,6 +123,25 @@ export const DateString = z.string().openapi({ format: "date", example: "2026-11
  */
 const JobStatusString = z.string().openapi({ enum: [...JOB_STATUSES] });
 const ExitReasonString = z.string().nullable().openapi({ enum: [...EXIT_REASONS, null] });
+
+/** A ledger row's status (`GET /v1/agents/:agent/runs`), Hermes' set. */
+export const OccurrenceStatusSchema = z.enum(OCCURRENCE_STATUSES).openapi({
+	description:
+		"Hermes' statuses: claimed (not started yet), running (approval_pending included), completed, failed (a cancelled run too, its error cancelled), skipped (not run: skip_reason says why), unknown (the job ended indeterminate: a tool call's effect unknown)",
+});
+
+/** A schedule's newest slot as its agent's ledger has it (Hermes' `cron list` last status). */
+export const LastRunSchema = z
+	.object({
+		scheduled_instant: DateTimeString,
+		status: OccurrenceStatusSchema,
+		skip_reason: z.string().nullable(),
+		job_id: z.string().nullable(),
+		finished_at: DateTimeString.nullable(),
+		delivery_outcome: DeliveryOutcomeSchema.nullable().openapi({ description: "What became of the run's delivery: a completed run whose answer did not get through reads failed or unknown; null without one (yet)" }),
+	})
+	.nullable()
+	.openapi({ description: "The schedule's newest slot's row in the agent's runs (fired, skipped saying why, or still running); null before its first slot, or once its rows are past retention" });
 
 /** An agent's live state as its Durable Object reports it (paused, running, last job). */
 export const PausedSchema = z.object({ at: DateTimeString, reason: z.string().nullable(), by: z.string().nullable() }).nullable();

@@ -22,7 +22,7 @@ describe("an agent's view", () => {
 
 	it("warns of an agent's storage from 8 of its object's 10 GB", () => {
 		const definition = AgentSchema.parse({ name: "view-storage", prompt: "Go." });
-		const status = { name: "view-storage", source: "api" as const, deleted: false, paused: null, running_jobs: [], queued_jobs: 0, last_job: null, index_backlog: 0 };
+		const status = { name: "view-storage", source: "api" as const, deleted: false, paused: null, running_jobs: [], queued_jobs: 0, last_job: null, last_runs: {}, index_backlog: 0 };
 		const viewAt = (bytes: number) => agentView({ name: "view-storage", source: "api", definition, hasDefaultPrompt: true }, { ...status, storage_bytes: bytes }, new Date(), env).warnings;
 		expect(viewAt(7.9e9)).toEqual([]);
 		expect(viewAt(8.6e9)).toEqual(["storage: the agent's Durable Object holds 8.6 GB of the 10 GB Cloudflare allows (writes fail past it): lower its retention_days, or run it less often"]);

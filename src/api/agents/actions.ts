@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { agentRpc } from "../../../durable-objects/agent/client.ts";
+import type { AgentStatus } from "../../../durable-objects/agent/agent-do.ts";
 import { DeliveryOutcomeSchema, JobRecordSchema, JobStatusSchema, JobSummarySchema } from "../../jobs/model.ts";
 import { listJobs } from "../../store/job-index.ts";
 import { screenPrompt } from "../screen.ts";
@@ -10,7 +11,7 @@ import { createApi, withRole } from "../factory.ts";
 import { AgentNameParam, CursorParam, IdempotencyHeader, pageLimit } from "../params.ts";
 import { unwrap } from "../refusals.ts";
 import { requireAgent, requireAgentSource, requireKnownAgent } from "../resolve-agent.ts";
-import { bodySize, DateTimeString, LastJobSchema, PausedSchema, PROMPT_BODY_BYTES, RunningJobSchema, conflictResponse, notFoundResponse, queueFullResponse, runConflictResponse } from "../schemas.ts";
+import { bodySize, DateTimeString, LastJobSchema, OccurrenceStatusSchema, PausedSchema, PROMPT_BODY_BYTES, RunningJobSchema, conflictResponse, notFoundResponse, queueFullResponse, runConflictResponse } from "../schemas.ts";
 
 const AgentPath = z.object({ agent: AgentNameParam });
 
@@ -52,10 +53,7 @@ const OccurrenceSchema = z
 		claimed_at: DateTimeString,
 		started_at: DateTimeString.nullable(),
 		finished_at: DateTimeString.nullable(),
-		status: z.enum(["claimed", "running", "completed", "failed", "skipped", "unknown"]).openapi({
-			description:
-				"Hermes' statuses: claimed (not started yet), running (approval_pending included), completed, failed (a cancelled run too, its error cancelled), skipped (not run: skip_reason says why), unknown (the job ended indeterminate: a tool call's effect unknown)",
-		}),
+		status: OccurrenceStatusSchema,
 		skip_reason: z.string().nullable(),
 		skipped_count: z.number().int().nullable(),
 		skipped_from: z.string().nullable(),
@@ -67,6 +65,11 @@ const OccurrenceSchema = z
 
 /** The answers' shapes, for the CLI (a type-only import: nothing of src/ loads in it at run time). */
 export type AgentStatusShape = z.infer<typeof AgentStatusSchema>;
+
+/** A pause's or resume's answer: the schedules' last runs are the agent view's (GET /v1/agents/:agent), not this one's. */
+function statusAnswer({ last_runs: _, ...status }: AgentStatus): AgentStatusShape {
+	return status;
+}
 export type OccurrenceShape = z.infer<typeof OccurrenceSchema>;
 
 
@@ -118,7 +121,7 @@ export const agentActionsApi = createApi()
 			const agent = await requireAgent(c.env, c.req.valid("param").agent);
 			// A blank reason is none: status would show "paused: " with nothing after it.
 			const reason = c.req.valid("json")?.reason?.trim() || null;
-			return c.json(unwrap(await agentRpc(c.env, agent.name).pause(agent.name, agent.source, reason, c.var.principal.name)), 200);
+			return c.json(statusAnswer(unwrap(await agentRpc(c.env, agent.name).pause(agent.name, agent.source, reason, c.var.principal.name))), 200);
 		},
 	)
 	.openapi(
@@ -136,7 +139,7 @@ export const agentActionsApi = createApi()
 		}),
 		async (c) => {
 			const agent = await requireAgent(c.env, c.req.valid("param").agent);
-			return c.json(unwrap(await agentRpc(c.env, agent.name).resume(agent.name, agent.source, c.var.principal.name)), 200);
+			return c.json(statusAnswer(unwrap(await agentRpc(c.env, agent.name).resume(agent.name, agent.source, c.var.principal.name))), 200);
 		},
 	)
 	.openapi(

@@ -5,7 +5,8 @@ import { AgentSchema, type DefinitionSummary } from "../../config/schema.ts";
 import { storageWarning } from "../../config/storage.ts";
 import { nextRun } from "../../scheduler/next-run.ts";
 import type { ResolvedAgent } from "../resolve-agent.ts";
-import { DateTimeString, LastJobSchema, PausedSchema, RunningJobSchema } from "../schemas.ts";
+import { DateTimeString, LastJobSchema, LastRunSchema, PausedSchema, RunningJobSchema } from "../schemas.ts";
+import type { Occurrence } from "../../../durable-objects/agent/ledger.ts";
 
 // An agent as the API answers it: its definition's summary, its schedules' next runs and the state
 // its own object reports.
@@ -19,6 +20,7 @@ export const ScheduleView = z
 		catch_up: z.boolean(),
 		enabled: z.boolean(),
 		next_run: DateTimeString.nullable().openapi({ description: "Next slot (ISO 8601, UTC); null when disabled" }),
+		last_run: LastRunSchema,
 	})
 	.openapi("ScheduleView");
 
@@ -51,7 +53,8 @@ export const AgentDetail = AgentView.extend({ definition: AgentSchema, definitio
 export type AgentViewT = z.infer<typeof AgentView>;
 export type AgentDetailT = z.infer<typeof AgentDetail>;
 
-export function scheduleViews(agent: DefinitionSummary, now: Date): AgentViewT["schedules"] {
+/** `lastRuns`: each schedule's newest ledger row, from the agent's object (none for a plan not saved). */
+export function scheduleViews(agent: DefinitionSummary, now: Date, lastRuns: Record<string, Occurrence> = {}): AgentViewT["schedules"] {
 	return Object.entries(agent.schedules).map(([name, s]) => ({
 		name,
 		kind: "cron" in s ? ("cron" as const) : ("interval" as const),
@@ -60,7 +63,15 @@ export function scheduleViews(agent: DefinitionSummary, now: Date): AgentViewT["
 		catch_up: s.catch_up,
 		enabled: s.enabled,
 		next_run: agent.enabled && s.enabled ? (nextRun(s, now)?.toISOString() ?? null) : null,
+		last_run: lastRunView(lastRuns[name]),
 	}));
+}
+
+function lastRunView(row: Occurrence | undefined): AgentViewT["schedules"][number]["last_run"] {
+	// A schedule's rows all carry their slot's instant (lastRuns reads only those).
+	if (!row?.scheduled_instant) return null;
+	const { scheduled_instant, status, skip_reason, job_id, finished_at, delivery_outcome } = row;
+	return { scheduled_instant, status, skip_reason, job_id, finished_at, delivery_outcome };
 }
 
 /** An agent as its view reads it: a listing's summary of its definition, or the whole of it. */
@@ -85,7 +96,7 @@ export function agentView(agent: Viewed, status: AgentStatus, now: Date, env: En
 		max_concurrent: d.max_concurrent,
 		overlap: d.overlap,
 		has_default_prompt: agent.hasDefaultPrompt,
-		schedules: scheduleViews(d, now),
+		schedules: scheduleViews(d, now, status.last_runs),
 		paused: status.paused,
 		running_jobs: status.running_jobs,
 		queued_jobs: status.queued_jobs,
