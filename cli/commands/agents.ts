@@ -68,7 +68,7 @@ export function agentColumns(p: Paint, now: number) {
 			},
 		},
 		jobs: { header: "JOBS", value: (a) => [a.running_jobs.length ? `${a.running_jobs.length} running` : "", a.queued_jobs ? `${a.queued_jobs} queued` : ""].filter(Boolean).join(", ") || "-" },
-		last: { header: "LAST", value: (a) => lastRun(a.last_job), style: (a) => (a.last_job ? statusStyle(p, undelivered(a.last_job) ?? a.last_job.status) : p.dim), shrink: "note", keep: (a) => a.last_job?.status ?? "" },
+		last: { header: "LAST", value: (a) => lastRun(a.last_job), style: (a) => (a.last_job ? statusStyle(p, undelivered(a.last_job.delivery) ?? a.last_job.status) : p.dim), shrink: "note", keep: (a) => a.last_job?.status ?? "" },
 		state: { header: "STATE", value: (a) => agentState(a, now), style: (a) => (a.enabled && !a.paused ? p.green : p.yellow), shrink: "text", max: 120 },
 	} satisfies Record<string, Column<AgentView>>;
 }
@@ -88,10 +88,11 @@ async function agents(ctx: Context, opts: { json?: boolean; prefix?: string }): 
 	return 0;
 }
 
-/** A completed run whose answer did not get through is not ok (Hermes' last_status): its delivery's outcome then. */
-function undelivered(last: NonNullable<AgentView["last_job"]>): "failed" | "unknown" | null {
-	// Absent from an older server's agents.
-	const delivery = last.delivery ?? null;
+/**
+ * A completed run whose answer did not get through is not ok (Hermes' last_status): its delivery's
+ * outcome then. Undefined: absent from an older server's answer.
+ */
+export function undelivered(delivery: string | null | undefined): "failed" | "unknown" | null {
 	return delivery === "failed" || delivery === "unknown" ? delivery : null;
 }
 
@@ -99,6 +100,6 @@ function undelivered(last: NonNullable<AgentView["last_job"]>): "failed" | "unkn
 function lastRun(last: AgentView["last_job"]): string {
 	if (!last) return "-";
 	const why = exitNote(last);
-	const delivery = undelivered(last);
+	const delivery = undelivered(last.delivery);
 	return `${last.status}${why}${delivery ? `, delivery ${delivery}` : ""}`;
 }

@@ -4,7 +4,7 @@ import { act, nextPageCommand, pathSegment, positiveInt, type Context } from "..
 import { exitNote, fields, pausedText, printable, printableDeep, relTime, stamp, statusStyle, table } from "../format.ts";
 import type { AgentView, CurrentSession, Occurrence, Status } from "../types.ts";
 import { shapes } from "../shapes.ts";
-import { agentColumns, allAgents } from "./agents.ts";
+import { agentColumns, allAgents, undelivered } from "./agents.ts";
 import { shardsUnanswered } from "./tick.ts";
 
 export function registerStatus(program: Command): void {
@@ -191,12 +191,26 @@ async function agentStatus(ctx: Context, name: string, opts: { json?: boolean })
 				{ header: "TIMEZONE", value: (s) => s.timezone ?? "-" },
 				{ header: "CATCH-UP", value: (s) => (s.catch_up ? "yes" : "no") },
 				{ header: "NEXT RUN", value: (s) => (s.enabled ? (s.next_run ? `${stamp(s.next_run)} (${relTime(s.next_run)})` : "-") : "disabled") },
+				// Absent from an older server's agents.
+				{ header: "LAST RUN", value: (s) => lastRunText(s.last_run ?? null), style: (s) => statusStyle(p, undelivered(s.last_run?.delivery_outcome) ?? s.last_run?.status ?? ""), shrink: "note", keep: (s) => (s.last_run ? `${stamp(s.last_run.scheduled_instant)} ${s.last_run.status}` : "-") },
 			],
 			p,
 			ctx.width,
 		),
 	);
 	return 0;
+}
+
+/**
+ * A schedule's newest slot and what became of it, as Hermes' `cron list` gives a job's last status:
+ * a skip with its reason, a completed run whose answer did not get through with its delivery's outcome.
+ */
+function lastRunText(l: AgentView["schedules"][number]["last_run"]): string {
+	if (!l) return "-";
+	const head = `${stamp(l.scheduled_instant)} ${l.status}`;
+	if (l.status === "skipped") return l.skip_reason ? `${head}: ${l.skip_reason}` : head;
+	const delivery = undelivered(l.delivery_outcome);
+	return delivery ? `${head}, delivery ${delivery}` : head;
 }
 
 /** Open incidents an agent's page of them counts at most; past it, "more than". */

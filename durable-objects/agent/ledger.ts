@@ -1,8 +1,6 @@
-import type { DeliveryOutcome, DispatchKind, JobDispatch, JobStatus } from "../../src/jobs/model.ts";
+import type { DeliveryOutcome, DispatchKind, JobDispatch, JobStatus, OccurrenceStatus } from "../../src/jobs/model.ts";
 import { isoOrNull } from "../../src/shared/iso-time.ts";
 
-export const OCCURRENCE_STATUSES = ["claimed", "running", "completed", "failed", "skipped", "unknown"] as const;
-export type OccurrenceStatus = (typeof OCCURRENCE_STATUSES)[number];
 export type OccurrenceSource = "cron" | "manual" | "webhook";
 
 interface OccurrenceRow {

@@ -1,7 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { QUEUE_RETRY_AFTER_SECONDS } from "../errors.ts";
-import { DeliveryOutcomeSchema, EXIT_REASONS, JOB_STATUSES, ToolCallTallySchema } from "../jobs/model.ts";
-import { OCCURRENCE_STATUSES } from "../../durable-objects/agent/ledger.ts";
+import { DeliveryOutcomeSchema, EXIT_REASONS, JOB_STATUSES, OCCURRENCE_STATUSES, ToolCallTallySchema } from "../jobs/model.ts";
 
 /** Every `error.code` an answer gives (src/errors.ts, error-handler.ts): a client branches on these, not on the message. */
 export const ERROR_CODES = [

@@ -30,6 +30,10 @@ export type JobDispatch = Exclude<DispatchKind, "manual">;
 export const DELIVERY_OUTCOMES = ["delivered", "failed", "suppressed", "unknown", "pending"] as const;
 export type DeliveryOutcome = (typeof DELIVERY_OUTCOMES)[number];
 
+/** A runs ledger row's status (Hermes' set): what became of a slot or a manual run. */
+export const OCCURRENCE_STATUSES = ["claimed", "running", "completed", "failed", "skipped", "unknown"] as const;
+export type OccurrenceStatus = (typeof OCCURRENCE_STATUSES)[number];
+
 /** deputy keeps the newest 128 transitions, so a job bouncing through approvals cannot grow without bound. */
 export const TRANSITIONS_CAP = 128;
 

@@ -2181,6 +2181,36 @@ describe("sessions current and sessions reset (a persistent session)", () => {
 		expect(older.stdout).not.toMatch(/^incidents/m);
 	});
 
+	it("status <agent> gives each schedule's last run: its slot and status, a skip's reason, a delivery that did not get through", async () => {
+		const schedule = (name: string, last_run: unknown) => ({ name, kind: "interval", expression: "1h", timezone: null, catch_up: false, enabled: true, next_run: null, last_run });
+		const run = { job_id: JOB, finished_at: "2026-01-01T09:00:40.000Z", skip_reason: null, delivery_outcome: null };
+		const agent = {
+			name: "ledgered", source: "api", enabled: true, model: "m", fallback_models: [], max_concurrent: 1, overlap: "skip", paused: null, running_jobs: [], queued_jobs: 0, last_job: null,
+			schedules: [
+				schedule("done", { ...run, scheduled_instant: "2026-01-01T09:00:00.000Z", status: "completed" }),
+				schedule("held", { ...run, job_id: null, finished_at: null, scheduled_instant: "2026-01-01T10:00:00.000Z", status: "skipped", skip_reason: "paused" }),
+				schedule("lost", { ...run, scheduled_instant: "2026-01-01T11:00:00.000Z", status: "completed", delivery_outcome: "failed" }),
+				schedule("fresh", null),
+			],
+		};
+		// An older server's agents have no last_run.
+		const older = { ...agent, name: "older", schedules: [{ ...schedule("done", null), last_run: undefined }] };
+		const api = await fakeApi({
+			"GET /v1/agents/ledgered": (_req, res) => json(res, 200, agent),
+			"GET /v1/agents/older": (_req, res) => json(res, 200, older),
+		});
+		const r = await runCli(api.url, ["status", "ledgered"]);
+		expect(r.status, r.stderr).toBe(0);
+		expect(r.stdout).toMatch(/^SCHEDULE\s+WHEN\s+TIMEZONE\s+CATCH-UP\s+NEXT RUN\s+LAST RUN$/m);
+		expect(r.stdout).toMatch(/^done\s+every 1h\s+-\s+no\s+-\s+2026-01-01 09:00:00Z completed$/m);
+		expect(r.stdout).toMatch(/^held\s+every 1h\s+-\s+no\s+-\s+2026-01-01 10:00:00Z skipped: paused$/m);
+		expect(r.stdout).toMatch(/^lost\s+every 1h\s+-\s+no\s+-\s+2026-01-01 11:00:00Z completed, delivery failed$/m);
+		expect(r.stdout).toMatch(/^fresh\s+every 1h\s+-\s+no\s+-\s+-$/m);
+		const o = await runCli(api.url, ["status", "older"]);
+		expect(o.status, o.stderr).toBe(0);
+		expect(o.stdout).toMatch(/^done\s+every 1h\s+-\s+no\s+-\s+-$/m);
+	});
+
 	it("reset asks first (a usage error without a terminal or --yes), then forgets the session", async () => {
 		const api = await fakeApi({ "DELETE /v1/agents/keeper/sessions/current": (_req, res) => json(res, 200, { agent: "keeper", forgotten: CURRENT.session_id }) });
 		const refused = await runCli(api.url, ["sessions", "reset", "keeper"]);

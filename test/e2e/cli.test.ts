@@ -709,8 +709,9 @@ describe("agents: status, pause, resume, notepad", () => {
 	it("status <agent> lists schedules with their next run", async () => {
 		const r = await drover(["status", "daily-digest"]);
 		expect(r.status, r.stderr).toBe(0);
-		expect(r.stdout).toMatch(/^SCHEDULE\s+WHEN\s+TIMEZONE\s+CATCH-UP\s+NEXT RUN$/m);
-		expect(r.stdout).toMatch(/^weekday-morning\s+0 9 \* \* 1-5\s+Europe\/Berlin\s+yes\s+\d{4}-\d{2}-\d{2} \d{2}:00:00Z \((?:in \d+[smhd]|now|\d+s ago)\)$/m);
+		expect(r.stdout).toMatch(/^SCHEDULE\s+WHEN\s+TIMEZONE\s+CATCH-UP\s+NEXT RUN\s+LAST RUN$/m);
+		// Its last run: none yet, or its newest slot's and what became of it.
+		expect(r.stdout).toMatch(/^weekday-morning\s+0 9 \* \* 1-5\s+Europe\/Berlin\s+yes\s+\d{4}-\d{2}-\d{2} \d{2}:00:00Z \((?:in \d+[smhd]|now|\d+s ago)\)\s+(?:-|\d{4}-\d{2}-\d{2} \d{2}:00:00Z [a-z]+.*)$/m);
 	});
 
 	it("notepad set, get, list and delete", async () => {

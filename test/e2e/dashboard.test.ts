@@ -1723,6 +1723,20 @@ describe("the dashboard", () => {
 		expect(await page.locator("#runs-table tbody tr").count()).toBe(classes.length);
 		await shot(page, "runs");
 		await page.close();
+
+		// The fleet says each schedule's last run as the agent view has it: its slot and what became of it.
+		const view = await call<{ schedules: { name: string; last_run: { status: string; skip_reason: string | null } | null }[] }>("GET", `/v1/agents/${agent}`, tokens.read);
+		const fleet = await signedIn("/");
+		const row = fleet.locator(`#fleet-table tr[data-agent="${agent}"]`);
+		await row.waitFor(LIVE);
+		const lines = await row.locator("td").nth(2).locator("li").evaluateAll((lis) => lis.map((li) => li.querySelector("div.sub")?.textContent ?? null));
+		expect(lines).toHaveLength(3);
+		for (const [i, s] of view.schedules.entries()) {
+			expect(s.last_run, s.name).not.toBeNull();
+			expect(lines[i], s.name).toMatch(new RegExp(`^last \\d+ \\w+, [\\d:]+ \\S+ ${s.last_run!.status}`));
+			if (s.last_run!.skip_reason) expect(lines[i]).toContain(s.last_run!.skip_reason);
+		}
+		await fleet.close();
 	});
 
 	it("polls an agent's runs page only once the last load has finished: a slow answer delays the next poll, which shows the newer occurrences", async () => {

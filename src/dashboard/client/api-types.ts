@@ -8,7 +8,7 @@
  * test/unit/dashboard-script.test.ts checks (under tsc) that the server's types fit them.
  */
 import type { z } from "@hono/zod-openapi";
-import type { LastJobSchema, PausedSchema, RunningJobSchema } from "../../api/schemas.ts";
+import type { LastJobSchema, LastRunSchema, PausedSchema, RunningJobSchema } from "../../api/schemas.ts";
 import type { Incident } from "../../incidents/schema.ts";
 import type { DeliveryOutcome, JobSummary } from "../../jobs/schema.ts";
 import type { UsageAgentTotal, UsageDay, UsageDayTotal } from "../../jobs/usage-day.ts";
@@ -29,7 +29,8 @@ export type AgentView = {
 	enabled: boolean;
 	model: string;
 	has_default_prompt: boolean;
-	schedules: { name: string; expression: string; timezone: string | null; enabled: boolean; next_run: string | null }[];
+	/** last_run: absent from a server before it. */
+	schedules: { name: string; expression: string; timezone: string | null; enabled: boolean; next_run: string | null; last_run?: z.infer<typeof LastRunSchema> }[];
 	paused: Paused;
 	running_jobs: z.infer<typeof RunningJobSchema>[];
 	queued_jobs: number;

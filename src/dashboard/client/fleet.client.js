@@ -144,6 +144,18 @@ const nameStart = (text) => AGENT_NAME_PATTERN.test(text);
 /** How long a status said again is left empty first: long enough for a screen reader to see it change. */
 const SAY_AGAIN_MS = 150;
 /**
+ * A schedule's newest slot and what became of it (Hermes' last status): a skip's reason, and a
+ * delivery that did not get through. Nothing before its first slot, or from a server before it.
+ * @param {AgentView["schedules"][number]["last_run"]} l
+ */
+function lastRunLine(l) {
+	if (!l) return null;
+	const d = l.delivery_outcome;
+	return h("div", { class: "sub" }, "last " + slotText(Date.parse(l.scheduled_instant)) + " ", badge(l.status),
+		d === "failed" || d === "unknown" ? [" ", badge(d, "d-")] : null,
+		l.status === "skipped" && l.skip_reason ? h("span", { class: "reason", text: printable(l.skip_reason) }) : null);
+}
+/**
  * @param {AgentView} a @param {() => Promise<void>} reload
  * @param {Set<string>} toldWhy the agents whose greyed-out Run now was pressed, its reason said in their rows
  */
@@ -171,7 +183,8 @@ function agentRow(a, reload, toldWhy) {
 				h("code", { class: "nowrap", text: s.expression + (s.timezone && s.timezone !== "UTC" ? " " + s.timezone : "") }), " · ",
 				// A paused agent's due runs are skipped: its next slot is said as such, not as a run to come.
 				s.next_run && a.paused ? h("span", { class: "muted", text: "next " + slotText(Date.parse(s.next_run)) + " — skipped while paused" })
-				: s.next_run ? ["next ", slotTime(s.next_run)] : h("span", { class: "muted", text: s.enabled ? "no next run" : "disabled" }))))
+				: s.next_run ? ["next ", slotTime(s.next_run)] : h("span", { class: "muted", text: s.enabled ? "no next run" : "disabled" }),
+				lastRunLine(s.last_run))))
 		: h("span", { class: "muted", text: "manual / webhook only" });
 	const running = a.running_jobs.length || a.queued_jobs
 		? h("ul", { class: "plain" },
