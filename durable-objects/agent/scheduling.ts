@@ -198,16 +198,15 @@ export function claimDue(sql: SqlStorage, ctx: TickContext): TickOutcome & { cou
 				claims.push({ jobId, schedule: name, instant, dispatch: fire.dispatch });
 			}
 			for (const range of plan.skipped) if (skipRange(sql, name, range, refused ?? range.reason, now)) skipped++;
+			// A schedule's last run is its ledger's newest row (see lastRuns): schedule_state's
+			// last_fire_instant and last_fire_at are no longer written, and kept for a rollback to a
+			// release that writes them (dropping a column is a table rewrite in every agent's object).
 			sql.exec(
-				`INSERT INTO schedule_state (schedule, spec, cursor, last_fire_instant, last_fire_at) VALUES (?, ?, ?, ?, ?)
-				 ON CONFLICT (schedule) DO UPDATE SET spec = excluded.spec, cursor = max(schedule_state.cursor, excluded.cursor),
-				   last_fire_instant = coalesce(excluded.last_fire_instant, schedule_state.last_fire_instant),
-				   last_fire_at = coalesce(excluded.last_fire_at, schedule_state.last_fire_at)`,
+				`INSERT INTO schedule_state (schedule, spec, cursor) VALUES (?, ?, ?)
+				 ON CONFLICT (schedule) DO UPDATE SET spec = excluded.spec, cursor = max(schedule_state.cursor, excluded.cursor)`,
 				name,
 				key,
 				plan.cursor.getTime(),
-				plan.fires.at(-1)?.instant.getTime() ?? null,
-				plan.fires.length > 0 ? now : null,
 			);
 		}
 		// After the claims: a slot both timings have is the new timing's to run (its row is there).
