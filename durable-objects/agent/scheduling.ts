@@ -130,8 +130,11 @@ export function claimDue(sql: SqlStorage, ctx: TickContext): TickOutcome & { cou
 		// (a PUT says when; a deploy is first seen now), and its old timing's slots up to then are
 		// accounted for, not dropped.
 		let cursor: number;
-		// A retime dated after this tick's own time (it came while the tick was on its way): the old
-		// timing's slots up to the tick were due before it, settled once the new timing's are claimed.
+		// A retime dated after this tick's own time (it came while the tick was on its way, a shard
+		// minutes behind): the old timing's slots up to the change were due before it, settled once the
+		// new timing's are claimed (this tick's minute is the new timing's); the later minutes' ticks
+		// then start after the change, so they neither leave the old slots without a row nor run the
+		// new timing's from before it.
 		let settleLate: ScheduleStateRow | null = null;
 		if (row && row.spec === key) {
 			cursor = row.cursor;
@@ -210,7 +213,12 @@ export function claimDue(sql: SqlStorage, ctx: TickContext): TickOutcome & { cou
 			);
 		}
 		// After the claims: a slot both timings have is the new timing's to run (its row is there).
-		if (settleLate) skipped += settleOldTiming(sql, name, settleLate, now, now, retimed(name));
+		if (settleLate) {
+			const changedAt = settleLate.changed_at!;
+			skipped += settleOldTiming(sql, name, settleLate, changedAt, now, retimed(name));
+			sql.exec("UPDATE schedule_state SET cursor = max(cursor, ?) WHERE schedule = ?", changedAt, name);
+			cursor = Math.max(cursor, changedAt);
+		}
 		const due = nextDue(schedule, new Date(Math.max(cursor, now)))?.getTime() ?? null;
 		if (due !== null && (next === null || due < next)) next = due;
 	}

@@ -81,6 +81,31 @@ describe("a schedule removed while its ticks came late", () => {
 	});
 });
 
+describe("a schedule retimed while its ticks came late", () => {
+	it("accounts for every slot its old timing had before the change, the ones after the late tick's minute too", async () => {
+		const name = "retimed-in-backlog";
+		wallClock("2037-12-01T09:59:30Z");
+		await agent({ name, max_concurrent: 5, schedules: { m: { interval: "1m" } } });
+		await tick("2037-12-01T10:00:00Z");
+		// The scheduler behind: 10:01's tick reaches the agent at 10:03:10, after m went to every 5 minutes at 10:03:05.
+		wallClock("2037-12-01T10:03:05Z");
+		await put(name, { schedules: { m: { cron: "*/5 * * * *" } } });
+		wallClock("2037-12-01T10:03:10Z");
+		for (const t of ["10:01", "10:02", "10:03", "10:04"]) await tick(`2037-12-01T${t}:00Z`);
+		wallClock("2037-12-01T10:05:02Z");
+		await tick("2037-12-01T10:05:00Z");
+		const why = "not run: schedule m's timing changed before this slot was claimed";
+		// 10:02 and 10:03 were due on the old timing, before the change: each has its row (two in one, as
+		// missed slots are), though no tick claimed them before it; the new timing runs from the change.
+		expect(await ledger(name)).toEqual([
+			["2037-12-01T10:00:00.000Z", "ran on_time"],
+			["2037-12-01T10:02:00.000Z", `skipped 2 from 2037-12-01T10:01:00.000Z: ${why}`],
+			["2037-12-01T10:03:00.000Z", `skipped 1 from 2037-12-01T10:03:00.000Z: ${why}`],
+			["2037-12-01T10:05:00.000Z", "ran on_time"],
+		]);
+	});
+});
+
 describe("a scheduled run claimed and not started yet", () => {
 	it("is shown with its schedule's prompt and its agent's usage limits, as it will run", async () => {
 		const name = "claimed-not-started";
