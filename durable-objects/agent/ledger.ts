@@ -181,11 +181,12 @@ export function syncOccurrenceWithJob(
 }
 
 /**
- * A page of the ledger, newest claim first. Each row's delivery outcome is its job's, read with it:
- * the job record holds it, and copying it to the row would be another billed write per delivery.
+ * Ledger rows with their job's delivery outcome, read with them: the job record holds it, and copying
+ * it to the row would be another billed write per delivery.
  */
 const SELECT_WITH_DELIVERY = "SELECT o.*, json_extract(j.record, '$.delivery.outcome') AS delivery_outcome FROM occurrences o LEFT JOIN jobs j ON j.id = o.job_id";
 
+/** A page of the ledger, newest claim first. */
 export function listOccurrences(sql: SqlStorage, limit: number, before?: { claimedAt: number; id: string }): Occurrence[] {
 	const rows = before
 		? sql.exec<OccurrenceRow>(`${SELECT_WITH_DELIVERY} WHERE (o.claimed_at, o.id) < (?, ?) ORDER BY o.claimed_at DESC, o.id DESC LIMIT ?`, before.claimedAt, before.id, limit)

@@ -65,12 +65,12 @@ const OccurrenceSchema = z
 
 /** The answers' shapes, for the CLI (a type-only import: nothing of src/ loads in it at run time). */
 export type AgentStatusShape = z.infer<typeof AgentStatusSchema>;
+export type OccurrenceShape = z.infer<typeof OccurrenceSchema>;
 
 /** A pause's or resume's answer: the schedules' last runs are the agent view's (GET /v1/agents/:agent), not this one's. */
 function statusAnswer({ last_runs: _, ...status }: AgentStatus): AgentStatusShape {
 	return status;
 }
-export type OccurrenceShape = z.infer<typeof OccurrenceSchema>;
 
 
 export const agentActionsApi = createApi()
