@@ -140,7 +140,7 @@ export const LastRunSchema = z
 		delivery_outcome: DeliveryOutcomeSchema.nullable().openapi({ description: "What became of the run's delivery: a completed run whose answer did not get through reads failed or unknown; null without one (yet)" }),
 	})
 	.nullable()
-	.openapi({ description: "The schedule's newest slot's row in the agent's runs (fired, skipped saying why, or still running); null before its first slot, or once its rows are past retention" });
+	.openapi({ description: "The schedule's newest slot's row in the agent's runs (fired, skipped saying why, or still running); null before its first slot, once its rows are past retention, and in a dry run's plan" });
 
 /** An agent's live state as its Durable Object reports it (paused, running, last job). */
 export const PausedSchema = z.object({ at: DateTimeString, reason: z.string().nullable(), by: z.string().nullable() }).nullable();
