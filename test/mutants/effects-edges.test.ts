@@ -40,6 +40,47 @@ describe("a finished job's effects", () => {
 		expect((await jobOf("fx-summary-only", job.id)).delivery).toEqual({ target: "webhook", outcome: "delivered" });
 	});
 
+	it("deliver the answer without the blank lines a model's text starts with after a tool call (as the job's summary reads)", async () => {
+		const seen = deliveries();
+		useEmulator().enqueue({ text: "\n\nThree deploys, no incidents.\n" });
+		await createAgent({ name: "fx-answer-blanks", delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
+		const job = await runToRest("fx-answer-blanks");
+		await settle("fx-answer-blanks");
+		expect(seen).toHaveLength(1);
+		expect(seen[0]).toMatchObject({ type: "drover.delivery", job_id: job.id, answer: "Three deploys, no incidents." });
+		expect((await jobOf("fx-answer-blanks", job.id)).delivery).toEqual({ target: "webhook", outcome: "delivered" });
+	});
+
+	it("go out in the alarm that finds them due: a job's two hooks both in one, not one an alarm", async () => {
+		const name = "fx-one-alarm";
+		const paths: string[] = [];
+		fake("https://hooks.example.test", (req) => {
+			paths.push(new URL(req.url).pathname);
+			return new Response("ok");
+		});
+		await createAgent({ name, hooks: { after_run: [{ url_secret: "TEST_HOOK_URL" }, { url_secret: "TEST_ERROR_HOOK_URL" }] } });
+		const job = endedRecord(name, new Date());
+		expect(await saveJob(name, job)).toBe(true);
+		expect(await runDurableObjectAlarm(env.AGENT.getByName(name))).toBe(true);
+		expect(paths.sort()).toEqual(["/after-run", "/on-error"]);
+		const shown = (await (await call(`/v1/jobs/${job.id}`)).json()) as { hooks: unknown };
+		expect(shown.hooks).toMatchObject([{ outcome: "delivered", attempts: 1 }, { outcome: "delivered", attempts: 1 }]);
+	});
+
+	it("take a 300 (Multiple Choices) as the redirect it is, failed and said so, and a 400 as the refusal it is, not a redirect", async () => {
+		let status = 300;
+		fake("https://alerts.example.test", () => new Response("ok"));
+		fake("https://deliver.example.test", () => new Response(null, { status }));
+		const emulator = useEmulator();
+		emulator.enqueue({ text: "Choices." }, { text: "Refused." });
+		await createAgent({ name: "fx-3xx-4xx", delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
+		const choices = await runToRest("fx-3xx-4xx");
+		expect((await jobOf("fx-3xx-4xx", choices.id)).delivery).toEqual({ target: "webhook", outcome: "failed", error: "delivery target answered 300, a redirect, which drover does not follow: set the URL it redirects to; 1 attempt" });
+		status = 400;
+		const refused = await runToRest("fx-3xx-4xx");
+		expect((await jobOf("fx-3xx-4xx", refused.id)).delivery).toEqual({ target: "webhook", outcome: "failed", error: "delivery target answered 400; 1 attempt" });
+	});
+
 	it("send a suppressed answer's hooks the record that says so: delivery suppressed, not null", async () => {
 		const seen = deliveries();
 		const hooked: { job: { id: string; delivery: unknown } }[] = [];
@@ -156,6 +197,21 @@ describe("a finished job's effects", () => {
 		onTestFinished(() => void vi.useRealTimers());
 		expect(await runDurableObjectAlarm(env.AGENT.getByName(name))).toBe(true);
 		expect(tries).toBe(2);
+		expect((await jobOf(name, job.id)).delivery).toEqual({ target: "webhook", outcome: "delivered" });
+	});
+
+	it("say a Retry-After wait of a fraction of a second rounded up, never as less than asked (1.5 s: asked to wait 2 s)", async () => {
+		const name = "fx-wait-rounded";
+		let tries = 0;
+		fake("https://deliver.example.test", () => (++tries === 1 ? new Response("slow down", { status: 429, headers: { "retry-after-ms": "1500" } }) : new Response("ok")));
+		useEmulator().enqueue({ text: "Patience." });
+		await createAgent({ name, delivery: { type: "webhook", url_secret: "TEST_DELIVERY_URL" } });
+		const job = await runToRest(name);
+		expect(tries).toBe(1);
+		expect((await jobOf(name, job.id)).delivery!.error).toMatch(/^delivery target answered 429 \(asked to wait 2 s\); attempt 1 of 6, the next at /);
+		// Its retry sent now: by its own alarm 5 s on, it would post during a later test.
+		await runInDurableObject(env.AGENT.getByName(name), (_i: AgentDO, state) => void state.storage.sql.exec("UPDATE deliveries SET next_at = 0"));
+		await settle(name);
 		expect((await jobOf(name, job.id)).delivery).toEqual({ target: "webhook", outcome: "delivered" });
 	});
 
