@@ -15,6 +15,19 @@ async function ledger(agent: string): Promise<{ job_id: string | null; status: s
 // ledger.ts syncOccurrenceWithJob: a run's ledger row in Hermes' vocabulary (claimed, running,
 // completed, failed, skipped, unknown), kept in step with its job.
 describe("a run's ledger row", () => {
+	it("says when its run started and finished, as its job does (Hermes' execution row)", async () => {
+		const name = "ledger-times";
+		await createAgent({ name });
+		const job = endedRecord(name, new Date(Date.now() - 60_000));
+		await runInDurableObject(env.AGENT.getByName(name), (_i: AgentDO, state) => storeRun(state.storage.sql, job));
+		const res = await call(`/v1/agents/${name}/runs`);
+		expect(res.status).toBe(200);
+		const { runs } = (await res.json()) as { runs: { job_id: string; started_at: string | null; finished_at: string | null }[] };
+		expect(runs).toMatchObject([{ job_id: job.id, started_at: job.started_at, finished_at: job.finished_at }]);
+		expect(job.started_at).not.toBeNull();
+		expect(job.finished_at).not.toBeNull();
+	});
+
 	it("reads failed with the error cancelled for a cancelled job, and unknown (never success) for an indeterminate one", async () => {
 		const name = "ledger-ends";
 		await createAgent({ name });
