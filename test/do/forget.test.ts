@@ -40,6 +40,15 @@ describe("a deleted agent's object", () => {
 		expect(seeded).toEqual({ name: "forget-nothing-left", deletedAt: at, at: at + 3 * DAY });
 	});
 
+	it("may forget it though it holds a manual run's idempotency key and its persistent session: a define of its name drops both", async () => {
+		const at = await deletedAgent("forget-keys-left");
+		const seeded = await judged("forget-keys-left", (sql) => {
+			sql.exec("INSERT INTO idempotency (key, job_id, request_hash, created_at) VALUES ('key-1', 'job-x', 'hash', 0)");
+			sql.exec("INSERT INTO persistent_session (id, session_id, job_id, started_at, active_at) VALUES (1, 'session-1', 'job-x', 0, 0)");
+		});
+		expect(seeded).toEqual({ name: "forget-keys-left", deletedAt: at, at: at + 3 * DAY });
+	});
+
 	const kept: [string, (sql: SqlStorage) => void][] = [
 		["a job", (sql) => storeRun(sql, endedRecord("forget-kept", new Date(Date.now() - DAY)))],
 		["a skip in its ledger", (sql) => sql.exec("INSERT INTO occurrences (id, schedule, source, scheduled_instant, dispatch, claimed_at, status) VALUES ('occ-1', 's', 'schedule', 0, 'on_time', 0, 'skipped')")],
