@@ -4,6 +4,8 @@ import { createAgent, settle } from "../helpers/agents.ts";
 import { heldModel, useEmulator } from "../helpers/emulator.ts";
 import { call } from "../helpers/http.ts";
 import { jobOf, runToRest, trigger } from "../helpers/jobs.ts";
+import { fake } from "../helpers/outbound.ts";
+import { alarmOf } from "../helpers/retention.ts";
 import { readEvents } from "../helpers/sse.ts";
 import { ticketTool } from "../helpers/tools.ts";
 
@@ -29,6 +31,24 @@ describe("a cancel's reason", () => {
 		expect(first.status).toBe(200);
 		expect(lastReason(await first.json())).toBe("cancelled by operator");
 		expect(lastReason(await jobOf("cancel-blank", waiting.id))).toBe("cancelled by operator");
+	});
+
+	it("sets the object's alarm for now when a queued job's cancel answers: its after_run hook goes at once, not a heartbeat later", async () => {
+		const name = "cancel-hook-now";
+		const hooked: string[] = [];
+		fake("https://hooks.example.test", async (req) => {
+			hooked.push(((await req.json()) as { job: { id: string } }).job.id);
+			return new Response("ok");
+		});
+		useEmulator().enqueue({ tool_use: { name: "create_ticket", input: { title: "x" } } });
+		await createAgent({ name, tools: [ticketTool], hooks: { after_run: [{ url_secret: "TEST_HOOK_URL" }] } });
+		expect((await runToRest(name)).status).toBe("approval_pending");
+		const queued = await trigger(name);
+		await settle(name);
+		expect((await cancel(queued.id, "not needed")).status).toBe(200);
+		expect(await alarmOf(name)).toBeLessThanOrEqual(Date.now());
+		await settle(name);
+		expect(hooked).toEqual([queued.id]);
 	});
 
 	it("ends a queued job's live stream when it answers: a watcher learns of the cancel", async () => {
