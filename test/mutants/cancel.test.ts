@@ -1,5 +1,6 @@
-import { env } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { env, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it, onTestFinished, vi } from "vitest";
+import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
 import { createAgent, settle } from "../helpers/agents.ts";
 import { heldModel, useEmulator } from "../helpers/emulator.ts";
 import { call } from "../helpers/http.ts";
@@ -81,3 +82,30 @@ describe("a cancel's reason", () => {
 	});
 });
 
+
+// cancel.ts asShown: a running job's rate limit wait, shown beside its record while it lasts.
+describe("a running job's rate limit wait", () => {
+	it("is shown until the instant it ends, and not at that instant: the call is due then", async () => {
+		const name = "shown-wait-ends";
+		const emulator = useEmulator();
+		emulator.enqueue({ error: 429, retry_after: 120 });
+		await createAgent({ name });
+		const job = await trigger(name);
+		await settle(name);
+		const due = await runInDurableObject(env.AGENT.getByName(name), (_i: AgentDO, state) =>
+			state.storage.sql.exec<{ next_step_at: number }>("SELECT next_step_at FROM job_setup WHERE job_id = ?", job.id).one().next_step_at,
+		);
+		const shown = async () => ((await (await call(`/v1/jobs/${job.id}`)).json()) as { status: string; rate_limited_until: string | null });
+		vi.useFakeTimers({ toFake: ["Date"], now: due - 1 });
+		onTestFinished(() => void vi.useRealTimers());
+		expect(await shown()).toMatchObject({ status: "running", rate_limited_until: new Date(due).toISOString() });
+		vi.setSystemTime(due);
+		expect(await shown()).toMatchObject({ status: "running", rate_limited_until: null });
+		vi.useRealTimers();
+		// Its call made now, not by its alarm during a later test.
+		emulator.enqueue({ text: "Done after the wait." });
+		await runInDurableObject(env.AGENT.getByName(name), (_i: AgentDO, state) => void state.storage.sql.exec("UPDATE job_setup SET next_step_at = 0 WHERE job_id = ?", job.id));
+		await settle(name);
+		expect((await jobOf(name, job.id)).status).toBe("completed");
+	});
+});
