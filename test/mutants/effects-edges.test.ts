@@ -6,6 +6,7 @@ import { gate, useEmulator } from "../helpers/emulator.ts";
 import { call } from "../helpers/http.ts";
 import { endedRecord, jobOf, runToRest, saveJob, trigger } from "../helpers/jobs.ts";
 import { killSwitch, recover } from "../helpers/kill.ts";
+import { loggedDuring } from "../helpers/logs.ts";
 import { fake } from "../helpers/outbound.ts";
 import { alarmOf } from "../helpers/retention.ts";
 
@@ -79,6 +80,23 @@ describe("a finished job's effects", () => {
 		status = 400;
 		const refused = await runToRest("fx-3xx-4xx");
 		expect((await jobOf("fx-3xx-4xx", refused.id)).delivery).toEqual({ target: "webhook", outcome: "failed", error: "delivery target answered 400; 1 attempt" });
+	});
+
+	it("say incident.not_filed of a deleted agent's run that failed, never of one that completed: there was no failure to file (README's log table)", async () => {
+		const name = "fx-deleted-clean";
+		await createAgent({ name });
+		expect((await call(`/v1/agents/${name}`, { method: "DELETE", as: "admin" })).status).toBe(200);
+		await settle(name);
+		// Its runs as they end after the delete (on their manifests): one completed, one failed.
+		const at = Date.now() - 60_000;
+		const completed = endedRecord(name, new Date(at));
+		const failed = endedRecord(name, new Date(at + 1_000), "failed");
+		const lines = await loggedDuring(async () => {
+			expect(await saveJob(name, completed)).toBe(true);
+			expect(await saveJob(name, failed)).toBe(true);
+			await settle(name);
+		}, "incident.not_filed");
+		expect(lines).toMatchObject([{ agent: name, job_id: failed.id, reason: "agent deleted" }]);
 	});
 
 	it("send a suppressed answer's hooks the record that says so: delivery suppressed, not null", async () => {
