@@ -2,7 +2,9 @@
 // the suite blind: the waits it holds by default (a 429 that names no retry-after waits 5 s, a stream
 // that sends nothing is given up after 60 s, an aborted call waits up to 1 s for what it was billed),
 // and the status a mid-stream `error` event is taken for, as its type names it (a rate limit, a server
-// error, a refused key), so that the job retries, waits or fails as it would on the same HTTP error.
+// error, a refused key, or one it does not know: a server error), so that the job retries, waits or fails as it would on the same HTTP error.
+// A gateway's answer that is no answer is told as the API would: a 503 saying overloaded_error is an
+// overloaded model, a 300 a redirect not followed.
 // Waits are held by hand (timersByHand): each test says when they end, none sleeps.
 import { env, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, onTestFinished, vi } from "vitest";
@@ -104,6 +106,28 @@ describe("an error event in the middle of a streamed answer", () => {
 		expect(await retries("server-mid-stream", job.id)).toEqual([{ content: `model ${MODEL} answered 500`, waited_ms: 0 }]);
 	});
 
+	it("of a type drover does not know is a server error: tried again, not taken for a bad request", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ text: "Done on the retry." });
+		let tries = 0;
+		fake("https://api.anthropic.com", (request) => {
+			if (tries++ > 0) return emulator.handle(request);
+			const start = { type: "message_start", message: { id: "msg_e", type: "message", role: "assistant", model: MODEL, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 } } };
+			const error = { type: "error", error: { type: "brand_new_error", message: "something new went wrong" } };
+			return new Response(`event: message_start\ndata: ${JSON.stringify(start)}\n\nevent: error\ndata: ${JSON.stringify(error)}\n\n`, { headers: { "content-type": "text/event-stream" } });
+		});
+		await createAgent({ name: "unknown-mid-stream" });
+		const pauses = pausesByHand("unknown-mid-stream");
+		const job = await trigger("unknown-mid-stream");
+		const settled = settle("unknown-mid-stream");
+		await Promise.race([pauses.next(), settled]);
+		expect(pauses.pending()).toEqual([500]);
+		await pauses.fire();
+		await settled;
+		expect(await jobOf("unknown-mid-stream", job.id)).toMatchObject({ status: "completed", summary: "Done on the retry." });
+		expect(await retries("unknown-mid-stream", job.id)).toEqual([{ content: `model ${MODEL} answered 500`, waited_ms: 0 }]);
+	});
+
 	it("of type authentication_error is a refused key: the job fails as auth, asking nothing again", async () => {
 		const emulator = useEmulator();
 		emulator.enqueue({ error: 401, after_events: 2 }, { text: "never asked" });
@@ -180,6 +204,40 @@ describe("an answer still on its way when the job is cancelled", () => {
 		expect(done.status).toBe("cancelled");
 		expect(done.usage.per_model[MODEL]).toMatchObject({ input_tokens: 1200, output_tokens: 42 });
 	});
+});
+
+describe("an answer that is no answer, from a gateway in front of the API", () => {
+	it("a 503 whose body says overloaded_error is an overloaded model: tried three times, then the job fails as overloaded", async () => {
+		let tries = 0;
+		fake("https://api.anthropic.com", () => {
+			tries++;
+			return Response.json({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } }, { status: 503 });
+		});
+		await createAgent({ name: "overloaded-503" });
+		const pauses = pausesByHand("overloaded-503");
+		const job = await trigger("overloaded-503");
+		const settled = settle("overloaded-503");
+		for (const wait of [500, 1_500]) {
+			await Promise.race([pauses.next(), settled]);
+			expect(pauses.pending()).toEqual([wait]);
+			await pauses.fire();
+		}
+		await settled;
+		expect(tries).toBe(3);
+		expect(await jobOf("overloaded-503", job.id)).toMatchObject({ status: "failed", error: { type: "overloaded" } });
+	});
+
+	it("a 300 pointing elsewhere is a redirect not followed with the key: the job fails saying where it points", async () => {
+		fake("https://api.anthropic.com", () => new Response("pick one", { status: 300, headers: { location: "https://mirror.example.test/v1/messages?token=abc" } }));
+		await createAgent({ name: "multiple-choices" });
+		const job = await trigger("multiple-choices");
+		await settle("multiple-choices");
+		const done = await jobOf("multiple-choices", job.id);
+		expect(done).toMatchObject({ status: "failed", error: { type: "invalid_request" } });
+		expect(done.error!.message).toContain("answered 300, a redirect to mirror.example.test");
+		expect(done.error!.message).not.toContain("token=abc");
+	});
+
 });
 
 /** A whole streamed answer billed 1,200 input and 42 output tokens. */
