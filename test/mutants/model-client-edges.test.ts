@@ -9,7 +9,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, onTestFinished, vi } from "vitest";
 import type { AgentDO } from "../../durable-objects/agent/agent-do.ts";
-import { createAgent, settle } from "../helpers/agents.ts";
+import { createAgent, restoreEnv, settle } from "../helpers/agents.ts";
 import { gate, useEmulator } from "../helpers/emulator.ts";
 import { call } from "../helpers/http.ts";
 import { jobOf, outputOf, trigger } from "../helpers/jobs.ts";
@@ -59,7 +59,7 @@ describe("a 429 that names no retry-after", () => {
 		const pauses = pausesByHand("limited-unsaid");
 		const job = await trigger("limited-unsaid");
 		const settled = settle("limited-unsaid");
-		await pauses.next();
+		await Promise.race([pauses.next(), settled]);
 		expect(pauses.pending()).toEqual([5_000]);
 		await pauses.fire();
 		await settled;
@@ -82,7 +82,7 @@ describe("an error event in the middle of a streamed answer", () => {
 		const pauses = pausesByHand("limited-mid-stream");
 		const job = await trigger("limited-mid-stream");
 		const settled = settle("limited-mid-stream");
-		await pauses.next();
+		await Promise.race([pauses.next(), settled]);
 		// A 200's stream says no retry-after: the default wait, not a backoff's 0.5 s.
 		expect(pauses.pending()).toEqual([5_000]);
 		await pauses.fire();
@@ -238,6 +238,47 @@ describe("an answer that is no answer, from a gateway in front of the API", () =
 		expect(done.error!.message).not.toContain("token=abc");
 	});
 
+});
+
+describe("what a failed try's line and a failed job say", () => {
+	it("a stream cut after its headers: the retry line carries the answer's request-id", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ drop_after_events: 2 }, { text: "Done on the retry." });
+		const ids: string[] = [];
+		fake("https://api.anthropic.com", async (request) => {
+			const response = await emulator.handle(request);
+			ids.push(response.headers.get("request-id")!);
+			return response;
+		});
+		await createAgent({ name: "cut-with-id" });
+		const pauses = pausesByHand("cut-with-id");
+		const job = await trigger("cut-with-id");
+		const settled = settle("cut-with-id");
+		await Promise.race([pauses.next(), settled]);
+		await pauses.fire();
+		await settled;
+		expect(await jobOf("cut-with-id", job.id)).toMatchObject({ status: "completed" });
+		const retry = (await outputOf("cut-with-id", job.id)).filter((l) => l.subtype === "retry");
+		expect(ids[0]).toMatch(/^req_/);
+		expect(retry).toEqual([expect.objectContaining({ request_id: ids[0] })]);
+	});
+
+	it("a pool whose two keys are both refused: the job's error says so, naming the last refusal", async () => {
+		const emulator = useEmulator();
+		emulator.enqueue({ error: 401 }, { error: 401 });
+		await createAgent({ name: "pool-refused" });
+		await runInDurableObject(env.AGENT.getByName("pool-refused"), (instance: AgentDO) => {
+			const self = instance as unknown as { env: Env };
+			self.env = { ...self.env, ANTHROPIC_API_KEY: "sk-ant-api03-first-refused-0000, sk-ant-api03-second-refused-0000" };
+		});
+		onTestFinished(() => restoreEnv("pool-refused"));
+		const job = await trigger("pool-refused");
+		await settle("pool-refused");
+		expect(emulator.requests.map((r) => r.apiKey)).toEqual(["sk-ant-api03-first-refused-0000", "sk-ant-api03-second-refused-0000"]);
+		const done = await jobOf("pool-refused", job.id);
+		expect(done).toMatchObject({ status: "failed", error: { type: "auth" } });
+		expect(done.error!.message).toMatch(new RegExp(`^${MODEL}: all 2 keys in the pool were refused; last: authentication_error: `));
+	});
 });
 
 /** A whole streamed answer billed 1,200 input and 42 output tokens. */
