@@ -74,7 +74,7 @@ describe("a 429 that names no retry-after", () => {
 	});
 });
 
-describe("an error event in the middle of a streamed answer", () => {
+describe("an event in the middle of a streamed answer", () => {
 	it("of type rate_limit_error is a 429: the call waits as for one, and the retry line says 429", async () => {
 		const emulator = useEmulator();
 		emulator.enqueue({ error: 429, after_events: 2 }, { text: "Done after the limit." });
@@ -126,6 +126,30 @@ describe("an error event in the middle of a streamed answer", () => {
 		await settled;
 		expect(await jobOf("unknown-mid-stream", job.id)).toMatchObject({ status: "completed", summary: "Done on the retry." });
 		expect(await retries("unknown-mid-stream", job.id)).toEqual([{ content: `model ${MODEL} answered 500`, waited_ms: 0 }]);
+	});
+
+	it("of empty data (a gateway's keep-alive) is passed over: the answer is taken at once, not tried again", async () => {
+		const frame = (event: { type: string }) => `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
+		let tries = 0;
+		fake("https://api.anthropic.com", () => {
+			tries++;
+			const body = [
+				frame({ type: "message_start", message: { id: "msg_k", type: "message", role: "assistant", model: MODEL, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 } } } as { type: string }),
+				"event: keepalive\ndata:\n\n",
+				frame({ type: "content_block_start", index: 0, content_block: { type: "text", text: "" } } as { type: string }),
+				frame({ type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "Kept alive." } } as { type: string }),
+				frame({ type: "content_block_stop", index: 0 } as { type: string }),
+				frame({ type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: 5 } } as { type: string }),
+				frame({ type: "message_stop" }),
+			].join("");
+			return new Response(body, { headers: { "content-type": "text/event-stream" } });
+		});
+		await createAgent({ name: "kept-alive" });
+		const job = await trigger("kept-alive");
+		await settle("kept-alive");
+		expect(await jobOf("kept-alive", job.id)).toMatchObject({ status: "completed", summary: "Kept alive." });
+		expect(tries).toBe(1);
+		expect(await retries("kept-alive", job.id)).toEqual([]);
 	});
 
 	it("of type authentication_error is a refused key: the job fails as auth, asking nothing again", async () => {
