@@ -9,7 +9,7 @@ import type { AgentDefinition } from "../../src/config/schema.ts";
 import { createJob, JOB_STATUSES, transition, type JobRecord, type JobSummary, type JobUsage } from "../../src/jobs/model.ts";
 import { forgetRegisteredAgent, getRegisteredAgent, markAgentDeleted, upsertRegisteredAgent } from "../../src/store/agent-registry.ts";
 import { upsertJobIndex } from "../../src/store/job-index.ts";
-import { consolidate, readLinesAfter, tailOfR2, type OutputLine, type ReadBatch } from "../../src/store/output-r2.ts";
+import { consolidate, deleteJobOutputs, outputKey, outputLogKey, readLinesAfter, tailOfR2, type OutputLine, type ReadBatch } from "../../src/store/output-r2.ts";
 import { call } from "../helpers/http.ts";
 import { lifecycleRecords } from "../helpers/jobs.ts";
 import { recording } from "../helpers/r2.ts";
@@ -57,6 +57,18 @@ describe("a tail of every line of an object larger than the first 64 KiB window"
 	});
 });
 
+describe("a tail of every line of an object exactly the first 64 KiB window's size", () => {
+	it("is handed back as the lines themselves from the window's one read, which holds the whole object", async () => {
+		// 64 lines of 1,024 bytes: 65,536 bytes, the window's size.
+		const { key, bytes } = await consolidate(bucket, "store-edges", "job-2026-12-01-tail64", sameLines(64, "w".repeat(1023)));
+		expect(bytes).toBe(64 * 1024);
+		const rec = recording(bucket);
+		expect(await tailOfR2(rec.bucket, key, 64)).toEqual({ lines: Array.from({ length: 64 }, (_, i) => ({ line: i + 1, body: "w".repeat(1023) })) });
+		// Not handed back to be streamed from the start: a second read of the same bytes.
+		expect(rec.gets).toEqual([{ suffix: 64 * 1024 }]);
+	});
+});
+
 describe("lines asked for after a line whose next starts on a mark", () => {
 	it("are streamed from that mark at once, the mark saying they start past the end's first window: one R2 read", async () => {
 		// 200 lines of 1,000 bytes with a mark about every 16 KiB.
@@ -72,6 +84,52 @@ describe("lines asked for after a line whose next starts on a mark", () => {
 		expect(lines.map((l) => l.line)).toEqual([m.line, m.line + 1]);
 		// Not a read of the last 64 KiB first, which cannot hold them.
 		expect(rec.gets).toEqual([{ offset: m.offset - 1 }]);
+	});
+});
+
+describe("lines asked for after a line whose next starts on a mark exactly the first window from the end", () => {
+	it("are streamed from that mark at once, which the end's 64 KiB window cannot show whole: one R2 read", async () => {
+		// 200 lines of 1,024 bytes, a mark every 8 KiB: line 137 starts at 139,264, 65,536 bytes from the end.
+		const { key, marks, bytes } = await consolidate(bucket, "store-edges", "job-2026-12-01-mark64", sameLines(200, "e".repeat(1023)), { markBytes: 8 * 1024 });
+		expect(marks).toContainEqual({ line: 137, offset: 139_264 });
+		expect(bytes! - 139_264).toBe(64 * 1024);
+		const rec = recording(bucket);
+		const got = await readLinesAfter(rec.bucket, key, { after: 136, limit: 2, total: 200, bytes, marks });
+		const lines: OutputLine[] = [];
+		for await (const line of got as AsyncIterable<OutputLine>) lines.push(line);
+		expect(lines.map((l) => l.line)).toEqual([137, 138]);
+		expect(rec.gets).toEqual([{ offset: 139_264 - 1 }]);
+	});
+});
+
+describe("lines asked for that start before the end's first window, a mark within it", () => {
+	it("are streamed from the mark before them after that window's read, not read from a window grown past it", async () => {
+		// 200 lines of 1,000 bytes with a mark about every 16 KiB; the window starts at 200,000 - 65,536.
+		const { key, marks, bytes } = await consolidate(bucket, "store-edges", "job-2026-12-01-markin", sameLines(200, "g".repeat(999)), { markBytes: 16 * 1024 });
+		const windowStart = bytes! - 64 * 1024;
+		// The first mark within the window; the lines asked for start at the line whose start is just before it.
+		const within = marks.find((m) => m.offset >= windowStart)!;
+		const after = Math.floor(windowStart / 1000); // line after + 1 starts at after × 1,000, before the window
+		expect(after * 1000).toBeLessThan(windowStart);
+		expect(within.line).toBeGreaterThan(after + 1);
+		const before = marks.filter((m) => m.line <= after + 1).at(-1)!;
+		const rec = recording(bucket);
+		const got = await readLinesAfter(rec.bucket, key, { after, limit: 3, total: 200, bytes, marks });
+		const lines: OutputLine[] = [];
+		for await (const line of got as AsyncIterable<OutputLine>) lines.push(line);
+		expect(lines.map((l) => l.line)).toEqual([after + 1, after + 2, after + 3]);
+		expect(rec.gets).toEqual([{ suffix: 64 * 1024 }, { offset: before.offset - 1 }]);
+	});
+});
+
+describe("deleteJobOutputs of more jobs than one delete call takes (1,000 keys, two a job)", () => {
+	it("leaves none of their objects in R2", async () => {
+		const ids = Array.from({ length: 501 }, (_, i) => `job-2026-12-01-d${String(i).padStart(5, "0")}`);
+		// Keys 999, 1,000 and 1,001 of the 1,002: job 499's log, job 500's output and its log.
+		const kept = [outputLogKey("store-del", ids[499]!), outputKey("store-del", ids[500]!), outputLogKey("store-del", ids[500]!)];
+		for (const key of kept) await bucket.put(key, "x\n");
+		await deleteJobOutputs(bucket, "store-del", ids);
+		expect((await bucket.list({ prefix: "jobs/store-del/" })).objects.map((o) => o.key)).toEqual([]);
 	});
 });
 
