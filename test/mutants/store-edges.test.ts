@@ -167,6 +167,48 @@ describe("GET /v1/jobs", () => {
 		]);
 	});
 
+	it("lists an ended job's tool calls as its last record counts them, its row first indexed while it ran", async () => {
+		const { running, ended } = lifecycleRecords("store-tools-later", new Date(T0 + 45 * 60_000));
+		await upsertJobIndex(env.DB, [{ ...running, tool_calls: { made: 1, failed: 0 } }]);
+		await upsertJobIndex(env.DB, [{ ...ended, tool_calls: { made: 3, failed: 2 } }]);
+		const { jobs } = await listed("?agent=store-tools-later");
+		expect(jobs.map((j) => j.tool_calls)).toEqual([{ made: 3, failed: 2 }]);
+	});
+
+	it("lists a held scheduled run under the name its schedule was renamed to, and as late once it started late, its row first indexed while it was held", async () => {
+		const held = createJob(
+			{ agent: "store-held", trigger_type: "schedule", schedule: "hourly", scheduled_instant: new Date(T0), dispatch: "on_time", definition_revision: "rev1" },
+			new Date(T0),
+		);
+		await upsertJobIndex(env.DB, [held]);
+		// The PUT renaming the schedule carries the held run to the new name (scheduling.ts carryRename).
+		const renamed = { ...held, schedule: "every-hour", revision: held.revision + 1 };
+		await upsertJobIndex(env.DB, [renamed]);
+		expect((await listed("?agent=store-held")).jobs.map((j) => [j.schedule, j.dispatch])).toEqual([["every-hour", "on_time"]]);
+		// Let go past its grace, it starts late (runner/start.ts).
+		const started = transition({ ...renamed, dispatch: "late" }, "running", { reason: "claimed", at: new Date(T0 + 30 * 60_000) });
+		await upsertJobIndex(env.DB, [started]);
+		expect((await listed("?agent=store-held")).jobs.map((j) => [j.schedule, j.dispatch, j.status])).toEqual([["every-hour", "late", "running"]]);
+	});
+
+	it("lists when an ended job started and finished, as its record says, its row first indexed while it ran", async () => {
+		const created = new Date(T0 + 50 * 60_000);
+		const started = new Date(created.getTime() + 2_000);
+		const finished = new Date(created.getTime() + 9_000);
+		const running = transition(createJob({ agent: "store-times", trigger_type: "manual", definition_revision: "rev1" }, created), "running", { reason: "start", at: started });
+		await upsertJobIndex(env.DB, [running]);
+		await upsertJobIndex(env.DB, [transition(running, "completed", { reason: "end", at: finished, exit_reason: "success" })]);
+		const { jobs } = await listed("?agent=store-times");
+		expect(jobs.map((j) => [j.started_at, j.finished_at, j.duration_seconds])).toEqual([[started.toISOString(), finished.toISOString(), 7]]);
+	});
+
+	it("lists a failed job's error message cut to its first 500 characters, the cut ending in …", async () => {
+		const { ended } = lifecycleRecords("store-long-error", new Date(T0 + 55 * 60_000), "failed");
+		await upsertJobIndex(env.DB, [{ ...ended, error: { type: "test", message: "e".repeat(1_000) } }]);
+		const { jobs } = await listed("?agent=store-long-error");
+		expect(jobs.map((j) => j.error)).toEqual([{ type: "test", message: `${"e".repeat(499)}…` }]);
+	});
+
 	it("lists a failed job's error, its row first indexed while it ran", async () => {
 		const { running, ended } = lifecycleRecords("store-failed", new Date(T0 + 40 * 60_000), "failed");
 		await upsertJobIndex(env.DB, [running]);
