@@ -8,10 +8,10 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import type { AgentDefinition } from "../../src/config/schema.ts";
 import { createJob, JOB_STATUSES, transition, type JobRecord, type JobSummary, type JobUsage } from "../../src/jobs/model.ts";
 import { forgetRegisteredAgent, getRegisteredAgent, markAgentDeleted, upsertRegisteredAgent } from "../../src/store/agent-registry.ts";
-import { upsertJobIndex } from "../../src/store/job-index.ts";
+import { deleteFromJobIndex, upsertJobIndex } from "../../src/store/job-index.ts";
 import { consolidate, deleteJobOutputs, outputKey, outputLogKey, readLinesAfter, tailOfR2, type OutputLine, type ReadBatch } from "../../src/store/output-r2.ts";
 import { call } from "../helpers/http.ts";
-import { lifecycleRecords } from "../helpers/jobs.ts";
+import { lifecycleRecords, numberedRecord } from "../helpers/jobs.ts";
 import { recording } from "../helpers/r2.ts";
 
 const bucket = env.OUTPUT;
@@ -189,6 +189,17 @@ describe("GET /v1/jobs", () => {
 		const started = transition({ ...renamed, dispatch: "late" }, "running", { reason: "claimed", at: new Date(T0 + 30 * 60_000) });
 		await upsertJobIndex(env.DB, [started]);
 		expect((await listed("?agent=store-held")).jobs.map((j) => [j.schedule, j.dispatch, j.status])).toEqual([["every-hour", "late", "running"]]);
+	});
+
+	it("lists none of an agent's jobs once more than a hundred are pruned in one call, nor counts them", async () => {
+		const at = new Date(T0 + 60 * 60_000);
+		const ids = Array.from({ length: 101 }, (_, n) => numberedRecord("store-prune", at, n));
+		await upsertJobIndex(env.DB, ids);
+		const completed = async () => ((await (await call("/v1/status")).json()) as { jobs: Record<string, number> }).jobs.completed ?? 0;
+		const before = await completed();
+		await deleteFromJobIndex(env.DB, "store-prune", ids.map((j) => j.id));
+		expect((await listed("?agent=store-prune")).jobs).toEqual([]);
+		expect(await completed()).toBe(before - 101);
 	});
 
 	it("lists when an ended job started and finished, as its record says, its row first indexed while it ran", async () => {
