@@ -279,6 +279,22 @@ describe("GET /v1/usage", () => {
 	});
 });
 
+describe("GET /v1/usage's cost", () => {
+	it("is the cost of a day's one priced job that used tokens only as cache reads: it is no tokenless job", async () => {
+		const { ended } = lifecycleRecords("store-cached-only", new Date(Date.parse("2026-10-03T08:00:00Z")));
+		const usage: JobUsage = {
+			per_model: { "model-x": { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 4_000 } },
+			num_turns: 1,
+			total_cost_usd: 0.0012,
+		};
+		await upsertJobIndex(env.DB, [{ ...ended, usage }]);
+		const res = await call("/v1/usage?since=2026-10-03&until=2026-10-03&agent=store-cached-only");
+		expect(res.status).toBe(200);
+		const { days } = (await res.json()) as { days: { day: string; cache_read_input_tokens: number; cost_usd: number | null }[] };
+		expect(days.map((d) => [d.day, d.cache_read_input_tokens, d.cost_usd])).toEqual([["2026-10-03", 4_000, 0.0012]]);
+	});
+});
+
 describe("GET /v1/status's d1", () => {
 	afterEach(() => {
 		vi.restoreAllMocks();
