@@ -64,6 +64,8 @@ export function undoAgentStep(sql: SqlStorage, version: number): void {
 
 /** The same for a scheduler shard's steps (durable-objects/shard/schema.ts). */
 const SHARD_UNDO: Record<number, string> = {
+	2: "ALTER TABLE agents DROP COLUMN definition",
+	3: "ALTER TABLE agents DROP COLUMN generation",
 	6: "DROP TABLE job_id_counters",
 	7: "DROP INDEX agents_failing; ALTER TABLE agents DROP COLUMN failing_since",
 };
