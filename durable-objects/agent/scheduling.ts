@@ -130,13 +130,13 @@ export function claimDue(sql: SqlStorage, ctx: TickContext): TickOutcome & { cou
 		// (a PUT says when; a deploy is first seen now), and its old timing's slots up to then are
 		// accounted for, not dropped.
 		let cursor: number;
-		// A retime dated after this tick's own time (it came while the tick was on its way, a shard
-		// minutes behind): the old timing's slots up to the change were due before it, settled once the
-		// new timing's are claimed (this tick's minute is the new timing's). For a tick on the wall
-		// clock's time, the later minutes' ticks then start after the change, so they neither leave the
-		// old slots without a row nor run the new timing's from before it; a tick given another time (a
-		// test's, a replayed one) cannot be set against the change's, and settles up to itself.
-		let settleLate: { row: ScheduleStateRow; until: number } | null = null;
+		// A retime dated after this tick's own time (it came while the tick was on its way: a cron
+		// trigger a few seconds late, or a shard minutes behind): the old timing's slots up to the
+		// change were due before it, settled once the new timing's are claimed (this tick's minute is
+		// the new timing's). The later minutes' ticks then start after the change, as a removal's find
+		// the schedule gone, so they neither leave the old slots without a row nor run the new
+		// timing's from before it.
+		let settleLate: ScheduleStateRow | null = null;
 		if (row && row.spec === key) {
 			cursor = row.cursor;
 			// A change undone before any tick saw it (disabled and enabled again within the minute).
@@ -151,10 +151,7 @@ export function claimDue(sql: SqlStorage, ctx: TickContext): TickOutcome & { cou
 			const changed = Math.min(row.changed_at ?? Number.POSITIVE_INFINITY, now - FIRST_SIGHT_LOOKBACK_MS);
 			cursor = Math.max(row.cursor, changed);
 			skipped += settleOldTiming(sql, name, row, cursor, now, retimed(name));
-			if (row.changed_at !== null && row.changed_at > now) {
-				const until = ctx.wallAt - now <= TICK_ON_WALL_CLOCK_MS ? row.changed_at : now;
-				settleLate = { row: { ...row, cursor: Math.max(row.cursor, cursor) }, until };
-			}
+			if (row.changed_at !== null && row.changed_at > now) settleLate = { ...row, cursor: Math.max(row.cursor, cursor) };
 			sql.exec("UPDATE schedule_state SET spec = ?, cursor = ?, changed_at = NULL WHERE schedule = ?", key, cursor, name);
 		} else {
 			cursor = Math.max(firstSight(schedule, ctx, null, null), taken);
@@ -218,12 +215,10 @@ export function claimDue(sql: SqlStorage, ctx: TickContext): TickOutcome & { cou
 		}
 		// After the claims: a slot both timings have is the new timing's to run (its row is there).
 		if (settleLate) {
-			const { row: old, until } = settleLate;
-			skipped += settleOldTiming(sql, name, old, until, now, retimed(name));
-			if (until > now) {
-				sql.exec("UPDATE schedule_state SET cursor = max(cursor, ?) WHERE schedule = ?", until, name);
-				cursor = Math.max(cursor, until);
-			}
+			const changedAt = settleLate.changed_at!;
+			skipped += settleOldTiming(sql, name, settleLate, changedAt, now, retimed(name));
+			sql.exec("UPDATE schedule_state SET cursor = max(cursor, ?) WHERE schedule = ?", changedAt, name);
+			cursor = Math.max(cursor, changedAt);
 		}
 		const due = nextDue(schedule, new Date(Math.max(cursor, now)))?.getTime() ?? null;
 		if (due !== null && (next === null || due < next)) next = due;
